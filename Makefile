@@ -1,0 +1,122 @@
+# ddpsim — one non-recursive Makefile.
+#
+#   make            build bin/ddpsim (and bin/ddpreal's CUDA device when found)
+#   make test       install missing Debian packages, build with sanitizers, run every test
+#   make run        the design card's example: bin/ddpsim --topo 4gpu.yaml --bucket-mb 25
+#   make bench      benchmarks (not tests); results go to bench/README.md by hand
+#   make info       what was detected
+#
+# Knobs: DEBUG=1 (-O0 -g), ASAN=1 (address+undefined sanitizers), WERROR=0,
+# V=1 (show full command lines).
+
+DEBUG  ?= 0
+ASAN   ?= 0
+WERROR ?= 1
+V      ?= 0
+CUDA_HOME ?= /usr/local/cuda
+
+CC ?= cc
+ifeq ($(origin CC),default)
+CC := cc
+endif
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+BUILD := build/$(if $(filter 1,$(ASAN)),asan,$(if $(filter 1,$(DEBUG)),debug,release))
+
+WARN := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+        -Wformat=2 -Wundef -Wcast-align -Wvla
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+OPT := $(if $(filter 1,$(DEBUG) $(ASAN)),-O1 -g,-O2 -g)
+SANITIZERS := -fsanitize=address -fsanitize=undefined -fno-omit-frame-pointer \
+              -fno-sanitize-recover=all
+SAN := $(if $(filter 1,$(ASAN)),$(SANITIZERS))
+
+CPPFLAGS += -D_POSIX_C_SOURCE=200809L -I.
+$(BUILD)/sim/lookup.o: CPPFLAGS += -DDS_SOURCE_DIR=\"$(CURDIR)\"
+CFLAGS   += -std=c11 $(OPT) $(WARN) $(SAN) -MMD -MP
+LDFLAGS  += $(SAN)
+LDLIBS   += -lyaml -lcsv -lgsl -lgslcblas -lm
+
+TRACE_SRC := $(sort $(wildcard traces/*.c))
+SIM_SRC   := $(sort $(filter-out sim/main.c,$(wildcard sim/*.c)))
+TEST_SRC  := $(sort $(wildcard tests/test_*.c))
+BENCH_SRC := $(sort $(wildcard bench/bench_*.c))
+
+TRACE_OBJ := $(TRACE_SRC:%.c=$(BUILD)/%.o)
+SIM_OBJ   := $(SIM_SRC:%.c=$(BUILD)/%.o)
+LIBTRACE  := $(BUILD)/libddptrace.a
+LIBSIM    := $(BUILD)/libddpsim.a
+DDPSIM    := $(BUILD)/ddpsim
+TESTS     := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+
+HAVE_NVCC := $(shell command -v nvcc >/dev/null 2>&1 || test -x $(CUDA_HOME)/bin/nvcc && echo 1)
+HAVE_NCCL := $(shell test -f $(CUDA_HOME)/include/nccl.h && echo 1)
+
+.PHONY: all test run bench info clean deps check-build
+all: bin/ddpsim
+
+bin/ddpsim: $(DDPSIM)
+	@mkdir -p bin
+	$(Q)cp $< $@
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(LIBTRACE): $(TRACE_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(LIBSIM): $(SIM_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(DDPSIM): $(BUILD)/sim/main.o $(LIBSIM) $(LIBTRACE)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIBSIM) $(LIBTRACE)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) $^ -lcriterion $(LDLIBS) -o $@
+
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBSIM) $(LIBTRACE)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# The test suite: sanitizer build of the library, the tests and the command
+# (tests/test_cli.c runs $(DDPSIM) of the same build).
+test: deps
+	$(Q)$(MAKE) --no-print-directory ASAN=1 check-build
+	$(Q)DDPSIM_BIN=build/asan/ddpsim scripts/run_tests.sh build/asan/tests
+
+check-build: $(DDPSIM) $(TESTS)
+
+deps:
+	$(Q)scripts/deps.sh
+
+run: bin/ddpsim
+	bin/ddpsim --topo 4gpu.yaml --bucket-mb 25
+
+bench: $(BENCHES) $(DDPSIM)
+	$(Q)DDPSIM_BIN=$(DDPSIM) bench/run.sh $(BUILD)/bench
+
+info:
+	@echo "build dir:     $(BUILD)"
+	@echo "cc:            $$($(CC) --version | head -n1)"
+	@echo "nvcc:          $(if $(HAVE_NVCC),found,not found)"
+	@echo "nccl.h:        $(if $(HAVE_NCCL),found under $(CUDA_HOME)/include,not found)"
+	@echo "sources:       $(words $(TRACE_SRC) $(SIM_SRC)) library files, $(words $(TEST_SRC)) test files"
+
+clean:
+	rm -rf build bin
+
+-include $(wildcard $(BUILD)/*/*.d $(BUILD)/*/*/*.d)

@@ -1,0 +1,767 @@
+/*
+ * Schedule and trace CSV files (schema in traces/SCHEMA.md).
+ *
+ * The columns are listed once, in DS_SCHED_COLUMNS and
+ * DS_TRACE_EXTRA_COLUMNS; the writer loops over that list and the reader
+ * maps header names back to it, and both switch over the generated enum, so
+ * a column added to the list without a writer or reader case is a compiler
+ * warning. Key invariant: what the writer prints, the reader parses back to
+ * the identical value (integers exactly, doubles in shortest round-trip
+ * form, times as integer nanoseconds printed as microseconds with exactly
+ * three decimals and parsed back without floating point).
+ */
+#include "trace.h"
+
+#include <csv.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomic_file.h"
+
+/* X(ENUM, "name"): the schedule columns in file order. */
+#define DS_SCHED_COLUMNS(X) \
+  X(ID, "id")               \
+  X(RANK, "rank")           \
+  X(STREAM, "stream")       \
+  X(KIND, "kind")           \
+  X(NAME, "name")           \
+  X(LAYER, "layer")         \
+  X(BUCKET, "bucket")       \
+  X(COLL, "coll")           \
+  X(ROOT, "root")           \
+  X(ALGO, "algo")           \
+  X(BYTES, "bytes")         \
+  X(FLOPS, "flops")         \
+  X(DUR_US, "dur_us")       \
+  X(DEPS, "deps")
+
+/* X(ENUM, "name"): the columns a trace file has after the schedule ones. */
+#define DS_TRACE_EXTRA_COLUMNS(X) \
+  X(SOURCE, "source")             \
+  X(ITER, "iter")                 \
+  X(START_US, "start_us")         \
+  X(END_US, "end_us")
+
+enum col {
+#define COL_ENUM(e, s) COL_##e,
+  DS_SCHED_COLUMNS(COL_ENUM) DS_TRACE_EXTRA_COLUMNS(COL_ENUM)
+#undef COL_ENUM
+  N_TRACE_COLS
+};
+
+/* The schedule columns come first, so a schedule file has the first
+ * N_SCHED_COLS of them. */
+enum {
+#define COL_COUNT(e, s) +1
+  N_SCHED_COLS = 0 DS_SCHED_COLUMNS(COL_COUNT)
+#undef COL_COUNT
+};
+
+static const char *const col_names[] = {
+#define COL_NAME(e, s) s,
+    DS_SCHED_COLUMNS(COL_NAME) DS_TRACE_EXTRA_COLUMNS(COL_NAME)
+#undef COL_NAME
+};
+
+/* Longest text quoted back in an error message. */
+#define ERR_TEXT_MAX 80
+
+/* ---- trace container -------------------------------------------------- */
+
+static int valid_source(const char *source) {
+  return strcmp(source, "sim") == 0 || strcmp(source, "real") == 0;
+}
+
+ds_status ds_trace_new(const char *source, struct ds_trace **out) {
+  if (!source || !valid_source(source)) return DS_EINTERNAL;
+  struct ds_trace *t = calloc(1, sizeof *t);
+  if (!t) return DS_ENOMEM;
+  snprintf(t->source, sizeof t->source, "%s", source);
+  *out = t;
+  return DS_OK;
+}
+
+void ds_trace_free(struct ds_trace *t) {
+  if (!t) return;
+  free(t->rows);
+  ds_schedule_free(t->owned);
+  free(t);
+}
+
+ds_status ds_trace_add(struct ds_trace *t, const struct ds_trace_row *row) {
+  if (t->n_rows == t->cap_rows) {
+    size_t cap = t->cap_rows ? 2 * t->cap_rows : 256;
+    if (cap > SIZE_MAX / sizeof *t->rows) return DS_ENOMEM;
+    struct ds_trace_row *rows = realloc(t->rows, cap * sizeof *rows);
+    if (!rows) return DS_ENOMEM;
+    t->rows = rows;
+    t->cap_rows = cap;
+  }
+  t->rows[t->n_rows++] = *row;
+  return DS_OK;
+}
+
+/* ---- number formatting ------------------------------------------------ */
+
+/* The shortest of %.15g, %.16g, %.17g that reads back as the same double:
+ * 26214400 stays "26214400", 0.1 stays "0.1", and every value round-trips
+ * because 17 significant digits always do. */
+static void fmt_double(char *buf, size_t n, double v) {
+  for (int prec = 15; prec <= 17; prec++) {
+    snprintf(buf, n, "%.*g", prec, v);
+    if (strtod(buf, NULL) == v) return;
+  }
+}
+
+/* Integer nanoseconds as microseconds with exactly three decimals, printed
+ * from integers so no digit is lost. */
+static void fmt_time_ns(char *buf, size_t n, int64_t ns) {
+  uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+  snprintf(buf, n, "%s%" PRIu64 ".%03" PRIu64, ns < 0 ? "-" : "", mag / 1000,
+           mag % 1000);
+}
+
+/* ---- writer ----------------------------------------------------------- */
+
+/* libcsv trims unquoted leading and trailing blanks, so those need quotes
+ * as much as separators, quotes and line breaks do. */
+static int needs_quotes(const char *s) {
+  size_t len = strlen(s);
+  if (len == 0) return 0;
+  if (s[0] == ' ' || s[0] == '\t' || s[len - 1] == ' ' || s[len - 1] == '\t')
+    return 1;
+  return strpbrk(s, ",\"\r\n") != NULL;
+}
+
+static int write_text(FILE *fp, const char *s) {
+  if (needs_quotes(s)) return csv_fwrite(fp, s, strlen(s)) == 0 ? 0 : -1;
+  return fputs(s, fp) < 0 ? -1 : 0;
+}
+
+/* A `#` line; line breaks in the value would end the comment early. */
+static void write_comment(FILE *fp, const char *key, const char *value) {
+  fprintf(fp, "# %s: ", key);
+  for (const char *p = value; *p; p++)
+    fputc(*p == '\n' || *p == '\r' ? ' ' : *p, fp);
+  fputc('\n', fp);
+}
+
+static void write_preamble(FILE *fp, const char *schema,
+                           const struct ds_csv_meta *meta, size_t n_cols) {
+  fprintf(fp, "# %s v%d\n", schema, DS_SCHEMA_VERSION);
+  if (meta) {
+    if (meta->program) write_comment(fp, "program", meta->program);
+    if (meta->inputs) write_comment(fp, "inputs", meta->inputs);
+    fprintf(fp, "# seed: %" PRIu64 "\n", meta->seed);
+  }
+  for (size_t c = 0; c < n_cols; c++)
+    fprintf(fp, "%s%s", c ? "," : "", col_names[c]);
+  fputc('\n', fp);
+}
+
+/* Writes one field; trace-only columns need t and row. */
+static int write_field(FILE *fp, enum col c, const struct ds_schedule *s,
+                       const struct ds_op *o, const struct ds_trace *t,
+                       const struct ds_trace_row *row) {
+  char buf[64];
+  switch (c) {
+    case COL_ID: return fprintf(fp, "%" PRId64, o->id) < 0 ? -1 : 0;
+    case COL_RANK: return fprintf(fp, "%" PRId32, o->rank) < 0 ? -1 : 0;
+    case COL_STREAM: return write_text(fp, ds_stream_name(o->stream));
+    case COL_KIND: return write_text(fp, ds_op_kind_name(o->kind));
+    case COL_NAME: return write_text(fp, o->name ? o->name : "");
+    case COL_LAYER: return fprintf(fp, "%" PRId32, o->layer) < 0 ? -1 : 0;
+    case COL_BUCKET: return fprintf(fp, "%" PRId32, o->bucket) < 0 ? -1 : 0;
+    case COL_COLL: return fprintf(fp, "%" PRId64, o->coll) < 0 ? -1 : 0;
+    case COL_ROOT: return fprintf(fp, "%" PRId32, o->root) < 0 ? -1 : 0;
+    case COL_ALGO: return write_text(fp, o->algo ? o->algo : "");
+    case COL_BYTES: fmt_double(buf, sizeof buf, o->bytes); break;
+    case COL_FLOPS: fmt_double(buf, sizeof buf, o->flops); break;
+    case COL_DUR_US: fmt_double(buf, sizeof buf, o->dur_us); break;
+    case COL_DEPS: {
+      const int64_t *deps = ds_schedule_deps(s, o);
+      for (uint32_t k = 0; k < o->dep_count; k++)
+        if (fprintf(fp, "%s%" PRId64, k ? " " : "", deps[k]) < 0) return -1;
+      return 0;
+    }
+    case COL_SOURCE: return write_text(fp, t->source);
+    case COL_ITER: return fprintf(fp, "%" PRId32, row->iter) < 0 ? -1 : 0;
+    case COL_START_US: fmt_time_ns(buf, sizeof buf, row->start_ns); break;
+    case COL_END_US: fmt_time_ns(buf, sizeof buf, row->end_ns); break;
+    case N_TRACE_COLS: return -1;
+  }
+  return fputs(buf, fp) < 0 ? -1 : 0;
+}
+
+static int write_row(FILE *fp, size_t n_cols, const struct ds_schedule *s,
+                     const struct ds_op *o, const struct ds_trace *t,
+                     const struct ds_trace_row *row) {
+  for (size_t c = 0; c < n_cols; c++) {
+    if (c && fputc(',', fp) == EOF) return -1;
+    if (write_field(fp, (enum col)c, s, o, t, row) != 0) return -1;
+  }
+  return fputc('\n', fp) == EOF ? -1 : 0;
+}
+
+/* Commits af when every write succeeded, otherwise aborts it; either way
+ * a failure is reported as DS_EIO naming the path. */
+static ds_status finish_write(struct ds_atomic_file *af, const char *path,
+                              int failed, struct ds_err *err) {
+  if (failed || ferror(af->fp)) {
+    int e = errno;
+    ds_atomic_file_abort(af);
+    return ds_err_set(err, DS_EIO, "%s: write failed: %s", path, strerror(e));
+  }
+  return ds_atomic_file_commit(af, err);
+}
+
+ds_status ds_schedule_write_csv(const char *path, const struct ds_schedule *s,
+                                const struct ds_csv_meta *meta,
+                                struct ds_err *err) {
+  struct ds_atomic_file af;
+  DS_CHECK(ds_atomic_file_open(path, &af, err));
+  write_preamble(af.fp, DS_SCHEDULE_SCHEMA, meta, N_SCHED_COLS);
+  int failed = 0;
+  for (size_t i = 0; i < s->n_ops && !failed; i++)
+    failed = write_row(af.fp, N_SCHED_COLS, s, &s->ops[i], NULL, NULL) != 0;
+  return finish_write(&af, path, failed, err);
+}
+
+ds_status ds_trace_write_csv(const char *path, const struct ds_trace *t,
+                             const struct ds_csv_meta *meta,
+                             struct ds_err *err) {
+  for (size_t i = 0; i < t->n_rows; i++) {
+    const struct ds_trace_row *r = &t->rows[i];
+    if (!r->sched || r->op >= r->sched->n_ops)
+      return ds_err_set(err, DS_EINTERNAL,
+                        "%s: trace row %zu names op %" PRIu32
+                        " of a schedule that does not have it",
+                        path, i, r->op);
+  }
+  struct ds_atomic_file af;
+  DS_CHECK(ds_atomic_file_open(path, &af, err));
+  write_preamble(af.fp, DS_TRACE_SCHEMA, meta, N_TRACE_COLS);
+  int failed = 0;
+  for (size_t i = 0; i < t->n_rows && !failed; i++) {
+    const struct ds_trace_row *r = &t->rows[i];
+    failed = write_row(af.fp, N_TRACE_COLS, r->sched, &r->sched->ops[r->op], t,
+                       r) != 0;
+  }
+  return finish_write(&af, path, failed, err);
+}
+
+/* ---- value parsers ---------------------------------------------------- */
+
+/* Decimal integer in [lo, hi]; no blanks, no '+', no leading junk. */
+static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+  const char *p = s;
+  int neg = *p == '-';
+  if (neg) p++;
+  if (*p < '0' || *p > '9') return -1;
+  uint64_t mag = 0;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    if (mag > (UINT64_MAX - 9) / 10) return -1;
+    mag = mag * 10 + (uint64_t)(*p - '0');
+  }
+  if (*p) return -1;
+  if (mag > (uint64_t)INT64_MAX + (neg ? 1u : 0u)) return -1;
+  int64_t v = neg ? (mag == (uint64_t)INT64_MAX + 1u ? INT64_MIN : -(int64_t)mag)
+                  : (int64_t)mag;
+  if (v < lo || v > hi) return -1;
+  *out = v;
+  return 0;
+}
+
+/* A finite decimal number >= 0. strtod alone would also take "inf",
+ * "nan" and hexadecimal, which no writer produces. */
+static int parse_number(const char *s, double *out) {
+  if (!*s || strspn(s, "0123456789.eE+-") != strlen(s)) return -1;
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (*end || end == s || errno == ERANGE || !isfinite(v) || v < 0) return -1;
+  *out = v;
+  return 0;
+}
+
+/* Microseconds with at most three decimals, to exact integer nanoseconds:
+ * parsed digit by digit because 123456.789 has no exact double. */
+static int parse_time_ns(const char *s, int64_t *out) {
+  const char *p = s;
+  if (*p < '0' || *p > '9') return -1;
+  uint64_t us = 0;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    if (us > (UINT64_MAX - 9) / 10) return -1;
+    us = us * 10 + (uint64_t)(*p - '0');
+  }
+  uint64_t frac = 0;
+  int n_frac = 0;
+  if (*p == '.') {
+    for (p++; *p >= '0' && *p <= '9'; p++) {
+      if (++n_frac > 3) return -1;
+      frac = frac * 10 + (uint64_t)(*p - '0');
+    }
+  }
+  if (*p) return -1;
+  for (int k = n_frac; k < 3; k++) frac *= 10;
+  if (us > ((uint64_t)INT64_MAX - frac) / 1000) return -1;
+  *out = (int64_t)(us * 1000 + frac);
+  return 0;
+}
+
+/* ---- reader ----------------------------------------------------------- */
+
+struct reader {
+  const char *path;
+  struct ds_err *err;
+  ds_status st;
+  int is_trace;
+  size_t n_cols;
+  /* position */
+  size_t line;      /* 1-based number of the line being fed to libcsv */
+  size_t row_line;  /* line on which the current row began */
+  int at_row_start; /* the parser is between rows */
+  int header_done;
+  enum col col_of_field[N_TRACE_COLS];
+  size_t n_fields;
+  /* field text, NUL-terminated (libcsv's buffer is reused) */
+  char *text;
+  size_t text_cap;
+  /* the current row */
+  struct ds_op op;
+  int64_t *deps;
+  size_t n_deps, cap_deps;
+  int32_t iter;
+  int64_t start_ns, end_ns;
+  char source[8];
+  /* results */
+  struct ds_schedule *s;
+  struct ds_trace *t;
+  int32_t max_rank;
+};
+
+static void field_error(struct reader *r, enum col c, const char *what,
+                        const char *text) {
+  size_t len = strlen(text);
+  r->st = ds_err_set(r->err, DS_EINPUT,
+                     "%s:%zu: column '%s': expected %s, got \"%.*s%s\"",
+                     r->path, r->row_line, col_names[c], what,
+                     (int)(len > ERR_TEXT_MAX ? ERR_TEXT_MAX : len), text,
+                     len > ERR_TEXT_MAX ? "..." : "");
+}
+
+/* "one of a, b or c" for the enum names, generated from the X-macros. */
+static void name_list(char *buf, size_t n, const char *(*name)(int), int count) {
+  size_t used = (size_t)snprintf(buf, n, "one of ");
+  for (int i = 0; i < count && used < n; i++)
+    used += (size_t)snprintf(buf + used, n - used, "%s%s",
+                             i == 0 ? "" : i == count - 1 ? " or " : ", ",
+                             name(i));
+}
+
+static const char *stream_name_i(int i) {
+  return ds_stream_name((enum ds_stream)i);
+}
+
+static const char *kind_name_i(int i) {
+  return ds_op_kind_name((enum ds_op_kind)i);
+}
+
+static void intern_field(struct reader *r, const char *text,
+                         const char **out) {
+  if (ds_schedule_intern(r->s, text, out) != DS_OK)
+    r->st = ds_err_set(r->err, DS_ENOMEM, "%s:%zu: out of memory", r->path,
+                       r->row_line);
+}
+
+/* Returns -1 when text is not a list of ids (an out-of-memory failure is
+ * recorded in r and returns 0). */
+static int parse_deps(struct reader *r, const char *text) {
+  const char *p = text;
+  r->n_deps = 0;
+  while (*p) {
+    if (*p == ' ') {
+      p++;
+      continue;
+    }
+    char id[24];
+    size_t n = strcspn(p, " ");
+    int64_t v;
+    if (n >= sizeof id) return -1;
+    memcpy(id, p, n);
+    id[n] = '\0';
+    if (parse_int(id, 0, INT64_MAX, &v) != 0) return -1;
+    if (r->n_deps == r->cap_deps) {
+      size_t cap = r->cap_deps ? 2 * r->cap_deps : 16;
+      int64_t *d = realloc(r->deps, cap * sizeof *d);
+      if (!d) {
+        r->st = ds_err_set(r->err, DS_ENOMEM, "%s:%zu: out of memory", r->path,
+                           r->row_line);
+        return 0;
+      }
+      r->deps = d;
+      r->cap_deps = cap;
+    }
+    r->deps[r->n_deps++] = v;
+    p += n;
+  }
+  return 0;
+}
+
+static void parse_field(struct reader *r, enum col c, const char *text) {
+  int64_t v = 0;
+  char list[256];
+  const char *bad = NULL; /* what was expected, when text is not it */
+  struct ds_op *o = &r->op;
+  switch (c) {
+    case COL_ID:
+      if (parse_int(text, 0, INT64_MAX, &v) != 0) bad = "an integer >= 0";
+      o->id = v;
+      break;
+    case COL_RANK:
+      if (parse_int(text, 0, INT32_MAX - 1, &v) != 0)
+        bad = "a rank (an integer >= 0)";
+      o->rank = (int32_t)v;
+      break;
+    case COL_STREAM:
+      if (ds_stream_parse(text, &o->stream) != 0) {
+        name_list(list, sizeof list, stream_name_i, DS_STREAM_COUNT);
+        bad = list;
+      }
+      break;
+    case COL_KIND:
+      if (ds_op_kind_parse(text, &o->kind) != 0) {
+        name_list(list, sizeof list, kind_name_i, DS_OP_KIND_COUNT);
+        bad = list;
+      }
+      break;
+    case COL_NAME: intern_field(r, text, &o->name); break;
+    case COL_ALGO: intern_field(r, text, &o->algo); break;
+    case COL_LAYER:
+    case COL_BUCKET:
+    case COL_ROOT:
+      if (parse_int(text, -1, INT32_MAX, &v) != 0)
+        bad = "an integer >= -1 (-1 for none)";
+      *(c == COL_LAYER ? &o->layer : c == COL_BUCKET ? &o->bucket : &o->root) =
+          (int32_t)v;
+      break;
+    case COL_COLL:
+      if (parse_int(text, -1, INT64_MAX, &v) != 0)
+        bad = "an integer >= -1 (-1 for none)";
+      o->coll = v;
+      break;
+    case COL_BYTES:
+    case COL_FLOPS:
+    case COL_DUR_US:
+      if (parse_number(text, c == COL_BYTES   ? &o->bytes
+                             : c == COL_FLOPS ? &o->flops
+                                              : &o->dur_us) != 0)
+        bad = "a finite number >= 0";
+      break;
+    case COL_DEPS:
+      if (parse_deps(r, text) != 0)
+        bad = "op ids (integers >= 0) separated by spaces";
+      break;
+    case COL_SOURCE:
+      if (!valid_source(text))
+        bad = "sim or real";
+      else
+        snprintf(r->source, sizeof r->source, "%s", text);
+      break;
+    case COL_ITER:
+      if (parse_int(text, 0, INT32_MAX, &v) != 0) bad = "an integer >= 0";
+      r->iter = (int32_t)v;
+      break;
+    case COL_START_US:
+    case COL_END_US:
+      if (parse_time_ns(text, c == COL_START_US ? &r->start_ns : &r->end_ns) != 0)
+        bad = "microseconds >= 0 with at most 3 decimals";
+      break;
+    case N_TRACE_COLS: break;
+  }
+  if (bad) field_error(r, c, bad, text);
+}
+
+static void header_field(struct reader *r, size_t k, const char *text) {
+  for (size_t c = 0; c < r->n_cols; c++) {
+    if (strcmp(text, col_names[c]) != 0) continue;
+    for (size_t j = 0; j < k; j++)
+      if (r->col_of_field[j] == (enum col)c) {
+        r->st = ds_err_set(r->err, DS_EINPUT,
+                           "%s:%zu: column '%s' appears twice in the header",
+                           r->path, r->row_line, text);
+        return;
+      }
+    r->col_of_field[k] = (enum col)c;
+    return;
+  }
+  /* The header is where a missing header row or a newer schema shows, so
+   * the message lists what this version expects. */
+  char cols[512];
+  size_t used = 0;
+  for (size_t c = 0; c < r->n_cols && used < sizeof cols; c++)
+    used += (size_t)snprintf(cols + used, sizeof cols - used, "%s%s",
+                             c ? "," : "", col_names[c]);
+  r->st = ds_err_set(r->err, DS_EINPUT,
+                     "%s:%zu: unknown column '%.*s'; the header row of a %s "
+                     "v%d file names the columns %s (in any order)",
+                     r->path, r->row_line, ERR_TEXT_MAX, text,
+                     r->is_trace ? DS_TRACE_SCHEMA : DS_SCHEDULE_SCHEMA,
+                     DS_SCHEMA_VERSION, cols);
+}
+
+static void on_field(void *data, size_t len, void *ctx) {
+  struct reader *r = ctx;
+  if (r->st != DS_OK) return;
+  size_t k = r->n_fields++;
+  if (len + 1 > r->text_cap) {
+    char *t = realloc(r->text, len + 1);
+    if (!t) {
+      r->st = ds_err_set(r->err, DS_ENOMEM, "%s:%zu: out of memory", r->path,
+                         r->row_line);
+      return;
+    }
+    r->text = t;
+    r->text_cap = len + 1;
+  }
+  if (len) memcpy(r->text, data, len);
+  r->text[len] = '\0';
+  if (len && memchr(data, '\0', len)) {
+    r->st = ds_err_set(r->err, DS_EINPUT, "%s:%zu: field %zu contains a NUL byte",
+                       r->path, r->row_line, k + 1);
+    return;
+  }
+  if (!r->header_done) {
+    /* More header fields than columns means an unknown or repeated name
+     * was already reported, so k stays in range here. */
+    if (k < N_TRACE_COLS) header_field(r, k, r->text);
+    return;
+  }
+  if (k < r->n_cols) parse_field(r, r->col_of_field[k], r->text);
+}
+
+static void finish_header(struct reader *r) {
+  for (size_t c = 0; c < r->n_cols; c++) {
+    size_t k = 0;
+    while (k < r->n_fields && r->col_of_field[k] != (enum col)c) k++;
+    if (k == r->n_fields) {
+      r->st = ds_err_set(r->err, DS_EINPUT, "%s:%zu: missing column '%s'",
+                         r->path, r->row_line, col_names[c]);
+      return;
+    }
+  }
+  r->header_done = 1;
+}
+
+static void finish_row(struct reader *r) {
+  if (r->n_fields != r->n_cols) {
+    r->st = ds_err_set(r->err, DS_EINPUT,
+                       "%s:%zu: expected %zu fields, got %zu", r->path,
+                       r->row_line, r->n_cols, r->n_fields);
+    return;
+  }
+  size_t idx;
+  ds_status st = DS_OK;
+  if (r->is_trace) {
+    if (r->start_ns > r->end_ns) {
+      char want[40], got[40];
+      fmt_time_ns(want, sizeof want, r->start_ns);
+      fmt_time_ns(got, sizeof got, r->end_ns);
+      char what[64];
+      snprintf(what, sizeof what, "a time >= start_us (%s)", want);
+      field_error(r, COL_END_US, what, got);
+      return;
+    }
+    /* One source per file: a trace is either simulated or measured. */
+    if (r->t->n_rows == 0) {
+      memcpy(r->t->source, r->source, sizeof r->source);
+    } else if (strcmp(r->t->source, r->source) != 0) {
+      char what[64];
+      snprintf(what, sizeof what, "\"%s\" like the rows before it",
+               r->t->source);
+      field_error(r, COL_SOURCE, what, r->source);
+      return;
+    }
+  }
+  st = ds_schedule_add(r->s, &r->op, r->deps, r->n_deps, &idx);
+  if (st == DS_OK && r->is_trace) {
+    struct ds_trace_row row = {r->s, (uint32_t)idx, r->iter, r->start_ns,
+                               r->end_ns};
+    st = ds_trace_add(r->t, &row);
+  }
+  if (st != DS_OK) {
+    r->st = ds_err_set(r->err, st, "%s:%zu: out of memory (or more than 2^32 "
+                       "ops)", r->path, r->row_line);
+    return;
+  }
+  if (r->op.rank > r->max_rank) r->max_rank = r->op.rank;
+}
+
+static void on_row(int c, void *ctx) {
+  struct reader *r = ctx;
+  (void)c;
+  r->at_row_start = 1;
+  if (r->st == DS_OK) {
+    if (!r->header_done)
+      finish_header(r);
+    else
+      finish_row(r);
+  }
+  r->n_fields = 0;
+  r->n_deps = 0;
+}
+
+static int is_blank(const char *s) {
+  return s[strspn(s, " \t\r\n")] == '\0';
+}
+
+/* The first line names the schema and its version. */
+static ds_status check_schema(struct reader *r, const char *line) {
+  const char *want = r->is_trace ? DS_TRACE_SCHEMA : DS_SCHEDULE_SCHEMA;
+  const char *other = r->is_trace ? DS_SCHEDULE_SCHEMA : DS_TRACE_SCHEMA;
+  if (!line)
+    return ds_err_set(r->err, DS_EINPUT,
+                      "%s:1: the file is empty; expected the schema line "
+                      "\"# %s v%d\"",
+                      r->path, want, DS_SCHEMA_VERSION);
+  size_t len = strcspn(line, "\r\n");
+  const char *p = line;
+  if (*p == '#') {
+    p++;
+    p += strspn(p, " \t");
+    size_t n = strcspn(p, " \t\r\n");
+    const char *q = p + n;
+    q += strspn(q, " \t");
+    long version = -1;
+    if (*q == 'v' && q[1] >= '0' && q[1] <= '9') {
+      char *end;
+      errno = 0;
+      version = strtol(q + 1, &end, 10);
+      if (errno || end[strspn(end, " \t\r\n")] != '\0') version = -1;
+    }
+    if (version >= 0 && n == strlen(other) && strncmp(p, other, n) == 0)
+      return ds_err_set(r->err, DS_EINPUT,
+                        "%s:1: this is a %s file, not a %s file", r->path,
+                        other, want);
+    if (version >= 0 && n == strlen(want) && strncmp(p, want, n) == 0) {
+      if (version == DS_SCHEMA_VERSION) return DS_OK;
+      return ds_err_set(r->err, DS_EINPUT,
+                        "%s:1: %s version %ld is not supported; this ddpsim "
+                        "reads version %d",
+                        r->path, want, version, DS_SCHEMA_VERSION);
+    }
+  }
+  return ds_err_set(r->err, DS_EINPUT,
+                    "%s:1: expected the schema line \"# %s v%d\", got \"%.*s%s\"",
+                    r->path, want, DS_SCHEMA_VERSION,
+                    (int)(len > ERR_TEXT_MAX ? ERR_TEXT_MAX : len), line,
+                    len > ERR_TEXT_MAX ? "..." : "");
+}
+
+/* Feeds the file to libcsv line by line so that every row knows the line
+ * it began on; `#` lines before the header row are provenance and skipped. */
+static ds_status read_file(struct reader *r) {
+  FILE *fp = fopen(r->path, "r");
+  if (!fp)
+    return ds_err_set(r->err, DS_EIO, "%s: cannot open: %s", r->path,
+                      strerror(errno));
+  struct csv_parser p;
+  if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0) {
+    fclose(fp);
+    return ds_err_set(r->err, DS_ENOMEM, "%s: out of memory", r->path);
+  }
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t len = getline(&line, &cap, fp);
+  r->line = 1;
+  r->st = check_schema(r, len < 0 ? NULL : line);
+  r->at_row_start = 1;
+  while (r->st == DS_OK && (len = getline(&line, &cap, fp)) >= 0) {
+    r->line++;
+    if (r->at_row_start) {
+      if (is_blank(line)) continue;
+      if (line[0] == '#') {
+        if (!r->header_done) continue;
+        r->st = ds_err_set(r->err, DS_EINPUT,
+                           "%s:%zu: comment lines are allowed only before the "
+                           "header row",
+                           r->path, r->line);
+        break;
+      }
+      r->row_line = r->line;
+      r->at_row_start = 0;
+    }
+    if (csv_parse(&p, line, (size_t)len, on_field, on_row, r) != (size_t)len &&
+        r->st == DS_OK)
+      r->st = ds_err_set(r->err, DS_EINPUT,
+                         "%s:%zu: malformed CSV (%s): a quote inside an "
+                         "unquoted field, or text after a closing quote?",
+                         r->path, r->line, csv_strerror(csv_error(&p)));
+  }
+  if (r->st == DS_OK && ferror(fp))
+    r->st = ds_err_set(r->err, DS_EIO, "%s:%zu: read failed: %s", r->path,
+                       r->line, strerror(errno));
+  if (r->st == DS_OK && csv_fini(&p, on_field, on_row, r) != 0 &&
+      r->st == DS_OK)
+    r->st = ds_err_set(r->err, DS_EINPUT,
+                       "%s:%zu: malformed CSV: a quoted field is not closed",
+                       r->path, r->row_line);
+  if (r->st == DS_OK && !r->header_done)
+    r->st = ds_err_set(r->err, DS_EINPUT, "%s:%zu: no header row", r->path,
+                       r->line);
+  csv_free(&p);
+  free(line);
+  fclose(fp);
+  free(r->text);
+  free(r->deps);
+  return r->st;
+}
+
+ds_status ds_schedule_read_csv(const char *path, struct ds_schedule **out,
+                               struct ds_err *err) {
+  struct reader r = {.path = path, .err = err, .n_cols = N_SCHED_COLS,
+                     .max_rank = -1};
+  ds_status st = ds_schedule_new(1, &r.s);
+  if (st != DS_OK) return ds_err_set(err, st, "%s: out of memory", path);
+  st = read_file(&r);
+  if (st == DS_OK) {
+    /* The file has no world-size line: the ranks that have ops are it. */
+    r.s->world_size = r.max_rank + 1 > 1 ? r.max_rank + 1 : 1;
+    struct ds_err verr = {0};
+    st = ds_schedule_validate(r.s, &verr);
+    if (st != DS_OK) ds_err_set(err, st, "%s: %s", path, verr.msg);
+  }
+  if (st != DS_OK) {
+    ds_schedule_free(r.s);
+    return st;
+  }
+  *out = r.s;
+  return DS_OK;
+}
+
+ds_status ds_trace_read_csv(const char *path, struct ds_trace **out,
+                            struct ds_err *err) {
+  struct reader r = {.path = path, .err = err, .n_cols = N_TRACE_COLS,
+                     .is_trace = 1, .max_rank = -1};
+  r.t = calloc(1, sizeof *r.t);
+  ds_status st = r.t ? ds_schedule_new(1, &r.s) : DS_ENOMEM;
+  if (st != DS_OK) {
+    free(r.t);
+    return ds_err_set(err, st, "%s: out of memory", path);
+  }
+  /* Ids repeat across iterations, so the owned schedule is not validated
+   * as a whole; every field was checked as it was read. */
+  r.t->owned = r.s;
+  st = read_file(&r);
+  if (st != DS_OK) {
+    ds_trace_free(r.t);
+    return st;
+  }
+  r.s->world_size = r.max_rank + 1 > 1 ? r.max_rank + 1 : 1;
+  *out = r.t;
+  return DS_OK;
+}

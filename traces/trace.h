@@ -1,0 +1,87 @@
+/*
+ * Schedule and trace files: CSV (libcsv) in one versioned schema.
+ *
+ * The column list is written once (DS_SCHED_COLUMNS / DS_TRACE_EXTRA_COLUMNS
+ * in trace.c, documented in traces/SCHEMA.md) and used by both writer and
+ * reader. Files begin with `#` comment lines: the schema line
+ * "# ddpsim-schedule v1" or "# ddpsim-trace v1" first, then the program
+ * version, the inputs and the seed. Readers reject an unknown schema or
+ * version, a missing or unknown column, and any malformed value, naming the
+ * file, line and column.
+ *
+ * Writers write to a temporary file next to the target and rename it into
+ * place only when everything was written, so a failure never leaves a
+ * half-written file.
+ */
+#ifndef DS_TRACE_H
+#define DS_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "schedule.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DS_SCHEDULE_SCHEMA "ddpsim-schedule"
+#define DS_TRACE_SCHEMA "ddpsim-trace"
+#define DS_SCHEMA_VERSION 1
+
+/* Provenance written as `#` lines; any field may be NULL (then omitted). */
+struct ds_csv_meta {
+  const char *program;  /* "ddpsim 0.1.0" */
+  const char *inputs;   /* "topo=topologies/4gpu.yaml model=... bucket_mb=25" */
+  uint64_t seed;
+};
+
+/* One executed op: which op (index into sched->ops), which iteration, and
+ * when it ran. A trace row is the schedule op plus source, iter, start, end. */
+struct ds_trace_row {
+  const struct ds_schedule *sched; /* borrowed */
+  uint32_t op;                     /* index into sched->ops */
+  int32_t iter;
+  int64_t start_ns;
+  int64_t end_ns;
+};
+
+struct ds_trace {
+  char source[8];              /* "sim" or "real" */
+  struct ds_trace_row *rows;
+  size_t n_rows;
+  size_t cap_rows;
+  struct ds_schedule *owned;   /* schedule owned by the trace (reader), or NULL */
+};
+
+/* Creates an empty trace with the given source ("sim" or "real"). */
+ds_status ds_trace_new(const char *source, struct ds_trace **out);
+/* Frees the trace, its rows and its owned schedule; NULL is allowed. */
+void ds_trace_free(struct ds_trace *t);
+/* Appends a row (copied). */
+ds_status ds_trace_add(struct ds_trace *t, const struct ds_trace_row *row);
+
+/* Writes the schedule to path atomically. */
+ds_status ds_schedule_write_csv(const char *path, const struct ds_schedule *s,
+                                const struct ds_csv_meta *meta,
+                                struct ds_err *err);
+/* Reads a schedule written by ds_schedule_write_csv (or by hand) and
+ * validates it (ds_schedule_validate). *out is owned by the caller. */
+ds_status ds_schedule_read_csv(const char *path, struct ds_schedule **out,
+                               struct ds_err *err);
+
+/* Writes the trace to path atomically, rows in the trace's order. */
+ds_status ds_trace_write_csv(const char *path, const struct ds_trace *t,
+                             const struct ds_csv_meta *meta,
+                             struct ds_err *err);
+/* Reads a trace. Every row's op is stored in a schedule owned by the trace
+ * (t->owned), one op per row; rows point into it. */
+ds_status ds_trace_read_csv(const char *path, struct ds_trace **out,
+                            struct ds_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_TRACE_H */

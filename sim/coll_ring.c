@@ -1,0 +1,235 @@
+/*
+ * Ring all-reduce, per-flow and aggregated (see coll.h).
+ *
+ * Per-flow state per ring position i: sends started and finished, chunks
+ * received. Sends leave in order s = k*C + c over T = 2(N-1)*C sends; send
+ * s needs receipt of s - C (the same chunk one step earlier) when s >= C.
+ * A rank is done when it has received T chunks and finished T sends. The
+ * reduction arithmetic is not charged: it runs at HBM speed, far above any
+ * link, and NCCL fuses it with the copy.
+ */
+#include "coll.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ROUTE 64
+
+struct member {
+  int32_t sends_started;
+  int32_t sends_done;
+  int32_t received;
+  uint8_t entered;
+  uint8_t in_flight;
+  uint8_t done;
+};
+
+struct ds_coll {
+  const struct ds_ring *ring;
+  struct ds_net *net;
+  enum ds_coll_model model;
+  int32_t chunks;
+  int32_t total_sends; /* 2(N-1) * chunks */
+  double chunk_bytes;
+  double bytes;
+  uint64_t tag_base;
+  ds_coll_done_fn on_done;
+  void *owner;
+  int32_t n_entered;
+  struct member *members;
+};
+
+static int cmp_int32(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+ds_status ds_ring_build(struct ds_topo *topo, const int32_t *gpus, int32_t n,
+                        struct ds_ring *r, struct ds_err *err) {
+  ds_status st = DS_ENOMEM;
+  int32_t route[MAX_ROUTE];
+  size_t cap = (size_t)n * 4 + 4, used = 0;
+  memset(r, 0, sizeof *r);
+  r->n = n;
+  r->gpus = malloc((size_t)n * sizeof *r->gpus);
+  r->hop_first = malloc(((size_t)n + 1) * sizeof *r->hop_first);
+  r->hop_links = malloc(cap * sizeof *r->hop_links);
+  r->hop_lat_ns = calloc((size_t)n, sizeof *r->hop_lat_ns);
+  r->hop_bw = calloc((size_t)n, sizeof *r->hop_bw);
+  if (!r->gpus || !r->hop_first || !r->hop_links || !r->hop_lat_ns || !r->hop_bw)
+    goto fail;
+  memcpy(r->gpus, gpus, (size_t)n * sizeof *gpus);
+  r->min_bw = 0;
+  for (int32_t i = 0; i < n; i++) {
+    r->hop_first[i] = (int32_t)used;
+    if (n == 1) break;
+    int32_t len;
+    DS_CHECK_GOTO(ds_topo_route(topo, gpus[i], gpus[(i + 1) % n], route,
+                                MAX_ROUTE, &len, err), st, fail);
+    if (used + (size_t)len > cap) {
+      cap = 2 * cap + (size_t)len;
+      int32_t *p = realloc(r->hop_links, cap * sizeof *p);
+      if (!p) { st = DS_ENOMEM; goto fail; }
+      r->hop_links = p;
+    }
+    double bw = 0;
+    for (int32_t k = 0; k < len; k++) {
+      const struct ds_link *l = &topo->links[route[k]];
+      r->hop_links[used++] = route[k];
+      r->hop_lat_ns[i] += l->lat_ns;
+      if (k == 0 || l->bw_bytes_per_s < bw) bw = l->bw_bytes_per_s;
+    }
+    r->hop_bw[i] = bw;
+    if (r->hop_lat_ns[i] > r->max_lat_ns) r->max_lat_ns = r->hop_lat_ns[i];
+    if (i == 0 || bw < r->min_bw) r->min_bw = bw;
+  }
+  r->hop_first[n] = (int32_t)used;
+  if (n == 1) r->hop_first[1] = 0;
+
+  /* Aggregate view: distinct links with the number of hops crossing each. */
+  int32_t *sorted = malloc((used + 1) * sizeof *sorted);
+  r->agg_links = malloc((used + 1) * sizeof *r->agg_links);
+  r->agg_mult = malloc((used + 1) * sizeof *r->agg_mult);
+  if (!sorted || !r->agg_links || !r->agg_mult) {
+    free(sorted);
+    st = DS_ENOMEM;
+    goto fail;
+  }
+  memcpy(sorted, r->hop_links, used * sizeof *sorted);
+  qsort(sorted, used, sizeof *sorted, cmp_int32);
+  for (size_t i = 0; i < used; i++) {
+    if (r->n_agg > 0 && r->agg_links[r->n_agg - 1] == sorted[i]) {
+      r->agg_mult[r->n_agg - 1]++;
+    } else {
+      r->agg_links[r->n_agg] = sorted[i];
+      r->agg_mult[r->n_agg++] = 1;
+    }
+  }
+  free(sorted);
+  return DS_OK;
+fail:
+  if (st == DS_ENOMEM) ds_err_set(err, st, "ring of %d GPUs: out of memory", n);
+  ds_ring_release(r);
+  return st;
+}
+
+void ds_ring_release(struct ds_ring *r) {
+  if (!r) return;
+  free(r->gpus);
+  free(r->hop_first);
+  free(r->hop_links);
+  free(r->hop_lat_ns);
+  free(r->hop_bw);
+  free(r->agg_links);
+  free(r->agg_mult);
+  memset(r, 0, sizeof *r);
+}
+
+double ds_ring_allreduce_ns(const struct ds_ring *r, double bytes) {
+  if (r->n < 2) return 0;
+  double steps = 2.0 * (r->n - 1);
+  return steps * (r->max_lat_ns + bytes / r->n / r->min_bw * 1e9);
+}
+
+ds_status ds_coll_allreduce_new(const struct ds_ring *ring, struct ds_net *net,
+                                enum ds_coll_model model, int32_t chunks,
+                                double bytes, uint64_t tag_base,
+                                ds_coll_done_fn on_done, void *owner,
+                                struct ds_coll **out) {
+  if (chunks < 1 || !(bytes >= 0)) return DS_EINTERNAL;
+  struct ds_coll *c = calloc(1, sizeof *c);
+  if (!c) return DS_ENOMEM;
+  c->members = calloc((size_t)ring->n, sizeof *c->members);
+  if (!c->members) {
+    free(c);
+    return DS_ENOMEM;
+  }
+  c->ring = ring;
+  c->net = net;
+  c->model = model;
+  c->chunks = chunks;
+  c->total_sends = 2 * (ring->n - 1) * chunks;
+  c->chunk_bytes = bytes / ring->n / chunks;
+  c->bytes = bytes;
+  c->tag_base = tag_base;
+  c->on_done = on_done;
+  c->owner = owner;
+  *out = c;
+  return DS_OK;
+}
+
+void ds_coll_free(struct ds_coll *c) {
+  if (!c) return;
+  free(c->members);
+  free(c);
+}
+
+static void finish_member(struct ds_coll *c, int32_t i) {
+  c->members[i].done = 1;
+  c->on_done(c->owner, i);
+}
+
+/* Starts member i's next send if everything it needs is there. */
+static ds_status try_send(struct ds_coll *c, int32_t i) {
+  struct member *m = &c->members[i];
+  int32_t succ = (i + 1) % c->ring->n;
+  if (!m->entered || !c->members[succ].entered || m->in_flight) return DS_OK;
+  int32_t s = m->sends_started;
+  if (s >= c->total_sends) return DS_OK;
+  if (s >= c->chunks && m->received < s - c->chunks + 1) return DS_OK;
+  const struct ds_ring *r = c->ring;
+  m->in_flight = 1;
+  m->sends_started++;
+  return ds_net_flow_start(c->net, r->hop_links + r->hop_first[i], NULL,
+                           r->hop_first[i + 1] - r->hop_first[i],
+                           c->chunk_bytes, 0, r->hop_lat_ns[i],
+                           c->tag_base | (uint64_t)i);
+}
+
+static void check_done(struct ds_coll *c, int32_t i) {
+  struct member *m = &c->members[i];
+  if (!m->done && m->received == c->total_sends &&
+      m->sends_done == c->total_sends)
+    finish_member(c, i);
+}
+
+ds_status ds_coll_enter(struct ds_coll *c, int32_t i) {
+  const struct ds_ring *r = c->ring;
+  c->members[i].entered = 1;
+  c->n_entered++;
+  if (r->n == 1) {
+    finish_member(c, i);
+    return DS_OK;
+  }
+  if (c->model == DS_COLL_AGGREGATE) {
+    if (c->n_entered < r->n) return DS_OK;
+    double steps = 2.0 * (r->n - 1);
+    return ds_net_flow_start(c->net, r->agg_links, r->agg_mult, r->n_agg,
+                             steps * c->bytes / r->n, steps * r->max_lat_ns, 0,
+                             c->tag_base);
+  }
+  DS_CHECK(try_send(c, i));
+  return try_send(c, (i + r->n - 1) % r->n);
+}
+
+ds_status ds_coll_flow_sent(struct ds_coll *c, int32_t i) {
+  if (c->model == DS_COLL_AGGREGATE) return DS_OK;
+  c->members[i].in_flight = 0;
+  c->members[i].sends_done++;
+  DS_CHECK(try_send(c, i));
+  check_done(c, i);
+  return DS_OK;
+}
+
+ds_status ds_coll_flow_done(struct ds_coll *c, int32_t i) {
+  const struct ds_ring *r = c->ring;
+  if (c->model == DS_COLL_AGGREGATE) {
+    for (int32_t k = 0; k < r->n; k++) finish_member(c, k);
+    return DS_OK;
+  }
+  int32_t succ = (i + 1) % r->n;
+  c->members[succ].received++;
+  DS_CHECK(try_send(c, succ));
+  check_done(c, succ);
+  return DS_OK;
+}

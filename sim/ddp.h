@@ -1,0 +1,86 @@
+/*
+ * DistributedDataParallel as PyTorch implements it (torch/nn/parallel/
+ * distributed.py, c10d/reducer.cpp):
+ *
+ *   - gradients are bucketed in the order they become ready in backward
+ *     (here: layers in reverse, each layer's tensors in reverse
+ *     registration order, i.e. reverse registration order overall);
+ *   - iteration 0 (find_unused_parameters=False) uses one bucket holding
+ *     every gradient; buckets are rebuilt once, after it, with the first
+ *     bucket capped at first_bucket_bytes (1 MiB) and the rest at
+ *     bucket_cap_bytes (25 MiB); a bucket closes as soon as its size
+ *     reaches its cap (so it may overshoot by one tensor);
+ *   - a bucket's all-reduce starts when its last gradient is ready and not
+ *     before the previous bucket's (one in-order communication stream);
+ *   - the optimizer step waits for the last all-reduce.
+ */
+#ifndef DS_DDP_H
+#define DS_DDP_H
+
+#include <stdint.h>
+
+#include "../traces/schedule.h"
+#include "../traces/status.h"
+#include "coll.h"
+#include "compute.h"
+#include "model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ds_bucket {
+  int32_t first;       /* into ds_buckets.order */
+  int32_t count;       /* tensors */
+  double bytes;
+  int32_t ready_layer; /* its all-reduce may start after this layer's backward */
+};
+
+struct ds_buckets {
+  int32_t *order;      /* parameter indices in gradient-ready order (owned) */
+  int32_t n_order;
+  struct ds_bucket *b; /* owned */
+  int32_t n;
+};
+
+/* Assigns gradients to buckets. single != 0 gives iteration 0's single
+ * bucket; otherwise the rebuilt buckets with the two caps (bytes). */
+ds_status ds_ddp_buckets(const struct ds_model *model, int dtype_bytes,
+                         double first_bucket_bytes, double bucket_cap_bytes,
+                         int single, struct ds_buckets *out);
+void ds_ddp_buckets_release(struct ds_buckets *b);
+
+struct ds_ddp_options {
+  int32_t world_size;
+  int64_t batch; /* per GPU */
+  const struct ds_ring *ring; /* for the all-reduce's predicted dur_us; may be NULL */
+};
+
+/* Builds one iteration's schedule: per rank, forward of every layer, loss,
+ * backward in reverse with each bucket's all-reduce right after the
+ * backward that completes it, then the optimizer step. Op ids are
+ * id_base + index; collective ids are coll_base + bucket. */
+ds_status ds_ddp_build(const struct ds_model *model,
+                       const struct ds_compute *compute,
+                       const struct ds_ddp_options *opt,
+                       const struct ds_buckets *buckets, int64_t id_base,
+                       int64_t coll_base, struct ds_schedule *out);
+
+/* Per-GPU memory of DDP training, in bytes. */
+struct ds_ddp_memory {
+  double params;      /* parameters in the training dtype */
+  double grads;       /* .grad tensors */
+  double buckets;     /* DDP's flat bucket copies of the gradients */
+  double optimizer;   /* momentum (SGD) or two moments (Adam) */
+  double activations; /* saved for backward, whole batch */
+  double total;       /* sum: every term is live at the start of backward */
+};
+
+void ds_ddp_memory(const struct ds_model *model, int dtype_bytes,
+                   int64_t batch, struct ds_ddp_memory *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_DDP_H */

@@ -1,0 +1,28 @@
+/*
+ * ddpsim: predicts what data-parallel training costs on a machine, and why.
+ * Maps statuses to exit codes: 0 ok, 2 usage or input error, 1 failure.
+ */
+#include <stdio.h>
+
+#include "options.h"
+#include "run.h"
+
+int main(int argc, char **argv) {
+  struct ds_options opt;
+  struct ds_err err = {0};
+  ds_status st = ds_options_parse(argc, argv, &opt, &err);
+  if (st == DS_OK && opt.help) {
+    fputs(ds_options_usage(), stdout);
+    return 0;
+  }
+  if (st == DS_OK && opt.version) {
+    puts("ddpsim " DS_VERSION);
+    return 0;
+  }
+  if (st == DS_OK) st = ds_run(&opt, stdout, &err);
+  if (st != DS_OK) {
+    fprintf(stderr, "ddpsim: %s\n", err.msg[0] ? err.msg : ds_status_message(st));
+    return ds_status_exit_code(st);
+  }
+  return fflush(stdout) == 0 ? 0 : 1;
+}

@@ -1,0 +1,60 @@
+/*
+ * Command-line options of `ddpsim` (the simulate command).
+ */
+#ifndef DS_OPTIONS_H
+#define DS_OPTIONS_H
+
+#include <stdint.h>
+
+#include "../traces/status.h"
+#include "compute.h"
+#include "net.h"
+#include "report.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DS_MAX_SWEEP 64
+
+enum ds_coll_choice { DS_COLL_CHOICE_AUTO, DS_COLL_CHOICE_FLOW, DS_COLL_CHOICE_AGGREGATE };
+
+/* Above this many ranks `--coll-model auto` aggregates ring steps. */
+#define DS_AUTO_AGGREGATE_ABOVE 64
+
+struct ds_options {
+  const char *topo;       /* required */
+  const char *model;      /* default "resnet50" */
+  const char *strategy;   /* "ddp" */
+  double bucket_mb[DS_MAX_SWEEP];
+  int32_t n_bucket_mb;
+  double first_bucket_mb;
+  int32_t world_size;     /* 0: every GPU of the topology */
+  int64_t batch;          /* 0: the model's default_batch */
+  int32_t iters;
+  uint64_t seed;
+  enum ds_dtype dtype;
+  enum ds_format format;
+  const char *trace;      /* NULL: none */
+  const char *schedule;   /* NULL: none */
+  enum ds_coll_choice coll_model;
+  enum ds_net_mode net_mode;
+  int32_t ring_chunks;
+  int help;
+  int version;
+};
+
+/* Parses argv[1..argc) (both "--flag value" and "--flag=value"). Usage
+ * errors are DS_EUSAGE with a message naming the flag and what was
+ * expected. */
+ds_status ds_options_parse(int argc, char **argv, struct ds_options *opt,
+                           struct ds_err *err);
+
+/* The --help text. */
+const char *ds_options_usage(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_OPTIONS_H */

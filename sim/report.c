@@ -1,0 +1,230 @@
+/*
+ * Summary metrics (definitions in report.h) and their text, CSV and JSON
+ * forms. The CSV/JSON columns come from one X-macro list so both formats
+ * always carry the same fields in the same order.
+ */
+#include "report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+#define MIB (1024.0 * 1024.0)
+
+struct interval {
+  int64_t start, end;
+};
+
+static int cmp_interval(const void *a, const void *b) {
+  const struct interval *x = a, *y = b;
+  if (x->start != y->start) return x->start < y->start ? -1 : 1;
+  return (x->end > y->end) - (x->end < y->end);
+}
+
+/* Merges sorted intervals in place; returns the new count. */
+static size_t merge(struct interval *iv, size_t n) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (k > 0 && iv[i].start <= iv[k - 1].end) {
+      if (iv[i].end > iv[k - 1].end) iv[k - 1].end = iv[i].end;
+    } else {
+      iv[k++] = iv[i];
+    }
+  }
+  return k;
+}
+
+static int64_t total(const struct interval *iv, size_t n) {
+  int64_t t = 0;
+  for (size_t i = 0; i < n; i++) t += iv[i].end - iv[i].start;
+  return t;
+}
+
+/* Length of a (merged) minus its intersection with b (merged). */
+static int64_t uncovered(const struct interval *a, size_t na,
+                         const struct interval *b, size_t nb) {
+  int64_t out = 0;
+  size_t j = 0;
+  for (size_t i = 0; i < na; i++) {
+    int64_t cur = a[i].start;
+    while (j < nb && b[j].end <= cur) j++;
+    for (size_t k = j; k < nb && b[k].start < a[i].end; k++) {
+      if (b[k].start > cur) out += b[k].start - cur;
+      if (b[k].end > cur) cur = b[k].end;
+      if (cur >= a[i].end) break;
+    }
+    if (cur < a[i].end) out += a[i].end - cur;
+  }
+  return out;
+}
+
+void ds_report_measure(const struct ds_schedule *sched, size_t first, size_t n,
+                       const int64_t *op_start, const int64_t *op_end,
+                       struct ds_summary *s) {
+  struct interval *comm = malloc((n + 1) * sizeof *comm);
+  struct interval *comp = malloc((n + 1) * sizeof *comp);
+  size_t n_comm = 0, n_comp = 0;
+  int64_t t0 = INT64_MAX, t1 = INT64_MIN, fwd = 0, bwd = 0, step = 0;
+  for (size_t i = first; i < first + n; i++) {
+    const struct ds_op *o = &sched->ops[i];
+    if (op_start[i] < t0) t0 = op_start[i];
+    if (op_end[i] > t1) t1 = op_end[i];
+    if (o->rank != 0) continue;
+    int64_t d = op_end[i] - op_start[i];
+    struct interval iv = {op_start[i], op_end[i]};
+    if (o->stream == DS_STREAM_COMM) {
+      if (comm) comm[n_comm++] = iv;
+      continue;
+    }
+    if (comp) comp[n_comp++] = iv;
+    if (o->kind == DS_OP_FWD || o->kind == DS_OP_LOSS) fwd += d;
+    else if (o->kind == DS_OP_BWD) bwd += d;
+    else if (o->kind == DS_OP_STEP) step += d;
+  }
+  s->iter_ms = n ? (double)(t1 - t0) / 1e6 : 0;
+  s->fwd_ms = (double)fwd / 1e6;
+  s->bwd_ms = (double)bwd / 1e6;
+  s->step_ms = (double)step / 1e6;
+  s->comm_ms = s->exposed_comm_ms = s->overlap_pct = 0;
+  if (comm && comp) {
+    qsort(comm, n_comm, sizeof *comm, cmp_interval);
+    qsort(comp, n_comp, sizeof *comp, cmp_interval);
+    n_comm = merge(comm, n_comm);
+    n_comp = merge(comp, n_comp);
+    int64_t c = total(comm, n_comm);
+    int64_t e = uncovered(comm, n_comm, comp, n_comp);
+    s->comm_ms = (double)c / 1e6;
+    s->exposed_comm_ms = (double)e / 1e6;
+    s->overlap_pct = c > 0 ? 100.0 * (double)(c - e) / (double)c : 0;
+  }
+  free(comm);
+  free(comp);
+}
+
+/* X(column, printf format, expression over const struct ds_summary *r) */
+#define DS_SUMMARY_COLUMNS(X)                                   \
+  X(strategy, "%s", r->strategy)                                \
+  X(model, "%s", r->model)                                      \
+  X(topology, "%s", r->topology)                                \
+  X(gpu, "%s", r->gpu)                                          \
+  X(dtype, "%s", r->dtype)                                      \
+  X(world_size, "%d", r->world_size)                            \
+  X(batch_per_gpu, "%lld", (long long)r->batch_per_gpu)         \
+  X(bucket_mb, "%g", r->bucket_mb)                              \
+  X(first_bucket_mb, "%g", r->first_bucket_mb)                  \
+  X(n_buckets, "%d", r->n_buckets)                              \
+  X(iter_ms, "%.6f", r->iter_ms)                                \
+  X(fwd_ms, "%.6f", r->fwd_ms)                                  \
+  X(bwd_ms, "%.6f", r->bwd_ms)                                  \
+  X(step_ms, "%.6f", r->step_ms)                                \
+  X(comm_ms, "%.6f", r->comm_ms)                                \
+  X(exposed_comm_ms, "%.6f", r->exposed_comm_ms)                \
+  X(overlap_pct, "%.3f", r->overlap_pct)                        \
+  X(peak_mem_gib, "%.6f", r->peak_mem_gib)                      \
+  X(first_iter_ms, "%.6f", r->first_iter_ms)                    \
+  X(net_model, "%s", r->net_model)                              \
+  X(coll_model, "%s", r->coll_model)
+
+/* Machine-readable times carry six decimals of a millisecond: the engine's
+ * nanosecond, so nothing it computed is lost in the CSV or JSON. */
+
+static int is_string_format(const char *fmt) { return strcmp(fmt, "%s") == 0; }
+
+static void print_csv(FILE *fp, const struct ds_summary *rows, int32_t n) {
+  const char *sep = "";
+#define DS__CSV_HEAD(col, fmt, expr) fprintf(fp, "%s%s", sep, #col); sep = ",";
+  DS_SUMMARY_COLUMNS(DS__CSV_HEAD)
+#undef DS__CSV_HEAD
+  fputs(",bucket_mib\n", fp);
+  for (int32_t i = 0; i < n; i++) {
+    const struct ds_summary *r = &rows[i];
+    sep = "";
+#define DS__CSV_ROW(col, fmt, expr) fprintf(fp, "%s" fmt, sep, expr); sep = ",";
+    DS_SUMMARY_COLUMNS(DS__CSV_ROW)
+#undef DS__CSV_ROW
+    /* The bucket sizes, in order, as one field: ';' keeps it one column. */
+    fputc(',', fp);
+    for (int32_t b = 0; b < r->n_buckets; b++)
+      fprintf(fp, "%s%.6f", b ? ";" : "", r->bucket_bytes[b] / MIB);
+    fputc('\n', fp);
+  }
+}
+
+static void print_json(FILE *fp, const struct ds_summary *rows, int32_t n) {
+  fputs("[\n", fp);
+  for (int32_t i = 0; i < n; i++) {
+    const struct ds_summary *r = &rows[i];
+    const char *sep = "";
+    fputs("  {", fp);
+#define DS__JSON_FIELD(col, fmt, expr)                                 \
+  fprintf(fp, "%s\"%s\": %s" fmt "%s", sep, #col,                      \
+          is_string_format(fmt) ? "\"" : "", expr,                     \
+          is_string_format(fmt) ? "\"" : "");                          \
+  sep = ", ";
+    DS_SUMMARY_COLUMNS(DS__JSON_FIELD)
+#undef DS__JSON_FIELD
+    fputs(", \"bucket_mib\": [", fp);
+    for (int32_t b = 0; b < r->n_buckets; b++)
+      fprintf(fp, "%s%.6f", b ? ", " : "", r->bucket_bytes[b] / MIB);
+    fprintf(fp, "]}%s\n", i + 1 < n ? "," : "");
+  }
+  fputs("]\n", fp);
+}
+
+static void print_buckets(FILE *fp, const struct ds_summary *r) {
+  fprintf(fp, "  buckets            %d:", r->n_buckets);
+  int32_t shown = r->n_buckets <= 12 ? r->n_buckets : 10;
+  for (int32_t b = 0; b < shown; b++)
+    fprintf(fp, "%s %.2f", b ? "," : "", r->bucket_bytes[b] / MIB);
+  if (shown < r->n_buckets)
+    fprintf(fp, ", ... %.2f", r->bucket_bytes[r->n_buckets - 1] / MIB);
+  fputs(" MiB\n", fp);
+}
+
+static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
+  for (int32_t i = 0; i < n; i++) {
+    const struct ds_summary *r = &rows[i];
+    if (i == 0)
+      fprintf(fp,
+              "%s: %s on %s (%d x %s), batch %lld/GPU, %s, network %s, ring %s\n"
+              "iterations simulated: %d; reporting iteration %d "
+              "(iteration 0, one bucket before the rebuild: %.3f ms)\n",
+              r->strategy, r->model, r->topology, r->world_size, r->gpu,
+              (long long)r->batch_per_gpu, r->dtype, r->net_model,
+              strcmp(r->coll_model, "flow") == 0 ? "per flow" : "aggregated",
+              r->iters,
+              r->reported_iter, r->first_iter_ms);
+    fprintf(fp, "\nbucket cap %g MiB (first bucket %g MiB)\n", r->bucket_mb,
+            r->first_bucket_mb);
+    fprintf(fp, "  iteration      %10.3f ms\n", r->iter_ms);
+    fprintf(fp, "    forward      %10.3f ms\n", r->fwd_ms);
+    fprintf(fp, "    backward     %10.3f ms\n", r->bwd_ms);
+    fprintf(fp, "    optimizer    %10.3f ms\n", r->step_ms);
+    fprintf(fp, "  communication  %10.3f ms  (all-reduce time on rank 0)\n", r->comm_ms);
+    fprintf(fp, "    exposed      %10.3f ms  (not hidden under compute)\n",
+            r->exposed_comm_ms);
+    fprintf(fp, "    overlap      %10.1f %%\n", r->overlap_pct);
+    print_buckets(fp, r);
+    fprintf(fp,
+            "  peak memory    %10.3f GiB per GPU (params %.3f + grads %.3f + "
+            "buckets %.3f + optimizer %.3f + activations %.3f)\n",
+            r->peak_mem_gib, r->mem.params / GIB, r->mem.grads / GIB,
+            r->mem.buckets / GIB, r->mem.optimizer / GIB,
+            r->mem.activations / GIB);
+  }
+}
+
+void ds_report_print(FILE *fp, enum ds_format fmt, const struct ds_summary *rows,
+                     int32_t n) {
+  switch (fmt) {
+  case DS_FORMAT_CSV:
+    print_csv(fp, rows, n);
+    break;
+  case DS_FORMAT_JSON:
+    print_json(fp, rows, n);
+    break;
+  default:
+    print_text(fp, rows, n);
+    break;
+  }
+}

@@ -1,0 +1,72 @@
+/*
+ * The summary of one simulated configuration: what `ddpsim` prints.
+ *
+ * Every timing number is measured on the simulated timeline of the
+ * reported (steady-state) iteration, on rank 0 unless said otherwise:
+ *   iter_ms          last op end minus first op start of the iteration, over
+ *                    all ranks;
+ *   fwd_ms, bwd_ms   sums of rank 0's forward (and loss) / backward op
+ *                    durations;
+ *   step_ms          rank 0's optimizer step;
+ *   comm_ms          length of the union of rank 0's communication ops;
+ *   exposed_comm_ms  the part of comm_ms during which rank 0's compute
+ *                    stream is idle;
+ *   overlap_pct      100 * (comm_ms - exposed_comm_ms) / comm_ms (0 when no
+ *                    communication).
+ */
+#ifndef DS_REPORT_H
+#define DS_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../traces/schedule.h"
+#include "ddp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DS_MAX_BUCKETS_SHOWN 4096
+
+struct ds_summary {
+  const char *strategy;
+  const char *model;
+  const char *topology;
+  const char *gpu;
+  const char *dtype;
+  const char *net_model;  /* "maxmin" or "alpha-beta" */
+  const char *coll_model; /* "flow" or "aggregate" */
+  int32_t world_size;
+  int64_t batch_per_gpu;
+  double bucket_mb;
+  double first_bucket_mb;
+  int32_t n_buckets;
+  const double *bucket_bytes; /* [n_buckets], borrowed */
+  int32_t iters;
+  int32_t reported_iter;
+  double first_iter_ms;
+  double iter_ms, fwd_ms, bwd_ms, step_ms, comm_ms, exposed_comm_ms;
+  double overlap_pct;
+  struct ds_ddp_memory mem;
+  double peak_mem_gib;
+};
+
+/* Fills the timing fields of s from the op times of ops[first .. first+n)
+ * of sched (one iteration of every rank). */
+void ds_report_measure(const struct ds_schedule *sched, size_t first, size_t n,
+                       const int64_t *op_start_ns, const int64_t *op_end_ns,
+                       struct ds_summary *s);
+
+enum ds_format { DS_FORMAT_TEXT, DS_FORMAT_CSV, DS_FORMAT_JSON };
+
+/* Prints rows in the format; CSV and JSON carry the header / brackets once
+ * for all n rows. */
+void ds_report_print(FILE *fp, enum ds_format fmt, const struct ds_summary *rows,
+                     int32_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_REPORT_H */

@@ -1,0 +1,257 @@
+/*
+ * The simulate command (see run.h).
+ *
+ * For each bucket cap, one schedule holds every simulated iteration:
+ * iteration 0 with DDP's single bucket, then iters-1 copies of the rebuilt
+ * steady state. Iterations are not separated by any barrier: each rank's
+ * streams simply run their ops in order, so iteration i+1's forward starts
+ * on a rank when its optimizer step of iteration i ends. The last iteration
+ * is reported.
+ */
+#include "run.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../traces/trace.h"
+#include "coll.h"
+#include "compute.h"
+#include "ddp.h"
+#include "exec.h"
+#include "lookup.h"
+#include "model.h"
+#include "report.h"
+#include "topo.h"
+
+#define MIB (1024.0 * 1024.0)
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+struct config_run {
+  const struct ds_options *opt;
+  struct ds_topo *topo;
+  struct ds_model *model;
+  struct ds_compute compute;
+  struct ds_ring ring;
+  int32_t world;
+  int64_t batch;
+  enum ds_coll_model coll_model;
+  char inputs[1024];
+};
+
+static ds_status build_iteration(const struct config_run *c,
+                                 const struct ds_buckets *bk, int64_t id_base,
+                                 int64_t coll_base, struct ds_schedule *s,
+                                 struct ds_err *err) {
+  struct ds_ddp_options dopt = {c->world, c->batch, &c->ring};
+  ds_status st = ds_ddp_build(c->model, &c->compute, &dopt, bk, id_base,
+                              coll_base, s);
+  if (st != DS_OK)
+    return ds_err_set(err, st, "building the DDP schedule failed: %s",
+                      ds_status_message(st));
+  return DS_OK;
+}
+
+static ds_status write_outputs(const struct config_run *c,
+                               const struct ds_buckets *steady_bk,
+                               const struct ds_schedule *all, size_t n_first,
+                               const int64_t *start, const int64_t *end,
+                               struct ds_err *err) {
+  const struct ds_options *o = c->opt;
+  struct ds_schedule *steady = NULL;
+  struct ds_trace *trace = NULL;
+  struct ds_csv_meta meta = {"ddpsim " DS_VERSION, c->inputs, o->seed};
+  ds_status st;
+  DS_CHECK_GOTO(ds_schedule_new(c->world, &steady), st, out);
+  DS_CHECK_GOTO(build_iteration(c, steady_bk, 0, 0, steady, err), st, out);
+  if (o->schedule)
+    DS_CHECK_GOTO(ds_schedule_write_csv(o->schedule, steady, &meta, err), st, out);
+  if (o->trace) {
+    size_t ns = steady->n_ops;
+    DS_CHECK_GOTO(ds_trace_new("sim", &trace), st, out);
+    for (size_t i = 0; i < all->n_ops; i++) {
+      /* Iteration 0's ops are the first n_first of `all` (with their own
+       * ids); later iterations are copies of `steady`, whose ids the trace
+       * carries so that it joins with a replay of the schedule file. */
+      struct ds_trace_row row = {all, (uint32_t)i, 0, start[i], end[i]};
+      if (i >= n_first) {
+        row.sched = steady;
+        row.op = (uint32_t)((i - n_first) % ns);
+        row.iter = (int32_t)(1 + (i - n_first) / ns);
+      }
+      DS_CHECK_GOTO(ds_trace_add(trace, &row), st, out);
+    }
+    DS_CHECK_GOTO(ds_trace_write_csv(o->trace, trace, &meta, err), st, out);
+  }
+  st = DS_OK;
+out:
+  if (st == DS_ENOMEM) ds_err_set(err, st, "writing outputs: out of memory");
+  ds_trace_free(trace);
+  ds_schedule_free(steady);
+  return st;
+}
+
+static ds_status run_one(struct config_run *c, double bucket_mb,
+                         struct ds_summary *sum, double **bucket_bytes,
+                         struct ds_err *err) {
+  const struct ds_options *o = c->opt;
+  struct ds_buckets first = {0}, steady = {0};
+  struct ds_schedule *all = NULL;
+  struct ds_exec *ex = NULL;
+  int64_t *start = NULL, *end = NULL, *rank_time = NULL;
+  int dsz = ds_dtype_bytes(o->dtype);
+  ds_status st;
+
+  DS_CHECK_GOTO(ds_ddp_buckets(c->model, dsz, 0, 0, 1, &first), st, oom);
+  DS_CHECK_GOTO(ds_ddp_buckets(c->model, dsz, o->first_bucket_mb * MIB,
+                               bucket_mb * MIB, 0, &steady), st, oom);
+  DS_CHECK_GOTO(ds_schedule_new(c->world, &all), st, oom);
+  DS_CHECK_GOTO(build_iteration(c, &first, 0, 0, all, err), st, out);
+  size_t n_first = all->n_ops;
+  for (int32_t it = 1; it < o->iters; it++) {
+    size_t before = all->n_ops;
+    DS_CHECK_GOTO(build_iteration(c, &steady, (int64_t)before,
+                                  first.n + (int64_t)(it - 1) * steady.n, all, err),
+                  st, out);
+  }
+  size_t ns = (all->n_ops - n_first) / (size_t)(o->iters - 1);
+  DS_CHECK_GOTO(ds_schedule_validate(all, err), st, out);
+
+  start = malloc(all->n_ops * sizeof *start);
+  end = malloc(all->n_ops * sizeof *end);
+  rank_time = calloc((size_t)c->world, sizeof *rank_time);
+  if (!start || !end || !rank_time) { st = DS_ENOMEM; goto oom; }
+  struct ds_exec_options eopt = {o->net_mode, c->coll_model, o->ring_chunks};
+  DS_CHECK_GOTO(ds_exec_new(c->topo, &eopt, &ex, err), st, out);
+  DS_CHECK_GOTO(ds_exec_run(ex, all, rank_time, start, end, err), st, out);
+
+  struct ds_summary first_sum = {0};
+  ds_report_measure(all, 0, n_first, start, end, &first_sum);
+  ds_report_measure(all, all->n_ops - ns, ns, start, end, sum);
+  sum->first_iter_ms = first_sum.iter_ms;
+  sum->bucket_mb = bucket_mb;
+  sum->n_buckets = steady.n;
+  *bucket_bytes = malloc(((size_t)steady.n + 1) * sizeof **bucket_bytes);
+  if (!*bucket_bytes) { st = DS_ENOMEM; goto oom; }
+  for (int32_t b = 0; b < steady.n; b++) (*bucket_bytes)[b] = steady.b[b].bytes;
+  sum->bucket_bytes = *bucket_bytes;
+
+  if (o->trace || o->schedule)
+    DS_CHECK_GOTO(write_outputs(c, &steady, all, n_first, start, end, err), st, out);
+  st = DS_OK;
+  goto out;
+oom:
+  ds_err_set(err, st, "simulation: out of memory");
+out:
+  ds_exec_free(ex);
+  free(start);
+  free(end);
+  free(rank_time);
+  ds_schedule_free(all);
+  ds_ddp_buckets_release(&first);
+  ds_ddp_buckets_release(&steady);
+  return st;
+}
+
+static ds_status setup(struct config_run *c, const struct ds_options *o,
+                       struct ds_err *err) {
+  char topo_path[4096], model_path[4096];
+  DS_CHECK(ds_lookup_file("topologies", "topology", o->topo, topo_path,
+                          sizeof topo_path, err));
+  DS_CHECK(ds_lookup_file("models", "model", o->model, model_path,
+                          sizeof model_path, err));
+  DS_CHECK(ds_topo_load(topo_path, NULL, &c->topo, err));
+  DS_CHECK(ds_model_load(model_path, &c->model, err));
+  DS_CHECK(ds_compute_init(c->topo, o->dtype, &c->compute, err));
+  c->world = o->world_size ? o->world_size : c->topo->n_gpus;
+  if (c->world > c->topo->n_gpus)
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --world-size: %d ranks but topology %s has %d GPUs",
+                      c->world, topo_path, c->topo->n_gpus);
+  c->batch = o->batch ? o->batch : c->model->default_batch;
+  switch (o->coll_model) {
+  case DS_COLL_CHOICE_FLOW: c->coll_model = DS_COLL_FLOW; break;
+  case DS_COLL_CHOICE_AGGREGATE: c->coll_model = DS_COLL_AGGREGATE; break;
+  default:
+    c->coll_model = c->world > DS_AUTO_AGGREGATE_ABOVE ? DS_COLL_AGGREGATE
+                                                        : DS_COLL_FLOW;
+  }
+  if (o->ring_chunks > 1 && c->coll_model == DS_COLL_AGGREGATE)
+    return ds_err_set(err, DS_EUSAGE,
+                      "--ring-chunks > 1 needs the per-flow ring; with %d ranks "
+                      "--coll-model auto aggregates: add --coll-model flow", c->world);
+  int32_t *gpus = malloc((size_t)c->world * sizeof *gpus);
+  if (!gpus) return ds_err_set(err, DS_ENOMEM, "out of memory");
+  for (int32_t r = 0; r < c->world; r++) gpus[r] = r;
+  ds_status st = ds_ring_build(c->topo, gpus, c->world, &c->ring, err);
+  free(gpus);
+  DS_CHECK(st);
+  int len = snprintf(c->inputs, sizeof c->inputs,
+           "topo=%s model=%s strategy=%s world_size=%d batch=%lld dtype=%s "
+           "bucket_mb=%g first_bucket_mb=%g iters=%d net=%s coll_model=%s "
+           "ring_chunks=%d",
+           topo_path, model_path, o->strategy, c->world, (long long)c->batch,
+           ds_dtype_name(o->dtype), o->bucket_mb[0], o->first_bucket_mb,
+           o->iters, o->net_mode == DS_NET_MAXMIN ? "maxmin" : "alpha-beta",
+           c->coll_model == DS_COLL_FLOW ? "flow" : "aggregate", o->ring_chunks);
+  if (len < 0 || (size_t)len >= sizeof c->inputs)
+    return ds_err_set(err, DS_EUSAGE,
+                      "input paths too long for the trace header (%zu bytes max)",
+                      sizeof c->inputs - 1);
+  return DS_OK;
+}
+
+ds_status ds_run(const struct ds_options *o, FILE *out, struct ds_err *err) {
+  struct config_run c = {.opt = o};
+  struct ds_summary rows[DS_MAX_SWEEP];
+  double *bucket_bytes[DS_MAX_SWEEP] = {0};
+  int32_t n = 0;
+  ds_status st;
+  memset(rows, 0, sizeof rows);
+  DS_CHECK_GOTO(setup(&c, o, err), st, done);
+  struct ds_ddp_memory mem;
+  ds_ddp_memory(c.model, ds_dtype_bytes(o->dtype), c.batch, &mem);
+  for (; n < o->n_bucket_mb; n++) {
+    struct ds_summary *s = &rows[n];
+    s->strategy = o->strategy;
+    s->model = c.model->name;
+    s->topology = c.topo->name;
+    s->gpu = c.topo->gpu.name;
+    s->dtype = ds_dtype_name(o->dtype);
+    s->net_model = o->net_mode == DS_NET_CONSTANT ? "alpha-beta" : "maxmin";
+    s->coll_model = c.coll_model == DS_COLL_FLOW ? "flow" : "aggregate";
+    s->world_size = c.world;
+    s->batch_per_gpu = c.batch;
+    s->first_bucket_mb = o->first_bucket_mb;
+    s->iters = o->iters;
+    s->reported_iter = o->iters - 1;
+    s->mem = mem;
+    s->peak_mem_gib = mem.total / GIB;
+    DS_CHECK_GOTO(run_one(&c, o->bucket_mb[n], s, &bucket_bytes[n], err), st, done);
+  }
+  ds_report_print(out, o->format, rows, n);
+  if (o->format == DS_FORMAT_TEXT && n > 1) {
+    int32_t best = 0;
+    for (int32_t i = 1; i < n; i++)
+      if (rows[i].iter_ms < rows[best].iter_ms) best = i;
+    int32_t worst = 0;
+    for (int32_t i = 1; i < n; i++)
+      if (rows[i].iter_ms > rows[worst].iter_ms) worst = i;
+    double slow = rows[worst].iter_ms;
+    fprintf(out, "\nbest bucket cap: %g MiB (%.3f ms per iteration, %.1f%% faster than "
+            "the slowest, %g MiB at %.3f ms)\n",
+            rows[best].bucket_mb, rows[best].iter_ms,
+            slow > 0 ? 100.0 * (slow - rows[best].iter_ms) / slow : 0.0,
+            rows[worst].bucket_mb, slow);
+  }
+  if (mem.total > c.topo->gpu.mem_bytes && o->format == DS_FORMAT_TEXT)
+    fprintf(out, "\nwarning: %.2f GiB per GPU exceeds the %s's %.0f GB of memory\n",
+            mem.total / GIB, c.topo->gpu.name, c.topo->gpu.mem_bytes / 1e9);
+  st = DS_OK;
+done:
+  for (int32_t i = 0; i < DS_MAX_SWEEP; i++) free(bucket_bytes[i]);
+  ds_ring_release(&c.ring);
+  ds_model_free(c.model);
+  ds_topo_free(c.topo);
+  return st;
+}

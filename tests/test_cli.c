@@ -1,0 +1,288 @@
+/*
+ * The ddpsim command end to end: the design card's example, formats,
+ * sweeps, file lookup, a closed-form iteration, the golden run, determinism
+ * and every kind of bad input (exit status 2, a located message, no file
+ * left behind). The binary under test is $DDPSIM_BIN (the sanitizer build
+ * in `make test`), else build/asan/ddpsim.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "traces/trace.h"
+
+struct result {
+  int status;
+  char *out;
+  char *err;
+};
+
+static char *slurp(const char *path) {
+  FILE *fp = fopen(path, "rb");
+  cr_assert(fp != NULL, "cannot open %s", path);
+  fseek(fp, 0, SEEK_END);
+  long n = ftell(fp);
+  fseek(fp, 0, SEEK_SET);
+  char *buf = malloc((size_t)n + 1);
+  cr_assert(buf != NULL);
+  cr_assert_eq(fread(buf, 1, (size_t)n, fp), (size_t)n);
+  buf[n] = '\0';
+  fclose(fp);
+  return buf;
+}
+
+static const char *bin(void) {
+  const char *b = getenv("DDPSIM_BIN");
+  return b && *b ? b : "build/asan/ddpsim";
+}
+
+static struct result run(const char *args) {
+  char cmd[4096], out[] = "/tmp/ddpsim-out-XXXXXX", err[] = "/tmp/ddpsim-err-XXXXXX";
+  close(mkstemp(out));
+  close(mkstemp(err));
+  snprintf(cmd, sizeof cmd, "%s %s >%s 2>%s", bin(), args, out, err);
+  int st = system(cmd);
+  struct result r = {WIFEXITED(st) ? WEXITSTATUS(st) : 128, slurp(out), slurp(err)};
+  unlink(out);
+  unlink(err);
+  return r;
+}
+
+static void release(struct result *r) {
+  free(r->out);
+  free(r->err);
+}
+
+static void make_dir(char *tmpl) { cr_assert(mkdtemp(tmpl) != NULL); }
+
+/* Number of entries in dir other than . and .. */
+static int count_entries(const char *dir) {
+  DIR *d = opendir(dir);
+  int n = 0;
+  for (struct dirent *e; d && (e = readdir(d));)
+    n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+  if (d) closedir(d);
+  return n;
+}
+
+Test(cli, design_card_example) {
+  struct result r = run("--topo 4gpu.yaml --bucket-mb 25");
+  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  const char *want[] = {"ddp: resnet50 on 4gpu (4 x A100-SXM4-80GB)",
+                        "  iteration ", "    forward ", "    backward ",
+                        "    optimizer ", "  communication ", "    exposed ",
+                        "    overlap ", "  buckets            5:", "  peak memory "};
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+    cr_assert(strstr(r.out, want[i]), "missing \"%s\" in:\n%s", want[i], r.out);
+  release(&r);
+}
+
+Test(cli, csv_has_the_promised_columns_and_one_row_per_bucket_size) {
+  struct result r = run("--topo 4gpu --bucket-mb 1,5,25 --format csv");
+  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  const char *cols[] = {"strategy", "model", "topology", "world_size", "batch_per_gpu",
+                        "bucket_mb", "n_buckets", "iter_ms", "fwd_ms", "bwd_ms",
+                        "step_ms", "comm_ms", "exposed_comm_ms", "overlap_pct",
+                        "peak_mem_gib"};
+  char header[1024];
+  sscanf(r.out, "%1023[^\n]", header);
+  for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) {
+    char quoted[64];
+    snprintf(quoted, sizeof quoted, ",%s,", cols[i]);
+    char padded[1100];
+    snprintf(padded, sizeof padded, ",%s,", header);
+    cr_assert(strstr(padded, quoted), "column %s missing from %s", cols[i], header);
+  }
+  int lines = 0;
+  for (const char *p = r.out; *p; p++) lines += *p == '\n';
+  cr_assert_eq(lines, 4, "%s", r.out);
+  cr_assert(strstr(r.out, "ddp,resnet50,4gpu,A100-SXM4-80GB,fp32,4,32,1,"), "%s", r.out);
+  release(&r);
+}
+
+Test(cli, json_has_one_object_per_configuration) {
+  struct result r = run("--topo 4gpu --bucket-mb 5,25 --format json");
+  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  cr_assert_eq(r.out[0], '[');
+  int objects = 0;
+  for (const char *p = r.out; (p = strstr(p, "\"iter_ms\"")); p++) objects++;
+  cr_assert_eq(objects, 2, "%s", r.out);
+  cr_assert(strstr(r.out, "\"bucket_mib\": ["), "%s", r.out);
+  release(&r);
+}
+
+Test(cli, model_names_are_looked_up_without_suffix) {
+  struct result r = run("--topo dgx-a100 --model bert-base --format csv");
+  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  cr_assert(strstr(r.out, "ddp,bert-base,dgx-a100,"), "%s", r.out);
+  release(&r);
+}
+
+/* Tiny model on the tiny topology, worked by hand (tests/data/tiny-*.yaml):
+ * forward 100+200+100 us; backward l2 200 us (ends at 600 us), then the
+ * 4 MiB bucket's all-reduce: 6 * 2 us + 1.5 * 4194304 B / 10 GB/s =
+ * 641.1456 us (600 -> 1241.1456 us) while l1, l0 backward run to 1200 us;
+ * the second bucket (3,146,752 B) goes at 1241.1456 us and takes
+ * 12 + 472.0128 = 484.0128 us; the SGD step 36.70528 us. Iteration:
+ * 400 + 200 + 641.1456 + 484.0128 + 36.70528 = 1761.864 us. Communication
+ * 1125.158 us, of which 41.1456 + 484.0128 = 525.158 us exposed. Each ring
+ * step is rounded to the nanosecond, hence the 0.00001 ms tolerance. */
+Test(cli, tiny_iteration_matches_the_hand_computation) {
+  struct result r = run("--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
+                        "--format csv");
+  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  const char *row = strchr(r.out, '\n') + 1;
+  char strategy[16], model[16], topo[16], gpu[16], dtype[8];
+  int world, nb;
+  long long batch;
+  double bucket, first, iter, fwd, bwd, step, comm, exposed, overlap;
+  int n = sscanf(row, "%15[^,],%15[^,],%15[^,],%15[^,],%7[^,],%d,%lld,%lf,%lf,%d,%lf,%lf,%lf,%lf,%lf,%lf,%lf",
+                 strategy, model, topo, gpu, dtype, &world, &batch, &bucket, &first, &nb,
+                 &iter, &fwd, &bwd, &step, &comm, &exposed, &overlap);
+  cr_assert_eq(n, 17, "%s", r.out);
+  cr_assert_eq(world, 4);
+  cr_assert_eq(nb, 2);
+  cr_assert_float_eq(iter, 1.761864, 1e-5);
+  cr_assert_float_eq(fwd, 0.4, 1e-9);
+  cr_assert_float_eq(bwd, 0.8, 1e-9);
+  cr_assert_float_eq(step, 0.036705, 1e-5);
+  cr_assert_float_eq(comm, 1.125158, 1e-5);
+  cr_assert_float_eq(exposed, 0.525158, 1e-5);
+  cr_assert_float_eq(overlap, 100.0 * 0.6 / 1.125158, 0.05);
+  release(&r);
+}
+
+Test(cli, golden_tiny_run) {
+  /* Pins every printed digit of the tiny run; regenerate with
+   *   bin/ddpsim --topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml \
+   *     --bucket-mb 1,25 --iters 3 > tests/golden/tiny.txt
+   * only after checking the change against the hand computation above. */
+  struct result r = run("--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
+                        "--bucket-mb 1,25 --iters 3");
+  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  char *golden = slurp("tests/golden/tiny.txt");
+  cr_assert_str_eq(r.out, golden);
+  free(golden);
+  release(&r);
+}
+
+Test(cli, same_inputs_give_byte_identical_traces) {
+  char dir[] = "/tmp/ddpsim-det-XXXXXX", args[512];
+  make_dir(dir);
+  for (int i = 0; i < 2; i++) {
+    snprintf(args, sizeof args,
+             "--topo 2node-ib --model bert-base --iters 3 --seed 7 --trace %s/t%d.csv "
+             "--schedule %s/s%d.csv", dir, i, dir, i);
+    struct result r = run(args);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    release(&r);
+  }
+  char a[600], b[600];
+  snprintf(a, sizeof a, "%s/t0.csv", dir);
+  snprintf(b, sizeof b, "%s/t1.csv", dir);
+  char *ta = slurp(a), *tb = slurp(b);
+  cr_assert(strlen(ta) > 1000);
+  cr_assert_str_eq(ta, tb);
+  cr_assert(strstr(ta, "# seed: 7"));
+  free(ta);
+  free(tb);
+  /* The files read back: the schedule validates, the trace has every op of
+   * every iteration. */
+  struct ds_err err = {0};
+  struct ds_schedule *s = NULL;
+  struct ds_trace *t = NULL;
+  snprintf(a, sizeof a, "%s/s0.csv", dir);
+  cr_assert_eq(ds_schedule_read_csv(a, &s, &err), DS_OK, "%s", err.msg);
+  snprintf(a, sizeof a, "%s/t0.csv", dir);
+  cr_assert_eq(ds_trace_read_csv(a, &t, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(s->world_size, 16);
+  cr_assert_gt(t->n_rows, 2 * s->n_ops);
+  for (size_t i = 0; i < t->n_rows; i++)
+    cr_assert_leq(t->rows[i].start_ns, t->rows[i].end_ns);
+  ds_schedule_free(s);
+  ds_trace_free(t);
+  for (const char *f = "t0.csv\0t1.csv\0s0.csv\0s1.csv\0"; *f; f += strlen(f) + 1) {
+    snprintf(a, sizeof a, "%s/%s", dir, f);
+    unlink(a);
+  }
+  rmdir(dir);
+}
+
+Test(cli, bad_flags_exit_2_with_a_message) {
+  struct { const char *args, *msg; } cases[] = {
+      {"--topo 4gpu --bucket-mb abc", "option --bucket-mb: expected a size in MiB"},
+      {"--topo 4gpu --bucket-mb 1,,2", "option --bucket-mb"},
+      {"--topo 4gpu --world-size 0", "option --world-size: expected an integer from 1"},
+      {"--topo 4gpu --world-size 5", "4 GPUs"},
+      {"--topo 4gpu --dtype fp8", "option --dtype: expected fp32, fp16 or bf16"},
+      {"--topo 4gpu --iters 1", "option --iters: expected an integer from 2"},
+      {"--topo 4gpu --format xml", "option --format: expected one of text or csv or json"},
+      {"--topo 4gpu --frobnicate", "unknown option \"--frobnicate\""},
+      {"--topo 4gpu --strategy dp", "this version simulates ddp only"},
+      {"--bucket-mb 25", "missing --topo"},
+      {"--topo 4gpu --batch", "option --batch needs a value"},
+      {"--topo nowhere", "topology 'nowhere' not found"},
+      {"--topo 4gpu --model nomodel", "model 'nomodel' not found"},
+      {"--topo 4gpu --bucket-mb 1,2 --trace /tmp/x.csv", "give one --bucket-mb value"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    struct result r = run(cases[i].args);
+    cr_assert_eq(r.status, 2, "%s: status %d, stderr %s", cases[i].args, r.status, r.err);
+    cr_assert(strstr(r.err, cases[i].msg), "%s: stderr \"%s\"", cases[i].args, r.err);
+    cr_assert_str_eq(r.out, "", "%s printed to stdout", cases[i].args);
+    release(&r);
+  }
+}
+
+Test(cli, bad_files_name_file_line_and_key_and_leave_nothing_behind) {
+  char dir[] = "/tmp/ddpsim-bad-XXXXXX", path[600], args[1400];
+  make_dir(dir);
+  struct { const char *text, *msg; } cases[] = {
+      {"schema_version: 1\nname: x\nsample: s\ndefault_batch: 8\noptimizer: sgd\nlayers:\n"
+       "  - name: a\n    fwd_flops: lots\n", ":8:16: key 'fwd_flops': expected an integer"},
+      {"schema_version: 1\nname: x\nsample: s\ndefault_batch: 8\noptimizer: lion\n",
+       ":5:12: key 'optimizer': expected sgd or adam"},
+      {"schema_version: 1\nname: x\ncolour: red\n", ":3:1: unknown key 'colour'"},
+      {"schema_version: 1\nname: [unclosed\n", "YAML syntax error"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    snprintf(path, sizeof path, "%s/bad%zu.yaml", dir, i);
+    FILE *fp = fopen(path, "w");
+    fputs(cases[i].text, fp);
+    fclose(fp);
+    snprintf(args, sizeof args, "--topo 4gpu --model %s --trace %s/trace.csv --schedule %s/s.csv",
+             path, dir, dir);
+    struct result r = run(args);
+    cr_assert_eq(r.status, 2, "case %zu: status %d", i, r.status);
+    cr_assert(strstr(r.err, path) && strstr(r.err, cases[i].msg), "case %zu: stderr \"%s\"",
+              i, r.err);
+    release(&r);
+    unlink(path);
+    cr_assert_eq(count_entries(dir), 0, "case %zu left a file behind", i);
+  }
+  rmdir(dir);
+}
+
+Test(cli, unwritable_trace_fails_cleanly) {
+  /* A trace into a missing directory: exit 1 (I/O), a message naming it. */
+  struct result r = run("--topo 4gpu --trace /tmp/ddpsim-no-such-dir/t.csv");
+  cr_assert_eq(r.status, 1, "stderr: %s", r.err);
+  cr_assert(strstr(r.err, "/tmp/ddpsim-no-such-dir/t.csv"), "stderr: %s", r.err);
+  release(&r);
+}
+
+Test(cli, help_and_version) {
+  struct result r = run("--help");
+  cr_assert_eq(r.status, 0);
+  cr_assert(strstr(r.out, "usage: ddpsim --topo"));
+  release(&r);
+  r = run("--version");
+  cr_assert_eq(r.status, 0);
+  cr_assert(strstr(r.out, "ddpsim 0."));
+  release(&r);
+}

@@ -1,0 +1,224 @@
+/*
+ * Ring all-reduce: closed forms on uniform rings, the pipelined form with
+ * chunks, the bus-bandwidth bound, agreement of the per-flow and the
+ * aggregated executions, and contention on a shared PCIe uplink.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdint.h>
+
+#include "sim/coll.h"
+#include "sim/engine.h"
+#include "sim/events.h"
+#include "sim/net.h"
+#include "sim/topo.h"
+
+#define MAXR 64
+
+struct harness {
+  struct ds_topo *topo;
+  struct ds_ring ring;
+  struct ds_engine *eng;
+  struct ds_net *net;
+  struct ds_coll *coll;
+  int64_t done_ns[MAXR];
+};
+
+static void on_sent(void *owner, uint64_t tag) {
+  struct harness *h = owner;
+  cr_assert_eq(ds_coll_flow_sent(h->coll, (int32_t)(tag & 0xffffffffu)), DS_OK);
+}
+
+static void on_flow(void *owner, uint64_t tag) {
+  struct harness *h = owner;
+  cr_assert_eq(ds_coll_flow_done(h->coll, (int32_t)(tag & 0xffffffffu)), DS_OK);
+}
+
+static void on_member(void *owner, int32_t member) {
+  struct harness *h = owner;
+  h->done_ns[member] = ds_engine_now(h->eng);
+}
+
+static void handle(void *ctx, struct ds_engine *eng, const struct ds_event *ev) {
+  (void)eng;
+  ds_net_handle_event(((struct harness *)ctx)->net, ev);
+}
+
+static void load(struct harness *h, const char *file) {
+  struct ds_err err = {0};
+  char path[256];
+  snprintf(path, sizeof path, "tests/data/%s", file);
+  memset(h, 0, sizeof *h);
+  cr_assert_eq(ds_topo_load(path, NULL, &h->topo, &err), DS_OK, "%s", err.msg);
+}
+
+/* Runs one all-reduce of `bytes` over the ring `gpus` (all ranks enter at
+ * t = 0) and returns the time the last rank finished. */
+static int64_t run_allreduce(struct harness *h, const int32_t *gpus, int32_t n,
+                             double bytes, enum ds_coll_model model,
+                             enum ds_net_mode mode, int32_t chunks) {
+  struct ds_err err = {0};
+  cr_assert_eq(ds_ring_build(h->topo, gpus, n, &h->ring, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_engine_new(0, handle, h, &h->eng), DS_OK);
+  cr_assert_eq(ds_net_new(h->topo, h->eng, mode, on_flow, on_sent, h, &h->net), DS_OK);
+  cr_assert_eq(ds_coll_allreduce_new(&h->ring, h->net, model, chunks, bytes, 0,
+                                     on_member, h, &h->coll), DS_OK);
+  for (int32_t i = 0; i < n; i++) h->done_ns[i] = -1;
+  for (int32_t i = 0; i < n; i++) cr_assert_eq(ds_coll_enter(h->coll, i), DS_OK);
+  ds_engine_run(h->eng, INT64_MAX);
+  int64_t last = 0;
+  for (int32_t i = 0; i < n; i++) {
+    cr_assert_geq(h->done_ns[i], 0, "rank %d never finished", i);
+    if (h->done_ns[i] > last) last = h->done_ns[i];
+  }
+  ds_coll_free(h->coll);
+  ds_net_free(h->net);
+  ds_engine_free(h->eng);
+  ds_ring_release(&h->ring);
+  return last;
+}
+
+static void identity(int32_t *gpus, int32_t n) {
+  for (int32_t i = 0; i < n; i++) gpus[i] = i;
+}
+
+Test(coll, ring_closed_form_uniform_ring) {
+  /* ring8: 8 ranks, 12.5 GB/s links, 1 us per link, a hop crosses 2 links
+   * (alpha = 2 us, B = 12.5 GB/s). S = 100 MB: each step moves S/N =
+   * 12.5 MB in 1 ms. Expected, because T = 2(N-1)*alpha + 2(N-1)/N * S/B:
+   * 14 * 2 us + 14 * 1 ms = 14.028 ms, in both executions. */
+  struct harness h;
+  int32_t gpus[8];
+  load(&h, "ring8.yaml");
+  identity(gpus, 8);
+  cr_assert_eq(run_allreduce(&h, gpus, 8, 100e6, DS_COLL_FLOW, DS_NET_MAXMIN, 1),
+               14028000);
+  cr_assert_eq(run_allreduce(&h, gpus, 8, 100e6, DS_COLL_AGGREGATE, DS_NET_MAXMIN, 1),
+               14028000);
+  cr_assert_eq(run_allreduce(&h, gpus, 8, 100e6, DS_COLL_FLOW, DS_NET_CONSTANT, 1),
+               14028000);
+  ds_topo_free(h.topo);
+}
+
+Test(coll, ring_closed_form_many_sizes_and_ranks) {
+  /* Same formula for N = 2..8 and odd sizes; per-step rounding to the
+   * nanosecond may add at most half a ns per step. */
+  struct harness h;
+  int32_t gpus[8];
+  load(&h, "ring8.yaml");
+  identity(gpus, 8);
+  const double sizes[] = {1, 1000, 123457, 8388608, 1e9 + 7};
+  for (int32_t n = 2; n <= 8; n++)
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+      double s = sizes[k];
+      double expect = 2.0 * (n - 1) * 2000 + 2.0 * (n - 1) / n * s / 12.5e9 * 1e9;
+      for (int m = 0; m < 2; m++) {
+        int64_t got = run_allreduce(&h, gpus, n, s, m ? DS_COLL_AGGREGATE : DS_COLL_FLOW,
+                                    DS_NET_MAXMIN, 1);
+        cr_assert_leq(fabs((double)got - expect), (n - 1) * 1.0 + 1,
+                      "N=%d S=%g model=%d: got %lld, expected %.1f", n, s, m,
+                      (long long)got, expect);
+      }
+    }
+  ds_topo_free(h.topo);
+}
+
+Test(coll, ring_pipelined_chunks) {
+  /* With C chunks per step (t = S/(N C B) per chunk), rank i sends chunk
+   * (k, c) once (k-1, c) arrived and its link is free. Symmetric ranks
+   * give start(k) = start(k-1) + max(C t, t + alpha), so
+   *   T = (2N-3) max(C t, t + alpha) + C t + alpha.
+   * ring8, S = 100 MB, C = 4: t = 250 us, alpha = 2 us: C t wins:
+   * 13 * 1000 us + 1000 us + 2 us = 14.002 ms. */
+  struct harness h;
+  int32_t gpus[8];
+  load(&h, "ring8.yaml");
+  identity(gpus, 8);
+  cr_assert_eq(run_allreduce(&h, gpus, 8, 100e6, DS_COLL_FLOW, DS_NET_MAXMIN, 4),
+               14002000);
+  /* Tiny message, latency bound: t = 10 ns, C = 4: max(40 ns, 2010 ns):
+   * 13 * 2010 + 40 + 2000 = 28170 ns. */
+  cr_assert_eq(run_allreduce(&h, gpus, 8, 8 * 4 * 125, DS_COLL_FLOW, DS_NET_MAXMIN, 4),
+               28170);
+  ds_topo_free(h.topo);
+}
+
+static void check_busbw(const char *file, int32_t n) {
+  struct harness h;
+  int32_t gpus[MAXR];
+  load(&h, file);
+  identity(gpus, n);
+  struct ds_err err = {0};
+  struct ds_ring r;
+  cr_assert_eq(ds_ring_build(h.topo, gpus, n, &r, &err), DS_OK);
+  double bottleneck = r.min_bw;
+  ds_ring_release(&r);
+  for (double s = 1024; s <= 1.1e9; s *= 8)
+    for (int m = 0; m < 2; m++) {
+      int64_t t = run_allreduce(&h, gpus, n, s, m ? DS_COLL_AGGREGATE : DS_COLL_FLOW,
+                                DS_NET_MAXMIN, 1);
+      double busbw = s / (t * 1e-9) * 2.0 * (n - 1) / n;
+      /* Expected, because every byte of the 2(N-1)/N * S a rank sends
+       * crosses the bottleneck link at most at its capacity. */
+      cr_assert_leq(busbw, bottleneck * (1 + 1e-9), "%s S=%g: busbw %g > %g", file,
+                    s, busbw, bottleneck);
+    }
+  ds_topo_free(h.topo);
+}
+
+Test(coll, busbw_never_exceeds_the_bottleneck_link) {
+  check_busbw("ring8.yaml", 8);
+  check_busbw("twonode.yaml", 8);
+  check_busbw("pcie4.yaml", 4);
+}
+
+Test(coll, aggregate_matches_flow_on_two_nodes) {
+  /* twonode: 6 NVSwitch hops (10 GB/s, 2 us) and 2 network hops (5 GB/s
+   * bottleneck, 0.5+2+2+0.5 = 5 us). Both executions pace the ring at the
+   * network hop; they may differ only by how the fast hops' latency
+   * overlaps: within 1% at 64 MB. */
+  struct harness h;
+  int32_t gpus[8];
+  load(&h, "twonode.yaml");
+  identity(gpus, 8);
+  int64_t flow = run_allreduce(&h, gpus, 8, 64e6, DS_COLL_FLOW, DS_NET_MAXMIN, 1);
+  int64_t agg = run_allreduce(&h, gpus, 8, 64e6, DS_COLL_AGGREGATE, DS_NET_MAXMIN, 1);
+  double closed = 14 * (5000 + 64e6 / 8 / 5e9 * 1e9);
+  cr_assert_leq(fabs((double)agg - closed), 14, "aggregate %lld vs %g", (long long)agg, closed);
+  cr_assert_leq(fabs((double)(flow - agg)) / (double)agg, 0.01, "flow %lld agg %lld",
+                (long long)flow, (long long)agg);
+  ds_topo_free(h.topo);
+}
+
+Test(coll, shared_pcie_uplink_halves_the_ring) {
+  /* pcie4: GPUs 0,1 under switch A, 2,3 under switch B. The ring 0-1-2-3
+   * crosses each uplink direction once: no sharing. The ring 0-2-1-3 sends
+   * 0->2 and 1->3 both up through A's uplink (and down into B), so those
+   * hops get 5 GB/s each. Hops cross 4 links: alpha = 4 us.
+   *   ring 0-1-2-3: hop 0->1 (2 links, 2 us) ... slowest alpha 4 us, B 10:
+   *     T = 6 * 4 us + 6 * (40 MB/4) / 10 GB/s = 24 us + 6 ms
+   *   ring 0-2-1-3: B = 5 GB/s: T = 24 us + 12 ms (aggregate: the link is
+   *     crossed twice; per flow: two flows share it). */
+  struct harness h;
+  load(&h, "pcie4.yaml");
+  const int32_t straight[] = {0, 1, 2, 3}, crossed[] = {0, 2, 1, 3};
+  cr_assert_eq(run_allreduce(&h, straight, 4, 40e6, DS_COLL_AGGREGATE, DS_NET_MAXMIN, 1),
+               6024000);
+  cr_assert_eq(run_allreduce(&h, crossed, 4, 40e6, DS_COLL_AGGREGATE, DS_NET_MAXMIN, 1),
+               12024000);
+  cr_assert_eq(run_allreduce(&h, crossed, 4, 40e6, DS_COLL_FLOW, DS_NET_MAXMIN, 1),
+               12024000);
+  /* alpha-beta ignores the sharing: 6 ms again. */
+  cr_assert_eq(run_allreduce(&h, crossed, 4, 40e6, DS_COLL_FLOW, DS_NET_CONSTANT, 1),
+               6024000);
+  ds_topo_free(h.topo);
+}
+
+Test(coll, single_rank_is_free) {
+  struct harness h;
+  int32_t gpus[1] = {0};
+  load(&h, "ring8.yaml");
+  cr_assert_eq(run_allreduce(&h, gpus, 1, 1e6, DS_COLL_FLOW, DS_NET_MAXMIN, 1), 0);
+  ds_topo_free(h.topo);
+}

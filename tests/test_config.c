@@ -1,0 +1,497 @@
+/*
+ * Tests for sim/config.c: loading, typed reads, sequences, key checks, and
+ * the exact text of the messages users see, line and column included.
+ *
+ * Lines and columns in the expected messages are 1-based and counted by
+ * hand from the YAML literals; each test says which character they point at.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim/config.h"
+
+static struct ds_config *load(const char *text) {
+  struct ds_config *cfg = NULL;
+  struct ds_err err = {DS_OK, ""};
+  ds_status st = ds_config_load_string("t.yaml", text, &cfg, &err);
+  cr_assert_eq(st, DS_OK, "load failed: %s", err.msg);
+  cr_assert_not_null(cfg);
+  return cfg;
+}
+
+/* Loads text that must fail and returns the message. */
+static const char *load_fail(const char *text, struct ds_err *err) {
+  struct ds_config *cfg = NULL;
+  ds_status st = ds_config_load_string("t.yaml", text, &cfg, err);
+  cr_assert_eq(st, DS_EINPUT, "expected DS_EINPUT, got %s", ds_status_name(st));
+  cr_assert_null(cfg);
+  return err->msg;
+}
+
+static struct ds_cnode root_of(const struct ds_config *cfg) {
+  struct ds_cnode root;
+  struct ds_err err = {DS_OK, ""};
+  cr_assert_eq(ds_config_root(cfg, &root, &err), DS_OK, "%s", err.msg);
+  return root;
+}
+
+static struct ds_cnode get(const struct ds_cnode *map, const char *key) {
+  struct ds_cnode n;
+  cr_assert(ds_cmap_get(map, key, &n), "key '%s' not found", key);
+  return n;
+}
+
+/* Every typed accessor on a well-formed file returns the value in base
+ * units: bytes, bytes/s, ns, FLOP/s. */
+Test(config, typed_reads) {
+  struct ds_config *cfg = load("schema_version: 1\n"
+                               "name: ring\n"
+                               "bucket: 25MiB\n"
+                               "link_bw: 400Gbps\n"
+                               "latency: 1.5us\n"
+                               "peak: 312TFLOPS\n"
+                               "ratio: -0.25\n"
+                               "overlap: yes\n"
+                               "debug: false\n"
+                               "quoted: \"\"\n");
+  struct ds_cnode root = root_of(cfg);
+  struct ds_err err = {DS_OK, ""};
+  struct ds_cnode n;
+  int64_t i64 = 0;
+  double d = 0.0;
+  int b = -1;
+  const char *s = NULL;
+
+  n = get(&root, "schema_version");
+  cr_assert_eq(ds_cnode_int64(&n, &i64, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(i64, 1);
+  n = get(&root, "name");
+  cr_assert_eq(ds_cnode_string(&n, &s, &err), DS_OK, "%s", err.msg);
+  cr_assert_str_eq(s, "ring");
+  n = get(&root, "bucket");
+  cr_assert_eq(ds_cnode_bytes(&n, &d, &err), DS_OK, "%s", err.msg);
+  cr_assert(d == 26214400.0); /* 25 * 2^20 */
+  n = get(&root, "link_bw");
+  cr_assert_eq(ds_cnode_bw(&n, &d, &err), DS_OK, "%s", err.msg);
+  cr_assert(d == 50e9); /* 400 Gbit/s / 8 */
+  n = get(&root, "latency");
+  cr_assert_eq(ds_cnode_time_ns(&n, &d, &err), DS_OK, "%s", err.msg);
+  cr_assert(d == 1500.0);
+  n = get(&root, "peak");
+  cr_assert_eq(ds_cnode_flops(&n, &d, &err), DS_OK, "%s", err.msg);
+  cr_assert(d == 312e12);
+  n = get(&root, "ratio");
+  cr_assert_eq(ds_cnode_number(&n, &d, &err), DS_OK, "%s", err.msg);
+  cr_assert(d == -0.25);
+  n = get(&root, "overlap");
+  cr_assert_eq(ds_cnode_bool(&n, &b, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(b, 1);
+  n = get(&root, "debug");
+  cr_assert_eq(ds_cnode_bool(&n, &b, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(b, 0);
+  /* A quoted empty string is a string; only a bare "key:" is nothing. */
+  n = get(&root, "quoted");
+  cr_assert_eq(ds_cnode_string(&n, &s, &err), DS_OK, "%s", err.msg);
+  cr_assert_str_eq(s, "");
+
+  cr_assert_str_eq(ds_config_path(cfg), "t.yaml");
+  ds_config_free(cfg);
+}
+
+/* The example from the design: 'link_bw' on line 7, its value "fast"
+ * starting at column 12 (after two spaces of indent and "link_bw: "). */
+Test(config, bad_bandwidth_message_exact) {
+  struct ds_config *cfg = load("schema_version: 1\n"
+                               "# comment lines count\n"
+                               "\n"
+                               "nodes: 1\n"
+                               "gpus_per_node: 4\n"
+                               "nvlink:\n"
+                               "  link_bw: fast\n");
+  struct ds_cnode root = root_of(cfg);
+  struct ds_cnode nv = get(&root, "nvlink");
+  struct ds_cnode bw = get(&nv, "link_bw");
+  struct ds_err err = {DS_OK, ""};
+  double d = 7.0;
+  cr_assert_eq(ds_cnode_bw(&bw, &d, &err), DS_EINPUT);
+  cr_assert_eq(err.status, DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml:7:12: key 'link_bw': expected a "
+                            "bandwidth like \"25GBps\", got \"fast\"");
+  cr_assert(d == 7.0, "output untouched on failure");
+  cr_assert_eq(ds_cnode_line(&bw), 7);
+  ds_config_free(cfg);
+}
+
+/* Each quantity names its own example in the message; the value of 'a' is
+ * at line 1, column 4. */
+Test(config, expected_phrases) {
+  static const struct {
+    const char *yaml;
+    int which;
+    const char *msg;
+  } cases[] = {
+      {"a: 5us\n", 0, "t.yaml:1:4: key 'a': expected a size like \"25MiB\", got \"5us\""},
+      {"a: 5us\n", 1, "t.yaml:1:4: key 'a': expected a bandwidth like \"25GBps\", got \"5us\""},
+      {"a: 5MiB\n", 2, "t.yaml:1:4: key 'a': expected a time like \"1.5us\", got \"5MiB\""},
+      {"a: 5us\n", 3, "t.yaml:1:4: key 'a': expected a compute rate like \"312TFLOPS\", got \"5us\""},
+      {"a: 5us\n", 4, "t.yaml:1:4: key 'a': expected a number, got \"5us\""},
+      {"a: 1.5\n", 5, "t.yaml:1:4: key 'a': expected an integer, got \"1.5\""},
+      {"a: on\n", 6, "t.yaml:1:4: key 'a': expected true or false, got \"on\""},
+      {"a: [x]\n", 7, "t.yaml:1:4: key 'a': expected a string, got a sequence"},
+      {"a: {x: 1}\n", 4, "t.yaml:1:4: key 'a': expected a number, got a mapping"},
+      {"a: x\n", 8, "t.yaml:1:4: key 'a': expected a sequence, got \"x\""},
+      /* "a:" alone is YAML null: not a string, even an empty one. Its
+       * position is where the value would be (after "a:"). */
+      {"a:\n", 7, "t.yaml:1:3: key 'a': expected a string, got nothing"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    struct ds_config *cfg = load(cases[i].yaml);
+    struct ds_cnode root = root_of(cfg);
+    struct ds_cnode a = get(&root, "a");
+    struct ds_err err = {DS_OK, ""};
+    double d;
+    int64_t i64;
+    int b;
+    const char *s;
+    size_t len;
+    ds_status st = DS_OK;
+    switch (cases[i].which) {
+    case 0: st = ds_cnode_bytes(&a, &d, &err); break;
+    case 1: st = ds_cnode_bw(&a, &d, &err); break;
+    case 2: st = ds_cnode_time_ns(&a, &d, &err); break;
+    case 3: st = ds_cnode_flops(&a, &d, &err); break;
+    case 4: st = ds_cnode_number(&a, &d, &err); break;
+    case 5: st = ds_cnode_int64(&a, &i64, &err); break;
+    case 6: st = ds_cnode_bool(&a, &b, &err); break;
+    case 7: st = ds_cnode_string(&a, &s, &err); break;
+    case 8: st = ds_cseq_len(&a, &len, &err); break;
+    }
+    cr_assert_eq(st, DS_EINPUT, "case %zu", i);
+    cr_assert_str_eq(err.msg, cases[i].msg, "case %zu", i);
+    ds_config_free(cfg);
+  }
+}
+
+/* Integers are plain decimal digits with an optional sign: no unit, no
+ * fraction, no hex, no exponent, and they must fit in 64 bits. "010" is ten
+ * (not YAML 1.1 octal). */
+Test(config, int64_strict) {
+  struct ds_config *cfg = load("ok: [-42, +7, \"12\", 010, 9223372036854775807]\n"
+                               "bad: [1.0, 0x10, 1e3, 25MiB, \"\", \"-\", 1_000, "
+                               "\" 1\", 9223372036854775808]\n");
+  struct ds_cnode root = root_of(cfg);
+  struct ds_cnode ok = get(&root, "ok"), bad = get(&root, "bad");
+  static const int64_t want[] = {-42, 7, 12, 10, INT64_MAX};
+  struct ds_err err = {DS_OK, ""};
+  size_t len = 0;
+  cr_assert_eq(ds_cseq_len(&ok, &len, &err), DS_OK);
+  cr_assert_eq(len, 5);
+  for (size_t i = 0; i < len; i++) {
+    struct ds_cnode item;
+    int64_t v = 0;
+    cr_assert_eq(ds_cseq_at(&ok, i, &item, &err), DS_OK);
+    cr_assert_eq(ds_cnode_int64(&item, &v, &err), DS_OK, "%s", err.msg);
+    cr_assert_eq(v, want[i]);
+  }
+  cr_assert_eq(ds_cseq_len(&bad, &len, &err), DS_OK);
+  cr_assert_eq(len, 9);
+  for (size_t i = 0; i < len; i++) {
+    struct ds_cnode item;
+    int64_t v = 99;
+    cr_assert_eq(ds_cseq_at(&bad, i, &item, &err), DS_OK);
+    cr_assert_eq(ds_cnode_int64(&item, &v, &err), DS_EINPUT, "item %zu", i);
+    cr_assert_eq(v, 99);
+  }
+  /* The last one is well-formed but out of range, and says so. */
+  cr_assert(strstr(err.msg, "key 'bad[8]': expected an integer that fits in "
+                            "64 bits, got \"9223372036854775808\"") != NULL,
+            "%s", err.msg);
+  ds_config_free(cfg);
+}
+
+/* Booleans: exactly true/false/yes/no; YAML 1.1's on/off, y/n and the
+ * capitalised forms are refused so that each file reads one way. */
+Test(config, bool_strict) {
+  struct ds_config *cfg = load("t: [true, yes]\nf: [false, no]\n"
+                               "bad: [True, on, off, 1, 0, y, \"\"]\n");
+  struct ds_cnode root = root_of(cfg);
+  struct ds_err err = {DS_OK, ""};
+  const char *keys[] = {"t", "f", "bad"};
+  for (int k = 0; k < 3; k++) {
+    struct ds_cnode seq = get(&root, keys[k]);
+    size_t len = 0;
+    cr_assert_eq(ds_cseq_len(&seq, &len, &err), DS_OK);
+    for (size_t i = 0; i < len; i++) {
+      struct ds_cnode item;
+      int b = -1;
+      cr_assert_eq(ds_cseq_at(&seq, i, &item, &err), DS_OK);
+      ds_status st = ds_cnode_bool(&item, &b, &err);
+      if (k == 2) {
+        cr_assert_eq(st, DS_EINPUT, "bad[%zu]", i);
+      } else {
+        cr_assert_eq(st, DS_OK, "%s", err.msg);
+        cr_assert_eq(b, k == 0);
+      }
+    }
+  }
+  ds_config_free(cfg);
+}
+
+/* Sequence items carry "KEY[i]" keys, nested ones "KEY[i][j]", and the
+ * item's own line; the strings stay valid and are reused across calls. */
+Test(config, sequences) {
+  struct ds_config *cfg = load("layers:\n"
+                               "  - {name: embed, params: 1M}\n"
+                               "  - {name: attn, params: 4M}\n"
+                               "  - {name: mlp, params: 8M}\n"
+                               "  - {name: head, params: oops}\n"
+                               "grid: [[1, 2], [3, 4]]\n"
+                               "empty: []\n");
+  struct ds_cnode root = root_of(cfg);
+  struct ds_cnode layers = get(&root, "layers");
+  struct ds_err err = {DS_OK, ""};
+  size_t len = 0;
+  cr_assert(ds_cnode_is_seq(&layers));
+  cr_assert_not(ds_cnode_is_map(&layers));
+  cr_assert_eq(ds_cseq_len(&layers, &len, &err), DS_OK);
+  cr_assert_eq(len, 4);
+
+  struct ds_cnode l2, l2again, name;
+  const char *s = NULL;
+  cr_assert_eq(ds_cseq_at(&layers, 2, &l2, &err), DS_OK);
+  cr_assert_str_eq(l2.key, "layers[2]");
+  cr_assert(ds_cnode_is_map(&l2));
+  cr_assert_eq(ds_cnode_line(&l2), 4);
+  name = get(&l2, "name");
+  cr_assert_eq(ds_cnode_string(&name, &s, &err), DS_OK);
+  cr_assert_str_eq(s, "mlp");
+  cr_assert_eq(ds_cseq_at(&layers, 2, &l2again, &err), DS_OK);
+  cr_assert_eq(l2.key, l2again.key, "same item, same key string");
+
+  /* A bad value inside an item names the value's own key and position:
+   * "oops" is on line 5, column 26. */
+  struct ds_cnode l3, params;
+  double d;
+  cr_assert_eq(ds_cseq_at(&layers, 3, &l3, &err), DS_OK);
+  params = get(&l3, "params");
+  cr_assert_eq(ds_cnode_bytes(&params, &d, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml:5:26: key 'params': expected a size "
+                            "like \"25MiB\", got \"oops\"");
+  /* A layer-level check by the caller names the item. */
+  cr_assert_eq(ds_cnode_error(&l3, &err, "params must be %s", "positive"),
+               DS_EINPUT);
+  cr_assert_str_eq(err.msg,
+                   "t.yaml:5:5: key 'layers[3]': params must be positive");
+
+  struct ds_cnode grid = get(&root, "grid"), row, cell;
+  int64_t v = 0;
+  cr_assert_eq(ds_cseq_at(&grid, 1, &row, &err), DS_OK);
+  cr_assert_eq(ds_cseq_at(&row, 0, &cell, &err), DS_OK);
+  cr_assert_str_eq(cell.key, "grid[1][0]");
+  cr_assert_eq(ds_cnode_int64(&cell, &v, &err), DS_OK);
+  cr_assert_eq(v, 3);
+
+  struct ds_cnode empty = get(&root, "empty");
+  cr_assert_eq(ds_cseq_len(&empty, &len, &err), DS_OK);
+  cr_assert_eq(len, 0);
+  ds_config_free(cfg);
+}
+
+/* Allowed keys pass; an unknown key is reported at the key itself with the
+ * allowed list; a repeated key is reported at its second occurrence. */
+Test(config, check_keys) {
+  static const char *const allowed[] = {"nodes", "gpus_per_node", "link_bw",
+                                        NULL};
+  struct ds_err err = {DS_OK, ""};
+
+  struct ds_config *cfg = load("nodes: 2\nlink_bw: 25GBps\n");
+  struct ds_cnode root = root_of(cfg);
+  cr_assert_eq(ds_cmap_check_keys(&root, allowed, &err), DS_OK, "%s", err.msg);
+  ds_config_free(cfg);
+
+  /* "link_bandwith" starts line 2, column 1. */
+  cfg = load("nodes: 2\nlink_bandwith: 25GBps\n");
+  root = root_of(cfg);
+  cr_assert_eq(ds_cmap_check_keys(&root, allowed, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml:2:1: unknown key 'link_bandwith' "
+                            "(allowed: nodes, gpus_per_node, link_bw)");
+  ds_config_free(cfg);
+
+  /* The second "nodes" is at line 3, column 1; the first at 1:1. */
+  cfg = load("nodes: 2\nlink_bw: 25GBps\nnodes: 4\n");
+  root = root_of(cfg);
+  cr_assert_eq(ds_cmap_check_keys(&root, allowed, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml:3:1: duplicate key 'nodes' (first given "
+                            "at line 1, column 1)");
+  ds_config_free(cfg);
+
+  /* Nested maps are checked at their own indentation: column 3. */
+  cfg = load("nvlink:\n  bw: 1GBps\n");
+  root = root_of(cfg);
+  struct ds_cnode nv = get(&root, "nvlink");
+  cr_assert_eq(ds_cmap_check_keys(&nv, allowed, &err), DS_EINPUT);
+  cr_assert(strstr(err.msg, "t.yaml:2:3: unknown key 'bw'") == err.msg, "%s",
+            err.msg);
+  /* Checking keys of a scalar is itself an input error. */
+  struct ds_cnode bw = get(&nv, "bw");
+  cr_assert_eq(ds_cmap_check_keys(&bw, allowed, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg,
+                   "t.yaml:2:7: key 'bw': expected a mapping, got \"1GBps\"");
+  ds_config_free(cfg);
+}
+
+/* ds_cmap_get reports absence; ds_cmap_require turns it into a message
+ * located at the map (its first key, line 2 column 3 here). */
+Test(config, missing_key) {
+  struct ds_config *cfg = load("topo:\n  nodes: 2\n");
+  struct ds_cnode root = root_of(cfg);
+  struct ds_cnode topo = get(&root, "topo"), n;
+  struct ds_err err = {DS_OK, ""};
+  cr_assert_not(ds_cmap_get(&topo, "link_bw", &n));
+  cr_assert_eq(n.index, 0);
+  cr_assert_eq(ds_cnode_line(&n), 0);
+  cr_assert_eq(ds_cmap_require(&topo, "link_bw", "a bandwidth like \"25GBps\"",
+                               &n, &err),
+               DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml:2:3: missing key 'link_bw' (expected a "
+                            "bandwidth like \"25GBps\")");
+  cr_assert_eq(ds_cmap_require(&topo, "nodes", "an integer", &n, &err), DS_OK);
+  cr_assert_eq(ds_cnode_line(&n), 2);
+  ds_config_free(cfg);
+}
+
+/* The root must be a mapping; a list or a bare word is refused at 1:1. */
+Test(config, non_mapping_root) {
+  struct ds_err err = {DS_OK, ""};
+  struct ds_cnode root;
+  struct ds_config *cfg = load("- a\n- b\n");
+  cr_assert_eq(ds_config_root(cfg, &root, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml:1:1: expected a mapping of settings at "
+                            "the top level, got a sequence");
+  ds_config_free(cfg);
+  cfg = load("hello\n");
+  cr_assert_eq(ds_config_root(cfg, &root, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml:1:1: expected a mapping of settings at "
+                            "the top level, got \"hello\"");
+  ds_config_free(cfg);
+}
+
+/* An empty file or one holding only comments has no document. */
+Test(config, empty_document) {
+  struct ds_err err = {DS_OK, ""};
+  cr_assert_str_eq(load_fail("", &err),
+                   "t.yaml: empty document (expected a mapping of settings)");
+  cr_assert_str_eq(load_fail("# nothing here\n\n", &err),
+                   "t.yaml: empty document (expected a mapping of settings)");
+}
+
+/* A second document would be ignored silently, so it is an error at its
+ * start (the "---" on line 2). */
+Test(config, second_document) {
+  struct ds_err err = {DS_OK, ""};
+  const char *msg = load_fail("a: 1\n---\nb: 2\n", &err);
+  cr_assert(strstr(msg, "t.yaml:2:1: a second YAML document") == msg, "%s",
+            msg);
+}
+
+/* Syntax errors carry libyaml's own problem text at its line and column:
+ * the unclosed flow sequence is noticed at the end of input, line 2. */
+Test(config, syntax_error) {
+  struct ds_err err = {DS_OK, ""};
+  const char *msg = load_fail("a: [1, 2\nb: 3\n", &err);
+  cr_assert(strstr(msg, "t.yaml:") == msg, "%s", msg);
+  cr_assert(strstr(msg, "YAML syntax error: ") != NULL, "%s", msg);
+  cr_assert_eq(err.status, DS_EINPUT);
+
+  /* A tab used for indentation: libyaml says "found character that cannot
+   * start any token" at line 2, column 1. */
+  msg = load_fail("a:\n\tb: 1\n", &err);
+  cr_assert_str_eq(msg, "t.yaml:2:1: YAML syntax error: found character "
+                        "that cannot start any token while scanning for the "
+                        "next token (started at line 2, column 1)");
+
+  /* Bytes that are not UTF-8 are a reader error, located by byte offset. */
+  msg = load_fail("a: \xff\n", &err);
+  cr_assert(strstr(msg, "t.yaml: invalid text at byte 3: ") == msg, "%s", msg);
+}
+
+/* A scalar quoted in a message is escaped and cut, so the message stays
+ * one readable line. */
+Test(config, quoted_text_escaped_and_cut) {
+  struct ds_config *cfg =
+      load("a: \"say \\\"hi\\\"\\n\"\n"
+           "b: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+           "yyyy\n");
+  struct ds_cnode root = root_of(cfg);
+  struct ds_cnode a = get(&root, "a"), b = get(&root, "b");
+  struct ds_err err = {DS_OK, ""};
+  double d;
+  cr_assert_eq(ds_cnode_number(&a, &d, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml:1:4: key 'a': expected a number, got "
+                            "\"say \\\"hi\\\"\\n\"");
+  cr_assert_eq(ds_cnode_number(&b, &d, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg,
+                   "t.yaml:2:4: key 'b': expected a number, got \""
+                   "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                   "...\"");
+  ds_config_free(cfg);
+}
+
+/* Loading from a file reads it whole; a missing file or a directory is an
+ * input error naming the path and the system's reason. */
+Test(config, load_file) {
+  char path[] = "/tmp/ddpsim_test_config_XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  cr_assert_not_null(f);
+  fputs("schema_version: 1\nlink_bw: fast\n", f);
+  fclose(f);
+
+  struct ds_config *cfg = NULL;
+  struct ds_err err = {DS_OK, ""};
+  cr_assert_eq(ds_config_load(path, &cfg, &err), DS_OK, "%s", err.msg);
+  cr_assert_str_eq(ds_config_path(cfg), path);
+  struct ds_cnode root = root_of(cfg), bw = get(&root, "link_bw");
+  double d;
+  cr_assert_eq(ds_cnode_bw(&bw, &d, &err), DS_EINPUT);
+  char want[256];
+  snprintf(want, sizeof want,
+           "%s:2:10: key 'link_bw': expected a bandwidth like \"25GBps\", "
+           "got \"fast\"",
+           path);
+  cr_assert_str_eq(err.msg, want);
+  ds_config_free(cfg);
+  unlink(path);
+
+  cfg = NULL;
+  cr_assert_eq(ds_config_load("/nonexistent/dir/4gpu.yaml", &cfg, &err),
+               DS_EINPUT);
+  cr_assert_null(cfg);
+  cr_assert_str_eq(err.msg, "/nonexistent/dir/4gpu.yaml: cannot open: No "
+                            "such file or directory");
+
+  cr_assert_eq(ds_config_load("/", &cfg, &err), DS_EINPUT);
+  cr_assert_null(cfg);
+  cr_assert_str_eq(err.msg, "/: cannot read: Is a directory");
+}
+
+/* Destructors accept NULL; accessors on an absent node fail cleanly. */
+Test(config, null_and_absent) {
+  ds_config_free(NULL);
+  struct ds_config *cfg = load("a: 1\n");
+  struct ds_cnode root = root_of(cfg), missing;
+  struct ds_err err = {DS_OK, ""};
+  int64_t v;
+  cr_assert_not(ds_cmap_get(&root, "zzz", &missing));
+  cr_assert_not(ds_cnode_is_scalar(&missing));
+  cr_assert_eq(ds_cnode_int64(&missing, &v, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml: key 'zzz': expected an integer, got "
+                            "nothing");
+  /* Errors may be discarded by passing NULL. */
+  cr_assert_eq(ds_cnode_int64(&missing, &v, NULL), DS_EINPUT);
+  ds_config_free(cfg);
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Benchmarks (not tests): engine events per second, and wall time and peak
+# memory of one simulated DDP run of GPT-2 (25 MiB buckets) at growing world
+# sizes on the 4096-GPU cluster topology. Usage: bench/run.sh BUILD/bench
+# (make bench). Prints one line per measurement; record results with the
+# command in bench/README.md.
+set -eu
+dir=${1:?usage: bench/run.sh BUILD/bench}
+bin=${DDPSIM_BIN:?DDPSIM_BIN must name the ddpsim binary}
+echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(uname -m) $(nproc) cores; $("$bin" --version)"
+"$dir/bench_engine" "$@"
+for n in 8 64 512 4096; do
+  for model in flow aggregate; do
+    # The per-flow ring costs O(N^2) flows per all-reduce: measure it only
+    # where it finishes in reasonable time.
+    if [ "$model" = flow ] && [ "$n" -gt 64 ]; then continue; fi
+    /usr/bin/time -f "%e %M" -o /tmp/ddpsim-bench.$$ \
+      "$bin" --topo cluster-512x8-h100 --model gpt2 --bucket-mb 25 --world-size "$n" \
+      --coll-model "$model" --format csv >/tmp/ddpsim-bench-out.$$
+    read -r wall rss_kb </tmp/ddpsim-bench.$$
+    iter=$(tail -n1 /tmp/ddpsim-bench-out.$$ | cut -d, -f11)
+    echo "ddp_gpt2 world=$n coll_model=$model wall_s=$wall peak_rss_mib=$((rss_kb / 1024)) iter_ms=$iter"
+  done
+done
+rm -f /tmp/ddpsim-bench.$$ /tmp/ddpsim-bench-out.$$

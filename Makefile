@@ -57,15 +57,54 @@ DDPSIM    := $(BUILD)/ddpsim
 TESTS     := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-HAVE_NVCC := $(shell command -v nvcc >/dev/null 2>&1 || test -x $(CUDA_HOME)/bin/nvcc && echo 1)
+comma := ,
+HAVE_NVCC := $(shell test -x $(CUDA_HOME)/bin/nvcc && echo 1)
 HAVE_NCCL := $(shell test -f $(CUDA_HOME)/include/nccl.h && echo 1)
+HAVE_CUDA := $(and $(HAVE_NVCC),$(HAVE_NCCL))
+NVCC      := $(CUDA_HOME)/bin/nvcc
 
-.PHONY: all test run bench info clean deps check-build
-all: bin/ddpsim
+# ddpreal: the replay executor (real/). The cpu device needs Open MPI; the
+# cuda device is built only where nvcc and nccl.h are found (DS_HAVE_CUDA).
+MPI_CFLAGS := $(shell mpicc --showme:compile 2>/dev/null)
+MPI_LIBS   := $(shell mpicc --showme:link 2>/dev/null)
+REAL_SRC   := $(sort $(filter-out real/main.c,$(wildcard real/*.c)))
+REAL_CU    := $(if $(HAVE_CUDA),$(sort $(wildcard real/*.cu)))
+REAL_OBJ   := $(REAL_SRC:%.c=$(BUILD)/%.o) $(REAL_CU:%.cu=$(BUILD)/%.cu.o)
+LIBREAL    := $(BUILD)/libddpreal.a
+DDPREAL    := $(BUILD)/ddpreal
+REAL_CPPFLAGS := $(MPI_CFLAGS) $(if $(HAVE_CUDA),-DDS_HAVE_CUDA -I$(CUDA_HOME)/include)
+REAL_LIBS  := $(MPI_LIBS) -lpthread \
+              $(if $(HAVE_CUDA),-L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 \
+                -lnccl -lcublas -lcudart -lstdc++ -ldl -lrt)
+NVCCFLAGS  := -O2 -g -std=c++17 -arch=sm_90 -I. --compiler-options \
+              -Wall,-Wextra,-Wno-unused-parameter$(if $(filter 1,$(WERROR)),$(comma)-Werror)
+
+.PHONY: all test run bench info clean deps check-build gpu-check
+all: bin/ddpsim bin/ddpreal
 
 bin/ddpsim: $(DDPSIM)
 	@mkdir -p bin
 	$(Q)cp $< $@
+
+bin/ddpreal: $(DDPREAL)
+	@mkdir -p bin
+	$(Q)cp $< $@
+
+$(BUILD)/real/%.o: CPPFLAGS += $(REAL_CPPFLAGS)
+$(BUILD)/tests/test_real%.o: CPPFLAGS += $(REAL_CPPFLAGS)
+
+$(BUILD)/%.cu.o: %.cu
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  NVCC    $<")
+	$(Q)$(NVCC) $(NVCCFLAGS) -MMD -MP -c $< -o $@
+
+$(LIBREAL): $(REAL_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(DDPREAL): $(BUILD)/real/main.o $(LIBREAL) $(LIBTRACE)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) $^ $(REAL_LIBS) $(LDLIBS) -o $@
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
@@ -88,6 +127,11 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIBSIM) $(LIBTRACE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ -lcriterion $(LDLIBS) -o $@
 
+# Tests of real/ (tests/test_real*.c) link the replay library too.
+$(BUILD)/tests/test_real%: $(BUILD)/tests/test_real%.o $(LIBREAL) $(LIBSIM) $(LIBTRACE)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) $^ -lcriterion $(REAL_LIBS) $(LDLIBS) -o $@
+
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBSIM) $(LIBTRACE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -96,9 +140,10 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBSIM) $(LIBTRACE)
 # (tests/test_cli.c runs $(DDPSIM) of the same build).
 test: deps
 	$(Q)$(MAKE) --no-print-directory ASAN=1 check-build
-	$(Q)DDPSIM_BIN=build/asan/ddpsim scripts/run_tests.sh build/asan/tests
+	$(Q)DDPSIM_BIN=build/asan/ddpsim DDPREAL_BIN=build/asan/ddpreal \
+	  scripts/run_tests.sh build/asan/tests
 
-check-build: $(DDPSIM) $(TESTS)
+check-build: $(DDPSIM) $(DDPREAL) $(TESTS)
 
 deps:
 	$(Q)scripts/deps.sh
@@ -109,11 +154,17 @@ run: bin/ddpsim
 bench: $(BENCHES) $(DDPSIM)
 	$(Q)DDPSIM_BIN=$(DDPSIM) bench/run.sh $(BUILD)/bench
 
+# GPU checks (needs a GPU; see scripts/gpu-check.sh): build, replay, sweep.
+gpu-check: bin/ddpsim bin/ddpreal
+	$(Q)scripts/gpu-check.sh
+
 info:
 	@echo "build dir:     $(BUILD)"
 	@echo "cc:            $$($(CC) --version | head -n1)"
 	@echo "nvcc:          $(if $(HAVE_NVCC),found,not found)"
 	@echo "nccl.h:        $(if $(HAVE_NCCL),found under $(CUDA_HOME)/include,not found)"
+	@echo "mpi:           $(if $(MPI_LIBS),$(MPI_LIBS),not found (mpicc missing))"
+	@echo "ddpreal:       devices cpu$(if $(HAVE_CUDA), and cuda (DS_HAVE_CUDA), only: the cuda device needs nvcc and nccl.h)"
 	@echo "sources:       $(words $(TRACE_SRC) $(SIM_SRC)) library files, $(words $(TEST_SRC)) test files"
 
 clean:

@@ -5,7 +5,8 @@
 # (make bench). Prints one line per measurement; record results with the
 # command in bench/README.md.
 set -eu
-dir=${1:?usage: bench/run.sh BUILD/bench}
+dir=${1:?usage: bench/run.sh BUILD/bench [bench_engine args]}
+shift
 bin=${DDPSIM_BIN:?DDPSIM_BIN must name the ddpsim binary}
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(uname -m) $(nproc) cores; $("$bin" --version)"
 "$dir/bench_engine" "$@"

@@ -48,6 +48,11 @@ struct ds_ring {
   double *hop_lat_ns;    /* [n] */
   double *hop_bw;        /* [n] bottleneck bandwidth of hop i (alone) */
   double max_lat_ns;
+  /* Latency on the critical path of 2(N-1) steps: data advances one hop per
+   * step, so the chain crosses 2(N-1) consecutive hops; this is the largest
+   * such sum, 2*sum(hop_lat) - min(hop_lat[i] + hop_lat[i+1]). Equals
+   * 2(N-1) * hop_lat on a uniform ring. */
+  double path_lat_ns;
   double min_bw;         /* the ring's bottleneck link bandwidth */
   int32_t *agg_links;    /* distinct links of all hops, sorted (owned) */
   uint32_t *agg_mult;    /* how many hops cross each */
@@ -60,7 +65,10 @@ ds_status ds_ring_build(struct ds_topo *topo, const int32_t *gpus, int32_t n,
 void ds_ring_release(struct ds_ring *ring);
 
 /* Closed form of a ring all-reduce of `bytes` on this ring with one chunk
- * per step and no contention: 2(N-1) * (max_lat + bytes/N / min_bw), in ns. */
+ * per step and no contention: path_lat + 2(N-1) * bytes/N / min_bw, in ns;
+ * on a uniform ring 2(N-1)*alpha + 2(N-1)/N * S/B. Exact for the per-flow
+ * ring when every hop has the same bandwidth; with unequal hops the slowest
+ * one paces every step and this is a lower bound within the latency sum. */
 double ds_ring_allreduce_ns(const struct ds_ring *ring, double bytes);
 
 struct ds_coll;

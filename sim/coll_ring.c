@@ -85,6 +85,16 @@ ds_status ds_ring_build(struct ds_topo *topo, const int32_t *gpus, int32_t n,
   }
   r->hop_first[n] = (int32_t)used;
   if (n == 1) r->hop_first[1] = 0;
+  if (n >= 2) {
+    double sum = 0, min_pair = -1;
+    for (int32_t i = 0; i < n; i++) {
+      double pair = r->hop_lat_ns[i] + r->hop_lat_ns[(i + 1) % n];
+      sum += r->hop_lat_ns[i];
+      if (min_pair < 0 || pair < min_pair) min_pair = pair;
+    }
+    /* N = 2: both hops once each (2*sum - pair = sum). */
+    r->path_lat_ns = 2 * sum - min_pair;
+  }
 
   /* Aggregate view: distinct links with the number of hops crossing each. */
   int32_t *sorted = malloc((used + 1) * sizeof *sorted);
@@ -128,7 +138,7 @@ void ds_ring_release(struct ds_ring *r) {
 double ds_ring_allreduce_ns(const struct ds_ring *r, double bytes) {
   if (r->n < 2) return 0;
   double steps = 2.0 * (r->n - 1);
-  return steps * (r->max_lat_ns + bytes / r->n / r->min_bw * 1e9);
+  return r->path_lat_ns + steps * bytes / r->n / r->min_bw * 1e9;
 }
 
 ds_status ds_coll_allreduce_new(const struct ds_ring *ring, struct ds_net *net,
@@ -205,7 +215,7 @@ ds_status ds_coll_enter(struct ds_coll *c, int32_t i) {
     if (c->n_entered < r->n) return DS_OK;
     double steps = 2.0 * (r->n - 1);
     return ds_net_flow_start(c->net, r->agg_links, r->agg_mult, r->n_agg,
-                             steps * c->bytes / r->n, steps * r->max_lat_ns, 0,
+                             steps * c->bytes / r->n, r->path_lat_ns, 0,
                              c->tag_base);
   }
   DS_CHECK(try_send(c, i));

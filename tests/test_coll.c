@@ -177,14 +177,15 @@ Test(coll, aggregate_matches_flow_on_two_nodes) {
   /* twonode: 6 NVSwitch hops (10 GB/s, 2 us) and 2 network hops (5 GB/s
    * bottleneck, 0.5+2+2+0.5 = 5 us). Both executions pace the ring at the
    * network hop; they may differ only by how the fast hops' latency
-   * overlaps: within 1% at 64 MB. */
+   * overlaps: within 1% at 64 MB. The aggregate's latency is that of 14
+   * consecutive hops: 2 * (6 * 2 + 2 * 5) - (2 + 2) = 40 us. */
   struct harness h;
   int32_t gpus[8];
   load(&h, "twonode.yaml");
   identity(gpus, 8);
   int64_t flow = run_allreduce(&h, gpus, 8, 64e6, DS_COLL_FLOW, DS_NET_MAXMIN, 1);
   int64_t agg = run_allreduce(&h, gpus, 8, 64e6, DS_COLL_AGGREGATE, DS_NET_MAXMIN, 1);
-  double closed = 14 * (5000 + 64e6 / 8 / 5e9 * 1e9);
+  double closed = 40000 + 14 * (64e6 / 8 / 5e9 * 1e9);
   cr_assert_leq(fabs((double)agg - closed), 14, "aggregate %lld vs %g", (long long)agg, closed);
   cr_assert_leq(fabs((double)(flow - agg)) / (double)agg, 0.01, "flow %lld agg %lld",
                 (long long)flow, (long long)agg);
@@ -195,16 +196,20 @@ Test(coll, shared_pcie_uplink_halves_the_ring) {
   /* pcie4: GPUs 0,1 under switch A, 2,3 under switch B. The ring 0-1-2-3
    * crosses each uplink direction once: no sharing. The ring 0-2-1-3 sends
    * 0->2 and 1->3 both up through A's uplink (and down into B), so those
-   * hops get 5 GB/s each. Hops cross 4 links: alpha = 4 us.
-   *   ring 0-1-2-3: hop 0->1 (2 links, 2 us) ... slowest alpha 4 us, B 10:
-   *     T = 6 * 4 us + 6 * (40 MB/4) / 10 GB/s = 24 us + 6 ms
-   *   ring 0-2-1-3: B = 5 GB/s: T = 24 us + 12 ms (aggregate: the link is
-   *     crossed twice; per flow: two flows share it). */
+   * hops get 5 GB/s each.
+   *   ring 0-1-2-3: hops of 2, 4, 2, 4 links (1 us each), B 10 GB/s; the
+   *     6 steps cross 6 consecutive hops, at most 2 * 12 - (2 + 4) = 18 us:
+   *     T = 18 us + 6 * (40 MB/4) / 10 GB/s = 18 us + 6 ms
+   *   ring 0-2-1-3: every hop crosses 4 links (4 us), B = 5 GB/s:
+   *     T = 24 us + 12 ms (aggregate: the link is crossed twice; per flow:
+   *     two flows share it). */
   struct harness h;
   load(&h, "pcie4.yaml");
   const int32_t straight[] = {0, 1, 2, 3}, crossed[] = {0, 2, 1, 3};
   cr_assert_eq(run_allreduce(&h, straight, 4, 40e6, DS_COLL_AGGREGATE, DS_NET_MAXMIN, 1),
-               6024000);
+               6018000);
+  cr_assert_eq(run_allreduce(&h, straight, 4, 40e6, DS_COLL_FLOW, DS_NET_MAXMIN, 1),
+               6018000);
   cr_assert_eq(run_allreduce(&h, crossed, 4, 40e6, DS_COLL_AGGREGATE, DS_NET_MAXMIN, 1),
                12024000);
   cr_assert_eq(run_allreduce(&h, crossed, 4, 40e6, DS_COLL_FLOW, DS_NET_MAXMIN, 1),

@@ -1,0 +1,57 @@
+/*
+ * How ranks are started and talk outside the device: one process per rank,
+ * either under an MPI launcher (launch_mpi.c: mpirun, any number of nodes)
+ * or forked by ddpreal itself on one node (launch_fork.c: for the cuda
+ * device, one process per GPU, or several per GPU when asked).
+ *
+ * Every rank process runs the same function; rank 0 collects the results.
+ */
+#ifndef DS_LAUNCH_H
+#define DS_LAUNCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../traces/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ds_launcher {
+  int32_t rank;
+  int32_t world;
+  const char *kind; /* "mpi" or "fork" */
+  ds_status (*barrier)(struct ds_launcher *l, struct ds_err *err);
+  /* Copies root's len bytes at buf to every rank's buf. */
+  ds_status (*broadcast)(struct ds_launcher *l, void *buf, size_t len,
+                         int32_t root, struct ds_err *err);
+  /* Rank 0 receives every rank's len bytes, in rank order, at all
+   * (world * len bytes; ignored on other ranks). */
+  ds_status (*gather)(struct ds_launcher *l, const void *mine, size_t len,
+                      void *all, struct ds_err *err);
+  void *impl;
+};
+
+/* The body every rank runs; its status becomes the rank's exit status. */
+typedef ds_status (*ds_launch_main_fn)(struct ds_launcher *l, void *arg,
+                                     struct ds_err *err);
+
+/* Under mpirun: MPI_Init_thread, run fn on this rank, MPI_Finalize. A rank
+ * that fails aborts the job (MPI_Abort) with its message on stderr. */
+ds_status ds_launch_mpi(int *argc, char ***argv, ds_launch_main_fn fn, void *arg,
+                        struct ds_err *err);
+
+/* Forks `world` rank processes on this node, runs fn in each, waits for all.
+ * A rank that fails or dies ends the others; the error names the rank. */
+ds_status ds_launch_fork(int32_t world, ds_launch_main_fn fn, void *arg,
+                         struct ds_err *err);
+
+/* Whether this process was started by an MPI launcher (OMPI_/PMI_ env). */
+int ds_under_mpi(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_LAUNCH_H */

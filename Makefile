@@ -80,7 +80,7 @@ NVCCFLAGS  := -O2 -g -std=c++17 -arch=sm_90 -I. --compiler-options \
               -Wall,-Wextra,-Wno-unused-parameter$(if $(filter 1,$(WERROR)),$(comma)-Werror)
 
 .PHONY: all test run bench info clean deps check-build gpu-check
-all: bin/ddpsim bin/ddpreal
+all: bin/ddpsim $(if $(wildcard real/main.c),bin/ddpreal)
 
 bin/ddpsim: $(DDPSIM)
 	@mkdir -p bin
@@ -143,7 +143,7 @@ test: deps
 	$(Q)DDPSIM_BIN=build/asan/ddpsim DDPREAL_BIN=build/asan/ddpreal \
 	  scripts/run_tests.sh build/asan/tests
 
-check-build: $(DDPSIM) $(DDPREAL) $(TESTS)
+check-build: $(DDPSIM) $(if $(wildcard real/main.c),$(DDPREAL)) $(TESTS)
 
 deps:
 	$(Q)scripts/deps.sh

@@ -612,3 +612,28 @@ ds_status ds_cnode_bool(const struct ds_cnode *node, int *out,
   }
   return DS_OK;
 }
+
+ds_status ds_config_open(const char *path, const char *const allowed[],
+                         struct ds_config **out, struct ds_cnode *root,
+                         struct ds_err *err) {
+  struct ds_config *cfg = NULL;
+  struct ds_cnode node;
+  int64_t version;
+  ds_status st;
+  *out = NULL;
+  DS_CHECK_GOTO(ds_config_load(path, &cfg, err), st, fail);
+  DS_CHECK_GOTO(ds_config_root(cfg, root, err), st, fail);
+  DS_CHECK_GOTO(ds_cmap_check_keys(root, allowed, err), st, fail);
+  DS_CHECK_GOTO(ds_cmap_require(root, "schema_version", "1", &node, err), st, fail);
+  DS_CHECK_GOTO(ds_cnode_int64(&node, &version, err), st, fail);
+  if (version != 1) {
+    st = ds_cnode_error(&node, err, "expected schema_version 1, got %lld",
+                        (long long)version);
+    goto fail;
+  }
+  *out = cfg;
+  return DS_OK;
+fail:
+  ds_config_free(cfg);
+  return st;
+}

@@ -49,6 +49,14 @@ const char *ds_config_path(const struct ds_config *cfg);
 ds_status ds_config_root(const struct ds_config *cfg, struct ds_cnode *out,
                          struct ds_err *err);
 
+/* The opening every ddpsim file shares: loads path, takes the root mapping,
+ * rejects keys not in `allowed` and requires `schema_version: 1`. On
+ * success *out owns the document and *root is its root; on failure *out is
+ * NULL. */
+ds_status ds_config_open(const char *path, const char *const allowed[],
+                         struct ds_config **out, struct ds_cnode *root,
+                         struct ds_err *err);
+
 /* 1-based line of a node (0 when absent). */
 int ds_cnode_line(const struct ds_cnode *node);
 int ds_cnode_is_map(const struct ds_cnode *node);

@@ -58,23 +58,13 @@ static ds_status read_entry(const struct ds_cnode *entry,
 ds_status ds_gpu_table_lookup(const char *path, const char *gpu_name,
                               struct ds_gpu_spec *out, struct ds_err *err) {
   struct ds_config *cfg = NULL;
-  struct ds_cnode root, gpus, entry, node;
+  struct ds_cnode root, gpus, entry;
   size_t n = 0;
-  int64_t version;
   char known[512] = "";
   ds_status st;
   int found = 0;
 
-  DS_CHECK_GOTO(ds_config_load(path, &cfg, err), st, out);
-  DS_CHECK_GOTO(ds_config_root(cfg, &root, err), st, out);
-  DS_CHECK_GOTO(ds_cmap_check_keys(&root, root_keys, err), st, out);
-  DS_CHECK_GOTO(ds_cmap_require(&root, "schema_version", "1", &node, err), st, out);
-  DS_CHECK_GOTO(ds_cnode_int64(&node, &version, err), st, out);
-  if (version != 1) {
-    st = ds_cnode_error(&node, err, "expected schema_version 1, got %lld",
-                        (long long)version);
-    goto out;
-  }
+  DS_CHECK_GOTO(ds_config_open(path, root_keys, &cfg, &root, err), st, out);
   DS_CHECK_GOTO(ds_cmap_require(&root, "gpus", "a sequence of GPUs", &gpus, err),
                 st, out);
   DS_CHECK_GOTO(ds_cseq_len(&gpus, &n, err), st, out);

@@ -89,21 +89,11 @@ static ds_status read_params(struct ds_model *m, const struct ds_cnode *layer,
 static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) {
   struct ds_config *cfg = NULL;
   struct ds_cnode root, node, layers, item;
-  int64_t version;
   size_t n_layers, param_cap = 0;
   const char *s;
   ds_status st;
 
-  DS_CHECK_GOTO(ds_config_load(path, &cfg, err), st, out);
-  DS_CHECK_GOTO(ds_config_root(cfg, &root, err), st, out);
-  DS_CHECK_GOTO(ds_cmap_check_keys(&root, root_keys, err), st, out);
-  DS_CHECK_GOTO(ds_cmap_require(&root, "schema_version", "1", &node, err), st, out);
-  DS_CHECK_GOTO(ds_cnode_int64(&node, &version, err), st, out);
-  if (version != 1) {
-    st = ds_cnode_error(&node, err, "expected schema_version 1, got %lld",
-                        (long long)version);
-    goto out;
-  }
+  DS_CHECK_GOTO(ds_config_open(path, root_keys, &cfg, &root, err), st, out);
   DS_CHECK_GOTO(read_string(&root, "name", "a model name", &m->name, err), st, out);
   DS_CHECK_GOTO(read_string(&root, "sample", "a description of one sample",
                             &m->sample, err), st, out);

@@ -321,21 +321,12 @@ static ds_status load(struct ds_topo *t, const char *path,
   struct ds_cnode root, node, gpu_node;
   struct intra_spec intra = {0};
   struct inter_spec inter = {0};
-  int64_t version, nodes, gpn;
+  int64_t nodes, gpn;
   const char *s;
   char table[4096];
   ds_status st;
 
-  DS_CHECK_GOTO(ds_config_load(path, &cfg, err), st, out);
-  DS_CHECK_GOTO(ds_config_root(cfg, &root, err), st, out);
-  DS_CHECK_GOTO(ds_cmap_check_keys(&root, root_keys, err), st, out);
-  DS_CHECK_GOTO(ds_cmap_require(&root, "schema_version", "1", &node, err), st, out);
-  DS_CHECK_GOTO(ds_cnode_int64(&node, &version, err), st, out);
-  if (version != 1) {
-    st = ds_cnode_error(&node, err, "expected schema_version 1, got %lld",
-                        (long long)version);
-    goto out;
-  }
+  DS_CHECK_GOTO(ds_config_open(path, root_keys, &cfg, &root, err), st, out);
   DS_CHECK_GOTO(ds_cmap_require(&root, "name", "a name", &node, err), st, out);
   DS_CHECK_GOTO(ds_cnode_string(&node, &s, err), st, out);
   t->name = strdup(s);

@@ -68,3 +68,13 @@ ds_status ds_lookup_file(const char *kind, const char *what, const char *arg,
   return ds_err_set(err, DS_EUSAGE, "%s '%s' not found (looked for: %s)", what,
                     arg, tried);
 }
+
+ds_status ds_lookup_gpu_table(const char *topo_path, char *out, size_t cap,
+                              struct ds_err *err) {
+  const char *slash = strrchr(topo_path, '/');
+  int dir_len = slash ? (int)(slash - topo_path) : 1;
+  const char *dir = slash ? topo_path : ".";
+  int n = snprintf(out, cap, "%.*s/gpus.yaml", dir_len, dir);
+  if (n > 0 && (size_t)n < cap && is_file(out)) return DS_OK;
+  return ds_lookup_file("topologies", "GPU table", "gpus.yaml", out, cap, err);
+}

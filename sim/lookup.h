@@ -22,6 +22,12 @@ extern "C" {
 ds_status ds_lookup_file(const char *kind, const char *what, const char *arg,
                          char *out, size_t cap, struct ds_err *err);
 
+/* The GPU table for a topology file: gpus.yaml beside it when there is one
+ * (a user's own table), otherwise the shipped topologies/gpus.yaml found as
+ * ds_lookup_file finds data files. */
+ds_status ds_lookup_gpu_table(const char *topo_path, char *out, size_t cap,
+                              struct ds_err *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,15 +1,29 @@
 /*
  * ddpsim: predicts what data-parallel training costs on a machine, and why.
- * Maps statuses to exit codes: 0 ok, 2 usage or input error, 1 failure.
+ * `ddpsim [options]` simulates training iterations; `ddpsim collective ...`
+ * one collective over a size sweep. Maps statuses to exit codes: 0 ok, 2
+ * usage or input error, 1 failure.
  */
 #include <stdio.h>
+#include <string.h>
 
+#include "collbench.h"
 #include "options.h"
 #include "run.h"
+
+static int finish(ds_status st, const struct ds_err *err) {
+  if (st != DS_OK) {
+    fprintf(stderr, "ddpsim: %s\n", err->msg[0] ? err->msg : ds_status_message(st));
+    return ds_status_exit_code(st);
+  }
+  return fflush(stdout) == 0 ? 0 : 1;
+}
 
 int main(int argc, char **argv) {
   struct ds_options opt;
   struct ds_err err = {0};
+  if (argc > 1 && strcmp(argv[1], "collective") == 0)
+    return finish(ds_collbench_main(argc - 1, argv + 1, stdout, &err), &err);
   ds_status st = ds_options_parse(argc, argv, &opt, &err);
   if (st == DS_OK && opt.help) {
     fputs(ds_options_usage(), stdout);
@@ -20,9 +34,5 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (st == DS_OK) st = ds_run(&opt, stdout, &err);
-  if (st != DS_OK) {
-    fprintf(stderr, "ddpsim: %s\n", err.msg[0] ? err.msg : ds_status_message(st));
-    return ds_status_exit_code(st);
-  }
-  return fflush(stdout) == 0 ? 0 : 1;
+  return finish(st, &err);
 }

@@ -60,7 +60,7 @@ static ds_status write_outputs(const struct config_run *c,
   const struct ds_options *o = c->opt;
   struct ds_schedule *steady = NULL;
   struct ds_trace *trace = NULL;
-  struct ds_csv_meta meta = {"ddpsim " DS_VERSION, c->inputs, o->seed};
+  struct ds_csv_meta meta = {"ddpsim " DS_VERSION, c->inputs, o->seed, NULL};
   ds_status st;
   DS_CHECK_GOTO(ds_schedule_new(c->world, &steady), st, out);
   DS_CHECK_GOTO(build_iteration(c, steady_bk, 0, 0, steady, err), st, out);
@@ -155,12 +155,13 @@ out:
 
 static ds_status setup(struct config_run *c, const struct ds_options *o,
                        struct ds_err *err) {
-  char topo_path[4096], model_path[4096];
+  char topo_path[4096], model_path[4096], gpus_path[4096];
   DS_CHECK(ds_lookup_file("topologies", "topology", o->topo, topo_path,
                           sizeof topo_path, err));
   DS_CHECK(ds_lookup_file("models", "model", o->model, model_path,
                           sizeof model_path, err));
-  DS_CHECK(ds_topo_load(topo_path, NULL, &c->topo, err));
+  DS_CHECK(ds_lookup_gpu_table(topo_path, gpus_path, sizeof gpus_path, err));
+  DS_CHECK(ds_topo_load(topo_path, gpus_path, &c->topo, err));
   DS_CHECK(ds_model_load(model_path, &c->model, err));
   DS_CHECK(ds_compute_init(c->topo, o->dtype, &c->compute, err));
   c->world = o->world_size ? o->world_size : c->topo->n_gpus;

@@ -17,6 +17,11 @@
 #include "gpu_table.h"
 
 #define MAX_GPUS (1 << 20)
+/* A node of one switch may hold many GPUs (a whole cluster behind one
+ * non-blocking switch is how the SimGrid peer is described); a full mesh
+ * has gpn * (gpn - 1) links and is capped lower. */
+#define MAX_GPUS_PER_NODE 4096
+#define MAX_MESH_GPUS 64
 
 static const char *const root_keys[] = {
     "schema_version", "name", "gpu", "nodes", "gpus_per_node",
@@ -271,6 +276,11 @@ static ds_status read_intra(const struct ds_cnode *root, int64_t gpn,
                          s->template_name, err));
   DS_CHECK(read_bw(&map, "link_bw", &s->link_bw, err));
   DS_CHECK(read_lat(&map, "link_lat", &s->link_lat, err));
+  if (strcmp(s->template_name, "nvlink-mesh") == 0 && gpn > MAX_MESH_GPUS)
+    return ds_cnode_error(&map, err,
+                          "template nvlink-mesh joins every pair of GPUs: at most "
+                          "%d gpus_per_node, got %lld (use nvswitch)",
+                          MAX_MESH_GPUS, (long long)gpn);
   if (strcmp(s->template_name, "pcie-switch") == 0) {
     DS_CHECK(read_count(&map, "gpus_per_switch", gpn, &s->gpus_per_switch, err));
     DS_CHECK(read_bw(&map, "uplink_bw", &s->uplink_bw, err));
@@ -332,7 +342,7 @@ static ds_status load(struct ds_topo *t, const char *path,
   t->name = strdup(s);
   if (!t->name) { st = DS_ENOMEM; goto out; }
   DS_CHECK_GOTO(read_count(&root, "nodes", 1 << 16, &nodes, err), st, out);
-  DS_CHECK_GOTO(read_count(&root, "gpus_per_node", 64, &gpn, err), st, out);
+  DS_CHECK_GOTO(read_count(&root, "gpus_per_node", MAX_GPUS_PER_NODE, &gpn, err), st, out);
   if (nodes * gpn > MAX_GPUS) {
     st = ds_err_set(err, DS_EINPUT, "%s: %lld GPUs is more than the %d supported",
                     path, (long long)(nodes * gpn), MAX_GPUS);

@@ -123,6 +123,27 @@ Test(cli, model_names_are_looked_up_without_suffix) {
   release(&r);
 }
 
+Test(cli, a_user_topology_outside_the_tree_uses_the_shipped_gpu_table) {
+  /* Expected, because a user's own file rarely sits beside a gpus.yaml:
+   * the shipped table is found as data files are. */
+  char dir[] = "/tmp/ddpsim-user-XXXXXX", path[256], args[512];
+  cr_assert(mkdtemp(dir) != NULL);
+  snprintf(path, sizeof path, "%s/mine.yaml", dir);
+  char *text = slurp("topologies/4gpu.yaml");
+  FILE *fp = fopen(path, "w");
+  cr_assert(fp != NULL);
+  fputs(text, fp);
+  fclose(fp);
+  free(text);
+  snprintf(args, sizeof args, "--topo %s --format csv", path);
+  struct result r = run(args);
+  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  cr_assert(strstr(r.out, "ddp,resnet50,4gpu,A100-SXM4-80GB,"), "%s", r.out);
+  release(&r);
+  unlink(path);
+  rmdir(dir);
+}
+
 /* Tiny model on the tiny topology, worked by hand (tests/data/tiny-*.yaml):
  * forward 100+200+100 us; backward l2 200 us (ends at 600 us), then the
  * 4 MiB bucket's all-reduce: 6 * 2 us + 1.5 * 4194304 B / 10 GB/s =

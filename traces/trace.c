@@ -150,6 +150,23 @@ static void write_comment(FILE *fp, const char *key, const char *value) {
   fputc('\n', fp);
 }
 
+/* Free-form provenance lines (device, ranks, library versions): each line
+ * becomes one `#` line, so nothing in it can end the preamble early. */
+static void write_extra(FILE *fp, const char *extra) {
+  for (const char *p = extra; *p;) {
+    size_t len = strcspn(p, "\r\n");
+    const char *line = p;
+    p += len;
+    p += strspn(p, "\r\n");
+    while (len && (*line == ' ' || *line == '\t')) line++, len--;
+    if (len == 0) continue;
+    if (*line == '#')
+      fprintf(fp, "%.*s\n", (int)len, line);
+    else
+      fprintf(fp, "# %.*s\n", (int)len, line);
+  }
+}
+
 static void write_preamble(FILE *fp, const char *schema,
                            const struct ds_csv_meta *meta, size_t n_cols) {
   fprintf(fp, "# %s v%d\n", schema, DS_SCHEMA_VERSION);
@@ -157,6 +174,7 @@ static void write_preamble(FILE *fp, const char *schema,
     if (meta->program) write_comment(fp, "program", meta->program);
     if (meta->inputs) write_comment(fp, "inputs", meta->inputs);
     fprintf(fp, "# seed: %" PRIu64 "\n", meta->seed);
+    if (meta->extra) write_extra(fp, meta->extra);
   }
   for (size_t c = 0; c < n_cols; c++)
     fprintf(fp, "%s%s", c ? "," : "", col_names[c]);

@@ -35,6 +35,10 @@ struct ds_csv_meta {
   const char *program;  /* "ddpsim 0.1.0" */
   const char *inputs;   /* "topo=topologies/4gpu.yaml model=... bucket_mb=25" */
   uint64_t seed;
+  const char *extra;    /* further lines, newline-separated ("# device: cpu\n
+                         * # ranks: 2"); each is written as a `#` line after
+                         * the seed (a missing "# " is added, blank lines
+                         * dropped) */
 };
 
 /* One executed op: which op (index into sched->ops), which iteration, and

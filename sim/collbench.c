@@ -1,0 +1,323 @@
+/*
+ * `ddpsim collective` (see collbench.h). Every size is a fresh simulation:
+ * its own engine and network, all ranks entering at t = 0, the time reported
+ * being the last rank's finish, as nccl-tests times from before the launch
+ * on every rank to after the last rank's completion.
+ */
+#include "collbench.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+#include "engine.h"
+#include "events.h"
+#include "lookup.h"
+#include "net.h"
+#include "options.h"
+#include "report.h"
+#include "topo.h"
+#include "units.h"
+
+#define FLOAT_BYTES 4
+
+struct collbench_options {
+  const char *topo;
+  const char *op;
+  const char *algo;
+  double min_bytes, max_bytes, factor;
+  int32_t ranks; /* 0: every GPU */
+  enum ds_coll_choice coll_model;
+  enum ds_net_mode net_mode;
+  int32_t ring_chunks;
+  enum ds_format format;
+  int help;
+};
+
+static const char usage[] =
+    "usage: ddpsim collective --topo TOPOLOGY [options]\n"
+    "\n"
+    "Simulates one collective alone over a range of sizes and prints an\n"
+    "nccl-tests style table (time, algbw, busbw).\n"
+    "\n"
+    "  --topo FILE|NAME       topology YAML (a path, or a name in topologies/)\n"
+    "  --op allreduce         collective (this version: allreduce)\n"
+    "  --algo ring            algorithm (this version: ring)\n"
+    "  -b, --minbytes SIZE    smallest size, e.g. 8, 1K, 32MiB (default 8)\n"
+    "  -e, --maxbytes SIZE    largest size (default 128M)\n"
+    "  -f, --stepfactor X     multiply the size by X each step, > 1 (default 2)\n"
+    "  -g, --ranks N          ranks, on the first N GPUs (default: every GPU)\n"
+    "  --coll-model auto|flow|aggregate  ring per flow or aggregated (default auto:\n"
+    "                         flow up to 64 ranks)\n"
+    "  --net maxmin|alpha-beta  link sharing model (default maxmin)\n"
+    "  --ring-chunks N        pipelined chunks per ring step, flow only (default 1)\n"
+    "  --format text|csv|json (default text)\n"
+    "  --help\n";
+
+static ds_status bad(struct ds_err *err, const char *flag, const char *expected,
+                     const char *got) {
+  return ds_err_set(err, DS_EUSAGE, "option %s: expected %s, got \"%s\"", flag,
+                    expected, got);
+}
+
+static ds_status parse_size(const char *flag, const char *v, double *out,
+                            struct ds_err *err) {
+  if (ds_units_parse_bytes(v, out) != DS_OK || *out < FLOAT_BYTES || *out > 1e15)
+    return bad(err, flag, "a size of at least 4 bytes, e.g. 8, 1K, 32MiB, 1G", v);
+  return DS_OK;
+}
+
+static ds_status parse_int(const char *flag, const char *v, int32_t lo,
+                           int32_t hi, int32_t *out, struct ds_err *err) {
+  char *end;
+  long x = strtol(v, &end, 10);
+  if (*v == '\0' || *end != '\0' || x < lo || x > hi) {
+    char what[64];
+    snprintf(what, sizeof what, "an integer from %d to %d", lo, hi);
+    return bad(err, flag, what, v);
+  }
+  *out = (int32_t)x;
+  return DS_OK;
+}
+
+static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
+                            struct ds_err *err) {
+  *o = (struct collbench_options){.op = "allreduce", .algo = "ring",
+                                  .min_bytes = 8, .max_bytes = 128.0 * 1024 * 1024,
+                                  .factor = 2, .ring_chunks = 1};
+  for (int i = 1; i < argc; i++) {
+    const char *f = argv[i];
+    if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
+      o->help = 1;
+      continue;
+    }
+    if (i + 1 >= argc)
+      return ds_err_set(err, DS_EUSAGE,
+                        strncmp(f, "-", 1) == 0 ? "option %s needs a value"
+                                                : "unexpected argument \"%s\" (see --help)",
+                        f);
+    const char *v = argv[++i];
+    if (strcmp(f, "--topo") == 0) o->topo = v;
+    else if (strcmp(f, "--op") == 0) o->op = v;
+    else if (strcmp(f, "--algo") == 0) o->algo = v;
+    else if (strcmp(f, "-b") == 0 || strcmp(f, "--minbytes") == 0)
+      DS_CHECK(parse_size(f, v, &o->min_bytes, err));
+    else if (strcmp(f, "-e") == 0 || strcmp(f, "--maxbytes") == 0)
+      DS_CHECK(parse_size(f, v, &o->max_bytes, err));
+    else if (strcmp(f, "-f") == 0 || strcmp(f, "--stepfactor") == 0) {
+      if (ds_units_parse_number(v, &o->factor) != DS_OK || !(o->factor > 1) ||
+          o->factor > 1e6)
+        return bad(err, f, "a factor greater than 1, e.g. 2", v);
+    } else if (strcmp(f, "-g") == 0 || strcmp(f, "--ranks") == 0)
+      DS_CHECK(parse_int(f, v, 1, 1 << 20, &o->ranks, err));
+    else if (strcmp(f, "--ring-chunks") == 0)
+      DS_CHECK(parse_int(f, v, 1, 1 << 16, &o->ring_chunks, err));
+    else if (strcmp(f, "--coll-model") == 0) {
+      if (strcmp(v, "auto") == 0) o->coll_model = DS_COLL_CHOICE_AUTO;
+      else if (strcmp(v, "flow") == 0) o->coll_model = DS_COLL_CHOICE_FLOW;
+      else if (strcmp(v, "aggregate") == 0) o->coll_model = DS_COLL_CHOICE_AGGREGATE;
+      else return bad(err, f, "one of auto, flow, aggregate", v);
+    } else if (strcmp(f, "--net") == 0) {
+      if (strcmp(v, "maxmin") == 0) o->net_mode = DS_NET_MAXMIN;
+      else if (strcmp(v, "alpha-beta") == 0) o->net_mode = DS_NET_CONSTANT;
+      else return bad(err, f, "one of maxmin, alpha-beta", v);
+    } else if (strcmp(f, "--format") == 0) {
+      if (strcmp(v, "text") == 0) o->format = DS_FORMAT_TEXT;
+      else if (strcmp(v, "csv") == 0) o->format = DS_FORMAT_CSV;
+      else if (strcmp(v, "json") == 0) o->format = DS_FORMAT_JSON;
+      else return bad(err, f, "one of text, csv, json", v);
+    } else {
+      return ds_err_set(err, DS_EUSAGE, "unknown option %s (see ddpsim collective --help)", f);
+    }
+  }
+  if (o->help) return DS_OK;
+  if (!o->topo) return ds_err_set(err, DS_EUSAGE, "missing --topo (see --help)");
+  if (strcmp(o->op, "allreduce") != 0)
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --op: \"%s\" is not simulated by this version "
+                      "(allreduce only)", o->op);
+  if (strcmp(o->algo, "ring") != 0)
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --algo: \"%s\" is not simulated by this version "
+                      "(ring only)", o->algo);
+  if (o->max_bytes < o->min_bytes)
+    return ds_err_set(err, DS_EUSAGE, "option -e: %.0f bytes is below -b %.0f bytes",
+                      o->max_bytes, o->min_bytes);
+  return DS_OK;
+}
+
+/* One all-reduce on its own engine and network. */
+struct one_run {
+  struct ds_net *net;
+  struct ds_coll *coll;
+  struct ds_engine *eng;
+  int64_t last_done_ns;
+  ds_status st; /* first failure inside a callback */
+};
+
+static void on_sent(void *owner, uint64_t tag) {
+  struct one_run *r = owner;
+  ds_status st = ds_coll_flow_sent(r->coll, (int32_t)(tag & 0xffffffffu));
+  if (r->st == DS_OK) r->st = st;
+}
+
+static void on_delivered(void *owner, uint64_t tag) {
+  struct one_run *r = owner;
+  ds_status st = ds_coll_flow_done(r->coll, (int32_t)(tag & 0xffffffffu));
+  if (r->st == DS_OK) r->st = st;
+}
+
+static void on_member_done(void *owner, int32_t member) {
+  struct one_run *r = owner;
+  (void)member;
+  r->last_done_ns = ds_engine_now(r->eng);
+}
+
+static void handle(void *ctx, struct ds_engine *eng, const struct ds_event *ev) {
+  (void)eng;
+  ds_net_handle_event(((struct one_run *)ctx)->net, ev);
+}
+
+static ds_status time_allreduce(struct ds_topo *topo, const struct ds_ring *ring,
+                                const struct collbench_options *o,
+                                enum ds_coll_model model, double bytes,
+                                int64_t *out_ns) {
+  struct one_run r = {0};
+  ds_status st;
+  DS_CHECK_GOTO(ds_engine_new(0, handle, &r, &r.eng), st, out);
+  DS_CHECK_GOTO(ds_net_new(topo, r.eng, o->net_mode, on_delivered, on_sent, &r,
+                           &r.net), st, out);
+  DS_CHECK_GOTO(ds_coll_allreduce_new(ring, r.net, model, o->ring_chunks, bytes,
+                                      0, on_member_done, &r, &r.coll), st, out);
+  for (int32_t i = 0; i < ring->n; i++)
+    DS_CHECK_GOTO(ds_coll_enter(r.coll, i), st, out);
+  DS_CHECK_GOTO(ds_engine_run(r.eng, INT64_MAX), st, out);
+  st = r.st;
+  *out_ns = r.last_done_ns;
+out:
+  ds_coll_free(r.coll);
+  ds_net_free(r.net);
+  ds_engine_free(r.eng);
+  return st;
+}
+
+struct row {
+  double size_bytes;
+  double count;
+  double time_us;
+  double algbw_gbps;
+  double busbw_gbps;
+};
+
+static void print_header(FILE *out, const struct collbench_options *o,
+                         const struct ds_topo *topo, int32_t n,
+                         enum ds_coll_model model) {
+  const char *net = o->net_mode == DS_NET_CONSTANT ? "alpha-beta" : "maxmin";
+  switch (o->format) {
+  case DS_FORMAT_CSV:
+    fputs("op,algo,proto,nranks,size_bytes,count,type,time_us,algbw_gbps,"
+          "busbw_gbps,net_model,coll_model\n", out);
+    break;
+  case DS_FORMAT_JSON:
+    fputs("[\n", out);
+    break;
+  default:
+    fprintf(out,
+            "# ddpsim collective: %s, algo %s, %d ranks on %s (%d x %s)\n"
+            "# network %s, ring %s; simulated (NCCL protocols and channels not modelled)\n"
+            "#\n"
+            "# %12s %12s %6s %10s %8s %8s\n"
+            "# %12s %12s %6s %10s %8s %8s\n",
+            o->op, o->algo, n, topo->name, topo->n_gpus, topo->gpu.name, net,
+            model == DS_COLL_FLOW ? "per flow" : "aggregated", "size", "count", "type", "time", "algbw", "busbw", "(B)",
+            "(elements)", "", "(us)", "(GB/s)", "(GB/s)");
+  }
+}
+
+static void print_row(FILE *out, const struct collbench_options *o, int32_t n,
+                      enum ds_coll_model model, const struct row *r, int first) {
+  const char *net = o->net_mode == DS_NET_CONSTANT ? "alpha-beta" : "maxmin";
+  const char *coll = model == DS_COLL_FLOW ? "flow" : "aggregate";
+  switch (o->format) {
+  case DS_FORMAT_CSV:
+    fprintf(out, "%s,%s,none,%d,%.0f,%.0f,float,%.3f,%.6f,%.6f,%s,%s\n", o->op,
+            o->algo, n, r->size_bytes, r->count, r->time_us, r->algbw_gbps,
+            r->busbw_gbps, net, coll);
+    break;
+  case DS_FORMAT_JSON:
+    fprintf(out,
+            "%s  {\"op\": \"%s\", \"algo\": \"%s\", \"proto\": \"none\", "
+            "\"nranks\": %d, \"size_bytes\": %.0f, \"count\": %.0f, "
+            "\"type\": \"float\", \"time_us\": %.3f, \"algbw_gbps\": %.6f, "
+            "\"busbw_gbps\": %.6f, \"net_model\": \"%s\", \"coll_model\": \"%s\"}",
+            first ? "" : ",\n", o->op, o->algo, n, r->size_bytes, r->count,
+            r->time_us, r->algbw_gbps, r->busbw_gbps, net, coll);
+    break;
+  default:
+    fprintf(out, "  %12.0f %12.0f %6s %10.2f %8.2f %8.2f\n", r->size_bytes,
+            r->count, "float", r->time_us, r->algbw_gbps, r->busbw_gbps);
+  }
+}
+
+static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
+                       FILE *out, struct ds_err *err) {
+  int32_t n = o->ranks ? o->ranks : topo->n_gpus;
+  if (n > topo->n_gpus)
+    return ds_err_set(err, DS_EUSAGE, "option -g: %d ranks but topology %s has %d GPUs",
+                      n, topo->name, topo->n_gpus);
+  enum ds_coll_model model =
+      o->coll_model == DS_COLL_CHOICE_FLOW        ? DS_COLL_FLOW
+      : o->coll_model == DS_COLL_CHOICE_AGGREGATE ? DS_COLL_AGGREGATE
+      : n > DS_AUTO_AGGREGATE_ABOVE               ? DS_COLL_AGGREGATE
+                                                  : DS_COLL_FLOW;
+  if (o->ring_chunks > 1 && model == DS_COLL_AGGREGATE)
+    return ds_err_set(err, DS_EUSAGE,
+                      "--ring-chunks > 1 needs the per-flow ring: add --coll-model flow");
+  int32_t *gpus = malloc((size_t)n * sizeof *gpus);
+  if (!gpus) return ds_err_set(err, DS_ENOMEM, "out of memory");
+  for (int32_t i = 0; i < n; i++) gpus[i] = i;
+  struct ds_ring ring;
+  ds_status st = ds_ring_build(topo, gpus, n, &ring, err);
+  free(gpus);
+  DS_CHECK(st);
+  print_header(out, o, topo, n, model);
+  int first = 1;
+  /* Sizes as nccl-tests makes them: whole elements, multiplied by -f. */
+  for (double s = o->min_bytes; s <= o->max_bytes * (1 + 1e-12); s *= o->factor) {
+    struct row r = {.count = (double)(int64_t)(s / FLOAT_BYTES)};
+    r.size_bytes = r.count * FLOAT_BYTES;
+    int64_t t_ns = 0;
+    st = time_allreduce(topo, &ring, o, model, r.size_bytes, &t_ns);
+    if (st != DS_OK) {
+      if (!err->msg[0]) ds_err_set(err, st, "simulating %.0f bytes failed", r.size_bytes);
+      break;
+    }
+    r.time_us = (double)t_ns / 1e3;
+    r.algbw_gbps = t_ns > 0 ? r.size_bytes / (double)t_ns : 0; /* B/ns = GB/s */
+    r.busbw_gbps = r.algbw_gbps * (n > 1 ? 2.0 * (n - 1) / n : 0);
+    print_row(out, o, n, model, &r, first);
+    first = 0;
+  }
+  if (st == DS_OK && o->format == DS_FORMAT_JSON) fputs("\n]\n", out);
+  ds_ring_release(&ring);
+  return st;
+}
+
+ds_status ds_collbench_main(int argc, char **argv, FILE *out,
+                            struct ds_err *err) {
+  struct collbench_options o;
+  DS_CHECK(parse_args(argc, argv, &o, err));
+  if (o.help) {
+    fputs(usage, out);
+    return DS_OK;
+  }
+  char topo_path[4096], gpus_path[4096];
+  DS_CHECK(ds_lookup_file("topologies", "topology", o.topo, topo_path,
+                          sizeof topo_path, err));
+  DS_CHECK(ds_lookup_gpu_table(topo_path, gpus_path, sizeof gpus_path, err));
+  struct ds_topo *topo = NULL;
+  DS_CHECK(ds_topo_load(topo_path, gpus_path, &topo, err));
+  ds_status st = sweep(&o, topo, out, err);
+  ds_topo_free(topo);
+  return st;
+}

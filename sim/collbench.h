@@ -1,0 +1,30 @@
+/*
+ * `ddpsim collective`: one collective simulated alone over a size sweep,
+ * printed as nccl-tests prints its measurements (size, count, type, time,
+ * algbw, busbw with nccl-tests' bus factor), so that a prediction and a
+ * measured all_reduce_perf table can be read side by side.
+ *
+ * This version simulates the ring all-reduce of sim/coll_ring.c; other
+ * operations and algorithms are refused by name (issue #3).
+ */
+#ifndef DS_COLLBENCH_H
+#define DS_COLLBENCH_H
+
+#include <stdio.h>
+
+#include "../traces/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Runs the subcommand with argv[0] == "collective"; prints to out. Usage
+ * errors are DS_EUSAGE with the flag named; --help prints the usage. */
+ds_status ds_collbench_main(int argc, char **argv, FILE *out,
+                            struct ds_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_COLLBENCH_H */

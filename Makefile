@@ -64,7 +64,8 @@ HAVE_CUDA := $(and $(HAVE_NVCC),$(HAVE_NCCL))
 NVCC      := $(CUDA_HOME)/bin/nvcc
 
 # ddpreal: the replay executor (real/). The cpu device needs Open MPI; the
-# cuda device is built only where nvcc and nccl.h are found (DS_HAVE_CUDA).
+# cuda device is built only where nvcc and nccl.h are found (DS_HAVE_CUDA);
+# it loads cuBLAS itself (dlopen, gemm mode only), so -lcublas is not linked.
 MPI_CFLAGS := $(shell mpicc --showme:compile 2>/dev/null)
 MPI_LIBS   := $(shell mpicc --showme:link 2>/dev/null)
 REAL_SRC   := $(sort $(filter-out real/main.c,$(wildcard real/*.c)))
@@ -74,8 +75,8 @@ LIBREAL    := $(BUILD)/libddpreal.a
 DDPREAL    := $(BUILD)/ddpreal
 REAL_CPPFLAGS := $(MPI_CFLAGS) $(if $(HAVE_CUDA),-DDS_HAVE_CUDA -I$(CUDA_HOME)/include)
 REAL_LIBS  := $(MPI_LIBS) -lpthread \
-              $(if $(HAVE_CUDA),-L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 \
-                -lnccl -lcublas -lcudart -lstdc++ -ldl -lrt)
+              $(if $(HAVE_CUDA),-L$(CUDA_HOME)/lib64 -Wl$(comma)-rpath$(comma)$(CUDA_HOME)/lib64 \
+                -lnccl -lcudart -lstdc++ -ldl -lrt)
 NVCCFLAGS  := -O2 -g -std=c++17 -arch=sm_90 -I. --compiler-options \
               -Wall,-Wextra,-Wno-unused-parameter$(if $(filter 1,$(WERROR)),$(comma)-Werror)
 
@@ -93,7 +94,14 @@ bin/ddpreal: $(DDPREAL)
 $(BUILD)/real/%.o: CPPFLAGS += $(REAL_CPPFLAGS)
 $(BUILD)/tests/test_real%.o: CPPFLAGS += $(REAL_CPPFLAGS)
 
-$(BUILD)/%.cu.o: %.cu
+# Objects depend on a stamp of the flags they were built with, so a change
+# of knobs or of what was detected (CUDA found or not) rebuilds them.
+FLAGS_STAMP := $(BUILD)/flags.stamp
+FLAGS_NOW   := $(CC) $(CPPFLAGS) $(CFLAGS) $(REAL_CPPFLAGS) $(NVCCFLAGS) cuda=$(HAVE_CUDA)
+$(shell mkdir -p $(BUILD) && (echo '$(FLAGS_NOW)' | cmp -s - $(FLAGS_STAMP) || \
+  echo '$(FLAGS_NOW)' > $(FLAGS_STAMP)))
+
+$(BUILD)/%.cu.o: %.cu $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  NVCC    $<")
 	$(Q)$(NVCC) $(NVCCFLAGS) -MMD -MP -c $< -o $@
@@ -106,7 +114,7 @@ $(DDPREAL): $(BUILD)/real/main.o $(LIBREAL) $(LIBTRACE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ $(REAL_LIBS) $(LDLIBS) -o $@
 
-$(BUILD)/%.o: %.c
+$(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@

@@ -31,6 +31,12 @@ struct ds_launcher {
   ds_status (*gather)(struct ds_launcher *l, const void *mine, size_t len,
                       void *all, struct ds_err *err);
   void *impl;
+  /* Set by the rank body before it returns a failure that no other rank
+   * waits on (it comes after the body's last barrier/broadcast/gather,
+   * like rank 0 failing to write the trace): the launcher then ends the
+   * rank normally with that status instead of aborting the whole job.
+   * Launchers that start the job fresh (fork) may ignore it. */
+  int finished;
 };
 
 /* The body every rank runs; its status becomes the rank's exit status. */
@@ -43,12 +49,21 @@ ds_status ds_launch_mpi(int *argc, char ***argv, ds_launch_main_fn fn, void *arg
                         struct ds_err *err);
 
 /* Forks `world` rank processes on this node, runs fn in each, waits for all.
- * A rank that fails or dies ends the others; the error names the rank. */
+ * A rank that fails or dies ends the others; the error names the rank.
+ * The caller must not have initialised CUDA (not fork-safe). broadcast and
+ * gather go through a 64 MiB shared area, in rounds when larger (no size
+ * limit). Several ranks on one GPU are the device's business: the cuda
+ * device sets a per-rank NCCL_HOSTID before NCCL starts (dev_cuda.h). */
 ds_status ds_launch_fork(int32_t world, ds_launch_main_fn fn, void *arg,
                          struct ds_err *err);
 
 /* Whether this process was started by an MPI launcher (OMPI_/PMI_ env). */
 int ds_under_mpi(void);
+/* The rank and world size the MPI launcher put in the environment
+ * (OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE), known before MPI_Init; -1 when
+ * not under MPI or not readable. */
+int32_t ds_mpi_env_rank(void);
+int32_t ds_mpi_env_world(void);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,708 @@
+/*
+ * The cuda device: one process per rank owning one GPU (or a share of one,
+ * --share-gpus), one non-blocking CUDA stream per schedule stream the rank
+ * uses, NCCL collectives, and compute that is real work: a kernel that
+ * occupies every SM for the op's dur_us (spin), or cuBLAS SGEMMs whose
+ * 2*m*n*k adds up to the op's flops (gemm).
+ *
+ * cuBLAS is loaded at open, only in gemm mode (dlopen of libcublas.so.13,
+ * then .12: the entry points used are the same in both), so that ddpreal
+ * runs where only the driver and NCCL are installed.
+ *
+ * Ordering is exactly the schedule's: ops of one stream run in issue (=
+ * schedule) order because CUDA streams are FIFO; every dependency becomes a
+ * cudaStreamWaitEvent on the dependency's end event. Times are CUDA events:
+ * a start/end pair per op, measured from a t0 event recorded at begin_iter
+ * on the compute stream, on which every other stream waits.
+ *
+ * Collective buffers are those of the cpu device: one constant input
+ * (element i of rank r is (r+1) + (i % 7)) and one output region per
+ * collective op, so nothing written during an iteration is read by it.
+ * end_iter checks every output with a kernel counting wrong elements
+ * (nccl-tests' #wrong) and refills it with -1, outside the timed window.
+ *
+ * Key invariant: every rank issues the same NCCL calls in the same order on
+ * one communicator (open() checks that on the whole schedule, so every rank
+ * reaches the same verdict), and nothing waits without a bound
+ * (dev_cuda.h), so a dead peer becomes an error naming the rank and call.
+ */
+#include "device.h"
+#include "dev_cuda.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <math.h>
+#include <nccl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* The largest GEMM edge: three 8192^2 float matrices are 768 MiB. Bigger
+ * ops run the GEMM several times (reps) to reach their flops. */
+#define GEMM_MAX_DIM 8192
+/* Copies (h2d, d2h) move at most this much per cudaMemcpyAsync and repeat
+ * it for bigger ops, so the pinned staging buffer stays small. */
+#define COPY_MAX_BYTES ((size_t)256 << 20)
+
+struct ds_dev_rank {
+  const struct ds_schedule *s;
+  int32_t rank, world;
+  enum ds_compute_mode compute;
+  int gpu, gpu_count, sms, shared_gpu;
+  cudaStream_t stream[DS_STREAM_COUNT];
+  cudaEvent_t stream_done[DS_STREAM_COUNT];
+  int used[DS_STREAM_COUNT];
+  cudaEvent_t t0;
+  cudaEvent_t *ev_start, *ev_end; /* per op index; only this rank's are created */
+  size_t *dep_idx;                /* parallel to s->deps */
+  uint64_t *issued_gen;           /* per op: the iteration it was last issued in */
+  uint64_t gen;
+  size_t *out_off, *n_in, *n_out; /* per collective op of this rank */
+  float *in, *out;
+  size_t in_len, out_len;
+  float *ga, *gb, *gc; /* GEMM operands, gemm_dim^2 each */
+  size_t gemm_dim;
+  cublasHandle_t blas;
+  struct blas_api *api;
+  void *copy_host, *copy_dev;
+  size_t copy_bytes;
+  unsigned long long *d_wrong;
+  int64_t wrong;
+  ncclComm_t comm;
+  int failed; /* a call failed: close() aborts the communicator */
+  char gpu_name[256];
+  int nccl_version, rt_version, drv_version;
+};
+
+/* The cuBLAS entry points gemm mode uses (the _v2 ABI of cublas_v2.h). */
+struct blas_api {
+  void *lib;
+  char soname[32];
+  cublasStatus_t (*create)(cublasHandle_t *);
+  cublasStatus_t (*destroy)(cublasHandle_t);
+  cublasStatus_t (*set_stream)(cublasHandle_t, cudaStream_t);
+  cublasStatus_t (*sgemm)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                          int, const float *, const float *, int, const float *, int,
+                          const float *, float *, int);
+};
+
+static ds_status blas_load(struct ds_dev_rank *r, struct ds_err *err);
+
+static int is_compute(enum ds_op_kind k) {
+  return k == DS_OP_FWD || k == DS_OP_BWD || k == DS_OP_LOSS || k == DS_OP_STEP;
+}
+
+static int is_rooted(enum ds_op_kind k) {
+  return k == DS_OP_REDUCE || k == DS_OP_BROADCAST || k == DS_OP_GATHER ||
+         k == DS_OP_SCATTER;
+}
+
+/* Elements read from the input and written to the op's region; `bytes` is
+ * the full buffer as nccl-tests counts it (as in the cpu device). */
+static void coll_counts(const struct ds_dev_rank *r, const struct ds_op *o, size_t *n_in,
+                        size_t *n_out) {
+  size_t n = (size_t)ceil(o->bytes / 4.0);
+  size_t per = n / (size_t)r->world, tot = per * (size_t)r->world;
+  int root = o->root == r->rank;
+  switch (o->kind) {
+    case DS_OP_ALLREDUCE: *n_in = n; *n_out = n; break;
+    case DS_OP_REDUCE: *n_in = n; *n_out = root ? n : 0; break;
+    case DS_OP_BROADCAST: *n_in = root ? n : 0; *n_out = n; break;
+    case DS_OP_ALLGATHER: *n_in = per; *n_out = tot; break;
+    case DS_OP_REDUCESCATTER: *n_in = tot; *n_out = per; break;
+    case DS_OP_GATHER: *n_in = per; *n_out = root ? tot : 0; break;
+    case DS_OP_SCATTER: *n_in = root ? tot : 0; *n_out = per; break;
+    default: *n_in = 0; *n_out = 0; break;
+  }
+}
+
+static size_t gemm_dim_for(double flops) {
+  if (!(flops > 0)) return 0;
+  double d = cbrt(flops / 2.0);
+  if (d > GEMM_MAX_DIM) d = GEMM_MAX_DIM;
+  return d < 1 ? 1 : (size_t)llround(d);
+}
+
+/* ---- kernels and host work ---------------------------------------------- */
+
+__device__ static unsigned long long global_ns(void) {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+/* Every thread spins until dur_ns have passed since its block started. */
+__global__ static void spin_kernel(unsigned long long dur_ns) {
+  __shared__ unsigned long long start;
+  if (threadIdx.x == 0) start = global_ns();
+  __syncthreads();
+  while (global_ns() - start < dur_ns) {
+  }
+}
+
+static void CUDART_CB host_spin(void *arg) {
+  double dur_us;
+  memcpy(&dur_us, &arg, sizeof dur_us < sizeof arg ? sizeof dur_us : sizeof arg);
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  do {
+    clock_gettime(CLOCK_MONOTONIC, &b);
+  } while ((double)(b.tv_sec - a.tv_sec) * 1e6 + (double)(b.tv_nsec - a.tv_nsec) * 1e-3 <
+           dur_us);
+}
+
+/* ---- open: checks of the whole schedule, then resources ------------------ */
+
+static int cmp_pair(const void *a, const void *b) {
+  const int64_t *x = (const int64_t *)a, *y = (const int64_t *)b;
+  return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+static ds_status map_deps(struct ds_dev_rank *r, struct ds_err *err) {
+  const struct ds_schedule *s = r->s;
+  int64_t *pairs = (int64_t *)malloc((s->n_ops ? s->n_ops : 1) * 2 * sizeof *pairs);
+  r->dep_idx = (size_t *)malloc((s->n_deps ? s->n_deps : 1) * sizeof *r->dep_idx);
+  if (!pairs || !r->dep_idx) {
+    free(pairs);
+    return ds_err_set(err, DS_ENOMEM, "cuda device: out of memory");
+  }
+  for (size_t i = 0; i < s->n_ops; i++) {
+    pairs[2 * i] = s->ops[i].id;
+    pairs[2 * i + 1] = (int64_t)i;
+  }
+  qsort(pairs, s->n_ops, 2 * sizeof *pairs, cmp_pair);
+  ds_status st = DS_OK;
+  for (size_t k = 0; k < s->n_deps && st == DS_OK; k++) {
+    int64_t key[2] = {s->deps[k], 0};
+    const int64_t *hit =
+        (const int64_t *)bsearch(key, pairs, s->n_ops, 2 * sizeof *pairs, cmp_pair);
+    if (!hit)
+      st = ds_err_set(err, DS_EINTERNAL, "cuda device: dependency id %lld is no op (the "
+                      "schedule was not validated)", (long long)s->deps[k]);
+    else
+      r->dep_idx[k] = (size_t)hit[1];
+  }
+  free(pairs);
+  return st;
+}
+
+/* What NCCL needs: supported kinds, collectives on the comm stream with a
+ * root in range, and every rank's sequence of collectives equal to rank
+ * 0's (one communicator over all ranks; a different order deadlocks). */
+static ds_status check_schedule(const struct ds_dev_rank *r, struct ds_err *err) {
+  const struct ds_schedule *s = r->s;
+  size_t n = s->n_ops;
+  size_t *pos = (size_t *)calloc((size_t)r->world, sizeof *pos);
+  size_t *seq0 = (size_t *)malloc((n ? n : 1) * sizeof *seq0);
+  size_t n0 = 0;
+  ds_status st = DS_OK;
+  if (!pos || !seq0) {
+    st = ds_err_set(err, DS_ENOMEM, "cuda device: out of memory");
+    goto out;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (s->ops[i].rank == 0 && ds_op_kind_is_collective(s->ops[i].kind)) seq0[n0++] = i;
+  for (size_t i = 0; i < n && st == DS_OK; i++) {
+    const struct ds_op *o = &s->ops[i];
+    long long id = (long long)o->id;
+    const char *kind = ds_op_kind_name(o->kind);
+    if (o->kind == DS_OP_SEND || o->kind == DS_OP_RECV || o->kind == DS_OP_PUSH ||
+        o->kind == DS_OP_PULL) {
+      st = ds_err_set(err, DS_EINPUT, "op %lld: kind %s is not supported by the cuda "
+                      "device (it runs compute ops, copies and collectives)", id, kind);
+      break;
+    }
+    if (!ds_op_kind_is_collective(o->kind)) continue;
+    if (o->stream != DS_STREAM_COMM) {
+      st = ds_err_set(err, DS_EINPUT, "op %lld: %s on the %s stream; the cuda device runs "
+                      "collectives on the comm stream only (one NCCL communicator)", id,
+                      kind, ds_stream_name(o->stream));
+      break;
+    }
+    if (is_rooted(o->kind) && (o->root < 0 || o->root >= r->world)) {
+      st = ds_err_set(err, DS_EINPUT, "op %lld: %s needs a root rank from 0 to %d, got %d",
+                      id, kind, r->world - 1, o->root);
+      break;
+    }
+    size_t k = pos[o->rank]++;
+    const struct ds_op *p = k < n0 ? &s->ops[seq0[k]] : NULL;
+    if (!p || p->coll != o->coll || p->root != o->root)
+      st = ds_err_set(err, DS_EINPUT,
+                      "op %lld: rank %d's collective #%zu is coll %lld (root %d) but "
+                      "rank 0's is %s%lld (root %d); the cuda device needs every rank to "
+                      "issue the same collectives in the same order over all ranks (one "
+                      "NCCL communicator), or NCCL would deadlock",
+                      id, o->rank, k + 1, (long long)o->coll, o->root, p ? "coll " : "none, ",
+                      p ? (long long)p->coll : -1LL, p ? p->root : -1);
+  }
+  for (int32_t q = 0; q < r->world && st == DS_OK; q++)
+    if (pos[q] != n0)
+      st = ds_err_set(err, DS_EINPUT, "rank %d has %zu collectives but rank 0 has %zu; the "
+                      "cuda device runs every collective over all ranks", q, pos[q], n0);
+out:
+  free(pos);
+  free(seq0);
+  return st;
+}
+
+/* Resets every collective output of the rank to -1 on the compute stream. */
+static ds_status reset_outputs(struct ds_dev_rank *r, struct ds_err *err) {
+  int32_t rank = r->rank;
+  DS_CUDA_CHECK(ds__cuda_fill(r->out, r->out_len, -1.0f, r->stream[DS_STREAM_COMPUTE]));
+  return DS_OK;
+}
+
+static ds_status alloc_resources(struct ds_dev_rank *r, struct ds_err *err) {
+  const struct ds_schedule *s = r->s;
+  int32_t rank = r->rank;
+  size_t n = s->n_ops ? s->n_ops : 1;
+  r->ev_start = (cudaEvent_t *)calloc(n, sizeof *r->ev_start);
+  r->ev_end = (cudaEvent_t *)calloc(n, sizeof *r->ev_end);
+  r->issued_gen = (uint64_t *)calloc(n, sizeof *r->issued_gen);
+  r->out_off = (size_t *)calloc(n, sizeof *r->out_off);
+  r->n_in = (size_t *)calloc(n, sizeof *r->n_in);
+  r->n_out = (size_t *)calloc(n, sizeof *r->n_out);
+  if (!r->ev_start || !r->ev_end || !r->issued_gen || !r->out_off || !r->n_in || !r->n_out)
+    return ds_err_set(err, DS_ENOMEM, "cuda device: out of memory");
+  r->used[DS_STREAM_COMPUTE] = 1; /* t0 is recorded there */
+  for (size_t i = 0; i < s->n_ops; i++) {
+    const struct ds_op *o = &s->ops[i];
+    if (o->rank != r->rank) continue;
+    r->used[o->stream] = 1;
+    DS_CUDA_CHECK(cudaEventCreate(&r->ev_start[i]));
+    DS_CUDA_CHECK(cudaEventCreate(&r->ev_end[i]));
+    if (r->compute == DS_COMPUTE_GEMM && is_compute(o->kind)) {
+      size_t d = gemm_dim_for(o->flops);
+      if (d > r->gemm_dim) r->gemm_dim = d;
+    }
+    if (o->kind == DS_OP_H2D || o->kind == DS_OP_D2H) {
+      size_t b = o->bytes > 0 ? (size_t)ceil(o->bytes) : 0;
+      if (b > COPY_MAX_BYTES) b = COPY_MAX_BYTES;
+      if (b > r->copy_bytes) r->copy_bytes = b;
+    }
+    if (!ds_op_kind_is_collective(o->kind)) continue;
+    coll_counts(r, o, &r->n_in[i], &r->n_out[i]);
+    if (r->n_in[i] > r->in_len) r->in_len = r->n_in[i];
+    r->out_off[i] = r->out_len;
+    r->out_len += r->n_out[i];
+  }
+  for (int k = 0; k < DS_STREAM_COUNT; k++) {
+    if (!r->used[k]) continue;
+    DS_CUDA_CHECK(cudaStreamCreateWithFlags(&r->stream[k], cudaStreamNonBlocking));
+    DS_CUDA_CHECK(cudaEventCreateWithFlags(&r->stream_done[k], cudaEventDisableTiming));
+  }
+  DS_CUDA_CHECK(cudaEventCreate(&r->t0));
+  DS_CUDA_CHECK(cudaMalloc((void **)&r->d_wrong, sizeof *r->d_wrong));
+  DS_CUDA_CHECK(cudaMemset(r->d_wrong, 0, sizeof *r->d_wrong));
+  DS_CUDA_CHECK(cudaMalloc((void **)&r->in, (r->in_len ? r->in_len : 1) * sizeof(float)));
+  DS_CUDA_CHECK(cudaMalloc((void **)&r->out, (r->out_len ? r->out_len : 1) * sizeof(float)));
+  cudaStream_t cs = r->stream[DS_STREAM_COMPUTE];
+  DS_CUDA_CHECK(ds__cuda_fill_input(r->in, r->in_len, r->rank, cs));
+  DS_CHECK(reset_outputs(r, err));
+  if (r->gemm_dim) {
+    size_t bytes = r->gemm_dim * r->gemm_dim * sizeof(float);
+    DS_CUDA_CHECK(cudaMalloc((void **)&r->ga, bytes));
+    DS_CUDA_CHECK(cudaMalloc((void **)&r->gb, bytes));
+    DS_CUDA_CHECK(cudaMalloc((void **)&r->gc, bytes));
+    /* small values so that the products stay finite */
+    DS_CUDA_CHECK(ds__cuda_fill(r->ga, r->gemm_dim * r->gemm_dim, 1e-3f, cs));
+    DS_CUDA_CHECK(ds__cuda_fill(r->gb, r->gemm_dim * r->gemm_dim, 1e-3f, cs));
+    DS_CHECK(blas_load(r, err));
+    cublasStatus_t b = r->api->create(&r->blas);
+    if (b != CUBLAS_STATUS_SUCCESS) {
+      r->blas = NULL;
+      return ds_err_set(err, DS_EIO, "rank %d: cublasCreate failed: status %d", rank, (int)b);
+    }
+  }
+  if (r->copy_bytes) {
+    DS_CUDA_CHECK(cudaMallocHost(&r->copy_host, r->copy_bytes));
+    DS_CUDA_CHECK(cudaMalloc(&r->copy_dev, r->copy_bytes));
+    memset(r->copy_host, 0, r->copy_bytes);
+  }
+  DS_CUDA_CHECK(cudaStreamSynchronize(cs));
+  return DS_OK;
+}
+
+static ds_status blas_load(struct ds_dev_rank *r, struct ds_err *err) {
+  static const char *const names[] = {"libcublas.so.13", "libcublas.so.12"};
+  struct blas_api *a = (struct blas_api *)calloc(1, sizeof *a);
+  if (!a) return ds_err_set(err, DS_ENOMEM, "cuda device: out of memory");
+  for (size_t k = 0; k < sizeof names / sizeof *names && !a->lib; k++) {
+    a->lib = dlopen(names[k], RTLD_NOW | RTLD_LOCAL);
+    if (a->lib) snprintf(a->soname, sizeof a->soname, "%s", names[k]);
+  }
+  if (!a->lib) {
+    free(a);
+    return ds_err_set(err, DS_EIO, "rank %d: --compute gemm needs cuBLAS, and neither "
+                      "libcublas.so.13 nor .12 loads (%s); add its directory to "
+                      "LD_LIBRARY_PATH or use --compute spin", r->rank, dlerror());
+  }
+  /* POSIX: a dlsym result converts to a function pointer */
+  *(void **)&a->create = dlsym(a->lib, "cublasCreate_v2");
+  *(void **)&a->destroy = dlsym(a->lib, "cublasDestroy_v2");
+  *(void **)&a->set_stream = dlsym(a->lib, "cublasSetStream_v2");
+  *(void **)&a->sgemm = dlsym(a->lib, "cublasSgemm_v2");
+  r->api = a;
+  if (!a->create || !a->destroy || !a->set_stream || !a->sgemm)
+    return ds_err_set(err, DS_EIO, "rank %d: %s lacks cublasCreate_v2, cublasSetStream_v2 or "
+                      "cublasSgemm_v2", r->rank, a->soname);
+  return DS_OK;
+}
+
+static void cuda_close(struct ds_dev_rank *r);
+
+static ds_status cuda_open(const struct ds_dev_config *cfg, struct ds_dev_rank **out,
+                           struct ds_err *err) {
+  int32_t rank = cfg->rank;
+  struct ds_dev_rank *r = (struct ds_dev_rank *)calloc(1, sizeof *r);
+  if (!r) return ds_err_set(err, DS_ENOMEM, "cuda device: out of memory");
+  r->s = cfg->sched;
+  r->rank = cfg->rank;
+  r->world = cfg->world;
+  r->compute = cfg->compute;
+  ds_status st = DS_OK;
+  int fork_local = cfg->launcher && cfg->launcher->kind &&
+                   strcmp(cfg->launcher->kind, "fork") == 0;
+  cudaDeviceProp prop;
+  DS_CHECK_GOTO(check_schedule(r, err), st, fail);
+  DS_CHECK_GOTO(map_deps(r, err), st, fail);
+  DS_CHECK_GOTO(ds__cuda_pick_gpu(rank, r->world, cfg->device_ordinal, cfg->shared,
+                                  fork_local, &r->gpu, &r->gpu_count, err),
+                st, fail);
+  r->shared_gpu = cfg->shared && r->world > r->gpu_count;
+  {
+    cudaError_t e = cudaGetDeviceProperties(&prop, r->gpu);
+    if (e != cudaSuccess) {
+      st = ds__cuda_fail(err, rank, "cudaGetDeviceProperties", e);
+      goto fail;
+    }
+  }
+  snprintf(r->gpu_name, sizeof r->gpu_name, "%s", prop.name);
+  r->sms = prop.multiProcessorCount;
+  cudaRuntimeGetVersion(&r->rt_version);
+  cudaDriverGetVersion(&r->drv_version);
+  ncclGetVersion(&r->nccl_version);
+  DS_CHECK_GOTO(alloc_resources(r, err), st, fail);
+  if (!cfg->launcher) {
+    st = ds_err_set(err, DS_EINTERNAL, "cuda device: no launcher to bootstrap NCCL");
+    goto fail;
+  }
+  DS_CHECK_GOTO(ds__nccl_comm_init(cfg->launcher, rank, r->world, &r->comm, err), st, fail);
+  *out = r;
+  return DS_OK;
+fail:
+  r->failed = 1;
+  cuda_close(r);
+  return st;
+}
+
+static ds_status cuda_begin_iter(struct ds_dev_rank *r, struct ds_err *err) {
+  int32_t rank = r->rank;
+  r->gen++;
+  cudaStream_t cs = r->stream[DS_STREAM_COMPUTE];
+  DS_CUDA_CHECK(cudaEventRecord(r->t0, cs));
+  for (int k = 0; k < DS_STREAM_COUNT; k++)
+    if (r->used[k] && k != DS_STREAM_COMPUTE)
+      DS_CUDA_CHECK(cudaStreamWaitEvent(r->stream[k], r->t0, 0));
+  return DS_OK;
+}
+
+static ds_status run_collective(struct ds_dev_rank *r, size_t i, cudaStream_t st,
+                                struct ds_err *err) {
+  int32_t rank = r->rank;
+  const struct ds_op *o = &r->s->ops[i];
+  ncclComm_t c = r->comm;
+  float *out = r->out + r->out_off[i];
+  const float *in = r->in;
+  size_t n = (size_t)ceil(o->bytes / 4.0), per = n / (size_t)r->world;
+  int root = o->root;
+  switch (o->kind) {
+    case DS_OP_ALLREDUCE:
+      DS_NCCL_CHECK(c, ncclAllReduce(in, out, n, ncclFloat, ncclSum, c, st));
+      break;
+    case DS_OP_REDUCE:
+      DS_NCCL_CHECK(c, ncclReduce(in, out, n, ncclFloat, ncclSum, root, c, st));
+      break;
+    case DS_OP_BROADCAST:
+      DS_NCCL_CHECK(c, ncclBroadcast(in, out, n, ncclFloat, root, c, st));
+      break;
+    case DS_OP_ALLGATHER:
+      DS_NCCL_CHECK(c, ncclAllGather(in, out, per, ncclFloat, c, st));
+      break;
+    case DS_OP_REDUCESCATTER:
+      DS_NCCL_CHECK(c, ncclReduceScatter(in, out, per, ncclFloat, ncclSum, c, st));
+      break;
+    case DS_OP_GATHER:
+    case DS_OP_SCATTER:
+      /* grouped send/recv, as nccl-tests does: ncclGather/ncclScatter only
+       * exist from NCCL 2.28 on */
+      DS_NCCL_CHECK(c, ncclGroupStart());
+      for (int32_t p = 0; p < r->world; p++) {
+        int gather = o->kind == DS_OP_GATHER;
+        if (rank == root && p == rank) {
+          const float *src = gather ? in : in + (size_t)p * per;
+          float *dst = gather ? out + (size_t)p * per : out;
+          if (per) DS_CUDA_CHECK(cudaMemcpyAsync(dst, src, per * sizeof(float),
+                                                 cudaMemcpyDeviceToDevice, st));
+        } else if (rank == root) {
+          if (gather)
+            DS_NCCL_CHECK(c, ncclRecv(out + (size_t)p * per, per, ncclFloat, p, c, st));
+          else
+            DS_NCCL_CHECK(c, ncclSend(in + (size_t)p * per, per, ncclFloat, p, c, st));
+        } else if (p == root) {
+          if (gather)
+            DS_NCCL_CHECK(c, ncclSend(in, per, ncclFloat, root, c, st));
+          else
+            DS_NCCL_CHECK(c, ncclRecv(out, per, ncclFloat, root, c, st));
+        }
+      }
+      DS_NCCL_CHECK(c, ncclGroupEnd());
+      break;
+    default:
+      return ds_err_set(err, DS_EINTERNAL, "rank %d: op %lld: %s reached the cuda device's "
+                        "collective path", rank, (long long)o->id, ds_op_kind_name(o->kind));
+  }
+  return DS_OK;
+}
+
+static ds_status run_compute(struct ds_dev_rank *r, const struct ds_op *o, cudaStream_t st,
+                             struct ds_err *err) {
+  int32_t rank = r->rank;
+  if (o->kind == DS_OP_H2D || o->kind == DS_OP_D2H) {
+    double left = o->bytes > 0 ? ceil(o->bytes) : 0;
+    while (left > 0) {
+      size_t b = left > (double)r->copy_bytes ? r->copy_bytes : (size_t)left;
+      if (o->kind == DS_OP_H2D)
+        DS_CUDA_CHECK(cudaMemcpyAsync(r->copy_dev, r->copy_host, b, cudaMemcpyHostToDevice, st));
+      else
+        DS_CUDA_CHECK(cudaMemcpyAsync(r->copy_host, r->copy_dev, b, cudaMemcpyDeviceToHost, st));
+      left -= (double)b;
+    }
+    return DS_OK;
+  }
+  if (o->stream == DS_STREAM_HOST) {
+    /* host work blocks its stream like the CPU would */
+    if (o->dur_us > 0) {
+      void *arg = NULL;
+      double d = o->dur_us;
+      memcpy(&arg, &d, sizeof d < sizeof arg ? sizeof d : sizeof arg);
+      DS_CUDA_CHECK(cudaLaunchHostFunc(st, host_spin, arg));
+    }
+    return DS_OK;
+  }
+  size_t d = r->compute == DS_COMPUTE_GEMM && is_compute(o->kind) ? gemm_dim_for(o->flops) : 0;
+  if (d == 0) {
+    /* spin mode, and ops without flops (the optimizer step is memory-bound) */
+    if (o->dur_us > 0) {
+      spin_kernel<<<(unsigned)r->sms, 128, 0, st>>>(
+          (unsigned long long)llround(o->dur_us * 1e3));
+      DS_CUDA_CHECK(cudaGetLastError());
+    }
+    return DS_OK;
+  }
+  double per = 2.0 * (double)d * (double)d * (double)d;
+  long reps = lround(o->flops / per);
+  if (reps < 1) reps = 1;
+  const float one = 1.0f, zero = 0.0f;
+  cublasStatus_t b = r->api->set_stream(r->blas, st);
+  for (long k = 0; k < reps && b == CUBLAS_STATUS_SUCCESS; k++)
+    b = r->api->sgemm(r->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)d, (int)d, (int)d, &one, r->ga,
+                    (int)d, r->gb, (int)d, &zero, r->gc, (int)d);
+  if (b != CUBLAS_STATUS_SUCCESS)
+    return ds_err_set(err, DS_EIO, "rank %d: cublasSgemm (op %lld, %zu^3) failed: status %d",
+                      rank, (long long)o->id, d, (int)b);
+  return DS_OK;
+}
+
+static ds_status cuda_issue(struct ds_dev_rank *r, size_t index, struct ds_err *err) {
+  int32_t rank = r->rank;
+  const struct ds_schedule *s = r->s;
+  const struct ds_op *o = &s->ops[index];
+  if (o->rank != r->rank || r->issued_gen[index] == r->gen)
+    return ds_err_set(err, DS_EINTERNAL, "cuda device: op %lld issued to rank %d twice or "
+                      "on the wrong rank", (long long)o->id, r->rank);
+  cudaStream_t st = r->stream[o->stream];
+  for (uint32_t k = 0; k < o->dep_count; k++) {
+    size_t d = r->dep_idx[o->dep_first + k];
+    if (s->ops[d].stream == o->stream) continue; /* implied by stream order */
+    if (r->issued_gen[d] != r->gen)
+      return ds_err_set(err, DS_EINTERNAL, "cuda device: op %lld issued before its "
+                        "dependency %lld", (long long)o->id, (long long)s->ops[d].id);
+    DS_CUDA_CHECK(cudaStreamWaitEvent(st, r->ev_end[d], 0));
+  }
+  r->issued_gen[index] = r->gen;
+  DS_CUDA_CHECK(cudaEventRecord(r->ev_start[index], st));
+  ds_status res = ds_op_kind_is_collective(o->kind) ? run_collective(r, index, st, err)
+                                                    : run_compute(r, o, st, err);
+  if (res != DS_OK) {
+    r->failed = 1;
+    return res;
+  }
+  DS_CUDA_CHECK(cudaEventRecord(r->ev_end[index], st));
+  return DS_OK;
+}
+
+static ds_status elapsed_ns(struct ds_dev_rank *r, cudaEvent_t ev, int64_t *ns,
+                            struct ds_err *err) {
+  int32_t rank = r->rank;
+  float ms = 0;
+  DS_CUDA_CHECK(cudaEventElapsedTime(&ms, r->t0, ev));
+  *ns = llround((double)ms * 1e6);
+  return DS_OK;
+}
+
+static ds_status check_outputs(struct ds_dev_rank *r, struct ds_err *err) {
+  int32_t rank = r->rank;
+  const struct ds_schedule *s = r->s;
+  cudaStream_t cs = r->stream[DS_STREAM_COMPUTE];
+  for (size_t i = 0; i < s->n_ops; i++) {
+    const struct ds_op *o = &s->ops[i];
+    if (r->issued_gen[i] != r->gen || !ds_op_kind_is_collective(o->kind) || !r->n_out[i])
+      continue;
+    size_t n = (size_t)ceil(o->bytes / 4.0), per = n / (size_t)r->world;
+    enum ds__cuda_expect how = DS__EXPECT_SUM;
+    int32_t src = 0;
+    size_t off = 0;
+    switch (o->kind) {
+      case DS_OP_ALLREDUCE:
+      case DS_OP_REDUCE: break;
+      case DS_OP_REDUCESCATTER: off = (size_t)r->rank * per; break;
+      case DS_OP_BROADCAST: how = DS__EXPECT_RANK; src = o->root; break;
+      case DS_OP_SCATTER: how = DS__EXPECT_RANK; src = o->root; off = (size_t)r->rank * per; break;
+      default: how = DS__EXPECT_GATHERED; break; /* allgather, gather */
+    }
+    DS_CUDA_CHECK(ds__cuda_check(r->out + r->out_off[i], r->n_out[i], how, r->world, src,
+                                 off, per, r->d_wrong, cs));
+  }
+  DS_CHECK(reset_outputs(r, err));
+  unsigned long long wrong = 0;
+  DS_CUDA_CHECK(cudaMemcpyAsync(&wrong, r->d_wrong, sizeof wrong, cudaMemcpyDeviceToHost, cs));
+  DS_CUDA_CHECK(cudaMemsetAsync(r->d_wrong, 0, sizeof wrong, cs));
+  DS_CUDA_CHECK(cudaEventRecord(r->stream_done[DS_STREAM_COMPUTE], cs));
+  DS_CHECK(ds__cuda_wait_events(&r->stream_done[DS_STREAM_COMPUTE], 1, NULL, rank,
+                                "the result check", err));
+  r->wrong += (int64_t)wrong;
+  return DS_OK;
+}
+
+static ds_status cuda_end_iter_impl(struct ds_dev_rank *r, int64_t *start_ns,
+                                    int64_t *end_ns, struct ds_err *err) {
+  int32_t rank = r->rank;
+  cudaEvent_t done[DS_STREAM_COUNT];
+  size_t nd = 0;
+  for (int k = 0; k < DS_STREAM_COUNT; k++) {
+    if (!r->used[k]) continue;
+    DS_CUDA_CHECK(cudaEventRecord(r->stream_done[k], r->stream[k]));
+    done[nd++] = r->stream_done[k];
+  }
+  DS_CHECK(ds__cuda_wait_events(done, nd, r->comm, rank, "the iteration's GPU work", err));
+  for (size_t i = 0; i < r->s->n_ops; i++) {
+    if (r->issued_gen[i] != r->gen) continue;
+    DS_CHECK(elapsed_ns(r, r->ev_start[i], &start_ns[i], err));
+    DS_CHECK(elapsed_ns(r, r->ev_end[i], &end_ns[i], err));
+  }
+  return check_outputs(r, err);
+}
+
+static ds_status cuda_end_iter(struct ds_dev_rank *r, int64_t *start_ns, int64_t *end_ns,
+                               struct ds_err *err) {
+  ds_status st = cuda_end_iter_impl(r, start_ns, end_ns, err);
+  if (st != DS_OK) r->failed = 1;
+  return st;
+}
+
+static int64_t cuda_wrong(const struct ds_dev_rank *r) { return r->wrong; }
+
+static void append(char *buf, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void append(char *buf, size_t cap, const char *fmt, ...) {
+  size_t used = strlen(buf);
+  if (used + 1 >= cap) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf + used, cap - used, fmt, ap);
+  va_end(ap);
+}
+
+static void cuda_describe(const struct ds_dev_rank *r, char *buf, size_t cap) {
+  int v = r->nccl_version;
+  /* NCCL >= 2.9 encodes major*10000 + minor*100 + patch */
+  append(buf, cap, "# nccl_version: %d.%d.%d\n", v / 10000, v / 100 % 100, v % 100);
+  append(buf, cap, "# cuda_runtime: %d.%d\n", r->rt_version / 1000, r->rt_version % 1000 / 10);
+  append(buf, cap, "# cuda_driver: %d.%d\n", r->drv_version / 1000, r->drv_version % 1000 / 10);
+  append(buf, cap, "# gpu: %s (ordinal %d of %d, %d SMs)\n", r->gpu_name, r->gpu,
+         r->gpu_count, r->sms);
+  if (r->shared_gpu)
+    append(buf, cap, "# shared_gpus: %d ranks on %d GPU%s (timings do not represent "
+           "separate GPUs)\n", r->world, r->gpu_count, r->gpu_count == 1 ? "" : "s");
+  append(buf, cap, "# compute: %s\n",
+         r->compute == DS_COMPUTE_GEMM
+             ? "gemm (cuBLAS SGEMM, edge cbrt(flops/2) up to 8192, repeated to the flops; "
+               "ops without flops spin)"
+             : "spin (one block per SM busy-waits dur_us on %globaltimer)");
+  if (r->api) append(buf, cap, "# cublas: %s\n", r->api->soname);
+  append(buf, cap, "# collectives: NCCL, float sum, checked\n");
+  for (char **e = environ; e && *e; e++)
+    if (strncmp(*e, "NCCL_", 5) == 0) append(buf, cap, "# env: %s\n", *e);
+}
+
+static void cuda_close(struct ds_dev_rank *r) {
+  if (!r) return;
+  if (r->comm) {
+    if (r->failed)
+      ncclCommAbort(r->comm);
+    else
+      ncclCommDestroy(r->comm);
+  }
+  for (int k = 0; k < DS_STREAM_COUNT; k++) {
+    if (r->stream[k] && !r->failed) cudaStreamSynchronize(r->stream[k]);
+  }
+  for (size_t i = 0; r->ev_start && i < r->s->n_ops; i++) {
+    if (r->ev_start[i]) cudaEventDestroy(r->ev_start[i]);
+    if (r->ev_end[i]) cudaEventDestroy(r->ev_end[i]);
+  }
+  for (int k = 0; k < DS_STREAM_COUNT; k++) {
+    if (r->stream_done[k]) cudaEventDestroy(r->stream_done[k]);
+    if (r->stream[k]) cudaStreamDestroy(r->stream[k]);
+  }
+  if (r->t0) cudaEventDestroy(r->t0);
+  if (r->blas) r->api->destroy(r->blas);
+  if (r->api) {
+    dlclose(r->api->lib);
+    free(r->api);
+  }
+  cudaFree(r->in);
+  cudaFree(r->out);
+  cudaFree(r->ga);
+  cudaFree(r->gb);
+  cudaFree(r->gc);
+  cudaFree(r->d_wrong);
+  cudaFree(r->copy_dev);
+  if (r->copy_host) cudaFreeHost(r->copy_host);
+  free(r->ev_start);
+  free(r->ev_end);
+  free(r->issued_gen);
+  free(r->dep_idx);
+  free(r->out_off);
+  free(r->n_in);
+  free(r->n_out);
+  free(r);
+}
+
+extern "C" const struct ds_device ds_device_cuda = {
+    /* .name = */ "cuda",
+    /* .open = */ cuda_open,
+    /* .begin_iter = */ cuda_begin_iter,
+    /* .issue = */ cuda_issue,
+    /* .end_iter = */ cuda_end_iter,
+    /* .wrong = */ cuda_wrong,
+    /* .describe = */ cuda_describe,
+    /* .close = */ cuda_close,
+};

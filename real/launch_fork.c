@@ -1,0 +1,214 @@
+/*
+ * The fork launcher: ddpreal forks one process per rank on this node (the
+ * cuda device's one process per GPU, or several per GPU with
+ * --share-gpus) and waits for them.
+ *
+ * The ranks share one anonymous MAP_SHARED mapping made before the fork: a
+ * process-shared pthread barrier, a staging area for broadcast and gather
+ * (any size: bigger transfers go through it in rounds), and one status slot
+ * per rank where a failing body leaves its status and message for the
+ * parent.
+ *
+ * Key invariants: the parent never touches CUDA (it is not fork-safe; the
+ * children initialise it), and no rank is left waiting: when a child exits
+ * with a failure or dies by a signal, the parent kills the others (SIGKILL;
+ * a rank stuck in the barrier or in the driver ends at once) and returns
+ * the first failure, naming the rank. Children die with the parent
+ * (PR_SET_PDEATHSIG).
+ */
+#define _GNU_SOURCE /* prctl's PR_SET_PDEATHSIG */
+#include "launch.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Staging area shared by all ranks; transfers larger than it go in rounds.
+ * Reserved with MAP_NORESERVE: pages cost memory only once touched. */
+#define FORK_AREA_BYTES ((size_t)64 << 20)
+
+struct fork_slot {
+  int status; /* ds_status of the rank's body; DS_OK until it returns */
+  char msg[DS_ERR_MSG_MAX];
+};
+
+struct fork_shared {
+  pthread_barrier_t barrier;
+  int32_t world;
+  size_t slots_off, area_off, map_bytes;
+};
+
+static struct fork_slot *slots(struct fork_shared *sh) {
+  return (struct fork_slot *)((char *)sh + sh->slots_off);
+}
+
+static unsigned char *area(struct fork_shared *sh) {
+  return (unsigned char *)sh + sh->area_off;
+}
+
+static ds_status fork_barrier(struct ds_launcher *l, struct ds_err *err) {
+  struct fork_shared *sh = l->impl;
+  int rc = pthread_barrier_wait(&sh->barrier);
+  if (rc != 0 && rc != PTHREAD_BARRIER_SERIAL_THREAD)
+    return ds_err_set(err, DS_EIO, "rank %d: pthread_barrier_wait failed: %s", l->rank,
+                      strerror(rc));
+  return DS_OK;
+}
+
+static ds_status fork_broadcast(struct ds_launcher *l, void *buf, size_t len, int32_t root,
+                                struct ds_err *err) {
+  struct fork_shared *sh = l->impl;
+  if (root < 0 || root >= l->world)
+    return ds_err_set(err, DS_EINTERNAL, "fork launcher: broadcast root %d of %d ranks",
+                      root, l->world);
+  for (size_t done = 0; done < len;) {
+    size_t n = len - done < FORK_AREA_BYTES ? len - done : FORK_AREA_BYTES;
+    if (l->rank == root) memcpy(area(sh), (char *)buf + done, n);
+    DS_CHECK(fork_barrier(l, err));
+    if (l->rank != root) memcpy((char *)buf + done, area(sh), n);
+    DS_CHECK(fork_barrier(l, err)); /* the area is free again */
+    done += n;
+  }
+  return DS_OK;
+}
+
+static ds_status fork_gather(struct ds_launcher *l, const void *mine, size_t len, void *all,
+                             struct ds_err *err) {
+  struct fork_shared *sh = l->impl;
+  size_t chunk = FORK_AREA_BYTES / (size_t)l->world;
+  for (size_t done = 0; done < len;) {
+    size_t n = len - done < chunk ? len - done : chunk;
+    memcpy(area(sh) + (size_t)l->rank * n, (const char *)mine + done, n);
+    DS_CHECK(fork_barrier(l, err));
+    if (l->rank == 0)
+      for (int32_t q = 0; q < l->world; q++)
+        memcpy((char *)all + (size_t)q * len + done, area(sh) + (size_t)q * n, n);
+    DS_CHECK(fork_barrier(l, err));
+    done += n;
+  }
+  return DS_OK;
+}
+
+static void run_child(struct fork_shared *sh, int32_t rank, ds_launch_main_fn fn, void *arg) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  struct ds_launcher l = {
+      .rank = rank,
+      .world = sh->world,
+      .kind = "fork",
+      .barrier = fork_barrier,
+      .broadcast = fork_broadcast,
+      .gather = fork_gather,
+      .impl = sh,
+      .finished = 0,
+  };
+  struct ds_err err = {0};
+  ds_status st = fn(&l, arg, &err);
+  struct fork_slot *slot = &slots(sh)[rank];
+  snprintf(slot->msg, sizeof slot->msg, "%s",
+           err.msg[0] ? err.msg : ds_status_message(st));
+  slot->status = (int)st;
+  fflush(NULL);
+  /* _exit: the parent's atexit handlers and stdio buffers are not ours */
+  _exit(ds_status_exit_code(st));
+}
+
+static void kill_all(const pid_t *pid, const int *alive, int32_t world) {
+  for (int32_t q = 0; q < world; q++)
+    if (alive[q]) kill(pid[q], SIGKILL);
+}
+
+ds_status ds_launch_fork(int32_t world, ds_launch_main_fn fn, void *arg, struct ds_err *err) {
+  if (world < 1)
+    return ds_err_set(err, DS_EINTERNAL, "fork launcher: %d ranks", world);
+  size_t slots_off = (sizeof(struct fork_shared) + 63) / 64 * 64;
+  size_t area_off = (slots_off + (size_t)world * sizeof(struct fork_slot) + 4095) / 4096 * 4096;
+  size_t map_bytes = area_off + FORK_AREA_BYTES;
+  void *m = mmap(NULL, map_bytes, PROT_READ | PROT_WRITE,
+                 MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (m == MAP_FAILED)
+    return ds_err_set(err, DS_ENOMEM, "fork launcher: mmap of %zu shared bytes failed: %s",
+                      map_bytes, strerror(errno));
+  struct fork_shared *sh = m;
+  sh->world = world;
+  sh->slots_off = slots_off;
+  sh->area_off = area_off;
+  sh->map_bytes = map_bytes;
+  pthread_barrierattr_t ba;
+  pthread_barrierattr_init(&ba);
+  pthread_barrierattr_setpshared(&ba, PTHREAD_PROCESS_SHARED);
+  int rc = pthread_barrier_init(&sh->barrier, &ba, (unsigned)world);
+  pthread_barrierattr_destroy(&ba);
+  if (rc != 0) {
+    munmap(m, map_bytes);
+    return ds_err_set(err, DS_EIO, "fork launcher: pthread_barrier_init failed: %s",
+                      strerror(rc));
+  }
+  pid_t *pid = calloc((size_t)world, sizeof *pid);
+  int *alive = calloc((size_t)world, sizeof *alive);
+  ds_status st = DS_OK;
+  if (!pid || !alive) {
+    st = ds_err_set(err, DS_ENOMEM, "fork launcher: out of memory");
+    goto out;
+  }
+  fflush(NULL); /* or the children would write the parent's buffered output again */
+  for (int32_t q = 0; q < world; q++) {
+    pid_t p = fork();
+    if (p == 0) run_child(sh, q, fn, arg);
+    if (p < 0) {
+      st = ds_err_set(err, DS_EIO, "fork launcher: fork of rank %d failed: %s", q,
+                      strerror(errno));
+      kill_all(pid, alive, world);
+      break;
+    }
+    pid[q] = p;
+    alive[q] = 1;
+  }
+  for (;;) {
+    int any = 0;
+    for (int32_t q = 0; q < world; q++) any |= alive[q];
+    if (!any) break;
+    int ws = 0;
+    pid_t p = waitpid(-1, &ws, 0);
+    if (p < 0) {
+      if (errno == EINTR) continue;
+      if (st == DS_OK)
+        st = ds_err_set(err, DS_EIO, "fork launcher: waitpid failed: %s", strerror(errno));
+      break;
+    }
+    int32_t q = 0;
+    while (q < world && pid[q] != p) q++;
+    if (q == world) continue; /* not one of ours */
+    alive[q] = 0;
+    int ok = WIFEXITED(ws) && WEXITSTATUS(ws) == 0;
+    if (ok || st != DS_OK) continue; /* later failures follow from the first */
+    const struct fork_slot *slot = &slots(sh)[q];
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "rank %d:", q);
+    if (WIFEXITED(ws) && slot->status != DS_OK && slot->status < DS_STATUS_COUNT)
+      st = ds_err_set(err, (ds_status)slot->status, "%s%s%s",
+                      strncmp(slot->msg, prefix, strlen(prefix)) ? prefix : "",
+                      strncmp(slot->msg, prefix, strlen(prefix)) ? " " : "", slot->msg);
+    else if (WIFEXITED(ws))
+      st = ds_err_set(err, DS_EIO, "rank %d exited with status %d", q, WEXITSTATUS(ws));
+    else if (WIFSIGNALED(ws))
+      st = ds_err_set(err, DS_EIO, "rank %d died from signal %d (%s)", q, WTERMSIG(ws),
+                      strsignal(WTERMSIG(ws)));
+    else
+      st = ds_err_set(err, DS_EIO, "rank %d ended abnormally (wait status %#x)", q, ws);
+    kill_all(pid, alive, world);
+  }
+out:
+  pthread_barrier_destroy(&sh->barrier);
+  munmap(m, map_bytes);
+  free(pid);
+  free(alive);
+  return st;
+}

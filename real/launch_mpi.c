@@ -1,0 +1,102 @@
+/*
+ * The MPI launcher: ranks are the processes mpirun started (or a singleton
+ * MPI process when run alone). Barrier, broadcast and gather are the MPI
+ * calls on MPI_COMM_WORLD.
+ *
+ * Key invariant: a rank never leaves the others waiting. A body that fails
+ * while other ranks may still wait on it (in a barrier, a collective of the
+ * device) prints its message naming the rank and calls MPI_Abort, which
+ * ends the whole job with the status's exit code; only a failure the body
+ * marks `finished` (after its last communication) ends the rank normally.
+ *
+ * MPI is initialised with MPI_THREAD_SERIALIZED: the cpu device calls MPI
+ * from its comm-stream thread during an iteration and the main thread calls
+ * the launcher between iterations, never both at once.
+ */
+#include "launch.h"
+
+#include <limits.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static ds_status mpi_fail(struct ds_launcher *l, const char *call, int rc,
+                          struct ds_err *err) {
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS) snprintf(msg, sizeof msg, "error %d", rc);
+  (void)l; /* the launcher's abort message names the rank */
+  return ds_err_set(err, DS_EIO, "%s failed: %s", call, msg);
+}
+
+static ds_status mpi_barrier(struct ds_launcher *l, struct ds_err *err) {
+  int rc = MPI_Barrier(MPI_COMM_WORLD);
+  return rc == MPI_SUCCESS ? DS_OK : mpi_fail(l, "MPI_Barrier", rc, err);
+}
+
+static ds_status mpi_broadcast(struct ds_launcher *l, void *buf, size_t len,
+                               int32_t root, struct ds_err *err) {
+  if (len > INT_MAX)
+    return ds_err_set(err, DS_EINTERNAL, "MPI_Bcast of %zu bytes (more than INT_MAX)", len);
+  int rc = MPI_Bcast(buf, (int)len, MPI_BYTE, root, MPI_COMM_WORLD);
+  return rc == MPI_SUCCESS ? DS_OK : mpi_fail(l, "MPI_Bcast", rc, err);
+}
+
+static ds_status mpi_gather(struct ds_launcher *l, const void *mine, size_t len,
+                            void *all, struct ds_err *err) {
+  if (len > INT_MAX)
+    return ds_err_set(err, DS_EINTERNAL, "MPI_Gather of %zu bytes (more than INT_MAX)", len);
+  int rc = MPI_Gather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, 0,
+                      MPI_COMM_WORLD);
+  return rc == MPI_SUCCESS ? DS_OK : mpi_fail(l, "MPI_Gather", rc, err);
+}
+
+static int32_t env_int(const char *a, const char *b) {
+  const char *v = getenv(a);
+  if (!v || !*v) v = getenv(b);
+  if (!v || !*v) return -1;
+  char *end;
+  long x = strtol(v, &end, 10);
+  return *end == '\0' && x >= 0 && x <= INT32_MAX ? (int32_t)x : -1;
+}
+
+int ds_under_mpi(void) {
+  return getenv("OMPI_COMM_WORLD_SIZE") != NULL || getenv("PMI_SIZE") != NULL;
+}
+
+int32_t ds_mpi_env_rank(void) { return env_int("OMPI_COMM_WORLD_RANK", "PMI_RANK"); }
+
+int32_t ds_mpi_env_world(void) { return env_int("OMPI_COMM_WORLD_SIZE", "PMI_SIZE"); }
+
+ds_status ds_launch_mpi(int *argc, char ***argv, ds_launch_main_fn fn, void *arg,
+                        struct ds_err *err) {
+  int provided = 0, rank = 0, world = 0;
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
+    return ds_err_set(err, DS_EIO, "MPI_Init_thread failed (is Open MPI installed and "
+                      "was ddpreal started by mpirun?)");
+  /* Errors come back as codes so that messages can name the rank and the
+   * call; the failing rank then aborts the job itself. */
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  struct ds_launcher l = {
+      .rank = rank,
+      .world = world,
+      .kind = "mpi",
+      .barrier = mpi_barrier,
+      .broadcast = mpi_broadcast,
+      .gather = mpi_gather,
+      .impl = NULL,
+      .finished = 0,
+  };
+  ds_status st = fn(&l, arg, err);
+  if (st != DS_OK && !l.finished) {
+    fprintf(stderr, "ddpreal: rank %d: %s\n", rank,
+            err && err->msg[0] ? err->msg : ds_status_message(st));
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, ds_status_exit_code(st));
+  }
+  MPI_Finalize();
+  return st;
+}

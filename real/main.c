@@ -1,0 +1,49 @@
+/*
+ * ddpreal: replays a ddpsim schedule on real devices and writes the
+ * measured trace. `ddpreal collective ...` is the collective benchmark of
+ * the cuda device. Maps statuses to exit codes: 0 ok, 2 usage or input
+ * error, 1 failure. Under mpirun every rank runs this; only rank 0 prints
+ * the errors all ranks reach alike (ranks that fail alone have printed and
+ * aborted the job in the launcher).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "launch.h"
+#include "options.h"
+#include "replay.h"
+#ifdef DS_HAVE_CUDA
+#include "collective.h"
+#endif
+
+int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "collective") == 0) {
+#ifdef DS_HAVE_CUDA
+    return ds_collective_main(argc - 1, argv + 1);
+#else
+    fputs("ddpreal collective: needs the cuda device, and this ddpreal was built "
+          "without it (nvcc or nccl.h not found; see make info)\n",
+          stderr);
+    return 2;
+#endif
+  }
+  struct ds_real_options opt;
+  struct ds_err err = {0};
+  ds_status st = ds_real_options_parse(argc, argv, &opt, &err);
+  int quiet = ds_under_mpi() && ds_mpi_env_rank() > 0;
+  if (st == DS_OK && opt.help) {
+    if (!quiet) fputs(ds_real_options_usage(), stdout);
+    return 0;
+  }
+  if (st == DS_OK && opt.version) {
+    if (!quiet) puts("ddpreal " DS_REAL_VERSION);
+    return 0;
+  }
+  if (st == DS_OK) st = ds_replay_command(&argc, &argv, &opt, stdout, &err);
+  if (st != DS_OK) {
+    if (!quiet)
+      fprintf(stderr, "ddpreal: %s\n", err.msg[0] ? err.msg : ds_status_message(st));
+    return ds_status_exit_code(st);
+  }
+  return fflush(stdout) == 0 ? 0 : 1;
+}

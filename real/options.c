@@ -1,0 +1,145 @@
+/*
+ * Option parsing for `ddpreal`. Every flag is listed once in OPTION_MAP with
+ * whether it takes a value; the parser and the unknown-flag message both
+ * come from it. Nothing here touches MPI: under mpirun every rank parses the
+ * same argv and reaches the same verdict.
+ */
+#include "options.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: ddpreal --schedule SCHEDULE.csv --trace MEASURED.csv [options]\n"
+    "       ddpreal collective ...   (collective benchmark; cuda device only)\n"
+    "\n"
+    "Replays a schedule written by `ddpsim --schedule` on real devices and\n"
+    "writes the measured timeline in the trace schema (source \"real\").\n"
+    "\n"
+    "  --schedule FILE.csv    the schedule to execute (required)\n"
+    "  --trace FILE.csv       where to write the measured trace (required)\n"
+    "  --iters N              measured iterations (default 5)\n"
+    "  --warmup N             iterations run first and not recorded (default 1)\n"
+#ifdef DS_HAVE_CUDA
+    "  --device cpu|cuda      cpu: MPI ranks (run under mpirun -np N); cuda: one\n"
+    "                         process per GPU (default cuda)\n"
+#else
+    "  --device cpu           MPI ranks, run under mpirun -np N (this build has\n"
+    "                         no cuda device: nvcc or nccl.h was not found)\n"
+#endif
+    "  --compute spin|gemm    compute ops busy-wait their dur_us, or run GEMMs of\n"
+    "                         their flops (default spin)\n"
+    "  --share-gpus           allow several ranks on one GPU (cuda)\n"
+    "  --help, --version\n";
+
+const char *ds_real_options_usage(void) { return usage; }
+
+static ds_status bad(struct ds_err *err, const char *flag, const char *what,
+                     const char *got) {
+  return ds_err_set(err, DS_EUSAGE, "option %s: expected %s, got \"%s\"", flag,
+                    what, got);
+}
+
+static ds_status parse_int(const char *flag, const char *v, int64_t lo,
+                           int64_t hi, int32_t *out, struct ds_err *err) {
+  char *end;
+  errno = 0;
+  long long x = strtoll(v, &end, 10);
+  if (errno || end == v || *end != '\0' || x < lo || x > hi) {
+    char what[96];
+    snprintf(what, sizeof what, "an integer from %" PRId64 " to %" PRId64, lo, hi);
+    return bad(err, flag, what, v);
+  }
+  *out = (int32_t)x;
+  return DS_OK;
+}
+
+/* X(flag, takes_value) */
+#define OPTION_MAP(X)                                                   \
+  X("--schedule", 1) X("--trace", 1) X("--iters", 1) X("--warmup", 1)   \
+  X("--device", 1) X("--compute", 1) X("--share-gpus", 0)               \
+  X("--help", 0) X("--version", 0) X("-h", 0)
+
+static int takes_value(const char *flag, int *known) {
+#define DS__OPT_CHECK(f, v) \
+  if (strcmp(flag, f) == 0) { *known = 1; return v; }
+  OPTION_MAP(DS__OPT_CHECK)
+#undef DS__OPT_CHECK
+  *known = 0;
+  return 0;
+}
+
+static ds_status apply(struct ds_real_options *o, const char *flag,
+                       const char *v, struct ds_err *err) {
+  if (strcmp(flag, "--schedule") == 0) o->schedule = v;
+  else if (strcmp(flag, "--trace") == 0) o->trace = v;
+  else if (strcmp(flag, "--iters") == 0) DS_CHECK(parse_int(flag, v, 1, 100000, &o->iters, err));
+  else if (strcmp(flag, "--warmup") == 0) DS_CHECK(parse_int(flag, v, 0, 100000, &o->warmup, err));
+  else if (strcmp(flag, "--device") == 0) {
+    if (strcmp(v, "cpu") == 0) o->device = DS_REAL_DEVICE_CPU;
+    else if (strcmp(v, "cuda") == 0) {
+#ifdef DS_HAVE_CUDA
+      o->device = DS_REAL_DEVICE_CUDA;
+#else
+      return ds_err_set(err, DS_EUSAGE,
+                        "option --device: this ddpreal was built without the cuda "
+                        "device (nvcc or nccl.h not found; see make info): use --device cpu");
+#endif
+    } else {
+      return bad(err, flag, "cpu or cuda", v);
+    }
+  } else if (strcmp(flag, "--compute") == 0) {
+    if (strcmp(v, "spin") == 0) o->compute = DS_COMPUTE_SPIN;
+    else if (strcmp(v, "gemm") == 0) o->compute = DS_COMPUTE_GEMM;
+    else return bad(err, flag, "spin or gemm", v);
+  } else if (strcmp(flag, "--share-gpus") == 0) o->share_gpus = 1;
+  else if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) o->help = 1;
+  else if (strcmp(flag, "--version") == 0) o->version = 1;
+  return DS_OK;
+}
+
+ds_status ds_real_options_parse(int argc, char **argv, struct ds_real_options *o,
+                                struct ds_err *err) {
+  memset(o, 0, sizeof *o);
+  o->iters = 5;
+  o->warmup = 1;
+#ifdef DS_HAVE_CUDA
+  o->device = DS_REAL_DEVICE_CUDA;
+#else
+  o->device = DS_REAL_DEVICE_CPU;
+#endif
+  o->compute = DS_COMPUTE_SPIN;
+  for (int i = 1; i < argc; i++) {
+    char flag[64];
+    const char *arg = argv[i], *value = NULL, *eq = strchr(arg, '=');
+    if (strncmp(arg, "--", 2) == 0 && eq) {
+      snprintf(flag, sizeof flag, "%.*s", (int)(eq - arg), arg);
+      value = eq + 1;
+    } else {
+      snprintf(flag, sizeof flag, "%s", arg);
+    }
+    int known;
+    int needs = takes_value(flag, &known);
+    if (!known)
+      return ds_err_set(err, DS_EUSAGE, "unknown option \"%s\" (see ddpreal --help)", arg);
+    if (needs && !value) {
+      if (i + 1 >= argc)
+        return ds_err_set(err, DS_EUSAGE, "option %s needs a value", flag);
+      value = argv[++i];
+    } else if (!needs && value) {
+      return ds_err_set(err, DS_EUSAGE, "option %s takes no value", flag);
+    }
+    DS_CHECK(apply(o, flag, value, err));
+  }
+  if (o->help || o->version) return DS_OK;
+  if (!o->schedule)
+    return ds_err_set(err, DS_EUSAGE,
+                      "missing --schedule (a file written by ddpsim --schedule; see ddpreal --help)");
+  if (!o->trace)
+    return ds_err_set(err, DS_EUSAGE,
+                      "missing --trace (where to write the measured trace; see ddpreal --help)");
+  return DS_OK;
+}

@@ -1,0 +1,46 @@
+/*
+ * Command-line options of `ddpreal` (the replay command).
+ */
+#ifndef DS_REAL_OPTIONS_H
+#define DS_REAL_OPTIONS_H
+
+#include <stdint.h>
+
+#include "../traces/status.h"
+#include "device.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Kept equal to DS_VERSION in sim/run.h: both commands ship together. */
+#define DS_REAL_VERSION "0.1.0"
+
+enum ds_real_device { DS_REAL_DEVICE_CPU, DS_REAL_DEVICE_CUDA };
+
+struct ds_real_options {
+  const char *schedule; /* required */
+  const char *trace;    /* required */
+  int32_t iters;        /* measured iterations, default 5 */
+  int32_t warmup;       /* iterations run first and not recorded, default 1 */
+  enum ds_real_device device; /* default cuda when built with it, else cpu */
+  enum ds_compute_mode compute; /* default spin */
+  int share_gpus;       /* --share-gpus: several ranks per GPU allowed */
+  int help;
+  int version;
+};
+
+/* Parses argv[1..argc) ("--flag value" and "--flag=value"). Usage errors
+ * are DS_EUSAGE with a message naming the flag and what was expected;
+ * --schedule and --trace are required unless --help or --version is given. */
+ds_status ds_real_options_parse(int argc, char **argv, struct ds_real_options *opt,
+                                struct ds_err *err);
+
+/* The --help text. */
+const char *ds_real_options_usage(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_REAL_OPTIONS_H */

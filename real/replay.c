@@ -1,0 +1,243 @@
+/*
+ * The replay loop, the same for every device and launcher.
+ *
+ * Each rank runs warmup + iters iterations: a barrier, begin_iter (op times
+ * are relative to it), every op of the rank issued in schedule order,
+ * end_iter. The device enforces stream order and deps; this loop adds
+ * nothing but the barrier between iterations, so the measured iteration is
+ * what the schedule allows.
+ *
+ * Results travel in one fixed-size record per rank (launcher gather): the
+ * rank's wrong-element count, its host clock at each kept begin_iter, and a
+ * start/end pair per schedule op and kept iteration (-1 for ops of other
+ * ranks). Rank 0 places iteration k at rank 0's host offset of that
+ * iteration from the first kept one (all ranks begin right after the same
+ * barrier), builds one trace row per op per iteration and writes the trace
+ * atomically; it is the only writer.
+ */
+#include "replay.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../traces/trace.h"
+#include "stats.h"
+
+#define DESCRIBE_MAX 4096
+
+static int64_t host_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Record layout, in int64s. */
+static size_t rec_len(size_t n_ops, int32_t iters) {
+  return 1 + (size_t)iters + 2 * n_ops * (size_t)iters;
+}
+static size_t rec_time(size_t n_ops, int32_t iters, int32_t k, size_t i) {
+  return 1 + (size_t)iters + 2 * ((size_t)k * n_ops + i);
+}
+
+/* Rank 0: the trace rows, the per-iteration wall times and the summary. */
+static ds_status finish(struct ds_launcher *l, struct ds_replay *rp, const int64_t *all,
+                        const char *describe, struct ds_err *err) {
+  const struct ds_schedule *s = rp->sched;
+  size_t n = s->n_ops, len = rec_len(n, rp->iters);
+  struct ds_trace *t = NULL;
+  double *wall_ms = calloc((size_t)rp->iters, sizeof *wall_ms);
+  char *extra = malloc(DESCRIBE_MAX + 256);
+  ds_status st = ds_trace_new("real", &t);
+  if (st != DS_OK || !wall_ms || !extra) {
+    st = ds_err_set(err, DS_ENOMEM, "out of memory building the trace");
+    goto out;
+  }
+  rp->wrong = 0;
+  for (int32_t q = 0; q < l->world; q++) rp->wrong += all[(size_t)q * len];
+  for (int32_t k = 0; k < rp->iters; k++) {
+    int64_t offset = all[1 + (size_t)k] - all[1];
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+      const int64_t *rec = all + (size_t)s->ops[i].rank * len;
+      size_t at = rec_time(n, rp->iters, k, i);
+      int64_t start = rec[at], end = rec[at + 1];
+      if (start < 0 || end < start) {
+        st = ds_err_set(err, DS_EINTERNAL,
+                        "the %s device reported no time (or an end before the start) "
+                        "for op %" PRId64 " of rank %d in iteration %d",
+                        rp->dev->name, s->ops[i].id, s->ops[i].rank, k);
+        goto out;
+      }
+      if (start < lo) lo = start;
+      if (end > hi) hi = end;
+      struct ds_trace_row row = {s, (uint32_t)i, k, offset + start, offset + end};
+      DS_CHECK_GOTO(ds_trace_add(t, &row), st, nomem);
+    }
+    wall_ms[k] = n ? (double)(hi - lo) / 1e6 : 0;
+  }
+  snprintf(extra, DESCRIBE_MAX + 256, "%s# device: %s\n# ranks: %d\n# launcher: %s\n",
+           describe, rp->dev->name, l->world, l->kind);
+  struct ds_csv_meta meta = {"ddpreal " DS_REAL_VERSION, rp->inputs, 0, extra};
+  DS_CHECK_GOTO(ds_trace_write_csv(rp->trace_path, t, &meta, err), st, out);
+  struct ds_quantiles q = ds_quantiles_of(wall_ms, (size_t)rp->iters);
+  rp->p50_ms = q.p50;
+  rp->p95_ms = q.p95;
+  rp->p99_ms = q.p99;
+  fprintf(rp->out,
+          "ddpreal: %s: %zu ops on %d ranks, %d iterations after %d warmup "
+          "(device %s, launcher %s, compute %s)\n",
+          rp->schedule_path, n, l->world, rp->iters, rp->warmup, rp->dev->name, l->kind,
+          rp->compute == DS_COMPUTE_GEMM ? "gemm" : "spin");
+  fprintf(rp->out,
+          "  iteration  p50 %.3f ms  p95 %.3f ms  p99 %.3f ms  (min %.3f, max %.3f; "
+          "max end - min start over ranks)\n",
+          q.p50, q.p95, q.p99, q.min, q.max);
+  fprintf(rp->out, "  trace      %s\n", rp->trace_path);
+  fprintf(rp->out, "#wrong: %" PRId64 "\n", rp->wrong);
+  if (fflush(rp->out) != 0)
+    st = ds_err_set(err, DS_EIO, "cannot write the summary to standard output");
+  else if (rp->wrong > 0)
+    st = ds_err_set(err, DS_EIO,
+                    "#wrong: %" PRId64 " elements of collective results differ from the "
+                    "expected values (the trace %s was written)",
+                    rp->wrong, rp->trace_path);
+  goto out;
+nomem:
+  ds_err_set(err, st, "out of memory building the trace");
+out:
+  ds_trace_free(t);
+  free(wall_ms);
+  free(extra);
+  return st;
+}
+
+ds_status ds_replay_rank(struct ds_launcher *l, void *arg, struct ds_err *err) {
+  struct ds_replay *rp = arg;
+  const struct ds_schedule *s = rp->sched;
+  const struct ds_device *dev = rp->dev;
+  size_t n = s->n_ops, len = rec_len(n, rp->iters);
+  if (l->world != s->world_size)
+    return ds_err_set(err, DS_EUSAGE,
+                      "the schedule %s has %d ranks but the %s launcher started %d",
+                      rp->schedule_path, s->world_size, l->kind, l->world);
+  struct ds_dev_config cfg = {
+      .sched = s,
+      .rank = l->rank,
+      .world = l->world,
+      .compute = rp->compute,
+      .device_ordinal = l->rank,
+      .shared = rp->shared,
+      .launcher = l,
+  };
+  struct ds_dev_rank *dr = NULL;
+  int64_t *start = malloc((n ? n : 1) * sizeof *start);
+  int64_t *end = malloc((n ? n : 1) * sizeof *end);
+  int64_t *rec = malloc(len * sizeof *rec);
+  int64_t *all = NULL;
+  char *describe = calloc(DESCRIBE_MAX, 1);
+  ds_status st = DS_OK;
+  if (!start || !end || !rec || !describe) {
+    st = ds_err_set(err, DS_ENOMEM, "out of memory");
+    goto out;
+  }
+  if (l->rank == 0 && !(all = malloc((size_t)l->world * len * sizeof *all))) {
+    st = ds_err_set(err, DS_ENOMEM, "out of memory for the %d ranks' times", l->world);
+    goto out;
+  }
+  for (size_t k = 0; k < len; k++) rec[k] = -1;
+  DS_CHECK_GOTO(dev->open(&cfg, &dr, err), st, out);
+  for (int32_t it = 0; it < rp->warmup + rp->iters; it++) {
+    int32_t k = it - rp->warmup;
+    DS_CHECK_GOTO(l->barrier(l, err), st, out);
+    int64_t begin = host_ns();
+    DS_CHECK_GOTO(dev->begin_iter(dr, err), st, out);
+    for (size_t i = 0; i < n; i++) {
+      start[i] = end[i] = -1;
+      if (s->ops[i].rank == l->rank) DS_CHECK_GOTO(dev->issue(dr, i, err), st, out);
+    }
+    DS_CHECK_GOTO(dev->end_iter(dr, start, end, err), st, out);
+    if (k < 0) continue;
+    rec[1 + k] = begin;
+    for (size_t i = 0; i < n; i++) {
+      size_t at = rec_time(n, rp->iters, k, i);
+      rec[at] = start[i];
+      rec[at + 1] = end[i];
+    }
+  }
+  rec[0] = dev->wrong(dr);
+  if (l->rank == 0) dev->describe(dr, describe, DESCRIBE_MAX);
+  dev->close(dr);
+  dr = NULL;
+  DS_CHECK_GOTO(l->gather(l, rec, len * sizeof *rec, all, err), st, out);
+  if (l->rank == 0) {
+    /* Everything below happens after the last communication: no other
+     * rank waits on rank 0 any more. */
+    l->finished = 1;
+    st = finish(l, rp, all, describe, err);
+  }
+out:
+  if (dr) dev->close(dr);
+  free(start);
+  free(end);
+  free(rec);
+  free(all);
+  free(describe);
+  return st;
+}
+
+/* ---- the command ------------------------------------------------------ */
+
+ds_status ds_replay_command(int *argc, char ***argv, const struct ds_real_options *opt,
+                            FILE *out, struct ds_err *err) {
+  struct ds_schedule *s = NULL;
+  ds_status st = ds_schedule_read_csv(opt->schedule, &s, err);
+  if (st == DS_EIO) st = DS_EINPUT; /* a schedule that cannot be read is bad input */
+  if (st != DS_OK) return st;
+  const struct ds_device *dev = &ds_device_cpu;
+#ifdef DS_HAVE_CUDA
+  if (opt->device == DS_REAL_DEVICE_CUDA) dev = &ds_device_cuda;
+#endif
+  char inputs[1024];
+  snprintf(inputs, sizeof inputs, "schedule=%s iters=%d warmup=%d device=%s compute=%s%s",
+           opt->schedule, opt->iters, opt->warmup, dev->name,
+           opt->compute == DS_COMPUTE_GEMM ? "gemm" : "spin",
+           opt->share_gpus ? " share_gpus=1" : "");
+  struct ds_replay rp = {
+      .sched = s,
+      .dev = dev,
+      .compute = opt->compute,
+      .iters = opt->iters,
+      .warmup = opt->warmup,
+      .shared = opt->share_gpus,
+      .trace_path = opt->trace,
+      .schedule_path = opt->schedule,
+      .inputs = inputs,
+      .out = out,
+  };
+  int32_t world = s->world_size;
+  if (ds_under_mpi()) {
+    int32_t np = ds_mpi_env_world();
+    if (np != world)
+      st = ds_err_set(err, DS_EUSAGE,
+                      "the schedule %s has %d ranks (world size %d) but mpirun started %d "
+                      "processes: run mpirun -np %d",
+                      opt->schedule, world, world, np, world);
+    else
+      st = ds_launch_mpi(argc, argv, ds_replay_rank, &rp, err);
+  } else if (opt->device == DS_REAL_DEVICE_CUDA) {
+#ifdef DS_HAVE_CUDA
+    st = ds_launch_fork(world, ds_replay_rank, &rp, err);
+#endif
+  } else if (world > 1) {
+    st = ds_err_set(err, DS_EUSAGE,
+                    "the cpu device runs one MPI process per rank: the schedule %s has %d "
+                    "ranks, so run it as  mpirun -np %d ddpreal --device cpu ...",
+                    opt->schedule, world, world);
+  } else {
+    st = ds_launch_mpi(argc, argv, ds_replay_rank, &rp, err);
+  }
+  ds_schedule_free(s);
+  return st;
+}

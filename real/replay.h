@@ -1,0 +1,61 @@
+/*
+ * The replay executor: runs a schedule's iterations on a device, one rank
+ * per process, and writes the measured trace (DESIGN.md, "The real
+ * backend"). Generic over struct ds_device (device.h) and struct
+ * ds_launcher (launch.h).
+ */
+#ifndef DS_REPLAY_H
+#define DS_REPLAY_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../traces/schedule.h"
+#include "../traces/status.h"
+#include "device.h"
+#include "launch.h"
+#include "options.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What every rank runs. All pointers are borrowed. */
+struct ds_replay {
+  const struct ds_schedule *sched; /* validated */
+  const struct ds_device *dev;
+  enum ds_compute_mode compute;
+  int32_t iters;                   /* measured iterations, >= 1 */
+  int32_t warmup;                  /* iterations run first, not recorded */
+  int shared;                      /* several ranks per device allowed */
+  const char *trace_path;          /* written by rank 0 */
+  const char *schedule_path;       /* for the summary */
+  const char *inputs;              /* the trace's "# inputs:" line */
+  FILE *out;                       /* rank 0's summary */
+  /* Results, on rank 0 when it runs in this process (mpi launcher). */
+  int64_t wrong;                   /* wrong collective elements, all ranks */
+  double p50_ms, p95_ms, p99_ms;   /* per-iteration wall over the ranks */
+};
+
+/* The body every rank runs (a ds_launch_main_fn; arg is a struct
+ * ds_replay *): for it in 0 .. warmup+iters-1, barrier, begin_iter, issue
+ * the rank's ops in schedule order, end_iter; then rank 0 gathers every
+ * rank's times and wrong counts, writes the trace and prints the summary.
+ * Rank 0 fails (DS_EIO, "#wrong: N ...") when a collective result was
+ * wrong; that and a failure to write the trace come after the last
+ * communication (l->finished is set). */
+ds_status ds_replay_rank(struct ds_launcher *l, void *arg, struct ds_err *err);
+
+/* The ddpreal command after option parsing: reads the schedule, checks the
+ * rank count against the launcher it chooses (mpirun's processes; else, for
+ * the cuda device, forked processes; else a singleton MPI process for a
+ * one-rank schedule) and runs ds_replay_rank on every rank. argc/argv go to
+ * MPI_Init_thread. The summary goes to out. */
+ds_status ds_replay_command(int *argc, char ***argv, const struct ds_real_options *opt,
+                            FILE *out, struct ds_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_REPLAY_H */

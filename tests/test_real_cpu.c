@@ -1,0 +1,290 @@
+/*
+ * ddpreal with the cpu device, end to end: ddpsim predicts a schedule,
+ * ddpreal replays it under mpirun, and the measured trace must hold every
+ * op exactly once per iteration with the schedule's order (deps and
+ * streams) respected, checked collectives, and the usual exit statuses for
+ * bad flags, bad files and a rank count that does not match.
+ *
+ * Binaries: $DDPSIM_BIN and $DDPREAL_BIN (the sanitizer builds in `make
+ * test`), else build/asan/. mpirun runs as root (the CI container) with
+ * --oversubscribe (2 cores); Open MPI's own allocations are not freed at
+ * exit, so leak detection is off for the mpirun'd processes only.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "traces/trace.h"
+
+#define MPIRUN                                                                    \
+  "ASAN_OPTIONS=detect_leaks=0 OMPI_ALLOW_RUN_AS_ROOT=1 "                         \
+  "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 mpirun " \
+  "--oversubscribe -x ASAN_OPTIONS "
+
+struct result {
+  int status;
+  char *out;
+  char *err;
+};
+
+static char dir[] = "/tmp/ddpreal-test-XXXXXX";
+
+static void make_dir(void) { cr_assert(mkdtemp(dir) != NULL); }
+
+static void remove_dir(void) {
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(real_cpu, .init = make_dir, .fini = remove_dir, .timeout = 60);
+
+/* dir/name in the caller's buffer (PATH_BUF bytes). */
+#define PATH_BUF 512
+static char *in_dir(char *buf, const char *name) {
+  snprintf(buf, PATH_BUF, "%s/%s", dir, name);
+  return buf;
+}
+
+static char *slurp(const char *path) {
+  FILE *fp = fopen(path, "rb");
+  cr_assert(fp != NULL, "cannot open %s", path);
+  fseek(fp, 0, SEEK_END);
+  long n = ftell(fp);
+  fseek(fp, 0, SEEK_SET);
+  char *buf = malloc((size_t)n + 1);
+  cr_assert(buf != NULL);
+  cr_assert_eq(fread(buf, 1, (size_t)n, fp), (size_t)n);
+  buf[n] = '\0';
+  fclose(fp);
+  return buf;
+}
+
+static const char *env_or(const char *name, const char *fallback) {
+  const char *v = getenv(name);
+  return v && *v ? v : fallback;
+}
+
+static const char *ddpsim(void) { return env_or("DDPSIM_BIN", "build/asan/ddpsim"); }
+static const char *ddpreal(void) { return env_or("DDPREAL_BIN", "build/asan/ddpreal"); }
+
+/* Runs `prefix BIN args` through the shell, capturing stdout and stderr. */
+static struct result run(const char *prefix, const char *binary, const char *args) {
+  char cmd[4096], out_path[PATH_BUF], err_path[PATH_BUF];
+  in_dir(out_path, "stdout");
+  in_dir(err_path, "stderr");
+  snprintf(cmd, sizeof cmd, "%s%s %s >%s 2>%s </dev/null", prefix, binary, args, out_path,
+           err_path);
+  int st = system(cmd);
+  struct result r = {WIFEXITED(st) ? WEXITSTATUS(st) : 128, slurp(out_path),
+                     slurp(err_path)};
+  return r;
+}
+
+static void release(struct result *r) {
+  free(r->out);
+  free(r->err);
+}
+
+/* ddpsim's tiny two-layer-group model on `world` ranks: 10 ops per rank,
+ * two all-reduce buckets overlapping the backward pass. */
+static void predict(int world, const char *schedule) {
+  char args[1024];
+  snprintf(args, sizeof args,
+           "--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
+           "--world-size %d --schedule %s",
+           world, schedule);
+  struct result r = run("", ddpsim(), args);
+  cr_assert_eq(r.status, 0, "ddpsim failed: %s", r.err);
+  release(&r);
+}
+
+/* Checks the measured trace against the schedule: each op once per
+ * iteration 0..iters-1 on its own rank, end >= start, every dep ended
+ * before the op started, ops of one (rank, stream) one after the other in
+ * schedule order, source "real". */
+static void check_trace(const char *schedule, const char *trace, int iters) {
+  struct ds_err err = {0};
+  struct ds_schedule *s;
+  struct ds_trace *t;
+  cr_assert_eq(ds_schedule_read_csv(schedule, &s, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_trace_read_csv(trace, &t, &err), DS_OK, "%s", err.msg);
+  cr_assert_str_eq(t->source, "real");
+  size_t n = s->n_ops;
+  cr_assert_eq(t->n_rows, n * (size_t)iters, "rows %zu, expected %zu ops x %d", t->n_rows,
+               n, iters);
+  int64_t *start = calloc(n * (size_t)iters, sizeof *start);
+  int64_t *end = calloc(n * (size_t)iters, sizeof *end);
+  int *seen = calloc(n * (size_t)iters, sizeof *seen);
+  cr_assert(start && end && seen);
+  for (size_t k = 0; k < t->n_rows; k++) {
+    const struct ds_trace_row *row = &t->rows[k];
+    const struct ds_op *o = &row->sched->ops[row->op];
+    size_t idx;
+    cr_assert_eq(ds_schedule_find(s, o->id, &idx), 0, "trace op %lld not in the schedule",
+                 (long long)o->id);
+    cr_assert(row->iter >= 0 && row->iter < iters, "iteration %d", row->iter);
+    cr_assert_eq(o->rank, s->ops[idx].rank);
+    cr_assert_eq(o->kind, s->ops[idx].kind);
+    cr_assert_geq(row->end_ns, row->start_ns);
+    size_t at = (size_t)row->iter * n + idx;
+    seen[at]++;
+    start[at] = row->start_ns;
+    end[at] = row->end_ns;
+  }
+  for (int it = 0; it < iters; it++) {
+    for (size_t i = 0; i < n; i++) {
+      const struct ds_op *o = &s->ops[i];
+      size_t at = (size_t)it * n + i;
+      cr_assert_eq(seen[at], 1, "op %lld seen %d times in iteration %d", (long long)o->id,
+                   seen[at], it);
+      const int64_t *deps = ds_schedule_deps(s, o);
+      for (uint32_t d = 0; d < o->dep_count; d++) {
+        size_t j;
+        cr_assert_eq(ds_schedule_find(s, deps[d], &j), 0);
+        cr_assert_geq(start[at], end[(size_t)it * n + j],
+                      "iteration %d: op %lld started at %lld ns before its dep %lld ended "
+                      "at %lld ns",
+                      it, (long long)o->id, (long long)start[at], (long long)deps[d],
+                      (long long)end[(size_t)it * n + j]);
+      }
+      /* the previous op of the same rank and stream */
+      for (size_t j = i; j-- > 0;) {
+        if (s->ops[j].rank != o->rank || s->ops[j].stream != o->stream) continue;
+        cr_assert_geq(start[at], end[(size_t)it * n + j],
+                      "iteration %d: op %lld overlaps op %lld on its stream", it,
+                      (long long)o->id, (long long)s->ops[j].id);
+        break;
+      }
+    }
+    /* iterations follow each other on the run's timeline */
+    if (it > 0) cr_assert_gt(start[(size_t)it * n], start[(size_t)(it - 1) * n]);
+  }
+  free(start);
+  free(end);
+  free(seen);
+  ds_trace_free(t);
+  ds_schedule_free(s);
+}
+
+/* Two ranks under mpirun: the schedule's two all-reduces run as
+ * MPI_Allreduce on real buffers whose sums are checked. */
+Test(real_cpu, replay_two_ranks_under_mpirun) {
+  char sched[PATH_BUF], measured[PATH_BUF];
+  in_dir(sched, "s2.csv");
+  in_dir(measured, "measured.csv");
+  predict(2, sched);
+  char args[1024];
+  snprintf(args, sizeof args,
+           "--device cpu --schedule %s --trace %s/measured.csv --iters 3 --warmup 1",
+           sched, dir);
+  struct result r = run(MPIRUN "-np 2 ", ddpreal(), args);
+  cr_assert_eq(r.status, 0, "exit %d\nstdout: %s\nstderr: %s", r.status, r.out, r.err);
+  cr_assert(strstr(r.out, "#wrong: 0\n") != NULL, "stdout: %s", r.out);
+  cr_assert(strstr(r.out, "20 ops on 2 ranks, 3 iterations") != NULL, "stdout: %s", r.out);
+  cr_assert(strstr(r.out, "p50 ") != NULL, "stdout: %s", r.out);
+  check_trace(sched, measured, 3);
+  char *text = slurp(measured);
+  cr_assert(strstr(text, "\n# device: cpu\n# ranks: 2\n# launcher: mpi\n") != NULL, "%s", text);
+  cr_assert(strstr(text, "\n# mpi: ") != NULL, "%s", text);
+  free(text);
+  release(&r);
+}
+
+/* A one-rank schedule runs without mpirun (a singleton MPI process). */
+Test(real_cpu, replay_one_rank_without_mpirun) {
+  char sched[PATH_BUF], measured[PATH_BUF];
+  in_dir(sched, "s1.csv");
+  in_dir(measured, "m1.csv");
+  predict(1, sched);
+  char args[1024];
+  snprintf(args, sizeof args, "--device cpu --schedule %s --trace %s/m1.csv --iters 2 --warmup 0",
+           sched, dir);
+  struct result r = run("ASAN_OPTIONS=detect_leaks=0 ", ddpreal(), args);
+  cr_assert_eq(r.status, 0, "exit %d\nstdout: %s\nstderr: %s", r.status, r.out, r.err);
+  cr_assert(strstr(r.out, "#wrong: 0\n") != NULL, "stdout: %s", r.out);
+  check_trace(sched, measured, 2);
+  release(&r);
+}
+
+Test(real_cpu, bad_flags_exit_2) {
+  struct {
+    const char *args, *want;
+  } cases[] = {
+      {"--bogus", "unknown option \"--bogus\""},
+      {"--schedule x.csv --trace y.csv --iters 0", "option --iters: expected an integer from 1"},
+      {"--schedule x.csv --trace y.csv --compute fast", "option --compute: expected spin or gemm"},
+      {"--schedule x.csv --trace y.csv --device tpu", "option --device: expected cpu or cuda"},
+      {"--trace y.csv", "missing --schedule"},
+      {"--schedule x.csv", "missing --trace"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    struct result r = run("", ddpreal(), cases[i].args);
+    cr_assert_eq(r.status, 2, "%s: exit %d, stderr %s", cases[i].args, r.status, r.err);
+    cr_assert(strstr(r.err, cases[i].want) != NULL, "%s: stderr %s", cases[i].args, r.err);
+    release(&r);
+  }
+  struct result r = run("", ddpreal(), "--help");
+  cr_assert_eq(r.status, 0);
+  cr_assert(strstr(r.out, "usage: ddpreal --schedule") != NULL, "%s", r.out);
+  release(&r);
+}
+
+/* The schedule has 2 ranks: one MPI process, or none at all, is refused
+ * before anything runs, naming both numbers and what to run. */
+Test(real_cpu, rank_count_mismatch_exit_2) {
+  char sched[PATH_BUF], never[PATH_BUF];
+  in_dir(sched, "s2m.csv");
+  in_dir(never, "never.csv");
+  predict(2, sched);
+  char args[1024];
+  snprintf(args, sizeof args, "--device cpu --schedule %s --trace %s/never.csv", sched, dir);
+  struct result r = run(MPIRUN "-np 1 ", ddpreal(), args);
+  cr_assert_eq(r.status, 2, "exit %d, stderr %s", r.status, r.err);
+  cr_assert(strstr(r.err, "has 2 ranks (world size 2) but mpirun started 1 processes: run "
+                          "mpirun -np 2") != NULL,
+            "stderr: %s", r.err);
+  release(&r);
+  r = run("", ddpreal(), args);
+  cr_assert_eq(r.status, 2, "exit %d, stderr %s", r.status, r.err);
+  cr_assert(strstr(r.err, "run it as  mpirun -np 2 ddpreal") != NULL, "stderr: %s", r.err);
+  release(&r);
+  cr_assert_neq(access(never, F_OK), 0, "a trace was written");
+}
+
+/* A schedule that is missing, or is not a schedule, is bad input: exit 2
+ * with a message naming the file. */
+Test(real_cpu, unreadable_schedule_exit_2) {
+  char args[1024];
+  snprintf(args, sizeof args, "--device cpu --schedule %s/missing.csv --trace %s/t.csv", dir,
+           dir);
+  struct result r = run("", ddpreal(), args);
+  cr_assert_eq(r.status, 2, "exit %d, stderr %s", r.status, r.err);
+  cr_assert(strstr(r.err, "missing.csv: cannot open") != NULL, "stderr: %s", r.err);
+  release(&r);
+  char bad[PATH_BUF];
+  FILE *fp = fopen(in_dir(bad, "not-a-schedule.csv"), "w");
+  cr_assert(fp != NULL);
+  fputs("# ddpsim-trace v1\n", fp);
+  fclose(fp);
+  snprintf(args, sizeof args, "--device cpu --schedule %s/not-a-schedule.csv --trace %s/t.csv",
+           dir, dir);
+  r = run("", ddpreal(), args);
+  cr_assert_eq(r.status, 2, "exit %d, stderr %s", r.status, r.err);
+  cr_assert(strstr(r.err, "not-a-schedule.csv:1: this is a ddpsim-trace file") != NULL,
+            "stderr: %s", r.err);
+  release(&r);
+}
+
+/* Without the cuda device, `ddpreal collective` says what it needs. */
+#ifndef DS_HAVE_CUDA
+Test(real_cpu, collective_needs_cuda) {
+  struct result r = run("", ddpreal(), "collective --help");
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "needs the cuda device") != NULL, "stderr: %s", r.err);
+  release(&r);
+}
+#endif

@@ -54,10 +54,12 @@ run() {
   fi
 }
 
-# The schedules (the simulator predicts them on the 4gpu topology).
-run sched1 "$DDPSIM" --topo 4gpu --model resnet50 --world-size 1 \
+# The schedules, predicted on GPU_CHECK_TOPO (default dgx-h100: the GPU the
+# lent machines have, so gemm replays measure the roofline's predictions).
+TOPO=${GPU_CHECK_TOPO:-dgx-h100}
+run sched1 "$DDPSIM" --topo "$TOPO" --model resnet50 --world-size 1 \
   --schedule "$OUTDIR/s1.csv" --trace "$OUTDIR/p1.csv"
-run sched2 "$DDPSIM" --topo 4gpu --model resnet50 --world-size 2 \
+run sched2 "$DDPSIM" --topo "$TOPO" --model resnet50 --world-size 2 \
   --schedule "$OUTDIR/s2.csv" --trace "$OUTDIR/p2.csv"
 
 for c in spin gemm; do
@@ -79,6 +81,33 @@ for f in "$OUTDIR"/replay*.log; do
   printf '  %-16s %s\n' "$(basename "$f" .log)" \
     "$(grep -i -E 'p50|iter|wrong' "$f" | grep -v '^+' | head -n 2 | tr '\n' ' ')"
 done
+# Rank 0's compute stream in a measured trace: measured over predicted
+# (the schedule's dur_us) compute time, and the median gap between one
+# compute op's end and the next one's start in the same iteration (the
+# executor's per-op cost on the device timeline).
+compute_summary() {
+  awk -F, '!/^#/ && $1 != "id" && $2 == 0 && $3 == "compute" {
+      meas += $18 - $17; pred += $13
+      if ($16 == it && have) print $17 - last > gaps
+      it = $16; last = $18; have = 1; n++ }
+    END { if (pred > 0) printf "ops %d  measured/predicted compute %.3f", n, meas / pred }' \
+    gaps="$OUTDIR/gaps.tmp" "$1"
+  if [ -s "$OUTDIR/gaps.tmp" ]; then
+    printf '  median gap %s us\n' "$(sort -g "$OUTDIR/gaps.tmp" |
+      awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')"
+  else
+    echo
+  fi
+  rm -f "$OUTDIR/gaps.tmp"
+}
+echo
+echo "compute on rank 0 (trace rows; predicted = the schedule's dur_us on $TOPO):"
+for f in "$OUTDIR"/t1-*.csv "$OUTDIR"/t2-*.csv; do
+  [ -f "$f" ] || continue
+  printf '  %-10s ' "$(basename "$f" .csv)"
+  compute_summary "$f"
+done
+
 echo
 echo "collectives (largest size; busbw GB/s, #wrong):"
 for f in "$OUTDIR"/coll1-csv.log "$OUTDIR"/coll2-csv.log; do

@@ -22,6 +22,18 @@
  *
  * Uniform ring of bandwidth B and hop latency a, one chunk per step:
  *   T = 2(N-1) * a + 2(N-1)/N * S/B.
+ *
+ * NCCL protocols and channels (struct ds_coll_proto, filled from NCCL's
+ * model by sim/nccl_model.c, or by hand): C channels are C rings over the
+ * same routes in lockstep; one flow of multiplicity C stands for the C
+ * flows of a hop's step (under max-min C equal flows get what one flow of
+ * multiplicity C gets, each capped alike). Each carries its share of the
+ * payload times the protocol's wire factor, at most at the per-channel cap;
+ * a step's latency is the protocol's per-hop latency for the hop's class
+ * (replacing the links' own latency), and start_lat_ns is paid once, before
+ * a rank's first send (aggregate: before the one flow). Uniform ring of C
+ * channels, link bandwidth B, cap c, wire factor w, per-step latency h:
+ *   T = start + 2(N-1) * h + 2(N-1)/N * S * w / min(C * c, B).
  */
 #ifndef DS_COLL_H
 #define DS_COLL_H
@@ -38,6 +50,27 @@ extern "C" {
 #endif
 
 enum ds_coll_model { DS_COLL_FLOW, DS_COLL_AGGREGATE };
+
+/* NCCL's protocols, in NCCL's order. */
+enum ds_proto { DS_PROTO_LL, DS_PROTO_LL128, DS_PROTO_SIMPLE, DS_PROTO_COUNT };
+/* Class of a ring hop, as NCCL's hwLat table has them: NET when the hop
+ * crosses an "ib" link, else PCI when it crosses a "pcie" link, else NVLINK. */
+enum ds_hop_class { DS_HOP_NVLINK, DS_HOP_PCI, DS_HOP_NET, DS_HOP_CLASS_COUNT };
+
+/* "LL", "LL128", "Simple"; "none" for DS_PROTO_COUNT. */
+const char *ds_proto_name(enum ds_proto p);
+/* Parses a protocol name (case-insensitive); DS_EUSAGE if none. */
+ds_status ds_proto_parse(const char *s, enum ds_proto *out);
+
+/* How a ring all-reduce runs under an NCCL protocol (see above). */
+struct ds_coll_proto {
+  enum ds_proto proto;
+  int32_t channels;                     /* >= 1 */
+  double wire_factor;                   /* wire bytes per payload byte, >= 1 */
+  double chan_cap_bytes_per_s;          /* > 0; INFINITY for none */
+  double hop_lat_ns[DS_HOP_CLASS_COUNT]; /* per step, by hop class */
+  double start_lat_ns;                  /* once per all-reduce */
+};
 
 /* A ring over GPUs: routes of each hop, and its slowest hop. */
 struct ds_ring {
@@ -57,6 +90,8 @@ struct ds_ring {
   int32_t *agg_links;    /* distinct links of all hops, sorted (owned) */
   uint32_t *agg_mult;    /* how many hops cross each */
   int32_t n_agg;
+  uint8_t *hop_class;    /* [n] enum ds_hop_class of each hop (owned) */
+  int32_t max_hop_links; /* longest hop route */
 };
 
 /* Builds the ring gpus[0] -> gpus[1] -> ... -> gpus[n-1] -> gpus[0]. */
@@ -84,6 +119,22 @@ ds_status ds_coll_allreduce_new(const struct ds_ring *ring,
                                 int32_t chunks, double bytes,
                                 uint64_t tag_base, ds_coll_done_fn on_done,
                                 void *owner, struct ds_coll **out);
+/* As ds_coll_allreduce_new, under an NCCL protocol with channels: proto
+ * (copied) NULL is exactly ds_coll_allreduce_new. */
+ds_status ds_coll_allreduce_new_proto(const struct ds_ring *ring,
+                                      struct ds_net *net,
+                                      enum ds_coll_model model, int32_t chunks,
+                                      double bytes,
+                                      const struct ds_coll_proto *proto,
+                                      uint64_t tag_base,
+                                      ds_coll_done_fn on_done, void *owner,
+                                      struct ds_coll **out);
+/* Closed form of the above on a ring with no contention and one chunk per
+ * step: start + sum of the path's per-step latencies + 2(N-1)/N * S * w /
+ * min(C * cap, min_bw), ns. */
+double ds_ring_allreduce_proto_ns(const struct ds_ring *ring,
+                                  const struct ds_coll_proto *proto,
+                                  double bytes);
 void ds_coll_free(struct ds_coll *coll);
 
 /* Rank at ring position `member` has reached the collective. */

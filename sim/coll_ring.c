@@ -10,8 +10,10 @@
  */
 #include "coll.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define MAX_ROUTE 64
 
@@ -26,6 +28,12 @@ struct member {
 
 struct ds_coll {
   const struct ds_ring *ring;
+  int has_proto;
+  struct ds_coll_proto proto;
+  double *hop_lat_ns;    /* [n] per-step latency of each hop (proto only) */
+  double path_lat_ns;    /* critical path of hop_lat_ns (proto only) */
+  uint32_t *chan_mult;   /* [max_hop_links] all C: a hop's C channels */
+  uint32_t *agg_mult;    /* [n_agg] ring->agg_mult times C */
   struct ds_net *net;
   enum ds_coll_model model;
   int32_t chunks;
@@ -44,6 +52,37 @@ static int cmp_int32(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* Latency of 2(N-1) consecutive hops, the largest such sum:
+ * 2 * sum - min(lat[i] + lat[i+1]); N = 2: both hops once each. */
+static double path_lat(const double *lat, int32_t n) {
+  if (n < 2) return 0;
+  double sum = 0, min_pair = -1;
+  for (int32_t i = 0; i < n; i++) {
+    double pair = lat[i] + lat[(i + 1) % n];
+    sum += lat[i];
+    if (min_pair < 0 || pair < min_pair) min_pair = pair;
+  }
+  return 2 * sum - min_pair;
+}
+
+const char *ds_proto_name(enum ds_proto p) {
+  switch (p) {
+  case DS_PROTO_LL: return "LL";
+  case DS_PROTO_LL128: return "LL128";
+  case DS_PROTO_SIMPLE: return "Simple";
+  default: return "none";
+  }
+}
+
+ds_status ds_proto_parse(const char *s, enum ds_proto *out) {
+  for (int p = 0; p < DS_PROTO_COUNT; p++)
+    if (strcasecmp(s, ds_proto_name((enum ds_proto)p)) == 0) {
+      *out = (enum ds_proto)p;
+      return DS_OK;
+    }
+  return DS_EUSAGE;
+}
+
 ds_status ds_ring_build(struct ds_topo *topo, const int32_t *gpus, int32_t n,
                         struct ds_ring *r, struct ds_err *err) {
   ds_status st = DS_ENOMEM;
@@ -56,7 +95,9 @@ ds_status ds_ring_build(struct ds_topo *topo, const int32_t *gpus, int32_t n,
   r->hop_links = malloc(cap * sizeof *r->hop_links);
   r->hop_lat_ns = calloc((size_t)n, sizeof *r->hop_lat_ns);
   r->hop_bw = calloc((size_t)n, sizeof *r->hop_bw);
-  if (!r->gpus || !r->hop_first || !r->hop_links || !r->hop_lat_ns || !r->hop_bw)
+  r->hop_class = calloc((size_t)n, sizeof *r->hop_class);
+  if (!r->gpus || !r->hop_first || !r->hop_links || !r->hop_lat_ns || !r->hop_bw ||
+      !r->hop_class)
     goto fail;
   memcpy(r->gpus, gpus, (size_t)n * sizeof *gpus);
   r->min_bw = 0;
@@ -73,28 +114,25 @@ ds_status ds_ring_build(struct ds_topo *topo, const int32_t *gpus, int32_t n,
       r->hop_links = p;
     }
     double bw = 0;
+    enum ds_hop_class cls = DS_HOP_NVLINK;
     for (int32_t k = 0; k < len; k++) {
       const struct ds_link *l = &topo->links[route[k]];
       r->hop_links[used++] = route[k];
       r->hop_lat_ns[i] += l->lat_ns;
       if (k == 0 || l->bw_bytes_per_s < bw) bw = l->bw_bytes_per_s;
+      if (l->kind && strcmp(l->kind, "ib") == 0) cls = DS_HOP_NET;
+      else if (l->kind && strcmp(l->kind, "pcie") == 0 && cls == DS_HOP_NVLINK)
+        cls = DS_HOP_PCI;
     }
+    r->hop_class[i] = (uint8_t)cls;
+    if (len > r->max_hop_links) r->max_hop_links = len;
     r->hop_bw[i] = bw;
     if (r->hop_lat_ns[i] > r->max_lat_ns) r->max_lat_ns = r->hop_lat_ns[i];
     if (i == 0 || bw < r->min_bw) r->min_bw = bw;
   }
   r->hop_first[n] = (int32_t)used;
   if (n == 1) r->hop_first[1] = 0;
-  if (n >= 2) {
-    double sum = 0, min_pair = -1;
-    for (int32_t i = 0; i < n; i++) {
-      double pair = r->hop_lat_ns[i] + r->hop_lat_ns[(i + 1) % n];
-      sum += r->hop_lat_ns[i];
-      if (min_pair < 0 || pair < min_pair) min_pair = pair;
-    }
-    /* N = 2: both hops once each (2*sum - pair = sum). */
-    r->path_lat_ns = 2 * sum - min_pair;
-  }
+  r->path_lat_ns = path_lat(r->hop_lat_ns, n);
 
   /* Aggregate view: distinct links with the number of hops crossing each. */
   int32_t *sorted = malloc((used + 1) * sizeof *sorted);
@@ -132,6 +170,7 @@ void ds_ring_release(struct ds_ring *r) {
   free(r->hop_bw);
   free(r->agg_links);
   free(r->agg_mult);
+  free(r->hop_class);
   memset(r, 0, sizeof *r);
 }
 
@@ -141,11 +180,65 @@ double ds_ring_allreduce_ns(const struct ds_ring *r, double bytes) {
   return r->path_lat_ns + steps * bytes / r->n / r->min_bw * 1e9;
 }
 
+double ds_ring_allreduce_proto_ns(const struct ds_ring *r,
+                                  const struct ds_coll_proto *p, double bytes) {
+  if (r->n < 2) return 0;
+  double lat_sum = 0, min_pair = -1;
+  for (int32_t i = 0; i < r->n; i++) {
+    double a = p->hop_lat_ns[r->hop_class[i]];
+    double b = p->hop_lat_ns[r->hop_class[(i + 1) % r->n]];
+    lat_sum += a;
+    if (min_pair < 0 || a + b < min_pair) min_pair = a + b;
+  }
+  double bw = p->channels * p->chan_cap_bytes_per_s;
+  if (r->min_bw < bw) bw = r->min_bw;
+  double steps = 2.0 * (r->n - 1);
+  return p->start_lat_ns + 2 * lat_sum - min_pair +
+         steps * bytes * p->wire_factor / r->n / bw * 1e9;
+}
+
 ds_status ds_coll_allreduce_new(const struct ds_ring *ring, struct ds_net *net,
                                 enum ds_coll_model model, int32_t chunks,
                                 double bytes, uint64_t tag_base,
                                 ds_coll_done_fn on_done, void *owner,
                                 struct ds_coll **out) {
+  return ds_coll_allreduce_new_proto(ring, net, model, chunks, bytes, NULL,
+                                     tag_base, on_done, owner, out);
+}
+
+static ds_status setup_proto(struct ds_coll *c, const struct ds_coll_proto *p) {
+  const struct ds_ring *r = c->ring;
+  if (p->channels < 1 || !(p->wire_factor >= 1) || !(p->chan_cap_bytes_per_s > 0) ||
+      !(p->start_lat_ns >= 0))
+    return DS_EINTERNAL;
+  c->has_proto = 1;
+  c->proto = *p;
+  c->hop_lat_ns = malloc((size_t)r->n * sizeof *c->hop_lat_ns);
+  c->chan_mult = malloc(((size_t)r->max_hop_links + 1) * sizeof *c->chan_mult);
+  c->agg_mult = malloc(((size_t)r->n_agg + 1) * sizeof *c->agg_mult);
+  if (!c->hop_lat_ns || !c->chan_mult || !c->agg_mult) return DS_ENOMEM;
+  for (int32_t i = 0; i < r->n; i++) {
+    double h = p->hop_lat_ns[r->hop_class[i]];
+    if (!(h >= 0)) return DS_EINTERNAL;
+    c->hop_lat_ns[i] = h;
+  }
+  c->path_lat_ns = path_lat(c->hop_lat_ns, r->n);
+  for (int32_t k = 0; k < r->max_hop_links; k++) c->chan_mult[k] = (uint32_t)p->channels;
+  for (int32_t k = 0; k < r->n_agg; k++)
+    c->agg_mult[k] = r->agg_mult[k] * (uint32_t)p->channels;
+  /* Per channel and chunk: its share of the payload, inflated on the wire. */
+  c->chunk_bytes *= p->wire_factor / p->channels;
+  return DS_OK;
+}
+
+ds_status ds_coll_allreduce_new_proto(const struct ds_ring *ring,
+                                      struct ds_net *net,
+                                      enum ds_coll_model model, int32_t chunks,
+                                      double bytes,
+                                      const struct ds_coll_proto *proto,
+                                      uint64_t tag_base,
+                                      ds_coll_done_fn on_done, void *owner,
+                                      struct ds_coll **out) {
   if (chunks < 1 || !(bytes >= 0)) return DS_EINTERNAL;
   struct ds_coll *c = calloc(1, sizeof *c);
   if (!c) return DS_ENOMEM;
@@ -164,12 +257,22 @@ ds_status ds_coll_allreduce_new(const struct ds_ring *ring, struct ds_net *net,
   c->tag_base = tag_base;
   c->on_done = on_done;
   c->owner = owner;
+  if (proto) {
+    ds_status st = setup_proto(c, proto);
+    if (st != DS_OK) {
+      ds_coll_free(c);
+      return st;
+    }
+  }
   *out = c;
   return DS_OK;
 }
 
 void ds_coll_free(struct ds_coll *c) {
   if (!c) return;
+  free(c->hop_lat_ns);
+  free(c->chan_mult);
+  free(c->agg_mult);
   free(c->members);
   free(c);
 }
@@ -190,6 +293,12 @@ static ds_status try_send(struct ds_coll *c, int32_t i) {
   const struct ds_ring *r = c->ring;
   m->in_flight = 1;
   m->sends_started++;
+  if (c->has_proto)
+    return ds_net_flow_start_capped(
+        c->net, r->hop_links + r->hop_first[i], c->chan_mult,
+        r->hop_first[i + 1] - r->hop_first[i], c->chunk_bytes,
+        s == 0 ? c->proto.start_lat_ns : 0, c->hop_lat_ns[i],
+        c->proto.chan_cap_bytes_per_s, c->tag_base | (uint64_t)i);
   return ds_net_flow_start(c->net, r->hop_links + r->hop_first[i], NULL,
                            r->hop_first[i + 1] - r->hop_first[i],
                            c->chunk_bytes, 0, r->hop_lat_ns[i],
@@ -214,6 +323,12 @@ ds_status ds_coll_enter(struct ds_coll *c, int32_t i) {
   if (c->model == DS_COLL_AGGREGATE) {
     if (c->n_entered < r->n) return DS_OK;
     double steps = 2.0 * (r->n - 1);
+    if (c->has_proto)
+      return ds_net_flow_start_capped(
+          c->net, r->agg_links, c->agg_mult, r->n_agg,
+          steps * c->bytes * c->proto.wire_factor / r->n / c->proto.channels,
+          c->proto.start_lat_ns + c->path_lat_ns, 0,
+          c->proto.chan_cap_bytes_per_s, c->tag_base);
     return ds_net_flow_start(c->net, r->agg_links, r->agg_mult, r->n_agg,
                              steps * c->bytes / r->n, r->path_lat_ns, 0,
                              c->tag_base);

@@ -13,6 +13,7 @@
 #include "engine.h"
 #include "events.h"
 #include "lookup.h"
+#include "nccl_model.h"
 #include "net.h"
 #include "options.h"
 #include "report.h"
@@ -21,10 +22,18 @@
 
 #define FLOAT_BYTES 4
 
+/* --proto: none (plain ring), one protocol, or NCCL's choice per size. */
+enum proto_choice { PROTO_NONE, PROTO_FIXED, PROTO_AUTO };
+
 struct collbench_options {
   const char *topo;
   const char *op;
-  const char *algo;
+  const char *algo; /* "ring" or "auto" */
+  int algo_set;
+  enum proto_choice proto;
+  enum ds_proto proto_fixed;
+  int proto_set;
+  int nccl_extra; /* add the measured effects NCCL's model leaves out */
   double min_bytes, max_bytes, factor;
   int32_t ranks; /* 0: every GPU */
   enum ds_coll_choice coll_model;
@@ -42,7 +51,19 @@ static const char usage[] =
     "\n"
     "  --topo FILE|NAME       topology YAML (a path, or a name in topologies/)\n"
     "  --op allreduce         collective (this version: allreduce)\n"
-    "  --algo ring            algorithm (this version: ring)\n"
+    "  --algo ring|auto       algorithm (default ring). auto: NCCL's choice by its\n"
+    "                         cost model (v2.30.7 constants); this version implements\n"
+    "                         the ring only, so auto chooses the ring's protocol\n"
+    "  --proto none|LL|LL128|Simple|auto  NCCL protocol (default: none with --algo\n"
+    "                         ring, auto with --algo auto). none: the plain ring (one\n"
+    "                         channel, the links' own latency); a protocol: NCCL's\n"
+    "                         channels, wire overhead, caps and latencies; auto:\n"
+    "                         the protocol NCCL's model picks for each size. Needs a\n"
+    "                         GPU of known architecture (V100, A100, H100, H200);\n"
+    "                         otherwise auto runs the plain ring and says so\n"
+    "  --nccl-extra measured|none  with a protocol: add the nccl-tests effects NCCL's\n"
+    "                         model leaves out (launch, mid-size ramp; default\n"
+    "                         measured; docs/collectives.md)\n"
     "  -b, --minbytes SIZE    smallest size, e.g. 8, 1K, 32MiB (default 8)\n"
     "  -e, --maxbytes SIZE    largest size (default 128M)\n"
     "  -f, --stepfactor X     multiply the size by X each step, > 1 (default 2)\n"
@@ -84,7 +105,7 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
                             struct ds_err *err) {
   *o = (struct collbench_options){.op = "allreduce", .algo = "ring",
                                   .min_bytes = 8, .max_bytes = 128.0 * 1024 * 1024,
-                                  .factor = 2, .ring_chunks = 1};
+                                  .factor = 2, .ring_chunks = 1, .nccl_extra = 1};
   for (int i = 1; i < argc; i++) {
     const char *f = argv[i];
     if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
@@ -99,7 +120,20 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
     const char *v = argv[++i];
     if (strcmp(f, "--topo") == 0) o->topo = v;
     else if (strcmp(f, "--op") == 0) o->op = v;
-    else if (strcmp(f, "--algo") == 0) o->algo = v;
+    else if (strcmp(f, "--algo") == 0) {
+      o->algo = v;
+      o->algo_set = 1;
+    } else if (strcmp(f, "--proto") == 0) {
+      o->proto_set = 1;
+      if (strcmp(v, "none") == 0) o->proto = PROTO_NONE;
+      else if (strcmp(v, "auto") == 0) o->proto = PROTO_AUTO;
+      else if (ds_proto_parse(v, &o->proto_fixed) == DS_OK) o->proto = PROTO_FIXED;
+      else return bad(err, f, "one of none, LL, LL128, Simple, auto", v);
+    } else if (strcmp(f, "--nccl-extra") == 0) {
+      if (strcmp(v, "measured") == 0) o->nccl_extra = 1;
+      else if (strcmp(v, "none") == 0) o->nccl_extra = 0;
+      else return bad(err, f, "one of measured, none", v);
+    }
     else if (strcmp(f, "-b") == 0 || strcmp(f, "--minbytes") == 0)
       DS_CHECK(parse_size(f, v, &o->min_bytes, err));
     else if (strcmp(f, "-e") == 0 || strcmp(f, "--maxbytes") == 0)
@@ -136,10 +170,17 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
     return ds_err_set(err, DS_EUSAGE,
                       "option --op: \"%s\" is not simulated by this version "
                       "(allreduce only)", o->op);
-  if (strcmp(o->algo, "ring") != 0)
+  if (strcmp(o->algo, "ring") != 0 && strcmp(o->algo, "auto") != 0)
     return ds_err_set(err, DS_EUSAGE,
                       "option --algo: \"%s\" is not simulated by this version "
-                      "(ring only)", o->algo);
+                      "(ring, or auto: NCCL's choice, among the ring's protocols)",
+                      o->algo);
+  int algo_auto = strcmp(o->algo, "auto") == 0;
+  if (!o->proto_set) o->proto = algo_auto ? PROTO_AUTO : PROTO_NONE;
+  if (algo_auto && o->proto == PROTO_NONE)
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --proto: none is the plain ring, not an NCCL choice: "
+                      "use --algo ring --proto none, or a protocol with --algo auto");
   if (o->max_bytes < o->min_bytes)
     return ds_err_set(err, DS_EUSAGE, "option -e: %.0f bytes is below -b %.0f bytes",
                       o->max_bytes, o->min_bytes);
@@ -181,14 +222,16 @@ static void handle(void *ctx, struct ds_engine *eng, const struct ds_event *ev) 
 static ds_status time_allreduce(struct ds_topo *topo, const struct ds_ring *ring,
                                 const struct collbench_options *o,
                                 enum ds_coll_model model, double bytes,
+                                const struct ds_coll_proto *proto,
                                 int64_t *out_ns) {
   struct one_run r = {0};
   ds_status st;
   DS_CHECK_GOTO(ds_engine_new(0, handle, &r, &r.eng), st, out);
   DS_CHECK_GOTO(ds_net_new(topo, r.eng, o->net_mode, on_delivered, on_sent, &r,
                            &r.net), st, out);
-  DS_CHECK_GOTO(ds_coll_allreduce_new(ring, r.net, model, o->ring_chunks, bytes,
-                                      0, on_member_done, &r, &r.coll), st, out);
+  DS_CHECK_GOTO(ds_coll_allreduce_new_proto(ring, r.net, model, o->ring_chunks,
+                                            bytes, proto, 0, on_member_done, &r,
+                                            &r.coll), st, out);
   for (int32_t i = 0; i < ring->n; i++)
     DS_CHECK_GOTO(ds_coll_enter(r.coll, i), st, out);
   DS_CHECK_GOTO(ds_engine_run(r.eng, INT64_MAX), st, out);
@@ -207,70 +250,130 @@ struct row {
   double time_us;
   double algbw_gbps;
   double busbw_gbps;
+  enum ds_proto proto;  /* DS_PROTO_COUNT: the plain ring */
+  int32_t channels;
+  double nccl_model_us; /* NCCL's own prediction; < 0 for the plain ring */
+};
+
+/* What the sweep runs: the plain ring, or NCCL's model for the ring. */
+struct plan {
+  int32_t n;
+  enum ds_coll_model model;
+  int nccl;                  /* rows use a protocol */
+  struct ds_nccl_model m;
+  char fallback[1200];       /* why auto runs the plain ring; "" if it does not */
 };
 
 static void print_header(FILE *out, const struct collbench_options *o,
-                         const struct ds_topo *topo, int32_t n,
-                         enum ds_coll_model model) {
+                         const struct ds_topo *topo, const struct plan *pl) {
   const char *net = o->net_mode == DS_NET_CONSTANT ? "alpha-beta" : "maxmin";
+  const char *exec = pl->model == DS_COLL_FLOW ? "per flow" : "aggregated";
   switch (o->format) {
   case DS_FORMAT_CSV:
     fputs("op,algo,proto,nranks,size_bytes,count,type,time_us,algbw_gbps,"
-          "busbw_gbps,net_model,coll_model\n", out);
+          "busbw_gbps,net_model,coll_model,channels,nccl_model_us\n", out);
     break;
   case DS_FORMAT_JSON:
     fputs("[\n", out);
     break;
   default:
+    fprintf(out, "# ddpsim collective: %s, algo %s, %d ranks on %s (%d x %s)\n", o->op,
+            o->algo, pl->n, topo->name, topo->n_gpus, topo->gpu.name);
+    if (!pl->nccl) {
+      fprintf(out, "# network %s, ring %s; simulated (NCCL protocols and channels not modelled)\n",
+              net, exec);
+      if (pl->fallback[0]) fprintf(out, "# %s\n", pl->fallback);
+      fprintf(out, "#\n# %12s %12s %6s %10s %8s %8s\n# %12s %12s %6s %10s %8s %8s\n",
+              "size", "count", "type", "time", "algbw", "busbw", "(B)", "(elements)", "",
+              "(us)", "(GB/s)", "(GB/s)");
+      break;
+    }
     fprintf(out,
-            "# ddpsim collective: %s, algo %s, %d ranks on %s (%d x %s)\n"
-            "# network %s, ring %s; simulated (NCCL protocols and channels not modelled)\n"
-            "#\n"
-            "# %12s %12s %6s %10s %8s %8s\n"
-            "# %12s %12s %6s %10s %8s %8s\n",
-            o->op, o->algo, n, topo->name, topo->n_gpus, topo->gpu.name, net,
-            model == DS_COLL_FLOW ? "per flow" : "aggregated", "size", "count", "type", "time", "algbw", "busbw", "(B)",
-            "(elements)", "", "(us)", "(GB/s)", "(GB/s)");
+            "# network %s, ring %s; NCCL %s model: %s, %d node(s), %d channels of "
+            "%.1f GB/s\n# extra effects: %s; nccl(us): NCCL's own prediction\n#\n"
+            "# %12s %12s %6s %10s %8s %8s %5s %6s %3s %10s\n"
+            "# %12s %12s %6s %10s %8s %8s %5s %6s %3s %10s\n",
+            net, exec, ds_nccl_constants_version(), ds_nccl_arch_name(pl->m.arch),
+            pl->m.nnodes, pl->m.channels, pl->m.chan_bw_bytes_per_s / 1e9,
+            o->nccl_extra ? "launch + mid-size ramp (measured)" : "none",
+            "size", "count", "type", "time", "algbw", "busbw", "algo", "proto", "ch",
+            "nccl", "(B)", "(elements)", "", "(us)", "(GB/s)", "(GB/s)", "", "", "", "(us)");
   }
 }
 
-static void print_row(FILE *out, const struct collbench_options *o, int32_t n,
-                      enum ds_coll_model model, const struct row *r, int first) {
+static void print_row(FILE *out, const struct collbench_options *o,
+                      const struct plan *pl, const struct row *r, int first) {
   const char *net = o->net_mode == DS_NET_CONSTANT ? "alpha-beta" : "maxmin";
-  const char *coll = model == DS_COLL_FLOW ? "flow" : "aggregate";
+  const char *coll = pl->model == DS_COLL_FLOW ? "flow" : "aggregate";
+  const char *proto = ds_proto_name(r->proto);
+  char pred[32] = "";
+  if (r->nccl_model_us >= 0) snprintf(pred, sizeof pred, "%.3f", r->nccl_model_us);
   switch (o->format) {
   case DS_FORMAT_CSV:
-    fprintf(out, "%s,%s,none,%d,%.0f,%.0f,float,%.3f,%.6f,%.6f,%s,%s\n", o->op,
-            o->algo, n, r->size_bytes, r->count, r->time_us, r->algbw_gbps,
-            r->busbw_gbps, net, coll);
+    fprintf(out, "%s,ring,%s,%d,%.0f,%.0f,float,%.3f,%.6f,%.6f,%s,%s,%d,%s\n", o->op,
+            proto, pl->n, r->size_bytes, r->count, r->time_us, r->algbw_gbps,
+            r->busbw_gbps, net, coll, r->channels, pred);
     break;
   case DS_FORMAT_JSON:
     fprintf(out,
-            "%s  {\"op\": \"%s\", \"algo\": \"%s\", \"proto\": \"none\", "
+            "%s  {\"op\": \"%s\", \"algo\": \"ring\", \"proto\": \"%s\", "
             "\"nranks\": %d, \"size_bytes\": %.0f, \"count\": %.0f, "
             "\"type\": \"float\", \"time_us\": %.3f, \"algbw_gbps\": %.6f, "
-            "\"busbw_gbps\": %.6f, \"net_model\": \"%s\", \"coll_model\": \"%s\"}",
-            first ? "" : ",\n", o->op, o->algo, n, r->size_bytes, r->count,
-            r->time_us, r->algbw_gbps, r->busbw_gbps, net, coll);
+            "\"busbw_gbps\": %.6f, \"net_model\": \"%s\", \"coll_model\": \"%s\", "
+            "\"channels\": %d, \"nccl_model_us\": %s}",
+            first ? "" : ",\n", o->op, proto, pl->n, r->size_bytes, r->count,
+            r->time_us, r->algbw_gbps, r->busbw_gbps, net, coll, r->channels,
+            pred[0] ? pred : "null");
     break;
   default:
-    fprintf(out, "  %12.0f %12.0f %6s %10.2f %8.2f %8.2f\n", r->size_bytes,
-            r->count, "float", r->time_us, r->algbw_gbps, r->busbw_gbps);
+    if (!pl->nccl)
+      fprintf(out, "  %12.0f %12.0f %6s %10.2f %8.2f %8.2f\n", r->size_bytes,
+              r->count, "float", r->time_us, r->algbw_gbps, r->busbw_gbps);
+    else
+      fprintf(out, "  %12.0f %12.0f %6s %10.2f %8.2f %8.2f %5s %6s %3d %10.2f\n",
+              r->size_bytes, r->count, "float", r->time_us, r->algbw_gbps,
+              r->busbw_gbps, "ring", proto, r->channels, r->nccl_model_us);
   }
+}
+
+/* Decides plain ring or NCCL's model; a fixed protocol without the model is
+ * a usage error, auto without it falls back to the plain ring and says so. */
+static ds_status make_plan(const struct collbench_options *o,
+                           const struct ds_topo *topo, const struct ds_ring *ring,
+                           struct plan *pl, struct ds_err *err) {
+  if (o->proto == PROTO_NONE) return DS_OK;
+  struct ds_err why = {0};
+  ds_status st = ds_nccl_model_build(
+      topo, ring, o->nccl_extra ? DS_NCCL_EXTRA_MEASURED : DS_NCCL_EXTRA_NONE, &pl->m,
+      &why);
+  if (st == DS_OK) {
+    if (pl->model == DS_COLL_AGGREGATE && o->ring_chunks > 1)
+      return ds_err_set(err, DS_EUSAGE,
+                        "--ring-chunks > 1 needs the per-flow ring: add --coll-model flow");
+    pl->nccl = 1;
+    return DS_OK;
+  }
+  if (o->proto == PROTO_FIXED)
+    return ds_err_set(err, DS_EUSAGE, "option --proto %s: %s",
+                      ds_proto_name(o->proto_fixed), why.msg);
+  snprintf(pl->fallback, sizeof pl->fallback,
+           "%s; --proto auto runs the plain ring (proto none)", why.msg);
+  if (o->format != DS_FORMAT_TEXT) fprintf(stderr, "ddpsim collective: %s\n", pl->fallback);
+  return DS_OK;
 }
 
 static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
                        FILE *out, struct ds_err *err) {
-  int32_t n = o->ranks ? o->ranks : topo->n_gpus;
+  struct plan pl = {.n = o->ranks ? o->ranks : topo->n_gpus};
+  int32_t n = pl.n;
   if (n > topo->n_gpus)
     return ds_err_set(err, DS_EUSAGE, "option -g: %d ranks but topology %s has %d GPUs",
                       n, topo->name, topo->n_gpus);
-  enum ds_coll_model model =
-      o->coll_model == DS_COLL_CHOICE_FLOW        ? DS_COLL_FLOW
-      : o->coll_model == DS_COLL_CHOICE_AGGREGATE ? DS_COLL_AGGREGATE
-      : n > DS_AUTO_AGGREGATE_ABOVE               ? DS_COLL_AGGREGATE
-                                                  : DS_COLL_FLOW;
-  if (o->ring_chunks > 1 && model == DS_COLL_AGGREGATE)
+  pl.model = o->coll_model == DS_COLL_CHOICE_FLOW        ? DS_COLL_FLOW
+             : o->coll_model == DS_COLL_CHOICE_AGGREGATE ? DS_COLL_AGGREGATE
+             : n > DS_AUTO_AGGREGATE_ABOVE               ? DS_COLL_AGGREGATE
+                                                         : DS_COLL_FLOW;
+  if (o->ring_chunks > 1 && pl.model == DS_COLL_AGGREGATE)
     return ds_err_set(err, DS_EUSAGE,
                       "--ring-chunks > 1 needs the per-flow ring: add --coll-model flow");
   int32_t *gpus = malloc((size_t)n * sizeof *gpus);
@@ -280,14 +383,28 @@ static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
   ds_status st = ds_ring_build(topo, gpus, n, &ring, err);
   free(gpus);
   DS_CHECK(st);
-  print_header(out, o, topo, n, model);
+  st = make_plan(o, topo, &ring, &pl, err);
+  if (st != DS_OK) {
+    ds_ring_release(&ring);
+    return st;
+  }
+  print_header(out, o, topo, &pl);
   int first = 1;
   /* Sizes as nccl-tests makes them: whole elements, multiplied by -f. */
   for (double s = o->min_bytes; s <= o->max_bytes * (1 + 1e-12); s *= o->factor) {
-    struct row r = {.count = (double)(int64_t)(s / FLOAT_BYTES)};
+    struct row r = {.count = (double)(int64_t)(s / FLOAT_BYTES), .proto = DS_PROTO_COUNT,
+                    .channels = 1, .nccl_model_us = -1};
     r.size_bytes = r.count * FLOAT_BYTES;
+    struct ds_coll_proto cp;
+    if (pl.nccl) {
+      r.proto = o->proto == PROTO_FIXED ? o->proto_fixed : ds_nccl_choose(&pl.m, r.size_bytes);
+      ds_nccl_coll_proto(&pl.m, r.proto, r.size_bytes, &cp);
+      r.channels = cp.channels;
+      r.nccl_model_us = ds_nccl_predict_ns(&pl.m, r.proto, r.size_bytes) / 1e3;
+    }
     int64_t t_ns = 0;
-    st = time_allreduce(topo, &ring, o, model, r.size_bytes, &t_ns);
+    st = time_allreduce(topo, &ring, o, pl.model, r.size_bytes, pl.nccl ? &cp : NULL,
+                        &t_ns);
     if (st != DS_OK) {
       if (!err->msg[0]) ds_err_set(err, st, "simulating %.0f bytes failed", r.size_bytes);
       break;
@@ -295,7 +412,7 @@ static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
     r.time_us = (double)t_ns / 1e3;
     r.algbw_gbps = t_ns > 0 ? r.size_bytes / (double)t_ns : 0; /* B/ns = GB/s */
     r.busbw_gbps = r.algbw_gbps * (n > 1 ? 2.0 * (n - 1) / n : 0);
-    print_row(out, o, n, model, &r, first);
+    print_row(out, o, &pl, &r, first);
     first = 0;
   }
   if (st == DS_OK && o->format == DS_FORMAT_JSON) fputs("\n]\n", out);

@@ -26,6 +26,7 @@ struct flow {
   enum flow_state state;
   double remaining_bytes;
   double rate; /* bytes per second while moving */
+  double cap;  /* rate never above this (INFINITY: uncapped) */
   int64_t trail_lat_ns;
   uint64_t tag;
   uint64_t seq; /* start order: completions at one instant fire in it */
@@ -139,7 +140,17 @@ ds_status ds_net_flow_start(struct ds_net *net, const int32_t *links,
                             const uint32_t *mult, int32_t n, double bytes,
                             double lead_lat_ns, double trail_lat_ns,
                             uint64_t tag) {
-  if (!(bytes >= 0) || !(lead_lat_ns >= 0) || !(trail_lat_ns >= 0) || n < 0)
+  return ds_net_flow_start_capped(net, links, mult, n, bytes, lead_lat_ns,
+                                  trail_lat_ns, INFINITY, tag);
+}
+
+ds_status ds_net_flow_start_capped(struct ds_net *net, const int32_t *links,
+                                   const uint32_t *mult, int32_t n,
+                                   double bytes, double lead_lat_ns,
+                                   double trail_lat_ns, double cap_bytes_per_s,
+                                   uint64_t tag) {
+  if (!(bytes >= 0) || !(lead_lat_ns >= 0) || !(trail_lat_ns >= 0) || n < 0 ||
+      !(cap_bytes_per_s > 0))
     return DS_EINTERNAL;
   if (net->free_head < 0) DS_CHECK(grow(net));
   int32_t slot = net->free_head;
@@ -147,6 +158,7 @@ ds_status ds_net_flow_start(struct ds_net *net, const int32_t *links,
   net->free_head = f->next_free;
   *f = (struct flow){.links = links, .mult = mult, .n_links = n,
                      .state = FLOW_LATENCY, .remaining_bytes = bytes,
+                     .cap = cap_bytes_per_s,
                      .trail_lat_ns = ds_units_round_ns(trail_lat_ns), .tag = tag, .seq = net->next_seq++, .active_pos = -1,
                      .next_free = -1};
   net->n_pending++;
@@ -193,8 +205,8 @@ static void solve_maxmin(struct ds_net *net) {
     struct flow *f = &net->flows[net->active[i]];
     f->frozen = 0;
     f->rate = 0;
-    if (f->n_links == 0) { /* nothing limits it: it ends at once */
-      f->rate = INFINITY;
+    if (f->n_links == 0) { /* only its cap limits it (if any) */
+      f->rate = f->cap;
       f->frozen = 1;
       continue;
     }
@@ -220,6 +232,13 @@ static void solve_maxmin(struct ds_net *net) {
         if (s < step) step = s;
       }
     }
+    /* A cap is a private link: the level may rise no further than the
+     * lowest cap of an unfrozen flow. */
+    for (int32_t i = 0; i < net->n_active; i++) {
+      const struct flow *f = &net->flows[net->active[i]];
+      if (!f->frozen && f->cap - level < step) step = f->cap - level;
+    }
+    if (step < 0) step = 0;
     level += step;
     for (int32_t t = 0; t < net->n_touched; t++) {
       int32_t l = net->touched[t];
@@ -230,14 +249,14 @@ static void solve_maxmin(struct ds_net *net) {
     for (int32_t i = 0; i < net->n_active; i++) {
       struct flow *f = &net->flows[net->active[i]];
       if (f->frozen) continue;
-      int saturated = 0;
+      int saturated = isfinite(f->cap) && f->cap - level <= 1e-12 * f->cap;
       for (int32_t k = 0; k < f->n_links && !saturated; k++) {
         int32_t l = f->links[k];
         saturated = net->link_cap_left[l] <= 1e-9 * links[l].bw_bytes_per_s;
       }
       if (!saturated) continue;
       f->frozen = 1;
-      f->rate = level;
+      f->rate = level < f->cap ? level : f->cap;
       unfrozen--;
       for (int32_t k = 0; k < f->n_links; k++)
         net->link_weight[f->links[k]] -= mult_at(f, k);
@@ -254,7 +273,8 @@ static void solve(struct ds_net *net) {
   }
   for (int32_t i = 0; i < net->n_active; i++) {
     struct flow *f = &net->flows[net->active[i]];
-    f->rate = route_bottleneck(net, f);
+    double b = route_bottleneck(net, f);
+    f->rate = b < f->cap ? b : f->cap;
   }
 }
 

@@ -61,6 +61,17 @@ ds_status ds_net_flow_start(struct ds_net *net, const int32_t *links,
                             double lead_lat_ns, double trail_lat_ns,
                             uint64_t tag);
 
+/* As ds_net_flow_start, with the flow's rate never above cap_bytes_per_s
+ * (> 0; INFINITY for none). Under max-min the cap acts as a private link of
+ * that capacity: a capped flow freezes at its cap and the others share what
+ * it leaves (progressive filling). Under alpha-beta the rate is
+ * min(bottleneck, cap). A flow with no links moves at its cap. */
+ds_status ds_net_flow_start_capped(struct ds_net *net, const int32_t *links,
+                                   const uint32_t *mult, int32_t n,
+                                   double bytes, double lead_lat_ns,
+                                   double trail_lat_ns, double cap_bytes_per_s,
+                                   uint64_t tag);
+
 /* Handles every DS_EV_NET_* event. */
 void ds_net_handle_event(struct ds_net *net, const struct ds_event *ev);
 

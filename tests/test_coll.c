@@ -227,3 +227,135 @@ Test(coll, single_rank_is_free) {
   cr_assert_eq(run_allreduce(&h, gpus, 1, 1e6, DS_COLL_FLOW, DS_NET_MAXMIN, 1), 0);
   ds_topo_free(h.topo);
 }
+
+/* NCCL protocols and channels (struct ds_coll_proto, by hand). */
+
+static int64_t run_proto(struct harness *h, const int32_t *gpus, int32_t n, double bytes,
+                         enum ds_coll_model model, const struct ds_coll_proto *p) {
+  struct ds_err err = {0};
+  cr_assert_eq(ds_ring_build(h->topo, gpus, n, &h->ring, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_engine_new(0, handle, h, &h->eng), DS_OK);
+  cr_assert_eq(ds_net_new(h->topo, h->eng, DS_NET_MAXMIN, on_flow, on_sent, h, &h->net),
+               DS_OK);
+  cr_assert_eq(ds_coll_allreduce_new_proto(&h->ring, h->net, model, 1, bytes, p, 0,
+                                           on_member, h, &h->coll), DS_OK);
+  for (int32_t i = 0; i < n; i++) h->done_ns[i] = -1;
+  for (int32_t i = 0; i < n; i++) cr_assert_eq(ds_coll_enter(h->coll, i), DS_OK);
+  ds_engine_run(h->eng, INT64_MAX);
+  int64_t last = 0;
+  for (int32_t i = 0; i < n; i++) {
+    cr_assert_geq(h->done_ns[i], 0, "rank %d never finished", i);
+    if (h->done_ns[i] > last) last = h->done_ns[i];
+  }
+  ds_coll_free(h->coll);
+  ds_net_free(h->net);
+  ds_engine_free(h->eng);
+  return last;
+}
+
+static struct ds_coll_proto hand_proto(int32_t channels, double cap, double wire) {
+  struct ds_coll_proto p = {.proto = DS_PROTO_LL, .channels = channels,
+                            .wire_factor = wire, .chan_cap_bytes_per_s = cap,
+                            .hop_lat_ns = {600, 1000, 2700}, .start_lat_ns = 5000};
+  return p;
+}
+
+Test(coll, proto_closed_form_capped_channels) {
+  /* ring8 (NVSwitch, 12.5 GB/s links), LL-like protocol: C = 4 channels
+   * capped at 2 GB/s (C * cap = 8 GB/s < 12.5), wire factor 2, 600 ns per
+   * step (NVLINK class), 5 us at the start. S = 80 MB. Expected, because
+   * every step moves S/N * w / C = 5 MB per channel at its 2 GB/s cap
+   * (2.5 ms) and waits one hop latency:
+   *   T = 5 us + 14 * 0.6 us + 14/8 * 80 MB * 2 / 8 GB/s = 35.0134 ms,
+   * per flow and aggregated, and the closed-form helper agrees. */
+  struct harness h;
+  int32_t gpus[8];
+  load(&h, "ring8.yaml");
+  identity(gpus, 8);
+  struct ds_coll_proto p = hand_proto(4, 2e9, 2);
+  cr_assert_eq(run_proto(&h, gpus, 8, 80e6, DS_COLL_FLOW, &p), 35013400);
+  double closed = ds_ring_allreduce_proto_ns(&h.ring, &p, 80e6);
+  ds_ring_release(&h.ring);
+  cr_assert_float_eq(closed, 35013400, 1e-3);
+  cr_assert_eq(run_proto(&h, gpus, 8, 80e6, DS_COLL_AGGREGATE, &p), 35013400);
+  ds_ring_release(&h.ring);
+  ds_topo_free(h.topo);
+}
+
+Test(coll, proto_link_bound_when_channels_exceed_it) {
+  /* C = 8 channels capped at 2 GB/s (16 GB/s > the 12.5 GB/s link): the C
+   * flows of a hop share the link, 12.5/8 GB/s each, and the caps do not
+   * bind. Simple-like (w = 1). Expected, because
+   *   T = 5 us + 14 * 0.6 us + 14/8 * 100 MB / 12.5 GB/s = 14.0134 ms,
+   * for N = 2..8 the same with 2(N-1) steps (within a ns per step). */
+  struct harness h;
+  int32_t gpus[8];
+  load(&h, "ring8.yaml");
+  identity(gpus, 8);
+  struct ds_coll_proto p = hand_proto(8, 2e9, 1);
+  for (int32_t n = 2; n <= 8; n++)
+    for (int m = 0; m < 2; m++) {
+      double expect = 5000 + 2.0 * (n - 1) * 600 + 2.0 * (n - 1) / n * 100e6 / 12.5e9 * 1e9;
+      int64_t got = run_proto(&h, gpus, n, 100e6, m ? DS_COLL_AGGREGATE : DS_COLL_FLOW, &p);
+      ds_ring_release(&h.ring);
+      cr_assert_leq(fabs((double)got - expect), n, "N=%d m=%d: %lld vs %.0f", n, m,
+                    (long long)got, expect);
+    }
+  ds_topo_free(h.topo);
+}
+
+Test(coll, proto_contention_stays_real) {
+  /* pcie4, ring 0-2-1-3: hops 0->2 and 1->3 both cross switch A's uplink
+   * (and B's downlink), so a link carries 2 hops x C = 2 channels = 4 flows
+   * of 10/4 GB/s; caps of 4 GB/s do not bind. Every hop is PCI class
+   * (1 us per step) and its latency is the same, so the 6 steps cost 6 us.
+   * Expected, because T = 5 us + 6 * 1 us + 6/4 * 40 MB / (2 * 2.5 GB/s)
+   * = 12.011 ms: the same halving as the plain ring, now with channels. */
+  struct harness h;
+  load(&h, "pcie4.yaml");
+  const int32_t crossed[] = {0, 2, 1, 3};
+  struct ds_coll_proto p = hand_proto(2, 4e9, 1);
+  cr_assert_eq(run_proto(&h, crossed, 4, 40e6, DS_COLL_FLOW, &p), 12011000);
+  ds_ring_release(&h.ring);
+  cr_assert_eq(run_proto(&h, crossed, 4, 40e6, DS_COLL_AGGREGATE, &p), 12011000);
+  ds_ring_release(&h.ring);
+  ds_topo_free(h.topo);
+}
+
+Test(coll, proto_null_is_the_plain_ring) {
+  /* ds_coll_allreduce_new_proto(NULL) is ds_coll_allreduce_new: 14.028 ms
+   * on ring8 at 100 MB (see ring_closed_form_uniform_ring). */
+  struct harness h;
+  int32_t gpus[8];
+  load(&h, "ring8.yaml");
+  identity(gpus, 8);
+  cr_assert_eq(run_proto(&h, gpus, 8, 100e6, DS_COLL_FLOW, NULL), 14028000);
+  ds_ring_release(&h.ring);
+  ds_topo_free(h.topo);
+}
+
+Test(coll, hop_classes_and_proto_names) {
+  /* ring8 hops are NVLink; pcie4's PCIe; twonode's boundary hops cross IB. */
+  struct harness h;
+  struct ds_err err = {0};
+  int32_t gpus[8];
+  identity(gpus, 8);
+  load(&h, "twonode.yaml");
+  cr_assert_eq(ds_ring_build(h.topo, gpus, 8, &h.ring, &err), DS_OK);
+  int net = 0;
+  for (int32_t i = 0; i < 8; i++) net += h.ring.hop_class[i] == DS_HOP_NET;
+  cr_assert_eq(net, 2);
+  ds_ring_release(&h.ring);
+  ds_topo_free(h.topo);
+  load(&h, "pcie4.yaml");
+  cr_assert_eq(ds_ring_build(h.topo, gpus, 4, &h.ring, &err), DS_OK);
+  cr_assert_eq(h.ring.hop_class[0], DS_HOP_PCI);
+  ds_ring_release(&h.ring);
+  ds_topo_free(h.topo);
+  enum ds_proto p;
+  cr_assert_eq(ds_proto_parse("ll128", &p), DS_OK);
+  cr_assert_eq(p, DS_PROTO_LL128);
+  cr_assert_str_eq(ds_proto_name(DS_PROTO_SIMPLE), "Simple");
+  cr_assert_str_eq(ds_proto_name(DS_PROTO_COUNT), "none");
+  cr_assert_eq(ds_proto_parse("tree", &p), DS_EUSAGE);
+}

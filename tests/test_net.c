@@ -215,3 +215,80 @@ Test(net, trailing_latency_frees_the_link_before_delivery) {
   cr_assert_eq(ds_net_flows_pending(h.net), 0);
   teardown_h(&h);
 }
+
+/* Per-flow rate caps: a cap is a private link of that capacity. */
+
+Test(net, capped_flow_leaves_the_rest_to_the_other) {
+  /* One 10 GB/s link, two 10 MB flows, flow 0 capped at 2 GB/s. Expected,
+   * because max-min freezes flow 0 at its cap and flow 1 takes the other
+   * 8 GB/s: flow 1 ends at 10 MB / 8 GB/s = 1.25 ms; flow 0 stays at its
+   * cap throughout: 10 MB / 2 GB/s = 5 ms. */
+  struct harness h;
+  double caps[] = {10e9};
+  setup(&h, caps, 1, DS_NET_MAXMIN);
+  cr_assert_eq(ds_net_flow_start_capped(h.net, L0, NULL, 1, 10e6, 0, 0, 2e9, 0), DS_OK);
+  cr_assert_eq(ds_net_flow_start(h.net, L0, NULL, 1, 10e6, 0, 0, 1), DS_OK);
+  ds_engine_run(h.eng, INT64_MAX);
+  cr_assert_eq(h.done_ns[1], 1250000);
+  cr_assert_eq(h.done_ns[0], 5000000);
+  teardown_h(&h);
+}
+
+Test(net, cap_above_the_fair_share_changes_nothing) {
+  /* Same link, both capped at 6 GB/s: the fair share (5 GB/s) is below the
+   * cap, so each ends at 10 MB / 5 GB/s = 2 ms, as uncapped. */
+  struct harness h;
+  double caps[] = {10e9};
+  setup(&h, caps, 1, DS_NET_MAXMIN);
+  ds_net_flow_start_capped(h.net, L0, NULL, 1, 10e6, 0, 0, 6e9, 0);
+  ds_net_flow_start_capped(h.net, L0, NULL, 1, 10e6, 0, 0, 6e9, 1);
+  ds_engine_run(h.eng, INT64_MAX);
+  cr_assert_eq(h.done_ns[0], 2000000);
+  cr_assert_eq(h.done_ns[1], 2000000);
+  teardown_h(&h);
+}
+
+Test(net, capped_multiplicity_equals_separate_capped_flows) {
+  /* 10 GB/s link. (a) one flow of multiplicity 2 capped at 3 GB/s and one
+   * uncapped flow; (b) two separate flows capped at 3 GB/s and one uncapped.
+   * Expected, because progressive filling raises every rate to 3 GB/s
+   * (link load 3*3 = 9), freezes the capped ones, then gives the uncapped
+   * flow the last 1 GB/s: 3 and 4 GB/s in both. */
+  struct harness h;
+  double caps[] = {10e9};
+  const uint32_t two[] = {2};
+  setup(&h, caps, 1, DS_NET_MAXMIN);
+  ds_net_flow_start_capped(h.net, L0, two, 1, 10e6, 0, 0, 3e9, 0);
+  ds_net_flow_start(h.net, L0, NULL, 1, 10e6, 0, 0, 1);
+  ds_engine_run(h.eng, 1); /* the resolve at t = 0 */
+  cr_assert_float_eq(ds_net_flow_rate(h.net, 0), 3e9, 1);
+  cr_assert_float_eq(ds_net_flow_rate(h.net, 1), 4e9, 1);
+  teardown_h(&h);
+  setup(&h, caps, 1, DS_NET_MAXMIN);
+  ds_net_flow_start_capped(h.net, L0, NULL, 1, 10e6, 0, 0, 3e9, 0);
+  ds_net_flow_start_capped(h.net, L0, NULL, 1, 10e6, 0, 0, 3e9, 2);
+  ds_net_flow_start(h.net, L0, NULL, 1, 10e6, 0, 0, 1);
+  ds_engine_run(h.eng, 1);
+  cr_assert_float_eq(ds_net_flow_rate(h.net, 0), 3e9, 1);
+  cr_assert_float_eq(ds_net_flow_rate(h.net, 2), 3e9, 1);
+  cr_assert_float_eq(ds_net_flow_rate(h.net, 1), 4e9, 1);
+  teardown_h(&h);
+}
+
+Test(net, cap_in_alpha_beta_and_without_links) {
+  /* alpha-beta: rate = min(bottleneck, cap): 10 MB at min(10, 4) GB/s =
+   * 2.5 ms. A flow with no links moves at its cap: 1 MB at 1 GB/s = 1 ms. */
+  struct harness h;
+  double caps[] = {10e9};
+  setup(&h, caps, 1, DS_NET_CONSTANT);
+  ds_net_flow_start_capped(h.net, L0, NULL, 1, 10e6, 0, 0, 4e9, 0);
+  ds_net_flow_start_capped(h.net, NULL, NULL, 0, 1e6, 0, 0, 1e9, 1);
+  ds_engine_run(h.eng, INT64_MAX);
+  cr_assert_eq(h.done_ns[0], 2500000);
+  cr_assert_eq(h.done_ns[1], 1000000);
+  teardown_h(&h);
+  /* A cap must be positive. */
+  setup(&h, caps, 1, DS_NET_MAXMIN);
+  cr_assert_eq(ds_net_flow_start_capped(h.net, L0, NULL, 1, 1, 0, 0, 0, 0), DS_EINTERNAL);
+  teardown_h(&h);
+}

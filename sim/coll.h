@@ -57,6 +57,14 @@ enum ds_proto { DS_PROTO_LL, DS_PROTO_LL128, DS_PROTO_SIMPLE, DS_PROTO_COUNT };
  * crosses an "ib" link, else PCI when it crosses a "pcie" link, else NVLINK. */
 enum ds_hop_class { DS_HOP_NVLINK, DS_HOP_PCI, DS_HOP_NET, DS_HOP_CLASS_COUNT };
 
+/* The schedule's `algo` of a ring all-reduce: "ring" for the plain ring,
+ * "ring/LL", "ring/LL128", "ring/Simple" for NCCL's protocols. */
+#define DS_RING_ALGO_MAX 16
+void ds_ring_algo_name(enum ds_proto p, char out[DS_RING_ALGO_MAX]);
+/* Parses an algo written by ds_ring_algo_name ("" is the plain ring too);
+ * *out is DS_PROTO_COUNT for the plain ring. DS_EINPUT for anything else. */
+ds_status ds_ring_algo_parse(const char *algo, enum ds_proto *out);
+
 /* "LL", "LL128", "Simple"; "none" for DS_PROTO_COUNT. */
 const char *ds_proto_name(enum ds_proto p);
 /* Parses a protocol name (case-insensitive); DS_EUSAGE if none. */

@@ -11,6 +11,7 @@
 #include "coll.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -81,6 +82,18 @@ ds_status ds_proto_parse(const char *s, enum ds_proto *out) {
       return DS_OK;
     }
   return DS_EUSAGE;
+}
+
+void ds_ring_algo_name(enum ds_proto p, char out[DS_RING_ALGO_MAX]) {
+  if (p >= DS_PROTO_COUNT) snprintf(out, DS_RING_ALGO_MAX, "ring");
+  else snprintf(out, DS_RING_ALGO_MAX, "ring/%s", ds_proto_name(p));
+}
+
+ds_status ds_ring_algo_parse(const char *algo, enum ds_proto *out) {
+  *out = DS_PROTO_COUNT;
+  if (algo[0] == '\0' || strcmp(algo, "ring") == 0) return DS_OK;
+  if (strncmp(algo, "ring/", 5) == 0 && ds_proto_parse(algo + 5, out) == DS_OK) return DS_OK;
+  return DS_EINPUT;
 }
 
 ds_status ds_ring_build(struct ds_topo *topo, const int32_t *gpus, int32_t n,

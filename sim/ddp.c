@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nccl_model.h"
+
 ds_status ds_ddp_buckets(const struct ds_model *m, int dtype_bytes,
                          double first_cap, double cap, int single,
                          struct ds_buckets *out) {
@@ -92,12 +94,26 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
     while (next_bucket < bk->n && bk->b[next_bucket].ready_layer == l) {
       const struct ds_bucket *b = &bk->b[next_bucket];
       int64_t deps[2] = {last_bwd, last_ar};
+      char algo[DS_RING_ALGO_MAX];
+      double dur_ns = 0;
       snprintf(name, sizeof name, "bucket%d", next_bucket);
+      if (opt->nccl) {
+        enum ds_proto p = opt->proto_fixed < DS_PROTO_COUNT
+                              ? opt->proto_fixed
+                              : ds_nccl_choose(opt->nccl, b->bytes);
+        struct ds_coll_proto cp;
+        ds_nccl_coll_proto(opt->nccl, p, b->bytes, &cp);
+        ds_ring_algo_name(p, algo);
+        if (opt->ring) dur_ns = ds_ring_allreduce_proto_ns(opt->ring, &cp, b->bytes);
+      } else {
+        ds_ring_algo_name(DS_PROTO_COUNT, algo);
+        if (opt->ring) dur_ns = ds_ring_allreduce_ns(opt->ring, b->bytes);
+      }
       op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMM,
                           .kind = DS_OP_ALLREDUCE, .name = name, .layer = -1,
                           .bucket = next_bucket, .coll = coll_base + next_bucket,
-                          .root = -1, .algo = "ring", .bytes = b->bytes,
-                          .dur_us = opt->ring ? ds_ring_allreduce_ns(opt->ring, b->bytes) / 1000 : 0};
+                          .root = -1, .algo = algo, .bytes = b->bytes,
+                          .dur_us = dur_ns / 1000};
       DS_CHECK(emit(bd, &op, deps, last_ar >= 0 ? 2 : 1));
       last_ar = op.id;
       next_bucket++;

@@ -50,10 +50,17 @@ ds_status ds_ddp_buckets(const struct ds_model *model, int dtype_bytes,
                          int single, struct ds_buckets *out);
 void ds_ddp_buckets_release(struct ds_buckets *b);
 
+struct ds_nccl_model;
+
 struct ds_ddp_options {
   int32_t world_size;
   int64_t batch; /* per GPU */
   const struct ds_ring *ring; /* for the all-reduce's predicted dur_us; may be NULL */
+  /* NULL: every all-reduce is the plain ring ("ring"). Otherwise NCCL's
+   * protocols: proto_fixed, or NCCL's choice per bucket size when it is
+   * DS_PROTO_COUNT; the op's algo names it ("ring/LL128"). Borrowed. */
+  const struct ds_nccl_model *nccl;
+  enum ds_proto proto_fixed;
 };
 
 /* Builds one iteration's schedule: per rank, forward of every layer, loss,

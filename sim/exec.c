@@ -15,6 +15,7 @@
 
 #include "engine.h"
 #include "events.h"
+#include "nccl_model.h"
 #include "units.h"
 
 #define TAG_SHIFT 32
@@ -281,12 +282,21 @@ static ds_status build_colls(struct ds_exec *ex, struct coll_owner **owners,
     while (j < n_keys && keys[j].coll == keys[i].coll) j++;
     const struct ds_op *o = &s->ops[keys[i].op];
     int32_t n = (int32_t)(j - i), idx = ex->n_colls;
-    if (o->kind != DS_OP_ALLREDUCE ||
-        (o->algo[0] != '\0' && strcmp(o->algo, "ring") != 0)) {
+    enum ds_proto proto;
+    if (o->kind != DS_OP_ALLREDUCE || ds_ring_algo_parse(o->algo, &proto) != DS_OK) {
       st = ds_err_set(err, DS_EUSAGE,
                       "op %" PRId64 ": collective %s with algo '%s' is not "
-                      "simulated by this version (only allreduce/ring)",
+                      "simulated by this version (only allreduce with ring, "
+                      "ring/LL, ring/LL128 or ring/Simple)",
                       o->id, ds_op_kind_name(o->kind), o->algo);
+      break;
+    }
+    if (proto < DS_PROTO_COUNT && (!ex->opt.nccl || ex->opt.nccl->nranks != n)) {
+      st = ds_err_set(err, DS_EUSAGE,
+                      "op %" PRId64 ": algo '%s' needs NCCL's model for a ring of %d "
+                      "ranks, and %s", o->id, o->algo, n,
+                      ex->opt.nccl ? "the model describes another ring size"
+                                   : "none is available (unknown GPU architecture?)");
       break;
     }
     struct coll_inst *ci = &ex->colls[ex->n_colls++];
@@ -304,10 +314,19 @@ static ds_status build_colls(struct ds_exec *ex, struct coll_owner **owners,
     st = get_ring(ex, gpus, n, &ring, err);
     if (st != DS_OK) break;
     (*owners)[idx] = (struct coll_owner){ex, idx};
-    st = ds_coll_allreduce_new(ring, ex->net, ex->opt.coll_model,
-                               ex->opt.ring_chunks, o->bytes,
-                               (uint64_t)idx << TAG_SHIFT, on_member_done,
-                               &(*owners)[idx], &ci->coll);
+    if (proto < DS_PROTO_COUNT) {
+      struct ds_coll_proto cp;
+      ds_nccl_coll_proto(ex->opt.nccl, proto, o->bytes, &cp);
+      st = ds_coll_allreduce_new_proto(ring, ex->net, ex->opt.coll_model,
+                                       ex->opt.ring_chunks, o->bytes, &cp,
+                                       (uint64_t)idx << TAG_SHIFT, on_member_done,
+                                       &(*owners)[idx], &ci->coll);
+    } else {
+      st = ds_coll_allreduce_new(ring, ex->net, ex->opt.coll_model,
+                                 ex->opt.ring_chunks, o->bytes,
+                                 (uint64_t)idx << TAG_SHIFT, on_member_done,
+                                 &(*owners)[idx], &ci->coll);
+    }
     i = j;
   }
   free(keys);

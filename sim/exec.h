@@ -24,10 +24,16 @@
 extern "C" {
 #endif
 
+struct ds_nccl_model;
+
 struct ds_exec_options {
   enum ds_net_mode net_mode;
   enum ds_coll_model coll_model;
   int32_t ring_chunks; /* pipelined pieces per ring step, >= 1 */
+  /* NCCL's model for all-reduces whose algo names a protocol ("ring/LL128");
+   * NULL refuses them. It must describe rings of every collective's size
+   * (DDP: all ranks). Borrowed. */
+  const struct ds_nccl_model *nccl;
 };
 
 struct ds_exec;

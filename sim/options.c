@@ -37,6 +37,14 @@ static const char usage[] =
     "                         hops (default auto: flow up to 64 ranks)\n"
     "  --net maxmin|alpha-beta  link sharing model (default maxmin)\n"
     "  --ring-chunks N        pipelined chunks per ring step, flow model only (default 1)\n"
+    "  --algo ring|auto       all-reduce algorithm (default ring). auto: NCCL's choice by\n"
+    "                         its cost model (v2.30.7; ring protocols only)\n"
+    "  --proto none|LL|LL128|Simple|auto  NCCL protocol of the ring (default: none with\n"
+    "                         --algo ring, auto with --algo auto). none: the plain ring\n"
+    "                         (links' own bandwidth and latency); a protocol: NCCL's\n"
+    "                         channels, wire overhead and latencies (docs/collectives.md)\n"
+    "  --nccl-extra measured|none  with a protocol: add the per-call effects NCCL's model\n"
+    "                         leaves out, fitted to nccl-tests (default measured)\n"
     "  --help, --version\n";
 
 const char *ds_options_usage(void) { return usage; }
@@ -112,7 +120,8 @@ static ds_status parse_choice(const char *flag, const char *v,
   X("--first-bucket-mb", 1) X("--world-size", 1) X("--batch", 1)          \
   X("--iters", 1) X("--dtype", 1) X("--seed", 1) X("--format", 1)         \
   X("--trace", 1) X("--schedule", 1) X("--coll-model", 1) X("--net", 1)   \
-  X("--ring-chunks", 1) X("--help", 0) X("--version", 0) X("-h", 0)
+  X("--ring-chunks", 1) X("--algo", 1) X("--proto", 1) X("--nccl-extra", 1) \
+  X("--help", 0) X("--version", 0) X("-h", 0)
 
 static int takes_value(const char *flag, int *known) {
 #define DS__OPT_CHECK(f, v) \
@@ -124,7 +133,7 @@ static int takes_value(const char *flag, int *known) {
 }
 
 static ds_status apply(struct ds_options *o, const char *flag, const char *v,
-                       struct ds_err *err) {
+                       int *proto_set, struct ds_err *err) {
   int64_t x;
   int c;
   if (strcmp(flag, "--topo") == 0) o->topo = v;
@@ -168,6 +177,20 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
   } else if (strcmp(flag, "--ring-chunks") == 0) {
     DS_CHECK(parse_int(flag, v, 1, 4096, &x, err));
     o->ring_chunks = (int32_t)x;
+  } else if (strcmp(flag, "--algo") == 0) {
+    static const char *const names[] = {"ring", "auto"};
+    DS_CHECK(parse_choice(flag, v, names, 2, &c, err));
+    o->algo_auto = c == 1;
+  } else if (strcmp(flag, "--proto") == 0) {
+    *proto_set = 1;
+    if (strcmp(v, "none") == 0) o->proto_choice = DS_PROTO_CHOICE_NONE;
+    else if (strcmp(v, "auto") == 0) o->proto_choice = DS_PROTO_CHOICE_AUTO;
+    else if (ds_proto_parse(v, &o->proto_fixed) == DS_OK) o->proto_choice = DS_PROTO_CHOICE_FIXED;
+    else return bad(err, flag, "one of none, LL, LL128, Simple, auto", v);
+  } else if (strcmp(flag, "--nccl-extra") == 0) {
+    static const char *const names[] = {"none", "measured"};
+    DS_CHECK(parse_choice(flag, v, names, 2, &c, err));
+    o->nccl_extra = c;
   } else if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) o->help = 1;
   else if (strcmp(flag, "--version") == 0) o->version = 1;
   return DS_OK;
@@ -184,6 +207,8 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
   o->iters = 2;
   o->seed = 1;
   o->ring_chunks = 1;
+  o->nccl_extra = 1;
+  int proto_set = 0;
   for (int i = 1; i < argc; i++) {
     char flag[64];
     const char *arg = argv[i], *value = NULL, *eq = strchr(arg, '=');
@@ -204,9 +229,15 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
     } else if (!needs && value) {
       return ds_err_set(err, DS_EUSAGE, "option %s takes no value", flag);
     }
-    DS_CHECK(apply(o, flag, value, err));
+    DS_CHECK(apply(o, flag, value, &proto_set, err));
   }
   if (o->help || o->version) return DS_OK;
+  if (!proto_set)
+    o->proto_choice = o->algo_auto ? DS_PROTO_CHOICE_AUTO : DS_PROTO_CHOICE_NONE;
+  if (o->algo_auto && o->proto_choice == DS_PROTO_CHOICE_NONE)
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --proto: none is the plain ring, not an NCCL choice: use "
+                      "--algo ring --proto none, or a protocol with --algo auto");
   if (!o->topo)
     return ds_err_set(err, DS_EUSAGE, "missing --topo (e.g. --topo 4gpu.yaml; see ddpsim --help)");
   if ((o->trace || o->schedule) && o->n_bucket_mb > 1)

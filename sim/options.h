@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "../traces/status.h"
+#include "coll.h"
 #include "compute.h"
 #include "net.h"
 #include "report.h"
@@ -18,6 +19,9 @@ extern "C" {
 #define DS_MAX_SWEEP 64
 
 enum ds_coll_choice { DS_COLL_CHOICE_AUTO, DS_COLL_CHOICE_FLOW, DS_COLL_CHOICE_AGGREGATE };
+
+/* --proto: the plain ring, one NCCL protocol, or NCCL's choice per bucket. */
+enum ds_proto_choice { DS_PROTO_CHOICE_NONE, DS_PROTO_CHOICE_FIXED, DS_PROTO_CHOICE_AUTO };
 
 /* Above this many ranks `--coll-model auto` aggregates ring steps. */
 #define DS_AUTO_AGGREGATE_ABOVE 64
@@ -40,6 +44,10 @@ struct ds_options {
   enum ds_coll_choice coll_model;
   enum ds_net_mode net_mode;
   int32_t ring_chunks;
+  int algo_auto;                    /* --algo auto: NCCL's choice */
+  enum ds_proto_choice proto_choice; /* resolved from --algo/--proto */
+  enum ds_proto proto_fixed;        /* with DS_PROTO_CHOICE_FIXED */
+  int nccl_extra;                   /* add the measured effects (docs/collectives.md) */
   int help;
   int version;
 };

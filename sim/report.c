@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nccl_model.h"
+
 #define GIB (1024.0 * 1024.0 * 1024.0)
 #define MIB (1024.0 * 1024.0)
 
@@ -123,7 +125,8 @@ void ds_report_measure(const struct ds_schedule *sched, size_t first, size_t n,
   X(peak_mem_gib, "%.6f", r->peak_mem_gib)                      \
   X(first_iter_ms, "%.6f", r->first_iter_ms)                    \
   X(net_model, "%s", r->net_model)                              \
-  X(coll_model, "%s", r->coll_model)
+  X(coll_model, "%s", r->coll_model)                            \
+  X(coll_algo, "%s", r->coll_algo)
 
 /* Machine-readable times carry six decimals of a millisecond: the engine's
  * nanosecond, so nothing it computed is lost in the CSV or JSON. */
@@ -194,6 +197,9 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
               strcmp(r->coll_model, "flow") == 0 ? "per flow" : "aggregated",
               r->iters,
               r->reported_iter, r->first_iter_ms);
+    if (i == 0 && r->coll_algo && strcmp(r->coll_algo, "ring") != 0)
+      fprintf(fp, "all-reduce %s: NCCL's channels and protocols (cost model %s; "
+                  "docs/collectives.md)\n", r->coll_algo, ds_nccl_constants_version());
     fprintf(fp, "\nbucket cap %g MiB (first bucket %g MiB)\n", r->bucket_mb,
             r->first_bucket_mb);
     fprintf(fp, "  iteration      %10.3f ms\n", r->iter_ms);

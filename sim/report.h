@@ -37,6 +37,7 @@ struct ds_summary {
   const char *dtype;
   const char *net_model;  /* "maxmin" or "alpha-beta" */
   const char *coll_model; /* "flow" or "aggregate" */
+  const char *coll_algo;  /* "ring" (plain), "ring/auto", "ring/LL128", ... */
   int32_t world_size;
   int64_t batch_per_gpu;
   double bucket_mb;

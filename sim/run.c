@@ -21,6 +21,7 @@
 #include "exec.h"
 #include "lookup.h"
 #include "model.h"
+#include "nccl_model.h"
 #include "report.h"
 #include "topo.h"
 
@@ -36,6 +37,9 @@ struct config_run {
   int32_t world;
   int64_t batch;
   enum ds_coll_model coll_model;
+  struct ds_nccl_model nccl; /* valid when use_nccl */
+  int use_nccl;
+  char coll_algo[32];        /* "ring", "ring/auto", "ring/LL128", ... */
   char inputs[1024];
 };
 
@@ -43,7 +47,10 @@ static ds_status build_iteration(const struct config_run *c,
                                  const struct ds_buckets *bk, int64_t id_base,
                                  int64_t coll_base, struct ds_schedule *s,
                                  struct ds_err *err) {
-  struct ds_ddp_options dopt = {c->world, c->batch, &c->ring};
+  const struct ds_options *o = c->opt;
+  struct ds_ddp_options dopt = {
+      c->world, c->batch, &c->ring, c->use_nccl ? &c->nccl : NULL,
+      o->proto_choice == DS_PROTO_CHOICE_FIXED ? o->proto_fixed : DS_PROTO_COUNT};
   ds_status st = ds_ddp_build(c->model, &c->compute, &dopt, bk, id_base,
                               coll_base, s);
   if (st != DS_OK)
@@ -121,7 +128,8 @@ static ds_status run_one(struct config_run *c, double bucket_mb,
   end = malloc(all->n_ops * sizeof *end);
   rank_time = calloc((size_t)c->world, sizeof *rank_time);
   if (!start || !end || !rank_time) { st = DS_ENOMEM; goto oom; }
-  struct ds_exec_options eopt = {o->net_mode, c->coll_model, o->ring_chunks};
+  struct ds_exec_options eopt = {o->net_mode, c->coll_model, o->ring_chunks,
+                                 c->use_nccl ? &c->nccl : NULL};
   DS_CHECK_GOTO(ds_exec_new(c->topo, &eopt, &ex, err), st, out);
   DS_CHECK_GOTO(ds_exec_run(ex, all, rank_time, start, end, err), st, out);
 
@@ -151,6 +159,30 @@ out:
   ds_ddp_buckets_release(&first);
   ds_ddp_buckets_release(&steady);
   return st;
+}
+
+/* NCCL's protocols for the all-reduces (--algo auto / --proto): the model
+ * of the full ring, or the plain ring when --algo auto cannot have one (an
+ * unknown GPU architecture), said on stderr. An explicit protocol without a
+ * model is a usage error. */
+static ds_status setup_nccl(struct config_run *c, const struct ds_options *o,
+                            struct ds_err *err) {
+  snprintf(c->coll_algo, sizeof c->coll_algo, "ring");
+  if (o->proto_choice == DS_PROTO_CHOICE_NONE) return DS_OK;
+  struct ds_err why = {0};
+  struct ds_nccl_extra extra = o->nccl_extra ? DS_NCCL_EXTRA_MEASURED : DS_NCCL_EXTRA_NONE;
+  if (ds_nccl_model_build(c->topo, &c->ring, extra, &c->nccl, &why) == DS_OK) {
+    c->use_nccl = 1;
+    snprintf(c->coll_algo, sizeof c->coll_algo, "ring/%s",
+             o->proto_choice == DS_PROTO_CHOICE_FIXED ? ds_proto_name(o->proto_fixed)
+                                                      : "auto");
+    return DS_OK;
+  }
+  if (o->proto_choice == DS_PROTO_CHOICE_FIXED)
+    return ds_err_set(err, DS_EUSAGE, "option --proto %s: %s",
+                      ds_proto_name(o->proto_fixed), why.msg);
+  fprintf(stderr, "ddpsim: note: %s; --algo auto runs the plain ring\n", why.msg);
+  return DS_OK;
 }
 
 static ds_status setup(struct config_run *c, const struct ds_options *o,
@@ -187,14 +219,16 @@ static ds_status setup(struct config_run *c, const struct ds_options *o,
   ds_status st = ds_ring_build(c->topo, gpus, c->world, &c->ring, err);
   free(gpus);
   DS_CHECK(st);
+  DS_CHECK(setup_nccl(c, o, err));
   int len = snprintf(c->inputs, sizeof c->inputs,
            "topo=%s model=%s strategy=%s world_size=%d batch=%lld dtype=%s "
            "bucket_mb=%g first_bucket_mb=%g iters=%d net=%s coll_model=%s "
-           "ring_chunks=%d",
+           "ring_chunks=%d algo=%s nccl_extra=%s",
            topo_path, model_path, o->strategy, c->world, (long long)c->batch,
            ds_dtype_name(o->dtype), o->bucket_mb[0], o->first_bucket_mb,
            o->iters, o->net_mode == DS_NET_MAXMIN ? "maxmin" : "alpha-beta",
-           c->coll_model == DS_COLL_FLOW ? "flow" : "aggregate", o->ring_chunks);
+           c->coll_model == DS_COLL_FLOW ? "flow" : "aggregate", o->ring_chunks,
+           c->coll_algo, o->nccl_extra ? "measured" : "none");
   if (len < 0 || (size_t)len >= sizeof c->inputs)
     return ds_err_set(err, DS_EUSAGE,
                       "input paths too long for the trace header (%zu bytes max)",
@@ -221,6 +255,7 @@ ds_status ds_run(const struct ds_options *o, FILE *out, struct ds_err *err) {
     s->dtype = ds_dtype_name(o->dtype);
     s->net_model = o->net_mode == DS_NET_CONSTANT ? "alpha-beta" : "maxmin";
     s->coll_model = c.coll_model == DS_COLL_FLOW ? "flow" : "aggregate";
+    s->coll_algo = c.coll_algo;
     s->world_size = c.world;
     s->batch_per_gpu = c.batch;
     s->first_bucket_mb = o->first_bucket_mb;

@@ -9,6 +9,7 @@
 #include "sim/compute.h"
 #include "sim/ddp.h"
 #include "sim/model.h"
+#include "sim/nccl_model.h"
 #include "sim/topo.h"
 
 #define MIB (1024.0 * 1024.0)
@@ -96,7 +97,8 @@ Test(ddp, tiny_schedule_shape_and_durations) {
   cr_assert_eq(ds_ddp_buckets(m, 4, 1 * MIB, 25 * MIB, 0, &b), DS_OK);
   struct ds_schedule *s;
   cr_assert_eq(ds_schedule_new(2, &s), DS_OK);
-  struct ds_ddp_options opt = {2, 1, NULL};
+  struct ds_ddp_options opt = {.world_size = 2, .batch = 1, .ring = NULL,
+                               .nccl = NULL, .proto_fixed = DS_PROTO_COUNT};
   cr_assert_eq(ds_ddp_build(m, &c, &opt, &b, 0, 0, s), DS_OK);
   cr_assert_eq(ds_schedule_validate(s, &err), DS_OK, "%s", err.msg);
   /* per rank: 3 fwd, loss, 3 bwd, 2 allreduce, step */
@@ -120,6 +122,63 @@ Test(ddp, tiny_schedule_shape_and_durations) {
   cr_assert_eq(s->ops[8].coll, s->ops[18].coll);
   ds_schedule_free(s);
   ds_ddp_buckets_release(&b);
+  ds_topo_free(t);
+  ds_model_free(m);
+}
+
+Test(ddp, nccl_protocols_are_chosen_per_bucket) {
+  /* ResNet-50 on dgx-a100 (8 ranks) with NCCL's model: every bucket's
+   * all-reduce names the protocol NCCL's cost model picks for its size
+   * ("ring/LL128" for the 7.8 MiB first bucket, "ring/Simple" for the 25 MiB
+   * ones), and its dur_us is the proto ring's closed form. Expected,
+   * because ddp.c asks ds_nccl_choose per bucket, not once per run. */
+  struct ds_model *m = model("models/resnet50.yaml");
+  struct ds_topo *t = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_load("topologies/dgx-a100.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
+  struct ds_compute c;
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, &c, &err), DS_OK);
+  int32_t gpus[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  struct ds_ring ring;
+  cr_assert_eq(ds_ring_build(t, gpus, 8, &ring, &err), DS_OK, "%s", err.msg);
+  struct ds_nccl_model nm;
+  cr_assert_eq(ds_nccl_model_build(t, &ring, DS_NCCL_EXTRA_NONE, &nm, &err), DS_OK, "%s",
+               err.msg);
+  struct ds_buckets b;
+  cr_assert_eq(ds_ddp_buckets(m, 4, 1 * MIB, 25 * MIB, 0, &b), DS_OK);
+  struct ds_schedule *s;
+  cr_assert_eq(ds_schedule_new(8, &s), DS_OK);
+  struct ds_ddp_options opt = {.world_size = 8, .batch = 32, .ring = &ring, .nccl = &nm,
+                               .proto_fixed = DS_PROTO_COUNT};
+  cr_assert_eq(ds_ddp_build(m, &c, &opt, &b, 0, 0, s), DS_OK);
+  int seen[DS_PROTO_COUNT] = {0}, n_ar = 0;
+  for (size_t i = 0; i < s->n_ops; i++) {
+    const struct ds_op *o = &s->ops[i];
+    if (o->kind != DS_OP_ALLREDUCE) continue;
+    enum ds_proto want = ds_nccl_choose(&nm, o->bytes);
+    char name[DS_RING_ALGO_MAX];
+    ds_ring_algo_name(want, name);
+    cr_assert_str_eq(o->algo, name, "bucket %d (%g B)", o->bucket, o->bytes);
+    struct ds_coll_proto cp;
+    ds_nccl_coll_proto(&nm, want, o->bytes, &cp);
+    cr_assert_float_eq(o->dur_us, ds_ring_allreduce_proto_ns(&ring, &cp, o->bytes) / 1000,
+                       1e-9);
+    seen[want]++;
+    n_ar++;
+  }
+  cr_assert_eq(n_ar, 8 * 5);
+  cr_assert_eq(seen[DS_PROTO_LL128], 8 * 2, "first and last buckets (7.8, 9.3 MiB)");
+  cr_assert_eq(seen[DS_PROTO_SIMPLE], 8 * 3, "the three 25 MiB buckets");
+  /* A fixed protocol is used for every bucket. */
+  ds_schedule_free(s);
+  cr_assert_eq(ds_schedule_new(8, &s), DS_OK);
+  opt.proto_fixed = DS_PROTO_LL;
+  cr_assert_eq(ds_ddp_build(m, &c, &opt, &b, 0, 0, s), DS_OK);
+  for (size_t i = 0; i < s->n_ops; i++)
+    if (s->ops[i].kind == DS_OP_ALLREDUCE) cr_assert_str_eq(s->ops[i].algo, "ring/LL");
+  ds_schedule_free(s);
+  ds_ddp_buckets_release(&b);
+  ds_ring_release(&ring);
   ds_topo_free(t);
   ds_model_free(m);
 }

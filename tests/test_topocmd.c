@@ -1,0 +1,88 @@
+/*
+ * `ddpsim topo`: what it prints is what the simulator loaded -- link
+ * counts and rates, the route between two GPUs, the ring's bottleneck and
+ * NCCL's channels -- and bad arguments are usage errors naming the flag.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/topocmd.h"
+
+struct output {
+  ds_status st;
+  struct ds_err err;
+  char *text;
+};
+
+static struct output run(const char *args) {
+  char buf[512], *argv[32];
+  int argc = 0;
+  snprintf(buf, sizeof buf, "topo %s", args);
+  for (char *tok = strtok(buf, " "); tok && argc < 31; tok = strtok(NULL, " ")) argv[argc++] = tok;
+  argv[argc] = NULL;
+  struct output o = {0};
+  size_t len = 0;
+  FILE *fp = open_memstream(&o.text, &len);
+  cr_assert(fp != NULL);
+  o.st = ds_topocmd_main(argc, argv, fp, &o.err);
+  fclose(fp);
+  return o;
+}
+
+Test(topocmd, nvswitch_box_links_ring_and_nccl_channels) {
+  /* dgx-a100: 8 GPUs, each with one 300 GB/s link to and from the switch
+   * (16 directed links, 1.7 us); a GPU-to-GPU route is 2 links (3.4 us);
+   * the ring's 14 steps cross 14 * 3.4 = 47.6 us; NCCL's search gives 12
+   * channels of 20 GB/s on DGX A100 (docs/collectives.md). */
+  struct output o = run("topologies/dgx-a100.yaml");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert(strstr(o.text, "A100-SXM4-80GB x 8 (1 node x 8)"), "%s", o.text);
+  cr_assert(strstr(o.text, "links      16 directed"), "%s", o.text);
+  cr_assert(strstr(o.text, "16 x nvlink    300.0 GB/s   1.70 us"), "%s", o.text);
+  cr_assert(strstr(o.text, "2 links, bottleneck 300.0 GB/s, latency 3.40 us"), "%s", o.text);
+  cr_assert(strstr(o.text, "cross 47.60 us in all"), "%s", o.text);
+  cr_assert(strstr(o.text, "12 channels x 20.0 GB/s = 240.0 GB/s"), "%s", o.text);
+  free(o.text);
+}
+
+Test(topocmd, route_between_nodes_crosses_the_fabric) {
+  /* 2node-ib: GPU 0 -> GPU 9 leaves through GPU 0's NIC (PCIe 64 GB/s,
+   * 1 us), crosses the IB switch (2 x 50 GB/s, 6 us), enters GPU 9's NIC
+   * and PCIe: 4 links, 50 GB/s bottleneck, 1 + 6 + 6 + 1 = 14 us. The ring's
+   * slowest hop is the first that leaves node 0, 7 -> 8. */
+  struct output o = run("2node-ib --from 0 --to 9");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert(strstr(o.text, "gpu0 -[pcie 64 GB/s]-> nic0@node0 -[ib 50 GB/s]-> switch0@fabric"),
+            "%s", o.text);
+  cr_assert(strstr(o.text, "4 links, bottleneck 50.0 GB/s, latency 14.00 us"), "%s", o.text);
+  cr_assert(strstr(o.text, "bottleneck hop 7 -> 8 at 50.0 GB/s"), "%s", o.text);
+  free(o.text);
+}
+
+Test(topocmd, unknown_architecture_has_no_nccl_model) {
+  struct output o = run("tests/data/ring8.yaml --world-size 4");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert(strstr(o.text, "ring       4 ranks"), "%s", o.text);
+  cr_assert(strstr(o.text, "NCCL model: unavailable"), "%s", o.text);
+  free(o.text);
+}
+
+Test(topocmd, bad_arguments_name_the_flag) {
+  const char *cases[][2] = {
+      {"", "missing the topology"},
+      {"dgx-a100 --from 8", "--from"},
+      {"dgx-a100 --to x", "--to"},
+      {"dgx-a100 --world-size 9", "--world-size"},
+      {"dgx-a100 --colour red", "--colour"},
+      {"dgx-a100 4gpu", "one topology"},
+      {"no-such-topology", "not found"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    struct output o = run(cases[i][0]);
+    cr_assert_eq(o.st, DS_EUSAGE, "%s: status %d", cases[i][0], o.st);
+    cr_assert(strstr(o.err.msg, cases[i][1]), "%s: \"%s\"", cases[i][0], o.err.msg);
+    free(o.text);
+  }
+}

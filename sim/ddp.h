@@ -61,11 +61,18 @@ struct ds_ddp_options {
    * DS_PROTO_COUNT; the op's algo names it ("ring/LL128"). Borrowed. */
   const struct ds_nccl_model *nccl;
   enum ds_proto proto_fixed;
+  /* DDP options: no_overlap makes every all-reduce wait for the end of
+   * backward (the baseline overlap is measured against); accum_steps K > 1
+   * is no_sync: K-1 micro-steps of forward and backward that only
+   * accumulate, then one that synchronises, then the optimizer step. */
+  int no_overlap;
+  int32_t accum_steps;
 };
 
 /* Builds one iteration's schedule: per rank, forward of every layer, loss,
  * backward in reverse with each bucket's all-reduce right after the
- * backward that completes it, then the optimizer step. Op ids are
+ * backward that completes it (after the last backward with no_overlap;
+ * the micro-steps of no_sync first), then the optimizer step. Op ids are
  * id_base + index; collective ids are coll_base + bucket. */
 ds_status ds_ddp_build(const struct ds_model *model,
                        const struct ds_compute *compute,
@@ -84,7 +91,8 @@ struct ds_ddp_memory {
 };
 
 void ds_ddp_memory(const struct ds_model *model, int dtype_bytes,
-                   int64_t batch, struct ds_ddp_memory *out);
+                   int64_t batch, int grad_as_bucket_view,
+                   struct ds_ddp_memory *out);
 
 #ifdef __cplusplus
 }

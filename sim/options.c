@@ -45,6 +45,14 @@ static const char usage[] =
     "                         channels, wire overhead and latencies (docs/collectives.md)\n"
     "  --nccl-extra measured|none  with a protocol: add the per-call effects NCCL's model\n"
     "                         leaves out, fitted to nccl-tests (default measured)\n"
+    "DDP options (PyTorch's):\n"
+    "  --no-overlap           every all-reduce waits for the end of backward (baseline)\n"
+    "  --no-sync K            K-1 micro-steps accumulate without communication, then one\n"
+    "                         synchronises and the optimizer steps (default 1: off)\n"
+    "  --grad-as-bucket-view  gradient_as_bucket_view=True: no separate bucket copies\n"
+    "  --find-unused-parameters  buckets in reverse registration order from iteration 0,\n"
+    "                         never rebuilt (the graph traversal's CPU cost is not modelled)\n"
+    "  --static-graph         static_graph=True: same buckets and timeline as the default\n"
     "  --help, --version\n";
 
 const char *ds_options_usage(void) { return usage; }
@@ -121,6 +129,8 @@ static ds_status parse_choice(const char *flag, const char *v,
   X("--iters", 1) X("--dtype", 1) X("--seed", 1) X("--format", 1)         \
   X("--trace", 1) X("--schedule", 1) X("--coll-model", 1) X("--net", 1)   \
   X("--ring-chunks", 1) X("--algo", 1) X("--proto", 1) X("--nccl-extra", 1) \
+  X("--no-overlap", 0) X("--no-sync", 1) X("--grad-as-bucket-view", 0)         \
+  X("--find-unused-parameters", 0) X("--static-graph", 0)                      \
   X("--help", 0) X("--version", 0) X("-h", 0)
 
 static int takes_value(const char *flag, int *known) {
@@ -191,7 +201,14 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
     static const char *const names[] = {"none", "measured"};
     DS_CHECK(parse_choice(flag, v, names, 2, &c, err));
     o->nccl_extra = c;
-  } else if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) o->help = 1;
+  } else if (strcmp(flag, "--no-overlap") == 0) o->no_overlap = 1;
+  else if (strcmp(flag, "--no-sync") == 0) {
+    DS_CHECK(parse_int(flag, v, 1, 1024, &x, err));
+    o->no_sync = (int32_t)x;
+  } else if (strcmp(flag, "--grad-as-bucket-view") == 0) o->grad_as_bucket_view = 1;
+  else if (strcmp(flag, "--find-unused-parameters") == 0) o->find_unused_parameters = 1;
+  else if (strcmp(flag, "--static-graph") == 0) o->static_graph = 1;
+  else if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) o->help = 1;
   else if (strcmp(flag, "--version") == 0) o->version = 1;
   return DS_OK;
 }
@@ -208,6 +225,7 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
   o->seed = 1;
   o->ring_chunks = 1;
   o->nccl_extra = 1;
+  o->no_sync = 1;
   int proto_set = 0;
   for (int i = 1; i < argc; i++) {
     char flag[64];
@@ -232,6 +250,10 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
     DS_CHECK(apply(o, flag, value, &proto_set, err));
   }
   if (o->help || o->version) return DS_OK;
+  if (o->static_graph && o->find_unused_parameters)
+    return ds_err_set(err, DS_EUSAGE,
+                      "--static-graph and --find-unused-parameters: choose one (PyTorch "
+                      "ignores find_unused_parameters under a static graph)");
   if (!proto_set)
     o->proto_choice = o->algo_auto ? DS_PROTO_CHOICE_AUTO : DS_PROTO_CHOICE_NONE;
   if (o->algo_auto && o->proto_choice == DS_PROTO_CHOICE_NONE)

@@ -48,6 +48,12 @@ struct ds_options {
   enum ds_proto_choice proto_choice; /* resolved from --algo/--proto */
   enum ds_proto proto_fixed;        /* with DS_PROTO_CHOICE_FIXED */
   int nccl_extra;                   /* add the measured effects (docs/collectives.md) */
+  /* DDP's options (PyTorch's names) */
+  int no_overlap;                   /* all-reduces wait for the end of backward */
+  int32_t no_sync;                  /* K >= 1: K-1 accumulating micro-steps, then a sync one */
+  int grad_as_bucket_view;          /* gradients are views into the buckets */
+  int find_unused_parameters;       /* buckets by registration order from iteration 0 */
+  int static_graph;
   int help;
   int version;
 };

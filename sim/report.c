@@ -126,7 +126,9 @@ void ds_report_measure(const struct ds_schedule *sched, size_t first, size_t n,
   X(first_iter_ms, "%.6f", r->first_iter_ms)                    \
   X(net_model, "%s", r->net_model)                              \
   X(coll_model, "%s", r->coll_model)                            \
-  X(coll_algo, "%s", r->coll_algo)
+  X(coll_algo, "%s", r->coll_algo)                              \
+  X(ddp_options, "%s", r->ddp_options)                          \
+  X(per_batch_ms, "%.6f", r->iter_ms / (r->no_sync > 1 ? r->no_sync : 1))
 
 /* Machine-readable times carry six decimals of a millisecond: the engine's
  * nanosecond, so nothing it computed is lost in the CSV or JSON. */

@@ -38,6 +38,8 @@ struct ds_summary {
   const char *net_model;  /* "maxmin" or "alpha-beta" */
   const char *coll_model; /* "flow" or "aggregate" */
   const char *coll_algo;  /* "ring" (plain), "ring/auto", "ring/LL128", ... */
+  const char *ddp_options; /* "none" or e.g. "no_overlap;no_sync=4" */
+  int32_t no_sync;         /* micro-steps per iteration (1: every step syncs) */
   int32_t world_size;
   int64_t batch_per_gpu;
   double bucket_mb;

@@ -40,6 +40,7 @@ struct config_run {
   struct ds_nccl_model nccl; /* valid when use_nccl */
   int use_nccl;
   char coll_algo[32];        /* "ring", "ring/auto", "ring/LL128", ... */
+  char ddp_options[128];     /* "none", or e.g. "no_overlap;no_sync=4" */
   char inputs[1024];
 };
 
@@ -50,7 +51,8 @@ static ds_status build_iteration(const struct config_run *c,
   const struct ds_options *o = c->opt;
   struct ds_ddp_options dopt = {
       c->world, c->batch, &c->ring, c->use_nccl ? &c->nccl : NULL,
-      o->proto_choice == DS_PROTO_CHOICE_FIXED ? o->proto_fixed : DS_PROTO_COUNT};
+      o->proto_choice == DS_PROTO_CHOICE_FIXED ? o->proto_fixed : DS_PROTO_COUNT,
+      o->no_overlap, o->no_sync};
   ds_status st = ds_ddp_build(c->model, &c->compute, &dopt, bk, id_base,
                               coll_base, s);
   if (st != DS_OK)
@@ -109,7 +111,11 @@ static ds_status run_one(struct config_run *c, double bucket_mb,
   int dsz = ds_dtype_bytes(o->dtype);
   ds_status st;
 
-  DS_CHECK_GOTO(ds_ddp_buckets(c->model, dsz, 0, 0, 1, &first), st, oom);
+  /* Iteration 0 has one bucket of everything, unless find_unused_parameters:
+   * then the buckets iteration 0 builds (reverse registration order, the
+   * same caps) are kept and never rebuilt. */
+  DS_CHECK_GOTO(ds_ddp_buckets(c->model, dsz, o->first_bucket_mb * MIB, bucket_mb * MIB,
+                               !o->find_unused_parameters, &first), st, oom);
   DS_CHECK_GOTO(ds_ddp_buckets(c->model, dsz, o->first_bucket_mb * MIB,
                                bucket_mb * MIB, 0, &steady), st, oom);
   DS_CHECK_GOTO(ds_schedule_new(c->world, &all), st, oom);
@@ -159,6 +165,27 @@ out:
   ds_ddp_buckets_release(&first);
   ds_ddp_buckets_release(&steady);
   return st;
+}
+
+/* Appends one ';'-separated item to buf (never overflows). */
+static void append_item(char *buf, size_t cap, const char *item) {
+  size_t used = strlen(buf);
+  snprintf(buf + used, cap - used, "%s%s", used ? ";" : "", item);
+}
+
+/* The DDP options in effect, as one CSV-safe field. */
+static void describe_ddp_options(const struct ds_options *o, char *buf, size_t cap) {
+  char k[32];
+  buf[0] = '\0';
+  if (o->no_overlap) append_item(buf, cap, "no_overlap");
+  if (o->no_sync > 1) {
+    snprintf(k, sizeof k, "no_sync=%d", o->no_sync);
+    append_item(buf, cap, k);
+  }
+  if (o->grad_as_bucket_view) append_item(buf, cap, "grad_as_bucket_view");
+  if (o->find_unused_parameters) append_item(buf, cap, "find_unused_parameters");
+  if (o->static_graph) append_item(buf, cap, "static_graph");
+  if (buf[0] == '\0') snprintf(buf, cap, "none");
 }
 
 /* NCCL's protocols for the all-reduces (--algo auto / --proto): the model
@@ -220,15 +247,16 @@ static ds_status setup(struct config_run *c, const struct ds_options *o,
   free(gpus);
   DS_CHECK(st);
   DS_CHECK(setup_nccl(c, o, err));
+  describe_ddp_options(o, c->ddp_options, sizeof c->ddp_options);
   int len = snprintf(c->inputs, sizeof c->inputs,
            "topo=%s model=%s strategy=%s world_size=%d batch=%lld dtype=%s "
            "bucket_mb=%g first_bucket_mb=%g iters=%d net=%s coll_model=%s "
-           "ring_chunks=%d algo=%s nccl_extra=%s",
+           "ring_chunks=%d algo=%s nccl_extra=%s ddp_options=%s",
            topo_path, model_path, o->strategy, c->world, (long long)c->batch,
            ds_dtype_name(o->dtype), o->bucket_mb[0], o->first_bucket_mb,
            o->iters, o->net_mode == DS_NET_MAXMIN ? "maxmin" : "alpha-beta",
            c->coll_model == DS_COLL_FLOW ? "flow" : "aggregate", o->ring_chunks,
-           c->coll_algo, o->nccl_extra ? "measured" : "none");
+           c->coll_algo, o->nccl_extra ? "measured" : "none", c->ddp_options);
   if (len < 0 || (size_t)len >= sizeof c->inputs)
     return ds_err_set(err, DS_EUSAGE,
                       "input paths too long for the trace header (%zu bytes max)",
@@ -245,7 +273,7 @@ ds_status ds_run(const struct ds_options *o, FILE *out, struct ds_err *err) {
   memset(rows, 0, sizeof rows);
   DS_CHECK_GOTO(setup(&c, o, err), st, done);
   struct ds_ddp_memory mem;
-  ds_ddp_memory(c.model, ds_dtype_bytes(o->dtype), c.batch, &mem);
+  ds_ddp_memory(c.model, ds_dtype_bytes(o->dtype), c.batch, o->grad_as_bucket_view, &mem);
   for (; n < o->n_bucket_mb; n++) {
     struct ds_summary *s = &rows[n];
     s->strategy = o->strategy;
@@ -256,6 +284,8 @@ ds_status ds_run(const struct ds_options *o, FILE *out, struct ds_err *err) {
     s->net_model = o->net_mode == DS_NET_CONSTANT ? "alpha-beta" : "maxmin";
     s->coll_model = c.coll_model == DS_COLL_FLOW ? "flow" : "aggregate";
     s->coll_algo = c.coll_algo;
+    s->ddp_options = c.ddp_options;
+    s->no_sync = o->no_sync;
     s->world_size = c.world;
     s->batch_per_gpu = c.batch;
     s->first_bucket_mb = o->first_bucket_mb;

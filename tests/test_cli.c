@@ -123,6 +123,76 @@ Test(cli, model_names_are_looked_up_without_suffix) {
   release(&r);
 }
 
+/* The summary's numeric columns 11.. of a one-row CSV: iter, fwd, bwd, step,
+ * comm, exposed, overlap, peak_mem, first_iter. */
+struct row_times {
+  double iter, fwd, bwd, step, comm, exposed, overlap, mem, first;
+};
+
+static struct row_times times_of(const char *args) {
+  struct result r = run(args);
+  cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
+  struct row_times t;
+  int n = sscanf(strchr(r.out, '\n') + 1,
+                 "%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*d,%*d,%*g,%*g,%*d,"
+                 "%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf",
+                 &t.iter, &t.fwd, &t.bwd, &t.step, &t.comm, &t.exposed, &t.overlap, &t.mem,
+                 &t.first);
+  cr_assert_eq(n, 9, "%s", r.out);
+  release(&r);
+  return t;
+}
+
+#define TINY "--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml --format csv "
+
+Test(cli, ddp_options_on_the_tiny_model) {
+  /* Worked from the hand computation below (tiny_iteration_...): backward
+   * ends at 1200 us, the buckets' all-reduces take 641.1456 and 484.0128 us,
+   * the step 36.70528 us; parameters 1,835,264 fp32 = 7,341,056 B.
+   * --no-overlap: both all-reduces after backward: 1200 + 1125.158 + 36.705
+   *   = 2361.864 us, all of the communication exposed.
+   * --no-sync 2: one accumulating micro-step (400 + 800 us) first:
+   *   2961.864 us, 1480.932 us per batch, communication unchanged.
+   * --grad-as-bucket-view: the 7,341,056 B of bucket copies go away.
+   * --find-unused-parameters: iteration 0 already has the final buckets,
+   *   so it takes as long as the steady one. */
+  struct row_times base = times_of(TINY);
+  struct row_times nov = times_of(TINY "--no-overlap");
+  cr_assert_float_eq(nov.iter, 2.361864, 1e-5);
+  cr_assert_float_eq(nov.exposed, nov.comm, 1e-9);
+  cr_assert_float_eq(nov.overlap, 0, 1e-9);
+  struct row_times ns = times_of(TINY "--no-sync 2");
+  cr_assert_float_eq(ns.iter, 2.961864, 1e-5);
+  cr_assert_float_eq(ns.fwd, 2 * base.fwd, 1e-9);
+  cr_assert_float_eq(ns.comm, base.comm, 1e-9);
+  struct result r = run(TINY "--no-sync 2");
+  cr_assert(strstr(r.out, ",no_sync=2,1.4809"), "%s", r.out);
+  release(&r);
+  struct row_times view = times_of(TINY "--grad-as-bucket-view");
+  /* the CSV carries 1e-6 GiB (1074 B) per value */
+  cr_assert_float_eq((base.mem - view.mem) * 1024 * 1024 * 1024, 7341056, 2200);
+  struct row_times unused = times_of(TINY "--find-unused-parameters");
+  cr_assert_float_eq(base.first, 2.349861, 1e-5); /* one bucket: 1113.16 us after backward */
+  cr_assert_float_eq(unused.first, unused.iter, 1e-5);
+  struct result both = run(TINY "--static-graph --find-unused-parameters");
+  cr_assert_eq(both.status, 2);
+  release(&both);
+}
+
+Test(cli, overlap_beats_no_overlap_on_two_nodes) {
+  /* ResNet-50 and BERT-base on 2node-ib: overlapping all-reduces with
+   * backward must beat waiting for its end (issue #4's check). */
+  const char *models[] = {"resnet50", "bert-base"};
+  for (int i = 0; i < 2; i++) {
+    char a[256], b[256];
+    snprintf(a, sizeof a, "--topo 2node-ib --model %s --format csv", models[i]);
+    snprintf(b, sizeof b, "--topo 2node-ib --model %s --format csv --no-overlap", models[i]);
+    struct row_times with = times_of(a), without = times_of(b);
+    cr_assert_lt(with.iter, without.iter, "%s: %g vs %g", models[i], with.iter, without.iter);
+    cr_assert_lt(with.exposed, without.exposed);
+  }
+}
+
 Test(cli, nccl_protocols_in_ddp) {
   /* --algo auto runs NCCL's protocols: the summary says ring/auto, and
    * its all-reduces are slower than the plain ring's (NCCL's 12 channels of

@@ -188,7 +188,7 @@ Test(ddp, memory_adds_up) {
    * momentum; activations 3 * 1 MB at batch 4 = 12 MB. */
   struct ds_model *m = model("tests/data/tiny-model.yaml");
   struct ds_ddp_memory mem;
-  ds_ddp_memory(m, 4, 4, &mem);
+  ds_ddp_memory(m, 4, 4, 0, &mem);
   double p = 1835264.0 * 4;
   cr_assert_float_eq(mem.params, p, 0.5);
   cr_assert_float_eq(mem.optimizer, p, 0.5);

@@ -46,13 +46,16 @@ LDLIBS   += -lyaml -lcsv -lgsl -lgslcblas -lm
 
 TRACE_SRC := $(sort $(wildcard traces/*.c))
 SIM_SRC   := $(sort $(filter-out sim/main.c,$(wildcard sim/*.c)))
+ANALYSIS_SRC := $(sort $(wildcard analysis/*.c))
 TEST_SRC  := $(sort $(wildcard tests/test_*.c))
 BENCH_SRC := $(sort $(wildcard bench/bench_*.c))
 
 TRACE_OBJ := $(TRACE_SRC:%.c=$(BUILD)/%.o)
 SIM_OBJ   := $(SIM_SRC:%.c=$(BUILD)/%.o)
+ANALYSIS_OBJ := $(ANALYSIS_SRC:%.c=$(BUILD)/%.o)
 LIBTRACE  := $(BUILD)/libddptrace.a
 LIBSIM    := $(BUILD)/libddpsim.a
+LIBANALYSIS := $(BUILD)/libddpanalysis.a
 DDPSIM    := $(BUILD)/ddpsim
 TESTS     := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
@@ -127,13 +130,21 @@ $(LIBSIM): $(SIM_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(DDPSIM): $(BUILD)/sim/main.o $(LIBSIM) $(LIBTRACE)
+$(LIBANALYSIS): $(ANALYSIS_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(DDPSIM): $(BUILD)/sim/main.o $(LIBANALYSIS) $(LIBSIM) $(LIBTRACE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIBSIM) $(LIBTRACE)
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIBANALYSIS) $(LIBSIM) $(LIBTRACE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ -lcriterion $(LDLIBS) -o $@
+
+# The calibration file's writer lives in real/ (ddpreal writes the file) but
+# needs neither CUDA nor MPI; its test links it beside the loader (sim/).
+$(BUILD)/tests/test_calib: $(BUILD)/real/calib_write.o
 
 # Tests of real/ (tests/test_real*.c) link the replay library too.
 $(BUILD)/tests/test_real%: $(BUILD)/tests/test_real%.o $(LIBREAL) $(LIBSIM) $(LIBTRACE)
@@ -173,7 +184,7 @@ info:
 	@echo "nccl.h:        $(if $(HAVE_NCCL),found under $(CUDA_HOME)/include,not found)"
 	@echo "mpi:           $(if $(MPI_LIBS),$(MPI_LIBS),not found (mpicc missing))"
 	@echo "ddpreal:       devices cpu$(if $(HAVE_CUDA), and cuda (DS_HAVE_CUDA), only: the cuda device needs nvcc and nccl.h)"
-	@echo "sources:       $(words $(TRACE_SRC) $(SIM_SRC)) library files, $(words $(TEST_SRC)) test files"
+	@echo "sources:       $(words $(TRACE_SRC) $(SIM_SRC) $(ANALYSIS_SRC)) library files, $(words $(TEST_SRC)) test files"
 
 clean:
 	rm -rf build bin

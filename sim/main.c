@@ -2,12 +2,14 @@
  * ddpsim: predicts what data-parallel training costs on a machine, and why.
  * `ddpsim [options]` simulates training iterations; `ddpsim collective ...`
  * one collective over a size sweep; `ddpsim topo FILE` shows what a
- * topology file describes. Maps statuses to exit codes: 0 ok, 2 usage or
+ * topology file describes; `ddpsim analyze` compares a predicted and a
+ * measured trace. Maps statuses to exit codes: 0 ok, 2 usage or
  * input error, 1 failure.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "../analysis/analyze.h"
 #include "collbench.h"
 #include "options.h"
 #include "run.h"
@@ -26,6 +28,8 @@ int main(int argc, char **argv) {
   struct ds_err err = {0};
   if (argc > 1 && strcmp(argv[1], "collective") == 0)
     return finish(ds_collbench_main(argc - 1, argv + 1, stdout, &err), &err);
+  if (argc > 1 && strcmp(argv[1], "analyze") == 0)
+    return finish(ds_analyze_main(argc - 1, argv + 1, stdout, &err), &err);
   if (argc > 1 && strcmp(argv[1], "topo") == 0)
     return finish(ds_topocmd_main(argc - 1, argv + 1, stdout, &err), &err);
   ds_status st = ds_options_parse(argc, argv, &opt, &err);

@@ -1,0 +1,124 @@
+/*
+ * `ddpsim analyze` (analyze.h): argument parsing and the order of work.
+ * The files (--chrome, --plot) are written before the report is printed,
+ * so a failure to write one leaves no report that looks like success.
+ */
+#include "analyze.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare.h"
+#include "export.h"
+
+static const char usage[] =
+    "usage: ddpsim analyze PREDICTED.csv MEASURED.csv [options]\n"
+    "\n"
+    "Compares a predicted trace (ddpsim --trace) with a measured one (ddpreal\n"
+    "--trace) of the same schedule, op by op, joined on (rank, op id): the\n"
+    "predicted iteration stands for every measured iteration, and measured\n"
+    "values are means over the measured iterations (docs/analysis.md).\n"
+    "\n"
+    "  --format text|csv|json  report format (default text); csv: one row per\n"
+    "                         metric: metric,predicted,measured,abs_error,rel_error\n"
+    "  --per-op               add every op's row (csv: print the per-op table\n"
+    "                         instead of the metrics)\n"
+    "  --chrome FILE          write both traces as Chrome trace JSON (Perfetto)\n"
+    "  --plot FILE.png|.svg   draw both iterations as a timeline with gnuplot\n"
+    "  --pred-iter N          predicted iteration to compare (default: the last)\n"
+    "  --skip-measured N      ignore the first N measured iterations (default 0)\n"
+    "  --help\n"
+    "\n"
+    "Exit status: 0 ok; 2 bad usage, an unreadable or malformed trace, or two\n"
+    "traces of different schedules; 1 a file could not be written or gnuplot\n"
+    "is missing or failed.\n";
+
+struct analyze_options {
+  const char *pred, *meas, *chrome, *plot;
+  enum ds_compare_format format;
+  int per_op, help;
+  struct ds_compare_options cmp;
+};
+
+static ds_status parse_count(const char *flag, const char *v, int32_t min,
+                             int32_t *out, struct ds_err *err) {
+  char *end;
+  errno = 0;
+  long x = strtol(v, &end, 10);
+  if (errno || end == v || *end || x < min || x > INT_MAX)
+    return ds_err_set(err, DS_EUSAGE, "option %s: expected an integer >= %d, got "
+                      "\"%s\"", flag, min, v);
+  *out = (int32_t)x;
+  return DS_OK;
+}
+
+static ds_status parse_args(int argc, char **argv, struct analyze_options *o,
+                            struct ds_err *err) {
+  *o = (struct analyze_options){.cmp = {.pred_iter = -1}};
+  int positional = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *f = argv[i];
+    if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
+      o->help = 1;
+      continue;
+    }
+    if (strcmp(f, "--per-op") == 0) {
+      o->per_op = 1;
+      continue;
+    }
+    if (f[0] != '-' || strcmp(f, "-") == 0) {
+      if (positional == 2)
+        return ds_err_set(err, DS_EUSAGE, "unexpected argument \"%s\": analyze takes "
+                          "two traces (see ddpsim analyze --help)", f);
+      if (positional++ == 0) o->pred = f;
+      else o->meas = f;
+      continue;
+    }
+    if (i + 1 >= argc) return ds_err_set(err, DS_EUSAGE, "option %s needs a value", f);
+    const char *v = argv[++i];
+    if (strcmp(f, "--format") == 0) {
+      if (strcmp(v, "text") == 0) o->format = DS_COMPARE_TEXT;
+      else if (strcmp(v, "csv") == 0) o->format = DS_COMPARE_CSV;
+      else if (strcmp(v, "json") == 0) o->format = DS_COMPARE_JSON;
+      else return ds_err_set(err, DS_EUSAGE, "option --format: expected one of text, "
+                             "csv, json, got \"%s\"", v);
+    } else if (strcmp(f, "--chrome") == 0) o->chrome = v;
+    else if (strcmp(f, "--plot") == 0) o->plot = v;
+    else if (strcmp(f, "--pred-iter") == 0)
+      DS_CHECK(parse_count(f, v, 0, &o->cmp.pred_iter, err));
+    else if (strcmp(f, "--skip-measured") == 0)
+      DS_CHECK(parse_count(f, v, 0, &o->cmp.skip_measured, err));
+    else
+      return ds_err_set(err, DS_EUSAGE, "unknown option %s (see ddpsim analyze --help)", f);
+  }
+  if (!o->help && positional < 2)
+    return ds_err_set(err, DS_EUSAGE, "analyze needs two traces: PREDICTED.csv "
+                      "MEASURED.csv (see ddpsim analyze --help)");
+  return DS_OK;
+}
+
+ds_status ds_analyze_main(int argc, char **argv, FILE *out, struct ds_err *err) {
+  struct analyze_options o;
+  DS_CHECK(parse_args(argc, argv, &o, err));
+  if (o.help) {
+    fputs(usage, out);
+    return DS_OK;
+  }
+  if (o.plot) { /* a bad extension is a usage error before any work */
+    const char *dot = strrchr(o.plot, '.');
+    if (!dot || (strcmp(dot, ".png") != 0 && strcmp(dot, ".svg") != 0))
+      return ds_err_set(err, DS_EUSAGE, "option --plot: expected a file name ending "
+                        "in .png or .svg, got \"%s\"", o.plot);
+  }
+  struct ds_compare *c = NULL;
+  ds_status st = DS_OK;
+  DS_CHECK_GOTO(ds_compare_load(o.pred, o.meas, &o.cmp, &c, err), st, done);
+  if (o.chrome) DS_CHECK_GOTO(ds_chrome_write(o.chrome, c, err), st, done);
+  if (o.plot) DS_CHECK_GOTO(ds_plot_write(o.plot, c, err), st, done);
+  ds_compare_print(out, c, o.format, o.per_op);
+done:
+  ds_compare_free(c);
+  return st;
+}

@@ -1,0 +1,27 @@
+/*
+ * `ddpsim analyze PREDICTED MEASURED`: compares a predicted trace with a
+ * measured trace of the same schedule (compare.h), prints the report and
+ * optionally writes Chrome-trace JSON and a timeline plot (export.h).
+ * docs/analysis.md has the usage and every metric's definition.
+ */
+#ifndef DS_ANALYZE_H
+#define DS_ANALYZE_H
+
+#include <stdio.h>
+
+#include "../traces/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Runs the subcommand with argv[0] == "analyze"; prints to out. Usage and
+ * input errors are DS_EUSAGE / DS_EINPUT (exit 2) naming the flag or file;
+ * a missing or failing gnuplot is DS_EIO (exit 1). */
+ds_status ds_analyze_main(int argc, char **argv, FILE *out, struct ds_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_ANALYZE_H */

@@ -1,0 +1,492 @@
+/*
+ * The join of a predicted and a measured trace and the metrics over it
+ * (compare.h, docs/analysis.md). Both traces are indexed by (iter, rank, id);
+ * the predicted iteration is the reference op list, and every measured
+ * iteration must list exactly the same ops, so after the check the k-th op
+ * of every iteration is the same op and per-op values accumulate by
+ * position. Per-iteration metrics are computed on each iteration alone and
+ * then averaged, never on an averaged timeline.
+ */
+#include "compare.h"
+
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "overlap.h"
+
+#define NS_PER_MS 1e6
+
+/* The per-iteration metrics, in report order. X(name) */
+#define DS_ITER_METRICS(X) \
+  X(iter_ms)               \
+  X(fwd_ms)                \
+  X(bwd_ms)                \
+  X(step_ms)               \
+  X(comm_ms)               \
+  X(exposed_comm_ms)       \
+  X(overlap_pct)           \
+  X(ddp_bwd_compute_ms)    \
+  X(ddp_bwd_comm_ms)       \
+  X(ddp_overlap_ms)        \
+  X(ddp_overlap_pct)
+
+enum iter_metric {
+#define DS__IM_ENUM(n) IM_##n,
+  DS_ITER_METRICS(DS__IM_ENUM)
+#undef DS__IM_ENUM
+  IM_COUNT
+};
+
+static const char *const iter_metric_names[IM_COUNT] = {
+#define DS__IM_NAME(n) #n,
+    DS_ITER_METRICS(DS__IM_NAME)
+#undef DS__IM_NAME
+};
+
+struct key {
+  int32_t iter, rank;
+  int64_t id;
+  uint32_t row;
+};
+
+static int cmp_key(const void *a, const void *b) {
+  const struct key *x = a, *y = b;
+  if (x->iter != y->iter) return x->iter < y->iter ? -1 : 1;
+  if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+  if (x->id != y->id) return x->id < y->id ? -1 : 1;
+  return (x->row > y->row) - (x->row < y->row);
+}
+
+static const struct ds_op *row_op(const struct ds_trace *t, uint32_t row) {
+  return &t->rows[row].sched->ops[t->rows[row].op];
+}
+
+static ds_status sorted_keys(const struct ds_trace *t, struct key **out) {
+  struct key *k = malloc((t->n_rows ? t->n_rows : 1) * sizeof *k);
+  if (!k) return DS_ENOMEM;
+  for (size_t i = 0; i < t->n_rows; i++) {
+    const struct ds_op *o = row_op(t, (uint32_t)i);
+    k[i] = (struct key){t->rows[i].iter, o->rank, o->id, (uint32_t)i};
+  }
+  qsort(k, t->n_rows, sizeof *k, cmp_key);
+  *out = k;
+  return DS_OK;
+}
+
+/* Metrics of one iteration (k[0..n) of t); *t0 is its earliest start. */
+static ds_status measure_iter(const struct ds_trace *t, const struct key *k,
+                              size_t n, double *m, int64_t *t0_out) {
+  struct ds_interval *comm = malloc((n + 1) * sizeof *comm);
+  struct ds_interval *comp = malloc((n + 1) * sizeof *comp);
+  if (!comm || !comp) {
+    free(comm);
+    free(comp);
+    return DS_ENOMEM;
+  }
+  size_t n_comm = 0, n_comp = 0;
+  int64_t t0 = INT64_MAX, t1 = INT64_MIN, fwd = 0, bwd = 0, step = 0;
+  int64_t bwd_first = INT64_MAX, bwd_last = INT64_MIN;
+  int64_t comm_first = INT64_MAX, comm_last = INT64_MIN;
+  for (size_t i = 0; i < n; i++) {
+    const struct ds_trace_row *r = &t->rows[k[i].row];
+    const struct ds_op *o = row_op(t, k[i].row);
+    if (r->start_ns < t0) t0 = r->start_ns;
+    if (r->end_ns > t1) t1 = r->end_ns;
+    if (o->rank != 0) continue;
+    struct ds_interval iv = {r->start_ns, r->end_ns};
+    int64_t d = r->end_ns - r->start_ns;
+    if (o->stream == DS_STREAM_COMM) {
+      comm[n_comm++] = iv;
+      if (r->start_ns < comm_first) comm_first = r->start_ns;
+      if (r->end_ns > comm_last) comm_last = r->end_ns;
+      continue;
+    }
+    comp[n_comp++] = iv;
+    if (o->kind == DS_OP_FWD || o->kind == DS_OP_LOSS) fwd += d;
+    else if (o->kind == DS_OP_STEP) step += d;
+    else if (o->kind == DS_OP_BWD) {
+      bwd += d;
+      if (r->start_ns < bwd_first) bwd_first = r->start_ns;
+      if (r->end_ns > bwd_last) bwd_last = r->end_ns;
+    }
+  }
+  for (int i = 0; i < IM_COUNT; i++) m[i] = 0;
+  n_comm = ds_overlap_merge(comm, n_comm);
+  n_comp = ds_overlap_merge(comp, n_comp);
+  int64_t c = ds_overlap_total_ns(comm, n_comm);
+  int64_t e = ds_overlap_uncovered_ns(comm, n_comm, comp, n_comp);
+  m[IM_iter_ms] = n ? (double)(t1 - t0) / NS_PER_MS : 0;
+  m[IM_fwd_ms] = (double)fwd / NS_PER_MS;
+  m[IM_bwd_ms] = (double)bwd / NS_PER_MS;
+  m[IM_step_ms] = (double)step / NS_PER_MS;
+  m[IM_comm_ms] = (double)c / NS_PER_MS;
+  m[IM_exposed_comm_ms] = (double)e / NS_PER_MS;
+  m[IM_overlap_pct] = c > 0 ? 100.0 * (double)(c - e) / (double)c : 0;
+  /* PyTorch's DDP logger (torch/csrc/distributed/c10d/logger.cpp):
+   * backward compute = compute end - compute start, comm = comm end - comm
+   * start, overlap = backward compute end - comm start; a negative span
+   * gives no value there (reducer_timer.hpp), 0 here. */
+  if (bwd_first <= bwd_last)
+    m[IM_ddp_bwd_compute_ms] = (double)(bwd_last - bwd_first) / NS_PER_MS;
+  if (comm_first <= comm_last) {
+    int64_t span = comm_last - comm_first;
+    m[IM_ddp_bwd_comm_ms] = (double)span / NS_PER_MS;
+    if (bwd_first <= bwd_last && bwd_last > comm_first) {
+      int64_t ov = bwd_last - comm_first;
+      m[IM_ddp_overlap_ms] = (double)ov / NS_PER_MS;
+      m[IM_ddp_overlap_pct] = span > 0 ? 100.0 * (double)(ov < span ? ov : span) /
+                                             (double)span
+                                       : 0;
+    }
+  }
+  free(comm);
+  free(comp);
+  *t0_out = n ? t0 : 0;
+  return DS_OK;
+}
+
+static void describe(const struct ds_op *o, char *buf, size_t len) {
+  snprintf(buf, len, "op %lld (rank %d, %s %s \"%s\", %.17g bytes)",
+           (long long)o->id, o->rank, ds_stream_name(o->stream),
+           ds_op_kind_name(o->kind), o->name, o->bytes);
+}
+
+/* Checks that measured iteration m[0..nm) holds exactly the ops of the
+ * reference ref[0..nr), field by field. */
+static ds_status check_same(const struct ds_compare *c, const struct key *ref,
+                            size_t nr, const struct key *m, size_t nm,
+                            struct ds_err *err) {
+  char a[512], b[512];
+  const char *head = "are not traces of one schedule";
+  size_t i = 0, j = 0;
+  while (i < nr || j < nm) {
+    int order = j >= nm ? -1 : i >= nr ? 1
+              : ref[i].rank != m[j].rank ? (ref[i].rank < m[j].rank ? -1 : 1)
+              : ref[i].id != m[j].id ? (ref[i].id < m[j].id ? -1 : 1) : 0;
+    if (order < 0) {
+      describe(row_op(c->pred, ref[i].row), a, sizeof a);
+      return ds_err_set(err, DS_EINPUT,
+                        "%s and %s %s: %s of predicted iteration %d is missing "
+                        "from measured iteration %d",
+                        c->pred_path, c->meas_path, head, a, c->pred_iter,
+                        m[0].iter);
+    }
+    if (order > 0) {
+      describe(row_op(c->meas, m[j].row), a, sizeof a);
+      return ds_err_set(err, DS_EINPUT,
+                        "%s and %s %s: %s of measured iteration %d is not in "
+                        "predicted iteration %d",
+                        c->pred_path, c->meas_path, head, a, m[j].iter,
+                        c->pred_iter);
+    }
+    if (j + 1 < nm && m[j + 1].rank == m[j].rank && m[j + 1].id == m[j].id)
+      return ds_err_set(err, DS_EINPUT,
+                        "%s: op %lld of rank %d appears twice in iteration %d",
+                        c->meas_path, (long long)m[j].id, m[j].rank, m[j].iter);
+    const struct ds_op *p = row_op(c->pred, ref[i].row);
+    const struct ds_op *q = row_op(c->meas, m[j].row);
+    if (p->stream != q->stream || p->kind != q->kind ||
+        strcmp(p->name, q->name) != 0 || p->bytes != q->bytes) {
+      describe(p, a, sizeof a);
+      describe(q, b, sizeof b);
+      return ds_err_set(err, DS_EINPUT,
+                        "%s and %s %s: predicted iteration %d has %s, measured "
+                        "iteration %d has %s",
+                        c->pred_path, c->meas_path, head, c->pred_iter, a,
+                        m[j].iter, b);
+    }
+    i++;
+    j++;
+  }
+  return DS_OK;
+}
+
+static void dist(double *v, size_t n, struct ds_dist *d) {
+  memset(d, 0, sizeof *d);
+  d->n = n;
+  if (n == 0) return;
+  gsl_sort(v, 1, n);
+  d->mean = gsl_stats_mean(v, 1, n);
+  d->median = gsl_stats_quantile_from_sorted_data(v, 1, n, 0.5);
+  d->p95 = gsl_stats_quantile_from_sorted_data(v, 1, n, 0.95);
+  d->max = v[n - 1];
+}
+
+static void add_metric(struct ds_compare *c, const char *name, double pred,
+                       double meas) {
+  struct ds_metric *m = &c->metrics[c->n_metrics++];
+  snprintf(m->name, sizeof m->name, "%s", name);
+  m->pred = pred;
+  m->meas = meas;
+}
+
+struct ranked {
+  double abs_err;
+  size_t i;
+};
+
+static int cmp_ranked(const void *a, const void *b) {
+  const struct ranked *x = a, *y = b;
+  if (x->abs_err != y->abs_err) return x->abs_err > y->abs_err ? -1 : 1;
+  return (x->i > y->i) - (x->i < y->i);
+}
+
+/* Distributions, the top ops by |duration error|, and the per-bucket and
+ * per-rank metrics, once the per-op means are known. */
+static ds_status summarize(struct ds_compare *c) {
+  size_t n = c->n_ops;
+  double *v = malloc((n + 1) * sizeof *v);
+  struct ranked *rk = malloc((n + 1) * sizeof *rk);
+  if (!v || !rk) {
+    free(v);
+    free(rk);
+    return DS_ENOMEM;
+  }
+  for (size_t i = 0; i < n; i++) v[i] = fabs(c->ops[i].pred_dur_ms - c->ops[i].meas_dur_ms);
+  dist(v, n, &c->dur_abs_ms);
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (c->ops[i].meas_dur_ms > 0)
+      v[k++] = fabs(c->ops[i].pred_dur_ms - c->ops[i].meas_dur_ms) / c->ops[i].meas_dur_ms;
+  dist(v, k, &c->dur_rel);
+  for (size_t i = 0; i < n; i++) v[i] = fabs(c->ops[i].pred_start_ms - c->ops[i].meas_start_ms);
+  dist(v, n, &c->start_abs_ms);
+  c->n_within_spread = 0;
+  for (size_t i = 0; i < n; i++) {
+    v[i] = c->ops[i].meas_dur_sd_ms;
+    c->n_within_spread += fabs(c->ops[i].pred_dur_ms - c->ops[i].meas_dur_ms) <=
+                          c->ops[i].meas_dur_sd_ms;
+  }
+  dist(v, c->n_meas_iters > 1 ? n : 0, &c->spread_sd_ms);
+  k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (c->ops[i].meas_dur_ms > 0)
+      v[k++] = c->ops[i].meas_dur_sd_ms / c->ops[i].meas_dur_ms;
+  dist(v, c->n_meas_iters > 1 ? k : 0, &c->spread_cv);
+  for (size_t i = 0; i < n; i++)
+    rk[i] = (struct ranked){fabs(c->ops[i].pred_dur_ms - c->ops[i].meas_dur_ms), i};
+  qsort(rk, n, sizeof *rk, cmp_ranked);
+  c->n_top = n < 5 ? n : 5;
+  for (size_t i = 0; i < c->n_top; i++) c->top[i] = rk[i].i;
+  free(v);
+  free(rk);
+
+  char name[40];
+  for (size_t i = 0; i < n; i++) {
+    const struct ds_compare_op *o = &c->ops[i];
+    if (o->op->rank != 0 || o->op->stream != DS_STREAM_COMM || o->op->bucket < 0) continue;
+    snprintf(name, sizeof name, "bucket%d_start_ms", o->op->bucket);
+    add_metric(c, name, o->pred_start_ms, o->meas_start_ms);
+    snprintf(name, sizeof name, "bucket%d_dur_ms", o->op->bucket);
+    add_metric(c, name, o->pred_dur_ms, o->meas_dur_ms);
+  }
+  for (int32_t r = 0; r < c->world_size; r++) {
+    double pc = 0, mc = 0, pm = 0, mm = 0;
+    for (size_t i = 0; i < n; i++) {
+      const struct ds_compare_op *o = &c->ops[i];
+      if (o->op->rank != r) continue;
+      if (o->op->stream == DS_STREAM_COMM) {
+        pm += o->pred_dur_ms;
+        mm += o->meas_dur_ms;
+      } else {
+        pc += o->pred_dur_ms;
+        mc += o->meas_dur_ms;
+      }
+    }
+    snprintf(name, sizeof name, "rank%d_compute_ms", r);
+    add_metric(c, name, pc, mc);
+    snprintf(name, sizeof name, "rank%d_comm_ms", r);
+    add_metric(c, name, pm, mm);
+  }
+  return DS_OK;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Measures the predicted iteration ref and every measured group, fills ops
+ * and the per-iteration metrics. mk/nm: all measured keys. */
+static ds_status join(struct ds_compare *c, const struct key *ref, size_t nr,
+                      const struct key *mk, size_t nm, int32_t skip,
+                      struct ds_err *err) {
+  ds_status st = DS_OK;
+  double pm[IM_COUNT], mm[IM_COUNT], sum[IM_COUNT] = {0};
+  double *m2 = calloc(nr + 1, sizeof *m2);
+  double *iter_ms = malloc((nm + 1) * sizeof *iter_ms);
+  double *sorted_ms = malloc((nm + 1) * sizeof *sorted_ms);
+  c->meas_iters = malloc((nm + 1) * sizeof *c->meas_iters);
+  c->ops = calloc(nr + 1, sizeof *c->ops);
+  c->metrics = calloc(IM_COUNT + 2 * nr + 2 * (size_t)c->world_size + 1, sizeof *c->metrics);
+  if (!m2 || !iter_ms || !sorted_ms || !c->meas_iters || !c->ops || !c->metrics) {
+    st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
+    goto out;
+  }
+  int64_t t0;
+  DS_CHECK_GOTO(measure_iter(c->pred, ref, nr, pm, &t0), st, out);
+  c->n_ops = nr;
+  for (size_t i = 0; i < nr; i++) {
+    const struct ds_trace_row *r = &c->pred->rows[ref[i].row];
+    c->ops[i].op = row_op(c->pred, ref[i].row);
+    c->ops[i].pred_start_ms = (double)(r->start_ns - t0) / NS_PER_MS;
+    c->ops[i].pred_dur_ms = (double)(r->end_ns - r->start_ns) / NS_PER_MS;
+  }
+  int32_t group = 0;
+  for (size_t a = 0, b; a < nm; a = b) {
+    for (b = a; b < nm && mk[b].iter == mk[a].iter; b++) {}
+    if (group++ < skip) continue;
+    DS_CHECK_GOTO(check_same(c, ref, nr, mk + a, b - a, err), st, out);
+    DS_CHECK_GOTO(measure_iter(c->meas, mk + a, b - a, mm, &t0), st, out);
+    size_t it = c->n_meas_iters++;
+    c->meas_iters[it] = mk[a].iter;
+    iter_ms[it] = mm[IM_iter_ms];
+    for (int i = 0; i < IM_COUNT; i++) sum[i] += mm[i];
+    double w = (double)(it + 1);
+    for (size_t i = 0; i < nr; i++) { /* Welford's running mean and M2 */
+      const struct ds_trace_row *r = &c->meas->rows[mk[a + i].row];
+      struct ds_compare_op *o = &c->ops[i];
+      double d = (double)(r->end_ns - r->start_ns) / NS_PER_MS;
+      double s = (double)(r->start_ns - t0) / NS_PER_MS;
+      double delta = d - o->meas_dur_ms;
+      o->meas_dur_ms += delta / w;
+      m2[i] += delta * (d - o->meas_dur_ms);
+      o->meas_start_ms += (s - o->meas_start_ms) / w;
+    }
+  }
+  if (c->n_meas_iters == 0) {
+    st = ds_err_set(err, DS_EINPUT, "%s: no measured iterations left to compare "
+                    "(%d iterations skipped)", c->meas_path, skip);
+    goto out;
+  }
+  for (size_t i = 0; i < nr; i++)
+    c->ops[i].meas_dur_sd_ms =
+        c->n_meas_iters > 1 ? sqrt(m2[i] / (double)(c->n_meas_iters - 1)) : 0;
+  for (int i = 0; i < IM_COUNT; i++)
+    add_metric(c, iter_metric_names[i], pm[i], sum[i] / (double)c->n_meas_iters);
+  c->meas_iter_sd_ms = c->n_meas_iters > 1
+                           ? gsl_stats_sd(iter_ms, 1, c->n_meas_iters) : 0;
+  /* The plotted measured iteration: the lower median of the iteration
+   * times, the first such iteration on ties. */
+  memcpy(sorted_ms, iter_ms, c->n_meas_iters * sizeof *sorted_ms);
+  qsort(sorted_ms, c->n_meas_iters, sizeof *sorted_ms, cmp_double);
+  double med = sorted_ms[(c->n_meas_iters - 1) / 2];
+  for (size_t i = 0; i < c->n_meas_iters; i++)
+    if (iter_ms[i] == med) {
+      c->plot_meas_iter = c->meas_iters[i];
+      break;
+    }
+  if (summarize(c) != DS_OK) st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
+out:
+  free(m2);
+  free(iter_ms);
+  free(sorted_ms);
+  return st;
+}
+
+ds_status ds_compare_load(const char *pred_path, const char *meas_path,
+                          const struct ds_compare_options *opt,
+                          struct ds_compare **out, struct ds_err *err) {
+  ds_status st = DS_OK;
+  struct key *pk = NULL, *mk = NULL;
+  struct ds_compare *c = calloc(1, sizeof *c);
+  *out = NULL;
+  if (!c || !(c->pred_path = strdup(pred_path)) || !(c->meas_path = strdup(meas_path))) {
+    st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
+    goto out;
+  }
+  /* A trace that cannot be opened is the user's input: exit 2, not 1. */
+  st = ds_trace_read_csv(pred_path, &c->pred, err);
+  if (st == DS_OK) st = ds_trace_read_csv(meas_path, &c->meas, err);
+  if (st == DS_EIO) {
+    st = DS_EINPUT;
+    if (err) err->status = st;
+  }
+  if (st != DS_OK) goto out;
+  if (c->pred->n_rows == 0 || c->meas->n_rows == 0) {
+    st = ds_err_set(err, DS_EINPUT, "%s: the trace has no rows",
+                    c->pred->n_rows == 0 ? pred_path : meas_path);
+    goto out;
+  }
+  if (sorted_keys(c->pred, &pk) != DS_OK || sorted_keys(c->meas, &mk) != DS_OK) {
+    st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
+    goto out;
+  }
+  int32_t ws_p = c->pred->owned ? c->pred->owned->world_size : 1;
+  int32_t ws_m = c->meas->owned ? c->meas->owned->world_size : 1;
+  c->world_size = ws_p > ws_m ? ws_p : ws_m;
+  int32_t first = pk[0].iter, last = pk[c->pred->n_rows - 1].iter;
+  c->pred_iter = opt && opt->pred_iter >= 0 ? opt->pred_iter : last;
+  size_t a = 0, b;
+  while (a < c->pred->n_rows && pk[a].iter != c->pred_iter) a++;
+  for (b = a; b < c->pred->n_rows && pk[b].iter == c->pred_iter; b++) {}
+  if (a == b) {
+    st = ds_err_set(err, DS_EUSAGE, "%s: no rows of iteration %d (the trace has "
+                    "iterations %d..%d)", pred_path, c->pred_iter, first, last);
+    goto out;
+  }
+  for (size_t i = a + 1; i < b; i++)
+    if (pk[i].rank == pk[i - 1].rank && pk[i].id == pk[i - 1].id) {
+      st = ds_err_set(err, DS_EINPUT, "%s: op %lld of rank %d appears twice in "
+                      "iteration %d", pred_path, (long long)pk[i].id, pk[i].rank,
+                      pk[i].iter);
+      goto out;
+    }
+  DS_CHECK_GOTO(join(c, pk + a, b - a, mk, c->meas->n_rows,
+                     opt ? opt->skip_measured : 0, err), st, out);
+out:
+  free(pk);
+  free(mk);
+  if (st != DS_OK) {
+    ds_compare_free(c);
+    return st;
+  }
+  *out = c;
+  return DS_OK;
+}
+
+void ds_compare_free(struct ds_compare *c) {
+  if (!c) return;
+  free(c->pred_path);
+  free(c->meas_path);
+  ds_trace_free(c->pred);
+  ds_trace_free(c->meas);
+  free(c->meas_iters);
+  free(c->ops);
+  free(c->metrics);
+  free(c);
+}
+
+const struct ds_metric *ds_compare_metric(const struct ds_compare *c,
+                                          const char *name) {
+  for (size_t i = 0; i < c->n_metrics; i++)
+    if (strcmp(c->metrics[i].name, name) == 0) return &c->metrics[i];
+  return NULL;
+}
+
+ds_status ds_compare_iter_rows(const struct ds_trace *t, int32_t iter,
+                               uint32_t **rows, size_t *n, int64_t *t0_ns) {
+  struct key *k = NULL;
+  DS_CHECK(sorted_keys(t, &k));
+  uint32_t *r = malloc((t->n_rows + 1) * sizeof *r);
+  if (!r) {
+    free(k);
+    return DS_ENOMEM;
+  }
+  size_t m = 0;
+  int64_t t0 = INT64_MAX;
+  for (size_t i = 0; i < t->n_rows; i++) {
+    if (k[i].iter != iter) continue;
+    r[m++] = k[i].row;
+    if (t->rows[k[i].row].start_ns < t0) t0 = t->rows[k[i].row].start_ns;
+  }
+  free(k);
+  *rows = r;
+  *n = m;
+  *t0_ns = m ? t0 : 0;
+  return DS_OK;
+}

@@ -1,0 +1,112 @@
+/*
+ * Predicted against measured: joins two traces of one schedule op by op and
+ * computes the metrics `ddpsim analyze` reports (docs/analysis.md defines
+ * every one).
+ *
+ * Iterations. The predicted side stands for one iteration: its last one
+ * (ddpsim's steady iteration, whose ids are the schedule's) unless
+ * pred_iter says otherwise. Every measured iteration (after the first
+ * skip_measured) must hold exactly that iteration's ops, joined on (rank,
+ * id) with equal stream, kind, name and bytes; anything else is a trace of
+ * another schedule and is refused (DS_EINPUT) naming both files and the first
+ * op that differs. Times are taken from each iteration's own start (its
+ * earliest op start over all ranks), and a measured value is the mean over
+ * the measured iterations.
+ *
+ * Ownership: a ds_compare owns both traces and everything it computed; the
+ * paths are copied.
+ */
+#ifndef DS_COMPARE_H
+#define DS_COMPARE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../traces/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ds_compare_options {
+  int32_t pred_iter;     /* predicted iteration to compare; -1: the last */
+  int32_t skip_measured; /* measured iterations to ignore at the start */
+};
+
+/* One op of the compared iteration, times in ms from the iteration start. */
+struct ds_compare_op {
+  const struct ds_op *op; /* the predicted op (borrowed from the trace) */
+  double pred_start_ms, pred_dur_ms;
+  double meas_start_ms, meas_dur_ms; /* means over the measured iterations */
+  double meas_dur_sd_ms;             /* sample stddev over them; 0 with one */
+};
+
+/* One reported number on both sides (ms unless the name says otherwise). */
+struct ds_metric {
+  char name[40];
+  double pred, meas;
+};
+
+/* Distribution of one error over ops (GSL: mean, median, p95, max). */
+struct ds_dist {
+  size_t n;
+  double mean, median, p95, max;
+};
+
+struct ds_compare {
+  char *pred_path, *meas_path;
+  struct ds_trace *pred, *meas;
+  int32_t world_size;
+  int32_t pred_iter;
+  int32_t *meas_iters;      /* the measured iterations compared, ascending */
+  size_t n_meas_iters;
+  int32_t plot_meas_iter;   /* the measured iteration of median time */
+  struct ds_compare_op *ops; /* sorted by (rank, id) */
+  size_t n_ops;
+  struct ds_metric *metrics;
+  size_t n_metrics;
+  double meas_iter_sd_ms;   /* run-to-run stddev of the iteration time */
+  struct ds_dist dur_abs_ms;  /* |pred - meas| duration per op */
+  struct ds_dist dur_rel;     /* |pred - meas| / meas, ops with meas > 0 */
+  struct ds_dist start_abs_ms;/* |pred - meas| start from iteration start */
+  struct ds_dist spread_sd_ms;/* per-op stddev over measured iterations */
+  struct ds_dist spread_cv;   /* per-op stddev / mean, ops with mean > 0 */
+  size_t n_within_spread;     /* ops whose |duration error| <= stddev */
+  size_t top[5];              /* indices into ops, largest |duration error| */
+  size_t n_top;
+};
+
+/* Reads both traces, joins and measures. Errors name the file (unreadable,
+ * malformed, or the two traces of different schedules: DS_EINPUT, exit 2).
+ * *out is owned by the caller (ds_compare_free). */
+ds_status ds_compare_load(const char *pred_path, const char *meas_path,
+                          const struct ds_compare_options *opt,
+                          struct ds_compare **out, struct ds_err *err);
+void ds_compare_free(struct ds_compare *c);
+
+/* The metric named name, or NULL. */
+const struct ds_metric *ds_compare_metric(const struct ds_compare *c,
+                                          const char *name);
+
+enum ds_compare_format { DS_COMPARE_TEXT, DS_COMPARE_CSV, DS_COMPARE_JSON };
+
+/* Prints the comparison (print.c). CSV: one row per metric (metric,
+ * predicted,measured,abs_error,rel_error), or with per_op the per-op table
+ * instead; text and JSON add the per-op rows to the report with per_op. */
+void ds_compare_print(FILE *fp, const struct ds_compare *c,
+                      enum ds_compare_format fmt, int per_op);
+
+/* Writes s as a JSON string literal, quotes included (print.c). */
+void ds__json_string(FILE *fp, const char *s);
+
+/* Row indices of one iteration of t sorted by (rank, id), for the plot.
+ * *rows is malloc'ed (caller frees); *t0_ns is the iteration's start. */
+ds_status ds_compare_iter_rows(const struct ds_trace *t, int32_t iter,
+                               uint32_t **rows, size_t *n, int64_t *t0_ns);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_COMPARE_H */

@@ -1,0 +1,428 @@
+/*
+ * `ddpsim analyze` and analysis/: overlap metrics on hand-built traces whose
+ * answers are worked by hand, the DDP-logger overlap on the same, the mean
+ * and spread over measured iterations, the join's refusals, the output
+ * formats, determinism, the Chrome JSON and the plot. Every trace here is
+ * one rank's backward op b and all-reduce a (bucket 0), times in us:
+ *
+ *   hidden   b [0, 100)  a [20, 80)    comm 60, exposed 0,  overlap 100 %
+ *   exposed  b [0, 100)  a [100, 160)  comm 60, exposed 60, overlap 0 %
+ *   half     b [0, 100)  a [70, 130)   comm 60, exposed 30, overlap 50 %
+ *
+ * DDP logger overlap = backward end - first all-reduce start: 80, 0 (the
+ * span is empty), 30 us. The binary under test is $DDPSIM_BIN as in
+ * tests/test_cli.c.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "analysis/compare.h"
+#include "analysis/overlap.h"
+#include "sim/report.h"
+#include "traces/trace.h"
+
+#define H100 "bench/results/gpu-2026-11-23-h100/"
+#define EPS 1e-9
+
+struct result {
+  int status;
+  char *out;
+  char *err;
+};
+
+static char *slurp(const char *path) {
+  FILE *fp = fopen(path, "rb");
+  cr_assert(fp != NULL, "cannot open %s", path);
+  fseek(fp, 0, SEEK_END);
+  long n = ftell(fp);
+  fseek(fp, 0, SEEK_SET);
+  char *buf = malloc((size_t)n + 1);
+  cr_assert(buf != NULL);
+  cr_assert_eq(fread(buf, 1, (size_t)n, fp), (size_t)n);
+  buf[n] = '\0';
+  fclose(fp);
+  return buf;
+}
+
+static const char *bin(void) {
+  const char *b = getenv("DDPSIM_BIN");
+  return b && *b ? b : "build/asan/ddpsim";
+}
+
+static struct result run(const char *env, const char *args) {
+  char cmd[8192], out[] = "/tmp/ddpsim-out-XXXXXX", err[] = "/tmp/ddpsim-err-XXXXXX";
+  close(mkstemp(out));
+  close(mkstemp(err));
+  snprintf(cmd, sizeof cmd, "%s %s analyze %s >%s 2>%s", env ? env : "", bin(), args,
+           out, err);
+  int st = system(cmd);
+  struct result r = {WIFEXITED(st) ? WEXITSTATUS(st) : 128, slurp(out), slurp(err)};
+  unlink(out);
+  unlink(err);
+  return r;
+}
+
+static void release(struct result *r) {
+  free(r->out);
+  free(r->err);
+}
+
+/* The two-op schedule: backward (id 0) and bucket 0's all-reduce (id 1). */
+struct us_times {
+  int64_t b0, b1, a0, a1;
+};
+
+static const struct us_times HIDDEN = {0, 100, 20, 80};
+static const struct us_times EXPOSED = {0, 100, 100, 160};
+static const struct us_times HALF = {0, 100, 70, 130};
+
+/* Writes a trace of n iterations of the two ops; iteration i is times[i]
+ * shifted by i * 1000 us. bytes: the all-reduce's; with_ar 0 leaves it out. */
+static void write_trace(const char *path, const char *source,
+                        const struct us_times *times, int n, double bytes,
+                        int with_ar) {
+  struct ds_schedule *s = NULL;
+  cr_assert_eq(ds_schedule_new(1, &s), DS_OK);
+  struct ds_op b = {.id = 0, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD,
+                    .name = "fc", .layer = 0, .bucket = -1, .coll = -1, .root = -1,
+                    .algo = ""};
+  struct ds_op a = {.id = 1, .stream = DS_STREAM_COMM, .kind = DS_OP_ALLREDUCE,
+                    .name = "bucket0", .layer = -1, .bucket = 0, .coll = 0,
+                    .root = -1, .algo = "ring", .bytes = bytes};
+  cr_assert_eq(ds_schedule_add(s, &b, NULL, 0, NULL), DS_OK);
+  cr_assert_eq(ds_schedule_add(s, &a, NULL, 0, NULL), DS_OK);
+  struct ds_trace *t = NULL;
+  cr_assert_eq(ds_trace_new(source, &t), DS_OK);
+  for (int i = 0; i < n; i++) {
+    int64_t base = (int64_t)i * 1000000;
+    struct ds_trace_row rb = {s, 0, i, base + times[i].b0 * 1000, base + times[i].b1 * 1000};
+    struct ds_trace_row ra = {s, 1, i, base + times[i].a0 * 1000, base + times[i].a1 * 1000};
+    cr_assert_eq(ds_trace_add(t, &rb), DS_OK);
+    if (with_ar) cr_assert_eq(ds_trace_add(t, &ra), DS_OK);
+  }
+  struct ds_err err = {0};
+  cr_assert_eq(ds_trace_write_csv(path, t, NULL, &err), DS_OK, "%s", err.msg);
+  ds_trace_free(t);
+  ds_schedule_free(s);
+}
+
+static void tmpname(char *buf, size_t n, const char *tag) {
+  snprintf(buf, n, "/tmp/ddpsim-analyze-%d-%s.csv", (int)getpid(), tag);
+}
+
+static struct ds_compare *compare(const struct us_times *pred, int np,
+                                  const struct us_times *meas, int nm) {
+  char p[128], m[128];
+  tmpname(p, sizeof p, "p");
+  tmpname(m, sizeof m, "m");
+  write_trace(p, "sim", pred, np, 4096, 1);
+  write_trace(m, "real", meas, nm, 4096, 1);
+  struct ds_compare *c = NULL;
+  struct ds_err err = {0};
+  struct ds_compare_options opt = {.pred_iter = -1};
+  cr_assert_eq(ds_compare_load(p, m, &opt, &c, &err), DS_OK, "%s", err.msg);
+  unlink(p);
+  unlink(m);
+  return c;
+}
+
+static void expect(const struct ds_compare *c, const char *name, double pred,
+                   double meas) {
+  const struct ds_metric *m = ds_compare_metric(c, name);
+  cr_assert(m != NULL, "no metric %s", name);
+  cr_assert(fabs(m->pred - pred) < EPS, "%s predicted %.9f, expected %.9f", name,
+            m->pred, pred);
+  cr_assert(fabs(m->meas - meas) < EPS, "%s measured %.9f, expected %.9f", name,
+            m->meas, meas);
+}
+
+Test(analyze, fully_hidden_allreduce_has_no_exposed_time) {
+  struct ds_compare *c = compare(&HIDDEN, 1, &HIDDEN, 1);
+  expect(c, "comm_ms", 0.060, 0.060);
+  expect(c, "exposed_comm_ms", 0, 0);
+  expect(c, "overlap_pct", 100, 100);
+  /* DDP logger: backward end 100 - all-reduce start 20 = 80 us, the whole
+   * 60 us all-reduce span under it. */
+  expect(c, "ddp_overlap_ms", 0.080, 0.080);
+  expect(c, "ddp_bwd_comm_ms", 0.060, 0.060);
+  expect(c, "ddp_overlap_pct", 100, 100);
+  expect(c, "iter_ms", 0.100, 0.100);
+  ds_compare_free(c);
+}
+
+Test(analyze, fully_exposed_allreduce_is_all_exposed) {
+  struct ds_compare *c = compare(&EXPOSED, 1, &EXPOSED, 1);
+  expect(c, "exposed_comm_ms", 0.060, 0.060); /* = comm_ms */
+  expect(c, "comm_ms", 0.060, 0.060);
+  expect(c, "overlap_pct", 0, 0);
+  expect(c, "ddp_overlap_ms", 0, 0); /* starts when backward ends */
+  expect(c, "iter_ms", 0.160, 0.160);
+  ds_compare_free(c);
+}
+
+Test(analyze, half_overlapped_allreduce_exposes_half) {
+  /* Predicted hidden, measured half: the errors are the differences. */
+  struct ds_compare *c = compare(&HIDDEN, 1, &HALF, 1);
+  expect(c, "exposed_comm_ms", 0, 0.030);
+  expect(c, "overlap_pct", 100, 50);
+  expect(c, "ddp_overlap_ms", 0.080, 0.030); /* 100 - 70 us */
+  expect(c, "ddp_overlap_pct", 100, 50);
+  expect(c, "bucket0_start_ms", 0.020, 0.070);
+  expect(c, "bucket0_dur_ms", 0.060, 0.060);
+  /* Start errors: b 0, a 50 us; duration errors 0. */
+  cr_assert(fabs(c->start_abs_ms.max - 0.050) < EPS);
+  cr_assert(fabs(c->start_abs_ms.mean - 0.025) < EPS);
+  cr_assert(fabs(c->dur_abs_ms.max) < EPS);
+  ds_compare_free(c);
+}
+
+Test(analyze, overlap_functions_agree_with_the_simulator_summary) {
+  /* sim/report.c's ds_report_measure over the same half-overlapped ops. */
+  struct ds_schedule *s = NULL;
+  cr_assert_eq(ds_schedule_new(1, &s), DS_OK);
+  struct ds_op b = {.id = 0, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD,
+                    .name = "fc", .bucket = -1, .coll = -1, .root = -1};
+  struct ds_op a = {.id = 1, .stream = DS_STREAM_COMM, .kind = DS_OP_ALLREDUCE,
+                    .name = "bucket0", .bucket = 0, .coll = 0, .root = -1};
+  struct ds_op b2 = b;
+  b2.id = 2;
+  cr_assert_eq(ds_schedule_add(s, &b, NULL, 0, NULL), DS_OK);
+  cr_assert_eq(ds_schedule_add(s, &a, NULL, 0, NULL), DS_OK);
+  cr_assert_eq(ds_schedule_add(s, &b2, NULL, 0, NULL), DS_OK);
+  int64_t start[] = {0, 70000, 120000}, end[] = {100000, 130000, 125000};
+  struct ds_summary sum = {0};
+  ds_report_measure(s, 0, 3, start, end, &sum);
+  struct ds_interval comm[] = {{70000, 130000}};
+  struct ds_interval comp[] = {{120000, 125000}, {0, 100000}};
+  size_t nc = ds_overlap_merge(comp, 2);
+  int64_t e = ds_overlap_uncovered_ns(comm, 1, comp, nc);
+  cr_assert_eq(e, 25000); /* 30 us after backward, less 5 us of b2 */
+  cr_assert(fabs(sum.exposed_comm_ms - (double)e / 1e6) < EPS);
+  cr_assert(fabs(sum.comm_ms - (double)ds_overlap_total_ns(comm, 1) / 1e6) < EPS);
+  ds_schedule_free(s);
+}
+
+Test(analyze, measured_values_are_means_with_their_spread) {
+  /* Backward 100 us then 110 us: mean 105, sample stddev sqrt(50) us;
+   * predicted 100: duration error -5 us, relative 5/105. */
+  struct us_times meas[] = {{0, 100, 20, 80}, {0, 110, 20, 80}};
+  struct ds_compare *c = compare(&HIDDEN, 1, meas, 2);
+  cr_assert_eq(c->n_meas_iters, 2);
+  expect(c, "bwd_ms", 0.100, 0.105);
+  expect(c, "iter_ms", 0.100, 0.105);
+  cr_assert_eq(c->n_top, 2);
+  const struct ds_compare_op *top = &c->ops[c->top[0]];
+  cr_assert_eq(top->op->id, 0);
+  cr_assert(fabs(top->meas_dur_sd_ms - sqrt(50) / 1e3) < EPS);
+  cr_assert(fabs(c->dur_abs_ms.max - 0.005) < EPS);
+  cr_assert(fabs(c->dur_rel.max - 5.0 / 105) < EPS);
+  cr_assert_eq(c->n_within_spread, 2); /* 5 <= 7.07 us, and 0 <= 0 */
+  ds_compare_free(c);
+}
+
+Test(analyze, the_predicted_iteration_is_the_last_by_default) {
+  /* Predicted iteration 0 exposed, iteration 1 hidden: iteration 1 counts. */
+  struct us_times pred[] = {EXPOSED, HIDDEN};
+  struct ds_compare *c = compare(pred, 2, &HIDDEN, 1);
+  cr_assert_eq(c->pred_iter, 1);
+  expect(c, "exposed_comm_ms", 0, 0);
+  ds_compare_free(c);
+}
+
+static void cli_refusal(double meas_bytes, int with_ar, const char *want) {
+  char p[128], m[128], args[512];
+  tmpname(p, sizeof p, "rp");
+  tmpname(m, sizeof m, "rm");
+  write_trace(p, "sim", &HIDDEN, 1, 4096, 1);
+  write_trace(m, "real", &HIDDEN, 1, meas_bytes, with_ar);
+  snprintf(args, sizeof args, "%s %s", p, m);
+  struct result r = run(NULL, args);
+  cr_assert_eq(r.status, 2, "stderr: %s", r.err);
+  cr_assert(strstr(r.err, p) && strstr(r.err, m), "files not named: %s", r.err);
+  cr_assert(strstr(r.err, want), "expected \"%s\" in: %s", want, r.err);
+  cr_assert_str_empty(r.out);
+  release(&r);
+  unlink(p);
+  unlink(m);
+}
+
+Test(analyze, traces_of_different_schedules_are_refused) {
+  cli_refusal(8192, 1, "op 1 (rank 0, comm allreduce \"bucket0\", 4096 bytes)");
+}
+
+Test(analyze, a_missing_op_is_refused_by_name) {
+  cli_refusal(4096, 0, "op 1 (rank 0, comm allreduce \"bucket0\", 4096 bytes) of "
+                       "predicted iteration 0 is missing from measured iteration 0");
+}
+
+Test(analyze, an_unreadable_trace_exits_2_naming_it) {
+  struct result r = run(NULL, H100 "p1.csv /nonexistent/measured.csv");
+  cr_assert_eq(r.status, 2, "stderr: %s", r.err);
+  cr_assert(strstr(r.err, "/nonexistent/measured.csv"), "%s", r.err);
+  release(&r);
+  r = run(NULL, H100 "p1.csv " H100 "s1.csv"); /* a schedule, not a trace */
+  cr_assert_eq(r.status, 2, "stderr: %s", r.err);
+  cr_assert(strstr(r.err, "s1.csv"), "%s", r.err);
+  release(&r);
+}
+
+Test(analyze, bad_usage_exits_2) {
+  const char *bad[] = {"", H100 "p1.csv", H100 "p1.csv " H100 "t1-spin.csv --format xml",
+                       H100 "p1.csv " H100 "t1-spin.csv --plot out.jpg",
+                       H100 "p1.csv " H100 "t1-spin.csv --pred-iter 7",
+                       H100 "p1.csv " H100 "t1-spin.csv --bogus 1"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    struct result r = run(NULL, bad[i]);
+    cr_assert_eq(r.status, 2, "%s: status %d, stderr %s", bad[i], r.status, r.err);
+    cr_assert(strstr(r.err, "ddpsim: "), "%s", r.err);
+    release(&r);
+  }
+}
+
+Test(analyze, h100_pair_matches_the_recorded_p50s) {
+  /* bench/results/gpu-2026-11-23-h100/README.md: prediction 9.573 ms, spin
+   * replay p50 9.928 ms (the mean here, over the same 10 iterations). */
+  struct result r = run(NULL, H100 "p1.csv " H100 "t1-spin.csv --format csv");
+  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  cr_assert(strncmp(r.out, "metric,predicted,measured,abs_error,rel_error\n", 46) == 0,
+            "%s", r.out);
+  cr_assert(strstr(r.out, "\niter_ms,9.573268,9.927405,"), "%s", r.out);
+  cr_assert(strstr(r.out, "\nbucket4_start_ms,"), "%s", r.out);
+  cr_assert(strstr(r.out, "\nop_dur_error_median,,,"), "%s", r.out);
+  release(&r);
+}
+
+Test(analyze, a_trace_against_itself_has_no_error) {
+  /* ddpsim's own trace: iteration 0 is the pre-rebuild one, skipped. */
+  struct result r = run(NULL, H100 "p2.csv " H100 "p2.csv --skip-measured 1 --format json");
+  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  cr_assert(strstr(r.out, "\"dur_abs_ms\": {\"n\": 450, \"mean\": 0.000000, \"median\": "
+                          "0.000000, \"p95\": 0.000000, \"max\": 0.000000}"), "%s", r.out);
+  cr_assert(strstr(r.out, "\"start_abs_ms\": {\"n\": 450, \"mean\": 0.000000"), "%s", r.out);
+  release(&r);
+  r = run(NULL, H100 "p2.csv " H100 "p2.csv"); /* without: iteration 0 differs */
+  cr_assert_eq(r.status, 2, "stderr: %s", r.err);
+  release(&r);
+}
+
+Test(analyze, per_op_csv_has_one_row_per_joined_op) {
+  struct result r = run(NULL, H100 "p2.csv " H100 "t2-spin.csv --format csv --per-op");
+  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  int lines = 0;
+  for (const char *p = r.out; *p; p++) lines += *p == '\n';
+  cr_assert_eq(lines, 1 + 450, "%d lines", lines);
+  cr_assert(strncmp(r.out, "rank,id,stream,kind,name,bucket,", 32) == 0);
+  release(&r);
+}
+
+Test(analyze, same_inputs_give_identical_output) {
+  const char *args[] = {H100 "p2.csv " H100 "t2-gemm.csv",
+                        H100 "p2.csv " H100 "t2-gemm.csv --format json --per-op"};
+  for (size_t i = 0; i < 2; i++) {
+    struct result a = run(NULL, args[i]), b = run(NULL, args[i]);
+    cr_assert_eq(a.status, 0, "stderr: %s", a.err);
+    cr_assert_str_eq(a.out, b.out);
+    cr_assert(strlen(a.out) > 1000);
+    release(&a);
+    release(&b);
+  }
+}
+
+static int count(const char *text, const char *needle) {
+  int n = 0;
+  for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle)) n++;
+  return n;
+}
+
+Test(analyze, chrome_json_has_one_complete_event_per_row) {
+  char p[128], m[128], out[128], args[512];
+  tmpname(p, sizeof p, "cp");
+  tmpname(m, sizeof m, "cm");
+  snprintf(out, sizeof out, "/tmp/ddpsim-analyze-%d-chrome.json", (int)getpid());
+  struct us_times pred[] = {EXPOSED, HIDDEN}, meas[] = {HALF, HALF, HALF};
+  write_trace(p, "sim", pred, 2, 4096, 1);
+  write_trace(m, "real", meas, 3, 4096, 1);
+  snprintf(args, sizeof args, "%s %s --chrome %s", p, m, out);
+  struct result r = run(NULL, args);
+  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  char *json = slurp(out);
+  cr_assert(strncmp(json, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [", 42) == 0);
+  cr_assert_eq(count(json, "\"ph\": \"X\""), 2 * 2 + 3 * 2); /* rows of both */
+  /* Balanced brackets outside strings, and nothing after the object. */
+  int depth = 0, in_str = 0, min_depth = 0;
+  size_t len = strlen(json);
+  for (size_t i = 0; i < len; i++) {
+    char ch = json[i];
+    if (in_str) {
+      if (ch == '\\') i++;
+      else if (ch == '"') in_str = 0;
+    } else if (ch == '"') in_str = 1;
+    else if (ch == '{' || ch == '[') depth++;
+    else if (ch == '}' || ch == ']') {
+      depth--;
+      if (depth == 0 && i + 2 < len) min_depth = -1; /* closed before the end */
+    }
+    if (depth < min_depth) min_depth = depth;
+  }
+  cr_assert_eq(depth, 0);
+  cr_assert_eq(min_depth, 0);
+  cr_assert_eq(in_str, 0);
+  /* Measured all-reduce of iteration 2 at 2000 + 70 us for 60 us, pid 1. */
+  cr_assert(strstr(json, "\"ts\": 2070.000, \"dur\": 60.000, \"pid\": 1, \"tid\": 1"),
+            "%s", json);
+  cr_assert(strstr(json, "\"measured rank 0\"") && strstr(json, "\"predicted rank 0\""));
+  free(json);
+  release(&r);
+  unlink(p);
+  unlink(m);
+  unlink(out);
+}
+
+static int have_gnuplot(void) {
+  return system("command -v gnuplot >/dev/null 2>&1") == 0;
+}
+
+Test(analyze, plot_writes_a_png) {
+  if (!have_gnuplot()) cr_skip("gnuplot is not installed (apt-get install gnuplot-nox)");
+  char dir[] = "/tmp/ddpsim-plot-test-XXXXXX", args[1024], png[256];
+  cr_assert(mkdtemp(dir) != NULL);
+  snprintf(png, sizeof png, "%s/timeline.png", dir);
+  snprintf(args, sizeof args, H100 "p2.csv " H100 "t2-spin.csv --plot %s", png);
+  struct result r = run(NULL, args);
+  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  FILE *fp = fopen(png, "rb");
+  cr_assert(fp != NULL);
+  unsigned char sig[8] = {0};
+  cr_assert_eq(fread(sig, 1, 8, fp), 8);
+  fclose(fp);
+  cr_assert(memcmp(sig, "\x89PNG\r\n\x1a\n", 8) == 0);
+  DIR *d = opendir(dir);
+  int entries = 0;
+  for (struct dirent *e; (e = readdir(d));) entries += e->d_name[0] != '.';
+  closedir(d);
+  cr_assert_eq(entries, 1, "temporary files left in %s", dir);
+  release(&r);
+  unlink(png);
+  rmdir(dir);
+}
+
+Test(analyze, a_missing_gnuplot_is_a_clear_error) {
+  char args[512], png[128];
+  snprintf(png, sizeof png, "/tmp/ddpsim-analyze-%d-none.png", (int)getpid());
+  snprintf(args, sizeof args, H100 "p1.csv " H100 "t1-spin.csv --plot %s", png);
+  struct result r = run("DDPSIM_GNUPLOT=/nonexistent/gnuplot", args);
+  cr_assert_eq(r.status, 1, "stderr: %s", r.err);
+  cr_assert(strstr(r.err, "gnuplot"), "%s", r.err);
+  cr_assert(access(png, F_OK) != 0, "%s was written", png);
+  release(&r);
+  r = run("PATH=/nonexistent", args); /* no gnuplot on PATH */
+  cr_assert_eq(r.status, 1, "stderr: %s", r.err);
+  cr_assert(strstr(r.err, "gnuplot not found on PATH"), "%s", r.err);
+  release(&r);
+}

@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 enum coll_op { OP_ALLREDUCE, OP_BROADCAST, OP_REDUCE, OP_ALLGATHER, OP_REDUCESCATTER };
-enum coll_format { FMT_TEXT, FMT_CSV, FMT_JSON };
+enum coll_format { FMT_TEXT, FMT_CSV, FMT_JSON, FMT_NONE /* ds__coll_allreduce_sweep */ };
 
 struct coll_opts {
   enum coll_op op;
@@ -319,6 +319,8 @@ struct coll_state {
   float *in, *out;
   unsigned long long *d_wrong;
   struct coll_row *rows; /* world rows on rank 0 */
+  struct ds_coll_point *pts; /* rank 0: where results go (may be NULL) */
+  size_t pts_cap, pts_len;
 };
 
 static ds_status sweep(struct ds_launcher *l, const struct coll_opts *o, struct coll_state *c,
@@ -334,7 +336,7 @@ static ds_status sweep(struct ds_launcher *l, const struct coll_opts *o, struct 
   DS_CUDA_CHECK(ds__cuda_fill_input(c->in, max_elems, rank, c->s));
   DS_CUDA_CHECK(cudaStreamSynchronize(c->s));
   DS_CHECK(ds__nccl_comm_init(l, rank, world, &c->comm, err));
-  if (rank == 0) {
+  if (rank == 0 && o->format != FMT_NONE) {
     cudaDeviceProp prop;
     DS_CUDA_CHECK(cudaGetDeviceProperties(&prop, c->gpu));
     print_header(o, world, c->gpu_count, prop.name);
@@ -377,24 +379,23 @@ static ds_status sweep(struct ds_launcher *l, const struct coll_opts *o, struct 
         t += c->rows[q].time_us;
         wrong += c->rows[q].wrong;
       }
-      print_row(o, world, size_bytes, count, t / world, wrong, first);
+      if (o->format != FMT_NONE) print_row(o, world, size_bytes, count, t / world, wrong, first);
       first = 0;
+      if (c->pts && c->pts_len < c->pts_cap) {
+        struct ds_coll_point *p = &c->pts[c->pts_len++];
+        p->size_bytes = size_bytes;
+        p->time_us = t / world;
+        p->wrong = wrong;
+      }
     }
   }
   if (rank == 0 && o->format == FMT_JSON) printf("\n]\n");
   return DS_OK;
 }
 
-static ds_status coll_rank(struct ds_launcher *l, void *arg, struct ds_err *err) {
-  const struct coll_opts *o = ((struct coll_ctx *)arg)->o;
-  struct coll_state c;
-  memset(&c, 0, sizeof c);
-  ds_status st = ds__cuda_pick_gpu(l->rank, l->world, l->rank, o->share_gpus, 1, &c.gpu,
-                                   &c.gpu_count, err);
-  if (st == DS_OK) {
-    c.rows = (struct coll_row *)calloc((size_t)l->world, sizeof *c.rows);
-    st = c.rows ? sweep(l, o, &c, err) : ds_err_set(err, DS_ENOMEM, "out of memory");
-  }
+/* Releases what sweep() made; the communicator is aborted after a failure. */
+static void state_release(struct coll_state *cs, ds_status st) {
+  struct coll_state c = *cs;
   if (c.comm) {
     if (st == DS_OK)
       ncclCommDestroy(c.comm);
@@ -408,6 +409,48 @@ static ds_status coll_rank(struct ds_launcher *l, void *arg, struct ds_err *err)
   cudaFree(c.out);
   cudaFree(c.d_wrong);
   free(c.rows);
+  memset(cs, 0, sizeof *cs);
+}
+
+static ds_status coll_rank(struct ds_launcher *l, void *arg, struct ds_err *err) {
+  const struct coll_opts *o = ((struct coll_ctx *)arg)->o;
+  struct coll_state c;
+  memset(&c, 0, sizeof c);
+  ds_status st = ds__cuda_pick_gpu(l->rank, l->world, l->rank, o->share_gpus, 1, &c.gpu,
+                                   &c.gpu_count, err);
+  if (st == DS_OK) {
+    c.rows = (struct coll_row *)calloc((size_t)l->world, sizeof *c.rows);
+    st = c.rows ? sweep(l, o, &c, err) : ds_err_set(err, DS_ENOMEM, "out of memory");
+  }
+  state_release(&c, st);
+  return st;
+}
+
+extern "C" ds_status ds__coll_allreduce_sweep(struct ds_launcher *l, int gpu, int gpu_count,
+                                              size_t min_bytes, size_t max_bytes,
+                                              double factor, int32_t iters, int32_t warmup,
+                                              struct ds_coll_point *pts, size_t cap,
+                                              size_t *n, struct ds_err *err) {
+  struct coll_opts o;
+  memset(&o, 0, sizeof o);
+  o.op = OP_ALLREDUCE;
+  o.min_bytes = min_bytes;
+  o.max_bytes = max_bytes;
+  o.factor = factor;
+  o.nranks = l->world;
+  o.iters = iters;
+  o.warmup = warmup;
+  o.format = FMT_NONE;
+  struct coll_state c;
+  memset(&c, 0, sizeof c);
+  c.gpu = gpu;
+  c.gpu_count = gpu_count;
+  c.pts = l->rank == 0 ? pts : NULL;
+  c.pts_cap = cap;
+  c.rows = (struct coll_row *)calloc((size_t)l->world, sizeof *c.rows);
+  ds_status st = c.rows ? sweep(l, &o, &c, err) : ds_err_set(err, DS_ENOMEM, "out of memory");
+  if (n) *n = c.pts_len;
+  state_release(&c, st);
   return st;
 }
 

@@ -1,7 +1,8 @@
 /*
  * ddpreal: replays a ddpsim schedule on real devices and writes the
  * measured trace. `ddpreal collective ...` is the collective benchmark of
- * the cuda device. Maps statuses to exit codes: 0 ok, 2 usage or input
+ * the cuda device, `ddpreal calibrate ...` measures the machine for ddpsim
+ * (calibrate.h). Maps statuses to exit codes: 0 ok, 2 usage or input
  * error, 1 failure. Under mpirun every rank runs this; only rank 0 prints
  * the errors all ranks reach alike (ranks that fail alone have printed and
  * aborted the job in the launcher).
@@ -13,6 +14,7 @@
 #include "options.h"
 #include "replay.h"
 #ifdef DS_HAVE_CUDA
+#include "calibrate.h"
 #include "collective.h"
 #endif
 
@@ -22,6 +24,16 @@ int main(int argc, char **argv) {
     return ds_collective_main(argc - 1, argv + 1);
 #else
     fputs("ddpreal collective: needs the cuda device, and this ddpreal was built "
+          "without it (nvcc or nccl.h not found; see make info)\n",
+          stderr);
+    return 2;
+#endif
+  }
+  if (argc > 1 && strcmp(argv[1], "calibrate") == 0) {
+#ifdef DS_HAVE_CUDA
+    return ds_calibrate_main(argc - 1, argv + 1);
+#else
+    fputs("ddpreal calibrate: needs the cuda device, and this ddpreal was built "
           "without it (nvcc or nccl.h not found; see make info)\n",
           stderr);
     return 2;

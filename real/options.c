@@ -15,6 +15,7 @@
 static const char usage[] =
     "usage: ddpreal --schedule SCHEDULE.csv --trace MEASURED.csv [options]\n"
     "       ddpreal collective ...   (collective benchmark; cuda device only)\n"
+    "       ddpreal calibrate ...    (measure this node for ddpsim --calib; cuda only)\n"
     "\n"
     "Replays a schedule written by `ddpsim --schedule` on real devices and\n"
     "writes the measured timeline in the trace schema (source \"real\").\n"

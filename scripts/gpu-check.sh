@@ -1,9 +1,10 @@
 #!/bin/sh
 # GPU checks of the real backend (make gpu-check): build, replay a 1-rank
 # and a 2-rank (shared GPU) ResNet-50 schedule on the cuda device with spin
-# and gemm compute, and sweep all-reduce with `ddpreal collective` on 1 and
-# 2 ranks. Everything goes under the results directory ($1, default
-# bench/results/gpu-DATE); a short table is printed at the end.
+# and gemm compute, sweep all-reduce with `ddpreal collective` on 1 and
+# 2 ranks, and run `ddpreal calibrate` (calib.yaml). Everything goes under
+# the results directory ($1, default bench/results/gpu-DATE); a short table
+# is printed at the end.
 #
 # Without a usable GPU (no nvidia-smi, or it fails) it says it skipped and
 # why, and exits 0. DDPSIM / DDPREAL name other binaries (default bin/);
@@ -74,6 +75,10 @@ run coll2 "$DDPREAL" collective -b 8 -e 256M -f 4 -g 2 --share-gpus
 run coll1-csv "$DDPREAL" collective -b 8 -e 256M -f 4 -g 1 --format csv
 run coll2-csv "$DDPREAL" collective -b 8 -e 256M -f 4 -g 2 --share-gpus --format csv
 
+# Calibration (real/README.md): fits of the compute model and the all-reduce
+# on this GPU, from the 1-rank schedule's GEMM sizes.
+run calibrate "$DDPREAL" calibrate --schedule "$OUTDIR/s1.csv" --out "$OUTDIR/calib.yaml"
+
 echo
 echo "replays (summary lines of ddpreal):"
 for f in "$OUTDIR"/replay*.log; do
@@ -118,6 +123,11 @@ for f in "$OUTDIR"/coll1-csv.log "$OUTDIR"/coll2-csv.log; do
        printf "  %-10s nranks %s size %s B time %s us busbw %s wrong %s\n",
               n, c[4], c[5], c[6], c[8], c[9] }' "$f"
 done
+if [ -f "$OUTDIR/calib.yaml" ]; then
+  echo
+  echo "calibration ($OUTDIR/calib.yaml):"
+  grep -v '^#' "$OUTDIR/calib.yaml" | sed 's/^/  /'
+fi
 echo
 echo "results in $OUTDIR"
 exit $fail

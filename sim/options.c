@@ -45,6 +45,8 @@ static const char usage[] =
     "                         channels, wire overhead and latencies (docs/collectives.md)\n"
     "  --nccl-extra measured|none  with a protocol: add the per-call effects NCCL's model\n"
     "                         leaves out, fitted to nccl-tests (default measured)\n"
+    "  --calib FILE           a calibration file (ddpreal calibrate): its compute\n"
+    "                         factors replace the topology's\n"
     "DDP options (PyTorch's):\n"
     "  --no-overlap           every all-reduce waits for the end of backward (baseline)\n"
     "  --no-sync K            K-1 micro-steps accumulate without communication, then one\n"
@@ -129,7 +131,7 @@ static ds_status parse_choice(const char *flag, const char *v,
   X("--iters", 1) X("--dtype", 1) X("--seed", 1) X("--format", 1)         \
   X("--trace", 1) X("--schedule", 1) X("--coll-model", 1) X("--net", 1)   \
   X("--ring-chunks", 1) X("--algo", 1) X("--proto", 1) X("--nccl-extra", 1) \
-  X("--no-overlap", 0) X("--no-sync", 1) X("--grad-as-bucket-view", 0)         \
+  X("--calib", 1) X("--no-overlap", 0) X("--no-sync", 1) X("--grad-as-bucket-view", 0)         \
   X("--find-unused-parameters", 0) X("--static-graph", 0)                      \
   X("--help", 0) X("--version", 0) X("-h", 0)
 
@@ -201,7 +203,8 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
     static const char *const names[] = {"none", "measured"};
     DS_CHECK(parse_choice(flag, v, names, 2, &c, err));
     o->nccl_extra = c;
-  } else if (strcmp(flag, "--no-overlap") == 0) o->no_overlap = 1;
+  } else if (strcmp(flag, "--calib") == 0) o->calib = v;
+  else if (strcmp(flag, "--no-overlap") == 0) o->no_overlap = 1;
   else if (strcmp(flag, "--no-sync") == 0) {
     DS_CHECK(parse_int(flag, v, 1, 1024, &x, err));
     o->no_sync = (int32_t)x;

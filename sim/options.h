@@ -41,6 +41,7 @@ struct ds_options {
   enum ds_format format;
   const char *trace;      /* NULL: none */
   const char *schedule;   /* NULL: none */
+  const char *calib;      /* NULL: none; else a calibration file (ddpreal calibrate) */
   enum ds_coll_choice coll_model;
   enum ds_net_mode net_mode;
   int32_t ring_chunks;

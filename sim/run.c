@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../traces/trace.h"
+#include "calib.h"
 #include "coll.h"
 #include "compute.h"
 #include "ddp.h"
@@ -221,6 +222,12 @@ static ds_status setup(struct config_run *c, const struct ds_options *o,
                           sizeof model_path, err));
   DS_CHECK(ds_lookup_gpu_table(topo_path, gpus_path, sizeof gpus_path, err));
   DS_CHECK(ds_topo_load(topo_path, gpus_path, &c->topo, err));
+  if (o->calib) {
+    /* A measured machine's compute factors replace the topology file's. */
+    struct ds_calib cal;
+    DS_CHECK(ds_calib_load(o->calib, &cal, err));
+    ds_calib_apply_compute(&cal, &c->topo->compute);
+  }
   DS_CHECK(ds_model_load(model_path, &c->model, err));
   DS_CHECK(ds_compute_init(c->topo, o->dtype, &c->compute, err));
   c->world = o->world_size ? o->world_size : c->topo->n_gpus;
@@ -251,12 +258,13 @@ static ds_status setup(struct config_run *c, const struct ds_options *o,
   int len = snprintf(c->inputs, sizeof c->inputs,
            "topo=%s model=%s strategy=%s world_size=%d batch=%lld dtype=%s "
            "bucket_mb=%g first_bucket_mb=%g iters=%d net=%s coll_model=%s "
-           "ring_chunks=%d algo=%s nccl_extra=%s ddp_options=%s",
+           "ring_chunks=%d algo=%s nccl_extra=%s ddp_options=%s calib=%s",
            topo_path, model_path, o->strategy, c->world, (long long)c->batch,
            ds_dtype_name(o->dtype), o->bucket_mb[0], o->first_bucket_mb,
            o->iters, o->net_mode == DS_NET_MAXMIN ? "maxmin" : "alpha-beta",
            c->coll_model == DS_COLL_FLOW ? "flow" : "aggregate", o->ring_chunks,
-           c->coll_algo, o->nccl_extra ? "measured" : "none", c->ddp_options);
+           c->coll_algo, o->nccl_extra ? "measured" : "none", c->ddp_options,
+           o->calib ? o->calib : "none");
   if (len < 0 || (size_t)len >= sizeof c->inputs)
     return ds_err_set(err, DS_EUSAGE,
                       "input paths too long for the trace header (%zu bytes max)",

@@ -179,6 +179,20 @@ Test(cli, ddp_options_on_the_tiny_model) {
   release(&both);
 }
 
+Test(cli, a_calibration_file_replaces_the_compute_factors) {
+  /* tiny-calib.yaml halves the FLOP efficiency and adds 10 us per kernel:
+   * forward 2 * (100 + 200 + 100) + 3 * 10 = 830 us, plus the loss (a
+   * kernel of 10 us) = 0.84 ms; backward 2 * 800 + 3 * 10 = 1630 us.
+   * Expected, because only the keys the file has change. */
+  struct row_times t = times_of(TINY "--calib tests/data/tiny-calib.yaml");
+  cr_assert_float_eq(t.fwd, 0.84, 1e-9);
+  cr_assert_float_eq(t.bwd, 1.63, 1e-9);
+  struct result r = run(TINY "--calib tests/data/nope.yaml");
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "nope.yaml"), "%s", r.err);
+  release(&r);
+}
+
 Test(cli, overlap_beats_no_overlap_on_two_nodes) {
   /* ResNet-50 and BERT-base on 2node-ib: overlapping all-reduces with
    * backward must beat waiting for its end (issue #4's check). */

@@ -1,0 +1,281 @@
+/*
+ * Tests for sim/calib.c (the loader of `ddpreal calibrate`'s files) and
+ * real/calib_write.c (their writer): a file overrides exactly the compute
+ * keys it has, bad files give "FILE:LINE:COL: key" errors, and what the
+ * writer writes the loader reads back to the same values and the same
+ * text. No GPU needed.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "real/calib_write.h"
+#include "sim/calib.h"
+
+/* Writes text to a temporary file (its name in path, 64 bytes) and loads
+ * it; returns the status, message in err. */
+static ds_status load_text(const char *text, struct ds_calib *c, struct ds_err *err,
+                           char *path) {
+  strcpy(path, "/tmp/ddpsim-calib-XXXXXX");
+  int fd = mkstemp(path);
+  cr_assert_geq(fd, 0);
+  FILE *fp = fdopen(fd, "w");
+  cr_assert_not_null(fp);
+  fputs(text, fp);
+  fclose(fp);
+  ds_status st = ds_calib_load(path, c, err);
+  unlink(path);
+  return st;
+}
+
+static void assert_params_eq(const struct ds_compute_params *p,
+                             const struct ds_compute_params *q) {
+  cr_assert_eq(p->flops_efficiency, q->flops_efficiency);
+  cr_assert_eq(p->mem_efficiency, q->mem_efficiency);
+  cr_assert_eq(p->kernel_overhead_ns, q->kernel_overhead_ns);
+  cr_assert_eq(p->comm_interference, q->comm_interference);
+  cr_assert_eq(p->fp32_uses_tf32, q->fp32_uses_tf32);
+}
+
+/* A topology's compute section with values no calibration writes. */
+static struct ds_compute_params topo_params(void) {
+  struct ds_compute_params p = {0.5, 0.7, 4000.0, 0.25, 1};
+  return p;
+}
+
+Test(calib, applies_exactly_the_keys_present) {
+  struct ds_calib c;
+  struct ds_err err = {0};
+  char path[64];
+  ds_status st = load_text("# measured\nschema_version: 1\ncompute:\n"
+                           "  flops_efficiency: 0.62\n  kernel_overhead: 2.5us\n",
+                           &c, &err, path);
+  cr_assert_eq(st, DS_OK, "%s", err.msg);
+  struct ds_compute_params p = topo_params();
+  ds_calib_apply_compute(&c, &p);
+  /* expected: the two keys of the file, the rest as the topology said */
+  cr_assert_float_eq(p.flops_efficiency, 0.62, 1e-15);
+  cr_assert_float_eq(p.kernel_overhead_ns, 2500.0, 1e-9);
+  cr_assert_float_eq(p.mem_efficiency, 0.7, 0);
+  cr_assert_float_eq(p.comm_interference, 0.25, 0);
+  cr_assert_eq(p.fp32_uses_tf32, 1);
+  cr_assert_eq(c.has_collective, 0);
+}
+
+Test(calib, fp32_math_and_mem_efficiency_apply) {
+  struct ds_calib c;
+  struct ds_err err = {0};
+  char path[64];
+  ds_status st = load_text("schema_version: 1\ncompute:\n  mem_efficiency: 0.91\n"
+                           "  fp32_math: fp32\n", &c, &err, path);
+  cr_assert_eq(st, DS_OK, "%s", err.msg);
+  struct ds_compute_params p = topo_params();
+  ds_calib_apply_compute(&c, &p);
+  cr_assert_float_eq(p.mem_efficiency, 0.91, 1e-15);
+  cr_assert_eq(p.fp32_uses_tf32, 0);
+  cr_assert_float_eq(p.flops_efficiency, 0.5, 0);
+  cr_assert_float_eq(p.kernel_overhead_ns, 4000.0, 0);
+}
+
+Test(calib, empty_calibration_changes_nothing) {
+  struct ds_calib c;
+  struct ds_err err = {0};
+  char path[64];
+  cr_assert_eq(load_text("schema_version: 1\n", &c, &err, path), DS_OK, "%s", err.msg);
+  struct ds_compute_params p = topo_params(), q = topo_params();
+  ds_calib_apply_compute(&c, &p);
+  assert_params_eq(&p, &q);
+}
+
+Test(calib, collective_section_reads_units) {
+  struct ds_calib c;
+  struct ds_err err = {0};
+  char path[64];
+  ds_status st = load_text("schema_version: 1\ncollective:\n  op: allreduce\n  nranks: 2\n"
+                           "  shared: true\n  copy: false\n  alpha: 12.5us\n"
+                           "  bus_bw: 350GBps\n  fit_r2: 0.99\n"
+                           "  fit_rms_rel_residual: 0.1\n", &c, &err, path);
+  cr_assert_eq(st, DS_OK, "%s", err.msg);
+  cr_assert_eq(c.has_collective, 1);
+  cr_assert_eq(c.coll_nranks, 2);
+  cr_assert_eq(c.coll_shared, 1);
+  cr_assert_eq(c.coll_copy, 0);
+  cr_assert_float_eq(c.coll_alpha_ns, 12500.0, 1e-9);
+  cr_assert_float_eq(c.coll_bus_bw_bytes_per_s, 350e9, 1e-3);
+  cr_assert_float_eq(c.coll_fit_r2, 0.99, 1e-15);
+  /* the collective fit does not touch the compute parameters */
+  struct ds_compute_params p = topo_params(), q = topo_params();
+  ds_calib_apply_compute(&c, &p);
+  assert_params_eq(&p, &q);
+}
+
+/* Each bad file: the message must start with FILE:LINE:COL and name the
+ * key; line and column point at the offending key or value (1-based). */
+struct bad_case {
+  const char *text;
+  const char *where; /* ":LINE:COL: key 'KEY'" or ":LINE:COL: unknown key 'KEY'" */
+  const char *what;  /* a part of the message */
+};
+
+static void expect_bad(const struct bad_case *b) {
+  struct ds_calib c;
+  struct ds_err err = {0};
+  char path[64], want[160];
+  ds_status st = load_text(b->text, &c, &err, path);
+  cr_assert_eq(st, DS_EINPUT, "expected DS_EINPUT for:\n%s\ngot %s: %s", b->text,
+               ds_status_name(st), err.msg);
+  snprintf(want, sizeof want, "%s%s", path, b->where);
+  cr_assert(strncmp(err.msg, want, strlen(want)) == 0, "message: %s\nwant prefix: %s",
+            err.msg, want);
+  cr_assert(strstr(err.msg, b->what) != NULL, "message: %s\nwant: %s", err.msg, b->what);
+  /* nothing half-loaded */
+  cr_assert_eq(c.has_flops_efficiency + c.has_kernel_overhead + c.has_collective, 0);
+}
+
+Test(calib, unknown_key_is_located) {
+  /* 'flops_eff' starts line 4, column 3 */
+  struct bad_case b = {"schema_version: 1\ncompute:\n  flops_efficiency: 0.5\n"
+                       "  flops_eff: 0.6\n", ":4:3: unknown key 'flops_eff'", "allowed: flops_efficiency"};
+  expect_bad(&b);
+}
+
+Test(calib, unknown_top_level_key_is_located) {
+  struct bad_case b = {"schema_version: 1\nnetwork: {}\n", ":2:1: unknown key 'network'",
+                       "allowed: schema_version, compute, collective"};
+  expect_bad(&b);
+}
+
+Test(calib, bad_unit_is_located) {
+  /* the value '4parsec' starts line 3, column 20 */
+  struct bad_case b = {"schema_version: 1\ncompute:\n  kernel_overhead: 4parsec\n",
+                       ":3:20: key 'kernel_overhead'", "expected a time"};
+  expect_bad(&b);
+}
+
+Test(calib, bad_bandwidth_unit_is_located) {
+  struct bad_case b = {"schema_version: 1\ncollective:\n  op: allreduce\n  nranks: 1\n"
+                       "  shared: false\n  copy: true\n  alpha: 3us\n  bus_bw: 10 furlongs\n",
+                       ":8:11: key 'bus_bw'", "expected a bandwidth"};
+  expect_bad(&b);
+}
+
+Test(calib, efficiency_out_of_range_is_located) {
+  struct bad_case b = {"schema_version: 1\ncompute:\n  flops_efficiency: 1.5\n",
+                       ":3:21: key 'flops_efficiency'", "(0, 1]"};
+  expect_bad(&b);
+}
+
+Test(calib, wrong_schema_version_is_located) {
+  struct bad_case b = {"schema_version: 2\ncompute:\n  mem_efficiency: 0.8\n",
+                       ":1:17: key 'schema_version'", "expected schema_version 1"};
+  expect_bad(&b);
+}
+
+Test(calib, missing_file_is_input_error) {
+  struct ds_calib c;
+  struct ds_err err = {0};
+  ds_status st = ds_calib_load("/nonexistent/calib.yaml", &c, &err);
+  cr_assert_eq(st, DS_EINPUT, "%s", ds_status_name(st));
+  cr_assert(strstr(err.msg, "/nonexistent/calib.yaml") != NULL, "%s", err.msg);
+}
+
+/* Writes c with the writer into a temporary file; returns its text
+ * (malloc'd) and leaves the file name in path. */
+static char *write_text(const struct ds_calib *c, const char *header, char *path) {
+  strcpy(path, "/tmp/ddpsim-calibw-XXXXXX");
+  int fd = mkstemp(path);
+  cr_assert_geq(fd, 0);
+  FILE *fp = fdopen(fd, "w+");
+  cr_assert_eq(ds_calib_write(fp, c, header), 0);
+  long n = ftell(fp);
+  cr_assert_gt(n, 0);
+  char *text = calloc((size_t)n + 1, 1);
+  rewind(fp);
+  cr_assert_eq(fread(text, 1, (size_t)n, fp), (size_t)n);
+  fclose(fp);
+  return text;
+}
+
+static void round_trip(const struct ds_calib *c) {
+  const char *header = "# ddpreal calibrate (test)\n# gpu: none\n";
+  char path[64];
+  char *first = write_text(c, header, path);
+  struct ds_calib back;
+  struct ds_err err = {0};
+  ds_status st = ds_calib_load(path, &back, &err);
+  unlink(path);
+  cr_assert_eq(st, DS_OK, "%s\n%s", err.msg, first);
+  /* same flags; values equal to the 6 significant digits written (relative
+   * error at most 5e-6) */
+  cr_assert_eq(back.has_flops_efficiency, c->has_flops_efficiency);
+  cr_assert_eq(back.has_mem_efficiency, c->has_mem_efficiency);
+  cr_assert_eq(back.has_kernel_overhead, c->has_kernel_overhead);
+  cr_assert_eq(back.has_fp32_math, c->has_fp32_math);
+  cr_assert_eq(back.has_collective, c->has_collective);
+  if (c->has_flops_efficiency)
+    cr_assert_float_eq(back.flops_efficiency, c->flops_efficiency, 5e-6 * c->flops_efficiency);
+  if (c->has_mem_efficiency)
+    cr_assert_float_eq(back.mem_efficiency, c->mem_efficiency, 5e-6 * c->mem_efficiency);
+  if (c->has_kernel_overhead)
+    cr_assert_float_eq(back.kernel_overhead_ns, c->kernel_overhead_ns,
+                       5e-6 * c->kernel_overhead_ns);
+  if (c->has_fp32_math) cr_assert_eq(back.fp32_uses_tf32, c->fp32_uses_tf32);
+  if (c->has_collective) {
+    cr_assert_eq(back.coll_nranks, c->coll_nranks);
+    cr_assert_eq(back.coll_shared, c->coll_shared);
+    cr_assert_eq(back.coll_copy, c->coll_copy);
+    cr_assert_float_eq(back.coll_alpha_ns, c->coll_alpha_ns, 5e-6 * c->coll_alpha_ns);
+    cr_assert_float_eq(back.coll_bus_bw_bytes_per_s, c->coll_bus_bw_bytes_per_s,
+                       5e-6 * c->coll_bus_bw_bytes_per_s);
+    cr_assert_float_eq(back.coll_fit_r2, c->coll_fit_r2, 1e-6);
+    cr_assert_float_eq(back.coll_fit_rms_rel_residual, c->coll_fit_rms_rel_residual,
+                       5e-6 * c->coll_fit_rms_rel_residual + 1e-12);
+  }
+  /* and writing what was read gives the same text */
+  char *second = write_text(&back, header, path);
+  unlink(path);
+  cr_assert_str_eq(second, first);
+  free(first);
+  free(second);
+}
+
+Test(calib, round_trip_full) {
+  struct ds_calib c;
+  memset(&c, 0, sizeof c);
+  c.has_flops_efficiency = 1;
+  c.flops_efficiency = 0.6234567891;
+  c.has_mem_efficiency = 1;
+  c.mem_efficiency = 0.8765432;
+  c.has_kernel_overhead = 1;
+  c.kernel_overhead_ns = 2534.21987;
+  c.has_fp32_math = 1;
+  c.fp32_uses_tf32 = 1;
+  c.has_collective = 1;
+  c.coll_nranks = 2;
+  c.coll_shared = 1;
+  c.coll_copy = 0;
+  c.coll_alpha_ns = 4512.3456;
+  c.coll_bus_bw_bytes_per_s = 1.8612345e9;
+  c.coll_fit_r2 = 0.99871234;
+  c.coll_fit_rms_rel_residual = 0.1234567;
+  round_trip(&c);
+}
+
+Test(calib, round_trip_partial_and_copy) {
+  struct ds_calib c;
+  memset(&c, 0, sizeof c);
+  c.has_kernel_overhead = 1;
+  c.kernel_overhead_ns = 1999.5;
+  c.has_fp32_math = 1;
+  c.fp32_uses_tf32 = 0;
+  c.has_collective = 1;
+  c.coll_nranks = 1;
+  c.coll_copy = 1;
+  c.coll_alpha_ns = 7.25e3;
+  c.coll_bus_bw_bytes_per_s = 1.4e12;
+  c.coll_fit_r2 = -0.5;
+  round_trip(&c);
+}

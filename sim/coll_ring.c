@@ -134,7 +134,8 @@ ds_status ds_ring_build(struct ds_topo *topo, const int32_t *gpus, int32_t n,
       r->hop_lat_ns[i] += l->lat_ns;
       if (k == 0 || l->bw_bytes_per_s < bw) bw = l->bw_bytes_per_s;
       if (l->kind && strcmp(l->kind, "ib") == 0) cls = DS_HOP_NET;
-      else if (l->kind && strcmp(l->kind, "pcie") == 0 && cls == DS_HOP_NVLINK)
+      else if (l->kind && (strcmp(l->kind, "pcie") == 0 || strcmp(l->kind, "qpi") == 0) &&
+               cls == DS_HOP_NVLINK)
         cls = DS_HOP_PCI;
     }
     r->hop_class[i] = (uint8_t)cls;

@@ -3,13 +3,19 @@
  * with a bandwidth and a latency, built from a topology YAML file and the
  * GPU table (topologies/gpus.yaml).
  *
- * A topology file names a GPU type, a node count and GPUs per node, how GPUs
- * inside a node connect (template nvlink-mesh, nvswitch or pcie-switch) and,
- * for several nodes, how nodes connect (template ib: NICs per node, each
- * joined to one non-blocking switch). Routes between GPUs are shortest paths
- * (fewest links, ties broken by link creation order) that never pass through
- * another GPU, and never leave a node through a NIC except towards the
- * inter-node fabric.
+ * A topology file names a GPU type, a node count and GPUs per node, and
+ * either templates -- how GPUs inside a node connect (nvlink-mesh, nvswitch,
+ * or pcie-switch, with or without peer-to-peer) and, for several nodes, how
+ * nodes connect (ib: NICs per node, optionally behind shared PCIe switches,
+ * on one switch, on rails, or on a two-level fat tree) -- or an explicit
+ * list of devices and links (GPUs numbered in order of appearance). The
+ * keys are documented in docs/topologies.md.
+ *
+ * Routes between GPUs are shortest paths (fewest links, ties broken by link
+ * creation order) that never pass through another GPU, and never leave a
+ * node through a NIC except towards the inter-node fabric (a NIC entered
+ * from its own node does not lead back into it). An explicit list whose GPUs
+ * cannot all reach each other fails to load, naming them.
  */
 #ifndef DS_TOPO_H
 #define DS_TOPO_H
@@ -61,7 +67,7 @@ struct ds_link {
   int32_t dst;
   double bw_bytes_per_s;
   double lat_ns;
-  const char *kind; /* "nvlink", "pcie", "ib": static string */
+  const char *kind; /* "nvlink", "pcie", "qpi", "ib": static string */
 };
 
 struct ds_topo {
@@ -72,11 +78,12 @@ struct ds_topo {
   int32_t n_nodes;
   int32_t gpus_per_node;
   int32_t n_gpus;
-  char intra_template[16];
-  char inter_template[16];
+  char intra_template[16]; /* template name, or "explicit" */
+  char inter_template[16]; /* "ib", "ib-rail", "ib-fattree", "ib-rail-fattree",
+                              "explicit", or "none" for one node */
   int32_t n_vertices;
   enum ds_vertex_kind *vertex_kind; /* [n_vertices] */
-  int32_t *vertex_node;             /* [n_vertices], node index */
+  int32_t *vertex_node;             /* [n_vertices], node index; -1: the fabric */
   int32_t *gpu_vertex;              /* [n_gpus]: vertex id of GPU g */
   struct ds_link *links;            /* [n_links] */
   int32_t n_links;

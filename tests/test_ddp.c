@@ -58,8 +58,10 @@ Test(ddp, shipped_models_have_the_exact_parameter_counts) {
       {"models/resnet50.yaml", 25557032, 161},
       {"models/bert-base.yaml", 108312579, 201},
       {"models/gpt2.yaml", 124439808, 148},
+      {"models/mobilenet_v2.yaml", 3504872, 158},
+      {"models/vgg16.yaml", 138357544, 32},
   };
-  for (size_t i = 0; i < 3; i++) {
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
     struct ds_model *m = model(want[i].path);
     cr_assert_eq(m->total_numel, want[i].numel, "%s", want[i].path);
     cr_assert_eq(m->n_params, want[i].tensors, "%s", want[i].path);

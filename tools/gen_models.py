@@ -3,7 +3,9 @@
 
 Reads ../shared/data/*.csv (relative to the repository root; see --data)
 and writes models/resnet50.yaml, models/bert-base.yaml, models/gpt2.yaml
-and topologies/gpus.yaml. Output depends only on the CSVs (same input,
+and topologies/gpus.yaml; models/mobilenet_v2.yaml and models/vgg16.yaml
+come from the torchvision architecture definitions written out below (no
+CSV exists for them), their totals asserted against the published counts. Output depends only on the CSVs (same input,
 byte-identical output). With --check nothing is written: the files are
 regenerated in memory and compared with the ones in the tree; the exit
 status is 1 when any differs.
@@ -23,6 +25,8 @@ EXPECTED = {  # model -> (tensors, parameters); asserted
     "resnet50": (161, 25557032),
     "bert-base": (201, 108312579),
     "gpt2": (148, 124439808),
+    "mobilenet_v2": (158, 3504872),
+    "vgg16": (32, 138357544),
 }
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -429,10 +433,164 @@ def gpus(data):
 
 # --------------------------------------------------------------------------
 
+
+# --------------------------------------------------------------------------
+# CNNs defined here layer by layer (torchvision's definitions), 224x224 input
+
+class Cnn:
+    """Builds a torchvision-style CNN in forward order: layers with their
+    parameter tensors (registration order = forward order for these models),
+    FLOPs and bytes per image under the same conventions as ResNet-50 above."""
+
+    def __init__(self, model):
+        self.model = model
+        self.layers = []
+        self.params = []
+        self.c, self.h = 3, 224  # current channels and spatial size
+        self.first_conv = True
+
+    def _add(self, name, flops, bwd, in_el, out_el, params):
+        l = Layer(name, flops, bwd, FP32 * (in_el + out_el), FP32 * out_el)
+        l.params = params
+        self.params += params
+        self.layers.append(l)
+
+    def conv(self, name, c_out, k, stride=1, groups=1, bias=False):
+        pad = k // 2
+        h_out = (self.h + 2 * pad - k) // stride + 1
+        in_el, out_el = self.c * self.h * self.h, c_out * h_out * h_out
+        macs = out_el * (self.c // groups) * k * k
+        params = [(name + ".weight", c_out * (self.c // groups) * k * k)]
+        if bias:
+            params.append((name + ".bias", c_out))
+        flops = 2 * macs
+        # first conv: weight gradient only, no input gradient
+        bwd = flops if self.first_conv else 2 * flops
+        self.first_conv = False
+        self._add(name, flops, bwd, in_el, out_el, params)
+        self.c, self.h = c_out, h_out
+
+    def bn(self, name):
+        el = self.c * self.h * self.h
+        self._add(name, BN_FLOPS_PER_ELEM * el, 2 * BN_FLOPS_PER_ELEM * el, el, el,
+                  [(name + ".weight", self.c), (name + ".bias", self.c)])
+
+    def maxpool(self, name, k=2, stride=2):
+        h_out = (self.h - k) // stride + 1
+        in_el, out_el = self.c * self.h * self.h, self.c * h_out * h_out
+        self._add(name, k * k * out_el, k * k * out_el, in_el, out_el, [])
+        self.h = h_out
+
+    def avgpool(self, name, out_size):
+        in_el = self.c * self.h * self.h
+        self._add(name, in_el, in_el, in_el, self.c * out_size * out_size, [])
+        self.h = out_size
+
+    def linear(self, name, f_out):
+        f_in = self.c * self.h * self.h
+        flops = 2 * f_in * f_out
+        self._add(name, flops, 2 * flops, f_in, f_out,
+                  [(name + ".weight", f_in * f_out), (name + ".bias", f_out)])
+        self.c, self.h = f_out, 1
+
+    def finish(self):
+        flat = [p for l in self.layers for p in l.params]
+        check(flat == self.params, "%s: parameter order" % self.model)
+        tensors, numel = len(flat), sum(n for _, n in flat)
+        check((tensors, numel) == EXPECTED[self.model], "%s: %d tensors / %d parameters, "
+              "expected %d / %d" % ((self.model, tensors, numel) + EXPECTED[self.model]))
+        names = [l.name for l in self.layers]
+        check(len(set(names)) == len(names), "%s: duplicate layer names" % self.model)
+        return self.layers
+
+
+CNN_CONVENTIONS = [
+    "fwd_flops: conv/linear = 2*MACs; bn %d FLOPs/element (normalize + affine); maxpool k*k "
+    "per output element, avgpool 1 per input element; ReLU/ReLU6, dropout and residual adds "
+    "not modelled." % BN_FLOPS_PER_ELEM,
+    "bwd_flops: 2x fwd for layers with parameters; 1x for the first conv (no input gradient) "
+    "and for parameter-free layers.",
+    "fwd_bytes = 4*(input + output elements), weights excluded (the simulator adds them); "
+    "act_bytes = 4*output elements, an approximation of what autograd keeps.",
+]
+
+
+def mobilenet_v2(data):
+    """torchvision.models.mobilenet_v2 (width 1.0): features.0 conv-bn-relu6,
+    17 inverted residual blocks, features.18 1x1 conv-bn-relu6, avgpool,
+    classifier.1 linear. Parameter names as torchvision registers them."""
+    del data  # defined here, not read from a CSV
+    m = Cnn("mobilenet_v2")
+    m.conv("features.0.0", 32, 3, stride=2)
+    m.bn("features.0.1")
+    settings = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
+                (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)]
+    block = 1
+    for t, c, n, s in settings:
+        for i in range(n):
+            stride = s if i == 0 else 1
+            hidden = m.c * t
+            p = "features.%d.conv" % block
+            j = 0
+            if t != 1:  # 1x1 expansion conv-bn-relu6
+                m.conv("%s.%d.0" % (p, j), hidden, 1)
+                m.bn("%s.%d.1" % (p, j))
+                j += 1
+            m.conv("%s.%d.0" % (p, j), hidden, 3, stride=stride, groups=hidden)  # depthwise
+            m.bn("%s.%d.1" % (p, j))
+            m.conv("%s.%d" % (p, j + 1), c, 1)  # 1x1 projection, linear
+            m.bn("%s.%d" % (p, j + 2))
+            block += 1
+    m.conv("features.18.0", 1280, 1)
+    m.bn("features.18.1")
+    m.avgpool("avgpool", 1)
+    m.linear("classifier.1", 1000)
+    layers = m.finish()
+    header = [
+        "MobileNetV2 (torchvision, width 1.0), one 224x224 image, 1000 classes. Generated by "
+        "tools/gen_models.py from torchvision's architecture definition (written out in the "
+        "generator; no reference CSV); do not edit by hand.",
+        "Layers: every conv, batchnorm, pool and linear in forward order; parameter names as "
+        "torchvision registers them.",
+    ] + CNN_CONVENTIONS
+    return emit_model(header, "mobilenet_v2", "one 224x224 RGB image", 32, "sgd", layers)
+
+
+def vgg16(data):
+    """torchvision.models.vgg16 (configuration D, no batchnorm): 13 3x3 convs
+    in 5 blocks with max pools, adaptive avgpool to 7x7, 3 linear layers."""
+    del data
+    m = Cnn("vgg16")
+    cfg = [64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M",
+           512, 512, 512, "M"]
+    idx = 0  # torchvision's index into `features` (ReLUs and pools count)
+    for v in cfg:
+        if v == "M":
+            m.maxpool("features.%d" % idx)
+            idx += 1
+        else:
+            m.conv("features.%d" % idx, v, 3, bias=True)
+            idx += 2  # conv, then ReLU
+    m.avgpool("avgpool", 7)
+    m.linear("classifier.0", 4096)
+    m.linear("classifier.3", 4096)
+    m.linear("classifier.6", 1000)
+    layers = m.finish()
+    header = [
+        "VGG-16 (torchvision, configuration D, no batchnorm), one 224x224 image, 1000 "
+        "classes. Generated by tools/gen_models.py from torchvision's architecture definition "
+        "(written out in the generator; no reference CSV); do not edit by hand.",
+        "Layers: every conv, pool and linear in forward order; parameter names as torchvision "
+        "registers them.",
+    ] + CNN_CONVENTIONS
+    return emit_model(header, "vgg16", "one 224x224 RGB image", 32, "sgd", layers)
+
 OUTPUTS = (
     ("models/resnet50.yaml", resnet50),
     ("models/bert-base.yaml", bert_base),
     ("models/gpt2.yaml", gpt2),
+    ("models/mobilenet_v2.yaml", mobilenet_v2),
+    ("models/vgg16.yaml", vgg16),
     ("topologies/gpus.yaml", gpus),
 )
 

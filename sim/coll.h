@@ -1,6 +1,7 @@
 /*
- * Collectives on the network model. This version implements the ring
- * all-reduce (reduce-scatter then all-gather, 2(N-1) steps), in two
+ * Collectives on the network model: the ring all-reduce (reduce-scatter
+ * then all-gather, 2(N-1) steps), described here, and every other kind
+ * behind one interface (struct ds_coll_desc, below). The all-reduce has two
  * executions that give the same answer where the ring is symmetric:
  *
  *   - DS_COLL_FLOW: every rank sends chunks to its successor as separate
@@ -151,6 +152,89 @@ ds_status ds_coll_enter(struct ds_coll *coll, int32_t member);
 ds_status ds_coll_flow_sent(struct ds_coll *coll, int32_t member);
 /* The flow tagged tag_base | member has been delivered. */
 ds_status ds_coll_flow_done(struct ds_coll *coll, int32_t member);
+
+/*
+ * Every collective kind (issue #3), behind one interface. A table entry per
+ * kind (struct ds_coll_desc, as nccl-tests' struct testColl) names it, gives
+ * nccl-tests' bus factor and creates instances; ds_coll_enter/flow_sent/
+ * flow_done/free above work on an instance of any kind. `bytes` follows
+ * nccl-tests (and ddpreal's devices, traces/SCHEMA.md): the buffer per rank
+ * for allreduce, broadcast and reduce; all-gather and gather: the receive
+ * buffer (bytes/N from each rank); reduce-scatter and scatter: the send
+ * buffer (bytes/N to each rank); sendrecv: the message.
+ *
+ *   allreduce      ring, as above (2(N-1) steps of S/N)
+ *   allgather,     ring, N-1 steps of S/N (flow or aggregate):
+ *   reducescatter    T = (N-1) a + (N-1)/N S/B on a uniform ring
+ *   broadcast      pipelined chain along the ring from the root (reduce:
+ *   reduce           to the root, from root+1), C chunks of S/C, per flow:
+ *                    T = (N-1) a + (N+C-2) S/(C B)   (latency trailing)
+ *   gather,        point to point between the root and every other rank,
+ *   scatter          all at once (NCCL 2.28 ncclGather/ncclScatter on p2p):
+ *                    T = a + (N-1)/N S/B when the root's link is the bottleneck
+ *   sendrecv       one flow from member 0 (the sender) to member 1:
+ *                    T = a + S/B
+ * A member finishes when it has received everything it receives and its
+ * last send has left its link (p2p kinds: when its flows are delivered).
+ * Flows start only once both ends have entered.
+ */
+enum ds_coll_kind {
+  DS_COLL_ALLREDUCE,
+  DS_COLL_BROADCAST,
+  DS_COLL_REDUCE,
+  DS_COLL_ALLGATHER,
+  DS_COLL_REDUCESCATTER,
+  DS_COLL_GATHER,
+  DS_COLL_SCATTER,
+  DS_COLL_SENDRECV,
+  DS_COLL_KIND_COUNT
+};
+
+/* What to create. Pointers are borrowed and must outlive the instance. */
+struct ds_coll_spec {
+  enum ds_coll_kind kind;
+  struct ds_topo *topo;          /* routes of point-to-point kinds */
+  const struct ds_ring *ring;    /* the members, in ring order */
+  struct ds_net *net;
+  enum ds_coll_model model;      /* chain and p2p kinds always run per flow */
+  int32_t chunks;                /* pipelined pieces per step (chain: in all), >= 1 */
+  double bytes;                  /* as above */
+  int32_t root;                  /* member index of the root; sendrecv: 0; else ignored */
+  const struct ds_coll_proto *proto; /* allreduce only; NULL: the plain ring */
+  uint64_t tag_base;             /* flows are tagged tag_base | index (< 2^32) */
+  ds_coll_done_fn on_done;
+  void *owner;
+};
+
+struct ds_coll_desc {
+  enum ds_coll_kind kind;
+  const char *name;  /* the schedule's kind ("allgather"); "sendrecv" */
+  const char *algo;  /* what runs: "ring" or "p2p" */
+  int rooted;        /* needs spec.root */
+  /* nccl-tests' busbw = algbw * bus_factor(N). */
+  double (*bus_factor)(int32_t n);
+  ds_status (*create)(const struct ds_coll_spec *spec, struct ds_coll **out,
+                      struct ds_err *err);
+};
+
+/* The table entry of a kind, or of a name; NULL when there is none. */
+const struct ds_coll_desc *ds_coll_desc_of(enum ds_coll_kind kind);
+const struct ds_coll_desc *ds_coll_desc_find(const char *name);
+/* "allreduce, broadcast, ..." (every name, for messages). */
+const char *ds_coll_kind_names(void);
+
+/* Creates an instance of spec->kind; DS_EUSAGE (message in err) for what
+ * the kind cannot run (a protocol outside allreduce, a root out of range,
+ * sendrecv of other than 2 members). */
+ds_status ds_coll_new(const struct ds_coll_spec *spec, struct ds_coll **out,
+                      struct ds_err *err);
+
+/* Chunks of a pipelined chain (broadcast, reduce) as NCCL cuts it: its
+ * Simple protocol moves a chain in steps of buffSize/NCCL_STEPS = 4 MiB / 8
+ * = 512 KiB (BROADCAST_CHUNKSTEPS = 1), so ceil(bytes / 512 KiB), at least
+ * min_chunks and at least 1. */
+#define DS_CHAIN_CHUNK_BYTES (512.0 * 1024)
+int32_t ds_coll_chain_chunks(double bytes, int32_t min_chunks);
 
 #ifdef __cplusplus
 }

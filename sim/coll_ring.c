@@ -9,6 +9,7 @@
  * link, and NCCL fuses it with the copy.
  */
 #include "coll.h"
+#include "coll_impl.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -27,18 +28,21 @@ struct member {
   uint8_t done;
 };
 
-struct ds_coll {
+struct ring_coll {
+  struct ds_coll base; /* first: see coll_impl.h */
   const struct ds_ring *ring;
   int has_proto;
   struct ds_coll_proto proto;
   double *hop_lat_ns;    /* [n] per-step latency of each hop (proto only) */
   double path_lat_ns;    /* critical path of hop_lat_ns (proto only) */
+  double agg_lat_ns;     /* critical path of `steps` hops (plain aggregate) */
   uint32_t *chan_mult;   /* [max_hop_links] all C: a hop's C channels */
   uint32_t *agg_mult;    /* [n_agg] ring->agg_mult times C */
   struct ds_net *net;
   enum ds_coll_model model;
   int32_t chunks;
-  int32_t total_sends; /* 2(N-1) * chunks */
+  int32_t steps;       /* 2(N-1) all-reduce, N-1 all-gather/reduce-scatter */
+  int32_t total_sends; /* steps * chunks */
   double chunk_bytes;
   double bytes;
   uint64_t tag_base;
@@ -64,6 +68,21 @@ static double path_lat(const double *lat, int32_t n) {
     if (min_pair < 0 || pair < min_pair) min_pair = pair;
   }
   return 2 * sum - min_pair;
+}
+
+/* Latency of `steps` consecutive hops, the largest such sum (steps < n:
+ * a sliding window; 2(N-1) steps use path_lat above, as before). */
+static double window_lat(const double *lat, int32_t n, int32_t steps) {
+  if (steps == 2 * (n - 1)) return path_lat(lat, n);
+  if (steps <= 0 || n < 2) return 0;
+  double sum = 0;
+  for (int32_t k = 0; k < steps; k++) sum += lat[k % n];
+  double best = sum;
+  for (int32_t i = 1; i < n; i++) {
+    sum += lat[(i + steps - 1) % n] - lat[i - 1];
+    if (sum > best) best = sum;
+  }
+  return best;
 }
 
 const char *ds_proto_name(enum ds_proto p) {
@@ -220,7 +239,7 @@ ds_status ds_coll_allreduce_new(const struct ds_ring *ring, struct ds_net *net,
                                      tag_base, on_done, owner, out);
 }
 
-static ds_status setup_proto(struct ds_coll *c, const struct ds_coll_proto *p) {
+static ds_status setup_proto(struct ring_coll *c, const struct ds_coll_proto *p) {
   const struct ds_ring *r = c->ring;
   if (p->channels < 1 || !(p->wire_factor >= 1) || !(p->chan_cap_bytes_per_s > 0) ||
       !(p->start_lat_ns >= 0))
@@ -245,6 +264,8 @@ static ds_status setup_proto(struct ds_coll *c, const struct ds_coll_proto *p) {
   return DS_OK;
 }
 
+static const struct ds__coll_vtbl ring_vtbl;
+
 ds_status ds_coll_allreduce_new_proto(const struct ds_ring *ring,
                                       struct ds_net *net,
                                       enum ds_coll_model model, int32_t chunks,
@@ -253,19 +274,33 @@ ds_status ds_coll_allreduce_new_proto(const struct ds_ring *ring,
                                       uint64_t tag_base,
                                       ds_coll_done_fn on_done, void *owner,
                                       struct ds_coll **out) {
-  if (chunks < 1 || !(bytes >= 0)) return DS_EINTERNAL;
-  struct ds_coll *c = calloc(1, sizeof *c);
+  return ds__coll_ring_new(ring, net, model, chunks, 2 * (ring->n - 1), bytes, proto,
+                           tag_base, on_done, owner, out);
+}
+
+ds_status ds__coll_ring_new(const struct ds_ring *ring, struct ds_net *net,
+                            enum ds_coll_model model, int32_t chunks,
+                            int32_t steps, double bytes,
+                            const struct ds_coll_proto *proto, uint64_t tag_base,
+                            ds_coll_done_fn on_done, void *owner,
+                            struct ds_coll **out) {
+  if (chunks < 1 || !(bytes >= 0) || steps < 0) return DS_EINTERNAL;
+  struct ring_coll *c = calloc(1, sizeof *c);
   if (!c) return DS_ENOMEM;
   c->members = calloc((size_t)ring->n, sizeof *c->members);
   if (!c->members) {
     free(c);
     return DS_ENOMEM;
   }
+  c->base.vt = &ring_vtbl;
   c->ring = ring;
   c->net = net;
   c->model = model;
   c->chunks = chunks;
-  c->total_sends = 2 * (ring->n - 1) * chunks;
+  c->steps = steps;
+  c->total_sends = steps * chunks;
+  c->agg_lat_ns = steps == 2 * (ring->n - 1) ? ring->path_lat_ns
+                                             : window_lat(ring->hop_lat_ns, ring->n, steps);
   c->chunk_bytes = bytes / ring->n / chunks;
   c->bytes = bytes;
   c->tag_base = tag_base;
@@ -274,16 +309,16 @@ ds_status ds_coll_allreduce_new_proto(const struct ds_ring *ring,
   if (proto) {
     ds_status st = setup_proto(c, proto);
     if (st != DS_OK) {
-      ds_coll_free(c);
+      ds_coll_free(&c->base);
       return st;
     }
   }
-  *out = c;
+  *out = &c->base;
   return DS_OK;
 }
 
-void ds_coll_free(struct ds_coll *c) {
-  if (!c) return;
+static void ring_destroy(struct ds_coll *base) {
+  struct ring_coll *c = (struct ring_coll *)base;
   free(c->hop_lat_ns);
   free(c->chan_mult);
   free(c->agg_mult);
@@ -291,13 +326,13 @@ void ds_coll_free(struct ds_coll *c) {
   free(c);
 }
 
-static void finish_member(struct ds_coll *c, int32_t i) {
+static void finish_member(struct ring_coll *c, int32_t i) {
   c->members[i].done = 1;
   c->on_done(c->owner, i);
 }
 
 /* Starts member i's next send if everything it needs is there. */
-static ds_status try_send(struct ds_coll *c, int32_t i) {
+static ds_status try_send(struct ring_coll *c, int32_t i) {
   struct member *m = &c->members[i];
   int32_t succ = (i + 1) % c->ring->n;
   if (!m->entered || !c->members[succ].entered || m->in_flight) return DS_OK;
@@ -319,14 +354,15 @@ static ds_status try_send(struct ds_coll *c, int32_t i) {
                            c->tag_base | (uint64_t)i);
 }
 
-static void check_done(struct ds_coll *c, int32_t i) {
+static void check_done(struct ring_coll *c, int32_t i) {
   struct member *m = &c->members[i];
   if (!m->done && m->received == c->total_sends &&
       m->sends_done == c->total_sends)
     finish_member(c, i);
 }
 
-ds_status ds_coll_enter(struct ds_coll *c, int32_t i) {
+static ds_status ring_enter(struct ds_coll *base, int32_t i) {
+  struct ring_coll *c = (struct ring_coll *)base;
   const struct ds_ring *r = c->ring;
   c->members[i].entered = 1;
   c->n_entered++;
@@ -336,7 +372,7 @@ ds_status ds_coll_enter(struct ds_coll *c, int32_t i) {
   }
   if (c->model == DS_COLL_AGGREGATE) {
     if (c->n_entered < r->n) return DS_OK;
-    double steps = 2.0 * (r->n - 1);
+    double steps = c->steps;
     if (c->has_proto)
       return ds_net_flow_start_capped(
           c->net, r->agg_links, c->agg_mult, r->n_agg,
@@ -344,14 +380,15 @@ ds_status ds_coll_enter(struct ds_coll *c, int32_t i) {
           c->proto.start_lat_ns + c->path_lat_ns, 0,
           c->proto.chan_cap_bytes_per_s, c->tag_base);
     return ds_net_flow_start(c->net, r->agg_links, r->agg_mult, r->n_agg,
-                             steps * c->bytes / r->n, r->path_lat_ns, 0,
+                             steps * c->bytes / r->n, c->agg_lat_ns, 0,
                              c->tag_base);
   }
   DS_CHECK(try_send(c, i));
   return try_send(c, (i + r->n - 1) % r->n);
 }
 
-ds_status ds_coll_flow_sent(struct ds_coll *c, int32_t i) {
+static ds_status ring_flow_sent(struct ds_coll *base, int32_t i) {
+  struct ring_coll *c = (struct ring_coll *)base;
   if (c->model == DS_COLL_AGGREGATE) return DS_OK;
   c->members[i].in_flight = 0;
   c->members[i].sends_done++;
@@ -360,7 +397,8 @@ ds_status ds_coll_flow_sent(struct ds_coll *c, int32_t i) {
   return DS_OK;
 }
 
-ds_status ds_coll_flow_done(struct ds_coll *c, int32_t i) {
+static ds_status ring_flow_done(struct ds_coll *base, int32_t i) {
+  struct ring_coll *c = (struct ring_coll *)base;
   const struct ds_ring *r = c->ring;
   if (c->model == DS_COLL_AGGREGATE) {
     for (int32_t k = 0; k < r->n; k++) finish_member(c, k);
@@ -372,3 +410,10 @@ ds_status ds_coll_flow_done(struct ds_coll *c, int32_t i) {
   check_done(c, succ);
   return DS_OK;
 }
+
+static const struct ds__coll_vtbl ring_vtbl = {
+    .enter = ring_enter,
+    .flow_sent = ring_flow_sent,
+    .flow_done = ring_flow_done,
+    .destroy = ring_destroy,
+};

@@ -28,7 +28,10 @@ enum proto_choice { PROTO_NONE, PROTO_FIXED, PROTO_AUTO };
 struct collbench_options {
   const char *topo;
   const char *op;
-  const char *algo; /* "ring" or "auto" */
+  const struct ds_coll_desc *desc; /* of op */
+  int32_t root;     /* rooted ops */
+  int root_set;
+  const char *algo; /* "ring" or "auto"; "p2p" for gather, scatter */
   int algo_set;
   enum proto_choice proto;
   enum ds_proto proto_fixed;
@@ -50,8 +53,14 @@ static const char usage[] =
     "nccl-tests style table (time, algbw, busbw).\n"
     "\n"
     "  --topo FILE|NAME       topology YAML (a path, or a name in topologies/)\n"
-    "  --op allreduce         collective (this version: allreduce)\n"
-    "  --algo ring|auto       algorithm (default ring). auto: NCCL's choice by its\n"
+    "  --op OP                allreduce (default), broadcast, reduce, allgather,\n"
+    "                         reducescatter, gather, scatter. -b/-e sizes are the\n"
+    "                         buffer as nccl-tests counts it (all-gather, gather:\n"
+    "                         received; reduce-scatter, scatter: sent)\n"
+    "  --root R               root rank of broadcast, reduce, gather, scatter\n"
+    "                         (default 0)\n"
+    "  --algo ring|auto|p2p   algorithm (default ring; p2p for gather, scatter).\n"
+    "                         auto (allreduce only): NCCL's choice by its\n"
     "                         cost model (v2.30.7 constants); this version implements\n"
     "                         the ring only, so auto chooses the ring's protocol\n"
     "  --proto none|LL|LL128|Simple|auto  NCCL protocol (default: none with --algo\n"
@@ -120,6 +129,10 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
     const char *v = argv[++i];
     if (strcmp(f, "--topo") == 0) o->topo = v;
     else if (strcmp(f, "--op") == 0) o->op = v;
+    else if (strcmp(f, "--root") == 0) {
+      DS_CHECK(parse_int(f, v, 0, (1 << 20) - 1, &o->root, err));
+      o->root_set = 1;
+    }
     else if (strcmp(f, "--algo") == 0) {
       o->algo = v;
       o->algo_set = 1;
@@ -166,11 +179,27 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
   }
   if (o->help) return DS_OK;
   if (!o->topo) return ds_err_set(err, DS_EUSAGE, "missing --topo (see --help)");
-  if (strcmp(o->op, "allreduce") != 0)
+  o->desc = ds_coll_desc_find(o->op);
+  if (!o->desc || o->desc->kind == DS_COLL_SENDRECV)
     return ds_err_set(err, DS_EUSAGE,
-                      "option --op: \"%s\" is not simulated by this version "
-                      "(allreduce only)", o->op);
-  if (strcmp(o->algo, "ring") != 0 && strcmp(o->algo, "auto") != 0)
+                      "option --op: \"%s\" is not simulated by this version (allreduce, "
+                      "broadcast, reduce, allgather, reducescatter, gather, scatter)", o->op);
+  if (o->root_set && !o->desc->rooted)
+    return ds_err_set(err, DS_EUSAGE, "option --root: %s has no root", o->op);
+  if (o->desc->kind != DS_COLL_ALLREDUCE) {
+    if (!o->algo_set) o->algo = o->desc->algo;
+    if (strcmp(o->algo, o->desc->algo) != 0)
+      return ds_err_set(err, DS_EUSAGE,
+                        "option --algo: \"%s\" is not simulated for %s by this version "
+                        "(%s runs %s; auto and NCCL's protocols: allreduce only)",
+                        o->algo, o->op, o->op, o->desc->algo);
+    if (o->proto_set && o->proto != PROTO_NONE)
+      return ds_err_set(err, DS_EUSAGE,
+                        "option --proto: NCCL's protocols are simulated for allreduce "
+                        "only, not %s (use --proto none)", o->op);
+  }
+  if (strcmp(o->algo, "ring") != 0 && strcmp(o->algo, "auto") != 0 &&
+      strcmp(o->algo, "p2p") != 0)
     return ds_err_set(err, DS_EUSAGE,
                       "option --algo: \"%s\" is not simulated by this version "
                       "(ring, or auto: NCCL's choice, among the ring's protocols)",
@@ -219,19 +248,27 @@ static void handle(void *ctx, struct ds_engine *eng, const struct ds_event *ev) 
   ds_net_handle_event(((struct one_run *)ctx)->net, ev);
 }
 
-static ds_status time_allreduce(struct ds_topo *topo, const struct ds_ring *ring,
-                                const struct collbench_options *o,
-                                enum ds_coll_model model, double bytes,
-                                const struct ds_coll_proto *proto,
-                                int64_t *out_ns) {
+/* One collective of `bytes` alone, all members entering at t = 0; *out_ns
+ * is the last member's finish. */
+static ds_status time_coll(struct ds_topo *topo, const struct ds_ring *ring,
+                           const struct collbench_options *o,
+                           enum ds_coll_model model, double bytes,
+                           const struct ds_coll_proto *proto, int64_t *out_ns,
+                           struct ds_err *err) {
   struct one_run r = {0};
   ds_status st;
   DS_CHECK_GOTO(ds_engine_new(0, handle, &r, &r.eng), st, out);
   DS_CHECK_GOTO(ds_net_new(topo, r.eng, o->net_mode, on_delivered, on_sent, &r,
                            &r.net), st, out);
-  DS_CHECK_GOTO(ds_coll_allreduce_new_proto(ring, r.net, model, o->ring_chunks,
-                                            bytes, proto, 0, on_member_done, &r,
-                                            &r.coll), st, out);
+  enum ds_coll_kind k = o->desc->kind;
+  struct ds_coll_spec spec = {
+      .kind = k, .topo = topo, .ring = ring, .net = r.net, .model = model,
+      .chunks = k == DS_COLL_BROADCAST || k == DS_COLL_REDUCE
+                    ? ds_coll_chain_chunks(bytes, o->ring_chunks)
+                    : o->ring_chunks,
+      .bytes = bytes, .root = o->root, .proto = proto, .tag_base = 0,
+      .on_done = on_member_done, .owner = &r};
+  DS_CHECK_GOTO(ds_coll_new(&spec, &r.coll, err), st, out);
   for (int32_t i = 0; i < ring->n; i++)
     DS_CHECK_GOTO(ds_coll_enter(r.coll, i), st, out);
   DS_CHECK_GOTO(ds_engine_run(r.eng, INT64_MAX), st, out);
@@ -277,11 +314,13 @@ static void print_header(FILE *out, const struct collbench_options *o,
     fputs("[\n", out);
     break;
   default:
-    fprintf(out, "# ddpsim collective: %s, algo %s, %d ranks on %s (%d x %s)\n", o->op,
+    fprintf(out, "# ddpsim collective: %s, algo %s, %d ranks on %s (%d x %s)", o->op,
             o->algo, pl->n, topo->name, topo->n_gpus, topo->gpu.name);
+    if (o->desc->rooted) fprintf(out, ", root %d", o->root);
+    fputc('\n', out);
     if (!pl->nccl) {
-      fprintf(out, "# network %s, ring %s; simulated (NCCL protocols and channels not modelled)\n",
-              net, exec);
+      fprintf(out, "# network %s, %s %s; simulated (NCCL protocols and channels not modelled)\n",
+              net, o->desc->algo, exec);
       if (pl->fallback[0]) fprintf(out, "# %s\n", pl->fallback);
       fprintf(out, "#\n# %12s %12s %6s %10s %8s %8s\n# %12s %12s %6s %10s %8s %8s\n",
               "size", "count", "type", "time", "algbw", "busbw", "(B)", "(elements)", "",
@@ -310,18 +349,18 @@ static void print_row(FILE *out, const struct collbench_options *o,
   if (r->nccl_model_us >= 0) snprintf(pred, sizeof pred, "%.3f", r->nccl_model_us);
   switch (o->format) {
   case DS_FORMAT_CSV:
-    fprintf(out, "%s,ring,%s,%d,%.0f,%.0f,float,%.3f,%.6f,%.6f,%s,%s,%d,%s\n", o->op,
-            proto, pl->n, r->size_bytes, r->count, r->time_us, r->algbw_gbps,
+    fprintf(out, "%s,%s,%s,%d,%.0f,%.0f,float,%.3f,%.6f,%.6f,%s,%s,%d,%s\n", o->op,
+            o->desc->algo, proto, pl->n, r->size_bytes, r->count, r->time_us, r->algbw_gbps,
             r->busbw_gbps, net, coll, r->channels, pred);
     break;
   case DS_FORMAT_JSON:
     fprintf(out,
-            "%s  {\"op\": \"%s\", \"algo\": \"ring\", \"proto\": \"%s\", "
+            "%s  {\"op\": \"%s\", \"algo\": \"%s\", \"proto\": \"%s\", "
             "\"nranks\": %d, \"size_bytes\": %.0f, \"count\": %.0f, "
             "\"type\": \"float\", \"time_us\": %.3f, \"algbw_gbps\": %.6f, "
             "\"busbw_gbps\": %.6f, \"net_model\": \"%s\", \"coll_model\": \"%s\", "
             "\"channels\": %d, \"nccl_model_us\": %s}",
-            first ? "" : ",\n", o->op, proto, pl->n, r->size_bytes, r->count,
+            first ? "" : ",\n", o->op, o->desc->algo, proto, pl->n, r->size_bytes, r->count,
             r->time_us, r->algbw_gbps, r->busbw_gbps, net, coll, r->channels,
             pred[0] ? pred : "null");
     break;
@@ -373,6 +412,13 @@ static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
              : o->coll_model == DS_COLL_CHOICE_AGGREGATE ? DS_COLL_AGGREGATE
              : n > DS_AUTO_AGGREGATE_ABOVE               ? DS_COLL_AGGREGATE
                                                          : DS_COLL_FLOW;
+  /* Only the ring kinds have an aggregated execution. */
+  if (o->desc->kind != DS_COLL_ALLREDUCE && o->desc->kind != DS_COLL_ALLGATHER &&
+      o->desc->kind != DS_COLL_REDUCESCATTER)
+    pl.model = DS_COLL_FLOW;
+  if (o->desc->rooted && o->root >= n)
+    return ds_err_set(err, DS_EUSAGE, "option --root: %d is not a rank (%d ranks)", o->root,
+                      n);
   if (o->ring_chunks > 1 && pl.model == DS_COLL_AGGREGATE)
     return ds_err_set(err, DS_EUSAGE,
                       "--ring-chunks > 1 needs the per-flow ring: add --coll-model flow");
@@ -403,15 +449,15 @@ static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
       r.nccl_model_us = ds_nccl_predict_ns(&pl.m, r.proto, r.size_bytes) / 1e3;
     }
     int64_t t_ns = 0;
-    st = time_allreduce(topo, &ring, o, pl.model, r.size_bytes, pl.nccl ? &cp : NULL,
-                        &t_ns);
+    st = time_coll(topo, &ring, o, pl.model, r.size_bytes, pl.nccl ? &cp : NULL, &t_ns,
+                   err);
     if (st != DS_OK) {
       if (!err->msg[0]) ds_err_set(err, st, "simulating %.0f bytes failed", r.size_bytes);
       break;
     }
     r.time_us = (double)t_ns / 1e3;
     r.algbw_gbps = t_ns > 0 ? r.size_bytes / (double)t_ns : 0; /* B/ns = GB/s */
-    r.busbw_gbps = r.algbw_gbps * (n > 1 ? 2.0 * (n - 1) / n : 0);
+    r.busbw_gbps = r.algbw_gbps * o->desc->bus_factor(n);
     print_row(out, o, &pl, &r, first);
     first = 0;
   }

@@ -4,10 +4,10 @@
  * algbw, busbw with nccl-tests' bus factor), so that a prediction and a
  * measured all_reduce_perf table can be read side by side.
  *
- * This version simulates the ring all-reduce of sim/coll_ring.c, plain or
- * under NCCL's protocols and channels with NCCL's choice of protocol
- * (sim/nccl_model.h, docs/collectives.md); other operations and algorithms
- * are refused by name (issue #3).
+ * Every collective kind of sim/coll.h's table but sendrecv (--op, --root);
+ * the all-reduce also under NCCL's protocols and channels with NCCL's choice
+ * of protocol (sim/nccl_model.h, docs/collectives.md); other algorithms are
+ * refused by name.
  */
 #ifndef DS_COLLBENCH_H
 #define DS_COLLBENCH_H

@@ -79,7 +79,7 @@ static void finish_op(struct ds_exec *ex, uint32_t op) {
   ex->op_end[op] = now;
   ex->ops_done++;
   if (now > ex->rank_time[o->rank]) ex->rank_time[o->rank] = now;
-  if (ds_op_kind_is_collective(o->kind)) ex->comm_busy[o->rank]--;
+  if (ex->coll_of_op[op] >= 0) ex->comm_busy[o->rank]--;
   ex->queue_busy[q] = 0;
   ex->queue_head[q]++;
   for (uint32_t k = ex->waiter_first[op]; k < ex->waiter_first[op + 1]; k++) {
@@ -96,7 +96,7 @@ static void start_op(struct ds_exec *ex, uint32_t op) {
   const struct ds_op *o = &ex->sched->ops[op];
   int64_t now = ds_engine_now(ex->eng);
   ex->op_start[op] = now;
-  if (ds_op_kind_is_collective(o->kind)) {
+  if (ex->coll_of_op[op] >= 0) { /* a collective, or a send/recv */
     struct coll_inst *ci = &ex->colls[ex->coll_of_op[op]];
     ex->comm_busy[o->rank]++;
     ds_status st = ds_coll_enter(ci->coll, ex->member_of_op[op]);
@@ -104,6 +104,7 @@ static void start_op(struct ds_exec *ex, uint32_t op) {
     return;
   }
   double dur_ns = o->dur_us * 1000.0;
+  if (ex->opt.dur_scale) dur_ns *= ex->opt.dur_scale[op];
   if (o->stream == DS_STREAM_COMPUTE && ex->comm_busy[o->rank] > 0)
     dur_ns *= 1.0 + ex->topo->compute.comm_interference;
   struct ds_event ev = {.kind = DS_EV_OP_DONE, .b = op};
@@ -257,81 +258,228 @@ static int cmp_coll_key(const void *a, const void *b) {
   return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
+/* A send or a recv, by (source rank, destination rank, schedule order). */
+struct p2p_key {
+  int32_t src, dst;
+  uint32_t op;
+};
+
+static int cmp_p2p_key(const void *a, const void *b) {
+  const struct p2p_key *x = a, *y = b;
+  if (x->src != y->src) return x->src < y->src ? -1 : 1;
+  if (x->dst != y->dst) return x->dst < y->dst ? -1 : 1;
+  return (x->op > y->op) - (x->op < y->op);
+}
+
+static int is_p2p(enum ds_op_kind k) { return k == DS_OP_SEND || k == DS_OP_RECV; }
+
+/* The collective a schedule kind runs; DS_COLL_KIND_COUNT for none. */
+static enum ds_coll_kind coll_kind_of(enum ds_op_kind k) {
+  switch (k) {
+  case DS_OP_ALLREDUCE: return DS_COLL_ALLREDUCE;
+  case DS_OP_BROADCAST: return DS_COLL_BROADCAST;
+  case DS_OP_REDUCE: return DS_COLL_REDUCE;
+  case DS_OP_ALLGATHER: return DS_COLL_ALLGATHER;
+  case DS_OP_REDUCESCATTER: return DS_COLL_REDUCESCATTER;
+  case DS_OP_GATHER: return DS_COLL_GATHER;
+  case DS_OP_SCATTER: return DS_COLL_SCATTER;
+  default: return DS_COLL_KIND_COUNT;
+  }
+}
+
+/* Registers instance idx over the ops ops[0..n) (member k runs on rank
+ * gpus[k]) and creates its collective from *spec (ring and tag filled here). */
+static ds_status add_inst(struct ds_exec *ex, struct coll_owner *owners, int64_t coll_id,
+                          const uint32_t *ops, const int32_t *gpus, int32_t n,
+                          struct ds_coll_spec *spec, struct ds_err *err) {
+  int32_t idx = ex->n_colls;
+  struct coll_inst *ci = &ex->colls[ex->n_colls++];
+  ci->coll_id = coll_id;
+  ci->n = n;
+  ci->op_of = malloc((size_t)n * sizeof *ci->op_of);
+  if (!ci->op_of) return ds_err_set(err, DS_ENOMEM, "executor: out of memory");
+  for (int32_t k = 0; k < n; k++) {
+    ci->op_of[k] = ops[k];
+    ex->coll_of_op[ops[k]] = idx;
+    ex->member_of_op[ops[k]] = k;
+  }
+  DS_CHECK(get_ring(ex, gpus, n, &spec->ring, err));
+  owners[idx] = (struct coll_owner){ex, idx};
+  spec->topo = ex->topo;
+  spec->net = ex->net;
+  spec->tag_base = (uint64_t)idx << TAG_SHIFT;
+  spec->on_done = on_member_done;
+  spec->owner = &owners[idx];
+  return ds_coll_new(spec, &ci->coll, err);
+}
+
+/* One instance per coll id of a collective kind. */
+static ds_status build_group(struct ds_exec *ex, struct coll_owner *owners,
+                             const struct coll_key *keys, int32_t n, uint32_t *ops,
+                             int32_t *gpus, struct ds_err *err) {
+  struct ds_schedule *s = ex->sched;
+  const struct ds_op *o = &s->ops[keys[0].op];
+  enum ds_coll_kind ck = coll_kind_of(o->kind);
+  const struct ds_coll_desc *d = ds_coll_desc_of(ck);
+  struct ds_coll_spec spec = {.kind = ck, .model = ex->opt.coll_model,
+                              .chunks = ex->opt.ring_chunks, .bytes = o->bytes, .root = -1};
+  struct ds_coll_proto cp;
+  if (!d)
+    return ds_err_set(err, DS_EUSAGE,
+                      "op %" PRId64 ": %s is not a collective but has coll %" PRId64
+                      " (collectives: %s; send/recv pair without coll ids)",
+                      o->id, ds_op_kind_name(o->kind), o->coll, ds_coll_kind_names());
+  if (ck == DS_COLL_ALLREDUCE) {
+    enum ds_proto proto;
+    if (ds_ring_algo_parse(o->algo, &proto) != DS_OK)
+      return ds_err_set(err, DS_EUSAGE,
+                        "op %" PRId64 ": allreduce with algo '%s' is not simulated by "
+                        "this version (ring, ring/LL, ring/LL128 or ring/Simple)",
+                        o->id, o->algo);
+    if (proto < DS_PROTO_COUNT && (!ex->opt.nccl || ex->opt.nccl->nranks != n))
+      return ds_err_set(err, DS_EUSAGE,
+                        "op %" PRId64 ": algo '%s' needs NCCL's model for a ring of %d "
+                        "ranks, and %s", o->id, o->algo, n,
+                        ex->opt.nccl ? "the model describes another ring size"
+                                     : "none is available (unknown GPU architecture?)");
+    if (proto < DS_PROTO_COUNT) {
+      ds_nccl_coll_proto(ex->opt.nccl, proto, o->bytes, &cp);
+      spec.proto = &cp;
+    }
+  } else if (o->algo[0] && strcmp(o->algo, d->algo) != 0) {
+    return ds_err_set(err, DS_EUSAGE,
+                      "op %" PRId64 ": %s with algo '%s' is not simulated by this "
+                      "version (%s runs '%s'; NCCL protocols: allreduce only)",
+                      o->id, d->name, o->algo, d->name, d->algo);
+  }
+  for (int32_t k = 0; k < n; k++) {
+    const struct ds_op *m = &s->ops[keys[k].op];
+    ops[k] = keys[k].op;
+    gpus[k] = keys[k].rank;
+    if (d->rooted && m->root == o->root && m->rank == o->root) spec.root = k;
+    if (d->rooted && m->root != o->root)
+      return ds_err_set(err, DS_EUSAGE,
+                        "op %" PRId64 ": %s of coll %" PRId64 " has root %d but op %"
+                        PRId64 " of the same coll has root %d", m->id, d->name, o->coll,
+                        m->root, o->id, o->root);
+  }
+  if (d->rooted && spec.root < 0)
+    return ds_err_set(err, DS_EUSAGE,
+                      "op %" PRId64 ": %s of coll %" PRId64 " has root %d, which is "
+                      "not one of its ranks", o->id, d->name, o->coll, o->root);
+  if (ck == DS_COLL_BROADCAST || ck == DS_COLL_REDUCE)
+    spec.chunks = ds_coll_chain_chunks(o->bytes, ex->opt.ring_chunks);
+  return add_inst(ex, owners, o->coll, ops, gpus, n, &spec, err);
+}
+
+/* Send/recv pairs: the k-th send from rank a to rank b (its root is b)
+ * meets the k-th recv on b from a (its root is a), in schedule order, as
+ * MPI and NCCL match point-to-point messages; `coll` plays no part. */
+static ds_status build_p2p(struct ds_exec *ex, struct coll_owner *owners,
+                           struct ds_err *err) {
+  struct ds_schedule *s = ex->sched;
+  size_t n_send = 0, n_recv = 0, n = 0;
+  for (size_t i = 0; i < s->n_ops; i++) n += is_p2p(s->ops[i].kind);
+  if (n == 0) return DS_OK;
+  struct p2p_key *keys = malloc(n * sizeof *keys);
+  if (!keys) return ds_err_set(err, DS_ENOMEM, "executor: out of memory");
+  ds_status st = DS_OK;
+  for (size_t i = 0; i < s->n_ops; i++) {
+    const struct ds_op *o = &s->ops[i];
+    if (!is_p2p(o->kind)) continue;
+    if (o->root < 0 || o->root == o->rank) {
+      st = ds_err_set(err, DS_EUSAGE,
+                      "op %" PRId64 ": %s needs its peer rank in root (a rank other "
+                      "than its own %d), got %d", o->id, ds_op_kind_name(o->kind),
+                      o->rank, o->root);
+      goto out;
+    }
+    n_send += o->kind == DS_OP_SEND;
+  }
+  /* sends first, then recvs, each sorted by (src, dst, order) */
+  for (size_t i = 0; i < s->n_ops; i++) {
+    const struct ds_op *o = &s->ops[i];
+    if (o->kind == DS_OP_SEND)
+      keys[n_recv++] = (struct p2p_key){o->rank, o->root, (uint32_t)i};
+  }
+  n_recv = 0;
+  for (size_t i = 0; i < s->n_ops; i++) {
+    const struct ds_op *o = &s->ops[i];
+    if (o->kind == DS_OP_RECV)
+      keys[n_send + n_recv++] = (struct p2p_key){o->root, o->rank, (uint32_t)i};
+  }
+  qsort(keys, n_send, sizeof *keys, cmp_p2p_key);
+  qsort(keys + n_send, n_recv, sizeof *keys, cmp_p2p_key);
+  size_t a = 0, b = n_send;
+  while (a < n_send || b < n) {
+    const struct p2p_key *x = a < n_send ? &keys[a] : NULL, *y = b < n ? &keys[b] : NULL;
+    if (!x || !y || x->src != y->src || x->dst != y->dst) {
+      /* the side with the smaller (src, dst) has no partner */
+      const struct p2p_key *lone =
+          !y ? x : !x ? y : (x->src < y->src || (x->src == y->src && x->dst < y->dst)) ? x : y;
+      const struct ds_op *o = &s->ops[lone->op];
+      st = ds_err_set(err, DS_EUSAGE,
+                      "op %" PRId64 ": %s on rank %d %s rank %d has no matching %s "
+                      "(the k-th send from a to b meets the k-th recv on b from a)",
+                      o->id, ds_op_kind_name(o->kind), o->rank,
+                      o->kind == DS_OP_SEND ? "to" : "from", o->root,
+                      o->kind == DS_OP_SEND ? "recv" : "send");
+      goto out;
+    }
+    const struct ds_op *so = &s->ops[keys[a].op], *ro = &s->ops[keys[b].op];
+    if (so->bytes != ro->bytes) {
+      st = ds_err_set(err, DS_EUSAGE,
+                      "op %" PRId64 ": send of %.17g bytes meets recv op %" PRId64
+                      " of %.17g bytes", so->id, so->bytes, ro->id, ro->bytes);
+      goto out;
+    }
+    uint32_t ops[2] = {keys[a].op, keys[b].op};
+    int32_t gpus[2] = {so->rank, ro->rank};
+    struct ds_coll_spec spec = {.kind = DS_COLL_SENDRECV, .model = ex->opt.coll_model,
+                                .chunks = 1, .bytes = so->bytes, .root = 0};
+    st = add_inst(ex, owners, -1, ops, gpus, 2, &spec, err);
+    if (st != DS_OK) goto out;
+    a++, b++;
+  }
+out:
+  free(keys);
+  return st;
+}
+
 static ds_status build_colls(struct ds_exec *ex, struct coll_owner **owners,
                              struct ds_err *err) {
   struct ds_schedule *s = ex->sched;
-  size_t n_keys = 0;
-  for (size_t i = 0; i < s->n_ops; i++) n_keys += s->ops[i].coll >= 0;
+  size_t n_keys = 0, n_p2p = 0;
+  for (size_t i = 0; i < s->n_ops; i++) {
+    n_p2p += is_p2p(s->ops[i].kind);
+    n_keys += s->ops[i].coll >= 0 && !is_p2p(s->ops[i].kind);
+  }
   struct coll_key *keys = malloc((n_keys + 1) * sizeof *keys);
   int32_t *gpus = malloc(((size_t)s->world_size + 1) * sizeof *gpus);
-  ex->colls = calloc(n_keys + 1, sizeof *ex->colls);
-  *owners = calloc(n_keys + 1, sizeof **owners);
-  if (!keys || !gpus || !ex->colls || !*owners) {
-    free(keys);
-    free(gpus);
-    return ds_err_set(err, DS_ENOMEM, "executor: out of memory");
+  uint32_t *ops = malloc(((size_t)s->world_size + 1) * sizeof *ops);
+  ex->colls = calloc(n_keys + n_p2p + 1, sizeof *ex->colls);
+  *owners = calloc(n_keys + n_p2p + 1, sizeof **owners);
+  ds_status st = DS_OK;
+  if (!keys || !gpus || !ops || !ex->colls || !*owners) {
+    st = ds_err_set(err, DS_ENOMEM, "executor: out of memory");
+    goto out;
   }
   n_keys = 0;
   for (size_t i = 0; i < s->n_ops; i++)
-    if (s->ops[i].coll >= 0)
+    if (s->ops[i].coll >= 0 && !is_p2p(s->ops[i].kind))
       keys[n_keys++] = (struct coll_key){s->ops[i].coll, s->ops[i].rank, (uint32_t)i};
   qsort(keys, n_keys, sizeof *keys, cmp_coll_key);
-  ds_status st = DS_OK;
   for (size_t i = 0; i < n_keys && st == DS_OK;) {
     size_t j = i;
     while (j < n_keys && keys[j].coll == keys[i].coll) j++;
-    const struct ds_op *o = &s->ops[keys[i].op];
-    int32_t n = (int32_t)(j - i), idx = ex->n_colls;
-    enum ds_proto proto;
-    if (o->kind != DS_OP_ALLREDUCE || ds_ring_algo_parse(o->algo, &proto) != DS_OK) {
-      st = ds_err_set(err, DS_EUSAGE,
-                      "op %" PRId64 ": collective %s with algo '%s' is not "
-                      "simulated by this version (only allreduce with ring, "
-                      "ring/LL, ring/LL128 or ring/Simple)",
-                      o->id, ds_op_kind_name(o->kind), o->algo);
-      break;
-    }
-    if (proto < DS_PROTO_COUNT && (!ex->opt.nccl || ex->opt.nccl->nranks != n)) {
-      st = ds_err_set(err, DS_EUSAGE,
-                      "op %" PRId64 ": algo '%s' needs NCCL's model for a ring of %d "
-                      "ranks, and %s", o->id, o->algo, n,
-                      ex->opt.nccl ? "the model describes another ring size"
-                                   : "none is available (unknown GPU architecture?)");
-      break;
-    }
-    struct coll_inst *ci = &ex->colls[ex->n_colls++];
-    ci->coll_id = keys[i].coll;
-    ci->n = n;
-    ci->op_of = malloc((size_t)n * sizeof *ci->op_of);
-    if (!ci->op_of) { st = DS_ENOMEM; break; }
-    for (int32_t k = 0; k < n; k++) {
-      ci->op_of[k] = keys[i + (size_t)k].op;
-      gpus[k] = keys[i + (size_t)k].rank;
-      ex->coll_of_op[keys[i + (size_t)k].op] = idx;
-      ex->member_of_op[keys[i + (size_t)k].op] = k;
-    }
-    const struct ds_ring *ring = NULL;
-    st = get_ring(ex, gpus, n, &ring, err);
-    if (st != DS_OK) break;
-    (*owners)[idx] = (struct coll_owner){ex, idx};
-    if (proto < DS_PROTO_COUNT) {
-      struct ds_coll_proto cp;
-      ds_nccl_coll_proto(ex->opt.nccl, proto, o->bytes, &cp);
-      st = ds_coll_allreduce_new_proto(ring, ex->net, ex->opt.coll_model,
-                                       ex->opt.ring_chunks, o->bytes, &cp,
-                                       (uint64_t)idx << TAG_SHIFT, on_member_done,
-                                       &(*owners)[idx], &ci->coll);
-    } else {
-      st = ds_coll_allreduce_new(ring, ex->net, ex->opt.coll_model,
-                                 ex->opt.ring_chunks, o->bytes,
-                                 (uint64_t)idx << TAG_SHIFT, on_member_done,
-                                 &(*owners)[idx], &ci->coll);
-    }
+    st = build_group(ex, *owners, keys + i, (int32_t)(j - i), ops, gpus, err);
     i = j;
   }
+  if (st == DS_OK) st = build_p2p(ex, *owners, err);
+out:
   free(keys);
   free(gpus);
-  if (st == DS_ENOMEM) ds_err_set(err, st, "executor: out of memory");
+  free(ops);
   return st;
 }
 

@@ -34,6 +34,10 @@ struct ds_exec_options {
    * NULL refuses them. It must describe rings of every collective's size
    * (DDP: all ranks). Borrowed. */
   const struct ds_nccl_model *nccl;
+  /* Per-op multiplier of the duration of non-collective ops, indexed like
+   * the schedule given to ds_exec_run (--jitter fills it); NULL: 1 for
+   * every op. Borrowed; must hold sched->n_ops values for each run. */
+  const double *dur_scale;
 };
 
 struct ds_exec;

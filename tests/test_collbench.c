@@ -110,7 +110,13 @@ Test(collbench, json_has_one_object_per_size) {
 
 Test(collbench, bad_flags_are_usage_errors_naming_the_flag) {
   const char *cases[][2] = {
-      {"--topo tests/data/ring8.yaml --op broadcast", "--op"},
+      {"--topo tests/data/ring8.yaml --op alltoall", "--op"},
+      {"--topo tests/data/ring8.yaml --op sendrecv", "--op"},
+      {"--topo tests/data/ring8.yaml --op broadcast --algo auto", "--algo"},
+      {"--topo tests/data/ring8.yaml --op gather --algo ring", "--algo"},
+      {"--topo tests/data/ring8.yaml --op allgather --proto LL", "--proto"},
+      {"--topo tests/data/ring8.yaml --op allgather --root 1", "--root"},
+      {"--topo tests/data/ring8.yaml --op broadcast --root 8", "--root"},
       {"--topo tests/data/ring8.yaml --algo tree", "--algo"},
       {"--topo tests/data/ring8.yaml -b 2", "-b"},
       {"--topo tests/data/ring8.yaml -e 1X", "-e"},
@@ -297,5 +303,59 @@ Test(collbench, algo_and_proto_flags) {
   struct output o = run("--topo topologies/dgx-a100.yaml --algo ring --proto auto -b 1G -e 1G");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert(strstr(o.text, " ring Simple  12 "), "%s", o.text);
+  free(o.text);
+}
+
+/* Every operation (issue #3). */
+
+Test(collbench, every_op_closed_form_and_bus_factor) {
+  /* ring8, S = 80 MiB = 83886080 B (S/B = 6710.8864 us), root 3. Expected,
+   * because (alpha = 2 us, N = 8):
+   *   allgather, reducescatter: 7 alpha + 7/8 S/B, busbw = algbw * 7/8;
+   *   broadcast, reduce: C = S / 512 KiB = 160 chunks, 7 alpha + 166/160 S/B,
+   *     busbw = algbw;
+   *   gather, scatter: alpha + 7/8 S/B (the root's link), busbw = algbw * 7/8.
+   * Within a few ns (each flow's data phase is rounded once). */
+  const struct {
+    const char *op, *algo;
+    double expect_us, factor;
+  } cases[] = {
+      {"allgather", "ring", 14 + 7.0 / 8 * 6710.8864, 7.0 / 8},
+      {"reducescatter", "ring", 14 + 7.0 / 8 * 6710.8864, 7.0 / 8},
+      {"broadcast", "ring", 14 + 166.0 / 160 * 6710.8864, 1},
+      {"reduce", "ring", 14 + 166.0 / 160 * 6710.8864, 1},
+      {"gather", "p2p", 2 + 7.0 / 8 * 6710.8864, 7.0 / 8},
+      {"scatter", "p2p", 2 + 7.0 / 8 * 6710.8864, 7.0 / 8},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char args[256], prefix[64];
+    snprintf(args, sizeof args, "--topo tests/data/ring8.yaml --op %s%s -b 80M -e 80M "
+             "--format csv", cases[i].op,
+             strcmp(cases[i].algo, "p2p") == 0 || strcmp(cases[i].op, "broadcast") == 0 ||
+             strcmp(cases[i].op, "reduce") == 0 ? " --root 3" : "");
+    struct output o = run(args);
+    cr_assert_eq(o.st, DS_OK, "%s: %s", cases[i].op, o.err.msg);
+    snprintf(prefix, sizeof prefix, "%s,%s,none,", cases[i].op, cases[i].algo);
+    const char *row = strchr(o.text, '\n');
+    cr_assert(row != NULL && strncmp(row + 1, prefix, strlen(prefix)) == 0, "%s", o.text);
+    int nranks;
+    double size, count, time_us, algbw, busbw;
+    cr_assert_eq(sscanf(row + 1 + strlen(prefix), "%d,%lf,%lf,float,%lf,%lf,%lf", &nranks,
+                        &size, &count, &time_us, &algbw, &busbw), 6, "%s", o.text);
+    cr_assert_eq(size, 83886080);
+    cr_assert_leq(fabs(time_us - cases[i].expect_us), 0.01, "%s: %g us vs %g", cases[i].op,
+                  time_us, cases[i].expect_us);
+    cr_assert_float_eq(busbw, algbw * cases[i].factor, 1e-5, "%s", cases[i].op);
+    cr_assert_leq(busbw, 12.5 * (1 + 1e-9));
+    free(o.text);
+  }
+}
+
+Test(collbench, text_header_names_the_op_and_root) {
+  struct output o = run("--topo tests/data/ring8.yaml --op scatter --root 5 -b 1M -e 1M");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert(strstr(o.text, "# ddpsim collective: scatter, algo p2p, 8 ranks on ring8"),
+            "%s", o.text);
+  cr_assert(strstr(o.text, "root 5"), "%s", o.text);
   free(o.text);
 }

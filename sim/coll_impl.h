@@ -1,0 +1,49 @@
+/*
+ * Internal to the collectives (sim/coll_*.c): every collective instance
+ * begins with struct ds_coll, whose table says how it runs; the public
+ * ds_coll_enter / ds_coll_flow_sent / ds_coll_flow_done / ds_coll_free
+ * (sim/coll_table.c) dispatch through it. An implementation embeds struct
+ * ds_coll as its first member and converts back with a plain pointer cast
+ * (C11 6.7.2.1: a pointer to a struct points to its first member).
+ */
+#ifndef DS_COLL_IMPL_H
+#define DS_COLL_IMPL_H
+
+#include "coll.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ds__coll_vtbl {
+  ds_status (*enter)(struct ds_coll *c, int32_t member);
+  /* idx: the low 32 bits of the flow's tag, the implementation's own index. */
+  ds_status (*flow_sent)(struct ds_coll *c, int32_t idx);
+  ds_status (*flow_done)(struct ds_coll *c, int32_t idx);
+  void (*destroy)(struct ds_coll *c);
+};
+
+struct ds_coll {
+  const struct ds__coll_vtbl *vt;
+};
+
+/* Ring of `steps` steps per chunk (2(N-1): all-reduce; N-1: all-gather and
+ * reduce-scatter), chunk_bytes = bytes/N/chunks (sim/coll_ring.c). */
+ds_status ds__coll_ring_new(const struct ds_ring *ring, struct ds_net *net,
+                            enum ds_coll_model model, int32_t chunks,
+                            int32_t steps, double bytes,
+                            const struct ds_coll_proto *proto, uint64_t tag_base,
+                            ds_coll_done_fn on_done, void *owner,
+                            struct ds_coll **out);
+
+ds_status ds__coll_chain_new(const struct ds_coll_spec *spec, int reduce,
+                             struct ds_coll **out, struct ds_err *err);
+ds_status ds__coll_p2p_new(const struct ds_coll_spec *spec,
+                           enum ds_coll_kind kind, struct ds_coll **out,
+                           struct ds_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_COLL_IMPL_H */

@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,9 +28,20 @@ static const char usage[] =
     "  --first-bucket-mb X    cap of the first rebuilt bucket in MiB (default 1)\n"
     "  --world-size N         ranks, one per GPU (default: every GPU of the topology)\n"
     "  --batch N              samples per GPU (default: the model's default_batch)\n"
+    "                         These four and --no-sync take a value, a list 1,5,25, or a\n"
+    "                         range A:B:STEP (A, A+STEP, ... <= B) or A:B:logN (N values\n"
+    "                         log-spaced from A to B); their cross product runs\n"
+    "  --jobs N               configurations run in parallel (default: every core; 1: in\n"
+    "                         process)\n"
+    "  --jitter CV            per-kernel lognormal noise of mean 1 and this coefficient of\n"
+    "                         variation on compute ops (GSL mt19937 seeded by --seed)\n"
+    "  --samples N            seeds per configuration (--seed, --seed+1, ...); adds\n"
+    "                         iter_p50_ms, iter_p95_ms, iter_p99_ms (default 1)\n"
+    "  --plot FILE.png|.svg   a sweep of one option: iteration time and exposed\n"
+    "                         communication against it, drawn by gnuplot\n"
     "  --iters N              iterations to simulate, >= 2 (default 2); the last is reported\n"
     "  --dtype fp32|fp16|bf16 training dtype of parameters, gradients, activations (default fp32)\n"
-    "  --seed N               recorded in outputs (this version has no random inputs)\n"
+    "  --seed N               seed of --jitter, recorded in outputs (default 1)\n"
     "  --format text|csv|json summary format (default text)\n"
     "  --trace FILE.csv       write the predicted timeline of every iteration\n"
     "  --schedule FILE.csv    write the steady-state iteration's schedule\n"
@@ -86,27 +99,159 @@ static ds_status parse_mb(const char *flag, const char *v, double *out,
   return DS_OK;
 }
 
-/* Splits by hand rather than with strtok, which would silently skip the
- * empty item in "1,,2". */
-static ds_status parse_list(const char *flag, const char *v,
-                            struct ds_options *o, struct ds_err *err) {
-  const char *expected = "a comma-separated list of sizes in MiB, e.g. 1,5,25";
-  o->n_bucket_mb = 0;
+/* One item of a list or a range endpoint: a size in MiB (doubles) or an
+ * integer (ints, as parse_int). Range endpoints of integer options may be
+ * fractional: their values are rounded afterwards. */
+static ds_status parse_item(const char *flag, const char *item, int is_int,
+                            int64_t lo, int64_t hi, double *out, struct ds_err *err) {
+  if (!is_int) return parse_mb(flag, item, out, err);
+  int64_t x;
+  DS_CHECK(parse_int(flag, item, lo, hi, &x, err));
+  *out = (double)x;
+  return DS_OK;
+}
+
+static ds_status too_many(const char *flag, struct ds_err *err) {
+  return ds_err_set(err, DS_EUSAGE, "option %s: at most %d values", flag, DS_MAX_SWEEP);
+}
+
+/* "A:B:logN" or "A:B:STEP" (docs/sweeps.md). Log ranges hit both
+ * endpoints exactly; linear ranges start exactly at A and step while the
+ * value stays <= B (a relative 1e-9 of slack absorbs the sum's rounding). */
+static ds_status parse_range(const char *flag, const char *v, struct ds_values *out,
+                             struct ds_err *err) {
+  const char *expected = "a range START:END:STEP or START:END:logCOUNT, e.g. 1:100:log12";
+  char buf[128], *c1, *c2, *end;
+  if (strlen(v) >= sizeof buf) return bad(err, flag, expected, v);
+  strcpy(buf, v);
+  c1 = strchr(buf, ':');
+  c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+  if (!c1 || !c2 || strchr(c2 + 1, ':')) return bad(err, flag, expected, v);
+  *c1 = *c2 = '\0';
+  double a, b;
+  if (ds_units_parse_number(buf, &a) != DS_OK || ds_units_parse_number(c1 + 1, &b) != DS_OK)
+    return bad(err, flag, expected, v);
+  if (!(a > 0) || !(b > 0))
+    return ds_err_set(err, DS_EUSAGE, "option %s: range \"%s\": start and end must be "
+                      "greater than 0", flag, v);
+  if (!(a < b))
+    return ds_err_set(err, DS_EUSAGE, "option %s: range \"%s\": start must be less than "
+                      "end", flag, v);
+  const char *third = c2 + 1;
+  out->n = 0;
+  if (strncmp(third, "log", 3) == 0) {
+    errno = 0;
+    long k = strtol(third + 3, &end, 10);
+    if (errno || end == third + 3 || *end != '\0')
+      return bad(err, flag, expected, v);
+    if (k < 2)
+      return ds_err_set(err, DS_EUSAGE, "option %s: range \"%s\": a log range needs a "
+                        "count of at least 2", flag, v);
+    if (k > DS_MAX_SWEEP) return too_many(flag, err);
+    double la = log(a), lb = log(b);
+    for (long i = 0; i < k; i++)
+      out->v[i] = exp(la + (lb - la) * (double)i / (double)(k - 1));
+    out->v[0] = a;
+    out->v[k - 1] = b;
+    out->n = (int32_t)k;
+    out->log_spaced = 1;
+    return DS_OK;
+  }
+  double step;
+  if (ds_units_parse_number(third, &step) != DS_OK) return bad(err, flag, expected, v);
+  if (!(step > 0))
+    return ds_err_set(err, DS_EUSAGE, "option %s: range \"%s\": the step must be greater "
+                      "than 0", flag, v);
+  for (int64_t i = 0;; i++) {
+    double x = a + step * (double)i;
+    if (x > b * (1 + 1e-9)) break;
+    if (out->n == DS_MAX_SWEEP) return too_many(flag, err);
+    out->v[out->n++] = x > b ? b : x;
+  }
+  out->log_spaced = 0;
+  return DS_OK;
+}
+
+/* A list "1,5,25" or a range into *out. Integer options (is_int) round a
+ * range's values and drop repeats, saying so on stderr; every value must
+ * then lie in [lo, hi]. Lists are split by hand rather than with strtok,
+ * which would silently skip the empty item in "1,,2". */
+static ds_status parse_values(const char *flag, const char *v, int is_int, int64_t lo,
+                              int64_t hi, struct ds_values *out, struct ds_err *err) {
+  memset(out, 0, sizeof *out);
+  if (strchr(v, ':')) {
+    DS_CHECK(parse_range(flag, v, out, err));
+    if (!is_int) return DS_OK;
+    int32_t k = 0, changed = 0;
+    for (int32_t i = 0; i < out->n; i++) {
+      double r = round(out->v[i]);
+      changed |= r != out->v[i];
+      if (r < (double)lo || r > (double)hi)
+        return ds_err_set(err, DS_EUSAGE, "option %s: range \"%s\" gives %g, expected "
+                          "integers from %lld to %lld", flag, v, r, (long long)lo,
+                          (long long)hi);
+      if (k > 0 && out->v[k - 1] == r) continue; /* values only grow */
+      out->v[k++] = r;
+    }
+    if (changed || k != out->n) {
+      fprintf(stderr, "ddpsim: note: %s %s rounded to integers:", flag, v);
+      for (int32_t i = 0; i < k; i++) fprintf(stderr, "%s%g", i ? "," : " ", out->v[i]);
+      if (k != out->n) fprintf(stderr, " (%d repeated values dropped)", out->n - k);
+      fputc('\n', stderr);
+    }
+    out->n = k;
+    return DS_OK;
+  }
+  const char *expected = is_int ? "a comma-separated list of integers, e.g. 1,2,4"
+                                : "a comma-separated list of sizes in MiB, e.g. 1,5,25";
   const char *tok = v;
   for (;;) {
     const char *end = strchr(tok, ',');
     size_t len = end ? (size_t)(end - tok) : strlen(tok);
     char item[64];
     if (len == 0 || len >= sizeof item) return bad(err, flag, expected, v);
-    if (o->n_bucket_mb == DS_MAX_SWEEP)
-      return ds_err_set(err, DS_EUSAGE, "option %s: at most %d values", flag,
-                        DS_MAX_SWEEP);
+    if (out->n == DS_MAX_SWEEP) return too_many(flag, err);
     memcpy(item, tok, len);
     item[len] = '\0';
-    DS_CHECK(parse_mb(flag, item, &o->bucket_mb[o->n_bucket_mb++], err));
+    DS_CHECK(parse_item(flag, item, is_int, lo, hi, &out->v[out->n++], err));
     if (!end) return DS_OK;
     tok = end + 1;
   }
+}
+
+static const char *const var_flags[DS_VAR_COUNT] = {
+    [DS_VAR_WORLD_SIZE] = "--world-size", [DS_VAR_BATCH] = "--batch",
+    [DS_VAR_NO_SYNC] = "--no-sync", [DS_VAR_FIRST_BUCKET_MB] = "--first-bucket-mb",
+    [DS_VAR_BUCKET_MB] = "--bucket-mb"};
+
+const char *ds_options_var_flag(enum ds_sweep_var v) { return var_flags[v]; }
+
+int64_t ds_options_n_configs(const struct ds_options *o) {
+  int64_t n = 1;
+  for (int v = 0; v < DS_VAR_COUNT; v++) n *= o->sweep[v].n;
+  return n;
+}
+
+/* Sets the scalar fields from sweep[] (each option's first value). */
+static void set_scalars(struct ds_options *o) {
+  o->world_size = (int32_t)o->sweep[DS_VAR_WORLD_SIZE].v[0];
+  o->batch = (int64_t)o->sweep[DS_VAR_BATCH].v[0];
+  o->no_sync = (int32_t)o->sweep[DS_VAR_NO_SYNC].v[0];
+  o->first_bucket_mb = o->sweep[DS_VAR_FIRST_BUCKET_MB].v[0];
+  o->n_bucket_mb = o->sweep[DS_VAR_BUCKET_MB].n;
+  memcpy(o->bucket_mb, o->sweep[DS_VAR_BUCKET_MB].v, sizeof o->bucket_mb);
+}
+
+void ds_options_config(const struct ds_options *o, int64_t i, struct ds_options *out) {
+  *out = *o;
+  for (int v = DS_VAR_COUNT - 1; v >= 0; v--) { /* the last varies fastest */
+    struct ds_values *d = &out->sweep[v];
+    int64_t k = i % d->n;
+    i /= d->n;
+    d->v[0] = d->v[k];
+    d->n = 1;
+  }
+  set_scalars(out);
 }
 
 static ds_status parse_choice(const char *flag, const char *v,
@@ -133,6 +278,7 @@ static ds_status parse_choice(const char *flag, const char *v,
   X("--ring-chunks", 1) X("--algo", 1) X("--proto", 1) X("--nccl-extra", 1) \
   X("--calib", 1) X("--no-overlap", 0) X("--no-sync", 1) X("--grad-as-bucket-view", 0)         \
   X("--find-unused-parameters", 0) X("--static-graph", 0)                      \
+  X("--jobs", 1) X("--jitter", 1) X("--samples", 1) X("--plot", 1)        \
   X("--help", 0) X("--version", 0) X("-h", 0)
 
 static int takes_value(const char *flag, int *known) {
@@ -156,15 +302,15 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
                         "option --strategy: this version simulates ddp only, got \"%s\" "
                         "(dp, ps and single are planned)", v);
     o->strategy = v;
-  } else if (strcmp(flag, "--bucket-mb") == 0) DS_CHECK(parse_list(flag, v, o, err));
-  else if (strcmp(flag, "--first-bucket-mb") == 0) DS_CHECK(parse_mb(flag, v, &o->first_bucket_mb, err));
-  else if (strcmp(flag, "--world-size") == 0) {
-    DS_CHECK(parse_int(flag, v, 1, 1 << 20, &x, err));
-    o->world_size = (int32_t)x;
-  } else if (strcmp(flag, "--batch") == 0) {
-    DS_CHECK(parse_int(flag, v, 1, 1 << 20, &x, err));
-    o->batch = x;
-  } else if (strcmp(flag, "--iters") == 0) {
+  } else if (strcmp(flag, "--bucket-mb") == 0)
+    DS_CHECK(parse_values(flag, v, 0, 0, 0, &o->sweep[DS_VAR_BUCKET_MB], err));
+  else if (strcmp(flag, "--first-bucket-mb") == 0)
+    DS_CHECK(parse_values(flag, v, 0, 0, 0, &o->sweep[DS_VAR_FIRST_BUCKET_MB], err));
+  else if (strcmp(flag, "--world-size") == 0)
+    DS_CHECK(parse_values(flag, v, 1, 1, 1 << 20, &o->sweep[DS_VAR_WORLD_SIZE], err));
+  else if (strcmp(flag, "--batch") == 0)
+    DS_CHECK(parse_values(flag, v, 1, 1, 1 << 20, &o->sweep[DS_VAR_BATCH], err));
+  else if (strcmp(flag, "--iters") == 0) {
     DS_CHECK(parse_int(flag, v, 2, 1000, &x, err));
     o->iters = (int32_t)x;
   } else if (strcmp(flag, "--seed") == 0) {
@@ -205,9 +351,25 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
     o->nccl_extra = c;
   } else if (strcmp(flag, "--calib") == 0) o->calib = v;
   else if (strcmp(flag, "--no-overlap") == 0) o->no_overlap = 1;
-  else if (strcmp(flag, "--no-sync") == 0) {
+  else if (strcmp(flag, "--no-sync") == 0)
+    DS_CHECK(parse_values(flag, v, 1, 1, 1024, &o->sweep[DS_VAR_NO_SYNC], err));
+  else if (strcmp(flag, "--jobs") == 0) {
     DS_CHECK(parse_int(flag, v, 1, 1024, &x, err));
-    o->no_sync = (int32_t)x;
+    o->jobs = (int32_t)x;
+  } else if (strcmp(flag, "--jitter") == 0) {
+    double cv;
+    if (ds_units_parse_number(v, &cv) != DS_OK || !(cv >= 0) || cv > 10)
+      return bad(err, flag, "a coefficient of variation from 0 to 10 (e.g. 0.05)", v);
+    o->jitter_cv = cv;
+    o->jitter = 1;
+  } else if (strcmp(flag, "--samples") == 0) {
+    DS_CHECK(parse_int(flag, v, 1, 100000, &x, err));
+    o->samples = (int32_t)x;
+  } else if (strcmp(flag, "--plot") == 0) {
+    size_t len = strlen(v);
+    if (len < 5 || (strcmp(v + len - 4, ".png") != 0 && strcmp(v + len - 4, ".svg") != 0))
+      return bad(err, flag, "a file name ending in .png or .svg", v);
+    o->plot = v;
   } else if (strcmp(flag, "--grad-as-bucket-view") == 0) o->grad_as_bucket_view = 1;
   else if (strcmp(flag, "--find-unused-parameters") == 0) o->find_unused_parameters = 1;
   else if (strcmp(flag, "--static-graph") == 0) o->static_graph = 1;
@@ -221,14 +383,18 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
   memset(o, 0, sizeof *o);
   o->model = "resnet50";
   o->strategy = "ddp";
-  o->bucket_mb[0] = 25;
-  o->n_bucket_mb = 1;
-  o->first_bucket_mb = 1;
+  static const double defaults[DS_VAR_COUNT] = {
+      [DS_VAR_WORLD_SIZE] = 0, [DS_VAR_BATCH] = 0, [DS_VAR_NO_SYNC] = 1,
+      [DS_VAR_FIRST_BUCKET_MB] = 1, [DS_VAR_BUCKET_MB] = 25};
+  for (int v = 0; v < DS_VAR_COUNT; v++) {
+    o->sweep[v].v[0] = defaults[v];
+    o->sweep[v].n = 1;
+  }
+  o->samples = 1;
   o->iters = 2;
   o->seed = 1;
   o->ring_chunks = 1;
   o->nccl_extra = 1;
-  o->no_sync = 1;
   int proto_set = 0;
   for (int i = 1; i < argc; i++) {
     char flag[64];
@@ -252,6 +418,7 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
     }
     DS_CHECK(apply(o, flag, value, &proto_set, err));
   }
+  set_scalars(o);
   if (o->help || o->version) return DS_OK;
   if (o->static_graph && o->find_unused_parameters)
     return ds_err_set(err, DS_EUSAGE,
@@ -265,9 +432,23 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
                       "--algo ring --proto none, or a protocol with --algo auto");
   if (!o->topo)
     return ds_err_set(err, DS_EUSAGE, "missing --topo (e.g. --topo 4gpu.yaml; see ddpsim --help)");
-  if ((o->trace || o->schedule) && o->n_bucket_mb > 1)
-    return ds_err_set(err, DS_EUSAGE,
-                      "--trace and --schedule describe one configuration: give one --bucket-mb value");
+  int64_t n_configs = ds_options_n_configs(o);
+  if (n_configs > DS_MAX_CONFIGS)
+    return ds_err_set(err, DS_EUSAGE, "the sweep has %lld configurations; at most %d: "
+                      "give fewer values", (long long)n_configs, DS_MAX_CONFIGS);
+  for (int v = DS_VAR_COUNT - 1; v >= 0; v--)
+    if ((o->trace || o->schedule) && o->sweep[v].n > 1)
+      return ds_err_set(err, DS_EUSAGE,
+                        "--trace and --schedule describe one configuration: give one %s value",
+                        var_flags[v]);
+  if (o->plot) {
+    int varying = 0;
+    for (int v = 0; v < DS_VAR_COUNT; v++) varying += o->sweep[v].n > 1;
+    if (varying != 1)
+      return ds_err_set(err, DS_EUSAGE, "option --plot draws a sweep of one option: give "
+                        "a list or range to exactly one of --bucket-mb, --world-size, "
+                        "--batch, --first-bucket-mb, --no-sync (%d given)", varying);
+  }
   if (o->ring_chunks > 1 && o->coll_model == DS_COLL_CHOICE_AGGREGATE)
     return ds_err_set(err, DS_EUSAGE,
                       "--ring-chunks > 1 needs --coll-model flow (the aggregate ring moves one chunk per step)");

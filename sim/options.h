@@ -18,6 +18,29 @@ extern "C" {
 
 #define DS_MAX_SWEEP 64
 
+/* Most configurations one run's cross product may have. */
+#define DS_MAX_CONFIGS 4096
+
+/* The options that take a list or a range (docs/sweeps.md), in cross
+ * product order: the first is the outermost loop, the bucket cap the
+ * innermost. */
+enum ds_sweep_var {
+  DS_VAR_WORLD_SIZE,
+  DS_VAR_BATCH,
+  DS_VAR_NO_SYNC,
+  DS_VAR_FIRST_BUCKET_MB,
+  DS_VAR_BUCKET_MB,
+  DS_VAR_COUNT
+};
+
+/* The values one option takes: n >= 1; log_spaced when given as A:B:logN
+ * (plots then use a log axis). */
+struct ds_values {
+  double v[DS_MAX_SWEEP];
+  int32_t n;
+  int log_spaced;
+};
+
 enum ds_coll_choice { DS_COLL_CHOICE_AUTO, DS_COLL_CHOICE_FLOW, DS_COLL_CHOICE_AGGREGATE };
 
 /* --proto: the plain ring, one NCCL protocol, or NCCL's choice per bucket. */
@@ -55,6 +78,15 @@ struct ds_options {
   int grad_as_bucket_view;          /* gradients are views into the buckets */
   int find_unused_parameters;       /* buckets by registration order from iteration 0 */
   int static_graph;
+  /* Sweeps and noise (docs/sweeps.md). The scalars above (bucket_mb[0],
+   * first_bucket_mb, world_size, batch, no_sync) are the first value of
+   * each option; the sweep runs the cross product of sweep[]. */
+  struct ds_values sweep[DS_VAR_COUNT];
+  int32_t jobs;                     /* 0: every online core; 1: in process */
+  double jitter_cv;                 /* per-kernel coefficient of variation */
+  int jitter;                       /* --jitter given */
+  int32_t samples;                  /* seeds per configuration, >= 1 */
+  const char *plot;                 /* NULL: none; else a .png or .svg path */
   int help;
   int version;
 };
@@ -64,6 +96,17 @@ struct ds_options {
  * expected. */
 ds_status ds_options_parse(int argc, char **argv, struct ds_options *opt,
                            struct ds_err *err);
+
+/* The flag of a sweep variable ("--bucket-mb"). */
+const char *ds_options_var_flag(enum ds_sweep_var v);
+
+/* Number of configurations of the cross product of o->sweep. */
+int64_t ds_options_n_configs(const struct ds_options *o);
+
+/* The options of configuration i (0 <= i < ds_options_n_configs) in cross
+ * product order: a copy of *o whose scalars hold that configuration's
+ * values and whose sweep[] holds one value each. */
+void ds_options_config(const struct ds_options *o, int64_t i, struct ds_options *out);
 
 /* The --help text. */
 const char *ds_options_usage(void);

@@ -130,6 +130,14 @@ void ds_report_measure(const struct ds_schedule *sched, size_t first, size_t n,
   X(ddp_options, "%s", r->ddp_options)                          \
   X(per_batch_ms, "%.6f", r->iter_ms / (r->no_sync > 1 ? r->no_sync : 1))
 
+/* Printed after DS_SUMMARY_COLUMNS when the rows have quantiles. */
+#define DS_QUANTILE_COLUMNS(X)                                  \
+  X(jitter_cv, "%g", r->jitter_cv)                              \
+  X(samples, "%d", r->samples)                                  \
+  X(iter_p50_ms, "%.6f", r->iter_p50_ms)                        \
+  X(iter_p95_ms, "%.6f", r->iter_p95_ms)                        \
+  X(iter_p99_ms, "%.6f", r->iter_p99_ms)
+
 /* Machine-readable times carry six decimals of a millisecond: the engine's
  * nanosecond, so nothing it computed is lost in the CSV or JSON. */
 
@@ -139,6 +147,7 @@ static void print_csv(FILE *fp, const struct ds_summary *rows, int32_t n) {
   const char *sep = "";
 #define DS__CSV_HEAD(col, fmt, expr) fprintf(fp, "%s%s", sep, #col); sep = ",";
   DS_SUMMARY_COLUMNS(DS__CSV_HEAD)
+  if (n > 0 && rows[0].has_quantiles) { DS_QUANTILE_COLUMNS(DS__CSV_HEAD) }
 #undef DS__CSV_HEAD
   fputs(",bucket_mib\n", fp);
   for (int32_t i = 0; i < n; i++) {
@@ -146,6 +155,7 @@ static void print_csv(FILE *fp, const struct ds_summary *rows, int32_t n) {
     sep = "";
 #define DS__CSV_ROW(col, fmt, expr) fprintf(fp, "%s" fmt, sep, expr); sep = ",";
     DS_SUMMARY_COLUMNS(DS__CSV_ROW)
+    if (r->has_quantiles) { DS_QUANTILE_COLUMNS(DS__CSV_ROW) }
 #undef DS__CSV_ROW
     /* The bucket sizes, in order, as one field: ';' keeps it one column. */
     fputc(',', fp);
@@ -167,6 +177,7 @@ static void print_json(FILE *fp, const struct ds_summary *rows, int32_t n) {
           is_string_format(fmt) ? "\"" : "");                          \
   sep = ", ";
     DS_SUMMARY_COLUMNS(DS__JSON_FIELD)
+    if (r->has_quantiles) { DS_QUANTILE_COLUMNS(DS__JSON_FIELD) }
 #undef DS__JSON_FIELD
     fputs(", \"bucket_mib\": [", fp);
     for (int32_t b = 0; b < r->n_buckets; b++)
@@ -187,6 +198,14 @@ static void print_buckets(FILE *fp, const struct ds_summary *r) {
 }
 
 static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
+  /* A sweep of world size, batch or no_sync names them on every block
+   * (the header line shows the first configuration's). */
+  int vary_world = 0, vary_batch = 0, vary_sync = 0;
+  for (int32_t i = 1; i < n; i++) {
+    vary_world |= rows[i].world_size != rows[0].world_size;
+    vary_batch |= rows[i].batch_per_gpu != rows[0].batch_per_gpu;
+    vary_sync |= rows[i].no_sync != rows[0].no_sync;
+  }
   for (int32_t i = 0; i < n; i++) {
     const struct ds_summary *r = &rows[i];
     if (i == 0)
@@ -202,9 +221,16 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     if (i == 0 && r->coll_algo && strcmp(r->coll_algo, "ring") != 0)
       fprintf(fp, "all-reduce %s: NCCL's channels and protocols (cost model %s; "
                   "docs/collectives.md)\n", r->coll_algo, ds_nccl_constants_version());
-    fprintf(fp, "\nbucket cap %g MiB (first bucket %g MiB)\n", r->bucket_mb,
+    fputc('\n', fp);
+    if (vary_world) fprintf(fp, "world size %d, ", r->world_size);
+    if (vary_batch) fprintf(fp, "batch %lld/GPU, ", (long long)r->batch_per_gpu);
+    if (vary_sync) fprintf(fp, "no_sync %d, ", r->no_sync);
+    fprintf(fp, "bucket cap %g MiB (first bucket %g MiB)\n", r->bucket_mb,
             r->first_bucket_mb);
     fprintf(fp, "  iteration      %10.3f ms\n", r->iter_ms);
+    if (r->has_quantiles)
+      fprintf(fp, "    p50/p95/p99  %10.3f / %.3f / %.3f ms  (%d samples, jitter CV %g)\n",
+              r->iter_p50_ms, r->iter_p95_ms, r->iter_p99_ms, r->samples, r->jitter_cv);
     fprintf(fp, "    forward      %10.3f ms\n", r->fwd_ms);
     fprintf(fp, "    backward     %10.3f ms\n", r->bwd_ms);
     fprintf(fp, "    optimizer    %10.3f ms\n", r->step_ms);

@@ -53,6 +53,13 @@ struct ds_summary {
   double overlap_pct;
   struct ds_ddp_memory mem;
   double peak_mem_gib;
+  /* --samples / --jitter (docs/sweeps.md): the timing fields above are the
+   * first sample's (seed --seed); these are over all samples. Printed only
+   * when has_quantiles. */
+  int has_quantiles;
+  int32_t samples;
+  double jitter_cv;
+  double iter_p50_ms, iter_p95_ms, iter_p99_ms;
 };
 
 /* Fills the timing fields of s from the op times of ops[first .. first+n)

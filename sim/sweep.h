@@ -1,0 +1,73 @@
+/*
+ * Sweeps (docs/sweeps.md): running the configurations of a cross product,
+ * in this process or in worker processes, and what is said about the
+ * whole sweep (the best configuration, the plot).
+ */
+#ifndef DS_SWEEP_H
+#define DS_SWEEP_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../traces/status.h"
+#include "options.h"
+#include "report.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One configuration's summary as plain data that owns what it points to:
+ * sum's strings point into the buffers below (ds_row_own sets them), and
+ * sum.bucket_bytes is bucket_bytes. */
+struct ds_row {
+  struct ds_summary sum;
+  char strategy[16], model[128], topology[128], gpu[128], dtype[8];
+  char net_model[16], coll_model[16], coll_algo[32], ddp_options[128];
+  double *bucket_bytes; /* owned, [sum.n_buckets] */
+};
+
+/* Copies sum's strings into r's buffers (truncating) and points sum at
+ * them; r->sum must already hold the summary. */
+void ds_row_own(struct ds_row *r);
+
+/* Frees r's bucket sizes (r may be NULL). */
+void ds_row_release(struct ds_row *r);
+
+/* Computes configuration i into row (zeroed on entry) and makes it owned
+ * (ds_row_own, bucket_bytes malloc'ed); returns a status with err set. Called once per configuration, in a worker process when
+ * jobs > 1. */
+typedef ds_status (*ds_sweep_fn)(void *ctx, int64_t i, struct ds_row *row,
+                                 struct ds_err *err);
+
+/* Computes rows[0 .. n) with fn: in this process when jobs == 1 or n == 1,
+ * else in up to jobs forked worker processes at a time (jobs 0: the online
+ * cores), one per configuration, each returning its row through a pipe.
+ * rows[i] is configuration i whatever the completion order. On failure the
+ * error is that of the lowest failing configuration, and no new worker is
+ * started. A progress line goes to stderr when it is a terminal. */
+ds_status ds_sweep_run(int64_t n, int32_t jobs, ds_sweep_fn fn, void *ctx,
+                       struct ds_row *rows, struct ds_err *err);
+
+/* Which sweep variable varies, when exactly one does; -1 otherwise. */
+int ds_sweep_single_var(const struct ds_options *o);
+
+/* The text closing line of a sweep of n > 1 rows: for a sweep of the
+ * bucket cap alone, the best cap; otherwise the best configuration by time
+ * per sample and how many lie within 1% of it. */
+void ds_sweep_print_best(FILE *out, const struct ds_options *o,
+                         const struct ds_summary *rows, int32_t n);
+
+/* Draws iteration time and exposed communication against the swept
+ * option of o (exactly one varies) into o->plot with gnuplot
+ * ($DDPSIM_GNUPLOT or the first on PATH): data to a temporary file, the
+ * image to a temporary name beside the target, renamed when gnuplot
+ * succeeded. A missing or failing gnuplot is DS_EIO. */
+ds_status ds_sweep_plot(const struct ds_options *o, const struct ds_summary *rows,
+                        int32_t n, struct ds_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_SWEEP_H */

@@ -59,6 +59,8 @@ LIBANALYSIS := $(BUILD)/libddpanalysis.a
 DDPSIM    := $(BUILD)/ddpsim
 TESTS     := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+# tests/support.c: what the end-to-end tests share, linked into every test.
+TEST_SUPPORT_OBJ := $(BUILD)/tests/support.o
 
 comma := ,
 HAVE_NVCC := $(shell test -x $(CUDA_HOME)/bin/nvcc && echo 1)
@@ -138,7 +140,7 @@ $(DDPSIM): $(BUILD)/sim/main.o $(LIBANALYSIS) $(LIBSIM) $(LIBTRACE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIBANALYSIS) $(LIBSIM) $(LIBTRACE)
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT_OBJ) $(LIBANALYSIS) $(LIBSIM) $(LIBTRACE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ -lcriterion $(LDLIBS) -o $@
 
@@ -147,7 +149,7 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIBANALYSIS) $(LIBSIM) $(LIBTRACE)
 $(BUILD)/tests/test_calib: $(BUILD)/real/calib_write.o
 
 # Tests of real/ (tests/test_real*.c) link the replay library too.
-$(BUILD)/tests/test_real%: $(BUILD)/tests/test_real%.o $(LIBREAL) $(LIBSIM) $(LIBTRACE)
+$(BUILD)/tests/test_real%: $(BUILD)/tests/test_real%.o $(TEST_SUPPORT_OBJ) $(LIBREAL) $(LIBSIM) $(LIBTRACE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ -lcriterion $(REAL_LIBS) $(LDLIBS) -o $@
 

@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/support.h"
 #include "analysis/compare.h"
 #include "analysis/overlap.h"
 #include "sim/report.h"
@@ -30,47 +31,11 @@
 #define H100 "bench/results/gpu-2026-11-23-h100/"
 #define EPS 1e-9
 
-struct result {
-  int status;
-  char *out;
-  char *err;
-};
-
-static char *slurp(const char *path) {
-  FILE *fp = fopen(path, "rb");
-  cr_assert(fp != NULL, "cannot open %s", path);
-  fseek(fp, 0, SEEK_END);
-  long n = ftell(fp);
-  fseek(fp, 0, SEEK_SET);
-  char *buf = malloc((size_t)n + 1);
-  cr_assert(buf != NULL);
-  cr_assert_eq(fread(buf, 1, (size_t)n, fp), (size_t)n);
-  buf[n] = '\0';
-  fclose(fp);
-  return buf;
-}
-
-static const char *bin(void) {
-  const char *b = getenv("DDPSIM_BIN");
-  return b && *b ? b : "build/asan/ddpsim";
-}
-
-static struct result run(const char *env, const char *args) {
-  char cmd[8192], out[] = "/tmp/ddpsim-out-XXXXXX", err[] = "/tmp/ddpsim-err-XXXXXX";
-  close(mkstemp(out));
-  close(mkstemp(err));
-  snprintf(cmd, sizeof cmd, "%s %s analyze %s >%s 2>%s", env ? env : "", bin(), args,
-           out, err);
-  int st = system(cmd);
-  struct result r = {WIFEXITED(st) ? WEXITSTATUS(st) : 128, slurp(out), slurp(err)};
-  unlink(out);
-  unlink(err);
-  return r;
-}
-
-static void release(struct result *r) {
-  free(r->out);
-  free(r->err);
+/* `env ddpsim analyze args`. */
+static struct ds_test_result run(const char *env, const char *args) {
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd, "analyze %s", args);
+  return ds_test_run(env ? env : "", ds_test_ddpsim(), cmd);
 }
 
 /* The two-op schedule: backward (id 0) and bucket 0's all-reduce (id 1). */
@@ -242,12 +207,12 @@ static void cli_refusal(double meas_bytes, int with_ar, const char *want) {
   write_trace(p, "sim", &HIDDEN, 1, 4096, 1);
   write_trace(m, "real", &HIDDEN, 1, meas_bytes, with_ar);
   snprintf(args, sizeof args, "%s %s", p, m);
-  struct result r = run(NULL, args);
+  struct ds_test_result r = run(NULL, args);
   cr_assert_eq(r.status, 2, "stderr: %s", r.err);
   cr_assert(strstr(r.err, p) && strstr(r.err, m), "files not named: %s", r.err);
   cr_assert(strstr(r.err, want), "expected \"%s\" in: %s", want, r.err);
   cr_assert_str_empty(r.out);
-  release(&r);
+  ds_test_release(&r);
   unlink(p);
   unlink(m);
 }
@@ -262,14 +227,14 @@ Test(analyze, a_missing_op_is_refused_by_name) {
 }
 
 Test(analyze, an_unreadable_trace_exits_2_naming_it) {
-  struct result r = run(NULL, H100 "p1.csv /nonexistent/measured.csv");
+  struct ds_test_result r = run(NULL, H100 "p1.csv /nonexistent/measured.csv");
   cr_assert_eq(r.status, 2, "stderr: %s", r.err);
   cr_assert(strstr(r.err, "/nonexistent/measured.csv"), "%s", r.err);
-  release(&r);
+  ds_test_release(&r);
   r = run(NULL, H100 "p1.csv " H100 "s1.csv"); /* a schedule, not a trace */
   cr_assert_eq(r.status, 2, "stderr: %s", r.err);
   cr_assert(strstr(r.err, "s1.csv"), "%s", r.err);
-  release(&r);
+  ds_test_release(&r);
 }
 
 Test(analyze, bad_usage_exits_2) {
@@ -278,59 +243,59 @@ Test(analyze, bad_usage_exits_2) {
                        H100 "p1.csv " H100 "t1-spin.csv --pred-iter 7",
                        H100 "p1.csv " H100 "t1-spin.csv --bogus 1"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    struct result r = run(NULL, bad[i]);
+    struct ds_test_result r = run(NULL, bad[i]);
     cr_assert_eq(r.status, 2, "%s: status %d, stderr %s", bad[i], r.status, r.err);
     cr_assert(strstr(r.err, "ddpsim: "), "%s", r.err);
-    release(&r);
+    ds_test_release(&r);
   }
 }
 
 Test(analyze, h100_pair_matches_the_recorded_p50s) {
   /* bench/results/gpu-2026-11-23-h100/README.md: prediction 9.573 ms, spin
    * replay p50 9.928 ms (the mean here, over the same 10 iterations). */
-  struct result r = run(NULL, H100 "p1.csv " H100 "t1-spin.csv --format csv");
+  struct ds_test_result r = run(NULL, H100 "p1.csv " H100 "t1-spin.csv --format csv");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   cr_assert(strncmp(r.out, "metric,predicted,measured,abs_error,rel_error\n", 46) == 0,
             "%s", r.out);
   cr_assert(strstr(r.out, "\niter_ms,9.573268,9.927405,"), "%s", r.out);
   cr_assert(strstr(r.out, "\nbucket4_start_ms,"), "%s", r.out);
   cr_assert(strstr(r.out, "\nop_dur_error_median,,,"), "%s", r.out);
-  release(&r);
+  ds_test_release(&r);
 }
 
 Test(analyze, a_trace_against_itself_has_no_error) {
   /* ddpsim's own trace: iteration 0 is the pre-rebuild one, skipped. */
-  struct result r = run(NULL, H100 "p2.csv " H100 "p2.csv --skip-measured 1 --format json");
+  struct ds_test_result r = run(NULL, H100 "p2.csv " H100 "p2.csv --skip-measured 1 --format json");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   cr_assert(strstr(r.out, "\"dur_abs_ms\": {\"n\": 450, \"mean\": 0.000000, \"median\": "
                           "0.000000, \"p95\": 0.000000, \"max\": 0.000000}"), "%s", r.out);
   cr_assert(strstr(r.out, "\"start_abs_ms\": {\"n\": 450, \"mean\": 0.000000"), "%s", r.out);
-  release(&r);
+  ds_test_release(&r);
   r = run(NULL, H100 "p2.csv " H100 "p2.csv"); /* without: iteration 0 differs */
   cr_assert_eq(r.status, 2, "stderr: %s", r.err);
-  release(&r);
+  ds_test_release(&r);
 }
 
 Test(analyze, per_op_csv_has_one_row_per_joined_op) {
-  struct result r = run(NULL, H100 "p2.csv " H100 "t2-spin.csv --format csv --per-op");
+  struct ds_test_result r = run(NULL, H100 "p2.csv " H100 "t2-spin.csv --format csv --per-op");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   int lines = 0;
   for (const char *p = r.out; *p; p++) lines += *p == '\n';
   cr_assert_eq(lines, 1 + 450, "%d lines", lines);
   cr_assert(strncmp(r.out, "rank,id,stream,kind,name,bucket,", 32) == 0);
-  release(&r);
+  ds_test_release(&r);
 }
 
 Test(analyze, same_inputs_give_identical_output) {
   const char *args[] = {H100 "p2.csv " H100 "t2-gemm.csv",
                         H100 "p2.csv " H100 "t2-gemm.csv --format json --per-op"};
   for (size_t i = 0; i < 2; i++) {
-    struct result a = run(NULL, args[i]), b = run(NULL, args[i]);
+    struct ds_test_result a = run(NULL, args[i]), b = run(NULL, args[i]);
     cr_assert_eq(a.status, 0, "stderr: %s", a.err);
     cr_assert_str_eq(a.out, b.out);
     cr_assert(strlen(a.out) > 1000);
-    release(&a);
-    release(&b);
+    ds_test_release(&a);
+    ds_test_release(&b);
   }
 }
 
@@ -349,9 +314,9 @@ Test(analyze, chrome_json_has_one_complete_event_per_row) {
   write_trace(p, "sim", pred, 2, 4096, 1);
   write_trace(m, "real", meas, 3, 4096, 1);
   snprintf(args, sizeof args, "%s %s --chrome %s", p, m, out);
-  struct result r = run(NULL, args);
+  struct ds_test_result r = run(NULL, args);
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
-  char *json = slurp(out);
+  char *json = ds_test_slurp(out);
   cr_assert(strncmp(json, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [", 42) == 0);
   cr_assert_eq(count(json, "\"ph\": \"X\""), 2 * 2 + 3 * 2); /* rows of both */
   /* Balanced brackets outside strings, and nothing after the object. */
@@ -378,7 +343,7 @@ Test(analyze, chrome_json_has_one_complete_event_per_row) {
             "%s", json);
   cr_assert(strstr(json, "\"measured rank 0\"") && strstr(json, "\"predicted rank 0\""));
   free(json);
-  release(&r);
+  ds_test_release(&r);
   unlink(p);
   unlink(m);
   unlink(out);
@@ -394,7 +359,7 @@ Test(analyze, plot_writes_a_png) {
   cr_assert(mkdtemp(dir) != NULL);
   snprintf(png, sizeof png, "%s/timeline.png", dir);
   snprintf(args, sizeof args, H100 "p2.csv " H100 "t2-spin.csv --plot %s", png);
-  struct result r = run(NULL, args);
+  struct ds_test_result r = run(NULL, args);
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   FILE *fp = fopen(png, "rb");
   cr_assert(fp != NULL);
@@ -407,7 +372,7 @@ Test(analyze, plot_writes_a_png) {
   for (struct dirent *e; (e = readdir(d));) entries += e->d_name[0] != '.';
   closedir(d);
   cr_assert_eq(entries, 1, "temporary files left in %s", dir);
-  release(&r);
+  ds_test_release(&r);
   unlink(png);
   rmdir(dir);
 }
@@ -416,13 +381,13 @@ Test(analyze, a_missing_gnuplot_is_a_clear_error) {
   char args[512], png[128];
   snprintf(png, sizeof png, "/tmp/ddpsim-analyze-%d-none.png", (int)getpid());
   snprintf(args, sizeof args, H100 "p1.csv " H100 "t1-spin.csv --plot %s", png);
-  struct result r = run("DDPSIM_GNUPLOT=/nonexistent/gnuplot", args);
+  struct ds_test_result r = run("DDPSIM_GNUPLOT=/nonexistent/gnuplot", args);
   cr_assert_eq(r.status, 1, "stderr: %s", r.err);
   cr_assert(strstr(r.err, "gnuplot"), "%s", r.err);
   cr_assert(access(png, F_OK) != 0, "%s was written", png);
-  release(&r);
+  ds_test_release(&r);
   r = run("PATH=/nonexistent", args); /* no gnuplot on PATH */
   cr_assert_eq(r.status, 1, "stderr: %s", r.err);
   cr_assert(strstr(r.err, "gnuplot not found on PATH"), "%s", r.err);
-  release(&r);
+  ds_test_release(&r);
 }

@@ -14,48 +14,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/support.h"
 #include "traces/trace.h"
 
-struct result {
-  int status;
-  char *out;
-  char *err;
-};
-
-static char *slurp(const char *path) {
-  FILE *fp = fopen(path, "rb");
-  cr_assert(fp != NULL, "cannot open %s", path);
-  fseek(fp, 0, SEEK_END);
-  long n = ftell(fp);
-  fseek(fp, 0, SEEK_SET);
-  char *buf = malloc((size_t)n + 1);
-  cr_assert(buf != NULL);
-  cr_assert_eq(fread(buf, 1, (size_t)n, fp), (size_t)n);
-  buf[n] = '\0';
-  fclose(fp);
-  return buf;
-}
-
-static const char *bin(void) {
-  const char *b = getenv("DDPSIM_BIN");
-  return b && *b ? b : "build/asan/ddpsim";
-}
-
-static struct result run(const char *args) {
-  char cmd[4096], out[] = "/tmp/ddpsim-out-XXXXXX", err[] = "/tmp/ddpsim-err-XXXXXX";
-  close(mkstemp(out));
-  close(mkstemp(err));
-  snprintf(cmd, sizeof cmd, "%s %s >%s 2>%s", bin(), args, out, err);
-  int st = system(cmd);
-  struct result r = {WIFEXITED(st) ? WEXITSTATUS(st) : 128, slurp(out), slurp(err)};
-  unlink(out);
-  unlink(err);
-  return r;
-}
-
-static void release(struct result *r) {
-  free(r->out);
-  free(r->err);
+static struct ds_test_result run(const char *args) {
+  return ds_test_run("", ds_test_ddpsim(), args);
 }
 
 static void make_dir(char *tmpl) { cr_assert(mkdtemp(tmpl) != NULL); }
@@ -71,7 +34,7 @@ static int count_entries(const char *dir) {
 }
 
 Test(cli, design_card_example) {
-  struct result r = run("--topo 4gpu.yaml --bucket-mb 25");
+  struct ds_test_result r = run("--topo 4gpu.yaml --bucket-mb 25");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   const char *want[] = {"ddp: resnet50 on 4gpu (4 x A100-SXM4-80GB)",
                         "  iteration ", "    forward ", "    backward ",
@@ -79,11 +42,11 @@ Test(cli, design_card_example) {
                         "    overlap ", "  buckets            5:", "  peak memory "};
   for (size_t i = 0; i < sizeof want / sizeof *want; i++)
     cr_assert(strstr(r.out, want[i]), "missing \"%s\" in:\n%s", want[i], r.out);
-  release(&r);
+  ds_test_release(&r);
 }
 
 Test(cli, csv_has_the_promised_columns_and_one_row_per_bucket_size) {
-  struct result r = run("--topo 4gpu --bucket-mb 1,5,25 --format csv");
+  struct ds_test_result r = run("--topo 4gpu --bucket-mb 1,5,25 --format csv");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   const char *cols[] = {"strategy", "model", "topology", "world_size", "batch_per_gpu",
                         "bucket_mb", "n_buckets", "iter_ms", "fwd_ms", "bwd_ms",
@@ -102,25 +65,25 @@ Test(cli, csv_has_the_promised_columns_and_one_row_per_bucket_size) {
   for (const char *p = r.out; *p; p++) lines += *p == '\n';
   cr_assert_eq(lines, 4, "%s", r.out);
   cr_assert(strstr(r.out, "ddp,resnet50,4gpu,A100-SXM4-80GB,fp32,4,32,1,"), "%s", r.out);
-  release(&r);
+  ds_test_release(&r);
 }
 
 Test(cli, json_has_one_object_per_configuration) {
-  struct result r = run("--topo 4gpu --bucket-mb 5,25 --format json");
+  struct ds_test_result r = run("--topo 4gpu --bucket-mb 5,25 --format json");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   cr_assert_eq(r.out[0], '[');
   int objects = 0;
   for (const char *p = r.out; (p = strstr(p, "\"iter_ms\"")); p++) objects++;
   cr_assert_eq(objects, 2, "%s", r.out);
   cr_assert(strstr(r.out, "\"bucket_mib\": ["), "%s", r.out);
-  release(&r);
+  ds_test_release(&r);
 }
 
 Test(cli, model_names_are_looked_up_without_suffix) {
-  struct result r = run("--topo dgx-a100 --model bert-base --format csv");
+  struct ds_test_result r = run("--topo dgx-a100 --model bert-base --format csv");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   cr_assert(strstr(r.out, "ddp,bert-base,dgx-a100,"), "%s", r.out);
-  release(&r);
+  ds_test_release(&r);
 }
 
 /* The summary's numeric columns 11.. of a one-row CSV: iter, fwd, bwd, step,
@@ -130,7 +93,7 @@ struct row_times {
 };
 
 static struct row_times times_of(const char *args) {
-  struct result r = run(args);
+  struct ds_test_result r = run(args);
   cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
   struct row_times t;
   int n = sscanf(strchr(r.out, '\n') + 1,
@@ -139,7 +102,7 @@ static struct row_times times_of(const char *args) {
                  &t.iter, &t.fwd, &t.bwd, &t.step, &t.comm, &t.exposed, &t.overlap, &t.mem,
                  &t.first);
   cr_assert_eq(n, 9, "%s", r.out);
-  release(&r);
+  ds_test_release(&r);
   return t;
 }
 
@@ -165,18 +128,18 @@ Test(cli, ddp_options_on_the_tiny_model) {
   cr_assert_float_eq(ns.iter, 2.961864, 1e-5);
   cr_assert_float_eq(ns.fwd, 2 * base.fwd, 1e-9);
   cr_assert_float_eq(ns.comm, base.comm, 1e-9);
-  struct result r = run(TINY "--no-sync 2");
+  struct ds_test_result r = run(TINY "--no-sync 2");
   cr_assert(strstr(r.out, ",no_sync=2,1.4809"), "%s", r.out);
-  release(&r);
+  ds_test_release(&r);
   struct row_times view = times_of(TINY "--grad-as-bucket-view");
   /* the CSV carries 1e-6 GiB (1074 B) per value */
   cr_assert_float_eq((base.mem - view.mem) * 1024 * 1024 * 1024, 7341056, 2200);
   struct row_times unused = times_of(TINY "--find-unused-parameters");
   cr_assert_float_eq(base.first, 2.349861, 1e-5); /* one bucket: 1113.16 us after backward */
   cr_assert_float_eq(unused.first, unused.iter, 1e-5);
-  struct result both = run(TINY "--static-graph --find-unused-parameters");
+  struct ds_test_result both = run(TINY "--static-graph --find-unused-parameters");
   cr_assert_eq(both.status, 2);
-  release(&both);
+  ds_test_release(&both);
 }
 
 Test(cli, a_calibration_file_replaces_the_compute_factors) {
@@ -187,10 +150,10 @@ Test(cli, a_calibration_file_replaces_the_compute_factors) {
   struct row_times t = times_of(TINY "--calib tests/data/tiny-calib.yaml");
   cr_assert_float_eq(t.fwd, 0.84, 1e-9);
   cr_assert_float_eq(t.bwd, 1.63, 1e-9);
-  struct result r = run(TINY "--calib tests/data/nope.yaml");
+  struct ds_test_result r = run(TINY "--calib tests/data/nope.yaml");
   cr_assert_eq(r.status, 2);
   cr_assert(strstr(r.err, "nope.yaml"), "%s", r.err);
-  release(&r);
+  ds_test_release(&r);
 }
 
 Test(cli, overlap_beats_no_overlap_on_two_nodes) {
@@ -212,8 +175,8 @@ Test(cli, nccl_protocols_in_ddp) {
    * its all-reduces are slower than the plain ring's (NCCL's 12 channels of
    * 20 GB/s give 240 GB/s of bus bandwidth where the links carry 300,
    * before the per-call latencies). */
-  struct result plain = run("--topo dgx-a100 --model bert-base --format csv");
-  struct result nccl = run("--topo dgx-a100 --model bert-base --format csv --algo auto");
+  struct ds_test_result plain = run("--topo dgx-a100 --model bert-base --format csv");
+  struct ds_test_result nccl = run("--topo dgx-a100 --model bert-base --format csv --algo auto");
   cr_assert_eq(plain.status, 0, "%s", plain.err);
   cr_assert_eq(nccl.status, 0, "%s", nccl.err);
   double comm_plain, comm_nccl;
@@ -226,25 +189,25 @@ Test(cli, nccl_protocols_in_ddp) {
   cr_assert(strstr(nccl.out, ",ring/auto,"), "%s", nccl.out);
   cr_assert(strstr(plain.out, ",ring,"), "%s", plain.out);
   cr_assert_gt(comm_nccl, comm_plain * 1.2, "%g vs %g", comm_nccl, comm_plain);
-  release(&plain);
-  release(&nccl);
+  ds_test_release(&plain);
+  ds_test_release(&nccl);
   /* Without NCCL's model (TestGPU has no known architecture): auto says so
    * and runs the plain ring; an explicit protocol is a usage error. */
-  struct result fallback = run("--topo tests/data/tiny-topo.yaml --model "
+  struct ds_test_result fallback = run("--topo tests/data/tiny-topo.yaml --model "
                                "tests/data/tiny-model.yaml --format csv --algo auto");
   cr_assert_eq(fallback.status, 0, "%s", fallback.err);
   cr_assert(strstr(fallback.err, "note:"), "%s", fallback.err);
   cr_assert(strstr(fallback.out, ",ring,"), "%s", fallback.out);
-  release(&fallback);
-  struct result fixed = run("--topo tests/data/tiny-topo.yaml --model "
+  ds_test_release(&fallback);
+  struct ds_test_result fixed = run("--topo tests/data/tiny-topo.yaml --model "
                             "tests/data/tiny-model.yaml --proto LL128");
   cr_assert_eq(fixed.status, 2);
   cr_assert(strstr(fixed.err, "--proto"), "%s", fixed.err);
-  release(&fixed);
-  struct result none = run("--topo 4gpu --algo auto --proto none");
+  ds_test_release(&fixed);
+  struct ds_test_result none = run("--topo 4gpu --algo auto --proto none");
   cr_assert_eq(none.status, 2);
   cr_assert(strstr(none.err, "--proto"), "%s", none.err);
-  release(&none);
+  ds_test_release(&none);
 }
 
 Test(cli, a_user_topology_outside_the_tree_uses_the_shipped_gpu_table) {
@@ -253,17 +216,17 @@ Test(cli, a_user_topology_outside_the_tree_uses_the_shipped_gpu_table) {
   char dir[] = "/tmp/ddpsim-user-XXXXXX", path[256], args[512];
   cr_assert(mkdtemp(dir) != NULL);
   snprintf(path, sizeof path, "%s/mine.yaml", dir);
-  char *text = slurp("topologies/4gpu.yaml");
+  char *text = ds_test_slurp("topologies/4gpu.yaml");
   FILE *fp = fopen(path, "w");
   cr_assert(fp != NULL);
   fputs(text, fp);
   fclose(fp);
   free(text);
   snprintf(args, sizeof args, "--topo %s --format csv", path);
-  struct result r = run(args);
+  struct ds_test_result r = run(args);
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   cr_assert(strstr(r.out, "ddp,resnet50,4gpu,A100-SXM4-80GB,"), "%s", r.out);
-  release(&r);
+  ds_test_release(&r);
   unlink(path);
   rmdir(dir);
 }
@@ -278,7 +241,7 @@ Test(cli, a_user_topology_outside_the_tree_uses_the_shipped_gpu_table) {
  * 1125.158 us, of which 41.1456 + 484.0128 = 525.158 us exposed. Each ring
  * step is rounded to the nanosecond, hence the 0.00001 ms tolerance. */
 Test(cli, tiny_iteration_matches_the_hand_computation) {
-  struct result r = run("--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
+  struct ds_test_result r = run("--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
                         "--format csv");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   const char *row = strchr(r.out, '\n') + 1;
@@ -299,7 +262,7 @@ Test(cli, tiny_iteration_matches_the_hand_computation) {
   cr_assert_float_eq(comm, 1.125158, 1e-5);
   cr_assert_float_eq(exposed, 0.525158, 1e-5);
   cr_assert_float_eq(overlap, 100.0 * 0.6 / 1.125158, 0.05);
-  release(&r);
+  ds_test_release(&r);
 }
 
 Test(cli, golden_tiny_run) {
@@ -307,13 +270,13 @@ Test(cli, golden_tiny_run) {
    *   bin/ddpsim --topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml \
    *     --bucket-mb 1,25 --iters 3 > tests/golden/tiny.txt
    * only after checking the change against the hand computation above. */
-  struct result r = run("--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
+  struct ds_test_result r = run("--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
                         "--bucket-mb 1,25 --iters 3");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
-  char *golden = slurp("tests/golden/tiny.txt");
+  char *golden = ds_test_slurp("tests/golden/tiny.txt");
   cr_assert_str_eq(r.out, golden);
   free(golden);
-  release(&r);
+  ds_test_release(&r);
 }
 
 Test(cli, same_inputs_give_byte_identical_traces) {
@@ -323,14 +286,14 @@ Test(cli, same_inputs_give_byte_identical_traces) {
     snprintf(args, sizeof args,
              "--topo 2node-ib --model bert-base --iters 3 --seed 7 --trace %s/t%d.csv "
              "--schedule %s/s%d.csv", dir, i, dir, i);
-    struct result r = run(args);
+    struct ds_test_result r = run(args);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
-    release(&r);
+    ds_test_release(&r);
   }
   char a[600], b[600];
   snprintf(a, sizeof a, "%s/t0.csv", dir);
   snprintf(b, sizeof b, "%s/t1.csv", dir);
-  char *ta = slurp(a), *tb = slurp(b);
+  char *ta = ds_test_slurp(a), *tb = ds_test_slurp(b);
   cr_assert(strlen(ta) > 1000);
   cr_assert_str_eq(ta, tb);
   cr_assert(strstr(ta, "# seed: 7"));
@@ -376,11 +339,11 @@ Test(cli, bad_flags_exit_2_with_a_message) {
       {"--topo 4gpu --bucket-mb 1,2 --trace /tmp/x.csv", "give one --bucket-mb value"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    struct result r = run(cases[i].args);
+    struct ds_test_result r = run(cases[i].args);
     cr_assert_eq(r.status, 2, "%s: status %d, stderr %s", cases[i].args, r.status, r.err);
     cr_assert(strstr(r.err, cases[i].msg), "%s: stderr \"%s\"", cases[i].args, r.err);
     cr_assert_str_eq(r.out, "", "%s printed to stdout", cases[i].args);
-    release(&r);
+    ds_test_release(&r);
   }
 }
 
@@ -402,11 +365,11 @@ Test(cli, bad_files_name_file_line_and_key_and_leave_nothing_behind) {
     fclose(fp);
     snprintf(args, sizeof args, "--topo 4gpu --model %s --trace %s/trace.csv --schedule %s/s.csv",
              path, dir, dir);
-    struct result r = run(args);
+    struct ds_test_result r = run(args);
     cr_assert_eq(r.status, 2, "case %zu: status %d", i, r.status);
     cr_assert(strstr(r.err, path) && strstr(r.err, cases[i].msg), "case %zu: stderr \"%s\"",
               i, r.err);
-    release(&r);
+    ds_test_release(&r);
     unlink(path);
     cr_assert_eq(count_entries(dir), 0, "case %zu left a file behind", i);
   }
@@ -415,19 +378,19 @@ Test(cli, bad_files_name_file_line_and_key_and_leave_nothing_behind) {
 
 Test(cli, unwritable_trace_fails_cleanly) {
   /* A trace into a missing directory: exit 1 (I/O), a message naming it. */
-  struct result r = run("--topo 4gpu --trace /tmp/ddpsim-no-such-dir/t.csv");
+  struct ds_test_result r = run("--topo 4gpu --trace /tmp/ddpsim-no-such-dir/t.csv");
   cr_assert_eq(r.status, 1, "stderr: %s", r.err);
   cr_assert(strstr(r.err, "/tmp/ddpsim-no-such-dir/t.csv"), "stderr: %s", r.err);
-  release(&r);
+  ds_test_release(&r);
 }
 
 Test(cli, help_and_version) {
-  struct result r = run("--help");
+  struct ds_test_result r = run("--help");
   cr_assert_eq(r.status, 0);
   cr_assert(strstr(r.out, "usage: ddpsim --topo"));
-  release(&r);
+  ds_test_release(&r);
   r = run("--version");
   cr_assert_eq(r.status, 0);
   cr_assert(strstr(r.out, "ddpsim 0."));
-  release(&r);
+  ds_test_release(&r);
 }

@@ -17,18 +17,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/support.h"
 #include "traces/trace.h"
 
 #define MPIRUN                                                                    \
   "ASAN_OPTIONS=detect_leaks=0 OMPI_ALLOW_RUN_AS_ROOT=1 "                         \
   "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 mpirun " \
   "--oversubscribe -x ASAN_OPTIONS "
-
-struct result {
-  int status;
-  char *out;
-  char *err;
-};
 
 static char dir[] = "/tmp/ddpreal-test-XXXXXX";
 
@@ -49,46 +44,6 @@ static char *in_dir(char *buf, const char *name) {
   return buf;
 }
 
-static char *slurp(const char *path) {
-  FILE *fp = fopen(path, "rb");
-  cr_assert(fp != NULL, "cannot open %s", path);
-  fseek(fp, 0, SEEK_END);
-  long n = ftell(fp);
-  fseek(fp, 0, SEEK_SET);
-  char *buf = malloc((size_t)n + 1);
-  cr_assert(buf != NULL);
-  cr_assert_eq(fread(buf, 1, (size_t)n, fp), (size_t)n);
-  buf[n] = '\0';
-  fclose(fp);
-  return buf;
-}
-
-static const char *env_or(const char *name, const char *fallback) {
-  const char *v = getenv(name);
-  return v && *v ? v : fallback;
-}
-
-static const char *ddpsim(void) { return env_or("DDPSIM_BIN", "build/asan/ddpsim"); }
-static const char *ddpreal(void) { return env_or("DDPREAL_BIN", "build/asan/ddpreal"); }
-
-/* Runs `prefix BIN args` through the shell, capturing stdout and stderr. */
-static struct result run(const char *prefix, const char *binary, const char *args) {
-  char cmd[4096], out_path[PATH_BUF], err_path[PATH_BUF];
-  in_dir(out_path, "stdout");
-  in_dir(err_path, "stderr");
-  snprintf(cmd, sizeof cmd, "%s%s %s >%s 2>%s </dev/null", prefix, binary, args, out_path,
-           err_path);
-  int st = system(cmd);
-  struct result r = {WIFEXITED(st) ? WEXITSTATUS(st) : 128, slurp(out_path),
-                     slurp(err_path)};
-  return r;
-}
-
-static void release(struct result *r) {
-  free(r->out);
-  free(r->err);
-}
-
 /* ddpsim's tiny two-layer-group model on `world` ranks: 10 ops per rank,
  * two all-reduce buckets overlapping the backward pass. */
 static void predict(int world, const char *schedule) {
@@ -97,9 +52,9 @@ static void predict(int world, const char *schedule) {
            "--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
            "--world-size %d --schedule %s",
            world, schedule);
-  struct result r = run("", ddpsim(), args);
+  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
   cr_assert_eq(r.status, 0, "ddpsim failed: %s", r.err);
-  release(&r);
+  ds_test_release(&r);
 }
 
 /* Checks the measured trace against the schedule: each op once per
@@ -181,17 +136,17 @@ Test(real_cpu, replay_two_ranks_under_mpirun) {
   snprintf(args, sizeof args,
            "--device cpu --schedule %s --trace %s/measured.csv --iters 3 --warmup 1",
            sched, dir);
-  struct result r = run(MPIRUN "-np 2 ", ddpreal(), args);
+  struct ds_test_result r = ds_test_run(MPIRUN "-np 2 ", ds_test_ddpreal(), args);
   cr_assert_eq(r.status, 0, "exit %d\nstdout: %s\nstderr: %s", r.status, r.out, r.err);
   cr_assert(strstr(r.out, "#wrong: 0\n") != NULL, "stdout: %s", r.out);
   cr_assert(strstr(r.out, "20 ops on 2 ranks, 3 iterations") != NULL, "stdout: %s", r.out);
   cr_assert(strstr(r.out, "p50 ") != NULL, "stdout: %s", r.out);
   check_trace(sched, measured, 3);
-  char *text = slurp(measured);
+  char *text = ds_test_slurp(measured);
   cr_assert(strstr(text, "\n# device: cpu\n# ranks: 2\n# launcher: mpi\n") != NULL, "%s", text);
   cr_assert(strstr(text, "\n# mpi: ") != NULL, "%s", text);
   free(text);
-  release(&r);
+  ds_test_release(&r);
 }
 
 /* A one-rank schedule runs without mpirun (a singleton MPI process). */
@@ -203,11 +158,11 @@ Test(real_cpu, replay_one_rank_without_mpirun) {
   char args[1024];
   snprintf(args, sizeof args, "--device cpu --schedule %s --trace %s/m1.csv --iters 2 --warmup 0",
            sched, dir);
-  struct result r = run("ASAN_OPTIONS=detect_leaks=0 ", ddpreal(), args);
+  struct ds_test_result r = ds_test_run("ASAN_OPTIONS=detect_leaks=0 ", ds_test_ddpreal(), args);
   cr_assert_eq(r.status, 0, "exit %d\nstdout: %s\nstderr: %s", r.status, r.out, r.err);
   cr_assert(strstr(r.out, "#wrong: 0\n") != NULL, "stdout: %s", r.out);
   check_trace(sched, measured, 2);
-  release(&r);
+  ds_test_release(&r);
 }
 
 Test(real_cpu, bad_flags_exit_2) {
@@ -222,15 +177,15 @@ Test(real_cpu, bad_flags_exit_2) {
       {"--schedule x.csv", "missing --trace"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    struct result r = run("", ddpreal(), cases[i].args);
+    struct ds_test_result r = ds_test_run("", ds_test_ddpreal(), cases[i].args);
     cr_assert_eq(r.status, 2, "%s: exit %d, stderr %s", cases[i].args, r.status, r.err);
     cr_assert(strstr(r.err, cases[i].want) != NULL, "%s: stderr %s", cases[i].args, r.err);
-    release(&r);
+    ds_test_release(&r);
   }
-  struct result r = run("", ddpreal(), "--help");
+  struct ds_test_result r = ds_test_run("", ds_test_ddpreal(), "--help");
   cr_assert_eq(r.status, 0);
   cr_assert(strstr(r.out, "usage: ddpreal --schedule") != NULL, "%s", r.out);
-  release(&r);
+  ds_test_release(&r);
 }
 
 /* The schedule has 2 ranks: one MPI process, or none at all, is refused
@@ -242,16 +197,16 @@ Test(real_cpu, rank_count_mismatch_exit_2) {
   predict(2, sched);
   char args[1024];
   snprintf(args, sizeof args, "--device cpu --schedule %s --trace %s/never.csv", sched, dir);
-  struct result r = run(MPIRUN "-np 1 ", ddpreal(), args);
+  struct ds_test_result r = ds_test_run(MPIRUN "-np 1 ", ds_test_ddpreal(), args);
   cr_assert_eq(r.status, 2, "exit %d, stderr %s", r.status, r.err);
   cr_assert(strstr(r.err, "has 2 ranks (world size 2) but mpirun started 1 processes: run "
                           "mpirun -np 2") != NULL,
             "stderr: %s", r.err);
-  release(&r);
-  r = run("", ddpreal(), args);
+  ds_test_release(&r);
+  r = ds_test_run("", ds_test_ddpreal(), args);
   cr_assert_eq(r.status, 2, "exit %d, stderr %s", r.status, r.err);
   cr_assert(strstr(r.err, "run it as  mpirun -np 2 ddpreal") != NULL, "stderr: %s", r.err);
-  release(&r);
+  ds_test_release(&r);
   cr_assert_neq(access(never, F_OK), 0, "a trace was written");
 }
 
@@ -261,10 +216,10 @@ Test(real_cpu, unreadable_schedule_exit_2) {
   char args[1024];
   snprintf(args, sizeof args, "--device cpu --schedule %s/missing.csv --trace %s/t.csv", dir,
            dir);
-  struct result r = run("", ddpreal(), args);
+  struct ds_test_result r = ds_test_run("", ds_test_ddpreal(), args);
   cr_assert_eq(r.status, 2, "exit %d, stderr %s", r.status, r.err);
   cr_assert(strstr(r.err, "missing.csv: cannot open") != NULL, "stderr: %s", r.err);
-  release(&r);
+  ds_test_release(&r);
   char bad[PATH_BUF];
   FILE *fp = fopen(in_dir(bad, "not-a-schedule.csv"), "w");
   cr_assert(fp != NULL);
@@ -272,19 +227,19 @@ Test(real_cpu, unreadable_schedule_exit_2) {
   fclose(fp);
   snprintf(args, sizeof args, "--device cpu --schedule %s/not-a-schedule.csv --trace %s/t.csv",
            dir, dir);
-  r = run("", ddpreal(), args);
+  r = ds_test_run("", ds_test_ddpreal(), args);
   cr_assert_eq(r.status, 2, "exit %d, stderr %s", r.status, r.err);
   cr_assert(strstr(r.err, "not-a-schedule.csv:1: this is a ddpsim-trace file") != NULL,
             "stderr: %s", r.err);
-  release(&r);
+  ds_test_release(&r);
 }
 
 /* Without the cuda device, `ddpreal collective` says what it needs. */
 #ifndef DS_HAVE_CUDA
 Test(real_cpu, collective_needs_cuda) {
-  struct result r = run("", ddpreal(), "collective --help");
+  struct ds_test_result r = ds_test_run("", ds_test_ddpreal(), "collective --help");
   cr_assert_eq(r.status, 2);
   cr_assert(strstr(r.err, "needs the cuda device") != NULL, "stderr: %s", r.err);
-  release(&r);
+  ds_test_release(&r);
 }
 #endif

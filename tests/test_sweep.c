@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/support.h"
 #include "sim/jitter.h"
 #include "sim/options.h"
 
@@ -31,45 +32,11 @@ static ds_status parse(const char *args, struct ds_options *o, struct ds_err *er
   return ds_options_parse(argc, argv, o, err);
 }
 
-static char *slurp(const char *path) {
-  FILE *fp = fopen(path, "rb");
-  cr_assert(fp != NULL, "cannot open %s", path);
-  fseek(fp, 0, SEEK_END);
-  long n = ftell(fp);
-  fseek(fp, 0, SEEK_SET);
-  char *b = malloc((size_t)n + 1);
-  cr_assert(b != NULL);
-  cr_assert_eq(fread(b, 1, (size_t)n, fp), (size_t)n);
-  b[n] = '\0';
-  fclose(fp);
-  return b;
+static struct ds_test_result run_env(const char *env, const char *args) {
+  return ds_test_run(env, ds_test_ddpsim(), args);
 }
 
-struct result {
-  int status;
-  char *out, *err;
-};
-
-static struct result run_env(const char *env, const char *args) {
-  const char *b = getenv("DDPSIM_BIN");
-  char cmd[4096], out[] = "/tmp/ddpsim-sw-out-XXXXXX", err[] = "/tmp/ddpsim-sw-err-XXXXXX";
-  close(mkstemp(out));
-  close(mkstemp(err));
-  snprintf(cmd, sizeof cmd, "%s %s %s >%s 2>%s", env, b && *b ? b : "build/asan/ddpsim",
-           args, out, err);
-  int st = system(cmd);
-  struct result r = {WIFEXITED(st) ? WEXITSTATUS(st) : 128, slurp(out), slurp(err)};
-  unlink(out);
-  unlink(err);
-  return r;
-}
-
-static struct result run(const char *args) { return run_env("", args); }
-
-static void release(struct result *r) {
-  free(r->out);
-  free(r->err);
-}
+static struct ds_test_result run(const char *args) { return run_env("", args); }
 
 #define TINY "--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
 
@@ -180,11 +147,11 @@ Test(sweep, bad_ranges_are_usage_errors_naming_the_flag) {
     cr_assert_eq(parse(args, &o, &err), DS_EUSAGE, "%s accepted", cases[i][0]);
     cr_assert(strstr(err.msg, cases[i][1]), "%s: %s", cases[i][0], err.msg);
   }
-  struct result r = run(TINY "--bucket-mb 5:1:1");
+  struct ds_test_result r = run(TINY "--bucket-mb 5:1:1");
   cr_assert_eq(r.status, 2);
   cr_assert(strstr(r.err, "--bucket-mb") && strstr(r.err, "start must be less"), "%s",
             r.err);
-  release(&r);
+  ds_test_release(&r);
 }
 
 /* ---- cross product ------------------------------------------------------ */
@@ -205,7 +172,7 @@ Test(sweep, cross_product_count_and_order) {
     cr_assert_eq(c.n_bucket_mb, 1);
     cr_assert_eq(ds_options_n_configs(&c), 1);
   }
-  struct result r = run(TINY "--world-size 2,4 --batch 1:3:1 --bucket-mb 1,25 --format csv");
+  struct ds_test_result r = run(TINY "--world-size 2,4 --batch 1:3:1 --bucket-mb 1,25 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   int lines = 0;
   for (const char *p = r.out; *p; p++) lines += *p == '\n';
@@ -218,7 +185,7 @@ Test(sweep, cross_product_count_and_order) {
     cr_assert_eq(field(l, b), 1 + (i / 2) % 3);
     cr_assert_eq(field(l, k), i % 2 ? 25 : 1);
   }
-  release(&r);
+  ds_test_release(&r);
 }
 
 Test(sweep, parallel_output_is_byte_identical_to_in_process) {
@@ -230,33 +197,33 @@ Test(sweep, parallel_output_is_byte_identical_to_in_process) {
     char a[512], b[512];
     snprintf(a, sizeof a, "%s --jobs 1", sweeps[i]);
     snprintf(b, sizeof b, "%s --jobs 3", sweeps[i]);
-    struct result one = run(a), many = run(b);
+    struct ds_test_result one = run(a), many = run(b);
     cr_assert_eq(one.status, 0, "%s", one.err);
     cr_assert_eq(many.status, 0, "%s", many.err);
     cr_assert_str_eq(many.out, one.out);
     cr_assert_str_eq(many.err, "", "not a terminal: no progress line");
-    release(&one);
-    release(&many);
+    ds_test_release(&one);
+    ds_test_release(&many);
   }
 }
 
 Test(sweep, closing_lines) {
   /* A bucket-only sweep keeps the "best bucket cap" line; any other sweep
    * names the best configuration and how flat the optimum is. */
-  struct result r = run(TINY "--bucket-mb 1,25");
+  struct ds_test_result r = run(TINY "--bucket-mb 1,25");
   cr_assert(strstr(r.out, "\nbest bucket cap: 25 MiB (1.762 ms"), "%s", r.out);
-  release(&r);
+  ds_test_release(&r);
   r = run(TINY "--world-size 2,4 --bucket-mb 1,25");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "\nworld size 2, bucket cap 1 MiB"), "%s", r.out);
   cr_assert(strstr(r.out, "\nbest configuration: world-size=4 bucket-mb=25 ("), "%s", r.out);
   cr_assert(strstr(r.out, "configurations (flatness)\n"), "%s", r.out);
-  release(&r);
+  ds_test_release(&r);
   r = run(TINY "--world-size 2,4 --trace /tmp/ddpsim-never.csv");
   cr_assert_eq(r.status, 2);
   cr_assert(strstr(r.err, "--world-size"), "%s", r.err);
   cr_assert_eq(access("/tmp/ddpsim-never.csv", F_OK), -1);
-  release(&r);
+  ds_test_release(&r);
 }
 
 /* ---- jitter and samples ------------------------------------------------- */
@@ -306,11 +273,11 @@ Test(sweep, quantiles_interpolate_order_statistics) {
 }
 
 Test(sweep, jitter_is_deterministic_and_cv_0_equals_no_jitter) {
-  struct result base = run(TINY "--format csv --bucket-mb 1,25");
-  struct result zero = run(TINY "--format csv --bucket-mb 1,25 --jitter 0");
-  struct result a = run(TINY "--format csv --bucket-mb 1,25 --jitter 0.1 --seed 5");
-  struct result b = run(TINY "--format csv --bucket-mb 1,25 --jitter 0.1 --seed 5");
-  struct result c = run(TINY "--format csv --bucket-mb 1,25 --jitter 0.1 --seed 6");
+  struct ds_test_result base = run(TINY "--format csv --bucket-mb 1,25");
+  struct ds_test_result zero = run(TINY "--format csv --bucket-mb 1,25 --jitter 0");
+  struct ds_test_result a = run(TINY "--format csv --bucket-mb 1,25 --jitter 0.1 --seed 5");
+  struct ds_test_result b = run(TINY "--format csv --bucket-mb 1,25 --jitter 0.1 --seed 5");
+  struct ds_test_result c = run(TINY "--format csv --bucket-mb 1,25 --jitter 0.1 --seed 6");
   cr_assert_eq(base.status + zero.status + a.status + b.status + c.status, 0, "%s%s", a.err,
                c.err);
   cr_assert_str_eq(a.out, b.out);
@@ -332,15 +299,15 @@ Test(sweep, jitter_is_deterministic_and_cv_0_equals_no_jitter) {
   }
   int iter = column(a.out, "iter_ms");
   cr_assert_neq(field(data_line(a.out, 0), iter), field(data_line(base.out, 0), iter));
-  release(&base);
-  release(&zero);
-  release(&a);
-  release(&b);
-  release(&c);
+  ds_test_release(&base);
+  ds_test_release(&zero);
+  ds_test_release(&a);
+  ds_test_release(&b);
+  ds_test_release(&c);
 }
 
 Test(sweep, sample_quantiles_are_ordered_and_spread_with_noise) {
-  struct result r = run(TINY "--format csv --jitter 0.1 --samples 40");
+  struct ds_test_result r = run(TINY "--format csv --jitter 0.1 --samples 40");
   cr_assert_eq(r.status, 0, "%s", r.err);
   const char *l = data_line(r.out, 0);
   double p50 = field(l, column(r.out, "iter_p50_ms")),
@@ -351,13 +318,13 @@ Test(sweep, sample_quantiles_are_ordered_and_spread_with_noise) {
   cr_assert_gt(p99 - p50, 0.001, "CV 0.1 on ~1.7 ms of kernels: %g %g", p50, p99);
   /* the noise-free iteration (1.761864 ms) sits inside the samples' range */
   cr_assert_lt(fabs(p50 - 1.761864), 0.2, "%g", p50);
-  release(&r);
+  ds_test_release(&r);
   /* Samples without jitter: every seed runs the same timeline. */
   r = run(TINY "--format csv --samples 3");
   l = data_line(r.out, 0);
   cr_assert_eq(field(l, column(r.out, "iter_p50_ms")), field(l, column(r.out, "iter_p99_ms")));
   cr_assert_float_eq(field(l, column(r.out, "iter_p50_ms")), 1.761864, 1e-5);
-  release(&r);
+  ds_test_release(&r);
 }
 
 /* ---- plot --------------------------------------------------------------- */
@@ -372,7 +339,7 @@ Test(sweep, plot_writes_a_png) {
   cr_assert(mkdtemp(dir) != NULL);
   snprintf(path, sizeof path, "%s/s.png", dir);
   snprintf(args, sizeof args, TINY "--bucket-mb 1:100:log5 --plot %s", path);
-  struct result r = run(args);
+  struct ds_test_result r = run(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   FILE *fp = fopen(path, "rb");
   cr_assert(fp != NULL);
@@ -380,7 +347,7 @@ Test(sweep, plot_writes_a_png) {
   cr_assert_eq(fread(sig, 1, 8, fp), 8);
   fclose(fp);
   cr_assert_eq(memcmp(sig, "\x89PNG\r\n\x1a\n", 8), 0);
-  release(&r);
+  ds_test_release(&r);
   unlink(path);
   cr_assert_eq(rmdir(dir), 0, "no temporary file left in %s", dir);
 }
@@ -389,14 +356,14 @@ Test(sweep, plot_needs_gnuplot_and_one_swept_option) {
   char dir[] = "/tmp/ddpsim-swplot-XXXXXX", args[512];
   cr_assert(mkdtemp(dir) != NULL);
   snprintf(args, sizeof args, TINY "--bucket-mb 1,25 --plot %s/s.png", dir);
-  struct result r = run_env("DDPSIM_GNUPLOT=/nonexistent/gnuplot", args);
+  struct ds_test_result r = run_env("DDPSIM_GNUPLOT=/nonexistent/gnuplot", args);
   cr_assert_eq(r.status, 1);
   cr_assert(strstr(r.err, "gnuplot"), "%s", r.err);
   cr_assert_str_eq(r.out, "", "a failed plot prints no report");
-  release(&r);
+  ds_test_release(&r);
   cr_assert_eq(rmdir(dir), 0, "nothing left behind in %s", dir);
   r = run(TINY "--world-size 2,4 --bucket-mb 1,25 --plot /tmp/x.png");
   cr_assert_eq(r.status, 2);
   cr_assert(strstr(r.err, "--plot"), "%s", r.err);
-  release(&r);
+  ds_test_release(&r);
 }

@@ -1,20 +1,19 @@
 /*
  * The timeline plot (export.h): gnuplot draws a Gantt chart from a data
  * file this module writes; the script goes to gnuplot's standard input
- * (popen). Every op is a box from its start to its end on its (side, rank,
- * stream) row, times in ms from its iteration's start, so the predicted and
- * the measured iteration share one axis. gnuplot writes to a temporary file
- * beside the target, renamed into place only when gnuplot succeeded.
+ * (traces/gnuplot.h, which writes the picture atomically). Every op is a
+ * box from its start to its end on its (side, rank, stream) row, times in
+ * ms from its iteration's start, so the predicted and the measured
+ * iteration share one axis.
  */
 #include "export.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
+
+#include "../traces/gnuplot.h"
 
 #define MAX_PATH 4096
 
@@ -27,41 +26,6 @@ static unsigned kind_color(const struct ds_op *o) {
   case DS_OP_STEP: return 0x55A868;
   default: return 0x937860;
   }
-}
-
-/* Writes s as a gnuplot single-quoted string (only ' is special: doubled). */
-static void gp_string(FILE *fp, const char *s) {
-  fputc('\'', fp);
-  for (; *s; s++) {
-    if (*s == '\'') fputc('\'', fp);
-    fputc(*s, fp);
-  }
-  fputc('\'', fp);
-}
-
-/* gnuplot from $DDPSIM_GNUPLOT or the first "gnuplot" on PATH. */
-static ds_status find_gnuplot(char *out, size_t len, struct ds_err *err) {
-  const char *env = getenv("DDPSIM_GNUPLOT");
-  if (env && *env) {
-    if (access(env, X_OK) == 0) {
-      snprintf(out, len, "%s", env);
-      return DS_OK;
-    }
-    return ds_err_set(err, DS_EIO, "--plot: DDPSIM_GNUPLOT=%s is not an "
-                      "executable file: point it at gnuplot or unset it", env);
-  }
-  const char *path = getenv("PATH");
-  for (const char *p = path ? path : ""; *p;) {
-    const char *colon = strchr(p, ':');
-    size_t n = colon ? (size_t)(colon - p) : strlen(p);
-    if (n > 0 && n + 9 < len) {
-      snprintf(out, len, "%.*s/gnuplot", (int)n, p);
-      if (access(out, X_OK) == 0) return DS_OK;
-    }
-    p += n + (colon != NULL);
-  }
-  return ds_err_set(err, DS_EIO, "--plot: gnuplot not found on PATH: install it "
-                    "(apt-get install gnuplot-nox) or leave out --plot");
 }
 
 struct lane {
@@ -133,13 +97,13 @@ static void write_script(FILE *gp, const char *term, const char *out,
   int height = 160 + 36 * (int)(2 * nl + 1);
   fprintf(gp, "set terminal %s size 1600,%d noenhanced font ',10'\n", term, height);
   fputs("set output ", gp);
-  gp_string(gp, out);
+  ds_gnuplot_string(gp, out);
   fputs("\nset title ", gp);
   char title[2 * MAX_PATH + 256];
   snprintf(title, sizeof title, "predicted %s iteration %d (above) vs measured %s "
            "iteration %d (median of %zu)", c->pred_path, c->pred_iter, c->meas_path,
            c->plot_meas_iter, c->n_meas_iters);
-  gp_string(gp, title);
+  ds_gnuplot_string(gp, title);
   fputs("\nset xlabel 'ms from the iteration start'\nset grid xtics\n"
         "set key outside right top\nset style fill solid 1.0 noborder\n", gp);
   fprintf(gp, "set yrange [-0.7:%d.7]\nset ytics (", (int)(2 * nl));
@@ -149,13 +113,13 @@ static void write_script(FILE *gp, const char *term, const char *out,
       snprintf(label, sizeof label, "%s r%d %s", side ? "measured" : "predicted",
                l[i].rank, ds_stream_name((enum ds_stream)l[i].stream));
       fputs(side || i ? ", " : "", gp);
-      gp_string(gp, label);
+      ds_gnuplot_string(gp, label);
       fprintf(gp, " %d", (1 - side) * (int)(nl + 1) + (int)nl - 1 - (int)i);
     }
   fprintf(gp, ")\nset arrow from graph 0, first %zu to graph 1, first %zu nohead dt 2\n",
           nl, nl);
   fputs("plot ", gp);
-  gp_string(gp, data);
+  ds_gnuplot_string(gp, data);
   fputs(" index 0 using (($1+$2)/2):3:(($2-$1)/2):(0.35):4 with boxxyerror "
         "lc rgb variable notitle, \\\n  '' index 1 using 1:2:3 with labels "
         "font ',8' notitle, \\\n"
@@ -167,58 +131,27 @@ static void write_script(FILE *gp, const char *term, const char *out,
         gp);
 }
 
-/* Runs gnuplot on the script; DS_OK only when it exited 0. */
-static ds_status run_gnuplot(const char *gnuplot, const char *term,
-                             const char *tmp_out, const char *data,
-                             const struct ds_compare *c, const struct lane *l,
-                             size_t nl, const char *path, struct ds_err *err) {
-  char cmd[MAX_PATH + 16];
-  char *p = cmd;
-  *p++ = '\'';
-  for (const char *s = gnuplot; *s && p < cmd + sizeof cmd - 6; s++) {
-    if (*s == '\'') { memcpy(p, "'\\''", 4); p += 4; }
-    else *p++ = *s;
-  }
-  *p++ = '\'';
-  *p = '\0';
-  struct sigaction ign = {0}, old;
-  ign.sa_handler = SIG_IGN;
-  sigaction(SIGPIPE, &ign, &old); /* gnuplot may exit before reading it all */
-  fflush(NULL);
-  FILE *gp = popen(cmd, "w");
-  if (!gp) {
-    sigaction(SIGPIPE, &old, NULL);
-    return ds_err_set(err, DS_EIO, "--plot: cannot run %s: %s", gnuplot,
-                      strerror(errno));
-  }
-  write_script(gp, term, tmp_out, data, c, l, nl);
-  int status = pclose(gp);
-  sigaction(SIGPIPE, &old, NULL);
-  if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    return ds_err_set(err, DS_EIO, "--plot: %s failed (status %d) drawing %s; its "
-                      "messages are above", gnuplot,
-                      WIFEXITED(status) ? WEXITSTATUS(status) : -1, path);
-  return DS_OK;
+struct script_ctx {
+  const char *data;
+  const struct ds_compare *c;
+  const struct lane *l;
+  size_t nl;
+};
+
+static void script(FILE *gp, const char *term, const char *out, void *ctx) {
+  const struct script_ctx *x = ctx;
+  write_script(gp, term, out, x->data, x->c, x->l, x->nl);
 }
 
 ds_status ds_plot_write(const char *path, const struct ds_compare *c,
                         struct ds_err *err) {
-  const char *dot = strrchr(path, '.');
-  const char *term = NULL;
-  if (dot && strcmp(dot, ".png") == 0) term = "pngcairo";
-  else if (dot && strcmp(dot, ".svg") == 0) term = "svg";
-  if (!term)
+  if (!ds_gnuplot_terminal(path))
     return ds_err_set(err, DS_EUSAGE, "--plot %s: expected a file name ending in "
                       ".png or .svg", path);
-  if (strlen(path) > MAX_PATH - 32)
-    return ds_err_set(err, DS_EUSAGE, "--plot: path too long");
-  char gnuplot[MAX_PATH];
-  DS_CHECK(find_gnuplot(gnuplot, sizeof gnuplot, err));
-
   ds_status st = DS_OK;
   struct lane *l = malloc((size_t)(c->world_size + 1) * DS_STREAM_COUNT * sizeof *l);
-  char data[] = "/tmp/ddpsim-plot-XXXXXX", tmp_out[MAX_PATH];
-  int data_made = 0, out_made = 0;
+  char data[] = "/tmp/ddpsim-plot-XXXXXX";
+  int data_made = 0;
   if (!l) return ds_err_set(err, DS_ENOMEM, "--plot: out of memory");
   size_t nl = lanes(c, l);
   int fd = mkstemp(data);
@@ -229,33 +162,11 @@ ds_status ds_plot_write(const char *path, const struct ds_compare *c,
   }
   close(fd);
   data_made = 1;
-  snprintf(tmp_out, sizeof tmp_out, "%s.tmp.XXXXXX", path);
-  fd = mkstemp(tmp_out);
-  if (fd < 0) {
-    st = ds_err_set(err, DS_EIO, "--plot: cannot write next to %s: %s", path,
-                    strerror(errno));
-    goto out;
-  }
-  close(fd);
-  out_made = 1;
   DS_CHECK_GOTO(write_data(data, c, l, nl, err), st, out);
-  DS_CHECK_GOTO(run_gnuplot(gnuplot, term, tmp_out, data, c, l, nl, path, err), st,
-                out);
-  struct stat sb;
-  if (stat(tmp_out, &sb) != 0 || sb.st_size == 0) {
-    st = ds_err_set(err, DS_EIO, "--plot: gnuplot wrote nothing to %s", path);
-    goto out;
-  }
-  chmod(tmp_out, 0644);
-  if (rename(tmp_out, path) != 0) {
-    st = ds_err_set(err, DS_EIO, "--plot: cannot rename into %s: %s", path,
-                    strerror(errno));
-    goto out;
-  }
-  out_made = 0;
+  struct script_ctx x = {data, c, l, nl};
+  st = ds_gnuplot_draw(path, script, &x, err);
 out:
   if (data_made) unlink(data);
-  if (out_made) unlink(tmp_out);
   free(l);
   return st;
 }

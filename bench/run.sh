@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Benchmarks (not tests): engine events per second, and wall time and peak
+# Benchmarks (not tests): engine events per second, wall time and peak
 # memory of one simulated DDP run of GPT-2 (25 MiB buckets) at growing world
-# sizes on the 4096-GPU cluster topology. Usage: bench/run.sh BUILD/bench
+# sizes on the 4096-GPU cluster topology, and of `ddpsim collective` sweeps
+# of every all-reduce algorithm at 8 and 64 GPUs. Usage: bench/run.sh BUILD/bench
 # (make bench). Prints one line per measurement; record results with the
 # command in bench/README.md.
 set -eu
@@ -21,6 +22,20 @@ for n in 8 64 512 4096; do
     read -r wall rss_kb </tmp/ddpsim-bench.$$
     iter=$(tail -n1 /tmp/ddpsim-bench-out.$$ | cut -d, -f11)
     echo "ddp_gpt2 world=$n coll_model=$model wall_s=$wall peak_rss_mib=$((rss_kb / 1024)) iter_ms=$iter"
+  done
+done
+# ddpsim collective: one all-reduce per size, 4 B to 8 GiB by factors of 2
+# (32 sizes), every algorithm, on the first 8 and 64 GPUs of the same
+# cluster (nvls: one node only). Last: size, time (us), busbw of 8 GiB.
+for g in 8 64; do
+  for algo in ring tree nvls direct reduce-broadcast hierarchical auto; do
+    if [ "$algo" = nvls ] && [ "$g" -gt 8 ]; then continue; fi
+    /usr/bin/time -f "%e %M" -o /tmp/ddpsim-bench.$$ \
+      "$bin" collective --topo cluster-512x8-h100 -g "$g" -b 4 -e 8G -f 2 --algo "$algo" \
+      --format csv >/tmp/ddpsim-bench-out.$$
+    read -r wall rss_kb </tmp/ddpsim-bench.$$
+    last=$(tail -n1 /tmp/ddpsim-bench-out.$$ | cut -d, -f5,8,10)
+    echo "ddpsim_collective g=$g algo=$algo sizes=32 wall_s=$wall peak_rss_mib=$((rss_kb / 1024)) last: $last"
   done
 done
 rm -f /tmp/ddpsim-bench.$$ /tmp/ddpsim-bench-out.$$

@@ -190,6 +190,67 @@ enum ds_coll_kind {
   DS_COLL_KIND_COUNT
 };
 
+/*
+ * All-reduce algorithms (docs/collectives.md has each one's closed form):
+ *   ring              as above (sim/coll_ring.c)
+ *   tree              NCCL's double binary tree (sim/coll_tree.c): two
+ *                     complementary binary trees over the nodes, a chain
+ *                     inside each node, each tree carrying half the buffer,
+ *                     reduced up and broadcast down in pipelined pieces
+ *   nvls              NVLink SHARP: every GPU sends its buffer to the
+ *                     NVSwitch, which reduces it and multicasts the result
+ *                     back, pipelined (sim/coll_tree.c, the switch as root)
+ *   reduce-broadcast  every rank sends its whole buffer to the root, which
+ *                     sends the sum back to each: not pipelined (sim/coll_tree.c)
+ *   direct            reduce-scatter then all-gather, each all-to-all: every
+ *                     rank sends its S/N shard to every other (sim/coll_direct.c)
+ *   hierarchical      ring reduce-scatter inside each node, ring all-reduce
+ *                     across nodes among the same local rank, ring
+ *                     all-gather inside each node (sim/coll_hier.c)
+ * Only ring, tree and nvls run under NCCL's protocols (NCCL has no others).
+ */
+enum ds_ar_algo {
+  DS_AR_RING,
+  DS_AR_TREE,
+  DS_AR_NVLS,
+  DS_AR_DIRECT,
+  DS_AR_REDUCE_BCAST,
+  DS_AR_HIER,
+  DS_AR_ALGO_COUNT
+};
+
+/* "ring", "tree", "nvls", "direct", "reduce-broadcast", "hierarchical". */
+const char *ds_ar_algo_name(enum ds_ar_algo a);
+/* Parses one of those names; DS_EUSAGE for anything else. */
+ds_status ds_ar_algo_parse(const char *s, enum ds_ar_algo *out);
+/* "ring, tree, nvls, direct, reduce-broadcast, hierarchical". */
+const char *ds_ar_algo_names(void);
+
+/* The schedule's `algo` of an all-reduce: the algorithm's name, with
+ * "/PROTO" when it runs under an NCCL protocol ("tree/LL128"). */
+#define DS_AR_ALGO_NAME_MAX 32
+void ds_allreduce_algo_name(enum ds_ar_algo a, enum ds_proto p,
+                            char out[DS_AR_ALGO_NAME_MAX]);
+/* Parses such a name ("" is the plain ring); *p is DS_PROTO_COUNT without a
+ * protocol. DS_EINPUT for anything else, or a protocol on an algorithm that
+ * has none (direct, reduce-broadcast, hierarchical). */
+ds_status ds_allreduce_algo_parse(const char *algo, enum ds_ar_algo *a,
+                                  enum ds_proto *p);
+
+/* The parent of node r (0..m-1) in tree 0 or 1 of NCCL's double binary tree
+ * over m nodes (sim/coll_tree.c), -1 for the tree's root. */
+int32_t ds_coll_dtree_parent(int tree, int32_t r, int32_t m);
+
+/* Pieces a tree of `depth` levels cuts `bytes` into (sim/coll_tree.c): NCCL
+ * moves trees in 512 KiB chunks and shrinks them so that a deep tree still
+ * pipelines (LL down to lines of a few bytes), here: ceil(bytes / 512 KiB),
+ * raised to min(8 depth, bytes / 1 KiB), at most 1024 (simulation cost), at
+ * least min_pieces. */
+#define DS_TREE_PIECE_BYTES (512.0 * 1024)
+#define DS_TREE_MIN_PIECE_BYTES 1024.0
+#define DS_TREE_MAX_PIECES 1024
+int32_t ds_coll_tree_pieces(double bytes, int32_t depth, int32_t min_pieces);
+
 /* What to create. Pointers are borrowed and must outlive the instance. */
 struct ds_coll_spec {
   enum ds_coll_kind kind;
@@ -200,7 +261,9 @@ struct ds_coll_spec {
   int32_t chunks;                /* pipelined pieces per step (chain: in all), >= 1 */
   double bytes;                  /* as above */
   int32_t root;                  /* member index of the root; sendrecv: 0; else ignored */
-  const struct ds_coll_proto *proto; /* allreduce only; NULL: the plain ring */
+  const struct ds_coll_proto *proto; /* allreduce ring, tree or nvls only;
+                                        NULL: links' own bandwidth and latency */
+  enum ds_ar_algo algo;          /* allreduce only (0: the ring) */
   uint64_t tag_base;             /* flows are tagged tag_base | index (< 2^32) */
   ds_coll_done_fn on_done;
   void *owner;

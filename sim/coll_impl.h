@@ -38,6 +38,17 @@ ds_status ds__coll_ring_new(const struct ds_ring *ring, struct ds_net *net,
 
 ds_status ds__coll_chain_new(const struct ds_coll_spec *spec, int reduce,
                              struct ds_coll **out, struct ds_err *err);
+/* All-reduce algorithms other than the ring (coll.h enum ds_ar_algo). */
+ds_status ds__coll_tree_new(const struct ds_coll_spec *spec, struct ds_coll **out,
+                            struct ds_err *err);
+ds_status ds__coll_reduce_bcast_new(const struct ds_coll_spec *spec, struct ds_coll **out,
+                                    struct ds_err *err);
+ds_status ds__coll_nvls_new(const struct ds_coll_spec *spec, struct ds_coll **out,
+                            struct ds_err *err);
+ds_status ds__coll_direct_new(const struct ds_coll_spec *spec, struct ds_coll **out,
+                              struct ds_err *err);
+ds_status ds__coll_hier_new(const struct ds_coll_spec *spec, struct ds_coll **out,
+                            struct ds_err *err);
 ds_status ds__coll_p2p_new(const struct ds_coll_spec *spec,
                            enum ds_coll_kind kind, struct ds_coll **out,
                            struct ds_err *err);

@@ -4,6 +4,7 @@
  * an instance's calls to its implementation (coll_impl.h).
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "coll.h"
@@ -18,6 +19,15 @@ static double factor_one(int32_t n) { return n > 1 ? 1 : 0; }
 
 static ds_status create_allreduce(const struct ds_coll_spec *s, struct ds_coll **out,
                                   struct ds_err *err) {
+  switch (s->algo) {
+  case DS_AR_RING: break;
+  case DS_AR_TREE: return ds__coll_tree_new(s, out, err);
+  case DS_AR_NVLS: return ds__coll_nvls_new(s, out, err);
+  case DS_AR_REDUCE_BCAST: return ds__coll_reduce_bcast_new(s, out, err);
+  case DS_AR_DIRECT: return ds__coll_direct_new(s, out, err);
+  case DS_AR_HIER: return ds__coll_hier_new(s, out, err);
+  default: return ds_err_set(err, DS_EINTERNAL, "all-reduce algorithm %d unknown", (int)s->algo);
+  }
   ds_status st = ds__coll_ring_new(s->ring, s->net, s->model, s->chunks,
                                    2 * (s->ring->n - 1), s->bytes, s->proto, s->tag_base,
                                    s->on_done, s->owner, out);
@@ -90,6 +100,55 @@ const char *ds_coll_kind_names(void) {
          "sendrecv";
 }
 
+static const char *const ar_algo_names[DS_AR_ALGO_COUNT] = {
+    "ring", "tree", "nvls", "direct", "reduce-broadcast", "hierarchical"};
+
+const char *ds_ar_algo_name(enum ds_ar_algo a) {
+  return (int)a >= 0 && a < DS_AR_ALGO_COUNT ? ar_algo_names[a] : "?";
+}
+
+ds_status ds_ar_algo_parse(const char *s, enum ds_ar_algo *out) {
+  for (int a = 0; a < DS_AR_ALGO_COUNT; a++)
+    if (strcmp(s, ar_algo_names[a]) == 0) {
+      *out = (enum ds_ar_algo)a;
+      return DS_OK;
+    }
+  return DS_EUSAGE;
+}
+
+const char *ds_ar_algo_names(void) {
+  return "ring, tree, nvls, direct, reduce-broadcast, hierarchical";
+}
+
+/* Algorithms NCCL runs under its protocols. */
+static int has_protocols(enum ds_ar_algo a) {
+  return a == DS_AR_RING || a == DS_AR_TREE || a == DS_AR_NVLS;
+}
+
+void ds_allreduce_algo_name(enum ds_ar_algo a, enum ds_proto p,
+                            char out[DS_AR_ALGO_NAME_MAX]) {
+  if (p >= DS_PROTO_COUNT || !has_protocols(a))
+    snprintf(out, DS_AR_ALGO_NAME_MAX, "%s", ds_ar_algo_name(a));
+  else
+    snprintf(out, DS_AR_ALGO_NAME_MAX, "%s/%s", ds_ar_algo_name(a), ds_proto_name(p));
+}
+
+ds_status ds_allreduce_algo_parse(const char *algo, enum ds_ar_algo *a, enum ds_proto *p) {
+  char name[DS_AR_ALGO_NAME_MAX];
+  *a = DS_AR_RING;
+  *p = DS_PROTO_COUNT;
+  if (algo[0] == '\0') return DS_OK;
+  const char *slash = strchr(algo, '/');
+  size_t len = slash ? (size_t)(slash - algo) : strlen(algo);
+  if (len >= sizeof name) return DS_EINPUT;
+  memcpy(name, algo, len);
+  name[len] = '\0';
+  if (ds_ar_algo_parse(name, a) != DS_OK) return DS_EINPUT;
+  if (!slash) return DS_OK;
+  if (!has_protocols(*a) || ds_proto_parse(slash + 1, p) != DS_OK) return DS_EINPUT;
+  return DS_OK;
+}
+
 int32_t ds_coll_chain_chunks(double bytes, int32_t min_chunks) {
   double c = ceil(bytes / DS_CHAIN_CHUNK_BYTES);
   if (c > (1 << 24)) c = 1 << 24;
@@ -105,6 +164,18 @@ ds_status ds_coll_new(const struct ds_coll_spec *spec, struct ds_coll **out,
   if (spec->chunks < 1 || !(spec->bytes >= 0))
     return ds_err_set(err, DS_EINTERNAL, "%s: chunks %d, bytes %g", d->name, spec->chunks,
                       spec->bytes);
+  if (spec->kind == DS_COLL_ALLREDUCE && spec->proto && !has_protocols(spec->algo))
+    return ds_err_set(err, DS_EUSAGE,
+                      "allreduce %s: NCCL has no such algorithm, so no protocol: it runs "
+                      "on the links' own bandwidth and latency (use --proto none)",
+                      ds_ar_algo_name(spec->algo));
+  if (spec->kind == DS_COLL_ALLREDUCE && spec->algo == DS_AR_NVLS && !spec->proto)
+    return ds_err_set(err, DS_EUSAGE,
+                      "allreduce nvls: runs only under NCCL's model (Simple protocol): "
+                      "use --proto Simple or auto");
+  if (spec->kind == DS_COLL_ALLREDUCE && spec->algo != DS_AR_RING && !spec->topo)
+    return ds_err_set(err, DS_EINTERNAL, "allreduce %s: needs the topology",
+                      ds_ar_algo_name(spec->algo));
   if (spec->proto && spec->kind != DS_COLL_ALLREDUCE)
     return ds_err_set(err, DS_EUSAGE,
                       "%s: NCCL protocols are simulated for allreduce only (this "

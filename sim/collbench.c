@@ -6,10 +6,13 @@
  */
 #include "collbench.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../traces/gnuplot.h"
 #include "coll.h"
+#include "collbench_plot.h"
 #include "engine.h"
 #include "events.h"
 #include "lookup.h"
@@ -31,8 +34,10 @@ struct collbench_options {
   const struct ds_coll_desc *desc; /* of op */
   int32_t root;     /* rooted ops */
   int root_set;
-  const char *algo; /* "ring" or "auto"; "p2p" for gather, scatter */
+  const char *algo; /* an all-reduce algorithm or "auto"; "p2p" for gather, scatter */
   int algo_set;
+  enum ds_ar_algo ar_algo; /* allreduce: what --algo names (ring with auto) */
+  int ar_auto;             /* allreduce --algo auto: NCCL's choice of algorithm */
   enum proto_choice proto;
   enum ds_proto proto_fixed;
   int proto_set;
@@ -43,6 +48,8 @@ struct collbench_options {
   enum ds_net_mode net_mode;
   int32_t ring_chunks;
   enum ds_format format;
+  const char *plot;      /* --plot FILE: busbw against size (collbench_plot.h) */
+  const char *reference; /* --reference CSV: measured points on the plot */
   int help;
 };
 
@@ -57,16 +64,24 @@ static const char usage[] =
     "                         reducescatter, gather, scatter. -b/-e sizes are the\n"
     "                         buffer as nccl-tests counts it (all-gather, gather:\n"
     "                         received; reduce-scatter, scatter: sent)\n"
-    "  --root R               root rank of broadcast, reduce, gather, scatter\n"
-    "                         (default 0)\n"
-    "  --algo ring|auto|p2p   algorithm (default ring; p2p for gather, scatter).\n"
-    "                         auto (allreduce only): NCCL's choice by its\n"
-    "                         cost model (v2.30.7 constants); this version implements\n"
-    "                         the ring only, so auto chooses the ring's protocol\n"
+    "  --root R               root rank of broadcast, reduce, gather, scatter and\n"
+    "                         the reduce-broadcast all-reduce (default 0)\n"
+    "  --algo ALGO            algorithm (default ring; p2p for gather, scatter).\n"
+    "                         allreduce: ring, tree (NCCL's double binary tree), nvls\n"
+    "                         (in-switch reduction; NVLS-capable NVSwitch, one node),\n"
+    "                         direct (all-to-all reduce-scatter + all-gather),\n"
+    "                         reduce-broadcast (all to rank --root and back),\n"
+    "                         hierarchical (in-node ring reduce-scatter, ring\n"
+    "                         all-reduce across nodes per local rank, in-node\n"
+    "                         all-gather), or auto: NCCL's choice of algorithm (ring,\n"
+    "                         tree, nvls) and protocol per size by its cost model\n"
+    "                         (v2.30.7 constants). The algo/proto columns say what ran\n"
     "  --proto none|LL|LL128|Simple|auto  NCCL protocol (default: none with --algo\n"
-    "                         ring, auto with --algo auto). none: the plain ring (one\n"
-    "                         channel, the links' own latency); a protocol: NCCL's\n"
-    "                         channels, wire overhead, caps and latencies; auto:\n"
+    "                         ring or tree, auto with auto or nvls; direct,\n"
+    "                         reduce-broadcast and hierarchical have none). none: the\n"
+    "                         plain algorithm (one channel, the links' own latency);\n"
+    "                         a protocol: NCCL's channels, wire overhead, caps and\n"
+    "                         latencies; auto:\n"
     "                         the protocol NCCL's model picks for each size. Needs a\n"
     "                         GPU of known architecture (V100, A100, H100, H200);\n"
     "                         otherwise auto runs the plain ring and says so\n"
@@ -78,10 +93,15 @@ static const char usage[] =
     "  -f, --stepfactor X     multiply the size by X each step, > 1 (default 2)\n"
     "  -g, --ranks N          ranks, on the first N GPUs (default: every GPU)\n"
     "  --coll-model auto|flow|aggregate  ring per flow or aggregated (default auto:\n"
-    "                         flow up to 64 ranks)\n"
+    "                         flow up to 64 ranks; tree, nvls, direct and\n"
+    "                         reduce-broadcast always run per flow)\n"
     "  --net maxmin|alpha-beta  link sharing model (default maxmin)\n"
     "  --ring-chunks N        pipelined chunks per ring step, flow only (default 1)\n"
     "  --format text|csv|json (default text)\n"
+    "  --plot FILE.png|.svg   draw busbw against size (gnuplot), one curve per\n"
+    "                         op/algo/proto of the rows printed\n"
+    "  --reference CSV        with --plot: a measured table's points (nccl-tests'\n"
+    "                         size and busbw columns; docs/collectives.md)\n"
     "  --help\n";
 
 static ds_status bad(struct ds_err *err, const char *flag, const char *expected,
@@ -168,6 +188,11 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
       if (strcmp(v, "maxmin") == 0) o->net_mode = DS_NET_MAXMIN;
       else if (strcmp(v, "alpha-beta") == 0) o->net_mode = DS_NET_CONSTANT;
       else return bad(err, f, "one of maxmin, alpha-beta", v);
+    } else if (strcmp(f, "--plot") == 0) {
+      if (!ds_gnuplot_terminal(v)) return bad(err, f, "a file name ending in .png or .svg", v);
+      o->plot = v;
+    } else if (strcmp(f, "--reference") == 0) {
+      o->reference = v;
     } else if (strcmp(f, "--format") == 0) {
       if (strcmp(v, "text") == 0) o->format = DS_FORMAT_TEXT;
       else if (strcmp(v, "csv") == 0) o->format = DS_FORMAT_CSV;
@@ -178,13 +203,17 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
     }
   }
   if (o->help) return DS_OK;
+  if (o->reference && !o->plot)
+    return ds_err_set(err, DS_EUSAGE, "option --reference: it adds points to --plot: give "
+                      "--plot FILE.png|.svg too");
   if (!o->topo) return ds_err_set(err, DS_EUSAGE, "missing --topo (see --help)");
   o->desc = ds_coll_desc_find(o->op);
   if (!o->desc || o->desc->kind == DS_COLL_SENDRECV)
     return ds_err_set(err, DS_EUSAGE,
                       "option --op: \"%s\" is not simulated by this version (allreduce, "
                       "broadcast, reduce, allgather, reducescatter, gather, scatter)", o->op);
-  if (o->root_set && !o->desc->rooted)
+  if (o->root_set && !o->desc->rooted &&
+      !(o->desc->kind == DS_COLL_ALLREDUCE && strcmp(o->algo, "reduce-broadcast") == 0))
     return ds_err_set(err, DS_EUSAGE, "option --root: %s has no root", o->op);
   if (o->desc->kind != DS_COLL_ALLREDUCE) {
     if (!o->algo_set) o->algo = o->desc->algo;
@@ -198,14 +227,32 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
                         "option --proto: NCCL's protocols are simulated for allreduce "
                         "only, not %s (use --proto none)", o->op);
   }
-  if (strcmp(o->algo, "ring") != 0 && strcmp(o->algo, "auto") != 0 &&
-      strcmp(o->algo, "p2p") != 0)
-    return ds_err_set(err, DS_EUSAGE,
-                      "option --algo: \"%s\" is not simulated by this version "
-                      "(ring, or auto: NCCL's choice, among the ring's protocols)",
-                      o->algo);
   int algo_auto = strcmp(o->algo, "auto") == 0;
-  if (!o->proto_set) o->proto = algo_auto ? PROTO_AUTO : PROTO_NONE;
+  if (o->desc->kind == DS_COLL_ALLREDUCE) {
+    o->ar_auto = algo_auto;
+    if (!algo_auto && ds_ar_algo_parse(o->algo, &o->ar_algo) != DS_OK)
+      return bad(err, "--algo", "one of ring, tree, nvls, direct, reduce-broadcast, "
+                 "hierarchical, auto", o->algo);
+  } else if (strcmp(o->algo, "p2p") != 0 && strcmp(o->algo, "ring") != 0) {
+    return ds_err_set(err, DS_EUSAGE, "option --algo: \"%s\" is not simulated for %s",
+                      o->algo, o->op);
+  }
+  int nccl_only = o->ar_algo == DS_AR_NVLS && !algo_auto;
+  int no_proto = !algo_auto && (o->ar_algo == DS_AR_DIRECT ||
+                                o->ar_algo == DS_AR_REDUCE_BCAST || o->ar_algo == DS_AR_HIER);
+  if (!o->proto_set) o->proto = algo_auto || nccl_only ? PROTO_AUTO : PROTO_NONE;
+  if (no_proto && o->proto != PROTO_NONE)
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --proto: NCCL has no %s algorithm, so no protocol: it runs on "
+                      "the links' own bandwidth and latency (use --proto none)", o->algo);
+  if (nccl_only && o->proto == PROTO_NONE)
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --proto: nvls runs only under NCCL's model, with Simple "
+                      "(use --proto Simple or auto)");
+  if (nccl_only && o->proto == PROTO_FIXED && o->proto_fixed != DS_PROTO_SIMPLE)
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --proto %s: NCCL runs nvls with Simple only",
+                      ds_proto_name(o->proto_fixed));
   if (algo_auto && o->proto == PROTO_NONE)
     return ds_err_set(err, DS_EUSAGE,
                       "option --proto: none is the plain ring, not an NCCL choice: "
@@ -252,7 +299,7 @@ static void handle(void *ctx, struct ds_engine *eng, const struct ds_event *ev) 
  * is the last member's finish. */
 static ds_status time_coll(struct ds_topo *topo, const struct ds_ring *ring,
                            const struct collbench_options *o,
-                           enum ds_coll_model model, double bytes,
+                           enum ds_coll_model model, double bytes, enum ds_ar_algo algo,
                            const struct ds_coll_proto *proto, int64_t *out_ns,
                            struct ds_err *err) {
   struct one_run r = {0};
@@ -266,7 +313,7 @@ static ds_status time_coll(struct ds_topo *topo, const struct ds_ring *ring,
       .chunks = k == DS_COLL_BROADCAST || k == DS_COLL_REDUCE
                     ? ds_coll_chain_chunks(bytes, o->ring_chunks)
                     : o->ring_chunks,
-      .bytes = bytes, .root = o->root, .proto = proto, .tag_base = 0,
+      .bytes = bytes, .root = o->root, .proto = proto, .algo = algo, .tag_base = 0,
       .on_done = on_member_done, .owner = &r};
   DS_CHECK_GOTO(ds_coll_new(&spec, &r.coll, err), st, out);
   for (int32_t i = 0; i < ring->n; i++)
@@ -287,7 +334,8 @@ struct row {
   double time_us;
   double algbw_gbps;
   double busbw_gbps;
-  enum ds_proto proto;  /* DS_PROTO_COUNT: the plain ring */
+  enum ds_proto proto;  /* DS_PROTO_COUNT: the plain algorithm */
+  enum ds_ar_algo algo; /* allreduce: what ran */
   int32_t channels;
   double nccl_model_us; /* NCCL's own prediction; < 0 for the plain ring */
 };
@@ -320,7 +368,8 @@ static void print_header(FILE *out, const struct collbench_options *o,
     fputc('\n', out);
     if (!pl->nccl) {
       fprintf(out, "# network %s, %s %s; simulated (NCCL protocols and channels not modelled)\n",
-              net, o->desc->algo, exec);
+              net, o->desc->kind == DS_COLL_ALLREDUCE ? ds_ar_algo_name(o->ar_algo)
+                                                      : o->desc->algo, exec);
       if (pl->fallback[0]) fprintf(out, "# %s\n", pl->fallback);
       fprintf(out, "#\n# %12s %12s %6s %10s %8s %8s\n# %12s %12s %6s %10s %8s %8s\n",
               "size", "count", "type", "time", "algbw", "busbw", "(B)", "(elements)", "",
@@ -329,7 +378,8 @@ static void print_header(FILE *out, const struct collbench_options *o,
     }
     fprintf(out,
             "# network %s, ring %s; NCCL %s model: %s, %d node(s), %d channels of "
-            "%.1f GB/s\n# extra effects: %s; nccl(us): NCCL's own prediction\n#\n"
+            "%.1f GB/s\n# extra effects: %s; nccl(us): NCCL's own prediction; ch: "
+            "channels (tree: per tree)\n#\n"
             "# %12s %12s %6s %10s %8s %8s %5s %6s %3s %10s\n"
             "# %12s %12s %6s %10s %8s %8s %5s %6s %3s %10s\n",
             net, exec, ds_nccl_constants_version(), ds_nccl_arch_name(pl->m.arch),
@@ -343,14 +393,19 @@ static void print_header(FILE *out, const struct collbench_options *o,
 static void print_row(FILE *out, const struct collbench_options *o,
                       const struct plan *pl, const struct row *r, int first) {
   const char *net = o->net_mode == DS_NET_CONSTANT ? "alpha-beta" : "maxmin";
-  const char *coll = pl->model == DS_COLL_FLOW ? "flow" : "aggregate";
+  /* Only the ring kinds (and the hierarchical all-reduce's rings) aggregate. */
+  int per_flow_only = o->desc->kind == DS_COLL_ALLREDUCE && r->algo != DS_AR_RING &&
+                      r->algo != DS_AR_HIER;
+  const char *coll = pl->model == DS_COLL_FLOW || per_flow_only ? "flow" : "aggregate";
   const char *proto = ds_proto_name(r->proto);
+  const char *algo = o->desc->kind == DS_COLL_ALLREDUCE ? ds_ar_algo_name(r->algo)
+                                                        : o->desc->algo;
   char pred[32] = "";
   if (r->nccl_model_us >= 0) snprintf(pred, sizeof pred, "%.3f", r->nccl_model_us);
   switch (o->format) {
   case DS_FORMAT_CSV:
     fprintf(out, "%s,%s,%s,%d,%.0f,%.0f,float,%.3f,%.6f,%.6f,%s,%s,%d,%s\n", o->op,
-            o->desc->algo, proto, pl->n, r->size_bytes, r->count, r->time_us, r->algbw_gbps,
+            algo, proto, pl->n, r->size_bytes, r->count, r->time_us, r->algbw_gbps,
             r->busbw_gbps, net, coll, r->channels, pred);
     break;
   case DS_FORMAT_JSON:
@@ -360,7 +415,7 @@ static void print_row(FILE *out, const struct collbench_options *o,
             "\"type\": \"float\", \"time_us\": %.3f, \"algbw_gbps\": %.6f, "
             "\"busbw_gbps\": %.6f, \"net_model\": \"%s\", \"coll_model\": \"%s\", "
             "\"channels\": %d, \"nccl_model_us\": %s}",
-            first ? "" : ",\n", o->op, o->desc->algo, proto, pl->n, r->size_bytes, r->count,
+            first ? "" : ",\n", o->op, algo, proto, pl->n, r->size_bytes, r->count,
             r->time_us, r->algbw_gbps, r->busbw_gbps, net, coll, r->channels,
             pred[0] ? pred : "null");
     break;
@@ -371,7 +426,7 @@ static void print_row(FILE *out, const struct collbench_options *o,
     else
       fprintf(out, "  %12.0f %12.0f %6s %10.2f %8.2f %8.2f %5s %6s %3d %10.2f\n",
               r->size_bytes, r->count, "float", r->time_us, r->algbw_gbps,
-              r->busbw_gbps, "ring", proto, r->channels, r->nccl_model_us);
+              r->busbw_gbps, algo, proto, r->channels, r->nccl_model_us);
   }
 }
 
@@ -385,6 +440,10 @@ static ds_status make_plan(const struct collbench_options *o,
   ds_status st = ds_nccl_model_build(
       topo, ring, o->nccl_extra ? DS_NCCL_EXTRA_MEASURED : DS_NCCL_EXTRA_NONE, &pl->m,
       &why);
+  const char *no;
+  if (st == DS_OK && !o->ar_auto && o->ar_algo == DS_AR_NVLS &&
+      !ds_nccl_algo_available(&pl->m, DS_AR_NVLS, DS_PROTO_SIMPLE, &no))
+    return ds_err_set(err, DS_EUSAGE, "option --algo nvls: cannot run here: %s", no);
   if (st == DS_OK) {
     if (pl->model == DS_COLL_AGGREGATE && o->ring_chunks > 1)
       return ds_err_set(err, DS_EUSAGE,
@@ -395,14 +454,28 @@ static ds_status make_plan(const struct collbench_options *o,
   if (o->proto == PROTO_FIXED)
     return ds_err_set(err, DS_EUSAGE, "option --proto %s: %s",
                       ds_proto_name(o->proto_fixed), why.msg);
+  if (!o->ar_auto && o->ar_algo == DS_AR_NVLS)
+    return ds_err_set(err, DS_EUSAGE, "option --algo nvls: %s", why.msg);
   snprintf(pl->fallback, sizeof pl->fallback,
-           "%s; --proto auto runs the plain ring (proto none)", why.msg);
+           "%s; --proto auto runs the plain %s (proto none)", why.msg,
+           ds_ar_algo_name(o->ar_algo));
   if (o->format != DS_FORMAT_TEXT) fprintf(stderr, "ddpsim collective: %s\n", pl->fallback);
   return DS_OK;
 }
 
+/* The plot curve a row belongs to: "allreduce ring/LL128", "broadcast chain". */
+static void row_group(const struct collbench_options *o, const struct row *r, char *buf,
+                      size_t cap) {
+  const char *algo = o->desc->kind == DS_COLL_ALLREDUCE ? ds_ar_algo_name(r->algo)
+                                                        : o->desc->algo;
+  if (r->proto == DS_PROTO_COUNT) snprintf(buf, cap, "%s %s", o->op, algo);
+  else snprintf(buf, cap, "%s %s/%s", o->op, algo, ds_proto_name(r->proto));
+}
+
+/* ref: the --reference points, or NULL. */
 static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
-                       FILE *out, struct ds_err *err) {
+                       const struct ds_busbw_set *ref, FILE *out, struct ds_err *err) {
+  struct ds_busbw_set pts = {0};
   struct plan pl = {.n = o->ranks ? o->ranks : topo->n_gpus};
   int32_t n = pl.n;
   if (n > topo->n_gpus)
@@ -416,7 +489,7 @@ static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
   if (o->desc->kind != DS_COLL_ALLREDUCE && o->desc->kind != DS_COLL_ALLGATHER &&
       o->desc->kind != DS_COLL_REDUCESCATTER)
     pl.model = DS_COLL_FLOW;
-  if (o->desc->rooted && o->root >= n)
+  if ((o->desc->rooted || o->root_set) && o->root >= n)
     return ds_err_set(err, DS_EUSAGE, "option --root: %d is not a rank (%d ranks)", o->root,
                       n);
   if (o->ring_chunks > 1 && pl.model == DS_COLL_AGGREGATE)
@@ -439,18 +512,26 @@ static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
   /* Sizes as nccl-tests makes them: whole elements, multiplied by -f. */
   for (double s = o->min_bytes; s <= o->max_bytes * (1 + 1e-12); s *= o->factor) {
     struct row r = {.count = (double)(int64_t)(s / FLOAT_BYTES), .proto = DS_PROTO_COUNT,
-                    .channels = 1, .nccl_model_us = -1};
+                    .algo = o->ar_algo, .channels = 1, .nccl_model_us = -1};
     r.size_bytes = r.count * FLOAT_BYTES;
     struct ds_coll_proto cp;
     if (pl.nccl) {
-      r.proto = o->proto == PROTO_FIXED ? o->proto_fixed : ds_nccl_choose(&pl.m, r.size_bytes);
-      ds_nccl_coll_proto(&pl.m, r.proto, r.size_bytes, &cp);
+      /* NCCL's choice of algorithm (auto) and protocol (auto), or the fixed ones */
+      if (o->ar_auto && o->proto != PROTO_FIXED)
+        ds_nccl_choose_algo(&pl.m, r.size_bytes, &r.algo, &r.proto);
+      else if (o->proto == PROTO_FIXED)
+        r.proto = o->proto_fixed;
+      else
+        r.proto = ds_nccl_choose_proto(&pl.m, r.algo, r.size_bytes);
+      if (o->ar_auto && o->proto == PROTO_FIXED) /* the fastest algorithm that has it */
+        r.algo = ds_nccl_choose_algo_with(&pl.m, r.size_bytes, r.proto);
+      ds_nccl_algo_proto(&pl.m, r.algo, r.proto, r.size_bytes, &cp);
       r.channels = cp.channels;
-      r.nccl_model_us = ds_nccl_predict_ns(&pl.m, r.proto, r.size_bytes) / 1e3;
+      r.nccl_model_us = ds_nccl_predict_algo_ns(&pl.m, r.algo, r.proto, r.size_bytes) / 1e3;
     }
     int64_t t_ns = 0;
-    st = time_coll(topo, &ring, o, pl.model, r.size_bytes, pl.nccl ? &cp : NULL, &t_ns,
-                   err);
+    st = time_coll(topo, &ring, o, pl.model, r.size_bytes, r.algo, pl.nccl ? &cp : NULL,
+                   &t_ns, err);
     if (st != DS_OK) {
       if (!err->msg[0]) ds_err_set(err, st, "simulating %.0f bytes failed", r.size_bytes);
       break;
@@ -460,8 +541,23 @@ static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
     r.busbw_gbps = r.algbw_gbps * o->desc->bus_factor(n);
     print_row(out, o, &pl, &r, first);
     first = 0;
+    if (o->plot) {
+      char group[DS_BUSBW_GROUP_MAX];
+      row_group(o, &r, group, sizeof group);
+      if (ds_busbw_add(&pts, group, r.size_bytes, r.busbw_gbps) != DS_OK) {
+        st = ds_err_set(err, DS_ENOMEM, "--plot: out of memory");
+        break;
+      }
+    }
   }
   if (st == DS_OK && o->format == DS_FORMAT_JSON) fputs("\n]\n", out);
+  if (st == DS_OK && o->plot) {
+    char title[512];
+    snprintf(title, sizeof title, "ddpsim collective: %s, %d ranks on %s (%d x %s): busbw "
+             "against size", o->op, n, topo->name, topo->n_gpus, topo->gpu.name);
+    st = ds_busbw_plot(o->plot, title, &pts, ref, err);
+  }
+  ds_busbw_release(&pts);
   ds_ring_release(&ring);
   return st;
 }
@@ -478,9 +574,14 @@ ds_status ds_collbench_main(int argc, char **argv, FILE *out,
   DS_CHECK(ds_lookup_file("topologies", "topology", o.topo, topo_path,
                           sizeof topo_path, err));
   DS_CHECK(ds_lookup_gpu_table(topo_path, gpus_path, sizeof gpus_path, err));
+  /* The plot's inputs are checked before any row is printed. */
+  struct ds_busbw_set ref = {0};
+  if (o.reference) DS_CHECK(ds_busbw_reference_load(o.reference, &ref, err));
+  ds_status st = o.plot ? ds_gnuplot_check(err) : DS_OK;
   struct ds_topo *topo = NULL;
-  DS_CHECK(ds_topo_load(topo_path, gpus_path, &topo, err));
-  ds_status st = sweep(&o, topo, out, err);
+  if (st == DS_OK) st = ds_topo_load(topo_path, gpus_path, &topo, err);
+  if (st == DS_OK) st = sweep(&o, topo, o.reference ? &ref : NULL, out, err);
   ds_topo_free(topo);
+  ds_busbw_release(&ref);
   return st;
 }

@@ -5,9 +5,10 @@
  * measured all_reduce_perf table can be read side by side.
  *
  * Every collective kind of sim/coll.h's table but sendrecv (--op, --root);
- * the all-reduce also under NCCL's protocols and channels with NCCL's choice
- * of protocol (sim/nccl_model.h, docs/collectives.md); other algorithms are
- * refused by name.
+ * the all-reduce by any algorithm of enum ds_ar_algo (--algo), ring and tree
+ * also under NCCL's protocols and channels, NVLS under NCCL's model only,
+ * and NCCL's choice of algorithm and protocol per size (--algo auto;
+ * sim/nccl_model.h, docs/collectives.md). What cannot run is refused by name.
  */
 #ifndef DS_COLLBENCH_H
 #define DS_COLLBENCH_H

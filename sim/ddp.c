@@ -58,31 +58,108 @@ static ds_status emit(struct builder *bd, struct ds_op *op, const int64_t *deps,
   return ds_schedule_add(bd->s, op, deps, n_deps, NULL);
 }
 
-/* A bucket's all-reduce on the rank's comm stream, after deps. */
-static ds_status emit_allreduce(const struct ds_ddp_options *opt, const struct ds_bucket *b,
-                                int32_t rank, int32_t bucket, int64_t coll_base,
+/* An all-reduce of `bytes` on the rank's comm stream, after deps. */
+static ds_status emit_allreduce(const struct ds_ddp_options *opt, double bytes,
+                                const char *name, int32_t rank, int32_t bucket, int64_t coll,
                                 const int64_t *deps, size_t n_deps, struct builder *bd,
                                 int64_t *out_id) {
-  char name[64], algo[DS_RING_ALGO_MAX];
+  char algo[DS_AR_ALGO_NAME_MAX];
   double dur_ns = 0;
-  snprintf(name, sizeof name, "bucket%d", bucket);
+  enum ds_ar_algo a = opt->algo;
   if (opt->nccl) {
-    enum ds_proto p = opt->proto_fixed < DS_PROTO_COUNT ? opt->proto_fixed
-                                                        : ds_nccl_choose(opt->nccl, b->bytes);
+    enum ds_proto p = opt->proto_fixed;
+    if (opt->algo_auto && p < DS_PROTO_COUNT) a = ds_nccl_choose_algo_with(opt->nccl, bytes, p);
+    else if (opt->algo_auto) ds_nccl_choose_algo(opt->nccl, bytes, &a, &p);
+    else if (p >= DS_PROTO_COUNT) p = ds_nccl_choose_proto(opt->nccl, a, bytes);
     struct ds_coll_proto cp;
-    ds_nccl_coll_proto(opt->nccl, p, b->bytes, &cp);
-    ds_ring_algo_name(p, algo);
-    if (opt->ring) dur_ns = ds_ring_allreduce_proto_ns(opt->ring, &cp, b->bytes);
+    ds_nccl_algo_proto(opt->nccl, a, p, bytes, &cp);
+    ds_allreduce_algo_name(a, p, algo);
+    if (a != DS_AR_RING)
+      dur_ns = ds_nccl_predict_algo_ns(opt->nccl, a, p, bytes) +
+               ds_nccl_extra_ns(&opt->nccl->extra, bytes);
+    else if (opt->ring)
+      dur_ns = ds_ring_allreduce_proto_ns(opt->ring, &cp, bytes);
   } else {
-    ds_ring_algo_name(DS_PROTO_COUNT, algo);
-    if (opt->ring) dur_ns = ds_ring_allreduce_ns(opt->ring, b->bytes);
+    ds_allreduce_algo_name(a, DS_PROTO_COUNT, algo);
+    if (opt->ring && a == DS_AR_RING) dur_ns = ds_ring_allreduce_ns(opt->ring, bytes);
   }
   struct ds_op op = {.rank = rank, .stream = DS_STREAM_COMM, .kind = DS_OP_ALLREDUCE,
                      .name = name, .layer = -1, .bucket = bucket,
-                     .coll = coll_base + bucket, .root = -1, .algo = algo,
-                     .bytes = b->bytes, .dur_us = dur_ns / 1000};
+                     .coll = coll, .root = -1, .algo = algo,
+                     .bytes = bytes, .dur_us = dur_ns / 1000};
   DS_CHECK(emit(bd, &op, deps, n_deps));
   *out_id = op.id;
+  return DS_OK;
+}
+
+/* What a rank's streams last ran: the ids later ops wait for (-1: none). */
+struct rank_tails {
+  int64_t compute;  /* last op on the compute stream */
+  int64_t comm;     /* last all-reduce */
+  int64_t callback; /* last hook callback (copy stream) */
+  int64_t sync;     /* the next compute op waits for this (PowerSGD's synchronize) */
+};
+
+/* Appends id to deps when it is an op (>= 0). */
+static void add_dep(int64_t *deps, size_t *n, int64_t id) {
+  if (id >= 0) deps[(*n)++] = id;
+}
+
+/* One compute-stream op after the stream's last op and any pending sync. */
+static ds_status emit_compute(struct ds_op *op, struct rank_tails *t, struct builder *bd) {
+  int64_t deps[2];
+  size_t n = 0;
+  add_dep(deps, &n, t->compute);
+  add_dep(deps, &n, t->sync);
+  DS_CHECK(emit(bd, op, deps, n));
+  t->compute = op->id;
+  t->sync = -1;
+  return DS_OK;
+}
+
+/* Bucket b's communication (the hook's plan, or its all-reduce alone),
+ * each op after the one before; the first after the rank's compute tail. */
+static ds_status emit_bucket(const struct ds_model *m, const struct ds_compute *c,
+                             const struct ds_ddp_options *opt, const struct ds_buckets *bk,
+                             int32_t b, int32_t rank, int64_t coll_base, struct rank_tails *t,
+                             struct builder *bd) {
+  struct ds_hook_plan plan;
+  ds_comm_hook_plan(&opt->hook, m, c, &bk->order[bk->b[b].first], bk->b[b].count,
+                    opt->iter == 0, &plan);
+  int32_t per = ds_comm_hook_colls_per_bucket(&opt->hook), j = 0;
+  int64_t prev = t->compute;
+  for (int32_t k = 0; k < plan.n; k++) {
+    const struct ds_hook_op *h = &plan.op[k];
+    char name[64];
+    if (h->what[0]) snprintf(name, sizeof name, "bucket%d.%s", b, h->what);
+    else snprintf(name, sizeof name, "bucket%d", b);
+    int64_t deps[3];
+    size_t n = 0;
+    if (h->where == DS_HOOK_ALLREDUCE) {
+      add_dep(deps, &n, prev);
+      add_dep(deps, &n, t->comm);
+      DS_CHECK(emit_allreduce(opt, h->bytes, name, rank, b, (coll_base + b) * per + j++,
+                              deps, n, bd, &t->comm));
+      prev = t->comm;
+      continue;
+    }
+    /* Compute kernels of the hook: backward-kind work with the bucket's
+     * name (the schema has no hook kind). */
+    struct ds_op op = {.rank = rank, .kind = DS_OP_BWD, .name = name, .layer = -1,
+                       .bucket = b, .coll = -1, .root = -1, .bytes = h->bytes,
+                       .flops = h->flops, .dur_us = h->dur_ns / 1000};
+    if (h->where == DS_HOOK_IN_BACKWARD) {
+      op.stream = DS_STREAM_COMPUTE;
+      DS_CHECK(emit_compute(&op, t, bd));
+    } else {
+      op.stream = DS_STREAM_COPY;
+      add_dep(deps, &n, prev);
+      DS_CHECK(emit(bd, &op, deps, n));
+      t->callback = op.id;
+    }
+    prev = op.id;
+  }
+  if (plan.blocks_backward) t->sync = prev;
   return DS_OK;
 }
 
@@ -90,7 +167,7 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
                             const struct ds_ddp_options *opt,
                             const struct ds_buckets *bk, int32_t rank,
                             int64_t coll_base, struct builder *bd) {
-  int64_t prev = -1, last_bwd = -1, last_ar = -1;
+  struct rank_tails t = {-1, -1, -1, -1};
   int32_t next_bucket = 0;
   int32_t steps = opt->accum_steps > 1 ? opt->accum_steps : 1;
   struct ds_op op;
@@ -104,15 +181,13 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
                           .bucket = -1, .coll = -1, .root = -1,
                           .flops = ly->fwd_flops * (double)opt->batch,
                           .dur_us = ds_compute_fwd_ns(c, ly, opt->batch) / 1000};
-      DS_CHECK(emit(bd, &op, &prev, prev >= 0));
-      prev = op.id;
+      DS_CHECK(emit_compute(&op, &t, bd));
     }
     op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE,
                         .kind = DS_OP_LOSS, .name = "loss", .layer = -1,
                         .bucket = -1, .coll = -1, .root = -1,
                         .dur_us = ds_compute_kernel_ns(c, 0, 0) / 1000};
-    DS_CHECK(emit(bd, &op, &prev, 1));
-    prev = op.id;
+    DS_CHECK(emit_compute(&op, &t, bd));
     for (int32_t l = m->n_layers - 1; l >= 0; l--) {
       const struct ds_layer *ly = &m->layers[l];
       op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE,
@@ -120,32 +195,28 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
                           .bucket = -1, .coll = -1, .root = -1,
                           .flops = ly->bwd_flops * (double)opt->batch,
                           .dur_us = ds_compute_bwd_ns(c, ly, opt->batch) / 1000};
-      DS_CHECK(emit(bd, &op, &prev, 1));
-      prev = last_bwd = op.id;
+      DS_CHECK(emit_compute(&op, &t, bd));
       /* Overlapped: a bucket goes once its last gradient is ready. */
       while (sync && !opt->no_overlap && next_bucket < bk->n &&
-             bk->b[next_bucket].ready_layer == l) {
-        int64_t deps[2] = {last_bwd, last_ar};
-        DS_CHECK(emit_allreduce(opt, &bk->b[next_bucket], rank, next_bucket, coll_base, deps,
-                                last_ar >= 0 ? 2 : 1, bd, &last_ar));
-        next_bucket++;
-      }
+             bk->b[next_bucket].ready_layer == l)
+        DS_CHECK(emit_bucket(m, c, opt, bk, next_bucket++, rank, coll_base, &t, bd));
     }
   }
   /* --no-overlap: every bucket waits for the end of backward. */
-  while (next_bucket < bk->n) {
-    int64_t deps[2] = {last_bwd, last_ar};
-    DS_CHECK(emit_allreduce(opt, &bk->b[next_bucket], rank, next_bucket, coll_base, deps,
-                            last_ar >= 0 ? 2 : 1, bd, &last_ar));
-    next_bucket++;
-  }
-  int64_t deps[2] = {last_bwd, last_ar};
+  while (next_bucket < bk->n)
+    DS_CHECK(emit_bucket(m, c, opt, bk, next_bucket++, rank, coll_base, &t, bd));
   op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE,
                       .kind = DS_OP_STEP, .name = "optimizer", .layer = -1,
                       .bucket = -1, .coll = -1, .root = -1,
                       .bytes = ds_compute_step_bytes(c, m),
                       .dur_us = ds_compute_step_ns(c, m) / 1000};
-  return emit(bd, &op, deps, last_ar >= 0 ? 2 : 1);
+  int64_t deps[4];
+  size_t n = 0;
+  add_dep(deps, &n, t.compute);
+  add_dep(deps, &n, t.comm);
+  add_dep(deps, &n, t.callback);
+  if (t.sync != t.callback) add_dep(deps, &n, t.sync);
+  return emit(bd, &op, deps, n);
 }
 
 ds_status ds_ddp_build(const struct ds_model *m, const struct ds_compute *c,
@@ -169,6 +240,7 @@ void ds_ddp_memory(const struct ds_model *m, int dtype_bytes, int64_t batch,
   out->buckets = grad_as_bucket_view ? 0 : p;
   out->optimizer = p * ds_optimizer_states(m->optimizer);
   out->activations = act * (dtype_bytes / 4.0) * (double)batch;
+  out->hook = 0;
   out->total = out->params + out->grads + out->buckets + out->optimizer +
                out->activations;
 }

@@ -22,6 +22,7 @@
 #include "../traces/schedule.h"
 #include "../traces/status.h"
 #include "coll.h"
+#include "comm_hook.h"
 #include "compute.h"
 #include "model.h"
 
@@ -41,6 +42,7 @@ struct ds_buckets {
   int32_t n_order;
   struct ds_bucket *b; /* owned */
   int32_t n;
+  int iteration0;      /* iteration 0's layout: hooks with a warm-up run uncompressed */
 };
 
 /* Assigns gradients to buckets. single != 0 gives iteration 0's single
@@ -67,13 +69,30 @@ struct ds_ddp_options {
    * accumulate, then one that synchronises, then the optimizer step. */
   int no_overlap;
   int32_t accum_steps;
+  /* --comm-hook (comm_hook.h); iter: the simulated iteration (PowerSGD's
+   * iteration 0 is its warm-up's vanilla all-reduce). */
+  struct ds_comm_hook hook;
+  int32_t iter;
+  /* The all-reduce algorithm (coll.h), or, with algo_auto and nccl, NCCL's
+   * choice of algorithm per bucket (of the fixed protocol's algorithms when
+   * proto_fixed is one); the op's algo names what runs ("tree/LL128",
+   * "direct"). dur_us: the ring's closed form, NCCL's prediction plus its
+   * extras for tree and nvls, 0 for the others (no closed form in general). */
+  enum ds_ar_algo algo;
+  int algo_auto;
 };
 
 /* Builds one iteration's schedule: per rank, forward of every layer, loss,
  * backward in reverse with each bucket's all-reduce right after the
  * backward that completes it (after the last backward with no_overlap;
- * the micro-steps of no_sync first), then the optimizer step. Op ids are
- * id_base + index; collective ids are coll_base + bucket. */
+ * the micro-steps of no_sync first), then the optimizer step. With a
+ * communication hook the bucket's ops are the hook's plan (comm_hook.h):
+ * its kernels in backward on the compute stream, its all-reduces on the
+ * comm stream, its future callbacks on the copy stream, each after the
+ * one before; the step waits for the last of every stream. Op ids are
+ * id_base + index; collective ids are (coll_base + bucket) * K + j, with K
+ * the hook's all-reduces per bucket (1 without a hook, so coll_base +
+ * bucket). */
 ds_status ds_ddp_build(const struct ds_model *model,
                        const struct ds_compute *compute,
                        const struct ds_ddp_options *opt,
@@ -87,7 +106,9 @@ struct ds_ddp_memory {
   double buckets;     /* DDP's flat bucket copies of the gradients */
   double optimizer;   /* momentum (SGD) or two moments (Adam) */
   double activations; /* saved for backward, whole batch */
-  double total;       /* sum: every term is live at the start of backward */
+  double hook;        /* the communication hook's buffers (ds_comm_hook_memory) */
+  double total;       /* sum: every term is live at the start of backward
+                       * (the hook's, an upper bound, at its end) */
 };
 
 void ds_ddp_memory(const struct ds_model *model, int dtype_bytes,

@@ -331,19 +331,23 @@ static ds_status build_group(struct ds_exec *ex, struct coll_owner *owners,
                       o->id, ds_op_kind_name(o->kind), o->coll, ds_coll_kind_names());
   if (ck == DS_COLL_ALLREDUCE) {
     enum ds_proto proto;
-    if (ds_ring_algo_parse(o->algo, &proto) != DS_OK)
+    if (ds_allreduce_algo_parse(o->algo, &spec.algo, &proto) != DS_OK)
       return ds_err_set(err, DS_EUSAGE,
-                        "op %" PRId64 ": allreduce with algo '%s' is not simulated by "
-                        "this version (ring, ring/LL, ring/LL128 or ring/Simple)",
-                        o->id, o->algo);
+                        "op %" PRId64 ": allreduce with algo '%s' is not simulated (%s; "
+                        "ring, tree and nvls also with /LL, /LL128 or /Simple)",
+                        o->id, o->algo, ds_ar_algo_names());
     if (proto < DS_PROTO_COUNT && (!ex->opt.nccl || ex->opt.nccl->nranks != n))
       return ds_err_set(err, DS_EUSAGE,
                         "op %" PRId64 ": algo '%s' needs NCCL's model for a ring of %d "
                         "ranks, and %s", o->id, o->algo, n,
                         ex->opt.nccl ? "the model describes another ring size"
                                      : "none is available (unknown GPU architecture?)");
+    const char *why;
+    if (proto < DS_PROTO_COUNT && !ds_nccl_algo_available(ex->opt.nccl, spec.algo, proto, &why))
+      return ds_err_set(err, DS_EUSAGE, "op %" PRId64 ": algo '%s' cannot run here: %s",
+                        o->id, o->algo, why);
     if (proto < DS_PROTO_COUNT) {
-      ds_nccl_coll_proto(ex->opt.nccl, proto, o->bytes, &cp);
+      ds_nccl_algo_proto(ex->opt.nccl, spec.algo, proto, o->bytes, &cp);
       spec.proto = &cp;
     }
   } else if (o->algo[0] && strcmp(o->algo, d->algo) != 0) {

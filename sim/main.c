@@ -34,7 +34,7 @@ int main(int argc, char **argv) {
     return finish(ds_topocmd_main(argc - 1, argv + 1, stdout, &err), &err);
   ds_status st = ds_options_parse(argc, argv, &opt, &err);
   if (st == DS_OK && opt.help) {
-    fputs(ds_options_usage(), stdout);
+    ds_options_print_usage(stdout);
     return 0;
   }
   if (st == DS_OK && opt.version) {

@@ -11,12 +11,12 @@
 #include "config.h"
 
 static const char *const root_keys[] = {"schema_version", "name", "sample",
-                                        "default_batch", "optimizer", "layers",
-                                        NULL};
+                                        "default_batch", "optimizer", "input_bytes",
+                                        "output_bytes", "layers", NULL};
 static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
                                          "fwd_bytes", "act_bytes", "params",
                                          NULL};
-static const char *const param_keys[] = {"name", "numel", NULL};
+static const char *const param_keys[] = {"name", "numel", "shape", NULL};
 
 int ds_optimizer_states(enum ds_optimizer opt) {
   return opt == DS_OPT_ADAM ? 2 : 1;
@@ -50,6 +50,37 @@ static ds_status read_string(const struct ds_cnode *map, const char *key,
   return *out ? DS_OK : DS_ENOMEM;
 }
 
+/* shape: [d0, d1, ...], positive integers whose product is numel. */
+static ds_status read_shape(const struct ds_cnode *seq, struct ds_param *p,
+                            struct ds_err *err) {
+  struct ds_cnode item;
+  size_t n;
+  int64_t prod = 1, d;
+  if (!ds_cnode_is_seq(seq))
+    return ds_cnode_error(seq, err, "expected a list of dimensions like [768, 3072]");
+  DS_CHECK(ds_cseq_len(seq, &n, err));
+  if (n == 0 || n > 8)
+    return ds_cnode_error(seq, err, "expected 1 to 8 dimensions, got %zu", n);
+  for (size_t i = 0; i < n; i++) {
+    DS_CHECK(ds_cseq_at(seq, i, &item, err));
+    DS_CHECK(ds_cnode_int64(&item, &d, err));
+    if (d <= 0 || d > p->numel)
+      return ds_cnode_error(&item, err, "expected a dimension from 1 to numel %lld, got %lld",
+                            (long long)p->numel, (long long)d);
+    if (i == 0) p->rows = d;
+    if (d > p->numel / prod) { /* the product would pass numel (or overflow) */
+      prod = 0;
+      break;
+    }
+    prod *= d;
+  }
+  if (prod != p->numel)
+    return ds_cnode_error(seq, err, "the dimensions' product is not numel %lld",
+                          (long long)p->numel);
+  p->ndim = (int32_t)n;
+  return DS_OK;
+}
+
 static ds_status read_params(struct ds_model *m, const struct ds_cnode *layer,
                              struct ds_layer *l, int32_t li, size_t *cap,
                              struct ds_err *err) {
@@ -78,6 +109,7 @@ static ds_status read_params(struct ds_model *m, const struct ds_cnode *layer,
     if (p->numel <= 0)
       return ds_cnode_error(&node, err, "expected a positive integer, got %lld",
                             (long long)p->numel);
+    if (ds_cmap_get(&item, "shape", &node)) DS_CHECK(read_shape(&node, p, err));
     p->layer = li;
     l->param_numel += p->numel;
     m->total_numel += p->numel;
@@ -138,6 +170,17 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
     st = ds_cnode_error(&layers, err, "expected at least one parameter tensor");
     goto out;
   }
+  /* The model's input and output per sample: the files' per-layer bytes
+   * are 4x (input + output) and 4x output elements, so by default the
+   * first layer's difference is the input and the last's output the
+   * output. */
+  m->input_bytes = m->layers[0].fwd_bytes - m->layers[0].act_bytes;
+  if (m->input_bytes < 0) m->input_bytes = 0;
+  m->output_bytes = m->layers[m->n_layers - 1].act_bytes;
+  if (ds_cmap_get(&root, "input_bytes", &node))
+    DS_CHECK_GOTO(read_nonneg(&root, "input_bytes", &m->input_bytes, err), st, out);
+  if (ds_cmap_get(&root, "output_bytes", &node))
+    DS_CHECK_GOTO(read_nonneg(&root, "output_bytes", &m->output_bytes, err), st, out);
 out:
   ds_config_free(cfg);
   return st;

@@ -21,6 +21,11 @@ struct ds_param {
   char *name;     /* owned by the model */
   int64_t numel;
   int32_t layer;  /* index of the owning layer */
+  /* From the optional `shape` key: the number of dimensions (0 when the
+   * file gives no shape) and the first one. PowerSGD views a tensor as a
+   * rows x (numel / rows) matrix, as PyTorch's tensor.view(shape[0], -1). */
+  int32_t ndim;
+  int64_t rows;
 };
 
 struct ds_layer {
@@ -45,6 +50,13 @@ struct ds_model {
   struct ds_param *params; /* registration order */
   int32_t n_params;
   int64_t total_numel;
+  /* Per sample, for DataParallel's scatter and gather (docs/strategies.md):
+   * input_bytes as fed to the model (key input_bytes; default the first
+   * layer's fwd_bytes - act_bytes, i.e. 4x its input elements), not scaled
+   * by the dtype; output_bytes in fp32 (key output_bytes; default the last
+   * layer's act_bytes, its output). */
+  double input_bytes;
+  double output_bytes;
 };
 
 ds_status ds_model_load(const char *path, struct ds_model **out,

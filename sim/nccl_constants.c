@@ -39,6 +39,36 @@ const double ds__nccl_ring_ll128_per_ch_max_bw_gbps[4][3] = {
     {40.0, 40.0, 40.0}, /* Blackwell */
 };
 
+/* [arch][nodes 1, 2, >2], GB/s: Tree's bus bandwidth cap per channel, Simple
+ * and LL128 (src/tuning/tree.cc). */
+const double ds__nccl_tree_per_ch_max_bw_gbps[4][3] = {
+    {26.5, 18.5, 10.0}, /* Volta */
+    {24.0, 23.6, 17.8}, /* Ampere */
+    {38.7, 41.4, 36.0}, /* Hopper */
+    {70.0, 42.8, 24.0}, /* Blackwell */
+};
+const double ds__nccl_tree_ll128_per_ch_max_bw_gbps[4][3] = {
+    {20.0, 20.0, 20.0}, /* Volta */
+    {20.0, 20.0, 20.0}, /* Ampere */
+    {36.7, 36.7, 29.0}, /* Hopper */
+    {55.6, 31.67, 20.0}, /* Blackwell */
+};
+
+/* [proto LL, LL128, Simple][log2(bytes >> 6), 0..23]: Tree all-reduce's
+ * bandwidth correction by size (treeCorrectionFactor). */
+const double ds__nccl_tree_correction[3][24] = {
+    {1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.7, 0.7, 0.7, 0.7, 0.6, 0.5, 0.4, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.0, 1.0, 1.0, 1.0}, /* LL */
+    {1.0, 1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.8, 0.8, 0.7, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.8, 0.9, 0.9, 0.9, 0.9, 1.0, 1.0, 1.0}, /* LL128 */
+    {0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.8, 0.7, 0.6, 0.6, 0.5, 0.5, 0.5, 0.5, 0.6, 0.7, 0.8, 0.7, 0.7, 0.8, 0.9, 0.9, 0.9}, /* Simple */
+};
+
+/* [arch]: NVLS efficiency (src/tuning/nvls.cc nvlsEfficiency). */
+const double ds__nccl_nvls_efficiency[4] = {0.0, 0.0, 0.85, 0.74};
+
+/* NVLS Simple: base latency, and hardware latency [NVLINK, PCI, NET], us. */
+const double ds__nccl_nvls_base_lat_us = 0.0;
+const double ds__nccl_nvls_hw_lat_us[3] = {25.0, 0.0, 18.0};
+
 /* Bandwidth NCCL's topology search assumes per link, GB/s (topo.h). */
 const double ds__nccl_volta_nvlink_gbps = 20.0;
 const double ds__nccl_ampere_nvlink_gbps = 20.0;

@@ -7,11 +7,13 @@
 #include "nccl_model.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #define GBPS 1e9
 #define US 1e3
-#define RING 1 /* algorithm index of the generated tables */
+#define TREE 0 /* algorithm indices of the generated tables */
+#define RING 1
 
 /* Raw per-link, per-direction NVLink bandwidth of NVLink 2, 3 and 4 (V100,
  * A100, H100 datasheets: 25 GB/s per link per direction), against which
@@ -152,13 +154,155 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
   m->busbw_bytes_per_s[DS_PROTO_LL128] =
       fmin(bus * 0.92, m->channels * m->ll128_per_ch_max_bytes_per_s);
   m->busbw_bytes_per_s[DS_PROTO_SIMPLE] = bus;
+
+  /* tree.cc: the double binary tree with the ring's channels and speed. */
+  double tree_bus = fmin(bus * 0.92, m->channels *
+                         ds__nccl_tree_per_ch_max_bw_gbps[m->arch][nidx] * GBPS);
+  m->tree_busbw_bytes_per_s[DS_PROTO_SIMPLE] = tree_bus;
+  m->tree_busbw_bytes_per_s[DS_PROTO_LL] = fmin(tree_bus / 3.8, m->ll_max_bw_bytes_per_s);
+  m->tree_busbw_bytes_per_s[DS_PROTO_LL128] =
+      fmin(tree_bus * (m->nnodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
+           m->channels * ds__nccl_tree_ll128_per_ch_max_bw_gbps[m->arch][nidx] * GBPS);
+  int32_t log2_nodes = 0;
+  while ((1 << (log2_nodes + 1)) <= m->nnodes) log2_nodes++;
+  for (int p = 0; p < DS_PROTO_COUNT; p++) {
+    m->tree_base_lat_ns[p] = ds__nccl_base_lat_us[TREE][p] * US;
+    for (int h = 0; h < DS_HOP_CLASS_COUNT; h++)
+      m->tree_hw_lat_ns[h][p] = ds__nccl_hw_lat_us[h][TREE][p] * US;
+    double intra = m->tree_hw_lat_ns[m->hw_intra][p];
+    double inter = m->nnodes > 1 ? m->tree_hw_lat_ns[DS_HOP_NET][p] : intra;
+    m->tree_lat_ns[p] = m->tree_base_lat_ns[p] +
+                        2 * ((m->nranks / m->nnodes - 1) * intra + log2_nodes * inter);
+  }
+
+  /* nvls.cc: one node, an NVLS switch, an architecture with an efficiency. */
+  double eff = ds__nccl_nvls_efficiency[m->arch];
+  if (!topo->nvls)
+    snprintf(m->nvls_why, sizeof m->nvls_why,
+             "topology %s has no NVLS-capable NVSwitch (key intra_node.nvls)", topo->name);
+  else if (m->nnodes > 1)
+    snprintf(m->nvls_why, sizeof m->nvls_why,
+             "NVLS across nodes runs as NVLSTree or with CollNet, not modelled "
+             "(%d nodes)", m->nnodes);
+  else if (!(eff > 0))
+    snprintf(m->nvls_why, sizeof m->nvls_why, "NCCL has no NVLS on %s",
+             ds_nccl_arch_name(m->arch));
+  else {
+    /* The NVLS search: a channel per GPU (its head), its speed charged on
+     * every GPU's switch link and twice on the head's. */
+    double per_gpu = bw_gbps / (m->nranks + 1);
+    double nvls_speed = 0;
+    const double *sp = hopper ? sm90_speed_intra : speed_intra;
+    size_t ns = hopper ? sizeof sm90_speed_intra / sizeof *sm90_speed_intra
+                       : sizeof speed_intra / sizeof *speed_intra;
+    for (size_t k = 0; k < ns; k++)
+      if (sp[k] <= per_gpu * (1 + 1e-9)) {
+        nvls_speed = sp[k];
+        break;
+      }
+    if (nvls_speed <= 0 || m->nranks < 2) {
+      snprintf(m->nvls_why, sizeof m->nvls_why,
+               "NVLS search finds no channel (%.1f GB/s per GPU)", bw_gbps);
+    } else {
+      int32_t heads = m->nranks;
+      m->nvls_ok = 1;
+      m->nvls_channels = heads;
+      m->nvls_chan_bw_bytes_per_s = nvls_speed * GBPS;
+      m->nvls_busbw_bytes_per_s = heads * nvls_speed * GBPS * eff * (heads - 1) / heads * 2;
+      m->nvls_lat_ns = ds__nccl_nvls_hw_lat_us[DS_HOP_NVLINK] * US;
+    }
+  }
   return DS_OK;
 }
 
 double ds_nccl_predict_ns(const struct ds_nccl_model *m, enum ds_proto p,
                           double bytes) {
   double algbw = m->busbw_bytes_per_s[p] * m->nranks / (2.0 * (m->nranks - 1));
-  return m->lat_ns[p] + bytes / algbw * 1e9;
+  double lat = m->lat_ns[p];
+  /* ring.cc: the ring's plateau on several nodes (Simple). */
+  if (p == DS_PROTO_SIMPLE && m->nnodes > 1 &&
+      floor(bytes / ((double)m->channels * m->nranks)) >= 64)
+    lat *= m->arch == DS_NCCL_ARCH_VOLTA ? 1.9 : 1.4;
+  return lat + bytes / algbw * 1e9;
+}
+
+/* tree.cc: the size correction of the tree's bandwidth. */
+static double tree_correction(enum ds_proto p, double bytes) {
+  double units = floor(bytes / 64);
+  if (units < 1) return 1;
+  int log_size = (int)floor(log2(units));
+  return log_size < 23 ? ds__nccl_tree_correction[p][log_size] : 1;
+}
+
+int ds_nccl_algo_available(const struct ds_nccl_model *m, enum ds_ar_algo a,
+                           enum ds_proto p, const char **why) {
+  const char *no = NULL;
+  if ((int)p < 0 || p >= DS_PROTO_COUNT) no = "no NCCL protocol";
+  else if (a == DS_AR_NVLS && !m->nvls_ok) no = m->nvls_why;
+  else if (a == DS_AR_NVLS && p != DS_PROTO_SIMPLE) no = "NCCL runs NVLS with Simple only";
+  else if (a != DS_AR_RING && a != DS_AR_TREE && a != DS_AR_NVLS)
+    no = "not an NCCL algorithm (NCCL never runs it)";
+  if (why) *why = no;
+  return no == NULL;
+}
+
+double ds_nccl_predict_algo_ns(const struct ds_nccl_model *m, enum ds_ar_algo a,
+                               enum ds_proto p, double bytes) {
+  if (!ds_nccl_algo_available(m, a, p, NULL)) return INFINITY;
+  if (a == DS_AR_RING) return ds_nccl_predict_ns(m, p, bytes);
+  if (a == DS_AR_TREE) {
+    double algbw = m->tree_busbw_bytes_per_s[p] * 0.5 * tree_correction(p, bytes);
+    return m->tree_lat_ns[p] + bytes / algbw * 1e9;
+  }
+  double algbw = m->nvls_busbw_bytes_per_s * m->nranks / (2.0 * (m->nranks - 1));
+  return m->nvls_lat_ns + bytes / algbw * 1e9;
+}
+
+enum ds_ar_algo ds_nccl_choose_algo_with(const struct ds_nccl_model *m, double bytes,
+                                         enum ds_proto p) {
+  static const enum ds_ar_algo order[] = {DS_AR_TREE, DS_AR_RING, DS_AR_NVLS};
+  enum ds_ar_algo best = DS_AR_RING;
+  double best_ns = INFINITY;
+  for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
+    double t = ds_nccl_predict_algo_ns(m, order[i], p, bytes);
+    if (t < best_ns) {
+      best_ns = t;
+      best = order[i];
+    }
+  }
+  return best;
+}
+
+enum ds_proto ds_nccl_choose_proto(const struct ds_nccl_model *m, enum ds_ar_algo a,
+                                   double bytes) {
+  enum ds_proto best = DS_PROTO_COUNT;
+  double best_ns = INFINITY;
+  for (int p = 0; p < DS_PROTO_COUNT; p++) {
+    double t = ds_nccl_predict_algo_ns(m, a, (enum ds_proto)p, bytes);
+    if (t < best_ns) {
+      best_ns = t;
+      best = (enum ds_proto)p;
+    }
+  }
+  return best;
+}
+
+void ds_nccl_choose_algo(const struct ds_nccl_model *m, double bytes,
+                         enum ds_ar_algo *a, enum ds_proto *p) {
+  /* NCCL's algorithm order: Tree 0, Ring 1, ..., NVLS 4. */
+  static const enum ds_ar_algo order[] = {DS_AR_TREE, DS_AR_RING, DS_AR_NVLS};
+  double best_ns = INFINITY;
+  *a = DS_AR_RING;
+  *p = DS_PROTO_LL;
+  for (size_t i = 0; i < sizeof order / sizeof *order; i++)
+    for (int q = 0; q < DS_PROTO_COUNT; q++) {
+      double t = ds_nccl_predict_algo_ns(m, order[i], (enum ds_proto)q, bytes);
+      if (t < best_ns) {
+        best_ns = t;
+        *a = order[i];
+        *p = (enum ds_proto)q;
+      }
+    }
 }
 
 enum ds_proto ds_nccl_choose(const struct ds_nccl_model *m, double bytes) {
@@ -195,4 +339,30 @@ void ds_nccl_coll_proto(const struct ds_nccl_model *m, enum ds_proto p,
                                 .start_lat_ns = m->base_lat_ns[p] +
                                                 ds_nccl_extra_ns(&m->extra, bytes)};
   for (int h = 0; h < DS_HOP_CLASS_COUNT; h++) out->hop_lat_ns[h] = m->hw_lat_ns[h][p];
+}
+
+void ds_nccl_algo_proto(const struct ds_nccl_model *m, enum ds_ar_algo a,
+                        enum ds_proto p, double bytes, struct ds_coll_proto *out) {
+  if (a == DS_AR_TREE) {
+    double wire = p == DS_PROTO_LL ? 2 : p == DS_PROTO_LL128 ? 128.0 / 120.0 : 1;
+    int32_t per_tree = (m->channels + 1) / 2;
+    double algbw = m->tree_busbw_bytes_per_s[p] * 0.5 * tree_correction(p, bytes);
+    *out = (struct ds_coll_proto){.proto = p, .channels = per_tree, .wire_factor = wire,
+                                  .chan_cap_bytes_per_s = wire * algbw / (2.0 * per_tree),
+                                  .start_lat_ns = m->tree_base_lat_ns[p] +
+                                                  ds_nccl_extra_ns(&m->extra, bytes)};
+    for (int h = 0; h < DS_HOP_CLASS_COUNT; h++) out->hop_lat_ns[h] = m->tree_hw_lat_ns[h][p];
+    return;
+  }
+  if (a == DS_AR_NVLS) {
+    double algbw = m->nvls_busbw_bytes_per_s * m->nranks / (2.0 * (m->nranks - 1));
+    int32_t nch = m->nvls_channels > 0 ? m->nvls_channels : 1;
+    *out = (struct ds_coll_proto){.proto = DS_PROTO_SIMPLE, .channels = nch,
+                                  .wire_factor = 1,
+                                  .chan_cap_bytes_per_s = algbw > 0 ? algbw / nch : INFINITY,
+                                  .start_lat_ns = m->nvls_lat_ns +
+                                                  ds_nccl_extra_ns(&m->extra, bytes)};
+    return;
+  }
+  ds_nccl_coll_proto(m, p, bytes, out);
 }

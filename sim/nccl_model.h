@@ -18,8 +18,29 @@
  * inter, as NCCL counts them).
  *
  * nChannels and bwIntra come from NCCL's topology search; this model does
- * it in spirit (ds_nccl_model_build says exactly how). Only the ring is
- * implemented (no Tree, NVLS, CollNet, PAT): `auto` chooses the protocol.
+ * it in spirit (ds_nccl_model_build says exactly how).
+ *
+ * Tree (src/tuning/tree.cc), the double binary tree, with the ring's
+ * channels and per-channel bandwidth bw (NCCL's tree graph has the ring's
+ * channel count; its speed is taken as the ring's):
+ *   busBw = min(nCh bw 0.92, nCh perChMaxTreeBw), then
+ *     LL:    min(busBw / 3.8, llMaxBw)
+ *     LL128: min(busBw * (1 node ? 7/9 : 120/128), nCh perChMaxTreeLL128Bw)
+ *   algbw = busBw / 2, times treeCorrectionFactor[p][log2(S >> 6)] (< 23)
+ *   lat   = baseLat[Tree][p] + 2 ((N/nNodes - 1) hwLat[intra] + log2(nNodes) hwLat[NET])
+ * NVLS (src/tuning/nvls.cc), one node of Hopper or later on an NVLS-capable
+ * switch (topology key nvls), Simple only. Its graph has one channel per GPU
+ * (each GPU heads one); the search charges a channel's speed on every GPU's
+ * switch link and twice on its head's, so speed is the first listed speed
+ * not above bw(GPU) / (N + 1):
+ *   busBw = nCh speed nvlsEfficiency (nCh - 1)/nCh 2, algbw = busBw N / (2(N-1))
+ *   lat   = hwLat[NVLINK][NVLS][Simple]   (25 us; NCCL replaces the base latency)
+ * (nvls.cc also takes the minimum with the graph's inter-node bandwidth; on
+ * one node that does not bind here.) Ring on several nodes, Simple: the
+ * latency is multiplied by 1.4 (1.9 before Ampere) when S / (nCh N) >= 64,
+ * NCCL's "plateau" (ring.cc). `auto` runs the (algorithm, protocol) of
+ * least predicted time, in NCCL's order (Tree, Ring, NVLS; LL, LL128,
+ * Simple; the first on ties).
  *
  * The GPU architecture comes from the GPU table's name (V100 -> Volta,
  * A100 -> Ampere, H100/H200 -> Hopper); for any other GPU the model is
@@ -83,6 +104,18 @@ struct ds_nccl_model {
   double base_lat_ns[DS_PROTO_COUNT];
   double hw_lat_ns[DS_HOP_CLASS_COUNT][DS_PROTO_COUNT];
   struct ds_nccl_extra extra;
+  /* Tree */
+  double tree_lat_ns[DS_PROTO_COUNT];
+  double tree_busbw_bytes_per_s[DS_PROTO_COUNT]; /* before the size correction */
+  double tree_base_lat_ns[DS_PROTO_COUNT];
+  double tree_hw_lat_ns[DS_HOP_CLASS_COUNT][DS_PROTO_COUNT];
+  /* NVLS (valid when nvls_ok) */
+  int nvls_ok;
+  char nvls_why[160];            /* why not, when !nvls_ok */
+  int32_t nvls_channels;
+  double nvls_chan_bw_bytes_per_s;
+  double nvls_busbw_bytes_per_s;
+  double nvls_lat_ns;
 };
 
 /* The architecture of a GPU table name, DS_NCCL_ARCH_UNKNOWN if none. */
@@ -123,6 +156,36 @@ double ds_nccl_extra_ns(const struct ds_nccl_extra *e, double bytes);
 void ds_nccl_coll_proto(const struct ds_nccl_model *m, enum ds_proto p,
                         double bytes, struct ds_coll_proto *out);
 
+/* NCCL's predicted time of an all-reduce by algorithm a (ring, tree or
+ * nvls) and protocol p, ns; INFINITY where NCCL would not run it (NVLS not
+ * available or not Simple; any other algorithm). */
+double ds_nccl_predict_algo_ns(const struct ds_nccl_model *m, enum ds_ar_algo a,
+                               enum ds_proto p, double bytes);
+/* Whether NCCL can run (a, p) here; when not, *why says why (may be NULL). */
+int ds_nccl_algo_available(const struct ds_nccl_model *m, enum ds_ar_algo a,
+                           enum ds_proto p, const char **why);
+/* NCCL's choice for `bytes` among the available (algorithm, protocol)
+ * pairs, by least predicted time in NCCL's order (see above). */
+void ds_nccl_choose_algo(const struct ds_nccl_model *m, double bytes,
+                         enum ds_ar_algo *a, enum ds_proto *p);
+/* With the protocol fixed (--algo auto --proto P): the algorithm of least
+ * predicted time that NCCL runs with p (the ring when none but it does). */
+enum ds_ar_algo ds_nccl_choose_algo_with(const struct ds_nccl_model *m, double bytes,
+                                         enum ds_proto p);
+/* NCCL's choice of protocol for algorithm a (least time among a's
+ * available protocols; DS_PROTO_COUNT when a has none here). */
+enum ds_proto ds_nccl_choose_proto(const struct ds_nccl_model *m, enum ds_ar_algo a,
+                                   double bytes);
+/* Simulation parameters of (a, p) for `bytes`: the ring's as
+ * ds_nccl_coll_proto; the tree's: C = ceil(nCh/2) channels per tree, the
+ * wire factors of the ring, per-channel cap w busBw(p) corr(S) / (4 C) (on
+ * a GPU four streams, up and down of each tree, share the algorithm
+ * bandwidth busBw corr / 2), hwLat[h][Tree][p] per hop, baseLat[Tree][p] +
+ * extras at the start; NVLS's: nCh channels, cap algbw / nCh, no per-hop
+ * latency, NCCL's NVLS latency + extras at the start. */
+void ds_nccl_algo_proto(const struct ds_nccl_model *m, enum ds_ar_algo a,
+                        enum ds_proto p, double bytes, struct ds_coll_proto *out);
+
 /* Version of NCCL the constants come from ("v2.30.7"). */
 const char *ds_nccl_constants_version(void);
 
@@ -140,6 +203,12 @@ extern const double ds__nccl_hopper_nvlink_gbps;
 extern const double ds__nccl_blackwell_nvlink_gbps;
 extern const double ds__nccl_pci_gen3_x16_gbps;
 extern const double ds__nccl_net_100g_gbps;
+extern const double ds__nccl_tree_per_ch_max_bw_gbps[4][3];
+extern const double ds__nccl_tree_ll128_per_ch_max_bw_gbps[4][3];
+extern const double ds__nccl_tree_correction[3][24];
+extern const double ds__nccl_nvls_efficiency[4];
+extern const double ds__nccl_nvls_base_lat_us;
+extern const double ds__nccl_nvls_hw_lat_us[3];
 
 #ifdef __cplusplus
 }

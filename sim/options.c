@@ -23,7 +23,9 @@ static const char usage[] =
     "\n"
     "  --topo FILE|NAME       topology YAML (a path, or a name in topologies/)\n"
     "  --model FILE|NAME      model YAML (default resnet50)\n"
-    "  --strategy ddp         training strategy (this version: ddp)\n"
+    "  --strategy LIST        training strategies, one row each: single, dp, ddp, ps, or a\n"
+    "                         list like dp,ddp (default ddp); every row also gets its\n"
+    "                         speedup over single at the same per-GPU batch\n"
     "  --bucket-mb LIST       DDP bucket cap(s) in MiB, e.g. 25 or 1,5,25 (default 25)\n"
     "  --first-bucket-mb X    cap of the first rebuilt bucket in MiB (default 1)\n"
     "  --world-size N         ranks, one per GPU (default: every GPU of the topology)\n"
@@ -50,10 +52,11 @@ static const char usage[] =
     "                         hops (default auto: flow up to 64 ranks)\n"
     "  --net maxmin|alpha-beta  link sharing model (default maxmin)\n"
     "  --ring-chunks N        pipelined chunks per ring step, flow model only (default 1)\n"
-    "  --algo ring|auto       all-reduce algorithm (default ring). auto: NCCL's choice by\n"
-    "                         its cost model (v2.30.7; ring protocols only)\n"
-    "  --proto none|LL|LL128|Simple|auto  NCCL protocol of the ring (default: none with\n"
-    "                         --algo ring, auto with --algo auto). none: the plain ring\n"
+    "  --algo ALGO            all-reduce: ring (default), tree, nvls, direct,\n"
+    "                         reduce-broadcast, hierarchical; auto: NCCL's algorithm\n"
+    "                         and protocol per bucket (v2.30.7 model)\n"
+    "  --proto none|LL|LL128|Simple|auto  NCCL protocol of ring or tree (default: none;\n"
+    "                         auto with --algo auto or nvls). none: the plain algorithm\n"
     "                         (links' own bandwidth and latency); a protocol: NCCL's\n"
     "                         channels, wire overhead and latencies (docs/collectives.md)\n"
     "  --nccl-extra measured|none  with a protocol: add the per-call effects NCCL's model\n"
@@ -68,9 +71,46 @@ static const char usage[] =
     "  --find-unused-parameters  buckets in reverse registration order from iteration 0,\n"
     "                         never rebuilt (the graph traversal's CPU cost is not modelled)\n"
     "  --static-graph         static_graph=True: same buckets and timeline as the default\n"
+  "  --comm-hook HOOK       DDP comm hook: none, fp16, bf16 (half the bytes plus the\n"
+  "                         casts), powersgd:RANK (docs/strategies.md)\n"
+    ;
+
+/* A second literal: one string past 4095 characters is not portable C. */
+static const char usage_ps[] =
+    "DataParallel options (--strategy dp, torch.nn.DataParallel's):\n"
+    "  --dp-output-device N   GPU where outputs are gathered and the loss runs (default 0)\n"
+    "  --dp-parallel-loss     each replica computes its own loss; only scalars are gathered\n"
+    "Parameter server (--strategy ps; docs/strategies.md):\n"
+    "  --ps-servers N         servers, parameters sharded over them by whole tensors,\n"
+    "                         server k on GPU k*world/N (default 1)\n"
+    "  --ps-mode sync|async   sync: every server applies all workers' gradients before\n"
+    "                         any worker pulls (default); async: each push applied as\n"
+    "                         it arrives, staleness reported\n"
+    "  --ps-push after-backward|per-layer  each shard once after backward\n"
+    "                         (default), or each layer's gradients as soon as its\n"
+    "                         backward ends, overlapping the rest of backward\n"
+    "  --straggler RANK:FACTOR  that rank's compute takes FACTOR times longer (every\n"
+    "                         strategy; repeatable or a list 1:1.5,3:2)\n"
     "  --help, --version\n";
 
-const char *ds_options_usage(void) { return usage; }
+void ds_options_print_usage(FILE *fp) {
+  fputs(usage, fp);
+  fputs(usage_ps, fp);
+}
+
+ds_status ds_options_rank_factors(const struct ds_options *o, int32_t world,
+                                  double *factor, struct ds_err *err) {
+  for (int32_t r = 0; factor && r < world; r++) factor[r] = 1.0;
+  for (int32_t k = 0; k < o->n_stragglers; k++) {
+    const struct ds_straggler *s = &o->stragglers[k];
+    if (s->rank >= world)
+      return ds_err_set(err, DS_EUSAGE,
+                        "option --straggler: rank %d, but the run has %d rank%s (0..%d)",
+                        s->rank, world, world == 1 ? "" : "s", world - 1);
+    if (factor) factor[s->rank] = s->factor;
+  }
+  return DS_OK;
+}
 
 static ds_status bad(struct ds_err *err, const char *flag, const char *what,
                      const char *got) {
@@ -226,9 +266,34 @@ static const char *const var_flags[DS_VAR_COUNT] = {
 
 const char *ds_options_var_flag(enum ds_sweep_var v) { return var_flags[v]; }
 
-int64_t ds_options_n_configs(const struct ds_options *o) {
+static const char *const strategy_names[DS_STRATEGY_COUNT] = {
+    [DS_STRATEGY_SINGLE] = "single", [DS_STRATEGY_DP] = "dp", [DS_STRATEGY_DDP] = "ddp",
+    [DS_STRATEGY_PS] = "ps"};
+
+const char *ds_strategy_name(enum ds_strategy s) {
+  return s >= 0 && s < DS_STRATEGY_COUNT ? strategy_names[s] : "?";
+}
+
+int ds_strategy_uses_var(enum ds_strategy s, enum ds_sweep_var v) {
+  switch (s) {
+  case DS_STRATEGY_SINGLE: return v == DS_VAR_BATCH;
+  case DS_STRATEGY_DP:
+  case DS_STRATEGY_PS: return v == DS_VAR_WORLD_SIZE || v == DS_VAR_BATCH;
+  default: return 1;
+  }
+}
+
+/* Configurations of one strategy: the cross product of its variables. */
+static int64_t strategy_configs(const struct ds_options *o, enum ds_strategy s) {
   int64_t n = 1;
-  for (int v = 0; v < DS_VAR_COUNT; v++) n *= o->sweep[v].n;
+  for (int v = 0; v < DS_VAR_COUNT; v++)
+    if (ds_strategy_uses_var(s, (enum ds_sweep_var)v)) n *= o->sweep[v].n;
+  return n;
+}
+
+int64_t ds_options_n_configs(const struct ds_options *o) {
+  int64_t n = 0;
+  for (int32_t k = 0; k < o->n_strategies; k++) n += strategy_configs(o, o->strategies[k]);
   return n;
 }
 
@@ -244,14 +309,53 @@ static void set_scalars(struct ds_options *o) {
 
 void ds_options_config(const struct ds_options *o, int64_t i, struct ds_options *out) {
   *out = *o;
+  int32_t k = 0;
+  while (k + 1 < o->n_strategies && i >= strategy_configs(o, o->strategies[k]))
+    i -= strategy_configs(o, o->strategies[k++]);
+  out->strategy_id = o->strategies[k];
+  out->strategy = strategy_names[out->strategy_id];
+  out->strategies[0] = out->strategy_id;
+  out->n_strategies = 1;
   for (int v = DS_VAR_COUNT - 1; v >= 0; v--) { /* the last varies fastest */
     struct ds_values *d = &out->sweep[v];
-    int64_t k = i % d->n;
-    i /= d->n;
-    d->v[0] = d->v[k];
+    int64_t j = 0;
+    if (ds_strategy_uses_var(out->strategy_id, (enum ds_sweep_var)v)) {
+      j = i % d->n;
+      i /= d->n;
+    }
+    d->v[0] = d->v[j];
     d->n = 1;
   }
   set_scalars(out);
+}
+
+/* "dp,ddp": names from strategy_names, each at most once, in any order. */
+static ds_status parse_strategies(const char *flag, const char *v, struct ds_options *o,
+                                  struct ds_err *err) {
+  const char *tok = v;
+  o->n_strategies = 0;
+  for (;;) {
+    const char *end = strchr(tok, ',');
+    size_t len = end ? (size_t)(end - tok) : strlen(tok);
+    int found = -1;
+    for (int s = 0; s < DS_STRATEGY_COUNT; s++)
+      if (strlen(strategy_names[s]) == len && strncmp(tok, strategy_names[s], len) == 0)
+        found = s;
+    if (found < 0)
+      return ds_err_set(err, DS_EUSAGE, "option %s: expected a comma-separated list of "
+                        "single, dp, ddp, ps (each at most once), got \"%s\" (unknown "
+                        "strategy \"%.*s\")", flag, v, (int)len, tok);
+    for (int32_t k = 0; k < o->n_strategies; k++)
+      if (o->strategies[k] == (enum ds_strategy)found)
+        return ds_err_set(err, DS_EUSAGE, "option %s: strategy \"%s\" given twice in "
+                          "\"%s\"", flag, strategy_names[found], v);
+    o->strategies[o->n_strategies++] = (enum ds_strategy)found;
+    if (!end) break;
+    tok = end + 1;
+  }
+  o->strategy_id = o->strategies[0];
+  o->strategy = strategy_names[o->strategy_id];
+  return DS_OK;
 }
 
 static ds_status parse_choice(const char *flag, const char *v,
@@ -269,6 +373,40 @@ static ds_status parse_choice(const char *flag, const char *v,
   return bad(err, flag, what, v);
 }
 
+/* "3:2" or "1:1.5,3:2" (repeatable): RANK:FACTOR, a rank at most once,
+ * a factor > 0 (whether the rank exists is checked against the world size
+ * when the run starts). */
+static ds_status parse_stragglers(const char *flag, const char *v, struct ds_options *o,
+                                  struct ds_err *err) {
+  const char *p = v;
+  for (;;) {
+    const char *end = strchr(p, ','), *colon = strchr(p, ':');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    char item[64], *stop;
+    if (!colon || colon >= p + len || len >= sizeof item)
+      return bad(err, flag, "RANK:FACTOR, e.g. 3:2 (a list: 1:1.5,3:2)", v);
+    snprintf(item, sizeof item, "%.*s", (int)len, p);
+    item[colon - p] = '\0';
+    errno = 0;
+    long rank = strtol(item, &stop, 10);
+    double factor;
+    if (item[0] == '\0' || *stop != '\0' || errno || rank < 0 || rank > (1 << 20))
+      return bad(err, flag, "RANK:FACTOR with RANK an integer >= 0, e.g. 3:2", v);
+    if (ds_units_parse_number(item + (colon - p) + 1, &factor) != DS_OK || !(factor > 0) ||
+        !isfinite(factor) || factor > 1e6)
+      return bad(err, flag, "RANK:FACTOR with FACTOR a number > 0, e.g. 3:2", v);
+    for (int32_t k = 0; k < o->n_stragglers; k++)
+      if (o->stragglers[k].rank == (int32_t)rank)
+        return ds_err_set(err, DS_EUSAGE, "option %s: rank %ld given twice", flag, rank);
+    if (o->n_stragglers >= DS_MAX_STRAGGLERS)
+      return ds_err_set(err, DS_EUSAGE, "option %s: at most %d stragglers", flag,
+                        DS_MAX_STRAGGLERS);
+    o->stragglers[o->n_stragglers++] = (struct ds_straggler){(int32_t)rank, factor};
+    if (!end) return DS_OK;
+    p = end + 1;
+  }
+}
+
 /* X(flag, takes_value) */
 #define OPTION_MAP(X)                                                     \
   X("--topo", 1) X("--model", 1) X("--strategy", 1) X("--bucket-mb", 1)   \
@@ -277,7 +415,10 @@ static ds_status parse_choice(const char *flag, const char *v,
   X("--trace", 1) X("--schedule", 1) X("--coll-model", 1) X("--net", 1)   \
   X("--ring-chunks", 1) X("--algo", 1) X("--proto", 1) X("--nccl-extra", 1) \
   X("--calib", 1) X("--no-overlap", 0) X("--no-sync", 1) X("--grad-as-bucket-view", 0)         \
-  X("--find-unused-parameters", 0) X("--static-graph", 0)                      \
+  X("--find-unused-parameters", 0) X("--static-graph", 0) X("--comm-hook", 1)  \
+  X("--dp-output-device", 1) X("--dp-parallel-loss", 0)                   \
+  X("--ps-servers", 1) X("--ps-mode", 1) X("--ps-push", 1)               \
+  X("--straggler", 1)                                                     \
   X("--jobs", 1) X("--jitter", 1) X("--samples", 1) X("--plot", 1)        \
   X("--help", 0) X("--version", 0) X("-h", 0)
 
@@ -296,13 +437,9 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
   int c;
   if (strcmp(flag, "--topo") == 0) o->topo = v;
   else if (strcmp(flag, "--model") == 0) o->model = v;
-  else if (strcmp(flag, "--strategy") == 0) {
-    if (strcmp(v, "ddp") != 0)
-      return ds_err_set(err, DS_EUSAGE,
-                        "option --strategy: this version simulates ddp only, got \"%s\" "
-                        "(dp, ps and single are planned)", v);
-    o->strategy = v;
-  } else if (strcmp(flag, "--bucket-mb") == 0)
+  else if (strcmp(flag, "--strategy") == 0)
+    DS_CHECK(parse_strategies(flag, v, o, err));
+  else if (strcmp(flag, "--bucket-mb") == 0)
     DS_CHECK(parse_values(flag, v, 0, 0, 0, &o->sweep[DS_VAR_BUCKET_MB], err));
   else if (strcmp(flag, "--first-bucket-mb") == 0)
     DS_CHECK(parse_values(flag, v, 0, 0, 0, &o->sweep[DS_VAR_FIRST_BUCKET_MB], err));
@@ -336,9 +473,11 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
     DS_CHECK(parse_int(flag, v, 1, 4096, &x, err));
     o->ring_chunks = (int32_t)x;
   } else if (strcmp(flag, "--algo") == 0) {
-    static const char *const names[] = {"ring", "auto"};
-    DS_CHECK(parse_choice(flag, v, names, 2, &c, err));
-    o->algo_auto = c == 1;
+    o->algo_auto = strcmp(v, "auto") == 0;
+    o->ar_algo = DS_AR_RING;
+    if (!o->algo_auto && ds_ar_algo_parse(v, &o->ar_algo) != DS_OK)
+      return bad(err, flag, "one of ring, tree, nvls, direct, reduce-broadcast, "
+                 "hierarchical, auto", v);
   } else if (strcmp(flag, "--proto") == 0) {
     *proto_set = 1;
     if (strcmp(v, "none") == 0) o->proto_choice = DS_PROTO_CHOICE_NONE;
@@ -373,6 +512,25 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
   } else if (strcmp(flag, "--grad-as-bucket-view") == 0) o->grad_as_bucket_view = 1;
   else if (strcmp(flag, "--find-unused-parameters") == 0) o->find_unused_parameters = 1;
   else if (strcmp(flag, "--static-graph") == 0) o->static_graph = 1;
+  else if (strcmp(flag, "--comm-hook") == 0)
+    DS_CHECK(ds_comm_hook_parse(flag, v, &o->comm_hook, err));
+  else if (strcmp(flag, "--dp-output-device") == 0) {
+    DS_CHECK(parse_int(flag, v, 0, 1 << 20, &x, err));
+    o->dp_output_device = (int32_t)x;
+  } else if (strcmp(flag, "--dp-parallel-loss") == 0) o->dp_parallel_loss = 1;
+  else if (strcmp(flag, "--ps-servers") == 0) {
+    DS_CHECK(parse_int(flag, v, 1, 1 << 20, &x, err));
+    o->ps_servers = (int32_t)x;
+  } else if (strcmp(flag, "--ps-mode") == 0) {
+    static const char *const names[] = {"sync", "async"};
+    DS_CHECK(parse_choice(flag, v, names, 2, &c, err));
+    o->ps_async = c == 1;
+  } else if (strcmp(flag, "--ps-push") == 0) {
+    static const char *const names[] = {"after-backward", "per-layer"};
+    DS_CHECK(parse_choice(flag, v, names, 2, &c, err));
+    o->ps_push_per_layer = c == 1;
+  } else if (strcmp(flag, "--straggler") == 0)
+    DS_CHECK(parse_stragglers(flag, v, o, err));
   else if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) o->help = 1;
   else if (strcmp(flag, "--version") == 0) o->version = 1;
   return DS_OK;
@@ -383,6 +541,9 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
   memset(o, 0, sizeof *o);
   o->model = "resnet50";
   o->strategy = "ddp";
+  o->strategy_id = DS_STRATEGY_DDP;
+  o->strategies[0] = DS_STRATEGY_DDP;
+  o->n_strategies = 1;
   static const double defaults[DS_VAR_COUNT] = {
       [DS_VAR_WORLD_SIZE] = 0, [DS_VAR_BATCH] = 0, [DS_VAR_NO_SYNC] = 1,
       [DS_VAR_FIRST_BUCKET_MB] = 1, [DS_VAR_BUCKET_MB] = 25};
@@ -395,6 +556,7 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
   o->seed = 1;
   o->ring_chunks = 1;
   o->nccl_extra = 1;
+  o->ps_servers = 1;
   int proto_set = 0;
   for (int i = 1; i < argc; i++) {
     char flag[64];
@@ -424,8 +586,23 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
     return ds_err_set(err, DS_EUSAGE,
                       "--static-graph and --find-unused-parameters: choose one (PyTorch "
                       "ignores find_unused_parameters under a static graph)");
+  /* nvls exists only under NCCL's model; direct, reduce-broadcast and
+   * hierarchical are not NCCL's, so they have no protocol. */
+  int nccl_only = !o->algo_auto && o->ar_algo == DS_AR_NVLS;
   if (!proto_set)
-    o->proto_choice = o->algo_auto ? DS_PROTO_CHOICE_AUTO : DS_PROTO_CHOICE_NONE;
+    o->proto_choice = o->algo_auto || nccl_only ? DS_PROTO_CHOICE_AUTO : DS_PROTO_CHOICE_NONE;
+  if (!o->algo_auto && o->proto_choice != DS_PROTO_CHOICE_NONE &&
+      (o->ar_algo == DS_AR_DIRECT || o->ar_algo == DS_AR_REDUCE_BCAST ||
+       o->ar_algo == DS_AR_HIER))
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --proto: NCCL has no %s algorithm, so no protocol (use "
+                      "--proto none)", ds_ar_algo_name(o->ar_algo));
+  if (nccl_only && (o->proto_choice == DS_PROTO_CHOICE_NONE ||
+                    (o->proto_choice == DS_PROTO_CHOICE_FIXED &&
+                     o->proto_fixed != DS_PROTO_SIMPLE)))
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --proto: nvls runs only under NCCL's model, with Simple "
+                      "(use --proto Simple or auto)");
   if (o->algo_auto && o->proto_choice == DS_PROTO_CHOICE_NONE)
     return ds_err_set(err, DS_EUSAGE,
                       "option --proto: none is the plain ring, not an NCCL choice: use "
@@ -436,11 +613,17 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
   if (n_configs > DS_MAX_CONFIGS)
     return ds_err_set(err, DS_EUSAGE, "the sweep has %lld configurations; at most %d: "
                       "give fewer values", (long long)n_configs, DS_MAX_CONFIGS);
+  if ((o->trace || o->schedule) && o->n_strategies > 1)
+    return ds_err_set(err, DS_EUSAGE,
+                      "--trace and --schedule describe one configuration: give one --strategy");
   for (int v = DS_VAR_COUNT - 1; v >= 0; v--)
     if ((o->trace || o->schedule) && o->sweep[v].n > 1)
       return ds_err_set(err, DS_EUSAGE,
                         "--trace and --schedule describe one configuration: give one %s value",
                         var_flags[v]);
+  if (o->plot && o->n_strategies > 1)
+    return ds_err_set(err, DS_EUSAGE, "option --plot draws a sweep of one strategy: give "
+                      "one --strategy");
   if (o->plot) {
     int varying = 0;
     for (int v = 0; v < DS_VAR_COUNT; v++) varying += o->sweep[v].n > 1;

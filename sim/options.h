@@ -5,9 +5,11 @@
 #define DS_OPTIONS_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "../traces/status.h"
 #include "coll.h"
+#include "comm_hook.h"
 #include "compute.h"
 #include "net.h"
 #include "report.h"
@@ -20,6 +22,9 @@ extern "C" {
 
 /* Most configurations one run's cross product may have. */
 #define DS_MAX_CONFIGS 4096
+
+/* Most --straggler entries one run may give. */
+#define DS_MAX_STRAGGLERS 64
 
 /* The options that take a list or a range (docs/sweeps.md), in cross
  * product order: the first is the outermost loop, the bucket cap the
@@ -41,6 +46,28 @@ struct ds_values {
   int log_spaced;
 };
 
+/* Training strategies (--strategy, docs/strategies.md). A run takes a list
+ * of them, each at most once; rows come strategy by strategy in the order
+ * given. */
+enum ds_strategy {
+  DS_STRATEGY_SINGLE, /* one GPU, no communication: the baseline */
+  DS_STRATEGY_DP,     /* torch.nn.DataParallel */
+  DS_STRATEGY_DDP,    /* DistributedDataParallel */
+  DS_STRATEGY_PS,     /* parameter server */
+  DS_STRATEGY_COUNT
+};
+
+/* "single", "dp", "ddp", "ps". */
+const char *ds_strategy_name(enum ds_strategy s);
+
+/* Whether sweep variable v changes what strategy s simulates. A strategy
+ * runs the cross product of only the variables it uses; the others keep
+ * their first value (and are not printed as varying for its rows), so
+ * --strategy dp,ddp --bucket-mb 1,25 gives one dp row and two ddp rows.
+ * single uses the batch only (its world is one GPU); dp and ps use world
+ * size and batch; ddp uses every variable. */
+int ds_strategy_uses_var(enum ds_strategy s, enum ds_sweep_var v);
+
 enum ds_coll_choice { DS_COLL_CHOICE_AUTO, DS_COLL_CHOICE_FLOW, DS_COLL_CHOICE_AGGREGATE };
 
 /* --proto: the plain ring, one NCCL protocol, or NCCL's choice per bucket. */
@@ -52,7 +79,22 @@ enum ds_proto_choice { DS_PROTO_CHOICE_NONE, DS_PROTO_CHOICE_FIXED, DS_PROTO_CHO
 struct ds_options {
   const char *topo;       /* required */
   const char *model;      /* default "resnet50" */
-  const char *strategy;   /* "ddp" */
+  const char *strategy;   /* this configuration's strategy's name ("ddp") */
+  enum ds_strategy strategy_id; /* this configuration's strategy */
+  /* --strategy LIST: the strategies to run, in the order given, each once */
+  enum ds_strategy strategies[DS_STRATEGY_COUNT];
+  int32_t n_strategies;
+  /* DataParallel's options (--strategy dp) */
+  int32_t dp_output_device;         /* output_device: where outputs gather and loss runs */
+  int dp_parallel_loss;             /* each replica computes its loss; scalars gathered */
+  /* Parameter server (--strategy ps, sim/ps.h) */
+  int32_t ps_servers;               /* >= 1 (checked against the world size at run) */
+  int ps_async;                     /* --ps-mode async; 0: sync */
+  int ps_push_per_layer;            /* --ps-push per-layer; 0: after-backward */
+  /* --straggler RANK:FACTOR: that rank's compute ops take FACTOR times
+   * longer (every strategy; times --jitter's multiplier) */
+  struct ds_straggler { int32_t rank; double factor; } stragglers[DS_MAX_STRAGGLERS];
+  int32_t n_stragglers;
   double bucket_mb[DS_MAX_SWEEP];
   int32_t n_bucket_mb;
   double first_bucket_mb;
@@ -69,6 +111,7 @@ struct ds_options {
   enum ds_net_mode net_mode;
   int32_t ring_chunks;
   int algo_auto;                    /* --algo auto: NCCL's choice */
+  enum ds_ar_algo ar_algo;          /* --algo: the all-reduce algorithm (ring with auto) */
   enum ds_proto_choice proto_choice; /* resolved from --algo/--proto */
   enum ds_proto proto_fixed;        /* with DS_PROTO_CHOICE_FIXED */
   int nccl_extra;                   /* add the measured effects (docs/collectives.md) */
@@ -78,6 +121,7 @@ struct ds_options {
   int grad_as_bucket_view;          /* gradients are views into the buckets */
   int find_unused_parameters;       /* buckets by registration order from iteration 0 */
   int static_graph;
+  struct ds_comm_hook comm_hook;    /* --comm-hook: DDP communication hook (comm_hook.h) */
   /* Sweeps and noise (docs/sweeps.md). The scalars above (bucket_mb[0],
    * first_bucket_mb, world_size, batch, no_sync) are the first value of
    * each option; the sweep runs the cross product of sweep[]. */
@@ -100,16 +144,25 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *opt,
 /* The flag of a sweep variable ("--bucket-mb"). */
 const char *ds_options_var_flag(enum ds_sweep_var v);
 
-/* Number of configurations of the cross product of o->sweep. */
+/* Number of configurations: for each strategy of the list, the cross
+ * product of the sweep variables it uses (ds_strategy_uses_var). */
 int64_t ds_options_n_configs(const struct ds_options *o);
 
-/* The options of configuration i (0 <= i < ds_options_n_configs) in cross
- * product order: a copy of *o whose scalars hold that configuration's
- * values and whose sweep[] holds one value each. */
+/* The options of configuration i (0 <= i < ds_options_n_configs): strategy
+ * by strategy (outermost), then that strategy's cross product; a copy of
+ * *o whose strategy fields and scalars hold that configuration's values and
+ * whose sweep[] holds one value each (a variable the strategy does not use
+ * keeps its first value). */
 void ds_options_config(const struct ds_options *o, int64_t i, struct ds_options *out);
 
-/* The --help text. */
-const char *ds_options_usage(void);
+/* Fills factor[0 .. world) with each rank's --straggler factor (1 for the
+ * others; factor NULL: only checks). DS_EUSAGE, naming the flag, when a
+ * straggler's rank is not below world. */
+ds_status ds_options_rank_factors(const struct ds_options *o, int32_t world,
+                                  double *factor, struct ds_err *err);
+
+/* Prints the --help text. */
+void ds_options_print_usage(FILE *fp);
 
 #ifdef __cplusplus
 }

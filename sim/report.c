@@ -72,6 +72,9 @@ void ds_report_measure(const struct ds_schedule *sched, size_t first, size_t n,
     if (op_start[i] < t0) t0 = op_start[i];
     if (op_end[i] > t1) t1 = op_end[i];
     if (o->rank != 0) continue;
+    /* Host-side ops (dp's kernel launches) are neither compute nor
+     * communication; they show only through the ops they delay. */
+    if (o->stream == DS_STREAM_HOST) continue;
     int64_t d = op_end[i] - op_start[i];
     struct interval iv = {op_start[i], op_end[i]};
     if (o->stream == DS_STREAM_COMM) {
@@ -128,7 +131,15 @@ void ds_report_measure(const struct ds_schedule *sched, size_t first, size_t n,
   X(coll_model, "%s", r->coll_model)                            \
   X(coll_algo, "%s", r->coll_algo)                              \
   X(ddp_options, "%s", r->ddp_options)                          \
-  X(per_batch_ms, "%.6f", r->iter_ms / (r->no_sync > 1 ? r->no_sync : 1))
+  X(per_batch_ms, "%.6f", r->iter_ms / (r->no_sync > 1 ? r->no_sync : 1)) \
+  X(samples_per_s, "%.3f", r->samples_per_s)                    \
+  X(speedup_vs_single, "%.6f", r->speedup_vs_single)            \
+  X(peak_mem_gib_gpu0, "%.6f", r->peak_mem_gib_gpu0)            \
+  X(peak_mem_gib_other, "%.6f", r->peak_mem_gib_other)          \
+  X(staleness_mean, "%.6f", r->staleness_mean)                  \
+  X(staleness_max, "%lld", (long long)r->staleness_max)        \
+  X(worker_step_min_ms, "%.6f", r->worker_step_min_ms)          \
+  X(worker_step_max_ms, "%.6f", r->worker_step_max_ms)
 
 /* Printed after DS_SUMMARY_COLUMNS when the rows have quantiles. */
 #define DS_QUANTILE_COLUMNS(X)                                  \
@@ -197,7 +208,118 @@ static void print_buckets(FILE *fp, const struct ds_summary *r) {
   fputs(" MiB\n", fp);
 }
 
+double ds_report_peak_mem_gib(const struct ds_summary *s) {
+  double m = s->peak_mem_gib;
+  if (s->peak_mem_gib_gpu0 > m) m = s->peak_mem_gib_gpu0;
+  if (s->peak_mem_gib_other > m) m = s->peak_mem_gib_other;
+  return m;
+}
+
+static int is_ddp(const struct ds_summary *r) { return strcmp(r->strategy, "ddp") == 0; }
+
+static void print_dp_gpu(FILE *fp, const char *what, const struct ds_dp_gpu_memory *m) {
+  fprintf(fp,
+          "    %-12s %10.3f GiB (params %.3f + grads %.3f + optimizer %.3f + "
+          "activations %.3f + inputs %.3f + outputs %.3f)\n",
+          what, m->total / GIB, m->params / GIB, m->grads / GIB, m->optimizer / GIB,
+          m->activations / GIB, m->inputs / GIB, m->outputs / GIB);
+}
+
+/* One row of a run that is not DDP alone (--strategy with other names). */
+static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
+  fputc('\n', fp);
+  if (strcmp(r->strategy, "single") == 0)
+    fprintf(fp, "single: 1 GPU, batch %lld\n", (long long)r->batch_per_gpu);
+  else if (strcmp(r->strategy, "dp") == 0)
+    fprintf(fp, "dp (torch.nn.DataParallel): %d GPUs, batch %lld/GPU, %s\n", r->world_size,
+            (long long)r->batch_per_gpu, r->ddp_options);
+  else if (is_ddp(r))
+    fprintf(fp, "ddp: %d GPUs, batch %lld/GPU, bucket cap %g MiB (first bucket %g MiB), "
+                "options %s\n", r->world_size, (long long)r->batch_per_gpu, r->bucket_mb,
+            r->first_bucket_mb, r->ddp_options);
+  else if (r->has_ps)
+    fprintf(fp, "ps (parameter server, %s): %d workers, batch %lld/GPU, %d server%s, "
+                "options %s\n", r->ps_async ? "async" : "sync", r->world_size,
+            (long long)r->batch_per_gpu, r->ps_servers, r->ps_servers == 1 ? "" : "s",
+            r->ddp_options);
+  else
+    fprintf(fp, "%s: %d GPUs, batch %lld/GPU, options %s\n", r->strategy, r->world_size,
+            (long long)r->batch_per_gpu, r->ddp_options);
+  fprintf(fp, "  iteration      %10.3f ms\n", r->iter_ms);
+  if (r->has_ps)
+    fprintf(fp, "    per worker   %10.3f to %.3f ms  (mean above; from the end of "
+                "iteration 0 to the last)\n", r->worker_step_min_ms, r->worker_step_max_ms);
+  if (r->has_quantiles)
+    fprintf(fp, "    p50/p95/p99  %10.3f / %.3f / %.3f ms  (%d samples, jitter CV %g)\n",
+            r->iter_p50_ms, r->iter_p95_ms, r->iter_p99_ms, r->samples, r->jitter_cv);
+  fprintf(fp, "    forward      %10.3f ms\n", r->fwd_ms);
+  fprintf(fp, "    backward     %10.3f ms\n", r->bwd_ms);
+  fprintf(fp, "    optimizer    %10.3f ms\n", r->step_ms);
+  if (r->has_ps)
+    fprintf(fp, "  communication  %10.3f ms  (push and pull, mean over workers)\n",
+            r->comm_ms);
+  else
+    fprintf(fp, "  communication  %10.3f ms  (%s time on rank 0)\n", r->comm_ms,
+            is_ddp(r) ? "all-reduce"
+            : strcmp(r->strategy, "dp") == 0 ? "scatter, broadcast, gather, reduce"
+                                             : "communication");
+  fprintf(fp, "    exposed      %10.3f ms  (not hidden under compute)\n", r->exposed_comm_ms);
+  fprintf(fp, "    overlap      %10.1f %%\n", r->overlap_pct);
+  if (is_ddp(r)) print_buckets(fp, r);
+  else if (strcmp(r->strategy, "dp") == 0)
+    fprintf(fp, "  coalesced      %10d chunks of at most %g MiB (broadcast and reduce)\n",
+            r->n_buckets, r->bucket_mb);
+  if (r->has_ps)
+    fprintf(fp, "  staleness      %10.3f mean, %lld max  (updates applied between a "
+                "worker's pull and its gradient's)\n", r->staleness_mean,
+            (long long)r->staleness_max);
+  fprintf(fp, "  throughput     %10.1f samples/s  (%.3f x single at batch %lld)\n",
+          r->samples_per_s, r->speedup_vs_single, (long long)r->batch_per_gpu);
+  if (r->has_dp_mem) {
+    fputs("  peak memory\n", fp);
+    print_dp_gpu(fp, "GPU 0", &r->dp_mem.gpu0);
+    print_dp_gpu(fp, "other GPUs", &r->dp_mem.other);
+  } else {
+    fprintf(fp,
+            "  peak memory    %10.3f GiB per GPU (params %.3f + grads %.3f + "
+            "buckets %.3f + optimizer %.3f + activations %.3f)\n",
+            r->peak_mem_gib, r->mem.params / GIB, r->mem.grads / GIB,
+            r->mem.buckets / GIB, r->mem.optimizer / GIB, r->mem.activations / GIB);
+    if (r->mem.hook > 0)
+      fprintf(fp, "    comm hook    %10.3f GiB of it: the hook's buffers (docs/strategies.md)\n",
+              r->mem.hook / GIB);
+    if (r->has_ps)
+      fprintf(fp, "    GPU 0 %.3f GiB, other GPUs up to %.3f GiB  (above: the fullest; a "
+                  "server's GPU adds its shard's master copy, optimizer state%s)\n",
+              r->peak_mem_gib_gpu0, r->peak_mem_gib_other,
+              r->ps_async ? "" : " and sum buffer (as buckets)");
+  }
+}
+
+void ds_report_print_side_by_side(FILE *fp, const struct ds_summary *rows, int32_t n) {
+  fputs("\nside by side:\n"
+        "  strategy  GPUs  batch/GPU   iteration ms     samples/s  vs single  "
+        "GPU 0 GiB  other GiB\n", fp);
+  for (int32_t i = 0; i < n; i++) {
+    const struct ds_summary *r = &rows[i];
+    fprintf(fp, "  %-8s  %4d  %9lld  %13.3f  %12.1f  %8.3fx  %9.3f  %9.3f\n", r->strategy,
+            r->world_size, (long long)r->batch_per_gpu, r->iter_ms, r->samples_per_s,
+            r->speedup_vs_single, r->peak_mem_gib_gpu0, r->peak_mem_gib_other);
+  }
+}
+
 static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
+  int ddp_only = 1;
+  for (int32_t i = 0; i < n; i++) ddp_only &= is_ddp(&rows[i]);
+  if (!ddp_only) {
+    /* Strategies side by side: a common header, then a block per row. */
+    const struct ds_summary *r = &rows[0];
+    fprintf(fp, "%s on %s (%s), %s, network %s; iterations simulated: %d, reporting "
+                "iteration %d\n", r->model, r->topology, r->gpu, r->dtype, r->net_model,
+            r->iters, r->reported_iter);
+    for (int32_t i = 0; i < n; i++) print_strategy_row(fp, &rows[i]);
+    return;
+  }
   /* A sweep of world size, batch or no_sync names them on every block
    * (the header line shows the first configuration's). */
   int vary_world = 0, vary_batch = 0, vary_sync = 0;
@@ -245,6 +367,9 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
             r->peak_mem_gib, r->mem.params / GIB, r->mem.grads / GIB,
             r->mem.buckets / GIB, r->mem.optimizer / GIB,
             r->mem.activations / GIB);
+    if (r->mem.hook > 0)
+      fprintf(fp, "    comm hook    %10.3f GiB of it: the hook's buffers (docs/strategies.md)\n",
+              r->mem.hook / GIB);
   }
 }
 

@@ -22,6 +22,7 @@
 
 #include "../traces/schedule.h"
 #include "ddp.h"
+#include "dp.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -53,6 +54,27 @@ struct ds_summary {
   double overlap_pct;
   struct ds_ddp_memory mem;
   double peak_mem_gib;
+  /* Every strategy (docs/strategies.md): peak memory of GPU 0 and of the
+   * fullest other GPU (equal under ddp; 0 for single, which has no other
+   * GPU); dp's per-GPU breakdown when has_dp_mem. */
+  double peak_mem_gib_gpu0, peak_mem_gib_other;
+  int has_dp_mem;
+  struct ds_dp_memory dp_mem;
+  /* Throughput: samples trained per second over all GPUs, and its ratio to
+   * single-GPU training at the same per-GPU batch (whose samples/s is
+   * single_samples_per_s). */
+  double samples_per_s, single_samples_per_s, speedup_vs_single;
+  /* Parameter server (--strategy ps, sim/ps.h), when has_ps: its mode
+   * (ps_async: 1 for async, 0 for sync), servers, the staleness of the applied gradients
+   * (0 in sync mode) and the slowest and fastest worker's step time (the
+   * per-worker iteration time; iter_ms is their mean). Plain data: rows
+   * cross process boundaries in sweeps. */
+  int has_ps;
+  int ps_async;
+  int32_t ps_servers;
+  double staleness_mean;
+  int64_t staleness_max;
+  double worker_step_min_ms, worker_step_max_ms;
   /* --samples / --jitter (docs/sweeps.md): the timing fields above are the
    * first sample's (seed --seed); these are over all samples. Printed only
    * when has_quantiles. */
@@ -69,6 +91,13 @@ void ds_report_measure(const struct ds_schedule *sched, size_t first, size_t n,
                        struct ds_summary *s);
 
 enum ds_format { DS_FORMAT_TEXT, DS_FORMAT_CSV, DS_FORMAT_JSON };
+
+/* The largest per-GPU peak memory of the row, GiB. */
+double ds_report_peak_mem_gib(const struct ds_summary *s);
+
+/* The closing table of a run of several strategies: one line per row with
+ * iteration time, samples/s, speedup over single and GPU 0 / other memory. */
+void ds_report_print_side_by_side(FILE *fp, const struct ds_summary *rows, int32_t n);
 
 /* Prints rows in the format; CSV and JSON carry the header / brackets once
  * for all n rows. */

@@ -1,7 +1,8 @@
 /*
- * The simulate command: loads the files, builds the DDP schedules, runs
- * them on the executor for every requested configuration, prints the
- * summary and writes the requested trace and schedule files.
+ * The simulate command: loads the files, builds each strategy's schedules
+ * (single, dp, ddp; ps its own loop), runs them on the executor for every
+ * requested configuration, prints the summary and writes the requested
+ * trace and schedule files.
  */
 #ifndef DS_RUN_H
 #define DS_RUN_H

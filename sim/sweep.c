@@ -20,6 +20,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../traces/gnuplot.h"
+
 void ds_row_own(struct ds_row *r) {
   struct ds_summary *s = &r->sum;
 #define DS__OWN(field)                                                  \
@@ -317,43 +319,6 @@ void ds_sweep_print_best(FILE *out, const struct ds_options *o,
           w > 0 ? 100.0 * (w - b) / w : 0.0, ws, rows[worst].iter_ms, flat, n);
 }
 
-#define MAX_PATH 4096
-
-/* Writes s as a gnuplot single-quoted string (only ' is special: doubled). */
-static void gp_string(FILE *fp, const char *s) {
-  fputc('\'', fp);
-  for (; *s; s++) {
-    if (*s == '\'') fputc('\'', fp);
-    fputc(*s, fp);
-  }
-  fputc('\'', fp);
-}
-
-/* gnuplot from $DDPSIM_GNUPLOT or the first "gnuplot" on PATH. */
-static ds_status find_gnuplot(char *out, size_t len, struct ds_err *err) {
-  const char *env = getenv("DDPSIM_GNUPLOT");
-  if (env && *env) {
-    if (access(env, X_OK) == 0) {
-      snprintf(out, len, "%s", env);
-      return DS_OK;
-    }
-    return ds_err_set(err, DS_EIO, "--plot: DDPSIM_GNUPLOT=%s is not an "
-                      "executable file: point it at gnuplot or unset it", env);
-  }
-  const char *path = getenv("PATH");
-  for (const char *p = path ? path : ""; *p;) {
-    const char *colon = strchr(p, ':');
-    size_t k = colon ? (size_t)(colon - p) : strlen(p);
-    if (k > 0 && k + 9 < len) {
-      snprintf(out, len, "%.*s/gnuplot", (int)k, p);
-      if (access(out, X_OK) == 0) return DS_OK;
-    }
-    p += k + (colon != NULL);
-  }
-  return ds_err_set(err, DS_EIO, "--plot: gnuplot not found on PATH: install it "
-                    "(apt-get install gnuplot-nox) or leave out --plot");
-}
-
 static double var_value(int var, const struct ds_summary *r) {
   switch (var) {
   case DS_VAR_WORLD_SIZE: return r->world_size;
@@ -390,99 +355,55 @@ static void write_script(FILE *gp, const char *term, const char *out, const char
   const struct ds_summary *b = &rows[best];
   char title[512], mark[256];
   fprintf(gp, "set terminal %s size 1000,600 noenhanced font ',11'\nset output ", term);
-  gp_string(gp, out);
+  ds_gnuplot_string(gp, out);
   snprintf(title, sizeof title, "ddpsim: %s %s on %s, %s sweep", b->strategy, b->model,
            b->topology, ds_options_var_flag((enum ds_sweep_var)var));
   fputs("\nset title ", gp);
-  gp_string(gp, title);
+  ds_gnuplot_string(gp, title);
   fputs("\nset xlabel ", gp);
-  gp_string(gp, var_label[var]);
+  ds_gnuplot_string(gp, var_label[var]);
   fputs("\nset ylabel 'ms'\nset grid\nset key top left\nset yrange [0:*]\nset autoscale xfix\nset offsets graph 0.02, graph 0.02, 0, 0\n", gp);
   if (o->sweep[var].log_spaced) fputs("set logscale x\n", gp);
   snprintf(mark, sizeof mark, "best: %.4g%s, %.3f ms per iteration", var_value(var, b),
            var == DS_VAR_BUCKET_MB || var == DS_VAR_FIRST_BUCKET_MB ? " MiB" : "",
            b->iter_ms);
   fputs("plot ", gp);
-  gp_string(gp, data);
+  ds_gnuplot_string(gp, data);
   fputs(" index 0 using 1:2 with linespoints lw 2 pt 7 title 'iteration', \\\n"
         "  '' index 0 using 1:3 with linespoints lw 2 pt 5 title 'exposed communication', \\\n"
         "  '' index 1 using 1:2 with points pt 6 ps 3 lw 2 lc rgb 'black' title ", gp);
-  gp_string(gp, mark);
+  ds_gnuplot_string(gp, mark);
   fputc('\n', gp);
+}
+
+struct script_ctx {
+  const char *data;
+  const struct ds_options *o;
+  int var;
+  const struct ds_summary *rows;
+  int32_t best;
+};
+
+static void script(FILE *gp, const char *term, const char *out, void *ctx) {
+  const struct script_ctx *x = ctx;
+  write_script(gp, term, out, x->data, x->o, x->var, x->rows, x->best);
 }
 
 ds_status ds_sweep_plot(const struct ds_options *o, const struct ds_summary *rows,
                         int32_t n, struct ds_err *err) {
   int var = ds_sweep_single_var(o);
-  const char *path = o->plot, *dot = strrchr(path, '.');
-  const char *term = dot && strcmp(dot, ".svg") == 0 ? "svg" : "pngcairo";
   if (var < 0 || n < 2)
     return ds_err_set(err, DS_EUSAGE, "--plot needs a sweep of exactly one option");
-  if (strlen(path) > MAX_PATH - 32) return ds_err_set(err, DS_EUSAGE, "--plot: path too long");
-  char gnuplot[MAX_PATH], cmd[2 * MAX_PATH], tmp_out[MAX_PATH];
   char data[] = "/tmp/ddpsim-sweep-XXXXXX";
-  DS_CHECK(find_gnuplot(gnuplot, sizeof gnuplot, err));
-  ds_status st = DS_OK;
-  int data_made = 0, out_made = 0;
   int fd = mkstemp(data);
   if (fd < 0)
     return ds_err_set(err, DS_EIO, "--plot: cannot create a temporary file: %s",
                       strerror(errno));
   close(fd);
-  data_made = 1;
-  snprintf(tmp_out, sizeof tmp_out, "%s.tmp.XXXXXX", path);
-  fd = mkstemp(tmp_out);
-  if (fd < 0) {
-    st = ds_err_set(err, DS_EIO, "--plot: cannot write next to %s: %s", path,
-                    strerror(errno));
-    goto out;
-  }
-  close(fd);
-  out_made = 1;
   int32_t best = best_row(o, rows, n);
-  DS_CHECK_GOTO(write_data(data, var, rows, n, best, err), st, out);
-  /* The command line: gnuplot's path single-quoted for the shell. */
-  char *p = cmd;
-  *p++ = '\'';
-  for (const char *s = gnuplot; *s && p < cmd + sizeof cmd - 6; s++) {
-    if (*s == '\'') { memcpy(p, "'\\''", 4); p += 4; }
-    else *p++ = *s;
-  }
-  *p++ = '\'';
-  *p = '\0';
-  struct sigaction ign = {0}, old;
-  ign.sa_handler = SIG_IGN;
-  sigaction(SIGPIPE, &ign, &old); /* gnuplot may exit before reading it all */
-  fflush(NULL);
-  FILE *gp = popen(cmd, "w");
-  if (!gp) {
-    sigaction(SIGPIPE, &old, NULL);
-    st = ds_err_set(err, DS_EIO, "--plot: cannot run %s: %s", gnuplot, strerror(errno));
-    goto out;
-  }
-  write_script(gp, term, tmp_out, data, o, var, rows, best);
-  int status = pclose(gp);
-  sigaction(SIGPIPE, &old, NULL);
-  if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    st = ds_err_set(err, DS_EIO, "--plot: %s failed (status %d) drawing %s; its "
-                    "messages are above", gnuplot,
-                    WIFEXITED(status) ? WEXITSTATUS(status) : -1, path);
-    goto out;
-  }
-  struct stat sb;
-  if (stat(tmp_out, &sb) != 0 || sb.st_size == 0) {
-    st = ds_err_set(err, DS_EIO, "--plot: gnuplot wrote nothing to %s", path);
-    goto out;
-  }
-  chmod(tmp_out, 0644);
-  if (rename(tmp_out, path) != 0) {
-    st = ds_err_set(err, DS_EIO, "--plot: cannot rename into %s: %s", path,
-                    strerror(errno));
-    goto out;
-  }
-  out_made = 0;
-out:
-  if (data_made) unlink(data);
-  if (out_made) unlink(tmp_out);
+  ds_status st = write_data(data, var, rows, n, best, err);
+  struct script_ctx x = {data, o, var, rows, best};
+  if (st == DS_OK) st = ds_gnuplot_draw(o->plot, script, &x, err);
+  unlink(data);
   return st;
 }

@@ -33,7 +33,7 @@ static const char *const root_keys[] = {
     "intra_node", "inter_node", "devices", "links", "compute", NULL};
 static const char *const intra_keys[] = {"template", "link_bw", "link_lat",
                                          "gpus_per_switch", "uplink_bw",
-                                         "uplink_lat", "p2p", NULL};
+                                         "uplink_lat", "p2p", "nvls", NULL};
 static const char *const inter_keys[] = {"template", "nics_per_node", "nic_bw",
                                          "nic_lat", "gpu_nic_bw",
                                          "gpu_nic_lat", "gpus_per_nic",
@@ -42,7 +42,7 @@ static const char *const fat_tree_keys[] = {"nodes_per_leaf", "oversubscription"
                                             "uplink_lat", NULL};
 static const char *const compute_keys[] = {
     "flops_efficiency", "mem_efficiency", "kernel_overhead",
-    "comm_interference", "fp32_math", NULL};
+    "comm_interference", "fp32_math", "host_launch", "host_replicate", NULL};
 
 const char *ds_vertex_kind_name(enum ds_vertex_kind kind) {
   static const char *const names[] = {
@@ -53,6 +53,15 @@ const char *ds_vertex_kind_name(enum ds_vertex_kind kind) {
   return (unsigned)kind < DS_VERTEX_KIND_COUNT ? names[kind] : "?";
 }
 
+/* GPUs whose NVSwitch generation supports NVLS multicast/reduction (NVLink
+ * 4 onwards): H100, H200 and the Blackwell parts, by the table's name. */
+static int hopper_or_later(const char *gpu) {
+  const char *const prefixes[] = {"H100", "H200", "H20", "B100", "B200", "GB200"};
+  for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
+    if (strncmp(gpu, prefixes[i], strlen(prefixes[i])) == 0) return 1;
+  return 0;
+}
+
 /* Link parameters read from the file, before vertices exist. */
 struct intra_spec {
   char template_name[16];
@@ -60,6 +69,7 @@ struct intra_spec {
   int64_t gpus_per_switch;
   double uplink_bw, uplink_lat;
   int p2p; /* pcie-switch: peers copy through the switch (1) or host memory */
+  int nvls; /* nvswitch: the switch reduces in place (1), not (0), unset (-1) */
 };
 
 struct inter_spec {
@@ -331,12 +341,18 @@ static ds_status read_compute(const struct ds_cnode *root,
   c->kernel_overhead_ns = 4000;
   c->comm_interference = 0.0;
   c->fp32_uses_tf32 = 1;
+  c->host_launch_ns = 20000;   /* docs/strategies.md: why these values */
+  c->host_replicate_ns = 5000;
   if (!ds_cmap_get(root, "compute", &map)) return DS_OK;
   DS_CHECK(ds_cmap_check_keys(&map, compute_keys, err));
   DS_CHECK(read_fraction(&map, "flops_efficiency", 0, 1, &c->flops_efficiency, err));
   DS_CHECK(read_fraction(&map, "mem_efficiency", 0, 1, &c->mem_efficiency, err));
   if (ds_cmap_get(&map, "kernel_overhead", &node))
     DS_CHECK(ds_cnode_time_ns(&node, &c->kernel_overhead_ns, err));
+  if (ds_cmap_get(&map, "host_launch", &node))
+    DS_CHECK(ds_cnode_time_ns(&node, &c->host_launch_ns, err));
+  if (ds_cmap_get(&map, "host_replicate", &node))
+    DS_CHECK(ds_cnode_time_ns(&node, &c->host_replicate_ns, err));
   if (ds_cmap_get(&map, "comm_interference", &node)) {
     DS_CHECK(ds_cnode_number(&node, &c->comm_interference, err));
     if (c->comm_interference < 0 || c->comm_interference > 10)
@@ -376,6 +392,13 @@ static ds_status read_intra(const struct ds_cnode *root, int64_t gpn,
                           "%d gpus_per_node, got %lld (use nvswitch)",
                           MAX_MESH_GPUS, (long long)gpn);
   s->p2p = 1;
+  s->nvls = -1;
+  struct ds_cnode nvls_node;
+  if (ds_cmap_get(&map, "nvls", &nvls_node)) {
+    if (strcmp(s->template_name, "nvswitch") != 0)
+      return ds_cnode_error(&nvls_node, err, "only valid with template nvswitch");
+    DS_CHECK(ds_cnode_bool(&nvls_node, &s->nvls, err));
+  }
   if (strcmp(s->template_name, "pcie-switch") == 0) {
     DS_CHECK(read_count(&map, "gpus_per_switch", gpn, &s->gpus_per_switch, err));
     DS_CHECK(read_bw(&map, "uplink_bw", &s->uplink_bw, err));
@@ -524,6 +547,10 @@ static ds_status load(struct ds_topo *t, const char *path,
     goto out;
   }
   st = explicit_list ? ds__topo_build_list(t, &root, err) : build(t, &intra, &inter);
+  /* NVLS (in-switch reduction) needs NVSwitch 3 (Hopper) or later: by
+   * default on for nvswitch boxes of those GPUs; explicit lists never. */
+  if (!explicit_list && strcmp(intra.template_name, "nvswitch") == 0)
+    t->nvls = intra.nvls >= 0 ? intra.nvls : hopper_or_later(t->gpu.name);
 out:
   ds_config_free(cfg);
   return st;

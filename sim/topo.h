@@ -60,6 +60,13 @@ struct ds_compute_params {
   double kernel_overhead_ns; /* fixed cost added to every kernel */
   double comm_interference; /* compute slowdown while a collective runs on the GPU */
   int fp32_uses_tf32;       /* fp32 math on TF32 tensor cores (cuDNN default) */
+  /* Host time per forward kernel launch that holds Python's GIL (key
+   * host_launch, default 20us): dp's replica threads take it in turn;
+   * single pays it once per kernel. Host time of dp's replicate() per
+   * parameter tensor per replica (key host_replicate, default 5us). DDP's
+   * schedule does not model the host (docs/strategies.md). */
+  double host_launch_ns;
+  double host_replicate_ns;
 };
 
 struct ds_link {
@@ -81,6 +88,8 @@ struct ds_topo {
   char intra_template[16]; /* template name, or "explicit" */
   char inter_template[16]; /* "ib", "ib-rail", "ib-fattree", "ib-rail-fattree",
                               "explicit", or "none" for one node */
+  int nvls;                /* the nvswitch reduces in place (NVLS): key nvls,
+                              default on for Hopper and later GPUs */
   int32_t n_vertices;
   enum ds_vertex_kind *vertex_kind; /* [n_vertices] */
   int32_t *vertex_node;             /* [n_vertices], node index; -1: the fabric */

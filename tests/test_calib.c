@@ -42,7 +42,7 @@ static void assert_params_eq(const struct ds_compute_params *p,
 
 /* A topology's compute section with values no calibration writes. */
 static struct ds_compute_params topo_params(void) {
-  struct ds_compute_params p = {0.5, 0.7, 4000.0, 0.25, 1};
+  struct ds_compute_params p = {0.5, 0.7, 4000.0, 0.25, 1, 20000.0, 5000.0};
   return p;
 }
 

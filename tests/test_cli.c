@@ -171,7 +171,7 @@ Test(cli, overlap_beats_no_overlap_on_two_nodes) {
 }
 
 Test(cli, nccl_protocols_in_ddp) {
-  /* --algo auto runs NCCL's protocols: the summary says ring/auto, and
+  /* --algo auto runs NCCL's choices: the summary says auto, and
    * its all-reduces are slower than the plain ring's (NCCL's 12 channels of
    * 20 GB/s give 240 GB/s of bus bandwidth where the links carry 300,
    * before the per-call latencies). */
@@ -186,7 +186,7 @@ Test(cli, nccl_protocols_in_ddp) {
   cr_assert_eq(sscanf(strchr(nccl.out, '\n') + 1,
                       "%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*d,%*d,%*g,%*g,%*d,%*g,%*g,%*g,%*g,%lf",
                       &comm_nccl), 1, "%s", nccl.out);
-  cr_assert(strstr(nccl.out, ",ring/auto,"), "%s", nccl.out);
+  cr_assert(strstr(nccl.out, ",auto,"), "%s", nccl.out);
   cr_assert(strstr(plain.out, ",ring,"), "%s", plain.out);
   cr_assert_gt(comm_nccl, comm_plain * 1.2, "%g vs %g", comm_nccl, comm_plain);
   ds_test_release(&plain);
@@ -208,6 +208,35 @@ Test(cli, nccl_protocols_in_ddp) {
   cr_assert_eq(none.status, 2);
   cr_assert(strstr(none.err, "--proto"), "%s", none.err);
   ds_test_release(&none);
+}
+
+Test(cli, allreduce_algorithms_in_ddp) {
+  /* --algo names DDP's all-reduce algorithm; the summary's coll_algo and
+   * the schedule's algo column say what ran; what cannot run is a usage
+   * error (exit 2) naming it. */
+  const char *ok[][2] = {{"--topo 2node-ib --algo hierarchical", ",hierarchical,"},
+                         {"--topo 2node-ib --algo tree --proto auto", ",tree/auto,"},
+                         {"--topo dgx-h100 --algo nvls", ",nvls/auto,"},
+                         {"--topo dgx-a100 --algo direct", ",direct,"}};
+  for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+    char args[256];
+    snprintf(args, sizeof args, "%s --model bert-base --format csv", ok[i][0]);
+    struct ds_test_result r = run(args);
+    cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
+    cr_assert(strstr(r.out, ok[i][1]), "%s: %s", args, r.out);
+    ds_test_release(&r);
+  }
+  const char *bad[][2] = {{"--topo dgx-a100 --algo nvls", "nvls"},
+                          {"--topo 2node-ib --algo nvls", "nvls"},
+                          {"--topo dgx-h100 --algo nvls --proto LL", "--proto"},
+                          {"--topo dgx-h100 --algo direct --proto Simple", "--proto"},
+                          {"--topo dgx-h100 --algo trees", "--algo"}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    struct ds_test_result r = run(bad[i][0]);
+    cr_assert_eq(r.status, 2, "%s: %d", bad[i][0], r.status);
+    cr_assert(strstr(r.err, bad[i][1]), "%s: %s", bad[i][0], r.err);
+    ds_test_release(&r);
+  }
 }
 
 Test(cli, a_user_topology_outside_the_tree_uses_the_shipped_gpu_table) {
@@ -331,7 +360,8 @@ Test(cli, bad_flags_exit_2_with_a_message) {
       {"--topo 4gpu --iters 1", "option --iters: expected an integer from 2"},
       {"--topo 4gpu --format xml", "option --format: expected one of text or csv or json"},
       {"--topo 4gpu --frobnicate", "unknown option \"--frobnicate\""},
-      {"--topo 4gpu --strategy dp", "this version simulates ddp only"},
+      {"--topo 4gpu --strategy dpp", "unknown strategy \"dpp\""},
+      {"--topo 4gpu --strategy dp,ddp,dp", "strategy \"dp\" given twice"},
       {"--bucket-mb 25", "missing --topo"},
       {"--topo 4gpu --batch", "option --batch needs a value"},
       {"--topo nowhere", "topology 'nowhere' not found"},

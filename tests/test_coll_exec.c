@@ -171,6 +171,55 @@ Test(coll_exec, broadcast_and_allreduce_contend) {
   done(&x);
 }
 
+Test(coll_exec, allreduce_algorithms_by_name) {
+  /* The schedule's algo picks the all-reduce algorithm (tiny-topo: 4 GPUs on
+   * a switch, alpha = 2 us, B = 10 GB/s; S = 1.2 MB; after the 10 us fwd):
+   *   direct: 2 alpha + 2(N-1)/N S/B = 4 + 180 = 184 us;
+   *   reduce-broadcast (root rank 0): 2 alpha + 2(N-1) S/B = 4 + 720 = 724 us
+   *     for the others; the root is done when its last byte has left, one
+   *     alpha earlier (722 us);
+   *   hierarchical on one node: ring reduce-scatter + all-gather, the ring's
+   *     2(N-1) alpha + 2(N-1)/N S/B = 192 us. */
+  const struct {
+    const char *algo;
+    int64_t after_us[4];
+  } cases[] = {{"direct", {184, 184, 184, 184}},
+               {"reduce-broadcast", {722, 724, 724, 724}},
+               {"hierarchical", {192, 192, 192, 192}}};
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    struct sim x;
+    struct ds_err err = {0};
+    build(&x, DS_OP_ALLREDUCE, -1, 1.2e6, cases[c].algo);
+    cr_assert_eq(run(&x, &err), DS_OK, "%s: %s", cases[c].algo, err.msg);
+    for (int32_t r = 0; r < 4; r++)
+      cr_assert_eq(x.end[(size_t)r * 3 + 1], (10 + cases[c].after_us[r]) * 1000, "%s rank %d: %lld",
+                   cases[c].algo, r, (long long)x.end[(size_t)r * 3 + 1]);
+    done(&x);
+  }
+}
+
+Test(coll_exec, two_direct_allreduces_share_the_links) {
+  /* Two direct all-reduces of 1.2 MB on all 4 ranks (comm and copy
+   * streams), both starting after the 10 us fwd. Alone each takes
+   * 2 alpha + 2(N-1)/N S/B = 184 us; together every link carries both
+   * instances' shards, symmetric, so every flow gets half its rate:
+   * 2 alpha + 2 x 2(N-1)/N S/B = 4 + 360 = 364 us, for both. */
+  struct sim x;
+  struct ds_err err = {0};
+  setup(&x, 4);
+  for (int32_t r = 0; r < 4; r++) {
+    add(&x, 10 * r, r, DS_STREAM_COMPUTE, DS_OP_FWD, -1, -1, 0, 10, "", -1);
+    add(&x, 10 * r + 1, r, DS_STREAM_COMM, DS_OP_ALLREDUCE, 1, -1, 1.2e6, 0, "direct", 10 * r);
+    add(&x, 10 * r + 2, r, DS_STREAM_COPY, DS_OP_ALLREDUCE, 2, -1, 1.2e6, 0, "direct", 10 * r);
+  }
+  cr_assert_eq(run(&x, &err), DS_OK, "%s", err.msg);
+  for (int32_t r = 0; r < 4; r++)
+    for (int k = 1; k <= 2; k++)
+      cr_assert_eq(x.end[(size_t)r * 3 + (size_t)k], 374000, "rank %d op %d: %lld", r, k,
+                   (long long)x.end[(size_t)r * 3 + (size_t)k]);
+  done(&x);
+}
+
 static void expect_refusal(struct sim *x, const char *what1, const char *what2) {
   struct ds_err err = {0};
   cr_assert_eq(run(x, &err), DS_EUSAGE, "expected a refusal naming %s", what1);
@@ -182,8 +231,12 @@ Test(coll_exec, refuses_what_is_not_simulated_by_name) {
   struct sim x;
   build(&x, DS_OP_BROADCAST, 0, 1e6, "tree");
   expect_refusal(&x, "broadcast with algo 'tree'", "op 1");
-  build(&x, DS_OP_ALLREDUCE, -1, 1e6, "tree");
-  expect_refusal(&x, "allreduce with algo 'tree'", "op 1");
+  build(&x, DS_OP_ALLREDUCE, -1, 1e6, "treee");
+  expect_refusal(&x, "allreduce with algo 'treee'", "op 1");
+  build(&x, DS_OP_ALLREDUCE, -1, 1e6, "direct/LL");
+  expect_refusal(&x, "allreduce with algo 'direct/LL'", "op 1");
+  build(&x, DS_OP_ALLREDUCE, -1, 1e6, "nvls");
+  expect_refusal(&x, "nvls", "NCCL's model");
   build(&x, DS_OP_ALLGATHER, -1, 1e6, "ring/LL");
   expect_refusal(&x, "allgather with algo 'ring/LL'", "allreduce only");
   build(&x, DS_OP_GATHER, -1, 1e6, "");

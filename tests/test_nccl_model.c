@@ -150,3 +150,121 @@ Test(nccl_model, unknown_architecture_is_unavailable) {
             err.msg);
   release(&f);
 }
+
+/* NCCL v2.30.7's time of (algorithm, protocol) for S bytes, recomputed here
+ * from the CSV's constants as tree.cc, nvls.cc and ring.cc write them, for
+ * one node of 8 Hopper GPUs (dgx-h100: 12 ring channels of 30 GB/s, the
+ * NVLS graph 8 channels of 40 GB/s) or two (2node-ib: 16 ranks; 2 ring
+ * channels of 24 GB/s). Returns INFINITY where NCCL does not run it. */
+static double nccl_time_us(int nodes, int a /* 0 tree 1 ring 2 nvls */, int p, double s) {
+  const double base[2][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}};
+  const double nvlink[2][3] = {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}};
+  const double net[2][3] = {{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}};
+  const double corr[3][23] = {
+      {1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.7, 0.7, 0.7, 0.7, 0.6, 0.5, 0.4, 0.4, 0.5, 0.6, 0.7,
+       0.8, 0.9, 1.0, 1.0, 1.0, 1.0},
+      {1.0, 1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.8, 0.8, 0.7, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.8,
+       0.9, 0.9, 0.9, 0.9, 1.0, 1.0},
+      {0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.8, 0.7, 0.6, 0.6, 0.5, 0.5, 0.5, 0.5, 0.6, 0.7,
+       0.8, 0.7, 0.7, 0.8, 0.9, 0.9}};
+  int n = 8 * nodes, nch = nodes == 1 ? 12 : 2;
+  double bw = nodes == 1 ? 30 : 24, llmax = nodes == 1 ? 141 : 45;
+  double lat, busbw, algbw;
+  if (a == 2) {
+    if (nodes > 1 || p != 2) return INFINITY;
+    busbw = 8 * 40 * 0.85 * 7.0 / 8 * 2; /* 476 GB/s */
+    return 25 + s / (busbw * n / (2.0 * (n - 1)) * 1e3);
+  }
+  if (a == 0) {
+    busbw = fmin(nch * bw * 0.92, nch * 38.7 * (nodes == 1) + nch * 41.4 * (nodes == 2));
+    if (p == 0) busbw = fmin(busbw / 3.8, llmax);
+    if (p == 1) busbw = fmin(busbw * (nodes == 1 ? 7.0 / 9 : 120.0 / 128), nch * 36.7);
+    algbw = busbw * 0.5;
+    int lg = (int)floor(log2(floor(s / 64)));
+    if (s >= 64 && lg < 23) algbw *= corr[p][lg];
+    lat = base[0][p] + 2 * ((n / nodes - 1) * nvlink[0][p] + (nodes == 2) * net[0][p]);
+    return lat + s / (algbw * 1e3);
+  }
+  busbw = nch * bw;
+  if (p == 0) busbw = fmin(llmax, busbw * 0.5);
+  if (p == 1) busbw = fmin(busbw * 0.92, nch * 36.7);
+  int inter = nodes == 1 ? 0 : 2;
+  lat = base[1][p] + (2 * (n - 1) - inter) * nvlink[1][p] + inter * net[1][p];
+  if (p == 2 && nodes > 1 && floor(s / (nch * n)) >= 64) lat *= 1.4; /* plateau */
+  return lat + s / (busbw * n / (2.0 * (n - 1)) * 1e3);
+}
+
+Test(nccl_model, tree_and_nvls_formulas_on_dgx_h100) {
+  /* dgx-h100 (Hopper, one node, N = 8, 12 channels of 30 GB/s):
+   *   tree busBw Simple min(360 x .92, 12 x 38.7) = 331.2 GB/s,
+   *     LL min(331.2 / 3.8, 141) = 87.16, LL128 min(331.2 x 7/9, 12 x 36.7)
+   *     = 257.6; lat LL 6.8 + 2 x 7 x 0.6 = 15.2 us, Simple 8.4 + 14 x 4 = 64.4;
+   *   NVLS: 8 channels (one per GPU) of 40 GB/s (370.8 / 9 = 41.2 -> 40),
+   *     busBw 8 x 40 x 0.85 x 7/8 x 2 = 476 GB/s, lat 25 us. */
+  struct ds_err err = {0};
+  struct fixture f;
+  cr_assert_eq(build(&f, "topologies/dgx-h100.yaml", 0, &err), DS_OK, "%s", err.msg);
+  cr_assert_float_eq(f.m.tree_busbw_bytes_per_s[DS_PROTO_SIMPLE], 331.2e9, 1e3);
+  cr_assert_float_eq(f.m.tree_busbw_bytes_per_s[DS_PROTO_LL], 331.2e9 / 3.8, 1e3);
+  cr_assert_float_eq(f.m.tree_busbw_bytes_per_s[DS_PROTO_LL128], 331.2e9 * 7 / 9, 1e3);
+  cr_assert_float_eq(f.m.tree_lat_ns[DS_PROTO_LL], 15200, 1e-6);
+  cr_assert_float_eq(f.m.tree_lat_ns[DS_PROTO_SIMPLE], 64400, 1e-6);
+  cr_assert(f.m.nvls_ok, "%s", f.m.nvls_why);
+  cr_assert_eq(f.m.nvls_channels, 8);
+  cr_assert_float_eq(f.m.nvls_chan_bw_bytes_per_s, 40e9, 1);
+  cr_assert_float_eq(f.m.nvls_busbw_bytes_per_s, 476e9, 1e3);
+  cr_assert_float_eq(f.m.nvls_lat_ns, 25000, 1e-6);
+  /* NCCL runs NVLS with Simple only. */
+  const char *why;
+  cr_assert(!ds_nccl_algo_available(&f.m, DS_AR_NVLS, DS_PROTO_LL, &why));
+  cr_assert(!ds_nccl_algo_available(&f.m, DS_AR_DIRECT, DS_PROTO_SIMPLE, &why));
+  release(&f);
+  /* No NVLS on A100 (no NVLS switch), nor across nodes. */
+  cr_assert_eq(build(&f, "topologies/dgx-a100.yaml", 0, &err), DS_OK, "%s", err.msg);
+  cr_assert(!f.m.nvls_ok);
+  cr_assert(strstr(f.m.nvls_why, "NVLS"), "%s", f.m.nvls_why);
+  release(&f);
+  cr_assert_eq(build(&f, "topologies/2node-ib.yaml", 0, &err), DS_OK, "%s", err.msg);
+  cr_assert(!f.m.nvls_ok);
+  cr_assert(strstr(f.m.nvls_why, "nodes"), "%s", f.m.nvls_why);
+  release(&f);
+}
+
+Test(nccl_model, auto_choices_match_nccls_formula) {
+  /* At each size, the (algorithm, protocol) of least time by nccl_time_us
+   * above, in NCCL's order (tree, ring, nvls; LL, LL128, Simple; first on
+   * ties), is what ds_nccl_choose_algo picks, and its predicted time is
+   * the formula's. dgx-h100: ring/LL while latency rules, NVLS from a few
+   * MiB; 2node-ib: tree/LL at the smallest sizes (tree latency grows with
+   * log2 of the nodes, the ring's with every rank), the ring above. */
+  const char *files[] = {"topologies/dgx-h100.yaml", "topologies/2node-ib.yaml"};
+  const enum ds_ar_algo algo_of[] = {DS_AR_TREE, DS_AR_RING, DS_AR_NVLS};
+  const double sizes[] = {1024, 32768, 1 << 20, 4 << 20, 64.0 * (1 << 20), 1024.0 * (1 << 20)};
+  int seen_nvls = 0, seen_tree = 0;
+  for (int k = 0; k < 2; k++) {
+    struct ds_err err = {0};
+    struct fixture f;
+    cr_assert_eq(build(&f, files[k], 0, &err), DS_OK, "%s", err.msg);
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+      double best = INFINITY;
+      int ba = 0, bp = 0;
+      for (int a = 0; a < 3; a++)
+        for (int p = 0; p < 3; p++) {
+          double t = nccl_time_us(k + 1, a, p, sizes[i]);
+          if (t < best) best = t, ba = a, bp = p;
+        }
+      enum ds_ar_algo ga;
+      enum ds_proto gp;
+      ds_nccl_choose_algo(&f.m, sizes[i], &ga, &gp);
+      cr_assert_eq(ga, algo_of[ba], "%s S=%g: %s, expected %s", files[k], sizes[i],
+                   ds_ar_algo_name(ga), ds_ar_algo_name(algo_of[ba]));
+      cr_assert_eq((int)gp, bp, "%s S=%g: %s", files[k], sizes[i], ds_proto_name(gp));
+      cr_assert_float_eq(ds_nccl_predict_algo_ns(&f.m, ga, gp, sizes[i]) / 1e3, best,
+                         1e-6 * best);
+      seen_nvls += ga == DS_AR_NVLS;
+      seen_tree += ga == DS_AR_TREE;
+    }
+    release(&f);
+  }
+  cr_assert(seen_nvls > 0 && seen_tree > 0, "nvls %d tree %d", seen_nvls, seen_tree);
+}

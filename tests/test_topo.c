@@ -490,3 +490,45 @@ Test(topo, new_template_keys_are_checked) {
   cr_assert_eq(load_text(text, &err, path), DS_EINPUT);
   cr_assert(strstr(err.msg, "missing key 'uplink_lat'"), "message: %s", err.msg);
 }
+
+/* Loads a topology text with the shipped GPU table; returns its nvls flag,
+ * or -1 when loading failed (message in err). */
+static int nvls_of(const char *text, struct ds_err *err) {
+  char path[] = "/tmp/ddpsim-topo-nvls-XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert_geq(fd, 0);
+  FILE *fp = fdopen(fd, "w");
+  fputs(text, fp);
+  fclose(fp);
+  struct ds_topo *t = NULL;
+  ds_status st = ds_topo_load(path, "topologies/gpus.yaml", &t, err);
+  int nvls = st == DS_OK ? t->nvls : -1;
+  ds_topo_free(t);
+  unlink(path);
+  return nvls;
+}
+
+Test(topo, nvls_switch_by_gpu_generation_or_key) {
+  /* NVLS needs NVSwitch 3: on by default for nvswitch boxes of Hopper and
+   * later, off for A100's and for any other template; the key overrides it
+   * on nvswitch and is an error elsewhere, naming its line. */
+  struct ds_topo *h100 = load_ok("topologies/dgx-h100.yaml");
+  struct ds_topo *a100 = load_ok("topologies/dgx-a100.yaml");
+  struct ds_topo *mesh = load_ok("topologies/4gpu.yaml");
+  cr_assert(h100->nvls);
+  cr_assert(!a100->nvls);
+  cr_assert(!mesh->nvls);
+  ds_topo_free(h100);
+  ds_topo_free(a100);
+  ds_topo_free(mesh);
+  struct ds_err err = {0};
+#define NVLS_HEAD "schema_version: 1\nname: t\ngpu: H100-SXM5-80GB\nnodes: 1\n" \
+                  "gpus_per_node: 2\nintra_node:\n"
+#define NVLS_LINKS "  link_bw: 1GBps\n  link_lat: 1us\n"
+  cr_assert_eq(nvls_of(NVLS_HEAD "  template: nvswitch\n" NVLS_LINKS "  nvls: false\n", &err),
+               0, "%s", err.msg);
+  cr_assert_eq(nvls_of(NVLS_HEAD "  template: nvswitch\n" NVLS_LINKS, &err), 1, "%s", err.msg);
+  cr_assert_eq(nvls_of(NVLS_HEAD "  template: nvlink-mesh\n" NVLS_LINKS "  nvls: true\n", &err),
+               -1);
+  cr_assert(strstr(err.msg, ":10:") && strstr(err.msg, "nvswitch"), "%s", err.msg);
+}

@@ -38,6 +38,21 @@ class GenError(Exception):
     pass
 
 
+# Tensor name -> shape (a list of dimensions), from the CSVs' shape column and
+# the CNN definitions below; written as each parameter's `shape` (PowerSGD
+# views a tensor as shape[0] x rest). A name is never given two shapes.
+SHAPES = {}
+
+
+def record_shape(name, dims, numel):
+    prod = 1
+    for d in dims:
+        prod *= d
+    check(prod == numel, "%s: shape %s != numel %d" % (name, dims, numel))
+    check(SHAPES.get(name, dims) == dims, "%s: two shapes %s and %s" % (name, SHAPES.get(name), dims))
+    SHAPES[name] = dims
+
+
 def check(cond, msg):
     if not cond:
         raise GenError(msg)
@@ -66,6 +81,7 @@ def read_params(data, name):
         check(int(r["bytes_fp32"]) == FP32 * numel, "%s: %s bytes_fp32" % (name, r["name"]))
         cum += numel
         check(int(r["cumulative_numel"]) == cum, "%s: %s cumulative_numel" % (name, r["name"]))
+        record_shape(r["name"], [int(d) for d in r["shape"].split("x")], numel)
         out.append((r["name"], numel))
     return out
 
@@ -106,7 +122,7 @@ def attach(model, layers, params):
         check(min(l.fwd, l.bwd, l.fwd_bytes, l.act_bytes) >= 0, "%s: negative value" % l.name)
 
 
-def emit_model(header, name, sample, batch, optimizer, layers):
+def emit_model(header, name, sample, batch, optimizer, layers, input_bytes=None):
     tensors = sum(len(l.params) for l in layers)
     numel = sum(n for l in layers for _, n in l.params)
     fwd = sum(l.fwd for l in layers)
@@ -121,8 +137,13 @@ def emit_model(header, name, sample, batch, optimizer, layers):
         'sample: "%s"' % sample,
         "default_batch: %d" % batch,
         "optimizer: %s" % optimizer,
-        "layers:",
     ]
+    # input_bytes: one sample's input as DataParallel scatters it; written only
+    # where the simulator's default (the first layer's fwd_bytes - act_bytes,
+    # i.e. 4x its input elements) is not the model's input.
+    if input_bytes is not None:
+        out.append("input_bytes: %d" % input_bytes)
+    out += ["layers:"]
     for l in layers:
         out += [
             "  - name: %s" % l.name,
@@ -133,7 +154,10 @@ def emit_model(header, name, sample, batch, optimizer, layers):
         ]
         if l.params:
             out.append("    params:")
-            out += ["      - {name: %s, numel: %d}" % p for p in l.params]
+            for n, numel in l.params:
+                check(n in SHAPES, "%s: no shape" % n)
+                out.append("      - {name: %s, numel: %d, shape: [%s]}"
+                           % (n, numel, ", ".join(str(d) for d in SHAPES[n])))
         else:
             out.append("    params: []")
     return "\n".join(out) + "\n"
@@ -270,7 +294,9 @@ def bert_base(data):
         "act_bytes (approximate) = 4*(output + kept intermediates: attention probabilities "
         "12x128x128, pre-LayerNorm sums, GELU input); dropout masks ignored.",
     ]
-    return emit_model(header, "bert-base", "one sequence of 128 tokens", 32, "adam", layers)
+    header.append("input_bytes = 3 x 128 int64: input_ids, token_type_ids, attention_mask.")
+    return emit_model(header, "bert-base", "one sequence of 128 tokens", 32, "adam", layers,
+                      input_bytes=3 * 128 * 8)
 
 
 # --------------------------------------------------------------------------
@@ -335,7 +361,9 @@ def gpt2(data):
         "act_bytes (approximate) = 4*(outputs + attention probabilities 12xSxS + GELU input + "
         "logits); dropout masks ignored.",
     ]
-    return emit_model(header, "gpt2", "one sequence of 1024 tokens", 8, "adam", layers)
+    header.append("input_bytes = 1024 int64 input_ids.")
+    return emit_model(header, "gpt2", "one sequence of 1024 tokens", 8, "adam", layers,
+                      input_bytes=1024 * 8)
 
 
 # --------------------------------------------------------------------------
@@ -461,8 +489,10 @@ class Cnn:
         in_el, out_el = self.c * self.h * self.h, c_out * h_out * h_out
         macs = out_el * (self.c // groups) * k * k
         params = [(name + ".weight", c_out * (self.c // groups) * k * k)]
+        record_shape(name + ".weight", [c_out, self.c // groups, k, k], params[0][1])
         if bias:
             params.append((name + ".bias", c_out))
+            record_shape(name + ".bias", [c_out], c_out)
         flops = 2 * macs
         # first conv: weight gradient only, no input gradient
         bwd = flops if self.first_conv else 2 * flops
@@ -472,6 +502,8 @@ class Cnn:
 
     def bn(self, name):
         el = self.c * self.h * self.h
+        record_shape(name + ".weight", [self.c], self.c)
+        record_shape(name + ".bias", [self.c], self.c)
         self._add(name, BN_FLOPS_PER_ELEM * el, 2 * BN_FLOPS_PER_ELEM * el, el, el,
                   [(name + ".weight", self.c), (name + ".bias", self.c)])
 
@@ -489,6 +521,8 @@ class Cnn:
     def linear(self, name, f_out):
         f_in = self.c * self.h * self.h
         flops = 2 * f_in * f_out
+        record_shape(name + ".weight", [f_out, f_in], f_in * f_out)
+        record_shape(name + ".bias", [f_out], f_out)
         self._add(name, flops, 2 * flops, f_in, f_out,
                   [(name + ".weight", f_in * f_out), (name + ".bias", f_out)])
         self.c, self.h = f_out, 1

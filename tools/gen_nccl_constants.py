@@ -6,7 +6,8 @@ src/graph/tuning.cc (v2.30.7; src/tuning/ in the newest tree). Only the rows
 of the version named by VERSION are used, and only what sim/nccl_model.c
 needs: base and hardware latencies of Ring and Tree per protocol, LL's
 bandwidth cap per GPU architecture and node count, LL128's per-channel cap
-for rings, and the per-link bandwidths NCCL's topology search assumes.
+for rings, Tree's per-channel caps and size correction, NVLS's efficiency
+and latencies, and the per-link bandwidths NCCL's topology search assumes.
 Standard library only; output is deterministic.
 
     python3 tools/gen_nccl_constants.py              # (re)write sim/nccl_constants.c
@@ -102,6 +103,35 @@ def render(table, src):
         w("    {%s}, /* %s */" % (", ".join(fmt(get(table, "perChMaxRingLL128Bws_GBps", a, "", n))
                                         for n in NODES), a))
     w("};")
+    w("")
+    w("/* [arch][nodes 1, 2, >2], GB/s: Tree's bus bandwidth cap per channel, Simple")
+    w(" * and LL128 (src/tuning/tree.cc). */")
+    for table_name, var in (("perChMaxTreeBws_GBps", "tree"),
+                            ("perChMaxTreeLL128Bws_GBps", "tree_ll128")):
+        w("const double ds__nccl_%s_per_ch_max_bw_gbps[4][3] = {" % var)
+        for a in ARCHS:
+            w("    {%s}, /* %s */" % (", ".join(fmt(get(table, table_name, a, "", n))
+                                            for n in NODES), a))
+        w("};")
+    w("")
+    w("/* [proto LL, LL128, Simple][log2(bytes >> 6), 0..23]: Tree all-reduce's")
+    w(" * bandwidth correction by size (treeCorrectionFactor). */")
+    w("const double ds__nccl_tree_correction[3][24] = {")
+    for p in PROTOS:
+        w("    {%s}, /* %s */" % (", ".join(fmt(get(table, "treeCorrectionFactor", "Tree", p,
+                                                      "%dB" % (64 << i)))
+                                        for i in range(24)), p))
+    w("};")
+    w("")
+    w("/* [arch]: NVLS efficiency (src/tuning/nvls.cc nvlsEfficiency). */")
+    w("const double ds__nccl_nvls_efficiency[4] = {%s};" %
+      ", ".join(fmt(get(table, "nvlsEfficiency", a, "", "")) for a in ARCHS))
+    w("")
+    w("/* NVLS Simple: base latency, and hardware latency [NVLINK, PCI, NET], us. */")
+    w("const double ds__nccl_nvls_base_lat_us = %s;" %
+      fmt(get(table, "baseLatencies_us", "NVLS", "Simple", "")))
+    w("const double ds__nccl_nvls_hw_lat_us[3] = {%s};" %
+      ", ".join(fmt(get(table, "hwLatencies_us", "NVLS", "Simple", h)) for h in HWS))
     w("")
     w("/* Bandwidth NCCL's topology search assumes per link, GB/s (topo.h). */")
     for k, name in LINK_KEYS:

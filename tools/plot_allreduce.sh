@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Predicted vs measured all-reduce on 8x A100 (NVSwitch): busbw against size.
+# Predicted vs measured all-reduce on 8x A100 (NVSwitch).
 #
-#   tools/plot_allreduce.sh            writes docs/allreduce_8xa100.png (gnuplot)
 #   tools/plot_allreduce.sh --table    prints the markdown table of docs/collectives.md
+#   tools/plot_allreduce.sh            writes docs/allreduce_8xa100.png, by ddpsim itself:
+#     bin/ddpsim collective --topo dgx-a100 --algo auto -b 1K -e 8G -f 2 \
+#       --plot docs/allreduce_8xa100.png --reference tests/data/nccl_allreduce_8xa100_azure.csv
 #
 # Predicted: bin/ddpsim collective --topo dgx-a100 --algo auto (with and without
 # the measured extra effects); measured: tests/data/nccl_allreduce_8xa100_azure.csv
@@ -11,6 +13,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${DDPSIM_BIN:-bin/ddpsim}
 meas=tests/data/nccl_allreduce_8xa100_azure.csv
+if [ "${1:-}" != "--table" ]; then
+  exec "$bin" collective --topo dgx-a100 --algo auto -b 1K -e 8G -f 2 \
+    --plot docs/allreduce_8xa100.png --reference "$meas"
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$bin" collective --topo dgx-a100 --algo auto -b 1K -e 8G -f 2 --format csv > "$tmp/pred.csv"
@@ -23,29 +29,9 @@ tail -n +2 "$tmp/pred.csv" | awk -F, '{print $5, $3, $8, $10, $14}' > "$tmp/p.tx
 tail -n +2 "$tmp/bare.csv" | awk -F, '{print $8, $10}' > "$tmp/b.txt"
 paste -d' ' "$tmp/meas.txt" "$tmp/p.txt" "$tmp/b.txt" > "$tmp/all.txt"
 
-if [ "${1:-}" = "--table" ]; then
-  echo "| size | proto | measured (us) | simulated (us) | error | NCCL model (us) | model error | sim, no extras (us) |"
-  echo "| ---: | :--- | ---: | ---: | ---: | ---: | ---: | ---: |"
-  awk '{ s=$1; if (s>=1073741824) l=sprintf("%g GiB", s/1073741824);
-         else if (s>=1048576) l=sprintf("%g MiB", s/1048576); else l=sprintf("%g KiB", s/1024);
-         printf "| %s | %s | %.1f | %.1f | %+.1f%% | %.1f | %+.1f%% | %.1f |\n",
-           l, $5, $2, $6, 100*($6-$2)/$2, $8, 100*($8-$2)/$2, $9 }' "$tmp/all.txt"
-  exit 0
-fi
-
-command -v gnuplot >/dev/null || { echo "gnuplot not found" >&2; exit 1; }
-gnuplot <<GP
-set terminal pngcairo size 900,560 font ",11"
-set output "docs/allreduce_8xa100.png"
-set title "All-reduce, 8x A100-SXM4-80GB NVSwitch: busbw vs size"
-set logscale x 2
-set format x "%.0s%cB"
-set xlabel "size (bytes)"
-set ylabel "busbw (GB/s)"
-set key top left
-set grid
-plot "$tmp/all.txt" using 1:3 with linespoints pt 7 lw 2 title "measured (nccl-tests, NCCL 2.18.5, Azure)", \
-     "$tmp/all.txt" using 1:7 with linespoints pt 5 lw 2 title "ddpsim --algo auto (NCCL model + measured extras)", \
-     "$tmp/all.txt" using 1:(\$1*1.75/\$9/1e3) with lines dt 2 lw 2 title "ddpsim, NCCL model alone (--nccl-extra none)"
-GP
-echo "wrote docs/allreduce_8xa100.png"
+echo "| size | proto | measured (us) | simulated (us) | error | NCCL model (us) | model error | sim, no extras (us) |"
+echo "| ---: | :--- | ---: | ---: | ---: | ---: | ---: | ---: |"
+awk '{ s=$1; if (s>=1073741824) l=sprintf("%g GiB", s/1073741824);
+       else if (s>=1048576) l=sprintf("%g MiB", s/1048576); else l=sprintf("%g KiB", s/1024);
+       printf "| %s | %s | %.1f | %.1f | %+.1f%% | %.1f | %+.1f%% | %.1f |\n",
+         l, $5, $2, $6, 100*($6-$2)/$2, $8, 100*($8-$2)/$2, $9 }' "$tmp/all.txt"

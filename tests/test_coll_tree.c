@@ -1,0 +1,261 @@
+/*
+ * Tree all-reduces (sim/coll_tree.c): NCCL's double binary tree, the naive
+ * reduce + broadcast and NVLS, against closed forms derived here, the bus
+ * bandwidth bound, and what they refuse.
+ */
+#include "tests/coll_harness.h"
+
+#include "sim/nccl_model.h"
+
+Test(coll_tree, pieces_follow_the_rule) {
+  /* ceil(S / 512 KiB), raised to min(8 depth, S / 1 KiB), at most 1024. */
+  cr_assert_eq(ds_coll_tree_pieces(8, 7, 1), 1);              /* below 1 KiB */
+  cr_assert_eq(ds_coll_tree_pieces(10240, 7, 1), 10);         /* 10 KiB / 1 KiB */
+  cr_assert_eq(ds_coll_tree_pieces(1 << 20, 7, 1), 56);       /* 8 x depth 7 */
+  cr_assert_eq(ds_coll_tree_pieces(64.0 * (1 << 20), 3, 1), 128); /* 64 MiB / 512 KiB */
+  cr_assert_eq(ds_coll_tree_pieces(8.0 * (1 << 30), 3, 1), 1024); /* capped */
+  cr_assert_eq(ds_coll_tree_pieces(8, 7, 5), 5);              /* --ring-chunks */
+}
+
+Test(coll_tree, nccls_double_binary_tree) {
+  /* trees.cc: tree 0's parent of r is (r ^ b) | 2b, or r ^ b past the end
+   * (b: r's lowest set bit), node 0 the root. 8 nodes: 0 <- 4, 4 <- 2, 6,
+   * 2 <- 1, 3, 6 <- 5, 7. Tree 1 mirrors it (even count): r's parent is
+   * 7 - parent0(7 - r), so the odd nodes, leaves of tree 0, are tree 1's
+   * inner nodes and the other way round. 5 nodes (odd): tree 1 shifts
+   * tree 0 by one, parent1(r) = parent0(r - 1) + 1 (mod 5). */
+  const int32_t t0_8[] = {-1, 2, 4, 2, 0, 6, 4, 6}, t1_8[] = {1, 3, 1, 7, 5, 3, 5, -1};
+  const int32_t t0_5[] = {-1, 2, 4, 2, 0}, t1_5[] = {1, -1, 3, 0, 3};
+  for (int32_t r = 0; r < 8; r++) {
+    cr_assert_eq(ds_coll_dtree_parent(0, r, 8), t0_8[r], "tree 0 of 8, node %d", r);
+    cr_assert_eq(ds_coll_dtree_parent(1, r, 8), t1_8[r], "tree 1 of 8, node %d", r);
+  }
+  for (int32_t r = 0; r < 5; r++) {
+    cr_assert_eq(ds_coll_dtree_parent(0, r, 5), t0_5[r], "tree 0 of 5, node %d", r);
+    cr_assert_eq(ds_coll_dtree_parent(1, r, 5), t1_5[r], "tree 1 of 5, node %d", r);
+  }
+  /* 2 nodes: each tree's root is the other's leaf. */
+  cr_assert_eq(ds_coll_dtree_parent(0, 1, 2), 0);
+  cr_assert_eq(ds_coll_dtree_parent(1, 0, 2), 1);
+}
+
+Test(coll_tree, pipelined_chain_closed_form_on_a_mesh) {
+  /* mesh4: every ordered pair of GPUs has its own 10 GB/s, 2 us link. On one
+   * node both trees are the chain 0 <- 1 <- 2 <- 3, each carrying S/2 in C
+   * pieces; their flows on a link go together, each at B/2, so a piece
+   * holds its link t = (S/2C) / (B/2) = S/(C B). Up streams (i -> i-1) and
+   * down streams (i-1 -> i) never share a link here. Member 3 - p (p hops
+   * from the leaf) sends piece c up at p (t + a) + c t (its previous piece
+   * has left, and piece c arrives t + a after its child sent it); the root
+   * has piece c at (N-1)(t + a) + c t and sends it down at once; the member
+   * q hops below the root sends it at (N-1+q)(t + a) + c t. The leaf gets
+   * the last piece at 2(N-1)(t + a) + (C-1) t, after everyone else is done:
+   *   T = 2(N-1) a + (2N + C - 3) t,  t = S/(C B).
+   * S = 64 MiB: S/2 = 32 MiB in C = 64 pieces of 512 KiB (depth 3: 8 x 3 =
+   * 24 < 64); t = 67108864 / (64 x 10) = 104857.6 ns;
+   * T = 6 x 2000 + 69 x 104857.6 = 7247174.4 ns, within 1 ns per step
+   * (each data phase rounds to the ns). */
+  struct harness h;
+  harness_load(&h, "tests/data/mesh4.yaml");
+  double s = 64.0 * 1024 * 1024, b = 10, a = 2000;
+  int32_t n = 4, c = ds_coll_tree_pieces(s / 2, n - 1, 1);
+  cr_assert_eq(c, 64);
+  double t = s / (c * b);
+  double expect = 2 * (n - 1) * a + (2 * n + c - 3) * t;
+  int64_t got = harness_run(&h, DS_AR_TREE, n, s, -1, 1, DS_COLL_FLOW, NULL);
+  cr_assert_leq(fabs((double)got - expect), 2 * n + c, "%lld vs %.1f", (long long)got, expect);
+  /* The same with two ranks: one hop up, one down. */
+  c = ds_coll_tree_pieces(s / 2, 1, 1);
+  expect = 2 * a + (4 + c - 3) * (s / (c * b));
+  got = harness_run(&h, DS_AR_TREE, 2, s, -1, 1, DS_COLL_FLOW, NULL);
+  cr_assert_leq(fabs((double)got - expect), 2 * 2 + c, "%lld vs %.1f", (long long)got, expect);
+  ds_topo_free(h.topo);
+}
+
+Test(coll_tree, one_piece_on_a_switch) {
+  /* ring8 (a star: every GPU one 12.5 GB/s, 1 us link each way to the
+   * switch, alpha = 2 us rank to rank). S = 2 KiB: each tree's 1 KiB is one
+   * piece, so data moves one hop at a time: up 7 hops, down 7 hops, both
+   * trees' pieces sharing the sender's link (B/2 each for S/2):
+   *   T = 2(N-1) (a + S/B) = 14 x (2000 + 163.84) = 30293.8 ns (+- 1 per hop). */
+  struct harness h;
+  harness_load(&h, "tests/data/ring8.yaml");
+  double expect = 14 * (2000 + 2048 / 12.5);
+  int64_t got = harness_run(&h, DS_AR_TREE, 8, 2048, -1, 1, DS_COLL_FLOW, NULL);
+  cr_assert_leq(fabs((double)got - expect), 14, "%lld vs %.1f", (long long)got, expect);
+  ds_topo_free(h.topo);
+}
+
+Test(coll_tree, reduce_broadcast_is_bottlenecked_by_the_root) {
+  /* Not pipelined: the N-1 others send S to the root at once, sharing the
+   * root's downlink (B/(N-1) each), then the root sends S to each, sharing
+   * its uplink: T = 2 a + 2 (N-1) S/B. ring8, S = 80 MB: 4 us + 14 x 6.4 ms
+   * = 89.604 ms; every root gives the same; N = 2..8. */
+  struct harness h;
+  harness_load(&h, "tests/data/ring8.yaml");
+  for (int32_t root = 0; root < 8; root += 3)
+    cr_assert_eq(harness_run(&h, DS_AR_REDUCE_BCAST, 8, 80e6, root, 1, DS_COLL_FLOW, NULL),
+                 89604000);
+  for (int32_t n = 2; n <= 8; n++) {
+    double expect = 2 * 2000 + 2.0 * (n - 1) * 1e6 / 12.5;
+    int64_t got = harness_run(&h, DS_AR_REDUCE_BCAST, n, 1e6, 0, 1, DS_COLL_FLOW, NULL);
+    cr_assert_leq(fabs((double)got - expect), 2, "N=%d: %lld vs %.1f", n, (long long)got,
+                  expect);
+  }
+  ds_topo_free(h.topo);
+}
+
+Test(coll_tree, busbw_never_exceeds_the_bottleneck) {
+  /* Tree and reduce-broadcast reduce in the GPUs: busbw = 2(N-1)/N S/T <=
+   * what a GPU injects (harness_inject_bw: on ring8, twonode and pcie4 the
+   * GPU's one switch link, also the ring's bottleneck there; on mesh4 its
+   * three links, of which the tree's chain uses two). */
+  const char *files[] = {"tests/data/ring8.yaml", "tests/data/mesh4.yaml",
+                         "tests/data/twonode.yaml", "tests/data/pcie4.yaml",
+                         "tests/data/twonode-nic.yaml"};
+  const enum ds_ar_algo algos[] = {DS_AR_TREE, DS_AR_REDUCE_BCAST};
+  const double sizes[] = {4096, 1 << 20, 256.0 * (1 << 20)};
+  for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
+    struct harness h;
+    harness_load(&h, files[f]);
+    int32_t n = h.topo->n_gpus;
+    double bound = harness_inject_bw(h.topo, n);
+    for (size_t a = 0; a < 2; a++)
+      for (size_t s = 0; s < 3; s++) {
+        int64_t t = harness_run(&h, algos[a], n, sizes[s], 0, 1, DS_COLL_FLOW, NULL);
+        double busbw = harness_busbw(n, sizes[s], t);
+        cr_assert_leq(busbw, bound * (1 + 1e-9), "%s %s S=%g: busbw %g > %g", files[f],
+                      ds_ar_algo_name(algos[a]), sizes[s], busbw, bound);
+      }
+    ds_topo_free(h.topo);
+  }
+}
+
+Test(coll_tree, double_tree_uses_both_nics_across_nodes) {
+  /* twonode-nic: 2 nodes x 4 GPUs on a 100 GB/s NVSwitch, 2 NICs per node
+   * at 5 GB/s (GPUs 0,1 on NIC 0; 2,3 on NIC 1). Tree 0 joins the nodes at
+   * their first GPUs (NIC 0), tree 1 at their last (NIC 1): each NIC
+   * carries one tree's S/2 each way, (S/2)/5 GB/s = 26.8 ms for S = 256 MiB,
+   * while a GPU's switch link carries 2S at 100 GB/s (5.4 ms), concurrently.
+   * Expected: T within 3% above (S/2)/5 GB/s, where a tree through one NIC
+   * pair would take twice that. */
+  struct harness h;
+  harness_load(&h, "tests/data/twonode-nic.yaml");
+  double s = 256.0 * (1 << 20);
+  int64_t t = harness_run(&h, DS_AR_TREE, 8, s, -1, 1, DS_COLL_FLOW, NULL);
+  cr_assert_geq((double)t, s / 2 / 5.0, "%lld", (long long)t);
+  cr_assert_lt((double)t, 1.03 * s / 2 / 5.0, "%lld", (long long)t);
+  ds_topo_free(h.topo);
+}
+
+static void nccl_model_of(struct harness *h, struct ds_nccl_model *m) {
+  struct ds_err err = {0};
+  int32_t gpus[HARNESS_MAXR];
+  for (int32_t i = 0; i < h->topo->n_gpus; i++) gpus[i] = i;
+  struct ds_ring r;
+  cr_assert_eq(ds_ring_build(h->topo, gpus, h->topo->n_gpus, &r, &err), DS_OK);
+  cr_assert_eq(ds_nccl_model_build(h->topo, &r, DS_NCCL_EXTRA_NONE, m, &err), DS_OK, "%s",
+               err.msg);
+  ds_ring_release(&r);
+}
+
+Test(coll_tree, nvls_closed_form_on_dgx_h100) {
+  /* NVLS on dgx-h100 (NCCL's model, no extras): every GPU sends its pieces
+   * up to the switch, capped at NCCL's NVLS algorithm bandwidth A =
+   * busBw N/(2(N-1)) with busBw = 8 x 40 GB/s x 0.85 x 7/8 x 2 = 476 GB/s:
+   * A = 272 GB/s (below the 450 GB/s link); the switch sends piece c down
+   * once all 8 have delivered it, again at A. No per-hop latency; the start
+   * is NCCL's NVLS latency, 25 us. With C pieces of S/C, t = S/(C A):
+   *   T = 25 us + (C + 1) t.
+   * S = 64 MiB: C = 128, t = 1927.5 ns, T = 25000 + 129 t = 273651.3 ns. */
+  struct harness h;
+  harness_load(&h, "topologies/dgx-h100.yaml");
+  struct ds_nccl_model m;
+  nccl_model_of(&h, &m);
+  cr_assert(m.nvls_ok, "%s", m.nvls_why);
+  cr_assert_float_eq(m.nvls_busbw_bytes_per_s, 476e9, 1e3);
+  double s = 64.0 * 1024 * 1024;
+  struct ds_coll_proto cp;
+  ds_nccl_algo_proto(&m, DS_AR_NVLS, DS_PROTO_SIMPLE, s, &cp);
+  int32_t c = ds_coll_tree_pieces(s, 1, 1);
+  cr_assert_eq(c, 128);
+  double t = s / c / 272.0;
+  double expect = 25000 + (c + 1) * t;
+  int64_t got = harness_run(&h, DS_AR_NVLS, 8, s, -1, 1, DS_COLL_FLOW, &cp);
+  cr_assert_leq(fabs((double)got - expect), c + 2, "%lld vs %.1f", (long long)got, expect);
+  /* Its own bound: every GPU sends and receives S through its one link, so
+   * algbw = S/T <= B = 450 GB/s, while its busbw 2(N-1)/N S/T may pass B. */
+  cr_assert_leq(s / (double)got, 450.0);
+  ds_topo_free(h.topo);
+}
+
+Test(coll_tree, tree_under_nccl_protocols_is_nccls_time_on_one_node) {
+  /* dgx-a100, tree/Simple at 1 GiB (no extras): each of the four streams a
+   * GPU carries (each tree's S/2 up and down) is capped at half NCCL's tree
+   * algorithm bandwidth A = busBw/2, so (the 300 GB/s links carrying the
+   * four, 2A = 220.8 GB/s, without binding) a stream takes (S/2)/(A/2) =
+   * S/A: T = NCCL's time plus the pipeline fill, about 2 x depth of the
+   * C = 1024 pieces: within 14/1024 + 0.1% above NCCL's time. */
+  struct harness h;
+  harness_load(&h, "topologies/dgx-a100.yaml");
+  struct ds_nccl_model m;
+  nccl_model_of(&h, &m);
+  double s = 1024.0 * 1024 * 1024;
+  struct ds_coll_proto cp;
+  ds_nccl_algo_proto(&m, DS_AR_TREE, DS_PROTO_SIMPLE, s, &cp);
+  double nccl = ds_nccl_predict_algo_ns(&m, DS_AR_TREE, DS_PROTO_SIMPLE, s);
+  int64_t got = harness_run(&h, DS_AR_TREE, 8, s, -1, 1, DS_COLL_FLOW, &cp);
+  cr_assert_geq((double)got, nccl * 0.999, "%lld vs %.1f", (long long)got, nccl);
+  cr_assert_leq((double)got, nccl * (1 + 14.0 / 1024 + 0.001), "%lld vs %.1f",
+                (long long)got, nccl);
+  ds_topo_free(h.topo);
+}
+
+Test(coll_tree, refusals_name_the_algorithm) {
+  struct harness h;
+  struct ds_err err = {0};
+  /* NVLS without NCCL's model, and on a topology without an NVLS switch. */
+  harness_load(&h, "topologies/dgx-h100.yaml");
+  cr_assert_eq(harness_new(&h, DS_AR_NVLS, 8, 1e6, -1, 1, DS_COLL_FLOW, NULL, &err),
+               DS_EUSAGE);
+  cr_assert(strstr(err.msg, "nvls"), "%s", err.msg);
+  harness_release(&h);
+  ds_topo_free(h.topo);
+  harness_load(&h, "topologies/dgx-a100.yaml");
+  cr_assert(!h.topo->nvls);
+  struct ds_coll_proto cp = {.proto = DS_PROTO_SIMPLE, .channels = 1, .wire_factor = 1,
+                             .chan_cap_bytes_per_s = 1e9};
+  err.msg[0] = '\0';
+  cr_assert_eq(harness_new(&h, DS_AR_NVLS, 8, 1e6, -1, 1, DS_COLL_FLOW, &cp, &err),
+               DS_EUSAGE);
+  cr_assert(strstr(err.msg, "nvls") && strstr(err.msg, "dgx-a100"), "%s", err.msg);
+  harness_release(&h);
+  /* A protocol on reduce-broadcast (NCCL has no such algorithm). */
+  err.msg[0] = '\0';
+  cr_assert_eq(harness_new(&h, DS_AR_REDUCE_BCAST, 8, 1e6, 0, 1, DS_COLL_FLOW, &cp, &err),
+               DS_EUSAGE);
+  cr_assert(strstr(err.msg, "reduce-broadcast"), "%s", err.msg);
+  harness_release(&h);
+  ds_topo_free(h.topo);
+}
+
+Test(coll_tree, algo_names_round_trip) {
+  char name[DS_AR_ALGO_NAME_MAX];
+  for (int a = 0; a < DS_AR_ALGO_COUNT; a++)
+    for (int p = 0; p <= DS_PROTO_COUNT; p++) {
+      ds_allreduce_algo_name((enum ds_ar_algo)a, (enum ds_proto)p, name);
+      enum ds_ar_algo ga;
+      enum ds_proto gp;
+      cr_assert_eq(ds_allreduce_algo_parse(name, &ga, &gp), DS_OK, "%s", name);
+      cr_assert_eq(ga, a, "%s", name);
+      int has = a == DS_AR_RING || a == DS_AR_TREE || a == DS_AR_NVLS;
+      cr_assert_eq(gp, has ? p : DS_PROTO_COUNT, "%s", name);
+    }
+  enum ds_ar_algo ga;
+  enum ds_proto gp;
+  cr_assert_eq(ds_allreduce_algo_parse("direct/LL", &ga, &gp), DS_EINPUT);
+  cr_assert_eq(ds_allreduce_algo_parse("tree/LL64", &ga, &gp), DS_EINPUT);
+  cr_assert_eq(ds_allreduce_algo_parse("bogus", &ga, &gp), DS_EINPUT);
+  cr_assert_eq(ds_allreduce_algo_parse("", &ga, &gp), DS_OK);
+  cr_assert_eq(ga, DS_AR_RING);
+}

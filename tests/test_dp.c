@@ -1,0 +1,415 @@
+/*
+ * --strategy single and dp (torch.nn.DataParallel), and strategy lists:
+ * a tiny DataParallel iteration computed by hand, the memory imbalance on
+ * GPU 0 term by term, what is known of DataParallel against DDP and single
+ * GPU training, the speedup column, strategy-list parsing, and determinism.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim/dp.h"
+#include "tests/support.h"
+
+static struct ds_test_result run(const char *args) {
+  return ds_test_run("", ds_test_ddpsim(), args);
+}
+
+#define TINY "--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+/* Field `col` (by header name) of CSV data row `row` of out, as a number. */
+static double field(const char *out, const char *col, int row) {
+  char header[4096];
+  sscanf(out, "%4095[^\n]", header);
+  int idx = -1, k = 0;
+  for (char *tok = header, *end;; tok = end + 1, k++) {
+    end = strchr(tok, ',');
+    size_t len = end ? (size_t)(end - tok) : strlen(tok);
+    if (strlen(col) == len && strncmp(tok, col, len) == 0) idx = k;
+    if (!end) break;
+  }
+  cr_assert_geq(idx, 0, "no column %s in %s", col, header);
+  const char *line = strchr(out, '\n') + 1;
+  for (int r = 0; r < row; r++) line = strchr(line, '\n') + 1;
+  for (int i = 0; i < idx; i++) line = strchr(line, ',') + 1;
+  return atof(line);
+}
+
+/* The string field `col` of row `row` (first 63 characters). */
+static void sfield(const char *out, const char *col, int row, char buf[64]) {
+  char header[4096];
+  sscanf(out, "%4095[^\n]", header);
+  int idx = 0;
+  const char *p = strstr(header, col);
+  cr_assert(p, "no column %s", col);
+  for (const char *q = header; q < p; q++) idx += *q == ',';
+  const char *line = strchr(out, '\n') + 1;
+  for (int r = 0; r < row; r++) line = strchr(line, '\n') + 1;
+  for (int i = 0; i < idx; i++) line = strchr(line, ',') + 1;
+  sscanf(line, "%63[^,\n]", buf);
+}
+
+static int rows(const char *out) {
+  int n = -1;
+  for (const char *p = out; *p; p++) n += *p == '\n';
+  return n;
+}
+
+/* tiny-topo: an nvswitch, every GPU-switch link 10 GB/s and 1 us, so a GPU
+ * to GPU hop is a = 2 us at B = 10 GB/s; TestGPU 10 TFLOPS, 1000 GB/s,
+ * efficiency 1, no overhead. tiny-model: layers of 1, 2, 1 GFLOP forward
+ * (100, 200, 100 us at batch 1) and twice that backward; 1835264
+ * parameters; output_bytes default = the last layer's act_bytes = 1e6;
+ * input_bytes default = fwd_bytes - act_bytes of layer 0 < 0 -> 0. The
+ * topology sets no host costs: host_launch 20 us, host_replicate 5 us. */
+#define A_US 2.0
+#define B_BPS 10e9
+#define PARAMS 1835264.0
+#define OUT_BYTES 1e6
+#define FWD_US 400.0
+#define BWD_US 800.0
+#define LAUNCH_US 20.0
+/* SGD step: params * 4 bytes * 5 tensors at 1000 GB/s, rounded to ns. */
+static double step_us(void) { return round(PARAMS * 4 * 5 / 1e12 * 1e9) / 1e3; }
+
+Test(dp, single_gpu_iteration_by_hand) {
+  /* One thread: each forward kernel waits for its own launch, issued once
+   * the previous step ended: the first layer starts L = 20 us late and the
+   * later launches are ahead of the GPU (20 us < 100 us). The loss reads
+   * the output and writes its gradient: 2 * 1e6 bytes at 1000 GB/s = 2 us.
+   *   T = L + fwd + loss + bwd + step = 20 + 400 + 2 + 800 + 36.705 */
+  struct ds_test_result r = run(TINY "--strategy single --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  double want = LAUNCH_US + FWD_US + 2 * OUT_BYTES / 1e12 * 1e6 + BWD_US + step_us();
+  cr_assert_float_eq(field(r.out, "iter_ms", 0), want / 1e3, 1e-6, "%s", r.out);
+  cr_assert_float_eq(field(r.out, "world_size", 0), 1, 0);
+  cr_assert_float_eq(field(r.out, "comm_ms", 0), 0, 0);
+  cr_assert_float_eq(field(r.out, "speedup_vs_single", 0), 1, 1e-9);
+  /* no bucket copies: params + grads + momentum + activations (3 x 1e6) */
+  double mem = (3 * PARAMS * 4 + 3e6) / GIB;
+  cr_assert_float_eq(field(r.out, "peak_mem_gib_gpu0", 0), mem, 1e-6);
+  cr_assert_float_eq(field(r.out, "peak_mem_gib_other", 0), 0, 0);
+  ds_test_release(&r);
+}
+
+Test(dp, two_gpu_iteration_by_hand) {
+  /* DataParallel on 2 GPUs, batch 1 each, from the end of the previous
+   * step (the period; every term is on the critical path):
+   *   input scatter of 0 bytes:              a
+   *   broadcast of S = 4 * PARAMS bytes, NCCL's chain in C = ceil(S / 512
+   *   KiB) = 15 chunks, each c = S/(C B) rounded to the ns; the replica
+   *   has it all at                          a + (N + C - 2) c   (N = 2)
+   *   (replicate's host time 5 us * 4 tensors * 2 replicas = 40 us and the
+   *   launches, 20 us then 40 us each, finish long before);
+   *   forward on the replica                 400
+   *   gather of the replica's 1e6 output bytes to GPU 0:  a + 1e6 / B
+   *   loss over both outputs (read + write 4e6 bytes):     4
+   *   scatter of the output gradient:        a + 1e6 / B
+   *   backward                               800
+   *   reduce onto GPU 0 (the chain again)    a + (N + C - 2) c
+   *   SGD step on GPU 0 only                 36.705 */
+  struct ds_test_result r = run(TINY "--strategy dp --world-size 2 --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  double s = PARAMS * 4, chunks = ceil(s / 524288.0);
+  double c_us = round(s / chunks / B_BPS * 1e9) / 1e3;
+  double chain = A_US + (2 + chunks - 2) * c_us;
+  double p2p = A_US + OUT_BYTES / B_BPS * 1e6;
+  double loss = 2 * 2 * OUT_BYTES / 1e12 * 1e6;
+  double want = A_US + chain + FWD_US + p2p + loss + p2p + BWD_US + chain + step_us();
+  cr_assert_float_eq(field(r.out, "iter_ms", 0), want / 1e3, 1e-6, "got %s want %.6f",
+                     r.out, want / 1e3);
+  cr_assert_float_eq(field(r.out, "n_buckets", 0), 1, 0); /* 7 MB: one 10 MiB group */
+  /* Memory: GPU 0 holds the module, its replica's gradients and the
+   * reduced ones, the momentum, its activations, and the two gathered
+   * outputs with their gradient (2 * 2 * 1e6); the replica only its
+   * parameters, gradients and activations. */
+  double p = PARAMS * 4;
+  cr_assert_float_eq(field(r.out, "peak_mem_gib_gpu0", 0), (4 * p + 3e6 + 4e6) / GIB, 1e-6);
+  cr_assert_float_eq(field(r.out, "peak_mem_gib_other", 0), (2 * p + 3e6) / GIB, 1e-6);
+  ds_test_release(&r);
+}
+
+Test(dp, speedup_column_is_samples_per_second_over_single) {
+  struct ds_test_result r = run(TINY "--strategy single,dp,ddp --world-size 2 --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert_eq(rows(r.out), 3, "%s", r.out);
+  double single = field(r.out, "samples_per_s", 0);
+  cr_assert_float_eq(single, 1e3 / field(r.out, "iter_ms", 0), 1e-3);
+  for (int row = 1; row < 3; row++) {
+    /* 2 GPUs x batch 1 per iteration */
+    double sps = 2e3 / field(r.out, "iter_ms", row);
+    cr_assert_float_eq(field(r.out, "samples_per_s", row), sps, 1e-3);
+    cr_assert_float_eq(field(r.out, "speedup_vs_single", row), sps / single, 1e-5);
+  }
+  /* DDP: both GPUs equal */
+  cr_assert_float_eq(field(r.out, "peak_mem_gib_gpu0", 2), field(r.out, "peak_mem_gib_other", 2),
+                     0);
+  cr_assert_float_eq(field(r.out, "peak_mem_gib_gpu0", 2), field(r.out, "peak_mem_gib", 2), 0);
+  ds_test_release(&r);
+}
+
+Test(dp, slower_than_ddp_on_4_gpus_for_resnet50_and_bert) {
+  const char *models[] = {"resnet50", "bert-base"};
+  for (int i = 0; i < 2; i++) {
+    char args[256];
+    snprintf(args, sizeof args, "--topo 4gpu --model %s --strategy dp,ddp --format csv",
+             models[i]);
+    struct ds_test_result r = run(args);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char s0[64], s1[64];
+    sfield(r.out, "strategy", 0, s0);
+    sfield(r.out, "strategy", 1, s1);
+    cr_assert_str_eq(s0, "dp");
+    cr_assert_str_eq(s1, "ddp");
+    double dp = field(r.out, "iter_ms", 0), ddp = field(r.out, "iter_ms", 1);
+    /* Same work per iteration (4 x 32 samples): DataParallel's replicate,
+     * scatter and gather, its serialised launches and its reduction after
+     * the whole backward cost at least 10% more than DDP's overlapped
+     * all-reduce. */
+    cr_assert_gt(dp, 1.1 * ddp, "%s: dp %.3f ms, ddp %.3f ms", models[i], dp, ddp);
+    cr_assert_lt(field(r.out, "speedup_vs_single", 0), field(r.out, "speedup_vs_single", 1));
+    ds_test_release(&r);
+  }
+}
+
+Test(dp, gpu0_carries_more_memory_and_less_with_parallel_loss) {
+  struct ds_test_result a = run("--topo 4gpu --strategy dp --format csv");
+  struct ds_test_result b = run("--topo 4gpu --strategy dp --dp-parallel-loss --format csv");
+  cr_assert_eq(a.status + b.status, 0, "%s%s", a.err, b.err);
+  double g0 = field(a.out, "peak_mem_gib_gpu0", 0), other = field(a.out, "peak_mem_gib_other", 0);
+  double g0p = field(b.out, "peak_mem_gib_gpu0", 0);
+  /* GPU 0's extra: the reduced gradients and the momentum (one parameter
+   * copy each, 25557032 * 4 bytes), the other replicas' inputs (3 x 32
+   * images of 3 x 224 x 224 fp32) and the gathered outputs with their
+   * gradient (2 x 128 x 1000 logits fp32). */
+  double p = 25557032.0 * 4, inputs = 3 * 32 * 602112.0, outputs = 2 * 128 * 4000.0;
+  cr_assert_float_eq(g0 - other, (2 * p + inputs + outputs) / GIB, 2e-6);
+  /* --dp-parallel-loss: only 4 fp32 losses and their gradients travel. */
+  cr_assert_float_eq(g0 - g0p, (outputs - 2 * 4 * 4.0) / GIB, 2e-6);
+  cr_assert_gt(g0 - g0p, 0);
+  cr_assert_float_eq(field(b.out, "peak_mem_gib_other", 0), other, 0);
+  ds_test_release(&a);
+  ds_test_release(&b);
+}
+
+Test(dp, output_device_moves_the_gathered_outputs) {
+  struct ds_test_result r = run("--topo 4gpu --strategy dp --dp-output-device 2 --format csv");
+  struct ds_test_result d = run("--topo 4gpu --strategy dp --format csv");
+  cr_assert_eq(r.status + d.status, 0, "%s", r.err);
+  double outputs = 2 * 128 * 4000.0 / GIB;
+  cr_assert_float_eq(field(r.out, "peak_mem_gib_gpu0", 0),
+                     field(d.out, "peak_mem_gib_gpu0", 0) - outputs, 2e-6);
+  cr_assert_float_eq(field(r.out, "peak_mem_gib_other", 0),
+                     field(d.out, "peak_mem_gib_other", 0) + outputs, 2e-6);
+  ds_test_release(&r);
+  ds_test_release(&d);
+}
+
+Test(dp, mobilenet_gains_little_resnet50_gains) {
+  /* Equal per-GPU batch (32) on 4 GPUs. MobileNetV2's 106 layers are short
+   * on the GPU, so DataParallel's host time rules: replicate() (5 us x 158
+   * tensors x 4 replicas = 3.16 ms) and the launches the 4 threads take in
+   * turn (4 x 20 us x 106 layers = 8.48 ms) are on the critical path,
+   * while single GPU training hides its launches under the kernels.
+   * ResNet-50's layers are long enough to hide most of it. */
+  struct ds_test_result m = run("--topo 4gpu --model mobilenet_v2 --strategy dp --format csv");
+  struct ds_test_result r = run("--topo 4gpu --model resnet50 --strategy dp --format csv");
+  cr_assert_eq(m.status + r.status, 0, "%s%s", m.err, r.err);
+  double sm = field(m.out, "speedup_vs_single", 0), sr = field(r.out, "speedup_vs_single", 0);
+  double host_ms = (5.0 * 158 * 4 + 4 * 20.0 * 106) / 1e3;
+  cr_assert_geq(field(m.out, "iter_ms", 0), host_ms + field(m.out, "bwd_ms", 0));
+  cr_assert_lt(sm, 2.0, "MobileNetV2 on 4 GPUs: %.3f x single", sm); /* below half of 4 */
+  cr_assert_gt(sr, 2.5, "ResNet-50 on 4 GPUs: %.3f x single", sr);
+  ds_test_release(&m);
+  ds_test_release(&r);
+}
+
+Test(dp, strategy_lists_and_their_rows) {
+  /* dp does not use the bucket cap: one dp row, two ddp rows, in the
+   * order given; single ignores the world size. */
+  struct ds_test_result r =
+      run(TINY "--strategy ddp,dp,single --bucket-mb 1,25 --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert_eq(rows(r.out), 4, "%s", r.out);
+  const char *want[] = {"ddp", "ddp", "dp", "single"};
+  for (int i = 0; i < 4; i++) {
+    char s[64];
+    sfield(r.out, "strategy", i, s);
+    cr_assert_str_eq(s, want[i], "row %d", i);
+  }
+  cr_assert_float_eq(field(r.out, "world_size", 3), 1, 0);
+  ds_test_release(&r);
+  /* a plain ddp run prints no strategy table (its text is unchanged) */
+  struct ds_test_result t = run(TINY "--strategy single,dp");
+  cr_assert_eq(t.status, 0);
+  cr_assert(strstr(t.out, "side by side:"), "%s", t.out);
+  ds_test_release(&t);
+}
+
+Test(dp, bad_strategy_lists_and_dp_options_exit_2) {
+  struct { const char *args, *msg; } cases[] = {
+      {"--topo 4gpu --strategy dp,foo", "unknown strategy \"foo\""},
+      {"--topo 4gpu --strategy ddp,dp,ddp", "strategy \"ddp\" given twice"},
+      {"--topo 4gpu --strategy dp,", "unknown strategy \"\""},
+      {"--topo 4gpu --strategy dp --dp-output-device 4", "below the world size 4"},
+      {"--topo 4gpu --strategy dp --dp-output-device x", "option --dp-output-device"},
+      {"--topo 4gpu --strategy dp,ddp --trace /tmp/x.csv", "give one --strategy"},
+      {"--topo 2node-ib --strategy dp", "one process on one node"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    struct ds_test_result r = run(cases[i].args);
+    cr_assert_eq(r.status, 2, "%s: status %d, stderr %s", cases[i].args, r.status, r.err);
+    cr_assert(strstr(r.err, cases[i].msg), "%s: stderr \"%s\"", cases[i].args, r.err);
+    cr_assert_str_eq(r.out, "");
+    ds_test_release(&r);
+  }
+}
+
+Test(dp, trace_and_schedule_are_deterministic_and_complete) {
+  char dir[] = "/tmp/ddpsim-dp-XXXXXX", args[512];
+  cr_assert(mkdtemp(dir));
+  char *texts[2][2];
+  for (int k = 0; k < 2; k++) {
+    snprintf(args, sizeof args, TINY "--strategy dp --iters 3 --trace %s/t%d.csv "
+             "--schedule %s/s%d.csv", dir, k, dir, k);
+    struct ds_test_result r = run(args);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    ds_test_release(&r);
+    snprintf(args, sizeof args, "%s/t%d.csv", dir, k);
+    texts[k][0] = ds_test_slurp(args);
+    unlink(args);
+    snprintf(args, sizeof args, "%s/s%d.csv", dir, k);
+    texts[k][1] = ds_test_slurp(args);
+    unlink(args);
+  }
+  cr_assert_str_eq(texts[0][0], texts[1][0]);
+  cr_assert_str_eq(texts[0][1], texts[1][1]);
+  /* every kind DataParallel uses is in the schedule, on rank 0's streams */
+  const char *want[] = {",0,comm,scatter,input,", ",0,comm,broadcast,replicate,",
+                        ",0,host,fwd,launch,", ",0,comm,gather,outputs,",
+                        ",0,compute,loss,loss,", ",0,comm,scatter,output_grad,",
+                        ",0,comm,reduce,grads,", ",0,compute,step,optimizer,"};
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+    cr_assert(strstr(texts[0][1], want[i]), "missing %s", want[i]);
+  /* the optimizer steps on GPU 0 only */
+  cr_assert(!strstr(texts[0][1], ",1,compute,step,"));
+  for (int k = 0; k < 2; k++) {
+    free(texts[k][0]);
+    free(texts[k][1]);
+  }
+  rmdir(dir);
+}
+
+Test(dp, forked_sweep_rows_equal_in_process_rows) {
+  /* strategies x batches in worker processes: the same bytes as in process */
+  struct ds_test_result a = run(TINY "--strategy single,dp,ddp --batch 1,2 --format csv --jobs 1");
+  struct ds_test_result b = run(TINY "--strategy single,dp,ddp --batch 1,2 --format csv --jobs 3");
+  cr_assert_eq(a.status + b.status, 0, "%s%s", a.err, b.err);
+  cr_assert_eq(rows(a.out), 6, "%s", a.out);
+  cr_assert_str_eq(a.out, b.out);
+  /* each row's speedup is over the single row of its own batch */
+  for (int row = 2; row < 6; row++) {
+    int single = row % 2; /* rows: single b1, single b2, dp b1, dp b2, ddp b1, ddp b2 */
+    cr_assert_float_eq(field(a.out, "speedup_vs_single", row),
+                       field(a.out, "samples_per_s", row) /
+                           field(a.out, "samples_per_s", single), 1e-5);
+  }
+  ds_test_release(&a);
+  ds_test_release(&b);
+}
+
+/* Writes text to dir/name and returns the path in buf. */
+static const char *write_file(const char *dir, const char *name, const char *text,
+                              char *buf, size_t cap) {
+  snprintf(buf, cap, "%s/%s", dir, name);
+  FILE *fp = fopen(buf, "w");
+  cr_assert(fp);
+  fputs(text, fp);
+  fclose(fp);
+  return buf;
+}
+
+Test(dp, bad_model_io_bytes_and_host_costs_name_the_key) {
+  char dir[] = "/tmp/ddpsim-dpkeys-XXXXXX", path[512], args[1024];
+  cr_assert(mkdtemp(dir));
+  const char *model =
+      "schema_version: 1\nname: m\nsample: \"s\"\ndefault_batch: 1\noptimizer: sgd\n"
+      "input_bytes: -5\nlayers:\n  - name: l0\n    fwd_flops: 1\n    bwd_flops: 1\n"
+      "    fwd_bytes: 0\n    act_bytes: 1\n    params:\n      - {name: w, numel: 1}\n";
+  write_file(dir, "m.yaml", model, path, sizeof path);
+  snprintf(args, sizeof args, "--topo tests/data/tiny-topo.yaml --model %s --strategy dp", path);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 2, "%s", r.err);
+  cr_assert(strstr(r.err, "m.yaml:6:") && strstr(r.err, "input_bytes"), "%s", r.err);
+  ds_test_release(&r);
+  unlink(path);
+  const char *topo =
+      "schema_version: 1\nname: t\ngpu: TestGPU\nnodes: 1\ngpus_per_node: 2\n"
+      "intra_node:\n  template: nvswitch\n  link_bw: 10GBps\n  link_lat: 1us\n"
+      "compute:\n  host_launch: fast\n";
+  char gpus[512];
+  write_file(dir, "t.yaml", topo, path, sizeof path);
+  /* the GPU table beside the topology, as the lookup expects */
+  char *table = ds_test_slurp("tests/data/gpus.yaml");
+  write_file(dir, "gpus.yaml", table, gpus, sizeof gpus);
+  free(table);
+  snprintf(args, sizeof args, "--topo %s --model tests/data/tiny-model.yaml --strategy dp",
+           path);
+  r = run(args);
+  cr_assert_eq(r.status, 2, "%s", r.err);
+  cr_assert(strstr(r.err, "t.yaml:11:") && strstr(r.err, "host_launch"), "%s", r.err);
+  ds_test_release(&r);
+  unlink(path);
+  unlink(gpus);
+  rmdir(dir);
+}
+
+Test(dp, ddpreal_cpu_replays_a_dataparallel_schedule, .timeout = 120) {
+  /* The schedule is ddpreal's input too: the cpu device runs the host
+   * ops as delays and DataParallel's scatter, broadcast, gather and reduce
+   * as MPI collectives on real buffers, checked element by element. */
+  char dir[] = "/tmp/ddpsim-dpreal-XXXXXX", args[1024];
+  cr_assert(mkdtemp(dir));
+  snprintf(args, sizeof args, TINY "--strategy dp --world-size 2 --schedule %s/s.csv", dir);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  ds_test_release(&r);
+  snprintf(args, sizeof args, "-np 2 %s --device cpu --schedule %s/s.csv --trace %s/m.csv "
+           "--iters 2", ds_test_ddpreal(), dir, dir);
+  r = ds_test_run("ASAN_OPTIONS=detect_leaks=0 OMPI_ALLOW_RUN_AS_ROOT=1 "
+                  "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
+                  "mpirun --oversubscribe -x ASAN_OPTIONS", "", args);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "#wrong: 0"), "%s", r.out);
+  ds_test_release(&r);
+  snprintf(args, sizeof args, "rm -rf %s", dir);
+  cr_assert_eq(system(args), 0);
+}
+
+Test(dp, coalesced_groups_close_before_passing_10_mib) {
+  /* torch._utils._take_tensors: a group is flushed when the next tensor
+   * would take it past the limit, so groups never exceed it unless one
+   * tensor alone does. fp32 tensors of 4, 4, 4, 12 and 1 MiB (in elements
+   * of 4 bytes): [4+4] (a third 4 would make 12), [4] (then 16), [12]
+   * alone, [1]. */
+  const int64_t mib = 1024 * 1024 / 4;
+  struct ds_param p[5] = {{.numel = 4 * mib}, {.numel = 4 * mib}, {.numel = 4 * mib},
+                          {.numel = 12 * mib}, {.numel = 1 * mib}};
+  struct ds_model m = {.params = p, .n_params = 5};
+  struct ds_dp_chunks c;
+  cr_assert_eq(ds_dp_chunks(&m, 4, DS_DP_COALESCE_BYTES, &c), DS_OK);
+  const double want[] = {8, 4, 12, 1};
+  cr_assert_eq(c.n, 4);
+  for (int i = 0; i < 4; i++) cr_assert_float_eq(c.bytes[i], want[i] * 1024 * 1024, 0);
+  ds_dp_chunks_release(&c);
+  /* ResNet-50 in fp32 (97.5 MiB): 13 groups, the count the CLI reports */
+  struct ds_test_result r = run("--topo 4gpu --strategy dp --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert_float_eq(field(r.out, "n_buckets", 0), 13, 0);
+  cr_assert_float_eq(field(r.out, "bucket_mb", 0), 10, 0);
+  ds_test_release(&r);
+}

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,7 +41,17 @@ struct coll_opts {
   int share_gpus;
   int32_t iters, warmup;
   enum coll_format format;
+  const char *algo;  /* NCCL_ALGO's value, NULL: NCCL's choice (or the environment's) */
+  const char *proto; /* NCCL_PROTO's value, likewise */
 };
+
+/* ddpsim's algorithm names (docs/collectives.md) and NCCL's: `--algo`
+ * takes either spelling and passes NCCL's to NCCL_ALGO, so a measured row
+ * and a predicted one name the same thing. */
+static const char *const algo_names[][2] = {
+    {"ring", "Ring"}, {"tree", "Tree"}, {"nvls", "NVLS"}, {"nvlstree", "NVLSTree"},
+    {"collnetdirect", "CollnetDirect"}, {"collnetchain", "CollnetChain"}, {"pat", "PAT"}};
+static const char *const proto_names[] = {"LL", "LL128", "Simple"};
 
 /* One result row, gathered from every rank. */
 struct coll_row {
@@ -67,6 +78,9 @@ static const char *usage_text =
     "  --iters N        timed calls per size (default 20)\n"
     "  --warmup N       untimed calls first (default 5)\n"
     "  --format F       text (default), csv or json\n"
+    "  --algo A         NCCL's algorithm: ring, tree, nvls, nvlstree, collnetdirect,\n"
+    "                   collnetchain or pat (sets NCCL_ALGO; default: NCCL's choice)\n"
+    "  --proto P        NCCL's protocol: LL, LL128 or Simple (sets NCCL_PROTO)\n"
     "Columns: size, count (floats), type, time (us per call, mean over ranks),\n"
     "algbw = size/time, busbw = algbw * bus factor (nccl-tests), #wrong.\n";
 
@@ -121,6 +135,7 @@ static ds_status parse_opts(int argc, char **argv, struct coll_opts *o, int *hel
   o->iters = 20;
   o->warmup = 5;
   o->format = FMT_TEXT;
+  o->algo = o->proto = NULL;
   *help = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -160,6 +175,20 @@ static ds_status parse_opts(int argc, char **argv, struct coll_opts *o, int *hel
       bad = parse_int(v, 1, &o->iters);
     } else if (!strcmp(a, "--warmup")) {
       bad = parse_int(v, 0, &o->warmup);
+    } else if (!strcmp(a, "--algo")) {
+      o->algo = NULL;
+      for (size_t k = 0; k < sizeof algo_names / sizeof *algo_names; k++)
+        if (!strcasecmp(v, algo_names[k][0])) o->algo = algo_names[k][1];
+      if (!o->algo)
+        return ds_err_set(err, DS_EUSAGE, "collective: --algo '%s': expected ring, tree, "
+                          "nvls, nvlstree, collnetdirect, collnetchain or pat", v);
+    } else if (!strcmp(a, "--proto")) {
+      o->proto = NULL;
+      for (size_t k = 0; k < sizeof proto_names / sizeof *proto_names; k++)
+        if (!strcasecmp(v, proto_names[k])) o->proto = proto_names[k];
+      if (!o->proto)
+        return ds_err_set(err, DS_EUSAGE,
+                          "collective: --proto '%s': expected LL, LL128 or Simple", v);
     } else if (!strcmp(a, "--format")) {
       if (!strcmp(v, "text")) o->format = FMT_TEXT;
       else if (!strcmp(v, "csv")) o->format = FMT_CSV;
@@ -464,6 +493,13 @@ extern "C" int ds_collective_main(int argc, char **argv) {
     fputs(usage_text, stdout);
     return 0;
   }
+  /* Set before any rank exists: the forked ranks inherit it, and NCCL reads
+   * it when their communicator is created. An algorithm this machine cannot
+   * run is NCCL's to refuse; its error ends the run like any NCCL failure. */
+  if (st == DS_OK && o.algo && setenv("NCCL_ALGO", o.algo, 1) != 0)
+    st = ds_err_set(&err, DS_EIO, "collective: setenv NCCL_ALGO failed");
+  if (st == DS_OK && o.proto && setenv("NCCL_PROTO", o.proto, 1) != 0)
+    st = ds_err_set(&err, DS_EIO, "collective: setenv NCCL_PROTO failed");
   int gpus = 0;
   if (st == DS_OK && o.nranks == 0) {
     st = probe_gpus(&gpus, &err);

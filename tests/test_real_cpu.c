@@ -234,6 +234,25 @@ Test(real_cpu, unreadable_schedule_exit_2) {
   ds_test_release(&r);
 }
 
+/* With the cuda device, options are checked before any GPU is looked for,
+ * so this runs on a machine without one. */
+#ifdef DS_HAVE_CUDA
+Test(real_cpu, collective_algo_and_proto_are_checked) {
+  const char *bad[][2] = {{"collective --algo foo", "--algo 'foo': expected ring, tree"},
+                          {"collective --proto LL64", "--proto 'LL64': expected LL, LL128"}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    struct ds_test_result r = ds_test_run("", ds_test_ddpreal(), bad[i][0]);
+    cr_assert_eq(r.status, 2, "%s: exit %d, stderr %s", bad[i][0], r.status, r.err);
+    cr_assert(strstr(r.err, bad[i][1]) != NULL, "%s: stderr %s", bad[i][0], r.err);
+    ds_test_release(&r);
+  }
+  struct ds_test_result h = ds_test_run("", ds_test_ddpreal(), "collective --algo Tree --help");
+  cr_assert_eq(h.status, 0);
+  cr_assert(strstr(h.out, "--proto P") != NULL, "%s", h.out);
+  ds_test_release(&h);
+}
+#endif
+
 /* Without the cuda device, `ddpreal collective` says what it needs. */
 #ifndef DS_HAVE_CUDA
 Test(real_cpu, collective_needs_cuda) {

@@ -35,6 +35,14 @@
  * a rank's first send (aggregate: before the one flow). Uniform ring of C
  * channels, link bandwidth B, cap c, wire factor w, per-step latency h:
  *   T = start + 2(N-1) * h + 2(N-1)/N * S * w / min(C * c, B).
+ *
+ * Rails (sim/ring_rails.c, sim/coll_rails.c): a ring built by
+ * ds_ring_build_rails may carry K rings over the same members in other
+ * orders (one per NIC across nodes, or one reordered ring on one node);
+ * the ring kinds (all-reduce, all-gather, reduce-scatter) then run those
+ * side by side, S/K each, the C channels spread C/K per rail. Uncontended:
+ *   T = the rails' largest path latency + 2(N-1)/N * S / busbw_max,
+ * busbw_max = min over links of K * bw / (rail hops crossing the link).
  */
 #ifndef DS_COLL_H
 #define DS_COLL_H
@@ -101,18 +109,44 @@ struct ds_ring {
   int32_t n_agg;
   uint8_t *hop_class;    /* [n] enum ds_hop_class of each hop (owned) */
   int32_t max_hop_links; /* longest hop route */
+  /* The rings that run in its place (sim/ring_rails.c, filled only by
+   * ds_ring_build_rails; ds_ring_build leaves n_rails 0: this ring runs).
+   * n_rails rings over the same GPUs in other orders, each carrying
+   * 1/n_rails of the payload in parallel: one per NIC when the ring spans
+   * nodes (rails), or one reordered ring on one node. Ring positions of
+   * rail k: rails[k].gpus; rail_member[k*n + p] is the member (index into
+   * gpus above) at position p of rail k, rail_pos[k*n + i] the position of
+   * member i. */
+  int32_t n_rails;
+  struct ds_ring *rails;  /* [n_rails] (owned) */
+  int32_t *rail_member;   /* [n_rails * n] (owned) */
+  int32_t *rail_pos;      /* [n_rails * n] (owned) */
+  /* Bus bandwidth bound of the rails together: one rail: its min_bw; K
+   * rails: min over links of K * bw / (hops of all rails crossing it). */
+  double rails_busbw;
 };
 
 /* Builds the ring gpus[0] -> gpus[1] -> ... -> gpus[n-1] -> gpus[0]. */
 ds_status ds_ring_build(struct ds_topo *topo, const int32_t *gpus, int32_t n,
                         struct ds_ring *out, struct ds_err *err);
 void ds_ring_release(struct ds_ring *ring);
+/* ds_ring_build, then the rings NCCL would run in its place (n_rails
+ * above; sim/ring_rails.c says how they are chosen). */
+ds_status ds_ring_build_rails(struct ds_topo *topo, const int32_t *gpus, int32_t n,
+                              struct ds_ring *out, struct ds_err *err);
+/* The ring bus bandwidth bound: rails_busbw with rails, else min_bw. */
+double ds_ring_busbw(const struct ds_ring *ring);
+/* The latency on the critical path: the largest path_lat_ns of the rails,
+ * else path_lat_ns. */
+double ds_ring_path_lat_ns(const struct ds_ring *ring);
 
 /* Closed form of a ring all-reduce of `bytes` on this ring with one chunk
  * per step and no contention: path_lat + 2(N-1) * bytes/N / min_bw, in ns;
  * on a uniform ring 2(N-1)*alpha + 2(N-1)/N * S/B. Exact for the per-flow
  * ring when every hop has the same bandwidth; with unequal hops the slowest
- * one paces every step and this is a lower bound within the latency sum. */
+ * one paces every step and this is a lower bound within the latency sum.
+ * With rails: ds_ring_path_lat_ns + 2(N-1)/N * bytes / ds_ring_busbw (each
+ * rail moves S/K at its share K * bw / hops of the bottleneck link). */
 double ds_ring_allreduce_ns(const struct ds_ring *ring, double bytes);
 
 struct ds_coll;
@@ -140,7 +174,9 @@ ds_status ds_coll_allreduce_new_proto(const struct ds_ring *ring,
                                       struct ds_coll **out);
 /* Closed form of the above on a ring with no contention and one chunk per
  * step: start + sum of the path's per-step latencies + 2(N-1)/N * S * w /
- * min(C * cap, min_bw), ns. */
+ * min(C * cap, min_bw), ns. With rails (largest path of the rails;
+ * ds_ring_busbw for min_bw): the C channels are spread over the K rails,
+ * C/K each. */
 double ds_ring_allreduce_proto_ns(const struct ds_ring *ring,
                                   const struct ds_coll_proto *proto,
                                   double bytes);

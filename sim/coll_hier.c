@@ -21,6 +21,7 @@
 
 #include "coll.h"
 #include "coll_impl.h"
+#include "ring_rails.h"
 
 struct sub {
   struct hier_coll *h;
@@ -104,41 +105,27 @@ static const struct ds__coll_vtbl hier_vtbl = {
     .destroy = hier_destroy,
 };
 
-/* Groups members by node: h->m, h->l, member, node_of, local_of. */
+/* Groups members by node (sim/ring_rails.h, shared with the rails): h->m,
+ * h->l, member, node_of, local_of; every node must hold as many. */
 static ds_status group(struct hier_coll *h, const struct ds_topo *topo,
                        const int32_t *gpus, struct ds_err *err) {
-  int32_t n = h->n;
-  int32_t *node_id = malloc((size_t)n * sizeof *node_id);
-  int32_t *count = calloc((size_t)n, sizeof *count);
-  h->node_of = malloc((size_t)n * sizeof *h->node_of);
-  h->local_of = malloc((size_t)n * sizeof *h->local_of);
-  h->member = malloc((size_t)n * sizeof *h->member);
-  if (!node_id || !count || !h->node_of || !h->local_of || !h->member) {
-    free(node_id), free(count);
-    return ds_err_set(err, DS_ENOMEM, "all-reduce hierarchical: out of memory");
-  }
-  h->m = 0;
-  for (int32_t i = 0; i < n; i++) {
-    int32_t tn = topo->vertex_node[topo->gpu_vertex[gpus[i]]];
-    int32_t k = 0;
-    while (k < h->m && node_id[k] != tn) k++;
-    if (k == h->m) node_id[h->m++] = tn;
-    h->node_of[i] = k;
-    h->local_of[i] = count[k]++;
-  }
-  h->l = count[0];
-  ds_status st = DS_OK;
-  for (int32_t k = 1; k < h->m; k++)
-    if (count[k] != h->l) {
+  struct ds_ring_nodes g;
+  ds_status st = ds_ring_nodes_group(topo, gpus, h->n, &g, err);
+  if (st != DS_OK) return ds_err_set(err, st, "all-reduce hierarchical: out of memory");
+  h->m = g.m;
+  h->l = g.count[0];
+  for (int32_t k = 1; k < g.m && st == DS_OK; k++)
+    if (g.count[k] != h->l)
       st = ds_err_set(err, DS_EUSAGE,
                       "all-reduce hierarchical: needs the same number of ranks on every "
-                      "node, but node %d has %d and node %d has %d", node_id[0], h->l,
-                      node_id[k], count[k]);
-      break;
-    }
-  if (st == DS_OK)
-    for (int32_t i = 0; i < n; i++) h->member[h->node_of[i] * h->l + h->local_of[i]] = i;
-  free(node_id), free(count);
+                      "node, but node %d has %d and node %d has %d", g.node_id[0], h->l,
+                      g.node_id[k], g.count[k]);
+  /* take the arrays the collective keeps */
+  h->member = g.member;
+  h->node_of = g.node_of;
+  h->local_of = g.local_of;
+  g.member = g.node_of = g.local_of = NULL;
+  ds_ring_nodes_release(&g);
   return st;
 }
 

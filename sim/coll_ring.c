@@ -204,18 +204,33 @@ void ds_ring_release(struct ds_ring *r) {
   free(r->agg_links);
   free(r->agg_mult);
   free(r->hop_class);
+  for (int32_t k = 0; k < r->n_rails; k++) ds_ring_release(&r->rails[k]);
+  free(r->rails);
+  free(r->rail_member);
+  free(r->rail_pos);
   memset(r, 0, sizeof *r);
+}
+
+double ds_ring_busbw(const struct ds_ring *r) {
+  return r->n_rails > 0 ? r->rails_busbw : r->min_bw;
+}
+
+double ds_ring_path_lat_ns(const struct ds_ring *r) {
+  if (r->n_rails == 0) return r->path_lat_ns;
+  double lat = 0;
+  for (int32_t k = 0; k < r->n_rails; k++)
+    if (r->rails[k].path_lat_ns > lat) lat = r->rails[k].path_lat_ns;
+  return lat;
 }
 
 double ds_ring_allreduce_ns(const struct ds_ring *r, double bytes) {
   if (r->n < 2) return 0;
   double steps = 2.0 * (r->n - 1);
-  return r->path_lat_ns + steps * bytes / r->n / r->min_bw * 1e9;
+  return ds_ring_path_lat_ns(r) + steps * bytes / r->n / ds_ring_busbw(r) * 1e9;
 }
 
-double ds_ring_allreduce_proto_ns(const struct ds_ring *r,
-                                  const struct ds_coll_proto *p, double bytes) {
-  if (r->n < 2) return 0;
+/* Per-step protocol latency on the critical path of one ring. */
+static double proto_path_lat(const struct ds_ring *r, const struct ds_coll_proto *p) {
   double lat_sum = 0, min_pair = -1;
   for (int32_t i = 0; i < r->n; i++) {
     double a = p->hop_lat_ns[r->hop_class[i]];
@@ -223,11 +238,28 @@ double ds_ring_allreduce_proto_ns(const struct ds_ring *r,
     lat_sum += a;
     if (min_pair < 0 || a + b < min_pair) min_pair = a + b;
   }
-  double bw = p->channels * p->chan_cap_bytes_per_s;
-  if (r->min_bw < bw) bw = r->min_bw;
+  return 2 * lat_sum - min_pair;
+}
+
+int32_t ds__ring_rail_channels(int32_t channels, int32_t n_rails) {
+  int32_t c = n_rails > 1 ? channels / n_rails : channels;
+  return c > 1 ? c : 1;
+}
+
+double ds_ring_allreduce_proto_ns(const struct ds_ring *r,
+                                  const struct ds_coll_proto *p, double bytes) {
+  if (r->n < 2) return 0;
+  double lat = 0;
+  if (r->n_rails == 0) lat = proto_path_lat(r, p);
+  for (int32_t k = 0; k < r->n_rails; k++) {
+    double l = proto_path_lat(&r->rails[k], p);
+    if (l > lat) lat = l;
+  }
+  int32_t rails = r->n_rails > 1 ? r->n_rails : 1;
+  double bw = rails * ds__ring_rail_channels(p->channels, rails) * p->chan_cap_bytes_per_s;
+  if (ds_ring_busbw(r) < bw) bw = ds_ring_busbw(r);
   double steps = 2.0 * (r->n - 1);
-  return p->start_lat_ns + 2 * lat_sum - min_pair +
-         steps * bytes * p->wire_factor / r->n / bw * 1e9;
+  return p->start_lat_ns + lat + steps * bytes * p->wire_factor / r->n / bw * 1e9;
 }
 
 ds_status ds_coll_allreduce_new(const struct ds_ring *ring, struct ds_net *net,

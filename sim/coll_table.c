@@ -17,6 +17,16 @@ static double factor_allreduce(int32_t n) { return n > 1 ? 2.0 * (n - 1) / n : 0
 static double factor_gather(int32_t n) { return n > 1 ? (double)(n - 1) / n : 0; }
 static double factor_one(int32_t n) { return n > 1 ? 1 : 0; }
 
+/* The ring kinds run the ring's rails when it has them (coll.h). */
+static ds_status ring_or_rails(const struct ds_coll_spec *s, int32_t steps,
+                               const struct ds_coll_proto *proto, struct ds_coll **out) {
+  if (s->ring->n_rails > 0)
+    return ds__coll_rails_new(s->ring, s->net, s->model, s->chunks, steps, s->bytes, proto,
+                              s->tag_base, s->on_done, s->owner, out);
+  return ds__coll_ring_new(s->ring, s->net, s->model, s->chunks, steps, s->bytes, proto,
+                           s->tag_base, s->on_done, s->owner, out);
+}
+
 static ds_status create_allreduce(const struct ds_coll_spec *s, struct ds_coll **out,
                                   struct ds_err *err) {
   switch (s->algo) {
@@ -28,16 +38,13 @@ static ds_status create_allreduce(const struct ds_coll_spec *s, struct ds_coll *
   case DS_AR_HIER: return ds__coll_hier_new(s, out, err);
   default: return ds_err_set(err, DS_EINTERNAL, "all-reduce algorithm %d unknown", (int)s->algo);
   }
-  ds_status st = ds__coll_ring_new(s->ring, s->net, s->model, s->chunks,
-                                   2 * (s->ring->n - 1), s->bytes, s->proto, s->tag_base,
-                                   s->on_done, s->owner, out);
+  ds_status st = ring_or_rails(s, 2 * (s->ring->n - 1), s->proto, out);
   return st == DS_OK ? st : ds_err_set(err, st, "all-reduce: cannot create");
 }
 
 static ds_status create_half_ring(const struct ds_coll_spec *s, struct ds_coll **out,
                                   struct ds_err *err) {
-  ds_status st = ds__coll_ring_new(s->ring, s->net, s->model, s->chunks, s->ring->n - 1,
-                                   s->bytes, NULL, s->tag_base, s->on_done, s->owner, out);
+  ds_status st = ring_or_rails(s, s->ring->n - 1, NULL, out);
   return st == DS_OK ? st : ds_err_set(err, st, "collective: cannot create");
 }
 

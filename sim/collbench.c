@@ -75,7 +75,10 @@ static const char usage[] =
     "                         all-reduce across nodes per local rank, in-node\n"
     "                         all-gather), or auto: NCCL's choice of algorithm (ring,\n"
     "                         tree, nvls) and protocol per size by its cost model\n"
-    "                         (v2.30.7 constants). The algo/proto columns say what ran\n"
+    "                         (v2.30.7 constants). The algo/proto columns say what ran.\n"
+    "                         Ring kinds across nodes run one ring per NIC (S/K each),\n"
+    "                         on a box with unequal links the fastest ring order\n"
+    "                         (ddpsim topo prints them; docs/collectives.md)\n"
     "  --proto none|LL|LL128|Simple|auto  NCCL protocol (default: none with --algo\n"
     "                         ring or tree, auto with auto or nvls; direct,\n"
     "                         reduce-broadcast and hierarchical have none). none: the\n"
@@ -499,7 +502,7 @@ static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
   if (!gpus) return ds_err_set(err, DS_ENOMEM, "out of memory");
   for (int32_t i = 0; i < n; i++) gpus[i] = i;
   struct ds_ring ring;
-  ds_status st = ds_ring_build(topo, gpus, n, &ring, err);
+  ds_status st = ds_ring_build_rails(topo, gpus, n, &ring, err);
   free(gpus);
   DS_CHECK(st);
   st = make_plan(o, topo, &ring, &pl, err);

@@ -47,22 +47,11 @@ void ds_ddp_buckets_release(struct ds_buckets *b) {
   memset(b, 0, sizeof *b);
 }
 
-struct builder {
-  struct ds_schedule *s;
-  int64_t next_id;
-};
-
-static ds_status emit(struct builder *bd, struct ds_op *op, const int64_t *deps,
-                      size_t n_deps) {
-  op->id = bd->next_id++;
-  return ds_schedule_add(bd->s, op, deps, n_deps, NULL);
-}
-
 /* An all-reduce of `bytes` on the rank's comm stream, after deps. */
 static ds_status emit_allreduce(const struct ds_ddp_options *opt, double bytes,
                                 const char *name, int32_t rank, int32_t bucket, int64_t coll,
-                                const int64_t *deps, size_t n_deps, struct builder *bd,
-                                int64_t *out_id) {
+                                const int64_t *deps, size_t n_deps,
+                                struct ds_schedule_builder *bd, int64_t *out_id) {
   char algo[DS_AR_ALGO_NAME_MAX];
   double dur_ns = 0;
   enum ds_ar_algo a = opt->algo;
@@ -87,7 +76,7 @@ static ds_status emit_allreduce(const struct ds_ddp_options *opt, double bytes,
                      .name = name, .layer = -1, .bucket = bucket,
                      .coll = coll, .root = -1, .algo = algo,
                      .bytes = bytes, .dur_us = dur_ns / 1000};
-  DS_CHECK(emit(bd, &op, deps, n_deps));
+  DS_CHECK(ds_schedule_emit(bd, &op, deps, n_deps));
   *out_id = op.id;
   return DS_OK;
 }
@@ -106,12 +95,13 @@ static void add_dep(int64_t *deps, size_t *n, int64_t id) {
 }
 
 /* One compute-stream op after the stream's last op and any pending sync. */
-static ds_status emit_compute(struct ds_op *op, struct rank_tails *t, struct builder *bd) {
+static ds_status emit_compute(struct ds_op *op, struct rank_tails *t,
+                              struct ds_schedule_builder *bd) {
   int64_t deps[2];
   size_t n = 0;
   add_dep(deps, &n, t->compute);
   add_dep(deps, &n, t->sync);
-  DS_CHECK(emit(bd, op, deps, n));
+  DS_CHECK(ds_schedule_emit(bd, op, deps, n));
   t->compute = op->id;
   t->sync = -1;
   return DS_OK;
@@ -122,7 +112,7 @@ static ds_status emit_compute(struct ds_op *op, struct rank_tails *t, struct bui
 static ds_status emit_bucket(const struct ds_model *m, const struct ds_compute *c,
                              const struct ds_ddp_options *opt, const struct ds_buckets *bk,
                              int32_t b, int32_t rank, int64_t coll_base, struct rank_tails *t,
-                             struct builder *bd) {
+                             struct ds_schedule_builder *bd) {
   struct ds_hook_plan plan;
   ds_comm_hook_plan(&opt->hook, m, c, &bk->order[bk->b[b].first], bk->b[b].count,
                     opt->iter == 0, &plan);
@@ -154,7 +144,7 @@ static ds_status emit_bucket(const struct ds_model *m, const struct ds_compute *
     } else {
       op.stream = DS_STREAM_COPY;
       add_dep(deps, &n, prev);
-      DS_CHECK(emit(bd, &op, deps, n));
+      DS_CHECK(ds_schedule_emit(bd, &op, deps, n));
       t->callback = op.id;
     }
     prev = op.id;
@@ -166,7 +156,7 @@ static ds_status emit_bucket(const struct ds_model *m, const struct ds_compute *
 static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c,
                             const struct ds_ddp_options *opt,
                             const struct ds_buckets *bk, int32_t rank,
-                            int64_t coll_base, struct builder *bd) {
+                            int64_t coll_base, struct ds_schedule_builder *bd) {
   struct rank_tails t = {-1, -1, -1, -1};
   int32_t next_bucket = 0;
   int32_t steps = opt->accum_steps > 1 ? opt->accum_steps : 1;
@@ -216,14 +206,14 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
   add_dep(deps, &n, t.comm);
   add_dep(deps, &n, t.callback);
   if (t.sync != t.callback) add_dep(deps, &n, t.sync);
-  return emit(bd, &op, deps, n);
+  return ds_schedule_emit(bd, &op, deps, n);
 }
 
 ds_status ds_ddp_build(const struct ds_model *m, const struct ds_compute *c,
                        const struct ds_ddp_options *opt,
                        const struct ds_buckets *bk, int64_t id_base,
                        int64_t coll_base, struct ds_schedule *out) {
-  struct builder bd = {out, id_base};
+  struct ds_schedule_builder bd = {out, id_base};
   for (int32_t r = 0; r < opt->world_size; r++)
     DS_CHECK(build_rank(m, c, opt, bk, r, coll_base, &bd));
   return DS_OK;

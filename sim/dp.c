@@ -32,8 +32,7 @@ void ds_dp_chunks_release(struct ds_dp_chunks *c) {
 }
 
 struct builder {
-  struct ds_schedule *s;
-  int64_t next_id;
+  struct ds_schedule_builder out;
   const struct ds_model *m;
   const struct ds_compute *c;
   const struct ds_dp_options *opt;
@@ -50,8 +49,7 @@ static ds_status emit(struct builder *bd, struct ds_op *op, int64_t d0, int64_t 
   size_t n = 0;
   if (d0 >= 0) deps[n++] = d0;
   if (d1 >= 0) deps[n++] = d1;
-  op->id = bd->next_id++;
-  DS_CHECK(ds_schedule_add(bd->s, op, deps, n, NULL));
+  DS_CHECK(ds_schedule_emit(&bd->out, op, deps, n));
   if (id) *id = op->id;
   return DS_OK;
 }
@@ -184,7 +182,7 @@ ds_status ds_dp_build(const struct ds_model *m, const struct ds_compute *c,
                       const struct ds_dp_options *opt, const struct ds_dp_chunks *chunks,
                       int64_t id_base, int64_t coll_base, struct ds_schedule *out,
                       int64_t *n_coll) {
-  struct builder bd = {out, id_base, m, c, opt, chunks, coll_base, ds_dtype_bytes(c->dtype)};
+  struct builder bd = {{out, id_base}, m, c, opt, chunks, coll_base, ds_dtype_bytes(c->dtype)};
   int64_t prev_step = opt->after_previous ? id_base - 1 : -1;
   if (opt->single) {
     *n_coll = 0;

@@ -241,7 +241,7 @@ static ds_status get_ring(struct ds_exec *ex, const int32_t *gpus, int32_t n,
   struct ring_cache *rc = realloc(ex->rings, ((size_t)ex->n_rings + 1) * sizeof *rc);
   if (!rc) return ds_err_set(err, DS_ENOMEM, "executor: out of memory");
   ex->rings = rc;
-  DS_CHECK(ds_ring_build(ex->topo, gpus, n, &rc[ex->n_rings].ring, err));
+  DS_CHECK(ds_ring_build_rails(ex->topo, gpus, n, &rc[ex->n_rings].ring, err));
   *out = &rc[ex->n_rings++].ring;
   return DS_OK;
 }

@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define GBPS 1e9
@@ -70,6 +71,46 @@ static double nccl_hop_bw(enum ds_nccl_arch arch, enum ds_hop_class cls,
   }
 }
 
+/* The bottleneck of one ring as NCCL sees it (derated per hop class). */
+static void bw_gpbs_of_ring(enum ds_nccl_arch arch, const struct ds_ring *r, double *bw_gbps) {
+  *bw_gbps = INFINITY;
+  for (int32_t i = 0; i < r->n; i++) {
+    double b = nccl_hop_bw(arch, (enum ds_hop_class)r->hop_class[i], r->hop_bw[i]) / GBPS;
+    if (b < *bw_gbps) *bw_gbps = b;
+  }
+}
+
+/* K rails together: min over links of the link's bandwidth (derated by the
+ * class of a hop crossing it) over the hops of all rails crossing it, in
+ * GB/s; -1 when out of memory. */
+static double rails_share_gbps(enum ds_nccl_arch arch, const struct ds_topo *topo,
+                               const struct ds_ring *ring) {
+  uint32_t *hops = calloc((size_t)topo->n_links + 1, sizeof *hops);
+  double *bw = malloc(((size_t)topo->n_links + 1) * sizeof *bw);
+  if (!hops || !bw) {
+    free(hops);
+    free(bw);
+    return -1;
+  }
+  for (int32_t k = 0; k < ring->n_rails; k++) {
+    const struct ds_ring *r = &ring->rails[k];
+    for (int32_t i = 0; i < r->n; i++)
+      for (int32_t h = r->hop_first[i]; h < r->hop_first[i + 1]; h++) {
+        int32_t l = r->hop_links[h];
+        double b = nccl_hop_bw(arch, (enum ds_hop_class)r->hop_class[i],
+                               topo->links[l].bw_bytes_per_s) / GBPS;
+        if (hops[l] == 0 || b < bw[l]) bw[l] = b;
+        hops[l]++;
+      }
+  }
+  double share = INFINITY;
+  for (int32_t l = 0; l < topo->n_links; l++)
+    if (hops[l] > 0 && bw[l] / hops[l] < share) share = bw[l] / hops[l];
+  free(hops);
+  free(bw);
+  return share;
+}
+
 ds_status ds_nccl_model_build(const struct ds_topo *topo,
                               const struct ds_ring *ring,
                               struct ds_nccl_extra extra,
@@ -102,6 +143,16 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
   }
   m->nnodes = net_hops > 0 ? net_hops : 1;
   int nidx = m->nnodes <= 1 ? 0 : m->nnodes == 2 ? 1 : 2;
+  /* The rings that run (coll.h rails): one reordered ring is searched as
+   * the ring; K rails share the links, each channel of a rail getting its
+   * share of every link its rail crosses (ncclTopoSearch charges a
+   * channel's speed on each link of its path). */
+  if (ring->n_rails == 1) bw_gpbs_of_ring(m->arch, &ring->rails[0], &bw_gbps);
+  if (ring->n_rails > 1) {
+    double share = rails_share_gbps(m->arch, topo, ring);
+    if (share < 0) return ds_err_set(err, DS_ENOMEM, "NCCL's model: out of memory");
+    bw_gbps = share;
+  }
 
   /* The ring search, in spirit: NCCL tries per-channel bandwidths from a
    * fixed list, highest first, and packs as many rings as the GPU's links
@@ -126,6 +177,7 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
     }
   int32_t nch = (int32_t)floor(bw_gbps / speed * (1 + 1e-9));
   if (nch < 1) nch = 1;
+  if (ring->n_rails > 1) nch *= ring->n_rails; /* channels spread over the NICs */
   if (nch > SEARCH_MAX_CHANNELS) nch = SEARCH_MAX_CHANNELS;
   if (speed >= 25.0 && !(hopper && speed < 50.0 && nch > 4)) {
     int32_t dup = 2 * nch > MAX_CHANNELS ? MAX_CHANNELS : 2 * nch;

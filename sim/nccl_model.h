@@ -18,7 +18,12 @@
  * inter, as NCCL counts them).
  *
  * nChannels and bwIntra come from NCCL's topology search; this model does
- * it in spirit (ds_nccl_model_build says exactly how).
+ * it in spirit (ds_nccl_model_build says exactly how). Where the ring runs
+ * as K rails (coll.h, ds_ring_build_rails), NCCL spreads its channels over
+ * the NICs: the bandwidth searched is a channel's share of the links the
+ * rails cross (each link's derated bandwidth over the rail hops crossing
+ * it), each rail gets floor(share / speed) channels, nChannels is K times
+ * that; one reordered ring is searched as the ring.
  *
  * Tree (src/tuning/tree.cc), the double binary tree, with the ring's
  * channels and per-channel bandwidth bw (NCCL's tree graph has the ring's

@@ -6,7 +6,6 @@
 #include "options.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,6 +13,7 @@
 #include <string.h>
 
 #include "units.h"
+#include "values.h"
 
 static const char usage[] =
     "usage: ddpsim --topo TOPOLOGY [options]\n"
@@ -30,9 +30,9 @@ static const char usage[] =
     "  --first-bucket-mb X    cap of the first rebuilt bucket in MiB (default 1)\n"
     "  --world-size N         ranks, one per GPU (default: every GPU of the topology)\n"
     "  --batch N              samples per GPU (default: the model's default_batch)\n"
-    "                         These four and --no-sync take a value, a list 1,5,25, or a\n"
-    "                         range A:B:STEP (A, A+STEP, ... <= B) or A:B:logN (N values\n"
-    "                         log-spaced from A to B); their cross product runs\n"
+    "                         These four and the options of Sweeps below take a value,\n"
+    "                         a list 1,5,25, or a range A:B:STEP (A, A+STEP, ... <= B)\n"
+    "                         or A:B:logN (N log-spaced values); their cross product runs\n"
     "  --jobs N               configurations run in parallel (default: every core; 1: in\n"
     "                         process)\n"
     "  --jitter CV            per-kernel lognormal noise of mean 1 and this coefficient of\n"
@@ -91,6 +91,15 @@ static const char usage_ps[] =
     "                         backward ends, overlapping the rest of backward\n"
     "  --straggler RANK:FACTOR  that rank's compute takes FACTOR times longer (every\n"
     "                         strategy; repeatable or a list 1:1.5,3:2)\n"
+    "Sweeps (docs/sweeps.md): these also take lists and ranges:\n"
+    "  --no-sync, --ps-servers, --dp-output-device, --jitter (a linear range may start\n"
+    "  at 0), --ring-chunks; --comm-hook a list none,fp16,powersgd:4 (ranks:\n"
+    "  powersgd:1,2,4 or powersgd:1:16:log5); --straggler 3:1,1.5,2 or 3:1:2:0.25 (one\n"
+    "  rank's factors). --iters, --seed, --samples take one value.\n"
+    "  --measured FILE.csv    with --plot or alone, a sweep of one option: measured\n"
+    "                         iter_ms (and exposed_comm_ms) per value of its column\n"
+    "                         (bucket_mb, world_size, ...); the report adds the\n"
+    "                         prediction's error there and whether the optima match\n"
     "  --help, --version\n";
 
 void ds_options_print_usage(FILE *fp) {
@@ -120,151 +129,38 @@ static ds_status bad(struct ds_err *err, const char *flag, const char *what,
 
 static ds_status parse_int(const char *flag, const char *v, int64_t lo,
                            int64_t hi, int64_t *out, struct ds_err *err) {
-  char *end;
-  errno = 0;
-  long long x = strtoll(v, &end, 10);
-  if (errno || end == v || *end != '\0' || x < lo || x > hi) {
-    char what[96];
-    snprintf(what, sizeof what, "an integer from %" PRId64 " to %" PRId64, lo, hi);
-    return bad(err, flag, what, v);
-  }
-  *out = x;
-  return DS_OK;
-}
-
-static ds_status parse_mb(const char *flag, const char *v, double *out,
-                          struct ds_err *err) {
-  if (ds_units_parse_number(v, out) != DS_OK || !(*out > 0) || *out > 1e6)
-    return bad(err, flag, "a size in MiB greater than 0 (e.g. 25 or 0.5)", v);
-  return DS_OK;
-}
-
-/* One item of a list or a range endpoint: a size in MiB (doubles) or an
- * integer (ints, as parse_int). Range endpoints of integer options may be
- * fractional: their values are rounded afterwards. */
-static ds_status parse_item(const char *flag, const char *item, int is_int,
-                            int64_t lo, int64_t hi, double *out, struct ds_err *err) {
-  if (!is_int) return parse_mb(flag, item, out, err);
-  int64_t x;
-  DS_CHECK(parse_int(flag, item, lo, hi, &x, err));
-  *out = (double)x;
-  return DS_OK;
-}
-
-static ds_status too_many(const char *flag, struct ds_err *err) {
-  return ds_err_set(err, DS_EUSAGE, "option %s: at most %d values", flag, DS_MAX_SWEEP);
-}
-
-/* "A:B:logN" or "A:B:STEP" (docs/sweeps.md). Log ranges hit both
- * endpoints exactly; linear ranges start exactly at A and step while the
- * value stays <= B (a relative 1e-9 of slack absorbs the sum's rounding). */
-static ds_status parse_range(const char *flag, const char *v, struct ds_values *out,
-                             struct ds_err *err) {
-  const char *expected = "a range START:END:STEP or START:END:logCOUNT, e.g. 1:100:log12";
-  char buf[128], *c1, *c2, *end;
-  if (strlen(v) >= sizeof buf) return bad(err, flag, expected, v);
-  strcpy(buf, v);
-  c1 = strchr(buf, ':');
-  c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-  if (!c1 || !c2 || strchr(c2 + 1, ':')) return bad(err, flag, expected, v);
-  *c1 = *c2 = '\0';
-  double a, b;
-  if (ds_units_parse_number(buf, &a) != DS_OK || ds_units_parse_number(c1 + 1, &b) != DS_OK)
-    return bad(err, flag, expected, v);
-  if (!(a > 0) || !(b > 0))
-    return ds_err_set(err, DS_EUSAGE, "option %s: range \"%s\": start and end must be "
-                      "greater than 0", flag, v);
-  if (!(a < b))
-    return ds_err_set(err, DS_EUSAGE, "option %s: range \"%s\": start must be less than "
-                      "end", flag, v);
-  const char *third = c2 + 1;
-  out->n = 0;
-  if (strncmp(third, "log", 3) == 0) {
-    errno = 0;
-    long k = strtol(third + 3, &end, 10);
-    if (errno || end == third + 3 || *end != '\0')
-      return bad(err, flag, expected, v);
-    if (k < 2)
-      return ds_err_set(err, DS_EUSAGE, "option %s: range \"%s\": a log range needs a "
-                        "count of at least 2", flag, v);
-    if (k > DS_MAX_SWEEP) return too_many(flag, err);
-    double la = log(a), lb = log(b);
-    for (long i = 0; i < k; i++)
-      out->v[i] = exp(la + (lb - la) * (double)i / (double)(k - 1));
-    out->v[0] = a;
-    out->v[k - 1] = b;
-    out->n = (int32_t)k;
-    out->log_spaced = 1;
-    return DS_OK;
-  }
-  double step;
-  if (ds_units_parse_number(third, &step) != DS_OK) return bad(err, flag, expected, v);
-  if (!(step > 0))
-    return ds_err_set(err, DS_EUSAGE, "option %s: range \"%s\": the step must be greater "
-                      "than 0", flag, v);
-  for (int64_t i = 0;; i++) {
-    double x = a + step * (double)i;
-    if (x > b * (1 + 1e-9)) break;
-    if (out->n == DS_MAX_SWEEP) return too_many(flag, err);
-    out->v[out->n++] = x > b ? b : x;
-  }
-  out->log_spaced = 0;
-  return DS_OK;
-}
-
-/* A list "1,5,25" or a range into *out. Integer options (is_int) round a
- * range's values and drop repeats, saying so on stderr; every value must
- * then lie in [lo, hi]. Lists are split by hand rather than with strtok,
- * which would silently skip the empty item in "1,,2". */
-static ds_status parse_values(const char *flag, const char *v, int is_int, int64_t lo,
-                              int64_t hi, struct ds_values *out, struct ds_err *err) {
-  memset(out, 0, sizeof *out);
-  if (strchr(v, ':')) {
-    DS_CHECK(parse_range(flag, v, out, err));
-    if (!is_int) return DS_OK;
-    int32_t k = 0, changed = 0;
-    for (int32_t i = 0; i < out->n; i++) {
-      double r = round(out->v[i]);
-      changed |= r != out->v[i];
-      if (r < (double)lo || r > (double)hi)
-        return ds_err_set(err, DS_EUSAGE, "option %s: range \"%s\" gives %g, expected "
-                          "integers from %lld to %lld", flag, v, r, (long long)lo,
-                          (long long)hi);
-      if (k > 0 && out->v[k - 1] == r) continue; /* values only grow */
-      out->v[k++] = r;
-    }
-    if (changed || k != out->n) {
-      fprintf(stderr, "ddpsim: note: %s %s rounded to integers:", flag, v);
-      for (int32_t i = 0; i < k; i++) fprintf(stderr, "%s%g", i ? "," : " ", out->v[i]);
-      if (k != out->n) fprintf(stderr, " (%d repeated values dropped)", out->n - k);
-      fputc('\n', stderr);
-    }
-    out->n = k;
-    return DS_OK;
-  }
-  const char *expected = is_int ? "a comma-separated list of integers, e.g. 1,2,4"
-                                : "a comma-separated list of sizes in MiB, e.g. 1,5,25";
-  const char *tok = v;
-  for (;;) {
-    const char *end = strchr(tok, ',');
-    size_t len = end ? (size_t)(end - tok) : strlen(tok);
-    char item[64];
-    if (len == 0 || len >= sizeof item) return bad(err, flag, expected, v);
-    if (out->n == DS_MAX_SWEEP) return too_many(flag, err);
-    memcpy(item, tok, len);
-    item[len] = '\0';
-    DS_CHECK(parse_item(flag, item, is_int, lo, hi, &out->v[out->n++], err));
-    if (!end) return DS_OK;
-    tok = end + 1;
-  }
+  return ds_values_parse_int(flag, v, lo, hi, out, err);
 }
 
 static const char *const var_flags[DS_VAR_COUNT] = {
     [DS_VAR_WORLD_SIZE] = "--world-size", [DS_VAR_BATCH] = "--batch",
-    [DS_VAR_NO_SYNC] = "--no-sync", [DS_VAR_FIRST_BUCKET_MB] = "--first-bucket-mb",
+    [DS_VAR_NO_SYNC] = "--no-sync", [DS_VAR_PS_SERVERS] = "--ps-servers",
+    [DS_VAR_DP_OUTPUT_DEVICE] = "--dp-output-device", [DS_VAR_STRAGGLER] = "--straggler",
+    [DS_VAR_JITTER] = "--jitter", [DS_VAR_RING_CHUNKS] = "--ring-chunks",
+    [DS_VAR_COMM_HOOK] = "--comm-hook", [DS_VAR_FIRST_BUCKET_MB] = "--first-bucket-mb",
     [DS_VAR_BUCKET_MB] = "--bucket-mb"};
 
+static const char *const var_columns[DS_VAR_COUNT] = {
+    [DS_VAR_WORLD_SIZE] = "world_size", [DS_VAR_BATCH] = "batch_per_gpu",
+    [DS_VAR_NO_SYNC] = "no_sync", [DS_VAR_PS_SERVERS] = "ps_servers",
+    [DS_VAR_DP_OUTPUT_DEVICE] = "dp_output_device", [DS_VAR_STRAGGLER] = "straggler_factor",
+    [DS_VAR_JITTER] = "jitter_cv", [DS_VAR_RING_CHUNKS] = "ring_chunks",
+    [DS_VAR_COMM_HOOK] = "comm_hook", [DS_VAR_FIRST_BUCKET_MB] = "first_bucket_mb",
+    [DS_VAR_BUCKET_MB] = "bucket_mb"};
+
 const char *ds_options_var_flag(enum ds_sweep_var v) { return var_flags[v]; }
+
+const char *ds_options_var_column(enum ds_sweep_var v) { return var_columns[v]; }
+
+double ds_options_var_value(const struct ds_options *c, enum ds_sweep_var v) {
+  return c->sweep[v].v[0];
+}
+
+void ds_options_var_text(const struct ds_options *c, enum ds_sweep_var v, char *buf,
+                         size_t cap) {
+  if (v == DS_VAR_COMM_HOOK) ds_comm_hook_name(&c->comm_hook, buf, cap);
+  else snprintf(buf, cap, "%g", c->sweep[v].v[0]);
+}
 
 static const char *const strategy_names[DS_STRATEGY_COUNT] = {
     [DS_STRATEGY_SINGLE] = "single", [DS_STRATEGY_DP] = "dp", [DS_STRATEGY_DDP] = "ddp",
@@ -275,11 +171,15 @@ const char *ds_strategy_name(enum ds_strategy s) {
 }
 
 int ds_strategy_uses_var(enum ds_strategy s, enum ds_sweep_var v) {
+  if (v == DS_VAR_BATCH || v == DS_VAR_JITTER) return 1; /* every strategy computes */
   switch (s) {
-  case DS_STRATEGY_SINGLE: return v == DS_VAR_BATCH;
+  case DS_STRATEGY_SINGLE: return 0;
   case DS_STRATEGY_DP:
-  case DS_STRATEGY_PS: return v == DS_VAR_WORLD_SIZE || v == DS_VAR_BATCH;
-  default: return 1;
+    return v == DS_VAR_WORLD_SIZE || v == DS_VAR_DP_OUTPUT_DEVICE || v == DS_VAR_STRAGGLER ||
+           v == DS_VAR_RING_CHUNKS; /* its broadcast and reduce chains are chunked */
+  case DS_STRATEGY_PS:
+    return v == DS_VAR_WORLD_SIZE || v == DS_VAR_PS_SERVERS || v == DS_VAR_STRAGGLER;
+  default: return v != DS_VAR_PS_SERVERS && v != DS_VAR_DP_OUTPUT_DEVICE;
   }
 }
 
@@ -303,6 +203,13 @@ static void set_scalars(struct ds_options *o) {
   o->batch = (int64_t)o->sweep[DS_VAR_BATCH].v[0];
   o->no_sync = (int32_t)o->sweep[DS_VAR_NO_SYNC].v[0];
   o->first_bucket_mb = o->sweep[DS_VAR_FIRST_BUCKET_MB].v[0];
+  o->ps_servers = (int32_t)o->sweep[DS_VAR_PS_SERVERS].v[0];
+  o->dp_output_device = (int32_t)o->sweep[DS_VAR_DP_OUTPUT_DEVICE].v[0];
+  if (o->straggler_swept)
+    o->stragglers[o->straggler_swept_k].factor = o->sweep[DS_VAR_STRAGGLER].v[0];
+  o->jitter_cv = o->sweep[DS_VAR_JITTER].v[0];
+  o->ring_chunks = (int32_t)o->sweep[DS_VAR_RING_CHUNKS].v[0];
+  o->comm_hook = o->comm_hooks[(int)o->sweep[DS_VAR_COMM_HOOK].v[0]];
   o->n_bucket_mb = o->sweep[DS_VAR_BUCKET_MB].n;
   memcpy(o->bucket_mb, o->sweep[DS_VAR_BUCKET_MB].v, sizeof o->bucket_mb);
 }
@@ -375,33 +282,120 @@ static ds_status parse_choice(const char *flag, const char *v,
 
 /* "3:2" or "1:1.5,3:2" (repeatable): RANK:FACTOR, a rank at most once,
  * a factor > 0 (whether the rank exists is checked against the world size
- * when the run starts). */
+ * when the run starts). One straggler's factor may be swept: an item
+ * without a colon is a further factor of the rank before it
+ * ("3:1,1.5,2"), and RANK:A:B:STEP or RANK:A:B:logN a range of them. */
 static ds_status parse_stragglers(const char *flag, const char *v, struct ds_options *o,
                                   struct ds_err *err) {
+  struct ds_values *sw = &o->sweep[DS_VAR_STRAGGLER];
   const char *p = v;
+  int32_t prev = -1; /* the straggler of this value's previous item */
   for (;;) {
     const char *end = strchr(p, ','), *colon = strchr(p, ':');
     size_t len = end ? (size_t)(end - p) : strlen(p);
     char item[64], *stop;
-    if (!colon || colon >= p + len || len >= sizeof item)
-      return bad(err, flag, "RANK:FACTOR, e.g. 3:2 (a list: 1:1.5,3:2)", v);
+    if (len == 0 || len >= sizeof item) return bad(err, flag, ds_value_kind_factor.list, v);
     snprintf(item, sizeof item, "%.*s", (int)len, p);
-    item[colon - p] = '\0';
-    errno = 0;
-    long rank = strtol(item, &stop, 10);
-    double factor;
-    if (item[0] == '\0' || *stop != '\0' || errno || rank < 0 || rank > (1 << 20))
-      return bad(err, flag, "RANK:FACTOR with RANK an integer >= 0, e.g. 3:2", v);
-    if (ds_units_parse_number(item + (colon - p) + 1, &factor) != DS_OK || !(factor > 0) ||
-        !isfinite(factor) || factor > 1e6)
-      return bad(err, flag, "RANK:FACTOR with FACTOR a number > 0, e.g. 3:2", v);
-    for (int32_t k = 0; k < o->n_stragglers; k++)
-      if (o->stragglers[k].rank == (int32_t)rank)
-        return ds_err_set(err, DS_EUSAGE, "option %s: rank %ld given twice", flag, rank);
-    if (o->n_stragglers >= DS_MAX_STRAGGLERS)
-      return ds_err_set(err, DS_EUSAGE, "option %s: at most %d stragglers", flag,
-                        DS_MAX_STRAGGLERS);
-    o->stragglers[o->n_stragglers++] = (struct ds_straggler){(int32_t)rank, factor};
+    if (!colon || colon >= p + len) {
+      /* a further factor of the previous rank */
+      double f;
+      if (prev < 0) return bad(err, flag, ds_value_kind_factor.list, v);
+      if (o->straggler_swept && o->straggler_swept_k != prev)
+        return ds_err_set(err, DS_EUSAGE, "option %s: only one straggler's factor can "
+                          "take a list (rank %d's already does)", flag,
+                          o->stragglers[o->straggler_swept_k].rank);
+      DS_CHECK(ds_values_parse_item(flag, item, &ds_value_kind_factor, &f, err));
+      if (!o->straggler_swept) {
+        sw->v[0] = o->stragglers[prev].factor;
+        sw->n = 1;
+        sw->log_spaced = 0;
+      }
+      if (sw->n == DS_MAX_SWEEP) return ds_values_too_many(flag, err);
+      sw->v[sw->n++] = f;
+      o->straggler_swept = 1;
+      o->straggler_swept_k = prev;
+    } else {
+      item[colon - p] = '\0';
+      errno = 0;
+      long rank = strtol(item, &stop, 10);
+      const char *factor_text = item + (colon - p) + 1;
+      if (item[0] == '\0' || *stop != '\0' || errno || rank < 0 || rank > (1 << 20))
+        return bad(err, flag, "RANK:FACTOR with RANK an integer >= 0, e.g. 3:2", v);
+      for (int32_t k = 0; k < o->n_stragglers; k++)
+        if (o->stragglers[k].rank == (int32_t)rank)
+          return ds_err_set(err, DS_EUSAGE, "option %s: rank %ld given twice", flag, rank);
+      if (o->n_stragglers >= DS_MAX_STRAGGLERS)
+        return ds_err_set(err, DS_EUSAGE, "option %s: at most %d stragglers", flag,
+                          DS_MAX_STRAGGLERS);
+      prev = o->n_stragglers++;
+      o->stragglers[prev].rank = (int32_t)rank;
+      if (strchr(factor_text, ':')) {
+        /* RANK:A:B:STEP: a range of factors */
+        if (o->straggler_swept)
+          return ds_err_set(err, DS_EUSAGE, "option %s: only one straggler's factor can "
+                            "take a list (rank %d's already does)", flag,
+                            o->stragglers[o->straggler_swept_k].rank);
+        DS_CHECK(ds_values_parse_range(flag, factor_text, 0, sw, err));
+        DS_CHECK(ds_values_check_range(flag, factor_text, &ds_value_kind_factor, sw, err));
+        o->stragglers[prev].factor = sw->v[0];
+        o->straggler_swept = 1;
+        o->straggler_swept_k = prev;
+      } else if (ds_units_parse_number(factor_text, &o->stragglers[prev].factor) != DS_OK ||
+                 !ds_value_in_kind(&ds_value_kind_factor, o->stragglers[prev].factor)) {
+        return bad(err, flag, "RANK:FACTOR with FACTOR a number > 0, e.g. 3:2", v);
+      }
+    }
+    if (!end) return DS_OK;
+    p = end + 1;
+  }
+}
+
+/* --comm-hook: one hook, a list of them ("none,fp16,powersgd:4"), where
+ * a bare integer is a further rank of the powersgd before it
+ * ("powersgd:1,2,4"), or powersgd:A:B:STEP / powersgd:A:B:logN, a range of
+ * ranks (rounded to integers). */
+static ds_status parse_hooks(const char *flag, const char *v, struct ds_options *o,
+                             struct ds_err *err) {
+  static const char psgd[] = "powersgd:";
+  struct ds_values *sw = &o->sweep[DS_VAR_COMM_HOOK];
+  const char *p = v;
+  int prev_psgd = 0;
+  memset(sw, 0, sizeof *sw);
+  for (;;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    char item[64];
+    if (len == 0 || len >= sizeof item)
+      return bad(err, flag, "none, fp16, bf16, powersgd:RANK or a list of them, e.g. "
+                 "none,fp16,powersgd:4 (ranks of one powersgd: powersgd:1,2,4)", v);
+    snprintf(item, sizeof item, "%.*s", (int)len, p);
+    struct ds_values ranks = {.n = 0};
+    if (prev_psgd && strspn(item, "0123456789") == len) {
+      struct ds_value_kind k = ds_value_kind_int(1, DS_POWERSGD_MAX_RANK);
+      DS_CHECK(ds_values_parse_item(flag, item, &k, &ranks.v[0], err));
+      ranks.n = 1;
+    } else if (strncmp(item, psgd, sizeof psgd - 1) == 0 &&
+               strchr(item + sizeof psgd - 1, ':')) {
+      struct ds_value_kind k = ds_value_kind_int(1, DS_POWERSGD_MAX_RANK);
+      DS_CHECK(ds_values_parse_range(flag, item + sizeof psgd - 1, 0, &ranks, err));
+      DS_CHECK(ds_values_check_range(flag, item + sizeof psgd - 1, &k, &ranks, err));
+      sw->log_spaced = ranks.log_spaced;
+    } else {
+      struct ds_comm_hook h;
+      DS_CHECK(ds_comm_hook_parse(flag, item, &h, err));
+      if (sw->n == DS_MAX_SWEEP) return ds_values_too_many(flag, err);
+      o->comm_hooks[sw->n] = h;
+      sw->v[sw->n] = sw->n;
+      sw->n++;
+      prev_psgd = h.kind == DS_HOOK_POWERSGD;
+    }
+    for (int32_t i = 0; i < ranks.n; i++) {
+      if (sw->n == DS_MAX_SWEEP) return ds_values_too_many(flag, err);
+      o->comm_hooks[sw->n] = (struct ds_comm_hook){DS_HOOK_POWERSGD, (int32_t)ranks.v[i]};
+      sw->v[sw->n] = sw->n;
+      sw->n++;
+      prev_psgd = 1;
+    }
     if (!end) return DS_OK;
     p = end + 1;
   }
@@ -420,6 +414,7 @@ static ds_status parse_stragglers(const char *flag, const char *v, struct ds_opt
   X("--ps-servers", 1) X("--ps-mode", 1) X("--ps-push", 1)               \
   X("--straggler", 1)                                                     \
   X("--jobs", 1) X("--jitter", 1) X("--samples", 1) X("--plot", 1)        \
+  X("--measured", 1)                                                      \
   X("--help", 0) X("--version", 0) X("-h", 0)
 
 static int takes_value(const char *flag, int *known) {
@@ -440,13 +435,16 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
   else if (strcmp(flag, "--strategy") == 0)
     DS_CHECK(parse_strategies(flag, v, o, err));
   else if (strcmp(flag, "--bucket-mb") == 0)
-    DS_CHECK(parse_values(flag, v, 0, 0, 0, &o->sweep[DS_VAR_BUCKET_MB], err));
+    DS_CHECK(ds_values_parse(flag, v, &ds_value_kind_mib, &o->sweep[DS_VAR_BUCKET_MB], err));
   else if (strcmp(flag, "--first-bucket-mb") == 0)
-    DS_CHECK(parse_values(flag, v, 0, 0, 0, &o->sweep[DS_VAR_FIRST_BUCKET_MB], err));
-  else if (strcmp(flag, "--world-size") == 0)
-    DS_CHECK(parse_values(flag, v, 1, 1, 1 << 20, &o->sweep[DS_VAR_WORLD_SIZE], err));
-  else if (strcmp(flag, "--batch") == 0)
-    DS_CHECK(parse_values(flag, v, 1, 1, 1 << 20, &o->sweep[DS_VAR_BATCH], err));
+    DS_CHECK(ds_values_parse(flag, v, &ds_value_kind_mib, &o->sweep[DS_VAR_FIRST_BUCKET_MB], err));
+  else if (strcmp(flag, "--world-size") == 0) {
+    struct ds_value_kind k = ds_value_kind_int(1, 1 << 20);
+    DS_CHECK(ds_values_parse(flag, v, &k, &o->sweep[DS_VAR_WORLD_SIZE], err));
+  } else if (strcmp(flag, "--batch") == 0) {
+    struct ds_value_kind k = ds_value_kind_int(1, 1 << 20);
+    DS_CHECK(ds_values_parse(flag, v, &k, &o->sweep[DS_VAR_BATCH], err));
+  }
   else if (strcmp(flag, "--iters") == 0) {
     DS_CHECK(parse_int(flag, v, 2, 1000, &x, err));
     o->iters = (int32_t)x;
@@ -470,8 +468,8 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
     DS_CHECK(parse_choice(flag, v, names, 2, &c, err));
     o->net_mode = c == 0 ? DS_NET_MAXMIN : DS_NET_CONSTANT;
   } else if (strcmp(flag, "--ring-chunks") == 0) {
-    DS_CHECK(parse_int(flag, v, 1, 4096, &x, err));
-    o->ring_chunks = (int32_t)x;
+    struct ds_value_kind k = ds_value_kind_int(1, 4096);
+    DS_CHECK(ds_values_parse(flag, v, &k, &o->sweep[DS_VAR_RING_CHUNKS], err));
   } else if (strcmp(flag, "--algo") == 0) {
     o->algo_auto = strcmp(v, "auto") == 0;
     o->ar_algo = DS_AR_RING;
@@ -490,16 +488,15 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
     o->nccl_extra = c;
   } else if (strcmp(flag, "--calib") == 0) o->calib = v;
   else if (strcmp(flag, "--no-overlap") == 0) o->no_overlap = 1;
-  else if (strcmp(flag, "--no-sync") == 0)
-    DS_CHECK(parse_values(flag, v, 1, 1, 1024, &o->sweep[DS_VAR_NO_SYNC], err));
+  else if (strcmp(flag, "--no-sync") == 0) {
+    struct ds_value_kind k = ds_value_kind_int(1, 1024);
+    DS_CHECK(ds_values_parse(flag, v, &k, &o->sweep[DS_VAR_NO_SYNC], err));
+  }
   else if (strcmp(flag, "--jobs") == 0) {
     DS_CHECK(parse_int(flag, v, 1, 1024, &x, err));
     o->jobs = (int32_t)x;
   } else if (strcmp(flag, "--jitter") == 0) {
-    double cv;
-    if (ds_units_parse_number(v, &cv) != DS_OK || !(cv >= 0) || cv > 10)
-      return bad(err, flag, "a coefficient of variation from 0 to 10 (e.g. 0.05)", v);
-    o->jitter_cv = cv;
+    DS_CHECK(ds_values_parse(flag, v, &ds_value_kind_cv, &o->sweep[DS_VAR_JITTER], err));
     o->jitter = 1;
   } else if (strcmp(flag, "--samples") == 0) {
     DS_CHECK(parse_int(flag, v, 1, 100000, &x, err));
@@ -509,18 +506,19 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
     if (len < 5 || (strcmp(v + len - 4, ".png") != 0 && strcmp(v + len - 4, ".svg") != 0))
       return bad(err, flag, "a file name ending in .png or .svg", v);
     o->plot = v;
-  } else if (strcmp(flag, "--grad-as-bucket-view") == 0) o->grad_as_bucket_view = 1;
+  } else if (strcmp(flag, "--measured") == 0) o->measured = v;
+  else if (strcmp(flag, "--grad-as-bucket-view") == 0) o->grad_as_bucket_view = 1;
   else if (strcmp(flag, "--find-unused-parameters") == 0) o->find_unused_parameters = 1;
   else if (strcmp(flag, "--static-graph") == 0) o->static_graph = 1;
   else if (strcmp(flag, "--comm-hook") == 0)
-    DS_CHECK(ds_comm_hook_parse(flag, v, &o->comm_hook, err));
+    DS_CHECK(parse_hooks(flag, v, o, err));
   else if (strcmp(flag, "--dp-output-device") == 0) {
-    DS_CHECK(parse_int(flag, v, 0, 1 << 20, &x, err));
-    o->dp_output_device = (int32_t)x;
+    struct ds_value_kind k = ds_value_kind_int(0, 1 << 20);
+    DS_CHECK(ds_values_parse(flag, v, &k, &o->sweep[DS_VAR_DP_OUTPUT_DEVICE], err));
   } else if (strcmp(flag, "--dp-parallel-loss") == 0) o->dp_parallel_loss = 1;
   else if (strcmp(flag, "--ps-servers") == 0) {
-    DS_CHECK(parse_int(flag, v, 1, 1 << 20, &x, err));
-    o->ps_servers = (int32_t)x;
+    struct ds_value_kind k = ds_value_kind_int(1, 1 << 20);
+    DS_CHECK(ds_values_parse(flag, v, &k, &o->sweep[DS_VAR_PS_SERVERS], err));
   } else if (strcmp(flag, "--ps-mode") == 0) {
     static const char *const names[] = {"sync", "async"};
     DS_CHECK(parse_choice(flag, v, names, 2, &c, err));
@@ -544,8 +542,11 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
   o->strategy_id = DS_STRATEGY_DDP;
   o->strategies[0] = DS_STRATEGY_DDP;
   o->n_strategies = 1;
+  /* comm hook 0: comm_hooks[0], none (zeroed) */
   static const double defaults[DS_VAR_COUNT] = {
       [DS_VAR_WORLD_SIZE] = 0, [DS_VAR_BATCH] = 0, [DS_VAR_NO_SYNC] = 1,
+      [DS_VAR_PS_SERVERS] = 1, [DS_VAR_DP_OUTPUT_DEVICE] = 0, [DS_VAR_STRAGGLER] = 1,
+      [DS_VAR_JITTER] = 0, [DS_VAR_RING_CHUNKS] = 1, [DS_VAR_COMM_HOOK] = 0,
       [DS_VAR_FIRST_BUCKET_MB] = 1, [DS_VAR_BUCKET_MB] = 25};
   for (int v = 0; v < DS_VAR_COUNT; v++) {
     o->sweep[v].v[0] = defaults[v];
@@ -554,9 +555,7 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
   o->samples = 1;
   o->iters = 2;
   o->seed = 1;
-  o->ring_chunks = 1;
   o->nccl_extra = 1;
-  o->ps_servers = 1;
   int proto_set = 0;
   for (int i = 1; i < argc; i++) {
     char flag[64];
@@ -621,19 +620,37 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
       return ds_err_set(err, DS_EUSAGE,
                         "--trace and --schedule describe one configuration: give one %s value",
                         var_flags[v]);
-  if (o->plot && o->n_strategies > 1)
-    return ds_err_set(err, DS_EUSAGE, "option --plot draws a sweep of one strategy: give "
-                      "one --strategy");
-  if (o->plot) {
+  /* A list no strategy of the run uses would silently give one value. */
+  for (int v = 0; v < DS_VAR_COUNT; v++) {
+    int used = 0;
+    char users[64] = "";
+    for (int32_t k = 0; k < o->n_strategies; k++)
+      used |= ds_strategy_uses_var(o->strategies[k], (enum ds_sweep_var)v);
+    if (used || o->sweep[v].n < 2) continue;
+    for (int s = 0; s < DS_STRATEGY_COUNT; s++)
+      if (ds_strategy_uses_var((enum ds_strategy)s, (enum ds_sweep_var)v)) {
+        size_t n = strlen(users);
+        snprintf(users + n, sizeof users - n, "%s%s", n ? ", " : "", strategy_names[s]);
+      }
+    return ds_err_set(err, DS_EUSAGE, "option %s: %d values, but no strategy of the run "
+                      "uses it (%s %s)", var_flags[v], o->sweep[v].n, users,
+                      strchr(users, ',') ? "do" : "does");
+  }
+  const char *one = o->plot ? "--plot" : "--measured";
+  if ((o->plot || o->measured) && o->n_strategies > 1)
+    return ds_err_set(err, DS_EUSAGE, "option %s draws a sweep of one strategy: give "
+                      "one --strategy", one);
+  if (o->plot || o->measured) {
     int varying = 0;
     for (int v = 0; v < DS_VAR_COUNT; v++) varying += o->sweep[v].n > 1;
     if (varying != 1)
-      return ds_err_set(err, DS_EUSAGE, "option --plot draws a sweep of one option: give "
-                        "a list or range to exactly one of --bucket-mb, --world-size, "
-                        "--batch, --first-bucket-mb, --no-sync (%d given)", varying);
+      return ds_err_set(err, DS_EUSAGE, "option %s draws a sweep of one option: give "
+                        "a list or range to exactly one option (%d given; docs/sweeps.md)",
+                        one, varying);
   }
-  if (o->ring_chunks > 1 && o->coll_model == DS_COLL_CHOICE_AGGREGATE)
-    return ds_err_set(err, DS_EUSAGE,
-                      "--ring-chunks > 1 needs --coll-model flow (the aggregate ring moves one chunk per step)");
+  for (int32_t k = 0; k < o->sweep[DS_VAR_RING_CHUNKS].n; k++)
+    if (o->sweep[DS_VAR_RING_CHUNKS].v[k] > 1 && o->coll_model == DS_COLL_CHOICE_AGGREGATE)
+      return ds_err_set(err, DS_EUSAGE,
+                        "--ring-chunks > 1 needs --coll-model flow (the aggregate ring moves one chunk per step)");
   return DS_OK;
 }

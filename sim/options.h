@@ -13,12 +13,11 @@
 #include "compute.h"
 #include "net.h"
 #include "report.h"
+#include "values.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define DS_MAX_SWEEP 64
 
 /* Most configurations one run's cross product may have. */
 #define DS_MAX_CONFIGS 4096
@@ -28,22 +27,22 @@ extern "C" {
 
 /* The options that take a list or a range (docs/sweeps.md), in cross
  * product order: the first is the outermost loop, the bucket cap the
- * innermost. */
+ * innermost. The strategy's shape comes first, then noise, then the
+ * collective and the hook, the buckets last (a bucket curve varies
+ * fastest). */
 enum ds_sweep_var {
   DS_VAR_WORLD_SIZE,
   DS_VAR_BATCH,
   DS_VAR_NO_SYNC,
+  DS_VAR_PS_SERVERS,       /* --ps-servers */
+  DS_VAR_DP_OUTPUT_DEVICE, /* --dp-output-device */
+  DS_VAR_STRAGGLER,        /* the factor of the one --straggler given a list */
+  DS_VAR_JITTER,           /* --jitter CV */
+  DS_VAR_RING_CHUNKS,      /* --ring-chunks */
+  DS_VAR_COMM_HOOK,        /* --comm-hook; values index ds_options.comm_hooks */
   DS_VAR_FIRST_BUCKET_MB,
   DS_VAR_BUCKET_MB,
   DS_VAR_COUNT
-};
-
-/* The values one option takes: n >= 1; log_spaced when given as A:B:logN
- * (plots then use a log axis). */
-struct ds_values {
-  double v[DS_MAX_SWEEP];
-  int32_t n;
-  int log_spaced;
 };
 
 /* Training strategies (--strategy, docs/strategies.md). A run takes a list
@@ -64,8 +63,12 @@ const char *ds_strategy_name(enum ds_strategy s);
  * runs the cross product of only the variables it uses; the others keep
  * their first value (and are not printed as varying for its rows), so
  * --strategy dp,ddp --bucket-mb 1,25 gives one dp row and two ddp rows.
- * single uses the batch only (its world is one GPU); dp and ps use world
- * size and batch; ddp uses every variable. */
+ * Every strategy uses the batch and --jitter; single nothing else (its
+ * world is one GPU, its straggler factor the first); dp also world size,
+ * --dp-output-device, the straggler factor and --ring-chunks (its
+ * broadcast and reduce chains); ps world size, --ps-servers and the
+ * straggler factor; ddp everything but --ps-servers and
+ * --dp-output-device. */
 int ds_strategy_uses_var(enum ds_strategy s, enum ds_sweep_var v);
 
 enum ds_coll_choice { DS_COLL_CHOICE_AUTO, DS_COLL_CHOICE_FLOW, DS_COLL_CHOICE_AGGREGATE };
@@ -126,6 +129,14 @@ struct ds_options {
    * first_bucket_mb, world_size, batch, no_sync) are the first value of
    * each option; the sweep runs the cross product of sweep[]. */
   struct ds_values sweep[DS_VAR_COUNT];
+  /* --comm-hook LIST: the hooks in the order given; the scalar comm_hook
+   * is comm_hooks[sweep[DS_VAR_COMM_HOOK].v[0]] */
+  struct ds_comm_hook comm_hooks[DS_MAX_SWEEP];
+  /* --straggler RANK:F1,F2,...: stragglers[straggler_swept_k]'s factor is
+   * sweep[DS_VAR_STRAGGLER] when straggler_swept */
+  int straggler_swept;
+  int32_t straggler_swept_k;
+  const char *measured;             /* NULL: none; else --measured FILE.csv */
   int32_t jobs;                     /* 0: every online core; 1: in process */
   double jitter_cv;                 /* per-kernel coefficient of variation */
   int jitter;                       /* --jitter given */
@@ -143,6 +154,19 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *opt,
 
 /* The flag of a sweep variable ("--bucket-mb"). */
 const char *ds_options_var_flag(enum ds_sweep_var v);
+
+/* The CSV column that carries a sweep variable's value ("bucket_mb",
+ * "world_size", "batch_per_gpu", "straggler_factor", "comm_hook", ...): in
+ * ddpsim's own --format csv output and in a --measured table. */
+const char *ds_options_var_column(enum ds_sweep_var v);
+
+/* Configuration c's value of sweep variable v (c from ds_options_config):
+ * for --comm-hook the index into c->comm_hooks. */
+double ds_options_var_value(const struct ds_options *c, enum ds_sweep_var v);
+
+/* The value of v in configuration c as text ("25", "0.05", "powersgd:4"). */
+void ds_options_var_text(const struct ds_options *c, enum ds_sweep_var v, char *buf,
+                         size_t cap);
 
 /* Number of configurations: for each strategy of the list, the cross
  * product of the sweep variables it uses (ds_strategy_uses_var). */

@@ -204,17 +204,6 @@ static double transfer_ns(const struct route *r, double bytes) {
   return r->lat_ns + bytes / r->bw * 1e9;
 }
 
-struct builder {
-  struct ds_schedule *s;
-  int64_t next_id;
-};
-
-static ds_status emit(struct builder *bd, struct ds_op *op, const int64_t *deps,
-                      size_t n_deps) {
-  op->id = bd->next_id++;
-  return ds_schedule_add(bd->s, op, deps, n_deps, NULL);
-}
-
 /* One iteration's ops with ids id_base + index. prev_pull_base >= 0: ids of
  * the previous iteration's first op, so that each worker's first forward
  * depends on its pulls (the full schedule); < 0 for the one-step schedule. */
@@ -225,7 +214,7 @@ static ds_status build_iteration(const struct ps_sim *s, int64_t id_base,
   const struct ds_compute *c = s->c;
   const struct ds_ps_options *o = s->opt;
   enum ds_ps_mode mode = o->mode;
-  struct builder bd = {out, id_base};
+  struct ds_schedule_builder bd = {out, id_base};
   int dsz = ds_dtype_bytes(c->dtype);
   char name[64];
   /* a worker's first forward waits for its K pulls of the previous step */
@@ -252,7 +241,7 @@ static ds_status build_iteration(const struct ps_sim *s, int64_t id_base,
         op.root = s->sh.gpu[e->k];
         op.bytes = e->bytes;
         op.dur_us = transfer_ns(route_of(s, w, e->k, 0), e->bytes) / 1000;
-        DS_CHECK_GOTO(emit(&bd, &op, deps, 1), st, out);
+        DS_CHECK_GOTO(ds_schedule_emit(&bd, &op, deps, 1), st, out);
         continue;
       }
       if (e->kind == DS_OP_FWD) {
@@ -264,7 +253,7 @@ static ds_status build_iteration(const struct ps_sim *s, int64_t id_base,
       } else {
         op.dur_us = ds_compute_kernel_ns(c, 0, 0) / 1000;
       }
-      DS_CHECK_GOTO(emit(&bd, &op, deps, nd), st, out);
+      DS_CHECK_GOTO(ds_schedule_emit(&bd, &op, deps, nd), st, out);
       deps[0] = op.id;
       nd = 1;
     }
@@ -282,7 +271,7 @@ static ds_status build_iteration(const struct ps_sim *s, int64_t id_base,
                        .name = name, .layer = -1, .bucket = k, .coll = -1,
                        .root = -1, .bytes = bytes,
                        .dur_us = ds_compute_kernel_ns(c, 0, bytes) / 1000};
-    DS_CHECK_GOTO(emit(&bd, &op, &dep, w < 0 || w == g), st, out);
+    DS_CHECK_GOTO(ds_schedule_emit(&bd, &op, &dep, w < 0 || w == g), st, out);
   }
   for (int32_t w = 0; w < y->W; w++)
     for (int32_t k = 0; k < y->K; k++) {
@@ -295,7 +284,7 @@ static ds_status build_iteration(const struct ps_sim *s, int64_t id_base,
                          .root = s->sh.gpu[k], .bytes = bytes,
                          .dur_us = transfer_ns(route_of(s, w, k, 1), bytes) / 1000};
       /* The update is a same-rank op only for the server's own worker. */
-      DS_CHECK_GOTO(emit(&bd, &op, d, w == s->sh.gpu[k] ? 2 : 1), st, out);
+      DS_CHECK_GOTO(ds_schedule_emit(&bd, &op, d, w == s->sh.gpu[k] ? 2 : 1), st, out);
     }
   st = DS_OK;
 out:

@@ -149,6 +149,14 @@ void ds_report_measure(const struct ds_schedule *sched, size_t first, size_t n,
   X(iter_p95_ms, "%.6f", r->iter_p95_ms)                        \
   X(iter_p99_ms, "%.6f", r->iter_p99_ms)
 
+/* Printed after DS_SUMMARY_COLUMNS when the rows have sweep ids. */
+#define DS_SWEEP_ID_COLUMNS(X)                                  \
+  X(ps_servers, "%d", r->opt_ps_servers)                        \
+  X(dp_output_device, "%d", r->opt_dp_output_device)            \
+  X(straggler_factor, "%g", r->straggler_factor)                \
+  X(ring_chunks, "%d", r->opt_ring_chunks)                      \
+  X(comm_hook, "%s", r->comm_hook)
+
 /* Machine-readable times carry six decimals of a millisecond: the engine's
  * nanosecond, so nothing it computed is lost in the CSV or JSON. */
 
@@ -158,6 +166,7 @@ static void print_csv(FILE *fp, const struct ds_summary *rows, int32_t n) {
   const char *sep = "";
 #define DS__CSV_HEAD(col, fmt, expr) fprintf(fp, "%s%s", sep, #col); sep = ",";
   DS_SUMMARY_COLUMNS(DS__CSV_HEAD)
+  if (n > 0 && rows[0].has_sweep_ids) { DS_SWEEP_ID_COLUMNS(DS__CSV_HEAD) }
   if (n > 0 && rows[0].has_quantiles) { DS_QUANTILE_COLUMNS(DS__CSV_HEAD) }
 #undef DS__CSV_HEAD
   fputs(",bucket_mib\n", fp);
@@ -166,6 +175,7 @@ static void print_csv(FILE *fp, const struct ds_summary *rows, int32_t n) {
     sep = "";
 #define DS__CSV_ROW(col, fmt, expr) fprintf(fp, "%s" fmt, sep, expr); sep = ",";
     DS_SUMMARY_COLUMNS(DS__CSV_ROW)
+    if (r->has_sweep_ids) { DS_SWEEP_ID_COLUMNS(DS__CSV_ROW) }
     if (r->has_quantiles) { DS_QUANTILE_COLUMNS(DS__CSV_ROW) }
 #undef DS__CSV_ROW
     /* The bucket sizes, in order, as one field: ';' keeps it one column. */
@@ -188,6 +198,7 @@ static void print_json(FILE *fp, const struct ds_summary *rows, int32_t n) {
           is_string_format(fmt) ? "\"" : "");                          \
   sep = ", ";
     DS_SUMMARY_COLUMNS(DS__JSON_FIELD)
+    if (r->has_sweep_ids) { DS_SWEEP_ID_COLUMNS(DS__JSON_FIELD) }
     if (r->has_quantiles) { DS_QUANTILE_COLUMNS(DS__JSON_FIELD) }
 #undef DS__JSON_FIELD
     fputs(", \"bucket_mib\": [", fp);
@@ -245,6 +256,10 @@ static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
   else
     fprintf(fp, "%s: %d GPUs, batch %lld/GPU, options %s\n", r->strategy, r->world_size,
             (long long)r->batch_per_gpu, r->ddp_options);
+  if (r->has_sweep_ids)
+    fprintf(fp, "  sweep options  ring chunks %d, straggler factor %g, comm hook %s "
+                "(docs/sweeps.md)\n", r->opt_ring_chunks, r->straggler_factor,
+            r->comm_hook);
   fprintf(fp, "  iteration      %10.3f ms\n", r->iter_ms);
   if (r->has_ps)
     fprintf(fp, "    per worker   %10.3f to %.3f ms  (mean above; from the end of "
@@ -320,13 +335,19 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     for (int32_t i = 0; i < n; i++) print_strategy_row(fp, &rows[i]);
     return;
   }
-  /* A sweep of world size, batch or no_sync names them on every block
-   * (the header line shows the first configuration's). */
-  int vary_world = 0, vary_batch = 0, vary_sync = 0;
+  /* A sweep of world size, batch, no_sync, straggler factor, jitter, ring
+   * chunks or hook names them on every block (the header line shows the
+   * first configuration's). */
+  int vary_world = 0, vary_batch = 0, vary_sync = 0, vary_chunks = 0, vary_hook = 0;
+  int vary_straggler = 0, vary_jitter = 0;
   for (int32_t i = 1; i < n; i++) {
     vary_world |= rows[i].world_size != rows[0].world_size;
     vary_batch |= rows[i].batch_per_gpu != rows[0].batch_per_gpu;
     vary_sync |= rows[i].no_sync != rows[0].no_sync;
+    vary_chunks |= rows[i].opt_ring_chunks != rows[0].opt_ring_chunks;
+    vary_hook |= strcmp(rows[i].comm_hook, rows[0].comm_hook) != 0;
+    vary_straggler |= rows[i].straggler_factor != rows[0].straggler_factor;
+    vary_jitter |= rows[i].jitter_cv != rows[0].jitter_cv;
   }
   for (int32_t i = 0; i < n; i++) {
     const struct ds_summary *r = &rows[i];
@@ -347,6 +368,10 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     if (vary_world) fprintf(fp, "world size %d, ", r->world_size);
     if (vary_batch) fprintf(fp, "batch %lld/GPU, ", (long long)r->batch_per_gpu);
     if (vary_sync) fprintf(fp, "no_sync %d, ", r->no_sync);
+    if (vary_straggler) fprintf(fp, "straggler factor %g, ", r->straggler_factor);
+    if (vary_jitter) fprintf(fp, "jitter CV %g, ", r->jitter_cv);
+    if (vary_chunks) fprintf(fp, "ring chunks %d, ", r->opt_ring_chunks);
+    if (vary_hook) fprintf(fp, "comm hook %s, ", r->comm_hook);
     fprintf(fp, "bucket cap %g MiB (first bucket %g MiB)\n", r->bucket_mb,
             r->first_bucket_mb);
     fprintf(fp, "  iteration      %10.3f ms\n", r->iter_ms);

@@ -82,6 +82,16 @@ struct ds_summary {
   int32_t samples;
   double jitter_cv;
   double iter_p50_ms, iter_p95_ms, iter_p99_ms;
+  /* When the run sweeps --ps-servers, --dp-output-device, a --straggler
+   * factor, --ring-chunks or --comm-hook (has_sweep_ids), every row says
+   * its values of them (docs/sweeps.md): the configuration's options, also
+   * for strategies that do not use them; straggler_factor is the swept
+   * straggler's (else the first's; 1 without stragglers). Inline text:
+   * rows cross process boundaries. */
+  int has_sweep_ids;
+  int32_t opt_ps_servers, opt_dp_output_device, opt_ring_chunks;
+  double straggler_factor;
+  char comm_hook[24];
 };
 
 /* Fills the timing fields of s from the op times of ops[first .. first+n)

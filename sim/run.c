@@ -36,6 +36,8 @@
 #include "ps.h"
 #include "report.h"
 #include "sweep.h"
+#include "sweep_measured.h"
+#include "sweep_plot.h"
 #include "topo.h"
 
 #define MIB (1024.0 * 1024.0)
@@ -407,7 +409,8 @@ static ds_status load(struct loaded *ld, const struct ds_options *o, struct ds_e
     ds_calib_apply_compute(&cal, &ld->topo->compute);
   }
   DS_CHECK(ds_model_load(ld->model_path, &ld->model, err));
-  DS_CHECK(ds_comm_hook_check_model(&o->comm_hook, ld->model, err));
+  for (int32_t k = 0; k < o->sweep[DS_VAR_COMM_HOOK].n; k++) /* every hook of a list */
+    DS_CHECK(ds_comm_hook_check_model(&o->comm_hooks[k], ld->model, err));
   DS_CHECK(ds_compute_init(ld->topo, o->dtype, &ld->compute, err));
   return DS_OK;
 }
@@ -454,7 +457,7 @@ static ds_status configure(struct config_run *c, const struct loaded *ld,
   int32_t *gpus = malloc((size_t)c->world * sizeof *gpus);
   if (!gpus) return ds_err_set(err, DS_ENOMEM, "out of memory");
   for (int32_t r = 0; r < c->world; r++) gpus[r] = r;
-  ds_status st = ds_ring_build(c->topo, gpus, c->world, &c->ring, err);
+  ds_status st = ds_ring_build_rails(c->topo, gpus, c->world, &c->ring, err);
   free(gpus);
   DS_CHECK(st);
   /* NCCL's protocols apply to DDP's all-reduces; dp's collectives run as
@@ -651,6 +654,7 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
   ds_status st;
   DS_CHECK_GOTO(configure(&c, x->ld, &oc, i != 0, err), st, out);
   struct ds_summary *s = &row->sum;
+  ds_sweep_set_ids(x->opt, &oc, s);
   int dsz = ds_dtype_bytes(oc.dtype);
   switch (oc.strategy_id) {
   case DS_STRATEGY_PS:
@@ -756,6 +760,7 @@ static ds_status fill_speedups(const struct ds_options *o, const struct loaded *
 
 ds_status ds_run(const struct ds_options *o, FILE *out, struct ds_err *err) {
   struct loaded ld = {0};
+  struct ds_measured meas = {0};
   int64_t n = ds_options_n_configs(o);
   struct ds_row *rows = calloc((size_t)n, sizeof *rows);
   struct ds_summary *sums = calloc((size_t)n, sizeof *sums);
@@ -774,6 +779,8 @@ ds_status ds_run(const struct ds_options *o, FILE *out, struct ds_err *err) {
     if (w > most) most = w;
   }
   DS_CHECK_GOTO(ds_options_rank_factors(o, most, NULL, err), st, done);
+  /* a bad measured table fails before the work */
+  if (o->measured) DS_CHECK_GOTO(ds_measured_load(o, &meas, err), st, done);
   struct sweep_ctx ctx = {o, &ld};
   DS_CHECK_GOTO(ds_sweep_run(n, o->jobs, run_config, &ctx, rows, err), st, done);
   DS_CHECK_GOTO(fill_speedups(o, &ld, rows, n, err), st, done);
@@ -784,7 +791,9 @@ ds_status ds_run(const struct ds_options *o, FILE *out, struct ds_err *err) {
       worst_mem = (int32_t)i;
   }
   /* The plot is written before the report, so a failed plot prints none. */
-  if (o->plot) DS_CHECK_GOTO(ds_sweep_plot(o, sums, (int32_t)n, err), st, done);
+  if (o->plot)
+    DS_CHECK_GOTO(ds_sweep_plot(o, sums, (int32_t)n, o->measured ? &meas : NULL, err), st,
+                  done);
   ds_report_print(out, o->format, sums, (int32_t)n);
   /* A list of strategies ends with them side by side; one strategy's sweep
    * with its best configuration. */
@@ -792,6 +801,8 @@ ds_status ds_run(const struct ds_options *o, FILE *out, struct ds_err *err) {
     ds_report_print_side_by_side(out, sums, (int32_t)n);
   else if (o->format == DS_FORMAT_TEXT)
     ds_sweep_print_best(out, o, sums, (int32_t)n);
+  if (o->measured && o->format == DS_FORMAT_TEXT)
+    DS_CHECK_GOTO(ds_measured_report(out, o, sums, (int32_t)n, &meas, err), st, done);
   double mem = ds_report_peak_mem_gib(&sums[worst_mem]) * GIB;
   if (mem > ld.topo->gpu.mem_bytes && o->format == DS_FORMAT_TEXT)
     fprintf(out, "\nwarning: %.2f GiB per GPU exceeds the %s's %.0f GB of memory\n",
@@ -801,6 +812,7 @@ done:
   for (int64_t i = 0; rows && i < n; i++) ds_row_release(&rows[i]);
   free(rows);
   free(sums);
+  ds_measured_release(&meas);
   ds_model_free(ld.model);
   ds_topo_free(ld.topo);
   return st;

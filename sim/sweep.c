@@ -15,12 +15,10 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../traces/gnuplot.h"
 
 void ds_row_own(struct ds_row *r) {
   struct ds_summary *s = &r->sum;
@@ -258,10 +256,12 @@ static double ms_per_sample(const struct ds_summary *r) {
   return samples > 0 ? r->iter_ms / samples : r->iter_ms;
 }
 
-/* The row the closing line calls best: least iteration time when only the
- * bucket cap varies, else least time per sample. */
-static int32_t best_row(const struct ds_options *o, const struct ds_summary *rows,
-                        int32_t n) {
+int ds_sweep_per_sample(enum ds_sweep_var var) {
+  return var == DS_VAR_WORLD_SIZE || var == DS_VAR_BATCH || var == DS_VAR_NO_SYNC;
+}
+
+int32_t ds_sweep_best_row(const struct ds_options *o, const struct ds_summary *rows,
+                          int32_t n) {
   int by_iter = ds_sweep_single_var(o) == DS_VAR_BUCKET_MB;
   int32_t best = 0;
   for (int32_t i = 1; i < n; i++)
@@ -271,20 +271,64 @@ static int32_t best_row(const struct ds_options *o, const struct ds_summary *row
   return best;
 }
 
-/* "world_size=8 bucket_mb=25": the values of the options that vary. */
-static void describe(const struct ds_options *o, const struct ds_summary *r, char *buf,
-                     size_t cap) {
-  double v[DS_VAR_COUNT] = {
-      [DS_VAR_WORLD_SIZE] = r->world_size, [DS_VAR_BATCH] = (double)r->batch_per_gpu,
-      [DS_VAR_NO_SYNC] = r->no_sync, [DS_VAR_FIRST_BUCKET_MB] = r->first_bucket_mb,
-      [DS_VAR_BUCKET_MB] = r->bucket_mb};
+void ds_sweep_set_ids(const struct ds_options *all, const struct ds_options *c,
+                      struct ds_summary *s) {
+  static const enum ds_sweep_var ids[] = {DS_VAR_PS_SERVERS, DS_VAR_DP_OUTPUT_DEVICE,
+                                          DS_VAR_STRAGGLER, DS_VAR_RING_CHUNKS,
+                                          DS_VAR_COMM_HOOK};
+  s->has_sweep_ids = 0;
+  for (size_t k = 0; k < sizeof ids / sizeof *ids; k++)
+    s->has_sweep_ids |= all->sweep[ids[k]].n > 1;
+  s->opt_ps_servers = c->ps_servers;
+  s->opt_dp_output_device = c->dp_output_device;
+  s->opt_ring_chunks = c->ring_chunks;
+  s->straggler_factor = c->straggler_swept     ? c->stragglers[c->straggler_swept_k].factor
+                        : c->n_stragglers > 0 ? c->stragglers[0].factor
+                                              : 1.0;
+  ds_comm_hook_name(&c->comm_hook, s->comm_hook, sizeof s->comm_hook);
+}
+
+void ds_sweep_points(const struct ds_options *o, const struct ds_summary *rows, int32_t n,
+                     struct ds_sweep_point *out) {
+  enum ds_sweep_var var = (enum ds_sweep_var)ds_sweep_single_var(o);
+  static struct ds_options c; /* large: off the stack */
+  for (int32_t i = 0; i < n; i++) {
+    ds_options_config(o, i, &c);
+    out[i].x = ds_options_var_value(&c, var);
+    out[i].iter_ms = rows[i].iter_ms;
+    out[i].exposed_comm_ms = rows[i].exposed_comm_ms;
+    ds_options_var_text(&c, var, out[i].label, sizeof out[i].label);
+  }
+}
+
+/* "world-size=8 bucket-mb=25": the values of configuration i's options
+ * that vary. */
+static void describe(const struct ds_options *o, int32_t i, char *buf, size_t cap) {
+  static struct ds_options c; /* large: off the stack */
+  ds_options_config(o, i, &c);
   buf[0] = '\0';
   for (int k = 0; k < DS_VAR_COUNT; k++) {
     if (o->sweep[k].n < 2) continue;
+    char text[32];
     size_t used = strlen(buf);
-    snprintf(buf + used, cap - used, "%s%s=%g", used ? " " : "",
-             ds_options_var_flag((enum ds_sweep_var)k) + 2, v[k]);
+    ds_options_var_text(&c, (enum ds_sweep_var)k, text, sizeof text);
+    snprintf(buf + used, cap - used, "%s%s=%s", used ? " " : "",
+             ds_options_var_flag((enum ds_sweep_var)k) + 2, text);
   }
+}
+
+/* A world-size sweep's scaling efficiency: samples/s per rank of each row
+ * over the first row's (100%: linear scaling from the first world size). */
+static void print_scaling(FILE *out, const struct ds_summary *rows, int32_t n) {
+  const struct ds_summary *r0 = &rows[0];
+  if (!(r0->samples_per_s > 0) || r0->world_size <= 0) return;
+  fprintf(out, "scaling efficiency (samples/s per rank over world-size=%d's):",
+          r0->world_size);
+  for (int32_t i = 1; i < n; i++)
+    fprintf(out, "%s %d: %.1f%%", i > 1 ? "," : "", rows[i].world_size,
+            100.0 * (rows[i].samples_per_s / rows[i].world_size) /
+                (r0->samples_per_s / r0->world_size));
+  fputc('\n', out);
 }
 
 void ds_sweep_print_best(FILE *out, const struct ds_options *o,
@@ -304,106 +348,18 @@ void ds_sweep_print_best(FILE *out, const struct ds_options *o,
             rows[worst].bucket_mb, slow);
     return;
   }
-  int32_t best = best_row(o, rows, n), worst = 0, flat = 0;
+  int32_t best = ds_sweep_best_row(o, rows, n), worst = 0, flat = 0;
   for (int32_t i = 1; i < n; i++)
     if (ms_per_sample(&rows[i]) > ms_per_sample(&rows[worst])) worst = i;
   double b = ms_per_sample(&rows[best]), w = ms_per_sample(&rows[worst]);
   for (int32_t i = 0; i < n; i++) flat += ms_per_sample(&rows[i]) <= b * 1.01;
   char bs[256], ws[256];
-  describe(o, &rows[best], bs, sizeof bs);
-  describe(o, &rows[worst], ws, sizeof ws);
+  describe(o, best, bs, sizeof bs);
+  describe(o, worst, ws, sizeof ws);
   fprintf(out, "\nbest configuration: %s (%.3f ms per iteration, %.1f samples/s, "
           "%.1f%% faster per sample than the slowest, %s at %.3f ms); within 1%% of "
           "the best: %d of %d configurations (flatness)\n",
           bs, rows[best].iter_ms, b > 0 ? 1000.0 / b : 0.0,
           w > 0 ? 100.0 * (w - b) / w : 0.0, ws, rows[worst].iter_ms, flat, n);
-}
-
-static double var_value(int var, const struct ds_summary *r) {
-  switch (var) {
-  case DS_VAR_WORLD_SIZE: return r->world_size;
-  case DS_VAR_BATCH: return (double)r->batch_per_gpu;
-  case DS_VAR_NO_SYNC: return r->no_sync;
-  case DS_VAR_FIRST_BUCKET_MB: return r->first_bucket_mb;
-  default: return r->bucket_mb;
-  }
-}
-
-static const char *const var_label[DS_VAR_COUNT] = {
-    [DS_VAR_WORLD_SIZE] = "world size (ranks)", [DS_VAR_BATCH] = "batch per GPU",
-    [DS_VAR_NO_SYNC] = "no_sync K (micro-steps per synchronised step)",
-    [DS_VAR_FIRST_BUCKET_MB] = "first bucket cap (MiB)",
-    [DS_VAR_BUCKET_MB] = "bucket cap (MiB)"};
-
-static ds_status write_data(const char *path, int var, const struct ds_summary *rows,
-                            int32_t n, int32_t best, struct ds_err *err) {
-  FILE *fp = fopen(path, "w");
-  if (!fp) return ds_err_set(err, DS_EIO, "--plot: cannot write %s: %s", path,
-                             strerror(errno));
-  fputs("# x iter_ms exposed_comm_ms\n", fp);
-  for (int32_t i = 0; i < n; i++)
-    fprintf(fp, "%.9g %.6f %.6f\n", var_value(var, &rows[i]), rows[i].iter_ms,
-            rows[i].exposed_comm_ms);
-  fprintf(fp, "\n\n%.9g %.6f\n", var_value(var, &rows[best]), rows[best].iter_ms);
-  if (fclose(fp) != 0) return ds_err_set(err, DS_EIO, "--plot: cannot write %s", path);
-  return DS_OK;
-}
-
-static void write_script(FILE *gp, const char *term, const char *out, const char *data,
-                         const struct ds_options *o, int var,
-                         const struct ds_summary *rows, int32_t best) {
-  const struct ds_summary *b = &rows[best];
-  char title[512], mark[256];
-  fprintf(gp, "set terminal %s size 1000,600 noenhanced font ',11'\nset output ", term);
-  ds_gnuplot_string(gp, out);
-  snprintf(title, sizeof title, "ddpsim: %s %s on %s, %s sweep", b->strategy, b->model,
-           b->topology, ds_options_var_flag((enum ds_sweep_var)var));
-  fputs("\nset title ", gp);
-  ds_gnuplot_string(gp, title);
-  fputs("\nset xlabel ", gp);
-  ds_gnuplot_string(gp, var_label[var]);
-  fputs("\nset ylabel 'ms'\nset grid\nset key top left\nset yrange [0:*]\nset autoscale xfix\nset offsets graph 0.02, graph 0.02, 0, 0\n", gp);
-  if (o->sweep[var].log_spaced) fputs("set logscale x\n", gp);
-  snprintf(mark, sizeof mark, "best: %.4g%s, %.3f ms per iteration", var_value(var, b),
-           var == DS_VAR_BUCKET_MB || var == DS_VAR_FIRST_BUCKET_MB ? " MiB" : "",
-           b->iter_ms);
-  fputs("plot ", gp);
-  ds_gnuplot_string(gp, data);
-  fputs(" index 0 using 1:2 with linespoints lw 2 pt 7 title 'iteration', \\\n"
-        "  '' index 0 using 1:3 with linespoints lw 2 pt 5 title 'exposed communication', \\\n"
-        "  '' index 1 using 1:2 with points pt 6 ps 3 lw 2 lc rgb 'black' title ", gp);
-  ds_gnuplot_string(gp, mark);
-  fputc('\n', gp);
-}
-
-struct script_ctx {
-  const char *data;
-  const struct ds_options *o;
-  int var;
-  const struct ds_summary *rows;
-  int32_t best;
-};
-
-static void script(FILE *gp, const char *term, const char *out, void *ctx) {
-  const struct script_ctx *x = ctx;
-  write_script(gp, term, out, x->data, x->o, x->var, x->rows, x->best);
-}
-
-ds_status ds_sweep_plot(const struct ds_options *o, const struct ds_summary *rows,
-                        int32_t n, struct ds_err *err) {
-  int var = ds_sweep_single_var(o);
-  if (var < 0 || n < 2)
-    return ds_err_set(err, DS_EUSAGE, "--plot needs a sweep of exactly one option");
-  char data[] = "/tmp/ddpsim-sweep-XXXXXX";
-  int fd = mkstemp(data);
-  if (fd < 0)
-    return ds_err_set(err, DS_EIO, "--plot: cannot create a temporary file: %s",
-                      strerror(errno));
-  close(fd);
-  int32_t best = best_row(o, rows, n);
-  ds_status st = write_data(data, var, rows, n, best, err);
-  struct script_ctx x = {data, o, var, rows, best};
-  if (st == DS_OK) st = ds_gnuplot_draw(o->plot, script, &x, err);
-  unlink(data);
-  return st;
+  if (ds_sweep_single_var(o) == DS_VAR_WORLD_SIZE) print_scaling(out, rows, n);
 }

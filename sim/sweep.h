@@ -1,7 +1,9 @@
 /*
  * Sweeps (docs/sweeps.md): running the configurations of a cross product,
  * in this process or in worker processes, and what is said about the
- * whole sweep (the best configuration, the plot).
+ * whole sweep (the best configuration, the scaling of a world-size sweep,
+ * the columns that say which configuration a row is, the points a plot or
+ * a measured comparison sees; the plot itself is sweep_plot.h).
  */
 #ifndef DS_SWEEP_H
 #define DS_SWEEP_H
@@ -52,19 +54,41 @@ ds_status ds_sweep_run(int64_t n, int32_t jobs, ds_sweep_fn fn, void *ctx,
 /* Which sweep variable varies, when exactly one does; -1 otherwise. */
 int ds_sweep_single_var(const struct ds_options *o);
 
+/* Fills the sweep-identity fields of s (report.h: has_sweep_ids and the
+ * option values) from configuration c of the run whose options are all. */
+void ds_sweep_set_ids(const struct ds_options *all, const struct ds_options *c,
+                      struct ds_summary *s);
+
+/* One row of a sweep of one option, as plots and comparisons see it. */
+struct ds_sweep_point {
+  double x;               /* the option's value; --comm-hook: index of the hook */
+  double iter_ms;
+  double exposed_comm_ms;
+  char label[24];         /* the value as text ("25", "powersgd:4") */
+};
+
+/* The points of rows[0 .. n), configuration i's for row i, along the one
+ * swept option of o (ds_sweep_single_var >= 0). */
+void ds_sweep_points(const struct ds_options *o, const struct ds_summary *rows, int32_t n,
+                     struct ds_sweep_point *out);
+
+/* Whether the best of a sweep of var is judged per trained sample (world
+ * size, batch, no_sync: more work per iteration) rather than by iteration
+ * time; then the cost of a point is iter_ms / x, proportional to the time
+ * per sample when only var varies. */
+int ds_sweep_per_sample(enum ds_sweep_var var);
+
+/* The row the closing line calls best (least iteration time for a bucket
+ * sweep, least time per sample otherwise). */
+int32_t ds_sweep_best_row(const struct ds_options *o, const struct ds_summary *rows,
+                          int32_t n);
+
 /* The text closing line of a sweep of n > 1 rows: for a sweep of the
  * bucket cap alone, the best cap; otherwise the best configuration by time
- * per sample and how many lie within 1% of it. */
+ * per sample and how many lie within 1% of it, and for a sweep of the
+ * world size alone each size's scaling efficiency over the first. */
 void ds_sweep_print_best(FILE *out, const struct ds_options *o,
                          const struct ds_summary *rows, int32_t n);
-
-/* Draws iteration time and exposed communication against the swept
- * option of o (exactly one varies) into o->plot with gnuplot
- * ($DDPSIM_GNUPLOT or the first on PATH): data to a temporary file, the
- * image to a temporary name beside the target, renamed when gnuplot
- * succeeded. A missing or failing gnuplot is DS_EIO. */
-ds_status ds_sweep_plot(const struct ds_options *o, const struct ds_summary *rows,
-                        int32_t n, struct ds_err *err);
 
 #ifdef __cplusplus
 }

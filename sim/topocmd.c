@@ -18,6 +18,8 @@
 /* Every ordered pair is checked up to this many GPUs; above, the ring's
  * hops and GPU 0 to and from every GPU. */
 #define ALL_PAIRS_MAX 64
+/* Rails whose GPU order `ddpsim topo` lists (more ranks: the count only). */
+#define RAILS_LISTED_MAX 64
 
 struct topocmd_options {
   const char *topo;
@@ -184,6 +186,29 @@ static ds_status check_reachable(struct ds_topo *t, int32_t world, struct ds_err
   return DS_OK;
 }
 
+/* The rings that run in the ring's place (coll.h rails): each rail's GPUs
+ * when there are few, node boundaries marked '|'. */
+static void print_rails(FILE *out, const struct ds_topo *t, const struct ds_ring *r) {
+  if (r->n_rails == 0) return;
+  if (r->n_rails > 1)
+    fprintf(out, "  rails      %d rings, one per NIC, each carrying 1/%d of the buffer\n",
+            r->n_rails, r->n_rails);
+  else
+    fprintf(out, "  rails      1 ring in another order (its bottleneck beats rank order's)\n");
+  for (int32_t k = 0; k < r->n_rails && r->n <= RAILS_LISTED_MAX; k++) {
+    const struct ds_ring *q = &r->rails[k];
+    fprintf(out, "             rail %d: GPUs", k);
+    for (int32_t p = 0; p < q->n; p++) {
+      int boundary = p > 0 && t->vertex_node[t->gpu_vertex[q->gpus[p]]] !=
+                                  t->vertex_node[t->gpu_vertex[q->gpus[p - 1]]];
+      fprintf(out, "%s %d", boundary ? " |" : "", q->gpus[p]);
+    }
+    fprintf(out, "; bottleneck %.1f GB/s\n", q->min_bw / 1e9);
+  }
+  fprintf(out, "             2(N-1) steps cross %.2f us at most\n",
+          ds_ring_path_lat_ns(r) / 1e3);
+}
+
 static void print_ring(FILE *out, const struct ds_topo *t, const struct ds_ring *r) {
   int32_t slow = 0;
   for (int32_t i = 1; i < r->n; i++)
@@ -192,15 +217,18 @@ static void print_ring(FILE *out, const struct ds_topo *t, const struct ds_ring 
           "%.1f GB/s\n", r->n, r->n - 1, slow, (slow + 1) % r->n, r->min_bw / 1e9);
   fprintf(out, "             hop latency up to %.2f us; 2(N-1) steps cross %.2f us in all\n",
           r->max_lat_ns / 1e3, r->path_lat_ns / 1e3);
-  fprintf(out, "             plain ring all-reduce: busbw at most %.1f GB/s\n",
-          r->min_bw / 1e9);
+  print_rails(out, t, r);
+  fprintf(out, "             plain ring all-reduce: busbw at most %.1f GB/s%s\n",
+          ds_ring_busbw(r) / 1e9,
+          r->n_rails > 1 ? " (the rails together)" : r->n_rails == 1 ? " (reordered)" : "");
   struct ds_nccl_model m;
   struct ds_err why = {0};
   if (ds_nccl_model_build(t, r, DS_NCCL_EXTRA_NONE, &m, &why) == DS_OK)
     fprintf(out, "             NCCL model (%s, %s): %d channel%s x %.1f GB/s = %.1f GB/s "
-            "(Simple; all channels on the ring's routes)\n", ds_nccl_arch_name(m.arch),
+            "(Simple; %s)\n", ds_nccl_arch_name(m.arch),
             ds_nccl_constants_version(), m.channels, m.channels == 1 ? "" : "s",
-            m.chan_bw_bytes_per_s / 1e9, m.busbw_bytes_per_s[DS_PROTO_SIMPLE] / 1e9);
+            m.chan_bw_bytes_per_s / 1e9, m.busbw_bytes_per_s[DS_PROTO_SIMPLE] / 1e9,
+            r->n_rails > 1 ? "channels spread over the rails" : "all channels on the ring's routes");
   else
     fprintf(out, "             NCCL model: unavailable (%s)\n", why.msg);
 }
@@ -230,7 +258,7 @@ static ds_status describe(FILE *out, struct ds_topo *t, const struct topocmd_opt
   if (!gpus) return ds_err_set(err, DS_ENOMEM, "out of memory");
   for (int32_t i = 0; i < world; i++) gpus[i] = i;
   struct ds_ring ring;
-  ds_status st = ds_ring_build(t, gpus, world, &ring, err);
+  ds_status st = ds_ring_build_rails(t, gpus, world, &ring, err);
   free(gpus);
   DS_CHECK(st);
   print_ring(out, t, &ring);

@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sim/model.h"
+
 char *ds_test_slurp(const char *path) {
   FILE *fp = fopen(path, "rb");
   cr_assert(fp != NULL, "cannot open %s", path);
@@ -57,4 +59,72 @@ void ds_test_release(struct ds_test_result *r) {
   free(r->out);
   free(r->err);
   r->out = r->err = NULL;
+}
+
+void ds_test_write_temp(char *path, const char *text) {
+  int fd = mkstemp(path);
+  cr_assert_geq(fd, 0, "mkstemp %s", path);
+  FILE *fp = fdopen(fd, "w");
+  cr_assert_not_null(fp);
+  cr_assert_geq(fputs(text, fp), 0);
+  cr_assert_eq(fclose(fp), 0);
+}
+
+void ds_test_ddpsim_refuses(const char *args, const char *msg) {
+  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  cr_assert_eq(r.status, 2, "%s: status %d, stderr %s", args, r.status, r.err);
+  cr_assert(strstr(r.err, msg), "%s: stderr \"%s\"", args, r.err);
+  cr_assert_str_eq(r.out, "", "%s printed to stdout", args);
+  ds_test_release(&r);
+}
+
+int ds_test_csv_column(const char *csv, const char *col) {
+  size_t len = strlen(col);
+  const char *p = csv;
+  for (int k = 0;; k++) {
+    size_t n = strcspn(p, ",\n");
+    if (n == len && strncmp(p, col, len) == 0) return k;
+    if (p[n] != ',') break;
+    p += n + 1;
+  }
+  cr_assert_fail("no column %s in %.*s", col, (int)strcspn(csv, "\n"), csv);
+  return -1;
+}
+
+const char *ds_test_csv_row(const char *csv, int row) {
+  const char *p = strchr(csv, '\n');
+  for (int i = 0; i < row && p; i++) p = strchr(p + 1, '\n');
+  cr_assert(p != NULL && p[1], "no data row %d in %s", row, csv);
+  return p + 1;
+}
+
+/* The start of field k of line. */
+static const char *field_start(const char *line, int k) {
+  for (int i = 0; i < k; i++) {
+    line += strcspn(line, ",\n");
+    cr_assert(*line == ',', "line has fewer than %d fields", k + 1);
+    line++;
+  }
+  return line;
+}
+
+double ds_test_csv_field(const char *line, int k) { return strtod(field_start(line, k), NULL); }
+
+double ds_test_csv_num(const char *csv, const char *col, int row) {
+  return ds_test_csv_field(ds_test_csv_row(csv, row), ds_test_csv_column(csv, col));
+}
+
+void ds_test_csv_str(const char *csv, const char *col, int row, char *buf, size_t cap) {
+  const char *f = field_start(ds_test_csv_row(csv, row), ds_test_csv_column(csv, col));
+  size_t n = strcspn(f, ",\n");
+  if (n >= cap) n = cap - 1;
+  memcpy(buf, f, n);
+  buf[n] = '\0';
+}
+
+struct ds_model *ds_test_model(const char *path) {
+  struct ds_model *m = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_model_load(path, &m, &err), DS_OK, "%s", err.msg);
+  return m;
 }

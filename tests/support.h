@@ -1,10 +1,15 @@
 /*
- * What the end-to-end tests share: reading a file whole and running a
- * command with its stdout and stderr captured. Linked into every test
+ * What the tests share: reading and writing a file whole, running a command
+ * with its stdout and stderr captured (and expecting ddpsim to refuse), its
+ * CSV output read by column name, loading a model. Linked into every test
  * binary (Makefile: TEST_SUPPORT_OBJ); failures are Criterion assertions.
  */
 #ifndef DS_TEST_SUPPORT_H
 #define DS_TEST_SUPPORT_H
+
+#include <stddef.h>
+
+struct ds_model;
 
 struct ds_test_result {
   int status; /* exit status; 128 when killed by a signal */
@@ -26,5 +31,31 @@ struct ds_test_result ds_test_run(const char *prefix, const char *binary,
                                   const char *args);
 
 void ds_test_release(struct ds_test_result *r);
+
+/* Writes text to a new file named after the template path (ending in
+ * XXXXXX, which the name replaces); the caller unlinks it. */
+void ds_test_write_temp(char *path, const char *text);
+
+/* Runs ddpsim with args and expects a refusal: exit status 2, msg in its
+ * stderr, nothing on its stdout. */
+void ds_test_ddpsim_refuses(const char *args, const char *msg);
+
+/* CSV text as ddpsim prints it: a header line of column names, then data
+ * rows. Rows and columns count from 0; a missing one fails the test. */
+
+/* The index of the column named col (the whole name). */
+int ds_test_csv_column(const char *csv, const char *col);
+/* The start of data row `row` (the line after the header is row 0). */
+const char *ds_test_csv_row(const char *csv, int row);
+/* Field k of one CSV line, as a number. */
+double ds_test_csv_field(const char *line, int k);
+/* Column col of data row `row`, as a number. */
+double ds_test_csv_num(const char *csv, const char *col, int row);
+/* Column col of data row `row` as a string, cut to cap - 1 characters. */
+void ds_test_csv_str(const char *csv, const char *col, int row, char *buf, size_t cap);
+
+/* The model at path (relative to the repository root); the caller frees it
+ * (ds_model_free). */
+struct ds_model *ds_test_model(const char *path);
 
 #endif

@@ -14,18 +14,14 @@
 
 #include "real/calib_write.h"
 #include "sim/calib.h"
+#include "tests/support.h"
 
 /* Writes text to a temporary file (its name in path, 64 bytes) and loads
  * it; returns the status, message in err. */
 static ds_status load_text(const char *text, struct ds_calib *c, struct ds_err *err,
                            char *path) {
   strcpy(path, "/tmp/ddpsim-calib-XXXXXX");
-  int fd = mkstemp(path);
-  cr_assert_geq(fd, 0);
-  FILE *fp = fdopen(fd, "w");
-  cr_assert_not_null(fp);
-  fputs(text, fp);
-  fclose(fp);
+  ds_test_write_temp(path, text);
   ds_status st = ds_calib_load(path, c, err);
   unlink(path);
   return st;

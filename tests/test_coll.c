@@ -3,78 +3,18 @@
  * chunks, the bus-bandwidth bound, agreement of the per-flow and the
  * aggregated executions, and contention on a shared PCIe uplink.
  */
-#include <criterion/criterion.h>
-#include <math.h>
-#include <stdio.h>
-#include <stdint.h>
-
-#include "sim/coll.h"
-#include "sim/engine.h"
-#include "sim/events.h"
-#include "sim/net.h"
-#include "sim/topo.h"
-
-#define MAXR 64
-
-struct harness {
-  struct ds_topo *topo;
-  struct ds_ring ring;
-  struct ds_engine *eng;
-  struct ds_net *net;
-  struct ds_coll *coll;
-  int64_t done_ns[MAXR];
-};
-
-static void on_sent(void *owner, uint64_t tag) {
-  struct harness *h = owner;
-  cr_assert_eq(ds_coll_flow_sent(h->coll, (int32_t)(tag & 0xffffffffu)), DS_OK);
-}
-
-static void on_flow(void *owner, uint64_t tag) {
-  struct harness *h = owner;
-  cr_assert_eq(ds_coll_flow_done(h->coll, (int32_t)(tag & 0xffffffffu)), DS_OK);
-}
-
-static void on_member(void *owner, int32_t member) {
-  struct harness *h = owner;
-  h->done_ns[member] = ds_engine_now(h->eng);
-}
-
-static void handle(void *ctx, struct ds_engine *eng, const struct ds_event *ev) {
-  (void)eng;
-  ds_net_handle_event(((struct harness *)ctx)->net, ev);
-}
-
-static void load(struct harness *h, const char *file) {
-  struct ds_err err = {0};
-  char path[256];
-  snprintf(path, sizeof path, "tests/data/%s", file);
-  memset(h, 0, sizeof *h);
-  cr_assert_eq(ds_topo_load(path, NULL, &h->topo, &err), DS_OK, "%s", err.msg);
-}
+#include "tests/coll_harness.h"
 
 /* Runs one all-reduce of `bytes` over the ring `gpus` (all ranks enter at
- * t = 0) and returns the time the last rank finished. */
+ * t = 0) through ds_coll_allreduce_new and returns the time the last rank
+ * finished. */
 static int64_t run_allreduce(struct harness *h, const int32_t *gpus, int32_t n,
                              double bytes, enum ds_coll_model model,
                              enum ds_net_mode mode, int32_t chunks) {
-  struct ds_err err = {0};
-  cr_assert_eq(ds_ring_build(h->topo, gpus, n, &h->ring, &err), DS_OK, "%s", err.msg);
-  cr_assert_eq(ds_engine_new(0, handle, h, &h->eng), DS_OK);
-  cr_assert_eq(ds_net_new(h->topo, h->eng, mode, on_flow, on_sent, h, &h->net), DS_OK);
+  harness_open(h, gpus, n, mode);
   cr_assert_eq(ds_coll_allreduce_new(&h->ring, h->net, model, chunks, bytes, 0,
-                                     on_member, h, &h->coll), DS_OK);
-  for (int32_t i = 0; i < n; i++) h->done_ns[i] = -1;
-  for (int32_t i = 0; i < n; i++) cr_assert_eq(ds_coll_enter(h->coll, i), DS_OK);
-  ds_engine_run(h->eng, INT64_MAX);
-  int64_t last = 0;
-  for (int32_t i = 0; i < n; i++) {
-    cr_assert_geq(h->done_ns[i], 0, "rank %d never finished", i);
-    if (h->done_ns[i] > last) last = h->done_ns[i];
-  }
-  ds_coll_free(h->coll);
-  ds_net_free(h->net);
-  ds_engine_free(h->eng);
+                                     harness_on_member, h, &h->coll), DS_OK);
+  int64_t last = harness_finish(h, n, "ring");
   ds_ring_release(&h->ring);
   return last;
 }
@@ -90,7 +30,7 @@ Test(coll, ring_closed_form_uniform_ring) {
    * 14 * 2 us + 14 * 1 ms = 14.028 ms, in both executions. */
   struct harness h;
   int32_t gpus[8];
-  load(&h, "ring8.yaml");
+  harness_load(&h, "tests/data/ring8.yaml");
   identity(gpus, 8);
   cr_assert_eq(run_allreduce(&h, gpus, 8, 100e6, DS_COLL_FLOW, DS_NET_MAXMIN, 1),
                14028000);
@@ -106,7 +46,7 @@ Test(coll, ring_closed_form_many_sizes_and_ranks) {
    * nanosecond may add at most half a ns per step. */
   struct harness h;
   int32_t gpus[8];
-  load(&h, "ring8.yaml");
+  harness_load(&h, "tests/data/ring8.yaml");
   identity(gpus, 8);
   const double sizes[] = {1, 1000, 123457, 8388608, 1e9 + 7};
   for (int32_t n = 2; n <= 8; n++)
@@ -133,7 +73,7 @@ Test(coll, ring_pipelined_chunks) {
    * 13 * 1000 us + 1000 us + 2 us = 14.002 ms. */
   struct harness h;
   int32_t gpus[8];
-  load(&h, "ring8.yaml");
+  harness_load(&h, "tests/data/ring8.yaml");
   identity(gpus, 8);
   cr_assert_eq(run_allreduce(&h, gpus, 8, 100e6, DS_COLL_FLOW, DS_NET_MAXMIN, 4),
                14002000);
@@ -146,12 +86,11 @@ Test(coll, ring_pipelined_chunks) {
 
 static void check_busbw(const char *file, int32_t n) {
   struct harness h;
-  int32_t gpus[MAXR];
-  load(&h, file);
+  int32_t gpus[HARNESS_MAXR];
+  harness_load(&h, file);
   identity(gpus, n);
-  struct ds_err err = {0};
   struct ds_ring r;
-  cr_assert_eq(ds_ring_build(h.topo, gpus, n, &r, &err), DS_OK);
+  harness_ring(h.topo, n, &r);
   double bottleneck = r.min_bw;
   ds_ring_release(&r);
   for (double s = 1024; s <= 1.1e9; s *= 8)
@@ -168,9 +107,9 @@ static void check_busbw(const char *file, int32_t n) {
 }
 
 Test(coll, busbw_never_exceeds_the_bottleneck_link) {
-  check_busbw("ring8.yaml", 8);
-  check_busbw("twonode.yaml", 8);
-  check_busbw("pcie4.yaml", 4);
+  check_busbw("tests/data/ring8.yaml", 8);
+  check_busbw("tests/data/twonode.yaml", 8);
+  check_busbw("tests/data/pcie4.yaml", 4);
 }
 
 Test(coll, aggregate_matches_flow_on_two_nodes) {
@@ -181,7 +120,7 @@ Test(coll, aggregate_matches_flow_on_two_nodes) {
    * consecutive hops: 2 * (6 * 2 + 2 * 5) - (2 + 2) = 40 us. */
   struct harness h;
   int32_t gpus[8];
-  load(&h, "twonode.yaml");
+  harness_load(&h, "tests/data/twonode.yaml");
   identity(gpus, 8);
   int64_t flow = run_allreduce(&h, gpus, 8, 64e6, DS_COLL_FLOW, DS_NET_MAXMIN, 1);
   int64_t agg = run_allreduce(&h, gpus, 8, 64e6, DS_COLL_AGGREGATE, DS_NET_MAXMIN, 1);
@@ -204,7 +143,7 @@ Test(coll, shared_pcie_uplink_halves_the_ring) {
    *     T = 24 us + 12 ms (aggregate: the link is crossed twice; per flow:
    *     two flows share it). */
   struct harness h;
-  load(&h, "pcie4.yaml");
+  harness_load(&h, "tests/data/pcie4.yaml");
   const int32_t straight[] = {0, 1, 2, 3}, crossed[] = {0, 2, 1, 3};
   cr_assert_eq(run_allreduce(&h, straight, 4, 40e6, DS_COLL_AGGREGATE, DS_NET_MAXMIN, 1),
                6018000);
@@ -223,34 +162,21 @@ Test(coll, shared_pcie_uplink_halves_the_ring) {
 Test(coll, single_rank_is_free) {
   struct harness h;
   int32_t gpus[1] = {0};
-  load(&h, "ring8.yaml");
+  harness_load(&h, "tests/data/ring8.yaml");
   cr_assert_eq(run_allreduce(&h, gpus, 1, 1e6, DS_COLL_FLOW, DS_NET_MAXMIN, 1), 0);
   ds_topo_free(h.topo);
 }
 
 /* NCCL protocols and channels (struct ds_coll_proto, by hand). */
 
+/* As run_allreduce through ds_coll_allreduce_new_proto, one chunk, the
+ * max-min network; keeps h->ring for the caller to read and release. */
 static int64_t run_proto(struct harness *h, const int32_t *gpus, int32_t n, double bytes,
                          enum ds_coll_model model, const struct ds_coll_proto *p) {
-  struct ds_err err = {0};
-  cr_assert_eq(ds_ring_build(h->topo, gpus, n, &h->ring, &err), DS_OK, "%s", err.msg);
-  cr_assert_eq(ds_engine_new(0, handle, h, &h->eng), DS_OK);
-  cr_assert_eq(ds_net_new(h->topo, h->eng, DS_NET_MAXMIN, on_flow, on_sent, h, &h->net),
-               DS_OK);
+  harness_open(h, gpus, n, DS_NET_MAXMIN);
   cr_assert_eq(ds_coll_allreduce_new_proto(&h->ring, h->net, model, 1, bytes, p, 0,
-                                           on_member, h, &h->coll), DS_OK);
-  for (int32_t i = 0; i < n; i++) h->done_ns[i] = -1;
-  for (int32_t i = 0; i < n; i++) cr_assert_eq(ds_coll_enter(h->coll, i), DS_OK);
-  ds_engine_run(h->eng, INT64_MAX);
-  int64_t last = 0;
-  for (int32_t i = 0; i < n; i++) {
-    cr_assert_geq(h->done_ns[i], 0, "rank %d never finished", i);
-    if (h->done_ns[i] > last) last = h->done_ns[i];
-  }
-  ds_coll_free(h->coll);
-  ds_net_free(h->net);
-  ds_engine_free(h->eng);
-  return last;
+                                           harness_on_member, h, &h->coll), DS_OK);
+  return harness_finish(h, n, "ring/proto");
 }
 
 static struct ds_coll_proto hand_proto(int32_t channels, double cap, double wire) {
@@ -270,7 +196,7 @@ Test(coll, proto_closed_form_capped_channels) {
    * per flow and aggregated, and the closed-form helper agrees. */
   struct harness h;
   int32_t gpus[8];
-  load(&h, "ring8.yaml");
+  harness_load(&h, "tests/data/ring8.yaml");
   identity(gpus, 8);
   struct ds_coll_proto p = hand_proto(4, 2e9, 2);
   cr_assert_eq(run_proto(&h, gpus, 8, 80e6, DS_COLL_FLOW, &p), 35013400);
@@ -290,7 +216,7 @@ Test(coll, proto_link_bound_when_channels_exceed_it) {
    * for N = 2..8 the same with 2(N-1) steps (within a ns per step). */
   struct harness h;
   int32_t gpus[8];
-  load(&h, "ring8.yaml");
+  harness_load(&h, "tests/data/ring8.yaml");
   identity(gpus, 8);
   struct ds_coll_proto p = hand_proto(8, 2e9, 1);
   for (int32_t n = 2; n <= 8; n++)
@@ -312,7 +238,7 @@ Test(coll, proto_contention_stays_real) {
    * Expected, because T = 5 us + 6 * 1 us + 6/4 * 40 MB / (2 * 2.5 GB/s)
    * = 12.011 ms: the same halving as the plain ring, now with channels. */
   struct harness h;
-  load(&h, "pcie4.yaml");
+  harness_load(&h, "tests/data/pcie4.yaml");
   const int32_t crossed[] = {0, 2, 1, 3};
   struct ds_coll_proto p = hand_proto(2, 4e9, 1);
   cr_assert_eq(run_proto(&h, crossed, 4, 40e6, DS_COLL_FLOW, &p), 12011000);
@@ -327,7 +253,7 @@ Test(coll, proto_null_is_the_plain_ring) {
    * on ring8 at 100 MB (see ring_closed_form_uniform_ring). */
   struct harness h;
   int32_t gpus[8];
-  load(&h, "ring8.yaml");
+  harness_load(&h, "tests/data/ring8.yaml");
   identity(gpus, 8);
   cr_assert_eq(run_proto(&h, gpus, 8, 100e6, DS_COLL_FLOW, NULL), 14028000);
   ds_ring_release(&h.ring);
@@ -340,14 +266,14 @@ Test(coll, hop_classes_and_proto_names) {
   struct ds_err err = {0};
   int32_t gpus[8];
   identity(gpus, 8);
-  load(&h, "twonode.yaml");
+  harness_load(&h, "tests/data/twonode.yaml");
   cr_assert_eq(ds_ring_build(h.topo, gpus, 8, &h.ring, &err), DS_OK);
   int net = 0;
   for (int32_t i = 0; i < 8; i++) net += h.ring.hop_class[i] == DS_HOP_NET;
   cr_assert_eq(net, 2);
   ds_ring_release(&h.ring);
   ds_topo_free(h.topo);
-  load(&h, "pcie4.yaml");
+  harness_load(&h, "tests/data/pcie4.yaml");
   cr_assert_eq(ds_ring_build(h.topo, gpus, 4, &h.ring, &err), DS_OK);
   cr_assert_eq(h.ring.hop_class[0], DS_HOP_PCI);
   ds_ring_release(&h.ring);

@@ -4,90 +4,10 @@
  * GB/s, 1 us links, so alpha = 2 us, B = 12.5 GB/s), the bus bandwidth
  * bound, and what ds_coll_new refuses.
  */
-#include <criterion/criterion.h>
-#include <math.h>
-#include <stdio.h>
-#include <stdint.h>
+#include "tests/coll_harness.h"
 
-#include "sim/coll.h"
-#include "sim/engine.h"
-#include "sim/events.h"
-#include "sim/net.h"
-#include "sim/topo.h"
-
-#define MAXR 64
 #define ALPHA 2000.0  /* ns */
 #define BW 12.5       /* bytes per ns */
-
-struct harness {
-  struct ds_topo *topo;
-  struct ds_ring ring;
-  struct ds_engine *eng;
-  struct ds_net *net;
-  struct ds_coll *coll;
-  int64_t done_ns[MAXR];
-};
-
-static void on_sent(void *owner, uint64_t tag) {
-  struct harness *h = owner;
-  cr_assert_eq(ds_coll_flow_sent(h->coll, (int32_t)(tag & 0xffffffffu)), DS_OK);
-}
-
-static void on_flow(void *owner, uint64_t tag) {
-  struct harness *h = owner;
-  cr_assert_eq(ds_coll_flow_done(h->coll, (int32_t)(tag & 0xffffffffu)), DS_OK);
-}
-
-static void on_member(void *owner, int32_t member) {
-  struct harness *h = owner;
-  cr_assert_eq(h->done_ns[member], -1, "member %d finished twice", member);
-  h->done_ns[member] = ds_engine_now(h->eng);
-}
-
-static void handle(void *ctx, struct ds_engine *eng, const struct ds_event *ev) {
-  (void)eng;
-  ds_net_handle_event(((struct harness *)ctx)->net, ev);
-}
-
-static void load(struct harness *h, const char *file) {
-  struct ds_err err = {0};
-  char path[256];
-  snprintf(path, sizeof path, "tests/data/%s", file);
-  memset(h, 0, sizeof *h);
-  cr_assert_eq(ds_topo_load(path, NULL, &h->topo, &err), DS_OK, "%s", err.msg);
-}
-
-/* Runs one collective over GPUs 0..n-1 (all enter at t = 0); fills
- * h->done_ns and returns the last member's finish. */
-static int64_t run_kind(struct harness *h, enum ds_coll_kind kind, int32_t n, double bytes,
-                        int32_t root, int32_t chunks, enum ds_coll_model model) {
-  struct ds_err err = {0};
-  int32_t gpus[MAXR];
-  for (int32_t i = 0; i < n; i++) gpus[i] = i;
-  cr_assert_eq(ds_ring_build(h->topo, gpus, n, &h->ring, &err), DS_OK, "%s", err.msg);
-  cr_assert_eq(ds_engine_new(0, handle, h, &h->eng), DS_OK);
-  cr_assert_eq(ds_net_new(h->topo, h->eng, DS_NET_MAXMIN, on_flow, on_sent, h, &h->net),
-               DS_OK);
-  struct ds_coll_spec spec = {.kind = kind, .topo = h->topo, .ring = &h->ring,
-                              .net = h->net, .model = model, .chunks = chunks,
-                              .bytes = bytes, .root = root, .on_done = on_member,
-                              .owner = h};
-  cr_assert_eq(ds_coll_new(&spec, &h->coll, &err), DS_OK, "%s", err.msg);
-  for (int32_t i = 0; i < n; i++) h->done_ns[i] = -1;
-  for (int32_t i = 0; i < n; i++) cr_assert_eq(ds_coll_enter(h->coll, i), DS_OK);
-  ds_engine_run(h->eng, INT64_MAX);
-  int64_t last = 0;
-  for (int32_t i = 0; i < n; i++) {
-    cr_assert_geq(h->done_ns[i], 0, "kind %d: member %d never finished", kind, i);
-    if (h->done_ns[i] > last) last = h->done_ns[i];
-  }
-  cr_assert_eq(ds_net_flows_pending(h->net), 0);
-  ds_coll_free(h->coll);
-  ds_net_free(h->net);
-  ds_engine_free(h->eng);
-  ds_ring_release(&h->ring);
-  return last;
-}
 
 Test(coll_kinds, allgather_and_reducescatter_closed_form) {
   /* N-1 ring steps of S/N each. Expected, because every step waits one hop
@@ -97,17 +17,17 @@ Test(coll_kinds, allgather_and_reducescatter_closed_form) {
    * largest sum of N-1 consecutive hops: 7 * 2 us). N = 2..8 and odd sizes
    * within half a ns per step. */
   struct harness h;
-  load(&h, "ring8.yaml");
+  harness_load(&h, "tests/data/ring8.yaml");
   const enum ds_coll_kind kinds[] = {DS_COLL_ALLGATHER, DS_COLL_REDUCESCATTER};
   for (int k = 0; k < 2; k++) {
-    cr_assert_eq(run_kind(&h, kinds[k], 8, 80e6, -1, 1, DS_COLL_FLOW), 5614000);
-    cr_assert_eq(run_kind(&h, kinds[k], 8, 80e6, -1, 1, DS_COLL_AGGREGATE), 5614000);
+    cr_assert_eq(harness_run_kind(&h, kinds[k], 8, 80e6, -1, 1, DS_COLL_FLOW), 5614000);
+    cr_assert_eq(harness_run_kind(&h, kinds[k], 8, 80e6, -1, 1, DS_COLL_AGGREGATE), 5614000);
     const double sizes[] = {1, 123457, 8388608, 1e9 + 7};
     for (int32_t n = 2; n <= 8; n++)
       for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
         for (int m = 0; m < 2; m++) {
           double expect = (n - 1) * ALPHA + (double)(n - 1) / n * sizes[s] / BW;
-          int64_t got = run_kind(&h, kinds[k], n, sizes[s], -1, 1,
+          int64_t got = harness_run_kind(&h, kinds[k], n, sizes[s], -1, 1,
                                  m ? DS_COLL_AGGREGATE : DS_COLL_FLOW);
           cr_assert_leq(fabs((double)got - expect), n, "kind %d N=%d S=%g m=%d: %lld vs %.1f",
                         kinds[k], n, sizes[s], m, (long long)got, expect);
@@ -122,8 +42,8 @@ Test(coll_kinds, allgather_pipelined_chunks) {
    * S = 80 MB, C = 4: t = 200 us, C t = 800 us wins: 6 * 800 + 800 + 2 us
    * = 5.602 ms. */
   struct harness h;
-  load(&h, "ring8.yaml");
-  cr_assert_eq(run_kind(&h, DS_COLL_ALLGATHER, 8, 80e6, -1, 4, DS_COLL_FLOW), 5602000);
+  harness_load(&h, "tests/data/ring8.yaml");
+  cr_assert_eq(harness_run_kind(&h, DS_COLL_ALLGATHER, 8, 80e6, -1, 4, DS_COLL_FLOW), 5602000);
   ds_topo_free(h.topo);
 }
 
@@ -138,13 +58,13 @@ Test(coll_kinds, broadcast_and_reduce_chain_closed_form) {
    *   C = 100: 14 us + 106 * 80 us = 8.494 ms   (-> S/B as C grows).
    * Every rooted position alike: root 0 and root 5, broadcast and reduce. */
   struct harness h;
-  load(&h, "ring8.yaml");
+  harness_load(&h, "tests/data/ring8.yaml");
   const enum ds_coll_kind kinds[] = {DS_COLL_BROADCAST, DS_COLL_REDUCE};
   for (int k = 0; k < 2; k++)
     for (int32_t root = 0; root <= 5; root += 5) {
-      cr_assert_eq(run_kind(&h, kinds[k], 8, 100e6, root, 1, DS_COLL_FLOW), 56014000);
-      cr_assert_eq(run_kind(&h, kinds[k], 8, 100e6, root, 4, DS_COLL_FLOW), 20014000);
-      cr_assert_eq(run_kind(&h, kinds[k], 8, 100e6, root, 100, DS_COLL_FLOW), 8494000);
+      cr_assert_eq(harness_run_kind(&h, kinds[k], 8, 100e6, root, 1, DS_COLL_FLOW), 56014000);
+      cr_assert_eq(harness_run_kind(&h, kinds[k], 8, 100e6, root, 4, DS_COLL_FLOW), 20014000);
+      cr_assert_eq(harness_run_kind(&h, kinds[k], 8, 100e6, root, 100, DS_COLL_FLOW), 8494000);
     }
   ds_topo_free(h.topo);
 }
@@ -158,12 +78,12 @@ Test(coll_kinds, broadcast_members_finish_along_the_chain) {
    * Reduce to root 6 runs the chain 7, 0, ..., 5, 6: rank 7 first (8 ms),
    * the root last (20.014 ms). */
   struct harness h;
-  load(&h, "ring8.yaml");
-  run_kind(&h, DS_COLL_BROADCAST, 8, 100e6, 6, 4, DS_COLL_FLOW);
+  harness_load(&h, "tests/data/ring8.yaml");
+  harness_run_kind(&h, DS_COLL_BROADCAST, 8, 100e6, 6, 4, DS_COLL_FLOW);
   for (int32_t p = 0; p < 7; p++)
     cr_assert_eq(h.done_ns[(6 + p) % 8], p * 2002000 + 8000000, "position %d", p);
   cr_assert_eq(h.done_ns[5], 20014000);
-  run_kind(&h, DS_COLL_REDUCE, 8, 100e6, 6, 4, DS_COLL_FLOW);
+  harness_run_kind(&h, DS_COLL_REDUCE, 8, 100e6, 6, 4, DS_COLL_FLOW);
   for (int32_t p = 0; p < 7; p++)
     cr_assert_eq(h.done_ns[(7 + p) % 8], p * 2002000 + 8000000, "position %d", p);
   cr_assert_eq(h.done_ns[6], 20014000);
@@ -178,14 +98,14 @@ Test(coll_kinds, gather_and_scatter_closed_form) {
    *   T = alpha + (N-1)/N S/B; ring8, S = 80 MB: 2 us + 5.6 ms, and every
    * member finishes then (each flow ends at the same instant). */
   struct harness h;
-  load(&h, "ring8.yaml");
+  harness_load(&h, "tests/data/ring8.yaml");
   const enum ds_coll_kind kinds[] = {DS_COLL_GATHER, DS_COLL_SCATTER};
   for (int k = 0; k < 2; k++) {
-    cr_assert_eq(run_kind(&h, kinds[k], 8, 80e6, 3, 1, DS_COLL_FLOW), 5602000);
+    cr_assert_eq(harness_run_kind(&h, kinds[k], 8, 80e6, 3, 1, DS_COLL_FLOW), 5602000);
     for (int32_t m = 0; m < 8; m++) cr_assert_eq(h.done_ns[m], 5602000);
     for (int32_t n = 2; n <= 8; n++) {
       double expect = ALPHA + (double)(n - 1) / n * 1e9 / BW;
-      int64_t got = run_kind(&h, kinds[k], n, 1e9, n - 1, 1, DS_COLL_FLOW);
+      int64_t got = harness_run_kind(&h, kinds[k], n, 1e9, n - 1, 1, DS_COLL_FLOW);
       cr_assert_leq(fabs((double)got - expect), 1, "N=%d: %lld vs %.1f", n, (long long)got,
                     expect);
     }
@@ -197,8 +117,8 @@ Test(coll_kinds, sendrecv_closed_form) {
   /* One flow of S from member 0 to member 1: T = alpha + S/B = 2 us + 8 ms
    * for 100 MB, both ends finishing at delivery. */
   struct harness h;
-  load(&h, "ring8.yaml");
-  cr_assert_eq(run_kind(&h, DS_COLL_SENDRECV, 2, 100e6, 0, 1, DS_COLL_FLOW), 8002000);
+  harness_load(&h, "tests/data/ring8.yaml");
+  cr_assert_eq(harness_run_kind(&h, DS_COLL_SENDRECV, 2, 100e6, 0, 1, DS_COLL_FLOW), 8002000);
   cr_assert_eq(h.done_ns[0], 8002000);
   ds_topo_free(h.topo);
 }
@@ -206,12 +126,10 @@ Test(coll_kinds, sendrecv_closed_form) {
 /* nccl-tests' busbw = S/T * factor must never exceed the bottleneck link. */
 static void check_busbw(const char *file, int32_t n) {
   struct harness h;
-  load(&h, file);
+  harness_load(&h, file);
   struct ds_err err = {0};
-  int32_t gpus[MAXR];
-  for (int32_t i = 0; i < n; i++) gpus[i] = i;
   struct ds_ring r;
-  cr_assert_eq(ds_ring_build(h.topo, gpus, n, &r, &err), DS_OK);
+  harness_ring(h.topo, n, &r);
   double bottleneck = r.min_bw;
   ds_ring_release(&r);
   for (int k = 0; k < DS_COLL_KIND_COUNT; k++) {
@@ -220,7 +138,7 @@ static void check_busbw(const char *file, int32_t n) {
     for (double s = 1024; s <= 1.1e9; s *= 16) {
       int32_t chunks = k == DS_COLL_BROADCAST || k == DS_COLL_REDUCE
                            ? ds_coll_chain_chunks(s, 1) : 1;
-      int64_t t = run_kind(&h, (enum ds_coll_kind)k, n, s, n - 1, chunks, DS_COLL_FLOW);
+      int64_t t = harness_run_kind(&h, (enum ds_coll_kind)k, n, s, n - 1, chunks, DS_COLL_FLOW);
       double busbw = s / (t * 1e-9) * d->bus_factor(n), bound = bottleneck;
       if (k == DS_COLL_GATHER || k == DS_COLL_SCATTER) {
         /* what bounds these is the root's own link, not the ring's */
@@ -238,7 +156,7 @@ static void check_busbw(const char *file, int32_t n) {
        * the ring kinds, the root's link for gather and scatter. */
       cr_assert_leq(busbw, bound * (1 + 1e-9), "%s %s S=%g: busbw %g > %g", file,
                     d->name, s, busbw, bound);
-      if (s > 1e9 && strcmp(file, "ring8.yaml") == 0)
+      if (s > 1e9 && strcmp(file, "tests/data/ring8.yaml") == 0)
         cr_assert_geq(busbw, 0.99 * bottleneck, "%s reaches %g at 1 GB", d->name, busbw);
     }
   }
@@ -246,9 +164,9 @@ static void check_busbw(const char *file, int32_t n) {
 }
 
 Test(coll_kinds, busbw_never_exceeds_the_bottleneck_link) {
-  check_busbw("ring8.yaml", 8);
-  check_busbw("twonode.yaml", 8);
-  check_busbw("pcie4.yaml", 4);
+  check_busbw("tests/data/ring8.yaml", 8);
+  check_busbw("tests/data/twonode.yaml", 8);
+  check_busbw("tests/data/pcie4.yaml", 4);
 }
 
 Test(coll_kinds, table_names_and_bus_factors) {
@@ -283,12 +201,12 @@ Test(coll_kinds, refusals_name_the_problem) {
   struct harness h;
   struct ds_err err = {0};
   int32_t gpus[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-  load(&h, "ring8.yaml");
+  harness_load(&h, "tests/data/ring8.yaml");
   cr_assert_eq(ds_ring_build(h.topo, gpus, 8, &h.ring, &err), DS_OK);
   struct ds_coll_proto p = {.proto = DS_PROTO_SIMPLE, .channels = 1, .wire_factor = 1,
                             .chan_cap_bytes_per_s = 1e9};
   struct ds_coll_spec spec = {.kind = DS_COLL_BROADCAST, .topo = h.topo, .ring = &h.ring,
-                              .chunks = 1, .bytes = 1e6, .root = 8, .on_done = on_member,
+                              .chunks = 1, .bytes = 1e6, .root = 8, .on_done = harness_on_member,
                               .owner = &h};
   struct ds_coll *c = NULL;
   cr_assert_eq(ds_coll_new(&spec, &c, &err), DS_EUSAGE);

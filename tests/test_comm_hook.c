@@ -23,13 +23,6 @@
 
 #define MIB (1024.0 * 1024.0)
 
-static struct ds_model *model(const char *path) {
-  struct ds_model *m = NULL;
-  struct ds_err err = {0};
-  cr_assert_eq(ds_model_load(path, &m, &err), DS_OK, "%s", err.msg);
-  return m;
-}
-
 static struct ds_compute test_gpu(void) {
   struct ds_topo *t = NULL;
   struct ds_err err = {0};
@@ -94,7 +87,7 @@ Test(comm_hook, fp16_halves_each_allreduce_and_adds_the_casts) {
    * 786,688). fp16_compress = buffer.to(fp16) (reads 4N, writes 2N) +
    * div_ (reads and writes 2N): 10N bytes; fp16_decompress = copy_ back
    * (reads 2N, writes 4N): 6N bytes; the all-reduce moves 2N bytes. */
-  struct ds_model *m = model("tests/data/tiny-model.yaml");
+  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
   struct ds_compute c = test_gpu();
   struct ds_buckets b;
   cr_assert_eq(ds_ddp_buckets(m, 4, 1 * MIB, 25 * MIB, 0, &b), DS_OK);
@@ -145,7 +138,7 @@ Test(comm_hook, half_hook_on_half_gradients_only_divides) {
   /* bf16 gradients under the bf16 hook: .to(bf16) returns the buffer
    * itself, so compress is div_ alone (4N bytes) and there is no
    * decompress; the all-reduce still moves 2N. */
-  struct ds_model *m = model("tests/data/tiny-model.yaml");
+  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
   struct ds_compute c = test_gpu();
   c.dtype = DS_DTYPE_BF16;
   int32_t idx[] = {3}; /* l2.weight, 1,048,576 elements */
@@ -162,7 +155,7 @@ Test(comm_hook, half_hook_on_half_gradients_only_divides) {
 
 Test(comm_hook, powersgd_views_follow_should_compress) {
   /* view(shape[0], -1), r = min(n, m, R), compressed when (n + m) r 2 < n m. */
-  struct ds_model *m = model("tests/data/psgd-model.yaml");
+  struct ds_model *m = ds_test_model("tests/data/psgd-model.yaml");
   struct { int32_t rank; int64_t n, m, r; int compress; } want[][4] = {
       /* l0.weight, l0.bias, l1.weight, l1.small */
       {{2, 256, 1024, 2, 1}, {2, 256, 1, 1, 0}, {2, 64, 144, 2, 1}, {2, 4, 8, 2, 0}},
@@ -196,7 +189,7 @@ Test(comm_hook, powersgd_allreduce_bytes_match_the_formula) {
    *   rank 2: (256 + 1024) 2 + (64 + 144) 2 + 256 + 32 = 2560 + 416 + 288
    *           = 3264 elements: P 640, Q 2336, uncompressed 288;
    *   rank 1: 1280 + 208 + (4 + 8) + 256 = 1756: P 324, Q 1176, rest 256. */
-  struct ds_model *m = model("tests/data/psgd-model.yaml");
+  struct ds_model *m = ds_test_model("tests/data/psgd-model.yaml");
   struct ds_compute c = test_gpu();
   int32_t idx[] = {3, 2, 1, 0}; /* gradient-ready order */
   struct ds_hook_plan p;
@@ -230,7 +223,7 @@ Test(comm_hook, orthogonalisation_flops) {
   /* l0.weight alone (256 x 1024): Q is 1024 x r. Gram-Schmidt (rank <= 2,
    * or half precision): a r (2r + 1) FLOPs in 6r - 4 kernels; QR (fp32,
    * rank > 2, torch.linalg.qr = geqrf + orgqr): 4 a r^2 - 4/3 r^3. */
-  struct ds_model *m = model("tests/data/psgd-model.yaml");
+  struct ds_model *m = ds_test_model("tests/data/psgd-model.yaml");
   struct ds_compute c = test_gpu();
   int32_t idx[] = {0};
   struct ds_hook_plan p;
@@ -252,7 +245,7 @@ Test(comm_hook, powersgd_schedule_by_hand) {
   /* psgd model, rank 2, fp32, first cap 36,992 B: bucket 0 = l1.small
    * (uncompressed, 32) + l1.weight (64 x 144), ready after l1's backward;
    * bucket 1 = l0.bias (256) + l0.weight (256 x 1024), after l0's. */
-  struct ds_model *m = model("tests/data/psgd-model.yaml");
+  struct ds_model *m = ds_test_model("tests/data/psgd-model.yaml");
   struct ds_compute c = test_gpu();
   struct ds_buckets b;
   cr_assert_eq(ds_ddp_buckets(m, 4, 36992, 25 * MIB, 0, &b), DS_OK);
@@ -328,7 +321,7 @@ Test(comm_hook, memory_of_the_hooks) {
    *   the largest clone + cat: bucket 1, (262,400 + 256) 4 = 1,050,624 B.
    * fp16: a half copy of every gradient, 2 * 271,648; none for fp16
    * gradients. */
-  struct ds_model *m = model("tests/data/psgd-model.yaml");
+  struct ds_model *m = ds_test_model("tests/data/psgd-model.yaml");
   struct ds_buckets b;
   cr_assert_eq(ds_ddp_buckets(m, 4, 36992, 25 * MIB, 0, &b), DS_OK);
   struct ds_comm_hook psgd = {DS_HOOK_POWERSGD, 2}, fp16 = {DS_HOOK_FP16, 0};
@@ -401,27 +394,13 @@ Test(comm_hook, cli_schedule_shows_the_hook_ops) {
   rmdir(dir);
 }
 
-/* The value of column `col` in the first data row of CSV text. */
-static double csv_value(const char *text, const char *col) {
-  const char *nl = strchr(text, '\n');
-  cr_assert_not_null(nl);
-  int k = 0;
-  for (const char *p = text; p < nl; p++) {
-    size_t len = strlen(col);
-    if ((p == text || p[-1] == ',') && strncmp(p, col, len) == 0 &&
-        (p[len] == ',' || p[len] == '\n'))
-      break;
-    if (*p == ',') k++;
-  }
-  const char *v = nl + 1;
-  for (int i = 0; i < k; i++) v = strchr(v, ',') + 1;
-  return strtod(v, NULL);
-}
-
 Test(comm_hook, fp16_lowers_bert_communication_on_two_nodes) {
   /* BERT-base on 2node-ib (16 ranks): the fp16 hook halves every bucket's
-   * bytes, so the all-reduces' time falls (not to exactly half: each
-   * still pays the ring's 2(N-1) latencies). */
+   * bytes, so the all-reduces' time falls, but not to half: each still
+   * pays the ring's 2(N-1) hop latencies, 144.4 us (`ddpsim topo
+   * 2node-ib`), about what a 27 MiB bucket's transfer takes over the 8
+   * rails, 30/16 * 28.35 MB / 400 GB/s = 133 us. Expected, because only the
+   * transfer halves: about (144 + 66) / (144 + 133) = 0.76 of the time. */
   const char *base = "--topo 2node-ib --model bert-base --format csv";
   struct ds_test_result a = ds_test_run("", ds_test_ddpsim(), base);
   char args[256];
@@ -429,8 +408,9 @@ Test(comm_hook, fp16_lowers_bert_communication_on_two_nodes) {
   struct ds_test_result h = ds_test_run("", ds_test_ddpsim(), args);
   cr_assert_eq(a.status, 0, "%s", a.err);
   cr_assert_eq(h.status, 0, "%s", h.err);
-  double none_ms = csv_value(a.out, "comm_ms"), fp16_ms = csv_value(h.out, "comm_ms");
-  cr_assert(fp16_ms > 0 && fp16_ms < 0.6 * none_ms, "comm %g ms (fp16) vs %g ms", fp16_ms,
+  double none_ms = ds_test_csv_num(a.out, "comm_ms", 0);
+  double fp16_ms = ds_test_csv_num(h.out, "comm_ms", 0);
+  cr_assert(fp16_ms > 0.5 * none_ms && fp16_ms < 0.85 * none_ms, "comm %g ms (fp16) vs %g ms", fp16_ms,
             none_ms);
   cr_assert(strstr(h.out, ",comm_hook=fp16,"), "%s", h.out);
   ds_test_release(&a);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "sim/config.h"
+#include "tests/support.h"
 
 static struct ds_config *load(const char *text) {
   struct ds_config *cfg = NULL;
@@ -444,12 +445,7 @@ Test(config, quoted_text_escaped_and_cut) {
  * input error naming the path and the system's reason. */
 Test(config, load_file) {
   char path[] = "/tmp/ddpsim_test_config_XXXXXX";
-  int fd = mkstemp(path);
-  cr_assert(fd >= 0);
-  FILE *f = fdopen(fd, "w");
-  cr_assert_not_null(f);
-  fputs("schema_version: 1\nlink_bw: fast\n", f);
-  fclose(f);
+  ds_test_write_temp(path, "schema_version: 1\nlink_bw: fast\n");
 
   struct ds_config *cfg = NULL;
   struct ds_err err = {DS_OK, ""};

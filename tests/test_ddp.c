@@ -11,15 +11,9 @@
 #include "sim/model.h"
 #include "sim/nccl_model.h"
 #include "sim/topo.h"
+#include "tests/support.h"
 
 #define MIB (1024.0 * 1024.0)
-
-static struct ds_model *model(const char *path) {
-  struct ds_model *m = NULL;
-  struct ds_err err = {0};
-  cr_assert_eq(ds_model_load(path, &m, &err), DS_OK, "%s", err.msg);
-  return m;
-}
 
 Test(ddp, resnet50_rebuilt_buckets_match_pytorch) {
   /* Expected, because PyTorch's compute_bucket_assignment_by_size over the
@@ -29,7 +23,7 @@ Test(ddp, resnet50_rebuilt_buckets_match_pytorch) {
    * on issue #2): fc.bias + fc.weight (8,196,000 B) overshoot the 1 MiB
    * first bucket; then 15, 12 and 51 tensors fill 25 MiB buckets; the
    * remaining 81 tensors (down to conv1.weight) make the last. */
-  struct ds_model *m = model("models/resnet50.yaml");
+  struct ds_model *m = ds_test_model("models/resnet50.yaml");
   struct ds_buckets b;
   cr_assert_eq(ds_ddp_buckets(m, 4, 1 * MIB, 25 * MIB, 0, &b), DS_OK);
   const int32_t counts[] = {2, 15, 12, 51, 81};
@@ -62,7 +56,7 @@ Test(ddp, shipped_models_have_the_exact_parameter_counts) {
       {"models/vgg16.yaml", 138357544, 32},
   };
   for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
-    struct ds_model *m = model(want[i].path);
+    struct ds_model *m = ds_test_model(want[i].path);
     cr_assert_eq(m->total_numel, want[i].numel, "%s", want[i].path);
     cr_assert_eq(m->n_params, want[i].tensors, "%s", want[i].path);
     ds_model_free(m);
@@ -72,7 +66,7 @@ Test(ddp, shipped_models_have_the_exact_parameter_counts) {
 Test(ddp, bucket_sizes_scale_with_dtype) {
   /* fp16 halves every gradient: the 1 MiB first bucket of the tiny model
    * (l2.weight, 4 MiB fp32) becomes 2 MiB, still one tensor. */
-  struct ds_model *m = model("tests/data/tiny-model.yaml");
+  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
   struct ds_buckets b;
   cr_assert_eq(ds_ddp_buckets(m, 2, 1 * MIB, 25 * MIB, 0, &b), DS_OK);
   cr_assert_eq(b.n, 2);
@@ -89,7 +83,7 @@ Test(ddp, tiny_schedule_shape_and_durations) {
    * overhead), batch 1: fwd l0 = max(1e9/1e13 s, weights 1 MiB / 1e12 s) =
    * 100 us; l1 200 us; l2 100 us; bwd twice that (weights read and grads
    * written: 2 MiB, 4 MiB, 8 MiB at 1000 GB/s stay under the FLOP time). */
-  struct ds_model *m = model("tests/data/tiny-model.yaml");
+  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
   struct ds_topo *t = NULL;
   struct ds_err err = {0};
   cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
@@ -134,7 +128,7 @@ Test(ddp, nccl_protocols_are_chosen_per_bucket) {
    * ("ring/LL128" for the 7.8 MiB first bucket, "ring/Simple" for the 25 MiB
    * ones), and its dur_us is the proto ring's closed form. Expected,
    * because ddp.c asks ds_nccl_choose per bucket, not once per run. */
-  struct ds_model *m = model("models/resnet50.yaml");
+  struct ds_model *m = ds_test_model("models/resnet50.yaml");
   struct ds_topo *t = NULL;
   struct ds_err err = {0};
   cr_assert_eq(ds_topo_load("topologies/dgx-a100.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
@@ -188,7 +182,7 @@ Test(ddp, nccl_protocols_are_chosen_per_bucket) {
 Test(ddp, memory_adds_up) {
   /* tiny: 1,835,264 parameters * 4 B for params, grads, buckets and SGD
    * momentum; activations 3 * 1 MB at batch 4 = 12 MB. */
-  struct ds_model *m = model("tests/data/tiny-model.yaml");
+  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
   struct ds_ddp_memory mem;
   ds_ddp_memory(m, 4, 4, 0, &mem);
   double p = 1835264.0 * 4;

@@ -21,38 +21,6 @@ static struct ds_test_result run(const char *args) {
 #define TINY "--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
-/* Field `col` (by header name) of CSV data row `row` of out, as a number. */
-static double field(const char *out, const char *col, int row) {
-  char header[4096];
-  sscanf(out, "%4095[^\n]", header);
-  int idx = -1, k = 0;
-  for (char *tok = header, *end;; tok = end + 1, k++) {
-    end = strchr(tok, ',');
-    size_t len = end ? (size_t)(end - tok) : strlen(tok);
-    if (strlen(col) == len && strncmp(tok, col, len) == 0) idx = k;
-    if (!end) break;
-  }
-  cr_assert_geq(idx, 0, "no column %s in %s", col, header);
-  const char *line = strchr(out, '\n') + 1;
-  for (int r = 0; r < row; r++) line = strchr(line, '\n') + 1;
-  for (int i = 0; i < idx; i++) line = strchr(line, ',') + 1;
-  return atof(line);
-}
-
-/* The string field `col` of row `row` (first 63 characters). */
-static void sfield(const char *out, const char *col, int row, char buf[64]) {
-  char header[4096];
-  sscanf(out, "%4095[^\n]", header);
-  int idx = 0;
-  const char *p = strstr(header, col);
-  cr_assert(p, "no column %s", col);
-  for (const char *q = header; q < p; q++) idx += *q == ',';
-  const char *line = strchr(out, '\n') + 1;
-  for (int r = 0; r < row; r++) line = strchr(line, '\n') + 1;
-  for (int i = 0; i < idx; i++) line = strchr(line, ',') + 1;
-  sscanf(line, "%63[^,\n]", buf);
-}
-
 static int rows(const char *out) {
   int n = -1;
   for (const char *p = out; *p; p++) n += *p == '\n';
@@ -85,14 +53,14 @@ Test(dp, single_gpu_iteration_by_hand) {
   struct ds_test_result r = run(TINY "--strategy single --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   double want = LAUNCH_US + FWD_US + 2 * OUT_BYTES / 1e12 * 1e6 + BWD_US + step_us();
-  cr_assert_float_eq(field(r.out, "iter_ms", 0), want / 1e3, 1e-6, "%s", r.out);
-  cr_assert_float_eq(field(r.out, "world_size", 0), 1, 0);
-  cr_assert_float_eq(field(r.out, "comm_ms", 0), 0, 0);
-  cr_assert_float_eq(field(r.out, "speedup_vs_single", 0), 1, 1e-9);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", 0), want / 1e3, 1e-6, "%s", r.out);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "world_size", 0), 1, 0);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "comm_ms", 0), 0, 0);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "speedup_vs_single", 0), 1, 1e-9);
   /* no bucket copies: params + grads + momentum + activations (3 x 1e6) */
   double mem = (3 * PARAMS * 4 + 3e6) / GIB;
-  cr_assert_float_eq(field(r.out, "peak_mem_gib_gpu0", 0), mem, 1e-6);
-  cr_assert_float_eq(field(r.out, "peak_mem_gib_other", 0), 0, 0);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "peak_mem_gib_gpu0", 0), mem, 1e-6);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "peak_mem_gib_other", 0), 0, 0);
   ds_test_release(&r);
 }
 
@@ -120,16 +88,18 @@ Test(dp, two_gpu_iteration_by_hand) {
   double p2p = A_US + OUT_BYTES / B_BPS * 1e6;
   double loss = 2 * 2 * OUT_BYTES / 1e12 * 1e6;
   double want = A_US + chain + FWD_US + p2p + loss + p2p + BWD_US + chain + step_us();
-  cr_assert_float_eq(field(r.out, "iter_ms", 0), want / 1e3, 1e-6, "got %s want %.6f",
+  cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", 0), want / 1e3, 1e-6, "got %s want %.6f",
                      r.out, want / 1e3);
-  cr_assert_float_eq(field(r.out, "n_buckets", 0), 1, 0); /* 7 MB: one 10 MiB group */
+  cr_assert_float_eq(ds_test_csv_num(r.out, "n_buckets", 0), 1, 0); /* 7 MB: one 10 MiB group */
   /* Memory: GPU 0 holds the module, its replica's gradients and the
    * reduced ones, the momentum, its activations, and the two gathered
    * outputs with their gradient (2 * 2 * 1e6); the replica only its
    * parameters, gradients and activations. */
   double p = PARAMS * 4;
-  cr_assert_float_eq(field(r.out, "peak_mem_gib_gpu0", 0), (4 * p + 3e6 + 4e6) / GIB, 1e-6);
-  cr_assert_float_eq(field(r.out, "peak_mem_gib_other", 0), (2 * p + 3e6) / GIB, 1e-6);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "peak_mem_gib_gpu0", 0), (4 * p + 3e6 + 4e6) / GIB,
+                     1e-6);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "peak_mem_gib_other", 0), (2 * p + 3e6) / GIB,
+                     1e-6);
   ds_test_release(&r);
 }
 
@@ -137,18 +107,19 @@ Test(dp, speedup_column_is_samples_per_second_over_single) {
   struct ds_test_result r = run(TINY "--strategy single,dp,ddp --world-size 2 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_eq(rows(r.out), 3, "%s", r.out);
-  double single = field(r.out, "samples_per_s", 0);
-  cr_assert_float_eq(single, 1e3 / field(r.out, "iter_ms", 0), 1e-3);
+  double single = ds_test_csv_num(r.out, "samples_per_s", 0);
+  cr_assert_float_eq(single, 1e3 / ds_test_csv_num(r.out, "iter_ms", 0), 1e-3);
   for (int row = 1; row < 3; row++) {
     /* 2 GPUs x batch 1 per iteration */
-    double sps = 2e3 / field(r.out, "iter_ms", row);
-    cr_assert_float_eq(field(r.out, "samples_per_s", row), sps, 1e-3);
-    cr_assert_float_eq(field(r.out, "speedup_vs_single", row), sps / single, 1e-5);
+    double sps = 2e3 / ds_test_csv_num(r.out, "iter_ms", row);
+    cr_assert_float_eq(ds_test_csv_num(r.out, "samples_per_s", row), sps, 1e-3);
+    cr_assert_float_eq(ds_test_csv_num(r.out, "speedup_vs_single", row), sps / single, 1e-5);
   }
   /* DDP: both GPUs equal */
-  cr_assert_float_eq(field(r.out, "peak_mem_gib_gpu0", 2), field(r.out, "peak_mem_gib_other", 2),
-                     0);
-  cr_assert_float_eq(field(r.out, "peak_mem_gib_gpu0", 2), field(r.out, "peak_mem_gib", 2), 0);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "peak_mem_gib_gpu0", 2),
+                     ds_test_csv_num(r.out, "peak_mem_gib_other", 2), 0);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "peak_mem_gib_gpu0", 2),
+                     ds_test_csv_num(r.out, "peak_mem_gib", 2), 0);
   ds_test_release(&r);
 }
 
@@ -161,17 +132,18 @@ Test(dp, slower_than_ddp_on_4_gpus_for_resnet50_and_bert) {
     struct ds_test_result r = run(args);
     cr_assert_eq(r.status, 0, "%s", r.err);
     char s0[64], s1[64];
-    sfield(r.out, "strategy", 0, s0);
-    sfield(r.out, "strategy", 1, s1);
+    ds_test_csv_str(r.out, "strategy", 0, s0, sizeof s0);
+    ds_test_csv_str(r.out, "strategy", 1, s1, sizeof s1);
     cr_assert_str_eq(s0, "dp");
     cr_assert_str_eq(s1, "ddp");
-    double dp = field(r.out, "iter_ms", 0), ddp = field(r.out, "iter_ms", 1);
+    double dp = ds_test_csv_num(r.out, "iter_ms", 0), ddp = ds_test_csv_num(r.out, "iter_ms", 1);
     /* Same work per iteration (4 x 32 samples): DataParallel's replicate,
      * scatter and gather, its serialised launches and its reduction after
      * the whole backward cost at least 10% more than DDP's overlapped
      * all-reduce. */
     cr_assert_gt(dp, 1.1 * ddp, "%s: dp %.3f ms, ddp %.3f ms", models[i], dp, ddp);
-    cr_assert_lt(field(r.out, "speedup_vs_single", 0), field(r.out, "speedup_vs_single", 1));
+    cr_assert_lt(ds_test_csv_num(r.out, "speedup_vs_single", 0),
+                 ds_test_csv_num(r.out, "speedup_vs_single", 1));
     ds_test_release(&r);
   }
 }
@@ -180,8 +152,9 @@ Test(dp, gpu0_carries_more_memory_and_less_with_parallel_loss) {
   struct ds_test_result a = run("--topo 4gpu --strategy dp --format csv");
   struct ds_test_result b = run("--topo 4gpu --strategy dp --dp-parallel-loss --format csv");
   cr_assert_eq(a.status + b.status, 0, "%s%s", a.err, b.err);
-  double g0 = field(a.out, "peak_mem_gib_gpu0", 0), other = field(a.out, "peak_mem_gib_other", 0);
-  double g0p = field(b.out, "peak_mem_gib_gpu0", 0);
+  double g0 = ds_test_csv_num(a.out, "peak_mem_gib_gpu0", 0);
+  double other = ds_test_csv_num(a.out, "peak_mem_gib_other", 0);
+  double g0p = ds_test_csv_num(b.out, "peak_mem_gib_gpu0", 0);
   /* GPU 0's extra: the reduced gradients and the momentum (one parameter
    * copy each, 25557032 * 4 bytes), the other replicas' inputs (3 x 32
    * images of 3 x 224 x 224 fp32) and the gathered outputs with their
@@ -191,7 +164,7 @@ Test(dp, gpu0_carries_more_memory_and_less_with_parallel_loss) {
   /* --dp-parallel-loss: only 4 fp32 losses and their gradients travel. */
   cr_assert_float_eq(g0 - g0p, (outputs - 2 * 4 * 4.0) / GIB, 2e-6);
   cr_assert_gt(g0 - g0p, 0);
-  cr_assert_float_eq(field(b.out, "peak_mem_gib_other", 0), other, 0);
+  cr_assert_float_eq(ds_test_csv_num(b.out, "peak_mem_gib_other", 0), other, 0);
   ds_test_release(&a);
   ds_test_release(&b);
 }
@@ -201,10 +174,10 @@ Test(dp, output_device_moves_the_gathered_outputs) {
   struct ds_test_result d = run("--topo 4gpu --strategy dp --format csv");
   cr_assert_eq(r.status + d.status, 0, "%s", r.err);
   double outputs = 2 * 128 * 4000.0 / GIB;
-  cr_assert_float_eq(field(r.out, "peak_mem_gib_gpu0", 0),
-                     field(d.out, "peak_mem_gib_gpu0", 0) - outputs, 2e-6);
-  cr_assert_float_eq(field(r.out, "peak_mem_gib_other", 0),
-                     field(d.out, "peak_mem_gib_other", 0) + outputs, 2e-6);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "peak_mem_gib_gpu0", 0),
+                     ds_test_csv_num(d.out, "peak_mem_gib_gpu0", 0) - outputs, 2e-6);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "peak_mem_gib_other", 0),
+                     ds_test_csv_num(d.out, "peak_mem_gib_other", 0) + outputs, 2e-6);
   ds_test_release(&r);
   ds_test_release(&d);
 }
@@ -219,9 +192,11 @@ Test(dp, mobilenet_gains_little_resnet50_gains) {
   struct ds_test_result m = run("--topo 4gpu --model mobilenet_v2 --strategy dp --format csv");
   struct ds_test_result r = run("--topo 4gpu --model resnet50 --strategy dp --format csv");
   cr_assert_eq(m.status + r.status, 0, "%s%s", m.err, r.err);
-  double sm = field(m.out, "speedup_vs_single", 0), sr = field(r.out, "speedup_vs_single", 0);
+  double sm = ds_test_csv_num(m.out, "speedup_vs_single", 0);
+  double sr = ds_test_csv_num(r.out, "speedup_vs_single", 0);
   double host_ms = (5.0 * 158 * 4 + 4 * 20.0 * 106) / 1e3;
-  cr_assert_geq(field(m.out, "iter_ms", 0), host_ms + field(m.out, "bwd_ms", 0));
+  cr_assert_geq(ds_test_csv_num(m.out, "iter_ms", 0),
+                host_ms + ds_test_csv_num(m.out, "bwd_ms", 0));
   cr_assert_lt(sm, 2.0, "MobileNetV2 on 4 GPUs: %.3f x single", sm); /* below half of 4 */
   cr_assert_gt(sr, 2.5, "ResNet-50 on 4 GPUs: %.3f x single", sr);
   ds_test_release(&m);
@@ -238,10 +213,10 @@ Test(dp, strategy_lists_and_their_rows) {
   const char *want[] = {"ddp", "ddp", "dp", "single"};
   for (int i = 0; i < 4; i++) {
     char s[64];
-    sfield(r.out, "strategy", i, s);
+    ds_test_csv_str(r.out, "strategy", i, s, sizeof s);
     cr_assert_str_eq(s, want[i], "row %d", i);
   }
-  cr_assert_float_eq(field(r.out, "world_size", 3), 1, 0);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "world_size", 3), 1, 0);
   ds_test_release(&r);
   /* a plain ddp run prints no strategy table (its text is unchanged) */
   struct ds_test_result t = run(TINY "--strategy single,dp");
@@ -260,13 +235,8 @@ Test(dp, bad_strategy_lists_and_dp_options_exit_2) {
       {"--topo 4gpu --strategy dp,ddp --trace /tmp/x.csv", "give one --strategy"},
       {"--topo 2node-ib --strategy dp", "one process on one node"},
   };
-  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    struct ds_test_result r = run(cases[i].args);
-    cr_assert_eq(r.status, 2, "%s: status %d, stderr %s", cases[i].args, r.status, r.err);
-    cr_assert(strstr(r.err, cases[i].msg), "%s: stderr \"%s\"", cases[i].args, r.err);
-    cr_assert_str_eq(r.out, "");
-    ds_test_release(&r);
-  }
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    ds_test_ddpsim_refuses(cases[i].args, cases[i].msg);
 }
 
 Test(dp, trace_and_schedule_are_deterministic_and_complete) {
@@ -314,9 +284,9 @@ Test(dp, forked_sweep_rows_equal_in_process_rows) {
   /* each row's speedup is over the single row of its own batch */
   for (int row = 2; row < 6; row++) {
     int single = row % 2; /* rows: single b1, single b2, dp b1, dp b2, ddp b1, ddp b2 */
-    cr_assert_float_eq(field(a.out, "speedup_vs_single", row),
-                       field(a.out, "samples_per_s", row) /
-                           field(a.out, "samples_per_s", single), 1e-5);
+    cr_assert_float_eq(ds_test_csv_num(a.out, "speedup_vs_single", row),
+                       ds_test_csv_num(a.out, "samples_per_s", row) /
+                           ds_test_csv_num(a.out, "samples_per_s", single), 1e-5);
   }
   ds_test_release(&a);
   ds_test_release(&b);
@@ -409,7 +379,7 @@ Test(dp, coalesced_groups_close_before_passing_10_mib) {
   /* ResNet-50 in fp32 (97.5 MiB): 13 groups, the count the CLI reports */
   struct ds_test_result r = run("--topo 4gpu --strategy dp --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
-  cr_assert_float_eq(field(r.out, "n_buckets", 0), 13, 0);
-  cr_assert_float_eq(field(r.out, "bucket_mb", 0), 10, 0);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "n_buckets", 0), 13, 0);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "bucket_mb", 0), 10, 0);
   ds_test_release(&r);
 }

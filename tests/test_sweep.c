@@ -40,35 +40,6 @@ static struct ds_test_result run(const char *args) { return run_env("", args); }
 
 #define TINY "--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
 
-/* Field k (0-based) of CSV line `line` as a double. */
-static double field(const char *line, int k) {
-  for (int i = 0; i < k; i++) {
-    line = strchr(line, ',');
-    cr_assert(line != NULL, "line has fewer than %d fields", k + 1);
-    line++;
-  }
-  return strtod(line, NULL);
-}
-
-/* Index of column name in the CSV header line of out. */
-static int column(const char *out, const char *name) {
-  char head[2048];
-  sscanf(out, "%2047[^\n]", head);
-  int k = 0;
-  for (char *t = strtok(head, ","); t; t = strtok(NULL, ","), k++)
-    if (strcmp(t, name) == 0) return k;
-  cr_assert_fail("column %s not in %s", name, out);
-  return -1;
-}
-
-/* The n-th data line (0-based) of a CSV output. */
-static const char *data_line(const char *out, int n) {
-  const char *p = strchr(out, '\n');
-  for (int i = 0; i < n && p; i++) p = strchr(p + 1, '\n');
-  cr_assert(p != NULL && p[1], "no data line %d in %s", n, out);
-  return p + 1;
-}
-
 /* ---- range grammar ------------------------------------------------------ */
 
 Test(sweep, log_range_hits_both_endpoints_exactly) {
@@ -177,13 +148,14 @@ Test(sweep, cross_product_count_and_order) {
   int lines = 0;
   for (const char *p = r.out; *p; p++) lines += *p == '\n';
   cr_assert_eq(lines, 13, "%s", r.out);
-  int w = column(r.out, "world_size"), b = column(r.out, "batch_per_gpu"),
-      k = column(r.out, "bucket_mb");
+  int w = ds_test_csv_column(r.out, "world_size"),
+      b = ds_test_csv_column(r.out, "batch_per_gpu"),
+      k = ds_test_csv_column(r.out, "bucket_mb");
   for (int i = 0; i < 12; i++) {
-    const char *l = data_line(r.out, i);
-    cr_assert_eq(field(l, w), i < 6 ? 2 : 4);
-    cr_assert_eq(field(l, b), 1 + (i / 2) % 3);
-    cr_assert_eq(field(l, k), i % 2 ? 25 : 1);
+    const char *l = ds_test_csv_row(r.out, i);
+    cr_assert_eq(ds_test_csv_field(l, w), i < 6 ? 2 : 4);
+    cr_assert_eq(ds_test_csv_field(l, b), 1 + (i / 2) % 3);
+    cr_assert_eq(ds_test_csv_field(l, k), i % 2 ? 25 : 1);
   }
   ds_test_release(&r);
 }
@@ -286,9 +258,9 @@ Test(sweep, jitter_is_deterministic_and_cv_0_equals_no_jitter) {
    * unchanged); with CV 0 every original column is identical. */
   cr_assert(!strstr(base.out, "iter_p50_ms"));
   cr_assert(strstr(zero.out, ",iter_p50_ms,iter_p95_ms,iter_p99_ms,"), "%s", zero.out);
-  int last = column(base.out, "per_batch_ms");
+  int last = ds_test_csv_column(base.out, "per_batch_ms");
   for (int row = 0; row < 2; row++) {
-    const char *l0 = data_line(base.out, row), *l1 = data_line(zero.out, row);
+    const char *l0 = ds_test_csv_row(base.out, row), *l1 = ds_test_csv_row(zero.out, row);
     const char *e0 = l0, *e1 = l1;
     for (int k = 0; k <= last; k++) {
       e0 = strchr(e0, ',') + 1;
@@ -297,8 +269,7 @@ Test(sweep, jitter_is_deterministic_and_cv_0_equals_no_jitter) {
     cr_assert_eq(e0 - l0, e1 - l1);
     cr_assert_eq(strncmp(l0, l1, (size_t)(e0 - l0)), 0, "row %d:\n%s\n%s", row, l0, l1);
   }
-  int iter = column(a.out, "iter_ms");
-  cr_assert_neq(field(data_line(a.out, 0), iter), field(data_line(base.out, 0), iter));
+  cr_assert_neq(ds_test_csv_num(a.out, "iter_ms", 0), ds_test_csv_num(base.out, "iter_ms", 0));
   ds_test_release(&base);
   ds_test_release(&zero);
   ds_test_release(&a);
@@ -309,11 +280,10 @@ Test(sweep, jitter_is_deterministic_and_cv_0_equals_no_jitter) {
 Test(sweep, sample_quantiles_are_ordered_and_spread_with_noise) {
   struct ds_test_result r = run(TINY "--format csv --jitter 0.1 --samples 40");
   cr_assert_eq(r.status, 0, "%s", r.err);
-  const char *l = data_line(r.out, 0);
-  double p50 = field(l, column(r.out, "iter_p50_ms")),
-         p95 = field(l, column(r.out, "iter_p95_ms")),
-         p99 = field(l, column(r.out, "iter_p99_ms"));
-  cr_assert_eq(field(l, column(r.out, "samples")), 40);
+  double p50 = ds_test_csv_num(r.out, "iter_p50_ms", 0),
+         p95 = ds_test_csv_num(r.out, "iter_p95_ms", 0),
+         p99 = ds_test_csv_num(r.out, "iter_p99_ms", 0);
+  cr_assert_eq(ds_test_csv_num(r.out, "samples", 0), 40);
   cr_assert(p50 <= p95 && p95 <= p99, "%g %g %g", p50, p95, p99);
   cr_assert_gt(p99 - p50, 0.001, "CV 0.1 on ~1.7 ms of kernels: %g %g", p50, p99);
   /* the noise-free iteration (1.761864 ms) sits inside the samples' range */
@@ -321,9 +291,8 @@ Test(sweep, sample_quantiles_are_ordered_and_spread_with_noise) {
   ds_test_release(&r);
   /* Samples without jitter: every seed runs the same timeline. */
   r = run(TINY "--format csv --samples 3");
-  l = data_line(r.out, 0);
-  cr_assert_eq(field(l, column(r.out, "iter_p50_ms")), field(l, column(r.out, "iter_p99_ms")));
-  cr_assert_float_eq(field(l, column(r.out, "iter_p50_ms")), 1.761864, 1e-5);
+  cr_assert_eq(ds_test_csv_num(r.out, "iter_p50_ms", 0), ds_test_csv_num(r.out, "iter_p99_ms", 0));
+  cr_assert_float_eq(ds_test_csv_num(r.out, "iter_p50_ms", 0), 1.761864, 1e-5);
   ds_test_release(&r);
 }
 
@@ -365,5 +334,229 @@ Test(sweep, plot_needs_gnuplot_and_one_swept_option) {
   r = run(TINY "--world-size 2,4 --bucket-mb 1,25 --plot /tmp/x.png");
   cr_assert_eq(r.status, 2);
   cr_assert(strstr(r.err, "--plot"), "%s", r.err);
+  ds_test_release(&r);
+}
+
+/* ---- the other sweepable options (issue #6) ------------------------------ */
+
+Test(sweep, other_options_take_lists_and_ranges) {
+  struct ds_options o;
+  struct ds_err err;
+  cr_assert_eq(parse("--topo x --ps-servers 1:4:1 --jitter 0:0.1:0.05 --ring-chunks 1,2,4 "
+                     "--dp-output-device 0,1 --straggler 3:1,1.5,2 --strategy dp,ps",
+                     &o, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(o.sweep[DS_VAR_PS_SERVERS].n, 4);
+  cr_assert_eq(o.sweep[DS_VAR_PS_SERVERS].v[3], 4.0);
+  /* a linear --jitter range may start at 0: 0, 0.05, 0.1 */
+  cr_assert_eq(o.sweep[DS_VAR_JITTER].n, 3);
+  cr_assert_eq(o.sweep[DS_VAR_JITTER].v[0], 0.0);
+  cr_assert_float_eq(o.sweep[DS_VAR_JITTER].v[2], 0.1, 1e-15);
+  cr_assert(o.jitter);
+  cr_assert_eq(o.sweep[DS_VAR_RING_CHUNKS].n, 3);
+  cr_assert_eq(o.sweep[DS_VAR_DP_OUTPUT_DEVICE].n, 2);
+  /* 3:1,1.5,2: one straggler (rank 3) whose factor takes three values */
+  cr_assert_eq(o.n_stragglers, 1);
+  cr_assert_eq(o.stragglers[0].rank, 3);
+  cr_assert_eq(o.stragglers[0].factor, 1.0, "the scalar is the first value");
+  cr_assert_eq(o.sweep[DS_VAR_STRAGGLER].n, 3);
+  cr_assert_eq(o.sweep[DS_VAR_STRAGGLER].v[1], 1.5);
+  /* a straggler range, and lists of other stragglers beside the swept one */
+  cr_assert_eq(parse("--topo x --straggler 1:1.5,2:1:2:0.5", &o, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(o.n_stragglers, 2);
+  cr_assert_eq(o.stragglers[0].factor, 1.5);
+  cr_assert_eq(o.straggler_swept_k, 1);
+  cr_assert_eq(o.sweep[DS_VAR_STRAGGLER].n, 3); /* 1, 1.5, 2 */
+  cr_assert_eq(o.sweep[DS_VAR_STRAGGLER].v[2], 2.0);
+  /* hooks: a list, further powersgd ranks as bare integers, a range of ranks */
+  cr_assert_eq(parse("--topo x --comm-hook none,fp16,powersgd:1,2,bf16,powersgd:4:32:log4",
+                     &o, &err), DS_OK, "%s", err.msg);
+  const struct { enum ds_hook_kind kind; int32_t rank; } want[] = {
+      {DS_HOOK_NONE, 0}, {DS_HOOK_FP16, 0}, {DS_HOOK_POWERSGD, 1}, {DS_HOOK_POWERSGD, 2},
+      {DS_HOOK_BF16, 0}, {DS_HOOK_POWERSGD, 4}, {DS_HOOK_POWERSGD, 8},
+      {DS_HOOK_POWERSGD, 16}, {DS_HOOK_POWERSGD, 32}};
+  cr_assert_eq(o.sweep[DS_VAR_COMM_HOOK].n, 9);
+  for (int k = 0; k < 9; k++) {
+    cr_assert_eq(o.sweep[DS_VAR_COMM_HOOK].v[k], k, "values index the hooks");
+    cr_assert_eq(o.comm_hooks[k].kind, want[k].kind, "hook %d", k);
+    if (want[k].kind == DS_HOOK_POWERSGD) cr_assert_eq(o.comm_hooks[k].rank, want[k].rank);
+  }
+  cr_assert_eq(o.comm_hook.kind, DS_HOOK_NONE, "the scalar is the first hook");
+}
+
+Test(sweep, other_options_cross_product_order_per_strategy) {
+  /* dp uses world, dp-output-device, jitter, ring-chunks: 2*2*2*2 = 16;
+   * ddp world, jitter, ring-chunks, comm-hook: 16; ps world, ps-servers,
+   * jitter: 8. 40 in all, strategy by strategy; within one, enum order
+   * (world, ..., ps-servers, dp-output-device, straggler, jitter,
+   * ring-chunks, comm-hook, ..., bucket-mb), the last fastest. */
+  struct ds_options o, c;
+  struct ds_err err;
+  cr_assert_eq(parse("--topo x --strategy dp,ddp,ps --world-size 2,4 --ps-servers 1,2 "
+                     "--dp-output-device 0,1 --ring-chunks 1,2 --comm-hook none,fp16 "
+                     "--jitter 0,0.1", &o, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_options_n_configs(&o), 40);
+  for (int64_t i = 0; i < 40; i++) {
+    ds_options_config(&o, i, &c);
+    int64_t j = i < 16 ? i : i < 32 ? i - 16 : i - 32;
+    if (i < 16) { /* dp: world, output device, jitter, chunks */
+      cr_assert_eq(c.strategy_id, DS_STRATEGY_DP);
+      cr_assert_eq(c.world_size, j < 8 ? 2 : 4);
+      cr_assert_eq(c.dp_output_device, (j / 4) % 2, "config %lld", (long long)i);
+      cr_assert_eq(c.jitter_cv, (j / 2) % 2 ? 0.1 : 0.0);
+      cr_assert_eq(c.ring_chunks, 1 + j % 2);
+      cr_assert_eq(c.comm_hook.kind, DS_HOOK_NONE, "dp keeps the first hook");
+      cr_assert_eq(c.ps_servers, 1);
+    } else if (i < 32) { /* ddp: world, jitter, chunks, hook */
+      cr_assert_eq(c.strategy_id, DS_STRATEGY_DDP);
+      cr_assert_eq(c.world_size, j < 8 ? 2 : 4);
+      cr_assert_eq(c.jitter_cv, (j / 4) % 2 ? 0.1 : 0.0);
+      cr_assert_eq(c.ring_chunks, 1 + (j / 2) % 2, "config %lld", (long long)i);
+      cr_assert_eq(c.comm_hook.kind, j % 2 ? DS_HOOK_FP16 : DS_HOOK_NONE);
+      cr_assert_eq(c.dp_output_device, 0);
+    } else { /* ps: world, servers, jitter */
+      cr_assert_eq(c.strategy_id, DS_STRATEGY_PS);
+      cr_assert_eq(c.world_size, j < 4 ? 2 : 4);
+      cr_assert_eq(c.ps_servers, 1 + (j / 2) % 2, "config %lld", (long long)i);
+      cr_assert_eq(c.jitter_cv, j % 2 ? 0.1 : 0.0);
+      cr_assert_eq(c.ring_chunks, 1);
+    }
+    cr_assert_eq(ds_options_n_configs(&c), 1);
+  }
+  /* the straggler factor: dp, ddp, ps, not single */
+  cr_assert(ds_strategy_uses_var(DS_STRATEGY_PS, DS_VAR_STRAGGLER));
+  cr_assert(!ds_strategy_uses_var(DS_STRATEGY_SINGLE, DS_VAR_STRAGGLER));
+  cr_assert(!ds_strategy_uses_var(DS_STRATEGY_PS, DS_VAR_RING_CHUNKS));
+  cr_assert(ds_strategy_uses_var(DS_STRATEGY_SINGLE, DS_VAR_JITTER));
+}
+
+Test(sweep, rows_say_their_configuration) {
+  /* dp: 2 chunk counts; ddp: 2 x 2 hooks; ps: 2 server counts = 8 rows,
+   * each naming its values in the sweep columns. */
+  struct ds_test_result r = run(TINY "--strategy dp,ddp,ps --ps-servers 1,2 --ring-chunks 1,2 "
+                                "--comm-hook none,fp16 --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  const char *want_strategy[] = {"dp", "dp", "ddp", "ddp", "ddp", "ddp", "ps", "ps"};
+  const int want_chunks[] = {1, 2, 1, 1, 2, 2, 1, 1}, want_servers[] = {1, 1, 1, 1, 1, 1, 1, 2};
+  const char *want_hook[] = {"none", "none", "none", "fp16", "none", "fp16", "none", "none"};
+  int ch = ds_test_csv_column(r.out, "ring_chunks"), sv = ds_test_csv_column(r.out, "ps_servers");
+  cr_assert_eq(ds_test_csv_column(r.out, "straggler_factor"), sv + 2);
+  for (int i = 0; i < 8; i++) {
+    const char *l = ds_test_csv_row(r.out, i);
+    cr_assert_eq(strncmp(l, want_strategy[i], strlen(want_strategy[i])), 0, "row %d: %s", i, l);
+    cr_assert_eq(ds_test_csv_field(l, ch), want_chunks[i], "row %d", i);
+    cr_assert_eq(ds_test_csv_field(l, sv), want_servers[i], "row %d", i);
+    char h[32];
+    ds_test_csv_str(r.out, "comm_hook", i, h, sizeof h);
+    cr_assert_str_eq(h, want_hook[i], "row %d", i);
+  }
+  /* the bucket count is 9 lines of output: header + 8 rows */
+  int lines = 0;
+  for (const char *p = r.out; *p; p++) lines += *p == '\n';
+  cr_assert_eq(lines, 9);
+  ds_test_release(&r);
+  /* JSON carries the same fields */
+  r = run(TINY "--comm-hook none,fp16 --format json");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\"ring_chunks\": 1, \"comm_hook\": \"fp16\""), "%s", r.out);
+  ds_test_release(&r);
+  /* Without such a sweep the columns are absent (existing outputs unchanged). */
+  r = run(TINY "--ring-chunks 2 --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(!strstr(r.out, "ring_chunks"), "%s", r.out);
+  ds_test_release(&r);
+}
+
+Test(sweep, other_options_parallel_output_is_identical) {
+  const char *sweeps[] = {
+      TINY "--straggler 1:1:2:0.5 --ring-chunks 1,2 --comm-hook none,fp16 --format csv",
+      TINY "--strategy dp,ps --dp-output-device 0,3 --ps-servers 1,2,4 --jitter 0,0.1",
+      TINY "--jitter 0:0.2:0.1 --samples 3 --format json"};
+  for (size_t i = 0; i < sizeof sweeps / sizeof *sweeps; i++) {
+    char a[512], b[512];
+    snprintf(a, sizeof a, "%s --jobs 1", sweeps[i]);
+    snprintf(b, sizeof b, "%s --jobs 2", sweeps[i]);
+    struct ds_test_result one = run(a), two = run(b);
+    cr_assert_eq(one.status, 0, "%s: %s", sweeps[i], one.err);
+    cr_assert_eq(two.status, 0, "%s", two.err);
+    cr_assert_str_eq(two.out, one.out);
+    ds_test_release(&one);
+    ds_test_release(&two);
+  }
+}
+
+Test(sweep, straggler_factor_sweep_stretches_the_iteration) {
+  /* On tiny (4 ranks, no overlap between ranks' compute), rank 1 at factor
+   * F takes F times as long for its compute; the iteration cannot be
+   * shorter than F * (forward + backward) of the healthy rank, so
+   * it grows with F, and factor 1 is exactly the run without --straggler. */
+  struct ds_test_result base = run(TINY "--format csv");
+  struct ds_test_result r = run(TINY "--straggler 1:1,2,3 --format csv");
+  cr_assert_eq(r.status + base.status, 0, "%s", r.err);
+  double t0 = ds_test_csv_num(base.out, "iter_ms", 0);
+  cr_assert_eq(ds_test_csv_num(r.out, "iter_ms", 0), t0);
+  double compute = ds_test_csv_num(base.out, "fwd_ms", 0) + ds_test_csv_num(base.out, "bwd_ms", 0);
+  for (int i = 1; i < 3; i++) {
+    double t = ds_test_csv_num(r.out, "iter_ms", i);
+    cr_assert_eq(ds_test_csv_num(r.out, "straggler_factor", i), 1 + i);
+    cr_assert_geq(t, (1 + i) * compute, "row %d", i);
+    cr_assert_gt(t, ds_test_csv_num(r.out, "iter_ms", i - 1));
+  }
+  ds_test_release(&base);
+  ds_test_release(&r);
+}
+
+Test(sweep, other_options_bad_values_name_the_flag) {
+  const char *cases[][2] = {
+      {"--ps-servers 0", "--ps-servers"},
+      {"--ps-servers 1:4:0", "--ps-servers"},
+      {"--ps-servers 1,,2", "--ps-servers"},
+      {"--jitter -0.1", "--jitter"},
+      {"--jitter 11", "--jitter"},
+      {"--jitter 0:1:log3", "--jitter"},      /* a log range cannot start at 0 */
+      {"--jitter 0.5:20:5", "--jitter"},      /* gives 10.5 > 10 */
+      {"--ring-chunks 0,2", "--ring-chunks"},
+      {"--ring-chunks 1,2 --coll-model aggregate", "--ring-chunks"},
+      {"--dp-output-device -1 --strategy dp", "--dp-output-device"},
+      {"--comm-hook none,,fp16", "--comm-hook"},
+      {"--comm-hook fp16,4", "--comm-hook"},  /* a bare rank after no powersgd */
+      {"--comm-hook powersgd:0:4:1", "--comm-hook"},
+      {"--comm-hook powersgd:1,2000", "--comm-hook"},
+      {"--comm-hook zip", "--comm-hook"},
+      {"--straggler 1.5", "--straggler"},
+      {"--straggler 2:1,1.5,3:1,2", "--straggler"}, /* two swept factors */
+      {"--straggler 2:0:2:1", "--straggler"},
+      {"--straggler 2:1,0", "--straggler"},
+      {"--strategy ddp --ps-servers 1,2", "--ps-servers"}, /* nothing uses it */
+      {"--strategy single --ring-chunks 1,2", "--ring-chunks"},
+      {"--iters 2,3", "--iters"},                    /* not sweepable */
+      {"--bucket-mb 1:2000000:log3", "--bucket-mb"}, /* past 1e6 MiB */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char args[256];
+    struct ds_options o;
+    struct ds_err err;
+    snprintf(args, sizeof args, "--topo x %s", cases[i][0]);
+    cr_assert_eq(parse(args, &o, &err), DS_EUSAGE, "%s accepted", cases[i][0]);
+    cr_assert(strstr(err.msg, cases[i][1]), "%s: %s", cases[i][0], err.msg);
+  }
+  ds_test_ddpsim_refuses(TINY "--strategy ddp --dp-output-device 0,1",
+                         "option --dp-output-device: 2 values, but no strategy of the run "
+                         "uses it (dp does)");
+}
+
+Test(sweep, world_size_sweep_reports_scaling_efficiency) {
+  /* Same batch per GPU: samples/s = world * batch / iter, so the per-rank
+   * throughput of row i over row 0's is iter_ms[0] / iter_ms[i]. */
+  struct ds_test_result c = run(TINY "--world-size 1,2,4 --format csv");
+  struct ds_test_result r = run(TINY "--world-size 1,2,4");
+  cr_assert_eq(c.status + r.status, 0, "%s%s", c.err, r.err);
+  double t0 = ds_test_csv_num(c.out, "iter_ms", 0), t1 = ds_test_csv_num(c.out, "iter_ms", 1),
+         t2 = ds_test_csv_num(c.out, "iter_ms", 2);
+  char want[256];
+  snprintf(want, sizeof want, "\nscaling efficiency (samples/s per rank over world-size=1's): "
+           "2: %.1f%%, 4: %.1f%%\n", 100 * t0 / t1, 100 * t0 / t2);
+  cr_assert(strstr(r.out, want), "want %s in %s", want, r.out);
+  cr_assert_lt(t0 / t2, 1.0, "communication makes 4 ranks less than linear");
+  ds_test_release(&c);
   ds_test_release(&r);
 }

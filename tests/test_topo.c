@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "sim/topo.h"
+#include "tests/support.h"
 
 static struct ds_topo *load_ok(const char *path) {
   struct ds_topo *t = NULL;
@@ -95,11 +96,7 @@ Test(topo, every_shipped_topology_loads) {
  * returns the status and leaves the message in err. */
 static ds_status load_text(const char *text, struct ds_err *err, char *path) {
   strcpy(path, "/tmp/ddpsim-topo-XXXXXX");
-  int fd = mkstemp(path);
-  cr_assert_geq(fd, 0);
-  FILE *fp = fdopen(fd, "w");
-  fputs(text, fp);
-  fclose(fp);
+  ds_test_write_temp(path, text);
   struct ds_topo *t = NULL;
   ds_status st = ds_topo_load(path, "tests/data/gpus.yaml", &t, err);
   ds_topo_free(t);
@@ -495,11 +492,7 @@ Test(topo, new_template_keys_are_checked) {
  * or -1 when loading failed (message in err). */
 static int nvls_of(const char *text, struct ds_err *err) {
   char path[] = "/tmp/ddpsim-topo-nvls-XXXXXX";
-  int fd = mkstemp(path);
-  cr_assert_geq(fd, 0);
-  FILE *fp = fdopen(fd, "w");
-  fputs(text, fp);
-  fclose(fp);
+  ds_test_write_temp(path, text);
   struct ds_topo *t = NULL;
   ds_status st = ds_topo_load(path, "topologies/gpus.yaml", &t, err);
   int nvls = st == DS_OK ? t->nvls : -1;

@@ -1,7 +1,8 @@
 /*
  * `ddpsim topo`: what it prints is what the simulator loaded -- link
- * counts and rates, the route between two GPUs, the ring's bottleneck and
- * NCCL's channels -- and bad arguments are usage errors naming the flag.
+ * counts and rates, the route between two GPUs, the ring's bottleneck,
+ * the rails or ring order that run in its place, and NCCL's channels --
+ * and bad arguments are usage errors naming the flag.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -58,6 +59,28 @@ Test(topocmd, route_between_nodes_crosses_the_fabric) {
             "%s", o.text);
   cr_assert(strstr(o.text, "4 links, bottleneck 50.0 GB/s, latency 14.00 us"), "%s", o.text);
   cr_assert(strstr(o.text, "bottleneck hop 7 -> 8 at 50.0 GB/s"), "%s", o.text);
+  free(o.text);
+}
+
+Test(topocmd, rails_over_every_nic_and_ring_order) {
+  /* 2node-ib: 8 rails, one per NIC (tests/test_ring_rails.c); rail 0 enters
+   * node 0 at GPU 0 (NIC 0) and leaves at GPU 1 (NIC 1), enters node 1 at
+   * GPU 9 (NIC 1) and leaves at GPU 8 (NIC 0). Bound 8 x 50 = 400 GB/s;
+   * NCCL: 8 channels of 48 GB/s. dgx1-v100: rank order's 16 GB/s ring is
+   * replaced by the doubled-NVLink cycle at 50 GB/s. */
+  struct output o = run("2node-ib");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert(strstr(o.text, "rails      8 rings, one per NIC"), "%s", o.text);
+  cr_assert(strstr(o.text, "rail 0: GPUs 0 2 3 4 5 6 7 1 | 9 10 11 12 13 14 15 8;"), "%s",
+            o.text);
+  cr_assert(strstr(o.text, "busbw at most 400.0 GB/s (the rails together)"), "%s", o.text);
+  cr_assert(strstr(o.text, "8 channels x 48.0 GB/s = 384.0 GB/s"), "%s", o.text);
+  free(o.text);
+  o = run("dgx1-v100");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert(strstr(o.text, "bottleneck hop 3 -> 4 at 16.0 GB/s"), "%s", o.text);
+  cr_assert(strstr(o.text, "rail 0: GPUs 0 3 2 1 5 6 7 4; bottleneck 50.0 GB/s"), "%s", o.text);
+  cr_assert(strstr(o.text, "busbw at most 50.0 GB/s (reordered)"), "%s", o.text);
   free(o.text);
 }
 

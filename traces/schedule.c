@@ -238,6 +238,12 @@ ds_status ds_schedule_add(struct ds_schedule *s, const struct ds_op *op,
   return DS_OK;
 }
 
+ds_status ds_schedule_emit(struct ds_schedule_builder *b, struct ds_op *op,
+                           const int64_t *deps, size_t n_deps) {
+  op->id = b->next_id++;
+  return ds_schedule_add(b->s, op, deps, n_deps, NULL);
+}
+
 /* ---- id index --------------------------------------------------------- */
 
 static int cmp_pair(const void *a, const void *b) {

@@ -115,6 +115,18 @@ ds_status ds_schedule_add(struct ds_schedule *s, const struct ds_op *op,
                           const int64_t *deps, size_t n_deps,
                           size_t *out_index);
 
+/* Appends ops numbered in the order they are built: what the strategies'
+ * schedule builders (sim/ddp.c, sim/dp.c, sim/ps.c) share. s is borrowed. */
+struct ds_schedule_builder {
+  struct ds_schedule *s;
+  int64_t next_id; /* the id the next op gets */
+};
+
+/* Numbers *op (op->id = b->next_id, which then advances) and appends it
+ * with its n_deps dependency ids (ds_schedule_add). */
+ds_status ds_schedule_emit(struct ds_schedule_builder *b, struct ds_op *op,
+                           const int64_t *deps, size_t n_deps);
+
 /* The dependency ids of op (op must belong to s). */
 static inline const int64_t *ds_schedule_deps(const struct ds_schedule *s,
                                               const struct ds_op *op) {

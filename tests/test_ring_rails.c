@@ -1,0 +1,283 @@
+/*
+ * Rails (sim/ring_rails.c, sim/coll_rails.c): a ring across nodes runs as
+ * one ring per NIC, each carrying S/K; its closed form, both executions,
+ * the rails' routes on a rail-optimized fabric, and where no rails are
+ * made.
+ */
+#include "coll_harness.h"
+
+#include "sim/nccl_model.h"
+#include "sim/ring_rails.h"
+
+#define MB 1e6
+
+/* Opens h over GPUs 0..n-1 with the ring's rails planned. */
+static void open_rails(struct harness *h, int32_t n) {
+  struct ds_err err = {0};
+  harness_open(h, NULL, n, DS_NET_MAXMIN);
+  cr_assert_eq(ds_ring_plan_rails(h->topo, &h->ring, &err), DS_OK, "%s", err.msg);
+}
+
+static int64_t run_kind(struct harness *h, enum ds_coll_kind kind, int32_t n, double bytes,
+                        enum ds_coll_model model) {
+  struct ds_err err = {0};
+  struct ds_coll_spec spec = {.kind = kind, .topo = h->topo, .ring = &h->ring, .net = h->net,
+                              .model = model, .chunks = 1, .bytes = bytes, .root = -1,
+                              .on_done = harness_on_member, .owner = h};
+  cr_assert_eq(ds_coll_new(&spec, &h->coll, &err), DS_OK, "%s", err.msg);
+  return harness_finish(h, n, "rails");
+}
+
+/* The member maps of every rail are inverse permutations. */
+static void check_maps(const struct ds_ring *r) {
+  for (int32_t k = 0; k < r->n_rails; k++)
+    for (int32_t p = 0; p < r->n; p++) {
+      int32_t i = r->rail_member[k * r->n + p];
+      cr_assert(i >= 0 && i < r->n);
+      cr_assert_eq(r->rail_pos[k * r->n + i], p);
+      cr_assert_eq(r->rails[k].gpus[p], r->gpus[i]);
+    }
+}
+
+Test(ring_rails, two_nodes_two_nics_closed_form) {
+  /* twonode-2x2: 2 nodes x 2 GPUs, NIC 0 for local GPU 0, NIC 1 for local
+   * GPU 1; every link a ring crosses runs at B = 5 GB/s. K = 2 rails:
+   *   rail 0: node 0 in by NIC 0 (GPU 0), out by NIC 1 (GPU 1); node 1 in
+   *           by NIC 1 (GPU 3), out by NIC 0 (GPU 2):  0 1 | 3 2
+   *   rail 1: the other way round:                     1 0 | 2 3
+   * Each hop goes NIC q -> NIC q; no link is crossed by two hops, so each
+   * rail is a uniform ring of B with hop latencies a = 2 x 1 us (NVSwitch)
+   * and a' = 2 x (0.5 + 2) us = 5 us (GPU -> NIC -> switch -> NIC -> GPU),
+   * alternating. Expected, because one chunk per step pipelines nothing:
+   *   T = 2 sum(lat) - min(adjacent pair) + 2(N-1)/N * (S/K) / B
+   *     = 2 (2 + 5 + 2 + 5) - 7 + 1.5 * 40 MB / 5 GB/s = 21 us + 12 ms,
+   * per flow and aggregated; the rank-order ring (one NIC each way) needs
+   * 21 us + 24 ms. busbw bound K * B_nic = 10 GB/s. */
+  struct harness h;
+  harness_load(&h, "tests/data/twonode-2x2.yaml");
+  open_rails(&h, 4);
+  const struct ds_ring *r = &h.ring;
+  cr_assert_eq(r->n_rails, 2);
+  check_maps(r);
+  const int32_t want[2][4] = {{0, 1, 3, 2}, {1, 0, 2, 3}};
+  for (int k = 0; k < 2; k++)
+    for (int p = 0; p < 4; p++) cr_assert_eq(r->rails[k].gpus[p], want[k][p], "rail %d", k);
+  cr_assert_float_eq(ds_ring_busbw(r), 10e9, 1);
+  cr_assert_float_eq(r->min_bw, 5e9, 1); /* the rank-order ring */
+  cr_assert_float_eq(ds_ring_path_lat_ns(r), 21000, 1e-6);
+  double expect = 21000 + 1.5 * 40 * MB / 5e9 * 1e9;
+  cr_assert_float_eq(ds_ring_allreduce_ns(r, 80 * MB), expect, 1e-3);
+  int64_t flow = run_kind(&h, DS_COLL_ALLREDUCE, 4, 80 * MB, DS_COLL_FLOW);
+  cr_assert(llabs(flow - (int64_t)llround(expect)) <= 2, "per flow %lld", (long long)flow);
+  harness_release(&h);
+  open_rails(&h, 4);
+  int64_t agg = run_kind(&h, DS_COLL_ALLREDUCE, 4, 80 * MB, DS_COLL_AGGREGATE);
+  cr_assert(llabs(agg - (int64_t)llround(expect)) <= 2, "aggregate %lld", (long long)agg);
+  harness_release(&h);
+  /* The plain ring in rank order, for contrast: twice the transfer time. */
+  harness_open(&h, NULL, 4, DS_NET_MAXMIN);
+  cr_assert_eq(h.ring.n_rails, 0);
+  int64_t plain = run_kind(&h, DS_COLL_ALLREDUCE, 4, 80 * MB, DS_COLL_AGGREGATE);
+  cr_assert(llabs(plain - (int64_t)llround(21000 + 1.5 * 80 * MB / 5e9 * 1e9)) <= 2);
+  harness_release(&h);
+  ds_topo_free(h.topo);
+}
+
+Test(ring_rails, all_gather_runs_on_the_rails_too) {
+  /* twonode-2x2, all-gather of S = 80 MB (the receive buffer): N-1 = 3
+   * steps of S/N/K = 10 MB per rail at 5 GB/s; the largest latency of 3
+   * consecutive hops is 5 + 2 + 5 = 12 us. Expected, because each step
+   * waits for the previous one's chunk: T = 3 * 2 ms + 12 us. */
+  struct harness h;
+  harness_load(&h, "tests/data/twonode-2x2.yaml");
+  open_rails(&h, 4);
+  int64_t t = run_kind(&h, DS_COLL_ALLGATHER, 4, 80 * MB, DS_COLL_FLOW);
+  cr_assert(llabs(t - 6012000) <= 2, "all-gather %lld", (long long)t);
+  harness_release(&h);
+  ds_topo_free(h.topo);
+}
+
+Test(ring_rails, rail_optimized_fabric_keeps_each_hop_on_its_rail) {
+  /* rails.yaml: 2 nodes x 4 GPUs, NIC 0 for local GPUs 0-1, NIC 1 for 2-3,
+   * a leaf per rail joined by a spine. K = 2 rails; every node-crossing hop
+   * goes from NIC q of one node to NIC q of the other, so it stays on rail
+   * q's leaf: GPU -> PCIe switch -> NIC -> leaf -> NIC -> PCIe switch ->
+   * GPU, 6 links, never the spine (8 links). */
+  struct harness h;
+  harness_load(&h, "tests/data/rails.yaml");
+  open_rails(&h, 8);
+  const struct ds_ring *r = &h.ring;
+  cr_assert_eq(r->n_rails, 2);
+  check_maps(r);
+  int crossings = 0;
+  for (int32_t k = 0; k < 2; k++)
+    for (int32_t i = 0; i < 8; i++) {
+      const struct ds_ring *q = &r->rails[k];
+      if (q->hop_class[i] != DS_HOP_NET) continue;
+      crossings++;
+      cr_assert_eq(q->hop_first[i + 1] - q->hop_first[i], 6, "rail %d hop %d", k, i);
+    }
+  cr_assert_eq(crossings, 4); /* 2 per rail */
+  /* Each NIC carries one rail each way: bound 2 x 5 GB/s (NVSwitch 10). */
+  cr_assert_float_eq(ds_ring_busbw(r), 10e9, 1);
+  harness_release(&h);
+  ds_topo_free(h.topo);
+}
+
+Test(ring_rails, none_on_one_node_or_uneven_nodes) {
+  /* ring8 is one node: the ring itself runs. twonode with 6 ranks (4 on
+   * node 0, 2 on node 1): nodes unlike, no rails either. */
+  struct harness h;
+  harness_load(&h, "tests/data/ring8.yaml");
+  open_rails(&h, 8);
+  cr_assert_eq(h.ring.n_rails, 0);
+  cr_assert_float_eq(ds_ring_busbw(&h.ring), h.ring.min_bw, 1e-9);
+  harness_release(&h);
+  ds_topo_free(h.topo);
+  harness_load(&h, "tests/data/twonode.yaml");
+  open_rails(&h, 6);
+  cr_assert_eq(h.ring.n_rails, 0);
+  harness_release(&h);
+  ds_topo_free(h.topo);
+}
+
+Test(ring_rails, two_dgx_h100_use_eight_nics) {
+  /* 2node-ib: 8 NICs per node at 400 Gb/s = 50 GB/s, one per GPU. K = 8
+   * rails, each NIC carrying one rail each way: the bound is 8 x 50 = 400
+   * GB/s, under the NVSwitch's 8 x 450 / 7 (a GPU sends over NVLink in the
+   * 7 rails where it is not its node's exit) and the GPU-NIC PCIe's 8 x 64. */
+  struct harness h;
+  harness_load(&h, "topologies/2node-ib.yaml");
+  open_rails(&h, 16);
+  cr_assert_eq(h.ring.n_rails, 8);
+  check_maps(&h.ring);
+  cr_assert_float_eq(ds_ring_busbw(&h.ring), 400e9, 1);
+  harness_release(&h);
+  ds_topo_free(h.topo);
+}
+
+Test(ring_rails, nccl_model_spreads_channels_over_the_nics) {
+  /* 2node-ib, NCCL's model over the 8 rails: each channel gets the share of
+   * every link its rail crosses, as NCCL sees it: a NIC link 50 GB/s / 1
+   * hop; a GPU's NVSwitch link 450 GB/s derated to 450 x 20.6/25 = 370.8,
+   * over the 7 rails that cross it = 53.0; the GPU-NIC PCIe 64 / 1. Share
+   * 50 GB/s: the first inter-node speed of sm90's list not above it is 48,
+   * one channel per rail, 8 channels (no duplication on Hopper below 50
+   * GB/s with more than 4). Expected: 8 x 48 = 384 GB/s of Simple busbw,
+   * against 2 x 24 for the rank-order ring alone. */
+  struct ds_err err = {0};
+  struct harness h;
+  harness_load(&h, "topologies/2node-ib.yaml");
+  open_rails(&h, 16);
+  struct ds_nccl_model m;
+  cr_assert_eq(ds_nccl_model_build(h.topo, &h.ring, DS_NCCL_EXTRA_NONE, &m, &err), DS_OK,
+               "%s", err.msg);
+  cr_assert_eq(m.channels, 8);
+  cr_assert_float_eq(m.chan_bw_bytes_per_s, 48e9, 1);
+  cr_assert_float_eq(m.busbw_bytes_per_s[DS_PROTO_SIMPLE], 384e9, 1);
+  /* The simulated ring: 1 channel per rail at 48 GB/s, under the rails'
+   * 400 GB/s: busbw 8 x 48 in the closed form. */
+  struct ds_coll_proto cp;
+  ds_nccl_coll_proto(&m, DS_PROTO_SIMPLE, 64 * MB, &cp);
+  double t = ds_ring_allreduce_proto_ns(&h.ring, &cp, 64 * MB);
+  /* Each rail's path: 2(N-1) = 30 steps over hops of 14 NVLink steps and 2
+   * NET steps per ring; the largest 30 consecutive: 2 x (14 x 3.4 + 2 x 14)
+   * - (3.4 + 3.4) = 140.4 us. */
+  double lat = cp.start_lat_ns + 2 * (14 * 3400.0 + 2 * 14000) - 2 * 3400;
+  cr_assert_float_eq(t, lat + 30.0 / 16 * 64 * MB / 384e9 * 1e9, 1e-3);
+  harness_release(&h);
+  ds_topo_free(h.topo);
+}
+
+Test(ring_rails, dgx1_v100_ring_runs_on_doubled_nvlinks) {
+  /* dgx1-v100: rank order crosses the sockets (3 -> 4 and 7 -> 0 have no
+   * NVLink: 16 GB/s PCIe). The doubled NVLink pairs (0-3 0-4 1-2 1-5 2-3
+   * 4-7 5-6 6-7, 50 GB/s each) form the one cycle 0-3-2-1-5-6-7-4 (and its
+   * reverse): every hop one 3.4 us NVLink, so the search keeps the first
+   * it finds from member 0 upwards. Expected bottleneck 50 GB/s. */
+  struct harness h;
+  harness_load(&h, "topologies/dgx1-v100.yaml");
+  open_rails(&h, 8);
+  cr_assert_float_eq(h.ring.min_bw, 16e9, 1);
+  cr_assert_eq(h.ring.n_rails, 1);
+  check_maps(&h.ring);
+  const int32_t want[8] = {0, 3, 2, 1, 5, 6, 7, 4};
+  for (int p = 0; p < 8; p++) cr_assert_eq(h.ring.rails[0].gpus[p], want[p], "position %d", p);
+  cr_assert_float_eq(ds_ring_busbw(&h.ring), 50e9, 1);
+  cr_assert_float_eq(ds_ring_path_lat_ns(&h.ring), 14 * 3400.0, 1e-6);
+  harness_release(&h);
+  ds_topo_free(h.topo);
+}
+
+Test(ring_rails, rank_order_stays_where_it_is_optimal) {
+  /* Uniform boxes (NVSwitch: every hop the same) and 4gpu: no order beats
+   * rank order strictly, so the ring itself runs. */
+  const char *files[] = {"topologies/dgx-a100.yaml", "topologies/4gpu.yaml",
+                         "topologies/dgx-h100.yaml", "topologies/pcie-8gpu.yaml"};
+  for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+    struct harness h;
+    harness_load(&h, files[i]);
+    open_rails(&h, h.topo->n_gpus);
+    cr_assert_eq(h.ring.n_rails, 0, "%s", files[i]);
+    harness_release(&h);
+    ds_topo_free(h.topo);
+  }
+}
+
+Test(ring_rails, protocol_channels_are_spread_over_the_rails) {
+  /* twonode-2x2 under a protocol by hand: C = 4 channels capped at 2 GB/s,
+   * wire factor 1, per-step latency 600 ns (NVLINK class) and 2700 ns
+   * (NET), 5 us at the start. K = 2 rails get C/K = 2 channels each: a
+   * rail moves at 2 x 2 = 4 GB/s, under its 5 GB/s links. Each rail's
+   * path alternates NVLINK and NET steps: 2 (600 + 2700 + 600 + 2700) -
+   * 3300 = 9.9 us. Expected, because each step moves S/K/N/2 = 5 MB per
+   * channel at 2 GB/s and waits its hop's latency:
+   *   T = 5 us + 9.9 us + 2(N-1)/N * S / (K * 2 * 2 GB/s)
+   *     = 14.9 us + 1.5 * 80 MB / 8 GB/s = 14.9 us + 15 ms,
+   * per flow and aggregated, as the closed-form helper says. */
+  struct ds_coll_proto p = {.proto = DS_PROTO_SIMPLE, .channels = 4, .wire_factor = 1,
+                            .chan_cap_bytes_per_s = 2e9, .hop_lat_ns = {600, 1000, 2700},
+                            .start_lat_ns = 5000};
+  double expect = 14900 + 1.5 * 80 * MB / 8e9 * 1e9;
+  enum ds_coll_model models[] = {DS_COLL_FLOW, DS_COLL_AGGREGATE};
+  struct harness h;
+  harness_load(&h, "tests/data/twonode-2x2.yaml");
+  for (int i = 0; i < 2; i++) {
+    struct ds_err err = {0};
+    open_rails(&h, 4);
+    cr_assert_float_eq(ds_ring_allreduce_proto_ns(&h.ring, &p, 80 * MB), expect, 1e-3);
+    struct ds_coll_spec spec = {.kind = DS_COLL_ALLREDUCE, .topo = h.topo, .ring = &h.ring,
+                                .net = h.net, .model = models[i], .chunks = 1,
+                                .bytes = 80 * MB, .root = -1, .proto = &p,
+                                .on_done = harness_on_member, .owner = &h};
+    cr_assert_eq(ds_coll_new(&spec, &h.coll, &err), DS_OK, "%s", err.msg);
+    int64_t t = harness_finish(&h, 4, "rails/proto");
+    cr_assert(llabs(t - (int64_t)llround(expect)) <= 2, "model %d: %lld", i, (long long)t);
+    harness_release(&h);
+  }
+  ds_topo_free(h.topo);
+}
+
+Test(ring_rails, greedy_order_above_ten_gpus) {
+  /* pcie12 with members on GPUs 0 2 4 6 8 10 1 3 5 7 9 11: in rank order
+   * every hop changes switch (12 x 4 us = 48 us), all hops at 10 GB/s. 12
+   * members: the greedy nearest-fastest neighbour from member 0 (GPU 0)
+   * takes, at equal bandwidth, the least latency, then the lowest member
+   * index: GPU 1 (same switch, 2 us), then GPU 2 (member 1, first of the
+   * 4 us ones), GPU 3, ... so the ring runs on GPUs 0 1 2 ... 11: 6 hops
+   * of 2 us and 6 of 4 us = 36 us < 48 us, strictly better. */
+  const int32_t gpus[12] = {0, 2, 4, 6, 8, 10, 1, 3, 5, 7, 9, 11};
+  struct ds_err err = {0};
+  struct harness h;
+  harness_load(&h, "tests/data/pcie12.yaml");
+  harness_open(&h, gpus, 12, DS_NET_MAXMIN);
+  cr_assert_eq(ds_ring_plan_rails(h.topo, &h.ring, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(h.ring.n_rails, 1);
+  check_maps(&h.ring);
+  for (int32_t p = 0; p < 12; p++) cr_assert_eq(h.ring.rails[0].gpus[p], p, "position %d", p);
+  double sum = 0;
+  for (int32_t i = 0; i < 12; i++) sum += h.ring.rails[0].hop_lat_ns[i];
+  cr_assert_float_eq(sum, 36000, 1e-6);
+  harness_release(&h);
+  ds_topo_free(h.topo);
+}

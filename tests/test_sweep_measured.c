@@ -1,0 +1,291 @@
+/*
+ * Predicted and measured sweeps (sim/sweep_measured.c, sim/sweep_plot.c;
+ * docs/sweeps.md): the prediction's error at measured points with known
+ * answers (exact, interpolated, outside), which optimum each side picks,
+ * reading measured tables (hand-written and ddpsim's own CSV) and their
+ * errors, and the sweep plots with measured points (PNG and SVG, a
+ * world-size axis). End-to-end cases run $DDPSIM_BIN (else
+ * build/asan/ddpsim).
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim/options.h"
+#include "sim/sweep_measured.h"
+#include "sim/sweep_plot.h"
+#include "tests/support.h"
+
+#define TINY "--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
+
+static ds_status parse(const char *args, struct ds_options *o, struct ds_err *err) {
+  static char buf[1024];
+  char *argv[64];
+  int argc = 0;
+  snprintf(buf, sizeof buf, "%s", args);
+  argv[argc++] = "ddpsim";
+  for (char *t = strtok(buf, " "); t && argc < 63; t = strtok(NULL, " ")) argv[argc++] = t;
+  argv[argc] = NULL;
+  memset(err, 0, sizeof *err);
+  return ds_options_parse(argc, argv, o, err);
+}
+
+/* Loads text as the --measured table of a sweep given by args. */
+static ds_status load_text(const char *args, const char *text, struct ds_measured *m,
+                           struct ds_err *err, char *path) {
+  struct ds_options o;
+  char line[512];
+  strcpy(path, "/tmp/ddpsim-measured-XXXXXX");
+  ds_test_write_temp(path, text);
+  snprintf(line, sizeof line, "--topo x %s --measured %s", args, path);
+  cr_assert_eq(parse(line, &o, err), DS_OK, "%s", err->msg);
+  ds_status st = ds_measured_load(&o, m, err);
+  unlink(path);
+  return st;
+}
+
+/* ---- the comparison ------------------------------------------------------ */
+
+/* Predicted: x 1, 5, 25 at 10, 8, 9 ms (exposed 2, 1, 1.5). */
+static const struct ds_sweep_point pred[] = {
+    {1, 10, 2, "1"}, {5, 8, 1, "5"}, {25, 9, 1.5, "25"}};
+
+Test(sweep_measured, errors_at_exact_interpolated_and_outside_points) {
+  /* measured x=5 at 10 ms: exact, error 8 - 10 = -2 ms, -20 %;
+   * x=15 at 8.5 ms: between 5 and 25, predicted 8 + (15-5)/(25-5)*(9-8)
+   * = 8.5, error 0; exposed 1 + 0.5*0.5 = 1.25;
+   * x=100 at 9 ms: outside 1..25, not compared;
+   * x=25 at 7.2 ms: exact, error 9 - 7.2 = 1.8 ms, +25 %.
+   * mean |error| (2 + 0 + 1.8)/3 ms, (0.2 + 0 + 0.25)/3; largest 2 ms, 25 %. */
+  struct ds_measured_point p[] = {{5, 10, NAN, 2}, {15, 8.5, 1.0, 3}, {100, 9, NAN, 4},
+                                  {25, 7.2, 1.4, 5}};
+  struct ds_measured m = {p, 4, 4, 1};
+  struct ds_measured_cmp c;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_measured_compare(pred, 3, 0, &m, &c, &err), DS_OK);
+  cr_assert_eq(c.e[0].where, DS_MEASURED_EXACT);
+  cr_assert_float_eq(c.e[0].err_ms, -2.0, 1e-12);
+  cr_assert_float_eq(c.e[0].err_rel, -0.2, 1e-12);
+  cr_assert_eq(c.e[1].where, DS_MEASURED_INTERPOLATED);
+  cr_assert_float_eq(c.e[1].predicted_ms, 8.5, 1e-12);
+  cr_assert_float_eq(c.e[1].err_ms, 0.0, 1e-12);
+  cr_assert_float_eq(c.e[1].predicted_exposed_ms, 1.25, 1e-12);
+  cr_assert_eq(c.e[2].where, DS_MEASURED_OUTSIDE);
+  cr_assert(isnan(c.e[2].predicted_ms));
+  cr_assert_float_eq(c.e[3].err_ms, 1.8, 1e-12);
+  cr_assert_float_eq(c.e[3].err_rel, 0.25, 1e-12);
+  cr_assert_eq(c.n_compared, 3);
+  cr_assert_float_eq(c.mean_abs_ms, 3.8 / 3, 1e-12);
+  cr_assert_float_eq(c.mean_abs_rel, 0.45 / 3, 1e-12);
+  cr_assert_float_eq(c.max_abs_ms, 2.0, 1e-12);
+  cr_assert_float_eq(c.max_abs_rel, 0.25, 1e-12);
+  /* by iteration time: predicted best x=5 (8 ms); measured best x=25
+   * (7.2 ms); of the compared points the prediction ranks x=5 best (8
+   * against 8.5 and 9): the optima differ. */
+  cr_assert_eq(c.pred_best, 1);
+  cr_assert_eq(c.meas_best, 3);
+  cr_assert_eq(c.pred_best_measured, 0);
+  cr_assert(!c.match);
+  ds_measured_cmp_release(&c);
+  /* per sample (a world-size sweep): cost ms/x. Predicted 10, 1.6, 0.36:
+   * x=25; measured 2, 0.567, 0.09, 0.288: x=100 (outside, but measured);
+   * the prediction's best of the compared points: 1.6, 0.567, 0.36: x=25.
+   * 25 != 100: they differ. */
+  cr_assert_eq(ds_measured_compare(pred, 3, 1, &m, &c, &err), DS_OK);
+  cr_assert_eq(c.pred_best, 2);
+  cr_assert_eq(c.meas_best, 2);
+  cr_assert_eq(c.pred_best_measured, 3);
+  cr_assert(!c.match);
+  ds_measured_cmp_release(&c);
+}
+
+Test(sweep_measured, optima_match_when_both_pick_the_same_value) {
+  /* measured 1 -> 12, 5 -> 9, 25 -> 9.5: measured best 5, predicted best
+   * 5: a match, though every point is off by 1 to 2 ms. */
+  struct ds_measured_point p[] = {{1, 12, NAN, 2}, {5, 9, NAN, 3}, {25, 9.5, NAN, 4}};
+  struct ds_measured m = {p, 3, 3, 0};
+  struct ds_measured_cmp c;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_measured_compare(pred, 3, 0, &m, &c, &err), DS_OK);
+  cr_assert_eq(c.meas_best, 1);
+  cr_assert_eq(c.pred_best_measured, 1);
+  cr_assert(c.match);
+  cr_assert_float_eq(c.max_abs_ms, 2.0, 1e-12);
+  ds_measured_cmp_release(&c);
+}
+
+/* ---- reading measured tables --------------------------------------------- */
+
+Test(sweep_measured, reads_hand_written_tables_and_ddpsims_own_csv) {
+  /* '#' and blank lines skipped (line numbers still count them), quoted
+   * fields, other columns ignored, padded names, an empty exposed field. */
+  struct ds_measured m;
+  struct ds_err err = {0};
+  char path[64];
+  cr_assert_eq(load_text("--bucket-mb 1,25",
+                         "# measured on 2 nodes\n\n note , bucket_mb,iter_ms,exposed_comm_ms\n"
+                         "\"run, first\",1,30.5,4\n\"b\",25,28.25,\n",
+                         &m, &err, path), DS_OK, "%s", err.msg);
+  cr_assert_eq(m.n, 2);
+  cr_assert(m.has_exposed);
+  cr_assert_eq(m.p[0].x, 1.0);
+  cr_assert_eq(m.p[0].iter_ms, 30.5);
+  cr_assert_eq(m.p[0].exposed_comm_ms, 4.0);
+  cr_assert_eq(m.p[0].line, 4);
+  cr_assert_eq(m.p[1].x, 25.0);
+  cr_assert(isnan(m.p[1].exposed_comm_ms));
+  ds_measured_release(&m);
+  /* ddpsim's own --format csv output of a world-size sweep */
+  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), TINY "--world-size 2,4 --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert_eq(load_text("--world-size 1,2,4", r.out, &m, &err, path), DS_OK, "%s", err.msg);
+  cr_assert_eq(m.n, 2);
+  cr_assert_eq(m.p[1].x, 4.0);
+  cr_assert_float_eq(m.p[1].iter_ms, ds_test_csv_num(r.out, "iter_ms", 1), 1e-9);
+  cr_assert_float_eq(m.p[1].exposed_comm_ms, ds_test_csv_num(r.out, "exposed_comm_ms", 1),
+                     1e-9);
+  ds_measured_release(&m);
+  ds_test_release(&r);
+  /* a file saved with CRLF line ends */
+  cr_assert_eq(load_text("--bucket-mb 1,25", "bucket_mb,iter_ms\r\n1,2.5\r\n25,2\r\n", &m, &err,
+                         path), DS_OK, "%s", err.msg);
+  cr_assert_eq(m.n, 2);
+  cr_assert_eq(m.p[1].iter_ms, 2.0);
+  ds_measured_release(&m);
+  /* hooks by name, in any spelling ds_comm_hook_parse takes, as indices */
+  cr_assert_eq(load_text("--comm-hook none,fp16,powersgd:2",
+                         "comm_hook,iter_ms\npowersgd:2,3\nnone,4\n", &m, &err, path), DS_OK,
+               "%s", err.msg);
+  cr_assert_eq(m.p[0].x, 2.0);
+  cr_assert_eq(m.p[1].x, 0.0);
+  cr_assert(!m.has_exposed);
+  ds_measured_release(&m);
+}
+
+Test(sweep_measured, malformed_tables_name_file_line_and_column) {
+  const char *cases[][3] = {
+      {"--bucket-mb 1,25", "bucket,iter_ms\n1,2\n", ":1: the header row has no bucket_mb column"},
+      {"--bucket-mb 1,25", "bucket_mb,time\n1,2\n", ":1: the header row has no iter_ms column"},
+      {"--bucket-mb 1,25", "bucket_mb,iter_ms\n1,abc\n", ":2:2: column 'iter_ms': expected"},
+      {"--bucket-mb 1,25", "# c\nbucket_mb,iter_ms\n\n1,2\nx,3\n", ":5:1: column 'bucket_mb'"},
+      {"--bucket-mb 1,25", "bucket_mb,iter_ms\n1,-2\n", ":2:2:"},
+      {"--bucket-mb 1,25", "bucket_mb,iter_ms,exposed_comm_ms\n1,2,-1\n", ":2:3:"},
+      {"--bucket-mb 1,25", "bucket_mb,iter_ms\n1,2,3\n", ":2: 3 fields, but the header row has 2"},
+      {"--bucket-mb 1,25", "bucket_mb,iter_ms\n\"1,2\n", "malformed CSV"},
+      {"--bucket-mb 1,25", "bucket_mb,iter_ms\n", "no data rows"},
+      {"--bucket-mb 1,25", "# nothing\n", "no header row"},
+      {"--comm-hook none,fp16", "comm_hook,iter_ms\nbf16,2\n",
+       ":2:1: column 'comm_hook': expected one of the swept hooks (none, fp16)"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    struct ds_measured m;
+    struct ds_err err = {0};
+    char path[64], want[160];
+    cr_assert_eq(load_text(cases[i][0], cases[i][1], &m, &err, path), DS_EINPUT,
+                 "case %zu accepted", i);
+    snprintf(want, sizeof want, "%s%s", path, cases[i][2]);
+    if (cases[i][2][0] != ':') snprintf(want, sizeof want, "%s", cases[i][2]);
+    cr_assert(strstr(err.msg, want), "case %zu: %s (want %s)", i, err.msg, want);
+    cr_assert(strstr(err.msg, path), "case %zu names the file: %s", i, err.msg);
+    cr_assert_null(m.p);
+  }
+  /* end to end: exit 2, nothing printed, before any simulation */
+  ds_test_ddpsim_refuses(TINY "--bucket-mb 1,25 --measured /nonexistent/m.csv",
+                         "--measured /nonexistent/m.csv: cannot open");
+  ds_test_ddpsim_refuses(TINY "--measured tests/data/tiny-model.yaml",
+                         "option --measured draws a sweep of one option");
+  ds_test_ddpsim_refuses(TINY "--bucket-mb 1,25 --batch 1,2 --measured x.csv",
+                         "(2 given");
+}
+
+/* ---- end to end ---------------------------------------------------------- */
+
+Test(sweep_measured, report_prints_errors_and_the_optimum) {
+  /* Measured = predicted + 0.1 ms at 1 MiB and predicted - 0.05 ms at 25
+   * MiB: errors -0.100 and +0.050 ms; the measured best is 25 MiB, which
+   * the prediction also ranks best (it is below 1 MiB's by 12 us). */
+  struct ds_test_result p = ds_test_run("", ds_test_ddpsim(), TINY "--bucket-mb 1,25 --format csv");
+  cr_assert_eq(p.status, 0, "%s", p.err);
+  double t1 = ds_test_csv_num(p.out, "iter_ms", 0), t25 = ds_test_csv_num(p.out, "iter_ms", 1);
+  cr_assert_lt(t25, t1);
+  char path[] = "/tmp/ddpsim-measured-XXXXXX", text[256], args[512], want[256];
+  snprintf(text, sizeof text, "bucket_mb,iter_ms\n1,%.6f\n25,%.6f\n", t1 + 0.1, t25 - 0.05);
+  ds_test_write_temp(path, text);
+  snprintf(args, sizeof args, TINY "--bucket-mb 1,25 --measured %s", path);
+  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  snprintf(want, sizeof want, "\n                 1  %12.3f  %12.3f      -0.100  %+7.1f%%\n",
+           t1 + 0.1, t1, -100 * 0.1 / (t1 + 0.1));
+  cr_assert(strstr(r.out, want), "want %s in %s", want, r.out);
+  snprintf(want, sizeof want, "\n                25  %12.3f  %12.3f      +0.050  %+7.1f%%\n",
+           t25 - 0.05, t25, 100 * 0.05 / (t25 - 0.05));
+  cr_assert(strstr(r.out, want), "want %s in %s", want, r.out);
+  cr_assert(strstr(r.out, "|error|: mean 0.075 ms"), "%s", r.out);
+  cr_assert(strstr(r.out, "best: the optima match\n"), "%s", r.out);
+  ds_test_release(&r);
+  /* csv and json stay tables: no comparison text */
+  snprintf(args, sizeof args, TINY "--bucket-mb 1,25 --measured %s --format csv", path);
+  r = ds_test_run("", ds_test_ddpsim(), args);
+  cr_assert_str_eq(r.out, p.out);
+  ds_test_release(&r);
+  ds_test_release(&p);
+  unlink(path);
+}
+
+static int have_gnuplot(void) {
+  return system("command -v gnuplot >/dev/null 2>&1") == 0;
+}
+
+/* Runs a plot and checks the image starts with magic (of magic_len bytes). */
+static void plot_and_check(const char *sweep, const char *measured, const char *ext,
+                           const char *magic, size_t magic_len) {
+  char dir[] = "/tmp/ddpsim-swmeas-XXXXXX", args[768], img[300];
+  cr_assert(mkdtemp(dir) != NULL);
+  snprintf(img, sizeof img, "%s/s.%s", dir, ext);
+  snprintf(args, sizeof args, TINY "%s --plot %s%s%s", sweep, img,
+           measured ? " --measured " : "", measured ? measured : "");
+  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
+  FILE *fp = fopen(img, "rb");
+  cr_assert(fp != NULL, "%s", img);
+  char head[64] = {0};
+  size_t got = fread(head, 1, sizeof head, fp);
+  fseek(fp, 0, SEEK_END);
+  long size = ftell(fp);
+  fclose(fp);
+  cr_assert_geq(got, magic_len);
+  cr_assert_eq(memcmp(head, magic, magic_len), 0, "%s: %.8s", img, head);
+  cr_assert_gt(size, 1000, "an image, not an empty file: %ld bytes", size);
+  ds_test_release(&r);
+  unlink(img);
+  cr_assert_eq(rmdir(dir), 0, "no temporary file left in %s", dir);
+}
+
+Test(sweep_measured, plots_with_measured_points_png_and_svg) {
+  if (!have_gnuplot()) cr_skip_test("gnuplot is not installed (apt-get install gnuplot-nox)");
+  char path[] = "/tmp/ddpsim-measured-XXXXXX";
+  ds_test_write_temp(path, "bucket_mb,iter_ms,exposed_comm_ms\n1,2.0,0.6\n5,1.9,\n"
+                           "25,1.7,0.5\n100,1.8,0.4\n");
+  plot_and_check("--bucket-mb 1:25:log4", path, "png", "\x89PNG\r\n\x1a\n", 8);
+  plot_and_check("--bucket-mb 1:25:log4", path, "svg", "<?xml", 5);
+  unlink(path);
+  /* a world-size sweep (throughput on a second axis) and a hook sweep
+   * (the hooks' names along x) */
+  plot_and_check("--world-size 1,2,3,4", NULL, "png", "\x89PNG\r\n\x1a\n", 8);
+  plot_and_check("--comm-hook none,fp16,bf16", NULL, "svg", "<?xml", 5);
+}
+
+Test(sweep_measured, log_axis_by_the_spread) {
+  /* log when the values came from logN, or all > 0 spanning 8x or more
+   * (8, 16, 32, 64 ranks); never for hooks (names) or with a 0 (jitter). */
+  struct ds_sweep_point p[4] = {{8, 0, 0, ""}, {16, 0, 0, ""}, {32, 0, 0, ""}, {64, 0, 0, ""}};
+  cr_assert(!ds_sweep_plot_log_x(DS_VAR_WORLD_SIZE, 0, p, 3), "8..32: 4x");
+  cr_assert(ds_sweep_plot_log_x(DS_VAR_WORLD_SIZE, 0, p, 4), "8..64: 8x");
+  cr_assert(ds_sweep_plot_log_x(DS_VAR_BUCKET_MB, 1, p, 2), "a logN range");
+  cr_assert(!ds_sweep_plot_log_x(DS_VAR_COMM_HOOK, 1, p, 4), "hooks are names");
+  struct ds_sweep_point j[3] = {{0, 0, 0, ""}, {0.1, 0, 0, ""}, {1, 0, 0, ""}};
+  cr_assert(!ds_sweep_plot_log_x(DS_VAR_JITTER, 0, j, 3), "a 0 on the axis");
+}

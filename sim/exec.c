@@ -231,6 +231,11 @@ uint64_t ds_exec_events(const struct ds_exec *ex) { return ds_engine_fired(ex->e
 /* Returns a ring over gpus, built once per distinct member list. */
 static ds_status get_ring(struct ds_exec *ex, const int32_t *gpus, int32_t n,
                           const struct ds_ring **out, struct ds_err *err) {
+  const struct ds_ring *pre = ex->opt.prebuilt_ring;
+  if (pre && pre->n == n && memcmp(pre->gpus, gpus, (size_t)n * sizeof *gpus) == 0) {
+    *out = pre;
+    return DS_OK;
+  }
   for (int32_t i = 0; i < ex->n_rings; i++) {
     struct ds_ring *r = &ex->rings[i].ring;
     if (r->n == n && memcmp(r->gpus, gpus, (size_t)n * sizeof *gpus) == 0) {

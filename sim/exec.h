@@ -38,6 +38,11 @@ struct ds_exec_options {
    * the schedule given to ds_exec_run (--jitter fills it); NULL: 1 for
    * every op. Borrowed; must hold sched->n_ops values for each run. */
   const double *dur_scale;
+  /* A ring the caller has built already (ds_ring_build_rails; run.c builds
+   * the world's for its closed forms and NCCL's model), used for
+   * collectives over exactly its members instead of building it again:
+   * rails over thousands of GPUs cost route searches. Borrowed; NULL: none. */
+  const struct ds_ring *prebuilt_ring;
 };
 
 struct ds_exec;

@@ -261,10 +261,12 @@ static int build_index(struct ds_schedule *s) {
   s->sorted_ids = malloc((s->n_ops + 1) * 2 * sizeof *s->sorted_ids);
   if (!s->sorted_ids) return -1;
   int sorted = 1;
+  s->ids_dense = 1;
   for (size_t i = 0; i < s->n_ops; i++) {
     s->sorted_ids[2 * i] = s->ops[i].id;
     s->sorted_ids[2 * i + 1] = (int64_t)i;
     if (i > 0 && s->ops[i].id < s->ops[i - 1].id) sorted = 0;
+    if (s->ops[i].id != s->ops[0].id + (int64_t)i) s->ids_dense = 0;
   }
   if (!sorted) qsort(s->sorted_ids, s->n_ops, 2 * sizeof *s->sorted_ids, cmp_pair);
   s->n_sorted = s->n_ops;
@@ -280,6 +282,13 @@ int ds_schedule_find(struct ds_schedule *s, int64_t id, size_t *index) {
         return 0;
       }
     return -1;
+  }
+  if (s->ids_dense && s->n_ops > 0) {
+    /* Unsigned: an id below ops[0].id wraps to a large offset. */
+    uint64_t off = (uint64_t)id - (uint64_t)s->ops[0].id;
+    if (off >= s->n_ops) return -1;
+    *index = (size_t)off;
+    return 0;
   }
   /* Lower bound, so that with duplicate ids the first op is found. */
   size_t lo = 0, hi = s->n_sorted;

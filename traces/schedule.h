@@ -96,6 +96,9 @@ struct ds_schedule {
   struct ds__strtab *strings; /* owned */
   int64_t *sorted_ids;        /* (id, index) pairs sorted by id; built lazily */
   size_t n_sorted;
+  /* With the index built: 1 when op i's id is ops[0].id + i for every i
+   * (what the builders write), so a lookup is a subtraction. */
+  int ids_dense;
 };
 
 /* Creates an empty schedule for world_size ranks in *out (owned by caller). */

@@ -1,7 +1,9 @@
 /*
  * `ddpsim analyze` (analyze.h): argument parsing and the order of work.
- * The files (--chrome, --plot) are written before the report is printed,
- * so a failure to write one leaves no report that looks like success.
+ * Two traces are compared; one alone is measured by the same code
+ * (compare.h), without a measured side. The files (--chrome, --plot) are
+ * written before the report is printed, so a failure to write one leaves
+ * no report that looks like success.
  */
 #include "analyze.h"
 
@@ -15,20 +17,26 @@
 
 static const char usage[] =
     "usage: ddpsim analyze PREDICTED.csv MEASURED.csv [options]\n"
+    "       ddpsim analyze TRACE.csv [options]\n"
     "\n"
     "Compares a predicted trace (ddpsim --trace) with a measured one (ddpreal\n"
     "--trace) of the same schedule, op by op, joined on (rank, op id): the\n"
     "predicted iteration stands for every measured iteration, and measured\n"
     "values are means over the measured iterations (docs/analysis.md).\n"
+    "With one trace: that trace's own metrics of one iteration (a ddpsim\n"
+    "trace's last, the reported one; a ddpreal trace's of median iteration\n"
+    "time), and --chrome and --plot draw that trace alone.\n"
     "\n"
     "  --format text|csv|json  report format (default text); csv: one row per\n"
     "                         metric: metric,predicted,measured,abs_error,rel_error\n"
+    "                         (one trace: metric,value)\n"
     "  --per-op               add every op's row (csv: print the per-op table\n"
     "                         instead of the metrics)\n"
-    "  --chrome FILE          write both traces as Chrome trace JSON (Perfetto)\n"
-    "  --plot FILE.png|.svg   draw both iterations as a timeline with gnuplot\n"
+    "  --chrome FILE          write the trace(s) as Chrome trace JSON (Perfetto)\n"
+    "  --plot FILE.png|.svg   draw the iteration(s) as a timeline with gnuplot\n"
     "  --pred-iter N          predicted iteration to compare (default: the last)\n"
     "  --skip-measured N      ignore the first N measured iterations (default 0)\n"
+    "  --iter N               one trace: the iteration to report and draw\n"
     "  --help\n"
     "\n"
     "Exit status: 0 ok; 2 bad usage, an unreadable or malformed trace, or two\n"
@@ -39,6 +47,7 @@ struct analyze_options {
   const char *pred, *meas, *chrome, *plot;
   enum ds_compare_format format;
   int per_op, help;
+  const char *two_only, *one_only; /* a flag given that needs two traces, one */
   struct ds_compare_options cmp;
 };
 
@@ -71,7 +80,7 @@ static ds_status parse_args(int argc, char **argv, struct analyze_options *o,
     if (f[0] != '-' || strcmp(f, "-") == 0) {
       if (positional == 2)
         return ds_err_set(err, DS_EUSAGE, "unexpected argument \"%s\": analyze takes "
-                          "two traces (see ddpsim analyze --help)", f);
+                          "one trace or two (see ddpsim analyze --help)", f);
       if (positional++ == 0) o->pred = f;
       else o->meas = f;
       continue;
@@ -86,16 +95,27 @@ static ds_status parse_args(int argc, char **argv, struct analyze_options *o,
                              "csv, json, got \"%s\"", v);
     } else if (strcmp(f, "--chrome") == 0) o->chrome = v;
     else if (strcmp(f, "--plot") == 0) o->plot = v;
-    else if (strcmp(f, "--pred-iter") == 0)
+    else if (strcmp(f, "--pred-iter") == 0 || strcmp(f, "--skip-measured") == 0) {
+      int pred = strcmp(f, "--pred-iter") == 0;
+      o->two_only = f;
+      DS_CHECK(parse_count(f, v, 0, pred ? &o->cmp.pred_iter : &o->cmp.skip_measured, err));
+    } else if (strcmp(f, "--iter") == 0) {
+      o->one_only = "--iter";
       DS_CHECK(parse_count(f, v, 0, &o->cmp.pred_iter, err));
-    else if (strcmp(f, "--skip-measured") == 0)
-      DS_CHECK(parse_count(f, v, 0, &o->cmp.skip_measured, err));
-    else
+    } else
       return ds_err_set(err, DS_EUSAGE, "unknown option %s (see ddpsim analyze --help)", f);
   }
-  if (!o->help && positional < 2)
-    return ds_err_set(err, DS_EUSAGE, "analyze needs two traces: PREDICTED.csv "
-                      "MEASURED.csv (see ddpsim analyze --help)");
+  if (o->help) return DS_OK;
+  if (positional == 0)
+    return ds_err_set(err, DS_EUSAGE, "analyze needs a trace: TRACE.csv, or two: "
+                      "PREDICTED.csv MEASURED.csv (see ddpsim analyze --help)");
+  if (positional == 1 && o->two_only)
+    return ds_err_set(err, DS_EUSAGE, "option %s needs two traces (PREDICTED.csv "
+                      "MEASURED.csv); with one trace, --iter N picks its iteration",
+                      o->two_only);
+  if (positional == 2 && o->one_only)
+    return ds_err_set(err, DS_EUSAGE, "option --iter is for one trace; with two, "
+                      "--pred-iter N and --skip-measured N pick the iterations");
   return DS_OK;
 }
 
@@ -114,9 +134,9 @@ ds_status ds_analyze_main(int argc, char **argv, FILE *out, struct ds_err *err) 
   }
   struct ds_compare *c = NULL;
   ds_status st = DS_OK;
-  DS_CHECK_GOTO(ds_compare_load(o.pred, o.meas, &o.cmp, &c, err), st, done);
-  if (o.chrome) DS_CHECK_GOTO(ds_chrome_write(o.chrome, c, err), st, done);
-  if (o.plot) DS_CHECK_GOTO(ds_plot_write(o.plot, c, err), st, done);
+  if (o.meas) DS_CHECK_GOTO(ds_compare_load(o.pred, o.meas, &o.cmp, &c, err), st, done);
+  else DS_CHECK_GOTO(ds_compare_load_one(o.pred, &o.cmp, &c, err), st, done);
+  DS_CHECK_GOTO(ds_export_write(c, o.plot, o.chrome, err), st, done);
   ds_compare_print(out, c, o.format, o.per_op);
 done:
   ds_compare_free(c);

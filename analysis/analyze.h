@@ -2,6 +2,7 @@
  * `ddpsim analyze PREDICTED MEASURED`: compares a predicted trace with a
  * measured trace of the same schedule (compare.h), prints the report and
  * optionally writes Chrome-trace JSON and a timeline plot (export.h).
+ * `ddpsim analyze TRACE`: the same for one trace alone.
  * docs/analysis.md has the usage and every metric's definition.
  */
 #ifndef DS_ANALYZE_H

@@ -3,7 +3,9 @@
  * {"traceEvents": [...]}, that chrome://tracing and ui.perfetto.dev open.
  * Complete events ("ph": "X") carry ts and dur in microseconds; times are
  * printed from integer nanoseconds with three decimals, so nothing is
- * rounded. Metadata events name the processes and threads.
+ * rounded. Metadata events name the processes and threads. One trace
+ * alone gives only its own processes, "predicted" for ddpsim's and
+ * "measured" for ddpreal's.
  */
 #include "export.h"
 
@@ -46,21 +48,25 @@ ds_status ds_chrome_write(const char *path, const struct ds_compare *c,
   struct ds_atomic_file af;
   DS_CHECK(ds_atomic_file_open(path, &af, err));
   FILE *fp = af.fp;
+  /* One trace alone is one side, named by its source. */
+  int sides = c->meas ? 2 : 1;
+  const char *first = c->meas || strcmp(c->pred->source, "real") != 0 ? "predicted"
+                                                                      : "measured";
   fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n", fp);
   /* The first element is metadata so that every later one starts with ",". */
   fprintf(fp, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 0, \"tid\": 0, "
-          "\"args\": {\"name\": \"predicted rank 0\"}}");
-  for (int side = 0; side < 2; side++)
+          "\"args\": {\"name\": \"%s rank 0\"}}", first);
+  for (int side = 0; side < sides; side++)
     for (int32_t r = 0; r < c->world_size; r++) {
       int pid = side * c->world_size + r;
-      const char *name = side ? "measured" : "predicted";
+      const char *name = side ? "measured" : first;
       if (pid != 0) meta(fp, "process_name", pid, 0, "name", name, r, -1);
       meta(fp, "process_sort_index", pid, 0, "sort_index", NULL, 0, pid);
       for (int s = 0; s < DS_STREAM_COUNT; s++)
         meta(fp, "thread_name", pid, s, "name", NULL, 0, -1);
     }
   events(fp, c->pred, 0);
-  events(fp, c->meas, c->world_size);
+  if (c->meas) events(fp, c->meas, c->world_size);
   fputs("\n]}\n", fp);
   return ds_atomic_file_commit(&af, err);
 }

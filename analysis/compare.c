@@ -235,10 +235,47 @@ static int cmp_ranked(const void *a, const void *b) {
   return (x->i > y->i) - (x->i < y->i);
 }
 
-/* Distributions, the top ops by |duration error|, and the per-bucket and
- * per-rank metrics, once the per-op means are known. */
+/* The per-bucket (rank 0's comm ops) and per-rank metrics, from the ops. */
+static void add_op_metrics(struct ds_compare *c) {
+  size_t n = c->n_ops;
+  char name[40];
+  for (size_t i = 0; i < n; i++) {
+    const struct ds_compare_op *o = &c->ops[i];
+    if (o->op->rank != 0 || o->op->stream != DS_STREAM_COMM || o->op->bucket < 0) continue;
+    snprintf(name, sizeof name, "bucket%d_start_ms", o->op->bucket);
+    add_metric(c, name, o->pred_start_ms, o->meas_start_ms);
+    snprintf(name, sizeof name, "bucket%d_dur_ms", o->op->bucket);
+    add_metric(c, name, o->pred_dur_ms, o->meas_dur_ms);
+  }
+  for (int32_t r = 0; r < c->world_size; r++) {
+    double pc = 0, mc = 0, pm = 0, mm = 0;
+    for (size_t i = 0; i < n; i++) {
+      const struct ds_compare_op *o = &c->ops[i];
+      if (o->op->rank != r) continue;
+      if (o->op->stream == DS_STREAM_COMM) {
+        pm += o->pred_dur_ms;
+        mm += o->meas_dur_ms;
+      } else {
+        pc += o->pred_dur_ms;
+        mc += o->meas_dur_ms;
+      }
+    }
+    snprintf(name, sizeof name, "rank%d_compute_ms", r);
+    add_metric(c, name, pc, mc);
+    snprintf(name, sizeof name, "rank%d_comm_ms", r);
+    add_metric(c, name, pm, mm);
+  }
+}
+
+/* Distributions and the top ops by |duration error| (both only with a
+ * measured side), then the per-bucket and per-rank metrics, once the per-op
+ * means are known. */
 static ds_status summarize(struct ds_compare *c) {
   size_t n = c->n_ops;
+  if (!c->meas) {
+    add_op_metrics(c);
+    return DS_OK;
+  }
   double *v = malloc((n + 1) * sizeof *v);
   struct ranked *rk = malloc((n + 1) * sizeof *rk);
   if (!v || !rk) {
@@ -274,40 +311,51 @@ static ds_status summarize(struct ds_compare *c) {
   for (size_t i = 0; i < c->n_top; i++) c->top[i] = rk[i].i;
   free(v);
   free(rk);
-
-  char name[40];
-  for (size_t i = 0; i < n; i++) {
-    const struct ds_compare_op *o = &c->ops[i];
-    if (o->op->rank != 0 || o->op->stream != DS_STREAM_COMM || o->op->bucket < 0) continue;
-    snprintf(name, sizeof name, "bucket%d_start_ms", o->op->bucket);
-    add_metric(c, name, o->pred_start_ms, o->meas_start_ms);
-    snprintf(name, sizeof name, "bucket%d_dur_ms", o->op->bucket);
-    add_metric(c, name, o->pred_dur_ms, o->meas_dur_ms);
-  }
-  for (int32_t r = 0; r < c->world_size; r++) {
-    double pc = 0, mc = 0, pm = 0, mm = 0;
-    for (size_t i = 0; i < n; i++) {
-      const struct ds_compare_op *o = &c->ops[i];
-      if (o->op->rank != r) continue;
-      if (o->op->stream == DS_STREAM_COMM) {
-        pm += o->pred_dur_ms;
-        mm += o->meas_dur_ms;
-      } else {
-        pc += o->pred_dur_ms;
-        mc += o->meas_dur_ms;
-      }
-    }
-    snprintf(name, sizeof name, "rank%d_compute_ms", r);
-    add_metric(c, name, pc, mc);
-    snprintf(name, sizeof name, "rank%d_comm_ms", r);
-    add_metric(c, name, pm, mm);
-  }
+  add_op_metrics(c);
   return DS_OK;
 }
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
+}
+
+/* The iteration of lower-median time among iters[0..n) (ms[i] the time of
+ * iters[i]), the first such on ties; n >= 1. */
+static ds_status median_iter(const double *ms, const int32_t *iters, size_t n,
+                             int32_t *out) {
+  double *sorted = malloc(n * sizeof *sorted);
+  if (!sorted) return DS_ENOMEM;
+  memcpy(sorted, ms, n * sizeof *sorted);
+  qsort(sorted, n, sizeof *sorted, cmp_double);
+  double med = sorted[(n - 1) / 2];
+  free(sorted);
+  for (size_t i = 0; i < n; i++)
+    if (ms[i] == med) {
+      *out = iters[i];
+      break;
+    }
+  return DS_OK;
+}
+
+/* Allocates ops and metrics for the reference iteration ref[0..nr) of
+ * c->pred, measures it (pm: its per-iteration metrics) and fills each op's
+ * predicted start and duration. */
+static ds_status measure_pred(struct ds_compare *c, const struct key *ref, size_t nr,
+                              double *pm) {
+  c->ops = calloc(nr + 1, sizeof *c->ops);
+  c->metrics = calloc(IM_COUNT + 2 * nr + 2 * (size_t)c->world_size + 1, sizeof *c->metrics);
+  if (!c->ops || !c->metrics) return DS_ENOMEM;
+  int64_t t0;
+  DS_CHECK(measure_iter(c->pred, ref, nr, pm, &t0));
+  c->n_ops = nr;
+  for (size_t i = 0; i < nr; i++) {
+    const struct ds_trace_row *r = &c->pred->rows[ref[i].row];
+    c->ops[i].op = row_op(c->pred, ref[i].row);
+    c->ops[i].pred_start_ms = (double)(r->start_ns - t0) / NS_PER_MS;
+    c->ops[i].pred_dur_ms = (double)(r->end_ns - r->start_ns) / NS_PER_MS;
+  }
+  return DS_OK;
 }
 
 /* Measures the predicted iteration ref and every measured group, fills ops
@@ -319,23 +367,16 @@ static ds_status join(struct ds_compare *c, const struct key *ref, size_t nr,
   double pm[IM_COUNT], mm[IM_COUNT], sum[IM_COUNT] = {0};
   double *m2 = calloc(nr + 1, sizeof *m2);
   double *iter_ms = malloc((nm + 1) * sizeof *iter_ms);
-  double *sorted_ms = malloc((nm + 1) * sizeof *sorted_ms);
   c->meas_iters = malloc((nm + 1) * sizeof *c->meas_iters);
-  c->ops = calloc(nr + 1, sizeof *c->ops);
-  c->metrics = calloc(IM_COUNT + 2 * nr + 2 * (size_t)c->world_size + 1, sizeof *c->metrics);
-  if (!m2 || !iter_ms || !sorted_ms || !c->meas_iters || !c->ops || !c->metrics) {
+  if (!m2 || !iter_ms || !c->meas_iters) {
     st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
     goto out;
   }
-  int64_t t0;
-  DS_CHECK_GOTO(measure_iter(c->pred, ref, nr, pm, &t0), st, out);
-  c->n_ops = nr;
-  for (size_t i = 0; i < nr; i++) {
-    const struct ds_trace_row *r = &c->pred->rows[ref[i].row];
-    c->ops[i].op = row_op(c->pred, ref[i].row);
-    c->ops[i].pred_start_ms = (double)(r->start_ns - t0) / NS_PER_MS;
-    c->ops[i].pred_dur_ms = (double)(r->end_ns - r->start_ns) / NS_PER_MS;
+  if ((st = measure_pred(c, ref, nr, pm)) != DS_OK) {
+    ds_err_set(err, st, "analyze: out of memory");
+    goto out;
   }
+  int64_t t0;
   int32_t group = 0;
   for (size_t a = 0, b; a < nm; a = b) {
     for (b = a; b < nm && mk[b].iter == mk[a].iter; b++) {}
@@ -372,20 +413,52 @@ static ds_status join(struct ds_compare *c, const struct key *ref, size_t nr,
                            ? gsl_stats_sd(iter_ms, 1, c->n_meas_iters) : 0;
   /* The plotted measured iteration: the lower median of the iteration
    * times, the first such iteration on ties. */
-  memcpy(sorted_ms, iter_ms, c->n_meas_iters * sizeof *sorted_ms);
-  qsort(sorted_ms, c->n_meas_iters, sizeof *sorted_ms, cmp_double);
-  double med = sorted_ms[(c->n_meas_iters - 1) / 2];
-  for (size_t i = 0; i < c->n_meas_iters; i++)
-    if (iter_ms[i] == med) {
-      c->plot_meas_iter = c->meas_iters[i];
-      break;
-    }
-  if (summarize(c) != DS_OK) st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
+  if (median_iter(iter_ms, c->meas_iters, c->n_meas_iters, &c->plot_meas_iter) != DS_OK ||
+      summarize(c) != DS_OK)
+    st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
 out:
   free(m2);
   free(iter_ms);
-  free(sorted_ms);
   return st;
+}
+
+/* Reads one trace of the analysis: one that cannot be opened is the user's
+ * input (DS_EINPUT, exit 2, not 1), and so is one without rows. */
+static ds_status read_trace(const char *path, struct ds_trace **t, struct ds_err *err) {
+  ds_status st = ds_trace_read_csv(path, t, err);
+  if (st == DS_EIO) {
+    st = DS_EINPUT;
+    if (err) err->status = st;
+  }
+  if (st == DS_OK && (*t)->n_rows == 0)
+    st = ds_err_set(err, DS_EINPUT, "%s: the trace has no rows", path);
+  return st;
+}
+
+/* The keys [*a, *b) of iteration iter among the n sorted keys pk of the
+ * trace at path: DS_EUSAGE when it has none, DS_EINPUT when an op appears
+ * twice in it. */
+static ds_status iter_range(const struct key *pk, size_t n, int32_t iter,
+                            const char *path, size_t *a_out, size_t *b_out,
+                            struct ds_err *err) {
+  size_t a = 0, b;
+  while (a < n && pk[a].iter != iter) a++;
+  for (b = a; b < n && pk[b].iter == iter; b++) {}
+  if (a == b)
+    return ds_err_set(err, DS_EUSAGE, "%s: no rows of iteration %d (the trace has "
+                      "iterations %d..%d)", path, iter, pk[0].iter, pk[n - 1].iter);
+  for (size_t i = a + 1; i < b; i++)
+    if (pk[i].rank == pk[i - 1].rank && pk[i].id == pk[i - 1].id)
+      return ds_err_set(err, DS_EINPUT, "%s: op %lld of rank %d appears twice in "
+                        "iteration %d", path, (long long)pk[i].id, pk[i].rank,
+                        pk[i].iter);
+  *a_out = a;
+  *b_out = b;
+  return DS_OK;
+}
+
+static int32_t world_size(const struct ds_trace *t) {
+  return t->owned ? t->owned->world_size : 1;
 }
 
 ds_status ds_compare_load(const char *pred_path, const char *meas_path,
@@ -395,47 +468,24 @@ ds_status ds_compare_load(const char *pred_path, const char *meas_path,
   struct key *pk = NULL, *mk = NULL;
   struct ds_compare *c = calloc(1, sizeof *c);
   *out = NULL;
-  if (!c || !(c->pred_path = strdup(pred_path)) || !(c->meas_path = strdup(meas_path))) {
+  if (!c || !(c->pred_path = strdup(pred_path)) || !(c->meas_path = strdup(meas_path)) ||
+      !(c->label = strdup(pred_path))) {
     st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
     goto out;
   }
-  /* A trace that cannot be opened is the user's input: exit 2, not 1. */
-  st = ds_trace_read_csv(pred_path, &c->pred, err);
-  if (st == DS_OK) st = ds_trace_read_csv(meas_path, &c->meas, err);
-  if (st == DS_EIO) {
-    st = DS_EINPUT;
-    if (err) err->status = st;
-  }
-  if (st != DS_OK) goto out;
-  if (c->pred->n_rows == 0 || c->meas->n_rows == 0) {
-    st = ds_err_set(err, DS_EINPUT, "%s: the trace has no rows",
-                    c->pred->n_rows == 0 ? pred_path : meas_path);
-    goto out;
-  }
+  DS_CHECK_GOTO(read_trace(pred_path, &c->pred, err), st, out);
+  DS_CHECK_GOTO(read_trace(meas_path, &c->meas, err), st, out);
   if (sorted_keys(c->pred, &pk) != DS_OK || sorted_keys(c->meas, &mk) != DS_OK) {
     st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
     goto out;
   }
-  int32_t ws_p = c->pred->owned ? c->pred->owned->world_size : 1;
-  int32_t ws_m = c->meas->owned ? c->meas->owned->world_size : 1;
+  int32_t ws_p = world_size(c->pred), ws_m = world_size(c->meas);
   c->world_size = ws_p > ws_m ? ws_p : ws_m;
-  int32_t first = pk[0].iter, last = pk[c->pred->n_rows - 1].iter;
-  c->pred_iter = opt && opt->pred_iter >= 0 ? opt->pred_iter : last;
-  size_t a = 0, b;
-  while (a < c->pred->n_rows && pk[a].iter != c->pred_iter) a++;
-  for (b = a; b < c->pred->n_rows && pk[b].iter == c->pred_iter; b++) {}
-  if (a == b) {
-    st = ds_err_set(err, DS_EUSAGE, "%s: no rows of iteration %d (the trace has "
-                    "iterations %d..%d)", pred_path, c->pred_iter, first, last);
-    goto out;
-  }
-  for (size_t i = a + 1; i < b; i++)
-    if (pk[i].rank == pk[i - 1].rank && pk[i].id == pk[i - 1].id) {
-      st = ds_err_set(err, DS_EINPUT, "%s: op %lld of rank %d appears twice in "
-                      "iteration %d", pred_path, (long long)pk[i].id, pk[i].rank,
-                      pk[i].iter);
-      goto out;
-    }
+  c->pred_iter = opt && opt->pred_iter >= 0 ? opt->pred_iter : pk[c->pred->n_rows - 1].iter;
+  c->iter_choice = opt && opt->pred_iter >= 0 ? DS_ITER_GIVEN : DS_ITER_LAST;
+  size_t a, b;
+  DS_CHECK_GOTO(iter_range(pk, c->pred->n_rows, c->pred_iter, pred_path, &a, &b, err),
+                st, out);
   DS_CHECK_GOTO(join(c, pk + a, b - a, mk, c->meas->n_rows,
                      opt ? opt->skip_measured : 0, err), st, out);
 out:
@@ -449,10 +499,92 @@ out:
   return DS_OK;
 }
 
+/* A lone trace's default iteration: a ddpsim trace's last, a ddpreal
+ * trace's of median time (every iteration measured as the reported one).
+ * Counts the iterations on the way. */
+static ds_status default_iter(struct ds_compare *c, const struct key *pk, size_t n,
+                              struct ds_err *err) {
+  ds_status st = DS_OK;
+  double m[IM_COUNT];
+  double *ms = malloc((n + 1) * sizeof *ms);
+  int32_t *iters = malloc((n + 1) * sizeof *iters);
+  if (!ms || !iters) {
+    st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
+    goto out;
+  }
+  for (size_t a = 0, b; a < n; a = b) {
+    for (b = a; b < n && pk[b].iter == pk[a].iter; b++) {}
+    int64_t t0;
+    if ((st = measure_iter(c->pred, pk + a, b - a, m, &t0)) != DS_OK) {
+      ds_err_set(err, st, "analyze: out of memory");
+      goto out;
+    }
+    iters[c->n_iters] = pk[a].iter;
+    ms[c->n_iters++] = m[IM_iter_ms];
+  }
+  if (c->iter_choice == DS_ITER_MEDIAN &&
+      median_iter(ms, iters, c->n_iters, &c->pred_iter) != DS_OK)
+    st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
+out:
+  free(ms);
+  free(iters);
+  return st;
+}
+
+ds_status ds_compare_load_one(const char *path, const struct ds_compare_options *opt,
+                              struct ds_compare **out, struct ds_err *err) {
+  ds_status st = DS_OK;
+  struct key *pk = NULL;
+  struct ds_compare *c = calloc(1, sizeof *c);
+  const char *label = opt && opt->label ? opt->label : path;
+  double pm[IM_COUNT];
+  *out = NULL;
+  if (!c || !(c->pred_path = strdup(path)) || !(c->label = strdup(label))) {
+    st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
+    goto out;
+  }
+  if (opt && opt->skip_measured != 0) {
+    st = ds_err_set(err, DS_EUSAGE, "%s: one trace has no measured side to skip "
+                    "iterations of (give two traces, or pick the iteration)", path);
+    goto out;
+  }
+  DS_CHECK_GOTO(read_trace(path, &c->pred, err), st, out);
+  if (sorted_keys(c->pred, &pk) != DS_OK) {
+    st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
+    goto out;
+  }
+  size_t n = c->pred->n_rows;
+  c->world_size = world_size(c->pred);
+  c->first_iter = pk[0].iter;
+  c->last_iter = c->pred_iter = pk[n - 1].iter;
+  c->iter_choice = opt && opt->pred_iter >= 0 ? DS_ITER_GIVEN
+                   : strcmp(c->pred->source, "real") == 0 ? DS_ITER_MEDIAN
+                                                           : DS_ITER_LAST;
+  if (c->iter_choice == DS_ITER_GIVEN) c->pred_iter = opt->pred_iter;
+  DS_CHECK_GOTO(default_iter(c, pk, n, err), st, out);
+  size_t a, b;
+  DS_CHECK_GOTO(iter_range(pk, n, c->pred_iter, path, &a, &b, err), st, out);
+  if (measure_pred(c, pk + a, b - a, pm) != DS_OK) {
+    st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
+    goto out;
+  }
+  for (int i = 0; i < IM_COUNT; i++) add_metric(c, iter_metric_names[i], pm[i], 0);
+  DS_CHECK_GOTO(summarize(c), st, out); /* no measured side: cannot fail */
+out:
+  free(pk);
+  if (st != DS_OK) {
+    ds_compare_free(c);
+    return st;
+  }
+  *out = c;
+  return DS_OK;
+}
+
 void ds_compare_free(struct ds_compare *c) {
   if (!c) return;
   free(c->pred_path);
   free(c->meas_path);
+  free(c->label);
   ds_trace_free(c->pred);
   ds_trace_free(c->meas);
   free(c->meas_iters);

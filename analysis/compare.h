@@ -1,7 +1,8 @@
 /*
  * Predicted against measured: joins two traces of one schedule op by op and
  * computes the metrics `ddpsim analyze` reports (docs/analysis.md defines
- * every one).
+ * every one). One trace alone (ds_compare_load_one) gets the same metrics
+ * of one of its iterations, with no measured side.
  *
  * Iterations. The predicted side stands for one iteration: its last one
  * (ddpsim's steady iteration, whose ids are the schedule's) unless
@@ -13,8 +14,14 @@
  * earliest op start over all ranks), and a measured value is the mean over
  * the measured iterations.
  *
- * Ownership: a ds_compare owns both traces and everything it computed; the
- * paths are copied.
+ * One trace alone: the measured side is absent (meas == NULL, no measured
+ * iterations, every meas field 0, no error distributions), and `pred` is
+ * that trace, whether ddpsim's or ddpreal's. Its iteration is the one given,
+ * else a ddpsim trace's last (the reported one) and a ddpreal trace's of
+ * median iteration time.
+ *
+ * Ownership: a ds_compare owns its traces and everything it computed; the
+ * paths and the label are copied.
  */
 #ifndef DS_COMPARE_H
 #define DS_COMPARE_H
@@ -30,8 +37,19 @@ extern "C" {
 #endif
 
 struct ds_compare_options {
-  int32_t pred_iter;     /* predicted iteration to compare; -1: the last */
+  int32_t pred_iter;     /* predicted iteration to compare (one trace: its
+                          * iteration); -1: the default (see above) */
   int32_t skip_measured; /* measured iterations to ignore at the start */
+  const char *label;     /* one trace: its name in the report and the plot
+                          * title (borrowed); NULL: the path */
+};
+
+/* How a lone trace's iteration was chosen. */
+enum ds_iter_choice {
+  DS_ITER_GIVEN,  /* pred_iter */
+  DS_ITER_LAST,   /* a ddpsim trace's last, the one its summary reports */
+  DS_ITER_MEDIAN  /* a ddpreal trace's of median iteration time (the lower
+                   * median, the first such on ties) */
 };
 
 /* One op of the compared iteration, times in ms from the iteration start. */
@@ -55,8 +73,9 @@ struct ds_dist {
 };
 
 struct ds_compare {
-  char *pred_path, *meas_path;
-  struct ds_trace *pred, *meas;
+  char *pred_path, *meas_path; /* meas_path NULL with one trace */
+  char *label;                 /* one trace: options' label, else its path */
+  struct ds_trace *pred, *meas; /* meas NULL: one trace alone */
   int32_t world_size;
   int32_t pred_iter;
   int32_t *meas_iters;      /* the measured iterations compared, ascending */
@@ -75,6 +94,11 @@ struct ds_compare {
   size_t n_within_spread;     /* ops whose |duration error| <= stddev */
   size_t top[5];              /* indices into ops, largest |duration error| */
   size_t n_top;
+  /* One trace alone: how pred_iter was chosen, and the trace's iterations
+   * (first..last, n of them). */
+  enum ds_iter_choice iter_choice;
+  int32_t first_iter, last_iter;
+  size_t n_iters;
 };
 
 /* Reads both traces, joins and measures. Errors name the file (unreadable,
@@ -83,6 +107,12 @@ struct ds_compare {
 ds_status ds_compare_load(const char *pred_path, const char *meas_path,
                           const struct ds_compare_options *opt,
                           struct ds_compare **out, struct ds_err *err);
+
+/* One trace alone: reads it and measures one iteration (pred_iter, else
+ * its default; options' skip_measured must be 0). The metrics' meas values
+ * are 0. Errors as ds_compare_load's. *out is owned by the caller. */
+ds_status ds_compare_load_one(const char *path, const struct ds_compare_options *opt,
+                              struct ds_compare **out, struct ds_err *err);
 void ds_compare_free(struct ds_compare *c);
 
 /* The metric named name, or NULL. */
@@ -93,9 +123,14 @@ enum ds_compare_format { DS_COMPARE_TEXT, DS_COMPARE_CSV, DS_COMPARE_JSON };
 
 /* Prints the comparison (print.c). CSV: one row per metric (metric,
  * predicted,measured,abs_error,rel_error), or with per_op the per-op table
- * instead; text and JSON add the per-op rows to the report with per_op. */
+ * instead; text and JSON add the per-op rows to the report with per_op.
+ * One trace alone: the same with only its values (CSV metric,value). */
 void ds_compare_print(FILE *fp, const struct ds_compare *c,
                       enum ds_compare_format fmt, int per_op);
+
+/* How c's iteration was chosen, for a report or a title (one trace alone):
+ * "the last of 0..1", "median iteration time of 10, 0..9" (print.c). */
+void ds__compare_iter_note(const struct ds_compare *c, char *buf, size_t cap);
 
 /* Writes s as a JSON string literal, quotes included (print.c). */
 void ds__json_string(FILE *fp, const char *s);

@@ -1,7 +1,9 @@
 /*
- * Files drawn from a comparison: Chrome trace / Perfetto JSON (chrome.c) and
- * a gnuplot timeline (plot.c). Both write to a temporary name beside the
- * target and rename it into place, so a failure leaves no partial file.
+ * Files drawn from a comparison or from one trace alone: Chrome trace /
+ * Perfetto JSON (chrome.c) and a gnuplot timeline (plot.c). Both write to a
+ * temporary name beside the target and rename it into place, so a failure
+ * leaves no partial file; ds_export_write (export.c) writes the two of one
+ * command together.
  */
 #ifndef DS_EXPORT_H
 #define DS_EXPORT_H
@@ -15,17 +17,26 @@ extern "C" {
 /* Every row of both traces as a complete event ("ph": "X", ts and dur in
  * microseconds); pid = rank for the predicted trace and world_size + rank
  * for the measured one, named "predicted rank R" / "measured rank R"; tid =
- * the stream (0 compute, 1 comm, 2 copy, 3 host). */
+ * the stream (0 compute, 1 comm, 2 copy, 3 host). One trace alone (c->meas
+ * NULL): only its pids 0..world_size-1, named "predicted" for a ddpsim
+ * trace and "measured" for a ddpreal one. */
 ds_status ds_chrome_write(const char *path, const struct ds_compare *c,
                           struct ds_err *err);
 
 /* A Gantt chart of the predicted iteration above the measured iteration of
  * median time, one row per (rank, stream), buckets labelled, on one time
- * axis from each iteration's start. The extension picks the format (.png
- * or .svg). gnuplot is found on PATH (or $DDPSIM_GNUPLOT); when it is
- * missing or fails the status is DS_EIO (exit 1) with what to do. */
+ * axis from each iteration's start; one trace alone: its iteration only,
+ * the title naming the trace (c->label) and how the iteration was chosen.
+ * The extension picks the format (.png or .svg). gnuplot is found on PATH
+ * (or $DDPSIM_GNUPLOT); when it is missing or fails the status is DS_EIO
+ * (exit 1) with what to do. */
 ds_status ds_plot_write(const char *path, const struct ds_compare *c,
                         struct ds_err *err);
+
+/* Writes the plot (when plot is not NULL) and the Chrome JSON (when chrome
+ * is not NULL): both or, on failure, neither, and no temporary file. */
+ds_status ds_export_write(const struct ds_compare *c, const char *plot,
+                          const char *chrome, struct ds_err *err);
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,7 @@
  * (traces/gnuplot.h, which writes the picture atomically). Every op is a
  * box from its start to its end on its (side, rank, stream) row, times in
  * ms from its iteration's start, so the predicted and the measured
- * iteration share one axis.
+ * iteration share one axis. One trace alone is one side: its rows only.
  */
 #include "export.h"
 
@@ -52,10 +52,20 @@ static int lane_of(const struct lane *l, size_t n, const struct ds_op *o) {
   return -1;
 }
 
-/* Boxes (index 0) and bucket labels (index 1) of one side; lane i of side
- * `side` is drawn at y = (1 - side) * (nl + 1) + nl - 1 - i. */
+/* The sides drawn: predicted above measured, or one trace alone. */
+static int n_sides(const struct ds_compare *c) {
+  return c->meas ? 2 : 1;
+}
+
+/* Lane i of side `side` (0 the upper) of `sides` is drawn at this y. */
+static int lane_y(int sides, int side, size_t nl, int i) {
+  return (sides - 1 - side) * (int)(nl + 1) + (int)nl - 1 - i;
+}
+
+/* Boxes (index 0) and bucket labels (index 1) of one side. */
 static void side_data(FILE *fp, const struct ds_trace *t, int32_t iter,
-                      const struct lane *l, size_t nl, int side, int labels) {
+                      const struct lane *l, size_t nl, int sides, int side,
+                      int labels) {
   uint32_t *rows = NULL;
   size_t n = 0;
   int64_t t0 = 0;
@@ -65,7 +75,7 @@ static void side_data(FILE *fp, const struct ds_trace *t, int32_t iter,
     const struct ds_op *o = &r->sched->ops[r->op];
     int k = lane_of(l, nl, o);
     if (k < 0) continue;
-    double y = (double)((1 - side) * (int)(nl + 1) + (int)nl - 1 - k);
+    double y = (double)lane_y(sides, side, nl, k);
     double x0 = (double)(r->start_ns - t0) / 1e6, x1 = (double)(r->end_ns - t0) / 1e6;
     if (labels && o->bucket >= 0 && o->stream == DS_STREAM_COMM)
       fprintf(fp, "%.6f %.1f \"b%d\"\n", (x0 + x1) / 2, y + 0.45, o->bucket);
@@ -83,52 +93,79 @@ static ds_status write_data(const char *data_path, const struct ds_compare *c,
   for (int labels = 0; labels < 2; labels++) {
     if (labels) fputs("\n\n", fp);
     fputs("# x0_ms x1_ms y rgb | x_ms y label\n", fp);
-    side_data(fp, c->pred, c->pred_iter, l, nl, 0, labels);
-    side_data(fp, c->meas, c->plot_meas_iter, l, nl, 1, labels);
+    side_data(fp, c->pred, c->pred_iter, l, nl, n_sides(c), 0, labels);
+    if (c->meas) side_data(fp, c->meas, c->plot_meas_iter, l, nl, 2, 1, labels);
   }
   if (fclose(fp) != 0)
     return ds_err_set(err, DS_EIO, "--plot: cannot write %s", data_path);
   return DS_OK;
 }
 
+/* Whether any comm op carries a bucket label, and whether every comm op is
+ * an all-reduce (DDP) rather than dp's or ps's other collectives. */
+static void comm_kinds(const struct ds_compare *c, int *labels, int *all_ar) {
+  *labels = 0;
+  *all_ar = 1;
+  for (size_t i = 0; i < c->n_ops; i++) {
+    const struct ds_op *o = c->ops[i].op;
+    if (o->stream != DS_STREAM_COMM) continue;
+    *labels |= o->bucket >= 0;
+    *all_ar &= o->kind == DS_OP_ALLREDUCE;
+  }
+}
+
 static void write_script(FILE *gp, const char *term, const char *out,
                          const char *data, const struct ds_compare *c,
                          const struct lane *l, size_t nl) {
-  int height = 160 + 36 * (int)(2 * nl + 1);
+  int sides = n_sides(c), labels, all_ar;
+  comm_kinds(c, &labels, &all_ar);
+  int top = lane_y(sides, 0, nl, 0); /* the highest lane's y */
+  int height = 160 + 36 * (top + 1);
   fprintf(gp, "set terminal %s size 1600,%d noenhanced font ',10'\n", term, height);
   fputs("set output ", gp);
   ds_gnuplot_string(gp, out);
   fputs("\nset title ", gp);
-  char title[2 * MAX_PATH + 256];
-  snprintf(title, sizeof title, "predicted %s iteration %d (above) vs measured %s "
-           "iteration %d (median of %zu)", c->pred_path, c->pred_iter, c->meas_path,
-           c->plot_meas_iter, c->n_meas_iters);
+  char title[2 * MAX_PATH + 256], note[128];
+  if (c->meas) {
+    snprintf(title, sizeof title, "predicted %s iteration %d (above) vs measured %s "
+             "iteration %d (median of %zu)", c->pred_path, c->pred_iter, c->meas_path,
+             c->plot_meas_iter, c->n_meas_iters);
+  } else {
+    ds__compare_iter_note(c, note, sizeof note);
+    snprintf(title, sizeof title, "%s %s iteration %d (%s)",
+             strcmp(c->pred->source, "real") == 0 ? "measured" : "predicted", c->label,
+             c->pred_iter, note);
+  }
   ds_gnuplot_string(gp, title);
   fputs("\nset xlabel 'ms from the iteration start'\nset grid xtics\n"
         "set key outside right top\nset style fill solid 1.0 noborder\n", gp);
-  fprintf(gp, "set yrange [-0.7:%d.7]\nset ytics (", (int)(2 * nl));
-  for (int side = 0; side < 2; side++)
+  fprintf(gp, "set yrange [-0.7:%d.7]\nset ytics (", top);
+  for (int side = 0; side < sides; side++)
     for (size_t i = 0; i < nl; i++) {
       char label[96];
-      snprintf(label, sizeof label, "%s r%d %s", side ? "measured" : "predicted",
-               l[i].rank, ds_stream_name((enum ds_stream)l[i].stream));
+      snprintf(label, sizeof label, "%s%sr%d %s", sides == 1 ? "" : side ? "measured" :
+               "predicted", sides == 1 ? "" : " ", l[i].rank,
+               ds_stream_name((enum ds_stream)l[i].stream));
       fputs(side || i ? ", " : "", gp);
       ds_gnuplot_string(gp, label);
-      fprintf(gp, " %d", (1 - side) * (int)(nl + 1) + (int)nl - 1 - (int)i);
+      fprintf(gp, " %d", lane_y(sides, side, nl, (int)i));
     }
-  fprintf(gp, ")\nset arrow from graph 0, first %zu to graph 1, first %zu nohead dt 2\n",
-          nl, nl);
+  fputs(")\n", gp);
+  if (sides == 2)
+    fprintf(gp, "set arrow from graph 0, first %zu to graph 1, first %zu nohead dt 2\n",
+            nl, nl);
   fputs("plot ", gp);
   ds_gnuplot_string(gp, data);
   fputs(" index 0 using (($1+$2)/2):3:(($2-$1)/2):(0.35):4 with boxxyerror "
-        "lc rgb variable notitle, \\\n  '' index 1 using 1:2:3 with labels "
-        "font ',8' notitle, \\\n"
-        "  keyentry with boxes lc rgb '#4C72B0' title 'forward', \\\n"
-        "  keyentry with boxes lc rgb '#DD8452' title 'backward', \\\n"
-        "  keyentry with boxes lc rgb '#8172B3' title 'loss', \\\n"
-        "  keyentry with boxes lc rgb '#55A868' title 'optimizer step', \\\n"
-        "  keyentry with boxes lc rgb '#C44E52' title 'all-reduce (bN: bucket)'\n",
-        gp);
+        "lc rgb variable notitle, \\\n", gp);
+  /* gnuplot warns about an empty data block: no labels, no clause. */
+  if (labels) fputs("  '' index 1 using 1:2:3 with labels font ',8' notitle, \\\n", gp);
+  fprintf(gp, "  keyentry with boxes lc rgb '#4C72B0' title 'forward', \\\n"
+          "  keyentry with boxes lc rgb '#DD8452' title 'backward', \\\n"
+          "  keyentry with boxes lc rgb '#8172B3' title 'loss', \\\n"
+          "  keyentry with boxes lc rgb '#55A868' title 'optimizer step', \\\n"
+          "  keyentry with boxes lc rgb '#C44E52' title '%s (bN: bucket)'\n",
+          all_ar ? "all-reduce" : "communication");
 }
 
 struct script_ctx {

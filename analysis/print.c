@@ -4,7 +4,8 @@
  * ds_compare; nothing is computed here but differences and ratios. Machine
  * formats print ms with six decimals (the traces' nanosecond) and relative
  * errors as fractions; an undefined ratio (measured 0) is empty in CSV,
- * null in JSON and "n/a" in text.
+ * null in JSON and "n/a" in text. One trace alone prints its own values in
+ * the same formats, without the measured and error columns.
  */
 #include <math.h>
 #include <string.h>
@@ -236,18 +237,108 @@ static void print_text(FILE *fp, const struct ds_compare *c, int per_op) {
   }
 }
 
+void ds__compare_iter_note(const struct ds_compare *c, char *buf, size_t cap) {
+  switch (c->iter_choice) {
+  case DS_ITER_MEDIAN:
+    snprintf(buf, cap, "median iteration time of %zu, %d..%d", c->n_iters,
+             c->first_iter, c->last_iter);
+    break;
+  case DS_ITER_LAST:
+    snprintf(buf, cap, "the last of %d..%d", c->first_iter, c->last_iter);
+    break;
+  default:
+    snprintf(buf, cap, "as given; iterations %d..%d", c->first_iter, c->last_iter);
+    break;
+  }
+}
+
+static const char *const choice_names[] = {"given", "last", "median"};
+
+/* One trace alone (compare.h): its own values, no measured side. */
+static void print_one_csv(FILE *fp, const struct ds_compare *c, int per_op) {
+  if (!per_op) {
+    fputs("metric,value\n", fp);
+    for (size_t i = 0; i < c->n_metrics; i++)
+      fprintf(fp, "%s,%.6f\n", c->metrics[i].name, c->metrics[i].pred);
+    return;
+  }
+  fputs("rank,id,stream,kind,name,bucket,start_ms,dur_ms\n", fp);
+  for (size_t i = 0; i < c->n_ops; i++) {
+    const struct ds_compare_op *o = &c->ops[i];
+    fprintf(fp, "%d,%lld,%s,%s,", o->op->rank, (long long)o->op->id,
+            ds_stream_name(o->op->stream), ds_op_kind_name(o->op->kind));
+    csv_string(fp, o->op->name);
+    fprintf(fp, ",%d,%.6f,%.6f\n", o->op->bucket, o->pred_start_ms, o->pred_dur_ms);
+  }
+}
+
+static void print_one_json(FILE *fp, const struct ds_compare *c, int per_op) {
+  fputs("{\n  \"trace\": {\"file\": ", fp);
+  ds__json_string(fp, c->pred_path);
+  fprintf(fp, ", \"source\": \"%s\", \"iteration\": %d, \"chosen\": \"%s\", "
+          "\"iterations\": {\"first\": %d, \"last\": %d, \"count\": %zu}},\n",
+          c->pred->source, c->pred_iter, choice_names[c->iter_choice], c->first_iter,
+          c->last_iter, c->n_iters);
+  fprintf(fp, "  \"world_size\": %d,\n  \"n_ops\": %zu,\n  \"metrics\": [\n",
+          c->world_size, c->n_ops);
+  for (size_t i = 0; i < c->n_metrics; i++)
+    fprintf(fp, "    {\"metric\": \"%s\", \"value\": %.6f}%s\n", c->metrics[i].name,
+            c->metrics[i].pred, i + 1 < c->n_metrics ? "," : "");
+  fprintf(fp, "  ]%s\n", per_op ? "," : "");
+  if (per_op) {
+    fputs("  \"ops\": [\n", fp);
+    for (size_t i = 0; i < c->n_ops; i++) {
+      const struct ds_compare_op *o = &c->ops[i];
+      fprintf(fp, "    {\"rank\": %d, \"id\": %lld, \"stream\": \"%s\", \"kind\": "
+              "\"%s\", \"name\": ", o->op->rank, (long long)o->op->id,
+              ds_stream_name(o->op->stream), ds_op_kind_name(o->op->kind));
+      ds__json_string(fp, o->op->name);
+      fprintf(fp, ", \"bucket\": %d, \"start_ms\": %.6f, \"ms\": %.6f}%s\n",
+              o->op->bucket, o->pred_start_ms, o->pred_dur_ms,
+              i + 1 < c->n_ops ? "," : "");
+    }
+    fputs("  ]\n", fp);
+  }
+  fputs("}\n", fp);
+}
+
+static void print_one_text(FILE *fp, const struct ds_compare *c, int per_op) {
+  char note[128];
+  ds__compare_iter_note(c, note, sizeof note);
+  fprintf(fp, "trace      %s (%s): iteration %d (%s)\n", c->label, c->pred->source,
+          c->pred_iter, note);
+  fprintf(fp, "ops        %zu ops on %d rank%s; times from the iteration's start\n\n",
+          c->n_ops, c->world_size, c->world_size == 1 ? "" : "s");
+  fprintf(fp, "%-24s %12s\n", "metric", "value");
+  for (size_t i = 0; i < c->n_metrics; i++)
+    fprintf(fp, "%-24s %12.4f\n", c->metrics[i].name, c->metrics[i].pred);
+  fputs("(ms unless _pct)\n", fp);
+  if (!per_op) return;
+  fprintf(fp, "\nper op (ms from the iteration start)\n  %5s %8s %-10s %-28s %6s "
+          "%10s %10s\n", "rank", "op id", "kind", "name", "bucket", "start", "dur");
+  for (size_t i = 0; i < c->n_ops; i++) {
+    const struct ds_compare_op *o = &c->ops[i];
+    fprintf(fp, "  %5d %8lld %-10s %-28s %6d %10.4f %10.4f\n", o->op->rank,
+            (long long)o->op->id, ds_op_kind_name(o->op->kind), o->op->name,
+            o->op->bucket, o->pred_start_ms, o->pred_dur_ms);
+  }
+}
+
 void ds_compare_print(FILE *fp, const struct ds_compare *c,
                       enum ds_compare_format fmt, int per_op) {
   switch (fmt) {
   case DS_COMPARE_CSV:
-    if (per_op) print_csv_ops(fp, c);
+    if (!c->meas) print_one_csv(fp, c, per_op);
+    else if (per_op) print_csv_ops(fp, c);
     else print_csv_metrics(fp, c);
     break;
   case DS_COMPARE_JSON:
-    print_json(fp, c, per_op);
+    if (!c->meas) print_one_json(fp, c, per_op);
+    else print_json(fp, c, per_op);
     break;
   default:
-    print_text(fp, c, per_op);
+    if (!c->meas) print_one_text(fp, c, per_op);
+    else print_text(fp, c, per_op);
     break;
   }
 }

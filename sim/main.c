@@ -3,13 +3,14 @@
  * `ddpsim [options]` simulates training iterations; `ddpsim collective ...`
  * one collective over a size sweep; `ddpsim topo FILE` shows what a
  * topology file describes; `ddpsim analyze` compares a predicted and a
- * measured trace. Maps statuses to exit codes: 0 ok, 2 usage or
- * input error, 1 failure.
+ * measured trace, or measures one. Maps statuses to exit codes: 0 ok, 2
+ * usage or input error, 1 failure.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "../analysis/analyze.h"
+#include "../analysis/timeline.h"
 #include "collbench.h"
 #include "options.h"
 #include "run.h"
@@ -41,6 +42,10 @@ int main(int argc, char **argv) {
     puts("ddpsim " DS_VERSION);
     return 0;
   }
-  if (st == DS_OK) st = ds_run(&opt, stdout, &err);
+  /* --chrome, and --plot with nothing swept, draw the run's own trace. */
+  if (st == DS_OK && (opt.chrome || opt.plot_timeline))
+    st = ds_timeline_run(&opt, stdout, &err);
+  else if (st == DS_OK)
+    st = ds_run(&opt, stdout, &err);
   return finish(st, &err);
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../traces/cli.h"
 #include "units.h"
 #include "values.h"
 
@@ -40,12 +41,15 @@ static const char usage[] =
     "  --samples N            seeds per configuration (--seed, --seed+1, ...); adds\n"
     "                         iter_p50_ms, iter_p95_ms, iter_p99_ms (default 1)\n"
     "  --plot FILE.png|.svg   a sweep of one option: iteration time and exposed\n"
-    "                         communication against it, drawn by gnuplot\n"
+    "                         communication against it; nothing swept: the reported\n"
+    "                         iteration's timeline per rank and stream (gnuplot)\n"
     "  --iters N              iterations to simulate, >= 2 (default 2); the last is reported\n"
     "  --dtype fp32|fp16|bf16 training dtype of parameters, gradients, activations (default fp32)\n"
     "  --seed N               seed of --jitter, recorded in outputs (default 1)\n"
     "  --format text|csv|json summary format (default text)\n"
     "  --trace FILE.csv       write the predicted timeline of every iteration\n"
+    "  --chrome FILE.json     the predicted timeline as Chrome trace JSON, a process per\n"
+    "                         rank (ui.perfetto.dev); one configuration, no sweep\n"
     "  --schedule FILE.csv    write the steady-state iteration's schedule\n"
     "  --coll-model auto|flow|aggregate\n"
     "                         ring all-reduce per flow, or aggregated over symmetric\n"
@@ -63,6 +67,10 @@ static const char usage[] =
     "                         leaves out, fitted to nccl-tests (default measured)\n"
     "  --calib FILE           a calibration file (ddpreal calibrate): its compute\n"
     "                         factors replace the topology's\n"
+    ;
+
+/* Literals of at most 4095 characters each: one past it is not portable C. */
+static const char usage_ddp[] =
     "DDP options (PyTorch's):\n"
     "  --no-overlap           every all-reduce waits for the end of backward (baseline)\n"
     "  --no-sync K            K-1 micro-steps accumulate without communication, then one\n"
@@ -75,7 +83,7 @@ static const char usage[] =
   "                         casts), powersgd:RANK (docs/strategies.md)\n"
     ;
 
-/* A second literal: one string past 4095 characters is not portable C. */
+/* The other strategies' options and the sweeps (a literal of its own, as above). */
 static const char usage_ps[] =
     "DataParallel options (--strategy dp, torch.nn.DataParallel's):\n"
     "  --dp-output-device N   GPU where outputs are gathered and the loss runs (default 0)\n"
@@ -104,6 +112,7 @@ static const char usage_ps[] =
 
 void ds_options_print_usage(FILE *fp) {
   fputs(usage, fp);
+  fputs(usage_ddp, fp);
   fputs(usage_ps, fp);
 }
 
@@ -129,7 +138,7 @@ static ds_status bad(struct ds_err *err, const char *flag, const char *what,
 
 static ds_status parse_int(const char *flag, const char *v, int64_t lo,
                            int64_t hi, int64_t *out, struct ds_err *err) {
-  return ds_values_parse_int(flag, v, lo, hi, out, err);
+  return ds_cli_parse_int(flag, v, lo, hi, out, err);
 }
 
 static const char *const var_flags[DS_VAR_COUNT] = {
@@ -414,7 +423,7 @@ static ds_status parse_hooks(const char *flag, const char *v, struct ds_options 
   X("--ps-servers", 1) X("--ps-mode", 1) X("--ps-push", 1)               \
   X("--straggler", 1)                                                     \
   X("--jobs", 1) X("--jitter", 1) X("--samples", 1) X("--plot", 1)        \
-  X("--measured", 1)                                                      \
+  X("--measured", 1) X("--chrome", 1)                                     \
   X("--help", 0) X("--version", 0) X("-h", 0)
 
 static int takes_value(const char *flag, int *known) {
@@ -507,6 +516,7 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
       return bad(err, flag, "a file name ending in .png or .svg", v);
     o->plot = v;
   } else if (strcmp(flag, "--measured") == 0) o->measured = v;
+  else if (strcmp(flag, "--chrome") == 0) o->chrome = v;
   else if (strcmp(flag, "--grad-as-bucket-view") == 0) o->grad_as_bucket_view = 1;
   else if (strcmp(flag, "--find-unused-parameters") == 0) o->find_unused_parameters = 1;
   else if (strcmp(flag, "--static-graph") == 0) o->static_graph = 1;
@@ -636,18 +646,28 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
                       "uses it (%s %s)", var_flags[v], o->sweep[v].n, users,
                       strchr(users, ',') ? "do" : "does");
   }
-  const char *one = o->plot ? "--plot" : "--measured";
+  /* --chrome is one run's timeline, as --trace is. */
+  if (o->chrome && o->n_strategies > 1)
+    return ds_err_set(err, DS_EUSAGE, "option --chrome writes one configuration's "
+                      "timeline: give one --strategy");
+  for (int v = DS_VAR_COUNT - 1; v >= 0; v--)
+    if (o->chrome && o->sweep[v].n > 1)
+      return ds_err_set(err, DS_EUSAGE, "option --chrome writes one configuration's "
+                        "timeline: give one %s value, not a sweep", var_flags[v]);
+  int varying = 0;
+  for (int v = 0; v < DS_VAR_COUNT; v++) varying += o->sweep[v].n > 1;
+  /* --plot with nothing swept draws the run's timeline (analysis/). */
+  o->plot_timeline = o->plot && !o->measured && varying == 0 && o->n_strategies == 1;
+  const char *one = o->plot && !o->measured ? "--plot" : "--measured";
   if ((o->plot || o->measured) && o->n_strategies > 1)
-    return ds_err_set(err, DS_EUSAGE, "option %s draws a sweep of one strategy: give "
-                      "one --strategy", one);
-  if (o->plot || o->measured) {
-    int varying = 0;
-    for (int v = 0; v < DS_VAR_COUNT; v++) varying += o->sweep[v].n > 1;
-    if (varying != 1)
-      return ds_err_set(err, DS_EUSAGE, "option %s draws a sweep of one option: give "
-                        "a list or range to exactly one option (%d given; docs/sweeps.md)",
-                        one, varying);
-  }
+    return ds_err_set(err, DS_EUSAGE, "option %s draws a sweep of one strategy%s: give "
+                      "one --strategy", one, o->plot && !o->measured && varying == 0
+                      ? " or one run's timeline" : "");
+  if ((o->plot || o->measured) && !o->plot_timeline && varying != 1)
+    return ds_err_set(err, DS_EUSAGE, "option %s draws a sweep of one option: give "
+                      "a list or range to exactly one option (%d given; docs/sweeps.md)%s",
+                      one, varying, o->plot && !o->measured
+                      ? ", or none for the run's timeline" : "");
   for (int32_t k = 0; k < o->sweep[DS_VAR_RING_CHUNKS].n; k++)
     if (o->sweep[DS_VAR_RING_CHUNKS].v[k] > 1 && o->coll_model == DS_COLL_CHOICE_AGGREGATE)
       return ds_err_set(err, DS_EUSAGE,

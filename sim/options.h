@@ -142,6 +142,11 @@ struct ds_options {
   int jitter;                       /* --jitter given */
   int32_t samples;                  /* seeds per configuration, >= 1 */
   const char *plot;                 /* NULL: none; else a .png or .svg path */
+  int plot_timeline;                /* --plot with nothing swept: the run's
+                                     * timeline (analysis/timeline.h), not
+                                     * the sweep plot */
+  const char *chrome;               /* NULL: none; else --chrome FILE.json, one
+                                     * configuration only */
   int help;
   int version;
 };

@@ -11,7 +11,8 @@
  *
  * DDP logger overlap = backward end - first all-reduce start: 80, 0 (the
  * span is empty), 30 us. The binary under test is $DDPSIM_BIN as in
- * tests/test_cli.c.
+ * tests/test_cli.c. One trace alone (`ddpsim analyze TRACE.csv`) gets the
+ * same numbers as its side of a comparison, from the same traces.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -238,7 +239,8 @@ Test(analyze, an_unreadable_trace_exits_2_naming_it) {
 }
 
 Test(analyze, bad_usage_exits_2) {
-  const char *bad[] = {"", H100 "p1.csv", H100 "p1.csv " H100 "t1-spin.csv --format xml",
+  const char *bad[] = {"", H100 "p1.csv " H100 "t1-spin.csv " H100 "t2-spin.csv",
+                       H100 "p1.csv " H100 "t1-spin.csv --format xml",
                        H100 "p1.csv " H100 "t1-spin.csv --plot out.jpg",
                        H100 "p1.csv " H100 "t1-spin.csv --pred-iter 7",
                        H100 "p1.csv " H100 "t1-spin.csv --bogus 1"};
@@ -390,4 +392,245 @@ Test(analyze, a_missing_gnuplot_is_a_clear_error) {
   cr_assert_eq(r.status, 1, "stderr: %s", r.err);
   cr_assert(strstr(r.err, "gnuplot not found on PATH"), "%s", r.err);
   ds_test_release(&r);
+}
+
+/* ---- one trace alone ------------------------------------------------------ */
+
+/* ds_compare_load_one of a trace written from times[0..n). */
+static struct ds_compare *one(const char *source, const struct us_times *times, int n,
+                              int32_t iter) {
+  char p[128];
+  tmpname(p, sizeof p, "one");
+  write_trace(p, source, times, n, 4096, 1);
+  struct ds_compare *c = NULL;
+  struct ds_err err = {0};
+  struct ds_compare_options opt = {.pred_iter = iter};
+  cr_assert_eq(ds_compare_load_one(p, &opt, &c, &err), DS_OK, "%s", err.msg);
+  unlink(p);
+  return c;
+}
+
+Test(analyze_one, a_lone_trace_has_the_metrics_of_its_iteration) {
+  /* HALF: b [0, 100), a [70, 130): iteration 130 us, backward 100, comm 60
+   * of which 30 after backward (exposed), overlap 50 %; the logger's
+   * overlap 100 - 70 = 30 us of the 60 us comm span; bucket 0 from 70 us
+   * for 60 us; no measured side, so every meas value is 0. */
+  struct ds_compare *c = one("sim", &HALF, 1, -1);
+  cr_assert_null(c->meas);
+  cr_assert_eq(c->n_meas_iters, 0);
+  cr_assert_eq(c->n_top, 0);
+  cr_assert_eq(c->pred_iter, 0);
+  expect(c, "iter_ms", 0.130, 0);
+  expect(c, "bwd_ms", 0.100, 0);
+  expect(c, "comm_ms", 0.060, 0);
+  expect(c, "exposed_comm_ms", 0.030, 0);
+  expect(c, "overlap_pct", 50, 0);
+  expect(c, "ddp_bwd_compute_ms", 0.100, 0);
+  expect(c, "ddp_bwd_comm_ms", 0.060, 0);
+  expect(c, "ddp_overlap_ms", 0.030, 0);
+  expect(c, "ddp_overlap_pct", 50, 0);
+  expect(c, "bucket0_start_ms", 0.070, 0);
+  expect(c, "bucket0_dur_ms", 0.060, 0);
+  expect(c, "rank0_compute_ms", 0.100, 0);
+  expect(c, "rank0_comm_ms", 0.060, 0);
+  ds_compare_free(c);
+}
+
+Test(analyze_one, a_sim_trace_reports_its_last_iteration) {
+  /* ddpsim's iteration 0 is the pre-rebuild one: the last is reported. */
+  struct us_times t[] = {EXPOSED, HIDDEN};
+  struct ds_compare *c = one("sim", t, 2, -1);
+  cr_assert_eq(c->pred_iter, 1);
+  cr_assert_eq(c->iter_choice, DS_ITER_LAST);
+  cr_assert_eq(c->n_iters, 2);
+  expect(c, "exposed_comm_ms", 0, 0);
+  ds_compare_free(c);
+  c = one("sim", t, 2, 0); /* asked for: iteration 0, all exposed */
+  cr_assert_eq(c->iter_choice, DS_ITER_GIVEN);
+  expect(c, "exposed_comm_ms", 0.060, 0);
+  ds_compare_free(c);
+}
+
+Test(analyze_one, a_real_trace_reports_its_median_iteration) {
+  /* Iteration times 160, 100, 130, 145 us: sorted 100 130 145 160, the
+   * lower median 130 us is iteration 2 (HALF, exposed 30 us). */
+  struct us_times t[] = {EXPOSED, HIDDEN, HALF, {0, 100, 85, 145}};
+  struct ds_compare *c = one("real", t, 4, -1);
+  cr_assert_eq(c->iter_choice, DS_ITER_MEDIAN);
+  cr_assert_eq(c->pred_iter, 2);
+  cr_assert_eq(c->first_iter, 0);
+  cr_assert_eq(c->last_iter, 3);
+  expect(c, "iter_ms", 0.130, 0);
+  expect(c, "exposed_comm_ms", 0.030, 0);
+  ds_compare_free(c);
+}
+
+Test(analyze_one, formats_print_its_values) {
+  char p[128], args[512];
+  tmpname(p, sizeof p, "fmt");
+  struct us_times t[] = {EXPOSED, HIDDEN, HALF};
+  write_trace(p, "real", t, 3, 4096, 1); /* median: HALF, iteration 2 */
+  snprintf(args, sizeof args, "%s --format csv", p);
+  struct ds_test_result r = run(NULL, args);
+  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  const char *head = "metric,value\niter_ms,0.130000\nfwd_ms,0.000000\nbwd_ms,0.100000\n";
+  cr_assert(strncmp(r.out, head, strlen(head)) == 0, "%s", r.out);
+  cr_assert(strstr(r.out, "\nexposed_comm_ms,0.030000\noverlap_pct,50.000000\n"), "%s", r.out);
+  cr_assert(strstr(r.out, "\nbucket0_start_ms,0.070000\nbucket0_dur_ms,0.060000\n"), "%s",
+            r.out);
+  ds_test_release(&r);
+  snprintf(args, sizeof args, "%s --format csv --per-op", p);
+  r = run(NULL, args);
+  cr_assert_str_eq(r.out, "rank,id,stream,kind,name,bucket,start_ms,dur_ms\n"
+                          "0,0,compute,bwd,fc,-1,0.000000,0.100000\n"
+                          "0,1,comm,allreduce,bucket0,0,0.070000,0.060000\n");
+  ds_test_release(&r);
+  snprintf(args, sizeof args, "%s --format json", p);
+  r = run(NULL, args);
+  cr_assert(strstr(r.out, "\"source\": \"real\", \"iteration\": 2, \"chosen\": \"median\", "
+                          "\"iterations\": {\"first\": 0, \"last\": 2, \"count\": 3}}"),
+            "%s", r.out);
+  cr_assert(strstr(r.out, "{\"metric\": \"exposed_comm_ms\", \"value\": 0.030000},"), "%s",
+            r.out);
+  ds_test_release(&r);
+  snprintf(args, sizeof args, "%s --iter 0", p); /* text: iteration 0, exposed */
+  r = run(NULL, args);
+  cr_assert(strstr(r.out, "(real): iteration 0 (as given; iterations 0..2)\n"), "%s", r.out);
+  cr_assert(strstr(r.out, "\nexposed_comm_ms                0.0600\n"), "%s", r.out);
+  ds_test_release(&r);
+  unlink(p);
+}
+
+Test(analyze_one, matches_its_side_of_a_comparison) {
+  /* p2.csv alone: its numbers are the predicted column of p2 against
+   * itself; t2-spin.csv's iteration 9 alone: the measured column with only
+   * iteration 9 measured. */
+  struct ds_test_result a = run(NULL, H100 "p2.csv --format csv");
+  struct ds_test_result b = run(NULL, H100 "p2.csv " H100 "p2.csv --skip-measured 1 --format csv");
+  cr_assert_eq(a.status, 0, "stderr: %s", a.err);
+  cr_assert_eq(b.status, 0, "stderr: %s", b.err);
+  int rows = 0;
+  for (const char *pa = strchr(a.out, '\n') + 1, *pb = strchr(b.out, '\n') + 1; *pa;
+       pa = strchr(pa, '\n') + 1, pb = strchr(pb, '\n') + 1, rows++) {
+    size_t name = strcspn(pa, ",");
+    cr_assert(strncmp(pa, pb, name + 1) == 0, "row %d: %.40s / %.40s", rows, pa, pb);
+    cr_assert(strncmp(pa + name + 1, pb + name + 1, strcspn(pa + name + 1, "\n")) == 0,
+              "row %d: %.60s / %.60s", rows, pa, pb);
+  }
+  cr_assert_eq(rows, 25); /* 11 per iteration, 5 buckets x 2, 2 ranks x 2 */
+  ds_test_release(&a);
+  ds_test_release(&b);
+  a = run(NULL, H100 "t2-spin.csv --iter 9 --format csv");
+  b = run(NULL, H100 "p2.csv " H100 "t2-spin.csv --skip-measured 9 --format csv");
+  cr_assert(strstr(a.out, "\niter_ms,"), "%s", a.out);
+  char want[64];
+  const char *line = strstr(b.out, "\niter_ms,") + 1;  /* iter_ms,pred,meas,... */
+  const char *meas = strchr(strchr(line, ',') + 1, ',') + 1;
+  snprintf(want, sizeof want, "\niter_ms,%.*s\n", (int)strcspn(meas, ","), meas);
+  cr_assert(strstr(a.out, want), "want %s in %s", want, a.out);
+  ds_test_release(&a);
+  ds_test_release(&b);
+}
+
+Test(analyze_one, bad_usage_exits_2_naming_what_was_expected) {
+  const struct {
+    const char *args, *msg;
+  } bad[] = {
+      {H100 "p1.csv --skip-measured 1", "option --skip-measured needs two traces"},
+      {H100 "p1.csv --pred-iter 1", "with one trace, --iter N picks its iteration"},
+      {H100 "p1.csv " H100 "t1-spin.csv --iter 1", "option --iter is for one trace"},
+      {H100 "p1.csv --iter 7", "no rows of iteration 7 (the trace has iterations 0..1)"},
+      {H100 "p1.csv --iter x", "option --iter: expected an integer >= 0"},
+      {H100 "s1.csv", "s1.csv"}, /* a schedule, not a trace */
+      {"/nonexistent/trace.csv", "/nonexistent/trace.csv"},
+      {H100 "p1.csv --plot out.jpg", "expected a file name ending in .png or .svg"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    struct ds_test_result r = run(NULL, bad[i].args);
+    cr_assert_eq(r.status, 2, "%s: status %d, stderr %s", bad[i].args, r.status, r.err);
+    cr_assert(strstr(r.err, bad[i].msg), "%s: want \"%s\" in %s", bad[i].args, bad[i].msg,
+              r.err);
+    cr_assert_str_empty(r.out);
+    ds_test_release(&r);
+  }
+}
+
+/* Data rows of a trace file: lines neither '#' comments nor the header. */
+static int trace_rows(const char *path) {
+  char *text = ds_test_slurp(path);
+  int n = -1; /* the header */
+  for (const char *p = text; *p; p = strchr(p, '\n') + 1) n += *p != '#';
+  free(text);
+  return n;
+}
+
+Test(analyze_one, chrome_has_only_the_traces_own_processes) {
+  char dir[] = "/tmp/ddpsim-one-chrome-XXXXXX", out[256], args[512];
+  cr_assert(mkdtemp(dir) != NULL);
+  snprintf(out, sizeof out, "%s/one.json", dir);
+  const char *traces[] = {H100 "p2.csv", H100 "t2-spin.csv"};
+  for (int k = 0; k < 2; k++) {
+    snprintf(args, sizeof args, "%s --chrome %s", traces[k], out);
+    struct ds_test_result r = run(NULL, args);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    char *json = ds_test_slurp(out);
+    /* Every row of every iteration, on pids 0 and 1 (2 ranks) only, named
+     * by the trace's source. */
+    cr_assert_eq(count(json, "\"ph\": \"X\""), trace_rows(traces[k]));
+    cr_assert_eq(count(json, "\"ph\": \"X\""),
+                 count(json, "\"pid\": 0, \"tid\"") + count(json, "\"pid\": 1, \"tid\"") -
+                     2 * (2 + DS_STREAM_COUNT), /* each pid's metadata */
+                 "%s", traces[k]);
+    cr_assert(!strstr(json, "\"pid\": 2,"), "%s", traces[k]);
+    const char *own = k ? "\"measured rank 1\"" : "\"predicted rank 1\"";
+    const char *other = k ? "predicted rank" : "measured rank";
+    cr_assert(strstr(json, own) && !strstr(json, other), "%s", traces[k]);
+    free(json);
+    ds_test_release(&r);
+  }
+  unlink(out);
+  cr_assert_eq(rmdir(dir), 0, "nothing but the file in %s", dir);
+}
+
+/* Runs analyze with --plot DIR/one.EXT and checks the picture's start and
+ * that nothing else is left in DIR. */
+static void one_plot(const char *trace, const char *ext, const char *magic) {
+  char dir[] = "/tmp/ddpsim-one-plot-XXXXXX", img[256], args[512];
+  cr_assert(mkdtemp(dir) != NULL);
+  snprintf(img, sizeof img, "%s/one.%s", dir, ext);
+  snprintf(args, sizeof args, "%s --plot %s", trace, img);
+  struct ds_test_result r = run(NULL, args);
+  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  cr_assert(strstr(r.out, "trace      "), "the report follows the plot: %s", r.out);
+  FILE *fp = fopen(img, "rb");
+  cr_assert(fp != NULL, "%s", img);
+  char head[16] = {0};
+  size_t got = fread(head, 1, sizeof head, fp);
+  fseek(fp, 0, SEEK_END);
+  long size = ftell(fp);
+  fclose(fp);
+  cr_assert(got == sizeof head && memcmp(head, magic, strlen(magic)) == 0, "%s: %.16s",
+            img, head);
+  cr_assert_gt(size, 1000, "%s is %ld bytes", img, size);
+  ds_test_release(&r);
+  unlink(img);
+  cr_assert_eq(rmdir(dir), 0, "temporary files left in %s", dir);
+}
+
+Test(analyze_one, plot_draws_a_png_and_an_svg) {
+  if (!have_gnuplot()) cr_skip("gnuplot is not installed (apt-get install gnuplot-nox)");
+  one_plot(H100 "p2.csv", "png", "\x89PNG\r\n\x1a\n");
+  one_plot(H100 "t2-spin.csv", "svg", "<?xml");
+}
+
+Test(analyze_one, a_failed_plot_leaves_no_file_and_no_report) {
+  char dir[] = "/tmp/ddpsim-one-fail-XXXXXX", args[512];
+  cr_assert(mkdtemp(dir) != NULL);
+  snprintf(args, sizeof args, H100 "p2.csv --plot %s/one.png --chrome %s/one.json", dir, dir);
+  struct ds_test_result r = run("DDPSIM_GNUPLOT=/nonexistent/gnuplot", args);
+  cr_assert_eq(r.status, 1, "stderr: %s", r.err);
+  cr_assert(strstr(r.err, "gnuplot"), "%s", r.err);
+  cr_assert_str_empty(r.out);
+  ds_test_release(&r);
+  cr_assert_eq(rmdir(dir), 0, "a file was left in %s", dir);
 }

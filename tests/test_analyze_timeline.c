@@ -1,0 +1,167 @@
+/*
+ * The simulate command's own timeline files (analysis/timeline.c):
+ * `ddpsim --plot FILE` with nothing swept draws the reported iteration,
+ * `ddpsim --chrome FILE` writes the run's Chrome trace JSON; with a sweep
+ * --plot stays the sweep plot (tests/test_sweep.c) and --chrome is refused.
+ * The files are drawn by the code of `ddpsim analyze TRACE.csv`, so the
+ * Chrome JSON of a run equals analyze's of the run's --trace. A failure
+ * leaves neither output file nor the temporary trace behind. The binary
+ * under test is $DDPSIM_BIN as in tests/test_cli.c.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/support.h"
+
+#define TINY "--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
+
+static struct ds_test_result run(const char *env, const char *args) {
+  return ds_test_run(env, ds_test_ddpsim(), args);
+}
+
+static int have_gnuplot(void) {
+  return system("command -v gnuplot >/dev/null 2>&1") == 0;
+}
+
+static int count(const char *text, const char *needle) {
+  int n = 0;
+  for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle)) n++;
+  return n;
+}
+
+/* Removes dir/name for each name, then dir: fails when anything else is
+ * left in it. */
+static void clean(const char *dir, const char *const *names, int n) {
+  char path[512];
+  for (int i = 0; i < n; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    cr_assert_eq(unlink(path), 0, "%s was not written", path);
+  }
+  cr_assert_eq(rmdir(dir), 0, "files left behind in %s", dir);
+}
+
+Test(timeline, plot_without_a_sweep_draws_the_run) {
+  if (!have_gnuplot()) cr_skip("gnuplot is not installed (apt-get install gnuplot-nox)");
+  char dir[] = "/tmp/ddpsim-timeline-test-XXXXXX", args[512];
+  cr_assert(mkdtemp(dir) != NULL);
+  struct ds_test_result plain = run("", TINY "--format csv");
+  cr_assert_eq(plain.status, 0, "%s", plain.err);
+  const char *ext[] = {"png", "svg"}, *magic[] = {"\x89PNG\r\n\x1a\n", "<?xml"};
+  for (int k = 0; k < 2; k++) {
+    snprintf(args, sizeof args, TINY "--format csv --plot %s/t.%s", dir, ext[k]);
+    struct ds_test_result r = run("", args);
+    cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
+    /* The report is the run's own, as without --plot. */
+    cr_assert_str_eq(r.out, plain.out);
+    char path[512], head[8] = {0};
+    snprintf(path, sizeof path, "%s/t.%s", dir, ext[k]);
+    FILE *fp = fopen(path, "rb");
+    cr_assert(fp != NULL, "%s", path);
+    size_t got = fread(head, 1, sizeof head, fp);
+    fseek(fp, 0, SEEK_END);
+    long size = ftell(fp);
+    fclose(fp);
+    cr_assert(got > 0 && memcmp(head, magic[k], strlen(magic[k])) == 0, "%s", path);
+    cr_assert_gt(size, 1000, "%s: %ld bytes", path, size);
+    ds_test_release(&r);
+  }
+  ds_test_release(&plain);
+  const char *names[] = {"t.png", "t.svg"};
+  clean(dir, names, 2);
+}
+
+Test(timeline, chrome_has_only_the_predicted_ranks) {
+  char dir[] = "/tmp/ddpsim-timeline-test-XXXXXX", args[1024], json_path[300],
+       trace[300], again[300];
+  cr_assert(mkdtemp(dir) != NULL);
+  snprintf(json_path, sizeof json_path, "%s/run.json", dir);
+  snprintf(trace, sizeof trace, "%s/run.csv", dir);
+  snprintf(again, sizeof again, "%s/again.json", dir);
+  snprintf(args, sizeof args, TINY "--world-size 2 --chrome %s --trace %s", json_path, trace);
+  struct ds_test_result r = run("", args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "reporting iteration 1"), "%s", r.out);
+  char *json = ds_test_slurp(json_path);
+  cr_assert(strncmp(json, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [", 42) == 0);
+  cr_assert(strstr(json, "\"predicted rank 0\"") && strstr(json, "\"predicted rank 1\""));
+  cr_assert_null(strstr(json, "measured"), "a measured process in a prediction");
+  cr_assert_null(strstr(json, "\"pid\": 2,"), "2 ranks, pids 0 and 1");
+  cr_assert_gt(count(json, "\"ph\": \"X\""), 0);
+  /* The same file as analyze draws from the run's trace, which was kept. */
+  snprintf(args, sizeof args, "analyze %s --chrome %s", trace, again);
+  struct ds_test_result a = run("", args);
+  cr_assert_eq(a.status, 0, "%s", a.err);
+  char *json2 = ds_test_slurp(again);
+  cr_assert_str_eq(json, json2);
+  free(json);
+  free(json2);
+  ds_test_release(&r);
+  ds_test_release(&a);
+  const char *names[] = {"run.json", "run.csv", "again.json"};
+  clean(dir, names, 3);
+}
+
+Test(timeline, chrome_and_a_trace_on_stdout_keep_the_output) {
+  /* --trace - prints the trace before the report, with or without --chrome. */
+  char dir[] = "/tmp/ddpsim-timeline-test-XXXXXX", args[512];
+  cr_assert(mkdtemp(dir) != NULL);
+  struct ds_test_result plain = run("", TINY "--trace - --format csv");
+  snprintf(args, sizeof args, TINY "--trace - --format csv --chrome %s/t.json", dir);
+  struct ds_test_result r = run("", args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strncmp(r.out, "# ddpsim-trace v1\n", 18) == 0, "%.40s", r.out);
+  cr_assert_str_eq(r.out, plain.out);
+  ds_test_release(&r);
+  ds_test_release(&plain);
+  const char *names[] = {"t.json"};
+  clean(dir, names, 1);
+}
+
+Test(timeline, chrome_with_a_sweep_is_refused) {
+  char dir[] = "/tmp/ddpsim-timeline-test-XXXXXX", args[512];
+  cr_assert(mkdtemp(dir) != NULL);
+  snprintf(args, sizeof args, TINY "--bucket-mb 1,25 --chrome %s/t.json", dir);
+  ds_test_ddpsim_refuses(args, "option --chrome writes one configuration's timeline: "
+                               "give one --bucket-mb value");
+  snprintf(args, sizeof args, TINY "--strategy dp,ddp --chrome %s/t.json", dir);
+  ds_test_ddpsim_refuses(args, "option --chrome writes one configuration's timeline: "
+                               "give one --strategy");
+  snprintf(args, sizeof args, TINY "--bucket-mb 1,25 --plot %s/t.png --chrome %s/t.json",
+           dir, dir);
+  ds_test_ddpsim_refuses(args, "--chrome");
+  /* Two swept options: neither a sweep plot nor a timeline. */
+  snprintf(args, sizeof args, TINY "--bucket-mb 1,25 --batch 1,2 --plot %s/t.png", dir);
+  ds_test_ddpsim_refuses(args, "(2 given; docs/sweeps.md), or none for the run's timeline");
+  clean(dir, NULL, 0);
+}
+
+Test(timeline, a_failure_leaves_nothing_behind) {
+  char dir[] = "/tmp/ddpsim-timeline-test-XXXXXX", args[512];
+  cr_assert(mkdtemp(dir) != NULL);
+  /* No gnuplot: said before the simulation; no report, no file. */
+  snprintf(args, sizeof args, TINY "--plot %s/t.png --chrome %s/t.json", dir, dir);
+  struct ds_test_result r = run("DDPSIM_GNUPLOT=/nonexistent/gnuplot", args);
+  cr_assert_eq(r.status, 1, "%s", r.err);
+  cr_assert(strstr(r.err, "gnuplot"), "%s", r.err);
+  cr_assert_str_empty(r.out);
+  ds_test_release(&r);
+  /* gnuplot fails: the Chrome JSON, written first, is not kept either. */
+  r = run("DDPSIM_GNUPLOT=/bin/false", args);
+  cr_assert_eq(r.status, 1, "%s", r.err);
+  cr_assert_str_empty(r.out);
+  ds_test_release(&r);
+  /* A directory that does not exist: exit 1 naming it. */
+  snprintf(args, sizeof args, TINY "--chrome %s/no/t.json", dir);
+  r = run("", args);
+  cr_assert_eq(r.status, 1, "%s", r.err);
+  cr_assert(strstr(r.err, "/no/t.json"), "%s", r.err);
+  cr_assert_str_empty(r.out);
+  ds_test_release(&r);
+  /* A bad extension is a usage error before any work. */
+  snprintf(args, sizeof args, TINY "--plot %s/t.pdf", dir);
+  ds_test_ddpsim_refuses(args, "option --plot: expected a file name ending in .png or .svg");
+  clean(dir, NULL, 0);
+}

@@ -6,11 +6,11 @@
  */
 #include "options.h"
 
-#include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "../traces/cli.h"
 
 static const char usage[] =
     "usage: ddpreal --schedule SCHEDULE.csv --trace MEASURED.csv [options]\n"
@@ -38,22 +38,10 @@ static const char usage[] =
 
 const char *ds_real_options_usage(void) { return usage; }
 
-static ds_status bad(struct ds_err *err, const char *flag, const char *what,
-                     const char *got) {
-  return ds_err_set(err, DS_EUSAGE, "option %s: expected %s, got \"%s\"", flag,
-                    what, got);
-}
-
 static ds_status parse_int(const char *flag, const char *v, int64_t lo,
                            int64_t hi, int32_t *out, struct ds_err *err) {
-  char *end;
-  errno = 0;
-  long long x = strtoll(v, &end, 10);
-  if (errno || end == v || *end != '\0' || x < lo || x > hi) {
-    char what[96];
-    snprintf(what, sizeof what, "an integer from %" PRId64 " to %" PRId64, lo, hi);
-    return bad(err, flag, what, v);
-  }
+  int64_t x;
+  DS_CHECK(ds_cli_parse_int(flag, v, lo, hi, &x, err));
   *out = (int32_t)x;
   return DS_OK;
 }
@@ -90,12 +78,12 @@ static ds_status apply(struct ds_real_options *o, const char *flag,
                         "device (nvcc or nccl.h not found; see make info): use --device cpu");
 #endif
     } else {
-      return bad(err, flag, "cpu or cuda", v);
+      return ds_cli_bad_value(err, flag, "cpu or cuda", v);
     }
   } else if (strcmp(flag, "--compute") == 0) {
     if (strcmp(v, "spin") == 0) o->compute = DS_COMPUTE_SPIN;
     else if (strcmp(v, "gemm") == 0) o->compute = DS_COMPUTE_GEMM;
-    else return bad(err, flag, "spin or gemm", v);
+    else return ds_cli_bad_value(err, flag, "spin or gemm", v);
   } else if (strcmp(flag, "--share-gpus") == 0) o->share_gpus = 1;
   else if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) o->help = 1;
   else if (strcmp(flag, "--version") == 0) o->version = 1;

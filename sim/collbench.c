@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../traces/cli.h"
 #include "../traces/gnuplot.h"
 #include "coll.h"
 #include "collbench_plot.h"
@@ -107,16 +108,10 @@ static const char usage[] =
     "                         size and busbw columns; docs/collectives.md)\n"
     "  --help\n";
 
-static ds_status bad(struct ds_err *err, const char *flag, const char *expected,
-                     const char *got) {
-  return ds_err_set(err, DS_EUSAGE, "option %s: expected %s, got \"%s\"", flag,
-                    expected, got);
-}
-
 static ds_status parse_size(const char *flag, const char *v, double *out,
                             struct ds_err *err) {
   if (ds_units_parse_bytes(v, out) != DS_OK || *out < FLOAT_BYTES || *out > 1e15)
-    return bad(err, flag, "a size of at least 4 bytes, e.g. 8, 1K, 32MiB, 1G", v);
+    return ds_cli_bad_value(err, flag, "a size of at least 4 bytes, e.g. 8, 1K, 32MiB, 1G", v);
   return DS_OK;
 }
 
@@ -127,7 +122,7 @@ static ds_status parse_int(const char *flag, const char *v, int32_t lo,
   if (*v == '\0' || *end != '\0' || x < lo || x > hi) {
     char what[64];
     snprintf(what, sizeof what, "an integer from %d to %d", lo, hi);
-    return bad(err, flag, what, v);
+    return ds_cli_bad_value(err, flag, what, v);
   }
   *out = (int32_t)x;
   return DS_OK;
@@ -164,11 +159,11 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
       if (strcmp(v, "none") == 0) o->proto = PROTO_NONE;
       else if (strcmp(v, "auto") == 0) o->proto = PROTO_AUTO;
       else if (ds_proto_parse(v, &o->proto_fixed) == DS_OK) o->proto = PROTO_FIXED;
-      else return bad(err, f, "one of none, LL, LL128, Simple, auto", v);
+      else return ds_cli_bad_value(err, f, "one of none, LL, LL128, Simple, auto", v);
     } else if (strcmp(f, "--nccl-extra") == 0) {
       if (strcmp(v, "measured") == 0) o->nccl_extra = 1;
       else if (strcmp(v, "none") == 0) o->nccl_extra = 0;
-      else return bad(err, f, "one of measured, none", v);
+      else return ds_cli_bad_value(err, f, "one of measured, none", v);
     }
     else if (strcmp(f, "-b") == 0 || strcmp(f, "--minbytes") == 0)
       DS_CHECK(parse_size(f, v, &o->min_bytes, err));
@@ -177,7 +172,7 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
     else if (strcmp(f, "-f") == 0 || strcmp(f, "--stepfactor") == 0) {
       if (ds_units_parse_number(v, &o->factor) != DS_OK || !(o->factor > 1) ||
           o->factor > 1e6)
-        return bad(err, f, "a factor greater than 1, e.g. 2", v);
+        return ds_cli_bad_value(err, f, "a factor greater than 1, e.g. 2", v);
     } else if (strcmp(f, "-g") == 0 || strcmp(f, "--ranks") == 0)
       DS_CHECK(parse_int(f, v, 1, 1 << 20, &o->ranks, err));
     else if (strcmp(f, "--ring-chunks") == 0)
@@ -186,13 +181,14 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
       if (strcmp(v, "auto") == 0) o->coll_model = DS_COLL_CHOICE_AUTO;
       else if (strcmp(v, "flow") == 0) o->coll_model = DS_COLL_CHOICE_FLOW;
       else if (strcmp(v, "aggregate") == 0) o->coll_model = DS_COLL_CHOICE_AGGREGATE;
-      else return bad(err, f, "one of auto, flow, aggregate", v);
+      else return ds_cli_bad_value(err, f, "one of auto, flow, aggregate", v);
     } else if (strcmp(f, "--net") == 0) {
       if (strcmp(v, "maxmin") == 0) o->net_mode = DS_NET_MAXMIN;
       else if (strcmp(v, "alpha-beta") == 0) o->net_mode = DS_NET_CONSTANT;
-      else return bad(err, f, "one of maxmin, alpha-beta", v);
+      else return ds_cli_bad_value(err, f, "one of maxmin, alpha-beta", v);
     } else if (strcmp(f, "--plot") == 0) {
-      if (!ds_gnuplot_terminal(v)) return bad(err, f, "a file name ending in .png or .svg", v);
+      if (!ds_gnuplot_terminal(v))
+        return ds_cli_bad_value(err, f, "a file name ending in .png or .svg", v);
       o->plot = v;
     } else if (strcmp(f, "--reference") == 0) {
       o->reference = v;
@@ -200,7 +196,7 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
       if (strcmp(v, "text") == 0) o->format = DS_FORMAT_TEXT;
       else if (strcmp(v, "csv") == 0) o->format = DS_FORMAT_CSV;
       else if (strcmp(v, "json") == 0) o->format = DS_FORMAT_JSON;
-      else return bad(err, f, "one of text, csv, json", v);
+      else return ds_cli_bad_value(err, f, "one of text, csv, json", v);
     } else {
       return ds_err_set(err, DS_EUSAGE, "unknown option %s (see ddpsim collective --help)", f);
     }
@@ -234,8 +230,9 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
   if (o->desc->kind == DS_COLL_ALLREDUCE) {
     o->ar_auto = algo_auto;
     if (!algo_auto && ds_ar_algo_parse(o->algo, &o->ar_algo) != DS_OK)
-      return bad(err, "--algo", "one of ring, tree, nvls, direct, reduce-broadcast, "
-                 "hierarchical, auto", o->algo);
+      return ds_cli_bad_value(err, "--algo",
+                              "one of ring, tree, nvls, direct, reduce-broadcast, "
+                              "hierarchical, auto", o->algo);
   } else if (strcmp(o->algo, "p2p") != 0 && strcmp(o->algo, "ring") != 0) {
     return ds_err_set(err, DS_EUSAGE, "option --algo: \"%s\" is not simulated for %s",
                       o->algo, o->op);

@@ -1,18 +1,17 @@
 /*
  * The collective's busbw plot and its reference table (see
- * collbench_plot.h). The reference reader feeds libcsv line by line, as
- * traces/trace.c does, so every row knows the line it began on.
+ * collbench_plot.h). The reference is read by traces/csvread.h, so every
+ * row knows the line it began on.
  */
 #include "collbench_plot.h"
 
-#include <csv.h>
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "../traces/csvread.h"
 #include "../traces/gnuplot.h"
 
 ds_status ds_busbw_add(struct ds_busbw_set *s, const char *group, double size_bytes,
@@ -45,100 +44,50 @@ static const char *const size_names[] = {"size_bytes", "size_bytes_assumed_2^k",
 static const char *const busbw_names[] = {"busbw_gbps", "busbw_GBps_inplace_published",
                                           "busbw", NULL};
 
-#define MAX_COLS 64
-#define MAX_NAME 64
-#define ERR_TEXT_MAX 40
-
+/* The columns and the values of the row being read. */
 struct reader {
-  const char *path;
   struct ds_busbw_set *out;
-  struct ds_err *err;
-  ds_status st;
-  size_t line, row_line;
-  int at_row_start, header_done;
-  char names[MAX_COLS][MAX_NAME];
-  int n_cols, field, size_col, bw_col;
+  int size_col, bw_col;
   double size, bw;
 };
 
-static int find_col(const struct reader *r, const char *const *names) {
-  for (int k = 0; names[k]; k++)
-    for (int c = 0; c < r->n_cols; c++)
-      if (strcmp(r->names[c], names[k]) == 0) return c;
+static int find_col(const struct ds_csvread *t, const char *const *names) {
+  for (int k = 0; names[k]; k++) {
+    int c = ds_csvread_column(t, names[k]);
+    if (c >= 0) return c;
+  }
   return -1;
 }
 
-/* A finite number, the whole field. */
-static int parse_number(const char *text, double *out) {
-  char *end;
-  errno = 0;
-  *out = strtod(text, &end);
-  while (*end == ' ' || *end == '\t') end++;
-  return end != text && *end == '\0' && errno == 0 && isfinite(*out) ? 0 : -1;
+static void on_header(struct ds_csvread *t) {
+  struct reader *r = t->ctx;
+  r->size_col = find_col(t, size_names);
+  r->bw_col = find_col(t, busbw_names);
+  if (r->size_col < 0 || r->bw_col < 0)
+    t->st = ds_err_set(t->err, DS_EINPUT,
+                       "%s:%zu: the header row has no %s column (expected one of %s)",
+                       t->path, t->row_line, r->size_col < 0 ? "size" : "busbw",
+                       r->size_col < 0 ? "size_bytes, size_bytes_assumed_2^k, size"
+                                       : "busbw_gbps, busbw_GBps_inplace_published, "
+                                         "busbw");
 }
 
-static void on_field(void *data, size_t len, void *ctx) {
-  struct reader *r = ctx;
-  const char *text = data ? data : "";
-  int c = r->field++;
-  if (r->st != DS_OK) return;
-  if (!r->header_done) {
-    if (c < MAX_COLS) snprintf(r->names[c], MAX_NAME, "%.*s", (int)len, text);
-    return;
-  }
+static void on_field(struct ds_csvread *t, int c, const char *text, size_t len) {
+  struct reader *r = t->ctx;
   if (c != r->size_col && c != r->bw_col) return;
   double v;
   int is_size = c == r->size_col;
-  if (parse_number(text, &v) != 0 || (is_size ? v <= 0 : v < 0))
-    r->st = ds_err_set(r->err, DS_EINPUT,
-                       "%s:%zu:%d: column '%s': expected %s, got \"%.*s%s\"", r->path,
-                       r->row_line, c + 1, r->names[c],
-                       is_size ? "a size in bytes > 0" : "a bandwidth in GB/s >= 0",
-                       (int)(len > ERR_TEXT_MAX ? ERR_TEXT_MAX : len), text,
-                       len > ERR_TEXT_MAX ? "..." : "");
+  if (ds_csvread_number(text, &v) != 0 || (is_size ? v <= 0 : v < 0))
+    ds_csvread_bad_value(t, c, is_size ? "a size in bytes > 0" : "a bandwidth in GB/s >= 0",
+                         text, len);
   else if (is_size) r->size = v;
   else r->bw = v;
 }
 
-static void on_row(int term, void *ctx) {
-  struct reader *r = ctx;
-  (void)term;
-  int fields = r->field;
-  r->field = 0;
-  r->at_row_start = 1;
-  if (r->st != DS_OK) return;
-  if (!r->header_done) {
-    r->header_done = 1;
-    r->n_cols = fields;
-    if (fields > MAX_COLS) {
-      r->st = ds_err_set(r->err, DS_EINPUT, "%s:%zu: %d columns; at most %d", r->path,
-                         r->row_line, fields, MAX_COLS);
-      return;
-    }
-    r->size_col = find_col(r, size_names);
-    r->bw_col = find_col(r, busbw_names);
-    if (r->size_col < 0 || r->bw_col < 0)
-      r->st = ds_err_set(r->err, DS_EINPUT,
-                         "%s:%zu: the header row has no %s column (expected one of %s)",
-                         r->path, r->row_line, r->size_col < 0 ? "size" : "busbw",
-                         r->size_col < 0 ? "size_bytes, size_bytes_assumed_2^k, size"
-                                         : "busbw_gbps, busbw_GBps_inplace_published, "
-                                           "busbw");
-    return;
-  }
-  if (fields != r->n_cols) {
-    r->st = ds_err_set(r->err, DS_EINPUT, "%s:%zu: %d fields, but the header row has %d",
-                       r->path, r->row_line, fields, r->n_cols);
-    return;
-  }
+static void on_row(struct ds_csvread *t) {
+  struct reader *r = t->ctx;
   if (ds_busbw_add(r->out, r->out->groups[0], r->size, r->bw) != DS_OK)
-    r->st = ds_err_set(r->err, DS_ENOMEM, "%s: out of memory", r->path);
-}
-
-static int is_blank(const char *line) {
-  for (; *line; line++)
-    if (*line != ' ' && *line != '\t' && *line != '\r' && *line != '\n') return 0;
-  return 1;
+    t->st = ds_err_set(t->err, DS_ENOMEM, "%s: out of memory", t->path);
 }
 
 ds_status ds_busbw_reference_load(const char *path, struct ds_busbw_set *out,
@@ -147,45 +96,12 @@ ds_status ds_busbw_reference_load(const char *path, struct ds_busbw_set *out,
   const char *base = strrchr(path, '/');
   snprintf(out->groups[0], DS_BUSBW_GROUP_MAX, "reference: %s", base ? base + 1 : path);
   out->n_groups = 1;
-  FILE *fp = fopen(path, "r");
-  if (!fp)
-    return ds_err_set(err, DS_EINPUT, "--reference %s: cannot open: %s", path,
-                      strerror(errno));
-  struct reader r = {.path = path, .out = out, .err = err, .at_row_start = 1};
-  struct csv_parser p;
-  if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0) {
-    fclose(fp);
-    return ds_err_set(err, DS_ENOMEM, "%s: out of memory", path);
-  }
-  char *line = NULL;
-  size_t cap = 0;
-  ssize_t len;
-  while (r.st == DS_OK && (len = getline(&line, &cap, fp)) >= 0) {
-    r.line++;
-    if (r.at_row_start) {
-      if (is_blank(line) || line[0] == '#') continue;
-      r.row_line = r.line;
-      r.at_row_start = 0;
-    }
-    if (csv_parse(&p, line, (size_t)len, on_field, on_row, &r) != (size_t)len &&
-        r.st == DS_OK)
-      r.st = ds_err_set(err, DS_EINPUT, "%s:%zu: malformed CSV (%s)", path, r.line,
-                        csv_strerror(csv_error(&p)));
-  }
-  if (r.st == DS_OK && ferror(fp))
-    r.st = ds_err_set(err, DS_EIO, "%s:%zu: read failed: %s", path, r.line, strerror(errno));
-  if (r.st == DS_OK && csv_fini(&p, on_field, on_row, &r) != 0 && r.st == DS_OK)
-    r.st = ds_err_set(err, DS_EINPUT, "%s:%zu: malformed CSV: a quoted field is not closed",
-                      path, r.row_line);
-  if (r.st == DS_OK && out->n == 0)
-    r.st = ds_err_set(err, DS_EINPUT, "%s:%zu: %s", path, r.line,
-                      r.header_done ? "no data rows after the header row"
-                                    : "no header row");
-  csv_free(&p);
-  free(line);
-  fclose(fp);
-  if (r.st != DS_OK) ds_busbw_release(out);
-  return r.st;
+  struct reader r = {.out = out};
+  struct ds_csvread t = {.path = path, .err = err, .max_cols = 64, .on_header = on_header,
+                         .on_field = on_field, .on_row = on_row, .ctx = &r};
+  ds_status st = ds_csvread_file(&t, "--reference");
+  if (st != DS_OK) ds_busbw_release(out);
+  return st;
 }
 
 struct script_ctx {

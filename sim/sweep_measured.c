@@ -1,56 +1,26 @@
 /*
  * Measured points beside a predicted sweep (see sweep_measured.h). The
- * reader feeds libcsv line by line, as sim/collbench_plot.c does, so every
- * row knows the line it began on; the comparison judges the optimum by the
- * same cost as the sweep's closing line, so "the optima match" means the
- * prediction would have chosen the configuration the measurements favour.
+ * table is read by traces/csvread.h, so every row knows the line it began
+ * on; the comparison judges the optimum by the same cost as the sweep's
+ * closing line, so "the optima match" means the prediction would have
+ * chosen the configuration the measurements favour.
  */
 #include "sweep_measured.h"
 
-#include <csv.h>
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_COLS 256
-#define MAX_NAME 64
-#define ERR_TEXT_MAX 40
+#include "../traces/csvread.h"
 
+/* The columns and the values of the row being read. */
 struct reader {
   const struct ds_options *o;
   enum ds_sweep_var var;
-  const char *path;
   struct ds_measured *out;
-  struct ds_err *err;
-  ds_status st;
-  size_t line, row_line;
-  int at_row_start, header_done;
-  char names[MAX_COLS][MAX_NAME];
-  int n_cols, field, x_col, iter_col, exposed_col;
+  int x_col, iter_col, exposed_col;
   double x, iter, exposed;
 };
-
-static int find_col(const struct reader *r, const char *name) {
-  for (int c = 0; c < r->n_cols && c < MAX_COLS; c++)
-    if (strcmp(r->names[c], name) == 0) return c;
-  return -1;
-}
-
-/* A finite number, the whole field (blanks around it allowed). */
-static int parse_number(const char *text, double *out) {
-  char *end;
-  errno = 0;
-  *out = strtod(text, &end);
-  while (*end == ' ' || *end == '\t' || *end == '\r') end++;
-  return end != text && *end == '\0' && errno == 0 && isfinite(*out) ? 0 : -1;
-}
-
-static int is_blank(const char *s) {
-  for (; *s; s++)
-    if (*s != ' ' && *s != '\t' && *s != '\r' && *s != '\n') return 0;
-  return 1;
-}
 
 /* The index of the swept hook named text ("fp16", " powersgd:4 "), or -1. */
 static int hook_index(const struct ds_options *o, const char *text) {
@@ -72,31 +42,31 @@ static int hook_index(const struct ds_options *o, const char *text) {
   return -1;
 }
 
-static void bad_value(struct reader *r, int c, const char *what, const char *text,
-                      size_t len) {
-  r->st = ds_err_set(r->err, DS_EINPUT, "%s:%zu:%d: column '%s': expected %s, got \"%.*s%s\"",
-                     r->path, r->row_line, c + 1, r->names[c], what,
-                     (int)(len > ERR_TEXT_MAX ? ERR_TEXT_MAX : len), text,
-                     len > ERR_TEXT_MAX ? "..." : "");
+static void on_header(struct ds_csvread *t) {
+  struct reader *r = t->ctx;
+  /* a header written by hand may pad its names */
+  for (int c = 0; c < t->n_cols; c++) {
+    char *n = t->names[c];
+    size_t k = strlen(n);
+    while (k > 0 && (n[k - 1] == ' ' || n[k - 1] == '\r')) n[--k] = '\0';
+    size_t lead = strspn(n, " ");
+    memmove(n, n + lead, strlen(n + lead) + 1);
+  }
+  const char *xname = ds_options_var_column(r->var);
+  r->x_col = ds_csvread_column(t, xname);
+  r->iter_col = ds_csvread_column(t, "iter_ms");
+  r->exposed_col = ds_csvread_column(t, "exposed_comm_ms");
+  r->out->has_exposed = r->exposed_col >= 0;
+  if (r->x_col < 0 || r->iter_col < 0)
+    t->st = ds_err_set(t->err, DS_EINPUT,
+                       "%s:%zu: the header row has no %s column (expected %s, the swept "
+                       "option %s's value, and iter_ms; exposed_comm_ms optional)",
+                       t->path, t->row_line, r->x_col < 0 ? xname : "iter_ms", xname,
+                       ds_options_var_flag(r->var));
 }
 
-static void on_field(void *data, size_t len, void *ctx) {
-  struct reader *r = ctx;
-  const char *text = data ? data : "";
-  int c = r->field++;
-  if (r->st != DS_OK) return;
-  if (!r->header_done) {
-    if (c < MAX_COLS) {
-      snprintf(r->names[c], MAX_NAME, "%.*s", (int)len, text);
-      /* a header written by hand may pad its names */
-      char *n = r->names[c];
-      size_t k = strlen(n);
-      while (k > 0 && (n[k - 1] == ' ' || n[k - 1] == '\r')) n[--k] = '\0';
-      size_t lead = strspn(n, " ");
-      memmove(n, n + lead, strlen(n + lead) + 1);
-    }
-    return;
-  }
+static void on_field(struct ds_csvread *t, int c, const char *text, size_t len) {
+  struct reader *r = t->ctx;
   if (c == r->x_col) {
     if (r->var == DS_VAR_COMM_HOOK) {
       int k = hook_index(r->o, text);
@@ -110,60 +80,29 @@ static void on_field(void *data, size_t len, void *ctx) {
       }
       char what[300];
       snprintf(what, sizeof what, "one of the swept hooks (%s)", swept);
-      if (k < 0) bad_value(r, c, what, text, len);
+      if (k < 0) ds_csvread_bad_value(t, c, what, text, len);
       else r->x = k;
-    } else if (parse_number(text, &r->x) != 0 || r->x < 0) {
-      bad_value(r, c, "a number >= 0", text, len);
+    } else if (ds_csvread_number(text, &r->x) != 0 || r->x < 0) {
+      ds_csvread_bad_value(t, c, "a number >= 0", text, len);
     }
   } else if (c == r->iter_col) {
-    if (parse_number(text, &r->iter) != 0 || !(r->iter > 0))
-      bad_value(r, c, "an iteration time in ms > 0", text, len);
+    if (ds_csvread_number(text, &r->iter) != 0 || !(r->iter > 0))
+      ds_csvread_bad_value(t, c, "an iteration time in ms > 0", text, len);
   } else if (c == r->exposed_col) {
-    if (is_blank(text)) r->exposed = NAN; /* not measured for this row */
-    else if (parse_number(text, &r->exposed) != 0 || r->exposed < 0)
-      bad_value(r, c, "a time in ms >= 0, or nothing", text, len);
+    if (ds_csvread_blank(text)) r->exposed = NAN; /* not measured for this row */
+    else if (ds_csvread_number(text, &r->exposed) != 0 || r->exposed < 0)
+      ds_csvread_bad_value(t, c, "a time in ms >= 0, or nothing", text, len);
   }
 }
 
-static void on_row(int term, void *ctx) {
-  struct reader *r = ctx;
-  (void)term;
-  int fields = r->field;
-  r->field = 0;
-  r->at_row_start = 1;
-  if (r->st != DS_OK) return;
-  const char *xname = ds_options_var_column(r->var);
-  if (!r->header_done) {
-    r->header_done = 1;
-    r->n_cols = fields;
-    if (fields > MAX_COLS) {
-      r->st = ds_err_set(r->err, DS_EINPUT, "%s:%zu: %d columns; at most %d", r->path,
-                         r->row_line, fields, MAX_COLS);
-      return;
-    }
-    r->x_col = find_col(r, xname);
-    r->iter_col = find_col(r, "iter_ms");
-    r->exposed_col = find_col(r, "exposed_comm_ms");
-    r->out->has_exposed = r->exposed_col >= 0;
-    if (r->x_col < 0 || r->iter_col < 0)
-      r->st = ds_err_set(r->err, DS_EINPUT,
-                         "%s:%zu: the header row has no %s column (expected %s, the swept "
-                         "option %s's value, and iter_ms; exposed_comm_ms optional)",
-                         r->path, r->row_line, r->x_col < 0 ? xname : "iter_ms", xname,
-                         ds_options_var_flag(r->var));
-    return;
-  }
-  if (fields != r->n_cols) {
-    r->st = ds_err_set(r->err, DS_EINPUT, "%s:%zu: %d fields, but the header row has %d",
-                       r->path, r->row_line, fields, r->n_cols);
-    return;
-  }
+static void on_row(struct ds_csvread *t) {
+  struct reader *r = t->ctx;
   struct ds_measured *m = r->out;
   if (m->n == m->cap) {
     int32_t cap = m->cap ? 2 * m->cap : 16;
     struct ds_measured_point *p = realloc(m->p, (size_t)cap * sizeof *p);
     if (!p) {
-      r->st = ds_err_set(r->err, DS_ENOMEM, "%s: out of memory", r->path);
+      t->st = ds_err_set(t->err, DS_ENOMEM, "%s: out of memory", t->path);
       return;
     }
     m->p = p;
@@ -171,7 +110,7 @@ static void on_row(int term, void *ctx) {
   }
   m->p[m->n++] = (struct ds_measured_point){r->x, r->iter,
                                             r->exposed_col >= 0 ? r->exposed : NAN,
-                                            (int64_t)r->row_line};
+                                            (int64_t)t->row_line};
 }
 
 ds_status ds_measured_load(const struct ds_options *o, struct ds_measured *out,
@@ -180,46 +119,13 @@ ds_status ds_measured_load(const struct ds_options *o, struct ds_measured *out,
   int var = ds_sweep_single_var(o);
   if (var < 0)
     return ds_err_set(err, DS_EUSAGE, "option --measured needs a sweep of exactly one option");
-  const char *path = o->measured;
-  FILE *fp = fopen(path, "r");
-  if (!fp)
-    return ds_err_set(err, DS_EINPUT, "--measured %s: cannot open: %s", path,
-                      strerror(errno));
-  struct reader r = {.o = o, .var = (enum ds_sweep_var)var, .path = path, .out = out,
-                     .err = err, .at_row_start = 1};
-  struct csv_parser p;
-  if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0) {
-    fclose(fp);
-    return ds_err_set(err, DS_ENOMEM, "%s: out of memory", path);
-  }
-  char *line = NULL;
-  size_t cap = 0;
-  ssize_t len;
-  while (r.st == DS_OK && (len = getline(&line, &cap, fp)) >= 0) {
-    r.line++;
-    if (r.at_row_start) {
-      if (is_blank(line) || line[0] == '#') continue;
-      r.row_line = r.line;
-      r.at_row_start = 0;
-    }
-    if (csv_parse(&p, line, (size_t)len, on_field, on_row, &r) != (size_t)len &&
-        r.st == DS_OK)
-      r.st = ds_err_set(err, DS_EINPUT, "%s:%zu: malformed CSV (%s)", path, r.line,
-                        csv_strerror(csv_error(&p)));
-  }
-  if (r.st == DS_OK && ferror(fp))
-    r.st = ds_err_set(err, DS_EIO, "%s:%zu: read failed: %s", path, r.line, strerror(errno));
-  if (r.st == DS_OK && csv_fini(&p, on_field, on_row, &r) != 0 && r.st == DS_OK)
-    r.st = ds_err_set(err, DS_EINPUT, "%s:%zu: malformed CSV: a quoted field is not closed",
-                      path, r.row_line);
-  if (r.st == DS_OK && out->n == 0)
-    r.st = ds_err_set(err, DS_EINPUT, "%s:%zu: %s", path, r.line,
-                      r.header_done ? "no data rows after the header row" : "no header row");
-  csv_free(&p);
-  free(line);
-  fclose(fp);
-  if (r.st != DS_OK) ds_measured_release(out);
-  return r.st;
+  struct reader r = {.o = o, .var = (enum ds_sweep_var)var, .out = out};
+  struct ds_csvread t = {.path = o->measured, .err = err, .max_cols = DS_CSVREAD_MAX_COLS,
+                         .on_header = on_header, .on_field = on_field, .on_row = on_row,
+                         .ctx = &r};
+  ds_status st = ds_csvread_file(&t, "--measured");
+  if (st != DS_OK) ds_measured_release(out);
+  return st;
 }
 
 void ds_measured_release(struct ds_measured *m) {

@@ -7,33 +7,13 @@
 #include "values.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../traces/cli.h"
 #include "units.h"
-
-static ds_status bad(struct ds_err *err, const char *flag, const char *what,
-                     const char *got) {
-  return ds_err_set(err, DS_EUSAGE, "option %s: expected %s, got \"%s\"", flag,
-                    what, got);
-}
-
-ds_status ds_values_parse_int(const char *flag, const char *v, int64_t lo, int64_t hi,
-                              int64_t *out, struct ds_err *err) {
-  char *end;
-  errno = 0;
-  long long x = strtoll(v, &end, 10);
-  if (errno || end == v || *end != '\0' || x < lo || x > hi) {
-    char what[96];
-    snprintf(what, sizeof what, "an integer from %" PRId64 " to %" PRId64, lo, hi);
-    return bad(err, flag, what, v);
-  }
-  *out = x;
-  return DS_OK;
-}
 
 const struct ds_value_kind ds_value_kind_mib = {
     0, 0, 1e6, 1, "a size in MiB greater than 0 (e.g. 25 or 0.5)",
@@ -61,13 +41,13 @@ ds_status ds_values_parse_item(const char *flag, const char *item,
                                struct ds_err *err) {
   if (k->is_int) {
     int64_t x;
-    DS_CHECK(ds_values_parse_int(flag, item, (int64_t)k->lo, (int64_t)k->hi, &x, err));
+    DS_CHECK(ds_cli_parse_int(flag, item, (int64_t)k->lo, (int64_t)k->hi, &x, err));
     *out = (double)x;
     return DS_OK;
   }
   if (ds_units_parse_number(item, out) != DS_OK || !isfinite(*out) ||
       !ds_value_in_kind(k, *out))
-    return bad(err, flag, k->item, item);
+    return ds_cli_bad_value(err, flag, k->item, item);
   return DS_OK;
 }
 
@@ -83,15 +63,15 @@ ds_status ds_values_parse_range(const char *flag, const char *v, int zero_ok,
                                 struct ds_values *out, struct ds_err *err) {
   const char *expected = "a range START:END:STEP or START:END:logCOUNT, e.g. 1:100:log12";
   char buf[128], *c1, *c2, *end;
-  if (strlen(v) >= sizeof buf) return bad(err, flag, expected, v);
+  if (strlen(v) >= sizeof buf) return ds_cli_bad_value(err, flag, expected, v);
   strcpy(buf, v);
   c1 = strchr(buf, ':');
   c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-  if (!c1 || !c2 || strchr(c2 + 1, ':')) return bad(err, flag, expected, v);
+  if (!c1 || !c2 || strchr(c2 + 1, ':')) return ds_cli_bad_value(err, flag, expected, v);
   *c1 = *c2 = '\0';
   double a, b;
   if (ds_units_parse_number(buf, &a) != DS_OK || ds_units_parse_number(c1 + 1, &b) != DS_OK)
-    return bad(err, flag, expected, v);
+    return ds_cli_bad_value(err, flag, expected, v);
   const char *third = c2 + 1;
   int is_log = strncmp(third, "log", 3) == 0;
   if (!(zero_ok && !is_log ? a >= 0 : a > 0) || !(b > 0))
@@ -106,7 +86,7 @@ ds_status ds_values_parse_range(const char *flag, const char *v, int zero_ok,
     errno = 0;
     long k = strtol(third + 3, &end, 10);
     if (errno || end == third + 3 || *end != '\0')
-      return bad(err, flag, expected, v);
+      return ds_cli_bad_value(err, flag, expected, v);
     if (k < 2)
       return ds_err_set(err, DS_EUSAGE, "option %s: range \"%s\": a log range needs a "
                         "count of at least 2", flag, v);
@@ -121,7 +101,8 @@ ds_status ds_values_parse_range(const char *flag, const char *v, int zero_ok,
     return DS_OK;
   }
   double step;
-  if (ds_units_parse_number(third, &step) != DS_OK) return bad(err, flag, expected, v);
+  if (ds_units_parse_number(third, &step) != DS_OK)
+    return ds_cli_bad_value(err, flag, expected, v);
   if (!(step > 0))
     return ds_err_set(err, DS_EUSAGE, "option %s: range \"%s\": the step must be greater "
                       "than 0", flag, v);
@@ -182,7 +163,7 @@ ds_status ds_values_parse(const char *flag, const char *v, const struct ds_value
     const char *end = strchr(tok, ',');
     size_t len = end ? (size_t)(end - tok) : strlen(tok);
     char item[64];
-    if (len == 0 || len >= sizeof item) return bad(err, flag, k->list, v);
+    if (len == 0 || len >= sizeof item) return ds_cli_bad_value(err, flag, k->list, v);
     if (out->n == DS_MAX_SWEEP) return ds_values_too_many(flag, err);
     memcpy(item, tok, len);
     item[len] = '\0';

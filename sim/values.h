@@ -46,10 +46,6 @@ struct ds_value_kind ds_value_kind_int(int64_t lo, int64_t hi);
 /* Whether x is within k's bounds. */
 int ds_value_in_kind(const struct ds_value_kind *k, double x);
 
-/* One integer from lo to hi, the whole of v. */
-ds_status ds_values_parse_int(const char *flag, const char *v, int64_t lo, int64_t hi,
-                              int64_t *out, struct ds_err *err);
-
 /* One item of a list into *out. */
 ds_status ds_values_parse_item(const char *flag, const char *item,
                                const struct ds_value_kind *k, double *out,

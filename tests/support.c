@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "sim/model.h"
+#include "sim/options.h"
 
 char *ds_test_slurp(const char *path) {
   FILE *fp = fopen(path, "rb");
@@ -120,6 +121,23 @@ void ds_test_csv_str(const char *csv, const char *col, int row, char *buf, size_
   if (n >= cap) n = cap - 1;
   memcpy(buf, f, n);
   buf[n] = '\0';
+}
+
+ds_status ds_test_options_parse(const char *args, struct ds_options *o, struct ds_err *err) {
+  static char buf[1024]; /* o keeps pointers into it */
+  char *argv[64];
+  int argc = 0;
+  snprintf(buf, sizeof buf, "%s", args);
+  argv[argc++] = "ddpsim";
+  for (char *t = strtok(buf, " "); t && argc < 63; t = strtok(NULL, " ")) argv[argc++] = t;
+  argv[argc] = NULL;
+  memset(err, 0, sizeof *err);
+  return ds_options_parse(argc, argv, o, err);
+}
+
+void ds_test_options_ok(const char *args, struct ds_options *o) {
+  struct ds_err err;
+  cr_assert_eq(ds_test_options_parse(args, o, &err), DS_OK, "%s: %s", args, err.msg);
 }
 
 struct ds_model *ds_test_model(const char *path) {

@@ -1,15 +1,19 @@
 /*
  * What the tests share: reading and writing a file whole, running a command
  * with its stdout and stderr captured (and expecting ddpsim to refuse), its
- * CSV output read by column name, loading a model. Linked into every test
- * binary (Makefile: TEST_SUPPORT_OBJ); failures are Criterion assertions.
+ * CSV output read by column name, parsing a ddpsim command line in process,
+ * loading a model. Linked into every test binary (Makefile:
+ * TEST_SUPPORT_OBJ); failures are Criterion assertions.
  */
 #ifndef DS_TEST_SUPPORT_H
 #define DS_TEST_SUPPORT_H
 
 #include <stddef.h>
 
+#include "traces/status.h"
+
 struct ds_model;
+struct ds_options;
 
 struct ds_test_result {
   int status; /* exit status; 128 when killed by a signal */
@@ -53,6 +57,13 @@ double ds_test_csv_field(const char *line, int k);
 double ds_test_csv_num(const char *csv, const char *col, int row);
 /* Column col of data row `row` as a string, cut to cap - 1 characters. */
 void ds_test_csv_str(const char *csv, const char *col, int row, char *buf, size_t cap);
+
+/* ds_options_parse of the command line "ddpsim ARGS", args split at
+ * spaces (62 words at most), err cleared first. o borrows the words, which
+ * stay valid until the next call. */
+ds_status ds_test_options_parse(const char *args, struct ds_options *o, struct ds_err *err);
+/* The same, failing the test (with the message) unless it succeeds. */
+void ds_test_options_ok(const char *args, struct ds_options *o);
 
 /* The model at path (relative to the repository root); the caller frees it
  * (ds_model_free). */

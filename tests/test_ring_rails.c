@@ -11,23 +11,6 @@
 
 #define MB 1e6
 
-/* Opens h over GPUs 0..n-1 with the ring's rails planned. */
-static void open_rails(struct harness *h, int32_t n) {
-  struct ds_err err = {0};
-  harness_open(h, NULL, n, DS_NET_MAXMIN);
-  cr_assert_eq(ds_ring_plan_rails(h->topo, &h->ring, &err), DS_OK, "%s", err.msg);
-}
-
-static int64_t run_kind(struct harness *h, enum ds_coll_kind kind, int32_t n, double bytes,
-                        enum ds_coll_model model) {
-  struct ds_err err = {0};
-  struct ds_coll_spec spec = {.kind = kind, .topo = h->topo, .ring = &h->ring, .net = h->net,
-                              .model = model, .chunks = 1, .bytes = bytes, .root = -1,
-                              .on_done = harness_on_member, .owner = h};
-  cr_assert_eq(ds_coll_new(&spec, &h->coll, &err), DS_OK, "%s", err.msg);
-  return harness_finish(h, n, "rails");
-}
-
 /* The member maps of every rail are inverse permutations. */
 static void check_maps(const struct ds_ring *r) {
   for (int32_t k = 0; k < r->n_rails; k++)
@@ -37,6 +20,41 @@ static void check_maps(const struct ds_ring *r) {
       cr_assert_eq(r->rail_pos[k * r->n + i], p);
       cr_assert_eq(r->rails[k].gpus[p], r->gpus[i]);
     }
+}
+
+/* Opens h over gpus[0..n-1] (NULL: GPUs 0..n-1) with the ring's rails
+ * planned; expects n_rails of them, their member maps checked. */
+static void open_rails(struct harness *h, const int32_t *gpus, int32_t n, int32_t n_rails) {
+  struct ds_err err = {0};
+  harness_open(h, gpus, n, DS_NET_MAXMIN);
+  cr_assert_eq(ds_ring_plan_rails(h->topo, &h->ring, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(h->ring.n_rails, n_rails, "%s: %d rails", h->topo->path, h->ring.n_rails);
+  check_maps(&h->ring);
+}
+
+/* Loads path into h, then open_rails over GPUs 0..n-1; returns the ring. */
+static const struct ds_ring *load_rails(struct harness *h, const char *path, int32_t n,
+                                        int32_t n_rails) {
+  harness_load(h, path);
+  open_rails(h, NULL, n, n_rails);
+  return &h->ring;
+}
+
+/* Frees h and its topology. */
+static void unload(struct harness *h) {
+  harness_release(h);
+  ds_topo_free(h->topo);
+}
+
+/* Runs a collective of kind on h's ring (proto: NULL for none). */
+static int64_t run_kind(struct harness *h, enum ds_coll_kind kind, int32_t n, double bytes,
+                        enum ds_coll_model model, const struct ds_coll_proto *proto) {
+  struct ds_err err = {0};
+  struct ds_coll_spec spec = {.kind = kind, .topo = h->topo, .ring = &h->ring, .net = h->net,
+                              .model = model, .chunks = 1, .bytes = bytes, .root = -1,
+                              .proto = proto, .on_done = harness_on_member, .owner = h};
+  cr_assert_eq(ds_coll_new(&spec, &h->coll, &err), DS_OK, "%s", err.msg);
+  return harness_finish(h, n, "rails");
 }
 
 Test(ring_rails, two_nodes_two_nics_closed_form) {
@@ -54,11 +72,7 @@ Test(ring_rails, two_nodes_two_nics_closed_form) {
    * per flow and aggregated; the rank-order ring (one NIC each way) needs
    * 21 us + 24 ms. busbw bound K * B_nic = 10 GB/s. */
   struct harness h;
-  harness_load(&h, "tests/data/twonode-2x2.yaml");
-  open_rails(&h, 4);
-  const struct ds_ring *r = &h.ring;
-  cr_assert_eq(r->n_rails, 2);
-  check_maps(r);
+  const struct ds_ring *r = load_rails(&h, "tests/data/twonode-2x2.yaml", 4, 2);
   const int32_t want[2][4] = {{0, 1, 3, 2}, {1, 0, 2, 3}};
   for (int k = 0; k < 2; k++)
     for (int p = 0; p < 4; p++) cr_assert_eq(r->rails[k].gpus[p], want[k][p], "rail %d", k);
@@ -67,20 +81,19 @@ Test(ring_rails, two_nodes_two_nics_closed_form) {
   cr_assert_float_eq(ds_ring_path_lat_ns(r), 21000, 1e-6);
   double expect = 21000 + 1.5 * 40 * MB / 5e9 * 1e9;
   cr_assert_float_eq(ds_ring_allreduce_ns(r, 80 * MB), expect, 1e-3);
-  int64_t flow = run_kind(&h, DS_COLL_ALLREDUCE, 4, 80 * MB, DS_COLL_FLOW);
+  int64_t flow = run_kind(&h, DS_COLL_ALLREDUCE, 4, 80 * MB, DS_COLL_FLOW, NULL);
   cr_assert(llabs(flow - (int64_t)llround(expect)) <= 2, "per flow %lld", (long long)flow);
   harness_release(&h);
-  open_rails(&h, 4);
-  int64_t agg = run_kind(&h, DS_COLL_ALLREDUCE, 4, 80 * MB, DS_COLL_AGGREGATE);
+  open_rails(&h, NULL, 4, 2);
+  int64_t agg = run_kind(&h, DS_COLL_ALLREDUCE, 4, 80 * MB, DS_COLL_AGGREGATE, NULL);
   cr_assert(llabs(agg - (int64_t)llround(expect)) <= 2, "aggregate %lld", (long long)agg);
   harness_release(&h);
   /* The plain ring in rank order, for contrast: twice the transfer time. */
   harness_open(&h, NULL, 4, DS_NET_MAXMIN);
   cr_assert_eq(h.ring.n_rails, 0);
-  int64_t plain = run_kind(&h, DS_COLL_ALLREDUCE, 4, 80 * MB, DS_COLL_AGGREGATE);
+  int64_t plain = run_kind(&h, DS_COLL_ALLREDUCE, 4, 80 * MB, DS_COLL_AGGREGATE, NULL);
   cr_assert(llabs(plain - (int64_t)llround(21000 + 1.5 * 80 * MB / 5e9 * 1e9)) <= 2);
-  harness_release(&h);
-  ds_topo_free(h.topo);
+  unload(&h);
 }
 
 Test(ring_rails, all_gather_runs_on_the_rails_too) {
@@ -89,12 +102,10 @@ Test(ring_rails, all_gather_runs_on_the_rails_too) {
    * consecutive hops is 5 + 2 + 5 = 12 us. Expected, because each step
    * waits for the previous one's chunk: T = 3 * 2 ms + 12 us. */
   struct harness h;
-  harness_load(&h, "tests/data/twonode-2x2.yaml");
-  open_rails(&h, 4);
-  int64_t t = run_kind(&h, DS_COLL_ALLGATHER, 4, 80 * MB, DS_COLL_FLOW);
+  load_rails(&h, "tests/data/twonode-2x2.yaml", 4, 2);
+  int64_t t = run_kind(&h, DS_COLL_ALLGATHER, 4, 80 * MB, DS_COLL_FLOW, NULL);
   cr_assert(llabs(t - 6012000) <= 2, "all-gather %lld", (long long)t);
-  harness_release(&h);
-  ds_topo_free(h.topo);
+  unload(&h);
 }
 
 Test(ring_rails, rail_optimized_fabric_keeps_each_hop_on_its_rail) {
@@ -104,11 +115,7 @@ Test(ring_rails, rail_optimized_fabric_keeps_each_hop_on_its_rail) {
    * q's leaf: GPU -> PCIe switch -> NIC -> leaf -> NIC -> PCIe switch ->
    * GPU, 6 links, never the spine (8 links). */
   struct harness h;
-  harness_load(&h, "tests/data/rails.yaml");
-  open_rails(&h, 8);
-  const struct ds_ring *r = &h.ring;
-  cr_assert_eq(r->n_rails, 2);
-  check_maps(r);
+  const struct ds_ring *r = load_rails(&h, "tests/data/rails.yaml", 8, 2);
   int crossings = 0;
   for (int32_t k = 0; k < 2; k++)
     for (int32_t i = 0; i < 8; i++) {
@@ -120,25 +127,18 @@ Test(ring_rails, rail_optimized_fabric_keeps_each_hop_on_its_rail) {
   cr_assert_eq(crossings, 4); /* 2 per rail */
   /* Each NIC carries one rail each way: bound 2 x 5 GB/s (NVSwitch 10). */
   cr_assert_float_eq(ds_ring_busbw(r), 10e9, 1);
-  harness_release(&h);
-  ds_topo_free(h.topo);
+  unload(&h);
 }
 
 Test(ring_rails, none_on_one_node_or_uneven_nodes) {
   /* ring8 is one node: the ring itself runs. twonode with 6 ranks (4 on
    * node 0, 2 on node 1): nodes unlike, no rails either. */
   struct harness h;
-  harness_load(&h, "tests/data/ring8.yaml");
-  open_rails(&h, 8);
-  cr_assert_eq(h.ring.n_rails, 0);
-  cr_assert_float_eq(ds_ring_busbw(&h.ring), h.ring.min_bw, 1e-9);
-  harness_release(&h);
-  ds_topo_free(h.topo);
-  harness_load(&h, "tests/data/twonode.yaml");
-  open_rails(&h, 6);
-  cr_assert_eq(h.ring.n_rails, 0);
-  harness_release(&h);
-  ds_topo_free(h.topo);
+  const struct ds_ring *r = load_rails(&h, "tests/data/ring8.yaml", 8, 0);
+  cr_assert_float_eq(ds_ring_busbw(r), r->min_bw, 1e-9);
+  unload(&h);
+  load_rails(&h, "tests/data/twonode.yaml", 6, 0);
+  unload(&h);
 }
 
 Test(ring_rails, two_dgx_h100_use_eight_nics) {
@@ -147,13 +147,9 @@ Test(ring_rails, two_dgx_h100_use_eight_nics) {
    * GB/s, under the NVSwitch's 8 x 450 / 7 (a GPU sends over NVLink in the
    * 7 rails where it is not its node's exit) and the GPU-NIC PCIe's 8 x 64. */
   struct harness h;
-  harness_load(&h, "topologies/2node-ib.yaml");
-  open_rails(&h, 16);
-  cr_assert_eq(h.ring.n_rails, 8);
-  check_maps(&h.ring);
-  cr_assert_float_eq(ds_ring_busbw(&h.ring), 400e9, 1);
-  harness_release(&h);
-  ds_topo_free(h.topo);
+  const struct ds_ring *r = load_rails(&h, "topologies/2node-ib.yaml", 16, 8);
+  cr_assert_float_eq(ds_ring_busbw(r), 400e9, 1);
+  unload(&h);
 }
 
 Test(ring_rails, nccl_model_spreads_channels_over_the_nics) {
@@ -167,8 +163,7 @@ Test(ring_rails, nccl_model_spreads_channels_over_the_nics) {
    * against 2 x 24 for the rank-order ring alone. */
   struct ds_err err = {0};
   struct harness h;
-  harness_load(&h, "topologies/2node-ib.yaml");
-  open_rails(&h, 16);
+  load_rails(&h, "topologies/2node-ib.yaml", 16, 8);
   struct ds_nccl_model m;
   cr_assert_eq(ds_nccl_model_build(h.topo, &h.ring, DS_NCCL_EXTRA_NONE, &m, &err), DS_OK,
                "%s", err.msg);
@@ -185,8 +180,7 @@ Test(ring_rails, nccl_model_spreads_channels_over_the_nics) {
    * - (3.4 + 3.4) = 140.4 us. */
   double lat = cp.start_lat_ns + 2 * (14 * 3400.0 + 2 * 14000) - 2 * 3400;
   cr_assert_float_eq(t, lat + 30.0 / 16 * 64 * MB / 384e9 * 1e9, 1e-3);
-  harness_release(&h);
-  ds_topo_free(h.topo);
+  unload(&h);
 }
 
 Test(ring_rails, dgx1_v100_ring_runs_on_doubled_nvlinks) {
@@ -196,17 +190,13 @@ Test(ring_rails, dgx1_v100_ring_runs_on_doubled_nvlinks) {
    * reverse): every hop one 3.4 us NVLink, so the search keeps the first
    * it finds from member 0 upwards. Expected bottleneck 50 GB/s. */
   struct harness h;
-  harness_load(&h, "topologies/dgx1-v100.yaml");
-  open_rails(&h, 8);
-  cr_assert_float_eq(h.ring.min_bw, 16e9, 1);
-  cr_assert_eq(h.ring.n_rails, 1);
-  check_maps(&h.ring);
+  const struct ds_ring *r = load_rails(&h, "topologies/dgx1-v100.yaml", 8, 1);
+  cr_assert_float_eq(r->min_bw, 16e9, 1);
   const int32_t want[8] = {0, 3, 2, 1, 5, 6, 7, 4};
-  for (int p = 0; p < 8; p++) cr_assert_eq(h.ring.rails[0].gpus[p], want[p], "position %d", p);
-  cr_assert_float_eq(ds_ring_busbw(&h.ring), 50e9, 1);
-  cr_assert_float_eq(ds_ring_path_lat_ns(&h.ring), 14 * 3400.0, 1e-6);
-  harness_release(&h);
-  ds_topo_free(h.topo);
+  for (int p = 0; p < 8; p++) cr_assert_eq(r->rails[0].gpus[p], want[p], "position %d", p);
+  cr_assert_float_eq(ds_ring_busbw(r), 50e9, 1);
+  cr_assert_float_eq(ds_ring_path_lat_ns(r), 14 * 3400.0, 1e-6);
+  unload(&h);
 }
 
 Test(ring_rails, rank_order_stays_where_it_is_optimal) {
@@ -217,10 +207,8 @@ Test(ring_rails, rank_order_stays_where_it_is_optimal) {
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
     struct harness h;
     harness_load(&h, files[i]);
-    open_rails(&h, h.topo->n_gpus);
-    cr_assert_eq(h.ring.n_rails, 0, "%s", files[i]);
-    harness_release(&h);
-    ds_topo_free(h.topo);
+    open_rails(&h, NULL, h.topo->n_gpus, 0);
+    unload(&h);
   }
 }
 
@@ -243,15 +231,9 @@ Test(ring_rails, protocol_channels_are_spread_over_the_rails) {
   struct harness h;
   harness_load(&h, "tests/data/twonode-2x2.yaml");
   for (int i = 0; i < 2; i++) {
-    struct ds_err err = {0};
-    open_rails(&h, 4);
+    open_rails(&h, NULL, 4, 2);
     cr_assert_float_eq(ds_ring_allreduce_proto_ns(&h.ring, &p, 80 * MB), expect, 1e-3);
-    struct ds_coll_spec spec = {.kind = DS_COLL_ALLREDUCE, .topo = h.topo, .ring = &h.ring,
-                                .net = h.net, .model = models[i], .chunks = 1,
-                                .bytes = 80 * MB, .root = -1, .proto = &p,
-                                .on_done = harness_on_member, .owner = &h};
-    cr_assert_eq(ds_coll_new(&spec, &h.coll, &err), DS_OK, "%s", err.msg);
-    int64_t t = harness_finish(&h, 4, "rails/proto");
+    int64_t t = run_kind(&h, DS_COLL_ALLREDUCE, 4, 80 * MB, models[i], &p);
     cr_assert(llabs(t - (int64_t)llround(expect)) <= 2, "model %d: %lld", i, (long long)t);
     harness_release(&h);
   }
@@ -267,17 +249,12 @@ Test(ring_rails, greedy_order_above_ten_gpus) {
    * 4 us ones), GPU 3, ... so the ring runs on GPUs 0 1 2 ... 11: 6 hops
    * of 2 us and 6 of 4 us = 36 us < 48 us, strictly better. */
   const int32_t gpus[12] = {0, 2, 4, 6, 8, 10, 1, 3, 5, 7, 9, 11};
-  struct ds_err err = {0};
   struct harness h;
   harness_load(&h, "tests/data/pcie12.yaml");
-  harness_open(&h, gpus, 12, DS_NET_MAXMIN);
-  cr_assert_eq(ds_ring_plan_rails(h.topo, &h.ring, &err), DS_OK, "%s", err.msg);
-  cr_assert_eq(h.ring.n_rails, 1);
-  check_maps(&h.ring);
+  open_rails(&h, gpus, 12, 1);
   for (int32_t p = 0; p < 12; p++) cr_assert_eq(h.ring.rails[0].gpus[p], p, "position %d", p);
   double sum = 0;
   for (int32_t i = 0; i < 12; i++) sum += h.ring.rails[0].hop_lat_ns[i];
   cr_assert_float_eq(sum, 36000, 1e-6);
-  harness_release(&h);
-  ds_topo_free(h.topo);
+  unload(&h);
 }

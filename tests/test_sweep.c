@@ -20,18 +20,6 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static ds_status parse(const char *args, struct ds_options *o, struct ds_err *err) {
-  static char buf[1024];
-  char *argv[64];
-  int argc = 0;
-  snprintf(buf, sizeof buf, "%s", args);
-  argv[argc++] = "ddpsim";
-  for (char *t = strtok(buf, " "); t && argc < 63; t = strtok(NULL, " ")) argv[argc++] = t;
-  argv[argc] = NULL;
-  memset(err, 0, sizeof *err);
-  return ds_options_parse(argc, argv, o, err);
-}
-
 static struct ds_test_result run_env(const char *env, const char *args) {
   return ds_test_run(env, ds_test_ddpsim(), args);
 }
@@ -40,14 +28,25 @@ static struct ds_test_result run(const char *args) { return run_env("", args); }
 
 #define TINY "--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
 
+/* Each case {options, flag}: "--topo x OPTIONS" is a usage error naming flag. */
+static void expect_usage_errors(const char *cases[][2], size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    char args[256];
+    struct ds_options o;
+    struct ds_err err;
+    snprintf(args, sizeof args, "--topo x %s", cases[i][0]);
+    cr_assert_eq(ds_test_options_parse(args, &o, &err), DS_EUSAGE, "%s accepted", cases[i][0]);
+    cr_assert(strstr(err.msg, cases[i][1]), "%s: %s", cases[i][0], err.msg);
+  }
+}
+
 /* ---- range grammar ------------------------------------------------------ */
 
 Test(sweep, log_range_hits_both_endpoints_exactly) {
   /* 12 values from 1 to 100: ratio 100^(1/11) between neighbours, and the
    * endpoints exactly (not exp(log(100)), which may differ in the last bit). */
   struct ds_options o;
-  struct ds_err err;
-  cr_assert_eq(parse("--topo x --bucket-mb 1:100:log12", &o, &err), DS_OK, "%s", err.msg);
+  ds_test_options_ok("--topo x --bucket-mb 1:100:log12", &o);
   const struct ds_values *v = &o.sweep[DS_VAR_BUCKET_MB];
   cr_assert_eq(v->n, 12);
   cr_assert(v->log_spaced);
@@ -63,18 +62,17 @@ Test(sweep, linear_range_steps_from_the_start_while_not_past_the_end) {
   /* 1:100:5 is 1, 6, ..., 96 (20 values; 101 > 100); 1:2:0.25 reaches 2
    * exactly, 5 values. */
   struct ds_options o;
-  struct ds_err err;
-  cr_assert_eq(parse("--topo x --bucket-mb 1:100:5", &o, &err), DS_OK, "%s", err.msg);
+  ds_test_options_ok("--topo x --bucket-mb 1:100:5", &o);
   const struct ds_values *v = &o.sweep[DS_VAR_BUCKET_MB];
   cr_assert_eq(v->n, 20);
   cr_assert_eq(v->v[0], 1.0);
   cr_assert_eq(v->v[19], 96.0);
   cr_assert(!v->log_spaced);
-  cr_assert_eq(parse("--topo x --bucket-mb 1:2:0.25", &o, &err), DS_OK, "%s", err.msg);
+  ds_test_options_ok("--topo x --bucket-mb 1:2:0.25", &o);
   cr_assert_eq(o.sweep[DS_VAR_BUCKET_MB].n, 5);
   cr_assert_eq(o.sweep[DS_VAR_BUCKET_MB].v[4], 2.0);
   /* lists are as before: "1,5,25" */
-  cr_assert_eq(parse("--topo x --bucket-mb 1,5,25", &o, &err), DS_OK, "%s", err.msg);
+  ds_test_options_ok("--topo x --bucket-mb 1,5,25", &o);
   cr_assert_eq(o.n_bucket_mb, 3);
   cr_assert_eq(o.bucket_mb[2], 25.0);
 }
@@ -83,9 +81,7 @@ Test(sweep, integer_ranges_are_rounded_and_deduplicated) {
   /* 1:8:log6 = 1, 1.516, 2.297, 3.482, 5.278, 8 -> 1, 2, 2, 3, 5, 8 ->
    * 1, 2, 3, 5, 8. */
   struct ds_options o;
-  struct ds_err err;
-  cr_assert_eq(parse("--topo x --world-size 1:8:log6 --no-sync 1:3:1", &o, &err), DS_OK,
-               "%s", err.msg);
+  ds_test_options_ok("--topo x --world-size 1:8:log6 --no-sync 1:3:1", &o);
   const struct ds_values *v = &o.sweep[DS_VAR_WORLD_SIZE];
   double want[] = {1, 2, 3, 5, 8};
   cr_assert_eq(v->n, 5);
@@ -110,14 +106,7 @@ Test(sweep, bad_ranges_are_usage_errors_naming_the_flag) {
       {"--no-sync 1:4:log1", "--no-sync"},
       {"--world-size 0.2:0.4:0.1", "--world-size"}, /* rounds to 0 */
   };
-  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    char args[256];
-    struct ds_options o;
-    struct ds_err err;
-    snprintf(args, sizeof args, "--topo x %s", cases[i][0]);
-    cr_assert_eq(parse(args, &o, &err), DS_EUSAGE, "%s accepted", cases[i][0]);
-    cr_assert(strstr(err.msg, cases[i][1]), "%s: %s", cases[i][0], err.msg);
-  }
+  expect_usage_errors(cases, sizeof cases / sizeof *cases);
   struct ds_test_result r = run(TINY "--bucket-mb 5:1:1");
   cr_assert_eq(r.status, 2);
   cr_assert(strstr(r.err, "--bucket-mb") && strstr(r.err, "start must be less"), "%s",
@@ -131,9 +120,7 @@ Test(sweep, cross_product_count_and_order) {
   /* 2 world sizes x 3 batches x 2 caps = 12, world size outermost, the
    * bucket cap innermost. */
   struct ds_options o, c;
-  struct ds_err err;
-  cr_assert_eq(parse("--topo x --world-size 2,4 --batch 1:3:1 --bucket-mb 1,25", &o, &err),
-               DS_OK, "%s", err.msg);
+  ds_test_options_ok("--topo x --world-size 2,4 --batch 1:3:1 --bucket-mb 1,25", &o);
   cr_assert_eq(ds_options_n_configs(&o), 12);
   for (int64_t i = 0; i < 12; i++) {
     ds_options_config(&o, i, &c);
@@ -341,10 +328,8 @@ Test(sweep, plot_needs_gnuplot_and_one_swept_option) {
 
 Test(sweep, other_options_take_lists_and_ranges) {
   struct ds_options o;
-  struct ds_err err;
-  cr_assert_eq(parse("--topo x --ps-servers 1:4:1 --jitter 0:0.1:0.05 --ring-chunks 1,2,4 "
-                     "--dp-output-device 0,1 --straggler 3:1,1.5,2 --strategy dp,ps",
-                     &o, &err), DS_OK, "%s", err.msg);
+  ds_test_options_ok("--topo x --ps-servers 1:4:1 --jitter 0:0.1:0.05 --ring-chunks 1,2,4 "
+                     "--dp-output-device 0,1 --straggler 3:1,1.5,2 --strategy dp,ps", &o);
   cr_assert_eq(o.sweep[DS_VAR_PS_SERVERS].n, 4);
   cr_assert_eq(o.sweep[DS_VAR_PS_SERVERS].v[3], 4.0);
   /* a linear --jitter range may start at 0: 0, 0.05, 0.1 */
@@ -361,15 +346,14 @@ Test(sweep, other_options_take_lists_and_ranges) {
   cr_assert_eq(o.sweep[DS_VAR_STRAGGLER].n, 3);
   cr_assert_eq(o.sweep[DS_VAR_STRAGGLER].v[1], 1.5);
   /* a straggler range, and lists of other stragglers beside the swept one */
-  cr_assert_eq(parse("--topo x --straggler 1:1.5,2:1:2:0.5", &o, &err), DS_OK, "%s", err.msg);
+  ds_test_options_ok("--topo x --straggler 1:1.5,2:1:2:0.5", &o);
   cr_assert_eq(o.n_stragglers, 2);
   cr_assert_eq(o.stragglers[0].factor, 1.5);
   cr_assert_eq(o.straggler_swept_k, 1);
   cr_assert_eq(o.sweep[DS_VAR_STRAGGLER].n, 3); /* 1, 1.5, 2 */
   cr_assert_eq(o.sweep[DS_VAR_STRAGGLER].v[2], 2.0);
   /* hooks: a list, further powersgd ranks as bare integers, a range of ranks */
-  cr_assert_eq(parse("--topo x --comm-hook none,fp16,powersgd:1,2,bf16,powersgd:4:32:log4",
-                     &o, &err), DS_OK, "%s", err.msg);
+  ds_test_options_ok("--topo x --comm-hook none,fp16,powersgd:1,2,bf16,powersgd:4:32:log4", &o);
   const struct { enum ds_hook_kind kind; int32_t rank; } want[] = {
       {DS_HOOK_NONE, 0}, {DS_HOOK_FP16, 0}, {DS_HOOK_POWERSGD, 1}, {DS_HOOK_POWERSGD, 2},
       {DS_HOOK_BF16, 0}, {DS_HOOK_POWERSGD, 4}, {DS_HOOK_POWERSGD, 8},
@@ -390,10 +374,9 @@ Test(sweep, other_options_cross_product_order_per_strategy) {
    * (world, ..., ps-servers, dp-output-device, straggler, jitter,
    * ring-chunks, comm-hook, ..., bucket-mb), the last fastest. */
   struct ds_options o, c;
-  struct ds_err err;
-  cr_assert_eq(parse("--topo x --strategy dp,ddp,ps --world-size 2,4 --ps-servers 1,2 "
+  ds_test_options_ok("--topo x --strategy dp,ddp,ps --world-size 2,4 --ps-servers 1,2 "
                      "--dp-output-device 0,1 --ring-chunks 1,2 --comm-hook none,fp16 "
-                     "--jitter 0,0.1", &o, &err), DS_OK, "%s", err.msg);
+                     "--jitter 0,0.1", &o);
   cr_assert_eq(ds_options_n_configs(&o), 40);
   for (int64_t i = 0; i < 40; i++) {
     ds_options_config(&o, i, &c);
@@ -531,14 +514,7 @@ Test(sweep, other_options_bad_values_name_the_flag) {
       {"--iters 2,3", "--iters"},                    /* not sweepable */
       {"--bucket-mb 1:2000000:log3", "--bucket-mb"}, /* past 1e6 MiB */
   };
-  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    char args[256];
-    struct ds_options o;
-    struct ds_err err;
-    snprintf(args, sizeof args, "--topo x %s", cases[i][0]);
-    cr_assert_eq(parse(args, &o, &err), DS_EUSAGE, "%s accepted", cases[i][0]);
-    cr_assert(strstr(err.msg, cases[i][1]), "%s: %s", cases[i][0], err.msg);
-  }
+  expect_usage_errors(cases, sizeof cases / sizeof *cases);
   ds_test_ddpsim_refuses(TINY "--strategy ddp --dp-output-device 0,1",
                          "option --dp-output-device: 2 values, but no strategy of the run "
                          "uses it (dp does)");

@@ -21,18 +21,6 @@
 
 #define TINY "--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
 
-static ds_status parse(const char *args, struct ds_options *o, struct ds_err *err) {
-  static char buf[1024];
-  char *argv[64];
-  int argc = 0;
-  snprintf(buf, sizeof buf, "%s", args);
-  argv[argc++] = "ddpsim";
-  for (char *t = strtok(buf, " "); t && argc < 63; t = strtok(NULL, " ")) argv[argc++] = t;
-  argv[argc] = NULL;
-  memset(err, 0, sizeof *err);
-  return ds_options_parse(argc, argv, o, err);
-}
-
 /* Loads text as the --measured table of a sweep given by args. */
 static ds_status load_text(const char *args, const char *text, struct ds_measured *m,
                            struct ds_err *err, char *path) {
@@ -41,7 +29,7 @@ static ds_status load_text(const char *args, const char *text, struct ds_measure
   strcpy(path, "/tmp/ddpsim-measured-XXXXXX");
   ds_test_write_temp(path, text);
   snprintf(line, sizeof line, "--topo x %s --measured %s", args, path);
-  cr_assert_eq(parse(line, &o, err), DS_OK, "%s", err->msg);
+  cr_assert_eq(ds_test_options_parse(line, &o, err), DS_OK, "%s", err->msg);
   ds_status st = ds_measured_load(&o, m, err);
   unlink(path);
   return st;

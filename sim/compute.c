@@ -83,6 +83,12 @@ double ds_compute_step_bytes(const struct ds_compute *c,
   return (double)model->total_numel * ds_dtype_bytes(c->dtype) * tensors;
 }
 
+double ds_compute_loss_ns(const struct ds_compute *c, const struct ds_model *model,
+                          double samples, double *bytes) {
+  *bytes = 2 * samples * model->output_bytes * ds_dtype_bytes(c->dtype) / 4;
+  return ds_compute_kernel_ns(c, 0, *bytes);
+}
+
 double ds_compute_step_ns(const struct ds_compute *c,
                           const struct ds_model *model) {
   return ds_compute_kernel_ns(c, 0, ds_compute_step_bytes(c, model));

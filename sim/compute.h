@@ -60,6 +60,13 @@ double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
  * (5 tensors); Adam reads 4 and writes 3 (7 tensors). */
 double ds_compute_step_ns(const struct ds_compute *c,
                           const struct ds_model *model);
+/* The loss and its gradient over `samples` outputs of the model: one
+ * memory-bound kernel reading the outputs (output_bytes per sample, in
+ * fp32, scaled to the dtype) and writing their gradient; *bytes receives
+ * what it moves. Every strategy charges its loss with this, so one GPU
+ * costs the same under each. */
+double ds_compute_loss_ns(const struct ds_compute *c, const struct ds_model *model,
+                          double samples, double *bytes);
 /* Bytes moved by the optimizer step (for the schedule's bytes column). */
 double ds_compute_step_bytes(const struct ds_compute *c,
                              const struct ds_model *model);

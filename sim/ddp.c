@@ -87,6 +87,7 @@ struct rank_tails {
   int64_t comm;     /* last all-reduce */
   int64_t callback; /* last hook callback (copy stream) */
   int64_t sync;     /* the next compute op waits for this (PowerSGD's synchronize) */
+  int64_t launch;   /* the next compute op waits for this host launch */
 };
 
 /* Appends id to deps when it is an op (>= 0). */
@@ -97,13 +98,15 @@ static void add_dep(int64_t *deps, size_t *n, int64_t id) {
 /* One compute-stream op after the stream's last op and any pending sync. */
 static ds_status emit_compute(struct ds_op *op, struct rank_tails *t,
                               struct ds_schedule_builder *bd) {
-  int64_t deps[2];
+  int64_t deps[3];
   size_t n = 0;
   add_dep(deps, &n, t->compute);
   add_dep(deps, &n, t->sync);
+  add_dep(deps, &n, t->launch);
   DS_CHECK(ds_schedule_emit(bd, op, deps, n));
   t->compute = op->id;
   t->sync = -1;
+  t->launch = -1;
   return DS_OK;
 }
 
@@ -156,8 +159,10 @@ static ds_status emit_bucket(const struct ds_model *m, const struct ds_compute *
 static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c,
                             const struct ds_ddp_options *opt,
                             const struct ds_buckets *bk, int32_t rank,
-                            int64_t coll_base, struct ds_schedule_builder *bd) {
-  struct rank_tails t = {-1, -1, -1, -1};
+                            int64_t coll_base, int64_t prev_step,
+                            struct ds_schedule_builder *bd) {
+  struct rank_tails t = {-1, -1, -1, -1, -1};
+  int64_t host_dep = prev_step;
   int32_t next_bucket = 0;
   int32_t steps = opt->accum_steps > 1 ? opt->accum_steps : 1;
   struct ds_op op;
@@ -166,6 +171,15 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
     int sync = step == steps - 1;
     for (int32_t l = 0; l < m->n_layers; l++) {
       const struct ds_layer *ly = &m->layers[l];
+      /* The process's Python thread launches the layer (host_launch, as
+       * single and dp charge it; docs/strategies.md): the host runs ahead
+       * of the GPU, so a launch shows only where kernels are shorter. */
+      op = (struct ds_op){.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD,
+                          .name = "launch", .layer = l, .bucket = -1, .coll = -1,
+                          .root = -1, .dur_us = c->params.host_launch_ns / 1000};
+      DS_CHECK(ds_schedule_emit(bd, &op, &host_dep, host_dep >= 0 ? 1 : 0));
+      host_dep = -1;
+      t.launch = op.id;
       op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE,
                           .kind = DS_OP_FWD, .name = ly->name, .layer = l,
                           .bucket = -1, .coll = -1, .root = -1,
@@ -175,8 +189,8 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
     }
     op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE,
                         .kind = DS_OP_LOSS, .name = "loss", .layer = -1,
-                        .bucket = -1, .coll = -1, .root = -1,
-                        .dur_us = ds_compute_kernel_ns(c, 0, 0) / 1000};
+                        .bucket = -1, .coll = -1, .root = -1};
+    op.dur_us = ds_compute_loss_ns(c, m, (double)opt->batch, &op.bytes) / 1000;
     DS_CHECK(emit_compute(&op, &t, bd));
     for (int32_t l = m->n_layers - 1; l >= 0; l--) {
       const struct ds_layer *ly = &m->layers[l];
@@ -214,9 +228,25 @@ ds_status ds_ddp_build(const struct ds_model *m, const struct ds_compute *c,
                        const struct ds_buckets *bk, int64_t id_base,
                        int64_t coll_base, struct ds_schedule *out) {
   struct ds_schedule_builder bd = {out, id_base};
-  for (int32_t r = 0; r < opt->world_size; r++)
-    DS_CHECK(build_rank(m, c, opt, bk, r, coll_base, &bd));
-  return DS_OK;
+  /* Each rank's optimizer step of the previous iteration already in out
+   * (none in a schedule of its own): the host launches the next forward
+   * once it has ended, as single and dp's host does. */
+  int64_t *prev_step = malloc(((size_t)opt->world_size + 1) * sizeof *prev_step);
+  if (!prev_step) return DS_ENOMEM;
+  for (int32_t r = 0; r < opt->world_size; r++) prev_step[r] = -1;
+  int32_t missing = opt->world_size;
+  for (size_t i = out->n_ops; i-- > 0 && missing > 0;) {
+    const struct ds_op *o = &out->ops[i];
+    if (o->kind == DS_OP_STEP && o->rank < opt->world_size && prev_step[o->rank] < 0) {
+      prev_step[o->rank] = o->id;
+      missing--;
+    }
+  }
+  ds_status st = DS_OK;
+  for (int32_t r = 0; r < opt->world_size && st == DS_OK; r++)
+    st = build_rank(m, c, opt, bk, r, coll_base, prev_step[r], &bd);
+  free(prev_step);
+  return st;
 }
 
 void ds_ddp_memory(const struct ds_model *m, int dtype_bytes, int64_t batch,

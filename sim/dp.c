@@ -75,8 +75,7 @@ static ds_status emit_compute(struct builder *bd, int32_t rank, enum ds_op_kind 
 /* The loss (and its gradient) over n samples' outputs: one kernel reading
  * the outputs and writing their gradient. */
 static double loss_ns(const struct builder *bd, double samples, double *bytes) {
-  *bytes = 2 * samples * bd->m->output_bytes * bd->dsz / 4;
-  return ds_compute_kernel_ns(bd->c, 0, *bytes);
+  return ds_compute_loss_ns(bd->c, bd->m, samples, bytes);
 }
 
 /* Forward of every layer, each kernel after its host launch; the first

@@ -251,7 +251,7 @@ static ds_status build_iteration(const struct ps_sim *s, int64_t id_base,
         op.flops = ly->bwd_flops * (double)o->batch;
         op.dur_us = ds_compute_bwd_ns(c, ly, o->batch) / 1000;
       } else {
-        op.dur_us = ds_compute_kernel_ns(c, 0, 0) / 1000;
+        op.dur_us = ds_compute_loss_ns(c, m, (double)o->batch, &op.bytes) / 1000;
       }
       DS_CHECK_GOTO(ds_schedule_emit(&bd, &op, deps, nd), st, out);
       deps[0] = op.id;

@@ -110,32 +110,33 @@ static struct row_times times_of(const char *args) {
 
 Test(cli, ddp_options_on_the_tiny_model) {
   /* Worked from the hand computation below (tiny_iteration_...): backward
-   * ends at 1200 us, the buckets' all-reduces take 641.1456 and 484.0128 us,
+   * ends at 1222 us, the buckets' all-reduces take 641.1456 and 484.0128 us,
    * the step 36.70528 us; parameters 1,835,264 fp32 = 7,341,056 B.
-   * --no-overlap: both all-reduces after backward: 1200 + 1125.158 + 36.705
-   *   = 2361.864 us, all of the communication exposed.
-   * --no-sync 2: one accumulating micro-step (400 + 800 us) first:
-   *   2961.864 us, 1480.932 us per batch, communication unchanged.
+   * --no-overlap: both all-reduces after backward: 1222 + 1125.158 + 36.705
+   *   = 2383.864 us, all of the communication exposed.
+   * --no-sync 2: one accumulating micro-step (400 + 2 + 800 us; the second
+   *   micro-step's launches run ahead under it) first: 2985.864 us,
+   *   1492.932 us per batch, communication unchanged.
    * --grad-as-bucket-view: the 7,341,056 B of bucket copies go away.
    * --find-unused-parameters: iteration 0 already has the final buckets,
    *   so it takes as long as the steady one. */
   struct row_times base = times_of(TINY);
   struct row_times nov = times_of(TINY "--no-overlap");
-  cr_assert_float_eq(nov.iter, 2.361864, 1e-5);
+  cr_assert_float_eq(nov.iter, 2.383864, 1e-5);
   cr_assert_float_eq(nov.exposed, nov.comm, 1e-9);
   cr_assert_float_eq(nov.overlap, 0, 1e-9);
   struct row_times ns = times_of(TINY "--no-sync 2");
-  cr_assert_float_eq(ns.iter, 2.961864, 1e-5);
+  cr_assert_float_eq(ns.iter, 2.985864, 1e-5);
   cr_assert_float_eq(ns.fwd, 2 * base.fwd, 1e-9);
   cr_assert_float_eq(ns.comm, base.comm, 1e-9);
   struct ds_test_result r = run(TINY "--no-sync 2");
-  cr_assert(strstr(r.out, ",no_sync=2,1.4809"), "%s", r.out);
+  cr_assert(strstr(r.out, ",no_sync=2,1.4929"), "%s", r.out);
   ds_test_release(&r);
   struct row_times view = times_of(TINY "--grad-as-bucket-view");
   /* the CSV carries 1e-6 GiB (1074 B) per value */
   cr_assert_float_eq((base.mem - view.mem) * 1024 * 1024 * 1024, 7341056, 2200);
   struct row_times unused = times_of(TINY "--find-unused-parameters");
-  cr_assert_float_eq(base.first, 2.349861, 1e-5); /* one bucket: 1113.16 us after backward */
+  cr_assert_float_eq(base.first, 2.371861, 1e-5); /* one bucket: 1113.16 us after backward */
   cr_assert_float_eq(unused.first, unused.iter, 1e-5);
   struct ds_test_result both = run(TINY "--static-graph --find-unused-parameters");
   cr_assert_eq(both.status, 2);
@@ -144,11 +145,12 @@ Test(cli, ddp_options_on_the_tiny_model) {
 
 Test(cli, a_calibration_file_replaces_the_compute_factors) {
   /* tiny-calib.yaml halves the FLOP efficiency and adds 10 us per kernel:
-   * forward 2 * (100 + 200 + 100) + 3 * 10 = 830 us, plus the loss (a
-   * kernel of 10 us) = 0.84 ms; backward 2 * 800 + 3 * 10 = 1630 us.
+   * forward 2 * (100 + 200 + 100) + 3 * 10 = 830 us, plus the loss (2 MB
+   * at 1000 GB/s, 2 us, + 10 us) = 0.842 ms; backward 2 * 800 + 3 * 10 =
+   * 1630 us.
    * Expected, because only the keys the file has change. */
   struct row_times t = times_of(TINY "--calib tests/data/tiny-calib.yaml");
-  cr_assert_float_eq(t.fwd, 0.84, 1e-9);
+  cr_assert_float_eq(t.fwd, 0.842, 1e-9);
   cr_assert_float_eq(t.bwd, 1.63, 1e-9);
   struct ds_test_result r = run(TINY "--calib tests/data/nope.yaml");
   cr_assert_eq(r.status, 2);
@@ -261,14 +263,17 @@ Test(cli, a_user_topology_outside_the_tree_uses_the_shipped_gpu_table) {
 }
 
 /* Tiny model on the tiny topology, worked by hand (tests/data/tiny-*.yaml):
- * forward 100+200+100 us; backward l2 200 us (ends at 600 us), then the
- * 4 MiB bucket's all-reduce: 6 * 2 us + 1.5 * 4194304 B / 10 GB/s =
- * 641.1456 us (600 -> 1241.1456 us) while l1, l0 backward run to 1200 us;
- * the second bucket (3,146,752 B) goes at 1241.1456 us and takes
- * 12 + 472.0128 = 484.0128 us; the SGD step 36.70528 us. Iteration:
- * 400 + 200 + 641.1456 + 484.0128 + 36.70528 = 1761.864 us. Communication
- * 1125.158 us, of which 41.1456 + 484.0128 = 525.158 us exposed. Each ring
- * step is rounded to the nanosecond, hence the 0.00001 ms tolerance. */
+ * the first layer's host launch 20 us (later launches run ahead of the
+ * 100+ us kernels); forward 100+200+100 us; the loss reads the 1e6-byte
+ * output and writes its gradient, 2 MB at 1000 GB/s = 2 us (forward 402
+ * us); backward l2 200 us (ends at 622 us), then the 4 MiB bucket's
+ * all-reduce: 6 * 2 us + 1.5 * 4194304 B / 10 GB/s = 641.1456 us (622 ->
+ * 1263.1456 us) while l1, l0 backward run to 1222 us; the second bucket
+ * (3,146,752 B) goes at 1263.1456 us and takes 12 + 472.0128 = 484.0128
+ * us; the SGD step 36.70528 us. Iteration: 20 + 402 + 200 + 641.1456 +
+ * 484.0128 + 36.70528 = 1783.864 us. Communication 1125.158 us, of which
+ * 41.1456 + 484.0128 = 525.158 us exposed. Each ring step is rounded to
+ * the nanosecond, hence the 0.00001 ms tolerance. */
 Test(cli, tiny_iteration_matches_the_hand_computation) {
   struct ds_test_result r = run("--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
                         "--format csv");
@@ -284,8 +289,8 @@ Test(cli, tiny_iteration_matches_the_hand_computation) {
   cr_assert_eq(n, 17, "%s", r.out);
   cr_assert_eq(world, 4);
   cr_assert_eq(nb, 2);
-  cr_assert_float_eq(iter, 1.761864, 1e-5);
-  cr_assert_float_eq(fwd, 0.4, 1e-9);
+  cr_assert_float_eq(iter, 1.783864, 1e-5);
+  cr_assert_float_eq(fwd, 0.402, 1e-9);
   cr_assert_float_eq(bwd, 0.8, 1e-9);
   cr_assert_float_eq(step, 0.036705, 1e-5);
   cr_assert_float_eq(comm, 1.125158, 1e-5);

@@ -101,12 +101,12 @@ Test(comm_hook, fp16_halves_each_allreduce_and_adds_the_casts) {
     cr_assert_float_eq(s->ops[i].bytes, 2 * n[k], 1e-6);
     cr_assert_float_eq(s->ops[i].bytes, none->ops[j].bytes / 2, 1e-6);
   }
-  /* per rank: fwd x3, loss, bwd l2, compress, all-reduce, decompress, bwd
-   * l1, bwd l0, compress, all-reduce, decompress, step */
-  cr_assert_eq(s->n_ops, 2 * 14);
+  /* per rank: (host launch, fwd) x3, loss, bwd l2, compress, all-reduce,
+   * decompress, bwd l1, bwd l0, compress, all-reduce, decompress, step */
+  cr_assert_eq(s->n_ops, 2 * 17);
   size_t c0 = find(s, "bucket0.fp16_compress"), d0 = find(s, "bucket0.fp16_decompress");
   size_t c1 = find(s, "bucket1.fp16_compress"), d1 = find(s, "bucket1.fp16_decompress");
-  cr_assert_eq(c0, 5);
+  cr_assert_eq(c0, 8);
   cr_assert_eq(s->ops[c0].stream, DS_STREAM_COMPUTE);
   cr_assert_eq(s->ops[d0].stream, DS_STREAM_COPY);
   cr_assert_eq(s->ops[c0].kind, DS_OP_BWD);
@@ -117,10 +117,10 @@ Test(comm_hook, fp16_halves_each_allreduce_and_adds_the_casts) {
   cr_assert_float_eq(s->ops[d1].dur_us, 4.720128, 1e-9);   /* 6 N1 / 1e6 */
   /* decompress after its all-reduce; the next backward after the compress
    * (stream order, not the communication); the step after everything. */
-  assert_deps(s, d0, (int64_t[]){6}, 1);
-  assert_deps(s, 8, (int64_t[]){5}, 1);
-  assert_deps(s, 11, (int64_t[]){10, 6}, 2);
-  assert_deps(s, 13, (int64_t[]){10, 11, 12}, 3);
+  assert_deps(s, d0, (int64_t[]){9}, 1);
+  assert_deps(s, 11, (int64_t[]){8}, 1);
+  assert_deps(s, 14, (int64_t[]){13, 9}, 2);
+  assert_deps(s, 16, (int64_t[]){13, 14, 15}, 3);
   ds_schedule_free(s);
   /* Two kernels in compress, one in decompress: with a 4 us launch
    * overhead, 10.48576 + 2 * 4 and 6.291456 + 4. */
@@ -251,8 +251,9 @@ Test(comm_hook, powersgd_schedule_by_hand) {
   cr_assert_eq(ds_ddp_buckets(m, 4, 36992, 25 * MIB, 0, &b), DS_OK);
   cr_assert_eq(b.n, 2);
   struct ds_schedule *s = build(m, &c, &b, (struct ds_comm_hook){DS_HOOK_POWERSGD, 2}, 1);
-  /* per rank: fwd x2, loss, bwd l1, 10 hook ops, bwd l0, 10 hook ops, step */
-  cr_assert_eq(s->n_ops, 2 * 26);
+  /* per rank: (host launch, fwd) x2, loss, bwd l1, 10 hook ops, bwd l0, 10
+   * hook ops, step */
+  cr_assert_eq(s->n_ops, 2 * 28);
   const char *b0[] = {"bucket0.psgd_prep", "bucket0.psgd_orth_q", "bucket0.psgd_p_gemm",
                       "bucket0.uncompressed", "bucket0.psgd_unpack", "bucket0.p",
                       "bucket0.psgd_orth_p", "bucket0.psgd_q_gemm", "bucket0.q",
@@ -262,10 +263,10 @@ Test(comm_hook, powersgd_schedule_by_hand) {
                                DS_STREAM_COPY, DS_STREAM_COPY, DS_STREAM_COMM,
                                DS_STREAM_COPY};
   for (int k = 0; k < 10; k++) {
-    cr_assert_str_eq(s->ops[4 + k].name, b0[k]);
-    cr_assert_eq(s->ops[4 + k].stream, st[k], "%s", b0[k]);
+    cr_assert_str_eq(s->ops[6 + k].name, b0[k]);
+    cr_assert_eq(s->ops[6 + k].stream, st[k], "%s", b0[k]);
     /* each after the one before (an all-reduce also after the last one) */
-    cr_assert_eq(ds_schedule_deps(s, &s->ops[4 + k])[0], 3 + k, "%s", b0[k]);
+    cr_assert_eq(ds_schedule_deps(s, &s->ops[6 + k])[0], 5 + k, "%s", b0[k]);
   }
   /* Three collectives per bucket: ids (bucket) * 3 + j. */
   cr_assert_eq(s->ops[find(s, "bucket0.uncompressed")].coll, 0);
@@ -302,13 +303,13 @@ Test(comm_hook, powersgd_schedule_by_hand) {
   /* bucket 1's P = M Q: 1,048,576 FLOPs (0.105 us at 10 TFLOPS) but
    * (262144 + 512 + 2048) 4 = 1,058,816 B: 1.058816 us. */
   cr_assert_float_eq(s->ops[find(s, "bucket1.psgd_p_gemm")].dur_us, 1.058816, 1e-12);
-  /* torch.cuda.synchronize in decompress: l0's backward (op 14) waits for
-   * bucket 0's decompress (op 13) as well as for the compute stream's last
-   * op (P = M Q, op 6); the step for every stream's last op. */
-  cr_assert_str_eq(s->ops[14].name, "l0");
-  assert_deps(s, 14, (int64_t[]){6, 13}, 2);
-  cr_assert_eq(s->ops[25].kind, DS_OP_STEP);
-  assert_deps(s, 25, (int64_t[]){17, 23, 24}, 3);
+  /* torch.cuda.synchronize in decompress: l0's backward (op 16) waits for
+   * bucket 0's decompress (op 15) as well as for the compute stream's last
+   * op (P = M Q, op 8); the step for every stream's last op. */
+  cr_assert_str_eq(s->ops[16].name, "l0");
+  assert_deps(s, 16, (int64_t[]){8, 15}, 2);
+  cr_assert_eq(s->ops[27].kind, DS_OP_STEP);
+  assert_deps(s, 27, (int64_t[]){19, 25, 26}, 3);
   ds_schedule_free(s);
   ds_ddp_buckets_release(&b);
   ds_model_free(m);

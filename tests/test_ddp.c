@@ -97,25 +97,35 @@ Test(ddp, tiny_schedule_shape_and_durations) {
                                .nccl = NULL, .proto_fixed = DS_PROTO_COUNT};
   cr_assert_eq(ds_ddp_build(m, &c, &opt, &b, 0, 0, s), DS_OK);
   cr_assert_eq(ds_schedule_validate(s, &err), DS_OK, "%s", err.msg);
-  /* per rank: 3 fwd, loss, 3 bwd, 2 allreduce, step */
-  cr_assert_eq(s->n_ops, 2 * 10);
-  const enum ds_op_kind kinds[] = {DS_OP_FWD, DS_OP_FWD, DS_OP_FWD, DS_OP_LOSS,
-                                   DS_OP_BWD, DS_OP_ALLREDUCE, DS_OP_BWD,
-                                   DS_OP_BWD, DS_OP_ALLREDUCE, DS_OP_STEP};
-  const double dur_us[] = {100, 200, 100, 0, 200, 0, 400, 200, 0, -1};
-  for (int i = 0; i < 10; i++) {
+  /* per rank: 3 (host launch, fwd), loss, 3 bwd, 2 allreduce, step */
+  cr_assert_eq(s->n_ops, 2 * 13);
+  const enum ds_op_kind kinds[] = {DS_OP_FWD, DS_OP_FWD, DS_OP_FWD, DS_OP_FWD, DS_OP_FWD,
+                                   DS_OP_FWD, DS_OP_LOSS, DS_OP_BWD, DS_OP_ALLREDUCE,
+                                   DS_OP_BWD, DS_OP_BWD, DS_OP_ALLREDUCE, DS_OP_STEP};
+  /* host_launch 20 us (the default); the loss reads the 1,000,000-byte
+   * output of the batch of 1 and writes its gradient: 2 MB at 1000 GB/s. */
+  const double dur_us[] = {20, 100, 20, 200, 20, 100, 2, 200, 0, 400, 200, 0, -1};
+  for (int i = 0; i < 13; i++) {
     cr_assert_eq(s->ops[i].kind, kinds[i], "op %d", i);
+    cr_assert_eq(s->ops[i].stream, i < 6 && i % 2 == 0 ? DS_STREAM_HOST
+                 : s->ops[i].kind == DS_OP_ALLREDUCE ? DS_STREAM_COMM : DS_STREAM_COMPUTE,
+                 "op %d", i);
     if (dur_us[i] > 0) cr_assert_float_eq(s->ops[i].dur_us, dur_us[i], 1e-9, "op %d", i);
   }
+  /* A forward kernel waits for its launch and the kernel before it. */
+  const int64_t *deps = ds_schedule_deps(s, &s->ops[3]);
+  cr_assert_eq(s->ops[3].dep_count, 2);
+  cr_assert_eq(deps[0], 1);
+  cr_assert_eq(deps[1], 2);
   /* The step reads 5 tensors of 1,835,264 fp32 parameters at 1000 GB/s. */
-  cr_assert_float_eq(s->ops[9].dur_us, 1835264.0 * 4 * 5 / 1e12 * 1e6, 1e-9);
+  cr_assert_float_eq(s->ops[12].dur_us, 1835264.0 * 4 * 5 / 1e12 * 1e6, 1e-9);
   /* The second all-reduce waits for the backward of layer 0 and for the
    * first all-reduce. */
-  const int64_t *deps = ds_schedule_deps(s, &s->ops[8]);
-  cr_assert_eq(s->ops[8].dep_count, 2);
-  cr_assert_eq(deps[0], 7);
-  cr_assert_eq(deps[1], 5);
-  cr_assert_eq(s->ops[8].coll, s->ops[18].coll);
+  deps = ds_schedule_deps(s, &s->ops[11]);
+  cr_assert_eq(s->ops[11].dep_count, 2);
+  cr_assert_eq(deps[0], 10);
+  cr_assert_eq(deps[1], 8);
+  cr_assert_eq(s->ops[11].coll, s->ops[24].coll);
   ds_schedule_free(s);
   ds_ddp_buckets_release(&b);
   ds_topo_free(t);

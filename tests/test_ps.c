@@ -26,6 +26,10 @@
 #define B_LINK 10e9   /* bytes/s per link */
 #define ALPHA_NS 2000 /* two links of 1 us */
 #define MEM_BW 1000e9
+/* The loss of every test model: it reads the 1e6-byte output of each
+ * sample (the last layer's act_bytes) and writes its gradient, 2e6 bytes
+ * per sample at 1000 GB/s: 2 us per sample. */
+#define LOSS_NS(batch) (2e6 * (batch) / MEM_BW * 1e9)
 
 struct fixture {
   struct ds_topo *topo;
@@ -123,7 +127,8 @@ static double sync_period_ns(double c_ns, double S, int W) {
 }
 
 Test(ps, sync_step_by_hand_server_link_is_the_bottleneck) {
-  /* tiny-model: forward 100+200+100 us, backward twice that: C = 1200 us;
+  /* tiny-model: forward 100+200+100 us, loss 2 us, backward twice the
+   * forward: C = 1202 us;
    * S = 1,835,264 * 4 = 7,341,056 bytes. Push: 3 remote workers through
    * the server's one 10 GB/s link: 2 us + 3 * 7341056 / 10e9 s = 2204.317
    * us; update (10 passes) 73.411 us; pull 2204.317 us. */
@@ -133,14 +138,14 @@ Test(ps, sync_step_by_hand_server_link_is_the_bottleneck) {
   struct ds_ps_result r;
   run(&f, &o, &r);
   double S = 1835264.0 * 4;
-  double T = sync_period_ns(1200e3, S, 4);
-  cr_assert_float_eq(T, 5682045, 1, "hand value %.0f", T);
+  double T = sync_period_ns(1200e3 + LOSS_NS(1), S, 4);
+  cr_assert_float_eq(T, 5684045, 1, "hand value %.0f", T);
   cr_assert_float_eq(r.iter_ms, T / 1e6, 3e-6, "iter %.6f ms, want %.6f", r.iter_ms, T / 1e6);
   for (int w = 0; w < 4; w++)
     cr_assert_float_eq(r.worker_step_ms[w], T / 1e6, 3e-6, "worker %d", w);
   /* Iteration 0 starts everyone at 0: the same period. */
   cr_assert_float_eq(r.first_iter_ms, T / 1e6, 3e-6);
-  cr_assert_float_eq(r.fwd_ms, 0.4, 1e-9);
+  cr_assert_float_eq(r.fwd_ms, 0.402, 1e-9); /* forward and the loss */
   cr_assert_float_eq(r.bwd_ms, 0.8, 1e-9);
   cr_assert_float_eq(r.step_ms, 0.073411, 1e-9);
   /* Communication: remote workers push then pull (2 x 2204.317 us); worker
@@ -178,29 +183,29 @@ Test(ps, sync_step_by_hand_server_link_is_the_bottleneck) {
 }
 
 Test(ps, two_servers_on_independent_links_halve_the_transfer) {
-  /* ps-model: C = 2 x 100 + 2 x 200 = 600 us, S = 8 MiB in two 4 MiB
+  /* ps-model: C = 2 x 100 + 2 + 2 x 200 = 602 us (with the loss), S = 8 MiB in two 4 MiB
    * tensors. One server (GPU 0): 3 remote pushes of S share its link.
    * Two servers (GPUs 0 and 2): each gets 3 remote pushes of S/2 on its
    * own link (workers 1 and 3 send to both, 2 x B/3 < B on their uplink),
    * so push and pull take a + 3 (S/2)/B: the data phase halves. */
   struct fixture f;
   load(&f, "tests/data/ps-model.yaml");
-  double S = 2 * 1048576.0 * 4;
+  double S = 2 * 1048576.0 * 4, C = 600e3 + LOSS_NS(1);
   struct ds_ps_result r1, r2;
   struct ds_ps_options o1 = opts(4, 1, DS_PS_SYNC, 2, 1);
   struct ds_ps_options o2 = opts(4, 2, DS_PS_SYNC, 2, 1);
   run(&f, &o1, &r1);
   run(&f, &o2, &r2);
-  double T1 = sync_period_ns(600e3, S, 4);
-  double T2 = sync_period_ns(600e3, S / 2, 4);
+  double T1 = sync_period_ns(C, S, 4);
+  double T2 = sync_period_ns(C, S / 2, 4);
   cr_assert_float_eq(r1.iter_ms, T1 / 1e6, 3e-6, "%.6f vs %.6f", r1.iter_ms, T1 / 1e6);
   cr_assert_float_eq(r2.iter_ms, T2 / 1e6, 3e-6, "%.6f vs %.6f", r2.iter_ms, T2 / 1e6);
   /* The transfers alone (period minus compute, update and latencies). */
-  double x1 = T1 - 600e3 - rnd(10 * S / MEM_BW * 1e9) - 2 * ALPHA_NS;
-  double x2 = T2 - 600e3 - rnd(10 * (S / 2) / MEM_BW * 1e9) - 2 * ALPHA_NS;
+  double x1 = T1 - C - rnd(10 * S / MEM_BW * 1e9) - 2 * ALPHA_NS;
+  double x2 = T2 - C - rnd(10 * (S / 2) / MEM_BW * 1e9) - 2 * ALPHA_NS;
   cr_assert_float_eq(x2 / x1, 0.5, 1e-6);
-  double got1 = r1.iter_ms * 1e6 - 600e3 - r1.step_ms * 1e6 - 2 * ALPHA_NS;
-  double got2 = r2.iter_ms * 1e6 - 600e3 - r2.step_ms * 1e6 - 2 * ALPHA_NS;
+  double got1 = r1.iter_ms * 1e6 - C - r1.step_ms * 1e6 - 2 * ALPHA_NS;
+  double got2 = r2.iter_ms * 1e6 - C - r2.step_ms * 1e6 - 2 * ALPHA_NS;
   cr_assert_float_eq(got2 / got1, 0.5, 1e-5, "ratio %.6f", got2 / got1);
   ds_ps_result_release(&r1);
   ds_ps_result_release(&r2);
@@ -208,11 +213,11 @@ Test(ps, two_servers_on_independent_links_halve_the_transfer) {
 }
 
 Test(ps, sync_waits_for_a_straggler_async_does_not) {
-  /* ps-model at batch 16: C = 16 x 600 us = 9.6 ms, S = 8 MiB, one server
-   * on GPU 0, rank 3 computes 2x slower. */
+  /* ps-model at batch 16: C = 16 x 600 us + the loss = 9.632 ms, S = 8 MiB,
+   * one server on GPU 0, rank 3 computes 2x slower. */
   struct fixture f;
   load(&f, "tests/data/ps-model.yaml");
-  double S = 2 * 1048576.0 * 4, C = 9.6e6;
+  double S = 2 * 1048576.0 * 4, C = 9.6e6 + LOSS_NS(16);
   double factor[4] = {1, 1, 1, 2};
   struct ds_ps_result sn, ss, an, as;
   struct ds_ps_options o = opts(4, 1, DS_PS_SYNC, 4, 16);
@@ -384,7 +389,7 @@ Test(ps_cli, sync_row_is_the_hand_period) {
   struct ds_test_result r = cli(TINY "--strategy ps --format json");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   double S = 2 * 1048576.0 * 4;
-  double T = sync_period_ns(600e3, S, 4);
+  double T = sync_period_ns(600e3 + LOSS_NS(1), S, 4);
   cr_assert_float_eq(json_num(r.out, 0, "iter_ms"), T / 1e6, 2e-6, "%s", r.out);
   cr_assert_float_eq(json_num(r.out, 0, "samples_per_s"), 4 / (T / 1e9), 0.01);
   cr_assert_float_eq(json_num(r.out, 0, "staleness_max"), 0, 0);
@@ -404,7 +409,7 @@ Test(ps_cli, per_layer_push_row) {
                                      "--format json");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   double S = 2 * 1048576.0 * 4;
-  double T = sync_period_ns(600e3, S, 4) - 200e3;
+  double T = sync_period_ns(600e3 + LOSS_NS(1), S, 4) - 200e3;
   cr_assert_float_eq(json_num(r.out, 0, "iter_ms"), T / 1e6, 5e-6, "%s", r.out);
   double comm = json_num(r.out, 0, "comm_ms"), exposed = json_num(r.out, 0, "exposed_comm_ms");
   cr_assert_float_eq(json_num(r.out, 0, "overlap_pct"), 100 * (comm - exposed) / comm, 1e-3);
@@ -573,12 +578,12 @@ Test(ps, push_time_grows_with_the_workers_sharing_the_server_link) {
     struct ds_ps_result r;
     struct ds_ps_options o = opts(W, 1, DS_PS_SYNC, 2, 1);
     run(&f, &o, &r);
-    double T = sync_period_ns(600e3, S, W);
+    double T = sync_period_ns(600e3 + LOSS_NS(1), S, W);
     cr_assert_float_eq(r.iter_ms, T / 1e6, 3e-6, "W=%d: %.6f vs %.6f", W, r.iter_ms, T / 1e6);
     ds_ps_result_release(&r);
     o.net_mode = DS_NET_CONSTANT;
     run(&f, &o, &r);
-    double lone = 600e3 + 2 * (ALPHA_NS + rnd(S / B_LINK * 1e9)) +
+    double lone = 600e3 + LOSS_NS(1) + 2 * (ALPHA_NS + rnd(S / B_LINK * 1e9)) +
                   rnd((5 + W + 1) * S / MEM_BW * 1e9);
     cr_assert_float_eq(r.iter_ms, lone / 1e6, 3e-6, "alpha-beta W=%d: %.6f vs %.6f", W,
                        r.iter_ms, lone / 1e6);
@@ -604,7 +609,7 @@ Test(ps, per_layer_push_hides_the_rest_of_backward) {
   run(&f, &o, &a);
   o.push = DS_PS_PUSH_PER_LAYER;
   run(&f, &o, &b);
-  double T = sync_period_ns(600e3, S, 4);
+  double T = sync_period_ns(600e3 + LOSS_NS(1), S, 4);
   cr_assert_float_eq(a.iter_ms, T / 1e6, 3e-6);
   cr_assert_float_eq(b.iter_ms, (T - 200e3) / 1e6, 5e-6, "%.6f vs %.6f", b.iter_ms,
                      (T - 200e3) / 1e6);
@@ -637,8 +642,8 @@ Test(ps, a_step_ends_after_its_compute_even_when_pulls_come_back_first) {
    * and the pulls back take about as long again: every pull is back within
    * 2.8 ms, while the stem's backward (no parameters) runs 5 ms. The step
    * must still wait for the stem: compute ops of a worker never overlap,
-   * and sync runs at the compute's pace, F + B = 3 x 100 + 2 x 200 + 5000
-   * us = 5.7 ms exactly, every pull having arrived in time. */
+   * and sync runs at the compute's pace, F + loss + B = 3 x 100 + 2 + 2 x
+   * 200 + 5000 us = 5.702 ms exactly, every pull having arrived in time. */
   struct fixture f;
   load(&f, "tests/data/ps-model-head.yaml");
   struct ds_ps_options o = opts(4, 2, DS_PS_SYNC, 3, 1);
@@ -670,7 +675,7 @@ Test(ps, a_step_ends_after_its_compute_even_when_pulls_come_back_first) {
       }
     }
     cr_assert_gt(early, 0, "mode %d: no pull came back during the stem's backward", mode);
-    cr_assert_float_eq(r.iter_ms, 5.7, 1e-6, "mode %d: %.6f", mode, r.iter_ms);
+    cr_assert_float_eq(r.iter_ms, 5.702, 1e-6, "mode %d: %.6f", mode, r.iter_ms);
     ds_ps_result_release(&r);
   }
   unload(&f);
@@ -678,7 +683,7 @@ Test(ps, a_step_ends_after_its_compute_even_when_pulls_come_back_first) {
 
 Test(ps_cli, a_world_size_sweep_keeps_the_stragglers_each_world_has) {
   /* Rank 3 exists in the 4-rank configuration only: the 2-rank one runs
-   * without it (ps-model at batch 16, C = 9.6 ms, one server: the hand
+   * without it (ps-model at batch 16, C = 9.632 ms, one server: the hand
    * period), the 4-rank one with it (the straggler period of
    * sync_waits_for_a_straggler_async_does_not); rank 4 would be outside
    * both (bad_values_exit_2_naming_the_flag). At batch 1 the straggler
@@ -687,7 +692,7 @@ Test(ps_cli, a_world_size_sweep_keeps_the_stragglers_each_world_has) {
   struct ds_test_result r = cli(TINY "--strategy ps --world-size 2,4 --batch 16 "
                                      "--straggler 3:2 --format json");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
-  double S = 2 * 1048576.0 * 4, C = 9.6e6;
+  double S = 2 * 1048576.0 * 4, C = 9.6e6 + LOSS_NS(16);
   cr_assert_float_eq(json_num(r.out, 0, "iter_ms"), sync_period_ns(C, S, 2) / 1e6, 3e-6);
   double Ts = 2 * C + ALPHA_NS + rnd(S / B_LINK * 1e9) + rnd(10 * S / MEM_BW * 1e9) +
               ALPHA_NS + rnd(3 * S / B_LINK * 1e9);

@@ -439,6 +439,11 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
                        int *proto_set, struct ds_err *err) {
   int64_t x;
   int c;
+  /* An empty value is a slip of the shell (an unset variable), never a
+   * name or a number: say so before a later rename or lookup fails. */
+  if (v && v[0] == '\0')
+    return ds_err_set(err, DS_EUSAGE, "option %s: expected a value, got an empty string",
+                      flag);
   if (strcmp(flag, "--topo") == 0) o->topo = v;
   else if (strcmp(flag, "--model") == 0) o->model = v;
   else if (strcmp(flag, "--strategy") == 0)

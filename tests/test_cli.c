@@ -372,6 +372,8 @@ Test(cli, bad_flags_exit_2_with_a_message) {
       {"--topo nowhere", "topology 'nowhere' not found"},
       {"--topo 4gpu --model nomodel", "model 'nomodel' not found"},
       {"--topo 4gpu --bucket-mb 1,2 --trace /tmp/x.csv", "give one --bucket-mb value"},
+      {"--topo 4gpu --trace ''", "option --trace: expected a value, got an empty string"},
+      {"--topo '' --bucket-mb 25", "option --topo: expected a value, got an empty string"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
     ds_test_ddpsim_refuses(cases[i].args, cases[i].msg);

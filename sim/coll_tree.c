@@ -24,10 +24,17 @@
  *     node indices (trees.cc ncclGetBtree: parent of r is (r ^ b) | 2b, or
  *     r ^ b past the end, b the lowest set bit of r; node 0 the root), tree
  *     1 its mirror (M even: r -> M-1-r) or its shift (M odd: r -> r-1), as
- *     ncclGetDtree builds the complementary tree. Inside a node tree 0
- *     chains local ranks 0 <- 1 <- ... with local rank 0 facing the other
- *     nodes, tree 1 the reverse chain with the last local rank facing them,
- *     so the two trees cross different GPUs' NICs. Each tree: S/2.
+ *     ncclGetDtree builds the complementary tree.
+ *     Across nodes whose members reach K >= 2 NICs each: K tree channels
+ *     ("rails"), one per NIC, as NCCL's tree graph has one channel per NIC
+ *     and runs channel c's two trees (c and c + nChannels, connect.cc
+ *     connectTrees) over the same chain: rail r chains each node's members
+ *     towards the node's first member on its r-th NIC (the head), which
+ *     faces the other nodes in both trees (NCCL_TOPO_PATTERN_TREE). Each of
+ *     the 2K trees: S/(2K), the protocol's channels spread C/K per rail.
+ *     Otherwise (one NIC per node): tree 0 chains local ranks 0 <- 1 <- ...
+ *     with local rank 0 facing the other nodes, tree 1 the reverse chain
+ *     with the last local rank facing them. Each tree: S/2.
  *   - reduce-broadcast: every member's parent is the root; one piece of S
  *     (not pipelined): the root's link carries (N-1) S each way.
  *   - nvls: every member's parent is the switch; one tree of S, pipelined.
@@ -38,6 +45,7 @@
 
 #include "coll.h"
 #include "coll_impl.h"
+#include "ring_rails.h"
 
 #define MAX_ROUTE 64
 
@@ -78,7 +86,7 @@ struct tree_coll {
   int32_t nv;          /* vertices: members, plus the switch for nvls */
   int32_t ne;          /* edges per tree: nv - 1 */
   int32_t n_trees;
-  struct tree trees[2];
+  struct tree *trees;  /* [n_trees]: double binary tree: rail r's at 2r, 2r+1 */
   int32_t pieces;
   double flow_bytes;   /* per flow (per channel under a protocol) */
   int has_proto;
@@ -136,50 +144,128 @@ static int32_t depth_of(const int32_t *parent, int32_t nv) {
   return best;
 }
 
-/* Parents of the double binary tree's tree t over the members (GPU of
- * member i: gpus[i]). */
-static ds_status dbtree_parents(const struct ds_topo *topo, const int32_t *gpus,
-                                int32_t n, int t, int32_t *parent) {
-  int32_t *first = malloc((size_t)n * sizeof *first);      /* first member per node */
-  int32_t *last = malloc((size_t)n * sizeof *last);
-  int32_t *prev = malloc((size_t)n * sizeof *prev);        /* previous member, same node */
-  int32_t *node_id = malloc((size_t)n * sizeof *node_id);  /* topology node per node */
-  if (!first || !last || !prev || !node_id) {
-    free(first), free(last), free(prev), free(node_id);
-    return DS_ENOMEM;
+/* Members grouped by node (nodes in order of first appearance, members in
+ * member order) and the tree channels across them. */
+struct dbtree_layout {
+  int32_t m;        /* nodes */
+  int32_t rails;    /* K: one per NIC when every node reaches K >= 2; else 1 */
+  int32_t *first;   /* [m+1] node j's members: order[first[j] .. first[j+1]) */
+  int32_t *order;   /* [n] */
+  int32_t *head;    /* [rails * m] rail r's head on node j (rails >= 2) */
+};
+
+static void layout_release(struct dbtree_layout *g) {
+  free(g->first);
+  free(g->order);
+  free(g->head);
+}
+
+/* Groups the members by node and, across nodes, finds the rails: K = the
+ * fewest distinct NICs among a node's members; with K >= 2, rail r's head
+ * on node j is node j's first member on its r-th NIC (NICs in order of
+ * their first member). */
+static ds_status layout_build(const struct ds_topo *topo, const int32_t *gpus, int32_t n,
+                              struct dbtree_layout *g, struct ds_err *err) {
+  ds_status st = DS_OK;
+  int32_t k_min = INT32_MAX;
+  int32_t *node_id = malloc((size_t)n * sizeof *node_id); /* topology node per node */
+  int32_t *nic = malloc((size_t)n * sizeof *nic);
+  int32_t *nics = malloc((size_t)n * sizeof *nics);       /* distinct, per node */
+  int32_t *fill = malloc((size_t)n * sizeof *fill);
+  int32_t *node_of = malloc((size_t)n * sizeof *node_of);
+  struct ds_nic_search ns = {.queue = malloc((size_t)topo->n_vertices * sizeof *ns.queue),
+                             .seen = calloc((size_t)topo->n_vertices, sizeof *ns.seen)};
+  memset(g, 0, sizeof *g);
+  g->first = calloc((size_t)n + 1, sizeof *g->first);
+  g->order = malloc((size_t)n * sizeof *g->order);
+  if (!node_id || !nic || !nics || !fill || !node_of || !ns.queue || !ns.seen || !g->first ||
+      !g->order) {
+    st = ds_err_set(err, DS_ENOMEM, "all-reduce tree: out of memory");
+    goto out;
   }
-  int32_t m = 0;
   for (int32_t i = 0; i < n; i++) {
-    int32_t tn = topo->vertex_node[topo->gpu_vertex[gpus[i]]];
-    int32_t k = 0;
-    while (k < m && node_id[k] != tn) k++;
-    if (k == m) {
-      node_id[m] = tn;
-      first[m] = i;
-      last[m] = -1;
-      m++;
-    }
-    prev[i] = last[k];
-    last[k] = i;
+    int32_t tn = topo->vertex_node[topo->gpu_vertex[gpus[i]]], k = 0;
+    while (k < g->m && node_id[k] != tn) k++;
+    if (k == g->m) node_id[g->m++] = tn;
+    node_of[i] = k;
+    g->first[k + 1]++;
   }
+  for (int32_t j = 0; j < g->m; j++) g->first[j + 1] += g->first[j];
+  for (int32_t j = 0; j < g->m; j++) fill[j] = g->first[j];
+  for (int32_t i = 0; i < n; i++) g->order[fill[node_of[i]]++] = i;
+  g->rails = 1;
+  if (g->m < 2) goto out;
+  /* Node j's distinct NICs: nics[first[j] .. first[j] + cnt). */
+  for (int32_t j = 0; j < g->m; j++) {
+    int32_t cnt = 0;
+    for (int32_t q = g->first[j]; q < g->first[j + 1]; q++) {
+      int32_t i = g->order[q], dup = 0;
+      nic[i] = ds_nearest_nic(topo, &ns, gpus[i]);
+      for (int32_t p = 0; p < cnt && !dup; p++) dup = nics[g->first[j] + p] == nic[i];
+      if (nic[i] >= 0 && !dup) nics[g->first[j] + cnt++] = nic[i];
+    }
+    if (cnt < k_min) k_min = cnt;
+  }
+  if (k_min < 2) goto out;
+  g->head = malloc((size_t)k_min * g->m * sizeof *g->head);
+  if (!g->head) {
+    st = ds_err_set(err, DS_ENOMEM, "all-reduce tree: out of memory");
+    goto out;
+  }
+  g->rails = k_min;
+  for (int32_t j = 0; j < g->m; j++)
+    for (int32_t r = 0; r < k_min; r++) {
+      int32_t q = g->first[j];
+      while (nic[g->order[q]] != nics[g->first[j] + r]) q++;
+      g->head[r * g->m + j] = q; /* position in order[] */
+    }
+out:
+  free(node_id), free(nic), free(nics), free(fill), free(node_of), free(ns.queue),
+      free(ns.seen);
+  return st;
+}
+
+/* Parents of tree t (0 or 1) of rail r of the double binary tree. */
+static void dbtree_parents(const struct dbtree_layout *g, int32_t r, int t, int32_t *parent) {
+  int32_t n = g->first[g->m];
   for (int32_t i = 0; i < n; i++) parent[i] = -1;
   /* One node: both trees are the same chain (NCCL's tree inside a node). */
-  if (m == 1) t = 0;
-  for (int32_t i = 0; i < n; i++) {
-    if (prev[i] < 0) continue;
-    /* tree 0: chain towards the node's first member; tree 1: towards its last */
-    if (t == 0) parent[i] = prev[i];
-    else parent[prev[i]] = i;
-  }
-  if (m > 1) {
-    for (int32_t k = 0; k < m; k++) {
-      int32_t pk = ds_coll_dtree_parent(t, k, m);
-      int32_t head = t == 0 ? first[k] : last[k];
-      parent[head] = pk < 0 ? -1 : (t == 0 ? first[pk] : last[pk]);
+  if (g->m == 1) t = 0;
+  for (int32_t j = 0; j < g->m; j++) {
+    int32_t f = g->first[j], len = g->first[j + 1] - f;
+    /* The node's chain, from the member facing the other nodes: rail r's
+     * head and the others cyclically after it; with one rail, tree 0 from
+     * the first member, tree 1 from the last, backwards. */
+    for (int32_t q = 1; q < len; q++) {
+      int32_t at, up;
+      if (g->rails > 1) {
+        int32_t h = g->head[r * g->m + j] - f;
+        at = g->order[f + (h + q) % len];
+        up = g->order[f + (h + q - 1) % len];
+      } else if (t == 0) {
+        at = g->order[f + q];
+        up = g->order[f + q - 1];
+      } else {
+        at = g->order[f + len - 1 - q];
+        up = g->order[f + len - q];
+      }
+      parent[at] = up;
     }
   }
-  free(first), free(last), free(prev), free(node_id);
-  return DS_OK;
+  if (g->m == 1) return;
+  for (int32_t j = 0; j < g->m; j++) {
+    int32_t pj = ds_coll_dtree_parent(t, j, g->m);
+    if (pj < 0) continue;
+    int32_t head, up;
+    if (g->rails > 1) {
+      head = g->order[g->head[r * g->m + j]];
+      up = g->order[g->head[r * g->m + pj]];
+    } else {
+      head = g->order[t == 0 ? g->first[j] : g->first[j + 1] - 1];
+      up = g->order[t == 0 ? g->first[pj] : g->first[pj + 1] - 1];
+    }
+    parent[head] = up;
+  }
 }
 
 /* The switch vertex of NVLS: every member's route to another member must be
@@ -445,7 +531,8 @@ static ds_status tree_flow_done(struct ds_coll *base, int32_t idx) {
 
 static void tree_destroy(struct ds_coll *base) {
   struct tree_coll *c = (struct tree_coll *)base;
-  for (int i = 0; i < 2; i++) tree_release(&c->trees[i]);
+  for (int32_t i = 0; c->trees && i < c->n_trees; i++) tree_release(&c->trees[i]);
+  free(c->trees);
   free(c->mult);
   free(c->entered);
   free(c->ready);
@@ -471,6 +558,7 @@ static ds_status create(const struct ds_coll_spec *s, enum tree_shape shape,
     return ds_err_set(err, DS_EINTERNAL, "all-reduce: bad protocol parameters");
   ds_status st = DS_ENOMEM;
   int32_t *hub_up = NULL, *hub_down = NULL;
+  struct dbtree_layout lay = {0};
   struct tree_coll *c = calloc(1, sizeof *c);
   if (!c) return ds_err_set(err, DS_ENOMEM, "all-reduce: out of memory");
   c->base.vt = &tree_vtbl;
@@ -478,15 +566,19 @@ static ds_status create(const struct ds_coll_spec *s, enum tree_shape shape,
   c->n = n;
   c->nv = n + (shape == SHAPE_HUB);
   c->ne = c->nv - 1;
-  c->n_trees = shape == SHAPE_DBTREE ? 2 : 1;
   c->tag_base = s->tag_base;
   c->on_done = s->on_done;
   c->owner = s->owner;
+  if (shape == SHAPE_DBTREE)
+    DS_CHECK_GOTO(layout_build(s->topo, gpus, n, &lay, err), st, fail);
+  int32_t rails = shape == SHAPE_DBTREE ? lay.rails : 1;
+  c->n_trees = shape == SHAPE_DBTREE ? 2 * rails : 1;
+  c->trees = calloc((size_t)c->n_trees, sizeof *c->trees);
   c->entered = calloc((size_t)c->nv, 1);
   c->ready = calloc((size_t)c->nv, 1);
   c->done = calloc((size_t)n, 1);
   c->mult = malloc(MAX_ROUTE * sizeof *c->mult);
-  if (!c->entered || !c->ready || !c->done || !c->mult) goto oom;
+  if (!c->trees || !c->entered || !c->ready || !c->done || !c->mult) goto oom;
   if (shape == SHAPE_HUB) {
     c->entered[n] = c->ready[n] = 1; /* the switch is always there */
     hub_up = malloc((size_t)n * sizeof *hub_up);
@@ -497,21 +589,20 @@ static ds_status create(const struct ds_coll_spec *s, enum tree_shape shape,
   /* reduce-broadcast: the spec's root, member 0 when it has none */
   int32_t root = s->root >= 0 && s->root < n ? s->root : 0;
   int32_t depth = 0;
-  for (int ti = 0; ti < c->n_trees; ti++) {
+  for (int32_t ti = 0; ti < c->n_trees; ti++) {
     struct tree *t = &c->trees[ti];
     t->parent = malloc((size_t)c->nv * sizeof *t->parent);
     if (!t->parent) goto oom;
-    for (int32_t v = 0; v < c->nv; v++)
-      t->parent[v] = shape == SHAPE_STAR ? (v == root ? -1 : root)
-                     : shape == SHAPE_HUB ? (v == n ? -1 : n) : -1;
-    if (shape == SHAPE_DBTREE &&
-        dbtree_parents(s->topo, gpus, n, ti, t->parent) != DS_OK)
-      goto oom;
+    if (shape == SHAPE_DBTREE)
+      dbtree_parents(&lay, ti / 2, ti % 2, t->parent);
+    else
+      for (int32_t v = 0; v < c->nv; v++)
+        t->parent[v] = shape == SHAPE_STAR ? (v == root ? -1 : root) : (v == n ? -1 : n);
     int32_t d = depth_of(t->parent, c->nv);
     if (d > depth) depth = d;
   }
   if (n > 1)
-    for (int ti = 0; ti < c->n_trees; ti++)
+    for (int32_t ti = 0; ti < c->n_trees; ti++)
       DS_CHECK_GOTO(tree_setup(c, &c->trees[ti], s->topo, gpus, hub_up, hub_down, p, err),
                     st, fail);
   double tree_bytes = s->bytes / c->n_trees;
@@ -519,12 +610,16 @@ static ds_status create(const struct ds_coll_spec *s, enum tree_shape shape,
   c->flow_bytes = tree_bytes / c->pieces;
   c->cap = INFINITY;
   if (p) {
+    /* The C channels of a tree spread over its rails, C/K each (at least
+     * 1), each capped so that a rail carries 1/K of the tree's C caps. */
+    int32_t per_rail = ds__ring_rail_channels(p->channels, rails);
     c->has_proto = 1;
-    c->flow_bytes *= p->wire_factor / p->channels;
-    c->cap = p->chan_cap_bytes_per_s;
+    c->flow_bytes *= p->wire_factor / per_rail;
+    c->cap = p->chan_cap_bytes_per_s * p->channels / ((double)rails * per_rail);
     c->start_lat_ns = p->start_lat_ns;
-    for (int k = 0; k < MAX_ROUTE; k++) c->mult[k] = (uint32_t)p->channels;
+    for (int k = 0; k < MAX_ROUTE; k++) c->mult[k] = (uint32_t)per_rail;
   }
+  layout_release(&lay);
   free(hub_up);
   free(hub_down);
   *out = &c->base;
@@ -532,6 +627,7 @@ static ds_status create(const struct ds_coll_spec *s, enum tree_shape shape,
 oom:
   st = ds_err_set(err, DS_ENOMEM, "all-reduce: out of memory");
 fail:
+  layout_release(&lay);
   free(hub_up);
   free(hub_down);
   tree_destroy(&c->base);

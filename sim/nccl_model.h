@@ -185,8 +185,10 @@ enum ds_proto ds_nccl_choose_proto(const struct ds_nccl_model *m, enum ds_ar_alg
  * ds_nccl_coll_proto; the tree's: C = ceil(nCh/2) channels per tree, the
  * wire factors of the ring, per-channel cap w busBw(p) corr(S) / (4 C) (on
  * a GPU four streams, up and down of each tree, share the algorithm
- * bandwidth busBw corr / 2), hwLat[h][Tree][p] per hop, baseLat[Tree][p] +
- * extras at the start; NVLS's: nCh channels, cap algbw / nCh, no per-hop
+ * bandwidth busBw corr / 2; across nodes sim/coll_tree.c spreads a tree's
+ * C channels over its K rails, one per NIC, each rail carrying 1/K of the
+ * C caps), hwLat[h][Tree][p] per hop, baseLat[Tree][p] + extras at the
+ * start; NVLS's: nCh channels, cap algbw / nCh, no per-hop
  * latency, NCCL's NVLS latency + extras at the start. */
 void ds_nccl_algo_proto(const struct ds_nccl_model *m, enum ds_ar_algo a,
                         enum ds_proto p, double bytes, struct ds_coll_proto *out);

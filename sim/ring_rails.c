@@ -16,19 +16,8 @@ static int32_t node_of(const struct ds_topo *t, int32_t gpu) {
   return t->vertex_node[t->gpu_vertex[gpu]];
 }
 
-/* Scratch of nearest_nic: a breadth-first queue and visit stamps. */
-struct nic_search {
-  int32_t *queue;  /* [n_vertices] */
-  uint32_t *seen;  /* [n_vertices] stamp of the search that saw the vertex */
-  uint32_t stamp;
-};
-
-/* The NIC nearest to `gpu` inside its node (fewest links, ties by link
- * creation order, never through another GPU): where its routes to other
- * nodes leave (templates wire each GPU, or its PCIe switch, to its NIC);
- * -1 if none. Searching the node only keeps this O(node) per GPU, where a
- * route to another node would walk the fabric. */
-static int32_t nearest_nic(const struct ds_topo *t, struct nic_search *s, int32_t gpu) {
+/* ring_rails.h */
+int32_t ds_nearest_nic(const struct ds_topo *t, struct ds_nic_search *s, int32_t gpu) {
   int32_t from = t->gpu_vertex[gpu], home = t->vertex_node[from], head = 0, tail = 0;
   uint32_t stamp = ++s->stamp;
   s->queue[tail++] = from;
@@ -107,12 +96,12 @@ static ds_status group(struct ds_topo *t, const struct ds_ring *r, struct groups
   g->member = g->nodes.member;
   if (g->m < 2 || g->l < 2) return DS_OK;
   g->nic = malloc((size_t)n * sizeof *g->nic);
-  struct nic_search ns = {.queue = malloc((size_t)t->n_vertices * sizeof *ns.queue),
+  struct ds_nic_search ns = {.queue = malloc((size_t)t->n_vertices * sizeof *ns.queue),
                           .seen = calloc((size_t)t->n_vertices, sizeof *ns.seen)};
   ds_status st = DS_OK;
   if (!g->nic || !ns.queue || !ns.seen)
     st = ds_err_set(err, DS_ENOMEM, "ring of %d GPUs: out of memory", n);
-  for (int32_t i = 0; i < n && st == DS_OK; i++) g->nic[i] = nearest_nic(t, &ns, r->gpus[i]);
+  for (int32_t i = 0; i < n && st == DS_OK; i++) g->nic[i] = ds_nearest_nic(t, &ns, r->gpus[i]);
   free(ns.queue);
   free(ns.seen);
   return st;

@@ -57,6 +57,22 @@ ds_status ds_ring_nodes_group(const struct ds_topo *topo, const int32_t *gpus, i
                               struct ds_ring_nodes *out, struct ds_err *err);
 void ds_ring_nodes_release(struct ds_ring_nodes *g);
 
+/* Scratch of ds_nearest_nic: a breadth-first queue and visit stamps, each
+ * [topo->n_vertices]; seen zeroed and stamp 0 before the first search. */
+struct ds_nic_search {
+  int32_t *queue;
+  uint32_t *seen;
+  uint32_t stamp;
+};
+
+/* The NIC vertex nearest to `gpu` inside its node (fewest links, ties by
+ * link creation order, never through another GPU): where its routes to
+ * other nodes leave (templates wire each GPU, or its PCIe switch, to its
+ * NIC); -1 if none. Searching the node only keeps this O(node) per GPU,
+ * where a route to another node would walk the fabric. Rails and trees
+ * (sim/coll_tree.c) place their channels with it. */
+int32_t ds_nearest_nic(const struct ds_topo *topo, struct ds_nic_search *s, int32_t gpu);
+
 /* Fills ring->n_rails, rails, rail_member, rail_pos and rails_busbw of a
  * ring built by ds_ring_build on topo (ds_ring_build_rails calls it);
  * leaves n_rails 0 where the ring itself is what runs. */

@@ -5,7 +5,10 @@
  */
 #include "tests/coll_harness.h"
 
+#include <unistd.h>
+
 #include "sim/nccl_model.h"
+#include "tests/support.h"
 
 Test(coll_tree, pieces_follow_the_rule) {
   /* ceil(S / 512 KiB), raised to min(8 depth, S / 1 KiB), at most 1024. */
@@ -120,16 +123,99 @@ Test(coll_tree, busbw_never_exceeds_the_bottleneck) {
 
 Test(coll_tree, double_tree_uses_both_nics_across_nodes) {
   /* twonode-nic: 2 nodes x 4 GPUs on a 100 GB/s NVSwitch, 2 NICs per node
-   * at 5 GB/s (GPUs 0,1 on NIC 0; 2,3 on NIC 1). Tree 0 joins the nodes at
-   * their first GPUs (NIC 0), tree 1 at their last (NIC 1): each NIC
-   * carries one tree's S/2 each way, (S/2)/5 GB/s = 26.8 ms for S = 256 MiB,
-   * while a GPU's switch link carries 2S at 100 GB/s (5.4 ms), concurrently.
-   * Expected: T within 3% above (S/2)/5 GB/s, where a tree through one NIC
-   * pair would take twice that. */
+   * at 5 GB/s (GPUs 0,1 on NIC 0; 2,3 on NIC 1). Two rails, one per NIC:
+   * rail r's two trees join the nodes at GPU 2r of each, S/4 per tree. On 2
+   * nodes each node is the root of one tree and the leaf of the other, so
+   * each NIC carries S/4 + S/4 = S/2 each way, (S/2)/5 GB/s = 26.8 ms for
+   * S = 256 MiB, while a GPU's switch link carries 2S at 100 GB/s (5.4 ms),
+   * concurrently. Expected: T within 3% above (S/2)/5 GB/s, where a tree
+   * through one NIC pair would take twice that. */
   struct harness h;
   harness_load(&h, "tests/data/twonode-nic.yaml");
   double s = 256.0 * (1 << 20);
   int64_t t = harness_run(&h, DS_AR_TREE, 8, s, -1, 1, DS_COLL_FLOW, NULL);
+  cr_assert_geq((double)t, s / 2 / 5.0, "%lld", (long long)t);
+  cr_assert_lt((double)t, 1.03 * s / 2 / 5.0, "%lld", (long long)t);
+  ds_topo_free(h.topo);
+}
+
+/* 4 nodes x 4 TestGPUs: NVSwitch 100 GB/s, 1 us per link; a NIC per GPU,
+ * 5 GB/s and 2 us to one non-blocking IB switch, 20 GB/s and 0.5 us of PCIe
+ * between a GPU and its NIC. */
+static const char fournode_nic[] =
+    "schema_version: 1\nname: fournode-nic\ngpu: TestGPU\nnodes: 4\ngpus_per_node: 4\n"
+    "intra_node:\n  template: nvswitch\n  link_bw: 100GBps\n  link_lat: 1us\n"
+    "inter_node:\n  template: ib\n  nics_per_node: 4\n  nic_bw: 5GBps\n  nic_lat: 2us\n"
+    "  gpu_nic_bw: 20GBps\n  gpu_nic_lat: 0.5us\n"
+    "compute:\n  flops_efficiency: 1\n  mem_efficiency: 1\n  kernel_overhead: 0us\n"
+    "  fp32_math: fp32\n";
+
+static void load_fournode_nic(struct harness *h) {
+  char path[] = "/tmp/ddpsim-fournode-nic-XXXXXX";
+  struct ds_err err = {0};
+  memset(h, 0, sizeof *h);
+  ds_test_write_temp(path, fournode_nic);
+  ds_status st = ds_topo_load(path, "tests/data/gpus.yaml", &h->topo, &err);
+  unlink(path);
+  cr_assert_eq(st, DS_OK, "%s", err.msg);
+}
+
+Test(coll_tree, double_tree_runs_a_rail_per_nic_closed_form) {
+  /* fournode-nic (above), 16 ranks, a protocol by hand: C = 4 channels per
+   * tree, each capped at c = 1 GB/s, per-hop latency 1 us inside a node
+   * (NVLINK) and 5 us across (NET), start 3 us.
+   *
+   * What runs (NCCL's tree graph has a channel per NIC and runs both trees
+   * of a channel over its chain, connect.cc): K = 4 rails; rail r chains
+   * each node's GPUs towards local GPU r (r, r+1, ... cyclically), which
+   * faces the other nodes in both trees; 2K = 8 trees of S/8, the C
+   * channels spread C/K = 1 per rail, capped at C c / K = 1 GB/s. Over the
+   * nodes tree 0 is 0 <- 2 <- {1, 3}, tree 1 its mirror 3 <- 1 <- {2, 0}.
+   * A NIC of a node inner in one tree and leaf in the other sends 4 flows
+   * (up and two down in one, up in the other) and receives 4: 4 c = 4 GB/s
+   * <= 5 GB/s, so every flow runs at its cap and a piece of S/(8P) takes
+   * t = S/(8 P c) on every hop.
+   *
+   * Closed form: a vertex h hops above its deepest leaf sends piece p up at
+   * start + h t + (latencies below it) + p t; the deepest path is a leaf
+   * node's chain (3 NVLINK hops) and 2 node hops (NET) up, the same down,
+   * H = 10 hops, latency 6 x 1 + 4 x 5 = 26 us. The last piece reaches the
+   * deepest leaf at
+   *   T = start + 26 us + (P + H - 1) t.
+   * S = 64 MiB: S/8 = 8 MiB in P = max(8 MiB / 512 KiB, 8 x depth 5) = 40
+   * pieces; t = 209715.2 ns; T = 29000 + 49 t = 10305044.8 ns (+- 1 ns per
+   * piece and hop, rounding).
+   *
+   * Before (one tree per NIC: tree 0 through local GPU 0's NIC, tree 1
+   * through GPU 3's), tree 0's flows of C c = 4 GB/s each met 3 to a NIC at
+   * its inner node, 12 GB/s on 5: 21.47 ms, 2.1 x this T. */
+  struct harness h;
+  load_fournode_nic(&h);
+  struct ds_coll_proto cp = {.proto = DS_PROTO_SIMPLE, .channels = 4, .wire_factor = 1,
+                             .chan_cap_bytes_per_s = 1e9,
+                             .hop_lat_ns = {[DS_HOP_NVLINK] = 1000, [DS_HOP_NET] = 5000},
+                             .start_lat_ns = 3000};
+  double s = 64.0 * 1024 * 1024;
+  int32_t p = ds_coll_tree_pieces(s / 8, 5, 1);
+  cr_assert_eq(p, 40);
+  double t = s / (8.0 * p);
+  double expect = 3000 + 26000 + (p + 10 - 1) * t;
+  int64_t got = harness_run(&h, DS_AR_TREE, 16, s, -1, 1, DS_COLL_FLOW, &cp);
+  cr_assert_leq(fabs((double)got - expect), p + 10, "%lld vs %.1f", (long long)got, expect);
+  ds_topo_free(h.topo);
+}
+
+Test(coll_tree, double_tree_carries_2s_over_k_per_nic) {
+  /* The same cluster on its links' own bandwidth: every node is inner in
+   * one tree and a leaf (or the one-child root) in the other, so a NIC
+   * sends at most (3 + 1) S/(2K) = 2S/K: with K = 4, S/2 at 5 GB/s, 26.8 ms
+   * for S = 256 MiB (its chain's NVSwitch hops at 100 GB/s cost little
+   * beside it). Expected: T within 3% above (S/2)/5 GB/s; with one tree per
+   * NIC a NIC carried 3 S/2 (80.5 ms; 81.1 ms simulated before). */
+  struct harness h;
+  load_fournode_nic(&h);
+  double s = 256.0 * (1 << 20);
+  int64_t t = harness_run(&h, DS_AR_TREE, 16, s, -1, 1, DS_COLL_FLOW, NULL);
   cr_assert_geq((double)t, s / 2 / 5.0, "%lld", (long long)t);
   cr_assert_lt((double)t, 1.03 * s / 2 / 5.0, "%lld", (long long)t);
   ds_topo_free(h.topo);

@@ -146,3 +146,21 @@ struct ds_model *ds_test_model(const char *path) {
   cr_assert_eq(ds_model_load(path, &m, &err), DS_OK, "%s", err.msg);
   return m;
 }
+
+int ds_test_have_gnuplot(void) {
+  return system("command -v gnuplot >/dev/null 2>&1") == 0;
+}
+
+void ds_test_assert_image(const char *path, const char *magic, size_t magic_len) {
+  FILE *fp = fopen(path, "rb");
+  cr_assert(fp != NULL, "%s: no picture", path);
+  char head[64] = {0};
+  cr_assert_leq(magic_len, sizeof head);
+  size_t got = fread(head, 1, sizeof head, fp);
+  fseek(fp, 0, SEEK_END);
+  long size = ftell(fp);
+  fclose(fp);
+  cr_assert(got >= magic_len && memcmp(head, magic, magic_len) == 0, "%s starts %.8s", path,
+            head);
+  cr_assert_gt(size, 1000, "%s is %ld bytes: an image, not an empty file", path, size);
+}

@@ -69,4 +69,12 @@ void ds_test_options_ok(const char *args, struct ds_options *o);
  * (ds_model_free). */
 struct ds_model *ds_test_model(const char *path);
 
+/* 1 when gnuplot is on PATH (plot tests skip without it). */
+int ds_test_have_gnuplot(void);
+
+/* Fails the test unless path is a picture: it starts with the magic bytes
+ * (magic_len of them: "\x89PNG\r\n\x1a\n", "<?xml") and has more than
+ * 1000 bytes (an image, not an empty or truncated file). */
+void ds_test_assert_image(const char *path, const char *magic, size_t magic_len);
+
 #endif

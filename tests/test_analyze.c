@@ -351,12 +351,8 @@ Test(analyze, chrome_json_has_one_complete_event_per_row) {
   unlink(out);
 }
 
-static int have_gnuplot(void) {
-  return system("command -v gnuplot >/dev/null 2>&1") == 0;
-}
-
 Test(analyze, plot_writes_a_png) {
-  if (!have_gnuplot()) cr_skip("gnuplot is not installed (apt-get install gnuplot-nox)");
+  if (!ds_test_have_gnuplot()) cr_skip("gnuplot is not installed (apt-get install gnuplot-nox)");
   char dir[] = "/tmp/ddpsim-plot-test-XXXXXX", args[1024], png[256];
   cr_assert(mkdtemp(dir) != NULL);
   snprintf(png, sizeof png, "%s/timeline.png", dir);
@@ -602,23 +598,14 @@ static void one_plot(const char *trace, const char *ext, const char *magic) {
   struct ds_test_result r = run(NULL, args);
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   cr_assert(strstr(r.out, "trace      "), "the report follows the plot: %s", r.out);
-  FILE *fp = fopen(img, "rb");
-  cr_assert(fp != NULL, "%s", img);
-  char head[16] = {0};
-  size_t got = fread(head, 1, sizeof head, fp);
-  fseek(fp, 0, SEEK_END);
-  long size = ftell(fp);
-  fclose(fp);
-  cr_assert(got == sizeof head && memcmp(head, magic, strlen(magic)) == 0, "%s: %.16s",
-            img, head);
-  cr_assert_gt(size, 1000, "%s is %ld bytes", img, size);
+  ds_test_assert_image(img, magic, strlen(magic));
   ds_test_release(&r);
   unlink(img);
   cr_assert_eq(rmdir(dir), 0, "temporary files left in %s", dir);
 }
 
 Test(analyze_one, plot_draws_a_png_and_an_svg) {
-  if (!have_gnuplot()) cr_skip("gnuplot is not installed (apt-get install gnuplot-nox)");
+  if (!ds_test_have_gnuplot()) cr_skip("gnuplot is not installed (apt-get install gnuplot-nox)");
   one_plot(H100 "p2.csv", "png", "\x89PNG\r\n\x1a\n");
   one_plot(H100 "t2-spin.csv", "svg", "<?xml");
 }

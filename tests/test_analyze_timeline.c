@@ -22,10 +22,6 @@ static struct ds_test_result run(const char *env, const char *args) {
   return ds_test_run(env, ds_test_ddpsim(), args);
 }
 
-static int have_gnuplot(void) {
-  return system("command -v gnuplot >/dev/null 2>&1") == 0;
-}
-
 static int count(const char *text, const char *needle) {
   int n = 0;
   for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle)) n++;
@@ -44,7 +40,7 @@ static void clean(const char *dir, const char *const *names, int n) {
 }
 
 Test(timeline, plot_without_a_sweep_draws_the_run) {
-  if (!have_gnuplot()) cr_skip("gnuplot is not installed (apt-get install gnuplot-nox)");
+  if (!ds_test_have_gnuplot()) cr_skip("gnuplot is not installed (apt-get install gnuplot-nox)");
   char dir[] = "/tmp/ddpsim-timeline-test-XXXXXX", args[512];
   cr_assert(mkdtemp(dir) != NULL);
   struct ds_test_result plain = run("", TINY "--format csv");
@@ -56,16 +52,9 @@ Test(timeline, plot_without_a_sweep_draws_the_run) {
     cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
     /* The report is the run's own, as without --plot. */
     cr_assert_str_eq(r.out, plain.out);
-    char path[512], head[8] = {0};
+    char path[512];
     snprintf(path, sizeof path, "%s/t.%s", dir, ext[k]);
-    FILE *fp = fopen(path, "rb");
-    cr_assert(fp != NULL, "%s", path);
-    size_t got = fread(head, 1, sizeof head, fp);
-    fseek(fp, 0, SEEK_END);
-    long size = ftell(fp);
-    fclose(fp);
-    cr_assert(got > 0 && memcmp(head, magic[k], strlen(magic[k])) == 0, "%s", path);
-    cr_assert_gt(size, 1000, "%s: %ld bytes", path, size);
+    ds_test_assert_image(path, magic[k], strlen(magic[k]));
     ds_test_release(&r);
   }
   ds_test_release(&plain);

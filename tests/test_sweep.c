@@ -285,24 +285,15 @@ Test(sweep, sample_quantiles_are_ordered_and_spread_with_noise) {
 
 /* ---- plot --------------------------------------------------------------- */
 
-static int have_gnuplot(void) {
-  return system("command -v gnuplot >/dev/null 2>&1") == 0;
-}
-
 Test(sweep, plot_writes_a_png) {
-  if (!have_gnuplot()) cr_skip_test("gnuplot is not installed (apt-get install gnuplot-nox)");
+  if (!ds_test_have_gnuplot()) cr_skip_test("gnuplot is not installed (apt-get install gnuplot-nox)");
   char dir[] = "/tmp/ddpsim-swplot-XXXXXX", args[512], path[300];
   cr_assert(mkdtemp(dir) != NULL);
   snprintf(path, sizeof path, "%s/s.png", dir);
   snprintf(args, sizeof args, TINY "--bucket-mb 1:100:log5 --plot %s", path);
   struct ds_test_result r = run(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
-  FILE *fp = fopen(path, "rb");
-  cr_assert(fp != NULL);
-  unsigned char sig[8];
-  cr_assert_eq(fread(sig, 1, 8, fp), 8);
-  fclose(fp);
-  cr_assert_eq(memcmp(sig, "\x89PNG\r\n\x1a\n", 8), 0);
+  ds_test_assert_image(path, "\x89PNG\r\n\x1a\n", 8);
   ds_test_release(&r);
   unlink(path);
   cr_assert_eq(rmdir(dir), 0, "no temporary file left in %s", dir);

@@ -223,10 +223,6 @@ Test(sweep_measured, report_prints_errors_and_the_optimum) {
   unlink(path);
 }
 
-static int have_gnuplot(void) {
-  return system("command -v gnuplot >/dev/null 2>&1") == 0;
-}
-
 /* Runs a plot and checks the image starts with magic (of magic_len bytes). */
 static void plot_and_check(const char *sweep, const char *measured, const char *ext,
                            const char *magic, size_t magic_len) {
@@ -237,23 +233,14 @@ static void plot_and_check(const char *sweep, const char *measured, const char *
            measured ? " --measured " : "", measured ? measured : "");
   struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
   cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
-  FILE *fp = fopen(img, "rb");
-  cr_assert(fp != NULL, "%s", img);
-  char head[64] = {0};
-  size_t got = fread(head, 1, sizeof head, fp);
-  fseek(fp, 0, SEEK_END);
-  long size = ftell(fp);
-  fclose(fp);
-  cr_assert_geq(got, magic_len);
-  cr_assert_eq(memcmp(head, magic, magic_len), 0, "%s: %.8s", img, head);
-  cr_assert_gt(size, 1000, "an image, not an empty file: %ld bytes", size);
+  ds_test_assert_image(img, magic, magic_len);
   ds_test_release(&r);
   unlink(img);
   cr_assert_eq(rmdir(dir), 0, "no temporary file left in %s", dir);
 }
 
 Test(sweep_measured, plots_with_measured_points_png_and_svg) {
-  if (!have_gnuplot()) cr_skip_test("gnuplot is not installed (apt-get install gnuplot-nox)");
+  if (!ds_test_have_gnuplot()) cr_skip_test("gnuplot is not installed (apt-get install gnuplot-nox)");
   char path[] = "/tmp/ddpsim-measured-XXXXXX";
   ds_test_write_temp(path, "bucket_mb,iter_ms,exposed_comm_ms\n1,2.0,0.6\n5,1.9,\n"
                            "25,1.7,0.5\n100,1.8,0.4\n");

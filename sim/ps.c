@@ -412,13 +412,27 @@ static void start_flow(struct ps_sim *s, size_t op, int32_t w, int32_t k, int pu
   if (st != DS_OK) fail(s, st);
 }
 
+/* A worker's compute op starts when the op before it has ended and, for
+ * a forward layer l, once its process's Python thread has launched it:
+ * the thread launches one layer per host_launch from the start of the
+ * step (its pulls in), as single's and DDP's host does (their `launch`
+ * ops; here the launches are not ops of the schedule, only the later
+ * start shows them). */
 static void start_compute(struct ps_sim *s, int32_t w) {
   size_t op = block(s, s->iter[w]) + ix_prog(&s->y, w, s->pos[w]);
-  int64_t now = ds_engine_now(s->eng);
-  s->start[op] = now;
+  const struct entry *e = &s->prog[s->pos[w]];
+  int64_t start = ds_engine_now(s->eng);
+  if (e->kind == DS_OP_FWD) {
+    int32_t it = s->iter[w];
+    int64_t begun = it > 0 ? s->iter_end[(size_t)w * (size_t)s->opt->iters + (size_t)it - 1] : 0;
+    int64_t launched = begun + ds_units_round_ns((double)(e->layer + 1) *
+                                                 s->c->params.host_launch_ns);
+    if (launched > start) start = launched;
+  }
+  s->start[op] = start;
   double ns = s->all->ops[op].dur_us * 1000.0 * s->scale[op];
   struct ds_event ev = {.kind = DS_EV_OP_DONE, .a = w, .b = (int64_t)op};
-  ds_status st = ds_engine_schedule(s->eng, now + ds_units_round_ns(ns), &ev, NULL);
+  ds_status st = ds_engine_schedule(s->eng, start + ds_units_round_ns(ns), &ev, NULL);
   if (st != DS_OK) fail(s, st);
 }
 

@@ -30,6 +30,10 @@
  * sample (the last layer's act_bytes) and writes its gradient, 2e6 bytes
  * per sample at 1000 GB/s: 2 us per sample. */
 #define LOSS_NS(batch) (2e6 * (batch) / MEM_BW * 1e9)
+/* The first forward layer waits for its host launch (host_launch, 20 us by
+ * default) after the step starts; the later launches run ahead of the
+ * test models' 100+ us kernels. */
+#define LAUNCH_NS 20e3
 
 struct fixture {
   struct ds_topo *topo;
@@ -127,8 +131,8 @@ static double sync_period_ns(double c_ns, double S, int W) {
 }
 
 Test(ps, sync_step_by_hand_server_link_is_the_bottleneck) {
-  /* tiny-model: forward 100+200+100 us, loss 2 us, backward twice the
-   * forward: C = 1202 us;
+  /* tiny-model: the first launch 20 us, forward 100+200+100 us, loss 2 us,
+   * backward twice the forward: C = 1222 us;
    * S = 1,835,264 * 4 = 7,341,056 bytes. Push: 3 remote workers through
    * the server's one 10 GB/s link: 2 us + 3 * 7341056 / 10e9 s = 2204.317
    * us; update (10 passes) 73.411 us; pull 2204.317 us. */
@@ -138,8 +142,8 @@ Test(ps, sync_step_by_hand_server_link_is_the_bottleneck) {
   struct ds_ps_result r;
   run(&f, &o, &r);
   double S = 1835264.0 * 4;
-  double T = sync_period_ns(1200e3 + LOSS_NS(1), S, 4);
-  cr_assert_float_eq(T, 5684045, 1, "hand value %.0f", T);
+  double T = sync_period_ns(LAUNCH_NS + 1200e3 + LOSS_NS(1), S, 4);
+  cr_assert_float_eq(T, 5704045, 1, "hand value %.0f", T);
   cr_assert_float_eq(r.iter_ms, T / 1e6, 3e-6, "iter %.6f ms, want %.6f", r.iter_ms, T / 1e6);
   for (int w = 0; w < 4; w++)
     cr_assert_float_eq(r.worker_step_ms[w], T / 1e6, 3e-6, "worker %d", w);
@@ -183,14 +187,14 @@ Test(ps, sync_step_by_hand_server_link_is_the_bottleneck) {
 }
 
 Test(ps, two_servers_on_independent_links_halve_the_transfer) {
-  /* ps-model: C = 2 x 100 + 2 + 2 x 200 = 602 us (with the loss), S = 8 MiB in two 4 MiB
+  /* ps-model: C = 20 + 2 x 100 + 2 + 2 x 200 = 622 us (with the launch and the loss), S = 8 MiB in two 4 MiB
    * tensors. One server (GPU 0): 3 remote pushes of S share its link.
    * Two servers (GPUs 0 and 2): each gets 3 remote pushes of S/2 on its
    * own link (workers 1 and 3 send to both, 2 x B/3 < B on their uplink),
    * so push and pull take a + 3 (S/2)/B: the data phase halves. */
   struct fixture f;
   load(&f, "tests/data/ps-model.yaml");
-  double S = 2 * 1048576.0 * 4, C = 600e3 + LOSS_NS(1);
+  double S = 2 * 1048576.0 * 4, C = LAUNCH_NS + 600e3 + LOSS_NS(1);
   struct ds_ps_result r1, r2;
   struct ds_ps_options o1 = opts(4, 1, DS_PS_SYNC, 2, 1);
   struct ds_ps_options o2 = opts(4, 2, DS_PS_SYNC, 2, 1);
@@ -229,12 +233,12 @@ Test(ps, sync_waits_for_a_straggler_async_does_not) {
   o.rank_factor = factor;
   run(&f, &o, &as);
   /* Sync without a straggler: the hand period. With one: workers 1 and 2
-   * push at C through the shared link (2 flows), long done when rank 3
-   * ends its 2C of compute and pushes alone: a + S/B; then the update and
+   * push at C (after the 20 us launch) through the shared link (2 flows),
+   * long done when rank 3 ends its 2C of compute and pushes alone: a + S/B; then the update and
    * the three pulls as before. The period follows the straggler's pace. */
-  double T = sync_period_ns(C, S, 4);
+  double T = sync_period_ns(LAUNCH_NS + C, S, 4);
   double upd = rnd(10 * S / MEM_BW * 1e9);
-  double Ts = 2 * C + ALPHA_NS + rnd(S / B_LINK * 1e9) + upd + ALPHA_NS +
+  double Ts = LAUNCH_NS + 2 * C + ALPHA_NS + rnd(S / B_LINK * 1e9) + upd + ALPHA_NS +
               rnd(3 * S / B_LINK * 1e9);
   cr_assert_float_eq(sn.iter_ms, T / 1e6, 3e-6, "%.6f vs %.6f", sn.iter_ms, T / 1e6);
   cr_assert_float_eq(ss.iter_ms, Ts / 1e6, 3e-6, "%.6f vs %.6f", ss.iter_ms, Ts / 1e6);
@@ -389,7 +393,7 @@ Test(ps_cli, sync_row_is_the_hand_period) {
   struct ds_test_result r = cli(TINY "--strategy ps --format json");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   double S = 2 * 1048576.0 * 4;
-  double T = sync_period_ns(600e3 + LOSS_NS(1), S, 4);
+  double T = sync_period_ns(LAUNCH_NS + 600e3 + LOSS_NS(1), S, 4);
   cr_assert_float_eq(json_num(r.out, 0, "iter_ms"), T / 1e6, 2e-6, "%s", r.out);
   cr_assert_float_eq(json_num(r.out, 0, "samples_per_s"), 4 / (T / 1e9), 0.01);
   cr_assert_float_eq(json_num(r.out, 0, "staleness_max"), 0, 0);
@@ -409,7 +413,7 @@ Test(ps_cli, per_layer_push_row) {
                                      "--format json");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   double S = 2 * 1048576.0 * 4;
-  double T = sync_period_ns(600e3 + LOSS_NS(1), S, 4) - 200e3;
+  double T = sync_period_ns(LAUNCH_NS + 600e3 + LOSS_NS(1), S, 4) - 200e3;
   cr_assert_float_eq(json_num(r.out, 0, "iter_ms"), T / 1e6, 5e-6, "%s", r.out);
   double comm = json_num(r.out, 0, "comm_ms"), exposed = json_num(r.out, 0, "exposed_comm_ms");
   cr_assert_float_eq(json_num(r.out, 0, "overlap_pct"), 100 * (comm - exposed) / comm, 1e-3);
@@ -578,12 +582,12 @@ Test(ps, push_time_grows_with_the_workers_sharing_the_server_link) {
     struct ds_ps_result r;
     struct ds_ps_options o = opts(W, 1, DS_PS_SYNC, 2, 1);
     run(&f, &o, &r);
-    double T = sync_period_ns(600e3 + LOSS_NS(1), S, W);
+    double T = sync_period_ns(LAUNCH_NS + 600e3 + LOSS_NS(1), S, W);
     cr_assert_float_eq(r.iter_ms, T / 1e6, 3e-6, "W=%d: %.6f vs %.6f", W, r.iter_ms, T / 1e6);
     ds_ps_result_release(&r);
     o.net_mode = DS_NET_CONSTANT;
     run(&f, &o, &r);
-    double lone = 600e3 + LOSS_NS(1) + 2 * (ALPHA_NS + rnd(S / B_LINK * 1e9)) +
+    double lone = LAUNCH_NS + 600e3 + LOSS_NS(1) + 2 * (ALPHA_NS + rnd(S / B_LINK * 1e9)) +
                   rnd((5 + W + 1) * S / MEM_BW * 1e9);
     cr_assert_float_eq(r.iter_ms, lone / 1e6, 3e-6, "alpha-beta W=%d: %.6f vs %.6f", W,
                        r.iter_ms, lone / 1e6);
@@ -609,7 +613,7 @@ Test(ps, per_layer_push_hides_the_rest_of_backward) {
   run(&f, &o, &a);
   o.push = DS_PS_PUSH_PER_LAYER;
   run(&f, &o, &b);
-  double T = sync_period_ns(600e3 + LOSS_NS(1), S, 4);
+  double T = sync_period_ns(LAUNCH_NS + 600e3 + LOSS_NS(1), S, 4);
   cr_assert_float_eq(a.iter_ms, T / 1e6, 3e-6);
   cr_assert_float_eq(b.iter_ms, (T - 200e3) / 1e6, 5e-6, "%.6f vs %.6f", b.iter_ms,
                      (T - 200e3) / 1e6);
@@ -642,8 +646,9 @@ Test(ps, a_step_ends_after_its_compute_even_when_pulls_come_back_first) {
    * and the pulls back take about as long again: every pull is back within
    * 2.8 ms, while the stem's backward (no parameters) runs 5 ms. The step
    * must still wait for the stem: compute ops of a worker never overlap,
-   * and sync runs at the compute's pace, F + loss + B = 3 x 100 + 2 + 2 x
-   * 200 + 5000 us = 5.702 ms exactly, every pull having arrived in time. */
+   * and sync runs at the compute's pace, launch + F + loss + B = 20 + 3 x
+   * 100 + 2 + 2 x 200 + 5000 us = 5.722 ms exactly, every pull having
+   * arrived in time. */
   struct fixture f;
   load(&f, "tests/data/ps-model-head.yaml");
   struct ds_ps_options o = opts(4, 2, DS_PS_SYNC, 3, 1);
@@ -675,7 +680,7 @@ Test(ps, a_step_ends_after_its_compute_even_when_pulls_come_back_first) {
       }
     }
     cr_assert_gt(early, 0, "mode %d: no pull came back during the stem's backward", mode);
-    cr_assert_float_eq(r.iter_ms, 5.702, 1e-6, "mode %d: %.6f", mode, r.iter_ms);
+    cr_assert_float_eq(r.iter_ms, 5.722, 1e-6, "mode %d: %.6f", mode, r.iter_ms);
     ds_ps_result_release(&r);
   }
   unload(&f);
@@ -693,8 +698,9 @@ Test(ps_cli, a_world_size_sweep_keeps_the_stragglers_each_world_has) {
                                      "--straggler 3:2 --format json");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   double S = 2 * 1048576.0 * 4, C = 9.6e6 + LOSS_NS(16);
-  cr_assert_float_eq(json_num(r.out, 0, "iter_ms"), sync_period_ns(C, S, 2) / 1e6, 3e-6);
-  double Ts = 2 * C + ALPHA_NS + rnd(S / B_LINK * 1e9) + rnd(10 * S / MEM_BW * 1e9) +
+  cr_assert_float_eq(json_num(r.out, 0, "iter_ms"), sync_period_ns(LAUNCH_NS + C, S, 2) / 1e6,
+                     3e-6);
+  double Ts = LAUNCH_NS + 2 * C + ALPHA_NS + rnd(S / B_LINK * 1e9) + rnd(10 * S / MEM_BW * 1e9) +
               ALPHA_NS + rnd(3 * S / B_LINK * 1e9);
   cr_assert_float_eq(json_num(r.out, 1, "iter_ms"), Ts / 1e6, 3e-6);
   ds_test_release(&r);
@@ -718,4 +724,24 @@ Test(ps_cli, per_layer_is_never_slower_without_link_sharing) {
   }
   cr_assert_leq(t[1], t[0] + 1e-6, "per layer %.6f, after backward %.6f", t[1], t[0]);
   cr_assert_lt(t[1], t[0], "ResNet-50's last layers' pushes hide under the first layers' backward");
+}
+
+Test(ps_cli, one_worker_is_never_faster_than_single) {
+  /* A worker does single's work (the same launches, loss, backward) plus
+   * its push, the server's update and the pull, so at any batch its step
+   * takes at least single's iteration. At batch 1 the launches rule
+   * (kernels shorter than host_launch): without them the worker would
+   * beat single (ResNet-50: 2.18 against 3.43 ms). */
+  const char *models[] = {"resnet50", "mobilenet_v2", "bert-base"};
+  for (size_t i = 0; i < sizeof models / sizeof *models; i++) {
+    char args[256];
+    snprintf(args, sizeof args, "--topo 4gpu --model %s --world-size 1 --batch 1,32 "
+             "--strategy single,ps --format csv", models[i]);
+    struct ds_test_result r = cli(args);
+    cr_assert_eq(r.status, 0, "%s: %s", models[i], r.err);
+    for (int b = 0; b < 2; b++) /* rows: single at batch 1, 32, then ps at 1, 32 */
+      cr_assert_geq(ds_test_csv_num(r.out, "iter_ms", 2 + b),
+                    ds_test_csv_num(r.out, "iter_ms", b), "%s:\n%s", models[i], r.out);
+    ds_test_release(&r);
+  }
 }

@@ -53,17 +53,25 @@ ds_status ds_lookup_file(const char *kind, const char *what, const char *arg,
       if (try_dir(dir, arg, out, cap, tried, sizeof tried)) return DS_OK;
     }
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    int source_is_exe_parent = 0;
     if (n > 0) {
       exe[n] = '\0';
-      char *slash = strrchr(exe, '/');
-      if (slash) *slash = '\0';
-      snprintf(dir, sizeof dir, "%s/../share/ddpsim/%s", exe, kind);
+      /* The executable's directory's parent, spelt without "bin/.." (the
+       * link is resolved, so the parent is the real one): the prefix of
+       * an install, or the source tree of a build. */
+      for (int up = 0; up < 2; up++) {
+        char *slash = strrchr(exe, '/');
+        if (slash) *slash = '\0';
+      }
+      snprintf(dir, sizeof dir, "%s/share/ddpsim/%s", exe, kind);
       if (try_dir(dir, arg, out, cap, tried, sizeof tried)) return DS_OK;
-      snprintf(dir, sizeof dir, "%s/../%s", exe, kind);
+      snprintf(dir, sizeof dir, "%s/%s", exe, kind);
       if (try_dir(dir, arg, out, cap, tried, sizeof tried)) return DS_OK;
+      source_is_exe_parent = strcmp(exe, DS_SOURCE_DIR) == 0;
     }
     snprintf(dir, sizeof dir, "%s/%s", DS_SOURCE_DIR, kind);
-    if (try_dir(dir, arg, out, cap, tried, sizeof tried)) return DS_OK;
+    if (!source_is_exe_parent && try_dir(dir, arg, out, cap, tried, sizeof tried))
+      return DS_OK;
   }
   return ds_err_set(err, DS_EUSAGE, "%s '%s' not found (looked for: %s)", what,
                     arg, tried);

@@ -232,7 +232,9 @@ enum ds_coll_kind {
  *   tree              NCCL's double binary tree (sim/coll_tree.c): two
  *                     complementary binary trees over the nodes, a chain
  *                     inside each node, each tree carrying half the buffer,
- *                     reduced up and broadcast down in pipelined pieces
+ *                     reduced up and broadcast down in pipelined pieces;
+ *                     per flow, or aggregated (one flow per tree, equal to
+ *                     per flow where NCCL's per-channel caps bind)
  *   nvls              NVLink SHARP: every GPU sends its buffer to the
  *                     NVSwitch, which reduces it and multicasts the result
  *                     back, pipelined (sim/coll_tree.c, the switch as root)
@@ -293,7 +295,10 @@ struct ds_coll_spec {
   struct ds_topo *topo;          /* routes of point-to-point kinds */
   const struct ds_ring *ring;    /* the members, in ring order */
   struct ds_net *net;
-  enum ds_coll_model model;      /* chain and p2p kinds always run per flow */
+  enum ds_coll_model model;      /* chain and p2p kinds always run per flow; of
+                                    the all-reduces, ring, tree and hierarchical
+                                    aggregate (nvls, direct, reduce-broadcast:
+                                    per flow whatever the model) */
   int32_t chunks;                /* pipelined pieces per step (chain: in all), >= 1 */
   double bytes;                  /* as above */
   int32_t root;                  /* member index of the root; sendrecv: 0; else ignored */

@@ -96,8 +96,8 @@ static const char usage[] =
     "  -e, --maxbytes SIZE    largest size (default 128M)\n"
     "  -f, --stepfactor X     multiply the size by X each step, > 1 (default 2)\n"
     "  -g, --ranks N          ranks, on the first N GPUs (default: every GPU)\n"
-    "  --coll-model auto|flow|aggregate  ring per flow or aggregated (default auto:\n"
-    "                         flow up to 64 ranks; tree, nvls, direct and\n"
+    "  --coll-model auto|flow|aggregate  ring and tree per flow or aggregated\n"
+    "                         (default auto: flow up to 64 ranks; nvls, direct and\n"
     "                         reduce-broadcast always run per flow)\n"
     "  --net maxmin|alpha-beta  link sharing model (default maxmin)\n"
     "  --ring-chunks N        pipelined chunks per ring step, flow only (default 1)\n"
@@ -349,10 +349,23 @@ struct plan {
   char fallback[1200];       /* why auto runs the plain ring; "" if it does not */
 };
 
+/* What ran: "flow" or "aggregate". Only the ring kinds and, of the
+ * all-reduces, the ring, the hierarchical one's rings and the double binary
+ * tree aggregate (sim/coll_tree.c: nvls and reduce-broadcast run per flow
+ * whatever the model, as direct does). */
+static const char *coll_model_of(const struct collbench_options *o, const struct plan *pl,
+                                 enum ds_ar_algo algo) {
+  int per_flow_only = o->desc->kind == DS_COLL_ALLREDUCE && algo != DS_AR_RING &&
+                      algo != DS_AR_HIER && algo != DS_AR_TREE;
+  return pl->model == DS_COLL_FLOW || per_flow_only ? "flow" : "aggregate";
+}
+
 static void print_header(FILE *out, const struct collbench_options *o,
                          const struct ds_topo *topo, const struct plan *pl) {
   const char *net = o->net_mode == DS_NET_CONSTANT ? "alpha-beta" : "maxmin";
   const char *exec = pl->model == DS_COLL_FLOW ? "per flow" : "aggregated";
+  const char *plain_exec =
+      strcmp(coll_model_of(o, pl, o->ar_algo), "flow") == 0 ? "per flow" : "aggregated";
   switch (o->format) {
   case DS_FORMAT_CSV:
     fputs("op,algo,proto,nranks,size_bytes,count,type,time_us,algbw_gbps,"
@@ -369,7 +382,7 @@ static void print_header(FILE *out, const struct collbench_options *o,
     if (!pl->nccl) {
       fprintf(out, "# network %s, %s %s; simulated (NCCL protocols and channels not modelled)\n",
               net, o->desc->kind == DS_COLL_ALLREDUCE ? ds_ar_algo_name(o->ar_algo)
-                                                      : o->desc->algo, exec);
+                                                      : o->desc->algo, plain_exec);
       if (pl->fallback[0]) fprintf(out, "# %s\n", pl->fallback);
       fprintf(out, "#\n# %12s %12s %6s %10s %8s %8s\n# %12s %12s %6s %10s %8s %8s\n",
               "size", "count", "type", "time", "algbw", "busbw", "(B)", "(elements)", "",
@@ -393,10 +406,7 @@ static void print_header(FILE *out, const struct collbench_options *o,
 static void print_row(FILE *out, const struct collbench_options *o,
                       const struct plan *pl, const struct row *r, int first) {
   const char *net = o->net_mode == DS_NET_CONSTANT ? "alpha-beta" : "maxmin";
-  /* Only the ring kinds (and the hierarchical all-reduce's rings) aggregate. */
-  int per_flow_only = o->desc->kind == DS_COLL_ALLREDUCE && r->algo != DS_AR_RING &&
-                      r->algo != DS_AR_HIER;
-  const char *coll = pl->model == DS_COLL_FLOW || per_flow_only ? "flow" : "aggregate";
+  const char *coll = coll_model_of(o, pl, r->algo);
   const char *proto = ds_proto_name(r->proto);
   const char *algo = o->desc->kind == DS_COLL_ALLREDUCE ? ds_ar_algo_name(r->algo)
                                                         : o->desc->algo;
@@ -485,7 +495,8 @@ static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
              : o->coll_model == DS_COLL_CHOICE_AGGREGATE ? DS_COLL_AGGREGATE
              : n > DS_AUTO_AGGREGATE_ABOVE               ? DS_COLL_AGGREGATE
                                                          : DS_COLL_FLOW;
-  /* Only the ring kinds have an aggregated execution. */
+  /* Only the ring kinds (and, of the all-reduces, those of coll_model_of)
+   * have an aggregated execution. */
   if (o->desc->kind != DS_COLL_ALLREDUCE && o->desc->kind != DS_COLL_ALLGATHER &&
       o->desc->kind != DS_COLL_REDUCESCATTER)
     pl.model = DS_COLL_FLOW;

@@ -77,6 +77,8 @@ struct ds_link {
   const char *kind; /* "nvlink", "pcie", "qpi", "ib": static string */
 };
 
+struct ds_route_cache_entry;
+
 struct ds_topo {
   char *name;       /* owned */
   char *path;       /* owned: the file it was loaded from */
@@ -102,6 +104,11 @@ struct ds_topo {
   uint32_t *scratch_seen; /* route search: stamp of the search that saw v */
   int32_t *scratch_queue;
   uint32_t scratch_stamp;
+  /* Routes found so far, direct-mapped by GPU pair (ds_topo_route; a
+   * search is deterministic, so a cached route is the one a search would
+   * find). Allocated on the first route; NULL if that failed (no cache). */
+  struct ds_route_cache_entry *route_cache;
+  uint32_t route_cache_slots;
 };
 
 /* Loads a topology file; the GPU table is read from gpus.yaml in the same

@@ -525,3 +525,26 @@ Test(topo, nvls_switch_by_gpu_generation_or_key) {
                -1);
   cr_assert(strstr(err.msg, ":10:") && strstr(err.msg, "nvswitch"), "%s", err.msg);
 }
+
+Test(topo, cached_routes_are_the_routes_a_search_finds) {
+  /* ds_topo_route caches routes by GPU pair, direct-mapped: asked again, in
+   * another order, after other pairs have evicted some, every route must
+   * still be the one a topology that never searched before finds. 4096
+   * GPUs x 4 pairs each fill the cache's slots several times over. */
+  struct ds_topo *a = load_ok("topologies/cluster-512x8-h100.yaml");
+  int32_t n = a->n_gpus, la[64], lb[64], na, nb;
+  struct ds_err err = {0};
+  for (int pass = 0; pass < 2; pass++)
+    for (int32_t g = 0; g < n; g++)
+      for (int32_t k = 1; k <= 4; k++) {
+        int32_t src = pass ? n - 1 - g : g, dst = (src + k * 997) % n;
+        cr_assert_eq(ds_topo_route(a, src, dst, la, 64, &na, &err), DS_OK, "%s", err.msg);
+        if (g % 251 != 0) continue; /* a fresh topology for a sample of pairs */
+        struct ds_topo *b = load_ok("topologies/cluster-512x8-h100.yaml");
+        cr_assert_eq(ds_topo_route(b, src, dst, lb, 64, &nb, &err), DS_OK, "%s", err.msg);
+        cr_assert_eq(na, nb, "%d -> %d", src, dst);
+        cr_assert_arr_eq(la, lb, (size_t)na * sizeof *la, "%d -> %d", src, dst);
+        ds_topo_free(b);
+      }
+  ds_topo_free(a);
+}

@@ -725,23 +725,3 @@ Test(ps_cli, per_layer_is_never_slower_without_link_sharing) {
   cr_assert_leq(t[1], t[0] + 1e-6, "per layer %.6f, after backward %.6f", t[1], t[0]);
   cr_assert_lt(t[1], t[0], "ResNet-50's last layers' pushes hide under the first layers' backward");
 }
-
-Test(ps_cli, one_worker_is_never_faster_than_single) {
-  /* A worker does single's work (the same launches, loss, backward) plus
-   * its push, the server's update and the pull, so at any batch its step
-   * takes at least single's iteration. At batch 1 the launches rule
-   * (kernels shorter than host_launch): without them the worker would
-   * beat single (ResNet-50: 2.18 against 3.43 ms). */
-  const char *models[] = {"resnet50", "mobilenet_v2", "bert-base"};
-  for (size_t i = 0; i < sizeof models / sizeof *models; i++) {
-    char args[256];
-    snprintf(args, sizeof args, "--topo 4gpu --model %s --world-size 1 --batch 1,32 "
-             "--strategy single,ps --format csv", models[i]);
-    struct ds_test_result r = cli(args);
-    cr_assert_eq(r.status, 0, "%s: %s", models[i], r.err);
-    for (int b = 0; b < 2; b++) /* rows: single at batch 1, 32, then ps at 1, 32 */
-      cr_assert_geq(ds_test_csv_num(r.out, "iter_ms", 2 + b),
-                    ds_test_csv_num(r.out, "iter_ms", b), "%s:\n%s", models[i], r.out);
-    ds_test_release(&r);
-  }
-}

@@ -39,20 +39,25 @@ SANITIZERS := -fsanitize=address -fsanitize=undefined -fno-omit-frame-pointer \
 SAN := $(if $(filter 1,$(ASAN)),$(SANITIZERS))
 
 CPPFLAGS += -D_POSIX_C_SOURCE=200809L -I.
-$(BUILD)/sim/lookup.o: CPPFLAGS += -DDS_SOURCE_DIR=\"$(CURDIR)\"
+$(BUILD)/base/lookup.o: CPPFLAGS += -DDS_SOURCE_DIR=\"$(CURDIR)\"
 CFLAGS   += -std=c11 $(OPT) $(WARN) $(SAN) -MMD -MP
 LDFLAGS  += $(SAN)
 LDLIBS   += -lyaml -lcsv -lgsl -lgslcblas -lm
 
+# Folders by layer (docs/architecture.md): base/ <- traces/ <- sim/net <-
+# sim/coll <- sim/train <- analysis/ <- sim/cli (the ddpsim command).
+BASE_SRC  := $(sort $(wildcard base/*.c))
 TRACE_SRC := $(sort $(wildcard traces/*.c))
-SIM_SRC   := $(sort $(filter-out sim/main.c,$(wildcard sim/*.c)))
+SIM_SRC   := $(sort $(filter-out sim/cli/main.c,$(wildcard sim/*/*.c)))
 ANALYSIS_SRC := $(sort $(wildcard analysis/*.c))
 TEST_SRC  := $(sort $(wildcard tests/test_*.c))
 BENCH_SRC := $(sort $(wildcard bench/bench_*.c))
 
+BASE_OBJ  := $(BASE_SRC:%.c=$(BUILD)/%.o)
 TRACE_OBJ := $(TRACE_SRC:%.c=$(BUILD)/%.o)
 SIM_OBJ   := $(SIM_SRC:%.c=$(BUILD)/%.o)
 ANALYSIS_OBJ := $(ANALYSIS_SRC:%.c=$(BUILD)/%.o)
+LIBBASE   := $(BUILD)/libddpbase.a
 LIBTRACE  := $(BUILD)/libddptrace.a
 LIBSIM    := $(BUILD)/libddpsim.a
 LIBANALYSIS := $(BUILD)/libddpanalysis.a
@@ -116,7 +121,7 @@ $(LIBREAL): $(REAL_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(DDPREAL): $(BUILD)/real/main.o $(LIBREAL) $(LIBTRACE)
+$(DDPREAL): $(BUILD)/real/main.o $(LIBREAL) $(LIBTRACE) $(LIBBASE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ $(REAL_LIBS) $(LDLIBS) -o $@
 
@@ -124,6 +129,10 @@ $(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(LIBBASE): $(BASE_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(LIBTRACE): $(TRACE_OBJ)
 	@$(if $(Q),echo "  AR      $@")
@@ -137,30 +146,27 @@ $(LIBANALYSIS): $(ANALYSIS_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(DDPSIM): $(BUILD)/sim/main.o $(LIBANALYSIS) $(LIBSIM) $(LIBTRACE)
+$(DDPSIM): $(BUILD)/sim/cli/main.o $(LIBANALYSIS) $(LIBSIM) $(LIBTRACE) $(LIBBASE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT_OBJ) $(LIBANALYSIS) $(LIBSIM) $(LIBTRACE)
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT_OBJ) $(LIBANALYSIS) $(LIBSIM) $(LIBTRACE) $(LIBBASE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ -lcriterion $(LDLIBS) -o $@
 
-# The calibration file's writer lives in real/ (ddpreal writes the file) but
-# needs neither CUDA nor MPI; its test links it beside the loader (sim/).
-$(BUILD)/tests/test_calib: $(BUILD)/real/calib_write.o
-
 # Tests of real/ (tests/test_real*.c) link the replay library too.
-$(BUILD)/tests/test_real%: $(BUILD)/tests/test_real%.o $(TEST_SUPPORT_OBJ) $(LIBREAL) $(LIBSIM) $(LIBTRACE)
+$(BUILD)/tests/test_real%: $(BUILD)/tests/test_real%.o $(TEST_SUPPORT_OBJ) $(LIBREAL) $(LIBSIM) $(LIBTRACE) $(LIBBASE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ -lcriterion $(REAL_LIBS) $(LDLIBS) -o $@
 
-$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBSIM) $(LIBTRACE)
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBSIM) $(LIBTRACE) $(LIBBASE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # The test suite: sanitizer build of the library, the tests and the command
 # (tests/test_cli.c runs $(DDPSIM) of the same build).
 test: deps
+	$(Q)scripts/check_layers.sh
 	$(Q)$(MAKE) --no-print-directory ASAN=1 check-build
 	$(Q)DDPSIM_BIN=build/asan/ddpsim DDPREAL_BIN=build/asan/ddpreal \
 	  scripts/run_tests.sh build/asan/tests
@@ -187,9 +193,9 @@ info:
 	@echo "nccl.h:        $(if $(HAVE_NCCL),found under $(CUDA_HOME)/include,not found)"
 	@echo "mpi:           $(if $(MPI_LIBS),$(MPI_LIBS),not found (mpicc missing))"
 	@echo "ddpreal:       devices cpu$(if $(HAVE_CUDA), and cuda (DS_HAVE_CUDA), only: the cuda device needs nvcc and nccl.h)"
-	@echo "sources:       $(words $(TRACE_SRC) $(SIM_SRC) $(ANALYSIS_SRC)) library files, $(words $(TEST_SRC)) test files"
+	@echo "sources:       $(words $(BASE_SRC) $(TRACE_SRC) $(SIM_SRC) $(ANALYSIS_SRC)) library files, $(words $(TEST_SRC)) test files"
 
 clean:
 	rm -rf build bin
 
--include $(wildcard $(BUILD)/*/*.d $(BUILD)/*/*/*.d)
+-include $(wildcard $(BUILD)/*/*.d $(BUILD)/*/*/*.d $(BUILD)/*/*/*/*.d)

@@ -5,15 +5,15 @@
  * written before the report is printed, so a failure to write one leaves
  * no report that looks like success.
  */
-#include "analyze.h"
+#include "analysis/analyze.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "compare.h"
-#include "export.h"
+#include "analysis/compare.h"
+#include "analysis/export.h"
 
 static const char usage[] =
     "usage: ddpsim analyze PREDICTED.csv MEASURED.csv [options]\n"

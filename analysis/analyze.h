@@ -10,7 +10,7 @@
 
 #include <stdio.h>
 
-#include "../traces/status.h"
+#include "base/status.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -7,11 +7,11 @@
  * alone gives only its own processes, "predicted" for ddpsim's and
  * "measured" for ddpreal's.
  */
-#include "export.h"
+#include "analysis/export.h"
 
 #include <string.h>
 
-#include "../traces/atomic_file.h"
+#include "base/atomic_file.h"
 
 static void us(FILE *fp, int64_t ns) {
   fprintf(fp, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));

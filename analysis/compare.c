@@ -7,7 +7,7 @@
  * position. Per-iteration metrics are computed on each iteration alone and
  * then averaged, never on an averaged timeline.
  */
-#include "compare.h"
+#include "analysis/compare.h"
 
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "overlap.h"
+#include "analysis/overlap.h"
 
 #define NS_PER_MS 1e6
 

@@ -30,7 +30,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../traces/trace.h"
+#include "traces/trace.h"
 
 #ifdef __cplusplus
 extern "C" {

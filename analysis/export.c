@@ -5,7 +5,7 @@
  * into place only when the plot succeeded; so a failed command leaves no
  * output file and no temporary one.
  */
-#include "export.h"
+#include "analysis/export.h"
 
 #include <errno.h>
 #include <stdio.h>

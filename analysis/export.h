@@ -8,7 +8,7 @@
 #ifndef DS_EXPORT_H
 #define DS_EXPORT_H
 
-#include "compare.h"
+#include "analysis/compare.h"
 
 #ifdef __cplusplus
 extern "C" {

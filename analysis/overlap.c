@@ -3,7 +3,7 @@
  * sort: both sets are merged first, so each is a sorted list of disjoint
  * intervals and one sweep over the two lists suffices.
  */
-#include "overlap.h"
+#include "analysis/overlap.h"
 
 #include <stdlib.h>
 

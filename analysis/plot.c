@@ -1,19 +1,19 @@
 /*
  * The timeline plot (export.h): gnuplot draws a Gantt chart from a data
  * file this module writes; the script goes to gnuplot's standard input
- * (traces/gnuplot.h, which writes the picture atomically). Every op is a
+ * (base/gnuplot.h, which writes the picture atomically). Every op is a
  * box from its start to its end on its (side, rank, stream) row, times in
  * ms from its iteration's start, so the predicted and the measured
  * iteration share one axis. One trace alone is one side: its rows only.
  */
-#include "export.h"
+#include "analysis/export.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "../traces/gnuplot.h"
+#include "base/gnuplot.h"
 
 #define MAX_PATH 4096
 

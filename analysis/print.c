@@ -10,7 +10,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "compare.h"
+#include "analysis/compare.h"
 
 void ds__json_string(FILE *fp, const char *s) {
   fputc('"', fp);

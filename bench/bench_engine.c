@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "sim/engine.h"
+#include "sim/net/engine.h"
 
 /* Delays uniform in [1, 2^20] ns (~1 ms): wide enough that ties are rare and
  * new events land all over the heap, not only at its bottom. */

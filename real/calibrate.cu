@@ -1,7 +1,7 @@
 /*
  * `ddpreal calibrate` (calibrate.h): measures the GPU and the all-reduce of
- * this node and writes the calibration file ddpsim reads (sim/calib.h,
- * written by real/calib_write.c).
+ * this node and writes the calibration file ddpsim reads (traces/calib_file.h,
+ * written by traces/calib_file.c).
  *
  * Compute, on rank 0 while the other ranks wait at a barrier:
  *  - GEMMs: every distinct GEMM the cuda device's gemm mode would run for
@@ -34,7 +34,7 @@
  * and check passed.
  */
 #include "calibrate.h"
-#include "calib_write.h"
+#include "traces/calib_file.h"
 #include "collective.h"
 #include "dev_cuda.h"
 #include "launch.h"
@@ -52,8 +52,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../traces/atomic_file.h"
-#include "../traces/trace.h"
+#include "base/atomic_file.h"
+#include "traces/trace.h"
 
 #define GEMM_MAX_DIM 8192 /* as dev_cuda.cu */
 #define LAUNCHES 1000

@@ -1,6 +1,6 @@
 /*
  * `ddpreal calibrate`: measures this machine and writes a calibration file
- * (sim/calib.h) that ddpsim reads with --calib. Built with the cuda device
+ * (traces/calib_file.h) that ddpsim reads with --calib. Built with the cuda device
  * only (DS_HAVE_CUDA).
  *
  *   ddpreal calibrate --schedule S.csv --out calib.yaml [--device cuda]

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../traces/status.h"
+#include "base/status.h"
 #include "launch.h"
 
 #ifdef __cplusplus

@@ -19,7 +19,7 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
-#include "../traces/status.h"
+#include "base/status.h"
 #include "launch.h"
 
 #ifdef __cplusplus

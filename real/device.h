@@ -20,8 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../traces/schedule.h"
-#include "../traces/status.h"
+#include "traces/schedule.h"
+#include "base/status.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../traces/status.h"
+#include "base/status.h"
 
 #ifdef __cplusplus
 extern "C" {

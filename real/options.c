@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../traces/cli.h"
+#include "base/cli.h"
 
 static const char usage[] =
     "usage: ddpreal --schedule SCHEDULE.csv --trace MEASURED.csv [options]\n"

@@ -6,14 +6,14 @@
 
 #include <stdint.h>
 
-#include "../traces/status.h"
+#include "base/status.h"
 #include "device.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Kept equal to DS_VERSION in sim/run.h: both commands ship together. */
+/* Kept equal to DS_VERSION in sim/cli/run.h: both commands ship together. */
 #define DS_REAL_VERSION "0.1.0"
 
 enum ds_real_device { DS_REAL_DEVICE_CPU, DS_REAL_DEVICE_CUDA };

@@ -22,7 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../traces/trace.h"
+#include "traces/trace.h"
 #include "stats.h"
 
 #define DESCRIBE_MAX 4096

@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../traces/schedule.h"
-#include "../traces/status.h"
+#include "traces/schedule.h"
+#include "base/status.h"
 #include "device.h"
 #include "launch.h"
 #include "options.h"

@@ -13,11 +13,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim/coll.h"
-#include "sim/engine.h"
-#include "sim/events.h"
-#include "sim/net.h"
-#include "sim/topo.h"
+#include "sim/coll/coll.h"
+#include "sim/net/engine.h"
+#include "sim/net/events.h"
+#include "sim/net/net.h"
+#include "sim/net/topo.h"
 
 #define HARNESS_MAXR 64
 

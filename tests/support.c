@@ -8,8 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sim/model.h"
-#include "sim/options.h"
+#include "sim/train/model.h"
+#include "sim/cli/options.h"
 
 char *ds_test_slurp(const char *path) {
   FILE *fp = fopen(path, "rb");

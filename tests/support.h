@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "traces/status.h"
+#include "base/status.h"
 
 struct ds_model;
 struct ds_options;

@@ -26,7 +26,7 @@
 #include "tests/support.h"
 #include "analysis/compare.h"
 #include "analysis/overlap.h"
-#include "sim/report.h"
+#include "sim/cli/report.h"
 #include "traces/trace.h"
 
 #define H100 "bench/results/gpu-2026-11-23-h100/"
@@ -149,7 +149,7 @@ Test(analyze, half_overlapped_allreduce_exposes_half) {
 }
 
 Test(analyze, overlap_functions_agree_with_the_simulator_summary) {
-  /* sim/report.c's ds_report_measure over the same half-overlapped ops. */
+  /* sim/cli/report.c's ds_report_measure over the same half-overlapped ops. */
   struct ds_schedule *s = NULL;
   cr_assert_eq(ds_schedule_new(1, &s), DS_OK);
   struct ds_op b = {.id = 0, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD,

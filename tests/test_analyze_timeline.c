@@ -1,5 +1,5 @@
 /*
- * The simulate command's own timeline files (analysis/timeline.c):
+ * The simulate command's own timeline files (sim/cli/timeline.c):
  * `ddpsim --plot FILE` with nothing swept draws the reported iteration,
  * `ddpsim --chrome FILE` writes the run's Chrome trace JSON; with a sweep
  * --plot stays the sweep plot (tests/test_sweep.c) and --chrome is refused.

@@ -1,6 +1,6 @@
 /*
- * Tests for sim/calib.c (the loader of `ddpreal calibrate`'s files) and
- * real/calib_write.c (their writer): a file overrides exactly the compute
+ * Tests for sim/train/calib.c (the loader of `ddpreal calibrate`'s files) and
+ * traces/calib_file.c (their writer): a file overrides exactly the compute
  * keys it has, bad files give "FILE:LINE:COL: key" errors, and what the
  * writer writes the loader reads back to the same values and the same
  * text. No GPU needed.
@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "real/calib_write.h"
-#include "sim/calib.h"
+#include "traces/calib_file.h"
+#include "sim/train/calib.h"
 #include "tests/support.h"
 
 /* Writes text to a temporary file (its name in path, 64 bytes) and loads

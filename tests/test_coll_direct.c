@@ -1,5 +1,5 @@
 /*
- * The direct all-reduce (sim/coll_direct.c): all-to-all reduce-scatter then
+ * The direct all-reduce (sim/coll/coll_direct.c): all-to-all reduce-scatter then
  * all-to-all all-gather, against its closed form on a star, the bus
  * bandwidth bound, and contention with the links' real routes.
  */

@@ -1,5 +1,5 @@
 /*
- * The executor (sim/exec.c) running every collective kind and send/recv
+ * The executor (sim/train/exec.c) running every collective kind and send/recv
  * from hand-built schedules, at hand-computed times; contention between a
  * broadcast and an all-reduce running at once; and what it refuses.
  *
@@ -10,8 +10,8 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "sim/exec.h"
-#include "sim/topo.h"
+#include "sim/train/exec.h"
+#include "sim/net/topo.h"
 #include "traces/schedule.h"
 
 struct sim {

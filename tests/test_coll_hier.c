@@ -1,5 +1,5 @@
 /*
- * The hierarchical all-reduce (sim/coll_hier.c): ring reduce-scatter in
+ * The hierarchical all-reduce (sim/coll/coll_hier.c): ring reduce-scatter in
  * each node, ring all-reduce across nodes per local rank, ring all-gather
  * in each node; against a hand computation on 2node-ib, its bounds, and
  * the uneven nodes it refuses.

@@ -1,5 +1,5 @@
 /*
- * Tree all-reduces (sim/coll_tree.c): NCCL's double binary tree, the naive
+ * Tree all-reduces (sim/coll/coll_tree.c): NCCL's double binary tree, the naive
  * reduce + broadcast and NVLS, against closed forms derived here, the bus
  * bandwidth bound, and what they refuse; the aggregated double binary tree
  * against the per-flow one.
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "sim/collbench.h"
-#include "sim/nccl_model.h"
+#include "sim/cli/collbench.h"
+#include "sim/coll/nccl_model.h"
 #include "tests/support.h"
 
 Test(coll_tree, pieces_follow_the_rule) {
@@ -334,7 +334,7 @@ Test(coll_tree, algo_names_round_trip) {
   cr_assert_eq(ga, DS_AR_RING);
 }
 
-/* The aggregated double binary tree (DS_COLL_AGGREGATE; sim/coll_tree.c,
+/* The aggregated double binary tree (DS_COLL_AGGREGATE; sim/coll/coll_tree.c,
  * agg_setup): one flow per tree after a lead standing for the per-flow
  * tree's critical path and pipeline fill. */
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/collbench.h"
+#include "sim/cli/collbench.h"
 
 struct output {
   ds_status st;

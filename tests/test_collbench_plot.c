@@ -1,6 +1,6 @@
 /*
- * `ddpsim collective --plot [--reference]` (sim/collbench_plot.c,
- * traces/gnuplot.c): the picture is written in the format asked for, with
+ * `ddpsim collective --plot [--reference]` (sim/cli/collbench_plot.c,
+ * base/gnuplot.c): the picture is written in the format asked for, with
  * one curve per op/algo/proto group and the reference's points; the
  * reference table is read with libcsv and its mistakes name FILE:LINE; a
  * missing gnuplot is a clear error, and no file is left behind.
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sim/collbench_plot.h"
+#include "sim/cli/collbench_plot.h"
 #include "support.h"
 
 static char dir[] = "/tmp/ddpsim-busbw-XXXXXX";

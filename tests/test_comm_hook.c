@@ -1,5 +1,5 @@
 /*
- * DDP communication hooks (sim/comm_hook.c): the fp16 hook's casts and
+ * DDP communication hooks (sim/train/comm_hook.c): the fp16 hook's casts and
  * halved all-reduces, PowerSGD's tensor views, P/Q/uncompressed byte counts,
  * kernels and synchronisation, worked by hand on tests/data/tiny-model.yaml
  * and tests/data/psgd-model.yaml; the memory they add; the command line.
@@ -14,11 +14,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/comm_hook.h"
-#include "sim/compute.h"
-#include "sim/ddp.h"
-#include "sim/model.h"
-#include "sim/topo.h"
+#include "sim/train/comm_hook.h"
+#include "sim/train/compute.h"
+#include "sim/train/ddp.h"
+#include "sim/train/model.h"
+#include "sim/net/topo.h"
 #include "support.h"
 
 #define MIB (1024.0 * 1024.0)

@@ -1,5 +1,5 @@
 /*
- * Tests for sim/config.c: loading, typed reads, sequences, key checks, and
+ * Tests for base/config.c: loading, typed reads, sequences, key checks, and
  * the exact text of the messages users see, line and column included.
  *
  * Lines and columns in the expected messages are 1-based and counted by
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/config.h"
+#include "base/config.h"
 #include "tests/support.h"
 
 static struct ds_config *load(const char *text) {

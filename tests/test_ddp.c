@@ -6,11 +6,11 @@
 #include <math.h>
 #include <string.h>
 
-#include "sim/compute.h"
-#include "sim/ddp.h"
-#include "sim/model.h"
-#include "sim/nccl_model.h"
-#include "sim/topo.h"
+#include "sim/train/compute.h"
+#include "sim/train/ddp.h"
+#include "sim/train/model.h"
+#include "sim/coll/nccl_model.h"
+#include "sim/net/topo.h"
 #include "tests/support.h"
 
 #define MIB (1024.0 * 1024.0)

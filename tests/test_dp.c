@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/dp.h"
+#include "sim/train/dp.h"
 #include "tests/support.h"
 
 static struct ds_test_result run(const char *args) {

@@ -1,5 +1,5 @@
 /*
- * Tests for sim/engine.c: firing order by (time, sequence), cancellation by
+ * Tests for sim/net/engine.c: firing order by (time, sequence), cancellation by
  * handle, run(until), pool growth, counters and reproducibility.
  *
  * Every event carries its own identity in the payload (a = id, b = the time
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/engine.h"
+#include "sim/net/engine.h"
 
 /* Event kinds the recording handler acts on. */
 enum {

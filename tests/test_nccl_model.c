@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim/coll.h"
-#include "sim/nccl_model.h"
-#include "sim/topo.h"
+#include "sim/coll/coll.h"
+#include "sim/coll/nccl_model.h"
+#include "sim/net/topo.h"
 
 struct fixture {
   struct ds_topo *topo;

@@ -7,9 +7,9 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "sim/engine.h"
-#include "sim/events.h"
-#include "sim/net.h"
+#include "sim/net/engine.h"
+#include "sim/net/events.h"
+#include "sim/net/net.h"
 
 #define MAX_FLOWS 16
 

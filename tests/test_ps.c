@@ -1,5 +1,5 @@
 /*
- * Parameter server (sim/ps.c): sharding, the server's update cost, a sync
+ * Parameter server (sim/train/ps.c): sharding, the server's update cost, a sync
  * step worked by hand on tiny-topo (the server's link is the shared
  * bottleneck), two servers halving it, stragglers under sync and async,
  * staleness, errors and determinism.
@@ -16,10 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/compute.h"
-#include "sim/model.h"
-#include "sim/ps.h"
-#include "sim/topo.h"
+#include "sim/train/compute.h"
+#include "sim/train/model.h"
+#include "sim/train/ps.h"
+#include "sim/net/topo.h"
 #include "tests/support.h"
 #include "traces/trace.h"
 

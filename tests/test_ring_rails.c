@@ -1,13 +1,13 @@
 /*
- * Rails (sim/ring_rails.c, sim/coll_rails.c): a ring across nodes runs as
+ * Rails (sim/coll/ring_rails.c, sim/coll/coll_rails.c): a ring across nodes runs as
  * one ring per NIC, each carrying S/K; its closed form, both executions,
  * the rails' routes on a rail-optimized fabric, and where no rails are
  * made.
  */
 #include "coll_harness.h"
 
-#include "sim/nccl_model.h"
-#include "sim/ring_rails.h"
+#include "sim/coll/nccl_model.h"
+#include "sim/coll/ring_rails.h"
 
 #define MB 1e6
 

@@ -1,5 +1,5 @@
 /*
- * Sweeps and noise (sim/options.c ranges, sim/sweep.c, sim/jitter.c;
+ * Sweeps and noise (sim/cli/options.c ranges, sim/cli/sweep.c, sim/train/jitter.c;
  * docs/sweeps.md): range grammar and its errors, the cross product's count
  * and order, parallel output byte-identical to in-process output, jitter's
  * determinism and distribution, the quantile columns, and the sweep plot.
@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "tests/support.h"
-#include "sim/jitter.h"
-#include "sim/options.h"
+#include "sim/train/jitter.h"
+#include "sim/cli/options.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 

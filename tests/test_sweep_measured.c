@@ -1,5 +1,5 @@
 /*
- * Predicted and measured sweeps (sim/sweep_measured.c, sim/sweep_plot.c;
+ * Predicted and measured sweeps (sim/cli/sweep_measured.c, sim/cli/sweep_plot.c;
  * docs/sweeps.md): the prediction's error at measured points with known
  * answers (exact, interpolated, outside), which optimum each side picks,
  * reading measured tables (hand-written and ddpsim's own CSV) and their
@@ -14,9 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/options.h"
-#include "sim/sweep_measured.h"
-#include "sim/sweep_plot.h"
+#include "sim/cli/options.h"
+#include "sim/cli/sweep_measured.h"
+#include "sim/cli/sweep_plot.h"
 #include "tests/support.h"
 
 #define TINY "--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "

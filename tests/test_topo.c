@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/topo.h"
+#include "sim/net/topo.h"
 #include "tests/support.h"
 
 static struct ds_topo *load_ok(const char *path) {

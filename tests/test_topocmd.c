@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/topocmd.h"
+#include "sim/cli/topocmd.h"
 
 struct output {
   ds_status st;

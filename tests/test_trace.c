@@ -1,5 +1,5 @@
 /*
- * Tests for traces/trace.c and traces/atomic_file.c: schedule and trace
+ * Tests for traces/trace.c and base/atomic_file.c: schedule and trace
  * files round-trip every field exactly, start with the schema and
  * provenance lines, readers refuse each kind of malformed file with a
  * "FILE:LINE: column ..." message, and writes are atomic.
@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "traces/atomic_file.h"
+#include "base/atomic_file.h"
 #include "traces/trace.h"
 
 static char dir[64];
@@ -233,7 +233,7 @@ Test(trace, meta_extra_lines) {
   ds_schedule_free(s);
 }
 
-/* A trace whose rows point into two schedules (as sim/run.c writes them)
+/* A trace whose rows point into two schedules (as sim/cli/run.c writes them)
  * reads back with one owned op per row, the same op fields, iterations and
  * exact nanosecond times: 123456789 ns is written "123456.789" and read
  * back as the integer 123456789, with no floating-point rounding. */

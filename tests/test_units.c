@@ -1,5 +1,5 @@
 /*
- * Tests for sim/units.c: every unit of every quantity with its exact value,
+ * Tests for base/units.c: every unit of every quantity with its exact value,
  * the texts that must be refused, and the one rounding helper.
  *
  * Values are compared with == where the product is exact in binary (small
@@ -10,7 +10,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "sim/units.h"
+#include "base/units.h"
 
 struct unit_case {
   const char *text;

@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
-"""Generates sim/nccl_constants.c from ../shared/data/nccl_tuning_constants.csv.
+"""Generates sim/coll/nccl_constants.c from ../shared/data/nccl_tuning_constants.csv.
 
 The CSV holds NCCL's cost-model constants as read in NVIDIA/nccl
 src/graph/tuning.cc (v2.30.7; src/tuning/ in the newest tree). Only the rows
-of the version named by VERSION are used, and only what sim/nccl_model.c
+of the version named by VERSION are used, and only what sim/coll/nccl_model.c
 needs: base and hardware latencies of Ring and Tree per protocol, LL's
 bandwidth cap per GPU architecture and node count, LL128's per-channel cap
 for rings, Tree's per-channel caps and size correction, NVLS's efficiency
 and latencies, and the per-link bandwidths NCCL's topology search assumes.
 Standard library only; output is deterministic.
 
-    python3 tools/gen_nccl_constants.py              # (re)write sim/nccl_constants.c
+    python3 tools/gen_nccl_constants.py              # (re)write sim/coll/nccl_constants.c
     python3 tools/gen_nccl_constants.py --data DIR   # read the CSV from DIR
     python3 tools/gen_nccl_constants.py --check      # write nothing; exit 1 if out of date
 """
@@ -151,7 +151,7 @@ def main():
     if args.check:
         cur = open(OUT).read() if os.path.exists(OUT) else ""
         if cur != text:
-            sys.stderr.write("sim/nccl_constants.c is out of date: run tools/gen_nccl_constants.py\n")
+            sys.stderr.write("sim/coll/nccl_constants.c is out of date: run tools/gen_nccl_constants.py\n")
             return 1
         return 0
     with open(OUT + ".tmp", "w") as f:

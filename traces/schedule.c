@@ -8,7 +8,7 @@
  * the id index (sorted_ids) is valid only while n_sorted == n_ops, and every
  * ds_schedule_add() invalidates it by setting n_sorted to 0.
  */
-#include "schedule.h"
+#include "traces/schedule.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -10,7 +10,7 @@
  * form, times as integer nanoseconds printed as microseconds with exactly
  * three decimals and parsed back without floating point).
  */
-#include "trace.h"
+#include "traces/trace.h"
 
 #include <csv.h>
 #include <errno.h>
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomic_file.h"
+#include "base/atomic_file.h"
 
 /* X(ENUM, "name"): the schedule columns in file order. */
 #define DS_SCHED_COLUMNS(X) \

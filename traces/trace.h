@@ -19,8 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "schedule.h"
-#include "status.h"
+#include "traces/schedule.h"
+#include "base/status.h"
 
 #ifdef __cplusplus
 extern "C" {

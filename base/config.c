@@ -1,0 +1,639 @@
+/*
+ * Typed, located access to YAML configuration files, on libyaml's document
+ * API: the whole file is loaded into one yaml_document_t and node handles
+ * are (config, node index, key) triples.
+ *
+ * Invariant: every failure returned to a caller carries a message that
+ * starts with "FILE:" (and LINE:COL when a node is known) and names the key,
+ * so the user can go straight to the mistake; nothing here aborts. Key
+ * strings handed out in ds_cnode.key live until ds_config_free.
+ */
+#include "base/config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "base/units.h"
+
+/* Generated "KEY[i]" strings. Separate from struct ds_config so that
+ * ds_cseq_at can add to it through a const config. */
+struct key_arena {
+  char **items;
+  size_t len, cap;
+  /* Last key generated for each node index, so that walking a sequence
+   * again reuses its strings instead of growing the arena. */
+  const char **by_node;
+  size_t by_node_len;
+};
+
+struct ds_config {
+  char *path;
+  yaml_document_t doc;
+  int has_doc;
+  struct key_arena *keys;
+};
+
+/* Longest scalar text quoted in a message; the rest becomes "...". */
+#define QUOTE_MAX 64
+
+/* ------------------------------------------------------------------------ */
+/* Messages                                                                 */
+
+static const yaml_node_t *node_at(const struct ds_config *cfg, int index) {
+  if (cfg == NULL || !cfg->has_doc || index <= 0) return NULL;
+  if (index > cfg->doc.nodes.top - cfg->doc.nodes.start) return NULL;
+  return cfg->doc.nodes.start + (index - 1);
+}
+
+static const yaml_node_t *cnode(const struct ds_cnode *n) {
+  return n == NULL ? NULL : node_at(n->cfg, n->index);
+}
+
+static const char *scalar_text(const yaml_node_t *node) {
+  return (const char *)node->data.scalar.value;
+}
+
+/* A plain empty scalar is what YAML gives for "key:" with nothing after. */
+static int is_empty_plain(const yaml_node_t *node) {
+  return node->type == YAML_SCALAR_NODE && node->data.scalar.length == 0 &&
+         node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+}
+
+/* Writes "PREFIX" + fmt into err: "FILE:LINE:COL: key 'KEY': " when a node
+ * and a non-empty key are known, shorter forms otherwise. */
+__attribute__((format(printf, 5, 0))) static ds_status
+vfail(struct ds_err *err, const struct ds_config *cfg, const yaml_node_t *node,
+      const char *key, const char *fmt, va_list ap) {
+  if (err == NULL) return DS_EINPUT;
+  err->status = DS_EINPUT;
+  const char *path = cfg != NULL && cfg->path != NULL ? cfg->path : "<config>";
+  int n;
+  if (node != NULL)
+    n = snprintf(err->msg, sizeof err->msg, "%s:%lu:%lu: ", path,
+                 (unsigned long)node->start_mark.line + 1,
+                 (unsigned long)node->start_mark.column + 1);
+  else
+    n = snprintf(err->msg, sizeof err->msg, "%s: ", path);
+  if (n < 0 || (size_t)n >= sizeof err->msg) return DS_EINPUT;
+  if (key != NULL && key[0] != '\0') {
+    int k = snprintf(err->msg + n, sizeof err->msg - (size_t)n, "key '%s': ",
+                     key);
+    if (k < 0 || (size_t)k >= sizeof err->msg - (size_t)n) return DS_EINPUT;
+    n += k;
+  }
+  vsnprintf(err->msg + n, sizeof err->msg - (size_t)n, fmt, ap);
+  return DS_EINPUT;
+}
+
+__attribute__((format(printf, 5, 6))) static ds_status
+fail(struct ds_err *err, const struct ds_config *cfg, const yaml_node_t *node,
+     const char *key, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  ds_status st = vfail(err, cfg, node, key, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+/* Copies s into buf as the inside of a double-quoted string: quotes,
+ * backslashes and control characters escaped, cut after QUOTE_MAX bytes
+ * at a UTF-8 character boundary. */
+static void quote_text(char *buf, size_t size, const char *s, size_t len) {
+  size_t o = 0;
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (i >= QUOTE_MAX && (c & 0xC0) != 0x80) {
+      if (o + 4 <= size) memcpy(buf + o, "...", 3), o += 3;
+      break;
+    }
+    char esc[5];
+    size_t e;
+    if (c == '"' || c == '\\') {
+      esc[0] = '\\', esc[1] = (char)c, e = 2;
+    } else if (c == '\n') {
+      esc[0] = '\\', esc[1] = 'n', e = 2;
+    } else if (c == '\t') {
+      esc[0] = '\\', esc[1] = 't', e = 2;
+    } else if (c < 0x20 || c == 0x7F) {
+      snprintf(esc, sizeof esc, "\\x%02X", c);
+      e = 4;
+    } else {
+      esc[0] = (char)c, e = 1;
+    }
+    if (o + e + 1 > size) break;
+    memcpy(buf + o, esc, e);
+    o += e;
+  }
+  buf[o] = '\0';
+}
+
+/* "expected WHAT, got ..." for node, naming what was actually there. */
+static ds_status fail_expected(const struct ds_cnode *n, const char *what,
+                               struct ds_err *err) {
+  const yaml_node_t *node = cnode(n);
+  const char *key = n != NULL ? n->key : NULL;
+  const struct ds_config *cfg = n != NULL ? n->cfg : NULL;
+  if (node == NULL)
+    return fail(err, cfg, NULL, key, "expected %s, got nothing", what);
+  switch (node->type) {
+  case YAML_MAPPING_NODE:
+    return fail(err, cfg, node, key, "expected %s, got a mapping", what);
+  case YAML_SEQUENCE_NODE:
+    return fail(err, cfg, node, key, "expected %s, got a sequence", what);
+  case YAML_SCALAR_NODE:
+    if (is_empty_plain(node))
+      return fail(err, cfg, node, key, "expected %s, got nothing", what);
+    {
+      char quoted[QUOTE_MAX * 4 + 8];
+      quote_text(quoted, sizeof quoted, scalar_text(node),
+                 node->data.scalar.length);
+      return fail(err, cfg, node, key, "expected %s, got \"%s\"", what,
+                  quoted);
+    }
+  case YAML_NO_NODE:
+    break;
+  }
+  return fail(err, cfg, node, key, "expected %s, got nothing", what);
+}
+
+ds_status ds_cnode_error(const struct ds_cnode *node, struct ds_err *err,
+                         const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  ds_status st = vfail(err, node != NULL ? node->cfg : NULL, cnode(node),
+                       node != NULL ? node->key : NULL, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Loading                                                                  */
+
+static void arena_free(struct key_arena *a) {
+  if (a == NULL) return;
+  for (size_t i = 0; i < a->len; i++) free(a->items[i]);
+  free(a->items);
+  free(a->by_node);
+  free(a);
+}
+
+void ds_config_free(struct ds_config *cfg) {
+  if (cfg == NULL) return;
+  if (cfg->has_doc) yaml_document_delete(&cfg->doc);
+  arena_free(cfg->keys);
+  free(cfg->path);
+  free(cfg);
+}
+
+/* libyaml's own words for what went wrong, at its 1-based position. */
+static ds_status syntax_error(const char *name, const yaml_parser_t *p,
+                              struct ds_err *err) {
+  if (p->error == YAML_MEMORY_ERROR)
+    return ds_err_set(err, DS_ENOMEM, "%s: out of memory while parsing", name);
+  const char *problem = p->problem != NULL ? p->problem : "unknown problem";
+  if (p->error == YAML_READER_ERROR)
+    return ds_err_set(err, DS_EINPUT,
+                      "%s: invalid text at byte %lu: %s (the file must be "
+                      "UTF-8 YAML)",
+                      name, (unsigned long)p->problem_offset, problem);
+  if (p->context != NULL)
+    return ds_err_set(err, DS_EINPUT,
+                      "%s:%lu:%lu: YAML syntax error: %s %s (started at "
+                      "line %lu, column %lu)",
+                      name, (unsigned long)p->problem_mark.line + 1,
+                      (unsigned long)p->problem_mark.column + 1, problem,
+                      p->context, (unsigned long)p->context_mark.line + 1,
+                      (unsigned long)p->context_mark.column + 1);
+  return ds_err_set(err, DS_EINPUT, "%s:%lu:%lu: YAML syntax error: %s", name,
+                    (unsigned long)p->problem_mark.line + 1,
+                    (unsigned long)p->problem_mark.column + 1, problem);
+}
+
+/* Parses len bytes of YAML into cfg->doc; exactly one non-empty document is
+ * allowed, since a second one would be silently ignored otherwise. */
+static ds_status parse_into(struct ds_config *cfg, const char *text,
+                            size_t len, struct ds_err *err) {
+  ds_status st = DS_OK;
+  yaml_parser_t parser;
+  yaml_document_t extra;
+  int parser_ok = 0;
+
+  if (!yaml_parser_initialize(&parser)) {
+    st = ds_err_set(err, DS_ENOMEM, "%s: out of memory", cfg->path);
+    goto out;
+  }
+  parser_ok = 1;
+  yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+  if (!yaml_parser_load(&parser, &cfg->doc)) {
+    st = syntax_error(cfg->path, &parser, err);
+    goto out;
+  }
+  cfg->has_doc = 1;
+  if (yaml_document_get_root_node(&cfg->doc) == NULL) {
+    st = ds_err_set(err, DS_EINPUT,
+                    "%s: empty document (expected a mapping of settings)",
+                    cfg->path);
+    goto out;
+  }
+  if (!yaml_parser_load(&parser, &extra)) {
+    st = syntax_error(cfg->path, &parser, err);
+    goto out;
+  }
+  yaml_node_t *extra_root = yaml_document_get_root_node(&extra);
+  if (extra_root != NULL) {
+    st = ds_err_set(err, DS_EINPUT,
+                    "%s:%lu:%lu: a second YAML document; a config file holds "
+                    "exactly one (remove the '---' separator)",
+                    cfg->path,
+                    (unsigned long)extra.start_mark.line + 1,
+                    (unsigned long)extra.start_mark.column + 1);
+  }
+  yaml_document_delete(&extra);
+
+out:
+  if (parser_ok) yaml_parser_delete(&parser);
+  return st;
+}
+
+static ds_status load_bytes(const char *name, const char *text, size_t len,
+                            struct ds_config **out, struct ds_err *err) {
+  ds_status st = DS_OK;
+  struct ds_config *cfg = calloc(1, sizeof *cfg);
+  if (cfg == NULL) return ds_err_set(err, DS_ENOMEM, "%s: out of memory", name);
+  cfg->path = strdup(name);
+  cfg->keys = calloc(1, sizeof *cfg->keys);
+  if (cfg->path == NULL || cfg->keys == NULL) {
+    st = ds_err_set(err, DS_ENOMEM, "%s: out of memory", name);
+    goto out;
+  }
+  DS_CHECK_GOTO(parse_into(cfg, text, len, err), st, out);
+  *out = cfg;
+  return DS_OK;
+
+out:
+  ds_config_free(cfg);
+  return st;
+}
+
+ds_status ds_config_load_string(const char *name, const char *text,
+                                struct ds_config **out, struct ds_err *err) {
+  if (name == NULL) name = "<string>";
+  if (text == NULL)
+    return ds_err_set(err, DS_EINTERNAL, "%s: no text given", name);
+  return load_bytes(name, text, strlen(text), out, err);
+}
+
+ds_status ds_config_load(const char *path, struct ds_config **out,
+                         struct ds_err *err) {
+  ds_status st = DS_OK;
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  FILE *f = fopen(path, "rb");
+  if (f == NULL)
+    return ds_err_set(err, DS_EINPUT, "%s: cannot open: %s", path,
+                      strerror(errno));
+  for (;;) {
+    if (len == cap) {
+      size_t ncap = cap == 0 ? 4096 : cap * 2;
+      char *nbuf = realloc(buf, ncap);
+      if (nbuf == NULL) {
+        st = ds_err_set(err, DS_ENOMEM, "%s: out of memory", path);
+        goto out;
+      }
+      buf = nbuf;
+      cap = ncap;
+    }
+    size_t got = fread(buf + len, 1, cap - len, f);
+    len += got;
+    if (got == 0) break;
+  }
+  if (ferror(f)) {
+    /* A directory opens but does not read: that is the user's path. */
+    int e = errno;
+    st = ds_err_set(err, e == EISDIR ? DS_EINPUT : DS_EIO,
+                    "%s: cannot read: %s", path, strerror(e));
+    goto out;
+  }
+  st = load_bytes(path, buf, len, out, err);
+
+out:
+  free(buf);
+  fclose(f);
+  return st;
+}
+
+const char *ds_config_path(const struct ds_config *cfg) {
+  return cfg != NULL ? cfg->path : NULL;
+}
+
+ds_status ds_config_root(const struct ds_config *cfg, struct ds_cnode *out,
+                         struct ds_err *err) {
+  struct ds_cnode root = {cfg, 1, ""};
+  const yaml_node_t *node = cnode(&root);
+  if (node == NULL)
+    return fail(err, cfg, NULL, NULL, "empty document (expected a mapping)");
+  if (node->type != YAML_MAPPING_NODE)
+    return fail_expected(&root, "a mapping of settings at the top level", err);
+  *out = root;
+  return DS_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Structure                                                                */
+
+int ds_cnode_line(const struct ds_cnode *node) {
+  const yaml_node_t *n = cnode(node);
+  return n != NULL ? (int)n->start_mark.line + 1 : 0;
+}
+
+int ds_cnode_is_map(const struct ds_cnode *node) {
+  const yaml_node_t *n = cnode(node);
+  return n != NULL && n->type == YAML_MAPPING_NODE;
+}
+
+int ds_cnode_is_seq(const struct ds_cnode *node) {
+  const yaml_node_t *n = cnode(node);
+  return n != NULL && n->type == YAML_SEQUENCE_NODE;
+}
+
+int ds_cnode_is_scalar(const struct ds_cnode *node) {
+  const yaml_node_t *n = cnode(node);
+  return n != NULL && n->type == YAML_SCALAR_NODE;
+}
+
+static int in_list(const char *key, const char *const list[]) {
+  for (size_t i = 0; list[i] != NULL; i++)
+    if (strcmp(key, list[i]) == 0) return 1;
+  return 0;
+}
+
+ds_status ds_cmap_check_keys(const struct ds_cnode *map,
+                             const char *const allowed[], struct ds_err *err) {
+  const yaml_node_t *node = cnode(map);
+  if (node == NULL || node->type != YAML_MAPPING_NODE)
+    return fail_expected(map, "a mapping", err);
+  const struct ds_config *cfg = map->cfg;
+  const yaml_node_pair_t *pairs = node->data.mapping.pairs.start;
+  size_t n = (size_t)(node->data.mapping.pairs.top - pairs);
+  for (size_t i = 0; i < n; i++) {
+    const yaml_node_t *k = node_at(cfg, pairs[i].key);
+    if (k == NULL || k->type != YAML_SCALAR_NODE)
+      return fail(err, cfg, k != NULL ? k : node, map->key,
+                  "expected a plain word as key, got a %s",
+                  k != NULL && k->type == YAML_MAPPING_NODE ? "mapping"
+                                                            : "sequence");
+    const char *name = scalar_text(k);
+    if (!in_list(name, allowed)) {
+      char list[DS_ERR_MSG_MAX];
+      size_t o = 0;
+      list[0] = '\0';
+      for (size_t a = 0; allowed[a] != NULL && o < sizeof list; a++) {
+        int w = snprintf(list + o, sizeof list - o, "%s%s", a ? ", " : "",
+                         allowed[a]);
+        if (w < 0) break;
+        o += (size_t)w;
+      }
+      if (allowed[0] == NULL)
+        return fail(err, cfg, k, NULL, "unknown key '%s' (no keys allowed)",
+                    name);
+      return fail(err, cfg, k, NULL, "unknown key '%s' (allowed: %s)", name,
+                  list);
+    }
+    for (size_t j = 0; j < i; j++) {
+      const yaml_node_t *prev = node_at(cfg, pairs[j].key);
+      if (prev != NULL && prev->type == YAML_SCALAR_NODE &&
+          strcmp(scalar_text(prev), name) == 0)
+        return fail(err, cfg, k, NULL,
+                    "duplicate key '%s' (first given at line %lu, column "
+                    "%lu)",
+                    name, (unsigned long)prev->start_mark.line + 1,
+                    (unsigned long)prev->start_mark.column + 1);
+    }
+  }
+  return DS_OK;
+}
+
+int ds_cmap_get(const struct ds_cnode *map, const char *key,
+                struct ds_cnode *out) {
+  const yaml_node_t *node = cnode(map);
+  out->cfg = map != NULL ? map->cfg : NULL;
+  out->index = 0;
+  out->key = key;
+  if (node == NULL || node->type != YAML_MAPPING_NODE) return 0;
+  const yaml_node_pair_t *p = node->data.mapping.pairs.start;
+  for (; p < node->data.mapping.pairs.top; p++) {
+    const yaml_node_t *k = node_at(map->cfg, p->key);
+    if (k == NULL || k->type != YAML_SCALAR_NODE) continue;
+    if (strcmp(scalar_text(k), key) != 0) continue;
+    out->index = p->value;
+    out->key = scalar_text(k); /* owned by the document, unlike `key` */
+    return 1;
+  }
+  return 0;
+}
+
+ds_status ds_cmap_require(const struct ds_cnode *map, const char *key,
+                          const char *what, struct ds_cnode *out,
+                          struct ds_err *err) {
+  if (!ds_cnode_is_map(map)) return fail_expected(map, "a mapping", err);
+  if (ds_cmap_get(map, key, out)) return DS_OK;
+  return fail(err, map->cfg, cnode(map), NULL, "missing key '%s' (expected %s)",
+              key, what);
+}
+
+ds_status ds_cseq_len(const struct ds_cnode *seq, size_t *out_len,
+                      struct ds_err *err) {
+  const yaml_node_t *node = cnode(seq);
+  if (node == NULL || node->type != YAML_SEQUENCE_NODE)
+    return fail_expected(seq, "a sequence", err);
+  *out_len = (size_t)(node->data.sequence.items.top -
+                      node->data.sequence.items.start);
+  return DS_OK;
+}
+
+/* Returns the arena's copy of "KEY[i]" for item node `index`. */
+static ds_status item_key(const struct ds_config *cfg, int index,
+                          const char *parent, size_t i, const char **out) {
+  struct key_arena *a = cfg->keys;
+  size_t nodes = (size_t)(cfg->doc.nodes.top - cfg->doc.nodes.start);
+  if (a->by_node == NULL) {
+    a->by_node = calloc(nodes + 1, sizeof *a->by_node);
+    if (a->by_node == NULL) return DS_ENOMEM;
+    a->by_node_len = nodes + 1;
+  }
+  int need = snprintf(NULL, 0, "%s[%zu]", parent, i);
+  if (need < 0) return DS_EINTERNAL;
+  char *s = malloc((size_t)need + 1);
+  if (s == NULL) return DS_ENOMEM;
+  snprintf(s, (size_t)need + 1, "%s[%zu]", parent, i);
+  const char *cached = a->by_node[index];
+  if (cached != NULL && strcmp(cached, s) == 0) {
+    free(s);
+    *out = cached;
+    return DS_OK;
+  }
+  if (a->len == a->cap) {
+    size_t ncap = a->cap == 0 ? 16 : a->cap * 2;
+    char **items = realloc(a->items, ncap * sizeof *items);
+    if (items == NULL) {
+      free(s);
+      return DS_ENOMEM;
+    }
+    a->items = items;
+    a->cap = ncap;
+  }
+  a->items[a->len++] = s;
+  a->by_node[index] = s;
+  *out = s;
+  return DS_OK;
+}
+
+ds_status ds_cseq_at(const struct ds_cnode *seq, size_t i,
+                     struct ds_cnode *out, struct ds_err *err) {
+  size_t len = 0;
+  DS_CHECK(ds_cseq_len(seq, &len, err));
+  const yaml_node_t *node = cnode(seq);
+  if (i >= len)
+    return ds_err_set(err, DS_EINTERNAL,
+                      "%s: key '%s': item %zu asked of a sequence of %zu",
+                      seq->cfg->path, seq->key != NULL ? seq->key : "", i, len);
+  int index = node->data.sequence.items.start[i];
+  const char *key;
+  ds_status st = item_key(seq->cfg, index,
+                          seq->key != NULL ? seq->key : "", i, &key);
+  if (st != DS_OK)
+    return ds_err_set(err, st, "%s: out of memory", seq->cfg->path);
+  out->cfg = seq->cfg;
+  out->index = index;
+  out->key = key;
+  return DS_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Scalars                                                                  */
+
+/* The scalar's text, or the "expected WHAT, got a mapping" error. */
+static ds_status scalar_of(const struct ds_cnode *n, const char *what,
+                           const char **out, struct ds_err *err) {
+  const yaml_node_t *node = cnode(n);
+  if (node == NULL || node->type != YAML_SCALAR_NODE)
+    return fail_expected(n, what, err);
+  *out = scalar_text(node);
+  return DS_OK;
+}
+
+ds_status ds_cnode_string(const struct ds_cnode *node, const char **out,
+                          struct ds_err *err) {
+  const char *what = "a string";
+  const char *s = NULL;
+  DS_CHECK(scalar_of(node, what, &s, err));
+  /* "key:" with nothing is YAML null, not the empty string; '""' is. */
+  if (is_empty_plain(cnode(node))) return fail_expected(node, what, err);
+  *out = s;
+  return DS_OK;
+}
+
+ds_status ds_cnode_int64(const struct ds_cnode *node, int64_t *out,
+                         struct ds_err *err) {
+  const char *what = "an integer";
+  const char *s = NULL;
+  DS_CHECK(scalar_of(node, what, &s, err));
+  /* Plain decimal digits only: strtoll alone would take blanks and hex,
+   * and YAML 1.1 would read "010" as octal; here it is ten. */
+  size_t i = (s[0] == '+' || s[0] == '-') ? 1 : 0;
+  if (s[i] == '\0') return fail_expected(node, what, err);
+  for (; s[i] != '\0'; i++)
+    if (s[i] < '0' || s[i] > '9') return fail_expected(node, what, err);
+  errno = 0;
+  long long v = strtoll(s, NULL, 10);
+  /* long long is 64 bits on every target we build for (LP64, LLP64). */
+  if (errno == ERANGE)
+    return fail_expected(node, "an integer that fits in 64 bits", err);
+  *out = (int64_t)v;
+  return DS_OK;
+}
+
+/* Shared shape of the unit-bearing conversions. */
+static ds_status convert(const struct ds_cnode *node, const char *what,
+                         ds_status (*parse)(const char *, double *),
+                         double *out, struct ds_err *err) {
+  const char *s = NULL;
+  DS_CHECK(scalar_of(node, what, &s, err));
+  double v;
+  if (parse(s, &v) != DS_OK) return fail_expected(node, what, err);
+  *out = v;
+  return DS_OK;
+}
+
+ds_status ds_cnode_number(const struct ds_cnode *node, double *out,
+                          struct ds_err *err) {
+  return convert(node, "a number", ds_units_parse_number, out, err);
+}
+
+ds_status ds_cnode_bytes(const struct ds_cnode *node, double *out_bytes,
+                         struct ds_err *err) {
+  return convert(node, "a size like \"25MiB\"", ds_units_parse_bytes,
+                 out_bytes, err);
+}
+
+ds_status ds_cnode_bw(const struct ds_cnode *node, double *out_bytes_per_s,
+                      struct ds_err *err) {
+  return convert(node, "a bandwidth like \"25GBps\"", ds_units_parse_bw,
+                 out_bytes_per_s, err);
+}
+
+ds_status ds_cnode_time_ns(const struct ds_cnode *node, double *out_ns,
+                           struct ds_err *err) {
+  return convert(node, "a time like \"1.5us\"", ds_units_parse_time_ns, out_ns,
+                 err);
+}
+
+ds_status ds_cnode_flops(const struct ds_cnode *node, double *out_flops_per_s,
+                         struct ds_err *err) {
+  return convert(node, "a compute rate like \"312TFLOPS\"",
+                 ds_units_parse_flops, out_flops_per_s, err);
+}
+
+ds_status ds_cnode_bool(const struct ds_cnode *node, int *out,
+                        struct ds_err *err) {
+  const char *what = "true or false";
+  const char *s = NULL;
+  DS_CHECK(scalar_of(node, what, &s, err));
+  if (strcmp(s, "true") == 0 || strcmp(s, "yes") == 0) {
+    *out = 1;
+  } else if (strcmp(s, "false") == 0 || strcmp(s, "no") == 0) {
+    *out = 0;
+  } else {
+    return fail_expected(node, what, err);
+  }
+  return DS_OK;
+}
+
+ds_status ds_config_open(const char *path, const char *const allowed[],
+                         struct ds_config **out, struct ds_cnode *root,
+                         struct ds_err *err) {
+  struct ds_config *cfg = NULL;
+  struct ds_cnode node;
+  int64_t version;
+  ds_status st;
+  *out = NULL;
+  DS_CHECK_GOTO(ds_config_load(path, &cfg, err), st, fail);
+  DS_CHECK_GOTO(ds_config_root(cfg, root, err), st, fail);
+  DS_CHECK_GOTO(ds_cmap_check_keys(root, allowed, err), st, fail);
+  DS_CHECK_GOTO(ds_cmap_require(root, "schema_version", "1", &node, err), st, fail);
+  DS_CHECK_GOTO(ds_cnode_int64(&node, &version, err), st, fail);
+  if (version != 1) {
+    st = ds_cnode_error(&node, err, "expected schema_version 1, got %lld",
+                        (long long)version);
+    goto fail;
+  }
+  *out = cfg;
+  return DS_OK;
+fail:
+  ds_config_free(cfg);
+  return st;
+}

@@ -1,0 +1,121 @@
+/*
+ * Typed, located access to YAML configuration files (libyaml).
+ *
+ * A file is loaded whole into a document; every accessor that fails writes
+ * "FILE:LINE:COL: key 'KEY': expected WHAT, got \"TEXT\"" (1-based line and
+ * column of the offending node) into the caller's ds_err and returns
+ * DS_EINPUT. Unknown keys are errors that list the allowed keys. Nothing
+ * here aborts or exits.
+ *
+ * Ownership: a struct ds_config owns its document; node handles
+ * (struct ds_cnode) borrow from it and are valid until ds_config_free.
+ */
+#ifndef DS_CONFIG_H
+#define DS_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ds_config;
+
+/* A node of a loaded document. `key` is the mapping key it was found under
+ * (or "" for the root, "[i]" style for sequence items) and is used in
+ * messages. */
+struct ds_cnode {
+  const struct ds_config *cfg;
+  int index; /* libyaml node index (1-based); 0 means "absent" */
+  const char *key;
+};
+
+/* Loads and parses path. A missing file, a YAML syntax error (with its
+ * line and column) or an empty document is DS_EINPUT with a message. */
+ds_status ds_config_load(const char *path, struct ds_config **out,
+                         struct ds_err *err);
+/* Parses YAML text held in memory; `name` is used as the file name in
+ * messages. */
+ds_status ds_config_load_string(const char *name, const char *text,
+                                struct ds_config **out, struct ds_err *err);
+void ds_config_free(struct ds_config *cfg);
+
+/* The file name given at load time. */
+const char *ds_config_path(const struct ds_config *cfg);
+/* The root node; DS_EINPUT unless it is a mapping. */
+ds_status ds_config_root(const struct ds_config *cfg, struct ds_cnode *out,
+                         struct ds_err *err);
+
+/* The opening every ddpsim file shares: loads path, takes the root mapping,
+ * rejects keys not in `allowed` and requires `schema_version: 1`. On
+ * success *out owns the document and *root is its root; on failure *out is
+ * NULL. */
+ds_status ds_config_open(const char *path, const char *const allowed[],
+                         struct ds_config **out, struct ds_cnode *root,
+                         struct ds_err *err);
+
+/* 1-based line of a node (0 when absent). */
+int ds_cnode_line(const struct ds_cnode *node);
+int ds_cnode_is_map(const struct ds_cnode *node);
+int ds_cnode_is_seq(const struct ds_cnode *node);
+int ds_cnode_is_scalar(const struct ds_cnode *node);
+
+/* Fails with a message naming the first key of map that is not in the
+ * NULL-terminated list `allowed` (and listing the allowed keys), or a key
+ * that appears twice. map must be a mapping (else DS_EINPUT). */
+ds_status ds_cmap_check_keys(const struct ds_cnode *map,
+                             const char *const allowed[], struct ds_err *err);
+
+/* Looks key up in map. Returns 1 and fills *out when present, 0 when absent
+ * (then out->index == 0). */
+int ds_cmap_get(const struct ds_cnode *map, const char *key,
+                struct ds_cnode *out);
+
+/* Like ds_cmap_get but a missing key is DS_EINPUT "missing key 'KEY'
+ * (expected WHAT)" located at the map. */
+ds_status ds_cmap_require(const struct ds_cnode *map, const char *key,
+                          const char *what, struct ds_cnode *out,
+                          struct ds_err *err);
+
+/* Sequences. ds_cseq_len fails unless node is a sequence. */
+ds_status ds_cseq_len(const struct ds_cnode *seq, size_t *out_len,
+                      struct ds_err *err);
+/* Item i of a sequence; its key reads "KEY[i]". The key text is stored in
+ * a buffer owned by the config. */
+ds_status ds_cseq_at(const struct ds_cnode *seq, size_t i,
+                     struct ds_cnode *out, struct ds_err *err);
+
+/* Scalar conversions; each fails unless node is a scalar of that form. The
+ * returned string is borrowed from the config. */
+ds_status ds_cnode_string(const struct ds_cnode *node, const char **out,
+                          struct ds_err *err);
+ds_status ds_cnode_int64(const struct ds_cnode *node, int64_t *out,
+                         struct ds_err *err);
+ds_status ds_cnode_number(const struct ds_cnode *node, double *out,
+                          struct ds_err *err);
+ds_status ds_cnode_bytes(const struct ds_cnode *node, double *out_bytes,
+                         struct ds_err *err);
+ds_status ds_cnode_bw(const struct ds_cnode *node, double *out_bytes_per_s,
+                      struct ds_err *err);
+ds_status ds_cnode_time_ns(const struct ds_cnode *node, double *out_ns,
+                           struct ds_err *err);
+ds_status ds_cnode_flops(const struct ds_cnode *node, double *out_flops_per_s,
+                         struct ds_err *err);
+ds_status ds_cnode_bool(const struct ds_cnode *node, int *out,
+                        struct ds_err *err);
+
+/* Formats "FILE:LINE:COL: key 'KEY': " + message into err and returns
+ * DS_EINPUT; for checks the caller makes itself (ranges, cross-field
+ * rules). */
+ds_status ds_cnode_error(const struct ds_cnode *node, struct ds_err *err,
+                         const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_CONFIG_H */

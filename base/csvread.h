@@ -1,0 +1,82 @@
+/*
+ * Reading a table of named columns from CSV (RFC 4180, libcsv): `#` lines
+ * and blank lines between rows skipped, a header row naming the columns,
+ * then data rows of as many fields as the header. The file is fed to libcsv
+ * line by line, so every row knows the line it began on and every error
+ * names FILE:LINE. What the columns mean is the caller's: it finds them in
+ * the header and takes each data row's fields through callbacks. Shared by
+ * `--measured` (sim/cli/sweep_measured.c) and `--reference`
+ * (sim/cli/collbench_plot.c); the trace schema has its own reader
+ * (traces/trace.c: a schema line, comments only above the header).
+ */
+#ifndef DS_CSVREAD_H
+#define DS_CSVREAD_H
+
+#include <stddef.h>
+
+#include "base/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DS_CSVREAD_MAX_COLS 256
+#define DS_CSVREAD_NAME_MAX 64
+
+/* A value's text is cut to this many characters in error messages. */
+#define DS_CSVREAD_TEXT_MAX 40
+
+struct ds_csvread;
+
+/* A callback reports an error by setting r->st (ds_err_set into r->err);
+ * no callback runs after that. */
+typedef void (*ds_csvread_fn)(struct ds_csvread *r);
+typedef void (*ds_csvread_field_fn)(struct ds_csvread *r, int col, const char *text,
+                                    size_t len);
+
+struct ds_csvread {
+  /* Set by the caller. */
+  const char *path;
+  struct ds_err *err;             /* borrowed */
+  int max_cols;                   /* a header of more columns is an error; at most
+                                     DS_CSVREAD_MAX_COLS */
+  ds_csvread_fn on_header;        /* names[0 .. n_cols) are the header's (it may
+                                     rewrite them: trim) */
+  ds_csvread_field_fn on_field;   /* field col of a data row, NUL-terminated (col may
+                                     pass the header's in a row then refused) */
+  ds_csvread_fn on_row;           /* a data row ended, with n_cols fields */
+  void *ctx;                      /* the callbacks' */
+  /* Filled in as it reads. */
+  ds_status st;                   /* DS_OK until the first error */
+  size_t line;                    /* the line being read (1-based) */
+  size_t row_line;                /* the line the current row began on */
+  int at_row_start, header_done;
+  int n_cols, field, n_rows;      /* n_rows: data rows read */
+  char names[DS_CSVREAD_MAX_COLS][DS_CSVREAD_NAME_MAX];
+};
+
+/* Reads r->path (flag names the option that gave it, for "FLAG PATH:
+ * cannot open"). Errors are DS_EINPUT naming FILE:LINE (a file with no
+ * header row or no data row is one), DS_EIO, DS_ENOMEM; the status is also
+ * left in r->st. */
+ds_status ds_csvread_file(struct ds_csvread *r, const char *flag);
+
+/* The index of the header's column named name, or -1. */
+int ds_csvread_column(const struct ds_csvread *r, const char *name);
+
+/* Sets the error "FILE:LINE:FIELD: column 'NAME': expected WHAT, got
+ * \"TEXT\"" (DS_EINPUT) for field col of the current row. */
+void ds_csvread_bad_value(struct ds_csvread *r, int col, const char *what, const char *text,
+                          size_t len);
+
+/* A finite number, the whole of text (blanks after it allowed): 0, else -1. */
+int ds_csvread_number(const char *text, double *out);
+
+/* Whether s is only blanks (spaces, tabs, line ends). */
+int ds_csvread_blank(const char *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_CSVREAD_H */

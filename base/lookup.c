@@ -1,0 +1,88 @@
+/*
+ * Data file lookup (see lookup.h). The executable's directory comes from
+ * /proc/self/exe; the source directory is fixed at build time
+ * (DS_SOURCE_DIR, set by the Makefile).
+ */
+#include "base/lookup.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef DS_SOURCE_DIR
+#define DS_SOURCE_DIR "."
+#endif
+
+static int is_file(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int has_yaml_suffix(const char *s) {
+  size_t n = strlen(s);
+  return n >= 5 && strcmp(s + n - 5, ".yaml") == 0;
+}
+
+/* Tries dir/arg and dir/arg.yaml; appends what was tried to `tried`. */
+static int try_dir(const char *dir, const char *arg, char *out, size_t cap,
+                   char *tried, size_t tried_cap) {
+  for (int with_suffix = 0; with_suffix < 2; with_suffix++) {
+    if (with_suffix && has_yaml_suffix(arg)) break;
+    int n = dir ? snprintf(out, cap, "%s/%s%s", dir, arg, with_suffix ? ".yaml" : "")
+                : snprintf(out, cap, "%s%s", arg, with_suffix ? ".yaml" : "");
+    if (n < 0 || (size_t)n >= cap) continue;
+    if (is_file(out)) return 1;
+    size_t used = strlen(tried);
+    snprintf(tried + used, tried_cap - used, "%s%s", used ? ", " : "", out);
+  }
+  return 0;
+}
+
+ds_status ds_lookup_file(const char *kind, const char *what, const char *arg,
+                         char *out, size_t cap, struct ds_err *err) {
+  /* dir has room for exe plus the longest suffix, so it never truncates. */
+  char tried[2048] = "", exe[4096], dir[sizeof exe + 64];
+  if (try_dir(NULL, arg, out, cap, tried, sizeof tried)) return DS_OK;
+  /* A name with a slash is a path: do not search for it elsewhere. */
+  if (strchr(arg, '/') == NULL) {
+    const char *env = getenv("DDPSIM_DATA_DIR");
+    if (env && *env) {
+      snprintf(dir, sizeof dir, "%s/%s", env, kind);
+      if (try_dir(dir, arg, out, cap, tried, sizeof tried)) return DS_OK;
+    }
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    int source_is_exe_parent = 0;
+    if (n > 0) {
+      exe[n] = '\0';
+      /* The executable's directory's parent, spelt without "bin/.." (the
+       * link is resolved, so the parent is the real one): the prefix of
+       * an install, or the source tree of a build. */
+      for (int up = 0; up < 2; up++) {
+        char *slash = strrchr(exe, '/');
+        if (slash) *slash = '\0';
+      }
+      snprintf(dir, sizeof dir, "%s/share/ddpsim/%s", exe, kind);
+      if (try_dir(dir, arg, out, cap, tried, sizeof tried)) return DS_OK;
+      snprintf(dir, sizeof dir, "%s/%s", exe, kind);
+      if (try_dir(dir, arg, out, cap, tried, sizeof tried)) return DS_OK;
+      source_is_exe_parent = strcmp(exe, DS_SOURCE_DIR) == 0;
+    }
+    snprintf(dir, sizeof dir, "%s/%s", DS_SOURCE_DIR, kind);
+    if (!source_is_exe_parent && try_dir(dir, arg, out, cap, tried, sizeof tried))
+      return DS_OK;
+  }
+  return ds_err_set(err, DS_EUSAGE, "%s '%s' not found (looked for: %s)", what,
+                    arg, tried);
+}
+
+ds_status ds_lookup_gpu_table(const char *topo_path, char *out, size_t cap,
+                              struct ds_err *err) {
+  const char *slash = strrchr(topo_path, '/');
+  int dir_len = slash ? (int)(slash - topo_path) : 1;
+  const char *dir = slash ? topo_path : ".";
+  int n = snprintf(out, cap, "%.*s/gpus.yaml", dir_len, dir);
+  if (n > 0 && (size_t)n < cap && is_file(out)) return DS_OK;
+  return ds_lookup_file("topologies", "GPU table", "gpus.yaml", out, cap, err);
+}

@@ -1,0 +1,598 @@
+/*
+ * `ddpsim collective` (see collbench.h). Every size is a fresh simulation:
+ * its own engine and network, all ranks entering at t = 0, the time reported
+ * being the last rank's finish, as nccl-tests times from before the launch
+ * on every rank to after the last rank's completion.
+ */
+#include "sim/cli/collbench.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/cli.h"
+#include "base/gnuplot.h"
+#include "sim/coll/coll.h"
+#include "sim/cli/collbench_plot.h"
+#include "sim/net/engine.h"
+#include "sim/net/events.h"
+#include "base/lookup.h"
+#include "sim/coll/nccl_model.h"
+#include "sim/net/net.h"
+#include "sim/cli/options.h"
+#include "sim/cli/report.h"
+#include "sim/net/topo.h"
+#include "base/units.h"
+
+#define FLOAT_BYTES 4
+
+/* --proto: none (plain ring), one protocol, or NCCL's choice per size. */
+enum proto_choice { PROTO_NONE, PROTO_FIXED, PROTO_AUTO };
+
+struct collbench_options {
+  const char *topo;
+  const char *op;
+  const struct ds_coll_desc *desc; /* of op */
+  int32_t root;     /* rooted ops */
+  int root_set;
+  const char *algo; /* an all-reduce algorithm or "auto"; "p2p" for gather, scatter */
+  int algo_set;
+  enum ds_ar_algo ar_algo; /* allreduce: what --algo names (ring with auto) */
+  int ar_auto;             /* allreduce --algo auto: NCCL's choice of algorithm */
+  enum proto_choice proto;
+  enum ds_proto proto_fixed;
+  int proto_set;
+  int nccl_extra; /* add the measured effects NCCL's model leaves out */
+  double min_bytes, max_bytes, factor;
+  int32_t ranks; /* 0: every GPU */
+  enum ds_coll_choice coll_model;
+  enum ds_net_mode net_mode;
+  int32_t ring_chunks;
+  enum ds_format format;
+  const char *plot;      /* --plot FILE: busbw against size (collbench_plot.h) */
+  const char *reference; /* --reference CSV: measured points on the plot */
+  int help;
+};
+
+static const char usage[] =
+    "usage: ddpsim collective --topo TOPOLOGY [options]\n"
+    "\n"
+    "Simulates one collective alone over a range of sizes and prints an\n"
+    "nccl-tests style table (time, algbw, busbw).\n"
+    "\n"
+    "  --topo FILE|NAME       topology YAML (a path, or a name in topologies/)\n"
+    "  --op OP                allreduce (default), broadcast, reduce, allgather,\n"
+    "                         reducescatter, gather, scatter. -b/-e sizes are the\n"
+    "                         buffer as nccl-tests counts it (all-gather, gather:\n"
+    "                         received; reduce-scatter, scatter: sent)\n"
+    "  --root R               root rank of broadcast, reduce, gather, scatter and\n"
+    "                         the reduce-broadcast all-reduce (default 0)\n"
+    "  --algo ALGO            algorithm (default ring; p2p for gather, scatter).\n"
+    "                         allreduce: ring, tree (NCCL's double binary tree), nvls\n"
+    "                         (in-switch reduction; NVLS-capable NVSwitch, one node),\n"
+    "                         direct (all-to-all reduce-scatter + all-gather),\n"
+    "                         reduce-broadcast (all to rank --root and back),\n"
+    "                         hierarchical (in-node ring reduce-scatter, ring\n"
+    "                         all-reduce across nodes per local rank, in-node\n"
+    "                         all-gather), or auto: NCCL's choice of algorithm (ring,\n"
+    "                         tree, nvls) and protocol per size by its cost model\n"
+    "                         (v2.30.7 constants). The algo/proto columns say what ran.\n"
+    "                         Ring kinds across nodes run one ring per NIC (S/K each),\n"
+    "                         on a box with unequal links the fastest ring order\n"
+    "                         (ddpsim topo prints them; docs/collectives.md)\n"
+    "  --proto none|LL|LL128|Simple|auto  NCCL protocol (default: none with --algo\n"
+    "                         ring or tree, auto with auto or nvls; direct,\n"
+    "                         reduce-broadcast and hierarchical have none). none: the\n"
+    "                         plain algorithm (one channel, the links' own latency);\n"
+    "                         a protocol: NCCL's channels, wire overhead, caps and\n"
+    "                         latencies; auto:\n"
+    "                         the protocol NCCL's model picks for each size. Needs a\n"
+    "                         GPU of known architecture (V100, A100, H100, H200);\n"
+    "                         otherwise auto runs the plain ring and says so\n"
+    "  --nccl-extra measured|none  with a protocol: add the nccl-tests effects NCCL's\n"
+    "                         model leaves out (launch, mid-size ramp; default\n"
+    "                         measured; docs/collectives.md)\n"
+    "  -b, --minbytes SIZE    smallest size, e.g. 8, 1K, 32MiB (default 8)\n"
+    "  -e, --maxbytes SIZE    largest size (default 128M)\n"
+    "  -f, --stepfactor X     multiply the size by X each step, > 1 (default 2)\n"
+    "  -g, --ranks N          ranks, on the first N GPUs (default: every GPU)\n"
+    "  --coll-model auto|flow|aggregate  ring and tree per flow or aggregated\n"
+    "                         (default auto: flow up to 64 ranks; nvls, direct and\n"
+    "                         reduce-broadcast always run per flow)\n"
+    "  --net maxmin|alpha-beta  link sharing model (default maxmin)\n"
+    "  --ring-chunks N        pipelined chunks per ring step, flow only (default 1)\n"
+    "  --format text|csv|json (default text)\n"
+    "  --plot FILE.png|.svg   draw busbw against size (gnuplot), one curve per\n"
+    "                         op/algo/proto of the rows printed\n"
+    "  --reference CSV        with --plot: a measured table's points (nccl-tests'\n"
+    "                         size and busbw columns; docs/collectives.md)\n"
+    "  --help\n";
+
+static ds_status parse_size(const char *flag, const char *v, double *out,
+                            struct ds_err *err) {
+  if (ds_units_parse_bytes(v, out) != DS_OK || *out < FLOAT_BYTES || *out > 1e15)
+    return ds_cli_bad_value(err, flag, "a size of at least 4 bytes, e.g. 8, 1K, 32MiB, 1G", v);
+  return DS_OK;
+}
+
+static ds_status parse_int(const char *flag, const char *v, int32_t lo,
+                           int32_t hi, int32_t *out, struct ds_err *err) {
+  char *end;
+  long x = strtol(v, &end, 10);
+  if (*v == '\0' || *end != '\0' || x < lo || x > hi) {
+    char what[64];
+    snprintf(what, sizeof what, "an integer from %d to %d", lo, hi);
+    return ds_cli_bad_value(err, flag, what, v);
+  }
+  *out = (int32_t)x;
+  return DS_OK;
+}
+
+static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
+                            struct ds_err *err) {
+  *o = (struct collbench_options){.op = "allreduce", .algo = "ring",
+                                  .min_bytes = 8, .max_bytes = 128.0 * 1024 * 1024,
+                                  .factor = 2, .ring_chunks = 1, .nccl_extra = 1};
+  for (int i = 1; i < argc; i++) {
+    const char *f = argv[i];
+    if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
+      o->help = 1;
+      continue;
+    }
+    if (i + 1 >= argc)
+      return ds_err_set(err, DS_EUSAGE,
+                        strncmp(f, "-", 1) == 0 ? "option %s needs a value"
+                                                : "unexpected argument \"%s\" (see --help)",
+                        f);
+    const char *v = argv[++i];
+    if (strcmp(f, "--topo") == 0) o->topo = v;
+    else if (strcmp(f, "--op") == 0) o->op = v;
+    else if (strcmp(f, "--root") == 0) {
+      DS_CHECK(parse_int(f, v, 0, (1 << 20) - 1, &o->root, err));
+      o->root_set = 1;
+    }
+    else if (strcmp(f, "--algo") == 0) {
+      o->algo = v;
+      o->algo_set = 1;
+    } else if (strcmp(f, "--proto") == 0) {
+      o->proto_set = 1;
+      if (strcmp(v, "none") == 0) o->proto = PROTO_NONE;
+      else if (strcmp(v, "auto") == 0) o->proto = PROTO_AUTO;
+      else if (ds_proto_parse(v, &o->proto_fixed) == DS_OK) o->proto = PROTO_FIXED;
+      else return ds_cli_bad_value(err, f, "one of none, LL, LL128, Simple, auto", v);
+    } else if (strcmp(f, "--nccl-extra") == 0) {
+      if (strcmp(v, "measured") == 0) o->nccl_extra = 1;
+      else if (strcmp(v, "none") == 0) o->nccl_extra = 0;
+      else return ds_cli_bad_value(err, f, "one of measured, none", v);
+    }
+    else if (strcmp(f, "-b") == 0 || strcmp(f, "--minbytes") == 0)
+      DS_CHECK(parse_size(f, v, &o->min_bytes, err));
+    else if (strcmp(f, "-e") == 0 || strcmp(f, "--maxbytes") == 0)
+      DS_CHECK(parse_size(f, v, &o->max_bytes, err));
+    else if (strcmp(f, "-f") == 0 || strcmp(f, "--stepfactor") == 0) {
+      if (ds_units_parse_number(v, &o->factor) != DS_OK || !(o->factor > 1) ||
+          o->factor > 1e6)
+        return ds_cli_bad_value(err, f, "a factor greater than 1, e.g. 2", v);
+    } else if (strcmp(f, "-g") == 0 || strcmp(f, "--ranks") == 0)
+      DS_CHECK(parse_int(f, v, 1, 1 << 20, &o->ranks, err));
+    else if (strcmp(f, "--ring-chunks") == 0)
+      DS_CHECK(parse_int(f, v, 1, 1 << 16, &o->ring_chunks, err));
+    else if (strcmp(f, "--coll-model") == 0) {
+      if (strcmp(v, "auto") == 0) o->coll_model = DS_COLL_CHOICE_AUTO;
+      else if (strcmp(v, "flow") == 0) o->coll_model = DS_COLL_CHOICE_FLOW;
+      else if (strcmp(v, "aggregate") == 0) o->coll_model = DS_COLL_CHOICE_AGGREGATE;
+      else return ds_cli_bad_value(err, f, "one of auto, flow, aggregate", v);
+    } else if (strcmp(f, "--net") == 0) {
+      if (strcmp(v, "maxmin") == 0) o->net_mode = DS_NET_MAXMIN;
+      else if (strcmp(v, "alpha-beta") == 0) o->net_mode = DS_NET_CONSTANT;
+      else return ds_cli_bad_value(err, f, "one of maxmin, alpha-beta", v);
+    } else if (strcmp(f, "--plot") == 0) {
+      if (!ds_gnuplot_terminal(v))
+        return ds_cli_bad_value(err, f, "a file name ending in .png or .svg", v);
+      o->plot = v;
+    } else if (strcmp(f, "--reference") == 0) {
+      o->reference = v;
+    } else if (strcmp(f, "--format") == 0) {
+      if (strcmp(v, "text") == 0) o->format = DS_FORMAT_TEXT;
+      else if (strcmp(v, "csv") == 0) o->format = DS_FORMAT_CSV;
+      else if (strcmp(v, "json") == 0) o->format = DS_FORMAT_JSON;
+      else return ds_cli_bad_value(err, f, "one of text, csv, json", v);
+    } else {
+      return ds_err_set(err, DS_EUSAGE, "unknown option %s (see ddpsim collective --help)", f);
+    }
+  }
+  if (o->help) return DS_OK;
+  if (o->reference && !o->plot)
+    return ds_err_set(err, DS_EUSAGE, "option --reference: it adds points to --plot: give "
+                      "--plot FILE.png|.svg too");
+  if (!o->topo) return ds_err_set(err, DS_EUSAGE, "missing --topo (see --help)");
+  o->desc = ds_coll_desc_find(o->op);
+  if (!o->desc || o->desc->kind == DS_COLL_SENDRECV)
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --op: \"%s\" is not simulated by this version (allreduce, "
+                      "broadcast, reduce, allgather, reducescatter, gather, scatter)", o->op);
+  if (o->root_set && !o->desc->rooted &&
+      !(o->desc->kind == DS_COLL_ALLREDUCE && strcmp(o->algo, "reduce-broadcast") == 0))
+    return ds_err_set(err, DS_EUSAGE, "option --root: %s has no root", o->op);
+  if (o->desc->kind != DS_COLL_ALLREDUCE) {
+    if (!o->algo_set) o->algo = o->desc->algo;
+    if (strcmp(o->algo, o->desc->algo) != 0)
+      return ds_err_set(err, DS_EUSAGE,
+                        "option --algo: \"%s\" is not simulated for %s by this version "
+                        "(%s runs %s; auto and NCCL's protocols: allreduce only)",
+                        o->algo, o->op, o->op, o->desc->algo);
+    if (o->proto_set && o->proto != PROTO_NONE)
+      return ds_err_set(err, DS_EUSAGE,
+                        "option --proto: NCCL's protocols are simulated for allreduce "
+                        "only, not %s (use --proto none)", o->op);
+  }
+  int algo_auto = strcmp(o->algo, "auto") == 0;
+  if (o->desc->kind == DS_COLL_ALLREDUCE) {
+    o->ar_auto = algo_auto;
+    if (!algo_auto && ds_ar_algo_parse(o->algo, &o->ar_algo) != DS_OK)
+      return ds_cli_bad_value(err, "--algo",
+                              "one of ring, tree, nvls, direct, reduce-broadcast, "
+                              "hierarchical, auto", o->algo);
+  } else if (strcmp(o->algo, "p2p") != 0 && strcmp(o->algo, "ring") != 0) {
+    return ds_err_set(err, DS_EUSAGE, "option --algo: \"%s\" is not simulated for %s",
+                      o->algo, o->op);
+  }
+  int nccl_only = o->ar_algo == DS_AR_NVLS && !algo_auto;
+  int no_proto = !algo_auto && (o->ar_algo == DS_AR_DIRECT ||
+                                o->ar_algo == DS_AR_REDUCE_BCAST || o->ar_algo == DS_AR_HIER);
+  if (!o->proto_set) o->proto = algo_auto || nccl_only ? PROTO_AUTO : PROTO_NONE;
+  if (no_proto && o->proto != PROTO_NONE)
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --proto: NCCL has no %s algorithm, so no protocol: it runs on "
+                      "the links' own bandwidth and latency (use --proto none)", o->algo);
+  if (nccl_only && o->proto == PROTO_NONE)
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --proto: nvls runs only under NCCL's model, with Simple "
+                      "(use --proto Simple or auto)");
+  if (nccl_only && o->proto == PROTO_FIXED && o->proto_fixed != DS_PROTO_SIMPLE)
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --proto %s: NCCL runs nvls with Simple only",
+                      ds_proto_name(o->proto_fixed));
+  if (algo_auto && o->proto == PROTO_NONE)
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --proto: none is the plain ring, not an NCCL choice: "
+                      "use --algo ring --proto none, or a protocol with --algo auto");
+  if (o->max_bytes < o->min_bytes)
+    return ds_err_set(err, DS_EUSAGE, "option -e: %.0f bytes is below -b %.0f bytes",
+                      o->max_bytes, o->min_bytes);
+  return DS_OK;
+}
+
+/* One all-reduce on its own engine and network. */
+struct one_run {
+  struct ds_net *net;
+  struct ds_coll *coll;
+  struct ds_engine *eng;
+  int64_t last_done_ns;
+  ds_status st; /* first failure inside a callback */
+};
+
+static void on_sent(void *owner, uint64_t tag) {
+  struct one_run *r = owner;
+  ds_status st = ds_coll_flow_sent(r->coll, (int32_t)(tag & 0xffffffffu));
+  if (r->st == DS_OK) r->st = st;
+}
+
+static void on_delivered(void *owner, uint64_t tag) {
+  struct one_run *r = owner;
+  ds_status st = ds_coll_flow_done(r->coll, (int32_t)(tag & 0xffffffffu));
+  if (r->st == DS_OK) r->st = st;
+}
+
+static void on_member_done(void *owner, int32_t member) {
+  struct one_run *r = owner;
+  (void)member;
+  r->last_done_ns = ds_engine_now(r->eng);
+}
+
+static void handle(void *ctx, struct ds_engine *eng, const struct ds_event *ev) {
+  (void)eng;
+  ds_net_handle_event(((struct one_run *)ctx)->net, ev);
+}
+
+/* One collective of `bytes` alone, all members entering at t = 0; *out_ns
+ * is the last member's finish. */
+static ds_status time_coll(struct ds_topo *topo, const struct ds_ring *ring,
+                           const struct collbench_options *o,
+                           enum ds_coll_model model, double bytes, enum ds_ar_algo algo,
+                           const struct ds_coll_proto *proto, int64_t *out_ns,
+                           struct ds_err *err) {
+  struct one_run r = {0};
+  ds_status st;
+  DS_CHECK_GOTO(ds_engine_new(0, handle, &r, &r.eng), st, out);
+  DS_CHECK_GOTO(ds_net_new(topo, r.eng, o->net_mode, on_delivered, on_sent, &r,
+                           &r.net), st, out);
+  enum ds_coll_kind k = o->desc->kind;
+  struct ds_coll_spec spec = {
+      .kind = k, .topo = topo, .ring = ring, .net = r.net, .model = model,
+      .chunks = k == DS_COLL_BROADCAST || k == DS_COLL_REDUCE
+                    ? ds_coll_chain_chunks(bytes, o->ring_chunks)
+                    : o->ring_chunks,
+      .bytes = bytes, .root = o->root, .proto = proto, .algo = algo, .tag_base = 0,
+      .on_done = on_member_done, .owner = &r};
+  DS_CHECK_GOTO(ds_coll_new(&spec, &r.coll, err), st, out);
+  for (int32_t i = 0; i < ring->n; i++)
+    DS_CHECK_GOTO(ds_coll_enter(r.coll, i), st, out);
+  DS_CHECK_GOTO(ds_engine_run(r.eng, INT64_MAX), st, out);
+  st = r.st;
+  *out_ns = r.last_done_ns;
+out:
+  ds_coll_free(r.coll);
+  ds_net_free(r.net);
+  ds_engine_free(r.eng);
+  return st;
+}
+
+struct row {
+  double size_bytes;
+  double count;
+  double time_us;
+  double algbw_gbps;
+  double busbw_gbps;
+  enum ds_proto proto;  /* DS_PROTO_COUNT: the plain algorithm */
+  enum ds_ar_algo algo; /* allreduce: what ran */
+  int32_t channels;
+  double nccl_model_us; /* NCCL's own prediction; < 0 for the plain ring */
+};
+
+/* What the sweep runs: the plain ring, or NCCL's model for the ring. */
+struct plan {
+  int32_t n;
+  enum ds_coll_model model;
+  int nccl;                  /* rows use a protocol */
+  struct ds_nccl_model m;
+  char fallback[1200];       /* why auto runs the plain ring; "" if it does not */
+};
+
+/* What ran: "flow" or "aggregate". Only the ring kinds and, of the
+ * all-reduces, the ring, the hierarchical one's rings and the double binary
+ * tree aggregate (sim/coll/coll_tree.c: nvls and reduce-broadcast run per flow
+ * whatever the model, as direct does). */
+static const char *coll_model_of(const struct collbench_options *o, const struct plan *pl,
+                                 enum ds_ar_algo algo) {
+  int per_flow_only = o->desc->kind == DS_COLL_ALLREDUCE && algo != DS_AR_RING &&
+                      algo != DS_AR_HIER && algo != DS_AR_TREE;
+  return pl->model == DS_COLL_FLOW || per_flow_only ? "flow" : "aggregate";
+}
+
+static void print_header(FILE *out, const struct collbench_options *o,
+                         const struct ds_topo *topo, const struct plan *pl) {
+  const char *net = o->net_mode == DS_NET_CONSTANT ? "alpha-beta" : "maxmin";
+  const char *exec = pl->model == DS_COLL_FLOW ? "per flow" : "aggregated";
+  const char *plain_exec =
+      strcmp(coll_model_of(o, pl, o->ar_algo), "flow") == 0 ? "per flow" : "aggregated";
+  switch (o->format) {
+  case DS_FORMAT_CSV:
+    fputs("op,algo,proto,nranks,size_bytes,count,type,time_us,algbw_gbps,"
+          "busbw_gbps,net_model,coll_model,channels,nccl_model_us\n", out);
+    break;
+  case DS_FORMAT_JSON:
+    fputs("[\n", out);
+    break;
+  default:
+    fprintf(out, "# ddpsim collective: %s, algo %s, %d ranks on %s (%d x %s)", o->op,
+            o->algo, pl->n, topo->name, topo->n_gpus, topo->gpu.name);
+    if (o->desc->rooted) fprintf(out, ", root %d", o->root);
+    fputc('\n', out);
+    if (!pl->nccl) {
+      fprintf(out, "# network %s, %s %s; simulated (NCCL protocols and channels not modelled)\n",
+              net, o->desc->kind == DS_COLL_ALLREDUCE ? ds_ar_algo_name(o->ar_algo)
+                                                      : o->desc->algo, plain_exec);
+      if (pl->fallback[0]) fprintf(out, "# %s\n", pl->fallback);
+      fprintf(out, "#\n# %12s %12s %6s %10s %8s %8s\n# %12s %12s %6s %10s %8s %8s\n",
+              "size", "count", "type", "time", "algbw", "busbw", "(B)", "(elements)", "",
+              "(us)", "(GB/s)", "(GB/s)");
+      break;
+    }
+    fprintf(out,
+            "# network %s, ring %s; NCCL %s model: %s, %d node(s), %d channels of "
+            "%.1f GB/s\n# extra effects: %s; nccl(us): NCCL's own prediction; ch: "
+            "channels (tree: per tree)\n#\n"
+            "# %12s %12s %6s %10s %8s %8s %5s %6s %3s %10s\n"
+            "# %12s %12s %6s %10s %8s %8s %5s %6s %3s %10s\n",
+            net, exec, ds_nccl_constants_version(), ds_nccl_arch_name(pl->m.arch),
+            pl->m.nnodes, pl->m.channels, pl->m.chan_bw_bytes_per_s / 1e9,
+            o->nccl_extra ? "launch + mid-size ramp (measured)" : "none",
+            "size", "count", "type", "time", "algbw", "busbw", "algo", "proto", "ch",
+            "nccl", "(B)", "(elements)", "", "(us)", "(GB/s)", "(GB/s)", "", "", "", "(us)");
+  }
+}
+
+static void print_row(FILE *out, const struct collbench_options *o,
+                      const struct plan *pl, const struct row *r, int first) {
+  const char *net = o->net_mode == DS_NET_CONSTANT ? "alpha-beta" : "maxmin";
+  const char *coll = coll_model_of(o, pl, r->algo);
+  const char *proto = ds_proto_name(r->proto);
+  const char *algo = o->desc->kind == DS_COLL_ALLREDUCE ? ds_ar_algo_name(r->algo)
+                                                        : o->desc->algo;
+  char pred[32] = "";
+  if (r->nccl_model_us >= 0) snprintf(pred, sizeof pred, "%.3f", r->nccl_model_us);
+  switch (o->format) {
+  case DS_FORMAT_CSV:
+    fprintf(out, "%s,%s,%s,%d,%.0f,%.0f,float,%.3f,%.6f,%.6f,%s,%s,%d,%s\n", o->op,
+            algo, proto, pl->n, r->size_bytes, r->count, r->time_us, r->algbw_gbps,
+            r->busbw_gbps, net, coll, r->channels, pred);
+    break;
+  case DS_FORMAT_JSON:
+    fprintf(out,
+            "%s  {\"op\": \"%s\", \"algo\": \"%s\", \"proto\": \"%s\", "
+            "\"nranks\": %d, \"size_bytes\": %.0f, \"count\": %.0f, "
+            "\"type\": \"float\", \"time_us\": %.3f, \"algbw_gbps\": %.6f, "
+            "\"busbw_gbps\": %.6f, \"net_model\": \"%s\", \"coll_model\": \"%s\", "
+            "\"channels\": %d, \"nccl_model_us\": %s}",
+            first ? "" : ",\n", o->op, algo, proto, pl->n, r->size_bytes, r->count,
+            r->time_us, r->algbw_gbps, r->busbw_gbps, net, coll, r->channels,
+            pred[0] ? pred : "null");
+    break;
+  default:
+    if (!pl->nccl)
+      fprintf(out, "  %12.0f %12.0f %6s %10.2f %8.2f %8.2f\n", r->size_bytes,
+              r->count, "float", r->time_us, r->algbw_gbps, r->busbw_gbps);
+    else
+      fprintf(out, "  %12.0f %12.0f %6s %10.2f %8.2f %8.2f %5s %6s %3d %10.2f\n",
+              r->size_bytes, r->count, "float", r->time_us, r->algbw_gbps,
+              r->busbw_gbps, algo, proto, r->channels, r->nccl_model_us);
+  }
+}
+
+/* Decides plain ring or NCCL's model; a fixed protocol without the model is
+ * a usage error, auto without it falls back to the plain ring and says so. */
+static ds_status make_plan(const struct collbench_options *o,
+                           const struct ds_topo *topo, const struct ds_ring *ring,
+                           struct plan *pl, struct ds_err *err) {
+  if (o->proto == PROTO_NONE) return DS_OK;
+  struct ds_err why = {0};
+  ds_status st = ds_nccl_model_build(
+      topo, ring, o->nccl_extra ? DS_NCCL_EXTRA_MEASURED : DS_NCCL_EXTRA_NONE, &pl->m,
+      &why);
+  const char *no;
+  if (st == DS_OK && !o->ar_auto && o->ar_algo == DS_AR_NVLS &&
+      !ds_nccl_algo_available(&pl->m, DS_AR_NVLS, DS_PROTO_SIMPLE, &no))
+    return ds_err_set(err, DS_EUSAGE, "option --algo nvls: cannot run here: %s", no);
+  if (st == DS_OK) {
+    if (pl->model == DS_COLL_AGGREGATE && o->ring_chunks > 1)
+      return ds_err_set(err, DS_EUSAGE,
+                        "--ring-chunks > 1 needs the per-flow ring: add --coll-model flow");
+    pl->nccl = 1;
+    return DS_OK;
+  }
+  if (o->proto == PROTO_FIXED)
+    return ds_err_set(err, DS_EUSAGE, "option --proto %s: %s",
+                      ds_proto_name(o->proto_fixed), why.msg);
+  if (!o->ar_auto && o->ar_algo == DS_AR_NVLS)
+    return ds_err_set(err, DS_EUSAGE, "option --algo nvls: %s", why.msg);
+  snprintf(pl->fallback, sizeof pl->fallback,
+           "%s; --proto auto runs the plain %s (proto none)", why.msg,
+           ds_ar_algo_name(o->ar_algo));
+  if (o->format != DS_FORMAT_TEXT) fprintf(stderr, "ddpsim collective: %s\n", pl->fallback);
+  return DS_OK;
+}
+
+/* The plot curve a row belongs to: "allreduce ring/LL128", "broadcast chain". */
+static void row_group(const struct collbench_options *o, const struct row *r, char *buf,
+                      size_t cap) {
+  const char *algo = o->desc->kind == DS_COLL_ALLREDUCE ? ds_ar_algo_name(r->algo)
+                                                        : o->desc->algo;
+  if (r->proto == DS_PROTO_COUNT) snprintf(buf, cap, "%s %s", o->op, algo);
+  else snprintf(buf, cap, "%s %s/%s", o->op, algo, ds_proto_name(r->proto));
+}
+
+/* ref: the --reference points, or NULL. */
+static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
+                       const struct ds_busbw_set *ref, FILE *out, struct ds_err *err) {
+  struct ds_busbw_set pts = {0};
+  struct plan pl = {.n = o->ranks ? o->ranks : topo->n_gpus};
+  int32_t n = pl.n;
+  if (n > topo->n_gpus)
+    return ds_err_set(err, DS_EUSAGE, "option -g: %d ranks but topology %s has %d GPUs",
+                      n, topo->name, topo->n_gpus);
+  pl.model = o->coll_model == DS_COLL_CHOICE_FLOW        ? DS_COLL_FLOW
+             : o->coll_model == DS_COLL_CHOICE_AGGREGATE ? DS_COLL_AGGREGATE
+             : n > DS_AUTO_AGGREGATE_ABOVE               ? DS_COLL_AGGREGATE
+                                                         : DS_COLL_FLOW;
+  /* Only the ring kinds (and, of the all-reduces, those of coll_model_of)
+   * have an aggregated execution. */
+  if (o->desc->kind != DS_COLL_ALLREDUCE && o->desc->kind != DS_COLL_ALLGATHER &&
+      o->desc->kind != DS_COLL_REDUCESCATTER)
+    pl.model = DS_COLL_FLOW;
+  if ((o->desc->rooted || o->root_set) && o->root >= n)
+    return ds_err_set(err, DS_EUSAGE, "option --root: %d is not a rank (%d ranks)", o->root,
+                      n);
+  if (o->ring_chunks > 1 && pl.model == DS_COLL_AGGREGATE)
+    return ds_err_set(err, DS_EUSAGE,
+                      "--ring-chunks > 1 needs the per-flow ring: add --coll-model flow");
+  int32_t *gpus = malloc((size_t)n * sizeof *gpus);
+  if (!gpus) return ds_err_set(err, DS_ENOMEM, "out of memory");
+  for (int32_t i = 0; i < n; i++) gpus[i] = i;
+  struct ds_ring ring;
+  ds_status st = ds_ring_build_rails(topo, gpus, n, &ring, err);
+  free(gpus);
+  DS_CHECK(st);
+  st = make_plan(o, topo, &ring, &pl, err);
+  if (st != DS_OK) {
+    ds_ring_release(&ring);
+    return st;
+  }
+  print_header(out, o, topo, &pl);
+  int first = 1;
+  /* Sizes as nccl-tests makes them: whole elements, multiplied by -f. */
+  for (double s = o->min_bytes; s <= o->max_bytes * (1 + 1e-12); s *= o->factor) {
+    struct row r = {.count = (double)(int64_t)(s / FLOAT_BYTES), .proto = DS_PROTO_COUNT,
+                    .algo = o->ar_algo, .channels = 1, .nccl_model_us = -1};
+    r.size_bytes = r.count * FLOAT_BYTES;
+    struct ds_coll_proto cp;
+    if (pl.nccl) {
+      /* NCCL's choice of algorithm (auto) and protocol (auto), or the fixed ones */
+      if (o->ar_auto && o->proto != PROTO_FIXED)
+        ds_nccl_choose_algo(&pl.m, r.size_bytes, &r.algo, &r.proto);
+      else if (o->proto == PROTO_FIXED)
+        r.proto = o->proto_fixed;
+      else
+        r.proto = ds_nccl_choose_proto(&pl.m, r.algo, r.size_bytes);
+      if (o->ar_auto && o->proto == PROTO_FIXED) /* the fastest algorithm that has it */
+        r.algo = ds_nccl_choose_algo_with(&pl.m, r.size_bytes, r.proto);
+      ds_nccl_algo_proto(&pl.m, r.algo, r.proto, r.size_bytes, &cp);
+      r.channels = cp.channels;
+      r.nccl_model_us = ds_nccl_predict_algo_ns(&pl.m, r.algo, r.proto, r.size_bytes) / 1e3;
+    }
+    int64_t t_ns = 0;
+    st = time_coll(topo, &ring, o, pl.model, r.size_bytes, r.algo, pl.nccl ? &cp : NULL,
+                   &t_ns, err);
+    if (st != DS_OK) {
+      if (!err->msg[0]) ds_err_set(err, st, "simulating %.0f bytes failed", r.size_bytes);
+      break;
+    }
+    r.time_us = (double)t_ns / 1e3;
+    r.algbw_gbps = t_ns > 0 ? r.size_bytes / (double)t_ns : 0; /* B/ns = GB/s */
+    r.busbw_gbps = r.algbw_gbps * o->desc->bus_factor(n);
+    print_row(out, o, &pl, &r, first);
+    first = 0;
+    if (o->plot) {
+      char group[DS_BUSBW_GROUP_MAX];
+      row_group(o, &r, group, sizeof group);
+      if (ds_busbw_add(&pts, group, r.size_bytes, r.busbw_gbps) != DS_OK) {
+        st = ds_err_set(err, DS_ENOMEM, "--plot: out of memory");
+        break;
+      }
+    }
+  }
+  if (st == DS_OK && o->format == DS_FORMAT_JSON) fputs("\n]\n", out);
+  if (st == DS_OK && o->plot) {
+    char title[512];
+    snprintf(title, sizeof title, "ddpsim collective: %s, %d ranks on %s (%d x %s): busbw "
+             "against size", o->op, n, topo->name, topo->n_gpus, topo->gpu.name);
+    st = ds_busbw_plot(o->plot, title, &pts, ref, err);
+  }
+  ds_busbw_release(&pts);
+  ds_ring_release(&ring);
+  return st;
+}
+
+ds_status ds_collbench_main(int argc, char **argv, FILE *out,
+                            struct ds_err *err) {
+  struct collbench_options o;
+  DS_CHECK(parse_args(argc, argv, &o, err));
+  if (o.help) {
+    fputs(usage, out);
+    return DS_OK;
+  }
+  char topo_path[4096], gpus_path[4096];
+  DS_CHECK(ds_lookup_file("topologies", "topology", o.topo, topo_path,
+                          sizeof topo_path, err));
+  DS_CHECK(ds_lookup_gpu_table(topo_path, gpus_path, sizeof gpus_path, err));
+  /* The plot's inputs are checked before any row is printed. */
+  struct ds_busbw_set ref = {0};
+  if (o.reference) DS_CHECK(ds_busbw_reference_load(o.reference, &ref, err));
+  ds_status st = o.plot ? ds_gnuplot_check(err) : DS_OK;
+  struct ds_topo *topo = NULL;
+  if (st == DS_OK) st = ds_topo_load(topo_path, gpus_path, &topo, err);
+  if (st == DS_OK) st = sweep(&o, topo, o.reference ? &ref : NULL, out, err);
+  ds_topo_free(topo);
+  ds_busbw_release(&ref);
+  return st;
+}

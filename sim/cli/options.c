@@ -1,0 +1,681 @@
+/*
+ * Option parsing for `ddpsim`. Every flag is listed once in OPTION_MAP
+ * with what its value must look like; the parser and the unknown-flag
+ * message both come from it.
+ */
+#include "sim/cli/options.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/cli.h"
+#include "base/units.h"
+#include "base/values.h"
+
+static const char usage[] =
+    "usage: ddpsim --topo TOPOLOGY [options]\n"
+    "\n"
+    "Simulates data-parallel training iterations and prints the predicted\n"
+    "iteration time with its breakdown.\n"
+    "\n"
+    "  --topo FILE|NAME       topology YAML (a path, or a name in topologies/)\n"
+    "  --model FILE|NAME      model YAML (default resnet50)\n"
+    "  --strategy LIST        training strategies, one row each: single, dp, ddp, ps, or a\n"
+    "                         list like dp,ddp (default ddp); every row also gets its\n"
+    "                         speedup over single at the same per-GPU batch\n"
+    "  --bucket-mb LIST       DDP bucket cap(s) in MiB, e.g. 25 or 1,5,25 (default 25)\n"
+    "  --first-bucket-mb X    cap of the first rebuilt bucket in MiB (default 1)\n"
+    "  --world-size N         ranks, one per GPU (default: every GPU of the topology)\n"
+    "  --batch N              samples per GPU (default: the model's default_batch)\n"
+    "                         These four and the options of Sweeps below take a value,\n"
+    "                         a list 1,5,25, or a range A:B:STEP (A, A+STEP, ... <= B)\n"
+    "                         or A:B:logN (N log-spaced values); their cross product runs\n"
+    "  --jobs N               configurations run in parallel (default: every core; 1: in\n"
+    "                         process)\n"
+    "  --jitter CV            per-kernel lognormal noise of mean 1 and this coefficient of\n"
+    "                         variation on compute ops (GSL mt19937 seeded by --seed)\n"
+    "  --samples N            seeds per configuration (--seed, --seed+1, ...); adds\n"
+    "                         iter_p50_ms, iter_p95_ms, iter_p99_ms (default 1)\n"
+    "  --plot FILE.png|.svg   a sweep of one option: iteration time and exposed\n"
+    "                         communication against it; nothing swept: the reported\n"
+    "                         iteration's timeline per rank and stream (gnuplot)\n"
+    "  --iters N              iterations to simulate, >= 2 (default 2); the last is reported\n"
+    "  --dtype fp32|fp16|bf16 training dtype of parameters, gradients, activations (default fp32)\n"
+    "  --seed N               seed of --jitter, recorded in outputs (default 1)\n"
+    "  --format text|csv|json summary format (default text)\n"
+    "  --trace FILE.csv       write the predicted timeline of every iteration\n"
+    "  --chrome FILE.json     the predicted timeline as Chrome trace JSON, a process per\n"
+    "                         rank (ui.perfetto.dev); one configuration, no sweep\n"
+    "  --schedule FILE.csv    write the steady-state iteration's schedule\n"
+    "  --coll-model auto|flow|aggregate\n"
+    "                         ring and tree all-reduces per flow, or aggregated (one\n"
+    "                         flow per ring or tree; default auto: flow up to 64 ranks)\n"
+    "  --net maxmin|alpha-beta  link sharing model (default maxmin)\n"
+    "  --ring-chunks N        pipelined chunks per ring step, flow model only (default 1)\n"
+    "  --algo ALGO            all-reduce: ring (default), tree, nvls, direct,\n"
+    "                         reduce-broadcast, hierarchical; auto: NCCL's algorithm\n"
+    "                         and protocol per bucket (v2.30.7 model)\n"
+    "  --proto none|LL|LL128|Simple|auto  NCCL protocol of ring or tree (default: none;\n"
+    "                         auto with --algo auto or nvls). none: the plain algorithm\n"
+    "                         (links' own bandwidth and latency); a protocol: NCCL's\n"
+    "                         channels, wire overhead and latencies (docs/collectives.md)\n"
+    "  --nccl-extra measured|none  with a protocol: add the per-call effects NCCL's model\n"
+    "                         leaves out, fitted to nccl-tests (default measured)\n"
+    "  --calib FILE           a calibration file (ddpreal calibrate): its compute\n"
+    "                         factors replace the topology's\n"
+    ;
+
+/* Literals of at most 4095 characters each: one past it is not portable C. */
+static const char usage_ddp[] =
+    "DDP options (PyTorch's):\n"
+    "  --no-overlap           every all-reduce waits for the end of backward (baseline)\n"
+    "  --no-sync K            K-1 micro-steps accumulate without communication, then one\n"
+    "                         synchronises and the optimizer steps (default 1: off)\n"
+    "  --grad-as-bucket-view  gradient_as_bucket_view=True: no separate bucket copies\n"
+    "  --find-unused-parameters  buckets in reverse registration order from iteration 0,\n"
+    "                         never rebuilt (the graph traversal's CPU cost is not modelled)\n"
+    "  --static-graph         static_graph=True: same buckets and timeline as the default\n"
+  "  --comm-hook HOOK       DDP comm hook: none, fp16, bf16 (half the bytes plus the\n"
+  "                         casts), powersgd:RANK (docs/strategies.md)\n"
+    ;
+
+/* The other strategies' options and the sweeps (a literal of its own, as above). */
+static const char usage_ps[] =
+    "DataParallel options (--strategy dp, torch.nn.DataParallel's):\n"
+    "  --dp-output-device N   GPU where outputs are gathered and the loss runs (default 0)\n"
+    "  --dp-parallel-loss     each replica computes its own loss; only scalars are gathered\n"
+    "Parameter server (--strategy ps; docs/strategies.md):\n"
+    "  --ps-servers N         servers, parameters sharded over them by whole tensors,\n"
+    "                         server k on GPU k*world/N (default 1)\n"
+    "  --ps-mode sync|async   sync: every server applies all workers' gradients before\n"
+    "                         any worker pulls (default); async: each push applied as\n"
+    "                         it arrives, staleness reported\n"
+    "  --ps-push after-backward|per-layer  each shard once after backward\n"
+    "                         (default), or each layer's gradients as soon as its\n"
+    "                         backward ends, overlapping the rest of backward\n"
+    "  --straggler RANK:FACTOR  that rank's compute takes FACTOR times longer (every\n"
+    "                         strategy; repeatable or a list 1:1.5,3:2)\n"
+    "Sweeps (docs/sweeps.md): these also take lists and ranges:\n"
+    "  --no-sync, --ps-servers, --dp-output-device, --jitter (a linear range may start\n"
+    "  at 0), --ring-chunks; --comm-hook a list none,fp16,powersgd:4 (ranks:\n"
+    "  powersgd:1,2,4 or powersgd:1:16:log5); --straggler 3:1,1.5,2 or 3:1:2:0.25 (one\n"
+    "  rank's factors). --iters, --seed, --samples take one value.\n"
+    "  --measured FILE.csv    with --plot or alone, a sweep of one option: measured\n"
+    "                         iter_ms (and exposed_comm_ms) per value of its column\n"
+    "                         (bucket_mb, world_size, ...); the report adds the\n"
+    "                         prediction's error there and whether the optima match\n"
+    "  --help, --version\n";
+
+void ds_options_print_usage(FILE *fp) {
+  fputs(usage, fp);
+  fputs(usage_ddp, fp);
+  fputs(usage_ps, fp);
+}
+
+ds_status ds_options_rank_factors(const struct ds_options *o, int32_t world,
+                                  double *factor, struct ds_err *err) {
+  for (int32_t r = 0; factor && r < world; r++) factor[r] = 1.0;
+  for (int32_t k = 0; k < o->n_stragglers; k++) {
+    const struct ds_straggler *s = &o->stragglers[k];
+    if (s->rank >= world)
+      return ds_err_set(err, DS_EUSAGE,
+                        "option --straggler: rank %d, but the run has %d rank%s (0..%d)",
+                        s->rank, world, world == 1 ? "" : "s", world - 1);
+    if (factor) factor[s->rank] = s->factor;
+  }
+  return DS_OK;
+}
+
+static ds_status bad(struct ds_err *err, const char *flag, const char *what,
+                     const char *got) {
+  return ds_err_set(err, DS_EUSAGE, "option %s: expected %s, got \"%s\"", flag,
+                    what, got);
+}
+
+static ds_status parse_int(const char *flag, const char *v, int64_t lo,
+                           int64_t hi, int64_t *out, struct ds_err *err) {
+  return ds_cli_parse_int(flag, v, lo, hi, out, err);
+}
+
+static const char *const var_flags[DS_VAR_COUNT] = {
+    [DS_VAR_WORLD_SIZE] = "--world-size", [DS_VAR_BATCH] = "--batch",
+    [DS_VAR_NO_SYNC] = "--no-sync", [DS_VAR_PS_SERVERS] = "--ps-servers",
+    [DS_VAR_DP_OUTPUT_DEVICE] = "--dp-output-device", [DS_VAR_STRAGGLER] = "--straggler",
+    [DS_VAR_JITTER] = "--jitter", [DS_VAR_RING_CHUNKS] = "--ring-chunks",
+    [DS_VAR_COMM_HOOK] = "--comm-hook", [DS_VAR_FIRST_BUCKET_MB] = "--first-bucket-mb",
+    [DS_VAR_BUCKET_MB] = "--bucket-mb"};
+
+static const char *const var_columns[DS_VAR_COUNT] = {
+    [DS_VAR_WORLD_SIZE] = "world_size", [DS_VAR_BATCH] = "batch_per_gpu",
+    [DS_VAR_NO_SYNC] = "no_sync", [DS_VAR_PS_SERVERS] = "ps_servers",
+    [DS_VAR_DP_OUTPUT_DEVICE] = "dp_output_device", [DS_VAR_STRAGGLER] = "straggler_factor",
+    [DS_VAR_JITTER] = "jitter_cv", [DS_VAR_RING_CHUNKS] = "ring_chunks",
+    [DS_VAR_COMM_HOOK] = "comm_hook", [DS_VAR_FIRST_BUCKET_MB] = "first_bucket_mb",
+    [DS_VAR_BUCKET_MB] = "bucket_mb"};
+
+const char *ds_options_var_flag(enum ds_sweep_var v) { return var_flags[v]; }
+
+const char *ds_options_var_column(enum ds_sweep_var v) { return var_columns[v]; }
+
+double ds_options_var_value(const struct ds_options *c, enum ds_sweep_var v) {
+  return c->sweep[v].v[0];
+}
+
+void ds_options_var_text(const struct ds_options *c, enum ds_sweep_var v, char *buf,
+                         size_t cap) {
+  if (v == DS_VAR_COMM_HOOK) ds_comm_hook_name(&c->comm_hook, buf, cap);
+  else snprintf(buf, cap, "%g", c->sweep[v].v[0]);
+}
+
+static const char *const strategy_names[DS_STRATEGY_COUNT] = {
+    [DS_STRATEGY_SINGLE] = "single", [DS_STRATEGY_DP] = "dp", [DS_STRATEGY_DDP] = "ddp",
+    [DS_STRATEGY_PS] = "ps"};
+
+const char *ds_strategy_name(enum ds_strategy s) {
+  return s >= 0 && s < DS_STRATEGY_COUNT ? strategy_names[s] : "?";
+}
+
+int ds_strategy_uses_var(enum ds_strategy s, enum ds_sweep_var v) {
+  if (v == DS_VAR_BATCH || v == DS_VAR_JITTER) return 1; /* every strategy computes */
+  switch (s) {
+  case DS_STRATEGY_SINGLE: return 0;
+  case DS_STRATEGY_DP:
+    return v == DS_VAR_WORLD_SIZE || v == DS_VAR_DP_OUTPUT_DEVICE || v == DS_VAR_STRAGGLER ||
+           v == DS_VAR_RING_CHUNKS; /* its broadcast and reduce chains are chunked */
+  case DS_STRATEGY_PS:
+    return v == DS_VAR_WORLD_SIZE || v == DS_VAR_PS_SERVERS || v == DS_VAR_STRAGGLER;
+  default: return v != DS_VAR_PS_SERVERS && v != DS_VAR_DP_OUTPUT_DEVICE;
+  }
+}
+
+/* Configurations of one strategy: the cross product of its variables. */
+static int64_t strategy_configs(const struct ds_options *o, enum ds_strategy s) {
+  int64_t n = 1;
+  for (int v = 0; v < DS_VAR_COUNT; v++)
+    if (ds_strategy_uses_var(s, (enum ds_sweep_var)v)) n *= o->sweep[v].n;
+  return n;
+}
+
+int64_t ds_options_n_configs(const struct ds_options *o) {
+  int64_t n = 0;
+  for (int32_t k = 0; k < o->n_strategies; k++) n += strategy_configs(o, o->strategies[k]);
+  return n;
+}
+
+/* Sets the scalar fields from sweep[] (each option's first value). */
+static void set_scalars(struct ds_options *o) {
+  o->world_size = (int32_t)o->sweep[DS_VAR_WORLD_SIZE].v[0];
+  o->batch = (int64_t)o->sweep[DS_VAR_BATCH].v[0];
+  o->no_sync = (int32_t)o->sweep[DS_VAR_NO_SYNC].v[0];
+  o->first_bucket_mb = o->sweep[DS_VAR_FIRST_BUCKET_MB].v[0];
+  o->ps_servers = (int32_t)o->sweep[DS_VAR_PS_SERVERS].v[0];
+  o->dp_output_device = (int32_t)o->sweep[DS_VAR_DP_OUTPUT_DEVICE].v[0];
+  if (o->straggler_swept)
+    o->stragglers[o->straggler_swept_k].factor = o->sweep[DS_VAR_STRAGGLER].v[0];
+  o->jitter_cv = o->sweep[DS_VAR_JITTER].v[0];
+  o->ring_chunks = (int32_t)o->sweep[DS_VAR_RING_CHUNKS].v[0];
+  o->comm_hook = o->comm_hooks[(int)o->sweep[DS_VAR_COMM_HOOK].v[0]];
+  o->n_bucket_mb = o->sweep[DS_VAR_BUCKET_MB].n;
+  memcpy(o->bucket_mb, o->sweep[DS_VAR_BUCKET_MB].v, sizeof o->bucket_mb);
+}
+
+void ds_options_config(const struct ds_options *o, int64_t i, struct ds_options *out) {
+  *out = *o;
+  int32_t k = 0;
+  while (k + 1 < o->n_strategies && i >= strategy_configs(o, o->strategies[k]))
+    i -= strategy_configs(o, o->strategies[k++]);
+  out->strategy_id = o->strategies[k];
+  out->strategy = strategy_names[out->strategy_id];
+  out->strategies[0] = out->strategy_id;
+  out->n_strategies = 1;
+  for (int v = DS_VAR_COUNT - 1; v >= 0; v--) { /* the last varies fastest */
+    struct ds_values *d = &out->sweep[v];
+    int64_t j = 0;
+    if (ds_strategy_uses_var(out->strategy_id, (enum ds_sweep_var)v)) {
+      j = i % d->n;
+      i /= d->n;
+    }
+    d->v[0] = d->v[j];
+    d->n = 1;
+  }
+  set_scalars(out);
+}
+
+/* "dp,ddp": names from strategy_names, each at most once, in any order. */
+static ds_status parse_strategies(const char *flag, const char *v, struct ds_options *o,
+                                  struct ds_err *err) {
+  const char *tok = v;
+  o->n_strategies = 0;
+  for (;;) {
+    const char *end = strchr(tok, ',');
+    size_t len = end ? (size_t)(end - tok) : strlen(tok);
+    int found = -1;
+    for (int s = 0; s < DS_STRATEGY_COUNT; s++)
+      if (strlen(strategy_names[s]) == len && strncmp(tok, strategy_names[s], len) == 0)
+        found = s;
+    if (found < 0)
+      return ds_err_set(err, DS_EUSAGE, "option %s: expected a comma-separated list of "
+                        "single, dp, ddp, ps (each at most once), got \"%s\" (unknown "
+                        "strategy \"%.*s\")", flag, v, (int)len, tok);
+    for (int32_t k = 0; k < o->n_strategies; k++)
+      if (o->strategies[k] == (enum ds_strategy)found)
+        return ds_err_set(err, DS_EUSAGE, "option %s: strategy \"%s\" given twice in "
+                          "\"%s\"", flag, strategy_names[found], v);
+    o->strategies[o->n_strategies++] = (enum ds_strategy)found;
+    if (!end) break;
+    tok = end + 1;
+  }
+  o->strategy_id = o->strategies[0];
+  o->strategy = strategy_names[o->strategy_id];
+  return DS_OK;
+}
+
+static ds_status parse_choice(const char *flag, const char *v,
+                              const char *const names[], int n, int *out,
+                              struct ds_err *err) {
+  char what[128] = "";
+  for (int i = 0; i < n; i++) {
+    if (strcmp(v, names[i]) == 0) {
+      *out = i;
+      return DS_OK;
+    }
+    size_t used = strlen(what);
+    snprintf(what + used, sizeof what - used, "%s%s", i ? " or " : "one of ", names[i]);
+  }
+  return bad(err, flag, what, v);
+}
+
+/* "3:2" or "1:1.5,3:2" (repeatable): RANK:FACTOR, a rank at most once,
+ * a factor > 0 (whether the rank exists is checked against the world size
+ * when the run starts). One straggler's factor may be swept: an item
+ * without a colon is a further factor of the rank before it
+ * ("3:1,1.5,2"), and RANK:A:B:STEP or RANK:A:B:logN a range of them. */
+static ds_status parse_stragglers(const char *flag, const char *v, struct ds_options *o,
+                                  struct ds_err *err) {
+  struct ds_values *sw = &o->sweep[DS_VAR_STRAGGLER];
+  const char *p = v;
+  int32_t prev = -1; /* the straggler of this value's previous item */
+  for (;;) {
+    const char *end = strchr(p, ','), *colon = strchr(p, ':');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    char item[64], *stop;
+    if (len == 0 || len >= sizeof item) return bad(err, flag, ds_value_kind_factor.list, v);
+    snprintf(item, sizeof item, "%.*s", (int)len, p);
+    if (!colon || colon >= p + len) {
+      /* a further factor of the previous rank */
+      double f;
+      if (prev < 0) return bad(err, flag, ds_value_kind_factor.list, v);
+      if (o->straggler_swept && o->straggler_swept_k != prev)
+        return ds_err_set(err, DS_EUSAGE, "option %s: only one straggler's factor can "
+                          "take a list (rank %d's already does)", flag,
+                          o->stragglers[o->straggler_swept_k].rank);
+      DS_CHECK(ds_values_parse_item(flag, item, &ds_value_kind_factor, &f, err));
+      if (!o->straggler_swept) {
+        sw->v[0] = o->stragglers[prev].factor;
+        sw->n = 1;
+        sw->log_spaced = 0;
+      }
+      if (sw->n == DS_MAX_SWEEP) return ds_values_too_many(flag, err);
+      sw->v[sw->n++] = f;
+      o->straggler_swept = 1;
+      o->straggler_swept_k = prev;
+    } else {
+      item[colon - p] = '\0';
+      errno = 0;
+      long rank = strtol(item, &stop, 10);
+      const char *factor_text = item + (colon - p) + 1;
+      if (item[0] == '\0' || *stop != '\0' || errno || rank < 0 || rank > (1 << 20))
+        return bad(err, flag, "RANK:FACTOR with RANK an integer >= 0, e.g. 3:2", v);
+      for (int32_t k = 0; k < o->n_stragglers; k++)
+        if (o->stragglers[k].rank == (int32_t)rank)
+          return ds_err_set(err, DS_EUSAGE, "option %s: rank %ld given twice", flag, rank);
+      if (o->n_stragglers >= DS_MAX_STRAGGLERS)
+        return ds_err_set(err, DS_EUSAGE, "option %s: at most %d stragglers", flag,
+                          DS_MAX_STRAGGLERS);
+      prev = o->n_stragglers++;
+      o->stragglers[prev].rank = (int32_t)rank;
+      if (strchr(factor_text, ':')) {
+        /* RANK:A:B:STEP: a range of factors */
+        if (o->straggler_swept)
+          return ds_err_set(err, DS_EUSAGE, "option %s: only one straggler's factor can "
+                            "take a list (rank %d's already does)", flag,
+                            o->stragglers[o->straggler_swept_k].rank);
+        DS_CHECK(ds_values_parse_range(flag, factor_text, 0, sw, err));
+        DS_CHECK(ds_values_check_range(flag, factor_text, &ds_value_kind_factor, sw, err));
+        o->stragglers[prev].factor = sw->v[0];
+        o->straggler_swept = 1;
+        o->straggler_swept_k = prev;
+      } else if (ds_units_parse_number(factor_text, &o->stragglers[prev].factor) != DS_OK ||
+                 !ds_value_in_kind(&ds_value_kind_factor, o->stragglers[prev].factor)) {
+        return bad(err, flag, "RANK:FACTOR with FACTOR a number > 0, e.g. 3:2", v);
+      }
+    }
+    if (!end) return DS_OK;
+    p = end + 1;
+  }
+}
+
+/* --comm-hook: one hook, a list of them ("none,fp16,powersgd:4"), where
+ * a bare integer is a further rank of the powersgd before it
+ * ("powersgd:1,2,4"), or powersgd:A:B:STEP / powersgd:A:B:logN, a range of
+ * ranks (rounded to integers). */
+static ds_status parse_hooks(const char *flag, const char *v, struct ds_options *o,
+                             struct ds_err *err) {
+  static const char psgd[] = "powersgd:";
+  struct ds_values *sw = &o->sweep[DS_VAR_COMM_HOOK];
+  const char *p = v;
+  int prev_psgd = 0;
+  memset(sw, 0, sizeof *sw);
+  for (;;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    char item[64];
+    if (len == 0 || len >= sizeof item)
+      return bad(err, flag, "none, fp16, bf16, powersgd:RANK or a list of them, e.g. "
+                 "none,fp16,powersgd:4 (ranks of one powersgd: powersgd:1,2,4)", v);
+    snprintf(item, sizeof item, "%.*s", (int)len, p);
+    struct ds_values ranks = {.n = 0};
+    if (prev_psgd && strspn(item, "0123456789") == len) {
+      struct ds_value_kind k = ds_value_kind_int(1, DS_POWERSGD_MAX_RANK);
+      DS_CHECK(ds_values_parse_item(flag, item, &k, &ranks.v[0], err));
+      ranks.n = 1;
+    } else if (strncmp(item, psgd, sizeof psgd - 1) == 0 &&
+               strchr(item + sizeof psgd - 1, ':')) {
+      struct ds_value_kind k = ds_value_kind_int(1, DS_POWERSGD_MAX_RANK);
+      DS_CHECK(ds_values_parse_range(flag, item + sizeof psgd - 1, 0, &ranks, err));
+      DS_CHECK(ds_values_check_range(flag, item + sizeof psgd - 1, &k, &ranks, err));
+      sw->log_spaced = ranks.log_spaced;
+    } else {
+      struct ds_comm_hook h;
+      DS_CHECK(ds_comm_hook_parse(flag, item, &h, err));
+      if (sw->n == DS_MAX_SWEEP) return ds_values_too_many(flag, err);
+      o->comm_hooks[sw->n] = h;
+      sw->v[sw->n] = sw->n;
+      sw->n++;
+      prev_psgd = h.kind == DS_HOOK_POWERSGD;
+    }
+    for (int32_t i = 0; i < ranks.n; i++) {
+      if (sw->n == DS_MAX_SWEEP) return ds_values_too_many(flag, err);
+      o->comm_hooks[sw->n] = (struct ds_comm_hook){DS_HOOK_POWERSGD, (int32_t)ranks.v[i]};
+      sw->v[sw->n] = sw->n;
+      sw->n++;
+      prev_psgd = 1;
+    }
+    if (!end) return DS_OK;
+    p = end + 1;
+  }
+}
+
+/* X(flag, takes_value) */
+#define OPTION_MAP(X)                                                     \
+  X("--topo", 1) X("--model", 1) X("--strategy", 1) X("--bucket-mb", 1)   \
+  X("--first-bucket-mb", 1) X("--world-size", 1) X("--batch", 1)          \
+  X("--iters", 1) X("--dtype", 1) X("--seed", 1) X("--format", 1)         \
+  X("--trace", 1) X("--schedule", 1) X("--coll-model", 1) X("--net", 1)   \
+  X("--ring-chunks", 1) X("--algo", 1) X("--proto", 1) X("--nccl-extra", 1) \
+  X("--calib", 1) X("--no-overlap", 0) X("--no-sync", 1) X("--grad-as-bucket-view", 0)         \
+  X("--find-unused-parameters", 0) X("--static-graph", 0) X("--comm-hook", 1)  \
+  X("--dp-output-device", 1) X("--dp-parallel-loss", 0)                   \
+  X("--ps-servers", 1) X("--ps-mode", 1) X("--ps-push", 1)               \
+  X("--straggler", 1)                                                     \
+  X("--jobs", 1) X("--jitter", 1) X("--samples", 1) X("--plot", 1)        \
+  X("--measured", 1) X("--chrome", 1)                                     \
+  X("--help", 0) X("--version", 0) X("-h", 0)
+
+static int takes_value(const char *flag, int *known) {
+#define DS__OPT_CHECK(f, v) \
+  if (strcmp(flag, f) == 0) { *known = 1; return v; }
+  OPTION_MAP(DS__OPT_CHECK)
+#undef DS__OPT_CHECK
+  *known = 0;
+  return 0;
+}
+
+static ds_status apply(struct ds_options *o, const char *flag, const char *v,
+                       int *proto_set, struct ds_err *err) {
+  int64_t x;
+  int c;
+  /* An empty value is a slip of the shell (an unset variable), never a
+   * name or a number: say so before a later rename or lookup fails. */
+  if (v && v[0] == '\0')
+    return ds_err_set(err, DS_EUSAGE, "option %s: expected a value, got an empty string",
+                      flag);
+  if (strcmp(flag, "--topo") == 0) o->topo = v;
+  else if (strcmp(flag, "--model") == 0) o->model = v;
+  else if (strcmp(flag, "--strategy") == 0)
+    DS_CHECK(parse_strategies(flag, v, o, err));
+  else if (strcmp(flag, "--bucket-mb") == 0)
+    DS_CHECK(ds_values_parse(flag, v, &ds_value_kind_mib, &o->sweep[DS_VAR_BUCKET_MB], err));
+  else if (strcmp(flag, "--first-bucket-mb") == 0)
+    DS_CHECK(ds_values_parse(flag, v, &ds_value_kind_mib, &o->sweep[DS_VAR_FIRST_BUCKET_MB], err));
+  else if (strcmp(flag, "--world-size") == 0) {
+    struct ds_value_kind k = ds_value_kind_int(1, 1 << 20);
+    DS_CHECK(ds_values_parse(flag, v, &k, &o->sweep[DS_VAR_WORLD_SIZE], err));
+  } else if (strcmp(flag, "--batch") == 0) {
+    struct ds_value_kind k = ds_value_kind_int(1, 1 << 20);
+    DS_CHECK(ds_values_parse(flag, v, &k, &o->sweep[DS_VAR_BATCH], err));
+  }
+  else if (strcmp(flag, "--iters") == 0) {
+    DS_CHECK(parse_int(flag, v, 2, 1000, &x, err));
+    o->iters = (int32_t)x;
+  } else if (strcmp(flag, "--seed") == 0) {
+    DS_CHECK(parse_int(flag, v, 0, INT64_MAX, &x, err));
+    o->seed = (uint64_t)x;
+  } else if (strcmp(flag, "--dtype") == 0) {
+    if (ds_dtype_parse(v, &o->dtype) != 0) return bad(err, flag, "fp32, fp16 or bf16", v);
+  } else if (strcmp(flag, "--format") == 0) {
+    static const char *const names[] = {"text", "csv", "json"};
+    DS_CHECK(parse_choice(flag, v, names, 3, &c, err));
+    o->format = (enum ds_format)c;
+  } else if (strcmp(flag, "--trace") == 0) o->trace = v;
+  else if (strcmp(flag, "--schedule") == 0) o->schedule = v;
+  else if (strcmp(flag, "--coll-model") == 0) {
+    static const char *const names[] = {"auto", "flow", "aggregate"};
+    DS_CHECK(parse_choice(flag, v, names, 3, &c, err));
+    o->coll_model = (enum ds_coll_choice)c;
+  } else if (strcmp(flag, "--net") == 0) {
+    static const char *const names[] = {"maxmin", "alpha-beta"};
+    DS_CHECK(parse_choice(flag, v, names, 2, &c, err));
+    o->net_mode = c == 0 ? DS_NET_MAXMIN : DS_NET_CONSTANT;
+  } else if (strcmp(flag, "--ring-chunks") == 0) {
+    struct ds_value_kind k = ds_value_kind_int(1, 4096);
+    DS_CHECK(ds_values_parse(flag, v, &k, &o->sweep[DS_VAR_RING_CHUNKS], err));
+  } else if (strcmp(flag, "--algo") == 0) {
+    o->algo_auto = strcmp(v, "auto") == 0;
+    o->ar_algo = DS_AR_RING;
+    if (!o->algo_auto && ds_ar_algo_parse(v, &o->ar_algo) != DS_OK)
+      return bad(err, flag, "one of ring, tree, nvls, direct, reduce-broadcast, "
+                 "hierarchical, auto", v);
+  } else if (strcmp(flag, "--proto") == 0) {
+    *proto_set = 1;
+    if (strcmp(v, "none") == 0) o->proto_choice = DS_PROTO_CHOICE_NONE;
+    else if (strcmp(v, "auto") == 0) o->proto_choice = DS_PROTO_CHOICE_AUTO;
+    else if (ds_proto_parse(v, &o->proto_fixed) == DS_OK) o->proto_choice = DS_PROTO_CHOICE_FIXED;
+    else return bad(err, flag, "one of none, LL, LL128, Simple, auto", v);
+  } else if (strcmp(flag, "--nccl-extra") == 0) {
+    static const char *const names[] = {"none", "measured"};
+    DS_CHECK(parse_choice(flag, v, names, 2, &c, err));
+    o->nccl_extra = c;
+  } else if (strcmp(flag, "--calib") == 0) o->calib = v;
+  else if (strcmp(flag, "--no-overlap") == 0) o->no_overlap = 1;
+  else if (strcmp(flag, "--no-sync") == 0) {
+    struct ds_value_kind k = ds_value_kind_int(1, 1024);
+    DS_CHECK(ds_values_parse(flag, v, &k, &o->sweep[DS_VAR_NO_SYNC], err));
+  }
+  else if (strcmp(flag, "--jobs") == 0) {
+    DS_CHECK(parse_int(flag, v, 1, 1024, &x, err));
+    o->jobs = (int32_t)x;
+  } else if (strcmp(flag, "--jitter") == 0) {
+    DS_CHECK(ds_values_parse(flag, v, &ds_value_kind_cv, &o->sweep[DS_VAR_JITTER], err));
+    o->jitter = 1;
+  } else if (strcmp(flag, "--samples") == 0) {
+    DS_CHECK(parse_int(flag, v, 1, 100000, &x, err));
+    o->samples = (int32_t)x;
+  } else if (strcmp(flag, "--plot") == 0) {
+    size_t len = strlen(v);
+    if (len < 5 || (strcmp(v + len - 4, ".png") != 0 && strcmp(v + len - 4, ".svg") != 0))
+      return bad(err, flag, "a file name ending in .png or .svg", v);
+    o->plot = v;
+  } else if (strcmp(flag, "--measured") == 0) o->measured = v;
+  else if (strcmp(flag, "--chrome") == 0) o->chrome = v;
+  else if (strcmp(flag, "--grad-as-bucket-view") == 0) o->grad_as_bucket_view = 1;
+  else if (strcmp(flag, "--find-unused-parameters") == 0) o->find_unused_parameters = 1;
+  else if (strcmp(flag, "--static-graph") == 0) o->static_graph = 1;
+  else if (strcmp(flag, "--comm-hook") == 0)
+    DS_CHECK(parse_hooks(flag, v, o, err));
+  else if (strcmp(flag, "--dp-output-device") == 0) {
+    struct ds_value_kind k = ds_value_kind_int(0, 1 << 20);
+    DS_CHECK(ds_values_parse(flag, v, &k, &o->sweep[DS_VAR_DP_OUTPUT_DEVICE], err));
+  } else if (strcmp(flag, "--dp-parallel-loss") == 0) o->dp_parallel_loss = 1;
+  else if (strcmp(flag, "--ps-servers") == 0) {
+    struct ds_value_kind k = ds_value_kind_int(1, 1 << 20);
+    DS_CHECK(ds_values_parse(flag, v, &k, &o->sweep[DS_VAR_PS_SERVERS], err));
+  } else if (strcmp(flag, "--ps-mode") == 0) {
+    static const char *const names[] = {"sync", "async"};
+    DS_CHECK(parse_choice(flag, v, names, 2, &c, err));
+    o->ps_async = c == 1;
+  } else if (strcmp(flag, "--ps-push") == 0) {
+    static const char *const names[] = {"after-backward", "per-layer"};
+    DS_CHECK(parse_choice(flag, v, names, 2, &c, err));
+    o->ps_push_per_layer = c == 1;
+  } else if (strcmp(flag, "--straggler") == 0)
+    DS_CHECK(parse_stragglers(flag, v, o, err));
+  else if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) o->help = 1;
+  else if (strcmp(flag, "--version") == 0) o->version = 1;
+  return DS_OK;
+}
+
+ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
+                           struct ds_err *err) {
+  memset(o, 0, sizeof *o);
+  o->model = "resnet50";
+  o->strategy = "ddp";
+  o->strategy_id = DS_STRATEGY_DDP;
+  o->strategies[0] = DS_STRATEGY_DDP;
+  o->n_strategies = 1;
+  /* comm hook 0: comm_hooks[0], none (zeroed) */
+  static const double defaults[DS_VAR_COUNT] = {
+      [DS_VAR_WORLD_SIZE] = 0, [DS_VAR_BATCH] = 0, [DS_VAR_NO_SYNC] = 1,
+      [DS_VAR_PS_SERVERS] = 1, [DS_VAR_DP_OUTPUT_DEVICE] = 0, [DS_VAR_STRAGGLER] = 1,
+      [DS_VAR_JITTER] = 0, [DS_VAR_RING_CHUNKS] = 1, [DS_VAR_COMM_HOOK] = 0,
+      [DS_VAR_FIRST_BUCKET_MB] = 1, [DS_VAR_BUCKET_MB] = 25};
+  for (int v = 0; v < DS_VAR_COUNT; v++) {
+    o->sweep[v].v[0] = defaults[v];
+    o->sweep[v].n = 1;
+  }
+  o->samples = 1;
+  o->iters = 2;
+  o->seed = 1;
+  o->nccl_extra = 1;
+  int proto_set = 0;
+  for (int i = 1; i < argc; i++) {
+    char flag[64];
+    const char *arg = argv[i], *value = NULL, *eq = strchr(arg, '=');
+    if (strncmp(arg, "--", 2) == 0 && eq) {
+      snprintf(flag, sizeof flag, "%.*s", (int)(eq - arg), arg);
+      value = eq + 1;
+    } else {
+      snprintf(flag, sizeof flag, "%s", arg);
+    }
+    int known;
+    int needs = takes_value(flag, &known);
+    if (!known)
+      return ds_err_set(err, DS_EUSAGE, "unknown option \"%s\" (see ddpsim --help)", arg);
+    if (needs && !value) {
+      if (i + 1 >= argc)
+        return ds_err_set(err, DS_EUSAGE, "option %s needs a value", flag);
+      value = argv[++i];
+    } else if (!needs && value) {
+      return ds_err_set(err, DS_EUSAGE, "option %s takes no value", flag);
+    }
+    DS_CHECK(apply(o, flag, value, &proto_set, err));
+  }
+  set_scalars(o);
+  if (o->help || o->version) return DS_OK;
+  if (o->static_graph && o->find_unused_parameters)
+    return ds_err_set(err, DS_EUSAGE,
+                      "--static-graph and --find-unused-parameters: choose one (PyTorch "
+                      "ignores find_unused_parameters under a static graph)");
+  /* nvls exists only under NCCL's model; direct, reduce-broadcast and
+   * hierarchical are not NCCL's, so they have no protocol. */
+  int nccl_only = !o->algo_auto && o->ar_algo == DS_AR_NVLS;
+  if (!proto_set)
+    o->proto_choice = o->algo_auto || nccl_only ? DS_PROTO_CHOICE_AUTO : DS_PROTO_CHOICE_NONE;
+  if (!o->algo_auto && o->proto_choice != DS_PROTO_CHOICE_NONE &&
+      (o->ar_algo == DS_AR_DIRECT || o->ar_algo == DS_AR_REDUCE_BCAST ||
+       o->ar_algo == DS_AR_HIER))
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --proto: NCCL has no %s algorithm, so no protocol (use "
+                      "--proto none)", ds_ar_algo_name(o->ar_algo));
+  if (nccl_only && (o->proto_choice == DS_PROTO_CHOICE_NONE ||
+                    (o->proto_choice == DS_PROTO_CHOICE_FIXED &&
+                     o->proto_fixed != DS_PROTO_SIMPLE)))
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --proto: nvls runs only under NCCL's model, with Simple "
+                      "(use --proto Simple or auto)");
+  if (o->algo_auto && o->proto_choice == DS_PROTO_CHOICE_NONE)
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --proto: none is the plain ring, not an NCCL choice: use "
+                      "--algo ring --proto none, or a protocol with --algo auto");
+  if (!o->topo)
+    return ds_err_set(err, DS_EUSAGE, "missing --topo (e.g. --topo 4gpu.yaml; see ddpsim --help)");
+  int64_t n_configs = ds_options_n_configs(o);
+  if (n_configs > DS_MAX_CONFIGS)
+    return ds_err_set(err, DS_EUSAGE, "the sweep has %lld configurations; at most %d: "
+                      "give fewer values", (long long)n_configs, DS_MAX_CONFIGS);
+  if ((o->trace || o->schedule) && o->n_strategies > 1)
+    return ds_err_set(err, DS_EUSAGE,
+                      "--trace and --schedule describe one configuration: give one --strategy");
+  for (int v = DS_VAR_COUNT - 1; v >= 0; v--)
+    if ((o->trace || o->schedule) && o->sweep[v].n > 1)
+      return ds_err_set(err, DS_EUSAGE,
+                        "--trace and --schedule describe one configuration: give one %s value",
+                        var_flags[v]);
+  /* A list no strategy of the run uses would silently give one value. */
+  for (int v = 0; v < DS_VAR_COUNT; v++) {
+    int used = 0;
+    char users[64] = "";
+    for (int32_t k = 0; k < o->n_strategies; k++)
+      used |= ds_strategy_uses_var(o->strategies[k], (enum ds_sweep_var)v);
+    if (used || o->sweep[v].n < 2) continue;
+    for (int s = 0; s < DS_STRATEGY_COUNT; s++)
+      if (ds_strategy_uses_var((enum ds_strategy)s, (enum ds_sweep_var)v)) {
+        size_t n = strlen(users);
+        snprintf(users + n, sizeof users - n, "%s%s", n ? ", " : "", strategy_names[s]);
+      }
+    return ds_err_set(err, DS_EUSAGE, "option %s: %d values, but no strategy of the run "
+                      "uses it (%s %s)", var_flags[v], o->sweep[v].n, users,
+                      strchr(users, ',') ? "do" : "does");
+  }
+  /* --chrome is one run's timeline, as --trace is. */
+  if (o->chrome && o->n_strategies > 1)
+    return ds_err_set(err, DS_EUSAGE, "option --chrome writes one configuration's "
+                      "timeline: give one --strategy");
+  for (int v = DS_VAR_COUNT - 1; v >= 0; v--)
+    if (o->chrome && o->sweep[v].n > 1)
+      return ds_err_set(err, DS_EUSAGE, "option --chrome writes one configuration's "
+                        "timeline: give one %s value, not a sweep", var_flags[v]);
+  int varying = 0;
+  for (int v = 0; v < DS_VAR_COUNT; v++) varying += o->sweep[v].n > 1;
+  /* --plot with nothing swept draws the run's timeline (analysis/). */
+  o->plot_timeline = o->plot && !o->measured && varying == 0 && o->n_strategies == 1;
+  const char *one = o->plot && !o->measured ? "--plot" : "--measured";
+  if ((o->plot || o->measured) && o->n_strategies > 1)
+    return ds_err_set(err, DS_EUSAGE, "option %s draws a sweep of one strategy%s: give "
+                      "one --strategy", one, o->plot && !o->measured && varying == 0
+                      ? " or one run's timeline" : "");
+  if ((o->plot || o->measured) && !o->plot_timeline && varying != 1)
+    return ds_err_set(err, DS_EUSAGE, "option %s draws a sweep of one option: give "
+                      "a list or range to exactly one option (%d given; docs/sweeps.md)%s",
+                      one, varying, o->plot && !o->measured
+                      ? ", or none for the run's timeline" : "");
+  for (int32_t k = 0; k < o->sweep[DS_VAR_RING_CHUNKS].n; k++)
+    if (o->sweep[DS_VAR_RING_CHUNKS].v[k] > 1 && o->coll_model == DS_COLL_CHOICE_AGGREGATE)
+      return ds_err_set(err, DS_EUSAGE,
+                        "--ring-chunks > 1 needs --coll-model flow (the aggregate ring moves one chunk per step)");
+  return DS_OK;
+}

@@ -1,0 +1,414 @@
+/*
+ * Summary metrics (definitions in report.h) and their text, CSV and JSON
+ * forms. The CSV/JSON columns come from one X-macro list so both formats
+ * always carry the same fields in the same order.
+ */
+#include "sim/cli/report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/coll/nccl_model.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+#define MIB (1024.0 * 1024.0)
+
+struct interval {
+  int64_t start, end;
+};
+
+static int cmp_interval(const void *a, const void *b) {
+  const struct interval *x = a, *y = b;
+  if (x->start != y->start) return x->start < y->start ? -1 : 1;
+  return (x->end > y->end) - (x->end < y->end);
+}
+
+/* Merges sorted intervals in place; returns the new count. */
+static size_t merge(struct interval *iv, size_t n) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (k > 0 && iv[i].start <= iv[k - 1].end) {
+      if (iv[i].end > iv[k - 1].end) iv[k - 1].end = iv[i].end;
+    } else {
+      iv[k++] = iv[i];
+    }
+  }
+  return k;
+}
+
+static int64_t total(const struct interval *iv, size_t n) {
+  int64_t t = 0;
+  for (size_t i = 0; i < n; i++) t += iv[i].end - iv[i].start;
+  return t;
+}
+
+/* Length of a (merged) minus its intersection with b (merged). */
+static int64_t uncovered(const struct interval *a, size_t na,
+                         const struct interval *b, size_t nb) {
+  int64_t out = 0;
+  size_t j = 0;
+  for (size_t i = 0; i < na; i++) {
+    int64_t cur = a[i].start;
+    while (j < nb && b[j].end <= cur) j++;
+    for (size_t k = j; k < nb && b[k].start < a[i].end; k++) {
+      if (b[k].start > cur) out += b[k].start - cur;
+      if (b[k].end > cur) cur = b[k].end;
+      if (cur >= a[i].end) break;
+    }
+    if (cur < a[i].end) out += a[i].end - cur;
+  }
+  return out;
+}
+
+void ds_report_measure(const struct ds_schedule *sched, size_t first, size_t n,
+                       const int64_t *op_start, const int64_t *op_end,
+                       struct ds_summary *s) {
+  struct interval *comm = malloc((n + 1) * sizeof *comm);
+  struct interval *comp = malloc((n + 1) * sizeof *comp);
+  size_t n_comm = 0, n_comp = 0;
+  int64_t t0 = INT64_MAX, t1 = INT64_MIN, fwd = 0, bwd = 0, step = 0;
+  for (size_t i = first; i < first + n; i++) {
+    const struct ds_op *o = &sched->ops[i];
+    if (op_start[i] < t0) t0 = op_start[i];
+    if (op_end[i] > t1) t1 = op_end[i];
+    if (o->rank != 0) continue;
+    /* Host-side ops (dp's kernel launches) are neither compute nor
+     * communication; they show only through the ops they delay. */
+    if (o->stream == DS_STREAM_HOST) continue;
+    int64_t d = op_end[i] - op_start[i];
+    struct interval iv = {op_start[i], op_end[i]};
+    if (o->stream == DS_STREAM_COMM) {
+      if (comm) comm[n_comm++] = iv;
+      continue;
+    }
+    if (comp) comp[n_comp++] = iv;
+    if (o->kind == DS_OP_FWD || o->kind == DS_OP_LOSS) fwd += d;
+    else if (o->kind == DS_OP_BWD) bwd += d;
+    else if (o->kind == DS_OP_STEP) step += d;
+  }
+  s->iter_ms = n ? (double)(t1 - t0) / 1e6 : 0;
+  s->fwd_ms = (double)fwd / 1e6;
+  s->bwd_ms = (double)bwd / 1e6;
+  s->step_ms = (double)step / 1e6;
+  s->comm_ms = s->exposed_comm_ms = s->overlap_pct = 0;
+  if (comm && comp) {
+    qsort(comm, n_comm, sizeof *comm, cmp_interval);
+    qsort(comp, n_comp, sizeof *comp, cmp_interval);
+    n_comm = merge(comm, n_comm);
+    n_comp = merge(comp, n_comp);
+    int64_t c = total(comm, n_comm);
+    int64_t e = uncovered(comm, n_comm, comp, n_comp);
+    s->comm_ms = (double)c / 1e6;
+    s->exposed_comm_ms = (double)e / 1e6;
+    s->overlap_pct = c > 0 ? 100.0 * (double)(c - e) / (double)c : 0;
+  }
+  free(comm);
+  free(comp);
+}
+
+/* X(column, printf format, expression over const struct ds_summary *r) */
+#define DS_SUMMARY_COLUMNS(X)                                   \
+  X(strategy, "%s", r->strategy)                                \
+  X(model, "%s", r->model)                                      \
+  X(topology, "%s", r->topology)                                \
+  X(gpu, "%s", r->gpu)                                          \
+  X(dtype, "%s", r->dtype)                                      \
+  X(world_size, "%d", r->world_size)                            \
+  X(batch_per_gpu, "%lld", (long long)r->batch_per_gpu)         \
+  X(bucket_mb, "%g", r->bucket_mb)                              \
+  X(first_bucket_mb, "%g", r->first_bucket_mb)                  \
+  X(n_buckets, "%d", r->n_buckets)                              \
+  X(iter_ms, "%.6f", r->iter_ms)                                \
+  X(fwd_ms, "%.6f", r->fwd_ms)                                  \
+  X(bwd_ms, "%.6f", r->bwd_ms)                                  \
+  X(step_ms, "%.6f", r->step_ms)                                \
+  X(comm_ms, "%.6f", r->comm_ms)                                \
+  X(exposed_comm_ms, "%.6f", r->exposed_comm_ms)                \
+  X(overlap_pct, "%.3f", r->overlap_pct)                        \
+  X(peak_mem_gib, "%.6f", r->peak_mem_gib)                      \
+  X(first_iter_ms, "%.6f", r->first_iter_ms)                    \
+  X(net_model, "%s", r->net_model)                              \
+  X(coll_model, "%s", r->coll_model)                            \
+  X(coll_algo, "%s", r->coll_algo)                              \
+  X(ddp_options, "%s", r->ddp_options)                          \
+  X(per_batch_ms, "%.6f", r->iter_ms / (r->no_sync > 1 ? r->no_sync : 1)) \
+  X(samples_per_s, "%.3f", r->samples_per_s)                    \
+  X(speedup_vs_single, "%.6f", r->speedup_vs_single)            \
+  X(peak_mem_gib_gpu0, "%.6f", r->peak_mem_gib_gpu0)            \
+  X(peak_mem_gib_other, "%.6f", r->peak_mem_gib_other)          \
+  X(staleness_mean, "%.6f", r->staleness_mean)                  \
+  X(staleness_max, "%lld", (long long)r->staleness_max)        \
+  X(worker_step_min_ms, "%.6f", r->worker_step_min_ms)          \
+  X(worker_step_max_ms, "%.6f", r->worker_step_max_ms)
+
+/* Printed after DS_SUMMARY_COLUMNS when the rows have quantiles. */
+#define DS_QUANTILE_COLUMNS(X)                                  \
+  X(jitter_cv, "%g", r->jitter_cv)                              \
+  X(samples, "%d", r->samples)                                  \
+  X(iter_p50_ms, "%.6f", r->iter_p50_ms)                        \
+  X(iter_p95_ms, "%.6f", r->iter_p95_ms)                        \
+  X(iter_p99_ms, "%.6f", r->iter_p99_ms)
+
+/* Printed after DS_SUMMARY_COLUMNS when the rows have sweep ids. */
+#define DS_SWEEP_ID_COLUMNS(X)                                  \
+  X(ps_servers, "%d", r->opt_ps_servers)                        \
+  X(dp_output_device, "%d", r->opt_dp_output_device)            \
+  X(straggler_factor, "%g", r->straggler_factor)                \
+  X(ring_chunks, "%d", r->opt_ring_chunks)                      \
+  X(comm_hook, "%s", r->comm_hook)
+
+/* Machine-readable times carry six decimals of a millisecond: the engine's
+ * nanosecond, so nothing it computed is lost in the CSV or JSON. */
+
+static int is_string_format(const char *fmt) { return strcmp(fmt, "%s") == 0; }
+
+static void print_csv(FILE *fp, const struct ds_summary *rows, int32_t n) {
+  const char *sep = "";
+#define DS__CSV_HEAD(col, fmt, expr) fprintf(fp, "%s%s", sep, #col); sep = ",";
+  DS_SUMMARY_COLUMNS(DS__CSV_HEAD)
+  if (n > 0 && rows[0].has_sweep_ids) { DS_SWEEP_ID_COLUMNS(DS__CSV_HEAD) }
+  if (n > 0 && rows[0].has_quantiles) { DS_QUANTILE_COLUMNS(DS__CSV_HEAD) }
+#undef DS__CSV_HEAD
+  fputs(",bucket_mib\n", fp);
+  for (int32_t i = 0; i < n; i++) {
+    const struct ds_summary *r = &rows[i];
+    sep = "";
+#define DS__CSV_ROW(col, fmt, expr) fprintf(fp, "%s" fmt, sep, expr); sep = ",";
+    DS_SUMMARY_COLUMNS(DS__CSV_ROW)
+    if (r->has_sweep_ids) { DS_SWEEP_ID_COLUMNS(DS__CSV_ROW) }
+    if (r->has_quantiles) { DS_QUANTILE_COLUMNS(DS__CSV_ROW) }
+#undef DS__CSV_ROW
+    /* The bucket sizes, in order, as one field: ';' keeps it one column. */
+    fputc(',', fp);
+    for (int32_t b = 0; b < r->n_buckets; b++)
+      fprintf(fp, "%s%.6f", b ? ";" : "", r->bucket_bytes[b] / MIB);
+    fputc('\n', fp);
+  }
+}
+
+static void print_json(FILE *fp, const struct ds_summary *rows, int32_t n) {
+  fputs("[\n", fp);
+  for (int32_t i = 0; i < n; i++) {
+    const struct ds_summary *r = &rows[i];
+    const char *sep = "";
+    fputs("  {", fp);
+#define DS__JSON_FIELD(col, fmt, expr)                                 \
+  fprintf(fp, "%s\"%s\": %s" fmt "%s", sep, #col,                      \
+          is_string_format(fmt) ? "\"" : "", expr,                     \
+          is_string_format(fmt) ? "\"" : "");                          \
+  sep = ", ";
+    DS_SUMMARY_COLUMNS(DS__JSON_FIELD)
+    if (r->has_sweep_ids) { DS_SWEEP_ID_COLUMNS(DS__JSON_FIELD) }
+    if (r->has_quantiles) { DS_QUANTILE_COLUMNS(DS__JSON_FIELD) }
+#undef DS__JSON_FIELD
+    fputs(", \"bucket_mib\": [", fp);
+    for (int32_t b = 0; b < r->n_buckets; b++)
+      fprintf(fp, "%s%.6f", b ? ", " : "", r->bucket_bytes[b] / MIB);
+    fprintf(fp, "]}%s\n", i + 1 < n ? "," : "");
+  }
+  fputs("]\n", fp);
+}
+
+static void print_buckets(FILE *fp, const struct ds_summary *r) {
+  fprintf(fp, "  buckets            %d:", r->n_buckets);
+  int32_t shown = r->n_buckets <= 12 ? r->n_buckets : 10;
+  for (int32_t b = 0; b < shown; b++)
+    fprintf(fp, "%s %.2f", b ? "," : "", r->bucket_bytes[b] / MIB);
+  if (shown < r->n_buckets)
+    fprintf(fp, ", ... %.2f", r->bucket_bytes[r->n_buckets - 1] / MIB);
+  fputs(" MiB\n", fp);
+}
+
+double ds_report_peak_mem_gib(const struct ds_summary *s) {
+  double m = s->peak_mem_gib;
+  if (s->peak_mem_gib_gpu0 > m) m = s->peak_mem_gib_gpu0;
+  if (s->peak_mem_gib_other > m) m = s->peak_mem_gib_other;
+  return m;
+}
+
+static int is_ddp(const struct ds_summary *r) { return strcmp(r->strategy, "ddp") == 0; }
+
+static void print_dp_gpu(FILE *fp, const char *what, const struct ds_dp_gpu_memory *m) {
+  fprintf(fp,
+          "    %-12s %10.3f GiB (params %.3f + grads %.3f + optimizer %.3f + "
+          "activations %.3f + inputs %.3f + outputs %.3f)\n",
+          what, m->total / GIB, m->params / GIB, m->grads / GIB, m->optimizer / GIB,
+          m->activations / GIB, m->inputs / GIB, m->outputs / GIB);
+}
+
+/* One row of a run that is not DDP alone (--strategy with other names). */
+static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
+  fputc('\n', fp);
+  if (strcmp(r->strategy, "single") == 0)
+    fprintf(fp, "single: 1 GPU, batch %lld\n", (long long)r->batch_per_gpu);
+  else if (strcmp(r->strategy, "dp") == 0)
+    fprintf(fp, "dp (torch.nn.DataParallel): %d GPUs, batch %lld/GPU, %s\n", r->world_size,
+            (long long)r->batch_per_gpu, r->ddp_options);
+  else if (is_ddp(r))
+    fprintf(fp, "ddp: %d GPUs, batch %lld/GPU, bucket cap %g MiB (first bucket %g MiB), "
+                "options %s\n", r->world_size, (long long)r->batch_per_gpu, r->bucket_mb,
+            r->first_bucket_mb, r->ddp_options);
+  else if (r->has_ps)
+    fprintf(fp, "ps (parameter server, %s): %d workers, batch %lld/GPU, %d server%s, "
+                "options %s\n", r->ps_async ? "async" : "sync", r->world_size,
+            (long long)r->batch_per_gpu, r->ps_servers, r->ps_servers == 1 ? "" : "s",
+            r->ddp_options);
+  else
+    fprintf(fp, "%s: %d GPUs, batch %lld/GPU, options %s\n", r->strategy, r->world_size,
+            (long long)r->batch_per_gpu, r->ddp_options);
+  if (r->has_sweep_ids)
+    fprintf(fp, "  sweep options  ring chunks %d, straggler factor %g, comm hook %s "
+                "(docs/sweeps.md)\n", r->opt_ring_chunks, r->straggler_factor,
+            r->comm_hook);
+  fprintf(fp, "  iteration      %10.3f ms\n", r->iter_ms);
+  if (r->has_ps)
+    fprintf(fp, "    per worker   %10.3f to %.3f ms  (mean above; from the end of "
+                "iteration 0 to the last)\n", r->worker_step_min_ms, r->worker_step_max_ms);
+  if (r->has_quantiles)
+    fprintf(fp, "    p50/p95/p99  %10.3f / %.3f / %.3f ms  (%d samples, jitter CV %g)\n",
+            r->iter_p50_ms, r->iter_p95_ms, r->iter_p99_ms, r->samples, r->jitter_cv);
+  fprintf(fp, "    forward      %10.3f ms\n", r->fwd_ms);
+  fprintf(fp, "    backward     %10.3f ms\n", r->bwd_ms);
+  fprintf(fp, "    optimizer    %10.3f ms\n", r->step_ms);
+  if (r->has_ps)
+    fprintf(fp, "  communication  %10.3f ms  (push and pull, mean over workers)\n",
+            r->comm_ms);
+  else
+    fprintf(fp, "  communication  %10.3f ms  (%s time on rank 0)\n", r->comm_ms,
+            is_ddp(r) ? "all-reduce"
+            : strcmp(r->strategy, "dp") == 0 ? "scatter, broadcast, gather, reduce"
+                                             : "communication");
+  fprintf(fp, "    exposed      %10.3f ms  (not hidden under compute)\n", r->exposed_comm_ms);
+  fprintf(fp, "    overlap      %10.1f %%\n", r->overlap_pct);
+  if (is_ddp(r)) print_buckets(fp, r);
+  else if (strcmp(r->strategy, "dp") == 0)
+    fprintf(fp, "  coalesced      %10d chunks of at most %g MiB (broadcast and reduce)\n",
+            r->n_buckets, r->bucket_mb);
+  if (r->has_ps)
+    fprintf(fp, "  staleness      %10.3f mean, %lld max  (updates applied between a "
+                "worker's pull and its gradient's)\n", r->staleness_mean,
+            (long long)r->staleness_max);
+  fprintf(fp, "  throughput     %10.1f samples/s  (%.3f x single at batch %lld)\n",
+          r->samples_per_s, r->speedup_vs_single, (long long)r->batch_per_gpu);
+  if (r->has_dp_mem) {
+    fputs("  peak memory\n", fp);
+    print_dp_gpu(fp, "GPU 0", &r->dp_mem.gpu0);
+    print_dp_gpu(fp, "other GPUs", &r->dp_mem.other);
+  } else {
+    fprintf(fp,
+            "  peak memory    %10.3f GiB per GPU (params %.3f + grads %.3f + "
+            "buckets %.3f + optimizer %.3f + activations %.3f)\n",
+            r->peak_mem_gib, r->mem.params / GIB, r->mem.grads / GIB,
+            r->mem.buckets / GIB, r->mem.optimizer / GIB, r->mem.activations / GIB);
+    if (r->mem.hook > 0)
+      fprintf(fp, "    comm hook    %10.3f GiB of it: the hook's buffers (docs/strategies.md)\n",
+              r->mem.hook / GIB);
+    if (r->has_ps)
+      fprintf(fp, "    GPU 0 %.3f GiB, other GPUs up to %.3f GiB  (above: the fullest; a "
+                  "server's GPU adds its shard's master copy, optimizer state%s)\n",
+              r->peak_mem_gib_gpu0, r->peak_mem_gib_other,
+              r->ps_async ? "" : " and sum buffer (as buckets)");
+  }
+}
+
+void ds_report_print_side_by_side(FILE *fp, const struct ds_summary *rows, int32_t n) {
+  fputs("\nside by side:\n"
+        "  strategy  GPUs  batch/GPU   iteration ms     samples/s  vs single  "
+        "GPU 0 GiB  other GiB\n", fp);
+  for (int32_t i = 0; i < n; i++) {
+    const struct ds_summary *r = &rows[i];
+    fprintf(fp, "  %-8s  %4d  %9lld  %13.3f  %12.1f  %8.3fx  %9.3f  %9.3f\n", r->strategy,
+            r->world_size, (long long)r->batch_per_gpu, r->iter_ms, r->samples_per_s,
+            r->speedup_vs_single, r->peak_mem_gib_gpu0, r->peak_mem_gib_other);
+  }
+}
+
+static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
+  int ddp_only = 1;
+  for (int32_t i = 0; i < n; i++) ddp_only &= is_ddp(&rows[i]);
+  if (!ddp_only) {
+    /* Strategies side by side: a common header, then a block per row. */
+    const struct ds_summary *r = &rows[0];
+    fprintf(fp, "%s on %s (%s), %s, network %s; iterations simulated: %d, reporting "
+                "iteration %d\n", r->model, r->topology, r->gpu, r->dtype, r->net_model,
+            r->iters, r->reported_iter);
+    for (int32_t i = 0; i < n; i++) print_strategy_row(fp, &rows[i]);
+    return;
+  }
+  /* A sweep of world size, batch, no_sync, straggler factor, jitter, ring
+   * chunks or hook names them on every block (the header line shows the
+   * first configuration's). */
+  int vary_world = 0, vary_batch = 0, vary_sync = 0, vary_chunks = 0, vary_hook = 0;
+  int vary_straggler = 0, vary_jitter = 0;
+  for (int32_t i = 1; i < n; i++) {
+    vary_world |= rows[i].world_size != rows[0].world_size;
+    vary_batch |= rows[i].batch_per_gpu != rows[0].batch_per_gpu;
+    vary_sync |= rows[i].no_sync != rows[0].no_sync;
+    vary_chunks |= rows[i].opt_ring_chunks != rows[0].opt_ring_chunks;
+    vary_hook |= strcmp(rows[i].comm_hook, rows[0].comm_hook) != 0;
+    vary_straggler |= rows[i].straggler_factor != rows[0].straggler_factor;
+    vary_jitter |= rows[i].jitter_cv != rows[0].jitter_cv;
+  }
+  for (int32_t i = 0; i < n; i++) {
+    const struct ds_summary *r = &rows[i];
+    if (i == 0)
+      fprintf(fp,
+              "%s: %s on %s (%d x %s), batch %lld/GPU, %s, network %s, ring %s\n"
+              "iterations simulated: %d; reporting iteration %d "
+              "(iteration 0, one bucket before the rebuild: %.3f ms)\n",
+              r->strategy, r->model, r->topology, r->world_size, r->gpu,
+              (long long)r->batch_per_gpu, r->dtype, r->net_model,
+              strcmp(r->coll_model, "flow") == 0 ? "per flow" : "aggregated",
+              r->iters,
+              r->reported_iter, r->first_iter_ms);
+    if (i == 0 && r->coll_algo && strcmp(r->coll_algo, "ring") != 0)
+      fprintf(fp, "all-reduce %s: NCCL's channels and protocols (cost model %s; "
+                  "docs/collectives.md)\n", r->coll_algo, ds_nccl_constants_version());
+    fputc('\n', fp);
+    if (vary_world) fprintf(fp, "world size %d, ", r->world_size);
+    if (vary_batch) fprintf(fp, "batch %lld/GPU, ", (long long)r->batch_per_gpu);
+    if (vary_sync) fprintf(fp, "no_sync %d, ", r->no_sync);
+    if (vary_straggler) fprintf(fp, "straggler factor %g, ", r->straggler_factor);
+    if (vary_jitter) fprintf(fp, "jitter CV %g, ", r->jitter_cv);
+    if (vary_chunks) fprintf(fp, "ring chunks %d, ", r->opt_ring_chunks);
+    if (vary_hook) fprintf(fp, "comm hook %s, ", r->comm_hook);
+    fprintf(fp, "bucket cap %g MiB (first bucket %g MiB)\n", r->bucket_mb,
+            r->first_bucket_mb);
+    fprintf(fp, "  iteration      %10.3f ms\n", r->iter_ms);
+    if (r->has_quantiles)
+      fprintf(fp, "    p50/p95/p99  %10.3f / %.3f / %.3f ms  (%d samples, jitter CV %g)\n",
+              r->iter_p50_ms, r->iter_p95_ms, r->iter_p99_ms, r->samples, r->jitter_cv);
+    fprintf(fp, "    forward      %10.3f ms\n", r->fwd_ms);
+    fprintf(fp, "    backward     %10.3f ms\n", r->bwd_ms);
+    fprintf(fp, "    optimizer    %10.3f ms\n", r->step_ms);
+    fprintf(fp, "  communication  %10.3f ms  (all-reduce time on rank 0)\n", r->comm_ms);
+    fprintf(fp, "    exposed      %10.3f ms  (not hidden under compute)\n",
+            r->exposed_comm_ms);
+    fprintf(fp, "    overlap      %10.1f %%\n", r->overlap_pct);
+    print_buckets(fp, r);
+    fprintf(fp,
+            "  peak memory    %10.3f GiB per GPU (params %.3f + grads %.3f + "
+            "buckets %.3f + optimizer %.3f + activations %.3f)\n",
+            r->peak_mem_gib, r->mem.params / GIB, r->mem.grads / GIB,
+            r->mem.buckets / GIB, r->mem.optimizer / GIB,
+            r->mem.activations / GIB);
+    if (r->mem.hook > 0)
+      fprintf(fp, "    comm hook    %10.3f GiB of it: the hook's buffers (docs/strategies.md)\n",
+              r->mem.hook / GIB);
+  }
+}
+
+void ds_report_print(FILE *fp, enum ds_format fmt, const struct ds_summary *rows,
+                     int32_t n) {
+  switch (fmt) {
+  case DS_FORMAT_CSV:
+    print_csv(fp, rows, n);
+    break;
+  case DS_FORMAT_JSON:
+    print_json(fp, rows, n);
+    break;
+  default:
+    print_text(fp, rows, n);
+    break;
+  }
+}

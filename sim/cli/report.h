@@ -1,0 +1,121 @@
+/*
+ * The summary of one simulated configuration: what `ddpsim` prints.
+ *
+ * Every timing number is measured on the simulated timeline of the
+ * reported (steady-state) iteration, on rank 0 unless said otherwise:
+ *   iter_ms          last op end minus first op start of the iteration, over
+ *                    all ranks;
+ *   fwd_ms, bwd_ms   sums of rank 0's forward (and loss) / backward op
+ *                    durations;
+ *   step_ms          rank 0's optimizer step;
+ *   comm_ms          length of the union of rank 0's communication ops;
+ *   exposed_comm_ms  the part of comm_ms during which rank 0's compute
+ *                    stream is idle;
+ *   overlap_pct      100 * (comm_ms - exposed_comm_ms) / comm_ms (0 when no
+ *                    communication).
+ */
+#ifndef DS_REPORT_H
+#define DS_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "traces/schedule.h"
+#include "sim/train/ddp.h"
+#include "sim/train/dp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DS_MAX_BUCKETS_SHOWN 4096
+
+struct ds_summary {
+  const char *strategy;
+  const char *model;
+  const char *topology;
+  const char *gpu;
+  const char *dtype;
+  const char *net_model;  /* "maxmin" or "alpha-beta" */
+  const char *coll_model; /* "flow" or "aggregate" */
+  const char *coll_algo;  /* "ring" (plain), "ring/auto", "ring/LL128", ... */
+  const char *ddp_options; /* "none" or e.g. "no_overlap;no_sync=4" */
+  int32_t no_sync;         /* micro-steps per iteration (1: every step syncs) */
+  int32_t world_size;
+  int64_t batch_per_gpu;
+  double bucket_mb;
+  double first_bucket_mb;
+  int32_t n_buckets;
+  const double *bucket_bytes; /* [n_buckets], borrowed */
+  int32_t iters;
+  int32_t reported_iter;
+  double first_iter_ms;
+  double iter_ms, fwd_ms, bwd_ms, step_ms, comm_ms, exposed_comm_ms;
+  double overlap_pct;
+  struct ds_ddp_memory mem;
+  double peak_mem_gib;
+  /* Every strategy (docs/strategies.md): peak memory of GPU 0 and of the
+   * fullest other GPU (equal under ddp; 0 for single, which has no other
+   * GPU); dp's per-GPU breakdown when has_dp_mem. */
+  double peak_mem_gib_gpu0, peak_mem_gib_other;
+  int has_dp_mem;
+  struct ds_dp_memory dp_mem;
+  /* Throughput: samples trained per second over all GPUs, and its ratio to
+   * single-GPU training at the same per-GPU batch (whose samples/s is
+   * single_samples_per_s). */
+  double samples_per_s, single_samples_per_s, speedup_vs_single;
+  /* Parameter server (--strategy ps, sim/train/ps.h), when has_ps: its mode
+   * (ps_async: 1 for async, 0 for sync), servers, the staleness of the applied gradients
+   * (0 in sync mode) and the slowest and fastest worker's step time (the
+   * per-worker iteration time; iter_ms is their mean). Plain data: rows
+   * cross process boundaries in sweeps. */
+  int has_ps;
+  int ps_async;
+  int32_t ps_servers;
+  double staleness_mean;
+  int64_t staleness_max;
+  double worker_step_min_ms, worker_step_max_ms;
+  /* --samples / --jitter (docs/sweeps.md): the timing fields above are the
+   * first sample's (seed --seed); these are over all samples. Printed only
+   * when has_quantiles. */
+  int has_quantiles;
+  int32_t samples;
+  double jitter_cv;
+  double iter_p50_ms, iter_p95_ms, iter_p99_ms;
+  /* When the run sweeps --ps-servers, --dp-output-device, a --straggler
+   * factor, --ring-chunks or --comm-hook (has_sweep_ids), every row says
+   * its values of them (docs/sweeps.md): the configuration's options, also
+   * for strategies that do not use them; straggler_factor is the swept
+   * straggler's (else the first's; 1 without stragglers). Inline text:
+   * rows cross process boundaries. */
+  int has_sweep_ids;
+  int32_t opt_ps_servers, opt_dp_output_device, opt_ring_chunks;
+  double straggler_factor;
+  char comm_hook[24];
+};
+
+/* Fills the timing fields of s from the op times of ops[first .. first+n)
+ * of sched (one iteration of every rank). */
+void ds_report_measure(const struct ds_schedule *sched, size_t first, size_t n,
+                       const int64_t *op_start_ns, const int64_t *op_end_ns,
+                       struct ds_summary *s);
+
+enum ds_format { DS_FORMAT_TEXT, DS_FORMAT_CSV, DS_FORMAT_JSON };
+
+/* The largest per-GPU peak memory of the row, GiB. */
+double ds_report_peak_mem_gib(const struct ds_summary *s);
+
+/* The closing table of a run of several strategies: one line per row with
+ * iteration time, samples/s, speedup over single and GPU 0 / other memory. */
+void ds_report_print_side_by_side(FILE *fp, const struct ds_summary *rows, int32_t n);
+
+/* Prints rows in the format; CSV and JSON carry the header / brackets once
+ * for all n rows. */
+void ds_report_print(FILE *fp, enum ds_format fmt, const struct ds_summary *rows,
+                     int32_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_REPORT_H */

@@ -1,0 +1,820 @@
+/*
+ * The simulate command (see run.h).
+ *
+ * For each bucket cap, one schedule holds every simulated iteration:
+ * iteration 0 with DDP's single bucket, then iters-1 copies of the rebuilt
+ * steady state. Iterations are not separated by any barrier: each rank's
+ * streams simply run their ops in order, so iteration i+1's forward starts
+ * on a rank when its optimizer step of iteration i ends. The last iteration
+ * is reported. single and dp (sim/train/dp.c) build every iteration alike and
+ * report the steady-state period; ps runs its own loop (sim/train/ps.c). Each
+ * configuration is one strategy's (options.h, --strategy); every row then
+ * gets its speedup over single-GPU training at its batch (fill_speedups).
+ *
+ * The files are loaded once; every configuration of a sweep (sweep.c) then
+ * gets its own ring, NCCL model and schedule, in this process or in a
+ * worker process. With --samples or --jitter each configuration's schedule
+ * runs once per seed, with its own per-op duration multipliers (jitter.c).
+ */
+#include "sim/cli/run.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "traces/trace.h"
+#include "sim/train/calib.h"
+#include "sim/coll/coll.h"
+#include "sim/train/compute.h"
+#include "sim/train/ddp.h"
+#include "sim/train/dp.h"
+#include "sim/train/exec.h"
+#include "sim/train/jitter.h"
+#include "base/lookup.h"
+#include "sim/train/model.h"
+#include "sim/coll/nccl_model.h"
+#include "sim/train/ps.h"
+#include "sim/cli/report.h"
+#include "sim/cli/sweep.h"
+#include "sim/cli/sweep_measured.h"
+#include "sim/cli/sweep_plot.h"
+#include "sim/net/topo.h"
+
+#define MIB (1024.0 * 1024.0)
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+/* What every configuration shares: the loaded files. */
+struct loaded {
+  struct ds_topo *topo;
+  struct ds_model *model;
+  struct ds_compute compute;
+  char topo_path[4096];
+  char model_path[4096];
+};
+
+struct config_run {
+  const struct ds_options *opt;
+  struct ds_topo *topo;
+  struct ds_model *model;
+  struct ds_compute compute;
+  struct ds_ring ring;
+  int32_t world;
+  int64_t batch;
+  enum ds_coll_model coll_model;
+  struct ds_nccl_model nccl; /* valid when use_nccl */
+  int use_nccl;
+  char coll_algo[32];        /* "ring", "ring/auto", "ring/LL128", ... */
+  char ddp_options[128];     /* "none", or e.g. "no_overlap;no_sync=4" */
+  char inputs[1024];
+  struct ds_dp_chunks dp_chunks; /* dp: reduce_add_coalesced's 10 MiB groups */
+};
+
+static ds_status build_iteration(const struct config_run *c,
+                                 const struct ds_buckets *bk, int64_t id_base,
+                                 int64_t coll_base, struct ds_schedule *s,
+                                 struct ds_err *err) {
+  const struct ds_options *o = c->opt;
+  struct ds_ddp_options dopt = {
+      c->world, c->batch, &c->ring, c->use_nccl ? &c->nccl : NULL,
+      o->proto_choice == DS_PROTO_CHOICE_FIXED ? o->proto_fixed : DS_PROTO_COUNT,
+      o->no_overlap, o->no_sync, o->comm_hook, bk->iteration0 ? 0 : 1,
+      o->ar_algo, o->algo_auto};
+  ds_status st = ds_ddp_build(c->model, &c->compute, &dopt, bk, id_base,
+                              coll_base, s);
+  if (st != DS_OK)
+    return ds_err_set(err, st, "building the DDP schedule failed: %s",
+                      ds_status_message(st));
+  return DS_OK;
+}
+
+/* One iteration of the configuration's strategy (docs/strategies.md):
+ * DDP's iteration 0 has its own buckets (first), later ones the rebuilt
+ * (steady); single and dp build the same iteration every time. *n_coll
+ * receives the number of collective ids the iteration used. */
+static ds_status build_strategy_iteration(const struct config_run *c,
+                                          const struct ds_buckets *bk, int64_t id_base,
+                                          int64_t coll_base, struct ds_schedule *s,
+                                          int64_t *n_coll, struct ds_err *err) {
+  const struct ds_options *o = c->opt;
+  switch (o->strategy_id) {
+  case DS_STRATEGY_SINGLE:
+  case DS_STRATEGY_DP: {
+    struct ds_dp_options dopt = {
+        .world_size = c->world, .batch = c->batch, .output_device = o->dp_output_device,
+        .parallel_loss = o->dp_parallel_loss, .single = o->strategy_id == DS_STRATEGY_SINGLE,
+        .launch_ns = c->compute.params.host_launch_ns,
+        .replicate_ns = c->compute.params.host_replicate_ns,
+        .after_previous = id_base > 0 /* run_one's iterations follow each other */};
+    ds_status st = ds_dp_build(c->model, &c->compute, &dopt, &c->dp_chunks, id_base,
+                               coll_base, s, n_coll);
+    if (st != DS_OK)
+      return ds_err_set(err, st, "building the %s schedule failed: %s", o->strategy,
+                        ds_status_message(st));
+    return DS_OK;
+  }
+  case DS_STRATEGY_DDP:
+    *n_coll = bk->n;
+    return build_iteration(c, bk, id_base, coll_base, s, err);
+  default: /* ps runs outside the schedule path (run_config) */
+    return ds_err_set(err, DS_EINTERNAL, "no schedule builder for --strategy %s",
+                      o->strategy);
+  }
+}
+
+static ds_status write_outputs(const struct config_run *c,
+                               const struct ds_buckets *steady_bk,
+                               const struct ds_schedule *all, size_t n_first,
+                               const int64_t *start, const int64_t *end,
+                               struct ds_err *err) {
+  const struct ds_options *o = c->opt;
+  struct ds_schedule *steady = NULL;
+  struct ds_trace *trace = NULL;
+  struct ds_csv_meta meta = {"ddpsim " DS_VERSION, c->inputs, o->seed, NULL};
+  ds_status st;
+  int64_t n_coll;
+  DS_CHECK_GOTO(ds_schedule_new(c->world, &steady), st, out);
+  DS_CHECK_GOTO(build_strategy_iteration(c, steady_bk, 0, 0, steady, &n_coll, err), st, out);
+  if (o->schedule)
+    DS_CHECK_GOTO(ds_schedule_write_csv(o->schedule, steady, &meta, err), st, out);
+  if (o->trace) {
+    size_t ns = steady->n_ops;
+    DS_CHECK_GOTO(ds_trace_new("sim", &trace), st, out);
+    for (size_t i = 0; i < all->n_ops; i++) {
+      /* Iteration 0's ops are the first n_first of `all` (with their own
+       * ids); later iterations are copies of `steady`, whose ids the trace
+       * carries so that it joins with a replay of the schedule file. */
+      struct ds_trace_row row = {all, (uint32_t)i, 0, start[i], end[i]};
+      if (i >= n_first) {
+        row.sched = steady;
+        row.op = (uint32_t)((i - n_first) % ns);
+        row.iter = (int32_t)(1 + (i - n_first) / ns);
+      }
+      DS_CHECK_GOTO(ds_trace_add(trace, &row), st, out);
+    }
+    DS_CHECK_GOTO(ds_trace_write_csv(o->trace, trace, &meta, err), st, out);
+  }
+  st = DS_OK;
+out:
+  if (st == DS_ENOMEM) ds_err_set(err, st, "writing outputs: out of memory");
+  ds_trace_free(trace);
+  ds_schedule_free(steady);
+  return st;
+}
+
+/* --straggler factors of the configuration's ranks (factor[0 .. c->world)).
+ * ds_run checked the ranks against the largest world of the run; a smaller
+ * configuration (a --world-size sweep, the single-GPU row) keeps the
+ * factors of the ranks it has. */
+static ds_status rank_factors(const struct config_run *c, double **out, struct ds_err *err) {
+  const struct ds_options *o = c->opt;
+  int32_t n = c->world;
+  for (int32_t k = 0; k < o->n_stragglers; k++)
+    if (o->stragglers[k].rank >= n) n = o->stragglers[k].rank + 1;
+  *out = malloc((size_t)n * sizeof **out);
+  if (!*out) return ds_err_set(err, DS_ENOMEM, "out of memory");
+  ds_status st = ds_options_rank_factors(o, n, *out, err);
+  if (st != DS_OK) {
+    free(*out);
+    *out = NULL;
+  }
+  return st;
+}
+
+/* Last op end of ops [first, first+n). */
+static int64_t last_end(size_t first, size_t n, const int64_t *end) {
+  int64_t t = INT64_MIN;
+  for (size_t i = first; i < first + n; i++)
+    if (end[i] > t) t = end[i];
+  return t;
+}
+
+/* single and dp: the reported iteration's time is the steady-state period,
+ * from the previous iteration's last op end to its own. (dp's ranks other
+ * than 0 enter the next input scatter while GPU 0 still steps, so the span
+ * of the iteration's ops would count the step twice.) The reported
+ * iteration is the schedule's last ns ops; the one before it iteration 0's
+ * n_first ops, or ns ops. */
+static double period_ms(const struct ds_schedule *all, size_t n_first, size_t ns,
+                        const int64_t *end) {
+  size_t last = all->n_ops - ns;
+  size_t n_prev = last == n_first ? n_first : ns;
+  return (double)(last_end(last, ns, end) - last_end(last - n_prev, n_prev, end)) / 1e6;
+}
+
+static ds_status run_one(struct config_run *c, double bucket_mb,
+                         struct ds_summary *sum, double **bucket_bytes,
+                         struct ds_err *err) {
+  const struct ds_options *o = c->opt;
+  struct ds_buckets first = {0}, steady = {0};
+  struct ds_schedule *all = NULL;
+  struct ds_exec *ex = NULL;
+  int64_t *start = NULL, *end = NULL, *rank_time = NULL;
+  double *times = NULL, *scale = NULL, *factor = NULL;
+  int dsz = ds_dtype_bytes(o->dtype);
+  ds_status st;
+
+  /* Iteration 0 has one bucket of everything, unless find_unused_parameters:
+   * then the buckets iteration 0 builds (reverse registration order, the
+   * same caps) are kept and never rebuilt. */
+  DS_CHECK_GOTO(ds_ddp_buckets(c->model, dsz, o->first_bucket_mb * MIB, bucket_mb * MIB,
+                               !o->find_unused_parameters, &first), st, oom);
+  first.iteration0 = 1;
+  DS_CHECK_GOTO(ds_ddp_buckets(c->model, dsz, o->first_bucket_mb * MIB,
+                               bucket_mb * MIB, 0, &steady), st, oom);
+  DS_CHECK_GOTO(ds_schedule_new(c->world, &all), st, oom);
+  int64_t coll_base = 0, n_coll = 0;
+  DS_CHECK_GOTO(build_strategy_iteration(c, &first, 0, 0, all, &n_coll, err), st, out);
+  size_t n_first = all->n_ops;
+  for (int32_t it = 1; it < o->iters; it++) {
+    size_t before = all->n_ops;
+    coll_base += n_coll;
+    DS_CHECK_GOTO(build_strategy_iteration(c, &steady, (int64_t)before, coll_base, all,
+                                           &n_coll, err), st, out);
+  }
+  size_t ns = (all->n_ops - n_first) / (size_t)(o->iters - 1);
+  DS_CHECK_GOTO(ds_schedule_validate(all, err), st, out);
+
+  int32_t n_samples = o->samples > 1 ? o->samples : 1;
+  start = malloc(all->n_ops * sizeof *start);
+  end = malloc(all->n_ops * sizeof *end);
+  rank_time = malloc((size_t)c->world * sizeof *rank_time);
+  times = malloc((size_t)n_samples * sizeof *times);
+  /* --jitter and --straggler stretch compute ops (multiplied together) */
+  int scaled = o->jitter || o->n_stragglers > 0;
+  if (scaled) scale = malloc(all->n_ops * sizeof *scale);
+  if (o->n_stragglers > 0) DS_CHECK_GOTO(rank_factors(c, &factor, err), st, out);
+  if (!start || !end || !rank_time || !times || (scaled && !scale)) {
+    st = DS_ENOMEM;
+    goto oom;
+  }
+  for (int32_t k = 0; k < n_samples; k++) {
+    /* Sample k: seed + k; the timing fields are sample 0's. */
+    if (o->jitter) DS_CHECK_GOTO(ds_jitter_fill(all, o->jitter_cv, o->seed + (uint64_t)k,
+                                                scale), st, oom);
+    else if (scaled) for (size_t i = 0; i < all->n_ops; i++) scale[i] = 1.0;
+    for (size_t i = 0; factor && i < all->n_ops; i++)
+      if (all->ops[i].stream == DS_STREAM_COMPUTE) scale[i] *= factor[all->ops[i].rank];
+    struct ds_exec_options eopt = {.net_mode = o->net_mode, .coll_model = c->coll_model,
+                                   .ring_chunks = o->ring_chunks,
+                                   .nccl = c->use_nccl ? &c->nccl : NULL,
+                                   .dur_scale = scale,
+                                   .prebuilt_ring = &c->ring};
+    memset(rank_time, 0, (size_t)c->world * sizeof *rank_time);
+    DS_CHECK_GOTO(ds_exec_new(c->topo, &eopt, &ex, err), st, out);
+    DS_CHECK_GOTO(ds_exec_run(ex, all, rank_time, start, end, err), st, out);
+    ds_exec_free(ex);
+    ex = NULL;
+    struct ds_summary one = {0};
+    ds_report_measure(all, all->n_ops - ns, ns, start, end, &one);
+    if (o->strategy_id != DS_STRATEGY_DDP) one.iter_ms = period_ms(all, n_first, ns, end);
+    times[k] = one.iter_ms;
+    if (k > 0) continue;
+    struct ds_summary first_sum = {0};
+    ds_report_measure(all, 0, n_first, start, end, &first_sum);
+    ds_report_measure(all, all->n_ops - ns, ns, start, end, sum);
+    sum->iter_ms = one.iter_ms;
+    sum->first_iter_ms = first_sum.iter_ms;
+    if (o->trace || o->schedule)
+      DS_CHECK_GOTO(write_outputs(c, &steady, all, n_first, start, end, err), st, out);
+  }
+  if (o->jitter || o->samples > 1) {
+    sum->has_quantiles = 1;
+    sum->samples = n_samples;
+    sum->jitter_cv = o->jitter ? o->jitter_cv : 0;
+    ds_jitter_quantiles(times, (size_t)n_samples, &sum->iter_p50_ms, &sum->iter_p95_ms,
+                        &sum->iter_p99_ms);
+  }
+  sum->bucket_mb = bucket_mb;
+  sum->n_buckets = steady.n;
+  if (o->strategy_id != DS_STRATEGY_DDP) {
+    /* dp's "buckets" are reduce_add_coalesced's groups; single has none */
+    sum->bucket_mb = o->strategy_id == DS_STRATEGY_DP ? DS_DP_COALESCE_BYTES / MIB : 0;
+    sum->n_buckets = o->strategy_id == DS_STRATEGY_DP ? c->dp_chunks.n : 0;
+  }
+  *bucket_bytes = malloc(((size_t)sum->n_buckets + 1) * sizeof **bucket_bytes);
+  if (!*bucket_bytes) { st = DS_ENOMEM; goto oom; }
+  for (int32_t b = 0; b < sum->n_buckets; b++)
+    (*bucket_bytes)[b] = o->strategy_id == DS_STRATEGY_DDP ? steady.b[b].bytes
+                                                           : c->dp_chunks.bytes[b];
+  sum->bucket_bytes = *bucket_bytes;
+
+  st = DS_OK;
+  goto out;
+oom:
+  ds_err_set(err, st, "simulation: out of memory");
+out:
+  ds_exec_free(ex);
+  free(start);
+  free(end);
+  free(rank_time);
+  free(times);
+  free(scale);
+  free(factor);
+  ds_schedule_free(all);
+  ds_ddp_buckets_release(&first);
+  ds_ddp_buckets_release(&steady);
+  return st;
+}
+
+/* Appends one ';'-separated item to buf (never overflows). */
+static void append_item(char *buf, size_t cap, const char *item) {
+  size_t used = strlen(buf);
+  snprintf(buf + used, cap - used, "%s%s", used ? ";" : "", item);
+}
+
+/* The DDP options in effect, as one CSV-safe field. */
+static void describe_ddp_options(const struct ds_options *o, char *buf, size_t cap) {
+  char k[32];
+  buf[0] = '\0';
+  if (o->no_overlap) append_item(buf, cap, "no_overlap");
+  if (o->no_sync > 1) {
+    snprintf(k, sizeof k, "no_sync=%d", o->no_sync);
+    append_item(buf, cap, k);
+  }
+  if (o->grad_as_bucket_view) append_item(buf, cap, "grad_as_bucket_view");
+  if (o->find_unused_parameters) append_item(buf, cap, "find_unused_parameters");
+  if (o->static_graph) append_item(buf, cap, "static_graph");
+  if (o->comm_hook.kind != DS_HOOK_NONE) {
+    char h[20];
+    ds_comm_hook_name(&o->comm_hook, h, sizeof h);
+    snprintf(k, sizeof k, "comm_hook=%s", h);
+    append_item(buf, cap, k);
+  }
+  if (buf[0] == '\0') snprintf(buf, cap, "none");
+}
+
+/* The communication hook's buffers (ds_comm_hook_memory) on the
+ * configuration's steady-state buckets, added to mem. */
+static ds_status add_hook_memory(const struct config_run *c, const struct ds_options *o,
+                                 struct ds_ddp_memory *mem, struct ds_err *err) {
+  struct ds_buckets bk = {0};
+  if (o->comm_hook.kind == DS_HOOK_NONE) return DS_OK;
+  if (ds_ddp_buckets(c->model, ds_dtype_bytes(o->dtype), o->first_bucket_mb * MIB,
+                     o->bucket_mb[0] * MIB, 0, &bk) != DS_OK)
+    return ds_err_set(err, DS_ENOMEM, "out of memory");
+  mem->hook = ds_comm_hook_memory(&o->comm_hook, c->model, o->dtype, &bk);
+  mem->total += mem->hook;
+  ds_ddp_buckets_release(&bk);
+  return DS_OK;
+}
+
+/* NCCL's protocols for the all-reduces (--algo auto / --proto): the model
+ * of the full ring, or the plain ring when --algo auto cannot have one (an
+ * unknown GPU architecture), said on stderr. An explicit protocol without a
+ * model is a usage error. */
+static ds_status setup_nccl(struct config_run *c, const struct ds_options *o,
+                            int quiet, struct ds_err *err) {
+  /* coll_algo: the algorithm ("auto": NCCL's per bucket), "/" the protocol
+   * ("auto": NCCL's per bucket) when NCCL's model runs it. */
+  snprintf(c->coll_algo, sizeof c->coll_algo, "%s", ds_ar_algo_name(o->ar_algo));
+  if (o->proto_choice == DS_PROTO_CHOICE_NONE) return DS_OK;
+  struct ds_err why = {0};
+  struct ds_nccl_extra extra = o->nccl_extra ? DS_NCCL_EXTRA_MEASURED : DS_NCCL_EXTRA_NONE;
+  const char *no;
+  int nvls = !o->algo_auto && o->ar_algo == DS_AR_NVLS;
+  if (ds_nccl_model_build(c->topo, &c->ring, extra, &c->nccl, &why) == DS_OK) {
+    if (nvls && !ds_nccl_algo_available(&c->nccl, DS_AR_NVLS, DS_PROTO_SIMPLE, &no))
+      return ds_err_set(err, DS_EUSAGE, "option --algo nvls: cannot run here: %s", no);
+    c->use_nccl = 1;
+    const char *proto = o->proto_choice == DS_PROTO_CHOICE_FIXED
+                            ? ds_proto_name(o->proto_fixed) : "auto";
+    if (o->algo_auto && o->proto_choice != DS_PROTO_CHOICE_FIXED)
+      snprintf(c->coll_algo, sizeof c->coll_algo, "auto");
+    else
+      snprintf(c->coll_algo, sizeof c->coll_algo, "%s/%s",
+               o->algo_auto ? "auto" : ds_ar_algo_name(o->ar_algo), proto);
+    return DS_OK;
+  }
+  if (o->proto_choice == DS_PROTO_CHOICE_FIXED || nvls)
+    return nvls ? ds_err_set(err, DS_EUSAGE, "option --algo nvls: %s", why.msg)
+                : ds_err_set(err, DS_EUSAGE, "option --proto %s: %s",
+                             ds_proto_name(o->proto_fixed), why.msg);
+  if (!quiet)
+    fprintf(stderr, "ddpsim: note: %s; --algo %s runs the plain %s\n", why.msg,
+            o->algo_auto ? "auto" : ds_ar_algo_name(o->ar_algo), ds_ar_algo_name(o->ar_algo));
+  return DS_OK;
+}
+
+static ds_status load(struct loaded *ld, const struct ds_options *o, struct ds_err *err) {
+  char gpus_path[4096];
+  DS_CHECK(ds_lookup_file("topologies", "topology", o->topo, ld->topo_path,
+                          sizeof ld->topo_path, err));
+  DS_CHECK(ds_lookup_file("models", "model", o->model, ld->model_path,
+                          sizeof ld->model_path, err));
+  DS_CHECK(ds_lookup_gpu_table(ld->topo_path, gpus_path, sizeof gpus_path, err));
+  DS_CHECK(ds_topo_load(ld->topo_path, gpus_path, &ld->topo, err));
+  if (o->calib) {
+    /* A measured machine's compute factors replace the topology file's. */
+    struct ds_calib cal;
+    DS_CHECK(ds_calib_load(o->calib, &cal, err));
+    ds_calib_apply_compute(&cal, &ld->topo->compute);
+  }
+  DS_CHECK(ds_model_load(ld->model_path, &ld->model, err));
+  for (int32_t k = 0; k < o->sweep[DS_VAR_COMM_HOOK].n; k++) /* every hook of a list */
+    DS_CHECK(ds_comm_hook_check_model(&o->comm_hooks[k], ld->model, err));
+  DS_CHECK(ds_compute_init(ld->topo, o->dtype, &ld->compute, err));
+  return DS_OK;
+}
+
+static ds_status check_world(const struct loaded *ld, int32_t world, struct ds_err *err) {
+  if (world > ld->topo->n_gpus)
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --world-size: %d ranks but topology %s has %d GPUs",
+                      world, ld->topo_path, ld->topo->n_gpus);
+  return DS_OK;
+}
+
+/* One configuration's setup (o holds its values); quiet: notes already
+ * said by configuration 0. */
+static ds_status configure(struct config_run *c, const struct loaded *ld,
+                           const struct ds_options *o, int quiet, struct ds_err *err) {
+  const char *topo_path = ld->topo_path, *model_path = ld->model_path;
+  c->topo = ld->topo;
+  c->model = ld->model;
+  c->compute = ld->compute;
+  c->world = o->world_size ? o->world_size : c->topo->n_gpus;
+  if (o->strategy_id == DS_STRATEGY_SINGLE) c->world = 1; /* the baseline: one GPU */
+  DS_CHECK(check_world(ld, c->world, err));
+  if (o->strategy_id == DS_STRATEGY_DP && c->world > c->topo->gpus_per_node)
+    return ds_err_set(err, DS_EUSAGE, "--strategy dp: torch.nn.DataParallel drives its GPUs "
+                      "from one process on one node, but %d ranks span more than the %d GPUs "
+                      "of a node of %s (give --world-size %d or less)", c->world,
+                      c->topo->gpus_per_node, topo_path, c->topo->gpus_per_node);
+  if (o->strategy_id == DS_STRATEGY_DP && o->dp_output_device >= c->world)
+    return ds_err_set(err, DS_EUSAGE, "option --dp-output-device: expected a GPU index "
+                      "below the world size %d, got %d", c->world, o->dp_output_device);
+  c->batch = o->batch ? o->batch : c->model->default_batch;
+  switch (o->coll_model) {
+  case DS_COLL_CHOICE_FLOW: c->coll_model = DS_COLL_FLOW; break;
+  case DS_COLL_CHOICE_AGGREGATE: c->coll_model = DS_COLL_AGGREGATE; break;
+  default:
+    c->coll_model = c->world > DS_AUTO_AGGREGATE_ABOVE ? DS_COLL_AGGREGATE
+                                                        : DS_COLL_FLOW;
+  }
+  if (o->ring_chunks > 1 && c->coll_model == DS_COLL_AGGREGATE)
+    return ds_err_set(err, DS_EUSAGE,
+                      "--ring-chunks > 1 needs the per-flow ring; with %d ranks "
+                      "--coll-model auto aggregates: add --coll-model flow", c->world);
+  int32_t *gpus = malloc((size_t)c->world * sizeof *gpus);
+  if (!gpus) return ds_err_set(err, DS_ENOMEM, "out of memory");
+  for (int32_t r = 0; r < c->world; r++) gpus[r] = r;
+  ds_status st = ds_ring_build_rails(c->topo, gpus, c->world, &c->ring, err);
+  free(gpus);
+  DS_CHECK(st);
+  /* NCCL's protocols apply to DDP's all-reduces; dp's collectives run as
+   * the flow network's broadcast/reduce/gather/scatter (docs/strategies.md). */
+  if (o->strategy_id == DS_STRATEGY_DDP) DS_CHECK(setup_nccl(c, o, quiet, err));
+  else snprintf(c->coll_algo, sizeof c->coll_algo, "ring");
+  describe_ddp_options(o, c->ddp_options, sizeof c->ddp_options);
+  if (o->strategy_id == DS_STRATEGY_DP) {
+    /* the ddp_options column carries the row's strategy's options */
+    snprintf(c->ddp_options, sizeof c->ddp_options, "output_device=%d%s",
+             o->dp_output_device, o->dp_parallel_loss ? ";parallel_loss" : "");
+    if (ds_dp_chunks(c->model, ds_dtype_bytes(o->dtype), DS_DP_COALESCE_BYTES,
+                     &c->dp_chunks) != DS_OK)
+      return ds_err_set(err, DS_ENOMEM, "out of memory");
+  } else if (o->strategy_id == DS_STRATEGY_SINGLE) {
+    snprintf(c->ddp_options, sizeof c->ddp_options, "none");
+  }
+  int len = snprintf(c->inputs, sizeof c->inputs,
+           "topo=%s model=%s strategy=%s world_size=%d batch=%lld dtype=%s "
+           "bucket_mb=%g first_bucket_mb=%g iters=%d net=%s coll_model=%s "
+           "ring_chunks=%d algo=%s nccl_extra=%s ddp_options=%s calib=%s",
+           topo_path, model_path, o->strategy, c->world, (long long)c->batch,
+           ds_dtype_name(o->dtype), o->bucket_mb[0], o->first_bucket_mb,
+           o->iters, o->net_mode == DS_NET_MAXMIN ? "maxmin" : "alpha-beta",
+           c->coll_model == DS_COLL_FLOW ? "flow" : "aggregate", o->ring_chunks,
+           c->coll_algo, o->nccl_extra ? "measured" : "none", c->ddp_options,
+           o->calib ? o->calib : "none");
+  if (len >= 0 && (size_t)len < sizeof c->inputs && o->jitter)
+    len += snprintf(c->inputs + len, sizeof c->inputs - (size_t)len, " jitter_cv=%g",
+                    o->jitter_cv);
+  for (int32_t k = 0; k < o->n_stragglers && len >= 0 && (size_t)len < sizeof c->inputs; k++)
+    len += snprintf(c->inputs + len, sizeof c->inputs - (size_t)len, " straggler=%d:%g",
+                    o->stragglers[k].rank, o->stragglers[k].factor);
+  if (len < 0 || (size_t)len >= sizeof c->inputs)
+    return ds_err_set(err, DS_EUSAGE,
+                      "input paths too long for the trace header (%zu bytes max)",
+                      sizeof c->inputs - 1);
+  return DS_OK;
+}
+
+struct sweep_ctx {
+  const struct ds_options *opt;
+  const struct loaded *ld;
+};
+
+/* The ps row's trace (every op of every step, ids of the one-step
+ * schedule) and schedule (one step: what each rank runs, with same-rank
+ * dependencies; the cross-rank order is sim/train/ps.c's). */
+static ds_status write_ps_outputs(const struct config_run *c, const struct ds_ps_result *r,
+                                  const char *inputs, struct ds_err *err) {
+  const struct ds_options *o = c->opt;
+  struct ds_csv_meta meta = {"ddpsim " DS_VERSION, inputs, o->seed, NULL};
+  struct ds_trace *trace = NULL;
+  ds_status st = DS_OK;
+  if (o->schedule) DS_CHECK(ds_schedule_write_csv(o->schedule, r->step, &meta, err));
+  if (!o->trace) return DS_OK;
+  DS_CHECK_GOTO(ds_trace_new("sim", &trace), st, oom);
+  size_t ns = r->step->n_ops;
+  for (size_t i = 0; i < r->all->n_ops; i++) {
+    struct ds_trace_row row = {r->step, (uint32_t)(i % ns), (int32_t)(i / ns),
+                               r->op_start_ns[i], r->op_end_ns[i]};
+    DS_CHECK_GOTO(ds_trace_add(trace, &row), st, oom);
+  }
+  st = ds_trace_write_csv(o->trace, trace, &meta, err);
+  goto out;
+oom:
+  ds_err_set(err, st, "writing outputs: out of memory");
+out:
+  ds_trace_free(trace);
+  return st;
+}
+
+/* Per-GPU memory of the ps row: GPU 0, the fullest other GPU, and the
+ * breakdown of the fullest of all (a server's GPU). */
+static ds_status ps_memory(const struct config_run *c, struct ds_summary *s,
+                           struct ds_err *err) {
+  const struct ds_options *o = c->opt;
+  struct ds_ps_shards sh;
+  enum ds_ps_mode mode = o->ps_async ? DS_PS_ASYNC : DS_PS_SYNC;
+  int dsz = ds_dtype_bytes(o->dtype);
+  DS_CHECK(ds_ps_shard(c->model, o->ps_servers, c->world, &sh, err));
+  for (int32_t g = 0; g < c->world; g++) {
+    struct ds_ddp_memory m;
+    ds_ps_memory(c->model, dsz, c->batch, &sh, mode, c->world, g, &m);
+    if (g == 0) s->peak_mem_gib_gpu0 = m.total / GIB;
+    else if (m.total / GIB > s->peak_mem_gib_other) s->peak_mem_gib_other = m.total / GIB;
+    if (g == 0 || m.total > s->mem.total) s->mem = m;
+  }
+  s->peak_mem_gib = s->mem.total / GIB;
+  ds_ps_shards_release(&sh);
+  return DS_OK;
+}
+
+/* --strategy ps: sim/train/ps.c runs its own event loop (the order in which an
+ * asynchronous server applies pushes is no static schedule); this fills
+ * the row from its result, once per --samples seed. */
+static ds_status run_ps(struct config_run *c, struct ds_summary *s, struct ds_err *err) {
+  const struct ds_options *o = c->opt;
+  struct ds_ps_result r = {0};
+  double *factor = NULL, *times = NULL;
+  int32_t n_samples = o->samples > 1 ? o->samples : 1;
+  char inputs[sizeof c->inputs + 64];
+  ds_status st;
+  DS_CHECK(rank_factors(c, &factor, err));
+  struct ds_ps_options po = {.world_size = c->world, .batch = c->batch,
+                             .n_servers = o->ps_servers,
+                             .mode = o->ps_async ? DS_PS_ASYNC : DS_PS_SYNC,
+                             .push = o->ps_push_per_layer ? DS_PS_PUSH_PER_LAYER
+                                                          : DS_PS_PUSH_AFTER_BACKWARD,
+                             .iters = o->iters, .net_mode = o->net_mode,
+                             .rank_factor = factor, .jitter = o->jitter,
+                             .jitter_cv = o->jitter_cv};
+  /* the options column: mode, servers, stragglers */
+  int len = snprintf(c->ddp_options, sizeof c->ddp_options, "mode=%s;servers=%d%s",
+                     ds_ps_mode_name(po.mode), o->ps_servers,
+                     o->ps_push_per_layer ? ";push=per-layer" : "");
+  for (int32_t k = 0; k < o->n_stragglers && len > 0 && (size_t)len < sizeof c->ddp_options;
+       k++)
+    len += snprintf(c->ddp_options + len, sizeof c->ddp_options - (size_t)len,
+                    ";straggler=%d:%g", o->stragglers[k].rank, o->stragglers[k].factor);
+  snprintf(inputs, sizeof inputs, "%s ps_mode=%s ps_servers=%d ps_push=%s", c->inputs,
+           ds_ps_mode_name(po.mode), o->ps_servers, ds_ps_push_name(po.push));
+  times = malloc((size_t)n_samples * sizeof *times);
+  if (!times) {
+    st = ds_err_set(err, DS_ENOMEM, "out of memory");
+    goto out;
+  }
+  DS_CHECK_GOTO(ps_memory(c, s, err), st, out);
+  for (int32_t k = 0; k < n_samples; k++) {
+    po.seed = o->seed + (uint64_t)k;
+    DS_CHECK_GOTO(ds_ps_run(c->topo, c->model, &c->compute, &po, &r, err), st, out);
+    times[k] = r.iter_ms;
+    if (k == 0) {
+      s->iter_ms = r.iter_ms;
+      s->first_iter_ms = r.first_iter_ms;
+      s->fwd_ms = r.fwd_ms;
+      s->bwd_ms = r.bwd_ms;
+      s->step_ms = r.step_ms;
+      s->comm_ms = r.comm_ms;
+      s->exposed_comm_ms = r.exposed_ms;
+      s->overlap_pct = r.comm_ms > 0 ? 100 * (r.comm_ms - r.exposed_ms) / r.comm_ms : 0;
+      s->samples_per_s = r.samples_per_s;
+      s->staleness_mean = r.staleness_mean;
+      s->staleness_max = r.staleness_max;
+      s->worker_step_min_ms = s->worker_step_max_ms = r.worker_step_ms[0];
+      for (int32_t w = 1; w < c->world; w++) {
+        double t = r.worker_step_ms[w];
+        if (t < s->worker_step_min_ms) s->worker_step_min_ms = t;
+        if (t > s->worker_step_max_ms) s->worker_step_max_ms = t;
+      }
+      if (o->trace || o->schedule) DS_CHECK_GOTO(write_ps_outputs(c, &r, inputs, err), st, out);
+    }
+    ds_ps_result_release(&r);
+  }
+  if (o->jitter || o->samples > 1) {
+    s->has_quantiles = 1;
+    s->samples = n_samples;
+    s->jitter_cv = o->jitter ? o->jitter_cv : 0;
+    ds_jitter_quantiles(times, (size_t)n_samples, &s->iter_p50_ms, &s->iter_p95_ms,
+                        &s->iter_p99_ms);
+  }
+  s->has_ps = 1;
+  s->ps_async = po.mode == DS_PS_ASYNC;
+  s->ps_servers = o->ps_servers;
+  s->strategy = o->strategy;
+  s->model = c->model->name;
+  s->topology = c->topo->name;
+  s->gpu = c->topo->gpu.name;
+  s->dtype = ds_dtype_name(o->dtype);
+  s->net_model = o->net_mode == DS_NET_CONSTANT ? "alpha-beta" : "maxmin";
+  s->coll_model = "flow";
+  s->coll_algo = "p2p";
+  s->ddp_options = c->ddp_options;
+  s->no_sync = 1;
+  s->world_size = c->world;
+  s->batch_per_gpu = c->batch;
+  s->iters = o->iters;
+  s->reported_iter = o->iters - 1;
+  st = DS_OK;
+out:
+  ds_ps_result_release(&r);
+  free(times);
+  free(factor);
+  return st;
+}
+
+/* Configuration i of the sweep into row (a ds_sweep_fn). */
+static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_err *err) {
+  const struct sweep_ctx *x = ctx;
+  struct ds_options oc;
+  ds_options_config(x->opt, i, &oc);
+  struct config_run c = {.opt = &oc};
+  double *bucket_bytes = NULL;
+  ds_status st;
+  DS_CHECK_GOTO(configure(&c, x->ld, &oc, i != 0, err), st, out);
+  struct ds_summary *s = &row->sum;
+  ds_sweep_set_ids(x->opt, &oc, s);
+  int dsz = ds_dtype_bytes(oc.dtype);
+  switch (oc.strategy_id) {
+  case DS_STRATEGY_PS:
+    /* its own event loop and row (run_ps); no buckets. The speedup over
+     * single is filled later for every row. */
+    DS_CHECK_GOTO(run_ps(&c, s, err), st, out);
+    ds_row_own(row);
+    st = DS_OK;
+    goto out;
+  case DS_STRATEGY_DP: {
+    struct ds_dp_options dopt = {.world_size = c.world, .batch = c.batch,
+                                 .output_device = oc.dp_output_device,
+                                 .parallel_loss = oc.dp_parallel_loss};
+    ds_dp_memory(c.model, dsz, &dopt, &s->dp_mem);
+    s->has_dp_mem = 1;
+    s->mem = (struct ds_ddp_memory){.params = s->dp_mem.gpu0.params,
+                                    .grads = s->dp_mem.gpu0.grads,
+                                    .optimizer = s->dp_mem.gpu0.optimizer,
+                                    .activations = s->dp_mem.gpu0.activations,
+                                    .total = s->dp_mem.gpu0.total};
+    s->peak_mem_gib_gpu0 = s->dp_mem.gpu0.total / GIB;
+    s->peak_mem_gib_other = s->dp_mem.other.total / GIB;
+    break;
+  }
+  case DS_STRATEGY_SINGLE: /* no bucket copies; no other GPU (0) */
+    ds_ddp_memory(c.model, dsz, c.batch, 1, &s->mem);
+    s->peak_mem_gib_gpu0 = s->mem.total / GIB;
+    s->peak_mem_gib_other = 0;
+    break;
+  default:
+    ds_ddp_memory(c.model, dsz, c.batch, oc.grad_as_bucket_view, &s->mem);
+    DS_CHECK_GOTO(add_hook_memory(&c, &oc, &s->mem, err), st, out);
+    s->peak_mem_gib_gpu0 = s->peak_mem_gib_other = s->mem.total / GIB;
+    break;
+  }
+  s->strategy = oc.strategy;
+  s->model = c.model->name;
+  s->topology = c.topo->name;
+  s->gpu = c.topo->gpu.name;
+  s->dtype = ds_dtype_name(oc.dtype);
+  s->net_model = oc.net_mode == DS_NET_CONSTANT ? "alpha-beta" : "maxmin";
+  s->coll_model = c.coll_model == DS_COLL_FLOW ? "flow" : "aggregate";
+  s->coll_algo = c.coll_algo;
+  s->ddp_options = c.ddp_options;
+  s->no_sync = oc.strategy_id == DS_STRATEGY_DDP ? oc.no_sync : 1; /* DDP's option */
+  s->world_size = c.world;
+  s->batch_per_gpu = c.batch;
+  s->first_bucket_mb = oc.first_bucket_mb;
+  s->iters = oc.iters;
+  s->reported_iter = oc.iters - 1;
+  s->peak_mem_gib = s->mem.total / GIB;
+  DS_CHECK_GOTO(run_one(&c, oc.bucket_mb[0], s, &bucket_bytes, err), st, out);
+  /* Samples trained per second; no_sync's micro-steps each take a batch. */
+  s->samples_per_s = (double)c.world * (double)c.batch * (s->no_sync > 1 ? s->no_sync : 1) /
+                     (s->iter_ms / 1e3);
+  row->bucket_bytes = bucket_bytes;
+  bucket_bytes = NULL;
+  ds_row_own(row);
+  st = DS_OK;
+out:
+  free(bucket_bytes);
+  ds_ring_release(&c.ring);
+  ds_dp_chunks_release(&c.dp_chunks);
+  return st;
+}
+
+/* The single-GPU row at each row's batch (from the run's own single rows
+ * when it has them, else simulated here once per batch, without trace or
+ * schedule files), and every row's speedup_vs_single: its samples/s over
+ * single's at the same per-GPU batch. */
+static ds_status fill_speedups(const struct ds_options *o, const struct loaded *ld,
+                               struct ds_row *rows, int64_t n, struct ds_err *err) {
+  for (int64_t i = 0; i < n; i++) {
+    struct ds_summary *s = &rows[i].sum;
+    double base = 0;
+    for (int64_t j = 0; j < i && base == 0; j++)
+      if (rows[j].sum.batch_per_gpu == s->batch_per_gpu && rows[j].sum.single_samples_per_s > 0)
+        base = rows[j].sum.single_samples_per_s;
+    for (int64_t j = 0; j < n && base == 0; j++)
+      if (strcmp(rows[j].sum.strategy, "single") == 0 &&
+          rows[j].sum.batch_per_gpu == s->batch_per_gpu)
+        base = rows[j].sum.samples_per_s;
+    if (base == 0) {
+      struct ds_options so = *o;
+      so.strategies[0] = DS_STRATEGY_SINGLE;
+      so.n_strategies = 1;
+      so.trace = so.schedule = so.plot = NULL;
+      so.n_stragglers = 0; /* the baseline is a healthy GPU */
+      so.sweep[DS_VAR_BATCH].v[0] = (double)s->batch_per_gpu;
+      so.sweep[DS_VAR_BATCH].n = 1;
+      struct sweep_ctx ctx = {&so, ld};
+      struct ds_row single = {0};
+      ds_status st = run_config(&ctx, 0, &single, err);
+      base = single.sum.samples_per_s;
+      ds_row_release(&single);
+      DS_CHECK(st);
+    }
+    s->single_samples_per_s = base;
+    s->speedup_vs_single = base > 0 ? s->samples_per_s / base : 0;
+  }
+  return DS_OK;
+}
+
+ds_status ds_run(const struct ds_options *o, FILE *out, struct ds_err *err) {
+  struct loaded ld = {0};
+  struct ds_measured meas = {0};
+  int64_t n = ds_options_n_configs(o);
+  struct ds_row *rows = calloc((size_t)n, sizeof *rows);
+  struct ds_summary *sums = calloc((size_t)n, sizeof *sums);
+  ds_status st;
+  if (!rows || !sums) {
+    st = ds_err_set(err, DS_ENOMEM, "out of memory");
+    goto done;
+  }
+  DS_CHECK_GOTO(load(&ld, o, err), st, done);
+  /* Said before any worker starts, as a single run would say it. */
+  const struct ds_values *ws = &o->sweep[DS_VAR_WORLD_SIZE];
+  int32_t most = 0; /* the largest world: --straggler ranks must be in it */
+  for (int32_t k = 0; k < ws->n; k++) {
+    DS_CHECK_GOTO(check_world(&ld, (int32_t)ws->v[k], err), st, done);
+    int32_t w = ws->v[k] > 0 ? (int32_t)ws->v[k] : ld.topo->n_gpus;
+    if (w > most) most = w;
+  }
+  DS_CHECK_GOTO(ds_options_rank_factors(o, most, NULL, err), st, done);
+  /* a bad measured table fails before the work */
+  if (o->measured) DS_CHECK_GOTO(ds_measured_load(o, &meas, err), st, done);
+  struct sweep_ctx ctx = {o, &ld};
+  DS_CHECK_GOTO(ds_sweep_run(n, o->jobs, run_config, &ctx, rows, err), st, done);
+  DS_CHECK_GOTO(fill_speedups(o, &ld, rows, n, err), st, done);
+  int32_t worst_mem = 0;
+  for (int64_t i = 0; i < n; i++) {
+    sums[i] = rows[i].sum;
+    if (ds_report_peak_mem_gib(&sums[i]) > ds_report_peak_mem_gib(&sums[worst_mem]))
+      worst_mem = (int32_t)i;
+  }
+  /* The plot is written before the report, so a failed plot prints none. */
+  if (o->plot)
+    DS_CHECK_GOTO(ds_sweep_plot(o, sums, (int32_t)n, o->measured ? &meas : NULL, err), st,
+                  done);
+  ds_report_print(out, o->format, sums, (int32_t)n);
+  /* A list of strategies ends with them side by side; one strategy's sweep
+   * with its best configuration. */
+  if (o->format == DS_FORMAT_TEXT && o->n_strategies > 1)
+    ds_report_print_side_by_side(out, sums, (int32_t)n);
+  else if (o->format == DS_FORMAT_TEXT)
+    ds_sweep_print_best(out, o, sums, (int32_t)n);
+  if (o->measured && o->format == DS_FORMAT_TEXT)
+    DS_CHECK_GOTO(ds_measured_report(out, o, sums, (int32_t)n, &meas, err), st, done);
+  double mem = ds_report_peak_mem_gib(&sums[worst_mem]) * GIB;
+  if (mem > ld.topo->gpu.mem_bytes && o->format == DS_FORMAT_TEXT)
+    fprintf(out, "\nwarning: %.2f GiB per GPU exceeds the %s's %.0f GB of memory\n",
+            mem / GIB, ld.topo->gpu.name, ld.topo->gpu.mem_bytes / 1e9);
+  st = DS_OK;
+done:
+  for (int64_t i = 0; rows && i < n; i++) ds_row_release(&rows[i]);
+  free(rows);
+  free(sums);
+  ds_measured_release(&meas);
+  ds_model_free(ld.model);
+  ds_topo_free(ld.topo);
+  return st;
+}

@@ -1,0 +1,365 @@
+/*
+ * Running a sweep's configurations (see sweep.h). The simulator's objects
+ * (topology scratch arrays, engine, network) are not thread-safe, so
+ * parallel configurations run in forked worker processes, one per
+ * configuration and at most `jobs` at a time; each inherits the loaded
+ * files copy-on-write and writes its row back through a pipe as one
+ * message (status, error text, the row, its bucket sizes). Rows land in
+ * their configuration's slot, so the output never depends on which worker
+ * finished first.
+ */
+#include "sim/cli/sweep.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+
+void ds_row_own(struct ds_row *r) {
+  struct ds_summary *s = &r->sum;
+#define DS__OWN(field)                                                  \
+  snprintf(r->field, sizeof r->field, "%s", s->field ? s->field : "");  \
+  s->field = r->field;
+  DS__OWN(strategy) DS__OWN(model) DS__OWN(topology) DS__OWN(gpu) DS__OWN(dtype)
+  DS__OWN(net_model) DS__OWN(coll_model) DS__OWN(coll_algo) DS__OWN(ddp_options)
+#undef DS__OWN
+  s->bucket_bytes = r->bucket_bytes;
+}
+
+/* Points a received row's summary at its own buffers (the worker's
+ * addresses mean nothing here). */
+static void repoint(struct ds_row *r) {
+  struct ds_summary *s = &r->sum;
+  s->strategy = r->strategy;
+  s->model = r->model;
+  s->topology = r->topology;
+  s->gpu = r->gpu;
+  s->dtype = r->dtype;
+  s->net_model = r->net_model;
+  s->coll_model = r->coll_model;
+  s->coll_algo = r->coll_algo;
+  s->ddp_options = r->ddp_options;
+  s->bucket_bytes = r->bucket_bytes;
+}
+
+void ds_row_release(struct ds_row *r) {
+  if (!r) return;
+  free(r->bucket_bytes);
+  r->bucket_bytes = NULL;
+  r->sum.bucket_bytes = NULL;
+}
+
+/* What a worker sends: this, then row.sum.n_buckets doubles. */
+struct wire {
+  ds_status st;
+  char msg[DS_ERR_MSG_MAX];
+  struct ds_row row;
+};
+
+static int write_all(int fd, const void *buf, size_t n) {
+  const char *p = buf;
+  while (n > 0) {
+    ssize_t k = write(fd, p, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return -1;
+    p += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
+/* Reads exactly n bytes; 0 on success, -1 on EOF or error first. */
+static int read_all(int fd, void *buf, size_t n) {
+  char *p = buf;
+  while (n > 0) {
+    ssize_t k = read(fd, p, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return -1;
+    p += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
+/* The worker's side: compute, send, exit without running atexit handlers
+ * or flushing the parent's stdio buffers (flushed before the fork). */
+static void worker(int fd, int64_t i, ds_sweep_fn fn, void *ctx) {
+  static struct wire w; /* large: keep it off the stack */
+  struct ds_err err = {0};
+  memset(&w, 0, sizeof w);
+  w.st = fn(ctx, i, &w.row, &err);
+  snprintf(w.msg, sizeof w.msg, "%s", err.msg);
+  if (w.st != DS_OK) w.row.sum.n_buckets = 0;
+  int bad = write_all(fd, &w, sizeof w);
+  if (!bad && w.row.sum.n_buckets > 0)
+    bad = write_all(fd, w.row.bucket_bytes,
+                    (size_t)w.row.sum.n_buckets * sizeof *w.row.bucket_bytes);
+  _exit(bad ? 3 : 0);
+}
+
+/* The parent's side of one finished worker: its row into *row. */
+static ds_status receive(int fd, pid_t pid, int64_t i, struct ds_row *row,
+                         struct ds_err *err) {
+  static struct wire w;
+  ds_status st = DS_OK;
+  int got = read_all(fd, &w, sizeof w) == 0;
+  double *bb = NULL;
+  if (got && w.st == DS_OK && w.row.sum.n_buckets > 0) {
+    bb = malloc((size_t)w.row.sum.n_buckets * sizeof *bb);
+    if (!bb) st = ds_err_set(err, DS_ENOMEM, "sweep: out of memory");
+    else got = read_all(fd, bb, (size_t)w.row.sum.n_buckets * sizeof *bb) == 0;
+  }
+  close(fd);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  if (st != DS_OK) return st;
+  if (!got) {
+    free(bb);
+    if (WIFSIGNALED(status))
+      return ds_err_set(err, DS_EINTERNAL, "sweep: the worker of configuration %lld "
+                        "died of signal %d", (long long)i, WTERMSIG(status));
+    return ds_err_set(err, DS_EINTERNAL, "sweep: the worker of configuration %lld "
+                      "exited (status %d) without its result", (long long)i,
+                      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  }
+  if (w.st != DS_OK) {
+    free(bb);
+    return ds_err_set(err, w.st, "%s", w.msg);
+  }
+  *row = w.row;
+  row->bucket_bytes = bb;
+  repoint(row);
+  return DS_OK;
+}
+
+static void progress(int show, int64_t done, int64_t n) {
+  if (!show) return;
+  if (done < n) fprintf(stderr, "\rddpsim: %lld/%lld configurations", (long long)done,
+                        (long long)n);
+  else fputs("\r\033[K", stderr);
+  fflush(stderr);
+}
+
+struct slot {
+  pid_t pid;
+  int fd;
+  int64_t i;
+};
+
+static ds_status run_forked(int64_t n, int32_t jobs, ds_sweep_fn fn, void *ctx,
+                            struct ds_row *rows, int show, struct ds_err *err) {
+  struct slot *sl = calloc((size_t)jobs, sizeof *sl);
+  struct pollfd *pfd = calloc((size_t)jobs, sizeof *pfd);
+  ds_status first_st = DS_OK;
+  int64_t first_bad = n, next = 0, done = 0;
+  size_t active = 0, cap = (size_t)jobs;
+  struct ds_err one;
+  if (!sl || !pfd) {
+    free(sl);
+    free(pfd);
+    return ds_err_set(err, DS_ENOMEM, "sweep: out of memory");
+  }
+  for (;;) {
+    while (active < cap && next < n && first_bad == n) {
+      int p[2];
+      if (pipe(p) != 0) {
+        first_bad = next;
+        first_st = ds_err_set(err, DS_EIO, "sweep: pipe: %s", strerror(errno));
+        break;
+      }
+      fflush(NULL);
+      pid_t pid = fork();
+      if (pid < 0) {
+        close(p[0]);
+        close(p[1]);
+        first_bad = next;
+        first_st = ds_err_set(err, DS_EIO, "sweep: fork: %s", strerror(errno));
+        break;
+      }
+      if (pid == 0) {
+        close(p[0]);
+        for (size_t k = 0; k < active; k++) close(sl[k].fd);
+        worker(p[1], next, fn, ctx);
+      }
+      close(p[1]);
+      sl[active++] = (struct slot){pid, p[0], next++};
+    }
+    if (active == 0) break;
+    for (size_t k = 0; k < active; k++) pfd[k] = (struct pollfd){sl[k].fd, POLLIN, 0};
+    if (poll(pfd, active, -1) < 0) {
+      if (errno == EINTR) continue;
+      /* cannot wait selectively: collect the oldest worker */
+      pfd[0].revents = POLLIN;
+    }
+    for (size_t k = 0; k < active;) {
+      if (!pfd[k].revents) {
+        k++;
+        continue;
+      }
+      int64_t i = sl[k].i;
+      ds_err_clear(&one);
+      ds_status st = receive(sl[k].fd, sl[k].pid, i, &rows[i], &one);
+      if (st != DS_OK && i < first_bad) {
+        first_bad = i;
+        first_st = st;
+        *err = one;
+      }
+      progress(show, ++done, n);
+      sl[k] = sl[active - 1];
+      pfd[k] = pfd[active - 1];
+      active--;
+    }
+  }
+  free(sl);
+  free(pfd);
+  return first_st;
+}
+
+ds_status ds_sweep_run(int64_t n, int32_t jobs, ds_sweep_fn fn, void *ctx,
+                       struct ds_row *rows, struct ds_err *err) {
+  int show = n > 1 && isatty(STDERR_FILENO);
+  if (jobs <= 0) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    jobs = cores > 0 ? (int32_t)(cores < 1024 ? cores : 1024) : 1;
+  }
+  if (jobs > n) jobs = (int32_t)n;
+  if (jobs <= 1) {
+    for (int64_t i = 0; i < n; i++) {
+      DS_CHECK(fn(ctx, i, &rows[i], err));
+      progress(show, i + 1, n);
+    }
+    return DS_OK;
+  }
+  return run_forked(n, jobs, fn, ctx, rows, show, err);
+}
+
+int ds_sweep_single_var(const struct ds_options *o) {
+  int var = -1;
+  for (int v = 0; v < DS_VAR_COUNT; v++) {
+    if (o->sweep[v].n < 2) continue;
+    if (var >= 0) return -1;
+    var = v;
+  }
+  return var;
+}
+
+/* Time per trained sample: what "best" means when more than the bucket
+ * varies (a larger world or batch does more work per iteration). */
+static double ms_per_sample(const struct ds_summary *r) {
+  double samples = (double)r->world_size * (double)r->batch_per_gpu *
+                   (double)(r->no_sync > 1 ? r->no_sync : 1);
+  return samples > 0 ? r->iter_ms / samples : r->iter_ms;
+}
+
+int ds_sweep_per_sample(enum ds_sweep_var var) {
+  return var == DS_VAR_WORLD_SIZE || var == DS_VAR_BATCH || var == DS_VAR_NO_SYNC;
+}
+
+int32_t ds_sweep_best_row(const struct ds_options *o, const struct ds_summary *rows,
+                          int32_t n) {
+  int by_iter = ds_sweep_single_var(o) == DS_VAR_BUCKET_MB;
+  int32_t best = 0;
+  for (int32_t i = 1; i < n; i++)
+    if (by_iter ? rows[i].iter_ms < rows[best].iter_ms
+                : ms_per_sample(&rows[i]) < ms_per_sample(&rows[best]))
+      best = i;
+  return best;
+}
+
+void ds_sweep_set_ids(const struct ds_options *all, const struct ds_options *c,
+                      struct ds_summary *s) {
+  static const enum ds_sweep_var ids[] = {DS_VAR_PS_SERVERS, DS_VAR_DP_OUTPUT_DEVICE,
+                                          DS_VAR_STRAGGLER, DS_VAR_RING_CHUNKS,
+                                          DS_VAR_COMM_HOOK};
+  s->has_sweep_ids = 0;
+  for (size_t k = 0; k < sizeof ids / sizeof *ids; k++)
+    s->has_sweep_ids |= all->sweep[ids[k]].n > 1;
+  s->opt_ps_servers = c->ps_servers;
+  s->opt_dp_output_device = c->dp_output_device;
+  s->opt_ring_chunks = c->ring_chunks;
+  s->straggler_factor = c->straggler_swept     ? c->stragglers[c->straggler_swept_k].factor
+                        : c->n_stragglers > 0 ? c->stragglers[0].factor
+                                              : 1.0;
+  ds_comm_hook_name(&c->comm_hook, s->comm_hook, sizeof s->comm_hook);
+}
+
+void ds_sweep_points(const struct ds_options *o, const struct ds_summary *rows, int32_t n,
+                     struct ds_sweep_point *out) {
+  enum ds_sweep_var var = (enum ds_sweep_var)ds_sweep_single_var(o);
+  static struct ds_options c; /* large: off the stack */
+  for (int32_t i = 0; i < n; i++) {
+    ds_options_config(o, i, &c);
+    out[i].x = ds_options_var_value(&c, var);
+    out[i].iter_ms = rows[i].iter_ms;
+    out[i].exposed_comm_ms = rows[i].exposed_comm_ms;
+    ds_options_var_text(&c, var, out[i].label, sizeof out[i].label);
+  }
+}
+
+/* "world-size=8 bucket-mb=25": the values of configuration i's options
+ * that vary. */
+static void describe(const struct ds_options *o, int32_t i, char *buf, size_t cap) {
+  static struct ds_options c; /* large: off the stack */
+  ds_options_config(o, i, &c);
+  buf[0] = '\0';
+  for (int k = 0; k < DS_VAR_COUNT; k++) {
+    if (o->sweep[k].n < 2) continue;
+    char text[32];
+    size_t used = strlen(buf);
+    ds_options_var_text(&c, (enum ds_sweep_var)k, text, sizeof text);
+    snprintf(buf + used, cap - used, "%s%s=%s", used ? " " : "",
+             ds_options_var_flag((enum ds_sweep_var)k) + 2, text);
+  }
+}
+
+/* A world-size sweep's scaling efficiency: samples/s per rank of each row
+ * over the first row's (100%: linear scaling from the first world size). */
+static void print_scaling(FILE *out, const struct ds_summary *rows, int32_t n) {
+  const struct ds_summary *r0 = &rows[0];
+  if (!(r0->samples_per_s > 0) || r0->world_size <= 0) return;
+  fprintf(out, "scaling efficiency (samples/s per rank over world-size=%d's):",
+          r0->world_size);
+  for (int32_t i = 1; i < n; i++)
+    fprintf(out, "%s %d: %.1f%%", i > 1 ? "," : "", rows[i].world_size,
+            100.0 * (rows[i].samples_per_s / rows[i].world_size) /
+                (r0->samples_per_s / r0->world_size));
+  fputc('\n', out);
+}
+
+void ds_sweep_print_best(FILE *out, const struct ds_options *o,
+                         const struct ds_summary *rows, int32_t n) {
+  if (n < 2) return;
+  if (ds_sweep_single_var(o) == DS_VAR_BUCKET_MB) {
+    int32_t best = 0, worst = 0;
+    for (int32_t i = 1; i < n; i++) {
+      if (rows[i].iter_ms < rows[best].iter_ms) best = i;
+      if (rows[i].iter_ms > rows[worst].iter_ms) worst = i;
+    }
+    double slow = rows[worst].iter_ms;
+    fprintf(out, "\nbest bucket cap: %g MiB (%.3f ms per iteration, %.1f%% faster than "
+            "the slowest, %g MiB at %.3f ms)\n",
+            rows[best].bucket_mb, rows[best].iter_ms,
+            slow > 0 ? 100.0 * (slow - rows[best].iter_ms) / slow : 0.0,
+            rows[worst].bucket_mb, slow);
+    return;
+  }
+  int32_t best = ds_sweep_best_row(o, rows, n), worst = 0, flat = 0;
+  for (int32_t i = 1; i < n; i++)
+    if (ms_per_sample(&rows[i]) > ms_per_sample(&rows[worst])) worst = i;
+  double b = ms_per_sample(&rows[best]), w = ms_per_sample(&rows[worst]);
+  for (int32_t i = 0; i < n; i++) flat += ms_per_sample(&rows[i]) <= b * 1.01;
+  char bs[256], ws[256];
+  describe(o, best, bs, sizeof bs);
+  describe(o, worst, ws, sizeof ws);
+  fprintf(out, "\nbest configuration: %s (%.3f ms per iteration, %.1f samples/s, "
+          "%.1f%% faster per sample than the slowest, %s at %.3f ms); within 1%% of "
+          "the best: %d of %d configurations (flatness)\n",
+          bs, rows[best].iter_ms, b > 0 ? 1000.0 / b : 0.0,
+          w > 0 ? 100.0 * (w - b) / w : 0.0, ws, rows[worst].iter_ms, flat, n);
+  if (ds_sweep_single_var(o) == DS_VAR_WORLD_SIZE) print_scaling(out, rows, n);
+}

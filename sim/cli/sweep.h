@@ -1,0 +1,97 @@
+/*
+ * Sweeps (docs/sweeps.md): running the configurations of a cross product,
+ * in this process or in worker processes, and what is said about the
+ * whole sweep (the best configuration, the scaling of a world-size sweep,
+ * the columns that say which configuration a row is, the points a plot or
+ * a measured comparison sees; the plot itself is sweep_plot.h).
+ */
+#ifndef DS_SWEEP_H
+#define DS_SWEEP_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "base/status.h"
+#include "sim/cli/options.h"
+#include "sim/cli/report.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One configuration's summary as plain data that owns what it points to:
+ * sum's strings point into the buffers below (ds_row_own sets them), and
+ * sum.bucket_bytes is bucket_bytes. */
+struct ds_row {
+  struct ds_summary sum;
+  char strategy[16], model[128], topology[128], gpu[128], dtype[8];
+  char net_model[16], coll_model[16], coll_algo[32], ddp_options[128];
+  double *bucket_bytes; /* owned, [sum.n_buckets] */
+};
+
+/* Copies sum's strings into r's buffers (truncating) and points sum at
+ * them; r->sum must already hold the summary. */
+void ds_row_own(struct ds_row *r);
+
+/* Frees r's bucket sizes (r may be NULL). */
+void ds_row_release(struct ds_row *r);
+
+/* Computes configuration i into row (zeroed on entry) and makes it owned
+ * (ds_row_own, bucket_bytes malloc'ed); returns a status with err set. Called once per configuration, in a worker process when
+ * jobs > 1. */
+typedef ds_status (*ds_sweep_fn)(void *ctx, int64_t i, struct ds_row *row,
+                                 struct ds_err *err);
+
+/* Computes rows[0 .. n) with fn: in this process when jobs == 1 or n == 1,
+ * else in up to jobs forked worker processes at a time (jobs 0: the online
+ * cores), one per configuration, each returning its row through a pipe.
+ * rows[i] is configuration i whatever the completion order. On failure the
+ * error is that of the lowest failing configuration, and no new worker is
+ * started. A progress line goes to stderr when it is a terminal. */
+ds_status ds_sweep_run(int64_t n, int32_t jobs, ds_sweep_fn fn, void *ctx,
+                       struct ds_row *rows, struct ds_err *err);
+
+/* Which sweep variable varies, when exactly one does; -1 otherwise. */
+int ds_sweep_single_var(const struct ds_options *o);
+
+/* Fills the sweep-identity fields of s (report.h: has_sweep_ids and the
+ * option values) from configuration c of the run whose options are all. */
+void ds_sweep_set_ids(const struct ds_options *all, const struct ds_options *c,
+                      struct ds_summary *s);
+
+/* One row of a sweep of one option, as plots and comparisons see it. */
+struct ds_sweep_point {
+  double x;               /* the option's value; --comm-hook: index of the hook */
+  double iter_ms;
+  double exposed_comm_ms;
+  char label[24];         /* the value as text ("25", "powersgd:4") */
+};
+
+/* The points of rows[0 .. n), configuration i's for row i, along the one
+ * swept option of o (ds_sweep_single_var >= 0). */
+void ds_sweep_points(const struct ds_options *o, const struct ds_summary *rows, int32_t n,
+                     struct ds_sweep_point *out);
+
+/* Whether the best of a sweep of var is judged per trained sample (world
+ * size, batch, no_sync: more work per iteration) rather than by iteration
+ * time; then the cost of a point is iter_ms / x, proportional to the time
+ * per sample when only var varies. */
+int ds_sweep_per_sample(enum ds_sweep_var var);
+
+/* The row the closing line calls best (least iteration time for a bucket
+ * sweep, least time per sample otherwise). */
+int32_t ds_sweep_best_row(const struct ds_options *o, const struct ds_summary *rows,
+                          int32_t n);
+
+/* The text closing line of a sweep of n > 1 rows: for a sweep of the
+ * bucket cap alone, the best cap; otherwise the best configuration by time
+ * per sample and how many lie within 1% of it, and for a sweep of the
+ * world size alone each size's scaling efficiency over the first. */
+void ds_sweep_print_best(FILE *out, const struct ds_options *o,
+                         const struct ds_summary *rows, int32_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_SWEEP_H */

@@ -1,0 +1,284 @@
+/*
+ * `ddpsim topo` (see topocmd.h). Everything printed is read back from the
+ * loaded struct ds_topo and the ring built on it -- the same objects the
+ * simulator uses -- not from the file's text, so what is shown is what is
+ * simulated.
+ */
+#include "sim/cli/topocmd.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/coll/coll.h"
+#include "base/lookup.h"
+#include "sim/coll/nccl_model.h"
+#include "sim/net/topo.h"
+
+#define MAX_ROUTE 64
+/* Every ordered pair is checked up to this many GPUs; above, the ring's
+ * hops and GPU 0 to and from every GPU. */
+#define ALL_PAIRS_MAX 64
+/* Rails whose GPU order `ddpsim topo` lists (more ranks: the count only). */
+#define RAILS_LISTED_MAX 64
+
+struct topocmd_options {
+  const char *topo;
+  int32_t from, to; /* -1: default 0 -> last GPU of the ring */
+  int32_t world;    /* 0: every GPU */
+  int help;
+};
+
+static const char usage[] =
+    "usage: ddpsim topo TOPOLOGY [--from GPU --to GPU] [--world-size N]\n"
+    "\n"
+    "Prints what the topology describes, as the simulator understood it: the\n"
+    "GPU, the compute factors, devices and links, the route between two GPUs\n"
+    "(default: GPU 0 to the last), and the ring of the first N GPUs (default:\n"
+    "all) with its bottleneck. Unreachable GPUs are an error that names them.\n";
+
+static ds_status parse_gpu(const char *flag, const char *v, int32_t *out,
+                           struct ds_err *err) {
+  char *end;
+  long x = strtol(v, &end, 10);
+  if (*v == '\0' || *end != '\0' || x < 0 || x > (1L << 20))
+    return ds_err_set(err, DS_EUSAGE, "option %s: expected a GPU index (0, 1, ...), got \"%s\"",
+                      flag, v);
+  *out = (int32_t)x;
+  return DS_OK;
+}
+
+static ds_status parse_args(int argc, char **argv, struct topocmd_options *o,
+                            struct ds_err *err) {
+  *o = (struct topocmd_options){.from = -1, .to = -1};
+  for (int i = 1; i < argc; i++) {
+    const char *f = argv[i];
+    if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
+      o->help = 1;
+    } else if (f[0] != '-') {
+      if (o->topo)
+        return ds_err_set(err, DS_EUSAGE, "ddpsim topo: one topology, got \"%s\" and \"%s\"",
+                          o->topo, f);
+      o->topo = f;
+    } else if (i + 1 >= argc) {
+      return ds_err_set(err, DS_EUSAGE, "option %s needs a value", f);
+    } else if (strcmp(f, "--from") == 0) {
+      DS_CHECK(parse_gpu(f, argv[++i], &o->from, err));
+    } else if (strcmp(f, "--to") == 0) {
+      DS_CHECK(parse_gpu(f, argv[++i], &o->to, err));
+    } else if (strcmp(f, "--world-size") == 0) {
+      DS_CHECK(parse_gpu(f, argv[++i], &o->world, err));
+      if (o->world < 1)
+        return ds_err_set(err, DS_EUSAGE, "option --world-size: expected at least 1");
+    } else {
+      return ds_err_set(err, DS_EUSAGE, "unknown option %s (see ddpsim topo --help)", f);
+    }
+  }
+  if (!o->help && !o->topo)
+    return ds_err_set(err, DS_EUSAGE, "ddpsim topo: missing the topology (see --help)");
+  return DS_OK;
+}
+
+/* "gpu3", "switch0", "nic2@node1", "switch0@fabric": the vertex's kind, its
+ * index among the vertices of that kind in its node, and the node when there
+ * are several (devices outside every node belong to the fabric). */
+static void vertex_label(const struct ds_topo *t, int32_t v, char *buf, size_t cap) {
+  int32_t idx = 0;
+  for (int32_t u = 0; u < v; u++)
+    idx += t->vertex_kind[u] == t->vertex_kind[v] && t->vertex_node[u] == t->vertex_node[v];
+  if (t->vertex_kind[v] == DS_VERTEX_GPU) idx = v; /* GPUs keep their global index */
+  if (t->vertex_kind[v] != DS_VERTEX_GPU && t->vertex_node[v] < 0)
+    snprintf(buf, cap, "%s%d@fabric", ds_vertex_kind_name(t->vertex_kind[v]), idx);
+  else if (t->n_nodes > 1 && t->vertex_kind[v] != DS_VERTEX_GPU)
+    snprintf(buf, cap, "%s%d@node%d", ds_vertex_kind_name(t->vertex_kind[v]), idx,
+             t->vertex_node[v]);
+  else
+    snprintf(buf, cap, "%s%d", ds_vertex_kind_name(t->vertex_kind[v]), idx);
+}
+
+static void print_gpu(FILE *out, const struct ds_topo *t) {
+  const struct ds_gpu_spec *g = &t->gpu;
+  fprintf(out, "  gpu        %s x %d (%d node%s x %d), %d SMs, %.0f GB, HBM %.0f GB/s\n",
+          g->name, t->n_gpus, t->n_nodes, t->n_nodes == 1 ? "" : "s", t->gpus_per_node,
+          g->sms, g->mem_bytes / 1e9, g->mem_bw_bytes_per_s / 1e9);
+  fprintf(out, "             dense TFLOP/s: fp32 %.1f, tf32 %.1f, fp16 %.1f, bf16 %.1f\n",
+          g->fp32_flops_per_s / 1e12, g->tf32_flops_per_s / 1e12,
+          g->fp16_flops_per_s / 1e12, g->bf16_flops_per_s / 1e12);
+  const struct ds_compute_params *c = &t->compute;
+  fprintf(out, "  compute    flops_efficiency %g, mem_efficiency %g, kernel_overhead %g us, "
+          "fp32 math %s, comm_interference %g\n", c->flops_efficiency, c->mem_efficiency,
+          c->kernel_overhead_ns / 1e3, c->fp32_uses_tf32 ? "tf32" : "fp32",
+          c->comm_interference);
+}
+
+static void print_devices_and_links(FILE *out, const struct ds_topo *t) {
+  int32_t count[DS_VERTEX_KIND_COUNT] = {0};
+  for (int32_t v = 0; v < t->n_vertices; v++) count[t->vertex_kind[v]]++;
+  fprintf(out, "  devices    ");
+  for (int k = 0; k < DS_VERTEX_KIND_COUNT; k++)
+    fprintf(out, "%s%d %s", k ? ", " : "", count[k], ds_vertex_kind_name((enum ds_vertex_kind)k));
+  fprintf(out, "  (intra-node %s%s%s)\n", t->intra_template,
+          t->n_nodes > 1 ? ", inter-node " : "", t->n_nodes > 1 ? t->inter_template : "");
+  /* Links grouped by (kind, bandwidth, latency), in order of first
+   * appearance: a handful of lines even for thousands of GPUs. */
+  int32_t *group = malloc((size_t)t->n_links * sizeof *group);
+  int32_t n_groups = 0;
+  if (!group) return;
+  fprintf(out, "  links      %d directed\n", t->n_links);
+  for (int32_t i = 0; i < t->n_links; i++) {
+    const struct ds_link *l = &t->links[i];
+    int32_t g = 0;
+    for (; g < n_groups; g++) {
+      const struct ds_link *r = &t->links[group[g]];
+      if (strcmp(r->kind, l->kind) == 0 && r->bw_bytes_per_s == l->bw_bytes_per_s &&
+          r->lat_ns == l->lat_ns)
+        break;
+    }
+    if (g == n_groups) group[n_groups++] = i;
+  }
+  for (int32_t g = 0; g < n_groups; g++) {
+    const struct ds_link *r = &t->links[group[g]];
+    int32_t n = 0;
+    for (int32_t i = 0; i < t->n_links; i++) {
+      const struct ds_link *l = &t->links[i];
+      n += strcmp(r->kind, l->kind) == 0 && r->bw_bytes_per_s == l->bw_bytes_per_s &&
+           r->lat_ns == l->lat_ns;
+    }
+    char a[48], b[48];
+    vertex_label(t, r->src, a, sizeof a);
+    vertex_label(t, r->dst, b, sizeof b);
+    fprintf(out, "             %6d x %-6s %8.1f GB/s %6.2f us   e.g. %s -> %s\n", n, r->kind,
+            r->bw_bytes_per_s / 1e9, r->lat_ns / 1e3, a, b);
+  }
+  free(group);
+}
+
+static ds_status print_route(FILE *out, struct ds_topo *t, int32_t from, int32_t to,
+                             struct ds_err *err) {
+  int32_t links[MAX_ROUTE], n;
+  DS_CHECK(ds_topo_route(t, from, to, links, MAX_ROUTE, &n, err));
+  double bw = 0, lat = 0;
+  char label[48];
+  vertex_label(t, t->gpu_vertex[from], label, sizeof label);
+  fprintf(out, "  route      %s", label);
+  for (int32_t k = 0; k < n; k++) {
+    const struct ds_link *l = &t->links[links[k]];
+    vertex_label(t, l->dst, label, sizeof label);
+    fprintf(out, " -[%s %.0f GB/s]-> %s", l->kind, l->bw_bytes_per_s / 1e9, label);
+    if (k == 0 || l->bw_bytes_per_s < bw) bw = l->bw_bytes_per_s;
+    lat += l->lat_ns;
+  }
+  fprintf(out, "\n             %d link%s, bottleneck %.1f GB/s, latency %.2f us\n", n,
+          n == 1 ? "" : "s", bw / 1e9,
+          lat / 1e3);
+  return DS_OK;
+}
+
+/* Every GPU of the first `world` must reach every other one without
+ * passing through a third GPU; checked for all pairs up to ALL_PAIRS_MAX
+ * GPUs, else for GPU 0 to and from each. The first failure names both. */
+static ds_status check_reachable(struct ds_topo *t, int32_t world, struct ds_err *err) {
+  int32_t links[MAX_ROUTE], n;
+  for (int32_t a = 0; a < world; a++)
+    for (int32_t b = 0; b < world; b++) {
+      if (a == b || (world > ALL_PAIRS_MAX && a != 0 && b != 0)) continue;
+      DS_CHECK(ds_topo_route(t, a, b, links, MAX_ROUTE, &n, err));
+    }
+  return DS_OK;
+}
+
+/* The rings that run in the ring's place (coll.h rails): each rail's GPUs
+ * when there are few, node boundaries marked '|'. */
+static void print_rails(FILE *out, const struct ds_topo *t, const struct ds_ring *r) {
+  if (r->n_rails == 0) return;
+  if (r->n_rails > 1)
+    fprintf(out, "  rails      %d rings, one per NIC, each carrying 1/%d of the buffer\n",
+            r->n_rails, r->n_rails);
+  else
+    fprintf(out, "  rails      1 ring in another order (its bottleneck beats rank order's)\n");
+  for (int32_t k = 0; k < r->n_rails && r->n <= RAILS_LISTED_MAX; k++) {
+    const struct ds_ring *q = &r->rails[k];
+    fprintf(out, "             rail %d: GPUs", k);
+    for (int32_t p = 0; p < q->n; p++) {
+      int boundary = p > 0 && t->vertex_node[t->gpu_vertex[q->gpus[p]]] !=
+                                  t->vertex_node[t->gpu_vertex[q->gpus[p - 1]]];
+      fprintf(out, "%s %d", boundary ? " |" : "", q->gpus[p]);
+    }
+    fprintf(out, "; bottleneck %.1f GB/s\n", q->min_bw / 1e9);
+  }
+  fprintf(out, "             2(N-1) steps cross %.2f us at most\n",
+          ds_ring_path_lat_ns(r) / 1e3);
+}
+
+static void print_ring(FILE *out, const struct ds_topo *t, const struct ds_ring *r) {
+  int32_t slow = 0;
+  for (int32_t i = 1; i < r->n; i++)
+    if (r->hop_bw[i] < r->hop_bw[slow]) slow = i;
+  fprintf(out, "  ring       %d ranks on GPUs 0..%d in order; bottleneck hop %d -> %d at "
+          "%.1f GB/s\n", r->n, r->n - 1, slow, (slow + 1) % r->n, r->min_bw / 1e9);
+  fprintf(out, "             hop latency up to %.2f us; 2(N-1) steps cross %.2f us in all\n",
+          r->max_lat_ns / 1e3, r->path_lat_ns / 1e3);
+  print_rails(out, t, r);
+  fprintf(out, "             plain ring all-reduce: busbw at most %.1f GB/s%s\n",
+          ds_ring_busbw(r) / 1e9,
+          r->n_rails > 1 ? " (the rails together)" : r->n_rails == 1 ? " (reordered)" : "");
+  struct ds_nccl_model m;
+  struct ds_err why = {0};
+  if (ds_nccl_model_build(t, r, DS_NCCL_EXTRA_NONE, &m, &why) == DS_OK)
+    fprintf(out, "             NCCL model (%s, %s): %d channel%s x %.1f GB/s = %.1f GB/s "
+            "(Simple; %s)\n", ds_nccl_arch_name(m.arch),
+            ds_nccl_constants_version(), m.channels, m.channels == 1 ? "" : "s",
+            m.chan_bw_bytes_per_s / 1e9, m.busbw_bytes_per_s[DS_PROTO_SIMPLE] / 1e9,
+            r->n_rails > 1 ? "channels spread over the rails" : "all channels on the ring's routes");
+  else
+    fprintf(out, "             NCCL model: unavailable (%s)\n", why.msg);
+}
+
+static ds_status describe(FILE *out, struct ds_topo *t, const struct topocmd_options *o,
+                          struct ds_err *err) {
+  int32_t world = o->world ? o->world : t->n_gpus;
+  if (world > t->n_gpus)
+    return ds_err_set(err, DS_EUSAGE, "option --world-size: %d ranks but topology %s has %d GPUs",
+                      world, t->name, t->n_gpus);
+  int32_t from = o->from >= 0 ? o->from : 0;
+  int32_t to = o->to >= 0 ? o->to : world - 1;
+  if (from >= t->n_gpus || to >= t->n_gpus)
+    return ds_err_set(err, DS_EUSAGE, "option %s: GPU %d does not exist (%s has GPUs 0..%d)",
+                      from >= t->n_gpus ? "--from" : "--to", from >= t->n_gpus ? from : to,
+                      t->name, t->n_gpus - 1);
+  if (world > 1) DS_CHECK(check_reachable(t, world, err));
+  fprintf(out, "topology %s (%s)\n", t->name, t->path);
+  print_gpu(out, t);
+  print_devices_and_links(out, t);
+  if (from != to) DS_CHECK(print_route(out, t, from, to, err));
+  if (world < 2) {
+    fprintf(out, "  ring       one rank: no communication\n");
+    return DS_OK;
+  }
+  int32_t *gpus = malloc((size_t)world * sizeof *gpus);
+  if (!gpus) return ds_err_set(err, DS_ENOMEM, "out of memory");
+  for (int32_t i = 0; i < world; i++) gpus[i] = i;
+  struct ds_ring ring;
+  ds_status st = ds_ring_build_rails(t, gpus, world, &ring, err);
+  free(gpus);
+  DS_CHECK(st);
+  print_ring(out, t, &ring);
+  ds_ring_release(&ring);
+  return DS_OK;
+}
+
+ds_status ds_topocmd_main(int argc, char **argv, FILE *out, struct ds_err *err) {
+  struct topocmd_options o;
+  DS_CHECK(parse_args(argc, argv, &o, err));
+  if (o.help) {
+    fputs(usage, out);
+    return DS_OK;
+  }
+  char path[4096], gpus_path[4096];
+  DS_CHECK(ds_lookup_file("topologies", "topology", o.topo, path, sizeof path, err));
+  DS_CHECK(ds_lookup_gpu_table(path, gpus_path, sizeof gpus_path, err));
+  struct ds_topo *t = NULL;
+  DS_CHECK(ds_topo_load(path, gpus_path, &t, err));
+  ds_status st = describe(out, t, &o, err);
+  ds_topo_free(t);
+  return st;
+}

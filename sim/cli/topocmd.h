@@ -1,0 +1,26 @@
+/*
+ * `ddpsim topo FILE`: prints what a topology file describes -- the GPU and
+ * its rates, the compute factors, the devices and links, the route between
+ * a chosen pair of GPUs, and the ring the collectives use with its
+ * bottleneck -- so a user can check it before trusting a prediction. A
+ * topology in which some GPU cannot reach another is an error naming them.
+ */
+#ifndef DS_TOPOCMD_H
+#define DS_TOPOCMD_H
+
+#include <stdio.h>
+
+#include "base/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Runs the subcommand with argv[0] == "topo"; prints to out. */
+ds_status ds_topocmd_main(int argc, char **argv, FILE *out, struct ds_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_TOPOCMD_H */

@@ -1,0 +1,347 @@
+/*
+ * Collectives on the network model: the ring all-reduce (reduce-scatter
+ * then all-gather, 2(N-1) steps), described here, and every other kind
+ * behind one interface (struct ds_coll_desc, below). The all-reduce has two
+ * executions that give the same answer where the ring is symmetric:
+ *
+ *   - DS_COLL_FLOW: every rank sends chunks to its successor as separate
+ *     flows; a rank sends chunk (k, c) of step k once it has received chunk
+ *     (k-1, c) from its predecessor and its previous send has left its
+ *     link (the hop's latency is trailing: propagation, so the next chunk
+ *     may go while the previous one travels), and a rank begins only when
+ *     it and its successor have entered the collective. No global barrier
+ *     per step. The segment of each step (S/N bytes) is cut into `chunks`
+ *     pipelined pieces; with C chunks of t = S/(N C B) each, a uniform
+ *     symmetric ring takes (2N-3) max(C t, t + a) + C t + a.
+ *   - DS_COLL_AGGREGATE: one flow stands for all N ring hops at once (each
+ *     link weighted by how many hops cross it), moving 2(N-1)/N * S bytes
+ *     per rank after 2(N-1) times the slowest hop's latency; it starts when
+ *     the last rank enters. With one chunk per step this is exactly the
+ *     per-flow answer on a uniform ring; on a non-uniform ring it paces
+ *     every hop at the slowest one, as the per-flow ring does in steady
+ *     state. It costs O(1) events per collective instead of O(N^2).
+ *
+ * Uniform ring of bandwidth B and hop latency a, one chunk per step:
+ *   T = 2(N-1) * a + 2(N-1)/N * S/B.
+ *
+ * NCCL protocols and channels (struct ds_coll_proto, filled from NCCL's
+ * model by sim/coll/nccl_model.c, or by hand): C channels are C rings over the
+ * same routes in lockstep; one flow of multiplicity C stands for the C
+ * flows of a hop's step (under max-min C equal flows get what one flow of
+ * multiplicity C gets, each capped alike). Each carries its share of the
+ * payload times the protocol's wire factor, at most at the per-channel cap;
+ * a step's latency is the protocol's per-hop latency for the hop's class
+ * (replacing the links' own latency), and start_lat_ns is paid once, before
+ * a rank's first send (aggregate: before the one flow). Uniform ring of C
+ * channels, link bandwidth B, cap c, wire factor w, per-step latency h:
+ *   T = start + 2(N-1) * h + 2(N-1)/N * S * w / min(C * c, B).
+ *
+ * Rails (sim/coll/ring_rails.c, sim/coll/coll_rails.c): a ring built by
+ * ds_ring_build_rails may carry K rings over the same members in other
+ * orders (one per NIC across nodes, or one reordered ring on one node);
+ * the ring kinds (all-reduce, all-gather, reduce-scatter) then run those
+ * side by side, S/K each, the C channels spread C/K per rail. Uncontended:
+ *   T = the rails' largest path latency + 2(N-1)/N * S / busbw_max,
+ * busbw_max = min over links of K * bw / (rail hops crossing the link).
+ */
+#ifndef DS_COLL_H
+#define DS_COLL_H
+
+#include <stdint.h>
+
+#include "base/status.h"
+#include "sim/net/engine.h"
+#include "sim/net/net.h"
+#include "sim/net/topo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum ds_coll_model { DS_COLL_FLOW, DS_COLL_AGGREGATE };
+
+/* NCCL's protocols, in NCCL's order. */
+enum ds_proto { DS_PROTO_LL, DS_PROTO_LL128, DS_PROTO_SIMPLE, DS_PROTO_COUNT };
+/* Class of a ring hop, as NCCL's hwLat table has them: NET when the hop
+ * crosses an "ib" link, else PCI when it crosses a "pcie" link, else NVLINK. */
+enum ds_hop_class { DS_HOP_NVLINK, DS_HOP_PCI, DS_HOP_NET, DS_HOP_CLASS_COUNT };
+
+/* The schedule's `algo` of a ring all-reduce: "ring" for the plain ring,
+ * "ring/LL", "ring/LL128", "ring/Simple" for NCCL's protocols. */
+#define DS_RING_ALGO_MAX 16
+void ds_ring_algo_name(enum ds_proto p, char out[DS_RING_ALGO_MAX]);
+/* Parses an algo written by ds_ring_algo_name ("" is the plain ring too);
+ * *out is DS_PROTO_COUNT for the plain ring. DS_EINPUT for anything else. */
+ds_status ds_ring_algo_parse(const char *algo, enum ds_proto *out);
+
+/* "LL", "LL128", "Simple"; "none" for DS_PROTO_COUNT. */
+const char *ds_proto_name(enum ds_proto p);
+/* Parses a protocol name (case-insensitive); DS_EUSAGE if none. */
+ds_status ds_proto_parse(const char *s, enum ds_proto *out);
+
+/* How a ring all-reduce runs under an NCCL protocol (see above). */
+struct ds_coll_proto {
+  enum ds_proto proto;
+  int32_t channels;                     /* >= 1 */
+  double wire_factor;                   /* wire bytes per payload byte, >= 1 */
+  double chan_cap_bytes_per_s;          /* > 0; INFINITY for none */
+  double hop_lat_ns[DS_HOP_CLASS_COUNT]; /* per step, by hop class */
+  double start_lat_ns;                  /* once per all-reduce */
+};
+
+/* A ring over GPUs: routes of each hop, and its slowest hop. */
+struct ds_ring {
+  int32_t n;             /* ranks */
+  int32_t *gpus;         /* [n] GPU of each ring position (owned) */
+  int32_t *hop_first;    /* [n+1] hop i's links are hop_links[hop_first[i]..] */
+  int32_t *hop_links;    /* owned */
+  double *hop_lat_ns;    /* [n] */
+  double *hop_bw;        /* [n] bottleneck bandwidth of hop i (alone) */
+  double max_lat_ns;
+  /* Latency on the critical path of 2(N-1) steps: data advances one hop per
+   * step, so the chain crosses 2(N-1) consecutive hops; this is the largest
+   * such sum, 2*sum(hop_lat) - min(hop_lat[i] + hop_lat[i+1]). Equals
+   * 2(N-1) * hop_lat on a uniform ring. */
+  double path_lat_ns;
+  double min_bw;         /* the ring's bottleneck link bandwidth */
+  int32_t *agg_links;    /* distinct links of all hops, sorted (owned) */
+  uint32_t *agg_mult;    /* how many hops cross each */
+  int32_t n_agg;
+  uint8_t *hop_class;    /* [n] enum ds_hop_class of each hop (owned) */
+  int32_t max_hop_links; /* longest hop route */
+  /* The rings that run in its place (sim/coll/ring_rails.c, filled only by
+   * ds_ring_build_rails; ds_ring_build leaves n_rails 0: this ring runs).
+   * n_rails rings over the same GPUs in other orders, each carrying
+   * 1/n_rails of the payload in parallel: one per NIC when the ring spans
+   * nodes (rails), or one reordered ring on one node. Ring positions of
+   * rail k: rails[k].gpus; rail_member[k*n + p] is the member (index into
+   * gpus above) at position p of rail k, rail_pos[k*n + i] the position of
+   * member i. */
+  int32_t n_rails;
+  struct ds_ring *rails;  /* [n_rails] (owned) */
+  int32_t *rail_member;   /* [n_rails * n] (owned) */
+  int32_t *rail_pos;      /* [n_rails * n] (owned) */
+  /* Bus bandwidth bound of the rails together: one rail: its min_bw; K
+   * rails: min over links of K * bw / (hops of all rails crossing it). */
+  double rails_busbw;
+};
+
+/* Builds the ring gpus[0] -> gpus[1] -> ... -> gpus[n-1] -> gpus[0]. */
+ds_status ds_ring_build(struct ds_topo *topo, const int32_t *gpus, int32_t n,
+                        struct ds_ring *out, struct ds_err *err);
+void ds_ring_release(struct ds_ring *ring);
+/* ds_ring_build, then the rings NCCL would run in its place (n_rails
+ * above; sim/coll/ring_rails.c says how they are chosen). */
+ds_status ds_ring_build_rails(struct ds_topo *topo, const int32_t *gpus, int32_t n,
+                              struct ds_ring *out, struct ds_err *err);
+/* The ring bus bandwidth bound: rails_busbw with rails, else min_bw. */
+double ds_ring_busbw(const struct ds_ring *ring);
+/* The latency on the critical path: the largest path_lat_ns of the rails,
+ * else path_lat_ns. */
+double ds_ring_path_lat_ns(const struct ds_ring *ring);
+
+/* Closed form of a ring all-reduce of `bytes` on this ring with one chunk
+ * per step and no contention: path_lat + 2(N-1) * bytes/N / min_bw, in ns;
+ * on a uniform ring 2(N-1)*alpha + 2(N-1)/N * S/B. Exact for the per-flow
+ * ring when every hop has the same bandwidth; with unequal hops the slowest
+ * one paces every step and this is a lower bound within the latency sum.
+ * With rails: ds_ring_path_lat_ns + 2(N-1)/N * bytes / ds_ring_busbw (each
+ * rail moves S/K at its share K * bw / hops of the bottleneck link). */
+double ds_ring_allreduce_ns(const struct ds_ring *ring, double bytes);
+
+struct ds_coll;
+
+/* Called when rank `member` (its ring position) has finished its part. */
+typedef void (*ds_coll_done_fn)(void *owner, int32_t member);
+
+/* Creates a ring all-reduce of `bytes` per rank over ring (borrowed). Flows
+ * are tagged (tag_base | member); the caller routes the net's callbacks
+ * back with ds_coll_flow_sent and ds_coll_flow_done. */
+ds_status ds_coll_allreduce_new(const struct ds_ring *ring,
+                                struct ds_net *net, enum ds_coll_model model,
+                                int32_t chunks, double bytes,
+                                uint64_t tag_base, ds_coll_done_fn on_done,
+                                void *owner, struct ds_coll **out);
+/* As ds_coll_allreduce_new, under an NCCL protocol with channels: proto
+ * (copied) NULL is exactly ds_coll_allreduce_new. */
+ds_status ds_coll_allreduce_new_proto(const struct ds_ring *ring,
+                                      struct ds_net *net,
+                                      enum ds_coll_model model, int32_t chunks,
+                                      double bytes,
+                                      const struct ds_coll_proto *proto,
+                                      uint64_t tag_base,
+                                      ds_coll_done_fn on_done, void *owner,
+                                      struct ds_coll **out);
+/* Closed form of the above on a ring with no contention and one chunk per
+ * step: start + sum of the path's per-step latencies + 2(N-1)/N * S * w /
+ * min(C * cap, min_bw), ns. With rails (largest path of the rails;
+ * ds_ring_busbw for min_bw): the C channels are spread over the K rails,
+ * C/K each. */
+double ds_ring_allreduce_proto_ns(const struct ds_ring *ring,
+                                  const struct ds_coll_proto *proto,
+                                  double bytes);
+void ds_coll_free(struct ds_coll *coll);
+
+/* Rank at ring position `member` has reached the collective. */
+ds_status ds_coll_enter(struct ds_coll *coll, int32_t member);
+/* The flow tagged tag_base | member has left its links. */
+ds_status ds_coll_flow_sent(struct ds_coll *coll, int32_t member);
+/* The flow tagged tag_base | member has been delivered. */
+ds_status ds_coll_flow_done(struct ds_coll *coll, int32_t member);
+
+/*
+ * Every collective kind (issue #3), behind one interface. A table entry per
+ * kind (struct ds_coll_desc, as nccl-tests' struct testColl) names it, gives
+ * nccl-tests' bus factor and creates instances; ds_coll_enter/flow_sent/
+ * flow_done/free above work on an instance of any kind. `bytes` follows
+ * nccl-tests (and ddpreal's devices, traces/SCHEMA.md): the buffer per rank
+ * for allreduce, broadcast and reduce; all-gather and gather: the receive
+ * buffer (bytes/N from each rank); reduce-scatter and scatter: the send
+ * buffer (bytes/N to each rank); sendrecv: the message.
+ *
+ *   allreduce      ring, as above (2(N-1) steps of S/N)
+ *   allgather,     ring, N-1 steps of S/N (flow or aggregate):
+ *   reducescatter    T = (N-1) a + (N-1)/N S/B on a uniform ring
+ *   broadcast      pipelined chain along the ring from the root (reduce:
+ *   reduce           to the root, from root+1), C chunks of S/C, per flow:
+ *                    T = (N-1) a + (N+C-2) S/(C B)   (latency trailing)
+ *   gather,        point to point between the root and every other rank,
+ *   scatter          all at once (NCCL 2.28 ncclGather/ncclScatter on p2p):
+ *                    T = a + (N-1)/N S/B when the root's link is the bottleneck
+ *   sendrecv       one flow from member 0 (the sender) to member 1:
+ *                    T = a + S/B
+ * A member finishes when it has received everything it receives and its
+ * last send has left its link (p2p kinds: when its flows are delivered).
+ * Flows start only once both ends have entered.
+ */
+enum ds_coll_kind {
+  DS_COLL_ALLREDUCE,
+  DS_COLL_BROADCAST,
+  DS_COLL_REDUCE,
+  DS_COLL_ALLGATHER,
+  DS_COLL_REDUCESCATTER,
+  DS_COLL_GATHER,
+  DS_COLL_SCATTER,
+  DS_COLL_SENDRECV,
+  DS_COLL_KIND_COUNT
+};
+
+/*
+ * All-reduce algorithms (docs/collectives.md has each one's closed form):
+ *   ring              as above (sim/coll/coll_ring.c)
+ *   tree              NCCL's double binary tree (sim/coll/coll_tree.c): two
+ *                     complementary binary trees over the nodes, a chain
+ *                     inside each node, each tree carrying half the buffer,
+ *                     reduced up and broadcast down in pipelined pieces;
+ *                     per flow, or aggregated (one flow per tree, equal to
+ *                     per flow where NCCL's per-channel caps bind)
+ *   nvls              NVLink SHARP: every GPU sends its buffer to the
+ *                     NVSwitch, which reduces it and multicasts the result
+ *                     back, pipelined (sim/coll/coll_tree.c, the switch as root)
+ *   reduce-broadcast  every rank sends its whole buffer to the root, which
+ *                     sends the sum back to each: not pipelined (sim/coll/coll_tree.c)
+ *   direct            reduce-scatter then all-gather, each all-to-all: every
+ *                     rank sends its S/N shard to every other (sim/coll/coll_direct.c)
+ *   hierarchical      ring reduce-scatter inside each node, ring all-reduce
+ *                     across nodes among the same local rank, ring
+ *                     all-gather inside each node (sim/coll/coll_hier.c)
+ * Only ring, tree and nvls run under NCCL's protocols (NCCL has no others).
+ */
+enum ds_ar_algo {
+  DS_AR_RING,
+  DS_AR_TREE,
+  DS_AR_NVLS,
+  DS_AR_DIRECT,
+  DS_AR_REDUCE_BCAST,
+  DS_AR_HIER,
+  DS_AR_ALGO_COUNT
+};
+
+/* "ring", "tree", "nvls", "direct", "reduce-broadcast", "hierarchical". */
+const char *ds_ar_algo_name(enum ds_ar_algo a);
+/* Parses one of those names; DS_EUSAGE for anything else. */
+ds_status ds_ar_algo_parse(const char *s, enum ds_ar_algo *out);
+/* "ring, tree, nvls, direct, reduce-broadcast, hierarchical". */
+const char *ds_ar_algo_names(void);
+
+/* The schedule's `algo` of an all-reduce: the algorithm's name, with
+ * "/PROTO" when it runs under an NCCL protocol ("tree/LL128"). */
+#define DS_AR_ALGO_NAME_MAX 32
+void ds_allreduce_algo_name(enum ds_ar_algo a, enum ds_proto p,
+                            char out[DS_AR_ALGO_NAME_MAX]);
+/* Parses such a name ("" is the plain ring); *p is DS_PROTO_COUNT without a
+ * protocol. DS_EINPUT for anything else, or a protocol on an algorithm that
+ * has none (direct, reduce-broadcast, hierarchical). */
+ds_status ds_allreduce_algo_parse(const char *algo, enum ds_ar_algo *a,
+                                  enum ds_proto *p);
+
+/* The parent of node r (0..m-1) in tree 0 or 1 of NCCL's double binary tree
+ * over m nodes (sim/coll/coll_tree.c), -1 for the tree's root. */
+int32_t ds_coll_dtree_parent(int tree, int32_t r, int32_t m);
+
+/* Pieces a tree of `depth` levels cuts `bytes` into (sim/coll/coll_tree.c): NCCL
+ * moves trees in 512 KiB chunks and shrinks them so that a deep tree still
+ * pipelines (LL down to lines of a few bytes), here: ceil(bytes / 512 KiB),
+ * raised to min(8 depth, bytes / 1 KiB), at most 1024 (simulation cost), at
+ * least min_pieces. */
+#define DS_TREE_PIECE_BYTES (512.0 * 1024)
+#define DS_TREE_MIN_PIECE_BYTES 1024.0
+#define DS_TREE_MAX_PIECES 1024
+int32_t ds_coll_tree_pieces(double bytes, int32_t depth, int32_t min_pieces);
+
+/* What to create. Pointers are borrowed and must outlive the instance. */
+struct ds_coll_spec {
+  enum ds_coll_kind kind;
+  struct ds_topo *topo;          /* routes of point-to-point kinds */
+  const struct ds_ring *ring;    /* the members, in ring order */
+  struct ds_net *net;
+  enum ds_coll_model model;      /* chain and p2p kinds always run per flow; of
+                                    the all-reduces, ring, tree and hierarchical
+                                    aggregate (nvls, direct, reduce-broadcast:
+                                    per flow whatever the model) */
+  int32_t chunks;                /* pipelined pieces per step (chain: in all), >= 1 */
+  double bytes;                  /* as above */
+  int32_t root;                  /* member index of the root; sendrecv: 0; else ignored */
+  const struct ds_coll_proto *proto; /* allreduce ring, tree or nvls only;
+                                        NULL: links' own bandwidth and latency */
+  enum ds_ar_algo algo;          /* allreduce only (0: the ring) */
+  uint64_t tag_base;             /* flows are tagged tag_base | index (< 2^32) */
+  ds_coll_done_fn on_done;
+  void *owner;
+};
+
+struct ds_coll_desc {
+  enum ds_coll_kind kind;
+  const char *name;  /* the schedule's kind ("allgather"); "sendrecv" */
+  const char *algo;  /* what runs: "ring" or "p2p" */
+  int rooted;        /* needs spec.root */
+  /* nccl-tests' busbw = algbw * bus_factor(N). */
+  double (*bus_factor)(int32_t n);
+  ds_status (*create)(const struct ds_coll_spec *spec, struct ds_coll **out,
+                      struct ds_err *err);
+};
+
+/* The table entry of a kind, or of a name; NULL when there is none. */
+const struct ds_coll_desc *ds_coll_desc_of(enum ds_coll_kind kind);
+const struct ds_coll_desc *ds_coll_desc_find(const char *name);
+/* "allreduce, broadcast, ..." (every name, for messages). */
+const char *ds_coll_kind_names(void);
+
+/* Creates an instance of spec->kind; DS_EUSAGE (message in err) for what
+ * the kind cannot run (a protocol outside allreduce, a root out of range,
+ * sendrecv of other than 2 members). */
+ds_status ds_coll_new(const struct ds_coll_spec *spec, struct ds_coll **out,
+                      struct ds_err *err);
+
+/* Chunks of a pipelined chain (broadcast, reduce) as NCCL cuts it: its
+ * Simple protocol moves a chain in steps of buffSize/NCCL_STEPS = 4 MiB / 8
+ * = 512 KiB (BROADCAST_CHUNKSTEPS = 1), so ceil(bytes / 512 KiB), at least
+ * min_chunks and at least 1. */
+#define DS_CHAIN_CHUNK_BYTES (512.0 * 1024)
+int32_t ds_coll_chain_chunks(double bytes, int32_t min_chunks);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_COLL_H */

@@ -1,0 +1,132 @@
+/*
+ * Broadcast and reduce as NCCL's ring algorithm runs them: a pipelined
+ * chain along the ring, from the root (broadcast: root, root+1, ..., root-1)
+ * or towards it (reduce: root+1, ..., root-1, root). The payload is cut into
+ * C chunks of S/C; chain position p sends chunk c to p+1 once it has
+ * received chunk c (p > 0) and its previous send has left its link. The
+ * hop's latency is trailing, as in the ring all-reduce (sim/coll/coll_ring.c), so
+ * on a uniform chain of hop latency a, bandwidth B, t = S/(C B):
+ *   start(p, c) = p (t + a) + c t,
+ *   T = (N-1) a + (N+C-2) t = (N-1) a + (N+C-2) S/(C B).
+ * Position p finishes when it has received C chunks (p > 0) and its C sends
+ * have left (p < N-1). The reduction arithmetic is not charged (as for the
+ * all-reduce). Always per flow: (N-1) C flows.
+ */
+#include <stdlib.h>
+
+#include "sim/coll/coll.h"
+#include "sim/coll/coll_impl.h"
+
+struct pos {
+  int32_t sends_started;
+  int32_t sends_done;
+  int32_t received;
+  uint8_t entered;
+  uint8_t in_flight;
+  uint8_t done;
+};
+
+struct chain_coll {
+  struct ds_coll base; /* first: see coll_impl.h */
+  const struct ds_ring *ring;
+  struct ds_net *net;
+  int32_t n;
+  int32_t start;  /* member at chain position 0 */
+  int32_t chunks;
+  double chunk_bytes;
+  uint64_t tag_base;
+  ds_coll_done_fn on_done;
+  void *owner;
+  struct pos *pos; /* [n] by chain position */
+};
+
+static int32_t member_at(const struct chain_coll *c, int32_t p) {
+  return (c->start + p) % c->n;
+}
+
+static void check_done(struct chain_coll *c, int32_t p) {
+  struct pos *s = &c->pos[p];
+  if (s->done || !s->entered) return;
+  if (p > 0 && s->received < c->chunks) return;
+  if (p < c->n - 1 && s->sends_done < c->chunks) return;
+  s->done = 1;
+  c->on_done(c->owner, member_at(c, p));
+}
+
+static ds_status try_send(struct chain_coll *c, int32_t p) {
+  if (p >= c->n - 1) return DS_OK;
+  struct pos *s = &c->pos[p];
+  if (!s->entered || !c->pos[p + 1].entered || s->in_flight) return DS_OK;
+  if (s->sends_started >= c->chunks) return DS_OK;
+  if (p > 0 && s->received <= s->sends_started) return DS_OK;
+  const struct ds_ring *r = c->ring;
+  int32_t m = member_at(c, p); /* its ring hop m -> m+1 */
+  s->in_flight = 1;
+  s->sends_started++;
+  return ds_net_flow_start(c->net, r->hop_links + r->hop_first[m], NULL,
+                           r->hop_first[m + 1] - r->hop_first[m], c->chunk_bytes, 0,
+                           r->hop_lat_ns[m], c->tag_base | (uint64_t)p);
+}
+
+static ds_status chain_enter(struct ds_coll *base, int32_t member) {
+  struct chain_coll *c = (struct chain_coll *)base;
+  int32_t p = (member - c->start + c->n) % c->n;
+  c->pos[p].entered = 1;
+  DS_CHECK(try_send(c, p));
+  if (p > 0) DS_CHECK(try_send(c, p - 1));
+  check_done(c, p);
+  return DS_OK;
+}
+
+static ds_status chain_flow_sent(struct ds_coll *base, int32_t p) {
+  struct chain_coll *c = (struct chain_coll *)base;
+  c->pos[p].in_flight = 0;
+  c->pos[p].sends_done++;
+  DS_CHECK(try_send(c, p));
+  check_done(c, p);
+  return DS_OK;
+}
+
+static ds_status chain_flow_done(struct ds_coll *base, int32_t p) {
+  struct chain_coll *c = (struct chain_coll *)base;
+  c->pos[p + 1].received++;
+  DS_CHECK(try_send(c, p + 1));
+  check_done(c, p + 1);
+  return DS_OK;
+}
+
+static void chain_destroy(struct ds_coll *base) {
+  struct chain_coll *c = (struct chain_coll *)base;
+  free(c->pos);
+  free(c);
+}
+
+static const struct ds__coll_vtbl chain_vtbl = {
+    .enter = chain_enter,
+    .flow_sent = chain_flow_sent,
+    .flow_done = chain_flow_done,
+    .destroy = chain_destroy,
+};
+
+ds_status ds__coll_chain_new(const struct ds_coll_spec *spec, int reduce,
+                             struct ds_coll **out, struct ds_err *err) {
+  const struct ds_ring *r = spec->ring;
+  struct chain_coll *c = calloc(1, sizeof *c);
+  if (c) c->pos = calloc((size_t)r->n, sizeof *c->pos);
+  if (!c || !c->pos) {
+    free(c);
+    return ds_err_set(err, DS_ENOMEM, "collective: out of memory");
+  }
+  c->base.vt = &chain_vtbl;
+  c->ring = r;
+  c->net = spec->net;
+  c->n = r->n;
+  c->start = reduce ? (spec->root + 1) % r->n : spec->root;
+  c->chunks = spec->chunks;
+  c->chunk_bytes = spec->bytes / spec->chunks;
+  c->tag_base = spec->tag_base;
+  c->on_done = spec->on_done;
+  c->owner = spec->owner;
+  *out = &c->base;
+  return DS_OK;
+}

@@ -1,0 +1,73 @@
+/*
+ * Internal to the collectives (sim/coll_*.c): every collective instance
+ * begins with struct ds_coll, whose table says how it runs; the public
+ * ds_coll_enter / ds_coll_flow_sent / ds_coll_flow_done / ds_coll_free
+ * (sim/coll/coll_table.c) dispatch through it. An implementation embeds struct
+ * ds_coll as its first member and converts back with a plain pointer cast
+ * (C11 6.7.2.1: a pointer to a struct points to its first member).
+ */
+#ifndef DS_COLL_IMPL_H
+#define DS_COLL_IMPL_H
+
+#include "sim/coll/coll.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ds__coll_vtbl {
+  ds_status (*enter)(struct ds_coll *c, int32_t member);
+  /* idx: the low 32 bits of the flow's tag, the implementation's own index. */
+  ds_status (*flow_sent)(struct ds_coll *c, int32_t idx);
+  ds_status (*flow_done)(struct ds_coll *c, int32_t idx);
+  void (*destroy)(struct ds_coll *c);
+};
+
+struct ds_coll {
+  const struct ds__coll_vtbl *vt;
+};
+
+/* Ring of `steps` steps per chunk (2(N-1): all-reduce; N-1: all-gather and
+ * reduce-scatter), chunk_bytes = bytes/N/chunks (sim/coll/coll_ring.c). */
+ds_status ds__coll_ring_new(const struct ds_ring *ring, struct ds_net *net,
+                            enum ds_coll_model model, int32_t chunks,
+                            int32_t steps, double bytes,
+                            const struct ds_coll_proto *proto, uint64_t tag_base,
+                            ds_coll_done_fn on_done, void *owner,
+                            struct ds_coll **out);
+
+/* The rings of ring->rails together (sim/coll/coll_rails.c): rail k runs a ring
+ * of `steps` steps over rails[k] with bytes/K and proto's channels spread
+ * over the rails (ds__ring_rail_channels each); a member is done when every
+ * rail is. ring->n_rails >= 1. */
+ds_status ds__coll_rails_new(const struct ds_ring *ring, struct ds_net *net,
+                             enum ds_coll_model model, int32_t chunks, int32_t steps,
+                             double bytes, const struct ds_coll_proto *proto,
+                             uint64_t tag_base, ds_coll_done_fn on_done, void *owner,
+                             struct ds_coll **out);
+/* Channels of each of n_rails rails when `channels` are spread over them:
+ * channels / n_rails, at least 1 (n_rails <= 1: channels). */
+int32_t ds__ring_rail_channels(int32_t channels, int32_t n_rails);
+
+ds_status ds__coll_chain_new(const struct ds_coll_spec *spec, int reduce,
+                             struct ds_coll **out, struct ds_err *err);
+/* All-reduce algorithms other than the ring (coll.h enum ds_ar_algo). */
+ds_status ds__coll_tree_new(const struct ds_coll_spec *spec, struct ds_coll **out,
+                            struct ds_err *err);
+ds_status ds__coll_reduce_bcast_new(const struct ds_coll_spec *spec, struct ds_coll **out,
+                                    struct ds_err *err);
+ds_status ds__coll_nvls_new(const struct ds_coll_spec *spec, struct ds_coll **out,
+                            struct ds_err *err);
+ds_status ds__coll_direct_new(const struct ds_coll_spec *spec, struct ds_coll **out,
+                              struct ds_err *err);
+ds_status ds__coll_hier_new(const struct ds_coll_spec *spec, struct ds_coll **out,
+                            struct ds_err *err);
+ds_status ds__coll_p2p_new(const struct ds_coll_spec *spec,
+                           enum ds_coll_kind kind, struct ds_coll **out,
+                           struct ds_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_COLL_IMPL_H */

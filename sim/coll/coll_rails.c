@@ -1,0 +1,118 @@
+/*
+ * The rails of a ring (coll.h, struct ds_ring's n_rails), run together:
+ * rail k is sim/coll/coll_ring.c's ring over rails[k] (per flow or aggregated)
+ * carrying bytes/K, under proto with its channels spread over the rails.
+ * Members are the ring's members; in rail k member i sits at position
+ * rail_pos[k*n + i]. A member enters every rail at once and is done when
+ * all its rails are (the composition of sim/coll/coll_hier.c, with the rails in
+ * parallel instead of phases in sequence). Flows are tagged
+ * tag_base | (k << bits | the rail's own index): K rails of N members cost
+ * K times the flows of one ring per flow, and K flows aggregated.
+ */
+#include <stdlib.h>
+
+#include "sim/coll/coll.h"
+#include "sim/coll/coll_impl.h"
+
+struct rail {
+  struct rails_coll *rc;
+  int32_t k;
+  struct ds_coll *coll;
+};
+
+struct rails_coll {
+  struct ds_coll base; /* first: see coll_impl.h */
+  const struct ds_ring *ring;
+  int32_t k;            /* rails */
+  struct rail *rails;   /* [k] */
+  int32_t *rails_done;  /* [n] per member: rails that finished it */
+  int bits;             /* flow index: rail << bits | the rail's own index */
+  ds_coll_done_fn on_done;
+  void *owner;
+};
+
+static void rail_done(void *owner, int32_t pos) {
+  struct rail *r = owner;
+  struct rails_coll *c = r->rc;
+  int32_t member = c->ring->rail_member[(size_t)r->k * c->ring->n + pos];
+  if (++c->rails_done[member] == c->k) c->on_done(c->owner, member);
+}
+
+static ds_status rails_enter(struct ds_coll *base, int32_t member) {
+  struct rails_coll *c = (struct rails_coll *)base;
+  for (int32_t k = 0; k < c->k; k++)
+    DS_CHECK(ds_coll_enter(c->rails[k].coll, c->ring->rail_pos[(size_t)k * c->ring->n + member]));
+  return DS_OK;
+}
+
+static ds_status rails_flow_sent(struct ds_coll *base, int32_t idx) {
+  struct rails_coll *c = (struct rails_coll *)base;
+  uint32_t u = (uint32_t)idx;
+  return ds_coll_flow_sent(c->rails[u >> c->bits].coll, (int32_t)(u & ((1u << c->bits) - 1)));
+}
+
+static ds_status rails_flow_done(struct ds_coll *base, int32_t idx) {
+  struct rails_coll *c = (struct rails_coll *)base;
+  uint32_t u = (uint32_t)idx;
+  return ds_coll_flow_done(c->rails[u >> c->bits].coll, (int32_t)(u & ((1u << c->bits) - 1)));
+}
+
+static void rails_destroy(struct ds_coll *base) {
+  struct rails_coll *c = (struct rails_coll *)base;
+  if (c->rails)
+    for (int32_t k = 0; k < c->k; k++) ds_coll_free(c->rails[k].coll);
+  free(c->rails);
+  free(c->rails_done);
+  free(c);
+}
+
+static const struct ds__coll_vtbl rails_vtbl = {
+    .enter = rails_enter,
+    .flow_sent = rails_flow_sent,
+    .flow_done = rails_flow_done,
+    .destroy = rails_destroy,
+};
+
+ds_status ds__coll_rails_new(const struct ds_ring *ring, struct ds_net *net,
+                             enum ds_coll_model model, int32_t chunks, int32_t steps,
+                             double bytes, const struct ds_coll_proto *proto,
+                             uint64_t tag_base, ds_coll_done_fn on_done, void *owner,
+                             struct ds_coll **out) {
+  if (ring->n_rails < 1) return DS_EINTERNAL;
+  struct rails_coll *c = calloc(1, sizeof *c);
+  if (!c) return DS_ENOMEM;
+  c->base.vt = &rails_vtbl;
+  c->ring = ring;
+  c->k = ring->n_rails;
+  c->on_done = on_done;
+  c->owner = owner;
+  while ((1 << c->bits) < ring->n) c->bits++;
+  if (((int64_t)c->k << c->bits) > INT32_MAX) {
+    free(c);
+    return DS_EINTERNAL;
+  }
+  c->rails = calloc((size_t)c->k, sizeof *c->rails);
+  c->rails_done = calloc((size_t)ring->n, sizeof *c->rails_done);
+  if (!c->rails || !c->rails_done) {
+    rails_destroy(&c->base);
+    return DS_ENOMEM;
+  }
+  struct ds_coll_proto rail_proto;
+  if (proto) {
+    rail_proto = *proto;
+    rail_proto.channels = ds__ring_rail_channels(proto->channels, c->k);
+  }
+  for (int32_t k = 0; k < c->k; k++) {
+    c->rails[k] = (struct rail){.rc = c, .k = k};
+    ds_status st = ds__coll_ring_new(&ring->rails[k], net, model, chunks, steps,
+                                     bytes / c->k, proto ? &rail_proto : NULL,
+                                     tag_base | ((uint64_t)k << c->bits), rail_done,
+                                     &c->rails[k], &c->rails[k].coll);
+    if (st != DS_OK) {
+      rails_destroy(&c->base);
+      return st;
+    }
+  }
+  *out = &c->base;
+  return DS_OK;
+}

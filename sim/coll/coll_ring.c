@@ -1,0 +1,451 @@
+/*
+ * Ring all-reduce, per-flow and aggregated (see coll.h).
+ *
+ * Per-flow state per ring position i: sends started and finished, chunks
+ * received. Sends leave in order s = k*C + c over T = 2(N-1)*C sends; send
+ * s needs receipt of s - C (the same chunk one step earlier) when s >= C.
+ * A rank is done when it has received T chunks and finished T sends. The
+ * reduction arithmetic is not charged: it runs at HBM speed, far above any
+ * link, and NCCL fuses it with the copy.
+ */
+#include "sim/coll/coll.h"
+#include "sim/coll/coll_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MAX_ROUTE 64
+
+struct member {
+  int32_t sends_started;
+  int32_t sends_done;
+  int32_t received;
+  uint8_t entered;
+  uint8_t in_flight;
+  uint8_t done;
+};
+
+struct ring_coll {
+  struct ds_coll base; /* first: see coll_impl.h */
+  const struct ds_ring *ring;
+  int has_proto;
+  struct ds_coll_proto proto;
+  double *hop_lat_ns;    /* [n] per-step latency of each hop (proto only) */
+  double path_lat_ns;    /* critical path of hop_lat_ns (proto only) */
+  double agg_lat_ns;     /* critical path of `steps` hops (plain aggregate) */
+  uint32_t *chan_mult;   /* [max_hop_links] all C: a hop's C channels */
+  uint32_t *agg_mult;    /* [n_agg] ring->agg_mult times C */
+  struct ds_net *net;
+  enum ds_coll_model model;
+  int32_t chunks;
+  int32_t steps;       /* 2(N-1) all-reduce, N-1 all-gather/reduce-scatter */
+  int32_t total_sends; /* steps * chunks */
+  double chunk_bytes;
+  double bytes;
+  uint64_t tag_base;
+  ds_coll_done_fn on_done;
+  void *owner;
+  int32_t n_entered;
+  struct member *members;
+};
+
+static int cmp_int32(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Latency of 2(N-1) consecutive hops, the largest such sum:
+ * 2 * sum - min(lat[i] + lat[i+1]); N = 2: both hops once each. */
+static double path_lat(const double *lat, int32_t n) {
+  if (n < 2) return 0;
+  double sum = 0, min_pair = -1;
+  for (int32_t i = 0; i < n; i++) {
+    double pair = lat[i] + lat[(i + 1) % n];
+    sum += lat[i];
+    if (min_pair < 0 || pair < min_pair) min_pair = pair;
+  }
+  return 2 * sum - min_pair;
+}
+
+/* Latency of `steps` consecutive hops, the largest such sum (steps < n:
+ * a sliding window; 2(N-1) steps use path_lat above, as before). */
+static double window_lat(const double *lat, int32_t n, int32_t steps) {
+  if (steps == 2 * (n - 1)) return path_lat(lat, n);
+  if (steps <= 0 || n < 2) return 0;
+  double sum = 0;
+  for (int32_t k = 0; k < steps; k++) sum += lat[k % n];
+  double best = sum;
+  for (int32_t i = 1; i < n; i++) {
+    sum += lat[(i + steps - 1) % n] - lat[i - 1];
+    if (sum > best) best = sum;
+  }
+  return best;
+}
+
+const char *ds_proto_name(enum ds_proto p) {
+  switch (p) {
+  case DS_PROTO_LL: return "LL";
+  case DS_PROTO_LL128: return "LL128";
+  case DS_PROTO_SIMPLE: return "Simple";
+  default: return "none";
+  }
+}
+
+ds_status ds_proto_parse(const char *s, enum ds_proto *out) {
+  for (int p = 0; p < DS_PROTO_COUNT; p++)
+    if (strcasecmp(s, ds_proto_name((enum ds_proto)p)) == 0) {
+      *out = (enum ds_proto)p;
+      return DS_OK;
+    }
+  return DS_EUSAGE;
+}
+
+void ds_ring_algo_name(enum ds_proto p, char out[DS_RING_ALGO_MAX]) {
+  if (p >= DS_PROTO_COUNT) snprintf(out, DS_RING_ALGO_MAX, "ring");
+  else snprintf(out, DS_RING_ALGO_MAX, "ring/%s", ds_proto_name(p));
+}
+
+ds_status ds_ring_algo_parse(const char *algo, enum ds_proto *out) {
+  *out = DS_PROTO_COUNT;
+  if (algo[0] == '\0' || strcmp(algo, "ring") == 0) return DS_OK;
+  if (strncmp(algo, "ring/", 5) == 0 && ds_proto_parse(algo + 5, out) == DS_OK) return DS_OK;
+  return DS_EINPUT;
+}
+
+ds_status ds_ring_build(struct ds_topo *topo, const int32_t *gpus, int32_t n,
+                        struct ds_ring *r, struct ds_err *err) {
+  ds_status st = DS_ENOMEM;
+  int32_t route[MAX_ROUTE];
+  size_t cap = (size_t)n * 4 + 4, used = 0;
+  memset(r, 0, sizeof *r);
+  r->n = n;
+  r->gpus = malloc((size_t)n * sizeof *r->gpus);
+  r->hop_first = malloc(((size_t)n + 1) * sizeof *r->hop_first);
+  r->hop_links = malloc(cap * sizeof *r->hop_links);
+  r->hop_lat_ns = calloc((size_t)n, sizeof *r->hop_lat_ns);
+  r->hop_bw = calloc((size_t)n, sizeof *r->hop_bw);
+  r->hop_class = calloc((size_t)n, sizeof *r->hop_class);
+  if (!r->gpus || !r->hop_first || !r->hop_links || !r->hop_lat_ns || !r->hop_bw ||
+      !r->hop_class)
+    goto fail;
+  memcpy(r->gpus, gpus, (size_t)n * sizeof *gpus);
+  r->min_bw = 0;
+  for (int32_t i = 0; i < n; i++) {
+    r->hop_first[i] = (int32_t)used;
+    if (n == 1) break;
+    int32_t len;
+    DS_CHECK_GOTO(ds_topo_route(topo, gpus[i], gpus[(i + 1) % n], route,
+                                MAX_ROUTE, &len, err), st, fail);
+    if (used + (size_t)len > cap) {
+      cap = 2 * cap + (size_t)len;
+      int32_t *p = realloc(r->hop_links, cap * sizeof *p);
+      if (!p) { st = DS_ENOMEM; goto fail; }
+      r->hop_links = p;
+    }
+    double bw = 0;
+    enum ds_hop_class cls = DS_HOP_NVLINK;
+    for (int32_t k = 0; k < len; k++) {
+      const struct ds_link *l = &topo->links[route[k]];
+      r->hop_links[used++] = route[k];
+      r->hop_lat_ns[i] += l->lat_ns;
+      if (k == 0 || l->bw_bytes_per_s < bw) bw = l->bw_bytes_per_s;
+      if (l->kind && strcmp(l->kind, "ib") == 0) cls = DS_HOP_NET;
+      else if (l->kind && (strcmp(l->kind, "pcie") == 0 || strcmp(l->kind, "qpi") == 0) &&
+               cls == DS_HOP_NVLINK)
+        cls = DS_HOP_PCI;
+    }
+    r->hop_class[i] = (uint8_t)cls;
+    if (len > r->max_hop_links) r->max_hop_links = len;
+    r->hop_bw[i] = bw;
+    if (r->hop_lat_ns[i] > r->max_lat_ns) r->max_lat_ns = r->hop_lat_ns[i];
+    if (i == 0 || bw < r->min_bw) r->min_bw = bw;
+  }
+  r->hop_first[n] = (int32_t)used;
+  if (n == 1) r->hop_first[1] = 0;
+  r->path_lat_ns = path_lat(r->hop_lat_ns, n);
+
+  /* Aggregate view: distinct links with the number of hops crossing each. */
+  int32_t *sorted = malloc((used + 1) * sizeof *sorted);
+  r->agg_links = malloc((used + 1) * sizeof *r->agg_links);
+  r->agg_mult = malloc((used + 1) * sizeof *r->agg_mult);
+  if (!sorted || !r->agg_links || !r->agg_mult) {
+    free(sorted);
+    st = DS_ENOMEM;
+    goto fail;
+  }
+  memcpy(sorted, r->hop_links, used * sizeof *sorted);
+  qsort(sorted, used, sizeof *sorted, cmp_int32);
+  for (size_t i = 0; i < used; i++) {
+    if (r->n_agg > 0 && r->agg_links[r->n_agg - 1] == sorted[i]) {
+      r->agg_mult[r->n_agg - 1]++;
+    } else {
+      r->agg_links[r->n_agg] = sorted[i];
+      r->agg_mult[r->n_agg++] = 1;
+    }
+  }
+  free(sorted);
+  return DS_OK;
+fail:
+  if (st == DS_ENOMEM) ds_err_set(err, st, "ring of %d GPUs: out of memory", n);
+  ds_ring_release(r);
+  return st;
+}
+
+void ds_ring_release(struct ds_ring *r) {
+  if (!r) return;
+  free(r->gpus);
+  free(r->hop_first);
+  free(r->hop_links);
+  free(r->hop_lat_ns);
+  free(r->hop_bw);
+  free(r->agg_links);
+  free(r->agg_mult);
+  free(r->hop_class);
+  for (int32_t k = 0; k < r->n_rails; k++) ds_ring_release(&r->rails[k]);
+  free(r->rails);
+  free(r->rail_member);
+  free(r->rail_pos);
+  memset(r, 0, sizeof *r);
+}
+
+double ds_ring_busbw(const struct ds_ring *r) {
+  return r->n_rails > 0 ? r->rails_busbw : r->min_bw;
+}
+
+double ds_ring_path_lat_ns(const struct ds_ring *r) {
+  if (r->n_rails == 0) return r->path_lat_ns;
+  double lat = 0;
+  for (int32_t k = 0; k < r->n_rails; k++)
+    if (r->rails[k].path_lat_ns > lat) lat = r->rails[k].path_lat_ns;
+  return lat;
+}
+
+double ds_ring_allreduce_ns(const struct ds_ring *r, double bytes) {
+  if (r->n < 2) return 0;
+  double steps = 2.0 * (r->n - 1);
+  return ds_ring_path_lat_ns(r) + steps * bytes / r->n / ds_ring_busbw(r) * 1e9;
+}
+
+/* Per-step protocol latency on the critical path of one ring. */
+static double proto_path_lat(const struct ds_ring *r, const struct ds_coll_proto *p) {
+  double lat_sum = 0, min_pair = -1;
+  for (int32_t i = 0; i < r->n; i++) {
+    double a = p->hop_lat_ns[r->hop_class[i]];
+    double b = p->hop_lat_ns[r->hop_class[(i + 1) % r->n]];
+    lat_sum += a;
+    if (min_pair < 0 || a + b < min_pair) min_pair = a + b;
+  }
+  return 2 * lat_sum - min_pair;
+}
+
+int32_t ds__ring_rail_channels(int32_t channels, int32_t n_rails) {
+  int32_t c = n_rails > 1 ? channels / n_rails : channels;
+  return c > 1 ? c : 1;
+}
+
+double ds_ring_allreduce_proto_ns(const struct ds_ring *r,
+                                  const struct ds_coll_proto *p, double bytes) {
+  if (r->n < 2) return 0;
+  double lat = 0;
+  if (r->n_rails == 0) lat = proto_path_lat(r, p);
+  for (int32_t k = 0; k < r->n_rails; k++) {
+    double l = proto_path_lat(&r->rails[k], p);
+    if (l > lat) lat = l;
+  }
+  int32_t rails = r->n_rails > 1 ? r->n_rails : 1;
+  double bw = rails * ds__ring_rail_channels(p->channels, rails) * p->chan_cap_bytes_per_s;
+  if (ds_ring_busbw(r) < bw) bw = ds_ring_busbw(r);
+  double steps = 2.0 * (r->n - 1);
+  return p->start_lat_ns + lat + steps * bytes * p->wire_factor / r->n / bw * 1e9;
+}
+
+ds_status ds_coll_allreduce_new(const struct ds_ring *ring, struct ds_net *net,
+                                enum ds_coll_model model, int32_t chunks,
+                                double bytes, uint64_t tag_base,
+                                ds_coll_done_fn on_done, void *owner,
+                                struct ds_coll **out) {
+  return ds_coll_allreduce_new_proto(ring, net, model, chunks, bytes, NULL,
+                                     tag_base, on_done, owner, out);
+}
+
+static ds_status setup_proto(struct ring_coll *c, const struct ds_coll_proto *p) {
+  const struct ds_ring *r = c->ring;
+  if (p->channels < 1 || !(p->wire_factor >= 1) || !(p->chan_cap_bytes_per_s > 0) ||
+      !(p->start_lat_ns >= 0))
+    return DS_EINTERNAL;
+  c->has_proto = 1;
+  c->proto = *p;
+  c->hop_lat_ns = malloc((size_t)r->n * sizeof *c->hop_lat_ns);
+  c->chan_mult = malloc(((size_t)r->max_hop_links + 1) * sizeof *c->chan_mult);
+  c->agg_mult = malloc(((size_t)r->n_agg + 1) * sizeof *c->agg_mult);
+  if (!c->hop_lat_ns || !c->chan_mult || !c->agg_mult) return DS_ENOMEM;
+  for (int32_t i = 0; i < r->n; i++) {
+    double h = p->hop_lat_ns[r->hop_class[i]];
+    if (!(h >= 0)) return DS_EINTERNAL;
+    c->hop_lat_ns[i] = h;
+  }
+  c->path_lat_ns = path_lat(c->hop_lat_ns, r->n);
+  for (int32_t k = 0; k < r->max_hop_links; k++) c->chan_mult[k] = (uint32_t)p->channels;
+  for (int32_t k = 0; k < r->n_agg; k++)
+    c->agg_mult[k] = r->agg_mult[k] * (uint32_t)p->channels;
+  /* Per channel and chunk: its share of the payload, inflated on the wire. */
+  c->chunk_bytes *= p->wire_factor / p->channels;
+  return DS_OK;
+}
+
+static const struct ds__coll_vtbl ring_vtbl;
+
+ds_status ds_coll_allreduce_new_proto(const struct ds_ring *ring,
+                                      struct ds_net *net,
+                                      enum ds_coll_model model, int32_t chunks,
+                                      double bytes,
+                                      const struct ds_coll_proto *proto,
+                                      uint64_t tag_base,
+                                      ds_coll_done_fn on_done, void *owner,
+                                      struct ds_coll **out) {
+  return ds__coll_ring_new(ring, net, model, chunks, 2 * (ring->n - 1), bytes, proto,
+                           tag_base, on_done, owner, out);
+}
+
+ds_status ds__coll_ring_new(const struct ds_ring *ring, struct ds_net *net,
+                            enum ds_coll_model model, int32_t chunks,
+                            int32_t steps, double bytes,
+                            const struct ds_coll_proto *proto, uint64_t tag_base,
+                            ds_coll_done_fn on_done, void *owner,
+                            struct ds_coll **out) {
+  if (chunks < 1 || !(bytes >= 0) || steps < 0) return DS_EINTERNAL;
+  struct ring_coll *c = calloc(1, sizeof *c);
+  if (!c) return DS_ENOMEM;
+  c->members = calloc((size_t)ring->n, sizeof *c->members);
+  if (!c->members) {
+    free(c);
+    return DS_ENOMEM;
+  }
+  c->base.vt = &ring_vtbl;
+  c->ring = ring;
+  c->net = net;
+  c->model = model;
+  c->chunks = chunks;
+  c->steps = steps;
+  c->total_sends = steps * chunks;
+  c->agg_lat_ns = steps == 2 * (ring->n - 1) ? ring->path_lat_ns
+                                             : window_lat(ring->hop_lat_ns, ring->n, steps);
+  c->chunk_bytes = bytes / ring->n / chunks;
+  c->bytes = bytes;
+  c->tag_base = tag_base;
+  c->on_done = on_done;
+  c->owner = owner;
+  if (proto) {
+    ds_status st = setup_proto(c, proto);
+    if (st != DS_OK) {
+      ds_coll_free(&c->base);
+      return st;
+    }
+  }
+  *out = &c->base;
+  return DS_OK;
+}
+
+static void ring_destroy(struct ds_coll *base) {
+  struct ring_coll *c = (struct ring_coll *)base;
+  free(c->hop_lat_ns);
+  free(c->chan_mult);
+  free(c->agg_mult);
+  free(c->members);
+  free(c);
+}
+
+static void finish_member(struct ring_coll *c, int32_t i) {
+  c->members[i].done = 1;
+  c->on_done(c->owner, i);
+}
+
+/* Starts member i's next send if everything it needs is there. */
+static ds_status try_send(struct ring_coll *c, int32_t i) {
+  struct member *m = &c->members[i];
+  int32_t succ = (i + 1) % c->ring->n;
+  if (!m->entered || !c->members[succ].entered || m->in_flight) return DS_OK;
+  int32_t s = m->sends_started;
+  if (s >= c->total_sends) return DS_OK;
+  if (s >= c->chunks && m->received < s - c->chunks + 1) return DS_OK;
+  const struct ds_ring *r = c->ring;
+  m->in_flight = 1;
+  m->sends_started++;
+  if (c->has_proto)
+    return ds_net_flow_start_capped(
+        c->net, r->hop_links + r->hop_first[i], c->chan_mult,
+        r->hop_first[i + 1] - r->hop_first[i], c->chunk_bytes,
+        s == 0 ? c->proto.start_lat_ns : 0, c->hop_lat_ns[i],
+        c->proto.chan_cap_bytes_per_s, c->tag_base | (uint64_t)i);
+  return ds_net_flow_start(c->net, r->hop_links + r->hop_first[i], NULL,
+                           r->hop_first[i + 1] - r->hop_first[i],
+                           c->chunk_bytes, 0, r->hop_lat_ns[i],
+                           c->tag_base | (uint64_t)i);
+}
+
+static void check_done(struct ring_coll *c, int32_t i) {
+  struct member *m = &c->members[i];
+  if (!m->done && m->received == c->total_sends &&
+      m->sends_done == c->total_sends)
+    finish_member(c, i);
+}
+
+static ds_status ring_enter(struct ds_coll *base, int32_t i) {
+  struct ring_coll *c = (struct ring_coll *)base;
+  const struct ds_ring *r = c->ring;
+  c->members[i].entered = 1;
+  c->n_entered++;
+  if (r->n == 1) {
+    finish_member(c, i);
+    return DS_OK;
+  }
+  if (c->model == DS_COLL_AGGREGATE) {
+    if (c->n_entered < r->n) return DS_OK;
+    double steps = c->steps;
+    if (c->has_proto)
+      return ds_net_flow_start_capped(
+          c->net, r->agg_links, c->agg_mult, r->n_agg,
+          steps * c->bytes * c->proto.wire_factor / r->n / c->proto.channels,
+          c->proto.start_lat_ns + c->path_lat_ns, 0,
+          c->proto.chan_cap_bytes_per_s, c->tag_base);
+    return ds_net_flow_start(c->net, r->agg_links, r->agg_mult, r->n_agg,
+                             steps * c->bytes / r->n, c->agg_lat_ns, 0,
+                             c->tag_base);
+  }
+  DS_CHECK(try_send(c, i));
+  return try_send(c, (i + r->n - 1) % r->n);
+}
+
+static ds_status ring_flow_sent(struct ds_coll *base, int32_t i) {
+  struct ring_coll *c = (struct ring_coll *)base;
+  if (c->model == DS_COLL_AGGREGATE) return DS_OK;
+  c->members[i].in_flight = 0;
+  c->members[i].sends_done++;
+  DS_CHECK(try_send(c, i));
+  check_done(c, i);
+  return DS_OK;
+}
+
+static ds_status ring_flow_done(struct ds_coll *base, int32_t i) {
+  struct ring_coll *c = (struct ring_coll *)base;
+  const struct ds_ring *r = c->ring;
+  if (c->model == DS_COLL_AGGREGATE) {
+    for (int32_t k = 0; k < r->n; k++) finish_member(c, k);
+    return DS_OK;
+  }
+  int32_t succ = (i + 1) % r->n;
+  c->members[succ].received++;
+  DS_CHECK(try_send(c, succ));
+  check_done(c, succ);
+  return DS_OK;
+}
+
+static const struct ds__coll_vtbl ring_vtbl = {
+    .enter = ring_enter,
+    .flow_sent = ring_flow_sent,
+    .flow_done = ring_flow_done,
+    .destroy = ring_destroy,
+};

@@ -1,0 +1,215 @@
+/*
+ * The table of collective kinds (one entry per kind: name, algorithm, bus
+ * factor, constructor, as nccl-tests' struct testColl) and the dispatch of
+ * an instance's calls to its implementation (coll_impl.h).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/coll/coll.h"
+#include "sim/coll/coll_impl.h"
+
+/* nccl-tests' bus factors (the *GetBw functions of its src/ files):
+ * all-reduce 2(n-1)/n; all-gather, reduce-scatter, gather, scatter
+ * (n-1)/n; broadcast, reduce, sendrecv 1. */
+static double factor_allreduce(int32_t n) { return n > 1 ? 2.0 * (n - 1) / n : 0; }
+static double factor_gather(int32_t n) { return n > 1 ? (double)(n - 1) / n : 0; }
+static double factor_one(int32_t n) { return n > 1 ? 1 : 0; }
+
+/* The ring kinds run the ring's rails when it has them (coll.h). */
+static ds_status ring_or_rails(const struct ds_coll_spec *s, int32_t steps,
+                               const struct ds_coll_proto *proto, struct ds_coll **out) {
+  if (s->ring->n_rails > 0)
+    return ds__coll_rails_new(s->ring, s->net, s->model, s->chunks, steps, s->bytes, proto,
+                              s->tag_base, s->on_done, s->owner, out);
+  return ds__coll_ring_new(s->ring, s->net, s->model, s->chunks, steps, s->bytes, proto,
+                           s->tag_base, s->on_done, s->owner, out);
+}
+
+static ds_status create_allreduce(const struct ds_coll_spec *s, struct ds_coll **out,
+                                  struct ds_err *err) {
+  switch (s->algo) {
+  case DS_AR_RING: break;
+  case DS_AR_TREE: return ds__coll_tree_new(s, out, err);
+  case DS_AR_NVLS: return ds__coll_nvls_new(s, out, err);
+  case DS_AR_REDUCE_BCAST: return ds__coll_reduce_bcast_new(s, out, err);
+  case DS_AR_DIRECT: return ds__coll_direct_new(s, out, err);
+  case DS_AR_HIER: return ds__coll_hier_new(s, out, err);
+  default: return ds_err_set(err, DS_EINTERNAL, "all-reduce algorithm %d unknown", (int)s->algo);
+  }
+  ds_status st = ring_or_rails(s, 2 * (s->ring->n - 1), s->proto, out);
+  return st == DS_OK ? st : ds_err_set(err, st, "all-reduce: cannot create");
+}
+
+static ds_status create_half_ring(const struct ds_coll_spec *s, struct ds_coll **out,
+                                  struct ds_err *err) {
+  ds_status st = ring_or_rails(s, s->ring->n - 1, NULL, out);
+  return st == DS_OK ? st : ds_err_set(err, st, "collective: cannot create");
+}
+
+static ds_status create_broadcast(const struct ds_coll_spec *s, struct ds_coll **out,
+                                  struct ds_err *err) {
+  return ds__coll_chain_new(s, 0, out, err);
+}
+
+static ds_status create_reduce(const struct ds_coll_spec *s, struct ds_coll **out,
+                               struct ds_err *err) {
+  return ds__coll_chain_new(s, 1, out, err);
+}
+
+static ds_status create_gather(const struct ds_coll_spec *s, struct ds_coll **out,
+                               struct ds_err *err) {
+  return ds__coll_p2p_new(s, DS_COLL_GATHER, out, err);
+}
+
+static ds_status create_scatter(const struct ds_coll_spec *s, struct ds_coll **out,
+                                struct ds_err *err) {
+  return ds__coll_p2p_new(s, DS_COLL_SCATTER, out, err);
+}
+
+static ds_status create_sendrecv(const struct ds_coll_spec *s, struct ds_coll **out,
+                                 struct ds_err *err) {
+  return ds__coll_p2p_new(s, DS_COLL_SENDRECV, out, err);
+}
+
+static const struct ds_coll_desc table[DS_COLL_KIND_COUNT] = {
+    {.kind = DS_COLL_ALLREDUCE, .name = "allreduce", .algo = "ring", .rooted = 0,
+     .bus_factor = factor_allreduce, .create = create_allreduce},
+    {.kind = DS_COLL_BROADCAST, .name = "broadcast", .algo = "ring", .rooted = 1,
+     .bus_factor = factor_one, .create = create_broadcast},
+    {.kind = DS_COLL_REDUCE, .name = "reduce", .algo = "ring", .rooted = 1,
+     .bus_factor = factor_one, .create = create_reduce},
+    {.kind = DS_COLL_ALLGATHER, .name = "allgather", .algo = "ring", .rooted = 0,
+     .bus_factor = factor_gather, .create = create_half_ring},
+    {.kind = DS_COLL_REDUCESCATTER, .name = "reducescatter", .algo = "ring", .rooted = 0,
+     .bus_factor = factor_gather, .create = create_half_ring},
+    {.kind = DS_COLL_GATHER, .name = "gather", .algo = "p2p", .rooted = 1,
+     .bus_factor = factor_gather, .create = create_gather},
+    {.kind = DS_COLL_SCATTER, .name = "scatter", .algo = "p2p", .rooted = 1,
+     .bus_factor = factor_gather, .create = create_scatter},
+    {.kind = DS_COLL_SENDRECV, .name = "sendrecv", .algo = "p2p", .rooted = 0,
+     .bus_factor = factor_one, .create = create_sendrecv},
+};
+
+const struct ds_coll_desc *ds_coll_desc_of(enum ds_coll_kind kind) {
+  return (int)kind >= 0 && kind < DS_COLL_KIND_COUNT ? &table[kind] : NULL;
+}
+
+const struct ds_coll_desc *ds_coll_desc_find(const char *name) {
+  for (int k = 0; k < DS_COLL_KIND_COUNT; k++)
+    if (strcmp(table[k].name, name) == 0) return &table[k];
+  return NULL;
+}
+
+const char *ds_coll_kind_names(void) {
+  return "allreduce, broadcast, reduce, allgather, reducescatter, gather, scatter, "
+         "sendrecv";
+}
+
+static const char *const ar_algo_names[DS_AR_ALGO_COUNT] = {
+    "ring", "tree", "nvls", "direct", "reduce-broadcast", "hierarchical"};
+
+const char *ds_ar_algo_name(enum ds_ar_algo a) {
+  return (int)a >= 0 && a < DS_AR_ALGO_COUNT ? ar_algo_names[a] : "?";
+}
+
+ds_status ds_ar_algo_parse(const char *s, enum ds_ar_algo *out) {
+  for (int a = 0; a < DS_AR_ALGO_COUNT; a++)
+    if (strcmp(s, ar_algo_names[a]) == 0) {
+      *out = (enum ds_ar_algo)a;
+      return DS_OK;
+    }
+  return DS_EUSAGE;
+}
+
+const char *ds_ar_algo_names(void) {
+  return "ring, tree, nvls, direct, reduce-broadcast, hierarchical";
+}
+
+/* Algorithms NCCL runs under its protocols. */
+static int has_protocols(enum ds_ar_algo a) {
+  return a == DS_AR_RING || a == DS_AR_TREE || a == DS_AR_NVLS;
+}
+
+void ds_allreduce_algo_name(enum ds_ar_algo a, enum ds_proto p,
+                            char out[DS_AR_ALGO_NAME_MAX]) {
+  if (p >= DS_PROTO_COUNT || !has_protocols(a))
+    snprintf(out, DS_AR_ALGO_NAME_MAX, "%s", ds_ar_algo_name(a));
+  else
+    snprintf(out, DS_AR_ALGO_NAME_MAX, "%s/%s", ds_ar_algo_name(a), ds_proto_name(p));
+}
+
+ds_status ds_allreduce_algo_parse(const char *algo, enum ds_ar_algo *a, enum ds_proto *p) {
+  char name[DS_AR_ALGO_NAME_MAX];
+  *a = DS_AR_RING;
+  *p = DS_PROTO_COUNT;
+  if (algo[0] == '\0') return DS_OK;
+  const char *slash = strchr(algo, '/');
+  size_t len = slash ? (size_t)(slash - algo) : strlen(algo);
+  if (len >= sizeof name) return DS_EINPUT;
+  memcpy(name, algo, len);
+  name[len] = '\0';
+  if (ds_ar_algo_parse(name, a) != DS_OK) return DS_EINPUT;
+  if (!slash) return DS_OK;
+  if (!has_protocols(*a) || ds_proto_parse(slash + 1, p) != DS_OK) return DS_EINPUT;
+  return DS_OK;
+}
+
+int32_t ds_coll_chain_chunks(double bytes, int32_t min_chunks) {
+  double c = ceil(bytes / DS_CHAIN_CHUNK_BYTES);
+  if (c > (1 << 24)) c = 1 << 24;
+  int32_t chunks = c >= 1 ? (int32_t)c : 1;
+  return chunks > min_chunks ? chunks : (min_chunks > 1 ? min_chunks : 1);
+}
+
+ds_status ds_coll_new(const struct ds_coll_spec *spec, struct ds_coll **out,
+                      struct ds_err *err) {
+  const struct ds_coll_desc *d = ds_coll_desc_of(spec->kind);
+  if (!d) return ds_err_set(err, DS_EINTERNAL, "collective kind %d unknown", (int)spec->kind);
+  int32_t n = spec->ring->n;
+  if (spec->chunks < 1 || !(spec->bytes >= 0))
+    return ds_err_set(err, DS_EINTERNAL, "%s: chunks %d, bytes %g", d->name, spec->chunks,
+                      spec->bytes);
+  if (spec->kind == DS_COLL_ALLREDUCE && spec->proto && !has_protocols(spec->algo))
+    return ds_err_set(err, DS_EUSAGE,
+                      "allreduce %s: NCCL has no such algorithm, so no protocol: it runs "
+                      "on the links' own bandwidth and latency (use --proto none)",
+                      ds_ar_algo_name(spec->algo));
+  if (spec->kind == DS_COLL_ALLREDUCE && spec->algo == DS_AR_NVLS && !spec->proto)
+    return ds_err_set(err, DS_EUSAGE,
+                      "allreduce nvls: runs only under NCCL's model (Simple protocol): "
+                      "use --proto Simple or auto");
+  if (spec->kind == DS_COLL_ALLREDUCE && spec->algo != DS_AR_RING && !spec->topo)
+    return ds_err_set(err, DS_EINTERNAL, "allreduce %s: needs the topology",
+                      ds_ar_algo_name(spec->algo));
+  if (spec->proto && spec->kind != DS_COLL_ALLREDUCE)
+    return ds_err_set(err, DS_EUSAGE,
+                      "%s: NCCL protocols are simulated for allreduce only (this "
+                      "collective runs the plain %s)", d->name, d->algo);
+  if (d->rooted && (spec->root < 0 || spec->root >= n))
+    return ds_err_set(err, DS_EUSAGE, "%s: root %d is not one of its %d members", d->name,
+                      spec->root, n);
+  if (spec->kind == DS_COLL_SENDRECV && n != 2)
+    return ds_err_set(err, DS_EUSAGE, "sendrecv: needs 2 members, got %d", n);
+  if ((spec->kind == DS_COLL_GATHER || spec->kind == DS_COLL_SCATTER ||
+       spec->kind == DS_COLL_SENDRECV) && !spec->topo)
+    return ds_err_set(err, DS_EINTERNAL, "%s: needs the topology", d->name);
+  return d->create(spec, out, err);
+}
+
+ds_status ds_coll_enter(struct ds_coll *c, int32_t member) {
+  return c->vt->enter(c, member);
+}
+
+ds_status ds_coll_flow_sent(struct ds_coll *c, int32_t idx) {
+  return c->vt->flow_sent(c, idx);
+}
+
+ds_status ds_coll_flow_done(struct ds_coll *c, int32_t idx) {
+  return c->vt->flow_done(c, idx);
+}
+
+void ds_coll_free(struct ds_coll *c) {
+  if (c) c->vt->destroy(c);
+}

@@ -1,0 +1,82 @@
+/*
+ * What sim/coll/coll_tree.c and sim/coll/coll_tree_agg.c share: the trees a tree
+ * collective runs (double binary tree, star, hub) and the collective's
+ * state. Private to those two files.
+ */
+#ifndef DS_COLL_TREE_IMPL_H
+#define DS_COLL_TREE_IMPL_H
+
+#include <stdint.h>
+
+#include "sim/coll/coll.h"
+#include "sim/coll/coll_impl.h"
+
+#define MAX_ROUTE 64
+
+enum tree_shape { SHAPE_DBTREE, SHAPE_STAR, SHAPE_HUB };
+
+struct vstate {            /* per tree and vertex */
+  int32_t up_started;
+  int32_t up_sent;
+  int32_t down_recv;
+  uint8_t up_busy;
+};
+
+struct estate {            /* per tree and edge (child -> parent) */
+  int32_t up_recv;         /* pieces the parent has from this child */
+  int32_t dn_started;
+  int32_t dn_sent;
+  uint8_t dn_busy;
+};
+
+struct tree {
+  int32_t *parent;      /* [V] -1 for the root */
+  int32_t *edge_of;     /* [V] edge index of v's link to its parent, -1 */
+  int32_t *child_first; /* [V+1] CSR of edges by parent */
+  int32_t *child_edge;  /* [E] edge indices */
+  int32_t *edge_child;  /* [E] child vertex of edge e */
+  int32_t *route_first; /* [2E+1] routes: edge e up at 2e, down at 2e+1 */
+  int32_t *route_links;
+  double *route_lat_ns; /* [2E] */
+  struct vstate *v;
+  struct estate *e;
+  int32_t root;
+  /* Aggregated (ds__coll_tree_agg_setup): distinct links of its streams, sorted; the
+   * streams crossing each, times a flow's channels; the leading latency. */
+  int32_t *agg_links;
+  uint32_t *agg_mult;
+  int32_t n_agg;
+  double agg_lead_ns;
+};
+
+struct tree_coll {
+  struct ds_coll base; /* first: see coll_impl.h */
+  struct ds_net *net;
+  int32_t n;           /* members */
+  int32_t nv;          /* vertices: members, plus the switch for nvls */
+  int32_t ne;          /* edges per tree: nv - 1 */
+  int32_t n_trees;
+  struct tree *trees;  /* [n_trees]: double binary tree: rail r's at 2r, 2r+1 */
+  int32_t pieces;
+  double flow_bytes;   /* per flow (per channel under a protocol) */
+  int has_proto;
+  double cap;          /* per flow, INFINITY for none */
+  double start_lat_ns;
+  uint32_t *mult;      /* [MAX_ROUTE] channels */
+  uint8_t *entered;    /* [nv] */
+  uint8_t *ready;      /* [nv] start latency waited out */
+  uint8_t *done;       /* [n] */
+  int agg;             /* aggregated: one flow per tree, tagged by its index */
+  int32_t n_entered;   /* aggregated: members entered */
+  int32_t agg_done;    /* aggregated: trees delivered */
+  uint64_t tag_base;
+  ds_coll_done_fn on_done;
+  void *owner;
+};
+
+/* The aggregated double binary tree's per-tree links, weights and lead
+ * (sim/coll/coll_tree_agg.c says how); chan: the channels a flow stands for. */
+ds_status ds__coll_tree_agg_setup(struct tree_coll *c, const struct ds_topo *topo,
+                                  uint32_t chan, struct ds_err *err);
+
+#endif /* DS_COLL_TREE_IMPL_H */

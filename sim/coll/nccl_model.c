@@ -1,0 +1,420 @@
+/*
+ * NCCL's all-reduce cost model (see nccl_model.h). Invariant: the model's
+ * numbers are NCCL's formulas over the generated constants; everything this
+ * file approximates (the topology search) is in ds_nccl_model_build's
+ * comment, and the measured extras are kept apart from NCCL's prediction.
+ */
+#include "sim/coll/nccl_model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GBPS 1e9
+#define US 1e3
+#define TREE 0 /* algorithm indices of the generated tables */
+#define RING 1
+
+/* Raw per-link, per-direction NVLink bandwidth of NVLink 2, 3 and 4 (V100,
+ * A100, H100 datasheets: 25 GB/s per link per direction), against which
+ * NCCL's own per-link figure (topo.h SM70/SM80/SM90_NVLINK_BW) is a derate. */
+#define RAW_NVLINK_GBPS 25.0
+/* Raw PCIe Gen3 x16 per direction, against NCCL's PCI_BW (12 GB/s). */
+#define RAW_PCI_GEN3_GBPS 16.0
+/* NCCL's ring search: graph->maxChannels = MAXCHANNELS / 2 (32 / 2). */
+#define SEARCH_MAX_CHANNELS 16
+#define MAX_CHANNELS 32
+
+/* search.cc: the per-channel bandwidths the ring search tries, in order. */
+static const double speed_intra[] = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3};
+static const double speed_inter[] = {48, 30, 28, 24, 20, 18, 15, 12, 10, 9,
+                                     7,  6,  5,  4,  3,  2.4, 1.2, 0.24, 0.12};
+static const double sm90_speed_intra[] = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3};
+static const double sm90_speed_inter[] = {48, 45, 42, 40, 30, 24, 22, 20, 17.5,
+                                          15, 12, 6,  3,  2.4, 1.2, 0.24, 0.12};
+
+const char *ds_nccl_constants_version(void) { return ds__nccl_constants_version; }
+
+enum ds_nccl_arch ds_nccl_arch_of_gpu(const char *name) {
+  if (strncmp(name, "V100", 4) == 0) return DS_NCCL_ARCH_VOLTA;
+  if (strncmp(name, "A100", 4) == 0) return DS_NCCL_ARCH_AMPERE;
+  if (strncmp(name, "H100", 4) == 0 || strncmp(name, "H200", 4) == 0)
+    return DS_NCCL_ARCH_HOPPER;
+  return DS_NCCL_ARCH_UNKNOWN;
+}
+
+const char *ds_nccl_arch_name(enum ds_nccl_arch a) {
+  switch (a) {
+  case DS_NCCL_ARCH_VOLTA: return "Volta";
+  case DS_NCCL_ARCH_AMPERE: return "Ampere";
+  case DS_NCCL_ARCH_HOPPER: return "Hopper";
+  default: return "unknown";
+  }
+}
+
+/* NCCL's view of a hop's bandwidth: the topology's figure derated as NCCL
+ * derates the link (its per-link constant over the raw per-link rate). */
+static double nccl_hop_bw(enum ds_nccl_arch arch, enum ds_hop_class cls,
+                          double bw) {
+  switch (cls) {
+  case DS_HOP_NVLINK: {
+    double per_link = arch == DS_NCCL_ARCH_VOLTA    ? ds__nccl_volta_nvlink_gbps
+                      : arch == DS_NCCL_ARCH_AMPERE ? ds__nccl_ampere_nvlink_gbps
+                                                    : ds__nccl_hopper_nvlink_gbps;
+    return bw * per_link / RAW_NVLINK_GBPS;
+  }
+  case DS_HOP_PCI:
+    return bw * ds__nccl_pci_gen3_x16_gbps / RAW_PCI_GEN3_GBPS;
+  default:
+    return bw; /* NCCL takes the NIC's reported speed */
+  }
+}
+
+/* The bottleneck of one ring as NCCL sees it (derated per hop class). */
+static void bw_gpbs_of_ring(enum ds_nccl_arch arch, const struct ds_ring *r, double *bw_gbps) {
+  *bw_gbps = INFINITY;
+  for (int32_t i = 0; i < r->n; i++) {
+    double b = nccl_hop_bw(arch, (enum ds_hop_class)r->hop_class[i], r->hop_bw[i]) / GBPS;
+    if (b < *bw_gbps) *bw_gbps = b;
+  }
+}
+
+/* K rails together: min over links of the link's bandwidth (derated by the
+ * class of a hop crossing it) over the hops of all rails crossing it, in
+ * GB/s; -1 when out of memory. */
+static double rails_share_gbps(enum ds_nccl_arch arch, const struct ds_topo *topo,
+                               const struct ds_ring *ring) {
+  uint32_t *hops = calloc((size_t)topo->n_links + 1, sizeof *hops);
+  double *bw = malloc(((size_t)topo->n_links + 1) * sizeof *bw);
+  if (!hops || !bw) {
+    free(hops);
+    free(bw);
+    return -1;
+  }
+  for (int32_t k = 0; k < ring->n_rails; k++) {
+    const struct ds_ring *r = &ring->rails[k];
+    for (int32_t i = 0; i < r->n; i++)
+      for (int32_t h = r->hop_first[i]; h < r->hop_first[i + 1]; h++) {
+        int32_t l = r->hop_links[h];
+        double b = nccl_hop_bw(arch, (enum ds_hop_class)r->hop_class[i],
+                               topo->links[l].bw_bytes_per_s) / GBPS;
+        if (hops[l] == 0 || b < bw[l]) bw[l] = b;
+        hops[l]++;
+      }
+  }
+  double share = INFINITY;
+  for (int32_t l = 0; l < topo->n_links; l++)
+    if (hops[l] > 0 && bw[l] / hops[l] < share) share = bw[l] / hops[l];
+  free(hops);
+  free(bw);
+  return share;
+}
+
+ds_status ds_nccl_model_build(const struct ds_topo *topo,
+                              const struct ds_ring *ring,
+                              struct ds_nccl_extra extra,
+                              struct ds_nccl_model *m, struct ds_err *err) {
+  memset(m, 0, sizeof *m);
+  m->arch = ds_nccl_arch_of_gpu(topo->gpu.name);
+  if (m->arch == DS_NCCL_ARCH_UNKNOWN)
+    return ds_err_set(err, DS_EINPUT,
+                      "NCCL's model is unavailable for GPU '%s': unknown "
+                      "architecture (known: V100, A100, H100, H200)",
+                      topo->gpu.name);
+  if (ring->n < 2)
+    return ds_err_set(err, DS_EINPUT, "NCCL's model needs at least 2 ranks");
+  m->nranks = ring->n;
+  m->extra = extra;
+
+  /* Nodes, the intra-node link class, and the ring's bottleneck as NCCL
+   * would see it (derated per class). */
+  /* The ring enters and leaves each node once when ranks are numbered node
+   * by node (as here): one network hop per node, or none on one node. */
+  int32_t net_hops = 0;
+  m->hw_intra = DS_HOP_NVLINK;
+  double bw_gbps = INFINITY;
+  for (int32_t i = 0; i < ring->n; i++) {
+    enum ds_hop_class cls = (enum ds_hop_class)ring->hop_class[i];
+    if (cls == DS_HOP_NET) net_hops++;
+    if (cls == DS_HOP_PCI) m->hw_intra = DS_HOP_PCI;
+    double b = nccl_hop_bw(m->arch, cls, ring->hop_bw[i]) / GBPS;
+    if (b < bw_gbps) bw_gbps = b;
+  }
+  m->nnodes = net_hops > 0 ? net_hops : 1;
+  int nidx = m->nnodes <= 1 ? 0 : m->nnodes == 2 ? 1 : 2;
+  /* The rings that run (coll.h rails): one reordered ring is searched as
+   * the ring; K rails share the links, each channel of a rail getting its
+   * share of every link its rail crosses (ncclTopoSearch charges a
+   * channel's speed on each link of its path). */
+  if (ring->n_rails == 1) bw_gpbs_of_ring(m->arch, &ring->rails[0], &bw_gbps);
+  if (ring->n_rails > 1) {
+    double share = rails_share_gbps(m->arch, topo, ring);
+    if (share < 0) return ds_err_set(err, DS_ENOMEM, "NCCL's model: out of memory");
+    bw_gbps = share;
+  }
+
+  /* The ring search, in spirit: NCCL tries per-channel bandwidths from a
+   * fixed list, highest first, and packs as many rings as the GPU's links
+   * carry at that speed (at most 16). Here the GPU's bandwidth is the
+   * ring's bottleneck hop (all channels share the ring's routes), the
+   * first listed speed not above it is taken, and nChannels =
+   * floor(bw / speed). Then channels are duplicated as ncclTopoDupChannels
+   * does: when the speed is at least 25 GB/s (on Hopper, unless below 50
+   * GB/s with more than 4 channels), twice the channels at half the speed. */
+  int hopper = m->arch == DS_NCCL_ARCH_HOPPER;
+  const double *speeds = m->nnodes > 1 ? (hopper ? sm90_speed_inter : speed_inter)
+                                       : (hopper ? sm90_speed_intra : speed_intra);
+  size_t n_speeds = m->nnodes > 1
+                        ? (hopper ? sizeof sm90_speed_inter : sizeof speed_inter)
+                        : (hopper ? sizeof sm90_speed_intra : sizeof speed_intra);
+  n_speeds /= sizeof *speeds;
+  double speed = speeds[n_speeds - 1];
+  for (size_t k = 0; k < n_speeds; k++)
+    if (speeds[k] <= bw_gbps * (1 + 1e-9)) {
+      speed = speeds[k];
+      break;
+    }
+  int32_t nch = (int32_t)floor(bw_gbps / speed * (1 + 1e-9));
+  if (nch < 1) nch = 1;
+  if (ring->n_rails > 1) nch *= ring->n_rails; /* channels spread over the NICs */
+  if (nch > SEARCH_MAX_CHANNELS) nch = SEARCH_MAX_CHANNELS;
+  if (speed >= 25.0 && !(hopper && speed < 50.0 && nch > 4)) {
+    int32_t dup = 2 * nch > MAX_CHANNELS ? MAX_CHANNELS : 2 * nch;
+    speed /= (dup + nch - 1) / nch;
+    nch = dup;
+  }
+  m->channels = nch;
+  m->chan_bw_bytes_per_s = speed * GBPS;
+  m->ll_max_bw_bytes_per_s = ds__nccl_ll_max_bw_gbps[m->arch][nidx] * GBPS;
+  m->ll128_per_ch_max_bytes_per_s =
+      ds__nccl_ring_ll128_per_ch_max_bw_gbps[m->arch][nidx] * GBPS;
+
+  /* tuning.cc / ring.cc: latencies and bus bandwidths per protocol. */
+  int32_t nsteps = 2 * (m->nranks - 1);
+  int32_t ninter = m->nnodes > 1 ? 2 * (m->nnodes - 1) : 0;
+  double bus = m->channels * m->chan_bw_bytes_per_s;
+  for (int p = 0; p < DS_PROTO_COUNT; p++) {
+    m->base_lat_ns[p] = ds__nccl_base_lat_us[RING][p] * US;
+    for (int h = 0; h < DS_HOP_CLASS_COUNT; h++)
+      m->hw_lat_ns[h][p] = ds__nccl_hw_lat_us[h][RING][p] * US;
+    double intra = m->hw_lat_ns[m->hw_intra][p];
+    double inter = m->nnodes > 1 ? m->hw_lat_ns[DS_HOP_NET][p] : intra;
+    m->lat_ns[p] = m->base_lat_ns[p] + (nsteps - ninter) * intra + ninter * inter;
+  }
+  m->busbw_bytes_per_s[DS_PROTO_LL] = fmin(m->ll_max_bw_bytes_per_s, bus * 0.5);
+  m->busbw_bytes_per_s[DS_PROTO_LL128] =
+      fmin(bus * 0.92, m->channels * m->ll128_per_ch_max_bytes_per_s);
+  m->busbw_bytes_per_s[DS_PROTO_SIMPLE] = bus;
+
+  /* tree.cc: the double binary tree with the ring's channels and speed. */
+  double tree_bus = fmin(bus * 0.92, m->channels *
+                         ds__nccl_tree_per_ch_max_bw_gbps[m->arch][nidx] * GBPS);
+  m->tree_busbw_bytes_per_s[DS_PROTO_SIMPLE] = tree_bus;
+  m->tree_busbw_bytes_per_s[DS_PROTO_LL] = fmin(tree_bus / 3.8, m->ll_max_bw_bytes_per_s);
+  m->tree_busbw_bytes_per_s[DS_PROTO_LL128] =
+      fmin(tree_bus * (m->nnodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
+           m->channels * ds__nccl_tree_ll128_per_ch_max_bw_gbps[m->arch][nidx] * GBPS);
+  int32_t log2_nodes = 0;
+  while ((1 << (log2_nodes + 1)) <= m->nnodes) log2_nodes++;
+  for (int p = 0; p < DS_PROTO_COUNT; p++) {
+    m->tree_base_lat_ns[p] = ds__nccl_base_lat_us[TREE][p] * US;
+    for (int h = 0; h < DS_HOP_CLASS_COUNT; h++)
+      m->tree_hw_lat_ns[h][p] = ds__nccl_hw_lat_us[h][TREE][p] * US;
+    double intra = m->tree_hw_lat_ns[m->hw_intra][p];
+    double inter = m->nnodes > 1 ? m->tree_hw_lat_ns[DS_HOP_NET][p] : intra;
+    m->tree_lat_ns[p] = m->tree_base_lat_ns[p] +
+                        2 * ((m->nranks / m->nnodes - 1) * intra + log2_nodes * inter);
+  }
+
+  /* nvls.cc: one node, an NVLS switch, an architecture with an efficiency. */
+  double eff = ds__nccl_nvls_efficiency[m->arch];
+  if (!topo->nvls)
+    snprintf(m->nvls_why, sizeof m->nvls_why,
+             "topology %s has no NVLS-capable NVSwitch (key intra_node.nvls)", topo->name);
+  else if (m->nnodes > 1)
+    snprintf(m->nvls_why, sizeof m->nvls_why,
+             "NVLS across nodes runs as NVLSTree or with CollNet, not modelled "
+             "(%d nodes)", m->nnodes);
+  else if (!(eff > 0))
+    snprintf(m->nvls_why, sizeof m->nvls_why, "NCCL has no NVLS on %s",
+             ds_nccl_arch_name(m->arch));
+  else {
+    /* The NVLS search: a channel per GPU (its head), its speed charged on
+     * every GPU's switch link and twice on the head's. */
+    double per_gpu = bw_gbps / (m->nranks + 1);
+    double nvls_speed = 0;
+    const double *sp = hopper ? sm90_speed_intra : speed_intra;
+    size_t ns = hopper ? sizeof sm90_speed_intra / sizeof *sm90_speed_intra
+                       : sizeof speed_intra / sizeof *speed_intra;
+    for (size_t k = 0; k < ns; k++)
+      if (sp[k] <= per_gpu * (1 + 1e-9)) {
+        nvls_speed = sp[k];
+        break;
+      }
+    if (nvls_speed <= 0 || m->nranks < 2) {
+      snprintf(m->nvls_why, sizeof m->nvls_why,
+               "NVLS search finds no channel (%.1f GB/s per GPU)", bw_gbps);
+    } else {
+      int32_t heads = m->nranks;
+      m->nvls_ok = 1;
+      m->nvls_channels = heads;
+      m->nvls_chan_bw_bytes_per_s = nvls_speed * GBPS;
+      m->nvls_busbw_bytes_per_s = heads * nvls_speed * GBPS * eff * (heads - 1) / heads * 2;
+      m->nvls_lat_ns = ds__nccl_nvls_hw_lat_us[DS_HOP_NVLINK] * US;
+    }
+  }
+  return DS_OK;
+}
+
+double ds_nccl_predict_ns(const struct ds_nccl_model *m, enum ds_proto p,
+                          double bytes) {
+  double algbw = m->busbw_bytes_per_s[p] * m->nranks / (2.0 * (m->nranks - 1));
+  double lat = m->lat_ns[p];
+  /* ring.cc: the ring's plateau on several nodes (Simple). */
+  if (p == DS_PROTO_SIMPLE && m->nnodes > 1 &&
+      floor(bytes / ((double)m->channels * m->nranks)) >= 64)
+    lat *= m->arch == DS_NCCL_ARCH_VOLTA ? 1.9 : 1.4;
+  return lat + bytes / algbw * 1e9;
+}
+
+/* tree.cc: the size correction of the tree's bandwidth. */
+static double tree_correction(enum ds_proto p, double bytes) {
+  double units = floor(bytes / 64);
+  if (units < 1) return 1;
+  int log_size = (int)floor(log2(units));
+  return log_size < 23 ? ds__nccl_tree_correction[p][log_size] : 1;
+}
+
+int ds_nccl_algo_available(const struct ds_nccl_model *m, enum ds_ar_algo a,
+                           enum ds_proto p, const char **why) {
+  const char *no = NULL;
+  if ((int)p < 0 || p >= DS_PROTO_COUNT) no = "no NCCL protocol";
+  else if (a == DS_AR_NVLS && !m->nvls_ok) no = m->nvls_why;
+  else if (a == DS_AR_NVLS && p != DS_PROTO_SIMPLE) no = "NCCL runs NVLS with Simple only";
+  else if (a != DS_AR_RING && a != DS_AR_TREE && a != DS_AR_NVLS)
+    no = "not an NCCL algorithm (NCCL never runs it)";
+  if (why) *why = no;
+  return no == NULL;
+}
+
+double ds_nccl_predict_algo_ns(const struct ds_nccl_model *m, enum ds_ar_algo a,
+                               enum ds_proto p, double bytes) {
+  if (!ds_nccl_algo_available(m, a, p, NULL)) return INFINITY;
+  if (a == DS_AR_RING) return ds_nccl_predict_ns(m, p, bytes);
+  if (a == DS_AR_TREE) {
+    double algbw = m->tree_busbw_bytes_per_s[p] * 0.5 * tree_correction(p, bytes);
+    return m->tree_lat_ns[p] + bytes / algbw * 1e9;
+  }
+  double algbw = m->nvls_busbw_bytes_per_s * m->nranks / (2.0 * (m->nranks - 1));
+  return m->nvls_lat_ns + bytes / algbw * 1e9;
+}
+
+enum ds_ar_algo ds_nccl_choose_algo_with(const struct ds_nccl_model *m, double bytes,
+                                         enum ds_proto p) {
+  static const enum ds_ar_algo order[] = {DS_AR_TREE, DS_AR_RING, DS_AR_NVLS};
+  enum ds_ar_algo best = DS_AR_RING;
+  double best_ns = INFINITY;
+  for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
+    double t = ds_nccl_predict_algo_ns(m, order[i], p, bytes);
+    if (t < best_ns) {
+      best_ns = t;
+      best = order[i];
+    }
+  }
+  return best;
+}
+
+enum ds_proto ds_nccl_choose_proto(const struct ds_nccl_model *m, enum ds_ar_algo a,
+                                   double bytes) {
+  enum ds_proto best = DS_PROTO_COUNT;
+  double best_ns = INFINITY;
+  for (int p = 0; p < DS_PROTO_COUNT; p++) {
+    double t = ds_nccl_predict_algo_ns(m, a, (enum ds_proto)p, bytes);
+    if (t < best_ns) {
+      best_ns = t;
+      best = (enum ds_proto)p;
+    }
+  }
+  return best;
+}
+
+void ds_nccl_choose_algo(const struct ds_nccl_model *m, double bytes,
+                         enum ds_ar_algo *a, enum ds_proto *p) {
+  /* NCCL's algorithm order: Tree 0, Ring 1, ..., NVLS 4. */
+  static const enum ds_ar_algo order[] = {DS_AR_TREE, DS_AR_RING, DS_AR_NVLS};
+  double best_ns = INFINITY;
+  *a = DS_AR_RING;
+  *p = DS_PROTO_LL;
+  for (size_t i = 0; i < sizeof order / sizeof *order; i++)
+    for (int q = 0; q < DS_PROTO_COUNT; q++) {
+      double t = ds_nccl_predict_algo_ns(m, order[i], (enum ds_proto)q, bytes);
+      if (t < best_ns) {
+        best_ns = t;
+        *a = order[i];
+        *p = (enum ds_proto)q;
+      }
+    }
+}
+
+enum ds_proto ds_nccl_choose(const struct ds_nccl_model *m, double bytes) {
+  enum ds_proto best = DS_PROTO_LL;
+  double best_ns = ds_nccl_predict_ns(m, best, bytes);
+  for (int p = 1; p < DS_PROTO_COUNT; p++) {
+    double t = ds_nccl_predict_ns(m, (enum ds_proto)p, bytes);
+    if (t < best_ns) {
+      best_ns = t;
+      best = (enum ds_proto)p;
+    }
+  }
+  return best;
+}
+
+double ds_nccl_extra_ns(const struct ds_nccl_extra *e, double bytes) {
+  double d = bytes + e->ramp_half_bytes;
+  double ramp = d > 0 ? e->ramp_max_ns * bytes / d : 0;
+  return e->launch_ns + ramp;
+}
+
+void ds_nccl_coll_proto(const struct ds_nccl_model *m, enum ds_proto p,
+                        double bytes, struct ds_coll_proto *out) {
+  double bw = m->chan_bw_bytes_per_s, cap = bw, wire = 1;
+  if (p == DS_PROTO_LL) {
+    wire = 2;
+    cap = fmin(bw, 2 * m->ll_max_bw_bytes_per_s / m->channels);
+  } else if (p == DS_PROTO_LL128) {
+    wire = 128.0 / 120.0;
+    cap = fmin(bw, m->ll128_per_ch_max_bytes_per_s * wire);
+  }
+  *out = (struct ds_coll_proto){.proto = p, .channels = m->channels,
+                                .wire_factor = wire, .chan_cap_bytes_per_s = cap,
+                                .start_lat_ns = m->base_lat_ns[p] +
+                                                ds_nccl_extra_ns(&m->extra, bytes)};
+  for (int h = 0; h < DS_HOP_CLASS_COUNT; h++) out->hop_lat_ns[h] = m->hw_lat_ns[h][p];
+}
+
+void ds_nccl_algo_proto(const struct ds_nccl_model *m, enum ds_ar_algo a,
+                        enum ds_proto p, double bytes, struct ds_coll_proto *out) {
+  if (a == DS_AR_TREE) {
+    double wire = p == DS_PROTO_LL ? 2 : p == DS_PROTO_LL128 ? 128.0 / 120.0 : 1;
+    int32_t per_tree = (m->channels + 1) / 2;
+    double algbw = m->tree_busbw_bytes_per_s[p] * 0.5 * tree_correction(p, bytes);
+    *out = (struct ds_coll_proto){.proto = p, .channels = per_tree, .wire_factor = wire,
+                                  .chan_cap_bytes_per_s = wire * algbw / (2.0 * per_tree),
+                                  .start_lat_ns = m->tree_base_lat_ns[p] +
+                                                  ds_nccl_extra_ns(&m->extra, bytes)};
+    for (int h = 0; h < DS_HOP_CLASS_COUNT; h++) out->hop_lat_ns[h] = m->tree_hw_lat_ns[h][p];
+    return;
+  }
+  if (a == DS_AR_NVLS) {
+    double algbw = m->nvls_busbw_bytes_per_s * m->nranks / (2.0 * (m->nranks - 1));
+    int32_t nch = m->nvls_channels > 0 ? m->nvls_channels : 1;
+    *out = (struct ds_coll_proto){.proto = DS_PROTO_SIMPLE, .channels = nch,
+                                  .wire_factor = 1,
+                                  .chan_cap_bytes_per_s = algbw > 0 ? algbw / nch : INFINITY,
+                                  .start_lat_ns = m->nvls_lat_ns +
+                                                  ds_nccl_extra_ns(&m->extra, bytes)};
+    return;
+  }
+  ds_nccl_coll_proto(m, p, bytes, out);
+}

@@ -1,0 +1,224 @@
+/*
+ * NCCL's cost model for all-reduce (NVIDIA/nccl src/graph/tuning.cc and
+ * src/tuning/ring.cc, v2.30.7; constants in sim/coll/nccl_constants.c, generated
+ * from ../shared/data/nccl_tuning_constants.csv), and the parameters with
+ * which sim/coll/coll_ring.c simulates a ring of a given protocol.
+ *
+ * NCCL predicts, per algorithm a and protocol p (one node; nsteps = 2(N-1)):
+ *   latency   lat(p)   = baseLat[a][p] + nsteps * hwLat[hw][a][p]
+ *   bus bw    busBw(p) = nChannels * bwIntra, then
+ *               LL:     min(llMaxBw, busBw * 1/2)   (half of each 16 B line is flags)
+ *               LL128:  min(busBw * 0.92, nChannels * perChMaxRingLL128Bw)  (120 of 128 B)
+ *               Simple: busBw
+ *   algbw     = busBw * N / nsteps
+ *   time(S)   = lat(p) + S / algbw(p)
+ * and runs the (algorithm, protocol) of least time. hw is the class of the
+ * ring's links: NVLINK, PCI, or NET once the ring leaves a node (then the
+ * inter-node hops cost hwLat[NET]: (nsteps - nInterSteps) intra + nInterSteps
+ * inter, as NCCL counts them).
+ *
+ * nChannels and bwIntra come from NCCL's topology search; this model does
+ * it in spirit (ds_nccl_model_build says exactly how). Where the ring runs
+ * as K rails (coll.h, ds_ring_build_rails), NCCL spreads its channels over
+ * the NICs: the bandwidth searched is a channel's share of the links the
+ * rails cross (each link's derated bandwidth over the rail hops crossing
+ * it), each rail gets floor(share / speed) channels, nChannels is K times
+ * that; one reordered ring is searched as the ring.
+ *
+ * Tree (src/tuning/tree.cc), the double binary tree, with the ring's
+ * channels and per-channel bandwidth bw (NCCL's tree graph has the ring's
+ * channel count; its speed is taken as the ring's):
+ *   busBw = min(nCh bw 0.92, nCh perChMaxTreeBw), then
+ *     LL:    min(busBw / 3.8, llMaxBw)
+ *     LL128: min(busBw * (1 node ? 7/9 : 120/128), nCh perChMaxTreeLL128Bw)
+ *   algbw = busBw / 2, times treeCorrectionFactor[p][log2(S >> 6)] (< 23)
+ *   lat   = baseLat[Tree][p] + 2 ((N/nNodes - 1) hwLat[intra] + log2(nNodes) hwLat[NET])
+ * NVLS (src/tuning/nvls.cc), one node of Hopper or later on an NVLS-capable
+ * switch (topology key nvls), Simple only. Its graph has one channel per GPU
+ * (each GPU heads one); the search charges a channel's speed on every GPU's
+ * switch link and twice on its head's, so speed is the first listed speed
+ * not above bw(GPU) / (N + 1):
+ *   busBw = nCh speed nvlsEfficiency (nCh - 1)/nCh 2, algbw = busBw N / (2(N-1))
+ *   lat   = hwLat[NVLINK][NVLS][Simple]   (25 us; NCCL replaces the base latency)
+ * (nvls.cc also takes the minimum with the graph's inter-node bandwidth; on
+ * one node that does not bind here.) Ring on several nodes, Simple: the
+ * latency is multiplied by 1.4 (1.9 before Ampere) when S / (nCh N) >= 64,
+ * NCCL's "plateau" (ring.cc). `auto` runs the (algorithm, protocol) of
+ * least predicted time, in NCCL's order (Tree, Ring, NVLS; LL, LL128,
+ * Simple; the first on ties).
+ *
+ * The GPU architecture comes from the GPU table's name (V100 -> Volta,
+ * A100 -> Ampere, H100/H200 -> Hopper); for any other GPU the model is
+ * unavailable (ds_nccl_model_build says why) and callers fall back to the
+ * plain ring.
+ */
+#ifndef DS_NCCL_MODEL_H
+#define DS_NCCL_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/status.h"
+#include "sim/coll/coll.h"
+#include "sim/net/topo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum ds_nccl_arch {
+  DS_NCCL_ARCH_VOLTA,
+  DS_NCCL_ARCH_AMPERE,
+  DS_NCCL_ARCH_HOPPER,
+  DS_NCCL_ARCH_COUNT,
+  DS_NCCL_ARCH_UNKNOWN = -1
+};
+
+/* Effects measured by nccl-tests that NCCL's cost model leaves out. They do
+ * not depend on the protocol, so they never change NCCL's choice; they are
+ * added to the simulated time once per all-reduce, before its first step
+ * (see docs/collectives.md for how they were fitted and what they are):
+ *   launch_ns                      per-call cost of launching and completing
+ *                                  the kernel (nccl-tests' small-size floor);
+ *   ramp_max_ns, ramp_half_bytes   a mid-size slowdown, ramp_max * S / (S + half):
+ *                                  measured rings are up to 35% slower than NCCL
+ *                                  predicts between 4 MiB and 256 MiB. */
+struct ds_nccl_extra {
+  double launch_ns;
+  double ramp_max_ns;
+  double ramp_half_bytes;
+};
+
+/* Fitted to tests/data/nccl_allreduce_8xa100_azure.csv (docs/collectives.md). */
+#define DS_NCCL_EXTRA_MEASURED \
+  ((struct ds_nccl_extra){.launch_ns = 10000, .ramp_max_ns = 290000, \
+                          .ramp_half_bytes = 64.0 * 1024 * 1024})
+#define DS_NCCL_EXTRA_NONE ((struct ds_nccl_extra){0, 0, 0})
+
+struct ds_nccl_model {
+  enum ds_nccl_arch arch;
+  int32_t nranks;
+  int32_t nnodes;
+  int32_t hw_intra;              /* DS_HOP_NVLINK or DS_HOP_PCI */
+  int32_t channels;              /* NCCL's nChannels for the ring */
+  double chan_bw_bytes_per_s;    /* NCCL's bwIntra (per channel) */
+  double ll_max_bw_bytes_per_s;  /* llMaxBw */
+  double ll128_per_ch_max_bytes_per_s; /* perChMaxRingLL128Bw */
+  double lat_ns[DS_PROTO_COUNT];       /* NCCL's predicted latency */
+  double busbw_bytes_per_s[DS_PROTO_COUNT]; /* NCCL's bus bandwidth */
+  double base_lat_ns[DS_PROTO_COUNT];
+  double hw_lat_ns[DS_HOP_CLASS_COUNT][DS_PROTO_COUNT];
+  struct ds_nccl_extra extra;
+  /* Tree */
+  double tree_lat_ns[DS_PROTO_COUNT];
+  double tree_busbw_bytes_per_s[DS_PROTO_COUNT]; /* before the size correction */
+  double tree_base_lat_ns[DS_PROTO_COUNT];
+  double tree_hw_lat_ns[DS_HOP_CLASS_COUNT][DS_PROTO_COUNT];
+  /* NVLS (valid when nvls_ok) */
+  int nvls_ok;
+  char nvls_why[160];            /* why not, when !nvls_ok */
+  int32_t nvls_channels;
+  double nvls_chan_bw_bytes_per_s;
+  double nvls_busbw_bytes_per_s;
+  double nvls_lat_ns;
+};
+
+/* The architecture of a GPU table name, DS_NCCL_ARCH_UNKNOWN if none. */
+enum ds_nccl_arch ds_nccl_arch_of_gpu(const char *gpu_name);
+const char *ds_nccl_arch_name(enum ds_nccl_arch arch);
+
+/* Builds NCCL's model for a ring all-reduce over ring (built on topo).
+ * DS_EINPUT when unavailable (unknown architecture, fewer than 2 ranks):
+ * err says why. */
+ds_status ds_nccl_model_build(const struct ds_topo *topo,
+                              const struct ds_ring *ring,
+                              struct ds_nccl_extra extra,
+                              struct ds_nccl_model *out, struct ds_err *err);
+
+/* NCCL's predicted time of an all-reduce of `bytes` with protocol p, ns
+ * (the cost model alone, without the extra effects). */
+double ds_nccl_predict_ns(const struct ds_nccl_model *m, enum ds_proto p,
+                          double bytes);
+/* The protocol NCCL runs for `bytes`: least predicted time (LL on ties,
+ * then LL128). */
+enum ds_proto ds_nccl_choose(const struct ds_nccl_model *m, double bytes);
+/* The extra effects of an all-reduce of `bytes`, ns. */
+double ds_nccl_extra_ns(const struct ds_nccl_extra *e, double bytes);
+
+/* Fills the simulation parameters of protocol p for `bytes` (coll.h):
+ *   channels        nChannels;
+ *   wire_factor     bytes on the wire per payload byte: LL 2 (a 4 B flag
+ *                   per 4 B of data), LL128 128/120, Simple 1;
+ *   chan_cap        per-channel rate cap on wire bytes: Simple bwIntra;
+ *                   LL min(bwIntra, 2 llMaxBw / nChannels); LL128
+ *                   min(bwIntra, perChMaxRingLL128Bw * 128/120);
+ *   hop_lat_ns[h]   hwLat[h][Ring][p] per step of a hop of class h;
+ *   start_lat_ns    baseLat[Ring][p] + the extra effects for `bytes`.
+ * Uncontended on a uniform ring this runs in
+ *   start + 2(N-1) hwLat + 2(N-1)/N * S * wire / min(C * cap, link bw),
+ * which is NCCL's time(S) for Simple and LL exactly, and 2% faster for
+ * LL128 (NCCL derates by 0.92 where the wire carries 120/128 = 0.9375). */
+void ds_nccl_coll_proto(const struct ds_nccl_model *m, enum ds_proto p,
+                        double bytes, struct ds_coll_proto *out);
+
+/* NCCL's predicted time of an all-reduce by algorithm a (ring, tree or
+ * nvls) and protocol p, ns; INFINITY where NCCL would not run it (NVLS not
+ * available or not Simple; any other algorithm). */
+double ds_nccl_predict_algo_ns(const struct ds_nccl_model *m, enum ds_ar_algo a,
+                               enum ds_proto p, double bytes);
+/* Whether NCCL can run (a, p) here; when not, *why says why (may be NULL). */
+int ds_nccl_algo_available(const struct ds_nccl_model *m, enum ds_ar_algo a,
+                           enum ds_proto p, const char **why);
+/* NCCL's choice for `bytes` among the available (algorithm, protocol)
+ * pairs, by least predicted time in NCCL's order (see above). */
+void ds_nccl_choose_algo(const struct ds_nccl_model *m, double bytes,
+                         enum ds_ar_algo *a, enum ds_proto *p);
+/* With the protocol fixed (--algo auto --proto P): the algorithm of least
+ * predicted time that NCCL runs with p (the ring when none but it does). */
+enum ds_ar_algo ds_nccl_choose_algo_with(const struct ds_nccl_model *m, double bytes,
+                                         enum ds_proto p);
+/* NCCL's choice of protocol for algorithm a (least time among a's
+ * available protocols; DS_PROTO_COUNT when a has none here). */
+enum ds_proto ds_nccl_choose_proto(const struct ds_nccl_model *m, enum ds_ar_algo a,
+                                   double bytes);
+/* Simulation parameters of (a, p) for `bytes`: the ring's as
+ * ds_nccl_coll_proto; the tree's: C = ceil(nCh/2) channels per tree, the
+ * wire factors of the ring, per-channel cap w busBw(p) corr(S) / (4 C) (on
+ * a GPU four streams, up and down of each tree, share the algorithm
+ * bandwidth busBw corr / 2; across nodes sim/coll/coll_tree.c spreads a tree's
+ * C channels over its K rails, one per NIC, each rail carrying 1/K of the
+ * C caps), hwLat[h][Tree][p] per hop, baseLat[Tree][p] + extras at the
+ * start; NVLS's: nCh channels, cap algbw / nCh, no per-hop
+ * latency, NCCL's NVLS latency + extras at the start. */
+void ds_nccl_algo_proto(const struct ds_nccl_model *m, enum ds_ar_algo a,
+                        enum ds_proto p, double bytes, struct ds_coll_proto *out);
+
+/* Version of NCCL the constants come from ("v2.30.7"). */
+const char *ds_nccl_constants_version(void);
+
+/* Generated tables (sim/coll/nccl_constants.c). Indices: algo 0 Tree, 1 Ring;
+ * proto as enum ds_proto; hw as enum ds_hop_class; arch as enum
+ * ds_nccl_arch (Blackwell, row 3, unused); nodes 1, 2, >2. */
+extern const char ds__nccl_constants_version[];
+extern const double ds__nccl_base_lat_us[2][3];
+extern const double ds__nccl_hw_lat_us[3][2][3];
+extern const double ds__nccl_ll_max_bw_gbps[4][3];
+extern const double ds__nccl_ring_ll128_per_ch_max_bw_gbps[4][3];
+extern const double ds__nccl_volta_nvlink_gbps;
+extern const double ds__nccl_ampere_nvlink_gbps;
+extern const double ds__nccl_hopper_nvlink_gbps;
+extern const double ds__nccl_blackwell_nvlink_gbps;
+extern const double ds__nccl_pci_gen3_x16_gbps;
+extern const double ds__nccl_net_100g_gbps;
+extern const double ds__nccl_tree_per_ch_max_bw_gbps[4][3];
+extern const double ds__nccl_tree_ll128_per_ch_max_bw_gbps[4][3];
+extern const double ds__nccl_tree_correction[3][24];
+extern const double ds__nccl_nvls_efficiency[4];
+extern const double ds__nccl_nvls_base_lat_us;
+extern const double ds__nccl_nvls_hw_lat_us[3];
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_NCCL_MODEL_H */

@@ -1,0 +1,367 @@
+/*
+ * The rings that run in place of a ring (ring_rails.h): rails over every
+ * NIC across nodes, the best ring order on one node. Invariant: every rail is a permutation of the ring's
+ * members, rail_member and rail_pos are inverse maps, and a ring with
+ * n_rails 0 runs exactly as before.
+ */
+#include "sim/coll/ring_rails.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ROUTE 64
+
+static int32_t node_of(const struct ds_topo *t, int32_t gpu) {
+  return t->vertex_node[t->gpu_vertex[gpu]];
+}
+
+/* ring_rails.h */
+int32_t ds_nearest_nic(const struct ds_topo *t, struct ds_nic_search *s, int32_t gpu) {
+  int32_t from = t->gpu_vertex[gpu], home = t->vertex_node[from], head = 0, tail = 0;
+  uint32_t stamp = ++s->stamp;
+  s->queue[tail++] = from;
+  s->seen[from] = stamp;
+  while (head < tail) {
+    int32_t v = s->queue[head++];
+    if (t->vertex_kind[v] == DS_VERTEX_NIC) return v;
+    if (v != from && t->vertex_kind[v] == DS_VERTEX_GPU) continue;
+    for (int32_t i = t->out_first[v]; i < t->out_first[v + 1]; i++) {
+      int32_t w = t->links[t->out_links[i]].dst;
+      if (s->seen[w] == stamp || t->vertex_node[w] != home) continue;
+      s->seen[w] = stamp;
+      s->queue[tail++] = w;
+    }
+  }
+  return -1;
+}
+
+ds_status ds_ring_nodes_group(const struct ds_topo *t, const int32_t *gpus, int32_t n,
+                              struct ds_ring_nodes *g, struct ds_err *err) {
+  memset(g, 0, sizeof *g);
+  g->node_id = malloc((size_t)n * sizeof *g->node_id);
+  g->count = calloc((size_t)n, sizeof *g->count);
+  g->node_of = malloc((size_t)n * sizeof *g->node_of);
+  g->local_of = malloc((size_t)n * sizeof *g->local_of);
+  g->member = malloc((size_t)n * sizeof *g->member);
+  if (!g->node_id || !g->count || !g->node_of || !g->local_of || !g->member) {
+    ds_ring_nodes_release(g);
+    return ds_err_set(err, DS_ENOMEM, "ring of %d GPUs: out of memory", n);
+  }
+  for (int32_t i = 0; i < n; i++) {
+    int32_t tn = node_of(t, gpus[i]), j = 0;
+    while (j < g->m && g->node_id[j] != tn) j++;
+    if (j == g->m) g->node_id[g->m++] = tn;
+    g->node_of[i] = j;
+    g->local_of[i] = g->count[j]++;
+  }
+  g->l = n > 0 ? g->count[0] : 0;
+  for (int32_t j = 1; j < g->m; j++)
+    if (g->count[j] != g->l) g->l = 0;
+  if (g->l > 0)
+    for (int32_t i = 0; i < n; i++) g->member[g->node_of[i] * g->l + g->local_of[i]] = i;
+  return DS_OK;
+}
+
+void ds_ring_nodes_release(struct ds_ring_nodes *g) {
+  if (!g) return;
+  free(g->node_id);
+  free(g->count);
+  free(g->node_of);
+  free(g->local_of);
+  free(g->member);
+  memset(g, 0, sizeof *g);
+}
+
+/* Members grouped by node (ds_ring_nodes) and each member's NIC. */
+struct groups {
+  int32_t m, l;          /* as struct ds_ring_nodes */
+  const int32_t *member;
+  int32_t *nic;          /* [n] NIC vertex of each member, -1 if none */
+  struct ds_ring_nodes nodes;
+};
+
+static void groups_free(struct groups *g) {
+  free(g->nic);
+  ds_ring_nodes_release(&g->nodes);
+}
+
+static ds_status group(struct ds_topo *t, const struct ds_ring *r, struct groups *g,
+                       struct ds_err *err) {
+  int32_t n = r->n;
+  memset(g, 0, sizeof *g);
+  DS_CHECK(ds_ring_nodes_group(t, r->gpus, n, &g->nodes, err));
+  g->m = g->nodes.m;
+  g->l = g->nodes.l;
+  g->member = g->nodes.member;
+  if (g->m < 2 || g->l < 2) return DS_OK;
+  g->nic = malloc((size_t)n * sizeof *g->nic);
+  struct ds_nic_search ns = {.queue = malloc((size_t)t->n_vertices * sizeof *ns.queue),
+                          .seen = calloc((size_t)t->n_vertices, sizeof *ns.seen)};
+  ds_status st = DS_OK;
+  if (!g->nic || !ns.queue || !ns.seen)
+    st = ds_err_set(err, DS_ENOMEM, "ring of %d GPUs: out of memory", n);
+  for (int32_t i = 0; i < n && st == DS_OK; i++) g->nic[i] = ds_nearest_nic(t, &ns, r->gpus[i]);
+  free(ns.queue);
+  free(ns.seen);
+  return st;
+}
+
+/* The distinct NICs of node j's members, in member order; their count. */
+static int32_t node_nics(const struct groups *g, int32_t j, int32_t *nics) {
+  int32_t k = 0;
+  for (int32_t q = 0; q < g->l; q++) {
+    int32_t v = g->nic[g->member[j * g->l + q]], seen = 0;
+    for (int32_t p = 0; p < k && !seen; p++) seen = nics[p] == v;
+    if (v >= 0 && !seen) nics[k++] = v;
+  }
+  return k;
+}
+
+/* Node j's members in rail k's order: the entry GPU (first member on NIC
+ * in), the others cyclically after it, the exit GPU (last member on NIC
+ * out) last. */
+static void node_order(const struct groups *g, int32_t j, int32_t nic_in, int32_t nic_out,
+                       int32_t *out) {
+  const int32_t *mem = g->member + (size_t)j * g->l;
+  int32_t entry = -1, leave = -1;
+  for (int32_t q = 0; q < g->l; q++) {
+    if (entry < 0 && g->nic[mem[q]] == nic_in) entry = q;
+    if (g->nic[mem[q]] == nic_out) leave = q;
+  }
+  int32_t w = 0;
+  out[w++] = mem[entry];
+  for (int32_t d = 1; d < g->l; d++) {
+    int32_t q = (entry + d) % g->l;
+    if (q != leave) out[w++] = mem[q];
+  }
+  out[w] = mem[leave];
+}
+
+/* rails_busbw: K * min over links of bw / (hops of all rails crossing it);
+ * one rail: its min_bw. */
+static ds_status rails_bound(const struct ds_topo *t, struct ds_ring *r, struct ds_err *err) {
+  if (r->n_rails == 1) {
+    r->rails_busbw = r->rails[0].min_bw;
+    return DS_OK;
+  }
+  uint32_t *hops = calloc((size_t)t->n_links + 1, sizeof *hops);
+  if (!hops) return ds_err_set(err, DS_ENOMEM, "ring of %d GPUs: out of memory", r->n);
+  for (int32_t k = 0; k < r->n_rails; k++)
+    for (int32_t a = 0; a < r->rails[k].n_agg; a++)
+      hops[r->rails[k].agg_links[a]] += r->rails[k].agg_mult[a];
+  double share = -1;
+  for (int32_t l = 0; l < t->n_links; l++)
+    if (hops[l] > 0) {
+      double s = t->links[l].bw_bytes_per_s / hops[l];
+      if (share < 0 || s < share) share = s;
+    }
+  free(hops);
+  r->rails_busbw = r->n_rails * share;
+  return DS_OK;
+}
+
+/* Allocates the rails of r and builds rail k over orders[k*n ..]. */
+static ds_status set_rails(struct ds_topo *t, struct ds_ring *r, int32_t k_rails,
+                           const int32_t *orders, struct ds_err *err) {
+  int32_t n = r->n;
+  int32_t *gpus = malloc((size_t)n * sizeof *gpus);
+  r->rails = calloc((size_t)k_rails, sizeof *r->rails);
+  r->rail_member = malloc((size_t)k_rails * n * sizeof *r->rail_member);
+  r->rail_pos = malloc((size_t)k_rails * n * sizeof *r->rail_pos);
+  if (!gpus || !r->rails || !r->rail_member || !r->rail_pos) {
+    free(gpus);
+    return ds_err_set(err, DS_ENOMEM, "ring of %d GPUs: out of memory", n);
+  }
+  ds_status st = DS_OK;
+  for (int32_t k = 0; k < k_rails && st == DS_OK; k++) {
+    const int32_t *ord = orders + (size_t)k * n;
+    for (int32_t p = 0; p < n; p++) {
+      gpus[p] = r->gpus[ord[p]];
+      r->rail_member[(size_t)k * n + p] = ord[p];
+      r->rail_pos[(size_t)k * n + ord[p]] = p;
+    }
+    st = ds_ring_build(t, gpus, n, &r->rails[k], err);
+    if (st == DS_OK) r->n_rails++;
+  }
+  free(gpus);
+  DS_CHECK(st);
+  return rails_bound(t, r, err);
+}
+
+/* K >= 2 rails across nodes (ring_rails.h); none when the members do not
+ * fill every node alike or a node has fewer than 2 NICs among them. */
+static ds_status plan_nodes(struct ds_topo *t, struct ds_ring *r, const struct groups *g,
+                            struct ds_err *err) {
+  int32_t l = g->l, m = g->m, n = r->n;
+  int32_t *nics = malloc((size_t)m * l * sizeof *nics);
+  int32_t *orders = NULL;
+  if (!nics) return ds_err_set(err, DS_ENOMEM, "ring of %d GPUs: out of memory", n);
+  int32_t k_rails = l;
+  for (int32_t j = 0; j < m; j++) {
+    int32_t kj = node_nics(g, j, nics + (size_t)j * l);
+    if (kj < k_rails) k_rails = kj;
+  }
+  ds_status st = DS_OK;
+  if (k_rails >= 2) {
+    orders = malloc((size_t)k_rails * n * sizeof *orders);
+    if (!orders) {
+      free(nics);
+      return ds_err_set(err, DS_ENOMEM, "ring of %d GPUs: out of memory", n);
+    }
+    for (int32_t k = 0; k < k_rails; k++)
+      for (int32_t j = 0; j < m; j++) {
+        int32_t a = nics[(size_t)j * l + k], b = nics[(size_t)j * l + (k + 1) % k_rails];
+        node_order(g, j, j % 2 ? b : a, j % 2 ? a : b, orders + (size_t)k * n + (size_t)j * l);
+      }
+    st = set_rails(t, r, k_rails, orders, err);
+  }
+  free(nics);
+  free(orders);
+  return st;
+}
+
+/* Ring order on one node (ring_rails.h). The hop between members a and b
+ * costs its route's bottleneck bandwidth and latency sum; a ring's score is
+ * (its smallest hop bandwidth, higher first; then its hop latency sum,
+ * lower first). Up to ORDER_EXHAUSTIVE_MAX members every cycle with member
+ * 0 first is searched, depth first, cutting a partial ring that can no
+ * longer win; above, the greedy nearest-fastest neighbour (from member 0,
+ * the unvisited member of the fastest hop, then the lowest latency, then
+ * the lowest index). An order replaces rank order only when its score is
+ * strictly better. */
+#define ORDER_EXHAUSTIVE_MAX 10
+
+struct order_search {
+  int32_t n;
+  const double *bw, *lat; /* [n*n] hop a -> b */
+  int32_t *cur, *best;    /* [n] */
+  uint8_t *used;          /* [n] */
+  double best_bw, best_lat;
+};
+
+/* Whether (bw, lat) beats (best_bw, best_lat). */
+static int better(double bw, double lat, double best_bw, double best_lat) {
+  const double rel = 1e-9;
+  if (bw > best_bw * (1 + rel)) return 1;
+  return bw >= best_bw * (1 - rel) && lat < best_lat * (1 - rel) - 1e-6;
+}
+
+static void order_dfs(struct order_search *s, int32_t depth, double bw, double lat) {
+  int32_t n = s->n, last = s->cur[depth - 1];
+  if (depth == n) {
+    double b = fmin(bw, s->bw[last * n + s->cur[0]]);
+    double l = lat + s->lat[last * n + s->cur[0]];
+    if (better(b, l, s->best_bw, s->best_lat)) {
+      s->best_bw = b;
+      s->best_lat = l;
+      memcpy(s->best, s->cur, (size_t)n * sizeof *s->cur);
+    }
+    return;
+  }
+  for (int32_t b = 1; b < n; b++) {
+    if (s->used[b]) continue;
+    double nb = fmin(bw, s->bw[last * n + b]), nl = lat + s->lat[last * n + b];
+    /* a partial ring only loses bandwidth and gains latency */
+    if (nb < s->best_bw * (1 - 1e-9) ||
+        (nb <= s->best_bw * (1 + 1e-9) && nl >= s->best_lat * (1 - 1e-9) - 1e-6))
+      continue;
+    s->used[b] = 1;
+    s->cur[depth] = b;
+    order_dfs(s, depth + 1, nb, nl);
+    s->used[b] = 0;
+  }
+}
+
+static void order_greedy(struct order_search *s) {
+  int32_t n = s->n;
+  memset(s->used, 0, (size_t)n);
+  s->cur[0] = 0;
+  s->used[0] = 1;
+  double bw = INFINITY, lat = 0;
+  for (int32_t d = 1; d < n; d++) {
+    int32_t last = s->cur[d - 1], pick = -1;
+    for (int32_t b = 1; b < n; b++)
+      if (!s->used[b] && (pick < 0 || s->bw[last * n + b] > s->bw[last * n + pick] ||
+                          (s->bw[last * n + b] == s->bw[last * n + pick] &&
+                           s->lat[last * n + b] < s->lat[last * n + pick])))
+        pick = b;
+    s->cur[d] = pick;
+    s->used[pick] = 1;
+    bw = fmin(bw, s->bw[last * n + pick]);
+    lat += s->lat[last * n + pick];
+  }
+  bw = fmin(bw, s->bw[s->cur[n - 1] * n]);
+  lat += s->lat[s->cur[n - 1] * n];
+  if (better(bw, lat, s->best_bw, s->best_lat)) {
+    s->best_bw = bw;
+    s->best_lat = lat;
+    memcpy(s->best, s->cur, (size_t)n * sizeof *s->cur);
+  }
+}
+
+static ds_status plan_order(struct ds_topo *t, struct ds_ring *r, struct ds_err *err) {
+  int32_t n = r->n;
+  size_t nn = (size_t)n * n;
+  double *bw = malloc(nn * sizeof *bw), *lat = malloc(nn * sizeof *lat);
+  int32_t *cur = malloc((size_t)n * sizeof *cur), *best = malloc((size_t)n * sizeof *best);
+  uint8_t *used = calloc((size_t)n, 1);
+  ds_status st = DS_OK;
+  if (!bw || !lat || !cur || !best || !used) {
+    st = ds_err_set(err, DS_ENOMEM, "ring of %d GPUs: out of memory", n);
+    goto out;
+  }
+  for (int32_t a = 0; a < n; a++)
+    for (int32_t b = 0; b < n; b++) {
+      int32_t route[MAX_ROUTE], len;
+      bw[a * n + b] = INFINITY;
+      lat[a * n + b] = 0;
+      if (a == b) continue;
+      DS_CHECK_GOTO(ds_topo_route(t, r->gpus[a], r->gpus[b], route, MAX_ROUTE, &len, err),
+                    st, out);
+      for (int32_t k = 0; k < len; k++) {
+        bw[a * n + b] = fmin(bw[a * n + b], t->links[route[k]].bw_bytes_per_s);
+        lat[a * n + b] += t->links[route[k]].lat_ns;
+      }
+    }
+  struct order_search s = {.n = n, .bw = bw, .lat = lat, .cur = cur, .best = best,
+                           .used = used, .best_bw = INFINITY, .best_lat = 0};
+  /* rank order first: the score to beat */
+  for (int32_t i = 0; i < n; i++) {
+    best[i] = i;
+    s.best_bw = fmin(s.best_bw, bw[i * n + (i + 1) % n]);
+    s.best_lat += lat[i * n + (i + 1) % n];
+  }
+  cur[0] = 0;
+  used[0] = 1;
+  if (n <= ORDER_EXHAUSTIVE_MAX) order_dfs(&s, 1, INFINITY, 0);
+  else order_greedy(&s);
+  int moved = 0;
+  for (int32_t i = 0; i < n; i++) moved |= best[i] != i;
+  if (moved) st = set_rails(t, r, 1, best, err);
+out:
+  free(bw);
+  free(lat);
+  free(cur);
+  free(best);
+  free(used);
+  return st;
+}
+
+ds_status ds_ring_plan_rails(struct ds_topo *t, struct ds_ring *r, struct ds_err *err) {
+  if (r->n < 2 || r->n_rails > 0) return DS_OK;
+  struct groups g;
+  ds_status st = group(t, r, &g, err);
+  if (st == DS_OK && g.m >= 2 && g.l >= 2) st = plan_nodes(t, r, &g, err);
+  else if (st == DS_OK && g.m == 1 && r->n > 2) st = plan_order(t, r, err);
+  groups_free(&g);
+  return st;
+}
+
+ds_status ds_ring_build_rails(struct ds_topo *topo, const int32_t *gpus, int32_t n,
+                              struct ds_ring *out, struct ds_err *err) {
+  DS_CHECK(ds_ring_build(topo, gpus, n, out, err));
+  ds_status st = ds_ring_plan_rails(topo, out, err);
+  if (st != DS_OK) ds_ring_release(out);
+  return st;
+}

@@ -1,0 +1,86 @@
+/*
+ * Which rings run in place of a ring over a list of GPUs (struct ds_ring's
+ * rails, sim/coll/coll.h), as NCCL's topology search chooses them
+ * (ds_ring_build_rails; the ring itself stays the members in their order).
+ *
+ * Across nodes (M >= 2 nodes holding the same number L >= 2 of members, K
+ * >= 2 distinct NICs among each node's members): K rails, one per NIC, each
+ * carrying S/K. NCCL's inter-node search (src/graph/search.cc, v2.30.7)
+ * starts every channel at a NIC, walks the node's GPUs and leaves through a
+ * NIC; NCCL_CROSS_NIC=2 (its default) keeps a channel on the same NIC index
+ * on every node when it can, so its node-boundary traffic stays on one rail
+ * of a rail-optimized fabric; channels are spread over the NICs (DGX H100:
+ * 8 NICs, a ring per NIC). Here a GPU sends only through its own NIC (no
+ * PXN), so a ring cannot enter and leave a node through one NIC with one
+ * GPU per NIC; instead rail k snakes between NIC a = k and NIC b = k+1 mod
+ * K: even nodes (in the members' node order) are entered through a GPU of
+ * NIC a and left through a GPU of NIC b, odd nodes the other way round, so
+ * every node-to-node hop goes from NIC q of one node to NIC q of the next
+ * (the same rail) and each NIC carries one rail in each direction. Inside a
+ * node the ring visits the entry GPU, the node's other members in member
+ * order (cyclically after the entry), then the exit GPU. With an odd number
+ * of nodes the hop from the last node back to the first goes from NIC b to
+ * NIC a (crosses rails once). Ranks keep their GPUs; only ring positions
+ * change. A member's NIC is the first NIC on its route to another node.
+ *
+ * On one node (more than 2 members), where links differ (DGX-1's hybrid
+ * cube-mesh): one ring in the order of largest bottleneck hop bandwidth,
+ * then least hop latency sum, when it beats rank order strictly (uniform
+ * boxes keep rank order). Up to 10 members every cycle with member 0 first
+ * is searched (depth first, cutting partial rings that can no longer win:
+ * at most 9! leaves); above, the greedy nearest-fastest neighbour from
+ * member 0. A hop's bandwidth is its route's bottleneck link.
+ */
+#ifndef DS_RING_RAILS_H
+#define DS_RING_RAILS_H
+
+#include "sim/coll/coll.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Members grouped by node, nodes in order of first appearance, members of
+ * a node in member order (shared with sim/coll/coll_hier.c). */
+struct ds_ring_nodes {
+  int32_t m;         /* nodes */
+  int32_t l;         /* members per node; 0 when nodes hold different counts */
+  int32_t *member;   /* [m*l] member at (node j, local q); filled when l > 0 */
+  int32_t *node_of;  /* [n] node index of each member */
+  int32_t *local_of; /* [n] its index among its node's members */
+  int32_t *count;    /* [m] members of each node */
+  int32_t *node_id;  /* [m] the topology's node of each */
+};
+
+/* Groups the n members on gpus (GPU of each) by topology node. */
+ds_status ds_ring_nodes_group(const struct ds_topo *topo, const int32_t *gpus, int32_t n,
+                              struct ds_ring_nodes *out, struct ds_err *err);
+void ds_ring_nodes_release(struct ds_ring_nodes *g);
+
+/* Scratch of ds_nearest_nic: a breadth-first queue and visit stamps, each
+ * [topo->n_vertices]; seen zeroed and stamp 0 before the first search. */
+struct ds_nic_search {
+  int32_t *queue;
+  uint32_t *seen;
+  uint32_t stamp;
+};
+
+/* The NIC vertex nearest to `gpu` inside its node (fewest links, ties by
+ * link creation order, never through another GPU): where its routes to
+ * other nodes leave (templates wire each GPU, or its PCIe switch, to its
+ * NIC); -1 if none. Searching the node only keeps this O(node) per GPU,
+ * where a route to another node would walk the fabric. Rails and trees
+ * (sim/coll/coll_tree.c) place their channels with it. */
+int32_t ds_nearest_nic(const struct ds_topo *topo, struct ds_nic_search *s, int32_t gpu);
+
+/* Fills ring->n_rails, rails, rail_member, rail_pos and rails_busbw of a
+ * ring built by ds_ring_build on topo (ds_ring_build_rails calls it);
+ * leaves n_rails 0 where the ring itself is what runs. */
+ds_status ds_ring_plan_rails(struct ds_topo *topo, struct ds_ring *ring,
+                             struct ds_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_RING_RAILS_H */

@@ -1,0 +1,134 @@
+/*
+ * Topologies: GPUs, switches, NICs and CPUs joined by directed links, each
+ * with a bandwidth and a latency, built from a topology YAML file and the
+ * GPU table (topologies/gpus.yaml).
+ *
+ * A topology file names a GPU type, a node count and GPUs per node, and
+ * either templates -- how GPUs inside a node connect (nvlink-mesh, nvswitch,
+ * or pcie-switch, with or without peer-to-peer) and, for several nodes, how
+ * nodes connect (ib: NICs per node, optionally behind shared PCIe switches,
+ * on one switch, on rails, or on a two-level fat tree) -- or an explicit
+ * list of devices and links (GPUs numbered in order of appearance). The
+ * keys are documented in docs/topologies.md.
+ *
+ * Routes between GPUs are shortest paths (fewest links, ties broken by link
+ * creation order) that never pass through another GPU, and never leave a
+ * node through a NIC except towards the inter-node fabric (a NIC entered
+ * from its own node does not lead back into it). An explicit list whose GPUs
+ * cannot all reach each other fails to load, naming them.
+ */
+#ifndef DS_TOPO_H
+#define DS_TOPO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DS_VERTEX_KIND_MAP(X) \
+  X(GPU, "gpu")               \
+  X(SWITCH, "switch")         \
+  X(NIC, "nic")               \
+  X(CPU, "cpu")
+
+enum ds_vertex_kind {
+#define DS__VK_ENUM(e, s) DS_VERTEX_##e,
+  DS_VERTEX_KIND_MAP(DS__VK_ENUM)
+#undef DS__VK_ENUM
+  DS_VERTEX_KIND_COUNT
+};
+
+struct ds_gpu_spec {
+  char name[64];
+  int32_t sms;
+  double fp32_flops_per_s; /* vector FP32 */
+  double tf32_flops_per_s; /* 0 when the GPU has no TF32 tensor cores */
+  double fp16_flops_per_s;
+  double bf16_flops_per_s; /* 0 when unsupported */
+  double mem_bytes;
+  double mem_bw_bytes_per_s;
+};
+
+/* Efficiency factors of the roofline compute model (see compute.h). */
+struct ds_compute_params {
+  double flops_efficiency;  /* achieved / peak FLOP/s, (0, 1] */
+  double mem_efficiency;    /* achieved / peak memory bandwidth, (0, 1] */
+  double kernel_overhead_ns; /* fixed cost added to every kernel */
+  double comm_interference; /* compute slowdown while a collective runs on the GPU */
+  int fp32_uses_tf32;       /* fp32 math on TF32 tensor cores (cuDNN default) */
+  /* Host time per forward kernel launch that holds Python's GIL (key
+   * host_launch, default 20us): dp's replica threads take it in turn;
+   * single pays it once per kernel. Host time of dp's replicate() per
+   * parameter tensor per replica (key host_replicate, default 5us). DDP's
+   * schedule does not model the host (docs/strategies.md). */
+  double host_launch_ns;
+  double host_replicate_ns;
+};
+
+struct ds_link {
+  int32_t src;    /* vertex ids */
+  int32_t dst;
+  double bw_bytes_per_s;
+  double lat_ns;
+  const char *kind; /* "nvlink", "pcie", "qpi", "ib": static string */
+};
+
+struct ds_route_cache_entry;
+
+struct ds_topo {
+  char *name;       /* owned */
+  char *path;       /* owned: the file it was loaded from */
+  struct ds_gpu_spec gpu;
+  struct ds_compute_params compute;
+  int32_t n_nodes;
+  int32_t gpus_per_node;
+  int32_t n_gpus;
+  char intra_template[16]; /* template name, or "explicit" */
+  char inter_template[16]; /* "ib", "ib-rail", "ib-fattree", "ib-rail-fattree",
+                              "explicit", or "none" for one node */
+  int nvls;                /* the nvswitch reduces in place (NVLS): key nvls,
+                              default on for Hopper and later GPUs */
+  int32_t n_vertices;
+  enum ds_vertex_kind *vertex_kind; /* [n_vertices] */
+  int32_t *vertex_node;             /* [n_vertices], node index; -1: the fabric */
+  int32_t *gpu_vertex;              /* [n_gpus]: vertex id of GPU g */
+  struct ds_link *links;            /* [n_links] */
+  int32_t n_links;
+  int32_t *out_first; /* CSR adjacency: out links of v are */
+  int32_t *out_links; /* out_links[out_first[v] .. out_first[v+1]) */
+  int32_t *scratch_prev;  /* route search: link that reached v, or -1 */
+  uint32_t *scratch_seen; /* route search: stamp of the search that saw v */
+  int32_t *scratch_queue;
+  uint32_t scratch_stamp;
+  /* Routes found so far, direct-mapped by GPU pair (ds_topo_route; a
+   * search is deterministic, so a cached route is the one a search would
+   * find). Allocated on the first route; NULL if that failed (no cache). */
+  struct ds_route_cache_entry *route_cache;
+  uint32_t route_cache_slots;
+};
+
+/* Loads a topology file; the GPU table is read from gpus.yaml in the same
+ * directory as path, or from gpus_path when it is not NULL. */
+ds_status ds_topo_load(const char *path, const char *gpus_path,
+                       struct ds_topo **out, struct ds_err *err);
+void ds_topo_free(struct ds_topo *topo);
+
+/* Finds the route from GPU src to GPU dst (GPU indices, src != dst). Writes
+ * up to cap link ids into links and their count into *n_links. DS_EINPUT
+ * when dst is unreachable (message names both GPUs), DS_EINTERNAL when cap
+ * is too small. Uses scratch memory of the topology: not thread-safe. */
+ds_status ds_topo_route(struct ds_topo *topo, int32_t src, int32_t dst,
+                        int32_t *links, int32_t cap, int32_t *n_links,
+                        struct ds_err *err);
+
+const char *ds_vertex_kind_name(enum ds_vertex_kind kind);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_TOPO_H */

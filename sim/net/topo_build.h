@@ -1,0 +1,39 @@
+/*
+ * Internal to the topology module (sim/net/topo.c, sim/net/topo_list.c): building
+ * the vertex and link arrays of a struct ds_topo, and the route search both
+ * the router and the load-time reachability check use. Not for other
+ * modules.
+ */
+#ifndef DS_TOPO_BUILD_H
+#define DS_TOPO_BUILD_H
+
+#include <stdint.h>
+
+#include "base/status.h"
+#include "base/config.h"
+#include "sim/net/topo.h"
+
+/* Appends a vertex; arrays grow as needed. DS_ENOMEM on failure. */
+ds_status ds__topo_add_vertex(struct ds_topo *t, enum ds_vertex_kind kind,
+                              int32_t node, int32_t *out);
+/* Appends one directed link a -> b. kind is a static string. */
+ds_status ds__topo_add_link(struct ds_topo *t, int32_t a, int32_t b, double bw,
+                            double lat, const char *kind);
+/* Builds the CSR adjacency and the route scratch arrays, once every link
+ * exists. */
+ds_status ds__topo_build_adjacency(struct ds_topo *t);
+
+/* Breadth-first search from vertex `from` under the routing rules (see
+ * topo.h), stopping as soon as vertex `to` is seen, or visiting everything
+ * reachable when to < 0. Returns the stamp that marks, in scratch_seen, the
+ * vertices reached; scratch_prev holds the link that reached each. */
+uint32_t ds__topo_search(struct ds_topo *t, int32_t from, int32_t to);
+
+/* Explicit device and link lists (`devices:` and `links:` at the root of a
+ * topology file): builds every vertex and link of t, whose n_nodes,
+ * gpus_per_node and n_gpus are set, and checks that every GPU reaches every
+ * other. */
+ds_status ds__topo_build_list(struct ds_topo *t, const struct ds_cnode *root,
+                              struct ds_err *err);
+
+#endif /* DS_TOPO_BUILD_H */

@@ -1,0 +1,112 @@
+/*
+ * Loader of calibration files written by `ddpreal calibrate` (format in
+ * calib.h, writer in traces/calib_file.c).
+ *
+ * Invariant: a key absent from the file leaves its has_ flag 0, and
+ * ds_calib_apply_compute changes exactly the keys whose flag is set, so a
+ * partial calibration never resets what the topology file says.
+ */
+#include "sim/train/calib.h"
+
+#include <string.h>
+
+#include "base/config.h"
+
+static const char *const root_keys[] = {"schema_version", "compute", "collective", NULL};
+static const char *const compute_keys[] = {"flops_efficiency", "mem_efficiency",
+                                           "kernel_overhead", "fp32_math", NULL};
+static const char *const coll_keys[] = {"op", "nranks", "shared", "copy", "alpha",
+                                        "bus_bw", "fit_r2", "fit_rms_rel_residual", NULL};
+
+/* A number in (0, 1], when present. */
+static ds_status read_fraction(const struct ds_cnode *map, const char *key, int *has,
+                               double *out, struct ds_err *err) {
+  struct ds_cnode node;
+  if (!ds_cmap_get(map, key, &node)) return DS_OK;
+  DS_CHECK(ds_cnode_number(&node, out, err));
+  if (!(*out > 0 && *out <= 1))
+    return ds_cnode_error(&node, err, "expected a fraction in (0, 1], got %g", *out);
+  *has = 1;
+  return DS_OK;
+}
+
+static ds_status read_compute(const struct ds_cnode *root, struct ds_calib *c,
+                              struct ds_err *err) {
+  struct ds_cnode map, node;
+  if (!ds_cmap_get(root, "compute", &map)) return DS_OK;
+  DS_CHECK(ds_cmap_check_keys(&map, compute_keys, err));
+  DS_CHECK(read_fraction(&map, "flops_efficiency", &c->has_flops_efficiency,
+                         &c->flops_efficiency, err));
+  DS_CHECK(read_fraction(&map, "mem_efficiency", &c->has_mem_efficiency, &c->mem_efficiency,
+                         err));
+  if (ds_cmap_get(&map, "kernel_overhead", &node)) {
+    DS_CHECK(ds_cnode_time_ns(&node, &c->kernel_overhead_ns, err));
+    c->has_kernel_overhead = 1;
+  }
+  if (ds_cmap_get(&map, "fp32_math", &node)) {
+    const char *s;
+    DS_CHECK(ds_cnode_string(&node, &s, err));
+    if (strcmp(s, "tf32") == 0) c->fp32_uses_tf32 = 1;
+    else if (strcmp(s, "fp32") == 0) c->fp32_uses_tf32 = 0;
+    else return ds_cnode_error(&node, err, "expected tf32 or fp32, got \"%s\"", s);
+    c->has_fp32_math = 1;
+  }
+  return DS_OK;
+}
+
+static ds_status read_collective(const struct ds_cnode *root, struct ds_calib *c,
+                                 struct ds_err *err) {
+  struct ds_cnode map, node;
+  const char *s;
+  int64_t n;
+  if (!ds_cmap_get(root, "collective", &map)) return DS_OK;
+  DS_CHECK(ds_cmap_check_keys(&map, coll_keys, err));
+  DS_CHECK(ds_cmap_require(&map, "op", "allreduce", &node, err));
+  DS_CHECK(ds_cnode_string(&node, &s, err));
+  if (strcmp(s, "allreduce") != 0)
+    return ds_cnode_error(&node, err, "expected allreduce, got \"%s\"", s);
+  DS_CHECK(ds_cmap_require(&map, "nranks", "a rank count", &node, err));
+  DS_CHECK(ds_cnode_int64(&node, &n, err));
+  if (n < 1 || n > INT32_MAX)
+    return ds_cnode_error(&node, err, "expected a rank count >= 1, got %lld", (long long)n);
+  c->coll_nranks = (int32_t)n;
+  DS_CHECK(ds_cmap_require(&map, "shared", "true or false", &node, err));
+  DS_CHECK(ds_cnode_bool(&node, &c->coll_shared, err));
+  DS_CHECK(ds_cmap_require(&map, "copy", "true or false", &node, err));
+  DS_CHECK(ds_cnode_bool(&node, &c->coll_copy, err));
+  DS_CHECK(ds_cmap_require(&map, "alpha", "a time like \"12us\"", &node, err));
+  DS_CHECK(ds_cnode_time_ns(&node, &c->coll_alpha_ns, err));
+  DS_CHECK(ds_cmap_require(&map, "bus_bw", "a bandwidth like \"350GBps\"", &node, err));
+  DS_CHECK(ds_cnode_bw(&node, &c->coll_bus_bw_bytes_per_s, err));
+  if (ds_cmap_get(&map, "fit_r2", &node)) DS_CHECK(ds_cnode_number(&node, &c->coll_fit_r2, err));
+  if (ds_cmap_get(&map, "fit_rms_rel_residual", &node)) {
+    DS_CHECK(ds_cnode_number(&node, &c->coll_fit_rms_rel_residual, err));
+    if (c->coll_fit_rms_rel_residual < 0)
+      return ds_cnode_error(&node, err, "expected a residual >= 0, got %g",
+                            c->coll_fit_rms_rel_residual);
+  }
+  c->has_collective = 1;
+  return DS_OK;
+}
+
+ds_status ds_calib_load(const char *path, struct ds_calib *out, struct ds_err *err) {
+  struct ds_config *cfg = NULL;
+  struct ds_cnode root;
+  memset(out, 0, sizeof *out);
+  ds_status st = ds_config_open(path, root_keys, &cfg, &root, err);
+  if (st == DS_EIO) st = DS_EINPUT; /* an unreadable file named on the command line */
+  DS_CHECK_GOTO(st, st, done);
+  DS_CHECK_GOTO(read_compute(&root, out, err), st, done);
+  DS_CHECK_GOTO(read_collective(&root, out, err), st, done);
+done:
+  ds_config_free(cfg);
+  if (st != DS_OK) memset(out, 0, sizeof *out);
+  return st;
+}
+
+void ds_calib_apply_compute(const struct ds_calib *c, struct ds_compute_params *p) {
+  if (c->has_flops_efficiency) p->flops_efficiency = c->flops_efficiency;
+  if (c->has_mem_efficiency) p->mem_efficiency = c->mem_efficiency;
+  if (c->has_kernel_overhead) p->kernel_overhead_ns = c->kernel_overhead_ns;
+  if (c->has_fp32_math) p->fp32_uses_tf32 = c->fp32_uses_tf32;
+}

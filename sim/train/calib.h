@@ -1,0 +1,31 @@
+/*
+ * The calibration file's loader (libyaml, in ddpsim): the format and its
+ * plain-data struct are in traces/calib_file.h, which ddpreal writes.
+ */
+#ifndef DS_CALIB_H
+#define DS_CALIB_H
+
+#include <stdint.h>
+
+#include "base/status.h"
+#include "traces/calib_file.h"
+#include "sim/net/topo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Reads a calibration file into *out (zeroed first). DS_EINPUT with a
+ * located message for unknown keys, bad values or units, a missing or wrong
+ * schema_version, or an unreadable file. */
+ds_status ds_calib_load(const char *path, struct ds_calib *out, struct ds_err *err);
+
+/* Overrides the keys of p that the file had (has_ flags); leaves the others,
+ * comm_interference included, as they are. */
+void ds_calib_apply_compute(const struct ds_calib *c, struct ds_compute_params *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_CALIB_H */

@@ -1,0 +1,266 @@
+/*
+ * DDP strategy builder (see ddp.h for the PyTorch behaviour it follows).
+ * Everything here is deterministic arithmetic on the model file: no event
+ * is simulated, the schedule is the output.
+ */
+#include "sim/train/ddp.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/coll/nccl_model.h"
+
+ds_status ds_ddp_buckets(const struct ds_model *m, int dtype_bytes,
+                         double first_cap, double cap, int single,
+                         struct ds_buckets *out) {
+  memset(out, 0, sizeof *out);
+  out->order = malloc((size_t)m->n_params * sizeof *out->order);
+  out->b = calloc((size_t)m->n_params, sizeof *out->b);
+  if (!out->order || !out->b) {
+    ds_ddp_buckets_release(out);
+    return DS_ENOMEM;
+  }
+  for (int32_t i = 0; i < m->n_params; i++)
+    out->order[i] = m->n_params - 1 - i;
+  out->n_order = m->n_params;
+  struct ds_bucket *cur = NULL;
+  for (int32_t i = 0; i < m->n_params; i++) {
+    const struct ds_param *p = &m->params[out->order[i]];
+    if (cur == NULL) {
+      cur = &out->b[out->n++];
+      cur->first = i;
+    }
+    cur->count++;
+    cur->bytes += (double)p->numel * dtype_bytes;
+    cur->ready_layer = p->layer; /* ready order walks layers downwards */
+    double limit = out->n == 1 ? first_cap : cap;
+    if (!single && cur->bytes >= limit) cur = NULL;
+  }
+  return DS_OK;
+}
+
+void ds_ddp_buckets_release(struct ds_buckets *b) {
+  if (!b) return;
+  free(b->order);
+  free(b->b);
+  memset(b, 0, sizeof *b);
+}
+
+/* An all-reduce of `bytes` on the rank's comm stream, after deps. */
+static ds_status emit_allreduce(const struct ds_ddp_options *opt, double bytes,
+                                const char *name, int32_t rank, int32_t bucket, int64_t coll,
+                                const int64_t *deps, size_t n_deps,
+                                struct ds_schedule_builder *bd, int64_t *out_id) {
+  char algo[DS_AR_ALGO_NAME_MAX];
+  double dur_ns = 0;
+  enum ds_ar_algo a = opt->algo;
+  if (opt->nccl) {
+    enum ds_proto p = opt->proto_fixed;
+    if (opt->algo_auto && p < DS_PROTO_COUNT) a = ds_nccl_choose_algo_with(opt->nccl, bytes, p);
+    else if (opt->algo_auto) ds_nccl_choose_algo(opt->nccl, bytes, &a, &p);
+    else if (p >= DS_PROTO_COUNT) p = ds_nccl_choose_proto(opt->nccl, a, bytes);
+    struct ds_coll_proto cp;
+    ds_nccl_algo_proto(opt->nccl, a, p, bytes, &cp);
+    ds_allreduce_algo_name(a, p, algo);
+    if (a != DS_AR_RING)
+      dur_ns = ds_nccl_predict_algo_ns(opt->nccl, a, p, bytes) +
+               ds_nccl_extra_ns(&opt->nccl->extra, bytes);
+    else if (opt->ring)
+      dur_ns = ds_ring_allreduce_proto_ns(opt->ring, &cp, bytes);
+  } else {
+    ds_allreduce_algo_name(a, DS_PROTO_COUNT, algo);
+    if (opt->ring && a == DS_AR_RING) dur_ns = ds_ring_allreduce_ns(opt->ring, bytes);
+  }
+  struct ds_op op = {.rank = rank, .stream = DS_STREAM_COMM, .kind = DS_OP_ALLREDUCE,
+                     .name = name, .layer = -1, .bucket = bucket,
+                     .coll = coll, .root = -1, .algo = algo,
+                     .bytes = bytes, .dur_us = dur_ns / 1000};
+  DS_CHECK(ds_schedule_emit(bd, &op, deps, n_deps));
+  *out_id = op.id;
+  return DS_OK;
+}
+
+/* What a rank's streams last ran: the ids later ops wait for (-1: none). */
+struct rank_tails {
+  int64_t compute;  /* last op on the compute stream */
+  int64_t comm;     /* last all-reduce */
+  int64_t callback; /* last hook callback (copy stream) */
+  int64_t sync;     /* the next compute op waits for this (PowerSGD's synchronize) */
+  int64_t launch;   /* the next compute op waits for this host launch */
+};
+
+/* Appends id to deps when it is an op (>= 0). */
+static void add_dep(int64_t *deps, size_t *n, int64_t id) {
+  if (id >= 0) deps[(*n)++] = id;
+}
+
+/* One compute-stream op after the stream's last op and any pending sync. */
+static ds_status emit_compute(struct ds_op *op, struct rank_tails *t,
+                              struct ds_schedule_builder *bd) {
+  int64_t deps[3];
+  size_t n = 0;
+  add_dep(deps, &n, t->compute);
+  add_dep(deps, &n, t->sync);
+  add_dep(deps, &n, t->launch);
+  DS_CHECK(ds_schedule_emit(bd, op, deps, n));
+  t->compute = op->id;
+  t->sync = -1;
+  t->launch = -1;
+  return DS_OK;
+}
+
+/* Bucket b's communication (the hook's plan, or its all-reduce alone),
+ * each op after the one before; the first after the rank's compute tail. */
+static ds_status emit_bucket(const struct ds_model *m, const struct ds_compute *c,
+                             const struct ds_ddp_options *opt, const struct ds_buckets *bk,
+                             int32_t b, int32_t rank, int64_t coll_base, struct rank_tails *t,
+                             struct ds_schedule_builder *bd) {
+  struct ds_hook_plan plan;
+  ds_comm_hook_plan(&opt->hook, m, c, &bk->order[bk->b[b].first], bk->b[b].count,
+                    opt->iter == 0, &plan);
+  int32_t per = ds_comm_hook_colls_per_bucket(&opt->hook), j = 0;
+  int64_t prev = t->compute;
+  for (int32_t k = 0; k < plan.n; k++) {
+    const struct ds_hook_op *h = &plan.op[k];
+    char name[64];
+    if (h->what[0]) snprintf(name, sizeof name, "bucket%d.%s", b, h->what);
+    else snprintf(name, sizeof name, "bucket%d", b);
+    int64_t deps[3];
+    size_t n = 0;
+    if (h->where == DS_HOOK_ALLREDUCE) {
+      add_dep(deps, &n, prev);
+      add_dep(deps, &n, t->comm);
+      DS_CHECK(emit_allreduce(opt, h->bytes, name, rank, b, (coll_base + b) * per + j++,
+                              deps, n, bd, &t->comm));
+      prev = t->comm;
+      continue;
+    }
+    /* Compute kernels of the hook: backward-kind work with the bucket's
+     * name (the schema has no hook kind). */
+    struct ds_op op = {.rank = rank, .kind = DS_OP_BWD, .name = name, .layer = -1,
+                       .bucket = b, .coll = -1, .root = -1, .bytes = h->bytes,
+                       .flops = h->flops, .dur_us = h->dur_ns / 1000};
+    if (h->where == DS_HOOK_IN_BACKWARD) {
+      op.stream = DS_STREAM_COMPUTE;
+      DS_CHECK(emit_compute(&op, t, bd));
+    } else {
+      op.stream = DS_STREAM_COPY;
+      add_dep(deps, &n, prev);
+      DS_CHECK(ds_schedule_emit(bd, &op, deps, n));
+      t->callback = op.id;
+    }
+    prev = op.id;
+  }
+  if (plan.blocks_backward) t->sync = prev;
+  return DS_OK;
+}
+
+static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c,
+                            const struct ds_ddp_options *opt,
+                            const struct ds_buckets *bk, int32_t rank,
+                            int64_t coll_base, int64_t prev_step,
+                            struct ds_schedule_builder *bd) {
+  struct rank_tails t = {-1, -1, -1, -1, -1};
+  int64_t host_dep = prev_step;
+  int32_t next_bucket = 0;
+  int32_t steps = opt->accum_steps > 1 ? opt->accum_steps : 1;
+  struct ds_op op;
+  for (int32_t step = 0; step < steps; step++) {
+    /* Under no_sync, every micro-step but the last accumulates locally. */
+    int sync = step == steps - 1;
+    for (int32_t l = 0; l < m->n_layers; l++) {
+      const struct ds_layer *ly = &m->layers[l];
+      /* The process's Python thread launches the layer (host_launch, as
+       * single and dp charge it; docs/strategies.md): the host runs ahead
+       * of the GPU, so a launch shows only where kernels are shorter. */
+      op = (struct ds_op){.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD,
+                          .name = "launch", .layer = l, .bucket = -1, .coll = -1,
+                          .root = -1, .dur_us = c->params.host_launch_ns / 1000};
+      DS_CHECK(ds_schedule_emit(bd, &op, &host_dep, host_dep >= 0 ? 1 : 0));
+      host_dep = -1;
+      t.launch = op.id;
+      op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE,
+                          .kind = DS_OP_FWD, .name = ly->name, .layer = l,
+                          .bucket = -1, .coll = -1, .root = -1,
+                          .flops = ly->fwd_flops * (double)opt->batch,
+                          .dur_us = ds_compute_fwd_ns(c, ly, opt->batch) / 1000};
+      DS_CHECK(emit_compute(&op, &t, bd));
+    }
+    op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE,
+                        .kind = DS_OP_LOSS, .name = "loss", .layer = -1,
+                        .bucket = -1, .coll = -1, .root = -1};
+    op.dur_us = ds_compute_loss_ns(c, m, (double)opt->batch, &op.bytes) / 1000;
+    DS_CHECK(emit_compute(&op, &t, bd));
+    for (int32_t l = m->n_layers - 1; l >= 0; l--) {
+      const struct ds_layer *ly = &m->layers[l];
+      op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE,
+                          .kind = DS_OP_BWD, .name = ly->name, .layer = l,
+                          .bucket = -1, .coll = -1, .root = -1,
+                          .flops = ly->bwd_flops * (double)opt->batch,
+                          .dur_us = ds_compute_bwd_ns(c, ly, opt->batch) / 1000};
+      DS_CHECK(emit_compute(&op, &t, bd));
+      /* Overlapped: a bucket goes once its last gradient is ready. */
+      while (sync && !opt->no_overlap && next_bucket < bk->n &&
+             bk->b[next_bucket].ready_layer == l)
+        DS_CHECK(emit_bucket(m, c, opt, bk, next_bucket++, rank, coll_base, &t, bd));
+    }
+  }
+  /* --no-overlap: every bucket waits for the end of backward. */
+  while (next_bucket < bk->n)
+    DS_CHECK(emit_bucket(m, c, opt, bk, next_bucket++, rank, coll_base, &t, bd));
+  op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE,
+                      .kind = DS_OP_STEP, .name = "optimizer", .layer = -1,
+                      .bucket = -1, .coll = -1, .root = -1,
+                      .bytes = ds_compute_step_bytes(c, m),
+                      .dur_us = ds_compute_step_ns(c, m) / 1000};
+  int64_t deps[4];
+  size_t n = 0;
+  add_dep(deps, &n, t.compute);
+  add_dep(deps, &n, t.comm);
+  add_dep(deps, &n, t.callback);
+  if (t.sync != t.callback) add_dep(deps, &n, t.sync);
+  return ds_schedule_emit(bd, &op, deps, n);
+}
+
+ds_status ds_ddp_build(const struct ds_model *m, const struct ds_compute *c,
+                       const struct ds_ddp_options *opt,
+                       const struct ds_buckets *bk, int64_t id_base,
+                       int64_t coll_base, struct ds_schedule *out) {
+  struct ds_schedule_builder bd = {out, id_base};
+  /* Each rank's optimizer step of the previous iteration already in out
+   * (none in a schedule of its own): the host launches the next forward
+   * once it has ended, as single and dp's host does. */
+  int64_t *prev_step = malloc(((size_t)opt->world_size + 1) * sizeof *prev_step);
+  if (!prev_step) return DS_ENOMEM;
+  for (int32_t r = 0; r < opt->world_size; r++) prev_step[r] = -1;
+  int32_t missing = opt->world_size;
+  for (size_t i = out->n_ops; i-- > 0 && missing > 0;) {
+    const struct ds_op *o = &out->ops[i];
+    if (o->kind == DS_OP_STEP && o->rank < opt->world_size && prev_step[o->rank] < 0) {
+      prev_step[o->rank] = o->id;
+      missing--;
+    }
+  }
+  ds_status st = DS_OK;
+  for (int32_t r = 0; r < opt->world_size && st == DS_OK; r++)
+    st = build_rank(m, c, opt, bk, r, coll_base, prev_step[r], &bd);
+  free(prev_step);
+  return st;
+}
+
+void ds_ddp_memory(const struct ds_model *m, int dtype_bytes, int64_t batch,
+                   int grad_as_bucket_view, struct ds_ddp_memory *out) {
+  double p = (double)m->total_numel * dtype_bytes;
+  double act = 0;
+  for (int32_t l = 0; l < m->n_layers; l++) act += m->layers[l].act_bytes;
+  out->params = p;
+  out->grads = p;
+  /* gradient_as_bucket_view: .grad tensors are views into the buckets. */
+  out->buckets = grad_as_bucket_view ? 0 : p;
+  out->optimizer = p * ds_optimizer_states(m->optimizer);
+  out->activations = act * (dtype_bytes / 4.0) * (double)batch;
+  out->hook = 0;
+  out->total = out->params + out->grads + out->buckets + out->optimizer +
+               out->activations;
+}

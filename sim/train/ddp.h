@@ -1,0 +1,122 @@
+/*
+ * DistributedDataParallel as PyTorch implements it (torch/nn/parallel/
+ * distributed.py, c10d/reducer.cpp):
+ *
+ *   - gradients are bucketed in the order they become ready in backward
+ *     (here: layers in reverse, each layer's tensors in reverse
+ *     registration order, i.e. reverse registration order overall);
+ *   - iteration 0 (find_unused_parameters=False) uses one bucket holding
+ *     every gradient; buckets are rebuilt once, after it, with the first
+ *     bucket capped at first_bucket_bytes (1 MiB) and the rest at
+ *     bucket_cap_bytes (25 MiB); a bucket closes as soon as its size
+ *     reaches its cap (so it may overshoot by one tensor);
+ *   - a bucket's all-reduce starts when its last gradient is ready and not
+ *     before the previous bucket's (one in-order communication stream);
+ *   - the optimizer step waits for the last all-reduce.
+ */
+#ifndef DS_DDP_H
+#define DS_DDP_H
+
+#include <stdint.h>
+
+#include "traces/schedule.h"
+#include "base/status.h"
+#include "sim/coll/coll.h"
+#include "sim/train/comm_hook.h"
+#include "sim/train/compute.h"
+#include "sim/train/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ds_bucket {
+  int32_t first;       /* into ds_buckets.order */
+  int32_t count;       /* tensors */
+  double bytes;
+  int32_t ready_layer; /* its all-reduce may start after this layer's backward */
+};
+
+struct ds_buckets {
+  int32_t *order;      /* parameter indices in gradient-ready order (owned) */
+  int32_t n_order;
+  struct ds_bucket *b; /* owned */
+  int32_t n;
+  int iteration0;      /* iteration 0's layout: hooks with a warm-up run uncompressed */
+};
+
+/* Assigns gradients to buckets. single != 0 gives iteration 0's single
+ * bucket; otherwise the rebuilt buckets with the two caps (bytes). */
+ds_status ds_ddp_buckets(const struct ds_model *model, int dtype_bytes,
+                         double first_bucket_bytes, double bucket_cap_bytes,
+                         int single, struct ds_buckets *out);
+void ds_ddp_buckets_release(struct ds_buckets *b);
+
+struct ds_nccl_model;
+
+struct ds_ddp_options {
+  int32_t world_size;
+  int64_t batch; /* per GPU */
+  const struct ds_ring *ring; /* for the all-reduce's predicted dur_us; may be NULL */
+  /* NULL: every all-reduce is the plain ring ("ring"). Otherwise NCCL's
+   * protocols: proto_fixed, or NCCL's choice per bucket size when it is
+   * DS_PROTO_COUNT; the op's algo names it ("ring/LL128"). Borrowed. */
+  const struct ds_nccl_model *nccl;
+  enum ds_proto proto_fixed;
+  /* DDP options: no_overlap makes every all-reduce wait for the end of
+   * backward (the baseline overlap is measured against); accum_steps K > 1
+   * is no_sync: K-1 micro-steps of forward and backward that only
+   * accumulate, then one that synchronises, then the optimizer step. */
+  int no_overlap;
+  int32_t accum_steps;
+  /* --comm-hook (comm_hook.h); iter: the simulated iteration (PowerSGD's
+   * iteration 0 is its warm-up's vanilla all-reduce). */
+  struct ds_comm_hook hook;
+  int32_t iter;
+  /* The all-reduce algorithm (coll.h), or, with algo_auto and nccl, NCCL's
+   * choice of algorithm per bucket (of the fixed protocol's algorithms when
+   * proto_fixed is one); the op's algo names what runs ("tree/LL128",
+   * "direct"). dur_us: the ring's closed form, NCCL's prediction plus its
+   * extras for tree and nvls, 0 for the others (no closed form in general). */
+  enum ds_ar_algo algo;
+  int algo_auto;
+};
+
+/* Builds one iteration's schedule: per rank, forward of every layer, loss,
+ * backward in reverse with each bucket's all-reduce right after the
+ * backward that completes it (after the last backward with no_overlap;
+ * the micro-steps of no_sync first), then the optimizer step. With a
+ * communication hook the bucket's ops are the hook's plan (comm_hook.h):
+ * its kernels in backward on the compute stream, its all-reduces on the
+ * comm stream, its future callbacks on the copy stream, each after the
+ * one before; the step waits for the last of every stream. Op ids are
+ * id_base + index; collective ids are (coll_base + bucket) * K + j, with K
+ * the hook's all-reduces per bucket (1 without a hook, so coll_base +
+ * bucket). */
+ds_status ds_ddp_build(const struct ds_model *model,
+                       const struct ds_compute *compute,
+                       const struct ds_ddp_options *opt,
+                       const struct ds_buckets *buckets, int64_t id_base,
+                       int64_t coll_base, struct ds_schedule *out);
+
+/* Per-GPU memory of DDP training, in bytes. */
+struct ds_ddp_memory {
+  double params;      /* parameters in the training dtype */
+  double grads;       /* .grad tensors */
+  double buckets;     /* DDP's flat bucket copies of the gradients */
+  double optimizer;   /* momentum (SGD) or two moments (Adam) */
+  double activations; /* saved for backward, whole batch */
+  double hook;        /* the communication hook's buffers (ds_comm_hook_memory) */
+  double total;       /* sum: every term is live at the start of backward
+                       * (the hook's, an upper bound, at its end) */
+};
+
+void ds_ddp_memory(const struct ds_model *model, int dtype_bytes,
+                   int64_t batch, int grad_as_bucket_view,
+                   struct ds_ddp_memory *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_DDP_H */

@@ -1,0 +1,223 @@
+/*
+ * DataParallel and single-GPU schedule builder (see dp.h for the PyTorch
+ * behaviour). Like sim/train/ddp.c this is arithmetic on the model file; the
+ * executor decides the times. Invariant: every rank's ops are emitted in
+ * the order they run, rank 0 last, so its optimizer step is the last op of
+ * the iteration and the next iteration can name it (id_base - 1).
+ */
+#include "sim/train/dp.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+ds_status ds_dp_chunks(const struct ds_model *m, int dtype_bytes, double cap,
+                       struct ds_dp_chunks *out) {
+  memset(out, 0, sizeof *out);
+  out->bytes = calloc((size_t)m->n_params + 1, sizeof *out->bytes);
+  if (!out->bytes) return DS_ENOMEM;
+  for (int32_t i = 0; i < m->n_params; i++) {
+    double b = (double)m->params[i].numel * dtype_bytes;
+    /* _take_tensors: flush before a tensor would pass the limit */
+    if (out->n == 0 || (out->bytes[out->n - 1] > 0 && out->bytes[out->n - 1] + b > cap))
+      out->n++;
+    out->bytes[out->n - 1] += b;
+  }
+  return DS_OK;
+}
+
+void ds_dp_chunks_release(struct ds_dp_chunks *c) {
+  if (!c) return;
+  free(c->bytes);
+  memset(c, 0, sizeof *c);
+}
+
+struct builder {
+  struct ds_schedule_builder out;
+  const struct ds_model *m;
+  const struct ds_compute *c;
+  const struct ds_dp_options *opt;
+  const struct ds_dp_chunks *chunks;
+  int64_t coll_base;
+  double dsz; /* dtype bytes per element */
+};
+
+/* Appends op after the n deps (ids; negative ones are skipped); *id gets
+ * its id. */
+static ds_status emit(struct builder *bd, struct ds_op *op, int64_t d0, int64_t d1,
+                      int64_t *id) {
+  int64_t deps[2];
+  size_t n = 0;
+  if (d0 >= 0) deps[n++] = d0;
+  if (d1 >= 0) deps[n++] = d1;
+  DS_CHECK(ds_schedule_emit(&bd->out, op, deps, n));
+  if (id) *id = op->id;
+  return DS_OK;
+}
+
+static ds_status emit_coll(struct builder *bd, int32_t rank, enum ds_op_kind kind,
+                           const char *name, int64_t coll, int32_t root, double bytes,
+                           int64_t dep, int64_t *id) {
+  struct ds_op op = {.rank = rank, .stream = DS_STREAM_COMM, .kind = kind, .name = name,
+                     .layer = -1, .bucket = -1, .coll = bd->coll_base + coll, .root = root,
+                     .bytes = bytes};
+  return emit(bd, &op, dep, -1, id);
+}
+
+static ds_status emit_compute(struct builder *bd, int32_t rank, enum ds_op_kind kind,
+                              const char *name, int32_t layer, double flops, double bytes,
+                              double dur_ns, int64_t d0, int64_t d1, int64_t *id) {
+  struct ds_op op = {.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = kind, .name = name,
+                     .layer = layer, .bucket = -1, .coll = -1, .root = -1, .bytes = bytes,
+                     .flops = flops, .dur_us = dur_ns / 1000};
+  return emit(bd, &op, d0, d1, id);
+}
+
+/* The loss (and its gradient) over n samples' outputs: one kernel reading
+ * the outputs and writing their gradient. */
+static double loss_ns(const struct builder *bd, double samples, double *bytes) {
+  return ds_compute_loss_ns(bd->c, bd->m, samples, bytes);
+}
+
+/* Forward of every layer, each kernel after its host launch; the first
+ * after first_dep (the input, the replicated parameters). */
+static ds_status forward(struct builder *bd, int32_t rank, int64_t launch_dep,
+                         int64_t first_dep, int64_t *last) {
+  const struct ds_dp_options *o = bd->opt;
+  int32_t w = o->single ? 1 : o->world_size;
+  int64_t prev = first_dep, launch = launch_dep;
+  for (int32_t l = 0; l < bd->m->n_layers; l++) {
+    const struct ds_layer *ly = &bd->m->layers[l];
+    /* The GIL round robin: rank r's first launch waits for the r launches
+     * of the ranks before it; afterwards each launch waits for all W. */
+    double host_ns = (l == 0 ? (double)(rank + 1) : (double)w) * o->launch_ns;
+    struct ds_op op = {.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD,
+                       .name = "launch", .layer = l, .bucket = -1, .coll = -1, .root = -1,
+                       .dur_us = host_ns / 1000};
+    DS_CHECK(emit(bd, &op, l == 0 ? launch : -1, -1, &launch));
+    DS_CHECK(emit_compute(bd, rank, DS_OP_FWD, ly->name, l, ly->fwd_flops * (double)o->batch,
+                          0, ds_compute_fwd_ns(bd->c, ly, o->batch), launch, prev, &prev));
+  }
+  *last = prev;
+  return DS_OK;
+}
+
+static ds_status backward(struct builder *bd, int32_t rank, int64_t first_dep,
+                          int64_t *last) {
+  int64_t prev = first_dep;
+  for (int32_t l = bd->m->n_layers - 1; l >= 0; l--) {
+    const struct ds_layer *ly = &bd->m->layers[l];
+    DS_CHECK(emit_compute(bd, rank, DS_OP_BWD, ly->name, l,
+                          ly->bwd_flops * (double)bd->opt->batch, 0,
+                          ds_compute_bwd_ns(bd->c, ly, bd->opt->batch), prev, -1, &prev));
+  }
+  *last = prev;
+  return DS_OK;
+}
+
+static ds_status step(struct builder *bd, int64_t dep) {
+  return emit_compute(bd, 0, DS_OP_STEP, "optimizer", -1, 0,
+                      ds_compute_step_bytes(bd->c, bd->m), ds_compute_step_ns(bd->c, bd->m),
+                      dep, -1, NULL);
+}
+
+static ds_status build_single(struct builder *bd, int64_t prev_step) {
+  int64_t last;
+  double bytes;
+  DS_CHECK(forward(bd, 0, prev_step, -1, &last));
+  double ns = loss_ns(bd, (double)bd->opt->batch, &bytes);
+  DS_CHECK(emit_compute(bd, 0, DS_OP_LOSS, "loss", -1, 0, bytes, ns, last, -1, &last));
+  DS_CHECK(backward(bd, 0, last, &last));
+  return step(bd, last);
+}
+
+/* Collective ids within the iteration: 0 input scatter, 1..K broadcasts,
+ * K+1 gather, K+2 output-gradient scatter, K+3.. reduces. */
+static ds_status build_rank(struct builder *bd, int32_t r, int64_t prev_step) {
+  const struct ds_dp_options *o = bd->opt;
+  const struct ds_model *m = bd->m;
+  int32_t k_n = bd->chunks->n, w = o->world_size, od = o->output_device;
+  double samples = (double)w * (double)o->batch;
+  int64_t scatter, last, id;
+  DS_CHECK(emit_coll(bd, r, DS_OP_SCATTER, "input", 0, 0, samples * m->input_bytes,
+                     r == 0 ? prev_step : -1, &scatter));
+  int64_t bcast = scatter;
+  for (int32_t k = 0; k < k_n; k++)
+    DS_CHECK(emit_coll(bd, r, DS_OP_BROADCAST, "replicate", 1 + k, 0, bd->chunks->bytes[k], -1,
+                       &bcast));
+  /* replicate()'s Python (module copies, parameter rebinding) runs on the
+   * main thread before parallel_apply starts any replica's thread. */
+  struct ds_op rep = {.rank = r, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD,
+                      .name = "replicate", .layer = -1, .bucket = -1, .coll = -1, .root = -1,
+                      .dur_us = o->replicate_ns * (double)m->n_params * w / 1000};
+  int64_t host;
+  DS_CHECK(emit(bd, &rep, scatter, -1, &host));
+  DS_CHECK(forward(bd, r, host, bcast, &last));
+  double out_bytes = samples * m->output_bytes * bd->dsz / 4, lbytes;
+  if (o->parallel_loss) {
+    /* Each replica's loss over its own outputs; only the scalars (fp32)
+     * travel. */
+    double ns = loss_ns(bd, (double)o->batch, &lbytes);
+    DS_CHECK(emit_compute(bd, r, DS_OP_LOSS, "loss", -1, 0, lbytes, ns, last, -1, &last));
+    out_bytes = 4.0 * w;
+  }
+  DS_CHECK(emit_coll(bd, r, DS_OP_GATHER, "outputs", k_n + 1, od, out_bytes, last, &id));
+  if (!o->parallel_loss && r == od) {
+    double ns = loss_ns(bd, samples, &lbytes);
+    DS_CHECK(emit_compute(bd, r, DS_OP_LOSS, "loss", -1, 0, lbytes, ns, id, -1, &id));
+  }
+  DS_CHECK(emit_coll(bd, r, DS_OP_SCATTER, "output_grad", k_n + 2, od, out_bytes, id, &id));
+  DS_CHECK(backward(bd, r, id, &last));
+  /* ReduceAddCoalesced runs once every replica's gradients exist: the
+   * first reduce waits for this rank's whole backward, the collective for
+   * every other rank's. */
+  for (int32_t k = 0; k < k_n; k++)
+    DS_CHECK(emit_coll(bd, r, DS_OP_REDUCE, "grads", k_n + 3 + k, 0, bd->chunks->bytes[k],
+                       k == 0 ? last : -1, &last));
+  if (r == 0) DS_CHECK(step(bd, last));
+  return DS_OK;
+}
+
+ds_status ds_dp_build(const struct ds_model *m, const struct ds_compute *c,
+                      const struct ds_dp_options *opt, const struct ds_dp_chunks *chunks,
+                      int64_t id_base, int64_t coll_base, struct ds_schedule *out,
+                      int64_t *n_coll) {
+  struct builder bd = {{out, id_base}, m, c, opt, chunks, coll_base, ds_dtype_bytes(c->dtype)};
+  int64_t prev_step = opt->after_previous ? id_base - 1 : -1;
+  if (opt->single) {
+    *n_coll = 0;
+    return build_single(&bd, prev_step);
+  }
+  for (int32_t r = 1; r < opt->world_size; r++) DS_CHECK(build_rank(&bd, r, -1));
+  DS_CHECK(build_rank(&bd, 0, prev_step));
+  *n_coll = 2 * (int64_t)chunks->n + 3;
+  return DS_OK;
+}
+
+static void sum(struct ds_dp_gpu_memory *g) {
+  g->total = g->params + g->grads + g->optimizer + g->activations + g->inputs + g->outputs;
+}
+
+void ds_dp_memory(const struct ds_model *m, int dtype_bytes, const struct ds_dp_options *opt,
+                  struct ds_dp_memory *out) {
+  double p = (double)m->total_numel * dtype_bytes;
+  double act = 0;
+  for (int32_t l = 0; l < m->n_layers; l++) act += m->layers[l].act_bytes;
+  double w = opt->world_size, b = (double)opt->batch;
+  /* The gathered outputs and the gradient the loss writes for them; with
+   * parallel_loss only W fp32 scalars and theirs. */
+  double gathered = opt->parallel_loss ? 2 * 4.0 * w
+                                       : 2 * w * b * m->output_bytes * dtype_bytes / 4.0;
+  struct ds_dp_gpu_memory base = {.params = p, .grads = p,
+                                  .activations = act * (dtype_bytes / 4.0) * b};
+  memset(out, 0, sizeof *out);
+  out->gpu0 = base;
+  out->gpu0.grads += p; /* the reduced gradients, GPU 0's .grad */
+  out->gpu0.optimizer = p * ds_optimizer_states(m->optimizer);
+  out->gpu0.inputs = (w - 1) * b * m->input_bytes;
+  if (opt->output_device == 0) out->gpu0.outputs = gathered;
+  sum(&out->gpu0);
+  if (opt->world_size < 2) return;
+  out->other = base;
+  if (opt->output_device != 0) out->other.outputs = gathered;
+  sum(&out->other);
+}

@@ -1,0 +1,108 @@
+/*
+ * torch.nn.DataParallel (torch/nn/parallel/data_parallel.py, replicate.py,
+ * parallel_apply.py, _functions.py, torch/cuda/comm.py) and single-GPU
+ * training, as schedules. One process drives every GPU; per iteration:
+ *
+ *   1. scatter: the input batch (world * batch samples) from GPU 0, a
+ *      chunk to each replica;
+ *   2. replicate: parameters broadcast from GPU 0 with
+ *      comm.broadcast_coalesced (NCCL broadcasts of at most 10 MiB groups),
+ *      and the module copied for every replica in Python on the main
+ *      thread (host time per parameter tensor per replica);
+ *   3. parallel_apply: one Python thread per replica runs the forward; the
+ *      Python side of every kernel launch holds the GIL, so the threads take
+ *      the host in turn: replica r's k-th launch ends at (k W + r + 1) L
+ *      after the scatter (W replicas, host cost L per launch, round robin);
+ *   4. gather of the outputs to output_device, the loss there, and
+ *      Gather's backward: a scatter of the output gradient (with
+ *      parallel_loss each replica computes its loss and only the W scalars
+ *      are gathered and their gradients scattered);
+ *   5. backward on every replica (autograd's per-device C++ threads: no GIL);
+ *   6. Broadcast's backward, ReduceAddCoalesced: once every replica's
+ *      backward has finished, the gradients are reduced onto GPU 0 by
+ *      comm.reduce_add_coalesced, an NCCL reduce per group of at most
+ *      10 MiB (torch._utils._take_tensors: a group closes before a tensor
+ *      would take it past the limit; a larger tensor is a group alone);
+ *   7. the optimizer step on GPU 0 only.
+ *
+ * NCCL's broadcast and reduce are the flow network's pipelined chains
+ * (sim/coll/coll_chain.c), scatter and gather its point-to-point kinds.
+ * Single-GPU training is steps 3, 5 and 7 on one GPU with one thread.
+ */
+#ifndef DS_DP_H
+#define DS_DP_H
+
+#include <stdint.h>
+
+#include "traces/schedule.h"
+#include "base/status.h"
+#include "sim/train/compute.h"
+#include "sim/train/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* broadcast_coalesced's and reduce_add_coalesced's buffer_size: 10 MiB. */
+#define DS_DP_COALESCE_BYTES (10.0 * 1024 * 1024)
+
+/* The coalesced groups of the parameters (registration order), bytes each. */
+struct ds_dp_chunks {
+  double *bytes; /* owned */
+  int32_t n;
+};
+
+/* Groups the model's parameters in registration order into groups of at
+ * most cap bytes (dtype_bytes per element) as _take_tensors does. */
+ds_status ds_dp_chunks(const struct ds_model *model, int dtype_bytes, double cap,
+                       struct ds_dp_chunks *out);
+void ds_dp_chunks_release(struct ds_dp_chunks *c);
+
+struct ds_dp_options {
+  int32_t world_size;    /* replicas, one per GPU (ranks 0 .. W-1); 1 with single */
+  int64_t batch;         /* per GPU */
+  int32_t output_device; /* rank the outputs are gathered to, < world_size */
+  int parallel_loss;     /* each replica computes its loss; W scalars gathered */
+  int single;            /* single-GPU training: no replication, no communication */
+  double launch_ns;      /* host time per forward kernel launch (the GIL's share) */
+  double replicate_ns;   /* host time of replicate() per parameter tensor per replica */
+  /* The iteration follows one built by the same call directly before it in
+   * the schedule (op id_base - 1 is that iteration's optimizer step): the
+   * host starts this iteration when that step has ended. */
+  int after_previous;
+};
+
+/* Builds one iteration (see above) into out: ranks 1 .. W-1 first, then
+ * rank 0, whose optimizer step is the iteration's last op. Op ids are
+ * id_base + index; collective ids coll_base + 0 .. *n_coll - 1. chunks:
+ * from ds_dp_chunks (unused with single). */
+ds_status ds_dp_build(const struct ds_model *model, const struct ds_compute *compute,
+                      const struct ds_dp_options *opt, const struct ds_dp_chunks *chunks,
+                      int64_t id_base, int64_t coll_base, struct ds_schedule *out,
+                      int64_t *n_coll);
+
+/* One GPU's memory under DataParallel, bytes, all live at the start of the
+ * gradient reduction (summed, as sim/train/ddp.c sums DDP's terms). */
+struct ds_dp_gpu_memory {
+  double params;      /* the module (GPU 0) or its replica */
+  double grads;       /* the replica's gradients; GPU 0 also the reduced .grad */
+  double optimizer;   /* GPU 0 only */
+  double activations; /* saved for backward, the replica's batch */
+  double inputs;      /* GPU 0: the other replicas' inputs, scattered from it */
+  double outputs;     /* output_device: gathered outputs and their gradient */
+  double total;
+};
+
+struct ds_dp_memory {
+  struct ds_dp_gpu_memory gpu0;
+  struct ds_dp_gpu_memory other; /* the fullest GPU other than 0 */
+};
+
+void ds_dp_memory(const struct ds_model *model, int dtype_bytes,
+                  const struct ds_dp_options *opt, struct ds_dp_memory *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_DP_H */

@@ -1,0 +1,72 @@
+/*
+ * The discrete-event executor: runs a schedule on the engine, the network
+ * model and the collectives, and records when every op started and ended.
+ *
+ * An op starts when (1) all its dependencies have ended, (2) every earlier
+ * op of its (rank, stream) has ended (streams are in-order queues), and (3)
+ * its rank has been released (the end of the rank's previous iteration).
+ * Compute-like ops last their schedule dur_us, stretched by the topology's
+ * comm_interference while a collective runs on the same rank's comm stream
+ * at their start. Collective ops take what the network model says.
+ */
+#ifndef DS_EXEC_H
+#define DS_EXEC_H
+
+#include <stdint.h>
+
+#include "traces/schedule.h"
+#include "base/status.h"
+#include "sim/coll/coll.h"
+#include "sim/net/net.h"
+#include "sim/net/topo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ds_nccl_model;
+
+struct ds_exec_options {
+  enum ds_net_mode net_mode;
+  enum ds_coll_model coll_model;
+  int32_t ring_chunks; /* pipelined pieces per ring step, >= 1 */
+  /* NCCL's model for all-reduces whose algo names a protocol ("ring/LL128");
+   * NULL refuses them. It must describe rings of every collective's size
+   * (DDP: all ranks). Borrowed. */
+  const struct ds_nccl_model *nccl;
+  /* Per-op multiplier of the duration of non-collective ops, indexed like
+   * the schedule given to ds_exec_run (--jitter fills it); NULL: 1 for
+   * every op. Borrowed; must hold sched->n_ops values for each run. */
+  const double *dur_scale;
+  /* A ring the caller has built already (ds_ring_build_rails; run.c builds
+   * the world's for its closed forms and NCCL's model), used for
+   * collectives over exactly its members instead of building it again:
+   * rails over thousands of GPUs cost route searches. Borrowed; NULL: none. */
+  const struct ds_ring *prebuilt_ring;
+};
+
+struct ds_exec;
+
+/* Creates an executor at simulated time 0 over topo (borrowed). */
+ds_status ds_exec_new(struct ds_topo *topo, const struct ds_exec_options *opt,
+                      struct ds_exec **out, struct ds_err *err);
+void ds_exec_free(struct ds_exec *ex);
+
+/* Runs one iteration of sched (validated; ranks must be < topo->n_gpus;
+ * rank r runs on GPU r). rank_time_ns[r] holds on entry the time rank r may
+ * start and on return the time its last op ended (unchanged for a rank
+ * without ops). op_start_ns / op_end_ns (arrays of sched->n_ops) receive
+ * the times of every op. Fails with DS_EINTERNAL if ops are left that can
+ * never start (a dependency cycle or a collective some rank never enters). */
+ds_status ds_exec_run(struct ds_exec *ex, struct ds_schedule *sched,
+                      int64_t *rank_time_ns, int64_t *op_start_ns,
+                      int64_t *op_end_ns, struct ds_err *err);
+
+/* Engine events fired so far (for benchmarks). */
+uint64_t ds_exec_events(const struct ds_exec *ex);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_EXEC_H */

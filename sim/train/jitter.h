@@ -1,0 +1,34 @@
+/*
+ * Per-kernel noise (--jitter) and the quantiles of sampled iteration
+ * times (--samples): docs/sweeps.md.
+ */
+#ifndef DS_JITTER_H
+#define DS_JITTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "traces/schedule.h"
+#include "base/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Fills scale[0 .. sched->n_ops) with one multiplier per op: a lognormal
+ * draw of mean 1 and coefficient of variation cv for every compute-stream
+ * op (sigma^2 = ln(1 + cv^2), mu = -sigma^2 / 2), in op order, from GSL's
+ * mt19937 seeded with seed; 1 for every other op. cv = 0 gives exactly 1
+ * everywhere. DS_ENOMEM when the generator cannot be allocated. */
+ds_status ds_jitter_fill(const struct ds_schedule *sched, double cv, uint64_t seed,
+                         double *scale);
+
+/* Sorts x[0 .. n) (n >= 1) in place and returns its 0.50, 0.95 and 0.99
+ * quantiles (GSL's linear interpolation between order statistics). */
+void ds_jitter_quantiles(double *x, size_t n, double *p50, double *p95, double *p99);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_JITTER_H */

@@ -1,0 +1,214 @@
+/*
+ * Model file reader. Parameter tensors are kept in one array in
+ * registration order (the order of the layers, then of each layer's list),
+ * which is what DDP's bucketing walks (reversed) to assign gradients.
+ */
+#include "sim/train/model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/config.h"
+
+static const char *const root_keys[] = {"schema_version", "name", "sample",
+                                        "default_batch", "optimizer", "input_bytes",
+                                        "output_bytes", "layers", NULL};
+static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
+                                         "fwd_bytes", "act_bytes", "params",
+                                         NULL};
+static const char *const param_keys[] = {"name", "numel", "shape", NULL};
+
+int ds_optimizer_states(enum ds_optimizer opt) {
+  return opt == DS_OPT_ADAM ? 2 : 1;
+}
+
+const char *ds_optimizer_name(enum ds_optimizer opt) {
+  return opt == DS_OPT_ADAM ? "adam" : "sgd";
+}
+
+static ds_status read_nonneg(const struct ds_cnode *map, const char *key,
+                             double *out, struct ds_err *err) {
+  struct ds_cnode node;
+  int64_t v;
+  DS_CHECK(ds_cmap_require(map, key, "a non-negative integer", &node, err));
+  DS_CHECK(ds_cnode_int64(&node, &v, err));
+  if (v < 0)
+    return ds_cnode_error(&node, err, "expected a non-negative integer, got %lld",
+                          (long long)v);
+  *out = (double)v;
+  return DS_OK;
+}
+
+static ds_status read_string(const struct ds_cnode *map, const char *key,
+                             const char *what, char **out, struct ds_err *err) {
+  struct ds_cnode node;
+  const char *s;
+  DS_CHECK(ds_cmap_require(map, key, what, &node, err));
+  DS_CHECK(ds_cnode_string(&node, &s, err));
+  if (s[0] == '\0') return ds_cnode_error(&node, err, "expected %s, got \"\"", what);
+  *out = strdup(s);
+  return *out ? DS_OK : DS_ENOMEM;
+}
+
+/* shape: [d0, d1, ...], positive integers whose product is numel. */
+static ds_status read_shape(const struct ds_cnode *seq, struct ds_param *p,
+                            struct ds_err *err) {
+  struct ds_cnode item;
+  size_t n;
+  int64_t prod = 1, d;
+  if (!ds_cnode_is_seq(seq))
+    return ds_cnode_error(seq, err, "expected a list of dimensions like [768, 3072]");
+  DS_CHECK(ds_cseq_len(seq, &n, err));
+  if (n == 0 || n > 8)
+    return ds_cnode_error(seq, err, "expected 1 to 8 dimensions, got %zu", n);
+  for (size_t i = 0; i < n; i++) {
+    DS_CHECK(ds_cseq_at(seq, i, &item, err));
+    DS_CHECK(ds_cnode_int64(&item, &d, err));
+    if (d <= 0 || d > p->numel)
+      return ds_cnode_error(&item, err, "expected a dimension from 1 to numel %lld, got %lld",
+                            (long long)p->numel, (long long)d);
+    if (i == 0) p->rows = d;
+    if (d > p->numel / prod) { /* the product would pass numel (or overflow) */
+      prod = 0;
+      break;
+    }
+    prod *= d;
+  }
+  if (prod != p->numel)
+    return ds_cnode_error(seq, err, "the dimensions' product is not numel %lld",
+                          (long long)p->numel);
+  p->ndim = (int32_t)n;
+  return DS_OK;
+}
+
+static ds_status read_params(struct ds_model *m, const struct ds_cnode *layer,
+                             struct ds_layer *l, int32_t li, size_t *cap,
+                             struct ds_err *err) {
+  struct ds_cnode seq, item, node;
+  size_t n;
+  DS_CHECK(ds_cmap_require(layer, "params", "a sequence of {name, numel} (or [])",
+                           &seq, err));
+  DS_CHECK(ds_cseq_len(&seq, &n, err));
+  l->param_first = m->n_params;
+  for (size_t i = 0; i < n; i++) {
+    DS_CHECK(ds_cseq_at(&seq, i, &item, err));
+    DS_CHECK(ds_cmap_check_keys(&item, param_keys, err));
+    if ((size_t)m->n_params == *cap) {
+      size_t nc = *cap ? 2 * *cap : 64;
+      struct ds_param *p = realloc(m->params, nc * sizeof *p);
+      if (!p) return DS_ENOMEM;
+      m->params = p;
+      *cap = nc;
+    }
+    struct ds_param *p = &m->params[m->n_params];
+    memset(p, 0, sizeof *p);
+    m->n_params++; /* counted now so ds_model_free releases the name */
+    DS_CHECK(read_string(&item, "name", "a tensor name", &p->name, err));
+    DS_CHECK(ds_cmap_require(&item, "numel", "a positive integer", &node, err));
+    DS_CHECK(ds_cnode_int64(&node, &p->numel, err));
+    if (p->numel <= 0)
+      return ds_cnode_error(&node, err, "expected a positive integer, got %lld",
+                            (long long)p->numel);
+    if (ds_cmap_get(&item, "shape", &node)) DS_CHECK(read_shape(&node, p, err));
+    p->layer = li;
+    l->param_numel += p->numel;
+    m->total_numel += p->numel;
+  }
+  l->param_count = m->n_params - l->param_first;
+  return DS_OK;
+}
+
+static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) {
+  struct ds_config *cfg = NULL;
+  struct ds_cnode root, node, layers, item;
+  size_t n_layers, param_cap = 0;
+  const char *s;
+  ds_status st;
+
+  DS_CHECK_GOTO(ds_config_open(path, root_keys, &cfg, &root, err), st, out);
+  DS_CHECK_GOTO(read_string(&root, "name", "a model name", &m->name, err), st, out);
+  DS_CHECK_GOTO(read_string(&root, "sample", "a description of one sample",
+                            &m->sample, err), st, out);
+  DS_CHECK_GOTO(ds_cmap_require(&root, "default_batch", "a positive integer",
+                                &node, err), st, out);
+  DS_CHECK_GOTO(ds_cnode_int64(&node, &m->default_batch, err), st, out);
+  if (m->default_batch < 1 || m->default_batch > 1 << 20) {
+    st = ds_cnode_error(&node, err, "expected a batch from 1 to %d", 1 << 20);
+    goto out;
+  }
+  DS_CHECK_GOTO(ds_cmap_require(&root, "optimizer", "sgd or adam", &node, err),
+                st, out);
+  DS_CHECK_GOTO(ds_cnode_string(&node, &s, err), st, out);
+  if (strcmp(s, "sgd") == 0) m->optimizer = DS_OPT_SGD;
+  else if (strcmp(s, "adam") == 0) m->optimizer = DS_OPT_ADAM;
+  else {
+    st = ds_cnode_error(&node, err, "expected sgd or adam, got \"%s\"", s);
+    goto out;
+  }
+  DS_CHECK_GOTO(ds_cmap_require(&root, "layers", "a sequence of layers", &layers,
+                                err), st, out);
+  DS_CHECK_GOTO(ds_cseq_len(&layers, &n_layers, err), st, out);
+  if (n_layers == 0) {
+    st = ds_cnode_error(&layers, err, "expected at least one layer");
+    goto out;
+  }
+  m->layers = calloc(n_layers, sizeof *m->layers);
+  if (!m->layers) { st = DS_ENOMEM; goto out; }
+  for (size_t i = 0; i < n_layers; i++) {
+    struct ds_layer *l = &m->layers[i];
+    m->n_layers++;
+    DS_CHECK_GOTO(ds_cseq_at(&layers, i, &item, err), st, out);
+    DS_CHECK_GOTO(ds_cmap_check_keys(&item, layer_keys, err), st, out);
+    DS_CHECK_GOTO(read_string(&item, "name", "a layer name", &l->name, err), st, out);
+    DS_CHECK_GOTO(read_nonneg(&item, "fwd_flops", &l->fwd_flops, err), st, out);
+    DS_CHECK_GOTO(read_nonneg(&item, "bwd_flops", &l->bwd_flops, err), st, out);
+    DS_CHECK_GOTO(read_nonneg(&item, "fwd_bytes", &l->fwd_bytes, err), st, out);
+    DS_CHECK_GOTO(read_nonneg(&item, "act_bytes", &l->act_bytes, err), st, out);
+    DS_CHECK_GOTO(read_params(m, &item, l, (int32_t)i, &param_cap, err), st, out);
+  }
+  if (m->n_params == 0) {
+    st = ds_cnode_error(&layers, err, "expected at least one parameter tensor");
+    goto out;
+  }
+  /* The model's input and output per sample: the files' per-layer bytes
+   * are 4x (input + output) and 4x output elements, so by default the
+   * first layer's difference is the input and the last's output the
+   * output. */
+  m->input_bytes = m->layers[0].fwd_bytes - m->layers[0].act_bytes;
+  if (m->input_bytes < 0) m->input_bytes = 0;
+  m->output_bytes = m->layers[m->n_layers - 1].act_bytes;
+  if (ds_cmap_get(&root, "input_bytes", &node))
+    DS_CHECK_GOTO(read_nonneg(&root, "input_bytes", &m->input_bytes, err), st, out);
+  if (ds_cmap_get(&root, "output_bytes", &node))
+    DS_CHECK_GOTO(read_nonneg(&root, "output_bytes", &m->output_bytes, err), st, out);
+out:
+  ds_config_free(cfg);
+  return st;
+}
+
+ds_status ds_model_load(const char *path, struct ds_model **out,
+                        struct ds_err *err) {
+  struct ds_model *m = calloc(1, sizeof *m);
+  if (!m) return DS_ENOMEM;
+  m->path = strdup(path);
+  ds_status st = m->path ? load(m, path, err) : DS_ENOMEM;
+  if (st == DS_ENOMEM) ds_err_set(err, st, "%s: out of memory", path);
+  if (st != DS_OK) {
+    ds_model_free(m);
+    return st;
+  }
+  *out = m;
+  return DS_OK;
+}
+
+void ds_model_free(struct ds_model *m) {
+  if (!m) return;
+  for (int32_t i = 0; i < m->n_layers; i++) free(m->layers[i].name);
+  for (int32_t i = 0; i < m->n_params; i++) free(m->params[i].name);
+  free(m->layers);
+  free(m->params);
+  free(m->name);
+  free(m->path);
+  free(m->sample);
+  free(m);
+}

@@ -1,0 +1,74 @@
+/*
+ * Model descriptions: layers in forward order, each with its parameter
+ * tensors (registration order), FLOPs per sample forward and backward,
+ * forward memory traffic and saved activation bytes per sample (fp32).
+ */
+#ifndef DS_MODEL_H
+#define DS_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum ds_optimizer { DS_OPT_SGD, DS_OPT_ADAM };
+
+struct ds_param {
+  char *name;     /* owned by the model */
+  int64_t numel;
+  int32_t layer;  /* index of the owning layer */
+  /* From the optional `shape` key: the number of dimensions (0 when the
+   * file gives no shape) and the first one. PowerSGD views a tensor as a
+   * rows x (numel / rows) matrix, as PyTorch's tensor.view(shape[0], -1). */
+  int32_t ndim;
+  int64_t rows;
+};
+
+struct ds_layer {
+  char *name;          /* owned by the model */
+  double fwd_flops;    /* per sample */
+  double bwd_flops;    /* per sample */
+  double fwd_bytes;    /* memory traffic per sample, fp32 */
+  double act_bytes;    /* saved activations per sample, fp32 */
+  int32_t param_first; /* params[param_first .. +param_count) */
+  int32_t param_count;
+  int64_t param_numel; /* sum of its tensors' elements */
+};
+
+struct ds_model {
+  char *name;
+  char *path;
+  char *sample;
+  int64_t default_batch;
+  enum ds_optimizer optimizer;
+  struct ds_layer *layers;
+  int32_t n_layers;
+  struct ds_param *params; /* registration order */
+  int32_t n_params;
+  int64_t total_numel;
+  /* Per sample, for DataParallel's scatter and gather (docs/strategies.md):
+   * input_bytes as fed to the model (key input_bytes; default the first
+   * layer's fwd_bytes - act_bytes, i.e. 4x its input elements), not scaled
+   * by the dtype; output_bytes in fp32 (key output_bytes; default the last
+   * layer's act_bytes, its output). */
+  double input_bytes;
+  double output_bytes;
+};
+
+ds_status ds_model_load(const char *path, struct ds_model **out,
+                        struct ds_err *err);
+void ds_model_free(struct ds_model *model);
+
+/* Optimizer state tensors per parameter: 1 for SGD with momentum, 2 for Adam. */
+int ds_optimizer_states(enum ds_optimizer opt);
+const char *ds_optimizer_name(enum ds_optimizer opt);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_MODEL_H */

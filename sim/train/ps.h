@@ -1,0 +1,162 @@
+/*
+ * Parameter-server training (--strategy ps): workers push gradients to
+ * servers that hold the parameters, apply the optimizer and send the
+ * parameters back (docs/strategies.md, "Parameter server").
+ *
+ *   - Workers are the ranks, one per GPU (rank r on GPU r). Per step a
+ *     worker runs forward (every layer, then the loss) and backward (every
+ *     layer in reverse) and pushes its gradients to their servers:
+ *     after backward, each shard at once (DS_PS_PUSH_AFTER_BACKWARD), or
+ *     after each layer's backward, that layer's tensors grouped by server
+ *     (DS_PS_PUSH_PER_LAYER, as TensorFlow sends each gradient when it is
+ *     ready; pushes never hold compute back, several fly at once). It then
+ *     waits for the parameters of every shard to come back (pull) before
+ *     its next forward.
+ *   - Servers: n_servers, server k colocated on GPU k * world / n_servers
+ *     (spread evenly over the ranks, so over nodes too), as TensorFlow's and
+ *     BytePS's colocated servers run. A push or pull between a worker and a
+ *     remote server is one flow over the route between their GPUs (latency
+ *     trailing, as send/recv); with the worker on the server's own GPU it
+ *     is a device-local copy at memory speed: no links, rate mem_bw *
+ *     mem_efficiency / 2 (read and write).
+ *   - Sharding: whole tensors, in registration order, each to the server
+ *     with the fewest bytes so far (ties: the lowest index), as
+ *     TensorFlow's GreedyLoadBalancingStrategy places variables.
+ *   - The server's update is one memory-bound kernel on its GPU (the
+ *     roofline of compute.h with no FLOPs): the optimizer step over its
+ *     shard, 5 passes (SGD with momentum) or 7 (Adam) of the shard's bytes,
+ *     and in sync mode with N > 1 workers first the sum of the N gradients
+ *     (read N, write 1: N + 1 passes). Updates of one server run one at a
+ *     time, in arrival order, on a queue of their own: they do not slow the
+ *     colocated worker's compute (approximation).
+ *   - Sync: server k applies once all pushes of the step have arrived,
+ *     then sends shard k to every worker: a barrier per step, per server.
+ *     Async: server k applies each worker's gradient as soon as all its
+ *     pushes to k (one, or one per layer) have arrived, and sends shard k
+ *     back to that worker only; each worker runs at its own pace.
+ *     Staleness of an applied gradient: the number of updates server k
+ *     applied between the worker's pull of the parameters the gradient was
+ *     computed on (iteration 0: the initial parameters, version 0) and this
+ *     update. Always 0 in sync mode and with one worker.
+ *   - Stragglers: per-rank factors multiply the duration of that rank's
+ *     compute ops (forward, loss, backward), times the jitter multiplier
+ *     of the op when there is one.
+ *
+ * The asynchronous order of updates cannot be written as a static
+ * schedule, so this module runs its own event loop on the engine and the
+ * network model (not sim/train/exec.c). It still builds a schedule of every op
+ * (push and pull kinds, each server update a `step` on the server's GPU on
+ * the `host` stream) with same-rank dependencies only: the cross-rank
+ * order (a server waits for pushes, a worker for pulls) is this module's.
+ */
+#ifndef DS_PS_H
+#define DS_PS_H
+
+#include <stdint.h>
+
+#include "traces/schedule.h"
+#include "base/status.h"
+#include "sim/train/compute.h"
+#include "sim/train/ddp.h"
+#include "sim/train/model.h"
+#include "sim/net/net.h"
+#include "sim/net/topo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum ds_ps_mode { DS_PS_SYNC, DS_PS_ASYNC };
+/* When a worker pushes: each shard once after backward, or each layer's
+ * gradients (grouped by server) as soon as that layer's backward ends. */
+enum ds_ps_push { DS_PS_PUSH_AFTER_BACKWARD, DS_PS_PUSH_PER_LAYER };
+
+const char *ds_ps_mode_name(enum ds_ps_mode mode);
+/* Returns 0 and sets *out for "sync" or "async"; -1 otherwise. */
+int ds_ps_mode_parse(const char *name, enum ds_ps_mode *out);
+/* "after-backward", "per-layer"; parse returns -1 for anything else. */
+const char *ds_ps_push_name(enum ds_ps_push push);
+int ds_ps_push_parse(const char *name, enum ds_ps_push *out);
+
+/* Where the parameters live. */
+struct ds_ps_shards {
+  int32_t n;                /* servers */
+  int32_t *server_of_param; /* [model->n_params] (owned) */
+  int64_t *numel;           /* [n] elements of each shard (owned) */
+  int32_t *gpu;             /* [n] GPU (= rank) hosting server k (owned) */
+};
+
+/* Shards model's tensors over n_servers servers of a world of `world`
+ * ranks (1 <= n_servers <= world). DS_EUSAGE otherwise (message in err). */
+ds_status ds_ps_shard(const struct ds_model *model, int32_t n_servers, int32_t world,
+                      struct ds_ps_shards *out, struct ds_err *err);
+void ds_ps_shards_release(struct ds_ps_shards *s);
+
+/* Bytes one server update moves (the kernel's memory traffic). */
+double ds_ps_update_bytes(const struct ds_model *model, const struct ds_compute *c,
+                          int64_t shard_numel, enum ds_ps_mode mode, int32_t world);
+
+/* Per-GPU memory of GPU g: the worker's parameters, gradients and
+ * activations (no optimizer state), plus for every server on g its master
+ * copy of the shard (params), its optimizer state (optimizer) and, in sync
+ * mode with several workers, the buffer the pushes are summed into (buckets). */
+void ds_ps_memory(const struct ds_model *model, int dtype_bytes, int64_t batch,
+                  const struct ds_ps_shards *shards, enum ds_ps_mode mode,
+                  int32_t world, int32_t gpu, struct ds_ddp_memory *out);
+
+struct ds_ps_options {
+  int32_t world_size;         /* workers = ranks, <= topo->n_gpus */
+  int64_t batch;              /* per worker */
+  int32_t n_servers;
+  enum ds_ps_mode mode;
+  enum ds_ps_push push;
+  int32_t iters;              /* steps every worker runs, >= 2 */
+  enum ds_net_mode net_mode;
+  /* [world_size] duration factor of each rank's compute ops (stragglers);
+   * NULL: 1. Borrowed. */
+  const double *rank_factor;
+  /* Jitter (jitter.h): when jitter != 0, every compute op's duration is
+   * also multiplied by a lognormal draw of CV jitter_cv from seed. */
+  int jitter;
+  double jitter_cv;
+  uint64_t seed;
+};
+
+/* What a run measured. Times in ms. Per-worker step time: from the end of
+ * its iteration 0 (its last pull delivered) to the end of its last
+ * iteration, divided by iters - 1. */
+struct ds_ps_result {
+  struct ds_schedule *step;  /* one iteration's ops, ids 0..n-1 (owned) */
+  struct ds_schedule *all;   /* every iteration: iteration i's op j has
+                                id i * step->n_ops + j (owned) */
+  int64_t *op_start_ns;      /* [all->n_ops] (owned) */
+  int64_t *op_end_ns;        /* [all->n_ops] (owned) */
+  double *worker_step_ms;    /* [world] (owned) */
+  double iter_ms;            /* mean over workers of the per-worker step time */
+  double first_iter_ms;      /* last worker's end of iteration 0, from 0 */
+  double samples_per_s;      /* sum over workers of batch / step time */
+  double fwd_ms, bwd_ms;     /* worker 0's forward (with loss) / backward, last iteration */
+  double step_ms;            /* mean duration of server 0's updates in the last iteration */
+  double comm_ms;            /* mean over workers of the union of its push and
+                                pull intervals in the last iteration */
+  double exposed_ms;         /* mean over workers of the part of that union
+                                outside its compute ops */
+  double staleness_mean;     /* over every applied gradient (all iterations) */
+  int64_t staleness_max;
+  int64_t n_updates;         /* updates applied, all servers */
+  uint64_t events;           /* engine events fired */
+};
+
+/* Builds and runs opt->iters steps of every worker. compute is the roofline
+ * of topo's GPU; topo and model are borrowed (topo's route scratch is used).
+ * DS_EUSAGE for options out of range (message names the flag). */
+ds_status ds_ps_run(struct ds_topo *topo, const struct ds_model *model,
+                    const struct ds_compute *compute, const struct ds_ps_options *opt,
+                    struct ds_ps_result *out, struct ds_err *err);
+void ds_ps_result_release(struct ds_ps_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_PS_H */

@@ -1,0 +1,71 @@
+/*
+ * Calibration files: what `ddpreal calibrate` measured on a machine, read
+ * back by ddpsim (`--calib FILE`) to override the topology's `compute`
+ * section.
+ *
+ *   schema_version: 1
+ *   compute:                  # every key optional; only present keys apply
+ *     flops_efficiency: 0.62  # achieved / peak FLOP/s of the fp32_math below
+ *     mem_efficiency: 0.87    # achieved / peak memory bandwidth
+ *     kernel_overhead: 2.5us  # fixed cost per kernel
+ *     fp32_math: tf32         # tf32 or fp32: the math the efficiency is of
+ *   collective:               # optional: the all-reduce fit (informative;
+ *     op: allreduce           # the topology's links are not changed)
+ *     nranks: 2
+ *     shared: false           # ranks shared GPUs (then not separate GPUs)
+ *     copy: false             # 1 rank: the "all-reduce" is a device copy
+ *     alpha: 12.5us           # t = alpha + S * busfactor / bus_bw
+ *     bus_bw: 350GBps
+ *     fit_r2: 0.998
+ *     fit_rms_rel_residual: 0.12
+ *
+ * The format crosses from the replay to the simulator, as the schedule and
+ * the trace do, so it lives here. The struct is plain data: the writer
+ * here (plain stdio, no CUDA and no libyaml; ddpreal calibrate) and the
+ * loader (sim/train/calib.c, libyaml, in ddpsim) share it without linking
+ * each other. Unknown keys are errors; units as
+ * in base/units.h; every error is "FILE:LINE:COL: key 'KEY': ...".
+ */
+#ifndef DS_CALIB_FILE_H
+#define DS_CALIB_FILE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ds_calib {
+  /* compute: each value applies only when its has_ flag is set */
+  int has_flops_efficiency;
+  double flops_efficiency; /* (0, 1] */
+  int has_mem_efficiency;
+  double mem_efficiency; /* (0, 1] */
+  int has_kernel_overhead;
+  double kernel_overhead_ns; /* >= 0 */
+  int has_fp32_math;
+  int fp32_uses_tf32;
+  /* collective: the all-reduce fit, when has_collective */
+  int has_collective;
+  int32_t coll_nranks;      /* >= 1 */
+  int coll_shared;          /* ranks shared GPUs */
+  int coll_copy;            /* one rank: a device copy, not a collective */
+  double coll_alpha_ns;     /* >= 0 */
+  double coll_bus_bw_bytes_per_s; /* > 0 */
+  double coll_fit_r2;
+  double coll_fit_rms_rel_residual; /* >= 0 */
+};
+
+/* Writes `header` as is (comment lines, each starting with '#' and ending
+ * with '\n'; may be NULL), then schema_version and the sections whose keys
+ * are present in c. Values carry 6 significant digits in the units the
+ * loader reads (times in us, bandwidths in GBps), so write -> load -> write
+ * gives the same text. Returns 0, or -1 when the stream reports an error. */
+int ds_calib_write(FILE *fp, const struct ds_calib *c, const char *header);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_CALIB_FILE_H */

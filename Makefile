@@ -4,6 +4,7 @@
 #   make test       install missing Debian packages, build with sanitizers, run every test
 #   make run        the design card's example: bin/ddpsim --topo 4gpu.yaml --bucket-mb 25
 #   make bench      benchmarks (not tests); results go to bench/README.md by hand
+#   make validate   predictions against published measurements (python3; docs/validation.md)
 #   make info       what was detected
 #
 # Knobs: DEBUG=1 (-O0 -g), ASAN=1 (address+undefined sanitizers), WERROR=0,
@@ -91,7 +92,7 @@ REAL_LIBS  := $(MPI_LIBS) -lpthread \
 NVCCFLAGS  := -O2 -g -std=c++17 -arch=sm_90 -I. --compiler-options \
               -Wall,-Wextra,-Wno-unused-parameter$(if $(filter 1,$(WERROR)),$(comma)-Werror)
 
-.PHONY: all test run bench info clean deps check-build gpu-check
+.PHONY: all test run bench validate info clean deps check-build gpu-check
 all: bin/ddpsim $(if $(wildcard real/main.c),bin/ddpreal)
 
 bin/ddpsim: $(DDPSIM)
@@ -181,6 +182,10 @@ run: bin/ddpsim
 
 bench: $(BENCHES) $(DDPSIM)
 	$(Q)DDPSIM_BIN=$(DDPSIM) bench/run.sh $(BUILD)/bench
+
+# A benchmark, not a test: prints errors, asserts nothing (python3, stdlib only).
+validate: bin/ddpsim
+	$(Q)DDPSIM_BIN=bin/ddpsim python3 validation/run.py
 
 # GPU checks (needs a GPU; see scripts/gpu-check.sh): build, replay, sweep.
 gpu-check: bin/ddpsim bin/ddpreal

@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""ddpsim against published measurements: the validation report (make validate).
+
+Reads every validation/*.csv (one file per group), runs each row's ddpsim
+command (cached: identical commands run once), picks the predicted number out
+of the command's --format csv output and prints, per group, a table of
+measured against predicted with the signed error (pred - meas) / meas, then
+the median and worst absolute error per source, per group and overall
+(excluding the rows used to fit constants), and for rows that form a pair
+(two bucket sizes) whether the predicted ordering matches the measured one.
+
+A benchmark, not a test: it reports errors and asserts nothing. Exit status
+0, or 1 when a command could not be run or its output had no matching row.
+Python 3 standard library only; builds nothing (DDPSIM_BIN, default
+bin/ddpsim).
+
+Row columns (docs/validation.md): source, machine, software, measured, unit,
+value, fit (yes|no), command (ddpsim arguments, or - when ddpsim cannot
+express the measurement yet), metric (an output column, or an arithmetic
+expression over columns such as 100*speedup_vs_single/world_size), select
+(k=v;k=v: which output row), pair (rows sharing an id are compared by sign),
+expressible (yes | approx: the command only approximates the setup | no),
+note.
+"""
+
+import csv
+import glob
+import io
+import os
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.environ.get("DDPSIM_BIN", "bin/ddpsim")
+NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+
+
+def run_command(cache, cmd):
+    """Output rows of one ddpsim command (list of dicts), or an error string."""
+    if cmd in cache:
+        return cache[cmd]
+    try:
+        proc = subprocess.run([BIN] + shlex.split(cmd), cwd=ROOT, capture_output=True,
+                              text=True, check=False)
+    except OSError as exc:
+        cache[cmd] = "cannot run %s: %s" % (BIN, exc)
+        return cache[cmd]
+    if proc.returncode != 0:
+        cache[cmd] = "exit %d: %s" % (proc.returncode, proc.stderr.strip().splitlines()[-1:] or "")
+        return cache[cmd]
+    text = "\n".join(l for l in proc.stdout.splitlines() if l and not l.startswith("#"))
+    cache[cmd] = list(csv.DictReader(io.StringIO(text)))
+    return cache[cmd]
+
+
+def same(a, b):
+    try:
+        return float(a) == float(b)
+    except ValueError:
+        return a == b
+
+
+def predict(cache, row):
+    """(predicted value, None) or (None, reason)."""
+    cmd = row["command"].strip()
+    if cmd in ("", "-"):
+        return None, "not expressible"
+    out = run_command(cache, cmd)
+    if isinstance(out, str):
+        return None, "FAILED " + out
+    want = [kv.split("=", 1) for kv in row["select"].split(";") if kv.strip()]
+    hits = [r for r in out if all(k in r and same(r[k], v) for k, v in want)]
+    if not hits:
+        return None, "FAILED no output row with %s" % row["select"]
+    names = {}
+    for k, v in hits[0].items():
+        try:
+            names[k] = float(v)
+        except (TypeError, ValueError):
+            pass
+    expr = row["metric"]
+    for name in NAME_RE.findall(expr):
+        if name not in names:
+            return None, "FAILED no numeric column %s" % name
+    return eval(expr, {"__builtins__": {}}, names), None  # columns and + - * / only
+
+
+def size_bytes(row):
+    for kv in row["select"].split(";"):
+        if kv.startswith("size_bytes="):
+            return int(kv.split("=", 1)[1])
+    return None
+
+
+def short_source(src):
+    return src.split(" (")[0]
+
+
+def stats(errs):
+    if not errs:
+        return "n=0"
+    a = [abs(e) for e in errs]
+    return "n=%-3d median %6.1f %%  worst %6.1f %%" % (len(a), statistics.median(a), max(a))
+
+
+def fmt(v):
+    if v is None:
+        return "-"
+    if abs(v) >= 1000:
+        return "%.0f" % v
+    if abs(v) >= 10:
+        return "%.2f" % v
+    return "%.3f" % v
+
+
+def main():
+    cache = {}
+    failed = 0
+    overall, overall_exact = [], []
+    files = sorted(glob.glob(os.path.join(ROOT, "validation", "*.csv")))
+    print("ddpsim validation: %s against %d groups (validation/*.csv)" % (BIN, len(files)))
+    print("error = (predicted - measured) / measured; diff = predicted - measured in the row's unit;")
+    print("~ = the command only approximates the measured setup; fit rows are excluded from summaries")
+    for path in files:
+        group = os.path.splitext(os.path.basename(path))[0]
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+        srcs = []
+        for r in rows:
+            s = short_source(r["source"])
+            if s not in srcs:
+                srcs.append(s)
+        print("\n== %s (%d rows)" % (group, len(rows)))
+        for i, s in enumerate(srcs):
+            print("  [%d] %s" % (i + 1, s))
+        print("%-4s %-44s %-58s %-6s %10s %10s %9s %8s %-3s" % (
+            "src", "machine", "measured", "unit", "measured", "predicted", "error%", "diff", "fit"))
+        per_src = {s: [] for s in srcs}
+        per_src_exact = {s: [] for s in srcs}
+        grp, grp_exact, grp_big, grp_big_exact, pts = [], [], [], [], []
+        pairs = {}
+        for r in rows:
+            meas = float(r["value"])
+            pred, why = predict(cache, r)
+            s = short_source(r["source"])
+            approx = r["expressible"].strip() == "approx"
+            if why and why.startswith("FAILED"):
+                failed += 1
+            if pred is None:
+                err_s, diff_s = why, ""
+            else:
+                err = 100.0 * (pred - meas) / meas
+                err_s, diff_s = "%+8.1f%%" % err, "%+8.2f" % (pred - meas)
+                if r["fit"].strip() != "yes":
+                    per_src[s].append(err)
+                    grp.append(err)
+                    overall.append(err)
+                    if not approx:
+                        per_src_exact[s].append(err)
+                        grp_exact.append(err)
+                        overall_exact.append(err)
+                    sz = size_bytes(r)
+                    if sz is not None and sz >= 1 << 20:
+                        grp_big.append(err)
+                        if not approx:
+                            grp_big_exact.append(err)
+                    if r["unit"].strip() == "%":
+                        pts.append(pred - meas)
+                if r["pair"].strip():
+                    pairs.setdefault(r["pair"].strip(), []).append((r, meas, pred))
+            print("%-4s %-44.44s %-58.58s %-6s %10s %10s %9s %8s %-3s%s" % (
+                "[%d]" % (srcs.index(s) + 1), r["machine"], r["measured"], r["unit"], fmt(meas),
+                fmt(pred), err_s if pred is not None else "", diff_s, r["fit"],
+                (" ~" if approx else "") + ("" if pred is not None else "  (" + why + ")")))
+        print("-- %s summary (non-fit rows with a prediction)" % group)
+        for i, s in enumerate(srcs):
+            print("  [%d] %-60.60s all: %s | exact: %s" % (i + 1, s, stats(per_src[s]),
+                                                          stats(per_src_exact[s])))
+        print("  group all   : %s" % stats(grp))
+        print("  group exact : %s" % stats(grp_exact))
+        if grp_big:
+            print("  sizes >= 1 MiB, all  : %s" % stats(grp_big))
+            print("  sizes >= 1 MiB, exact: %s" % stats(grp_big_exact))
+        if pts:
+            a = [abs(p) for p in pts]
+            print("  rows in %%: |predicted - measured| median %.1f points, worst %.1f points (n=%d)"
+                  % (statistics.median(a), max(a), len(a)))
+        if pairs:
+            match = 0
+            for pid, members in pairs.items():
+                if len(members) != 2:
+                    print("  pair %s: %d rows with a prediction, need 2" % (pid, len(members)))
+                    continue
+                (ra, ma, pa), (rb, mb, pb) = members
+                sm = (ma > mb) - (ma < mb)
+                sp = (pa > pb) - (pa < pb)
+                ok = sm == sp
+                match += ok
+                rel = {1: ">", 0: "=", -1: "<"}
+                print("  pair %-20s measured %s %s %s, predicted %s %s %s: sign %s" % (
+                    pid, fmt(ma), rel[sm], fmt(mb), fmt(pa), rel[sp], fmt(pb),
+                    "matches" if ok else "WRONG"))
+            print("  pairs with the measured sign: %d of %d" % (
+                match, sum(1 for m in pairs.values() if len(m) == 2)))
+    print("\n== overall (every group, non-fit rows with a prediction)")
+    print("  all   : %s" % stats(overall))
+    print("  exact : %s" % stats(overall_exact))
+    if failed:
+        print("\n%d row(s) failed to run or to match an output row" % failed)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -39,7 +39,7 @@ Test(cli, design_card_example) {
   const char *want[] = {"ddp: resnet50 on 4gpu (4 x A100-SXM4-80GB)",
                         "  iteration ", "    forward ", "    backward ",
                         "    optimizer ", "  communication ", "    exposed ",
-                        "    overlap ", "  buckets            5:", "  peak memory "};
+                        "    overlap ", "  buckets            4:", "  peak memory "};
   for (size_t i = 0; i < sizeof want / sizeof *want; i++)
     cr_assert(strstr(r.out, want[i]), "missing \"%s\" in:\n%s", want[i], r.out);
   ds_test_release(&r);
@@ -141,6 +141,72 @@ Test(cli, ddp_options_on_the_tiny_model) {
   struct ds_test_result both = run(TINY "--static-graph --find-unused-parameters");
   cr_assert_eq(both.status, 2);
   ds_test_release(&both);
+}
+
+Test(cli, the_first_bucket_follows_pytorchs_rule_for_bucket_cap_mb) {
+  /* tiny's gradients in ready order: l2.weight 4 MiB, l1.weight 2 MiB,
+   * l0.bias 1 KiB, l0.weight 1 MiB. Expected, because distributed.py caps
+   * the first bucket at _DEFAULT_FIRST_BUCKET_BYTES (1 MiB) only when
+   * bucket_cap_mb is unset: unset, l2.weight alone overshoots 1 MiB and the
+   * rest make 3 MiB; with bucket_cap_mb=25 the first cap is 25 MiB and one
+   * bucket holds all 7 MiB; --first-bucket-mb 1 restores the small cap. */
+  const struct { const char *args, *want; } cases[] = {
+      {"", "buckets            2: 4.00, 3.00 MiB"},
+      {"--bucket-mb 25", "buckets            1: 7.00 MiB"},
+      {"--bucket-mb 25 --first-bucket-mb 1", "buckets            2: 4.00, 3.00 MiB"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char args[256];
+    snprintf(args, sizeof args, "--topo tests/data/tiny-topo.yaml "
+             "--model tests/data/tiny-model.yaml %s", cases[i].args);
+    struct ds_test_result r = run(args);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, cases[i].want), "%s:\n%s", cases[i].args, r.out);
+    ds_test_release(&r);
+  }
+}
+
+/* All-reduce rows per iteration of a trace (iterations 0..2). */
+static void count_allreduces(const char *path, int per_iter[3]) {
+  char *text = ds_test_slurp(path);
+  const char *line = text;
+  int kind = -1, iter = -1;
+  per_iter[0] = per_iter[1] = per_iter[2] = 0;
+  for (; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+    if (*line == '#') continue;
+    if (kind < 0) { /* the header */
+      kind = ds_test_csv_column(line, "kind");
+      iter = ds_test_csv_column(line, "iter");
+      continue;
+    }
+    const char *f = line;
+    for (int k = 0; k < kind; k++) f = strchr(f, ',') + 1;
+    if (strncmp(f, "allreduce,", 10) != 0) continue;
+    int it = (int)ds_test_csv_field(line, iter);
+    cr_assert(it >= 0 && it < 3);
+    per_iter[it]++;
+  }
+  free(text);
+}
+
+Test(cli, static_graph_runs_one_bucket_twice_then_rebuilds) {
+  /* Expected, because the reducer with static_graph=True rebuilds its
+   * buckets before iteration 2: iterations 0 and 1 all-reduce one bucket
+   * per rank (4 ranks), iteration 2 the two rebuilt ones; --iters defaults
+   * to 3 so that the reported iteration is the rebuilt one. */
+  char path[] = "/tmp/ddpsim_test_static_XXXXXX";
+  ds_test_write_temp(path, "");
+  char args[256];
+  snprintf(args, sizeof args, TINY "--static-graph --trace %s", path);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  ds_test_release(&r);
+  int n[3];
+  count_allreduces(path, n);
+  cr_assert_eq(n[0], 4);
+  cr_assert_eq(n[1], 4);
+  cr_assert_eq(n[2], 8);
+  unlink(path);
 }
 
 Test(cli, a_calibration_file_replaces_the_compute_factors) {

@@ -90,7 +90,7 @@ Test(comm_hook, fp16_halves_each_allreduce_and_adds_the_casts) {
   struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
   struct ds_compute c = test_gpu();
   struct ds_buckets b;
-  cr_assert_eq(ds_ddp_buckets(m, 4, 1 * MIB, 25 * MIB, 0, &b), DS_OK);
+  cr_assert_eq(ds_ddp_buckets(m, 4, 1 * MIB, 25 * MIB, DS_BUCKETS_READY, &b), DS_OK);
   struct ds_schedule *none = build(m, &c, &b, (struct ds_comm_hook){DS_HOOK_NONE, 0}, 1);
   struct ds_schedule *s = build(m, &c, &b, (struct ds_comm_hook){DS_HOOK_FP16, 0}, 1);
   const double n[2] = {1048576, 786688};
@@ -248,7 +248,7 @@ Test(comm_hook, powersgd_schedule_by_hand) {
   struct ds_model *m = ds_test_model("tests/data/psgd-model.yaml");
   struct ds_compute c = test_gpu();
   struct ds_buckets b;
-  cr_assert_eq(ds_ddp_buckets(m, 4, 36992, 25 * MIB, 0, &b), DS_OK);
+  cr_assert_eq(ds_ddp_buckets(m, 4, 36992, 25 * MIB, DS_BUCKETS_READY, &b), DS_OK);
   cr_assert_eq(b.n, 2);
   struct ds_schedule *s = build(m, &c, &b, (struct ds_comm_hook){DS_HOOK_POWERSGD, 2}, 1);
   /* per rank: (host launch, fwd) x2, loss, bwd l1, 10 hook ops, bwd l0, 10
@@ -324,7 +324,7 @@ Test(comm_hook, memory_of_the_hooks) {
    * gradients. */
   struct ds_model *m = ds_test_model("tests/data/psgd-model.yaml");
   struct ds_buckets b;
-  cr_assert_eq(ds_ddp_buckets(m, 4, 36992, 25 * MIB, 0, &b), DS_OK);
+  cr_assert_eq(ds_ddp_buckets(m, 4, 36992, 25 * MIB, DS_BUCKETS_READY, &b), DS_OK);
   struct ds_comm_hook psgd = {DS_HOOK_POWERSGD, 2}, fp16 = {DS_HOOK_FP16, 0};
   cr_assert_float_eq(ds_comm_hook_memory(&psgd, m, DS_DTYPE_FP32, &b),
                      1086592 + 11904 + 1050624, 1e-6);

@@ -4,7 +4,9 @@
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sim/train/compute.h"
 #include "sim/train/ddp.h"
@@ -25,7 +27,7 @@ Test(ddp, resnet50_rebuilt_buckets_match_pytorch) {
    * remaining 81 tensors (down to conv1.weight) make the last. */
   struct ds_model *m = ds_test_model("models/resnet50.yaml");
   struct ds_buckets b;
-  cr_assert_eq(ds_ddp_buckets(m, 4, 1 * MIB, 25 * MIB, 0, &b), DS_OK);
+  cr_assert_eq(ds_ddp_buckets(m, 4, 1 * MIB, 25 * MIB, DS_BUCKETS_READY, &b), DS_OK);
   const int32_t counts[] = {2, 15, 12, 51, 81};
   const double bytes[] = {8196000, 31502336, 26255360, 26550272, 9724160};
   const int32_t first_param[] = {160, 158, 143, 131, 80};
@@ -39,11 +41,146 @@ Test(ddp, resnet50_rebuilt_buckets_match_pytorch) {
   cr_assert_str_eq(m->params[b.order[b.n_order - 1]].name, "conv1.weight");
   ds_ddp_buckets_release(&b);
   /* Iteration 0: one bucket of every gradient, 25,557,032 * 4 bytes. */
-  cr_assert_eq(ds_ddp_buckets(m, 4, 1 * MIB, 25 * MIB, 1, &b), DS_OK);
+  cr_assert_eq(ds_ddp_buckets(m, 4, 1 * MIB, 25 * MIB, DS_BUCKETS_ONE, &b), DS_OK);
   cr_assert_eq(b.n, 1);
   cr_assert_float_eq(b.b[0].bytes, 25557032.0 * 4, 0.5);
   ds_ddp_buckets_release(&b);
   ds_model_free(m);
+}
+
+/* Bucket sizes of a layout in bytes, and the registration index of each
+ * bucket's first tensor, checked against the expected lists. */
+static void assert_layout(const struct ds_model *m, const struct ds_buckets *b, int32_t n,
+                          const double *bytes, const int32_t *counts, const int32_t *first) {
+  cr_assert_eq(b->n, n);
+  int32_t total = 0;
+  for (int32_t i = 0; i < n; i++) {
+    cr_assert_float_eq(b->b[i].bytes, bytes[i], 0.5, "bucket %d", i);
+    cr_assert_eq(b->b[i].count, counts[i], "bucket %d", i);
+    cr_assert_eq(b->order[b->b[i].first], first[i], "bucket %d", i);
+    total += b->b[i].count;
+  }
+  cr_assert_eq(total, m->n_params);
+}
+
+Test(ddp, a_set_bucket_cap_caps_the_first_bucket_too) {
+  /* Expected, because distributed.py passes bucket_bytes_cap as the first
+   * bucket's cap whenever bucket_cap_mb is given (_DEFAULT_FIRST_BUCKET_BYTES
+   * only when it is unset). Binning ResNet-50's 161 tensors in reverse
+   * registration order (../shared/data/resnet50_params.csv, by a separate
+   * script) with [25 MiB, 25 MiB] gives 14, 12, 39 and 96 tensors:
+   * 28.86, 25.04, 27.05, 16.55 MiB, what real PyTorch 2.15 rebuilds with
+   * bucket_cap_mb=25 (issue #13); at 100 MiB one bucket of every tensor. */
+  struct ds_model *m = ds_test_model("models/resnet50.yaml");
+  struct ds_buckets b;
+  cr_assert_eq(ds_ddp_buckets(m, 4, 25 * MIB, 25 * MIB, DS_BUCKETS_READY, &b), DS_OK);
+  assert_layout(m, &b, 4, (const double[]){30257056, 26255360, 28366848, 17348864},
+                (const int32_t[]){14, 12, 39, 96}, (const int32_t[]){160, 146, 134, 95});
+  ds_ddp_buckets_release(&b);
+  cr_assert_eq(ds_ddp_buckets(m, 4, 100 * MIB, 100 * MIB, DS_BUCKETS_READY, &b), DS_OK);
+  assert_layout(m, &b, 1, (const double[]){102228128}, (const int32_t[]){161},
+                (const int32_t[]){160});
+  ds_ddp_buckets_release(&b);
+  ds_model_free(m);
+}
+
+Test(ddp, find_unused_parameters_bins_in_registration_order_and_reverses) {
+  /* Expected, because with find_unused_parameters=True the reducer is built
+   * from _compute_bucket_assignment_by_size over the parameters in
+   * registration order with limits [1 MiB, 25 MiB], and distributed.py
+   * reverses the bucket list; the buckets are never rebuilt. ResNet-50
+   * (same script): 37, 78, 24, 15 and 7 tensors binned from conv1.weight,
+   * so all-reduced in the order 11.84, 30.04, 28.29, 25.77, 1.55 MiB, the
+   * small bucket holding conv1 last; each bucket's tensors stay in
+   * registration order. PyTorch 2.15 prints the same sizes (issue #13). */
+  struct ds_model *m = ds_test_model("models/resnet50.yaml");
+  struct ds_ddp_plan plan;
+  cr_assert_eq(ds_ddp_plan(m, 4, 1 * MIB, 25 * MIB, 1, 0, &plan), DS_OK);
+  cr_assert_eq(plan.rebuild_iter, 0);
+  for (int32_t it = 0; it < 3; it++)
+    cr_assert_eq(ds_ddp_plan_layout(&plan, it)->n, 5, "iteration %d", it);
+  const struct ds_buckets *b = ds_ddp_plan_layout(&plan, 0);
+  assert_layout(m, b, 5,
+                (const double[]){12410784, 31502336, 29669376, 27022336, 1623296},
+                (const int32_t[]){7, 15, 24, 78, 37}, (const int32_t[]){154, 139, 115, 37, 0});
+  cr_assert_str_eq(m->params[b->order[b->n_order - 1]].name, "layer2.0.conv2.weight");
+  /* the last bucket is the one binned first: it is ready only when conv1's
+   * gradient is, at the end of backward */
+  cr_assert_eq(b->b[4].ready_layer, 0);
+  ds_ddp_plan_release(&plan);
+  ds_model_free(m);
+}
+
+Test(ddp, static_graph_rebuilds_one_iteration_later) {
+  /* Expected, because the reducer with static_graph=True runs iterations 0
+   * and 1 with its initial single bucket and rebuilds before iteration 2;
+   * the default rebuilds before iteration 1. */
+  struct ds_model *m = ds_test_model("models/resnet50.yaml");
+  struct ds_ddp_plan plan;
+  cr_assert_eq(ds_ddp_plan(m, 4, 1 * MIB, 25 * MIB, 0, 1, &plan), DS_OK);
+  cr_assert_eq(plan.rebuild_iter, 2);
+  cr_assert_eq(ds_ddp_plan_layout(&plan, 0)->n, 1);
+  cr_assert_eq(ds_ddp_plan_layout(&plan, 1)->n, 1);
+  cr_assert_eq(ds_ddp_plan_layout(&plan, 2)->n, 5);
+  ds_ddp_plan_release(&plan);
+  cr_assert_eq(ds_ddp_plan(m, 4, 1 * MIB, 25 * MIB, 0, 0, &plan), DS_OK);
+  cr_assert_eq(plan.rebuild_iter, 1);
+  cr_assert_eq(ds_ddp_plan_layout(&plan, 0)->n, 1);
+  cr_assert_eq(ds_ddp_plan_layout(&plan, 1)->n, 5);
+  ds_ddp_plan_release(&plan);
+  ds_model_free(m);
+}
+
+static const char grad_ready_model[] =
+    "schema_version: 1\nname: ready\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
+    "layers:\n"
+    "  - {name: a, fwd_flops: 1, bwd_flops: 1, fwd_bytes: 0, act_bytes: 0,\n"
+    "     params: [{name: a.w, numel: 262144}, {name: a.b, numel: 1}]}\n"
+    "  - {name: b, fwd_flops: 1, bwd_flops: 1, fwd_bytes: 0, act_bytes: 0,\n"
+    "     params: [{name: b.w, numel: 262144}, {name: b.b, numel: 1}]}\n"
+    "grad_ready: [%s]\n";
+
+Test(ddp, rebuilt_buckets_follow_the_measured_gradient_ready_order) {
+  /* Expected, because the rebuild bins the gradients in the order they
+   * became ready (rebuilt_params_), which the model file's grad_ready
+   * gives: b.b, b.w, a.b, a.w (a bias before its weight, as PyTorch records
+   * for normalisation layers). With [1 MiB, 25 MiB] the first bucket
+   * closes at b.w (4 + 1,048,576 = 1,048,580 B >= 1 MiB): bucket 0 holds
+   * b.b and b.w, ready after layer b's backward; bucket 1 a.b and a.w. */
+  char text[1024], path[] = "/tmp/ddpsim_test_ready_XXXXXX";
+  snprintf(text, sizeof text, grad_ready_model, "b.b, b.w, a.b, a.w");
+  ds_test_write_temp(path, text);
+  struct ds_model *m = ds_test_model(path);
+  struct ds_buckets b;
+  cr_assert_eq(ds_ddp_buckets(m, 4, 1 * MIB, 25 * MIB, DS_BUCKETS_READY, &b), DS_OK);
+  cr_assert_eq(b.n, 2);
+  const int32_t want[] = {3, 2, 1, 0};
+  for (int i = 0; i < 4; i++) cr_assert_eq(b.order[i], want[i], "position %d", i);
+  cr_assert_float_eq(b.b[0].bytes, 1048580, 0.5);
+  cr_assert_eq(b.b[0].ready_layer, 1);
+  cr_assert_eq(b.b[1].ready_layer, 0);
+  ds_ddp_buckets_release(&b);
+  ds_model_free(m);
+  unlink(path);
+}
+
+Test(ddp, a_bad_gradient_ready_order_is_a_located_error) {
+  const struct { const char *list, *msg; } bad[] = {
+      {"b.b, b.w, a.b", "expected every one of the 4 parameter names once, got 3 names"},
+      {"b.b, b.w, a.b, c.w", "expected a parameter name of this model, got \"c.w\""},
+      {"b.b, b.w, a.b, b.b", "parameter \"b.b\" is listed twice"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char text[1024], path[] = "/tmp/ddpsim_test_ready_XXXXXX";
+    snprintf(text, sizeof text, grad_ready_model, bad[i].list);
+    ds_test_write_temp(path, text);
+    struct ds_model *m = NULL;
+    struct ds_err err = {0};
+    cr_assert_eq(ds_model_load(path, &m, &err), DS_EINPUT, "%s", bad[i].list);
+    cr_assert(strstr(err.msg, bad[i].msg), "%s", err.msg);
+    cr_assert(strstr(err.msg, ":11:"), "names the line: %s", err.msg);
+    unlink(path);
+  }
 }
 
 Test(ddp, shipped_models_have_the_exact_parameter_counts) {
@@ -68,7 +205,7 @@ Test(ddp, bucket_sizes_scale_with_dtype) {
    * (l2.weight, 4 MiB fp32) becomes 2 MiB, still one tensor. */
   struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
   struct ds_buckets b;
-  cr_assert_eq(ds_ddp_buckets(m, 2, 1 * MIB, 25 * MIB, 0, &b), DS_OK);
+  cr_assert_eq(ds_ddp_buckets(m, 2, 1 * MIB, 25 * MIB, DS_BUCKETS_READY, &b), DS_OK);
   cr_assert_eq(b.n, 2);
   cr_assert_float_eq(b.b[0].bytes, 2 * MIB, 0.5);
   cr_assert_eq(b.b[0].ready_layer, 2);
@@ -90,7 +227,7 @@ Test(ddp, tiny_schedule_shape_and_durations) {
   struct ds_compute c;
   cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, &c, &err), DS_OK);
   struct ds_buckets b;
-  cr_assert_eq(ds_ddp_buckets(m, 4, 1 * MIB, 25 * MIB, 0, &b), DS_OK);
+  cr_assert_eq(ds_ddp_buckets(m, 4, 1 * MIB, 25 * MIB, DS_BUCKETS_READY, &b), DS_OK);
   struct ds_schedule *s;
   cr_assert_eq(ds_schedule_new(2, &s), DS_OK);
   struct ds_ddp_options opt = {.world_size = 2, .batch = 1, .ring = NULL,
@@ -151,7 +288,7 @@ Test(ddp, nccl_protocols_are_chosen_per_bucket) {
   cr_assert_eq(ds_nccl_model_build(t, &ring, DS_NCCL_EXTRA_NONE, &nm, &err), DS_OK, "%s",
                err.msg);
   struct ds_buckets b;
-  cr_assert_eq(ds_ddp_buckets(m, 4, 1 * MIB, 25 * MIB, 0, &b), DS_OK);
+  cr_assert_eq(ds_ddp_buckets(m, 4, 1 * MIB, 25 * MIB, DS_BUCKETS_READY, &b), DS_OK);
   struct ds_schedule *s;
   cr_assert_eq(ds_schedule_new(8, &s), DS_OK);
   struct ds_ddp_options opt = {.world_size = 8, .batch = 32, .ring = &ring, .nccl = &nm,

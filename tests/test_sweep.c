@@ -169,10 +169,12 @@ Test(sweep, parallel_output_is_byte_identical_to_in_process) {
 Test(sweep, closing_lines) {
   /* A bucket-only sweep keeps the "best bucket cap" line; any other sweep
    * names the best configuration and how flat the optimum is. */
-  struct ds_test_result r = run(TINY "--bucket-mb 1,25");
+  /* --first-bucket-mb 1: both caps bin a small first bucket, so 25 MiB
+   * wins (with bucket_cap_mb=25's own first cap one bucket does not). */
+  struct ds_test_result r = run(TINY "--bucket-mb 1,25 --first-bucket-mb 1");
   cr_assert(strstr(r.out, "\nbest bucket cap: 25 MiB (1.784 ms"), "%s", r.out);
   ds_test_release(&r);
-  r = run(TINY "--world-size 2,4 --bucket-mb 1,25");
+  r = run(TINY "--world-size 2,4 --bucket-mb 1,25 --first-bucket-mb 1");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "\nworld size 2, bucket cap 1 MiB"), "%s", r.out);
   cr_assert(strstr(r.out, "\nbest configuration: world-size=4 bucket-mb=25 ("), "%s", r.out);

@@ -194,15 +194,16 @@ Test(sweep_measured, malformed_tables_name_file_line_and_column) {
 Test(sweep_measured, report_prints_errors_and_the_optimum) {
   /* Measured = predicted + 0.1 ms at 1 MiB and predicted - 0.05 ms at 25
    * MiB: errors -0.100 and +0.050 ms; the measured best is 25 MiB, which
-   * the prediction also ranks best (it is below 1 MiB's by 12 us). */
-  struct ds_test_result p = ds_test_run("", ds_test_ddpsim(), TINY "--bucket-mb 1,25 --format csv");
+   * the prediction also ranks best (it is below 1 MiB's by 12 us; both
+   * caps with a 1 MiB first bucket). */
+  struct ds_test_result p = ds_test_run("", ds_test_ddpsim(), TINY "--bucket-mb 1,25 --first-bucket-mb 1 --format csv");
   cr_assert_eq(p.status, 0, "%s", p.err);
   double t1 = ds_test_csv_num(p.out, "iter_ms", 0), t25 = ds_test_csv_num(p.out, "iter_ms", 1);
   cr_assert_lt(t25, t1);
   char path[] = "/tmp/ddpsim-measured-XXXXXX", text[256], args[512], want[256];
   snprintf(text, sizeof text, "bucket_mb,iter_ms\n1,%.6f\n25,%.6f\n", t1 + 0.1, t25 - 0.05);
   ds_test_write_temp(path, text);
-  snprintf(args, sizeof args, TINY "--bucket-mb 1,25 --measured %s", path);
+  snprintf(args, sizeof args, TINY "--bucket-mb 1,25 --first-bucket-mb 1 --measured %s", path);
   struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   snprintf(want, sizeof want, "\n                 1  %12.3f  %12.3f      -0.100  %+7.1f%%\n",
@@ -215,7 +216,7 @@ Test(sweep_measured, report_prints_errors_and_the_optimum) {
   cr_assert(strstr(r.out, "best: the optima match\n"), "%s", r.out);
   ds_test_release(&r);
   /* csv and json stay tables: no comparison text */
-  snprintf(args, sizeof args, TINY "--bucket-mb 1,25 --measured %s --format csv", path);
+  snprintf(args, sizeof args, TINY "--bucket-mb 1,25 --first-bucket-mb 1 --measured %s --format csv", path);
   r = ds_test_run("", ds_test_ddpsim(), args);
   cr_assert_str_eq(r.out, p.out);
   ds_test_release(&r);

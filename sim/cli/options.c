@@ -27,8 +27,10 @@ static const char usage[] =
     "  --strategy LIST        training strategies, one row each: single, dp, ddp, ps, or a\n"
     "                         list like dp,ddp (default ddp); every row also gets its\n"
     "                         speedup over single at the same per-GPU batch\n"
-    "  --bucket-mb LIST       DDP bucket cap(s) in MiB, e.g. 25 or 1,5,25 (default 25)\n"
-    "  --first-bucket-mb X    cap of the first rebuilt bucket in MiB (default 1)\n"
+    "  --bucket-mb LIST       DDP bucket_cap_mb, e.g. 25 or 1,5,25; the first bucket gets\n"
+    "                         the same cap. Unset: 25 MiB, first bucket 1 MiB (PyTorch)\n"
+    "  --first-bucket-mb X    cap of the first bucket in MiB (as PyTorch's\n"
+    "                         _DEFAULT_FIRST_BUCKET_BYTES; default: as above)\n"
     "  --world-size N         ranks, one per GPU (default: every GPU of the topology)\n"
     "  --batch N              samples per GPU (default: the model's default_batch)\n"
     "                         These four and the options of Sweeps below take a value,\n"
@@ -76,9 +78,10 @@ static const char usage_ddp[] =
     "  --no-sync K            K-1 micro-steps accumulate without communication, then one\n"
     "                         synchronises and the optimizer steps (default 1: off)\n"
     "  --grad-as-bucket-view  gradient_as_bucket_view=True: no separate bucket copies\n"
-    "  --find-unused-parameters  buckets in reverse registration order from iteration 0,\n"
+    "  --find-unused-parameters  buckets binned in registration order, the list reversed,\n"
     "                         never rebuilt (the graph traversal's CPU cost is not modelled)\n"
-    "  --static-graph         static_graph=True: same buckets and timeline as the default\n"
+    "  --static-graph         static_graph=True: one bucket in iterations 0 and 1, rebuilt\n"
+    "                         before iteration 2 (default --iters 3)\n"
   "  --comm-hook HOOK       DDP comm hook: none, fp16, bf16 (half the bytes plus the\n"
   "                         casts), powersgd:RANK (docs/strategies.md)\n"
     ;
@@ -198,6 +201,11 @@ static int64_t strategy_configs(const struct ds_options *o, enum ds_strategy s) 
   for (int v = 0; v < DS_VAR_COUNT; v++)
     if (ds_strategy_uses_var(s, (enum ds_sweep_var)v)) n *= o->sweep[v].n;
   return n;
+}
+
+double ds_options_first_bucket_mb(const struct ds_options *o, double bucket_mb) {
+  if (o->first_bucket_mb_set) return o->first_bucket_mb;
+  return o->bucket_mb_set ? bucket_mb : o->first_bucket_mb;
 }
 
 int64_t ds_options_n_configs(const struct ds_options *o) {
@@ -448,10 +456,13 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
   else if (strcmp(flag, "--model") == 0) o->model = v;
   else if (strcmp(flag, "--strategy") == 0)
     DS_CHECK(parse_strategies(flag, v, o, err));
-  else if (strcmp(flag, "--bucket-mb") == 0)
+  else if (strcmp(flag, "--bucket-mb") == 0) {
     DS_CHECK(ds_values_parse(flag, v, &ds_value_kind_mib, &o->sweep[DS_VAR_BUCKET_MB], err));
-  else if (strcmp(flag, "--first-bucket-mb") == 0)
+    o->bucket_mb_set = 1;
+  } else if (strcmp(flag, "--first-bucket-mb") == 0) {
     DS_CHECK(ds_values_parse(flag, v, &ds_value_kind_mib, &o->sweep[DS_VAR_FIRST_BUCKET_MB], err));
+    o->first_bucket_mb_set = 1;
+  }
   else if (strcmp(flag, "--world-size") == 0) {
     struct ds_value_kind k = ds_value_kind_int(1, 1 << 20);
     DS_CHECK(ds_values_parse(flag, v, &k, &o->sweep[DS_VAR_WORLD_SIZE], err));
@@ -462,6 +473,7 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
   else if (strcmp(flag, "--iters") == 0) {
     DS_CHECK(parse_int(flag, v, 2, 1000, &x, err));
     o->iters = (int32_t)x;
+    o->iters_set = 1;
   } else if (strcmp(flag, "--seed") == 0) {
     DS_CHECK(parse_int(flag, v, 0, INT64_MAX, &x, err));
     o->seed = (uint64_t)x;
@@ -596,6 +608,8 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
   }
   set_scalars(o);
   if (o->help || o->version) return DS_OK;
+  /* the reported (last) iteration is the first with rebuilt buckets */
+  if (o->static_graph && !o->iters_set) o->iters = 3;
   if (o->static_graph && o->find_unused_parameters)
     return ds_err_set(err, DS_EUSAGE,
                       "--static-graph and --find-unused-parameters: choose one (PyTorch "

@@ -101,6 +101,13 @@ struct ds_options {
   double bucket_mb[DS_MAX_SWEEP];
   int32_t n_bucket_mb;
   double first_bucket_mb;
+  /* Whether --bucket-mb, --first-bucket-mb and --iters were given: PyTorch
+   * caps the first bucket at 1 MiB only when bucket_cap_mb is unset
+   * (ds_options_first_bucket_mb), and --static-graph rebuilds one iteration
+   * later, so its default --iters is 3. */
+  int bucket_mb_set;
+  int first_bucket_mb_set;
+  int iters_set;
   int32_t world_size;     /* 0: every GPU of the topology */
   int64_t batch;          /* 0: the model's default_batch */
   int32_t iters;
@@ -122,7 +129,7 @@ struct ds_options {
   int no_overlap;                   /* all-reduces wait for the end of backward */
   int32_t no_sync;                  /* K >= 1: K-1 accumulating micro-steps, then a sync one */
   int grad_as_bucket_view;          /* gradients are views into the buckets */
-  int find_unused_parameters;       /* buckets by registration order from iteration 0 */
+  int find_unused_parameters;       /* buckets by registration order, never rebuilt */
   int static_graph;
   struct ds_comm_hook comm_hook;    /* --comm-hook: DDP communication hook (comm_hook.h) */
   /* Sweeps and noise (docs/sweeps.md). The scalars above (bucket_mb[0],
@@ -175,6 +182,12 @@ void ds_options_var_text(const struct ds_options *c, enum ds_sweep_var v, char *
 
 /* Number of configurations: for each strategy of the list, the cross
  * product of the sweep variables it uses (ds_strategy_uses_var). */
+/* The first bucket's cap in MiB for a configuration whose cap is
+ * bucket_mb: --first-bucket-mb when given; else bucket_mb when --bucket-mb
+ * was given (bucket_cap_mb=C caps the first bucket at C too); else PyTorch's
+ * _DEFAULT_FIRST_BUCKET_BYTES, 1 MiB (torch/nn/parallel/distributed.py). */
+double ds_options_first_bucket_mb(const struct ds_options *o, double bucket_mb);
+
 int64_t ds_options_n_configs(const struct ds_options *o);
 
 /* The options of configuration i (0 <= i < ds_options_n_configs): strategy

@@ -217,6 +217,7 @@ static void print_buckets(FILE *fp, const struct ds_summary *r) {
   if (shown < r->n_buckets)
     fprintf(fp, ", ... %.2f", r->bucket_bytes[r->n_buckets - 1] / MIB);
   fputs(" MiB\n", fp);
+  if (r->bucket_rule) fprintf(fp, "    rule         %s\n", r->bucket_rule);
 }
 
 double ds_report_peak_mem_gib(const struct ds_summary *s) {
@@ -355,7 +356,7 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
       fprintf(fp,
               "%s: %s on %s (%d x %s), batch %lld/GPU, %s, network %s, ring %s\n"
               "iterations simulated: %d; reporting iteration %d "
-              "(iteration 0, one bucket before the rebuild: %.3f ms)\n",
+              "(iteration 0: %.3f ms)\n",
               r->strategy, r->model, r->topology, r->world_size, r->gpu,
               (long long)r->batch_per_gpu, r->dtype, r->net_model,
               strcmp(r->coll_model, "flow") == 0 ? "per flow" : "aggregated",

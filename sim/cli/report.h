@@ -45,6 +45,7 @@ struct ds_summary {
   int64_t batch_per_gpu;
   double bucket_mb;
   double first_bucket_mb;
+  const char *bucket_rule; /* DDP: PyTorch's bucketing rule applied (ds_ddp_plan), static */
   int32_t n_buckets;
   const double *bucket_bytes; /* [n_buckets], borrowed */
   int32_t iters;

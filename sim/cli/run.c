@@ -70,15 +70,14 @@ struct config_run {
 };
 
 static ds_status build_iteration(const struct config_run *c,
-                                 const struct ds_buckets *bk, int64_t id_base,
+                                 const struct ds_buckets *bk, int32_t iter, int64_t id_base,
                                  int64_t coll_base, struct ds_schedule *s,
                                  struct ds_err *err) {
   const struct ds_options *o = c->opt;
   struct ds_ddp_options dopt = {
       c->world, c->batch, &c->ring, c->use_nccl ? &c->nccl : NULL,
       o->proto_choice == DS_PROTO_CHOICE_FIXED ? o->proto_fixed : DS_PROTO_COUNT,
-      o->no_overlap, o->no_sync, o->comm_hook, bk->iteration0 ? 0 : 1,
-      o->ar_algo, o->algo_auto};
+      o->no_overlap, o->no_sync, o->comm_hook, iter, o->ar_algo, o->algo_auto};
   ds_status st = ds_ddp_build(c->model, &c->compute, &dopt, bk, id_base,
                               coll_base, s);
   if (st != DS_OK)
@@ -87,12 +86,13 @@ static ds_status build_iteration(const struct config_run *c,
   return DS_OK;
 }
 
-/* One iteration of the configuration's strategy (docs/strategies.md):
- * DDP's iteration 0 has its own buckets (first), later ones the rebuilt
- * (steady); single and dp build the same iteration every time. *n_coll
- * receives the number of collective ids the iteration used. */
+/* Iteration `iter` of the configuration's strategy (docs/strategies.md):
+ * DDP's runs the plan's layout for that iteration (bk); single and dp
+ * build the same iteration every time. *n_coll receives the number of
+ * collective ids the iteration used. */
 static ds_status build_strategy_iteration(const struct config_run *c,
-                                          const struct ds_buckets *bk, int64_t id_base,
+                                          const struct ds_buckets *bk, int32_t iter,
+                                          int64_t id_base,
                                           int64_t coll_base, struct ds_schedule *s,
                                           int64_t *n_coll, struct ds_err *err) {
   const struct ds_options *o = c->opt;
@@ -114,16 +114,22 @@ static ds_status build_strategy_iteration(const struct config_run *c,
   }
   case DS_STRATEGY_DDP:
     *n_coll = bk->n;
-    return build_iteration(c, bk, id_base, coll_base, s, err);
+    return build_iteration(c, bk, iter, id_base, coll_base, s, err);
   default: /* ps runs outside the schedule path (run_config) */
     return ds_err_set(err, DS_EINTERNAL, "no schedule builder for --strategy %s",
                       o->strategy);
   }
 }
 
+/* The schedule file holds the steady state (the iteration after the
+ * rebuild, the plan's `rebuilt` layout); the trace every simulated
+ * iteration. Iterations before the first steady one (n_warm ops: iteration
+ * 0, and 1 too under static_graph) carry their own ids; later ones are
+ * copies of the schedule file's, so that the trace joins with a replay of
+ * it. iter_at[k] is iteration k's first op in `all`. */
 static ds_status write_outputs(const struct config_run *c,
-                               const struct ds_buckets *steady_bk,
-                               const struct ds_schedule *all, size_t n_first,
+                               const struct ds_buckets *steady_bk, int32_t steady_iter,
+                               const struct ds_schedule *all, const size_t *iter_at,
                                const int64_t *start, const int64_t *end,
                                struct ds_err *err) {
   const struct ds_options *o = c->opt;
@@ -133,21 +139,19 @@ static ds_status write_outputs(const struct config_run *c,
   ds_status st;
   int64_t n_coll;
   DS_CHECK_GOTO(ds_schedule_new(c->world, &steady), st, out);
-  DS_CHECK_GOTO(build_strategy_iteration(c, steady_bk, 0, 0, steady, &n_coll, err), st, out);
+  DS_CHECK_GOTO(build_strategy_iteration(c, steady_bk, steady_iter, 0, 0, steady, &n_coll, err),
+                st, out);
   if (o->schedule)
     DS_CHECK_GOTO(ds_schedule_write_csv(o->schedule, steady, &meta, err), st, out);
   if (o->trace) {
-    size_t ns = steady->n_ops;
     DS_CHECK_GOTO(ds_trace_new("sim", &trace), st, out);
+    int32_t it = 0;
     for (size_t i = 0; i < all->n_ops; i++) {
-      /* Iteration 0's ops are the first n_first of `all` (with their own
-       * ids); later iterations are copies of `steady`, whose ids the trace
-       * carries so that it joins with a replay of the schedule file. */
-      struct ds_trace_row row = {all, (uint32_t)i, 0, start[i], end[i]};
-      if (i >= n_first) {
+      while (i >= iter_at[it + 1]) it++;
+      struct ds_trace_row row = {all, (uint32_t)i, it, start[i], end[i]};
+      if (it >= steady_iter) {
         row.sched = steady;
-        row.op = (uint32_t)((i - n_first) % ns);
-        row.iter = (int32_t)(1 + (i - n_first) / ns);
+        row.op = (uint32_t)(i - iter_at[it]);
       }
       DS_CHECK_GOTO(ds_trace_add(trace, &row), st, out);
     }
@@ -191,47 +195,42 @@ static int64_t last_end(size_t first, size_t n, const int64_t *end) {
 /* single and dp: the reported iteration's time is the steady-state period,
  * from the previous iteration's last op end to its own. (dp's ranks other
  * than 0 enter the next input scatter while GPU 0 still steps, so the span
- * of the iteration's ops would count the step twice.) The reported
- * iteration is the schedule's last ns ops; the one before it iteration 0's
- * n_first ops, or ns ops. */
-static double period_ms(const struct ds_schedule *all, size_t n_first, size_t ns,
-                        const int64_t *end) {
-  size_t last = all->n_ops - ns;
-  size_t n_prev = last == n_first ? n_first : ns;
-  return (double)(last_end(last, ns, end) - last_end(last - n_prev, n_prev, end)) / 1e6;
+ * of the iteration's ops would count the step twice.) iter_at[k] is
+ * iteration k's first op; the last of n iterations is reported. */
+static double period_ms(const size_t *iter_at, int32_t n, const int64_t *end) {
+  size_t prev = iter_at[n - 2], last = iter_at[n - 1], stop = iter_at[n];
+  return (double)(last_end(last, stop - last, end) - last_end(prev, last - prev, end)) / 1e6;
 }
 
 static ds_status run_one(struct config_run *c, double bucket_mb,
                          struct ds_summary *sum, double **bucket_bytes,
                          struct ds_err *err) {
   const struct ds_options *o = c->opt;
-  struct ds_buckets first = {0}, steady = {0};
+  struct ds_ddp_plan plan = {0};
   struct ds_schedule *all = NULL;
   struct ds_exec *ex = NULL;
   int64_t *start = NULL, *end = NULL, *rank_time = NULL;
   double *times = NULL, *scale = NULL, *factor = NULL;
+  size_t *iter_at = NULL;
   int dsz = ds_dtype_bytes(o->dtype);
   ds_status st;
 
-  /* Iteration 0 has one bucket of everything, unless find_unused_parameters:
-   * then the buckets iteration 0 builds (reverse registration order, the
-   * same caps) are kept and never rebuilt. */
-  DS_CHECK_GOTO(ds_ddp_buckets(c->model, dsz, o->first_bucket_mb * MIB, bucket_mb * MIB,
-                               !o->find_unused_parameters, &first), st, oom);
-  first.iteration0 = 1;
-  DS_CHECK_GOTO(ds_ddp_buckets(c->model, dsz, o->first_bucket_mb * MIB,
-                               bucket_mb * MIB, 0, &steady), st, oom);
+  DS_CHECK_GOTO(ds_ddp_plan(c->model, dsz, ds_options_first_bucket_mb(o, bucket_mb) * MIB,
+                            bucket_mb * MIB, o->find_unused_parameters, o->static_graph,
+                            &plan), st, oom);
+  iter_at = malloc(((size_t)o->iters + 1) * sizeof *iter_at);
+  if (!iter_at) { st = DS_ENOMEM; goto oom; }
   DS_CHECK_GOTO(ds_schedule_new(c->world, &all), st, oom);
   int64_t coll_base = 0, n_coll = 0;
-  DS_CHECK_GOTO(build_strategy_iteration(c, &first, 0, 0, all, &n_coll, err), st, out);
-  size_t n_first = all->n_ops;
-  for (int32_t it = 1; it < o->iters; it++) {
-    size_t before = all->n_ops;
+  for (int32_t it = 0; it < o->iters; it++) {
+    iter_at[it] = all->n_ops;
     coll_base += n_coll;
-    DS_CHECK_GOTO(build_strategy_iteration(c, &steady, (int64_t)before, coll_base, all,
-                                           &n_coll, err), st, out);
+    DS_CHECK_GOTO(build_strategy_iteration(c, ds_ddp_plan_layout(&plan, it), it,
+                                           (int64_t)all->n_ops, coll_base, all, &n_coll, err),
+                  st, out);
   }
-  size_t ns = (all->n_ops - n_first) / (size_t)(o->iters - 1);
+  iter_at[o->iters] = all->n_ops;
+  size_t last = iter_at[o->iters - 1], ns = all->n_ops - last;
   DS_CHECK_GOTO(ds_schedule_validate(all, err), st, out);
 
   int32_t n_samples = o->samples > 1 ? o->samples : 1;
@@ -265,17 +264,20 @@ static ds_status run_one(struct config_run *c, double bucket_mb,
     ds_exec_free(ex);
     ex = NULL;
     struct ds_summary one = {0};
-    ds_report_measure(all, all->n_ops - ns, ns, start, end, &one);
-    if (o->strategy_id != DS_STRATEGY_DDP) one.iter_ms = period_ms(all, n_first, ns, end);
+    ds_report_measure(all, last, ns, start, end, &one);
+    if (o->strategy_id != DS_STRATEGY_DDP) one.iter_ms = period_ms(iter_at, o->iters, end);
     times[k] = one.iter_ms;
     if (k > 0) continue;
     struct ds_summary first_sum = {0};
-    ds_report_measure(all, 0, n_first, start, end, &first_sum);
-    ds_report_measure(all, all->n_ops - ns, ns, start, end, sum);
+    ds_report_measure(all, 0, iter_at[1], start, end, &first_sum);
+    ds_report_measure(all, last, ns, start, end, sum);
     sum->iter_ms = one.iter_ms;
     sum->first_iter_ms = first_sum.iter_ms;
-    if (o->trace || o->schedule)
-      DS_CHECK_GOTO(write_outputs(c, &steady, all, n_first, start, end, err), st, out);
+    if (o->trace || o->schedule) {
+      int32_t steady_iter = plan.rebuild_iter < o->iters ? plan.rebuild_iter : o->iters;
+      DS_CHECK_GOTO(write_outputs(c, &plan.rebuilt, steady_iter, all, iter_at, start, end,
+                                  err), st, out);
+    }
   }
   if (o->jitter || o->samples > 1) {
     sum->has_quantiles = 1;
@@ -285,16 +287,20 @@ static ds_status run_one(struct config_run *c, double bucket_mb,
                         &sum->iter_p99_ms);
   }
   sum->bucket_mb = bucket_mb;
-  sum->n_buckets = steady.n;
+  sum->first_bucket_mb = ds_options_first_bucket_mb(o, bucket_mb);
+  sum->bucket_rule = plan.rule;
+  sum->n_buckets = plan.rebuilt.n;
   if (o->strategy_id != DS_STRATEGY_DDP) {
     /* dp's "buckets" are reduce_add_coalesced's groups; single has none */
     sum->bucket_mb = o->strategy_id == DS_STRATEGY_DP ? DS_DP_COALESCE_BYTES / MIB : 0;
     sum->n_buckets = o->strategy_id == DS_STRATEGY_DP ? c->dp_chunks.n : 0;
+    sum->first_bucket_mb = o->first_bucket_mb;
+    sum->bucket_rule = NULL;
   }
   *bucket_bytes = malloc(((size_t)sum->n_buckets + 1) * sizeof **bucket_bytes);
   if (!*bucket_bytes) { st = DS_ENOMEM; goto oom; }
   for (int32_t b = 0; b < sum->n_buckets; b++)
-    (*bucket_bytes)[b] = o->strategy_id == DS_STRATEGY_DDP ? steady.b[b].bytes
+    (*bucket_bytes)[b] = o->strategy_id == DS_STRATEGY_DDP ? plan.rebuilt.b[b].bytes
                                                            : c->dp_chunks.bytes[b];
   sum->bucket_bytes = *bucket_bytes;
 
@@ -310,9 +316,9 @@ out:
   free(times);
   free(scale);
   free(factor);
+  free(iter_at);
   ds_schedule_free(all);
-  ds_ddp_buckets_release(&first);
-  ds_ddp_buckets_release(&steady);
+  ds_ddp_plan_release(&plan);
   return st;
 }
 
@@ -349,8 +355,9 @@ static ds_status add_hook_memory(const struct config_run *c, const struct ds_opt
                                  struct ds_ddp_memory *mem, struct ds_err *err) {
   struct ds_buckets bk = {0};
   if (o->comm_hook.kind == DS_HOOK_NONE) return DS_OK;
-  if (ds_ddp_buckets(c->model, ds_dtype_bytes(o->dtype), o->first_bucket_mb * MIB,
-                     o->bucket_mb[0] * MIB, 0, &bk) != DS_OK)
+  if (ds_ddp_buckets(c->model, ds_dtype_bytes(o->dtype),
+                     ds_options_first_bucket_mb(o, o->bucket_mb[0]) * MIB,
+                     o->bucket_mb[0] * MIB, DS_BUCKETS_READY, &bk) != DS_OK)
     return ds_err_set(err, DS_ENOMEM, "out of memory");
   mem->hook = ds_comm_hook_memory(&o->comm_hook, c->model, o->dtype, &bk);
   mem->total += mem->hook;
@@ -481,7 +488,8 @@ static ds_status configure(struct config_run *c, const struct loaded *ld,
            "bucket_mb=%g first_bucket_mb=%g iters=%d net=%s coll_model=%s "
            "ring_chunks=%d algo=%s nccl_extra=%s ddp_options=%s calib=%s",
            topo_path, model_path, o->strategy, c->world, (long long)c->batch,
-           ds_dtype_name(o->dtype), o->bucket_mb[0], o->first_bucket_mb,
+           ds_dtype_name(o->dtype), o->bucket_mb[0],
+           ds_options_first_bucket_mb(o, o->bucket_mb[0]),
            o->iters, o->net_mode == DS_NET_MAXMIN ? "maxmin" : "alpha-beta",
            c->coll_model == DS_COLL_FLOW ? "flow" : "aggregate", o->ring_chunks,
            c->coll_algo, o->nccl_extra ? "measured" : "none", c->ddp_options,
@@ -703,7 +711,6 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
   s->no_sync = oc.strategy_id == DS_STRATEGY_DDP ? oc.no_sync : 1; /* DDP's option */
   s->world_size = c.world;
   s->batch_per_gpu = c.batch;
-  s->first_bucket_mb = oc.first_bucket_mb;
   s->iters = oc.iters;
   s->reported_iter = oc.iters - 1;
   s->peak_mem_gib = s->mem.total / GIB;

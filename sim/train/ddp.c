@@ -11,8 +11,51 @@
 
 #include "sim/coll/nccl_model.h"
 
+/* Bins params[order[0..n)] as compute_bucket_assignment_by_size does
+ * (c10d/reducer.cpp): a bucket closes once its bytes reach its limit, the
+ * first bucket's limit is first_cap and every later one's cap; cap <= 0
+ * means no limit (one bucket). */
+static void bin(const struct ds_model *m, int dtype_bytes, double first_cap, double cap,
+                struct ds_buckets *out) {
+  struct ds_bucket *cur = NULL;
+  for (int32_t i = 0; i < out->n_order; i++) {
+    const struct ds_param *p = &m->params[out->order[i]];
+    if (cur == NULL) {
+      cur = &out->b[out->n++];
+      cur->first = i;
+      cur->ready_layer = p->layer;
+    }
+    cur->count++;
+    cur->bytes += (double)p->numel * dtype_bytes;
+    if (p->layer < cur->ready_layer) cur->ready_layer = p->layer;
+    double limit = out->n == 1 ? first_cap : cap;
+    if (cap > 0 && cur->bytes >= limit) cur = NULL;
+  }
+}
+
+/* Reverses the bucket list in place, keeping each bucket's tensors in
+ * their order (Python's reversed(bucket_indices) in distributed.py). */
+static ds_status reverse_buckets(struct ds_buckets *bk) {
+  int32_t *order = malloc((size_t)bk->n_order * sizeof *order);
+  if (!order) return DS_ENOMEM;
+  int32_t at = 0;
+  for (int32_t lo = 0, hi = bk->n - 1; lo <= hi; lo++, hi--) {
+    struct ds_bucket t = bk->b[lo];
+    bk->b[lo] = bk->b[hi];
+    bk->b[hi] = t;
+  }
+  for (int32_t k = 0; k < bk->n; k++) {
+    memcpy(order + at, bk->order + bk->b[k].first, (size_t)bk->b[k].count * sizeof *order);
+    bk->b[k].first = at;
+    at += bk->b[k].count;
+  }
+  free(bk->order);
+  bk->order = order;
+  return DS_OK;
+}
+
 ds_status ds_ddp_buckets(const struct ds_model *m, int dtype_bytes,
-                         double first_cap, double cap, int single,
+                         double first_cap, double cap, enum ds_bucket_layout layout,
                          struct ds_buckets *out) {
   memset(out, 0, sizeof *out);
   out->order = malloc((size_t)m->n_params * sizeof *out->order);
@@ -21,23 +64,56 @@ ds_status ds_ddp_buckets(const struct ds_model *m, int dtype_bytes,
     ds_ddp_buckets_release(out);
     return DS_ENOMEM;
   }
-  for (int32_t i = 0; i < m->n_params; i++)
-    out->order[i] = m->n_params - 1 - i;
   out->n_order = m->n_params;
-  struct ds_bucket *cur = NULL;
-  for (int32_t i = 0; i < m->n_params; i++) {
-    const struct ds_param *p = &m->params[out->order[i]];
-    if (cur == NULL) {
-      cur = &out->b[out->n++];
-      cur->first = i;
-    }
-    cur->count++;
-    cur->bytes += (double)p->numel * dtype_bytes;
-    cur->ready_layer = p->layer; /* ready order walks layers downwards */
-    double limit = out->n == 1 ? first_cap : cap;
-    if (!single && cur->bytes >= limit) cur = NULL;
+  for (int32_t i = 0; i < m->n_params; i++)
+    out->order[i] = layout != DS_BUCKETS_READY ? i
+                    : m->grad_ready          ? m->grad_ready[i]
+                                             : m->n_params - 1 - i;
+  bin(m, dtype_bytes, first_cap, layout == DS_BUCKETS_ONE ? 0 : cap, out);
+  if (layout == DS_BUCKETS_REGISTRATION && reverse_buckets(out) != DS_OK) {
+    ds_ddp_buckets_release(out);
+    return DS_ENOMEM;
   }
   return DS_OK;
+}
+
+ds_status ds_ddp_plan(const struct ds_model *m, int dtype_bytes, double first_cap,
+                      double cap, int find_unused, int static_graph,
+                      struct ds_ddp_plan *out) {
+  memset(out, 0, sizeof *out);
+  ds_status st;
+  if (find_unused && !static_graph) {
+    out->rule = "find_unused_parameters: binned in registration order, bucket list "
+                "reversed, never rebuilt";
+    DS_CHECK_GOTO(ds_ddp_buckets(m, dtype_bytes, first_cap, cap, DS_BUCKETS_REGISTRATION,
+                                 &out->initial), st, fail);
+    DS_CHECK_GOTO(ds_ddp_buckets(m, dtype_bytes, first_cap, cap, DS_BUCKETS_REGISTRATION,
+                                 &out->rebuilt), st, fail);
+    return DS_OK;
+  }
+  out->rebuild_iter = static_graph ? 2 : 1;
+  out->rule = static_graph ? "static_graph: one bucket in iterations 0 and 1, rebuilt in "
+                             "gradient-ready order before iteration 2"
+                           : "one bucket in iteration 0, rebuilt in gradient-ready order "
+                             "before iteration 1";
+  DS_CHECK_GOTO(ds_ddp_buckets(m, dtype_bytes, first_cap, cap, DS_BUCKETS_ONE,
+                               &out->initial), st, fail);
+  DS_CHECK_GOTO(ds_ddp_buckets(m, dtype_bytes, first_cap, cap, DS_BUCKETS_READY,
+                               &out->rebuilt), st, fail);
+  return DS_OK;
+fail:
+  ds_ddp_plan_release(out);
+  return st;
+}
+
+void ds_ddp_plan_release(struct ds_ddp_plan *plan) {
+  if (!plan) return;
+  ds_ddp_buckets_release(&plan->initial);
+  ds_ddp_buckets_release(&plan->rebuilt);
+}
+
+const struct ds_buckets *ds_ddp_plan_layout(const struct ds_ddp_plan *plan, int32_t iter) {
+  return iter < plan->rebuild_iter ? &plan->initial : &plan->rebuilt;
 }
 
 void ds_ddp_buckets_release(struct ds_buckets *b) {
@@ -202,7 +278,7 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
       DS_CHECK(emit_compute(&op, &t, bd));
       /* Overlapped: a bucket goes once its last gradient is ready. */
       while (sync && !opt->no_overlap && next_bucket < bk->n &&
-             bk->b[next_bucket].ready_layer == l)
+             bk->b[next_bucket].ready_layer >= l)
         DS_CHECK(emit_bucket(m, c, opt, bk, next_bucket++, rank, coll_base, &t, bd));
     }
   }

@@ -2,14 +2,21 @@
  * DistributedDataParallel as PyTorch implements it (torch/nn/parallel/
  * distributed.py, c10d/reducer.cpp):
  *
- *   - gradients are bucketed in the order they become ready in backward
- *     (here: layers in reverse, each layer's tensors in reverse
- *     registration order, i.e. reverse registration order overall);
- *   - iteration 0 (find_unused_parameters=False) uses one bucket holding
- *     every gradient; buckets are rebuilt once, after it, with the first
- *     bucket capped at first_bucket_bytes (1 MiB) and the rest at
- *     bucket_cap_bytes (25 MiB); a bucket closes as soon as its size
- *     reaches its cap (so it may overshoot by one tensor);
+ *   - the reducer is built with one bucket of every gradient (bucket limit
+ *     sys.maxsize), unless find_unused_parameters=True without a static
+ *     graph: then the gradients are binned in registration order from the
+ *     first parameter, with the caps below, and the bucket list is reversed
+ *     (the small first bucket is all-reduced last); those buckets are never
+ *     rebuilt;
+ *   - otherwise the buckets are rebuilt once, in the order the gradients
+ *     became ready in backward (the model's grad_ready order, or reverse
+ *     registration order): before iteration 1 by default, before iteration
+ *     2 with static_graph=True (iterations 0 and 1 both run one bucket);
+ *   - the caps: bucket_cap_mb=C makes every bucket's cap C, the first one's
+ *     too; with bucket_cap_mb unset the cap is 25 MiB and the first
+ *     bucket's dist._DEFAULT_FIRST_BUCKET_BYTES, 1 MiB (distributed.py);
+ *     a bucket closes as soon as its size reaches its cap (so it may
+ *     overshoot by one tensor);
  *   - a bucket's all-reduce starts when its last gradient is ready and not
  *     before the previous bucket's (one in-order communication stream);
  *   - the optimizer step waits for the last all-reduce.
@@ -34,23 +41,53 @@ struct ds_bucket {
   int32_t first;       /* into ds_buckets.order */
   int32_t count;       /* tensors */
   double bytes;
-  int32_t ready_layer; /* its all-reduce may start after this layer's backward */
+  int32_t ready_layer; /* its all-reduce may start after this layer's backward
+                        * (the lowest layer of its tensors: backward runs the
+                        * layers in reverse) */
 };
 
 struct ds_buckets {
-  int32_t *order;      /* parameter indices in gradient-ready order (owned) */
+  int32_t *order;      /* parameter indices, bucket by bucket, each bucket's
+                        * tensors in the reducer's order (owned) */
   int32_t n_order;
-  struct ds_bucket *b; /* owned */
+  struct ds_bucket *b; /* owned; b[0] is all-reduced first */
   int32_t n;
-  int iteration0;      /* iteration 0's layout: hooks with a warm-up run uncompressed */
 };
 
-/* Assigns gradients to buckets. single != 0 gives iteration 0's single
- * bucket; otherwise the rebuilt buckets with the two caps (bytes). */
+/* How a layout is made (see the rules above). */
+enum ds_bucket_layout {
+  DS_BUCKETS_ONE,          /* the reducer's initial single bucket */
+  DS_BUCKETS_REGISTRATION, /* find_unused_parameters: registration order, reversed */
+  DS_BUCKETS_READY,        /* the rebuild: gradient-ready order */
+};
+
+/* Assigns gradients to buckets by `layout`; the caps (bytes) apply to the
+ * two binned layouts: the first bucket binned gets first_bucket_bytes,
+ * every later one bucket_cap_bytes. */
 ds_status ds_ddp_buckets(const struct ds_model *model, int dtype_bytes,
                          double first_bucket_bytes, double bucket_cap_bytes,
-                         int single, struct ds_buckets *out);
+                         enum ds_bucket_layout layout, struct ds_buckets *out);
 void ds_ddp_buckets_release(struct ds_buckets *b);
+
+/* The layouts of a DDP run: `initial` until iteration rebuild_iter, then
+ * `rebuilt` (rebuild_iter 0 when the buckets are never rebuilt: rebuilt is
+ * then the initial layout, used from iteration 0). rule says in words which
+ * of PyTorch's rules applied (static storage). */
+struct ds_ddp_plan {
+  struct ds_buckets initial;
+  struct ds_buckets rebuilt;
+  int32_t rebuild_iter;
+  const char *rule;
+};
+
+ds_status ds_ddp_plan(const struct ds_model *model, int dtype_bytes,
+                      double first_bucket_bytes, double bucket_cap_bytes,
+                      int find_unused_parameters, int static_graph,
+                      struct ds_ddp_plan *out);
+void ds_ddp_plan_release(struct ds_ddp_plan *plan);
+
+/* The layout iteration `iter` runs. */
+const struct ds_buckets *ds_ddp_plan_layout(const struct ds_ddp_plan *plan, int32_t iter);
 
 struct ds_nccl_model;
 

@@ -12,7 +12,7 @@
 
 static const char *const root_keys[] = {"schema_version", "name", "sample",
                                         "default_batch", "optimizer", "input_bytes",
-                                        "output_bytes", "layers", NULL};
+                                        "output_bytes", "layers", "grad_ready", NULL};
 static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
                                          "fwd_bytes", "act_bytes", "params",
                                          NULL};
@@ -118,6 +118,59 @@ static ds_status read_params(struct ds_model *m, const struct ds_cnode *layer,
   return DS_OK;
 }
 
+/* A parameter's name and index, sorted by name to look names up. */
+struct named_param {
+  const char *name;
+  int32_t index;
+};
+
+static int by_name(const void *a, const void *b) {
+  return strcmp(((const struct named_param *)a)->name, ((const struct named_param *)b)->name);
+}
+
+/* grad_ready: every parameter's name once, in the order its gradient
+ * became ready in a real backward (tools/export_model.py measures it). */
+static ds_status read_grad_ready(struct ds_model *m, const struct ds_cnode *seq,
+                                 struct ds_err *err) {
+  size_t n;
+  ds_status st = ds_cseq_len(seq, &n, err);
+  if (st != DS_OK) return st;
+  if (n != (size_t)m->n_params)
+    return ds_cnode_error(seq, err, "expected every one of the %d parameter names once, "
+                          "got %zu names", m->n_params, n);
+  struct named_param *by = malloc((size_t)m->n_params * sizeof *by);
+  char *seen = calloc((size_t)m->n_params, 1);
+  m->grad_ready = malloc((size_t)m->n_params * sizeof *m->grad_ready);
+  if (!by || !seen || !m->grad_ready) { st = DS_ENOMEM; goto out; }
+  for (int32_t i = 0; i < m->n_params; i++) by[i] = (struct named_param){m->params[i].name, i};
+  qsort(by, (size_t)m->n_params, sizeof *by, by_name);
+  for (size_t i = 0; i < n; i++) {
+    struct ds_cnode item;
+    const char *name;
+    DS_CHECK_GOTO(ds_cseq_at(seq, i, &item, err), st, out);
+    DS_CHECK_GOTO(ds_cnode_string(&item, &name, err), st, out);
+    struct named_param key = {name, -1};
+    const struct named_param *hit = bsearch(&key, by, (size_t)m->n_params, sizeof *by, by_name);
+    int32_t found = hit ? hit->index : -1;
+    if (found < 0) {
+      st = ds_cnode_error(&item, err, "expected a parameter name of this model, got \"%s\"",
+                          name);
+      goto out;
+    }
+    if (seen[found]) {
+      st = ds_cnode_error(&item, err, "parameter \"%s\" is listed twice", name);
+      goto out;
+    }
+    seen[found] = 1;
+    m->grad_ready[i] = found;
+  }
+  st = DS_OK;
+out:
+  free(by);
+  free(seen);
+  return st;
+}
+
 static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) {
   struct ds_config *cfg = NULL;
   struct ds_cnode root, node, layers, item;
@@ -181,6 +234,8 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
     DS_CHECK_GOTO(read_nonneg(&root, "input_bytes", &m->input_bytes, err), st, out);
   if (ds_cmap_get(&root, "output_bytes", &node))
     DS_CHECK_GOTO(read_nonneg(&root, "output_bytes", &m->output_bytes, err), st, out);
+  if (ds_cmap_get(&root, "grad_ready", &node))
+    DS_CHECK_GOTO(read_grad_ready(m, &node, err), st, out);
 out:
   ds_config_free(cfg);
   return st;
@@ -207,6 +262,7 @@ void ds_model_free(struct ds_model *m) {
   for (int32_t i = 0; i < m->n_params; i++) free(m->params[i].name);
   free(m->layers);
   free(m->params);
+  free(m->grad_ready);
   free(m->name);
   free(m->path);
   free(m->sample);

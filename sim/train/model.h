@@ -49,6 +49,11 @@ struct ds_model {
   int32_t n_layers;
   struct ds_param *params; /* registration order */
   int32_t n_params;
+  /* Parameter indices in the order their gradients become ready in
+   * backward (key grad_ready, parameter names, as measured by
+   * tools/export_model.py), or NULL: reverse registration order. DDP's
+   * rebuilt buckets follow it (ddp.h). Owned. */
+  int32_t *grad_ready;
   int64_t total_numel;
   /* Per sample, for DataParallel's scatter and gather (docs/strategies.md):
    * input_bytes as fed to the model (key input_bytes; default the first

@@ -209,6 +209,30 @@ Test(cli, static_graph_runs_one_bucket_twice_then_rebuilds) {
   unlink(path);
 }
 
+Test(cli, csv_and_json_say_whether_a_configuration_fits_the_gpu) {
+  /* 4gpu's A100-SXM4-80GB holds 80e9 B = 74.505806 GiB. ResNet-50's DDP
+   * peak grows by 0.0836 GiB per sample: 74.502691 GiB at batch 887
+   * fits, 74.586255 GiB at 888 does not. Every row's fits_memory must say
+   * peak_mem_gib <= gpu_mem_gib. */
+  struct ds_test_result r = run("--topo 4gpu --batch 886:889:1 --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  const char *want[] = {"yes", "yes", "no", "no"};
+  for (int i = 0; i < 4; i++) {
+    char fits[8];
+    ds_test_csv_str(r.out, "fits_memory", i, fits, sizeof fits);
+    cr_assert_str_eq(fits, want[i], "row %d", i);
+    double peak = ds_test_csv_num(r.out, "peak_mem_gib", i);
+    double cap = ds_test_csv_num(r.out, "gpu_mem_gib", i);
+    cr_assert_float_eq(cap, 80e9 / (1024.0 * 1024 * 1024), 1e-6);
+    cr_assert_eq(peak <= cap, strcmp(fits, "yes") == 0, "row %d: %g of %g", i, peak, cap);
+  }
+  ds_test_release(&r);
+  r = run("--topo 4gpu --batch 888 --format json");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\"fits_memory\": \"no\""), "%s", r.out);
+  ds_test_release(&r);
+}
+
 Test(cli, a_calibration_file_replaces_the_compute_factors) {
   /* tiny-calib.yaml halves the FLOP efficiency and adds 10 us per kernel:
    * forward 2 * (100 + 200 + 100) + 3 * 10 = 830 us, plus the loss (2 MB

@@ -139,7 +139,9 @@ void ds_report_measure(const struct ds_schedule *sched, size_t first, size_t n,
   X(staleness_mean, "%.6f", r->staleness_mean)                  \
   X(staleness_max, "%lld", (long long)r->staleness_max)        \
   X(worker_step_min_ms, "%.6f", r->worker_step_min_ms)          \
-  X(worker_step_max_ms, "%.6f", r->worker_step_max_ms)
+  X(worker_step_max_ms, "%.6f", r->worker_step_max_ms)          \
+  X(gpu_mem_gib, "%.6f", r->gpu_mem_gib)                        \
+  X(fits_memory, "%s", ds_report_fits_memory(r) ? "yes" : "no")
 
 /* Printed after DS_SUMMARY_COLUMNS when the rows have quantiles. */
 #define DS_QUANTILE_COLUMNS(X)                                  \
@@ -225,6 +227,10 @@ double ds_report_peak_mem_gib(const struct ds_summary *s) {
   if (s->peak_mem_gib_gpu0 > m) m = s->peak_mem_gib_gpu0;
   if (s->peak_mem_gib_other > m) m = s->peak_mem_gib_other;
   return m;
+}
+
+int ds_report_fits_memory(const struct ds_summary *s) {
+  return ds_report_peak_mem_gib(s) <= s->gpu_mem_gib;
 }
 
 static int is_ddp(const struct ds_summary *r) { return strcmp(r->strategy, "ddp") == 0; }

@@ -59,6 +59,7 @@ struct ds_summary {
    * fullest other GPU (equal under ddp; 0 for single, which has no other
    * GPU); dp's per-GPU breakdown when has_dp_mem. */
   double peak_mem_gib_gpu0, peak_mem_gib_other;
+  double gpu_mem_gib; /* the GPU's memory (the topology's GPU table entry) */
   int has_dp_mem;
   struct ds_dp_memory dp_mem;
   /* Throughput: samples trained per second over all GPUs, and its ratio to
@@ -105,6 +106,9 @@ enum ds_format { DS_FORMAT_TEXT, DS_FORMAT_CSV, DS_FORMAT_JSON };
 
 /* The largest per-GPU peak memory of the row, GiB. */
 double ds_report_peak_mem_gib(const struct ds_summary *s);
+/* 1 when that peak fits the GPU's memory (the csv and json column
+ * fits_memory; the text output warns after the table). */
+int ds_report_fits_memory(const struct ds_summary *s);
 
 /* The closing table of a run of several strategies: one line per row with
  * iteration time, samples/s, speedup over single and GPU 0 / other memory. */

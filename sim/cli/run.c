@@ -556,6 +556,7 @@ static ds_status ps_memory(const struct config_run *c, struct ds_summary *s,
     if (g == 0 || m.total > s->mem.total) s->mem = m;
   }
   s->peak_mem_gib = s->mem.total / GIB;
+  s->gpu_mem_gib = c->topo->gpu.mem_bytes / GIB;
   ds_ps_shards_release(&sh);
   return DS_OK;
 }
@@ -714,6 +715,7 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
   s->iters = oc.iters;
   s->reported_iter = oc.iters - 1;
   s->peak_mem_gib = s->mem.total / GIB;
+  s->gpu_mem_gib = c.topo->gpu.mem_bytes / GIB;
   DS_CHECK_GOTO(run_one(&c, oc.bucket_mb[0], s, &bucket_bytes, err), st, out);
   /* Samples trained per second; no_sync's micro-steps each take a batch. */
   s->samples_per_s = (double)c.world * (double)c.batch * (s->no_sync > 1 ? s->no_sync : 1) /

@@ -28,7 +28,7 @@ static struct ds_compute test_gpu(void) {
   struct ds_err err = {0};
   struct ds_compute c;
   cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
-  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, &c, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK, "%s", err.msg);
   ds_topo_free(t);
   return c;
 }

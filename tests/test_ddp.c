@@ -225,7 +225,7 @@ Test(ddp, tiny_schedule_shape_and_durations) {
   struct ds_err err = {0};
   cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
   struct ds_compute c;
-  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, &c, &err), DS_OK);
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK);
   struct ds_buckets b;
   cr_assert_eq(ds_ddp_buckets(m, 4, 1 * MIB, 25 * MIB, DS_BUCKETS_READY, &b), DS_OK);
   struct ds_schedule *s;
@@ -280,7 +280,7 @@ Test(ddp, nccl_protocols_are_chosen_per_bucket) {
   struct ds_err err = {0};
   cr_assert_eq(ds_topo_load("topologies/dgx-a100.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
   struct ds_compute c;
-  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, &c, &err), DS_OK);
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK);
   int32_t gpus[8] = {0, 1, 2, 3, 4, 5, 6, 7};
   struct ds_ring ring;
   cr_assert_eq(ds_ring_build(t, gpus, 8, &ring, &err), DS_OK, "%s", err.msg);
@@ -331,7 +331,8 @@ Test(ddp, memory_adds_up) {
    * momentum; activations 3 * 1 MB at batch 4 = 12 MB. */
   struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
   struct ds_ddp_memory mem;
-  ds_ddp_memory(m, 4, 4, 0, &mem);
+  struct ds_precision fp32 = {4, 4, 0};
+  ds_ddp_memory(m, &fp32, 4, 0, &mem);
   double p = 1835264.0 * 4;
   cr_assert_float_eq(mem.params, p, 0.5);
   cr_assert_float_eq(mem.optimizer, p, 0.5);
@@ -340,12 +341,60 @@ Test(ddp, memory_adds_up) {
   ds_model_free(m);
 }
 
+Test(ddp, autocast_runs_the_math_in_half_and_keeps_fp32_state) {
+  /* tiny on TestGPU (fp32 10 TFLOPS, fp16 20 TFLOPS, 1000 GB/s, ideal):
+   * --amp fp16 puts the FLOPs on the fp16 rate: l1's forward (2 GFLOP,
+   * 524,288 parameters) takes max(2e9 / 20e12 = 100 us, 8 B x 524,288 /
+   * 1000 GB/s = 4.19 us) = 100 us (fp32: 200 us); its backward 4 GFLOP:
+   * 200 us. Memory at batch 4: parameters, gradients, buckets and SGD
+   * momentum stay fp32 (4 x 1,835,264 x 4 B = 29,364,224 B); the 12 MB
+   * of fp32 activations are kept in half (6 MB), plus autocast's half copy
+   * of every weight (1,835,264 x 2 = 3,670,528 B). The step reads and
+   * writes fp32 (5 tensors) plus GradScaler's unscale_ (2 more):
+   * 7 x 7,341,056 B = 51,387,392 B. bf16 has no scaler: 5 tensors. */
+  struct ds_topo *t = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &t, &err), DS_OK);
+  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
+  struct ds_compute c;
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_FP16, &c, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(c.dtype, DS_DTYPE_FP32);
+  cr_assert_float_eq(ds_compute_fwd_ns(&c, &m->layers[1], 1), 100000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, &m->layers[1], 1), 200000, 1e-6);
+  cr_assert_float_eq(ds_compute_step_bytes(&c, m), 7 * 7341056.0, 0.5);
+  struct ds_ddp_memory mem;
+  ds_ddp_memory(m, &c.precision, 4, 0, &mem);
+  cr_assert_float_eq(mem.params, 7341056, 0.5);
+  cr_assert_float_eq(mem.buckets, 7341056, 0.5);
+  cr_assert_float_eq(mem.activations, 6e6 + 3670528, 0.5);
+  cr_assert_float_eq(mem.total, 4 * 7341056.0 + 6e6 + 3670528, 0.5);
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_BF16, &c, &err), DS_EUSAGE,
+               "TestGPU has no bf16");
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP16, DS_AMP_FP16, &c, &err), DS_EUSAGE);
+  cr_assert(strstr(err.msg, "cannot be combined with --dtype fp16"), "%s", err.msg);
+  ds_model_free(m);
+  ds_topo_free(t);
+}
+
+Test(ddp, autocast_bf16_needs_no_grad_scaler) {
+  struct ds_topo *t = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_load("topologies/dgx-a100.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
+  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
+  struct ds_compute c;
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_BF16, &c, &err), DS_OK, "%s", err.msg);
+  cr_assert_float_eq(ds_compute_step_bytes(&c, m), 5 * 7341056.0, 0.5);
+  cr_assert_float_eq(c.peak_flops_per_s, t->gpu.bf16_flops_per_s, 1);
+  ds_model_free(m);
+  ds_topo_free(t);
+}
+
 Test(ddp, bf16_on_a_gpu_without_it_is_a_usage_error) {
   struct ds_topo *t = NULL;
   struct ds_err err = {0};
   cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &t, &err), DS_OK);
   struct ds_compute c;
-  cr_assert_eq(ds_compute_init(t, DS_DTYPE_BF16, &c, &err), DS_EUSAGE);
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_BF16, DS_AMP_NONE, &c, &err), DS_EUSAGE);
   cr_assert(strstr(err.msg, "TestGPU has no bf16"), "message: %s", err.msg);
   ds_topo_free(t);
 }

@@ -46,7 +46,7 @@ static void load(struct fixture *f, const char *model) {
   cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &f->topo, &err), DS_OK,
                "%s", err.msg);
   f->model = ds_test_model(model);
-  cr_assert_eq(ds_compute_init(f->topo, DS_DTYPE_FP32, &f->c, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_compute_init(f->topo, DS_DTYPE_FP32, DS_AMP_NONE, &f->c, &err), DS_OK, "%s", err.msg);
 }
 
 static void unload(struct fixture *f) {
@@ -109,8 +109,8 @@ Test(ps, update_bytes_and_memory) {
   cr_assert_eq(ds_ps_shard(f.model, 2, 4, &sh, &err), DS_OK);
   double P = 2 * shard;
   struct ds_ddp_memory m0, m1;
-  ds_ps_memory(f.model, 4, 2, &sh, DS_PS_SYNC, 4, 0, &m0);
-  ds_ps_memory(f.model, 4, 2, &sh, DS_PS_SYNC, 4, 1, &m1);
+  ds_ps_memory(f.model, &f.c.precision, 2, &sh, DS_PS_SYNC, 4, 0, &m0);
+  ds_ps_memory(f.model, &f.c.precision, 2, &sh, DS_PS_SYNC, 4, 1, &m1);
   cr_assert_float_eq(m1.total, 2 * P + 4e6, 1e-3);
   cr_assert_float_eq(m1.optimizer, 0, 1e-9);
   cr_assert_float_eq(m0.total, 2 * P + 4e6 + 3 * P / 2, 1e-3);

@@ -47,6 +47,9 @@ static const char usage[] =
     "                         iteration's timeline per rank and stream (gnuplot)\n"
     "  --iters N              iterations to simulate, >= 2 (default 2); the last is reported\n"
     "  --dtype fp32|fp16|bf16 training dtype of parameters, gradients, activations (default fp32)\n"
+    "  --amp fp16|bf16        mixed precision as torch.autocast: convolutions and matmuls in\n"
+    "                         the half type on tensor cores, activations in it; parameters,\n"
+    "                         gradients, buckets and optimizer state fp32 (default none)\n"
     "  --seed N               seed of --jitter, recorded in outputs (default 1)\n"
     "  --format text|csv|json summary format (default text)\n"
     "  --trace FILE.csv       write the predicted timeline of every iteration\n"
@@ -422,7 +425,7 @@ static ds_status parse_hooks(const char *flag, const char *v, struct ds_options 
 #define OPTION_MAP(X)                                                     \
   X("--topo", 1) X("--model", 1) X("--strategy", 1) X("--bucket-mb", 1)   \
   X("--first-bucket-mb", 1) X("--world-size", 1) X("--batch", 1)          \
-  X("--iters", 1) X("--dtype", 1) X("--seed", 1) X("--format", 1)         \
+  X("--iters", 1) X("--dtype", 1) X("--amp", 1) X("--seed", 1) X("--format", 1)         \
   X("--trace", 1) X("--schedule", 1) X("--coll-model", 1) X("--net", 1)   \
   X("--ring-chunks", 1) X("--algo", 1) X("--proto", 1) X("--nccl-extra", 1) \
   X("--calib", 1) X("--no-overlap", 0) X("--no-sync", 1) X("--grad-as-bucket-view", 0)         \
@@ -479,6 +482,8 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
     o->seed = (uint64_t)x;
   } else if (strcmp(flag, "--dtype") == 0) {
     if (ds_dtype_parse(v, &o->dtype) != 0) return bad(err, flag, "fp32, fp16 or bf16", v);
+  } else if (strcmp(flag, "--amp") == 0) {
+    if (ds_amp_parse(v, &o->amp) != 0) return bad(err, flag, "none, fp16 or bf16", v);
   } else if (strcmp(flag, "--format") == 0) {
     static const char *const names[] = {"text", "csv", "json"};
     DS_CHECK(parse_choice(flag, v, names, 3, &c, err));

@@ -113,6 +113,7 @@ struct ds_options {
   int32_t iters;
   uint64_t seed;
   enum ds_dtype dtype;
+  enum ds_amp amp;        /* --amp: autocast's half type, DS_AMP_NONE without */
   enum ds_format format;
   const char *trace;      /* NULL: none */
   const char *schedule;   /* NULL: none */

@@ -141,7 +141,8 @@ void ds_report_measure(const struct ds_schedule *sched, size_t first, size_t n,
   X(worker_step_min_ms, "%.6f", r->worker_step_min_ms)          \
   X(worker_step_max_ms, "%.6f", r->worker_step_max_ms)          \
   X(gpu_mem_gib, "%.6f", r->gpu_mem_gib)                        \
-  X(fits_memory, "%s", ds_report_fits_memory(r) ? "yes" : "no")
+  X(fits_memory, "%s", ds_report_fits_memory(r) ? "yes" : "no") \
+  X(amp, "%s", r->amp)
 
 /* Printed after DS_SUMMARY_COLUMNS when the rows have quantiles. */
 #define DS_QUANTILE_COLUMNS(X)                                  \
@@ -231,6 +232,13 @@ double ds_report_peak_mem_gib(const struct ds_summary *s) {
 
 int ds_report_fits_memory(const struct ds_summary *s) {
   return ds_report_peak_mem_gib(s) <= s->gpu_mem_gib;
+}
+
+/* The training precision in words: the dtype, or fp32 under autocast. */
+static const char *precision_name(const struct ds_summary *r) {
+  if (r->amp && strcmp(r->amp, "fp16") == 0) return "fp32 model, autocast fp16";
+  if (r->amp && strcmp(r->amp, "bf16") == 0) return "fp32 model, autocast bf16";
+  return r->dtype;
 }
 
 static int is_ddp(const struct ds_summary *r) { return strcmp(r->strategy, "ddp") == 0; }
@@ -337,7 +345,7 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     /* Strategies side by side: a common header, then a block per row. */
     const struct ds_summary *r = &rows[0];
     fprintf(fp, "%s on %s (%s), %s, network %s; iterations simulated: %d, reporting "
-                "iteration %d\n", r->model, r->topology, r->gpu, r->dtype, r->net_model,
+                "iteration %d\n", r->model, r->topology, r->gpu, precision_name(r), r->net_model,
             r->iters, r->reported_iter);
     for (int32_t i = 0; i < n; i++) print_strategy_row(fp, &rows[i]);
     return;
@@ -364,7 +372,7 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
               "iterations simulated: %d; reporting iteration %d "
               "(iteration 0: %.3f ms)\n",
               r->strategy, r->model, r->topology, r->world_size, r->gpu,
-              (long long)r->batch_per_gpu, r->dtype, r->net_model,
+              (long long)r->batch_per_gpu, precision_name(r), r->net_model,
               strcmp(r->coll_model, "flow") == 0 ? "per flow" : "aggregated",
               r->iters,
               r->reported_iter, r->first_iter_ms);

@@ -60,6 +60,7 @@ struct ds_summary {
    * GPU); dp's per-GPU breakdown when has_dp_mem. */
   double peak_mem_gib_gpu0, peak_mem_gib_other;
   double gpu_mem_gib; /* the GPU's memory (the topology's GPU table entry) */
+  const char *amp;    /* --amp: "none", "fp16", "bf16" */
   int has_dp_mem;
   struct ds_dp_memory dp_mem;
   /* Throughput: samples trained per second over all GPUs, and its ratio to

@@ -419,7 +419,7 @@ static ds_status load(struct loaded *ld, const struct ds_options *o, struct ds_e
   DS_CHECK(ds_model_load(ld->model_path, &ld->model, err));
   for (int32_t k = 0; k < o->sweep[DS_VAR_COMM_HOOK].n; k++) /* every hook of a list */
     DS_CHECK(ds_comm_hook_check_model(&o->comm_hooks[k], ld->model, err));
-  DS_CHECK(ds_compute_init(ld->topo, o->dtype, &ld->compute, err));
+  DS_CHECK(ds_compute_init(ld->topo, o->dtype, o->amp, &ld->compute, err));
   return DS_OK;
 }
 
@@ -484,11 +484,11 @@ static ds_status configure(struct config_run *c, const struct loaded *ld,
     snprintf(c->ddp_options, sizeof c->ddp_options, "none");
   }
   int len = snprintf(c->inputs, sizeof c->inputs,
-           "topo=%s model=%s strategy=%s world_size=%d batch=%lld dtype=%s "
+           "topo=%s model=%s strategy=%s world_size=%d batch=%lld dtype=%s amp=%s "
            "bucket_mb=%g first_bucket_mb=%g iters=%d net=%s coll_model=%s "
            "ring_chunks=%d algo=%s nccl_extra=%s ddp_options=%s calib=%s",
            topo_path, model_path, o->strategy, c->world, (long long)c->batch,
-           ds_dtype_name(o->dtype), o->bucket_mb[0],
+           ds_dtype_name(o->dtype), ds_amp_name(o->amp), o->bucket_mb[0],
            ds_options_first_bucket_mb(o, o->bucket_mb[0]),
            o->iters, o->net_mode == DS_NET_MAXMIN ? "maxmin" : "alpha-beta",
            c->coll_model == DS_COLL_FLOW ? "flow" : "aggregate", o->ring_chunks,
@@ -546,11 +546,10 @@ static ds_status ps_memory(const struct config_run *c, struct ds_summary *s,
   const struct ds_options *o = c->opt;
   struct ds_ps_shards sh;
   enum ds_ps_mode mode = o->ps_async ? DS_PS_ASYNC : DS_PS_SYNC;
-  int dsz = ds_dtype_bytes(o->dtype);
   DS_CHECK(ds_ps_shard(c->model, o->ps_servers, c->world, &sh, err));
   for (int32_t g = 0; g < c->world; g++) {
     struct ds_ddp_memory m;
-    ds_ps_memory(c->model, dsz, c->batch, &sh, mode, c->world, g, &m);
+    ds_ps_memory(c->model, &c->compute.precision, c->batch, &sh, mode, c->world, g, &m);
     if (g == 0) s->peak_mem_gib_gpu0 = m.total / GIB;
     else if (m.total / GIB > s->peak_mem_gib_other) s->peak_mem_gib_other = m.total / GIB;
     if (g == 0 || m.total > s->mem.total) s->mem = m;
@@ -637,6 +636,7 @@ static ds_status run_ps(struct config_run *c, struct ds_summary *s, struct ds_er
   s->topology = c->topo->name;
   s->gpu = c->topo->gpu.name;
   s->dtype = ds_dtype_name(o->dtype);
+  s->amp = ds_amp_name(o->amp);
   s->net_model = o->net_mode == DS_NET_CONSTANT ? "alpha-beta" : "maxmin";
   s->coll_model = "flow";
   s->coll_algo = "p2p";
@@ -665,7 +665,6 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
   DS_CHECK_GOTO(configure(&c, x->ld, &oc, i != 0, err), st, out);
   struct ds_summary *s = &row->sum;
   ds_sweep_set_ids(x->opt, &oc, s);
-  int dsz = ds_dtype_bytes(oc.dtype);
   switch (oc.strategy_id) {
   case DS_STRATEGY_PS:
     /* its own event loop and row (run_ps); no buckets. The speedup over
@@ -678,7 +677,7 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
     struct ds_dp_options dopt = {.world_size = c.world, .batch = c.batch,
                                  .output_device = oc.dp_output_device,
                                  .parallel_loss = oc.dp_parallel_loss};
-    ds_dp_memory(c.model, dsz, &dopt, &s->dp_mem);
+    ds_dp_memory(c.model, &c.compute.precision, &dopt, &s->dp_mem);
     s->has_dp_mem = 1;
     s->mem = (struct ds_ddp_memory){.params = s->dp_mem.gpu0.params,
                                     .grads = s->dp_mem.gpu0.grads,
@@ -690,12 +689,12 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
     break;
   }
   case DS_STRATEGY_SINGLE: /* no bucket copies; no other GPU (0) */
-    ds_ddp_memory(c.model, dsz, c.batch, 1, &s->mem);
+    ds_ddp_memory(c.model, &c.compute.precision, c.batch, 1, &s->mem);
     s->peak_mem_gib_gpu0 = s->mem.total / GIB;
     s->peak_mem_gib_other = 0;
     break;
   default:
-    ds_ddp_memory(c.model, dsz, c.batch, oc.grad_as_bucket_view, &s->mem);
+    ds_ddp_memory(c.model, &c.compute.precision, c.batch, oc.grad_as_bucket_view, &s->mem);
     DS_CHECK_GOTO(add_hook_memory(&c, &oc, &s->mem, err), st, out);
     s->peak_mem_gib_gpu0 = s->peak_mem_gib_other = s->mem.total / GIB;
     break;
@@ -705,6 +704,7 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
   s->topology = c.topo->name;
   s->gpu = c.topo->gpu.name;
   s->dtype = ds_dtype_name(oc.dtype);
+  s->amp = ds_amp_name(oc.amp);
   s->net_model = oc.net_mode == DS_NET_CONSTANT ? "alpha-beta" : "maxmin";
   s->coll_model = c.coll_model == DS_COLL_FLOW ? "flow" : "aggregate";
   s->coll_algo = c.coll_algo;

@@ -23,14 +23,40 @@ int ds_dtype_parse(const char *name, enum ds_dtype *out) {
 
 int ds_dtype_bytes(enum ds_dtype dtype) { return dtype == DS_DTYPE_FP32 ? 4 : 2; }
 
-ds_status ds_compute_init(const struct ds_topo *topo, enum ds_dtype dtype,
+static const char *const amp_names[] = {"none", "fp16", "bf16"};
+
+const char *ds_amp_name(enum ds_amp amp) {
+  return (unsigned)amp < 3 ? amp_names[amp] : "?";
+}
+
+int ds_amp_parse(const char *name, enum ds_amp *out) {
+  for (int i = 0; i < 3; i++)
+    if (strcmp(name, amp_names[i]) == 0) {
+      *out = (enum ds_amp)i;
+      return 0;
+    }
+  return -1;
+}
+
+ds_status ds_compute_init(const struct ds_topo *topo, enum ds_dtype dtype, enum ds_amp amp,
                           struct ds_compute *out, struct ds_err *err) {
   const struct ds_gpu_spec *g = &topo->gpu;
   memset(out, 0, sizeof *out);
+  if (amp != DS_AMP_NONE && dtype != DS_DTYPE_FP32)
+    return ds_err_set(err, DS_EUSAGE, "--amp %s trains an fp32 model: it cannot be combined "
+                      "with --dtype %s", ds_amp_name(amp), ds_dtype_name(dtype));
   out->dtype = dtype;
+  out->amp = amp;
   out->params = topo->compute;
   out->mem_bw_bytes_per_s = g->mem_bw_bytes_per_s;
-  switch (dtype) {
+  out->precision = (struct ds_precision){ds_dtype_bytes(dtype), ds_dtype_bytes(dtype), 0};
+  enum ds_dtype math = dtype;
+  if (amp != DS_AMP_NONE) {
+    math = amp == DS_AMP_FP16 ? DS_DTYPE_FP16 : DS_DTYPE_BF16;
+    out->precision.act_bytes = 2;
+    out->precision.half_weight_bytes = 2;
+  }
+  switch (math) {
   case DS_DTYPE_FP32:
     out->peak_flops_per_s = topo->compute.fp32_uses_tf32 && g->tf32_flops_per_s > 0
                                 ? g->tf32_flops_per_s
@@ -44,13 +70,15 @@ ds_status ds_compute_init(const struct ds_topo *topo, enum ds_dtype dtype,
     break;
   }
   if (out->peak_flops_per_s <= 0)
-    return ds_err_set(err, DS_EUSAGE, "--dtype %s: GPU %s has no %s math",
-                      ds_dtype_name(dtype), g->name, ds_dtype_name(dtype));
+    return ds_err_set(err, DS_EUSAGE, "%s %s: GPU %s has no %s math",
+                      amp != DS_AMP_NONE ? "--amp" : "--dtype", ds_dtype_name(math), g->name,
+                      ds_dtype_name(math));
   return DS_OK;
 }
 
-static double dtype_scale(const struct ds_compute *c) {
-  return ds_dtype_bytes(c->dtype) / 4.0;
+/* Model files give activation bytes in fp32. */
+static double act_scale(const struct ds_compute *c) {
+  return c->precision.act_bytes / 4.0;
 }
 
 double ds_compute_kernel_ns(const struct ds_compute *c, double flops,
@@ -64,28 +92,38 @@ double ds_compute_kernel_ns(const struct ds_compute *c, double flops,
 double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
                          int64_t batch) {
   double b = (double)batch;
-  double weights = (double)l->param_numel * ds_dtype_bytes(c->dtype);
+  const struct ds_precision *p = &c->precision;
+  /* amp: the cast reads fp32 and writes half, the kernel reads half */
+  double per_param = p->half_weight_bytes ? p->param_bytes + 2.0 * p->half_weight_bytes
+                                          : p->param_bytes;
+  double weights = (double)l->param_numel * per_param;
   return ds_compute_kernel_ns(c, l->fwd_flops * b,
-                              l->fwd_bytes * dtype_scale(c) * b + weights);
+                              l->fwd_bytes * act_scale(c) * b + weights);
 }
 
 double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
                          int64_t batch) {
   double b = (double)batch;
-  double weights = (double)l->param_numel * ds_dtype_bytes(c->dtype);
+  const struct ds_precision *p = &c->precision;
+  /* amp: half weight read, half gradient written, and the cast's backward
+   * reading it and writing the fp32 gradient */
+  double per_param = p->half_weight_bytes ? 3.0 * p->half_weight_bytes + p->param_bytes
+                                          : 2.0 * p->param_bytes;
+  double weights = (double)l->param_numel * per_param;
   return ds_compute_kernel_ns(c, l->bwd_flops * b,
-                              2 * l->fwd_bytes * dtype_scale(c) * b + 2 * weights);
+                              2 * l->fwd_bytes * act_scale(c) * b + weights);
 }
 
 double ds_compute_step_bytes(const struct ds_compute *c,
                              const struct ds_model *model) {
   int tensors = model->optimizer == DS_OPT_ADAM ? 7 : 5;
-  return (double)model->total_numel * ds_dtype_bytes(c->dtype) * tensors;
+  if (c->amp == DS_AMP_FP16) tensors += 2; /* GradScaler's unscale_ */
+  return (double)model->total_numel * c->precision.param_bytes * tensors;
 }
 
 double ds_compute_loss_ns(const struct ds_compute *c, const struct ds_model *model,
                           double samples, double *bytes) {
-  *bytes = 2 * samples * model->output_bytes * ds_dtype_bytes(c->dtype) / 4;
+  *bytes = 2 * samples * model->output_bytes * act_scale(c);
   return ds_compute_kernel_ns(c, 0, *bytes);
 }
 

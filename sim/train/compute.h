@@ -6,7 +6,9 @@
  *
  * peak(dtype) is the GPU table's dense tensor rate for fp16/bf16, TF32 for
  * fp32 when the topology says fp32_math: tf32 (cuDNN's default for
- * convolutions), vector FP32 otherwise. The efficiency factors and the
+ * convolutions), vector FP32 otherwise. Under --amp (autocast) the math is
+ * the half type's tensor rate while parameters, gradients and optimizer
+ * state stay fp32 (struct ds_precision). The efficiency factors and the
  * overhead come from the topology file's `compute` section, so every
  * predicted duration can be recomputed by hand from the files.
  */
@@ -30,16 +32,38 @@ const char *ds_dtype_name(enum ds_dtype dtype);
 int ds_dtype_parse(const char *name, enum ds_dtype *out);
 int ds_dtype_bytes(enum ds_dtype dtype);
 
+/* --amp: torch.autocast's half type, or none. */
+enum ds_amp { DS_AMP_NONE, DS_AMP_FP16, DS_AMP_BF16 };
+const char *ds_amp_name(enum ds_amp amp);
+/* Returns 0 and sets *out for "none", "fp16", "bf16"; -1 otherwise. */
+int ds_amp_parse(const char *name, enum ds_amp *out);
+
+/* Bytes per element of what training keeps. --dtype D: everything in D.
+ * --amp H (torch.autocast with H, fp32 model): parameters, gradients,
+ * DDP's buckets and the optimizer state in fp32 (4); activations in H (2:
+ * autocast's convolutions and matmuls return H, an approximation for the
+ * normalisations and softmax it runs in fp32); and autocast's H copy of
+ * every weight (2 per parameter), cast in forward and kept for backward. */
+struct ds_precision {
+  int param_bytes;
+  int act_bytes;
+  int half_weight_bytes; /* 0 without --amp */
+};
+
 struct ds_compute {
-  enum ds_dtype dtype;
+  enum ds_dtype dtype; /* of parameters and gradients (fp32 under --amp) */
+  enum ds_amp amp;
+  struct ds_precision precision;
   double peak_flops_per_s; /* for dtype, before efficiency */
   double mem_bw_bytes_per_s;
   struct ds_compute_params params;
 };
 
-/* Chooses the peak rate of the topology's GPU for dtype; DS_EUSAGE when the
- * GPU has no such math (bf16 on V100). */
-ds_status ds_compute_init(const struct ds_topo *topo, enum ds_dtype dtype,
+/* Chooses the peak rate of the topology's GPU for dtype, or for amp's half
+ * type when amp is not DS_AMP_NONE (dtype must then be fp32); DS_EUSAGE
+ * when the GPU has no such math (bf16 on V100) or amp is given with a
+ * half dtype. */
+ds_status ds_compute_init(const struct ds_topo *topo, enum ds_dtype dtype, enum ds_amp amp,
                           struct ds_compute *out, struct ds_err *err);
 
 /* Roofline duration of one kernel, in nanoseconds (not rounded). */
@@ -47,17 +71,23 @@ double ds_compute_kernel_ns(const struct ds_compute *c, double flops,
                             double bytes);
 
 /* Forward of one layer for `batch` samples: FLOPs and activation traffic
- * scale with the batch; the weights are read once. */
+ * scale with the batch; the weights are read once (under --amp: read in
+ * fp32 and written in half by autocast's cast, then read in half: 8 B per
+ * parameter). */
 double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
                          int64_t batch);
 /* Backward: bwd_flops, twice the forward traffic (read the saved
  * activations and output gradient, write the input gradient), the weights
- * read once and their gradients written once. */
+ * read once and their gradients written once (under --amp: half weight
+ * read, half gradient written, then the cast's backward reads it and
+ * writes the fp32 .grad: 10 B per parameter). */
 double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
                          int64_t batch);
 /* Optimizer step over every parameter: memory bound; SGD with momentum
  * reads parameter, gradient and momentum and writes parameter and momentum
- * (5 tensors); Adam reads 4 and writes 3 (7 tensors). */
+ * (5 tensors); Adam reads 4 and writes 3 (7 tensors). --amp fp16 adds
+ * GradScaler's unscale_ (read and write every fp32 gradient, 2 tensors);
+ * bf16 needs no scaler. */
 double ds_compute_step_ns(const struct ds_compute *c,
                           const struct ds_model *model);
 /* The loss and its gradient over `samples` outputs of the model: one

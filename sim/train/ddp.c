@@ -325,17 +325,23 @@ ds_status ds_ddp_build(const struct ds_model *m, const struct ds_compute *c,
   return st;
 }
 
-void ds_ddp_memory(const struct ds_model *m, int dtype_bytes, int64_t batch,
-                   int grad_as_bucket_view, struct ds_ddp_memory *out) {
-  double p = (double)m->total_numel * dtype_bytes;
+double ds_ddp_saved_bytes(const struct ds_model *m, const struct ds_precision *pr,
+                          int64_t batch) {
   double act = 0;
   for (int32_t l = 0; l < m->n_layers; l++) act += m->layers[l].act_bytes;
+  return act * (pr->act_bytes / 4.0) * (double)batch +
+         (double)m->total_numel * pr->half_weight_bytes;
+}
+
+void ds_ddp_memory(const struct ds_model *m, const struct ds_precision *pr, int64_t batch,
+                   int grad_as_bucket_view, struct ds_ddp_memory *out) {
+  double p = (double)m->total_numel * pr->param_bytes;
   out->params = p;
   out->grads = p;
   /* gradient_as_bucket_view: .grad tensors are views into the buckets. */
   out->buckets = grad_as_bucket_view ? 0 : p;
   out->optimizer = p * ds_optimizer_states(m->optimizer);
-  out->activations = act * (dtype_bytes / 4.0) * (double)batch;
+  out->activations = ds_ddp_saved_bytes(m, pr, batch);
   out->hook = 0;
   out->total = out->params + out->grads + out->buckets + out->optimizer +
                out->activations;

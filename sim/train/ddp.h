@@ -142,13 +142,19 @@ struct ds_ddp_memory {
   double grads;       /* .grad tensors */
   double buckets;     /* DDP's flat bucket copies of the gradients */
   double optimizer;   /* momentum (SGD) or two moments (Adam) */
-  double activations; /* saved for backward, whole batch */
+  double activations; /* saved for backward, whole batch (ds_ddp_saved_bytes) */
   double hook;        /* the communication hook's buffers (ds_comm_hook_memory) */
   double total;       /* sum: every term is live at the start of backward
                        * (the hook's, an upper bound, at its end) */
 };
 
-void ds_ddp_memory(const struct ds_model *model, int dtype_bytes,
+/* What autograd saves for backward over `batch` samples: the model's
+ * activations in the activation dtype, and under --amp autocast's half
+ * copy of every weight. */
+double ds_ddp_saved_bytes(const struct ds_model *model, const struct ds_precision *pr,
+                          int64_t batch);
+
+void ds_ddp_memory(const struct ds_model *model, const struct ds_precision *pr,
                    int64_t batch, int grad_as_bucket_view,
                    struct ds_ddp_memory *out);
 

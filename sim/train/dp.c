@@ -6,6 +6,7 @@
  * the iteration and the next iteration can name it (id_base - 1).
  */
 #include "sim/train/dp.h"
+#include "sim/train/ddp.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -197,18 +198,16 @@ static void sum(struct ds_dp_gpu_memory *g) {
   g->total = g->params + g->grads + g->optimizer + g->activations + g->inputs + g->outputs;
 }
 
-void ds_dp_memory(const struct ds_model *m, int dtype_bytes, const struct ds_dp_options *opt,
-                  struct ds_dp_memory *out) {
-  double p = (double)m->total_numel * dtype_bytes;
-  double act = 0;
-  for (int32_t l = 0; l < m->n_layers; l++) act += m->layers[l].act_bytes;
+void ds_dp_memory(const struct ds_model *m, const struct ds_precision *pr,
+                  const struct ds_dp_options *opt, struct ds_dp_memory *out) {
+  double p = (double)m->total_numel * pr->param_bytes;
   double w = opt->world_size, b = (double)opt->batch;
   /* The gathered outputs and the gradient the loss writes for them; with
    * parallel_loss only W fp32 scalars and theirs. */
   double gathered = opt->parallel_loss ? 2 * 4.0 * w
-                                       : 2 * w * b * m->output_bytes * dtype_bytes / 4.0;
+                                       : 2 * w * b * m->output_bytes * pr->act_bytes / 4.0;
   struct ds_dp_gpu_memory base = {.params = p, .grads = p,
-                                  .activations = act * (dtype_bytes / 4.0) * b};
+                                  .activations = ds_ddp_saved_bytes(m, pr, opt->batch)};
   memset(out, 0, sizeof *out);
   out->gpu0 = base;
   out->gpu0.grads += p; /* the reduced gradients, GPU 0's .grad */

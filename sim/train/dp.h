@@ -98,7 +98,7 @@ struct ds_dp_memory {
   struct ds_dp_gpu_memory other; /* the fullest GPU other than 0 */
 };
 
-void ds_dp_memory(const struct ds_model *model, int dtype_bytes,
+void ds_dp_memory(const struct ds_model *model, const struct ds_precision *pr,
                   const struct ds_dp_options *opt, struct ds_dp_memory *out);
 
 #ifdef __cplusplus

@@ -93,10 +93,11 @@ double ds_ps_update_bytes(const struct ds_model *m, const struct ds_compute *c,
   return (double)shard_numel * ds_dtype_bytes(c->dtype) * passes;
 }
 
-void ds_ps_memory(const struct ds_model *m, int dtype_bytes, int64_t batch,
+void ds_ps_memory(const struct ds_model *m, const struct ds_precision *pr, int64_t batch,
                   const struct ds_ps_shards *sh, enum ds_ps_mode mode, int32_t world,
                   int32_t gpu, struct ds_ddp_memory *out) {
-  ds_ddp_memory(m, dtype_bytes, batch, 1, out);
+  int dtype_bytes = pr->param_bytes;
+  ds_ddp_memory(m, pr, batch, 1, out);
   out->optimizer = 0; /* workers keep none: the servers step */
   out->buckets = 0;
   for (int32_t k = 0; k < sh->n; k++) {

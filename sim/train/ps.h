@@ -100,7 +100,7 @@ double ds_ps_update_bytes(const struct ds_model *model, const struct ds_compute 
  * activations (no optimizer state), plus for every server on g its master
  * copy of the shard (params), its optimizer state (optimizer) and, in sync
  * mode with several workers, the buffer the pushes are summed into (buckets). */
-void ds_ps_memory(const struct ds_model *model, int dtype_bytes, int64_t batch,
+void ds_ps_memory(const struct ds_model *model, const struct ds_precision *pr, int64_t batch,
                   const struct ds_ps_shards *shards, enum ds_ps_mode mode,
                   int32_t world, int32_t gpu, struct ds_ddp_memory *out);
 

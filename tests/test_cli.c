@@ -110,33 +110,40 @@ static struct row_times times_of(const char *args) {
 
 Test(cli, ddp_options_on_the_tiny_model) {
   /* Worked from the hand computation below (tiny_iteration_...): backward
-   * ends at 1222 us, the buckets' all-reduces take 641.1456 and 484.0128 us,
-   * the step 36.70528 us; parameters 1,835,264 fp32 = 7,341,056 B.
-   * --no-overlap: both all-reduces after backward: 1222 + 1125.158 + 36.705
-   *   = 2383.864 us, all of the communication exposed.
-   * --no-sync 2: one accumulating micro-step (400 + 2 + 800 us; the second
-   *   micro-step's launches run ahead under it) first: 2985.864 us,
-   *   1492.932 us per batch, communication unchanged.
-   * --grad-as-bucket-view: the 7,341,056 B of bucket copies go away.
+   * with the reducer's copies into the buckets ends at 1236.682112 us, the
+   * buckets' all-reduces take 641.1456 and 484.0128 us, the copies back to
+   * .grad 8.388608 and 6.293504 us, the step 36.70528 us; parameters
+   * 1,835,264 fp32 = 7,341,056 B.
+   * --no-overlap: both all-reduces after backward: 1236.682 + 1125.158,
+   *   then bucket 1's copy back and the step: 2404.839 us; bucket 0's copy
+   *   back (8.389 us) runs under bucket 1's all-reduce, the only
+   *   communication hidden.
+   * --no-sync 2: one accumulating micro-step without the reducer (400 + 2
+   *   + 800 us; the second micro-step's launches run ahead under it) first:
+   *   3000.546 us, 1500.273 us per batch, communication unchanged.
+   * --grad-as-bucket-view: the 7,341,056 B of bucket copies go away, and so
+   *   do the copies back: the last one (6.293504 us) ended the iteration.
    * --find-unused-parameters: iteration 0 already has the final buckets,
-   *   so it takes as long as the steady one. */
+   *   so it takes as long as the steady one.
+   * Iteration 0, one bucket: its all-reduce (1113.156 us) after backward,
+   *   its copy back (14.682112 us), the step: 2401.226 us. */
   struct row_times base = times_of(TINY);
   struct row_times nov = times_of(TINY "--no-overlap");
-  cr_assert_float_eq(nov.iter, 2.383864, 1e-5);
-  cr_assert_float_eq(nov.exposed, nov.comm, 1e-9);
-  cr_assert_float_eq(nov.overlap, 0, 1e-9);
+  cr_assert_float_eq(nov.iter, 2.404839, 1e-5);
+  cr_assert_float_eq(nov.comm - nov.exposed, 0.008389, 1e-5);
   struct row_times ns = times_of(TINY "--no-sync 2");
-  cr_assert_float_eq(ns.iter, 2.985864, 1e-5);
+  cr_assert_float_eq(ns.iter, 3.000546, 1e-5);
   cr_assert_float_eq(ns.fwd, 2 * base.fwd, 1e-9);
   cr_assert_float_eq(ns.comm, base.comm, 1e-9);
   struct ds_test_result r = run(TINY "--no-sync 2");
-  cr_assert(strstr(r.out, ",no_sync=2,1.4929"), "%s", r.out);
+  cr_assert(strstr(r.out, ",no_sync=2,1.5002"), "%s", r.out);
   ds_test_release(&r);
   struct row_times view = times_of(TINY "--grad-as-bucket-view");
   /* the CSV carries 1e-6 GiB (1074 B) per value */
   cr_assert_float_eq((base.mem - view.mem) * 1024 * 1024 * 1024, 7341056, 2200);
+  cr_assert_float_eq(base.iter - view.iter, 0.006293504, 1e-5);
   struct row_times unused = times_of(TINY "--find-unused-parameters");
-  cr_assert_float_eq(base.first, 2.371861, 1e-5); /* one bucket: 1113.16 us after backward */
+  cr_assert_float_eq(base.first, 2.401226, 1e-5);
   cr_assert_float_eq(unused.first, unused.iter, 1e-5);
   struct ds_test_result both = run(TINY "--static-graph --find-unused-parameters");
   cr_assert_eq(both.status, 2);
@@ -256,11 +263,12 @@ Test(cli, a_calibration_file_replaces_the_compute_factors) {
   /* tiny-calib.yaml halves the FLOP efficiency and adds 10 us per kernel:
    * forward 2 * (100 + 200 + 100) + 3 * 10 = 830 us, plus the loss (2 MB
    * at 1000 GB/s, 2 us, + 10 us) = 0.842 ms; backward 2 * 800 + 3 * 10 =
-   * 1630 us.
+   * 1630 us, plus the reducer's one kernel per tensor into the buckets and
+   * one back: 2 * (4 * 10 us + 14,682,112 B at 1000 GB/s) = 109.364224 us.
    * Expected, because only the keys the file has change. */
   struct row_times t = times_of(TINY "--calib tests/data/tiny-calib.yaml");
   cr_assert_float_eq(t.fwd, 0.842, 1e-9);
-  cr_assert_float_eq(t.bwd, 1.63, 1e-9);
+  cr_assert_float_eq(t.bwd, 1.739364224, 1e-6);
   struct ds_test_result r = run(TINY "--calib tests/data/nope.yaml");
   cr_assert_eq(r.status, 2);
   cr_assert(strstr(r.err, "nope.yaml"), "%s", r.err);
@@ -375,14 +383,13 @@ Test(cli, a_user_topology_outside_the_tree_uses_the_shipped_gpu_table) {
  * the first layer's host launch 20 us (later launches run ahead of the
  * 100+ us kernels); forward 100+200+100 us; the loss reads the 1e6-byte
  * output and writes its gradient, 2 MB at 1000 GB/s = 2 us (forward 402
- * us); backward l2 200 us (ends at 622 us), then the 4 MiB bucket's
- * all-reduce: 6 * 2 us + 1.5 * 4194304 B / 10 GB/s = 641.1456 us (622 ->
- * 1263.1456 us) while l1, l0 backward run to 1222 us; the second bucket
- * (3,146,752 B) goes at 1263.1456 us and takes 12 + 472.0128 = 484.0128
- * us; the SGD step 36.70528 us. Iteration: 20 + 402 + 200 + 641.1456 +
- * 484.0128 + 36.70528 = 1783.864 us. Communication 1125.158 us, of which
- * 41.1456 + 484.0128 = 525.158 us exposed. Each ring step is rounded to
- * the nanosecond, hence the 0.00001 ms tolerance. */
+ * us); backward l2 200 us, then the reducer's copy of l2.weight into its
+ * bucket (8.388608 us, ends at 630.388608 us), then the 4 MiB bucket's
+ * all-reduce: 6 * 2 us + 1.5 * 4194304 B / 10 GB/s = 641.1456 us while
+ * l1, l0 backward and their copies run; the second bucket (3,146,752 B)
+ * takes 12 + 472.0128 = 484.0128 us; the copies back to .grad; the SGD
+ * step 36.70528 us (the timeline in the test's comment). Each ring step
+ * is rounded to the nanosecond, hence the 0.00001 ms tolerance. */
 Test(cli, tiny_iteration_matches_the_hand_computation) {
   struct ds_test_result r = run("--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
                         "--format csv");
@@ -397,14 +404,27 @@ Test(cli, tiny_iteration_matches_the_hand_computation) {
                  &iter, &fwd, &bwd, &step, &comm, &exposed, &overlap);
   cr_assert_eq(n, 17, "%s", r.out);
   cr_assert_eq(world, 4);
+  /* By hand, in us from the first launch (TestGPU: 10 TFLOPS, 1000 GB/s,
+   * ideal; buckets l2.weight 4 MiB, then l1.weight + l0 3 MiB + 1 KiB):
+   * launch 20 + forward 400 + loss 2 = 422; l2 backward 200 and its
+   * reducer copy (2 x 4,194,304 B read and written: 8.388608) = 630.388608,
+   * when bucket 0's all-reduce starts (641.1456) and ends at 1271.534208;
+   * l1 backward 400 + copy 4.194304, l0 backward 200 + copy 2.0992 end
+   * backward at 1236.682112; bucket 1's all-reduce (484.0128) follows
+   * bucket 0's: 1755.547008; finalize_backward copies bucket 0 back
+   * (8.388608, from 1271.534208) and bucket 1 (6.293504, from 1755.547008):
+   * 1761.840512; the step 36.70528: 1798.545792. Backward: 800 + the five
+   * copies 29.364224. Exposed: 1236.682112 .. 1271.534208 and
+   * 1279.922816 .. 1755.547008 = 510.476288. Flows round each transfer to
+   * the nanosecond, so the simulation is a few ns later. */
   cr_assert_eq(nb, 2);
-  cr_assert_float_eq(iter, 1.783864, 1e-5);
+  cr_assert_float_eq(iter, 1.798546, 1e-5);
   cr_assert_float_eq(fwd, 0.402, 1e-9);
-  cr_assert_float_eq(bwd, 0.8, 1e-9);
+  cr_assert_float_eq(bwd, 0.829364224, 3e-6); /* 5 copies, each rounded to the ns */
   cr_assert_float_eq(step, 0.036705, 1e-5);
   cr_assert_float_eq(comm, 1.125158, 1e-5);
-  cr_assert_float_eq(exposed, 0.525158, 1e-5);
-  cr_assert_float_eq(overlap, 100.0 * 0.6 / 1.125158, 0.05);
+  cr_assert_float_eq(exposed, 0.510476, 1e-5);
+  cr_assert_float_eq(overlap, 100.0 * (1.125158 - 0.510476) / 1.125158, 0.05);
   ds_test_release(&r);
 }
 

@@ -101,12 +101,13 @@ Test(comm_hook, fp16_halves_each_allreduce_and_adds_the_casts) {
     cr_assert_float_eq(s->ops[i].bytes, 2 * n[k], 1e-6);
     cr_assert_float_eq(s->ops[i].bytes, none->ops[j].bytes / 2, 1e-6);
   }
-  /* per rank: (host launch, fwd) x3, loss, bwd l2, compress, all-reduce,
-   * decompress, bwd l1, bwd l0, compress, all-reduce, decompress, step */
-  cr_assert_eq(s->n_ops, 2 * 17);
+  /* per rank: (host launch, fwd) x3, loss, bwd l2, its copy into the
+   * bucket, compress, all-reduce, decompress, bwd l1, copy, bwd l0, copy,
+   * compress, all-reduce, decompress, the two copies back to .grad, step */
+  cr_assert_eq(s->n_ops, 2 * 22);
   size_t c0 = find(s, "bucket0.fp16_compress"), d0 = find(s, "bucket0.fp16_decompress");
   size_t c1 = find(s, "bucket1.fp16_compress"), d1 = find(s, "bucket1.fp16_decompress");
-  cr_assert_eq(c0, 8);
+  cr_assert_eq(c0, 9);
   cr_assert_eq(s->ops[c0].stream, DS_STREAM_COMPUTE);
   cr_assert_eq(s->ops[d0].stream, DS_STREAM_COPY);
   cr_assert_eq(s->ops[c0].kind, DS_OP_BWD);
@@ -116,11 +117,15 @@ Test(comm_hook, fp16_halves_each_allreduce_and_adds_the_casts) {
   cr_assert_float_eq(s->ops[c1].dur_us, 7.86688, 1e-9);    /* 10 N1 / 1e6 */
   cr_assert_float_eq(s->ops[d1].dur_us, 4.720128, 1e-9);   /* 6 N1 / 1e6 */
   /* decompress after its all-reduce; the next backward after the compress
-   * (stream order, not the communication); the step after everything. */
-  assert_deps(s, d0, (int64_t[]){9}, 1);
-  assert_deps(s, 11, (int64_t[]){8}, 1);
-  assert_deps(s, 14, (int64_t[]){13, 9}, 2);
-  assert_deps(s, 16, (int64_t[]){13, 14, 15}, 3);
+   * (stream order, not the communication); each copy back to .grad after
+   * its bucket's decompress (finalize_backward waits for the hook's
+   * future); the step after everything. */
+  assert_deps(s, d0, (int64_t[]){10}, 1);
+  assert_deps(s, 12, (int64_t[]){9}, 1);
+  assert_deps(s, 17, (int64_t[]){16, 10}, 2);
+  assert_deps(s, 19, (int64_t[]){16, 11}, 2);
+  assert_deps(s, 20, (int64_t[]){19, 18}, 2);
+  assert_deps(s, 21, (int64_t[]){20, 17, 18}, 3);
   ds_schedule_free(s);
   /* Two kernels in compress, one in decompress: with a 4 us launch
    * overhead, 10.48576 + 2 * 4 and 6.291456 + 4. */
@@ -251,9 +256,10 @@ Test(comm_hook, powersgd_schedule_by_hand) {
   cr_assert_eq(ds_ddp_buckets(m, 4, 36992, 25 * MIB, DS_BUCKETS_READY, &b), DS_OK);
   cr_assert_eq(b.n, 2);
   struct ds_schedule *s = build(m, &c, &b, (struct ds_comm_hook){DS_HOOK_POWERSGD, 2}, 1);
-  /* per rank: (host launch, fwd) x2, loss, bwd l1, 10 hook ops, bwd l0, 10
-   * hook ops, step */
-  cr_assert_eq(s->n_ops, 2 * 28);
+  /* per rank: (host launch, fwd) x2, loss, bwd l1, its copy into the
+   * bucket, 10 hook ops, bwd l0, its copy, 10 hook ops, the two copies back
+   * to .grad, step */
+  cr_assert_eq(s->n_ops, 2 * 32);
   const char *b0[] = {"bucket0.psgd_prep", "bucket0.psgd_orth_q", "bucket0.psgd_p_gemm",
                       "bucket0.uncompressed", "bucket0.psgd_unpack", "bucket0.p",
                       "bucket0.psgd_orth_p", "bucket0.psgd_q_gemm", "bucket0.q",
@@ -263,10 +269,10 @@ Test(comm_hook, powersgd_schedule_by_hand) {
                                DS_STREAM_COPY, DS_STREAM_COPY, DS_STREAM_COMM,
                                DS_STREAM_COPY};
   for (int k = 0; k < 10; k++) {
-    cr_assert_str_eq(s->ops[6 + k].name, b0[k]);
-    cr_assert_eq(s->ops[6 + k].stream, st[k], "%s", b0[k]);
+    cr_assert_str_eq(s->ops[7 + k].name, b0[k]);
+    cr_assert_eq(s->ops[7 + k].stream, st[k], "%s", b0[k]);
     /* each after the one before (an all-reduce also after the last one) */
-    cr_assert_eq(ds_schedule_deps(s, &s->ops[6 + k])[0], 5 + k, "%s", b0[k]);
+    cr_assert_eq(ds_schedule_deps(s, &s->ops[7 + k])[0], 6 + k, "%s", b0[k]);
   }
   /* Three collectives per bucket: ids (bucket) * 3 + j. */
   cr_assert_eq(s->ops[find(s, "bucket0.uncompressed")].coll, 0);
@@ -303,13 +309,18 @@ Test(comm_hook, powersgd_schedule_by_hand) {
   /* bucket 1's P = M Q: 1,048,576 FLOPs (0.105 us at 10 TFLOPS) but
    * (262144 + 512 + 2048) 4 = 1,058,816 B: 1.058816 us. */
   cr_assert_float_eq(s->ops[find(s, "bucket1.psgd_p_gemm")].dur_us, 1.058816, 1e-12);
-  /* torch.cuda.synchronize in decompress: l0's backward (op 16) waits for
-   * bucket 0's decompress (op 15) as well as for the compute stream's last
-   * op (P = M Q, op 8); the step for every stream's last op. */
-  cr_assert_str_eq(s->ops[16].name, "l0");
-  assert_deps(s, 16, (int64_t[]){8, 15}, 2);
-  cr_assert_eq(s->ops[27].kind, DS_OP_STEP);
-  assert_deps(s, 27, (int64_t[]){19, 25, 26}, 3);
+  /* torch.cuda.synchronize in decompress: l0's backward (op 17) waits for
+   * bucket 0's decompress (op 16) as well as for the compute stream's last
+   * op (P = M Q, op 9). finalize_backward's first copy back waits for the
+   * compute stream (bucket 1's P = M Q, op 21), bucket 1's synchronize (its
+   * decompress, op 28) and bucket 0's last op (op 16); the step for every
+   * stream's last op. */
+  cr_assert_str_eq(s->ops[17].name, "l0");
+  assert_deps(s, 17, (int64_t[]){9, 16}, 2);
+  cr_assert_str_eq(s->ops[29].name, "bucket0.to_grad");
+  assert_deps(s, 29, (int64_t[]){21, 28, 16}, 3);
+  cr_assert_eq(s->ops[31].kind, DS_OP_STEP);
+  assert_deps(s, 31, (int64_t[]){30, 27, 28}, 3);
   ds_schedule_free(s);
   ds_ddp_buckets_release(&b);
   ds_model_free(m);

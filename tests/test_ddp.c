@@ -234,16 +234,28 @@ Test(ddp, tiny_schedule_shape_and_durations) {
                                .nccl = NULL, .proto_fixed = DS_PROTO_COUNT};
   cr_assert_eq(ds_ddp_build(m, &c, &opt, &b, 0, 0, s), DS_OK);
   cr_assert_eq(ds_schedule_validate(s, &err), DS_OK, "%s", err.msg);
-  /* per rank: 3 (host launch, fwd), loss, 3 bwd, 2 allreduce, step */
-  cr_assert_eq(s->n_ops, 2 * 13);
-  const enum ds_op_kind kinds[] = {DS_OP_FWD, DS_OP_FWD, DS_OP_FWD, DS_OP_FWD, DS_OP_FWD,
-                                   DS_OP_FWD, DS_OP_LOSS, DS_OP_BWD, DS_OP_ALLREDUCE,
-                                   DS_OP_BWD, DS_OP_BWD, DS_OP_ALLREDUCE, DS_OP_STEP};
+  /* per rank: 3 (host launch, fwd), loss, 3 (bwd, its reducer copy into
+   * the bucket), 2 allreduce, 2 copies back to .grad, step */
+  cr_assert_eq(s->n_ops, 2 * 18);
+  const enum ds_op_kind kinds[] = {
+      DS_OP_FWD, DS_OP_FWD, DS_OP_FWD, DS_OP_FWD, DS_OP_FWD, DS_OP_FWD,
+      DS_OP_LOSS, DS_OP_BWD, DS_OP_BWD, DS_OP_ALLREDUCE, DS_OP_BWD, DS_OP_BWD,
+      DS_OP_BWD, DS_OP_BWD, DS_OP_ALLREDUCE, DS_OP_BWD, DS_OP_BWD, DS_OP_STEP};
+  const char *names[] = {"launch", "l0", "launch", "l1", "launch", "l2", "loss", "l2",
+                         "l2.to_bucket", "bucket0", "l1", "l1.to_bucket", "l0",
+                         "l0.to_bucket", "bucket1", "bucket0.to_grad", "bucket1.to_grad",
+                         "optimizer"};
   /* host_launch 20 us (the default); the loss reads the 1,000,000-byte
-   * output of the batch of 1 and writes its gradient: 2 MB at 1000 GB/s. */
-  const double dur_us[] = {20, 100, 20, 200, 20, 100, 2, 200, 0, 400, 200, 0, -1};
-  for (int i = 0; i < 13; i++) {
+   * output of the batch of 1 and writes its gradient: 2 MB at 1000 GB/s.
+   * The reducer's copies read and write every gradient once: l2.weight
+   * 2 x 4 MiB = 8.388608 us, l1.weight 4.194304 us, l0's two tensors
+   * 2 x 1,049,600 B = 2.0992 us; back: bucket 0 (l2.weight) 8.388608 us,
+   * bucket 1 (l1.weight, l0.bias, l0.weight) 6.293504 us. */
+  const double dur_us[] = {20, 100, 20, 200, 20, 100, 2, 200, 8.388608, 0, 400, 4.194304,
+                           200, 2.0992, 0, 8.388608, 6.293504, -1};
+  for (int i = 0; i < 18; i++) {
     cr_assert_eq(s->ops[i].kind, kinds[i], "op %d", i);
+    cr_assert_str_eq(s->ops[i].name, names[i], "op %d", i);
     cr_assert_eq(s->ops[i].stream, i < 6 && i % 2 == 0 ? DS_STREAM_HOST
                  : s->ops[i].kind == DS_OP_ALLREDUCE ? DS_STREAM_COMM : DS_STREAM_COMPUTE,
                  "op %d", i);
@@ -255,15 +267,76 @@ Test(ddp, tiny_schedule_shape_and_durations) {
   cr_assert_eq(deps[0], 1);
   cr_assert_eq(deps[1], 2);
   /* The step reads 5 tensors of 1,835,264 fp32 parameters at 1000 GB/s. */
-  cr_assert_float_eq(s->ops[12].dur_us, 1835264.0 * 4 * 5 / 1e12 * 1e6, 1e-9);
-  /* The second all-reduce waits for the backward of layer 0 and for the
-   * first all-reduce. */
-  deps = ds_schedule_deps(s, &s->ops[11]);
-  cr_assert_eq(s->ops[11].dep_count, 2);
-  cr_assert_eq(deps[0], 10);
-  cr_assert_eq(deps[1], 8);
-  cr_assert_eq(s->ops[11].coll, s->ops[24].coll);
+  cr_assert_float_eq(s->ops[17].dur_us, 1835264.0 * 4 * 5 / 1e12 * 1e6, 1e-9);
+  /* The first all-reduce waits for l2's copy into its bucket; the second
+   * for l0's copy and for the first all-reduce. */
+  deps = ds_schedule_deps(s, &s->ops[9]);
+  cr_assert_eq(s->ops[9].dep_count, 1);
+  cr_assert_eq(deps[0], 8);
+  deps = ds_schedule_deps(s, &s->ops[14]);
+  cr_assert_eq(s->ops[14].dep_count, 2);
+  cr_assert_eq(deps[0], 13);
+  cr_assert_eq(deps[1], 9);
+  cr_assert_eq(s->ops[14].coll, s->ops[18 + 14].coll);
+  /* Each copy back waits for the compute stream and its bucket's
+   * all-reduce (finalize_backward's wait). */
+  deps = ds_schedule_deps(s, &s->ops[15]);
+  cr_assert_eq(s->ops[15].dep_count, 2);
+  cr_assert_eq(deps[0], 13);
+  cr_assert_eq(deps[1], 9);
+  deps = ds_schedule_deps(s, &s->ops[16]);
+  cr_assert_eq(deps[0], 15);
+  cr_assert_eq(deps[1], 14);
   ds_schedule_free(s);
+  ds_ddp_buckets_release(&b);
+  ds_topo_free(t);
+  ds_model_free(m);
+}
+
+/* The number of ops of rank 0 whose name ends with suffix. */
+static int count_named(const struct ds_schedule *s, const char *suffix) {
+  int n = 0;
+  size_t k = strlen(suffix);
+  for (size_t i = 0; i < s->n_ops; i++) {
+    size_t len = strlen(s->ops[i].name);
+    n += s->ops[i].rank == 0 && len >= k && strcmp(s->ops[i].name + len - k, suffix) == 0;
+  }
+  return n;
+}
+
+Test(ddp, gradient_as_bucket_view_divides_in_place_and_copies_nothing_back) {
+  /* Expected, because with gradient_as_bucket_view the reducer's gradient
+   * already is the bucket view: mark_variable_ready_dense divides it in
+   * place (div_, the same bytes as mul_out's copy), finalize_bucket_dense
+   * copies nothing back. Under a comm hook the view is not divided (the
+   * hook divides), and the hook's result, a new tensor (fp16's
+   * decompressed buffer), is copied into the view (bucket_view_in.copy_). */
+  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
+  struct ds_topo *t = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
+  struct ds_compute c;
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK);
+  struct ds_buckets b;
+  cr_assert_eq(ds_ddp_buckets(m, 4, 1 * MIB, 25 * MIB, DS_BUCKETS_READY, &b), DS_OK);
+  const struct { int view; enum ds_hook_kind hook; int in, div, back; } cases[] = {
+      {0, DS_HOOK_NONE, 3, 0, 2},
+      {1, DS_HOOK_NONE, 0, 3, 0},
+      {0, DS_HOOK_FP16, 3, 0, 2},
+      {1, DS_HOOK_FP16, 0, 0, 2},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    struct ds_schedule *s;
+    cr_assert_eq(ds_schedule_new(1, &s), DS_OK);
+    struct ds_ddp_options opt = {.world_size = 1, .batch = 1, .proto_fixed = DS_PROTO_COUNT,
+                                 .hook = {cases[k].hook, 0}, .iter = 1,
+                                 .grad_as_bucket_view = cases[k].view};
+    cr_assert_eq(ds_ddp_build(m, &c, &opt, &b, 0, 0, s), DS_OK);
+    cr_assert_eq(count_named(s, ".to_bucket"), cases[k].in, "case %zu", k);
+    cr_assert_eq(count_named(s, ".grad_div"), cases[k].div, "case %zu", k);
+    cr_assert_eq(count_named(s, ".to_grad"), cases[k].back, "case %zu", k);
+    ds_schedule_free(s);
+  }
   ds_ddp_buckets_release(&b);
   ds_topo_free(t);
   ds_model_free(m);

@@ -139,7 +139,7 @@ Test(real_cpu, replay_two_ranks_under_mpirun) {
   struct ds_test_result r = ds_test_run(MPIRUN "-np 2 ", ds_test_ddpreal(), args);
   cr_assert_eq(r.status, 0, "exit %d\nstdout: %s\nstderr: %s", r.status, r.out, r.err);
   cr_assert(strstr(r.out, "#wrong: 0\n") != NULL, "stdout: %s", r.out);
-  cr_assert(strstr(r.out, "26 ops on 2 ranks, 3 iterations") != NULL, "stdout: %s", r.out);
+  cr_assert(strstr(r.out, "36 ops on 2 ranks, 3 iterations") != NULL, "stdout: %s", r.out);
   cr_assert(strstr(r.out, "p50 ") != NULL, "stdout: %s", r.out);
   check_trace(sched, measured, 3);
   char *text = ds_test_slurp(measured);

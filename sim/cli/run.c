@@ -77,7 +77,8 @@ static ds_status build_iteration(const struct config_run *c,
   struct ds_ddp_options dopt = {
       c->world, c->batch, &c->ring, c->use_nccl ? &c->nccl : NULL,
       o->proto_choice == DS_PROTO_CHOICE_FIXED ? o->proto_fixed : DS_PROTO_COUNT,
-      o->no_overlap, o->no_sync, o->comm_hook, iter, o->ar_algo, o->algo_auto};
+      o->no_overlap, o->no_sync, o->comm_hook, iter, o->ar_algo, o->algo_auto,
+      o->grad_as_bucket_view};
   ds_status st = ds_ddp_build(c->model, &c->compute, &dopt, bk, id_base,
                               coll_base, s);
   if (st != DS_OK)

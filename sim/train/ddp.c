@@ -191,7 +191,7 @@ static ds_status emit_compute(struct ds_op *op, struct rank_tails *t,
 static ds_status emit_bucket(const struct ds_model *m, const struct ds_compute *c,
                              const struct ds_ddp_options *opt, const struct ds_buckets *bk,
                              int32_t b, int32_t rank, int64_t coll_base, struct rank_tails *t,
-                             struct ds_schedule_builder *bd) {
+                             struct ds_schedule_builder *bd, int64_t *last) {
   struct ds_hook_plan plan;
   ds_comm_hook_plan(&opt->hook, m, c, &bk->order[bk->b[b].first], bk->b[b].count,
                     opt->iter == 0, &plan);
@@ -229,6 +229,81 @@ static ds_status emit_bucket(const struct ds_model *m, const struct ds_compute *
     prev = op.id;
   }
   if (plan.blocks_backward) t->sync = prev;
+  *last = prev;
+  return DS_OK;
+}
+
+/* The reducer's per-parameter kernels over params[first .. first+count):
+ * each reads and writes numel elements of the gradient's dtype (one
+ * memory-bound kernel, with its overhead, per tensor). */
+static double reducer_copy_ns(const struct ds_model *m, const struct ds_compute *c,
+                              const int32_t *params, int32_t count, double *bytes) {
+  double ns = 0;
+  *bytes = 0;
+  for (int32_t i = 0; i < count; i++) {
+    double b = 2.0 * (double)m->params[params[i]].numel * c->precision.param_bytes;
+    ns += ds_compute_kernel_ns(c, 0, b);
+    *bytes += b;
+  }
+  return ns;
+}
+
+/* The reducer's work as its autograd hook fires for layer l's gradients
+ * (reducer.cpp, mark_variable_ready_dense): copy_grad_to_bucket writes
+ * each gradient into its bucket's flat buffer, dividing by the world size
+ * in the same kernel (at::mul_out; a plain copy_ under a comm hook, which
+ * divides itself); with gradient_as_bucket_view the gradient already is
+ * the bucket view and is divided in place (div_), unless a comm hook runs:
+ * then nothing. Same bytes either way: read and write every element. */
+static ds_status emit_to_bucket(const struct ds_model *m, const struct ds_compute *c,
+                                const struct ds_ddp_options *opt, int32_t l, int32_t rank,
+                                struct rank_tails *t, struct ds_schedule_builder *bd) {
+  const struct ds_layer *ly = &m->layers[l];
+  int hook = opt->hook.kind != DS_HOOK_NONE;
+  if (ly->param_count == 0 || (opt->grad_as_bucket_view && hook)) return DS_OK;
+  int32_t idx[64];
+  double ns = 0, bytes = 0;
+  for (int32_t k = 0; k < ly->param_count; k += 64) {
+    int32_t n = ly->param_count - k < 64 ? ly->param_count - k : 64;
+    for (int32_t i = 0; i < n; i++) idx[i] = ly->param_first + k + i;
+    double b;
+    ns += reducer_copy_ns(m, c, idx, n, &b);
+    bytes += b;
+  }
+  char name[96];
+  snprintf(name, sizeof name, "%s.%s", ly->name,
+           opt->grad_as_bucket_view ? "grad_div" : "to_bucket");
+  struct ds_op op = {.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD,
+                     .name = name, .layer = l, .bucket = -1, .coll = -1, .root = -1,
+                     .bytes = bytes, .dur_us = ns / 1000};
+  return emit_compute(&op, t, bd);
+}
+
+/* finalize_backward (reducer.cpp), after the last backward op: bucket by
+ * bucket, the compute stream waits for the bucket's communication, then
+ * copy_bucket_to_grad copies each averaged gradient back to its .grad;
+ * with gradient_as_bucket_view there is nothing to copy unless a comm hook
+ * returned a new tensor (then bucket_view_in.copy_(bucket_view_out)). */
+static ds_status emit_from_bucket(const struct ds_model *m, const struct ds_compute *c,
+                                  const struct ds_ddp_options *opt, const struct ds_buckets *bk,
+                                  int32_t b, int64_t comm_done, int32_t rank,
+                                  struct rank_tails *t, struct ds_schedule_builder *bd) {
+  if (opt->grad_as_bucket_view && opt->hook.kind == DS_HOOK_NONE) return DS_OK;
+  double bytes;
+  double ns = reducer_copy_ns(m, c, &bk->order[bk->b[b].first], bk->b[b].count, &bytes);
+  char name[32];
+  snprintf(name, sizeof name, "bucket%d.to_grad", b);
+  struct ds_op op = {.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD,
+                     .name = name, .layer = -1, .bucket = b, .coll = -1, .root = -1,
+                     .bytes = bytes, .dur_us = ns / 1000};
+  int64_t deps[4];
+  size_t n = 0;
+  add_dep(deps, &n, t->compute);
+  add_dep(deps, &n, t->sync);
+  add_dep(deps, &n, comm_done);
+  DS_CHECK(ds_schedule_emit(bd, &op, deps, n));
+  t->compute = op.id;
+  t->sync = -1;
   return DS_OK;
 }
 
@@ -239,6 +314,10 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
                             struct ds_schedule_builder *bd) {
   struct rank_tails t = {-1, -1, -1, -1, -1};
   int64_t host_dep = prev_step;
+  /* each bucket's last communication op, for finalize_backward's copies */
+  int64_t *comm_done = malloc(((size_t)bk->n + 1) * sizeof *comm_done);
+  if (!comm_done) return DS_ENOMEM;
+  ds_status st = DS_OK;
   int32_t next_bucket = 0;
   int32_t steps = opt->accum_steps > 1 ? opt->accum_steps : 1;
   struct ds_op op;
@@ -253,7 +332,7 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
       op = (struct ds_op){.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD,
                           .name = "launch", .layer = l, .bucket = -1, .coll = -1,
                           .root = -1, .dur_us = c->params.host_launch_ns / 1000};
-      DS_CHECK(ds_schedule_emit(bd, &op, &host_dep, host_dep >= 0 ? 1 : 0));
+      DS_CHECK_GOTO(ds_schedule_emit(bd, &op, &host_dep, host_dep >= 0 ? 1 : 0), st, out);
       host_dep = -1;
       t.launch = op.id;
       op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE,
@@ -261,13 +340,13 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
                           .bucket = -1, .coll = -1, .root = -1,
                           .flops = ly->fwd_flops * (double)opt->batch,
                           .dur_us = ds_compute_fwd_ns(c, ly, opt->batch) / 1000};
-      DS_CHECK(emit_compute(&op, &t, bd));
+      DS_CHECK_GOTO(emit_compute(&op, &t, bd), st, out);
     }
     op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE,
                         .kind = DS_OP_LOSS, .name = "loss", .layer = -1,
                         .bucket = -1, .coll = -1, .root = -1};
     op.dur_us = ds_compute_loss_ns(c, m, (double)opt->batch, &op.bytes) / 1000;
-    DS_CHECK(emit_compute(&op, &t, bd));
+    DS_CHECK_GOTO(emit_compute(&op, &t, bd), st, out);
     for (int32_t l = m->n_layers - 1; l >= 0; l--) {
       const struct ds_layer *ly = &m->layers[l];
       op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE,
@@ -275,16 +354,26 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
                           .bucket = -1, .coll = -1, .root = -1,
                           .flops = ly->bwd_flops * (double)opt->batch,
                           .dur_us = ds_compute_bwd_ns(c, ly, opt->batch) / 1000};
-      DS_CHECK(emit_compute(&op, &t, bd));
+      DS_CHECK_GOTO(emit_compute(&op, &t, bd), st, out);
+      /* no_sync's accumulating micro-steps run no reducer hook */
+      if (sync) DS_CHECK_GOTO(emit_to_bucket(m, c, opt, l, rank, &t, bd), st, out);
       /* Overlapped: a bucket goes once its last gradient is ready. */
       while (sync && !opt->no_overlap && next_bucket < bk->n &&
-             bk->b[next_bucket].ready_layer >= l)
-        DS_CHECK(emit_bucket(m, c, opt, bk, next_bucket++, rank, coll_base, &t, bd));
+             bk->b[next_bucket].ready_layer >= l) {
+        DS_CHECK_GOTO(emit_bucket(m, c, opt, bk, next_bucket, rank, coll_base, &t, bd,
+                                  &comm_done[next_bucket]), st, out);
+        next_bucket++;
+      }
     }
   }
   /* --no-overlap: every bucket waits for the end of backward. */
-  while (next_bucket < bk->n)
-    DS_CHECK(emit_bucket(m, c, opt, bk, next_bucket++, rank, coll_base, &t, bd));
+  while (next_bucket < bk->n) {
+    DS_CHECK_GOTO(emit_bucket(m, c, opt, bk, next_bucket, rank, coll_base, &t, bd,
+                              &comm_done[next_bucket]), st, out);
+    next_bucket++;
+  }
+  for (int32_t b = 0; b < bk->n; b++)
+    DS_CHECK_GOTO(emit_from_bucket(m, c, opt, bk, b, comm_done[b], rank, &t, bd), st, out);
   op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE,
                       .kind = DS_OP_STEP, .name = "optimizer", .layer = -1,
                       .bucket = -1, .coll = -1, .root = -1,
@@ -296,7 +385,10 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
   add_dep(deps, &n, t.comm);
   add_dep(deps, &n, t.callback);
   if (t.sync != t.callback) add_dep(deps, &n, t.sync);
-  return ds_schedule_emit(bd, &op, deps, n);
+  st = ds_schedule_emit(bd, &op, deps, n);
+out:
+  free(comm_done);
+  return st;
 }
 
 ds_status ds_ddp_build(const struct ds_model *m, const struct ds_compute *c,

@@ -117,12 +117,20 @@ struct ds_ddp_options {
    * extras for tree and nvls, 0 for the others (no closed form in general). */
   enum ds_ar_algo algo;
   int algo_auto;
+  /* gradient_as_bucket_view=True: the reducer divides gradients in place
+   * instead of copying them into the buckets, and copies nothing back */
+  int grad_as_bucket_view;
 };
 
 /* Builds one iteration's schedule: per rank, forward of every layer, loss,
- * backward in reverse with each bucket's all-reduce right after the
- * backward that completes it (after the last backward with no_overlap;
- * the micro-steps of no_sync first), then the optimizer step. With a
+ * backward in reverse, each layer's followed by the reducer's copy of its
+ * gradients into their buckets (LAYER.to_bucket, or LAYER.grad_div with
+ * gradient_as_bucket_view), with each bucket's all-reduce right after the
+ * copy that completes it (after the last backward with no_overlap; the
+ * micro-steps of no_sync first, without the reducer); then, bucket by
+ * bucket after its all-reduce, the copy of the averaged gradients back to
+ * .grad (bucketK.to_grad, none with gradient_as_bucket_view), then the
+ * optimizer step. With a
  * communication hook the bucket's ops are the hook's plan (comm_hook.h):
  * its kernels in backward on the compute stream, its all-reduces on the
  * comm stream, its future callbacks on the copy stream, each after the

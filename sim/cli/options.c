@@ -61,11 +61,12 @@ static const char usage[] =
     "                         flow per ring or tree; default auto: flow up to 64 ranks)\n"
     "  --net maxmin|alpha-beta  link sharing model (default maxmin)\n"
     "  --ring-chunks N        pipelined chunks per ring step, flow model only (default 1)\n"
-    "  --algo ALGO            all-reduce: ring (default), tree, nvls, direct,\n"
-    "                         reduce-broadcast, hierarchical; auto: NCCL's algorithm\n"
-    "                         and protocol per bucket (v2.30.7 model)\n"
-    "  --proto none|LL|LL128|Simple|auto  NCCL protocol of ring or tree (default: none;\n"
-    "                         auto with --algo auto or nvls). none: the plain algorithm\n"
+    "  --algo ALGO            all-reduce: auto (default): NCCL's algorithm and protocol\n"
+    "                         per bucket (v2.30.7 model; the plain ring on a GPU it does\n"
+    "                         not know); ring (the plain ring), tree, nvls, direct,\n"
+    "                         reduce-broadcast, hierarchical\n"
+    "  --proto none|LL|LL128|Simple|auto  NCCL protocol of ring or tree (default: none\n"
+    "                         with --algo ring or tree, auto with auto or nvls). none: the plain algorithm\n"
     "                         (links' own bandwidth and latency); a protocol: NCCL's\n"
     "                         channels, wire overhead and latencies (docs/collectives.md)\n"
     "  --nccl-extra measured|none  with a protocol: add the per-call effects NCCL's model\n"
@@ -502,6 +503,7 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
     struct ds_value_kind k = ds_value_kind_int(1, 4096);
     DS_CHECK(ds_values_parse(flag, v, &k, &o->sweep[DS_VAR_RING_CHUNKS], err));
   } else if (strcmp(flag, "--algo") == 0) {
+    o->algo_set = 1;
     o->algo_auto = strcmp(v, "auto") == 0;
     o->ar_algo = DS_AR_RING;
     if (!o->algo_auto && ds_ar_algo_parse(v, &o->ar_algo) != DS_OK)
@@ -588,6 +590,9 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
   o->iters = 2;
   o->seed = 1;
   o->nccl_extra = 1;
+  /* DDP runs on NCCL: its choice of algorithm and protocol per bucket by
+   * default (issue #12); --algo ring is the plain ring */
+  o->algo_auto = 1;
   int proto_set = 0;
   for (int i = 1; i < argc; i++) {
     char flag[64];

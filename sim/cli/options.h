@@ -121,7 +121,8 @@ struct ds_options {
   enum ds_coll_choice coll_model;
   enum ds_net_mode net_mode;
   int32_t ring_chunks;
-  int algo_auto;                    /* --algo auto: NCCL's choice */
+  int algo_auto;                    /* --algo auto (the default): NCCL's choice */
+  int algo_set;                     /* --algo was given */
   enum ds_ar_algo ar_algo;          /* --algo: the all-reduce algorithm (ring with auto) */
   enum ds_proto_choice proto_choice; /* resolved from --algo/--proto */
   enum ds_proto proto_fixed;        /* with DS_PROTO_CHOICE_FIXED */

@@ -397,7 +397,10 @@ static ds_status setup_nccl(struct config_run *c, const struct ds_options *o,
     return nvls ? ds_err_set(err, DS_EUSAGE, "option --algo nvls: %s", why.msg)
                 : ds_err_set(err, DS_EUSAGE, "option --proto %s: %s",
                              ds_proto_name(o->proto_fixed), why.msg);
-  if (!quiet)
+  /* NCCL's choice by default: where its model is unavailable (a GPU it
+   * has no constants for) the plain ring runs, as the summary says; only an
+   * explicit --algo gets the note */
+  if (!quiet && o->algo_set)
     fprintf(stderr, "ddpsim: note: %s; --algo %s runs the plain %s\n", why.msg,
             o->algo_auto ? "auto" : ds_ar_algo_name(o->ar_algo), ds_ar_algo_name(o->ar_algo));
   return DS_OK;

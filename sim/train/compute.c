@@ -49,6 +49,7 @@ ds_status ds_compute_init(const struct ds_topo *topo, enum ds_dtype dtype, enum 
   out->amp = amp;
   out->params = topo->compute;
   out->mem_bw_bytes_per_s = g->mem_bw_bytes_per_s;
+  out->sms = g->sms;
   out->precision = (struct ds_precision){ds_dtype_bytes(dtype), ds_dtype_bytes(dtype), 0};
   enum ds_dtype math = dtype;
   if (amp != DS_AMP_NONE) {

@@ -56,6 +56,7 @@ struct ds_compute {
   struct ds_precision precision;
   double peak_flops_per_s; /* for dtype, before efficiency */
   double mem_bw_bytes_per_s;
+  int32_t sms;             /* the GPU's SMs (interference.h) */
   struct ds_compute_params params;
 };
 

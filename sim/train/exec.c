@@ -16,6 +16,7 @@
 #include "sim/net/engine.h"
 #include "sim/net/events.h"
 #include "sim/coll/nccl_model.h"
+#include "sim/train/interference.h"
 #include "base/units.h"
 
 #define TAG_SHIFT 32
@@ -54,12 +55,25 @@ struct ds_exec {
   uint8_t *queue_busy;
   uint8_t *released;
   int32_t *comm_busy;     /* collectives running per rank */
+  struct ds_coll_load *held; /* per rank: what its running collectives hold */
+  struct running *running;   /* per rank: its compute stream's running op */
   int32_t *coll_of_op;    /* instance index, -1 */
   int32_t *member_of_op;
   struct coll_inst *colls;
   int32_t n_colls;
   size_t ops_done;
   int64_t *rank_time;
+};
+
+/* A compute-stream op in flight: its work left at full speed, the rate it
+ * runs at since `since`, and its completion event. */
+struct running {
+  uint32_t op;        /* UINT32_MAX: none */
+  int memory_bound;
+  double left_ns;     /* at factor 1 */
+  double factor;      /* >= 1 */
+  int64_t since;
+  uint64_t handle;
 };
 
 static void fail(struct ds_exec *ex, ds_status st) {
@@ -72,6 +86,40 @@ static uint32_t queue_index(int32_t rank, enum ds_stream s) {
 
 static void try_start_queue(struct ds_exec *ex, uint32_t q);
 
+/* Schedules the running op of rank r to end when its work left is done at
+ * its factor. */
+static void schedule_running(struct ds_exec *ex, int32_t r) {
+  struct running *run = &ex->running[r];
+  struct ds_event ev = {.kind = DS_EV_OP_DONE, .b = run->op};
+  int64_t now = ds_engine_now(ex->eng);
+  ds_status st = ds_engine_schedule(ex->eng, now + ds_units_round_ns(run->left_ns * run->factor),
+                                    &ev, &run->handle);
+  if (st != DS_OK) fail(ex, st);
+}
+
+/* A collective op o starts (sign +1) or ends (-1) on its rank: what it
+ * holds changes, and so does the rate of the compute op running there. */
+static void change_load(struct ds_exec *ex, const struct ds_op *o, int sign) {
+  if (!ex->opt.compute) return;
+  struct ds_coll_load l = ds_interference_load(ex->opt.nccl, o);
+  struct ds_coll_load *h = &ex->held[o->rank];
+  h->sms += sign * l.sms;
+  h->hbm_bytes_per_s += sign * l.hbm_bytes_per_s;
+  if (ex->comm_busy[o->rank] == 0) *h = (struct ds_coll_load){0, 0}; /* no drift */
+  struct running *run = &ex->running[o->rank];
+  if (run->op == UINT32_MAX) return;
+  double f = ds_interference_factor(ex->opt.compute, run->memory_bound, *h,
+                                    ex->comm_busy[o->rank] > 0);
+  if (f == run->factor) return;
+  int64_t now = ds_engine_now(ex->eng);
+  run->left_ns -= (double)(now - run->since) / run->factor;
+  if (run->left_ns < 0) run->left_ns = 0;
+  run->factor = f;
+  run->since = now;
+  ds_engine_cancel(ex->eng, run->handle);
+  schedule_running(ex, o->rank);
+}
+
 static void finish_op(struct ds_exec *ex, uint32_t op) {
   const struct ds_op *o = &ex->sched->ops[op];
   int64_t now = ds_engine_now(ex->eng);
@@ -79,7 +127,11 @@ static void finish_op(struct ds_exec *ex, uint32_t op) {
   ex->op_end[op] = now;
   ex->ops_done++;
   if (now > ex->rank_time[o->rank]) ex->rank_time[o->rank] = now;
-  if (ex->coll_of_op[op] >= 0) ex->comm_busy[o->rank]--;
+  if (ex->running[o->rank].op == op) ex->running[o->rank].op = UINT32_MAX;
+  if (ex->coll_of_op[op] >= 0) {
+    ex->comm_busy[o->rank]--;
+    change_load(ex, o, -1);
+  }
   ex->queue_busy[q] = 0;
   ex->queue_head[q]++;
   for (uint32_t k = ex->waiter_first[op]; k < ex->waiter_first[op + 1]; k++) {
@@ -99,12 +151,24 @@ static void start_op(struct ds_exec *ex, uint32_t op) {
   if (ex->coll_of_op[op] >= 0) { /* a collective, or a send/recv */
     struct coll_inst *ci = &ex->colls[ex->coll_of_op[op]];
     ex->comm_busy[o->rank]++;
+    change_load(ex, o, +1);
     ds_status st = ds_coll_enter(ci->coll, ex->member_of_op[op]);
     if (st != DS_OK) fail(ex, st);
     return;
   }
   double dur_ns = o->dur_us * 1000.0;
   if (ex->opt.dur_scale) dur_ns *= ex->opt.dur_scale[op];
+  if (o->stream == DS_STREAM_COMPUTE && ex->opt.compute) {
+    struct running *run = &ex->running[o->rank];
+    run->op = op;
+    run->memory_bound = ds_interference_memory_bound(ex->opt.compute, o, dur_ns);
+    run->left_ns = dur_ns;
+    run->factor = ds_interference_factor(ex->opt.compute, run->memory_bound,
+                                         ex->held[o->rank], ex->comm_busy[o->rank] > 0);
+    run->since = now;
+    schedule_running(ex, o->rank);
+    return;
+  }
   if (o->stream == DS_STREAM_COMPUTE && ex->comm_busy[o->rank] > 0)
     dur_ns *= 1.0 + ex->topo->compute.comm_interference;
   struct ds_event ev = {.kind = DS_EV_OP_DONE, .b = op};
@@ -207,6 +271,8 @@ static void free_run(struct ds_exec *ex) {
   free(ex->queue_busy);
   free(ex->released);
   free(ex->comm_busy);
+  free(ex->held);
+  free(ex->running);
   free(ex->coll_of_op);
   free(ex->member_of_op);
   ex->deps_left = NULL;
@@ -214,6 +280,8 @@ static void free_run(struct ds_exec *ex) {
   ex->queue_head = NULL;
   ex->queue_busy = ex->released = NULL;
   ex->comm_busy = ex->coll_of_op = ex->member_of_op = NULL;
+  ex->held = NULL;
+  ex->running = NULL;
 }
 
 void ds_exec_free(struct ds_exec *ex) {
@@ -505,12 +573,15 @@ static ds_status build_run(struct ds_exec *ex, struct ds_err *err) {
   ex->queue_busy = calloc(nq + 1, 1);
   ex->released = calloc((size_t)s->world_size + 1, 1);
   ex->comm_busy = calloc((size_t)s->world_size + 1, sizeof *ex->comm_busy);
+  ex->held = calloc((size_t)s->world_size + 1, sizeof *ex->held);
+  ex->running = malloc(((size_t)s->world_size + 1) * sizeof *ex->running);
   ex->coll_of_op = malloc((n + 1) * sizeof *ex->coll_of_op);
   ex->member_of_op = malloc((n + 1) * sizeof *ex->member_of_op);
   if (!ex->deps_left || !ex->waiter_first || !ex->waiters || !ex->queue_first ||
       !ex->queue || !ex->queue_head || !ex->queue_busy || !ex->released ||
-      !ex->comm_busy || !ex->coll_of_op || !ex->member_of_op)
+      !ex->comm_busy || !ex->coll_of_op || !ex->member_of_op || !ex->held || !ex->running)
     return ds_err_set(err, DS_ENOMEM, "executor: out of memory");
+  for (int32_t r = 0; r <= s->world_size; r++) ex->running[r].op = UINT32_MAX;
   /* Dependencies were checked by ds_schedule_validate: each names an
    * earlier op of the same rank. */
   for (size_t i = 0; i < n; i++) {

@@ -5,9 +5,11 @@
  * An op starts when (1) all its dependencies have ended, (2) every earlier
  * op of its (rank, stream) has ended (streams are in-order queues), and (3)
  * its rank has been released (the end of the rank's previous iteration).
- * Compute-like ops last their schedule dur_us, stretched by the topology's
- * comm_interference while a collective runs on the same rank's comm stream
- * at their start. Collective ops take what the network model says.
+ * Compute-like ops last their schedule dur_us; a compute-stream op runs
+ * slower while NCCL collectives run on its GPU (interference.h), re-rated
+ * whenever one starts or ends beside it, so the trace shows each op's
+ * slowdown as end - start beyond its dur_us. Collective ops take what the
+ * network model says.
  */
 #ifndef DS_EXEC_H
 #define DS_EXEC_H
@@ -19,6 +21,7 @@
 #include "sim/coll/coll.h"
 #include "sim/net/net.h"
 #include "sim/net/topo.h"
+#include "sim/train/compute.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,6 +46,10 @@ struct ds_exec_options {
    * collectives over exactly its members instead of building it again:
    * rails over thousands of GPUs cost route searches. Borrowed; NULL: none. */
   const struct ds_ring *prebuilt_ring;
+  /* The compute model the schedule's durations came from, for what a
+   * kernel is bound by and the GPU's SMs and HBM (interference.h);
+   * borrowed; NULL: no interference. */
+  const struct ds_compute *compute;
 };
 
 struct ds_exec;

@@ -1,0 +1,154 @@
+/*
+ * Interference of NCCL collectives with compute (sim/train/interference.c)
+ * and the executor's re-rating of a kernel when a collective starts or ends
+ * beside it (sim/train/exec.c), worked by hand.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "sim/coll/nccl_model.h"
+#include "sim/net/topo.h"
+#include "sim/train/exec.h"
+#include "sim/train/interference.h"
+#include "tests/support.h"
+
+/* A GPU of 100 SMs, 10 TFLOPS and 1000 GB/s, ideal: round numbers. */
+static struct ds_compute round_gpu(void) {
+  struct ds_compute c = {.dtype = DS_DTYPE_FP32, .peak_flops_per_s = 10e12,
+                         .mem_bw_bytes_per_s = 1000e9, .sms = 100,
+                         .params = {.flops_efficiency = 1, .mem_efficiency = 1}};
+  return c;
+}
+
+Test(interference, factors_by_hand) {
+  /* Expected, because a compute-bound kernel runs on the SMs a collective
+   * leaves (100 / (100 - 12)) and a memory-bound one on the HBM bandwidth
+   * it leaves (1000 / (1000 - 250) GB/s), never below a tenth of it; the
+   * topology's comm_interference multiplies either while a collective
+   * runs. */
+  struct ds_compute c = round_gpu();
+  struct ds_coll_load load = {12, 250e9};
+  cr_assert_float_eq(ds_interference_factor(&c, 0, load, 1), 100.0 / 88, 1e-12);
+  cr_assert_float_eq(ds_interference_factor(&c, 1, load, 1), 1000.0 / 750, 1e-12);
+  cr_assert_float_eq(ds_interference_factor(&c, 1, (struct ds_coll_load){12, 990e9}, 1), 10,
+                     1e-12);
+  cr_assert_float_eq(ds_interference_factor(&c, 0, (struct ds_coll_load){200, 0}, 1), 100,
+                     1e-12);
+  cr_assert_float_eq(ds_interference_factor(&c, 0, (struct ds_coll_load){0, 0}, 0), 1, 0);
+  c.params.comm_interference = 0.5;
+  cr_assert_float_eq(ds_interference_factor(&c, 0, load, 1), 1.5 * 100.0 / 88, 1e-12);
+  cr_assert_float_eq(ds_interference_factor(&c, 0, (struct ds_coll_load){0, 0}, 0), 1, 0);
+}
+
+Test(interference, the_roofline_says_what_bounds_a_kernel) {
+  /* 1 GFLOP at 10 TFLOPS is 100 us: compute-bound when that is its whole
+   * duration (4 us of overhead on top), memory-bound when it lasts longer;
+   * no FLOPs: memory-bound. */
+  struct ds_compute c = round_gpu();
+  c.params.kernel_overhead_ns = 4000;
+  struct ds_op op = {.kind = DS_OP_BWD, .flops = 1e9};
+  cr_assert_eq(ds_interference_memory_bound(&c, &op, 104000), 0);
+  cr_assert_eq(ds_interference_memory_bound(&c, &op, 154000), 1);
+  op.flops = 0;
+  cr_assert_eq(ds_interference_memory_bound(&c, &op, 104000), 1);
+}
+
+Test(interference, what_a_collective_holds) {
+  /* NCCL's channels (one block each) and its bus bandwidth times the HBM
+   * accesses per bus byte: 3 for ring and tree, 2 for NVLS; nothing for
+   * the plain algorithms or another kind of op. */
+  struct ds_nccl_model m;
+  memset(&m, 0, sizeof m);
+  m.channels = 12;
+  m.busbw_bytes_per_s[DS_PROTO_SIMPLE] = 200e9;
+  m.tree_busbw_bytes_per_s[DS_PROTO_LL] = 50e9;
+  m.nvls_channels = 16;
+  m.nvls_busbw_bytes_per_s = 400e9;
+  struct ds_op op = {.kind = DS_OP_ALLREDUCE, .algo = "ring/Simple"};
+  struct ds_coll_load l = ds_interference_load(&m, &op);
+  cr_assert_eq(l.sms, 12);
+  cr_assert_float_eq(l.hbm_bytes_per_s, 600e9, 1);
+  op.algo = "tree/LL";
+  l = ds_interference_load(&m, &op);
+  cr_assert_eq(l.sms, 12);
+  cr_assert_float_eq(l.hbm_bytes_per_s, 150e9, 1);
+  op.algo = "nvls/Simple";
+  l = ds_interference_load(&m, &op);
+  cr_assert_eq(l.sms, 16);
+  cr_assert_float_eq(l.hbm_bytes_per_s, 800e9, 1);
+  op.algo = "ring";
+  cr_assert_eq(ds_interference_load(&m, &op).sms, 0);
+  op.algo = "ring/Simple";
+  cr_assert_eq(ds_interference_load(NULL, &op).sms, 0);
+  op.kind = DS_OP_BROADCAST;
+  cr_assert_eq(ds_interference_load(&m, &op).sms, 0);
+}
+
+Test(interference, a_kernel_is_rerated_when_a_collective_starts_and_ends_beside_it) {
+  /* dgx-a100, 2 ranks. Rank r: a compute-bound kernel whose FLOPs take
+   * 1000 us at the topology's TF32 rate and efficiency (plus its kernel
+   * overhead), and on the comm stream, 100 us after the kernel starts
+   * (after a 100 us op on the copy stream), a ring/Simple all-reduce of
+   * 64 MiB.
+   * Expected, because the kernel runs at full speed for 100 us, then at
+   * 1/f (f = 108 SMs / (108 - NCCL's ring channels)) until the all-reduce
+   * ends at E, then at full speed again: it ends at
+   * E + (1000 - 100 - (E - 100) / f) us. */
+  struct ds_topo *t = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_load("topologies/dgx-a100.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
+  struct ds_compute c;
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK);
+  int32_t gpus[2] = {0, 1};
+  struct ds_ring ring;
+  cr_assert_eq(ds_ring_build(t, gpus, 2, &ring, &err), DS_OK, "%s", err.msg);
+  struct ds_nccl_model m;
+  cr_assert_eq(ds_nccl_model_build(t, &ring, DS_NCCL_EXTRA_NONE, &m, &err), DS_OK, "%s",
+               err.msg);
+  struct ds_schedule *s;
+  cr_assert_eq(ds_schedule_new(2, &s), DS_OK);
+  struct ds_schedule_builder bd = {s, 0};
+  double flops = 1000e-6 * c.peak_flops_per_s * c.params.flops_efficiency;
+  double kernel_us = 1000 + c.params.kernel_overhead_ns / 1000;
+  for (int32_t r = 0; r < 2; r++) {
+    struct ds_op k = {.rank = r, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD,
+                      .name = "k", .layer = 0, .bucket = -1, .coll = -1, .root = -1,
+                      .flops = flops, .dur_us = kernel_us};
+    cr_assert_eq(ds_schedule_emit(&bd, &k, NULL, 0), DS_OK);
+    struct ds_op wait = {.rank = r, .stream = DS_STREAM_COPY, .kind = DS_OP_BWD,
+                         .name = "wait", .layer = -1, .bucket = -1, .coll = -1, .root = -1,
+                         .dur_us = 100};
+    cr_assert_eq(ds_schedule_emit(&bd, &wait, NULL, 0), DS_OK);
+    struct ds_op ar = {.rank = r, .stream = DS_STREAM_COMM, .kind = DS_OP_ALLREDUCE,
+                       .name = "ar", .layer = -1, .bucket = 0, .coll = 0, .root = -1,
+                       .algo = "ring/Simple", .bytes = 64.0 * 1024 * 1024};
+    cr_assert_eq(ds_schedule_emit(&bd, &ar, &wait.id, 1), DS_OK);
+  }
+  cr_assert_eq(ds_schedule_validate(s, &err), DS_OK, "%s", err.msg);
+  struct ds_exec_options opt = {.net_mode = DS_NET_MAXMIN, .coll_model = DS_COLL_FLOW,
+                                .ring_chunks = 1, .nccl = &m, .compute = &c};
+  struct ds_exec *ex;
+  cr_assert_eq(ds_exec_new(t, &opt, &ex, &err), DS_OK, "%s", err.msg);
+  int64_t rank_time[2] = {0, 0}, start[6], end[6];
+  cr_assert_eq(ds_exec_run(ex, s, rank_time, start, end, &err), DS_OK, "%s", err.msg);
+  double f = (double)t->gpu.sms / (t->gpu.sms - m.channels);
+  cr_assert_gt(m.channels, 0);
+  cr_assert_eq(start[2], 100000);
+  double e_us = end[2] / 1000.0;
+  cr_assert_lt(e_us, kernel_us, "the all-reduce ends while the kernel runs");
+  double want_us = e_us + (kernel_us - 100 - (e_us - 100) / f);
+  cr_assert_float_eq(end[0] / 1000.0, want_us, 0.002, "%g vs %g (f %g)", end[0] / 1000.0,
+                     want_us, f);
+  /* without the compute model, the kernel keeps its duration */
+  ds_exec_free(ex);
+  opt.compute = NULL;
+  cr_assert_eq(ds_exec_new(t, &opt, &ex, &err), DS_OK, "%s", err.msg);
+  rank_time[0] = rank_time[1] = 0;
+  cr_assert_eq(ds_exec_run(ex, s, rank_time, start, end, &err), DS_OK, "%s", err.msg);
+  cr_assert_float_eq(end[0] / 1000.0, kernel_us, 0.001);
+  ds_exec_free(ex);
+  ds_schedule_free(s);
+  ds_ring_release(&ring);
+  ds_topo_free(t);
+}

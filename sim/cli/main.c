@@ -2,7 +2,8 @@
  * ddpsim: predicts what data-parallel training costs on a machine, and why.
  * `ddpsim [options]` simulates training iterations; `ddpsim collective ...`
  * one collective over a size sweep; `ddpsim topo FILE` shows what a
- * topology file describes; `ddpsim analyze` compares a predicted and a
+ * topology file describes; `ddpsim buckets` prints DDP's bucket layouts of a
+ * model; `ddpsim analyze` compares a predicted and a
  * measured trace, or measures one. Maps statuses to exit codes: 0 ok, 2
  * usage or input error, 1 failure.
  */
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "analysis/analyze.h"
+#include "sim/cli/bucketcmd.h"
 #include "sim/cli/timeline.h"
 #include "sim/cli/collbench.h"
 #include "sim/cli/options.h"
@@ -33,6 +35,8 @@ int main(int argc, char **argv) {
     return finish(ds_analyze_main(argc - 1, argv + 1, stdout, &err), &err);
   if (argc > 1 && strcmp(argv[1], "topo") == 0)
     return finish(ds_topocmd_main(argc - 1, argv + 1, stdout, &err), &err);
+  if (argc > 1 && strcmp(argv[1], "buckets") == 0)
+    return finish(ds_bucketcmd_main(argc - 1, argv + 1, stdout, &err), &err);
   ds_status st = ds_options_parse(argc, argv, &opt, &err);
   if (st == DS_OK && opt.help) {
     ds_options_print_usage(stdout);

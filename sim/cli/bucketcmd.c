@@ -1,0 +1,110 @@
+/*
+ * `ddpsim buckets` (see bucketcmd.h). The layouts come from ds_ddp_plan,
+ * the function the simulation itself runs, so what is printed is what is
+ * simulated: iteration 0's layout (and iteration 1's under static_graph,
+ * the same one) as phase iter0 (iter1), then the rebuilt one.
+ */
+#include "sim/cli/bucketcmd.h"
+
+#include <string.h>
+
+#include "base/cli.h"
+#include "base/lookup.h"
+#include "base/values.h"
+#include "sim/train/ddp.h"
+#include "sim/train/model.h"
+
+#define MIB (1024.0 * 1024.0)
+
+struct bucketcmd_options {
+  const char *model;
+  double bucket_mb;       /* 0: unset (PyTorch's default, 25 MiB, first 1 MiB) */
+  double first_bucket_mb; /* 0: by the rule of bucket_mb */
+  int find_unused, static_graph, help;
+};
+
+static const char usage[] =
+    "usage: ddpsim buckets [--model FILE|NAME] [--bucket-mb C] [--first-bucket-mb F]\n"
+    "                      [--find-unused-parameters | --static-graph]\n"
+    "\n"
+    "Prints DDP's bucket layouts of a model (default resnet50) as PyTorch builds\n"
+    "them, one CSV row per bucket: model, rule, bucket_cap_mb (unset without\n"
+    "--bucket-mb), phase (iter0, iter1 under --static-graph, rebuilt), bucket (0 is\n"
+    "all-reduced first), bytes (fp32), params (registration indices, in the\n"
+    "bucket's order). The format of tests/data/conformance/buckets.csv.\n";
+
+static ds_status parse_mib(const char *flag, const char *v, double *out, struct ds_err *err) {
+  return ds_values_parse_item(flag, v, &ds_value_kind_mib, out, err);
+}
+
+static ds_status parse_args(int argc, char **argv, struct bucketcmd_options *o,
+                            struct ds_err *err) {
+  *o = (struct bucketcmd_options){.model = "resnet50"};
+  for (int i = 1; i < argc; i++) {
+    const char *f = argv[i];
+    int has_value = strcmp(f, "--model") == 0 || strcmp(f, "--bucket-mb") == 0 ||
+                    strcmp(f, "--first-bucket-mb") == 0;
+    if (has_value && i + 1 >= argc)
+      return ds_err_set(err, DS_EUSAGE, "option %s needs a value", f);
+    if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) o->help = 1;
+    else if (strcmp(f, "--model") == 0) o->model = argv[++i];
+    else if (strcmp(f, "--bucket-mb") == 0) DS_CHECK(parse_mib(f, argv[++i], &o->bucket_mb, err));
+    else if (strcmp(f, "--first-bucket-mb") == 0)
+      DS_CHECK(parse_mib(f, argv[++i], &o->first_bucket_mb, err));
+    else if (strcmp(f, "--find-unused-parameters") == 0) o->find_unused = 1;
+    else if (strcmp(f, "--static-graph") == 0) o->static_graph = 1;
+    else return ds_err_set(err, DS_EUSAGE, "ddpsim buckets: unknown option \"%s\" (see "
+                           "ddpsim buckets --help)", f);
+  }
+  if (o->find_unused && o->static_graph)
+    return ds_err_set(err, DS_EUSAGE, "--static-graph and --find-unused-parameters: choose "
+                      "one (PyTorch ignores find_unused_parameters under a static graph)");
+  return DS_OK;
+}
+
+static void print_layout(FILE *out, const struct ds_model *m, const char *rule,
+                         const char *cap, const char *phase, const struct ds_buckets *bk) {
+  for (int32_t b = 0; b < bk->n; b++) {
+    fprintf(out, "%s,%s,%s,%s,%d,%.0f,", m->name, rule, cap, phase, b, bk->b[b].bytes);
+    for (int32_t k = 0; k < bk->b[b].count; k++)
+      fprintf(out, "%s%d", k ? " " : "", bk->order[bk->b[b].first + k]);
+    fputc('\n', out);
+  }
+}
+
+ds_status ds_bucketcmd_main(int argc, char **argv, FILE *out, struct ds_err *err) {
+  struct bucketcmd_options o;
+  DS_CHECK(parse_args(argc, argv, &o, err));
+  if (o.help) {
+    fputs(usage, out);
+    return DS_OK;
+  }
+  char path[4096];
+  DS_CHECK(ds_lookup_file("models", "model", o.model, path, sizeof path, err));
+  struct ds_model *m = NULL;
+  DS_CHECK(ds_model_load(path, &m, err));
+  /* distributed.py: bucket_cap_mb unset means 25 MiB with a 1 MiB first
+   * bucket; a given cap caps the first bucket too */
+  double cap = o.bucket_mb > 0 ? o.bucket_mb : 25;
+  double first = o.first_bucket_mb > 0 ? o.first_bucket_mb : o.bucket_mb > 0 ? cap : 1;
+  struct ds_ddp_plan plan;
+  ds_status st = ds_ddp_plan(m, 4, first * MIB, cap * MIB, o.find_unused, o.static_graph,
+                             &plan);
+  if (st != DS_OK) {
+    ds_model_free(m);
+    return ds_err_set(err, st, "out of memory");
+  }
+  char cap_text[32];
+  if (o.bucket_mb > 0) snprintf(cap_text, sizeof cap_text, "%g", o.bucket_mb);
+  else snprintf(cap_text, sizeof cap_text, "unset");
+  const char *rule = o.find_unused ? "find_unused" : o.static_graph ? "static_graph" : "default";
+  fputs("model,rule,bucket_cap_mb,phase,bucket,bytes,params\n", out);
+  print_layout(out, m, rule, cap_text, "iter0", ds_ddp_plan_layout(&plan, 0));
+  if (plan.rebuild_iter > 1)
+    print_layout(out, m, rule, cap_text, "iter1", ds_ddp_plan_layout(&plan, 1));
+  if (plan.rebuild_iter > 0)
+    print_layout(out, m, rule, cap_text, "rebuilt", &plan.rebuilt);
+  ds_ddp_plan_release(&plan);
+  ds_model_free(m);
+  return DS_OK;
+}

@@ -5,6 +5,7 @@
 #   make run        the design card's example: bin/ddpsim --topo 4gpu.yaml --bucket-mb 25
 #   make bench      benchmarks (not tests); results go to bench/README.md by hand
 #   make validate   predictions against published measurements (python3; docs/validation.md)
+#   make conformance  ddpsim against real PyTorch (needs torch in a venv; tools/README.md)
 #   make info       what was detected
 #
 # Knobs: DEBUG=1 (-O0 -g), ASAN=1 (address+undefined sanitizers), WERROR=0,
@@ -186,6 +187,13 @@ bench: $(BENCHES) $(DDPSIM)
 # A benchmark, not a test: prints errors, asserts nothing (python3, stdlib only).
 validate: bin/ddpsim
 	$(Q)DDPSIM_BIN=bin/ddpsim python3 validation/run.py
+
+# Conformance with real PyTorch (needs torch in a virtual environment,
+# $TORCH_VENV, default /root/venv-torch; not part of make test): re-runs the
+# exporter and the DDP capture and shows any difference with the committed
+# models and tests/data/conformance/ (tools/README.md).
+conformance: bin/ddpsim
+	$(Q)tools/conformance.sh
 
 # GPU checks (needs a GPU; see scripts/gpu-check.sh): build, replay, sweep.
 gpu-check: bin/ddpsim bin/ddpreal

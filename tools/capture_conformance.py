@@ -28,7 +28,9 @@ after each iteration's forward, where a rebuild takes effect. Writes into
                    storages, parameters and buffers excluded, dropout as
                    aten.native_dropout with a bool mask as on CUDA; the loss
                    excluded), at the batch and input size tools/export_model.py
-                   uses, eager and fused attention for the transformers.
+                   uses, eager and fused attention for the transformers (fused
+                   without dropout, so that CPU takes its flash kernel, which
+                   saves what CUDA's flash attention saves).
 
 The bucket runs use small inputs (64x64 images, 32-token sequences): the
 layouts depend only on parameter sizes and the order of the backward, not on
@@ -131,6 +133,8 @@ def main(argv):
     ap.add_argument("--models", default=",".join(torch_models.MODELS),
                     help="comma-separated subset of %s" % ",".join(torch_models.MODELS))
     ap.add_argument("--no-saved", action="store_true", help="skip saved_bytes.csv")
+    ap.add_argument("--no-buckets", action="store_true",
+                    help="skip buckets.csv and grad_ready.csv")
     ap.add_argument("--date", help="date for the header (default today, UTC)")
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args(argv[1:])
@@ -141,13 +145,14 @@ def main(argv):
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()
-    dist.init_process_group("gloo", rank=0, world_size=1,
-                            init_method="tcp://127.0.0.1:%d" % port)
+    if not args.no_buckets:
+        dist.init_process_group("gloo", rank=0, world_size=1,
+                                init_method="tcp://127.0.0.1:%d" % port)
     date = args.date or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
     head = ["# %s; gloo world size 1 on CPU; written by tools/capture_conformance.py on %s"
             % (export_model.versions(), date)]
     brows, rrows, notes = [], [], []
-    for name in models:
+    for name in ([] if args.no_buckets else models):
         for rule, kw in RULES:
             for cap in CAPS:
                 ready = [] if (rule == "default" and cap is None) else None
@@ -161,7 +166,8 @@ def main(argv):
                             " ".join(str(p) for p in ps)))
                 if ready is not None:
                     rrows += ["%s,%d,%d" % (name, i, p) for i, p in enumerate(ready)]
-    dist.destroy_process_group()
+    if not args.no_buckets:
+        dist.destroy_process_group()
 
     def write(fname, lines):
         path = os.path.join(args.out, fname)
@@ -169,17 +175,18 @@ def main(argv):
             f.write("\n".join(lines) + "\n")
         os.replace(path + ".tmp", path)
 
-    write("buckets.csv", head + [
-        "# one row per bucket; bucket 0 is all-reduced first; bytes fp32; params = "
-        "registration indices in bucket order; phase iter0 = layout at construction "
-        "(iteration 0), rebuilt = after the rebuild (default: from iteration 1; "
-        "static_graph: from iteration 2, iteration 1 still iter0's; find_unused: never); "
-        "inputs 64x64 images, 32-token sequences (layouts do not depend on them)",
-        "model,rule,bucket_cap_mb,phase,bucket,bytes,params"] + brows)
-    write("grad_ready.csv", head + [
-        "# order of gradient accumulation in iteration 0's backward under DDP (default "
-        "rules, cap unset); param = registration index",
-        "model,position,param"] + rrows)
+    if not args.no_buckets:
+        write("buckets.csv", head + [
+            "# one row per bucket; bucket 0 is all-reduced first; bytes fp32; params = "
+            "registration indices in bucket order; phase iter0 = layout at construction "
+            "(iteration 0), rebuilt = after the rebuild (default: from iteration 1; "
+            "static_graph: from iteration 2, iteration 1 still iter0's; find_unused: never); "
+            "inputs 64x64 images, 32-token sequences (layouts do not depend on them)",
+            "model,rule,bucket_cap_mb,phase,bucket,bytes,params"] + brows)
+        write("grad_ready.csv", head + [
+            "# order of gradient accumulation in iteration 0's backward under DDP (default "
+            "rules, cap unset); param = registration index",
+            "model,position,param"] + rrows)
     if not args.no_saved:
         srows = []
         for name in models:
@@ -190,7 +197,8 @@ def main(argv):
         write("saved_bytes.csv", head + [
             "# bytes autograd saves in one training forward at the batch given (full "
             "224x224 images, 128-token BERT, 1024-token GPT-2 sequences): unique storages, "
-            "parameters, buffers and the loss excluded, dropout masks bool as on CUDA",
+            "parameters, buffers and the loss excluded, dropout masks bool as on CUDA; "
+            "fused attention without dropout (CPU's flash kernel, saving what CUDA's does)",
             "model,attention,batch,saved_bytes_total"] + srows)
     return 0
 

@@ -32,6 +32,10 @@ sample:
               Dropout runs as aten.native_dropout, which keeps a bool mask
               (1 byte/element) as CUDA does; CPU's dropout would keep a
               float noise tensor. Max-pool indices are int64 on CPU and GPU.
+              Fused attention (scaled_dot_product_attention) runs without
+              dropout: CPU then takes its flash kernel, which saves q, k, v,
+              out and logsumexp as CUDA's flash attention does; with dropout
+              CPU falls back to the math path and saves the SxS matrices.
   grad_ready  parameter names in the order their gradients were accumulated
               in the backward (post-accumulate-grad hooks: the order in
               which DDP's reducer hooks on the same AccumulateGrad nodes
@@ -171,6 +175,7 @@ class Recorder:
             self.state_store.add(b.untyped_storage().data_ptr())
         self.owner = [None] * len(self.params)
         self.handles = []
+        self.sdpa_no_dropout = False
 
     # -- layers ------------------------------------------------------------
     def unique(self, name):
@@ -324,6 +329,16 @@ class Functions(TorchFunctionMode):
                     raise ExportError("in-place dropout is not supported")
             else:
                 out = x
+        elif func is F.scaled_dot_product_attention and rec.phase == "fwd":
+            # CPU takes the math path (saving the SxS matrices) whenever dropout
+            # is on; without dropout it takes its flash kernel, which saves what
+            # CUDA's flash attention saves (q, k, v, out, logsumexp; CUDA keeps
+            # no dropout mask, only an RNG seed). Same FLOPs.
+            a = inspect.signature(F.scaled_dot_product_attention).bind(*args, **kwargs)
+            if a.arguments.get("dropout_p", 0.0) > 0:
+                a.arguments["dropout_p"] = 0.0
+                rec.sdpa_no_dropout = True
+            out = func(*a.args, **a.kwargs)
         else:
             out = func(*args, **kwargs)
         if rec.phase == "fwd" and rec.stack:
@@ -516,8 +531,11 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         "(fp32 activations, int64 ids).",
         "act_bytes = bytes autograd saved for backward (saved_tensors_hooks), each storage "
         "once, in the layer that saved it first; parameters and buffers excluded; dropout "
-        "masks bool (1 byte) as on CUDA, max-pool indices int64. The loss saved %d more "
-        "bytes per sample, not in any layer." % per_sample(rec.saved_outside, B),
+        "masks bool (1 byte) as on CUDA, max-pool indices int64.%s The loss saved %d more "
+        "bytes per sample, not in any layer." % (
+            " Fused attention ran without dropout, so that CPU takes its flash kernel, which "
+            "saves what CUDA's flash attention does (CPU's dropout path saves the SxS "
+            "matrices)." if rec.sdpa_no_dropout else "", per_sample(rec.saved_outside, B)),
         "grad_ready: parameters in the order their gradients were accumulated in that "
         "backward (the order DDP's reducer hooks fire).",
         "input_bytes = the example input per sample (real dtypes); output_bytes = fp32 "

@@ -334,11 +334,15 @@ class Functions(TorchFunctionMode):
             # is on; without dropout it takes its flash kernel, which saves what
             # CUDA's flash attention saves (q, k, v, out, logsumexp; CUDA keeps
             # no dropout mask, only an RNG seed). Same FLOPs.
-            a = inspect.signature(F.scaled_dot_product_attention).bind(*args, **kwargs)
-            if a.arguments.get("dropout_p", 0.0) > 0:
-                a.arguments["dropout_p"] = 0.0
+            # (query, key, value, attn_mask=None, dropout_p=0.0, ...): a builtin
+            args, kwargs = list(args), dict(kwargs)
+            if len(args) > 4 and args[4] > 0:
+                args[4] = 0.0
                 rec.sdpa_no_dropout = True
-            out = func(*a.args, **a.kwargs)
+            if kwargs.get("dropout_p", 0.0) > 0:
+                kwargs["dropout_p"] = 0.0
+                rec.sdpa_no_dropout = True
+            out = func(*args, **kwargs)
         else:
             out = func(*args, **kwargs)
         if rec.phase == "fwd" and rec.stack:

@@ -15,7 +15,7 @@ static const char *const root_keys[] = {"schema_version", "name", "sample",
                                         "output_bytes", "layers", "grad_ready", NULL};
 static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
                                          "fwd_bytes", "act_bytes", "params",
-                                         NULL};
+                                         "class", NULL};
 static const char *const param_keys[] = {"name", "numel", "shape", NULL};
 
 int ds_optimizer_states(enum ds_optimizer opt) {
@@ -24,6 +24,65 @@ int ds_optimizer_states(enum ds_optimizer opt) {
 
 const char *ds_optimizer_name(enum ds_optimizer opt) {
   return opt == DS_OPT_ADAM ? "adam" : "sgd";
+}
+
+static const char *const class_names[] = {"unknown", "conv", "matmul", "attention",
+                                          "memory"};
+
+const char *ds_layer_class_name(enum ds_layer_class cls) {
+  return (unsigned)cls < sizeof class_names / sizeof *class_names ? class_names[cls]
+                                                                  : "unknown";
+}
+
+/* class: conv | matmul | attention | memory (optional; unknown when absent). */
+static ds_status read_class(const struct ds_cnode *layer, enum ds_layer_class *out,
+                            struct ds_err *err) {
+  struct ds_cnode node;
+  const char *s;
+  *out = DS_LAYER_UNKNOWN;
+  if (!ds_cmap_get(layer, "class", &node)) return DS_OK;
+  DS_CHECK(ds_cnode_string(&node, &s, err));
+  for (int c = DS_LAYER_CONV; c <= DS_LAYER_MEMORY; c++)
+    if (strcmp(s, class_names[c]) == 0) {
+      *out = (enum ds_layer_class)c;
+      return DS_OK;
+    }
+  return ds_cnode_error(&node, err, "expected conv, matmul, attention or memory, got \"%s\"",
+                        s);
+}
+
+/* grad_ready: every parameter name once, in the order the gradients became
+ * ready. A linear search per name: models have at most a few hundred
+ * tensors and the file is read once. */
+static ds_status read_grad_ready(struct ds_model *m, const struct ds_cnode *seq,
+                                 struct ds_err *err) {
+  struct ds_cnode item;
+  const char *s;
+  size_t n;
+  if (!ds_cnode_is_seq(seq))
+    return ds_cnode_error(seq, err, "expected a list of parameter names");
+  DS_CHECK(ds_cseq_len(seq, &n, err));
+  if (n != (size_t)m->n_params)
+    return ds_cnode_error(seq, err, "expected each of the %d parameter tensors once, got %zu "
+                          "names", m->n_params, n);
+  m->grad_ready = malloc(n * sizeof *m->grad_ready);
+  if (!m->grad_ready) return DS_ENOMEM;
+  for (size_t i = 0; i < n; i++) {
+    int32_t found = -1;
+    DS_CHECK(ds_cseq_at(seq, i, &item, err));
+    DS_CHECK(ds_cnode_string(&item, &s, err));
+    for (int32_t k = 0; k < m->n_params && found < 0; k++)
+      if (strcmp(m->params[k].name, s) == 0) found = k;
+    if (found < 0)
+      return ds_cnode_error(&item, err, "expected a parameter name of this model, got \"%s\"",
+                            s);
+    for (size_t j = 0; j < i; j++)
+      if (m->grad_ready[j] == found)
+        return ds_cnode_error(&item, err, "parameter \"%s\" listed twice", s);
+    m->grad_ready[i] = found;
+    m->n_grad_ready = (int32_t)i + 1;
+  }
+  return DS_OK;
 }
 
 static ds_status read_nonneg(const struct ds_cnode *map, const char *key,
@@ -217,6 +276,7 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
     DS_CHECK_GOTO(read_nonneg(&item, "bwd_flops", &l->bwd_flops, err), st, out);
     DS_CHECK_GOTO(read_nonneg(&item, "fwd_bytes", &l->fwd_bytes, err), st, out);
     DS_CHECK_GOTO(read_nonneg(&item, "act_bytes", &l->act_bytes, err), st, out);
+    DS_CHECK_GOTO(read_class(&item, &l->cls, err), st, out);
     DS_CHECK_GOTO(read_params(m, &item, l, (int32_t)i, &param_cap, err), st, out);
   }
   if (m->n_params == 0) {

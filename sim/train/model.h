@@ -17,6 +17,17 @@ extern "C" {
 
 enum ds_optimizer { DS_OPT_SGD, DS_OPT_ADAM };
 
+/* A layer's kind of work, from the optional per-layer key `class`
+ * (tools/export_model.py writes it for every layer); DS_LAYER_UNKNOWN when
+ * the file gives none. Stored only: nothing yet computes with it. */
+enum ds_layer_class {
+  DS_LAYER_UNKNOWN,
+  DS_LAYER_CONV,
+  DS_LAYER_MATMUL,
+  DS_LAYER_ATTENTION,
+  DS_LAYER_MEMORY
+};
+
 struct ds_param {
   char *name;     /* owned by the model */
   int64_t numel;
@@ -37,6 +48,7 @@ struct ds_layer {
   int32_t param_first; /* params[param_first .. +param_count) */
   int32_t param_count;
   int64_t param_numel; /* sum of its tensors' elements */
+  enum ds_layer_class cls;
 };
 
 struct ds_model {
@@ -62,6 +74,11 @@ struct ds_model {
    * layer's act_bytes, its output). */
   double input_bytes;
   double output_bytes;
+  /* From the optional top-level key grad_ready (parameter names in the
+   * order their gradients became ready in a real backward): indices into
+   * params, n_grad_ready == n_params, each once. NULL and 0 when absent. */
+  int32_t *grad_ready;
+  int32_t n_grad_ready;
 };
 
 ds_status ds_model_load(const char *path, struct ds_model **out,
@@ -71,6 +88,8 @@ void ds_model_free(struct ds_model *model);
 /* Optimizer state tensors per parameter: 1 for SGD with momentum, 2 for Adam. */
 int ds_optimizer_states(enum ds_optimizer opt);
 const char *ds_optimizer_name(enum ds_optimizer opt);
+/* "conv", "matmul", "attention", "memory" or "unknown". */
+const char *ds_layer_class_name(enum ds_layer_class cls);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,108 @@
+/*
+ * Tests for sim/model.c's optional keys that tools/export_model.py writes:
+ * a layer's `class` and the model's `grad_ready` order. Files without them
+ * load as before (class unknown, no grad_ready).
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim/model.h"
+#include "tests/support.h"
+
+#define HEAD "schema_version: 1\nname: t\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
+#define L0 "  - name: l0\n%s    fwd_flops: 1\n    bwd_flops: 1\n    fwd_bytes: 0\n" \
+           "    act_bytes: 0\n    params:\n      - {name: a, numel: 4}\n      - {name: b, numel: 2}\n"
+#define L1 "  - name: l1\n    fwd_flops: 1\n    bwd_flops: 1\n    fwd_bytes: 0\n" \
+           "    act_bytes: 0\n    params:\n      - {name: c, numel: 8}\n"
+
+/* Writes HEAD + layers (L0 with `cls` spliced in) + tail to a temporary file
+ * and loads it; returns the status, the model in *out on success. */
+static ds_status load(const char *cls, const char *tail, struct ds_model **out,
+                      struct ds_err *err) {
+  char dir[] = "/tmp/ddpsim-model-XXXXXX", path[256];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/m.yaml", dir);
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f);
+  fputs(HEAD "layers:\n", f);
+  fprintf(f, L0, cls);
+  fputs(L1, f);
+  fputs(tail, f);
+  fclose(f);
+  *out = NULL;
+  memset(err, 0, sizeof *err);
+  ds_status st = ds_model_load(path, out, err);
+  unlink(path);
+  rmdir(dir);
+  return st;
+}
+
+Test(model, class_and_grad_ready_absent_keep_the_old_behaviour) {
+  struct ds_model *m;
+  struct ds_err err;
+  cr_assert_eq(load("", "", &m, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(m->layers[0].cls, DS_LAYER_UNKNOWN);
+  cr_assert_eq(m->layers[1].cls, DS_LAYER_UNKNOWN);
+  cr_assert_null(m->grad_ready);
+  cr_assert_eq(m->n_grad_ready, 0);
+  ds_model_free(m);
+}
+
+Test(model, class_is_read) {
+  const char *names[] = {"conv", "matmul", "attention", "memory"};
+  enum ds_layer_class want[] = {DS_LAYER_CONV, DS_LAYER_MATMUL, DS_LAYER_ATTENTION,
+                                DS_LAYER_MEMORY};
+  for (int i = 0; i < 4; i++) {
+    char line[64];
+    snprintf(line, sizeof line, "    class: %s\n", names[i]);
+    struct ds_model *m;
+    struct ds_err err;
+    cr_assert_eq(load(line, "", &m, &err), DS_OK, "%s", err.msg);
+    cr_assert_eq(m->layers[0].cls, want[i], "%s", names[i]);
+    cr_assert_str_eq(ds_layer_class_name(m->layers[0].cls), names[i]);
+    cr_assert_eq(m->layers[1].cls, DS_LAYER_UNKNOWN);
+    ds_model_free(m);
+  }
+}
+
+Test(model, bad_class_names_the_line) {
+  struct ds_model *m;
+  struct ds_err err;
+  /* line 8: the class key, the second line of layer l0 */
+  cr_assert_eq(load("    class: gemm\n", "", &m, &err), DS_EINPUT);
+  cr_assert_null(m);
+  cr_assert(strstr(err.msg, "m.yaml:8:") && strstr(err.msg, "conv, matmul, attention or memory"),
+            "%s", err.msg);
+}
+
+Test(model, grad_ready_maps_names_to_registration_indices) {
+  /* registration order a, b, c; ready c, a, b -> 2, 0, 1 */
+  struct ds_model *m;
+  struct ds_err err;
+  cr_assert_eq(load("", "grad_ready: [c, a, b]\n", &m, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(m->n_grad_ready, 3);
+  cr_assert_eq(m->grad_ready[0], 2);
+  cr_assert_eq(m->grad_ready[1], 0);
+  cr_assert_eq(m->grad_ready[2], 1);
+  ds_model_free(m);
+}
+
+Test(model, grad_ready_must_list_every_tensor_once) {
+  const char *bad[][2] = {
+      {"grad_ready: [c, a]\n", "each of the 3 parameter tensors once"},
+      {"grad_ready: [c, a, x]\n", "got \"x\""},
+      {"grad_ready: [c, a, a]\n", "\"a\" listed twice"},
+      {"grad_ready: c\n", "a list of parameter names"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    struct ds_model *m;
+    struct ds_err err;
+    cr_assert_eq(load("", bad[i][0], &m, &err), DS_EINPUT, "%s", bad[i][0]);
+    cr_assert_null(m);
+    cr_assert(strstr(err.msg, "m.yaml:") && strstr(err.msg, bad[i][1]), "%s: %s", bad[i][0],
+              err.msg);
+  }
+}

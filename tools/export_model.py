@@ -1,0 +1,630 @@
+#!/usr/bin/env python3
+"""Export a PyTorch model as a ddpsim model file (models/*.yaml format).
+
+Runs one real forward and backward on CPU at a small batch and writes, per
+sample:
+  layers      every leaf module call (a module with no children) in the
+              order it runs, plus the work no module owns (residual adds,
+              functional activations, the attention product and softmax of
+              an unfused attention, mask arithmetic) as one layer per run of
+              such operations inside a parent module, named
+              <parent>.core when it multiplies activations (attention),
+              else <parent>.<first op> (add, relu, ...); a module called k>1 times gives layers
+              NAME, NAME/2, ... NAME/k.
+  params      each parameter tensor once (a tied weight under its first
+              registered name) in the layer that first uses it, in that
+              module's registration order: name, numel, shape.
+  class       conv | matmul | attention | memory, from the layer's ops.
+  fwd_flops   torch.utils.flop_counter's formulas (FlopCounterMode's table)
+  bwd_flops   for each aten op, attributed to layers by our own dispatch
+              mode (forward: the running layer; backward: the layer whose
+              forward made the autograd node being run). Convolutions are
+              counted here from shapes and groups, 2*out_elems*(C_in/groups)
+              *kh*kw per pass (forward; input gradient; weight gradient),
+              because FlopCounterMode ignores groups in the weight-gradient
+              pass (MobileNetV2's depthwise convolutions ~10x too much).
+  fwd_bytes   module layers: bytes of the tensors passed in and returned
+              (parameters and buffers excluded: the simulator adds weights);
+              op layers: bytes read and written by each op (views free).
+  act_bytes   bytes autograd saves for backward (saved_tensors_hooks),
+              unique storages counted once, attributed to the layer whose
+              forward saved them first; parameters and buffers excluded.
+              Dropout runs as aten.native_dropout, which keeps a bool mask
+              (1 byte/element) as CUDA does; CPU's dropout would keep a
+              float noise tensor. Max-pool indices are int64 on CPU and GPU.
+              Fused attention (scaled_dot_product_attention) runs without
+              dropout: CPU then takes its flash kernel, which saves q, k, v,
+              out and logsumexp as CUDA's flash attention does; with dropout
+              CPU falls back to the math path and saves the SxS matrices.
+  grad_ready  parameter names in the order their gradients were accumulated
+              in the backward (post-accumulate-grad hooks: the order in
+              which DDP's reducer hooks on the same AccumulateGrad nodes
+              fire).
+Every quantity is divided by the batch and rounded to an integer.
+
+Usage:
+  export_model.py FACTORY [--batch 2] [--attention eager|fused] --name NAME
+                  [--output FILE]
+FACTORY is `module:function` (torchvision.models:resnet50) or
+`path/to/file.py[:function]` (function defaults to build). The function
+returns a model, or (model, example_input) or (model, example_input, meta);
+it is passed `batch` and `attention` when it takes them. Without an example
+input a batch of 3x224x224 images is used.
+
+Needs torch (and torchvision / transformers for those models): exit 2 with
+install instructions when missing. Standard library + torch only.
+"""
+
+import argparse
+import importlib
+import importlib.util
+import inspect
+import os
+import shlex
+import sys
+
+INSTALL = ("this tool needs PyTorch; install it into a virtual environment outside the "
+           "repository:\n  python3 -m venv /root/venv-torch\n"
+           "  /root/venv-torch/bin/pip install torch torchvision transformers\n"
+           "then run it with /root/venv-torch/bin/python3")
+
+try:
+    import torch
+    import torch.nn.functional as F
+    from torch.overrides import TorchFunctionMode
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils.flop_counter import FlopCounterMode, flop_registry
+except ImportError as e:  # pragma: no cover - depends on the machine
+    sys.stderr.write("export_model.py: %s\n%s\n" % (e, INSTALL))
+    sys.exit(2)
+
+aten = torch.ops.aten
+TOOLS = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(TOOLS)
+
+# Ops that move no data (views, metadata, allocation without a write).
+NO_TRAFFIC = {aten.detach, aten.alias, aten._unsafe_view, aten.empty, aten.empty_like,
+              aten.empty_strided, aten.lift_fresh, aten.t, aten.sym_size, aten.sym_stride,
+              aten.sym_numel, aten.sym_storage_offset, aten.is_same_size, aten._local_scalar_dense}
+CONV = {aten.convolution, aten._convolution}
+CONV_BWD = {aten.convolution_backward}
+ATTN = set()
+for _n in ("_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
+           "_scaled_dot_product_cudnn_attention", "_scaled_dot_product_flash_attention_for_cpu",
+           "scaled_dot_product_attention", "_scaled_dot_product_attention_math"):
+    if hasattr(aten, _n):
+        ATTN.add(getattr(aten, _n))
+BMM = {aten.bmm, aten.baddbmm}
+COPIES = {"clone", "_to_copy", "copy", "contiguous", "expand", "view", "reshape"}
+MM = {aten.mm, aten.addmm, aten.bmm, aten.baddbmm, aten.linear, aten.matmul}
+
+
+class ExportError(Exception):
+    pass
+
+
+def tensors(obj):
+    """Every tensor in a nest of tuples, lists and dicts (and HF ModelOutput)."""
+    if isinstance(obj, torch.Tensor):
+        yield obj
+    elif isinstance(obj, (list, tuple)):
+        for o in obj:
+            yield from tensors(o)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            yield from tensors(o)
+
+
+def nbytes(t):
+    return t.numel() * t.element_size()
+
+
+def storage_key(t):
+    try:
+        s = t.untyped_storage()
+        return s.data_ptr(), s.nbytes()
+    except (RuntimeError, NotImplementedError):
+        return None
+
+
+class Layer:
+    def __init__(self, name, module=None):
+        self.name = name
+        self.module = module  # a leaf module's call, or None for an op run
+        self.fwd_flops = 0
+        self.bwd_flops = 0
+        self.fwd_bytes = 0
+        self.act_bytes = 0
+        self.params = []  # registration indices
+        self.ops = set()
+        self.named = module is not None
+
+
+class Frame:
+    def __init__(self, name, leaf, layer):
+        self.name, self.leaf, self.layer = name, leaf, layer
+
+
+class Recorder:
+    """The state the hooks and modes share during the one forward/backward."""
+
+    def __init__(self, model):
+        self.model = model
+        self.layers = []
+        self.stack = []
+        self.group = None  # the open op run (a Layer) inside the top non-leaf module
+        self.phase = None  # "fwd", "bwd" or None (outside the model: input, loss)
+        self.bwd_layer = None
+        self.node_layer = {}
+        self.names_used = {}
+        self.saved = set()
+        self.saved_total = 0
+        self.saved_outside = 0
+        self.ready = []
+        self.mod_name = {m: n for n, m in model.named_modules(remove_duplicate=False)}
+        self.params = []  # (name, tensor), registration order, tied weights once
+        self.param_index = {}
+        for n, p in model.named_parameters():
+            self.param_index[id(p)] = len(self.params)
+            self.params.append((n, p))
+        self.param_store = {}
+        for i, (_, p) in enumerate(self.params):
+            self.param_store[p.untyped_storage().data_ptr()] = i
+        self.state_store = set(self.param_store)
+        for b in model.buffers():
+            self.state_store.add(b.untyped_storage().data_ptr())
+        self.owner = [None] * len(self.params)
+        self.handles = []
+        self.sdpa_no_dropout = False
+
+    # -- layers ------------------------------------------------------------
+    def unique(self, name):
+        k = self.names_used.get(name, 0) + 1
+        self.names_used[name] = k
+        return name if k == 1 else "%s/%d" % (name, k)
+
+    def new_layer(self, name, module=None):
+        layer = Layer(self.unique(name) if module is not None else name, module)
+        self.layers.append(layer)
+        return layer
+
+    def attach(self, layer, idx):
+        if self.owner[idx] is None:
+            self.owner[idx] = layer
+            layer.params.append(idx)
+
+    def current(self, opname=None):
+        """The layer running now: the top leaf module's call, or the open op
+        run of the top non-leaf module (opened here when opname is given)."""
+        if not self.stack:
+            return None
+        top = self.stack[-1]
+        if top.leaf:
+            return top.layer
+        if self.group is None and opname is not None:
+            self.group = self.new_layer(top.name or "model")
+            self.group.parent = top.name or "model"
+            self.group.opnames = []
+        if self.group is not None and opname:
+            self.group.opnames.append(opname)
+        return self.group
+
+    def user_bytes(self, objs):
+        total = 0
+        for t in tensors(objs):
+            if t.untyped_storage().data_ptr() not in self.state_store:
+                total += nbytes(t)
+        return total
+
+    # -- module hooks ------------------------------------------------------
+    def pre_hook(self, module, args, kwargs):
+        if self.phase != "fwd":
+            return
+        self.group = None
+        name = self.mod_name.get(module, "?")
+        leaf = next(module.children(), None) is None
+        layer = None
+        if leaf:
+            layer = self.new_layer(name or "model", module)
+            layer.fwd_bytes += self.user_bytes((args, kwargs))
+            for p in module.parameters(recurse=False):
+                if id(p) in self.param_index:
+                    self.attach(layer, self.param_index[id(p)])
+        self.stack.append(Frame(name, leaf, layer))
+
+    def post_hook(self, module, args, kwargs, out):
+        if self.phase != "fwd":
+            return
+        frame = self.stack.pop()
+        if frame.leaf:
+            frame.layer.fwd_bytes += self.user_bytes(out)
+        self.group = None
+
+    # -- saved tensors -----------------------------------------------------
+    def pack(self, t):
+        key = storage_key(t)
+        if key is None or key[0] in self.state_store or key in self.saved:
+            return t
+        self.saved.add(key)
+        self.saved_total += key[1]
+        layer = self.current("") if self.phase == "fwd" else None
+        if layer is None:
+            self.saved_outside += key[1]
+        else:
+            layer.act_bytes += key[1]
+        return t
+
+
+def conv_pass_flops(out_numel, w):
+    # 2 * output elements * (C_in / groups) * kernel: weight is [C_out, C_in/groups, k...]
+    k = 1
+    for d in w.shape[1:]:
+        k *= d
+    return 2 * out_numel * k
+
+
+def op_flops(func, args, kwargs, out):
+    packet = func._overloadpacket
+    if packet in CONV and not args[6]:  # not transposed
+        return conv_pass_flops(out.numel(), args[1])
+    if packet in CONV_BWD and not args[7]:
+        grad_out, w, mask = args[0], args[2], args[10]
+        return conv_pass_flops(grad_out.numel(), w) * (int(bool(mask[0])) + int(bool(mask[1])))
+    f = flop_registry.get(packet)
+    if f is None:
+        return 0
+    return int(f(*args, **kwargs, out_val=out))
+
+
+class Dispatch(TorchDispatchMode):
+    def __init__(self, rec):
+        super().__init__()
+        self.rec = rec
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        rec = self.rec
+        packet = func._overloadpacket
+        if rec.phase == "fwd" and rec.stack:
+            quiet = func.is_view or packet in NO_TRAFFIC
+            top = rec.stack[-1]
+            if not top.leaf and quiet and rec.group is None:
+                return out
+            layer = rec.current(None if quiet else packet.__name__.rstrip("_"))
+            if layer is None:
+                return out
+            layer.ops.add(packet)
+            layer.fwd_flops += op_flops(func, args, kwargs, out)
+            if not top.leaf:
+                if not quiet:
+                    layer.fwd_bytes += rec.user_bytes((args, kwargs, out))
+                for t in tensors((args, kwargs)):
+                    i = rec.param_store.get(t.untyped_storage().data_ptr())
+                    if i is not None:
+                        rec.attach(layer, i)
+        elif rec.phase == "bwd" and rec.bwd_layer is not None:
+            rec.bwd_layer.bwd_flops += op_flops(func, args, kwargs, out)
+        return out
+
+
+class Functions(TorchFunctionMode):
+    """Runs dropout as aten.native_dropout (a bool mask, as on CUDA) and
+    tags each autograd node the forward makes with the layer that made it."""
+
+    def __init__(self, rec):
+        super().__init__()
+        self.rec = rec
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        rec = self.rec
+        if func is F.dropout and rec.phase == "fwd":
+            a = inspect.signature(F.dropout).bind(*args, **kwargs)
+            a.apply_defaults()
+            x, p, training, inplace = (a.arguments[k] for k in ("input", "p", "training", "inplace"))
+            if training and p > 0:
+                out = torch.ops.aten.native_dropout(x, p, True)[0]
+                if inplace:
+                    raise ExportError("in-place dropout is not supported")
+            else:
+                out = x
+        elif func is F.scaled_dot_product_attention and rec.phase == "fwd":
+            # CPU takes the math path (saving the SxS matrices) whenever dropout
+            # is on; without dropout it takes its flash kernel, which saves what
+            # CUDA's flash attention saves (q, k, v, out, logsumexp; CUDA keeps
+            # no dropout mask, only an RNG seed). Same FLOPs.
+            # (query, key, value, attn_mask=None, dropout_p=0.0, ...): a builtin
+            args, kwargs = list(args), dict(kwargs)
+            if len(args) > 4 and args[4] > 0:
+                args[4] = 0.0
+                rec.sdpa_no_dropout = True
+            if kwargs.get("dropout_p", 0.0) > 0:
+                kwargs["dropout_p"] = 0.0
+                rec.sdpa_no_dropout = True
+            out = func(*args, **kwargs)
+        else:
+            out = func(*args, **kwargs)
+        if rec.phase == "fwd" and rec.stack:
+            layer = rec.current(None)
+            if layer is not None:
+                self.tag(out, layer)
+        return out
+
+    def tag(self, out, layer):
+        todo = [t.grad_fn for t in tensors(out) if t.grad_fn is not None]
+        seen = self.rec.node_layer
+        while todo:
+            n = todo.pop()
+            if n is None or n in seen or type(n).__name__ == "AccumulateGrad":
+                continue
+            seen[n] = layer
+            todo.extend(nf for nf, _ in n.next_functions)
+
+
+def classify(layer):
+    ops = layer.ops
+    if ops & CONV:
+        return "conv"
+    if ops & ATTN:
+        return "attention"
+    if layer.module is None and ops & BMM:
+        return "attention"
+    if ops & MM:
+        return "matmul"
+    return "memory"
+
+
+def loss_of(out, kind):
+    logits = next(t for t in tensors(out) if t.is_floating_point())
+    g = torch.Generator().manual_seed(1)
+    if kind == "lm":
+        logits = logits[:, :-1, :]
+    flat = logits.reshape(-1, logits.shape[-1])
+    target = torch.randint(0, flat.shape[-1], (flat.shape[0],), generator=g)
+    return F.cross_entropy(flat, target)
+
+
+def call(model, x):
+    if isinstance(x, dict):
+        return model(**x)
+    if isinstance(x, (tuple, list)):
+        return model(*x)
+    return model(x)
+
+
+def load_factory(spec):
+    if ".py" in spec:
+        path, _, fn = spec.partition(".py")
+        path += ".py"
+        fn = fn.lstrip(":") or "build"
+        mod_spec = importlib.util.spec_from_file_location("export_factory", path)
+        if mod_spec is None:
+            raise ExportError("cannot load %s" % path)
+        mod = importlib.util.module_from_spec(mod_spec)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+        mod_spec.loader.exec_module(mod)
+    else:
+        modname, _, fn = spec.partition(":")
+        if not fn:
+            raise ExportError("factory %r: expected module:function or file.py[:function]" % spec)
+        mod = importlib.import_module(modname)
+    if not hasattr(mod, fn):
+        raise ExportError("factory %r: no function %s" % (spec, fn))
+    return getattr(mod, fn)
+
+
+def build(factory, batch, attention):
+    params = inspect.signature(factory).parameters
+    kw = {}
+    if "batch" in params:
+        kw["batch"] = batch
+    if "attention" in params:
+        kw["attention"] = attention
+    got = factory(**kw)
+    meta = {}
+    if isinstance(got, torch.nn.Module):
+        model, x = got, None
+    elif len(got) == 2:
+        model, x = got
+    else:
+        model, x, meta = got
+    if x is None:
+        x = torch.randn(batch, 3, 224, 224, generator=torch.Generator().manual_seed(0))
+    return model, x, dict(meta)
+
+
+def record(model, x, loss_kind):
+    """One forward and backward; returns the Recorder and FlopCounterMode's totals."""
+    model.train()
+    rec = Recorder(model)
+    for m in model.modules():
+        rec.handles.append(m.register_forward_pre_hook(rec.pre_hook, with_kwargs=True))
+        rec.handles.append(m.register_forward_hook(rec.post_hook, with_kwargs=True))
+    for i, (_, p) in enumerate(rec.params):
+        rec.handles.append(p.register_post_accumulate_grad_hook(
+            lambda _p, i=i: rec.ready.append(i)))
+    counter = FlopCounterMode(display=False)
+    with counter:
+        with torch.autograd.graph.saved_tensors_hooks(rec.pack, lambda t: t):
+            with Functions(rec), Dispatch(rec):
+                rec.phase = "fwd"
+                out = call(model, x)
+                rec.phase = None
+            fwd_total = counter.get_total_flops()
+            loss = loss_of(out, loss_kind)
+        for node, layer in rec.node_layer.items():
+            def pre(grad_outputs, layer=layer):
+                rec.bwd_layer = layer
+            rec.handles.append(node.register_prehook(pre))
+        with Dispatch(rec):
+            rec.phase = "bwd"
+            loss.backward()
+            rec.phase = None
+    for h in rec.handles:
+        h.remove()
+    rec.out = out
+    return rec, fwd_total, counter.get_total_flops() - fwd_total
+
+
+def per_sample(v, batch):
+    return int(round(v / batch))
+
+
+def versions():
+    out = ["torch %s" % torch.__version__]
+    for m in ("torchvision", "transformers"):
+        try:
+            out.append("%s %s" % (m, importlib.import_module(m).__version__))
+        except ImportError:
+            out.append("%s not installed" % m)
+    return ", ".join(out)
+
+
+def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
+    B = args.batch
+    layers = [l for l in rec.layers
+              if l.module is not None or l.params or l.fwd_bytes or l.act_bytes or l.fwd_flops]
+    for l in layers:
+        if l.module is None:  # an op run: <parent>.core for attention, else its first real op
+            ops = [o for o in l.opnames if o not in COPIES] or l.opnames or ["ops"]
+            l.name = rec.unique(l.parent + "." + ("core" if classify(l) == "attention" else ops[0]))
+    for i, p in enumerate(rec.owner):
+        if p is None:
+            raise ExportError("parameter %s was not used in the forward" % rec.params[i][0])
+    order = [i for l in layers for i in l.params]
+    moved = [rec.params[i][0] for k, i in enumerate(order) if i != k]
+    tot = dict(fwd=0, bwd=0, act=0, byt=0)
+    for l in layers:
+        l.cls = classify(l)
+        l.f, l.b = per_sample(l.fwd_flops, B), per_sample(l.bwd_flops, B)
+        l.y, l.a = per_sample(l.fwd_bytes, B), per_sample(l.act_bytes, B)
+        tot["fwd"] += l.f
+        tot["bwd"] += l.b
+        tot["act"] += l.a
+        tot["byt"] += l.y
+    numel = sum(p.numel() for _, p in rec.params)
+    in_bytes = per_sample(sum(nbytes(t) for t in tensors(x)), B)
+    outs = [t for t in tensors(rec.out) if t.is_floating_point()]
+    out_bytes = per_sample(4 * outs[0].numel(), B)
+    counts = {}
+    for l in layers:
+        counts[l.cls] = counts.get(l.cls, 0) + 1
+    h = [
+        "%s: generated by tools/export_model.py from one forward and backward of the real "
+        "PyTorch model on CPU at batch %d; do not edit by hand." % (args.name, B),
+        "Command: %s" % command,
+        "Versions: %s; Python %d.%d. Attention: %s." % (versions(), sys.version_info[0],
+                                                        sys.version_info[1], args.attention),
+        "Layers: each leaf-module call in forward order (a module called k times: NAME, "
+        "NAME/2 .. NAME/k), and each run of module-less ops inside a parent module "
+        "(residual adds, functional activations, attention products, softmax, masks) as "
+        "<parent>.core (attention) or <parent>.<first op>; class from the ops: conv, matmul, attention, memory (%s)."
+        % ", ".join("%d %s" % (counts[k], k) for k in sorted(counts)),
+        "Params: each tensor once (a tied weight under its first name, in the first layer "
+        "using it), in its module's registration order. %s" %
+        ("Forward order equals registration order." if not moved else
+         "Forward order differs from registration order for: %s." % ", ".join(moved)),
+        "fwd_flops/bwd_flops: torch.utils.flop_counter's per-op formulas (matmuls, "
+        "attention; elementwise ops 0) attributed to layers by autograd node; convolutions "
+        "2*out_elems*(C_in/groups)*kh*kw per pass (forward, input grad, weight grad). "
+        "FlopCounterMode's own totals: %d fwd, %d bwd per sample (it ignores groups in "
+        "the weight gradient)." % (per_sample(fc_fwd, B), per_sample(fc_bwd, B)),
+        "fwd_bytes = bytes in + out of a module call (parameters and buffers excluded: the "
+        "simulator adds weights), or read + written by each op of an op run; real dtypes "
+        "(fp32 activations, int64 ids).",
+        "act_bytes = bytes autograd saved for backward (saved_tensors_hooks), each storage "
+        "once, in the layer that saved it first; parameters and buffers excluded; dropout "
+        "masks bool (1 byte) as on CUDA, max-pool indices int64.%s The loss saved %d more "
+        "bytes per sample, not in any layer." % (
+            " Fused attention ran without dropout, so that CPU takes its flash kernel, which "
+            "saves what CUDA's flash attention does (CPU's dropout path saves the SxS "
+            "matrices)." if rec.sdpa_no_dropout else "", per_sample(rec.saved_outside, B)),
+        "grad_ready: parameters in the order their gradients were accumulated in that "
+        "backward (the order DDP's reducer hooks fire).",
+        "input_bytes = the example input per sample (real dtypes); output_bytes = fp32 "
+        "output per sample.",
+        "Totals: %d layers, %d tensors, %d parameters; per sample %d fwd FLOPs, %d bwd "
+        "FLOPs, %d fwd bytes, %d activation bytes." % (len(layers), len(rec.params), numel,
+                                                       tot["fwd"], tot["bwd"], tot["byt"],
+                                                       tot["act"]),
+    ]
+    out = ["# " + line for line in h]
+    out += [
+        "schema_version: 1",
+        "name: %s" % args.name,
+        'sample: "%s"' % (args.sample or meta.get("sample", "one sample")),
+        "default_batch: %d" % int(args.default_batch or meta.get("default_batch", 32)),
+        "optimizer: %s" % (args.optimizer or meta.get("optimizer", "sgd")),
+        "input_bytes: %d" % in_bytes,
+        "output_bytes: %d" % out_bytes,
+        "layers:",
+    ]
+    for l in layers:
+        out += [
+            "  - name: %s" % l.name,
+            "    class: %s" % l.cls,
+            "    fwd_flops: %d" % l.f,
+            "    bwd_flops: %d" % l.b,
+            "    fwd_bytes: %d" % l.y,
+            "    act_bytes: %d" % l.a,
+        ]
+        if l.params:
+            out.append("    params:")
+            for i in l.params:
+                n, p = rec.params[i]
+                out.append("      - {name: %s, numel: %d, shape: [%s]}"
+                           % (n, p.numel(), ", ".join(str(d) for d in p.shape)))
+        else:
+            out.append("    params: []")
+    out.append("grad_ready:")
+    for i in rec.ready:
+        out.append("  - %s" % rec.params[i][0])
+    summary = dict(tot, layers=len(layers), tensors=len(rec.params), numel=numel,
+                   fc_fwd=per_sample(fc_fwd, B), fc_bwd=per_sample(fc_bwd, B),
+                   saved_outside=per_sample(rec.saved_outside, B))
+    return "\n".join(out) + "\n", summary
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("factory", help="module:function or file.py[:function]")
+    ap.add_argument("--batch", type=int, default=2, help="batch of the recorded run (2)")
+    ap.add_argument("--attention", choices=("eager", "fused"), default="eager")
+    ap.add_argument("--name", required=True, help="the model's name in the file")
+    ap.add_argument("--output", "-o", help="file to write (default: standard output)")
+    ap.add_argument("--default-batch", type=int, help="default_batch to write (factory's or 32)")
+    ap.add_argument("--optimizer", choices=("sgd", "adam"), help="optimizer (factory's or sgd)")
+    ap.add_argument("--sample", help="what one sample is (factory's or 'one sample')")
+    ap.add_argument("--threads", type=int, default=2, help="torch CPU threads (2)")
+    args = ap.parse_args(argv[1:])
+    if args.batch < 1:
+        ap.error("--batch must be positive")
+    torch.set_num_threads(args.threads)
+    sys.path.insert(0, TOOLS)
+    try:
+        factory = load_factory(args.factory)
+        model, x, meta = build(factory, args.batch, args.attention)
+        rec, fc_fwd, fc_bwd = record(model, x, meta.get("loss", "classify"))
+        command = "python3 " + " ".join(shlex.quote(a) for a in
+                                        ["tools/export_model.py"] + argv[1:])
+        text, s = emit(rec, args, meta, x, fc_fwd, fc_bwd, command)
+    except ExportError as e:
+        sys.stderr.write("export_model.py: %s\n" % e)
+        return 1
+    if args.output:
+        tmp = args.output + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, args.output)
+    else:
+        sys.stdout.write(text)
+    sys.stderr.write("%s: %d layers, %d tensors, %d parameters; per sample fwd %d bwd %d FLOPs "
+                     "(FlopCounterMode %d / %d), act %d bytes\n"
+                     % (args.name, s["layers"], s["tensors"], s["numel"], s["fwd"], s["bwd"],
+                        s["fc_fwd"], s["fc_bwd"], s["act"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

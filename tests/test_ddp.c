@@ -164,25 +164,6 @@ Test(ddp, rebuilt_buckets_follow_the_measured_gradient_ready_order) {
   unlink(path);
 }
 
-Test(ddp, a_bad_gradient_ready_order_is_a_located_error) {
-  const struct { const char *list, *msg; } bad[] = {
-      {"b.b, b.w, a.b", "expected every one of the 4 parameter names once, got 3 names"},
-      {"b.b, b.w, a.b, c.w", "expected a parameter name of this model, got \"c.w\""},
-      {"b.b, b.w, a.b, b.b", "parameter \"b.b\" is listed twice"},
-  };
-  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    char text[1024], path[] = "/tmp/ddpsim_test_ready_XXXXXX";
-    snprintf(text, sizeof text, grad_ready_model, bad[i].list);
-    ds_test_write_temp(path, text);
-    struct ds_model *m = NULL;
-    struct ds_err err = {0};
-    cr_assert_eq(ds_model_load(path, &m, &err), DS_EINPUT, "%s", bad[i].list);
-    cr_assert(strstr(err.msg, bad[i].msg), "%s", err.msg);
-    cr_assert(strstr(err.msg, ":11:"), "names the line: %s", err.msg);
-    unlink(path);
-  }
-}
-
 Test(ddp, shipped_models_have_the_exact_parameter_counts) {
   /* Totals and tensor counts of ../shared/data/README.md. */
   struct { const char *path; int64_t numel; int32_t tensors; } want[] = {

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/model.h"
+#include "sim/train/model.h"
 #include "tests/support.h"
 
 #define HEAD "schema_version: 1\nname: t\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
@@ -92,9 +92,9 @@ Test(model, grad_ready_maps_names_to_registration_indices) {
 
 Test(model, grad_ready_must_list_every_tensor_once) {
   const char *bad[][2] = {
-      {"grad_ready: [c, a]\n", "each of the 3 parameter tensors once"},
+      {"grad_ready: [c, a]\n", "every one of the 3 parameter names once, got 2 names"},
       {"grad_ready: [c, a, x]\n", "got \"x\""},
-      {"grad_ready: [c, a, a]\n", "\"a\" listed twice"},
+      {"grad_ready: [c, a, a]\n", "\"a\" is listed twice"},
       {"grad_ready: c\n", "a list of parameter names"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {

@@ -51,40 +51,6 @@ static ds_status read_class(const struct ds_cnode *layer, enum ds_layer_class *o
                         s);
 }
 
-/* grad_ready: every parameter name once, in the order the gradients became
- * ready. A linear search per name: models have at most a few hundred
- * tensors and the file is read once. */
-static ds_status read_grad_ready(struct ds_model *m, const struct ds_cnode *seq,
-                                 struct ds_err *err) {
-  struct ds_cnode item;
-  const char *s;
-  size_t n;
-  if (!ds_cnode_is_seq(seq))
-    return ds_cnode_error(seq, err, "expected a list of parameter names");
-  DS_CHECK(ds_cseq_len(seq, &n, err));
-  if (n != (size_t)m->n_params)
-    return ds_cnode_error(seq, err, "expected each of the %d parameter tensors once, got %zu "
-                          "names", m->n_params, n);
-  m->grad_ready = malloc(n * sizeof *m->grad_ready);
-  if (!m->grad_ready) return DS_ENOMEM;
-  for (size_t i = 0; i < n; i++) {
-    int32_t found = -1;
-    DS_CHECK(ds_cseq_at(seq, i, &item, err));
-    DS_CHECK(ds_cnode_string(&item, &s, err));
-    for (int32_t k = 0; k < m->n_params && found < 0; k++)
-      if (strcmp(m->params[k].name, s) == 0) found = k;
-    if (found < 0)
-      return ds_cnode_error(&item, err, "expected a parameter name of this model, got \"%s\"",
-                            s);
-    for (size_t j = 0; j < i; j++)
-      if (m->grad_ready[j] == found)
-        return ds_cnode_error(&item, err, "parameter \"%s\" listed twice", s);
-    m->grad_ready[i] = found;
-    m->n_grad_ready = (int32_t)i + 1;
-  }
-  return DS_OK;
-}
-
 static ds_status read_nonneg(const struct ds_cnode *map, const char *key,
                              double *out, struct ds_err *err) {
   struct ds_cnode node;
@@ -192,6 +158,8 @@ static int by_name(const void *a, const void *b) {
 static ds_status read_grad_ready(struct ds_model *m, const struct ds_cnode *seq,
                                  struct ds_err *err) {
   size_t n;
+  if (!ds_cnode_is_seq(seq))
+    return ds_cnode_error(seq, err, "expected a list of parameter names");
   ds_status st = ds_cseq_len(seq, &n, err);
   if (st != DS_OK) return st;
   if (n != (size_t)m->n_params)
@@ -222,6 +190,7 @@ static ds_status read_grad_ready(struct ds_model *m, const struct ds_cnode *seq,
     }
     seen[found] = 1;
     m->grad_ready[i] = found;
+    m->n_grad_ready = (int32_t)i + 1;
   }
   st = DS_OK;
 out:

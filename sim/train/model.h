@@ -64,8 +64,10 @@ struct ds_model {
   /* Parameter indices in the order their gradients become ready in
    * backward (key grad_ready, parameter names, as measured by
    * tools/export_model.py), or NULL: reverse registration order. DDP's
-   * rebuilt buckets follow it (ddp.h). Owned. */
+   * rebuilt buckets follow it (ddp.h). Owned. n_grad_ready: n_params
+   * when present, else 0. */
   int32_t *grad_ready;
+  int32_t n_grad_ready;
   int64_t total_numel;
   /* Per sample, for DataParallel's scatter and gather (docs/strategies.md):
    * input_bytes as fed to the model (key input_bytes; default the first
@@ -74,11 +76,6 @@ struct ds_model {
    * layer's act_bytes, its output). */
   double input_bytes;
   double output_bytes;
-  /* From the optional top-level key grad_ready (parameter names in the
-   * order their gradients became ready in a real backward): indices into
-   * params, n_grad_ready == n_params, each once. NULL and 0 when absent. */
-  int32_t *grad_ready;
-  int32_t n_grad_ready;
 };
 
 ds_status ds_model_load(const char *path, struct ds_model **out,

@@ -443,6 +443,48 @@ Test(ddp, autocast_bf16_needs_no_grad_scaler) {
   ds_topo_free(t);
 }
 
+Test(ddp, each_op_class_runs_the_math_pytorch_picks) {
+  /* dgx-a100's A100: FP32 19.5, TF32 156, FP16 312 TFLOPS; efficiency 0.5
+   * unless a class has its own. 1 TFLOP, no bytes, 4 us overhead. Expected,
+   * because in fp32 training PyTorch runs convolutions on TF32
+   * (cudnn.allow_tf32 True) and matmuls and attention in FP32
+   * (matmul.allow_tf32 False): conv 1e12 / (156e12 * 0.5) = 12.820513 ms,
+   * matmul 1e12 / (19.5e12 * 0.5) = 102.564103 ms; --tf32 all puts matmuls
+   * on TF32, --tf32 none convolutions on FP32; --amp fp16 every class on
+   * FP16 (6.410256 ms); a class's own efficiency (matmul_efficiency 0.8)
+   * replaces flops_efficiency for it; a layer without a class keeps the
+   * topology's fp32_math (tf32). */
+  struct ds_topo *t = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_load("topologies/dgx-a100.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
+  struct ds_compute c;
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK);
+  const double tf = 1e12 / (156e12 * 0.5) * 1e9 + 4000, fp = 1e12 / (19.5e12 * 0.5) * 1e9 + 4000;
+  cr_assert_float_eq(ds_compute_class_kernel_ns(&c, DS_LAYER_CONV, 1e12, 0), tf, 1e-3);
+  cr_assert_float_eq(ds_compute_class_kernel_ns(&c, DS_LAYER_MATMUL, 1e12, 0), fp, 1e-3);
+  cr_assert_float_eq(ds_compute_class_kernel_ns(&c, DS_LAYER_ATTENTION, 1e12, 0), fp, 1e-3);
+  cr_assert_float_eq(ds_compute_class_kernel_ns(&c, DS_LAYER_UNKNOWN, 1e12, 0), tf, 1e-3);
+  ds_compute_set_tf32(&c, t, DS_TF32_ALL);
+  cr_assert_float_eq(ds_compute_class_kernel_ns(&c, DS_LAYER_MATMUL, 1e12, 0), tf, 1e-3);
+  ds_compute_set_tf32(&c, t, DS_TF32_NONE);
+  cr_assert_float_eq(ds_compute_class_kernel_ns(&c, DS_LAYER_CONV, 1e12, 0), fp, 1e-3);
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_FP16, &c, &err), DS_OK);
+  for (int k = DS_LAYER_CONV; k <= DS_LAYER_ATTENTION; k++)
+    cr_assert_float_eq(ds_compute_class_kernel_ns(&c, (enum ds_layer_class)k, 1e12, 0),
+                       1e12 / (312e12 * 0.5) * 1e9 + 4000, 1e-3, "class %d", k);
+  /* a memory-class kernel is its bytes: 1 GB at 2039 GB/s x 0.7 */
+  cr_assert_float_eq(ds_compute_class_kernel_ns(&c, DS_LAYER_MEMORY, 0, 1e9),
+                     1e9 / (2039e9 * 0.7) * 1e9 + 4000, 1e-3);
+  t->compute.matmul_efficiency = 0.8;
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK);
+  cr_assert_float_eq(ds_compute_class_kernel_ns(&c, DS_LAYER_MATMUL, 1e12, 0),
+                     1e12 / (19.5e12 * 0.8) * 1e9 + 4000, 1e-3);
+  cr_assert_float_eq(ds_compute_class_kernel_ns(&c, DS_LAYER_ATTENTION, 1e12, 0),
+                     1e12 / (19.5e12 * 0.8) * 1e9 + 4000, 1e-3);
+  cr_assert_float_eq(ds_compute_class_kernel_ns(&c, DS_LAYER_CONV, 1e12, 0), tf, 1e-3);
+  ds_topo_free(t);
+}
+
 Test(ddp, bf16_on_a_gpu_without_it_is_a_usage_error) {
   struct ds_topo *t = NULL;
   struct ds_err err = {0};

@@ -46,10 +46,6 @@ static const char usage[] =
     "                         communication against it; nothing swept: the reported\n"
     "                         iteration's timeline per rank and stream (gnuplot)\n"
     "  --iters N              iterations to simulate, >= 2 (default 2); the last is reported\n"
-    "  --dtype fp32|fp16|bf16 training dtype of parameters, gradients, activations (default fp32)\n"
-    "  --amp fp16|bf16        mixed precision as torch.autocast: convolutions and matmuls in\n"
-    "                         the half type on tensor cores, activations in it; parameters,\n"
-    "                         gradients, buckets and optimizer state fp32 (default none)\n"
     "  --seed N               seed of --jitter, recorded in outputs (default 1)\n"
     "  --format text|csv|json summary format (default text)\n"
     "  --trace FILE.csv       write the predicted timeline of every iteration\n"
@@ -76,6 +72,17 @@ static const char usage[] =
     ;
 
 /* Literals of at most 4095 characters each: one past it is not portable C. */
+static const char usage_precision[] =
+    "Precision:\n"
+    "  --dtype fp32|fp16|bf16 training dtype of parameters, gradients, activations (default fp32)\n"
+    "  --tf32 conv|all|none   fp32 training: op classes on TF32 tensor cores; conv (default,\n"
+    "                         PyTorch's: cudnn.allow_tf32 True, matmul.allow_tf32 False),\n"
+    "                         all (matmuls too), none\n"
+    "  --amp fp16|bf16        mixed precision as torch.autocast: convolutions and matmuls in\n"
+    "                         the half type on tensor cores, activations in it; parameters,\n"
+    "                         gradients, buckets and optimizer state fp32 (default none)\n"
+    ;
+
 static const char usage_ddp[] =
     "DDP options (PyTorch's):\n"
     "  --no-overlap           every all-reduce waits for the end of backward (baseline)\n"
@@ -119,6 +126,7 @@ static const char usage_ps[] =
 
 void ds_options_print_usage(FILE *fp) {
   fputs(usage, fp);
+  fputs(usage_precision, fp);
   fputs(usage_ddp, fp);
   fputs(usage_ps, fp);
 }
@@ -426,7 +434,7 @@ static ds_status parse_hooks(const char *flag, const char *v, struct ds_options 
 #define OPTION_MAP(X)                                                     \
   X("--topo", 1) X("--model", 1) X("--strategy", 1) X("--bucket-mb", 1)   \
   X("--first-bucket-mb", 1) X("--world-size", 1) X("--batch", 1)          \
-  X("--iters", 1) X("--dtype", 1) X("--amp", 1) X("--seed", 1) X("--format", 1)         \
+  X("--iters", 1) X("--dtype", 1) X("--amp", 1) X("--tf32", 1) X("--seed", 1) X("--format", 1)         \
   X("--trace", 1) X("--schedule", 1) X("--coll-model", 1) X("--net", 1)   \
   X("--ring-chunks", 1) X("--algo", 1) X("--proto", 1) X("--nccl-extra", 1) \
   X("--calib", 1) X("--no-overlap", 0) X("--no-sync", 1) X("--grad-as-bucket-view", 0)         \
@@ -483,6 +491,8 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
     o->seed = (uint64_t)x;
   } else if (strcmp(flag, "--dtype") == 0) {
     if (ds_dtype_parse(v, &o->dtype) != 0) return bad(err, flag, "fp32, fp16 or bf16", v);
+  } else if (strcmp(flag, "--tf32") == 0) {
+    if (ds_tf32_parse(v, &o->tf32) != 0) return bad(err, flag, "conv, all or none", v);
   } else if (strcmp(flag, "--amp") == 0) {
     if (ds_amp_parse(v, &o->amp) != 0) return bad(err, flag, "none, fp16 or bf16", v);
   } else if (strcmp(flag, "--format") == 0) {

@@ -114,6 +114,7 @@ struct ds_options {
   uint64_t seed;
   enum ds_dtype dtype;
   enum ds_amp amp;        /* --amp: autocast's half type, DS_AMP_NONE without */
+  enum ds_tf32 tf32;      /* --tf32: op classes on TF32 in fp32 training (conv) */
   enum ds_format format;
   const char *trace;      /* NULL: none */
   const char *schedule;   /* NULL: none */

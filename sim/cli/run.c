@@ -425,6 +425,7 @@ static ds_status load(struct loaded *ld, const struct ds_options *o, struct ds_e
   for (int32_t k = 0; k < o->sweep[DS_VAR_COMM_HOOK].n; k++) /* every hook of a list */
     DS_CHECK(ds_comm_hook_check_model(&o->comm_hooks[k], ld->model, err));
   DS_CHECK(ds_compute_init(ld->topo, o->dtype, o->amp, &ld->compute, err));
+  ds_compute_set_tf32(&ld->compute, ld->topo, o->tf32);
   return DS_OK;
 }
 
@@ -489,11 +490,11 @@ static ds_status configure(struct config_run *c, const struct loaded *ld,
     snprintf(c->ddp_options, sizeof c->ddp_options, "none");
   }
   int len = snprintf(c->inputs, sizeof c->inputs,
-           "topo=%s model=%s strategy=%s world_size=%d batch=%lld dtype=%s amp=%s "
+           "topo=%s model=%s strategy=%s world_size=%d batch=%lld dtype=%s amp=%s tf32=%s "
            "bucket_mb=%g first_bucket_mb=%g iters=%d net=%s coll_model=%s "
            "ring_chunks=%d algo=%s nccl_extra=%s ddp_options=%s calib=%s",
            topo_path, model_path, o->strategy, c->world, (long long)c->batch,
-           ds_dtype_name(o->dtype), ds_amp_name(o->amp), o->bucket_mb[0],
+           ds_dtype_name(o->dtype), ds_amp_name(o->amp), ds_tf32_name(o->tf32), o->bucket_mb[0],
            ds_options_first_bucket_mb(o, o->bucket_mb[0]),
            o->iters, o->net_mode == DS_NET_MAXMIN ? "maxmin" : "alpha-beta",
            c->coll_model == DS_COLL_FLOW ? "flow" : "aggregate", o->ring_chunks,

@@ -42,7 +42,8 @@ static const char *const fat_tree_keys[] = {"nodes_per_leaf", "oversubscription"
                                             "uplink_lat", NULL};
 static const char *const compute_keys[] = {
     "flops_efficiency", "mem_efficiency", "kernel_overhead",
-    "comm_interference", "fp32_math", "host_launch", "host_replicate", NULL};
+    "comm_interference", "fp32_math", "host_launch", "host_replicate",
+    "conv_efficiency", "matmul_efficiency", "attention_efficiency", NULL};
 
 const char *ds_vertex_kind_name(enum ds_vertex_kind kind) {
   static const char *const names[] = {
@@ -347,6 +348,9 @@ static ds_status read_compute(const struct ds_cnode *root,
   DS_CHECK(ds_cmap_check_keys(&map, compute_keys, err));
   DS_CHECK(read_fraction(&map, "flops_efficiency", 0, 1, &c->flops_efficiency, err));
   DS_CHECK(read_fraction(&map, "mem_efficiency", 0, 1, &c->mem_efficiency, err));
+  DS_CHECK(read_fraction(&map, "conv_efficiency", 0, 1, &c->conv_efficiency, err));
+  DS_CHECK(read_fraction(&map, "matmul_efficiency", 0, 1, &c->matmul_efficiency, err));
+  DS_CHECK(read_fraction(&map, "attention_efficiency", 0, 1, &c->attention_efficiency, err));
   if (ds_cmap_get(&map, "kernel_overhead", &node))
     DS_CHECK(ds_cnode_time_ns(&node, &c->kernel_overhead_ns, err));
   if (ds_cmap_get(&map, "host_launch", &node))

@@ -56,6 +56,12 @@ struct ds_gpu_spec {
 /* Efficiency factors of the roofline compute model (see compute.h). */
 struct ds_compute_params {
   double flops_efficiency;  /* achieved / peak FLOP/s, (0, 1] */
+  /* Per op class (model files' `class`; compute.h), keys conv_efficiency,
+   * matmul_efficiency, attention_efficiency: achieved / peak FLOP/s of
+   * that class's math; 0: flops_efficiency. */
+  double conv_efficiency;
+  double matmul_efficiency;
+  double attention_efficiency;
   double mem_efficiency;    /* achieved / peak memory bandwidth, (0, 1] */
   double kernel_overhead_ns; /* fixed cost added to every kernel */
   double comm_interference; /* compute slowdown while a collective runs on the GPU */

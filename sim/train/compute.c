@@ -38,6 +38,43 @@ int ds_amp_parse(const char *name, enum ds_amp *out) {
   return -1;
 }
 
+static const char *const tf32_names[] = {"conv", "all", "none"};
+
+const char *ds_tf32_name(enum ds_tf32 t) { return (unsigned)t < 3 ? tf32_names[t] : "?"; }
+
+int ds_tf32_parse(const char *name, enum ds_tf32 *out) {
+  for (int i = 0; i < 3; i++)
+    if (strcmp(name, tf32_names[i]) == 0) {
+      *out = (enum ds_tf32)i;
+      return 0;
+    }
+  return -1;
+}
+
+void ds_compute_set_tf32(struct ds_compute *c, const struct ds_topo *topo, enum ds_tf32 tf32) {
+  const struct ds_gpu_spec *g = &topo->gpu;
+  const struct ds_compute_params *p = &topo->compute;
+  double half = c->peak_flops_per_s; /* half training: the half type's rate */
+  int fp32 = c->precision.act_bytes == 4;
+  double tf = g->tf32_flops_per_s > 0 ? g->tf32_flops_per_s : g->fp32_flops_per_s;
+  c->class_peak_flops_per_s[DS_LAYER_UNKNOWN] = c->peak_flops_per_s;
+  c->class_peak_flops_per_s[DS_LAYER_CONV] =
+      !fp32 ? half : tf32 != DS_TF32_NONE ? tf : g->fp32_flops_per_s;
+  c->class_peak_flops_per_s[DS_LAYER_MATMUL] =
+      !fp32 ? half : tf32 == DS_TF32_ALL ? tf : g->fp32_flops_per_s;
+  c->class_peak_flops_per_s[DS_LAYER_ATTENTION] = c->class_peak_flops_per_s[DS_LAYER_MATMUL];
+  /* elementwise FLOPs run on the vector units */
+  c->class_peak_flops_per_s[DS_LAYER_MEMORY] = !fp32 ? 2 * g->fp32_flops_per_s
+                                                     : g->fp32_flops_per_s;
+  double eff = p->flops_efficiency;
+  c->class_efficiency[DS_LAYER_UNKNOWN] = eff;
+  c->class_efficiency[DS_LAYER_CONV] = p->conv_efficiency > 0 ? p->conv_efficiency : eff;
+  c->class_efficiency[DS_LAYER_MATMUL] = p->matmul_efficiency > 0 ? p->matmul_efficiency : eff;
+  c->class_efficiency[DS_LAYER_ATTENTION] =
+      p->attention_efficiency > 0 ? p->attention_efficiency : c->class_efficiency[DS_LAYER_MATMUL];
+  c->class_efficiency[DS_LAYER_MEMORY] = eff;
+}
+
 ds_status ds_compute_init(const struct ds_topo *topo, enum ds_dtype dtype, enum ds_amp amp,
                           struct ds_compute *out, struct ds_err *err) {
   const struct ds_gpu_spec *g = &topo->gpu;
@@ -74,6 +111,7 @@ ds_status ds_compute_init(const struct ds_topo *topo, enum ds_dtype dtype, enum 
     return ds_err_set(err, DS_EUSAGE, "%s %s: GPU %s has no %s math",
                       amp != DS_AMP_NONE ? "--amp" : "--dtype", ds_dtype_name(math), g->name,
                       ds_dtype_name(math));
+  ds_compute_set_tf32(out, topo, DS_TF32_CONV);
   return DS_OK;
 }
 
@@ -90,6 +128,16 @@ double ds_compute_kernel_ns(const struct ds_compute *c, double flops,
   return t_s * 1e9 + c->params.kernel_overhead_ns;
 }
 
+double ds_compute_class_kernel_ns(const struct ds_compute *c, enum ds_layer_class cls,
+                                  double flops, double bytes) {
+  if ((unsigned)cls > DS_LAYER_MEMORY || cls == DS_LAYER_UNKNOWN)
+    return ds_compute_kernel_ns(c, flops, bytes);
+  double t_flops = flops / (c->class_peak_flops_per_s[cls] * c->class_efficiency[cls]);
+  double t_mem = bytes / (c->mem_bw_bytes_per_s * c->params.mem_efficiency);
+  double t_s = t_flops > t_mem ? t_flops : t_mem;
+  return t_s * 1e9 + c->params.kernel_overhead_ns;
+}
+
 double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
                          int64_t batch) {
   double b = (double)batch;
@@ -98,8 +146,8 @@ double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
   double per_param = p->half_weight_bytes ? p->param_bytes + 2.0 * p->half_weight_bytes
                                           : p->param_bytes;
   double weights = (double)l->param_numel * per_param;
-  return ds_compute_kernel_ns(c, l->fwd_flops * b,
-                              l->fwd_bytes * act_scale(c) * b + weights);
+  return ds_compute_class_kernel_ns(c, l->cls, l->fwd_flops * b,
+                                    l->fwd_bytes * act_scale(c) * b + weights);
 }
 
 double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
@@ -111,8 +159,8 @@ double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
   double per_param = p->half_weight_bytes ? 3.0 * p->half_weight_bytes + p->param_bytes
                                           : 2.0 * p->param_bytes;
   double weights = (double)l->param_numel * per_param;
-  return ds_compute_kernel_ns(c, l->bwd_flops * b,
-                              2 * l->fwd_bytes * act_scale(c) * b + weights);
+  return ds_compute_class_kernel_ns(c, l->cls, l->bwd_flops * b,
+                                    2 * l->fwd_bytes * act_scale(c) * b + weights);
 }
 
 double ds_compute_step_bytes(const struct ds_compute *c,

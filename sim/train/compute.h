@@ -8,7 +8,19 @@
  * fp32 when the topology says fp32_math: tf32 (cuDNN's default for
  * convolutions), vector FP32 otherwise. Under --amp (autocast) the math is
  * the half type's tensor rate while parameters, gradients and optimizer
- * state stay fp32 (struct ds_precision). The efficiency factors and the
+ * state stay fp32 (struct ds_precision).
+ *
+ * By op class (a layer's `class` in the model file): in fp32 training PyTorch
+ * runs convolutions on TF32 (torch.backends.cudnn.allow_tf32 is True by
+ * default) and matmuls and attention in full FP32
+ * (torch.backends.cuda.matmul.allow_tf32 False, float32_matmul_precision
+ * 'highest'); --tf32 all turns TF32 on for matmuls too, --tf32 none off for
+ * convolutions. Half-precision training (--dtype, --amp) runs every class
+ * on the half type's tensor cores. Memory-class layers (elementwise,
+ * normalisation) are bound by their bytes. Each class's efficiency is the
+ * topology's conv_/matmul_/attention_efficiency (flops_efficiency when
+ * unset). A layer without a class runs as before: the topology's
+ * fp32_math and flops_efficiency. The efficiency factors and the
  * overhead come from the topology file's `compute` section, so every
  * predicted duration can be recomputed by hand from the files.
  */
@@ -34,6 +46,12 @@ int ds_dtype_bytes(enum ds_dtype dtype);
 
 /* --amp: torch.autocast's half type, or none. */
 enum ds_amp { DS_AMP_NONE, DS_AMP_FP16, DS_AMP_BF16 };
+
+/* --tf32: which op classes PyTorch runs on TF32 in fp32 training. */
+enum ds_tf32 { DS_TF32_CONV, DS_TF32_ALL, DS_TF32_NONE };
+const char *ds_tf32_name(enum ds_tf32 t);
+/* Returns 0 and sets *out for "conv", "all", "none"; -1 otherwise. */
+int ds_tf32_parse(const char *name, enum ds_tf32 *out);
 const char *ds_amp_name(enum ds_amp amp);
 /* Returns 0 and sets *out for "none", "fp16", "bf16"; -1 otherwise. */
 int ds_amp_parse(const char *name, enum ds_amp *out);
@@ -54,7 +72,12 @@ struct ds_compute {
   enum ds_dtype dtype; /* of parameters and gradients (fp32 under --amp) */
   enum ds_amp amp;
   struct ds_precision precision;
-  double peak_flops_per_s; /* for dtype, before efficiency */
+  double peak_flops_per_s; /* for dtype, before efficiency (class-less layers) */
+  /* Per op class (enum ds_layer_class), the math's peak and the efficiency
+   * applied to it; DS_LAYER_UNKNOWN holds peak_flops_per_s and
+   * flops_efficiency. */
+  double class_peak_flops_per_s[DS_LAYER_MEMORY + 1];
+  double class_efficiency[DS_LAYER_MEMORY + 1];
   double mem_bw_bytes_per_s;
   int32_t sms;             /* the GPU's SMs (interference.h) */
   struct ds_compute_params params;
@@ -66,6 +89,13 @@ struct ds_compute {
  * half dtype. */
 ds_status ds_compute_init(const struct ds_topo *topo, enum ds_dtype dtype, enum ds_amp amp,
                           struct ds_compute *out, struct ds_err *err);
+
+/* Sets the per-class math for --tf32 (DS_TF32_CONV at init). */
+void ds_compute_set_tf32(struct ds_compute *c, const struct ds_topo *topo, enum ds_tf32 tf32);
+
+/* Roofline duration of one kernel of op class cls, in nanoseconds. */
+double ds_compute_class_kernel_ns(const struct ds_compute *c, enum ds_layer_class cls,
+                                  double flops, double bytes);
 
 /* Roofline duration of one kernel, in nanoseconds (not rounded). */
 double ds_compute_kernel_ns(const struct ds_compute *c, double flops,

@@ -19,7 +19,8 @@ enum ds_optimizer { DS_OPT_SGD, DS_OPT_ADAM };
 
 /* A layer's kind of work, from the optional per-layer key `class`
  * (tools/export_model.py writes it for every layer); DS_LAYER_UNKNOWN when
- * the file gives none. Stored only: nothing yet computes with it. */
+ * the file gives none. The compute model picks each class's math and
+ * efficiency (compute.h). */
 enum ds_layer_class {
   DS_LAYER_UNKNOWN,
   DS_LAYER_CONV,

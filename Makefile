@@ -46,7 +46,8 @@ LDFLAGS  += $(SAN)
 LDLIBS   += -lyaml -lcsv -lgsl -lgslcblas -lm
 
 # Folders by layer (docs/architecture.md): base/ <- traces/ <- sim/net <-
-# sim/coll <- sim/train <- analysis/ <- sim/cli (the ddpsim command).
+# sim/coll <- sim/train <- analysis/ <- sim/cli (the ddpsim command). Link
+# order is the reverse: libddpsim (sim/cli calls analysis/) before libddpanalysis.
 BASE_SRC  := $(sort $(wildcard base/*.c))
 TRACE_SRC := $(sort $(wildcard traces/*.c))
 SIM_SRC   := $(sort $(filter-out sim/cli/main.c,$(wildcard sim/*/*.c)))
@@ -147,20 +148,20 @@ $(LIBANALYSIS): $(ANALYSIS_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(DDPSIM): $(BUILD)/sim/cli/main.o $(LIBANALYSIS) $(LIBSIM) $(LIBTRACE) $(LIBBASE)
+$(DDPSIM): $(BUILD)/sim/cli/main.o $(LIBSIM) $(LIBANALYSIS) $(LIBTRACE) $(LIBBASE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT_OBJ) $(LIBANALYSIS) $(LIBSIM) $(LIBTRACE) $(LIBBASE)
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT_OBJ) $(LIBSIM) $(LIBANALYSIS) $(LIBTRACE) $(LIBBASE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ -lcriterion $(LDLIBS) -o $@
 
 # Tests of real/ (tests/test_real*.c) link the replay library too.
-$(BUILD)/tests/test_real%: $(BUILD)/tests/test_real%.o $(TEST_SUPPORT_OBJ) $(LIBREAL) $(LIBSIM) $(LIBTRACE) $(LIBBASE)
+$(BUILD)/tests/test_real%: $(BUILD)/tests/test_real%.o $(TEST_SUPPORT_OBJ) $(LIBREAL) $(LIBSIM) $(LIBANALYSIS) $(LIBTRACE) $(LIBBASE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ -lcriterion $(REAL_LIBS) $(LDLIBS) -o $@
 
-$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBSIM) $(LIBTRACE) $(LIBBASE)
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBSIM) $(LIBANALYSIS) $(LIBTRACE) $(LIBBASE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 

@@ -184,24 +184,6 @@ static ds_status rank_factors(const struct config_run *c, double **out, struct d
   return st;
 }
 
-/* Last op end of ops [first, first+n). */
-static int64_t last_end(size_t first, size_t n, const int64_t *end) {
-  int64_t t = INT64_MIN;
-  for (size_t i = first; i < first + n; i++)
-    if (end[i] > t) t = end[i];
-  return t;
-}
-
-/* single and dp: the reported iteration's time is the steady-state period,
- * from the previous iteration's last op end to its own. (dp's ranks other
- * than 0 enter the next input scatter while GPU 0 still steps, so the span
- * of the iteration's ops would count the step twice.) iter_at[k] is
- * iteration k's first op; the last of n iterations is reported. */
-static double period_ms(const size_t *iter_at, int32_t n, const int64_t *end) {
-  size_t prev = iter_at[n - 2], last = iter_at[n - 1], stop = iter_at[n];
-  return (double)(last_end(last, stop - last, end) - last_end(prev, last - prev, end)) / 1e6;
-}
-
 static ds_status run_one(struct config_run *c, double bucket_mb,
                          struct ds_summary *sum, double **bucket_bytes,
                          struct ds_err *err) {
@@ -263,15 +245,16 @@ static ds_status run_one(struct config_run *c, double bucket_mb,
     DS_CHECK_GOTO(ds_exec_run(ex, all, rank_time, start, end, err), st, out);
     ds_exec_free(ex);
     ex = NULL;
+    /* analysis/metrics.c's definitions: what `ddpsim analyze` says of the
+     * trace. The iteration's time is its period when the previous one's
+     * last op (dp's step on GPU 0) ends after its first op starts. */
     struct ds_summary one = {0};
-    ds_report_measure(all, last, ns, start, end, &one);
-    if (o->strategy_id != DS_STRATEGY_DDP) one.iter_ms = period_ms(iter_at, o->iters, end);
+    DS_CHECK_GOTO(ds_report_measure(all, last, ns, start, end, &one), st, oom);
     times[k] = one.iter_ms;
     if (k > 0) continue;
     struct ds_summary first_sum = {0};
-    ds_report_measure(all, 0, iter_at[1], start, end, &first_sum);
-    ds_report_measure(all, last, ns, start, end, sum);
-    sum->iter_ms = one.iter_ms;
+    DS_CHECK_GOTO(ds_report_measure(all, 0, iter_at[1], start, end, &first_sum), st, oom);
+    DS_CHECK_GOTO(ds_report_measure(all, last, ns, start, end, sum), st, oom);
     sum->first_iter_ms = first_sum.iter_ms;
     if (o->trace || o->schedule) {
       int32_t steady_iter = plan.rebuild_iter < o->iters ? plan.rebuild_iter : o->iters;
@@ -598,16 +581,26 @@ static ds_status run_ps(struct config_run *c, struct ds_summary *s, struct ds_er
   for (int32_t k = 0; k < n_samples; k++) {
     po.seed = o->seed + (uint64_t)k;
     DS_CHECK_GOTO(ds_ps_run(c->topo, c->model, &c->compute, &po, &r, err), st, out);
-    times[k] = r.iter_ms;
+    /* The timing fields: analysis/metrics.c's definitions on the last
+     * iteration's ops, as for every strategy (and as `ddpsim analyze` of the
+     * trace); throughput and the per-worker step times are ps's own. */
+    size_t ns = r.step->n_ops, last = (size_t)(o->iters - 1) * ns;
+    struct ds_summary one = {0}, first_sum = {0};
+    if (ds_report_measure(r.all, last, ns, r.op_start_ns, r.op_end_ns, &one) != DS_OK ||
+        ds_report_measure(r.all, 0, ns, r.op_start_ns, r.op_end_ns, &first_sum) != DS_OK) {
+      st = ds_err_set(err, DS_ENOMEM, "out of memory");
+      goto out;
+    }
+    times[k] = one.iter_ms;
     if (k == 0) {
-      s->iter_ms = r.iter_ms;
-      s->first_iter_ms = r.first_iter_ms;
-      s->fwd_ms = r.fwd_ms;
-      s->bwd_ms = r.bwd_ms;
-      s->step_ms = r.step_ms;
-      s->comm_ms = r.comm_ms;
-      s->exposed_comm_ms = r.exposed_ms;
-      s->overlap_pct = r.comm_ms > 0 ? 100 * (r.comm_ms - r.exposed_ms) / r.comm_ms : 0;
+      s->iter_ms = one.iter_ms;
+      s->first_iter_ms = first_sum.iter_ms;
+      s->fwd_ms = one.fwd_ms;
+      s->bwd_ms = one.bwd_ms;
+      s->step_ms = one.step_ms;
+      s->comm_ms = one.comm_ms;
+      s->exposed_comm_ms = one.exposed_comm_ms;
+      s->overlap_pct = one.overlap_pct;
       s->samples_per_s = r.samples_per_s;
       s->staleness_mean = r.staleness_mean;
       s->staleness_max = r.staleness_max;

@@ -125,6 +125,10 @@ struct ds_ps_options {
 /* What a run measured. Times in ms. Per-worker step time: from the end of
  * its iteration 0 (its last pull delivered) to the end of its last
  * iteration, divided by iters - 1. */
+/* ds_ps_run's own view of a run, per worker (the tests work these by hand).
+ * ddpsim's summary row takes its timing fields from the trace's last step
+ * by analysis/metrics.c instead, as for every strategy, and only
+ * worker_step_ms, samples_per_s and the staleness from here. */
 struct ds_ps_result {
   struct ds_schedule *step;  /* one iteration's ops, ids 0..n-1 (owned) */
   struct ds_schedule *all;   /* every iteration: iteration i's op j has

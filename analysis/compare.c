@@ -305,7 +305,8 @@ static ds_status join(struct ds_compare *c, const struct key *ref, size_t nr,
   double *m2 = calloc(nr + 1, sizeof *m2);
   double *iter_ms = malloc((nm + 1) * sizeof *iter_ms);
   c->meas_iters = malloc((nm + 1) * sizeof *c->meas_iters);
-  if (!m2 || !iter_ms || !c->meas_iters) {
+  c->left_out = malloc((nm + 1) * sizeof *c->left_out);
+  if (!m2 || !iter_ms || !c->meas_iters || !c->left_out) {
     st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
     goto out;
   }
@@ -315,9 +316,24 @@ static ds_status join(struct ds_compare *c, const struct key *ref, size_t nr,
   }
   int64_t t0;
   int32_t group = 0;
+  /* skip < 0: the leading measured iterations of another schedule are left
+   * out (the first one's difference is the error when none joins). */
+  int auto_match = skip < 0;
+  struct ds_err first_diff = {0};
   for (size_t a = 0, b; a < nm; a = b) {
     for (b = a; b < nm && mk[b].iter == mk[a].iter; b++) {}
-    if (group++ < skip) continue;
+    if (group++ < skip) {
+      c->n_skipped++;
+      continue;
+    }
+    if (auto_match && c->n_meas_iters == 0) {
+      struct ds_err why = {0};
+      if (check_same(c, ref, nr, mk + a, b - a, &why) != DS_OK) {
+        if (c->n_left_out == 0) first_diff = why;
+        c->left_out[c->n_left_out++] = mk[a].iter;
+        continue;
+      }
+    }
     DS_CHECK_GOTO(check_same(c, ref, nr, mk + a, b - a, err), st, out);
     DS_CHECK_GOTO(measure_iter(c->meas, mk + a, b - a, a, mm, &t0), st, out);
     size_t it = c->n_meas_iters++;
@@ -335,6 +351,11 @@ static ds_status join(struct ds_compare *c, const struct key *ref, size_t nr,
       m2[i] += delta * (d - o->meas_dur_ms);
       o->meas_start_ms += (s - o->meas_start_ms) / w;
     }
+  }
+  if (c->n_meas_iters == 0 && c->n_left_out > 0) {
+    st = first_diff.status;
+    if (err) *err = first_diff;
+    goto out;
   }
   if (c->n_meas_iters == 0) {
     st = ds_err_set(err, DS_EINPUT, "%s: no measured iterations left to compare "
@@ -424,7 +445,7 @@ ds_status ds_compare_load(const char *pred_path, const char *meas_path,
   DS_CHECK_GOTO(iter_range(pk, c->pred->n_rows, c->pred_iter, pred_path, &a, &b, err),
                 st, out);
   DS_CHECK_GOTO(join(c, pk + a, b - a, a, mk, c->meas->n_rows,
-                     opt ? opt->skip_measured : 0, err), st, out);
+                     opt ? opt->skip_measured : -1, err), st, out);
 out:
   free(pk);
   free(mk);
@@ -480,7 +501,7 @@ ds_status ds_compare_load_one(const char *path, const struct ds_compare_options 
     st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
     goto out;
   }
-  if (opt && opt->skip_measured != 0) {
+  if (opt && opt->skip_measured > 0) {
     st = ds_err_set(err, DS_EUSAGE, "%s: one trace has no measured side to skip "
                     "iterations of (give two traces, or pick the iteration)", path);
     goto out;
@@ -525,6 +546,7 @@ void ds_compare_free(struct ds_compare *c) {
   ds_trace_free(c->pred);
   ds_trace_free(c->meas);
   free(c->meas_iters);
+  free(c->left_out);
   free(c->ops);
   free(c->metrics);
   free(c);

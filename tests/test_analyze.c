@@ -392,7 +392,7 @@ Test(analyze, chrome_json_has_one_complete_event_per_row) {
 }
 
 Test(analyze, plot_writes_a_png) {
-  if (!ds_test_have_gnuplot()) cr_skip("gnuplot is not installed (apt-get install gnuplot-nox)");
+  ds_test_require_gnuplot();
   char dir[] = "/tmp/ddpsim-plot-test-XXXXXX", args[1024], png[256];
   cr_assert(mkdtemp(dir) != NULL);
   snprintf(png, sizeof png, "%s/timeline.png", dir);
@@ -645,7 +645,7 @@ static void one_plot(const char *trace, const char *ext, const char *magic) {
 }
 
 Test(analyze_one, plot_draws_a_png_and_an_svg) {
-  if (!ds_test_have_gnuplot()) cr_skip("gnuplot is not installed (apt-get install gnuplot-nox)");
+  ds_test_require_gnuplot();
   one_plot(H100 "p2.csv", "png", "\x89PNG\r\n\x1a\n");
   one_plot(H100 "t2-spin.csv", "svg", "<?xml");
 }

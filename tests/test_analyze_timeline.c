@@ -40,7 +40,7 @@ static void clean(const char *dir, const char *const *names, int n) {
 }
 
 Test(timeline, plot_without_a_sweep_draws_the_run) {
-  if (!ds_test_have_gnuplot()) cr_skip("gnuplot is not installed (apt-get install gnuplot-nox)");
+  ds_test_require_gnuplot();
   char dir[] = "/tmp/ddpsim-timeline-test-XXXXXX", args[512];
   cr_assert(mkdtemp(dir) != NULL);
   struct ds_test_result plain = run("", TINY "--format csv");

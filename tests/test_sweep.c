@@ -292,7 +292,7 @@ Test(sweep, sample_quantiles_are_ordered_and_spread_with_noise) {
 /* ---- plot --------------------------------------------------------------- */
 
 Test(sweep, plot_writes_a_png) {
-  if (!ds_test_have_gnuplot()) cr_skip_test("gnuplot is not installed (apt-get install gnuplot-nox)");
+  ds_test_require_gnuplot();
   char dir[] = "/tmp/ddpsim-swplot-XXXXXX", args[512], path[300];
   cr_assert(mkdtemp(dir) != NULL);
   snprintf(path, sizeof path, "%s/s.png", dir);

@@ -5,6 +5,8 @@
 #   make run        the design card's example: bin/ddpsim --topo 4gpu.yaml --bucket-mb 25
 #   make bench      benchmarks (not tests); results go to bench/README.md by hand
 #   make validate   predictions against published measurements (python3; docs/validation.md)
+#   make docs-check re-run every command whose output a doc pastes, fail on a difference
+#                   (scripts/docs_check.py; --update rewrites the pasted blocks)
 #   make info       what was detected
 #
 # Knobs: DEBUG=1 (-O0 -g), ASAN=1 (address+undefined sanitizers), WERROR=0,
@@ -93,7 +95,7 @@ REAL_LIBS  := $(MPI_LIBS) -lpthread \
 NVCCFLAGS  := -O2 -g -std=c++17 -arch=sm_90 -I. --compiler-options \
               -Wall,-Wextra,-Wno-unused-parameter$(if $(filter 1,$(WERROR)),$(comma)-Werror)
 
-.PHONY: all test run bench validate info clean deps check-build gpu-check
+.PHONY: all test run bench validate docs-check docs-update info clean deps check-build gpu-check
 all: bin/ddpsim $(if $(wildcard real/main.c),bin/ddpreal)
 
 bin/ddpsim: $(DDPSIM)
@@ -169,6 +171,7 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBSIM) $(LIBANALYSIS) $(LIBTRACE) $(LIBB
 # (tests/test_cli.c runs $(DDPSIM) of the same build).
 test: deps
 	$(Q)scripts/check_layers.sh
+	$(Q)$(MAKE) --no-print-directory docs-check
 	$(Q)$(MAKE) --no-print-directory ASAN=1 check-build
 	$(Q)DDPSIM_BIN=build/asan/ddpsim DDPREAL_BIN=build/asan/ddpreal \
 	  scripts/run_tests.sh build/asan/tests
@@ -187,6 +190,16 @@ bench: $(BENCHES) $(DDPSIM)
 # A benchmark, not a test: prints errors, asserts nothing (python3, stdlib only).
 validate: bin/ddpsim
 	$(Q)DDPSIM_BIN=bin/ddpsim python3 validation/run.py
+
+# Docs that paste a command's output mark it (<!-- docs-check: CMD -->);
+# docs-check re-runs each on bin/ddpsim and fails on a difference, docs-update
+# rewrites the pasted blocks (after a prediction changes). python3, stdlib.
+# Deterministic and about 7 s on the 2-core VM, so make test runs it.
+docs-check: bin/ddpsim
+	$(Q)python3 scripts/docs_check.py
+
+docs-update: bin/ddpsim
+	$(Q)python3 scripts/docs_check.py --update
 
 # GPU checks (needs a GPU; see scripts/gpu-check.sh): build, replay, sweep.
 gpu-check: bin/ddpsim bin/ddpreal

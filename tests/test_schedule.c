@@ -386,3 +386,33 @@ Test(schedule, two_million_ops_scale) {
   cr_assert_eq(s->sorted_ids, index, "a lookup rebuilt the index");
   ds_schedule_free(s);
 }
+
+Test(schedule, last_of_kind_finds_each_ranks_previous_step) {
+  /* The builders chain an iteration after each rank's last step already in
+   * the schedule (DDP per rank, dp and single rank 0's). Ops in order:
+   * step 5 on rank 0, step 7 on rank 1, a forward on rank 2, step 9 on rank
+   * 0 again: rank 0's last is 9, rank 1's 7, rank 2 has none (-1); a rank
+   * past the schedule's is -1 too. */
+  struct ds_schedule *s;
+  cr_assert_eq(ds_schedule_new(4, &s), DS_OK);
+  const struct { int64_t id; int32_t rank; enum ds_op_kind kind; } ops[] = {
+      {5, 0, DS_OP_STEP}, {7, 1, DS_OP_STEP}, {8, 2, DS_OP_FWD}, {9, 0, DS_OP_STEP}};
+  for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) {
+    struct ds_op o = op_on(ops[i].id, ops[i].rank);
+    o.kind = ops[i].kind;
+    cr_assert_eq(ds_schedule_add(s, &o, NULL, 0, NULL), DS_OK);
+  }
+  int64_t ids[4];
+  ds_schedule_last_of_kind(s, DS_OP_STEP, 4, ids);
+  cr_assert_eq(ids[0], 9);
+  cr_assert_eq(ids[1], 7);
+  cr_assert_eq(ids[2], -1);
+  cr_assert_eq(ids[3], -1);
+  ds_schedule_last_of_kind(s, DS_OP_STEP, 1, ids);
+  cr_assert_eq(ids[0], 9);
+  ds_schedule_free(s);
+  cr_assert_eq(ds_schedule_new(1, &s), DS_OK); /* a schedule of its own */
+  ds_schedule_last_of_kind(s, DS_OP_STEP, 1, ids);
+  cr_assert_eq(ids[0], -1);
+  ds_schedule_free(s);
+}

@@ -489,8 +489,10 @@ out:
   return st;
 }
 
-ds_status ds_compare_load_one(const char *path, const struct ds_compare_options *opt,
-                              struct ds_compare **out, struct ds_err *err) {
+/* One trace alone: t (taken, also on failure) under the name path. */
+static ds_status load_one(const char *path, struct ds_trace *t,
+                          const struct ds_compare_options *opt, struct ds_compare **out,
+                          struct ds_err *err) {
   ds_status st = DS_OK;
   struct key *pk = NULL;
   struct ds_compare *c = calloc(1, sizeof *c);
@@ -498,15 +500,20 @@ ds_status ds_compare_load_one(const char *path, const struct ds_compare_options 
   double pm[IM_COUNT];
   *out = NULL;
   if (!c || !(c->pred_path = strdup(path)) || !(c->label = strdup(label))) {
+    ds_trace_free(t);
     st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
     goto out;
   }
+  c->pred = t;
   if (opt && opt->skip_measured > 0) {
     st = ds_err_set(err, DS_EUSAGE, "%s: one trace has no measured side to skip "
                     "iterations of (give two traces, or pick the iteration)", path);
     goto out;
   }
-  DS_CHECK_GOTO(read_trace(path, &c->pred, err), st, out);
+  if (t->n_rows == 0) {
+    st = ds_err_set(err, DS_EINPUT, "%s: the trace has no rows", path);
+    goto out;
+  }
   if (sorted_keys(c->pred, &pk) != DS_OK) {
     st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
     goto out;
@@ -536,6 +543,23 @@ out:
   }
   *out = c;
   return DS_OK;
+}
+
+ds_status ds_compare_load_one(const char *path, const struct ds_compare_options *opt,
+                              struct ds_compare **out, struct ds_err *err) {
+  struct ds_trace *t = NULL;
+  *out = NULL;
+  if (opt && opt->skip_measured > 0)
+    return ds_err_set(err, DS_EUSAGE, "%s: one trace has no measured side to skip "
+                      "iterations of (give two traces, or pick the iteration)", path);
+  DS_CHECK(read_trace(path, &t, err));
+  return load_one(path, t, opt, out, err);
+}
+
+ds_status ds_compare_from_trace(const char *name, struct ds_trace *trace,
+                                const struct ds_compare_options *opt,
+                                struct ds_compare **out, struct ds_err *err) {
+  return load_one(name, trace, opt, out, err);
 }
 
 void ds_compare_free(struct ds_compare *c) {

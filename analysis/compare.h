@@ -122,6 +122,11 @@ ds_status ds_compare_load(const char *pred_path, const char *meas_path,
  * are 0. Errors as ds_compare_load's. *out is owned by the caller. */
 ds_status ds_compare_load_one(const char *path, const struct ds_compare_options *opt,
                               struct ds_compare **out, struct ds_err *err);
+/* As ds_compare_load_one, for a trace in memory (taken, also on failure;
+ * self-contained: ds_trace_detach), called name in the report and errors. */
+ds_status ds_compare_from_trace(const char *name, struct ds_trace *trace,
+                                const struct ds_compare_options *opt,
+                                struct ds_compare **out, struct ds_err *err);
 void ds_compare_free(struct ds_compare *c);
 
 /* The metric named name, or NULL. */

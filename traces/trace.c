@@ -105,6 +105,37 @@ ds_status ds_trace_add(struct ds_trace *t, const struct ds_trace_row *row) {
   return DS_OK;
 }
 
+ds_status ds_trace_detach(const struct ds_trace *t, struct ds_trace **out) {
+  struct ds_trace *c = NULL;
+  struct ds_schedule *s = NULL;
+  ds_status st;
+  *out = NULL;
+  DS_CHECK_GOTO(ds_trace_new(t->source, &c), st, fail);
+  DS_CHECK_GOTO(ds_schedule_new(1, &s), st, fail);
+  c->owned = s;
+  int32_t max_rank = 0;
+  for (size_t i = 0; i < t->n_rows; i++) {
+    const struct ds_trace_row *r = &t->rows[i];
+    if (!r->sched || r->op >= r->sched->n_ops) {
+      st = DS_EINTERNAL;
+      goto fail;
+    }
+    const struct ds_op *o = &r->sched->ops[r->op];
+    size_t idx;
+    DS_CHECK_GOTO(ds_schedule_add(s, o, ds_schedule_deps(r->sched, o), o->dep_count, &idx),
+                  st, fail);
+    struct ds_trace_row row = {s, (uint32_t)idx, r->iter, r->start_ns, r->end_ns};
+    DS_CHECK_GOTO(ds_trace_add(c, &row), st, fail);
+    if (o->rank > max_rank) max_rank = o->rank;
+  }
+  s->world_size = max_rank + 1;
+  *out = c;
+  return DS_OK;
+fail:
+  ds_trace_free(c);
+  return st;
+}
+
 /* ---- number formatting ------------------------------------------------ */
 
 /* The shortest of %.15g, %.16g, %.17g that reads back as the same double:

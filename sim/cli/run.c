@@ -67,6 +67,7 @@ struct config_run {
   char ddp_options[128];     /* "none", or e.g. "no_overlap;no_sync=4" */
   char inputs[1024];
   struct ds_dp_chunks dp_chunks; /* dp: reduce_add_coalesced's 10 MiB groups */
+  struct ds_run_trace *capture;  /* ds_run_capture: the trace kept in memory, or NULL */
 };
 
 static ds_status build_iteration(const struct config_run *c,
@@ -120,6 +121,18 @@ static ds_status build_strategy_iteration(const struct config_run *c,
   }
 }
 
+/* ds_run_capture's copy of the run's trace t (a self-contained one: t's
+ * rows borrow schedules the run frees). */
+static ds_status keep_trace(struct ds_run_trace *cap, const struct ds_trace *t,
+                            const char *inputs, uint64_t seed) {
+  ds_trace_free(cap->trace);
+  cap->trace = NULL;
+  DS_CHECK(ds_trace_detach(t, &cap->trace));
+  snprintf(cap->inputs, sizeof cap->inputs, "%s", inputs ? inputs : "");
+  cap->seed = seed;
+  return DS_OK;
+}
+
 /* The schedule file holds the steady state (the iteration after the
  * rebuild, the plan's `rebuilt` layout); the trace every simulated
  * iteration. Iterations before the first steady one (n_warm ops: iteration
@@ -142,7 +155,7 @@ static ds_status write_outputs(const struct config_run *c,
                 st, out);
   if (o->schedule)
     DS_CHECK_GOTO(ds_schedule_write_csv(o->schedule, steady, &meta, err), st, out);
-  if (o->trace) {
+  if (o->trace || c->capture) {
     DS_CHECK_GOTO(ds_trace_new("sim", &trace), st, out);
     int32_t it = 0;
     for (size_t i = 0; i < all->n_ops; i++) {
@@ -154,7 +167,8 @@ static ds_status write_outputs(const struct config_run *c,
       }
       DS_CHECK_GOTO(ds_trace_add(trace, &row), st, out);
     }
-    DS_CHECK_GOTO(ds_trace_write_csv(o->trace, trace, &meta, err), st, out);
+    if (o->trace) DS_CHECK_GOTO(ds_trace_write_csv(o->trace, trace, &meta, err), st, out);
+    if (c->capture) DS_CHECK_GOTO(keep_trace(c->capture, trace, meta.inputs, o->seed), st, out);
   }
   st = DS_OK;
 out:
@@ -255,7 +269,7 @@ static ds_status run_one(struct config_run *c, double bucket_mb,
     DS_CHECK_GOTO(ds_report_measure(all, 0, iter_at[1], start, end, &first_sum), st, oom);
     DS_CHECK_GOTO(ds_report_measure(all, last, ns, start, end, sum), st, oom);
     sum->first_iter_ms = first_sum.iter_ms;
-    if (o->trace || o->schedule) {
+    if (o->trace || o->schedule || c->capture) {
       int32_t steady_iter = plan.rebuild_iter < o->iters ? plan.rebuild_iter : o->iters;
       DS_CHECK_GOTO(write_outputs(c, &plan.rebuilt, steady_iter, all, iter_at, start, end,
                                   err), st, out);
@@ -492,6 +506,7 @@ static ds_status configure(struct config_run *c, const struct loaded *ld,
 struct sweep_ctx {
   const struct ds_options *opt;
   const struct loaded *ld;
+  struct ds_run_trace *capture; /* ds_run_capture (one configuration), or NULL */
 };
 
 /* The ps row's trace (every op of every step, ids of the one-step
@@ -504,7 +519,7 @@ static ds_status write_ps_outputs(const struct config_run *c, const struct ds_ps
   struct ds_trace *trace = NULL;
   ds_status st = DS_OK;
   if (o->schedule) DS_CHECK(ds_schedule_write_csv(o->schedule, r->step, &meta, err));
-  if (!o->trace) return DS_OK;
+  if (!o->trace && !c->capture) return DS_OK;
   DS_CHECK_GOTO(ds_trace_new("sim", &trace), st, oom);
   size_t ns = r->step->n_ops;
   for (size_t i = 0; i < r->all->n_ops; i++) {
@@ -512,7 +527,9 @@ static ds_status write_ps_outputs(const struct config_run *c, const struct ds_ps
                                r->op_start_ns[i], r->op_end_ns[i]};
     DS_CHECK_GOTO(ds_trace_add(trace, &row), st, oom);
   }
-  st = ds_trace_write_csv(o->trace, trace, &meta, err);
+  if (o->trace) DS_CHECK_GOTO(ds_trace_write_csv(o->trace, trace, &meta, err), st, out);
+  if (c->capture) DS_CHECK_GOTO(keep_trace(c->capture, trace, inputs, o->seed), st, oom);
+  st = DS_OK;
   goto out;
 oom:
   ds_err_set(err, st, "writing outputs: out of memory");
@@ -609,7 +626,8 @@ static ds_status run_ps(struct config_run *c, struct ds_summary *s, struct ds_er
         if (t < s->worker_step_min_ms) s->worker_step_min_ms = t;
         if (t > s->worker_step_max_ms) s->worker_step_max_ms = t;
       }
-      if (o->trace || o->schedule) DS_CHECK_GOTO(write_ps_outputs(c, &r, inputs, err), st, out);
+      if (o->trace || o->schedule || c->capture)
+        DS_CHECK_GOTO(write_ps_outputs(c, &r, inputs, err), st, out);
     }
     ds_ps_result_release(&r);
   }
@@ -650,7 +668,7 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
   const struct sweep_ctx *x = ctx;
   struct ds_options oc;
   ds_options_config(x->opt, i, &oc);
-  struct config_run c = {.opt = &oc};
+  struct config_run c = {.opt = &oc, .capture = x->capture};
   double *bucket_bytes = NULL;
   ds_status st;
   DS_CHECK_GOTO(configure(&c, x->ld, &oc, i != 0, err), st, out);
@@ -745,7 +763,7 @@ static ds_status fill_speedups(const struct ds_options *o, const struct loaded *
       so.n_stragglers = 0; /* the baseline is a healthy GPU */
       so.sweep[DS_VAR_BATCH].v[0] = (double)s->batch_per_gpu;
       so.sweep[DS_VAR_BATCH].n = 1;
-      struct sweep_ctx ctx = {&so, ld};
+      struct sweep_ctx ctx = {&so, ld, NULL};
       struct ds_row single = {0};
       ds_status st = run_config(&ctx, 0, &single, err);
       base = single.sum.samples_per_s;
@@ -758,7 +776,9 @@ static ds_status fill_speedups(const struct ds_options *o, const struct loaded *
   return DS_OK;
 }
 
-ds_status ds_run(const struct ds_options *o, FILE *out, struct ds_err *err) {
+/* ds_run, and ds_run_capture when capture is not NULL. */
+static ds_status run_all(const struct ds_options *o, FILE *out, struct ds_run_trace *capture,
+                         struct ds_err *err) {
   struct loaded ld = {0};
   struct ds_measured meas = {0};
   int64_t n = ds_options_n_configs(o);
@@ -781,7 +801,12 @@ ds_status ds_run(const struct ds_options *o, FILE *out, struct ds_err *err) {
   DS_CHECK_GOTO(ds_options_rank_factors(o, most, NULL, err), st, done);
   /* a bad measured table fails before the work */
   if (o->measured) DS_CHECK_GOTO(ds_measured_load(o, &meas, err), st, done);
-  struct sweep_ctx ctx = {o, &ld};
+  struct sweep_ctx ctx = {o, &ld, capture};
+  if (capture && n != 1) {
+    st = ds_err_set(err, DS_EINTERNAL, "a run's trace is kept for one configuration, not %lld",
+                    (long long)n);
+    goto done;
+  }
   DS_CHECK_GOTO(ds_sweep_run(n, o->jobs, run_config, &ctx, rows, err), st, done);
   DS_CHECK_GOTO(fill_speedups(o, &ld, rows, n, err), st, done);
   int32_t worst_mem = 0;
@@ -816,4 +841,23 @@ done:
   ds_model_free(ld.model);
   ds_topo_free(ld.topo);
   return st;
+}
+
+ds_status ds_run(const struct ds_options *o, FILE *out, struct ds_err *err) {
+  return run_all(o, out, NULL, err);
+}
+
+ds_status ds_run_capture(const struct ds_options *o, FILE *out, struct ds_run_trace *cap,
+                         struct ds_err *err) {
+  memset(cap, 0, sizeof *cap);
+  ds_status st = run_all(o, out, cap, err);
+  if (st == DS_OK && !cap->trace)
+    st = ds_err_set(err, DS_EINTERNAL, "the run kept no trace");
+  return st;
+}
+
+void ds_run_trace_release(struct ds_run_trace *cap) {
+  if (!cap) return;
+  ds_trace_free(cap->trace);
+  cap->trace = NULL;
 }

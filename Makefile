@@ -6,6 +6,8 @@
 #   make bench      benchmarks (not tests); results go to bench/README.md by hand
 #   make validate   predictions against published measurements (python3; docs/validation.md)
 #   make conformance  ddpsim against real PyTorch (needs torch in a venv; tools/README.md)
+#   make docs-check re-run every command whose output a doc pastes, fail on a difference
+#                   (scripts/docs_check.py; --update rewrites the pasted blocks)
 #   make info       what was detected
 #
 # Knobs: DEBUG=1 (-O0 -g), ASAN=1 (address+undefined sanitizers), WERROR=0,
@@ -47,7 +49,8 @@ LDFLAGS  += $(SAN)
 LDLIBS   += -lyaml -lcsv -lgsl -lgslcblas -lm
 
 # Folders by layer (docs/architecture.md): base/ <- traces/ <- sim/net <-
-# sim/coll <- sim/train <- analysis/ <- sim/cli (the ddpsim command).
+# sim/coll <- sim/train <- analysis/ <- sim/cli (the ddpsim command). Link
+# order is the reverse: libddpsim (sim/cli calls analysis/) before libddpanalysis.
 BASE_SRC  := $(sort $(wildcard base/*.c))
 TRACE_SRC := $(sort $(wildcard traces/*.c))
 SIM_SRC   := $(sort $(filter-out sim/cli/main.c,$(wildcard sim/*/*.c)))
@@ -93,7 +96,7 @@ REAL_LIBS  := $(MPI_LIBS) -lpthread \
 NVCCFLAGS  := -O2 -g -std=c++17 -arch=sm_90 -I. --compiler-options \
               -Wall,-Wextra,-Wno-unused-parameter$(if $(filter 1,$(WERROR)),$(comma)-Werror)
 
-.PHONY: all test run bench validate info clean deps check-build gpu-check
+.PHONY: all test run bench validate docs-check docs-update info clean deps check-build gpu-check conformance
 all: bin/ddpsim $(if $(wildcard real/main.c),bin/ddpreal)
 
 bin/ddpsim: $(DDPSIM)
@@ -148,20 +151,20 @@ $(LIBANALYSIS): $(ANALYSIS_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(DDPSIM): $(BUILD)/sim/cli/main.o $(LIBANALYSIS) $(LIBSIM) $(LIBTRACE) $(LIBBASE)
+$(DDPSIM): $(BUILD)/sim/cli/main.o $(LIBSIM) $(LIBANALYSIS) $(LIBTRACE) $(LIBBASE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT_OBJ) $(LIBANALYSIS) $(LIBSIM) $(LIBTRACE) $(LIBBASE)
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT_OBJ) $(LIBSIM) $(LIBANALYSIS) $(LIBTRACE) $(LIBBASE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ -lcriterion $(LDLIBS) -o $@
 
 # Tests of real/ (tests/test_real*.c) link the replay library too.
-$(BUILD)/tests/test_real%: $(BUILD)/tests/test_real%.o $(TEST_SUPPORT_OBJ) $(LIBREAL) $(LIBSIM) $(LIBTRACE) $(LIBBASE)
+$(BUILD)/tests/test_real%: $(BUILD)/tests/test_real%.o $(TEST_SUPPORT_OBJ) $(LIBREAL) $(LIBSIM) $(LIBANALYSIS) $(LIBTRACE) $(LIBBASE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ -lcriterion $(REAL_LIBS) $(LDLIBS) -o $@
 
-$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBSIM) $(LIBTRACE) $(LIBBASE)
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBSIM) $(LIBANALYSIS) $(LIBTRACE) $(LIBBASE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
@@ -169,6 +172,7 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBSIM) $(LIBTRACE) $(LIBBASE)
 # (tests/test_cli.c runs $(DDPSIM) of the same build).
 test: deps
 	$(Q)scripts/check_layers.sh
+	$(Q)$(MAKE) --no-print-directory docs-check
 	$(Q)$(MAKE) --no-print-directory ASAN=1 check-build
 	$(Q)DDPSIM_BIN=build/asan/ddpsim DDPREAL_BIN=build/asan/ddpreal \
 	  scripts/run_tests.sh build/asan/tests
@@ -194,6 +198,16 @@ validate: bin/ddpsim
 # models and tests/data/conformance/ (tools/README.md).
 conformance: bin/ddpsim
 	$(Q)tools/conformance.sh
+
+# Docs that paste a command's output mark it (<!-- docs-check: CMD -->);
+# docs-check re-runs each on bin/ddpsim and fails on a difference, docs-update
+# rewrites the pasted blocks (after a prediction changes). python3, stdlib.
+# Deterministic and about 7 s on the 2-core VM, so make test runs it.
+docs-check: bin/ddpsim
+	$(Q)python3 scripts/docs_check.py
+
+docs-update: bin/ddpsim
+	$(Q)python3 scripts/docs_check.py --update
 
 # GPU checks (needs a GPU; see scripts/gpu-check.sh): build, replay, sweep.
 gpu-check: bin/ddpsim bin/ddpreal

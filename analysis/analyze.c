@@ -35,7 +35,9 @@ static const char usage[] =
     "  --chrome FILE          write the trace(s) as Chrome trace JSON (Perfetto)\n"
     "  --plot FILE.png|.svg   draw the iteration(s) as a timeline with gnuplot\n"
     "  --pred-iter N          predicted iteration to compare (default: the last)\n"
-    "  --skip-measured N      ignore the first N measured iterations (default 0)\n"
+    "  --skip-measured N      ignore the first N measured iterations and join every\n"
+    "                         later one (default: leave out the leading iterations\n"
+    "                         of another schedule, e.g. DDP's before the rebuild)\n"
     "  --iter N               one trace: the iteration to report and draw\n"
     "  --help\n"
     "\n"
@@ -65,7 +67,7 @@ static ds_status parse_count(const char *flag, const char *v, int32_t min,
 
 static ds_status parse_args(int argc, char **argv, struct analyze_options *o,
                             struct ds_err *err) {
-  *o = (struct analyze_options){.cmp = {.pred_iter = -1}};
+  *o = (struct analyze_options){.cmp = {.pred_iter = -1, .skip_measured = -1}};
   int positional = 0;
   for (int i = 1; i < argc; i++) {
     const char *f = argv[i];

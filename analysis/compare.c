@@ -16,36 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/overlap.h"
+#include "analysis/metrics.h"
 
 #define NS_PER_MS 1e6
 
-/* The per-iteration metrics, in report order. X(name) */
-#define DS_ITER_METRICS(X) \
-  X(iter_ms)               \
-  X(fwd_ms)                \
-  X(bwd_ms)                \
-  X(step_ms)               \
-  X(comm_ms)               \
-  X(exposed_comm_ms)       \
-  X(overlap_pct)           \
-  X(ddp_bwd_compute_ms)    \
-  X(ddp_bwd_comm_ms)       \
-  X(ddp_overlap_ms)        \
-  X(ddp_overlap_pct)
-
-enum iter_metric {
-#define DS__IM_ENUM(n) IM_##n,
-  DS_ITER_METRICS(DS__IM_ENUM)
-#undef DS__IM_ENUM
-  IM_COUNT
-};
-
-static const char *const iter_metric_names[IM_COUNT] = {
-#define DS__IM_NAME(n) #n,
-    DS_ITER_METRICS(DS__IM_NAME)
-#undef DS__IM_NAME
-};
+#define IM_COUNT DS_METRIC_COUNT
+#define IM_iter_ms DS_METRIC_iter_ms
 
 struct key {
   int32_t iter, rank;
@@ -77,75 +53,32 @@ static ds_status sorted_keys(const struct ds_trace *t, struct key **out) {
   return DS_OK;
 }
 
-/* Metrics of one iteration (k[0..n) of t); *t0 is its earliest start. */
-static ds_status measure_iter(const struct ds_trace *t, const struct key *k,
-                              size_t n, double *m, int64_t *t0_out) {
-  struct ds_interval *comm = malloc((n + 1) * sizeof *comm);
-  struct ds_interval *comp = malloc((n + 1) * sizeof *comp);
-  if (!comm || !comp) {
-    free(comm);
-    free(comp);
-    return DS_ENOMEM;
-  }
-  size_t n_comm = 0, n_comp = 0;
-  int64_t t0 = INT64_MAX, t1 = INT64_MIN, fwd = 0, bwd = 0, step = 0;
-  int64_t bwd_first = INT64_MAX, bwd_last = INT64_MIN;
-  int64_t comm_first = INT64_MAX, comm_last = INT64_MIN;
+/* The latest end among the rows of keys k[0..n) (earlier iterations than
+ * the one measured): the previous iteration's end (metrics.h). */
+static int64_t keys_last_end(const struct ds_trace *t, const struct key *k, size_t n) {
+  int64_t e = DS_METRICS_NO_PREVIOUS;
+  for (size_t i = 0; i < n; i++)
+    if (t->rows[k[i].row].end_ns > e) e = t->rows[k[i].row].end_ns;
+  return e;
+}
+
+/* Metrics of one iteration (k[0..n) of t; the n_prev keys before k are
+ * its earlier iterations) by analysis/metrics.c; *t0 is its earliest
+ * start. */
+static ds_status measure_iter(const struct ds_trace *t, const struct key *k, size_t n,
+                              size_t n_prev, double *m, int64_t *t0_out) {
+  struct ds_timed_op *ops = malloc((n + 1) * sizeof *ops);
+  if (!ops) return DS_ENOMEM;
   for (size_t i = 0; i < n; i++) {
     const struct ds_trace_row *r = &t->rows[k[i].row];
-    const struct ds_op *o = row_op(t, k[i].row);
-    if (r->start_ns < t0) t0 = r->start_ns;
-    if (r->end_ns > t1) t1 = r->end_ns;
-    if (o->rank != 0) continue;
-    struct ds_interval iv = {r->start_ns, r->end_ns};
-    int64_t d = r->end_ns - r->start_ns;
-    if (o->stream == DS_STREAM_COMM) {
-      comm[n_comm++] = iv;
-      if (r->start_ns < comm_first) comm_first = r->start_ns;
-      if (r->end_ns > comm_last) comm_last = r->end_ns;
-      continue;
-    }
-    comp[n_comp++] = iv;
-    if (o->kind == DS_OP_FWD || o->kind == DS_OP_LOSS) fwd += d;
-    else if (o->kind == DS_OP_STEP) step += d;
-    else if (o->kind == DS_OP_BWD) {
-      bwd += d;
-      if (r->start_ns < bwd_first) bwd_first = r->start_ns;
-      if (r->end_ns > bwd_last) bwd_last = r->end_ns;
-    }
+    ops[i] = (struct ds_timed_op){row_op(t, k[i].row), r->start_ns, r->end_ns};
   }
-  for (int i = 0; i < IM_COUNT; i++) m[i] = 0;
-  n_comm = ds_overlap_merge(comm, n_comm);
-  n_comp = ds_overlap_merge(comp, n_comp);
-  int64_t c = ds_overlap_total_ns(comm, n_comm);
-  int64_t e = ds_overlap_uncovered_ns(comm, n_comm, comp, n_comp);
-  m[IM_iter_ms] = n ? (double)(t1 - t0) / NS_PER_MS : 0;
-  m[IM_fwd_ms] = (double)fwd / NS_PER_MS;
-  m[IM_bwd_ms] = (double)bwd / NS_PER_MS;
-  m[IM_step_ms] = (double)step / NS_PER_MS;
-  m[IM_comm_ms] = (double)c / NS_PER_MS;
-  m[IM_exposed_comm_ms] = (double)e / NS_PER_MS;
-  m[IM_overlap_pct] = c > 0 ? 100.0 * (double)(c - e) / (double)c : 0;
-  /* PyTorch's DDP logger (torch/csrc/distributed/c10d/logger.cpp):
-   * backward compute = compute end - compute start, comm = comm end - comm
-   * start, overlap = backward compute end - comm start; a negative span
-   * gives no value there (reducer_timer.hpp), 0 here. */
-  if (bwd_first <= bwd_last)
-    m[IM_ddp_bwd_compute_ms] = (double)(bwd_last - bwd_first) / NS_PER_MS;
-  if (comm_first <= comm_last) {
-    int64_t span = comm_last - comm_first;
-    m[IM_ddp_bwd_comm_ms] = (double)span / NS_PER_MS;
-    if (bwd_first <= bwd_last && bwd_last > comm_first) {
-      int64_t ov = bwd_last - comm_first;
-      m[IM_ddp_overlap_ms] = (double)ov / NS_PER_MS;
-      m[IM_ddp_overlap_pct] = span > 0 ? 100.0 * (double)(ov < span ? ov : span) /
-                                             (double)span
-                                       : 0;
-    }
-  }
-  free(comm);
-  free(comp);
-  *t0_out = n ? t0 : 0;
+  struct ds_metrics mt;
+  ds_status st = ds_metrics_measure(ops, n, keys_last_end(t, k - n_prev, n_prev), &mt);
+  free(ops);
+  DS_CHECK(st);
+  for (int i = 0; i < IM_COUNT; i++) m[i] = mt.v[i];
+  *t0_out = mt.t0_ns;
   return DS_OK;
 }
 
@@ -241,10 +174,11 @@ static void add_op_metrics(struct ds_compare *c) {
   char name[40];
   for (size_t i = 0; i < n; i++) {
     const struct ds_compare_op *o = &c->ops[i];
-    if (o->op->rank != 0 || o->op->stream != DS_STREAM_COMM || o->op->bucket < 0) continue;
-    snprintf(name, sizeof name, "bucket%d_start_ms", o->op->bucket);
+    int32_t bucket = ds_metrics_bucket(o->op);
+    if (bucket < 0) continue;
+    snprintf(name, sizeof name, "bucket%d_start_ms", bucket);
     add_metric(c, name, o->pred_start_ms, o->meas_start_ms);
-    snprintf(name, sizeof name, "bucket%d_dur_ms", o->op->bucket);
+    snprintf(name, sizeof name, "bucket%d_dur_ms", bucket);
     add_metric(c, name, o->pred_dur_ms, o->meas_dur_ms);
   }
   for (int32_t r = 0; r < c->world_size; r++) {
@@ -252,7 +186,9 @@ static void add_op_metrics(struct ds_compare *c) {
     for (size_t i = 0; i < n; i++) {
       const struct ds_compare_op *o = &c->ops[i];
       if (o->op->rank != r) continue;
-      if (o->op->stream == DS_STREAM_COMM) {
+      enum ds_metrics_class cls = ds_metrics_class(o->op);
+      if (cls == DS_METRICS_HOST) continue; /* neither compute nor comm */
+      if (cls == DS_METRICS_COMM) {
         pm += o->pred_dur_ms;
         mm += o->meas_dur_ms;
       } else {
@@ -342,12 +278,12 @@ static ds_status median_iter(const double *ms, const int32_t *iters, size_t n,
  * c->pred, measures it (pm: its per-iteration metrics) and fills each op's
  * predicted start and duration. */
 static ds_status measure_pred(struct ds_compare *c, const struct key *ref, size_t nr,
-                              double *pm) {
+                              size_t n_prev, double *pm) {
   c->ops = calloc(nr + 1, sizeof *c->ops);
   c->metrics = calloc(IM_COUNT + 2 * nr + 2 * (size_t)c->world_size + 1, sizeof *c->metrics);
   if (!c->ops || !c->metrics) return DS_ENOMEM;
   int64_t t0;
-  DS_CHECK(measure_iter(c->pred, ref, nr, pm, &t0));
+  DS_CHECK(measure_iter(c->pred, ref, nr, n_prev, pm, &t0));
   c->n_ops = nr;
   for (size_t i = 0; i < nr; i++) {
     const struct ds_trace_row *r = &c->pred->rows[ref[i].row];
@@ -359,30 +295,47 @@ static ds_status measure_pred(struct ds_compare *c, const struct key *ref, size_
 }
 
 /* Measures the predicted iteration ref and every measured group, fills ops
- * and the per-iteration metrics. mk/nm: all measured keys. */
+ * and the per-iteration metrics; the n_prev keys before ref are the
+ * predicted trace's earlier iterations. mk/nm: all measured keys. */
 static ds_status join(struct ds_compare *c, const struct key *ref, size_t nr,
-                      const struct key *mk, size_t nm, int32_t skip,
+                      size_t n_prev, const struct key *mk, size_t nm, int32_t skip,
                       struct ds_err *err) {
   ds_status st = DS_OK;
   double pm[IM_COUNT], mm[IM_COUNT], sum[IM_COUNT] = {0};
   double *m2 = calloc(nr + 1, sizeof *m2);
   double *iter_ms = malloc((nm + 1) * sizeof *iter_ms);
   c->meas_iters = malloc((nm + 1) * sizeof *c->meas_iters);
-  if (!m2 || !iter_ms || !c->meas_iters) {
+  c->left_out = malloc((nm + 1) * sizeof *c->left_out);
+  if (!m2 || !iter_ms || !c->meas_iters || !c->left_out) {
     st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
     goto out;
   }
-  if ((st = measure_pred(c, ref, nr, pm)) != DS_OK) {
+  if ((st = measure_pred(c, ref, nr, n_prev, pm)) != DS_OK) {
     ds_err_set(err, st, "analyze: out of memory");
     goto out;
   }
   int64_t t0;
   int32_t group = 0;
+  /* skip < 0: the leading measured iterations of another schedule are left
+   * out (the first one's difference is the error when none joins). */
+  int auto_match = skip < 0;
+  struct ds_err first_diff = {0};
   for (size_t a = 0, b; a < nm; a = b) {
     for (b = a; b < nm && mk[b].iter == mk[a].iter; b++) {}
-    if (group++ < skip) continue;
+    if (group++ < skip) {
+      c->n_skipped++;
+      continue;
+    }
+    if (auto_match && c->n_meas_iters == 0) {
+      struct ds_err why = {0};
+      if (check_same(c, ref, nr, mk + a, b - a, &why) != DS_OK) {
+        if (c->n_left_out == 0) first_diff = why;
+        c->left_out[c->n_left_out++] = mk[a].iter;
+        continue;
+      }
+    }
     DS_CHECK_GOTO(check_same(c, ref, nr, mk + a, b - a, err), st, out);
-    DS_CHECK_GOTO(measure_iter(c->meas, mk + a, b - a, mm, &t0), st, out);
+    DS_CHECK_GOTO(measure_iter(c->meas, mk + a, b - a, a, mm, &t0), st, out);
     size_t it = c->n_meas_iters++;
     c->meas_iters[it] = mk[a].iter;
     iter_ms[it] = mm[IM_iter_ms];
@@ -399,6 +352,11 @@ static ds_status join(struct ds_compare *c, const struct key *ref, size_t nr,
       o->meas_start_ms += (s - o->meas_start_ms) / w;
     }
   }
+  if (c->n_meas_iters == 0 && c->n_left_out > 0) {
+    st = first_diff.status;
+    if (err) *err = first_diff;
+    goto out;
+  }
   if (c->n_meas_iters == 0) {
     st = ds_err_set(err, DS_EINPUT, "%s: no measured iterations left to compare "
                     "(%d iterations skipped)", c->meas_path, skip);
@@ -408,7 +366,7 @@ static ds_status join(struct ds_compare *c, const struct key *ref, size_t nr,
     c->ops[i].meas_dur_sd_ms =
         c->n_meas_iters > 1 ? sqrt(m2[i] / (double)(c->n_meas_iters - 1)) : 0;
   for (int i = 0; i < IM_COUNT; i++)
-    add_metric(c, iter_metric_names[i], pm[i], sum[i] / (double)c->n_meas_iters);
+    add_metric(c, ds_metrics_name((enum ds_metric_id)i), pm[i], sum[i] / (double)c->n_meas_iters);
   c->meas_iter_sd_ms = c->n_meas_iters > 1
                            ? gsl_stats_sd(iter_ms, 1, c->n_meas_iters) : 0;
   /* The plotted measured iteration: the lower median of the iteration
@@ -486,8 +444,8 @@ ds_status ds_compare_load(const char *pred_path, const char *meas_path,
   size_t a, b;
   DS_CHECK_GOTO(iter_range(pk, c->pred->n_rows, c->pred_iter, pred_path, &a, &b, err),
                 st, out);
-  DS_CHECK_GOTO(join(c, pk + a, b - a, mk, c->meas->n_rows,
-                     opt ? opt->skip_measured : 0, err), st, out);
+  DS_CHECK_GOTO(join(c, pk + a, b - a, a, mk, c->meas->n_rows,
+                     opt ? opt->skip_measured : -1, err), st, out);
 out:
   free(pk);
   free(mk);
@@ -515,7 +473,7 @@ static ds_status default_iter(struct ds_compare *c, const struct key *pk, size_t
   for (size_t a = 0, b; a < n; a = b) {
     for (b = a; b < n && pk[b].iter == pk[a].iter; b++) {}
     int64_t t0;
-    if ((st = measure_iter(c->pred, pk + a, b - a, m, &t0)) != DS_OK) {
+    if ((st = measure_iter(c->pred, pk + a, b - a, a, m, &t0)) != DS_OK) {
       ds_err_set(err, st, "analyze: out of memory");
       goto out;
     }
@@ -531,8 +489,10 @@ out:
   return st;
 }
 
-ds_status ds_compare_load_one(const char *path, const struct ds_compare_options *opt,
-                              struct ds_compare **out, struct ds_err *err) {
+/* One trace alone: t (taken, also on failure) under the name path. */
+static ds_status load_one(const char *path, struct ds_trace *t,
+                          const struct ds_compare_options *opt, struct ds_compare **out,
+                          struct ds_err *err) {
   ds_status st = DS_OK;
   struct key *pk = NULL;
   struct ds_compare *c = calloc(1, sizeof *c);
@@ -540,15 +500,20 @@ ds_status ds_compare_load_one(const char *path, const struct ds_compare_options 
   double pm[IM_COUNT];
   *out = NULL;
   if (!c || !(c->pred_path = strdup(path)) || !(c->label = strdup(label))) {
+    ds_trace_free(t);
     st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
     goto out;
   }
-  if (opt && opt->skip_measured != 0) {
+  c->pred = t;
+  if (opt && opt->skip_measured > 0) {
     st = ds_err_set(err, DS_EUSAGE, "%s: one trace has no measured side to skip "
                     "iterations of (give two traces, or pick the iteration)", path);
     goto out;
   }
-  DS_CHECK_GOTO(read_trace(path, &c->pred, err), st, out);
+  if (t->n_rows == 0) {
+    st = ds_err_set(err, DS_EINPUT, "%s: the trace has no rows", path);
+    goto out;
+  }
   if (sorted_keys(c->pred, &pk) != DS_OK) {
     st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
     goto out;
@@ -564,11 +529,11 @@ ds_status ds_compare_load_one(const char *path, const struct ds_compare_options 
   DS_CHECK_GOTO(default_iter(c, pk, n, err), st, out);
   size_t a, b;
   DS_CHECK_GOTO(iter_range(pk, n, c->pred_iter, path, &a, &b, err), st, out);
-  if (measure_pred(c, pk + a, b - a, pm) != DS_OK) {
+  if (measure_pred(c, pk + a, b - a, a, pm) != DS_OK) {
     st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
     goto out;
   }
-  for (int i = 0; i < IM_COUNT; i++) add_metric(c, iter_metric_names[i], pm[i], 0);
+  for (int i = 0; i < IM_COUNT; i++) add_metric(c, ds_metrics_name((enum ds_metric_id)i), pm[i], 0);
   DS_CHECK_GOTO(summarize(c), st, out); /* no measured side: cannot fail */
 out:
   free(pk);
@@ -580,6 +545,23 @@ out:
   return DS_OK;
 }
 
+ds_status ds_compare_load_one(const char *path, const struct ds_compare_options *opt,
+                              struct ds_compare **out, struct ds_err *err) {
+  struct ds_trace *t = NULL;
+  *out = NULL;
+  if (opt && opt->skip_measured > 0)
+    return ds_err_set(err, DS_EUSAGE, "%s: one trace has no measured side to skip "
+                      "iterations of (give two traces, or pick the iteration)", path);
+  DS_CHECK(read_trace(path, &t, err));
+  return load_one(path, t, opt, out, err);
+}
+
+ds_status ds_compare_from_trace(const char *name, struct ds_trace *trace,
+                                const struct ds_compare_options *opt,
+                                struct ds_compare **out, struct ds_err *err) {
+  return load_one(name, trace, opt, out, err);
+}
+
 void ds_compare_free(struct ds_compare *c) {
   if (!c) return;
   free(c->pred_path);
@@ -588,6 +570,7 @@ void ds_compare_free(struct ds_compare *c) {
   ds_trace_free(c->pred);
   ds_trace_free(c->meas);
   free(c->meas_iters);
+  free(c->left_out);
   free(c->ops);
   free(c->metrics);
   free(c);

@@ -6,11 +6,16 @@
  *
  * Iterations. The predicted side stands for one iteration: its last one
  * (ddpsim's steady iteration, whose ids are the schedule's) unless
- * pred_iter says otherwise. Every measured iteration (after the first
- * skip_measured) must hold exactly that iteration's ops, joined on (rank,
- * id) with equal stream, kind, name and bytes; anything else is a trace of
- * another schedule and is refused (DS_EINPUT) naming both files and the first
- * op that differs. Times are taken from each iteration's own start (its
+ * pred_iter says otherwise. A measured iteration joins when it holds
+ * exactly that iteration's ops, joined on (rank, id) with equal stream,
+ * kind, name and bytes. Without skip_measured (-1), the measured trace's
+ * leading iterations that do not are left out (left_out: a ddpsim trace's
+ * iteration 0, or 0 and 1 under --static-graph, run other buckets than the
+ * steady schedule a replay holds), and every later one must join; with
+ * skip_measured = N the first N are skipped and every later one must join.
+ * Anything else is a trace of another schedule and is refused (DS_EINPUT)
+ * naming both files and the first op that differs (of the first measured
+ * iteration tried, when none joins). Times are taken from each iteration's own start (its
  * earliest op start over all ranks), and a measured value is the mean over
  * the measured iterations.
  *
@@ -39,7 +44,8 @@ extern "C" {
 struct ds_compare_options {
   int32_t pred_iter;     /* predicted iteration to compare (one trace: its
                           * iteration); -1: the default (see above) */
-  int32_t skip_measured; /* measured iterations to ignore at the start */
+  int32_t skip_measured; /* measured iterations to ignore at the start; -1:
+                          * leave out the leading ones of another schedule */
   const char *label;     /* one trace: its name in the report and the plot
                           * title (borrowed); NULL: the path */
 };
@@ -79,6 +85,9 @@ struct ds_compare {
   int32_t world_size;
   int32_t pred_iter;
   int32_t *meas_iters;      /* the measured iterations compared, ascending */
+  int32_t *left_out;        /* leading measured iterations of another schedule */
+  size_t n_left_out;
+  int32_t n_skipped;        /* measured iterations skipped (skip_measured) */
   size_t n_meas_iters;
   int32_t plot_meas_iter;   /* the measured iteration of median time */
   struct ds_compare_op *ops; /* sorted by (rank, id) */
@@ -113,6 +122,11 @@ ds_status ds_compare_load(const char *pred_path, const char *meas_path,
  * are 0. Errors as ds_compare_load's. *out is owned by the caller. */
 ds_status ds_compare_load_one(const char *path, const struct ds_compare_options *opt,
                               struct ds_compare **out, struct ds_err *err);
+/* As ds_compare_load_one, for a trace in memory (taken, also on failure;
+ * self-contained: ds_trace_detach), called name in the report and errors. */
+ds_status ds_compare_from_trace(const char *name, struct ds_trace *trace,
+                                const struct ds_compare_options *opt,
+                                struct ds_compare **out, struct ds_err *err);
 void ds_compare_free(struct ds_compare *c);
 
 /* The metric named name, or NULL. */

@@ -1,8 +1,7 @@
 /*
  * Interval arithmetic behind the overlap metrics: the union of a set of
- * busy intervals and the part of one union not covered by another. The same
- * logic as sim/cli/report.c's summary (tests/test_analyze.c pins that the two
- * agree), exported so that the analysis of any trace uses it.
+ * busy intervals and the part of one union not covered by another.
+ * analysis/metrics.c, the one definition of the metrics, uses it.
  */
 #ifndef DS_OVERLAP_H
 #define DS_OVERLAP_H

@@ -128,7 +128,11 @@ static void print_json(FILE *fp, const struct ds_compare *c, int per_op) {
   fprintf(fp, ", \"source\": \"%s\", \"iterations\": [", c->meas->source);
   for (size_t i = 0; i < c->n_meas_iters; i++)
     fprintf(fp, "%s%d", i ? ", " : "", c->meas_iters[i]);
-  fprintf(fp, "], \"iter_ms_sd\": %.6f},\n", c->meas_iter_sd_ms);
+  fputs("], \"left_out\": [", fp);
+  for (size_t i = 0; i < c->n_left_out; i++)
+    fprintf(fp, "%s%d", i ? ", " : "", c->left_out[i]);
+  fprintf(fp, "], \"skipped\": %d, \"iter_ms_sd\": %.6f},\n", c->n_skipped,
+          c->meas_iter_sd_ms);
   fprintf(fp, "  \"world_size\": %d,\n  \"ops_joined\": %zu,\n  \"metrics\": [\n",
           c->world_size, c->n_ops);
   for (size_t i = 0; i < c->n_metrics; i++) {
@@ -184,6 +188,17 @@ static void print_text(FILE *fp, const struct ds_compare *c, int per_op) {
           c->meas_path, c->meas->source, c->n_meas_iters,
           c->n_meas_iters == 1 ? "" : "s", c->meas_iters[0],
           c->meas_iters[c->n_meas_iters - 1]);
+  if (c->n_skipped > 0)
+    fprintf(fp, "skipped    the first %d measured iteration%s (--skip-measured)\n",
+            c->n_skipped, c->n_skipped == 1 ? "" : "s");
+  if (c->n_left_out > 0) {
+    fprintf(fp, "left out   measured iteration%s ", c->n_left_out == 1 ? "" : "s");
+    for (size_t i = 0; i < c->n_left_out; i++)
+      fprintf(fp, "%s%d", i ? ", " : "", c->left_out[i]);
+    fprintf(fp, ": not predicted iteration %d's schedule%s\n", c->pred_iter,
+            strcmp(c->meas->source, "sim") == 0
+                ? " (a ddpsim trace's iterations before DDP's bucket rebuild)" : "");
+  }
   fprintf(fp, "joined     %zu ops on %d rank%s by (rank, op id); times from each "
           "iteration's start\n\n", c->n_ops, c->world_size,
           c->world_size == 1 ? "" : "s");

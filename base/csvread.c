@@ -53,6 +53,44 @@ static void row_cb(int term, void *ctx) {
   if (r->on_row) r->on_row(r);
 }
 
+ds_status ds_csvread_lines(FILE *fp, const struct ds_csvread_lines *l) {
+  struct csv_parser p;
+  if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0)
+    return *l->st = ds_err_set(l->err, DS_ENOMEM, "%s: out of memory", l->path);
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t len;
+  while (*l->st == DS_OK && (len = getline(&line, &cap, fp)) >= 0) {
+    ++*l->line;
+    if (*l->at_row_start) {
+      if (ds_csvread_blank(line)) continue;
+      if (line[0] == '#') {
+        if (!l->comment_ok || l->comment_ok(l->ctx)) continue;
+        *l->st = ds_err_set(l->err, DS_EINPUT, "%s:%zu: comment lines are allowed only "
+                            "before the header row", l->path, *l->line);
+        break;
+      }
+      *l->row_line = *l->line;
+      *l->at_row_start = 0;
+    }
+    if (csv_parse(&p, line, (size_t)len, l->on_field, l->on_row, l->ctx) != (size_t)len &&
+        *l->st == DS_OK)
+      *l->st = ds_err_set(l->err, DS_EINPUT, "%s:%zu: malformed CSV (%s): a quote inside "
+                          "an unquoted field, or text after a closing quote?", l->path,
+                          *l->line, csv_strerror(csv_error(&p)));
+  }
+  if (*l->st == DS_OK && ferror(fp))
+    *l->st = ds_err_set(l->err, DS_EIO, "%s:%zu: read failed: %s", l->path, *l->line,
+                        strerror(errno));
+  if (*l->st == DS_OK && csv_fini(&p, l->on_field, l->on_row, l->ctx) != 0 &&
+      *l->st == DS_OK)
+    *l->st = ds_err_set(l->err, DS_EINPUT, "%s:%zu: malformed CSV: a quoted field is not "
+                        "closed", l->path, *l->row_line);
+  csv_free(&p);
+  free(line);
+  return *l->st;
+}
+
 ds_status ds_csvread_file(struct ds_csvread *r, const char *flag) {
   const char *path = r->path;
   r->st = DS_OK;
@@ -63,37 +101,12 @@ ds_status ds_csvread_file(struct ds_csvread *r, const char *flag) {
   if (!fp)
     return r->st = ds_err_set(r->err, DS_EINPUT, "%s %s: cannot open: %s", flag, path,
                               strerror(errno));
-  struct csv_parser p;
-  if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0) {
-    fclose(fp);
-    return r->st = ds_err_set(r->err, DS_ENOMEM, "%s: out of memory", path);
-  }
-  char *line = NULL;
-  size_t cap = 0;
-  ssize_t len;
-  while (r->st == DS_OK && (len = getline(&line, &cap, fp)) >= 0) {
-    r->line++;
-    if (r->at_row_start) {
-      if (ds_csvread_blank(line) || line[0] == '#') continue;
-      r->row_line = r->line;
-      r->at_row_start = 0;
-    }
-    if (csv_parse(&p, line, (size_t)len, field_cb, row_cb, r) != (size_t)len &&
-        r->st == DS_OK)
-      r->st = ds_err_set(r->err, DS_EINPUT, "%s:%zu: malformed CSV (%s)", path, r->line,
-                         csv_strerror(csv_error(&p)));
-  }
-  if (r->st == DS_OK && ferror(fp))
-    r->st = ds_err_set(r->err, DS_EIO, "%s:%zu: read failed: %s", path, r->line,
-                       strerror(errno));
-  if (r->st == DS_OK && csv_fini(&p, field_cb, row_cb, r) != 0 && r->st == DS_OK)
-    r->st = ds_err_set(r->err, DS_EINPUT, "%s:%zu: malformed CSV: a quoted field is not closed",
-                       path, r->row_line);
+  struct ds_csvread_lines l = {path, r->err, &r->st, &r->line, &r->row_line,
+                               &r->at_row_start, NULL, field_cb, row_cb, r};
+  ds_csvread_lines(fp, &l);
   if (r->st == DS_OK && r->n_rows == 0)
     r->st = ds_err_set(r->err, DS_EINPUT, "%s:%zu: %s", path, r->line,
                        r->header_done ? "no data rows after the header row" : "no header row");
-  csv_free(&p);
-  free(line);
   fclose(fp);
   return r->st;
 }

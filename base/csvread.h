@@ -6,13 +6,15 @@
  * names FILE:LINE. What the columns mean is the caller's: it finds them in
  * the header and takes each data row's fields through callbacks. Shared by
  * `--measured` (sim/cli/sweep_measured.c) and `--reference`
- * (sim/cli/collbench_plot.c); the trace schema has its own reader
- * (traces/trace.c: a schema line, comments only above the header).
+ * (sim/cli/collbench_plot.c). The trace schema's reader (traces/trace.c: a
+ * schema line, comments only above the header, its own columns) shares the
+ * loop that feeds libcsv (ds_csvread_lines), not the table above it.
  */
 #ifndef DS_CSVREAD_H
 #define DS_CSVREAD_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "base/status.h"
 
@@ -54,6 +56,30 @@ struct ds_csvread {
   int n_cols, field, n_rows;      /* n_rows: data rows read */
   char names[DS_CSVREAD_MAX_COLS][DS_CSVREAD_NAME_MAX];
 };
+
+/* The one CSV read loop (both table readers': ds_csvread_file and
+ * traces/trace.c's): feeds fp to libcsv line by line from its current
+ * position; a blank line or a `#` line while libcsv is between rows is
+ * skipped, or with comment_ok returning 0 refused ("comment lines are
+ * allowed only before the header row"), so a `#` inside a quoted field
+ * stays data. The reader's own state is borrowed through pointers: the
+ * loop stops once *st is not DS_OK, advances *line, sets *row_line to the
+ * line each row begins on and clears *at_row_start there (the reader's row
+ * callback sets it again). Errors (into *st and err): malformed CSV,
+ * DS_EINPUT naming PATH:LINE; a read failure, DS_EIO; a quoted field not
+ * closed at the end, DS_EINPUT naming the line the row began on. */
+struct ds_csvread_lines {
+  const char *path;
+  struct ds_err *err;
+  ds_status *st;
+  size_t *line, *row_line;
+  int *at_row_start;
+  int (*comment_ok)(void *ctx);        /* NULL: `#` lines are skipped anywhere */
+  void (*on_field)(void *data, size_t len, void *ctx); /* libcsv's callbacks */
+  void (*on_row)(int term, void *ctx);
+  void *ctx;
+};
+ds_status ds_csvread_lines(FILE *fp, const struct ds_csvread_lines *l);
 
 /* Reads r->path (flag names the option that gave it, for "FLAG PATH:
  * cannot open"). Errors are DS_EINPUT naming FILE:LINE (a file with no

@@ -147,8 +147,10 @@ struct ds_model *ds_test_model(const char *path) {
   return m;
 }
 
-int ds_test_have_gnuplot(void) {
-  return system("command -v gnuplot >/dev/null 2>&1") == 0;
+void ds_test_require_gnuplot(void) {
+  cr_assert(system("command -v gnuplot >/dev/null 2>&1") == 0,
+            "gnuplot is not on PATH: it is a dependency of ddpsim's plots (make deps, "
+            "scripts/deps.sh, installs gnuplot-nox)");
 }
 
 void ds_test_assert_image(const char *path, const char *magic, size_t magic_len) {

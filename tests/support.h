@@ -69,8 +69,9 @@ void ds_test_options_ok(const char *args, struct ds_options *o);
  * (ds_model_free). */
 struct ds_model *ds_test_model(const char *path);
 
-/* 1 when gnuplot is on PATH (plot tests skip without it). */
-int ds_test_have_gnuplot(void);
+/* Fails the test unless gnuplot is on PATH: it is a dependency
+ * (scripts/deps.sh installs gnuplot-nox), so a plot test never skips. */
+void ds_test_require_gnuplot(void);
 
 /* Fails the test unless path is a picture: it starts with the magic bytes
  * (magic_len of them: "\x89PNG\r\n\x1a\n", "<?xml") and has more than

@@ -5,7 +5,7 @@
  * --plot stays the sweep plot (tests/test_sweep.c) and --chrome is refused.
  * The files are drawn by the code of `ddpsim analyze TRACE.csv`, so the
  * Chrome JSON of a run equals analyze's of the run's --trace. A failure
- * leaves neither output file nor the temporary trace behind. The binary
+ * leaves no output file behind (the run keeps its trace in memory). The binary
  * under test is $DDPSIM_BIN as in tests/test_cli.c.
  */
 #include <criterion/criterion.h>
@@ -40,7 +40,7 @@ static void clean(const char *dir, const char *const *names, int n) {
 }
 
 Test(timeline, plot_without_a_sweep_draws_the_run) {
-  if (!ds_test_have_gnuplot()) cr_skip("gnuplot is not installed (apt-get install gnuplot-nox)");
+  ds_test_require_gnuplot();
   char dir[] = "/tmp/ddpsim-timeline-test-XXXXXX", args[512];
   cr_assert(mkdtemp(dir) != NULL);
   struct ds_test_result plain = run("", TINY "--format csv");
@@ -153,4 +153,37 @@ Test(timeline, a_failure_leaves_nothing_behind) {
   snprintf(args, sizeof args, TINY "--plot %s/t.pdf", dir);
   ds_test_ddpsim_refuses(args, "option --plot: expected a file name ending in .png or .svg");
   clean(dir, NULL, 0);
+}
+
+Test(timeline, the_in_memory_trace_draws_as_the_trace_file_reads_back) {
+  /* The run draws its trace from memory (ds_run_capture); analyze reads the
+   * --trace file the same run wrote. Equal Chrome JSON for every strategy
+   * means the in-memory copy is what the file holds. */
+  static const char *const strategies[] = {
+      "--strategy single", "--strategy dp --world-size 2", "--strategy ddp --static-graph",
+      "--strategy ps --world-size 3", "--strategy ps --ps-mode async --world-size 3"};
+  char dir[] = "/tmp/ddpsim-timeline-test-XXXXXX", args[1024], json_path[300], trace[300],
+       again[300];
+  cr_assert(mkdtemp(dir) != NULL);
+  snprintf(json_path, sizeof json_path, "%s/run.json", dir);
+  snprintf(trace, sizeof trace, "%s/run.csv", dir);
+  snprintf(again, sizeof again, "%s/again.json", dir);
+  for (size_t i = 0; i < sizeof strategies / sizeof *strategies; i++) {
+    snprintf(args, sizeof args, TINY "%s --chrome %s --trace %s", strategies[i], json_path,
+             trace);
+    struct ds_test_result r = run("", args);
+    cr_assert_eq(r.status, 0, "%s: %s", strategies[i], r.err);
+    snprintf(args, sizeof args, "analyze %s --chrome %s", trace, again);
+    struct ds_test_result a = run("", args);
+    cr_assert_eq(a.status, 0, "%s", a.err);
+    char *json = ds_test_slurp(json_path), *json2 = ds_test_slurp(again);
+    cr_assert_gt(count(json, "\"ph\": \"X\""), 0);
+    cr_assert_str_eq(json, json2, "%s", strategies[i]);
+    free(json);
+    free(json2);
+    ds_test_release(&r);
+    ds_test_release(&a);
+  }
+  const char *names[] = {"run.json", "run.csv", "again.json"};
+  clean(dir, names, 3);
 }

@@ -562,3 +562,47 @@ Test(cli, help_and_version) {
   cr_assert(strstr(r.out, "ddpsim 0."));
   ds_test_release(&r);
 }
+
+/* Writes text to dir/name. */
+static void put_file(const char *dir, const char *name, const char *text) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *fp = fopen(path, "w");
+  cr_assert(fp, "%s", path);
+  fputs(text, fp);
+  fclose(fp);
+}
+
+/* The text run of tiny-model's DDP on tiny-topo's 4 TestGPUs whose memory
+ * is mem (a size); 1 when it warns of the GPU's memory. */
+static int warns_of_memory(const char *mem) {
+  char dir[] = "/tmp/ddpsim-oom-XXXXXX", args[1024], gpus[1024];
+  make_dir(dir);
+  char *topo = ds_test_slurp("tests/data/tiny-topo.yaml");
+  put_file(dir, "t.yaml", topo);
+  free(topo);
+  snprintf(gpus, sizeof gpus,
+           "schema_version: 1\ngpus:\n  - name: TestGPU\n    arch: Test\n    sms: 10\n"
+           "    fp32: 10TFLOPS\n    fp16: 20TFLOPS\n    mem: %s\n    mem_bw: 1000GBps\n"
+           "    source: \"tests only\"\n", mem);
+  put_file(dir, "gpus.yaml", gpus);
+  snprintf(args, sizeof args, "--topo %s/t.yaml --model tests/data/tiny-model.yaml", dir);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  int warned = strstr(r.out, "warning: ") && strstr(r.out, "of memory") != NULL;
+  ds_test_release(&r);
+  snprintf(args, sizeof args, "rm -rf %s", dir);
+  cr_assert_eq(system(args), 0);
+  return warned;
+}
+
+Test(cli, the_memory_warning_fires_exactly_above_the_gpus_memory) {
+  /* tiny-model, DDP at batch 1 (docs/architecture.md, DDP memory): params,
+   * grads, bucket copies and SGD momentum, 4 x 1,835,264 x 4 B =
+   * 29,364,224 B, plus 3 layers of 1,000,000 B saved activations:
+   * 32,364,224 B. Expected, because the warning says the peak *exceeds*
+   * the GPU's memory: none at exactly that much, one at a byte less. */
+  cr_assert_not(warns_of_memory("32364224B"));
+  cr_assert(warns_of_memory("32364223B"));
+  cr_assert_not(warns_of_memory("16GB"));
+}

@@ -401,7 +401,7 @@ Test(dp, bad_model_io_bytes_and_host_costs_name_the_key) {
   rmdir(dir);
 }
 
-Test(dp, ddpreal_cpu_replays_a_dataparallel_schedule, .timeout = 120) {
+Test(dp, ddpreal_cpu_replays_a_dataparallel_schedule) {
   /* The schedule is ddpreal's input too: the cpu device runs the host
    * ops as delays and DataParallel's scatter, broadcast, gather and reduce
    * as MPI collectives on real buffers, checked element by element. */

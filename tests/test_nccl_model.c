@@ -11,6 +11,7 @@
 
 #include "sim/coll/coll.h"
 #include "sim/coll/nccl_model.h"
+#include "sim/coll/ring_rails.h"
 #include "sim/net/topo.h"
 
 struct fixture {
@@ -19,13 +20,16 @@ struct fixture {
   struct ds_nccl_model m;
 };
 
+/* The model of the ring the program runs (sim/cli/run.c, collbench.c):
+ * ds_ring_build_rails, so that across nodes the oracle below sees the NIC
+ * rails NCCL spreads its channels over. */
 static ds_status build(struct fixture *f, const char *path, int32_t n, struct ds_err *err) {
   int32_t gpus[64];
   memset(f, 0, sizeof *f);
   cr_assert_eq(ds_topo_load(path, NULL, &f->topo, err), DS_OK, "%s", err->msg);
   if (n == 0) n = f->topo->n_gpus;
   for (int32_t i = 0; i < n; i++) gpus[i] = i;
-  cr_assert_eq(ds_ring_build(f->topo, gpus, n, &f->ring, err), DS_OK, "%s", err->msg);
+  cr_assert_eq(ds_ring_build_rails(f->topo, gpus, n, &f->ring, err), DS_OK, "%s", err->msg);
   return ds_nccl_model_build(f->topo, &f->ring, DS_NCCL_EXTRA_NONE, &f->m, err);
 }
 
@@ -135,6 +139,9 @@ Test(nccl_model, hopper_and_two_nodes) {
    * hwLat[NET] and 12 at the intra class: Simple 8.4 + 12 * 3.4 + 2 * 14. */
   cr_assert_eq(build(&f, "topologies/2node-ib.yaml", 0, &err), DS_OK, "%s", err.msg);
   cr_assert_eq(f.m.nnodes, 2);
+  /* The rails the program runs: 8 channels of 48 GB/s (nccl_time_us). */
+  cr_assert_eq(f.m.channels, 8);
+  cr_assert_float_eq(f.m.chan_bw_bytes_per_s, 48e9, 1);
   int32_t n = f.m.nranks;
   double expect = 8400 + (2.0 * (n - 1) - 2) * f.m.hw_lat_ns[f.m.hw_intra][DS_PROTO_SIMPLE] +
                   2 * 14000;
@@ -154,8 +161,12 @@ Test(nccl_model, unknown_architecture_is_unavailable) {
 /* NCCL v2.30.7's time of (algorithm, protocol) for S bytes, recomputed here
  * from the CSV's constants as tree.cc, nvls.cc and ring.cc write them, for
  * one node of 8 Hopper GPUs (dgx-h100: 12 ring channels of 30 GB/s, the
- * NVLS graph 8 channels of 40 GB/s) or two (2node-ib: 16 ranks; 2 ring
- * channels of 24 GB/s). Returns INFINITY where NCCL does not run it. */
+ * NVLS graph 8 channels of 40 GB/s) or two (2node-ib: 16 ranks over the 8
+ * NIC rails the program's ring runs, ds_ring_build_rails: a rail's
+ * bottleneck is its 400 Gb/s = 50 GB/s NIC, the first speed of NCCL's
+ * Hopper inter-node list not above it is 48 GB/s, one channel per rail, and
+ * no duplication (Hopper, under 50 GB/s, more than 4 channels): 8 channels
+ * of 48 GB/s). Returns INFINITY where NCCL does not run it. */
 static double nccl_time_us(int nodes, int a /* 0 tree 1 ring 2 nvls */, int p, double s) {
   const double base[2][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}};
   const double nvlink[2][3] = {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}};
@@ -167,8 +178,8 @@ static double nccl_time_us(int nodes, int a /* 0 tree 1 ring 2 nvls */, int p, d
        0.9, 0.9, 0.9, 0.9, 1.0, 1.0},
       {0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.8, 0.7, 0.6, 0.6, 0.5, 0.5, 0.5, 0.5, 0.6, 0.7,
        0.8, 0.7, 0.7, 0.8, 0.9, 0.9}};
-  int n = 8 * nodes, nch = nodes == 1 ? 12 : 2;
-  double bw = nodes == 1 ? 30 : 24, llmax = nodes == 1 ? 141 : 45;
+  int n = 8 * nodes, nch = nodes == 1 ? 12 : 8;
+  double bw = nodes == 1 ? 30 : 48, llmax = nodes == 1 ? 141 : 45;
   double lat, busbw, algbw;
   if (a == 2) {
     if (nodes > 1 || p != 2) return INFINITY;

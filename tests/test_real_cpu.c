@@ -35,7 +35,8 @@ static void remove_dir(void) {
   cr_assert_eq(system(cmd), 0);
 }
 
-TestSuite(real_cpu, .init = make_dir, .fini = remove_dir, .timeout = 60);
+/* No Criterion timeout: a shared, loaded machine is not a failure. */
+TestSuite(real_cpu, .init = make_dir, .fini = remove_dir);
 
 /* dir/name in the caller's buffer (PATH_BUF bytes). */
 #define PATH_BUF 512

@@ -190,13 +190,15 @@ Test(sweep, closing_lines) {
 /* ---- jitter and samples ------------------------------------------------- */
 
 Test(sweep, lognormal_draws_have_mean_1_and_the_given_cv) {
-  /* 20000 compute ops and 1 comm op: the sample mean of the compute
-   * multipliers is 1 and their CV 0.2 within 3% (standard error of the
-   * mean 0.2/sqrt(20000) = 0.0014); the comm op keeps exactly 1; cv 0
-   * gives exactly 1 everywhere. */
+  /* 200000 compute ops and 1 comm op: the compute multipliers' sample mean
+   * is 1 within 5 standard errors, 5 x 0.2/sqrt(200000) = 0.00224 (a
+   * lognormal with the wrong mu, e.g. a mean 1 % off, sits 22 standard
+   * errors away and fails; a correct one fails by chance with probability
+   * 6e-7, and the seed is fixed), and their CV 0.2 within 3%; the comm op
+   * keeps exactly 1; cv 0 gives exactly 1 everywhere. */
   struct ds_schedule *s;
   cr_assert_eq(ds_schedule_new(1, &s), DS_OK);
-  size_t n = 20001;
+  size_t n = 200001;
   for (size_t i = 0; i < n; i++) {
     struct ds_op op = {.id = (int64_t)i, .stream = i == 7 ? DS_STREAM_COMM : DS_STREAM_COMPUTE,
                        .kind = i == 7 ? DS_OP_ALLREDUCE : DS_OP_FWD, .name = "x",
@@ -211,7 +213,9 @@ Test(sweep, lognormal_draws_have_mean_1_and_the_given_cv) {
   double sum = 0, sq = 0;
   for (size_t i = 0; i < n; i++) if (i != 7) { sum += x[i]; sq += x[i] * x[i]; }
   double mean = sum / (double)(n - 1), sd = sqrt(sq / (double)(n - 1) - mean * mean);
-  cr_assert_float_eq(mean, 1.0, 0.01);
+  double se = 0.2 / sqrt((double)(n - 1));
+  cr_assert_float_eq(mean, 1.0, 5 * se, "mean %.6f, %.1f standard errors", mean,
+                     (mean - 1) / se);
   cr_assert_float_eq(sd / mean, 0.2, 0.2 * 0.03);
   cr_assert_eq(ds_jitter_fill(s, 0.2, 43, y), DS_OK);
   cr_assert_neq(memcmp(x, y, n * sizeof *x), 0, "another seed, other draws");
@@ -288,7 +292,7 @@ Test(sweep, sample_quantiles_are_ordered_and_spread_with_noise) {
 /* ---- plot --------------------------------------------------------------- */
 
 Test(sweep, plot_writes_a_png) {
-  if (!ds_test_have_gnuplot()) cr_skip_test("gnuplot is not installed (apt-get install gnuplot-nox)");
+  ds_test_require_gnuplot();
   char dir[] = "/tmp/ddpsim-swplot-XXXXXX", args[512], path[300];
   cr_assert(mkdtemp(dir) != NULL);
   snprintf(path, sizeof path, "%s/s.png", dir);

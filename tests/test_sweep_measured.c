@@ -241,7 +241,7 @@ static void plot_and_check(const char *sweep, const char *measured, const char *
 }
 
 Test(sweep_measured, plots_with_measured_points_png_and_svg) {
-  if (!ds_test_have_gnuplot()) cr_skip_test("gnuplot is not installed (apt-get install gnuplot-nox)");
+  ds_test_require_gnuplot();
   char path[] = "/tmp/ddpsim-measured-XXXXXX";
   ds_test_write_temp(path, "bucket_mb,iter_ms,exposed_comm_ms\n1,2.0,0.6\n5,1.9,\n"
                            "25,1.7,0.5\n100,1.8,0.4\n");

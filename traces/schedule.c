@@ -244,6 +244,19 @@ ds_status ds_schedule_emit(struct ds_schedule_builder *b, struct ds_op *op,
   return ds_schedule_add(b->s, op, deps, n_deps, NULL);
 }
 
+void ds_schedule_last_of_kind(const struct ds_schedule *s, enum ds_op_kind kind,
+                              int32_t n_ranks, int64_t *ids) {
+  for (int32_t r = 0; r < n_ranks; r++) ids[r] = -1;
+  int32_t missing = n_ranks;
+  for (size_t i = s->n_ops; i-- > 0 && missing > 0;) {
+    const struct ds_op *o = &s->ops[i];
+    if (o->kind == kind && o->rank >= 0 && o->rank < n_ranks && ids[o->rank] < 0) {
+      ids[o->rank] = o->id;
+      missing--;
+    }
+  }
+}
+
 /* ---- id index --------------------------------------------------------- */
 
 static int cmp_pair(const void *a, const void *b) {

@@ -136,6 +136,15 @@ static inline const int64_t *ds_schedule_deps(const struct ds_schedule *s,
   return s->deps + op->dep_first;
 }
 
+/* The previous iteration's last op of `kind` on each rank, as the
+ * strategies' builders chain a new iteration after it (DDP, dp and single:
+ * the optimizer step, after which the host launches the next forward): for
+ * r < n_ranks, ids[r] = the id of rank r's last op of that kind in s, or -1
+ * when it has none (a schedule of its own). One backward pass, stopping
+ * once every rank has one. */
+void ds_schedule_last_of_kind(const struct ds_schedule *s, enum ds_op_kind kind,
+                              int32_t n_ranks, int64_t *ids);
+
 /* Finds the index of the op with the given id; returns 0 and sets *index
  * when found, -1 otherwise. Builds an index on first use (O(n log n)). */
 int ds_schedule_find(struct ds_schedule *s, int64_t id, size_t *index);

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "base/atomic_file.h"
+#include "base/csvread.h"
 
 /* X(ENUM, "name"): the schedule columns in file order. */
 #define DS_SCHED_COLUMNS(X) \
@@ -103,6 +104,37 @@ ds_status ds_trace_add(struct ds_trace *t, const struct ds_trace_row *row) {
   }
   t->rows[t->n_rows++] = *row;
   return DS_OK;
+}
+
+ds_status ds_trace_detach(const struct ds_trace *t, struct ds_trace **out) {
+  struct ds_trace *c = NULL;
+  struct ds_schedule *s = NULL;
+  ds_status st;
+  *out = NULL;
+  DS_CHECK_GOTO(ds_trace_new(t->source, &c), st, fail);
+  DS_CHECK_GOTO(ds_schedule_new(1, &s), st, fail);
+  c->owned = s;
+  int32_t max_rank = 0;
+  for (size_t i = 0; i < t->n_rows; i++) {
+    const struct ds_trace_row *r = &t->rows[i];
+    if (!r->sched || r->op >= r->sched->n_ops) {
+      st = DS_EINTERNAL;
+      goto fail;
+    }
+    const struct ds_op *o = &r->sched->ops[r->op];
+    size_t idx;
+    DS_CHECK_GOTO(ds_schedule_add(s, o, ds_schedule_deps(r->sched, o), o->dep_count, &idx),
+                  st, fail);
+    struct ds_trace_row row = {s, (uint32_t)idx, r->iter, r->start_ns, r->end_ns};
+    DS_CHECK_GOTO(ds_trace_add(c, &row), st, fail);
+    if (o->rank > max_rank) max_rank = o->rank;
+  }
+  s->world_size = max_rank + 1;
+  *out = c;
+  return DS_OK;
+fail:
+  ds_trace_free(c);
+  return st;
 }
 
 /* ---- number formatting ------------------------------------------------ */
@@ -633,10 +665,6 @@ static void on_row(int c, void *ctx) {
   r->n_deps = 0;
 }
 
-static int is_blank(const char *s) {
-  return s[strspn(s, " \t\r\n")] == '\0';
-}
-
 /* The first line names the schema and its version. */
 static ds_status check_schema(struct reader *r, const char *line) {
   const char *want = r->is_trace ? DS_TRACE_SCHEMA : DS_SCHEDULE_SCHEMA;
@@ -680,59 +708,33 @@ static ds_status check_schema(struct reader *r, const char *line) {
                     len > ERR_TEXT_MAX ? "..." : "");
 }
 
-/* Feeds the file to libcsv line by line so that every row knows the line
- * it began on; `#` lines before the header row are provenance and skipped. */
+static int comment_ok(void *ctx) {
+  return !((struct reader *)ctx)->header_done;
+}
+
+/* The schema line, then the rest through the one CSV read loop
+ * (ds_csvread_lines: every row knows the line it began on); `#` lines
+ * before the header row are provenance and skipped, after it refused. */
 static ds_status read_file(struct reader *r) {
   FILE *fp = fopen(r->path, "r");
   if (!fp)
     return ds_err_set(r->err, DS_EIO, "%s: cannot open: %s", r->path,
                       strerror(errno));
-  struct csv_parser p;
-  if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0) {
-    fclose(fp);
-    return ds_err_set(r->err, DS_ENOMEM, "%s: out of memory", r->path);
-  }
   char *line = NULL;
   size_t cap = 0;
   ssize_t len = getline(&line, &cap, fp);
   r->line = 1;
   r->st = check_schema(r, len < 0 ? NULL : line);
+  free(line);
   r->at_row_start = 1;
-  while (r->st == DS_OK && (len = getline(&line, &cap, fp)) >= 0) {
-    r->line++;
-    if (r->at_row_start) {
-      if (is_blank(line)) continue;
-      if (line[0] == '#') {
-        if (!r->header_done) continue;
-        r->st = ds_err_set(r->err, DS_EINPUT,
-                           "%s:%zu: comment lines are allowed only before the "
-                           "header row",
-                           r->path, r->line);
-        break;
-      }
-      r->row_line = r->line;
-      r->at_row_start = 0;
-    }
-    if (csv_parse(&p, line, (size_t)len, on_field, on_row, r) != (size_t)len &&
-        r->st == DS_OK)
-      r->st = ds_err_set(r->err, DS_EINPUT,
-                         "%s:%zu: malformed CSV (%s): a quote inside an "
-                         "unquoted field, or text after a closing quote?",
-                         r->path, r->line, csv_strerror(csv_error(&p)));
+  if (r->st == DS_OK) {
+    struct ds_csvread_lines l = {r->path, r->err, &r->st, &r->line, &r->row_line,
+                                 &r->at_row_start, comment_ok, on_field, on_row, r};
+    ds_csvread_lines(fp, &l);
   }
-  if (r->st == DS_OK && ferror(fp))
-    r->st = ds_err_set(r->err, DS_EIO, "%s:%zu: read failed: %s", r->path,
-                       r->line, strerror(errno));
-  if (r->st == DS_OK && csv_fini(&p, on_field, on_row, r) != 0 &&
-      r->st == DS_OK)
-    r->st = ds_err_set(r->err, DS_EINPUT,
-                       "%s:%zu: malformed CSV: a quoted field is not closed",
-                       r->path, r->row_line);
   if (r->st == DS_OK && !r->header_done)
     r->st = ds_err_set(r->err, DS_EINPUT, "%s:%zu: no header row", r->path,
                        r->line);
-  csv_free(&p);
-  free(line);
   fclose(fp);
   free(r->text);
   free(r->deps);

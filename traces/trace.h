@@ -75,6 +75,13 @@ ds_status ds_schedule_write_csv(const char *path, const struct ds_schedule *s,
 ds_status ds_schedule_read_csv(const char *path, struct ds_schedule **out,
                                struct ds_err *err);
 
+/* A self-contained copy of t in *out (owned by the caller): every row's op
+ * copied into a schedule the copy owns, one op per row, as the reader
+ * builds it (world_size: the largest rank + 1), so the copy outlives the
+ * schedules t's rows borrow and reads as the same trace written and read
+ * back. */
+ds_status ds_trace_detach(const struct ds_trace *t, struct ds_trace **out);
+
 /* Writes the trace to path atomically, rows in the trace's order. */
 ds_status ds_trace_write_csv(const char *path, const struct ds_trace *t,
                              const struct ds_csv_meta *meta,

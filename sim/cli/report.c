@@ -1,6 +1,6 @@
 /*
- * Summary metrics (definitions in report.h) and their text, CSV and JSON
- * forms. The CSV/JSON columns come from one X-macro list so both formats
+ * Summary metrics (defined once, by analysis/metrics.c, which `ddpsim
+ * analyze` calls too) and their text, CSV and JSON forms. The CSV/JSON columns come from one X-macro list so both formats
  * always carry the same fields in the same order.
  */
 #include "sim/cli/report.h"
@@ -8,102 +8,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/metrics.h"
 #include "sim/coll/nccl_model.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 #define MIB (1024.0 * 1024.0)
 
-struct interval {
-  int64_t start, end;
-};
-
-static int cmp_interval(const void *a, const void *b) {
-  const struct interval *x = a, *y = b;
-  if (x->start != y->start) return x->start < y->start ? -1 : 1;
-  return (x->end > y->end) - (x->end < y->end);
-}
-
-/* Merges sorted intervals in place; returns the new count. */
-static size_t merge(struct interval *iv, size_t n) {
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (k > 0 && iv[i].start <= iv[k - 1].end) {
-      if (iv[i].end > iv[k - 1].end) iv[k - 1].end = iv[i].end;
-    } else {
-      iv[k++] = iv[i];
-    }
-  }
-  return k;
-}
-
-static int64_t total(const struct interval *iv, size_t n) {
-  int64_t t = 0;
-  for (size_t i = 0; i < n; i++) t += iv[i].end - iv[i].start;
-  return t;
-}
-
-/* Length of a (merged) minus its intersection with b (merged). */
-static int64_t uncovered(const struct interval *a, size_t na,
-                         const struct interval *b, size_t nb) {
-  int64_t out = 0;
-  size_t j = 0;
-  for (size_t i = 0; i < na; i++) {
-    int64_t cur = a[i].start;
-    while (j < nb && b[j].end <= cur) j++;
-    for (size_t k = j; k < nb && b[k].start < a[i].end; k++) {
-      if (b[k].start > cur) out += b[k].start - cur;
-      if (b[k].end > cur) cur = b[k].end;
-      if (cur >= a[i].end) break;
-    }
-    if (cur < a[i].end) out += a[i].end - cur;
-  }
-  return out;
-}
-
-void ds_report_measure(const struct ds_schedule *sched, size_t first, size_t n,
-                       const int64_t *op_start, const int64_t *op_end,
-                       struct ds_summary *s) {
-  struct interval *comm = malloc((n + 1) * sizeof *comm);
-  struct interval *comp = malloc((n + 1) * sizeof *comp);
-  size_t n_comm = 0, n_comp = 0;
-  int64_t t0 = INT64_MAX, t1 = INT64_MIN, fwd = 0, bwd = 0, step = 0;
-  for (size_t i = first; i < first + n; i++) {
-    const struct ds_op *o = &sched->ops[i];
-    if (op_start[i] < t0) t0 = op_start[i];
-    if (op_end[i] > t1) t1 = op_end[i];
-    if (o->rank != 0) continue;
-    /* Host-side ops (dp's kernel launches) are neither compute nor
-     * communication; they show only through the ops they delay. */
-    if (o->stream == DS_STREAM_HOST) continue;
-    int64_t d = op_end[i] - op_start[i];
-    struct interval iv = {op_start[i], op_end[i]};
-    if (o->stream == DS_STREAM_COMM) {
-      if (comm) comm[n_comm++] = iv;
-      continue;
-    }
-    if (comp) comp[n_comp++] = iv;
-    if (o->kind == DS_OP_FWD || o->kind == DS_OP_LOSS) fwd += d;
-    else if (o->kind == DS_OP_BWD) bwd += d;
-    else if (o->kind == DS_OP_STEP) step += d;
-  }
-  s->iter_ms = n ? (double)(t1 - t0) / 1e6 : 0;
-  s->fwd_ms = (double)fwd / 1e6;
-  s->bwd_ms = (double)bwd / 1e6;
-  s->step_ms = (double)step / 1e6;
-  s->comm_ms = s->exposed_comm_ms = s->overlap_pct = 0;
-  if (comm && comp) {
-    qsort(comm, n_comm, sizeof *comm, cmp_interval);
-    qsort(comp, n_comp, sizeof *comp, cmp_interval);
-    n_comm = merge(comm, n_comm);
-    n_comp = merge(comp, n_comp);
-    int64_t c = total(comm, n_comm);
-    int64_t e = uncovered(comm, n_comm, comp, n_comp);
-    s->comm_ms = (double)c / 1e6;
-    s->exposed_comm_ms = (double)e / 1e6;
-    s->overlap_pct = c > 0 ? 100.0 * (double)(c - e) / (double)c : 0;
-  }
-  free(comm);
-  free(comp);
+ds_status ds_report_measure(const struct ds_schedule *sched, size_t first, size_t n,
+                            const int64_t *op_start, const int64_t *op_end,
+                            struct ds_summary *s) {
+  struct ds_timed_op *ops = malloc((first + n + 1) * sizeof *ops);
+  if (!ops) return DS_ENOMEM;
+  for (size_t i = 0; i < first + n; i++)
+    ops[i] = (struct ds_timed_op){&sched->ops[i], op_start[i], op_end[i]};
+  struct ds_metrics m;
+  ds_status st = ds_metrics_measure(ops + first, n, ds_metrics_last_end(ops, first), &m);
+  free(ops);
+  DS_CHECK(st);
+  s->iter_ms = m.v[DS_METRIC_iter_ms];
+  s->fwd_ms = m.v[DS_METRIC_fwd_ms];
+  s->bwd_ms = m.v[DS_METRIC_bwd_ms];
+  s->step_ms = m.v[DS_METRIC_step_ms];
+  s->comm_ms = m.v[DS_METRIC_comm_ms];
+  s->exposed_comm_ms = m.v[DS_METRIC_exposed_comm_ms];
+  s->overlap_pct = m.v[DS_METRIC_overlap_pct];
+  return DS_OK;
 }
 
 /* X(column, printf format, expression over const struct ds_summary *r) */
@@ -277,8 +206,9 @@ static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
             r->comm_hook);
   fprintf(fp, "  iteration      %10.3f ms\n", r->iter_ms);
   if (r->has_ps)
-    fprintf(fp, "    per worker   %10.3f to %.3f ms  (mean above; from the end of "
-                "iteration 0 to the last)\n", r->worker_step_min_ms, r->worker_step_max_ms);
+    fprintf(fp, "    per worker   %10.3f to %.3f ms  (each worker's mean step from the end "
+                "of iteration 0 to the last; throughput from these)\n",
+            r->worker_step_min_ms, r->worker_step_max_ms);
   if (r->has_quantiles)
     fprintf(fp, "    p50/p95/p99  %10.3f / %.3f / %.3f ms  (%d samples, jitter CV %g)\n",
             r->iter_p50_ms, r->iter_p95_ms, r->iter_p99_ms, r->samples, r->jitter_cv);
@@ -286,8 +216,7 @@ static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
   fprintf(fp, "    backward     %10.3f ms\n", r->bwd_ms);
   fprintf(fp, "    optimizer    %10.3f ms\n", r->step_ms);
   if (r->has_ps)
-    fprintf(fp, "  communication  %10.3f ms  (push and pull, mean over workers)\n",
-            r->comm_ms);
+    fprintf(fp, "  communication  %10.3f ms  (push and pull on rank 0)\n", r->comm_ms);
   else
     fprintf(fp, "  communication  %10.3f ms  (%s time on rank 0)\n", r->comm_ms,
             is_ddp(r) ? "all-reduce"

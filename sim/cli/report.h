@@ -2,15 +2,19 @@
  * The summary of one simulated configuration: what `ddpsim` prints.
  *
  * Every timing number is measured on the simulated timeline of the
- * reported (steady-state) iteration, on rank 0 unless said otherwise:
- *   iter_ms          last op end minus first op start of the iteration, over
- *                    all ranks;
+ * reported (steady-state) iteration by analysis/metrics.c, the definitions
+ * `ddpsim analyze` applies to a trace (docs/analysis.md, "Metrics"): on
+ * rank 0 unless said otherwise,
+ *   iter_ms          last op end of the iteration, over all ranks, minus its
+ *                    start: its first op's start, or the previous
+ *                    iteration's last op end when later (the period);
  *   fwd_ms, bwd_ms   sums of rank 0's forward (and loss) / backward op
- *                    durations;
- *   step_ms          rank 0's optimizer step;
+ *                    durations (host-stream launches are not compute);
+ *   step_ms          rank 0's optimizer steps (a parameter server's updates
+ *                    on GPU 0);
  *   comm_ms          length of the union of rank 0's communication ops;
- *   exposed_comm_ms  the part of comm_ms during which rank 0's compute
- *                    stream is idle;
+ *   exposed_comm_ms  the part of comm_ms during which no rank-0 compute op
+ *                    (compute or copy stream) runs;
  *   overlap_pct      100 * (comm_ms - exposed_comm_ms) / comm_ms (0 when no
  *                    communication).
  */
@@ -98,10 +102,11 @@ struct ds_summary {
 };
 
 /* Fills the timing fields of s from the op times of ops[first .. first+n)
- * of sched (one iteration of every rank). */
-void ds_report_measure(const struct ds_schedule *sched, size_t first, size_t n,
-                       const int64_t *op_start_ns, const int64_t *op_end_ns,
-                       struct ds_summary *s);
+ * of sched (one iteration of every rank); ops[0 .. first) are the earlier
+ * iterations (their last end is the previous iteration's). DS_ENOMEM. */
+ds_status ds_report_measure(const struct ds_schedule *sched, size_t first, size_t n,
+                            const int64_t *op_start_ns, const int64_t *op_end_ns,
+                            struct ds_summary *s);
 
 enum ds_format { DS_FORMAT_TEXT, DS_FORMAT_CSV, DS_FORMAT_JSON };
 

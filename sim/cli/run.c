@@ -67,6 +67,7 @@ struct config_run {
   char ddp_options[128];     /* "none", or e.g. "no_overlap;no_sync=4" */
   char inputs[1024];
   struct ds_dp_chunks dp_chunks; /* dp: reduce_add_coalesced's 10 MiB groups */
+  struct ds_run_trace *capture;  /* ds_run_capture: the trace kept in memory, or NULL */
 };
 
 static ds_status build_iteration(const struct config_run *c,
@@ -104,8 +105,7 @@ static ds_status build_strategy_iteration(const struct config_run *c,
         .world_size = c->world, .batch = c->batch, .output_device = o->dp_output_device,
         .parallel_loss = o->dp_parallel_loss, .single = o->strategy_id == DS_STRATEGY_SINGLE,
         .launch_ns = c->compute.params.host_launch_ns,
-        .replicate_ns = c->compute.params.host_replicate_ns,
-        .after_previous = id_base > 0 /* run_one's iterations follow each other */};
+        .replicate_ns = c->compute.params.host_replicate_ns};
     ds_status st = ds_dp_build(c->model, &c->compute, &dopt, &c->dp_chunks, id_base,
                                coll_base, s, n_coll);
     if (st != DS_OK)
@@ -120,6 +120,18 @@ static ds_status build_strategy_iteration(const struct config_run *c,
     return ds_err_set(err, DS_EINTERNAL, "no schedule builder for --strategy %s",
                       o->strategy);
   }
+}
+
+/* ds_run_capture's copy of the run's trace t (a self-contained one: t's
+ * rows borrow schedules the run frees). */
+static ds_status keep_trace(struct ds_run_trace *cap, const struct ds_trace *t,
+                            const char *inputs, uint64_t seed) {
+  ds_trace_free(cap->trace);
+  cap->trace = NULL;
+  DS_CHECK(ds_trace_detach(t, &cap->trace));
+  snprintf(cap->inputs, sizeof cap->inputs, "%s", inputs ? inputs : "");
+  cap->seed = seed;
+  return DS_OK;
 }
 
 /* The schedule file holds the steady state (the iteration after the
@@ -144,7 +156,7 @@ static ds_status write_outputs(const struct config_run *c,
                 st, out);
   if (o->schedule)
     DS_CHECK_GOTO(ds_schedule_write_csv(o->schedule, steady, &meta, err), st, out);
-  if (o->trace) {
+  if (o->trace || c->capture) {
     DS_CHECK_GOTO(ds_trace_new("sim", &trace), st, out);
     int32_t it = 0;
     for (size_t i = 0; i < all->n_ops; i++) {
@@ -156,7 +168,8 @@ static ds_status write_outputs(const struct config_run *c,
       }
       DS_CHECK_GOTO(ds_trace_add(trace, &row), st, out);
     }
-    DS_CHECK_GOTO(ds_trace_write_csv(o->trace, trace, &meta, err), st, out);
+    if (o->trace) DS_CHECK_GOTO(ds_trace_write_csv(o->trace, trace, &meta, err), st, out);
+    if (c->capture) DS_CHECK_GOTO(keep_trace(c->capture, trace, meta.inputs, o->seed), st, out);
   }
   st = DS_OK;
 out:
@@ -183,24 +196,6 @@ static ds_status rank_factors(const struct config_run *c, double **out, struct d
     *out = NULL;
   }
   return st;
-}
-
-/* Last op end of ops [first, first+n). */
-static int64_t last_end(size_t first, size_t n, const int64_t *end) {
-  int64_t t = INT64_MIN;
-  for (size_t i = first; i < first + n; i++)
-    if (end[i] > t) t = end[i];
-  return t;
-}
-
-/* single and dp: the reported iteration's time is the steady-state period,
- * from the previous iteration's last op end to its own. (dp's ranks other
- * than 0 enter the next input scatter while GPU 0 still steps, so the span
- * of the iteration's ops would count the step twice.) iter_at[k] is
- * iteration k's first op; the last of n iterations is reported. */
-static double period_ms(const size_t *iter_at, int32_t n, const int64_t *end) {
-  size_t prev = iter_at[n - 2], last = iter_at[n - 1], stop = iter_at[n];
-  return (double)(last_end(last, stop - last, end) - last_end(prev, last - prev, end)) / 1e6;
 }
 
 static ds_status run_one(struct config_run *c, double bucket_mb,
@@ -265,17 +260,18 @@ static ds_status run_one(struct config_run *c, double bucket_mb,
     DS_CHECK_GOTO(ds_exec_run(ex, all, rank_time, start, end, err), st, out);
     ds_exec_free(ex);
     ex = NULL;
+    /* analysis/metrics.c's definitions: what `ddpsim analyze` says of the
+     * trace. The iteration's time is its period when the previous one's
+     * last op (dp's step on GPU 0) ends after its first op starts. */
     struct ds_summary one = {0};
-    ds_report_measure(all, last, ns, start, end, &one);
-    if (o->strategy_id != DS_STRATEGY_DDP) one.iter_ms = period_ms(iter_at, o->iters, end);
+    DS_CHECK_GOTO(ds_report_measure(all, last, ns, start, end, &one), st, oom);
     times[k] = one.iter_ms;
     if (k > 0) continue;
     struct ds_summary first_sum = {0};
-    ds_report_measure(all, 0, iter_at[1], start, end, &first_sum);
-    ds_report_measure(all, last, ns, start, end, sum);
-    sum->iter_ms = one.iter_ms;
+    DS_CHECK_GOTO(ds_report_measure(all, 0, iter_at[1], start, end, &first_sum), st, oom);
+    DS_CHECK_GOTO(ds_report_measure(all, last, ns, start, end, sum), st, oom);
     sum->first_iter_ms = first_sum.iter_ms;
-    if (o->trace || o->schedule) {
+    if (o->trace || o->schedule || c->capture) {
       int32_t steady_iter = plan.rebuild_iter < o->iters ? plan.rebuild_iter : o->iters;
       DS_CHECK_GOTO(write_outputs(c, &plan.rebuilt, steady_iter, all, iter_at, start, end,
                                   err), st, out);
@@ -516,6 +512,7 @@ static ds_status configure(struct config_run *c, const struct loaded *ld,
 struct sweep_ctx {
   const struct ds_options *opt;
   const struct loaded *ld;
+  struct ds_run_trace *capture; /* ds_run_capture (one configuration), or NULL */
 };
 
 /* The ps row's trace (every op of every step, ids of the one-step
@@ -528,7 +525,7 @@ static ds_status write_ps_outputs(const struct config_run *c, const struct ds_ps
   struct ds_trace *trace = NULL;
   ds_status st = DS_OK;
   if (o->schedule) DS_CHECK(ds_schedule_write_csv(o->schedule, r->step, &meta, err));
-  if (!o->trace) return DS_OK;
+  if (!o->trace && !c->capture) return DS_OK;
   DS_CHECK_GOTO(ds_trace_new("sim", &trace), st, oom);
   size_t ns = r->step->n_ops;
   for (size_t i = 0; i < r->all->n_ops; i++) {
@@ -536,7 +533,9 @@ static ds_status write_ps_outputs(const struct config_run *c, const struct ds_ps
                                r->op_start_ns[i], r->op_end_ns[i]};
     DS_CHECK_GOTO(ds_trace_add(trace, &row), st, oom);
   }
-  st = ds_trace_write_csv(o->trace, trace, &meta, err);
+  if (o->trace) DS_CHECK_GOTO(ds_trace_write_csv(o->trace, trace, &meta, err), st, out);
+  if (c->capture) DS_CHECK_GOTO(keep_trace(c->capture, trace, inputs, o->seed), st, oom);
+  st = DS_OK;
   goto out;
 oom:
   ds_err_set(err, st, "writing outputs: out of memory");
@@ -604,16 +603,26 @@ static ds_status run_ps(struct config_run *c, struct ds_summary *s, struct ds_er
   for (int32_t k = 0; k < n_samples; k++) {
     po.seed = o->seed + (uint64_t)k;
     DS_CHECK_GOTO(ds_ps_run(c->topo, c->model, &c->compute, &po, &r, err), st, out);
-    times[k] = r.iter_ms;
+    /* The timing fields: analysis/metrics.c's definitions on the last
+     * iteration's ops, as for every strategy (and as `ddpsim analyze` of the
+     * trace); throughput and the per-worker step times are ps's own. */
+    size_t ns = r.step->n_ops, last = (size_t)(o->iters - 1) * ns;
+    struct ds_summary one = {0}, first_sum = {0};
+    if (ds_report_measure(r.all, last, ns, r.op_start_ns, r.op_end_ns, &one) != DS_OK ||
+        ds_report_measure(r.all, 0, ns, r.op_start_ns, r.op_end_ns, &first_sum) != DS_OK) {
+      st = ds_err_set(err, DS_ENOMEM, "out of memory");
+      goto out;
+    }
+    times[k] = one.iter_ms;
     if (k == 0) {
-      s->iter_ms = r.iter_ms;
-      s->first_iter_ms = r.first_iter_ms;
-      s->fwd_ms = r.fwd_ms;
-      s->bwd_ms = r.bwd_ms;
-      s->step_ms = r.step_ms;
-      s->comm_ms = r.comm_ms;
-      s->exposed_comm_ms = r.exposed_ms;
-      s->overlap_pct = r.comm_ms > 0 ? 100 * (r.comm_ms - r.exposed_ms) / r.comm_ms : 0;
+      s->iter_ms = one.iter_ms;
+      s->first_iter_ms = first_sum.iter_ms;
+      s->fwd_ms = one.fwd_ms;
+      s->bwd_ms = one.bwd_ms;
+      s->step_ms = one.step_ms;
+      s->comm_ms = one.comm_ms;
+      s->exposed_comm_ms = one.exposed_comm_ms;
+      s->overlap_pct = one.overlap_pct;
       s->samples_per_s = r.samples_per_s;
       s->staleness_mean = r.staleness_mean;
       s->staleness_max = r.staleness_max;
@@ -623,7 +632,8 @@ static ds_status run_ps(struct config_run *c, struct ds_summary *s, struct ds_er
         if (t < s->worker_step_min_ms) s->worker_step_min_ms = t;
         if (t > s->worker_step_max_ms) s->worker_step_max_ms = t;
       }
-      if (o->trace || o->schedule) DS_CHECK_GOTO(write_ps_outputs(c, &r, inputs, err), st, out);
+      if (o->trace || o->schedule || c->capture)
+        DS_CHECK_GOTO(write_ps_outputs(c, &r, inputs, err), st, out);
     }
     ds_ps_result_release(&r);
   }
@@ -665,7 +675,7 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
   const struct sweep_ctx *x = ctx;
   struct ds_options oc;
   ds_options_config(x->opt, i, &oc);
-  struct config_run c = {.opt = &oc};
+  struct config_run c = {.opt = &oc, .capture = x->capture};
   double *bucket_bytes = NULL;
   ds_status st;
   DS_CHECK_GOTO(configure(&c, x->ld, &oc, i != 0, err), st, out);
@@ -761,7 +771,7 @@ static ds_status fill_speedups(const struct ds_options *o, const struct loaded *
       so.n_stragglers = 0; /* the baseline is a healthy GPU */
       so.sweep[DS_VAR_BATCH].v[0] = (double)s->batch_per_gpu;
       so.sweep[DS_VAR_BATCH].n = 1;
-      struct sweep_ctx ctx = {&so, ld};
+      struct sweep_ctx ctx = {&so, ld, NULL};
       struct ds_row single = {0};
       ds_status st = run_config(&ctx, 0, &single, err);
       base = single.sum.samples_per_s;
@@ -774,7 +784,9 @@ static ds_status fill_speedups(const struct ds_options *o, const struct loaded *
   return DS_OK;
 }
 
-ds_status ds_run(const struct ds_options *o, FILE *out, struct ds_err *err) {
+/* ds_run, and ds_run_capture when capture is not NULL. */
+static ds_status run_all(const struct ds_options *o, FILE *out, struct ds_run_trace *capture,
+                         struct ds_err *err) {
   struct loaded ld = {0};
   struct ds_measured meas = {0};
   int64_t n = ds_options_n_configs(o);
@@ -797,7 +809,12 @@ ds_status ds_run(const struct ds_options *o, FILE *out, struct ds_err *err) {
   DS_CHECK_GOTO(ds_options_rank_factors(o, most, NULL, err), st, done);
   /* a bad measured table fails before the work */
   if (o->measured) DS_CHECK_GOTO(ds_measured_load(o, &meas, err), st, done);
-  struct sweep_ctx ctx = {o, &ld};
+  struct sweep_ctx ctx = {o, &ld, capture};
+  if (capture && n != 1) {
+    st = ds_err_set(err, DS_EINTERNAL, "a run's trace is kept for one configuration, not %lld",
+                    (long long)n);
+    goto done;
+  }
   DS_CHECK_GOTO(ds_sweep_run(n, o->jobs, run_config, &ctx, rows, err), st, done);
   DS_CHECK_GOTO(fill_speedups(o, &ld, rows, n, err), st, done);
   int32_t worst_mem = 0;
@@ -832,4 +849,23 @@ done:
   ds_model_free(ld.model);
   ds_topo_free(ld.topo);
   return st;
+}
+
+ds_status ds_run(const struct ds_options *o, FILE *out, struct ds_err *err) {
+  return run_all(o, out, NULL, err);
+}
+
+ds_status ds_run_capture(const struct ds_options *o, FILE *out, struct ds_run_trace *cap,
+                         struct ds_err *err) {
+  memset(cap, 0, sizeof *cap);
+  ds_status st = run_all(o, out, cap, err);
+  if (st == DS_OK && !cap->trace)
+    st = ds_err_set(err, DS_EINTERNAL, "the run kept no trace");
+  return st;
+}
+
+void ds_run_trace_release(struct ds_run_trace *cap) {
+  if (!cap) return;
+  ds_trace_free(cap->trace);
+  cap->trace = NULL;
 }

@@ -11,6 +11,7 @@
 
 #include "base/status.h"
 #include "sim/cli/options.h"
+#include "traces/trace.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -20,6 +21,22 @@ extern "C" {
 
 /* Runs the command described by opt, printing the summary to out. */
 ds_status ds_run(const struct ds_options *opt, FILE *out, struct ds_err *err);
+
+/* The trace of a run of one configuration, kept in memory (sim/cli/timeline.c
+ * draws it): what --trace would write, and its '#' header's fields. */
+struct ds_run_trace {
+  struct ds_trace *trace; /* self-contained (ds_trace_detach); owned */
+  char inputs[1152];      /* the '# inputs' line */
+  uint64_t seed;
+};
+
+/* ds_run of a command of one configuration (nothing swept, one strategy),
+ * handing its trace back in *cap (released by ds_run_trace_release, also
+ * on failure); opt's --trace and --schedule files are written as ds_run
+ * writes them. DS_EINTERNAL when opt has several configurations. */
+ds_status ds_run_capture(const struct ds_options *opt, FILE *out, struct ds_run_trace *cap,
+                         struct ds_err *err);
+void ds_run_trace_release(struct ds_run_trace *cap);
 
 #ifdef __cplusplus
 }

@@ -401,15 +401,7 @@ ds_status ds_ddp_build(const struct ds_model *m, const struct ds_compute *c,
    * once it has ended, as single and dp's host does. */
   int64_t *prev_step = malloc(((size_t)opt->world_size + 1) * sizeof *prev_step);
   if (!prev_step) return DS_ENOMEM;
-  for (int32_t r = 0; r < opt->world_size; r++) prev_step[r] = -1;
-  int32_t missing = opt->world_size;
-  for (size_t i = out->n_ops; i-- > 0 && missing > 0;) {
-    const struct ds_op *o = &out->ops[i];
-    if (o->kind == DS_OP_STEP && o->rank < opt->world_size && prev_step[o->rank] < 0) {
-      prev_step[o->rank] = o->id;
-      missing--;
-    }
-  }
+  ds_schedule_last_of_kind(out, DS_OP_STEP, opt->world_size, prev_step);
   ds_status st = DS_OK;
   for (int32_t r = 0; r < opt->world_size && st == DS_OK; r++)
     st = build_rank(m, c, opt, bk, r, coll_base, prev_step[r], &bd);

@@ -3,7 +3,8 @@
  * behaviour). Like sim/train/ddp.c this is arithmetic on the model file; the
  * executor decides the times. Invariant: every rank's ops are emitted in
  * the order they run, rank 0 last, so its optimizer step is the last op of
- * the iteration and the next iteration can name it (id_base - 1).
+ * the iteration; the next iteration finds it as DDP finds each rank's step
+ * (ds_schedule_last_of_kind).
  */
 #include "sim/train/dp.h"
 #include "sim/train/ddp.h"
@@ -183,7 +184,11 @@ ds_status ds_dp_build(const struct ds_model *m, const struct ds_compute *c,
                       int64_t id_base, int64_t coll_base, struct ds_schedule *out,
                       int64_t *n_coll) {
   struct builder bd = {{out, id_base}, m, c, opt, chunks, coll_base, ds_dtype_bytes(c->dtype)};
-  int64_t prev_step = opt->after_previous ? id_base - 1 : -1;
+  /* The previous iteration already in out (none in a schedule of its own):
+   * the host starts this one when GPU 0's step has ended, found as DDP
+   * finds each rank's (ds_schedule_last_of_kind). */
+  int64_t prev_step = -1;
+  ds_schedule_last_of_kind(out, DS_OP_STEP, 1, &prev_step);
   if (opt->single) {
     *n_coll = 0;
     return build_single(&bd, prev_step);

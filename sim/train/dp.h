@@ -66,10 +66,6 @@ struct ds_dp_options {
   int single;            /* single-GPU training: no replication, no communication */
   double launch_ns;      /* host time per forward kernel launch (the GIL's share) */
   double replicate_ns;   /* host time of replicate() per parameter tensor per replica */
-  /* The iteration follows one built by the same call directly before it in
-   * the schedule (op id_base - 1 is that iteration's optimizer step): the
-   * host starts this iteration when that step has ended. */
-  int after_previous;
 };
 
 /* Builds one iteration (see above) into out: ranks 1 .. W-1 first, then

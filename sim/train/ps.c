@@ -569,93 +569,23 @@ static void handle(void *ctx, struct ds_engine *eng, const struct ds_event *ev) 
 
 /* ---- measurement ---- */
 
-static int cmp_interval(const void *a, const void *b) {
-  const int64_t *x = a, *y = b;
-  if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
-  return (x[1] > y[1]) - (x[1] < y[1]);
-}
-
-/* Length of the union of n [start, end) intervals (sorted in place). */
-static int64_t union_ns(int64_t (*iv)[2], size_t n) {
-  qsort(iv, n, sizeof *iv, cmp_interval);
-  int64_t total = 0, cs = 0, ce = -1;
-  for (size_t i = 0; i < n; i++) {
-    if (ce >= 0 && iv[i][0] <= ce) {
-      if (iv[i][1] > ce) ce = iv[i][1];
-      continue;
-    }
-    if (ce >= 0) total += ce - cs;
-    cs = iv[i][0];
-    ce = iv[i][1];
-  }
-  if (ce >= 0) total += ce - cs;
-  return total;
-}
-
+/* The per-worker step times, their throughput and the staleness; the
+ * iteration metrics are analysis/metrics.c's, on the ops' times (ps.h). */
 static ds_status measure(struct ps_sim *s, struct ds_ps_result *r) {
   const struct layout *y = &s->y;
   int32_t it = s->opt->iters;
-  size_t last = block(s, it - 1);
-  size_t cap = (size_t)y->per_w + (size_t)y->K;
   r->worker_step_ms = malloc((size_t)y->W * sizeof *r->worker_step_ms);
-  int64_t (*iv)[2] = malloc(cap * sizeof *iv);
-  int64_t (*comp)[2] = malloc(cap * sizeof *comp);
-  if (!r->worker_step_ms || !iv || !comp) {
-    free(iv);
-    free(comp);
-    return DS_ENOMEM;
-  }
-  double sum_step = 0, rate = 0, comm = 0, exposed = 0;
-  int64_t first = 0;
+  if (!r->worker_step_ms) return DS_ENOMEM;
+  double sum_step = 0, rate = 0;
   for (int32_t w = 0; w < y->W; w++) {
     const int64_t *e = &s->iter_end[(size_t)w * (size_t)it];
     double step_ms = (double)(e[it - 1] - e[0]) / 1e6 / (it - 1);
     r->worker_step_ms[w] = step_ms;
     sum_step += step_ms;
     if (step_ms > 0) rate += (double)s->opt->batch / (step_ms / 1e3);
-    if (e[0] > first) first = e[0];
-    /* comm: its pushes and pulls; exposed: the part outside its compute,
-     * |comm U compute| - |compute| */
-    size_t n = 0, nc = 0;
-    for (int32_t j = 0; j < y->per_w; j++) {
-      size_t op = last + ix_prog(y, w, j);
-      int64_t(*dst)[2] = s->prog[j].kind == DS_OP_PUSH ? &iv[n++] : &comp[nc++];
-      (*dst)[0] = s->start[op];
-      (*dst)[1] = s->end[op];
-    }
-    for (int32_t k = 0; k < y->K; k++) {
-      size_t q = last + ix_pull(y, w, k);
-      iv[n][0] = s->start[q], iv[n++][1] = s->end[q];
-    }
-    int64_t c_ns = union_ns(iv, n), comp_ns = union_ns(comp, nc);
-    for (size_t i = 0; i < nc; i++) iv[n + i][0] = comp[i][0], iv[n + i][1] = comp[i][1];
-    comm += (double)c_ns / 1e6;
-    exposed += (double)(union_ns(iv, n + nc) - comp_ns) / 1e6;
   }
-  free(iv);
-  free(comp);
-  r->exposed_ms = exposed / y->W;
-  r->iter_ms = sum_step / y->W;
+  r->mean_step_ms = sum_step / y->W;
   r->samples_per_s = rate;
-  r->first_iter_ms = (double)first / 1e6;
-  r->comm_ms = comm / y->W;
-  int64_t fwd = 0, bwd = 0;
-  for (int32_t j = 0; j < y->per_w; j++) {
-    size_t op = last + ix_prog(y, 0, j);
-    int64_t d = s->end[op] - s->start[op];
-    if (s->prog[j].kind == DS_OP_BWD) bwd += d;
-    else if (s->prog[j].kind != DS_OP_PUSH) fwd += d;
-  }
-  r->fwd_ms = (double)fwd / 1e6;
-  r->bwd_ms = (double)bwd / 1e6;
-  int64_t upd = 0, n_upd = 0;
-  for (int32_t u = 0; u < y->n_update; u++)
-    if (u % y->K == 0) {
-      size_t op = last + (size_t)y->W * (size_t)y->per_w + (size_t)u;
-      upd += s->end[op] - s->start[op];
-      n_upd++;
-    }
-  r->step_ms = n_upd ? (double)upd / 1e6 / (double)n_upd : 0;
   r->n_updates = s->n_updates;
   r->staleness_mean = s->n_updates ? s->stale_sum / (double)s->n_updates : 0;
   r->staleness_max = s->stale_max;

@@ -125,22 +125,20 @@ struct ds_ps_options {
 /* What a run measured. Times in ms. Per-worker step time: from the end of
  * its iteration 0 (its last pull delivered) to the end of its last
  * iteration, divided by iters - 1. */
+/* What only the parameter server's loop knows: per-worker step times, the
+ * throughput they give, the staleness. The timing metrics of an iteration
+ * (iteration, forward, communication, exposed, ...) are analysis/metrics.c's,
+ * computed on `all` and the op times as for every strategy. */
 struct ds_ps_result {
   struct ds_schedule *step;  /* one iteration's ops, ids 0..n-1 (owned) */
   struct ds_schedule *all;   /* every iteration: iteration i's op j has
                                 id i * step->n_ops + j (owned) */
   int64_t *op_start_ns;      /* [all->n_ops] (owned) */
   int64_t *op_end_ns;        /* [all->n_ops] (owned) */
-  double *worker_step_ms;    /* [world] (owned) */
-  double iter_ms;            /* mean over workers of the per-worker step time */
-  double first_iter_ms;      /* last worker's end of iteration 0, from 0 */
+  double *worker_step_ms;    /* [world] (owned): from the end of the worker's
+                                step 0 to the end of its last, over iters - 1 */
+  double mean_step_ms;       /* mean over workers of worker_step_ms */
   double samples_per_s;      /* sum over workers of batch / step time */
-  double fwd_ms, bwd_ms;     /* worker 0's forward (with loss) / backward, last iteration */
-  double step_ms;            /* mean duration of server 0's updates in the last iteration */
-  double comm_ms;            /* mean over workers of the union of its push and
-                                pull intervals in the last iteration */
-  double exposed_ms;         /* mean over workers of the part of that union
-                                outside its compute ops */
   double staleness_mean;     /* over every applied gradient (all iterations) */
   int64_t staleness_max;
   int64_t n_updates;         /* updates applied, all servers */

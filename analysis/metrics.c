@@ -1,0 +1,117 @@
+/*
+ * The iteration metrics (metrics.h): one pass over the iteration's ops
+ * collects rank 0's sums and its communication and compute intervals, then
+ * the interval arithmetic of overlap.c gives communication and the part of
+ * it no compute op covers. Times are integer nanoseconds until the one
+ * division into ms at the end.
+ */
+#include "analysis/metrics.h"
+
+#include <stdlib.h>
+
+#include "analysis/overlap.h"
+
+#define NS_PER_MS 1e6
+
+static const char *const metric_names[DS_METRIC_COUNT] = {
+#define DS__METRIC_NAME(n) #n,
+    DS_METRICS_LIST(DS__METRIC_NAME)
+#undef DS__METRIC_NAME
+};
+
+const char *ds_metrics_name(enum ds_metric_id id) {
+  return id >= 0 && id < DS_METRIC_COUNT ? metric_names[id] : "?";
+}
+
+enum ds_metrics_class ds_metrics_class(const struct ds_op *op) {
+  if (op->stream == DS_STREAM_COMM) return DS_METRICS_COMM;
+  if (op->stream == DS_STREAM_HOST) return DS_METRICS_HOST;
+  return DS_METRICS_COMPUTE;
+}
+
+int32_t ds_metrics_bucket(const struct ds_op *op) {
+  return op->rank == 0 && ds_metrics_class(op) == DS_METRICS_COMM && op->bucket >= 0
+             ? op->bucket : -1;
+}
+
+int64_t ds_metrics_last_end(const struct ds_timed_op *ops, size_t n) {
+  int64_t t = DS_METRICS_NO_PREVIOUS;
+  for (size_t i = 0; i < n; i++)
+    if (ops[i].end_ns > t) t = ops[i].end_ns;
+  return t;
+}
+
+ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t prev_end_ns,
+                             struct ds_metrics *m) {
+  struct ds_interval *comm = malloc((n + 1) * sizeof *comm);
+  struct ds_interval *comp = malloc((n + 1) * sizeof *comp);
+  if (!comm || !comp) {
+    free(comm);
+    free(comp);
+    return DS_ENOMEM;
+  }
+  size_t n_comm = 0, n_comp = 0;
+  int64_t t0 = INT64_MAX, t1 = INT64_MIN, fwd = 0, bwd = 0, step = 0;
+  int64_t bwd_first = INT64_MAX, bwd_last = INT64_MIN;
+  int64_t comm_first = INT64_MAX, comm_last = INT64_MIN;
+  for (size_t i = 0; i < n; i++) {
+    const struct ds_op *o = ops[i].op;
+    int64_t s = ops[i].start_ns, e = ops[i].end_ns;
+    if (s < t0) t0 = s;
+    if (e > t1) t1 = e;
+    if (o->rank != 0) continue;
+    /* The step counts on any stream; host ops enter nothing else. */
+    if (o->kind == DS_OP_STEP) step += e - s;
+    enum ds_metrics_class cls = ds_metrics_class(o);
+    if (cls == DS_METRICS_HOST) continue;
+    struct ds_interval iv = {s, e};
+    if (cls == DS_METRICS_COMM) {
+      comm[n_comm++] = iv;
+      if (s < comm_first) comm_first = s;
+      if (e > comm_last) comm_last = e;
+      continue;
+    }
+    comp[n_comp++] = iv;
+    if (o->kind == DS_OP_FWD || o->kind == DS_OP_LOSS) {
+      fwd += e - s;
+    } else if (o->kind == DS_OP_BWD) {
+      bwd += e - s;
+      if (s < bwd_first) bwd_first = s;
+      if (e > bwd_last) bwd_last = e;
+    }
+  }
+  double *v = m->v;
+  for (int i = 0; i < DS_METRIC_COUNT; i++) v[i] = 0;
+  n_comm = ds_overlap_merge(comm, n_comm);
+  n_comp = ds_overlap_merge(comp, n_comp);
+  int64_t c = ds_overlap_total_ns(comm, n_comm);
+  int64_t x = ds_overlap_uncovered_ns(comm, n_comm, comp, n_comp);
+  int64_t origin = prev_end_ns > t0 ? prev_end_ns : t0;
+  v[DS_METRIC_iter_ms] = n ? (double)(t1 - origin) / NS_PER_MS : 0;
+  v[DS_METRIC_fwd_ms] = (double)fwd / NS_PER_MS;
+  v[DS_METRIC_bwd_ms] = (double)bwd / NS_PER_MS;
+  v[DS_METRIC_step_ms] = (double)step / NS_PER_MS;
+  v[DS_METRIC_comm_ms] = (double)c / NS_PER_MS;
+  v[DS_METRIC_exposed_comm_ms] = (double)x / NS_PER_MS;
+  v[DS_METRIC_overlap_pct] = c > 0 ? 100.0 * (double)(c - x) / (double)c : 0;
+  /* PyTorch's DDP logger (torch/csrc/distributed/c10d/logger.cpp):
+   * backward compute = compute end - compute start, comm = comm end - comm
+   * start, overlap = backward compute end - comm start; a negative span
+   * gives no value there (reducer_timer.hpp), 0 here. */
+  if (bwd_first <= bwd_last)
+    v[DS_METRIC_ddp_bwd_compute_ms] = (double)(bwd_last - bwd_first) / NS_PER_MS;
+  if (comm_first <= comm_last) {
+    int64_t span = comm_last - comm_first;
+    v[DS_METRIC_ddp_bwd_comm_ms] = (double)span / NS_PER_MS;
+    if (bwd_first <= bwd_last && bwd_last > comm_first) {
+      int64_t ov = bwd_last - comm_first;
+      v[DS_METRIC_ddp_overlap_ms] = (double)ov / NS_PER_MS;
+      v[DS_METRIC_ddp_overlap_pct] =
+          span > 0 ? 100.0 * (double)(ov < span ? ov : span) / (double)span : 0;
+    }
+  }
+  m->t0_ns = n ? t0 : 0;
+  free(comm);
+  free(comp);
+  return DS_OK;
+}

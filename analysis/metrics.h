@@ -1,0 +1,97 @@
+/*
+ * The one definition of every timing metric of an iteration (docs/analysis.md,
+ * "Metrics"): ddpsim's summary (sim/cli/report.c) and `ddpsim analyze`
+ * (analysis/compare.c) both call ds_metrics_measure on an iteration's ops, so
+ * analyze of a run's own trace prints the run's summary.
+ *
+ * Which op counts as what is ds_metrics_class's alone: comm-stream ops are
+ * communication; host-stream ops (forward launches, DataParallel's
+ * replicate, a parameter server's update slot) are neither compute nor
+ * communication, they show only through the ops they delay; every other
+ * stream (compute, copy) is compute. The optimizer step counts whatever its
+ * stream (a parameter server applies updates on the host slot of its GPU).
+ *
+ * An iteration's time runs from its start to its last op's end, over all
+ * ranks. Its start is its first op's start, or the previous iteration's last
+ * op end when that is later: a strategy whose ranks enter the next iteration
+ * before the slowest one has finished (dp's GPU 0 still steps while the
+ * others wait on the next input scatter) is measured by its period, and a
+ * replay's iterations, separated by barriers, by their span.
+ */
+#ifndef DS_METRICS_H
+#define DS_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/status.h"
+#include "traces/schedule.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* No previous iteration (the trace's first, or the only one). */
+#define DS_METRICS_NO_PREVIOUS INT64_MIN
+
+/* One op of an iteration and when it ran. op is borrowed. */
+struct ds_timed_op {
+  const struct ds_op *op;
+  int64_t start_ns, end_ns;
+};
+
+enum ds_metrics_class { DS_METRICS_COMPUTE, DS_METRICS_COMM, DS_METRICS_HOST };
+
+/* The per-iteration metrics, in report order: X(name). */
+#define DS_METRICS_LIST(X) \
+  X(iter_ms)               \
+  X(fwd_ms)                \
+  X(bwd_ms)                \
+  X(step_ms)               \
+  X(comm_ms)               \
+  X(exposed_comm_ms)       \
+  X(overlap_pct)           \
+  X(ddp_bwd_compute_ms)    \
+  X(ddp_bwd_comm_ms)       \
+  X(ddp_overlap_ms)        \
+  X(ddp_overlap_pct)
+
+enum ds_metric_id {
+#define DS__METRIC_ENUM(n) DS_METRIC_##n,
+  DS_METRICS_LIST(DS__METRIC_ENUM)
+#undef DS__METRIC_ENUM
+  DS_METRIC_COUNT
+};
+
+/* Values indexed by enum ds_metric_id; t0_ns is the iteration's first op
+ * start, the origin of its per-op times (bucket starts). */
+struct ds_metrics {
+  double v[DS_METRIC_COUNT];
+  int64_t t0_ns;
+};
+
+/* The metric's name ("iter_ms"). */
+const char *ds_metrics_name(enum ds_metric_id id);
+
+/* What op counts as (see above). */
+enum ds_metrics_class ds_metrics_class(const struct ds_op *op);
+
+/* The bucket whose per-bucket times (start from t0_ns, duration) op gives:
+ * a rank-0 communication op with a bucket; -1 for any other op. */
+int32_t ds_metrics_bucket(const struct ds_op *op);
+
+/* The latest op end among ops[0..n): the previous iteration's end when they
+ * are every op of the earlier iterations; DS_METRICS_NO_PREVIOUS when n is 0. */
+int64_t ds_metrics_last_end(const struct ds_timed_op *ops, size_t n);
+
+/* Measures one iteration: ops[0..n) (every rank's ops of it, any order),
+ * prev_end_ns the previous iteration's last op end (DS_METRICS_NO_PREVIOUS
+ * when none). DS_ENOMEM when scratch space cannot be had (m untouched). */
+ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t prev_end_ns,
+                             struct ds_metrics *m);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_METRICS_H */

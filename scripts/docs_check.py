@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""docs-check: re-run every command whose output a doc pastes, and compare.
+
+Usage: scripts/docs_check.py [--update] [--list] [FILE.md ...]
+
+A doc marks a pasted output with an HTML comment right before it:
+
+    <!-- docs-check: bin/ddpsim --topo 4gpu --format csv | cut -d, -f1-5 -->
+    ```
+    ...the command's stdout...
+    ```
+
+The command runs with bash (pipefail) in the repository root; it may span
+lines up to `-->`, which are joined with spaces (one shell line: separate
+statements with `;`). The block it checks is the fenced block that follows (its
+lines between the fences, dedented by the fence's indentation), or, when the
+next line is not a fence, the run of non-blank lines that follows (a
+markdown table, an indented block). Lines compare with trailing spaces
+stripped; trailing blank lines do not count.
+
+Variants:
+    <!-- docs-check exit=2: CMD -->      the command must exit 2 (stderr is
+                                          not captured: write 2>&1 to paste it)
+    <!-- docs-check skip: REASON -->      the block is not checked (timings
+                                          of a real run, a published table);
+                                          listed with its reason
+
+Without --update: prints a diff per stale block and exits 1 when any differs
+(2 when a command fails or a marker is malformed). With --update: rewrites
+every stale block in place with the fresh output (atomically, file by file)
+and exits 0 unless a command failed. --list prints the markers and stops.
+
+Default files: README.md, docs/*.md, real/README.md, bench/README.md,
+bench/results/*/README.md.
+Needs bin/ddpsim (make). Standard library only.
+"""
+
+import difflib
+import glob
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MARK = re.compile(r"^\s*<!--\s*docs-check(?:\s+(?P<opt>[a-z]+(?:=\d+)?))?\s*:(?P<body>.*)$")
+FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>```+|~~~+)(?P<info>.*)$")
+TIMEOUT_S = 600  # a guard against a hung command, not a check
+
+
+class Marker:
+    def __init__(self, path, line, opt, command):
+        self.path, self.line, self.opt, self.command = path, line, opt, command
+        self.start = self.end = None  # block lines [start, end) of the file
+        self.indent = ""
+        self.expect_exit = 0
+        self.skip = None
+        self.fenced = None
+
+    def where(self):
+        return "%s:%d" % (os.path.relpath(self.path, ROOT), self.line + 1)
+
+
+def default_files():
+    files = [os.path.join(ROOT, "README.md")]
+    files += sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
+    files += [os.path.join(ROOT, "real", "README.md"), os.path.join(ROOT, "bench", "README.md")]
+    files += sorted(glob.glob(os.path.join(ROOT, "bench", "results", "*", "README.md")))
+    return [f for f in files if os.path.exists(f)]
+
+
+def parse(path, lines):
+    """The markers of one file, with their blocks located."""
+    markers, i = [], 0
+    while i < len(lines):
+        m = MARK.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        first = i
+        body = m.group("body")
+        while "-->" not in body:
+            i += 1
+            if i >= len(lines):
+                raise SyntaxError("%s:%d: docs-check marker without -->" % (path, first + 1))
+            body += " " + lines[i].strip()
+        command = body[: body.index("-->")].strip()
+        mk = Marker(path, first, m.group("opt"), command)
+        opt = mk.opt or ""
+        if opt == "skip":
+            mk.skip = command or "no reason given"
+        elif opt.startswith("exit="):
+            mk.expect_exit = int(opt[5:])
+        elif opt:
+            raise SyntaxError("%s:%d: unknown docs-check option %r (skip, exit=N)"
+                              % (path, first + 1, opt))
+        if not command:
+            raise SyntaxError("%s:%d: docs-check marker without a command" % (path, first + 1))
+        j = i + 1
+        while j < len(lines) and not lines[j].strip():
+            j += 1
+        if j >= len(lines):
+            raise SyntaxError("%s:%d: docs-check marker with no block after it" % (path, first + 1))
+        f = FENCE.match(lines[j])
+        if f:
+            k = j + 1
+            close = re.compile(r"^\s*" + re.escape(f.group("fence")) + r"\s*$")
+            while k < len(lines) and not close.match(lines[k]):
+                k += 1
+            if k >= len(lines):
+                raise SyntaxError("%s:%d: unclosed fence" % (path, j + 1))
+            mk.start, mk.end, mk.indent = j + 1, k, f.group("indent")
+            mk.fenced = True
+        else:
+            k = j
+            while k < len(lines) and lines[k].strip():
+                k += 1
+            mk.start, mk.end = j, k
+            mk.fenced = False
+            mk.indent = re.match(r"^\s*", lines[j]).group(0)
+        markers.append(mk)
+        i = mk.end
+    return markers
+
+
+def normalize(text_lines):
+    out = [l.rstrip() for l in text_lines]
+    while out and not out[-1]:
+        out.pop()
+    return out
+
+
+def block_lines(mk, lines):
+    body = []
+    for l in lines[mk.start:mk.end]:
+        body.append(l[len(mk.indent):] if l.startswith(mk.indent) else l.lstrip())
+    return normalize(body)
+
+
+def run(mk):
+    """stdout lines of the marker's command, or raise RuntimeError."""
+    try:
+        p = subprocess.run(["bash", "-o", "pipefail", "-c", mk.command], cwd=ROOT,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError("%s: command ran over %d s: %s" % (mk.where(), TIMEOUT_S, mk.command))
+    if p.returncode != mk.expect_exit:
+        raise RuntimeError("%s: command exited %d (expected %d): %s\n%s" % (
+            mk.where(), p.returncode, mk.expect_exit, mk.command,
+            p.stderr.decode("utf-8", "replace")[-2000:]))
+    return normalize(p.stdout.decode("utf-8", "replace").split("\n"))
+
+
+def write_atomic(path, text):
+    d = os.path.dirname(path)
+    fd, tmp = tempfile.mkstemp(prefix=".docs-check.", dir=d)
+    try:
+        with os.fdopen(fd, "w") as fp:
+            fp.write(text)
+        os.chmod(tmp, os.stat(path).st_mode & 0o777)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def main(argv):
+    update = "--update" in argv
+    list_only = "--list" in argv
+    files = [os.path.abspath(a) for a in argv if not a.startswith("--")] or default_files()
+    stale = failed = checked = 0
+    skipped = []
+    for path in files:
+        with open(path) as fp:
+            text = fp.read()
+        lines = text.split("\n")
+        try:
+            markers = parse(path, lines)
+        except (SyntaxError, ValueError) as e:
+            print("docs-check: %s" % e, file=sys.stderr)
+            return 2
+        if list_only:
+            for mk in markers:
+                print("%s: %s%s" % (mk.where(), "skip: " if mk.skip else "", mk.command))
+            continue
+        replace = []  # (start, end, new lines)
+        for mk in markers:
+            if mk.skip:
+                skipped.append(mk)
+                continue
+            try:
+                fresh = run(mk)
+            except RuntimeError as e:
+                print("docs-check: %s" % e, file=sys.stderr)
+                failed += 1
+                continue
+            checked += 1
+            old = block_lines(mk, lines)
+            if fresh == old:
+                continue
+            stale += 1
+            if update and mk.fenced is False and "" in fresh:
+                print("docs-check: %s: the output has blank lines, which would end an "
+                      "unfenced block: put it in a fenced block" % mk.where(), file=sys.stderr)
+                failed += 1
+                continue
+            if update:
+                replace.append((mk.start, mk.end, [(mk.indent + l) if l else "" for l in fresh]))
+                print("docs-check: updated %s (%s)" % (mk.where(), mk.command.split("\n")[0]))
+            else:
+                print("docs-check: %s is stale: %s" % (mk.where(), mk.command))
+                sys.stdout.writelines(l + "\n" for l in difflib.unified_diff(
+                    old, fresh, "pasted", "fresh", lineterm="", n=1))
+        if replace:
+            for start, end, new in sorted(replace, reverse=True):
+                lines[start:end] = new
+            write_atomic(path, "\n".join(lines))
+    if list_only:
+        return 0
+    for mk in skipped:
+        print("docs-check: not checked %s (%s)" % (mk.where(), mk.skip))
+    print("docs-check: %d blocks checked, %d %s, %d not checked, %d commands failed"
+          % (checked, stale, "updated" if update else "stale", len(skipped), failed))
+    if failed:
+        return 2
+    return 0 if update or stale == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

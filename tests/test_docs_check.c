@@ -1,0 +1,141 @@
+/*
+ * scripts/docs_check.py (make docs-check): a doc's pasted outputs against
+ * their commands. On a scratch doc: a stale block is found (exit 1, a diff),
+ * --update rewrites exactly the marked blocks (fenced, fenced inside a list
+ * item, an unfenced table) and nothing else, a second --update changes
+ * nothing, a skipped block is listed and left alone, exit=N is honoured and
+ * a failing command is an error (exit 2) that --update does not paper over.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/support.h"
+
+static const char doc[] =
+    "# scratch\n"
+    "\n"
+    "<!-- docs-check: printf 'one\\ntwo\\n' -->\n"
+    "```\n"
+    "one\n"
+    "stale\n"
+    "```\n"
+    "\n"
+    "- a list item:\n"
+    "\n"
+    "  <!-- docs-check: printf 'x  \\n  y\\n'\n"
+    "    | sed 's/x/z/' -->\n"
+    "  ```text\n"
+    "  old\n"
+    "  ```\n"
+    "\n"
+    "<!-- docs-check: printf '| a |\\n| --- |\\n| 1 |\\n' -->\n"
+    "| a |\n"
+    "| --- |\n"
+    "| 0 |\n"
+    "\n"
+    "prose stays\n"
+    "\n"
+    "<!-- docs-check exit=2: echo refused; exit 2 -->\n"
+    "```\n"
+    "refused\n"
+    "```\n"
+    "\n"
+    "<!-- docs-check skip: a timing -->\n"
+    "```\n"
+    "12.3 ms\n"
+    "```\n";
+
+static const char want[] =
+    "# scratch\n"
+    "\n"
+    "<!-- docs-check: printf 'one\\ntwo\\n' -->\n"
+    "```\n"
+    "one\n"
+    "two\n"
+    "```\n"
+    "\n"
+    "- a list item:\n"
+    "\n"
+    "  <!-- docs-check: printf 'x  \\n  y\\n'\n"
+    "    | sed 's/x/z/' -->\n"
+    "  ```text\n"
+    "  z\n"
+    "    y\n"
+    "  ```\n"
+    "\n"
+    "<!-- docs-check: printf '| a |\\n| --- |\\n| 1 |\\n' -->\n"
+    "| a |\n"
+    "| --- |\n"
+    "| 1 |\n"
+    "\n"
+    "prose stays\n"
+    "\n"
+    "<!-- docs-check exit=2: echo refused; exit 2 -->\n"
+    "```\n"
+    "refused\n"
+    "```\n"
+    "\n"
+    "<!-- docs-check skip: a timing -->\n"
+    "```\n"
+    "12.3 ms\n"
+    "```\n";
+
+static struct ds_test_result check(const char *flags, const char *path) {
+  char args[512];
+  snprintf(args, sizeof args, "scripts/docs_check.py %s %s", flags, path);
+  return ds_test_run("", "python3", args);
+}
+
+Test(docs_check, finds_stale_blocks_and_update_rewrites_exactly_them) {
+  char path[] = "/tmp/ddpsim-docs-check-XXXXXX";
+  ds_test_write_temp(path, doc);
+  struct ds_test_result r = check("", path);
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "is stale: printf 'one\\ntwo\\n'") && strstr(r.out, "+two"), "%s",
+            r.out);
+  cr_assert(strstr(r.out, "not checked") && strstr(r.out, "(a timing)"), "%s", r.out);
+  cr_assert(strstr(r.out, "4 blocks checked, 3 stale, 1 not checked, 0 commands failed"),
+            "%s", r.out);
+  ds_test_release(&r);
+  r = check("--update", path);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  ds_test_release(&r);
+  char *got = ds_test_slurp(path);
+  cr_assert_str_eq(got, want);
+  free(got);
+  r = check("--update", path);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "4 blocks checked, 0 updated"), "%s", r.out);
+  ds_test_release(&r);
+  got = ds_test_slurp(path);
+  cr_assert_str_eq(got, want, "a second --update changed the doc");
+  free(got);
+  r = check("", path);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  ds_test_release(&r);
+  unlink(path);
+}
+
+Test(docs_check, a_failing_command_is_an_error_even_with_update) {
+  char path[] = "/tmp/ddpsim-docs-check-XXXXXX";
+  const char *bad = "<!-- docs-check: echo out; exit 3 -->\n```\nout\n```\n";
+  ds_test_write_temp(path, bad);
+  struct ds_test_result r = check("--update", path);
+  cr_assert_eq(r.status, 2, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.err, "command exited 3 (expected 0)"), "%s", r.err);
+  ds_test_release(&r);
+  char *got = ds_test_slurp(path);
+  cr_assert_str_eq(got, bad, "the block was touched");
+  free(got);
+  unlink(path);
+  char path2[] = "/tmp/ddpsim-docs-check-XXXXXX";
+  ds_test_write_temp(path2, "<!-- docs-check: echo x\n");
+  r = check("", path2);
+  cr_assert_eq(r.status, 2, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.err, "marker without -->"), "%s", r.err);
+  ds_test_release(&r);
+  unlink(path2);
+}

@@ -716,7 +716,10 @@ Test(analyze, a_runs_own_trace_analyzes_to_its_summary_for_every_strategy) {
   cr_assert_eq(summary_equals_analyze("--topo 4gpu --strategy dp --world-size 2"), 0);
   summary_equals_analyze("--topo 4gpu --strategy dp");
   cr_assert(summary_equals_analyze("--topo 4gpu --strategy ddp") > 50);
-  cr_assert_eq(summary_equals_analyze("--topo 4gpu --strategy ddp --no-overlap"), 0);
+  /* --no-overlap: only finalize_backward's copies back of the first
+   * buckets run beside the later all-reduces */
+  double nov = summary_equals_analyze("--topo 4gpu --strategy ddp --no-overlap");
+  cr_assert(nov > 0 && nov < 25, "%g", nov);
   summary_equals_analyze("--topo 4gpu --strategy ddp --static-graph");
   summary_equals_analyze("--topo 2node-ib --strategy ddp --model bert-base");
   summary_equals_analyze("--topo 4gpu --strategy ps --ps-mode sync");

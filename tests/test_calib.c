@@ -38,7 +38,10 @@ static void assert_params_eq(const struct ds_compute_params *p,
 
 /* A topology's compute section with values no calibration writes. */
 static struct ds_compute_params topo_params(void) {
-  struct ds_compute_params p = {0.5, 0.7, 4000.0, 0.25, 1, 20000.0, 5000.0};
+  struct ds_compute_params p = {.flops_efficiency = 0.5, .mem_efficiency = 0.7,
+                                .kernel_overhead_ns = 4000.0, .comm_interference = 0.25,
+                                .fp32_uses_tf32 = 1, .host_launch_ns = 20000.0,
+                                .host_replicate_ns = 5000.0};
   return p;
 }
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Re-runs tools/export_model.py and tools/capture_conformance.py with real
 # PyTorch into a temporary directory and diffs the results against the
-# committed files (tools/exported/*.yaml, tests/data/conformance/*.csv).
+# committed files (models/*.yaml, tests/data/conformance/*.csv).
 # Comment lines (versions, dates, commands) are left out of the comparison.
 # Exit 0 when everything matches, 1 on a difference, 2 when PyTorch is
 # missing. TORCH_VENV: the virtual environment (default /root/venv-torch).
@@ -30,7 +30,7 @@ for m in resnet50 mobilenet_v2 vgg16 bert-base gpt2; do
   f=$(echo "$m" | tr - _)
   "$PY" tools/export_model.py "tools/torch_models.py:$f" --name "$m" \
     --output "$TMP/$m.yaml" || { echo "export of $m failed"; exit 1; }
-  same "tools/exported/$m.yaml" "$TMP/$m.yaml"
+  same "models/$m.yaml" "$TMP/$m.yaml"
 done
 "$PY" tools/capture_conformance.py --out "$TMP" || { echo "capture failed"; exit 1; }
 for c in buckets grad_ready saved_bytes; do

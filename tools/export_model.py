@@ -40,6 +40,9 @@ sample:
               in the backward (post-accumulate-grad hooks: the order in
               which DDP's reducer hooks on the same AccumulateGrad nodes
               fire).
+  registration  parameter names in model.parameters()'s order, written
+              only where the layers' forward order lists them otherwise
+              (BERT's token-type embeddings run before the position ones).
 Every quantity is divided by the batch and rounded to an integer.
 
 Usage:
@@ -524,7 +527,8 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         "Params: each tensor once (a tied weight under its first name, in the first layer "
         "using it), in its module's registration order. %s" %
         ("Forward order equals registration order." if not moved else
-         "Forward order differs from registration order for: %s." % ", ".join(moved)),
+         "Forward order differs from registration order for: %s; the `registration` "
+         "list gives model.parameters()'s order." % ", ".join(moved)),
         "fwd_flops/bwd_flops: torch.utils.flop_counter's per-op formulas (matmuls, "
         "attention; elementwise ops 0) attributed to layers by autograd node; convolutions "
         "2*out_elems*(C_in/groups)*kh*kw per pass (forward, input grad, weight grad). "
@@ -580,6 +584,13 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
     out.append("grad_ready:")
     for i in rec.ready:
         out.append("  - %s" % rec.params[i][0])
+    # The file lists each layer's parameters in forward order; where that is
+    # not model.parameters()'s order (BERT's embeddings), say which is.
+    file_order = [i for l in layers for i in l.params]
+    if file_order != sorted(file_order):
+        out.append("registration:")
+        for name, _ in rec.params:
+            out.append("  - %s" % name)
     summary = dict(tot, layers=len(layers), tensors=len(rec.params), numel=numel,
                    fc_fwd=per_sample(fc_fwd, B), fc_bwd=per_sample(fc_bwd, B),
                    saved_outside=per_sample(rec.saved_outside, B))

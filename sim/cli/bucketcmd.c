@@ -67,7 +67,8 @@ static void print_layout(FILE *out, const struct ds_model *m, const char *rule,
   for (int32_t b = 0; b < bk->n; b++) {
     fprintf(out, "%s,%s,%s,%s,%d,%.0f,", m->name, rule, cap, phase, b, bk->b[b].bytes);
     for (int32_t k = 0; k < bk->b[b].count; k++)
-      fprintf(out, "%s%d", k ? " " : "", bk->order[bk->b[b].first + k]);
+      fprintf(out, "%s%d", k ? " " : "",
+              ds_model_registration_index(m, bk->order[bk->b[b].first + k]));
     fputc('\n', out);
   }
 }

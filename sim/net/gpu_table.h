@@ -1,7 +1,7 @@
 /*
  * The GPU table (topologies/gpus.yaml): peak compute per precision, memory
  * size and bandwidth per GPU type, generated from ../shared/data/gpu_specs.csv
- * by tools/gen_models.py.
+ * by tools/gen_gpus.py.
  */
 #ifndef DS_GPU_TABLE_H
 #define DS_GPU_TABLE_H

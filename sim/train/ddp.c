@@ -66,9 +66,9 @@ ds_status ds_ddp_buckets(const struct ds_model *m, int dtype_bytes,
   }
   out->n_order = m->n_params;
   for (int32_t i = 0; i < m->n_params; i++)
-    out->order[i] = layout != DS_BUCKETS_READY ? i
+    out->order[i] = layout != DS_BUCKETS_READY ? ds_model_registered(m, i)
                     : m->grad_ready          ? m->grad_ready[i]
-                                             : m->n_params - 1 - i;
+                                             : ds_model_registered(m, m->n_params - 1 - i);
   bin(m, dtype_bytes, first_cap, layout == DS_BUCKETS_ONE ? 0 : cap, out);
   if (layout == DS_BUCKETS_REGISTRATION && reverse_buckets(out) != DS_OK) {
     ds_ddp_buckets_release(out);

@@ -12,7 +12,7 @@
 
 static const char *const root_keys[] = {"schema_version", "name", "sample",
                                         "default_batch", "optimizer", "input_bytes",
-                                        "output_bytes", "layers", "grad_ready", NULL};
+                                        "output_bytes", "layers", "grad_ready", "registration", NULL};
 static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
                                          "fwd_bytes", "act_bytes", "params",
                                          "class", NULL};
@@ -153,10 +153,10 @@ static int by_name(const void *a, const void *b) {
   return strcmp(((const struct named_param *)a)->name, ((const struct named_param *)b)->name);
 }
 
-/* grad_ready: every parameter's name once, in the order its gradient
- * became ready in a real backward (tools/export_model.py measures it). */
-static ds_status read_grad_ready(struct ds_model *m, const struct ds_cnode *seq,
-                                 struct ds_err *err) {
+/* A list of every parameter's name once (grad_ready, registration) into
+ * *out: the parameters' indices in the list's order. */
+static ds_status read_name_list(struct ds_model *m, const struct ds_cnode *seq,
+                                int32_t **out, struct ds_err *err) {
   size_t n;
   if (!ds_cnode_is_seq(seq))
     return ds_cnode_error(seq, err, "expected a list of parameter names");
@@ -167,8 +167,8 @@ static ds_status read_grad_ready(struct ds_model *m, const struct ds_cnode *seq,
                           "got %zu names", m->n_params, n);
   struct named_param *by = malloc((size_t)m->n_params * sizeof *by);
   char *seen = calloc((size_t)m->n_params, 1);
-  m->grad_ready = malloc((size_t)m->n_params * sizeof *m->grad_ready);
-  if (!by || !seen || !m->grad_ready) { st = DS_ENOMEM; goto out; }
+  *out = malloc((size_t)m->n_params * sizeof **out);
+  if (!by || !seen || !*out) { st = DS_ENOMEM; goto out; }
   for (int32_t i = 0; i < m->n_params; i++) by[i] = (struct named_param){m->params[i].name, i};
   qsort(by, (size_t)m->n_params, sizeof *by, by_name);
   for (size_t i = 0; i < n; i++) {
@@ -189,14 +189,21 @@ static ds_status read_grad_ready(struct ds_model *m, const struct ds_cnode *seq,
       goto out;
     }
     seen[found] = 1;
-    m->grad_ready[i] = found;
-    m->n_grad_ready = (int32_t)i + 1;
+    (*out)[i] = found;
   }
   st = DS_OK;
 out:
   free(by);
   free(seen);
   return st;
+}
+
+int32_t ds_model_registered(const struct ds_model *m, int32_t i) {
+  return m->registration ? m->registration[i] : i;
+}
+
+int32_t ds_model_registration_index(const struct ds_model *m, int32_t p) {
+  return m->registration_index ? m->registration_index[p] : p;
 }
 
 static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) {
@@ -263,8 +270,16 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
     DS_CHECK_GOTO(read_nonneg(&root, "input_bytes", &m->input_bytes, err), st, out);
   if (ds_cmap_get(&root, "output_bytes", &node))
     DS_CHECK_GOTO(read_nonneg(&root, "output_bytes", &m->output_bytes, err), st, out);
-  if (ds_cmap_get(&root, "grad_ready", &node))
-    DS_CHECK_GOTO(read_grad_ready(m, &node, err), st, out);
+  if (ds_cmap_get(&root, "grad_ready", &node)) {
+    DS_CHECK_GOTO(read_name_list(m, &node, &m->grad_ready, err), st, out);
+    m->n_grad_ready = m->n_params;
+  }
+  if (ds_cmap_get(&root, "registration", &node)) {
+    DS_CHECK_GOTO(read_name_list(m, &node, &m->registration, err), st, out);
+    m->registration_index = malloc((size_t)m->n_params * sizeof *m->registration_index);
+    if (!m->registration_index) { st = DS_ENOMEM; goto out; }
+    for (int32_t i = 0; i < m->n_params; i++) m->registration_index[m->registration[i]] = i;
+  }
 out:
   ds_config_free(cfg);
   return st;
@@ -292,6 +307,8 @@ void ds_model_free(struct ds_model *m) {
   free(m->layers);
   free(m->params);
   free(m->grad_ready);
+  free(m->registration);
+  free(m->registration_index);
   free(m->name);
   free(m->path);
   free(m->sample);

@@ -69,6 +69,13 @@ struct ds_model {
    * when present, else 0. */
   int32_t *grad_ready;
   int32_t n_grad_ready;
+  /* PyTorch's registration order (model.parameters()) where the file's
+   * order, the layers' forward order, is not it (key registration,
+   * parameter names; BERT's embeddings): parameter indices in that order,
+   * and each parameter's position in it. NULL: the file's order is it.
+   * Owned; read through ds_model_registered / ds_model_registration_index. */
+  int32_t *registration;
+  int32_t *registration_index;
   int64_t total_numel;
   /* Per sample, for DataParallel's scatter and gather (docs/strategies.md):
    * input_bytes as fed to the model (key input_bytes; default the first
@@ -81,6 +88,12 @@ struct ds_model {
 
 ds_status ds_model_load(const char *path, struct ds_model **out,
                         struct ds_err *err);
+
+/* The parameter at position i of the registration order. */
+int32_t ds_model_registered(const struct ds_model *m, int32_t i);
+/* Parameter p's position in the registration order (what PyTorch's bucket
+ * indices count). */
+int32_t ds_model_registration_index(const struct ds_model *m, int32_t p);
 void ds_model_free(struct ds_model *model);
 
 /* Optimizer state tensors per parameter: 1 for SGD with momentum, 2 for Adam. */

@@ -106,3 +106,30 @@ Test(model, grad_ready_must_list_every_tensor_once) {
               err.msg);
   }
 }
+
+Test(model, registration_gives_pytorchs_parameter_order) {
+  /* The file lists a, b (layer l0) then c (l1), the forward order; where
+   * PyTorch registered c first (model.parameters(): c, a, b, as BERT's
+   * position embeddings come before its token-type ones), `registration`
+   * says so: registration position 0 is c (file index 2), and a sits at
+   * registration position 1. Without the key the file's order is it. */
+  struct ds_model *m;
+  struct ds_err err;
+  cr_assert_eq(load("", "registration: [c, a, b]\n", &m, &err), DS_OK, "%s", err.msg);
+  const int32_t want[] = {2, 0, 1}, pos[] = {1, 2, 0};
+  for (int32_t i = 0; i < 3; i++) {
+    cr_assert_eq(ds_model_registered(m, i), want[i], "position %d", i);
+    cr_assert_eq(ds_model_registration_index(m, i), pos[i], "param %d", i);
+  }
+  ds_model_free(m);
+  cr_assert_eq(load("", "", &m, &err), DS_OK, "%s", err.msg);
+  cr_assert_null(m->registration);
+  for (int32_t i = 0; i < 3; i++) {
+    cr_assert_eq(ds_model_registered(m, i), i);
+    cr_assert_eq(ds_model_registration_index(m, i), i);
+  }
+  ds_model_free(m);
+  cr_assert_eq(load("", "registration: [c, a, a]\n", &m, &err), DS_EINPUT);
+  cr_assert(strstr(err.msg, "key 'registration[2]'") && strstr(err.msg, "\"a\" is listed twice"),
+            "%s", err.msg);
+}

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/train/ddp.h"
+#include "sim/train/model.h"
 #include "tests/support.h"
 
 #define MAX_GROUPS 128
@@ -76,5 +78,35 @@ Test(conformance, ddp_buckets_match_pytorch_byte_for_byte) {
     ds_test_release(&r);
     free(groups[g].rows);
   }
+  free(text);
+}
+
+Test(conformance, saved_activation_bytes_match_pytorch) {
+  /* tests/data/conformance/saved_bytes.csv: what autograd saved in one real
+   * training forward at batch 2 (saved_tensors_hooks, unique storages).
+   * The shipped models are the eager-attention exports, so each eager row
+   * must be exactly what the simulator keeps for backward at that batch
+   * (ds_ddp_saved_bytes in fp32, the activations of peak memory). */
+  char *text = ds_test_slurp("tests/data/conformance/saved_bytes.csv");
+  int rows = 0;
+  for (char *line = text, *next; line && *line; line = next) {
+    char *nl = strchr(line, '\n');
+    next = nl ? nl + 1 : NULL;
+    char model[32], attention[16];
+    long long batch;
+    double total;
+    if (line[0] == '#' || sscanf(line, "%31[^,],%15[^,],%lld,%lf", model, attention, &batch,
+                                 &total) != 4)
+      continue;
+    if (strcmp(attention, "eager") != 0) continue;
+    char path[64];
+    snprintf(path, sizeof path, "models/%s.yaml", model);
+    struct ds_model *m = ds_test_model(path);
+    struct ds_precision fp32 = {4, 4, 0};
+    cr_assert_float_eq(ds_ddp_saved_bytes(m, &fp32, batch), total, 0.5, "%s", model);
+    ds_model_free(m);
+    rows++;
+  }
+  cr_assert_eq(rows, 5, "the five shipped models");
   free(text);
 }

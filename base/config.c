@@ -576,25 +576,25 @@ ds_status ds_cnode_number(const struct ds_cnode *node, double *out,
 
 ds_status ds_cnode_bytes(const struct ds_cnode *node, double *out_bytes,
                          struct ds_err *err) {
-  return convert(node, "a size like \"25MiB\"", ds_units_parse_bytes,
+  return convert(node, "a size like \"25MiB\" (at most 1e18 bytes)", ds_units_parse_bytes,
                  out_bytes, err);
 }
 
 ds_status ds_cnode_bw(const struct ds_cnode *node, double *out_bytes_per_s,
                       struct ds_err *err) {
-  return convert(node, "a bandwidth like \"25GBps\"", ds_units_parse_bw,
+  return convert(node, "a bandwidth like \"25GBps\" (from 1 Bps to 1e15 Bps)", ds_units_parse_bw,
                  out_bytes_per_s, err);
 }
 
 ds_status ds_cnode_time_ns(const struct ds_cnode *node, double *out_ns,
                            struct ds_err *err) {
-  return convert(node, "a time like \"1.5us\"", ds_units_parse_time_ns, out_ns,
+  return convert(node, "a time like \"1.5us\" (at most 1e6 s)", ds_units_parse_time_ns, out_ns,
                  err);
 }
 
 ds_status ds_cnode_flops(const struct ds_cnode *node, double *out_flops_per_s,
                          struct ds_err *err) {
-  return convert(node, "a compute rate like \"312TFLOPS\"",
+  return convert(node, "a compute rate like \"312TFLOPS\" (from 1 to 1e21 FLOPS)",
                  ds_units_parse_flops, out_flops_per_s, err);
 }
 

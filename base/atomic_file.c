@@ -2,30 +2,188 @@
  * Atomic output files: every output goes to "<path>.tmp.XXXXXX" in the
  * target's directory (so rename() stays within one file system) and is
  * renamed over the target only after fflush, fsync and fclose succeeded.
+ * Only regular files are replaced: a symlink is followed to its target, a
+ * FIFO or a device is written through, anything else refused.
  *
  * Key invariant: while af->tmp_path is set the temporary file exists and
- * belongs to af; commit and abort both remove it unless it became the
- * target, and both leave af zeroed.
+ * belongs to af, and it is listed in the process's table of live temporary
+ * files, which a fatal signal's handler unlinks (async-signal-safe: a fixed
+ * array of pointers, unlink, raise); commit and abort both remove it unless
+ * it became the target, and both leave af zeroed.
  */
 #include "base/atomic_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* ---- temporary files a fatal signal removes ---------------------------- */
+
+#define LIVE_MAX 64
+static char *volatile live[LIVE_MAX];
+static volatile pid_t live_pid[LIVE_MAX];
+static int handlers_installed;
+
+static const int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
+
+static void on_fatal_signal(int sig) {
+  int saved = errno;
+  pid_t me = getpid();
+  /* Only this process's files: a forked child inherits the table. */
+  for (int i = 0; i < LIVE_MAX; i++)
+    if (live[i] && live_pid[i] == me) unlink(live[i]);
+  signal(sig, SIG_DFL);
+  errno = saved;
+  raise(sig);
+}
+
+static void install_handlers(void) {
+  if (handlers_installed) return;
+  handlers_installed = 1;
+  for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++) {
+    struct sigaction old, sa;
+    if (sigaction(fatal_signals[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(fatal_signals[i], &sa, NULL);
+  }
+  /* A file-size limit kills by default; ignored, the write fails with
+   * EFBIG and the ordinary error path removes the file. */
+  struct sigaction old;
+  if (sigaction(SIGXFSZ, NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+    signal(SIGXFSZ, SIG_IGN);
+}
+
+static void live_add(char *tmp) {
+  install_handlers();
+  for (int i = 0; i < LIVE_MAX; i++)
+    if (!live[i]) {
+      live_pid[i] = getpid();
+      live[i] = tmp;
+      return;
+    }
+}
+
+static void live_remove(const char *tmp) {
+  for (int i = 0; i < LIVE_MAX; i++)
+    if (live[i] == tmp) live[i] = NULL;
+}
+
+/* ---- paths --------------------------------------------------------------- */
+
+/* The path a write to `path` lands on: symlinks followed (40 at most, as
+ * the kernel does), a dangling one to the file it would create. Returns
+ * an owned string, or NULL with errno set. */
+static char *resolve(const char *path) {
+  char *cur = strdup(path);
+  for (int hops = 0; cur && hops < 40; hops++) {
+    struct stat st;
+    if (lstat(cur, &st) != 0) {
+      if (errno == ENOENT) return cur;
+      free(cur);
+      return NULL;
+    }
+    if (!S_ISLNK(st.st_mode)) return cur;
+    char buf[4096];
+    ssize_t n = readlink(cur, buf, sizeof buf - 1);
+    if (n < 0) {
+      free(cur);
+      return NULL;
+    }
+    buf[n] = '\0';
+    char *next;
+    const char *slash = strrchr(cur, '/');
+    if (buf[0] == '/' || !slash) {
+      next = strdup(buf);
+    } else {
+      size_t dl = (size_t)(slash - cur) + 1;
+      next = malloc(dl + (size_t)n + 1);
+      if (next) memcpy(next, cur, dl), memcpy(next + dl, buf, (size_t)n + 1);
+    }
+    free(cur);
+    cur = next;
+  }
+  if (cur) {
+    free(cur);
+    errno = ELOOP;
+  }
+  return NULL;
+}
+
+static char *dir_of(const char *path) {
+  const char *slash = strrchr(path, '/');
+  return slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+}
+
+ds_status ds_atomic_file_check(const char *flag, const char *path, struct ds_err *err) {
+  if (path == NULL || path[0] == '\0')
+    return ds_err_set(err, DS_EUSAGE, "option %s: expected a value, got an empty string",
+                      flag);
+  if (strcmp(path, "-") == 0) return DS_OK;
+  char *target = resolve(path);
+  if (!target)
+    return ds_err_set(err, DS_EIO, "%s %s: cannot follow the path: %s", flag, path,
+                      strerror(errno));
+  ds_status rc = DS_OK;
+  struct stat st;
+  if (stat(target, &st) == 0) {
+    if (S_ISDIR(st.st_mode))
+      rc = ds_err_set(err, DS_EIO, "%s %s: is a directory, not a file", flag, path);
+    else if (S_ISSOCK(st.st_mode))
+      rc = ds_err_set(err, DS_EIO, "%s %s: is a socket, not a file", flag, path);
+    else if (!S_ISREG(st.st_mode) && access(target, W_OK) != 0)
+      rc = ds_err_set(err, DS_EIO, "%s %s: cannot write: %s", flag, path, strerror(errno));
+  }
+  if (rc == DS_OK && (stat(target, &st) != 0 || S_ISREG(st.st_mode))) {
+    /* Replaced by a rename: the directory must take a new file. */
+    char *dir = dir_of(target);
+    struct stat ds;
+    if (!dir)
+      rc = ds_err_set(err, DS_ENOMEM, "out of memory");
+    else if (stat(dir, &ds) != 0 || !S_ISDIR(ds.st_mode))
+      rc = ds_err_set(err, DS_EIO, "%s %s: directory %s does not exist", flag, path, dir);
+    else if (access(dir, W_OK | X_OK) != 0)
+      rc = ds_err_set(err, DS_EIO, "%s %s: directory %s is not writable: %s", flag, path,
+                      dir, strerror(errno));
+    free(dir);
+  }
+  free(target);
+  return rc;
+}
+
+/* ---- the file ------------------------------------------------------------ */
+
 static void release(struct ds_atomic_file *af) {
+  if (af->tmp_path) live_remove(af->tmp_path);
   free(af->path);
   free(af->tmp_path);
   af->fp = NULL;
   af->path = NULL;
   af->tmp_path = NULL;
+  af->direct = 0;
 }
 
 static int is_stdout(const struct ds_atomic_file *af) {
-  return af->fp == stdout && af->tmp_path == NULL;
+  return af->fp == stdout && af->tmp_path == NULL && !af->direct;
+}
+
+/* Opens a FIFO or a device as it is: no temporary file, no rename. */
+static ds_status open_direct(const char *path, struct ds_atomic_file *af,
+                             struct ds_err *err) {
+  int fd = open(af->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0 || !(af->fp = fdopen(fd, "w"))) {
+    int e = errno;
+    if (fd >= 0) close(fd);
+    release(af);
+    return ds_err_set(err, DS_EIO, "%s: cannot open for writing: %s", path, strerror(e));
+  }
+  af->direct = 1;
+  return DS_OK;
 }
 
 ds_status ds_atomic_file_open(const char *path, struct ds_atomic_file *af,
@@ -35,17 +193,34 @@ ds_status ds_atomic_file_open(const char *path, struct ds_atomic_file *af,
     af->fp = stdout;
     return DS_OK;
   }
+  if (path[0] == '\0') return ds_err_set(err, DS_EUSAGE, "an output path is empty");
   static const char suffix[] = ".tmp.XXXXXX";
-  size_t len = strlen(path);
-  af->path = malloc(len + 1);
+  af->path = resolve(path);
+  if (!af->path) {
+    int e = errno;
+    release(af);
+    return ds_err_set(err, e == ENOMEM ? DS_ENOMEM : DS_EIO, "%s: cannot follow the path: %s",
+                      path, strerror(e));
+  }
+  struct stat st;
+  if (stat(af->path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+      return open_direct(path, af, err);
+    release(af);
+    return ds_err_set(err, DS_EIO, "%s: is a %s, not a file", path,
+                      S_ISDIR(st.st_mode) ? "directory" : "socket or other special file");
+  }
+  size_t len = strlen(af->path);
   af->tmp_path = malloc(len + sizeof suffix);
-  if (!af->path || !af->tmp_path) {
+  if (!af->tmp_path) {
     release(af);
     return ds_err_set(err, DS_ENOMEM, "%s: out of memory", path);
   }
-  memcpy(af->path, path, len + 1);
-  memcpy(af->tmp_path, path, len);
+  memcpy(af->tmp_path, af->path, len);
   memcpy(af->tmp_path + len, suffix, sizeof suffix);
+  /* Listed before it exists, so no signal can fall between creation and
+   * listing; unlinking a name not yet created is harmless. */
+  live_add(af->tmp_path);
   int fd = mkstemp(af->tmp_path);
   if (fd < 0) {
     int e = errno;
@@ -74,9 +249,7 @@ ds_status ds_atomic_file_open(const char *path, struct ds_atomic_file *af,
 /* Makes the rename itself durable; a failure here does not undo the
  * (already visible) new file, so it is not reported. */
 static void sync_dir(const char *path) {
-  const char *slash = strrchr(path, '/');
-  char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path))
-                    : strdup(".");
+  char *dir = dir_of(path);
   if (!dir) return;
   int fd = open(dir, O_RDONLY);
   if (fd >= 0) {
@@ -90,28 +263,30 @@ ds_status ds_atomic_file_commit(struct ds_atomic_file *af, struct ds_err *err) {
   if (!af->fp) return ds_err_set(err, DS_EINTERNAL, "commit of a closed file");
   if (is_stdout(af)) {
     int bad = fflush(stdout) != 0 || ferror(stdout);
+    int e = errno;
     release(af);
     return bad ? ds_err_set(err, DS_EIO, "writing to standard output failed: %s",
-                            strerror(errno))
+                            strerror(e))
                : DS_OK;
   }
   const char *step = "write";
   int bad = 0;
   if (fflush(af->fp) != 0 || ferror(af->fp)) bad = 1;
-  if (!bad && fsync(fileno(af->fp)) != 0) step = "fsync", bad = 1;
+  /* fsync means nothing on a FIFO or a device (EINVAL); it is skipped. */
+  if (!bad && !af->direct && fsync(fileno(af->fp)) != 0) step = "fsync", bad = 1;
   int e = errno;
   if (fclose(af->fp) != 0 && !bad) step = "close", bad = 1, e = errno;
   af->fp = NULL;
-  if (!bad && rename(af->tmp_path, af->path) != 0)
+  if (!bad && !af->direct && rename(af->tmp_path, af->path) != 0)
     step = "rename", bad = 1, e = errno;
   if (bad) {
-    unlink(af->tmp_path);
+    if (af->tmp_path) unlink(af->tmp_path);
     ds_status st = ds_err_set(err, DS_EIO, "%s: %s failed: %s", af->path, step,
                               strerror(e));
     release(af);
     return st;
   }
-  sync_dir(af->path);
+  if (!af->direct) sync_dir(af->path);
   release(af);
   return DS_OK;
 }
@@ -127,6 +302,6 @@ void ds_atomic_file_abort(struct ds_atomic_file *af) {
     return;
   }
   fclose(af->fp);
-  unlink(af->tmp_path);
+  if (af->tmp_path) unlink(af->tmp_path);
   release(af);
 }

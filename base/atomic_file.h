@@ -2,6 +2,15 @@
  * Atomic output files: write to a temporary file in the target's directory,
  * then rename it over the target. Readers of the target see the old file or
  * the complete new one, never a half-written one.
+ *
+ * Only a regular file (or a path that does not exist) is replaced. A
+ * symbolic link is followed and its target replaced; a FIFO or a character
+ * or block device is written through (opened as it is, never renamed
+ * over); a directory or a socket is refused. Temporary files are removed
+ * on every error path, and also when the process dies of SIGINT, SIGTERM,
+ * SIGHUP, SIGQUIT or SIGPIPE (a handler installed on first use, where the
+ * signal's disposition was the default); SIGXFSZ (a file-size limit) is
+ * ignored so that the write fails with EFBIG and the error path cleans up.
  */
 #ifndef DS_ATOMIC_FILE_H
 #define DS_ATOMIC_FILE_H
@@ -16,12 +25,20 @@ extern "C" {
 
 struct ds_atomic_file {
   FILE *fp;          /* write here */
-  char *path;        /* final path (owned) */
-  char *tmp_path;    /* temporary path (owned) */
+  char *path;        /* final path (owned; a symlink's target, resolved) */
+  char *tmp_path;    /* temporary path (owned); NULL when writing through */
+  int direct;        /* a FIFO or device: fp writes to path itself */
 };
 
-/* Opens a temporary file next to path ("path.tmp.XXXXXX", mkstemp). "-"
- * means standard output: fp is stdout and commit/abort only flush. */
+/* Checks, before any work, that path can be written as an output: not
+ * empty, not a directory or socket, a symlink that resolves, and a
+ * directory that exists and is writable. `flag` ("--trace") starts the
+ * message. DS_EUSAGE for an empty path, DS_EIO otherwise. "-" is fine. */
+ds_status ds_atomic_file_check(const char *flag, const char *path, struct ds_err *err);
+
+/* Opens a temporary file next to path ("path.tmp.XXXXXX", mkstemp), or
+ * path itself when it is a FIFO or a device (see above). "-" means standard
+ * output: fp is stdout and commit/abort only flush. */
 ds_status ds_atomic_file_open(const char *path, struct ds_atomic_file *af,
                               struct ds_err *err);
 /* Flushes, fsyncs, closes and renames the temporary file over the target.

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/cli.h"
+#include "base/outputs.h"
 
 static const char usage[] =
     "usage: ddpreal --schedule SCHEDULE.csv --trace MEASURED.csv [options]\n"
@@ -101,6 +102,8 @@ ds_status ds_real_options_parse(int argc, char **argv, struct ds_real_options *o
   o->device = DS_REAL_DEVICE_CPU;
 #endif
   o->compute = DS_COMPUTE_SPIN;
+  char seen[16][64];
+  int n_seen = 0;
   for (int i = 1; i < argc; i++) {
     char flag[64];
     const char *arg = argv[i], *value = NULL, *eq = strchr(arg, '=');
@@ -121,6 +124,11 @@ ds_status ds_real_options_parse(int argc, char **argv, struct ds_real_options *o
     } else if (!needs && value) {
       return ds_err_set(err, DS_EUSAGE, "option %s takes no value", flag);
     }
+    /* A repeated flag is refused, not silently replaced by its last value. */
+    for (int j = 0; j < n_seen; j++)
+      if (strcmp(seen[j], flag) == 0)
+        return ds_err_set(err, DS_EUSAGE, "option %s given twice", flag);
+    if (n_seen < (int)(sizeof seen / sizeof *seen)) snprintf(seen[n_seen++], sizeof *seen, "%s", flag);
     DS_CHECK(apply(o, flag, value, err));
   }
   if (o->help || o->version) return DS_OK;
@@ -130,5 +138,8 @@ ds_status ds_real_options_parse(int argc, char **argv, struct ds_real_options *o
   if (!o->trace)
     return ds_err_set(err, DS_EUSAGE,
                       "missing --trace (where to write the measured trace; see ddpreal --help)");
-  return DS_OK;
+  /* Before any iteration runs: the trace can be written and is not the
+   * schedule (issue #15, defects 4 and 11). */
+  const struct ds_path_arg out = {"--trace", o->trace}, in = {"--schedule", o->schedule};
+  return ds_outputs_check(&out, 1, &in, 1, err);
 }

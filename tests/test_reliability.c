@@ -31,6 +31,13 @@ static __attribute__((unused)) int count_entries(const char *dir) {
   return n;
 }
 
+static void write_file(const char *path, const char *text) {
+  FILE *fp = fopen(path, "w");
+  cr_assert_not_null(fp, "%s", path);
+  fputs(text, fp);
+  fclose(fp);
+}
+
 /* tests/data/tiny-topo.yaml on an A100 (a temporary file is not beside the
  * test GPU table), with one line replaced by `line`. */
 static void write_topo(char *path, const char *link_lat, const char *link_bw) {
@@ -115,4 +122,89 @@ Test(reliability, a_duration_past_the_clock_is_an_input_error) {
   ds_test_release(&r);
   unlink(topo);
   unlink(model);
+}
+
+/* Defect 4: with --trace T --chrome BAD, T was replaced before the
+ * --chrome write failed. Every output is checked before the work, so T is
+ * untouched. Same for ddpreal, which ran every iteration before finding
+ * that --trace's directory did not exist or that --trace was empty. */
+Test(reliability, a_bad_output_is_found_before_any_other_is_written) {
+  char dir[] = "/tmp/ddpsim-rel-XXXXXX", args[1000], t[300];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(t, sizeof t, "%s/t.csv", dir);
+  write_file(t, "old");
+  snprintf(args, sizeof args, "--topo 4gpu --trace %s --chrome %s/no-dir/c.json", t, dir);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 1, "status %d, stderr %s", r.status, r.err);
+  cr_assert(strstr(r.err, "--chrome") && strstr(r.err, "does not exist"), "stderr %s", r.err);
+  cr_assert_str_eq(r.out, "");
+  ds_test_release(&r);
+  char *text = ds_test_slurp(t);
+  cr_assert_str_eq(text, "old", "--trace was replaced before --chrome failed");
+  free(text);
+  cr_assert_eq(count_entries(dir), 1);
+
+  /* ddpreal: refused before the schedule is even read. */
+  snprintf(args, sizeof args, "--device cpu --schedule x.csv "
+                              "--trace %s/no-dir/m.csv", dir);
+  r = ds_test_run("", ds_test_ddpreal(), args);
+  cr_assert_eq(r.status, 1, "status %d, stderr %s", r.status, r.err);
+  cr_assert(strstr(r.err, "--trace") && strstr(r.err, "does not exist"), "stderr %s", r.err);
+  ds_test_release(&r);
+  r = ds_test_run("", ds_test_ddpreal(), "--schedule x.csv --trace ''");
+  cr_assert_eq(r.status, 2, "status %d, stderr %s", r.status, r.err);
+  cr_assert(strstr(r.err, "option --trace: expected a value, got an empty string"), "%s", r.err);
+  ds_test_release(&r);
+  unlink(t);
+  rmdir(dir);
+}
+
+/* Defect 11: a repeated flag kept its last value without a word; --trace X
+ * --schedule X wrote one file twice; --trace could overwrite the input
+ * topology. */
+Test(reliability, colliding_outputs_and_repeated_flags_are_refused) {
+  char dir[] = "/tmp/ddpsim-rel-XXXXXX", args[1000], topo[300];
+  cr_assert_not_null(mkdtemp(dir));
+  ds_test_ddpsim_refuses("--topo 4gpu --batch 8 --batch 16", "option --batch given twice");
+  snprintf(args, sizeof args, "--topo 4gpu --trace %s/x --schedule %s/./x", dir, dir);
+  ds_test_ddpsim_refuses(args, "both write the same file");
+  snprintf(topo, sizeof topo, "%s/topo.yaml", dir);
+  char *text = ds_test_slurp("topologies/4gpu.yaml");
+  write_file(topo, text);
+  snprintf(args, sizeof args, "--topo %s --trace %s", topo, topo);
+  ds_test_ddpsim_refuses(args, "would overwrite the input of --topo");
+  char *after = ds_test_slurp(topo);
+  cr_assert_str_eq(after, text, "the topology was overwritten");
+  free(after);
+  free(text);
+  struct ds_test_result r =
+      ds_test_run("", ds_test_ddpreal(), "--schedule a.csv --trace b.csv --trace c.csv");
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "option --trace given twice"), "%s", r.err);
+  ds_test_release(&r);
+  unlink(topo);
+  cr_assert_eq(count_entries(dir), 0);
+  rmdir(dir);
+}
+
+/* Defect 3: a trace through a symlink replaced the link with a file; now
+ * the link's target gets the trace and the link stays. */
+Test(reliability, a_trace_through_a_symlink_lands_on_its_target) {
+  char dir[] = "/tmp/ddpsim-rel-XXXXXX", args[1000], link[300], target[300];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(link, sizeof link, "%s/link.csv", dir);
+  snprintf(target, sizeof target, "%s/real.csv", dir);
+  cr_assert_eq(symlink("real.csv", link), 0);
+  snprintf(args, sizeof args, "--topo 4gpu --trace %s", link);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 0, "stderr %s", r.err);
+  ds_test_release(&r);
+  struct stat st;
+  cr_assert_eq(lstat(link, &st), 0);
+  cr_assert(S_ISLNK(st.st_mode), "the symlink was replaced");
+  cr_assert_eq(stat(target, &st), 0);
+  cr_assert(st.st_size > 1000, "the target holds no trace");
+  unlink(link);
+  unlink(target);
+  rmdir(dir);
 }

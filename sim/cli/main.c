@@ -10,11 +10,36 @@
 #include <string.h>
 
 #include "analysis/analyze.h"
+#include "base/lookup.h"
+#include "base/outputs.h"
 #include "sim/cli/timeline.h"
 #include "sim/cli/collbench.h"
 #include "sim/cli/options.h"
 #include "sim/cli/run.h"
 #include "sim/cli/topocmd.h"
+
+/* Every output checked before any work (issue #15, defects 4 and 11): it
+ * can be written, no two outputs name one file, none is an input. */
+static ds_status check_outputs(const struct ds_options *o, struct ds_err *err) {
+  static char topo[4096], model[4096];
+  struct ds_err ignored = {0};
+  const char *topo_path =
+      o->topo && ds_lookup_file("topologies", "topology", o->topo, topo, sizeof topo,
+                                &ignored) == DS_OK ? topo : NULL;
+  const char *model_path =
+      o->model && ds_lookup_file("models", "model", o->model, model, sizeof model,
+                                 &ignored) == DS_OK ? model : NULL;
+  const struct ds_path_arg outs[] = {{"--trace", o->trace},
+                                     {"--schedule", o->schedule},
+                                     {"--chrome", o->chrome},
+                                     {"--plot", o->plot}};
+  const struct ds_path_arg ins[] = {{"--topo", topo_path},
+                                    {"--model", model_path},
+                                    {"--calib", o->calib},
+                                    {"--measured", o->measured}};
+  return ds_outputs_check(outs, sizeof outs / sizeof *outs, ins, sizeof ins / sizeof *ins,
+                          err);
+}
 
 static int finish(ds_status st, const struct ds_err *err) {
   if (st != DS_OK) {
@@ -42,6 +67,7 @@ int main(int argc, char **argv) {
     puts("ddpsim " DS_VERSION);
     return 0;
   }
+  if (st == DS_OK) st = check_outputs(&opt, &err);
   /* --chrome, and --plot with nothing swept, draw the run's own trace. */
   if (st == DS_OK && (opt.chrome || opt.plot_timeline))
     st = ds_timeline_run(&opt, stdout, &err);

@@ -208,3 +208,24 @@ Test(reliability, a_trace_through_a_symlink_lands_on_its_target) {
   unlink(target);
   rmdir(dir);
 }
+
+/* Defect 12: a standard output that cannot be written (`> /dev/full`)
+ * exited 1 with no message, and --help exited 0. The redirection is inside
+ * the shell command, so it wins over the capture. */
+Test(reliability, an_unwritable_stdout_is_a_failure_with_a_message) {
+  static const char *const cases[][2] = {
+      {"ddpsim", "--topo 4gpu"},       {"ddpsim", "--help"},
+      {"ddpsim", "--version"},         {"ddpsim", "collective --topo 4gpu -b 8 -e 64"},
+      {"ddpreal", "--help"},           {"ddpreal", "--version"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    const char *bin = strcmp(cases[i][0], "ddpsim") == 0 ? ds_test_ddpsim() : ds_test_ddpreal();
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "sh -c '%s %s >/dev/full'", bin, cases[i][1]);
+    struct ds_test_result r = ds_test_run("", cmd, "");
+    cr_assert_eq(r.status, 1, "%s %s: status %d", cases[i][0], cases[i][1], r.status);
+    cr_assert(strstr(r.err, "writing to standard output failed: No space left on device"),
+              "%s %s: stderr \"%s\"", cases[i][0], cases[i][1], r.err);
+    ds_test_release(&r);
+  }
+}

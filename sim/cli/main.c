@@ -6,6 +6,7 @@
  * measured trace, or measures one. Maps statuses to exit codes: 0 ok, 2
  * usage or input error, 1 failure.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,12 +42,22 @@ static ds_status check_outputs(const struct ds_options *o, struct ds_err *err) {
                           err);
 }
 
+/* A standard output that cannot take what was printed (`> /dev/full`, a
+ * closed pipe) is a failure with a message, for --help too (defect 12). */
+static int flush_stdout(void) {
+  errno = 0;
+  if (fflush(stdout) == 0 && !ferror(stdout)) return 0;
+  fprintf(stderr, "ddpsim: writing to standard output failed: %s\n",
+          errno ? strerror(errno) : "write error");
+  return 1;
+}
+
 static int finish(ds_status st, const struct ds_err *err) {
   if (st != DS_OK) {
     fprintf(stderr, "ddpsim: %s\n", err->msg[0] ? err->msg : ds_status_message(st));
     return ds_status_exit_code(st);
   }
-  return fflush(stdout) == 0 ? 0 : 1;
+  return flush_stdout();
 }
 
 int main(int argc, char **argv) {
@@ -61,11 +72,11 @@ int main(int argc, char **argv) {
   ds_status st = ds_options_parse(argc, argv, &opt, &err);
   if (st == DS_OK && opt.help) {
     ds_options_print_usage(stdout);
-    return 0;
+    return flush_stdout();
   }
   if (st == DS_OK && opt.version) {
     puts("ddpsim " DS_VERSION);
-    return 0;
+    return flush_stdout();
   }
   if (st == DS_OK) st = check_outputs(&opt, &err);
   /* --chrome, and --plot with nothing swept, draw the run's own trace. */

@@ -77,6 +77,8 @@ Test(reliability, a_huge_kernel_overhead_in_a_calibration_is_refused) {
   char calib[] = "/tmp/ddpsim-rel-calib-XXXXXX", args[256];
   ds_test_write_temp(calib, "schema_version: 1\ncompute:\n  kernel_overhead: 1e10s\n");
   snprintf(args, sizeof args, "--topo 4gpu --calib %s", calib);
+  /* Defect 10: the message names the flag as well as the file. */
+  ds_test_ddpsim_refuses(args, "option --calib: ");
   ds_test_ddpsim_refuses(args, ":3:20: key 'kernel_overhead': expected a time");
   unlink(calib);
 }
@@ -228,4 +230,36 @@ Test(reliability, an_unwritable_stdout_is_a_failure_with_a_message) {
               "%s %s: stderr \"%s\"", cases[i][0], cases[i][1], r.err);
     ds_test_release(&r);
   }
+}
+
+/* Defects 7 and 10: a trace row with rank 49,999,999 made `ddpsim analyze`
+ * size per-rank arrays by it (5.3 GB, 35 s); it is refused at its line. A
+ * bad ddpreal --schedule names the flag and the op's line. */
+Test(reliability, absurd_ranks_and_bad_schedules_are_located) {
+  char trace[] = "/tmp/ddpsim-rel-trace-XXXXXX", args[256];
+  ds_test_write_temp(trace,
+                     "# ddpsim-trace v1\n"
+                     "id,rank,stream,kind,name,layer,bucket,coll,root,algo,bytes,flops,dur_us,"
+                     "deps,source,iter,start_us,end_us\n"
+                     "0,49999999,compute,fwd,a,0,-1,-1,-1,,0,0,1,,real,0,0,1\n");
+  snprintf(args, sizeof args, "analyze %s", trace);
+  ds_test_ddpsim_refuses(args, ":3: column 'rank': rank 49999999 in a file of 1 rows");
+  unlink(trace);
+
+  char sched[] = "/tmp/ddpsim-rel-sched-XXXXXX";
+  ds_test_write_temp(sched,
+                     "# ddpsim-schedule v1\n"
+                     "id,rank,stream,kind,name,layer,bucket,coll,root,algo,bytes,flops,dur_us,"
+                     "deps\n"
+                     "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,\n"
+                     "1,0,compute,fwd,b,0,-1,-1,-1,,0,0,1,7\n");
+  snprintf(args, sizeof args, "--device cpu --schedule %s --trace /tmp/ddpsim-rel-unused.csv",
+           sched);
+  struct ds_test_result r = ds_test_run("", ds_test_ddpreal(), args);
+  cr_assert_eq(r.status, 2, "status %d, stderr %s", r.status, r.err);
+  char want[256];
+  snprintf(want, sizeof want, "option --schedule: %s:4: op 1: dependency 7", sched);
+  cr_assert(strstr(r.err, want), "stderr %s", r.err);
+  ds_test_release(&r);
+  unlink(sched);
 }

@@ -146,6 +146,9 @@ int ds_schedule_find(struct ds_schedule *s, int64_t id, size_t *index);
  * order is a topological order), ops of one collective on distinct ranks,
  * of one kind and with equal bytes. On failure err names the op id. */
 ds_status ds_schedule_validate(struct ds_schedule *s, struct ds_err *err);
+/* The same; on failure *bad is the index of the op the message is about
+ * (its row, for a reader that knows rows' lines), or SIZE_MAX. */
+ds_status ds_schedule_validate_at(struct ds_schedule *s, size_t *bad, struct ds_err *err);
 
 const char *ds_stream_name(enum ds_stream stream);
 /* Returns 0 and sets *out when name is a stream name, -1 otherwise. */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/config.h"
@@ -414,9 +415,57 @@ Test(config, syntax_error) {
                         "that cannot start any token while scanning for the "
                         "next token (started at line 2, column 1)");
 
-  /* Bytes that are not UTF-8 are a reader error, located by byte offset. */
+  /* Bytes that are not UTF-8 are a reader error; libyaml gives a byte
+   * offset, the message a line and column (issue #15, defect 10). */
   msg = load_fail("a: \xff\n", &err);
-  cr_assert(strstr(msg, "t.yaml: invalid text at byte 3: ") == msg, "%s", msg);
+  cr_assert(strstr(msg, "t.yaml:1:4: invalid text: ") == msg, "%s", msg);
+  msg = load_fail("a: 1\nbb: \xc3\xa9\xff\n", &err);
+  cr_assert(strstr(msg, "t.yaml:2:6: invalid text: ") == msg, "%s", msg);
+}
+
+/* Deep nesting is refused before libyaml builds it: 100 KB of unclosed '['
+ * cost 27-29 s of CPU in every YAML reader (issue #15, defect 2). 64 levels
+ * are accepted, the 65th is refused at its position; the refusal of 100,000
+ * levels takes well under a second. */
+Test(config, deep_nesting_is_refused_quickly) {
+  char text[200];
+  memset(text, '[', 64);
+  memset(text + 64, ']', 64);
+  text[128] = '\0';
+  struct ds_config *cfg = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_config_load_string("t.yaml", text, &cfg, &err), DS_OK, "%s", err.msg);
+  ds_config_free(cfg);
+  cfg = NULL;
+  memset(text, '[', 65);
+  text[65] = '\0';
+  cr_assert_eq(ds_config_load_string("t.yaml", text, &cfg, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml:1:65: nested more than 64 levels deep (a ddpsim file "
+                            "needs a few; is a bracket not closed?)");
+  size_t n = 100000;
+  char *deep = malloc(n + 1);
+  memset(deep, '[', n);
+  deep[n] = '\0';
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  cr_assert_eq(ds_config_load_string("t.yaml", deep, &cfg, &err), DS_EINPUT);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  cr_assert_lt(s, 1.0, "took %.2f s", s);
+  cr_assert(strstr(err.msg, "nested more than 64 levels"), "%s", err.msg);
+  free(deep);
+}
+
+/* A file past 16 MiB is refused before it is parsed. */
+Test(config, huge_files_are_refused) {
+  char path[] = "/tmp/ddpsim_test_config_XXXXXX";
+  ds_test_write_temp(path, "a: 1\n");
+  cr_assert_eq(truncate(path, (off_t)DS_CONFIG_BYTES_MAX + 1), 0);
+  struct ds_config *cfg = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_config_load(path, &cfg, &err), DS_EINPUT);
+  cr_assert(strstr(err.msg, "more than 16 MiB"), "%s", err.msg);
+  unlink(path);
 }
 
 /* A scalar quoted in a message is escaped and cut, so the message stays

@@ -263,3 +263,10 @@ Test(reliability, absurd_ranks_and_bad_schedules_are_located) {
   ds_test_release(&r);
   unlink(sched);
 }
+
+/* Defect 8: `-e 1M -f 1.0000001` asked for about 1.2e8 identical rows. */
+Test(reliability, a_collective_sweep_of_too_many_sizes_is_refused) {
+  ds_test_ddpsim_refuses("collective --topo 4gpu -b 8 -e 1M -f 1.0000001",
+                         "options -b, -e and -f: 117835027 sizes from 8 to 1.04858e+06 "
+                         "bytes; at most 1000 (give a larger -f)");
+}

@@ -237,6 +237,23 @@ Test(real_cpu, unreadable_schedule_exit_2) {
 /* With the cuda device, options are checked before any GPU is looked for,
  * so this runs on a machine without one. */
 #ifdef DS_HAVE_CUDA
+/* Issue #15, defect 13: without a GPU (no driver, or none visible) the
+ * cuda device stopped with CUDA's "driver version is insufficient"; it
+ * now says that no GPU was found and that --device cpu replays on CPU
+ * ranks. CUDA_VISIBLE_DEVICES="" hides every GPU, so this runs anywhere. */
+Test(real_cpu, no_gpu_says_so_and_names_the_cpu_device) {
+  char sched[PATH_BUF], args[1024];
+  in_dir(sched, "s-nogpu.csv");
+  predict(1, sched);
+  snprintf(args, sizeof args, "--device cuda --schedule %s --trace %s/m-nogpu.csv", sched, dir);
+  struct ds_test_result r =
+      ds_test_run("ASAN_OPTIONS=detect_leaks=0 CUDA_VISIBLE_DEVICES=", ds_test_ddpreal(), args);
+  cr_assert_eq(r.status, 1, "exit %d\nstderr: %s", r.status, r.err);
+  cr_assert(strstr(r.err, "no GPU found") && strstr(r.err, "--device cpu replays on CPU ranks"),
+            "stderr: %s", r.err);
+  ds_test_release(&r);
+}
+
 Test(real_cpu, collective_algo_and_proto_are_checked) {
   const char *bad[][2] = {{"collective --algo foo", "--algo 'foo': expected ring, tree"},
                           {"collective --proto LL64", "--proto 'LL64': expected LL, LL128"}};

@@ -7,8 +7,8 @@
  *
  * Key invariant: while af->tmp_path is set the temporary file exists and
  * belongs to af, and it is listed in the process's table of live temporary
- * files, which a fatal signal's handler unlinks (async-signal-safe: a fixed
- * array of pointers, unlink, raise); commit and abort both remove it unless
+ * files, which a fatal signal's handler unlinks (async-signal-safe: fixed
+ * slots of copied paths, unlink, raise); commit and abort both remove it unless
  * it became the target, and both leave af zeroed.
  */
 #include "base/atomic_file.h"
@@ -23,9 +23,15 @@
 
 /* ---- temporary files a fatal signal removes ---------------------------- */
 
-#define LIVE_MAX 64
-static char *volatile live[LIVE_MAX];
-static volatile pid_t live_pid[LIVE_MAX];
+/* Paths are copied into fixed slots, so a caller's buffer going away can
+ * never leave the handler a dangling pointer; `used` is set last and
+ * cleared first, so the handler sees only whole paths. */
+#define LIVE_MAX 32
+static struct {
+  volatile sig_atomic_t used;
+  pid_t pid;
+  char path[4096];
+} live[LIVE_MAX];
 static int handlers_installed;
 
 static const int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
@@ -35,7 +41,7 @@ static void on_fatal_signal(int sig) {
   pid_t me = getpid();
   /* Only this process's files: a forked child inherits the table. */
   for (int i = 0; i < LIVE_MAX; i++)
-    if (live[i] && live_pid[i] == me) unlink(live[i]);
+    if (live[i].used && live[i].pid == me) unlink(live[i].path);
   signal(sig, SIG_DFL);
   errno = saved;
   raise(sig);
@@ -59,19 +65,35 @@ static void install_handlers(void) {
     signal(SIGXFSZ, SIG_IGN);
 }
 
-static void live_add(char *tmp) {
+void ds_temp_track(const char *path) {
   install_handlers();
+  if (strlen(path) >= sizeof live[0].path) return;
   for (int i = 0; i < LIVE_MAX; i++)
-    if (!live[i]) {
-      live_pid[i] = getpid();
-      live[i] = tmp;
+    if (!live[i].used) {
+      live[i].pid = getpid();
+      strcpy(live[i].path, path);
+      live[i].used = 1;
       return;
     }
 }
 
-static void live_remove(const char *tmp) {
+void ds_temp_untrack(const char *path) {
   for (int i = 0; i < LIVE_MAX; i++)
-    if (live[i] == tmp) live[i] = NULL;
+    if (live[i].used && strcmp(live[i].path, path) == 0) {
+      live[i].used = 0;
+      return;
+    }
+}
+
+int ds_temp_mkstemp(char *tmpl) {
+  int fd = mkstemp(tmpl);
+  if (fd >= 0) ds_temp_track(tmpl);
+  return fd;
+}
+
+void ds_temp_remove(const char *path) {
+  unlink(path);
+  ds_temp_untrack(path);
 }
 
 /* ---- paths --------------------------------------------------------------- */
@@ -159,7 +181,7 @@ ds_status ds_atomic_file_check(const char *flag, const char *path, struct ds_err
 /* ---- the file ------------------------------------------------------------ */
 
 static void release(struct ds_atomic_file *af) {
-  if (af->tmp_path) live_remove(af->tmp_path);
+  if (af->tmp_path) ds_temp_untrack(af->tmp_path);
   free(af->path);
   free(af->tmp_path);
   af->fp = NULL;
@@ -218,10 +240,7 @@ ds_status ds_atomic_file_open(const char *path, struct ds_atomic_file *af,
   }
   memcpy(af->tmp_path, af->path, len);
   memcpy(af->tmp_path + len, suffix, sizeof suffix);
-  /* Listed before it exists, so no signal can fall between creation and
-   * listing; unlinking a name not yet created is harmless. */
-  live_add(af->tmp_path);
-  int fd = mkstemp(af->tmp_path);
+  int fd = ds_temp_mkstemp(af->tmp_path);
   if (fd < 0) {
     int e = errno;
     release(af);

@@ -49,6 +49,16 @@ ds_status ds_atomic_file_commit(struct ds_atomic_file *af, struct ds_err *err);
  * call on a zeroed or already committed struct. */
 void ds_atomic_file_abort(struct ds_atomic_file *af);
 
+/* Temporary files other modules make (a plot's data, a trace read back):
+ * ds_temp_mkstemp is mkstemp that also lists the file for removal on a
+ * fatal signal; ds_temp_remove unlinks and unlists it; ds_temp_untrack
+ * unlists a file that was renamed into place (or that the caller removes
+ * itself); ds_temp_track lists a name made otherwise. */
+int ds_temp_mkstemp(char *tmpl);
+void ds_temp_remove(const char *path);
+void ds_temp_track(const char *path);
+void ds_temp_untrack(const char *path);
+
 #ifdef __cplusplus
 }
 #endif

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/atomic_file.h"
 #include "sim/cli/run.h"
 #include "base/gnuplot.h"
 #include "analysis/compare.h"
@@ -54,7 +55,7 @@ ds_status ds_timeline_run(const struct ds_options *opt, FILE *out, struct ds_err
     tmp = malloc(strlen(target) + sizeof suffix);
     if (!tmp) return ds_err_set(err, DS_ENOMEM, "out of memory");
     snprintf(tmp, strlen(target) + sizeof suffix, "%s%s", target, suffix);
-    int fd = mkstemp(tmp);
+    int fd = ds_temp_mkstemp(tmp);
     if (fd < 0) {
       st = ds_err_set(err, DS_EIO, "%s %s: cannot create a temporary file %s beside it: "
                       "%s (does the directory exist and is it writable?)",
@@ -87,7 +88,7 @@ out:
   if (mem) fclose(mem);
   free(report);
   ds_compare_free(c);
-  if (made) unlink(tmp);
+  if (made) ds_temp_remove(tmp);
   free(tmp);
   return st;
 }

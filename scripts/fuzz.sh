@@ -23,7 +23,7 @@ cp tests/data/*calib*.yaml "$seeds/calib/" 2>/dev/null
 cp tests/data/*.csv "$seeds/reference/" 2>/dev/null
 tiny="--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml"
 bin/ddpsim $tiny --world-size 2 --schedule "$seeds/schedule/tiny.csv" --trace "$seeds/trace/tiny.csv" >/dev/null
-bin/ddpsim --topo 2node-ib --strategy dp --schedule "$seeds/schedule/dp.csv" --trace "$seeds/trace/dp.csv" >/dev/null
+bin/ddpsim --topo 4gpu --strategy dp --schedule "$seeds/schedule/dp.csv" --trace "$seeds/trace/dp.csv" >/dev/null
 printf -- '--topo\n4gpu\n--bucket-mb\n1,5,25\n' >"$seeds/cli/sweep"
 printf -- '--topo\n4gpu\n--strategy\ndp,ddp,ps\n--batch\n8:64:log4\n' >"$seeds/cli/strategies"
 printf -- '--topo\n4gpu\n--comm-hook\npowersgd:4\n--straggler\n1:1.5,3:2\n' >"$seeds/cli/hooks"

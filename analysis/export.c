@@ -40,14 +40,13 @@ ds_status ds_export_write(const struct ds_compare *c, const char *plot,
     DS_CHECK_GOTO(ds_chrome_write(tmp, c, err), st, out);
   }
   if (plot) DS_CHECK_GOTO(ds_plot_write(plot, c, err), st, out);
-  if (chrome && rename(tmp, chrome) != 0) {
+  if (chrome && ds_atomic_file_place(tmp, chrome, err) != DS_OK) {
     st = ds_err_set(err, DS_EIO, "--chrome: cannot rename %s to %s: %s", tmp, chrome,
                     strerror(errno));
     unlink(plot);
   }
 out:
   if (tmp && st != DS_OK) ds_temp_remove(tmp);
-  else if (tmp) ds_temp_untrack(tmp);
   free(tmp);
   return st;
 }

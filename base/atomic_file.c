@@ -178,6 +178,108 @@ ds_status ds_atomic_file_check(const char *flag, const char *path, struct ds_err
   return rc;
 }
 
+/* ---- outputs committed together -------------------------------------------- */
+
+/* Targets registered with ds_atomic_file_defer, and the files committed to
+ * them and not yet renamed into place (their tmp stays listed for signal
+ * cleanup until renamed or removed). */
+#define DEFER_MAX 16
+static char *defer_target[DEFER_MAX];
+static int n_defer;
+static struct {
+  char *path, *tmp;
+} pending[DEFER_MAX];
+static int n_pending;
+
+ds_status ds_atomic_file_defer(const char *path, struct ds_err *err) {
+  if (strcmp(path, "-") == 0) return DS_OK;
+  if (n_defer == DEFER_MAX)
+    return ds_err_set(err, DS_EINTERNAL, "more than %d outputs deferred", DEFER_MAX);
+  char *target = resolve(path);
+  if (!target)
+    return ds_err_set(err, DS_EIO, "%s: cannot follow the path: %s", path, strerror(errno));
+  defer_target[n_defer++] = target;
+  return DS_OK;
+}
+
+static int is_deferred(const char *target) {
+  for (int i = 0; i < n_defer; i++)
+    if (strcmp(defer_target[i], target) == 0) return 1;
+  return 0;
+}
+
+/* Takes ownership of path and tmp; a second commit to one target replaces
+ * the first. */
+static void add_pending(char *path, char *tmp) {
+  for (int i = 0; i < n_pending; i++)
+    if (strcmp(pending[i].path, path) == 0) {
+      ds_temp_remove(pending[i].tmp);
+      free(pending[i].path);
+      free(pending[i].tmp);
+      pending[i].path = path;
+      pending[i].tmp = tmp;
+      return;
+    }
+  pending[n_pending].path = path;
+  pending[n_pending].tmp = tmp;
+  n_pending++;
+}
+
+ds_status ds_atomic_file_place(const char *tmp, const char *path, struct ds_err *err) {
+  char *target = resolve(path);
+  if (target && is_deferred(target)) {
+    char *t = strdup(tmp);
+    if (!t) {
+      free(target);
+      return ds_err_set(err, DS_ENOMEM, "out of memory");
+    }
+    ds_temp_track(t);
+    add_pending(target, t);
+    return DS_OK;
+  }
+  int bad = rename(tmp, target ? target : path) != 0;
+  int e = errno;
+  free(target);
+  if (bad) return ds_err_set(err, DS_EIO, "cannot rename %s to %s: %s", tmp, path, strerror(e));
+  ds_temp_untrack(tmp);
+  return DS_OK;
+}
+
+const char *ds_atomic_file_pending_path(const char *path) {
+  char *target = resolve(path);
+  const char *found = path;
+  for (int i = 0; target && i < n_pending; i++)
+    if (strcmp(pending[i].path, target) == 0) found = pending[i].tmp;
+  free(target);
+  return found;
+}
+
+static void sync_dir(const char *path);
+
+ds_status ds_atomic_file_finish(int commit, struct ds_err *err) {
+  ds_status st = DS_OK;
+  for (int i = 0; i < n_pending; i++) {
+    if (commit && st == DS_OK) {
+      if (rename(pending[i].tmp, pending[i].path) == 0) {
+        ds_temp_untrack(pending[i].tmp);
+        sync_dir(pending[i].path);
+      } else {
+        st = ds_err_set(err, DS_EIO, "%s: rename failed: %s", pending[i].path,
+                        strerror(errno));
+        ds_temp_remove(pending[i].tmp);
+      }
+    } else {
+      ds_temp_remove(pending[i].tmp);
+    }
+    free(pending[i].path);
+    free(pending[i].tmp);
+  }
+  n_pending = 0;
+  for (int i = 0; i < n_defer; i++) free(defer_target[i]);
+  n_defer = 0;
+  return st;
+}
+
 /* ---- the file ------------------------------------------------------------ */
 
 static void release(struct ds_atomic_file *af) {
@@ -296,6 +398,13 @@ ds_status ds_atomic_file_commit(struct ds_atomic_file *af, struct ds_err *err) {
   int e = errno;
   if (fclose(af->fp) != 0 && !bad) step = "close", bad = 1, e = errno;
   af->fp = NULL;
+  if (!bad && !af->direct && is_deferred(af->path)) {
+    /* Renamed with the command's other outputs by ds_atomic_file_finish. */
+    add_pending(af->path, af->tmp_path);
+    af->path = af->tmp_path = NULL;
+    release(af);
+    return DS_OK;
+  }
   if (!bad && !af->direct && rename(af->tmp_path, af->path) != 0)
     step = "rename", bad = 1, e = errno;
   if (bad) {

@@ -49,6 +49,21 @@ ds_status ds_atomic_file_commit(struct ds_atomic_file *af, struct ds_err *err);
  * call on a zeroed or already committed struct. */
 void ds_atomic_file_abort(struct ds_atomic_file *af);
 
+/* Outputs committed together (issue #15, defect 4). A command registers
+ * each final output with ds_atomic_file_defer before its work; a commit to
+ * a registered target then flushes, fsyncs and closes the temporary file
+ * but leaves it pending, and ds_atomic_file_finish renames every pending
+ * file into place (commit != 0) or removes them all. A pending target is
+ * read through ds_atomic_file_pending_path (its temporary file's name, or
+ * path itself when nothing is pending). Process-wide, like the signal
+ * table: one command per process. */
+ds_status ds_atomic_file_defer(const char *path, struct ds_err *err);
+const char *ds_atomic_file_pending_path(const char *path);
+/* Puts a finished temporary file (made beside path, e.g. by gnuplot) in
+ * place: pending when path is registered, renamed now otherwise. */
+ds_status ds_atomic_file_place(const char *tmp, const char *path, struct ds_err *err);
+ds_status ds_atomic_file_finish(int commit, struct ds_err *err);
+
 /* Temporary files other modules make (a plot's data, a trace read back):
  * ds_temp_mkstemp is mkstemp that also lists the file for removal on a
  * fatal signal; ds_temp_remove unlinks and unlists it; ds_temp_untrack

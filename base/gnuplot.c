@@ -117,11 +117,11 @@ ds_status ds_gnuplot_draw(const char *path, ds_gnuplot_script_fn script, void *c
     st = ds_err_set(err, DS_EIO, "--plot: gnuplot wrote nothing to %s", path);
   if (st == DS_OK) {
     chmod(tmp_out, 0644);
-    if (rename(tmp_out, path) != 0)
+    /* renamed now, or with the command's other outputs */
+    if (ds_atomic_file_place(tmp_out, path, err) != DS_OK)
       st = ds_err_set(err, DS_EIO, "--plot: cannot rename into %s: %s", path,
                       strerror(errno));
   }
   if (st != DS_OK) ds_temp_remove(tmp_out);
-  else ds_temp_untrack(tmp_out);
   return st;
 }

@@ -200,3 +200,33 @@ Test(atomic_file, a_file_size_limit_is_an_error_and_leaves_nothing) {
   cr_assert_eq(count_entries(dir), 0, "a temporary file was left behind");
   rm_rf(dir);
 }
+
+/* Registered outputs are committed together: a commit leaves the file
+ * pending (readable through ds_atomic_file_pending_path, the target
+ * untouched), ds_atomic_file_finish(1) renames all, finish(0) removes all. */
+Test(atomic_file, deferred_outputs_are_committed_or_dropped_together) {
+  char dir[] = "/tmp/ddpsim-af-XXXXXX", a[300], b[300], buf[64];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(a, sizeof a, "%s/a.csv", dir);
+  snprintf(b, sizeof b, "%s/b.csv", dir);
+  struct ds_err err = {0};
+  for (int commit = 0; commit <= 1; commit++) {
+    cr_assert_eq(write_text(a, "old a\n", &err), DS_OK, "%s", err.msg);
+    cr_assert_eq(ds_atomic_file_defer(a, &err), DS_OK);
+    cr_assert_eq(ds_atomic_file_defer(b, &err), DS_OK);
+    cr_assert_eq(write_text(a, "new a\n", &err), DS_OK, "%s", err.msg);
+    cr_assert_eq(write_text(b, "new b\n", &err), DS_OK, "%s", err.msg);
+    read_into(a, buf, sizeof buf);
+    cr_assert_str_eq(buf, "old a\n", "a pending output replaced its target early");
+    cr_assert_neq(strcmp(ds_atomic_file_pending_path(a), a), 0);
+    read_into(ds_atomic_file_pending_path(a), buf, sizeof buf);
+    cr_assert_str_eq(buf, "new a\n");
+    cr_assert_eq(ds_atomic_file_finish(commit, &err), DS_OK, "%s", err.msg);
+    read_into(a, buf, sizeof buf);
+    cr_assert_str_eq(buf, commit ? "new a\n" : "old a\n");
+    cr_assert_eq(access(b, F_OK) == 0, commit, "b exists only when committed");
+    cr_assert_eq(count_entries(dir), 1 + commit, "a temporary file was left behind");
+    unlink(b);
+  }
+  rm_rf(dir);
+}

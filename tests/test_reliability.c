@@ -270,3 +270,25 @@ Test(reliability, a_collective_sweep_of_too_many_sizes_is_refused) {
                          "options -b, -e and -f: 117835027 sizes from 8 to 1.04858e+06 "
                          "bytes; at most 1000 (give a larger -f)");
 }
+
+/* Defect 4, the late failure: every output is renamed into place only when
+ * the whole command succeeded. gnuplot failing after the simulation (here
+ * a stand-in that exits 1) used to leave --trace replaced; now T keeps its
+ * old content, no picture and no temporary file is left. */
+Test(reliability, outputs_are_committed_together_at_the_end) {
+  char dir[] = "/tmp/ddpsim-rel-XXXXXX", args[1000], t[300];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(t, sizeof t, "%s/t.csv", dir);
+  write_file(t, "old");
+  snprintf(args, sizeof args, "--topo 4gpu --trace %s --schedule %s/s.csv --plot %s/p.png", t,
+           dir, dir);
+  struct ds_test_result r = ds_test_run("DDPSIM_GNUPLOT=/bin/false", ds_test_ddpsim(), args);
+  cr_assert_eq(r.status, 1, "status %d, stderr %s", r.status, r.err);
+  ds_test_release(&r);
+  char *text = ds_test_slurp(t);
+  cr_assert_str_eq(text, "old", "--trace was replaced although --plot failed");
+  free(text);
+  cr_assert_eq(count_entries(dir), 1, "an output or a temporary file was left behind");
+  unlink(t);
+  rmdir(dir);
+}

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analysis/analyze.h"
+#include "base/atomic_file.h"
 #include "base/lookup.h"
 #include "base/outputs.h"
 #include "sim/cli/timeline.h"
@@ -38,8 +39,13 @@ static ds_status check_outputs(const struct ds_options *o, struct ds_err *err) {
                                     {"--model", model_path},
                                     {"--calib", o->calib},
                                     {"--measured", o->measured}};
-  return ds_outputs_check(outs, sizeof outs / sizeof *outs, ins, sizeof ins / sizeof *ins,
-                          err);
+  DS_CHECK(ds_outputs_check(outs, sizeof outs / sizeof *outs, ins, sizeof ins / sizeof *ins,
+                            err));
+  /* All or nothing: each is renamed into place only when the whole command
+   * succeeded (ds_atomic_file_finish in main). */
+  for (size_t i = 0; i < sizeof outs / sizeof *outs; i++)
+    if (outs[i].path) DS_CHECK(ds_atomic_file_defer(outs[i].path, err));
+  return DS_OK;
 }
 
 /* A standard output that cannot take what was printed (`> /dev/full`, a
@@ -84,5 +90,7 @@ int main(int argc, char **argv) {
     st = ds_timeline_run(&opt, stdout, &err);
   else if (st == DS_OK)
     st = ds_run(&opt, stdout, &err);
+  ds_status fst = ds_atomic_file_finish(st == DS_OK, &err);
+  if (st == DS_OK) st = fst;
   return finish(st, &err);
 }

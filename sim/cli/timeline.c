@@ -79,7 +79,9 @@ ds_status ds_timeline_run(const struct ds_options *opt, FILE *out, struct ds_err
   snprintf(label, sizeof label, "ddpsim --topo %s --model %s --strategy %s", o.topo,
            o.model, o.strategy);
   struct ds_compare_options copt = {.pred_iter = -1, .label = label};
-  DS_CHECK_GOTO(ds_compare_load_one(o.trace, &copt, &c, err), st, out);
+  /* --trace's file is renamed into place with the other outputs, at the end */
+  DS_CHECK_GOTO(ds_compare_load_one(ds_atomic_file_pending_path(o.trace), &copt, &c, err), st,
+                out);
   DS_CHECK_GOTO(ds_export_write(c, opt->plot_timeline ? opt->plot : NULL, opt->chrome,
                                 err), st, out);
   if (to_stdout) DS_CHECK_GOTO(copy_file(tmp, out, err), st, out);

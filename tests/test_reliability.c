@@ -292,3 +292,24 @@ Test(reliability, outputs_are_committed_together_at_the_end) {
   unlink(t);
   rmdir(dir);
 }
+
+/* Defect 11 in `ddpsim analyze`: --chrome naming the trace it reads is
+ * refused before the trace is touched. */
+Test(reliability, analyze_refuses_to_overwrite_its_trace) {
+  char dir[] = "/tmp/ddpsim-rel-XXXXXX", args[1000], t[300];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(t, sizeof t, "%s/t.csv", dir);
+  snprintf(args, sizeof args, "--topo 4gpu --trace %s", t);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  ds_test_release(&r);
+  char *before = ds_test_slurp(t);
+  snprintf(args, sizeof args, "analyze %s --chrome %s", t, t);
+  ds_test_ddpsim_refuses(args, "would overwrite the input of predicted trace");
+  char *after = ds_test_slurp(t);
+  cr_assert_str_eq(after, before, "the trace was overwritten");
+  free(before);
+  free(after);
+  unlink(t);
+  rmdir(dir);
+}

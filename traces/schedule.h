@@ -130,10 +130,13 @@ struct ds_schedule_builder {
 ds_status ds_schedule_emit(struct ds_schedule_builder *b, struct ds_op *op,
                            const int64_t *deps, size_t n_deps);
 
-/* The dependency ids of op (op must belong to s). */
+/* The dependency ids of op (op must belong to s). A schedule without any
+ * dependency has no deps array: NULL + 0 is undefined behaviour (UBSan,
+ * found by `make fuzz`), so an empty one is returned instead. */
 static inline const int64_t *ds_schedule_deps(const struct ds_schedule *s,
                                               const struct ds_op *op) {
-  return s->deps + op->dep_first;
+  static const int64_t none[1] = {0};
+  return s->deps ? s->deps + op->dep_first : none;
 }
 
 /* Finds the index of the op with the given id; returns 0 and sets *index

@@ -8,6 +8,7 @@
 #   make conformance  ddpsim against real PyTorch (needs torch in a venv; tools/README.md)
 #   make docs-check re-run every command whose output a doc pastes, fail on a difference
 #                   (scripts/docs_check.py; --update rewrites the pasted blocks)
+#   make fuzz       libFuzzer targets for every reader, FUZZ_SECONDS each (fuzz/README.md)
 #   make info       what was detected
 #
 # Knobs: DEBUG=1 (-O0 -g), ASAN=1 (address+undefined sanitizers), WERROR=0,
@@ -41,6 +42,16 @@ OPT := $(if $(filter 1,$(DEBUG) $(ASAN)),-O1 -g,-O2 -g)
 SANITIZERS := -fsanitize=address -fsanitize=undefined -fno-omit-frame-pointer \
               -fno-sanitize-recover=all
 SAN := $(if $(filter 1,$(ASAN)),$(SANITIZERS))
+
+# FUZZ=1: the libFuzzer build (`make fuzz`, fuzz/README.md): clang, address
+# and undefined sanitizers, coverage for libFuzzer, under build/fuzz.
+FUZZ ?= 0
+ifeq ($(FUZZ),1)
+CC    := clang
+BUILD := build/fuzz
+SAN   := $(SANITIZERS) -fsanitize=fuzzer-no-link
+WARN  += -Wno-error
+endif
 
 CPPFLAGS += -D_POSIX_C_SOURCE=200809L -I.
 $(BUILD)/base/lookup.o: CPPFLAGS += -DDS_SOURCE_DIR=\"$(CURDIR)\"
@@ -96,7 +107,7 @@ REAL_LIBS  := $(MPI_LIBS) -lpthread \
 NVCCFLAGS  := -O2 -g -std=c++17 -arch=sm_90 -I. --compiler-options \
               -Wall,-Wextra,-Wno-unused-parameter$(if $(filter 1,$(WERROR)),$(comma)-Werror)
 
-.PHONY: all test run bench validate docs-check docs-update info clean deps check-build gpu-check conformance
+.PHONY: all test run bench validate docs-check docs-update info clean deps check-build gpu-check conformance fuzz fuzz-build
 all: bin/ddpsim $(if $(wildcard real/main.c),bin/ddpreal)
 
 bin/ddpsim: $(DDPSIM)
@@ -158,6 +169,31 @@ $(DDPSIM): $(BUILD)/sim/cli/main.o $(LIBSIM) $(LIBANALYSIS) $(LIBTRACE) $(LIBBAS
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT_OBJ) $(LIBSIM) $(LIBANALYSIS) $(LIBTRACE) $(LIBBASE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ -lcriterion $(LDLIBS) -o $@
+
+# The fuzz targets' readers (fuzz/readers.c), shared with the test that
+# replays the saved crashing inputs (tests/test_fuzz_regress.c).
+$(BUILD)/fuzz/readers.o: CPPFLAGS += -DDS_SOURCE_DIR=\"$(CURDIR)\"
+$(BUILD)/tests/test_fuzz_regress: $(BUILD)/tests/test_fuzz_regress.o $(BUILD)/fuzz/readers.o $(TEST_SUPPORT_OBJ) $(LIBANALYSIS) $(LIBSIM) $(LIBTRACE) $(LIBBASE)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) $^ -lcriterion $(LDLIBS) -o $@
+
+FUZZ_READERS := topo model calib schedule trace reference cli units
+FUZZ_SECONDS ?= 60
+$(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/fuzz_%.o $(BUILD)/fuzz/readers.o $(LIBANALYSIS) $(LIBSIM) $(LIBTRACE) $(LIBBASE)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -fsanitize=fuzzer $^ $(LDLIBS) -o $@
+
+fuzz-build: $(FUZZ_READERS:%=$(BUILD)/fuzz/fuzz_%)
+
+# Not part of `make test`: builds one libFuzzer target per reader with
+# clang (scripts/deps.sh fuzz installs it), seeds each from the shipped
+# files and runs each for FUZZ_SECONDS (default 60); crashing inputs land in
+# tests/data/fuzz/READER/, which tests/test_fuzz_regress.c replays.
+fuzz:
+	$(Q)scripts/deps.sh fuzz
+	$(Q)$(MAKE) --no-print-directory FUZZ=1 fuzz-build
+	$(Q)$(MAKE) --no-print-directory bin/ddpsim
+	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh build/fuzz/fuzz $(FUZZ_READERS)
 
 # Tests of real/ (tests/test_real*.c) link the replay library too.
 $(BUILD)/tests/test_real%: $(BUILD)/tests/test_real%.o $(TEST_SUPPORT_OBJ) $(LIBREAL) $(LIBSIM) $(LIBANALYSIS) $(LIBTRACE) $(LIBBASE)

@@ -14,6 +14,7 @@
 
 #include "analysis/compare.h"
 #include "analysis/export.h"
+#include "base/outputs.h"
 
 static const char usage[] =
     "usage: ddpsim analyze PREDICTED.csv MEASURED.csv [options]\n"
@@ -134,6 +135,10 @@ ds_status ds_analyze_main(int argc, char **argv, FILE *out, struct ds_err *err) 
       return ds_err_set(err, DS_EUSAGE, "option --plot: expected a file name ending "
                         "in .png or .svg, got \"%s\"", o.plot);
   }
+  /* the outputs can be written and overwrite neither trace (issue #15) */
+  const struct ds_path_arg outs[] = {{"--chrome", o.chrome}, {"--plot", o.plot}},
+                           ins[] = {{"predicted trace", o.pred}, {"measured trace", o.meas}};
+  DS_CHECK(ds_outputs_check(outs, 2, ins, 2, err));
   struct ds_compare *c = NULL;
   ds_status st = DS_OK;
   if (o.meas) DS_CHECK_GOTO(ds_compare_load(o.pred, o.meas, &o.cmp, &c, err), st, done);

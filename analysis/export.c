@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/atomic_file.h"
+
 ds_status ds_export_write(const struct ds_compare *c, const char *plot,
                           const char *chrome, struct ds_err *err) {
   static const char suffix[] = ".part.XXXXXX";
@@ -26,7 +28,7 @@ ds_status ds_export_write(const struct ds_compare *c, const char *plot,
     size_t n = strlen(chrome) + sizeof suffix;
     if (!(tmp = malloc(n))) return ds_err_set(err, DS_ENOMEM, "out of memory");
     snprintf(tmp, n, "%s%s", chrome, suffix);
-    int fd = mkstemp(tmp);
+    int fd = ds_temp_mkstemp(tmp);
     if (fd < 0) {
       st = ds_err_set(err, DS_EIO, "--chrome %s: cannot create a temporary file %s "
                       "beside it: %s (does the directory exist and is it writable?)",
@@ -38,13 +40,13 @@ ds_status ds_export_write(const struct ds_compare *c, const char *plot,
     DS_CHECK_GOTO(ds_chrome_write(tmp, c, err), st, out);
   }
   if (plot) DS_CHECK_GOTO(ds_plot_write(plot, c, err), st, out);
-  if (chrome && rename(tmp, chrome) != 0) {
+  if (chrome && ds_atomic_file_place(tmp, chrome, err) != DS_OK) {
     st = ds_err_set(err, DS_EIO, "--chrome: cannot rename %s to %s: %s", tmp, chrome,
                     strerror(errno));
     unlink(plot);
   }
 out:
-  if (tmp && st != DS_OK) unlink(tmp);
+  if (tmp && st != DS_OK) ds_temp_remove(tmp);
   free(tmp);
   return st;
 }

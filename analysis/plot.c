@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/atomic_file.h"
 #include "base/gnuplot.h"
 
 #define MAX_PATH 4096
@@ -191,7 +192,7 @@ ds_status ds_plot_write(const char *path, const struct ds_compare *c,
   int data_made = 0;
   if (!l) return ds_err_set(err, DS_ENOMEM, "--plot: out of memory");
   size_t nl = lanes(c, l);
-  int fd = mkstemp(data);
+  int fd = ds_temp_mkstemp(data);
   if (fd < 0) {
     st = ds_err_set(err, DS_EIO, "--plot: cannot create a temporary file: %s",
                     strerror(errno));
@@ -203,7 +204,7 @@ ds_status ds_plot_write(const char *path, const struct ds_compare *c,
   struct script_ctx x = {data, c, l, nl};
   st = ds_gnuplot_draw(path, script, &x, err);
 out:
-  if (data_made) unlink(data);
+  if (data_made) ds_temp_remove(data);
   free(l);
   return st;
 }

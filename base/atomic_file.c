@@ -2,30 +2,312 @@
  * Atomic output files: every output goes to "<path>.tmp.XXXXXX" in the
  * target's directory (so rename() stays within one file system) and is
  * renamed over the target only after fflush, fsync and fclose succeeded.
+ * Only regular files are replaced: a symlink is followed to its target, a
+ * FIFO or a device is written through, anything else refused.
  *
  * Key invariant: while af->tmp_path is set the temporary file exists and
- * belongs to af; commit and abort both remove it unless it became the
- * target, and both leave af zeroed.
+ * belongs to af, and it is listed in the process's table of live temporary
+ * files, which a fatal signal's handler unlinks (async-signal-safe: fixed
+ * slots of copied paths, unlink, raise); commit and abort both remove it unless
+ * it became the target, and both leave af zeroed.
  */
 #include "base/atomic_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* ---- temporary files a fatal signal removes ---------------------------- */
+
+/* Paths are copied into fixed slots, so a caller's buffer going away can
+ * never leave the handler a dangling pointer; `used` is set last and
+ * cleared first, so the handler sees only whole paths. */
+#define LIVE_MAX 32
+static struct {
+  volatile sig_atomic_t used;
+  pid_t pid;
+  char path[4096];
+} live[LIVE_MAX];
+static int handlers_installed;
+
+static const int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
+
+static void on_fatal_signal(int sig) {
+  int saved = errno;
+  pid_t me = getpid();
+  /* Only this process's files: a forked child inherits the table. */
+  for (int i = 0; i < LIVE_MAX; i++)
+    if (live[i].used && live[i].pid == me) unlink(live[i].path);
+  signal(sig, SIG_DFL);
+  errno = saved;
+  raise(sig);
+}
+
+static void install_handlers(void) {
+  if (handlers_installed) return;
+  handlers_installed = 1;
+  for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++) {
+    struct sigaction old, sa;
+    if (sigaction(fatal_signals[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(fatal_signals[i], &sa, NULL);
+  }
+  /* A file-size limit kills by default; ignored, the write fails with
+   * EFBIG and the ordinary error path removes the file. */
+  struct sigaction old;
+  if (sigaction(SIGXFSZ, NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+    signal(SIGXFSZ, SIG_IGN);
+}
+
+void ds_temp_track(const char *path) {
+  install_handlers();
+  if (strlen(path) >= sizeof live[0].path) return;
+  for (int i = 0; i < LIVE_MAX; i++)
+    if (!live[i].used) {
+      live[i].pid = getpid();
+      strcpy(live[i].path, path);
+      live[i].used = 1;
+      return;
+    }
+}
+
+void ds_temp_untrack(const char *path) {
+  for (int i = 0; i < LIVE_MAX; i++)
+    if (live[i].used && strcmp(live[i].path, path) == 0) {
+      live[i].used = 0;
+      return;
+    }
+}
+
+int ds_temp_mkstemp(char *tmpl) {
+  int fd = mkstemp(tmpl);
+  if (fd >= 0) ds_temp_track(tmpl);
+  return fd;
+}
+
+void ds_temp_remove(const char *path) {
+  unlink(path);
+  ds_temp_untrack(path);
+}
+
+/* ---- paths --------------------------------------------------------------- */
+
+/* The path a write to `path` lands on: symlinks followed (40 at most, as
+ * the kernel does), a dangling one to the file it would create. Returns
+ * an owned string, or NULL with errno set. */
+static char *resolve(const char *path) {
+  char *cur = strdup(path);
+  for (int hops = 0; cur && hops < 40; hops++) {
+    struct stat st;
+    if (lstat(cur, &st) != 0) {
+      if (errno == ENOENT) return cur;
+      free(cur);
+      return NULL;
+    }
+    if (!S_ISLNK(st.st_mode)) return cur;
+    char buf[4096];
+    ssize_t n = readlink(cur, buf, sizeof buf - 1);
+    if (n < 0) {
+      free(cur);
+      return NULL;
+    }
+    buf[n] = '\0';
+    char *next;
+    const char *slash = strrchr(cur, '/');
+    if (buf[0] == '/' || !slash) {
+      next = strdup(buf);
+    } else {
+      size_t dl = (size_t)(slash - cur) + 1;
+      next = malloc(dl + (size_t)n + 1);
+      if (next) memcpy(next, cur, dl), memcpy(next + dl, buf, (size_t)n + 1);
+    }
+    free(cur);
+    cur = next;
+  }
+  if (cur) {
+    free(cur);
+    errno = ELOOP;
+  }
+  return NULL;
+}
+
+static char *dir_of(const char *path) {
+  const char *slash = strrchr(path, '/');
+  return slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+}
+
+ds_status ds_atomic_file_check(const char *flag, const char *path, struct ds_err *err) {
+  if (path == NULL || path[0] == '\0')
+    return ds_err_set(err, DS_EUSAGE, "option %s: expected a value, got an empty string",
+                      flag);
+  if (strcmp(path, "-") == 0) return DS_OK;
+  char *target = resolve(path);
+  if (!target)
+    return ds_err_set(err, DS_EIO, "%s %s: cannot follow the path: %s", flag, path,
+                      strerror(errno));
+  ds_status rc = DS_OK;
+  struct stat st;
+  if (stat(target, &st) == 0) {
+    if (S_ISDIR(st.st_mode))
+      rc = ds_err_set(err, DS_EIO, "%s %s: is a directory, not a file", flag, path);
+    else if (S_ISSOCK(st.st_mode))
+      rc = ds_err_set(err, DS_EIO, "%s %s: is a socket, not a file", flag, path);
+    else if (!S_ISREG(st.st_mode) && access(target, W_OK) != 0)
+      rc = ds_err_set(err, DS_EIO, "%s %s: cannot write: %s", flag, path, strerror(errno));
+  }
+  if (rc == DS_OK && (stat(target, &st) != 0 || S_ISREG(st.st_mode))) {
+    /* Replaced by a rename: the directory must take a new file. */
+    char *dir = dir_of(target);
+    struct stat ds;
+    if (!dir)
+      rc = ds_err_set(err, DS_ENOMEM, "out of memory");
+    else if (stat(dir, &ds) != 0 || !S_ISDIR(ds.st_mode))
+      rc = ds_err_set(err, DS_EIO, "%s %s: directory %s does not exist", flag, path, dir);
+    else if (access(dir, W_OK | X_OK) != 0)
+      rc = ds_err_set(err, DS_EIO, "%s %s: directory %s is not writable: %s", flag, path,
+                      dir, strerror(errno));
+    free(dir);
+  }
+  free(target);
+  return rc;
+}
+
+/* ---- outputs committed together -------------------------------------------- */
+
+/* Targets registered with ds_atomic_file_defer, and the files committed to
+ * them and not yet renamed into place (their tmp stays listed for signal
+ * cleanup until renamed or removed). */
+#define DEFER_MAX 16
+static char *defer_target[DEFER_MAX];
+static int n_defer;
+static struct {
+  char *path, *tmp;
+} pending[DEFER_MAX];
+static int n_pending;
+
+ds_status ds_atomic_file_defer(const char *path, struct ds_err *err) {
+  if (strcmp(path, "-") == 0) return DS_OK;
+  if (n_defer == DEFER_MAX)
+    return ds_err_set(err, DS_EINTERNAL, "more than %d outputs deferred", DEFER_MAX);
+  char *target = resolve(path);
+  if (!target)
+    return ds_err_set(err, DS_EIO, "%s: cannot follow the path: %s", path, strerror(errno));
+  defer_target[n_defer++] = target;
+  return DS_OK;
+}
+
+static int is_deferred(const char *target) {
+  for (int i = 0; i < n_defer; i++)
+    if (strcmp(defer_target[i], target) == 0) return 1;
+  return 0;
+}
+
+/* Takes ownership of path and tmp; a second commit to one target replaces
+ * the first. */
+static void add_pending(char *path, char *tmp) {
+  for (int i = 0; i < n_pending; i++)
+    if (strcmp(pending[i].path, path) == 0) {
+      ds_temp_remove(pending[i].tmp);
+      free(pending[i].path);
+      free(pending[i].tmp);
+      pending[i].path = path;
+      pending[i].tmp = tmp;
+      return;
+    }
+  pending[n_pending].path = path;
+  pending[n_pending].tmp = tmp;
+  n_pending++;
+}
+
+ds_status ds_atomic_file_place(const char *tmp, const char *path, struct ds_err *err) {
+  char *target = resolve(path);
+  if (target && is_deferred(target)) {
+    char *t = strdup(tmp);
+    if (!t) {
+      free(target);
+      return ds_err_set(err, DS_ENOMEM, "out of memory");
+    }
+    ds_temp_track(t);
+    add_pending(target, t);
+    return DS_OK;
+  }
+  int bad = rename(tmp, target ? target : path) != 0;
+  int e = errno;
+  free(target);
+  if (bad) return ds_err_set(err, DS_EIO, "cannot rename %s to %s: %s", tmp, path, strerror(e));
+  ds_temp_untrack(tmp);
+  return DS_OK;
+}
+
+const char *ds_atomic_file_pending_path(const char *path) {
+  char *target = resolve(path);
+  const char *found = path;
+  for (int i = 0; target && i < n_pending; i++)
+    if (strcmp(pending[i].path, target) == 0) found = pending[i].tmp;
+  free(target);
+  return found;
+}
+
+static void sync_dir(const char *path);
+
+ds_status ds_atomic_file_finish(int commit, struct ds_err *err) {
+  ds_status st = DS_OK;
+  for (int i = 0; i < n_pending; i++) {
+    if (commit && st == DS_OK) {
+      if (rename(pending[i].tmp, pending[i].path) == 0) {
+        ds_temp_untrack(pending[i].tmp);
+        sync_dir(pending[i].path);
+      } else {
+        st = ds_err_set(err, DS_EIO, "%s: rename failed: %s", pending[i].path,
+                        strerror(errno));
+        ds_temp_remove(pending[i].tmp);
+      }
+    } else {
+      ds_temp_remove(pending[i].tmp);
+    }
+    free(pending[i].path);
+    free(pending[i].tmp);
+  }
+  n_pending = 0;
+  for (int i = 0; i < n_defer; i++) free(defer_target[i]);
+  n_defer = 0;
+  return st;
+}
+
+/* ---- the file ------------------------------------------------------------ */
+
 static void release(struct ds_atomic_file *af) {
+  if (af->tmp_path) ds_temp_untrack(af->tmp_path);
   free(af->path);
   free(af->tmp_path);
   af->fp = NULL;
   af->path = NULL;
   af->tmp_path = NULL;
+  af->direct = 0;
 }
 
 static int is_stdout(const struct ds_atomic_file *af) {
-  return af->fp == stdout && af->tmp_path == NULL;
+  return af->fp == stdout && af->tmp_path == NULL && !af->direct;
+}
+
+/* Opens a FIFO or a device as it is: no temporary file, no rename. */
+static ds_status open_direct(const char *path, struct ds_atomic_file *af,
+                             struct ds_err *err) {
+  int fd = open(af->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0 || !(af->fp = fdopen(fd, "w"))) {
+    int e = errno;
+    if (fd >= 0) close(fd);
+    release(af);
+    return ds_err_set(err, DS_EIO, "%s: cannot open for writing: %s", path, strerror(e));
+  }
+  af->direct = 1;
+  return DS_OK;
 }
 
 ds_status ds_atomic_file_open(const char *path, struct ds_atomic_file *af,
@@ -35,18 +317,32 @@ ds_status ds_atomic_file_open(const char *path, struct ds_atomic_file *af,
     af->fp = stdout;
     return DS_OK;
   }
+  if (path[0] == '\0') return ds_err_set(err, DS_EUSAGE, "an output path is empty");
   static const char suffix[] = ".tmp.XXXXXX";
-  size_t len = strlen(path);
-  af->path = malloc(len + 1);
+  af->path = resolve(path);
+  if (!af->path) {
+    int e = errno;
+    release(af);
+    return ds_err_set(err, e == ENOMEM ? DS_ENOMEM : DS_EIO, "%s: cannot follow the path: %s",
+                      path, strerror(e));
+  }
+  struct stat st;
+  if (stat(af->path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+      return open_direct(path, af, err);
+    release(af);
+    return ds_err_set(err, DS_EIO, "%s: is a %s, not a file", path,
+                      S_ISDIR(st.st_mode) ? "directory" : "socket or other special file");
+  }
+  size_t len = strlen(af->path);
   af->tmp_path = malloc(len + sizeof suffix);
-  if (!af->path || !af->tmp_path) {
+  if (!af->tmp_path) {
     release(af);
     return ds_err_set(err, DS_ENOMEM, "%s: out of memory", path);
   }
-  memcpy(af->path, path, len + 1);
-  memcpy(af->tmp_path, path, len);
+  memcpy(af->tmp_path, af->path, len);
   memcpy(af->tmp_path + len, suffix, sizeof suffix);
-  int fd = mkstemp(af->tmp_path);
+  int fd = ds_temp_mkstemp(af->tmp_path);
   if (fd < 0) {
     int e = errno;
     release(af);
@@ -74,9 +370,7 @@ ds_status ds_atomic_file_open(const char *path, struct ds_atomic_file *af,
 /* Makes the rename itself durable; a failure here does not undo the
  * (already visible) new file, so it is not reported. */
 static void sync_dir(const char *path) {
-  const char *slash = strrchr(path, '/');
-  char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path))
-                    : strdup(".");
+  char *dir = dir_of(path);
   if (!dir) return;
   int fd = open(dir, O_RDONLY);
   if (fd >= 0) {
@@ -90,28 +384,37 @@ ds_status ds_atomic_file_commit(struct ds_atomic_file *af, struct ds_err *err) {
   if (!af->fp) return ds_err_set(err, DS_EINTERNAL, "commit of a closed file");
   if (is_stdout(af)) {
     int bad = fflush(stdout) != 0 || ferror(stdout);
+    int e = errno;
     release(af);
     return bad ? ds_err_set(err, DS_EIO, "writing to standard output failed: %s",
-                            strerror(errno))
+                            strerror(e))
                : DS_OK;
   }
   const char *step = "write";
   int bad = 0;
   if (fflush(af->fp) != 0 || ferror(af->fp)) bad = 1;
-  if (!bad && fsync(fileno(af->fp)) != 0) step = "fsync", bad = 1;
+  /* fsync means nothing on a FIFO or a device (EINVAL); it is skipped. */
+  if (!bad && !af->direct && fsync(fileno(af->fp)) != 0) step = "fsync", bad = 1;
   int e = errno;
   if (fclose(af->fp) != 0 && !bad) step = "close", bad = 1, e = errno;
   af->fp = NULL;
-  if (!bad && rename(af->tmp_path, af->path) != 0)
+  if (!bad && !af->direct && is_deferred(af->path)) {
+    /* Renamed with the command's other outputs by ds_atomic_file_finish. */
+    add_pending(af->path, af->tmp_path);
+    af->path = af->tmp_path = NULL;
+    release(af);
+    return DS_OK;
+  }
+  if (!bad && !af->direct && rename(af->tmp_path, af->path) != 0)
     step = "rename", bad = 1, e = errno;
   if (bad) {
-    unlink(af->tmp_path);
+    if (af->tmp_path) unlink(af->tmp_path);
     ds_status st = ds_err_set(err, DS_EIO, "%s: %s failed: %s", af->path, step,
                               strerror(e));
     release(af);
     return st;
   }
-  sync_dir(af->path);
+  if (!af->direct) sync_dir(af->path);
   release(af);
   return DS_OK;
 }
@@ -127,6 +430,6 @@ void ds_atomic_file_abort(struct ds_atomic_file *af) {
     return;
   }
   fclose(af->fp);
-  unlink(af->tmp_path);
+  if (af->tmp_path) unlink(af->tmp_path);
   release(af);
 }

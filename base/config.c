@@ -189,17 +189,26 @@ void ds_config_free(struct ds_config *cfg) {
   free(cfg);
 }
 
-/* libyaml's own words for what went wrong, at its 1-based position. */
-static ds_status syntax_error(const char *name, const yaml_parser_t *p,
-                              struct ds_err *err) {
+/* libyaml's own words for what went wrong, at its 1-based position. A
+ * reader error (bad encoding) comes with a byte offset only; the line and
+ * column are counted from the text. */
+static ds_status syntax_error(const char *name, const yaml_parser_t *p, const char *text,
+                              size_t len, struct ds_err *err) {
   if (p->error == YAML_MEMORY_ERROR)
     return ds_err_set(err, DS_ENOMEM, "%s: out of memory while parsing", name);
   const char *problem = p->problem != NULL ? p->problem : "unknown problem";
-  if (p->error == YAML_READER_ERROR)
+  if (p->error == YAML_READER_ERROR) {
+    size_t off = p->problem_offset < len ? p->problem_offset : len;
+    unsigned long line = 1, col = 1;
+    for (size_t i = 0; i < off; i++) {
+      if (text[i] == '\n') line++, col = 1;
+      else if (((unsigned char)text[i] & 0xC0) != 0x80) col++;
+    }
     return ds_err_set(err, DS_EINPUT,
-                      "%s: invalid text at byte %lu: %s (the file must be "
+                      "%s:%lu:%lu: invalid text: %s (the file must be "
                       "UTF-8 YAML)",
-                      name, (unsigned long)p->problem_offset, problem);
+                      name, line, col, problem);
+  }
   if (p->context != NULL)
     return ds_err_set(err, DS_EINPUT,
                       "%s:%lu:%lu: YAML syntax error: %s %s (started at "
@@ -213,6 +222,39 @@ static ds_status syntax_error(const char *name, const yaml_parser_t *p,
                     (unsigned long)p->problem_mark.column + 1, problem);
 }
 
+/* Walks the events once with a nesting counter before anything is built:
+ * libyaml's cost grows with the square of the nesting (100 KB of '[' took
+ * half a minute), and no ddpsim file nests deeper than a few levels. Stops
+ * at the first level past DS_CONFIG_DEPTH_MAX, so the walk itself is cheap.
+ * Syntax errors are left to the load, which words them. */
+static ds_status check_depth(const char *name, const char *text, size_t len,
+                             struct ds_err *err) {
+  yaml_parser_t parser;
+  if (!yaml_parser_initialize(&parser))
+    return ds_err_set(err, DS_ENOMEM, "%s: out of memory", name);
+  yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+  ds_status st = DS_OK;
+  int depth = 0, done = 0;
+  while (!done) {
+    yaml_event_t ev;
+    if (!yaml_parser_parse(&parser, &ev)) break;
+    if (ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT) {
+      if (++depth > DS_CONFIG_DEPTH_MAX)
+        st = ds_err_set(err, DS_EINPUT,
+                        "%s:%lu:%lu: nested more than %d levels deep (a ddpsim file needs "
+                        "a few; is a bracket not closed?)",
+                        name, (unsigned long)ev.start_mark.line + 1,
+                        (unsigned long)ev.start_mark.column + 1, DS_CONFIG_DEPTH_MAX);
+    } else if (ev.type == YAML_SEQUENCE_END_EVENT || ev.type == YAML_MAPPING_END_EVENT) {
+      depth--;
+    }
+    done = ev.type == YAML_STREAM_END_EVENT || st != DS_OK;
+    yaml_event_delete(&ev);
+  }
+  yaml_parser_delete(&parser);
+  return st;
+}
+
 /* Parses len bytes of YAML into cfg->doc; exactly one non-empty document is
  * allowed, since a second one would be silently ignored otherwise. */
 static ds_status parse_into(struct ds_config *cfg, const char *text,
@@ -222,6 +264,12 @@ static ds_status parse_into(struct ds_config *cfg, const char *text,
   yaml_document_t extra;
   int parser_ok = 0;
 
+  if (len > DS_CONFIG_BYTES_MAX)
+    return ds_err_set(err, DS_EINPUT,
+                      "%s: %zu bytes; a ddpsim file is at most %d MiB", cfg->path, len,
+                      DS_CONFIG_BYTES_MAX >> 20);
+  DS_CHECK(check_depth(cfg->path, text, len, err));
+
   if (!yaml_parser_initialize(&parser)) {
     st = ds_err_set(err, DS_ENOMEM, "%s: out of memory", cfg->path);
     goto out;
@@ -229,7 +277,7 @@ static ds_status parse_into(struct ds_config *cfg, const char *text,
   parser_ok = 1;
   yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
   if (!yaml_parser_load(&parser, &cfg->doc)) {
-    st = syntax_error(cfg->path, &parser, err);
+    st = syntax_error(cfg->path, &parser, text, len, err);
     goto out;
   }
   cfg->has_doc = 1;
@@ -240,7 +288,7 @@ static ds_status parse_into(struct ds_config *cfg, const char *text,
     goto out;
   }
   if (!yaml_parser_load(&parser, &extra)) {
-    st = syntax_error(cfg->path, &parser, err);
+    st = syntax_error(cfg->path, &parser, text, len, err);
     goto out;
   }
   yaml_node_t *extra_root = yaml_document_get_root_node(&extra);
@@ -310,6 +358,12 @@ ds_status ds_config_load(const char *path, struct ds_config **out,
     size_t got = fread(buf + len, 1, cap - len, f);
     len += got;
     if (got == 0) break;
+    /* Stop reading what will be refused anyway (a device, a huge file). */
+    if (len > DS_CONFIG_BYTES_MAX) {
+      st = ds_err_set(err, DS_EINPUT, "%s: more than %d MiB; a ddpsim file is at most that",
+                      path, DS_CONFIG_BYTES_MAX >> 20);
+      goto out;
+    }
   }
   if (ferror(f)) {
     /* A directory opens but does not read: that is the user's path. */
@@ -576,25 +630,25 @@ ds_status ds_cnode_number(const struct ds_cnode *node, double *out,
 
 ds_status ds_cnode_bytes(const struct ds_cnode *node, double *out_bytes,
                          struct ds_err *err) {
-  return convert(node, "a size like \"25MiB\"", ds_units_parse_bytes,
+  return convert(node, "a size like \"25MiB\" (at most 1e18 bytes)", ds_units_parse_bytes,
                  out_bytes, err);
 }
 
 ds_status ds_cnode_bw(const struct ds_cnode *node, double *out_bytes_per_s,
                       struct ds_err *err) {
-  return convert(node, "a bandwidth like \"25GBps\"", ds_units_parse_bw,
+  return convert(node, "a bandwidth like \"25GBps\" (from 1 Bps to 1e15 Bps)", ds_units_parse_bw,
                  out_bytes_per_s, err);
 }
 
 ds_status ds_cnode_time_ns(const struct ds_cnode *node, double *out_ns,
                            struct ds_err *err) {
-  return convert(node, "a time like \"1.5us\"", ds_units_parse_time_ns, out_ns,
+  return convert(node, "a time like \"1.5us\" (at most 1e6 s)", ds_units_parse_time_ns, out_ns,
                  err);
 }
 
 ds_status ds_cnode_flops(const struct ds_cnode *node, double *out_flops_per_s,
                          struct ds_err *err) {
-  return convert(node, "a compute rate like \"312TFLOPS\"",
+  return convert(node, "a compute rate like \"312TFLOPS\" (from 1 to 1e21 FLOPS)",
                  ds_units_parse_flops, out_flops_per_s, err);
 }
 

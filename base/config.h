@@ -24,6 +24,12 @@ extern "C" {
 
 struct ds_config;
 
+/* Limits on what a file may be, checked before libyaml builds anything:
+ * its size, and how deep mappings and sequences nest (libyaml's time grows
+ * with the square of the nesting). Beyond either: DS_EINPUT, located. */
+#define DS_CONFIG_BYTES_MAX (16 << 20)
+#define DS_CONFIG_DEPTH_MAX 64
+
 /* A node of a loaded document. `key` is the mapping key it was found under
  * (or "" for the root, "[i]" style for sequence items) and is used in
  * messages. */

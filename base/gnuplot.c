@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/atomic_file.h"
+
 #define MAX_PATH 4096
 
 const char *ds_gnuplot_terminal(const char *path) {
@@ -104,7 +106,7 @@ ds_status ds_gnuplot_draw(const char *path, ds_gnuplot_script_fn script, void *c
   char gnuplot[MAX_PATH], tmp_out[MAX_PATH];
   DS_CHECK(find_gnuplot(gnuplot, sizeof gnuplot, err));
   snprintf(tmp_out, sizeof tmp_out, "%s.tmp.XXXXXX", path);
-  int fd = mkstemp(tmp_out);
+  int fd = ds_temp_mkstemp(tmp_out);
   if (fd < 0)
     return ds_err_set(err, DS_EIO, "--plot: cannot write next to %s: %s", path,
                       strerror(errno));
@@ -115,10 +117,11 @@ ds_status ds_gnuplot_draw(const char *path, ds_gnuplot_script_fn script, void *c
     st = ds_err_set(err, DS_EIO, "--plot: gnuplot wrote nothing to %s", path);
   if (st == DS_OK) {
     chmod(tmp_out, 0644);
-    if (rename(tmp_out, path) != 0)
+    /* renamed now, or with the command's other outputs */
+    if (ds_atomic_file_place(tmp_out, path, err) != DS_OK)
       st = ds_err_set(err, DS_EIO, "--plot: cannot rename into %s: %s", path,
                       strerror(errno));
   }
-  if (st != DS_OK) unlink(tmp_out);
+  if (st != DS_OK) ds_temp_remove(tmp_out);
   return st;
 }

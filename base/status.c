@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static const char *const status_names[] = {
 #define DS__STATUS_NAME(name, code, msg) #name,
@@ -54,4 +55,13 @@ void ds_err_clear(struct ds_err *err) {
   if (err == NULL) return;
   err->status = DS_OK;
   err->msg[0] = '\0';
+}
+
+ds_status ds_err_prefix(struct ds_err *err, ds_status st, const char *prefix) {
+  if (err == NULL) return st;
+  char buf[DS_ERR_MSG_MAX];
+  snprintf(buf, sizeof buf, "%s%s", prefix, err->msg);
+  memcpy(err->msg, buf, sizeof buf);
+  err->status = st;
+  return st;
 }

@@ -52,6 +52,11 @@ struct ds_err {
 ds_status ds_err_set(struct ds_err *err, ds_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Puts prefix in front of err's message (cut to fit) and returns st:
+ * `return ds_err_prefix(err, st, "option --calib: ")` names the flag a
+ * reader did not know. */
+ds_status ds_err_prefix(struct ds_err *err, ds_status st, const char *prefix);
+
 /* Clears err to DS_OK with an empty message. */
 void ds_err_clear(struct ds_err *err);
 

@@ -134,25 +134,35 @@ static ds_status parse_with(const char *text, const struct unit *table,
 }
 
 ds_status ds_units_parse_bytes(const char *text, double *out_bytes) {
-  return parse_with(text, bytes_units, COUNT(bytes_units), 0, out_bytes);
+  double v;
+  DS_CHECK(parse_with(text, bytes_units, COUNT(bytes_units), 0, &v));
+  if (!(v <= DS_UNITS_BYTES_MAX)) return DS_EINPUT;
+  *out_bytes = v;
+  return DS_OK;
 }
 
 ds_status ds_units_parse_bw(const char *text, double *out_bytes_per_s) {
   double v;
   DS_CHECK(parse_with(text, bw_units, COUNT(bw_units), 0, &v));
-  if (!(v > 0.0)) return DS_EINPUT; /* a zero link would never finish */
+  /* a zero link would never finish; 1e-300 Bps would take longer than
+   * simulated time can say */
+  if (!(v >= DS_UNITS_BW_MIN && v <= DS_UNITS_BW_MAX)) return DS_EINPUT;
   *out_bytes_per_s = v;
   return DS_OK;
 }
 
 ds_status ds_units_parse_time_ns(const char *text, double *out_ns) {
-  return parse_with(text, time_units, COUNT(time_units), 0, out_ns);
+  double v;
+  DS_CHECK(parse_with(text, time_units, COUNT(time_units), 0, &v));
+  if (!(v <= DS_UNITS_TIME_MAX_NS)) return DS_EINPUT;
+  *out_ns = v;
+  return DS_OK;
 }
 
 ds_status ds_units_parse_flops(const char *text, double *out_flops_per_s) {
   double v;
   DS_CHECK(parse_with(text, flops_units, COUNT(flops_units), 0, &v));
-  if (!(v > 0.0)) return DS_EINPUT; /* a zero rate would never finish */
+  if (!(v >= DS_UNITS_FLOPS_MIN && v <= DS_UNITS_FLOPS_MAX)) return DS_EINPUT;
   *out_flops_per_s = v;
   return DS_OK;
 }
@@ -167,8 +177,9 @@ int64_t ds_units_round_ns(double ns) {
    * behaviour in llround. */
   assert(ns >= 0.0);
   if (!(ns >= 0.0)) return 0;
-  /* 2^63 ns is 292 years; a longer duration (say a huge transfer on a slow
-   * link) saturates instead of overflowing int64_t. */
-  if (ns >= 9223372036854775808.0) return INT64_MAX;
+  /* A longer duration (a huge transfer on a slow link) saturates one past
+   * the longest simulated time instead of overflowing int64_t; the engine
+   * refuses to schedule it, so it surfaces as an error, never a wrap. */
+  if (!(ns <= (double)DS_UNITS_NS_MAX)) return DS_UNITS_NS_OVER;
   return (int64_t)llround(ns);
 }

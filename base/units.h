@@ -20,6 +20,25 @@
 extern "C" {
 #endif
 
+/* Bounds on what a reader accepts, so that every duration computed from
+ * accepted values stays far below int64_t nanoseconds (2^63 ns is 292
+ * years): times at most 1e6 s, sizes at most 1e18 bytes, bandwidths from
+ * 1 B/s to 1e15 B/s, compute rates from 1 FLOP/s to 1e21 FLOP/s. A value
+ * outside its bounds is DS_EINPUT, like a malformed one. */
+#define DS_UNITS_TIME_MAX_NS 1e15
+#define DS_UNITS_BYTES_MAX 1e18
+#define DS_UNITS_BW_MIN 1.0
+#define DS_UNITS_BW_MAX 1e15
+#define DS_UNITS_FLOPS_MIN 1.0
+#define DS_UNITS_FLOPS_MAX 1e21
+
+/* The longest simulated time: 1e18 ns (31.7 years). ds_units_round_ns
+ * saturates at DS_UNITS_NS_OVER (one past it), so `now + duration` with
+ * both within bounds never overflows int64_t, and the engine refuses any
+ * event past DS_UNITS_NS_MAX. */
+#define DS_UNITS_NS_MAX INT64_C(1000000000000000000)
+#define DS_UNITS_NS_OVER (DS_UNITS_NS_MAX + 1)
+
 /* Sizes: "B", "KB", "KiB", "MB", "MiB", "GB", "GiB", "TB", "TiB" (case of the
  * prefix letter as listed, "k" also accepted); a bare number is bytes; "K",
  * "M", "G" alone are accepted as binary (nccl-tests' -b 8 -e 1G). Result in
@@ -45,7 +64,8 @@ ds_status ds_units_parse_number(const char *text, double *out);
 
 /* Rounds a non-negative duration in nanoseconds to the nearest integer
  * nanosecond (halves away from zero). This is the only place where a double
- * duration becomes simulated time. */
+ * duration becomes simulated time. A duration past DS_UNITS_NS_MAX (or
+ * infinite) saturates at DS_UNITS_NS_OVER, which the engine refuses. */
 int64_t ds_units_round_ns(double ns);
 
 #ifdef __cplusplus

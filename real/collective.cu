@@ -229,8 +229,9 @@ static ds_status probe_gpus(int *count, struct ds_err *err) {
   close(fd[0]);
   if (p > 0) waitpid(p, NULL, 0);
   if (got != (ssize_t)sizeof n || n < 1)
-    return ds_err_set(err, DS_EIO, "collective: no CUDA GPU found (cudaGetDeviceCount "
-                      "failed or returned 0; check nvidia-smi)");
+    return ds_err_set(err, DS_EIO, "collective: no GPU found (cudaGetDeviceCount "
+                      "failed or returned 0; check nvidia-smi and CUDA_VISIBLE_DEVICES); "
+                      "ddpreal collective needs a GPU");
   *count = n;
   return DS_OK;
 }

@@ -13,9 +13,12 @@
  * Key invariants: only the comm-stream worker calls MPI during an iteration
  * (MPI_THREAD_SERIALIZED), and every rank issues the same collectives in the
  * same order on MPI_COMM_WORLD, which open() checks on the whole schedule so
- * that a schedule MPI would deadlock on is refused instead. A failing MPI
- * call aborts the job (MPI_Abort) with a message naming the rank, the call
- * and the op, so no rank is left waiting.
+ * that a schedule MPI would deadlock on is refused instead; open() also
+ * compares a hash of the schedule across ranks, so ranks given different
+ * files are refused before the first op. A failing MPI call aborts the job
+ * (MPI_Abort) with a message naming the rank, the call and the op, and so
+ * does a collective that waits past the limit (--timeout), naming the ranks
+ * that did not arrive: no rank is left waiting.
  *
  * Collective buffers: every collective op of the rank has its own output
  * region (like DDP's per-bucket gradient buffers) and all read one constant
@@ -83,7 +86,18 @@ struct ds_dev_rank {
   int64_t wrong;
   int mpi_thread_level;
   char mpi_version[MPI_MAX_LIBRARY_VERSION_STRING];
+  /* Collective waits are bounded (timeout_s). Every rank tells rank 0 the
+   * sequence number of each collective it enters (arrive_seq[op] is the
+   * send buffer, one per op so it outlives the send), and rank 0 keeps the
+   * highest each rank reached, to name the ranks that did not arrive. */
+  double timeout_s;
+  uint64_t coll_seq;     /* collectives entered so far, all iterations */
+  uint64_t *arrive_seq;  /* [n_ops] */
+  uint64_t *arrived;     /* rank 0: [world] highest sequence announced */
 };
+
+#define TAG_ARRIVE 7001
+#define DEFAULT_TIMEOUT_S 300.0
 
 static int64_t now_ns(void) {
   struct timespec ts;
@@ -185,6 +199,99 @@ static void die_mpi(const struct ds_dev_rank *r, const struct ds_op *o,
   MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
+/* The collective wait's limit: DDPREAL_TIMEOUT_S (set by --timeout), the
+ * same variable the cuda device reads. */
+static double timeout_from_env(void) {
+  const char *v = getenv("DDPREAL_TIMEOUT_S");
+  if (!v || !*v) return DEFAULT_TIMEOUT_S;
+  char *end;
+  double x = strtod(v, &end);
+  return *end == '\0' && x > 0 ? x : DEFAULT_TIMEOUT_S;
+}
+
+/* Rank 0: takes in every arrival announced so far. */
+static void drain_arrivals(struct ds_dev_rank *r) {
+  for (;;) {
+    int flag = 0;
+    MPI_Status stt;
+    if (MPI_Iprobe(MPI_ANY_SOURCE, TAG_ARRIVE, MPI_COMM_WORLD, &flag, &stt) != MPI_SUCCESS ||
+        !flag)
+      return;
+    uint64_t seq = 0;
+    MPI_Recv(&seq, 1, MPI_UINT64_T, stt.MPI_SOURCE, TAG_ARRIVE, MPI_COMM_WORLD,
+             MPI_STATUS_IGNORE);
+    if (seq > r->arrived[stt.MPI_SOURCE]) r->arrived[stt.MPI_SOURCE] = seq;
+  }
+}
+
+static void announce_arrival(struct ds_dev_rank *r, size_t i) {
+  r->coll_seq++;
+  if (r->world == 1) return;
+  if (r->rank == 0) {
+    r->arrived[0] = r->coll_seq;
+    drain_arrivals(r);
+    return;
+  }
+  MPI_Request q;
+  r->arrive_seq[i] = r->coll_seq;
+  if (MPI_Isend(&r->arrive_seq[i], 1, MPI_UINT64_T, 0, TAG_ARRIVE, MPI_COMM_WORLD, &q) ==
+      MPI_SUCCESS)
+    MPI_Request_free(&q);
+}
+
+/* Waits for a nonblocking collective within the limit. Past it, rank 0
+ * names the ranks that never announced this collective and ends the job;
+ * the other ranks give rank 0 a grace period to do so, then end it
+ * themselves (issue #15, defect 6: a stopped rank hung the replay). */
+static void wait_collective(struct ds_dev_rank *r, const struct ds_op *o, const char *call,
+                            MPI_Request *q) {
+  int64_t t0 = now_ns();
+  double limit = r->timeout_s * (r->rank == 0 ? 1.0 : 1.5);
+  for (;;) {
+    int done = 0;
+    int rc = MPI_Test(q, &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) die_mpi(r, o, call, rc);
+    if (done) return;
+    double waited = (double)(now_ns() - t0) * 1e-9;
+    if (waited > limit) break;
+    /* Poll as a blocking MPI call would for the first 100 ms, so the
+     * measured time is not stretched by naps; then nap between polls. */
+    if (waited > 0.1) {
+      struct timespec ts = {0, 50000};
+      nanosleep(&ts, NULL);
+    }
+  }
+  char missing[256] = "";
+  size_t used = 0;
+  int n_missing = 0;
+  if (r->rank == 0) {
+    drain_arrivals(r);
+    for (int32_t q2 = 1; q2 < r->world; q2++)
+      if (r->arrived[q2] < r->coll_seq) {
+        n_missing++;
+        if (used < sizeof missing) {
+          int w = snprintf(missing + used, sizeof missing - used, "%s%d", used ? ", " : "", q2);
+          if (w > 0) used += (size_t)w;
+        }
+      }
+  }
+  if (n_missing)
+    fprintf(stderr, "ddpreal: rank %d: %s for op %lld (coll %lld) waited %.0f s: rank%s %s "
+            "did not arrive (stopped, hung, or given another schedule); --timeout S sets "
+            "the limit\n", r->rank, call, (long long)o->id, (long long)o->coll, r->timeout_s,
+            n_missing > 1 ? "s" : "", missing);
+  else if (r->rank == 0)
+    fprintf(stderr, "ddpreal: rank 0: %s for op %lld (coll %lld) waited %.0f s: every rank "
+            "entered it, so one stopped or hung inside it; --timeout S sets the limit\n",
+            call, (long long)o->id, (long long)o->coll, limit);
+  else
+    fprintf(stderr, "ddpreal: rank %d: %s for op %lld (coll %lld) waited %.0f s for a rank "
+            "that did not arrive (rank 0 names it when it runs); --timeout S sets the limit\n",
+            r->rank, call, (long long)o->id, (long long)o->coll, limit);
+  fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
 static void run_collective(struct ds_dev_rank *r, size_t i) {
   const struct ds_op *o = &r->s->ops[i];
   float *out = r->out + r->out_off[i];
@@ -193,38 +300,114 @@ static void run_collective(struct ds_dev_rank *r, size_t i) {
   int cnt = (int)n, rc = MPI_SUCCESS;
   const char *call = "";
   MPI_Comm comm = MPI_COMM_WORLD;
+  MPI_Request q = MPI_REQUEST_NULL;
+  announce_arrival(r, i);
   switch (o->kind) {
     case DS_OP_ALLREDUCE:
-      call = "MPI_Allreduce";
-      rc = MPI_Allreduce(r->in, out, cnt, MPI_FLOAT, MPI_SUM, comm);
+      call = "MPI_Iallreduce";
+      rc = MPI_Iallreduce(r->in, out, cnt, MPI_FLOAT, MPI_SUM, comm, &q);
       break;
     case DS_OP_REDUCE:
-      call = "MPI_Reduce";
-      rc = MPI_Reduce(r->in, out, cnt, MPI_FLOAT, MPI_SUM, o->root, comm);
+      call = "MPI_Ireduce";
+      rc = MPI_Ireduce(r->in, out, cnt, MPI_FLOAT, MPI_SUM, o->root, comm, &q);
       break;
     case DS_OP_BROADCAST:
-      call = "MPI_Bcast";
-      rc = MPI_Bcast(out, cnt, MPI_FLOAT, o->root, comm);
+      call = "MPI_Ibcast";
+      rc = MPI_Ibcast(out, cnt, MPI_FLOAT, o->root, comm, &q);
       break;
     case DS_OP_ALLGATHER:
-      call = "MPI_Allgather";
-      rc = MPI_Allgather(r->in, per, MPI_FLOAT, out, per, MPI_FLOAT, comm);
+      call = "MPI_Iallgather";
+      rc = MPI_Iallgather(r->in, per, MPI_FLOAT, out, per, MPI_FLOAT, comm, &q);
       break;
     case DS_OP_REDUCESCATTER:
-      call = "MPI_Reduce_scatter_block";
-      rc = MPI_Reduce_scatter_block(r->in, out, per, MPI_FLOAT, MPI_SUM, comm);
+      call = "MPI_Ireduce_scatter_block";
+      rc = MPI_Ireduce_scatter_block(r->in, out, per, MPI_FLOAT, MPI_SUM, comm, &q);
       break;
     case DS_OP_GATHER:
-      call = "MPI_Gather";
-      rc = MPI_Gather(r->in, per, MPI_FLOAT, out, per, MPI_FLOAT, o->root, comm);
+      call = "MPI_Igather";
+      rc = MPI_Igather(r->in, per, MPI_FLOAT, out, per, MPI_FLOAT, o->root, comm, &q);
       break;
     case DS_OP_SCATTER:
-      call = "MPI_Scatter";
-      rc = MPI_Scatter(r->in, per, MPI_FLOAT, out, per, MPI_FLOAT, o->root, comm);
+      call = "MPI_Iscatter";
+      rc = MPI_Iscatter(r->in, per, MPI_FLOAT, out, per, MPI_FLOAT, o->root, comm, &q);
       break;
     default: break; /* refused by open() */
   }
   if (rc != MPI_SUCCESS) die_mpi(r, o, call, rc);
+  if (q != MPI_REQUEST_NULL) wait_collective(r, o, call, &q);
+}
+
+/* FNV-1a over what every rank must agree on: each op's identity, place,
+ * kind, collective, root, size and dependencies. */
+static uint64_t schedule_hash(const struct ds_schedule *s) {
+  uint64_t h = 1469598103934665603ull;
+#define MIX(v)                                                    \
+  do {                                                            \
+    uint64_t x_ = (uint64_t)(v);                                  \
+    for (int b_ = 0; b_ < 8; b_++) h = (h ^ ((x_ >> (8 * b_)) & 0xff)) * 1099511628211ull; \
+  } while (0)
+  MIX(s->n_ops);
+  MIX(s->world_size);
+  for (size_t i = 0; i < s->n_ops; i++) {
+    const struct ds_op *o = &s->ops[i];
+    double bytes = o->bytes;
+    uint64_t bits;
+    memcpy(&bits, &bytes, sizeof bits);
+    MIX(o->id);
+    MIX(o->rank);
+    MIX(o->stream);
+    MIX(o->kind);
+    MIX(o->coll);
+    MIX(o->root);
+    MIX(bits);
+    const int64_t *deps = ds_schedule_deps(s, o);
+    for (uint32_t k = 0; k < o->dep_count; k++) MIX(deps[k]);
+  }
+#undef MIX
+  return h;
+}
+
+/* Before the first op: every rank must replay the same schedule, or their
+ * collectives would not match and MPI would wait for ever. The check's own
+ * wait is bounded like a collective's. */
+static ds_status check_same_schedule(struct ds_dev_rank *r, struct ds_err *err) {
+  if (r->world == 1) return DS_OK;
+  uint64_t mine = schedule_hash(r->s);
+  uint64_t *all = calloc((size_t)r->world, sizeof *all);
+  if (!all) return ds_err_set(err, DS_ENOMEM, "cpu device: out of memory");
+  MPI_Request q;
+  int rc = MPI_Iallgather(&mine, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, MPI_COMM_WORLD, &q);
+  int64_t t0 = now_ns();
+  int done = 0;
+  while (rc == MPI_SUCCESS && !done) {
+    rc = MPI_Test(&q, &done, MPI_STATUS_IGNORE);
+    if (!done && (double)(now_ns() - t0) * 1e-9 > r->timeout_s) {
+      free(all);
+      fprintf(stderr, "ddpreal: rank %d: comparing schedules waited %.0f s for a rank that "
+              "did not arrive; --timeout S sets the limit\n", r->rank, r->timeout_s);
+      fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (!done) {
+      struct timespec ts = {0, 50000};
+      nanosleep(&ts, NULL);
+    }
+  }
+  ds_status st = DS_OK;
+  if (rc != MPI_SUCCESS) {
+    st = ds_err_set(err, DS_EIO, "rank %d: MPI_Iallgather of the schedule hash failed",
+                    r->rank);
+  } else {
+    for (int32_t q2 = 1; q2 < r->world; q2++)
+      if (all[q2] != all[0]) {
+        st = ds_err_set(err, DS_EINPUT, "rank %d's schedule differs from rank 0's (hash "
+                        "%016llx, not %016llx): every rank must replay the same --schedule "
+                        "file", q2, (unsigned long long)all[q2], (unsigned long long)all[0]);
+        break;
+      }
+  }
+  free(all);
+  return st;
 }
 
 static void spin_us(double dur_us) {
@@ -498,8 +681,16 @@ static ds_status cpu_open(const struct ds_dev_config *cfg, struct ds_dev_rank **
   }
   if (MPI_Get_library_version(r->mpi_version, &len) != MPI_SUCCESS) r->mpi_version[0] = '\0';
   r->mpi_version[strcspn(r->mpi_version, "\r\n,")] = '\0';
+  r->timeout_s = timeout_from_env();
+  DS_CHECK_GOTO(check_same_schedule(r, err), st, fail);
   DS_CHECK_GOTO(check_schedule(r, err), st, fail);
   DS_CHECK_GOTO(map_deps(r, err), st, fail);
+  r->arrive_seq = calloc(r->s->n_ops ? r->s->n_ops : 1, sizeof *r->arrive_seq);
+  r->arrived = calloc((size_t)r->world, sizeof *r->arrived);
+  if (!r->arrive_seq || !r->arrived) {
+    st = ds_err_set(err, DS_ENOMEM, "cpu device: out of memory");
+    goto fail;
+  }
   DS_CHECK_GOTO(alloc_buffers(r, err), st, fail);
   if (pthread_mutex_init(&r->mu, NULL) != 0) {
     st = ds_err_set(err, DS_EIO, "cpu device: pthread_mutex_init failed");
@@ -645,6 +836,8 @@ static void cpu_close(struct ds_dev_rank *r) {
     pthread_mutex_destroy(&r->mu);
   }
   free(r->dep_idx);
+  free(r->arrive_seq);
+  free(r->arrived);
   free(r->done_gen);
   free(r->start_ns);
   free(r->end_ns);

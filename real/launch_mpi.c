@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static ds_status mpi_fail(struct ds_launcher *l, const char *call, int rc,
                           struct ds_err *err) {
@@ -30,9 +31,47 @@ static ds_status mpi_fail(struct ds_launcher *l, const char *call, int rc,
   return ds_err_set(err, DS_EIO, "%s failed: %s", call, msg);
 }
 
+/* The limit on a wait for the other ranks: DDPREAL_TIMEOUT_S (--timeout),
+ * as the devices read it. */
+static double timeout_s(void) {
+  const char *v = getenv("DDPREAL_TIMEOUT_S");
+  char *end;
+  double x = v && *v ? strtod(v, &end) : 0;
+  return v && *v && *end == '\0' && x > 0 ? x : 300.0;
+}
+
+/* A barrier that a stopped or hung rank cannot hold for ever (issue #15,
+ * defect 6): past the limit the job ends with a message. Which rank is
+ * missing is not knowable from a barrier; the device's collectives name it. */
 static ds_status mpi_barrier(struct ds_launcher *l, struct ds_err *err) {
-  int rc = MPI_Barrier(MPI_COMM_WORLD);
-  return rc == MPI_SUCCESS ? DS_OK : mpi_fail(l, "MPI_Barrier", rc, err);
+  MPI_Request q;
+  int rc = MPI_Ibarrier(MPI_COMM_WORLD, &q);
+  if (rc != MPI_SUCCESS) return mpi_fail(l, "MPI_Ibarrier", rc, err);
+  double limit = timeout_s();
+  struct timespec t0, now;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    int done = 0;
+    rc = MPI_Test(&q, &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) return mpi_fail(l, "MPI_Ibarrier", rc, err);
+    if (done) return DS_OK;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if ((double)(now.tv_sec - t0.tv_sec) + 1e-9 * (double)(now.tv_nsec - t0.tv_nsec) > limit) {
+      int rank = 0;
+      MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+      fprintf(stderr, "ddpreal: rank %d: the barrier between iterations waited %.0f s for a "
+              "rank that did not arrive (stopped or hung); --timeout S sets the limit\n",
+              rank, limit);
+      fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    /* Poll like MPI_Barrier for 100 ms (iterations start together), then
+     * nap between polls. */
+    if ((double)(now.tv_sec - t0.tv_sec) + 1e-9 * (double)(now.tv_nsec - t0.tv_nsec) > 0.1) {
+      struct timespec ts = {0, 50000};
+      nanosleep(&ts, NULL);
+    }
+  }
 }
 
 static ds_status mpi_broadcast(struct ds_launcher *l, void *buf, size_t len,

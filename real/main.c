@@ -7,6 +7,7 @@
  * the errors all ranks reach alike (ranks that fail alone have printed and
  * aborted the job in the launcher).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,6 +18,16 @@
 #include "calibrate.h"
 #include "collective.h"
 #endif
+
+/* A standard output that cannot take what was printed (`> /dev/full`) is
+ * a failure with a message, for --help too (issue #15, defect 12). */
+static int flush_stdout(void) {
+  errno = 0;
+  if (fflush(stdout) == 0 && !ferror(stdout)) return 0;
+  fprintf(stderr, "ddpreal: writing to standard output failed: %s\n",
+          errno ? strerror(errno) : "write error");
+  return 1;
+}
 
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "collective") == 0) {
@@ -45,11 +56,11 @@ int main(int argc, char **argv) {
   int quiet = ds_under_mpi() && ds_mpi_env_rank() > 0;
   if (st == DS_OK && opt.help) {
     if (!quiet) fputs(ds_real_options_usage(), stdout);
-    return 0;
+    return flush_stdout();
   }
   if (st == DS_OK && opt.version) {
     if (!quiet) puts("ddpreal " DS_REAL_VERSION);
-    return 0;
+    return flush_stdout();
   }
   if (st == DS_OK) st = ds_replay_command(&argc, &argv, &opt, stdout, &err);
   if (st != DS_OK) {
@@ -57,5 +68,5 @@ int main(int argc, char **argv) {
       fprintf(stderr, "ddpreal: %s\n", err.msg[0] ? err.msg : ds_status_message(st));
     return ds_status_exit_code(st);
   }
-  return fflush(stdout) == 0 ? 0 : 1;
+  return flush_stdout();
 }

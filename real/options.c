@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/cli.h"
+#include "base/outputs.h"
 
 static const char usage[] =
     "usage: ddpreal --schedule SCHEDULE.csv --trace MEASURED.csv [options]\n"
@@ -34,6 +35,9 @@ static const char usage[] =
     "  --compute spin|gemm    compute ops busy-wait their dur_us, or run GEMMs of\n"
     "                         their flops (default spin)\n"
     "  --share-gpus           allow several ranks on one GPU (cuda)\n"
+    "  --timeout S            end the job when a collective, a barrier or a GPU wait\n"
+    "                         takes longer than S seconds, naming the rank that did\n"
+    "                         not arrive (default 300; env DDPREAL_TIMEOUT_S)\n"
     "  --help, --version\n";
 
 const char *ds_real_options_usage(void) { return usage; }
@@ -50,6 +54,7 @@ static ds_status parse_int(const char *flag, const char *v, int64_t lo,
 #define OPTION_MAP(X)                                                   \
   X("--schedule", 1) X("--trace", 1) X("--iters", 1) X("--warmup", 1)   \
   X("--device", 1) X("--compute", 1) X("--share-gpus", 0)               \
+  X("--timeout", 1)                                                     \
   X("--help", 0) X("--version", 0) X("-h", 0)
 
 static int takes_value(const char *flag, int *known) {
@@ -84,8 +89,18 @@ static ds_status apply(struct ds_real_options *o, const char *flag,
     if (strcmp(v, "spin") == 0) o->compute = DS_COMPUTE_SPIN;
     else if (strcmp(v, "gemm") == 0) o->compute = DS_COMPUTE_GEMM;
     else return ds_cli_bad_value(err, flag, "spin or gemm", v);
-  } else if (strcmp(flag, "--share-gpus") == 0) o->share_gpus = 1;
-  else if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) o->help = 1;
+  } else if (strcmp(flag, "--share-gpus") == 0) {
+    o->share_gpus = 1;
+  } else if (strcmp(flag, "--timeout") == 0) {
+    /* Read by both devices from the environment, which forked and
+     * mpirun'd ranks share (each mpirun'd rank parses its own argv). */
+    char *end;
+    double x = strtod(v, &end);
+    if (*v == '\0' || *end != '\0' || !(x > 0 && x <= 1e6))
+      return ds_cli_bad_value(err, flag, "a number of seconds from 0 to 1e6, e.g. 60", v);
+    if (setenv("DDPREAL_TIMEOUT_S", v, 1) != 0)
+      return ds_err_set(err, DS_ENOMEM, "option --timeout: out of memory");
+  } else if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) o->help = 1;
   else if (strcmp(flag, "--version") == 0) o->version = 1;
   return DS_OK;
 }
@@ -101,6 +116,8 @@ ds_status ds_real_options_parse(int argc, char **argv, struct ds_real_options *o
   o->device = DS_REAL_DEVICE_CPU;
 #endif
   o->compute = DS_COMPUTE_SPIN;
+  char seen[16][64];
+  int n_seen = 0;
   for (int i = 1; i < argc; i++) {
     char flag[64];
     const char *arg = argv[i], *value = NULL, *eq = strchr(arg, '=');
@@ -121,6 +138,11 @@ ds_status ds_real_options_parse(int argc, char **argv, struct ds_real_options *o
     } else if (!needs && value) {
       return ds_err_set(err, DS_EUSAGE, "option %s takes no value", flag);
     }
+    /* A repeated flag is refused, not silently replaced by its last value. */
+    for (int j = 0; j < n_seen; j++)
+      if (strcmp(seen[j], flag) == 0)
+        return ds_err_set(err, DS_EUSAGE, "option %s given twice", flag);
+    if (n_seen < (int)(sizeof seen / sizeof *seen)) snprintf(seen[n_seen++], sizeof *seen, "%s", flag);
     DS_CHECK(apply(o, flag, value, err));
   }
   if (o->help || o->version) return DS_OK;
@@ -130,5 +152,8 @@ ds_status ds_real_options_parse(int argc, char **argv, struct ds_real_options *o
   if (!o->trace)
     return ds_err_set(err, DS_EUSAGE,
                       "missing --trace (where to write the measured trace; see ddpreal --help)");
-  return DS_OK;
+  /* Before any iteration runs: the trace can be written and is not the
+   * schedule (issue #15, defects 4 and 11). */
+  const struct ds_path_arg out = {"--trace", o->trace}, in = {"--schedule", o->schedule};
+  return ds_outputs_check(&out, 1, &in, 1, err);
 }

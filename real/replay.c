@@ -194,7 +194,7 @@ ds_status ds_replay_command(int *argc, char ***argv, const struct ds_real_option
   struct ds_schedule *s = NULL;
   ds_status st = ds_schedule_read_csv(opt->schedule, &s, err);
   if (st == DS_EIO) st = DS_EINPUT; /* a schedule that cannot be read is bad input */
-  if (st != DS_OK) return st;
+  if (st != DS_OK) return ds_err_prefix(err, st, "option --schedule: ");
   const struct ds_device *dev = &ds_device_cpu;
 #ifdef DS_HAVE_CUDA
   if (opt->device == DS_REAL_DEVICE_CUDA) dev = &ds_device_cuda;

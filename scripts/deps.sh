@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages ddpsim needs when they are missing: with
 # apt-get when run as root, otherwise prints the command to run. Exit 0 when
-# everything is present afterwards, 1 otherwise.
+# everything is present afterwards, 1 otherwise. `deps.sh fuzz` also wants
+# clang and its libFuzzer runtime, for `make fuzz` only (not `make test`).
 set -eu
 pkgs=(build-essential libgsl-dev libcsv-dev libcriterion-dev libyaml-dev libopenmpi-dev gnuplot-nox time)
+if [ "${1:-}" = fuzz ]; then pkgs+=(clang libclang-rt-dev); fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/config.h"
@@ -120,7 +121,7 @@ Test(config, bad_bandwidth_message_exact) {
   cr_assert_eq(ds_cnode_bw(&bw, &d, &err), DS_EINPUT);
   cr_assert_eq(err.status, DS_EINPUT);
   cr_assert_str_eq(err.msg, "t.yaml:7:12: key 'link_bw': expected a "
-                            "bandwidth like \"25GBps\", got \"fast\"");
+                            "bandwidth like \"25GBps\" (from 1 Bps to 1e15 Bps), got \"fast\"");
   cr_assert(d == 7.0, "output untouched on failure");
   cr_assert_eq(ds_cnode_line(&bw), 7);
   ds_config_free(cfg);
@@ -134,10 +135,10 @@ Test(config, expected_phrases) {
     int which;
     const char *msg;
   } cases[] = {
-      {"a: 5us\n", 0, "t.yaml:1:4: key 'a': expected a size like \"25MiB\", got \"5us\""},
-      {"a: 5us\n", 1, "t.yaml:1:4: key 'a': expected a bandwidth like \"25GBps\", got \"5us\""},
-      {"a: 5MiB\n", 2, "t.yaml:1:4: key 'a': expected a time like \"1.5us\", got \"5MiB\""},
-      {"a: 5us\n", 3, "t.yaml:1:4: key 'a': expected a compute rate like \"312TFLOPS\", got \"5us\""},
+      {"a: 5us\n", 0, "t.yaml:1:4: key 'a': expected a size like \"25MiB\" (at most 1e18 bytes), got \"5us\""},
+      {"a: 5us\n", 1, "t.yaml:1:4: key 'a': expected a bandwidth like \"25GBps\" (from 1 Bps to 1e15 Bps), got \"5us\""},
+      {"a: 5MiB\n", 2, "t.yaml:1:4: key 'a': expected a time like \"1.5us\" (at most 1e6 s), got \"5MiB\""},
+      {"a: 5us\n", 3, "t.yaml:1:4: key 'a': expected a compute rate like \"312TFLOPS\" (from 1 to 1e21 FLOPS), got \"5us\""},
       {"a: 5us\n", 4, "t.yaml:1:4: key 'a': expected a number, got \"5us\""},
       {"a: 1.5\n", 5, "t.yaml:1:4: key 'a': expected an integer, got \"1.5\""},
       {"a: on\n", 6, "t.yaml:1:4: key 'a': expected true or false, got \"on\""},
@@ -280,7 +281,7 @@ Test(config, sequences) {
   params = get(&l3, "params");
   cr_assert_eq(ds_cnode_bytes(&params, &d, &err), DS_EINPUT);
   cr_assert_str_eq(err.msg, "t.yaml:5:26: key 'params': expected a size "
-                            "like \"25MiB\", got \"oops\"");
+                            "like \"25MiB\" (at most 1e18 bytes), got \"oops\"");
   /* A layer-level check by the caller names the item. */
   cr_assert_eq(ds_cnode_error(&l3, &err, "params must be %s", "positive"),
                DS_EINPUT);
@@ -414,9 +415,57 @@ Test(config, syntax_error) {
                         "that cannot start any token while scanning for the "
                         "next token (started at line 2, column 1)");
 
-  /* Bytes that are not UTF-8 are a reader error, located by byte offset. */
+  /* Bytes that are not UTF-8 are a reader error; libyaml gives a byte
+   * offset, the message a line and column (issue #15, defect 10). */
   msg = load_fail("a: \xff\n", &err);
-  cr_assert(strstr(msg, "t.yaml: invalid text at byte 3: ") == msg, "%s", msg);
+  cr_assert(strstr(msg, "t.yaml:1:4: invalid text: ") == msg, "%s", msg);
+  msg = load_fail("a: 1\nbb: \xc3\xa9\xff\n", &err);
+  cr_assert(strstr(msg, "t.yaml:2:6: invalid text: ") == msg, "%s", msg);
+}
+
+/* Deep nesting is refused before libyaml builds it: 100 KB of unclosed '['
+ * cost 27-29 s of CPU in every YAML reader (issue #15, defect 2). 64 levels
+ * are accepted, the 65th is refused at its position; the refusal of 100,000
+ * levels takes well under a second. */
+Test(config, deep_nesting_is_refused_quickly) {
+  char text[200];
+  memset(text, '[', 64);
+  memset(text + 64, ']', 64);
+  text[128] = '\0';
+  struct ds_config *cfg = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_config_load_string("t.yaml", text, &cfg, &err), DS_OK, "%s", err.msg);
+  ds_config_free(cfg);
+  cfg = NULL;
+  memset(text, '[', 65);
+  text[65] = '\0';
+  cr_assert_eq(ds_config_load_string("t.yaml", text, &cfg, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml:1:65: nested more than 64 levels deep (a ddpsim file "
+                            "needs a few; is a bracket not closed?)");
+  size_t n = 100000;
+  char *deep = malloc(n + 1);
+  memset(deep, '[', n);
+  deep[n] = '\0';
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  cr_assert_eq(ds_config_load_string("t.yaml", deep, &cfg, &err), DS_EINPUT);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  cr_assert_lt(s, 1.0, "took %.2f s", s);
+  cr_assert(strstr(err.msg, "nested more than 64 levels"), "%s", err.msg);
+  free(deep);
+}
+
+/* A file past 16 MiB is refused before it is parsed. */
+Test(config, huge_files_are_refused) {
+  char path[] = "/tmp/ddpsim_test_config_XXXXXX";
+  ds_test_write_temp(path, "a: 1\n");
+  cr_assert_eq(truncate(path, (off_t)DS_CONFIG_BYTES_MAX + 1), 0);
+  struct ds_config *cfg = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_config_load(path, &cfg, &err), DS_EINPUT);
+  cr_assert(strstr(err.msg, "more than 16 MiB"), "%s", err.msg);
+  unlink(path);
 }
 
 /* A scalar quoted in a message is escaped and cut, so the message stays
@@ -441,6 +490,23 @@ Test(config, quoted_text_escaped_and_cut) {
   ds_config_free(cfg);
 }
 
+/* A value that parses but lies outside what can be simulated is refused
+ * where it is read, naming file, line and key (issue #15, defects 1 and
+ * 10): 1e-300 Bps used to surface as "op 10: ... dur_us ... inf". */
+Test(config, out_of_range_values_are_located) {
+  struct ds_config *cfg = load("bw: 1e-300Bps\nlat: 1e12s\n");
+  struct ds_cnode root = root_of(cfg), bw = get(&root, "bw"), lat = get(&root, "lat");
+  struct ds_err err = {DS_OK, ""};
+  double d;
+  cr_assert_eq(ds_cnode_bw(&bw, &d, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml:1:5: key 'bw': expected a bandwidth like \"25GBps\" "
+                            "(from 1 Bps to 1e15 Bps), got \"1e-300Bps\"");
+  cr_assert_eq(ds_cnode_time_ns(&lat, &d, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml:2:6: key 'lat': expected a time like \"1.5us\" "
+                            "(at most 1e6 s), got \"1e12s\"");
+  ds_config_free(cfg);
+}
+
 /* Loading from a file reads it whole; a missing file or a directory is an
  * input error naming the path and the system's reason. */
 Test(config, load_file) {
@@ -456,8 +522,8 @@ Test(config, load_file) {
   cr_assert_eq(ds_cnode_bw(&bw, &d, &err), DS_EINPUT);
   char want[256];
   snprintf(want, sizeof want,
-           "%s:2:10: key 'link_bw': expected a bandwidth like \"25GBps\", "
-           "got \"fast\"",
+           "%s:2:10: key 'link_bw': expected a bandwidth like \"25GBps\" "
+           "(from 1 Bps to 1e15 Bps), got \"fast\"",
            path);
   cr_assert_str_eq(err.msg, want);
   ds_config_free(cfg);

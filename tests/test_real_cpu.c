@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -211,6 +212,59 @@ Test(real_cpu, rank_count_mismatch_exit_2) {
   cr_assert_neq(access(never, F_OK), 0, "a trace was written");
 }
 
+/* Issue #15, defect 6: ranks given different schedules used to wait for
+ * ever in mismatched collectives. A hash of the schedule is compared
+ * before the first op: exit 2, naming the rank. */
+Test(real_cpu, ranks_with_different_schedules_are_refused) {
+  char a[PATH_BUF], b[PATH_BUF], args[2048];
+  in_dir(a, "sa.csv");
+  in_dir(b, "sb.csv");
+  predict(2, a);
+  char pargs[1024];
+  snprintf(pargs, sizeof pargs,
+           "--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
+           "--world-size 2 --bucket-mb 1 --schedule %s", b);
+  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), pargs);
+  cr_assert_eq(r.status, 0, "ddpsim failed: %s", r.err);
+  ds_test_release(&r);
+  snprintf(args, sizeof args,
+           "--device cpu --schedule %s --trace %s/never.csv --timeout 20 : -np 1 %s "
+           "--device cpu --schedule %s --trace %s/never.csv --timeout 20",
+           a, dir, ds_test_ddpreal(), b, dir);
+  r = ds_test_run(MPIRUN "-np 1 ", ds_test_ddpreal(), args);
+  cr_assert_eq(r.status, 2, "exit %d, stderr %s", r.status, r.err);
+  cr_assert(strstr(r.err, "rank 1's schedule differs from rank 0's"), "stderr: %s", r.err);
+  ds_test_release(&r);
+}
+
+/* Issue #15, defect 6: a rank stopped with SIGSTOP hung the replay. Every
+ * collective and barrier wait is bounded (--timeout): the job ends with
+ * exit 1, and a collective's timeout names the rank that did not arrive. */
+Test(real_cpu, a_stopped_rank_ends_the_job_after_the_timeout) {
+  char sched[PATH_BUF], script[PATH_BUF];
+  in_dir(sched, "s-stop.csv");
+  in_dir(script, "stop1.sh");
+  predict(2, sched);
+  FILE *fp = fopen(script, "w");
+  cr_assert_not_null(fp);
+  fprintf(fp, "#!/bin/sh\nif [ \"$OMPI_COMM_WORLD_RANK\" = 1 ]; then "
+          "(sleep 1; kill -STOP $$) & fi\n"
+          "exec %s --device cpu --schedule %s --trace %s/never.csv --iters 100000 "
+          "--timeout 2\n", ds_test_ddpreal(), sched, dir);
+  fclose(fp);
+  cr_assert_eq(chmod(script, 0755), 0);
+  struct ds_test_result r = ds_test_run(MPIRUN "-np 2 ", script, "");
+  cr_assert_eq(r.status, 1, "exit %d, stderr %s", r.status, r.err);
+  /* Where rank 1 stopped decides the words: before a collective (named),
+   * inside one, or before the barrier between iterations. */
+  cr_assert(strstr(r.err, "rank 1 did not arrive") ||
+                strstr(r.err, "every rank entered it, so one stopped or hung inside it") ||
+                strstr(r.err, "the barrier between iterations waited 2 s"),
+            "stderr: %s", r.err);
+  cr_assert(strstr(r.err, "--timeout S sets the limit"), "stderr: %s", r.err);
+  ds_test_release(&r);
+}
+
 /* A schedule that is missing, or is not a schedule, is bad input: exit 2
  * with a message naming the file. */
 Test(real_cpu, unreadable_schedule_exit_2) {
@@ -238,6 +292,23 @@ Test(real_cpu, unreadable_schedule_exit_2) {
 /* With the cuda device, options are checked before any GPU is looked for,
  * so this runs on a machine without one. */
 #ifdef DS_HAVE_CUDA
+/* Issue #15, defect 13: without a GPU (no driver, or none visible) the
+ * cuda device stopped with CUDA's "driver version is insufficient"; it
+ * now says that no GPU was found and that --device cpu replays on CPU
+ * ranks. CUDA_VISIBLE_DEVICES="" hides every GPU, so this runs anywhere. */
+Test(real_cpu, no_gpu_says_so_and_names_the_cpu_device) {
+  char sched[PATH_BUF], args[1024];
+  in_dir(sched, "s-nogpu.csv");
+  predict(1, sched);
+  snprintf(args, sizeof args, "--device cuda --schedule %s --trace %s/m-nogpu.csv", sched, dir);
+  struct ds_test_result r =
+      ds_test_run("ASAN_OPTIONS=detect_leaks=0 CUDA_VISIBLE_DEVICES=", ds_test_ddpreal(), args);
+  cr_assert_eq(r.status, 1, "exit %d\nstderr: %s", r.status, r.err);
+  cr_assert(strstr(r.err, "no GPU found") && strstr(r.err, "--device cpu replays on CPU ranks"),
+            "stderr: %s", r.err);
+  ds_test_release(&r);
+}
+
 Test(real_cpu, collective_algo_and_proto_are_checked) {
   const char *bad[][2] = {{"collective --algo foo", "--algo 'foo': expected ring, tree"},
                           {"collective --proto LL64", "--proto 'LL64': expected LL, LL128"}};

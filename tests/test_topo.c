@@ -116,6 +116,21 @@ Test(topo, bad_bandwidth_names_file_line_and_key) {
   cr_assert(strstr(err.msg, want) != NULL, "message: %s", err.msg);
 }
 
+/* Issue #15, defect 9: 1,048,576 GPUs were accepted and never finished
+ * (65,536 took 40-90 s: a route search per GPU pair). The supported limit,
+ * 16,384 GPUs, is enforced at the 'nodes' line. */
+Test(topo, more_gpus_than_supported_are_refused_at_the_nodes_line) {
+  struct ds_err err = {0};
+  char path[64], want[256];
+  ds_status st = load_text("schema_version: 1\nname: t\ngpu: TestGPU\nnodes: 65536\n"
+                           "gpus_per_node: 16\nintra_node:\n  template: nvswitch\n"
+                           "  link_bw: 1GBps\n  link_lat: 1us\n", &err, path);
+  cr_assert_eq(st, DS_EINPUT);
+  snprintf(want, sizeof want, "%s:4:8: key 'nodes': 65536 nodes x 16 gpus_per_node = "
+           "1048576 GPUs; at most 16384 are supported", path);
+  cr_assert(strstr(err.msg, want) != NULL, "message: %s", err.msg);
+}
+
 Test(topo, unknown_key_is_an_error) {
   struct ds_err err = {0};
   char path[64];

@@ -496,8 +496,33 @@ Test(trace, schedule_reader_validates) {
                     "# ddpsim-schedule v1\n" SCHED_HEADER
                     "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,\n"
                     "1,1,compute,fwd,a,0,-1,-1,-1,,0,0,1,0\n",
-                    ": op 1: dependency 0 is not an op of rank 1 that comes "
+                    ":4: op 1: dependency 0 is not an op of rank 1 that comes "
                     "earlier (it is on rank 0)");
+}
+
+/* A validation error names the line of the op's row, not only its id
+ * (issue #15, defect 10): here the second row, line 4, repeats id 0. */
+Test(trace, schedule_validation_errors_name_the_line) {
+  expect_read_error(0,
+                    "# ddpsim-schedule v1\n" SCHED_HEADER
+                    "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,\n"
+                    "0,0,compute,fwd,b,0,-1,-1,-1,,0,0,1,\n",
+                    ":4: op 0: id is used twice");
+}
+
+/* A rank no smaller than the number of rows cannot be dense; it used to
+ * size every per-rank array (rank 49,999,999 cost `ddpsim analyze` 5 GB).
+ * Refused at its line in both readers (issue #15, defect 7). */
+Test(trace, an_absurd_rank_is_refused_at_its_line) {
+  expect_read_error(0,
+                    "# ddpsim-schedule v1\n" SCHED_HEADER
+                    "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,\n"
+                    "1,49999999,compute,fwd,b,0,-1,-1,-1,,0,0,1,\n",
+                    ":4: column 'rank': rank 49999999 in a file of 2 rows");
+  expect_read_error(1,
+                    "# ddpsim-trace v1\n" TRACE_HEADER
+                    "0,49999999,compute,fwd,a,0,-1,-1,-1,,0,0,1,,real,0,0,1\n",
+                    ":3: column 'rank': rank 49999999 in a file of 1 rows");
 }
 
 /* A file that does not exist is an I/O error naming it. */
@@ -566,10 +591,11 @@ Test(trace, atomic_abort_keeps_old_target) {
  * alone. */
 Test(trace, atomic_failed_commit_cleans_up) {
   const char *path = in_dir("target");
-  cr_assert_eq(mkdir(path, 0755), 0);
   struct ds_atomic_file af;
   struct ds_err err = {0};
   cr_assert_eq(ds_atomic_file_open(path, &af, &err), DS_OK, "%s", err.msg);
+  /* Made after the open, which refuses a directory outright. */
+  cr_assert_eq(mkdir(path, 0755), 0);
   fputs("data\n", af.fp);
   cr_assert_eq(ds_atomic_file_commit(&af, &err), DS_EIO);
   cr_assert(strstr(err.msg, path), "%s", err.msg);

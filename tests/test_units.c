@@ -225,9 +225,36 @@ Test(units, round_ns_halves_away_from_zero) {
                INT64_C(9007199254740994));
 }
 
-/* Beyond 2^63 ns (292 years) the result saturates instead of overflowing. */
+/* Beyond DS_UNITS_NS_MAX (1e18 ns, 31.7 years) the result saturates one past
+ * it instead of overflowing: now + duration, both within bounds, stays below
+ * 2^63, and the engine refuses the event (issue #15, defect 1). */
 Test(units, round_ns_saturates) {
-  cr_assert_eq(ds_units_round_ns(9223372036854775808.0), INT64_MAX);
-  cr_assert_eq(ds_units_round_ns(1e300), INT64_MAX);
-  cr_assert_eq(ds_units_round_ns(HUGE_VAL), INT64_MAX);
+  cr_assert_eq(ds_units_round_ns(1e18), DS_UNITS_NS_MAX);
+  cr_assert_eq(ds_units_round_ns(1.0000001e18), DS_UNITS_NS_OVER);
+  cr_assert_eq(ds_units_round_ns(9223372036854775808.0), DS_UNITS_NS_OVER);
+  cr_assert_eq(ds_units_round_ns(1e300), DS_UNITS_NS_OVER);
+  cr_assert_eq(ds_units_round_ns(HUGE_VAL), DS_UNITS_NS_OVER);
+  cr_assert(DS_UNITS_NS_OVER + DS_UNITS_NS_OVER > 0, "two saturated times add without wrapping");
+}
+
+/* Values that parse but cannot be simulated are refused where they are read
+ * (issue #15, defect 1): a 1e12 s link latency used to wrap the clock and
+ * print a faster iteration; 1e-300 Bps made every duration infinite. The
+ * bounds themselves are accepted. */
+Test(units, rejects_values_past_bounds) {
+  static const char *const big_time[] = {"1e12s", "1e10s", "1000001s", "2e15ns"};
+  static const char *const bad_bw[] = {"1e-300Bps", "0.5Bps", "1bps", "2e15Bps", "9PBps"};
+  static const char *const big_bytes[] = {"2e18", "1e19B", "1e7TB"};
+  static const char *const bad_flops[] = {"0.5FLOPS", "1e22FLOPS", "1e7PFLOPS"};
+  expect_reject(ds_units_parse_time_ns, big_time, N(big_time));
+  expect_reject(ds_units_parse_bw, bad_bw, N(bad_bw));
+  expect_reject(ds_units_parse_bytes, big_bytes, N(big_bytes));
+  expect_reject(ds_units_parse_flops, bad_flops, N(bad_flops));
+  double v;
+  cr_assert_eq(ds_units_parse_time_ns("1e6s", &v), DS_OK);
+  cr_assert_eq(v, 1e15);
+  cr_assert_eq(ds_units_parse_bw("1Bps", &v), DS_OK);
+  cr_assert_eq(ds_units_parse_bw("1e15Bps", &v), DS_OK);
+  cr_assert_eq(ds_units_parse_bytes("1e18", &v), DS_OK);
+  cr_assert_eq(ds_units_parse_flops("1e21", &v), DS_OK);
 }

@@ -405,7 +405,7 @@ static int cmp_coll_key(const void *a, const void *b) {
 
 /* Ops sharing a coll id form one collective instance: one op per rank, all
  * of one kind and with the same per-rank payload. */
-static ds_status check_colls(const struct ds_schedule *s, struct ds_err *err) {
+static ds_status check_colls(const struct ds_schedule *s, size_t *bad, struct ds_err *err) {
   size_t n = 0;
   for (size_t i = 0; i < s->n_ops; i++) n += s->ops[i].coll >= 0;
   if (n == 0) return DS_OK;
@@ -425,6 +425,7 @@ static ds_status check_colls(const struct ds_schedule *s, struct ds_err *err) {
       continue;
     }
     const struct ds_op *a = &s->ops[keys[first].op], *b = &s->ops[keys[k].op];
+    *bad = keys[k].op;
     if (keys[k].rank == keys[k - 1].rank)
       st = ds_err_set(err, DS_EINPUT,
                       "op %" PRId64 ": collective %" PRId64
@@ -444,26 +445,41 @@ static ds_status check_colls(const struct ds_schedule *s, struct ds_err *err) {
                       b->id, b->coll, b->bytes, a->bytes, a->id);
   }
   free(keys);
+  if (st == DS_OK) *bad = SIZE_MAX;
   return st;
 }
 
 ds_status ds_schedule_validate(struct ds_schedule *s, struct ds_err *err) {
+  size_t bad;
+  return ds_schedule_validate_at(s, &bad, err);
+}
+
+ds_status ds_schedule_validate_at(struct ds_schedule *s, size_t *bad, struct ds_err *err) {
+  *bad = SIZE_MAX;
   if (s->world_size < 1)
     return ds_err_set(err, DS_EINPUT,
                       "schedule: world size %" PRId32 " must be >= 1",
                       s->world_size);
-  for (size_t i = 0; i < s->n_ops; i++)
+  for (size_t i = 0; i < s->n_ops; i++) {
+    *bad = i;
     DS_CHECK(check_op(s, &s->ops[i], err));
+  }
+  *bad = SIZE_MAX;
   if (build_index(s) != 0)
     return ds_err_set(err, DS_ENOMEM, "validating the schedule: out of memory");
   for (size_t k = 1; k < s->n_sorted; k++)
     if (s->sorted_ids[2 * k] == s->sorted_ids[2 * k - 2]) {
       size_t a = (size_t)s->sorted_ids[2 * k - 1], b = (size_t)s->sorted_ids[2 * k + 1];
+      *bad = a > b ? a : b;
       return ds_err_set(err, DS_EINPUT,
                         "op %" PRId64 ": id is used twice (ops number %zu and "
                         "%zu of the schedule)",
                         s->ops[b].id, a + 1, b + 1);
     }
-  for (size_t i = 0; i < s->n_ops; i++) DS_CHECK(check_deps(s, i, err));
-  return check_colls(s, err);
+  for (size_t i = 0; i < s->n_ops; i++) {
+    *bad = i;
+    DS_CHECK(check_deps(s, i, err));
+  }
+  *bad = SIZE_MAX;
+  return check_colls(s, bad, err);
 }

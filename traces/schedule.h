@@ -130,10 +130,13 @@ struct ds_schedule_builder {
 ds_status ds_schedule_emit(struct ds_schedule_builder *b, struct ds_op *op,
                            const int64_t *deps, size_t n_deps);
 
-/* The dependency ids of op (op must belong to s). */
+/* The dependency ids of op (op must belong to s). A schedule without any
+ * dependency has no deps array: NULL + 0 is undefined behaviour (UBSan,
+ * found by `make fuzz`), so an empty one is returned instead. */
 static inline const int64_t *ds_schedule_deps(const struct ds_schedule *s,
                                               const struct ds_op *op) {
-  return s->deps + op->dep_first;
+  static const int64_t none[1] = {0};
+  return s->deps ? s->deps + op->dep_first : none;
 }
 
 /* The previous iteration's last op of `kind` on each rank, as the
@@ -155,6 +158,9 @@ int ds_schedule_find(struct ds_schedule *s, int64_t id, size_t *index);
  * order is a topological order), ops of one collective on distinct ranks,
  * of one kind and with equal bytes. On failure err names the op id. */
 ds_status ds_schedule_validate(struct ds_schedule *s, struct ds_err *err);
+/* The same; on failure *bad is the index of the op the message is about
+ * (its row, for a reader that knows rows' lines), or SIZE_MAX. */
+ds_status ds_schedule_validate_at(struct ds_schedule *s, size_t *bad, struct ds_err *err);
 
 const char *ds_stream_name(enum ds_stream stream);
 /* Returns 0 and sets *out when name is a stream name, -1 otherwise. */

@@ -392,6 +392,9 @@ struct reader {
   struct ds_schedule *s;
   struct ds_trace *t;
   int32_t max_rank;
+  size_t max_rank_line;
+  size_t *op_line;  /* [op index] the line each row began on */
+  size_t op_line_cap;
 };
 
 static void field_error(struct reader *r, enum col c, const char *what,
@@ -648,7 +651,31 @@ static void finish_row(struct reader *r) {
                        "ops)", r->path, r->row_line);
     return;
   }
-  if (r->op.rank > r->max_rank) r->max_rank = r->op.rank;
+  if (r->op.rank > r->max_rank) r->max_rank = r->op.rank, r->max_rank_line = r->row_line;
+  if (idx >= r->op_line_cap) {
+    size_t cap = r->op_line_cap ? 2 * r->op_line_cap : 1024;
+    size_t *p = realloc(r->op_line, cap * sizeof *p);
+    if (!p) {
+      r->st = ds_err_set(r->err, DS_ENOMEM, "%s:%zu: out of memory", r->path, r->row_line);
+      return;
+    }
+    r->op_line = p;
+    r->op_line_cap = cap;
+  }
+  r->op_line[idx] = r->row_line;
+}
+
+/* Ranks size every per-rank array downstream (world size = largest rank
+ * + 1), so a rank no smaller than the number of rows cannot be dense
+ * (every rank 0..R has a row) and is refused at its line: one row naming
+ * rank 49,999,999 made `ddpsim analyze` allocate 5 GB (issue #15, defect 7). */
+static ds_status check_ranks(struct reader *r) {
+  if (r->max_rank >= 0 && (size_t)r->max_rank >= r->s->n_ops)
+    return ds_err_set(r->err, DS_EINPUT,
+                      "%s:%zu: column 'rank': rank %" PRId32 " in a file of %zu rows; ranks "
+                      "must be numbered 0, 1, ... without gaps",
+                      r->path, r->max_rank_line, r->max_rank, r->s->n_ops);
+  return DS_OK;
 }
 
 static void on_row(int c, void *ctx) {
@@ -748,13 +775,20 @@ ds_status ds_schedule_read_csv(const char *path, struct ds_schedule **out,
   ds_status st = ds_schedule_new(1, &r.s);
   if (st != DS_OK) return ds_err_set(err, st, "%s: out of memory", path);
   st = read_file(&r);
+  if (st == DS_OK) st = check_ranks(&r);
   if (st == DS_OK) {
     /* The file has no world-size line: the ranks that have ops are it. */
     r.s->world_size = r.max_rank + 1 > 1 ? r.max_rank + 1 : 1;
     struct ds_err verr = {0};
-    st = ds_schedule_validate(r.s, &verr);
-    if (st != DS_OK) ds_err_set(err, st, "%s: %s", path, verr.msg);
+    size_t bad;
+    st = ds_schedule_validate_at(r.s, &bad, &verr);
+    /* The message names the op; the line is where the user looks. */
+    if (st != DS_OK && bad < r.s->n_ops)
+      ds_err_set(err, st, "%s:%zu: %s", path, r.op_line[bad], verr.msg);
+    else if (st != DS_OK)
+      ds_err_set(err, st, "%s: %s", path, verr.msg);
   }
+  free(r.op_line);
   if (st != DS_OK) {
     ds_schedule_free(r.s);
     return st;
@@ -777,6 +811,8 @@ ds_status ds_trace_read_csv(const char *path, struct ds_trace **out,
    * as a whole; every field was checked as it was read. */
   r.t->owned = r.s;
   st = read_file(&r);
+  if (st == DS_OK) st = check_ranks(&r);
+  free(r.op_line);
   if (st != DS_OK) {
     ds_trace_free(r.t);
     return st;

@@ -12,6 +12,7 @@
 
 #include "base/cli.h"
 #include "base/gnuplot.h"
+#include "base/outputs.h"
 #include "sim/coll/coll.h"
 #include "sim/cli/collbench_plot.h"
 #include "sim/net/engine.h"
@@ -107,6 +108,9 @@ static const char usage[] =
     "  --reference CSV        with --plot: a measured table's points (nccl-tests'\n"
     "                         size and busbw columns; docs/collectives.md)\n"
     "  --help\n";
+
+/* Rows of one table: nccl-tests' own sweeps have a few dozen. */
+#define MAX_SIZES 1000
 
 static ds_status parse_size(const char *flag, const char *v, double *out,
                             struct ds_err *err) {
@@ -206,6 +210,15 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
     return ds_err_set(err, DS_EUSAGE, "option --reference: it adds points to --plot: give "
                       "--plot FILE.png|.svg too");
   if (!o->topo) return ds_err_set(err, DS_EUSAGE, "missing --topo (see --help)");
+  /* -e 1M -f 1.0000001 asked for 1.2e8 identical rows (issue #15, defect 8). */
+  double n_sizes = o->max_bytes >= o->min_bytes
+                       ? floor(log(o->max_bytes / o->min_bytes) / log(o->factor)) + 1 : 0;
+  if (n_sizes > MAX_SIZES)
+    return ds_err_set(err, DS_EUSAGE,
+                      "options -b, -e and -f: %.0f sizes from %g to %g bytes; at most %d "
+                      "(give a larger -f)", n_sizes, o->min_bytes, o->max_bytes, MAX_SIZES);
+  const struct ds_path_arg outs[] = {{"--plot", o->plot}}, ins[] = {{"--reference", o->reference}};
+  DS_CHECK(ds_outputs_check(outs, 1, ins, 1, err));
   o->desc = ds_coll_desc_find(o->op);
   if (!o->desc || o->desc->kind == DS_COLL_SENDRECV)
     return ds_err_set(err, DS_EUSAGE,
@@ -316,11 +329,13 @@ static ds_status time_coll(struct ds_topo *topo, const struct ds_ring *ring,
       .bytes = bytes, .root = o->root, .proto = proto, .algo = algo, .tag_base = 0,
       .on_done = on_member_done, .owner = &r};
   DS_CHECK_GOTO(ds_coll_new(&spec, &r.coll, err), st, out);
-  for (int32_t i = 0; i < ring->n; i++)
-    DS_CHECK_GOTO(ds_coll_enter(r.coll, i), st, out);
-  DS_CHECK_GOTO(ds_engine_run(r.eng, INT64_MAX), st, out);
+  for (int32_t i = 0; i < ring->n && !ds_engine_overflowed(r.eng); i++)
+    DS_CHECK_GOTO(ds_coll_enter(r.coll, i), st, overflow);
+  DS_CHECK_GOTO(ds_engine_run(r.eng, INT64_MAX), st, overflow);
   st = r.st;
   *out_ns = r.last_done_ns;
+overflow:
+  if (ds_engine_overflowed(r.eng)) st = ds_err_set(err, DS_EINPUT, "%s", DS_ENGINE_OVERFLOW_MSG);
 out:
   ds_coll_free(r.coll);
   ds_net_free(r.net);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/atomic_file.h"
 #include "base/csvread.h"
 #include "base/gnuplot.h"
 
@@ -162,7 +163,7 @@ static ds_status write_data(const char *path, const struct ds_busbw_set *sim,
 ds_status ds_busbw_plot(const char *path, const char *title, const struct ds_busbw_set *sim,
                         const struct ds_busbw_set *ref, struct ds_err *err) {
   char data[] = "/tmp/ddpsim-busbw-XXXXXX";
-  int fd = mkstemp(data);
+  int fd = ds_temp_mkstemp(data);
   if (fd < 0)
     return ds_err_set(err, DS_EIO, "--plot: cannot create a temporary file: %s",
                       strerror(errno));
@@ -170,6 +171,6 @@ ds_status ds_busbw_plot(const char *path, const char *title, const struct ds_bus
   ds_status st = write_data(data, sim, ref, err);
   struct script_ctx x = {data, title, sim, ref};
   if (st == DS_OK) st = ds_gnuplot_draw(path, script, &x, err);
-  unlink(data);
+  ds_temp_remove(data);
   return st;
 }

@@ -7,10 +7,14 @@
  * measured trace, or measures one. Maps statuses to exit codes: 0 ok, 2
  * usage or input error, 1 failure.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "analysis/analyze.h"
+#include "base/atomic_file.h"
+#include "base/lookup.h"
+#include "base/outputs.h"
 #include "sim/cli/bucketcmd.h"
 #include "sim/cli/timeline.h"
 #include "sim/cli/collbench.h"
@@ -18,12 +22,50 @@
 #include "sim/cli/run.h"
 #include "sim/cli/topocmd.h"
 
+/* Every output checked before any work (issue #15, defects 4 and 11): it
+ * can be written, no two outputs name one file, none is an input. */
+static ds_status check_outputs(const struct ds_options *o, struct ds_err *err) {
+  static char topo[4096], model[4096];
+  struct ds_err ignored = {0};
+  const char *topo_path =
+      o->topo && ds_lookup_file("topologies", "topology", o->topo, topo, sizeof topo,
+                                &ignored) == DS_OK ? topo : NULL;
+  const char *model_path =
+      o->model && ds_lookup_file("models", "model", o->model, model, sizeof model,
+                                 &ignored) == DS_OK ? model : NULL;
+  const struct ds_path_arg outs[] = {{"--trace", o->trace},
+                                     {"--schedule", o->schedule},
+                                     {"--chrome", o->chrome},
+                                     {"--plot", o->plot}};
+  const struct ds_path_arg ins[] = {{"--topo", topo_path},
+                                    {"--model", model_path},
+                                    {"--calib", o->calib},
+                                    {"--measured", o->measured}};
+  DS_CHECK(ds_outputs_check(outs, sizeof outs / sizeof *outs, ins, sizeof ins / sizeof *ins,
+                            err));
+  /* All or nothing: each is renamed into place only when the whole command
+   * succeeded (ds_atomic_file_finish in main). */
+  for (size_t i = 0; i < sizeof outs / sizeof *outs; i++)
+    if (outs[i].path) DS_CHECK(ds_atomic_file_defer(outs[i].path, err));
+  return DS_OK;
+}
+
+/* A standard output that cannot take what was printed (`> /dev/full`, a
+ * closed pipe) is a failure with a message, for --help too (defect 12). */
+static int flush_stdout(void) {
+  errno = 0;
+  if (fflush(stdout) == 0 && !ferror(stdout)) return 0;
+  fprintf(stderr, "ddpsim: writing to standard output failed: %s\n",
+          errno ? strerror(errno) : "write error");
+  return 1;
+}
+
 static int finish(ds_status st, const struct ds_err *err) {
   if (st != DS_OK) {
     fprintf(stderr, "ddpsim: %s\n", err->msg[0] ? err->msg : ds_status_message(st));
     return ds_status_exit_code(st);
   }
-  return fflush(stdout) == 0 ? 0 : 1;
+  return flush_stdout();
 }
 
 int main(int argc, char **argv) {
@@ -40,16 +82,19 @@ int main(int argc, char **argv) {
   ds_status st = ds_options_parse(argc, argv, &opt, &err);
   if (st == DS_OK && opt.help) {
     ds_options_print_usage(stdout);
-    return 0;
+    return flush_stdout();
   }
   if (st == DS_OK && opt.version) {
     puts("ddpsim " DS_VERSION);
-    return 0;
+    return flush_stdout();
   }
+  if (st == DS_OK) st = check_outputs(&opt, &err);
   /* --chrome, and --plot with nothing swept, draw the run's own trace. */
   if (st == DS_OK && (opt.chrome || opt.plot_timeline))
     st = ds_timeline_run(&opt, stdout, &err);
   else if (st == DS_OK)
     st = ds_run(&opt, stdout, &err);
+  ds_status fst = ds_atomic_file_finish(st == DS_OK, &err);
+  if (st == DS_OK) st = fst;
   return finish(st, &err);
 }

@@ -604,6 +604,8 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
    * default (issue #12); --algo ring is the plain ring */
   o->algo_auto = 1;
   int proto_set = 0;
+  char seen[64][64];
+  int n_seen = 0;
   for (int i = 1; i < argc; i++) {
     char flag[64];
     const char *arg = argv[i], *value = NULL, *eq = strchr(arg, '=');
@@ -624,6 +626,13 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
     } else if (!needs && value) {
       return ds_err_set(err, DS_EUSAGE, "option %s takes no value", flag);
     }
+    /* A repeated flag is refused rather than silently keeping its last
+     * value (issue #15, defect 11); --straggler is repeatable. */
+    for (int j = 0; j < n_seen && strcmp(flag, "--straggler") != 0; j++)
+      if (strcmp(seen[j], flag) == 0)
+        return ds_err_set(err, DS_EUSAGE, "option %s given twice", flag);
+    if (n_seen < (int)(sizeof seen / sizeof *seen))
+      snprintf(seen[n_seen++], sizeof *seen, "%s", flag);
     DS_CHECK(apply(o, flag, value, &proto_set, err));
   }
   set_scalars(o);

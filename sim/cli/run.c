@@ -414,7 +414,8 @@ static ds_status load(struct loaded *ld, const struct ds_options *o, struct ds_e
   if (o->calib) {
     /* A measured machine's compute factors replace the topology file's. */
     struct ds_calib cal;
-    DS_CHECK(ds_calib_load(o->calib, &cal, err));
+    ds_status cst = ds_calib_load(o->calib, &cal, err);
+    if (cst != DS_OK) return ds_err_prefix(err, cst, "option --calib: ");
     ds_calib_apply_compute(&cal, &ld->topo->compute);
   }
   DS_CHECK(ds_model_load(ld->model_path, &ld->model, err));

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/atomic_file.h"
 #include "base/gnuplot.h"
 #include "sim/cli/sweep.h"
 
@@ -146,7 +147,7 @@ ds_status ds_sweep_plot(const struct ds_options *o, const struct ds_summary *row
   if (!pts) return ds_err_set(err, DS_ENOMEM, "--plot: out of memory");
   ds_sweep_points(o, rows, n, pts);
   char data[] = "/tmp/ddpsim-sweep-XXXXXX";
-  int fd = mkstemp(data);
+  int fd = ds_temp_mkstemp(data);
   if (fd < 0) {
     free(pts);
     return ds_err_set(err, DS_EIO, "--plot: cannot create a temporary file: %s",
@@ -157,7 +158,7 @@ ds_status ds_sweep_plot(const struct ds_options *o, const struct ds_summary *row
   ds_status st = write_data(data, pts, rows, n, best, measured, err);
   struct script_ctx x = {data, o, (enum ds_sweep_var)var, pts, rows, n, best, measured};
   if (st == DS_OK) st = ds_gnuplot_draw(o->plot, script, &x, err);
-  unlink(data);
+  ds_temp_remove(data);
   free(pts);
   return st;
 }

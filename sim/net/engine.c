@@ -28,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/units.h"
+
 #define DEFAULT_CAPACITY 1024u
 #define SLOT_BITS 32
 #define SLOT_MASK ((UINT64_C(1) << SLOT_BITS) - 1)
@@ -67,6 +69,7 @@ struct ds_engine {
   uint64_t next_seq;
   int64_t now_ns;
   uint64_t fired;
+  int overflowed; /* an event past DS_UNITS_NS_MAX was refused */
   ds_event_fn handler;
   void *ctx;
 };
@@ -257,6 +260,10 @@ int64_t ds_engine_now(const struct ds_engine *eng) { return eng->now_ns; }
 ds_status ds_engine_schedule(struct ds_engine *eng, int64_t time_ns,
                              const struct ds_event *ev, uint64_t *handle) {
   if (time_ns < eng->now_ns || ev == NULL) return DS_EINTERNAL;
+  if (time_ns > DS_UNITS_NS_MAX) {
+    eng->overflowed = 1;
+    return DS_EINPUT;
+  }
   if (eng->next_seq > SEQ_MAX) {
     if (eng->top_vacant) fill_top(eng);
     renumber(eng);
@@ -317,9 +324,12 @@ ds_status ds_engine_run(struct ds_engine *eng, int64_t until_ns) {
     eng->fired++;
     eng->handler(eng->ctx, eng, &ev);
     if (eng->top_vacant) fill_top(eng);
+    if (eng->overflowed) return DS_EINPUT;
   }
-  return DS_OK;
+  return eng->overflowed ? DS_EINPUT : DS_OK;
 }
+
+int ds_engine_overflowed(const struct ds_engine *eng) { return eng->overflowed; }
 
 size_t ds_engine_pending(const struct ds_engine *eng) {
   return eng->n - (eng->top_vacant ? 1 : 0);

@@ -53,8 +53,11 @@ ds_status ds_engine_reserve(struct ds_engine *eng, size_t capacity);
 int64_t ds_engine_now(const struct ds_engine *eng);
 
 /* Schedules *ev at absolute time time_ns (must be >= now, else
- * DS_EINTERNAL). When handle is not NULL it receives an id for
- * ds_engine_cancel. */
+ * DS_EINTERNAL). A time past DS_UNITS_NS_MAX (base/units.h: 1e18 ns, 31.7
+ * years; a duration computed from huge but accepted inputs) is refused with
+ * DS_EINPUT, and the engine remembers it: ds_engine_run stops and returns
+ * DS_EINPUT, and ds_engine_overflowed says so. When handle is not NULL it
+ * receives an id for ds_engine_cancel. */
 ds_status ds_engine_schedule(struct ds_engine *eng, int64_t time_ns,
                              const struct ds_event *ev, uint64_t *handle);
 
@@ -64,8 +67,19 @@ int ds_engine_cancel(struct ds_engine *eng, uint64_t handle);
 
 /* Fires events in (time, sequence) order until none is pending or the next
  * one is later than until_ns (use INT64_MAX for "until empty"). Time never
- * goes backwards. Returns DS_OK. */
+ * goes backwards. Returns DS_OK, or DS_EINPUT (and stops) once an event was
+ * refused for lying past the longest simulated time. */
 ds_status ds_engine_run(struct ds_engine *eng, int64_t until_ns);
+
+/* 1 when an event was refused for lying past DS_UNITS_NS_MAX. */
+int ds_engine_overflowed(const struct ds_engine *eng);
+
+/* The message callers give for that refusal (no location: the duration was
+ * computed, not read). */
+#define DS_ENGINE_OVERFLOW_MSG                                                   \
+  "a computed duration exceeds the longest simulated time (1e18 ns, 31.7 "      \
+  "years): check the model's FLOPs and bytes, the batch and the topology's "    \
+  "bandwidths and latencies"
 
 /* Number of events pending now. */
 size_t ds_engine_pending(const struct ds_engine *eng);

@@ -637,7 +637,10 @@ ds_status ds_exec_run(struct ds_exec *ex, struct ds_schedule *sched,
                                                          : ds_engine_now(ex->eng);
     DS_CHECK_GOTO(ds_engine_schedule(ex->eng, t, &ev, NULL), st, out);
   }
-  DS_CHECK_GOTO(ds_engine_run(ex->eng, INT64_MAX), st, out);
+  if (ds_engine_run(ex->eng, INT64_MAX) != DS_OK || ds_engine_overflowed(ex->eng)) {
+    st = ds_err_set(err, DS_EINPUT, "%s", DS_ENGINE_OVERFLOW_MSG);
+    goto out;
+  }
   if (ex->failure != DS_OK) {
     st = ds_err_set(err, ex->failure, "simulation failed: %s",
                     ds_status_message(ex->failure));

@@ -57,8 +57,11 @@ static ds_status read_nonneg(const struct ds_cnode *map, const char *key,
   int64_t v;
   DS_CHECK(ds_cmap_require(map, key, "a non-negative integer", &node, err));
   DS_CHECK(ds_cnode_int64(&node, &v, err));
-  if (v < 0)
-    return ds_cnode_error(&node, err, "expected a non-negative integer, got %lld",
+  /* 1e15 per sample is a thousand times any real layer; bounding it keeps
+   * FLOPs x batch / rate far from the simulated clock's limit. */
+  if (v < 0 || v > INT64_C(1000000000000000))
+    return ds_cnode_error(&node, err,
+                          "expected a non-negative integer of at most 1e15, got %lld",
                           (long long)v);
   *out = (double)v;
   return DS_OK;

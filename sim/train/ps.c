@@ -700,7 +700,10 @@ ds_status ds_ps_run(struct ds_topo *topo, const struct ds_model *model,
     s.pulls_left[w] = s.y.K;
     advance(&s, w);
   }
-  DS_CHECK_GOTO(ds_engine_run(s.eng, INT64_MAX), st, out);
+  if (ds_engine_run(s.eng, INT64_MAX) != DS_OK || ds_engine_overflowed(s.eng)) {
+    st = ds_err_set(err, DS_EINPUT, "%s", DS_ENGINE_OVERFLOW_MSG);
+    goto out;
+  }
   if (s.failure != DS_OK) {
     st = ds_err_set(err, s.failure, "parameter server simulation failed: %s",
                     ds_status_message(s.failure));

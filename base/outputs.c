@@ -1,0 +1,72 @@
+/*
+ * Checking a command's outputs before its work (outputs.h). Two paths name
+ * the same file when both exist and share device and inode (hard links,
+ * symlinks, "./x" and "x"), or when neither exists, their directories are
+ * the same directory (device and inode) and the last components are equal.
+ *
+ * Invariant: nothing here creates, opens for writing or removes a file.
+ */
+#include "base/outputs.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/atomic_file.h"
+
+/* The directory part of path ("." for none) into dir, and its last
+ * component. */
+static const char *split(const char *path, char *dir, size_t cap) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) {
+    snprintf(dir, cap, ".");
+    return path;
+  }
+  size_t n = slash == path ? 1 : (size_t)(slash - path);
+  if (n >= cap) n = cap - 1;
+  memcpy(dir, path, n);
+  dir[n] = '\0';
+  return slash + 1;
+}
+
+static int same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  int ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+  if (ea && eb) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  if (ea != eb) return 0;
+  /* Neither exists yet: the same name in the same directory. */
+  char da[PATH_MAX], db[PATH_MAX];
+  const char *na = split(a, da, sizeof da), *nb = split(b, db, sizeof db);
+  if (strcmp(na, nb) != 0) return 0;
+  if (stat(da, &sa) != 0 || stat(db, &sb) != 0) return strcmp(a, b) == 0;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+ds_status ds_outputs_check(const struct ds_path_arg *outs, size_t n_out,
+                           const struct ds_path_arg *ins, size_t n_in, struct ds_err *err) {
+  for (size_t i = 0; i < n_out; i++) {
+    if (!outs[i].path) continue;
+    DS_CHECK(ds_atomic_file_check(outs[i].flag, outs[i].path, err));
+  }
+  for (size_t i = 0; i < n_out; i++) {
+    const char *p = outs[i].path;
+    if (!p || strcmp(p, "-") == 0) continue;
+    for (size_t j = i + 1; j < n_out; j++) {
+      const char *q = outs[j].path;
+      if (q && strcmp(q, "-") != 0 && same_file(p, q))
+        return ds_err_set(err, DS_EUSAGE, "options %s %s and %s %s: both write the same file",
+                          outs[i].flag, p, outs[j].flag, q);
+    }
+    for (size_t j = 0; j < n_in; j++) {
+      const char *q = ins[j].path;
+      struct stat st;
+      if (q && stat(q, &st) == 0 && same_file(p, q))
+        return ds_err_set(err, DS_EUSAGE,
+                          "option %s %s: would overwrite the input of %s %s", outs[i].flag, p,
+                          ins[j].flag, q);
+    }
+  }
+  return DS_OK;
+}

@@ -1,0 +1,163 @@
+/*
+ * Every reader of user input behind one call (readers.h): the YAML files
+ * (topology, model, calibration), the CSV files (schedule, trace and its
+ * analysis, nccl-tests reference tables), ddpsim's command line and the
+ * unit and value grammars. The file readers take a path, so the input is
+ * written to a file first; the gpu table is the shipped one.
+ */
+#include "fuzz/readers.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/compare.h"
+#include "base/units.h"
+#include "base/values.h"
+#include "sim/cli/collbench_plot.h"
+#include "sim/cli/options.h"
+#include "sim/net/topo.h"
+#include "sim/train/calib.h"
+#include "sim/train/model.h"
+#include "traces/schedule.h"
+#include "traces/trace.h"
+
+#ifndef DS_SOURCE_DIR
+#define DS_SOURCE_DIR "."
+#endif
+
+const char *const ds_fuzz_readers[] = {"topo",      "model", "calib", "schedule", "trace",
+                                       "reference", "cli",   "units", NULL};
+
+/* The input as a file; returns its path in buf, or NULL. */
+static const char *to_file(const uint8_t *data, size_t size, const char *suffix, char *buf,
+                           size_t cap) {
+  const char *dir = getenv("TMPDIR");
+  snprintf(buf, cap, "%s/ddpsim-fuzz-%ld%s", dir && *dir ? dir : "/tmp", (long)getpid(),
+           suffix);
+  FILE *fp = fopen(buf, "wb");
+  if (!fp) return NULL;
+  int bad = size && fwrite(data, 1, size, fp) != size;
+  if (fclose(fp) != 0 || bad) return NULL;
+  return buf;
+}
+
+static void run_topo(const char *path) {
+  struct ds_topo *t = NULL;
+  struct ds_err err = {0};
+  if (ds_topo_load(path, DS_SOURCE_DIR "/topologies/gpus.yaml", &t, &err) == DS_OK && t->n_gpus > 1) {
+    int32_t links[256], n = 0;
+    ds_topo_route(t, 0, t->n_gpus - 1, links, 256, &n, &err);
+  }
+  ds_topo_free(t);
+}
+
+static void run_model(const char *path) {
+  struct ds_model *m = NULL;
+  struct ds_err err = {0};
+  ds_model_load(path, &m, &err);
+  ds_model_free(m);
+}
+
+static void run_calib(const char *path) {
+  struct ds_calib c;
+  struct ds_err err = {0};
+  ds_calib_load(path, &c, &err);
+}
+
+static void run_schedule(const char *path) {
+  struct ds_schedule *s = NULL;
+  struct ds_err err = {0};
+  if (ds_schedule_read_csv(path, &s, &err) == DS_OK) ds_schedule_free(s);
+}
+
+static void run_trace(const char *path) {
+  struct ds_trace *t = NULL;
+  struct ds_err err = {0};
+  if (ds_trace_read_csv(path, &t, &err) != DS_OK) return;
+  ds_trace_free(t);
+  /* and what `ddpsim analyze FILE` makes of it */
+  struct ds_compare *c = NULL;
+  struct ds_compare_options opt = {.pred_iter = -1, .label = "fuzz"};
+  if (ds_compare_load_one(path, &opt, &c, &err) == DS_OK) ds_compare_free(c);
+}
+
+static void run_reference(const char *path) {
+  struct ds_busbw_set set;
+  memset(&set, 0, sizeof set);
+  struct ds_err err = {0};
+  if (ds_busbw_reference_load(path, &set, &err) == DS_OK) ds_busbw_release(&set);
+}
+
+/* ddpsim's command line: the input's lines are the words. */
+static void run_cli(const uint8_t *data, size_t size) {
+  char *text = malloc(size + 1);
+  if (!text) return;
+  memcpy(text, data, size);
+  text[size] = '\0';
+  char *argv[64] = {"ddpsim"};
+  int argc = 1;
+  for (char *p = text; argc < 63 && p && *p;) {
+    argv[argc++] = p;
+    p = strchr(p, '\n');
+    if (p) *p++ = '\0';
+  }
+  argv[argc] = NULL;
+  struct ds_options o;
+  struct ds_err err = {0};
+  ds_options_parse(argc, argv, &o, &err);
+  free(text);
+}
+
+/* The unit and value grammars: the first byte picks the parser. */
+static void run_units(const uint8_t *data, size_t size) {
+  if (size == 0) return;
+  char *text = malloc(size);
+  if (!text) return;
+  memcpy(text, data + 1, size - 1);
+  text[size - 1] = '\0';
+  double v;
+  switch (data[0] % 6) {
+    case 0: ds_units_parse_bytes(text, &v); break;
+    case 1: ds_units_parse_bw(text, &v); break;
+    case 2: ds_units_parse_time_ns(text, &v); break;
+    case 3: ds_units_parse_flops(text, &v); break;
+    case 4:
+      if (ds_units_parse_number(text, &v) == DS_OK && v >= 0) (void)ds_units_round_ns(v);
+      break;
+    default: {
+      struct ds_err err = {0};
+      struct ds_values vals;
+      struct ds_value_kind k = ds_value_kind_int(1, 1 << 20);
+      ds_values_parse("--x", text, data[0] & 0x80 ? &k : &ds_value_kind_mib, &vals, &err);
+      break;
+    }
+  }
+  free(text);
+}
+
+int ds_fuzz_run(const char *name, const uint8_t *data, size_t size) {
+  if (strcmp(name, "cli") == 0) {
+    run_cli(data, size);
+    return 0;
+  }
+  if (strcmp(name, "units") == 0) {
+    run_units(data, size);
+    return 0;
+  }
+  static const struct {
+    const char *name, *suffix;
+    void (*run)(const char *path);
+  } files[] = {{"topo", ".yaml", run_topo},           {"model", ".yaml", run_model},
+               {"calib", ".yaml", run_calib},         {"schedule", ".csv", run_schedule},
+               {"trace", ".csv", run_trace},          {"reference", ".csv", run_reference}};
+  for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+    if (strcmp(name, files[i].name) != 0) continue;
+    char path[512];
+    if (to_file(data, size, files[i].suffix, path, sizeof path)) files[i].run(path);
+    unlink(path);
+    return 0;
+  }
+  return 1;
+}

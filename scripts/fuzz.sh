@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Runs the libFuzzer targets (fuzz/README.md): scripts/fuzz.sh BIN_DIR READER...
+# Each reader runs for $FUZZ_SECONDS (default 60) on a corpus kept under
+# build/fuzz/corpus/READER (it grows from run to run), seeded from the
+# shipped files; an input that crashes, leaks, trips a sanitizer or takes
+# more than 10 s is saved under tests/data/fuzz/READER/, where
+# tests/test_fuzz_regress.c replays it in `make test` once it is committed.
+# Exit 1 when any reader found something.
+set -u
+cd "$(dirname "$0")/.."
+bin=$1
+shift
+secs=${FUZZ_SECONDS:-60}
+seeds=build/fuzz/seeds
+rm -rf "$seeds"
+mkdir -p "$seeds"
+
+# Seeds: what the readers are meant to read.
+for r in "$@"; do mkdir -p "$seeds/$r" "build/fuzz/corpus/$r" "tests/data/fuzz/$r"; done
+cp topologies/*.yaml tests/data/*.yaml "$seeds/topo/" 2>/dev/null
+cp models/*.yaml tests/data/*model*.yaml "$seeds/model/" 2>/dev/null
+cp tests/data/*calib*.yaml "$seeds/calib/" 2>/dev/null
+cp tests/data/*.csv "$seeds/reference/" 2>/dev/null
+tiny="--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml"
+bin/ddpsim $tiny --world-size 2 --schedule "$seeds/schedule/tiny.csv" --trace "$seeds/trace/tiny.csv" >/dev/null
+bin/ddpsim --topo 4gpu --strategy dp --schedule "$seeds/schedule/dp.csv" --trace "$seeds/trace/dp.csv" >/dev/null
+printf -- '--topo\n4gpu\n--bucket-mb\n1,5,25\n' >"$seeds/cli/sweep"
+printf -- '--topo\n4gpu\n--strategy\ndp,ddp,ps\n--batch\n8:64:log4\n' >"$seeds/cli/strategies"
+printf -- '--topo\n4gpu\n--comm-hook\npowersgd:4\n--straggler\n1:1.5,3:2\n' >"$seeds/cli/hooks"
+i=0
+for v in 25MiB 400Gbps 1.5us 312TFLOPS 1e-3 1:100:log5 1,5,25 0.5; do
+  for k in 0 1 2 3 4 5; do printf "\\$(printf %03o $k)%s" "$v" >"$seeds/units/$i-$k"; done
+  i=$((i + 1))
+done
+
+found=()
+for r in "$@"; do
+  echo "fuzz: $r for ${secs} s"
+  ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} "$bin/fuzz_$r" -max_total_time="$secs" \
+    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="tests/data/fuzz/$r/" "build/fuzz/corpus/$r" "$seeds/$r" \
+    >"build/fuzz/$r.log" 2>&1
+  rc=$?
+  grep -E '^stat::number_of_executed_units|^stat::new_units_added' "build/fuzz/$r.log" |
+    sed "s/^/fuzz: $r: /"
+  if [ "$rc" -ne 0 ]; then
+    found+=("$r")
+    echo "fuzz: $r: FOUND something (exit $rc); see build/fuzz/$r.log and tests/data/fuzz/$r/" >&2
+  fi
+done
+[ ${#found[@]} -eq 0 ] && { echo "fuzz: nothing found in ${secs} s per reader"; exit 0; }
+echo "fuzz: readers with findings: ${found[*]}" >&2
+exit 1

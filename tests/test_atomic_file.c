@@ -1,0 +1,232 @@
+/*
+ * base/atomic_file.c beyond the plain replace (which tests/test_trace.c
+ * covers): what is not a regular file is never replaced (a symlink is
+ * followed, a FIFO or a device written through, a directory refused), and
+ * no temporary file survives a fatal signal or a file-size limit (issue
+ * #15, defects 3 and 5). Every case works in a fresh temporary directory
+ * and counts what is left in it.
+ */
+#define _XOPEN_SOURCE 700 /* mknod */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/atomic_file.h"
+
+static int count_entries(const char *dir) {
+  DIR *d = opendir(dir);
+  int n = 0;
+  for (struct dirent *e; d && (e = readdir(d));)
+    n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+  if (d) closedir(d);
+  return n;
+}
+
+static void rm_rf(const char *dir) {
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  cr_assert_eq(system(cmd), 0);
+}
+
+static ds_status write_text(const char *path, const char *text, struct ds_err *err) {
+  struct ds_atomic_file af;
+  ds_status st = ds_atomic_file_open(path, &af, err);
+  if (st != DS_OK) return st;
+  fputs(text, af.fp);
+  return ds_atomic_file_commit(&af, err);
+}
+
+static void read_into(const char *path, char *buf, size_t cap) {
+  FILE *fp = fopen(path, "r");
+  cr_assert_not_null(fp, "%s: %s", path, strerror(errno));
+  size_t n = fread(buf, 1, cap - 1, fp);
+  buf[n] = '\0';
+  fclose(fp);
+}
+
+/* A symlink is followed: its target gets the new content, the link stays a
+ * link (rename over the link would have replaced it by a file). */
+Test(atomic_file, a_symlink_is_followed_to_its_target) {
+  char dir[] = "/tmp/ddpsim-af-XXXXXX", link[300], target[300], buf[64];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(target, sizeof target, "%s/target.csv", dir);
+  snprintf(link, sizeof link, "%s/link.csv", dir);
+  cr_assert_eq(symlink("target.csv", link), 0);
+  struct ds_err err = {0};
+  /* Dangling: the write creates the target. */
+  cr_assert_eq(write_text(link, "first\n", &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(write_text(link, "second\n", &err), DS_OK, "%s", err.msg);
+  struct stat st;
+  cr_assert_eq(lstat(link, &st), 0);
+  cr_assert(S_ISLNK(st.st_mode), "the link was replaced");
+  read_into(target, buf, sizeof buf);
+  cr_assert_str_eq(buf, "second\n");
+  cr_assert_eq(count_entries(dir), 2);
+  rm_rf(dir);
+}
+
+/* A FIFO is written through: a reader gets the bytes and the FIFO stays. */
+Test(atomic_file, a_fifo_is_written_through) {
+  char dir[] = "/tmp/ddpsim-af-XXXXXX", fifo[300], buf[64];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(fifo, sizeof fifo, "%s/pipe", dir);
+  cr_assert_eq(mkfifo(fifo, 0600), 0);
+  int rd = open(fifo, O_RDWR | O_NONBLOCK); /* a reader, so the open does not wait */
+  cr_assert(rd >= 0);
+  struct ds_err err = {0};
+  cr_assert_eq(write_text(fifo, "row\n", &err), DS_OK, "%s", err.msg);
+  struct stat st;
+  cr_assert_eq(stat(fifo, &st), 0);
+  cr_assert(S_ISFIFO(st.st_mode), "the FIFO was replaced by a regular file");
+  ssize_t n = read(rd, buf, sizeof buf - 1);
+  cr_assert_eq(n, 4);
+  buf[n] = '\0';
+  cr_assert_str_eq(buf, "row\n");
+  close(rd);
+  cr_assert_eq(count_entries(dir), 1);
+  rm_rf(dir);
+}
+
+/* A device is written through, never replaced: a copy of /dev/full (made
+ * with mknod, so that no test can touch the real one) fails the write with
+ * ENOSPC and is still a character device; a copy of /dev/null takes it. */
+Test(atomic_file, a_device_is_written_through_not_replaced) {
+  char dir[] = "/tmp/ddpsim-af-XXXXXX", full[300], null[300];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(full, sizeof full, "%s/full", dir);
+  snprintf(null, sizeof null, "%s/null", dir);
+  if (mknod(full, S_IFCHR | 0666, makedev(1, 7)) != 0 ||
+      mknod(null, S_IFCHR | 0666, makedev(1, 3)) != 0) {
+    rm_rf(dir);
+    cr_skip_test("mknod: %s (needs root)", strerror(errno));
+  }
+  struct ds_err err = {0};
+  cr_assert_eq(write_text(full, "row\n", &err), DS_EIO);
+  cr_assert(strstr(err.msg, "No space left on device"), "%s", err.msg);
+  cr_assert_eq(write_text(null, "row\n", &err), DS_OK, "%s", err.msg);
+  struct stat st;
+  cr_assert_eq(stat(full, &st), 0);
+  cr_assert(S_ISCHR(st.st_mode), "the device was replaced by a regular file");
+  cr_assert_eq(stat(null, &st), 0);
+  cr_assert(S_ISCHR(st.st_mode), "the device was replaced by a regular file");
+  cr_assert_eq(count_entries(dir), 2);
+  rm_rf(dir);
+}
+
+Test(atomic_file, a_directory_is_refused) {
+  char dir[] = "/tmp/ddpsim-af-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  struct ds_err err = {0};
+  cr_assert_eq(write_text(dir, "row\n", &err), DS_EIO);
+  cr_assert(strstr(err.msg, "is a directory"), "%s", err.msg);
+  cr_assert_eq(count_entries(dir), 0);
+  rm_rf(dir);
+}
+
+/* The check every command runs on its outputs before any work. */
+Test(atomic_file, outputs_are_checked_before_the_work) {
+  char dir[] = "/tmp/ddpsim-af-XXXXXX", path[300];
+  cr_assert_not_null(mkdtemp(dir));
+  struct ds_err err = {0};
+  cr_assert_eq(ds_atomic_file_check("--trace", "", &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option --trace: expected a value, got an empty string");
+  cr_assert_eq(ds_atomic_file_check("--chrome", "/tmp/ddpsim-no-such-dir/c.json", &err), DS_EIO);
+  cr_assert_str_eq(err.msg, "--chrome /tmp/ddpsim-no-such-dir/c.json: directory "
+                            "/tmp/ddpsim-no-such-dir does not exist");
+  cr_assert_eq(ds_atomic_file_check("--trace", dir, &err), DS_EIO);
+  cr_assert(strstr(err.msg, "is a directory"), "%s", err.msg);
+  snprintf(path, sizeof path, "%s/t.csv", dir);
+  cr_assert_eq(ds_atomic_file_check("--trace", path, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_atomic_file_check("--trace", "-", &err), DS_OK);
+  cr_assert_eq(count_entries(dir), 0);
+  rm_rf(dir);
+}
+
+/* A process killed by SIGTERM in the middle of a write leaves no
+ * "PATH.tmp.XXXXXX" behind, and still dies of SIGTERM. */
+Test(atomic_file, sigterm_during_a_write_removes_the_temporary_file) {
+  char dir[] = "/tmp/ddpsim-af-XXXXXX", path[300];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/trace.csv", dir);
+  pid_t pid = fork();
+  cr_assert(pid >= 0);
+  if (pid == 0) {
+    struct ds_atomic_file af;
+    struct ds_err err = {0};
+    if (ds_atomic_file_open(path, &af, &err) != DS_OK) _exit(3);
+    fputs("half a trace", af.fp);
+    fflush(af.fp);
+    raise(SIGTERM);
+    _exit(4);
+  }
+  int ws;
+  cr_assert_eq(waitpid(pid, &ws, 0), pid);
+  cr_assert(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGTERM, "status %d", ws);
+  cr_assert_eq(count_entries(dir), 0, "a temporary file was left behind");
+  rm_rf(dir);
+}
+
+/* Past a file-size limit (RLIMIT_FSIZE) the write fails with EFBIG instead
+ * of SIGXFSZ killing the process: a located error, nothing left behind. */
+Test(atomic_file, a_file_size_limit_is_an_error_and_leaves_nothing) {
+  char dir[] = "/tmp/ddpsim-af-XXXXXX", path[300];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/trace.csv", dir);
+  pid_t pid = fork();
+  cr_assert(pid >= 0);
+  if (pid == 0) {
+    struct rlimit lim = {4096, 4096};
+    if (setrlimit(RLIMIT_FSIZE, &lim) != 0) _exit(3);
+    struct ds_atomic_file af;
+    struct ds_err err = {0};
+    if (ds_atomic_file_open(path, &af, &err) != DS_OK) _exit(4);
+    for (int i = 0; i < 10000; i++) fputs("0123456789\n", af.fp);
+    ds_status st = ds_atomic_file_commit(&af, &err);
+    _exit(st == DS_EIO && strstr(err.msg, "File too large") ? 0 : 5);
+  }
+  int ws;
+  cr_assert_eq(waitpid(pid, &ws, 0), pid);
+  cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "status %d", ws);
+  cr_assert_eq(count_entries(dir), 0, "a temporary file was left behind");
+  rm_rf(dir);
+}
+
+/* Registered outputs are committed together: a commit leaves the file
+ * pending (readable through ds_atomic_file_pending_path, the target
+ * untouched), ds_atomic_file_finish(1) renames all, finish(0) removes all. */
+Test(atomic_file, deferred_outputs_are_committed_or_dropped_together) {
+  char dir[] = "/tmp/ddpsim-af-XXXXXX", a[300], b[300], buf[64];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(a, sizeof a, "%s/a.csv", dir);
+  snprintf(b, sizeof b, "%s/b.csv", dir);
+  struct ds_err err = {0};
+  for (int commit = 0; commit <= 1; commit++) {
+    cr_assert_eq(write_text(a, "old a\n", &err), DS_OK, "%s", err.msg);
+    cr_assert_eq(ds_atomic_file_defer(a, &err), DS_OK);
+    cr_assert_eq(ds_atomic_file_defer(b, &err), DS_OK);
+    cr_assert_eq(write_text(a, "new a\n", &err), DS_OK, "%s", err.msg);
+    cr_assert_eq(write_text(b, "new b\n", &err), DS_OK, "%s", err.msg);
+    read_into(a, buf, sizeof buf);
+    cr_assert_str_eq(buf, "old a\n", "a pending output replaced its target early");
+    cr_assert_neq(strcmp(ds_atomic_file_pending_path(a), a), 0);
+    read_into(ds_atomic_file_pending_path(a), buf, sizeof buf);
+    cr_assert_str_eq(buf, "new a\n");
+    cr_assert_eq(ds_atomic_file_finish(commit, &err), DS_OK, "%s", err.msg);
+    read_into(a, buf, sizeof buf);
+    cr_assert_str_eq(buf, commit ? "new a\n" : "old a\n");
+    cr_assert_eq(access(b, F_OK) == 0, commit, "b exists only when committed");
+    cr_assert_eq(count_entries(dir), 1 + commit, "a temporary file was left behind");
+    unlink(b);
+  }
+  rm_rf(dir);
+}

@@ -1,0 +1,315 @@
+/*
+ * The reliability promises of docs/reliability.md, end to end (issue #15):
+ * values that cannot be simulated are refused where they are read, outputs
+ * are all or nothing and never replace what is not a regular file, no
+ * temporary file survives a failure, and every message is located. Each
+ * test is the smallest input that showed its defect. The binaries under
+ * test are $DDPSIM_BIN and $DDPREAL_BIN (the sanitizer build in `make
+ * test`).
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests/support.h"
+
+static struct ds_test_result run(const char *args) {
+  return ds_test_run("", ds_test_ddpsim(), args);
+}
+
+/* Number of entries in dir other than . and .. */
+static __attribute__((unused)) int count_entries(const char *dir) {
+  DIR *d = opendir(dir);
+  int n = 0;
+  for (struct dirent *e; d && (e = readdir(d));)
+    n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+  if (d) closedir(d);
+  return n;
+}
+
+static void write_file(const char *path, const char *text) {
+  FILE *fp = fopen(path, "w");
+  cr_assert_not_null(fp, "%s", path);
+  fputs(text, fp);
+  fclose(fp);
+}
+
+/* tests/data/tiny-topo.yaml on an A100 (a temporary file is not beside the
+ * test GPU table), with one line replaced by `line`. */
+static void write_topo(char *path, const char *link_lat, const char *link_bw) {
+  char text[1024];
+  snprintf(text, sizeof text,
+           "schema_version: 1\nname: t\ngpu: A100-SXM4-80GB\nnodes: 1\n"
+           "gpus_per_node: 4\nintra_node:\n  template: nvswitch\n"
+           "  link_bw: %s\n  link_lat: %s\n",
+           link_bw, link_lat);
+  ds_test_write_temp(path, text);
+}
+
+/* Defect 1: `link_lat: 1e12s` wrapped the nanosecond clock and printed a
+ * faster iteration than 1us, exit 0. Now it is refused at its line. */
+Test(reliability, a_huge_link_latency_is_refused_at_its_line) {
+  char topo[] = "/tmp/ddpsim-rel-topo-XXXXXX", args[256];
+  write_topo(topo, "1e12s", "100GBps");
+  snprintf(args, sizeof args, "--topo %s", topo);
+  ds_test_ddpsim_refuses(args, ":9:13: key 'link_lat': expected a time like \"1.5us\" "
+                               "(at most 1e6 s), got \"1e12s\"");
+  unlink(topo);
+}
+
+/* Defects 1 and 10: 1e-300 Bps failed as "op 10: ... dur_us ... inf",
+ * naming neither file nor key. */
+Test(reliability, a_tiny_bandwidth_is_refused_at_its_line) {
+  char topo[] = "/tmp/ddpsim-rel-topo-XXXXXX", args[256];
+  write_topo(topo, "1us", "1e-300Bps");
+  snprintf(args, sizeof args, "--topo %s", topo);
+  ds_test_ddpsim_refuses(args, ":8:12: key 'link_bw': expected a bandwidth");
+  unlink(topo);
+}
+
+/* Defect 1: `kernel_overhead: 1e10s` in a calibration file ended in
+ * "internal error". */
+Test(reliability, a_huge_kernel_overhead_in_a_calibration_is_refused) {
+  char calib[] = "/tmp/ddpsim-rel-calib-XXXXXX", args[256];
+  ds_test_write_temp(calib, "schema_version: 1\ncompute:\n  kernel_overhead: 1e10s\n");
+  snprintf(args, sizeof args, "--topo 4gpu --calib %s", calib);
+  /* Defect 10: the message names the flag as well as the file. */
+  ds_test_ddpsim_refuses(args, "option --calib: ");
+  ds_test_ddpsim_refuses(args, ":3:20: key 'kernel_overhead': expected a time");
+  unlink(calib);
+}
+
+static void write_model(char *path, const char *fwd_flops, const char *numel) {
+  char text[1024];
+  snprintf(text, sizeof text,
+           "schema_version: 1\nname: big\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
+           "layers:\n  - name: l0\n    fwd_flops: %s\n    bwd_flops: 1\n"
+           "    fwd_bytes: 0\n    act_bytes: 0\n    params:\n"
+           "      - {name: w, numel: %s}\n",
+           fwd_flops, numel);
+  ds_test_write_temp(path, text);
+}
+
+/* Defect 1: fwd_flops near 2^63 with --batch 1048576 ended in "internal
+ * error (a bug in ddpsim)". */
+Test(reliability, per_sample_flops_past_1e15_are_refused) {
+  char model[] = "/tmp/ddpsim-rel-model-XXXXXX", args[256];
+  write_model(model, "9223372036854775000", "1000");
+  snprintf(args, sizeof args, "--topo 4gpu --model %s --batch 1048576", model);
+  ds_test_ddpsim_refuses(args, ":8:16: key 'fwd_flops': expected a non-negative integer of "
+                               "at most 1e15");
+  unlink(model);
+}
+
+/* Defect 1, the computed side: every value is within bounds, but 4e12
+ * bytes of gradients over a 1 B/s link take 4e12 s, past the longest
+ * simulated time. A message and exit 2, not a wrapped clock or an
+ * "internal error". */
+Test(reliability, a_duration_past_the_clock_is_an_input_error) {
+  char topo[] = "/tmp/ddpsim-rel-topo-XXXXXX", model[] = "/tmp/ddpsim-rel-model-XXXXXX";
+  char args[256];
+  write_topo(topo, "1us", "1Bps");
+  write_model(model, "1000", "1000000000000");
+  snprintf(args, sizeof args, "--topo %s --model %s", topo, model);
+  ds_test_ddpsim_refuses(args, "exceeds the longest simulated time");
+  /* The collective table prints its header before the first size runs. */
+  snprintf(args, sizeof args, "collective --topo %s -b 1e15 -e 1e15", topo);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 2, "status %d, stderr %s", r.status, r.err);
+  cr_assert(strstr(r.err, "exceeds the longest simulated time"), "stderr %s", r.err);
+  ds_test_release(&r);
+  unlink(topo);
+  unlink(model);
+}
+
+/* Defect 4: with --trace T --chrome BAD, T was replaced before the
+ * --chrome write failed. Every output is checked before the work, so T is
+ * untouched. Same for ddpreal, which ran every iteration before finding
+ * that --trace's directory did not exist or that --trace was empty. */
+Test(reliability, a_bad_output_is_found_before_any_other_is_written) {
+  char dir[] = "/tmp/ddpsim-rel-XXXXXX", args[1000], t[300];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(t, sizeof t, "%s/t.csv", dir);
+  write_file(t, "old");
+  snprintf(args, sizeof args, "--topo 4gpu --trace %s --chrome %s/no-dir/c.json", t, dir);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 1, "status %d, stderr %s", r.status, r.err);
+  cr_assert(strstr(r.err, "--chrome") && strstr(r.err, "does not exist"), "stderr %s", r.err);
+  cr_assert_str_eq(r.out, "");
+  ds_test_release(&r);
+  char *text = ds_test_slurp(t);
+  cr_assert_str_eq(text, "old", "--trace was replaced before --chrome failed");
+  free(text);
+  cr_assert_eq(count_entries(dir), 1);
+
+  /* ddpreal: refused before the schedule is even read. */
+  snprintf(args, sizeof args, "--device cpu --schedule x.csv "
+                              "--trace %s/no-dir/m.csv", dir);
+  r = ds_test_run("", ds_test_ddpreal(), args);
+  cr_assert_eq(r.status, 1, "status %d, stderr %s", r.status, r.err);
+  cr_assert(strstr(r.err, "--trace") && strstr(r.err, "does not exist"), "stderr %s", r.err);
+  ds_test_release(&r);
+  r = ds_test_run("", ds_test_ddpreal(), "--schedule x.csv --trace ''");
+  cr_assert_eq(r.status, 2, "status %d, stderr %s", r.status, r.err);
+  cr_assert(strstr(r.err, "option --trace: expected a value, got an empty string"), "%s", r.err);
+  ds_test_release(&r);
+  unlink(t);
+  rmdir(dir);
+}
+
+/* Defect 11: a repeated flag kept its last value without a word; --trace X
+ * --schedule X wrote one file twice; --trace could overwrite the input
+ * topology. */
+Test(reliability, colliding_outputs_and_repeated_flags_are_refused) {
+  char dir[] = "/tmp/ddpsim-rel-XXXXXX", args[1000], topo[300];
+  cr_assert_not_null(mkdtemp(dir));
+  ds_test_ddpsim_refuses("--topo 4gpu --batch 8 --batch 16", "option --batch given twice");
+  snprintf(args, sizeof args, "--topo 4gpu --trace %s/x --schedule %s/./x", dir, dir);
+  ds_test_ddpsim_refuses(args, "both write the same file");
+  snprintf(topo, sizeof topo, "%s/topo.yaml", dir);
+  char *text = ds_test_slurp("topologies/4gpu.yaml");
+  write_file(topo, text);
+  snprintf(args, sizeof args, "--topo %s --trace %s", topo, topo);
+  ds_test_ddpsim_refuses(args, "would overwrite the input of --topo");
+  char *after = ds_test_slurp(topo);
+  cr_assert_str_eq(after, text, "the topology was overwritten");
+  free(after);
+  free(text);
+  struct ds_test_result r =
+      ds_test_run("", ds_test_ddpreal(), "--schedule a.csv --trace b.csv --trace c.csv");
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "option --trace given twice"), "%s", r.err);
+  ds_test_release(&r);
+  unlink(topo);
+  cr_assert_eq(count_entries(dir), 0);
+  rmdir(dir);
+}
+
+/* Defect 3: a trace through a symlink replaced the link with a file; now
+ * the link's target gets the trace and the link stays. */
+Test(reliability, a_trace_through_a_symlink_lands_on_its_target) {
+  char dir[] = "/tmp/ddpsim-rel-XXXXXX", args[1000], link[300], target[300];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(link, sizeof link, "%s/link.csv", dir);
+  snprintf(target, sizeof target, "%s/real.csv", dir);
+  cr_assert_eq(symlink("real.csv", link), 0);
+  snprintf(args, sizeof args, "--topo 4gpu --trace %s", link);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 0, "stderr %s", r.err);
+  ds_test_release(&r);
+  struct stat st;
+  cr_assert_eq(lstat(link, &st), 0);
+  cr_assert(S_ISLNK(st.st_mode), "the symlink was replaced");
+  cr_assert_eq(stat(target, &st), 0);
+  cr_assert(st.st_size > 1000, "the target holds no trace");
+  unlink(link);
+  unlink(target);
+  rmdir(dir);
+}
+
+/* Defect 12: a standard output that cannot be written (`> /dev/full`)
+ * exited 1 with no message, and --help exited 0. The redirection is inside
+ * the shell command, so it wins over the capture. */
+Test(reliability, an_unwritable_stdout_is_a_failure_with_a_message) {
+  static const char *const cases[][2] = {
+      {"ddpsim", "--topo 4gpu"},       {"ddpsim", "--help"},
+      {"ddpsim", "--version"},         {"ddpsim", "collective --topo 4gpu -b 8 -e 64"},
+      {"ddpreal", "--help"},           {"ddpreal", "--version"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    const char *bin = strcmp(cases[i][0], "ddpsim") == 0 ? ds_test_ddpsim() : ds_test_ddpreal();
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "sh -c '%s %s >/dev/full'", bin, cases[i][1]);
+    struct ds_test_result r = ds_test_run("", cmd, "");
+    cr_assert_eq(r.status, 1, "%s %s: status %d", cases[i][0], cases[i][1], r.status);
+    cr_assert(strstr(r.err, "writing to standard output failed: No space left on device"),
+              "%s %s: stderr \"%s\"", cases[i][0], cases[i][1], r.err);
+    ds_test_release(&r);
+  }
+}
+
+/* Defects 7 and 10: a trace row with rank 49,999,999 made `ddpsim analyze`
+ * size per-rank arrays by it (5.3 GB, 35 s); it is refused at its line. A
+ * bad ddpreal --schedule names the flag and the op's line. */
+Test(reliability, absurd_ranks_and_bad_schedules_are_located) {
+  char trace[] = "/tmp/ddpsim-rel-trace-XXXXXX", args[256];
+  ds_test_write_temp(trace,
+                     "# ddpsim-trace v1\n"
+                     "id,rank,stream,kind,name,layer,bucket,coll,root,algo,bytes,flops,dur_us,"
+                     "deps,source,iter,start_us,end_us\n"
+                     "0,49999999,compute,fwd,a,0,-1,-1,-1,,0,0,1,,real,0,0,1\n");
+  snprintf(args, sizeof args, "analyze %s", trace);
+  ds_test_ddpsim_refuses(args, ":3: column 'rank': rank 49999999 in a file of 1 rows");
+  unlink(trace);
+
+  char sched[] = "/tmp/ddpsim-rel-sched-XXXXXX";
+  ds_test_write_temp(sched,
+                     "# ddpsim-schedule v1\n"
+                     "id,rank,stream,kind,name,layer,bucket,coll,root,algo,bytes,flops,dur_us,"
+                     "deps\n"
+                     "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,\n"
+                     "1,0,compute,fwd,b,0,-1,-1,-1,,0,0,1,7\n");
+  snprintf(args, sizeof args, "--device cpu --schedule %s --trace /tmp/ddpsim-rel-unused.csv",
+           sched);
+  struct ds_test_result r = ds_test_run("", ds_test_ddpreal(), args);
+  cr_assert_eq(r.status, 2, "status %d, stderr %s", r.status, r.err);
+  char want[256];
+  snprintf(want, sizeof want, "option --schedule: %s:4: op 1: dependency 7", sched);
+  cr_assert(strstr(r.err, want), "stderr %s", r.err);
+  ds_test_release(&r);
+  unlink(sched);
+}
+
+/* Defect 8: `-e 1M -f 1.0000001` asked for about 1.2e8 identical rows. */
+Test(reliability, a_collective_sweep_of_too_many_sizes_is_refused) {
+  ds_test_ddpsim_refuses("collective --topo 4gpu -b 8 -e 1M -f 1.0000001",
+                         "options -b, -e and -f: 117835027 sizes from 8 to 1.04858e+06 "
+                         "bytes; at most 1000 (give a larger -f)");
+}
+
+/* Defect 4, the late failure: every output is renamed into place only when
+ * the whole command succeeded. gnuplot failing after the simulation (here
+ * a stand-in that exits 1) used to leave --trace replaced; now T keeps its
+ * old content, no picture and no temporary file is left. */
+Test(reliability, outputs_are_committed_together_at_the_end) {
+  char dir[] = "/tmp/ddpsim-rel-XXXXXX", args[1000], t[300];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(t, sizeof t, "%s/t.csv", dir);
+  write_file(t, "old");
+  snprintf(args, sizeof args, "--topo 4gpu --trace %s --schedule %s/s.csv --plot %s/p.png", t,
+           dir, dir);
+  struct ds_test_result r = ds_test_run("DDPSIM_GNUPLOT=/bin/false", ds_test_ddpsim(), args);
+  cr_assert_eq(r.status, 1, "status %d, stderr %s", r.status, r.err);
+  ds_test_release(&r);
+  char *text = ds_test_slurp(t);
+  cr_assert_str_eq(text, "old", "--trace was replaced although --plot failed");
+  free(text);
+  cr_assert_eq(count_entries(dir), 1, "an output or a temporary file was left behind");
+  unlink(t);
+  rmdir(dir);
+}
+
+/* Defect 11 in `ddpsim analyze`: --chrome naming the trace it reads is
+ * refused before the trace is touched. */
+Test(reliability, analyze_refuses_to_overwrite_its_trace) {
+  char dir[] = "/tmp/ddpsim-rel-XXXXXX", args[1000], t[300];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(t, sizeof t, "%s/t.csv", dir);
+  snprintf(args, sizeof args, "--topo 4gpu --trace %s", t);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  ds_test_release(&r);
+  char *before = ds_test_slurp(t);
+  snprintf(args, sizeof args, "analyze %s --chrome %s", t, t);
+  ds_test_ddpsim_refuses(args, "would overwrite the input of predicted trace");
+  char *after = ds_test_slurp(t);
+  cr_assert_str_eq(after, before, "the trace was overwritten");
+  free(before);
+  free(after);
+  unlink(t);
+  rmdir(dir);
+}

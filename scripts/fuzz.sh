@@ -16,7 +16,8 @@ rm -rf "$seeds"
 mkdir -p "$seeds"
 
 # Seeds: what the readers are meant to read.
-for r in "$@"; do mkdir -p "$seeds/$r" "build/fuzz/corpus/$r" "tests/data/fuzz/$r"; done
+for r in topo model calib schedule trace reference cli units; do mkdir -p "$seeds/$r"; done
+for r in "$@"; do mkdir -p "build/fuzz/corpus/$r" "tests/data/fuzz/$r"; done
 cp topologies/*.yaml tests/data/*.yaml "$seeds/topo/" 2>/dev/null
 cp models/*.yaml tests/data/*model*.yaml "$seeds/model/" 2>/dev/null
 cp tests/data/*calib*.yaml "$seeds/calib/" 2>/dev/null

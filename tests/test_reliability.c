@@ -168,6 +168,7 @@ Test(reliability, colliding_outputs_and_repeated_flags_are_refused) {
   char dir[] = "/tmp/ddpsim-rel-XXXXXX", args[1000], topo[300];
   cr_assert_not_null(mkdtemp(dir));
   ds_test_ddpsim_refuses("--topo 4gpu --batch 8 --batch 16", "option --batch given twice");
+  ds_test_ddpsim_refuses("collective --topo 4gpu -e 1M -e 8", "option -e given twice");
   snprintf(args, sizeof args, "--topo 4gpu --trace %s/x --schedule %s/./x", dir, dir);
   ds_test_ddpsim_refuses(args, "both write the same file");
   snprintf(topo, sizeof topo, "%s/topo.yaml", dir);

@@ -149,6 +149,10 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
                                                 : "unexpected argument \"%s\" (see --help)",
                         f);
     const char *v = argv[++i];
+    /* A repeated flag is refused, not silently replaced (issue #15). */
+    for (int j = 1; j < i - 1; j++)
+      if (strcmp(argv[j], f) == 0 && argv[j][0] == '-' && strcmp(f, "-h") != 0)
+        return ds_err_set(err, DS_EUSAGE, "option %s given twice", f);
     if (strcmp(f, "--topo") == 0) o->topo = v;
     else if (strcmp(f, "--op") == 0) o->op = v;
     else if (strcmp(f, "--root") == 0) {

@@ -639,7 +639,7 @@ uint32_t ds__topo_search(struct ds_topo *t, int32_t from, int32_t to) {
 #define ROUTE_CACHE_LINKS 14
 
 struct ds_route_cache_entry {
-  int32_t src, dst; /* src -1: empty */
+  int32_t src, dst; /* src == dst (calloc's zeros): empty; no route has src == dst */
   int32_t n;
   int32_t links[ROUTE_CACHE_LINKS];
 };
@@ -649,9 +649,10 @@ static struct ds_route_cache_entry *cache_slot(struct ds_topo *t, int32_t src, i
     uint32_t slots = 1;
     while (slots < ROUTE_CACHE_MAX_SLOTS && slots < (uint32_t)t->n_gpus * ROUTE_CACHE_PER_GPU)
       slots <<= 1;
-    t->route_cache = malloc(slots * sizeof *t->route_cache);
+    /* calloc: zeroed pages cost no memory until a route is cached in them,
+     * so a small run on a large topology stays small (issue #14) */
+    t->route_cache = calloc(slots, sizeof *t->route_cache);
     if (!t->route_cache) return NULL;
-    for (uint32_t i = 0; i < slots; i++) t->route_cache[i].src = -1;
     t->route_cache_slots = slots;
   }
   uint32_t h = ((uint32_t)src * 2654435761u) ^ ((uint32_t)dst * 2246822519u);

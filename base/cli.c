@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 ds_status ds_cli_bad_value(struct ds_err *err, const char *flag, const char *what,
                            const char *got) {
@@ -26,5 +27,35 @@ ds_status ds_cli_parse_int(const char *flag, const char *v, int64_t lo, int64_t 
     return ds_cli_bad_value(err, flag, what, v);
   }
   *out = x;
+  return DS_OK;
+}
+
+ds_status ds_cli_next_option(struct ds_cli_walk *w, int argc, char **argv, int *i, char *flag,
+                             size_t cap, const char **value, struct ds_err *err) {
+  const char *arg = argv[*i], *eq = strchr(arg, '=');
+  *value = NULL;
+  if (strncmp(arg, "--", 2) == 0 && eq) {
+    snprintf(flag, cap, "%.*s", (int)(eq - arg), arg);
+    *value = eq + 1;
+  } else {
+    snprintf(flag, cap, "%s", arg);
+  }
+  int known;
+  int needs = w->takes_value(flag, &known);
+  if (!known)
+    return ds_err_set(err, DS_EUSAGE, "unknown option \"%s\" (see %s --help)", arg,
+                      w->program);
+  if (needs && !*value) {
+    if (*i + 1 >= argc) return ds_err_set(err, DS_EUSAGE, "option %s needs a value", flag);
+    *value = argv[++*i];
+  } else if (!needs && *value) {
+    return ds_err_set(err, DS_EUSAGE, "option %s takes no value", flag);
+  }
+  if (!w->repeatable || strcmp(flag, w->repeatable) != 0)
+    for (int j = 0; j < w->n_seen; j++)
+      if (strcmp(w->seen[j], flag) == 0)
+        return ds_err_set(err, DS_EUSAGE, "option %s given twice", flag);
+  if (w->n_seen < (int)(sizeof w->seen / sizeof *w->seen))
+    snprintf(w->seen[w->n_seen++], sizeof *w->seen, "%s", flag);
   return DS_OK;
 }

@@ -116,33 +116,11 @@ ds_status ds_real_options_parse(int argc, char **argv, struct ds_real_options *o
   o->device = DS_REAL_DEVICE_CPU;
 #endif
   o->compute = DS_COMPUTE_SPIN;
-  char seen[16][64];
-  int n_seen = 0;
+  struct ds_cli_walk walk = {.program = "ddpreal", .takes_value = takes_value};
   for (int i = 1; i < argc; i++) {
     char flag[64];
-    const char *arg = argv[i], *value = NULL, *eq = strchr(arg, '=');
-    if (strncmp(arg, "--", 2) == 0 && eq) {
-      snprintf(flag, sizeof flag, "%.*s", (int)(eq - arg), arg);
-      value = eq + 1;
-    } else {
-      snprintf(flag, sizeof flag, "%s", arg);
-    }
-    int known;
-    int needs = takes_value(flag, &known);
-    if (!known)
-      return ds_err_set(err, DS_EUSAGE, "unknown option \"%s\" (see ddpreal --help)", arg);
-    if (needs && !value) {
-      if (i + 1 >= argc)
-        return ds_err_set(err, DS_EUSAGE, "option %s needs a value", flag);
-      value = argv[++i];
-    } else if (!needs && value) {
-      return ds_err_set(err, DS_EUSAGE, "option %s takes no value", flag);
-    }
-    /* A repeated flag is refused, not silently replaced by its last value. */
-    for (int j = 0; j < n_seen; j++)
-      if (strcmp(seen[j], flag) == 0)
-        return ds_err_set(err, DS_EUSAGE, "option %s given twice", flag);
-    if (n_seen < (int)(sizeof seen / sizeof *seen)) snprintf(seen[n_seen++], sizeof *seen, "%s", flag);
+    const char *value;
+    DS_CHECK(ds_cli_next_option(&walk, argc, argv, &i, flag, sizeof flag, &value, err));
     DS_CHECK(apply(o, flag, value, err));
   }
   if (o->help || o->version) return DS_OK;

@@ -604,35 +604,13 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
    * default (issue #12); --algo ring is the plain ring */
   o->algo_auto = 1;
   int proto_set = 0;
-  char seen[64][64];
-  int n_seen = 0;
+  /* --straggler is repeatable (one item per straggler) */
+  struct ds_cli_walk walk = {.program = "ddpsim", .takes_value = takes_value,
+                             .repeatable = "--straggler"};
   for (int i = 1; i < argc; i++) {
     char flag[64];
-    const char *arg = argv[i], *value = NULL, *eq = strchr(arg, '=');
-    if (strncmp(arg, "--", 2) == 0 && eq) {
-      snprintf(flag, sizeof flag, "%.*s", (int)(eq - arg), arg);
-      value = eq + 1;
-    } else {
-      snprintf(flag, sizeof flag, "%s", arg);
-    }
-    int known;
-    int needs = takes_value(flag, &known);
-    if (!known)
-      return ds_err_set(err, DS_EUSAGE, "unknown option \"%s\" (see ddpsim --help)", arg);
-    if (needs && !value) {
-      if (i + 1 >= argc)
-        return ds_err_set(err, DS_EUSAGE, "option %s needs a value", flag);
-      value = argv[++i];
-    } else if (!needs && value) {
-      return ds_err_set(err, DS_EUSAGE, "option %s takes no value", flag);
-    }
-    /* A repeated flag is refused rather than silently keeping its last
-     * value (issue #15, defect 11); --straggler is repeatable. */
-    for (int j = 0; j < n_seen && strcmp(flag, "--straggler") != 0; j++)
-      if (strcmp(seen[j], flag) == 0)
-        return ds_err_set(err, DS_EUSAGE, "option %s given twice", flag);
-    if (n_seen < (int)(sizeof seen / sizeof *seen))
-      snprintf(seen[n_seen++], sizeof *seen, "%s", flag);
+    const char *value;
+    DS_CHECK(ds_cli_next_option(&walk, argc, argv, &i, flag, sizeof flag, &value, err));
     DS_CHECK(apply(o, flag, value, &proto_set, err));
   }
   set_scalars(o);

@@ -233,19 +233,14 @@ static ds_status emit_bucket(const struct ds_model *m, const struct ds_compute *
   return DS_OK;
 }
 
-/* The reducer's per-parameter kernels over params[first .. first+count):
- * each reads and writes numel elements of the gradient's dtype (one
- * memory-bound kernel, with its overhead, per tensor). */
-static double reducer_copy_ns(const struct ds_model *m, const struct ds_compute *c,
-                              const int32_t *params, int32_t count, double *bytes) {
-  double ns = 0;
-  *bytes = 0;
-  for (int32_t i = 0; i < count; i++) {
-    double b = 2.0 * (double)m->params[params[i]].numel * c->precision.param_bytes;
-    ns += ds_compute_kernel_ns(c, 0, b);
-    *bytes += b;
-  }
-  return ns;
+/* One of the reducer's per-parameter kernels on tensor p: it reads and
+ * writes numel elements of the gradient's dtype (memory-bound, with its
+ * overhead); *bytes grows by what it moves. */
+static double reducer_copy_ns(const struct ds_model *m, const struct ds_compute *c, int32_t p,
+                              double *bytes) {
+  double b = 2.0 * (double)m->params[p].numel * c->precision.param_bytes;
+  *bytes += b;
+  return ds_compute_kernel_ns(c, 0, b);
 }
 
 /* The reducer's work as its autograd hook fires for layer l's gradients
@@ -261,15 +256,9 @@ static ds_status emit_to_bucket(const struct ds_model *m, const struct ds_comput
   const struct ds_layer *ly = &m->layers[l];
   int hook = opt->hook.kind != DS_HOOK_NONE;
   if (ly->param_count == 0 || (opt->grad_as_bucket_view && hook)) return DS_OK;
-  int32_t idx[64];
   double ns = 0, bytes = 0;
-  for (int32_t k = 0; k < ly->param_count; k += 64) {
-    int32_t n = ly->param_count - k < 64 ? ly->param_count - k : 64;
-    for (int32_t i = 0; i < n; i++) idx[i] = ly->param_first + k + i;
-    double b;
-    ns += reducer_copy_ns(m, c, idx, n, &b);
-    bytes += b;
-  }
+  for (int32_t k = 0; k < ly->param_count; k++)
+    ns += reducer_copy_ns(m, c, ly->param_first + k, &bytes);
   char name[96];
   snprintf(name, sizeof name, "%s.%s", ly->name,
            opt->grad_as_bucket_view ? "grad_div" : "to_bucket");
@@ -289,8 +278,9 @@ static ds_status emit_from_bucket(const struct ds_model *m, const struct ds_comp
                                   int32_t b, int64_t comm_done, int32_t rank,
                                   struct rank_tails *t, struct ds_schedule_builder *bd) {
   if (opt->grad_as_bucket_view && opt->hook.kind == DS_HOOK_NONE) return DS_OK;
-  double bytes;
-  double ns = reducer_copy_ns(m, c, &bk->order[bk->b[b].first], bk->b[b].count, &bytes);
+  double ns = 0, bytes = 0;
+  for (int32_t k = 0; k < bk->b[b].count; k++)
+    ns += reducer_copy_ns(m, c, bk->order[bk->b[b].first + k], &bytes);
   char name[32];
   snprintf(name, sizeof name, "bucket%d.to_grad", b);
   struct ds_op op = {.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD,

@@ -18,6 +18,10 @@ static struct ds_compute round_gpu(void) {
   struct ds_compute c = {.dtype = DS_DTYPE_FP32, .peak_flops_per_s = 10e12,
                          .mem_bw_bytes_per_s = 1000e9, .sms = 100,
                          .params = {.flops_efficiency = 1, .mem_efficiency = 1}};
+  for (int k = 0; k <= DS_LAYER_MEMORY; k++) {
+    c.class_peak_flops_per_s[k] = 10e12;
+    c.class_efficiency[k] = 1;
+  }
   return c;
 }
 
@@ -48,10 +52,16 @@ Test(interference, the_roofline_says_what_bounds_a_kernel) {
   struct ds_compute c = round_gpu();
   c.params.kernel_overhead_ns = 4000;
   struct ds_op op = {.kind = DS_OP_BWD, .flops = 1e9};
-  cr_assert_eq(ds_interference_memory_bound(&c, &op, 104000), 0);
-  cr_assert_eq(ds_interference_memory_bound(&c, &op, 154000), 1);
+  cr_assert_eq(ds_interference_memory_bound(&c, DS_LAYER_UNKNOWN, &op, 104000), 0);
+  cr_assert_eq(ds_interference_memory_bound(&c, DS_LAYER_UNKNOWN, &op, 154000), 1);
+  /* a class's own peak decides: the same op as a matmul at 1/8 the rate
+   * takes 800 us of FLOPs, so 804 us is compute-bound, 104 us cannot be */
+  c.class_peak_flops_per_s[DS_LAYER_MATMUL] = 1.25e12;
+  c.class_efficiency[DS_LAYER_MATMUL] = 1;
+  cr_assert_eq(ds_interference_memory_bound(&c, DS_LAYER_MATMUL, &op, 804000), 0);
+  cr_assert_eq(ds_interference_memory_bound(&c, DS_LAYER_MATMUL, &op, 904000), 1);
   op.flops = 0;
-  cr_assert_eq(ds_interference_memory_bound(&c, &op, 104000), 1);
+  cr_assert_eq(ds_interference_memory_bound(&c, DS_LAYER_UNKNOWN, &op, 104000), 1);
 }
 
 Test(interference, what_a_collective_holds) {

@@ -254,7 +254,8 @@ static ds_status run_one(struct config_run *c, double bucket_mb,
                                    .nccl = c->use_nccl ? &c->nccl : NULL,
                                    .dur_scale = scale,
                                    .prebuilt_ring = &c->ring,
-                                   .compute = &c->compute};
+                                   .compute = &c->compute,
+                                   .model = c->model};
     memset(rank_time, 0, (size_t)c->world * sizeof *rank_time);
     DS_CHECK_GOTO(ds_exec_new(c->topo, &eopt, &ex, err), st, out);
     DS_CHECK_GOTO(ds_exec_run(ex, all, rank_time, start, end, err), st, out);

@@ -161,7 +161,11 @@ static void start_op(struct ds_exec *ex, uint32_t op) {
   if (o->stream == DS_STREAM_COMPUTE && ex->opt.compute) {
     struct running *run = &ex->running[o->rank];
     run->op = op;
-    run->memory_bound = ds_interference_memory_bound(ex->opt.compute, o, dur_ns);
+    enum ds_layer_class cls = DS_LAYER_UNKNOWN;
+    if (ex->opt.model && (o->kind == DS_OP_FWD || o->kind == DS_OP_BWD) && o->layer >= 0 &&
+        o->layer < ex->opt.model->n_layers)
+      cls = ex->opt.model->layers[o->layer].cls;
+    run->memory_bound = ds_interference_memory_bound(ex->opt.compute, cls, o, dur_ns);
     run->left_ns = dur_ns;
     run->factor = ds_interference_factor(ex->opt.compute, run->memory_bound,
                                          ex->held[o->rank], ex->comm_busy[o->rank] > 0);

@@ -22,6 +22,7 @@
 #include "sim/net/net.h"
 #include "sim/net/topo.h"
 #include "sim/train/compute.h"
+#include "sim/train/model.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -50,6 +51,9 @@ struct ds_exec_options {
    * kernel is bound by and the GPU's SMs and HBM (interference.h);
    * borrowed; NULL: no interference. */
   const struct ds_compute *compute;
+  /* The model whose layers the schedule's fwd/bwd ops name (op.layer), for
+   * each op's class; borrowed; NULL: every op of unknown class. */
+  const struct ds_model *model;
 };
 
 struct ds_exec;

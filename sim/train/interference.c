@@ -28,10 +28,12 @@ struct ds_coll_load ds_interference_load(const struct ds_nccl_model *nccl,
   }
 }
 
-int ds_interference_memory_bound(const struct ds_compute *c, const struct ds_op *op,
-                                 double dur_ns) {
+int ds_interference_memory_bound(const struct ds_compute *c, enum ds_layer_class cls,
+                                 const struct ds_op *op, double dur_ns) {
   if (!(op->flops > 0)) return 1;
-  double flops_ns = op->flops / (c->peak_flops_per_s * c->params.flops_efficiency) * 1e9;
+  if ((unsigned)cls > DS_LAYER_MEMORY) cls = DS_LAYER_UNKNOWN;
+  double flops_ns =
+      op->flops / (c->class_peak_flops_per_s[cls] * c->class_efficiency[cls]) * 1e9;
   double body_ns = dur_ns - c->params.kernel_overhead_ns;
   /* the roofline's max(): compute-bound when the FLOP time is the body
    * (a relative slack for the rounding of dur_us in the schedule) */

@@ -43,11 +43,13 @@ struct ds_coll_load {
 struct ds_coll_load ds_interference_load(const struct ds_nccl_model *nccl,
                                          const struct ds_op *op);
 
-/* 1 when compute op `op` (dur_ns after --jitter's scale) is memory-bound
- * under c's roofline: its FLOPs take less than its duration less the
- * kernel overhead. Ops without FLOPs are memory-bound. */
-int ds_interference_memory_bound(const struct ds_compute *c, const struct ds_op *op,
-                                 double dur_ns);
+/* 1 when compute op `op` of op class cls (DS_LAYER_UNKNOWN for ops that
+ * are not a model layer's) is memory-bound under c's roofline: its FLOPs,
+ * at that class's peak and efficiency, take less than its duration (dur_ns,
+ * after --jitter's scale) less the kernel overhead. Ops without FLOPs are
+ * memory-bound. */
+int ds_interference_memory_bound(const struct ds_compute *c, enum ds_layer_class cls,
+                                 const struct ds_op *op, double dur_ns);
 
 /* The slowdown factor (>= 1) of a compute kernel while collectives holding
  * `load` in all run beside it (load.sms == 0 and no HBM: 1, unless

@@ -68,9 +68,10 @@ struct ds_compute_params {
   int fp32_uses_tf32;       /* fp32 math on TF32 tensor cores (cuDNN default) */
   /* Host time per forward kernel launch that holds Python's GIL (key
    * host_launch, default 20us): dp's replica threads take it in turn;
-   * single pays it once per kernel. Host time of dp's replicate() per
-   * parameter tensor per replica (key host_replicate, default 5us). DDP's
-   * schedule does not model the host (docs/strategies.md). */
+   * single and each DDP process pay it once per forward kernel. Host time
+   * of dp's replicate() per parameter tensor per replica (key
+   * host_replicate, default 5us). Backward's host thread is not modelled
+   * (docs/strategies.md). */
   double host_launch_ns;
   double host_replicate_ns;
 };

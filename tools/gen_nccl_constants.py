@@ -30,7 +30,7 @@ LINK_KEYS = [("SM70_NVLINK_BW", "volta_nvlink"), ("SM80_NVLINK_BW", "ampere_nvli
              ("PCI_BW (Gen3 x16)", "pci_gen3_x16"), ("NET_BW (100Gbit)", "net_100g")]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "sim", "nccl_constants.c")
+OUT = os.path.join(ROOT, "sim", "coll", "nccl_constants.c")
 
 
 def fail(msg):

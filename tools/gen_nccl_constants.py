@@ -69,7 +69,7 @@ def render(table, src):
     w(" * src/graph/topo.h); do not edit by hand: edit the CSV or the generator and")
     w(" * rerun it (--check says whether this file is current).")
     w(" */")
-    w('#include "nccl_model.h"')
+    w('#include "sim/coll/nccl_model.h"')
     w("")
     w('const char ds__nccl_constants_version[] = "%s";' % VERSION)
     w("")

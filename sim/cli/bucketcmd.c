@@ -84,10 +84,9 @@ ds_status ds_bucketcmd_main(int argc, char **argv, FILE *out, struct ds_err *err
   DS_CHECK(ds_lookup_file("models", "model", o.model, path, sizeof path, err));
   struct ds_model *m = NULL;
   DS_CHECK(ds_model_load(path, &m, err));
-  /* distributed.py: bucket_cap_mb unset means 25 MiB with a 1 MiB first
-   * bucket; a given cap caps the first bucket too */
+  /* distributed.py: bucket_cap_mb unset means 25 MiB */
   double cap = o.bucket_mb > 0 ? o.bucket_mb : 25;
-  double first = o.first_bucket_mb > 0 ? o.first_bucket_mb : o.bucket_mb > 0 ? cap : 1;
+  double first = ds_ddp_first_bucket_mb(o.bucket_mb, o.first_bucket_mb);
   struct ds_ddp_plan plan;
   ds_status st = ds_ddp_plan(m, 4, first * MIB, cap * MIB, o.find_unused, o.static_graph,
                              &plan);

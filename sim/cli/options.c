@@ -15,6 +15,7 @@
 #include "base/cli.h"
 #include "base/units.h"
 #include "base/values.h"
+#include "sim/train/ddp.h"
 
 static const char usage[] =
     "usage: ddpsim --topo TOPOLOGY [options]\n"
@@ -216,8 +217,8 @@ static int64_t strategy_configs(const struct ds_options *o, enum ds_strategy s) 
 }
 
 double ds_options_first_bucket_mb(const struct ds_options *o, double bucket_mb) {
-  if (o->first_bucket_mb_set) return o->first_bucket_mb;
-  return o->bucket_mb_set ? bucket_mb : o->first_bucket_mb;
+  return ds_ddp_first_bucket_mb(o->bucket_mb_set ? bucket_mb : 0,
+                                o->first_bucket_mb_set ? o->first_bucket_mb : 0);
 }
 
 int64_t ds_options_n_configs(const struct ds_options *o) {

@@ -77,6 +77,11 @@ ds_status ds_ddp_buckets(const struct ds_model *m, int dtype_bytes,
   return DS_OK;
 }
 
+double ds_ddp_first_bucket_mb(double bucket_cap_mb, double first_bucket_mb) {
+  if (first_bucket_mb > 0) return first_bucket_mb;
+  return bucket_cap_mb > 0 ? bucket_cap_mb : 1;
+}
+
 ds_status ds_ddp_plan(const struct ds_model *m, int dtype_bytes, double first_cap,
                       double cap, int find_unused, int static_graph,
                       struct ds_ddp_plan *out) {

@@ -69,6 +69,12 @@ ds_status ds_ddp_buckets(const struct ds_model *model, int dtype_bytes,
                          enum ds_bucket_layout layout, struct ds_buckets *out);
 void ds_ddp_buckets_release(struct ds_buckets *b);
 
+/* The first bucket's cap in MiB by distributed.py's rule: first_bucket_mb
+ * when given (> 0; _DEFAULT_FIRST_BUCKET_BYTES tuning), else bucket_cap_mb
+ * when given (> 0: a given cap caps the first bucket too), else 1 MiB
+ * (_DEFAULT_FIRST_BUCKET_BYTES with bucket_cap_mb unset). */
+double ds_ddp_first_bucket_mb(double bucket_cap_mb, double first_bucket_mb);
+
 /* The layouts of a DDP run: `initial` until iteration rebuild_iter, then
  * `rebuilt` (rebuild_iter 0 when the buckets are never rebuilt: rebuilt is
  * then the initial layout, used from iteration 0). rule says in words which

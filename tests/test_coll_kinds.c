@@ -113,12 +113,12 @@ Test(coll_kinds, gather_and_scatter_closed_form) {
   ds_topo_free(h.topo);
 }
 
-Test(coll_kinds, sendrecv_closed_form) {
+Test(coll_kinds, send_closed_form) {
   /* One flow of S from member 0 to member 1: T = alpha + S/B = 2 us + 8 ms
    * for 100 MB, both ends finishing at delivery. */
   struct harness h;
   harness_load(&h, "tests/data/ring8.yaml");
-  cr_assert_eq(harness_run_kind(&h, DS_COLL_SENDRECV, 2, 100e6, 0, 1, DS_COLL_FLOW), 8002000);
+  cr_assert_eq(harness_run_kind(&h, DS_COLL_SEND, 2, 100e6, 0, 1, DS_COLL_FLOW), 8002000);
   cr_assert_eq(h.done_ns[0], 8002000);
   ds_topo_free(h.topo);
 }
@@ -133,7 +133,7 @@ static void check_busbw(const char *file, int32_t n) {
   double bottleneck = r.min_bw;
   ds_ring_release(&r);
   for (int k = 0; k < DS_COLL_KIND_COUNT; k++) {
-    if (k == DS_COLL_SENDRECV) continue;
+    if (k == DS_COLL_SEND) continue;
     const struct ds_coll_desc *d = ds_coll_desc_of((enum ds_coll_kind)k);
     for (double s = 1024; s <= 1.1e9; s *= 16) {
       int32_t chunks = k == DS_COLL_BROADCAST || k == DS_COLL_REDUCE
@@ -178,7 +178,8 @@ Test(coll_kinds, table_names_and_bus_factors) {
   } want[] = {{"allreduce", 14.0 / 8, "ring"}, {"broadcast", 1, "ring"},
               {"reduce", 1, "ring"},           {"allgather", 7.0 / 8, "ring"},
               {"reducescatter", 7.0 / 8, "ring"}, {"gather", 7.0 / 8, "p2p"},
-              {"scatter", 7.0 / 8, "p2p"},     {"sendrecv", 1, "p2p"}};
+              {"scatter", 7.0 / 8, "p2p"},     {"sendrecv", 1, "p2p"},
+              {"alltoall", 7.0 / 8, "p2p"},    {"send", 1, "p2p"}};
   for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
     const struct ds_coll_desc *d = ds_coll_desc_find(want[i].name);
     cr_assert(d != NULL, "%s", want[i].name);
@@ -186,7 +187,7 @@ Test(coll_kinds, table_names_and_bus_factors) {
     cr_assert_float_eq(d->bus_factor(8), want[i].factor, 1e-12, "%s", want[i].name);
     cr_assert_str_eq(d->algo, want[i].algo);
   }
-  cr_assert_null(ds_coll_desc_find("alltoall"));
+  cr_assert_null(ds_coll_desc_find("alltoallv"));
   cr_assert_null(ds_coll_desc_of(DS_COLL_KIND_COUNT));
   /* 512 KiB chunks as NCCL's Simple steps, at least the minimum. */
   cr_assert_eq(ds_coll_chain_chunks(1, 1), 1);
@@ -212,12 +213,16 @@ Test(coll_kinds, refusals_name_the_problem) {
   cr_assert_eq(ds_coll_new(&spec, &c, &err), DS_EUSAGE);
   cr_assert(strstr(err.msg, "root 8"), "%s", err.msg);
   spec.root = 0;
-  spec.kind = DS_COLL_ALLGATHER;
   spec.proto = &p;
   cr_assert_eq(ds_coll_new(&spec, &c, &err), DS_EUSAGE);
-  cr_assert(strstr(err.msg, "allgather") && strstr(err.msg, "allreduce only"), "%s", err.msg);
+  cr_assert(strstr(err.msg, "broadcast") && strstr(err.msg, "allgather, reducescatter"),
+            "%s", err.msg);
+  spec.kind = DS_COLL_ALLTOALL;
+  p.proto = DS_PROTO_LL128;
+  cr_assert_eq(ds_coll_new(&spec, &c, &err), DS_EUSAGE);
+  cr_assert(strstr(err.msg, "alltoall") && strstr(err.msg, "LL128"), "%s", err.msg);
   spec.proto = NULL;
-  spec.kind = DS_COLL_SENDRECV;
+  spec.kind = DS_COLL_SEND;
   cr_assert_eq(ds_coll_new(&spec, &c, &err), DS_EUSAGE);
   cr_assert(strstr(err.msg, "2 members"), "%s", err.msg);
   cr_assert_null(c);

@@ -110,8 +110,11 @@ Test(collbench, json_has_one_object_per_size) {
 
 Test(collbench, bad_flags_are_usage_errors_naming_the_flag) {
   const char *cases[][2] = {
-      {"--topo tests/data/ring8.yaml --op alltoall", "--op"},
-      {"--topo tests/data/ring8.yaml --op sendrecv", "--op"},
+      {"--topo tests/data/ring8.yaml --op alltoallv", "--op"},
+      {"--topo tests/data/ring8.yaml --op send", "--op"},
+      {"--topo topologies/dgx-a100.yaml --op alltoall --proto LL128", "--proto"},
+      {"--topo topologies/dgx-a100.yaml --op broadcast --proto LL", "--proto"},
+      {"--topo tests/data/ring8.yaml --op alltoall --algo ring", "--algo"},
       {"--topo tests/data/ring8.yaml --op broadcast --algo auto", "--algo"},
       {"--topo tests/data/ring8.yaml --op gather --algo ring", "--algo"},
       {"--topo tests/data/ring8.yaml --op allgather --proto LL", "--proto"},

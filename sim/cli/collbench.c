@@ -63,12 +63,15 @@ static const char usage[] =
     "\n"
     "  --topo FILE|NAME       topology YAML (a path, or a name in topologies/)\n"
     "  --op OP                allreduce (default), broadcast, reduce, allgather,\n"
-    "                         reducescatter, gather, scatter. -b/-e sizes are the\n"
-    "                         buffer as nccl-tests counts it (all-gather, gather:\n"
-    "                         received; reduce-scatter, scatter: sent)\n"
+    "                         reducescatter, gather, scatter, alltoall, sendrecv.\n"
+    "                         -b/-e sizes are the buffer as nccl-tests counts it\n"
+    "                         (all-gather, gather: received; reduce-scatter, scatter,\n"
+    "                         alltoall: sent, S/N to each rank; sendrecv: the message\n"
+    "                         each rank sends to the next)\n"
     "  --root R               root rank of broadcast, reduce, gather, scatter and\n"
     "                         the reduce-broadcast all-reduce (default 0)\n"
-    "  --algo ALGO            algorithm (default ring; p2p for gather, scatter).\n"
+    "  --algo ALGO            algorithm (default ring; p2p for gather, scatter,\n"
+    "                         alltoall, sendrecv).\n"
     "                         allreduce: ring, tree (NCCL's double binary tree), nvls\n"
     "                         (in-switch reduction; NVLS-capable NVSwitch, one node),\n"
     "                         direct (all-to-all reduce-scatter + all-gather),\n"
@@ -83,7 +86,10 @@ static const char usage[] =
     "                         (ddpsim topo prints them; docs/collectives.md)\n"
     "  --proto none|LL|LL128|Simple|auto  NCCL protocol (default: none with --algo\n"
     "                         ring or tree, auto with auto or nvls; direct,\n"
-    "                         reduce-broadcast and hierarchical have none). none: the\n"
+    "                         reduce-broadcast and hierarchical have none).\n"
+    "                         allgather and reducescatter: the ring's protocols;\n"
+    "                         alltoall and sendrecv: NCCL's p2p (LL or Simple, LL up\n"
+    "                         to 16 KiB per channel). none: the\n"
     "                         plain algorithm (one channel, the links' own latency);\n"
     "                         a protocol: NCCL's channels, wire overhead, caps and\n"
     "                         latencies; auto:\n"
@@ -130,6 +136,11 @@ static ds_status parse_int(const char *flag, const char *v, int32_t lo,
   }
   *out = (int32_t)x;
   return DS_OK;
+}
+
+/* Kinds NCCL runs as grouped sends and receives. */
+static int is_p2p_kind(enum ds_coll_kind k) {
+  return k == DS_COLL_SENDRECV || k == DS_COLL_ALLTOALL;
 }
 
 static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
@@ -224,10 +235,11 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
   const struct ds_path_arg outs[] = {{"--plot", o->plot}}, ins[] = {{"--reference", o->reference}};
   DS_CHECK(ds_outputs_check(outs, 1, ins, 1, err));
   o->desc = ds_coll_desc_find(o->op);
-  if (!o->desc || o->desc->kind == DS_COLL_SENDRECV)
+  if (!o->desc || o->desc->kind == DS_COLL_SEND)
     return ds_err_set(err, DS_EUSAGE,
                       "option --op: \"%s\" is not simulated by this version (allreduce, "
-                      "broadcast, reduce, allgather, reducescatter, gather, scatter)", o->op);
+                      "broadcast, reduce, allgather, reducescatter, gather, scatter, "
+                      "alltoall, sendrecv)", o->op);
   if (o->root_set && !o->desc->rooted &&
       !(o->desc->kind == DS_COLL_ALLREDUCE && strcmp(o->algo, "reduce-broadcast") == 0))
     return ds_err_set(err, DS_EUSAGE, "option --root: %s has no root", o->op);
@@ -236,12 +248,18 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
     if (strcmp(o->algo, o->desc->algo) != 0)
       return ds_err_set(err, DS_EUSAGE,
                         "option --algo: \"%s\" is not simulated for %s by this version "
-                        "(%s runs %s; auto and NCCL's protocols: allreduce only)",
+                        "(%s runs %s; auto: allreduce only)",
                         o->algo, o->op, o->op, o->desc->algo);
-    if (o->proto_set && o->proto != PROTO_NONE)
+    if (o->proto_set && o->proto != PROTO_NONE && !ds_coll_kind_has_protocols(o->desc->kind))
       return ds_err_set(err, DS_EUSAGE,
-                        "option --proto: NCCL's protocols are simulated for allreduce "
-                        "only, not %s (use --proto none)", o->op);
+                        "option --proto: NCCL's protocols are simulated for allreduce, "
+                        "allgather, reducescatter, alltoall and sendrecv, not %s (use "
+                        "--proto none)", o->op);
+    if (is_p2p_kind(o->desc->kind) && o->proto == PROTO_FIXED &&
+        o->proto_fixed == DS_PROTO_LL128)
+      return ds_err_set(err, DS_EUSAGE,
+                        "option --proto LL128: NCCL's p2p (%s) runs LL or Simple only",
+                        o->op);
   }
   int algo_auto = strcmp(o->algo, "auto") == 0;
   if (o->desc->kind == DS_COLL_ALLREDUCE) {
@@ -365,6 +383,7 @@ struct plan {
   enum ds_coll_model model;
   int nccl;                  /* rows use a protocol */
   struct ds_nccl_model m;
+  struct ds_nccl_p2p p2p;    /* alltoall, sendrecv */
   char fallback[1200];       /* why auto runs the plain ring; "" if it does not */
 };
 
@@ -409,16 +428,22 @@ static void print_header(FILE *out, const struct collbench_options *o,
       break;
     }
     fprintf(out,
-            "# network %s, ring %s; NCCL %s model: %s, %d node(s), %d channels of "
+            "# network %s, %s %s; NCCL %s model: %s, %d node(s), %d channels of "
             "%.1f GB/s\n# extra effects: %s; nccl(us): NCCL's own prediction; ch: "
             "channels (tree: per tree)\n#\n"
             "# %12s %12s %6s %10s %8s %8s %5s %6s %3s %10s\n"
             "# %12s %12s %6s %10s %8s %8s %5s %6s %3s %10s\n",
-            net, exec, ds_nccl_constants_version(), ds_nccl_arch_name(pl->m.arch),
+            net, is_p2p_kind(o->desc->kind) ? "p2p" : "ring", exec,
+            ds_nccl_constants_version(), ds_nccl_arch_name(pl->m.arch),
             pl->m.nnodes, pl->m.channels, pl->m.chan_bw_bytes_per_s / 1e9,
             o->nccl_extra ? "launch + mid-size ramp (measured)" : "none",
             "size", "count", "type", "time", "algbw", "busbw", "algo", "proto", "ch",
             "nccl", "(B)", "(elements)", "", "(us)", "(GB/s)", "(GB/s)", "", "", "", "(us)");
+    if (is_p2p_kind(o->desc->kind))
+      fprintf(out, "# p2p: %d channels, %d per peer, chunk %.0f KiB; LL up to 16 KiB per "
+              "channel; extra effects: launch only; ch: channels per transfer; NCCL has no "
+              "p2p cost model\n", pl->p2p.p2p_channels, pl->p2p.per_peer_channels,
+              pl->p2p.chunk_bytes / 1024);
   }
 }
 
@@ -429,8 +454,9 @@ static void print_row(FILE *out, const struct collbench_options *o,
   const char *proto = ds_proto_name(r->proto);
   const char *algo = o->desc->kind == DS_COLL_ALLREDUCE ? ds_ar_algo_name(r->algo)
                                                         : o->desc->algo;
-  char pred[32] = "";
+  char pred[32] = "", pred2[32] = "-";
   if (r->nccl_model_us >= 0) snprintf(pred, sizeof pred, "%.3f", r->nccl_model_us);
+  if (r->nccl_model_us >= 0) snprintf(pred2, sizeof pred2, "%.2f", r->nccl_model_us);
   switch (o->format) {
   case DS_FORMAT_CSV:
     fprintf(out, "%s,%s,%s,%d,%.0f,%.0f,float,%.3f,%.6f,%.6f,%s,%s,%d,%s\n", o->op,
@@ -453,9 +479,9 @@ static void print_row(FILE *out, const struct collbench_options *o,
       fprintf(out, "  %12.0f %12.0f %6s %10.2f %8.2f %8.2f\n", r->size_bytes,
               r->count, "float", r->time_us, r->algbw_gbps, r->busbw_gbps);
     else
-      fprintf(out, "  %12.0f %12.0f %6s %10.2f %8.2f %8.2f %5s %6s %3d %10.2f\n",
+      fprintf(out, "  %12.0f %12.0f %6s %10.2f %8.2f %8.2f %5s %6s %3d %10s\n",
               r->size_bytes, r->count, "float", r->time_us, r->algbw_gbps,
-              r->busbw_gbps, algo, proto, r->channels, r->nccl_model_us);
+              r->busbw_gbps, algo, proto, r->channels, pred2);
   }
 }
 
@@ -473,6 +499,8 @@ static ds_status make_plan(const struct collbench_options *o,
   if (st == DS_OK && !o->ar_auto && o->ar_algo == DS_AR_NVLS &&
       !ds_nccl_algo_available(&pl->m, DS_AR_NVLS, DS_PROTO_SIMPLE, &no))
     return ds_err_set(err, DS_EUSAGE, "option --algo nvls: cannot run here: %s", no);
+  if (st == DS_OK && is_p2p_kind(o->desc->kind))
+    st = ds_nccl_p2p_build((struct ds_topo *)topo, ring, &pl->m, &pl->p2p, err);
   if (st == DS_OK) {
     if (pl->model == DS_COLL_AGGREGATE && o->ring_chunks > 1)
       return ds_err_set(err, DS_EUSAGE,
@@ -487,7 +515,7 @@ static ds_status make_plan(const struct collbench_options *o,
     return ds_err_set(err, DS_EUSAGE, "option --algo nvls: %s", why.msg);
   snprintf(pl->fallback, sizeof pl->fallback,
            "%s; --proto auto runs the plain %s (proto none)", why.msg,
-           ds_ar_algo_name(o->ar_algo));
+           o->desc->kind == DS_COLL_ALLREDUCE ? ds_ar_algo_name(o->ar_algo) : o->desc->algo);
   if (o->format != DS_FORMAT_TEXT) fprintf(stderr, "ddpsim collective: %s\n", pl->fallback);
   return DS_OK;
 }
@@ -545,7 +573,21 @@ static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
                     .algo = o->ar_algo, .channels = 1, .nccl_model_us = -1};
     r.size_bytes = r.count * FLOAT_BYTES;
     struct ds_coll_proto cp;
-    if (pl.nccl) {
+    if (pl.nccl && o->desc->kind != DS_COLL_ALLREDUCE) {
+      enum ds_coll_kind k = o->desc->kind;
+      if (is_p2p_kind(k)) {
+        /* each transfer: the message (sendrecv) or S/N (alltoall) */
+        double part = k == DS_COLL_SENDRECV ? r.size_bytes : r.size_bytes / n;
+        r.proto = o->proto == PROTO_FIXED ? o->proto_fixed : ds_nccl_p2p_choose(&pl.p2p, part);
+        ds_nccl_p2p_proto(&pl.m, &pl.p2p, r.proto, part, &cp);
+      } else {
+        r.proto = o->proto == PROTO_FIXED ? o->proto_fixed
+                                          : ds_nccl_choose_coll_proto(&pl.m, k, r.size_bytes);
+        ds_nccl_coll_proto(&pl.m, r.proto, r.size_bytes, &cp);
+        r.nccl_model_us = ds_nccl_predict_coll_ns(&pl.m, k, r.proto, r.size_bytes) / 1e3;
+      }
+      r.channels = cp.channels;
+    } else if (pl.nccl) {
       /* NCCL's choice of algorithm (auto) and protocol (auto), or the fixed ones */
       if (o->ar_auto && o->proto != PROTO_FIXED)
         ds_nccl_choose_algo(&pl.m, r.size_bytes, &r.algo, &r.proto);

@@ -208,8 +208,25 @@ ds_status ds_coll_flow_done(struct ds_coll *coll, int32_t member);
  *   gather,        point to point between the root and every other rank,
  *   scatter          all at once (NCCL 2.28 ncclGather/ncclScatter on p2p):
  *                    T = a + (N-1)/N S/B when the root's link is the bottleneck
- *   sendrecv       one flow from member 0 (the sender) to member 1:
- *                    T = a + S/B
+ *   sendrecv       nccl-tests' sendrecv_perf: every member sends S to its
+ *                    successor (member m to m+1 mod N) and receives S from
+ *                    its predecessor, all at once (sim/coll/coll_alltoall.c):
+ *                    T = a + S/B when each rank has its own link of B
+ *   alltoall       nccl-tests' alltoall_perf: every member sends S/N to each
+ *                    other member, all at once (its own S/N stays: a local
+ *                    copy, not simulated; sim/coll/coll_alltoall.c):
+ *                    T = a + (N-1)/N S/B when each rank's link of B binds
+ *   send           one flow of S from member 0 (the sender) to member 1
+ *                    (a schedule's send meeting its recv): T = a + S/B
+ * sendrecv and alltoall run under NCCL's p2p protocols (LL or Simple) with
+ * a ds_coll_proto (nccl_model.h, ds_nccl_p2p_proto): each transfer is one
+ * flow carrying S * wire_factor, capped at channels * chan_cap, paying
+ * start_lat_ns before and its route's hop-class latency after; a transfer
+ * through host memory (its route crosses a CPU: no peer-to-peer, NCCL's SHM
+ * transport) also pays one chunk's store-and-forward,
+ * min(DS_P2P_STAGE_CHUNK_BYTES, its per-channel part) / its bottleneck link.
+ * all-gather and reduce-scatter run under NCCL's ring protocols as the
+ * all-reduce does, with N-1 steps.
  * A member finishes when it has received everything it receives and its
  * last send has left its link (p2p kinds: when its flows are delivered).
  * Flows start only once both ends have entered.
@@ -223,6 +240,8 @@ enum ds_coll_kind {
   DS_COLL_GATHER,
   DS_COLL_SCATTER,
   DS_COLL_SENDRECV,
+  DS_COLL_ALLTOALL,
+  DS_COLL_SEND,
   DS_COLL_KIND_COUNT
 };
 
@@ -301,9 +320,11 @@ struct ds_coll_spec {
                                     per flow whatever the model) */
   int32_t chunks;                /* pipelined pieces per step (chain: in all), >= 1 */
   double bytes;                  /* as above */
-  int32_t root;                  /* member index of the root; sendrecv: 0; else ignored */
-  const struct ds_coll_proto *proto; /* allreduce ring, tree or nvls only;
-                                        NULL: links' own bandwidth and latency */
+  int32_t root;                  /* member index of the root; send: 0; else ignored */
+  const struct ds_coll_proto *proto; /* allreduce ring, tree or nvls; allgather,
+                                        reducescatter (ring); sendrecv, alltoall
+                                        (p2p, LL or Simple); NULL: links' own
+                                        bandwidth and latency */
   enum ds_ar_algo algo;          /* allreduce only (0: the ring) */
   uint64_t tag_base;             /* flows are tagged tag_base | index (< 2^32) */
   ds_coll_done_fn on_done;
@@ -321,6 +342,10 @@ struct ds_coll_desc {
                       struct ds_err *err);
 };
 
+/* Whether the kind runs under NCCL's protocols (spec.proto): allreduce,
+ * allgather and reducescatter (rings), sendrecv and alltoall (p2p). */
+int ds_coll_kind_has_protocols(enum ds_coll_kind kind);
+
 /* The table entry of a kind, or of a name; NULL when there is none. */
 const struct ds_coll_desc *ds_coll_desc_of(enum ds_coll_kind kind);
 const struct ds_coll_desc *ds_coll_desc_find(const char *name);
@@ -328,8 +353,8 @@ const struct ds_coll_desc *ds_coll_desc_find(const char *name);
 const char *ds_coll_kind_names(void);
 
 /* Creates an instance of spec->kind; DS_EUSAGE (message in err) for what
- * the kind cannot run (a protocol outside allreduce, a root out of range,
- * sendrecv of other than 2 members). */
+ * the kind cannot run (a protocol where NCCL has none, a root out of range,
+ * send of other than 2 members, sendrecv or alltoall of fewer than 2). */
 ds_status ds_coll_new(const struct ds_coll_spec *spec, struct ds_coll **out,
                       struct ds_err *err);
 
@@ -339,6 +364,17 @@ ds_status ds_coll_new(const struct ds_coll_spec *spec, struct ds_coll **out,
  * min_chunks and at least 1. */
 #define DS_CHAIN_CHUNK_BYTES (512.0 * 1024)
 int32_t ds_coll_chain_chunks(double bytes, int32_t min_chunks);
+
+/* The chunk a host-staged transfer (NCCL's SHM transport: no peer-to-peer,
+ * the route crosses the CPU) is stored and forwarded in: NCCL's p2p chunk
+ * off NVLink, NCCL_P2P_PCI_CHUNKSIZE = 128 KiB (src/init.cc
+ * computeBuffSizes). The receiver reads a chunk from host memory once the
+ * sender has written all of it, so a staged transfer ends one chunk's time
+ * on its bottleneck link after a cut-through one would. Used with and
+ * without NCCL's protocols. */
+#define DS_P2P_STAGE_CHUNK_BYTES (128.0 * 1024)
+/* alltoall runs N(N-1) flows: it is simulated up to this many ranks. */
+#define DS_ALLTOALL_MAX_RANKS 1024
 
 #ifdef __cplusplus
 }

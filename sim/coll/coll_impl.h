@@ -62,6 +62,10 @@ ds_status ds__coll_direct_new(const struct ds_coll_spec *spec, struct ds_coll **
                               struct ds_err *err);
 ds_status ds__coll_hier_new(const struct ds_coll_spec *spec, struct ds_coll **out,
                             struct ds_err *err);
+/* sendrecv and alltoall (sim/coll/coll_alltoall.c). */
+ds_status ds__coll_alltoall_new(const struct ds_coll_spec *spec, enum ds_coll_kind kind,
+                                struct ds_coll **out, struct ds_err *err);
+/* gather, scatter and send (sim/coll/coll_p2p.c). */
 ds_status ds__coll_p2p_new(const struct ds_coll_spec *spec,
                            enum ds_coll_kind kind, struct ds_coll **out,
                            struct ds_err *err);

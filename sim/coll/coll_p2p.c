@@ -1,9 +1,10 @@
 /*
- * Gather, scatter and send/recv as point-to-point flows, as NCCL 2.28's
+ * Gather, scatter and send (one message) as point-to-point flows, as NCCL 2.28's
  * ncclGather/ncclScatter run them (a group of ncclSend/ncclRecv between the
  * root and every other rank, all at once): gather sends bytes/N from every
  * non-root member straight to the root, scatter bytes/N from the root to
- * each, sendrecv `bytes` from member 0 to member 1. A flow starts when both
+ * each, send `bytes` from member 0 to member 1 (nccl-tests' sendrecv and
+ * alltoall: sim/coll/coll_alltoall.c). A flow starts when both
  * its ends have entered (NCCL's p2p rendezvous), follows the topology's
  * route between the two GPUs with the route's latency trailing, and a
  * member finishes once every flow it sends or receives has been delivered.
@@ -97,7 +98,7 @@ ds_status ds__coll_p2p_new(const struct ds_coll_spec *spec, enum ds_coll_kind ki
                            struct ds_coll **out, struct ds_err *err) {
   const struct ds_ring *r = spec->ring;
   int32_t n = r->n, root = spec->root;
-  int32_t n_flows = kind == DS_COLL_SENDRECV ? 1 : n - 1;
+  int32_t n_flows = kind == DS_COLL_SEND ? 1 : n - 1;
   ds_status st = DS_ENOMEM;
   struct p2p_coll *c = calloc(1, sizeof *c);
   if (!c) return ds_err_set(err, DS_ENOMEM, "collective: out of memory");
@@ -110,13 +111,13 @@ ds_status ds__coll_p2p_new(const struct ds_coll_spec *spec, enum ds_coll_kind ki
   if (!c->flows || !c->links || !c->pending || !c->entered || !c->done) goto fail;
   c->net = spec->net;
   c->n = n;
-  c->flow_bytes = kind == DS_COLL_SENDRECV ? spec->bytes : spec->bytes / n;
+  c->flow_bytes = kind == DS_COLL_SEND ? spec->bytes : spec->bytes / n;
   c->tag_base = spec->tag_base;
   c->on_done = spec->on_done;
   c->owner = spec->owner;
   for (int32_t m = 0, used = 0; m < n; m++) {
     struct p2p_flow f = {0};
-    if (kind == DS_COLL_SENDRECV) {
+    if (kind == DS_COLL_SEND) {
       if (m > 0) break;
       f.src = 0, f.dst = 1;
     } else if (m == root) {

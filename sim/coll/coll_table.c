@@ -11,8 +11,8 @@
 #include "sim/coll/coll_impl.h"
 
 /* nccl-tests' bus factors (the *GetBw functions of its src/ files):
- * all-reduce 2(n-1)/n; all-gather, reduce-scatter, gather, scatter
- * (n-1)/n; broadcast, reduce, sendrecv 1. */
+ * all-reduce 2(n-1)/n; all-gather, reduce-scatter, gather, scatter,
+ * alltoall (n-1)/n; broadcast, reduce, sendrecv 1 (send, one message: 1). */
 static double factor_allreduce(int32_t n) { return n > 1 ? 2.0 * (n - 1) / n : 0; }
 static double factor_gather(int32_t n) { return n > 1 ? (double)(n - 1) / n : 0; }
 static double factor_one(int32_t n) { return n > 1 ? 1 : 0; }
@@ -44,7 +44,7 @@ static ds_status create_allreduce(const struct ds_coll_spec *s, struct ds_coll *
 
 static ds_status create_half_ring(const struct ds_coll_spec *s, struct ds_coll **out,
                                   struct ds_err *err) {
-  ds_status st = ring_or_rails(s, s->ring->n - 1, NULL, out);
+  ds_status st = ring_or_rails(s, s->ring->n - 1, s->proto, out);
   return st == DS_OK ? st : ds_err_set(err, st, "collective: cannot create");
 }
 
@@ -70,7 +70,17 @@ static ds_status create_scatter(const struct ds_coll_spec *s, struct ds_coll **o
 
 static ds_status create_sendrecv(const struct ds_coll_spec *s, struct ds_coll **out,
                                  struct ds_err *err) {
-  return ds__coll_p2p_new(s, DS_COLL_SENDRECV, out, err);
+  return ds__coll_alltoall_new(s, DS_COLL_SENDRECV, out, err);
+}
+
+static ds_status create_alltoall(const struct ds_coll_spec *s, struct ds_coll **out,
+                                 struct ds_err *err) {
+  return ds__coll_alltoall_new(s, DS_COLL_ALLTOALL, out, err);
+}
+
+static ds_status create_send(const struct ds_coll_spec *s, struct ds_coll **out,
+                             struct ds_err *err) {
+  return ds__coll_p2p_new(s, DS_COLL_SEND, out, err);
 }
 
 static const struct ds_coll_desc table[DS_COLL_KIND_COUNT] = {
@@ -90,6 +100,10 @@ static const struct ds_coll_desc table[DS_COLL_KIND_COUNT] = {
      .bus_factor = factor_gather, .create = create_scatter},
     {.kind = DS_COLL_SENDRECV, .name = "sendrecv", .algo = "p2p", .rooted = 0,
      .bus_factor = factor_one, .create = create_sendrecv},
+    {.kind = DS_COLL_ALLTOALL, .name = "alltoall", .algo = "p2p", .rooted = 0,
+     .bus_factor = factor_gather, .create = create_alltoall},
+    {.kind = DS_COLL_SEND, .name = "send", .algo = "p2p", .rooted = 0,
+     .bus_factor = factor_one, .create = create_send},
 };
 
 const struct ds_coll_desc *ds_coll_desc_of(enum ds_coll_kind kind) {
@@ -104,7 +118,7 @@ const struct ds_coll_desc *ds_coll_desc_find(const char *name) {
 
 const char *ds_coll_kind_names(void) {
   return "allreduce, broadcast, reduce, allgather, reducescatter, gather, scatter, "
-         "sendrecv";
+         "sendrecv, alltoall, send";
 }
 
 static const char *const ar_algo_names[DS_AR_ALGO_COUNT] = {
@@ -183,19 +197,30 @@ ds_status ds_coll_new(const struct ds_coll_spec *spec, struct ds_coll **out,
   if (spec->kind == DS_COLL_ALLREDUCE && spec->algo != DS_AR_RING && !spec->topo)
     return ds_err_set(err, DS_EINTERNAL, "allreduce %s: needs the topology",
                       ds_ar_algo_name(spec->algo));
-  if (spec->proto && spec->kind != DS_COLL_ALLREDUCE)
+  if (spec->proto && !ds_coll_kind_has_protocols(spec->kind))
     return ds_err_set(err, DS_EUSAGE,
-                      "%s: NCCL protocols are simulated for allreduce only (this "
-                      "collective runs the plain %s)", d->name, d->algo);
+                      "%s: NCCL protocols are simulated for allreduce, allgather, "
+                      "reducescatter, sendrecv and alltoall only (this collective runs "
+                      "the plain %s)", d->name, d->algo);
+  if (spec->proto && (spec->kind == DS_COLL_SENDRECV || spec->kind == DS_COLL_ALLTOALL) &&
+      spec->proto->proto == DS_PROTO_LL128)
+    return ds_err_set(err, DS_EUSAGE, "%s: NCCL's p2p runs LL or Simple, never LL128",
+                      d->name);
   if (d->rooted && (spec->root < 0 || spec->root >= n))
     return ds_err_set(err, DS_EUSAGE, "%s: root %d is not one of its %d members", d->name,
                       spec->root, n);
-  if (spec->kind == DS_COLL_SENDRECV && n != 2)
-    return ds_err_set(err, DS_EUSAGE, "sendrecv: needs 2 members, got %d", n);
+  if (spec->kind == DS_COLL_SEND && n != 2)
+    return ds_err_set(err, DS_EUSAGE, "send: needs 2 members, got %d", n);
   if ((spec->kind == DS_COLL_GATHER || spec->kind == DS_COLL_SCATTER ||
-       spec->kind == DS_COLL_SENDRECV) && !spec->topo)
+       spec->kind == DS_COLL_SENDRECV || spec->kind == DS_COLL_ALLTOALL ||
+       spec->kind == DS_COLL_SEND) && !spec->topo)
     return ds_err_set(err, DS_EINTERNAL, "%s: needs the topology", d->name);
   return d->create(spec, out, err);
+}
+
+int ds_coll_kind_has_protocols(enum ds_coll_kind kind) {
+  return kind == DS_COLL_ALLREDUCE || kind == DS_COLL_ALLGATHER ||
+         kind == DS_COLL_REDUCESCATTER || kind == DS_COLL_SENDRECV || kind == DS_COLL_ALLTOALL;
 }
 
 ds_status ds_coll_enter(struct ds_coll *c, int32_t member) {

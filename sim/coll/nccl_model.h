@@ -193,6 +193,51 @@ enum ds_proto ds_nccl_choose_proto(const struct ds_nccl_model *m, enum ds_ar_alg
 void ds_nccl_algo_proto(const struct ds_nccl_model *m, enum ds_ar_algo a,
                         enum ds_proto p, double bytes, struct ds_coll_proto *out);
 
+/* All-gather and reduce-scatter on the ring (tuning.cc with nsteps = N-1,
+ * `bytes` the whole buffer as nccl-tests counts it, which is NCCL's nBytes):
+ *   lat   = baseLat[Ring][p] + (N-1 - nInter) hwLat[intra] + nInter hwLat[NET],
+ *           nInter = nNodes - 1 across nodes, else 0
+ *   algbw = busBw(p) N / (N-1)   (busBw(p) as the all-reduce ring's)
+ * and no plateau (that is all-reduce's). They run with ds_nccl_coll_proto's
+ * parameters (the ring's channels, wire factors, caps, latencies) over N-1
+ * steps. kind DS_COLL_ALLREDUCE is ds_nccl_predict_ns; other kinds INFINITY. */
+double ds_nccl_predict_coll_ns(const struct ds_nccl_model *m, enum ds_coll_kind kind,
+                               enum ds_proto p, double bytes);
+/* The protocol of least predicted time (LL on ties, then LL128). */
+enum ds_proto ds_nccl_choose_coll_proto(const struct ds_nccl_model *m, enum ds_coll_kind kind,
+                                        double bytes);
+
+/* NCCL's point-to-point setup (sendrecv, alltoall): src/graph/paths.cc and
+ * src/enqueue.cc. NCCL has no cost model for p2p; these are its channel,
+ * chunk and protocol rules. */
+struct ds_nccl_p2p {
+  int32_t p2p_channels;      /* p2pnChannels: pow2Up(the ring's nChannels) */
+  int32_t per_peer_channels; /* p2pnChannelsPerPeer: pow2Up of the least over
+                                peers of 2 per NVLink of the path (NVLink), 2
+                                (PCIe), max(2, NIC bw / 14 GB/s) (network);
+                                across nodes halved until per_peer *
+                                ceil(N / 8) <= p2p_channels */
+  double chunk_bytes;        /* p2pChunkSize: 512 KiB all-NVLink, else 128 KiB */
+  int32_t nranks, nnodes;
+};
+/* Fills q for the members of ring (routes from member 0 to each). */
+ds_status ds_nccl_p2p_build(struct ds_topo *topo, const struct ds_ring *ring,
+                            const struct ds_nccl_model *m, struct ds_nccl_p2p *q,
+                            struct ds_err *err);
+/* Channels of one transfer of `bytes` (addP2pToPlan): nMin = per_peer halved
+ * while nMin * N > p2p_channels; min(nMin, ceil(bytes / (chunk/8))) (chunk/2
+ * across nodes), doubled while a part exceeds 32 chunks (1 across nodes)
+ * and the doubled count stays within per_peer. */
+int32_t ds_nccl_p2p_channels(const struct ds_nccl_p2p *q, double bytes);
+/* LL when bytes <= channels * NCCL_P2P_LL_THRESHOLD (16 KiB), else Simple. */
+enum ds_proto ds_nccl_p2p_choose(const struct ds_nccl_p2p *q, double bytes);
+/* Simulation parameters of one transfer of `bytes` under p (LL or Simple):
+ * ds_nccl_coll_proto's wire factor, per-channel cap and hop latencies, with
+ * ds_nccl_p2p_channels channels and start baseLat[Ring][p] + the measured
+ * launch (not the all-reduce's size ramp). */
+void ds_nccl_p2p_proto(const struct ds_nccl_model *m, const struct ds_nccl_p2p *q,
+                       enum ds_proto p, double bytes, struct ds_coll_proto *out);
+
 /* Version of NCCL the constants come from ("v2.30.7"). */
 const char *ds_nccl_constants_version(void);
 

@@ -516,7 +516,7 @@ static ds_status build_p2p(struct ds_exec *ex, struct coll_owner *owners,
     }
     uint32_t ops[2] = {keys[a].op, keys[b].op};
     int32_t gpus[2] = {so->rank, ro->rank};
-    struct ds_coll_spec spec = {.kind = DS_COLL_SENDRECV, .model = ex->opt.coll_model,
+    struct ds_coll_spec spec = {.kind = DS_COLL_SEND, .model = ex->opt.coll_model,
                                 .chunks = 1, .bytes = so->bytes, .root = 0};
     st = add_inst(ex, owners, -1, ops, gpus, 2, &spec, err);
     if (st != DS_OK) goto out;

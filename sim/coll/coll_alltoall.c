@@ -114,13 +114,13 @@ static const struct ds__coll_vtbl a2a_vtbl = {
 };
 
 /* The hop class of a route, as ds_ring's: NET when it crosses an "ib" link,
- * else PCI when a "pcie" link, else NVLINK. */
+ * else PCI when a "pcie" or "qpi" link, else NVLINK. */
 static enum ds_hop_class route_class(const struct ds_topo *t, const int32_t *links, int32_t n) {
   enum ds_hop_class cls = DS_HOP_NVLINK;
   for (int32_t k = 0; k < n; k++) {
     const char *kind = t->links[links[k]].kind;
     if (strcmp(kind, "ib") == 0) return DS_HOP_NET;
-    if (strcmp(kind, "pcie") == 0) cls = DS_HOP_PCI;
+    if (strcmp(kind, "pcie") == 0 || strcmp(kind, "qpi") == 0) cls = DS_HOP_PCI;
   }
   return cls;
 }

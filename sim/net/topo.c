@@ -38,7 +38,8 @@ static const char *const root_keys[] = {
     "intra_node", "inter_node", "devices", "links", "compute", NULL};
 static const char *const intra_keys[] = {"template", "link_bw", "link_lat",
                                          "gpus_per_switch", "uplink_bw",
-                                         "uplink_lat", "p2p", "nvls", NULL};
+                                         "uplink_lat", "p2p", "nvls", "host_mem_bw",
+                                         NULL};
 static const char *const inter_keys[] = {"template", "nics_per_node", "nic_bw",
                                          "nic_lat", "gpu_nic_bw",
                                          "gpu_nic_lat", "gpus_per_nic",
@@ -75,6 +76,7 @@ struct intra_spec {
   int64_t gpus_per_switch;
   double uplink_bw, uplink_lat;
   int p2p; /* pcie-switch: peers copy through the switch (1) or host memory */
+  double host_mem_bw; /* pcie-switch without p2p: host memory's bandwidth, 0: none */
   int nvls; /* nvswitch: the switch reduces in place (1), not (0), unset (-1) */
 };
 
@@ -172,9 +174,18 @@ static ds_status build_node(struct ds_topo *t, int32_t n,
   } else {
     /* pcie-switch. Without p2p a peer copy goes to host memory and back
      * (the CUDA driver stages it there): the switch's halves meet only at
-     * the CPU, so even two GPUs of one switch route through the root. */
-    int32_t cpu, up = -1, down = -1;
+     * the CPU, so even two GPUs of one switch route through the root. With
+     * host_mem_bw the downward links leave from a second CPU vertex, the
+     * host memory, reached from the root by one link of host_mem_bw / 2:
+     * every staged byte is written to DRAM and read back, so the copies of
+     * all GPUs of the node share half the memory's bandwidth. */
+    int32_t cpu, up = -1, down = -1, mem;
     DS_CHECK(ds__topo_add_vertex(t, DS_VERTEX_CPU, n, &cpu));
+    mem = cpu;
+    if (!intra->p2p && intra->host_mem_bw > 0) {
+      DS_CHECK(ds__topo_add_vertex(t, DS_VERTEX_CPU, n, &mem));
+      DS_CHECK(ds__topo_add_link(t, cpu, mem, intra->host_mem_bw / 2, 0, "mem"));
+    }
     for (int32_t a = 0; a < gpn; a++) {
       if (a % intra->gpus_per_switch == 0) {
         DS_CHECK(ds__topo_add_vertex(t, DS_VERTEX_SWITCH, n, &up));
@@ -185,7 +196,7 @@ static ds_status build_node(struct ds_topo *t, int32_t n,
           DS_CHECK(ds__topo_add_vertex(t, DS_VERTEX_SWITCH, n, &down));
           DS_CHECK(ds__topo_add_link(t, up, cpu, intra->uplink_bw, intra->uplink_lat,
                                      "pcie"));
-          DS_CHECK(ds__topo_add_link(t, cpu, down, intra->uplink_bw,
+          DS_CHECK(ds__topo_add_link(t, mem, down, intra->uplink_bw,
                                      intra->uplink_lat, "pcie"));
         }
       }
@@ -413,9 +424,17 @@ static ds_status read_intra(const struct ds_cnode *root, int64_t gpn,
     DS_CHECK(read_bw(&map, "uplink_bw", &s->uplink_bw, err));
     DS_CHECK(read_lat(&map, "uplink_lat", &s->uplink_lat, err));
     DS_CHECK(read_bool(&map, "p2p", &s->p2p, err));
+    struct ds_cnode mem;
+    if (ds_cmap_get(&map, "host_mem_bw", &mem)) {
+      if (s->p2p)
+        return ds_cnode_error(&mem, err, "only valid with p2p: false (peer copies stage "
+                              "in host memory only without peer-to-peer)");
+      DS_CHECK(ds_cnode_bw(&mem, &s->host_mem_bw, err));
+    }
   } else {
     struct ds_cnode node;
-    const char *pcie_only[] = {"gpus_per_switch", "uplink_bw", "uplink_lat", "p2p"};
+    const char *pcie_only[] = {"gpus_per_switch", "uplink_bw", "uplink_lat", "p2p",
+                               "host_mem_bw"};
     for (size_t i = 0; i < sizeof pcie_only / sizeof *pcie_only; i++)
       if (ds_cmap_get(&map, pcie_only[i], &node))
         return ds_cnode_error(&node, err, "only valid with template pcie-switch");

@@ -81,7 +81,8 @@ struct ds_link {
   int32_t dst;
   double bw_bytes_per_s;
   double lat_ns;
-  const char *kind; /* "nvlink", "pcie", "qpi", "ib": static string */
+  const char *kind; /* "nvlink", "pcie", "qpi", "ib", "mem" (host memory,
+                       pcie-switch's host_mem_bw): static string */
 };
 
 struct ds_route_cache_entry;

@@ -8,6 +8,9 @@
  */
 #include "sim/coll/nccl_model.h"
 #include "tests/coll_harness.h"
+#include "tests/support.h"
+
+#include <unistd.h>
 
 #define ALPHA 2000.0 /* ns */
 #define BW 12.5      /* bytes per ns */
@@ -194,4 +197,67 @@ Test(coll_alltoall, nccl_allgather_prediction_is_the_ring_with_half_the_steps) {
   cr_assert_eq(ds_nccl_choose_coll_proto(&m, DS_COLL_ALLGATHER, 1 << 30), DS_PROTO_SIMPLE);
   ds_ring_release(&r);
   ds_topo_free(t);
+}
+
+Test(coll_alltoall, host_memory_is_one_shared_link) {
+  /* pcie4-nop2p-mem: the staged route GPU 0 -> GPU 3 is GPU -> switch ->
+   * CPU -> host memory -> switch -> GPU, the memory link carrying 16/2 =
+   * 8 GB/s at no latency. alltoall N = 4, S = 1 GB: 12 transfers of
+   * 0.25 GB all cross it (3 GB at 8 GB/s = 375 ms), more than any GPU
+   * link (0.75 GB at 10 GB/s) or uplink half (1.5 GB at 8 GB/s) carries,
+   * so all share it equally and end together: T = 128 KiB / 8 GB/s +
+   * 375 ms + 6 us. Without the key (pcie4-nop2p) the uplink halves bind:
+   * 1.5 GB at 8 GB/s = 187.5 ms. */
+  struct harness h;
+  harness_load(&h, "tests/data/pcie4-nop2p-mem.yaml");
+  int32_t links[16], len;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_route(h.topo, 0, 3, links, 16, &len, &err), DS_OK);
+  cr_assert_eq(len, 5);
+  cr_assert_str_eq(h.topo->links[links[2]].kind, "mem");
+  cr_assert_float_eq(h.topo->links[links[2]].bw_bytes_per_s, 8e9, 1);
+  cr_assert_eq(harness_run_kind(&h, DS_COLL_ALLTOALL, 4, 1e9, -1, 1, DS_COLL_FLOW),
+               16384 + 375000000 + 6000);
+  ds_topo_free(h.topo);
+  harness_load(&h, "tests/data/pcie4-nop2p.yaml");
+  cr_assert_eq(harness_run_kind(&h, DS_COLL_ALLTOALL, 4, 1e9, -1, 1, DS_COLL_FLOW),
+               16384 + 187500000 + 6000);
+  ds_topo_free(h.topo);
+}
+
+static ds_status load_text(const char *text, struct ds_err *err) {
+  char path[64];
+  strcpy(path, "/tmp/ddpsim-hostmem-XXXXXX");
+  ds_test_write_temp(path, text);
+  struct ds_topo *t = NULL;
+  ds_status st = ds_topo_load(path, "tests/data/gpus.yaml", &t, err);
+  ds_topo_free(t);
+  unlink(path);
+  return st;
+}
+
+Test(coll_alltoall, host_mem_bw_is_refused_where_nothing_is_staged) {
+  /* host_mem_bw needs pcie-switch and p2p: false; a bad value is located */
+  const char *head = "schema_version: 1\nname: t\ngpu: TestGPU\nnodes: 1\ngpus_per_node: 2\n"
+                     "intra_node:\n";
+  const char *pcie = "  template: pcie-switch\n  link_bw: 1GBps\n  link_lat: 1us\n"
+                     "  gpus_per_switch: 2\n  uplink_bw: 1GBps\n  uplink_lat: 1us\n";
+  char text[1024];
+  struct ds_err err = {0};
+  snprintf(text, sizeof text, "%s%s  host_mem_bw: 10GBps\n", head, pcie);
+  cr_assert_eq(load_text(text, &err), DS_EINPUT);
+  cr_assert(strstr(err.msg, ":13:") && strstr(err.msg, "key 'host_mem_bw'") &&
+            strstr(err.msg, "p2p: false"), "%s", err.msg);
+  snprintf(text, sizeof text, "%s%s  p2p: false\n  host_mem_bw: lots\n", head, pcie);
+  cr_assert_eq(load_text(text, &err), DS_EINPUT);
+  cr_assert(strstr(err.msg, ":14:") && strstr(err.msg, "host_mem_bw") &&
+            strstr(err.msg, "bandwidth"), "%s", err.msg);
+  snprintf(text, sizeof text,
+           "%s  template: nvswitch\n  link_bw: 1GBps\n  link_lat: 1us\n  host_mem_bw: 1GBps\n",
+           head);
+  cr_assert_eq(load_text(text, &err), DS_EINPUT);
+  cr_assert(strstr(err.msg, "key 'host_mem_bw': only valid with template pcie-switch"), "%s",
+            err.msg);
+  snprintf(text, sizeof text, "%s%s  p2p: false\n  host_mem_bw: 10GBps\n", head, pcie);
+  cr_assert_eq(load_text(text, &err), DS_OK, "%s", err.msg);
 }

@@ -566,3 +566,110 @@ Test(collbench, reduce_broadcast_takes_a_root) {
   cr_assert(strstr(o.err.msg, "--root"), "%s", o.err.msg);
   free(o.text);
 }
+
+/* alltoall, sendrecv and the ring halves under NCCL's protocols. */
+
+struct op_row {
+  char op[16], algo[16], proto[16], pred[32];
+  double size, time_us, busbw;
+  int nranks, channels;
+};
+
+/* Parses CSV rows of any op (pred: the nccl_model_us column, "" if empty). */
+static int parse_op_rows(const char *text, struct op_row *rows, int cap) {
+  const char *line = strchr(text, '\n');
+  int n = 0;
+  while (line && line[1] && n < cap) {
+    line++;
+    double count, algbw;
+    struct op_row *r = &rows[n];
+    int got = sscanf(line, "%15[^,],%15[^,],%15[^,],%d,%lf,%lf,float,%lf,%lf,%lf,%*[^,],%*[^,],%d,",
+                     r->op, r->algo, r->proto, &r->nranks, &r->size, &count, &r->time_us,
+                     &algbw, &r->busbw, &r->channels);
+    cr_assert_eq(got, 10, "bad row: %.120s", line);
+    const char *end = strchr(line, '\n'), *last = end;
+    cr_assert(end != NULL);
+    while (last > line && last[-1] != ',') last--;
+    last--; /* the line's last comma */
+    size_t len = (size_t)(end - last - 1);
+    cr_assert_lt(len, sizeof r->pred);
+    memcpy(r->pred, last + 1, len);
+    r->pred[len] = '\0';
+    n++;
+    line = end;
+  }
+  return n;
+}
+
+Test(collbench, alltoall_and_sendrecv_closed_forms) {
+  /* ring8, plain: alltoall T = alpha + (N-1)/N S/B, sendrecv T = alpha +
+   * S/B (tests/test_coll_alltoall.c works them by hand); busbw = S/T times
+   * nccl-tests' factor: (N-1)/N and 1, the same 12.5 GB/s at large S. */
+  const char *ops[] = {"alltoall", "sendrecv"};
+  for (int k = 0; k < 2; k++) {
+    char args[256];
+    snprintf(args, sizeof args, "--topo tests/data/ring8.yaml --op %s -b 1M -e 1G -f 32 "
+             "--format csv", ops[k]);
+    struct output o = run(args);
+    cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+    struct op_row rows[8];
+    int n = parse_op_rows(o.text, rows, 8);
+    cr_assert_eq(n, 3, "%s", o.text);
+    for (int i = 0; i < n; i++) {
+      double moved = k == 0 ? 7.0 / 8 * rows[i].size : rows[i].size;
+      double expect_ns = 2000 + moved / 12.5;
+      cr_assert_str_eq(rows[i].op, ops[k]);
+      cr_assert_str_eq(rows[i].algo, "p2p");
+      cr_assert_str_eq(rows[i].proto, "none");
+      cr_assert_leq(fabs(rows[i].time_us * 1e3 - expect_ns), 1.0, "%s S=%g", ops[k],
+                    rows[i].size);
+      cr_assert_leq(rows[i].busbw, 12.5 * (1 + 1e-9));
+    }
+    cr_assert_geq(rows[n - 1].busbw, 12.49);
+    free(o.text);
+  }
+}
+
+Test(collbench, p2p_protocols_follow_nccl_thresholds) {
+  /* dgx-a100, --proto auto: NCCL's p2p runs LL while a transfer is at most
+   * 16 KiB per channel (alltoall's transfer is S/8), Simple above; NCCL has
+   * no p2p cost model, so no prediction column. */
+  struct output o = run("--topo topologies/dgx-a100.yaml --op alltoall --proto auto -b 8K "
+                        "-e 1G -f 128 --format csv");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  struct op_row rows[8];
+  int n = parse_op_rows(o.text, rows, 8);
+  cr_assert_eq(n, 3, "%s", o.text); /* 8K (1 KiB per transfer), 1M, 128M */
+  cr_assert_str_eq(rows[0].proto, "LL");
+  cr_assert_str_eq(rows[n - 1].proto, "Simple");
+  for (int i = 0; i < n; i++) cr_assert_str_eq(rows[i].pred, "");
+  free(o.text);
+  o = run("--topo topologies/dgx-a100.yaml --op sendrecv --proto Simple -b 8 -e 8 "
+          "--format csv");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert_eq(parse_op_rows(o.text, rows, 8), 1);
+  cr_assert_str_eq(rows[0].proto, "Simple");
+  free(o.text);
+}
+
+Test(collbench, allgather_under_protocols_prints_nccls_prediction) {
+  /* dgx-a100, --proto auto: the protocol of least predicted time, NCCL's
+   * prediction in the last column, LL at 1 KiB and Simple at 1 GiB, and the
+   * simulated time never below NCCL's own (the simulation adds the measured
+   * launch and ramp to the same start). */
+  struct output o = run("--topo topologies/dgx-a100.yaml --op allgather --proto auto -b 1K "
+                        "-e 1G -f 1024 --format csv");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  struct op_row rows[8];
+  int n = parse_op_rows(o.text, rows, 8);
+  cr_assert_eq(n, 3, "%s", o.text);
+  cr_assert_str_eq(rows[0].proto, "LL");
+  cr_assert_str_eq(rows[2].proto, "Simple");
+  for (int i = 0; i < n; i++) {
+    cr_assert_str_eq(rows[i].algo, "ring");
+    double pred = atof(rows[i].pred);
+    cr_assert_gt(pred, 0, "%s", rows[i].pred);
+    cr_assert_geq(rows[i].time_us, pred * (1 - 1e-6), "S=%g", rows[i].size);
+  }
+  free(o.text);
+}

@@ -125,11 +125,17 @@ static enum ds_hop_class route_class(const struct ds_topo *t, const int32_t *lin
   return cls;
 }
 
-/* Whether a route is staged in host memory: it passes through a CPU. */
-static int route_staged(const struct ds_topo *t, const int32_t *links, int32_t n) {
-  for (int32_t k = 0; k + 1 < n; k++)
-    if (t->vertex_kind[t->links[links[k]].dst] == DS_VERTEX_CPU) return 1;
-  return 0;
+double ds__coll_stage_fill_ns(const struct ds_topo *t, const int32_t *links, int32_t n,
+                              double wire_bytes_per_channel, double chan_cap) {
+  int staged = 0;
+  double bw = chan_cap > 0 ? chan_cap : INFINITY;
+  for (int32_t k = 0; k < n; k++) {
+    const struct ds_link *l = &t->links[links[k]];
+    bw = fmin(bw, l->bw_bytes_per_s);
+    if (k + 1 < n && t->vertex_kind[l->dst] == DS_VERTEX_CPU) staged = 1;
+  }
+  if (!staged || !(bw > 0) || isinf(bw)) return 0;
+  return fmin(DS_P2P_STAGE_CHUNK_BYTES, wire_bytes_per_channel) / bw * 1e9;
 }
 
 /* Fills flow f's route from member src to dst and its latencies. */
@@ -138,23 +144,14 @@ static ds_status route_flow(const struct ds_coll_spec *spec, struct a2a_flow *f,
   struct ds_topo *t = spec->topo;
   const struct ds_ring *r = spec->ring;
   DS_CHECK(ds_topo_route(t, r->gpus[f->src], r->gpus[f->dst], links, MAX_ROUTE, &f->len, err));
-  double lat = 0, bw = INFINITY;
-  for (int32_t k = 0; k < f->len; k++) {
-    lat += t->links[links[k]].lat_ns;
-    bw = fmin(bw, t->links[links[k]].bw_bytes_per_s);
-  }
+  double lat = 0;
+  for (int32_t k = 0; k < f->len; k++) lat += t->links[links[k]].lat_ns;
   const struct ds_coll_proto *p = spec->proto;
   f->trail_ns = p ? p->hop_lat_ns[route_class(t, links, f->len)] : lat;
-  f->lead_ns = p ? p->start_lat_ns : 0;
-  if (route_staged(t, links, f->len)) {
-    /* one chunk (at most the transfer's share of a channel) stored and
-     * forwarded at the route's bottleneck, no faster than the cap */
-    int32_t ch = p ? p->channels : 1;
-    double wire = p ? p->wire_factor : 1;
-    double chunk = fmin(DS_P2P_STAGE_CHUNK_BYTES, payload * wire / ch);
-    double rate = p ? fmin(bw, p->chan_cap_bytes_per_s) : bw;
-    f->lead_ns += chunk / rate * 1e9;
-  }
+  f->lead_ns = (p ? p->start_lat_ns : 0) +
+               ds__coll_stage_fill_ns(t, links, f->len,
+                                      p ? payload * p->wire_factor / p->channels : payload,
+                                      p ? p->chan_cap_bytes_per_s : INFINITY);
   return DS_OK;
 }
 

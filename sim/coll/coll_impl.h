@@ -62,6 +62,13 @@ ds_status ds__coll_direct_new(const struct ds_coll_spec *spec, struct ds_coll **
                               struct ds_err *err);
 ds_status ds__coll_hier_new(const struct ds_coll_spec *spec, struct ds_coll **out,
                             struct ds_err *err);
+/* The store-and-forward wait of a transfer whose route (links[0..n)) is
+ * staged in host memory, i.e. passes a CPU vertex: one chunk,
+ * min(DS_P2P_STAGE_CHUNK_BYTES, wire_bytes_per_channel), at the route's
+ * bottleneck (no faster than chan_cap; INFINITY: none), ns; 0 for a route
+ * that is not staged (sim/coll/coll_alltoall.c). */
+double ds__coll_stage_fill_ns(const struct ds_topo *t, const int32_t *links, int32_t n,
+                              double wire_bytes_per_channel, double chan_cap);
 /* sendrecv and alltoall (sim/coll/coll_alltoall.c). */
 ds_status ds__coll_alltoall_new(const struct ds_coll_spec *spec, enum ds_coll_kind kind,
                                 struct ds_coll **out, struct ds_err *err);

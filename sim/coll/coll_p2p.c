@@ -8,9 +8,12 @@
  * its ends have entered (NCCL's p2p rendezvous), follows the topology's
  * route between the two GPUs with the route's latency trailing, and a
  * member finishes once every flow it sends or receives has been delivered.
+ * A flow staged in host memory (no peer-to-peer: its route passes a CPU)
+ * first waits one chunk's store and forward (ds__coll_stage_fill_ns).
  * Uncontended on a switch where every GPU has one link of bandwidth B:
  * the root's link carries (N-1) S/N, so T = a + (N-1)/N S/B.
  */
+#include <math.h>
 #include <stdlib.h>
 
 #include "sim/coll/coll.h"
@@ -22,6 +25,7 @@ struct p2p_flow {
   int32_t src, dst;   /* members */
   int32_t first, len; /* route: links[first .. first+len) */
   double lat_ns;
+  double fill_ns; /* staged in host memory: one chunk's store and forward */
   uint8_t started;
 };
 
@@ -55,7 +59,7 @@ static ds_status p2p_enter(struct ds_coll *base, int32_t member) {
     if (f->started || !c->entered[f->src] || !c->entered[f->dst]) continue;
     f->started = 1;
     DS_CHECK(ds_net_flow_start(c->net, c->links + f->first, NULL, f->len, c->flow_bytes,
-                               0, f->lat_ns, c->tag_base | (uint64_t)k));
+                               f->fill_ns, f->lat_ns, c->tag_base | (uint64_t)k));
   }
   check_done(c, member);
   return DS_OK;
@@ -131,6 +135,8 @@ ds_status ds__coll_p2p_new(const struct ds_coll_spec *spec, enum ds_coll_kind ki
     DS_CHECK_GOTO(ds_topo_route(spec->topo, r->gpus[f.src], r->gpus[f.dst],
                                 c->links + used, MAX_ROUTE, &f.len, err), st, fail);
     for (int32_t k = 0; k < f.len; k++) f.lat_ns += spec->topo->links[c->links[used + k]].lat_ns;
+    f.fill_ns = ds__coll_stage_fill_ns(spec->topo, c->links + used, f.len, c->flow_bytes,
+                                       INFINITY);
     used += f.len;
     c->pending[f.src]++;
     c->pending[f.dst]++;

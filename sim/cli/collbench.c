@@ -427,23 +427,22 @@ static void print_header(FILE *out, const struct collbench_options *o,
               "(us)", "(GB/s)", "(GB/s)");
       break;
     }
-    fprintf(out,
-            "# network %s, %s %s; NCCL %s model: %s, %d node(s), %d channels of "
-            "%.1f GB/s\n# extra effects: %s; nccl(us): NCCL's own prediction; ch: "
-            "channels (tree: per tree)\n#\n"
-            "# %12s %12s %6s %10s %8s %8s %5s %6s %3s %10s\n"
-            "# %12s %12s %6s %10s %8s %8s %5s %6s %3s %10s\n",
+    fprintf(out, "# network %s, %s %s; NCCL %s model: %s, %d node(s), %d channels of %.1f GB/s\n",
             net, is_p2p_kind(o->desc->kind) ? "p2p" : "ring", exec,
-            ds_nccl_constants_version(), ds_nccl_arch_name(pl->m.arch),
-            pl->m.nnodes, pl->m.channels, pl->m.chan_bw_bytes_per_s / 1e9,
-            o->nccl_extra ? "launch + mid-size ramp (measured)" : "none",
+            ds_nccl_constants_version(), ds_nccl_arch_name(pl->m.arch), pl->m.nnodes,
+            pl->m.channels, pl->m.chan_bw_bytes_per_s / 1e9);
+    if (is_p2p_kind(o->desc->kind))
+      fprintf(out, "# p2p: %d channels, %d per peer, chunk %.0f KiB, LL up to 16 KiB per "
+              "channel; extra effects: %s; ch: channels per transfer; NCCL has no p2p cost "
+              "model\n", pl->p2p.p2p_channels, pl->p2p.per_peer_channels,
+              pl->p2p.chunk_bytes / 1024, o->nccl_extra ? "launch (measured)" : "none");
+    else
+      fprintf(out, "# extra effects: %s; nccl(us): NCCL's own prediction; ch: channels "
+              "(tree: per tree)\n", o->nccl_extra ? "launch + mid-size ramp (measured)" : "none");
+    fprintf(out, "#\n# %12s %12s %6s %10s %8s %8s %5s %6s %3s %10s\n"
+            "# %12s %12s %6s %10s %8s %8s %5s %6s %3s %10s\n",
             "size", "count", "type", "time", "algbw", "busbw", "algo", "proto", "ch",
             "nccl", "(B)", "(elements)", "", "(us)", "(GB/s)", "(GB/s)", "", "", "", "(us)");
-    if (is_p2p_kind(o->desc->kind))
-      fprintf(out, "# p2p: %d channels, %d per peer, chunk %.0f KiB; LL up to 16 KiB per "
-              "channel; extra effects: launch only; ch: channels per transfer; NCCL has no "
-              "p2p cost model\n", pl->p2p.p2p_channels, pl->p2p.per_peer_channels,
-              pl->p2p.chunk_bytes / 1024);
   }
 }
 

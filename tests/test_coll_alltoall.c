@@ -137,12 +137,18 @@ Test(coll_alltoall, deterministic) {
   harness_load(&h, "tests/data/twonode.yaml");
   int64_t first[HARNESS_MAXR];
   int32_t n = h.topo->n_gpus;
-  int64_t t0 = harness_run_kind(&h, DS_COLL_ALLTOALL, n, 3e6 + 7, -1, 1, DS_COLL_FLOW);
-  memcpy(first, h.done_ns, sizeof first);
-  for (int i = 0; i < 3; i++) {
-    cr_assert_eq(harness_run_kind(&h, DS_COLL_ALLTOALL, n, 3e6 + 7, -1, 1, DS_COLL_FLOW), t0);
-    cr_assert_eq(memcmp(first, h.done_ns, (size_t)n * sizeof *first), 0);
+  const enum ds_coll_kind kinds[] = {DS_COLL_ALLTOALL, DS_COLL_SENDRECV};
+  for (int k = 0; k < 2; k++) {
+    int64_t t0 = harness_run_kind(&h, kinds[k], n, 3e6 + 7, -1, 1, DS_COLL_FLOW);
+    memcpy(first, h.done_ns, sizeof first);
+    for (int i = 0; i < 3; i++) {
+      cr_assert_eq(harness_run_kind(&h, kinds[k], n, 3e6 + 7, -1, 1, DS_COLL_FLOW), t0);
+      cr_assert_eq(memcmp(first, h.done_ns, (size_t)n * sizeof *first), 0);
+    }
   }
+  /* one member keeps its own data: nothing moves, done at 0 */
+  cr_assert_eq(harness_run_kind(&h, DS_COLL_ALLTOALL, 1, 1e6, -1, 1, DS_COLL_FLOW), 0);
+  cr_assert_eq(harness_run_kind(&h, DS_COLL_SENDRECV, 1, 1e6, -1, 1, DS_COLL_FLOW), 0);
   ds_topo_free(h.topo);
 }
 

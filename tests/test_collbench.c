@@ -115,6 +115,7 @@ Test(collbench, bad_flags_are_usage_errors_naming_the_flag) {
       {"--topo topologies/dgx-a100.yaml --op alltoall --proto LL128", "--proto"},
       {"--topo topologies/dgx-a100.yaml --op broadcast --proto LL", "--proto"},
       {"--topo tests/data/ring8.yaml --op alltoall --algo ring", "--algo"},
+      {"--topo topologies/cluster-512x8-h100.yaml --op alltoall", "-g"},
       {"--topo tests/data/ring8.yaml --op broadcast --algo auto", "--algo"},
       {"--topo tests/data/ring8.yaml --op gather --algo ring", "--algo"},
       {"--topo tests/data/ring8.yaml --op allgather --proto LL", "--proto"},

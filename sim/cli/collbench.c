@@ -546,6 +546,11 @@ static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
   if (o->desc->kind != DS_COLL_ALLREDUCE && o->desc->kind != DS_COLL_ALLGATHER &&
       o->desc->kind != DS_COLL_REDUCESCATTER)
     pl.model = DS_COLL_FLOW;
+  if (o->desc->kind == DS_COLL_ALLTOALL && n > DS_ALLTOALL_MAX_RANKS)
+    return ds_err_set(err, DS_EUSAGE,
+                      "option -g: alltoall runs N(N-1) transfers and is simulated up to %d "
+                      "ranks, not %d (give -g %d or fewer)", DS_ALLTOALL_MAX_RANKS, n,
+                      DS_ALLTOALL_MAX_RANKS);
   if ((o->desc->rooted || o->root_set) && o->root >= n)
     return ds_err_set(err, DS_EUSAGE, "option --root: %d is not a rank (%d ranks)", o->root,
                       n);

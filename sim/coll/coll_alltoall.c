@@ -161,20 +161,21 @@ ds_status ds__coll_alltoall_new(const struct ds_coll_spec *spec, enum ds_coll_ki
   int32_t n = r->n;
   /* alltoall has N(N-1) flows: 1024 ranks are a million */
   int32_t max_n = kind == DS_COLL_SENDRECV ? 1 << 24 : DS_ALLTOALL_MAX_RANKS;
-  if (n < 2 || n > max_n)
-    return ds_err_set(err, DS_EUSAGE, "%s: %d members: needs 2 to %d",
+  if (n < 1 || n > max_n)
+    return ds_err_set(err, DS_EUSAGE, "%s: %d members: needs 1 to %d",
                       kind == DS_COLL_SENDRECV ? "sendrecv" : "alltoall", n, max_n);
-  int32_t n_flows = kind == DS_COLL_SENDRECV ? n : n * (n - 1);
+  /* one member sends only to itself: a local copy, no flow */
+  int32_t n_flows = n == 1 ? 0 : kind == DS_COLL_SENDRECV ? n : n * (n - 1);
   ds_status st = DS_ENOMEM;
   struct a2a_coll *c = calloc(1, sizeof *c);
   if (!c) return ds_err_set(err, DS_ENOMEM, "collective: out of memory");
   c->base.vt = &a2a_vtbl;
-  c->flows = calloc((size_t)n_flows, sizeof *c->flows);
+  c->flows = calloc((size_t)n_flows + 1, sizeof *c->flows);
   c->pending = calloc((size_t)n, sizeof *c->pending);
   c->entered = calloc((size_t)n, 1);
   c->done = calloc((size_t)n, 1);
   c->by_member_first = calloc((size_t)n + 1, sizeof *c->by_member_first);
-  c->by_member = malloc((size_t)n_flows * 2 * sizeof *c->by_member);
+  c->by_member = malloc(((size_t)n_flows * 2 + 1) * sizeof *c->by_member);
   if (!c->flows || !c->pending || !c->entered || !c->done ||
       !c->by_member_first || !c->by_member)
     goto fail;

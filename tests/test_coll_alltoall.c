@@ -44,15 +44,20 @@ Test(coll_alltoall, alltoall_closed_form) {
   ds_topo_free(h.topo);
 }
 
-static int64_t run_proto(struct harness *h, enum ds_coll_kind kind, int32_t n, double bytes,
-                         const struct ds_coll_proto *p) {
+static int64_t run_model(struct harness *h, enum ds_coll_kind kind, int32_t n, double bytes,
+                         const struct ds_coll_proto *p, enum ds_coll_model model) {
   struct ds_err err = {0};
-  struct ds_coll_spec spec = {.kind = kind, .model = DS_COLL_FLOW, .chunks = 1,
+  struct ds_coll_spec spec = {.kind = kind, .model = model, .chunks = 1,
                               .bytes = bytes, .proto = p};
   cr_assert_eq(harness_new_spec(h, n, spec, &err), DS_OK, "%s", err.msg);
   int64_t t = harness_finish(h, n, "proto");
   harness_release(h);
   return t;
+}
+
+static int64_t run_proto(struct harness *h, enum ds_coll_kind kind, int32_t n, double bytes,
+                         const struct ds_coll_proto *p) {
+  return run_model(h, kind, n, bytes, p, DS_COLL_FLOW);
 }
 
 Test(coll_alltoall, p2p_under_a_protocol_closed_form) {
@@ -87,6 +92,23 @@ Test(coll_alltoall, allgather_under_a_protocol_closed_form) {
                             .hop_lat_ns = {700, 900, 1100}};
   cr_assert_eq(run_proto(&h, DS_COLL_ALLGATHER, 8, 80e6, &p), 7009900);
   cr_assert_eq(run_proto(&h, DS_COLL_REDUCESCATTER, 8, 80e6, &p), 7009900);
+  /* aggregated: one flow after N-1 (not 2(N-1)) per-step latencies */
+  cr_assert_eq(run_model(&h, DS_COLL_ALLGATHER, 8, 80e6, &p, DS_COLL_AGGREGATE), 7009900);
+  ds_topo_free(h.topo);
+  /* twonode (rails across two nodes, NVLink and IB hops): a small LL
+   * all-gather is nearly latency only, and the aggregate pays the same N-1
+   * hops as the per-flow ring (within the per-step transmission of a few
+   * bytes, which the aggregate paces differently; paying 2(N-1) hops would
+   * add at least (N-1) * 700 ns) */
+  harness_load(&h, "tests/data/twonode.yaml");
+  p = (struct ds_coll_proto){.proto = DS_PROTO_LL, .channels = 2, .wire_factor = 2,
+                             .chan_cap_bytes_per_s = 5e9, .start_lat_ns = 5000,
+                             .hop_lat_ns = {700, 900, 4000}};
+  int32_t n = h.topo->n_gpus;
+  int64_t flow = run_model(&h, DS_COLL_ALLGATHER, n, 1024, &p, DS_COLL_FLOW);
+  int64_t agg = run_model(&h, DS_COLL_ALLGATHER, n, 1024, &p, DS_COLL_AGGREGATE);
+  cr_assert_leq(llabs(flow - agg), 500, "flow %lld, aggregate %lld", (long long)flow,
+                (long long)agg);
   ds_topo_free(h.topo);
 }
 

@@ -287,7 +287,9 @@ static ds_status setup_proto(struct ring_coll *c, const struct ds_coll_proto *p)
     if (!(h >= 0)) return DS_EINTERNAL;
     c->hop_lat_ns[i] = h;
   }
-  c->path_lat_ns = path_lat(c->hop_lat_ns, r->n);
+  /* the aggregate's latency: `steps` consecutive hops (N-1 for the ring
+   * halves, whose protocols came later; 2(N-1) is path_lat as before) */
+  c->path_lat_ns = window_lat(c->hop_lat_ns, r->n, c->steps);
   for (int32_t k = 0; k < r->max_hop_links; k++) c->chan_mult[k] = (uint32_t)p->channels;
   for (int32_t k = 0; k < r->n_agg; k++)
     c->agg_mult[k] = r->agg_mult[k] * (uint32_t)p->channels;

@@ -486,9 +486,8 @@ static void print_row(FILE *out, const struct collbench_options *o,
 
 /* Decides plain ring or NCCL's model; a fixed protocol without the model is
  * a usage error, auto without it falls back to the plain ring and says so. */
-static ds_status make_plan(const struct collbench_options *o,
-                           const struct ds_topo *topo, const struct ds_ring *ring,
-                           struct plan *pl, struct ds_err *err) {
+static ds_status make_plan(const struct collbench_options *o, struct ds_topo *topo,
+                           const struct ds_ring *ring, struct plan *pl, struct ds_err *err) {
   if (o->proto == PROTO_NONE) return DS_OK;
   struct ds_err why = {0};
   ds_status st = ds_nccl_model_build(
@@ -499,7 +498,7 @@ static ds_status make_plan(const struct collbench_options *o,
       !ds_nccl_algo_available(&pl->m, DS_AR_NVLS, DS_PROTO_SIMPLE, &no))
     return ds_err_set(err, DS_EUSAGE, "option --algo nvls: cannot run here: %s", no);
   if (st == DS_OK && is_p2p_kind(o->desc->kind))
-    st = ds_nccl_p2p_build((struct ds_topo *)topo, ring, &pl->m, &pl->p2p, err);
+    st = ds_nccl_p2p_build(topo, ring, &pl->m, &pl->p2p, err);
   if (st == DS_OK) {
     if (pl->model == DS_COLL_AGGREGATE && o->ring_chunks > 1)
       return ds_err_set(err, DS_EUSAGE,

@@ -25,12 +25,6 @@
 /* NCCL's ring search: graph->maxChannels = MAXCHANNELS / 2 (32 / 2). */
 #define SEARCH_MAX_CHANNELS 16
 #define MAX_CHANNELS 32
-/* p2p (src/graph/paths.cc, src/enqueue.cc, src/include/device.h):
- * NCCL_P2P_PER_CHANNEL_NET_BW, NCCL_P2P_LL_THRESHOLD,
- * NCCL_MAX_DEV_WORK_P2P_PER_BATCH. */
-#define P2P_PER_CHANNEL_NET_GBPS 14.0
-#define P2P_LL_THRESHOLD_BYTES 16384.0
-#define P2P_PER_BATCH 8
 
 /* search.cc: the per-channel bandwidths the ring search tries, in order. */
 static const double speed_intra[] = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3};
@@ -457,6 +451,13 @@ enum ds_proto ds_nccl_choose_coll_proto(const struct ds_nccl_model *m, enum ds_c
 }
 
 /* ---- point-to-point (src/enqueue.cc addP2pToPlan, src/graph/paths.cc) ---- */
+
+/* p2p (src/graph/paths.cc, src/enqueue.cc, src/include/device.h):
+ * NCCL_P2P_PER_CHANNEL_NET_BW, NCCL_P2P_LL_THRESHOLD,
+ * NCCL_MAX_DEV_WORK_P2P_PER_BATCH. */
+#define P2P_PER_CHANNEL_NET_GBPS 14.0
+#define P2P_LL_THRESHOLD_BYTES 16384.0
+#define P2P_PER_BATCH 8
 
 static int32_t pow2_up(int32_t x) {
   int32_t p = 1;

@@ -289,3 +289,45 @@ Test(coll_alltoall, host_mem_bw_is_refused_where_nothing_is_staged) {
   snprintf(text, sizeof text, "%s%s  p2p: false\n  host_mem_bw: 10GBps\n", head, pcie);
   cr_assert_eq(load_text(text, &err), DS_OK, "%s", err.msg);
 }
+
+static void p2p_of(const char *path, int32_t n, struct ds_nccl_p2p *q) {
+  struct ds_topo *t = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_load(path, "topologies/gpus.yaml", &t, &err), DS_OK, "%s", err.msg);
+  struct ds_ring r;
+  int32_t gpus[64];
+  for (int32_t i = 0; i < n; i++) gpus[i] = i;
+  cr_assert_eq(ds_ring_build_rails(t, gpus, n, &r, &err), DS_OK, "%s", err.msg);
+  struct ds_nccl_model m;
+  cr_assert_eq(ds_nccl_model_build(t, &r, DS_NCCL_EXTRA_NONE, &m, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_nccl_p2p_build(t, &r, &m, q, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(q->nranks, n);
+  ds_ring_release(&r);
+  ds_topo_free(t);
+}
+
+Test(coll_alltoall, nccl_p2p_setup_of_shipped_machines) {
+  /* By hand from paths.cc and init.cc:
+   * dgx-a100: each peer 300 GB/s of NVLink = 12 links -> 24 channels ->
+   *   pow2Up 32, capped at p2pnChannels = pow2Up(12 ring channels) = 16;
+   *   chunk 512 KiB (all NVLink).
+   * 2080ti-2x-nop2p: PCIe through the CPU -> 2, capped at pow2Up(1) = 1;
+   *   chunk 128 KiB.
+   * 2node-ib: the remote peer over a 50 GB/s NIC -> max(2, ceil(50/14)) =
+   *   4, less than an NVLink peer's 36; p2pnChannels pow2Up(8) = 8, and 4 x
+   *   ceil(16/8) = 8 fits; chunk 128 KiB across nodes. */
+  struct ds_nccl_p2p q;
+  p2p_of("topologies/dgx-a100.yaml", 8, &q);
+  cr_assert_eq(q.p2p_channels, 16);
+  cr_assert_eq(q.per_peer_channels, 16);
+  cr_assert_float_eq(q.chunk_bytes, 524288, 0);
+  p2p_of("validation/topologies/2080ti-2x-nop2p.yaml", 2, &q);
+  cr_assert_eq(q.p2p_channels, 1);
+  cr_assert_eq(q.per_peer_channels, 1);
+  cr_assert_float_eq(q.chunk_bytes, 131072, 0);
+  p2p_of("topologies/2node-ib.yaml", 16, &q);
+  cr_assert_eq(q.p2p_channels, 8);
+  cr_assert_eq(q.per_peer_channels, 4);
+  cr_assert_float_eq(q.chunk_bytes, 131072, 0);
+  cr_assert_eq(q.nnodes, 2);
+}

@@ -382,7 +382,7 @@ Test(efficiency, ddpsim_calib_launch_replaces_the_fitted_per_call_cost) {
   int n[2];
   const char *launch[2] = {"10us", "30us"};
   for (int k = 0; k < 2; k++) {
-    char cal[64] = "/tmp/ddpsim-effl-XXXXXX", trace[64], text[128], args[512];
+    char cal[64] = "/tmp/ddpsim-effl-XXXXXX", trace[80], text[128], args[512];
     snprintf(text, sizeof text, "schema_version: 1\nnccl:\n  launch: %s\n", launch[k]);
     ds_test_write_temp(cal, text);
     snprintf(trace, sizeof trace, "%s.csv", cal);

@@ -20,6 +20,22 @@
  *    the peak is mem_efficiency.
  *  - launch floor: 1000 empty kernels back to back between two events (the
  *    span per kernel), reported beside the fitted overhead.
+ *  - by op class (the `efficiency` section, sim/train/compute.h): matmul in
+ *    FP32 and TF32 math is the GEMM fit's rate over that math's peak; the
+ *    convolution proxy (cuDNN is not a dependency) is cuBLAS SGEMMs shaped
+ *    as the implicit GEMMs of ResNet-50's four 3x3 convolutions at batch 32
+ *    (M = N*P*Q output pixels, N = K output channels, K = C*R*S), in both
+ *    maths: their FLOPs over their summed median times, over the peak. The
+ *    proxy has the convolution's GEMM shape, not cuDNN's kernels (no im2col
+ *    traffic, no Winograd).
+ *  - interference (the `nccl` section): a compute-bound SGEMM (4096^3, FP32
+ *    math) alone, then beside a copy kernel of --nccl-blocks blocks of 512
+ *    threads (NCCL launches one block per channel, NCCL_MAX_NTHREADS 512)
+ *    on another stream that runs for the whole timed sequence (it copies
+ *    until a %globaltimer deadline); the median GEMM time's ratio is the
+ *    measured slowdown, written beside the mechanism's SMs/(SMs - blocks)
+ *    (sim/train/interference.h). The copy's end is checked to follow the
+ *    last GEMM, so every timed GEMM had it beside it.
  * Peaks: a small table from topologies/gpus.yaml (matched on the CUDA
  * device name) or --peak-tflops / --mem-bw.
  *
@@ -27,7 +43,11 @@
  * (ds__coll_allreduce_sweep) on -g N forked ranks, fitted with weights
  * 1/t^2 (relative errors: sizes span 8 B .. 256 MiB) to
  * t = alpha + S * 2(N-1)/N / bus_bw; one rank is a device copy (factor 1,
- * marked copy: true), and ranks sharing a GPU are marked shared: true.
+ * marked copy: true), and ranks sharing a GPU are marked shared: true. On
+ * N > 1 separate GPUs the smallest size's time per call (its calls issued
+ * back to back between two events, as nccl-tests and DDP issue them) is
+ * NCCL's per-call cost, written as nccl.launch; it includes that tiny
+ * all-reduce's own latency, which NCCL's model also charges.
  *
  * Key invariant: the parent never touches CUDA (it forks the ranks), and
  * the file is written atomically by rank 0 only after every measurement
@@ -59,6 +79,21 @@
 #define LAUNCHES 1000
 #define COPY_BYTES ((size_t)512 << 20)
 #define MAX_POINTS 64
+#define INTERF_EDGE 4096  /* the interference GEMM: compute-bound at every peak */
+#define INTERF_GEMMS 9    /* timed GEMMs, alone and beside the copy */
+#define INTERF_THREADS 512 /* NCCL_MAX_NTHREADS: threads per NCCL block */
+#define INTERF_COPY_BYTES ((size_t)256 << 20)
+
+/* The convolution proxy: ResNet-50's 3x3 convolutions at batch 32 as
+ * implicit GEMMs (M = 32*P*Q, N = K out channels, K = C*3*3; P = Q = 56,
+ * 28, 14, 7 and C = K = 64, 128, 256, 512): 2*M*N*K = 7.4 GFLOP each. */
+static const int conv_shapes[][3] = {
+    {32 * 56 * 56, 64, 64 * 9},
+    {32 * 28 * 28, 128, 128 * 9},
+    {32 * 14 * 14, 256, 256 * 9},
+    {32 * 7 * 7, 512, 512 * 9},
+};
+#define N_CONV (sizeof conv_shapes / sizeof *conv_shapes)
 
 /* Peaks of the GPUs ddpsim's table knows (topologies/gpus.yaml, which
  * cites glennklockwood.com/garden/processors for the dense rates and the
@@ -84,6 +119,7 @@ struct cal_opts {
   int fp32_math; /* -1: tf32 when cuBLAS has it, else fp32; 0 fp32; 1 tf32 */
   double peak_tflops, mem_gbps; /* 0: from the table */
   int32_t iters;
+  int32_t nccl_blocks; /* the interference copy's blocks (NCCL's channels) */
   size_t min_bytes, max_bytes;
   double factor;
   char command[1024];
@@ -116,6 +152,10 @@ struct compute_meas {
   double launch_pair_ns; /* one empty kernel between two events, median */
   double memcpy_bw, kernel_bw; /* bytes/s, 2*S/t */
   struct linfit free_fit[2], fixed_fit[2];
+  double conv_flops;   /* the proxy's shapes, each once */
+  double conv_t_s[2];  /* their median times summed: [0] FP32 math, [1] TF32 */
+  double interf_alone_s, interf_beside_s; /* median GEMM time */
+  int interf_blocks;
 };
 
 struct cal_ctx {
@@ -141,6 +181,9 @@ static const char *usage_text =
     "  --peak-tflops X      peak of that math in TFLOP/s (default: the GPU table)\n"
     "  --mem-bw GBPS        peak memory bandwidth in GB/s (default: the GPU table)\n"
     "  --iters N            timed executions per GEMM shape (default 10)\n"
+    "  --nccl-blocks N      blocks of the copy kernel run beside a GEMM to measure\n"
+    "                       interference: NCCL's channels on the machine modelled\n"
+    "                       (one block each; default 16)\n"
     "  -b, -e, -f           all-reduce sizes: min (8), max (256M), factor (2)\n";
 
 /* ---- options ------------------------------------------------------------ */
@@ -179,6 +222,7 @@ static ds_status parse_opts(int argc, char **argv, struct cal_opts *o, int *help
   o->nranks = 1;
   o->fp32_math = -1;
   o->iters = 10;
+  o->nccl_blocks = 16;
   o->min_bytes = 8;
   o->max_bytes = (size_t)256 << 20;
   o->factor = 2;
@@ -216,6 +260,9 @@ static ds_status parse_opts(int argc, char **argv, struct cal_opts *o, int *help
     } else if (!strcmp(a, "--iters")) {
       if (parse_num(v, 0, &x) || x != floor(x) || x > 1000) what = "an integer from 1 to 1000";
       else o->iters = (int32_t)x;
+    } else if (!strcmp(a, "--nccl-blocks")) {
+      if (parse_num(v, 0, &x) || x != floor(x) || x > 1024) what = "an integer from 1 to 1024";
+      else o->nccl_blocks = (int32_t)x;
     } else if (!strcmp(a, "--fp32-math")) {
       if (!strcmp(v, "tf32")) o->fp32_math = 1;
       else if (!strcmp(v, "fp32")) o->fp32_math = 0;
@@ -397,6 +444,24 @@ __global__ static void copy_kernel(const float4 *in, float4 *out, size_t n) {
     out[i] = in[i];
 }
 
+__device__ static unsigned long long global_ns(void) {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+/* The interference copy: the grid copies in to out over and over until
+ * dur_ns have passed since its block started, as an NCCL kernel holds its
+ * blocks and streams bytes for the length of a collective. */
+__global__ static void copy_for(const float4 *in, float4 *out, size_t n,
+                                unsigned long long dur_ns) {
+  unsigned long long t0 = global_ns();
+  while (global_ns() - t0 < dur_ns)
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+      out[i] = in[i];
+}
+
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
@@ -509,6 +574,143 @@ static ds_status measure_gemms(struct cal_ctx *c, struct cres *r, struct compute
   return st;
 }
 
+static ds_status sgemm(struct cres *r, int m, int n, int k, const float *a, const float *b,
+                       float *c, int32_t rank, struct ds_err *err) {
+  const float one = 1.0f, zero = 0.0f;
+  cublasStatus_t st = r->bl.sgemm(r->bl.h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, a, m, b, k,
+                                  &zero, c, m);
+  if (st != CUBLAS_STATUS_SUCCESS)
+    return ds_err_set(err, DS_EIO, "rank %d: cublasSgemm (%dx%dx%d) failed: status %d", rank, m,
+                      n, k, (int)st);
+  return DS_OK;
+}
+
+static ds_status set_math(struct cres *r, int tf32, int32_t rank, struct ds_err *err) {
+  if (!r->bl.set_math) return tf32 ? ds_err_set(err, DS_EIO, "rank %d: no cublasSetMathMode",
+                                                rank) : DS_OK;
+  if (r->bl.set_math(r->bl.h, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH) !=
+      CUBLAS_STATUS_SUCCESS)
+    return ds_err_set(err, DS_EIO, "rank %d: cublasSetMathMode(%s) failed", rank,
+                      tf32 ? "TF32" : "DEFAULT");
+  return DS_OK;
+}
+
+/* The convolution proxy (conv_shapes): per math, the shapes' median times
+ * summed. Runs after measure_gemms (cuBLAS open, the math modes known). */
+static ds_status measure_conv_proxy(struct cal_ctx *c, struct cres *r, struct compute_meas *m,
+                                    int32_t rank, struct ds_err *err) {
+  size_t ma = 0, mb = 0, mc = 0;
+  m->conv_flops = 0;
+  for (size_t i = 0; i < N_CONV; i++) {
+    size_t M = (size_t)conv_shapes[i][0], N = (size_t)conv_shapes[i][1],
+           K = (size_t)conv_shapes[i][2];
+    ma = M * K > ma ? M * K : ma;
+    mb = K * N > mb ? K * N : mb;
+    mc = M * N > mc ? M * N : mc;
+    m->conv_flops += 2.0 * (double)M * (double)N * (double)K;
+  }
+  float *a = NULL, *b = NULL, *cc = NULL;
+  int iters = c->o->iters;
+  double *t = (double *)malloc((size_t)iters * sizeof *t);
+  if (!t) return ds_err_set(err, DS_ENOMEM, "out of memory");
+  ds_status st = [&]() -> ds_status {
+    DS_CUDA_CHECK(cudaMalloc((void **)&a, ma * sizeof(float)));
+    DS_CUDA_CHECK(cudaMalloc((void **)&b, mb * sizeof(float)));
+    DS_CUDA_CHECK(cudaMalloc((void **)&cc, mc * sizeof(float)));
+    DS_CUDA_CHECK(ds__cuda_fill(a, ma, 0.01f, r->s));
+    DS_CUDA_CHECK(ds__cuda_fill(b, mb, 0.02f, r->s));
+    for (int math = 0; math < 1 + m->have_tf32; math++) {
+      DS_CHECK(set_math(r, math, rank, err));
+      m->conv_t_s[math] = 0;
+      for (size_t i = 0; i < N_CONV; i++) {
+        int M = conv_shapes[i][0], N = conv_shapes[i][1], K = conv_shapes[i][2];
+        DS_CHECK(sgemm(r, M, N, K, a, b, cc, rank, err)); /* warm-up */
+        DS_CHECK(time_each(r, iters, t, rank, err,
+                           [&]() { return sgemm(r, M, N, K, a, b, cc, rank, err); }));
+        m->conv_t_s[math] += median(t, (size_t)iters);
+      }
+    }
+    return set_math(r, 0, rank, err);
+  }();
+  free(t);
+  cudaStreamSynchronize(r->s);
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(cc);
+  return st;
+}
+
+/* A compute-bound GEMM alone, then beside copy_for with `blocks` blocks on
+ * a second stream; median times into m. */
+static ds_status measure_interference(struct cal_ctx *c, struct cres *r, struct compute_meas *m,
+                                      int32_t rank, struct ds_err *err) {
+  const size_t e = INTERF_EDGE, n4 = INTERF_COPY_BYTES / sizeof(float4);
+  int blocks = c->o->nccl_blocks;
+  if (blocks >= m->sms)
+    return ds_err_set(err, DS_EUSAGE, "--nccl-blocks %d: the GPU has %d SMs; the copy must "
+                      "leave some to the GEMM", blocks, m->sms);
+  m->interf_blocks = blocks;
+  float *a = NULL, *b = NULL, *cc = NULL, *src = NULL, *dst = NULL;
+  cudaStream_t s2 = NULL;
+  cudaEvent_t cs = NULL, ce = NULL; /* the copy's start and end */
+  double t[INTERF_GEMMS];
+  ds_status st = [&]() -> ds_status {
+    DS_CUDA_CHECK(cudaMalloc((void **)&a, e * e * sizeof(float)));
+    DS_CUDA_CHECK(cudaMalloc((void **)&b, e * e * sizeof(float)));
+    DS_CUDA_CHECK(cudaMalloc((void **)&cc, e * e * sizeof(float)));
+    DS_CUDA_CHECK(cudaMalloc((void **)&src, INTERF_COPY_BYTES));
+    DS_CUDA_CHECK(cudaMalloc((void **)&dst, INTERF_COPY_BYTES));
+    DS_CUDA_CHECK(ds__cuda_fill(a, e * e, 0.01f, r->s));
+    DS_CUDA_CHECK(ds__cuda_fill(b, e * e, 0.02f, r->s));
+    DS_CUDA_CHECK(ds__cuda_fill(src, INTERF_COPY_BYTES / sizeof(float), 1.0f, r->s));
+    DS_CUDA_CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+    DS_CUDA_CHECK(cudaEventCreate(&cs));
+    DS_CUDA_CHECK(cudaEventCreate(&ce));
+    DS_CHECK(set_math(r, 0, rank, err));
+    int d = (int)e;
+    DS_CHECK(sgemm(r, d, d, d, a, b, cc, rank, err)); /* warm-up */
+    DS_CHECK(time_each(r, INTERF_GEMMS, t, rank, err,
+                       [&]() { return sgemm(r, d, d, d, a, b, cc, rank, err); }));
+    m->interf_alone_s = median(t, INTERF_GEMMS);
+    /* The copy runs for the whole sequence, twice what it takes alone plus
+     * 5 ms: a slowdown beyond 2x would show as an uncovered GEMM below. */
+    unsigned long long dur_ns =
+        (unsigned long long)((2.0 * (INTERF_GEMMS + 2) * m->interf_alone_s + 5e-3) * 1e9);
+    DS_CUDA_CHECK(cudaEventRecord(cs, s2));
+    copy_for<<<(unsigned)blocks, INTERF_THREADS, 0, s2>>>((const float4 *)src, (float4 *)dst,
+                                                          n4, dur_ns);
+    DS_CUDA_CHECK(cudaGetLastError());
+    DS_CUDA_CHECK(cudaEventRecord(ce, s2));
+    /* the GEMM stream starts once the copy's stream reached its kernel; one
+     * untimed GEMM lets the copy's blocks become resident first */
+    DS_CUDA_CHECK(cudaStreamWaitEvent(r->s, cs, 0));
+    DS_CHECK(sgemm(r, d, d, d, a, b, cc, rank, err));
+    DS_CHECK(time_each(r, INTERF_GEMMS, t, rank, err,
+                       [&]() { return sgemm(r, d, d, d, a, b, cc, rank, err); }));
+    DS_CHECK(ds__cuda_wait_events(&ce, 1, NULL, rank, "the interference copy", err));
+    float last_end_ms = 0, copy_end_ms = 0;
+    DS_CUDA_CHECK(cudaEventElapsedTime(&last_end_ms, cs, r->ev[2 * INTERF_GEMMS - 1]));
+    DS_CUDA_CHECK(cudaEventElapsedTime(&copy_end_ms, cs, ce));
+    if (copy_end_ms < last_end_ms)
+      return ds_err_set(err, DS_EIO, "rank %d: the interference copy ended (%.3f ms) before "
+                        "the last GEMM beside it (%.3f ms): the slowdown was not measured",
+                        rank, (double)copy_end_ms, (double)last_end_ms);
+    m->interf_beside_s = median(t, INTERF_GEMMS);
+    return DS_OK;
+  }();
+  if (s2) cudaStreamSynchronize(s2);
+  cudaStreamSynchronize(r->s);
+  if (cs) cudaEventDestroy(cs);
+  if (ce) cudaEventDestroy(ce);
+  if (s2) cudaStreamDestroy(s2);
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(cc);
+  cudaFree(src);
+  cudaFree(dst);
+  return st;
+}
+
 static ds_status measure_launch(struct cres *r, struct compute_meas *m, int32_t rank,
                                 struct ds_err *err) {
   /* warm-up, then LAUNCHES back to back between the first two events */
@@ -617,6 +819,8 @@ static ds_status measure_compute(struct cal_ctx *c, int gpu, struct compute_meas
   if (st == DS_OK) st = measure_launch(&r, m, rank, err);
   if (st == DS_OK) st = measure_copy(&r, m, rank, err);
   if (st == DS_OK) st = measure_gemms(c, &r, m, rank, err);
+  if (st == DS_OK) st = measure_conv_proxy(c, &r, m, rank, err);
+  if (st == DS_OK) st = measure_interference(c, &r, m, rank, err);
   cres_free(&r);
   return st;
 }
@@ -719,6 +923,31 @@ static ds_status finish(struct cal_ctx *c, const struct compute_meas *m, int32_t
   cal.kernel_overhead_ns = used->c0 * 1e9;
   cal.has_fp32_math = 1;
   cal.fp32_uses_tf32 = tf32;
+  /* By op class: each math's rate over that math's peak (the table's, or
+   * --peak-tflops for the math it names); eff[] is indexed as
+   * ds_calib_efficiency_keys, class * 3 + math (fp32 0, tf32 1). */
+  enum { EFF_CONV = 0, EFF_MATMUL = 3 };
+  double peak_of[2] = {row ? row->fp32_tflops * 1e12 : 0, row ? row->tf32_tflops * 1e12 : 0};
+  if (o->peak_tflops > 0) peak_of[tf32] = o->peak_tflops * 1e12;
+  double mm_rate[2] = {0, 0}, conv_rate[2] = {0, 0};
+  for (int math = 0; math < 1 + mm.have_tf32; math++) {
+    const struct linfit *f = mm.free_fit[math].c0 >= 0 && mm.free_fit[math].c1 > 0
+                                 ? &mm.free_fit[math] : &mm.fixed_fit[math];
+    mm_rate[math] = f->c1 > 0 ? 1.0 / f->c1 : 0;
+    conv_rate[math] = mm.conv_t_s[math] > 0 ? mm.conv_flops / mm.conv_t_s[math] : 0;
+    if (!(peak_of[math] > 0)) continue;
+    if (mm_rate[math] > 0) cal.eff[EFF_MATMUL + math] = fmin(mm_rate[math] / peak_of[math], 1.0);
+    if (conv_rate[math] > 0) cal.eff[EFF_CONV + math] = fmin(conv_rate[math] / peak_of[math], 1.0);
+  }
+  /* Interference: the measured slowdown (at least 1: a GEMM that came out
+   * faster beside the copy is noise) and the mechanism's prediction. */
+  double slowdown = mm.interf_alone_s > 0 ? mm.interf_beside_s / mm.interf_alone_s : 0;
+  if (slowdown > 0 && mm.interf_blocks > 0 && mm.interf_blocks < mm.sms) {
+    cal.has_interference = 1;
+    cal.interference_blocks = mm.interf_blocks;
+    cal.interference_slowdown = fmin(fmax(slowdown, 1.0), 100.0);
+    cal.interference_predicted = (double)mm.sms / (mm.sms - mm.interf_blocks);
+  }
   /* collective fit */
   double f = world > 1 ? 2.0 * (world - 1) / world : 1.0;
   double cx[MAX_POINTS], cy[MAX_POINTS];
@@ -748,6 +977,17 @@ static ds_status finish(struct cal_ctx *c, const struct compute_meas *m, int32_t
   if (!(cal.coll_bus_bw_bytes_per_s > 0))
     return ds_err_set(err, DS_EIO, "the all-reduce fit has a slope of %g s/B "
                       "(times do not grow with size); no calibration written", cf.c1);
+  /* NCCL's per-call cost: the smallest all-reduce's time per call, issued
+   * back to back; only where it is a collective across separate GPUs and
+   * small enough that its bytes cost nothing. */
+  const char *no_launch = world == 1 ? "one rank: a device copy, not NCCL's kernel"
+                          : shared   ? "ranks share GPUs"
+                          : pts[0].size_bytes > 4096 ? "the smallest size is over 4 KiB (-b)"
+                                                     : NULL;
+  if (!no_launch) {
+    cal.has_nccl_launch = 1;
+    cal.nccl_launch_ns = pts[0].time_us * 1e3;
+  }
 
   /* the file */
   char date[32];
@@ -793,6 +1033,38 @@ static ds_status finish(struct cal_ctx *c, const struct compute_meas *m, int32_t
   add(&h, "# check: the schedule's %zu GEMM ops of one iteration: measured %.3f ms, this "
       "model %.3f ms (%+.1f%%)\n", c->n_ops, sum_meas * 1e3, sum_model * 1e3,
       100.0 * (sum_model - sum_meas) / sum_meas);
+  for (int math = 0; math < 1 + mm.have_tf32; math++) {
+    const char *mname = math ? "tf32" : "fp32";
+    if (!(peak_of[math] > 0)) {
+      add(&h, "# efficiency %s: no %s peak known (the table's, or --peak-tflops with "
+          "--fp32-math %s): not written\n", mname, mname, mname);
+      continue;
+    }
+    add(&h, "# efficiency.matmul_%s = %.4g TFLOP/s (the GEMM fit above) / %.1f peak\n", mname,
+        mm_rate[math] / 1e12, peak_of[math] / 1e12);
+    add(&h, "# efficiency.conv_%s = %.4g TFLOP/s / %.1f peak: convolution proxy, SGEMMs shaped "
+        "as ResNet-50's 3x3 convolutions at batch 32 (MxNxK", mname, conv_rate[math] / 1e12,
+        peak_of[math] / 1e12);
+    for (size_t i = 0; i < N_CONV; i++)
+      add(&h, "%s%dx%dx%d", i ? ", " : " ", conv_shapes[i][0], conv_shapes[i][1],
+          conv_shapes[i][2]);
+    add(&h, "), %.4g GFLOP in %.3f ms\n", mm.conv_flops / 1e9, mm.conv_t_s[math] * 1e3);
+  }
+  if (cal.has_interference)
+    add(&h, "# nccl.interference: SGEMM %d^3 (FP32 math) %.3f ms alone, %.3f ms beside a copy "
+        "kernel of %d blocks x %d threads: slowdown %.4f%s; the mechanism's %d/(%d-%d) = %.4f; "
+        "ddpsim's comm_interference = max(0, %.4f/%.4f - 1) = %.4f\n", INTERF_EDGE,
+        mm.interf_alone_s * 1e3, mm.interf_beside_s * 1e3, mm.interf_blocks, INTERF_THREADS,
+        slowdown, slowdown < 1 ? " (below 1: written as 1)" : "", mm.sms, mm.sms,
+        mm.interf_blocks, cal.interference_predicted, cal.interference_slowdown,
+        cal.interference_predicted,
+        fmax(0.0, cal.interference_slowdown / cal.interference_predicted - 1));
+  if (cal.has_nccl_launch)
+    add(&h, "# nccl.launch = %.3f us: the %zu-byte all-reduce per call, %d calls back to back on "
+        "%d ranks (includes its own latency, which NCCL's model also charges)\n",
+        pts[0].time_us, pts[0].size_bytes, 20, world);
+  else
+    add(&h, "# nccl.launch: not written (%s)\n", no_launch);
   add(&h, "# collective: allreduce on %d rank%s (forked), %zu sizes %zu..%zu B, fit "
       "t = alpha + S*%.4g/bus_bw weighted by 1/t^2%s%s\n", world, world == 1 ? "" : "s",
       n_pts, pts[0].size_bytes, pts[n_pts - 1].size_bytes, f,

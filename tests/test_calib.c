@@ -143,7 +143,7 @@ Test(calib, unknown_key_is_located) {
 
 Test(calib, unknown_top_level_key_is_located) {
   struct bad_case b = {"schema_version: 1\nnetwork: {}\n", ":2:1: unknown key 'network'",
-                       "allowed: schema_version, compute, collective"};
+                       "allowed: schema_version, compute, efficiency, nccl, collective"};
   expect_bad(&b);
 }
 

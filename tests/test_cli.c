@@ -112,38 +112,39 @@ Test(cli, ddp_options_on_the_tiny_model) {
   /* Worked from the hand computation below (tiny_iteration_...): backward
    * with the reducer's copies into the buckets ends at 1236.682112 us, the
    * buckets' all-reduces take 641.1456 and 484.0128 us, the copies back to
-   * .grad 8.388608 and 6.293504 us, the step 36.70528 us; parameters
+   * .grad 8.388608 and 6.293504 us, the step 58.728448 us (PyTorch's foreach
+   * SGD: 8 passes over the parameters); parameters
    * 1,835,264 fp32 = 7,341,056 B.
    * --no-overlap: both all-reduces after backward: 1236.682 + 1125.158,
-   *   then bucket 1's copy back and the step: 2404.839 us; bucket 0's copy
+   *   then bucket 1's copy back and the step: 2426.862 us; bucket 0's copy
    *   back (8.389 us) runs under bucket 1's all-reduce, the only
    *   communication hidden.
    * --no-sync 2: one accumulating micro-step without the reducer (400 + 2
    *   + 800 us; the second micro-step's launches run ahead under it) first:
-   *   3000.546 us, 1500.273 us per batch, communication unchanged.
+   *   3022.569 us, 1511.285 us per batch, communication unchanged.
    * --grad-as-bucket-view: the 7,341,056 B of bucket copies go away, and so
    *   do the copies back: the last one (6.293504 us) ended the iteration.
    * --find-unused-parameters: iteration 0 already has the final buckets,
    *   so it takes as long as the steady one.
    * Iteration 0, one bucket: its all-reduce (1113.156 us) after backward,
-   *   its copy back (14.682112 us), the step: 2401.226 us. */
+   *   its copy back (14.682112 us), the step: 2423.249 us. */
   struct row_times base = times_of(TINY);
   struct row_times nov = times_of(TINY "--no-overlap");
-  cr_assert_float_eq(nov.iter, 2.404839, 1e-5);
+  cr_assert_float_eq(nov.iter, 2.426862, 1e-5);
   cr_assert_float_eq(nov.comm - nov.exposed, 0.008389, 1e-5);
   struct row_times ns = times_of(TINY "--no-sync 2");
-  cr_assert_float_eq(ns.iter, 3.000546, 1e-5);
+  cr_assert_float_eq(ns.iter, 3.022569, 1e-5);
   cr_assert_float_eq(ns.fwd, 2 * base.fwd, 1e-9);
   cr_assert_float_eq(ns.comm, base.comm, 1e-9);
   struct ds_test_result r = run(TINY "--no-sync 2");
-  cr_assert(strstr(r.out, ",no_sync=2,1.5002"), "%s", r.out);
+  cr_assert(strstr(r.out, ",no_sync=2,1.5112"), "%s", r.out);
   ds_test_release(&r);
   struct row_times view = times_of(TINY "--grad-as-bucket-view");
   /* the CSV carries 1e-6 GiB (1074 B) per value */
   cr_assert_float_eq((base.mem - view.mem) * 1024 * 1024 * 1024, 7341056, 2200);
   cr_assert_float_eq(base.iter - view.iter, 0.006293504, 1e-5);
   struct row_times unused = times_of(TINY "--find-unused-parameters");
-  cr_assert_float_eq(base.first, 2.401226, 1e-5);
+  cr_assert_float_eq(base.first, 2.423249, 1e-5);
   cr_assert_float_eq(unused.first, unused.iter, 1e-5);
   struct ds_test_result both = run(TINY "--static-graph --find-unused-parameters");
   cr_assert_eq(both.status, 2);
@@ -395,7 +396,7 @@ Test(cli, a_user_topology_outside_the_tree_uses_the_shipped_gpu_table) {
  * all-reduce: 6 * 2 us + 1.5 * 4194304 B / 10 GB/s = 641.1456 us while
  * l1, l0 backward and their copies run; the second bucket (3,146,752 B)
  * takes 12 + 472.0128 = 484.0128 us; the copies back to .grad; the SGD
- * step 36.70528 us (the timeline in the test's comment). Each ring step
+ * step 58.728448 us (the timeline in the test's comment). Each ring step
  * is rounded to the nanosecond, hence the 0.00001 ms tolerance. */
 Test(cli, tiny_iteration_matches_the_hand_computation) {
   struct ds_test_result r = run("--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
@@ -420,15 +421,16 @@ Test(cli, tiny_iteration_matches_the_hand_computation) {
    * backward at 1236.682112; bucket 1's all-reduce (484.0128) follows
    * bucket 0's: 1755.547008; finalize_backward copies bucket 0 back
    * (8.388608, from 1271.534208) and bucket 1 (6.293504, from 1755.547008):
-   * 1761.840512; the step 36.70528: 1798.545792. Backward: 800 + the five
+   * 1761.840512; the step 58.728448 (8 passes of 7,341,056 B): 1820.56896.
+   * Backward: 800 + the five
    * copies 29.364224. Exposed: 1236.682112 .. 1271.534208 and
    * 1279.922816 .. 1755.547008 = 510.476288. Flows round each transfer to
    * the nanosecond, so the simulation is a few ns later. */
   cr_assert_eq(nb, 2);
-  cr_assert_float_eq(iter, 1.798546, 1e-5);
+  cr_assert_float_eq(iter, 1.820569, 1e-5);
   cr_assert_float_eq(fwd, 0.402, 1e-9);
   cr_assert_float_eq(bwd, 0.829364224, 3e-6); /* 5 copies, each rounded to the ns */
-  cr_assert_float_eq(step, 0.036705, 1e-5);
+  cr_assert_float_eq(step, 0.058728, 1e-5);
   cr_assert_float_eq(comm, 1.125158, 1e-5);
   cr_assert_float_eq(exposed, 0.510476, 1e-5);
   cr_assert_float_eq(overlap, 100.0 * (1.125158 - 0.510476) / 1.125158, 0.05);

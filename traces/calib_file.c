@@ -5,6 +5,10 @@
  */
 #include "traces/calib_file.h"
 
+const char *const ds_calib_efficiency_keys[DS_CALIB_EFF_KEYS] = {
+    "conv_fp32",   "conv_tf32",      "conv_half",      "matmul_fp32",   "matmul_tf32",
+    "matmul_half", "attention_fp32", "attention_tf32", "attention_half"};
+
 int ds_calib_write(FILE *fp, const struct ds_calib *c, const char *header) {
   if (header) fputs(header, fp);
   fputs("schema_version: 1\n", fp);
@@ -17,6 +21,22 @@ int ds_calib_write(FILE *fp, const struct ds_calib *c, const char *header) {
     if (c->has_kernel_overhead)
       fprintf(fp, "  kernel_overhead: %.6gus\n", c->kernel_overhead_ns / 1e3);
     if (c->has_fp32_math) fprintf(fp, "  fp32_math: %s\n", c->fp32_uses_tf32 ? "tf32" : "fp32");
+  }
+  int any_eff = 0;
+  for (int k = 0; k < DS_CALIB_EFF_KEYS; k++) any_eff |= c->eff[k] > 0;
+  if (any_eff) {
+    fputs("efficiency:\n", fp);
+    for (int k = 0; k < DS_CALIB_EFF_KEYS; k++)
+      if (c->eff[k] > 0) fprintf(fp, "  %s: %.6g\n", ds_calib_efficiency_keys[k], c->eff[k]);
+  }
+  if (c->has_nccl_launch || c->has_interference) {
+    fputs("nccl:\n", fp);
+    if (c->has_nccl_launch) fprintf(fp, "  launch: %.6gus\n", c->nccl_launch_ns / 1e3);
+    if (c->has_interference) {
+      fprintf(fp, "  interference_blocks: %d\n", c->interference_blocks);
+      fprintf(fp, "  interference_slowdown: %.6g\n", c->interference_slowdown);
+      fprintf(fp, "  interference_predicted: %.6g\n", c->interference_predicted);
+    }
   }
   if (c->has_collective) {
     fputs("collective:\n", fp);

@@ -9,6 +9,17 @@
  *     mem_efficiency: 0.87    # achieved / peak memory bandwidth
  *     kernel_overhead: 2.5us  # fixed cost per kernel
  *     fp32_math: tf32         # tf32 or fp32: the math the efficiency is of
+ *   efficiency:               # optional: achieved / peak per op class and
+ *     matmul_fp32: 0.63       # math (the GPU table's keys, memory excepted:
+ *     matmul_tf32: 0.19       # that is mem_efficiency above); replaces the
+ *     conv_tf32: 0.21         # GPU table's values (sim/train/compute.h)
+ *   nccl:                     # optional: what NCCL costs on this machine
+ *     launch: 7.5us           # per-call cost of a tiny all-reduce (replaces
+ *                             # the fitted per-call extra, nccl_model.h)
+ *     interference_blocks: 16 # a copy kernel of that many blocks beside a
+ *     interference_slowdown: 1.16  # GEMM: its measured slowdown, and the
+ *     interference_predicted: 1.14 # SMs/(SMs-blocks) of the mechanism;
+ *                             # comm_interference = slowdown/predicted - 1
  *   collective:               # optional: the all-reduce fit (informative;
  *     op: allreduce           # the topology's links are not changed)
  *     nranks: 2
@@ -36,6 +47,12 @@
 extern "C" {
 #endif
 
+/* The efficiency section's keys, in the order of the GPU table's
+ * (sim/net/gpu_table.h ds_gpu_efficiency_keys, less memory; a test checks
+ * they agree): conv, matmul, attention, each in fp32, tf32, half. */
+#define DS_CALIB_EFF_KEYS 9
+extern const char *const ds_calib_efficiency_keys[DS_CALIB_EFF_KEYS];
+
 struct ds_calib {
   /* compute: each value applies only when its has_ flag is set */
   int has_flops_efficiency;
@@ -46,6 +63,15 @@ struct ds_calib {
   double kernel_overhead_ns; /* >= 0 */
   int has_fp32_math;
   int fp32_uses_tf32;
+  /* efficiency: eff[k] for key ds_calib_efficiency_keys[k]; 0 = absent */
+  double eff[DS_CALIB_EFF_KEYS];
+  /* nccl */
+  int has_nccl_launch;
+  double nccl_launch_ns; /* >= 0 */
+  int has_interference;
+  int32_t interference_blocks;    /* >= 1 */
+  double interference_slowdown;   /* >= 1 */
+  double interference_predicted;  /* >= 1 */
   /* collective: the all-reduce fit, when has_collective */
   int has_collective;
   int32_t coll_nranks;      /* >= 1 */

@@ -69,7 +69,8 @@ static const char usage[] =
     "  --nccl-extra measured|none  with a protocol: add the per-call effects NCCL's model\n"
     "                         leaves out, fitted to nccl-tests (default measured)\n"
     "  --calib FILE           a calibration file (ddpreal calibrate): its compute\n"
-    "                         factors replace the topology's\n"
+    "                         factors replace the topology's, its measured efficiencies\n"
+    "                         the GPU table's, its NCCL launch the fitted one\n"
     ;
 
 /* Literals of at most 4095 characters each: one past it is not portable C. */

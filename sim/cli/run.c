@@ -376,6 +376,9 @@ static ds_status setup_nccl(struct config_run *c, const struct ds_options *o,
   if (o->proto_choice == DS_PROTO_CHOICE_NONE) return DS_OK;
   struct ds_err why = {0};
   struct ds_nccl_extra extra = o->nccl_extra ? DS_NCCL_EXTRA_MEASURED : DS_NCCL_EXTRA_NONE;
+  /* --calib's measured per-call launch replaces the fitted one */
+  if (o->nccl_extra && c->topo->compute.nccl_launch_ns > 0)
+    extra.launch_ns = c->topo->compute.nccl_launch_ns;
   const char *no;
   int nvls = !o->algo_auto && o->ar_algo == DS_AR_NVLS;
   if (ds_nccl_model_build(c->topo, &c->ring, extra, &c->nccl, &why) == DS_OK) {
@@ -418,6 +421,7 @@ static ds_status load(struct loaded *ld, const struct ds_options *o, struct ds_e
     ds_status cst = ds_calib_load(o->calib, &cal, err);
     if (cst != DS_OK) return ds_err_prefix(err, cst, "option --calib: ");
     ds_calib_apply_compute(&cal, &ld->topo->compute);
+    ds_calib_apply_gpu(&cal, &ld->topo->gpu);
   }
   DS_CHECK(ds_model_load(ld->model_path, &ld->model, err));
   for (int32_t k = 0; k < o->sweep[DS_VAR_COMM_HOOK].n; k++) /* every hook of a list */

@@ -108,6 +108,23 @@ static void print_gpu(FILE *out, const struct ds_topo *t) {
           "fp32 math %s, comm_interference %g\n", c->flops_efficiency, c->mem_efficiency,
           c->kernel_overhead_ns / 1e3, c->fp32_uses_tf32 ? "tf32" : "fp32",
           c->comm_interference);
+  /* the GPU table's measured efficiencies (gpus.yaml efficiency), "-" where
+   * nothing was measured; a class's own topology key overrides them */
+  const struct ds_gpu_efficiency *e = &g->eff;
+  const char *cls[] = {"conv", "matmul", "attention"};
+  const double *v[] = {e->conv, e->matmul, e->attention};
+  fprintf(out, "  measured  ");
+  for (int k = 0; k < 3; k++) {
+    fprintf(out, " %s", cls[k]);
+    for (int m = 0; m < DS_GPU_MATH_COUNT; m++) {
+      static const char *const math[] = {"fp32", "tf32", "half"};
+      if (v[k][m] > 0) fprintf(out, " %s %.3f", math[m], v[k][m]);
+      else fprintf(out, " %s -", math[m]);
+    }
+    fprintf(out, ";");
+  }
+  if (e->memory > 0) fprintf(out, " memory %.3f\n", e->memory);
+  else fprintf(out, " memory -\n");
 }
 
 static void print_devices_and_links(FILE *out, const struct ds_topo *t) {

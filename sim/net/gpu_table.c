@@ -1,7 +1,8 @@
 /*
  * GPU table reader. Every entry is validated (so a typo anywhere in the
  * table is reported, not only in the entry asked for); optional keys (tf32,
- * bf16, nvlink_bw, pcie_bw) leave 0 where a GPU lacks the feature.
+ * bf16, nvlink_bw, pcie_bw) leave 0 where a GPU lacks the feature, and so do
+ * the `efficiency` map's keys where nothing was measured.
  */
 #include "sim/net/gpu_table.h"
 
@@ -13,7 +14,38 @@
 static const char *const root_keys[] = {"schema_version", "gpus", NULL};
 static const char *const gpu_keys[] = {"name", "arch", "sms", "fp32", "tf32",
                                        "fp16", "bf16", "mem", "mem_bw",
-                                       "nvlink_bw", "pcie_bw", "source", NULL};
+                                       "nvlink_bw", "pcie_bw", "source", "efficiency",
+                                       NULL};
+
+const char *const ds_gpu_efficiency_keys[] = {
+    "conv_fp32",      "conv_tf32",      "conv_half",     "matmul_fp32", "matmul_tf32",
+    "matmul_half",    "attention_fp32", "attention_tf32", "attention_half", "memory", NULL};
+
+double *ds_gpu_efficiency_slot(struct ds_gpu_efficiency *e, int key) {
+  if (key < 0 || key > 9) return NULL;
+  if (key == 9) return &e->memory;
+  double *cls = key < 3 ? e->conv : key < 6 ? e->matmul : e->attention;
+  return &cls[key % 3];
+}
+
+ds_status ds_gpu_efficiency_read(const struct ds_cnode *map, struct ds_gpu_efficiency *e,
+                                 int allow_memory, struct ds_err *err) {
+  DS_CHECK(ds_cmap_check_keys(map, ds_gpu_efficiency_keys, err));
+  for (int k = 0; ds_gpu_efficiency_keys[k]; k++) {
+    struct ds_cnode node;
+    if (!ds_cmap_get(map, ds_gpu_efficiency_keys[k], &node)) continue;
+    if (k == 9 && !allow_memory)
+      return ds_cnode_error(&node, err, "memory is set by the compute section's "
+                            "mem_efficiency here, not under efficiency");
+    double v;
+    DS_CHECK(ds_cnode_number(&node, &v, err));
+    if (!(v > 0 && v <= 1))
+      return ds_cnode_error(&node, err, "expected an achieved / peak fraction in (0, 1], "
+                            "got %g", v);
+    *ds_gpu_efficiency_slot(e, k) = v;
+  }
+  return DS_OK;
+}
 
 static ds_status read_optional_flops(const struct ds_cnode *entry,
                                      const char *key, double *out,
@@ -52,6 +84,8 @@ static ds_status read_entry(const struct ds_cnode *entry,
   DS_CHECK(ds_cnode_bytes(&node, &spec->mem_bytes, err));
   DS_CHECK(ds_cmap_require(entry, "mem_bw", "a bandwidth", &node, err));
   DS_CHECK(ds_cnode_bw(&node, &spec->mem_bw_bytes_per_s, err));
+  if (ds_cmap_get(entry, "efficiency", &node))
+    DS_CHECK(ds_gpu_efficiency_read(&node, &spec->eff, 1, err));
   return DS_OK;
 }
 

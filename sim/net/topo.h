@@ -42,6 +42,10 @@ enum ds_vertex_kind {
   DS_VERTEX_KIND_COUNT
 };
 
+/* The math a class of kernels runs in: vector FP32, TF32 tensor cores, or
+ * the half types' (fp16, bf16) tensor cores. */
+enum ds_gpu_math { DS_GPU_MATH_FP32, DS_GPU_MATH_TF32, DS_GPU_MATH_HALF, DS_GPU_MATH_COUNT };
+
 struct ds_gpu_spec {
   char name[64];
   int32_t sms;
@@ -51,6 +55,17 @@ struct ds_gpu_spec {
   double bf16_flops_per_s; /* 0 when unsupported */
   double mem_bytes;
   double mem_bw_bytes_per_s;
+  /* Measured achieved / peak per op class and math (the table's
+   * `efficiency` map, each value cited in tools/gen_gpus.py; a calibration
+   * file's `efficiency` section overrides it): 0 where nothing was
+   * measured, and the topology's flops_efficiency applies. memory: the
+   * fraction of mem_bw a copy reaches (0: the topology's mem_efficiency). */
+  struct ds_gpu_efficiency {
+    double conv[DS_GPU_MATH_COUNT];
+    double matmul[DS_GPU_MATH_COUNT];
+    double attention[DS_GPU_MATH_COUNT];
+    double memory;
+  } eff;
 };
 
 /* Efficiency factors of the roofline compute model (see compute.h). */
@@ -62,9 +77,14 @@ struct ds_compute_params {
   double conv_efficiency;
   double matmul_efficiency;
   double attention_efficiency;
-  double mem_efficiency;    /* achieved / peak memory bandwidth, (0, 1] */
+  /* achieved / peak memory bandwidth, (0, 1]: the key mem_efficiency, else
+   * the GPU table's measured eff.memory, else 0.7 (ds_topo_load resolves it) */
+  double mem_efficiency;
   double kernel_overhead_ns; /* fixed cost added to every kernel */
   double comm_interference; /* compute slowdown while a collective runs on the GPU */
+  /* Per-call NCCL launch cost measured on this machine (a calibration
+   * file's nccl.launch; 0: NCCL's fitted per-call extra, nccl_model.h) */
+  double nccl_launch_ns;
   int fp32_uses_tf32;       /* fp32 math on TF32 tensor cores (cuDNN default) */
   /* Host time per forward kernel launch that holds Python's GIL (key
    * host_launch, default 20us): dp's replica threads take it in turn;

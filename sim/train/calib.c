@@ -2,17 +2,24 @@
  * Loader of calibration files written by `ddpreal calibrate` (format in
  * calib.h, writer in traces/calib_file.c).
  *
- * Invariant: a key absent from the file leaves its has_ flag 0, and
- * ds_calib_apply_compute changes exactly the keys whose flag is set, so a
- * partial calibration never resets what the topology file says.
+ * Invariant: a key absent from the file leaves its has_ flag 0 (its eff[]
+ * slot 0), and ds_calib_apply_compute / ds_calib_apply_gpu change exactly
+ * the keys present, so a partial calibration never resets what the
+ * topology file or the GPU table says.
  */
 #include "sim/train/calib.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "base/config.h"
+#include "sim/net/gpu_table.h"
 
-static const char *const root_keys[] = {"schema_version", "compute", "collective", NULL};
+static const char *const root_keys[] = {"schema_version", "compute", "efficiency", "nccl",
+                                        "collective", NULL};
+static const char *const nccl_keys[] = {"launch", "interference_blocks",
+                                        "interference_slowdown", "interference_predicted",
+                                        NULL};
 static const char *const compute_keys[] = {"flops_efficiency", "mem_efficiency",
                                            "kernel_overhead", "fp32_math", NULL};
 static const char *const coll_keys[] = {"op", "nranks", "shared", "copy", "alpha",
@@ -50,6 +57,55 @@ static ds_status read_compute(const struct ds_cnode *root, struct ds_calib *c,
     else if (strcmp(s, "fp32") == 0) c->fp32_uses_tf32 = 0;
     else return ds_cnode_error(&node, err, "expected tf32 or fp32, got \"%s\"", s);
     c->has_fp32_math = 1;
+  }
+  return DS_OK;
+}
+
+/* The efficiency section: the GPU table's keys (memory excepted), read by
+ * the GPU table's own reader, so the two files cannot disagree on a key. */
+static ds_status read_efficiency(const struct ds_cnode *root, struct ds_calib *c,
+                                 struct ds_err *err) {
+  struct ds_cnode map;
+  struct ds_gpu_efficiency e;
+  if (!ds_cmap_get(root, "efficiency", &map)) return DS_OK;
+  memset(&e, 0, sizeof e);
+  DS_CHECK(ds_gpu_efficiency_read(&map, &e, 0, err));
+  for (int k = 0; k < DS_CALIB_EFF_KEYS; k++) c->eff[k] = *ds_gpu_efficiency_slot(&e, k);
+  return DS_OK;
+}
+
+/* A number >= 1 (a slowdown factor). */
+static ds_status read_factor(const struct ds_cnode *map, const char *key, double *out,
+                             struct ds_err *err) {
+  struct ds_cnode node;
+  DS_CHECK(ds_cmap_require(map, key, "a slowdown factor >= 1", &node, err));
+  DS_CHECK(ds_cnode_number(&node, out, err));
+  if (!(*out >= 1 && *out <= 100))
+    return ds_cnode_error(&node, err, "expected a slowdown factor from 1 to 100, got %g", *out);
+  return DS_OK;
+}
+
+static ds_status read_nccl(const struct ds_cnode *root, struct ds_calib *c,
+                           struct ds_err *err) {
+  struct ds_cnode map, node;
+  if (!ds_cmap_get(root, "nccl", &map)) return DS_OK;
+  DS_CHECK(ds_cmap_check_keys(&map, nccl_keys, err));
+  if (ds_cmap_get(&map, "launch", &node)) {
+    DS_CHECK(ds_cnode_time_ns(&node, &c->nccl_launch_ns, err));
+    c->has_nccl_launch = 1;
+  }
+  if (ds_cmap_get(&map, "interference_blocks", &node)) {
+    int64_t n;
+    DS_CHECK(ds_cnode_int64(&node, &n, err));
+    if (n < 1 || n > 100000)
+      return ds_cnode_error(&node, err, "expected a block count >= 1, got %lld", (long long)n);
+    c->interference_blocks = (int32_t)n;
+    DS_CHECK(read_factor(&map, "interference_slowdown", &c->interference_slowdown, err));
+    DS_CHECK(read_factor(&map, "interference_predicted", &c->interference_predicted, err));
+    c->has_interference = 1;
+  } else if (ds_cmap_get(&map, "interference_slowdown", &node) ||
+             ds_cmap_get(&map, "interference_predicted", &node)) {
+    return ds_cnode_error(&node, err, "needs interference_blocks beside it");
   }
   return DS_OK;
 }
@@ -97,6 +153,8 @@ ds_status ds_calib_load(const char *path, struct ds_calib *out, struct ds_err *e
   if (st == DS_EIO) st = DS_EINPUT; /* an unreadable file named on the command line */
   DS_CHECK_GOTO(st, st, done);
   DS_CHECK_GOTO(read_compute(&root, out, err), st, done);
+  DS_CHECK_GOTO(read_efficiency(&root, out, err), st, done);
+  DS_CHECK_GOTO(read_nccl(&root, out, err), st, done);
   DS_CHECK_GOTO(read_collective(&root, out, err), st, done);
 done:
   ds_config_free(cfg);
@@ -109,4 +167,15 @@ void ds_calib_apply_compute(const struct ds_calib *c, struct ds_compute_params *
   if (c->has_mem_efficiency) p->mem_efficiency = c->mem_efficiency;
   if (c->has_kernel_overhead) p->kernel_overhead_ns = c->kernel_overhead_ns;
   if (c->has_fp32_math) p->fp32_uses_tf32 = c->fp32_uses_tf32;
+  if (c->has_nccl_launch) p->nccl_launch_ns = c->nccl_launch_ns;
+  /* what the measured slowdown leaves beyond the mechanism's SMs/(SMs-blocks)
+   * (sim/train/interference.h): never negative */
+  if (c->has_interference)
+    p->comm_interference = fmax(0.0, c->interference_slowdown / c->interference_predicted - 1);
+}
+
+void ds_calib_apply_gpu(const struct ds_calib *c, struct ds_gpu_spec *g) {
+  struct ds_gpu_efficiency *e = &g->eff;
+  for (int k = 0; k < DS_CALIB_EFF_KEYS; k++)
+    if (c->eff[k] > 0) *ds_gpu_efficiency_slot(e, k) = c->eff[k];
 }

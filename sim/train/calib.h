@@ -20,9 +20,15 @@ extern "C" {
  * schema_version, or an unreadable file. */
 ds_status ds_calib_load(const char *path, struct ds_calib *out, struct ds_err *err);
 
-/* Overrides the keys of p that the file had (has_ flags); leaves the others,
- * comm_interference included, as they are. */
+/* Overrides the keys of p that the file had (has_ flags); leaves the others
+ * as they are. nccl.launch sets nccl_launch_ns; the nccl interference
+ * measurement sets comm_interference to max(0, slowdown / predicted - 1):
+ * the part of the measured slowdown the SM mechanism does not explain. */
 void ds_calib_apply_compute(const struct ds_calib *c, struct ds_compute_params *p);
+
+/* Overrides the GPU's measured efficiencies (g->eff) with the file's
+ * efficiency section, key by key. */
+void ds_calib_apply_gpu(const struct ds_calib *c, struct ds_gpu_spec *g);
 
 #ifdef __cplusplus
 }

@@ -51,27 +51,64 @@ int ds_tf32_parse(const char *name, enum ds_tf32 *out) {
   return -1;
 }
 
+/* The efficiency of class cls run in `math`: the topology's per-class key
+ * (an explicit override, also what --calib's compute keys set), else the
+ * GPU table's measurement for that class and math (or a calibration file's
+ * efficiency section), else, for attention, what matmul resolved to, else
+ * flops_efficiency. */
+static double class_efficiency(const struct ds_topo *topo, enum ds_layer_class cls,
+                               enum ds_gpu_math math, double matmul) {
+  const struct ds_compute_params *p = &topo->compute;
+  const struct ds_gpu_efficiency *e = &topo->gpu.eff;
+  switch (cls) {
+  case DS_LAYER_CONV:
+    return p->conv_efficiency > 0 ? p->conv_efficiency
+           : e->conv[math] > 0    ? e->conv[math]
+                                  : p->flops_efficiency;
+  case DS_LAYER_MATMUL:
+    return p->matmul_efficiency > 0 ? p->matmul_efficiency
+           : e->matmul[math] > 0    ? e->matmul[math]
+                                    : p->flops_efficiency;
+  case DS_LAYER_ATTENTION:
+    return p->attention_efficiency > 0 ? p->attention_efficiency
+           : e->attention[math] > 0    ? e->attention[math]
+                                       : matmul;
+  default:
+    return p->flops_efficiency;
+  }
+}
+
 void ds_compute_set_tf32(struct ds_compute *c, const struct ds_topo *topo, enum ds_tf32 tf32) {
   const struct ds_gpu_spec *g = &topo->gpu;
-  const struct ds_compute_params *p = &topo->compute;
   double half = c->peak_flops_per_s; /* half training: the half type's rate */
   int fp32 = c->precision.act_bytes == 4;
-  double tf = g->tf32_flops_per_s > 0 ? g->tf32_flops_per_s : g->fp32_flops_per_s;
+  int has_tf32 = g->tf32_flops_per_s > 0;
+  double tf = has_tf32 ? g->tf32_flops_per_s : g->fp32_flops_per_s;
+  /* the math each class runs in (a GPU without TF32 runs FP32) */
+  enum ds_gpu_math conv_math = !fp32                                 ? DS_GPU_MATH_HALF
+                               : tf32 != DS_TF32_NONE && has_tf32 ? DS_GPU_MATH_TF32
+                                                                  : DS_GPU_MATH_FP32;
+  enum ds_gpu_math mm_math = !fp32                                ? DS_GPU_MATH_HALF
+                             : tf32 == DS_TF32_ALL && has_tf32 ? DS_GPU_MATH_TF32
+                                                               : DS_GPU_MATH_FP32;
+  double peak_of[DS_GPU_MATH_COUNT] = {g->fp32_flops_per_s, tf, half};
   c->class_peak_flops_per_s[DS_LAYER_UNKNOWN] = c->peak_flops_per_s;
-  c->class_peak_flops_per_s[DS_LAYER_CONV] =
-      !fp32 ? half : tf32 != DS_TF32_NONE ? tf : g->fp32_flops_per_s;
-  c->class_peak_flops_per_s[DS_LAYER_MATMUL] =
-      !fp32 ? half : tf32 == DS_TF32_ALL ? tf : g->fp32_flops_per_s;
-  c->class_peak_flops_per_s[DS_LAYER_ATTENTION] = c->class_peak_flops_per_s[DS_LAYER_MATMUL];
+  c->class_peak_flops_per_s[DS_LAYER_CONV] = peak_of[conv_math];
+  c->class_peak_flops_per_s[DS_LAYER_MATMUL] = peak_of[mm_math];
+  c->class_peak_flops_per_s[DS_LAYER_ATTENTION] = peak_of[mm_math];
   /* elementwise FLOPs run on the vector units */
   c->class_peak_flops_per_s[DS_LAYER_MEMORY] = !fp32 ? 2 * g->fp32_flops_per_s
                                                      : g->fp32_flops_per_s;
-  double eff = p->flops_efficiency;
+  c->class_math[DS_LAYER_CONV] = conv_math;
+  c->class_math[DS_LAYER_MATMUL] = mm_math;
+  c->class_math[DS_LAYER_ATTENTION] = mm_math;
+  double eff = topo->compute.flops_efficiency;
+  double mm = class_efficiency(topo, DS_LAYER_MATMUL, mm_math, eff);
   c->class_efficiency[DS_LAYER_UNKNOWN] = eff;
-  c->class_efficiency[DS_LAYER_CONV] = p->conv_efficiency > 0 ? p->conv_efficiency : eff;
-  c->class_efficiency[DS_LAYER_MATMUL] = p->matmul_efficiency > 0 ? p->matmul_efficiency : eff;
+  c->class_efficiency[DS_LAYER_CONV] = class_efficiency(topo, DS_LAYER_CONV, conv_math, eff);
+  c->class_efficiency[DS_LAYER_MATMUL] = mm;
   c->class_efficiency[DS_LAYER_ATTENTION] =
-      p->attention_efficiency > 0 ? p->attention_efficiency : c->class_efficiency[DS_LAYER_MATMUL];
+      class_efficiency(topo, DS_LAYER_ATTENTION, mm_math, mm);
   c->class_efficiency[DS_LAYER_MEMORY] = eff;
 }
 
@@ -163,11 +200,23 @@ double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
                                     2 * l->fwd_bytes * act_scale(c) * b + weights);
 }
 
+/* compute.h: PyTorch's foreach optimizers, kernel by kernel */
+enum { SGD_KERNELS = 3, SGD_PASSES = 8, ADAM_KERNELS = 7, ADAM_PASSES = 18 };
+
+int ds_compute_step_kernels(const struct ds_compute *c, const struct ds_model *model) {
+  int k = model->optimizer == DS_OPT_ADAM ? ADAM_KERNELS : SGD_KERNELS;
+  return c->amp == DS_AMP_FP16 ? k + 1 : k; /* GradScaler's unscale_ */
+}
+
+int ds_compute_optimizer_passes(enum ds_optimizer opt) {
+  return opt == DS_OPT_ADAM ? ADAM_PASSES : SGD_PASSES;
+}
+
 double ds_compute_step_bytes(const struct ds_compute *c,
                              const struct ds_model *model) {
-  int tensors = model->optimizer == DS_OPT_ADAM ? 7 : 5;
-  if (c->amp == DS_AMP_FP16) tensors += 2; /* GradScaler's unscale_ */
-  return (double)model->total_numel * c->precision.param_bytes * tensors;
+  int passes = ds_compute_optimizer_passes(model->optimizer);
+  if (c->amp == DS_AMP_FP16) passes += 2; /* GradScaler's unscale_ */
+  return (double)model->total_numel * c->precision.param_bytes * passes;
 }
 
 double ds_compute_loss_ns(const struct ds_compute *c, const struct ds_model *model,
@@ -178,5 +227,7 @@ double ds_compute_loss_ns(const struct ds_compute *c, const struct ds_model *mod
 
 double ds_compute_step_ns(const struct ds_compute *c,
                           const struct ds_model *model) {
-  return ds_compute_kernel_ns(c, 0, ds_compute_step_bytes(c, model));
+  /* one kernel over all the bytes, plus the other kernels' overheads */
+  return ds_compute_kernel_ns(c, 0, ds_compute_step_bytes(c, model)) +
+         (ds_compute_step_kernels(c, model) - 1) * c->params.kernel_overhead_ns;
 }

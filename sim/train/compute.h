@@ -17,10 +17,13 @@
  * 'highest'); --tf32 all turns TF32 on for matmuls too, --tf32 none off for
  * convolutions. Half-precision training (--dtype, --amp) runs every class
  * on the half type's tensor cores. Memory-class layers (elementwise,
- * normalisation) are bound by their bytes. Each class's efficiency is the
- * topology's conv_/matmul_/attention_efficiency (flops_efficiency when
- * unset). A layer without a class runs as before: the topology's
- * fp32_math and flops_efficiency. The efficiency factors and the
+ * normalisation) are bound by their bytes. Each class's efficiency, in the
+ * math it runs in: the topology's conv_/matmul_/attention_efficiency when
+ * set (an explicit override), else the GPU table's measured value for that
+ * class and math (gpus.yaml `efficiency`, cited in tools/gen_gpus.py; a
+ * calibration file's `efficiency` section replaces it), else (attention)
+ * matmul's, else flops_efficiency. A layer without a class runs as before:
+ * the topology's fp32_math and flops_efficiency. The efficiency factors and the
  * overhead come from the topology file's `compute` section, so every
  * predicted duration can be recomputed by hand from the files.
  */
@@ -78,6 +81,7 @@ struct ds_compute {
    * flops_efficiency. */
   double class_peak_flops_per_s[DS_LAYER_MEMORY + 1];
   double class_efficiency[DS_LAYER_MEMORY + 1];
+  enum ds_gpu_math class_math[DS_LAYER_MEMORY + 1]; /* conv, matmul, attention */
   double mem_bw_bytes_per_s;
   int32_t sms;             /* the GPU's SMs (interference.h) */
   struct ds_compute_params params;
@@ -114,11 +118,22 @@ double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
  * writes the fp32 .grad: 10 B per parameter). */
 double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
                          int64_t batch);
-/* Optimizer step over every parameter: memory bound; SGD with momentum
- * reads parameter, gradient and momentum and writes parameter and momentum
- * (5 tensors); Adam reads 4 and writes 3 (7 tensors). --amp fp16 adds
- * GradScaler's unscale_ (read and write every fp32 gradient, 2 tensors);
- * bf16 needs no scaler. */
+/* Optimizer step over every parameter: memory bound, the kernels of
+ * PyTorch's default (foreach) implementation, each a pass over every
+ * parameter's tensors (torch/optim/sgd.py _multi_tensor_sgd, adam.py
+ * _multi_tensor_adam; no weight decay, not the first step):
+ *   SGD with momentum, 3 kernels, 8 tensor passes: _foreach_mul_(bufs)
+ *     reads and writes the momentum (2), _foreach_add_(bufs, grads) reads
+ *     both and writes the momentum (3), _foreach_add_(params, bufs) (3);
+ *   Adam, 7 kernels, 18 passes: _foreach_lerp_(exp_avgs, grads) (3),
+ *     _foreach_mul_(exp_avg_sqs) (2), _foreach_addcmul_(exp_avg_sqs, grads,
+ *     grads) (3: the gradient read once), _foreach_sqrt (2), _foreach_div_
+ *     (2), _foreach_add_(eps) (2), _foreach_addcdiv_(params, exp_avgs,
+ *     denom) (4).
+ * --amp fp16 adds GradScaler's unscale_ (one kernel reading and writing
+ * every fp32 gradient, 2 passes); bf16 needs no scaler. Each kernel pays
+ * kernel_overhead once (multi_tensor_apply may split a foreach call into
+ * several launches; not modelled). */
 double ds_compute_step_ns(const struct ds_compute *c,
                           const struct ds_model *model);
 /* The loss and its gradient over `samples` outputs of the model: one
@@ -128,6 +143,11 @@ double ds_compute_step_ns(const struct ds_compute *c,
  * costs the same under each. */
 double ds_compute_loss_ns(const struct ds_compute *c, const struct ds_model *model,
                           double samples, double *bytes);
+/* Passes over the parameters' bytes of the optimizer's kernels (above,
+ * without GradScaler): 8 (SGD with momentum) or 18 (Adam). */
+int ds_compute_optimizer_passes(enum ds_optimizer opt);
+/* Kernels the optimizer step launches (one per foreach call, above). */
+int ds_compute_step_kernels(const struct ds_compute *c, const struct ds_model *model);
 /* Bytes moved by the optimizer step (for the schedule's bytes column). */
 double ds_compute_step_bytes(const struct ds_compute *c,
                              const struct ds_model *model);

@@ -87,7 +87,7 @@ ds_status ds_ps_shard(const struct ds_model *m, int32_t n_servers, int32_t world
 
 double ds_ps_update_bytes(const struct ds_model *m, const struct ds_compute *c,
                           int64_t shard_numel, enum ds_ps_mode mode, int32_t world) {
-  double passes = m->optimizer == DS_OPT_ADAM ? 7 : 5;
+  double passes = ds_compute_optimizer_passes(m->optimizer); /* as a worker's step */
   /* Sync: the N pushed gradients are first summed (read N, write 1). */
   if (mode == DS_PS_SYNC && world > 1) passes += world + 1;
   return (double)shard_numel * ds_dtype_bytes(c->dtype) * passes;

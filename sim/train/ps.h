@@ -24,7 +24,8 @@
  *     TensorFlow's GreedyLoadBalancingStrategy places variables.
  *   - The server's update is one memory-bound kernel on its GPU (the
  *     roofline of compute.h with no FLOPs): the optimizer step over its
- *     shard, 5 passes (SGD with momentum) or 7 (Adam) of the shard's bytes,
+ *     shard, the passes of PyTorch's foreach optimizer (compute.h: 8 for
+ *     SGD with momentum, 18 for Adam) over the shard's bytes,
  *     and in sync mode with N > 1 workers first the sum of the N gradients
  *     (read N, write 1: N + 1 passes). Updates of one server run one at a
  *     time, in arrival order, on a queue of their own: they do not slow the

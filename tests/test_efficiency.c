@@ -1,0 +1,411 @@
+/*
+ * Tests for compute by op class with measured efficiencies (issue #12 item
+ * 5): the GPU table's `efficiency` map (sim/net/gpu_table.c), how
+ * sim/train/compute.c resolves each class's efficiency in the math it runs
+ * in, mem_efficiency from the table (sim/net/topo.c), PyTorch's foreach
+ * optimizer kernels, and a calibration file's `efficiency` and `nccl`
+ * sections (traces/calib_file.c, sim/train/calib.c) as the simulator uses
+ * them. Expected values are worked by hand from a made-up GPU with round
+ * numbers.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim/net/gpu_table.h"
+#include "sim/net/topo.h"
+#include "sim/train/calib.h"
+#include "sim/train/compute.h"
+#include "sim/train/interference.h"
+#include "sim/train/model.h"
+#include "tests/support.h"
+#include "traces/calib_file.h"
+
+/* EffGPU: FP32 10, TF32 80, FP16/BF16 160 TFLOPS, 1000 GB/s; measured conv
+ * in TF32 0.25 and in half 0.3, matmul in FP32 0.4 and in TF32 0.6, a copy
+ * at 0.8 of the bandwidth. NoMemGPU: the same without any measurement. */
+static const char *gpus_text =
+    "schema_version: 1\ngpus:\n"
+    "  - name: EffGPU\n    arch: Test\n    sms: 100\n    fp32: 10TFLOPS\n    tf32: 80TFLOPS\n"
+    "    fp16: 160TFLOPS\n    bf16: 160TFLOPS\n    mem: 16GB\n    mem_bw: 1000GBps\n"
+    "    efficiency: {conv_tf32: 0.25, conv_half: 0.3, matmul_fp32: 0.4, matmul_tf32: 0.6,"
+    " memory: 0.8}\n"
+    "  - name: NoMemGPU\n    arch: Test\n    sms: 100\n    fp32: 10TFLOPS\n    tf32: 80TFLOPS\n"
+    "    fp16: 160TFLOPS\n    mem: 16GB\n    mem_bw: 1000GBps\n";
+
+struct files {
+  char gpus[64], topo[64];
+};
+
+/* A one-GPU topology on `gpu` whose compute section is `compute` (lines
+ * indented by two spaces), with the GPU table above; loaded into *t. */
+static void load_topo(struct files *f, const char *gpu, const char *compute,
+                      struct ds_topo **t) {
+  char text[1024];
+  strcpy(f->gpus, "/tmp/ddpsim-effgpus-XXXXXX");
+  ds_test_write_temp(f->gpus, gpus_text);
+  snprintf(text, sizeof text,
+           "schema_version: 1\nname: eff\ngpu: %s\nnodes: 1\ngpus_per_node: 1\n"
+           "intra_node:\n  template: nvswitch\n  link_bw: 100GBps\n  link_lat: 1us\n"
+           "compute:\n%s", gpu, compute);
+  strcpy(f->topo, "/tmp/ddpsim-efftopo-XXXXXX");
+  ds_test_write_temp(f->topo, text);
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_load(f->topo, f->gpus, t, &err), DS_OK, "%s", err.msg);
+}
+
+static void unload(struct files *f, struct ds_topo *t) {
+  ds_topo_free(t);
+  unlink(f->gpus);
+  unlink(f->topo);
+}
+
+/* One kernel of 1 TFLOP (no bytes) of class cls, in ms. */
+static double tflop_ms(const struct ds_compute *c, enum ds_layer_class cls) {
+  return ds_compute_class_kernel_ns(c, cls, 1e12, 0) / 1e6;
+}
+
+Test(efficiency, gpu_table_reads_the_map_and_locates_bad_values) {
+  struct files f;
+  struct ds_topo *t;
+  load_topo(&f, "EffGPU", "  kernel_overhead: 0us\n", &t);
+  const struct ds_gpu_efficiency *e = &t->gpu.eff;
+  cr_assert_float_eq(e->conv[DS_GPU_MATH_TF32], 0.25, 0);
+  cr_assert_float_eq(e->conv[DS_GPU_MATH_HALF], 0.3, 0);
+  cr_assert_float_eq(e->matmul[DS_GPU_MATH_FP32], 0.4, 0);
+  cr_assert_float_eq(e->matmul[DS_GPU_MATH_TF32], 0.6, 0);
+  cr_assert_float_eq(e->memory, 0.8, 0);
+  /* what was not measured stays 0 */
+  cr_assert_eq(e->conv[DS_GPU_MATH_FP32], 0);
+  cr_assert_eq(e->matmul[DS_GPU_MATH_HALF], 0);
+  for (int m = 0; m < DS_GPU_MATH_COUNT; m++) cr_assert_eq(e->attention[m], 0);
+  unload(&f, t);
+
+  const char *bad[][2] = {
+      {"efficiency: {conv_tf33: 0.2}", "unknown key 'conv_tf33'"},
+      {"efficiency: {matmul_fp32: 1.5}", "expected an achieved / peak fraction in (0, 1]"},
+      {"efficiency: {memory: 0}", "expected an achieved / peak fraction in (0, 1]"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char text[512], path[64] = "/tmp/ddpsim-effbad-XXXXXX";
+    snprintf(text, sizeof text,
+             "schema_version: 1\ngpus:\n  - name: G\n    sms: 1\n    fp32: 1TFLOPS\n"
+             "    fp16: 2TFLOPS\n    mem: 1GB\n    mem_bw: 1GBps\n    %s\n", bad[i][0]);
+    ds_test_write_temp(path, text);
+    struct ds_gpu_spec g;
+    struct ds_err err = {0};
+    cr_assert_eq(ds_gpu_table_lookup(path, "G", &g, &err), DS_EINPUT, "%s", bad[i][0]);
+    cr_assert(strstr(err.msg, bad[i][1]) != NULL, "%s: %s", bad[i][0], err.msg);
+    cr_assert(strstr(err.msg, ":9:") != NULL, "the line of the map: %s", err.msg);
+    unlink(path);
+  }
+}
+
+Test(efficiency, each_class_takes_the_measurement_of_the_math_it_runs_in) {
+  /* EffGPU, flops_efficiency 0.5, no overhead, 1 TFLOP per kernel:
+   *   fp32 training (--tf32 conv): conv on TF32 at 0.25: 1e12/(80e12*0.25)
+   *     = 50 ms; matmul on FP32 at 0.4: 250 ms; attention takes matmul's
+   *     (nothing measured for it): 250 ms; a class-less layer keeps
+   *     fp32_math (tf32) and flops_efficiency: 1e12/(80e12*0.5) = 25 ms;
+   *   --tf32 all: matmul and attention on TF32 at 0.6: 20.833 ms;
+   *   --tf32 none: conv on FP32, not measured: 0.5, 200 ms;
+   *   --amp fp16: conv at conv_half 0.3: 1e12/(160e12*0.3) = 20.833 ms,
+   *     matmul not measured in half: 0.5, 12.5 ms;
+   *   memory class: 1 GB at 1000 GB/s x the measured 0.8 = 1.25 ms. */
+  struct files f;
+  struct ds_topo *t;
+  load_topo(&f, "EffGPU", "  flops_efficiency: 0.5\n  kernel_overhead: 0us\n", &t);
+  struct ds_compute c;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK, "%s", err.msg);
+  cr_assert_float_eq(tflop_ms(&c, DS_LAYER_CONV), 50, 1e-9);
+  cr_assert_float_eq(tflop_ms(&c, DS_LAYER_MATMUL), 250, 1e-9);
+  cr_assert_float_eq(tflop_ms(&c, DS_LAYER_ATTENTION), 250, 1e-9);
+  cr_assert_float_eq(tflop_ms(&c, DS_LAYER_UNKNOWN), 25, 1e-9);
+  cr_assert_eq(c.class_math[DS_LAYER_CONV], DS_GPU_MATH_TF32);
+  cr_assert_eq(c.class_math[DS_LAYER_MATMUL], DS_GPU_MATH_FP32);
+  cr_assert_float_eq(ds_compute_class_kernel_ns(&c, DS_LAYER_MEMORY, 0, 1e9) / 1e6, 1.25, 1e-9);
+  ds_compute_set_tf32(&c, t, DS_TF32_ALL);
+  cr_assert_float_eq(tflop_ms(&c, DS_LAYER_MATMUL), 1e3 / 48, 1e-9);
+  cr_assert_float_eq(tflop_ms(&c, DS_LAYER_ATTENTION), 1e3 / 48, 1e-9);
+  ds_compute_set_tf32(&c, t, DS_TF32_NONE);
+  cr_assert_float_eq(tflop_ms(&c, DS_LAYER_CONV), 200, 1e-9);
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_FP16, &c, &err), DS_OK, "%s", err.msg);
+  cr_assert_float_eq(tflop_ms(&c, DS_LAYER_CONV), 1e3 / 48, 1e-9);
+  cr_assert_float_eq(tflop_ms(&c, DS_LAYER_MATMUL), 12.5, 1e-9);
+  unload(&f, t);
+}
+
+Test(efficiency, the_topologys_own_keys_override_the_table) {
+  /* conv_efficiency 0.9 in the topology: conv 1e12/(80e12*0.9) = 13.889
+   * ms, in every math (an explicit override); mem_efficiency 0.6: 1 GB in
+   * 1/0.6 ms. A GPU with no copy measured and no key: 0.7. */
+  struct files f;
+  struct ds_topo *t;
+  load_topo(&f, "EffGPU",
+            "  conv_efficiency: 0.9\n  mem_efficiency: 0.6\n  kernel_overhead: 0us\n", &t);
+  cr_assert_float_eq(t->compute.mem_efficiency, 0.6, 0);
+  struct ds_compute c;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK, "%s", err.msg);
+  cr_assert_float_eq(tflop_ms(&c, DS_LAYER_CONV), 1e3 / 72, 1e-9);
+  cr_assert_float_eq(ds_compute_class_kernel_ns(&c, DS_LAYER_MEMORY, 0, 1e9) / 1e6, 1 / 0.6,
+                     1e-9);
+  unload(&f, t);
+  load_topo(&f, "EffGPU", "  kernel_overhead: 0us\n", &t);
+  cr_assert_float_eq(t->compute.mem_efficiency, 0.8, 0, "the table's measured copy");
+  unload(&f, t);
+  load_topo(&f, "NoMemGPU", "  kernel_overhead: 0us\n", &t);
+  cr_assert_float_eq(t->compute.mem_efficiency, 0.7, 0, "nothing measured, no key");
+  unload(&f, t);
+}
+
+Test(efficiency, shipped_topologies_take_their_gpus_measurements) {
+  /* Every shipped machine's GPU has a measured copy and convolution and
+   * matmul values in the math fp32 training runs them in (gpus.yaml, from
+   * tools/gen_gpus.py): they, not flops_efficiency, set the classes. */
+  const char *topos[] = {"topologies/dgx1-v100.yaml", "topologies/dgx-a100.yaml",
+                         "topologies/dgx-h100.yaml", "validation/topologies/nd-h200-v5.yaml"};
+  for (size_t i = 0; i < sizeof topos / sizeof *topos; i++) {
+    struct ds_topo *t = NULL;
+    struct ds_err err = {0};
+    cr_assert_eq(ds_topo_load(topos[i], "topologies/gpus.yaml", &t, &err), DS_OK, "%s",
+                 err.msg);
+    cr_assert_gt(t->gpu.eff.memory, 0, "%s", topos[i]);
+    cr_assert_float_eq(t->compute.mem_efficiency, t->gpu.eff.memory, 0, "%s", topos[i]);
+    struct ds_compute c;
+    cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK, "%s", err.msg);
+    enum ds_gpu_math cm = c.class_math[DS_LAYER_CONV], mm = c.class_math[DS_LAYER_MATMUL];
+    cr_assert_eq(cm, t->gpu.tf32_flops_per_s > 0 ? DS_GPU_MATH_TF32 : DS_GPU_MATH_FP32);
+    cr_assert_eq(mm, DS_GPU_MATH_FP32, "PyTorch's matmuls stay FP32");
+    cr_assert_gt(t->gpu.eff.conv[cm], 0, "%s", topos[i]);
+    cr_assert_gt(t->gpu.eff.matmul[mm], 0, "%s", topos[i]);
+    cr_assert_float_eq(c.class_efficiency[DS_LAYER_CONV], t->gpu.eff.conv[cm], 0, "%s", topos[i]);
+    cr_assert_float_eq(c.class_efficiency[DS_LAYER_MATMUL], t->gpu.eff.matmul[mm], 0);
+    cr_assert_float_eq(c.class_efficiency[DS_LAYER_ATTENTION], t->gpu.eff.matmul[mm], 0);
+    ds_topo_free(t);
+  }
+}
+
+Test(efficiency, optimizer_step_is_pytorchs_foreach_kernels) {
+  /* EffGPU, kernel_overhead 5 us, copies at 1000 GB/s x 0.8. tiny-model
+   * (SGD with momentum, 1,835,264 fp32 parameters): 8 passes of 7,341,056
+   * B = 58,728,448 B in 73.41056 us, plus 3 kernels' overhead = 88.41056
+   * us. bert-base (Adam): 18 passes, 7 kernels. --amp fp16 adds
+   * GradScaler's unscale_: 2 passes, 1 kernel. */
+  struct files f;
+  struct ds_topo *t;
+  load_topo(&f, "EffGPU", "  kernel_overhead: 5us\n", &t);
+  struct ds_compute c;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK, "%s", err.msg);
+  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
+  cr_assert_eq(ds_compute_step_kernels(&c, m), 3);
+  cr_assert_float_eq(ds_compute_step_bytes(&c, m), 58728448, 0.5);
+  cr_assert_float_eq(ds_compute_step_ns(&c, m), 88410.56, 1e-6);
+  ds_model_free(m);
+  m = ds_test_model("models/bert-base.yaml");
+  double p = (double)m->total_numel * 4;
+  cr_assert_eq(ds_compute_step_kernels(&c, m), 7);
+  cr_assert_float_eq(ds_compute_step_bytes(&c, m), 18 * p, 0.5);
+  cr_assert_float_eq(ds_compute_step_ns(&c, m), 18 * p / 800e9 * 1e9 + 7 * 5000, 1e-3);
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_FP16, &c, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_compute_step_kernels(&c, m), 8);
+  cr_assert_float_eq(ds_compute_step_bytes(&c, m), 20 * p, 0.5);
+  ds_model_free(m);
+  unload(&f, t);
+}
+
+/* ---- calibration files ---------------------------------------------------- */
+
+static ds_status load_calib(const char *text, struct ds_calib *c, struct ds_err *err) {
+  char path[64] = "/tmp/ddpsim-effcal-XXXXXX";
+  ds_test_write_temp(path, text);
+  ds_status st = ds_calib_load(path, c, err);
+  unlink(path);
+  return st;
+}
+
+Test(efficiency, calib_keys_are_the_gpu_tables) {
+  for (int k = 0; k < DS_CALIB_EFF_KEYS; k++)
+    cr_assert_str_eq(ds_calib_efficiency_keys[k], ds_gpu_efficiency_keys[k], "key %d", k);
+  cr_assert_str_eq(ds_gpu_efficiency_keys[DS_CALIB_EFF_KEYS], "memory");
+  cr_assert_null(ds_gpu_efficiency_keys[DS_CALIB_EFF_KEYS + 1]);
+}
+
+Test(efficiency, calib_efficiency_replaces_the_tables_key_by_key) {
+  /* The file measured matmul in TF32 (0.7) and conv in FP32 (0.35): on
+   * EffGPU matmul_tf32 0.6 becomes 0.7, conv_fp32 (unmeasured) 0.35, the
+   * rest stays: --tf32 all matmul 1e12/(80e12*0.7) ms; --tf32 none conv
+   * 1e12/(10e12*0.35) ms; conv in TF32 still 50 ms. */
+  struct ds_calib cal;
+  struct ds_err err = {0};
+  cr_assert_eq(load_calib("schema_version: 1\nefficiency:\n  matmul_tf32: 0.7\n"
+                          "  conv_fp32: 0.35\n", &cal, &err), DS_OK, "%s", err.msg);
+  struct files f;
+  struct ds_topo *t;
+  load_topo(&f, "EffGPU", "  kernel_overhead: 0us\n", &t);
+  ds_calib_apply_compute(&cal, &t->compute);
+  ds_calib_apply_gpu(&cal, &t->gpu);
+  struct ds_compute c;
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK, "%s", err.msg);
+  cr_assert_float_eq(tflop_ms(&c, DS_LAYER_CONV), 50, 1e-9);
+  cr_assert_float_eq(tflop_ms(&c, DS_LAYER_MATMUL), 250, 1e-9);
+  ds_compute_set_tf32(&c, t, DS_TF32_ALL);
+  cr_assert_float_eq(tflop_ms(&c, DS_LAYER_MATMUL), 1e3 / 56, 1e-9);
+  ds_compute_set_tf32(&c, t, DS_TF32_NONE);
+  cr_assert_float_eq(tflop_ms(&c, DS_LAYER_CONV), 1e3 / 3.5, 1e-9);
+  cr_assert_float_eq(t->gpu.eff.memory, 0.8, 0, "not in the file: unchanged");
+  unload(&f, t);
+}
+
+Test(efficiency, calib_nccl_sets_the_launch_and_what_interference_leaves) {
+  /* A GEMM 1.25x slower beside 20 of 100 SMs' copy blocks, whose mechanism
+   * predicts 100/80 = 1.25: nothing left (comm_interference 0); measured
+   * 1.5: 1.5/1.25 - 1 = 0.2; measured faster than predicted: 0, never
+   * negative. The factor beside any collective is then (1 + 0.2). */
+  struct ds_calib cal;
+  struct ds_err err = {0};
+  struct ds_compute_params p = {.comm_interference = 0.3};
+  cr_assert_eq(load_calib("schema_version: 1\nnccl:\n  launch: 7.5us\n  interference_blocks: 20\n"
+                          "  interference_slowdown: 1.25\n  interference_predicted: 1.25\n",
+                          &cal, &err), DS_OK, "%s", err.msg);
+  ds_calib_apply_compute(&cal, &p);
+  cr_assert_float_eq(p.nccl_launch_ns, 7500, 1e-9);
+  cr_assert_float_eq(p.comm_interference, 0, 1e-12);
+  cr_assert_eq(load_calib("schema_version: 1\nnccl:\n  interference_blocks: 20\n"
+                          "  interference_slowdown: 1.5\n  interference_predicted: 1.25\n",
+                          &cal, &err), DS_OK, "%s", err.msg);
+  ds_calib_apply_compute(&cal, &p);
+  cr_assert_float_eq(p.comm_interference, 0.2, 1e-12);
+  cr_assert_float_eq(p.nccl_launch_ns, 7500, 1e-9, "not in this file: unchanged");
+  struct ds_compute c;
+  memset(&c, 0, sizeof c);
+  c.params = p;
+  c.sms = 100;
+  struct ds_coll_load none = {0, 0};
+  cr_assert_float_eq(ds_interference_factor(&c, 0, none, 1), 1.2, 1e-12);
+  cr_assert_eq(load_calib("schema_version: 1\nnccl:\n  interference_blocks: 20\n"
+                          "  interference_slowdown: 1.1\n  interference_predicted: 1.25\n",
+                          &cal, &err), DS_OK, "%s", err.msg);
+  ds_calib_apply_compute(&cal, &p);
+  cr_assert_float_eq(p.comm_interference, 0, 0);
+}
+
+Test(efficiency, calib_bad_sections_are_located) {
+  const char *bad[][2] = {
+      {"schema_version: 1\nefficiency:\n  memory: 0.9\n",
+       ":3:11: key 'memory': memory is set by the compute section's mem_efficiency"},
+      {"schema_version: 1\nefficiency:\n  conv_tf32: 2\n", ":3:14: key 'conv_tf32'"},
+      {"schema_version: 1\nnccl:\n  interference_slowdown: 1.2\n",
+       "needs interference_blocks beside it"},
+      {"schema_version: 1\nnccl:\n  interference_blocks: 4\n  interference_slowdown: 0.5\n"
+       "  interference_predicted: 1.1\n", "expected a slowdown factor from 1 to 100"},
+      {"schema_version: 1\nnccl:\n  launch: fast\n", ":3:11: key 'launch'"},
+      {"schema_version: 1\nnccl:\n  blocks: 4\n", "unknown key 'blocks'"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    struct ds_calib cal;
+    struct ds_err err = {0};
+    cr_assert_eq(load_calib(bad[i][0], &cal, &err), DS_EINPUT, "%s", bad[i][0]);
+    cr_assert(strstr(err.msg, bad[i][1]) != NULL, "%s\nwant: %s", err.msg, bad[i][1]);
+  }
+}
+
+Test(efficiency, calib_round_trips_the_new_sections) {
+  struct ds_calib c;
+  memset(&c, 0, sizeof c);
+  c.eff[1] = 0.2123456789; /* conv_tf32 */
+  c.eff[3] = 0.6312349;    /* matmul_fp32 */
+  c.has_nccl_launch = 1;
+  c.nccl_launch_ns = 7512.3456;
+  c.has_interference = 1;
+  c.interference_blocks = 24;
+  c.interference_slowdown = 1.2345678;
+  c.interference_predicted = 1.2222222;
+  char path[64] = "/tmp/ddpsim-effrt-XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert_geq(fd, 0);
+  FILE *fp = fdopen(fd, "w");
+  cr_assert_eq(ds_calib_write(fp, &c, NULL), 0);
+  fclose(fp);
+  char *first = ds_test_slurp(path);
+  cr_assert(strstr(first, "efficiency:\n  conv_tf32: 0.212346\n  matmul_fp32: 0.631235\n"),
+            "%s", first);
+  cr_assert(strstr(first, "nccl:\n  launch: 7.51235us\n  interference_blocks: 24\n"), "%s",
+            first);
+  struct ds_calib back;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_calib_load(path, &back, &err), DS_OK, "%s\n%s", err.msg, first);
+  for (int k = 0; k < DS_CALIB_EFF_KEYS; k++)
+    cr_assert_float_eq(back.eff[k], c.eff[k], 5e-6 * c.eff[k], "key %d", k);
+  cr_assert(back.has_nccl_launch && back.has_interference);
+  cr_assert_float_eq(back.nccl_launch_ns, c.nccl_launch_ns, 5e-6 * c.nccl_launch_ns);
+  cr_assert_eq(back.interference_blocks, 24);
+  cr_assert_float_eq(back.interference_slowdown, c.interference_slowdown, 1e-5);
+  cr_assert_float_eq(back.interference_predicted, c.interference_predicted, 1e-5);
+  fp = fopen(path, "w");
+  cr_assert_eq(ds_calib_write(fp, &back, NULL), 0);
+  fclose(fp);
+  char *second = ds_test_slurp(path);
+  cr_assert_str_eq(second, first);
+  unlink(path);
+  free(first);
+  free(second);
+}
+
+/* The rank-0 all-reduces of a trace: how many, and their summed length. */
+static double allreduce_us(const char *trace, int *n) {
+  char *text = ds_test_slurp(trace);
+  double sum = 0;
+  *n = 0;
+  for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+    if (!strstr(line, ",0,comm,allreduce,")) continue;
+    const char *end = strrchr(line, ',');
+    const char *start = end - 1;
+    while (start > line && *start != ',') start--;
+    sum += strtod(end + 1, NULL) - strtod(start + 1, NULL);
+    (*n)++;
+  }
+  free(text);
+  return sum;
+}
+
+Test(efficiency, ddpsim_calib_launch_replaces_the_fitted_per_call_cost) {
+  /* ResNet-50 DDP on 2 A100s, NCCL's choice per bucket: the per-call
+   * extra is added once to each all-reduce, so a file measuring 30 us
+   * makes every rank-0 all-reduce exactly 20 us longer than one measuring
+   * 10 us (the fitted value). */
+  double total[2];
+  int n[2];
+  const char *launch[2] = {"10us", "30us"};
+  for (int k = 0; k < 2; k++) {
+    char cal[64] = "/tmp/ddpsim-effl-XXXXXX", trace[80], text[128], args[512];
+    snprintf(text, sizeof text, "schema_version: 1\nnccl:\n  launch: %s\n", launch[k]);
+    ds_test_write_temp(cal, text);
+    snprintf(trace, sizeof trace, "%s.csv", cal);
+    snprintf(args, sizeof args, "--topo dgx-a100 --model resnet50 --world-size 2 --algo auto "
+             "--calib %s --trace %s", cal, trace);
+    struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    total[k] = allreduce_us(trace, &n[k]);
+    ds_test_release(&r);
+    unlink(cal);
+    unlink(trace);
+  }
+  cr_assert_gt(n[0], 1);
+  cr_assert_eq(n[0], n[1]);
+  cr_assert_float_eq(total[1] - total[0], 20.0 * n[0], 0.002 * n[0], "%g vs %g over %d",
+                     total[1], total[0], n[0]);
+}
+
+Test(efficiency, gpu_table_is_what_gen_gpus_writes) {
+  /* topologies/gpus.yaml (its efficiency maps with their cited arithmetic)
+   * is generated; a hand edit or a stale table fails here. */
+  if (access("../shared/data/gpu_specs.csv", R_OK) != 0)
+    cr_skip_test("../shared/data (the generator's input) is not beside the repository");
+  int rc = system("python3 tools/gen_gpus.py --check >/dev/null 2>&1");
+  cr_assert_eq(rc, 0, "python3 tools/gen_gpus.py --check failed: regenerate gpus.yaml");
+}

@@ -416,7 +416,7 @@ static void print_header(FILE *out, const struct collbench_options *o,
             "# %12s %12s %6s %10s %8s %8s %5s %6s %3s %10s\n",
             net, exec, ds_nccl_constants_version(), ds_nccl_arch_name(pl->m.arch),
             pl->m.nnodes, pl->m.channels, pl->m.chan_bw_bytes_per_s / 1e9,
-            o->nccl_extra ? "launch + mid-size ramp (measured)" : "none",
+            o->nccl_extra ? "launch + slice syncs + pipeline fill (fitted on 8x A100)" : "none",
             "size", "count", "type", "time", "algbw", "busbw", "algo", "proto", "ch",
             "nccl", "(B)", "(elements)", "", "(us)", "(GB/s)", "(GB/s)", "", "", "", "(us)");
   }

@@ -66,8 +66,8 @@ static const char usage[] =
     "                         with --algo ring or tree, auto with auto or nvls). none: the plain algorithm\n"
     "                         (links' own bandwidth and latency); a protocol: NCCL's\n"
     "                         channels, wire overhead and latencies (docs/collectives.md)\n"
-    "  --nccl-extra measured|none  with a protocol: add the per-call effects NCCL's model\n"
-    "                         leaves out, fitted to nccl-tests (default measured)\n"
+    "  --nccl-extra measured|none  with a protocol: add the mechanisms NCCL's model leaves\n"
+    "                         out (launch, slice syncs, NVLS pipeline; default measured)\n"
     "  --calib FILE           a calibration file (ddpreal calibrate): its compute\n"
     "                         factors replace the topology's\n"
     ;

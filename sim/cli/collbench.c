@@ -43,7 +43,7 @@ struct collbench_options {
   enum proto_choice proto;
   enum ds_proto proto_fixed;
   int proto_set;
-  int nccl_extra; /* add the measured effects NCCL's model leaves out */
+  int nccl_extra; /* add the mechanisms NCCL's model leaves out */
   double min_bytes, max_bytes, factor;
   int32_t ranks; /* 0: every GPU */
   enum ds_coll_choice coll_model;

@@ -1,8 +1,10 @@
 /*
  * NCCL's cost model for all-reduce (NVIDIA/nccl src/graph/tuning.cc and
  * src/tuning/ring.cc, v2.30.7; constants in sim/coll/nccl_constants.c, generated
- * from ../shared/data/nccl_tuning_constants.csv), and the parameters with
- * which sim/coll/coll_ring.c simulates a ring of a given protocol.
+ * from ../shared/data/nccl_tuning_constants.csv), NCCL's chunking and the
+ * mechanisms its cost model leaves out (struct ds_nccl_extra below), and the
+ * parameters with which sim/coll/coll_ring.c simulates a ring of a given
+ * protocol.
  *
  * NCCL predicts, per algorithm a and protocol p (one node; nsteps = 2(N-1)):
  *   latency   lat(p)   = baseLat[a][p] + nsteps * hwLat[hw][a][p]

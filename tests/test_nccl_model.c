@@ -114,11 +114,96 @@ Test(nccl_model, simulation_parameters) {
   ds_nccl_coll_proto(&f.m, DS_PROTO_SIMPLE, 1e6, &p);
   cr_assert_float_eq(p.wire_factor, 1, 1e-12);
   cr_assert_float_eq(p.hop_lat_ns[DS_HOP_NVLINK], 3400, 1e-9);
-  /* Extra effects: launch + ramp_max * S / (S + half). */
+  /* Extra effects: launch + Simple slice syncs (28 per loop per channel). */
   f.m.extra = DS_NCCL_EXTRA_MEASURED;
-  double half = f.m.extra.ramp_half_bytes;
-  ds_nccl_coll_proto(&f.m, DS_PROTO_SIMPLE, half, &p);
-  cr_assert_float_eq(p.start_lat_ns, 8400 + f.m.extra.launch_ns + f.m.extra.ramp_max_ns / 2,
+  ds_nccl_coll_proto(&f.m, DS_PROTO_SIMPLE, 16 << 20, &p);
+  cr_assert_float_eq(p.start_lat_ns, 8400 + f.m.extra.launch_ns + 28 * f.m.extra.sync_ns, 1e-6);
+  ds_nccl_coll_proto(&f.m, DS_PROTO_LL128, 16 << 20, &p);
+  cr_assert_float_eq(p.start_lat_ns, 14000 + f.m.extra.launch_ns, 1e-6);
+  release(&f);
+}
+
+Test(nccl_model, ring_chunking_on_dgx_a100) {
+  /* all_reduce.h runRing on 12 channels of 8 ranks: a channel's share in
+   * loops of 8 chunks. Expected, by hand:
+   *   Simple chunk = 4 MiB / 8 steps * 4 chunk steps = 2 MiB, 2 slices;
+   *     16 MiB: 16 MiB / 12 per channel < 8 * 2 MiB: 1 loop, 14 * 2 = 28 syncs;
+   *     8 GiB: 715827882.7 B per channel / 16 MiB = 42.7: 43 loops, 1204 syncs;
+   *   LL chunk = 524288 / 8 / 2 = 32 KiB; LL128 = 4915200 / 8 * 15/16 = 576000 B;
+   *     no slice syncs (the flags travel with the data); no fill on the ring. */
+  struct ds_err err = {0};
+  struct fixture f;
+  cr_assert_eq(build(&f, "topologies/dgx-a100.yaml", 0, &err), DS_OK, "%s", err.msg);
+  struct ds_nccl_chunking c;
+  ds_nccl_chunking(&f.m, DS_AR_RING, DS_PROTO_SIMPLE, 16 << 20, &c);
+  cr_assert_eq(c.ctas, 12);
+  cr_assert_float_eq(c.chunk_bytes, 2 << 20, 1e-9);
+  cr_assert_float_eq(c.loops, 1, 1e-12);
+  cr_assert_float_eq(c.syncs, 28, 1e-12);
+  cr_assert_float_eq(c.fill_ns, 0, 1e-12);
+  ds_nccl_chunking(&f.m, DS_AR_RING, DS_PROTO_SIMPLE, 8589934592.0, &c);
+  cr_assert_float_eq(c.loops, 43, 1e-12);
+  cr_assert_float_eq(c.syncs, 1204, 1e-12);
+  ds_nccl_chunking(&f.m, DS_AR_RING, DS_PROTO_LL, 16 << 20, &c);
+  cr_assert_float_eq(c.chunk_bytes, 32768, 1e-9);
+  cr_assert_float_eq(c.loops, ceil((16 << 20) / 12.0 / (8 * 32768.0)), 1e-12);
+  cr_assert_float_eq(c.syncs, 0, 1e-12);
+  ds_nccl_chunking(&f.m, DS_AR_RING, DS_PROTO_LL128, 16 << 20, &c);
+  cr_assert_float_eq(c.chunk_bytes, 576000, 1e-9);
+  cr_assert_float_eq(c.syncs, 0, 1e-12);
+  /* NCCL's model alone adds nothing; the fitted extras add launch + syncs. */
+  cr_assert_float_eq(ds_nccl_extra_ns(&f.m, DS_AR_RING, DS_PROTO_SIMPLE, 16 << 20), 0, 1e-12);
+  f.m.extra = DS_NCCL_EXTRA_MEASURED;
+  cr_assert_float_eq(ds_nccl_extra_ns(&f.m, DS_AR_RING, DS_PROTO_SIMPLE, 8589934592.0),
+                     f.m.extra.launch_ns + 1204 * f.m.extra.sync_ns, 1e-6);
+  cr_assert_float_eq(ds_nccl_sim_algo_ns(&f.m, DS_AR_RING, DS_PROTO_SIMPLE, 16 << 20),
+                     ds_nccl_predict_ns(&f.m, DS_PROTO_SIMPLE, 16 << 20) +
+                         f.m.extra.launch_ns + 28 * f.m.extra.sync_ns,
+                     1e-6);
+  release(&f);
+}
+
+Test(nccl_model, nvls_chunking_and_pipeline_on_dgx_h100) {
+  /* NVLS on dgx-h100: 16 CTAs (NVLS_NCHANNELS_SM90) x 8 heads = 128
+   * concurrent chunks; NCCL's NVLS bus bandwidth 8 * 40 * 0.85 * 7/8 * 2 =
+   * 476 GB/s, algbw 476 * 8/14 = 272 GB/s. Expected, by hand:
+   *   2 MiB: 2 MiB < 2 * 128 * 32 KiB: chunk 16 KiB, loop 2 MiB: 1 loop,
+   *          1 sync, fill 2 MiB / 272 GB/s;
+   *   64 MiB: not < 8 * 128 * 64 KiB: chunk 64 KiB, loop 8 MiB: 8 loops,
+   *          fill one loop, 8 MiB / 272 GB/s;
+   *   1 GiB: not < 64 * 128 * 128 KiB (= 1 GiB): chunk 128 KiB, 64 loops.
+   * The simulation's NVLS latency is three NVLink Simple steps, 3 * 3.4 us,
+   * with the pipeline on, NCCL's 25 us without it. */
+  struct ds_err err = {0};
+  struct fixture f;
+  cr_assert_eq(build(&f, "topologies/dgx-h100.yaml", 0, &err), DS_OK, "%s", err.msg);
+  cr_assert(f.m.nvls_ok, "%s", f.m.nvls_why);
+  double algbw = 476e9 * 8 / 14;
+  struct ds_nccl_chunking c;
+  ds_nccl_chunking(&f.m, DS_AR_NVLS, DS_PROTO_SIMPLE, 2 << 20, &c);
+  cr_assert_eq(c.ctas, 16);
+  cr_assert_float_eq(c.chunk_bytes, 16384, 1e-9);
+  cr_assert_float_eq(c.loops, 1, 1e-12);
+  cr_assert_float_eq(c.syncs, 1, 1e-12);
+  cr_assert_float_eq(c.fill_ns, (2 << 20) / algbw * 1e9, 1e-3);
+  ds_nccl_chunking(&f.m, DS_AR_NVLS, DS_PROTO_SIMPLE, 64 << 20, &c);
+  cr_assert_float_eq(c.chunk_bytes, 65536, 1e-9);
+  cr_assert_float_eq(c.loops, 8, 1e-12);
+  cr_assert_float_eq(c.fill_ns, (8 << 20) / algbw * 1e9, 1e-3);
+  ds_nccl_chunking(&f.m, DS_AR_NVLS, DS_PROTO_SIMPLE, 1 << 30, &c);
+  cr_assert_float_eq(c.chunk_bytes, 131072, 1e-9);
+  cr_assert_float_eq(c.loops, 64, 1e-12);
+  struct ds_coll_proto p;
+  ds_nccl_algo_proto(&f.m, DS_AR_NVLS, DS_PROTO_SIMPLE, 2 << 20, &p);
+  cr_assert_float_eq(p.start_lat_ns, 25000, 1e-6);
+  f.m.extra = DS_NCCL_EXTRA_MEASURED;
+  ds_nccl_algo_proto(&f.m, DS_AR_NVLS, DS_PROTO_SIMPLE, 2 << 20, &p);
+  cr_assert_float_eq(p.start_lat_ns,
+                     3 * 3400 + f.m.extra.launch_ns + f.m.extra.sync_ns +
+                         (2 << 20) / algbw * 1e9,
+                     1e-3);
+  /* NCCL's prediction (its choice) keeps its own 25 us. */
+  cr_assert_float_eq(ds_nccl_predict_algo_ns(&f.m, DS_AR_NVLS, DS_PROTO_SIMPLE, 0), 25000,
                      1e-6);
   release(&f);
 }

@@ -7,7 +7,9 @@ of the version named by VERSION are used, and only what sim/coll/nccl_model.c
 needs: base and hardware latencies of Ring and Tree per protocol, LL's
 bandwidth cap per GPU architecture and node count, LL128's per-channel cap
 for rings, Tree's per-channel caps and size correction, NVLS's efficiency
-and latencies, and the per-link bandwidths NCCL's topology search assumes.
+and latencies, and the per-link bandwidths NCCL's topology search assumes;
+plus NCCL's chunking constants (CHUNKING below, read in the same version's
+source: step count, buffer sizes, chunk and slice steps, NVLS chunk and CTAs).
 Standard library only; output is deterministic.
 
     python3 tools/gen_nccl_constants.py              # (re)write sim/coll/nccl_constants.c
@@ -28,6 +30,26 @@ NODES = ["N1", "N2", "N4"]
 LINK_KEYS = [("SM70_NVLINK_BW", "volta_nvlink"), ("SM80_NVLINK_BW", "ampere_nvlink"),
              ("SM90_NVLINK_BW", "hopper_nvlink"), ("SM100_NVLINK_BW", "blackwell_nvlink"),
              ("PCI_BW (Gen3 x16)", "pci_gen3_x16"), ("NET_BW (100Gbit)", "net_100g")]
+
+# NCCL's chunking, read in the source of VERSION (not tuning constants, so
+# not in the CSV): name, C declaration, value, where it is set.
+CHUNKING = [
+    ("NCCL_STEPS", "const int ds__nccl_steps", "8", "src/include/device.h NCCL_STEPS"),
+    ("buffer bytes [LL, LL128, Simple]", "const double ds__nccl_buff_bytes[3]",
+     "{%d, %d, %d}" % (8 * 512 * 8 * 16, 120 * 640 * 8 * 8, 1 << 22),
+     "src/init.cc DEFAULT_LL_BUFFSIZE (NCCL_LL_LINES_PER_THREAD 8 * NCCL_LL_MAX_NTHREADS 512"
+     " * NCCL_STEPS * 16 B lines), DEFAULT_LL128_BUFFSIZE (NCCL_LL128_ELEMS_PER_THREAD 120 *"
+     " NCCL_LL128_MAX_NTHREADS 640 * NCCL_STEPS * 8 B), DEFAULT_BUFFSIZE (4 MiB)"),
+    ("ALLREDUCE_CHUNKSTEPS", "const int ds__nccl_allreduce_chunk_steps", "4",
+     "src/include/collectives.h (NCCL_STEPS / 2)"),
+    ("ALLREDUCE_SLICESTEPS", "const int ds__nccl_allreduce_slice_steps", "2",
+     "src/include/collectives.h (NCCL_STEPS / 4)"),
+    ("NVLS chunk", "const double ds__nccl_nvls_chunk_bytes", "131072",
+     "src/transport/nvls.cc NCCL_NVLS_CHUNKSIZE default (128 KiB)"),
+    ("NVLS CTAs [Volta, Ampere, Hopper, Blackwell]", "const int ds__nccl_nvls_ctas[4]",
+     "{0, 0, 16, 24}", "src/transport/nvls.cc NVLS_NCHANNELS_SM90 16, NVLS_NCHANNELS_SM100_NVL"
+     " 24 (one node)"),
+]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "sim", "coll", "nccl_constants.c")
@@ -132,6 +154,17 @@ def render(table, src):
       fmt(get(table, "baseLatencies_us", "NVLS", "Simple", "")))
     w("const double ds__nccl_nvls_hw_lat_us[3] = {%s};" %
       ", ".join(fmt(get(table, "hwLatencies_us", "NVLS", "Simple", h)) for h in HWS))
+    w("")
+    w("/* NCCL's chunking (read in the %s source, not in the CSV). */" % VERSION)
+    for name, decl, value, where in CHUNKING:
+        words, line = ("%s: %s" % (name, where)).split(), "/*"
+        for word in words:  # wrap the citation at 90 columns
+            if len(line) + 1 + len(word) > 90:
+                w(line)
+                line = " *"
+            line += " " + word
+        w(line + " */")
+        w("%s = %s;" % (decl, value))
     w("")
     w("/* Bandwidth NCCL's topology search assumes per link, GB/s (topo.h). */")
     for k, name in LINK_KEYS:

@@ -140,6 +140,7 @@ def main():
             "src", "machine", "measured", "unit", "measured", "predicted", "error%", "diff", "fit"))
         per_src = {s: [] for s in srcs}
         per_src_exact = {s: [] for s in srcs}
+        per_src_big_exact = {}
         grp, grp_exact, grp_big, grp_big_exact, pts = [], [], [], [], []
         pairs = {}
         for r in rows:
@@ -167,6 +168,7 @@ def main():
                         grp_big.append(err)
                         if not approx:
                             grp_big_exact.append(err)
+                            per_src_big_exact.setdefault(s, []).append(err)
                     if r["unit"].strip() == "%":
                         pts.append(pred - meas)
                 if r["pair"].strip():
@@ -184,6 +186,9 @@ def main():
         if grp_big:
             print("  sizes >= 1 MiB, all  : %s" % stats(grp_big))
             print("  sizes >= 1 MiB, exact: %s" % stats(grp_big_exact))
+            for i, src in enumerate(srcs):
+                if src in per_src_big_exact:
+                    print("    [%d] %-55.55s %s" % (i + 1, src, stats(per_src_big_exact[src])))
         if pts:
             a = [abs(p) for p in pts]
             print("  rows in %%: |predicted - measured| median %.1f points, worst %.1f points (n=%d)"

@@ -43,7 +43,7 @@ struct collbench_options {
   enum proto_choice proto;
   enum ds_proto proto_fixed;
   int proto_set;
-  int nccl_extra; /* add the measured effects NCCL's model leaves out */
+  int nccl_extra; /* add the mechanisms NCCL's model leaves out */
   double min_bytes, max_bytes, factor;
   int32_t ranks; /* 0: every GPU */
   enum ds_coll_choice coll_model;
@@ -96,9 +96,9 @@ static const char usage[] =
     "                         the protocol NCCL's model picks for each size. Needs a\n"
     "                         GPU of known architecture (V100, A100, H100, H200);\n"
     "                         otherwise auto runs the plain ring and says so\n"
-    "  --nccl-extra measured|none  with a protocol: add the nccl-tests effects NCCL's\n"
-    "                         model leaves out (launch, mid-size ramp; default\n"
-    "                         measured; docs/collectives.md)\n"
+    "  --nccl-extra measured|none  with a protocol: add the mechanisms NCCL's model\n"
+    "                         leaves out (launch, Simple slice syncs, NVLS pipeline;\n"
+    "                         fitted on 8x A100; default measured; docs/collectives.md)\n"
     "  -b, --minbytes SIZE    smallest size, e.g. 8, 1K, 32MiB (default 8)\n"
     "  -e, --maxbytes SIZE    largest size (default 128M)\n"
     "  -f, --stepfactor X     multiply the size by X each step, > 1 (default 2)\n"
@@ -438,7 +438,7 @@ static void print_header(FILE *out, const struct collbench_options *o,
               pl->p2p.chunk_bytes / 1024, o->nccl_extra ? "launch (measured)" : "none");
     else
       fprintf(out, "# extra effects: %s; nccl(us): NCCL's own prediction; ch: channels "
-              "(tree: per tree)\n", o->nccl_extra ? "launch + mid-size ramp (measured)" : "none");
+              "(tree: per tree)\n", o->nccl_extra ? "launch + slice syncs + pipeline fill (fitted on 8x A100)" : "none");
     fprintf(out, "#\n# %12s %12s %6s %10s %8s %8s %5s %6s %3s %10s\n"
             "# %12s %12s %6s %10s %8s %8s %5s %6s %3s %10s\n",
             "size", "count", "type", "time", "algbw", "busbw", "algo", "proto", "ch",

@@ -69,6 +69,24 @@ const double ds__nccl_nvls_efficiency[4] = {0.0, 0.0, 0.85, 0.74};
 const double ds__nccl_nvls_base_lat_us = 0.0;
 const double ds__nccl_nvls_hw_lat_us[3] = {25.0, 0.0, 18.0};
 
+/* NCCL's chunking (read in the v2.30.7 source, not in the CSV). */
+/* NCCL_STEPS: src/include/device.h NCCL_STEPS */
+const int ds__nccl_steps = 8;
+/* buffer bytes [LL, LL128, Simple]: src/init.cc DEFAULT_LL_BUFFSIZE
+ * (NCCL_LL_LINES_PER_THREAD 8 * NCCL_LL_MAX_NTHREADS 512 * NCCL_STEPS * 16 B lines),
+ * DEFAULT_LL128_BUFFSIZE (NCCL_LL128_ELEMS_PER_THREAD 120 * NCCL_LL128_MAX_NTHREADS 640 *
+ * NCCL_STEPS * 8 B), DEFAULT_BUFFSIZE (4 MiB) */
+const double ds__nccl_buff_bytes[3] = {524288, 4915200, 4194304};
+/* ALLREDUCE_CHUNKSTEPS: src/include/collectives.h (NCCL_STEPS / 2) */
+const int ds__nccl_allreduce_chunk_steps = 4;
+/* ALLREDUCE_SLICESTEPS: src/include/collectives.h (NCCL_STEPS / 4) */
+const int ds__nccl_allreduce_slice_steps = 2;
+/* NVLS chunk: src/transport/nvls.cc NCCL_NVLS_CHUNKSIZE default (128 KiB) */
+const double ds__nccl_nvls_chunk_bytes = 131072;
+/* NVLS CTAs [Volta, Ampere, Hopper, Blackwell]: src/transport/nvls.cc NVLS_NCHANNELS_SM90
+ * 16, NVLS_NCHANNELS_SM100_NVL 24 (one node) */
+const int ds__nccl_nvls_ctas[4] = {0, 0, 16, 24};
+
 /* Bandwidth NCCL's topology search assumes per link, GB/s (topo.h). */
 const double ds__nccl_volta_nvlink_gbps = 20.0;
 const double ds__nccl_ampere_nvlink_gbps = 20.0;

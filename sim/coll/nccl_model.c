@@ -2,7 +2,8 @@
  * NCCL's all-reduce cost model (see nccl_model.h). Invariant: the model's
  * numbers are NCCL's formulas over the generated constants; everything this
  * file approximates (the topology search) is in ds_nccl_model_build's
- * comment, and the measured extras are kept apart from NCCL's prediction.
+ * comment, and the extra mechanisms (launch, slice syncs, pipeline fill) are
+ * kept apart from NCCL's prediction.
  */
 #include "sim/coll/nccl_model.h"
 
@@ -262,6 +263,11 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
       m->nvls_chan_bw_bytes_per_s = nvls_speed * GBPS;
       m->nvls_busbw_bytes_per_s = heads * nvls_speed * GBPS * eff * (heads - 1) / heads * 2;
       m->nvls_lat_ns = ds__nccl_nvls_hw_lat_us[DS_HOP_NVLINK] * US;
+      /* A chunk's three synchronised NVLink hops (scatter to its head,
+       * reduce and multicast through the switch, gather), each charged as
+       * NCCL charges a ring's NVLink Simple step. */
+      m->nvls_hops_lat_ns = ds__nccl_nvls_base_lat_us * US +
+                            3 * m->hw_lat_ns[DS_HOP_NVLINK][DS_PROTO_SIMPLE];
     }
   }
   return DS_OK;
@@ -370,10 +376,86 @@ enum ds_proto ds_nccl_choose(const struct ds_nccl_model *m, double bytes) {
   return best;
 }
 
-double ds_nccl_extra_ns(const struct ds_nccl_extra *e, double bytes) {
-  double d = bytes + e->ramp_half_bytes;
-  double ramp = d > 0 ? e->ramp_max_ns * bytes / d : 0;
-  return e->launch_ns + ramp;
+/* NCCL's per-step payload of protocol p (src/enqueue.cc calcCollChunking:
+ * buffSize / NCCL_STEPS, LL carries half its lines' bytes, LL128 15 of 16
+ * words of each line). */
+static double step_payload_bytes(enum ds_proto p) {
+  double step = ds__nccl_buff_bytes[p] / ds__nccl_steps;
+  if (p == DS_PROTO_LL) return step / 2;
+  if (p == DS_PROTO_LL128) return step * 15 / 16;
+  return step;
+}
+
+void ds_nccl_chunking(const struct ds_nccl_model *m, enum ds_ar_algo a, enum ds_proto p,
+                      double bytes, struct ds_nccl_chunking *out) {
+  memset(out, 0, sizeof *out);
+  if (!(bytes > 0) || (int)p < 0 || p >= DS_PROTO_COUNT) return;
+  int32_t n = m->nranks;
+  if (a == DS_AR_NVLS) {
+    /* calcCollChunking: nvlsChunkSize, halved while the buffer is small
+     * against concurrentOps = CTAs * heads chunks; all_reduce.h: a loop
+     * covers concurrentOps chunks, each CTA's scatter, reduce and gather
+     * warps take one slice of it (ProtoSimple<1, 1>). */
+    int32_t ctas = ds__nccl_nvls_ctas[m->arch];
+    if (ctas < 1) ctas = m->nvls_channels > 0 ? m->nvls_channels : 1;
+    double ops = (double)ctas * n, c = ds__nccl_nvls_chunk_bytes;
+    if (bytes < 64 * ops * c && c > 65536) c = 65536;
+    if (bytes < 8 * ops * c && c > 32768) c = 32768;
+    if (bytes < 2 * ops * c && c > 16384) c = 16384;
+    double loop = ops * c;
+    double algbw = m->nvls_busbw_bytes_per_s * n / (2.0 * (n - 1));
+    out->ctas = ctas;
+    out->chunk_bytes = c;
+    out->loops = ceil(bytes / loop);
+    out->syncs = out->loops;
+    /* The first loop passes scatter, then reduce, then gather; the steady
+     * rate overlaps them, so the pipeline is one loop's time longer. */
+    out->fill_ns = algbw > 0 ? fmin(bytes, loop) / algbw * 1e9 : 0;
+    return;
+  }
+  int32_t ctas = m->channels > 0 ? m->channels : 1;
+  double per_cta = bytes / ctas;
+  out->ctas = ctas;
+  if (a == DS_AR_TREE) {
+    /* One chunk (stepSize) per loop; up and down on separate warps. */
+    out->chunk_bytes = step_payload_bytes(p);
+    out->loops = ceil(per_cta / out->chunk_bytes);
+    out->syncs = p == DS_PROTO_SIMPLE ? out->loops : 0;
+    return;
+  }
+  /* The ring (all_reduce.h runRing): a CTA's share in loops of N chunks,
+   * 2(N-1) steps each; Simple splits a chunk into CHUNKSTEPS/SLICESTEPS
+   * slices (prims_simple.h genericOp: empty slices still synchronise). */
+  out->chunk_bytes = step_payload_bytes(p) *
+                     (p == DS_PROTO_SIMPLE ? ds__nccl_allreduce_chunk_steps : 1);
+  out->loops = ceil(per_cta / (n * out->chunk_bytes));
+  if (p == DS_PROTO_SIMPLE)
+    out->syncs = out->loops * 2.0 * (n - 1) *
+                 (ds__nccl_allreduce_chunk_steps / ds__nccl_allreduce_slice_steps);
+}
+
+double ds_nccl_extra_ns(const struct ds_nccl_model *m, enum ds_ar_algo a, enum ds_proto p,
+                        double bytes) {
+  const struct ds_nccl_extra *e = &m->extra;
+  double t = e->launch_ns;
+  if (e->pipeline) {
+    struct ds_nccl_chunking c;
+    ds_nccl_chunking(m, a, p, bytes, &c);
+    t += c.syncs * e->sync_ns + c.fill_ns;
+  }
+  return t;
+}
+
+/* The NVLS latency the simulation charges. */
+static double nvls_sim_lat_ns(const struct ds_nccl_model *m) {
+  return m->extra.pipeline ? m->nvls_hops_lat_ns : m->nvls_lat_ns;
+}
+
+double ds_nccl_sim_algo_ns(const struct ds_nccl_model *m, enum ds_ar_algo a, enum ds_proto p,
+                           double bytes) {
+  double t = ds_nccl_predict_algo_ns(m, a, p, bytes);
+  if (a == DS_AR_NVLS) t += nvls_sim_lat_ns(m) - m->nvls_lat_ns;
+  return t + ds_nccl_extra_ns(m, a, p, bytes);
 }
 
 void ds_nccl_coll_proto(const struct ds_nccl_model *m, enum ds_proto p,
@@ -389,7 +471,7 @@ void ds_nccl_coll_proto(const struct ds_nccl_model *m, enum ds_proto p,
   *out = (struct ds_coll_proto){.proto = p, .channels = m->channels,
                                 .wire_factor = wire, .chan_cap_bytes_per_s = cap,
                                 .start_lat_ns = m->base_lat_ns[p] +
-                                                ds_nccl_extra_ns(&m->extra, bytes)};
+                                                ds_nccl_extra_ns(m, DS_AR_RING, p, bytes)};
   for (int h = 0; h < DS_HOP_CLASS_COUNT; h++) out->hop_lat_ns[h] = m->hw_lat_ns[h][p];
 }
 
@@ -402,7 +484,7 @@ void ds_nccl_algo_proto(const struct ds_nccl_model *m, enum ds_ar_algo a,
     *out = (struct ds_coll_proto){.proto = p, .channels = per_tree, .wire_factor = wire,
                                   .chan_cap_bytes_per_s = wire * algbw / (2.0 * per_tree),
                                   .start_lat_ns = m->tree_base_lat_ns[p] +
-                                                  ds_nccl_extra_ns(&m->extra, bytes)};
+                                                  ds_nccl_extra_ns(m, DS_AR_TREE, p, bytes)};
     for (int h = 0; h < DS_HOP_CLASS_COUNT; h++) out->hop_lat_ns[h] = m->tree_hw_lat_ns[h][p];
     return;
   }
@@ -412,8 +494,8 @@ void ds_nccl_algo_proto(const struct ds_nccl_model *m, enum ds_ar_algo a,
     *out = (struct ds_coll_proto){.proto = DS_PROTO_SIMPLE, .channels = nch,
                                   .wire_factor = 1,
                                   .chan_cap_bytes_per_s = algbw > 0 ? algbw / nch : INFINITY,
-                                  .start_lat_ns = m->nvls_lat_ns +
-                                                  ds_nccl_extra_ns(&m->extra, bytes)};
+                                  .start_lat_ns = nvls_sim_lat_ns(m) +
+                                                  ds_nccl_extra_ns(m, DS_AR_NVLS, p, bytes)};
     return;
   }
   ds_nccl_coll_proto(m, p, bytes, out);

@@ -1,8 +1,10 @@
 /*
  * NCCL's cost model for all-reduce (NVIDIA/nccl src/graph/tuning.cc and
  * src/tuning/ring.cc, v2.30.7; constants in sim/coll/nccl_constants.c, generated
- * from ../shared/data/nccl_tuning_constants.csv), and the parameters with
- * which sim/coll/coll_ring.c simulates a ring of a given protocol.
+ * from ../shared/data/nccl_tuning_constants.csv), NCCL's chunking and the
+ * mechanisms its cost model leaves out (struct ds_nccl_extra below), and the
+ * parameters with which sim/coll/coll_ring.c simulates a ring of a given
+ * protocol.
  *
  * NCCL predicts, per algorithm a and protocol p (one node; nsteps = 2(N-1)):
  *   latency   lat(p)   = baseLat[a][p] + nsteps * hwLat[hw][a][p]
@@ -74,26 +76,56 @@ enum ds_nccl_arch {
   DS_NCCL_ARCH_UNKNOWN = -1
 };
 
-/* Effects measured by nccl-tests that NCCL's cost model leaves out. They do
- * not depend on the protocol, so they never change NCCL's choice; they are
- * added to the simulated time once per all-reduce, before its first step
- * (see docs/collectives.md for how they were fitted and what they are):
- *   launch_ns                      per-call cost of launching and completing
- *                                  the kernel (nccl-tests' small-size floor);
- *   ramp_max_ns, ramp_half_bytes   a mid-size slowdown, ramp_max * S / (S + half):
- *                                  measured rings are up to 35% slower than NCCL
- *                                  predicts between 4 MiB and 256 MiB. */
+/* What NCCL's cost model leaves out, as mechanisms read in NCCL's source
+ * (v2.30.7: src/enqueue.cc calcCollChunking, src/device/all_reduce.h,
+ * prims_simple.h, src/transport/nvls.cc; docs/collectives.md derives each):
+ *   launch_ns  per call: enqueueing and launching the kernel and seeing it
+ *              complete, beyond NCCL's base latency (fitted);
+ *   sync_ns    per Simple slice, per channel: a channel's CTA waits for its
+ *              peer's step flag, barriers, fences and posts its own flag
+ *              around each slice it copies, in series with the copy (fitted);
+ *   pipeline   1: model the pipeline (NCCL's chunking gives the slices and
+ *              the loops; NVLS's first loop fills its scatter-reduce-gather
+ *              pipeline, and each NVLS chunk crosses three NVLink hops
+ *              instead of NCCL's 25 us NVLS latency); 0: NCCL's model alone.
+ * They are added once per all-reduce, before its first step. They never
+ * change NCCL's choice (NCCL chooses by its own model). */
 struct ds_nccl_extra {
   double launch_ns;
-  double ramp_max_ns;
-  double ramp_half_bytes;
+  double sync_ns;
+  int pipeline;
 };
 
-/* Fitted to tests/data/nccl_allreduce_8xa100_azure.csv (docs/collectives.md). */
+/* Fitted to the 8x A100 table alone (../shared/data/nccl_allreduce_8xa100_azure.csv,
+ * sizes >= 1 MiB, least median error; tests/test_nccl_fit.c reproduces it,
+ * docs/collectives.md gives the fit and its hold-out check). */
 #define DS_NCCL_EXTRA_MEASURED \
-  ((struct ds_nccl_extra){.launch_ns = 10000, .ramp_max_ns = 290000, \
-                          .ramp_half_bytes = 64.0 * 1024 * 1024})
+  ((struct ds_nccl_extra){.launch_ns = 14000, .sync_ns = 2500, .pipeline = 1})
 #define DS_NCCL_EXTRA_NONE ((struct ds_nccl_extra){0, 0, 0})
+
+/* NCCL's chunking of an all-reduce (what ds_nccl_chunking fills):
+ *   ctas          CTAs (channels) that run it: the ring's and tree's
+ *                 nChannels, NVLS's nvlsChannels (16 on Hopper);
+ *   chunk_bytes   payload per chunk of a full loop: ring Simple stepSize *
+ *                 ALLREDUCE_CHUNKSTEPS (2 MiB), LL stepSize / 2, LL128
+ *                 stepSize * 15/16; NVLS 128 KiB halved down to 16 KiB for
+ *                 small buffers; tree stepSize;
+ *   loops         loops of a channel over its share of the buffer;
+ *   syncs         Simple slice synchronisations one channel's CTA runs in
+ *                 series: ring loops * 2(N-1) steps * 2 slices per chunk;
+ *                 NVLS and tree one per loop (their stages run on separate
+ *                 warps); 0 for LL and LL128 (flags travel with the data);
+ *   fill_ns       pipeline fill beyond the steady rate: NVLS one loop at
+ *                 its algorithm bandwidth; 0 for the ring (every rank
+ *                 starts on its own chunk) and the tree (its flows model
+ *                 the hops). */
+struct ds_nccl_chunking {
+  int32_t ctas;
+  double chunk_bytes;
+  double loops;
+  double syncs;
+  double fill_ns;
+};
 
 struct ds_nccl_model {
   enum ds_nccl_arch arch;
@@ -120,7 +152,8 @@ struct ds_nccl_model {
   int32_t nvls_channels;
   double nvls_chan_bw_bytes_per_s;
   double nvls_busbw_bytes_per_s;
-  double nvls_lat_ns;
+  double nvls_lat_ns;             /* NCCL's NVLS latency (its choice) */
+  double nvls_hops_lat_ns;        /* three NVLink Simple steps (simulation) */
 };
 
 /* The architecture of a GPU table name, DS_NCCL_ARCH_UNKNOWN if none. */
@@ -142,8 +175,18 @@ double ds_nccl_predict_ns(const struct ds_nccl_model *m, enum ds_proto p,
 /* The protocol NCCL runs for `bytes`: least predicted time (LL on ties,
  * then LL128). */
 enum ds_proto ds_nccl_choose(const struct ds_nccl_model *m, double bytes);
-/* The extra effects of an all-reduce of `bytes`, ns. */
-double ds_nccl_extra_ns(const struct ds_nccl_extra *e, double bytes);
+/* NCCL's chunking of an all-reduce of `bytes` by (a, p) (see above). */
+void ds_nccl_chunking(const struct ds_nccl_model *m, enum ds_ar_algo a, enum ds_proto p,
+                      double bytes, struct ds_nccl_chunking *out);
+/* The extra effects of an all-reduce of `bytes` by (a, p), ns: launch +
+ * syncs * sync + fill (0 with DS_NCCL_EXTRA_NONE). */
+double ds_nccl_extra_ns(const struct ds_nccl_model *m, enum ds_ar_algo a, enum ds_proto p,
+                        double bytes);
+/* The uncontended time the simulation gives an all-reduce of `bytes` by
+ * (a, p) on one uniform route set: NCCL's prediction with the simulated
+ * latency (NVLS: nvls_hops_lat_ns when pipeline is on) plus the extra, ns. */
+double ds_nccl_sim_algo_ns(const struct ds_nccl_model *m, enum ds_ar_algo a, enum ds_proto p,
+                           double bytes);
 
 /* Fills the simulation parameters of protocol p for `bytes` (coll.h):
  *   channels        nChannels;
@@ -153,7 +196,7 @@ double ds_nccl_extra_ns(const struct ds_nccl_extra *e, double bytes);
  *                   LL min(bwIntra, 2 llMaxBw / nChannels); LL128
  *                   min(bwIntra, perChMaxRingLL128Bw * 128/120);
  *   hop_lat_ns[h]   hwLat[h][Ring][p] per step of a hop of class h;
- *   start_lat_ns    baseLat[Ring][p] + the extra effects for `bytes`.
+ *   start_lat_ns    baseLat[Ring][p] + ds_nccl_extra_ns(m, ring, p, bytes).
  * Uncontended on a uniform ring this runs in
  *   start + 2(N-1) hwLat + 2(N-1)/N * S * wire / min(C * cap, link bw),
  * which is NCCL's time(S) for Simple and LL exactly, and 2% faster for
@@ -189,7 +232,8 @@ enum ds_proto ds_nccl_choose_proto(const struct ds_nccl_model *m, enum ds_ar_alg
  * C channels over its K rails, one per NIC, each rail carrying 1/K of the
  * C caps), hwLat[h][Tree][p] per hop, baseLat[Tree][p] + extras at the
  * start; NVLS's: nCh channels, cap algbw / nCh, no per-hop
- * latency, NCCL's NVLS latency + extras at the start. */
+ * latency, at the start the NVLS latency (NCCL's, or three NVLink Simple
+ * steps when the pipeline is modelled) + extras. */
 void ds_nccl_algo_proto(const struct ds_nccl_model *m, enum ds_ar_algo a,
                         enum ds_proto p, double bytes, struct ds_coll_proto *out);
 
@@ -261,6 +305,16 @@ extern const double ds__nccl_tree_correction[3][24];
 extern const double ds__nccl_nvls_efficiency[4];
 extern const double ds__nccl_nvls_base_lat_us;
 extern const double ds__nccl_nvls_hw_lat_us[3];
+/* Chunking (src/include/device.h, collectives.h, src/init.cc,
+ * src/transport/nvls.cc): NCCL_STEPS; default buffer bytes per protocol
+ * [LL, LL128, Simple]; ALLREDUCE_CHUNKSTEPS and _SLICESTEPS; NVLS chunk
+ * bytes; NVLS CTAs per architecture (0: no NVLS). */
+extern const int ds__nccl_steps;
+extern const double ds__nccl_buff_bytes[3];
+extern const int ds__nccl_allreduce_chunk_steps;
+extern const int ds__nccl_allreduce_slice_steps;
+extern const double ds__nccl_nvls_chunk_bytes;
+extern const int ds__nccl_nvls_ctas[4];
 
 #ifdef __cplusplus
 }

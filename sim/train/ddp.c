@@ -145,8 +145,7 @@ static ds_status emit_allreduce(const struct ds_ddp_options *opt, double bytes,
     ds_nccl_algo_proto(opt->nccl, a, p, bytes, &cp);
     ds_allreduce_algo_name(a, p, algo);
     if (a != DS_AR_RING)
-      dur_ns = ds_nccl_predict_algo_ns(opt->nccl, a, p, bytes) +
-               ds_nccl_extra_ns(&opt->nccl->extra, bytes);
+      dur_ns = ds_nccl_sim_algo_ns(opt->nccl, a, p, bytes);
     else if (opt->ring)
       dur_ns = ds_ring_allreduce_proto_ns(opt->ring, &cp, bytes);
   } else {

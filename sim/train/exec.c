@@ -627,6 +627,10 @@ static int p2p_collect(struct ds_exec *ex, int32_t r, uint32_t e, void *ctx) {
 static ds_status build_p2p(struct ds_exec *ex, struct coll_owner *owners,
                            struct ds_err *err) {
   struct p2p_scan ps = {.err = err, .st = DS_OK};
+  const struct ds_schedule *t = ex->sched->tmpl;
+  size_t any = 0; /* look at the copies only when the template has some */
+  for (size_t i = 0; i < t->n_ops && !any; i++) any = is_p2p(t->ops[i].kind);
+  if (!any) return DS_OK;
   if (for_each_op(ex, p2p_check, &ps)) return ps.st;
   size_t n = ps.n, n_send = ps.n_send;
   if (n == 0) return DS_OK;

@@ -51,6 +51,7 @@ struct rank_class {
   uint32_t n_blocks;
   uint32_t *tmpl;          /* [n] template op of local op e */
   uint32_t *block;         /* [n] its block */
+  uint8_t *stream;         /* [n] its stream (the template op's, read per dependency) */
   uint32_t *dep_first;     /* CSR [n + 1]: local dependencies */
   uint32_t *deps;
   uint32_t *waiter_first;  /* CSR [n + 1]: local ops waiting for e */
@@ -140,7 +141,7 @@ static uint32_t local_of(const struct ds_exec *ex, int32_t rank, size_t b, uint3
 /* Whether rank's local op e has ended (0), runs (1) or has not started (2). */
 static int op_state(const struct ds_exec *ex, int32_t rank, uint32_t e) {
   const struct rank_class *c = &ex->classes[ex->class_of[rank]];
-  uint32_t q = queue_index(rank, op_at(ex, c, e)->stream);
+  uint32_t q = queue_index(rank, (enum ds_stream)c->stream[e]);
   if (ex->queue_head[q] > c->qpos[e]) return 0;
   return ex->queue_head[q] == c->qpos[e] && ex->queue_busy[q] ? 1 : 2;
 }
@@ -186,7 +187,7 @@ static int deps_done(const struct ds_exec *ex, const struct rank_class *c, int32
                      uint32_t e) {
   for (uint32_t k = c->dep_first[e]; k < c->dep_first[e + 1]; k++) {
     uint32_t d = c->deps[k];
-    if (ex->queue_head[queue_index(r, op_at(ex, c, d)->stream)] <= c->qpos[d]) return 0;
+    if (ex->queue_head[queue_index(r, (enum ds_stream)c->stream[d])] <= c->qpos[d]) return 0;
   }
   return 1;
 }
@@ -210,7 +211,7 @@ static void finish_op(struct ds_exec *ex, int32_t r, uint32_t e) {
    * waits for e and all its dependencies have ended. */
   for (uint32_t k = c->waiter_first[e]; k < c->waiter_first[e + 1]; k++) {
     uint32_t w = c->waiters[k];
-    if (deps_done(ex, c, r, w)) try_start_queue(ex, queue_index(r, op_at(ex, c, w)->stream));
+    if (deps_done(ex, c, r, w)) try_start_queue(ex, queue_index(r, (enum ds_stream)c->stream[w]));
   }
   try_start_queue(ex, q);
 }
@@ -359,6 +360,7 @@ static void free_class(struct rank_class *c) {
   free(c->block_at);
   free(c->tmpl);
   free(c->block);
+  free(c->stream);
   free(c->dep_first);
   free(c->deps);
   free(c->waiter_first);
@@ -743,6 +745,7 @@ static ds_status build_class(struct ds_exec *ex, struct rank_class *c, struct ds
   size_t n = c->n;
   c->tmpl = malloc((n + 1) * sizeof *c->tmpl);
   c->block = malloc((n + 1) * sizeof *c->block);
+  c->stream = malloc(n + 1);
   c->dep_first = calloc(n + 2, sizeof *c->dep_first);
   c->deps = malloc((n_deps + 1) * sizeof *c->deps);
   c->waiter_first = calloc(n + 2, sizeof *c->waiter_first);
@@ -750,8 +753,8 @@ static ds_status build_class(struct ds_exec *ex, struct rank_class *c, struct ds
   c->qpos = malloc((n + 1) * sizeof *c->qpos);
   c->queue = malloc((n + 1) * sizeof *c->queue);
   c->inst = malloc((n + 1) * sizeof *c->inst);
-  if (!c->tmpl || !c->block || !c->dep_first || !c->deps || !c->waiter_first || !c->waiters ||
-      !c->qpos || !c->queue || !c->inst)
+  if (!c->tmpl || !c->block || !c->stream || !c->dep_first || !c->deps || !c->waiter_first ||
+      !c->waiters || !c->qpos || !c->queue || !c->inst)
     return ds_err_set(err, DS_ENOMEM, "executor: out of memory");
   uint32_t e = 0, nd = 0;
   for (uint32_t i = 0; i < c->n_blocks; i++) {
@@ -761,6 +764,7 @@ static ds_status build_class(struct ds_exec *ex, struct rank_class *c, struct ds
       const int64_t *deps = ds_schedule_deps(t, o);
       c->tmpl[e] = bl->first_op + k;
       c->block[e] = c->blocks[i];
+      c->stream[e] = (uint8_t)o->stream;
       c->inst[e] = -1;
       c->dep_first[e] = nd;
       /* Dependencies were checked by ds_shared_validate: each names an op

@@ -10,6 +10,10 @@
  * whenever one starts or ends beside it, so the trace shows each op's
  * slowdown as end - start beyond its dur_us. Collective ops take what the
  * network model says.
+ *
+ * It runs the shared form (traces/shared_schedule.h: ops stored once per
+ * distinct rank program), keeping per rank only its streams' heads; a full
+ * schedule runs as one-rank blocks (ds_exec_run).
  */
 #ifndef DS_EXEC_H
 #define DS_EXEC_H
@@ -40,8 +44,9 @@ struct ds_exec_options {
    * (DDP: all ranks). Borrowed. */
   const struct ds_nccl_model *nccl;
   /* Per-op multiplier of the duration of non-collective ops, indexed like
-   * the schedule given to ds_exec_run (--jitter fills it); NULL: 1 for
-   * every op. Borrowed; must hold sched->n_ops values for each run. */
+   * the schedule given to ds_exec_run (the full-schedule index for
+   * ds_exec_run_shared; --jitter fills it); NULL: 1 for every op. Borrowed;
+   * must hold sched->n_ops values for each run. */
   const double *dur_scale;
   /* Per-rank multiplier of the duration of compute-stream ops (--straggler),
    * applied as one factor with dur_scale's: dur_scale[i] * rank_scale[r];

@@ -14,6 +14,16 @@
 #define GIB (1024.0 * 1024.0 * 1024.0)
 #define MIB (1024.0 * 1024.0)
 
+static void fill_timing(struct ds_summary *s, const struct ds_metrics *m) {
+  s->iter_ms = m->v[DS_METRIC_iter_ms];
+  s->fwd_ms = m->v[DS_METRIC_fwd_ms];
+  s->bwd_ms = m->v[DS_METRIC_bwd_ms];
+  s->step_ms = m->v[DS_METRIC_step_ms];
+  s->comm_ms = m->v[DS_METRIC_comm_ms];
+  s->exposed_comm_ms = m->v[DS_METRIC_exposed_comm_ms];
+  s->overlap_pct = m->v[DS_METRIC_overlap_pct];
+}
+
 ds_status ds_report_measure(const struct ds_schedule *sched, size_t first, size_t n,
                             const int64_t *op_start, const int64_t *op_end,
                             struct ds_summary *s) {
@@ -25,13 +35,111 @@ ds_status ds_report_measure(const struct ds_schedule *sched, size_t first, size_
   ds_status st = ds_metrics_measure(ops + first, n, ds_metrics_last_end(ops, first), &m);
   free(ops);
   DS_CHECK(st);
-  s->iter_ms = m.v[DS_METRIC_iter_ms];
-  s->fwd_ms = m.v[DS_METRIC_fwd_ms];
-  s->bwd_ms = m.v[DS_METRIC_bwd_ms];
-  s->step_ms = m.v[DS_METRIC_step_ms];
-  s->comm_ms = m.v[DS_METRIC_comm_ms];
-  s->exposed_comm_ms = m.v[DS_METRIC_exposed_comm_ms];
-  s->overlap_pct = m.v[DS_METRIC_overlap_pct];
+  fill_timing(s, &m);
+  return DS_OK;
+}
+
+ds_status ds_report_times_new(const struct ds_shared_schedule *s, int full,
+                              struct ds_report_times *t) {
+  memset(t, 0, sizeof *t);
+  t->s = s;
+  size_t nt = s->tmpl->n_ops, slots = 0;
+  t->slot_at = malloc((s->n_blocks + 1) * sizeof *t->slot_at);
+  if (!t->slot_at) return DS_ENOMEM;
+  for (size_t b = 0; b < s->n_blocks; b++) {
+    t->slot_at[b] = slots;
+    slots += (size_t)s->blocks[b].n_ranks;
+  }
+  t->slot_at[s->n_blocks] = slots;
+  t->r0_start = malloc((nt + 1) * sizeof *t->r0_start);
+  t->r0_end = malloc((nt + 1) * sizeof *t->r0_end);
+  t->first_start = malloc((slots + 1) * sizeof *t->first_start);
+  t->last_end = malloc((slots + 1) * sizeof *t->last_end);
+  if (full) {
+    t->start = malloc((s->n_ops + 1) * sizeof *t->start);
+    t->end = malloc((s->n_ops + 1) * sizeof *t->end);
+  }
+  if (!t->r0_start || !t->r0_end || !t->first_start || !t->last_end ||
+      (full && (!t->start || !t->end))) {
+    ds_report_times_release(t);
+    return DS_ENOMEM;
+  }
+  ds_report_times_reset(t);
+  return DS_OK;
+}
+
+void ds_report_times_reset(struct ds_report_times *t) {
+  size_t slots = t->slot_at[t->s->n_blocks];
+  for (size_t i = 0; i < t->s->tmpl->n_ops; i++) t->r0_start[i] = t->r0_end[i] = -1;
+  for (size_t i = 0; i < slots; i++) {
+    t->first_start[i] = INT64_MAX;
+    t->last_end[i] = INT64_MIN;
+  }
+  for (size_t i = 0; t->start && i < t->s->n_ops; i++) t->start[i] = t->end[i] = -1;
+}
+
+void ds_report_times_release(struct ds_report_times *t) {
+  free(t->r0_start);
+  free(t->r0_end);
+  free(t->slot_at);
+  free(t->first_start);
+  free(t->last_end);
+  free(t->start);
+  free(t->end);
+  memset(t, 0, sizeof *t);
+}
+
+void ds_report_times_record(void *ctx, size_t block, int32_t rank, uint32_t op,
+                            int64_t start_ns, int64_t end_ns) {
+  struct ds_report_times *t = ctx;
+  const struct ds_sched_block *bl = &t->s->blocks[block];
+  size_t slot = t->slot_at[block] + (size_t)(rank - bl->first_rank);
+  if (start_ns < t->first_start[slot]) t->first_start[slot] = start_ns;
+  if (end_ns > t->last_end[slot]) t->last_end[slot] = end_ns;
+  if (rank == 0) {
+    t->r0_start[op] = start_ns;
+    t->r0_end[op] = end_ns;
+  }
+  if (t->start) {
+    size_t i = ds_shared_index(t->s, block, rank, op);
+    t->start[i] = start_ns;
+    t->end[i] = end_ns;
+  }
+}
+
+ds_status ds_report_measure_shared(const struct ds_report_times *t, size_t b0, size_t b1,
+                                   struct ds_summary *s) {
+  const struct ds_shared_schedule *sh = t->s;
+  /* The metrics read rank 0's ops whole and of every other op only its
+   * start and end (the iteration's span): those come as one op of no rank
+   * spanning every (block, rank)'s first start to last end. */
+  static const struct ds_op span_op = {.rank = -1, .name = "", .layer = -1, .bucket = -1,
+                                       .coll = -1, .root = -1, .algo = ""};
+  size_t n = 1;
+  for (size_t b = b0; b < b1; b++) n += sh->blocks[b].first_rank == 0 ? sh->blocks[b].n_ops : 0;
+  struct ds_timed_op *ops = malloc(n * sizeof *ops);
+  if (!ops) return DS_ENOMEM;
+  n = 0;
+  int64_t first = INT64_MAX, last = INT64_MIN, prev = DS_METRICS_NO_PREVIOUS;
+  for (size_t b = b0; b < b1; b++) {
+    const struct ds_sched_block *bl = &sh->blocks[b];
+    for (uint32_t k = 0; bl->first_rank == 0 && k < bl->n_ops; k++) {
+      uint32_t op = bl->first_op + k;
+      ops[n++] = (struct ds_timed_op){&sh->tmpl->ops[op], t->r0_start[op], t->r0_end[op]};
+    }
+    for (size_t i = t->slot_at[b]; i < t->slot_at[b + 1]; i++) {
+      if (t->first_start[i] < first) first = t->first_start[i];
+      if (t->last_end[i] > last) last = t->last_end[i];
+    }
+  }
+  if (first <= last) ops[n++] = (struct ds_timed_op){&span_op, first, last};
+  for (size_t i = 0; i < t->slot_at[b0]; i++)
+    if (t->last_end[i] > prev) prev = t->last_end[i];
+  struct ds_metrics m;
+  ds_status st = ds_metrics_measure(ops, n, prev, &m);
+  free(ops);
+  DS_CHECK(st);
+  fill_timing(s, &m);
   return DS_OK;
 }
 

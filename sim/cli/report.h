@@ -25,6 +25,7 @@
 #include <stdio.h>
 
 #include "traces/schedule.h"
+#include "traces/shared_schedule.h"
 #include "sim/train/ddp.h"
 #include "sim/train/dp.h"
 
@@ -107,6 +108,35 @@ struct ds_summary {
 ds_status ds_report_measure(const struct ds_schedule *sched, size_t first, size_t n,
                             const int64_t *op_start_ns, const int64_t *op_end_ns,
                             struct ds_summary *s);
+
+/* What a run keeps of its ops' times, recorded by ds_report_times_record
+ * (a ds_exec_op_fn, sim/train/exec.h) as ops end: rank 0's times of every
+ * template op of a block it runs, each (block, rank)'s first start and last
+ * end, and with `full` every op's, by full-schedule index (the trace's).
+ * Without full: O(template + the blocks' ranks), all the summary needs. */
+struct ds_report_times {
+  const struct ds_shared_schedule *s; /* borrowed */
+  int64_t *r0_start, *r0_end;         /* [template ops] */
+  size_t *slot_at;                    /* [blocks + 1]: block b's ranks' slots */
+  int64_t *first_start, *last_end;    /* [slots] */
+  int64_t *start, *end;               /* [s->n_ops], or NULL without full */
+};
+
+/* Allocates t for s, every time unknown (ds_report_times_reset). */
+ds_status ds_report_times_new(const struct ds_shared_schedule *s, int full,
+                              struct ds_report_times *t);
+/* Forgets every recorded time (before another run of the same schedule). */
+void ds_report_times_reset(struct ds_report_times *t);
+void ds_report_times_release(struct ds_report_times *t);
+void ds_report_times_record(void *ctx, size_t block, int32_t rank, uint32_t op,
+                            int64_t start_ns, int64_t end_ns);
+
+/* ds_report_measure over the full schedule's ops of blocks [b0, b1) (one
+ * iteration of every rank), blocks [0, b0) the earlier iterations, from
+ * what t recorded: the same summary, from rank 0's ops and the other ranks'
+ * first starts and last ends. */
+ds_status ds_report_measure_shared(const struct ds_report_times *t, size_t b0, size_t b1,
+                                   struct ds_summary *s);
 
 enum ds_format { DS_FORMAT_TEXT, DS_FORMAT_CSV, DS_FORMAT_JSON };
 

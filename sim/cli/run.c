@@ -72,14 +72,14 @@ struct config_run {
 
 static ds_status build_iteration(const struct config_run *c,
                                  const struct ds_buckets *bk, int32_t iter, int64_t id_base,
-                                 int64_t coll_base, struct ds_schedule *s,
+                                 int64_t coll_base, int template_only, struct ds_schedule *s,
                                  struct ds_err *err) {
   const struct ds_options *o = c->opt;
   struct ds_ddp_options dopt = {
       c->world, c->batch, &c->ring, c->use_nccl ? &c->nccl : NULL,
       o->proto_choice == DS_PROTO_CHOICE_FIXED ? o->proto_fixed : DS_PROTO_COUNT,
       o->no_overlap, o->no_sync, o->comm_hook, iter, o->ar_algo, o->algo_auto,
-      o->grad_as_bucket_view};
+      o->grad_as_bucket_view, template_only};
   ds_status st = ds_ddp_build(c->model, &c->compute, &dopt, bk, id_base,
                               coll_base, s);
   if (st != DS_OK)
@@ -91,11 +91,13 @@ static ds_status build_iteration(const struct config_run *c,
 /* Iteration `iter` of the configuration's strategy (docs/strategies.md):
  * DDP's runs the plan's layout for that iteration (bk); single and dp
  * build the same iteration every time. *n_coll receives the number of
- * collective ids the iteration used. */
+ * collective ids the iteration used. With template_only, DDP builds rank 0's
+ * ops alone, the template every rank runs (traces/shared_schedule.h). */
 static ds_status build_strategy_iteration(const struct config_run *c,
                                           const struct ds_buckets *bk, int32_t iter,
                                           int64_t id_base,
-                                          int64_t coll_base, struct ds_schedule *s,
+                                          int64_t coll_base, int template_only,
+                                          struct ds_schedule *s,
                                           int64_t *n_coll, struct ds_err *err) {
   const struct ds_options *o = c->opt;
   switch (o->strategy_id) {
@@ -115,7 +117,7 @@ static ds_status build_strategy_iteration(const struct config_run *c,
   }
   case DS_STRATEGY_DDP:
     *n_coll = bk->n;
-    return build_iteration(c, bk, iter, id_base, coll_base, s, err);
+    return build_iteration(c, bk, iter, id_base, coll_base, template_only, s, err);
   default: /* ps runs outside the schedule path (run_config) */
     return ds_err_set(err, DS_EINTERNAL, "no schedule builder for --strategy %s",
                       o->strategy);
@@ -152,8 +154,8 @@ static ds_status write_outputs(const struct config_run *c,
   ds_status st;
   int64_t n_coll;
   DS_CHECK_GOTO(ds_schedule_new(c->world, &steady), st, out);
-  DS_CHECK_GOTO(build_strategy_iteration(c, steady_bk, steady_iter, 0, 0, steady, &n_coll, err),
-                st, out);
+  DS_CHECK_GOTO(build_strategy_iteration(c, steady_bk, steady_iter, 0, 0, 0, steady, &n_coll,
+                                         err), st, out);
   if (o->schedule)
     DS_CHECK_GOTO(ds_schedule_write_csv(o->schedule, steady, &meta, err), st, out);
   if (o->trace || c->capture) {
@@ -198,84 +200,158 @@ static ds_status rank_factors(const struct config_run *c, double **out, struct d
   return st;
 }
 
+/* The configuration's iterations as one shared schedule in *out
+ * (traces/shared_schedule.h): DDP's ranks run the same ops, so only rank 0's
+ * are built and every iteration is one block of all ranks; single's and
+ * dp's (whose ranks have roles) are built in full, one block per run of a
+ * rank's ops. iter_block[k] receives iteration k's first block, and
+ * iter_block[iters] the block count. */
+static ds_status build_run_schedule(const struct config_run *c, const struct ds_ddp_plan *plan,
+                                    size_t *iter_block, struct ds_shared_schedule **out,
+                                    struct ds_err *err) {
+  const struct ds_options *o = c->opt;
+  int shared = o->strategy_id == DS_STRATEGY_DDP;
+  struct ds_schedule *tmpl = NULL;
+  struct ds_shared_schedule *s = NULL;
+  size_t n_it = (size_t)o->iters;
+  size_t *iter_at = malloc((n_it + 1) * sizeof *iter_at); /* full-schedule index */
+  size_t *tmpl_at = malloc((n_it + 1) * sizeof *tmpl_at);
+  ds_status st = iter_at && tmpl_at ? ds_schedule_new(c->world, &tmpl) : DS_ENOMEM;
+  if (st != DS_OK) goto oom;
+  int64_t coll_base = 0, n_coll = 0;
+  size_t full_n = 0;
+  for (size_t it = 0; it < n_it; it++) {
+    tmpl_at[it] = tmpl->n_ops;
+    iter_at[it] = shared ? full_n : tmpl->n_ops;
+    coll_base += n_coll;
+    DS_CHECK_GOTO(build_strategy_iteration(c, ds_ddp_plan_layout(plan, (int32_t)it), (int32_t)it,
+                                           (int64_t)iter_at[it], coll_base, shared, tmpl,
+                                           &n_coll, err), st, out);
+    full_n += (tmpl->n_ops - tmpl_at[it]) * (shared ? (size_t)c->world : 1);
+  }
+  tmpl_at[n_it] = tmpl->n_ops;
+  iter_at[n_it] = full_n;
+  if (shared) {
+    st = ds_shared_new(tmpl, 1, &s);
+    tmpl = NULL; /* s owns it, or it is freed */
+    for (size_t it = 0; it < n_it && st == DS_OK; it++) {
+      uint32_t per = (uint32_t)(tmpl_at[it + 1] - tmpl_at[it]);
+      iter_block[it] = it;
+      st = ds_shared_add_block(s, 0, c->world, (uint32_t)tmpl_at[it], per, per);
+    }
+    iter_block[n_it] = n_it;
+  } else {
+    st = ds_shared_from_schedule(tmpl, iter_at + 1, n_it - 1, &s);
+    if (st == DS_OK) {
+      s->owns_tmpl = 1;
+      tmpl = NULL;
+      for (size_t it = 0, b = 0; it <= n_it; it++) {
+        while (b < s->n_blocks && s->blocks[b].first_index < iter_at[it]) b++;
+        iter_block[it] = b;
+      }
+    }
+  }
+  if (st != DS_OK) goto oom;
+  *out = s;
+  s = NULL;
+  goto out;
+oom:
+  ds_err_set(err, st, "simulation: out of memory");
+out:
+  ds_shared_free(s);
+  ds_schedule_free(tmpl);
+  free(iter_at);
+  free(tmpl_at);
+  return st;
+}
+
 static ds_status run_one(struct config_run *c, double bucket_mb,
                          struct ds_summary *sum, double **bucket_bytes,
                          struct ds_err *err) {
   const struct ds_options *o = c->opt;
   struct ds_ddp_plan plan = {0};
-  struct ds_schedule *all = NULL;
+  struct ds_shared_schedule *sched = NULL;
+  struct ds_schedule *expanded = NULL;
+  struct ds_report_times tm = {0};
   struct ds_exec *ex = NULL;
-  int64_t *start = NULL, *end = NULL, *rank_time = NULL;
+  int64_t *rank_time = NULL;
   double *times = NULL, *scale = NULL, *factor = NULL;
-  size_t *iter_at = NULL;
+  size_t *iter_block = NULL, *iter_at = NULL;
   int dsz = ds_dtype_bytes(o->dtype);
   ds_status st;
 
   DS_CHECK_GOTO(ds_ddp_plan(c->model, dsz, ds_options_first_bucket_mb(o, bucket_mb) * MIB,
                             bucket_mb * MIB, o->find_unused_parameters, o->static_graph,
                             &plan), st, oom);
-  iter_at = malloc(((size_t)o->iters + 1) * sizeof *iter_at);
-  if (!iter_at) { st = DS_ENOMEM; goto oom; }
-  DS_CHECK_GOTO(ds_schedule_new(c->world, &all), st, oom);
-  int64_t coll_base = 0, n_coll = 0;
-  for (int32_t it = 0; it < o->iters; it++) {
-    iter_at[it] = all->n_ops;
-    coll_base += n_coll;
-    DS_CHECK_GOTO(build_strategy_iteration(c, ds_ddp_plan_layout(&plan, it), it,
-                                           (int64_t)all->n_ops, coll_base, all, &n_coll, err),
-                  st, out);
-  }
-  iter_at[o->iters] = all->n_ops;
-  size_t last = iter_at[o->iters - 1], ns = all->n_ops - last;
-  DS_CHECK_GOTO(ds_schedule_validate(all, err), st, out);
+  size_t n_it = (size_t)o->iters;
+  iter_block = malloc((n_it + 1) * sizeof *iter_block);
+  iter_at = malloc((n_it + 1) * sizeof *iter_at);
+  if (!iter_block || !iter_at) { st = DS_ENOMEM; goto oom; }
+  DS_CHECK_GOTO(build_run_schedule(c, &plan, iter_block, &sched, err), st, out);
+  DS_CHECK_GOTO(ds_shared_validate(sched, err), st, out);
+  for (size_t it = 0; it < n_it; it++) iter_at[it] = sched->blocks[iter_block[it]].first_index;
+  iter_at[n_it] = sched->n_ops;
+  size_t last = n_it - 1;
 
   int32_t n_samples = o->samples > 1 ? o->samples : 1;
-  start = malloc(all->n_ops * sizeof *start);
-  end = malloc(all->n_ops * sizeof *end);
+  int outputs = o->trace || o->schedule || c->capture;
+  DS_CHECK_GOTO(ds_report_times_new(sched, o->trace || c->capture, &tm), st, oom);
   rank_time = malloc((size_t)c->world * sizeof *rank_time);
   times = malloc((size_t)n_samples * sizeof *times);
-  /* --jitter and --straggler stretch compute ops (multiplied together) */
-  int scaled = o->jitter || o->n_stragglers > 0;
-  if (scaled) scale = malloc(all->n_ops * sizeof *scale);
+  /* --jitter draws per op; --straggler is per rank (the executor multiplies
+   * the two for compute ops) */
+  if (o->jitter) scale = malloc(sched->n_ops * sizeof *scale);
   if (o->n_stragglers > 0) DS_CHECK_GOTO(rank_factors(c, &factor, err), st, out);
-  if (!start || !end || !rank_time || !times || (scaled && !scale)) {
+  if (!rank_time || !times || (o->jitter && !scale)) {
     st = DS_ENOMEM;
     goto oom;
   }
   for (int32_t k = 0; k < n_samples; k++) {
     /* Sample k: seed + k; the timing fields are sample 0's. */
-    if (o->jitter) DS_CHECK_GOTO(ds_jitter_fill(all, o->jitter_cv, o->seed + (uint64_t)k,
-                                                scale), st, oom);
-    else if (scaled) for (size_t i = 0; i < all->n_ops; i++) scale[i] = 1.0;
-    for (size_t i = 0; factor && i < all->n_ops; i++)
-      if (all->ops[i].stream == DS_STREAM_COMPUTE) scale[i] *= factor[all->ops[i].rank];
+    if (o->jitter) DS_CHECK_GOTO(ds_jitter_fill_shared(sched, o->jitter_cv,
+                                                       o->seed + (uint64_t)k, scale), st, oom);
     struct ds_exec_options eopt = {.net_mode = o->net_mode, .coll_model = c->coll_model,
                                    .ring_chunks = o->ring_chunks,
                                    .nccl = c->use_nccl ? &c->nccl : NULL,
                                    .dur_scale = scale,
+                                   .rank_scale = factor,
                                    .prebuilt_ring = &c->ring,
                                    .compute = &c->compute,
                                    .model = c->model};
     memset(rank_time, 0, (size_t)c->world * sizeof *rank_time);
+    ds_report_times_reset(&tm);
     DS_CHECK_GOTO(ds_exec_new(c->topo, &eopt, &ex, err), st, out);
-    DS_CHECK_GOTO(ds_exec_run(ex, all, rank_time, start, end, err), st, out);
+    DS_CHECK_GOTO(ds_exec_run_shared(ex, sched, rank_time, ds_report_times_record, &tm, err),
+                  st, out);
     ds_exec_free(ex);
     ex = NULL;
     /* analysis/metrics.c's definitions: what `ddpsim analyze` says of the
      * trace. The iteration's time is its period when the previous one's
      * last op (dp's step on GPU 0) ends after its first op starts. */
     struct ds_summary one = {0};
-    DS_CHECK_GOTO(ds_report_measure(all, last, ns, start, end, &one), st, oom);
+    DS_CHECK_GOTO(ds_report_measure_shared(&tm, iter_block[last], iter_block[n_it], &one), st,
+                  oom);
     times[k] = one.iter_ms;
     if (k > 0) continue;
     struct ds_summary first_sum = {0};
-    DS_CHECK_GOTO(ds_report_measure(all, 0, iter_at[1], start, end, &first_sum), st, oom);
-    DS_CHECK_GOTO(ds_report_measure(all, last, ns, start, end, sum), st, oom);
+    DS_CHECK_GOTO(ds_report_measure_shared(&tm, 0, iter_block[1], &first_sum), st, oom);
+    DS_CHECK_GOTO(ds_report_measure_shared(&tm, iter_block[last], iter_block[n_it], sum), st,
+                  oom);
     sum->first_iter_ms = first_sum.iter_ms;
-    if (o->trace || o->schedule || c->capture) {
+    if (outputs) {
+      /* the trace's rows need every rank's ops: the template is them when
+       * every block has one rank, else they are expanded (O(ops x ranks),
+       * as the trace itself) */
+      const struct ds_schedule *all = sched->tmpl;
+      if (sched->n_ops != sched->tmpl->n_ops && (o->trace || c->capture)) {
+        DS_CHECK_GOTO(ds_shared_expand(sched, &expanded), st, oom);
+        all = expanded;
+      }
       int32_t steady_iter = plan.rebuild_iter < o->iters ? plan.rebuild_iter : o->iters;
-      DS_CHECK_GOTO(write_outputs(c, &plan.rebuilt, steady_iter, all, iter_at, start, end,
+      DS_CHECK_GOTO(write_outputs(c, &plan.rebuilt, steady_iter, all, iter_at, tm.start, tm.end,
                                   err), st, out);
+      ds_schedule_free(expanded);
+      expanded = NULL;
     }
   }
   if (o->jitter || o->samples > 1) {
@@ -309,14 +385,15 @@ oom:
   ds_err_set(err, st, "simulation: out of memory");
 out:
   ds_exec_free(ex);
-  free(start);
-  free(end);
+  ds_report_times_release(&tm);
+  ds_schedule_free(expanded);
   free(rank_time);
   free(times);
   free(scale);
   free(factor);
+  free(iter_block);
   free(iter_at);
-  ds_schedule_free(all);
+  ds_shared_free(sched);
   ds_ddp_plan_release(&plan);
   return st;
 }

@@ -397,7 +397,8 @@ ds_status ds_ddp_build(const struct ds_model *m, const struct ds_compute *c,
   if (!prev_step) return DS_ENOMEM;
   ds_schedule_last_of_kind(out, DS_OP_STEP, opt->world_size, prev_step);
   ds_status st = DS_OK;
-  for (int32_t r = 0; r < opt->world_size && st == DS_OK; r++)
+  int32_t n_built = opt->template_only ? 1 : opt->world_size;
+  for (int32_t r = 0; r < n_built && st == DS_OK; r++)
     st = build_rank(m, c, opt, bk, r, coll_base, prev_step[r], &bd);
   free(prev_step);
   return st;

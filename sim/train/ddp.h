@@ -126,6 +126,10 @@ struct ds_ddp_options {
   /* gradient_as_bucket_view=True: the reducer divides gradients in place
    * instead of copying them into the buckets, and copies nothing back */
   int grad_as_bucket_view;
+  /* 1: build rank 0's ops only, the template every rank runs
+   * (traces/shared_schedule.h): rank r's ops are rank 0's but for their
+   * rank, ids (+ r * the ops per rank) and dependencies (its own copies) */
+  int template_only;
 };
 
 /* Builds one iteration's schedule: per rank, forward of every layer, loss,
@@ -143,7 +147,8 @@ struct ds_ddp_options {
  * one before; the step waits for the last of every stream. Op ids are
  * id_base + index; collective ids are (coll_base + bucket) * K + j, with K
  * the hook's all-reduces per bucket (1 without a hook, so coll_base +
- * bucket). */
+ * bucket). With template_only, rank 0's ops alone, with the ids they have
+ * in the full build. */
 ds_status ds_ddp_build(const struct ds_model *model,
                        const struct ds_compute *compute,
                        const struct ds_ddp_options *opt,

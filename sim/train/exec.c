@@ -1,11 +1,19 @@
 /*
  * Executor of schedules on the discrete-event engine (see exec.h).
  *
- * Per run it builds, from the schedule: the number of unfinished
- * dependencies of every op, the reverse edges (who waits for whom), one
- * in-order queue per (rank, stream), and one collective instance per coll
- * id. Invariant: a (rank, stream) runs at most one op at a time, and its
- * head op is started the moment its last dependency ends.
+ * It runs the shared form (traces/shared_schedule.h): ranks that run the
+ * same blocks form a class, and per class it builds once, over the ops one
+ * rank of it runs (its "local" ops, e = 0 .. n-1, the blocks' slices in
+ * order): the template op of each, its dependencies and the reverse edges
+ * (who waits for whom) as local indices, one in-order queue per stream and
+ * each op's place in it, and its collective instance. Per rank it keeps only
+ * its streams' heads, what runs and what its collectives hold: O(template
+ * + ranks), whatever the number of ranks running each op. An op of rank r
+ * has ended exactly when r's queue of its stream has moved past it (queues
+ * run in order and advance when their head ends), so no per-op state is
+ * needed. Invariant: a (rank, stream) runs at most one op at a time, and its
+ * head op is started the moment its last dependency ends. A full schedule
+ * runs through the same code as one class per rank (ds_shared_from_schedule).
  */
 #include "sim/train/exec.h"
 
@@ -24,13 +32,34 @@
 struct coll_inst {
   int64_t coll_id;
   int32_t n;          /* members */
-  uint32_t *op_of;    /* [n] op index of each member (ring position) */
+  int32_t *rank_of;   /* [n] rank of each member (ring position), ascending */
+  uint32_t *op_of;    /* [n] local op index of each member on its rank */
   struct ds_coll *coll;
 };
 
 struct ring_cache {
   struct ds_ring ring;
   int used;
+};
+
+/* Ranks first_rank .. first_rank + n_ranks - 1 run the same blocks. */
+struct rank_class {
+  int32_t first_rank, n_ranks;
+  uint32_t n;              /* local ops */
+  uint32_t *blocks;        /* [n_blocks] the blocks run, ascending */
+  uint32_t *block_at;      /* [n_blocks] local index of each block's first op */
+  uint32_t n_blocks;
+  uint32_t *tmpl;          /* [n] template op of local op e */
+  uint32_t *block;         /* [n] its block */
+  uint8_t *stream;         /* [n] its stream (the template op's, read per dependency) */
+  uint32_t *dep_first;     /* CSR [n + 1]: local dependencies */
+  uint32_t *deps;
+  uint32_t *waiter_first;  /* CSR [n + 1]: local ops waiting for e */
+  uint32_t *waiters;
+  uint32_t *qpos;          /* [n] position of e in its stream's queue */
+  uint32_t queue_first[DS_STREAM_COUNT + 1];
+  uint32_t *queue;         /* [n] local ops of each stream, in order */
+  int32_t *inst;           /* [n] collective instance, -1 */
 };
 
 struct ds_exec {
@@ -43,22 +72,19 @@ struct ds_exec {
   struct ds_err *err; /* of the running call */
   ds_status failure;  /* first failure inside a handler */
   /* per run */
-  struct ds_schedule *sched;
-  int64_t *op_start;
-  int64_t *op_end;
-  int32_t *deps_left;
-  uint32_t *waiter_first; /* CSR: ops waiting for op i */
-  uint32_t *waiters;
-  uint32_t *queue_first;  /* CSR: ops of (rank, stream) q in order */
-  uint32_t *queue;
-  uint32_t *queue_head;   /* next position to start in each queue */
+  struct ds_shared_schedule *sched;
+  ds_exec_op_fn on_op;
+  void *on_op_ctx;
+  struct rank_class *classes;
+  int32_t n_classes;
+  int32_t *class_of;      /* per rank */
+  uint32_t *queue_head;   /* per (rank, stream): next position to start */
   uint8_t *queue_busy;
+  int64_t *head_start;    /* per (rank, stream): when its running head started */
   uint8_t *released;
   int32_t *comm_busy;     /* collectives running per rank */
   struct ds_coll_load *held; /* per rank: what its running collectives hold */
   struct running *running;   /* per rank: its compute stream's running op */
-  int32_t *coll_of_op;    /* instance index, -1 */
-  int32_t *member_of_op;
   struct coll_inst *colls;
   int32_t n_colls;
   size_t ops_done;
@@ -68,7 +94,7 @@ struct ds_exec {
 /* A compute-stream op in flight: its work left at full speed, the rate it
  * runs at since `since`, and its completion event. */
 struct running {
-  uint32_t op;        /* UINT32_MAX: none */
+  uint32_t op;        /* local index; UINT32_MAX: none */
   int memory_bound;
   double left_ns;     /* at factor 1 */
   double factor;      /* >= 1 */
@@ -84,32 +110,68 @@ static uint32_t queue_index(int32_t rank, enum ds_stream s) {
   return (uint32_t)rank * DS_STREAM_COUNT + (uint32_t)s;
 }
 
+static struct rank_class *class_of(struct ds_exec *ex, int32_t rank) {
+  return &ex->classes[ex->class_of[rank]];
+}
+
+static const struct ds_op *op_at(const struct ds_exec *ex, const struct rank_class *c,
+                                 uint32_t e) {
+  return &ex->sched->tmpl->ops[c->tmpl[e]];
+}
+
+static int64_t op_id(const struct ds_exec *ex, const struct rank_class *c, int32_t rank,
+                     uint32_t e) {
+  return ds_shared_id(ex->sched, c->block[e], rank, c->tmpl[e]);
+}
+
+/* Local index of rank's copy of template op t of block b (the rank runs b). */
+static uint32_t local_of(const struct ds_exec *ex, int32_t rank, size_t b, uint32_t t) {
+  const struct rank_class *c = &ex->classes[ex->class_of[rank]];
+  uint32_t lo = 0, hi = c->n_blocks;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (c->blocks[mid] < b)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return c->block_at[lo] + (t - ex->sched->blocks[b].first_op);
+}
+
+/* Whether rank's local op e has ended (0), runs (1) or has not started (2). */
+static int op_state(const struct ds_exec *ex, int32_t rank, uint32_t e) {
+  const struct rank_class *c = &ex->classes[ex->class_of[rank]];
+  uint32_t q = queue_index(rank, (enum ds_stream)c->stream[e]);
+  if (ex->queue_head[q] > c->qpos[e]) return 0;
+  return ex->queue_head[q] == c->qpos[e] && ex->queue_busy[q] ? 1 : 2;
+}
+
 static void try_start_queue(struct ds_exec *ex, uint32_t q);
 
 /* Schedules the running op of rank r to end when its work left is done at
  * its factor. */
 static void schedule_running(struct ds_exec *ex, int32_t r) {
   struct running *run = &ex->running[r];
-  struct ds_event ev = {.kind = DS_EV_OP_DONE, .b = run->op};
+  struct ds_event ev = {.kind = DS_EV_OP_DONE, .a = r, .b = run->op};
   int64_t now = ds_engine_now(ex->eng);
   ds_status st = ds_engine_schedule(ex->eng, now + ds_units_round_ns(run->left_ns * run->factor),
                                     &ev, &run->handle);
   if (st != DS_OK) fail(ex, st);
 }
 
-/* A collective op o starts (sign +1) or ends (-1) on its rank: what it
- * holds changes, and so does the rate of the compute op running there. */
-static void change_load(struct ds_exec *ex, const struct ds_op *o, int sign) {
+/* A collective op o starts (sign +1) or ends (-1) on rank r: what it holds
+ * changes, and so does the rate of the compute op running there. */
+static void change_load(struct ds_exec *ex, int32_t r, const struct ds_op *o, int sign) {
   if (!ex->opt.compute) return;
   struct ds_coll_load l = ds_interference_load(ex->opt.nccl, o);
-  struct ds_coll_load *h = &ex->held[o->rank];
+  struct ds_coll_load *h = &ex->held[r];
   h->sms += sign * l.sms;
   h->hbm_bytes_per_s += sign * l.hbm_bytes_per_s;
-  if (ex->comm_busy[o->rank] == 0) *h = (struct ds_coll_load){0, 0}; /* no drift */
-  struct running *run = &ex->running[o->rank];
+  if (ex->comm_busy[r] == 0) *h = (struct ds_coll_load){0, 0}; /* no drift */
+  struct running *run = &ex->running[r];
   if (run->op == UINT32_MAX) return;
   double f = ds_interference_factor(ex->opt.compute, run->memory_bound, *h,
-                                    ex->comm_busy[o->rank] > 0);
+                                    ex->comm_busy[r] > 0);
   if (f == run->factor) return;
   int64_t now = ds_engine_now(ex->eng);
   run->left_ns -= (double)(now - run->since) / run->factor;
@@ -117,50 +179,84 @@ static void change_load(struct ds_exec *ex, const struct ds_op *o, int sign) {
   run->factor = f;
   run->since = now;
   ds_engine_cancel(ex->eng, run->handle);
-  schedule_running(ex, o->rank);
+  schedule_running(ex, r);
 }
 
-static void finish_op(struct ds_exec *ex, uint32_t op) {
-  const struct ds_op *o = &ex->sched->ops[op];
+/* Whether every dependency of rank r's local op e has ended. */
+static int deps_done(const struct ds_exec *ex, const struct rank_class *c, int32_t r,
+                     uint32_t e) {
+  for (uint32_t k = c->dep_first[e]; k < c->dep_first[e + 1]; k++) {
+    uint32_t d = c->deps[k];
+    if (ex->queue_head[queue_index(r, (enum ds_stream)c->stream[d])] <= c->qpos[d]) return 0;
+  }
+  return 1;
+}
+
+static void finish_op(struct ds_exec *ex, int32_t r, uint32_t e) {
+  const struct rank_class *c = class_of(ex, r);
+  const struct ds_op *o = op_at(ex, c, e);
   int64_t now = ds_engine_now(ex->eng);
-  uint32_t q = queue_index(o->rank, o->stream);
-  ex->op_end[op] = now;
+  uint32_t q = queue_index(r, o->stream);
   ex->ops_done++;
-  if (now > ex->rank_time[o->rank]) ex->rank_time[o->rank] = now;
-  if (ex->running[o->rank].op == op) ex->running[o->rank].op = UINT32_MAX;
-  if (ex->coll_of_op[op] >= 0) {
-    ex->comm_busy[o->rank]--;
-    change_load(ex, o, -1);
+  if (now > ex->rank_time[r]) ex->rank_time[r] = now;
+  if (ex->running[r].op == e) ex->running[r].op = UINT32_MAX;
+  if (c->inst[e] >= 0) {
+    ex->comm_busy[r]--;
+    change_load(ex, r, o, -1);
   }
   ex->queue_busy[q] = 0;
   ex->queue_head[q]++;
-  for (uint32_t k = ex->waiter_first[op]; k < ex->waiter_first[op + 1]; k++) {
-    uint32_t w = ex->waiters[k];
-    if (--ex->deps_left[w] == 0) {
-      const struct ds_op *wo = &ex->sched->ops[w];
-      try_start_queue(ex, queue_index(wo->rank, wo->stream));
-    }
+  if (ex->on_op) ex->on_op(ex->on_op_ctx, c->block[e], r, c->tmpl[e], ex->head_start[q], now);
+  /* A waiter starts once its last dependency ends, which is now when it
+   * waits for e and all its dependencies have ended. */
+  for (uint32_t k = c->waiter_first[e]; k < c->waiter_first[e + 1]; k++) {
+    uint32_t w = c->waiters[k];
+    if (deps_done(ex, c, r, w)) try_start_queue(ex, queue_index(r, (enum ds_stream)c->stream[w]));
   }
   try_start_queue(ex, q);
 }
 
-static void start_op(struct ds_exec *ex, uint32_t op) {
-  const struct ds_op *o = &ex->sched->ops[op];
+static void start_op(struct ds_exec *ex, int32_t r, uint32_t e) {
+  const struct rank_class *c = class_of(ex, r);
+  const struct ds_op *o = op_at(ex, c, e);
   int64_t now = ds_engine_now(ex->eng);
-  ex->op_start[op] = now;
-  if (ex->coll_of_op[op] >= 0) { /* a collective, or a send/recv */
-    struct coll_inst *ci = &ex->colls[ex->coll_of_op[op]];
-    ex->comm_busy[o->rank]++;
-    change_load(ex, o, +1);
-    ds_status st = ds_coll_enter(ci->coll, ex->member_of_op[op]);
+  ex->head_start[queue_index(r, o->stream)] = now;
+  if (c->inst[e] >= 0) { /* a collective, or a send/recv */
+    struct coll_inst *ci = &ex->colls[c->inst[e]];
+    ex->comm_busy[r]++;
+    change_load(ex, r, o, +1);
+    int32_t member;
+    if (ci->coll_id < 0) {
+      member = ci->rank_of[0] == r ? 0 : 1; /* a send/recv pair: sender, receiver */
+    } else if (ci->rank_of[ci->n - 1] - ci->rank_of[0] == ci->n - 1) {
+      member = r - ci->rank_of[0]; /* consecutive ranks */
+    } else {
+      int32_t lo = 0, hi = ci->n - 1;
+      while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (ci->rank_of[mid] < r)
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      member = lo;
+    }
+    ds_status st = ds_coll_enter(ci->coll, member);
     if (st != DS_OK) fail(ex, st);
     return;
   }
   double dur_ns = o->dur_us * 1000.0;
-  if (ex->opt.dur_scale) dur_ns *= ex->opt.dur_scale[op];
+  if (ex->opt.dur_scale || ex->opt.rank_scale) {
+    /* one multiplier, as --jitter times --straggler always was */
+    double scale = ex->opt.dur_scale
+                       ? ex->opt.dur_scale[ds_shared_index(ex->sched, c->block[e], r, c->tmpl[e])]
+                       : 1.0;
+    if (ex->opt.rank_scale && o->stream == DS_STREAM_COMPUTE) scale *= ex->opt.rank_scale[r];
+    dur_ns *= scale;
+  }
   if (o->stream == DS_STREAM_COMPUTE && ex->opt.compute) {
-    struct running *run = &ex->running[o->rank];
-    run->op = op;
+    struct running *run = &ex->running[r];
+    run->op = e;
     enum ds_layer_class cls = DS_LAYER_UNKNOWN;
     if (ex->opt.model && (o->kind == DS_OP_FWD || o->kind == DS_OP_BWD) && o->layer >= 0 &&
         o->layer < ex->opt.model->n_layers)
@@ -168,30 +264,30 @@ static void start_op(struct ds_exec *ex, uint32_t op) {
     run->memory_bound = ds_interference_memory_bound(ex->opt.compute, cls, o, dur_ns);
     run->left_ns = dur_ns;
     run->factor = ds_interference_factor(ex->opt.compute, run->memory_bound,
-                                         ex->held[o->rank], ex->comm_busy[o->rank] > 0);
+                                         ex->held[r], ex->comm_busy[r] > 0);
     run->since = now;
-    schedule_running(ex, o->rank);
+    schedule_running(ex, r);
     return;
   }
-  if (o->stream == DS_STREAM_COMPUTE && ex->comm_busy[o->rank] > 0)
+  if (o->stream == DS_STREAM_COMPUTE && ex->comm_busy[r] > 0)
     dur_ns *= 1.0 + ex->topo->compute.comm_interference;
-  struct ds_event ev = {.kind = DS_EV_OP_DONE, .b = op};
+  struct ds_event ev = {.kind = DS_EV_OP_DONE, .a = r, .b = e};
   ds_status st = ds_engine_schedule(ex->eng, now + ds_units_round_ns(dur_ns), &ev, NULL);
   if (st != DS_OK) fail(ex, st);
 }
 
 static void try_start_queue(struct ds_exec *ex, uint32_t q) {
-  uint32_t rank = q / DS_STREAM_COUNT;
+  int32_t rank = (int32_t)(q / DS_STREAM_COUNT);
   if (ex->queue_busy[q] || !ex->released[rank]) return;
-  uint32_t pos = ex->queue_first[q] + ex->queue_head[q];
-  if (pos >= ex->queue_first[q + 1]) return;
-  uint32_t op = ex->queue[pos];
-  if (ex->deps_left[op] != 0) return;
+  const struct rank_class *c = class_of(ex, rank);
+  uint32_t s = q % DS_STREAM_COUNT;
+  uint32_t pos = c->queue_first[s] + ex->queue_head[q];
+  if (pos >= c->queue_first[s + 1]) return;
+  uint32_t e = c->queue[pos];
+  if (!deps_done(ex, c, rank, e)) return;
   ex->queue_busy[q] = 1;
-  start_op(ex, op);
+  start_op(ex, rank, e);
 }
-
-static void on_member_done(void *owner, int32_t member);
 
 /* Collective callbacks carry the instance through a small trampoline so
  * that the coll module only knows (owner, member). */
@@ -202,7 +298,8 @@ struct coll_owner {
 
 static void on_member_done(void *owner, int32_t member) {
   struct coll_owner *co = owner;
-  finish_op(co->ex, co->ex->colls[co->inst].op_of[member]);
+  const struct coll_inst *ci = &co->ex->colls[co->inst];
+  finish_op(co->ex, ci->rank_of[member], ci->op_of[member]);
 }
 
 static void on_flow_sent(void *owner, uint64_t tag) {
@@ -226,7 +323,7 @@ static void handle(void *ctx, struct ds_engine *eng, const struct ds_event *ev) 
   (void)eng;
   switch (ev->kind) {
   case DS_EV_OP_DONE:
-    finish_op(ex, (uint32_t)ev->b);
+    finish_op(ex, ev->a, (uint32_t)ev->b);
     break;
   case DS_EV_RANK_RELEASE:
     ex->released[ev->a] = 1;
@@ -258,32 +355,47 @@ ds_status ds_exec_new(struct ds_topo *topo, const struct ds_exec_options *opt,
   return DS_OK;
 }
 
+static void free_class(struct rank_class *c) {
+  free(c->blocks);
+  free(c->block_at);
+  free(c->tmpl);
+  free(c->block);
+  free(c->stream);
+  free(c->dep_first);
+  free(c->deps);
+  free(c->waiter_first);
+  free(c->waiters);
+  free(c->qpos);
+  free(c->queue);
+  free(c->inst);
+}
+
 static void free_run(struct ds_exec *ex) {
   for (int32_t i = 0; i < ex->n_colls; i++) {
     ds_coll_free(ex->colls[i].coll);
+    free(ex->colls[i].rank_of);
     free(ex->colls[i].op_of);
   }
   free(ex->colls);
   ex->colls = NULL;
   ex->n_colls = 0;
-  free(ex->deps_left);
-  free(ex->waiter_first);
-  free(ex->waiters);
-  free(ex->queue_first);
-  free(ex->queue);
+  for (int32_t i = 0; i < ex->n_classes; i++) free_class(&ex->classes[i]);
+  free(ex->classes);
+  ex->classes = NULL;
+  ex->n_classes = 0;
+  free(ex->class_of);
   free(ex->queue_head);
   free(ex->queue_busy);
+  free(ex->head_start);
   free(ex->released);
   free(ex->comm_busy);
   free(ex->held);
   free(ex->running);
-  free(ex->coll_of_op);
-  free(ex->member_of_op);
-  ex->deps_left = NULL;
-  ex->waiter_first = ex->waiters = ex->queue_first = ex->queue = NULL;
+  ex->class_of = NULL;
   ex->queue_head = NULL;
   ex->queue_busy = ex->released = NULL;
-  ex->comm_busy = ex->coll_of_op = ex->member_of_op = NULL;
+  ex->head_start = NULL;
+  ex->comm_busy = NULL;
   ex->held = NULL;
   ex->running = NULL;
 }
@@ -323,6 +435,7 @@ static ds_status get_ring(struct ds_exec *ex, const int32_t *gpus, int32_t n,
   return DS_OK;
 }
 
+/* A member of a collective: rank's local op e. */
 struct coll_key {
   int64_t coll;
   int32_t rank;
@@ -335,9 +448,10 @@ static int cmp_coll_key(const void *a, const void *b) {
   return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-/* A send or a recv, by (source rank, destination rank, schedule order). */
+/* A send or a recv, by (source rank, destination rank, order on its rank). */
 struct p2p_key {
   int32_t src, dst;
+  int32_t rank;
   uint32_t op;
 };
 
@@ -364,21 +478,23 @@ static enum ds_coll_kind coll_kind_of(enum ds_op_kind k) {
   }
 }
 
-/* Registers instance idx over the ops ops[0..n) (member k runs on rank
- * gpus[k]) and creates its collective from *spec (ring and tag filled here). */
+/* Registers instance idx over the members keys[0..n) (member k: rank
+ * gpus[k]'s local op) and creates its collective from *spec (ring and tag
+ * filled here). */
 static ds_status add_inst(struct ds_exec *ex, struct coll_owner *owners, int64_t coll_id,
-                          const uint32_t *ops, const int32_t *gpus, int32_t n,
+                          const struct coll_key *keys, const int32_t *gpus, int32_t n,
                           struct ds_coll_spec *spec, struct ds_err *err) {
   int32_t idx = ex->n_colls;
   struct coll_inst *ci = &ex->colls[ex->n_colls++];
   ci->coll_id = coll_id;
   ci->n = n;
+  ci->rank_of = malloc((size_t)n * sizeof *ci->rank_of);
   ci->op_of = malloc((size_t)n * sizeof *ci->op_of);
-  if (!ci->op_of) return ds_err_set(err, DS_ENOMEM, "executor: out of memory");
+  if (!ci->rank_of || !ci->op_of) return ds_err_set(err, DS_ENOMEM, "executor: out of memory");
   for (int32_t k = 0; k < n; k++) {
-    ci->op_of[k] = ops[k];
-    ex->coll_of_op[ops[k]] = idx;
-    ex->member_of_op[ops[k]] = k;
+    ci->rank_of[k] = keys[k].rank;
+    ci->op_of[k] = keys[k].op;
+    class_of(ex, keys[k].rank)->inst[keys[k].op] = idx;
   }
   DS_CHECK(get_ring(ex, gpus, n, &spec->ring, err));
   owners[idx] = (struct coll_owner){ex, idx};
@@ -392,10 +508,11 @@ static ds_status add_inst(struct ds_exec *ex, struct coll_owner *owners, int64_t
 
 /* One instance per coll id of a collective kind. */
 static ds_status build_group(struct ds_exec *ex, struct coll_owner *owners,
-                             const struct coll_key *keys, int32_t n, uint32_t *ops,
-                             int32_t *gpus, struct ds_err *err) {
-  struct ds_schedule *s = ex->sched;
-  const struct ds_op *o = &s->ops[keys[0].op];
+                             const struct coll_key *keys, int32_t n, int32_t *gpus,
+                             struct ds_err *err) {
+  const struct rank_class *c0 = class_of(ex, keys[0].rank);
+  const struct ds_op *o = op_at(ex, c0, keys[0].op);
+  int64_t o_id = op_id(ex, c0, keys[0].rank, keys[0].op);
   enum ds_coll_kind ck = coll_kind_of(o->kind);
   const struct ds_coll_desc *d = ds_coll_desc_of(ck);
   struct ds_coll_spec spec = {.kind = ck, .model = ex->opt.coll_model,
@@ -405,24 +522,24 @@ static ds_status build_group(struct ds_exec *ex, struct coll_owner *owners,
     return ds_err_set(err, DS_EUSAGE,
                       "op %" PRId64 ": %s is not a collective but has coll %" PRId64
                       " (collectives: %s; send/recv pair without coll ids)",
-                      o->id, ds_op_kind_name(o->kind), o->coll, ds_coll_kind_names());
+                      o_id, ds_op_kind_name(o->kind), o->coll, ds_coll_kind_names());
   if (ck == DS_COLL_ALLREDUCE) {
     enum ds_proto proto;
     if (ds_allreduce_algo_parse(o->algo, &spec.algo, &proto) != DS_OK)
       return ds_err_set(err, DS_EUSAGE,
                         "op %" PRId64 ": allreduce with algo '%s' is not simulated (%s; "
                         "ring, tree and nvls also with /LL, /LL128 or /Simple)",
-                        o->id, o->algo, ds_ar_algo_names());
+                        o_id, o->algo, ds_ar_algo_names());
     if (proto < DS_PROTO_COUNT && (!ex->opt.nccl || ex->opt.nccl->nranks != n))
       return ds_err_set(err, DS_EUSAGE,
                         "op %" PRId64 ": algo '%s' needs NCCL's model for a ring of %d "
-                        "ranks, and %s", o->id, o->algo, n,
+                        "ranks, and %s", o_id, o->algo, n,
                         ex->opt.nccl ? "the model describes another ring size"
                                      : "none is available (unknown GPU architecture?)");
     const char *why;
     if (proto < DS_PROTO_COUNT && !ds_nccl_algo_available(ex->opt.nccl, spec.algo, proto, &why))
       return ds_err_set(err, DS_EUSAGE, "op %" PRId64 ": algo '%s' cannot run here: %s",
-                        o->id, o->algo, why);
+                        o_id, o->algo, why);
     if (proto < DS_PROTO_COUNT) {
       ds_nccl_algo_proto(ex->opt.nccl, spec.algo, proto, o->bytes, &cp);
       spec.proto = &cp;
@@ -431,26 +548,79 @@ static ds_status build_group(struct ds_exec *ex, struct coll_owner *owners,
     return ds_err_set(err, DS_EUSAGE,
                       "op %" PRId64 ": %s with algo '%s' is not simulated by this "
                       "version (%s runs '%s'; NCCL protocols: allreduce only)",
-                      o->id, d->name, o->algo, d->name, d->algo);
+                      o_id, d->name, o->algo, d->name, d->algo);
   }
   for (int32_t k = 0; k < n; k++) {
-    const struct ds_op *m = &s->ops[keys[k].op];
-    ops[k] = keys[k].op;
+    const struct rank_class *c = class_of(ex, keys[k].rank);
+    const struct ds_op *m = op_at(ex, c, keys[k].op);
     gpus[k] = keys[k].rank;
-    if (d->rooted && m->root == o->root && m->rank == o->root) spec.root = k;
+    if (d->rooted && m->root == o->root && keys[k].rank == o->root) spec.root = k;
     if (d->rooted && m->root != o->root)
       return ds_err_set(err, DS_EUSAGE,
                         "op %" PRId64 ": %s of coll %" PRId64 " has root %d but op %"
-                        PRId64 " of the same coll has root %d", m->id, d->name, o->coll,
-                        m->root, o->id, o->root);
+                        PRId64 " of the same coll has root %d",
+                        op_id(ex, c, keys[k].rank, keys[k].op), d->name, o->coll, m->root,
+                        o_id, o->root);
   }
   if (d->rooted && spec.root < 0)
     return ds_err_set(err, DS_EUSAGE,
                       "op %" PRId64 ": %s of coll %" PRId64 " has root %d, which is "
-                      "not one of its ranks", o->id, d->name, o->coll, o->root);
+                      "not one of its ranks", o_id, d->name, o->coll, o->root);
   if (ck == DS_COLL_BROADCAST || ck == DS_COLL_REDUCE)
     spec.chunks = ds_coll_chain_chunks(o->bytes, ex->opt.ring_chunks);
-  return add_inst(ex, owners, o->coll, ops, gpus, n, &spec, err);
+  return add_inst(ex, owners, o->coll, keys, gpus, n, &spec, err);
+}
+
+/* Calls fn(ex, rank, local op, ctx) for every op in full-schedule order
+ * until it returns nonzero; returns that. */
+static int for_each_op(struct ds_exec *ex, int (*fn)(struct ds_exec *, int32_t, uint32_t, void *),
+                       void *ctx) {
+  const struct ds_shared_schedule *s = ex->sched;
+  for (size_t b = 0; b < s->n_blocks; b++) {
+    const struct ds_sched_block *bl = &s->blocks[b];
+    for (int32_t j = 0; j < bl->n_ranks; j++) {
+      int32_t r = bl->first_rank + j;
+      uint32_t e0 = local_of(ex, r, b, bl->first_op);
+      for (uint32_t k = 0; k < bl->n_ops; k++) {
+        int v = fn(ex, r, e0 + k, ctx);
+        if (v) return v;
+      }
+    }
+  }
+  return 0;
+}
+
+struct p2p_scan {
+  struct p2p_key *keys;
+  size_t n_send, n_recv, n;
+  struct ds_err *err;
+  ds_status st;
+};
+
+static int p2p_check(struct ds_exec *ex, int32_t r, uint32_t e, void *ctx) {
+  struct p2p_scan *ps = ctx;
+  const struct rank_class *c = class_of(ex, r);
+  const struct ds_op *o = op_at(ex, c, e);
+  if (!is_p2p(o->kind)) return 0;
+  if (o->root < 0 || o->root == r) {
+    ps->st = ds_err_set(ps->err, DS_EUSAGE,
+                        "op %" PRId64 ": %s needs its peer rank in root (a rank other "
+                        "than its own %d), got %d", op_id(ex, c, r, e),
+                        ds_op_kind_name(o->kind), r, o->root);
+    return 1;
+  }
+  ps->n++;
+  if (o->kind == DS_OP_SEND) ps->n_send++;
+  return 0;
+}
+
+static int p2p_collect(struct ds_exec *ex, int32_t r, uint32_t e, void *ctx) {
+  struct p2p_scan *ps = ctx;
+  const struct ds_op *o = op_at(ex, class_of(ex, r), e);
+  if (o->kind == DS_OP_SEND) ps->keys[ps->n++] = (struct p2p_key){r, o->root, r, e};
+  if (o->kind == DS_OP_RECV)
+    ps->keys[ps->n_send + ps->n_recv++] = (struct p2p_key){o->root, r, r, e};
+  return 0;
 }
 
 /* Send/recv pairs: the k-th send from rank a to rank b (its root is b)
@@ -458,37 +628,22 @@ static ds_status build_group(struct ds_exec *ex, struct coll_owner *owners,
  * MPI and NCCL match point-to-point messages; `coll` plays no part. */
 static ds_status build_p2p(struct ds_exec *ex, struct coll_owner *owners,
                            struct ds_err *err) {
-  struct ds_schedule *s = ex->sched;
-  size_t n_send = 0, n_recv = 0, n = 0;
-  for (size_t i = 0; i < s->n_ops; i++) n += is_p2p(s->ops[i].kind);
+  struct p2p_scan ps = {.err = err, .st = DS_OK};
+  const struct ds_schedule *t = ex->sched->tmpl;
+  size_t any = 0; /* look at the copies only when the template has some */
+  for (size_t i = 0; i < t->n_ops && !any; i++) any = is_p2p(t->ops[i].kind);
+  if (!any) return DS_OK;
+  if (for_each_op(ex, p2p_check, &ps)) return ps.st;
+  size_t n = ps.n, n_send = ps.n_send;
   if (n == 0) return DS_OK;
-  struct p2p_key *keys = malloc(n * sizeof *keys);
-  if (!keys) return ds_err_set(err, DS_ENOMEM, "executor: out of memory");
+  ps.keys = malloc(n * sizeof *ps.keys);
+  if (!ps.keys) return ds_err_set(err, DS_ENOMEM, "executor: out of memory");
+  ps.n = ps.n_recv = 0;
+  for_each_op(ex, p2p_collect, &ps);
+  struct p2p_key *keys = ps.keys;
+  size_t n_recv = ps.n_recv;
   ds_status st = DS_OK;
-  for (size_t i = 0; i < s->n_ops; i++) {
-    const struct ds_op *o = &s->ops[i];
-    if (!is_p2p(o->kind)) continue;
-    if (o->root < 0 || o->root == o->rank) {
-      st = ds_err_set(err, DS_EUSAGE,
-                      "op %" PRId64 ": %s needs its peer rank in root (a rank other "
-                      "than its own %d), got %d", o->id, ds_op_kind_name(o->kind),
-                      o->rank, o->root);
-      goto out;
-    }
-    n_send += o->kind == DS_OP_SEND;
-  }
   /* sends first, then recvs, each sorted by (src, dst, order) */
-  for (size_t i = 0; i < s->n_ops; i++) {
-    const struct ds_op *o = &s->ops[i];
-    if (o->kind == DS_OP_SEND)
-      keys[n_recv++] = (struct p2p_key){o->rank, o->root, (uint32_t)i};
-  }
-  n_recv = 0;
-  for (size_t i = 0; i < s->n_ops; i++) {
-    const struct ds_op *o = &s->ops[i];
-    if (o->kind == DS_OP_RECV)
-      keys[n_send + n_recv++] = (struct p2p_key){o->root, o->rank, (uint32_t)i};
-  }
   qsort(keys, n_send, sizeof *keys, cmp_p2p_key);
   qsort(keys + n_send, n_recv, sizeof *keys, cmp_p2p_key);
   size_t a = 0, b = n_send;
@@ -498,27 +653,30 @@ static ds_status build_p2p(struct ds_exec *ex, struct coll_owner *owners,
       /* the side with the smaller (src, dst) has no partner */
       const struct p2p_key *lone =
           !y ? x : !x ? y : (x->src < y->src || (x->src == y->src && x->dst < y->dst)) ? x : y;
-      const struct ds_op *o = &s->ops[lone->op];
+      const struct rank_class *c = class_of(ex, lone->rank);
+      const struct ds_op *o = op_at(ex, c, lone->op);
       st = ds_err_set(err, DS_EUSAGE,
                       "op %" PRId64 ": %s on rank %d %s rank %d has no matching %s "
                       "(the k-th send from a to b meets the k-th recv on b from a)",
-                      o->id, ds_op_kind_name(o->kind), o->rank,
-                      o->kind == DS_OP_SEND ? "to" : "from", o->root,
+                      op_id(ex, c, lone->rank, lone->op), ds_op_kind_name(o->kind),
+                      lone->rank, o->kind == DS_OP_SEND ? "to" : "from", o->root,
                       o->kind == DS_OP_SEND ? "recv" : "send");
       goto out;
     }
-    const struct ds_op *so = &s->ops[keys[a].op], *ro = &s->ops[keys[b].op];
+    const struct rank_class *sc = class_of(ex, keys[a].rank), *rc = class_of(ex, keys[b].rank);
+    const struct ds_op *so = op_at(ex, sc, keys[a].op), *ro = op_at(ex, rc, keys[b].op);
     if (so->bytes != ro->bytes) {
       st = ds_err_set(err, DS_EUSAGE,
                       "op %" PRId64 ": send of %.17g bytes meets recv op %" PRId64
-                      " of %.17g bytes", so->id, so->bytes, ro->id, ro->bytes);
+                      " of %.17g bytes", op_id(ex, sc, keys[a].rank, keys[a].op), so->bytes,
+                      op_id(ex, rc, keys[b].rank, keys[b].op), ro->bytes);
       goto out;
     }
-    uint32_t ops[2] = {keys[a].op, keys[b].op};
-    int32_t gpus[2] = {so->rank, ro->rank};
+    struct coll_key members[2] = {{-1, keys[a].rank, keys[a].op}, {-1, keys[b].rank, keys[b].op}};
+    int32_t gpus[2] = {keys[a].rank, keys[b].rank};
     struct ds_coll_spec spec = {.kind = DS_COLL_SEND, .model = ex->opt.coll_model,
                                 .chunks = 1, .bytes = so->bytes, .root = 0};
-    st = add_inst(ex, owners, -1, ops, gpus, 2, &spec, err);
+    st = add_inst(ex, owners, -1, members, gpus, 2, &spec, err);
     if (st != DS_OK) goto out;
     a++, b++;
   }
@@ -529,110 +687,227 @@ out:
 
 static ds_status build_colls(struct ds_exec *ex, struct coll_owner **owners,
                              struct ds_err *err) {
-  struct ds_schedule *s = ex->sched;
   size_t n_keys = 0, n_p2p = 0;
-  for (size_t i = 0; i < s->n_ops; i++) {
-    n_p2p += is_p2p(s->ops[i].kind);
-    n_keys += s->ops[i].coll >= 0 && !is_p2p(s->ops[i].kind);
+  for (int32_t ci = 0; ci < ex->n_classes; ci++) {
+    const struct rank_class *c = &ex->classes[ci];
+    for (uint32_t e = 0; e < c->n; e++) {
+      const struct ds_op *o = op_at(ex, c, e);
+      n_p2p += (size_t)c->n_ranks * is_p2p(o->kind);
+      n_keys += (size_t)c->n_ranks * (o->coll >= 0 && !is_p2p(o->kind));
+    }
   }
   struct coll_key *keys = malloc((n_keys + 1) * sizeof *keys);
-  int32_t *gpus = malloc(((size_t)s->world_size + 1) * sizeof *gpus);
-  uint32_t *ops = malloc(((size_t)s->world_size + 1) * sizeof *ops);
+  int32_t *gpus = malloc(((size_t)ex->sched->world_size + 1) * sizeof *gpus);
   ex->colls = calloc(n_keys + n_p2p + 1, sizeof *ex->colls);
   *owners = calloc(n_keys + n_p2p + 1, sizeof **owners);
   ds_status st = DS_OK;
-  if (!keys || !gpus || !ops || !ex->colls || !*owners) {
+  if (!keys || !gpus || !ex->colls || !*owners) {
     st = ds_err_set(err, DS_ENOMEM, "executor: out of memory");
     goto out;
   }
   n_keys = 0;
-  for (size_t i = 0; i < s->n_ops; i++)
-    if (s->ops[i].coll >= 0 && !is_p2p(s->ops[i].kind))
-      keys[n_keys++] = (struct coll_key){s->ops[i].coll, s->ops[i].rank, (uint32_t)i};
+  for (int32_t ci = 0; ci < ex->n_classes; ci++) {
+    const struct rank_class *c = &ex->classes[ci];
+    for (uint32_t e = 0; e < c->n; e++) {
+      const struct ds_op *o = op_at(ex, c, e);
+      if (o->coll < 0 || is_p2p(o->kind)) continue;
+      for (int32_t j = 0; j < c->n_ranks; j++)
+        keys[n_keys++] = (struct coll_key){o->coll, c->first_rank + j, e};
+    }
+  }
   qsort(keys, n_keys, sizeof *keys, cmp_coll_key);
   for (size_t i = 0; i < n_keys && st == DS_OK;) {
     size_t j = i;
     while (j < n_keys && keys[j].coll == keys[i].coll) j++;
-    st = build_group(ex, *owners, keys + i, (int32_t)(j - i), ops, gpus, err);
+    st = build_group(ex, *owners, keys + i, (int32_t)(j - i), gpus, err);
     i = j;
   }
   if (st == DS_OK) st = build_p2p(ex, *owners, err);
 out:
   free(keys);
   free(gpus);
-  free(ops);
   return st;
 }
 
-static ds_status build_run(struct ds_exec *ex, struct ds_err *err) {
-  struct ds_schedule *s = ex->sched;
-  size_t n = s->n_ops;
-  size_t nq = (size_t)s->world_size * DS_STREAM_COUNT;
-  ex->deps_left = calloc(n + 1, sizeof *ex->deps_left);
-  ex->waiter_first = calloc(n + 2, sizeof *ex->waiter_first);
-  ex->waiters = malloc((s->n_deps + 1) * sizeof *ex->waiters);
-  ex->queue_first = calloc(nq + 2, sizeof *ex->queue_first);
-  ex->queue = malloc((n + 1) * sizeof *ex->queue);
-  ex->queue_head = calloc(nq + 1, sizeof *ex->queue_head);
-  ex->queue_busy = calloc(nq + 1, 1);
-  ex->released = calloc((size_t)s->world_size + 1, 1);
-  ex->comm_busy = calloc((size_t)s->world_size + 1, sizeof *ex->comm_busy);
-  ex->held = calloc((size_t)s->world_size + 1, sizeof *ex->held);
-  ex->running = malloc(((size_t)s->world_size + 1) * sizeof *ex->running);
-  ex->coll_of_op = malloc((n + 1) * sizeof *ex->coll_of_op);
-  ex->member_of_op = malloc((n + 1) * sizeof *ex->member_of_op);
-  if (!ex->deps_left || !ex->waiter_first || !ex->waiters || !ex->queue_first ||
-      !ex->queue || !ex->queue_head || !ex->queue_busy || !ex->released ||
-      !ex->comm_busy || !ex->coll_of_op || !ex->member_of_op || !ex->held || !ex->running)
-    return ds_err_set(err, DS_ENOMEM, "executor: out of memory");
-  for (int32_t r = 0; r <= s->world_size; r++) ex->running[r].op = UINT32_MAX;
-  /* Dependencies were checked by ds_schedule_validate: each names an
-   * earlier op of the same rank. */
-  for (size_t i = 0; i < n; i++) {
-    const struct ds_op *o = &s->ops[i];
-    const int64_t *deps = ds_schedule_deps(s, o);
-    ex->deps_left[i] = (int32_t)o->dep_count;
-    for (uint32_t k = 0; k < o->dep_count; k++) {
-      size_t d;
-      if (ds_schedule_find(s, deps[k], &d) != 0)
-        return ds_err_set(err, DS_EINTERNAL, "op %" PRId64 ": unknown dependency", o->id);
-      ex->waiter_first[d + 2]++;
-    }
-    ex->queue_first[queue_index(o->rank, o->stream) + 2]++;
-    ex->coll_of_op[i] = -1;
-    ex->member_of_op[i] = -1;
+/* Class c's local ops from its blocks: template op, dependencies, waiters,
+ * stream queues. */
+static ds_status build_class(struct ds_exec *ex, struct rank_class *c, struct ds_err *err) {
+  const struct ds_shared_schedule *s = ex->sched;
+  struct ds_schedule *t = s->tmpl;
+  size_t n_deps = 0;
+  c->n = 0;
+  for (uint32_t i = 0; i < c->n_blocks; i++) {
+    const struct ds_sched_block *bl = &s->blocks[c->blocks[i]];
+    c->block_at[i] = c->n;
+    c->n += bl->n_ops;
+    for (uint32_t k = 0; k < bl->n_ops; k++) n_deps += t->ops[bl->first_op + k].dep_count;
   }
-  for (size_t i = 2; i < n + 2; i++) ex->waiter_first[i] += ex->waiter_first[i - 1];
-  for (size_t i = 2; i < nq + 2; i++) ex->queue_first[i] += ex->queue_first[i - 1];
-  for (size_t i = 0; i < n; i++) {
-    const struct ds_op *o = &s->ops[i];
-    const int64_t *deps = ds_schedule_deps(s, o);
-    for (uint32_t k = 0; k < o->dep_count; k++) {
-      size_t d;
-      ds_schedule_find(s, deps[k], &d);
-      ex->waiters[ex->waiter_first[d + 1]++] = (uint32_t)i;
+  size_t n = c->n;
+  c->tmpl = malloc((n + 1) * sizeof *c->tmpl);
+  c->block = malloc((n + 1) * sizeof *c->block);
+  c->stream = malloc(n + 1);
+  c->dep_first = calloc(n + 2, sizeof *c->dep_first);
+  c->deps = malloc((n_deps + 1) * sizeof *c->deps);
+  c->waiter_first = calloc(n + 2, sizeof *c->waiter_first);
+  c->waiters = malloc((n_deps + 1) * sizeof *c->waiters);
+  c->qpos = malloc((n + 1) * sizeof *c->qpos);
+  c->queue = malloc((n + 1) * sizeof *c->queue);
+  c->inst = malloc((n + 1) * sizeof *c->inst);
+  if (!c->tmpl || !c->block || !c->stream || !c->dep_first || !c->deps || !c->waiter_first ||
+      !c->waiters || !c->qpos || !c->queue || !c->inst)
+    return ds_err_set(err, DS_ENOMEM, "executor: out of memory");
+  uint32_t e = 0, nd = 0;
+  for (uint32_t i = 0; i < c->n_blocks; i++) {
+    const struct ds_sched_block *bl = &s->blocks[c->blocks[i]];
+    for (uint32_t k = 0; k < bl->n_ops; k++, e++) {
+      const struct ds_op *o = &t->ops[bl->first_op + k];
+      const int64_t *deps = ds_schedule_deps(t, o);
+      c->tmpl[e] = bl->first_op + k;
+      c->block[e] = c->blocks[i];
+      c->stream[e] = (uint8_t)o->stream;
+      c->inst[e] = -1;
+      c->dep_first[e] = nd;
+      /* Dependencies were checked by ds_shared_validate: each names an op
+       * of an earlier or the same block that runs on all of this class. */
+      for (uint32_t q = 0; q < o->dep_count; q++) {
+        size_t di;
+        if (ds_schedule_find(t, deps[q], &di) != 0)
+          return ds_err_set(err, DS_EINTERNAL, "op %" PRId64 ": unknown dependency", o->id);
+        size_t db = ds_shared_block_of(s, (uint32_t)di);
+        uint32_t d = local_of(ex, c->first_rank, db, (uint32_t)di);
+        c->deps[nd++] = d;
+        c->waiter_first[d + 2]++;
+      }
+      c->queue_first[o->stream + 1]++;
     }
-    ex->queue[ex->queue_first[queue_index(o->rank, o->stream) + 1]++] = (uint32_t)i;
+  }
+  c->dep_first[n] = nd;
+  for (size_t i = 2; i < n + 2; i++) c->waiter_first[i] += c->waiter_first[i - 1];
+  for (int s2 = 1; s2 <= DS_STREAM_COUNT; s2++) c->queue_first[s2] += c->queue_first[s2 - 1];
+  uint32_t fill[DS_STREAM_COUNT];
+  for (int s2 = 0; s2 < DS_STREAM_COUNT; s2++) fill[s2] = c->queue_first[s2];
+  for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t k = c->dep_first[i]; k < c->dep_first[i + 1]; k++)
+      c->waiters[c->waiter_first[c->deps[k] + 1]++] = i;
+    enum ds_stream st = t->ops[c->tmpl[i]].stream;
+    c->qpos[i] = fill[st] - c->queue_first[st];
+    c->queue[fill[st]++] = i;
   }
   return DS_OK;
 }
 
-ds_status ds_exec_run(struct ds_exec *ex, struct ds_schedule *sched,
-                      int64_t *rank_time_ns, int64_t *op_start_ns,
-                      int64_t *op_end_ns, struct ds_err *err) {
+static int cmp_i32(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Ranks split into classes at every block's first and past-last rank: the
+ * ranks between two such points run the same blocks. */
+static ds_status build_classes(struct ds_exec *ex, struct ds_err *err) {
+  const struct ds_shared_schedule *s = ex->sched;
+  int32_t w = s->world_size;
+  size_t np = 2 * s->n_blocks + 2;
+  int32_t *pts = malloc(np * sizeof *pts);
+  ex->class_of = malloc(((size_t)w + 1) * sizeof *ex->class_of);
+  if (!pts || !ex->class_of) {
+    free(pts);
+    return ds_err_set(err, DS_ENOMEM, "executor: out of memory");
+  }
+  np = 0;
+  pts[np++] = 0;
+  pts[np++] = w;
+  for (size_t b = 0; b < s->n_blocks; b++) {
+    pts[np++] = s->blocks[b].first_rank;
+    pts[np++] = s->blocks[b].first_rank + s->blocks[b].n_ranks;
+  }
+  qsort(pts, np, sizeof *pts, cmp_i32);
+  size_t u = 0;
+  for (size_t i = 0; i < np; i++)
+    if (u == 0 || pts[i] != pts[u - 1]) pts[u++] = pts[i];
+  /* pts[0] = 0, pts[u - 1] = w: u - 1 classes */
+  ex->n_classes = (int32_t)(u - 1);
+  ex->classes = calloc(u, sizeof *ex->classes);
+  if (!ex->classes) {
+    free(pts);
+    return ds_err_set(err, DS_ENOMEM, "executor: out of memory");
+  }
+  for (int32_t i = 0; i < ex->n_classes; i++) {
+    ex->classes[i].first_rank = pts[i];
+    ex->classes[i].n_ranks = pts[i + 1] - pts[i];
+    for (int32_t r = pts[i]; r < pts[i + 1]; r++) ex->class_of[r] = i;
+  }
+  free(pts);
+  /* each block's ranks are whole classes: count, then list */
+  for (int pass = 0; pass < 2; pass++) {
+    for (int32_t i = 0; i < ex->n_classes; i++) {
+      struct rank_class *c = &ex->classes[i];
+      if (pass == 1) {
+        c->blocks = malloc(((size_t)c->n_blocks + 1) * sizeof *c->blocks);
+        c->block_at = malloc(((size_t)c->n_blocks + 1) * sizeof *c->block_at);
+        if (!c->blocks || !c->block_at)
+          return ds_err_set(err, DS_ENOMEM, "executor: out of memory");
+      }
+      c->n_blocks = 0;
+    }
+    for (size_t b = 0; b < s->n_blocks; b++) {
+      const struct ds_sched_block *bl = &s->blocks[b];
+      for (int32_t ci = ex->class_of[bl->first_rank];
+           ci < ex->n_classes && ex->classes[ci].first_rank < bl->first_rank + bl->n_ranks;
+           ci++) {
+        struct rank_class *c = &ex->classes[ci];
+        if (pass == 1) c->blocks[c->n_blocks] = (uint32_t)b;
+        c->n_blocks++;
+      }
+    }
+  }
+  for (int32_t i = 0; i < ex->n_classes; i++)
+    DS_CHECK(build_class(ex, &ex->classes[i], err));
+  return DS_OK;
+}
+
+static ds_status build_run(struct ds_exec *ex, struct ds_err *err) {
+  size_t w = (size_t)ex->sched->world_size;
+  size_t nq = w * DS_STREAM_COUNT;
+  ex->queue_head = calloc(nq + 1, sizeof *ex->queue_head);
+  ex->queue_busy = calloc(nq + 1, 1);
+  ex->head_start = calloc(nq + 1, sizeof *ex->head_start);
+  ex->released = calloc(w + 1, 1);
+  ex->comm_busy = calloc(w + 1, sizeof *ex->comm_busy);
+  ex->held = calloc(w + 1, sizeof *ex->held);
+  ex->running = malloc((w + 1) * sizeof *ex->running);
+  if (!ex->queue_head || !ex->queue_busy || !ex->head_start || !ex->released ||
+      !ex->comm_busy || !ex->held || !ex->running)
+    return ds_err_set(err, DS_ENOMEM, "executor: out of memory");
+  for (size_t r = 0; r <= w; r++) ex->running[r].op = UINT32_MAX;
+  return build_classes(ex, err);
+}
+
+struct unfinished {
+  int32_t rank;
+  uint32_t op;
+};
+
+static int find_unfinished(struct ds_exec *ex, int32_t r, uint32_t e, void *ctx) {
+  if (op_state(ex, r, e) == 0) return 0;
+  *(struct unfinished *)ctx = (struct unfinished){r, e};
+  return 1;
+}
+
+ds_status ds_exec_run_shared(struct ds_exec *ex, struct ds_shared_schedule *sched,
+                             int64_t *rank_time_ns, ds_exec_op_fn on_op, void *ctx,
+                             struct ds_err *err) {
   struct coll_owner *owners = NULL;
   ds_status st;
   if (sched->world_size > ex->topo->n_gpus)
     return ds_err_set(err, DS_EUSAGE, "schedule has %d ranks but topology %s has %d GPUs",
                       sched->world_size, ex->topo->name, ex->topo->n_gpus);
   ex->sched = sched;
-  ex->op_start = op_start_ns;
-  ex->op_end = op_end_ns;
+  ex->on_op = on_op;
+  ex->on_op_ctx = ctx;
   ex->rank_time = rank_time_ns;
   ex->ops_done = 0;
   ex->failure = DS_OK;
   ex->err = err;
-  for (size_t i = 0; i < sched->n_ops; i++) op_start_ns[i] = op_end_ns[i] = -1;
   DS_CHECK_GOTO(build_run(ex, err), st, out);
   DS_CHECK_GOTO(build_colls(ex, &owners, err), st, out);
   for (int32_t r = 0; r < sched->world_size; r++) {
@@ -651,20 +926,49 @@ ds_status ds_exec_run(struct ds_exec *ex, struct ds_schedule *sched,
     goto out;
   }
   if (ex->ops_done != sched->n_ops) {
-    for (size_t i = 0; i < sched->n_ops; i++)
-      if (op_end_ns[i] < 0) {
-        st = ds_err_set(err, DS_EINPUT,
-                        "schedule deadlocks: op %" PRId64 " (rank %d, %s %s) never %s",
-                        sched->ops[i].id, sched->ops[i].rank,
-                        ds_op_kind_name(sched->ops[i].kind), sched->ops[i].name,
-                        op_start_ns[i] < 0 ? "starts" : "ends");
-        break;
-      }
+    struct unfinished u = {-1, 0};
+    if (for_each_op(ex, find_unfinished, &u)) {
+      const struct rank_class *c = class_of(ex, u.rank);
+      const struct ds_op *o = op_at(ex, c, u.op);
+      st = ds_err_set(err, DS_EINPUT,
+                      "schedule deadlocks: op %" PRId64 " (rank %d, %s %s) never %s",
+                      op_id(ex, c, u.rank, u.op), u.rank, ds_op_kind_name(o->kind), o->name,
+                      op_state(ex, u.rank, u.op) == 2 ? "starts" : "ends");
+    } else {
+      st = ds_err_set(err, DS_EINTERNAL, "schedule deadlocks");
+    }
     goto out;
   }
   st = DS_OK;
 out:
   free_run(ex);
   free(owners);
+  return st;
+}
+
+/* ds_exec_run's record of every op's times, by full-schedule index. */
+struct full_times {
+  const struct ds_shared_schedule *s;
+  int64_t *start, *end;
+};
+
+static void record_full(void *ctx, size_t block, int32_t rank, uint32_t t, int64_t start_ns,
+                        int64_t end_ns) {
+  struct full_times *ft = ctx;
+  size_t i = ds_shared_index(ft->s, block, rank, t);
+  ft->start[i] = start_ns;
+  ft->end[i] = end_ns;
+}
+
+ds_status ds_exec_run(struct ds_exec *ex, struct ds_schedule *sched,
+                      int64_t *rank_time_ns, int64_t *op_start_ns,
+                      int64_t *op_end_ns, struct ds_err *err) {
+  struct ds_shared_schedule *s;
+  for (size_t i = 0; i < sched->n_ops; i++) op_start_ns[i] = op_end_ns[i] = -1;
+  if (ds_shared_from_schedule(sched, NULL, 0, &s) != DS_OK)
+    return ds_err_set(err, DS_ENOMEM, "executor: out of memory");
+  struct full_times ft = {s, op_start_ns, op_end_ns};
+  ds_status st = ds_exec_run_shared(ex, s, rank_time_ns, record_full, &ft, err);
+  ds_shared_free(s);
   return st;
 }

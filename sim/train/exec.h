@@ -10,6 +10,10 @@
  * whenever one starts or ends beside it, so the trace shows each op's
  * slowdown as end - start beyond its dur_us. Collective ops take what the
  * network model says.
+ *
+ * It runs the shared form (traces/shared_schedule.h: ops stored once per
+ * distinct rank program), keeping per rank only its streams' heads; a full
+ * schedule runs as one-rank blocks (ds_exec_run).
  */
 #ifndef DS_EXEC_H
 #define DS_EXEC_H
@@ -17,6 +21,7 @@
 #include <stdint.h>
 
 #include "traces/schedule.h"
+#include "traces/shared_schedule.h"
 #include "base/status.h"
 #include "sim/coll/coll.h"
 #include "sim/net/net.h"
@@ -39,9 +44,14 @@ struct ds_exec_options {
    * (DDP: all ranks). Borrowed. */
   const struct ds_nccl_model *nccl;
   /* Per-op multiplier of the duration of non-collective ops, indexed like
-   * the schedule given to ds_exec_run (--jitter fills it); NULL: 1 for
-   * every op. Borrowed; must hold sched->n_ops values for each run. */
+   * the schedule given to ds_exec_run (the full-schedule index for
+   * ds_exec_run_shared; --jitter fills it); NULL: 1 for every op. Borrowed;
+   * must hold sched->n_ops values for each run. */
   const double *dur_scale;
+  /* Per-rank multiplier of the duration of compute-stream ops (--straggler),
+   * applied as one factor with dur_scale's: dur_scale[i] * rank_scale[r];
+   * NULL: 1. Borrowed; world_size values. */
+  const double *rank_scale;
   /* A ring the caller has built already (ds_ring_build_rails; run.c builds
    * the world's for its closed forms and NCCL's model), used for
    * collectives over exactly its members instead of building it again:
@@ -72,6 +82,20 @@ void ds_exec_free(struct ds_exec *ex);
 ds_status ds_exec_run(struct ds_exec *ex, struct ds_schedule *sched,
                       int64_t *rank_time_ns, int64_t *op_start_ns,
                       int64_t *op_end_ns, struct ds_err *err);
+
+/* Called as each op ends: rank's copy of template op t of block `block`
+ * (traces/shared_schedule.h) ran from start_ns to end_ns. */
+typedef void (*ds_exec_op_fn)(void *ctx, size_t block, int32_t rank, uint32_t t,
+                              int64_t start_ns, int64_t end_ns);
+
+/* Runs one iteration of a shared schedule (ds_shared_validate'd; ranks
+ * must be < topo->n_gpus), as ds_exec_run runs the full schedule it stands
+ * for, with memory O(template + ranks + collective members). Each op's
+ * times go to on_op (may be NULL) as it ends; dur_scale is indexed by
+ * full-schedule index. */
+ds_status ds_exec_run_shared(struct ds_exec *ex, struct ds_shared_schedule *sched,
+                             int64_t *rank_time_ns, ds_exec_op_fn on_op, void *ctx,
+                             struct ds_err *err);
 
 /* Engine events fired so far (for benchmarks). */
 uint64_t ds_exec_events(const struct ds_exec *ex);

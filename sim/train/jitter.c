@@ -12,20 +12,49 @@
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
 
-ds_status ds_jitter_fill(const struct ds_schedule *sched, double cv, uint64_t seed,
-                         double *scale) {
-  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-  if (!rng) return DS_ENOMEM;
+/* The generator and the lognormal's parameters of one fill. */
+struct draws {
+  gsl_rng *rng;
+  double mu, sigma;
+};
+
+static ds_status draws_new(struct draws *d, double cv, uint64_t seed) {
+  d->rng = gsl_rng_alloc(gsl_rng_mt19937);
+  if (!d->rng) return DS_ENOMEM;
   /* gsl_rng_set takes an unsigned long (64 bits on Linux); mt19937 treats
    * seed 0 as its default seed 4357. */
-  gsl_rng_set(rng, (unsigned long)seed);
+  gsl_rng_set(d->rng, (unsigned long)seed);
   double sigma2 = log1p(cv * cv);
-  double sigma = sqrt(sigma2), mu = -sigma2 / 2;
-  for (size_t i = 0; i < sched->n_ops; i++)
-    scale[i] = sched->ops[i].stream == DS_STREAM_COMPUTE
-                   ? gsl_ran_lognormal(rng, mu, sigma)
-                   : 1.0;
-  gsl_rng_free(rng);
+  d->sigma = sqrt(sigma2);
+  d->mu = -sigma2 / 2;
+  return DS_OK;
+}
+
+static double draw(struct draws *d, const struct ds_op *op) {
+  return op->stream == DS_STREAM_COMPUTE ? gsl_ran_lognormal(d->rng, d->mu, d->sigma) : 1.0;
+}
+
+ds_status ds_jitter_fill(const struct ds_schedule *sched, double cv, uint64_t seed,
+                         double *scale) {
+  struct draws d;
+  DS_CHECK(draws_new(&d, cv, seed));
+  for (size_t i = 0; i < sched->n_ops; i++) scale[i] = draw(&d, &sched->ops[i]);
+  gsl_rng_free(d.rng);
+  return DS_OK;
+}
+
+ds_status ds_jitter_fill_shared(const struct ds_shared_schedule *sched, double cv,
+                                uint64_t seed, double *scale) {
+  struct draws d;
+  DS_CHECK(draws_new(&d, cv, seed));
+  size_t i = 0; /* full-schedule order: blocks, their ranks, the slice */
+  for (size_t b = 0; b < sched->n_blocks; b++) {
+    const struct ds_sched_block *bl = &sched->blocks[b];
+    for (int32_t j = 0; j < bl->n_ranks; j++)
+      for (uint32_t k = 0; k < bl->n_ops; k++)
+        scale[i++] = draw(&d, &sched->tmpl->ops[bl->first_op + k]);
+  }
+  gsl_rng_free(d.rng);
   return DS_OK;
 }
 

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "traces/schedule.h"
+#include "traces/shared_schedule.h"
 #include "base/status.h"
 
 #ifdef __cplusplus
@@ -22,6 +23,13 @@ extern "C" {
  * everywhere. DS_ENOMEM when the generator cannot be allocated. */
 ds_status ds_jitter_fill(const struct ds_schedule *sched, double cv, uint64_t seed,
                          double *scale);
+
+/* The same for the full schedule sched stands for (traces/shared_schedule.h):
+ * scale[0 .. sched->n_ops), by full-schedule index, the same draws as
+ * ds_jitter_fill of its expansion. Per-rank state where ranks differ:
+ * O(ops x ranks) values. */
+ds_status ds_jitter_fill_shared(const struct ds_shared_schedule *sched, double cv,
+                                uint64_t seed, double *scale);
 
 /* Sorts x[0 .. n) (n >= 1) in place and returns its 0.50, 0.95 and 0.99
  * quantiles (GSL's linear interpolation between order statistics). */

@@ -12,7 +12,9 @@ The configurations are those of ../shared/data/README.md: ResNet-50,
 MobileNetV2 (width 1.0) and VGG-16 from torchvision with 1000 classes and a
 224x224 image; BERT-base-cased with a 3-label sequence-classification head
 (vocab 28996), sequence length 128; GPT-2 small (GPT2LMHeadModel, lm_head
-tied to wte), sequence length 1024.
+tied to wte), sequence length 1024. bert_base_squad (not in the shared data
+README): bert-base-uncased with a question-answering head, sequence length 384,
+as DeepLearningExamples' run_squad.py fine-tunes it (Lambda's benchmark).
 
 attention: "eager" (unfused: QK^T, softmax, dropout, AV as separate ops)
 or "fused" (Hugging Face's "sdpa": torch's scaled_dot_product_attention).
@@ -70,6 +72,44 @@ def bert_base(batch=2, attention="eager", seq=128):
     return model, x, meta
 
 
+def bert_base_squad(batch=2, attention="eager", seq=384):
+    """BERT-base fine-tuned on SQuAD v1.1 as NVIDIA DeepLearningExamples'
+    PyTorch/LanguageModeling/BERT/run_squad.py trains it (the script Lambda's
+    deeplearning-benchmark runs as bert_base_squad): a question-answering head
+    (one 768x2 linear: start and end logits) on bert-base-uncased, vocabulary
+    30522 padded to 30528 (run_squad.py rounds vocab_size up to a multiple of 8),
+    sequence length 384 (scripts/run_squad.sh: --max_seq_length=384).
+
+    The model returns the start and end logits stacked as (batch, 2, seq), so
+    the exporter's "classify" loss (cross-entropy over the last dimension, mean
+    over the rows) is run_squad.py's (start_loss + end_loss) / 2. Hugging Face's
+    BertForQuestionAnswering has no pooler; DeepLearningExamples' computes one
+    and discards it (run_squad.py keeps it out of the optimizer): 2*768*768
+    FLOPs per sample left out.
+    """
+    from transformers import BertConfig, BertForQuestionAnswering
+
+    class SquadQA(BertForQuestionAnswering):
+        def forward(self, input_ids, token_type_ids, attention_mask):
+            out = super().forward(input_ids=input_ids, token_type_ids=token_type_ids,
+                                  attention_mask=attention_mask)
+            return torch.stack((out.start_logits, out.end_logits), dim=1)
+
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=30528)  # bert-base-uncased 30522, padded to a multiple of 8
+    cfg._attn_implementation = _attn(attention)
+    model = SquadQA(cfg)
+    g = torch.Generator().manual_seed(0)
+    x = {
+        "input_ids": torch.randint(0, 30522, (batch, seq), generator=g),
+        "token_type_ids": torch.zeros(batch, seq, dtype=torch.long),
+        "attention_mask": torch.ones(batch, seq, dtype=torch.long),
+    }
+    meta = {"sample": "one SQuAD feature of %d tokens" % seq, "default_batch": 24,
+            "optimizer": "adam", "loss": "classify"}
+    return model, x, meta
+
+
 def gpt2(batch=2, attention="eager", seq=1024):
     from transformers import GPT2Config, GPT2LMHeadModel
     torch.manual_seed(0)
@@ -89,4 +129,5 @@ MODELS = {  # name -> factory, as tools/conformance.sh and capture_conformance.p
     "vgg16": vgg16,
     "bert-base": bert_base,
     "gpt2": gpt2,
+    "bert-base-squad": bert_base_squad,
 }

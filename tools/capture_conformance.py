@@ -66,7 +66,7 @@ RULES = [("default", {}), ("find_unused", {"find_unused_parameters": True}),
          ("static_graph", {"static_graph": True})]
 ITERS = 3
 SMALL = {"resnet50": {}, "mobilenet_v2": {}, "vgg16": {}, "bert-base": {"seq": 32},
-         "gpt2": {"seq": 32}}
+         "gpt2": {"seq": 32}, "bert-base-squad": {"seq": 32}}
 
 
 def small_input(name, batch):
@@ -196,7 +196,8 @@ def main(argv):
                 sys.stderr.write("saved %s %s: %d bytes at batch 2\n" % (name, att, total))
         write("saved_bytes.csv", head + [
             "# bytes autograd saves in one training forward at the batch given (full "
-            "224x224 images, 128-token BERT, 1024-token GPT-2 sequences): unique storages, "
+            "224x224 images, 128-token BERT-base, 384-token BERT-base SQuAD, 1024-token GPT-2 "
+            "sequences): unique storages, "
             "parameters, buffers and the loss excluded, dropout masks bool as on CUDA; "
             "fused attention without dropout (CPU's flash kernel, saving what CUDA's does)",
             "model,attention,batch,saved_bytes_total"] + srows)

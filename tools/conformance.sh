@@ -26,7 +26,7 @@ same() { # committed fresh: compare without comment lines
     echo "same: $1"
   fi
 }
-for m in resnet50 mobilenet_v2 vgg16 bert-base gpt2; do
+for m in resnet50 mobilenet_v2 vgg16 bert-base gpt2 bert-base-squad; do
   f=$(echo "$m" | tr - _)
   "$PY" tools/export_model.py "tools/torch_models.py:$f" --name "$m" \
     --output "$TMP/$m.yaml" || { echo "export of $m failed"; exit 1; }

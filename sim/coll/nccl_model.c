@@ -458,9 +458,21 @@ void ds_nccl_chunking(const struct ds_nccl_model *m, enum ds_ar_algo a, enum ds_
     int32_t ctas = ds__nccl_nvls_ctas[m->arch];
     if (ctas < 1) ctas = m->nvls_channels > 0 ? m->nvls_channels : 1;
     double ops = (double)ctas * n, c = ds__nccl_nvls_chunk_bytes;
-    if (bytes < 64 * ops * c && c > 65536) c = 65536;
-    if (bytes < 8 * ops * c && c > 32768) c = 32768;
-    if (bytes < 2 * ops * c && c > 16384) c = 16384;
+    if (m->nvls_tree) {
+      /* NVLSTree: concurrentOps = CTAs * heads; the chunk starts at
+       * nvlsTreeMaxChunkSize (src/transport/nvls.cc: 64 KiB from 4 nodes,
+       * else the NVLS chunk) and halves at 32, 16, 4 and 1 loops. */
+      ops = (double)ctas * m->nvls_channels;
+      if (m->nnodes >= 4) c = 65536;
+      if (bytes < 32 * ops * c && c > 262144) c = 262144;
+      if (bytes < 16 * ops * c && c > 131072) c = 131072;
+      if (bytes < 4 * ops * c && c > 65536) c = 65536;
+      if (bytes < 1 * ops * c && c > 32768) c = 32768;
+    } else {
+      if (bytes < 64 * ops * c && c > 65536) c = 65536;
+      if (bytes < 8 * ops * c && c > 32768) c = 32768;
+      if (bytes < 2 * ops * c && c > 16384) c = 16384;
+    }
     double loop = ops * c;
     double algbw = m->nvls_busbw_bytes_per_s * n / (2.0 * (n - 1));
     out->ctas = ctas;

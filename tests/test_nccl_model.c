@@ -293,7 +293,10 @@ static double nccl_time_us(int nodes, int a /* 0 tree 1 ring 2 nvls */, int p, d
   if (p == 0) busbw = fmin(llmax, busbw * 0.5);
   if (p == 1) busbw = fmin(busbw * 0.92, nch * 36.7);
   int inter = nodes == 1 ? 0 : 2;
-  lat = base[1][p] + (2 * (n - 1) - inter) * nvlink[1][p] + inter * net[1][p];
+  /* across nodes an intra-node step costs at least the net overhead, 1 us
+   * (3 us for Simple) */
+  double intra = nodes == 1 ? nvlink[1][p] : fmax(nvlink[1][p], p == 2 ? 3.0 : 1.0);
+  lat = base[1][p] + (2 * (n - 1) - inter) * intra + inter * net[1][p];
   if (p == 2 && nodes > 1 && floor(s / (nch * n)) >= 64) lat *= 1.4; /* plateau */
   return lat + s / (busbw * n / (2.0 * (n - 1)) * 1e3);
 }
@@ -340,8 +343,8 @@ Test(nccl_model, auto_choices_match_nccls_formula) {
    * ties), is what ds_nccl_choose_algo picks, and its predicted time is
    * the formula's. dgx-h100: ring/LL while latency rules, NVLS from a few
    * MiB; 2node-ib: tree/LL at the smallest sizes (tree latency grows with
-   * log2 of the nodes, the ring's with every rank), the ring and the tree
-   * above, NVLSTree from 4 MiB. */
+   * log2 of the nodes, the ring's with every rank and at least NCCL's
+   * 1 us net overhead per step), the tree up to 2 MiB, NVLSTree above. */
   const char *files[] = {"topologies/dgx-h100.yaml", "topologies/2node-ib.yaml"};
   const enum ds_ar_algo algo_of[] = {DS_AR_TREE, DS_AR_RING, DS_AR_NVLS};
   const double sizes[] = {1024, 32768, 1 << 20, 4 << 20, 64.0 * (1 << 20), 1024.0 * (1 << 20)};

@@ -157,13 +157,14 @@ Test(nvls_tree, auto_picks_as_nccls_table_on_2node_ib) {
   /* NCCL's times on 2node-ib (N = 16, 8 channels of 48 GB/s), worked from
    * tuning.cc:
    *   8 B:   tree/LL 6.8 + 2 (7 x 0.6 + 1 x 5.0) = 25.2 us; ring/LL 6.6 +
-   *          28 x 0.6 + 2 x 2.7 = 28.8 us; NVLSTree 66.8 us: tree.
+   *          28 x max(0.6, 1.0 net overhead) + 2 x 2.7 = 40.0 us; NVLSTree
+   *          66.8 us: tree.
    *   32 KiB: tree/LL 25.2 us + 32768 B / (min(384 x 0.92, 8 x 41.4) / 3.8
    *          / 2 x 0.5 (correction at 2^9 x 64 B)) = 25.2 + 1.5 = 26.7 us
-   *          against ring/LL 28.8 + 32768 / (min(45, 192) x 16/30) = 30.2 us:
+   *          against ring/LL 40.0 + 32768 / (min(45, 192) x 16/30) = 41.4 us:
    *          tree.
    *   1 GiB: NVLSTree 66.8 us + 2^30 / (461.6 x 16/30 GB/s) = 4428.3 us;
-   *          ring/Simple 1.4 x (8.4 + 28 x 3.4 + 2 x 14) us + 2^30 / (384 x
+   *          ring/Simple 1.4 x (8.4 + 28 x max(3.4, 3.0) + 2 x 14) us + 2^30 / (384 x
    *          16/30 GB/s) = 5420.6 us; tree/Simple 2^30 / (331.2/2) = 6484 us:
    *          NVLSTree ("nvls"). */
   struct harness h;
@@ -175,7 +176,7 @@ Test(nvls_tree, auto_picks_as_nccls_table_on_2node_ib) {
   ds_nccl_choose_algo(&m, 8, &a, &p);
   cr_assert(a == DS_AR_TREE && p == DS_PROTO_LL, "%d %d", a, p);
   cr_assert_float_eq(ds_nccl_predict_algo_ns(&m, DS_AR_TREE, DS_PROTO_LL, 8), 25200, 1);
-  cr_assert_float_eq(ds_nccl_predict_algo_ns(&m, DS_AR_RING, DS_PROTO_LL, 8), 28800, 1);
+  cr_assert_float_eq(ds_nccl_predict_algo_ns(&m, DS_AR_RING, DS_PROTO_LL, 8), 40000, 1);
   ds_nccl_choose_algo(&m, 32768, &a, &p);
   cr_assert(a == DS_AR_TREE && p == DS_PROTO_LL, "%d %d", a, p);
   double gib = 1 << 30;
@@ -218,5 +219,93 @@ Test(nvls_tree, needs_two_heads_per_node) {
   enum ds_proto p;
   ds_nccl_choose_algo(&m, 1 << 30, &a, &p);
   cr_assert_neq(a, DS_AR_NVLS);
+  ds_topo_free(h.topo);
+}
+
+/* 4 nodes x 1 H100, one 50 GB/s NIC each (64 GB/s of PCIe to it), one IB
+ * switch: the smallest cluster where NCCL's tree spans nodes. */
+static const char fournode_one_gpu[] =
+    "schema_version: 1\nname: fournode-one-gpu\ngpu: H100-SXM5-80GB\nnodes: 4\n"
+    "gpus_per_node: 1\n"
+    "intra_node:\n  template: nvswitch\n  link_bw: 450GBps\n  link_lat: 1us\n"
+    "inter_node:\n  template: ib\n  nics_per_node: 1\n  nic_bw: 50GBps\n  nic_lat: 2us\n"
+    "  gpu_nic_bw: 64GBps\n  gpu_nic_lat: 0.5us\n"
+    "compute:\n  flops_efficiency: 1\n  mem_efficiency: 1\n  kernel_overhead: 0us\n"
+    "  fp32_math: fp32\n";
+
+static void load_fournode_one_gpu(struct harness *h) {
+  char path[] = "/tmp/ddpsim-fournode-one-gpu-XXXXXX";
+  struct ds_err err = {0};
+  memset(h, 0, sizeof *h);
+  ds_test_write_temp(path, fournode_one_gpu);
+  ds_status st = ds_topo_load(path, NULL, &h->topo, &err);
+  unlink(path);
+  cr_assert_eq(st, DS_OK, "%s", err.msg);
+}
+
+Test(nvls_tree, double_binary_tree_over_four_single_gpu_nodes) {
+  /* fournode-one-gpu, tree/Simple under NCCL's model (no extras).
+   *
+   * NCCL's numbers: the ring's one network hop per node is 50 GB/s, so 1
+   * channel of 48 GB/s, duplicated (48 >= 25, one channel) to 2 of 24:
+   * busBw 48 GB/s; tree busBw min(48 x 0.92, 2 x 36.0 (Hopper, > 2 nodes))
+   * = 44.16 GB/s; at S = 64 MiB the correction is 0.8 (2^20 x 64 B): A =
+   * 44.16 / 2 x 0.8 = 17.664 GB/s. Latency 8.4 + 2 (0 + log2(4) x 14) =
+   * 64.4 us. NCCL: T = 64.4 us + S/A = 3863587.3 ns.
+   *
+   * What runs: NCCL's trees over 4 nodes, 0 <- 2 <- {1, 3} and its mirror
+   * 3 <- 1 <- {2, 0}, S/2 each; one channel per tree (C = ceil(2/2)), its
+   * cap A/2 per stream: node 2 sends 4 streams (up and two down in tree 0,
+   * up in tree 1), 2A = 35.3 GB/s <= 50, so every stream runs at A/2 and a
+   * piece of S/(2P) takes t = (S/(2P)) / (A/2) on every hop. The deepest
+   * path is a leaf's: 2 network hops up, 2 down (H = 4), each charged
+   * hwLat[NET][Tree][Simple] = 14 us, and baseLat 8.4 us at the start:
+   *   T = 8.4 us + 4 x 14 us + (P + H - 1) t,
+   * NCCL's time plus the pipeline's fill (H - 1) t. P = 64 (32 MiB / 512
+   * KiB), t = 59362.3 ns, T = 4041674.5 ns (+- 1 ns per piece and hop). */
+  struct harness h;
+  load_fournode_one_gpu(&h);
+  struct ds_nccl_model m;
+  model_of(&h, &m);
+  cr_assert_eq(m.nnodes, 4);
+  cr_assert_eq(m.channels, 2);
+  cr_assert_float_eq(m.tree_busbw_bytes_per_s[DS_PROTO_SIMPLE], 44.16e9, 1e3);
+  cr_assert_float_eq(m.tree_lat_ns[DS_PROTO_SIMPLE], 64400, 1e-6);
+  double s = 64.0 * 1024 * 1024, a = 17.664; /* GB/s = bytes per ns */
+  cr_assert_float_eq(ds_nccl_predict_algo_ns(&m, DS_AR_TREE, DS_PROTO_SIMPLE, s),
+                     64400 + s / a, 1);
+  struct ds_coll_proto cp;
+  ds_nccl_algo_proto(&m, DS_AR_TREE, DS_PROTO_SIMPLE, s, &cp);
+  int32_t p = ds_coll_tree_pieces(s / 2, 2, 1);
+  cr_assert_eq(p, 64);
+  double t = s / (2.0 * p) / (a / 2);
+  double expect = 8400 + 4 * 14000 + (p + 3) * t;
+  int64_t got = harness_run(&h, DS_AR_TREE, 4, s, -1, 1, DS_COLL_FLOW, &cp);
+  cr_assert_leq(fabs((double)got - expect), p + 4, "%lld vs %.1f", (long long)got, expect);
+  cr_assert_eq(harness_run(&h, DS_AR_TREE, 4, s, -1, 1, DS_COLL_FLOW, &cp), got);
+  /* busbw never above the bottleneck: every rank sends at least 2(N-1)/N S
+   * (Patarasuk and Yuan) through its one 50 GB/s NIC: busbw <= 50 GB/s. */
+  cr_assert_leq(harness_busbw(4, s, got), 50e9);
+  ds_topo_free(h.topo);
+}
+
+Test(nvls_tree, auto_picks_the_tree_on_single_gpu_nodes) {
+  /* fournode-one-gpu: with one GPU per node NCCL charges the ring's
+   * network steps the tree's network latency ("latencies are fully
+   * exposed"): ring/LL 6.6 + 6 x 5.0 = 36.6 us against tree/LL 6.8 + 2 x
+   * log2(4) x 5.0 = 26.8 us; NCCL runs the tree at small sizes (with the
+   * ring's own 2.7 us the ring would win at 22.8 us). No NVLSTree: one
+   * NIC (head) per node. */
+  struct harness h;
+  load_fournode_one_gpu(&h);
+  struct ds_nccl_model m;
+  model_of(&h, &m);
+  cr_assert_float_eq(ds_nccl_predict_algo_ns(&m, DS_AR_RING, DS_PROTO_LL, 0), 36600, 1e-6);
+  cr_assert_float_eq(ds_nccl_predict_algo_ns(&m, DS_AR_TREE, DS_PROTO_LL, 0), 26800, 1e-6);
+  enum ds_ar_algo a;
+  enum ds_proto pr;
+  ds_nccl_choose_algo(&m, 1024, &a, &pr);
+  cr_assert(a == DS_AR_TREE && pr == DS_PROTO_LL, "%d %d", a, pr);
+  cr_assert(!m.nvls_ok);
   ds_topo_free(h.topo);
 }

@@ -26,6 +26,9 @@
 /* NCCL's ring search: graph->maxChannels = MAXCHANNELS / 2 (32 / 2). */
 #define SEARCH_MAX_CHANNELS 16
 #define MAX_CHANNELS 32
+/* tuning.cc getNetOverhead: 1 us on Intel x86 and by default (2 on AMD;
+ * topologies do not name the CPU vendor, and DGX H100 is Intel). */
+#define NET_OVERHEAD_US 1.0
 
 /* search.cc: the per-channel bandwidths the ring search tries, in order. */
 static const double speed_intra[] = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3};
@@ -259,6 +262,17 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
     m->base_lat_ns[p] = ds__nccl_base_lat_us[RING][p] * US;
     for (int h = 0; h < DS_HOP_CLASS_COUNT; h++)
       m->hw_lat_ns[h][p] = ds__nccl_hw_lat_us[h][RING][p] * US;
+    if (m->nnodes > 1) {
+      /* tuning.cc across nodes: a ring step inside a node costs at least
+       * the network overhead (tripled for Simple); with one GPU per node
+       * the network steps cost the tree's network latency ("latencies are
+       * fully exposed"). */
+      double over = (p == DS_PROTO_SIMPLE ? 3 : 1) * NET_OVERHEAD_US * US;
+      m->hw_lat_ns[DS_HOP_NVLINK][p] = fmax(m->hw_lat_ns[DS_HOP_NVLINK][p], over);
+      m->hw_lat_ns[DS_HOP_PCI][p] = fmax(m->hw_lat_ns[DS_HOP_PCI][p], over);
+      if (m->nranks == m->nnodes)
+        m->hw_lat_ns[DS_HOP_NET][p] = ds__nccl_hw_lat_us[DS_HOP_NET][TREE][p] * US;
+    }
     double intra = m->hw_lat_ns[m->hw_intra][p];
     double inter = m->nnodes > 1 ? m->hw_lat_ns[DS_HOP_NET][p] : intra;
     m->lat_ns[p] = m->base_lat_ns[p] + (nsteps - ninter) * intra + ninter * inter;

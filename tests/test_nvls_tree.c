@@ -309,3 +309,24 @@ Test(nvls_tree, auto_picks_the_tree_on_single_gpu_nodes) {
   cr_assert(!m.nvls_ok);
   ds_topo_free(h.topo);
 }
+
+Test(nvls_tree, aggregate_equals_per_flow_where_caps_bind) {
+  /* 2node-ib under NCCL's NVLSTree numbers (no extras): a flow's cap is
+   * A/(2K) = 246.2/16 = 15.4 GB/s; the busiest links (a head's switch link,
+   * 16 up-streams and its multicast store: 17 x 15.4 = 262 GB/s <= 450; a
+   * NIC, 2 streams) leave every stream at its cap, so the aggregated
+   * execution (one flow per tree after the per-flow tree's lead, sim/coll/
+   * coll_tree.c) ends when the per-flow one does, to rounding. */
+  struct harness h;
+  harness_load(&h, "topologies/2node-ib.yaml");
+  struct ds_nccl_model m;
+  model_of(&h, &m);
+  double s = 64.0 * 1024 * 1024;
+  struct ds_coll_proto cp;
+  ds_nccl_algo_proto(&m, DS_AR_NVLS, DS_PROTO_SIMPLE, s, &cp);
+  int64_t flow = harness_run(&h, DS_AR_NVLS, 16, s, -1, 1, DS_COLL_FLOW, &cp);
+  int64_t agg = harness_run(&h, DS_AR_NVLS, 16, s, -1, 1, DS_COLL_AGGREGATE, &cp);
+  cr_assert_leq(llabs(flow - agg), 64, "flow %lld aggregate %lld", (long long)flow,
+                (long long)agg);
+  ds_topo_free(h.topo);
+}

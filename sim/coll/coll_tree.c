@@ -48,8 +48,8 @@
  *     over the network to the parent node's head; down, from the parent's
  *     head to the head and up to the switch (the head's multicast store).
  *
- * Aggregated (DS_COLL_AGGREGATE, the double binary tree only; reduce-
- * broadcast and nvls always run per flow): each tree is one flow over the
+ * Aggregated (DS_COLL_AGGREGATE, the double binary tree and NVLSTree;
+ * reduce-broadcast and one-node nvls always run per flow): each tree is one flow over the
  * links its streams use (a stream: an edge's pieces up, or down), each link
  * weighted by the streams of that tree crossing it (times the channels a
  * flow stands for), moving a stream's bytes at most at the per-flow cap,
@@ -701,9 +701,9 @@ static ds_status create(const struct ds_coll_spec *s, enum tree_shape shape,
     c->start_lat_ns = p->start_lat_ns;
     for (int k = 0; k < MAX_ROUTE; k++) c->mult[k] = (uint32_t)per_rail;
   }
-  /* Only the double binary tree has an aggregated execution (the file's
-   * top); the others run per flow whatever the model. */
-  if (s->model == DS_COLL_AGGREGATE && shape == SHAPE_DBTREE && n > 1) {
+  /* Only the double binary tree and NVLSTree have an aggregated execution
+   * (the file's top); the others run per flow whatever the model. */
+  if (s->model == DS_COLL_AGGREGATE && tree_like && n > 1) {
     c->agg = 1;
     DS_CHECK_GOTO(ds__coll_tree_agg_setup(c, s->topo, c->has_proto ? c->mult[0] : 1, err), st, fail);
   }

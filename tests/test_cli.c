@@ -344,6 +344,7 @@ Test(cli, allreduce_algorithms_in_ddp) {
   const char *ok[][2] = {{"--topo 2node-ib --algo hierarchical", ",hierarchical,"},
                          {"--topo 2node-ib --algo tree --proto auto", ",tree/auto,"},
                          {"--topo dgx-h100 --algo nvls", ",nvls/auto,"},
+                         {"--topo 2node-ib --algo nvls", ",nvls/auto,"},
                          {"--topo dgx-a100 --algo direct", ",direct,"}};
   for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
     char args[256];
@@ -354,7 +355,6 @@ Test(cli, allreduce_algorithms_in_ddp) {
     ds_test_release(&r);
   }
   const char *bad[][2] = {{"--topo dgx-a100 --algo nvls", "nvls"},
-                          {"--topo 2node-ib --algo nvls", "nvls"},
                           {"--topo dgx-h100 --algo nvls --proto LL", "--proto"},
                           {"--topo dgx-h100 --algo direct --proto Simple", "--proto"},
                           {"--topo dgx-h100 --algo trees", "--algo"}};

@@ -7,7 +7,7 @@ of the version named by VERSION are used, and only what sim/coll/nccl_model.c
 needs: base and hardware latencies of Ring and Tree per protocol, LL's
 bandwidth cap per GPU architecture and node count, LL128's per-channel cap
 for rings, Tree's per-channel caps and size correction, NVLS's efficiency
-and latencies, and the per-link bandwidths NCCL's topology search assumes;
+and latencies, NVLSTree's latencies and per-channel cap, and the per-link bandwidths NCCL's topology search assumes;
 plus NCCL's chunking constants (CHUNKING below, read in the same version's
 source: step count, buffer sizes, chunk and slice steps, NVLS chunk and CTAs).
 Standard library only; output is deterministic.
@@ -154,6 +154,19 @@ def render(table, src):
       fmt(get(table, "baseLatencies_us", "NVLS", "Simple", "")))
     w("const double ds__nccl_nvls_hw_lat_us[3] = {%s};" %
       ", ".join(fmt(get(table, "hwLatencies_us", "NVLS", "Simple", h)) for h in HWS))
+    w("")
+    w("/* NVLSTree Simple (NVLS inside each node, a tree across nodes): base latency,")
+    w(" * hardware latency [NVLINK, PCI, NET], us; [arch][nodes 1, 2, >2] per-channel")
+    w(" * bus bandwidth cap, GB/s (perChMaxNVLSTreeBws). */")
+    w("const double ds__nccl_nvls_tree_base_lat_us = %s;" %
+      fmt(get(table, "baseLatencies_us", "NVLSTree", "Simple", "")))
+    w("const double ds__nccl_nvls_tree_hw_lat_us[3] = {%s};" %
+      ", ".join(fmt(get(table, "hwLatencies_us", "NVLSTree", "Simple", h)) for h in HWS))
+    w("const double ds__nccl_nvls_tree_per_ch_max_bw_gbps[4][3] = {")
+    for a in ARCHS:
+        w("    {%s}, /* %s */" % (", ".join(fmt(get(table, "perChMaxNVLSTreeBws_GBps", a, "", n))
+                                        for n in NODES), a))
+    w("};")
     w("")
     w("/* NCCL's chunking (read in the %s source, not in the CSV). */" % VERSION)
     for name, decl, value, where in CHUNKING:

@@ -38,9 +38,18 @@
  *   - reduce-broadcast: every member's parent is the root; one piece of S
  *     (not pipelined): the root's link carries (N-1) S each way.
  *   - nvls: every member's parent is the switch; one tree of S, pipelined.
+ *   - NVLSTree (nvls whose members span nodes; NCCL's NVLS_TREE): one
+ *     switch vertex per node, every member's parent is its node's switch
+ *     (NVLS inside the node), and the switches form the double binary tree
+ *     over the nodes, through the heads: K heads per node (one per NIC, as
+ *     the double binary tree's rails; with one NIC the first and last
+ *     member), 2K trees of S/(2K). A switch's edge to its parent runs from
+ *     the switch down to its head (the head's multimem reduce-load), then
+ *     over the network to the parent node's head; down, from the parent's
+ *     head to the head and up to the switch (the head's multicast store).
  *
- * Aggregated (DS_COLL_AGGREGATE, the double binary tree only; reduce-
- * broadcast and nvls always run per flow): each tree is one flow over the
+ * Aggregated (DS_COLL_AGGREGATE, the double binary tree and NVLSTree;
+ * reduce-broadcast and one-node nvls always run per flow): each tree is one flow over the
  * links its streams use (a stream: an edge's pieces up, or down), each link
  * weighted by the streams of that tree crossing it (times the channels a
  * flow stands for), moving a stream's bytes at most at the per-flow cap,
@@ -274,11 +283,30 @@ static void tree_release(struct tree *t) {
   free(t->agg_mult);
 }
 
-/* Edges, children and routes of a tree whose parent[] is filled. */
+/* NVLSTree: the route of the edge from switch vertex `child` up to its
+ * parent (dir 0) or down (dir 1): heads[j] is node j's head in this tree. */
+static ds_status switch_route(struct ds_topo *topo, const int32_t *gpus, int32_t n,
+                              const int32_t *hub_up, const int32_t *hub_down,
+                              const int32_t *heads, int32_t child, int32_t par, int dir,
+                              int32_t *links, int32_t *len, struct ds_err *err) {
+  int32_t h = heads[child - n], hp = heads[par - n], net = 0;
+  if (dir == 0) {
+    links[0] = hub_down[h];
+    DS_CHECK(ds_topo_route(topo, gpus[h], gpus[hp], links + 1, MAX_ROUTE - 2, &net, err));
+  } else {
+    DS_CHECK(ds_topo_route(topo, gpus[hp], gpus[h], links, MAX_ROUTE - 2, &net, err));
+    links[net] = hub_up[h];
+  }
+  *len = net + 1;
+  return DS_OK;
+}
+
+/* Edges, children and routes of a tree whose parent[] is filled (heads:
+ * NVLSTree's heads of this tree per node, else NULL). */
 static ds_status tree_setup(struct tree_coll *c, struct tree *t, struct ds_topo *topo,
                             const int32_t *gpus, const int32_t *hub_up,
-                            const int32_t *hub_down, const struct ds_coll_proto *proto,
-                            struct ds_err *err) {
+                            const int32_t *hub_down, const int32_t *heads,
+                            const struct ds_coll_proto *proto, struct ds_err *err) {
   int32_t nv = c->nv, ne = c->ne;
   t->edge_of = malloc((size_t)nv * sizeof *t->edge_of);
   t->child_first = calloc((size_t)nv + 1, sizeof *t->child_first);
@@ -322,7 +350,10 @@ static ds_status tree_setup(struct tree_coll *c, struct tree *t, struct ds_topo 
       int32_t r = 2 * k + dir, len = 0;
       int32_t *links = t->route_links + used;
       t->route_first[r] = used;
-      if (hub_up && dir == 0) {
+      if (heads && child >= c->n) {
+        DS_CHECK(switch_route(topo, gpus, c->n, hub_up, hub_down, heads, child, par, dir,
+                              links, &len, err));
+      } else if (hub_up && dir == 0) {
         links[0] = hub_up[child];
         len = 1;
       } else if (hub_up) {
@@ -536,6 +567,50 @@ static const struct ds__coll_vtbl tree_vtbl = {
     .destroy = tree_destroy,
 };
 
+/* NVLSTree: each member's links to and from its node's switch (hub_routes
+ * node by node; every node needs two members on one NVSwitch). */
+static ds_status node_hub_routes(struct ds_topo *topo, const int32_t *gpus,
+                                 const struct dbtree_layout *g, int32_t *up, int32_t *down,
+                                 struct ds_err *err) {
+  int32_t n = g->first[g->m];
+  ds_status st = DS_OK;
+  int32_t *tg = malloc(3 * (size_t)n * sizeof *tg);
+  if (!tg) return ds_err_set(err, DS_ENOMEM, "all-reduce nvls: out of memory");
+  for (int32_t j = 0; j < g->m && st == DS_OK; j++) {
+    int32_t f = g->first[j], len = g->first[j + 1] - f;
+    if (len < 2) {
+      st = ds_err_set(err, DS_EUSAGE,
+                      "all-reduce nvls: node %d has one member; NVLSTree needs every node "
+                      "to hold at least two GPUs on its NVSwitch", j);
+      break;
+    }
+    for (int32_t q = 0; q < len; q++) tg[q] = gpus[g->order[f + q]];
+    st = hub_routes(topo, tg, len, tg + n, tg + 2 * n, err);
+    for (int32_t q = 0; q < len && st == DS_OK; q++) {
+      up[g->order[f + q]] = tg[n + q];
+      down[g->order[f + q]] = tg[2 * n + q];
+    }
+  }
+  free(tg);
+  return st;
+}
+
+/* NVLSTree: parents of tree t (members under their node's switch, the
+ * switches in NCCL's tree t over the nodes) and its head on each node. */
+static void nvls_tree_parents(const struct dbtree_layout *g, int32_t r, int t,
+                              int32_t *parent, int32_t *heads) {
+  int32_t n = g->first[g->m];
+  for (int32_t j = 0; j < g->m; j++) {
+    for (int32_t q = g->first[j]; q < g->first[j + 1]; q++) parent[g->order[q]] = n + j;
+    int32_t pj = ds_coll_dtree_parent(t, j, g->m);
+    parent[n + j] = pj < 0 ? -1 : n + pj;
+    if (g->rails > 1)
+      heads[j] = g->order[g->head[r * g->m + j]];
+    else
+      heads[j] = g->order[t == 0 ? g->first[j] : g->first[j + 1] - 1];
+  }
+}
+
 static ds_status create(const struct ds_coll_spec *s, enum tree_shape shape,
                         struct ds_coll **out, struct ds_err *err) {
   const struct ds_ring *r = s->ring;
@@ -546,34 +621,45 @@ static ds_status create(const struct ds_coll_spec *s, enum tree_shape shape,
             !(p->start_lat_ns >= 0)))
     return ds_err_set(err, DS_EINTERNAL, "all-reduce: bad protocol parameters");
   ds_status st = DS_ENOMEM;
-  int32_t *hub_up = NULL, *hub_down = NULL;
+  int32_t *hub_up = NULL, *hub_down = NULL, *heads = NULL;
   struct dbtree_layout lay = {0};
   struct tree_coll *c = calloc(1, sizeof *c);
   if (!c) return ds_err_set(err, DS_ENOMEM, "all-reduce: out of memory");
   c->base.vt = &tree_vtbl;
   c->net = s->net;
   c->n = n;
-  c->nv = n + (shape == SHAPE_HUB);
-  c->ne = c->nv - 1;
   c->tag_base = s->tag_base;
   c->on_done = s->on_done;
   c->owner = s->owner;
-  if (shape == SHAPE_DBTREE)
+  if (shape == SHAPE_DBTREE || (shape == SHAPE_HUB && n > 1))
     DS_CHECK_GOTO(layout_build(s->topo, gpus, n, &lay, err), st, fail);
-  int32_t rails = shape == SHAPE_DBTREE ? lay.rails : 1;
-  c->n_trees = shape == SHAPE_DBTREE ? 2 * rails : 1;
+  /* NVLS over members on several nodes is NCCL's NVLSTree */
+  if (shape == SHAPE_HUB && lay.m > 1) shape = SHAPE_NVLS_TREE;
+  int tree_like = shape == SHAPE_DBTREE || shape == SHAPE_NVLS_TREE;
+  int32_t nodes = shape == SHAPE_NVLS_TREE ? lay.m : 0;
+  c->nv = n + (shape == SHAPE_HUB) + nodes;
+  c->ne = c->nv - 1;
+  int32_t rails = tree_like ? lay.rails : 1;
+  c->n_trees = tree_like ? 2 * rails : 1;
   c->trees = calloc((size_t)c->n_trees, sizeof *c->trees);
   c->entered = calloc((size_t)c->nv, 1);
   c->ready = calloc((size_t)c->nv, 1);
   c->done = calloc((size_t)n, 1);
   c->mult = malloc(MAX_ROUTE * sizeof *c->mult);
   if (!c->trees || !c->entered || !c->ready || !c->done || !c->mult) goto oom;
-  if (shape == SHAPE_HUB) {
-    c->entered[n] = c->ready[n] = 1; /* the switch is always there */
+  if (shape == SHAPE_HUB || shape == SHAPE_NVLS_TREE) {
+    for (int32_t v = n; v < c->nv; v++) c->entered[v] = c->ready[v] = 1; /* switches */
     hub_up = malloc((size_t)n * sizeof *hub_up);
     hub_down = malloc((size_t)n * sizeof *hub_down);
     if (!hub_up || !hub_down) goto oom;
-    if (n > 1) DS_CHECK_GOTO(hub_routes(s->topo, gpus, n, hub_up, hub_down, err), st, fail);
+    if (shape == SHAPE_NVLS_TREE)
+      DS_CHECK_GOTO(node_hub_routes(s->topo, gpus, &lay, hub_up, hub_down, err), st, fail);
+    else if (n > 1)
+      DS_CHECK_GOTO(hub_routes(s->topo, gpus, n, hub_up, hub_down, err), st, fail);
+  }
+  if (shape == SHAPE_NVLS_TREE) {
+    heads = malloc((size_t)c->n_trees * nodes * sizeof *heads);
+    if (!heads) goto oom;
   }
   /* reduce-broadcast: the spec's root, member 0 when it has none */
   int32_t root = s->root >= 0 && s->root < n ? s->root : 0;
@@ -584,6 +670,8 @@ static ds_status create(const struct ds_coll_spec *s, enum tree_shape shape,
     if (!t->parent) goto oom;
     if (shape == SHAPE_DBTREE)
       dbtree_parents(&lay, ti / 2, ti % 2, t->parent);
+    else if (shape == SHAPE_NVLS_TREE)
+      nvls_tree_parents(&lay, ti / 2, ti % 2, t->parent, heads + (size_t)ti * nodes);
     else
       for (int32_t v = 0; v < c->nv; v++)
         t->parent[v] = shape == SHAPE_STAR ? (v == root ? -1 : root) : (v == n ? -1 : n);
@@ -592,7 +680,8 @@ static ds_status create(const struct ds_coll_spec *s, enum tree_shape shape,
   }
   if (n > 1)
     for (int32_t ti = 0; ti < c->n_trees; ti++)
-      DS_CHECK_GOTO(tree_setup(c, &c->trees[ti], s->topo, gpus, hub_up, hub_down, p, err),
+      DS_CHECK_GOTO(tree_setup(c, &c->trees[ti], s->topo, gpus, hub_up, hub_down,
+                               heads ? heads + (size_t)ti * nodes : NULL, p, err),
                     st, fail);
   double tree_bytes = s->bytes / c->n_trees;
   c->pieces = shape == SHAPE_STAR ? 1 : ds_coll_tree_pieces(tree_bytes, depth, s->chunks);
@@ -600,23 +689,28 @@ static ds_status create(const struct ds_coll_spec *s, enum tree_shape shape,
   c->cap = INFINITY;
   if (p) {
     /* The C channels of a tree spread over its rails, C/K each (at least
-     * 1), each capped so that a rail carries 1/K of the tree's C caps. */
-    int32_t per_rail = ds__ring_rail_channels(p->channels, rails);
+     * 1), each capped so that a rail carries 1/K of the tree's C caps.
+     * NVLSTree: C channels (heads) in all, each head's two trees sharing
+     * its cap: every flow stands for one channel at C cap / (2K). */
+    int32_t per_rail = shape == SHAPE_NVLS_TREE ? 1 : ds__ring_rail_channels(p->channels, rails);
     c->has_proto = 1;
     c->flow_bytes *= p->wire_factor / per_rail;
-    c->cap = p->chan_cap_bytes_per_s * p->channels / ((double)rails * per_rail);
+    c->cap = shape == SHAPE_NVLS_TREE
+                 ? p->chan_cap_bytes_per_s * p->channels / c->n_trees
+                 : p->chan_cap_bytes_per_s * p->channels / ((double)rails * per_rail);
     c->start_lat_ns = p->start_lat_ns;
     for (int k = 0; k < MAX_ROUTE; k++) c->mult[k] = (uint32_t)per_rail;
   }
-  /* Only the double binary tree has an aggregated execution (the file's
-   * top); the others run per flow whatever the model. */
-  if (s->model == DS_COLL_AGGREGATE && shape == SHAPE_DBTREE && n > 1) {
+  /* Only the double binary tree and NVLSTree have an aggregated execution
+   * (the file's top); the others run per flow whatever the model. */
+  if (s->model == DS_COLL_AGGREGATE && tree_like && n > 1) {
     c->agg = 1;
     DS_CHECK_GOTO(ds__coll_tree_agg_setup(c, s->topo, c->has_proto ? c->mult[0] : 1, err), st, fail);
   }
   layout_release(&lay);
   free(hub_up);
   free(hub_down);
+  free(heads);
   *out = &c->base;
   return DS_OK;
 oom:
@@ -625,6 +719,7 @@ fail:
   layout_release(&lay);
   free(hub_up);
   free(hub_down);
+  free(heads);
   tree_destroy(&c->base);
   return st;
 }

@@ -108,11 +108,17 @@ ds_status ds__coll_tree_agg_setup(struct tree_coll *c, const struct ds_topo *top
     struct tree *t = &c->trees[ti];
     const double *lat = t->route_lat_ns;
     double dn_max = 0;
-    /* Trees with the same parents (both trees on one node) move in
-     * lockstep over the same routes: their streams share every link. */
+    /* Trees with the same parents and routes (both trees on one node) move
+     * in lockstep: their streams share every link. (NVLSTree's rails have
+     * the same parents but other heads, so other routes.) */
     int32_t twins = 0;
-    for (int32_t tj = 0; tj < c->n_trees; tj++)
-      twins += memcmp(t->parent, c->trees[tj].parent, (size_t)nv * sizeof *t->parent) == 0;
+    for (int32_t tj = 0; tj < c->n_trees; tj++) {
+      const struct tree *u = &c->trees[tj];
+      twins += memcmp(t->parent, u->parent, (size_t)nv * sizeof *t->parent) == 0 &&
+               t->route_first[2 * ne] == u->route_first[2 * ne] &&
+               memcmp(t->route_links, u->route_links,
+                      (size_t)t->route_first[2 * ne] * sizeof *t->route_links) == 0;
+    }
     for (int32_t r = 0; r < 2 * ne; r++) {
       double alone = c->cap;
       for (int32_t k = t->route_first[r]; k < t->route_first[r + 1]; k++) {

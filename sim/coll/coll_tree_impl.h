@@ -13,7 +13,7 @@
 
 #define MAX_ROUTE 64
 
-enum tree_shape { SHAPE_DBTREE, SHAPE_STAR, SHAPE_HUB };
+enum tree_shape { SHAPE_DBTREE, SHAPE_STAR, SHAPE_HUB, SHAPE_NVLS_TREE };
 
 struct vstate {            /* per tree and vertex */
   int32_t up_started;
@@ -53,7 +53,8 @@ struct tree_coll {
   struct ds_coll base; /* first: see coll_impl.h */
   struct ds_net *net;
   int32_t n;           /* members */
-  int32_t nv;          /* vertices: members, plus the switch for nvls */
+  int32_t nv;          /* vertices: members, plus the switch for nvls (one per
+                        * node for NVLSTree) */
   int32_t ne;          /* edges per tree: nv - 1 */
   int32_t n_trees;
   struct tree *trees;  /* [n_trees]: double binary tree: rail r's at 2r, 2r+1 */

@@ -69,6 +69,18 @@ const double ds__nccl_nvls_efficiency[4] = {0.0, 0.0, 0.85, 0.74};
 const double ds__nccl_nvls_base_lat_us = 0.0;
 const double ds__nccl_nvls_hw_lat_us[3] = {25.0, 0.0, 18.0};
 
+/* NVLSTree Simple (NVLS inside each node, a tree across nodes): base latency,
+ * hardware latency [NVLINK, PCI, NET], us; [arch][nodes 1, 2, >2] per-channel
+ * bus bandwidth cap, GB/s (perChMaxNVLSTreeBws). */
+const double ds__nccl_nvls_tree_base_lat_us = 0.0;
+const double ds__nccl_nvls_tree_hw_lat_us[3] = {25.0, 0.0, 20.9};
+const double ds__nccl_nvls_tree_per_ch_max_bw_gbps[4][3] = {
+    {26.5, 18.5, 10.0}, /* Volta */
+    {24.0, 23.6, 17.8}, /* Ampere */
+    {0.0, 57.7, 45.5}, /* Hopper */
+    {0.0, 96.0, 80.0}, /* Blackwell */
+};
+
 /* NCCL's chunking (read in the v2.30.7 source, not in the CSV). */
 /* NCCL_STEPS: src/include/device.h NCCL_STEPS */
 const int ds__nccl_steps = 8;

@@ -26,6 +26,9 @@
 /* NCCL's ring search: graph->maxChannels = MAXCHANNELS / 2 (32 / 2). */
 #define SEARCH_MAX_CHANNELS 16
 #define MAX_CHANNELS 32
+/* tuning.cc getNetOverhead: 1 us on Intel x86 and by default (2 on AMD;
+ * topologies do not name the CPU vendor, and DGX H100 is Intel). */
+#define NET_OVERHEAD_US 1.0
 
 /* search.cc: the per-channel bandwidths the ring search tries, in order. */
 static const double speed_intra[] = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3};
@@ -110,6 +113,66 @@ static double rails_share_gbps(enum ds_nccl_arch arch, const struct ds_topo *top
   free(hops);
   free(bw);
   return share;
+}
+
+/* log2i of NCCL (floor of log2; 0 for 1). */
+static int log2_floor(int32_t v) {
+  int l = 0;
+  while ((int64_t)1 << (l + 1) <= v) l++;
+  return l;
+}
+
+/* NVLSTree across nodes (nccl_model.h): heads, speed, bus bandwidth and
+ * latency; nvls_why says why not where it is unavailable. */
+static void nvls_tree_build(struct ds_nccl_model *m, const struct ds_ring *ring, double eff,
+                            int nidx) {
+  int32_t heads = ring->n_rails > 1 ? ring->n_rails : 1;
+  if (heads < 2) {
+    snprintf(m->nvls_why, sizeof m->nvls_why,
+             "NVLSTree needs at least 2 heads (NICs) per node; the nodes reach %d", heads);
+    return;
+  }
+  /* The GPU's switch link and the NIC as NCCL sees them: the least of each
+   * class over the hops of the ring (every GPU's switch link is crossed). */
+  double intra = INFINITY, net = INFINITY;
+  for (int32_t i = 0; i < ring->n; i++) {
+    enum ds_hop_class cls = (enum ds_hop_class)ring->hop_class[i];
+    double b = nccl_hop_bw(m->arch, cls, ring->hop_bw[i]) / GBPS;
+    if (cls == DS_HOP_NET && b < net) net = b;
+    if (cls != DS_HOP_NET && b < intra) intra = b;
+  }
+  double limit = fmin(net, intra / (heads + 1)), speed = 0;
+  int hopper = m->arch == DS_NCCL_ARCH_HOPPER;
+  const double *sp = hopper ? sm90_speed_inter : speed_inter;
+  size_t ns = hopper ? sizeof sm90_speed_inter / sizeof *sm90_speed_inter
+                     : sizeof speed_inter / sizeof *speed_inter;
+  for (size_t k = 0; k < ns; k++)
+    if (sp[k] <= limit * (1 + 1e-9)) {
+      speed = sp[k];
+      break;
+    }
+  if (speed <= 0) {
+    snprintf(m->nvls_why, sizeof m->nvls_why, "NVLSTree search finds no channel");
+    return;
+  }
+  double per_ch = fmin(fmin(speed * eff * (heads - 1) / heads * 2,
+                            speed * (m->nnodes <= 2 ? 2 : 1)),
+                       ds__nccl_nvls_tree_per_ch_max_bw_gbps[m->arch][nidx]);
+  int one_per_node = m->nranks == m->nnodes;
+  double inter = one_per_node ? ds__nccl_hw_lat_us[DS_HOP_NET][TREE][DS_PROTO_SIMPLE]
+                              : ds__nccl_nvls_tree_hw_lat_us[DS_HOP_NET];
+  m->nvls_ok = 1;
+  m->nvls_tree = 1;
+  m->nvls_channels = heads;
+  m->nvls_chan_bw_bytes_per_s = speed * GBPS;
+  m->nvls_busbw_bytes_per_s = heads * per_ch * GBPS;
+  m->nvls_intra_lat_ns = ds__nccl_nvls_tree_hw_lat_us[DS_HOP_NVLINK] * US;
+  m->nvls_net_hop_lat_ns = inter * US;
+  m->nvls_lat_ns = ds__nccl_nvls_tree_base_lat_us * US + m->nvls_intra_lat_ns +
+                   2 * log2_floor(m->nnodes) * m->nvls_net_hop_lat_ns;
+  /* the NVLink part as on one node: three synchronised NVLink Simple steps */
+  m->nvls_hops_lat_ns = ds__nccl_nvls_base_lat_us * US +
+                        3 * m->hw_lat_ns[DS_HOP_NVLINK][DS_PROTO_SIMPLE];
 }
 
 ds_status ds_nccl_model_build(const struct ds_topo *topo,
@@ -199,6 +262,17 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
     m->base_lat_ns[p] = ds__nccl_base_lat_us[RING][p] * US;
     for (int h = 0; h < DS_HOP_CLASS_COUNT; h++)
       m->hw_lat_ns[h][p] = ds__nccl_hw_lat_us[h][RING][p] * US;
+    if (m->nnodes > 1) {
+      /* tuning.cc across nodes: a ring step inside a node costs at least
+       * the network overhead (tripled for Simple); with one GPU per node
+       * the network steps cost the tree's network latency ("latencies are
+       * fully exposed"). */
+      double over = (p == DS_PROTO_SIMPLE ? 3 : 1) * NET_OVERHEAD_US * US;
+      m->hw_lat_ns[DS_HOP_NVLINK][p] = fmax(m->hw_lat_ns[DS_HOP_NVLINK][p], over);
+      m->hw_lat_ns[DS_HOP_PCI][p] = fmax(m->hw_lat_ns[DS_HOP_PCI][p], over);
+      if (m->nranks == m->nnodes)
+        m->hw_lat_ns[DS_HOP_NET][p] = ds__nccl_hw_lat_us[DS_HOP_NET][TREE][p] * US;
+    }
     double intra = m->hw_lat_ns[m->hw_intra][p];
     double inter = m->nnodes > 1 ? m->hw_lat_ns[DS_HOP_NET][p] : intra;
     m->lat_ns[p] = m->base_lat_ns[p] + (nsteps - ninter) * intra + ninter * inter;
@@ -233,13 +307,11 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
   if (!topo->nvls)
     snprintf(m->nvls_why, sizeof m->nvls_why,
              "topology %s has no NVLS-capable NVSwitch (key intra_node.nvls)", topo->name);
-  else if (m->nnodes > 1)
-    snprintf(m->nvls_why, sizeof m->nvls_why,
-             "NVLS across nodes runs as NVLSTree or with CollNet, not modelled "
-             "(%d nodes)", m->nnodes);
   else if (!(eff > 0))
     snprintf(m->nvls_why, sizeof m->nvls_why, "NCCL has no NVLS on %s",
              ds_nccl_arch_name(m->arch));
+  else if (m->nnodes > 1)
+    nvls_tree_build(m, ring, eff, nidx);
   else {
     /* The NVLS search: a channel per GPU (its head), its speed charged on
      * every GPU's switch link and twice on the head's. */
@@ -263,6 +335,7 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
       m->nvls_chan_bw_bytes_per_s = nvls_speed * GBPS;
       m->nvls_busbw_bytes_per_s = heads * nvls_speed * GBPS * eff * (heads - 1) / heads * 2;
       m->nvls_lat_ns = ds__nccl_nvls_hw_lat_us[DS_HOP_NVLINK] * US;
+      m->nvls_intra_lat_ns = m->nvls_lat_ns;
       /* A chunk's three synchronised NVLink hops (scatter to its head,
        * reduce and multicast through the switch, gather), each charged as
        * NCCL charges a ring's NVLink Simple step. */
@@ -399,9 +472,21 @@ void ds_nccl_chunking(const struct ds_nccl_model *m, enum ds_ar_algo a, enum ds_
     int32_t ctas = ds__nccl_nvls_ctas[m->arch];
     if (ctas < 1) ctas = m->nvls_channels > 0 ? m->nvls_channels : 1;
     double ops = (double)ctas * n, c = ds__nccl_nvls_chunk_bytes;
-    if (bytes < 64 * ops * c && c > 65536) c = 65536;
-    if (bytes < 8 * ops * c && c > 32768) c = 32768;
-    if (bytes < 2 * ops * c && c > 16384) c = 16384;
+    if (m->nvls_tree) {
+      /* NVLSTree: concurrentOps = CTAs * heads; the chunk starts at
+       * nvlsTreeMaxChunkSize (src/transport/nvls.cc: 64 KiB from 4 nodes,
+       * else the NVLS chunk) and halves at 32, 16, 4 and 1 loops. */
+      ops = (double)ctas * m->nvls_channels;
+      if (m->nnodes >= 4) c = 65536;
+      if (bytes < 32 * ops * c && c > 262144) c = 262144;
+      if (bytes < 16 * ops * c && c > 131072) c = 131072;
+      if (bytes < 4 * ops * c && c > 65536) c = 65536;
+      if (bytes < 1 * ops * c && c > 32768) c = 32768;
+    } else {
+      if (bytes < 64 * ops * c && c > 65536) c = 65536;
+      if (bytes < 8 * ops * c && c > 32768) c = 32768;
+      if (bytes < 2 * ops * c && c > 16384) c = 16384;
+    }
     double loop = ops * c;
     double algbw = m->nvls_busbw_bytes_per_s * n / (2.0 * (n - 1));
     out->ctas = ctas;
@@ -446,15 +531,16 @@ double ds_nccl_extra_ns(const struct ds_nccl_model *m, enum ds_ar_algo a, enum d
   return t;
 }
 
-/* The NVLS latency the simulation charges. */
+/* The NVLS latency the simulation charges at the start: the NVLink part
+ * (NVLSTree's network part is paid per network hop of its trees). */
 static double nvls_sim_lat_ns(const struct ds_nccl_model *m) {
-  return m->extra.pipeline ? m->nvls_hops_lat_ns : m->nvls_lat_ns;
+  return m->extra.pipeline ? m->nvls_hops_lat_ns : m->nvls_intra_lat_ns;
 }
 
 double ds_nccl_sim_algo_ns(const struct ds_nccl_model *m, enum ds_ar_algo a, enum ds_proto p,
                            double bytes) {
   double t = ds_nccl_predict_algo_ns(m, a, p, bytes);
-  if (a == DS_AR_NVLS) t += nvls_sim_lat_ns(m) - m->nvls_lat_ns;
+  if (a == DS_AR_NVLS) t += nvls_sim_lat_ns(m) - m->nvls_intra_lat_ns;
   return t + ds_nccl_extra_ns(m, a, p, bytes);
 }
 
@@ -496,6 +582,7 @@ void ds_nccl_algo_proto(const struct ds_nccl_model *m, enum ds_ar_algo a,
                                   .chan_cap_bytes_per_s = algbw > 0 ? algbw / nch : INFINITY,
                                   .start_lat_ns = nvls_sim_lat_ns(m) +
                                                   ds_nccl_extra_ns(m, DS_AR_NVLS, p, bytes)};
+    if (m->nvls_tree) out->hop_lat_ns[DS_HOP_NET] = m->nvls_net_hop_lat_ns;
     return;
   }
   ds_nccl_coll_proto(m, p, bytes, out);

@@ -43,7 +43,19 @@
  *   busBw = nCh speed nvlsEfficiency (nCh - 1)/nCh 2, algbw = busBw N / (2(N-1))
  *   lat   = hwLat[NVLINK][NVLS][Simple]   (25 us; NCCL replaces the base latency)
  * (nvls.cc also takes the minimum with the graph's inter-node bandwidth; on
- * one node that does not bind here.) Ring on several nodes, Simple: the
+ * one node that does not bind here.) Across nodes NVLS runs as NVLSTree
+ * (tuning.cc disables plain NVLS on several nodes without CollNet, and
+ * NVLSTree on one node): NVLS inside each node, a double binary tree over
+ * the nodes between the heads, one head (channel) per NIC: K = the ring's
+ * rails (at least 2: "NVLS/NVLStree needs at least 2 channels"). The NVLS
+ * search charges a channel's speed on every GPU's switch link and twice on
+ * its head's, and on the head's NIC, so speed is the first listed
+ * inter-node speed not above min(bw(NET), bw(GPU) / (K + 1)):
+ *   busBw = K min(speed eff (K-1)/K 2, speed (nNodes <= 2 ? 2 : 1),
+ *                 perChMaxNVLSTreeBw[arch][nodes]),  algbw = busBw N / (2(N-1))
+ *   lat   = hwLat[NVLINK][NVLSTree] + 2 log2(nNodes) interLat, interLat =
+ *           hwLat[NET][NVLSTree] (hwLat[NET][Tree] with one GPU per node)
+ * `--algo nvls` on several nodes is this algorithm. Ring on several nodes, Simple: the
  * latency is multiplied by 1.4 (1.9 before Ampere) when S / (nCh N) >= 64,
  * NCCL's "plateau" (ring.cc). `auto` runs the (algorithm, protocol) of
  * least predicted time, in NCCL's order (Tree, Ring, NVLS; LL, LL128,
@@ -154,6 +166,15 @@ struct ds_nccl_model {
   double nvls_busbw_bytes_per_s;
   double nvls_lat_ns;             /* NCCL's NVLS latency (its choice) */
   double nvls_hops_lat_ns;        /* three NVLink Simple steps (simulation) */
+  /* Across nodes NCCL runs NVLS as NVLSTree (nvls_tree 1; plain NVLS
+   * across nodes needs CollNet): NVLS inside each node, a double binary
+   * tree over the nodes between the heads (one per NIC, nvls_channels).
+   * nvls_lat_ns is then NCCL's whole latency, nvls_intra_lat_ns its NVLink
+   * part (hwLat[NVLINK][NVLSTree]) and nvls_net_hop_lat_ns what it charges
+   * per tree level and direction (the simulation pays it per network hop). */
+  int nvls_tree;
+  double nvls_intra_lat_ns;
+  double nvls_net_hop_lat_ns;
 };
 
 /* The architecture of a GPU table name, DS_NCCL_ARCH_UNKNOWN if none. */
@@ -305,6 +326,9 @@ extern const double ds__nccl_tree_correction[3][24];
 extern const double ds__nccl_nvls_efficiency[4];
 extern const double ds__nccl_nvls_base_lat_us;
 extern const double ds__nccl_nvls_hw_lat_us[3];
+extern const double ds__nccl_nvls_tree_base_lat_us;
+extern const double ds__nccl_nvls_tree_hw_lat_us[3];
+extern const double ds__nccl_nvls_tree_per_ch_max_bw_gbps[4][3];
 /* Chunking (src/include/device.h, collectives.h, src/init.cc,
  * src/transport/nvls.cc): NCCL_STEPS; default buffer bytes per protocol
  * [LL, LL128, Simple]; ALLREDUCE_CHUNKSTEPS and _SLICESTEPS; NVLS chunk

@@ -53,11 +53,13 @@ SAN   := $(SANITIZERS) -fsanitize=fuzzer-no-link
 WARN  += -Wno-error
 endif
 
-CPPFLAGS += -D_POSIX_C_SOURCE=200809L -I.
+# libxml2 (Debian libxml2-dev) reads NCCL's topology XML (sim/net/import_nccl_xml.c).
+XML_CFLAGS := $(or $(shell pkg-config --cflags libxml-2.0 2>/dev/null),-I/usr/include/libxml2)
+CPPFLAGS += -D_POSIX_C_SOURCE=200809L -I. $(XML_CFLAGS)
 $(BUILD)/base/lookup.o: CPPFLAGS += -DDS_SOURCE_DIR=\"$(CURDIR)\"
 CFLAGS   += -std=c11 $(OPT) $(WARN) $(SAN) -MMD -MP
 LDFLAGS  += $(SAN)
-LDLIBS   += -lyaml -lcsv -lgsl -lgslcblas -lm
+LDLIBS   += -lyaml -lxml2 -lcsv -lgsl -lgslcblas -lm
 
 # Folders by layer (docs/architecture.md): base/ <- traces/ <- sim/net <-
 # sim/coll <- sim/train <- analysis/ <- sim/cli (the ddpsim command). Link

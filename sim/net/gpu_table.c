@@ -180,7 +180,7 @@ static struct ds_gpu_info *find_mut(struct ds_gpu_table *t, const char *name) {
 
 /* Adds path's entries to t: a name already in t (from an earlier file)
  * is replaced; a name twice in one file is an error. */
-static ds_status merge_file(const char *path, struct ds_gpu_table *t,
+static ds_status merge_file(const char *path, const char *shown, struct ds_gpu_table *t,
                             struct ds_err *err) {
   struct ds_config *cfg = NULL;
   struct ds_cnode root, gpus, entry;
@@ -199,7 +199,7 @@ static ds_status merge_file(const char *path, struct ds_gpu_table *t,
     struct ds_gpu_info g;
     DS_CHECK_GOTO(ds_cseq_at(&gpus, i, &entry, err), st, out);
     DS_CHECK_GOTO(read_entry(&entry, &g, err), st, out);
-    snprintf(g.table, sizeof g.table, "%s", path);
+    snprintf(g.table, sizeof g.table, "%s", shown);
     struct ds_gpu_info *old = find_mut(t, g.spec.name);
     if (old && old >= t->gpus + first_new) {
       st = ds_cnode_error(&entry, err, "GPU '%s' is listed twice (first at line %d)",
@@ -216,6 +216,9 @@ out:
   return st;
 }
 
+/* How entries of the shipped table name their file (comments of imports). */
+#define SHIPPED_NAME "topologies/gpus.yaml"
+
 static int same_file(const char *a, const char *b) {
   struct stat sa, sb;
   if (stat(a, &sa) != 0 || stat(b, &sb) != 0) return strcmp(a, b) == 0;
@@ -230,10 +233,10 @@ ds_status ds_gpu_table_load(const char *path, struct ds_gpu_table *out,
   ds_status st = DS_OK;
   /* Without a shipped table (an unusual install) the user's file is the
    * whole table, as before tables merged. */
-  if (ds_lookup_shipped_gpu_table(shipped, sizeof shipped, &ignored) == DS_OK &&
-      !same_file(shipped, path))
-    st = merge_file(shipped, out, err);
-  if (st == DS_OK) st = merge_file(path, out, err);
+  int have_shipped = ds_lookup_shipped_gpu_table(shipped, sizeof shipped, &ignored) == DS_OK;
+  int is_shipped = have_shipped && same_file(shipped, path);
+  if (have_shipped && !is_shipped) st = merge_file(shipped, SHIPPED_NAME, out, err);
+  if (st == DS_OK) st = merge_file(path, is_shipped ? SHIPPED_NAME : path, out, err);
   if (st != DS_OK) ds_gpu_table_release(out);
   return st;
 }

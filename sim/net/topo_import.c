@@ -16,6 +16,7 @@
  */
 #include "sim/net/topo_import.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,7 +103,9 @@ ds_status ds_import_read(const char *path, const struct ds_gpu_table *table,
   memset(out, 0, sizeof *out);
   snprintf(out->file, sizeof out->file, "%s", path);
   struct stat sb;
-  if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+  if (stat(path, &sb) != 0)
+    return ds_err_set(err, DS_EUSAGE, "%s: cannot read: %s", path, strerror(errno));
+  if (!S_ISREG(sb.st_mode))
     return ds_err_set(err, DS_EUSAGE, "%s: cannot read: not a regular file", path);
   if (sb.st_size > IMPORT_BYTES_MAX)
     return ds_err_set(err, DS_EINPUT, "%s: expected at most %d bytes, got %lld", path,
@@ -243,11 +246,11 @@ static ds_status cluster_of(const struct ds_import_node *nodes, int32_t n_files,
     return ds_err_set(err, DS_EUSAGE, "%s: no NICs in the file: pass --nic COUNTxBW "
                       "(e.g. --nic 8x400Gbps) to join %d nodes", n0->file, c->nodes);
   double file_bw = 0;
-  int file_line = 0;
+  const struct ds_import_dev *slowest = NULL;
   for (int32_t i = 0; i < n0->n_devs; i++)
-    if (n0->devs[i].kind == DS_IMPORT_NIC && (file_bw == 0 || n0->devs[i].nic_bw < file_bw)) {
-      file_bw = n0->devs[i].nic_bw;
-      file_line = n0->devs[i].line;
+    if (n0->devs[i].kind == DS_IMPORT_NIC && (!slowest || n0->devs[i].nic_bw < file_bw)) {
+      slowest = &n0->devs[i];
+      file_bw = slowest->nic_bw;
     }
   if (o->nic_bw > 0) {
     c->nic_bw = o->nic_bw;
@@ -255,11 +258,11 @@ static ds_status cluster_of(const struct ds_import_node *nodes, int32_t n_files,
   } else if (file_bw > 0) {
     c->nic_bw = file_bw;
     snprintf(c->nic_why, sizeof c->nic_why, "the NICs' speed, %g Mb/s (%s:%d)", file_bw * 8 / 1e6,
-             n0->file, file_line);
+             n0->file, slowest->line);
   } else {
-    return ds_err_set(err, DS_EINPUT, "%s:%d: key 'speed': expected the NICs' speed in the file, "
-                      "or pass --nic COUNTxBW (e.g. --nic 8x400Gbps)", n0->file,
-                      file_line ? file_line : 1);
+    return ds_err_set(err, DS_EINPUT, "%s:%d: key '%s': expected the NIC's speed (the file has "
+                      "none): pass --nic COUNTxBW (e.g. --nic 8x400Gbps)", n0->file,
+                      slowest ? slowest->line : 1, slowest ? slowest->label : "speed");
   }
   /* The GPU-NIC path: the NIC's own PCIe link when the file has it. */
   c->gpu_nic_bw = n0->gpu.pcie_bw;

@@ -249,7 +249,7 @@ Test(gpu_table, a_users_table_adds_to_and_overrides_the_shipped_one) {
   put(dir, "mine.xml", xml);
   free(xml);
   snprintf(args, sizeof args, "topo import %s/mine.xml", dir);
-  snprintf(path, sizeof path, "# GPU: MyGPU, from PCI device id 0x1234 (line 3; %s/gpus.yaml:9).",
+  snprintf(path, sizeof path, "# GPU: MyGPU, from PCI device id 0x1234 (line 3) in %s/gpus.yaml.",
            dir);
   topo_says(args, path);
   snprintf(args, sizeof args, "rm -rf %s", dir);

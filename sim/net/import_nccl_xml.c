@@ -122,8 +122,8 @@ static ds_status set_gpu(struct reader *r, const xmlNode *pci, struct ds_err *er
       return located(r, pci, err, "device",
                      "a PCI device id of the GPU table; %s is none: add it to a GPU's pci_ids "
                      "in your gpus.yaml, or pass --gpu NAME", dev);
-    snprintf(why, sizeof why, "PCI device id %s (line %ld; %s:%d)", dev, xmlGetLineNo(pci),
-             g->table, g->line);
+    snprintf(why, sizeof why, "PCI device id %s (line %ld) in %s", dev, xmlGetLineNo(pci),
+             g->table);
   }
   if (!r->gpu_known) {
     r->n->gpu = *g;

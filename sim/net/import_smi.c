@@ -343,8 +343,8 @@ ds_status ds_import_smi(const char *path, const char *text,
       st = fail(path, name_line, "GPU 0", err, msg);
     } else {
       out->gpu = *g;
-      snprintf(out->gpu_why, sizeof out->gpu_why, "nvidia-smi name \"%s\" (line %d; %s:%d)",
-               smi_name, name_line, g->table, g->line);
+      snprintf(out->gpu_why, sizeof out->gpu_why, "nvidia-smi name \"%s\" (line %d) in %s",
+               smi_name, name_line, g->table);
     }
   } else if (st == DS_OK) {
     st = fail(path, 1, "gpu", err, "the GPU model: `nvidia-smi -L` lines (\"GPU 0: NAME (UUID: "

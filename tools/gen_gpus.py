@@ -183,7 +183,6 @@ DS = {
     "h100": "https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet",
     "hopper_wp": "https://resources.nvidia.com/en-us-tensor-core/gtc22-whitepaper-hopper",
     "h200": "https://nvdam.widen.net/s/nb5zzzsjdf/hpc-datasheet-sc23-h200-datasheet-3002446",
-    "hgx": "https://www.nvidia.com/en-us/data-center/hgx/",
     "gb200": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/",
     "l4": "https://resources.nvidia.com/en-us-data-center-overview/l4-gpu-datasheet",
     "l40s": "https://resources.nvidia.com/en-us-l40s/l40s-datasheet-28413",
@@ -245,16 +244,17 @@ EXTRA_GPUS = [
          fp16=756, bf16=756, mem=80, mem_bw=2000, nvlink_gen=4, nvlink_links=12, nvlink_bw=300,
          pcie=5, pci_ids=["0x2331"], smi_names=["NVIDIA H100 PCIe"],
          src=["h100", "hopper_wp", "pciids"]),
-    # HGX B200 (8 GPUs): 600 TFLOPS FP32, 18 PFLOPS TF32 and 36 PFLOPS FP16/BF16
-    # with sparsity, 1.4 TB of HBM3e (180 GB a GPU), 8 TB/s a GPU, NVLink5 1.8
-    # TB/s a GPU (18 links). SM count and clock are not in the datasheet: 148
-    # SMs (2 dies x 74) as NVIDIA's CUDA device query reports; no clock given.
-    dict(name="B200-SXM-180GB", arch="Blackwell", sms=148, fp32=75, tf32=1125, fp16=2250,
-         bf16=2250, mem=180, mem_bw=8000, nvlink_gen=5, nvlink_links=18, nvlink_bw=900, pcie=5,
-         pci_ids=["0x2901"], smi_names=["NVIDIA B200"], src=["hgx", "devid", "pciids"]),
-    # GB200 NVL72 (72 GPUs): 5,760 TFLOPS FP32, 180 PFLOPS TF32, 360 PFLOPS
-    # FP16/BF16 with sparsity, 13.4 TB HBM3e (186 GB a GPU) at 576 TB/s (8 TB/s
-    # a GPU), NVLink5 1.8 TB/s a GPU. The GPU's host link is NVLink-C2C to
+    # HGX B200, per GPU (the "Individual Blackwell GPU Specifications" table of
+    # the GB200 NVL72 page, HGX B200 column): 75 TFLOPS FP32, 2.2 PFLOPS TF32
+    # and 4.5 PFLOPS FP16/BF16 with sparsity, 180 GB HBM3e at 7.7 TB/s, NVLink5
+    # 1.8 TB/s (18 links). SM count and clock are not in the datasheet: 148
+    # SMs (2 dies x 74) as CUDA's device query reports; no clock given.
+    dict(name="B200-SXM-180GB", arch="Blackwell", sms=148, fp32=75, tf32=1100, fp16=2250,
+         bf16=2250, mem=180, mem_bw=7700, nvlink_gen=5, nvlink_links=18, nvlink_bw=900, pcie=5,
+         pci_ids=["0x2901"], smi_names=["NVIDIA B200"], src=["gb200", "devid", "pciids"]),
+    # GB200, per GPU (same table, GB200 NVL72 column): 80 TFLOPS FP32, 2.5
+    # PFLOPS TF32 and 5 PFLOPS FP16/BF16 with sparsity, 186 GB HBM3e at 8 TB/s,
+    # NVLink5 1.8 TB/s. The GPU's host link is NVLink-C2C to
     # Grace; pcie is its PCIe Gen5 for NICs.
     dict(name="GB200-186GB", arch="Blackwell", sms=148, fp32=80, tf32=1250, fp16=2500,
          bf16=2500, mem=186, mem_bw=8000, nvlink_gen=5, nvlink_links=18, nvlink_bw=900, pcie=5,

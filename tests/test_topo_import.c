@@ -117,6 +117,29 @@ Test(topo_import, routes_of_the_imported_trees) {
   topo_says("topo " G "rtx4090-2gpu.yaml", "3 links, bottleneck 10.0 GB/s, latency 4.50 us");
 }
 
+Test(topo_import, a_hand_written_topo_file_needs_the_gpu_and_the_nic_speed) {
+  /* No device ids, no <gpu> (so no NVLink known), a NIC without <nic>. */
+  ds_test_ddpsim_refuses("topo import " D "hand-written.xml",
+                         D "hand-written.xml:7: <pci> key 'device': expected the GPU's PCI device "
+                           "id (\"0x20b2\"); this file has none: pass --gpu NAME");
+  ds_test_ddpsim_refuses("topo import " D "hand-written.xml --gpu A100-SXM4-40GB --nodes 2",
+                         D "hand-written.xml:8: key '0101:00:00.0': expected the NIC's speed (the "
+                           "file has none): pass --nic COUNTxBW (e.g. --nic 8x400Gbps)");
+  char path[] = "/tmp/ddpsim-import-XXXXXX", args[512];
+  ds_test_write_temp(path, "");
+  snprintf(args, sizeof args, "topo import " D "hand-written.xml --gpu A100-SXM4-40GB --nodes 2 "
+           "--nic 200Gbps -o %s", path);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  ds_test_release(&r);
+  /* GPU 0 to GPU 2 (node 1): GPU -> switch -> NIC at 32 GB/s (Gen4 x16),
+   * NIC -> fabric -> NIC at 200 Gb/s = 25 GB/s; 1.5 + 1.5 + 6 + 6 + 1.5 +
+   * 1.5 us. */
+  snprintf(args, sizeof args, "topo %s --from 0 --to 2", path);
+  topo_says(args, "6 links, bottleneck 25.0 GB/s, latency 18.00 us");
+  unlink(path);
+}
+
 Test(topo_import, bad_inputs_are_located_errors) {
   const char *cases[][2] = {
       {D "bad-malformed.xml", D "bad-malformed.xml:7: malformed XML: Premature end of data in tag "

@@ -185,9 +185,15 @@ static ds_status walk_pci(struct reader *r, const xmlNode *x, int32_t parent,
     return DS_OK;
   }
   if (class_is(cls, "0x02")) { /* a NIC: its <nic><net/> children */
+    int nets = 0;
     DS_CHECK(pcie_bw(r, x, &bw, why, sizeof why, err));
     for (const xmlNode *c = x->children; c; c = c->next)
-      if (is(c, "nic")) DS_CHECK(add_nets(r, c, parent, bw, why, attached, err));
+      if (is(c, "nic")) DS_CHECK(add_nets(r, c, parent, bw, why, &nets, err));
+    if (!nets) { /* a hand-written file's NIC without <nic>: speed unknown */
+      DS_CHECK(ds_import_add_dev(r->n, DS_IMPORT_NIC, busid, line, &d, err));
+      DS_CHECK(ds_import_add_link(r->n, d, parent, DS_IMPORT_PCIE, bw, 1, line, why, err));
+    }
+    *attached = 1;
     return DS_OK;
   }
   /* A bridge or switch: a vertex only when a GPU or NIC is below it. */

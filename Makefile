@@ -53,11 +53,13 @@ SAN   := $(SANITIZERS) -fsanitize=fuzzer-no-link
 WARN  += -Wno-error
 endif
 
-CPPFLAGS += -D_POSIX_C_SOURCE=200809L -I.
+# libxml2 (Debian libxml2-dev) reads NCCL's topology XML (sim/net/import_nccl_xml.c).
+XML_CFLAGS := $(or $(shell pkg-config --cflags libxml-2.0 2>/dev/null),-I/usr/include/libxml2)
+CPPFLAGS += -D_POSIX_C_SOURCE=200809L -I. $(XML_CFLAGS)
 $(BUILD)/base/lookup.o: CPPFLAGS += -DDS_SOURCE_DIR=\"$(CURDIR)\"
 CFLAGS   += -std=c11 $(OPT) $(WARN) $(SAN) -MMD -MP
 LDFLAGS  += $(SAN)
-LDLIBS   += -lyaml -lcsv -lgsl -lgslcblas -lm
+LDLIBS   += -lyaml -lxml2 -lcsv -lgsl -lgslcblas -lm
 
 # Folders by layer (docs/architecture.md): base/ <- traces/ <- sim/net <-
 # sim/coll <- sim/train <- analysis/ <- sim/cli (the ddpsim command). Link
@@ -177,7 +179,7 @@ $(BUILD)/tests/test_fuzz_regress: $(BUILD)/tests/test_fuzz_regress.o $(BUILD)/fu
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ -lcriterion $(LDLIBS) -o $@
 
-FUZZ_READERS := topo model calib schedule trace reference cli units
+FUZZ_READERS := topo model calib schedule trace reference cli units import
 FUZZ_SECONDS ?= 60
 $(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/fuzz_%.o $(BUILD)/fuzz/readers.o $(LIBANALYSIS) $(LIBSIM) $(LIBTRACE) $(LIBBASE)
 	@$(if $(Q),echo "  LD      $@")

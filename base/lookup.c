@@ -40,11 +40,12 @@ static int try_dir(const char *dir, const char *arg, char *out, size_t cap,
   return 0;
 }
 
-ds_status ds_lookup_file(const char *kind, const char *what, const char *arg,
-                         char *out, size_t cap, struct ds_err *err) {
+/* search_cwd 0: only the data directories, never arg as a path. */
+static ds_status lookup(const char *kind, const char *what, const char *arg,
+                        int search_cwd, char *out, size_t cap, struct ds_err *err) {
   /* dir has room for exe plus the longest suffix, so it never truncates. */
   char tried[2048] = "", exe[4096], dir[sizeof exe + 64];
-  if (try_dir(NULL, arg, out, cap, tried, sizeof tried)) return DS_OK;
+  if (search_cwd && try_dir(NULL, arg, out, cap, tried, sizeof tried)) return DS_OK;
   /* A name with a slash is a path: do not search for it elsewhere. */
   if (strchr(arg, '/') == NULL) {
     const char *env = getenv("DDPSIM_DATA_DIR");
@@ -75,6 +76,15 @@ ds_status ds_lookup_file(const char *kind, const char *what, const char *arg,
   }
   return ds_err_set(err, DS_EUSAGE, "%s '%s' not found (looked for: %s)", what,
                     arg, tried);
+}
+
+ds_status ds_lookup_file(const char *kind, const char *what, const char *arg,
+                         char *out, size_t cap, struct ds_err *err) {
+  return lookup(kind, what, arg, 1, out, cap, err);
+}
+
+ds_status ds_lookup_shipped_gpu_table(char *out, size_t cap, struct ds_err *err) {
+  return lookup("topologies", "shipped GPU table", "gpus.yaml", 0, out, cap, err);
 }
 
 ds_status ds_lookup_gpu_table(const char *topo_path, char *out, size_t cap,

@@ -28,6 +28,11 @@ ds_status ds_lookup_file(const char *kind, const char *what, const char *arg,
 ds_status ds_lookup_gpu_table(const char *topo_path, char *out, size_t cap,
                               struct ds_err *err);
 
+/* The shipped topologies/gpus.yaml, looked for in the data directories only
+ * (never in the working directory): the table a user's own gpus.yaml adds
+ * to or overrides. */
+ds_status ds_lookup_shipped_gpu_table(char *out, size_t cap, struct ds_err *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -17,7 +17,9 @@
 #include "base/values.h"
 #include "sim/cli/collbench_plot.h"
 #include "sim/cli/options.h"
+#include "sim/net/gpu_table.h"
 #include "sim/net/topo.h"
+#include "sim/net/topo_import.h"
 #include "sim/train/calib.h"
 #include "sim/train/model.h"
 #include "traces/schedule.h"
@@ -28,7 +30,7 @@
 #endif
 
 const char *const ds_fuzz_readers[] = {"topo",      "model", "calib", "schedule", "trace",
-                                       "reference", "cli",   "units", NULL};
+                                       "reference", "cli",   "units", "import", NULL};
 
 /* The input as a file; returns its path in buf, or NULL. */
 static const char *to_file(const uint8_t *data, size_t size, const char *suffix, char *buf,
@@ -51,6 +53,27 @@ static void run_topo(const char *path) {
     ds_topo_route(t, 0, t->n_gpus - 1, links, 256, &n, &err);
   }
   ds_topo_free(t);
+}
+
+/* `ddpsim topo import` of one file (NCCL XML or nvidia-smi matrix), as
+ * one node and as two (the cluster path), written to nowhere. */
+static void run_import(const char *path) {
+  struct ds_gpu_table table = {0};
+  struct ds_import_node node;
+  struct ds_err err = {0};
+  if (ds_gpu_table_load(DS_SOURCE_DIR "/topologies/gpus.yaml", &table, &err) != DS_OK) return;
+  if (ds_import_read(path, &table, NULL, &node, &err) == DS_OK) {
+    FILE *sink = fopen("/dev/null", "w");
+    struct ds_import_options one = {0}, two = {.nodes = 2, .nic_count = 1, .nic_bw = 1e9,
+                                               .nic_spec = "1x8Gbps"};
+    if (sink) {
+      ds_import_write(sink, &node, 1, &one, &err);
+      ds_import_write(sink, &node, 1, &two, &err);
+      fclose(sink);
+    }
+    ds_import_node_release(&node);
+  }
+  ds_gpu_table_release(&table);
 }
 
 static void run_model(const char *path) {
@@ -151,7 +174,8 @@ int ds_fuzz_run(const char *name, const uint8_t *data, size_t size) {
     void (*run)(const char *path);
   } files[] = {{"topo", ".yaml", run_topo},           {"model", ".yaml", run_model},
                {"calib", ".yaml", run_calib},         {"schedule", ".csv", run_schedule},
-               {"trace", ".csv", run_trace},          {"reference", ".csv", run_reference}};
+               {"trace", ".csv", run_trace},          {"reference", ".csv", run_reference},
+               {"import", ".txt", run_import}};
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
     if (strcmp(name, files[i].name) != 0) continue;
     char path[512];

@@ -4,7 +4,7 @@
 # everything is present afterwards, 1 otherwise. `deps.sh fuzz` also wants
 # clang and its libFuzzer runtime, for `make fuzz` only (not `make test`).
 set -eu
-pkgs=(build-essential libgsl-dev libcsv-dev libcriterion-dev libyaml-dev libopenmpi-dev gnuplot-nox time python3)
+pkgs=(build-essential libgsl-dev libcsv-dev libcriterion-dev libyaml-dev libxml2-dev libopenmpi-dev gnuplot-nox time python3)
 if [ "${1:-}" = fuzz ]; then pkgs+=(clang libclang-rt-dev); fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -16,12 +16,13 @@ rm -rf "$seeds"
 mkdir -p "$seeds"
 
 # Seeds: what the readers are meant to read.
-for r in topo model calib schedule trace reference cli units; do mkdir -p "$seeds/$r"; done
+for r in topo model calib schedule trace reference cli units import; do mkdir -p "$seeds/$r"; done
 for r in "$@"; do mkdir -p "build/fuzz/corpus/$r" "tests/data/fuzz/$r"; done
 cp topologies/*.yaml tests/data/*.yaml "$seeds/topo/" 2>/dev/null
 cp models/*.yaml tests/data/*model*.yaml "$seeds/model/" 2>/dev/null
 cp tests/data/*calib*.yaml "$seeds/calib/" 2>/dev/null
 cp tests/data/*.csv "$seeds/reference/" 2>/dev/null
+cp tests/data/topo_import/* "$seeds/import/" 2>/dev/null
 tiny="--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml"
 bin/ddpsim $tiny --world-size 2 --schedule "$seeds/schedule/tiny.csv" --trace "$seeds/trace/tiny.csv" >/dev/null
 bin/ddpsim --topo 4gpu --strategy dp --schedule "$seeds/schedule/dp.csv" --trace "$seeds/trace/dp.csv" >/dev/null

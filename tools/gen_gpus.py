@@ -2,7 +2,10 @@
 """Generate ddpsim's GPU table (topologies/gpus.yaml) from the reference CSV.
 
 Reads ../shared/data/gpu_specs.csv (relative to the repository root; see
---data) and writes topologies/gpus.yaml. Output depends only on the CSV
+--data) and writes topologies/gpus.yaml; the GPUs the CSV lacks (PCIe and
+workstation cards, Blackwell, GeForce) and the facts `ddpsim topo import`
+needs for every GPU (PCI device ids, nvidia-smi names, boost clock, NVLink
+generation and link count) are in the tables below, each with its source. Output depends only on the CSV
 (same input, byte-identical output). With --check nothing is written: the
 table is regenerated in memory and compared with the one in the tree; the
 exit status is 1 when it differs. (The model files come from real PyTorch:
@@ -169,6 +172,172 @@ def short_source(s):
     return out.replace("\\", "\\\\").replace('"', '\\"')
 
 
+# Where the values of the tables below come from (cited by key in each record).
+DS = {
+    "pciids": "https://pci-ids.ucw.cz/read/PC/10de (the PCI ID Repository, vendor 10de)",
+    "devid": "https://github.com/NVIDIA/gpu-admin-tools gpu/devid_names.py, devid_chips.py",
+    "v100": "https://images.nvidia.com/content/technologies/volta/pdf/volta-v100-datasheet-update-us-1165301-r5.pdf",
+    "volta_wp": "https://images.nvidia.com/content/volta-architecture/pdf/volta-architecture-whitepaper.pdf",
+    "a100": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf",
+    "ampere_wp": "https://images.nvidia.com/aem-dam/en-zz/Solutions/data-center/nvidia-ampere-architecture-whitepaper.pdf",
+    "h100": "https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet",
+    "hopper_wp": "https://resources.nvidia.com/en-us-tensor-core/gtc22-whitepaper-hopper",
+    "h200": "https://nvdam.widen.net/s/nb5zzzsjdf/hpc-datasheet-sc23-h200-datasheet-3002446",
+    "gb200": "https://www.nvidia.com/en-us/data-center/gb200-nvl72/",
+    "l4": "https://resources.nvidia.com/en-us-data-center-overview/l4-gpu-datasheet",
+    "l40s": "https://resources.nvidia.com/en-us-l40s/l40s-datasheet-28413",
+    "a10": "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a10/pdf/datasheet-new/nvidia-a10-datasheet.pdf",
+    "a40": "https://images.nvidia.com/content/Solutions/data-center/a40/nvidia-a40-datasheet.pdf",
+    "ga102_wp": "https://www.nvidia.com/content/PDF/nvidia-ampere-ga-102-gpu-architecture-whitepaper-v2.pdf",
+    "ada_wp": "https://images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-gpu-architecture.pdf",
+    "rtxbw_wp": "https://images.nvidia.com/aem-dam/Solutions/geforce/blackwell/nvidia-rtx-blackwell-gpu-architecture.pdf",
+    "turing_wp": "https://images.nvidia.com/aem-dam/en-zz/Solutions/design-visualization/technologies/turing-architecture/NVIDIA-Turing-Architecture-Whitepaper.pdf",
+}
+
+# Facts `ddpsim topo import` needs, for the GPUs of the CSV: boost clock
+# (MHz), NVLink generation and link count (0: none), PCI device ids (hex,
+# vendor 0x10de), nvidia-smi's product names. Sources: clocks from the
+# architecture whitepapers (V100 SXM2 1530: volta_wp; A100 1410: ampere_wp;
+# H100/H200 SXM 1980: hopper_wp); links: the same (6 x NVLink2, 12 x NVLink3,
+# 18 x NVLink4); device ids: pciids; names: as nvidia-smi prints them.
+CSV_FACTS = {
+    "V100-SXM2-16GB": dict(boost_mhz=1530, nvlink_gen=2, nvlink_links=6, pci_ids=["0x1db1"],
+                           smi_names=["Tesla V100-SXM2-16GB"]),
+    "V100-SXM2-32GB": dict(boost_mhz=1530, nvlink_gen=2, nvlink_links=6, pci_ids=["0x1db5"],
+                           smi_names=["Tesla V100-SXM2-32GB"]),
+    "A100-SXM4-40GB": dict(boost_mhz=1410, nvlink_gen=3, nvlink_links=12, pci_ids=["0x20b0"],
+                           smi_names=["NVIDIA A100-SXM4-40GB", "A100-SXM4-40GB"]),
+    "A100-SXM4-80GB": dict(boost_mhz=1410, nvlink_gen=3, nvlink_links=12, pci_ids=["0x20b2"],
+                           smi_names=["NVIDIA A100-SXM4-80GB", "A100-SXM4-80GB"]),
+    "H100-SXM5-80GB": dict(boost_mhz=1980, nvlink_gen=4, nvlink_links=18, pci_ids=["0x2330"],
+                           smi_names=["NVIDIA H100 80GB HBM3", "NVIDIA H100-SXM5-80GB"]),
+    "H200-SXM-141GB": dict(boost_mhz=1980, nvlink_gen=4, nvlink_links=18, pci_ids=["0x2335"],
+                           smi_names=["NVIDIA H200"]),
+}
+
+# The GPUs the CSV lacks. Rates in TFLOPS, dense (the datasheets' sparse
+# figures halved); fp16/bf16 are tensor rates with FP32 accumulate, what
+# PyTorch's autocast matmuls use (GeForce cards run them at half their FP16-
+# accumulate rate; the whitepapers list both). mem in decimal GB, mem_bw in
+# GB/s, nvlink_bw per direction over all links (datasheets quote both
+# directions together: halved), pcie: generation of the x16 host link.
+# Each record's `src` names the entries of DS its values come from.
+EXTRA_GPUS = [
+    dict(name="V100-PCIE-16GB", arch="Volta", sms=80, boost_mhz=1380, fp32=14, fp16=112,
+         mem=16, mem_bw=900, nvlink_gen=0, pcie=3, pci_ids=["0x1db4"],
+         smi_names=["Tesla V100-PCIE-16GB"], src=["v100", "volta_wp", "pciids"]),
+    dict(name="V100-PCIE-32GB", arch="Volta", sms=80, boost_mhz=1380, fp32=14, fp16=112,
+         mem=32, mem_bw=900, nvlink_gen=0, pcie=3, pci_ids=["0x1db6"],
+         smi_names=["Tesla V100-PCIE-32GB"], src=["v100", "volta_wp", "pciids"]),
+    # NVLink bridge joins two A100 PCIe cards: 600 GB/s bidirectional, 12 links.
+    dict(name="A100-PCIE-40GB", arch="Ampere", sms=108, boost_mhz=1410, fp32=19.5, tf32=156,
+         fp16=312, bf16=312, mem=40, mem_bw=1555, nvlink_gen=3, nvlink_links=12, nvlink_bw=300,
+         pcie=4, pci_ids=["0x20f1"], smi_names=["NVIDIA A100-PCIE-40GB", "A100-PCIE-40GB"],
+         src=["a100", "ampere_wp", "pciids"]),
+    dict(name="A100-PCIE-80GB", arch="Ampere", sms=108, boost_mhz=1410, fp32=19.5, tf32=156,
+         fp16=312, bf16=312, mem=80, mem_bw=1935, nvlink_gen=3, nvlink_links=12, nvlink_bw=300,
+         pcie=4, pci_ids=["0x20b5"], smi_names=["NVIDIA A100 80GB PCIe"],
+         src=["a100", "ampere_wp", "pciids"]),
+    # H100 PCIe: 51 FP32, 756 TF32 / 1,513 FP16 and BF16 with sparsity;
+    # NVLink bridge 600 GB/s bidirectional (12 NVLink4 links).
+    dict(name="H100-PCIE-80GB", arch="Hopper", sms=114, boost_mhz=1755, fp32=51, tf32=378,
+         fp16=756, bf16=756, mem=80, mem_bw=2000, nvlink_gen=4, nvlink_links=12, nvlink_bw=300,
+         pcie=5, pci_ids=["0x2331"], smi_names=["NVIDIA H100 PCIe"],
+         src=["h100", "hopper_wp", "pciids"]),
+    # HGX B200, per GPU (the "Individual Blackwell GPU Specifications" table of
+    # the GB200 NVL72 page, HGX B200 column): 75 TFLOPS FP32, 2.2 PFLOPS TF32
+    # and 4.5 PFLOPS FP16/BF16 with sparsity, 180 GB HBM3e at 7.7 TB/s, NVLink5
+    # 1.8 TB/s (18 links). SM count and clock are not in the datasheet: 148
+    # SMs (2 dies x 74) as CUDA's device query reports; no clock given.
+    dict(name="B200-SXM-180GB", arch="Blackwell", sms=148, fp32=75, tf32=1100, fp16=2250,
+         bf16=2250, mem=180, mem_bw=7700, nvlink_gen=5, nvlink_links=18, nvlink_bw=900, pcie=5,
+         pci_ids=["0x2901"], smi_names=["NVIDIA B200"], src=["gb200", "devid", "pciids"]),
+    # GB200, per GPU (same table, GB200 NVL72 column): 80 TFLOPS FP32, 2.5
+    # PFLOPS TF32 and 5 PFLOPS FP16/BF16 with sparsity, 186 GB HBM3e at 8 TB/s,
+    # NVLink5 1.8 TB/s. The GPU's host link is NVLink-C2C to
+    # Grace; pcie is its PCIe Gen5 for NICs.
+    dict(name="GB200-186GB", arch="Blackwell", sms=148, fp32=80, tf32=1250, fp16=2500,
+         bf16=2500, mem=186, mem_bw=8000, nvlink_gen=5, nvlink_links=18, nvlink_bw=900, pcie=5,
+         pci_ids=["0x2941"], smi_names=["NVIDIA GB200"], src=["gb200", "devid", "pciids"]),
+    # L4: 30.3 FP32, 120 TF32 / 242 FP16 and BF16 with sparsity, 24 GB GDDR6 at 300 GB/s.
+    dict(name="L4-24GB", arch="Ada", sms=58, boost_mhz=2040, fp32=30.3, tf32=60, fp16=121,
+         bf16=121, mem=24, mem_bw=300, nvlink_gen=0, pcie=4, pci_ids=["0x27b8"],
+         smi_names=["NVIDIA L4"], src=["l4", "ada_wp", "pciids"]),
+    # L40S: 91.6 FP32, 366 TF32 / 733 FP16 and BF16 with sparsity, 48 GB GDDR6 at 864 GB/s.
+    dict(name="L40S-48GB", arch="Ada", sms=142, boost_mhz=2520, fp32=91.6, tf32=183,
+         fp16=362.05, bf16=362.05, mem=48, mem_bw=864, nvlink_gen=0, pcie=4,
+         pci_ids=["0x26b9"], smi_names=["NVIDIA L40S"], src=["l40s", "ada_wp", "pciids"]),
+    # A10: 31.2 FP32, 125 TF32 / 250 FP16 and BF16 with sparsity, 24 GB GDDR6 at 600 GB/s.
+    dict(name="A10-24GB", arch="Ampere", sms=72, boost_mhz=1695, fp32=31.2, tf32=62.5,
+         fp16=125, bf16=125, mem=24, mem_bw=600, nvlink_gen=0, pcie=4, pci_ids=["0x2236"],
+         smi_names=["NVIDIA A10"], src=["a10", "ga102_wp", "pciids"]),
+    # A40: 37.4 FP32, 149.6 TF32 / 299.4 FP16 and BF16 with sparsity, 48 GB
+    # GDDR6 at 696 GB/s; NVLink bridge 112.5 GB/s bidirectional (4 links).
+    dict(name="A40-48GB", arch="Ampere", sms=84, boost_mhz=1740, fp32=37.4, tf32=74.8,
+         fp16=149.7, bf16=149.7, mem=48, mem_bw=696, nvlink_gen=3, nvlink_links=4,
+         nvlink_bw=56.25, pcie=4, pci_ids=["0x2235"], smi_names=["NVIDIA A40"],
+         src=["a40", "ga102_wp", "pciids"]),
+    # RTX 3090 (GA102 whitepaper, appendix table): 35.6 FP32; FP16 tensor with
+    # FP32 accumulate 71 (142 with FP16 accumulate); TF32 35.6; 24 GB GDDR6X at
+    # 936 GB/s; NVLink bridge 112.5 GB/s bidirectional (4 links).
+    dict(name="RTX3090-24GB", arch="Ampere", sms=82, boost_mhz=1695, fp32=35.6, tf32=35.6,
+         fp16=71, bf16=71, mem=24, mem_bw=936, nvlink_gen=3, nvlink_links=4, nvlink_bw=56.25,
+         pcie=4, pci_ids=["0x2204"], smi_names=["NVIDIA GeForce RTX 3090"],
+         src=["ga102_wp", "pciids"]),
+    # RTX 4090 (Ada whitepaper, appendix table): 82.6 FP32; FP16/BF16 tensor
+    # with FP32 accumulate 165.2; TF32 82.6; 24 GB GDDR6X at 1008 GB/s; no NVLink.
+    dict(name="RTX4090-24GB", arch="Ada", sms=128, boost_mhz=2520, fp32=82.6, tf32=82.6,
+         fp16=165.2, bf16=165.2, mem=24, mem_bw=1008, nvlink_gen=0, pcie=4,
+         pci_ids=["0x2684"], smi_names=["NVIDIA GeForce RTX 4090"], src=["ada_wp", "pciids"]),
+    # RTX 5090 (RTX Blackwell whitepaper, appendix table): 104.8 FP32; FP16/BF16
+    # tensor with FP32 accumulate 209.5 (838 with FP16 accumulate and
+    # sparsity); TF32 104.8; 32 GB GDDR7 at 1792 GB/s; PCIe Gen5; no NVLink.
+    dict(name="RTX5090-32GB", arch="Blackwell", sms=170, boost_mhz=2407, fp32=104.8,
+         tf32=104.8, fp16=209.5, bf16=209.5, mem=32, mem_bw=1792, nvlink_gen=0, pcie=5,
+         pci_ids=["0x2b85"], smi_names=["NVIDIA GeForce RTX 5090"],
+         src=["rtxbw_wp", "devid", "pciids"]),
+    # RTX 2080 Ti (Turing whitepaper, appendix table, reference clock 1545):
+    # 13.4 FP32; FP16 tensor with FP32 accumulate 53.8 (107.6 with FP16
+    # accumulate); no TF32/BF16; 11 GB GDDR6 at 616 GB/s; NVLink2 bridge 100
+    # GB/s bidirectional (2 links).
+    dict(name="RTX2080Ti-11GB", arch="Turing", sms=68, boost_mhz=1545, fp32=13.4, fp16=53.8,
+         mem=11, mem_bw=616, nvlink_gen=2, nvlink_links=2, nvlink_bw=50, pcie=3,
+         pci_ids=["0x1e04", "0x1e07"], smi_names=["NVIDIA GeForce RTX 2080 Ti", "GeForce RTX 2080 Ti"],
+         src=["turing_wp", "pciids"]),
+]
+
+
+def facts_lines(f):
+    """The import facts of one GPU as YAML lines (boost_mhz only when published)."""
+    out = []
+    if f.get("boost_mhz"):
+        out.append("    boost_mhz: %d" % f["boost_mhz"])
+    out.append("    nvlink_gen: %d" % f["nvlink_gen"])
+    if f["nvlink_gen"]:
+        out.append("    nvlink_links: %d" % f["nvlink_links"])
+    check(all(re.fullmatch(r"0x[0-9a-f]{4}", p) for p in f["pci_ids"]), "pci_ids %r" % f["pci_ids"])
+    out.append("    pci_ids: [%s]" % ", ".join('"%s"' % p for p in f["pci_ids"]))
+    out.append("    smi_names: [%s]" % ", ".join('"%s"' % n for n in f["smi_names"]))
+    return out
+
+
+def extra_entry(g):
+    check(g["pcie"] in PCIE_X16_GBPS, "%s: pcie gen" % g["name"])
+    check((g["nvlink_gen"] == 0) == ("nvlink_bw" not in g), "%s: nvlink" % g["name"])
+    out = ["  - name: %s" % g["name"], "    arch: %s" % g["arch"], "    sms: %d" % g["sms"],
+           "    fp32: %gTFLOPS" % g["fp32"]]
+    for key in ("tf32", "fp16", "bf16"):
+        if key in g:
+            out.append("    %s: %gTFLOPS" % (key, g[key]))
+    out += ["    mem: %dGB" % g["mem"], "    mem_bw: %gGBps" % g["mem_bw"]]
+    if g["nvlink_gen"]:
+        out.append("    nvlink_bw: %gGBps" % g["nvlink_bw"])
+    out.append("    pcie_bw: %dGBps" % PCIE_X16_GBPS[g["pcie"]])
+    out += facts_lines(g)
+    out.append('    source: "%s"' % "; ".join(DS[k] for k in g["src"]))
+    return out
+
+
 def gpus(data):
     rows = read_csv(data, "gpu_specs.csv")
     for gpu in EFFICIENCY:
@@ -180,6 +349,10 @@ def gpus(data):
         "where the GPU has none. mem: HBM capacity (decimal GB); mem_bw: HBM bandwidth.",
         "# nvlink_bw: NVLink per direction, all links together; pcie_bw: PCIe x16 per direction "
         "(Gen3 16, Gen4 32, Gen5 64 GBps).",
+        "# boost_mhz: boost clock; nvlink_gen, nvlink_links: NVLink generation and link count "
+        "(0: none); pci_ids, smi_names: how `ddpsim topo import` recognises the GPU.",
+        "# GPUs after H200 (and the import facts of all) are tools/gen_gpus.py's own tables; "
+        "source: the datasheets and whitepapers the values come from.",
         "schema_version: 1",
         "gpus:",
     ]
@@ -234,12 +407,14 @@ def gpus(data):
             ]
             if nvlink is not None:
                 out.append("    nvlink_bw: %sGBps" % nvlink)
-            out += [
-                "    pcie_bw: %dGBps" % pcie,
-                '    source: "%s"' % short_source(r["source_and_notes"]),
-            ]
+            out.append("    pcie_bw: %dGBps" % pcie)
+            check(name in CSV_FACTS, "%s: no entry in CSV_FACTS" % name)
+            out += facts_lines(CSV_FACTS[name])
+            out.append('    source: "%s"' % short_source(r["source_and_notes"]))
             out += efficiency_lines(gpu, not r["tf32_tensor_TFLOPS_dense"].strip().lower()
                                     .startswith("n/a"))
+    for g in EXTRA_GPUS:
+        out += extra_entry(g)
     return "\n".join(out) + "\n"
 
 

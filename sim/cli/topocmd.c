@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/cli/importcmd.h"
 #include "sim/coll/coll.h"
 #include "base/lookup.h"
 #include "sim/coll/nccl_model.h"
@@ -30,11 +31,15 @@ struct topocmd_options {
 
 static const char usage[] =
     "usage: ddpsim topo TOPOLOGY [--from GPU --to GPU] [--world-size N]\n"
+    "       ddpsim topo import FILE... [--nodes N] [--nic COUNTxBW] [--gpu NAME] [-o OUT]\n"
     "\n"
     "Prints what the topology describes, as the simulator understood it: the\n"
     "GPU, the compute factors, devices and links, the route between two GPUs\n"
     "(default: GPU 0 to the last), and the ring of the first N GPUs (default:\n"
-    "all) with its bottleneck. Unreachable GPUs are an error that names them.\n";
+    "all) with its bottleneck. Unreachable GPUs are an error that names them.\n"
+    "\n"
+    "`ddpsim topo import` writes a topology from NCCL's topology XML or\n"
+    "`nvidia-smi topo -m` (ddpsim topo import --help).\n";
 
 static ds_status parse_gpu(const char *flag, const char *v, int32_t *out,
                            struct ds_err *err) {
@@ -284,6 +289,8 @@ static ds_status describe(FILE *out, struct ds_topo *t, const struct topocmd_opt
 }
 
 ds_status ds_topocmd_main(int argc, char **argv, FILE *out, struct ds_err *err) {
+  if (argc > 1 && strcmp(argv[1], "import") == 0)
+    return ds_importcmd_main(argc - 1, argv + 1, out, err);
   struct topocmd_options o;
   DS_CHECK(parse_args(argc, argv, &o, err));
   if (o.help) {

@@ -1,21 +1,27 @@
 /*
  * GPU table reader. Every entry is validated (so a typo anywhere in the
  * table is reported, not only in the entry asked for); optional keys (tf32,
- * bf16, nvlink_bw, pcie_bw) leave 0 where a GPU lacks the feature, and so do
- * the `efficiency` map's keys where nothing was measured.
+ * bf16, nvlink_bw, pcie_bw and the import facts) leave 0 where a GPU lacks
+ * the feature or the table does not say, and so do the `efficiency` map's
+ * keys where nothing was measured.
  */
 #include "sim/net/gpu_table.h"
 
+#include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 
 #include "base/config.h"
+#include "base/lookup.h"
 
 static const char *const root_keys[] = {"schema_version", "gpus", NULL};
-static const char *const gpu_keys[] = {"name", "arch", "sms", "fp32", "tf32",
-                                       "fp16", "bf16", "mem", "mem_bw",
-                                       "nvlink_bw", "pcie_bw", "source", "efficiency",
-                                       NULL};
+static const char *const gpu_keys[] = {
+    "name",       "arch",         "sms",     "fp32",      "tf32",   "fp16",
+    "bf16",       "mem",          "mem_bw",  "nvlink_bw", "pcie_bw", "boost_mhz",
+    "nvlink_gen", "nvlink_links", "pci_ids", "smi_names", "source", "efficiency", NULL};
 
 const char *const ds_gpu_efficiency_keys[] = {
     "conv_fp32",      "conv_tf32",      "conv_half",     "matmul_fp32", "matmul_tf32",
@@ -56,19 +62,83 @@ static ds_status read_optional_flops(const struct ds_cnode *entry,
   return ds_cnode_flops(&node, out, err);
 }
 
-static ds_status read_entry(const struct ds_cnode *entry,
-                            struct ds_gpu_spec *spec, struct ds_err *err) {
+static ds_status read_optional_bw(const struct ds_cnode *entry, const char *key,
+                                  double *out, struct ds_err *err) {
   struct ds_cnode node;
-  const char *name;
+  *out = 0;
+  if (!ds_cmap_get(entry, key, &node)) return DS_OK;
+  return ds_cnode_bw(&node, out, err);
+}
+
+static ds_status read_optional_int(const struct ds_cnode *entry, const char *key,
+                                   int64_t lo, int64_t hi, int32_t *out,
+                                   struct ds_err *err) {
+  struct ds_cnode node;
+  int64_t v;
+  *out = 0;
+  if (!ds_cmap_get(entry, key, &node)) return DS_OK;
+  DS_CHECK(ds_cnode_int64(&node, &v, err));
+  if (v < lo || v > hi)
+    return ds_cnode_error(&node, err, "expected an integer from %lld to %lld",
+                          (long long)lo, (long long)hi);
+  *out = (int32_t)v;
+  return DS_OK;
+}
+
+static ds_status read_string(const struct ds_cnode *node, char *out, size_t cap,
+                             const char *what, struct ds_err *err) {
+  const char *s;
+  DS_CHECK(ds_cnode_string(node, &s, err));
+  if (*s == '\0' || strlen(s) >= cap)
+    return ds_cnode_error(node, err, "expected %s of 1 to %zu characters", what, cap - 1);
+  strcpy(out, s);
+  return DS_OK;
+}
+
+/* A sequence of strings (pci_ids, smi_names) into out[DS_GPU_IDS_MAX][cap]. */
+static ds_status read_strings(const struct ds_cnode *entry, const char *key,
+                              char *out, size_t cap, int32_t *n_out, int pci,
+                              struct ds_err *err) {
+  struct ds_cnode seq, item;
+  size_t n;
+  *n_out = 0;
+  if (!ds_cmap_get(entry, key, &seq)) return DS_OK;
+  if (!ds_cnode_is_seq(&seq))
+    return ds_cnode_error(&seq, err, "expected a list of %s",
+                          pci ? "PCI device ids (\"0x20b2\")" : "nvidia-smi names");
+  DS_CHECK(ds_cseq_len(&seq, &n, err));
+  if (n > DS_GPU_IDS_MAX)
+    return ds_cnode_error(&seq, err, "expected at most %d entries", DS_GPU_IDS_MAX);
+  for (size_t i = 0; i < n; i++) {
+    char *dst = out + i * cap;
+    DS_CHECK(ds_cseq_at(&seq, i, &item, err));
+    DS_CHECK(read_string(&item, dst, cap, pci ? "a PCI device id" : "a name", err));
+    if (pci) {
+      int ok = strlen(dst) == 6 && dst[0] == '0' && (dst[1] == 'x' || dst[1] == 'X');
+      for (int k = 2; ok && k < 6; k++) ok = isxdigit((unsigned char)dst[k]);
+      if (!ok)
+        return ds_cnode_error(&item, err, "expected a PCI device id of 4 hex digits (\"0x20b2\")");
+      for (char *c = dst; *c; c++) *c = (char)tolower((unsigned char)*c);
+    }
+  }
+  *n_out = (int32_t)n;
+  return DS_OK;
+}
+
+static ds_status read_entry(const struct ds_cnode *entry, struct ds_gpu_info *g,
+                            struct ds_err *err) {
+  struct ds_cnode node;
+  struct ds_gpu_spec *spec = &g->spec;
   int64_t sms;
+  memset(g, 0, sizeof *g);
+  g->line = ds_cnode_line(entry);
   DS_CHECK(ds_cmap_check_keys(entry, gpu_keys, err));
   DS_CHECK(ds_cmap_require(entry, "name", "a GPU name", &node, err));
-  DS_CHECK(ds_cnode_string(&node, &name, err));
-  if (strlen(name) >= sizeof spec->name)
-    return ds_cnode_error(&node, err, "expected a name of at most %zu characters",
-                          sizeof spec->name - 1);
-  memset(spec, 0, sizeof *spec);
-  strcpy(spec->name, name);
+  DS_CHECK(read_string(&node, spec->name, sizeof spec->name, "a name", err));
+  if (ds_cmap_get(entry, "arch", &node))
+    DS_CHECK(read_string(&node, g->arch, sizeof g->arch, "an architecture", err));
+  if (ds_cmap_get(entry, "source", &node))
+    DS_CHECK(read_string(&node, g->source, sizeof g->source, "a source", err));
   DS_CHECK(ds_cmap_require(entry, "sms", "an SM count", &node, err));
   DS_CHECK(ds_cnode_int64(&node, &sms, err));
   if (sms <= 0 || sms > 100000)
@@ -86,38 +156,146 @@ static ds_status read_entry(const struct ds_cnode *entry,
   DS_CHECK(ds_cnode_bw(&node, &spec->mem_bw_bytes_per_s, err));
   if (ds_cmap_get(entry, "efficiency", &node))
     DS_CHECK(ds_gpu_efficiency_read(&node, &spec->eff, 1, err));
+  DS_CHECK(read_optional_bw(entry, "nvlink_bw", &g->nvlink_bw, err));
+  DS_CHECK(read_optional_bw(entry, "pcie_bw", &g->pcie_bw, err));
+  DS_CHECK(read_optional_int(entry, "boost_mhz", 1, 100000, &g->boost_mhz, err));
+  DS_CHECK(read_optional_int(entry, "nvlink_gen", 0, 99, &g->nvlink_gen, err));
+  DS_CHECK(read_optional_int(entry, "nvlink_links", 1, 1024, &g->nvlink_links, err));
+  if ((g->nvlink_gen > 0 || g->nvlink_links > 0) && g->nvlink_bw <= 0) {
+    DS_CHECK(ds_cmap_require(entry, "nvlink_gen", "", &node, err));
+    return ds_cnode_error(&node, err, "expected nvlink_bw with nvlink_gen and nvlink_links");
+  }
+  DS_CHECK(read_strings(entry, "pci_ids", &g->pci_ids[0][0], sizeof g->pci_ids[0],
+                        &g->n_pci_ids, 1, err));
+  DS_CHECK(read_strings(entry, "smi_names", &g->smi_names[0][0], sizeof g->smi_names[0],
+                        &g->n_smi_names, 0, err));
   return DS_OK;
+}
+
+static struct ds_gpu_info *find_mut(struct ds_gpu_table *t, const char *name) {
+  for (size_t i = 0; i < t->n; i++)
+    if (strcmp(t->gpus[i].spec.name, name) == 0) return &t->gpus[i];
+  return NULL;
+}
+
+/* Adds path's entries to t: a name already in t (from an earlier file)
+ * is replaced; a name twice in one file is an error. */
+static ds_status merge_file(const char *path, const char *shown, struct ds_gpu_table *t,
+                            struct ds_err *err) {
+  struct ds_config *cfg = NULL;
+  struct ds_cnode root, gpus, entry;
+  size_t n = 0, first_new = t->n;
+  ds_status st;
+  DS_CHECK_GOTO(ds_config_open(path, root_keys, &cfg, &root, err), st, out);
+  DS_CHECK_GOTO(ds_cmap_require(&root, "gpus", "a sequence of GPUs", &gpus, err), st, out);
+  DS_CHECK_GOTO(ds_cseq_len(&gpus, &n, err), st, out);
+  struct ds_gpu_info *grown = realloc(t->gpus, (t->n + n + 1) * sizeof *grown);
+  if (!grown) {
+    st = ds_err_set(err, DS_ENOMEM, "out of memory");
+    goto out;
+  }
+  t->gpus = grown;
+  for (size_t i = 0; i < n; i++) {
+    struct ds_gpu_info g;
+    DS_CHECK_GOTO(ds_cseq_at(&gpus, i, &entry, err), st, out);
+    DS_CHECK_GOTO(read_entry(&entry, &g, err), st, out);
+    snprintf(g.table, sizeof g.table, "%s", shown);
+    struct ds_gpu_info *old = find_mut(t, g.spec.name);
+    if (old && old >= t->gpus + first_new) {
+      st = ds_cnode_error(&entry, err, "GPU '%s' is listed twice (first at line %d)",
+                          g.spec.name, old->line);
+      goto out;
+    }
+    if (old)
+      *old = g;
+    else
+      t->gpus[t->n++] = g;
+  }
+out:
+  ds_config_free(cfg);
+  return st;
+}
+
+/* How entries of the shipped table name their file (comments of imports). */
+#define SHIPPED_NAME "topologies/gpus.yaml"
+
+static int same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  if (stat(a, &sa) != 0 || stat(b, &sb) != 0) return strcmp(a, b) == 0;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+ds_status ds_gpu_table_load(const char *path, struct ds_gpu_table *out,
+                            struct ds_err *err) {
+  char shipped[4096];
+  struct ds_err ignored;
+  *out = (struct ds_gpu_table){0};
+  ds_status st = DS_OK;
+  /* Without a shipped table (an unusual install) the user's file is the
+   * whole table, as before tables merged. */
+  int have_shipped = ds_lookup_shipped_gpu_table(shipped, sizeof shipped, &ignored) == DS_OK;
+  int is_shipped = have_shipped && same_file(shipped, path);
+  if (have_shipped && !is_shipped) st = merge_file(shipped, SHIPPED_NAME, out, err);
+  if (st == DS_OK) st = merge_file(path, is_shipped ? SHIPPED_NAME : path, out, err);
+  if (st != DS_OK) ds_gpu_table_release(out);
+  return st;
+}
+
+void ds_gpu_table_release(struct ds_gpu_table *t) {
+  free(t->gpus);
+  *t = (struct ds_gpu_table){0};
+}
+
+const struct ds_gpu_info *ds_gpu_table_find(const struct ds_gpu_table *t,
+                                            const char *name) {
+  for (size_t i = 0; i < t->n; i++)
+    if (strcmp(t->gpus[i].spec.name, name) == 0) return &t->gpus[i];
+  return NULL;
+}
+
+const struct ds_gpu_info *ds_gpu_table_by_pci_id(const struct ds_gpu_table *t,
+                                                 const char *pci_id) {
+  for (size_t i = 0; i < t->n; i++)
+    for (int32_t k = 0; k < t->gpus[i].n_pci_ids; k++)
+      if (strcasecmp(t->gpus[i].pci_ids[k], pci_id) == 0) return &t->gpus[i];
+  return NULL;
+}
+
+const struct ds_gpu_info *ds_gpu_table_by_smi_name(const struct ds_gpu_table *t,
+                                                   const char *smi_name) {
+  for (size_t i = 0; i < t->n; i++)
+    for (int32_t k = 0; k < t->gpus[i].n_smi_names; k++)
+      if (strcasecmp(t->gpus[i].smi_names[k], smi_name) == 0) return &t->gpus[i];
+  return NULL;
+}
+
+void ds_gpu_table_names(const struct ds_gpu_table *t, char *buf, size_t cap) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < t->n; i++) {
+    const char *name = t->gpus[i].spec.name;
+    if (used + strlen(name) + 8 >= cap) {
+      snprintf(buf + used, cap - used, ", ...");
+      return;
+    }
+    used += (size_t)snprintf(buf + used, cap - used, "%s%s", i ? ", " : "", name);
+  }
 }
 
 ds_status ds_gpu_table_lookup(const char *path, const char *gpu_name,
                               struct ds_gpu_spec *out, struct ds_err *err) {
-  struct ds_config *cfg = NULL;
-  struct ds_cnode root, gpus, entry;
-  size_t n = 0;
-  char known[512] = "";
-  ds_status st;
-  int found = 0;
-
-  DS_CHECK_GOTO(ds_config_open(path, root_keys, &cfg, &root, err), st, out);
-  DS_CHECK_GOTO(ds_cmap_require(&root, "gpus", "a sequence of GPUs", &gpus, err),
-                st, out);
-  DS_CHECK_GOTO(ds_cseq_len(&gpus, &n, err), st, out);
-  for (size_t i = 0; i < n; i++) {
-    struct ds_gpu_spec spec;
-    DS_CHECK_GOTO(ds_cseq_at(&gpus, i, &entry, err), st, out);
-    DS_CHECK_GOTO(read_entry(&entry, &spec, err), st, out);
-    size_t used = strlen(known);
-    snprintf(known + used, sizeof known - used, "%s%s", used ? ", " : "",
-             spec.name);
-    if (!found && strcmp(spec.name, gpu_name) == 0) {
-      *out = spec;
-      found = 1;
-    }
+  struct ds_gpu_table t;
+  DS_CHECK(ds_gpu_table_load(path, &t, err));
+  const struct ds_gpu_info *g = ds_gpu_table_find(&t, gpu_name);
+  ds_status st = DS_OK;
+  if (g) {
+    *out = g->spec;
+  } else {
+    char known[768];
+    ds_gpu_table_names(&t, known, sizeof known);
+    st = ds_err_set(err, DS_EINPUT, "%s: unknown GPU '%s' (known: %s)", path, gpu_name,
+                    known);
   }
-  if (!found)
-    st = ds_err_set(err, DS_EINPUT, "%s: unknown GPU '%s' (known: %s)", path,
-                    gpu_name, known);
-out:
-  ds_config_free(cfg);
+  ds_gpu_table_release(&t);
   return st;
 }

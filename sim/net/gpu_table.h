@@ -1,10 +1,18 @@
 /*
  * The GPU table (topologies/gpus.yaml): peak compute per precision, memory
- * size and bandwidth per GPU type, generated from ../shared/data/gpu_specs.csv
- * by tools/gen_gpus.py.
+ * size and bandwidth per GPU type, and what `ddpsim topo import` needs to
+ * recognise a GPU (PCI device ids, nvidia-smi names, NVLink generation and
+ * link count). Generated from ../shared/data/gpu_specs.csv and its own
+ * tables by tools/gen_gpus.py.
+ *
+ * A user's own gpus.yaml (beside their topology) adds to the shipped table:
+ * an entry whose name is a shipped GPU's replaces that entry whole; other
+ * entries are new GPUs.
  */
 #ifndef DS_GPU_TABLE_H
 #define DS_GPU_TABLE_H
+
+#include <stddef.h>
 
 #include "base/status.h"
 #include "sim/net/topo.h"
@@ -13,8 +21,51 @@
 extern "C" {
 #endif
 
-/* Looks gpu_name up in the table file at path and fills *out. An unknown
- * name is DS_EINPUT listing the known names. */
+#define DS_GPU_IDS_MAX 4
+
+/* One entry of the table. */
+struct ds_gpu_info {
+  struct ds_gpu_spec spec;
+  char arch[32];
+  double nvlink_bw; /* bytes/s per direction, all links; 0: no NVLink */
+  double pcie_bw;   /* bytes/s per direction of the x16 host link; 0: unknown */
+  int32_t boost_mhz;    /* 0: not given */
+  int32_t nvlink_gen;   /* 0: no NVLink */
+  int32_t nvlink_links; /* links of nvlink_bw together; 0 when not given */
+  int32_t n_pci_ids, n_smi_names;
+  char pci_ids[DS_GPU_IDS_MAX][8];     /* "0x20b2", lower case */
+  char smi_names[DS_GPU_IDS_MAX][64];  /* as nvidia-smi prints them */
+  char source[512];                    /* the entry's source */
+  char table[256];                     /* the file the entry came from */
+  int32_t line;                        /* and its line there */
+};
+
+struct ds_gpu_table {
+  struct ds_gpu_info *gpus;
+  size_t n;
+};
+
+/* Loads the table at path; when path is not the shipped table, the shipped
+ * one (ds_lookup_shipped_gpu_table) is read first and path's entries add to
+ * or replace its entries. Every entry of both files is validated. */
+ds_status ds_gpu_table_load(const char *path, struct ds_gpu_table *out,
+                            struct ds_err *err);
+void ds_gpu_table_release(struct ds_gpu_table *t);
+
+/* NULL when absent. pci_id: "0x20b2" (any case); smi name: exact, case
+ * insensitive. */
+const struct ds_gpu_info *ds_gpu_table_find(const struct ds_gpu_table *t,
+                                            const char *name);
+const struct ds_gpu_info *ds_gpu_table_by_pci_id(const struct ds_gpu_table *t,
+                                                 const char *pci_id);
+const struct ds_gpu_info *ds_gpu_table_by_smi_name(const struct ds_gpu_table *t,
+                                                   const char *smi_name);
+/* The table's names, comma separated, into buf (truncated with "..."). */
+void ds_gpu_table_names(const struct ds_gpu_table *t, char *buf, size_t cap);
+
+/* Looks gpu_name up in the table at path (merged with the shipped table as
+ * ds_gpu_table_load does) and fills *out. An unknown name is DS_EINPUT
+ * listing the known names. */
 ds_status ds_gpu_table_lookup(const char *path, const char *gpu_name,
                               struct ds_gpu_spec *out, struct ds_err *err);
 

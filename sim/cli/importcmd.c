@@ -1,0 +1,154 @@
+/*
+ * `ddpsim topo import` (see importcmd.h): options, the GPU table, one
+ * reader per file, the writer.
+ */
+#include "sim/cli/importcmd.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/atomic_file.h"
+#include "base/lookup.h"
+#include "base/units.h"
+#include "sim/net/gpu_table.h"
+#include "sim/net/topo_import.h"
+
+#define IMPORT_FILES_MAX 1024
+
+static const char usage[] =
+    "usage: ddpsim topo import FILE... [--nodes N] [--nic COUNTxBW] [--gpu NAME]\n"
+    "                          [--gpus TABLE] [--name NAME] [-o OUT]\n"
+    "\n"
+    "Writes a topology YAML (docs/topologies.md) from what a machine says of itself:\n"
+    "NCCL's topology XML (NCCL_TOPO_DUMP_FILE=topo.xml) or `nvidia-smi topo -m`'s\n"
+    "matrix (with `nvidia-smi -L`'s lines in the same file, or --gpu, to name the\n"
+    "GPU); the format is detected. Comments say where every value came from and\n"
+    "what was assumed. One FILE per node, or one FILE and --nodes N for N alike.\n"
+    "  --nic COUNTxBW  NICs per node and their speed (8x400Gbps; or BW alone),\n"
+    "                  over what the files say\n"
+    "  --gpu NAME      the GPU (a name of the GPU table), over the files' device ids\n"
+    "  --gpus TABLE    a gpus.yaml adding to the shipped table (default: gpus.yaml\n"
+    "                  beside the first FILE, if any)\n"
+    "  --name NAME     the topology's name (default: the first FILE's base name)\n"
+    "  -o OUT          write OUT (atomically) instead of standard output\n";
+
+struct import_args {
+  const char *files[IMPORT_FILES_MAX];
+  int n_files;
+  const char *gpu, *gpus, *output;
+  struct ds_import_options o;
+  int help;
+};
+
+static ds_status parse_nic(const char *v, struct ds_import_options *o, struct ds_err *err) {
+  const char *x = strchr(v, 'x');
+  char *end;
+  o->nic_spec = v;
+  if (x && x != v) {
+    long n = strtol(v, &end, 10);
+    if (end != x || n < 1 || n > 1024)
+      return ds_err_set(err, DS_EUSAGE, "option --nic: expected COUNTxBW (8x400Gbps), got \"%s\"", v);
+    o->nic_count = (int32_t)n;
+    v = x + 1;
+  }
+  if (ds_units_parse_bw(v, &o->nic_bw) != DS_OK || o->nic_bw <= 0)
+    return ds_err_set(err, DS_EUSAGE, "option --nic: expected COUNTxBW (8x400Gbps) or a "
+                      "bandwidth (400Gbps), got \"%s\"", o->nic_spec);
+  return DS_OK;
+}
+
+static ds_status parse_args(int argc, char **argv, struct import_args *a, struct ds_err *err) {
+  for (int i = 1; i < argc; i++) {
+    const char *f = argv[i];
+    if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
+      a->help = 1;
+    } else if (f[0] != '-') {
+      if (a->n_files == IMPORT_FILES_MAX)
+        return ds_err_set(err, DS_EUSAGE, "ddpsim topo import: at most %d files", IMPORT_FILES_MAX);
+      a->files[a->n_files++] = f;
+    } else if (i + 1 >= argc) {
+      return ds_err_set(err, DS_EUSAGE, "option %s needs a value", f);
+    } else if (strcmp(f, "--nodes") == 0) {
+      char *end;
+      long n = strtol(argv[++i], &end, 10);
+      if (*argv[i] == '\0' || *end != '\0' || n < 1 || n > 65536)
+        return ds_err_set(err, DS_EUSAGE, "option --nodes: expected a node count from 1 to "
+                          "65536, got \"%s\"", argv[i]);
+      a->o.nodes = (int32_t)n;
+    } else if (strcmp(f, "--nic") == 0) {
+      DS_CHECK(parse_nic(argv[++i], &a->o, err));
+    } else if (strcmp(f, "--gpu") == 0) {
+      a->gpu = argv[++i];
+    } else if (strcmp(f, "--gpus") == 0) {
+      a->gpus = argv[++i];
+    } else if (strcmp(f, "--name") == 0) {
+      a->o.name = argv[++i];
+    } else if (strcmp(f, "-o") == 0 || strcmp(f, "--output") == 0) {
+      a->output = argv[++i];
+    } else {
+      return ds_err_set(err, DS_EUSAGE, "unknown option %s (see ddpsim topo import --help)", f);
+    }
+  }
+  if (!a->help && a->n_files == 0)
+    return ds_err_set(err, DS_EUSAGE, "ddpsim topo import: missing FILE (see --help)");
+  return DS_OK;
+}
+
+static ds_status run(struct import_args *a, const struct ds_gpu_table *table, FILE *out,
+                     struct ds_err *err) {
+  const struct ds_gpu_info *forced = NULL;
+  if (a->gpu) {
+    forced = ds_gpu_table_find(table, a->gpu);
+    if (!forced) forced = ds_gpu_table_by_smi_name(table, a->gpu);
+    if (!forced) {
+      char known[768];
+      ds_gpu_table_names(table, known, sizeof known);
+      return ds_err_set(err, DS_EUSAGE, "option --gpu: unknown GPU '%s' (known: %s)", a->gpu,
+                        known);
+    }
+  }
+  struct ds_import_node *nodes = calloc((size_t)a->n_files, sizeof *nodes);
+  if (!nodes) return ds_err_set(err, DS_ENOMEM, "out of memory");
+  ds_status st = DS_OK;
+  int read = 0;
+  for (; read < a->n_files && st == DS_OK; read++)
+    st = ds_import_read(a->files[read], table, forced, &nodes[read], err);
+  struct ds_atomic_file af = {0};
+  if (st == DS_OK && a->output) {
+    st = ds_atomic_file_open(a->output, &af, err);
+    if (st == DS_OK) out = af.fp;
+  }
+  if (st == DS_OK) st = ds_import_write(out, nodes, a->n_files, &a->o, err);
+  if (a->output && af.fp) {
+    if (st == DS_OK) st = ds_atomic_file_commit(&af, err);
+    else ds_atomic_file_abort(&af);
+  }
+  for (int i = 0; i < read; i++) ds_import_node_release(&nodes[i]);
+  free(nodes);
+  return st;
+}
+
+ds_status ds_importcmd_main(int argc, char **argv, FILE *out, struct ds_err *err) {
+  struct import_args *a = calloc(1, sizeof *a);
+  if (!a) return ds_err_set(err, DS_ENOMEM, "out of memory");
+  ds_status st = parse_args(argc, argv, a, err);
+  if (st == DS_OK && a->help) {
+    fputs(usage, out);
+  } else if (st == DS_OK) {
+    if (a->output) st = ds_atomic_file_check("-o", a->output, err);
+    char path[4096];
+    if (st == DS_OK) {
+      if (a->gpus) {
+        snprintf(path, sizeof path, "%s", a->gpus);
+      } else {
+        st = ds_lookup_gpu_table(a->files[0], path, sizeof path, err);
+      }
+    }
+    struct ds_gpu_table table = {0};
+    if (st == DS_OK) st = ds_gpu_table_load(path, &table, err);
+    if (st == DS_OK) st = run(a, &table, out, err);
+    ds_gpu_table_release(&table);
+  }
+  free(a);
+  return st;
+}

@@ -1,0 +1,17 @@
+/*
+ * `ddpsim topo import FILE... [--nodes N] [--nic COUNTxBW] [--gpu NAME]
+ * [--gpus TABLE] [--name NAME] [-o OUT]`: an NCCL topology XML or an
+ * `nvidia-smi topo -m` matrix per node, written as a topology YAML
+ * (sim/net/topo_import.h, docs/topologies.md).
+ */
+#ifndef DS_IMPORTCMD_H
+#define DS_IMPORTCMD_H
+
+#include <stdio.h>
+
+#include "base/status.h"
+
+/* argv[0] is "import". Writes the YAML to out (or -o's file). */
+ds_status ds_importcmd_main(int argc, char **argv, FILE *out, struct ds_err *err);
+
+#endif /* DS_IMPORTCMD_H */

@@ -1,0 +1,336 @@
+/*
+ * `ddpsim topo import`: NCCL topology XML and `nvidia-smi topo -m` inputs
+ * (tests/data/topo_import, written for these tests in the formats NCCL and
+ * nvidia-smi print) against golden YAML (tests/golden/topo_import); the
+ * imported files load and simulate, and where they describe a shipped
+ * machine they simulate exactly as its hand-written file does; bad inputs
+ * are located errors with exit status 2. Also the GPU table a user's own
+ * gpus.yaml adds to or overrides.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim/net/gpu_table.h"
+#include "tests/support.h"
+
+#define D "tests/data/topo_import/"
+#define G "tests/golden/topo_import/"
+
+static struct ds_test_result run(const char *args) {
+  return ds_test_run("", ds_test_ddpsim(), args);
+}
+
+static void golden(const char *args, const char *golden_path) {
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
+  char *want = ds_test_slurp(golden_path);
+  cr_assert_str_eq(r.out, want, "%s differs from %s", args, golden_path);
+  free(want);
+  ds_test_release(&r);
+}
+
+Test(topo_import, nccl_xml_goldens) {
+  golden("topo import " D "dgx-a100.xml", G "dgx-a100.yaml");
+  golden("topo import " D "dgx-a100.xml --nodes 2 --name dgx-a100-2node", G "dgx-a100-2node.yaml");
+  golden("topo import " D "pcie-a100-bridged.xml", G "pcie-a100-bridged.yaml");
+  golden("topo import " D "pcie-a100-bridged.xml " D "pcie-a100-bridged.xml --nic 2x200Gbps "
+         "--name pcie-a100-bridged-2node", G "pcie-a100-bridged-2node.yaml");
+}
+
+Test(topo_import, nvidia_smi_goldens) {
+  golden("topo import " D "hgx-a100-4gpu.txt", G "hgx-a100-4gpu.yaml");
+  golden("topo import " D "dgx-h100.txt", G "dgx-h100.yaml");
+  golden("topo import " D "rtx4090-2gpu.txt --gpu RTX4090-24GB", G "rtx4090-2gpu.yaml");
+}
+
+/* The CSV row of a run, without the topology's name (column 3). */
+static char *run_row(const char *topo) {
+  char args[512];
+  snprintf(args, sizeof args, "--topo %s --bucket-mb 25 --format csv", topo);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
+  const char *row = ds_test_csv_row(r.out, 0);
+  const char *c2 = strchr(strchr(row, ',') + 1, ',') + 1, *c3 = strchr(c2, ',');
+  char *out = malloc(strlen(row) + 1);
+  cr_assert(out != NULL);
+  snprintf(out, strlen(row) + 1, "%.*s%s", (int)(c2 - row), row, c3);
+  ds_test_release(&r);
+  return out;
+}
+
+Test(topo_import, imports_of_shipped_machines_simulate_as_their_shipped_files) {
+  /* Expected, because the inputs describe those machines: DGX A100 (12
+   * NVLink3 per GPU into 6 NVSwitches, 12 x 25 = 300 GB/s, as dgx-a100.yaml),
+   * HGX A100 4-GPU (NV4 = 4 x 25 = 100 GB/s per pair, as 4gpu.yaml), DGX
+   * H100 (NV18 to every GPU: 18 x 25 = 450 GB/s into a switch, as
+   * dgx-h100.yaml); latencies are the shipped files', and the shipped
+   * files' compute sections are the defaults. */
+  const char *pairs[][2] = {{G "dgx-a100.yaml", "dgx-a100"},
+                            {G "hgx-a100-4gpu.yaml", "4gpu"},
+                            {G "dgx-h100.yaml", "dgx-h100"}};
+  for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
+    char *a = run_row(pairs[i][0]), *b = run_row(pairs[i][1]);
+    cr_assert_str_eq(a, b, "%s vs %s", pairs[i][0], pairs[i][1]);
+    free(a);
+    free(b);
+  }
+}
+
+Test(topo_import, every_golden_loads_and_runs) {
+  const char *files[] = {"dgx-a100-2node", "pcie-a100-bridged", "pcie-a100-bridged-2node",
+                         "rtx4090-2gpu"};
+  for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+    char path[256];
+    snprintf(path, sizeof path, G "%s.yaml", files[i]);
+    free(run_row(path));
+  }
+}
+
+static void topo_says(const char *args, const char *want) {
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
+  cr_assert(strstr(r.out, want), "%s: want \"%s\" in\n%s", args, want, r.out);
+  ds_test_release(&r);
+}
+
+Test(topo_import, routes_of_the_imported_trees) {
+  /* pcie-a100-bridged: GPUs 1 and 2 are on different sockets: GPU -> switch
+   * -> CPU -> CPU -> switch -> GPU, bound by NCCL's Skylake inter-CPU 10
+   * GB/s (the XML's modelid 85 = 0x55), 5 links of 1.5 us. */
+  topo_says("topo " G "pcie-a100-bridged.yaml --from 1 --to 2",
+            "5 links, bottleneck 10.0 GB/s, latency 7.50 us");
+  /* The bridged pair: 12 NVLink3 links, 300 GB/s, one 3.4 us link. */
+  topo_says("topo " G "pcie-a100-bridged.yaml --from 0 --to 1",
+            "1 link, bottleneck 300.0 GB/s, latency 3.40 us");
+  /* dgx-a100 x 2: a 200000 Mb/s NIC is 25 GB/s; GPU -> NIC -> switch ->
+   * NIC -> GPU is 1 + 6 + 6 + 1 = 14 us; the GPU's NIC link is the NIC's
+   * PCIe Gen4 x16, 32 GB/s. */
+  topo_says("topo " G "dgx-a100-2node.yaml --from 0 --to 8",
+            "gpu0 -[pcie 32 GB/s]-> nic0@node0 -[ib 25 GB/s]-> switch0@fabric");
+  topo_says("topo " G "dgx-a100-2node.yaml --from 0 --to 8",
+            "4 links, bottleneck 25.0 GB/s, latency 14.00 us");
+  /* rtx4090-2gpu: SYS, each card on its own socket at Gen4 x16 (32 GB/s)
+   * and the assumed 10 GB/s between the CPUs. */
+  topo_says("topo " G "rtx4090-2gpu.yaml", "3 links, bottleneck 10.0 GB/s, latency 4.50 us");
+}
+
+Test(topo_import, a_hand_written_topo_file_needs_the_gpu_and_the_nic_speed) {
+  /* No device ids, no <gpu> (so no NVLink known), a NIC without <nic>. */
+  ds_test_ddpsim_refuses("topo import " D "hand-written.xml",
+                         D "hand-written.xml:7: <pci> key 'device': expected the GPU's PCI device "
+                           "id (\"0x20b2\"); this file has none: pass --gpu NAME");
+  ds_test_ddpsim_refuses("topo import " D "hand-written.xml --gpu A100-SXM4-40GB --nodes 2",
+                         D "hand-written.xml:8: key '0101:00:00.0': expected the NIC's speed (the "
+                           "file has none): pass --nic COUNTxBW (e.g. --nic 8x400Gbps)");
+  char path[] = "/tmp/ddpsim-import-XXXXXX", args[512];
+  ds_test_write_temp(path, "");
+  snprintf(args, sizeof args, "topo import " D "hand-written.xml --gpu A100-SXM4-40GB --nodes 2 "
+           "--nic 200Gbps -o %s", path);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  ds_test_release(&r);
+  /* GPU 0 to GPU 2 (node 1): GPU -> switch -> NIC at 32 GB/s (Gen4 x16),
+   * NIC -> fabric -> NIC at 200 Gb/s = 25 GB/s; 1.5 + 1.5 + 6 + 6 + 1.5 +
+   * 1.5 us. */
+  snprintf(args, sizeof args, "topo %s --from 0 --to 2", path);
+  topo_says(args, "6 links, bottleneck 25.0 GB/s, latency 18.00 us");
+  unlink(path);
+}
+
+Test(topo_import, bad_inputs_are_located_errors) {
+  const char *cases[][2] = {
+      {D "bad-malformed.xml", D "bad-malformed.xml:7: malformed XML: Premature end of data in tag "
+                              "system line 1"},
+      {D "bad-device.xml", D "bad-device.xml:3: <pci> key 'device': expected a PCI device id of the "
+                           "GPU table; 0x1234 is none: add it to a GPU's pci_ids in your "
+                           "gpus.yaml, or pass --gpu NAME"},
+      {D "bad-speed.xml", D "bad-speed.xml:3: <pci> key 'link_speed': expected a PCIe link speed "
+                          "(\"16.0 GT/s PCIe\")"},
+      {D "bad-nvlink.xml", D "bad-nvlink.xml:5: <nvlink> key 'target': expected the bus id of a "
+                           "GPU in this file, got \"0000:99:00.0\""},
+      {D "bad-cell.txt", D "bad-cell.txt:2: key 'GPU0': expected X on the diagonal, else NV#, PIX, "
+                         "PXB, PHB, NODE or SYS (column GPU1), got \"PIQ\""},
+      {D "bad-asymmetric.txt", D "bad-asymmetric.txt:2: key 'GPU0': expected a symmetric matrix: "
+                               "GPU0/GPU1 is NV4 but GPU1/GPU0 is PIX"},
+      {D "bad-name.txt", D "bad-name.txt:1: key 'GPU 0': expected a GPU of the table (smi_names), "
+                         "got \"NVIDIA Z80\": add it to a GPU's smi_names in your gpus.yaml, or "
+                         "pass --gpu NAME"},
+      {D "bad-neither.txt", D "bad-neither.txt:1: key 'GPU0': expected an `nvidia-smi topo -m` "
+                            "matrix (a header line of GPU0 GPU1 ... CPU Affinity) or an NCCL "
+                            "topology XML"},
+      {D "rtx4090-2gpu.txt", D "rtx4090-2gpu.txt:1: key 'gpu': expected the GPU model: "
+                             "`nvidia-smi -L` lines (\"GPU 0: NAME (UUID: ...)\") in the file, or "
+                             "--gpu NAME"},
+      {D "hgx-a100-4gpu.txt --nodes 2", D "hgx-a100-4gpu.txt:10: key 'mlx5_0': expected the NIC's "
+                                        "speed (the file has none): pass --nic COUNTxBW (e.g. "
+                                        "--nic 8x400Gbps)"},
+      {D "rtx4090-2gpu.txt --gpu RTX4090-24GB --nodes 2",
+       D "rtx4090-2gpu.txt: no NICs in the file: pass --nic COUNTxBW (e.g. --nic 8x400Gbps) to "
+         "join 2 nodes"},
+      {D "dgx-a100.xml " D "pcie-a100-bridged.xml",
+       D "pcie-a100-bridged.xml: expected the GPUs of " D "dgx-a100.xml (8 x A100-SXM4-80GB), got "
+         "4 x A100-PCIE-80GB"},
+      {D "dgx-a100.xml " D "dgx-a100.xml --nodes 3",
+       "option --nodes: 2 files describe 2 nodes, got --nodes 3"},
+      {D "dgx-a100.xml --gpu Z80", "option --gpu: unknown GPU 'Z80' (known: V100-SXM2-16GB,"},
+      {D "dgx-a100.xml --nic 8x", "option --nic: expected COUNTxBW (8x400Gbps) or a bandwidth "
+                                  "(400Gbps), got \"8x\""},
+      {D "missing.xml", D "missing.xml: cannot read: No such file or directory"},
+      {"", "ddpsim topo import: missing FILE (see --help)"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char args[512];
+    snprintf(args, sizeof args, "topo import %s", cases[i][0]);
+    ds_test_ddpsim_refuses(args, cases[i][1]);
+  }
+}
+
+Test(topo_import, a_failed_import_leaves_the_output_file_alone) {
+  char path[] = "/tmp/ddpsim-import-XXXXXX", args[512];
+  ds_test_write_temp(path, "before\n");
+  snprintf(args, sizeof args, "topo import " D "bad-device.xml -o %s", path);
+  ds_test_ddpsim_refuses(args, "key 'device'");
+  char *text = ds_test_slurp(path);
+  cr_assert_str_eq(text, "before\n");
+  free(text);
+  snprintf(args, sizeof args, "topo import " D "dgx-a100.xml -o %s", path);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  ds_test_release(&r);
+  text = ds_test_slurp(path);
+  char *want = ds_test_slurp(G "dgx-a100.yaml");
+  cr_assert_str_eq(text, want);
+  free(text);
+  free(want);
+  unlink(path);
+}
+
+/* ---- the GPU table: shipped entries, and a user's table over them ---- */
+
+static void put(const char *dir, const char *name, const char *text) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *fp = fopen(path, "w");
+  cr_assert(fp != NULL, "%s", path);
+  fputs(text, fp);
+  fclose(fp);
+}
+
+static const char user_table[] =
+    "schema_version: 1\n"
+    "gpus:\n"
+    "  - name: A100-SXM4-80GB\n"      /* overrides the shipped entry */
+    "    sms: 108\n    fp32: 19.5TFLOPS\n    fp16: 312TFLOPS\n"
+    "    mem: 80GB\n    mem_bw: 1000GBps\n"
+    "  - name: MyGPU\n"               /* a new GPU, importable by its id */
+    "    sms: 10\n    fp32: 10TFLOPS\n    fp16: 20TFLOPS\n    mem: 8GB\n    mem_bw: 500GBps\n"
+    "    pcie_bw: 16GBps\n    pci_ids: [\"0x1234\"]\n";
+
+Test(gpu_table, a_users_table_adds_to_and_overrides_the_shipped_one) {
+  char dir[] = "/tmp/ddpsim-gpus-XXXXXX";
+  cr_assert(mkdtemp(dir) != NULL);
+  put(dir, "gpus.yaml", user_table);
+  char path[512];
+  snprintf(path, sizeof path, "%s/gpus.yaml", dir);
+  struct ds_gpu_table t;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_gpu_table_load(path, &t, &err), DS_OK, "%s", err.msg);
+  /* 21 shipped entries; one replaced, one added. */
+  cr_assert_eq(t.n, 22);
+  const struct ds_gpu_info *a = ds_gpu_table_find(&t, "A100-SXM4-80GB");
+  cr_assert(a != NULL);
+  cr_assert_float_eq(a->spec.mem_bw_bytes_per_s, 1000e9, 1);
+  cr_assert_str_eq(a->table, path);
+  cr_assert_eq(a->n_pci_ids, 0, "replaced whole: the shipped ids are gone");
+  const struct ds_gpu_info *h = ds_gpu_table_find(&t, "H100-SXM5-80GB");
+  cr_assert(h != NULL && h->nvlink_links == 18 && h->nvlink_gen == 4);
+  cr_assert_str_eq(h->table, "topologies/gpus.yaml");
+  cr_assert_eq(ds_gpu_table_by_pci_id(&t, "0x1234"), ds_gpu_table_find(&t, "MyGPU"));
+  cr_assert_eq(ds_gpu_table_by_pci_id(&t, "0x2330"), h);
+  cr_assert_eq(ds_gpu_table_by_smi_name(&t, "nvidia h100 80gb hbm3"), h);
+  ds_gpu_table_release(&t);
+
+  /* A topology beside it: the overridden entry's bandwidth, a shipped one
+   * untouched, and the new GPU all load. */
+  char *dgx = ds_test_slurp("topologies/dgx-a100.yaml");
+  put(dir, "a.yaml", dgx);
+  free(dgx);
+  char *h100 = ds_test_slurp("topologies/dgx-h100.yaml");
+  put(dir, "h.yaml", h100);
+  free(h100);
+  char args[1024];
+  snprintf(args, sizeof args, "topo %s/a.yaml", dir);
+  topo_says(args, "A100-SXM4-80GB x 8 (1 node x 8), 108 SMs, 80 GB, HBM 1000 GB/s");
+  snprintf(args, sizeof args, "topo %s/h.yaml", dir);
+  topo_says(args, "H100-SXM5-80GB x 8 (1 node x 8), 132 SMs, 80 GB, HBM 3350 GB/s");
+
+  /* The import finds MyGPU by its PCI id through the table beside the XML. */
+  char *xml = ds_test_slurp(D "bad-device.xml");
+  put(dir, "mine.xml", xml);
+  free(xml);
+  snprintf(args, sizeof args, "topo import %s/mine.xml", dir);
+  snprintf(path, sizeof path, "# GPU: MyGPU, from PCI device id 0x1234 (line 3) in %s/gpus.yaml.",
+           dir);
+  topo_says(args, path);
+  snprintf(args, sizeof args, "rm -rf %s", dir);
+  cr_assert_eq(system(args), 0);
+}
+
+Test(gpu_table, a_name_twice_in_one_file_is_an_error) {
+  char path[] = "/tmp/ddpsim-gpus-XXXXXX";
+  ds_test_write_temp(path,
+                     "schema_version: 1\ngpus:\n"
+                     "  - {name: X, sms: 1, fp32: 1TFLOPS, fp16: 1TFLOPS, mem: 1GB, mem_bw: 1GBps}\n"
+                     "  - {name: X, sms: 1, fp32: 1TFLOPS, fp16: 1TFLOPS, mem: 1GB, mem_bw: 1GBps}\n");
+  struct ds_gpu_table t;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_gpu_table_load(path, &t, &err), DS_EINPUT);
+  cr_assert(strstr(err.msg, ":4:") && strstr(err.msg, "GPU 'X' is listed twice (first at line 3)"),
+            "%s", err.msg);
+  unlink(path);
+}
+
+Test(gpu_table, import_facts_are_validated) {
+  char path[] = "/tmp/ddpsim-gpus-XXXXXX";
+  ds_test_write_temp(path,
+                     "schema_version: 1\ngpus:\n"
+                     "  - {name: X, sms: 1, fp32: 1TFLOPS, fp16: 1TFLOPS, mem: 1GB, mem_bw: 1GBps,\n"
+                     "     pci_ids: [\"20b2\"]}\n");
+  struct ds_gpu_table t;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_gpu_table_load(path, &t, &err), DS_EINPUT);
+  cr_assert(strstr(err.msg, ":4:") &&
+                strstr(err.msg, "expected a PCI device id of 4 hex digits (\"0x20b2\")"),
+            "%s", err.msg);
+  unlink(path);
+}
+
+Test(gpu_table, every_shipped_gpu_has_its_import_facts) {
+  /* Expected, because tools/gen_gpus.py writes them for every entry: an
+   * NVLink GPU has its links (so a link's rate is nvlink_bw / links), and
+   * every GPU a PCI id and an nvidia-smi name. */
+  struct ds_gpu_table t;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_gpu_table_load("topologies/gpus.yaml", &t, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(t.n, 21);
+  for (size_t i = 0; i < t.n; i++) {
+    const struct ds_gpu_info *g = &t.gpus[i];
+    cr_assert(g->n_pci_ids >= 1 && g->n_smi_names >= 1, "%s", g->spec.name);
+    cr_assert_eq(g->nvlink_gen > 0, g->nvlink_bw > 0, "%s", g->spec.name);
+    cr_assert_eq(g->nvlink_gen > 0, g->nvlink_links > 0, "%s", g->spec.name);
+    cr_assert(g->pcie_bw > 0, "%s", g->spec.name);
+  }
+  /* Per-link rates: NVLink2-4 25 GB/s, NVLink5 50, GA102's bridge 14.0625. */
+  const char *names[] = {"V100-SXM2-16GB", "A100-SXM4-80GB", "H100-SXM5-80GB",
+                         "B200-SXM-180GB", "RTX3090-24GB"};
+  const double per_link[] = {25e9, 25e9, 25e9, 50e9, 14.0625e9};
+  for (int i = 0; i < 5; i++) {
+    const struct ds_gpu_info *g = ds_gpu_table_find(&t, names[i]);
+    cr_assert(g != NULL, "%s", names[i]);
+    cr_assert_float_eq(g->nvlink_bw / g->nvlink_links, per_link[i], 1, "%s", names[i]);
+  }
+  ds_gpu_table_release(&t);
+}

@@ -376,3 +376,16 @@ Test(nccl_model, auto_choices_match_nccls_formula) {
   }
   cr_assert(seen_nvls > 0 && seen_tree > 0, "nvls %d tree %d", seen_nvls, seen_tree);
 }
+
+/* NCCL's tuning.cc indexes its tables by the lowest compute capability:
+ * >= 9.0 Hopper, >= 8.0 Ampere, else Volta. The table's families map the
+ * same way; Blackwell has no generated row yet. */
+Test(nccl_model, family_picks_nccls_tuning_row) {
+  cr_assert_eq(ds_nccl_arch_of_family("Volta"), DS_NCCL_ARCH_VOLTA);
+  cr_assert_eq(ds_nccl_arch_of_family("Turing"), DS_NCCL_ARCH_VOLTA);
+  cr_assert_eq(ds_nccl_arch_of_family("Ampere"), DS_NCCL_ARCH_AMPERE);
+  cr_assert_eq(ds_nccl_arch_of_family("Ada"), DS_NCCL_ARCH_AMPERE);
+  cr_assert_eq(ds_nccl_arch_of_family("Hopper"), DS_NCCL_ARCH_HOPPER);
+  cr_assert_eq(ds_nccl_arch_of_family("Blackwell"), DS_NCCL_ARCH_UNKNOWN);
+  cr_assert_eq(ds_nccl_arch_of_family(""), DS_NCCL_ARCH_UNKNOWN);
+}

@@ -48,6 +48,18 @@ enum ds_nccl_arch ds_nccl_arch_of_gpu(const char *name) {
   return DS_NCCL_ARCH_UNKNOWN;
 }
 
+/* NCCL's tuning row for a GPU family, as tuning.cc indexes it by the lowest
+ * compute capability: >= 9.0 Hopper, >= 8.0 Ampere (so Ada, sm_89, and the
+ * GA10x cards use Ampere's row), below that Volta (Turing, sm_75, too).
+ * Blackwell (>= 10.0) has a row of its own in NCCL that the generated
+ * constants do not carry yet: unknown. */
+enum ds_nccl_arch ds_nccl_arch_of_family(const char *family) {
+  if (strcmp(family, "Volta") == 0 || strcmp(family, "Turing") == 0) return DS_NCCL_ARCH_VOLTA;
+  if (strcmp(family, "Ampere") == 0 || strcmp(family, "Ada") == 0) return DS_NCCL_ARCH_AMPERE;
+  if (strcmp(family, "Hopper") == 0) return DS_NCCL_ARCH_HOPPER;
+  return DS_NCCL_ARCH_UNKNOWN;
+}
+
 const char *ds_nccl_arch_name(enum ds_nccl_arch a) {
   switch (a) {
   case DS_NCCL_ARCH_VOLTA: return "Volta";
@@ -181,11 +193,12 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
                               struct ds_nccl_model *m, struct ds_err *err) {
   memset(m, 0, sizeof *m);
   m->arch = ds_nccl_arch_of_gpu(topo->gpu.name);
+  if (m->arch == DS_NCCL_ARCH_UNKNOWN) m->arch = ds_nccl_arch_of_family(topo->gpu.arch);
   if (m->arch == DS_NCCL_ARCH_UNKNOWN)
     return ds_err_set(err, DS_EINPUT,
-                      "NCCL's model is unavailable for GPU '%s': unknown "
-                      "architecture (known: V100, A100, H100, H200)",
-                      topo->gpu.name);
+                      "NCCL's model is unavailable for GPU '%s': unknown architecture "
+                      "'%s' (known: Volta, Turing, Ampere, Ada, Hopper)",
+                      topo->gpu.name, topo->gpu.arch[0] ? topo->gpu.arch : "not given");
   if (ring->n < 2)
     return ds_err_set(err, DS_EINPUT, "NCCL's model needs at least 2 ranks");
   m->nranks = ring->n;

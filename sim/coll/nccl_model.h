@@ -179,6 +179,9 @@ struct ds_nccl_model {
 
 /* The architecture of a GPU table name, DS_NCCL_ARCH_UNKNOWN if none. */
 enum ds_nccl_arch ds_nccl_arch_of_gpu(const char *gpu_name);
+/* NCCL's tuning row for a GPU table family ("Volta", "Turing", "Ampere",
+ * "Ada", "Hopper"); DS_NCCL_ARCH_UNKNOWN otherwise (Blackwell included). */
+enum ds_nccl_arch ds_nccl_arch_of_family(const char *family);
 const char *ds_nccl_arch_name(enum ds_nccl_arch arch);
 
 /* Builds NCCL's model for a ring all-reduce over ring (built on topo).

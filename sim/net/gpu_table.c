@@ -137,6 +137,8 @@ static ds_status read_entry(const struct ds_cnode *entry, struct ds_gpu_info *g,
   DS_CHECK(read_string(&node, spec->name, sizeof spec->name, "a name", err));
   if (ds_cmap_get(entry, "arch", &node))
     DS_CHECK(read_string(&node, g->arch, sizeof g->arch, "an architecture", err));
+  /* the spec carries it too: NCCL's model picks its tuning row by it */
+  snprintf(spec->arch, sizeof spec->arch, "%s", g->arch);
   if (ds_cmap_get(entry, "source", &node))
     DS_CHECK(read_string(&node, g->source, sizeof g->source, "a source", err));
   DS_CHECK(ds_cmap_require(entry, "sms", "an SM count", &node, err));

@@ -48,6 +48,7 @@ enum ds_gpu_math { DS_GPU_MATH_FP32, DS_GPU_MATH_TF32, DS_GPU_MATH_HALF, DS_GPU_
 
 struct ds_gpu_spec {
   char name[64];
+  char arch[32]; /* the table's family ("Ampere", "Ada", ...); "" when not given */
   int32_t sms;
   double fp32_flops_per_s; /* vector FP32 */
   double tf32_flops_per_s; /* 0 when the GPU has no TF32 tensor cores */

@@ -80,6 +80,11 @@ int32_t ds_net_flows_pending(const struct ds_net *net);
 /* Current rate of a moving flow by tag, for tests; -1 when not moving. */
 double ds_net_flow_rate(const struct ds_net *net, uint64_t tag);
 
+/* Internal, for tests only: on, every event re-solves every moving flow
+ * at once (the straightforward full re-solve the incremental one replaces),
+ * as the reference the incremental solver is checked against. */
+void ds__net_set_reference(struct ds_net *net, int on);
+
 #ifdef __cplusplus
 }
 #endif

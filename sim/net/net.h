@@ -9,8 +9,10 @@
  * still on their way. Rates:
  *   - DS_NET_MAXMIN: concurrent flows share every link max-min fairly
  *     (progressive filling), re-solved whenever a flow starts moving or
- *     ends. A flow may cross a link several times (multiplicity m: it then
- *     uses m times its rate there), which is how an aggregated collective
+ *     ends, for the flows that share links (directly or through others)
+ *     with the ones that changed; the others keep their rates. A flow
+ *     may cross a link several times (multiplicity m: it then uses m
+ *     times its rate there), which is how an aggregated collective
  *     stands for many symmetric flows at once.
  *   - DS_NET_CONSTANT: every flow gets its route's bottleneck, min(cap/m),
  *     as if alone: the alpha-beta model. The two agree whenever no link is

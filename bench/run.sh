@@ -2,7 +2,8 @@
 # Benchmarks (not tests): engine events per second, wall time and peak
 # memory of one simulated DDP run of GPT-2 (25 MiB buckets) at growing world
 # sizes on the 4096-GPU cluster topology, and of `ddpsim collective` sweeps
-# of every all-reduce algorithm at 8 and 64 GPUs. Usage: bench/run.sh BUILD/bench
+# of every all-reduce algorithm at 8 and 64 GPUs, and bench/ring_table.sh.
+# Usage: bench/run.sh BUILD/bench
 # (make bench). Prints one line per measurement; record results with the
 # command in bench/README.md.
 set -eu
@@ -38,4 +39,7 @@ for g in 8 64; do
     echo "ddpsim_collective g=$g algo=$algo sizes=32 wall_s=$wall peak_rss_mib=$((rss_kb / 1024)) last: $last"
   done
 done
+# Issue #14's table: a 25 MiB ring all-reduce on one switch at 8, 256 and
+# 1024 ranks, per flow and aggregated (SIMGRID=1: SimGrid beside it).
+"$(dirname "$0")/ring_table.sh" "$dir"
 rm -f /tmp/ddpsim-bench.$$ /tmp/ddpsim-bench-out.$$

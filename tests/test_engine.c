@@ -506,3 +506,32 @@ Test(engine, new_rejects_null_handler) {
   cr_assert_eq(ds_engine_new(0, NULL, NULL, &eng), DS_EINTERNAL);
   ds_engine_free(NULL);
 }
+
+static void count_only(void *ctx, struct ds_engine *eng, const struct ds_event *ev) {
+  (void)eng;
+  (void)ev;
+  ++*(int *)ctx;
+}
+
+Test(engine, scheduled_counts_every_accepted_schedule) {
+  /* Three accepted, one refused (in the past), one
+   * of the three cancelled: three scheduled, two fired. The network
+   * compares two counts to learn whether anything was scheduled in
+   * between. */
+  struct ds_engine *eng;
+  int fired = 0;
+  uint64_t h;
+  struct ds_event ev = {.kind = 1};
+  cr_assert_eq(ds_engine_new(0, count_only, &fired, &eng), DS_OK);
+  cr_assert_eq(ds_engine_scheduled(eng), 0);
+  cr_assert_eq(ds_engine_schedule(eng, 10, &ev, NULL), DS_OK);
+  cr_assert_eq(ds_engine_schedule(eng, 20, &ev, &h), DS_OK);
+  cr_assert_eq(ds_engine_schedule(eng, 30, &ev, NULL), DS_OK);
+  cr_assert_eq(ds_engine_schedule(eng, -1, &ev, NULL), DS_EINTERNAL);
+  cr_assert_eq(ds_engine_cancel(eng, h), 1);
+  cr_assert_eq(ds_engine_scheduled(eng), 3);
+  cr_assert_eq(ds_engine_run(eng, 100), DS_OK);
+  cr_assert_eq(fired, 2);
+  cr_assert_eq(ds_engine_scheduled(eng), 3);
+  ds_engine_free(eng);
+}

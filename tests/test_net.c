@@ -292,3 +292,298 @@ Test(net, cap_in_alpha_beta_and_without_links) {
   cr_assert_eq(ds_net_flow_start_capped(h.net, L0, NULL, 1, 1, 0, 0, 0, 0), DS_EINTERNAL);
   teardown_h(&h);
 }
+
+/* ---- the incremental solver against the full re-solve ------------------
+ *
+ * The reference mode (ds__net_set_reference) re-solves every moving flow at
+ * every event with the same progressive filling: the straightforward solver
+ * the incremental one replaced. Random flow sets run through both must give
+ * the same end times to the nanosecond, and the same rates after every
+ * re-solve. Rates are compared to 1e-9 relative, not bit for bit: a full
+ * re-solve raises one water level for all components at once, so a
+ * component's level is summed over steps that other components set, which
+ * differs from its own steps in the last bits (and the saturation test has
+ * a 1e-9 relative tolerance). */
+
+#define RND_LINKS 10
+#define RND_FLOWS 60
+#define EV_START 100 /* test event: start flow a */
+
+struct rnd_flow {
+  int32_t links[4];
+  uint32_t mult[4];
+  int32_t n;
+  int has_mult;
+  double bytes, lead_ns, trail_ns, cap;
+  int64_t start_ns; /* -1: started by the flow `parent` when it is sent */
+  int32_t child;    /* flow started when this one is sent, or -1 */
+};
+
+struct rnd_run {
+  struct ds_topo topo;
+  struct ds_link links[RND_LINKS];
+  struct ds_engine *eng;
+  struct ds_net *net;
+  const struct rnd_flow *spec;
+  int64_t done_ns[RND_FLOWS], sent_ns[RND_FLOWS];
+  double *rates; /* after every re-solve: every flow's rate (-1: not moving) */
+  int32_t n_rates, cap_rates;
+};
+
+static uint64_t rnd_next(uint64_t *s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
+}
+
+static double rnd_unit(uint64_t *s) { return (double)(rnd_next(s) >> 11) * 0x1p-53; }
+
+static void rnd_start(struct rnd_run *r, int32_t j) {
+  const struct rnd_flow *f = &r->spec[j];
+  cr_assert_eq(ds_net_flow_start_capped(r->net, f->links, f->has_mult ? f->mult : NULL,
+                                        f->n, f->bytes, f->lead_ns, f->trail_ns, f->cap,
+                                        (uint64_t)j),
+               DS_OK);
+}
+
+static void rnd_on_done(void *owner, uint64_t tag) {
+  struct rnd_run *r = owner;
+  cr_assert_eq(r->done_ns[tag], -1);
+  r->done_ns[tag] = ds_engine_now(r->eng);
+}
+
+static void rnd_on_sent(void *owner, uint64_t tag) {
+  struct rnd_run *r = owner;
+  r->sent_ns[tag] = ds_engine_now(r->eng);
+  if (r->spec[tag].child >= 0) rnd_start(r, r->spec[tag].child);
+}
+
+static void rnd_handle(void *ctx, struct ds_engine *eng, const struct ds_event *ev) {
+  (void)eng;
+  struct rnd_run *r = ctx;
+  if (ev->kind == EV_START) {
+    rnd_start(r, ev->a);
+    return;
+  }
+  ds_net_handle_event(r->net, ev);
+  if (ev->kind != DS_EV_NET_RESOLVE) return;
+  if (r->n_rates + RND_FLOWS > r->cap_rates) {
+    r->cap_rates = 2 * r->cap_rates + RND_FLOWS;
+    r->rates = realloc(r->rates, (size_t)r->cap_rates * sizeof *r->rates);
+    cr_assert_not_null(r->rates);
+  }
+  for (int32_t j = 0; j < RND_FLOWS; j++)
+    r->rates[r->n_rates++] = ds_net_flow_rate(r->net, (uint64_t)j);
+}
+
+/* A random flow set: 10 links of 1 to 20 GB/s; 60 flows over 0 to 4
+ * distinct links (some crossing a link up to 3 times), 0 or 10 kB to
+ * 100 MB, with or without leading and trailing latency and a cap; most
+ * start at random times in the first 2 ms, the rest when another is sent. */
+static void rnd_make(uint64_t seed, double *caps, struct rnd_flow *spec) {
+  uint64_t s = seed * 0x9E3779B97F4A7C15u + 1;
+  for (int l = 0; l < RND_LINKS; l++) caps[l] = 1e9 * (1 + 19 * rnd_unit(&s));
+  for (int32_t j = 0; j < RND_FLOWS; j++) {
+    struct rnd_flow *f = &spec[j];
+    memset(f, 0, sizeof *f);
+    f->n = (int32_t)(rnd_next(&s) % 5);
+    if (f->n == 0 && rnd_unit(&s) < 0.5) f->n = 1;
+    for (int32_t k = 0; k < f->n; k++) {
+      int32_t l;
+      int dup;
+      do {
+        l = (int32_t)(rnd_next(&s) % RND_LINKS);
+        dup = 0;
+        for (int32_t q = 0; q < k; q++) dup |= f->links[q] == l;
+      } while (dup);
+      f->links[k] = l;
+      f->mult[k] = 1 + (uint32_t)(rnd_next(&s) % 3);
+    }
+    f->has_mult = rnd_unit(&s) < 0.2;
+    f->bytes = rnd_unit(&s) < 0.05 ? 0 : 1e4 * pow(1e4, rnd_unit(&s));
+    f->lead_ns = rnd_unit(&s) < 0.5 ? 0 : 20e3 * rnd_unit(&s);
+    f->trail_ns = rnd_unit(&s) < 0.5 ? 0 : 5e3 * rnd_unit(&s);
+    f->cap = rnd_unit(&s) < 0.7 ? INFINITY : 0.5e9 + 9.5e9 * rnd_unit(&s);
+    if (f->n == 0 && isinf(f->cap)) f->cap = 5e9;
+    f->start_ns = (int64_t)(2e6 * rnd_unit(&s));
+    f->child = -1;
+  }
+  /* About a quarter start when an earlier-numbered flow is sent. */
+  for (int32_t j = 1; j < RND_FLOWS; j++) {
+    int32_t p = (int32_t)(rnd_next(&s) % (uint64_t)j);
+    if (rnd_unit(&s) < 0.25 && spec[p].child < 0) {
+      spec[p].child = j;
+      spec[j].start_ns = -1;
+    }
+  }
+}
+
+static void rnd_run(struct rnd_run *r, const double *caps, const struct rnd_flow *spec,
+                    enum ds_net_mode mode, int reference) {
+  memset(r, 0, sizeof *r);
+  for (int l = 0; l < RND_LINKS; l++) r->links[l] = (struct ds_link){0, 1, caps[l], 0, "test"};
+  r->topo.links = r->links;
+  r->topo.n_links = RND_LINKS;
+  r->spec = spec;
+  for (int32_t j = 0; j < RND_FLOWS; j++) r->done_ns[j] = r->sent_ns[j] = -1;
+  cr_assert_eq(ds_engine_new(0, rnd_handle, r, &r->eng), DS_OK);
+  cr_assert_eq(ds_net_new(&r->topo, r->eng, mode, rnd_on_done, rnd_on_sent, r, &r->net), DS_OK);
+  ds__net_set_reference(r->net, reference);
+  for (int32_t j = 0; j < RND_FLOWS; j++) {
+    if (spec[j].start_ns < 0) continue;
+    struct ds_event ev = {.kind = EV_START, .a = j};
+    cr_assert_eq(ds_engine_schedule(r->eng, spec[j].start_ns, &ev, NULL), DS_OK);
+  }
+  cr_assert_eq(ds_engine_run(r->eng, INT64_MAX), DS_OK);
+  cr_assert_eq(ds_net_flows_pending(r->net), 0);
+  for (int32_t j = 0; j < RND_FLOWS; j++) cr_assert_geq(r->done_ns[j], 0, "flow %d never ended", j);
+}
+
+static void rnd_free(struct rnd_run *r) {
+  ds_net_free(r->net);
+  ds_engine_free(r->eng);
+  free(r->rates);
+}
+
+static void compare_with_reference(enum ds_net_mode mode) {
+  static struct rnd_run inc, ref;
+  struct rnd_flow spec[RND_FLOWS];
+  double caps[RND_LINKS];
+  uint64_t solved_inc = 0, solved_ref = 0;
+  for (uint64_t seed = 1; seed <= 200; seed++) {
+    rnd_make(seed, caps, spec);
+    rnd_run(&ref, caps, spec, mode, 1);
+    rnd_run(&inc, caps, spec, mode, 0);
+    for (int32_t j = 0; j < RND_FLOWS; j++) {
+      cr_assert_eq(inc.done_ns[j], ref.done_ns[j], "seed %llu flow %d: delivered at %lld, "
+                   "reference %lld", (unsigned long long)seed, j, (long long)inc.done_ns[j],
+                   (long long)ref.done_ns[j]);
+      cr_assert_eq(inc.sent_ns[j], ref.sent_ns[j], "seed %llu flow %d: sent", (unsigned long long)seed, j);
+    }
+    cr_assert_eq(inc.n_rates, ref.n_rates, "seed %llu: re-solves differ", (unsigned long long)seed);
+    for (int32_t i = 0; i < inc.n_rates; i++) {
+      double a = inc.rates[i], b = ref.rates[i];
+      cr_assert(a == b || fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b)),
+                "seed %llu, re-solve %d, flow %d: rate %.17g, reference %.17g",
+                (unsigned long long)seed, i / RND_FLOWS, i % RND_FLOWS, a, b);
+    }
+    solved_inc += ds__net_solved(inc.net);
+    solved_ref += ds__net_solved(ref.net);
+    rnd_free(&ref);
+    rnd_free(&inc);
+  }
+  /* And it does less: only the components that changed. */
+  cr_assert_lt(solved_inc, solved_ref);
+}
+
+Test(net, incremental_maxmin_matches_the_full_resolve_on_random_flow_sets) {
+  compare_with_reference(DS_NET_MAXMIN);
+}
+
+Test(net, incremental_alpha_beta_matches_the_full_resolve_on_random_flow_sets) {
+  compare_with_reference(DS_NET_CONSTANT);
+}
+
+Test(net, flows_ending_within_a_nanosecond_end_together) {
+  /* 10 GB/s links: f0 has 10,000 B (1000 ns), f1 10,009 B (1000.9 ns, due
+   * 1001). At 1000 ns f1 has 9 B left, less than a nanosecond's worth (10
+   * B): the completion at 1000 ns ends it too, as the full re-solve did. */
+  struct harness h;
+  double caps[] = {10e9, 10e9};
+  setup(&h, caps, 2, DS_NET_MAXMIN);
+  ds_net_flow_start(h.net, L0, NULL, 1, 10000, 0, 0, 0);
+  ds_net_flow_start(h.net, L1, NULL, 1, 10009, 0, 0, 1);
+  ds_engine_run(h.eng, INT64_MAX);
+  cr_assert_eq(h.done_ns[0], 1000);
+  cr_assert_eq(h.done_ns[1], 1000);
+  teardown_h(&h);
+}
+
+Test(net, a_slow_flow_within_its_byte_slack_ends_with_the_others) {
+  /* Link 1 carries 400 B/s (a 1e-6 B slack is 2.5 ns of it). f1 has
+   * 400 * 1002.4e-9 B: due at 1002 ns, but at 1000 ns 9.6e-7 B are left,
+   * within a nanosecond's worth plus 1e-6 B, so f0's completion at 1000 ns
+   * ends it (the heap's 2 ns window alone would miss it: slow flows are
+   * checked one by one). */
+  struct harness h;
+  double caps[] = {10e9, 400};
+  setup(&h, caps, 2, DS_NET_MAXMIN);
+  ds_net_flow_start(h.net, L0, NULL, 1, 10000, 0, 0, 0);
+  ds_net_flow_start(h.net, L1, NULL, 1, 400 * 1002.4e-9, 0, 0, 1);
+  ds_engine_run(h.eng, INT64_MAX);
+  cr_assert_eq(h.done_ns[0], 1000);
+  cr_assert_eq(h.done_ns[1], 1000);
+  teardown_h(&h);
+}
+
+Test(net, a_flow_on_other_links_keeps_its_rate_and_end_time) {
+  /* f0 alone on link 0 (10 GB/s, 10 MB: 1 ms). Ten 1 MB flows follow one
+   * another on link 1 (each started when the previous is sent). f0 is
+   * solved once; each of the others once when it starts (its link is
+   * empty when it ends): 11 rates in all, and f0 still ends at 1 ms. */
+  struct harness h;
+  double caps[] = {10e9, 10e9};
+  setup(&h, caps, 2, DS_NET_MAXMIN);
+  ds_net_flow_start(h.net, L0, NULL, 1, 10e6, 0, 0, 0);
+  for (int i = 1; i <= 10; i++) {
+    ds_net_flow_start(h.net, L1, NULL, 1, 1e6, 0, 0, (uint64_t)i);
+    ds_engine_run(h.eng, ds_engine_now(h.eng) + 100000);
+    cr_assert_eq(h.done_ns[i], 100000 * i);
+  }
+  ds_engine_run(h.eng, INT64_MAX);
+  cr_assert_eq(h.done_ns[0], 1000000);
+  cr_assert_eq(ds__net_solved(h.net), 11);
+  teardown_h(&h);
+}
+
+static int order_log[8], n_order;
+
+static void order_done(void *owner, uint64_t tag) {
+  (void)owner;
+  order_log[n_order++] = (int)tag;
+}
+
+static void order_sent(void *owner, uint64_t tag) {
+  struct harness *h = owner;
+  /* f1's departure schedules a test event at the time of the deliveries. */
+  if (tag == 1) {
+    struct ds_event ev = {.kind = EV_START};
+    cr_assert_eq(ds_engine_schedule(h->eng, ds_engine_now(h->eng) + 500, &ev, NULL), DS_OK);
+  }
+}
+
+static void order_handle(void *ctx, struct ds_engine *eng, const struct ds_event *ev) {
+  (void)eng;
+  if (ev->kind == EV_START) order_log[n_order++] = 99;
+  else ds_net_handle_event(((struct harness *)ctx)->net, ev);
+}
+
+Test(net, deliveries_batched_in_the_order_of_one_event_per_flow) {
+  /* Four equal flows on four links end together at 1000 ns, each with
+   * 500 ns of trailing latency. One event per delivery would fire
+   * done0, then the event f1's departure scheduled for 1500 ns (it was
+   * scheduled before done1's), then done1, done2, done3: the batches keep
+   * that order, with two delivery events instead of four. */
+  struct harness h;
+  memset(&h, 0, sizeof h);
+  for (int i = 0; i < 4; i++) h.links[i] = (struct ds_link){0, 1, 10e9, 0, "test"};
+  h.topo.links = h.links;
+  h.topo.n_links = 4;
+  static const int32_t L3[] = {3};
+  const int32_t *routes[] = {L0, L1, L2, L3};
+  cr_assert_eq(ds_engine_new(0, order_handle, &h, &h.eng), DS_OK);
+  cr_assert_eq(ds_net_new(&h.topo, h.eng, DS_NET_MAXMIN, order_done, order_sent, &h, &h.net),
+               DS_OK);
+  n_order = 0;
+  for (int i = 0; i < 4; i++)
+    cr_assert_eq(ds_net_flow_start(h.net, routes[i], NULL, 1, 10000, 0, 500, (uint64_t)i), DS_OK);
+  cr_assert_eq(ds_engine_run(h.eng, INT64_MAX), DS_OK);
+  cr_assert_eq(ds_engine_now(h.eng), 1500);
+  int want[] = {0, 99, 1, 2, 3};
+  cr_assert_eq(n_order, 5);
+  for (int i = 0; i < 5; i++) cr_assert_eq(order_log[i], want[i], "position %d", i);
+  /* resolve, complete, resolve, two deliveries, the test event */
+  cr_assert_eq(ds_engine_fired(h.eng), 6);
+  teardown_h(&h);
+}

@@ -69,6 +69,7 @@ struct ds_engine {
   uint64_t next_seq;
   int64_t now_ns;
   uint64_t fired;
+  uint64_t scheduled;
   int overflowed; /* an event past DS_UNITS_NS_MAX was refused */
   ds_event_fn handler;
   void *ctx;
@@ -281,6 +282,7 @@ ds_status ds_engine_schedule(struct ds_engine *eng, int64_t time_ns,
     sift_up(eng, eng->n - 1, k);
   }
   if (handle != NULL) *handle = (uint64_t)rec->gen << SLOT_BITS | s;
+  eng->scheduled++;
   return DS_OK;
 }
 
@@ -336,6 +338,8 @@ size_t ds_engine_pending(const struct ds_engine *eng) {
 }
 
 uint64_t ds_engine_fired(const struct ds_engine *eng) { return eng->fired; }
+
+uint64_t ds_engine_scheduled(const struct ds_engine *eng) { return eng->scheduled; }
 
 void ds__engine_set_next_seq(struct ds_engine *eng, uint64_t seq) {
   assert(seq >= eng->next_seq);

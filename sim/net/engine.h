@@ -85,6 +85,9 @@ int ds_engine_overflowed(const struct ds_engine *eng);
 size_t ds_engine_pending(const struct ds_engine *eng);
 /* Number of events fired since creation. */
 uint64_t ds_engine_fired(const struct ds_engine *eng);
+/* Number of events scheduled since creation (a model compares two counts to
+ * learn whether anything was scheduled in between). */
+uint64_t ds_engine_scheduled(const struct ds_engine *eng);
 
 /* Internal, for tests only: jumps the sequence counter forward to seq, so
  * that the renumbering done when sequence numbers run out (after 2^32

@@ -9,8 +9,10 @@
  * still on their way. Rates:
  *   - DS_NET_MAXMIN: concurrent flows share every link max-min fairly
  *     (progressive filling), re-solved whenever a flow starts moving or
- *     ends. A flow may cross a link several times (multiplicity m: it then
- *     uses m times its rate there), which is how an aggregated collective
+ *     ends, for the flows that share links (directly or through others)
+ *     with the ones that changed; the others keep their rates. A flow
+ *     may cross a link several times (multiplicity m: it then uses m
+ *     times its rate there), which is how an aggregated collective
  *     stands for many symmetric flows at once.
  *   - DS_NET_CONSTANT: every flow gets its route's bottleneck, min(cap/m),
  *     as if alone: the alpha-beta model. The two agree whenever no link is
@@ -79,6 +81,14 @@ void ds_net_handle_event(struct ds_net *net, const struct ds_event *ev);
 int32_t ds_net_flows_pending(const struct ds_net *net);
 /* Current rate of a moving flow by tag, for tests; -1 when not moving. */
 double ds_net_flow_rate(const struct ds_net *net, uint64_t tag);
+
+/* Internal, for tests only: on, every event re-solves every moving flow
+ * at once (the straightforward full re-solve the incremental one replaces),
+ * as the reference the incremental solver is checked against. */
+void ds__net_set_reference(struct ds_net *net, int on);
+/* Internal, for tests only: how many flow rates were computed so far (a
+ * flow re-solved k times counts k). */
+uint64_t ds__net_solved(const struct ds_net *net);
 
 #ifdef __cplusplus
 }

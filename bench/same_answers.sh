@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Same answers before and after a change to the simulator's engine or
+# network: runs a set of configurations (DDP, DP and PS with traces,
+# jitter, alpha-beta, aggregated, `ddpsim collective` sweeps of every
+# all-reduce kind, 256 and 1024 ranks on one switch) with two binaries and
+# compares every output byte for byte.
+#
+#   bench/same_answers.sh OLD_BIN NEW_BIN
+#
+# Prints one line per output that differs, then the count; exit 1 if any.
+set -eu
+here=$(cd "$(dirname "$0")/.." && pwd)
+old=${1:?usage: bench/same_answers.sh OLD_BIN NEW_BIN}
+new=${2:?usage: bench/same_answers.sh OLD_BIN NEW_BIN}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for n in 256 1024; do
+  cat >"$tmp/star$n.yaml" <<YAML
+schema_version: 1
+name: star$n
+gpu: A100-SXM4-80GB
+nodes: 1
+gpus_per_node: $n
+intra_node:
+  template: nvswitch
+  link_bw: 12.5GBps
+  link_lat: 1us
+compute:
+  flops_efficiency: 1
+  mem_efficiency: 1
+  kernel_overhead: 0us
+  fp32_math: fp32
+YAML
+done
+cp "$here/topologies/gpus.yaml" "$tmp/"
+runs() {
+  local b=$1 o=$2
+  mkdir -p "$o"
+  run() { local name=$1; shift; (cd "$here" && "$b" "$@" >"$o/$name.out" 2>&1; echo "rc=$?" >>"$o/$name.out"); }
+  run ddp2ib --topo 2node-ib --model gpt2 --coll-model flow --format csv --trace "$o/ddp2ib.trace.csv"
+  run ddp2ib_auto --topo 2node-ib --model gpt2 --format csv --trace "$o/ddp2ib_auto.trace.csv"
+  run ddp64 --topo cluster-512x8-h100 --model gpt2 --world-size 64 --coll-model flow --algo ring --format csv --trace "$o/ddp64.trace.csv"
+  run ddp64_auto --topo cluster-512x8-h100 --model gpt2 --world-size 64 --format csv
+  run ddp_dgx --topo dgx1-v100 --model resnet50 --strategy single,dp,ddp,ps --format csv
+  run ps_dgx --topo dgx1-v100 --model resnet50 --strategy ps --format csv --trace "$o/ps_dgx.trace.csv"
+  run dp_ib --topo 2node-ib --model bert-base --strategy dp --world-size 8 --format csv --trace "$o/dp_ib.trace.csv"
+  run ddp_pcie --topo pcie-8gpu --model bert-base --jitter 0.1 --samples 3 --format csv
+  run ddp_ab --topo 2node-ib --model resnet50 --net alpha-beta --coll-model flow --format csv
+  run ddp512agg --topo cluster-512x8-h100 --model gpt2 --world-size 512 --coll-model aggregate --algo ring --format csv
+  run col64 collective --topo cluster-512x8-h100 -g 64 -b 4 -e 1G -f 4 --algo ring --coll-model flow --format csv
+  run col64agg collective --topo cluster-512x8-h100 -g 64 -b 4 -e 1G -f 4 --algo ring --coll-model aggregate --format csv
+  run col64auto collective --topo cluster-512x8-h100 -g 64 -b 4 -e 1G -f 4 --algo auto --coll-model flow --format csv
+  run col16tree collective --topo cluster-512x8-h100 -g 16 -b 4 -e 1G -f 16 --algo tree --coll-model flow --format csv
+  run col16direct collective --topo cluster-512x8-h100 -g 16 -b 4 -e 1G -f 16 --algo direct --format csv
+  run col16hier collective --topo cluster-512x8-h100 -g 16 -b 4 -e 1G -f 16 --algo hierarchical --format csv
+  run col8chunks collective --topo dgx-h100 -b 4 -e 1G -f 4 --algo ring --ring-chunks 4 --coll-model flow --format csv
+  run col256 collective --topo "$tmp/star256.yaml" -b 25M -e 25M --coll-model flow --format csv
+  run col1024 collective --topo "$tmp/star1024.yaml" -b 25M -e 25M --coll-model flow --format csv
+  run col1024agg collective --topo cluster-512x8-h100 -g 1024 -b 1G -e 1G --algo ring --coll-model aggregate --format csv
+}
+runs "$old" "$tmp/old"
+runs "$new" "$tmp/new"
+n=0 diff=0
+for f in "$tmp"/old/*; do
+  n=$((n + 1))
+  cmp -s "$f" "$tmp/new/$(basename "$f")" || { echo "differs: $(basename "$f")"; diff=$((diff + 1)); }
+done
+echo "same_answers: $((n - diff)) of $n outputs identical"
+[ "$diff" -eq 0 ]

@@ -196,3 +196,91 @@ Test(topo_search, random_explicit_lists_route_as_the_plain_search) {
   unlink(path);
   cr_assert_gt(loaded, 50, "only %d random lists loaded", loaded);
 }
+
+/* A random topology built in memory (it need not load: its GPUs may not all
+ * reach each other): 2 nodes of 4 GPUs, GPUs of a node sharing switches so
+ * that several have the same out links, NICs, fabric switches. */
+static struct ds_topo *random_topo(uint32_t *seed) {
+  struct ds_topo *t = calloc(1, sizeof *t);
+  cr_assert(t);
+  t->path = strdup("random");
+  t->n_nodes = 2;
+  t->gpus_per_node = 4;
+  t->n_gpus = 8;
+  t->gpu_vertex = malloc(8 * sizeof *t->gpu_vertex);
+  int32_t v;
+  for (int32_t g = 0; g < 8; g++) {
+    cr_assert_eq(ds__topo_add_vertex(t, DS_VERTEX_GPU, g / 4, &v), DS_OK);
+    t->gpu_vertex[g] = v;
+  }
+  for (int32_t k = 0; k < 8; k++) {
+    enum ds_vertex_kind kind = k % 3 == 0 ? DS_VERTEX_NIC : DS_VERTEX_SWITCH;
+    int32_t node = k < 6 ? k % 2 : -1;
+    cr_assert_eq(ds__topo_add_vertex(t, kind, node < 0 && kind == DS_VERTEX_NIC ? 0 : node, &v),
+                 DS_OK);
+  }
+  /* each GPU's links: copy another GPU's of its node half the time */
+  int32_t out[8][4], n_out[8];
+  for (int32_t g = 0; g < 8; g++) {
+    int32_t like = g % 4 ? g - 1 - (int32_t)(next_random(seed) % (uint32_t)(g % 4)) : -1;
+    if (like >= 0 && next_random(seed) % 2) {
+      n_out[g] = n_out[like];
+      memcpy(out[g], out[like], sizeof out[g]);
+    } else {
+      n_out[g] = 1 + (int32_t)(next_random(seed) % 3);
+      for (int32_t k = 0; k < n_out[g]; k++) out[g][k] = 8 + (int32_t)(next_random(seed) % 8);
+    }
+  }
+  uint8_t used[16][16] = {{0}};
+  for (int32_t g = 0; g < 8; g++)
+    for (int32_t k = 0; k < n_out[g]; k++) {
+      int32_t w = out[g][k];
+      if (used[g][w]) continue;
+      used[g][w] = 1;
+      cr_assert_eq(ds__topo_add_link(t, g, w, 1e9, 1e3, "pcie"), DS_OK);
+      if (next_random(seed) % 3 && !used[w][g]) {
+        used[w][g] = 1;
+        cr_assert_eq(ds__topo_add_link(t, w, g, 1e9, 1e3, "pcie"), DS_OK);
+      }
+    }
+  int32_t extra = 10 + (int32_t)(next_random(seed) % 40);
+  for (int32_t k = 0; k < extra; k++) {
+    int32_t a = 8 + (int32_t)(next_random(seed) % 8), b = (int32_t)(next_random(seed) % 16);
+    if (a == b || used[a][b]) continue;
+    used[a][b] = 1;
+    cr_assert_eq(ds__topo_add_link(t, a, b, 1e9, 1e3, "pcie"), DS_OK);
+  }
+  cr_assert_eq(ds__topo_build_adjacency(t), DS_OK);
+  return t;
+}
+
+Test(topo_search, reachability_by_gpu_class_is_one_search_per_gpu) {
+  /* ds__topo_first_unreached (the load's check of explicit lists) against
+   * the plain search from every GPU, on random topologies, most of which
+   * leave some GPU unreached. */
+  uint32_t seed = 777;
+  int bad = 0, good = 0;
+  for (int trial = 0; trial < 3000; trial++) {
+    struct ds_topo *t = random_topo(&seed);
+    struct plain p = {malloc((size_t)t->n_vertices * sizeof *p.prev),
+                      malloc((size_t)t->n_vertices * sizeof *p.queue),
+                      malloc((size_t)t->n_vertices)};
+    int32_t want = -1;
+    for (int32_t a = 0; a < t->n_gpus && want < 0; a++) {
+      plain_search(t, &p, t->gpu_vertex[a], -1);
+      for (int32_t b = 0; b < t->n_gpus; b++)
+        if (b != a && !p.seen[t->gpu_vertex[b]]) want = a;
+    }
+    int32_t got;
+    cr_assert_eq(ds__topo_first_unreached(t, &got), DS_OK);
+    cr_assert_eq(got, want, "trial %d: first unreached GPU %d, the plain search says %d",
+                 trial, got, want);
+    if (want < 0) good++;
+    else bad++;
+    free(p.prev);
+    free(p.queue);
+    free(p.seen);
+    ds_topo_free(t);
+  }
+  cr_assert(good > 30 && bad > 30, "%d reach all, %d do not", good, bad);
+}

@@ -38,6 +38,11 @@ uint32_t ds__topo_search(struct ds_topo *t, int32_t from, int32_t to);
  * same routes. */
 ds_status ds__topo_set_hub_degree(struct ds_topo *t, int32_t degree);
 
+/* The first GPU (lowest index) that cannot reach every other GPU, or -1,
+ * into *out: what one search from every GPU finds, with one search per
+ * class of GPUs whose out links lead to the same vertices (topo_list.c). */
+ds_status ds__topo_first_unreached(struct ds_topo *t, int32_t *out);
+
 /* Explicit device and link lists (`devices:` and `links:` at the root of a
  * topology file): builds every vertex and link of t, whose n_nodes,
  * gpus_per_node and n_gpus are set, and checks that every GPU reaches every

@@ -18,10 +18,9 @@ struct crossing {
   double tail_ns; /* the least the collective lasts after its last byte */
 };
 
-/* By link, then latest tail first. */
+/* Latest tail first (crossings of one link). */
 static int cmp_crossing(const void *a, const void *b) {
   const struct crossing *x = a, *y = b;
-  if (x->link != y->link) return (x->link > y->link) - (x->link < y->link);
   return (x->tail_ns < y->tail_ns) - (x->tail_ns > y->tail_ns);
 }
 
@@ -87,13 +86,19 @@ ds_status ds__coll_tree_agg_setup(struct tree_coll *c, const struct ds_topo *top
   int64_t n_cross = 0;
   for (int32_t ti = 0; ti < c->n_trees; ti++) n_cross += c->trees[ti].route_first[2 * ne];
   struct crossing *cross = malloc(((size_t)n_cross + 1) * sizeof *cross);
+  /* crossings grouped by link (load[] counts them), each group sorted by
+   * tail below: link_bound_ns does not depend on the order of equal tails */
+  int64_t *slot = malloc(((size_t)topo->n_links + 1) * sizeof *slot);
   double *pipe = malloc((size_t)c->n_trees * sizeof *pipe);
   double *t_ns = malloc(2 * (size_t)ne * sizeof *t_ns);
   double *up = malloc((size_t)nv * sizeof *up), *dn = malloc((size_t)nv * sizeof *dn);
   double *rest = malloc((size_t)nv * sizeof *rest), *deep = malloc((size_t)nv * sizeof *deep);
   int32_t *order = malloc((size_t)nv * sizeof *order);
-  if (!cross || !pipe || !t_ns || !up || !dn || !rest || !deep || !order) goto oom;
-  n_cross = 0;
+  if (!cross || !slot || !pipe || !t_ns || !up || !dn || !rest || !deep || !order) goto oom;
+  for (int32_t l = 0, sum = 0; l <= topo->n_links; l++) {
+    slot[l] = sum;
+    if (l < topo->n_links) sum += (int32_t)load[l];
+  }
   for (int32_t ti = 0; ti < c->n_trees; ti++) {
     struct tree *t = &c->trees[ti];
     const double *lat = t->route_lat_ns;
@@ -152,14 +157,14 @@ ds_status ds__coll_tree_agg_setup(struct tree_coll *c, const struct ds_topo *top
         double tl = lat[r] + (dir == 0 ? rest[p] + dn_max : deep[v]);
         pipe[ti] = fmax(pipe[ti], hd + c->pieces * t_ns[r] + tl);
         for (int32_t k = t->route_first[r]; k < t->route_first[r + 1]; k++)
-          cross[n_cross++] = (struct crossing){t->route_links[k], hd, tl};
+          cross[slot[t->route_links[k]]++] = (struct crossing){t->route_links[k], hd, tl};
       }
     }
   }
-  qsort(cross, (size_t)n_cross, sizeof *cross, cmp_crossing);
   for (int64_t a = 0, b; a < n_cross; a = b) {
     int32_t l = cross[a].link;
     for (b = a; b < n_cross && cross[b].link == l; b++) continue;
+    qsort(cross + a, (size_t)(b - a), sizeof *cross, cmp_crossing);
     double busy = link_bound_ns(cross + a, (int32_t)(b - a),
                                 bytes * chan / topo->links[l].bw_bytes_per_s * 1e9);
     if (busy > link_ns) link_ns = busy;
@@ -181,7 +186,7 @@ ds_status ds__coll_tree_agg_setup(struct tree_coll *c, const struct ds_topo *top
 oom:
   st = ds_err_set(err, DS_ENOMEM, "all-reduce: out of memory");
 out:
-  free(cross), free(pipe), free(t_ns), free(up), free(dn), free(rest),
+  free(cross), free(slot), free(pipe), free(t_ns), free(up), free(dn), free(rest),
       free(deep), free(order);
   return st;
 }

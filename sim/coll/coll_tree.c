@@ -726,6 +726,9 @@ static ds_status create(const struct ds_coll_spec *s, enum tree_shape shape,
   c->mult = malloc(MAX_ROUTE * sizeof *c->mult);
   if (!c->trees || !c->entered || !c->ready || !c->done || !c->mult) goto oom;
   if (shape == SHAPE_HUB) c->entered[n] = c->ready[n] = 1; /* the switch is always there */
+  /* Only the double binary tree has an aggregated execution (the file's
+   * top); the others run per flow whatever the model. */
+  int agg = s->model == DS_COLL_AGGREGATE && shape == SHAPE_DBTREE && n > 1;
   for (int32_t ti = 0; ti < c->n_trees; ti++) {
     const struct tree *pt = &plan->trees[ti];
     struct tree *t = &c->trees[ti];
@@ -735,11 +738,13 @@ static ds_status create(const struct ds_coll_spec *s, enum tree_shape shape,
                        .route_links = pt->route_links, .root = pt->root, .shared = 1};
     if (n < 2) continue;
     t->route_lat_ns = malloc((2 * (size_t)c->ne + 1) * sizeof *t->route_lat_ns);
-    t->v = calloc((size_t)c->nv, sizeof *t->v);
-    t->e = calloc((size_t)c->ne + 1, sizeof *t->e);
-    if (!t->route_lat_ns || !t->v || !t->e) goto oom;
+    if (!t->route_lat_ns) goto oom;
     for (int32_t r = 0; r < 2 * c->ne; r++)
       t->route_lat_ns[r] = p ? p->hop_lat_ns[pt->route_class[r]] : pt->route_lat_ns[r];
+    if (agg) continue; /* one flow per tree: no per-piece state */
+    t->v = calloc((size_t)c->nv, sizeof *t->v);
+    t->e = calloc((size_t)c->ne + 1, sizeof *t->e);
+    if (!t->v || !t->e) goto oom;
   }
   double tree_bytes = s->bytes / c->n_trees;
   c->pieces = shape == SHAPE_STAR ? 1 : ds_coll_tree_pieces(tree_bytes, plan->depth, s->chunks);
@@ -755,9 +760,7 @@ static ds_status create(const struct ds_coll_spec *s, enum tree_shape shape,
     c->start_lat_ns = p->start_lat_ns;
     for (int k = 0; k < MAX_ROUTE; k++) c->mult[k] = (uint32_t)per_rail;
   }
-  /* Only the double binary tree has an aggregated execution (the file's
-   * top); the others run per flow whatever the model. */
-  if (s->model == DS_COLL_AGGREGATE && shape == SHAPE_DBTREE && n > 1) {
+  if (agg) {
     uint32_t chan = c->has_proto ? c->mult[0] : 1;
     c->agg = 1;
     DS_CHECK_GOTO(plan_agg(plan, s->topo, err), st, fail);
@@ -771,6 +774,10 @@ static ds_status create(const struct ds_coll_spec *s, enum tree_shape shape,
       for (int32_t k = 0; k < pt->n_agg; k++) t->agg_mult[k] = pt->agg_mult[k] * chan;
     }
     DS_CHECK_GOTO(agg_leads(c, plan, s->topo, chan, p, err), st, fail);
+    for (int32_t ti = 0; ti < c->n_trees; ti++) { /* needed for the leads only */
+      free(c->trees[ti].route_lat_ns);
+      c->trees[ti].route_lat_ns = NULL;
+    }
   }
   *out = &c->base;
   return DS_OK;

@@ -21,11 +21,12 @@
 #include "sim/net/gpu_table.h"
 #include "sim/net/topo_build.h"
 
-/* The supported size (issue #15, defect 9). A route is a breadth-first
- * search that may visit the whole fabric (a single IB switch reaches every
- * NIC), and a ring or tree asks one per GPU, so loading and running grow
- * with the square of the GPU count: 8,192 GPUs take about 2 s, 16,384
- * about 7 s, 65,536 took 40-90 s and 1,048,576 never finished. */
+/* The supported size (issue #15, defect 9). When a route was a breadth-
+ * first search over the whole fabric (a single IB switch reaches every
+ * NIC), loading and running grew with the square of the GPU count: 8,192
+ * GPUs took about 2 s, 16,384 about 7 s, 65,536 took 40-90 s. Searches now
+ * expand hubs lazily and stop early (ds__topo_search, issue #14); the cap
+ * stays until larger runs are measured. */
 #define MAX_GPUS 16384
 /* A node of one switch may hold many GPUs (a whole cluster behind one
  * non-blocking switch is how the SimGrid peer is described); a full mesh

@@ -89,6 +89,8 @@ struct ds_coll_proto {
   double start_lat_ns;                  /* once per all-reduce */
 };
 
+struct ds__tree_plan;
+
 /* A ring over GPUs: routes of each hop, and its slowest hop. */
 struct ds_ring {
   int32_t n;             /* ranks */
@@ -124,6 +126,9 @@ struct ds_ring {
   /* Bus bandwidth bound of the rails together: one rail: its min_bw; K
    * rails: min over links of K * bw / (hops of all rails crossing it). */
   double rails_busbw;
+  /* Tree collectives' shapes and routes over these members, built on first
+   * use (sim/coll/coll_tree.c; owned, freed with the ring). */
+  struct ds__tree_plan *tree_plans;
 };
 
 /* Builds the ring gpus[0] -> gpus[1] -> ... -> gpus[n-1] -> gpus[0]. */

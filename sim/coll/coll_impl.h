@@ -15,6 +15,8 @@
 extern "C" {
 #endif
 
+struct ds__tree_plan;
+
 struct ds__coll_vtbl {
   ds_status (*enter)(struct ds_coll *c, int32_t member);
   /* idx: the low 32 bits of the flow's tag, the implementation's own index. */
@@ -56,6 +58,8 @@ ds_status ds__coll_tree_new(const struct ds_coll_spec *spec, struct ds_coll **ou
                             struct ds_err *err);
 ds_status ds__coll_reduce_bcast_new(const struct ds_coll_spec *spec, struct ds_coll **out,
                                     struct ds_err *err);
+/* Frees the tree plans cached on a ring (sim/coll/coll_tree.c); NULL is fine. */
+void ds__coll_tree_plans_free(struct ds__tree_plan *plans);
 ds_status ds__coll_nvls_new(const struct ds_coll_spec *spec, struct ds_coll **out,
                             struct ds_err *err);
 ds_status ds__coll_direct_new(const struct ds_coll_spec *spec, struct ds_coll **out,

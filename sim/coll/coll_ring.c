@@ -208,6 +208,7 @@ void ds_ring_release(struct ds_ring *r) {
   free(r->rails);
   free(r->rail_member);
   free(r->rail_pos);
+  ds__coll_tree_plans_free(r->tree_plans);
   memset(r, 0, sizeof *r);
 }
 

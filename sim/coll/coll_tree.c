@@ -257,6 +257,11 @@ static ds_status hub_routes(struct ds_topo *topo, const int32_t *gpus, int32_t n
   return DS_OK;
 }
 
+static int cmp_link(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
 static enum ds_hop_class class_of(const struct ds_topo *topo, const int32_t *links,
                                   int32_t len) {
   enum ds_hop_class cls = DS_HOP_NVLINK;
@@ -268,7 +273,13 @@ static enum ds_hop_class class_of(const struct ds_topo *topo, const int32_t *lin
   return cls;
 }
 
+/* A collective's tree: its own arrays, and the shape's too unless shared. */
 static void tree_release(struct tree *t) {
+  free(t->route_lat_ns);
+  free(t->v);
+  free(t->e);
+  free(t->agg_mult);
+  if (t->shared) return;
   free(t->parent);
   free(t->edge_of);
   free(t->child_first);
@@ -276,11 +287,8 @@ static void tree_release(struct tree *t) {
   free(t->edge_child);
   free(t->route_first);
   free(t->route_links);
-  free(t->route_lat_ns);
-  free(t->v);
-  free(t->e);
+  free(t->route_class);
   free(t->agg_links);
-  free(t->agg_mult);
 }
 
 /* NVLSTree: the route of the edge from switch vertex `child` up to its
@@ -301,13 +309,15 @@ static ds_status switch_route(struct ds_topo *topo, const int32_t *gpus, int32_t
   return DS_OK;
 }
 
-/* Edges, children and routes of a tree whose parent[] is filled (heads:
- * NVLSTree's heads of this tree per node, else NULL). */
-static ds_status tree_setup(struct tree_coll *c, struct tree *t, struct ds_topo *topo,
+/* Edges, children and routes of a plan's tree whose parent[] is filled;
+ * route_lat_ns: each route's link latency sum. n: the members (vertices
+ * from n on are switches); heads: NVLSTree's heads of this tree per node,
+ * else NULL. */
+static ds_status tree_setup(struct tree *t, int32_t nv, int32_t n, struct ds_topo *topo,
                             const int32_t *gpus, const int32_t *hub_up,
                             const int32_t *hub_down, const int32_t *heads,
-                            const struct ds_coll_proto *proto, struct ds_err *err) {
-  int32_t nv = c->nv, ne = c->ne;
+                            struct ds_err *err) {
+  int32_t ne = nv - 1;
   t->edge_of = malloc((size_t)nv * sizeof *t->edge_of);
   t->child_first = calloc((size_t)nv + 1, sizeof *t->child_first);
   t->child_edge = malloc(((size_t)ne + 1) * sizeof *t->child_edge);
@@ -315,10 +325,9 @@ static ds_status tree_setup(struct tree_coll *c, struct tree *t, struct ds_topo 
   t->route_first = malloc((2 * (size_t)ne + 1) * sizeof *t->route_first);
   t->route_links = malloc((2 * (size_t)ne * MAX_ROUTE + 1) * sizeof *t->route_links);
   t->route_lat_ns = malloc((2 * (size_t)ne + 1) * sizeof *t->route_lat_ns);
-  t->v = calloc((size_t)nv, sizeof *t->v);
-  t->e = calloc((size_t)ne + 1, sizeof *t->e);
+  t->route_class = malloc(2 * (size_t)ne + 1);
   if (!t->edge_of || !t->child_first || !t->child_edge || !t->edge_child ||
-      !t->route_first || !t->route_links || !t->route_lat_ns || !t->v || !t->e)
+      !t->route_first || !t->route_links || !t->route_lat_ns || !t->route_class)
     return ds_err_set(err, DS_ENOMEM, "all-reduce: out of memory");
   int32_t e = 0, used = 0;
   t->root = -1;
@@ -350,9 +359,9 @@ static ds_status tree_setup(struct tree_coll *c, struct tree *t, struct ds_topo 
       int32_t r = 2 * k + dir, len = 0;
       int32_t *links = t->route_links + used;
       t->route_first[r] = used;
-      if (heads && child >= c->n) {
-        DS_CHECK(switch_route(topo, gpus, c->n, hub_up, hub_down, heads, child, par, dir,
-                              links, &len, err));
+      if (heads && child >= n) {
+        DS_CHECK(switch_route(topo, gpus, n, hub_up, hub_down, heads, child, par, dir, links,
+                              &len, err));
       } else if (hub_up && dir == 0) {
         links[0] = hub_up[child];
         len = 1;
@@ -364,19 +373,18 @@ static ds_status tree_setup(struct tree_coll *c, struct tree *t, struct ds_topo 
         DS_CHECK(ds_topo_route(topo, gpus[src], gpus[dst], links, MAX_ROUTE, &len, err));
       }
       double lat = 0;
-      if (proto) {
-        lat = proto->hop_lat_ns[class_of(topo, links, len)];
-      } else {
-        for (int32_t q = 0; q < len; q++) lat += topo->links[links[q]].lat_ns;
-      }
+      for (int32_t q = 0; q < len; q++) lat += topo->links[links[q]].lat_ns;
       t->route_lat_ns[r] = lat;
+      t->route_class[r] = (uint8_t)class_of(topo, links, len);
       used += len;
     }
   }
   t->route_first[2 * ne] = used;
+  /* Most routes are shorter than MAX_ROUTE: keep what they use. */
+  int32_t *fit = realloc(t->route_links, ((size_t)used + 1) * sizeof *fit);
+  if (fit) t->route_links = fit;
   return DS_OK;
 }
-
 
 /* Whether vertex v holds the reduced piece: the root once every child has
  * delivered it, any other vertex once its parent has sent it down. */
@@ -567,6 +575,22 @@ static const struct ds__coll_vtbl tree_vtbl = {
     .destroy = tree_destroy,
 };
 
+static void plan_free(struct ds__tree_plan *p) {
+  for (int32_t i = 0; p->trees && i < p->n_trees; i++) tree_release(&p->trees[i]);
+  free(p->trees);
+  free(p->load);
+  for (int i = 0; i < TREE_AGG_MEMO; i++) free(p->memo[i].lead);
+  free(p);
+}
+
+void ds__coll_tree_plans_free(struct ds__tree_plan *plans) {
+  while (plans) {
+    struct ds__tree_plan *next = plans->next;
+    plan_free(plans);
+    plans = next;
+  }
+}
+
 /* NVLSTree: each member's links to and from its node's switch (hub_routes
  * node by node; every node needs two members on one NVSwitch). */
 static ds_status node_hub_routes(struct ds_topo *topo, const int32_t *gpus,
@@ -611,107 +635,69 @@ static void nvls_tree_parents(const struct dbtree_layout *g, int32_t r, int t,
   }
 }
 
-static ds_status create(const struct ds_coll_spec *s, enum tree_shape shape,
-                        struct ds_coll **out, struct ds_err *err) {
-  const struct ds_ring *r = s->ring;
+/* The trees of a shape over the ring's members, with their routes (nvls
+ * over members on several nodes is NCCL's NVLSTree: run_shape says). */
+static ds_status plan_build(struct ds_topo *topo, const struct ds_ring *r, enum tree_shape shape,
+                            int32_t root, struct ds__tree_plan **out, struct ds_err *err) {
   const int32_t *gpus = r->gpus;
   int32_t n = r->n;
-  const struct ds_coll_proto *p = s->proto;
-  if (p && (p->channels < 1 || !(p->wire_factor >= 1) || !(p->chan_cap_bytes_per_s > 0) ||
-            !(p->start_lat_ns >= 0)))
-    return ds_err_set(err, DS_EINTERNAL, "all-reduce: bad protocol parameters");
   ds_status st = DS_ENOMEM;
   int32_t *hub_up = NULL, *hub_down = NULL, *heads = NULL;
   struct dbtree_layout lay = {0};
-  struct tree_coll *c = calloc(1, sizeof *c);
-  if (!c) return ds_err_set(err, DS_ENOMEM, "all-reduce: out of memory");
-  c->base.vt = &tree_vtbl;
-  c->net = s->net;
-  c->n = n;
-  c->tag_base = s->tag_base;
-  c->on_done = s->on_done;
-  c->owner = s->owner;
+  *out = NULL;
+  struct ds__tree_plan *p = calloc(1, sizeof *p);
+  if (!p) return ds_err_set(err, DS_ENOMEM, "all-reduce: out of memory");
+  p->shape = shape;
+  p->root = shape == SHAPE_STAR ? root : -1;
   if (shape == SHAPE_DBTREE || (shape == SHAPE_HUB && n > 1))
-    DS_CHECK_GOTO(layout_build(s->topo, gpus, n, &lay, err), st, fail);
-  /* NVLS over members on several nodes is NCCL's NVLSTree */
-  if (shape == SHAPE_HUB && lay.m > 1) shape = SHAPE_NVLS_TREE;
-  int tree_like = shape == SHAPE_DBTREE || shape == SHAPE_NVLS_TREE;
-  int32_t nodes = shape == SHAPE_NVLS_TREE ? lay.m : 0;
-  c->nv = n + (shape == SHAPE_HUB) + nodes;
-  c->ne = c->nv - 1;
-  int32_t rails = tree_like ? lay.rails : 1;
-  c->n_trees = tree_like ? 2 * rails : 1;
-  c->trees = calloc((size_t)c->n_trees, sizeof *c->trees);
-  c->entered = calloc((size_t)c->nv, 1);
-  c->ready = calloc((size_t)c->nv, 1);
-  c->done = calloc((size_t)n, 1);
-  c->mult = malloc(MAX_ROUTE * sizeof *c->mult);
-  if (!c->trees || !c->entered || !c->ready || !c->done || !c->mult) goto oom;
-  if (shape == SHAPE_HUB || shape == SHAPE_NVLS_TREE) {
-    for (int32_t v = n; v < c->nv; v++) c->entered[v] = c->ready[v] = 1; /* switches */
+    DS_CHECK_GOTO(layout_build(topo, gpus, n, &lay, err), st, fail);
+  enum tree_shape run = shape == SHAPE_HUB && lay.m > 1 ? SHAPE_NVLS_TREE : shape;
+  int tree_like = run == SHAPE_DBTREE || run == SHAPE_NVLS_TREE;
+  int32_t nodes = run == SHAPE_NVLS_TREE ? lay.m : 0;
+  p->run_shape = run;
+  p->nv = n + (run == SHAPE_HUB) + nodes;
+  p->ne = p->nv - 1;
+  p->rails = tree_like ? lay.rails : 1;
+  p->n_trees = tree_like ? 2 * p->rails : 1;
+  p->trees = calloc((size_t)p->n_trees, sizeof *p->trees);
+  if (!p->trees) goto oom;
+  if (run == SHAPE_HUB || run == SHAPE_NVLS_TREE) {
     hub_up = malloc((size_t)n * sizeof *hub_up);
     hub_down = malloc((size_t)n * sizeof *hub_down);
     if (!hub_up || !hub_down) goto oom;
-    if (shape == SHAPE_NVLS_TREE)
-      DS_CHECK_GOTO(node_hub_routes(s->topo, gpus, &lay, hub_up, hub_down, err), st, fail);
+    if (run == SHAPE_NVLS_TREE)
+      DS_CHECK_GOTO(node_hub_routes(topo, gpus, &lay, hub_up, hub_down, err), st, fail);
     else if (n > 1)
-      DS_CHECK_GOTO(hub_routes(s->topo, gpus, n, hub_up, hub_down, err), st, fail);
+      DS_CHECK_GOTO(hub_routes(topo, gpus, n, hub_up, hub_down, err), st, fail);
   }
-  if (shape == SHAPE_NVLS_TREE) {
-    heads = malloc((size_t)c->n_trees * nodes * sizeof *heads);
+  if (run == SHAPE_NVLS_TREE) {
+    heads = malloc((size_t)p->n_trees * nodes * sizeof *heads);
     if (!heads) goto oom;
   }
-  /* reduce-broadcast: the spec's root, member 0 when it has none */
-  int32_t root = s->root >= 0 && s->root < n ? s->root : 0;
-  int32_t depth = 0;
-  for (int32_t ti = 0; ti < c->n_trees; ti++) {
-    struct tree *t = &c->trees[ti];
-    t->parent = malloc((size_t)c->nv * sizeof *t->parent);
+  for (int32_t ti = 0; ti < p->n_trees; ti++) {
+    struct tree *t = &p->trees[ti];
+    t->parent = malloc((size_t)p->nv * sizeof *t->parent);
     if (!t->parent) goto oom;
-    if (shape == SHAPE_DBTREE)
+    if (run == SHAPE_DBTREE)
       dbtree_parents(&lay, ti / 2, ti % 2, t->parent);
-    else if (shape == SHAPE_NVLS_TREE)
+    else if (run == SHAPE_NVLS_TREE)
       nvls_tree_parents(&lay, ti / 2, ti % 2, t->parent, heads + (size_t)ti * nodes);
     else
-      for (int32_t v = 0; v < c->nv; v++)
-        t->parent[v] = shape == SHAPE_STAR ? (v == root ? -1 : root) : (v == n ? -1 : n);
-    int32_t d = depth_of(t->parent, c->nv);
-    if (d > depth) depth = d;
+      for (int32_t v = 0; v < p->nv; v++)
+        t->parent[v] = run == SHAPE_STAR ? (v == root ? -1 : root) : (v == n ? -1 : n);
+    int32_t d = depth_of(t->parent, p->nv);
+    if (d > p->depth) p->depth = d;
   }
   if (n > 1)
-    for (int32_t ti = 0; ti < c->n_trees; ti++)
-      DS_CHECK_GOTO(tree_setup(c, &c->trees[ti], s->topo, gpus, hub_up, hub_down,
-                               heads ? heads + (size_t)ti * nodes : NULL, p, err),
+    for (int32_t ti = 0; ti < p->n_trees; ti++)
+      DS_CHECK_GOTO(tree_setup(&p->trees[ti], p->nv, n, topo, gpus, hub_up, hub_down,
+                               heads ? heads + (size_t)ti * nodes : NULL, err),
                     st, fail);
-  double tree_bytes = s->bytes / c->n_trees;
-  c->pieces = shape == SHAPE_STAR ? 1 : ds_coll_tree_pieces(tree_bytes, depth, s->chunks);
-  c->flow_bytes = tree_bytes / c->pieces;
-  c->cap = INFINITY;
-  if (p) {
-    /* The C channels of a tree spread over its rails, C/K each (at least
-     * 1), each capped so that a rail carries 1/K of the tree's C caps.
-     * NVLSTree: C channels (heads) in all, each head's two trees sharing
-     * its cap: every flow stands for one channel at C cap / (2K). */
-    int32_t per_rail = shape == SHAPE_NVLS_TREE ? 1 : ds__ring_rail_channels(p->channels, rails);
-    c->has_proto = 1;
-    c->flow_bytes *= p->wire_factor / per_rail;
-    c->cap = shape == SHAPE_NVLS_TREE
-                 ? p->chan_cap_bytes_per_s * p->channels / c->n_trees
-                 : p->chan_cap_bytes_per_s * p->channels / ((double)rails * per_rail);
-    c->start_lat_ns = p->start_lat_ns;
-    for (int k = 0; k < MAX_ROUTE; k++) c->mult[k] = (uint32_t)per_rail;
-  }
-  /* Only the double binary tree and NVLSTree have an aggregated execution
-   * (the file's top); the others run per flow whatever the model. */
-  if (s->model == DS_COLL_AGGREGATE && tree_like && n > 1) {
-    c->agg = 1;
-    DS_CHECK_GOTO(ds__coll_tree_agg_setup(c, s->topo, c->has_proto ? c->mult[0] : 1, err), st, fail);
-  }
   layout_release(&lay);
   free(hub_up);
   free(hub_down);
   free(heads);
-  *out = &c->base;
+  *out = p;
   return DS_OK;
 oom:
   st = ds_err_set(err, DS_ENOMEM, "all-reduce: out of memory");
@@ -720,6 +706,186 @@ fail:
   free(hub_up);
   free(hub_down);
   free(heads);
+  plan_free(p);
+  return st;
+}
+
+/* The plan of a shape over the ring's members: cached on the ring. The
+ * cache is a memo (a plan is what plan_build would build again), so the
+ * ring stays const to its users. */
+static ds_status plan_get(struct ds_topo *topo, const struct ds_ring *r, enum tree_shape shape,
+                          int32_t root, struct ds__tree_plan **out, struct ds_err *err) {
+  struct ds_ring *memo = (struct ds_ring *)r;
+  int32_t key_root = shape == SHAPE_STAR ? root : -1;
+  for (struct ds__tree_plan *p = memo->tree_plans; p; p = p->next)
+    if (p->shape == shape && p->root == key_root) {
+      *out = p;
+      return DS_OK;
+    }
+  DS_CHECK(plan_build(topo, r, shape, root, out, err));
+  (*out)->next = memo->tree_plans;
+  memo->tree_plans = *out;
+  return DS_OK;
+}
+
+/* The aggregate's plan part: streams per link, each tree's links. */
+static ds_status plan_agg(struct ds__tree_plan *p, const struct ds_topo *topo,
+                          struct ds_err *err) {
+  if (p->load) return DS_OK;
+  uint32_t *load = calloc((size_t)topo->n_links + 1, sizeof *load);
+  if (!load) return ds_err_set(err, DS_ENOMEM, "all-reduce: out of memory");
+  for (int32_t ti = 0; ti < p->n_trees; ti++) {
+    struct tree *t = &p->trees[ti];
+    int32_t used = t->route_first[2 * p->ne];
+    for (int32_t k = 0; k < used; k++) load[t->route_links[k]]++;
+    /* Its links in order, each with the streams crossing it: a counting
+     * pass over the links (route links are link ids below n_links). */
+    free(t->agg_links);
+    free(t->agg_mult);
+    t->agg_links = malloc(((size_t)used + 1) * sizeof *t->agg_links);
+    t->agg_mult = malloc(((size_t)used + 1) * sizeof *t->agg_mult);
+    int32_t *sorted = malloc(((size_t)used + 1) * sizeof *sorted);
+    if (!t->agg_links || !t->agg_mult || !sorted) {
+      free(sorted);
+      free(load);
+      return ds_err_set(err, DS_ENOMEM, "all-reduce: out of memory");
+    }
+    memcpy(sorted, t->route_links, (size_t)used * sizeof *sorted);
+    qsort(sorted, (size_t)used, sizeof *sorted, cmp_link);
+    t->n_agg = 0;
+    for (int32_t k = 0; k < used; k++) {
+      if (t->n_agg > 0 && t->agg_links[t->n_agg - 1] == sorted[k]) {
+        t->agg_mult[t->n_agg - 1]++;
+      } else {
+        t->agg_links[t->n_agg] = sorted[k];
+        t->agg_mult[t->n_agg++] = 1;
+      }
+    }
+    free(sorted);
+  }
+  p->load = load;
+  return DS_OK;
+}
+
+/* The aggregate's leads: computed once per setting of what they depend on
+ * (the last TREE_AGG_MEMO settings are kept). */
+static ds_status agg_leads(struct tree_coll *c, struct ds__tree_plan *p, struct ds_topo *topo,
+                           uint32_t chan, const struct ds_coll_proto *proto,
+                           struct ds_err *err) {
+  double key[9] = {c->flow_bytes, c->pieces, c->cap, chan, c->start_lat_ns,
+                   proto ? 1 : 0, proto ? proto->hop_lat_ns[0] : 0,
+                   proto ? proto->hop_lat_ns[1] : 0, proto ? proto->hop_lat_ns[2] : 0};
+  for (int i = 0; i < TREE_AGG_MEMO; i++) {
+    struct tree_agg_memo *m = &p->memo[i];
+    if (!m->lead || memcmp(m->key, key, sizeof key) != 0) continue;
+    for (int32_t ti = 0; ti < c->n_trees; ti++) c->trees[ti].agg_lead_ns = m->lead[ti];
+    return DS_OK;
+  }
+  DS_CHECK(ds__coll_tree_agg_setup(c, topo, chan, p->load, err));
+  struct tree_agg_memo *m = &p->memo[p->memo_next];
+  if (!m->lead) m->lead = malloc((size_t)p->n_trees * sizeof *m->lead);
+  if (!m->lead) return DS_OK; /* no memo: computed again next time */
+  memcpy(m->key, key, sizeof key);
+  for (int32_t ti = 0; ti < c->n_trees; ti++) m->lead[ti] = c->trees[ti].agg_lead_ns;
+  p->memo_next = (p->memo_next + 1) % TREE_AGG_MEMO;
+  return DS_OK;
+}
+
+static ds_status create(const struct ds_coll_spec *s, enum tree_shape shape,
+                        struct ds_coll **out, struct ds_err *err) {
+  int32_t n = s->ring->n;
+  const struct ds_coll_proto *p = s->proto;
+  if (p && (p->channels < 1 || !(p->wire_factor >= 1) || !(p->chan_cap_bytes_per_s > 0) ||
+            !(p->start_lat_ns >= 0)))
+    return ds_err_set(err, DS_EINTERNAL, "all-reduce: bad protocol parameters");
+  /* reduce-broadcast: the spec's root, member 0 when it has none */
+  int32_t root = s->root >= 0 && s->root < n ? s->root : 0;
+  struct ds__tree_plan *plan = NULL;
+  DS_CHECK(plan_get(s->topo, s->ring, shape, root, &plan, err));
+  ds_status st = DS_ENOMEM;
+  struct tree_coll *c = calloc(1, sizeof *c);
+  if (!c) return ds_err_set(err, DS_ENOMEM, "all-reduce: out of memory");
+  c->base.vt = &tree_vtbl;
+  c->net = s->net;
+  c->n = n;
+  c->nv = plan->nv;
+  c->ne = plan->ne;
+  c->tag_base = s->tag_base;
+  c->on_done = s->on_done;
+  c->owner = s->owner;
+  int32_t rails = plan->rails;
+  c->n_trees = plan->n_trees;
+  c->trees = calloc((size_t)c->n_trees, sizeof *c->trees);
+  c->entered = calloc((size_t)c->nv, 1);
+  c->ready = calloc((size_t)c->nv, 1);
+  c->done = calloc((size_t)n, 1);
+  c->mult = malloc(MAX_ROUTE * sizeof *c->mult);
+  if (!c->trees || !c->entered || !c->ready || !c->done || !c->mult) goto oom;
+  enum tree_shape run = plan->run_shape;
+  int tree_like = run == SHAPE_DBTREE || run == SHAPE_NVLS_TREE;
+  for (int32_t v = n; v < c->nv; v++) c->entered[v] = c->ready[v] = 1; /* switches */
+  /* Only the double binary tree and NVLSTree have an aggregated execution
+   * (the file's top); the others run per flow whatever the model. */
+  int agg = s->model == DS_COLL_AGGREGATE && tree_like && n > 1;
+  for (int32_t ti = 0; ti < c->n_trees; ti++) {
+    const struct tree *pt = &plan->trees[ti];
+    struct tree *t = &c->trees[ti];
+    *t = (struct tree){.parent = pt->parent, .edge_of = pt->edge_of,
+                       .child_first = pt->child_first, .child_edge = pt->child_edge,
+                       .edge_child = pt->edge_child, .route_first = pt->route_first,
+                       .route_links = pt->route_links, .root = pt->root, .shared = 1};
+    if (n < 2) continue;
+    t->route_lat_ns = malloc((2 * (size_t)c->ne + 1) * sizeof *t->route_lat_ns);
+    if (!t->route_lat_ns) goto oom;
+    for (int32_t r = 0; r < 2 * c->ne; r++)
+      t->route_lat_ns[r] = p ? p->hop_lat_ns[pt->route_class[r]] : pt->route_lat_ns[r];
+    if (agg) continue; /* one flow per tree: no per-piece state */
+    t->v = calloc((size_t)c->nv, sizeof *t->v);
+    t->e = calloc((size_t)c->ne + 1, sizeof *t->e);
+    if (!t->v || !t->e) goto oom;
+  }
+  double tree_bytes = s->bytes / c->n_trees;
+  c->pieces = run == SHAPE_STAR ? 1 : ds_coll_tree_pieces(tree_bytes, plan->depth, s->chunks);
+  c->flow_bytes = tree_bytes / c->pieces;
+  c->cap = INFINITY;
+  if (p) {
+    /* The C channels of a tree spread over its rails, C/K each (at least
+     * 1), each capped so that a rail carries 1/K of the tree's C caps.
+     * NVLSTree: C channels (heads) in all, each head's two trees sharing
+     * its cap: every flow stands for one channel at C cap / (2K). */
+    int32_t per_rail = run == SHAPE_NVLS_TREE ? 1 : ds__ring_rail_channels(p->channels, rails);
+    c->has_proto = 1;
+    c->flow_bytes *= p->wire_factor / per_rail;
+    c->cap = run == SHAPE_NVLS_TREE
+                 ? p->chan_cap_bytes_per_s * p->channels / c->n_trees
+                 : p->chan_cap_bytes_per_s * p->channels / ((double)rails * per_rail);
+    c->start_lat_ns = p->start_lat_ns;
+    for (int k = 0; k < MAX_ROUTE; k++) c->mult[k] = (uint32_t)per_rail;
+  }
+  if (agg) {
+    uint32_t chan = c->has_proto ? c->mult[0] : 1;
+    c->agg = 1;
+    DS_CHECK_GOTO(plan_agg(plan, s->topo, err), st, fail);
+    for (int32_t ti = 0; ti < c->n_trees; ti++) {
+      const struct tree *pt = &plan->trees[ti];
+      struct tree *t = &c->trees[ti];
+      t->agg_links = pt->agg_links;
+      t->n_agg = pt->n_agg;
+      t->agg_mult = malloc(((size_t)pt->n_agg + 1) * sizeof *t->agg_mult);
+      if (!t->agg_mult) goto oom;
+      for (int32_t k = 0; k < pt->n_agg; k++) t->agg_mult[k] = pt->agg_mult[k] * chan;
+    }
+    DS_CHECK_GOTO(agg_leads(c, plan, s->topo, chan, p, err), st, fail);
+    for (int32_t ti = 0; ti < c->n_trees; ti++) { /* needed for the leads only */
+      free(c->trees[ti].route_lat_ns);
+      c->trees[ti].route_lat_ns = NULL;
+    }
+  }
+  *out = &c->base;
+  return DS_OK;
+oom:
+  st = ds_err_set(err, DS_ENOMEM, "all-reduce: out of memory");
+fail:
   tree_destroy(&c->base);
   return st;
 }

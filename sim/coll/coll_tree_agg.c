@@ -11,11 +11,6 @@
 
 #include "sim/coll/coll_tree_impl.h"
 
-static int cmp_int32(const void *a, const void *b) {
-  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-  return (x > y) - (x < y);
-}
-
 /* A stream crossing a link, for the aggregate's link bound (ds__coll_tree_agg_setup). */
 struct crossing {
   int32_t link;
@@ -23,10 +18,9 @@ struct crossing {
   double tail_ns; /* the least the collective lasts after its last byte */
 };
 
-/* By link, then latest tail first. */
+/* Latest tail first (crossings of one link). */
 static int cmp_crossing(const void *a, const void *b) {
   const struct crossing *x = a, *y = b;
-  if (x->link != y->link) return (x->link > y->link) - (x->link < y->link);
   return (x->tail_ns < y->tail_ns) - (x->tail_ns > y->tail_ns);
 }
 
@@ -84,25 +78,26 @@ static double link_bound_ns(const struct crossing *x, int32_t m, double stream_n
  * Elsewhere the per-flow tree lies above both; docs/collectives.md has how
  * far. chan: the channels a flow stands for. */
 ds_status ds__coll_tree_agg_setup(struct tree_coll *c, const struct ds_topo *topo,
-                                  uint32_t chan, struct ds_err *err) {
+                                  uint32_t chan, const uint32_t *load, struct ds_err *err) {
   ds_status st = DS_OK;
-  int32_t nv = c->nv, ne = c->ne, nl = topo->n_links;
+  int32_t nv = c->nv, ne = c->ne;
   double bytes = c->flow_bytes * c->pieces; /* X */
   double link_ns = 0;
   int64_t n_cross = 0;
   for (int32_t ti = 0; ti < c->n_trees; ti++) n_cross += c->trees[ti].route_first[2 * ne];
-  uint32_t *load = calloc((size_t)nl + 1, sizeof *load);
   struct crossing *cross = malloc(((size_t)n_cross + 1) * sizeof *cross);
+  /* crossings grouped by link (load[] counts them), each group sorted by
+   * tail below: link_bound_ns does not depend on the order of equal tails */
+  int64_t *slot = malloc(((size_t)topo->n_links + 1) * sizeof *slot);
   double *pipe = malloc((size_t)c->n_trees * sizeof *pipe);
   double *t_ns = malloc(2 * (size_t)ne * sizeof *t_ns);
   double *up = malloc((size_t)nv * sizeof *up), *dn = malloc((size_t)nv * sizeof *dn);
   double *rest = malloc((size_t)nv * sizeof *rest), *deep = malloc((size_t)nv * sizeof *deep);
   int32_t *order = malloc((size_t)nv * sizeof *order);
-  if (!load || !cross || !pipe || !t_ns || !up || !dn || !rest || !deep || !order) goto oom;
-  n_cross = 0;
-  for (int32_t ti = 0; ti < c->n_trees; ti++) {
-    const struct tree *t = &c->trees[ti];
-    for (int32_t k = 0; k < t->route_first[2 * ne]; k++) load[t->route_links[k]]++;
+  if (!cross || !slot || !pipe || !t_ns || !up || !dn || !rest || !deep || !order) goto oom;
+  for (int32_t l = 0, sum = 0; l <= topo->n_links; l++) {
+    slot[l] = sum;
+    if (l < topo->n_links) sum += (int32_t)load[l];
   }
   for (int32_t ti = 0; ti < c->n_trees; ti++) {
     struct tree *t = &c->trees[ti];
@@ -168,14 +163,14 @@ ds_status ds__coll_tree_agg_setup(struct tree_coll *c, const struct ds_topo *top
         double tl = lat[r] + (dir == 0 ? rest[p] + dn_max : deep[v]);
         pipe[ti] = fmax(pipe[ti], hd + c->pieces * t_ns[r] + tl);
         for (int32_t k = t->route_first[r]; k < t->route_first[r + 1]; k++)
-          cross[n_cross++] = (struct crossing){t->route_links[k], hd, tl};
+          cross[slot[t->route_links[k]]++] = (struct crossing){t->route_links[k], hd, tl};
       }
     }
   }
-  qsort(cross, (size_t)n_cross, sizeof *cross, cmp_crossing);
   for (int64_t a = 0, b; a < n_cross; a = b) {
     int32_t l = cross[a].link;
     for (b = a; b < n_cross && cross[b].link == l; b++) continue;
+    qsort(cross + a, (size_t)(b - a), sizeof *cross, cmp_crossing);
     double busy = link_bound_ns(cross + a, (int32_t)(b - a),
                                 bytes * chan / topo->links[l].bw_bytes_per_s * 1e9);
     if (busy > link_ns) link_ns = busy;
@@ -192,31 +187,12 @@ ds_status ds__coll_tree_agg_setup(struct tree_coll *c, const struct ds_topo *top
     double data_ns = bytes / rate * 1e9;
     t->agg_lead_ns =
         c->start_lat_ns + (pipe[ti] > link_ns ? pipe[ti] : link_ns) - data_ns;
-    /* Its links, each with the streams crossing it. */
-    int32_t *sorted = malloc(((size_t)used + 1) * sizeof *sorted);
-    t->agg_links = malloc(((size_t)used + 1) * sizeof *t->agg_links);
-    t->agg_mult = malloc(((size_t)used + 1) * sizeof *t->agg_mult);
-    if (!sorted || !t->agg_links || !t->agg_mult) {
-      free(sorted);
-      goto oom;
-    }
-    memcpy(sorted, t->route_links, (size_t)used * sizeof *sorted);
-    qsort(sorted, (size_t)used, sizeof *sorted, cmp_int32);
-    for (int32_t k = 0; k < used; k++) {
-      if (t->n_agg > 0 && t->agg_links[t->n_agg - 1] == sorted[k]) {
-        t->agg_mult[t->n_agg - 1] += chan;
-      } else {
-        t->agg_links[t->n_agg] = sorted[k];
-        t->agg_mult[t->n_agg++] = chan;
-      }
-    }
-    free(sorted);
   }
   goto out;
 oom:
   st = ds_err_set(err, DS_ENOMEM, "all-reduce: out of memory");
 out:
-  free(load), free(cross), free(pipe), free(t_ns), free(up), free(dn), free(rest),
+  free(cross), free(slot), free(pipe), free(t_ns), free(up), free(dn), free(rest),
       free(deep), free(order);
   return st;
 }

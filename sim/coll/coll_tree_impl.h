@@ -29,6 +29,10 @@ struct estate {            /* per tree and edge (child -> parent) */
   uint8_t dn_busy;
 };
 
+/* One tree of a collective. Its shape (parent .. route_links, agg_links)
+ * belongs to a cached struct ds__tree_plan and is shared by every collective
+ * over the same members (shared = 1); route_lat_ns, v, e and agg_mult are
+ * the collective's own. */
 struct tree {
   int32_t *parent;      /* [V] -1 for the root */
   int32_t *edge_of;     /* [V] edge index of v's link to its parent, -1 */
@@ -37,7 +41,8 @@ struct tree {
   int32_t *edge_child;  /* [E] child vertex of edge e */
   int32_t *route_first; /* [2E+1] routes: edge e up at 2e, down at 2e+1 */
   int32_t *route_links;
-  double *route_lat_ns; /* [2E] */
+  double *route_lat_ns; /* [2E]; in a plan: the routes' link latency sums */
+  uint8_t *route_class; /* [2E] enum ds_hop_class of each route (plan only) */
   struct vstate *v;
   struct estate *e;
   int32_t root;
@@ -47,6 +52,33 @@ struct tree {
   uint32_t *agg_mult;
   int32_t n_agg;
   double agg_lead_ns;
+  int shared;           /* the shape fields belong to a plan */
+};
+
+/* What a tree collective over one member list does not owe to its bytes or
+ * protocol: its trees, their edges and routes, and for the aggregate the
+ * streams crossing each link. Built once per ring, shape and root and kept
+ * on the ring (ds_ring.tree_plans), as the collectives of a training run
+ * repeat over the same members (issue #14: GPT-2 on 4096 GPUs rebuilt 16
+ * trees' routes for every bucket). */
+#define TREE_AGG_MEMO 8
+struct tree_agg_memo {
+  double key[9];  /* flow_bytes, pieces, cap, chan, start, proto, hop lats */
+  double *lead;   /* [n_trees] agg_lead_ns; NULL: empty */
+};
+
+struct ds__tree_plan {
+  struct ds__tree_plan *next;
+  enum tree_shape shape;     /* the shape asked for: the cache's key */
+  enum tree_shape run_shape; /* what runs: nvls over several nodes is NVLSTree */
+  int32_t root;         /* SHAPE_STAR's root; -1 for the others */
+  int32_t nv, ne, n_trees, rails, depth;
+  struct tree *trees;   /* [n_trees] shape fields only */
+  /* Aggregated, filled on first use: per link, the streams of every tree
+   * crossing it; each tree's agg_links with agg_mult counting its streams. */
+  uint32_t *load;
+  struct tree_agg_memo memo[TREE_AGG_MEMO]; /* leads of the last settings */
+  int32_t memo_next;
 };
 
 struct tree_coll {
@@ -75,9 +107,10 @@ struct tree_coll {
   void *owner;
 };
 
-/* The aggregated double binary tree's per-tree links, weights and lead
- * (sim/coll/coll_tree_agg.c says how); chan: the channels a flow stands for. */
+/* The aggregated double binary tree's per-tree lead, agg_lead_ns
+ * (sim/coll/coll_tree_agg.c says how); chan: the channels a flow stands for;
+ * load: per link, the streams of every tree crossing it. */
 ds_status ds__coll_tree_agg_setup(struct tree_coll *c, const struct ds_topo *topo,
-                                  uint32_t chan, struct ds_err *err);
+                                  uint32_t chan, const uint32_t *load, struct ds_err *err);
 
 #endif /* DS_COLL_TREE_IMPL_H */

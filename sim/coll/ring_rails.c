@@ -300,8 +300,51 @@ static void order_greedy(struct order_search *s) {
   }
 }
 
+/* ring_rails.h. Whether every ring order scores the same, found without a
+ * route per pair (issue #14: n^2 routes made a 1024-GPU switch's set-up
+ * cubic): the
+ * members all hang off one vertex S (a switch or CPU), each by links of
+ * the same bandwidth and latency each way, with no links between GPUs and
+ * nothing else out of a member but NICs of its node. Then the route a -> b
+ * is a -> S -> b for every pair (a search from a meets b first through S: a
+ * NIC entered from a's node leads only out of it), so every hop, and every
+ * order, scores alike; rank order stands, as the search keeps it unless an
+ * order is strictly better. */
+int ds__ring_all_orders_equal(const struct ds_topo *t, const int32_t *gpus, int32_t n) {
+  int32_t hub = -1, home = -1;
+  double up_bw = 0, up_lat = 0, down_bw = 0, down_lat = 0;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t a = t->gpu_vertex[gpus[i]], up = -1, down = -1;
+    if (i == 0) home = t->vertex_node[a];
+    for (int32_t k = t->out_first[a]; k < t->out_first[a + 1]; k++) {
+      int32_t l = t->out_links[k], w = t->links[l].dst;
+      if (t->vertex_kind[w] == DS_VERTEX_NIC && t->vertex_node[w] == home) continue;
+      if (up >= 0 || t->vertex_kind[w] == DS_VERTEX_GPU || t->vertex_kind[w] == DS_VERTEX_NIC)
+        return 0;
+      up = l;
+    }
+    if (up < 0 || t->vertex_node[a] != home) return 0;
+    if (hub < 0) hub = t->links[up].dst;
+    if (t->links[up].dst != hub) return 0;
+    /* S's link back to a, among a's in links (S may reach other GPUs too) */
+    for (int32_t k = t->in_first[a]; k < t->in_first[a + 1] && down < 0; k++)
+      if (t->links[t->in_links[k]].src == hub) down = t->in_links[k];
+    if (down < 0) return 0;
+    const struct ds_link *u = &t->links[up], *d = &t->links[down];
+    if (i == 0) {
+      up_bw = u->bw_bytes_per_s, up_lat = u->lat_ns;
+      down_bw = d->bw_bytes_per_s, down_lat = d->lat_ns;
+    } else if (u->bw_bytes_per_s != up_bw || u->lat_ns != up_lat ||
+               d->bw_bytes_per_s != down_bw || d->lat_ns != down_lat) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
 static ds_status plan_order(struct ds_topo *t, struct ds_ring *r, struct ds_err *err) {
   int32_t n = r->n;
+  if (ds__ring_all_orders_equal(t, r->gpus, n)) return DS_OK;
   size_t nn = (size_t)n * n;
   double *bw = malloc(nn * sizeof *bw), *lat = malloc(nn * sizeof *lat);
   int32_t *cur = malloc((size_t)n * sizeof *cur), *best = malloc((size_t)n * sizeof *best);

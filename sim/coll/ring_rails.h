@@ -29,7 +29,10 @@
  * boxes keep rank order). Up to 10 members every cycle with member 0 first
  * is searched (depth first, cutting partial rings that can no longer win:
  * at most 9! leaves); above, the greedy nearest-fastest neighbour from
- * member 0. A hop's bandwidth is its route's bottleneck link.
+ * member 0. A hop's bandwidth is its route's bottleneck link. No search
+ * where every order is provably equal (every member on one switch by alike
+ * links: ds__ring_all_orders_equal), so a 1024-GPU switch costs no route
+ * per pair.
  */
 #ifndef DS_RING_RAILS_H
 #define DS_RING_RAILS_H
@@ -51,6 +54,12 @@ struct ds_ring_nodes {
   int32_t *count;    /* [m] members of each node */
   int32_t *node_id;  /* [m] the topology's node of each */
 };
+
+/* Whether the route between any two of the n GPUs crosses one vertex (a
+ * switch or CPU) by links of one bandwidth and latency each way, so that
+ * every ring order over them scores the same (ring_rails.c says why):
+ * checked in O(n) links, no route searched. 0 when unsure. */
+int ds__ring_all_orders_equal(const struct ds_topo *topo, const int32_t *gpus, int32_t n);
 
 /* Groups the n members on gpus (GPU of each) by topology node. */
 ds_status ds_ring_nodes_group(const struct ds_topo *topo, const int32_t *gpus, int32_t n,

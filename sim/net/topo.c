@@ -21,17 +21,22 @@
 #include "sim/net/gpu_table.h"
 #include "sim/net/topo_build.h"
 
-/* The supported size (issue #15, defect 9). A route is a breadth-first
- * search that may visit the whole fabric (a single IB switch reaches every
- * NIC), and a ring or tree asks one per GPU, so loading and running grow
- * with the square of the GPU count: 8,192 GPUs take about 2 s, 16,384
- * about 7 s, 65,536 took 40-90 s and 1,048,576 never finished. */
+/* The supported size (issue #15, defect 9). When a route was a breadth-
+ * first search over the whole fabric (a single IB switch reaches every
+ * NIC), loading and running grew with the square of the GPU count: 8,192
+ * GPUs took about 2 s, 16,384 about 7 s, 65,536 took 40-90 s. Searches now
+ * expand hubs lazily and stop early (ds__topo_search, issue #14); the cap
+ * stays until larger runs are measured. */
 #define MAX_GPUS 16384
 /* A node of one switch may hold many GPUs (a whole cluster behind one
  * non-blocking switch is how the SimGrid peer is described); a full mesh
  * has gpn * (gpn - 1) links and is capped lower. */
 #define MAX_GPUS_PER_NODE 4096
 #define MAX_MESH_GPUS 64
+/* A vertex of more out links than this is a hub: a route search expands it
+ * lazily (ds__topo_search). A one-switch fabric's switch reaches every NIC;
+ * a node's NVSwitch has one link per GPU (8 in the shipped boxes). */
+#define HUB_DEGREE 16
 
 static const char *const root_keys[] = {
     "schema_version", "name", "gpu", "nodes", "gpus_per_node",
@@ -132,15 +137,65 @@ static ds_status add_cable(struct ds_topo *t, int32_t a, int32_t b, double bw,
   return ds__topo_add_link(t, b, a, bw, lat, kind);
 }
 
+/* The in links of every vertex and those from hubs, in link order. */
+static ds_status build_in_links(struct ds_topo *t) {
+  int32_t nv = t->n_vertices, n_hub = 0;
+  memset(t->in_first, 0, ((size_t)nv + 1) * sizeof *t->in_first);
+  memset(t->hub_in_first, 0, ((size_t)nv + 1) * sizeof *t->hub_in_first);
+  free(t->hub_in);
+  for (int32_t i = 0; i < t->n_links; i++) {
+    int32_t w = t->links[i].dst, h = t->links[i].src;
+    t->in_first[w + 1]++;
+    if (t->out_first[h + 1] - t->out_first[h] > t->hub_degree) {
+      t->hub_in_first[w + 1]++;
+      n_hub++;
+    }
+  }
+  for (int32_t v = 0; v < nv; v++) {
+    t->in_first[v + 1] += t->in_first[v];
+    t->hub_in_first[v + 1] += t->hub_in_first[v];
+  }
+  t->hub_in = malloc(((size_t)n_hub + 1) * sizeof *t->hub_in);
+  int32_t *fill = calloc((size_t)nv, sizeof *fill), *hub_fill = calloc((size_t)nv, sizeof *fill);
+  if (!t->hub_in || !fill || !hub_fill) {
+    free(fill);
+    free(hub_fill);
+    return DS_ENOMEM;
+  }
+  for (int32_t i = 0; i < t->n_links; i++) {
+    int32_t w = t->links[i].dst, h = t->links[i].src;
+    t->in_links[t->in_first[w] + fill[w]++] = i;
+    if (t->out_first[h + 1] - t->out_first[h] > t->hub_degree)
+      t->hub_in[t->hub_in_first[w] + hub_fill[w]++] = i;
+  }
+  free(fill);
+  free(hub_fill);
+  return DS_OK;
+}
+
+ds_status ds__topo_set_hub_degree(struct ds_topo *t, int32_t degree) {
+  t->hub_degree = degree;
+  return build_in_links(t);
+}
+
 ds_status ds__topo_build_adjacency(struct ds_topo *t) {
   t->out_first = calloc((size_t)t->n_vertices + 1, sizeof *t->out_first);
   t->out_links = malloc(((size_t)t->n_links + 1) * sizeof *t->out_links);
   t->scratch_prev = malloc((size_t)t->n_vertices * sizeof *t->scratch_prev);
   t->scratch_seen = calloc((size_t)t->n_vertices, sizeof *t->scratch_seen);
-  t->scratch_queue = malloc((size_t)t->n_vertices * sizeof *t->scratch_queue);
+  t->scratch_queue = malloc((2 * (size_t)t->n_vertices + 1) * sizeof *t->scratch_queue);
+  t->scratch_hub = calloc((size_t)t->n_vertices, sizeof *t->scratch_hub);
+  t->scratch_hub_out = calloc((size_t)t->n_vertices, sizeof *t->scratch_hub_out);
+  t->scratch_inn = calloc((size_t)t->n_vertices, sizeof *t->scratch_inn);
+  t->scratch_inn_link = malloc((size_t)t->n_vertices * sizeof *t->scratch_inn_link);
+  t->in_first = calloc((size_t)t->n_vertices + 1, sizeof *t->in_first);
+  t->in_links = malloc(((size_t)t->n_links + 1) * sizeof *t->in_links);
+  t->hub_in_first = calloc((size_t)t->n_vertices + 1, sizeof *t->hub_in_first);
   if (!t->out_first || !t->out_links || !t->scratch_prev || !t->scratch_seen ||
-      !t->scratch_queue)
+      !t->scratch_queue || !t->scratch_hub || !t->scratch_hub_out || !t->scratch_inn ||
+      !t->scratch_inn_link || !t->in_first || !t->in_links || !t->hub_in_first)
     return DS_ENOMEM;
+  if (t->hub_degree == 0) t->hub_degree = HUB_DEGREE;
   for (int32_t i = 0; i < t->n_links; i++) t->out_first[t->links[i].src + 1]++;
   for (int32_t v = 0; v < t->n_vertices; v++)
     t->out_first[v + 1] += t->out_first[v];
@@ -153,7 +208,7 @@ ds_status ds__topo_build_adjacency(struct ds_topo *t) {
     t->out_links[t->out_first[v] + fill[v]++] = i;
   }
   free(fill);
-  return DS_OK;
+  return build_in_links(t);
 }
 
 /* The GPUs of node n and their intra-node network. */
@@ -620,34 +675,176 @@ void ds_topo_free(struct ds_topo *t) {
   free(t->scratch_prev);
   free(t->scratch_seen);
   free(t->scratch_queue);
+  free(t->scratch_hub);
+  free(t->scratch_hub_out);
+  free(t->scratch_inn);
+  free(t->scratch_inn_link);
+  free(t->in_first);
+  free(t->in_links);
+  free(t->hub_in_first);
+  free(t->hub_in);
   free(t->route_cache);
   free(t);
+}
+
+/*
+ * Breadth-first search, as the plain one: a FIFO queue, each vertex's out
+ * links in creation order, a vertex reached first through the link of the
+ * earliest vertex. Two changes find the same prev links in less time:
+ *   - A hub (more than hub_degree out links: a fabric switch reaching
+ *     every NIC) is expanded lazily: its out links go into the queue as one
+ *     entry (-1 - hub), and the vertices they reach are marked only when
+ *     that entry comes out of the queue, in link order, each expanded right
+ *     away (the plain search would take them out next, in that order). A
+ *     vertex that a hub expanded earlier reaches is that hub's ("pending"):
+ *     no other vertex takes it in the meantime.
+ *   - With a target, the search stops as soon as the vertex that will reach
+ *     the target is known: the first vertex marked that has a link into the
+ *     target and may use it (not a GPU, not a NIC leading only out of the
+ *     target's node) is the first such vertex out of the queue, so its link
+ *     reaches the target. A hub expanded lazily checks the target's in
+ *     links against its own links at once.
+ * A route therefore costs the vertices near its two ends, not the whole
+ * fabric (issue #14: 4096 GPUs on one switch took ~4096 steps per route).
+ */
+
+/* Whether hub h, expanded in this search, leads to w (the NIC rule). */
+static int hub_leads(const struct ds_topo *t, int32_t h, int32_t w, uint32_t stamp) {
+  return t->scratch_hub[h] == stamp &&
+         !(t->scratch_hub_out[h] && t->vertex_node[w] == t->vertex_node[h]);
+}
+
+/* Whether w waits in the out links of a hub expanded in this search (other
+ * than `except`). */
+static int pending(const struct ds_topo *t, int32_t w, int32_t except, uint32_t stamp) {
+  for (int32_t i = t->hub_in_first[w]; i < t->hub_in_first[w + 1]; i++) {
+    int32_t h = t->links[t->hub_in[i]].src;
+    if (h != except && hub_leads(t, h, w, stamp)) return 1;
+  }
+  return 0;
+}
+
+/* Whether v, marked with its prev link, leads only out of its node (a NIC
+ * entered from inside it). */
+static int nic_outbound(const struct ds_topo *t, int32_t v) {
+  return t->vertex_kind[v] == DS_VERTEX_NIC && t->scratch_prev[v] >= 0 &&
+         t->vertex_node[t->links[t->scratch_prev[v]].src] == t->vertex_node[v];
+}
+
+/* Marks w reached by link l; with a target, whether w's link into it is
+ * the target's (the search may stop). */
+static int mark(struct ds_topo *t, int32_t w, int32_t l, int32_t to, uint32_t stamp,
+                int32_t *tail) {
+  t->scratch_seen[w] = stamp;
+  t->scratch_prev[w] = l;
+  if (w == to) return 1;
+  if (to >= 0 && t->scratch_inn[w] == stamp && t->vertex_kind[w] != DS_VERTEX_GPU &&
+      !(nic_outbound(t, w) && t->vertex_node[to] == t->vertex_node[w])) {
+    t->scratch_seen[to] = stamp;
+    t->scratch_prev[to] = t->scratch_inn_link[w];
+    return 1;
+  }
+  if (tail) t->scratch_queue[(*tail)++] = w;
+  return 0;
+}
+
+/* Expands v (taken out of the queue, or out of a hub's entry): 1 once the
+ * target is reached. */
+static int expand(struct ds_topo *t, int32_t v, int32_t from, int32_t to, uint32_t stamp,
+                  int32_t *tail) {
+  /* GPUs do not forward traffic (a route only starts or ends at one). */
+  if (v != from && t->vertex_kind[v] == DS_VERTEX_GPU) return 0;
+  /* A NIC entered from inside its node (from a GPU, or the PCIe switch in
+   * front of it) leads only into the fabric, never back into the node. */
+  int out = nic_outbound(t, v);
+  if (t->out_first[v + 1] - t->out_first[v] > t->hub_degree) {
+    t->scratch_hub[v] = stamp;
+    t->scratch_hub_out[v] = (uint8_t)out;
+    if (to >= 0) {
+      /* The target, or the first of its in-neighbours v reaches and that
+       * may lead into it: v's entry would mark it before anything else
+       * that could. */
+      int32_t best = -1, best_in = -1;
+      for (int32_t i = t->in_first[to]; i < t->in_first[to + 1]; i++) {
+        int32_t lu = t->in_links[i], u = t->links[lu].src, lv = -1;
+        if (u == v) {
+          if (!hub_leads(t, v, to, stamp) || t->scratch_seen[to] == stamp) continue;
+          t->scratch_seen[to] = stamp;
+          t->scratch_prev[to] = lu;
+          return 1;
+        }
+        if (t->scratch_seen[u] == stamp || t->vertex_kind[u] == DS_VERTEX_GPU ||
+            !hub_leads(t, v, u, stamp) || pending(t, u, v, stamp))
+          continue;
+        for (int32_t k = t->hub_in_first[u]; k < t->hub_in_first[u + 1] && lv < 0; k++)
+          if (t->links[t->hub_in[k]].src == v) lv = t->hub_in[k];
+        if (lv < 0) continue;
+        /* u entered from v: a NIC from inside its node cannot go back in */
+        if (t->vertex_kind[u] == DS_VERTEX_NIC &&
+            t->vertex_node[v] == t->vertex_node[u] && t->vertex_node[to] == t->vertex_node[u])
+          continue;
+        if (best < 0 || lv < best) best = lv, best_in = lu;
+      }
+      /* v's links into u come before its link into the target only if u's
+       * link id is smaller; the target itself was handled above. */
+      if (best >= 0) {
+        int32_t u = t->links[best].dst;
+        t->scratch_seen[u] = stamp;
+        t->scratch_prev[u] = best;
+        t->scratch_seen[to] = stamp;
+        t->scratch_prev[to] = best_in;
+        return 1;
+      }
+    }
+    t->scratch_queue[(*tail)++] = -1 - v;
+    return 0;
+  }
+  for (int32_t i = t->out_first[v]; i < t->out_first[v + 1]; i++) {
+    int32_t l = t->out_links[i], w = t->links[l].dst;
+    if (t->scratch_seen[w] == stamp) continue;
+    if (out && t->vertex_node[w] == t->vertex_node[v]) continue;
+    if (t->hub_in_first[w] < t->hub_in_first[w + 1] && pending(t, w, -1, stamp)) continue;
+    if (mark(t, w, l, to, stamp, tail)) return 1;
+  }
+  return 0;
 }
 
 uint32_t ds__topo_search(struct ds_topo *t, int32_t from, int32_t to) {
   uint32_t stamp = ++t->scratch_stamp;
   int32_t head = 0, tail = 0;
-  t->scratch_queue[tail++] = from;
   t->scratch_seen[from] = stamp;
   t->scratch_prev[from] = -1;
-  while (head < tail && (to < 0 || t->scratch_seen[to] != stamp)) {
-    int32_t v = t->scratch_queue[head++];
-    /* GPUs do not forward traffic (a route only starts or ends at one). */
-    if (v != from && t->vertex_kind[v] == DS_VERTEX_GPU) continue;
-    /* A NIC entered from inside its node (from a GPU, or the PCIe switch
-     * in front of it) leads only into the fabric, never back into the
-     * node. */
-    int came_from_inside = t->scratch_prev[v] >= 0 &&
-        t->vertex_node[t->links[t->scratch_prev[v]].src] == t->vertex_node[v];
-    int nic_outbound = t->vertex_kind[v] == DS_VERTEX_NIC && came_from_inside;
-    for (int32_t i = t->out_first[v]; i < t->out_first[v + 1]; i++) {
-      int32_t l = t->out_links[i], w = t->links[l].dst;
-      if (t->scratch_seen[w] == stamp) continue;
-      if (nic_outbound && t->vertex_node[w] == t->vertex_node[v]) continue;
-      t->scratch_seen[w] = stamp;
-      t->scratch_prev[w] = l;
-      t->scratch_queue[tail++] = w;
+  if (to >= 0)
+    for (int32_t i = t->in_first[to]; i < t->in_first[to + 1]; i++) {
+      int32_t u = t->links[t->in_links[i]].src;
+      t->scratch_inn[u] = stamp;
+      t->scratch_inn_link[u] = t->in_links[i];
     }
+  if (to >= 0 && t->scratch_inn[from] == stamp) {
+    /* from's own link reaches the target as from is expanded first: the
+     * rule below (the first vertex marked with a link into the target)
+     * holds for the vertices from reaches, not for from */
+    t->scratch_seen[to] = stamp;
+    t->scratch_prev[to] = t->scratch_inn_link[from];
+    return stamp;
+  }
+  t->scratch_queue[tail++] = from;
+  while (head < tail) {
+    int32_t q = t->scratch_queue[head++];
+    if (q >= 0) {
+      if (expand(t, q, from, to, stamp, &tail)) break;
+      continue;
+    }
+    /* A hub's entry: the vertices it reaches that nothing reached before,
+     * in link order, each expanded as the plain search would take it out. */
+    int32_t h = -1 - q, done = 0;
+    for (int32_t i = t->out_first[h]; i < t->out_first[h + 1] && !done; i++) {
+      int32_t l = t->out_links[i], w = t->links[l].dst;
+      if (t->scratch_seen[w] == stamp || !hub_leads(t, h, w, stamp)) continue;
+      if (mark(t, w, l, to, stamp, NULL)) done = 1;
+      else done = expand(t, w, from, to, stamp, &tail);
+    }
+    if (done) break;
   }
   return stamp;
 }

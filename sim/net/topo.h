@@ -129,9 +129,20 @@ struct ds_topo {
   int32_t n_links;
   int32_t *out_first; /* CSR adjacency: out links of v are */
   int32_t *out_links; /* out_links[out_first[v] .. out_first[v+1]) */
+  int32_t *in_first;  /* CSR of in links: links into v are */
+  int32_t *in_links;  /* in_links[in_first[v] .. in_first[v+1]) */
+  /* Links into v from a hub (a vertex of more than hub_degree out links),
+   * hub_in[hub_in_first[v] ..): a search expands a hub lazily (topo.c). */
+  int32_t *hub_in_first;
+  int32_t *hub_in;
+  int32_t hub_degree;
   int32_t *scratch_prev;  /* route search: link that reached v, or -1 */
   uint32_t *scratch_seen; /* route search: stamp of the search that saw v */
-  int32_t *scratch_queue;
+  int32_t *scratch_queue; /* [2 n_vertices]: vertices, and hubs' pending out links */
+  uint32_t *scratch_hub;  /* route search: stamp of the search that expanded hub v */
+  uint8_t *scratch_hub_out; /* ... whether hub v, a NIC, leads only out of its node */
+  uint32_t *scratch_inn;  /* route search: stamp when v has a link into the target */
+  int32_t *scratch_inn_link; /* ... that link */
   uint32_t scratch_stamp;
   /* Routes found so far, direct-mapped by GPU pair (ds_topo_route; a
    * search is deterministic, so a cached route is the one a search would

@@ -24,10 +24,24 @@ ds_status ds__topo_add_link(struct ds_topo *t, int32_t a, int32_t b, double bw,
 ds_status ds__topo_build_adjacency(struct ds_topo *t);
 
 /* Breadth-first search from vertex `from` under the routing rules (see
- * topo.h), stopping as soon as vertex `to` is seen, or visiting everything
- * reachable when to < 0. Returns the stamp that marks, in scratch_seen, the
- * vertices reached; scratch_prev holds the link that reached each. */
+ * topo.h), stopping as soon as the link that reaches vertex `to` is known,
+ * or visiting everything reachable when to < 0. Returns the stamp that
+ * marks, in scratch_seen, the vertices reached (with a target: `to` and
+ * the vertices of its route among others); scratch_prev holds the link
+ * that reached each. The links are those of a plain breadth-first search
+ * (out links in creation order; topo.c says how hubs are expanded
+ * lazily). */
 uint32_t ds__topo_search(struct ds_topo *t, int32_t from, int32_t to);
+
+/* Vertices of more than `degree` out links are expanded lazily by the
+ * search (default 16); for tests, which check that any degree finds the
+ * same routes. */
+ds_status ds__topo_set_hub_degree(struct ds_topo *t, int32_t degree);
+
+/* The first GPU (lowest index) that cannot reach every other GPU, or -1,
+ * into *out: what one search from every GPU finds, with one search per
+ * class of GPUs whose out links lead to the same vertices (topo_list.c). */
+ds_status ds__topo_first_unreached(struct ds_topo *t, int32_t *out);
 
 /* Explicit device and link lists (`devices:` and `links:` at the root of a
  * topology file): builds every vertex and link of t, whose n_nodes,

@@ -280,34 +280,120 @@ out:
   return st;
 }
 
-/* Every GPU must reach every other one: one search per GPU. The first GPU
- * that cannot is named with the GPUs it cannot reach. */
+/* The GPUs GPU a cannot reach, named in names (at most MAX_NAMED); their
+ * count. One search. */
+static int32_t unreached(struct ds_topo *t, const struct list *d, int32_t a, char *names,
+                         size_t cap) {
+  uint32_t stamp = ds__topo_search(t, t->gpu_vertex[a], -1);
+  int32_t missing = 0;
+  size_t used = 0;
+  names[0] = '\0';
+  for (int32_t b = 0; b < t->n_gpus; b++) {
+    if (b == a || t->scratch_seen[t->gpu_vertex[b]] == stamp) continue;
+    if (missing++ < MAX_NAMED && used < cap) {
+      int w = snprintf(names + used, cap - used, "%s%d '%s'", used ? ", " : "", b,
+                       vertex_name(d, t->gpu_vertex[b]));
+      if (w > 0) used += (size_t)w;
+    }
+  }
+  return missing;
+}
+
+/* A GPU's out links as a key: GPUs of one node whose out links lead to the
+ * same vertices in the same order reach the same vertices, but for each
+ * other (a search from either expands the same vertices in the same order,
+ * entered from the same node). */
+struct gpu_key {
+  uint64_t hash;
+  int32_t gpu;
+};
+
+static int cmp_gpu_key(const void *x, const void *y) {
+  const struct gpu_key *a = x, *b = y;
+  if (a->hash != b->hash) return a->hash < b->hash ? -1 : 1;
+  return (a->gpu > b->gpu) - (a->gpu < b->gpu);
+}
+
+static int same_out(const struct ds_topo *t, int32_t a, int32_t b) {
+  int32_t va = t->gpu_vertex[a], vb = t->gpu_vertex[b];
+  int32_t n = t->out_first[va + 1] - t->out_first[va];
+  if (t->vertex_node[va] != t->vertex_node[vb] || t->out_first[vb + 1] - t->out_first[vb] != n)
+    return 0;
+  for (int32_t i = 0; i < n; i++)
+    if (t->links[t->out_links[t->out_first[va] + i]].dst !=
+        t->links[t->out_links[t->out_first[vb] + i]].dst)
+      return 0;
+  return 1;
+}
+
+/* Whether a search from another GPU of a's class (which reaches what a's
+ * reaches, stamp) reaches a: through a vertex it expands with a link into a. */
+static int reached_back(const struct ds_topo *t, int32_t a, uint32_t stamp) {
+  int32_t va = t->gpu_vertex[a];
+  for (int32_t i = t->in_first[va]; i < t->in_first[va + 1]; i++) {
+    int32_t x = t->links[t->in_links[i]].src;
+    if (x == va || t->scratch_seen[x] != stamp || t->vertex_kind[x] == DS_VERTEX_GPU) continue;
+    int inside = t->scratch_prev[x] >= 0 &&
+                 t->vertex_node[t->links[t->scratch_prev[x]].src] == t->vertex_node[x];
+    if (t->vertex_kind[x] == DS_VERTEX_NIC && inside && t->vertex_node[va] == t->vertex_node[x])
+      continue;
+    return 1;
+  }
+  return 0;
+}
+
+/* topo_build.h: one search per class of GPUs with the same out links (a
+ * switch's GPUs: one search, not one per GPU; issue #14). */
+ds_status ds__topo_first_unreached(struct ds_topo *t, int32_t *out) {
+  int32_t n = t->n_gpus, first_bad = -1;
+  struct gpu_key *keys = malloc(((size_t)n + 1) * sizeof *keys);
+  if (!keys) return DS_ENOMEM;
+  for (int32_t g = 0; g < n; g++) {
+    int32_t v = t->gpu_vertex[g];
+    uint64_t h = 1469598103934665603u ^ (uint64_t)(uint32_t)t->vertex_node[v];
+    for (int32_t i = t->out_first[v]; i < t->out_first[v + 1]; i++)
+      h = (h ^ (uint64_t)(uint32_t)t->links[t->out_links[i]].dst) * 1099511628211u;
+    keys[g] = (struct gpu_key){h, g};
+  }
+  qsort(keys, (size_t)n, sizeof *keys, cmp_gpu_key);
+  for (int32_t i = 0; i < n;) {
+    /* the class of keys[i]: the run of equal hashes with equal out links */
+    int32_t a = keys[i].gpu, j = i + 1;
+    while (j < n && keys[j].hash == keys[i].hash && same_out(t, a, keys[j].gpu)) j++;
+    uint32_t stamp = ds__topo_search(t, t->gpu_vertex[a], -1);
+    int32_t missing = 0; /* GPUs other than a that a does not reach */
+    for (int32_t b = 0; b < n; b++)
+      missing += b != a && t->scratch_seen[t->gpu_vertex[b]] != stamp;
+    int back = j - i > 1 ? reached_back(t, a, stamp) : 1;
+    for (int32_t k = i; k < j; k++) {
+      /* b reaches what a reaches but b itself, and a when `back` */
+      int32_t b = keys[k].gpu;
+      int bad = b == a ? missing > 0
+                       : missing - (t->scratch_seen[t->gpu_vertex[b]] != stamp) > 0 || !back;
+      if (bad && (first_bad < 0 || b < first_bad)) first_bad = b;
+    }
+    i = j;
+  }
+  free(keys);
+  *out = first_bad;
+  return DS_OK;
+}
+
+/* Every GPU must reach every other one; the first GPU that cannot is named
+ * with the GPUs it cannot reach. */
 static ds_status check_reachable(struct ds_topo *t, const struct list *d,
                                  struct ds_err *err) {
-  for (int32_t a = 0; a < t->n_gpus; a++) {
-    uint32_t stamp = ds__topo_search(t, t->gpu_vertex[a], -1);
-    int32_t missing = 0, first = -1;
-    char names[DS_ERR_MSG_MAX / 2] = "";
-    size_t used = 0;
-    for (int32_t b = 0; b < t->n_gpus; b++) {
-      if (b == a || t->scratch_seen[t->gpu_vertex[b]] == stamp) continue;
-      if (first < 0) first = b;
-      if (missing++ < MAX_NAMED && used < sizeof names) {
-        int w = snprintf(names + used, sizeof names - used, "%s%d '%s'", used ? ", " : "",
-                         b, vertex_name(d, t->gpu_vertex[b]));
-        if (w > 0) used += (size_t)w;
-      }
-    }
-    if (missing)
-      return ds_err_set(err, DS_EINPUT,
-                        "%s: GPU %d '%s' cannot reach GPU%s %s%s: no path of links "
-                        "that avoids passing through another GPU (routes never "
-                        "transit a GPU; add the PCIe/CPU links that join them)",
-                        t->path, a, vertex_name(d, t->gpu_vertex[a]),
-                        missing > 1 ? "s" : "", names,
-                        missing > MAX_NAMED ? " and more" : "");
-  }
-  return DS_OK;
+  int32_t first_bad;
+  DS_CHECK(ds__topo_first_unreached(t, &first_bad));
+  if (first_bad < 0) return DS_OK;
+  char names[DS_ERR_MSG_MAX / 2];
+  int32_t missing = unreached(t, d, first_bad, names, sizeof names);
+  return ds_err_set(err, DS_EINPUT,
+                    "%s: GPU %d '%s' cannot reach GPU%s %s%s: no path of links "
+                    "that avoids passing through another GPU (routes never "
+                    "transit a GPU; add the PCIe/CPU links that join them)",
+                    t->path, first_bad, vertex_name(d, t->gpu_vertex[first_bad]),
+                    missing > 1 ? "s" : "", names, missing > MAX_NAMED ? " and more" : "");
 }
 
 ds_status ds__topo_build_list(struct ds_topo *t, const struct ds_cnode *root,

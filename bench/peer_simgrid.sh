@@ -12,6 +12,7 @@
 # recorded run on a 2-core Debian 12 machine, ddpsim's measured here).
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/star_topo.sh"
 csv=${1:-$here/../shared/peers/simgrid/results/simgrid.csv}
 bin=${DDPSIM_BIN:-$here/bin/ddpsim}
 [ -r "$csv" ] || { echo "peer_simgrid: cannot read $csv" >&2; exit 2; }
@@ -21,22 +22,7 @@ echo "N,bytes,simgrid_ideal_s,simgrid_smpi_s,ddpsim_s,ratio_ideal,ratio_smpi,sim
 for n in 4 8 64 256 1024; do
   # The nvswitch template: one 12.5 GBps, 1 us link each way between every
   # GPU and the switch, as SimGrid's cluster (SPLITDUPLEX) platform.
-  cat >"$tmp/star$n.yaml" <<YAML
-schema_version: 1
-name: star$n
-gpu: A100-SXM4-80GB
-nodes: 1
-gpus_per_node: $n
-intra_node:
-  template: nvswitch
-  link_bw: 12.5GBps
-  link_lat: 1us
-compute:
-  flops_efficiency: 1
-  mem_efficiency: 1
-  kernel_overhead: 0us
-  fp32_math: fp32
-YAML
+  star_topo "$n" "$tmp/star$n.yaml"
   for bytes in 1048576 26214400 104857600 1073741824; do
     ideal=$(awk -F, -v n=$n -v b=$bytes '$1 ~ /cluster:lr:ideal:noop/ && $2 == n && $3 == b {print $4; exit}' "$csv")
     smpi=$(awk -F, -v n=$n -v b=$bytes '$1 ~ /cluster:lr:SMPI:noop/ && $2 == n && $3 == b {print $4; exit}' "$csv")

@@ -13,6 +13,7 @@
 # prediction and wall seconds, and the ratio SimGrid wall / ddpsim CPU.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/star_topo.sh"
 dir=${1:?usage: bench/ring_table.sh BUILD/bench [N ...]}
 shift
 sizes=${*:-8 256 1024}
@@ -22,22 +23,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "N,bytes,model,ddpsim_us,ddpsim_cpu_s,sim_only_cpu_s,peak_rss_kb,simgrid_us,simgrid_wall_s,simgrid_wall_over_ddpsim_cpu"
 for n in $sizes; do
-  cat >"$tmp/star$n.yaml" <<YAML
-schema_version: 1
-name: star$n
-gpu: A100-SXM4-80GB
-nodes: 1
-gpus_per_node: $n
-intra_node:
-  template: nvswitch
-  link_bw: 12.5GBps
-  link_lat: 1us
-compute:
-  flops_efficiency: 1
-  mem_efficiency: 1
-  kernel_overhead: 0us
-  fp32_math: fp32
-YAML
+  star_topo "$n" "$tmp/star$n.yaml"
   sg_us=- sg_wall=-
   if [ "${SIMGRID:-0}" = 1 ] && command -v smpirun >/dev/null 2>&1; then
     PLATFORMS=cluster$n SIZES=$bytes MODELS=ideal OPS=noop SURVEY=0 MEMTEST=0 ITERS=1 \

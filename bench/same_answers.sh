@@ -10,27 +10,13 @@
 # Prints one line per output that differs, then the count; exit 1 if any.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/star_topo.sh"
 old=${1:?usage: bench/same_answers.sh OLD_BIN NEW_BIN}
 new=${2:?usage: bench/same_answers.sh OLD_BIN NEW_BIN}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for n in 256 1024; do
-  cat >"$tmp/star$n.yaml" <<YAML
-schema_version: 1
-name: star$n
-gpu: A100-SXM4-80GB
-nodes: 1
-gpus_per_node: $n
-intra_node:
-  template: nvswitch
-  link_bw: 12.5GBps
-  link_lat: 1us
-compute:
-  flops_efficiency: 1
-  mem_efficiency: 1
-  kernel_overhead: 0us
-  fp32_math: fp32
-YAML
+  star_topo "$n" "$tmp/star$n.yaml"
 done
 cp "$here/topologies/gpus.yaml" "$tmp/"
 runs() {

@@ -241,6 +241,26 @@ Test(collbench, unknown_architecture_falls_back_and_says_so) {
   free(o.text);
 }
 
+Test(collbench, blackwell_auto_picks_nccls_choice) {
+  /* tests/data/dgx-b200.yaml (8x B200, one NVSwitch): Blackwell has NCCL's
+   * model, so --algo auto picks an algorithm and protocol per size (no
+   * plain-ring fallback): ring LL at 1 MiB, NVLS Simple at 128 MiB, as
+   * tests/test_nccl_model.c works out by hand; the nccl column is NCCL's
+   * prediction (308.40 us at 128 MiB). */
+  struct output o = run("--topo tests/data/dgx-b200.yaml --algo auto -b 1M -e 128M -f 128");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert(strstr(o.text, "model: Blackwell") && !strstr(o.text, "plain ring"), "%s", o.text);
+  free(o.text);
+  o = run("--topo tests/data/dgx-b200.yaml --algo auto -b 1M -e 128M -f 128 --format csv");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  const char *first = strchr(o.text, '\n') + 1, *second = strchr(first, '\n') + 1;
+  cr_assert(strncmp(first, "allreduce,ring,LL,8,1048576,", 28) == 0, "%s", o.text);
+  cr_assert(strncmp(second, "allreduce,nvls,Simple,8,134217728,", 34) == 0, "%s", o.text);
+  const char *nccl = strrchr(second, ',');
+  cr_assert_float_eq(atof(nccl + 1), 308.399, 0.002, "%s", o.text);
+  free(o.text);
+}
+
 Test(collbench, algo_and_proto_flags) {
   const char *cases[][2] = {
       {"--topo topologies/dgx-a100.yaml --algo nvls", "nvls"},

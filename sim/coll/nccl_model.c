@@ -18,9 +18,13 @@
 #define RING 1
 
 /* Raw per-link, per-direction NVLink bandwidth of NVLink 2, 3 and 4 (V100,
- * A100, H100 datasheets: 25 GB/s per link per direction), against which
- * NCCL's own per-link figure (topo.h SM70/SM80/SM90_NVLINK_BW) is a derate. */
+ * A100, H100 datasheets: 25 GB/s per link per direction) and of NVLink 5
+ * (B200/GB200: 1.8 TB/s over 18 links both ways, 50 GB/s per link per
+ * direction; the GPU table's nvlink_bw 900 GBps over nvlink_links 18),
+ * against which NCCL's own per-link figure (topo.h SM70/SM80/SM90/
+ * SM100_NVLINK_BW) is a derate. */
 #define RAW_NVLINK_GBPS 25.0
+#define RAW_NVLINK5_GBPS 50.0
 /* Raw PCIe Gen3 x16 per direction, against NCCL's PCI_BW (12 GB/s). */
 #define RAW_PCI_GEN3_GBPS 16.0
 /* NCCL's ring search: graph->maxChannels = MAXCHANNELS / 2 (32 / 2). */
@@ -37,6 +41,22 @@ static const double speed_inter[] = {48, 30, 28, 24, 20, 18, 15, 12, 10, 9,
 static const double sm90_speed_intra[] = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3};
 static const double sm90_speed_inter[] = {48, 45, 42, 40, 30, 24, 22, 20, 17.5,
                                           15, 12, 6,  3,  2.4, 1.2, 0.24, 0.12};
+static const double sm100_speed_intra[] = {90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19, 18};
+static const double sm100_speed_inter[] = {96, 86, 80, 48, 45.1, 42, 40, 30, 24, 22,
+                                           20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12};
+
+/* The speeds NCCL's search tries for an architecture (search.cc: sm100
+ * arrays from compute capability 10.0, sm90 from 9.0, else the defaults),
+ * inside one node (intra) or across nodes; *n gets their count. */
+static const double *search_speeds(enum ds_nccl_arch arch, int inter, size_t *n) {
+#define DS__SPEEDS(a) (*n = sizeof(a) / sizeof *(a), (a))
+  if (arch == DS_NCCL_ARCH_BLACKWELL)
+    return inter ? DS__SPEEDS(sm100_speed_inter) : DS__SPEEDS(sm100_speed_intra);
+  if (arch == DS_NCCL_ARCH_HOPPER)
+    return inter ? DS__SPEEDS(sm90_speed_inter) : DS__SPEEDS(sm90_speed_intra);
+  return inter ? DS__SPEEDS(speed_inter) : DS__SPEEDS(speed_intra);
+#undef DS__SPEEDS
+}
 
 const char *ds_nccl_constants_version(void) { return ds__nccl_constants_version; }
 
@@ -45,18 +65,21 @@ enum ds_nccl_arch ds_nccl_arch_of_gpu(const char *name) {
   if (strncmp(name, "A100", 4) == 0) return DS_NCCL_ARCH_AMPERE;
   if (strncmp(name, "H100", 4) == 0 || strncmp(name, "H200", 4) == 0)
     return DS_NCCL_ARCH_HOPPER;
+  if (strncmp(name, "B100", 4) == 0 || strncmp(name, "B200", 4) == 0 ||
+      strncmp(name, "GB200", 5) == 0)
+    return DS_NCCL_ARCH_BLACKWELL;
   return DS_NCCL_ARCH_UNKNOWN;
 }
 
 /* NCCL's tuning row for a GPU family, as tuning.cc indexes it by the lowest
- * compute capability: >= 9.0 Hopper, >= 8.0 Ampere (so Ada, sm_89, and the
- * GA10x cards use Ampere's row), below that Volta (Turing, sm_75, too).
- * Blackwell (>= 10.0) has a row of its own in NCCL that the generated
- * constants do not carry yet: unknown. */
+ * compute capability: >= 10.0 Blackwell (sm_100 and the sm_120 GeForce
+ * parts alike), >= 9.0 Hopper, >= 8.0 Ampere (so Ada, sm_89, and the GA10x
+ * cards use Ampere's row), below that Volta (Turing, sm_75, too). */
 enum ds_nccl_arch ds_nccl_arch_of_family(const char *family) {
   if (strcmp(family, "Volta") == 0 || strcmp(family, "Turing") == 0) return DS_NCCL_ARCH_VOLTA;
   if (strcmp(family, "Ampere") == 0 || strcmp(family, "Ada") == 0) return DS_NCCL_ARCH_AMPERE;
   if (strcmp(family, "Hopper") == 0) return DS_NCCL_ARCH_HOPPER;
+  if (strcmp(family, "Blackwell") == 0) return DS_NCCL_ARCH_BLACKWELL;
   return DS_NCCL_ARCH_UNKNOWN;
 }
 
@@ -65,20 +88,29 @@ const char *ds_nccl_arch_name(enum ds_nccl_arch a) {
   case DS_NCCL_ARCH_VOLTA: return "Volta";
   case DS_NCCL_ARCH_AMPERE: return "Ampere";
   case DS_NCCL_ARCH_HOPPER: return "Hopper";
+  case DS_NCCL_ARCH_BLACKWELL: return "Blackwell";
   default: return "unknown";
   }
 }
 
+/* The raw per-direction bandwidth of one NVLink of an architecture's GPUs
+ * (NVLink 5 on Blackwell, 25 GB/s before), in GB/s. */
+static double raw_nvlink_gbps(enum ds_nccl_arch arch) {
+  return arch == DS_NCCL_ARCH_BLACKWELL ? RAW_NVLINK5_GBPS : RAW_NVLINK_GBPS;
+}
+
 /* NCCL's view of a hop's bandwidth: the topology's figure derated as NCCL
- * derates the link (its per-link constant over the raw per-link rate). */
+ * derates the link (its per-link constant, topo.h ncclTopoNVLinkBw by
+ * compute capability, over the raw per-link rate). */
 static double nccl_hop_bw(enum ds_nccl_arch arch, enum ds_hop_class cls,
                           double bw) {
   switch (cls) {
   case DS_HOP_NVLINK: {
     double per_link = arch == DS_NCCL_ARCH_VOLTA    ? ds__nccl_volta_nvlink_gbps
                       : arch == DS_NCCL_ARCH_AMPERE ? ds__nccl_ampere_nvlink_gbps
-                                                    : ds__nccl_hopper_nvlink_gbps;
-    return bw * per_link / RAW_NVLINK_GBPS;
+                      : arch == DS_NCCL_ARCH_HOPPER ? ds__nccl_hopper_nvlink_gbps
+                                                    : ds__nccl_blackwell_nvlink_gbps;
+    return bw * per_link / raw_nvlink_gbps(arch);
   }
   case DS_HOP_PCI:
     return bw * ds__nccl_pci_gen3_x16_gbps / RAW_PCI_GEN3_GBPS;
@@ -136,8 +168,8 @@ static int log2_floor(int32_t v) {
 
 /* NVLSTree across nodes (nccl_model.h): heads, speed, bus bandwidth and
  * latency; nvls_why says why not where it is unavailable. */
-static void nvls_tree_build(struct ds_nccl_model *m, const struct ds_ring *ring, double eff,
-                            int nidx) {
+static void nvls_tree_build(struct ds_nccl_model *m, const char *gpu_name,
+                            const struct ds_ring *ring, double eff, int nidx) {
   int32_t heads = ring->n_rails > 1 ? ring->n_rails : 1;
   if (heads < 2) {
     snprintf(m->nvls_why, sizeof m->nvls_why,
@@ -154,10 +186,8 @@ static void nvls_tree_build(struct ds_nccl_model *m, const struct ds_ring *ring,
     if (cls != DS_HOP_NET && b < intra) intra = b;
   }
   double limit = fmin(net, intra / (heads + 1)), speed = 0;
-  int hopper = m->arch == DS_NCCL_ARCH_HOPPER;
-  const double *sp = hopper ? sm90_speed_inter : speed_inter;
-  size_t ns = hopper ? sizeof sm90_speed_inter / sizeof *sm90_speed_inter
-                     : sizeof speed_inter / sizeof *speed_inter;
+  size_t ns;
+  const double *sp = search_speeds(m->arch, 1, &ns);
   for (size_t k = 0; k < ns; k++)
     if (sp[k] <= limit * (1 + 1e-9)) {
       speed = sp[k];
@@ -175,6 +205,12 @@ static void nvls_tree_build(struct ds_nccl_model *m, const struct ds_ring *ring,
                               : ds__nccl_nvls_tree_hw_lat_us[DS_HOP_NET];
   m->nvls_ok = 1;
   m->nvls_tree = 1;
+  /* tuning.cc ncclTopoGetAlgoTime: on Blackwell with x86 hosts NVLSTree's
+   * bandwidth takes the tree's size correction too. Topologies do not name
+   * the CPU: GB200 superchips have Grace (Arm) hosts, other Blackwell
+   * boards (DGX B200) x86 ones. */
+  m->nvls_tree_size_corrected = m->arch == DS_NCCL_ARCH_BLACKWELL &&
+                                strncmp(gpu_name, "GB", 2) != 0;
   m->nvls_channels = heads;
   m->nvls_chan_bw_bytes_per_s = speed * GBPS;
   m->nvls_busbw_bytes_per_s = heads * per_ch * GBPS;
@@ -197,7 +233,7 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
   if (m->arch == DS_NCCL_ARCH_UNKNOWN)
     return ds_err_set(err, DS_EINPUT,
                       "NCCL's model is unavailable for GPU '%s': unknown architecture "
-                      "'%s' (known: Volta, Turing, Ampere, Ada, Hopper)",
+                      "'%s' (known: Volta, Turing, Ampere, Ada, Hopper, Blackwell)",
                       topo->gpu.name, topo->gpu.arch[0] ? topo->gpu.arch : "not given");
   if (ring->n < 2)
     return ds_err_set(err, DS_EINPUT, "NCCL's model needs at least 2 ranks");
@@ -237,15 +273,11 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
    * ring's bottleneck hop (all channels share the ring's routes), the
    * first listed speed not above it is taken, and nChannels =
    * floor(bw / speed). Then channels are duplicated as ncclTopoDupChannels
-   * does: when the speed is at least 25 GB/s (on Hopper, unless below 50
-   * GB/s with more than 4 channels), twice the channels at half the speed. */
-  int hopper = m->arch == DS_NCCL_ARCH_HOPPER;
-  const double *speeds = m->nnodes > 1 ? (hopper ? sm90_speed_inter : speed_inter)
-                                       : (hopper ? sm90_speed_intra : speed_intra);
-  size_t n_speeds = m->nnodes > 1
-                        ? (hopper ? sizeof sm90_speed_inter : sizeof speed_inter)
-                        : (hopper ? sizeof sm90_speed_intra : sizeof speed_intra);
-  n_speeds /= sizeof *speeds;
+   * does: when the speed is at least 25 GB/s (from compute capability 8.1,
+   * Hopper and Blackwell here, unless below 50 GB/s with more than 4
+   * channels), twice the channels at half the speed. */
+  size_t n_speeds;
+  const double *speeds = search_speeds(m->arch, m->nnodes > 1, &n_speeds);
   double speed = speeds[n_speeds - 1];
   for (size_t k = 0; k < n_speeds; k++)
     if (speeds[k] <= bw_gbps * (1 + 1e-9)) {
@@ -256,7 +288,8 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
   if (nch < 1) nch = 1;
   if (ring->n_rails > 1) nch *= ring->n_rails; /* channels spread over the NICs */
   if (nch > SEARCH_MAX_CHANNELS) nch = SEARCH_MAX_CHANNELS;
-  if (speed >= 25.0 && !(hopper && speed < 50.0 && nch > 4)) {
+  int sm90_up = m->arch == DS_NCCL_ARCH_HOPPER || m->arch == DS_NCCL_ARCH_BLACKWELL;
+  if (speed >= 25.0 && !(sm90_up && speed < 50.0 && nch > 4)) {
     int32_t dup = 2 * nch > MAX_CHANNELS ? MAX_CHANNELS : 2 * nch;
     speed /= (dup + nch - 1) / nch;
     nch = dup;
@@ -324,15 +357,14 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
     snprintf(m->nvls_why, sizeof m->nvls_why, "NCCL has no NVLS on %s",
              ds_nccl_arch_name(m->arch));
   else if (m->nnodes > 1)
-    nvls_tree_build(m, ring, eff, nidx);
+    nvls_tree_build(m, topo->gpu.name, ring, eff, nidx);
   else {
     /* The NVLS search: a channel per GPU (its head), its speed charged on
      * every GPU's switch link and twice on the head's. */
     double per_gpu = bw_gbps / (m->nranks + 1);
     double nvls_speed = 0;
-    const double *sp = hopper ? sm90_speed_intra : speed_intra;
-    size_t ns = hopper ? sizeof sm90_speed_intra / sizeof *sm90_speed_intra
-                       : sizeof speed_intra / sizeof *speed_intra;
+    size_t ns;
+    const double *sp = search_speeds(m->arch, 0, &ns);
     for (size_t k = 0; k < ns; k++)
       if (sp[k] <= per_gpu * (1 + 1e-9)) {
         nvls_speed = sp[k];
@@ -378,6 +410,15 @@ static double tree_correction(enum ds_proto p, double bytes) {
   return log_size < 23 ? ds__nccl_tree_correction[p][log_size] : 1;
 }
 
+/* tuning.cc: NVLSTree's size correction (Blackwell, x86): the same table
+ * as the tree's, its last entry (log size 23) included. */
+static double nvls_tree_correction(enum ds_proto p, double bytes) {
+  double units = floor(bytes / 64);
+  if (units < 1) return 1;
+  int log_size = (int)floor(log2(units));
+  return log_size < 24 ? ds__nccl_tree_correction[p][log_size] : 1;
+}
+
 int ds_nccl_algo_available(const struct ds_nccl_model *m, enum ds_ar_algo a,
                            enum ds_proto p, const char **why) {
   const char *no = NULL;
@@ -399,6 +440,7 @@ double ds_nccl_predict_algo_ns(const struct ds_nccl_model *m, enum ds_ar_algo a,
     return m->tree_lat_ns[p] + bytes / algbw * 1e9;
   }
   double algbw = m->nvls_busbw_bytes_per_s * m->nranks / (2.0 * (m->nranks - 1));
+  if (m->nvls_tree_size_corrected) algbw *= nvls_tree_correction(p, bytes);
   return m->nvls_lat_ns + bytes / algbw * 1e9;
 }
 
@@ -589,6 +631,7 @@ void ds_nccl_algo_proto(const struct ds_nccl_model *m, enum ds_ar_algo a,
   }
   if (a == DS_AR_NVLS) {
     double algbw = m->nvls_busbw_bytes_per_s * m->nranks / (2.0 * (m->nranks - 1));
+    if (m->nvls_tree_size_corrected) algbw *= nvls_tree_correction(p, bytes);
     int32_t nch = m->nvls_channels > 0 ? m->nvls_channels : 1;
     *out = (struct ds_coll_proto){.proto = DS_PROTO_SIMPLE, .channels = nch,
                                   .wire_factor = 1,
@@ -650,8 +693,10 @@ static int32_t pow2_up(int32_t x) {
 /* ncclTopoGetNchannels for a peer reached by `route`: NVLink: 2 per NVLink
  * of the path (at least 2); PCIe (or host memory): 2; network: 2, or one
  * per NIC, or one per 14 GB/s of NIC (NCCL_P2P_PER_CHANNEL_NET_BW), the
- * most. The NVLink count is the path's bandwidth over 25 GB/s per link. */
-static int32_t peer_channels(const struct ds_topo *t, const int32_t *route, int32_t len) {
+ * most. The NVLink count is the path's bandwidth over the raw per-link rate
+ * (paths.cc: NCCL's path bandwidth over ncclTopoNVLinkBw, the same ratio). */
+static int32_t peer_channels(const struct ds_topo *t, enum ds_nccl_arch arch,
+                             const int32_t *route, int32_t len) {
   double bw = INFINITY, nic_bw = 0;
   int pci = 0, net = 0;
   for (int32_t k = 0; k < len; k++) {
@@ -669,7 +714,7 @@ static int32_t peer_channels(const struct ds_topo *t, const int32_t *route, int3
     return per_bw > 2 ? per_bw : 2;
   }
   if (pci) return 2;
-  int32_t links = (int32_t)floor(bw / (RAW_NVLINK_GBPS * GBPS) + 1e-9);
+  int32_t links = (int32_t)floor(bw / (raw_nvlink_gbps(arch) * GBPS) + 1e-9);
   return 2 * (links > 1 ? links : 1);
 }
 
@@ -683,7 +728,7 @@ ds_status ds_nccl_p2p_build(struct ds_topo *topo, const struct ds_ring *ring,
   int32_t route[64], len, per_peer = 1 << 30;
   for (int32_t i = 1; i < ring->n; i++) {
     DS_CHECK(ds_topo_route(topo, ring->gpus[0], ring->gpus[i], route, 64, &len, err));
-    int32_t c = peer_channels(topo, route, len);
+    int32_t c = peer_channels(topo, m->arch, route, len);
     if (c < per_peer) per_peer = c;
   }
   per_peer = pow2_up(per_peer);

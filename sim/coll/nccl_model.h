@@ -84,6 +84,7 @@ enum ds_nccl_arch {
   DS_NCCL_ARCH_VOLTA,
   DS_NCCL_ARCH_AMPERE,
   DS_NCCL_ARCH_HOPPER,
+  DS_NCCL_ARCH_BLACKWELL,
   DS_NCCL_ARCH_COUNT,
   DS_NCCL_ARCH_UNKNOWN = -1
 };
@@ -117,7 +118,7 @@ struct ds_nccl_extra {
 
 /* NCCL's chunking of an all-reduce (what ds_nccl_chunking fills):
  *   ctas          CTAs (channels) that run it: the ring's and tree's
- *                 nChannels, NVLS's nvlsChannels (16 on Hopper);
+ *                 nChannels, NVLS's nvlsChannels (16 on Hopper, 24 on Blackwell);
  *   chunk_bytes   payload per chunk of a full loop: ring Simple stepSize *
  *                 ALLREDUCE_CHUNKSTEPS (2 MiB), LL stepSize / 2, LL128
  *                 stepSize * 15/16; NVLS 128 KiB halved down to 16 KiB for
@@ -173,6 +174,8 @@ struct ds_nccl_model {
    * part (hwLat[NVLINK][NVLSTree]) and nvls_net_hop_lat_ns what it charges
    * per tree level and direction (the simulation pays it per network hop). */
   int nvls_tree;
+  int nvls_tree_size_corrected;   /* NVLSTree's bandwidth takes the tree's size
+                                     correction (Blackwell on x86 hosts) */
   double nvls_intra_lat_ns;
   double nvls_net_hop_lat_ns;
 };
@@ -180,7 +183,7 @@ struct ds_nccl_model {
 /* The architecture of a GPU table name, DS_NCCL_ARCH_UNKNOWN if none. */
 enum ds_nccl_arch ds_nccl_arch_of_gpu(const char *gpu_name);
 /* NCCL's tuning row for a GPU table family ("Volta", "Turing", "Ampere",
- * "Ada", "Hopper"); DS_NCCL_ARCH_UNKNOWN otherwise (Blackwell included). */
+ * "Ada", "Hopper", "Blackwell"); DS_NCCL_ARCH_UNKNOWN otherwise. */
 enum ds_nccl_arch ds_nccl_arch_of_family(const char *family);
 const char *ds_nccl_arch_name(enum ds_nccl_arch arch);
 
@@ -311,7 +314,7 @@ const char *ds_nccl_constants_version(void);
 
 /* Generated tables (sim/coll/nccl_constants.c). Indices: algo 0 Tree, 1 Ring;
  * proto as enum ds_proto; hw as enum ds_hop_class; arch as enum
- * ds_nccl_arch (Blackwell, row 3, unused); nodes 1, 2, >2. */
+ * ds_nccl_arch (Volta, Ampere, Hopper, Blackwell); nodes 1, 2, >2. */
 extern const char ds__nccl_constants_version[];
 extern const double ds__nccl_base_lat_us[2][3];
 extern const double ds__nccl_hw_lat_us[3][2][3];

@@ -437,7 +437,7 @@ static void print_header(FILE *out, const struct collbench_options *o,
       fprintf(out, "# p2p: %d channels, %d per peer, chunk %.0f KiB, LL up to 16 KiB per "
               "channel; extra effects: %s; ch: channels per transfer; NCCL has no p2p cost "
               "model\n", pl->p2p.p2p_channels, pl->p2p.per_peer_channels,
-              pl->p2p.chunk_bytes / 1024, o->nccl_extra ? "launch (measured)" : "none");
+              pl->p2p.chunk_bytes / 1024, o->nccl_extra ? "launch (fitted on 8x A100)" : "none");
     else
       fprintf(out, "# extra effects: %s; nccl(us): NCCL's own prediction; ch: channels "
               "(tree: per tree)\n", o->nccl_extra ? "launch + slice syncs + pipeline fill (fitted on 8x A100)" : "none");

@@ -258,3 +258,77 @@ Test(ring_rails, greedy_order_above_ten_gpus) {
   cr_assert_float_eq(sum, 36000, 1e-6);
   unload(&h);
 }
+
+/* Runs an all-reduce of bytes in `chunks` pieces on h's ring (proto: NULL
+ * for none), per flow, with every member's finish into done[0..n). */
+static void run_folded(struct harness *h, int32_t n, double bytes, int32_t chunks,
+                       const struct ds_coll_proto *proto, int alone, int64_t *done) {
+  struct ds_err err = {0};
+  struct ds_coll_spec spec = {.kind = DS_COLL_ALLREDUCE, .topo = h->topo, .ring = &h->ring,
+                              .net = h->net, .model = DS_COLL_FLOW, .chunks = chunks,
+                              .bytes = bytes, .root = -1, .proto = proto,
+                              .on_done = harness_on_member, .owner = h, .alone = alone};
+  cr_assert_eq(ds_coll_new(&spec, &h->coll, &err), DS_OK, "%s", err.msg);
+  harness_finish(h, n, alone ? "folded rails" : "rails");
+  for (int32_t i = 0; i < n; i++) done[i] = h->done_ns[i];
+}
+
+/* Every member's finish, the K rails run together and folded into one,
+ * alike to the nanosecond; `folds` whether the rails fold at all. */
+static void check_fold(const char *path, int32_t n, int32_t k_rails, int folds,
+                       int32_t slow_link_of_rail1) {
+  struct ds_coll_proto p = {.proto = DS_PROTO_SIMPLE, .channels = 2 * k_rails,
+                            .wire_factor = 1.2, .chan_cap_bytes_per_s = 20e9,
+                            .hop_lat_ns = {600, 1000, 2700}, .start_lat_ns = 5000};
+  const struct ds_coll_proto *protos[] = {NULL, &p};
+  const int32_t chunks[] = {1, 4};
+  struct harness h;
+  harness_load(&h, path);
+  for (int c = 0; c < 2; c++)
+    for (int q = 0; q < 2; q++) {
+      int64_t all[HARNESS_MAXR], one[HARNESS_MAXR];
+      open_rails(&h, NULL, n, k_rails);
+      if (slow_link_of_rail1 && c == 0 && q == 0) {
+        /* rail 1's first node-crossing link at half speed: unlike rail 0's */
+        const struct ds_ring *r1 = &h.ring.rails[1];
+        int32_t i = 0;
+        while (r1->hop_class[i] != DS_HOP_NET) i++;
+        h.topo->links[r1->hop_links[r1->hop_first[i] + 1]].bw_bytes_per_s /= 2;
+      }
+      run_folded(&h, n, 24 * MB, chunks[c], protos[q], 0, all);
+      harness_release(&h);
+      open_rails(&h, NULL, n, k_rails);
+      const struct ds_ring *one_ring = NULL;
+      cr_assert_eq(ds__ring_rails_quotient(h.topo, &h.ring, &one_ring), DS_OK);
+      cr_assert_eq(one_ring != NULL, folds, "%s: folds %d", path, one_ring != NULL);
+      if (one_ring) cr_assert_eq(one_ring->n, n);
+      run_folded(&h, n, 24 * MB, chunks[c], protos[q], 1, one);
+      harness_release(&h);
+      for (int32_t i = 0; i < n; i++)
+        cr_assert_eq(one[i], all[i], "%s chunks %d proto %d member %d: %lld folded, %lld not",
+                     path, chunks[c], q, i, (long long)one[i], (long long)all[i]);
+    }
+  ds_topo_free(h.topo);
+}
+
+Test(ring_rails, interchangeable_rails_fold_into_one) {
+  /* 2node-ib: 8 rails whose NIC links are their own but whose NVSwitch
+   * links are shared (a GPU sends over NVLink in 7 of the 8 rails, at a
+   * different ring position in each): every NVSwitch up link of a node is
+   * crossed once by each of the 7 positions that cross any of them in rail
+   * 0, so they fold onto one link crossed once per position (c = 8/8).
+   * Expected, because the folded max-min rates are the rails' own
+   * (ring_rails.c): the same finish for every member, to the ns, plain
+   * and under a protocol, one chunk per step or four. rails.yaml: 2 rails
+   * through per-rail leaves under a spine; twonode-2x2: 2 rails. */
+  check_fold("topologies/2node-ib.yaml", 16, 8, 1, 0);
+  check_fold("tests/data/rails.yaml", 8, 2, 1, 0);
+  check_fold("tests/data/twonode-2x2.yaml", 4, 2, 1, 0);
+}
+
+Test(ring_rails, unlike_rails_do_not_fold) {
+  /* 2node-ib with one link of rail 1 at half speed: position by position
+   * the rails differ, so they run unfolded even when the caller allows
+   * folding, and finish as they do without it. */
+  check_fold("topologies/2node-ib.yaml", 16, 8, 0, 1);
+}

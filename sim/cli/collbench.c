@@ -351,7 +351,8 @@ static ds_status time_coll(struct ds_topo *topo, const struct ds_ring *ring,
                     ? ds_coll_chain_chunks(bytes, o->ring_chunks)
                     : o->ring_chunks,
       .bytes = bytes, .root = o->root, .proto = proto, .algo = algo, .tag_base = 0,
-      .on_done = on_member_done, .owner = &r};
+      .on_done = on_member_done, .owner = &r,
+      .alone = 1 /* every member enters at t = 0 on a net of its own */};
   DS_CHECK_GOTO(ds_coll_new(&spec, &r.coll, err), st, out);
   for (int32_t i = 0; i < ring->n && !ds_engine_overflowed(r.eng); i++)
     DS_CHECK_GOTO(ds_coll_enter(r.coll, i), st, overflow);

@@ -97,6 +97,9 @@ struct ds_ring {
   int32_t *gpus;         /* [n] GPU of each ring position (owned) */
   int32_t *hop_first;    /* [n+1] hop i's links are hop_links[hop_first[i]..] */
   int32_t *hop_links;    /* owned */
+  uint32_t *hop_mult;    /* parallel to hop_links: times a hop crosses each
+                            link; NULL: once each (only the quotient of
+                            interchangeable rails sets it, ring_rails.h) */
   double *hop_lat_ns;    /* [n] */
   double *hop_bw;        /* [n] bottleneck bandwidth of hop i (alone) */
   double max_lat_ns;
@@ -126,6 +129,11 @@ struct ds_ring {
   /* Bus bandwidth bound of the rails together: one rail: its min_bw; K
    * rails: min over links of K * bw / (hops of all rails crossing it). */
   double rails_busbw;
+  /* The rails as one ring, built on first use when they are interchangeable
+   * (ds__ring_rails_quotient, ring_rails.h; owned, freed with the ring):
+   * rails_one_state 0 not yet checked, 1 not interchangeable, 2 rails_one. */
+  struct ds_ring *rails_one;
+  int32_t rails_one_state;
   /* Tree collectives' shapes and routes over these members, built on first
    * use (sim/coll/coll_tree.c; owned, freed with the ring). */
   struct ds__tree_plan *tree_plans;
@@ -334,6 +342,11 @@ struct ds_coll_spec {
   uint64_t tag_base;             /* flows are tagged tag_base | index (< 2^32) */
   ds_coll_done_fn on_done;
   void *owner;
+  /* The caller's promise: every member enters at the same time and no other
+   * flow shares the net while it runs. The per-flow ring's rails then run
+   * as one when they are interchangeable (ds__ring_rails_quotient,
+   * sim/coll/ring_rails.h): the same times with 1/K of the flows. */
+  int alone;
 };
 
 struct ds_coll_desc {

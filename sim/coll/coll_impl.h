@@ -41,12 +41,14 @@ ds_status ds__coll_ring_new(const struct ds_ring *ring, struct ds_net *net,
 /* The rings of ring->rails together (sim/coll/coll_rails.c): rail k runs a ring
  * of `steps` steps over rails[k] with bytes/K and proto's channels spread
  * over the rails (ds__ring_rail_channels each); a member is done when every
- * rail is. ring->n_rails >= 1. */
+ * rail is. ring->n_rails >= 1. alone_topo (non-NULL only per flow, under
+ * ds_coll_spec's alone promise): interchangeable rails run as one
+ * (ds__ring_rails_quotient). */
 ds_status ds__coll_rails_new(const struct ds_ring *ring, struct ds_net *net,
                              enum ds_coll_model model, int32_t chunks, int32_t steps,
                              double bytes, const struct ds_coll_proto *proto,
                              uint64_t tag_base, ds_coll_done_fn on_done, void *owner,
-                             struct ds_coll **out);
+                             const struct ds_topo *alone_topo, struct ds_coll **out);
 /* Channels of each of n_rails rails when `channels` are spread over them:
  * channels / n_rails, at least 1 (n_rails <= 1: channels). */
 int32_t ds__ring_rail_channels(int32_t channels, int32_t n_rails);

@@ -8,11 +8,19 @@
  * parallel instead of phases in sequence). Flows are tagged
  * tag_base | (k << bits | the rail's own index): K rails of N members cost
  * K times the flows of one ring per flow, and K flows aggregated.
+ *
+ * Folded (per flow, members entering at once, nothing else on the net, the
+ * rails interchangeable: ds__ring_rails_quotient in sim/coll/ring_rails.h):
+ * only rail 0's quotient runs, since every rail's position p runs as rail
+ * 0's does. Position p starts once the K members at p (one per rail) have
+ * entered; member i is done once rail 0 has finished all K of its
+ * positions rail_pos[k*n + i].
  */
 #include <stdlib.h>
 
 #include "sim/coll/coll.h"
 #include "sim/coll/coll_impl.h"
+#include "sim/coll/ring_rails.h"
 
 struct rail {
   struct rails_coll *rc;
@@ -24,7 +32,9 @@ struct rails_coll {
   struct ds_coll base; /* first: see coll_impl.h */
   const struct ds_ring *ring;
   int32_t k;            /* rails */
-  struct rail *rails;   /* [k] */
+  int32_t n_run;        /* rails run: k, or 1 folded */
+  int32_t *pos_entered; /* folded: [n] members entered per rail 0 position */
+  struct rail *rails;   /* [n_run] */
   int32_t *rails_done;  /* [n] per member: rails that finished it */
   int bits;             /* flow index: rail << bits | the rail's own index */
   ds_coll_done_fn on_done;
@@ -34,12 +44,26 @@ struct rails_coll {
 static void rail_done(void *owner, int32_t pos) {
   struct rail *r = owner;
   struct rails_coll *c = r->rc;
+  if (c->n_run == 1 && c->k > 1) {
+    for (int32_t k = 0; k < c->k; k++) {
+      int32_t m = c->ring->rail_member[(size_t)k * c->ring->n + pos];
+      if (++c->rails_done[m] == c->k) c->on_done(c->owner, m);
+    }
+    return;
+  }
   int32_t member = c->ring->rail_member[(size_t)r->k * c->ring->n + pos];
   if (++c->rails_done[member] == c->k) c->on_done(c->owner, member);
 }
 
 static ds_status rails_enter(struct ds_coll *base, int32_t member) {
   struct rails_coll *c = (struct rails_coll *)base;
+  if (c->n_run == 1 && c->k > 1) {
+    for (int32_t k = 0; k < c->k; k++) {
+      int32_t p = c->ring->rail_pos[(size_t)k * c->ring->n + member];
+      if (++c->pos_entered[p] == c->k) DS_CHECK(ds_coll_enter(c->rails[0].coll, p));
+    }
+    return DS_OK;
+  }
   for (int32_t k = 0; k < c->k; k++)
     DS_CHECK(ds_coll_enter(c->rails[k].coll, c->ring->rail_pos[(size_t)k * c->ring->n + member]));
   return DS_OK;
@@ -60,8 +84,9 @@ static ds_status rails_flow_done(struct ds_coll *base, int32_t idx) {
 static void rails_destroy(struct ds_coll *base) {
   struct rails_coll *c = (struct rails_coll *)base;
   if (c->rails)
-    for (int32_t k = 0; k < c->k; k++) ds_coll_free(c->rails[k].coll);
+    for (int32_t k = 0; k < c->n_run; k++) ds_coll_free(c->rails[k].coll);
   free(c->rails);
+  free(c->pos_entered);
   free(c->rails_done);
   free(c);
 }
@@ -77,13 +102,23 @@ ds_status ds__coll_rails_new(const struct ds_ring *ring, struct ds_net *net,
                              enum ds_coll_model model, int32_t chunks, int32_t steps,
                              double bytes, const struct ds_coll_proto *proto,
                              uint64_t tag_base, ds_coll_done_fn on_done, void *owner,
-                             struct ds_coll **out) {
+                             const struct ds_topo *alone_topo, struct ds_coll **out) {
   if (ring->n_rails < 1) return DS_EINTERNAL;
   struct rails_coll *c = calloc(1, sizeof *c);
   if (!c) return DS_ENOMEM;
   c->base.vt = &rails_vtbl;
   c->ring = ring;
   c->k = ring->n_rails;
+  c->n_run = c->k;
+  const struct ds_ring *folded = NULL;
+  if (alone_topo && model == DS_COLL_FLOW) {
+    ds_status st = ds__ring_rails_quotient(alone_topo, ring, &folded);
+    if (st != DS_OK) {
+      free(c);
+      return st;
+    }
+    if (folded) c->n_run = 1;
+  }
   c->on_done = on_done;
   c->owner = owner;
   while ((1 << c->bits) < ring->n) c->bits++;
@@ -93,7 +128,8 @@ ds_status ds__coll_rails_new(const struct ds_ring *ring, struct ds_net *net,
   }
   c->rails = calloc((size_t)c->k, sizeof *c->rails);
   c->rails_done = calloc((size_t)ring->n, sizeof *c->rails_done);
-  if (!c->rails || !c->rails_done) {
+  if (folded) c->pos_entered = calloc((size_t)ring->n, sizeof *c->pos_entered);
+  if (!c->rails || !c->rails_done || (folded && !c->pos_entered)) {
     rails_destroy(&c->base);
     return DS_ENOMEM;
   }
@@ -102,9 +138,9 @@ ds_status ds__coll_rails_new(const struct ds_ring *ring, struct ds_net *net,
     rail_proto = *proto;
     rail_proto.channels = ds__ring_rail_channels(proto->channels, c->k);
   }
-  for (int32_t k = 0; k < c->k; k++) {
+  for (int32_t k = 0; k < c->n_run; k++) {
     c->rails[k] = (struct rail){.rc = c, .k = k};
-    ds_status st = ds__coll_ring_new(&ring->rails[k], net, model, chunks, steps,
+    ds_status st = ds__coll_ring_new(folded ? folded : &ring->rails[k], net, model, chunks, steps,
                                      bytes / c->k, proto ? &rail_proto : NULL,
                                      tag_base | ((uint64_t)k << c->bits), rail_done,
                                      &c->rails[k], &c->rails[k].coll);

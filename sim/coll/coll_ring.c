@@ -199,6 +199,7 @@ void ds_ring_release(struct ds_ring *r) {
   free(r->gpus);
   free(r->hop_first);
   free(r->hop_links);
+  free(r->hop_mult);
   free(r->hop_lat_ns);
   free(r->hop_bw);
   free(r->agg_links);
@@ -209,6 +210,8 @@ void ds_ring_release(struct ds_ring *r) {
   free(r->rail_member);
   free(r->rail_pos);
   ds__coll_tree_plans_free(r->tree_plans);
+  if (r->rails_one) ds_ring_release(r->rails_one);
+  free(r->rails_one);
   memset(r, 0, sizeof *r);
 }
 
@@ -280,7 +283,9 @@ static ds_status setup_proto(struct ring_coll *c, const struct ds_coll_proto *p)
   c->has_proto = 1;
   c->proto = *p;
   c->hop_lat_ns = malloc((size_t)r->n * sizeof *c->hop_lat_ns);
-  c->chan_mult = malloc(((size_t)r->max_hop_links + 1) * sizeof *c->chan_mult);
+  /* with hop_mult, one entry per hop link (hop i's at hop_first[i]) */
+  size_t n_mult = r->hop_mult ? (size_t)r->hop_first[r->n] : (size_t)r->max_hop_links;
+  c->chan_mult = malloc((n_mult + 1) * sizeof *c->chan_mult);
   c->agg_mult = malloc(((size_t)r->n_agg + 1) * sizeof *c->agg_mult);
   if (!c->hop_lat_ns || !c->chan_mult || !c->agg_mult) return DS_ENOMEM;
   for (int32_t i = 0; i < r->n; i++) {
@@ -291,7 +296,8 @@ static ds_status setup_proto(struct ring_coll *c, const struct ds_coll_proto *p)
   /* the aggregate's latency: `steps` consecutive hops (N-1 for the ring
    * halves, whose protocols came later; 2(N-1) is path_lat as before) */
   c->path_lat_ns = window_lat(c->hop_lat_ns, r->n, c->steps);
-  for (int32_t k = 0; k < r->max_hop_links; k++) c->chan_mult[k] = (uint32_t)p->channels;
+  for (size_t k = 0; k < n_mult; k++)
+    c->chan_mult[k] = (r->hop_mult ? r->hop_mult[k] : 1) * (uint32_t)p->channels;
   for (int32_t k = 0; k < r->n_agg; k++)
     c->agg_mult[k] = r->agg_mult[k] * (uint32_t)p->channels;
   /* Per channel and chunk: its share of the payload, inflated on the wire. */
@@ -379,11 +385,13 @@ static ds_status try_send(struct ring_coll *c, int32_t i) {
   m->sends_started++;
   if (c->has_proto)
     return ds_net_flow_start_capped(
-        c->net, r->hop_links + r->hop_first[i], c->chan_mult,
+        c->net, r->hop_links + r->hop_first[i],
+        c->chan_mult + (r->hop_mult ? r->hop_first[i] : 0),
         r->hop_first[i + 1] - r->hop_first[i], c->chunk_bytes,
         s == 0 ? c->proto.start_lat_ns : 0, c->hop_lat_ns[i],
         c->proto.chan_cap_bytes_per_s, c->tag_base | (uint64_t)i);
-  return ds_net_flow_start(c->net, r->hop_links + r->hop_first[i], NULL,
+  return ds_net_flow_start(c->net, r->hop_links + r->hop_first[i],
+                           r->hop_mult ? r->hop_mult + r->hop_first[i] : NULL,
                            r->hop_first[i + 1] - r->hop_first[i],
                            c->chunk_bytes, 0, r->hop_lat_ns[i],
                            c->tag_base | (uint64_t)i);

@@ -22,7 +22,8 @@ static ds_status ring_or_rails(const struct ds_coll_spec *s, int32_t steps,
                                const struct ds_coll_proto *proto, struct ds_coll **out) {
   if (s->ring->n_rails > 0)
     return ds__coll_rails_new(s->ring, s->net, s->model, s->chunks, steps, s->bytes, proto,
-                              s->tag_base, s->on_done, s->owner, out);
+                              s->tag_base, s->on_done, s->owner,
+                              s->alone && s->model == DS_COLL_FLOW ? s->topo : NULL, out);
   return ds__coll_ring_new(s->ring, s->net, s->model, s->chunks, steps, s->bytes, proto,
                            s->tag_base, s->on_done, s->owner, out);
 }

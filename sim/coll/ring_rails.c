@@ -408,3 +408,176 @@ ds_status ds_ring_build_rails(struct ds_topo *topo, const int32_t *gpus, int32_t
   if (st != DS_OK) ds_ring_release(out);
   return st;
 }
+
+/* ring_rails.h. Rail k's hop at position p must match rail 0's link by
+ * link (same count, bandwidth, latency; same hop latency and class); links
+ * matched at some position form a class O (union-find). Each link l of O
+ * must be crossed, over all rails, by exactly c = K/|O| copies of the
+ * positions that cross O in rail 0 (as multisets). Then, while every rail
+ * holds the same flows at each position (they enter together and nothing
+ * else shares their links), the load of every link of O is c times rail
+ * 0's load on O, so rail 0 alone with O folded onto one link crossed c
+ * times per crossing has the same max-min rates, flow by flow (a
+ * saturated link of O is a bottleneck of the same positions), and by
+ * induction over events every rail runs as rail 0 does. */
+static int32_t uf_find(int32_t *up, int32_t x) {
+  while (up[x] != x) x = up[x] = up[up[x]];
+  return x;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Whether the rails pass the checks above; fills rep[l] (the class's
+ * smallest link) and fold[l] (c) for every link crossed. */
+static int rails_interchangeable(const struct ds_topo *t, const struct ds_ring *r,
+                                 int32_t *up, uint32_t *fold, uint64_t *hits,
+                                 uint64_t *hits0, int32_t *size) {
+  int32_t n = r->n, k_rails = r->n_rails;
+  const struct ds_ring *r0 = &r->rails[0];
+  for (int32_t l = 0; l < t->n_links; l++) up[l] = l, size[l] = 0, fold[l] = 0;
+  for (int32_t k = 1; k < k_rails; k++) {
+    const struct ds_ring *rk = &r->rails[k];
+    for (int32_t p = 0; p < n; p++) {
+      if (rk->hop_first[p + 1] - rk->hop_first[p] != r0->hop_first[p + 1] - r0->hop_first[p] ||
+          rk->hop_lat_ns[p] != r0->hop_lat_ns[p] || rk->hop_class[p] != r0->hop_class[p])
+        return 0;
+      for (int32_t j = 0; j < r0->hop_first[p + 1] - r0->hop_first[p]; j++) {
+        int32_t a = r0->hop_links[r0->hop_first[p] + j], b = rk->hop_links[rk->hop_first[p] + j];
+        if (t->links[a].bw_bytes_per_s != t->links[b].bw_bytes_per_s ||
+            t->links[a].lat_ns != t->links[b].lat_ns)
+          return 0;
+        a = uf_find(up, a), b = uf_find(up, b);
+        if (a != b) up[a > b ? a : b] = a < b ? a : b; /* the smallest link roots */
+      }
+    }
+  }
+  /* hits: (link, position) over all rails; hits0: (class, position), rail 0 */
+  size_t nh = 0, nh0 = 0;
+  for (int32_t k = 0; k < k_rails; k++)
+    for (int32_t j = 0; j < r->rails[k].hop_first[n]; j++) {
+      int32_t l = r->rails[k].hop_links[j];
+      if (!fold[l]) fold[l] = 1, size[uf_find(up, l)]++;
+    }
+  for (int32_t k = 0; k < k_rails; k++)
+    for (int32_t p = 0; p < n; p++)
+      for (int32_t j = r->rails[k].hop_first[p]; j < r->rails[k].hop_first[p + 1]; j++) {
+        int32_t l = r->rails[k].hop_links[j];
+        hits[nh++] = (uint64_t)l << 32 | (uint32_t)p;
+        if (k == 0) hits0[nh0++] = (uint64_t)uf_find(up, l) << 32 | (uint32_t)p;
+      }
+  qsort(hits, nh, sizeof *hits, cmp_u64);
+  qsort(hits0, nh0, sizeof *hits0, cmp_u64);
+  size_t i = 0;
+  while (i < nh) {
+    int32_t l = (int32_t)(hits[i] >> 32), root = uf_find(up, l);
+    if (k_rails % size[root] != 0) return 0;
+    uint32_t c = (uint32_t)(k_rails / size[root]);
+    size_t e = i;
+    while (e < nh && (int32_t)(hits[e] >> 32) == l) e++;
+    /* rail 0's hits on the class: a run of hits0 starting at the root */
+    size_t lo = 0, hi = nh0;
+    while (lo < hi) {
+      size_t mid = (lo + hi) / 2;
+      if ((int32_t)(hits0[mid] >> 32) < root) lo = mid + 1;
+      else hi = mid;
+    }
+    size_t b = lo;
+    while (b < nh0 && (int32_t)(hits0[b] >> 32) == root) b++;
+    if (e - i != c * (b - lo)) return 0;
+    for (size_t q = 0; q < e - i; q++)
+      if ((uint32_t)hits[i + q] != (uint32_t)hits0[lo + q / c]) return 0;
+    fold[l] = c;
+    i = e;
+  }
+  return 1;
+}
+
+/* Rail 0 with every link replaced by its class's root, crossed fold times
+ * per crossing (repeats within a hop merged, in first-seen order). */
+static ds_status fold_rail(const struct ds_ring *r0, const int32_t *up, const uint32_t *fold,
+                           struct ds_ring *q) {
+  int32_t n = r0->n, total = r0->hop_first[n];
+  memset(q, 0, sizeof *q);
+  q->n = n;
+  q->gpus = malloc((size_t)n * sizeof *q->gpus);
+  q->hop_first = malloc(((size_t)n + 1) * sizeof *q->hop_first);
+  q->hop_links = malloc(((size_t)total + 1) * sizeof *q->hop_links);
+  q->hop_mult = malloc(((size_t)total + 1) * sizeof *q->hop_mult);
+  q->hop_lat_ns = malloc((size_t)n * sizeof *q->hop_lat_ns);
+  q->hop_bw = malloc((size_t)n * sizeof *q->hop_bw);
+  q->hop_class = malloc((size_t)n + 1);
+  if (!q->gpus || !q->hop_first || !q->hop_links || !q->hop_mult || !q->hop_lat_ns ||
+      !q->hop_bw || !q->hop_class)
+    return DS_ENOMEM;
+  memcpy(q->gpus, r0->gpus, (size_t)n * sizeof *q->gpus);
+  memcpy(q->hop_lat_ns, r0->hop_lat_ns, (size_t)n * sizeof *q->hop_lat_ns);
+  memcpy(q->hop_bw, r0->hop_bw, (size_t)n * sizeof *q->hop_bw);
+  memcpy(q->hop_class, r0->hop_class, (size_t)n);
+  q->max_lat_ns = r0->max_lat_ns;
+  q->path_lat_ns = r0->path_lat_ns;
+  q->min_bw = r0->min_bw;
+  int32_t w = 0, all_once = 1;
+  for (int32_t p = 0; p < n; p++) {
+    int32_t first = w;
+    q->hop_first[p] = w;
+    for (int32_t j = r0->hop_first[p]; j < r0->hop_first[p + 1]; j++) {
+      int32_t root = uf_find((int32_t *)up, r0->hop_links[j]), s = first;
+      while (s < w && q->hop_links[s] != root) s++;
+      if (s == w) q->hop_links[w] = root, q->hop_mult[w++] = 0;
+      q->hop_mult[s] += fold[r0->hop_links[j]];
+    }
+    if (w - first > q->max_hop_links) q->max_hop_links = w - first;
+  }
+  q->hop_first[n] = w;
+  for (int32_t j = 0; j < w; j++) all_once &= q->hop_mult[j] == 1;
+  if (all_once) { /* as a plain ring: NULL multiplicities */
+    free(q->hop_mult);
+    q->hop_mult = NULL;
+  }
+  return DS_OK;
+}
+
+ds_status ds__ring_rails_quotient(const struct ds_topo *t, const struct ds_ring *r,
+                                  const struct ds_ring **out) {
+  struct ds_ring *memo = (struct ds_ring *)r; /* a memo: the ring stays const */
+  *out = NULL;
+  if (r->n_rails < 2) return DS_OK;
+  if (memo->rails_one_state == 0) {
+    size_t nh = 0;
+    for (int32_t k = 0; k < r->n_rails; k++) nh += (size_t)r->rails[k].hop_first[r->n];
+    int32_t *up = malloc(((size_t)t->n_links + 1) * sizeof *up);
+    int32_t *size = malloc(((size_t)t->n_links + 1) * sizeof *size);
+    uint32_t *fold = malloc(((size_t)t->n_links + 1) * sizeof *fold);
+    uint64_t *hits = malloc((nh + 1) * sizeof *hits);
+    uint64_t *hits0 = malloc((nh + 1) * sizeof *hits0);
+    struct ds_ring *q = calloc(1, sizeof *q);
+    ds_status st = DS_ENOMEM;
+    if (up && size && fold && hits && hits0 && q) {
+      st = DS_OK;
+      memo->rails_one_state = 1;
+      if (rails_interchangeable(t, r, up, fold, hits, hits0, size)) {
+        st = fold_rail(&r->rails[0], up, fold, q);
+        if (st == DS_OK) {
+          memo->rails_one = q;
+          memo->rails_one_state = 2;
+          q = NULL;
+        } else {
+          memo->rails_one_state = 0;
+        }
+      }
+    }
+    if (q) ds_ring_release(q);
+    free(q);
+    free(up);
+    free(size);
+    free(fold);
+    free(hits);
+    free(hits0);
+    DS_CHECK(st);
+  }
+  *out = memo->rails_one;
+  return DS_OK;
+}

@@ -59,6 +59,16 @@ struct ds_ring_nodes {
  * switch or CPU) by links of one bandwidth and latency each way, so that
  * every ring order over them scores the same (ring_rails.c says why):
  * checked in O(n) links, no route searched. 0 when unsure. */
+/* The rails of r (n_rails >= 2) as one ring, when they are provably
+ * interchangeable (ring_rails.c says the checks and why they suffice): rail 0
+ * with every link folded onto one link of its class and crossed as often as
+ * all rails together cross each link of the class, so that rail 0 alone
+ * has every flow's max-min rate of the K rails run together, provided all
+ * members enter at once and no other flow shares the rails' links. *out is
+ * NULL when they are not; built on first use and cached on r. */
+ds_status ds__ring_rails_quotient(const struct ds_topo *topo, const struct ds_ring *r,
+                                  const struct ds_ring **out);
+
 int ds__ring_all_orders_equal(const struct ds_topo *topo, const int32_t *gpus, int32_t n);
 
 /* Groups the n members on gpus (GPU of each) by topology node. */

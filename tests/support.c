@@ -2,6 +2,7 @@
 #include "support.h"
 
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,4 +166,13 @@ void ds_test_assert_image(const char *path, const char *magic, size_t magic_len)
   cr_assert(got >= magic_len && memcmp(head, magic, magic_len) == 0, "%s starts %.8s", path,
             head);
   cr_assert_gt(size, 1000, "%s is %ld bytes: an image, not an empty file", path, size);
+}
+
+int ds_test_count_entries(const char *dir) {
+  DIR *d = opendir(dir);
+  int n = 0;
+  for (struct dirent *e; d && (e = readdir(d));)
+    n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+  if (d) closedir(d);
+  return n;
 }

@@ -78,4 +78,8 @@ void ds_test_require_gnuplot(void);
  * 1000 bytes (an image, not an empty or truncated file). */
 void ds_test_assert_image(const char *path, const char *magic, size_t magic_len);
 
+/* Number of entries in dir other than . and .. (0 when it cannot be read):
+ * what an atomic write may leave behind. */
+int ds_test_count_entries(const char *dir);
+
 #endif

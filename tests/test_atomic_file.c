@@ -8,7 +8,6 @@
  */
 #define _XOPEN_SOURCE 700 /* mknod */
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -22,15 +21,7 @@
 #include <unistd.h>
 
 #include "base/atomic_file.h"
-
-static int count_entries(const char *dir) {
-  DIR *d = opendir(dir);
-  int n = 0;
-  for (struct dirent *e; d && (e = readdir(d));)
-    n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-  if (d) closedir(d);
-  return n;
-}
+#include "tests/support.h"
 
 static void rm_rf(const char *dir) {
   char cmd[600];
@@ -71,7 +62,7 @@ Test(atomic_file, a_symlink_is_followed_to_its_target) {
   cr_assert(S_ISLNK(st.st_mode), "the link was replaced");
   read_into(target, buf, sizeof buf);
   cr_assert_str_eq(buf, "second\n");
-  cr_assert_eq(count_entries(dir), 2);
+  cr_assert_eq(ds_test_count_entries(dir), 2);
   rm_rf(dir);
 }
 
@@ -93,7 +84,7 @@ Test(atomic_file, a_fifo_is_written_through) {
   buf[n] = '\0';
   cr_assert_str_eq(buf, "row\n");
   close(rd);
-  cr_assert_eq(count_entries(dir), 1);
+  cr_assert_eq(ds_test_count_entries(dir), 1);
   rm_rf(dir);
 }
 
@@ -119,7 +110,7 @@ Test(atomic_file, a_device_is_written_through_not_replaced) {
   cr_assert(S_ISCHR(st.st_mode), "the device was replaced by a regular file");
   cr_assert_eq(stat(null, &st), 0);
   cr_assert(S_ISCHR(st.st_mode), "the device was replaced by a regular file");
-  cr_assert_eq(count_entries(dir), 2);
+  cr_assert_eq(ds_test_count_entries(dir), 2);
   rm_rf(dir);
 }
 
@@ -129,7 +120,7 @@ Test(atomic_file, a_directory_is_refused) {
   struct ds_err err = {0};
   cr_assert_eq(write_text(dir, "row\n", &err), DS_EIO);
   cr_assert(strstr(err.msg, "is a directory"), "%s", err.msg);
-  cr_assert_eq(count_entries(dir), 0);
+  cr_assert_eq(ds_test_count_entries(dir), 0);
   rm_rf(dir);
 }
 
@@ -148,7 +139,7 @@ Test(atomic_file, outputs_are_checked_before_the_work) {
   snprintf(path, sizeof path, "%s/t.csv", dir);
   cr_assert_eq(ds_atomic_file_check("--trace", path, &err), DS_OK, "%s", err.msg);
   cr_assert_eq(ds_atomic_file_check("--trace", "-", &err), DS_OK);
-  cr_assert_eq(count_entries(dir), 0);
+  cr_assert_eq(ds_test_count_entries(dir), 0);
   rm_rf(dir);
 }
 
@@ -172,7 +163,7 @@ Test(atomic_file, sigterm_during_a_write_removes_the_temporary_file) {
   int ws;
   cr_assert_eq(waitpid(pid, &ws, 0), pid);
   cr_assert(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGTERM, "status %d", ws);
-  cr_assert_eq(count_entries(dir), 0, "a temporary file was left behind");
+  cr_assert_eq(ds_test_count_entries(dir), 0, "a temporary file was left behind");
   rm_rf(dir);
 }
 
@@ -197,7 +188,7 @@ Test(atomic_file, a_file_size_limit_is_an_error_and_leaves_nothing) {
   int ws;
   cr_assert_eq(waitpid(pid, &ws, 0), pid);
   cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "status %d", ws);
-  cr_assert_eq(count_entries(dir), 0, "a temporary file was left behind");
+  cr_assert_eq(ds_test_count_entries(dir), 0, "a temporary file was left behind");
   rm_rf(dir);
 }
 
@@ -225,7 +216,7 @@ Test(atomic_file, deferred_outputs_are_committed_or_dropped_together) {
     read_into(a, buf, sizeof buf);
     cr_assert_str_eq(buf, commit ? "new a\n" : "old a\n");
     cr_assert_eq(access(b, F_OK) == 0, commit, "b exists only when committed");
-    cr_assert_eq(count_entries(dir), 1 + commit, "a temporary file was left behind");
+    cr_assert_eq(ds_test_count_entries(dir), 1 + commit, "a temporary file was left behind");
     unlink(b);
   }
   rm_rf(dir);

@@ -6,7 +6,6 @@
  * in `make test`), else build/asan/ddpsim.
  */
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,16 +21,6 @@ static struct ds_test_result run(const char *args) {
 }
 
 static void make_dir(char *tmpl) { cr_assert(mkdtemp(tmpl) != NULL); }
-
-/* Number of entries in dir other than . and .. */
-static int count_entries(const char *dir) {
-  DIR *d = opendir(dir);
-  int n = 0;
-  for (struct dirent *e; d && (e = readdir(d));)
-    n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-  if (d) closedir(d);
-  return n;
-}
 
 Test(cli, design_card_example) {
   struct ds_test_result r = run("--topo 4gpu.yaml --bucket-mb 25");
@@ -541,7 +530,7 @@ Test(cli, bad_files_name_file_line_and_key_and_leave_nothing_behind) {
               i, r.err);
     ds_test_release(&r);
     unlink(path);
-    cr_assert_eq(count_entries(dir), 0, "case %zu left a file behind", i);
+    cr_assert_eq(ds_test_count_entries(dir), 0, "case %zu left a file behind", i);
   }
   rmdir(dir);
 }

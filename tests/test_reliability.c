@@ -8,7 +8,6 @@
  * test`).
  */
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,16 +18,6 @@
 
 static struct ds_test_result run(const char *args) {
   return ds_test_run("", ds_test_ddpsim(), args);
-}
-
-/* Number of entries in dir other than . and .. */
-static __attribute__((unused)) int count_entries(const char *dir) {
-  DIR *d = opendir(dir);
-  int n = 0;
-  for (struct dirent *e; d && (e = readdir(d));)
-    n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-  if (d) closedir(d);
-  return n;
 }
 
 static void write_file(const char *path, const char *text) {
@@ -144,7 +133,7 @@ Test(reliability, a_bad_output_is_found_before_any_other_is_written) {
   char *text = ds_test_slurp(t);
   cr_assert_str_eq(text, "old", "--trace was replaced before --chrome failed");
   free(text);
-  cr_assert_eq(count_entries(dir), 1);
+  cr_assert_eq(ds_test_count_entries(dir), 1);
 
   /* ddpreal: refused before the schedule is even read. */
   snprintf(args, sizeof args, "--device cpu --schedule x.csv "
@@ -186,7 +175,7 @@ Test(reliability, colliding_outputs_and_repeated_flags_are_refused) {
   cr_assert(strstr(r.err, "option --trace given twice"), "%s", r.err);
   ds_test_release(&r);
   unlink(topo);
-  cr_assert_eq(count_entries(dir), 0);
+  cr_assert_eq(ds_test_count_entries(dir), 0);
   rmdir(dir);
 }
 
@@ -289,7 +278,7 @@ Test(reliability, outputs_are_committed_together_at_the_end) {
   char *text = ds_test_slurp(t);
   cr_assert_str_eq(text, "old", "--trace was replaced although --plot failed");
   free(text);
-  cr_assert_eq(count_entries(dir), 1, "an output or a temporary file was left behind");
+  cr_assert_eq(ds_test_count_entries(dir), 1, "an output or a temporary file was left behind");
   unlink(t);
   rmdir(dir);
 }

@@ -6,49 +6,50 @@
 
 #include <string.h>
 
-static const char *const dtype_names[] = {"fp32", "fp16", "bf16"};
+/* The names of an enum's values, in order: the name of value v, and the
+ * value a name stands for (-1: none). */
+#define N_NAMES 3
+static const char *const dtype_names[N_NAMES] = {"fp32", "fp16", "bf16"};
+static const char *const amp_names[N_NAMES] = {"none", "fp16", "bf16"};
+static const char *const tf32_names[N_NAMES] = {"conv", "all", "none"};
 
-const char *ds_dtype_name(enum ds_dtype dtype) {
-  return (unsigned)dtype < 3 ? dtype_names[dtype] : "?";
+static const char *name_of(const char *const *names, unsigned v) {
+  return v < N_NAMES ? names[v] : "?";
 }
 
-int ds_dtype_parse(const char *name, enum ds_dtype *out) {
-  for (int i = 0; i < 3; i++)
-    if (strcmp(name, dtype_names[i]) == 0) {
-      *out = (enum ds_dtype)i;
-      return 0;
-    }
+static int value_of(const char *const *names, const char *name) {
+  for (int i = 0; i < N_NAMES; i++)
+    if (strcmp(name, names[i]) == 0) return i;
   return -1;
+}
+
+const char *ds_dtype_name(enum ds_dtype dtype) { return name_of(dtype_names, dtype); }
+
+int ds_dtype_parse(const char *name, enum ds_dtype *out) {
+  int v = value_of(dtype_names, name);
+  if (v < 0) return -1;
+  *out = (enum ds_dtype)v;
+  return 0;
 }
 
 int ds_dtype_bytes(enum ds_dtype dtype) { return dtype == DS_DTYPE_FP32 ? 4 : 2; }
 
-static const char *const amp_names[] = {"none", "fp16", "bf16"};
-
-const char *ds_amp_name(enum ds_amp amp) {
-  return (unsigned)amp < 3 ? amp_names[amp] : "?";
-}
+const char *ds_amp_name(enum ds_amp amp) { return name_of(amp_names, amp); }
 
 int ds_amp_parse(const char *name, enum ds_amp *out) {
-  for (int i = 0; i < 3; i++)
-    if (strcmp(name, amp_names[i]) == 0) {
-      *out = (enum ds_amp)i;
-      return 0;
-    }
-  return -1;
+  int v = value_of(amp_names, name);
+  if (v < 0) return -1;
+  *out = (enum ds_amp)v;
+  return 0;
 }
 
-static const char *const tf32_names[] = {"conv", "all", "none"};
-
-const char *ds_tf32_name(enum ds_tf32 t) { return (unsigned)t < 3 ? tf32_names[t] : "?"; }
+const char *ds_tf32_name(enum ds_tf32 t) { return name_of(tf32_names, t); }
 
 int ds_tf32_parse(const char *name, enum ds_tf32 *out) {
-  for (int i = 0; i < 3; i++)
-    if (strcmp(name, tf32_names[i]) == 0) {
-      *out = (enum ds_tf32)i;
-      return 0;
-    }
-  return -1;
+  int v = value_of(tf32_names, name);
+  if (v < 0) return -1;
+  *out = (enum ds_tf32)v;
+  return 0;
 }
 
 /* The efficiency of class cls run in `math`: the topology's per-class key

@@ -102,20 +102,34 @@ _H100 = [
     ("memory", 2985, 3350, "GB/s", "cudaMemcpy device to device of 512 MiB, 2*S/t, H100 SXM",
      _H100_CAL),
 ]
+_H200_CAL = ("bench/results/gpu-2026-11-26-h200/calibrate-bert-base.log and calibrate-resnet50.log "
+             "(this project, 2026-11-26)")
+# H200 measured by `ddpreal calibrate` on a lent H200 (bench/results/gpu-2026-11-26-h200).
+# The rates are the fits with the per-call overhead fixed at the measured launch time
+# (3.45 us), the form ddpsim uses (kernel_overhead + F / (efficiency * peak)); the free
+# fits' intercepts (13-29 us) are not a launch cost ddpsim has.
+_H200 = [
+    ("matmul_fp32", 41.76, 66.9, "TFLOPS", "cuBLAS SGEMM (FP32 math), 10 square shapes of "
+     "BERT-base's matmul FLOPs at batch 32, rate with the launch time fixed, H200", _H200_CAL),
+    ("matmul_tf32", 160.9, 494.7, "TFLOPS", "the same shapes in TF32 math (cublasSetMathMode), "
+     "rate with the launch time fixed (R2 0.54: the rate varies with shape), H200", _H200_CAL),
+    ("matmul_half", 828.6, 989, "TFLOPS", "BF16 matmul, best shape 1024x15360x4096 (MAMF), "
+     "GH200 (GH100, 141 GB HBM3e)", _MAMF),
+    ("conv_fp32", 41.54, 66.9, "TFLOPS", "convolution proxy: SGEMMs shaped as ResNet-50's 3x3 "
+     "implicit GEMMs at batch 32 (FP32 math), H200; cuBLAS, not cuDNN", _H200_CAL),
+    ("conv_tf32", 155.7, 494.7, "TFLOPS", "the same proxy in TF32 math, H200; cuBLAS, not cuDNN "
+     "(cuDNN's TF32 kernels in ResNet-50's training ran at about 258, between NCHW/NHWC "
+     "transposes the model does not charge: bench/results/gpu-2026-11-26-h200/README.md)", _H200_CAL),
+    ("conv_half", 828.6, 989, "TFLOPS", "proxy: matmul_half (implicit GEMM)", _MAMF),
+    ("memory", 4172, 4800, "GB/s", "cudaMemcpy device to device of 512 MiB, 2*S/t, H200",
+     _H200_CAL),
+]
 EFFICIENCY = {
     "V100-SXM2-16/32GB": _V100,
     "A100-SXM4-40GB": _A100,  # the 80 GB card's measurements: same SMs and clocks
     "A100-SXM4-80GB": _A100,
     "H100-SXM5-80GB": _H100,
-    # Same GH100 die, SM count and clocks as H100 SXM (gpus.yaml): its FP32, TF32
-    # and memory fractions are H100's, not measured on H200; half: GH200 (GH100
-    # with 141 GB HBM3e) measured.
-    "H200-SXM-141GB": [(k, m, p, u, "H100's, not measured on H200: " + w, src)
-                       for k, m, p, u, w, src in _H100 if not k.endswith("_half")] + [
-        ("matmul_half", 828.6, 989, "TFLOPS", "BF16 matmul, best shape 1024x15360x4096 (MAMF), "
-         "GH200 (GH100, 141 GB HBM3e)", _MAMF),
-        ("conv_half", 828.6, 989, "TFLOPS", "proxy: matmul_half (implicit GEMM)", _MAMF),
-    ],
+    "H200-SXM-141GB": _H200,
 }
 EFF_KEYS = [c + "_" + m for c in ("conv", "matmul", "attention")
             for m in ("fp32", "tf32", "half")] + ["memory"]

@@ -61,7 +61,6 @@ _MAMF = ("https://github.com/stas00/ml-engineering/blob/master/compute/accelerat
 # and the examples are built for sm75/sm80 only. CUTLASS's kernels, not cuDNN's.
 _CUTLASS = ("https://github.com/NVIDIA/cutlass/blob/main/README.md (and docs.nvidia.com/cutlass "
             "quickstart, 'Building one Convolution CUDA kernel')")
-_H100_CAL = "bench/results/gpu-2026-11-23-h100/calibrate/calibrate.log (this project, 2026-11-23)"
 _V100 = [
     ("matmul_fp32", 14.0, 15.7, "TFLOPS", "cuBLAS SGEMM at m=2048 shapes, V100", _LAYLUP),
     ("matmul_half", 97.5, 125, "TFLOPS", "cuBLAS f16 GEMM at m=2048, V100: 95 to 100 (midpoint)",
@@ -89,18 +88,25 @@ _A100 = [
      "Compute too (the thread cites a GTC talk: ~90% at most)",
      "https://forums.developer.nvidia.com/t/trouble-to-reach-peak-bandwidth-of-a100/339083"),
 ]
+_H100_CAL2 = ("bench/results/gpu-2026-11-26-h200/h100/calibrate-bert-base.log "
+              "(this project, 2026-11-26)")
+# H100 measured as H200 below (same method, same day; the 2026-11-23 run fitted
+# ResNet-50's layer-sized square SGEMMs for matmul and let convolutions take them).
 _H100 = [
-    ("matmul_fp32", 42.22, 66.9, "TFLOPS", "cuBLAS SGEMM (FP32 math), least-squares rate over 18 "
-     "square shapes of ResNet-50's layer FLOPs (edges 117-1949), H100 SXM", _H100_CAL),
-    ("matmul_tf32", 95.34, 494.7, "TFLOPS", "the same shapes in TF32 math (cublasSetMathMode); "
-     "smaller than the other GPUs' large GEMMs", _H100_CAL),
+    ("matmul_fp32", 42.25, 66.9, "TFLOPS", "cuBLAS SGEMM (FP32 math), 10 square shapes of "
+     "BERT-base's matmul FLOPs at batch 32, rate with the launch time fixed, H100 SXM", _H100_CAL2),
+    ("matmul_tf32", 151.1, 494.7, "TFLOPS", "the same shapes in TF32 math (cublasSetMathMode), "
+     "rate with the launch time fixed (R2 0.61: the rate varies with shape), H100 SXM",
+     _H100_CAL2),
     ("matmul_half", 794.5, 989, "TFLOPS", "BF16 matmul, best shape 2048x2048x13312 (MAMF), "
      "H100 SXM", _MAMF),
-    ("conv_fp32", 42.22, 66.9, "TFLOPS", "proxy: matmul_fp32 (implicit GEMM)", _H100_CAL),
-    ("conv_tf32", 95.34, 494.7, "TFLOPS", "proxy: matmul_tf32 (implicit GEMM)", _H100_CAL),
+    ("conv_fp32", 41.77, 66.9, "TFLOPS", "convolution proxy: SGEMMs shaped as ResNet-50's 3x3 "
+     "implicit GEMMs at batch 32 (FP32 math), H100 SXM; cuBLAS, not cuDNN", _H100_CAL2),
+    ("conv_tf32", 129.6, 494.7, "TFLOPS", "the same proxy in TF32 math, H100 SXM; cuBLAS, "
+     "not cuDNN", _H100_CAL2),
     ("conv_half", 794.5, 989, "TFLOPS", "proxy: matmul_half (implicit GEMM)", _MAMF),
-    ("memory", 2985, 3350, "GB/s", "cudaMemcpy device to device of 512 MiB, 2*S/t, H100 SXM",
-     _H100_CAL),
+    ("memory", 2979, 3350, "GB/s", "cudaMemcpy device to device of 512 MiB, 2*S/t, H100 SXM",
+     _H100_CAL2),
 ]
 _H200_CAL = ("bench/results/gpu-2026-11-26-h200/calibrate-bert-base.log and calibrate-resnet50.log "
              "(this project, 2026-11-26)")

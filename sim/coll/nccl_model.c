@@ -459,18 +459,28 @@ enum ds_ar_algo ds_nccl_choose_algo_with(const struct ds_nccl_model *m, double b
   return best;
 }
 
-enum ds_proto ds_nccl_choose_proto(const struct ds_nccl_model *m, enum ds_ar_algo a,
-                                   double bytes) {
-  enum ds_proto best = DS_PROTO_COUNT;
+/* The protocol of least predicted time (NCCL's order on ties: LL, LL128,
+ * Simple), or `none` when every protocol is unavailable (infinite time).
+ * `algo` < 0 asks ds_nccl_predict_coll_ns for `kind`; else the all-reduce
+ * algorithm's prediction. */
+static enum ds_proto fastest_proto(const struct ds_nccl_model *m, int algo,
+                                   enum ds_coll_kind kind, double bytes, enum ds_proto none) {
+  enum ds_proto best = none;
   double best_ns = INFINITY;
   for (int p = 0; p < DS_PROTO_COUNT; p++) {
-    double t = ds_nccl_predict_algo_ns(m, a, (enum ds_proto)p, bytes);
+    double t = algo >= 0 ? ds_nccl_predict_algo_ns(m, (enum ds_ar_algo)algo, (enum ds_proto)p, bytes)
+                         : ds_nccl_predict_coll_ns(m, kind, (enum ds_proto)p, bytes);
     if (t < best_ns) {
       best_ns = t;
       best = (enum ds_proto)p;
     }
   }
   return best;
+}
+
+enum ds_proto ds_nccl_choose_proto(const struct ds_nccl_model *m, enum ds_ar_algo a,
+                                   double bytes) {
+  return fastest_proto(m, (int)a, (enum ds_coll_kind)0, bytes, DS_PROTO_COUNT);
 }
 
 void ds_nccl_choose_algo(const struct ds_nccl_model *m, double bytes,
@@ -663,16 +673,7 @@ double ds_nccl_predict_coll_ns(const struct ds_nccl_model *m, enum ds_coll_kind 
 
 enum ds_proto ds_nccl_choose_coll_proto(const struct ds_nccl_model *m, enum ds_coll_kind kind,
                                         double bytes) {
-  enum ds_proto best = DS_PROTO_LL;
-  double best_ns = INFINITY;
-  for (int p = 0; p < DS_PROTO_COUNT; p++) {
-    double t = ds_nccl_predict_coll_ns(m, kind, (enum ds_proto)p, bytes);
-    if (t < best_ns) {
-      best_ns = t;
-      best = (enum ds_proto)p;
-    }
-  }
-  return best;
+  return fastest_proto(m, -1, kind, bytes, DS_PROTO_LL);
 }
 
 /* ---- point-to-point (src/enqueue.cc addP2pToPlan, src/graph/paths.cc) ---- */

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Measure DDP's host cost per gradient and per bucket, at world size 1.
+
+A toy model of `--layers` Linear(W, W) layers (no bias: one parameter each)
+at batch 1 keeps every kernel tiny, so an iteration's time is the host's:
+zero_grad, forward, backward, SGD step. DDP over a one-rank process group
+(NCCL on a GPU, gloo on CPU) adds the reducer's work per gradient (the
+autograd hook, the copy into the bucket) and per bucket (the collective call
+through the process group); no collective traffic. Each configuration runs
+`--reps` times, interleaved, and reports the median of the per-rep medians:
+
+  plain          the model alone
+  ddp-one        DDP, bucket_cap_mb large enough for one bucket
+  ddp-each       DDP, every parameter its own bucket (a cap below one
+                 parameter's bytes; the first bucket too)
+
+per-gradient host cost = (ddp-one - plain) / layers;
+per-bucket host cost   = (ddp-each - ddp-one) / (its buckets - one), the
+bucket counts read from DDP's own logging data.
+Writes one CSV row per configuration.
+"""
+
+import argparse
+import csv
+import os
+import statistics
+import time
+
+import torch
+
+
+def build(layers, width, dev, cap_mb):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(*[torch.nn.Linear(width, width, bias=False)
+                                  for _ in range(layers)]).to(dev)
+    if cap_mb is not None:
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        per_param_mb = width * width * 4 / 2**20
+        if cap_mb == "each":
+            # the first bucket has its own cap (dist._DEFAULT_FIRST_BUCKET_BYTES): lower it too
+            dist._DEFAULT_FIRST_BUCKET_BYTES = 1
+            cap = per_param_mb / 2
+        else:
+            dist._DEFAULT_FIRST_BUCKET_BYTES = 1024 * 1024
+            cap = cap_mb
+        model = DDP(model, device_ids=[0] if dev.type == "cuda" else None, bucket_cap_mb=cap)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
+    x = torch.randn(1, width, device=dev)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        model(x).sum().backward()
+        opt.step()
+    return step, model
+
+
+def measure(step, dev, iters):
+    for _ in range(5):
+        step()
+    out = []
+    for _ in range(iters):
+        t0 = time.perf_counter()
+        step()
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
+        out.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--layers", type=int, default=100)
+    ap.add_argument("--width", type=int, default=256)
+    ap.add_argument("--iters", type=int, default=50)
+    ap.add_argument("--reps", type=int, default=5)
+    a = ap.parse_args()
+    dev = torch.device(a.device)
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", "29534")
+    import torch.distributed as dist
+    dist.init_process_group("nccl" if dev.type == "cuda" else "gloo", rank=0, world_size=1)
+    configs = [("plain", None), ("ddp-one", 1e6), ("ddp-each", "each")]
+    built = {name: build(a.layers, a.width, dev, cap) for name, cap in configs}
+    times = {name: [] for name, _ in configs}
+    for _ in range(a.reps):
+        for name, _ in configs:
+            times[name].append(measure(built[name][0], dev, a.iters))
+    buckets = {}
+    for name, (_, model) in built.items():  # the reducer's own count, after its rebuild
+        data = model._get_ddp_logging_data() if hasattr(model, "_get_ddp_logging_data") else {}
+        buckets[name] = int(data.get("num_buckets_reduced", 0))
+    med = {n: statistics.median(v) for n, v in times.items()}
+    per_grad = (med["ddp-one"] - med["plain"]) / a.layers * 1e3
+    per_bucket = ((med["ddp-each"] - med["ddp-one"]) /
+                  max(1, buckets["ddp-each"] - buckets["ddp-one"]) * 1e3)
+    gpu = torch.cuda.get_device_name(0) if dev.type == "cuda" else "cpu"
+    with open(a.out, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["config", "layers", "width", "buckets", "iter_ms_median", "reps_ms", "gpu",
+                    "torch"])
+        for n, _ in configs:
+            w.writerow([n, a.layers, a.width, buckets[n], "%.4f" % med[n],
+                        " ".join("%.4f" % v for v in times[n]), gpu, torch.__version__])
+    print("plain %.3f ms, ddp-one %.3f ms, ddp-each %.3f ms: per gradient %.2f us, "
+          "per bucket %.2f us (%d layers, %s)" % (med["plain"], med["ddp-one"], med["ddp-each"],
+                                                  per_grad, per_bucket, a.layers, gpu))
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

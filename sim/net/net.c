@@ -434,13 +434,13 @@ ds_status ds_net_flow_start_capped(struct ds_net *net, const int32_t *links,
   f->left_bytes = bytes;
   f->rate = 0;
   f->cap = cap_bytes_per_s;
-  f->trail_lat_ns = ds_units_round_ns(trail_lat_ns);
+  f->trail_lat_ns = trail_lat_ns > 0 ? ds_units_round_ns(trail_lat_ns) : 0;
   f->tag = tag;
   f->seq = net->next_seq++;
   f->heap_pos = f->slow_pos = f->fresh_pos = -1;
   f->next_free = -1;
   net->n_pending++;
-  int64_t lat = ds_units_round_ns(lead_lat_ns);
+  int64_t lat = lead_lat_ns > 0 ? ds_units_round_ns(lead_lat_ns) : 0;
   if (lat > 0) {
     struct ds_event ev = {.kind = DS_EV_NET_ACTIVATE, .a = slot};
     return ds_engine_schedule(net->eng, ds_engine_now(net->eng) + lat, &ev, NULL);
@@ -457,8 +457,10 @@ static uint32_t mult_at(const struct flow *f, int32_t i) {
 
 static double route_bottleneck(const struct ds_net *net, const struct flow *f) {
   double best = INFINITY;
+  const struct ds_link *links = net->topo->links;
   for (int32_t i = 0; i < f->n_links; i++) {
-    double r = net->topo->links[f->links[i]].bw_bytes_per_s / mult_at(f, i);
+    double r = links[f->links[i]].bw_bytes_per_s;
+    if (f->mult && f->mult[i] != 1) r /= f->mult[i]; /* (x / 1 == x exactly) */
     if (r < best) best = r;
   }
   return best;
@@ -556,6 +558,17 @@ static int alone(const struct ds_net *net, const struct flow *f) {
   return 1;
 }
 
+/* A flow alone on its links (alone() or DS_NET_CONSTANT): min(bottleneck,
+ * cap), as solve_set gives it. */
+static void solve_one(struct ds_net *net, int32_t slot, int64_t now) {
+  net->n_solved++;
+  advance(net, slot, now);
+  struct flow *f = &net->flows[slot];
+  double b = route_bottleneck(net, f);
+  f->rate = b < f->cap ? b : f->cap;
+  enqueue(net, slot);
+}
+
 /* Re-solves slots[0..n) and puts each back in the completion queues. */
 static void solve_set(struct ds_net *net, const int32_t *slots, int32_t n) {
   int64_t now = ds_engine_now(net->eng);
@@ -619,14 +632,16 @@ static void resolve(struct ds_net *net) {
     solve_set(net, net->comp, n);
   } else if (net->mode == DS_NET_CONSTANT) {
     /* Every flow alone: only the new ones need a rate. */
-    for (int32_t i = 0; i < n_fresh; i++) solve_set(net, &net->fresh[i], 1);
+    int64_t now = ds_engine_now(net->eng);
+    for (int32_t i = 0; i < n_fresh; i++) solve_one(net, net->fresh[i], now);
   } else {
+    int64_t now = ds_engine_now(net->eng);
     new_visit(net);
     for (int32_t i = 0; i < n_fresh; i++) {
       int32_t s = net->fresh[i];
       if (net->flows[s].visit == net->visit) continue; /* in an earlier one's component */
       net->flows[s].visit = net->visit;
-      if (alone(net, &net->flows[s])) solve_set(net, &s, 1);
+      if (alone(net, &net->flows[s])) solve_one(net, s, now);
       else solve_set(net, net->comp, collect_component(net, s));
     }
     for (int32_t d = 0; d < net->n_dirty; d++) {
@@ -667,6 +682,9 @@ static void schedule_completion(struct ds_net *net) {
  * (an insertion sort was quadratic: 942 M moves at 1024 ranks, issue #14;
  * the C library's qsort, with a call per comparison, 10-20 % of a run). */
 static void sort_by_seq(struct done_flow *d, int32_t n, struct done_flow *tmp) {
+  int32_t sorted = 1;
+  while (sorted < n && d[sorted - 1].seq < d[sorted].seq) sorted++;
+  if (sorted >= n) return;
   while (n > 1) {
     int32_t runs = 0, out = 0;
     for (int32_t a = 0; a < n;) {

@@ -57,6 +57,7 @@ runs() {
   run ring64simple collective --topo "$tmp/star64.yaml" -b 4 -e 1G -f 16 --algo ring --proto Simple --ring-chunks 2 --coll-model flow --format csv
   run ring64ag collective --topo "$tmp/star64.yaml" --op allgather -b 4 -e 1G -f 16 --coll-model flow --format csv
   run ring64rs collective --topo "$tmp/star64.yaml" --op reducescatter -b 4 -e 1G -f 16 --proto LL --algo ring --coll-model flow --format csv
+  run ring64ab collective --topo "$tmp/star64.yaml" --net alpha-beta -b 4 -e 1G -f 16 --ring-chunks 2 --coll-model flow --format csv
   run ring256auto collective --topo "$tmp/star256.yaml" -b 4 -e 1G -f 64 --algo auto --coll-model flow --format csv
   run ringdgx collective --topo dgx-h100 -b 4 -e 1G -f 16 --algo ring --coll-model flow --format csv
   run ringdgx1 collective --topo dgx1-v100 -b 4 -e 1G -f 16 --algo ring --coll-model flow --format csv

@@ -12,14 +12,14 @@
 
 #define MB 1e6
 
-/* Runs `kind` per flow over GPUs 0..n-1 of h's topology (proto: NULL for
- * none), under the alone promise when `alone`; every member's finish into
+/* Runs `kind` per flow over GPUs 0..n-1 of h's topology on a net of `mode`
+ * (proto: NULL for none), under the alone promise when `alone`; every member's finish into
  * done[0..n). Returns the flow rates the net computed (ds__net_solved). */
-static uint64_t run_ring(struct harness *h, enum ds_coll_kind kind, int32_t n, double bytes,
-                         int32_t chunks, const struct ds_coll_proto *proto, int alone,
-                         int64_t *done) {
+static uint64_t run_ring(struct harness *h, enum ds_net_mode mode, enum ds_coll_kind kind,
+                         int32_t n, double bytes, int32_t chunks,
+                         const struct ds_coll_proto *proto, int alone, int64_t *done) {
   struct ds_err err = {0};
-  harness_open(h, NULL, n, DS_NET_MAXMIN);
+  harness_open(h, NULL, n, mode);
   struct ds_coll_spec spec = {.kind = kind, .topo = h->topo, .ring = &h->ring, .net = h->net,
                               .model = DS_COLL_FLOW, .chunks = chunks, .bytes = bytes,
                               .root = -1, .proto = proto, .on_done = harness_on_member,
@@ -37,8 +37,9 @@ static uint64_t run_ring(struct harness *h, enum ds_coll_kind kind, int32_t n, d
   return solved;
 }
 
-/* Every member's finish folded and not, alike; the folded run solves 1/n
- * of the flows when `folds`, all of them otherwise. */
+/* Every member's finish folded and not, alike, under max-min and
+ * alpha-beta; the folded run solves 1/n of the flows when `folds`, all of
+ * them otherwise. */
 static void check_ring(struct harness *h, int32_t n, int folds) {
   struct ds_coll_proto p = {.proto = DS_PROTO_SIMPLE, .channels = 2, .wire_factor = 1.2,
                             .chan_cap_bytes_per_s = 5e9, .hop_lat_ns = {600, 1000, 2700},
@@ -48,23 +49,27 @@ static void check_ring(struct harness *h, int32_t n, int folds) {
                                      DS_COLL_REDUCESCATTER};
   const double sizes[] = {0, 4, 1000, 24 * MB + 7};
   const int32_t chunks[] = {1, 3};
-  for (int k = 0; k < 3; k++)
-    for (int q = 0; q < 2; q++)
-      for (int s = 0; s < 4; s++)
-        for (int c = 0; c < 2; c++) {
-          int64_t all[HARNESS_MAXR], one[HARNESS_MAXR];
-          uint64_t n_all = run_ring(h, kinds[k], n, sizes[s], chunks[c], protos[q], 0, all);
-          uint64_t n_one = run_ring(h, kinds[k], n, sizes[s], chunks[c], protos[q], 1, one);
-          for (int32_t i = 0; i < n; i++)
-            cr_assert_eq(one[i], all[i],
-                         "%s n %d kind %d proto %d bytes %.0f chunks %d member %d: "
-                         "%lld alone, %lld not",
-                         h->topo->path, n, k, q, sizes[s], chunks[c], i, (long long)one[i],
-                         (long long)all[i]);
-          cr_assert_eq(n_all, folds ? n * n_one : n_one, "%s n %d: %llu flows, %llu alone",
-                       h->topo->path, n, (unsigned long long)n_all,
-                       (unsigned long long)n_one);
-        }
+  const enum ds_net_mode modes[] = {DS_NET_MAXMIN, DS_NET_CONSTANT};
+  for (int md = 0; md < 2; md++)
+    for (int k = 0; k < 3; k++)
+      for (int q = 0; q < 2; q++)
+        for (int s = 0; s < 4; s++)
+          for (int c = 0; c < 2; c++) {
+            int64_t all[HARNESS_MAXR], one[HARNESS_MAXR];
+            uint64_t n_all =
+                run_ring(h, modes[md], kinds[k], n, sizes[s], chunks[c], protos[q], 0, all);
+            uint64_t n_one =
+                run_ring(h, modes[md], kinds[k], n, sizes[s], chunks[c], protos[q], 1, one);
+            for (int32_t i = 0; i < n; i++)
+              cr_assert_eq(one[i], all[i],
+                           "%s n %d net %d kind %d proto %d bytes %.0f chunks %d member %d: "
+                           "%lld alone, %lld not",
+                           h->topo->path, n, md, k, q, sizes[s], chunks[c], i, (long long)one[i],
+                           (long long)all[i]);
+            cr_assert_eq(n_all, folds ? n * n_one : n_one, "%s n %d: %llu flows, %llu alone",
+                         h->topo->path, n, (unsigned long long)n_all,
+                         (unsigned long long)n_one);
+          }
 }
 
 /* Whether the ring over GPUs 0..n-1 of h's topology is symmetric. */
@@ -80,7 +85,8 @@ Test(ring_symmetric, one_switch_runs_member_zero_for_all) {
   /* ring8: every GPU behind its own 12.5 GB/s, 1 us up and down links to
    * one switch; hop i crosses GPU i's up link and GPU i+1's down link, no
    * other hop does, and all hops are alike. Expected: every member's
-   * finish as when all run, to the ns, under every kind, protocol, size
+   * finish as when all run, to the ns, under both network models, every
+   * kind, protocol, size
    * (0 and 4 bytes included) and chunking, with N times fewer flows. */
   struct harness h;
   harness_load(&h, "tests/data/ring8.yaml");

@@ -406,14 +406,16 @@ static ds_status try_send(struct ring_coll *c, int32_t i) {
                            c->tag_base | (uint64_t)i);
 }
 
+/* Symmetric: member 0 is done, and with it every member. */
+static void finish_all(struct ring_coll *c) {
+  for (int32_t k = 0; k < c->ring->n; k++) finish_member(c, k);
+}
+
 static void check_done(struct ring_coll *c, int32_t i) {
   struct member *m = &c->members[i];
   if (m->done || m->received != c->total_sends || m->sends_done != c->total_sends) return;
-  if (!c->symmetric) {
-    finish_member(c, i);
-    return;
-  }
-  for (int32_t k = 0; k < c->ring->n; k++) finish_member(c, k);
+  if (c->symmetric) finish_all(c);
+  else finish_member(c, i);
 }
 
 static ds_status ring_enter(struct ds_coll *base, int32_t i) {

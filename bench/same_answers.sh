@@ -2,8 +2,11 @@
 # Same answers before and after a change to the simulator's engine or
 # network: runs a set of configurations (DDP, DP and PS with traces,
 # jitter, alpha-beta, aggregated, `ddpsim collective` sweeps of every
-# all-reduce kind, 256 and 1024 ranks on one switch) with two binaries and
-# compares every output byte for byte.
+# all-reduce kind, 256 and 1024 ranks on one switch, per-flow rings of 2 to
+# 1024 ranks on one switch, with chunks, protocols, all-gather and
+# reduce-scatter, and on shipped machines and 8 to 1024 GPUs of
+# cluster-512x8-h100) with two binaries and compares every output byte for
+# byte.
 #
 #   bench/same_answers.sh OLD_BIN NEW_BIN
 #
@@ -15,9 +18,11 @@ old=${1:?usage: bench/same_answers.sh OLD_BIN NEW_BIN}
 new=${2:?usage: bench/same_answers.sh OLD_BIN NEW_BIN}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for n in 256 1024; do
+for n in 2 3 8 64 256 1024; do
   star_topo "$n" "$tmp/star$n.yaml"
 done
+# the same switch with no link latency (every flow's delivery is its send)
+sed 's/link_lat: 1us/link_lat: 0us/; s/name: star64/name: star64lat0/' "$tmp/star64.yaml" >"$tmp/star64lat0.yaml"
 cp "$here/topologies/gpus.yaml" "$tmp/"
 runs() {
   local b=$1 o=$2
@@ -42,6 +47,26 @@ runs() {
   run col8chunks collective --topo dgx-h100 -b 4 -e 1G -f 4 --algo ring --ring-chunks 4 --coll-model flow --format csv
   run col256 collective --topo "$tmp/star256.yaml" -b 25M -e 25M --coll-model flow --format csv
   run col1024 collective --topo "$tmp/star1024.yaml" -b 25M -e 25M --coll-model flow --format csv
+  # per-flow rings on one switch (the symmetric fold) and across nodes
+  for n in 2 3 8 64 256 1024; do
+    run "ring$n" collective --topo "$tmp/star$n.yaml" -b 4 -e 1G -f 64 --coll-model flow --format csv
+  done
+  run ring64lat0 collective --topo "$tmp/star64lat0.yaml" -b 4 -e 1G -f 32 --coll-model flow --format csv
+  run ring64chunks collective --topo "$tmp/star64.yaml" -b 4 -e 1G -f 16 --ring-chunks 3 --coll-model flow --format csv
+  run ring64ll128 collective --topo "$tmp/star64.yaml" -b 4 -e 1G -f 16 --algo ring --proto LL128 --coll-model flow --format csv
+  run ring64simple collective --topo "$tmp/star64.yaml" -b 4 -e 1G -f 16 --algo ring --proto Simple --ring-chunks 2 --coll-model flow --format csv
+  run ring64ag collective --topo "$tmp/star64.yaml" --op allgather -b 4 -e 1G -f 16 --coll-model flow --format csv
+  run ring64rs collective --topo "$tmp/star64.yaml" --op reducescatter -b 4 -e 1G -f 16 --proto LL --algo ring --coll-model flow --format csv
+  run ring64ab collective --topo "$tmp/star64.yaml" --net alpha-beta -b 4 -e 1G -f 16 --ring-chunks 2 --coll-model flow --format csv
+  run ring256auto collective --topo "$tmp/star256.yaml" -b 4 -e 1G -f 64 --algo auto --coll-model flow --format csv
+  run ringdgx collective --topo dgx-h100 -b 4 -e 1G -f 16 --algo ring --coll-model flow --format csv
+  run ringdgx1 collective --topo dgx1-v100 -b 4 -e 1G -f 16 --algo ring --coll-model flow --format csv
+  run ringpcie collective --topo pcie-8gpu -b 4 -e 1G -f 16 --algo ring --coll-model flow --format csv
+  run ring2ib collective --topo 2node-ib -b 4 -e 1G -f 16 --algo ring --coll-model flow --format csv
+  for g in 8 64 512; do
+    run "ringcl$g" collective --topo cluster-512x8-h100 -g $g -b 1M -e 1G -f 32 --algo ring --coll-model flow --format csv
+  done
+  run ringcl1024 collective --topo cluster-512x8-h100 -g 1024 -b 1G -e 1G --algo ring --coll-model flow --format csv
   run col1024agg collective --topo cluster-512x8-h100 -g 1024 -b 1G -e 1G --algo ring --coll-model aggregate --format csv
 }
 runs "$old" "$tmp/old"

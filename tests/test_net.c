@@ -310,8 +310,8 @@ Test(net, cap_in_alpha_beta_and_without_links) {
 #define EV_START 100 /* test event: start flow a */
 
 struct rnd_flow {
-  int32_t links[4];
-  uint32_t mult[4];
+  int32_t links[9];
+  uint32_t mult[9];
   int32_t n;
   int has_mult;
   double bytes, lead_ns, trail_ns, cap;
@@ -378,7 +378,8 @@ static void rnd_handle(void *ctx, struct ds_engine *eng, const struct ds_event *
 }
 
 /* A random flow set: 10 links of 1 to 20 GB/s; 60 flows over 0 to 4
- * distinct links (some crossing a link up to 3 times), 0 or 10 kB to
+ * distinct links, one in ten over 7 to 9 (longer than the net's flat
+ * member slots, FLAT_LINKS in sim/net/net.c), some crossing a link up to 3 times, 0 or 10 kB to
  * 100 MB, with or without leading and trailing latency and a cap; most
  * start at random times in the first 2 ms, the rest when another is sent. */
 static void rnd_make(uint64_t seed, double *caps, struct rnd_flow *spec) {
@@ -389,6 +390,7 @@ static void rnd_make(uint64_t seed, double *caps, struct rnd_flow *spec) {
     memset(f, 0, sizeof *f);
     f->n = (int32_t)(rnd_next(&s) % 5);
     if (f->n == 0 && rnd_unit(&s) < 0.5) f->n = 1;
+    if (rnd_unit(&s) < 0.1) f->n = 7 + (int32_t)(rnd_next(&s) % 3);
     for (int32_t k = 0; k < f->n; k++) {
       int32_t l;
       int dup;

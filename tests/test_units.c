@@ -225,6 +225,31 @@ Test(units, round_ns_halves_away_from_zero) {
                INT64_C(9007199254740994));
 }
 
+/* The rounding is llround's, exactly, over the whole accepted range: the
+ * values next to every half (where adding 0.5 would go wrong), around 2^52
+ * and 2^53 (where doubles stop holding fractions), and a spread of random
+ * doubles of every magnitude up to 1e18. */
+Test(units, round_ns_is_llround) {
+  const double edges[] = {0.49999999999999994, 0.5, 0.5000000000000001, 1.4999999999999998,
+                          2.5000000000000004, 4503599627370495.5, 4503599627370496.5,
+                          4503599627370497.0, 9007199254740993.0, 9007199254740995.0,
+                          123456789.49999999, 999999999999999999.0, 1e18};
+  for (size_t i = 0; i < sizeof edges / sizeof *edges; i++) {
+    for (int d = -2; d <= 2; d++) {
+      double x = edges[i];
+      for (int k = 0; k < (d < 0 ? -d : d); k++) x = d < 0 ? nextafter(x, 0) : nextafter(x, 2e18);
+      if (x > 1e18) continue;
+      cr_assert_eq(ds_units_round_ns(x), (int64_t)llround(x), "%.17g", x);
+    }
+  }
+  uint64_t s = 0x9e3779b97f4a7c15u;
+  for (int i = 0; i < 200000; i++) {
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    double x = ldexp((double)(s >> 11), -53) * pow(10, (double)(s % 19)); /* [0, 1e18) */
+    cr_assert_eq(ds_units_round_ns(x), (int64_t)llround(x), "%.17g", x);
+  }
+}
+
 /* Beyond DS_UNITS_NS_MAX (1e18 ns, 31.7 years) the result saturates one past
  * it instead of overflowing: now + duration, both within bounds, stays below
  * 2^63, and the engine refuses the event (issue #15, defect 1). */

@@ -345,7 +345,10 @@ struct ds_coll_spec {
   /* The caller's promise: every member enters at the same time and no other
    * flow shares the net while it runs. The per-flow ring's rails then run
    * as one when they are interchangeable (ds__ring_rails_quotient,
-   * sim/coll/ring_rails.h): the same times with 1/K of the flows. */
+   * sim/coll/ring_rails.h): the same times with 1/K of the flows; and a
+   * per-flow ring whose hops cross links of their own, alike hop for hop
+   * (ds__ring_symmetric, coll_impl.h), runs member 0's flows alone for
+   * every member: the same times with 1/N of the flows. */
   int alone;
 };
 

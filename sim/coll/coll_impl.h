@@ -38,6 +38,18 @@ ds_status ds__coll_ring_new(const struct ds_ring *ring, struct ds_net *net,
                             ds_coll_done_fn on_done, void *owner,
                             struct ds_coll **out);
 
+/* Whether every hop of r crosses links of its own (no link in two hops, none
+ * twice), alike hop for hop: as many, of equal bandwidth and multiplicity
+ * position by position, equal hop latency and class. Plain rings only
+ * (n_rails 0), N >= 2. */
+int ds__ring_symmetric(const struct ds_topo *topo, const struct ds_ring *r);
+/* Under ds_coll_spec's alone promise (every member enters at once, nothing
+ * else on the net): a per-flow ring (from ds__coll_ring_new, before any
+ * member entered) over a symmetric ring runs member 0's flows alone, for
+ * every member (sim/coll/coll_ring.c); anything else is left as it is.
+ * Returns 1 when it folded. */
+int ds__coll_ring_fold_symmetric(struct ds_coll *c, const struct ds_topo *topo);
+
 /* The rings of ring->rails together (sim/coll/coll_rails.c): rail k runs a ring
  * of `steps` steps over rails[k] with bytes/K and proto's channels spread
  * over the rails (ds__ring_rail_channels each); a member is done when every

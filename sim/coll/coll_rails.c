@@ -149,6 +149,9 @@ ds_status ds__coll_rails_new(const struct ds_ring *ring, struct ds_net *net,
       return st;
     }
   }
+  /* One ring runs alone (one rail, or the rails folded): it may fold too. */
+  if (alone_topo && model == DS_COLL_FLOW && c->n_run == 1)
+    (void)ds__coll_ring_fold_symmetric(c->rails[0].coll, alone_topo);
   *out = &c->base;
   return DS_OK;
 }

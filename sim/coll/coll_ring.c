@@ -7,6 +7,14 @@
  * A rank is done when it has received T chunks and finished T sends. The
  * reduction arithmetic is not charged: it runs at HBM speed, far above any
  * link, and NCCL fuses it with the copy.
+ *
+ * Symmetric (ds__coll_ring_fold_symmetric): where every hop crosses links
+ * of its own, alike hop for hop, and every member enters at once with
+ * nothing else on the net, every flow is alone on its links from start to
+ * end, so member i's k-th send starts, moves at min(bottleneck, cap) and
+ * is delivered exactly when member 0's does. Only member 0's flows then
+ * run, and its counters stand for every member's (its predecessor's sends
+ * are its receipts): 2(N-1)C flows instead of 2(N-1)CN, the same times.
  */
 #include "sim/coll/coll.h"
 #include "sim/coll/coll_impl.h"
@@ -49,6 +57,7 @@ struct ring_coll {
   ds_coll_done_fn on_done;
   void *owner;
   int32_t n_entered;
+  int symmetric; /* per flow: member 0 runs for all (see the top) */
   struct member *members;
 };
 
@@ -375,7 +384,7 @@ static void finish_member(struct ring_coll *c, int32_t i) {
 /* Starts member i's next send if everything it needs is there. */
 static ds_status try_send(struct ring_coll *c, int32_t i) {
   struct member *m = &c->members[i];
-  int32_t succ = (i + 1) % c->ring->n;
+  int32_t succ = i + 1 == c->ring->n ? 0 : i + 1; /* (no division per send) */
   if (!m->entered || !c->members[succ].entered || m->in_flight) return DS_OK;
   int32_t s = m->sends_started;
   if (s >= c->total_sends) return DS_OK;
@@ -397,11 +406,16 @@ static ds_status try_send(struct ring_coll *c, int32_t i) {
                            c->tag_base | (uint64_t)i);
 }
 
+/* Symmetric: member 0 is done, and with it every member. */
+static void finish_all(struct ring_coll *c) {
+  for (int32_t k = 0; k < c->ring->n; k++) finish_member(c, k);
+}
+
 static void check_done(struct ring_coll *c, int32_t i) {
   struct member *m = &c->members[i];
-  if (!m->done && m->received == c->total_sends &&
-      m->sends_done == c->total_sends)
-    finish_member(c, i);
+  if (m->done || m->received != c->total_sends || m->sends_done != c->total_sends) return;
+  if (c->symmetric) finish_all(c);
+  else finish_member(c, i);
 }
 
 static ds_status ring_enter(struct ds_coll *base, int32_t i) {
@@ -426,6 +440,7 @@ static ds_status ring_enter(struct ds_coll *base, int32_t i) {
                              steps * c->bytes / r->n, c->agg_lat_ns, 0,
                              c->tag_base);
   }
+  if (c->symmetric) return c->n_entered == r->n ? try_send(c, 0) : DS_OK;
   DS_CHECK(try_send(c, i));
   return try_send(c, (i + r->n - 1) % r->n);
 }
@@ -447,11 +462,41 @@ static ds_status ring_flow_done(struct ds_coll *base, int32_t i) {
     for (int32_t k = 0; k < r->n; k++) finish_member(c, k);
     return DS_OK;
   }
-  int32_t succ = (i + 1) % r->n;
+  /* symmetric: member 0's successor receives as member 0 does */
+  int32_t succ = c->symmetric ? i : i + 1 == r->n ? 0 : i + 1;
   c->members[succ].received++;
   DS_CHECK(try_send(c, succ));
   check_done(c, succ);
   return DS_OK;
+}
+
+int ds__ring_symmetric(const struct ds_topo *topo, const struct ds_ring *r) {
+  int32_t n = r->n, len = n > 0 ? r->hop_first[1] - r->hop_first[0] : 0;
+  if (n < 2 || r->n_rails > 0) return 0;
+  uint8_t *seen = calloc((size_t)topo->n_links + 1, 1);
+  if (!seen) return 0; /* out of memory: run every member, as before */
+  int ok = 1;
+  for (int32_t i = 0; i < n && ok; i++) {
+    int32_t a = r->hop_first[i], b = r->hop_first[0];
+    ok = r->hop_first[i + 1] - a == len && r->hop_lat_ns[i] == r->hop_lat_ns[0] &&
+         r->hop_class[i] == r->hop_class[0];
+    for (int32_t k = 0; k < len && ok; k++) {
+      const struct ds_link *l = &topo->links[r->hop_links[a + k]];
+      const struct ds_link *l0 = &topo->links[r->hop_links[b + k]];
+      ok = !seen[r->hop_links[a + k]] && l->bw_bytes_per_s == l0->bw_bytes_per_s &&
+           (!r->hop_mult || r->hop_mult[a + k] == r->hop_mult[b + k]);
+      seen[r->hop_links[a + k]] = 1;
+    }
+  }
+  free(seen);
+  return ok;
+}
+
+int ds__coll_ring_fold_symmetric(struct ds_coll *base, const struct ds_topo *topo) {
+  struct ring_coll *c = (struct ring_coll *)base;
+  if (base->vt != &ring_vtbl || c->model != DS_COLL_FLOW || c->n_entered > 0) return 0;
+  c->symmetric = ds__ring_symmetric(topo, c->ring);
+  return c->symmetric;
 }
 
 static const struct ds__coll_vtbl ring_vtbl = {

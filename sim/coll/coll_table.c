@@ -24,8 +24,10 @@ static ds_status ring_or_rails(const struct ds_coll_spec *s, int32_t steps,
     return ds__coll_rails_new(s->ring, s->net, s->model, s->chunks, steps, s->bytes, proto,
                               s->tag_base, s->on_done, s->owner,
                               s->alone && s->model == DS_COLL_FLOW ? s->topo : NULL, out);
-  return ds__coll_ring_new(s->ring, s->net, s->model, s->chunks, steps, s->bytes, proto,
-                           s->tag_base, s->on_done, s->owner, out);
+  DS_CHECK(ds__coll_ring_new(s->ring, s->net, s->model, s->chunks, steps, s->bytes, proto,
+                             s->tag_base, s->on_done, s->owner, out));
+  if (s->alone) (void)ds__coll_ring_fold_symmetric(*out, s->topo);
+  return DS_OK;
 }
 
 static ds_status create_allreduce(const struct ds_coll_spec *s, struct ds_coll **out,

@@ -49,6 +49,11 @@ enum flow_state { FLOW_FREE, FLOW_LATENCY, FLOW_MOVING };
 /* Distinct trailing latencies among the flows ending at one instant that
  * get a delivery batch each; more fall back to fresh batches. */
 #define OPEN_BATCHES 8
+/* A flow's places in its links' member lists sit in one flat array, this
+ * many per flow slot (routes longer than this keep their own array): the
+ * lists are walked once per start and end of every flow, and one array
+ * beside the flows costs fewer cache misses than one allocation per flow. */
+#define FLAT_LINKS 6
 
 struct flow {
   const int32_t *links;
@@ -67,7 +72,7 @@ struct flow {
   int32_t slow_pos;   /* index in net->slow, or -1 */
   int32_t fresh_pos;  /* index in net->fresh (not solved yet), or -1 */
   int32_t next_free;
-  int32_t *member_pos; /* [n_links]: index in each link's member list */
+  int32_t *member_pos; /* [n_links] when n_links > FLAT_LINKS, else unused */
   int32_t member_cap;
   uint32_t visit; /* component search stamp */
   int frozen;     /* progressive filling scratch */
@@ -118,6 +123,7 @@ struct ds_net {
   int reference; /* re-solve every flow at every event (tests) */
   uint64_t n_solved; /* flows (re-)solved so far, for tests */
   struct flow *flows;
+  int32_t *flat_pos; /* [cap_flows * FLAT_LINKS]: see member_pos() */
   int32_t cap_flows;
   int32_t free_head;
   int32_t n_pending;
@@ -197,6 +203,7 @@ void ds_net_free(struct ds_net *net) {
   if (!net) return;
   for (int32_t i = 0; i < net->cap_flows; i++) free(net->flows[i].member_pos);
   free(net->flows);
+  free(net->flat_pos);
   free(net->heap);
   free(net->slow);
   free(net->fresh);
@@ -236,6 +243,7 @@ static ds_status grow(struct ds_net *net) {
   int32_t nc = net->cap_flows ? 2 * net->cap_flows : 64;
   size_t n = (size_t)nc;
   DS_CHECK(grow_array((void **)&net->flows, n, sizeof *net->flows));
+  DS_CHECK(grow_array((void **)&net->flat_pos, n * FLAT_LINKS, sizeof *net->flat_pos));
   DS_CHECK(grow_array((void **)&net->heap, n, sizeof *net->heap));
   DS_CHECK(grow_array((void **)&net->slow, n, sizeof *net->slow));
   DS_CHECK(grow_array((void **)&net->comp, n, sizeof *net->comp));
@@ -357,14 +365,21 @@ static void mark_dirty(struct ds_net *net, int32_t l) {
   net->dirty[net->n_dirty++] = l;
 }
 
+/* Index in each of the flow's links' member lists, [n_links]. */
+static int32_t *member_pos(struct ds_net *net, int32_t slot) {
+  const struct flow *f = &net->flows[slot];
+  return f->n_links <= FLAT_LINKS ? net->flat_pos + (size_t)slot * FLAT_LINKS : f->member_pos;
+}
+
 static ds_status join_links(struct ds_net *net, int32_t slot) {
   struct flow *f = &net->flows[slot];
-  if (f->n_links > f->member_cap) {
+  if (f->n_links > FLAT_LINKS && f->n_links > f->member_cap) {
     int32_t *p = realloc(f->member_pos, (size_t)f->n_links * sizeof *p);
     if (!p) return DS_ENOMEM;
     f->member_pos = p;
     f->member_cap = f->n_links;
   }
+  int32_t *pos = member_pos(net, slot);
   for (int32_t k = 0; k < f->n_links; k++) {
     struct link_members *lm = &net->members[f->links[k]];
     if (lm->n == lm->cap) {
@@ -374,7 +389,7 @@ static ds_status join_links(struct ds_net *net, int32_t slot) {
       lm->m = m;
       lm->cap = nc;
     }
-    f->member_pos[k] = lm->n;
+    pos[k] = lm->n;
     lm->m[lm->n++] = (struct member){slot, k};
   }
   return DS_OK;
@@ -382,13 +397,16 @@ static ds_status join_links(struct ds_net *net, int32_t slot) {
 
 static void leave_links(struct ds_net *net, int32_t slot) {
   const struct flow *f = &net->flows[slot];
+  const int32_t *pos = member_pos(net, slot);
   for (int32_t k = 0; k < f->n_links; k++) {
     int32_t l = f->links[k];
     struct link_members *lm = &net->members[l];
-    int32_t i = f->member_pos[k];
-    struct member last = lm->m[--lm->n];
-    lm->m[i] = last;
-    net->flows[last.slot].member_pos[last.k] = i;
+    int32_t i = pos[k];
+    if (i != --lm->n) { /* (it was the last, as a lone flow is: nothing moves) */
+      struct member last = lm->m[lm->n];
+      lm->m[i] = last;
+      member_pos(net, last.slot)[last.k] = i;
+    }
     if (lm->n > 0) mark_dirty(net, l); /* its other flows may speed up */
   }
 }
@@ -434,13 +452,13 @@ ds_status ds_net_flow_start_capped(struct ds_net *net, const int32_t *links,
   f->left_bytes = bytes;
   f->rate = 0;
   f->cap = cap_bytes_per_s;
-  f->trail_lat_ns = ds_units_round_ns(trail_lat_ns);
+  f->trail_lat_ns = trail_lat_ns > 0 ? ds_units_round_ns(trail_lat_ns) : 0;
   f->tag = tag;
   f->seq = net->next_seq++;
   f->heap_pos = f->slow_pos = f->fresh_pos = -1;
   f->next_free = -1;
   net->n_pending++;
-  int64_t lat = ds_units_round_ns(lead_lat_ns);
+  int64_t lat = lead_lat_ns > 0 ? ds_units_round_ns(lead_lat_ns) : 0;
   if (lat > 0) {
     struct ds_event ev = {.kind = DS_EV_NET_ACTIVATE, .a = slot};
     return ds_engine_schedule(net->eng, ds_engine_now(net->eng) + lat, &ev, NULL);
@@ -457,8 +475,10 @@ static uint32_t mult_at(const struct flow *f, int32_t i) {
 
 static double route_bottleneck(const struct ds_net *net, const struct flow *f) {
   double best = INFINITY;
+  const struct ds_link *links = net->topo->links;
   for (int32_t i = 0; i < f->n_links; i++) {
-    double r = net->topo->links[f->links[i]].bw_bytes_per_s / mult_at(f, i);
+    double r = links[f->links[i]].bw_bytes_per_s;
+    if (f->mult && f->mult[i] != 1) r /= f->mult[i]; /* (x / 1 == x exactly) */
     if (r < best) best = r;
   }
   return best;
@@ -556,6 +576,17 @@ static int alone(const struct ds_net *net, const struct flow *f) {
   return 1;
 }
 
+/* A flow alone on its links (alone() or DS_NET_CONSTANT): min(bottleneck,
+ * cap), as solve_set gives it. */
+static void solve_one(struct ds_net *net, int32_t slot, int64_t now) {
+  net->n_solved++;
+  advance(net, slot, now);
+  struct flow *f = &net->flows[slot];
+  double b = route_bottleneck(net, f);
+  f->rate = b < f->cap ? b : f->cap;
+  enqueue(net, slot);
+}
+
 /* Re-solves slots[0..n) and puts each back in the completion queues. */
 static void solve_set(struct ds_net *net, const int32_t *slots, int32_t n) {
   int64_t now = ds_engine_now(net->eng);
@@ -619,14 +650,16 @@ static void resolve(struct ds_net *net) {
     solve_set(net, net->comp, n);
   } else if (net->mode == DS_NET_CONSTANT) {
     /* Every flow alone: only the new ones need a rate. */
-    for (int32_t i = 0; i < n_fresh; i++) solve_set(net, &net->fresh[i], 1);
+    int64_t now = ds_engine_now(net->eng);
+    for (int32_t i = 0; i < n_fresh; i++) solve_one(net, net->fresh[i], now);
   } else {
+    int64_t now = ds_engine_now(net->eng);
     new_visit(net);
     for (int32_t i = 0; i < n_fresh; i++) {
       int32_t s = net->fresh[i];
       if (net->flows[s].visit == net->visit) continue; /* in an earlier one's component */
       net->flows[s].visit = net->visit;
-      if (alone(net, &net->flows[s])) solve_set(net, &s, 1);
+      if (alone(net, &net->flows[s])) solve_one(net, s, now);
       else solve_set(net, net->comp, collect_component(net, s));
     }
     for (int32_t d = 0; d < net->n_dirty; d++) {
@@ -667,6 +700,9 @@ static void schedule_completion(struct ds_net *net) {
  * (an insertion sort was quadratic: 942 M moves at 1024 ranks, issue #14;
  * the C library's qsort, with a call per comparison, 10-20 % of a run). */
 static void sort_by_seq(struct done_flow *d, int32_t n, struct done_flow *tmp) {
+  int32_t sorted = 1;
+  while (sorted < n && d[sorted - 1].seq < d[sorted].seq) sorted++;
+  if (sorted >= n) return;
   while (n > 1) {
     int32_t runs = 0, out = 0;
     for (int32_t a = 0; a < n;) {

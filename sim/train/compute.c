@@ -176,6 +176,25 @@ double ds_compute_class_kernel_ns(const struct ds_compute *c, enum ds_layer_clas
   return t_s * 1e9 + c->params.kernel_overhead_ns;
 }
 
+/* Under --amp with the model file's autocast traffic (model.h): the layer's
+ * activation bytes as autocast's dtypes make them; otherwise fwd_bytes
+ * scaled to the activation dtype. */
+static int autocast_traffic(const struct ds_compute *c, const struct ds_layer *l) {
+  return c->amp != DS_AMP_NONE && l->amp_fwd_bytes >= 0;
+}
+
+static double fwd_act_bytes(const struct ds_compute *c, const struct ds_layer *l) {
+  return autocast_traffic(c, l) ? l->amp_fwd_bytes : l->fwd_bytes * act_scale(c);
+}
+
+/* autocast's casts of the layer's activations, per pass: separate
+ * memory-bound kernels (Tensor::to), not overlapped with the layer's own
+ * math; backward casts the gradients back (ToCopyBackward), the same bytes. */
+static double cast_ns(const struct ds_compute *c, const struct ds_layer *l, double b) {
+  if (!autocast_traffic(c, l) || l->amp_cast_bytes <= 0) return 0;
+  return ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, l->amp_cast_bytes * b);
+}
+
 double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
                          int64_t batch) {
   double b = (double)batch;
@@ -185,7 +204,8 @@ double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
                                           : p->param_bytes;
   double weights = (double)l->param_numel * per_param;
   return ds_compute_class_kernel_ns(c, l->cls, l->fwd_flops * b,
-                                    l->fwd_bytes * act_scale(c) * b + weights);
+                                    fwd_act_bytes(c, l) * b + weights) +
+         cast_ns(c, l, b);
 }
 
 double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
@@ -198,7 +218,8 @@ double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
                                           : 2.0 * p->param_bytes;
   double weights = (double)l->param_numel * per_param;
   return ds_compute_class_kernel_ns(c, l->cls, l->bwd_flops * b,
-                                    2 * l->fwd_bytes * act_scale(c) * b + weights);
+                                    2 * fwd_act_bytes(c, l) * b + weights) +
+         cast_ns(c, l, b);
 }
 
 /* compute.h: PyTorch's foreach optimizers, kernel by kernel */
@@ -223,6 +244,15 @@ double ds_compute_step_bytes(const struct ds_compute *c,
 double ds_compute_loss_ns(const struct ds_compute *c, const struct ds_model *model,
                           double samples, double *bytes) {
   *bytes = 2 * samples * model->output_bytes * act_scale(c);
+  if (c->amp != DS_AMP_NONE) {
+    /* autocast runs the loss in fp32 (cross_entropy_loss, log_softmax and
+     * nll_loss are on its fp32 list, aten/src/ATen/autocast_mode.h): the fp32
+     * pass over the outputs, plus the cast of the half outputs to fp32 (2 B
+     * read, 4 B written per element) and its backward's cast of the
+     * gradient back (the same 6 B) */
+    double elems = samples * model->output_bytes / 4.0;
+    *bytes = 2 * samples * model->output_bytes + 2 * elems * (2 + 4);
+  }
   return ds_compute_kernel_ns(c, 0, *bytes);
 }
 

@@ -108,14 +108,19 @@ double ds_compute_kernel_ns(const struct ds_compute *c, double flops,
 /* Forward of one layer for `batch` samples: FLOPs and activation traffic
  * scale with the batch; the weights are read once (under --amp: read in
  * fp32 and written in half by autocast's cast, then read in half: 8 B per
- * parameter). */
+ * parameter). Under --amp the activation traffic is the layer's
+ * amp_fwd_bytes when the model file has it (model.h: the dtypes autocast
+ * gives each op), and its amp_cast_bytes run as a memory-bound kernel of
+ * their own after it; else fwd_bytes scaled to 2 B per element. */
 double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
                          int64_t batch);
 /* Backward: bwd_flops, twice the forward traffic (read the saved
  * activations and output gradient, write the input gradient), the weights
  * read once and their gradients written once (under --amp: half weight
  * read, half gradient written, then the cast's backward reads it and
- * writes the fp32 .grad: 10 B per parameter). */
+ * writes the fp32 .grad: 10 B per parameter). Under --amp with the model
+ * file's autocast traffic: 2 x amp_fwd_bytes, then the gradients' cast
+ * back (amp_cast_bytes) as a kernel of its own. */
 double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
                          int64_t batch);
 /* Optimizer step over every parameter: memory bound, the kernels of
@@ -139,7 +144,10 @@ double ds_compute_step_ns(const struct ds_compute *c,
 /* The loss and its gradient over `samples` outputs of the model: one
  * memory-bound kernel reading the outputs (output_bytes per sample, in
  * fp32, scaled to the dtype) and writing their gradient; *bytes receives
- * what it moves. Every strategy charges its loss with this, so one GPU
+ * what it moves. Under --amp the loss runs in fp32 (autocast's fp32 list:
+ * cross_entropy_loss, log_softmax, nll_loss): 2 x output_bytes, plus the
+ * cast of the half outputs to fp32 and its backward's cast of the gradient
+ * back, 6 B per output element each. Every strategy charges its loss with this, so one GPU
  * costs the same under each. */
 double ds_compute_loss_ns(const struct ds_compute *c, const struct ds_model *model,
                           double samples, double *bytes);

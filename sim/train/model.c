@@ -15,7 +15,7 @@ static const char *const root_keys[] = {"schema_version", "name", "sample",
                                         "output_bytes", "layers", "grad_ready", "registration", NULL};
 static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
                                          "fwd_bytes", "act_bytes", "params",
-                                         "class", NULL};
+                                         "class", "amp_fwd_bytes", "amp_cast_bytes", NULL};
 static const char *const param_keys[] = {"name", "numel", "shape", NULL};
 
 int ds_optimizer_states(enum ds_optimizer opt) {
@@ -255,6 +255,18 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
     DS_CHECK_GOTO(read_nonneg(&item, "bwd_flops", &l->bwd_flops, err), st, out);
     DS_CHECK_GOTO(read_nonneg(&item, "fwd_bytes", &l->fwd_bytes, err), st, out);
     DS_CHECK_GOTO(read_nonneg(&item, "act_bytes", &l->act_bytes, err), st, out);
+    /* optional, together: the traffic under autocast (model.h) */
+    l->amp_fwd_bytes = -1;
+    l->amp_cast_bytes = 0;
+    int has_amp = ds_cmap_get(&item, "amp_fwd_bytes", &node);
+    if (has_amp != ds_cmap_get(&item, "amp_cast_bytes", &node)) {
+      st = ds_cnode_error(&item, err, "expected amp_fwd_bytes and amp_cast_bytes together");
+      goto out;
+    }
+    if (has_amp) {
+      DS_CHECK_GOTO(read_nonneg(&item, "amp_fwd_bytes", &l->amp_fwd_bytes, err), st, out);
+      DS_CHECK_GOTO(read_nonneg(&item, "amp_cast_bytes", &l->amp_cast_bytes, err), st, out);
+    }
     DS_CHECK_GOTO(read_class(&item, &l->cls, err), st, out);
     DS_CHECK_GOTO(read_params(m, &item, l, (int32_t)i, &param_cap, err), st, out);
   }

@@ -46,6 +46,15 @@ struct ds_layer {
   double bwd_flops;    /* per sample */
   double fwd_bytes;    /* memory traffic per sample, fp32 */
   double act_bytes;    /* saved activations per sample, fp32 */
+  /* Optional keys amp_fwd_bytes / amp_cast_bytes (tools/export_model.py):
+   * the bytes every op of the layer reads and writes per sample in the
+   * dtypes CUDA autocast gives them (its fp32 ops' outputs fp32, its
+   * matmuls' and convolutions' half, other ops the widest input type), and
+   * the bytes of autocast's cast kernels on activations (weights' casts
+   * excluded: compute.h adds them). amp_fwd_bytes -1 when absent: --amp
+   * then halves fwd_bytes. */
+  double amp_fwd_bytes;
+  double amp_cast_bytes;
   int32_t param_first; /* params[param_first .. +param_count) */
   int32_t param_count;
   int64_t param_numel; /* sum of its tensors' elements */

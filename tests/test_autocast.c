@@ -1,0 +1,115 @@
+/*
+ * Tests for the compute model under --amp with the model file's autocast
+ * traffic (sim/train/model.h amp_fwd_bytes / amp_cast_bytes, written by
+ * tools/export_model.py from CUDA autocast's cast policies): a layer's
+ * activation bytes in the dtypes autocast gives them, its cast kernels as
+ * separate memory-bound kernels, and the loss run in fp32 with the cast of
+ * the half outputs. Worked by hand on tiny-topo's TestGPU (fp32 10, fp16
+ * 20 TFLOPS, 1000 GB/s, efficiencies 1, no kernel overhead).
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim/net/topo.h"
+#include "sim/train/compute.h"
+#include "sim/train/model.h"
+#include "tests/support.h"
+
+/* mm: a matmul (2 GFLOP forward, 4 backward per sample, 1000 weights) whose
+ * fp32 traffic is 40 MB, under autocast 10 MB plus 6 MB of casts (its fp32
+ * input cast to half: 1 M elements x (4 + 2) B). act: a memory layer of
+ * 20 MB in fp32 and, under autocast, 30 MB (fp32 ops fed half inputs) plus
+ * 12 MB of casts. old: a memory layer without the keys. Outputs 4 MB
+ * (fp32) per sample. */
+static const char *model_text =
+    "schema_version: 1\nname: amp\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
+    "output_bytes: 4000000\nlayers:\n"
+    "  - name: mm\n    class: matmul\n    fwd_flops: 2000000000\n    bwd_flops: 4000000000\n"
+    "    fwd_bytes: 40000000\n    act_bytes: 0\n    amp_fwd_bytes: 10000000\n"
+    "    amp_cast_bytes: 6000000\n    params:\n      - {name: w, numel: 1000}\n"
+    "  - name: act\n    class: memory\n    fwd_flops: 0\n    bwd_flops: 0\n"
+    "    fwd_bytes: 20000000\n    act_bytes: 0\n    amp_fwd_bytes: 30000000\n"
+    "    amp_cast_bytes: 12000000\n    params: []\n"
+    "  - name: old\n    class: memory\n    fwd_flops: 0\n    bwd_flops: 0\n"
+    "    fwd_bytes: 20000000\n    act_bytes: 0\n    params: []\n";
+
+struct fixture {
+  struct ds_topo *topo;
+  struct ds_model *model;
+};
+
+static void setup(struct fixture *f) {
+  char path[] = "/tmp/ddpsim-amp-model-XXXXXX";
+  ds_test_write_temp(path, model_text);
+  struct ds_err err = {0};
+  cr_assert_eq(ds_model_load(path, &f->model, &err), DS_OK, "%s", err.msg);
+  unlink(path);
+  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &f->topo, &err), DS_OK, "%s",
+               err.msg);
+}
+
+static void teardown(struct fixture *f) {
+  ds_model_free(f->model);
+  ds_topo_free(f->topo);
+}
+
+static struct ds_compute init(const struct fixture *f, enum ds_amp amp) {
+  struct ds_compute c;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_compute_init(f->topo, DS_DTYPE_FP32, amp, &c, &err), DS_OK, "%s", err.msg);
+  return c;
+}
+
+Test(autocast, a_matmuls_casts_are_kernels_of_their_own) {
+  /* --amp fp16, batch 1: mm's forward max(2e9 / 20e12 = 100 us, (10 MB +
+   * 8 B x 1000 weights) / 1000 GB/s = 10.008 us) = 100 us, then its cast
+   * kernel 6 MB / 1000 GB/s = 6 us: 106 us (the cast does not hide under
+   * the math: another kernel). Backward max(4e9 / 20e12 = 200 us, 2 x 10
+   * MB + 10 B x 1000 = 20.01 us) + the gradient's cast back 6 us = 206 us. */
+  struct fixture f;
+  setup(&f);
+  struct ds_compute c = init(&f, DS_AMP_FP16);
+  cr_assert_float_eq(ds_compute_fwd_ns(&c, &f.model->layers[0], 1), 106000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, &f.model->layers[0], 1), 206000, 1e-6);
+  teardown(&f);
+}
+
+Test(autocast, memory_layers_move_autocasts_bytes_not_half_of_fp32s) {
+  /* act at batch 4 under --amp fp16: forward 4 x 30 MB / 1000 GB/s = 120
+   * us + casts 4 x 12 MB = 48 us: 168 us (halving fp32's 20 MB would say
+   * 40 us); backward 2 x 120 + 48 = 288 us. Without --amp: 4 x 20 MB = 80
+   * us forward, 160 us backward, the keys unused. old (no keys) under
+   * --amp: 4 x 20 MB / 2 = 40 us, as before. */
+  struct fixture f;
+  setup(&f);
+  struct ds_compute c = init(&f, DS_AMP_FP16);
+  cr_assert_float_eq(ds_compute_fwd_ns(&c, &f.model->layers[1], 4), 168000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, &f.model->layers[1], 4), 288000, 1e-6);
+  cr_assert_float_eq(ds_compute_fwd_ns(&c, &f.model->layers[2], 4), 40000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, &f.model->layers[2], 4), 80000, 1e-6);
+  struct ds_compute fp32 = init(&f, DS_AMP_NONE);
+  cr_assert_float_eq(ds_compute_fwd_ns(&fp32, &f.model->layers[1], 4), 80000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&fp32, &f.model->layers[1], 4), 160000, 1e-6);
+  teardown(&f);
+}
+
+Test(autocast, the_loss_runs_in_fp32_after_a_cast) {
+  /* 3 samples of 4 MB fp32 outputs (1 M elements each). fp32: read the
+   * outputs and write their gradient, 2 x 12 MB = 24 MB: 24 us. --amp: the
+   * same fp32 pass (autocast's fp32 list) plus the cast of the half
+   * outputs to fp32 and of the gradient back, 2 x 3 M x 6 B = 36 MB: 60 MB,
+   * 60 us. */
+  struct fixture f;
+  setup(&f);
+  double bytes;
+  struct ds_compute fp32 = init(&f, DS_AMP_NONE);
+  cr_assert_float_eq(ds_compute_loss_ns(&fp32, f.model, 3, &bytes), 24000, 1e-6);
+  cr_assert_float_eq(bytes, 24e6, 1e-3);
+  struct ds_compute amp = init(&f, DS_AMP_FP16);
+  cr_assert_float_eq(ds_compute_loss_ns(&amp, f.model, 3, &bytes), 60000, 1e-6);
+  cr_assert_float_eq(bytes, 60e6, 1e-3);
+  teardown(&f);
+}

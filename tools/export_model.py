@@ -102,6 +102,37 @@ COPIES = {"clone", "_to_copy", "copy", "contiguous", "expand", "view", "reshape"
 MM = {aten.mm, aten.addmm, aten.bmm, aten.baddbmm, aten.linear, aten.matmul}
 
 
+def _ops(*names):
+    return {getattr(aten, n) for n in names if hasattr(aten, n)}
+
+
+# CUDA autocast's cast policies (aten/src/ATen/autocast_mode.h: AT_FORALL_LOWER_PRECISION_FP,
+# AT_FORALL_FP32, AT_FORALL_FP32_SET_OPT_DTYPE), as the ops this dispatch mode sees them
+# (autocast intercepts linear/matmul/conv2d/layer_norm/softmax/cross_entropy before they
+# decompose into these). lower_precision_fp: floating inputs cast to the half type, output
+# half. fp32: half inputs cast to fp32 (a cast kernel each), output fp32. fp32_set_opt_dtype
+# (softmax, log_softmax, sum, ...): called with dtype=float, output fp32; CUDA's softmax reads
+# fp16 input directly (half_to_float), so no cast kernel is counted (bf16 softmax converts
+# first: not modelled). Every other op follows type promotion: its output is the widest
+# floating type of its inputs (autocast's `promote` list does the same explicitly).
+AMP_HALF = MM | CONV | ATTN | _ops("addmv", "mv", "addr", "addbmm", "_prelu_kernel", "prelu")
+AMP_FP32 = _ops("acos", "asin", "cosh", "erfinv", "exp", "expm1", "log", "log10", "log2",
+                "log1p", "reciprocal", "rsqrt", "sinh", "tan", "pow", "softplus",
+                "native_layer_norm", "native_group_norm", "nll_loss_forward",
+                "nll_loss2d_forward", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+                "binary_cross_entropy_with_logits", "kl_div", "logsumexp", "cdist", "dist",
+                "renorm", "cosine_similarity")
+# Ops whose output takes the dtype of their first tensor argument, whatever the
+# others' (batch norm keeps its fp32 weight and statistics beside a half input: cuDNN's
+# mixed batch norm; embedding returns its weight's dtype; pooling its input's).
+AMP_FIRST = _ops("native_batch_norm", "_native_batch_norm_legit",
+                 "_native_batch_norm_legit_no_training", "cudnn_batch_norm",
+                 "miopen_batch_norm", "embedding", "max_pool2d_with_indices", "avg_pool2d",
+                 "_adaptive_avg_pool2d", "adaptive_avg_pool2d", "native_dropout")
+AMP_FP32_OUT = _ops("_softmax", "_log_softmax", "sum", "prod", "cumsum", "cumprod",
+                    "linalg_vector_norm")
+
+
 class ExportError(Exception):
     pass
 
@@ -138,6 +169,8 @@ class Layer:
         self.bwd_flops = 0
         self.fwd_bytes = 0
         self.act_bytes = 0
+        self.amp_bytes = 0       # fwd_bytes with autocast's dtypes (AMP_* above)
+        self.amp_cast_bytes = 0  # autocast's cast kernels of activations (read + write)
         self.params = []  # registration indices
         self.ops = set()
         self.named = module is not None
@@ -179,6 +212,9 @@ class Recorder:
         self.owner = [None] * len(self.params)
         self.handles = []
         self.sdpa_no_dropout = False
+        # Under a simulated CUDA autocast with a 2-byte half type: storage -> element
+        # size of the tensor the real run would hold there (amp_size).
+        self.amp_elem = {}
 
     # -- layers ------------------------------------------------------------
     def unique(self, name):
@@ -218,6 +254,63 @@ class Recorder:
             if t.untyped_storage().data_ptr() not in self.state_store:
                 total += nbytes(t)
         return total
+
+    def amp_size(self, t):
+        """Bytes per element of t in an autocast run: parameters and buffers stay fp32
+        (autocast's cached weight casts are the simulator's); activations as the
+        policy made them; anything else (inputs, ids) its real size."""
+        if not t.is_floating_point():
+            return t.element_size()
+        ptr = t.untyped_storage().data_ptr()
+        if ptr in self.state_store:
+            return 4
+        return self.amp_elem.get(ptr, t.element_size())
+
+    def user_amp_bytes(self, objs):
+        return sum(t.numel() * self.amp_size(t) for t in tensors(objs)
+                   if t.untyped_storage().data_ptr() not in self.state_store)
+
+    def amp_op(self, func, args, kwargs, out, layer):
+        """One forward op under autocast: sets its outputs' element size and adds
+        its traffic and its inputs' casts to layer. Unlike fwd_bytes, every op's
+        reads and writes count, in module calls too: a composite leaf module
+        (GPT-2's NewGELUActivation: pow, mul, add, tanh, ...) runs a kernel per op."""
+        packet = func._overloadpacket
+        ins = [t for t in tensors((args, kwargs)) if t.is_floating_point()]
+        outs = [t for t in tensors(out) if t.is_floating_point()]
+        user = [t for t in ins if t.untyped_storage().data_ptr() not in self.state_store]
+        cast = 0
+        if packet in AMP_HALF:
+            read = {id(t): 2 for t in ins}
+            cast = sum(t.numel() * (self.amp_size(t) + 2) for t in user if self.amp_size(t) > 2)
+            size = 2
+        elif packet in AMP_FP32:
+            read = {id(t): 4 for t in ins}
+            cast = sum(t.numel() * (self.amp_size(t) + 4) for t in user if self.amp_size(t) < 4)
+            size = 4
+        else:
+            read = {id(t): self.amp_size(t) for t in ins}
+            if packet in AMP_FP32_OUT:
+                size = 4
+            elif packet in AMP_FIRST and ins:
+                size = self.amp_size(ins[0])
+            else:  # type promotion: dimensioned inputs first, 0-dim ones as wrapped scalars
+                ranked = [t for t in ins if t.dim() > 0] or ins
+                size = max((self.amp_size(t) for t in ranked), default=4)
+            if packet is aten._to_copy and outs:  # an explicit cast (.float(), .half())
+                size = outs[0].element_size()
+        if not (func.is_view or packet.__name__.endswith("_")):  # views, in-place: as before
+            for t in outs:
+                if t.dtype == torch.float32:
+                    self.amp_elem[t.untyped_storage().data_ptr()] = size
+        if layer is None:
+            return
+        layer.amp_cast_bytes += cast
+        if not (func.is_view or packet in NO_TRAFFIC):
+            layer.amp_bytes += sum(t.numel() * read.get(id(t), self.amp_size(t))
+                                   for t in tensors((args, kwargs))
+                                   if t.untyped_storage().data_ptr() not in self.state_store)
+            layer.amp_bytes += self.user_amp_bytes(out)
 
     # -- module hooks ------------------------------------------------------
     def pre_hook(self, module, args, kwargs):
@@ -293,8 +386,10 @@ class Dispatch(TorchDispatchMode):
             quiet = func.is_view or packet in NO_TRAFFIC
             top = rec.stack[-1]
             if not top.leaf and quiet and rec.group is None:
+                rec.amp_op(func, args, kwargs, out, None)
                 return out
             layer = rec.current(None if quiet else packet.__name__.rstrip("_"))
+            rec.amp_op(func, args, kwargs, out, layer)
             if layer is None:
                 return out
             layer.ops.add(packet)
@@ -502,6 +597,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         l.cls = classify(l)
         l.f, l.b = per_sample(l.fwd_flops, B), per_sample(l.bwd_flops, B)
         l.y, l.a = per_sample(l.fwd_bytes, B), per_sample(l.act_bytes, B)
+        l.ay, l.ac = per_sample(l.amp_bytes, B), per_sample(l.amp_cast_bytes, B)
         tot["fwd"] += l.f
         tot["bwd"] += l.b
         tot["act"] += l.a
@@ -544,6 +640,13 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
             " Fused attention ran without dropout, so that CPU takes its flash kernel, which "
             "saves what CUDA's flash attention does (CPU's dropout path saves the SxS "
             "matrices)." if rec.sdpa_no_dropout else "", per_sample(rec.saved_outside, B)),
+        "amp_fwd_bytes = bytes read + written by each op (module calls too: a composite "
+        "module such as GPT-2's GELU runs a kernel per op) with the dtypes CUDA autocast (fp16/bf16, 2 bytes) gives "
+        "each tensor: its lower-precision ops (matmuls, convolutions) write half, its fp32 "
+        "ops (layer_norm, softmax, pow, exp, losses) fp32, every other op the widest type of "
+        "its inputs (an fp32 residual stream stays fp32); amp_cast_bytes = the cast kernels "
+        "autocast runs on activations (read + write), weights' casts excluded (the simulator "
+        "adds them).",
         "grad_ready: parameters in the order their gradients were accumulated in that "
         "backward (the order DDP's reducer hooks fire).",
         "input_bytes = the example input per sample (real dtypes); output_bytes = fp32 "
@@ -572,6 +675,8 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
             "    bwd_flops: %d" % l.b,
             "    fwd_bytes: %d" % l.y,
             "    act_bytes: %d" % l.a,
+            "    amp_fwd_bytes: %d" % l.ay,
+            "    amp_cast_bytes: %d" % l.ac,
         ]
         if l.params:
             out.append("    params:")

@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""GPU time per op class in a torch.profiler Chrome trace, beside ddpsim's prediction.
+
+Reads a trace written by torch.profiler (record_shapes; bench/torch_measure.py's
+`profile` runs) and attributes every GPU activity (kernel, memcpy, memset) to the
+PyTorch CPU op that launched it: the kernel's `External id` names that op, and the
+ops around it on the same host thread (by time containment) give its context:
+the autograd node (`evaluate_function: MmBackward0`), the optimizer step
+(`Optimizer.step#...`), GradScaler's ops. Each kernel lands in one class, named
+as ddpsim's op classes (compute.h):
+
+  conv, matmul, attention         GEMM-like (attention: 4-d batched products,
+                                  scaled_dot_product_attention)
+  lmhead                          a matmul whose output has the vocabulary as its
+                                  last dimension (> 30000): the LM head (matmul)
+  memory:elementwise              pointwise ops (add, mul, gelu, dropout, where, ...)
+  memory:norm                     layer_norm, batch_norm (and their backward)
+  memory:softmax                  softmax, log_softmax, nll_loss / cross entropy
+  memory:cast                     dtype conversions (aten::_to_copy, copy_ between
+                                  dtypes): autocast's casts and their backward
+  memory:copy                     other copies (contiguous, cat, index, embedding)
+  memory:reduce                   sum, mean, norms (bias gradients, ...)
+  optimizer                       everything inside Optimizer.step / zero_grad
+  scaler                          GradScaler's unscale / inf check / update
+
+Output: per class, GPU busy ms per iteration (the trace's total divided by
+--iters, default 2: bench/torch_measure.py profiles two iterations), the
+kernel count per iteration, and the share; with --schedule S.csv (a
+`ddpsim --schedule` of the same run) ddpsim's per-class prediction beside it,
+its layers grouped by their class in the model file and, for memory layers,
+by name (ln/norm -> norm, drop/act/add -> elementwise, ...). --top N lists the
+N ops (class, CPU op, input dtypes and shapes) with the most GPU time.
+
+Standard library only:
+  python3 tools/trace_classes.py TRACE.json.gz [--schedule S.csv] [--model M.yaml] [--top 20]
+"""
+
+import argparse
+import collections
+import csv
+import gzip
+import json
+import re
+import sys
+
+GEMM = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::addmv", "aten::mv",
+        "aten::_scaled_mm", "aten::addbmm")
+CONV = ("aten::cudnn_convolution", "aten::convolution_backward", "aten::_convolution",
+        "aten::cudnn_convolution_transpose", "aten::convolution")
+ATTN = ("aten::_scaled_dot_product", "aten::_flash_attention", "aten::_efficient_attention")
+NORM = ("layer_norm", "batch_norm", "group_norm", "GammaBeta")
+SOFTMAX = ("softmax", "nll_loss", "cross_entropy")
+CAST = ("aten::_to_copy",)
+COPYLIKE = ("aten::copy_", "aten::cat", "aten::index", "aten::embedding", "aten::gather",
+            "aten::scatter", "aten::clone", "aten::contiguous", "aten::embedding_dense_backward",
+            "aten::index_put_", "aten::_index_put_impl_", "aten::fill_", "aten::zero_",
+            "aten::zeros", "aten::ones", "aten::arange", "aten::max_pool2d_with_indices",
+            "aten::max_pool2d_with_indices_backward", "aten::embedding_backward")
+REDUCE = ("aten::sum", "aten::mean", "aten::norm", "aten::linalg_vector_norm", "aten::max",
+          "aten::amax", "aten::min")
+VOCAB_MIN = 30000
+DTYPES = ("float", "c10::Half", "c10::BFloat16", "double")
+
+
+def load(path):
+    op = gzip.open(path, "rt") if path.endswith(".gz") else open(path)
+    with op as f:
+        return json.load(f)["traceEvents"]
+
+
+def ancestors_by_id(events):
+    """External id -> the names of the ops containing it on its thread, outermost first."""
+    by_tid = collections.defaultdict(list)
+    for e in events:
+        if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "user_annotation"):
+            by_tid[e["tid"]].append(e)
+    chain_of = {}
+    for evs in by_tid.values():
+        evs.sort(key=lambda e: (e["ts"], -e["dur"]))
+        stack = []
+        for e in evs:
+            while stack and stack[-1]["ts"] + stack[-1]["dur"] <= e["ts"]:
+                stack.pop()
+            stack.append(e)
+            eid = e["args"].get("External id")
+            if eid is not None:
+                chain_of[eid] = [s for s in stack]
+    return chain_of
+
+
+def dims(e):
+    return e["args"].get("Input Dims") or []
+
+
+def types(e):
+    return e["args"].get("Input type") or []
+
+
+def classify(chain):
+    """The class of a kernel launched inside `chain` (outermost first)."""
+    names = [e["name"] for e in chain]
+    if any(n.startswith("Optimizer.step") or n.startswith("Optimizer.zero_grad") for n in names):
+        return "optimizer"
+    if any("_amp_" in n or "GradScaler" in n for n in names):
+        return "scaler"
+    inner = names[-1] if names else ""
+    # the outermost aten op below any autograd node / annotation: what the user called
+    aten = [e for e in chain if e["name"].startswith("aten::")]
+    outer = aten[0]["name"] if aten else inner
+    if any(n.startswith(ATTN) for n in names):
+        return "attention"
+    if any(n in CONV for n in names):
+        return "conv"
+    node = next((n for n in names if "evaluate_function:" in n), "")
+    if any(k in n.lower() for n in names for k in NORM):
+        return "memory:norm"
+    if any(k in n for n in names for k in SOFTMAX) or "Softmax" in node or "NllLoss" in node:
+        return "memory:softmax"
+    gemm = next((e for e in aten if e["name"] in GEMM or e["name"] in ("aten::matmul",
+                                                                        "aten::linear")), None)
+    if gemm is not None and any(e["name"] in GEMM for e in aten):
+        shapes = dims(gemm)
+        if gemm["name"] == "aten::matmul" and shapes and len(shapes[0]) == 4:
+            return "attention"
+        if "Bmm" in node or "UnsafeViewBackward" in node or gemm["name"] in ("aten::bmm",
+                                                                               "aten::baddbmm"):
+            return "attention"
+        if any(any(d > VOCAB_MIN for d in s) for s in shapes if isinstance(s, list)):
+            return "lmhead"
+        return "matmul"
+    if outer in CAST or "ToCopyBackward" in node or (
+            inner == "aten::copy_" and len(set(t for t in types(chain[-1]) if t in DTYPES)) > 1):
+        return "memory:cast"
+    if outer in COPYLIKE or inner in COPYLIKE or "Embedding" in node:
+        return "memory:copy"
+    if outer in REDUCE or inner in REDUCE:
+        return "memory:reduce"
+    return "memory:elementwise"
+
+
+def trace_classes(events):
+    chain_of = ancestors_by_id(events)
+    per = collections.defaultdict(lambda: [0.0, 0])
+    top = collections.defaultdict(float)
+    for e in events:
+        if e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
+            continue
+        chain = chain_of.get(e["args"].get("External id"), [])
+        cls = classify(chain)
+        per[cls][0] += e["dur"] / 1e3
+        per[cls][1] += 1
+        if chain:
+            aten = [c for c in chain if c["name"].startswith("aten::")] or chain
+            key = (cls, aten[0]["name"], str(types(aten[0])[:3]), str(dims(aten[0])[:3]))
+        else:
+            key = (cls, e["name"][:50], "", "")
+        top[key] += e["dur"] / 1e3
+    return per, top
+
+
+def schedule_class(name, layer_class):
+    if name == "optimizer":
+        return "optimizer"
+    if name == "loss":
+        return "memory:softmax"
+    if layer_class in ("conv", "matmul", "attention"):
+        if layer_class == "matmul" and ("lm_head" in name or name.endswith("decoder")):
+            return "lmhead"
+        return layer_class
+    n = name.lower()
+    if "ln" in n or "norm" in n or "bn" in n:
+        return "memory:norm"
+    if "wte" in n or "wpe" in n or "embed" in n or "pool" in n or "arange" in n:
+        return "memory:copy"
+    return "memory:elementwise"
+
+
+def model_classes(path):
+    """Layer name -> class, from a model file (no YAML library: its layers' lines)."""
+    cls, name = {}, None
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"\s*- name: (\S+)", line)
+            if m:
+                name = m.group(1)
+            m = re.match(r"\s*class: (\S+)", line)
+            if m and name:
+                cls[name] = m.group(1)
+    return cls
+
+
+def schedule_per_class(path, layer_cls):
+    per = collections.defaultdict(lambda: [0.0, 0])
+    with open(path) as f:
+        rows = csv.DictReader(line for line in f if not line.startswith("#"))
+        for r in rows:
+            if r["stream"] != "compute" or r["rank"] != "0":
+                continue
+            name = r["name"].split("/")[0]
+            cls = schedule_class(r["name"], layer_cls.get(name, layer_cls.get(r["name"], "")))
+            per[cls][0] += float(r["dur_us"]) / 1e3
+            per[cls][1] += 1
+    return per
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("trace")
+    ap.add_argument("--iters", type=int, default=2, help="iterations in the trace (2)")
+    ap.add_argument("--schedule", help="ddpsim --schedule CSV of the same run")
+    ap.add_argument("--model", help="its model file (layer classes; default from the schedule)")
+    ap.add_argument("--top", type=int, default=0, help="list the N ops with most GPU time")
+    a = ap.parse_args()
+    per, top = trace_classes(load(a.trace))
+    pred = None
+    if a.schedule:
+        model = a.model
+        if not model:
+            with open(a.schedule) as f:
+                for line in f:
+                    m = re.search(r"model=(\S+)", line)
+                    if m:
+                        model = m.group(1)
+                        break
+        pred = schedule_per_class(a.schedule, model_classes(model) if model else {})
+    classes = sorted(set(per) | set(pred or {}))
+    print("%-20s %10s %8s %6s" % ("class", "trace_ms", "kernels", "share") +
+          ("  %10s %8s %7s" % ("ddpsim_ms", "ops", "ratio") if pred else ""))
+    total = sum(v[0] for v in per.values()) / a.iters
+    ptotal = sum(v[0] for v in pred.values()) if pred else 0
+    for c in classes:
+        ms, n = per.get(c, (0.0, 0))
+        line = "%-20s %10.3f %8.1f %5.1f%%" % (c, ms / a.iters, n / a.iters,
+                                               100 * ms / a.iters / total if total else 0)
+        if pred:
+            pms, pn = pred.get(c, (0.0, 0))
+            line += "  %10.3f %8d %7s" % (pms, pn, "%.2f" % (ms / a.iters / pms) if pms else "-")
+        print(line)
+    print("%-20s %10.3f %8s %6s" % ("total", total, "", "") +
+          ("  %10.3f %8s %7.2f" % (ptotal, "", total / ptotal) if pred else ""))
+    if a.top:
+        print("\ntop ops (ms per iteration): class, op, input types, input shapes")
+        for (c, name, ty, sh), ms in sorted(top.items(), key=lambda kv: -kv[1])[:a.top]:
+            print("%8.3f  %-18s %-28s %s %s" % (ms / a.iters, c, name, ty, sh))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -22,17 +22,19 @@
  * fp32 traffic is 40 MB, under autocast 10 MB plus 6 MB of casts (its fp32
  * input cast to half: 1 M elements x (4 + 2) B). act: a memory layer of
  * 20 MB in fp32 and, under autocast, 30 MB (fp32 ops fed half inputs) plus
- * 12 MB of casts. old: a memory layer without the keys. Outputs 4 MB
- * (fp32) per sample. */
+ * 12 MB of casts, and 3 MB of gradients autograd casts back to a half
+ * input's dtype in backward. old: a memory layer without the keys.
+ * Outputs 4 MB (fp32) per sample. */
 static const char *model_text =
     "schema_version: 1\nname: amp\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
     "output_bytes: 4000000\nlayers:\n"
     "  - name: mm\n    class: matmul\n    fwd_flops: 2000000000\n    bwd_flops: 4000000000\n"
     "    fwd_bytes: 40000000\n    act_bytes: 0\n    amp_fwd_bytes: 10000000\n"
-    "    amp_cast_bytes: 6000000\n    params:\n      - {name: w, numel: 1000}\n"
+    "    amp_cast_bytes: 6000000\n    amp_grad_cast_bytes: 0\n"
+    "    params:\n      - {name: w, numel: 1000}\n"
     "  - name: act\n    class: memory\n    fwd_flops: 0\n    bwd_flops: 0\n"
     "    fwd_bytes: 20000000\n    act_bytes: 0\n    amp_fwd_bytes: 30000000\n"
-    "    amp_cast_bytes: 12000000\n    params: []\n"
+    "    amp_cast_bytes: 12000000\n    amp_grad_cast_bytes: 3000000\n    params: []\n"
     "  - name: old\n    class: memory\n    fwd_flops: 0\n    bwd_flops: 0\n"
     "    fwd_bytes: 20000000\n    act_bytes: 0\n    params: []\n";
 
@@ -80,14 +82,15 @@ Test(autocast, a_matmuls_casts_are_kernels_of_their_own) {
 Test(autocast, memory_layers_move_autocasts_bytes_not_half_of_fp32s) {
   /* act at batch 4 under --amp fp16: forward 4 x 30 MB / 1000 GB/s = 120
    * us + casts 4 x 12 MB = 48 us: 168 us (halving fp32's 20 MB would say
-   * 40 us); backward 2 x 120 + 48 = 288 us. Without --amp: 4 x 20 MB = 80
+   * 40 us); backward 2 x 120 + the casts back 48 + the engine's gradient
+   * casts 4 x 3 MB = 12 us: 300 us. Without --amp: 4 x 20 MB = 80
    * us forward, 160 us backward, the keys unused. old (no keys) under
    * --amp: 4 x 20 MB / 2 = 40 us, as before. */
   struct fixture f;
   setup(&f);
   struct ds_compute c = init(&f, DS_AMP_FP16);
   cr_assert_float_eq(ds_compute_fwd_ns(&c, &f.model->layers[1], 4), 168000, 1e-6);
-  cr_assert_float_eq(ds_compute_bwd_ns(&c, &f.model->layers[1], 4), 288000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, &f.model->layers[1], 4), 300000, 1e-6);
   cr_assert_float_eq(ds_compute_fwd_ns(&c, &f.model->layers[2], 4), 40000, 1e-6);
   cr_assert_float_eq(ds_compute_bwd_ns(&c, &f.model->layers[2], 4), 80000, 1e-6);
   struct ds_compute fp32 = init(&f, DS_AMP_NONE);
@@ -111,5 +114,31 @@ Test(autocast, the_loss_runs_in_fp32_after_a_cast) {
   struct ds_compute amp = init(&f, DS_AMP_FP16);
   cr_assert_float_eq(ds_compute_loss_ns(&amp, f.model, 3, &bytes), 60000, 1e-6);
   cr_assert_float_eq(bytes, 60e6, 1e-3);
+  teardown(&f);
+}
+
+Test(autocast, the_losss_softmax_reads_long_rows_three_times) {
+  /* SoftMax.cu's kernels: rows up to 1024 elements (persistent) or under
+   * 48 KiB in fp32 (shared memory: 12,288 elements is exactly 48 KiB, too
+   * many) read once: 2 + 1 + 3 = 6 passes; longer rows 4 + 1 + 4 = 9; no
+   * output_classes: 2. */
+  cr_assert_eq(ds_compute_loss_passes(0), 2);
+  cr_assert_eq(ds_compute_loss_passes(1000), 6);
+  cr_assert_eq(ds_compute_loss_passes(1024), 6);
+  cr_assert_eq(ds_compute_loss_passes(12287), 6);
+  cr_assert_eq(ds_compute_loss_passes(12288), 9);
+  cr_assert_eq(ds_compute_loss_passes(50257), 9);
+  /* the model above with GPT-2's vocabulary: 3 samples x 4 MB, 9 passes:
+   * 108 MB, 108 us in fp32; --amp adds the two 6 B casts of 3 M elements,
+   * 36 MB: 144 us */
+  struct fixture f;
+  setup(&f);
+  f.model->output_classes = 50257;
+  double bytes;
+  struct ds_compute fp32 = init(&f, DS_AMP_NONE);
+  cr_assert_float_eq(ds_compute_loss_ns(&fp32, f.model, 3, &bytes), 108000, 1e-6);
+  struct ds_compute amp = init(&f, DS_AMP_FP16);
+  cr_assert_float_eq(ds_compute_loss_ns(&amp, f.model, 3, &bytes), 144000, 1e-6);
+  cr_assert_float_eq(bytes, 144e6, 1e-3);
   teardown(&f);
 }

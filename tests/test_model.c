@@ -137,24 +137,47 @@ Test(model, registration_gives_pytorchs_parameter_order) {
 Test(model, autocast_traffic_is_read_and_absent_is_minus_one) {
   struct ds_model *m;
   struct ds_err err;
-  cr_assert_eq(load("    amp_fwd_bytes: 300\n    amp_cast_bytes: 120\n", "", &m, &err), DS_OK,
-               "%s", err.msg);
+  cr_assert_eq(load("    amp_fwd_bytes: 300\n    amp_cast_bytes: 120\n"
+                    "    amp_grad_cast_bytes: 60\n", "", &m, &err), DS_OK, "%s", err.msg);
   cr_assert_float_eq(m->layers[0].amp_fwd_bytes, 300, 1e-9);
   cr_assert_float_eq(m->layers[0].amp_cast_bytes, 120, 1e-9);
+  cr_assert_float_eq(m->layers[0].amp_grad_cast_bytes, 60, 1e-9);
   cr_assert_float_eq(m->layers[1].amp_fwd_bytes, -1, 1e-9, "absent: --amp halves fwd_bytes");
   cr_assert_float_eq(m->layers[1].amp_cast_bytes, 0, 1e-9);
+  cr_assert_float_eq(m->layers[1].amp_grad_cast_bytes, 0, 1e-9);
   ds_model_free(m);
 }
 
 Test(model, autocast_traffic_keys_come_together_and_are_not_negative) {
   struct ds_model *m;
   struct ds_err err;
-  cr_assert_eq(load("    amp_fwd_bytes: 300\n", "", &m, &err), DS_EINPUT);
-  cr_assert_null(m);
-  cr_assert(strstr(err.msg, "m.yaml:") &&
-                strstr(err.msg, "expected amp_fwd_bytes and amp_cast_bytes together"),
-            "%s", err.msg);
-  cr_assert_eq(load("    amp_fwd_bytes: 300\n    amp_cast_bytes: -1\n", "", &m, &err),
+  const char *partial[] = {"    amp_fwd_bytes: 300\n",
+                           "    amp_fwd_bytes: 300\n    amp_cast_bytes: 1\n",
+                           "    amp_grad_cast_bytes: 1\n"};
+  for (int i = 0; i < 3; i++) {
+    cr_assert_eq(load(partial[i], "", &m, &err), DS_EINPUT, "%s", partial[i]);
+    cr_assert_null(m);
+    cr_assert(strstr(err.msg, "m.yaml:") &&
+                  strstr(err.msg, "expected amp_fwd_bytes, amp_cast_bytes and "
+                                  "amp_grad_cast_bytes together"),
+              "%s", err.msg);
+  }
+  cr_assert_eq(load("    amp_fwd_bytes: 300\n    amp_cast_bytes: -1\n"
+                    "    amp_grad_cast_bytes: 0\n", "", &m, &err),
                DS_EINPUT);
   cr_assert(strstr(err.msg, "m.yaml:9:") && strstr(err.msg, "amp_cast_bytes"), "%s", err.msg);
+}
+
+Test(model, output_classes_is_read_and_defaults_to_zero) {
+  struct ds_model *m;
+  struct ds_err err;
+  cr_assert_eq(load("", "", &m, &err), DS_OK, "%s", err.msg);
+  cr_assert_float_eq(m->output_classes, 0, 1e-9);
+  ds_model_free(m);
+  char path[] = "/tmp/ddpsim-model-cls-XXXXXX";
+  ds_test_write_temp(path, HEAD "output_classes: 1000\nlayers:\n" L1);
+  cr_assert_eq(ds_model_load(path, &m, &err), DS_OK, "%s", err.msg);
+  cr_assert_float_eq(m->output_classes, 1000, 1e-9);
+  ds_model_free(m);
+  unlink(path);
 }

@@ -171,6 +171,7 @@ class Layer:
         self.act_bytes = 0
         self.amp_bytes = 0       # fwd_bytes with autocast's dtypes (AMP_* above)
         self.amp_cast_bytes = 0  # autocast's cast kernels of activations (read + write)
+        self.amp_grad_cast_bytes = 0  # backward's casts of gradients to a half input's dtype
         self.params = []  # registration indices
         self.ops = set()
         self.named = module is not None
@@ -279,7 +280,7 @@ class Recorder:
         ins = [t for t in tensors((args, kwargs)) if t.is_floating_point()]
         outs = [t for t in tensors(out) if t.is_floating_point()]
         user = [t for t in ins if t.untyped_storage().data_ptr() not in self.state_store]
-        cast = 0
+        cast = grad_cast = 0
         if packet in AMP_HALF:
             read = {id(t): 2 for t in ins}
             cast = sum(t.numel() * (self.amp_size(t) + 2) for t in user if self.amp_size(t) > 2)
@@ -299,6 +300,12 @@ class Recorder:
                 size = max((self.amp_size(t) for t in ranked), default=4)
             if packet is aten._to_copy and outs:  # an explicit cast (.float(), .half())
                 size = outs[0].element_size()
+            elif outs:
+                # backward: autograd's engine casts each input's gradient to the input's
+                # dtype (validate_outputs in torch/csrc/autograd/engine.cpp): a half input
+                # of an op promoted to fp32 gets its fp32 gradient cast to half
+                grad_cast = sum(t.numel() * (size + self.amp_size(t)) for t in user
+                                if t.requires_grad and self.amp_size(t) < size)
         if not (func.is_view or packet.__name__.endswith("_")):  # views, in-place: as before
             for t in outs:
                 if t.dtype == torch.float32:
@@ -306,6 +313,7 @@ class Recorder:
         if layer is None:
             return
         layer.amp_cast_bytes += cast
+        layer.amp_grad_cast_bytes += grad_cast
         if not (func.is_view or packet in NO_TRAFFIC):
             layer.amp_bytes += sum(t.numel() * read.get(id(t), self.amp_size(t))
                                    for t in tensors((args, kwargs))
@@ -598,6 +606,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         l.f, l.b = per_sample(l.fwd_flops, B), per_sample(l.bwd_flops, B)
         l.y, l.a = per_sample(l.fwd_bytes, B), per_sample(l.act_bytes, B)
         l.ay, l.ac = per_sample(l.amp_bytes, B), per_sample(l.amp_cast_bytes, B)
+        l.ag = per_sample(l.amp_grad_cast_bytes, B)
         tot["fwd"] += l.f
         tot["bwd"] += l.b
         tot["act"] += l.a
@@ -646,11 +655,12 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         "ops (layer_norm, softmax, pow, exp, losses) fp32, every other op the widest type of "
         "its inputs (an fp32 residual stream stays fp32); amp_cast_bytes = the cast kernels "
         "autocast runs on activations (read + write), weights' casts excluded (the simulator "
-        "adds them).",
+        "adds them); amp_grad_cast_bytes = the casts autograd's engine adds in backward, "
+        "where an op promoted a half input to fp32 (the input's gradient cast to half).",
         "grad_ready: parameters in the order their gradients were accumulated in that "
         "backward (the order DDP's reducer hooks fire).",
         "input_bytes = the example input per sample (real dtypes); output_bytes = fp32 "
-        "output per sample.",
+        "output per sample; output_classes = its last dimension (the loss's softmax row).",
         "Totals: %d layers, %d tensors, %d parameters; per sample %d fwd FLOPs, %d bwd "
         "FLOPs, %d fwd bytes, %d activation bytes." % (len(layers), len(rec.params), numel,
                                                        tot["fwd"], tot["bwd"], tot["byt"],
@@ -665,6 +675,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         "optimizer: %s" % (args.optimizer or meta.get("optimizer", "sgd")),
         "input_bytes: %d" % in_bytes,
         "output_bytes: %d" % out_bytes,
+        "output_classes: %d" % outs[0].shape[-1],
         "layers:",
     ]
     for l in layers:
@@ -677,6 +688,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
             "    act_bytes: %d" % l.a,
             "    amp_fwd_bytes: %d" % l.ay,
             "    amp_cast_bytes: %d" % l.ac,
+            "    amp_grad_cast_bytes: %d" % l.ag,
         ]
         if l.params:
             out.append("    params:")

@@ -187,12 +187,14 @@ static double fwd_act_bytes(const struct ds_compute *c, const struct ds_layer *l
   return autocast_traffic(c, l) ? l->amp_fwd_bytes : l->fwd_bytes * act_scale(c);
 }
 
-/* autocast's casts of the layer's activations, per pass: separate
- * memory-bound kernels (Tensor::to), not overlapped with the layer's own
- * math; backward casts the gradients back (ToCopyBackward), the same bytes. */
-static double cast_ns(const struct ds_compute *c, const struct ds_layer *l, double b) {
-  if (!autocast_traffic(c, l) || l->amp_cast_bytes <= 0) return 0;
-  return ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, l->amp_cast_bytes * b);
+/* Cast kernels of `bytes` per sample: separate memory-bound kernels
+ * (Tensor::to), not overlapped with the layer's own math. Forward:
+ * autocast's casts of the layer's activations; backward: their gradients
+ * cast back (ToCopyBackward, the same bytes) plus the engine's casts of
+ * promoted half inputs' gradients (amp_grad_cast_bytes). */
+static double cast_ns(const struct ds_compute *c, double bytes, double b) {
+  if (bytes <= 0) return 0;
+  return ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, bytes * b);
 }
 
 double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
@@ -205,7 +207,7 @@ double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
   double weights = (double)l->param_numel * per_param;
   return ds_compute_class_kernel_ns(c, l->cls, l->fwd_flops * b,
                                     fwd_act_bytes(c, l) * b + weights) +
-         cast_ns(c, l, b);
+         (autocast_traffic(c, l) ? cast_ns(c, l->amp_cast_bytes, b) : 0);
 }
 
 double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
@@ -219,8 +221,17 @@ double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
   double weights = (double)l->param_numel * per_param;
   return ds_compute_class_kernel_ns(c, l->cls, l->bwd_flops * b,
                                     2 * fwd_act_bytes(c, l) * b + weights) +
-         cast_ns(c, l, b);
+         (autocast_traffic(c, l)
+              ? cast_ns(c, l->amp_cast_bytes + l->amp_grad_cast_bytes, b)
+              : 0);
 }
+
+/* PyTorch's softmax kernels (aten/src/ATen/native/cuda/SoftMax.cu,
+ * host_softmax): rows of at most 1024 elements run the persistent warp
+ * softmax; rows that fit in a block's default shared memory (48 KiB,
+ * cudaDeviceProp::sharedMemPerBlock) the Smem kernels; each reads its row
+ * once. */
+enum { SOFTMAX_PERSISTENT_MAX = 1024, SOFTMAX_SMEM_BYTES = 48 * 1024 };
 
 /* compute.h: PyTorch's foreach optimizers, kernel by kernel */
 enum { SGD_KERNELS = 3, SGD_PASSES = 8, ADAM_KERNELS = 7, ADAM_PASSES = 18 };
@@ -241,17 +252,24 @@ double ds_compute_step_bytes(const struct ds_compute *c,
   return (double)model->total_numel * c->precision.param_bytes * passes;
 }
 
+int ds_compute_loss_passes(double classes) {
+  if (classes <= 0) return 2;
+  int fits = classes <= SOFTMAX_PERSISTENT_MAX || classes * 4 < SOFTMAX_SMEM_BYTES;
+  return fits ? 2 + 1 + 3 : 4 + 1 + 4;
+}
+
 double ds_compute_loss_ns(const struct ds_compute *c, const struct ds_model *model,
                           double samples, double *bytes) {
-  *bytes = 2 * samples * model->output_bytes * act_scale(c);
+  double passes = ds_compute_loss_passes(model->output_classes);
+  *bytes = passes * samples * model->output_bytes * act_scale(c);
   if (c->amp != DS_AMP_NONE) {
     /* autocast runs the loss in fp32 (cross_entropy_loss, log_softmax and
-     * nll_loss are on its fp32 list, aten/src/ATen/autocast_mode.h): the fp32
-     * pass over the outputs, plus the cast of the half outputs to fp32 (2 B
+     * nll_loss are on its fp32 list, aten/src/ATen/autocast_mode.h): the
+     * passes over the fp32 outputs, plus the cast of the half outputs to fp32 (2 B
      * read, 4 B written per element) and its backward's cast of the
      * gradient back (the same 6 B) */
     double elems = samples * model->output_bytes / 4.0;
-    *bytes = 2 * samples * model->output_bytes + 2 * elems * (2 + 4);
+    *bytes = passes * samples * model->output_bytes + 2 * elems * (2 + 4);
   }
   return ds_compute_kernel_ns(c, 0, *bytes);
 }

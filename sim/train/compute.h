@@ -120,7 +120,8 @@ double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
  * read, half gradient written, then the cast's backward reads it and
  * writes the fp32 .grad: 10 B per parameter). Under --amp with the model
  * file's autocast traffic: 2 x amp_fwd_bytes, then the gradients' cast
- * back (amp_cast_bytes) as a kernel of its own. */
+ * back (amp_cast_bytes) and autograd's casts of promoted half inputs'
+ * gradients (amp_grad_cast_bytes) as a kernel of their own. */
 double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
                          int64_t batch);
 /* Optimizer step over every parameter: memory bound, the kernels of
@@ -141,11 +142,22 @@ double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
  * several launches; not modelled). */
 double ds_compute_step_ns(const struct ds_compute *c,
                           const struct ds_model *model);
+/* Passes over the outputs of the loss, cross entropy, forward and backward
+ * (PyTorch's SoftMax.cu and LossNLL.cu), for rows of `classes` elements:
+ * rows that fit the persistent or shared-memory softmax (at most 1024
+ * elements, or under 48 KiB in fp32) 6: log_softmax reads and writes (2),
+ * nll_loss's backward writes a dense gradient (1), log_softmax's backward
+ * reads the gradient and the output and writes (3); longer rows (GPT-2's
+ * 50257) 9: cunn_SoftMaxForward reads the row three times (max, sum of
+ * exponentials, output) and writes (4), cunn_SoftMaxBackward reads the
+ * gradient twice (its sum, then with the output) and writes (4). classes
+ * 0 (a model file without output_classes): 2, read and write once. */
+int ds_compute_loss_passes(double classes);
 /* The loss and its gradient over `samples` outputs of the model: one
- * memory-bound kernel reading the outputs (output_bytes per sample, in
- * fp32, scaled to the dtype) and writing their gradient; *bytes receives
+ * memory-bound kernel making the passes above over the outputs
+ * (output_bytes per sample, in fp32, scaled to the dtype); *bytes receives
  * what it moves. Under --amp the loss runs in fp32 (autocast's fp32 list:
- * cross_entropy_loss, log_softmax, nll_loss): 2 x output_bytes, plus the
+ * cross_entropy_loss, log_softmax, nll_loss): the passes over output_bytes, plus the
  * cast of the half outputs to fp32 and its backward's cast of the gradient
  * back, 6 B per output element each. Every strategy charges its loss with this, so one GPU
  * costs the same under each. */

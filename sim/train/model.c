@@ -12,10 +12,12 @@
 
 static const char *const root_keys[] = {"schema_version", "name", "sample",
                                         "default_batch", "optimizer", "input_bytes",
-                                        "output_bytes", "layers", "grad_ready", "registration", NULL};
+                                        "output_bytes", "output_classes", "layers", "grad_ready",
+                                        "registration", NULL};
 static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
                                          "fwd_bytes", "act_bytes", "params",
-                                         "class", "amp_fwd_bytes", "amp_cast_bytes", NULL};
+                                         "class", "amp_fwd_bytes", "amp_cast_bytes",
+                                         "amp_grad_cast_bytes", NULL};
 static const char *const param_keys[] = {"name", "numel", "shape", NULL};
 
 int ds_optimizer_states(enum ds_optimizer opt) {
@@ -255,17 +257,22 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
     DS_CHECK_GOTO(read_nonneg(&item, "bwd_flops", &l->bwd_flops, err), st, out);
     DS_CHECK_GOTO(read_nonneg(&item, "fwd_bytes", &l->fwd_bytes, err), st, out);
     DS_CHECK_GOTO(read_nonneg(&item, "act_bytes", &l->act_bytes, err), st, out);
-    /* optional, together: the traffic under autocast (model.h) */
+    /* optional, the three together: the traffic under autocast (model.h) */
     l->amp_fwd_bytes = -1;
     l->amp_cast_bytes = 0;
+    l->amp_grad_cast_bytes = 0;
     int has_amp = ds_cmap_get(&item, "amp_fwd_bytes", &node);
-    if (has_amp != ds_cmap_get(&item, "amp_cast_bytes", &node)) {
-      st = ds_cnode_error(&item, err, "expected amp_fwd_bytes and amp_cast_bytes together");
+    if (has_amp != ds_cmap_get(&item, "amp_cast_bytes", &node) ||
+        has_amp != ds_cmap_get(&item, "amp_grad_cast_bytes", &node)) {
+      st = ds_cnode_error(&item, err, "expected amp_fwd_bytes, amp_cast_bytes and "
+                          "amp_grad_cast_bytes together");
       goto out;
     }
     if (has_amp) {
       DS_CHECK_GOTO(read_nonneg(&item, "amp_fwd_bytes", &l->amp_fwd_bytes, err), st, out);
       DS_CHECK_GOTO(read_nonneg(&item, "amp_cast_bytes", &l->amp_cast_bytes, err), st, out);
+      DS_CHECK_GOTO(read_nonneg(&item, "amp_grad_cast_bytes", &l->amp_grad_cast_bytes, err),
+                    st, out);
     }
     DS_CHECK_GOTO(read_class(&item, &l->cls, err), st, out);
     DS_CHECK_GOTO(read_params(m, &item, l, (int32_t)i, &param_cap, err), st, out);
@@ -285,6 +292,8 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
     DS_CHECK_GOTO(read_nonneg(&root, "input_bytes", &m->input_bytes, err), st, out);
   if (ds_cmap_get(&root, "output_bytes", &node))
     DS_CHECK_GOTO(read_nonneg(&root, "output_bytes", &m->output_bytes, err), st, out);
+  if (ds_cmap_get(&root, "output_classes", &node))
+    DS_CHECK_GOTO(read_nonneg(&root, "output_classes", &m->output_classes, err), st, out);
   if (ds_cmap_get(&root, "grad_ready", &node)) {
     DS_CHECK_GOTO(read_name_list(m, &node, &m->grad_ready, err), st, out);
     m->n_grad_ready = m->n_params;

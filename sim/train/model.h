@@ -46,15 +46,18 @@ struct ds_layer {
   double bwd_flops;    /* per sample */
   double fwd_bytes;    /* memory traffic per sample, fp32 */
   double act_bytes;    /* saved activations per sample, fp32 */
-  /* Optional keys amp_fwd_bytes / amp_cast_bytes (tools/export_model.py):
-   * the bytes every op of the layer reads and writes per sample in the
-   * dtypes CUDA autocast gives them (its fp32 ops' outputs fp32, its
-   * matmuls' and convolutions' half, other ops the widest input type), and
-   * the bytes of autocast's cast kernels on activations (weights' casts
-   * excluded: compute.h adds them). amp_fwd_bytes -1 when absent: --amp
-   * then halves fwd_bytes. */
+  /* Optional keys amp_fwd_bytes / amp_cast_bytes / amp_grad_cast_bytes
+   * (tools/export_model.py), per sample: the bytes every op of the layer
+   * reads and writes in the dtypes CUDA autocast gives them (its fp32 ops'
+   * outputs fp32, its matmuls' and convolutions' half, other ops the widest
+   * input type); the bytes of autocast's cast kernels on activations
+   * (weights' casts excluded: compute.h adds them); and the casts autograd's
+   * engine adds in backward where an op promoted a half input to fp32 (its
+   * gradient cast to half). amp_fwd_bytes -1 when absent: --amp then
+   * halves fwd_bytes. */
   double amp_fwd_bytes;
   double amp_cast_bytes;
+  double amp_grad_cast_bytes;
   int32_t param_first; /* params[param_first .. +param_count) */
   int32_t param_count;
   int64_t param_numel; /* sum of its tensors' elements */
@@ -93,6 +96,9 @@ struct ds_model {
    * layer's act_bytes, its output). */
   double input_bytes;
   double output_bytes;
+  /* The output's last dimension (key output_classes: the row the loss's
+   * softmax runs over, compute.h); 0 when the file gives none. */
+  double output_classes;
 };
 
 ds_status ds_model_load(const char *path, struct ds_model **out,

@@ -24,8 +24,8 @@ as ddpsim's op classes (compute.h):
   scaler                          GradScaler's unscale / inf check / update
 
 Output: per class, GPU busy ms per iteration (the trace's total divided by
---iters, default 2: bench/torch_measure.py profiles two iterations), the
-kernel count per iteration, and the share; with --schedule S.csv (a
+--iters, default 2: bench/torch_measure.py profiles two iterations), the part
+launched by autograd's backward, the kernel count per iteration, and the share; with --schedule S.csv (a
 `ddpsim --schedule` of the same run) ddpsim's per-class prediction beside it,
 its layers grouped by their class in the model file and, for memory layers,
 by name (ln/norm -> norm, drop/act/add -> elementwise, ...). --top N lists the
@@ -140,7 +140,7 @@ def classify(chain):
 
 def trace_classes(events):
     chain_of = ancestors_by_id(events)
-    per = collections.defaultdict(lambda: [0.0, 0])
+    per = collections.defaultdict(lambda: [0.0, 0, 0.0])  # ms, kernels, of which backward
     top = collections.defaultdict(float)
     for e in events:
         if e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
@@ -149,6 +149,8 @@ def trace_classes(events):
         cls = classify(chain)
         per[cls][0] += e["dur"] / 1e3
         per[cls][1] += 1
+        if any("evaluate_function:" in c["name"] for c in chain):
+            per[cls][2] += e["dur"] / 1e3
         if chain:
             aten = [c for c in chain if c["name"].startswith("aten::")] or chain
             key = (cls, aten[0]["name"], str(types(aten[0])[:3]), str(dims(aten[0])[:3]))
@@ -190,7 +192,7 @@ def model_classes(path):
 
 
 def schedule_per_class(path, layer_cls):
-    per = collections.defaultdict(lambda: [0.0, 0])
+    per = collections.defaultdict(lambda: [0.0, 0, 0.0])  # ms, ops, of which backward
     with open(path) as f:
         rows = csv.DictReader(line for line in f if not line.startswith("#"))
         for r in rows:
@@ -200,6 +202,8 @@ def schedule_per_class(path, layer_cls):
             cls = schedule_class(r["name"], layer_cls.get(name, layer_cls.get(r["name"], "")))
             per[cls][0] += float(r["dur_us"]) / 1e3
             per[cls][1] += 1
+            if r["kind"] == "bwd":
+                per[cls][2] += float(r["dur_us"]) / 1e3
     return per
 
 
@@ -224,20 +228,21 @@ def main():
                         break
         pred = schedule_per_class(a.schedule, model_classes(model) if model else {})
     classes = sorted(set(per) | set(pred or {}))
-    print("%-20s %10s %8s %6s" % ("class", "trace_ms", "kernels", "share") +
-          ("  %10s %8s %7s" % ("ddpsim_ms", "ops", "ratio") if pred else ""))
+    print("%-20s %9s %8s %8s %6s" % ("class", "trace_ms", "bwd_ms", "kernels", "share") +
+          ("  %9s %8s %6s %7s" % ("ddpsim_ms", "bwd_ms", "ops", "ratio") if pred else ""))
     total = sum(v[0] for v in per.values()) / a.iters
     ptotal = sum(v[0] for v in pred.values()) if pred else 0
     for c in classes:
-        ms, n = per.get(c, (0.0, 0))
-        line = "%-20s %10.3f %8.1f %5.1f%%" % (c, ms / a.iters, n / a.iters,
-                                               100 * ms / a.iters / total if total else 0)
+        ms, n, bwd = per.get(c, (0.0, 0, 0.0))
+        line = "%-20s %9.3f %8.3f %8.1f %5.1f%%" % (c, ms / a.iters, bwd / a.iters, n / a.iters,
+                                                     100 * ms / a.iters / total if total else 0)
         if pred:
-            pms, pn = pred.get(c, (0.0, 0))
-            line += "  %10.3f %8d %7s" % (pms, pn, "%.2f" % (ms / a.iters / pms) if pms else "-")
+            pms, pn, pbwd = pred.get(c, (0.0, 0, 0.0))
+            line += "  %9.3f %8.3f %6d %7s" % (pms, pbwd, pn,
+                                               "%.2f" % (ms / a.iters / pms) if pms else "-")
         print(line)
-    print("%-20s %10.3f %8s %6s" % ("total", total, "", "") +
-          ("  %10.3f %8s %7.2f" % (ptotal, "", total / ptotal) if pred else ""))
+    print("%-20s %9.3f" % ("total", total) +
+          ("  %37s %9.3f %23.2f" % ("", ptotal, total / ptotal) if pred else ""))
     if a.top:
         print("\ntop ops (ms per iteration): class, op, input types, input shapes")
         for (c, name, ty, sh), ms in sorted(top.items(), key=lambda kv: -kv[1])[:a.top]:

@@ -15,7 +15,8 @@ as ddpsim's op classes (compute.h):
                                   last dimension (> 30000): the LM head (matmul)
   memory:elementwise              pointwise ops (add, mul, gelu, dropout, where, ...)
   memory:norm                     layer_norm, batch_norm (and their backward)
-  memory:softmax                  softmax, log_softmax, nll_loss / cross entropy
+  memory:softmax                  softmax (attention's)
+  loss                            log_softmax, nll_loss / cross entropy (ddpsim's loss op)
   memory:cast                     dtype conversions (aten::_to_copy, copy_ between
                                   dtypes): autocast's casts and their backward
   memory:copy                     other copies (contiguous, cat, index, embedding)
@@ -49,7 +50,8 @@ CONV = ("aten::cudnn_convolution", "aten::convolution_backward", "aten::_convolu
         "aten::cudnn_convolution_transpose", "aten::convolution")
 ATTN = ("aten::_scaled_dot_product", "aten::_flash_attention", "aten::_efficient_attention")
 NORM = ("layer_norm", "batch_norm", "group_norm", "GammaBeta")
-SOFTMAX = ("softmax", "nll_loss", "cross_entropy")
+LOSS = ("log_softmax", "nll_loss", "cross_entropy")
+SOFTMAX = ("softmax",)
 CAST = ("aten::_to_copy",)
 COPYLIKE = ("aten::copy_", "aten::cat", "aten::index", "aten::embedding", "aten::gather",
             "aten::scatter", "aten::clone", "aten::contiguous", "aten::embedding_dense_backward",
@@ -114,7 +116,9 @@ def classify(chain):
     node = next((n for n in names if "evaluate_function:" in n), "")
     if any(k in n.lower() for n in names for k in NORM):
         return "memory:norm"
-    if any(k in n for n in names for k in SOFTMAX) or "Softmax" in node or "NllLoss" in node:
+    if any(k in n for n in names for k in LOSS) or "LogSoftmax" in node or "NllLoss" in node:
+        return "loss"
+    if any(k in n for n in names for k in SOFTMAX) or "Softmax" in node:
         return "memory:softmax"
     gemm = next((e for e in aten if e["name"] in GEMM or e["name"] in ("aten::matmul",
                                                                         "aten::linear")), None)
@@ -164,7 +168,7 @@ def schedule_class(name, layer_class):
     if name == "optimizer":
         return "optimizer"
     if name == "loss":
-        return "memory:softmax"
+        return "loss"
     if layer_class in ("conv", "matmul", "attention"):
         if layer_class == "matmul" and ("lm_head" in name or name.endswith("decoder")):
             return "lmhead"

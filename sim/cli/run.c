@@ -107,7 +107,8 @@ static ds_status build_strategy_iteration(const struct config_run *c,
         .world_size = c->world, .batch = c->batch, .output_device = o->dp_output_device,
         .parallel_loss = o->dp_parallel_loss, .single = o->strategy_id == DS_STRATEGY_SINGLE,
         .launch_ns = c->compute.params.host_launch_ns,
-        .replicate_ns = c->compute.params.host_replicate_ns};
+        .replicate_ns = c->compute.params.host_replicate_ns,
+        .backward_ns = c->compute.params.host_backward_ns};
     ds_status st = ds_dp_build(c->model, &c->compute, &dopt, &c->dp_chunks, id_base,
                                coll_base, s, n_coll);
     if (st != DS_OK)

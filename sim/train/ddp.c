@@ -175,6 +175,24 @@ static void add_dep(int64_t *deps, size_t *n, int64_t id) {
   if (id >= 0) deps[(*n)++] = id;
 }
 
+/* Host work of dur_ns on the rank's host stream (the autograd engine's
+ * thread in backward; docs/strategies.md, "Host costs"), after the host
+ * stream's last op; the next compute op waits for it (t->launch). Nothing
+ * when dur_ns is 0. *id gets the op's id, or -1. */
+static ds_status emit_host(int32_t rank, enum ds_op_kind kind, const char *name,
+                           int32_t layer, int32_t bucket, double dur_ns, struct rank_tails *t,
+                           struct ds_schedule_builder *bd, int64_t *id) {
+  *id = -1;
+  if (dur_ns <= 0) return DS_OK;
+  struct ds_op op = {.rank = rank, .stream = DS_STREAM_HOST, .kind = kind, .name = name,
+                     .layer = layer, .bucket = bucket, .coll = -1, .root = -1,
+                     .dur_us = dur_ns / 1000};
+  DS_CHECK(ds_schedule_emit(bd, &op, NULL, 0));
+  t->launch = op.id;
+  *id = op.id;
+  return DS_OK;
+}
+
 /* One compute-stream op after the stream's last op and any pending sync. */
 static ds_status emit_compute(struct ds_op *op, struct rank_tails *t,
                               struct ds_schedule_builder *bd) {
@@ -201,6 +219,17 @@ static ds_status emit_bucket(const struct ds_model *m, const struct ds_compute *
                     opt->iter == 0, &plan);
   int32_t per = ds_comm_hook_colls_per_bucket(&opt->hook), j = 0;
   int64_t prev = t->compute;
+  /* The reducer calls the process group once per all-reduce of the bucket
+   * (ProcessGroupNCCL: work and events, the stream wait, the NCCL enqueue):
+   * host_collective each, before the bucket's first op. */
+  int32_t calls = 0;
+  for (int32_t k = 0; k < plan.n; k++) calls += plan.op[k].where == DS_HOOK_ALLREDUCE;
+  char call_name[48];
+  snprintf(call_name, sizeof call_name, "bucket%d.call", b);
+  int64_t call;
+  DS_CHECK(emit_host(rank, DS_OP_BWD, call_name, -1, b, calls * c->params.host_collective_ns,
+                     t, bd, &call));
+  t->launch = -1;
   for (int32_t k = 0; k < plan.n; k++) {
     const struct ds_hook_op *h = &plan.op[k];
     char name[64];
@@ -211,6 +240,8 @@ static ds_status emit_bucket(const struct ds_model *m, const struct ds_compute *
     if (h->where == DS_HOOK_ALLREDUCE) {
       add_dep(deps, &n, prev);
       add_dep(deps, &n, t->comm);
+      add_dep(deps, &n, call);
+      call = -1;
       DS_CHECK(emit_allreduce(opt, h->bytes, name, rank, b, (coll_base + b) * per + j++,
                               deps, n, bd, &t->comm));
       prev = t->comm;
@@ -223,13 +254,16 @@ static ds_status emit_bucket(const struct ds_model *m, const struct ds_compute *
                        .flops = h->flops, .dur_us = h->dur_ns / 1000};
     if (h->where == DS_HOOK_IN_BACKWARD) {
       op.stream = DS_STREAM_COMPUTE;
+      t->launch = call;
       DS_CHECK(emit_compute(&op, t, bd));
     } else {
       op.stream = DS_STREAM_COPY;
       add_dep(deps, &n, prev);
+      add_dep(deps, &n, call);
       DS_CHECK(ds_schedule_emit(bd, &op, deps, n));
       t->callback = op.id;
     }
+    call = -1;
     prev = op.id;
   }
   if (plan.blocks_backward) t->sync = prev;
@@ -259,7 +293,16 @@ static ds_status emit_to_bucket(const struct ds_model *m, const struct ds_comput
                                 struct rank_tails *t, struct ds_schedule_builder *bd) {
   const struct ds_layer *ly = &m->layers[l];
   int hook = opt->hook.kind != DS_HOOK_NONE;
-  if (ly->param_count == 0 || (opt->grad_as_bucket_view && hook)) return DS_OK;
+  if (ly->param_count == 0) return DS_OK;
+  /* The hooks on the autograd thread (mark_variable_ready, the kernel's
+   * launch): host_grad_hook per gradient. */
+  int64_t host;
+  DS_CHECK(emit_host(rank, DS_OP_BWD, "hook", l, -1,
+                     ly->param_count * c->params.host_grad_hook_ns, t, bd, &host));
+  if (opt->grad_as_bucket_view && hook) {
+    t->launch = -1;
+    return DS_OK;
+  }
   double ns = 0, bytes = 0;
   for (int32_t k = 0; k < ly->param_count; k++)
     ns += reducer_copy_ns(m, c, ly->param_first + k, &bytes);
@@ -287,6 +330,12 @@ static ds_status emit_from_bucket(const struct ds_model *m, const struct ds_comp
     ns += reducer_copy_ns(m, c, bk->order[bk->b[b].first + k], &bytes);
   char name[32];
   snprintf(name, sizeof name, "bucket%d.to_grad", b);
+  /* copy_bucket_to_grad's launches on the autograd thread (finalize_
+   * backward runs there, as the engine's final callback) */
+  int64_t host;
+  DS_CHECK(emit_host(rank, DS_OP_BWD, name, -1, b,
+                     bk->b[b].count * c->params.host_grad_copy_ns, t, bd, &host));
+  t->launch = -1;
   struct ds_op op = {.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD,
                      .name = name, .layer = -1, .bucket = b, .coll = -1, .root = -1,
                      .bytes = bytes, .dur_us = ns / 1000};
@@ -295,6 +344,7 @@ static ds_status emit_from_bucket(const struct ds_model *m, const struct ds_comp
   add_dep(deps, &n, t->compute);
   add_dep(deps, &n, t->sync);
   add_dep(deps, &n, comm_done);
+  add_dep(deps, &n, host);
   DS_CHECK(ds_schedule_emit(bd, &op, deps, n));
   t->compute = op.id;
   t->sync = -1;
@@ -343,6 +393,11 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
     DS_CHECK_GOTO(emit_compute(&op, &t, bd), st, out);
     for (int32_t l = m->n_layers - 1; l >= 0; l--) {
       const struct ds_layer *ly = &m->layers[l];
+      /* The autograd engine's thread launches the layer's backward
+       * (host_backward); the kernel waits for it. */
+      int64_t host;
+      DS_CHECK_GOTO(emit_host(rank, DS_OP_BWD, "launch", l, -1, c->params.host_backward_ns,
+                              &t, bd, &host), st, out);
       op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE,
                           .kind = DS_OP_BWD, .name = ly->name, .layer = l,
                           .bucket = -1, .coll = -1, .root = -1,

@@ -94,7 +94,7 @@ struct ds_compute_params {
    * host_replicate, default 5us). */
   double host_launch_ns;
   double host_replicate_ns;
-  /* The autograd engine's thread (docs/strategies.md, "Host costs"): host
+  /* The autograd engine's thread (docs/strategies.md, "The host costs"): host
    * time per backward layer (host_backward, default 46us); DDP's reducer
    * on that thread per gradient as its hook fires (host_grad_hook, 10us),
    * per gradient copied back in finalize_backward (host_grad_copy, 7.5us)

@@ -176,7 +176,7 @@ static void add_dep(int64_t *deps, size_t *n, int64_t id) {
 }
 
 /* Host work of dur_ns on the rank's host stream (the autograd engine's
- * thread in backward; docs/strategies.md, "Host costs"), after the host
+ * thread in backward; docs/strategies.md, "The host costs"), after the host
  * stream's last op; the next compute op waits for it (t->launch). Nothing
  * when dur_ns is 0. *id gets the op's id, or -1. */
 static ds_status emit_host(int32_t rank, enum ds_op_kind kind, const char *name,
@@ -351,6 +351,101 @@ static ds_status emit_from_bucket(const struct ds_model *m, const struct ds_comp
   return DS_OK;
 }
 
+int32_t ds_ddp_buffer_buckets(const struct ds_model *m, int32_t *group) {
+  int32_t n = 0;
+  for (int32_t i = 0; i < m->n_buffers; i++) {
+    /* the open bucket of this dtype: the last one holding it, if not full */
+    int32_t open = -1;
+    double bytes = 0;
+    for (int32_t j = i - 1; j >= 0 && group; j--) {
+      if (strcmp(m->buffers[j].dtype, m->buffers[i].dtype) != 0) continue;
+      open = group[j];
+      break;
+    }
+    if (open >= 0)
+      for (int32_t j = 0; j < i; j++)
+        if (group[j] == open) bytes += m->buffers[j].bytes;
+    if (open < 0 || bytes >= DS_DDP_BROADCAST_BUCKET_BYTES) open = n++;
+    if (group) group[i] = open;
+  }
+  return n;
+}
+
+/* _sync_buffers before the forward (broadcast_buffers=True): per buffer
+ * bucket, on the Python thread, flatten_dense_tensors's cat (one launch,
+ * host_grad_copy) and the process group's broadcast call (host_collective);
+ * the cat reads and writes the bucket's bytes; the broadcast from rank 0
+ * waits for it; then BroadcastWork::finish copies each buffer back from the
+ * flat tensor on every rank (one launch and one kernel per buffer), after
+ * the broadcast. The two in flight that comm.cpp allows make this order
+ * exact for up to two buckets (BatchNorm's float32 and int64 ones). */
+static ds_status emit_buffers(const struct ds_model *m, const struct ds_compute *c,
+                              const struct ds_ddp_options *opt, const struct ds_buckets *bk,
+                              int32_t rank, int64_t coll_base, int64_t *host_dep,
+                              struct rank_tails *t, struct ds_schedule_builder *bd) {
+  int32_t *group = malloc(((size_t)m->n_buffers + 1) * sizeof *group);
+  if (!group) return DS_ENOMEM;
+  int32_t n = ds_ddp_buffer_buckets(m, group);
+  int32_t per = ds_comm_hook_colls_per_bucket(&opt->hook);
+  ds_status st = DS_OK;
+  for (int32_t k = 0; k < n && st == DS_OK; k++) {
+    double bytes = 0, copy_ns = 0;
+    int32_t count = 0;
+    for (int32_t i = 0; i < m->n_buffers; i++) {
+      if (group[i] != k) continue;
+      bytes += m->buffers[i].bytes;
+      copy_ns += ds_compute_kernel_ns(c, 0, 2 * m->buffers[i].bytes);
+      count++;
+    }
+    char name[48];
+    int64_t host, bcast;
+    /* a host cost of 0 still emits the op (0 us): the flatten's kernel
+     * waits for it either way */
+    snprintf(name, sizeof name, "buffers%d.flatten", k);
+    /* the host op: the cat's launch and the broadcast's call */
+    struct ds_op op = {.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD,
+                       .name = name, .layer = -1, .bucket = -1, .coll = -1, .root = -1,
+                       .dur_us = (c->params.host_grad_copy_ns + c->params.host_collective_ns) /
+                                 1000};
+    DS_CHECK_GOTO(ds_schedule_emit(bd, &op, host_dep, *host_dep >= 0 ? 1 : 0), st, out);
+    *host_dep = -1;
+    t->launch = op.id;
+    op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD,
+                        .name = name, .layer = -1, .bucket = -1, .coll = -1, .root = -1,
+                        .bytes = 2 * bytes, .dur_us = ds_compute_kernel_ns(c, 0, 2 * bytes) / 1000};
+    DS_CHECK_GOTO(emit_compute(&op, t, bd), st, out);
+    snprintf(name, sizeof name, "buffers%d", k);
+    op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMM, .kind = DS_OP_BROADCAST,
+                        .name = name, .layer = -1, .bucket = -1,
+                        .coll = (coll_base + bk->n + k) * per, .root = 0, .bytes = bytes};
+    int64_t deps[3];
+    size_t nd = 0;
+    add_dep(deps, &nd, t->compute);
+    add_dep(deps, &nd, t->comm);
+    DS_CHECK_GOTO(ds_schedule_emit(bd, &op, deps, nd), st, out);
+    bcast = t->comm = op.id;
+    snprintf(name, sizeof name, "buffers%d.copy", k);
+    op = (struct ds_op){.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD,
+                        .name = name, .layer = -1, .bucket = -1, .coll = -1, .root = -1,
+                        .dur_us = count * c->params.host_grad_copy_ns / 1000};
+    DS_CHECK_GOTO(ds_schedule_emit(bd, &op, NULL, 0), st, out);
+    host = op.id;
+    op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD,
+                        .name = name, .layer = -1, .bucket = -1, .coll = -1, .root = -1,
+                        .bytes = 2 * bytes, .dur_us = copy_ns / 1000};
+    nd = 0;
+    add_dep(deps, &nd, t->compute);
+    add_dep(deps, &nd, bcast);
+    add_dep(deps, &nd, host);
+    DS_CHECK_GOTO(ds_schedule_emit(bd, &op, deps, nd), st, out);
+    t->compute = op.id;
+    t->launch = -1;
+  }
+out:
+  free(group);
+  return st;
+}
+
 static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c,
                             const struct ds_ddp_options *opt,
                             const struct ds_buckets *bk, int32_t rank,
@@ -368,6 +463,11 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
   for (int32_t step = 0; step < steps; step++) {
     /* Under no_sync, every micro-step but the last accumulates locally. */
     int sync = step == steps - 1;
+    /* The buffers go before the first micro-step only: a forward under
+     * no_sync clears require_forward_param_sync, which the next forward's
+     * _check_sync_bufs_pre_fwd reads (distributed.py). */
+    if (step == 0 && opt->broadcast_buffers && m->n_buffers > 0)
+      DS_CHECK_GOTO(emit_buffers(m, c, opt, bk, rank, coll_base, &host_dep, &t, bd), st, out);
     for (int32_t l = 0; l < m->n_layers; l++) {
       const struct ds_layer *ly = &m->layers[l];
       /* The process's Python thread launches the layer (host_launch, as

@@ -108,7 +108,7 @@ Test(host, ddp_reducer_host_work_per_gradient_and_per_bucket) {
   /* One rank (the all-reduces take no time), host-bound. The autograd
    * thread: 3 H launches, a hook of K per gradient (4), a call of C per
    * bucket (n), finalize_backward's P per gradient copied back (4); then
-   * the last bucket's copy back on the GPU and the step. Buckets by
+   * the step (the copies back run while the host launches them). Buckets by
    * --bucket-mb (every cap, the first's too): 1 -> [l2.weight] [l1.weight]
    * [l0.bias l0.weight]; 5 -> [l2.weight l1.weight] [l0's]; 25 and 100 ->
    * one of all four tensors. More buckets cost C each: the host-bound
@@ -116,13 +116,10 @@ Test(host, ddp_reducer_host_work_per_gradient_and_per_bucket) {
   struct ds_test_result r =
       run(HOST_TOPO "--strategy ddp --world-size 1 --bucket-mb 1,5,25,100 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
-  const double l0 = 262144 + 256, all = 1048576 + 524288 + l0;
   const int buckets[] = {3, 2, 1, 1};
-  const double last_copy[] = {copy_us(l0), copy_us(l0), copy_us(all), copy_us(all)};
   for (int row = 0; row < 4; row++) {
     cr_assert_float_eq(ds_test_csv_num(r.out, "n_buckets", row), buckets[row], 0, "%s", r.out);
-    double want = 3 * L_US + 3 * H_US + 4 * K_US + buckets[row] * C_US + 4 * P_US +
-                  last_copy[row] + STEP_US;
+    double want = 3 * L_US + 3 * H_US + 4 * K_US + buckets[row] * C_US + 4 * P_US + STEP_US;
     cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", row), want / 1e3, 1e-6,
                        "row %d: %s", row, r.out);
     if (row > 0 && buckets[row] < buckets[row - 1])
@@ -162,28 +159,32 @@ Test(host, ddp_schedule_puts_each_host_op_before_its_kernel) {
   struct ds_ddp_options opt = {.world_size = 1, .batch = 1, .proto_fixed = DS_PROTO_COUNT};
   cr_assert_eq(ds_ddp_build(m, &c, &opt, &b, 0, 0, s), DS_OK);
   cr_assert_eq(ds_schedule_validate(s, &err), DS_OK, "%s", err.msg);
-  /* the backward part, from l2's launch: H = host op, then what it launches */
+  /* the backward part, from l2's launch. host: 1 = a host op whose next op
+   * waits for it (the first launch of a run), 2 = the rest of a run of
+   * launches (emit_host_rest: only the host stream's order follows it) */
   const struct { const char *name; int host; double us; } want[] = {
       {"launch", 1, H_US}, {"l2", 0, 200},           {"hook", 1, K_US},
       {"l2.to_bucket", 0, copy_us(1048576)},         {"bucket0.call", 1, C_US},
       {"bucket0", 0, 0},   {"launch", 1, H_US},      {"l1", 0, 400},
       {"hook", 1, K_US},   {"l1.to_bucket", 0, copy_us(524288)},
-      {"launch", 1, H_US}, {"l0", 0, 200},           {"hook", 1, 2 * K_US},
-      {"l0.to_bucket", 0, copy_us(262400)},          {"bucket1.call", 1, C_US},
-      {"bucket1", 0, 0},   {"bucket0.to_grad", 1, P_US},
-      {"bucket0.to_grad", 0, copy_us(1048576)},      {"bucket1.to_grad", 1, 3 * P_US},
-      {"bucket1.to_grad", 0, copy_us(786688)},       {"optimizer", 0, STEP_US}};
+      {"launch", 1, H_US}, {"l0", 0, 200},           {"hook", 1, K_US},
+      {"l0.to_bucket", 0, copy_us(262400)},          {"hook", 2, K_US},
+      {"bucket1.call", 1, C_US},                     {"bucket1", 0, 0},
+      {"bucket0.to_grad", 1, P_US},                  {"bucket0.to_grad", 0, copy_us(1048576)},
+      {"bucket1.to_grad", 1, P_US},                  {"bucket1.to_grad", 0, copy_us(786688)},
+      {"bucket1.to_grad", 2, 2 * P_US},              {"optimizer", 0, STEP_US}};
   const size_t n = sizeof want / sizeof *want, first = 7; /* 3 x (launch, fwd), loss */
   cr_assert_eq(s->n_ops, first + n);
   for (size_t i = 0; i < n; i++) {
     const struct ds_op *o = &s->ops[first + i];
     cr_assert_str_eq(o->name, want[i].name, "op %zu", first + i);
-    cr_assert_eq(o->stream == DS_STREAM_HOST, want[i].host, "op %zu %s", first + i, o->name);
+    cr_assert_eq(o->stream == DS_STREAM_HOST, want[i].host > 0, "op %zu %s", first + i,
+                 o->name);
     if (want[i].us > 0 && strcmp(o->name, "optimizer") != 0)
       cr_assert_float_eq(o->dur_us, want[i].us, 1e-3, "op %zu %s", first + i, o->name);
-    if (want[i].host) {
-      /* host ops wait for nothing but the host stream's order */
-      cr_assert_eq(o->dep_count, 0, "op %zu %s", first + i, o->name);
+    /* host ops wait for nothing but the host stream's order */
+    if (want[i].host) cr_assert_eq(o->dep_count, 0, "op %zu %s", first + i, o->name);
+    if (want[i].host == 1) {
       /* the op it launches waits for it */
       const struct ds_op *k = &s->ops[first + i + 1];
       const int64_t *d = ds_schedule_deps(s, k);
@@ -192,6 +193,13 @@ Test(host, ddp_schedule_puts_each_host_op_before_its_kernel) {
       cr_assert(found, "%s (op %zu) does not wait for its host op", k->name, first + i + 1);
     }
   }
+  /* optimizer.step() follows backward()'s return: the step waits for the
+   * autograd thread's last host op */
+  const struct ds_op *step = &s->ops[s->n_ops - 1];
+  const int64_t *d = ds_schedule_deps(s, step);
+  int found = 0;
+  for (uint32_t j = 0; j < step->dep_count; j++) found |= d[j] == s->ops[s->n_ops - 2].id;
+  cr_assert(found, "the step does not wait for the host's last op");
   ds_schedule_free(s);
   ds_ddp_buckets_release(&b);
   ds_topo_free(t);

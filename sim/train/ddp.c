@@ -168,6 +168,7 @@ struct rank_tails {
   int64_t callback; /* last hook callback (copy stream) */
   int64_t sync;     /* the next compute op waits for this (PowerSGD's synchronize) */
   int64_t launch;   /* the next compute op waits for this host launch */
+  int64_t host;     /* last op on the host stream (the step's launch follows) */
 };
 
 /* Appends id to deps when it is an op (>= 0). */
@@ -189,7 +190,23 @@ static ds_status emit_host(int32_t rank, enum ds_op_kind kind, const char *name,
                      .dur_us = dur_ns / 1000};
   DS_CHECK(ds_schedule_emit(bd, &op, NULL, 0));
   t->launch = op.id;
+  t->host = op.id;
   *id = op.id;
+  return DS_OK;
+}
+
+/* The rest of a run of n launches after its first (n - 1 times each_ns),
+ * emitted after the kernels they launch: those start once the first is
+ * launched and the host launches the others while the GPU runs them (a
+ * kernel of the run may so start before its own launch ends; the next
+ * op the host launches still waits for all of them). Nothing waits for
+ * this op but the host stream's order. */
+static ds_status emit_host_rest(int32_t rank, const char *name, int32_t layer, int32_t bucket,
+                                int32_t n, double each_ns, struct rank_tails *t,
+                                struct ds_schedule_builder *bd) {
+  int64_t launch = t->launch, id;
+  DS_CHECK(emit_host(rank, DS_OP_BWD, name, layer, bucket, (n - 1) * each_ns, t, bd, &id));
+  t->launch = launch;
   return DS_OK;
 }
 
@@ -295,14 +312,17 @@ static ds_status emit_to_bucket(const struct ds_model *m, const struct ds_comput
   int hook = opt->hook.kind != DS_HOOK_NONE;
   if (ly->param_count == 0) return DS_OK;
   /* The hooks on the autograd thread (mark_variable_ready, the kernel's
-   * launch): host_grad_hook per gradient. */
+   * launch): host_grad_hook per gradient; the copies start after the
+   * first (emit_host_rest). */
   int64_t host;
-  DS_CHECK(emit_host(rank, DS_OP_BWD, "hook", l, -1,
-                     ly->param_count * c->params.host_grad_hook_ns, t, bd, &host));
   if (opt->grad_as_bucket_view && hook) {
+    DS_CHECK(emit_host(rank, DS_OP_BWD, "hook", l, -1,
+                       ly->param_count * c->params.host_grad_hook_ns, t, bd, &host));
     t->launch = -1;
     return DS_OK;
   }
+  DS_CHECK(emit_host(rank, DS_OP_BWD, "hook", l, -1, c->params.host_grad_hook_ns, t, bd,
+                     &host));
   double ns = 0, bytes = 0;
   for (int32_t k = 0; k < ly->param_count; k++)
     ns += reducer_copy_ns(m, c, ly->param_first + k, &bytes);
@@ -312,7 +332,9 @@ static ds_status emit_to_bucket(const struct ds_model *m, const struct ds_comput
   struct ds_op op = {.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD,
                      .name = name, .layer = l, .bucket = -1, .coll = -1, .root = -1,
                      .bytes = bytes, .dur_us = ns / 1000};
-  return emit_compute(&op, t, bd);
+  DS_CHECK(emit_compute(&op, t, bd));
+  return emit_host_rest(rank, "hook", l, -1, ly->param_count, c->params.host_grad_hook_ns, t,
+                        bd);
 }
 
 /* finalize_backward (reducer.cpp), after the last backward op: bucket by
@@ -333,8 +355,7 @@ static ds_status emit_from_bucket(const struct ds_model *m, const struct ds_comp
   /* copy_bucket_to_grad's launches on the autograd thread (finalize_
    * backward runs there, as the engine's final callback) */
   int64_t host;
-  DS_CHECK(emit_host(rank, DS_OP_BWD, name, -1, b,
-                     bk->b[b].count * c->params.host_grad_copy_ns, t, bd, &host));
+  DS_CHECK(emit_host(rank, DS_OP_BWD, name, -1, b, c->params.host_grad_copy_ns, t, bd, &host));
   t->launch = -1;
   struct ds_op op = {.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD,
                      .name = name, .layer = -1, .bucket = b, .coll = -1, .root = -1,
@@ -348,7 +369,7 @@ static ds_status emit_from_bucket(const struct ds_model *m, const struct ds_comp
   DS_CHECK(ds_schedule_emit(bd, &op, deps, n));
   t->compute = op.id;
   t->sync = -1;
-  return DS_OK;
+  return emit_host_rest(rank, name, -1, b, bk->b[b].count, c->params.host_grad_copy_ns, t, bd);
 }
 
 int32_t ds_ddp_buffer_buckets(const struct ds_model *m, int32_t *group) {
@@ -409,7 +430,7 @@ static ds_status emit_buffers(const struct ds_model *m, const struct ds_compute 
                                  1000};
     DS_CHECK_GOTO(ds_schedule_emit(bd, &op, host_dep, *host_dep >= 0 ? 1 : 0), st, out);
     *host_dep = -1;
-    t->launch = op.id;
+    t->launch = t->host = op.id;
     op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD,
                         .name = name, .layer = -1, .bucket = -1, .coll = -1, .root = -1,
                         .bytes = 2 * bytes, .dur_us = ds_compute_kernel_ns(c, 0, 2 * bytes) / 1000};
@@ -427,9 +448,9 @@ static ds_status emit_buffers(const struct ds_model *m, const struct ds_compute 
     snprintf(name, sizeof name, "buffers%d.copy", k);
     op = (struct ds_op){.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD,
                         .name = name, .layer = -1, .bucket = -1, .coll = -1, .root = -1,
-                        .dur_us = count * c->params.host_grad_copy_ns / 1000};
+                        .dur_us = c->params.host_grad_copy_ns / 1000};
     DS_CHECK_GOTO(ds_schedule_emit(bd, &op, NULL, 0), st, out);
-    host = op.id;
+    host = t->host = op.id;
     op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD,
                         .name = name, .layer = -1, .bucket = -1, .coll = -1, .root = -1,
                         .bytes = 2 * bytes, .dur_us = copy_ns / 1000};
@@ -440,6 +461,14 @@ static ds_status emit_buffers(const struct ds_model *m, const struct ds_compute 
     DS_CHECK_GOTO(ds_schedule_emit(bd, &op, deps, nd), st, out);
     t->compute = op.id;
     t->launch = -1;
+    /* the other copies' launches, while the GPU runs them (emit_host_rest) */
+    if (count > 1) {
+      op = (struct ds_op){.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD,
+                          .name = name, .layer = -1, .bucket = -1, .coll = -1, .root = -1,
+                          .dur_us = (count - 1) * c->params.host_grad_copy_ns / 1000};
+      DS_CHECK_GOTO(ds_schedule_emit(bd, &op, NULL, 0), st, out);
+      t->host = op.id;
+    }
   }
 out:
   free(group);
@@ -451,7 +480,7 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
                             const struct ds_buckets *bk, int32_t rank,
                             int64_t coll_base, int64_t prev_step,
                             struct ds_schedule_builder *bd) {
-  struct rank_tails t = {-1, -1, -1, -1, -1};
+  struct rank_tails t = {-1, -1, -1, -1, -1, -1};
   int64_t host_dep = prev_step;
   /* each bucket's last communication op, for finalize_backward's copies */
   int64_t *comm_done = malloc(((size_t)bk->n + 1) * sizeof *comm_done);
@@ -478,7 +507,7 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
                           .root = -1, .dur_us = c->params.host_launch_ns / 1000};
       DS_CHECK_GOTO(ds_schedule_emit(bd, &op, &host_dep, host_dep >= 0 ? 1 : 0), st, out);
       host_dep = -1;
-      t.launch = op.id;
+      t.launch = t.host = op.id;
       op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE,
                           .kind = DS_OP_FWD, .name = ly->name, .layer = l,
                           .bucket = -1, .coll = -1, .root = -1,
@@ -528,12 +557,15 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
                       .bucket = -1, .coll = -1, .root = -1,
                       .bytes = ds_compute_step_bytes(c, m),
                       .dur_us = ds_compute_step_ns(c, m) / 1000};
-  int64_t deps[4];
+  int64_t deps[5];
   size_t n = 0;
   add_dep(deps, &n, t.compute);
   add_dep(deps, &n, t.comm);
   add_dep(deps, &n, t.callback);
   if (t.sync != t.callback) add_dep(deps, &n, t.sync);
+  /* optimizer.step() runs once backward() has returned: after the
+   * autograd thread's last host op */
+  add_dep(deps, &n, t.host);
   st = ds_schedule_emit(bd, &op, deps, n);
 out:
   free(comm_done);

@@ -181,3 +181,37 @@ Test(model, output_classes_is_read_and_defaults_to_zero) {
   ds_model_free(m);
   unlink(path);
 }
+
+Test(model, buffers_are_read_in_order_with_their_dtype) {
+  struct ds_model *m;
+  struct ds_err err;
+  cr_assert_eq(load("", "buffers:\n  - {name: rm, numel: 4, bytes: 16, dtype: float32}\n"
+                    "  - {name: n, numel: 1, bytes: 8, dtype: int64}\n", &m, &err),
+               DS_OK, "%s", err.msg);
+  cr_assert_eq(m->n_buffers, 2);
+  cr_assert_eq(m->buffers[0].numel, 4);
+  cr_assert_float_eq(m->buffers[1].bytes, 8, 0);
+  cr_assert_str_eq(m->buffers[1].dtype, "int64");
+  ds_model_free(m);
+  cr_assert_eq(load("", "", &m, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(m->n_buffers, 0);
+  ds_model_free(m);
+}
+
+Test(model, bad_buffers_name_the_line_and_key) {
+  const char *bad[][2] = {
+      {"buffers:\n  - {name: rm, numel: 4, bytes: 10, dtype: float32}\n",
+       "m.yaml:23:33: key 'bytes'"},
+      {"buffers:\n  - {name: rm, numel: -1, bytes: 0, dtype: float32}\n", "numel"},
+      {"buffers:\n  - {name: rm, numel: 4, bytes: 16}\n", "dtype"},
+      {"buffers:\n  - {name: rm, numel: 4, bytes: 16, dtype: float32, x: 1}\n", "x"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    struct ds_model *m;
+    struct ds_err err;
+    cr_assert_eq(load("", bad[i][0], &m, &err), DS_EINPUT, "%s", bad[i][0]);
+    cr_assert_null(m);
+    cr_assert(strstr(err.msg, "m.yaml:") && strstr(err.msg, bad[i][1]), "%s: %s", bad[i][0],
+              err.msg);
+  }
+}

@@ -210,6 +210,8 @@ class Recorder:
         self.state_store = set(self.param_store)
         for b in model.buffers():
             self.state_store.add(b.untyped_storage().data_ptr())
+        # what DDP's broadcast_buffers sends each forward: module.named_buffers()
+        self.buffers = list(model.named_buffers())
         self.owner = [None] * len(self.params)
         self.handles = []
         self.sdpa_no_dropout = False
@@ -659,6 +661,8 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         "where an op promoted a half input to fp32 (the input's gradient cast to half).",
         "grad_ready: parameters in the order their gradients were accumulated in that "
         "backward (the order DDP's reducer hooks fire).",
+        "buffers: model.named_buffers() (what DDP broadcasts before each forward with "
+        "broadcast_buffers=True), bytes in their real dtype.",
         "input_bytes = the example input per sample (real dtypes); output_bytes = fp32 "
         "output per sample; output_classes = its last dimension (the loss's softmax row).",
         "Totals: %d layers, %d tensors, %d parameters; per sample %d fwd FLOPs, %d bwd "
@@ -701,6 +705,11 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
     out.append("grad_ready:")
     for i in rec.ready:
         out.append("  - %s" % rec.params[i][0])
+    if rec.buffers:
+        out.append("buffers:")
+        for n, b in rec.buffers:
+            out.append("  - {name: %s, numel: %d, bytes: %d, dtype: %s}"
+                       % (n, b.numel(), nbytes(b), str(b.dtype).replace("torch.", "")))
     # The file lists each layer's parameters in forward order; where that is
     # not model.parameters()'s order (BERT's embeddings), say which is.
     file_order = [i for l in layers for i in l.params]

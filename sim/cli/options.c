@@ -91,6 +91,8 @@ static const char usage_ddp[] =
     "  --no-sync K            K-1 micro-steps accumulate without communication, then one\n"
     "                         synchronises and the optimizer steps (default 1: off)\n"
     "  --grad-as-bucket-view  gradient_as_bucket_view=True: no separate bucket copies\n"
+    "  --no-broadcast-buffers  broadcast_buffers=False: no broadcast of the model's buffers\n"
+    "                         (BatchNorm statistics) before each forward\n"
     "  --find-unused-parameters  buckets binned in registration order, the list reversed,\n"
     "                         never rebuilt (the graph traversal's CPU cost is not modelled)\n"
     "  --static-graph         static_graph=True: one bucket in iterations 0 and 1, rebuilt\n"
@@ -439,7 +441,7 @@ static ds_status parse_hooks(const char *flag, const char *v, struct ds_options 
   X("--iters", 1) X("--dtype", 1) X("--amp", 1) X("--tf32", 1) X("--seed", 1) X("--format", 1)         \
   X("--trace", 1) X("--schedule", 1) X("--coll-model", 1) X("--net", 1)   \
   X("--ring-chunks", 1) X("--algo", 1) X("--proto", 1) X("--nccl-extra", 1) \
-  X("--calib", 1) X("--no-overlap", 0) X("--no-sync", 1) X("--grad-as-bucket-view", 0)         \
+  X("--calib", 1) X("--no-overlap", 0) X("--no-sync", 1) X("--grad-as-bucket-view", 0) X("--no-broadcast-buffers", 0)         \
   X("--find-unused-parameters", 0) X("--static-graph", 0) X("--comm-hook", 1)  \
   X("--dp-output-device", 1) X("--dp-parallel-loss", 0)                   \
   X("--ps-servers", 1) X("--ps-mode", 1) X("--ps-push", 1)               \
@@ -554,6 +556,7 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
   } else if (strcmp(flag, "--measured") == 0) o->measured = v;
   else if (strcmp(flag, "--chrome") == 0) o->chrome = v;
   else if (strcmp(flag, "--grad-as-bucket-view") == 0) o->grad_as_bucket_view = 1;
+  else if (strcmp(flag, "--no-broadcast-buffers") == 0) o->no_broadcast_buffers = 1;
   else if (strcmp(flag, "--find-unused-parameters") == 0) o->find_unused_parameters = 1;
   else if (strcmp(flag, "--static-graph") == 0) o->static_graph = 1;
   else if (strcmp(flag, "--comm-hook") == 0)

@@ -132,6 +132,7 @@ struct ds_options {
   int no_overlap;                   /* all-reduces wait for the end of backward */
   int32_t no_sync;                  /* K >= 1: K-1 accumulating micro-steps, then a sync one */
   int grad_as_bucket_view;          /* gradients are views into the buckets */
+  int no_broadcast_buffers;         /* broadcast_buffers=False: no buffer broadcast */
   int find_unused_parameters;       /* buckets by registration order, never rebuilt */
   int static_graph;
   struct ds_comm_hook comm_hook;    /* --comm-hook: DDP communication hook (comm_hook.h) */

@@ -79,7 +79,7 @@ static ds_status build_iteration(const struct config_run *c,
       c->world, c->batch, &c->ring, c->use_nccl ? &c->nccl : NULL,
       o->proto_choice == DS_PROTO_CHOICE_FIXED ? o->proto_fixed : DS_PROTO_COUNT,
       o->no_overlap, o->no_sync, o->comm_hook, iter, o->ar_algo, o->algo_auto,
-      o->grad_as_bucket_view, template_only};
+      o->grad_as_bucket_view, template_only, !o->no_broadcast_buffers};
   ds_status st = ds_ddp_build(c->model, &c->compute, &dopt, bk, id_base,
                               coll_base, s);
   if (st != DS_OK)
@@ -107,7 +107,8 @@ static ds_status build_strategy_iteration(const struct config_run *c,
         .world_size = c->world, .batch = c->batch, .output_device = o->dp_output_device,
         .parallel_loss = o->dp_parallel_loss, .single = o->strategy_id == DS_STRATEGY_SINGLE,
         .launch_ns = c->compute.params.host_launch_ns,
-        .replicate_ns = c->compute.params.host_replicate_ns};
+        .replicate_ns = c->compute.params.host_replicate_ns,
+        .backward_ns = c->compute.params.host_backward_ns};
     ds_status st = ds_dp_build(c->model, &c->compute, &dopt, &c->dp_chunks, id_base,
                                coll_base, s, n_coll);
     if (st != DS_OK)
@@ -116,7 +117,7 @@ static ds_status build_strategy_iteration(const struct config_run *c,
     return DS_OK;
   }
   case DS_STRATEGY_DDP:
-    *n_coll = bk->n;
+    *n_coll = bk->n + (o->no_broadcast_buffers ? 0 : ds_ddp_buffer_buckets(c->model, NULL));
     return build_iteration(c, bk, iter, id_base, coll_base, template_only, s, err);
   default: /* ps runs outside the schedule path (run_config) */
     return ds_err_set(err, DS_EINTERNAL, "no schedule builder for --strategy %s",
@@ -414,6 +415,7 @@ static void describe_ddp_options(const struct ds_options *o, char *buf, size_t c
     append_item(buf, cap, k);
   }
   if (o->grad_as_bucket_view) append_item(buf, cap, "grad_as_bucket_view");
+  if (o->no_broadcast_buffers) append_item(buf, cap, "broadcast_buffers=False");
   if (o->find_unused_parameters) append_item(buf, cap, "find_unused_parameters");
   if (o->static_graph) append_item(buf, cap, "static_graph");
   if (o->comm_hook.kind != DS_HOOK_NONE) {

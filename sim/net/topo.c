@@ -54,6 +54,7 @@ static const char *const fat_tree_keys[] = {"nodes_per_leaf", "oversubscription"
 static const char *const compute_keys[] = {
     "flops_efficiency", "mem_efficiency", "kernel_overhead",
     "comm_interference", "fp32_math", "host_launch", "host_replicate",
+    "host_backward", "host_grad_hook", "host_grad_copy", "host_collective",
     "conv_efficiency", "matmul_efficiency", "attention_efficiency", NULL};
 
 const char *ds_vertex_kind_name(enum ds_vertex_kind kind) {
@@ -415,6 +416,10 @@ static ds_status read_compute(const struct ds_cnode *root,
   c->fp32_uses_tf32 = 1;
   c->host_launch_ns = 20000;   /* docs/strategies.md: why these values */
   c->host_replicate_ns = 5000;
+  c->host_backward_ns = 46000;
+  c->host_grad_hook_ns = 10000;
+  c->host_grad_copy_ns = 7500;
+  c->host_collective_ns = 34000;
   if (!ds_cmap_get(root, "compute", &map)) return DS_OK;
   DS_CHECK(ds_cmap_check_keys(&map, compute_keys, err));
   DS_CHECK(read_fraction(&map, "flops_efficiency", 0, 1, &c->flops_efficiency, err));
@@ -428,6 +433,14 @@ static ds_status read_compute(const struct ds_cnode *root,
     DS_CHECK(ds_cnode_time_ns(&node, &c->host_launch_ns, err));
   if (ds_cmap_get(&map, "host_replicate", &node))
     DS_CHECK(ds_cnode_time_ns(&node, &c->host_replicate_ns, err));
+  if (ds_cmap_get(&map, "host_backward", &node))
+    DS_CHECK(ds_cnode_time_ns(&node, &c->host_backward_ns, err));
+  if (ds_cmap_get(&map, "host_grad_hook", &node))
+    DS_CHECK(ds_cnode_time_ns(&node, &c->host_grad_hook_ns, err));
+  if (ds_cmap_get(&map, "host_grad_copy", &node))
+    DS_CHECK(ds_cnode_time_ns(&node, &c->host_grad_copy_ns, err));
+  if (ds_cmap_get(&map, "host_collective", &node))
+    DS_CHECK(ds_cnode_time_ns(&node, &c->host_collective_ns, err));
   if (ds_cmap_get(&map, "comm_interference", &node)) {
     DS_CHECK(ds_cnode_number(&node, &c->comm_interference, err));
     if (c->comm_interference < 0 || c->comm_interference > 10)

@@ -91,10 +91,19 @@ struct ds_compute_params {
    * host_launch, default 20us): dp's replica threads take it in turn;
    * single and each DDP process pay it once per forward kernel. Host time
    * of dp's replicate() per parameter tensor per replica (key
-   * host_replicate, default 5us). Backward's host thread is not modelled
-   * (docs/strategies.md). */
+   * host_replicate, default 5us). */
   double host_launch_ns;
   double host_replicate_ns;
+  /* The autograd engine's thread (docs/strategies.md, "The host costs"): host
+   * time per backward layer (host_backward, default 46us); DDP's reducer
+   * on that thread per gradient as its hook fires (host_grad_hook, 10us),
+   * per gradient copied back in finalize_backward (host_grad_copy, 7.5us)
+   * and per collective call of a bucket (host_collective, 34us). 0: no
+   * host op. */
+  double host_backward_ns;
+  double host_grad_hook_ns;
+  double host_grad_copy_ns;
+  double host_collective_ns;
 };
 
 struct ds_link {

@@ -168,11 +168,46 @@ struct rank_tails {
   int64_t callback; /* last hook callback (copy stream) */
   int64_t sync;     /* the next compute op waits for this (PowerSGD's synchronize) */
   int64_t launch;   /* the next compute op waits for this host launch */
+  int64_t host;     /* last op on the host stream (the step's launch follows) */
 };
 
 /* Appends id to deps when it is an op (>= 0). */
 static void add_dep(int64_t *deps, size_t *n, int64_t id) {
   if (id >= 0) deps[(*n)++] = id;
+}
+
+/* Host work of dur_ns on the rank's host stream (the autograd engine's
+ * thread in backward; docs/strategies.md, "The host costs"), after the host
+ * stream's last op; the next compute op waits for it (t->launch). Nothing
+ * when dur_ns is 0. *id gets the op's id, or -1. */
+static ds_status emit_host(int32_t rank, enum ds_op_kind kind, const char *name,
+                           int32_t layer, int32_t bucket, double dur_ns, struct rank_tails *t,
+                           struct ds_schedule_builder *bd, int64_t *id) {
+  *id = -1;
+  if (dur_ns <= 0) return DS_OK;
+  struct ds_op op = {.rank = rank, .stream = DS_STREAM_HOST, .kind = kind, .name = name,
+                     .layer = layer, .bucket = bucket, .coll = -1, .root = -1,
+                     .dur_us = dur_ns / 1000};
+  DS_CHECK(ds_schedule_emit(bd, &op, NULL, 0));
+  t->launch = op.id;
+  t->host = op.id;
+  *id = op.id;
+  return DS_OK;
+}
+
+/* The rest of a run of n launches after its first (n - 1 times each_ns),
+ * emitted after the kernels they launch: those start once the first is
+ * launched and the host launches the others while the GPU runs them (a
+ * kernel of the run may so start before its own launch ends; the next
+ * op the host launches still waits for all of them). Nothing waits for
+ * this op but the host stream's order. */
+static ds_status emit_host_rest(int32_t rank, const char *name, int32_t layer, int32_t bucket,
+                                int32_t n, double each_ns, struct rank_tails *t,
+                                struct ds_schedule_builder *bd) {
+  int64_t launch = t->launch, id;
+  DS_CHECK(emit_host(rank, DS_OP_BWD, name, layer, bucket, (n - 1) * each_ns, t, bd, &id));
+  t->launch = launch;
+  return DS_OK;
 }
 
 /* One compute-stream op after the stream's last op and any pending sync. */
@@ -201,6 +236,17 @@ static ds_status emit_bucket(const struct ds_model *m, const struct ds_compute *
                     opt->iter == 0, &plan);
   int32_t per = ds_comm_hook_colls_per_bucket(&opt->hook), j = 0;
   int64_t prev = t->compute;
+  /* The reducer calls the process group once per all-reduce of the bucket
+   * (ProcessGroupNCCL: work and events, the stream wait, the NCCL enqueue):
+   * host_collective each, before the bucket's first op. */
+  int32_t calls = 0;
+  for (int32_t k = 0; k < plan.n; k++) calls += plan.op[k].where == DS_HOOK_ALLREDUCE;
+  char call_name[48];
+  snprintf(call_name, sizeof call_name, "bucket%d.call", b);
+  int64_t call;
+  DS_CHECK(emit_host(rank, DS_OP_BWD, call_name, -1, b, calls * c->params.host_collective_ns,
+                     t, bd, &call));
+  t->launch = -1;
   for (int32_t k = 0; k < plan.n; k++) {
     const struct ds_hook_op *h = &plan.op[k];
     char name[64];
@@ -211,6 +257,8 @@ static ds_status emit_bucket(const struct ds_model *m, const struct ds_compute *
     if (h->where == DS_HOOK_ALLREDUCE) {
       add_dep(deps, &n, prev);
       add_dep(deps, &n, t->comm);
+      add_dep(deps, &n, call);
+      call = -1;
       DS_CHECK(emit_allreduce(opt, h->bytes, name, rank, b, (coll_base + b) * per + j++,
                               deps, n, bd, &t->comm));
       prev = t->comm;
@@ -223,13 +271,16 @@ static ds_status emit_bucket(const struct ds_model *m, const struct ds_compute *
                        .flops = h->flops, .dur_us = h->dur_ns / 1000};
     if (h->where == DS_HOOK_IN_BACKWARD) {
       op.stream = DS_STREAM_COMPUTE;
+      t->launch = call;
       DS_CHECK(emit_compute(&op, t, bd));
     } else {
       op.stream = DS_STREAM_COPY;
       add_dep(deps, &n, prev);
+      add_dep(deps, &n, call);
       DS_CHECK(ds_schedule_emit(bd, &op, deps, n));
       t->callback = op.id;
     }
+    call = -1;
     prev = op.id;
   }
   if (plan.blocks_backward) t->sync = prev;
@@ -259,7 +310,19 @@ static ds_status emit_to_bucket(const struct ds_model *m, const struct ds_comput
                                 struct rank_tails *t, struct ds_schedule_builder *bd) {
   const struct ds_layer *ly = &m->layers[l];
   int hook = opt->hook.kind != DS_HOOK_NONE;
-  if (ly->param_count == 0 || (opt->grad_as_bucket_view && hook)) return DS_OK;
+  if (ly->param_count == 0) return DS_OK;
+  /* The hooks on the autograd thread (mark_variable_ready, the kernel's
+   * launch): host_grad_hook per gradient; the copies start after the
+   * first (emit_host_rest). */
+  int64_t host;
+  if (opt->grad_as_bucket_view && hook) {
+    DS_CHECK(emit_host(rank, DS_OP_BWD, "hook", l, -1,
+                       ly->param_count * c->params.host_grad_hook_ns, t, bd, &host));
+    t->launch = -1;
+    return DS_OK;
+  }
+  DS_CHECK(emit_host(rank, DS_OP_BWD, "hook", l, -1, c->params.host_grad_hook_ns, t, bd,
+                     &host));
   double ns = 0, bytes = 0;
   for (int32_t k = 0; k < ly->param_count; k++)
     ns += reducer_copy_ns(m, c, ly->param_first + k, &bytes);
@@ -269,7 +332,9 @@ static ds_status emit_to_bucket(const struct ds_model *m, const struct ds_comput
   struct ds_op op = {.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD,
                      .name = name, .layer = l, .bucket = -1, .coll = -1, .root = -1,
                      .bytes = bytes, .dur_us = ns / 1000};
-  return emit_compute(&op, t, bd);
+  DS_CHECK(emit_compute(&op, t, bd));
+  return emit_host_rest(rank, "hook", l, -1, ly->param_count, c->params.host_grad_hook_ns, t,
+                        bd);
 }
 
 /* finalize_backward (reducer.cpp), after the last backward op: bucket by
@@ -287,6 +352,11 @@ static ds_status emit_from_bucket(const struct ds_model *m, const struct ds_comp
     ns += reducer_copy_ns(m, c, bk->order[bk->b[b].first + k], &bytes);
   char name[32];
   snprintf(name, sizeof name, "bucket%d.to_grad", b);
+  /* copy_bucket_to_grad's launches on the autograd thread (finalize_
+   * backward runs there, as the engine's final callback) */
+  int64_t host;
+  DS_CHECK(emit_host(rank, DS_OP_BWD, name, -1, b, c->params.host_grad_copy_ns, t, bd, &host));
+  t->launch = -1;
   struct ds_op op = {.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD,
                      .name = name, .layer = -1, .bucket = b, .coll = -1, .root = -1,
                      .bytes = bytes, .dur_us = ns / 1000};
@@ -295,10 +365,114 @@ static ds_status emit_from_bucket(const struct ds_model *m, const struct ds_comp
   add_dep(deps, &n, t->compute);
   add_dep(deps, &n, t->sync);
   add_dep(deps, &n, comm_done);
+  add_dep(deps, &n, host);
   DS_CHECK(ds_schedule_emit(bd, &op, deps, n));
   t->compute = op.id;
   t->sync = -1;
-  return DS_OK;
+  return emit_host_rest(rank, name, -1, b, bk->b[b].count, c->params.host_grad_copy_ns, t, bd);
+}
+
+int32_t ds_ddp_buffer_buckets(const struct ds_model *m, int32_t *group) {
+  int32_t n = 0;
+  for (int32_t i = 0; i < m->n_buffers; i++) {
+    /* the open bucket of this dtype: the last one holding it, if not full */
+    int32_t open = -1;
+    double bytes = 0;
+    for (int32_t j = i - 1; j >= 0 && group; j--) {
+      if (strcmp(m->buffers[j].dtype, m->buffers[i].dtype) != 0) continue;
+      open = group[j];
+      break;
+    }
+    if (open >= 0)
+      for (int32_t j = 0; j < i; j++)
+        if (group[j] == open) bytes += m->buffers[j].bytes;
+    if (open < 0 || bytes >= DS_DDP_BROADCAST_BUCKET_BYTES) open = n++;
+    if (group) group[i] = open;
+  }
+  return n;
+}
+
+/* _sync_buffers before the forward (broadcast_buffers=True): per buffer
+ * bucket, on the Python thread, flatten_dense_tensors's cat (one launch,
+ * host_grad_copy) and the process group's broadcast call (host_collective);
+ * the cat reads and writes the bucket's bytes; the broadcast from rank 0
+ * waits for it; then BroadcastWork::finish copies each buffer back from the
+ * flat tensor on every rank (one launch and one kernel per buffer), after
+ * the broadcast. The two in flight that comm.cpp allows make this order
+ * exact for up to two buckets (BatchNorm's float32 and int64 ones). */
+static ds_status emit_buffers(const struct ds_model *m, const struct ds_compute *c,
+                              const struct ds_ddp_options *opt, const struct ds_buckets *bk,
+                              int32_t rank, int64_t coll_base, int64_t *host_dep,
+                              struct rank_tails *t, struct ds_schedule_builder *bd) {
+  int32_t *group = malloc(((size_t)m->n_buffers + 1) * sizeof *group);
+  if (!group) return DS_ENOMEM;
+  int32_t n = ds_ddp_buffer_buckets(m, group);
+  int32_t per = ds_comm_hook_colls_per_bucket(&opt->hook);
+  ds_status st = DS_OK;
+  for (int32_t k = 0; k < n && st == DS_OK; k++) {
+    double bytes = 0, copy_ns = 0;
+    int32_t count = 0;
+    for (int32_t i = 0; i < m->n_buffers; i++) {
+      if (group[i] != k) continue;
+      bytes += m->buffers[i].bytes;
+      copy_ns += ds_compute_kernel_ns(c, 0, 2 * m->buffers[i].bytes);
+      count++;
+    }
+    char name[48];
+    int64_t host, bcast;
+    /* a host cost of 0 still emits the op (0 us): the flatten's kernel
+     * waits for it either way */
+    snprintf(name, sizeof name, "buffers%d.flatten", k);
+    /* the host op: the cat's launch and the broadcast's call */
+    struct ds_op op = {.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD,
+                       .name = name, .layer = -1, .bucket = -1, .coll = -1, .root = -1,
+                       .dur_us = (c->params.host_grad_copy_ns + c->params.host_collective_ns) /
+                                 1000};
+    DS_CHECK_GOTO(ds_schedule_emit(bd, &op, host_dep, *host_dep >= 0 ? 1 : 0), st, out);
+    *host_dep = -1;
+    t->launch = t->host = op.id;
+    op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD,
+                        .name = name, .layer = -1, .bucket = -1, .coll = -1, .root = -1,
+                        .bytes = 2 * bytes, .dur_us = ds_compute_kernel_ns(c, 0, 2 * bytes) / 1000};
+    DS_CHECK_GOTO(emit_compute(&op, t, bd), st, out);
+    snprintf(name, sizeof name, "buffers%d", k);
+    op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMM, .kind = DS_OP_BROADCAST,
+                        .name = name, .layer = -1, .bucket = -1,
+                        .coll = (coll_base + bk->n + k) * per, .root = 0, .bytes = bytes};
+    int64_t deps[3];
+    size_t nd = 0;
+    add_dep(deps, &nd, t->compute);
+    add_dep(deps, &nd, t->comm);
+    DS_CHECK_GOTO(ds_schedule_emit(bd, &op, deps, nd), st, out);
+    bcast = t->comm = op.id;
+    snprintf(name, sizeof name, "buffers%d.copy", k);
+    op = (struct ds_op){.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD,
+                        .name = name, .layer = -1, .bucket = -1, .coll = -1, .root = -1,
+                        .dur_us = c->params.host_grad_copy_ns / 1000};
+    DS_CHECK_GOTO(ds_schedule_emit(bd, &op, NULL, 0), st, out);
+    host = t->host = op.id;
+    op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD,
+                        .name = name, .layer = -1, .bucket = -1, .coll = -1, .root = -1,
+                        .bytes = 2 * bytes, .dur_us = copy_ns / 1000};
+    nd = 0;
+    add_dep(deps, &nd, t->compute);
+    add_dep(deps, &nd, bcast);
+    add_dep(deps, &nd, host);
+    DS_CHECK_GOTO(ds_schedule_emit(bd, &op, deps, nd), st, out);
+    t->compute = op.id;
+    t->launch = -1;
+    /* the other copies' launches, while the GPU runs them (emit_host_rest) */
+    if (count > 1) {
+      op = (struct ds_op){.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD,
+                          .name = name, .layer = -1, .bucket = -1, .coll = -1, .root = -1,
+                          .dur_us = (count - 1) * c->params.host_grad_copy_ns / 1000};
+      DS_CHECK_GOTO(ds_schedule_emit(bd, &op, NULL, 0), st, out);
+      t->host = op.id;
+    }
+  }
+out:
+  free(group);
+  return st;
 }
 
 static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c,
@@ -306,7 +480,7 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
                             const struct ds_buckets *bk, int32_t rank,
                             int64_t coll_base, int64_t prev_step,
                             struct ds_schedule_builder *bd) {
-  struct rank_tails t = {-1, -1, -1, -1, -1};
+  struct rank_tails t = {-1, -1, -1, -1, -1, -1};
   int64_t host_dep = prev_step;
   /* each bucket's last communication op, for finalize_backward's copies */
   int64_t *comm_done = malloc(((size_t)bk->n + 1) * sizeof *comm_done);
@@ -318,6 +492,11 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
   for (int32_t step = 0; step < steps; step++) {
     /* Under no_sync, every micro-step but the last accumulates locally. */
     int sync = step == steps - 1;
+    /* The buffers go before the first micro-step only: a forward under
+     * no_sync clears require_forward_param_sync, which the next forward's
+     * _check_sync_bufs_pre_fwd reads (distributed.py). */
+    if (step == 0 && opt->broadcast_buffers && m->n_buffers > 0)
+      DS_CHECK_GOTO(emit_buffers(m, c, opt, bk, rank, coll_base, &host_dep, &t, bd), st, out);
     for (int32_t l = 0; l < m->n_layers; l++) {
       const struct ds_layer *ly = &m->layers[l];
       /* The process's Python thread launches the layer (host_launch, as
@@ -328,7 +507,7 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
                           .root = -1, .dur_us = c->params.host_launch_ns / 1000};
       DS_CHECK_GOTO(ds_schedule_emit(bd, &op, &host_dep, host_dep >= 0 ? 1 : 0), st, out);
       host_dep = -1;
-      t.launch = op.id;
+      t.launch = t.host = op.id;
       op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE,
                           .kind = DS_OP_FWD, .name = ly->name, .layer = l,
                           .bucket = -1, .coll = -1, .root = -1,
@@ -343,6 +522,11 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
     DS_CHECK_GOTO(emit_compute(&op, &t, bd), st, out);
     for (int32_t l = m->n_layers - 1; l >= 0; l--) {
       const struct ds_layer *ly = &m->layers[l];
+      /* The autograd engine's thread launches the layer's backward
+       * (host_backward); the kernel waits for it. */
+      int64_t host;
+      DS_CHECK_GOTO(emit_host(rank, DS_OP_BWD, "launch", l, -1, c->params.host_backward_ns,
+                              &t, bd, &host), st, out);
       op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE,
                           .kind = DS_OP_BWD, .name = ly->name, .layer = l,
                           .bucket = -1, .coll = -1, .root = -1,
@@ -373,12 +557,15 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
                       .bucket = -1, .coll = -1, .root = -1,
                       .bytes = ds_compute_step_bytes(c, m),
                       .dur_us = ds_compute_step_ns(c, m) / 1000};
-  int64_t deps[4];
+  int64_t deps[5];
   size_t n = 0;
   add_dep(deps, &n, t.compute);
   add_dep(deps, &n, t.comm);
   add_dep(deps, &n, t.callback);
   if (t.sync != t.callback) add_dep(deps, &n, t.sync);
+  /* optimizer.step() runs once backward() has returned: after the
+   * autograd thread's last host op */
+  add_dep(deps, &n, t.host);
   st = ds_schedule_emit(bd, &op, deps, n);
 out:
   free(comm_done);

@@ -130,9 +130,25 @@ struct ds_ddp_options {
    * (traces/shared_schedule.h): rank r's ops are rank 0's but for their
    * rank, ids (+ r * the ops per rank) and dependencies (its own copies) */
   int template_only;
+  /* broadcast_buffers=True (PyTorch's default): before the first
+   * micro-step's forward, the model's buffers go from rank 0 to every rank
+   * (ds_ddp_buffer_buckets) */
+  int broadcast_buffers;
 };
 
-/* Builds one iteration's schedule: per rank, forward of every layer, loss,
+/* DDP's broadcast of module buffers (distributed.py _sync_buffers ->
+ * dist._broadcast_coalesced, c10d comm.cpp broadcast_coalesced): the
+ * buffers in buckets of one dtype each, a bucket closing once it reaches
+ * DS_DDP_BROADCAST_BUCKET_BYTES (DDP's broadcast_bucket_size, 250 MiB),
+ * numbered by their first buffer. group[i] gets buffer i's bucket (group
+ * may be NULL); returns the number of buckets. */
+#define DS_DDP_BROADCAST_BUCKET_BYTES (250.0 * 1024 * 1024)
+int32_t ds_ddp_buffer_buckets(const struct ds_model *model, int32_t *group);
+
+/* Builds one iteration's schedule: per rank, with broadcast_buffers and a
+ * model with buffers, first the buffers' broadcast (per buffer bucket K:
+ * buffersK.flatten, the broadcast from rank 0, buffersK.copy back into
+ * the buffers, each after its host op); then forward of every layer, loss,
  * backward in reverse, each layer's followed by the reducer's copy of its
  * gradients into their buckets (LAYER.to_bucket, or LAYER.grad_div with
  * gradient_as_bucket_view), with each bucket's all-reduce right after the
@@ -147,7 +163,11 @@ struct ds_ddp_options {
  * one before; the step waits for the last of every stream. Op ids are
  * id_base + index; collective ids are (coll_base + bucket) * K + j, with K
  * the hook's all-reduces per bucket (1 without a hook, so coll_base +
- * bucket). With template_only, rank 0's ops alone, with the ids they have
+ * bucket); buffer bucket k's broadcast is (coll_base + buckets->n + k) *
+ * K, so an iteration uses buckets->n + ds_ddp_buffer_buckets ids of
+ * coll_base's unit when broadcast_buffers is set. Each kernel and
+ * collective waits for its op on the host stream (host costs of the
+ * topology's compute section, docs/strategies.md). With template_only, rank 0's ops alone, with the ids they have
  * in the full build. */
 ds_status ds_ddp_build(const struct ds_model *model,
                        const struct ds_compute *compute,

@@ -103,14 +103,26 @@ static ds_status forward(struct builder *bd, int32_t rank, int64_t launch_dep,
   return DS_OK;
 }
 
+/* Backward of every layer in reverse, each kernel after the one before and
+ * after its launch by the autograd engine's thread of the rank's GPU (one
+ * per device: DataParallel's replicas do not share it), backward_ns each
+ * on the host stream (none when 0). */
 static ds_status backward(struct builder *bd, int32_t rank, int64_t first_dep,
                           int64_t *last) {
   int64_t prev = first_dep;
   for (int32_t l = bd->m->n_layers - 1; l >= 0; l--) {
     const struct ds_layer *ly = &bd->m->layers[l];
+    int64_t launch = -1;
+    if (bd->opt->backward_ns > 0) {
+      struct ds_op op = {.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_BWD,
+                         .name = "launch", .layer = l, .bucket = -1, .coll = -1,
+                         .root = -1, .dur_us = bd->opt->backward_ns / 1000};
+      DS_CHECK(emit(bd, &op, -1, -1, &launch));
+    }
     DS_CHECK(emit_compute(bd, rank, DS_OP_BWD, ly->name, l,
                           ly->bwd_flops * (double)bd->opt->batch, 0,
-                          ds_compute_bwd_ns(bd->c, ly, bd->opt->batch), prev, -1, &prev));
+                          ds_compute_bwd_ns(bd->c, ly, bd->opt->batch), prev, launch,
+                          &prev));
   }
   *last = prev;
   return DS_OK;

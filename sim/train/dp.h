@@ -66,6 +66,7 @@ struct ds_dp_options {
   int single;            /* single-GPU training: no replication, no communication */
   double launch_ns;      /* host time per forward kernel launch (the GIL's share) */
   double replicate_ns;   /* host time of replicate() per parameter tensor per replica */
+  double backward_ns;    /* host time per backward layer on the rank's autograd thread */
 };
 
 /* Builds one iteration (see above) into out: ranks 1 .. W-1 first, then

@@ -5,6 +5,7 @@
  */
 #include "sim/train/model.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +14,8 @@
 static const char *const root_keys[] = {"schema_version", "name", "sample",
                                         "default_batch", "optimizer", "input_bytes",
                                         "output_bytes", "output_classes", "layers", "grad_ready",
-                                        "registration", NULL};
+                                        "registration", "buffers", NULL};
+static const char *const buffer_keys[] = {"name", "numel", "bytes", "dtype", NULL};
 static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
                                          "fwd_bytes", "act_bytes", "params",
                                          "class", "amp_fwd_bytes", "amp_cast_bytes",
@@ -160,6 +162,43 @@ static int by_name(const void *a, const void *b) {
 
 /* A list of every parameter's name once (grad_ready, registration) into
  * *out: the parameters' indices in the list's order. */
+/* buffers: [{name, numel, bytes, dtype}, ...], bytes a whole number of
+ * bytes per element. */
+static ds_status read_buffers(struct ds_model *m, const struct ds_cnode *seq,
+                              struct ds_err *err) {
+  struct ds_cnode item, node;
+  size_t n;
+  DS_CHECK(ds_cseq_len(seq, &n, err));
+  m->buffers = calloc(n + 1, sizeof *m->buffers);
+  if (!m->buffers) return DS_ENOMEM;
+  for (size_t i = 0; i < n; i++) {
+    struct ds_buffer *b = &m->buffers[i];
+    const char *s;
+    DS_CHECK(ds_cseq_at(seq, i, &item, err));
+    DS_CHECK(ds_cmap_check_keys(&item, buffer_keys, err));
+    DS_CHECK(ds_cmap_require(&item, "name", "a buffer name", &node, err));
+    DS_CHECK(ds_cnode_string(&node, &s, err));
+    DS_CHECK(ds_cmap_require(&item, "numel", "a non-negative integer", &node, err));
+    DS_CHECK(ds_cnode_int64(&node, &b->numel, err));
+    if (b->numel < 0)
+      return ds_cnode_error(&node, err, "expected a non-negative integer, got %lld",
+                            (long long)b->numel);
+    DS_CHECK(read_nonneg(&item, "bytes", &b->bytes, err));
+    DS_CHECK(ds_cmap_require(&item, "bytes", "a non-negative integer", &node, err));
+    if (b->numel > 0 && (fmod(b->bytes, (double)b->numel) != 0 || b->bytes < b->numel))
+      return ds_cnode_error(&node, err, "expected bytes a whole multiple (>= 1) of numel "
+                            "%lld, got %.0f", (long long)b->numel, b->bytes);
+    DS_CHECK(ds_cmap_require(&item, "dtype", "a dtype name such as float32", &node, err));
+    DS_CHECK(ds_cnode_string(&node, &s, err));
+    if (s[0] == '\0' || strlen(s) >= sizeof b->dtype)
+      return ds_cnode_error(&node, err, "expected a dtype name such as float32, got \"%s\"",
+                            s);
+    strcpy(b->dtype, s);
+    m->n_buffers++;
+  }
+  return DS_OK;
+}
+
 static ds_status read_name_list(struct ds_model *m, const struct ds_cnode *seq,
                                 int32_t **out, struct ds_err *err) {
   size_t n;
@@ -298,6 +337,8 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
     DS_CHECK_GOTO(read_name_list(m, &node, &m->grad_ready, err), st, out);
     m->n_grad_ready = m->n_params;
   }
+  if (ds_cmap_get(&root, "buffers", &node))
+    DS_CHECK_GOTO(read_buffers(m, &node, err), st, out);
   if (ds_cmap_get(&root, "registration", &node)) {
     DS_CHECK_GOTO(read_name_list(m, &node, &m->registration, err), st, out);
     m->registration_index = malloc((size_t)m->n_params * sizeof *m->registration_index);
@@ -333,6 +374,7 @@ void ds_model_free(struct ds_model *m) {
   free(m->grad_ready);
   free(m->registration);
   free(m->registration_index);
+  free(m->buffers);
   free(m->name);
   free(m->path);
   free(m->sample);

@@ -64,6 +64,15 @@ struct ds_layer {
   enum ds_layer_class cls;
 };
 
+/* A module buffer (BatchNorm's running statistics, position ids): what
+ * DDP's broadcast_buffers sends each forward. */
+struct ds_buffer {
+  int64_t numel;
+  double bytes;   /* in its own dtype */
+  char dtype[16]; /* PyTorch's name ("float32", "int64"): broadcast_coalesced
+                   * buckets tensors of one dtype together */
+};
+
 struct ds_model {
   char *name;
   char *path;
@@ -99,6 +108,9 @@ struct ds_model {
   /* The output's last dimension (key output_classes: the row the loss's
    * softmax runs over, compute.h); 0 when the file gives none. */
   double output_classes;
+  /* model.named_buffers() in order (key buffers, optional: none). Owned. */
+  struct ds_buffer *buffers;
+  int32_t n_buffers;
 };
 
 ds_status ds_model_load(const char *path, struct ds_model **out,

@@ -1,0 +1,328 @@
+/*
+ * The host threads: backward's launches by the autograd engine's thread and
+ * DDP's reducer on it (its hook per gradient, its collective call per
+ * bucket, finalize_backward's copies back), worked by hand on the tiny
+ * model. tests/data/tiny-host-topo.yaml makes the host far slower than the
+ * kernels (host-bound); tiny-topo.yaml has none of this host work.
+ *
+ * The tiny model on TestGPU (10 TFLOPS, 1000 GB/s, no overhead), batch 1:
+ * forward 100, 200, 100 us; loss 2 us; backward 200, 400, 200 us; the SGD
+ * step 58.728 us; reducer copies (read and write each fp32 gradient):
+ * l2.weight 8.388608 us, l1.weight 4.194304, l0's two tensors 2.0992.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim/train/compute.h"
+#include "sim/train/ddp.h"
+#include "sim/train/model.h"
+#include "sim/net/topo.h"
+#include "tests/support.h"
+
+#define MIB (1024.0 * 1024.0)
+#define HOST_TOPO "--topo tests/data/tiny-host-topo.yaml --model tests/data/tiny-model.yaml "
+/* tiny-host-topo.yaml's host costs, us */
+#define L_US 1000.0 /* host_launch, per forward layer */
+#define H_US 2000.0 /* host_backward, per backward layer */
+#define K_US 300.0  /* host_grad_hook, per gradient */
+#define P_US 200.0  /* host_grad_copy, per gradient copied back */
+#define C_US 500.0  /* host_collective, per bucket */
+#define STEP_US 58.728 /* 1835264 * 4 bytes * 8 passes at 1000 GB/s, to the ns */
+
+/* Kernel time of the reducer copy over `numel` fp32 elements, rounded to
+ * the nanosecond as the executor does. */
+static double copy_us(double numel) { return round(numel * 8 / 1e12 * 1e9) / 1e3; }
+
+static struct ds_test_result run(const char *args) {
+  return ds_test_run("", ds_test_ddpsim(), args);
+}
+
+/* Writes dir/t.yaml, tiny-host-topo.yaml with its lines from `from` on
+ * replaced by `tail`, and dir/gpus.yaml (TestGPU's table, which a topology
+ * finds beside it); path gets dir/t.yaml. */
+static void write_topo(const char *dir, const char *from, const char *tail, char *path,
+                       size_t cap) {
+  char *text = ds_test_slurp("tests/data/tiny-host-topo.yaml");
+  char *at = strstr(text, from);
+  cr_assert(at, "%s", from);
+  *at = 0;
+  snprintf(path, cap, "%s/t.yaml", dir);
+  FILE *fp = fopen(path, "w");
+  cr_assert(fp);
+  cr_assert_geq(fprintf(fp, "%s%s", text, tail), 0);
+  cr_assert_eq(fclose(fp), 0);
+  free(text);
+  char gpus[512];
+  snprintf(gpus, sizeof gpus, "%s/gpus.yaml", dir);
+  text = ds_test_slurp("tests/data/gpus.yaml");
+  fp = fopen(gpus, "w");
+  cr_assert(fp);
+  cr_assert_geq(fputs(text, fp), 0);
+  cr_assert_eq(fclose(fp), 0);
+  free(text);
+}
+
+static void remove_dir(const char *dir) {
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  cr_assert_eq(system(cmd), 0);
+}
+
+Test(host, host_bound_single_is_the_host_threads_sum) {
+  /* Each kernel waits for its launch: the forward launches end at 3 L, the
+   * autograd thread's at 3 L + 3 H; then l0's backward kernel (200 us) and
+   * the step. The GPU's other kernels hide in the host's gaps. */
+  struct ds_test_result r = run(HOST_TOPO "--strategy single --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  double want = 3 * L_US + 3 * H_US + 200 + STEP_US;
+  cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", 0), want / 1e3, 1e-6, "%s", r.out);
+  /* bwd_ms counts the kernels only: the host's time is not compute */
+  cr_assert_float_eq(ds_test_csv_num(r.out, "bwd_ms", 0), 0.8, 1e-6, "%s", r.out);
+  ds_test_release(&r);
+}
+
+Test(host, gpu_bound_single_hides_the_host) {
+  /* Launches of 20 us (forward) and 90 us (backward) are shorter than
+   * every kernel after the first: the host runs ahead, and the iteration
+   * is the kernels' after the first launch, exactly what no backward host
+   * work gives: 20 + 400 + 2 + 800 + 58.728 us. */
+  char dir[] = "/tmp/ddpsim-host-XXXXXX", topo[512], args[1024];
+  cr_assert(mkdtemp(dir));
+  write_topo(dir, "  host_launch:", "  host_launch: 20us\n  host_backward: 90us\n", topo,
+             sizeof topo);
+  snprintf(args, sizeof args,
+           "--topo %s --model tests/data/tiny-model.yaml --strategy single --format csv", topo);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  double want = 20 + 400 + 2 + 800 + STEP_US;
+  cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", 0), want / 1e3, 1e-6, "%s", r.out);
+  ds_test_release(&r);
+  remove_dir(dir);
+}
+
+Test(host, ddp_reducer_host_work_per_gradient_and_per_bucket) {
+  /* One rank (the all-reduces take no time), host-bound. The autograd
+   * thread: 3 H launches, a hook of K per gradient (4), a call of C per
+   * bucket (n), finalize_backward's P per gradient copied back (4); then
+   * the step (the copies back run while the host launches them). Buckets by
+   * --bucket-mb (every cap, the first's too): 1 -> [l2.weight] [l1.weight]
+   * [l0.bias l0.weight]; 5 -> [l2.weight l1.weight] [l0's]; 25 and 100 ->
+   * one of all four tensors. More buckets cost C each: the host-bound
+   * sweep ranks the largest cap best, as PyTorch's per-call cost does. */
+  struct ds_test_result r =
+      run(HOST_TOPO "--strategy ddp --world-size 1 --bucket-mb 1,5,25,100 --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  const int buckets[] = {3, 2, 1, 1};
+  for (int row = 0; row < 4; row++) {
+    cr_assert_float_eq(ds_test_csv_num(r.out, "n_buckets", row), buckets[row], 0, "%s", r.out);
+    double want = 3 * L_US + 3 * H_US + 4 * K_US + buckets[row] * C_US + 4 * P_US + STEP_US;
+    cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", row), want / 1e3, 1e-6,
+                       "row %d: %s", row, r.out);
+    if (row > 0 && buckets[row] < buckets[row - 1])
+      cr_assert_lt(ds_test_csv_num(r.out, "iter_ms", row),
+                   ds_test_csv_num(r.out, "iter_ms", row - 1), "%s", r.out);
+  }
+  ds_test_release(&r);
+}
+
+Test(host, gradient_as_bucket_view_has_no_copies_back) {
+  /* gradient_as_bucket_view: nothing copied back, so after l0's hooks (2 K)
+   * and the second bucket's call (C) only the step is left: 3 L + 3 H +
+   * 4 K + 2 C + step (the default caps: [l2.weight] [the rest]). */
+  struct ds_test_result r =
+      run(HOST_TOPO "--strategy ddp --world-size 1 --grad-as-bucket-view --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  double want = 3 * L_US + 3 * H_US + 4 * K_US + 2 * C_US + STEP_US;
+  cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", 0), want / 1e3, 1e-6, "%s", r.out);
+  ds_test_release(&r);
+}
+
+Test(host, ddp_schedule_puts_each_host_op_before_its_kernel) {
+  /* The order the autograd thread runs, and each GPU op waiting for the
+   * host op that launched it. Default caps: bucket 0 = [l2.weight] (ready
+   * after l2), bucket 1 = [l1.weight l0.bias l0.weight] (after l0). */
+  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
+  struct ds_topo *t = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_load("tests/data/tiny-host-topo.yaml", NULL, &t, &err), DS_OK, "%s",
+               err.msg);
+  struct ds_compute c;
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK);
+  struct ds_buckets b;
+  cr_assert_eq(ds_ddp_buckets(m, 4, 1 * MIB, 25 * MIB, DS_BUCKETS_READY, &b), DS_OK);
+  struct ds_schedule *s;
+  cr_assert_eq(ds_schedule_new(1, &s), DS_OK);
+  struct ds_ddp_options opt = {.world_size = 1, .batch = 1, .proto_fixed = DS_PROTO_COUNT};
+  cr_assert_eq(ds_ddp_build(m, &c, &opt, &b, 0, 0, s), DS_OK);
+  cr_assert_eq(ds_schedule_validate(s, &err), DS_OK, "%s", err.msg);
+  /* the backward part, from l2's launch. host: 1 = a host op whose next op
+   * waits for it (the first launch of a run), 2 = the rest of a run of
+   * launches (emit_host_rest: only the host stream's order follows it) */
+  const struct { const char *name; int host; double us; } want[] = {
+      {"launch", 1, H_US}, {"l2", 0, 200},           {"hook", 1, K_US},
+      {"l2.to_bucket", 0, copy_us(1048576)},         {"bucket0.call", 1, C_US},
+      {"bucket0", 0, 0},   {"launch", 1, H_US},      {"l1", 0, 400},
+      {"hook", 1, K_US},   {"l1.to_bucket", 0, copy_us(524288)},
+      {"launch", 1, H_US}, {"l0", 0, 200},           {"hook", 1, K_US},
+      {"l0.to_bucket", 0, copy_us(262400)},          {"hook", 2, K_US},
+      {"bucket1.call", 1, C_US},                     {"bucket1", 0, 0},
+      {"bucket0.to_grad", 1, P_US},                  {"bucket0.to_grad", 0, copy_us(1048576)},
+      {"bucket1.to_grad", 1, P_US},                  {"bucket1.to_grad", 0, copy_us(786688)},
+      {"bucket1.to_grad", 2, 2 * P_US},              {"optimizer", 0, STEP_US}};
+  const size_t n = sizeof want / sizeof *want, first = 7; /* 3 x (launch, fwd), loss */
+  cr_assert_eq(s->n_ops, first + n);
+  for (size_t i = 0; i < n; i++) {
+    const struct ds_op *o = &s->ops[first + i];
+    cr_assert_str_eq(o->name, want[i].name, "op %zu", first + i);
+    cr_assert_eq(o->stream == DS_STREAM_HOST, want[i].host > 0, "op %zu %s", first + i,
+                 o->name);
+    if (want[i].us > 0 && strcmp(o->name, "optimizer") != 0)
+      cr_assert_float_eq(o->dur_us, want[i].us, 1e-3, "op %zu %s", first + i, o->name);
+    /* host ops wait for nothing but the host stream's order */
+    if (want[i].host) cr_assert_eq(o->dep_count, 0, "op %zu %s", first + i, o->name);
+    if (want[i].host == 1) {
+      /* the op it launches waits for it */
+      const struct ds_op *k = &s->ops[first + i + 1];
+      const int64_t *d = ds_schedule_deps(s, k);
+      int found = 0;
+      for (uint32_t j = 0; j < k->dep_count; j++) found |= d[j] == o->id;
+      cr_assert(found, "%s (op %zu) does not wait for its host op", k->name, first + i + 1);
+    }
+  }
+  /* optimizer.step() follows backward()'s return: the step waits for the
+   * autograd thread's last host op */
+  const struct ds_op *step = &s->ops[s->n_ops - 1];
+  const int64_t *d = ds_schedule_deps(s, step);
+  int found = 0;
+  for (uint32_t j = 0; j < step->dep_count; j++) found |= d[j] == s->ops[s->n_ops - 2].id;
+  cr_assert(found, "the step does not wait for the host's last op");
+  ds_schedule_free(s);
+  ds_ddp_buckets_release(&b);
+  ds_topo_free(t);
+  ds_model_free(m);
+}
+
+Test(host, unset_host_costs_are_pytorchs_measured_defaults) {
+  /* docs/strategies.md, "The host costs": from the H200 profiler traces of
+   * 2026-11-26, scaled by the profiler's measured inflation. A topology
+   * that sets none gets these; tiny-topo.yaml sets them to 0. */
+  struct ds_topo *t = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_load("topologies/4gpu.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
+  cr_assert_float_eq(t->compute.host_backward_ns, 46000, 0);
+  cr_assert_float_eq(t->compute.host_grad_hook_ns, 10000, 0);
+  cr_assert_float_eq(t->compute.host_grad_copy_ns, 7500, 0);
+  cr_assert_float_eq(t->compute.host_collective_ns, 34000, 0);
+  ds_topo_free(t);
+  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
+  cr_assert_float_eq(t->compute.host_backward_ns + t->compute.host_grad_hook_ns +
+                         t->compute.host_grad_copy_ns + t->compute.host_collective_ns,
+                     0, 0);
+  ds_topo_free(t);
+}
+
+Test(host, a_bad_host_cost_names_file_line_and_key) {
+  char dir[] = "/tmp/ddpsim-host-XXXXXX", topo[512], args[1024];
+  cr_assert(mkdtemp(dir));
+  write_topo(dir, "  host_collective:", "  host_collective: soon\n", topo, sizeof topo);
+  snprintf(args, sizeof args, "--topo %s --model tests/data/tiny-model.yaml", topo);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 2, "%s", r.err);
+  cr_assert(strstr(r.err, ":22:") && strstr(r.err, "host_collective"), "%s", r.err);
+  ds_test_release(&r);
+  remove_dir(dir);
+}
+
+Test(host, ddpreal_cpu_replays_the_reducers_host_ops) {
+  /* The schedule's host ops are ddpreal's too: the cpu device runs them
+   * as delays; the all-reduces still check every element. */
+  char dir[] = "/tmp/ddpsim-host-real-XXXXXX", args[1024];
+  cr_assert(mkdtemp(dir));
+  snprintf(args, sizeof args, HOST_TOPO "--strategy ddp --world-size 2 --schedule %s/s.csv",
+           dir);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  ds_test_release(&r);
+  snprintf(args, sizeof args, "%s/s.csv", dir);
+  char *csv = ds_test_slurp(args);
+  cr_assert(strstr(csv, ",host,bwd,bucket1.call,"), "%s", csv);
+  free(csv);
+  snprintf(args, sizeof args, "-np 2 %s --device cpu --schedule %s/s.csv --trace %s/m.csv "
+           "--iters 2", ds_test_ddpreal(), dir, dir);
+  r = ds_test_run("ASAN_OPTIONS=detect_leaks=0 OMPI_ALLOW_RUN_AS_ROOT=1 "
+                  "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
+                  "mpirun --oversubscribe -x ASAN_OPTIONS", "", args);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "#wrong: 0"), "%s", r.out);
+  ds_test_release(&r);
+  remove_dir(dir);
+}
+
+/* tiny-model.yaml plus buffers (two float32, one int64) in dir/m.yaml;
+ * path gets its name. */
+static void write_model_with_buffers(const char *dir, char *path, size_t cap) {
+  char *text = ds_test_slurp("tests/data/tiny-model.yaml");
+  snprintf(path, cap, "%s/m.yaml", dir);
+  FILE *fp = fopen(path, "w");
+  cr_assert(fp);
+  cr_assert_geq(fprintf(fp, "%sbuffers:\n"
+                        "  - {name: bn.running_mean, numel: 1000, bytes: 4000, dtype: float32}\n"
+                        "  - {name: bn.num_batches_tracked, numel: 1, bytes: 8, dtype: int64}\n"
+                        "  - {name: bn.running_var, numel: 3000, bytes: 12000, dtype: float32}\n",
+                        text), 0);
+  cr_assert_eq(fclose(fp), 0);
+  free(text);
+}
+
+Test(host, broadcast_buffers_by_hand) {
+  /* _sync_buffers before the forward: broadcast_coalesced buckets by dtype,
+   * [running_mean running_var] and [num_batches_tracked]; per bucket the
+   * Python thread launches the flatten (P) and calls the broadcast (C),
+   * then copies each buffer back (P each): 2 (P + C) + 3 P = 2000 us more
+   * host time before the first forward launch, all of it on the
+   * host-bound iteration (at one rank the broadcast takes no time). */
+  char dir[] = "/tmp/ddpsim-host-XXXXXX", model[512], args[1024];
+  cr_assert(mkdtemp(dir));
+  write_model_with_buffers(dir, model, sizeof model);
+  struct ds_model *m = ds_test_model(model);
+  int32_t group[3];
+  cr_assert_eq(ds_ddp_buffer_buckets(m, group), 2);
+  cr_assert(group[0] == 0 && group[1] == 1 && group[2] == 0);
+  ds_model_free(m);
+  snprintf(args, sizeof args, "--topo tests/data/tiny-host-topo.yaml --model %s "
+           "--strategy ddp --world-size 1 --format csv", model);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  double with = ds_test_csv_num(r.out, "iter_ms", 0);
+  ds_test_release(&r);
+  snprintf(args, sizeof args, "--topo tests/data/tiny-host-topo.yaml --model %s "
+           "--strategy ddp --world-size 1 --no-broadcast-buffers --format csv", model);
+  r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  double without = ds_test_csv_num(r.out, "iter_ms", 0);
+  cr_assert(strstr(r.out, "broadcast_buffers=False"), "%s", r.out);
+  ds_test_release(&r);
+  cr_assert_float_eq(with - without, (2 * (P_US + C_US) + 3 * P_US) / 1e3, 1e-6);
+  /* without the flag the iteration is the one of the model without buffers */
+  r = run(HOST_TOPO "--strategy ddp --world-size 1 --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", 0), without, 1e-9);
+  ds_test_release(&r);
+  /* two ranks: every rank joins each broadcast from rank 0 */
+  snprintf(args, sizeof args, "--topo tests/data/tiny-host-topo.yaml --model %s "
+           "--strategy ddp --world-size 2 --schedule %s/s.csv", model, dir);
+  r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  ds_test_release(&r);
+  snprintf(args, sizeof args, "%s/s.csv", dir);
+  char *csv = ds_test_slurp(args);
+  int n = 0;
+  for (const char *at = csv; (at = strstr(at, ",comm,broadcast,buffers")) != NULL; at++) n++;
+  cr_assert_eq(n, 4, "two buckets on two ranks:\n%s", csv);
+  free(csv);
+  remove_dir(dir);
+}

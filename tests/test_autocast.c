@@ -23,7 +23,8 @@
  * input cast to half: 1 M elements x (4 + 2) B). act: a memory layer of
  * 20 MB in fp32 and, under autocast, 30 MB (fp32 ops fed half inputs) plus
  * 12 MB of casts, and 3 MB of gradients autograd casts back to a half
- * input's dtype in backward. old: a memory layer without the keys.
+ * input's dtype in backward. old: a memory layer without the keys. gelu:
+ * a composite module of 20 MB in and out whose ops move 80 MB (op_fwd_bytes). 
  * Outputs 4 MB (fp32) per sample. */
 static const char *model_text =
     "schema_version: 1\nname: amp\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
@@ -36,7 +37,9 @@ static const char *model_text =
     "    fwd_bytes: 20000000\n    act_bytes: 0\n    amp_fwd_bytes: 30000000\n"
     "    amp_cast_bytes: 12000000\n    amp_grad_cast_bytes: 3000000\n    params: []\n"
     "  - name: old\n    class: memory\n    fwd_flops: 0\n    bwd_flops: 0\n"
-    "    fwd_bytes: 20000000\n    act_bytes: 0\n    params: []\n";
+    "    fwd_bytes: 20000000\n    act_bytes: 0\n    params: []\n"
+    "  - name: gelu\n    class: memory\n    fwd_flops: 0\n    bwd_flops: 0\n"
+    "    fwd_bytes: 20000000\n    act_bytes: 0\n    op_fwd_bytes: 80000000\n    params: []\n";
 
 struct fixture {
   struct ds_topo *topo;
@@ -140,5 +143,21 @@ Test(autocast, the_losss_softmax_reads_long_rows_three_times) {
   struct ds_compute amp = init(&f, DS_AMP_FP16);
   cr_assert_float_eq(ds_compute_loss_ns(&amp, f.model, 3, &bytes), 144000, 1e-6);
   cr_assert_float_eq(bytes, 144e6, 1e-3);
+  teardown(&f);
+}
+
+Test(autocast, a_composite_modules_ops_move_op_fwd_bytes) {
+  /* gelu, batch 2, fp32: its ops move 2 x 80 MB = 160 MB / 1000 GB/s =
+   * 160 us forward (not 40 us for its 2 x 20 MB of input and output),
+   * 320 us backward. Under --amp without autocast keys, half of that:
+   * 80 and 160 us. */
+  struct fixture f;
+  setup(&f);
+  struct ds_compute fp32 = init(&f, DS_AMP_NONE);
+  cr_assert_float_eq(ds_compute_fwd_ns(&fp32, &f.model->layers[3], 2), 160000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&fp32, &f.model->layers[3], 2), 320000, 1e-6);
+  struct ds_compute amp = init(&f, DS_AMP_FP16);
+  cr_assert_float_eq(ds_compute_fwd_ns(&amp, &f.model->layers[3], 2), 80000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&amp, &f.model->layers[3], 2), 160000, 1e-6);
   teardown(&f);
 }

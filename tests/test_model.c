@@ -215,3 +215,15 @@ Test(model, bad_buffers_name_the_line_and_key) {
               err.msg);
   }
 }
+
+Test(model, op_fwd_bytes_is_read_and_absent_is_minus_one) {
+  struct ds_model *m;
+  struct ds_err err;
+  cr_assert_eq(load("    op_fwd_bytes: 500\n", "", &m, &err), DS_OK, "%s", err.msg);
+  cr_assert_float_eq(m->layers[0].op_fwd_bytes, 500, 1e-9);
+  cr_assert_float_eq(m->layers[1].op_fwd_bytes, -1, 1e-9, "absent: fwd_bytes is charged");
+  ds_model_free(m);
+  cr_assert_eq(load("    op_fwd_bytes: -5\n", "", &m, &err), DS_EINPUT);
+  cr_assert_null(m);
+  cr_assert(strstr(err.msg, "m.yaml:") && strstr(err.msg, "op_fwd_bytes"), "%s", err.msg);
+}

@@ -169,6 +169,7 @@ class Layer:
         self.bwd_flops = 0
         self.fwd_bytes = 0
         self.act_bytes = 0
+        self.op_bytes = 0        # every op's reads + writes in real dtypes (composites too)
         self.amp_bytes = 0       # fwd_bytes with autocast's dtypes (AMP_* above)
         self.amp_cast_bytes = 0  # autocast's cast kernels of activations (read + write)
         self.amp_grad_cast_bytes = 0  # backward's casts of gradients to a half input's dtype
@@ -321,6 +322,7 @@ class Recorder:
                                    for t in tensors((args, kwargs))
                                    if t.untyped_storage().data_ptr() not in self.state_store)
             layer.amp_bytes += self.user_amp_bytes(out)
+            layer.op_bytes += self.user_bytes((args, kwargs)) + self.user_bytes(out)
 
     # -- module hooks ------------------------------------------------------
     def pre_hook(self, module, args, kwargs):
@@ -608,6 +610,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         l.f, l.b = per_sample(l.fwd_flops, B), per_sample(l.bwd_flops, B)
         l.y, l.a = per_sample(l.fwd_bytes, B), per_sample(l.act_bytes, B)
         l.ay, l.ac = per_sample(l.amp_bytes, B), per_sample(l.amp_cast_bytes, B)
+        l.oy = per_sample(l.op_bytes, B)
         l.ag = per_sample(l.amp_grad_cast_bytes, B)
         tot["fwd"] += l.f
         tot["bwd"] += l.b
@@ -643,7 +646,9 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         "the weight gradient)." % (per_sample(fc_fwd, B), per_sample(fc_bwd, B)),
         "fwd_bytes = bytes in + out of a module call (parameters and buffers excluded: the "
         "simulator adds weights), or read + written by each op of an op run; real dtypes "
-        "(fp32 activations, int64 ids).",
+        "(fp32 activations, int64 ids). op_fwd_bytes = bytes read + written by each op of "
+        "the layer, module calls too (a composite module such as GPT-2's GELU runs a kernel "
+        "per op; dropout writes its mask, max-pool its indices), real dtypes.",
         "act_bytes = bytes autograd saved for backward (saved_tensors_hooks), each storage "
         "once, in the layer that saved it first; parameters and buffers excluded; dropout "
         "masks bool (1 byte) as on CUDA, max-pool indices int64.%s The loss saved %d more "
@@ -690,6 +695,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
             "    bwd_flops: %d" % l.b,
             "    fwd_bytes: %d" % l.y,
             "    act_bytes: %d" % l.a,
+            "    op_fwd_bytes: %d" % l.oy,
             "    amp_fwd_bytes: %d" % l.ay,
             "    amp_cast_bytes: %d" % l.ac,
             "    amp_grad_cast_bytes: %d" % l.ag,

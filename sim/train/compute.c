@@ -177,14 +177,16 @@ double ds_compute_class_kernel_ns(const struct ds_compute *c, enum ds_layer_clas
 }
 
 /* Under --amp with the model file's autocast traffic (model.h): the layer's
- * activation bytes as autocast's dtypes make them; otherwise fwd_bytes
+ * activation bytes as autocast's dtypes make them; otherwise every op's
+ * bytes (op_fwd_bytes, else the module's inputs and outputs, fwd_bytes)
  * scaled to the activation dtype. */
 static int autocast_traffic(const struct ds_compute *c, const struct ds_layer *l) {
   return c->amp != DS_AMP_NONE && l->amp_fwd_bytes >= 0;
 }
 
 static double fwd_act_bytes(const struct ds_compute *c, const struct ds_layer *l) {
-  return autocast_traffic(c, l) ? l->amp_fwd_bytes : l->fwd_bytes * act_scale(c);
+  if (autocast_traffic(c, l)) return l->amp_fwd_bytes;
+  return (l->op_fwd_bytes >= 0 ? l->op_fwd_bytes : l->fwd_bytes) * act_scale(c);
 }
 
 /* Cast kernels of `bytes` per sample: separate memory-bound kernels

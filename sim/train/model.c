@@ -18,7 +18,7 @@ static const char *const root_keys[] = {"schema_version", "name", "sample",
 static const char *const buffer_keys[] = {"name", "numel", "bytes", "dtype", NULL};
 static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
                                          "fwd_bytes", "act_bytes", "params",
-                                         "class", "amp_fwd_bytes", "amp_cast_bytes",
+                                         "class", "op_fwd_bytes", "amp_fwd_bytes", "amp_cast_bytes",
                                          "amp_grad_cast_bytes", NULL};
 static const char *const param_keys[] = {"name", "numel", "shape", NULL};
 
@@ -296,6 +296,10 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
     DS_CHECK_GOTO(read_nonneg(&item, "bwd_flops", &l->bwd_flops, err), st, out);
     DS_CHECK_GOTO(read_nonneg(&item, "fwd_bytes", &l->fwd_bytes, err), st, out);
     DS_CHECK_GOTO(read_nonneg(&item, "act_bytes", &l->act_bytes, err), st, out);
+    /* optional: every op's traffic, composite modules' too (model.h) */
+    l->op_fwd_bytes = -1;
+    if (ds_cmap_get(&item, "op_fwd_bytes", &node))
+      DS_CHECK_GOTO(read_nonneg(&item, "op_fwd_bytes", &l->op_fwd_bytes, err), st, out);
     /* optional, the three together: the traffic under autocast (model.h) */
     l->amp_fwd_bytes = -1;
     l->amp_cast_bytes = 0;

@@ -46,6 +46,12 @@ struct ds_layer {
   double bwd_flops;    /* per sample */
   double fwd_bytes;    /* memory traffic per sample, fp32 */
   double act_bytes;    /* saved activations per sample, fp32 */
+  /* Optional op_fwd_bytes (tools/export_model.py), per sample: the bytes
+   * every op of the layer reads and writes in real dtypes, module calls
+   * too (a composite module runs a kernel per op: GPT-2's GELU eight;
+   * dropout writes its mask, max-pool its indices). -1 when absent: the
+   * simulator then charges fwd_bytes, the module's inputs and outputs. */
+  double op_fwd_bytes;
   /* Optional keys amp_fwd_bytes / amp_cast_bytes / amp_grad_cast_bytes
    * (tools/export_model.py), per sample: the bytes every op of the layer
    * reads and writes in the dtypes CUDA autocast gives them (its fp32 ops'

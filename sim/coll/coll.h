@@ -201,6 +201,12 @@ ds_status ds_coll_enter(struct ds_coll *coll, int32_t member);
 ds_status ds_coll_flow_sent(struct ds_coll *coll, int32_t member);
 /* The flow tagged tag_base | member has been delivered. */
 ds_status ds_coll_flow_done(struct ds_coll *coll, int32_t member);
+/* Whether the collective finishes every member together: all its on_done
+ * calls come in one uninterrupted run at one instant, nothing else called
+ * between them (the aggregated ring, its rails and the aggregated tree, whose
+ * one flow per ring or tree ends every member). The executor then acts on a
+ * class of ranks in lockstep at its last member instead of splitting it. */
+int ds_coll_finishes_together(const struct ds_coll *coll);
 
 /*
  * Every collective kind (issue #3), behind one interface. A table entry per

@@ -23,6 +23,9 @@ struct ds__coll_vtbl {
   ds_status (*flow_sent)(struct ds_coll *c, int32_t idx);
   ds_status (*flow_done)(struct ds_coll *c, int32_t idx);
   void (*destroy)(struct ds_coll *c);
+  /* Whether every member's done comes in one uninterrupted run of on_done
+   * calls at one instant (ds_coll_finishes_together); NULL: never. */
+  int (*together)(const struct ds_coll *c);
 };
 
 struct ds_coll {

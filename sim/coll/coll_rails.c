@@ -91,11 +91,23 @@ static void rails_destroy(struct ds_coll *base) {
   free(c);
 }
 
+/* Rails that each finish their members together do so together: every
+ * member counts one rail done in each rail's loop, so all reach k in the
+ * last rail's loop (rail_done). Folded rails run per flow. */
+static int rails_together(const struct ds_coll *base) {
+  const struct rails_coll *c = (const struct rails_coll *)base;
+  if (c->n_run != c->k) return 0;
+  for (int32_t k = 0; k < c->n_run; k++)
+    if (!ds_coll_finishes_together(c->rails[k].coll)) return 0;
+  return 1;
+}
+
 static const struct ds__coll_vtbl rails_vtbl = {
     .enter = rails_enter,
     .flow_sent = rails_flow_sent,
     .flow_done = rails_flow_done,
     .destroy = rails_destroy,
+    .together = rails_together,
 };
 
 ds_status ds__coll_rails_new(const struct ds_ring *ring, struct ds_net *net,

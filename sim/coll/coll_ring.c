@@ -499,9 +499,18 @@ int ds__coll_ring_fold_symmetric(struct ds_coll *base, const struct ds_topo *top
   return c->symmetric;
 }
 
+/* Aggregated, the one flow's delivery finishes every member in one loop
+ * (ring_flow_done); symmetric, member 0's end finishes every member in one
+ * loop (finish_all). */
+static int ring_together(const struct ds_coll *base) {
+  const struct ring_coll *c = (const struct ring_coll *)base;
+  return c->model == DS_COLL_AGGREGATE || c->symmetric;
+}
+
 static const struct ds__coll_vtbl ring_vtbl = {
     .enter = ring_enter,
     .flow_sent = ring_flow_sent,
     .flow_done = ring_flow_done,
     .destroy = ring_destroy,
+    .together = ring_together,
 };

@@ -238,6 +238,10 @@ ds_status ds_coll_flow_done(struct ds_coll *c, int32_t idx) {
   return c->vt->flow_done(c, idx);
 }
 
+int ds_coll_finishes_together(const struct ds_coll *c) {
+  return c->vt->together ? c->vt->together(c) : 0;
+}
+
 void ds_coll_free(struct ds_coll *c) {
   if (c) c->vt->destroy(c);
 }

@@ -568,11 +568,18 @@ static void tree_destroy(struct ds_coll *base) {
   free(c);
 }
 
+/* Aggregated, the last tree's flow finishes every member in one loop
+ * (tree_flow_done). */
+static int tree_together(const struct ds_coll *base) {
+  return ((const struct tree_coll *)base)->agg;
+}
+
 static const struct ds__coll_vtbl tree_vtbl = {
     .enter = tree_enter,
     .flow_sent = tree_flow_sent,
     .flow_done = tree_flow_done,
     .destroy = tree_destroy,
+    .together = tree_together,
 };
 
 static void plan_free(struct ds__tree_plan *p) {

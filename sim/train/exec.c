@@ -6,14 +6,28 @@
  * rank of it runs (its "local" ops, e = 0 .. n-1, the blocks' slices in
  * order): the template op of each, its dependencies and the reverse edges
  * (who waits for whom) as local indices, one in-order queue per stream and
- * each op's place in it, and its collective instance. Per rank it keeps only
- * its streams' heads, what runs and what its collectives hold: O(template
- * + ranks), whatever the number of ranks running each op. An op of rank r
- * has ended exactly when r's queue of its stream has moved past it (queues
- * run in order and advance when their head ends), so no per-op state is
- * needed. Invariant: a (rank, stream) runs at most one op at a time, and its
- * head op is started the moment its last dependency ends. A full schedule
- * runs through the same code as one class per rank (ds_shared_from_schedule).
+ * each op's place in it, and its collective instance. An op has ended
+ * exactly when its queue has moved past it (queues run in order and
+ * advance when their head ends), so no per-op state is needed.
+ *
+ * Lockstep: the ranks of a class that start together with the same
+ * duration factors do the same thing at the same times until the network
+ * tells them apart, so they run as one cohort: one set of stream heads, one
+ * event per op, the collective entered for every member in rank order. The
+ * per-rank state is per cohort. Ranks interact only through collectives;
+ * a cohort splits where its members' collective ends differ: a collective
+ * that finishes every member together (ds_coll_finishes_together: the
+ * aggregated ring, rails and tree) ends the cohort's op at its last member;
+ * any other ends each member on its own, which leaves the cohort as a
+ * cohort of one, carrying a copy of its state. A split-off cohort shares
+ * the pending events of the ops it was running (a token lists the cohorts
+ * an event ends, fired in order of their first rank) until one of them is
+ * re-rated. --jitter (a draw per op copy) makes every rank its own cohort,
+ * --straggler the ranks of each factor; so does ds_exec_options.no_lockstep,
+ * the per-rank execution the tests compare against. Invariant: a (cohort,
+ * stream) runs at most one op at a time, and its head op is started the
+ * moment its last dependency ends. A full schedule runs through the same
+ * code as one class per rank (ds_shared_from_schedule).
  */
 #include "sim/train/exec.h"
 
@@ -35,6 +49,7 @@ struct coll_inst {
   int32_t *rank_of;   /* [n] rank of each member (ring position), ascending */
   uint32_t *op_of;    /* [n] local op index of each member on its rank */
   struct ds_coll *coll;
+  int together;       /* ds_coll_finishes_together */
 };
 
 struct ring_cache {
@@ -62,6 +77,34 @@ struct rank_class {
   int32_t *inst;           /* [n] collective instance, -1 */
 };
 
+/* Ranks of one class in lockstep (see the top). */
+struct cohort {
+  int32_t cls;  /* its class */
+  int32_t n;    /* members */
+  int32_t *mem; /* [n] its ranks, ascending: &one or owned */
+  int32_t one;
+};
+
+/* A pending op-done event: the cohorts it ends (a list through
+ * ds_exec.tok_next), each's local op `op` on `stream`. */
+struct token {
+  int32_t head;      /* first cohort of the list; -1: free */
+  uint32_t op;
+  uint8_t stream;
+  uint64_t handle;
+  int32_t next_free;
+};
+
+/* A compute-stream op in flight: its work left at full speed, the rate it
+ * runs at since `since`. */
+struct running {
+  uint32_t op;        /* local index; UINT32_MAX: none */
+  int memory_bound;
+  double left_ns;     /* at factor 1 */
+  double factor;      /* >= 1 */
+  int64_t since;
+};
+
 struct ds_exec {
   struct ds_topo *topo;
   struct ds_exec_options opt;
@@ -78,40 +121,46 @@ struct ds_exec {
   struct rank_class *classes;
   int32_t n_classes;
   int32_t *class_of;      /* per rank */
-  uint32_t *queue_head;   /* per (rank, stream): next position to start */
+  /* cohorts: at most one per rank */
+  struct cohort *cohorts;
+  int32_t n_cohorts, initial_cohorts;
+  int32_t *cohort_of;     /* per rank */
+  int32_t *scratch;       /* [world]: a cohort's members while it enters */
+  uint32_t *queue_head;   /* per (cohort, stream): next position to start */
   uint8_t *queue_busy;
-  int64_t *head_start;    /* per (rank, stream): when its running head started */
-  uint8_t *released;
-  int32_t *comm_busy;     /* collectives running per rank */
-  struct ds_coll_load *held; /* per rank: what its running collectives hold */
-  struct running *running;   /* per rank: its compute stream's running op */
+  int64_t *head_start;    /* per (cohort, stream): when its running head started */
+  int32_t *tok;           /* per (cohort, stream): token of its head's event, -1 */
+  int32_t *tok_next;      /* per (cohort, stream): next cohort of that token */
+  int32_t *coll_done;     /* per (cohort, stream): members its collective finished */
+  int32_t n_partial;      /* cohorts some but not all of whose members finished */
+  uint8_t *released;      /* per cohort */
+  int32_t *comm_busy;     /* collectives running per cohort */
+  struct ds_coll_load *held; /* per cohort: what its running collectives hold */
+  struct running *running;   /* per cohort: its compute stream's running op */
+  int64_t *last_end;      /* per cohort: its members' rank_time */
+  struct token *tokens;
+  int32_t n_tokens, cap_tokens, free_token;
   struct coll_inst *colls;
   int32_t n_colls;
   size_t ops_done;
   int64_t *rank_time;
-};
-
-/* A compute-stream op in flight: its work left at full speed, the rate it
- * runs at since `since`, and its completion event. */
-struct running {
-  uint32_t op;        /* local index; UINT32_MAX: none */
-  int memory_bound;
-  double left_ns;     /* at factor 1 */
-  double factor;      /* >= 1 */
-  int64_t since;
-  uint64_t handle;
+  int32_t last_initial, last_final; /* cohorts of the last run (ds_exec_lockstep) */
 };
 
 static void fail(struct ds_exec *ex, ds_status st) {
   if (ex->failure == DS_OK) ex->failure = st;
 }
 
-static uint32_t queue_index(int32_t rank, enum ds_stream s) {
-  return (uint32_t)rank * DS_STREAM_COUNT + (uint32_t)s;
+static uint32_t queue_index(int32_t cohort, enum ds_stream s) {
+  return (uint32_t)cohort * DS_STREAM_COUNT + (uint32_t)s;
 }
 
 static struct rank_class *class_of(struct ds_exec *ex, int32_t rank) {
   return &ex->classes[ex->class_of[rank]];
+}
+
+static struct rank_class *cohort_class(struct ds_exec *ex, int32_t k) {
+  return &ex->classes[ex->cohorts[k].cls];
 }
 
 static const struct ds_op *op_at(const struct ds_exec *ex, const struct rank_class *c,
@@ -141,113 +190,177 @@ static uint32_t local_of(const struct ds_exec *ex, int32_t rank, size_t b, uint3
 /* Whether rank's local op e has ended (0), runs (1) or has not started (2). */
 static int op_state(const struct ds_exec *ex, int32_t rank, uint32_t e) {
   const struct rank_class *c = &ex->classes[ex->class_of[rank]];
-  uint32_t q = queue_index(rank, (enum ds_stream)c->stream[e]);
+  uint32_t q = queue_index(ex->cohort_of[rank], (enum ds_stream)c->stream[e]);
   if (ex->queue_head[q] > c->qpos[e]) return 0;
   return ex->queue_head[q] == c->qpos[e] && ex->queue_busy[q] ? 1 : 2;
 }
 
 static void try_start_queue(struct ds_exec *ex, uint32_t q);
 
-/* Schedules the running op of rank r to end when its work left is done at
- * its factor. */
-static void schedule_running(struct ds_exec *ex, int32_t r) {
-  struct running *run = &ex->running[r];
-  struct ds_event ev = {.kind = DS_EV_OP_DONE, .a = r, .b = run->op};
-  int64_t now = ds_engine_now(ex->eng);
-  ds_status st = ds_engine_schedule(ex->eng, now + ds_units_round_ns(run->left_ns * run->factor),
-                                    &ev, &run->handle);
+/* Schedules cohort k's op e on stream s to end at time t: a new token with
+ * k alone. */
+static void schedule_done(struct ds_exec *ex, int32_t k, uint32_t e, enum ds_stream s,
+                          int64_t t) {
+  if (ex->free_token < 0) {
+    if (ex->n_tokens == ex->cap_tokens) {
+      int32_t cap = ex->cap_tokens ? 2 * ex->cap_tokens : 64;
+      struct token *nt = realloc(ex->tokens, (size_t)cap * sizeof *nt);
+      if (!nt) {
+        fail(ex, DS_ENOMEM);
+        return;
+      }
+      ex->tokens = nt;
+      ex->cap_tokens = cap;
+    }
+    ex->free_token = ex->n_tokens;
+    ex->tokens[ex->n_tokens++].next_free = -1;
+  }
+  int32_t id = ex->free_token;
+  struct token *tk = &ex->tokens[id];
+  ex->free_token = tk->next_free;
+  *tk = (struct token){.head = k, .op = e, .stream = (uint8_t)s, .next_free = -1};
+  uint32_t q = queue_index(k, s);
+  ex->tok[q] = id;
+  ex->tok_next[q] = -1;
+  struct ds_event ev = {.kind = DS_EV_OP_DONE, .a = id, .b = e};
+  ds_status st = ds_engine_schedule(ex->eng, t, &ev, &tk->handle);
   if (st != DS_OK) fail(ex, st);
 }
 
-/* A collective op o starts (sign +1) or ends (-1) on rank r: what it holds
- * changes, and so does the rate of the compute op running there. */
-static void change_load(struct ds_exec *ex, int32_t r, const struct ds_op *o, int sign) {
+static void free_token(struct ds_exec *ex, int32_t id) {
+  ex->tokens[id].head = -1;
+  ex->tokens[id].next_free = ex->free_token;
+  ex->free_token = id;
+}
+
+/* Takes cohort k off the token of its stream s's head; cancels the event
+ * when no other cohort waits for it. */
+static void leave_token(struct ds_exec *ex, int32_t k, enum ds_stream s) {
+  uint32_t q = queue_index(k, s);
+  int32_t id = ex->tok[q];
+  if (id < 0) return;
+  struct token *tk = &ex->tokens[id];
+  ex->tok[q] = -1;
+  if (tk->head == k && ex->tok_next[q] < 0) {
+    ds_engine_cancel(ex->eng, tk->handle);
+    free_token(ex, id);
+    return;
+  }
+  int32_t *link = &tk->head;
+  while (*link != k) link = &ex->tok_next[queue_index(*link, s)];
+  *link = ex->tok_next[q];
+}
+
+/* Schedules the running op of cohort k to end when its work left is done
+ * at its factor. */
+static void schedule_running(struct ds_exec *ex, int32_t k) {
+  struct running *run = &ex->running[k];
+  int64_t now = ds_engine_now(ex->eng);
+  schedule_done(ex, k, run->op, DS_STREAM_COMPUTE,
+                now + ds_units_round_ns(run->left_ns * run->factor));
+}
+
+/* A collective op o starts (sign +1) or ends (-1) on cohort k: what it
+ * holds changes, and so does the rate of the compute op running there. */
+static void change_load(struct ds_exec *ex, int32_t k, const struct ds_op *o, int sign) {
   if (!ex->opt.compute) return;
   struct ds_coll_load l = ds_interference_load(ex->opt.nccl, o);
-  struct ds_coll_load *h = &ex->held[r];
+  struct ds_coll_load *h = &ex->held[k];
   h->sms += sign * l.sms;
   h->hbm_bytes_per_s += sign * l.hbm_bytes_per_s;
-  if (ex->comm_busy[r] == 0) *h = (struct ds_coll_load){0, 0}; /* no drift */
-  struct running *run = &ex->running[r];
+  if (ex->comm_busy[k] == 0) *h = (struct ds_coll_load){0, 0}; /* no drift */
+  struct running *run = &ex->running[k];
   if (run->op == UINT32_MAX) return;
   double f = ds_interference_factor(ex->opt.compute, run->memory_bound, *h,
-                                    ex->comm_busy[r] > 0);
+                                    ex->comm_busy[k] > 0);
   if (f == run->factor) return;
   int64_t now = ds_engine_now(ex->eng);
   run->left_ns -= (double)(now - run->since) / run->factor;
   if (run->left_ns < 0) run->left_ns = 0;
   run->factor = f;
   run->since = now;
-  ds_engine_cancel(ex->eng, run->handle);
-  schedule_running(ex, r);
+  leave_token(ex, k, DS_STREAM_COMPUTE);
+  schedule_running(ex, k);
 }
 
-/* Whether every dependency of rank r's local op e has ended. */
-static int deps_done(const struct ds_exec *ex, const struct rank_class *c, int32_t r,
+/* Whether every dependency of cohort k's local op e has ended. */
+static int deps_done(const struct ds_exec *ex, const struct rank_class *c, int32_t k,
                      uint32_t e) {
-  for (uint32_t k = c->dep_first[e]; k < c->dep_first[e + 1]; k++) {
-    uint32_t d = c->deps[k];
-    if (ex->queue_head[queue_index(r, (enum ds_stream)c->stream[d])] <= c->qpos[d]) return 0;
+  for (uint32_t i = c->dep_first[e]; i < c->dep_first[e + 1]; i++) {
+    uint32_t d = c->deps[i];
+    if (ex->queue_head[queue_index(k, (enum ds_stream)c->stream[d])] <= c->qpos[d]) return 0;
   }
   return 1;
 }
 
-static void finish_op(struct ds_exec *ex, int32_t r, uint32_t e) {
-  const struct rank_class *c = class_of(ex, r);
+static void finish_op(struct ds_exec *ex, int32_t k, uint32_t e) {
+  const struct cohort *co = &ex->cohorts[k];
+  const struct rank_class *c = cohort_class(ex, k);
   const struct ds_op *o = op_at(ex, c, e);
   int64_t now = ds_engine_now(ex->eng);
-  uint32_t q = queue_index(r, o->stream);
-  ex->ops_done++;
-  if (now > ex->rank_time[r]) ex->rank_time[r] = now;
-  if (ex->running[r].op == e) ex->running[r].op = UINT32_MAX;
+  uint32_t q = queue_index(k, o->stream);
+  ex->ops_done += (size_t)co->n;
+  if (now > ex->last_end[k]) ex->last_end[k] = now;
+  if (ex->running[k].op == e) ex->running[k].op = UINT32_MAX;
   if (c->inst[e] >= 0) {
-    ex->comm_busy[r]--;
-    change_load(ex, r, o, -1);
+    ex->comm_busy[k]--;
+    change_load(ex, k, o, -1);
   }
   ex->queue_busy[q] = 0;
   ex->queue_head[q]++;
-  if (ex->on_op) ex->on_op(ex->on_op_ctx, c->block[e], r, c->tmpl[e], ex->head_start[q], now);
+  if (ex->on_op)
+    for (int32_t j = 0; j < co->n; j++)
+      ex->on_op(ex->on_op_ctx, c->block[e], co->mem[j], c->tmpl[e], ex->head_start[q], now);
   /* A waiter starts once its last dependency ends, which is now when it
    * waits for e and all its dependencies have ended. */
-  for (uint32_t k = c->waiter_first[e]; k < c->waiter_first[e + 1]; k++) {
-    uint32_t w = c->waiters[k];
-    if (deps_done(ex, c, r, w)) try_start_queue(ex, queue_index(r, (enum ds_stream)c->stream[w]));
+  for (uint32_t i = c->waiter_first[e]; i < c->waiter_first[e + 1]; i++) {
+    uint32_t w = c->waiters[i];
+    if (deps_done(ex, c, k, w)) try_start_queue(ex, queue_index(k, (enum ds_stream)c->stream[w]));
   }
   try_start_queue(ex, q);
 }
 
-static void start_op(struct ds_exec *ex, int32_t r, uint32_t e) {
-  const struct rank_class *c = class_of(ex, r);
+/* Member index of rank r in collective ci. */
+static int32_t member_of(const struct coll_inst *ci, int32_t r) {
+  if (ci->coll_id < 0) return ci->rank_of[0] == r ? 0 : 1; /* send/recv: sender, receiver */
+  if (ci->rank_of[ci->n - 1] - ci->rank_of[0] == ci->n - 1) return r - ci->rank_of[0];
+  int32_t lo = 0, hi = ci->n - 1;
+  while (lo < hi) {
+    int32_t mid = lo + (hi - lo) / 2;
+    if (ci->rank_of[mid] < r)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+static void start_op(struct ds_exec *ex, int32_t k, uint32_t e) {
+  const struct rank_class *c = cohort_class(ex, k);
   const struct ds_op *o = op_at(ex, c, e);
   int64_t now = ds_engine_now(ex->eng);
-  ex->head_start[queue_index(r, o->stream)] = now;
+  ex->head_start[queue_index(k, o->stream)] = now;
   if (c->inst[e] >= 0) { /* a collective, or a send/recv */
     struct coll_inst *ci = &ex->colls[c->inst[e]];
-    ex->comm_busy[r]++;
-    change_load(ex, r, o, +1);
-    int32_t member;
-    if (ci->coll_id < 0) {
-      member = ci->rank_of[0] == r ? 0 : 1; /* a send/recv pair: sender, receiver */
-    } else if (ci->rank_of[ci->n - 1] - ci->rank_of[0] == ci->n - 1) {
-      member = r - ci->rank_of[0]; /* consecutive ranks */
-    } else {
-      int32_t lo = 0, hi = ci->n - 1;
-      while (lo < hi) {
-        int32_t mid = lo + (hi - lo) / 2;
-        if (ci->rank_of[mid] < r)
-          lo = mid + 1;
-        else
-          hi = mid;
-      }
-      member = lo;
+    ex->comm_busy[k]++;
+    change_load(ex, k, o, +1);
+    /* every member enters, in rank order; a copy, as a member that ends
+     * at once (a collective of one) may split the cohort */
+    int32_t n = ex->cohorts[k].n;
+    memcpy(ex->scratch, ex->cohorts[k].mem, (size_t)n * sizeof *ex->scratch);
+    for (int32_t j = 0; j < n; j++) {
+      ds_status st = ds_coll_enter(ci->coll, member_of(ci, ex->scratch[j]));
+      if (st != DS_OK) fail(ex, st);
     }
-    ds_status st = ds_coll_enter(ci->coll, member);
-    if (st != DS_OK) fail(ex, st);
+    if (ex->n_partial) fail(ex, DS_EINTERNAL);
     return;
   }
+  const struct cohort *co = &ex->cohorts[k];
   double dur_ns = o->dur_us * 1000.0;
   if (ex->opt.dur_scale || ex->opt.rank_scale) {
-    /* one multiplier, as --jitter times --straggler always was */
+    /* one multiplier, as --jitter times --straggler always was; a cohort's
+     * members share both (one rank under --jitter, one factor) */
+    int32_t r = co->mem[0];
     double scale = ex->opt.dur_scale
                        ? ex->opt.dur_scale[ds_shared_index(ex->sched, c->block[e], r, c->tmpl[e])]
                        : 1.0;
@@ -255,7 +368,7 @@ static void start_op(struct ds_exec *ex, int32_t r, uint32_t e) {
     dur_ns *= scale;
   }
   if (o->stream == DS_STREAM_COMPUTE && ex->opt.compute) {
-    struct running *run = &ex->running[r];
+    struct running *run = &ex->running[k];
     run->op = e;
     enum ds_layer_class cls = DS_LAYER_UNKNOWN;
     if (ex->opt.model && (o->kind == DS_OP_FWD || o->kind == DS_OP_BWD) && o->layer >= 0 &&
@@ -264,29 +377,62 @@ static void start_op(struct ds_exec *ex, int32_t r, uint32_t e) {
     run->memory_bound = ds_interference_memory_bound(ex->opt.compute, cls, o, dur_ns);
     run->left_ns = dur_ns;
     run->factor = ds_interference_factor(ex->opt.compute, run->memory_bound,
-                                         ex->held[r], ex->comm_busy[r] > 0);
+                                         ex->held[k], ex->comm_busy[k] > 0);
     run->since = now;
-    schedule_running(ex, r);
+    schedule_running(ex, k);
     return;
   }
-  if (o->stream == DS_STREAM_COMPUTE && ex->comm_busy[r] > 0)
+  if (o->stream == DS_STREAM_COMPUTE && ex->comm_busy[k] > 0)
     dur_ns *= 1.0 + ex->topo->compute.comm_interference;
-  struct ds_event ev = {.kind = DS_EV_OP_DONE, .a = r, .b = e};
-  ds_status st = ds_engine_schedule(ex->eng, now + ds_units_round_ns(dur_ns), &ev, NULL);
-  if (st != DS_OK) fail(ex, st);
+  schedule_done(ex, k, e, o->stream, now + ds_units_round_ns(dur_ns));
 }
 
 static void try_start_queue(struct ds_exec *ex, uint32_t q) {
-  int32_t rank = (int32_t)(q / DS_STREAM_COUNT);
-  if (ex->queue_busy[q] || !ex->released[rank]) return;
-  const struct rank_class *c = class_of(ex, rank);
+  int32_t k = (int32_t)(q / DS_STREAM_COUNT);
+  if (ex->queue_busy[q] || !ex->released[k]) return;
+  const struct rank_class *c = cohort_class(ex, k);
   uint32_t s = q % DS_STREAM_COUNT;
   uint32_t pos = c->queue_first[s] + ex->queue_head[q];
   if (pos >= c->queue_first[s + 1]) return;
   uint32_t e = c->queue[pos];
-  if (!deps_done(ex, c, rank, e)) return;
+  if (!deps_done(ex, c, k, e)) return;
   ex->queue_busy[q] = 1;
-  start_op(ex, rank, e);
+  start_op(ex, k, e);
+}
+
+/* Splits rank r off cohort k (whose other members go on in lockstep) into
+ * a new cohort of one with k's state; returns it. Its pending op-done
+ * events are k's: it joins their tokens, right after k. */
+static int32_t split_off(struct ds_exec *ex, int32_t k, int32_t r) {
+  int32_t d = ex->n_cohorts++;
+  struct cohort *co = &ex->cohorts[k];
+  int32_t j = 0;
+  while (co->mem[j] != r) j++;
+  memmove(co->mem + j, co->mem + j + 1, (size_t)(co->n - j - 1) * sizeof *co->mem);
+  co->n--;
+  struct cohort *dc = &ex->cohorts[d];
+  *dc = (struct cohort){.cls = co->cls, .n = 1, .one = r};
+  dc->mem = &dc->one;
+  ex->cohort_of[r] = d;
+  for (int s = 0; s < DS_STREAM_COUNT; s++) {
+    uint32_t qk = queue_index(k, (enum ds_stream)s), qd = queue_index(d, (enum ds_stream)s);
+    ex->queue_head[qd] = ex->queue_head[qk];
+    ex->queue_busy[qd] = ex->queue_busy[qk];
+    ex->head_start[qd] = ex->head_start[qk];
+    ex->coll_done[qd] = 0;
+    ex->tok[qd] = ex->tok[qk];
+    ex->tok_next[qd] = -1;
+    if (ex->tok[qk] >= 0) {
+      ex->tok_next[qd] = ex->tok_next[qk];
+      ex->tok_next[qk] = d;
+    }
+  }
+  ex->released[d] = ex->released[k];
+  ex->comm_busy[d] = ex->comm_busy[k];
+  ex->held[d] = ex->held[k];
+  ex->running[d] = ex->running[k];
+  ex->last_end[d] = ex->last_end[k];
+  return d;
 }
 
 /* Collective callbacks carry the instance through a small trampoline so
@@ -296,10 +442,28 @@ struct coll_owner {
   int32_t inst;
 };
 
+/* A member's collective op ended. In a collective that ends its members
+ * together the cohort's op ends at its last member; otherwise the member
+ * leaves its cohort (its fellows end later, or on their own). */
 static void on_member_done(void *owner, int32_t member) {
-  struct coll_owner *co = owner;
-  const struct coll_inst *ci = &co->ex->colls[co->inst];
-  finish_op(co->ex, ci->rank_of[member], ci->op_of[member]);
+  struct coll_owner *cw = owner;
+  struct ds_exec *ex = cw->ex;
+  const struct coll_inst *ci = &ex->colls[cw->inst];
+  int32_t r = ci->rank_of[member];
+  uint32_t e = ci->op_of[member];
+  int32_t k = ex->cohort_of[r];
+  if (ex->cohorts[k].n > 1) {
+    if (!ci->together) {
+      k = split_off(ex, k, r);
+    } else {
+      uint32_t q = queue_index(k, (enum ds_stream)cohort_class(ex, k)->stream[e]);
+      if (ex->coll_done[q]++ == 0) ex->n_partial++;
+      if (ex->coll_done[q] < ex->cohorts[k].n) return;
+      ex->coll_done[q] = 0;
+      ex->n_partial--;
+    }
+  }
+  finish_op(ex, k, e);
 }
 
 static void on_flow_sent(void *owner, uint64_t tag) {
@@ -318,20 +482,54 @@ static void on_flow_done(void *owner, uint64_t tag) {
   if (st != DS_OK) fail(ex, st);
 }
 
+/* Token id's event: every cohort on it ends its op, in order of their
+ * first rank (the order the ranks' own events had). */
+static void fire_token(struct ds_exec *ex, int32_t id) {
+  struct token tk = ex->tokens[id];
+  free_token(ex, id);
+  int32_t n = 0;
+  for (int32_t k = tk.head; k >= 0; k = ex->tok_next[queue_index(k, tk.stream)])
+    ex->scratch[n++] = k;
+  for (int32_t i = 0; i < n; i++) ex->tok[queue_index(ex->scratch[i], tk.stream)] = -1;
+  if (n == 1) {
+    finish_op(ex, ex->scratch[0], tk.op);
+    return;
+  }
+  /* insertion sort by first rank: lists are short, and split-offs come
+   * after their cohort */
+  int32_t *ks = malloc((size_t)n * sizeof *ks);
+  if (!ks) {
+    fail(ex, DS_ENOMEM);
+    return;
+  }
+  for (int32_t i = 0; i < n; i++) {
+    int32_t k = ex->scratch[i], j = i;
+    while (j > 0 && ex->cohorts[ks[j - 1]].mem[0] > ex->cohorts[k].mem[0]) {
+      ks[j] = ks[j - 1];
+      j--;
+    }
+    ks[j] = k;
+  }
+  for (int32_t i = 0; i < n; i++) finish_op(ex, ks[i], tk.op);
+  free(ks);
+}
+
 static void handle(void *ctx, struct ds_engine *eng, const struct ds_event *ev) {
   struct ds_exec *ex = ctx;
   (void)eng;
   switch (ev->kind) {
   case DS_EV_OP_DONE:
-    finish_op(ex, ev->a, (uint32_t)ev->b);
+    fire_token(ex, (int32_t)ev->a);
     break;
   case DS_EV_RANK_RELEASE:
     ex->released[ev->a] = 1;
     for (uint32_t s = 0; s < DS_STREAM_COUNT; s++)
-      try_start_queue(ex, queue_index(ev->a, (enum ds_stream)s));
+      try_start_queue(ex, queue_index((int32_t)ev->a, (enum ds_stream)s));
     break;
   default:
     ds_net_handle_event(ex->net, ev);
+    /* a collective that ends its members together has ended all of them */
+    if (ex->n_partial) fail(ex, DS_EINTERNAL);
     break;
   }
 }
@@ -342,6 +540,7 @@ ds_status ds_exec_new(struct ds_topo *topo, const struct ds_exec_options *opt,
   if (!ex) return ds_err_set(err, DS_ENOMEM, "executor: out of memory");
   ex->topo = topo;
   ex->opt = *opt;
+  ex->free_token = -1;
   if (ex->opt.ring_chunks < 1) ex->opt.ring_chunks = 1;
   ds_status st = ds_engine_new(1024, handle, ex, &ex->eng);
   if (st == DS_OK)
@@ -383,21 +582,38 @@ static void free_run(struct ds_exec *ex) {
   free(ex->classes);
   ex->classes = NULL;
   ex->n_classes = 0;
+  for (int32_t k = 0; k < ex->n_cohorts; k++)
+    if (ex->cohorts[k].mem != &ex->cohorts[k].one) free(ex->cohorts[k].mem);
+  free(ex->cohorts);
+  ex->cohorts = NULL;
+  ex->n_cohorts = 0;
   free(ex->class_of);
+  free(ex->cohort_of);
+  free(ex->scratch);
   free(ex->queue_head);
   free(ex->queue_busy);
   free(ex->head_start);
+  free(ex->tok);
+  free(ex->tok_next);
+  free(ex->coll_done);
   free(ex->released);
   free(ex->comm_busy);
   free(ex->held);
   free(ex->running);
-  ex->class_of = NULL;
+  free(ex->last_end);
+  free(ex->tokens);
+  ex->class_of = ex->cohort_of = ex->scratch = NULL;
   ex->queue_head = NULL;
   ex->queue_busy = ex->released = NULL;
-  ex->head_start = NULL;
+  ex->head_start = ex->last_end = NULL;
+  ex->tok = ex->tok_next = ex->coll_done = NULL;
   ex->comm_busy = NULL;
   ex->held = NULL;
   ex->running = NULL;
+  ex->tokens = NULL;
+  ex->n_tokens = ex->cap_tokens = 0;
+  ex->free_token = -1;
+  ex->n_partial = 0;
 }
 
 void ds_exec_free(struct ds_exec *ex) {
@@ -411,6 +627,10 @@ void ds_exec_free(struct ds_exec *ex) {
 }
 
 uint64_t ds_exec_events(const struct ds_exec *ex) { return ds_engine_fired(ex->eng); }
+
+struct ds_exec_lockstep ds_exec_lockstep(const struct ds_exec *ex) {
+  return (struct ds_exec_lockstep){ex->last_initial, ex->last_final};
+}
 
 /* Returns a ring over gpus, built once per distinct member list. */
 static ds_status get_ring(struct ds_exec *ex, const int32_t *gpus, int32_t n,
@@ -503,7 +723,9 @@ static ds_status add_inst(struct ds_exec *ex, struct coll_owner *owners, int64_t
   spec->tag_base = (uint64_t)idx << TAG_SHIFT;
   spec->on_done = on_member_done;
   spec->owner = &owners[idx];
-  return ds_coll_new(spec, &ci->coll, err);
+  DS_CHECK(ds_coll_new(spec, &ci->coll, err));
+  ci->together = ds_coll_finishes_together(ci->coll);
+  return DS_OK;
 }
 
 /* One instance per coll id of a collective kind. */
@@ -865,21 +1087,97 @@ static ds_status build_classes(struct ds_exec *ex, struct ds_err *err) {
   return DS_OK;
 }
 
-static ds_status build_run(struct ds_exec *ex, struct ds_err *err) {
+/* A rank's place in the first cohorts: ranks of one class that start
+ * together with the same compute factor run in lockstep. */
+struct cohort_key {
+  int32_t cls;
+  int64_t release_ns;
+  double factor;
+  int32_t rank;
+};
+
+static int cmp_cohort_key(const void *a, const void *b) {
+  const struct cohort_key *x = a, *y = b;
+  if (x->cls != y->cls) return x->cls < y->cls ? -1 : 1;
+  if (x->release_ns != y->release_ns) return x->release_ns < y->release_ns ? -1 : 1;
+  if (x->factor != y->factor) return x->factor < y->factor ? -1 : 1;
+  return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+static int cmp_cohort_first(const void *a, const void *b) {
+  const struct cohort *x = a, *y = b;
+  return (x->mem[0] > y->mem[0]) - (x->mem[0] < y->mem[0]);
+}
+
+/* The first cohorts: ranks grouped by (class, release time, compute
+ * factor), every rank alone under --jitter or no_lockstep; ids in order of
+ * first rank, as the ranks' release events were. */
+static ds_status build_cohorts(struct ds_exec *ex, const int64_t *release_ns,
+                               struct ds_err *err) {
+  int32_t w = ex->sched->world_size;
+  int alone = ex->opt.no_lockstep || ex->opt.dur_scale;
+  struct cohort_key *keys = malloc(((size_t)w + 1) * sizeof *keys);
+  if (!keys) return ds_err_set(err, DS_ENOMEM, "executor: out of memory");
+  for (int32_t r = 0; r < w; r++)
+    keys[r] = (struct cohort_key){ex->class_of[r], release_ns[r],
+                                  ex->opt.rank_scale ? ex->opt.rank_scale[r] : 1.0, r};
+  if (!alone) qsort(keys, (size_t)w, sizeof *keys, cmp_cohort_key);
+  for (int32_t i = 0; i < w;) {
+    int32_t j = i + 1;
+    while (!alone && j < w && keys[j].cls == keys[i].cls &&
+           keys[j].release_ns == keys[i].release_ns && keys[j].factor == keys[i].factor)
+      j++;
+    struct cohort *co = &ex->cohorts[ex->n_cohorts++];
+    *co = (struct cohort){.cls = keys[i].cls, .n = j - i, .one = keys[i].rank};
+    co->mem = &co->one;
+    if (co->n > 1) {
+      co->mem = malloc((size_t)co->n * sizeof *co->mem);
+      if (!co->mem) {
+        co->mem = &co->one;
+        free(keys);
+        return ds_err_set(err, DS_ENOMEM, "executor: out of memory");
+      }
+      for (int32_t m = 0; m < co->n; m++) co->mem[m] = keys[i + m].rank;
+    }
+    i = j;
+  }
+  free(keys);
+  qsort(ex->cohorts, (size_t)ex->n_cohorts, sizeof *ex->cohorts, cmp_cohort_first);
+  for (int32_t k = 0; k < ex->n_cohorts; k++) {
+    struct cohort *co = &ex->cohorts[k];
+    if (co->n == 1) co->mem = &co->one; /* moved by the sort */
+    for (int32_t m = 0; m < co->n; m++) ex->cohort_of[co->mem[m]] = k;
+    ex->last_end[k] = release_ns[co->mem[0]];
+  }
+  ex->initial_cohorts = ex->n_cohorts;
+  return DS_OK;
+}
+
+static ds_status build_run(struct ds_exec *ex, const int64_t *release_ns, struct ds_err *err) {
   size_t w = (size_t)ex->sched->world_size;
   size_t nq = w * DS_STREAM_COUNT;
   ex->queue_head = calloc(nq + 1, sizeof *ex->queue_head);
   ex->queue_busy = calloc(nq + 1, 1);
   ex->head_start = calloc(nq + 1, sizeof *ex->head_start);
+  ex->tok = malloc((nq + 1) * sizeof *ex->tok);
+  ex->tok_next = malloc((nq + 1) * sizeof *ex->tok_next);
+  ex->coll_done = calloc(nq + 1, sizeof *ex->coll_done);
   ex->released = calloc(w + 1, 1);
   ex->comm_busy = calloc(w + 1, sizeof *ex->comm_busy);
   ex->held = calloc(w + 1, sizeof *ex->held);
   ex->running = malloc((w + 1) * sizeof *ex->running);
-  if (!ex->queue_head || !ex->queue_busy || !ex->head_start || !ex->released ||
-      !ex->comm_busy || !ex->held || !ex->running)
+  ex->last_end = malloc((w + 1) * sizeof *ex->last_end);
+  ex->cohorts = calloc(w + 1, sizeof *ex->cohorts);
+  ex->cohort_of = malloc((w + 1) * sizeof *ex->cohort_of);
+  ex->scratch = malloc((w + 1) * sizeof *ex->scratch);
+  if (!ex->queue_head || !ex->queue_busy || !ex->head_start || !ex->tok || !ex->tok_next ||
+      !ex->coll_done || !ex->released || !ex->comm_busy || !ex->held || !ex->running ||
+      !ex->last_end || !ex->cohorts || !ex->cohort_of || !ex->scratch)
     return ds_err_set(err, DS_ENOMEM, "executor: out of memory");
+  for (size_t i = 0; i <= nq; i++) ex->tok[i] = ex->tok_next[i] = -1;
   for (size_t r = 0; r <= w; r++) ex->running[r].op = UINT32_MAX;
-  return build_classes(ex, err);
+  DS_CHECK(build_classes(ex, err));
+  return build_cohorts(ex, release_ns, err);
 }
 
 struct unfinished {
@@ -908,15 +1206,21 @@ ds_status ds_exec_run_shared(struct ds_exec *ex, struct ds_shared_schedule *sche
   ex->ops_done = 0;
   ex->failure = DS_OK;
   ex->err = err;
-  DS_CHECK_GOTO(build_run(ex, err), st, out);
+  DS_CHECK_GOTO(build_run(ex, rank_time_ns, err), st, out);
   DS_CHECK_GOTO(build_colls(ex, &owners, err), st, out);
-  for (int32_t r = 0; r < sched->world_size; r++) {
-    struct ds_event ev = {.kind = DS_EV_RANK_RELEASE, .a = r};
-    int64_t t = rank_time_ns[r] > ds_engine_now(ex->eng) ? rank_time_ns[r]
-                                                         : ds_engine_now(ex->eng);
+  for (int32_t k = 0; k < ex->n_cohorts; k++) {
+    struct ds_event ev = {.kind = DS_EV_RANK_RELEASE, .a = k};
+    int64_t r0 = rank_time_ns[ex->cohorts[k].mem[0]];
+    int64_t t = r0 > ds_engine_now(ex->eng) ? r0 : ds_engine_now(ex->eng);
     DS_CHECK_GOTO(ds_engine_schedule(ex->eng, t, &ev, NULL), st, out);
   }
-  if (ds_engine_run(ex->eng, INT64_MAX) != DS_OK || ds_engine_overflowed(ex->eng)) {
+  ds_status run_st = ds_engine_run(ex->eng, INT64_MAX);
+  for (int32_t k = 0; k < ex->n_cohorts; k++)
+    for (int32_t j = 0; j < ex->cohorts[k].n; j++)
+      rank_time_ns[ex->cohorts[k].mem[j]] = ex->last_end[k];
+  ex->last_initial = ex->initial_cohorts;
+  ex->last_final = ex->n_cohorts;
+  if (run_st != DS_OK || ds_engine_overflowed(ex->eng)) {
     st = ds_err_set(err, DS_EINPUT, "%s", DS_ENGINE_OVERFLOW_MSG);
     goto out;
   }

@@ -12,8 +12,10 @@
  * network model says.
  *
  * It runs the shared form (traces/shared_schedule.h: ops stored once per
- * distinct rank program), keeping per rank only its streams' heads; a full
- * schedule runs as one-rank blocks (ds_exec_run).
+ * distinct rank program); ranks that run in lockstep share their streams'
+ * heads and events (a cohort, split where collectives end its members at
+ * different times), so the events are per op and cohort, not per op and
+ * rank; a full schedule runs as one-rank blocks (ds_exec_run).
  */
 #ifndef DS_EXEC_H
 #define DS_EXEC_H
@@ -64,6 +66,9 @@ struct ds_exec_options {
   /* The model whose layers the schedule's fwd/bwd ops name (op.layer), for
    * each op's class; borrowed; NULL: every op of unknown class. */
   const struct ds_model *model;
+  /* Every rank its own cohort: the per-rank execution, which the lockstep
+   * one must equal event for event in its results (tests). */
+  int no_lockstep;
 };
 
 struct ds_exec;
@@ -99,6 +104,15 @@ ds_status ds_exec_run_shared(struct ds_exec *ex, struct ds_shared_schedule *sche
 
 /* Engine events fired so far (for benchmarks). */
 uint64_t ds_exec_events(const struct ds_exec *ex);
+
+/* Cohorts of the last run (exec.c: ranks of one class in lockstep): how
+ * many it began with (ranks grouped by class, release time and compute
+ * factor) and ended with (after the splits where collectives ended their
+ * members apart). */
+struct ds_exec_lockstep {
+  int32_t initial, final;
+};
+struct ds_exec_lockstep ds_exec_lockstep(const struct ds_exec *ex);
 
 #ifdef __cplusplus
 }

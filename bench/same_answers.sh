@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Same answers before and after a change to the simulator's engine or
-# network: runs a set of configurations (DDP, DP and PS with traces,
-# jitter, alpha-beta, aggregated, `ddpsim collective` sweeps of every
-# all-reduce kind, 256 and 1024 ranks on one switch, per-flow rings of 2 to
-# 1024 ranks on one switch, with chunks, protocols, all-gather and
+# Same answers before and after a change to the simulator's engine,
+# network or executor: runs a set of configurations (DDP, DP and PS with
+# traces, jitter, alpha-beta, aggregated, `ddpsim collective` sweeps of
+# every all-reduce kind, 256 and 1024 ranks on one switch, per-flow rings of
+# 2 to 1024 ranks on one switch, with chunks, protocols, all-gather and
 # reduce-scatter, and on shipped machines and 8 to 1024 GPUs of
-# cluster-512x8-h100) with two binaries and compares every output byte for
-# byte.
+# cluster-512x8-h100) and a matrix of training runs (training_matrix
+# below: topologies x strategies x algorithms x collective models, with
+# jitter, stragglers, hooks, DDP's options and traces) with two binaries
+# and compares every output byte for byte.
 #
 #   bench/same_answers.sh OLD_BIN NEW_BIN
+#   QUICK=1 bench/same_answers.sh OLD_BIN NEW_BIN   (the training matrix only)
 #
 # Prints one line per output that differs, then the count; exit 1 if any.
 set -eu
@@ -24,10 +27,54 @@ done
 # the same switch with no link latency (every flow's delivery is its send)
 sed 's/link_lat: 1us/link_lat: 0us/; s/name: star64/name: star64lat0/' "$tmp/star64.yaml" >"$tmp/star64lat0.yaml"
 cp "$here/topologies/gpus.yaml" "$tmp/"
+# Training runs where ranks run in lockstep (sim/train/exec.c's cohorts) or
+# are told apart: every strategy, algorithm and collective model on one
+# and several nodes, stragglers (a cohort of their own), jitter (every rank
+# alone), comm hooks and DDP's options, traces of every op. One output
+# (summary, and the trace where named) per line.
+training_matrix() {
+  local i=0 topo args
+  for topo in dgx-a100 dgx-h100 2node-ib "cluster-64x8-h100 --world-size 64" \
+    "cluster-64x8-h100" "cluster-512x8-h100 --world-size 128" "cluster-512x8-h100 --world-size 1024"; do
+    for args in "" "--algo ring" "--algo tree" "--algo ring --coll-model flow" \
+      "--algo tree --coll-model flow" "--coll-model flow" "--coll-model aggregate" \
+      "--straggler 3:1.5" "--straggler 1:1.25,5:1.25 --algo ring" "--jitter 0.05 --samples 2" \
+      "--strategy single,dp,ddp,ps" "--comm-hook fp16" "--comm-hook powersgd:2 --algo ring" \
+      "--iters 3 --static-graph --grad-as-bucket-view" "--no-sync 2 --bucket-mb 5" \
+      "--net alpha-beta --algo ring" "--algo nvls" "--algo direct" "--algo hierarchical" \
+      "--algo reduce-broadcast" "--proto LL128 --algo ring"; do
+      i=$((i + 1))
+      case "$topo" in
+      # per flow past 64 ranks and the all-to-all algorithms take minutes
+      *1024*|"cluster-64x8-h100") case "$args" in *flow*|*direct*|*reduce-broadcast*|*single*) continue ;; esac ;;
+      esac
+      echo "t$i --topo $topo --model gpt2 --format csv $args"
+    done
+  done
+  echo "tr1 --topo dgx-a100 --model resnet50 --format csv --trace TRACE"
+  echo "tr2 --topo 2node-ib --model bert-base --straggler 2:1.5 --format csv --trace TRACE"
+  echo "tr3 --topo 2node-ib --model gpt2 --coll-model flow --algo ring --format csv --trace TRACE"
+  echo "tr4 --topo cluster-512x8-h100 --world-size 64 --model gpt2 --format csv --trace TRACE"
+  echo "tr5 --topo dgx-h100 --model gpt2 --jitter 0.1 --format csv --trace TRACE"
+  echo "tr6 --topo 2node-ib --model resnet50 --strategy dp --format csv --trace TRACE"
+  echo "tr7 --topo cluster-64x8-h100 --world-size 128 --model resnet50 --comm-hook bf16 --format csv --trace TRACE"
+  echo "tr8 --topo dgx-a100 --model bert-base --straggler 0:1.1 --algo tree --coll-model flow --format csv --trace TRACE"
+}
 runs() {
   local b=$1 o=$2
   mkdir -p "$o"
-  run() { local name=$1; shift; (cd "$here" && "$b" "$@" >"$o/$name.out" 2>&1; echo "rc=$?" >>"$o/$name.out"); }
+  run() {
+    local name=$1 rc=0
+    shift
+    (cd "$here" && "$b" "$@") >"$o/$name.out" 2>&1 || rc=$?
+    echo "rc=$rc" >>"$o/$name.out"
+  }
+  local name line
+  training_matrix | while read -r name line; do
+    # shellcheck disable=SC2086
+    run "$name" ${line//TRACE/$o/$name.trace.csv}
+  done
+  [ -n "${QUICK:-}" ] && return
   run ddp2ib --topo 2node-ib --model gpt2 --coll-model flow --format csv --trace "$o/ddp2ib.trace.csv"
   run ddp2ib_auto --topo 2node-ib --model gpt2 --format csv --trace "$o/ddp2ib_auto.trace.csv"
   run ddp64 --topo cluster-512x8-h100 --model gpt2 --world-size 64 --coll-model flow --algo ring --format csv --trace "$o/ddp64.trace.csv"

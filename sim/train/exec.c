@@ -352,7 +352,6 @@ static void start_op(struct ds_exec *ex, int32_t k, uint32_t e) {
       ds_status st = ds_coll_enter(ci->coll, member_of(ci, ex->scratch[j]));
       if (st != DS_OK) fail(ex, st);
     }
-    if (ex->n_partial) fail(ex, DS_EINTERNAL);
     return;
   }
   const struct cohort *co = &ex->cohorts[k];

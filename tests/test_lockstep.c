@@ -284,3 +284,29 @@ Test(lockstep, which_collectives_finish_their_members_together) {
   cr_assert_not(together("topologies/2node-ib.yaml", DS_AR_HIER, 16, DS_COLL_AGGREGATE, done));
   cr_assert_not(together("topologies/dgx-a100.yaml", DS_AR_DIRECT, 8, DS_COLL_AGGREGATE, done));
 }
+
+Test(lockstep, random_stragglers_under_every_execution_give_the_per_rank_times) {
+  /* Cohorts of interleaved ranks (a factor of 1 or 1.25 per rank, drawn
+   * from a fixed LCG), split by per-flow rings and trees or kept by their
+   * aggregates: whatever the mix, every op copy's times are the per-rank
+   * run's (lk_run asserts them). */
+  static const enum ds_ar_algo algos[3] = {DS_AR_RING, DS_AR_TREE, DS_AR_HIER};
+  uint32_t seed = 12345;
+  for (int a = 0; a < 3; a++) {
+    struct lk_case x;
+    lk_case(&x, "topologies/2node-ib.yaml", "models/resnet50.yaml", 16, 0, algos[a]);
+    for (int m = 0; m < 2; m++) {
+      double factor[16];
+      int32_t distinct = 0;
+      for (int r = 0; r < 16; r++) {
+        seed = seed * 1103515245u + 12345u;
+        factor[r] = (seed >> 16) & 1 ? 1.25 : 1.0;
+        distinct |= factor[r] == 1.25 ? 2 : 1;
+      }
+      struct lk_result res = lk_run(&x, m ? DS_COLL_FLOW : DS_COLL_AGGREGATE, NULL, factor);
+      cr_assert_eq(res.cohorts.initial, distinct == 3 ? 2 : 1, "one cohort per factor");
+      cr_assert_geq(res.cohorts.final, res.cohorts.initial);
+    }
+    lk_case_free(&x);
+  }
+}

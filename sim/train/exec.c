@@ -125,7 +125,7 @@ struct ds_exec {
   struct cohort *cohorts;
   int32_t n_cohorts, initial_cohorts;
   int32_t *cohort_of;     /* per rank */
-  int32_t *scratch;       /* [world]: a cohort's members while it enters */
+  int32_t *scratch;       /* [world]: the cohorts of a token as it fires */
   uint32_t *queue_head;   /* per (cohort, stream): next position to start */
   uint8_t *queue_busy;
   int64_t *head_start;    /* per (cohort, stream): when its running head started */
@@ -344,14 +344,21 @@ static void start_op(struct ds_exec *ex, int32_t k, uint32_t e) {
     struct coll_inst *ci = &ex->colls[c->inst[e]];
     ex->comm_busy[k]++;
     change_load(ex, k, o, +1);
-    /* every member enters, in rank order; a copy, as a member that ends
-     * at once (a collective of one) may split the cohort */
-    int32_t n = ex->cohorts[k].n;
-    memcpy(ex->scratch, ex->cohorts[k].mem, (size_t)n * sizeof *ex->scratch);
+    /* every member enters, in rank order; from a copy, as a member that
+     * ends at once (a collective of one) may split the cohort and start
+     * other ops meanwhile */
+    int32_t n = ex->cohorts[k].n, one = ex->cohorts[k].mem[0];
+    int32_t *mem = n > 1 ? malloc((size_t)n * sizeof *mem) : &one;
+    if (!mem) {
+      fail(ex, DS_ENOMEM);
+      return;
+    }
+    if (n > 1) memcpy(mem, ex->cohorts[k].mem, (size_t)n * sizeof *mem);
     for (int32_t j = 0; j < n; j++) {
-      ds_status st = ds_coll_enter(ci->coll, member_of(ci, ex->scratch[j]));
+      ds_status st = ds_coll_enter(ci->coll, member_of(ci, mem[j]));
       if (st != DS_OK) fail(ex, st);
     }
+    if (n > 1) free(mem);
     return;
   }
   const struct cohort *co = &ex->cohorts[k];
@@ -481,6 +488,15 @@ static void on_flow_done(void *owner, uint64_t tag) {
   if (st != DS_OK) fail(ex, st);
 }
 
+struct first_rank {
+  int32_t rank, cohort;
+};
+
+static int cmp_first_rank(const void *a, const void *b) {
+  const struct first_rank *x = a, *y = b;
+  return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
 /* Token id's event: every cohort on it ends its op, in order of their
  * first rank (the order the ranks' own events had). */
 static void fire_token(struct ds_exec *ex, int32_t id) {
@@ -494,22 +510,15 @@ static void fire_token(struct ds_exec *ex, int32_t id) {
     finish_op(ex, ex->scratch[0], tk.op);
     return;
   }
-  /* insertion sort by first rank: lists are short, and split-offs come
-   * after their cohort */
-  int32_t *ks = malloc((size_t)n * sizeof *ks);
+  struct first_rank *ks = malloc((size_t)n * sizeof *ks);
   if (!ks) {
     fail(ex, DS_ENOMEM);
     return;
   }
-  for (int32_t i = 0; i < n; i++) {
-    int32_t k = ex->scratch[i], j = i;
-    while (j > 0 && ex->cohorts[ks[j - 1]].mem[0] > ex->cohorts[k].mem[0]) {
-      ks[j] = ks[j - 1];
-      j--;
-    }
-    ks[j] = k;
-  }
-  for (int32_t i = 0; i < n; i++) finish_op(ex, ks[i], tk.op);
+  for (int32_t i = 0; i < n; i++)
+    ks[i] = (struct first_rank){ex->cohorts[ex->scratch[i]].mem[0], ex->scratch[i]};
+  qsort(ks, (size_t)n, sizeof *ks, cmp_first_rank);
+  for (int32_t i = 0; i < n; i++) finish_op(ex, ks[i].cohort, tk.op);
   free(ks);
 }
 

@@ -176,3 +176,16 @@ int ds_test_count_entries(const char *dir) {
   if (d) closedir(d);
   return n;
 }
+
+void ds_test_replay_cpu2(const char *dir) {
+  char args[1024];
+  snprintf(args, sizeof args, "-np 2 %s --device cpu --schedule %s/s.csv --trace %s/m.csv "
+           "--iters 2", ds_test_ddpreal(), dir, dir);
+  struct ds_test_result r =
+      ds_test_run("ASAN_OPTIONS=detect_leaks=0 OMPI_ALLOW_RUN_AS_ROOT=1 "
+                  "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
+                  "mpirun --oversubscribe -x ASAN_OPTIONS", "", args);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "#wrong: 0"), "%s", r.out);
+  ds_test_release(&r);
+}

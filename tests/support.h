@@ -36,6 +36,12 @@ struct ds_test_result ds_test_run(const char *prefix, const char *binary,
 
 void ds_test_release(struct ds_test_result *r);
 
+/* Replays dir/s.csv with ddpreal on 2 CPU ranks under mpirun (run as root,
+ * oversubscribed, leak checks off for Open MPI's own allocations), writing
+ * dir/m.csv, and expects success with every collective's result right
+ * ("#wrong: 0"). */
+void ds_test_replay_cpu2(const char *dir);
+
 /* Writes text to a new file named after the template path (ending in
  * XXXXXX, which the name replaces); the caller unlinks it. */
 void ds_test_write_temp(char *path, const char *text);

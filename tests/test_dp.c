@@ -445,14 +445,7 @@ Test(dp, ddpreal_cpu_replays_a_dataparallel_schedule) {
   struct ds_test_result r = run(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   ds_test_release(&r);
-  snprintf(args, sizeof args, "-np 2 %s --device cpu --schedule %s/s.csv --trace %s/m.csv "
-           "--iters 2", ds_test_ddpreal(), dir, dir);
-  r = ds_test_run("ASAN_OPTIONS=detect_leaks=0 OMPI_ALLOW_RUN_AS_ROOT=1 "
-                  "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
-                  "mpirun --oversubscribe -x ASAN_OPTIONS", "", args);
-  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
-  cr_assert(strstr(r.out, "#wrong: 0"), "%s", r.out);
-  ds_test_release(&r);
+  ds_test_replay_cpu2(dir);
   snprintf(args, sizeof args, "rm -rf %s", dir);
   cr_assert_eq(system(args), 0);
 }

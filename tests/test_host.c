@@ -252,14 +252,7 @@ Test(host, ddpreal_cpu_replays_the_reducers_host_ops) {
   char *csv = ds_test_slurp(args);
   cr_assert(strstr(csv, ",host,bwd,bucket1.call,"), "%s", csv);
   free(csv);
-  snprintf(args, sizeof args, "-np 2 %s --device cpu --schedule %s/s.csv --trace %s/m.csv "
-           "--iters 2", ds_test_ddpreal(), dir, dir);
-  r = ds_test_run("ASAN_OPTIONS=detect_leaks=0 OMPI_ALLOW_RUN_AS_ROOT=1 "
-                  "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
-                  "mpirun --oversubscribe -x ASAN_OPTIONS", "", args);
-  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
-  cr_assert(strstr(r.out, "#wrong: 0"), "%s", r.out);
-  ds_test_release(&r);
+  ds_test_replay_cpu2(dir);
   remove_dir(dir);
 }
 

@@ -392,6 +392,42 @@ int32_t ds_ddp_buffer_buckets(const struct ds_model *m, int32_t *group) {
   return n;
 }
 
+/* One bucket of buffers as _broadcast_coalesced sends it: its bytes, and
+ * the copies back into its buffers (one kernel each). */
+struct buffer_bucket {
+  double bytes;
+  double copy_ns;
+  int32_t count;
+};
+
+/* The model's buffer buckets (ds_ddp_buffer_buckets) with their totals,
+ * once per build: every rank sends the same ones. *out is NULL when the
+ * model has none; the caller frees it. */
+static ds_status buffer_buckets(const struct ds_model *m, const struct ds_compute *c,
+                                struct buffer_bucket **out, int32_t *n_out) {
+  *out = NULL;
+  *n_out = 0;
+  if (m->n_buffers == 0) return DS_OK;
+  int32_t *group = malloc((size_t)m->n_buffers * sizeof *group);
+  if (!group) return DS_ENOMEM;
+  int32_t n = ds_ddp_buffer_buckets(m, group);
+  struct buffer_bucket *bb = calloc((size_t)n, sizeof *bb);
+  if (!bb) {
+    free(group);
+    return DS_ENOMEM;
+  }
+  for (int32_t i = 0; i < m->n_buffers; i++) {
+    struct buffer_bucket *k = &bb[group[i]];
+    k->bytes += m->buffers[i].bytes;
+    k->copy_ns += ds_compute_kernel_ns(c, 0, 2 * m->buffers[i].bytes);
+    k->count++;
+  }
+  free(group);
+  *out = bb;
+  *n_out = n;
+  return DS_OK;
+}
+
 /* _sync_buffers before the forward (broadcast_buffers=True): per buffer
  * bucket, on the Python thread, flatten_dense_tensors's cat (one launch,
  * host_grad_copy) and the process group's broadcast call (host_collective);
@@ -400,24 +436,14 @@ int32_t ds_ddp_buffer_buckets(const struct ds_model *m, int32_t *group) {
  * flat tensor on every rank (one launch and one kernel per buffer), after
  * the broadcast. The two in flight that comm.cpp allows make this order
  * exact for up to two buckets (BatchNorm's float32 and int64 ones). */
-static ds_status emit_buffers(const struct ds_model *m, const struct ds_compute *c,
-                              const struct ds_ddp_options *opt, const struct ds_buckets *bk,
-                              int32_t rank, int64_t coll_base, int64_t *host_dep,
+static ds_status emit_buffers(const struct ds_compute *c, const struct ds_ddp_options *opt,
+                              const struct ds_buckets *bk, const struct buffer_bucket *bb,
+                              int32_t n, int32_t rank, int64_t coll_base, int64_t *host_dep,
                               struct rank_tails *t, struct ds_schedule_builder *bd) {
-  int32_t *group = malloc(((size_t)m->n_buffers + 1) * sizeof *group);
-  if (!group) return DS_ENOMEM;
-  int32_t n = ds_ddp_buffer_buckets(m, group);
   int32_t per = ds_comm_hook_colls_per_bucket(&opt->hook);
-  ds_status st = DS_OK;
-  for (int32_t k = 0; k < n && st == DS_OK; k++) {
-    double bytes = 0, copy_ns = 0;
-    int32_t count = 0;
-    for (int32_t i = 0; i < m->n_buffers; i++) {
-      if (group[i] != k) continue;
-      bytes += m->buffers[i].bytes;
-      copy_ns += ds_compute_kernel_ns(c, 0, 2 * m->buffers[i].bytes);
-      count++;
-    }
+  for (int32_t k = 0; k < n; k++) {
+    double bytes = bb[k].bytes, copy_ns = bb[k].copy_ns;
+    int32_t count = bb[k].count;
     char name[48];
     int64_t host, bcast;
     /* a host cost of 0 still emits the op (0 us): the flatten's kernel
@@ -428,13 +454,13 @@ static ds_status emit_buffers(const struct ds_model *m, const struct ds_compute 
                        .name = name, .layer = -1, .bucket = -1, .coll = -1, .root = -1,
                        .dur_us = (c->params.host_grad_copy_ns + c->params.host_collective_ns) /
                                  1000};
-    DS_CHECK_GOTO(ds_schedule_emit(bd, &op, host_dep, *host_dep >= 0 ? 1 : 0), st, out);
+    DS_CHECK(ds_schedule_emit(bd, &op, host_dep, *host_dep >= 0 ? 1 : 0));
     *host_dep = -1;
     t->launch = t->host = op.id;
     op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD,
                         .name = name, .layer = -1, .bucket = -1, .coll = -1, .root = -1,
                         .bytes = 2 * bytes, .dur_us = ds_compute_kernel_ns(c, 0, 2 * bytes) / 1000};
-    DS_CHECK_GOTO(emit_compute(&op, t, bd), st, out);
+    DS_CHECK(emit_compute(&op, t, bd));
     snprintf(name, sizeof name, "buffers%d", k);
     op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMM, .kind = DS_OP_BROADCAST,
                         .name = name, .layer = -1, .bucket = -1,
@@ -443,13 +469,13 @@ static ds_status emit_buffers(const struct ds_model *m, const struct ds_compute 
     size_t nd = 0;
     add_dep(deps, &nd, t->compute);
     add_dep(deps, &nd, t->comm);
-    DS_CHECK_GOTO(ds_schedule_emit(bd, &op, deps, nd), st, out);
+    DS_CHECK(ds_schedule_emit(bd, &op, deps, nd));
     bcast = t->comm = op.id;
     snprintf(name, sizeof name, "buffers%d.copy", k);
     op = (struct ds_op){.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD,
                         .name = name, .layer = -1, .bucket = -1, .coll = -1, .root = -1,
                         .dur_us = c->params.host_grad_copy_ns / 1000};
-    DS_CHECK_GOTO(ds_schedule_emit(bd, &op, NULL, 0), st, out);
+    DS_CHECK(ds_schedule_emit(bd, &op, NULL, 0));
     host = t->host = op.id;
     op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD,
                         .name = name, .layer = -1, .bucket = -1, .coll = -1, .root = -1,
@@ -458,7 +484,7 @@ static ds_status emit_buffers(const struct ds_model *m, const struct ds_compute 
     add_dep(deps, &nd, t->compute);
     add_dep(deps, &nd, bcast);
     add_dep(deps, &nd, host);
-    DS_CHECK_GOTO(ds_schedule_emit(bd, &op, deps, nd), st, out);
+    DS_CHECK(ds_schedule_emit(bd, &op, deps, nd));
     t->compute = op.id;
     t->launch = -1;
     /* the other copies' launches, while the GPU runs them (emit_host_rest) */
@@ -466,19 +492,17 @@ static ds_status emit_buffers(const struct ds_model *m, const struct ds_compute 
       op = (struct ds_op){.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD,
                           .name = name, .layer = -1, .bucket = -1, .coll = -1, .root = -1,
                           .dur_us = (count - 1) * c->params.host_grad_copy_ns / 1000};
-      DS_CHECK_GOTO(ds_schedule_emit(bd, &op, NULL, 0), st, out);
+      DS_CHECK(ds_schedule_emit(bd, &op, NULL, 0));
       t->host = op.id;
     }
   }
-out:
-  free(group);
-  return st;
+  return DS_OK;
 }
 
 static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c,
                             const struct ds_ddp_options *opt,
-                            const struct ds_buckets *bk, int32_t rank,
-                            int64_t coll_base, int64_t prev_step,
+                            const struct ds_buckets *bk, const struct buffer_bucket *bb,
+                            int32_t n_bb, int32_t rank, int64_t coll_base, int64_t prev_step,
                             struct ds_schedule_builder *bd) {
   struct rank_tails t = {-1, -1, -1, -1, -1, -1};
   int64_t host_dep = prev_step;
@@ -495,8 +519,9 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
     /* The buffers go before the first micro-step only: a forward under
      * no_sync clears require_forward_param_sync, which the next forward's
      * _check_sync_bufs_pre_fwd reads (distributed.py). */
-    if (step == 0 && opt->broadcast_buffers && m->n_buffers > 0)
-      DS_CHECK_GOTO(emit_buffers(m, c, opt, bk, rank, coll_base, &host_dep, &t, bd), st, out);
+    if (step == 0 && opt->broadcast_buffers)
+      DS_CHECK_GOTO(emit_buffers(c, opt, bk, bb, n_bb, rank, coll_base, &host_dep, &t, bd), st,
+                    out);
     for (int32_t l = 0; l < m->n_layers; l++) {
       const struct ds_layer *ly = &m->layers[l];
       /* The process's Python thread launches the layer (host_launch, as
@@ -583,10 +608,13 @@ ds_status ds_ddp_build(const struct ds_model *m, const struct ds_compute *c,
   int64_t *prev_step = malloc(((size_t)opt->world_size + 1) * sizeof *prev_step);
   if (!prev_step) return DS_ENOMEM;
   ds_schedule_last_of_kind(out, DS_OP_STEP, opt->world_size, prev_step);
-  ds_status st = DS_OK;
+  struct buffer_bucket *bb = NULL;
+  int32_t n_bb = 0;
+  ds_status st = opt->broadcast_buffers ? buffer_buckets(m, c, &bb, &n_bb) : DS_OK;
   int32_t n_built = opt->template_only ? 1 : opt->world_size;
   for (int32_t r = 0; r < n_built && st == DS_OK; r++)
-    st = build_rank(m, c, opt, bk, r, coll_base, prev_step[r], &bd);
+    st = build_rank(m, c, opt, bk, bb, n_bb, r, coll_base, prev_step[r], &bd);
+  free(bb);
   free(prev_step);
   return st;
 }

@@ -286,6 +286,7 @@ Test(host, broadcast_buffers_by_hand) {
   int32_t group[3];
   cr_assert_eq(ds_ddp_buffer_buckets(m, group), 2);
   cr_assert(group[0] == 0 && group[1] == 1 && group[2] == 0);
+  cr_assert_eq(ds_ddp_buffer_buckets(m, NULL), 2, "the count alone, as run.c asks for it");
   ds_model_free(m);
   snprintf(args, sizeof args, "--topo tests/data/tiny-host-topo.yaml --model %s "
            "--strategy ddp --world-size 1 --format csv", model);

@@ -116,9 +116,14 @@ static ds_status build_strategy_iteration(const struct config_run *c,
                         ds_status_message(st));
     return DS_OK;
   }
-  case DS_STRATEGY_DDP:
-    *n_coll = bk->n + (o->no_broadcast_buffers ? 0 : ds_ddp_buffer_buckets(c->model, NULL));
+  case DS_STRATEGY_DDP: {
+    int32_t buffer_buckets = o->no_broadcast_buffers ? 0 : ds_ddp_buffer_buckets(c->model, NULL);
+    if (buffer_buckets < 0)
+      return ds_err_set(err, DS_ENOMEM, "building the DDP schedule failed: %s",
+                        ds_status_message(DS_ENOMEM));
+    *n_coll = bk->n + buffer_buckets;
     return build_iteration(c, bk, iter, id_base, coll_base, template_only, s, err);
+  }
   default: /* ps runs outside the schedule path (run_config) */
     return ds_err_set(err, DS_EINTERNAL, "no schedule builder for --strategy %s",
                       o->strategy);

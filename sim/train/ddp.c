@@ -373,22 +373,29 @@ static ds_status emit_from_bucket(const struct ds_model *m, const struct ds_comp
 }
 
 int32_t ds_ddp_buffer_buckets(const struct ds_model *m, int32_t *group) {
-  int32_t n = 0;
+  /* Each dtype's open bucket and its bytes so far: at most one per buffer. */
+  struct open_bucket {
+    const char *dtype;
+    int32_t id;
+    double bytes;
+  } *open = malloc(((size_t)m->n_buffers + 1) * sizeof *open);
+  if (!open) return -1;
+  int32_t n = 0, n_dtypes = 0;
   for (int32_t i = 0; i < m->n_buffers; i++) {
-    /* the open bucket of this dtype: the last one holding it, if not full */
-    int32_t open = -1;
-    double bytes = 0;
-    for (int32_t j = i - 1; j >= 0 && group; j--) {
-      if (strcmp(m->buffers[j].dtype, m->buffers[i].dtype) != 0) continue;
-      open = group[j];
-      break;
+    const struct ds_buffer *buf = &m->buffers[i];
+    struct open_bucket *o = NULL;
+    for (int32_t d = 0; d < n_dtypes && !o; d++)
+      if (strcmp(open[d].dtype, buf->dtype) == 0) o = &open[d];
+    if (!o) {
+      o = &open[n_dtypes++];
+      *o = (struct open_bucket){buf->dtype, -1, 0};
     }
-    if (open >= 0)
-      for (int32_t j = 0; j < i; j++)
-        if (group[j] == open) bytes += m->buffers[j].bytes;
-    if (open < 0 || bytes >= DS_DDP_BROADCAST_BUCKET_BYTES) open = n++;
-    if (group) group[i] = open;
+    if (o->id < 0 || o->bytes >= DS_DDP_BROADCAST_BUCKET_BYTES) *o = (struct open_bucket){
+        buf->dtype, n++, 0};
+    o->bytes += buf->bytes;
+    if (group) group[i] = o->id;
   }
+  free(open);
   return n;
 }
 
@@ -411,7 +418,7 @@ static ds_status buffer_buckets(const struct ds_model *m, const struct ds_comput
   int32_t *group = malloc((size_t)m->n_buffers * sizeof *group);
   if (!group) return DS_ENOMEM;
   int32_t n = ds_ddp_buffer_buckets(m, group);
-  struct buffer_bucket *bb = calloc((size_t)n, sizeof *bb);
+  struct buffer_bucket *bb = n < 0 ? NULL : calloc((size_t)n, sizeof *bb);
   if (!bb) {
     free(group);
     return DS_ENOMEM;

@@ -141,7 +141,7 @@ struct ds_ddp_options {
  * buffers in buckets of one dtype each, a bucket closing once it reaches
  * DS_DDP_BROADCAST_BUCKET_BYTES (DDP's broadcast_bucket_size, 250 MiB),
  * numbered by their first buffer. group[i] gets buffer i's bucket (group
- * may be NULL); returns the number of buckets. */
+ * may be NULL); returns the number of buckets, -1 when out of memory. */
 #define DS_DDP_BROADCAST_BUCKET_BYTES (250.0 * 1024 * 1024)
 int32_t ds_ddp_buffer_buckets(const struct ds_model *model, int32_t *group);
 

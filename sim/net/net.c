@@ -89,6 +89,13 @@ struct link_members {
   int32_t n, cap;
 };
 
+/* An unordered list of flow slots. Each flow keeps its index in the list
+ * (list_pos), so it leaves in O(1): the last slot moves into its place. */
+struct slot_list {
+  int32_t *slot;
+  int32_t n;
+};
+
 struct heap_key {
   int64_t due_ns;
   uint64_t seq;
@@ -130,10 +137,8 @@ struct ds_net {
   int32_t n_active; /* moving flows */
   struct heap_key *heap; /* moving flows that are not slow, by due time */
   int32_t n_heap;
-  int32_t *slow; /* slots of slow moving flows */
-  int32_t n_slow;
-  int32_t *fresh; /* flows that started moving since the last re-solve */
-  int32_t n_fresh;
+  struct slot_list slow;  /* slow moving flows */
+  struct slot_list fresh; /* flows that started moving since the last re-solve */
   int32_t *comp; /* scratch: a component's flows */
   struct done_flow *done; /* scratch for completions */
   struct done_flow *done_tmp; /* scratch for their sort */
@@ -205,8 +210,8 @@ void ds_net_free(struct ds_net *net) {
   free(net->flows);
   free(net->flat_pos);
   free(net->heap);
-  free(net->slow);
-  free(net->fresh);
+  free(net->slow.slot);
+  free(net->fresh.slot);
   free(net->comp);
   free(net->done);
   free(net->done_tmp);
@@ -245,9 +250,9 @@ static ds_status grow(struct ds_net *net) {
   DS_CHECK(grow_array((void **)&net->flows, n, sizeof *net->flows));
   DS_CHECK(grow_array((void **)&net->flat_pos, n * FLAT_LINKS, sizeof *net->flat_pos));
   DS_CHECK(grow_array((void **)&net->heap, n, sizeof *net->heap));
-  DS_CHECK(grow_array((void **)&net->slow, n, sizeof *net->slow));
+  DS_CHECK(grow_array((void **)&net->slow.slot, n, sizeof *net->slow.slot));
   DS_CHECK(grow_array((void **)&net->comp, n, sizeof *net->comp));
-  DS_CHECK(grow_array((void **)&net->fresh, n, sizeof *net->fresh));
+  DS_CHECK(grow_array((void **)&net->fresh.slot, n, sizeof *net->fresh.slot));
   DS_CHECK(grow_array((void **)&net->done, n, sizeof *net->done));
   DS_CHECK(grow_array((void **)&net->done_tmp, n, sizeof *net->done_tmp));
   DS_CHECK(grow_array((void **)&net->kept, n, sizeof *net->kept));
@@ -317,33 +322,31 @@ static void heap_push(struct ds_net *net, int32_t slot) {
   heap_up(net, net->n_heap++, k);
 }
 
-static void slow_remove(struct ds_net *net, int32_t slot) {
-  int32_t i = net->flows[slot].slow_pos;
-  int32_t last = net->slow[--net->n_slow];
-  net->slow[i] = last;
-  net->flows[last].slow_pos = i;
-  net->flows[slot].slow_pos = -1;
+/* The flow's index field for list l: slow_pos or fresh_pos. */
+static int32_t *list_pos(struct ds_net *net, const struct slot_list *l, int32_t slot) {
+  struct flow *f = &net->flows[slot];
+  return l == &net->slow ? &f->slow_pos : &f->fresh_pos;
 }
 
-static void slow_push(struct ds_net *net, int32_t slot) {
-  net->flows[slot].slow_pos = net->n_slow;
-  net->slow[net->n_slow++] = slot;
+static void list_push(struct ds_net *net, struct slot_list *l, int32_t slot) {
+  *list_pos(net, l, slot) = l->n;
+  l->slot[l->n++] = slot;
 }
 
-static void fresh_remove(struct ds_net *net, int32_t slot) {
-  int32_t i = net->flows[slot].fresh_pos;
-  int32_t last = net->fresh[--net->n_fresh];
-  net->fresh[i] = last;
-  net->flows[last].fresh_pos = i;
-  net->flows[slot].fresh_pos = -1;
+static void list_remove(struct ds_net *net, struct slot_list *l, int32_t slot) {
+  int32_t i = *list_pos(net, l, slot);
+  int32_t last = l->slot[--l->n];
+  l->slot[i] = last;
+  *list_pos(net, l, last) = i;
+  *list_pos(net, l, slot) = -1;
 }
 
 /* Takes a flow out of whichever of the heap, the slow list and the fresh
  * list holds it. */
 static void unqueue(struct ds_net *net, int32_t slot) {
   if (net->flows[slot].heap_pos >= 0) heap_remove(net, slot);
-  else if (net->flows[slot].slow_pos >= 0) slow_remove(net, slot);
-  else if (net->flows[slot].fresh_pos >= 0) fresh_remove(net, slot);
+  else if (net->flows[slot].slow_pos >= 0) list_remove(net, &net->slow, slot);
+  else if (net->flows[slot].fresh_pos >= 0) list_remove(net, &net->fresh, slot);
 }
 
 /* Puts a flow whose rate and mark are set where completion looks for it. */
@@ -353,7 +356,7 @@ static void enqueue(struct ds_net *net, int32_t slot) {
   double t = isinf(f->rate) ? 0 : left / f->rate * 1e9;
   /* rate 0 (not solved yet): never, unless the rule ends it (0/0 is NaN) */
   f->due_ns = !(f->rate > 0) || isinf(t) ? INT64_MAX : f->mark_ns + ds_units_round_ns(t);
-  if (f->rate < SLOW_RATE) slow_push(net, slot);
+  if (f->rate < SLOW_RATE) list_push(net, &net->slow, slot);
   else heap_push(net, slot);
 }
 
@@ -419,8 +422,7 @@ static ds_status start_moving(struct ds_net *net, int32_t slot) {
   f->rate = 0;
   f->mark_ns = ds_engine_now(net->eng);
   net->n_active++;
-  f->fresh_pos = net->n_fresh;
-  net->fresh[net->n_fresh++] = slot;
+  list_push(net, &net->fresh, slot);
   if (net->mode == DS_NET_MAXMIN) DS_CHECK(join_links(net, slot));
   return DS_OK;
 }
@@ -639,9 +641,9 @@ static void new_visit(struct ds_net *net) {
 static void resolve(struct ds_net *net) {
   /* Take the new flows off their list first: they are solved below, in
    * start order (which keeps equal due times in the heap in that order). */
-  int32_t n_fresh = net->n_fresh;
-  net->n_fresh = 0;
-  for (int32_t i = 0; i < n_fresh; i++) net->flows[net->fresh[i]].fresh_pos = -1;
+  int32_t n_fresh = net->fresh.n;
+  net->fresh.n = 0;
+  for (int32_t i = 0; i < n_fresh; i++) net->flows[net->fresh.slot[i]].fresh_pos = -1;
   if (net->reference) {
     /* The full re-solve: every moving flow as one set. */
     int32_t n = 0;
@@ -651,12 +653,12 @@ static void resolve(struct ds_net *net) {
   } else if (net->mode == DS_NET_CONSTANT) {
     /* Every flow alone: only the new ones need a rate. */
     int64_t now = ds_engine_now(net->eng);
-    for (int32_t i = 0; i < n_fresh; i++) solve_one(net, net->fresh[i], now);
+    for (int32_t i = 0; i < n_fresh; i++) solve_one(net, net->fresh.slot[i], now);
   } else {
     int64_t now = ds_engine_now(net->eng);
     new_visit(net);
     for (int32_t i = 0; i < n_fresh; i++) {
-      int32_t s = net->fresh[i];
+      int32_t s = net->fresh.slot[i];
       if (net->flows[s].visit == net->visit) continue; /* in an earlier one's component */
       net->flows[s].visit = net->visit;
       if (alone(net, &net->flows[s])) solve_one(net, s, now);
@@ -680,8 +682,8 @@ static void schedule_completion(struct ds_net *net) {
     net->complete_pending = 0;
   }
   int64_t when = net->n_heap > 0 ? net->heap[0].due_ns : INT64_MAX;
-  for (int32_t i = 0; i < net->n_slow; i++) {
-    int64_t d = net->flows[net->slow[i]].due_ns;
+  for (int32_t i = 0; i < net->slow.n; i++) {
+    int64_t d = net->flows[net->slow.slot[i]].due_ns;
     if (d < when) when = d;
   }
   if (when == INT64_MAX) return;
@@ -732,6 +734,22 @@ static int ends_now(const struct flow *f, int64_t now) {
   double left = f->left_bytes - f->rate * ((double)(now - f->mark_ns) * 1e-9);
   if (isinf(f->rate)) return 1;
   return left <= f->rate * 1e-9 + 1e-6;
+}
+
+/* Moves the flows of list l that end now to net->done (from index n_done
+ * on); returns the new count. The lists are short (slow or unsolved flows
+ * only), so each is checked one by one. */
+static int32_t end_listed(struct ds_net *net, struct slot_list *l, int64_t now, int32_t n_done) {
+  for (int32_t i = 0; i < l->n;) {
+    int32_t slot = l->slot[i];
+    if (!ends_now(&net->flows[slot], now)) {
+      i++;
+      continue;
+    }
+    list_remove(net, l, slot);
+    net->done[n_done++] = (struct done_flow){net->flows[slot].seq, slot};
+  }
+  return n_done;
 }
 
 static ds_status batch_new(struct ds_net *net, int32_t *out) {
@@ -871,25 +889,9 @@ static void complete(struct ds_net *net) {
     advance(net, slot, now);
     enqueue(net, slot);
   }
-  for (int32_t i = 0; i < net->n_slow;) {
-    int32_t slot = net->slow[i];
-    if (!ends_now(&net->flows[slot], now)) {
-      i++;
-      continue;
-    }
-    slow_remove(net, slot);
-    net->done[n_done++] = (struct done_flow){net->flows[slot].seq, slot};
-  }
+  n_done = end_listed(net, &net->slow, now, n_done);
   /* Not solved yet (rate 0): only an empty flow ends, as under the rule. */
-  for (int32_t i = 0; i < net->n_fresh;) {
-    int32_t slot = net->fresh[i];
-    if (!ends_now(&net->flows[slot], now)) {
-      i++;
-      continue;
-    }
-    fresh_remove(net, slot);
-    net->done[n_done++] = (struct done_flow){net->flows[slot].seq, slot};
-  }
+  n_done = end_listed(net, &net->fresh, now, n_done);
   /* By start sequence: a deterministic callback order. */
   sort_by_seq(net->done, n_done, net->done_tmp);
   for (int32_t i = 0; i < n_done; i++) {

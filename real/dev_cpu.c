@@ -28,6 +28,7 @@
  * outputs with -1 so a collective that did nothing is caught next time.
  */
 #include "device.h"
+#include "schedule_check.h"
 
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_version.h>
@@ -117,10 +118,15 @@ static int is_compute(enum ds_op_kind k) {
   return k == DS_OP_FWD || k == DS_OP_BWD || k == DS_OP_LOSS || k == DS_OP_STEP;
 }
 
-static int is_rooted(enum ds_op_kind k) {
-  return k == DS_OP_REDUCE || k == DS_OP_BROADCAST || k == DS_OP_GATHER ||
-         k == DS_OP_SCATTER;
-}
+/* The collectives' rules this device checks before it runs (schedule_check.h). */
+static const struct ds_coll_rules coll_rules = {
+    .device = "cpu",
+    .comm_note = "",
+    .group = "(MPI_COMM_WORLD)",
+    .library = "MPI",
+    .all_ranks = " (MPI_COMM_WORLD)",
+    .max_floats = 2147483647.0, /* an MPI count is an int */
+};
 
 /* Elements the op reads from the input buffer and writes to its region.
  * `bytes` is the full buffer as nccl-tests counts it: all-gather and gather
@@ -525,73 +531,6 @@ static ds_status map_deps(struct ds_dev_rank *r, struct ds_err *err) {
   return st;
 }
 
-/* What MPI needs for the collectives to match up: every collective on the
- * comm stream, over all ranks, with one root, and every rank's sequence of
- * collectives the same as rank 0's. Checked on the whole schedule, so every
- * rank reaches the same verdict. */
-static ds_status check_schedule(const struct ds_dev_rank *r, struct ds_err *err) {
-  const struct ds_schedule *s = r->s;
-  size_t n = s->n_ops;
-  size_t *pos = calloc((size_t)r->world, sizeof *pos); /* per rank: collectives seen */
-  size_t *seq0 = malloc((n ? n : 1) * sizeof *seq0);   /* rank 0's collectives */
-  size_t n0 = 0;
-  ds_status st = DS_OK;
-  if (!pos || !seq0) {
-    st = ds_err_set(err, DS_ENOMEM, "cpu device: out of memory");
-    goto out;
-  }
-  for (size_t i = 0; i < n; i++)
-    if (s->ops[i].rank == 0 && ds_op_kind_is_collective(s->ops[i].kind)) seq0[n0++] = i;
-  for (size_t i = 0; i < n && st == DS_OK; i++) {
-    const struct ds_op *o = &s->ops[i];
-    long long id = (long long)o->id;
-    const char *kind = ds_op_kind_name(o->kind);
-    if (o->kind == DS_OP_SEND || o->kind == DS_OP_RECV || o->kind == DS_OP_PUSH ||
-        o->kind == DS_OP_PULL) {
-      st = ds_err_set(err, DS_EINPUT, "op %lld: kind %s is not supported by the cpu "
-                      "device (it runs compute ops, copies and collectives)", id, kind);
-      break;
-    }
-    if (!ds_op_kind_is_collective(o->kind)) continue;
-    if (o->stream != DS_STREAM_COMM) {
-      st = ds_err_set(err, DS_EINPUT, "op %lld: %s on the %s stream; the cpu device runs "
-                      "collectives on the comm stream only", id, kind,
-                      ds_stream_name(o->stream));
-      break;
-    }
-    if (is_rooted(o->kind) && (o->root < 0 || o->root >= r->world)) {
-      st = ds_err_set(err, DS_EINPUT, "op %lld: %s needs a root rank from 0 to %d, got %d",
-                      id, kind, r->world - 1, o->root);
-      break;
-    }
-    if ((double)(size_t)ceil(o->bytes / 4.0) > 2147483647.0) {
-      st = ds_err_set(err, DS_EINPUT, "op %lld: %s of %.0f bytes is more floats than one "
-                      "MPI call takes (2^31-1)", id, kind, o->bytes);
-      break;
-    }
-    size_t k = pos[o->rank]++;
-    const struct ds_op *p = k < n0 ? &s->ops[seq0[k]] : NULL;
-    if (!p || p->coll != o->coll || p->root != o->root) {
-      st = ds_err_set(err, DS_EINPUT,
-                      "op %lld: rank %d's collective #%zu is coll %lld (root %d) but "
-                      "rank 0's is %s%lld (root %d); the cpu device needs every rank to "
-                      "issue the same collectives in the same order over all ranks "
-                      "(MPI_COMM_WORLD), or MPI would deadlock",
-                      id, o->rank, k + 1, (long long)o->coll, o->root, p ? "coll " : "none, ",
-                      p ? (long long)p->coll : -1LL, p ? p->root : -1);
-    }
-  }
-  for (int32_t q = 0; q < r->world && st == DS_OK; q++)
-    if (pos[q] != n0)
-      st = ds_err_set(err, DS_EINPUT, "rank %d has %zu collectives but rank 0 has %zu; the "
-                      "cpu device runs every collective over all ranks (MPI_COMM_WORLD)",
-                      q, pos[q], n0);
-out:
-  free(pos);
-  free(seq0);
-  return st;
-}
-
 static ds_status alloc_buffers(struct ds_dev_rank *r, struct ds_err *err) {
   const struct ds_schedule *s = r->s;
   size_t n = s->n_ops ? s->n_ops : 1;
@@ -683,7 +622,7 @@ static ds_status cpu_open(const struct ds_dev_config *cfg, struct ds_dev_rank **
   r->mpi_version[strcspn(r->mpi_version, "\r\n,")] = '\0';
   r->timeout_s = timeout_from_env();
   DS_CHECK_GOTO(check_same_schedule(r, err), st, fail);
-  DS_CHECK_GOTO(check_schedule(r, err), st, fail);
+  DS_CHECK_GOTO(ds_check_collectives(r->s, r->world, &coll_rules, err), st, fail);
   DS_CHECK_GOTO(map_deps(r, err), st, fail);
   r->arrive_seq = calloc(r->s->n_ops ? r->s->n_ops : 1, sizeof *r->arrive_seq);
   r->arrived = calloc((size_t)r->world, sizeof *r->arrived);

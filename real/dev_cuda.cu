@@ -27,6 +27,7 @@
  * (dev_cuda.h), so a dead peer becomes an error naming the rank and call.
  */
 #include "device.h"
+#include "schedule_check.h"
 #include "dev_cuda.h"
 
 #include <cublas_v2.h>
@@ -100,10 +101,11 @@ static int is_compute(enum ds_op_kind k) {
   return k == DS_OP_FWD || k == DS_OP_BWD || k == DS_OP_LOSS || k == DS_OP_STEP;
 }
 
-static int is_rooted(enum ds_op_kind k) {
-  return k == DS_OP_REDUCE || k == DS_OP_BROADCAST || k == DS_OP_GATHER ||
-         k == DS_OP_SCATTER;
-}
+/* The collectives' rules this device checks before it runs (schedule_check.h). */
+/* (positional: nvcc compiles this file as C++) */
+static const struct ds_coll_rules coll_rules = {
+    "cuda", " (one NCCL communicator)", "(one NCCL communicator)", "NCCL", "",
+    0 /* NCCL counts are size_t */};
 
 /* Elements read from the input and written to the op's region; `bytes` is
  * the full buffer as nccl-tests counts it (as in the cpu device). */
@@ -191,65 +193,6 @@ static ds_status map_deps(struct ds_dev_rank *r, struct ds_err *err) {
       r->dep_idx[k] = (size_t)hit[1];
   }
   free(pairs);
-  return st;
-}
-
-/* What NCCL needs: supported kinds, collectives on the comm stream with a
- * root in range, and every rank's sequence of collectives equal to rank
- * 0's (one communicator over all ranks; a different order deadlocks). */
-static ds_status check_schedule(const struct ds_dev_rank *r, struct ds_err *err) {
-  const struct ds_schedule *s = r->s;
-  size_t n = s->n_ops;
-  size_t *pos = (size_t *)calloc((size_t)r->world, sizeof *pos);
-  size_t *seq0 = (size_t *)malloc((n ? n : 1) * sizeof *seq0);
-  size_t n0 = 0;
-  ds_status st = DS_OK;
-  if (!pos || !seq0) {
-    st = ds_err_set(err, DS_ENOMEM, "cuda device: out of memory");
-    goto out;
-  }
-  for (size_t i = 0; i < n; i++)
-    if (s->ops[i].rank == 0 && ds_op_kind_is_collective(s->ops[i].kind)) seq0[n0++] = i;
-  for (size_t i = 0; i < n && st == DS_OK; i++) {
-    const struct ds_op *o = &s->ops[i];
-    long long id = (long long)o->id;
-    const char *kind = ds_op_kind_name(o->kind);
-    if (o->kind == DS_OP_SEND || o->kind == DS_OP_RECV || o->kind == DS_OP_PUSH ||
-        o->kind == DS_OP_PULL) {
-      st = ds_err_set(err, DS_EINPUT, "op %lld: kind %s is not supported by the cuda "
-                      "device (it runs compute ops, copies and collectives)", id, kind);
-      break;
-    }
-    if (!ds_op_kind_is_collective(o->kind)) continue;
-    if (o->stream != DS_STREAM_COMM) {
-      st = ds_err_set(err, DS_EINPUT, "op %lld: %s on the %s stream; the cuda device runs "
-                      "collectives on the comm stream only (one NCCL communicator)", id,
-                      kind, ds_stream_name(o->stream));
-      break;
-    }
-    if (is_rooted(o->kind) && (o->root < 0 || o->root >= r->world)) {
-      st = ds_err_set(err, DS_EINPUT, "op %lld: %s needs a root rank from 0 to %d, got %d",
-                      id, kind, r->world - 1, o->root);
-      break;
-    }
-    size_t k = pos[o->rank]++;
-    const struct ds_op *p = k < n0 ? &s->ops[seq0[k]] : NULL;
-    if (!p || p->coll != o->coll || p->root != o->root)
-      st = ds_err_set(err, DS_EINPUT,
-                      "op %lld: rank %d's collective #%zu is coll %lld (root %d) but "
-                      "rank 0's is %s%lld (root %d); the cuda device needs every rank to "
-                      "issue the same collectives in the same order over all ranks (one "
-                      "NCCL communicator), or NCCL would deadlock",
-                      id, o->rank, k + 1, (long long)o->coll, o->root, p ? "coll " : "none, ",
-                      p ? (long long)p->coll : -1LL, p ? p->root : -1);
-  }
-  for (int32_t q = 0; q < r->world && st == DS_OK; q++)
-    if (pos[q] != n0)
-      st = ds_err_set(err, DS_EINPUT, "rank %d has %zu collectives but rank 0 has %zu; the "
-                      "cuda device runs every collective over all ranks", q, pos[q], n0);
-out:
-  free(pos);
-  free(seq0);
   return st;
 }
 
@@ -429,7 +372,7 @@ static ds_status cuda_open(const struct ds_dev_config *cfg, struct ds_dev_rank *
   int fork_local = cfg->launcher && cfg->launcher->kind &&
                    strcmp(cfg->launcher->kind, "fork") == 0;
   cudaDeviceProp prop;
-  DS_CHECK_GOTO(check_schedule(r, err), st, fail);
+  DS_CHECK_GOTO(ds_check_collectives(r->s, r->world, &coll_rules, err), st, fail);
   DS_CHECK_GOTO(map_deps(r, err), st, fail);
   DS_CHECK_GOTO(ds__cuda_pick_gpu(rank, r->world, cfg->device_ordinal, cfg->shared,
                                   fork_local, &r->gpu, &r->gpu_count, err),

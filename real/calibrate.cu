@@ -73,6 +73,7 @@
 #include <time.h>
 
 #include "base/atomic_file.h"
+#include "base/units.h"
 #include "traces/trace.h"
 
 #define GEMM_MAX_DIM 8192 /* as dev_cuda.cu */
@@ -188,22 +189,12 @@ static const char *usage_text =
 
 /* ---- options ------------------------------------------------------------ */
 
+/* A size as every ddpsim tool reads one (base/units.h: "8", "1K", "256M",
+ * "1G" binary as nccl-tests, "1MiB" binary, "1MB" decimal), up to 16 GiB. */
 static int parse_size(const char *s, size_t *out) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (end == s || errno || !(v >= 0)) return -1;
-  double mul = 1;
-  switch (*end) {
-    case 'k': case 'K': mul = 1024.0; end++; break;
-    case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
-    case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
-    default: break;
-  }
-  if (mul > 1 && *end == 'i') end++;
-  if (*end == 'B' || *end == 'b') end++;
-  if (*end || v * mul > 16.0 * 1024 * 1024 * 1024) return -1;
-  *out = (size_t)(v * mul);
+  double v;
+  if (ds_units_parse_bytes(s, &v) != DS_OK || v > 16.0 * 1024 * 1024 * 1024) return -1;
+  *out = (size_t)v;
   return 0;
 }
 

@@ -18,6 +18,7 @@
 #include "collective.h"
 #include "dev_cuda.h"
 #include "launch.h"
+#include "base/units.h"
 
 #include <cuda_runtime.h>
 #include <errno.h>
@@ -93,24 +94,11 @@ static double bus_factor(enum coll_op op, int32_t n) {
   }
 }
 
-/* "8", "1K", "256M", "1G", also "1KB"/"1KiB": binary units as nccl-tests. */
+/* A size as every ddpsim tool reads one (base/units.h: "8", "1K", "256M",
+ * "1G" binary as nccl-tests, "1MiB" binary, "1MB" decimal), up to 64 GiB. */
 static int parse_size(const char *s, size_t *out) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (end == s || errno || !(v >= 0)) return -1;
-  double mul = 1;
-  switch (*end) {
-    case 'k': case 'K': mul = 1024.0; end++; break;
-    case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
-    case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
-    default: break;
-  }
-  if (mul > 1 && *end == 'i') end++;
-  if (*end == 'B' || *end == 'b') end++;
-  if (*end) return -1;
-  v *= mul;
-  if (v > 64.0 * 1024 * 1024 * 1024) return -1;
+  double v;
+  if (ds_units_parse_bytes(s, &v) != DS_OK || v > 64.0 * 1024 * 1024 * 1024) return -1;
   *out = (size_t)v;
   return 0;
 }

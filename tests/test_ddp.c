@@ -186,6 +186,11 @@ Test(ddp, shipped_models_have_the_exact_parameter_counts) {
       {"models/gpt2.yaml", 124439808, 148},
       {"models/mobilenet_v2.yaml", 3504872, 158},
       {"models/vgg16.yaml", 138357544, 32},
+      /* Not in the shared data: torchvision's own sum of numel() and count of
+       * parameters() (the models of PyTorch's DDP benchmark). */
+      {"models/resnet101.yaml", 44549160, 314},
+      {"models/resnext50_32x4d.yaml", 25028904, 161},
+      {"models/resnext101_32x8d.yaml", 88791336, 314},
   };
   for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
     struct ds_model *m = ds_test_model(want[i].path);

@@ -15,6 +15,9 @@ MobileNetV2 (width 1.0) and VGG-16 from torchvision with 1000 classes and a
 tied to wte), sequence length 1024. bert_base_squad (not in the shared data
 README): bert-base-uncased with a question-answering head, sequence length 384,
 as DeepLearningExamples' run_squad.py fine-tunes it (Lambda's benchmark).
+resnet101, resnext50_32x4d and resnext101_32x8d (not in the shared data
+README): torchvision's, 1000 classes, 224x224, the other models PyTorch's
+DDP benchmark (benchmarks/distributed/ddp) measured.
 
 attention: "eager" (unfused: QK^T, softmax, dropout, AV as separate ops)
 or "fused" (Hugging Face's "sdpa": torch's scaled_dot_product_attention).
@@ -39,6 +42,18 @@ def _tv(name, batch):
 
 def resnet50(batch=2, attention="eager"):
     return _tv("resnet50", batch)
+
+
+def resnet101(batch=2, attention="eager"):
+    return _tv("resnet101", batch)
+
+
+def resnext50_32x4d(batch=2, attention="eager"):
+    return _tv("resnext50_32x4d", batch)
+
+
+def resnext101_32x8d(batch=2, attention="eager"):
+    return _tv("resnext101_32x8d", batch)
 
 
 def mobilenet_v2(batch=2, attention="eager"):

@@ -65,12 +65,14 @@ CAPS = [None, 1, 5, 25, 100]
 RULES = [("default", {}), ("find_unused", {"find_unused_parameters": True}),
          ("static_graph", {"static_graph": True})]
 ITERS = 3
-SMALL = {"resnet50": {}, "mobilenet_v2": {}, "vgg16": {}, "bert-base": {"seq": 32},
-         "gpt2": {"seq": 32}, "bert-base-squad": {"seq": 32}}
+IMAGE_MODELS = ("resnet50", "resnet101", "resnext50_32x4d", "resnext101_32x8d",
+                "mobilenet_v2", "vgg16")
+SMALL = dict({m: {} for m in IMAGE_MODELS}, **{"bert-base": {"seq": 32}, "gpt2": {"seq": 32},
+                                               "bert-base-squad": {"seq": 32}})
 
 
 def small_input(name, batch):
-    if name in ("resnet50", "mobilenet_v2", "vgg16"):
+    if name in IMAGE_MODELS:
         model, _, meta = torch_models.MODELS[name](batch=batch)
         x = torch.randn(batch, 3, 64, 64, generator=torch.Generator().manual_seed(0))
         return model, x, meta

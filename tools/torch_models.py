@@ -140,6 +140,9 @@ def gpt2(batch=2, attention="eager", seq=1024):
 
 MODELS = {  # name -> factory, as tools/conformance.sh and capture_conformance.py use them
     "resnet50": resnet50,
+    "resnet101": resnet101,
+    "resnext50_32x4d": resnext50_32x4d,
+    "resnext101_32x8d": resnext101_32x8d,
     "mobilenet_v2": mobilenet_v2,
     "vgg16": vgg16,
     "bert-base": bert_base,

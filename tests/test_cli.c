@@ -206,6 +206,48 @@ Test(cli, static_graph_runs_one_bucket_twice_then_rebuilds) {
   unlink(path);
 }
 
+Test(cli, pytorch_1_4_pays_one_div_per_bucket) {
+  /* Expected, because --pytorch-version 1.4 adds PyTorch 1.4's div_ over
+   * each bucket before its all-reduce (ddp.h). On one rank of tiny-topo
+   * (no host costs, no kernel overhead, a one-rank all-reduce takes no
+   * time) the GPU runs every op in series, so the iteration grows by the
+   * divs alone: every gradient read and written once more, 2 x 1,835,264
+   * x 4 B at 1000 GB/s = 14.682112 us, whatever the layout (the
+   * executor rounds each op to the ns). */
+  struct ds_test_result a = run(TINY "--world-size 1");
+  struct ds_test_result b = run(TINY "--world-size 1 --pytorch-version 1.4");
+  cr_assert_eq(a.status, 0, "%s", a.err);
+  cr_assert_eq(b.status, 0, "%s", b.err);
+  double d = ds_test_csv_num(b.out, "iter_ms", 0) - ds_test_csv_num(a.out, "iter_ms", 0);
+  cr_assert_float_eq(d, 0.014682112, 3e-6, "%.9f", d);
+  char opts[64];
+  ds_test_csv_str(b.out, "ddp_options", 0, opts, sizeof opts);
+  cr_assert_str_eq(opts, "pytorch=1.4");
+  cr_assert_float_eq(ds_test_csv_num(b.out, "first_bucket_mb", 0), 1, 0);
+  ds_test_release(&a);
+  ds_test_release(&b);
+  ds_test_ddpsim_refuses(TINY "--pytorch-version 1.3",
+                         "option --pytorch-version: expected");
+  ds_test_ddpsim_refuses(TINY "--pytorch-version 1.4 --comm-hook none,fp16",
+                         "PyTorch 1.4's DDP has no --comm-hook");
+  ds_test_ddpsim_refuses(TINY "--pytorch-version 1.4 --grad-as-bucket-view",
+                         "PyTorch 1.4's DDP has no --grad-as-bucket-view");
+}
+
+Test(cli, buckets_prints_pytorch_1_4s_layout) {
+  /* Expected, because PyTorch 1.4 bins in registration order (l0.weight,
+   * l0.bias, l1.weight, l2.weight) with a 1 MiB first bucket whatever the
+   * cap: l0.weight's 1,048,576 B close it; the rest, 6,292,480 B, fill the
+   * second; reversed, and never rebuilt (no "rebuilt" phase). */
+  struct ds_test_result r = run("buckets --model tests/data/tiny-model.yaml "
+                                "--bucket-mb 25 --pytorch-version 1.4");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert_str_eq(r.out, "model,rule,bucket_cap_mb,phase,bucket,bytes,params\n"
+                          "tiny,pytorch1.4,25,iter0,0,6292480,1 2 3\n"
+                          "tiny,pytorch1.4,25,iter0,1,1048576,0\n");
+  ds_test_release(&r);
+}
+
 Test(cli, csv_and_json_say_whether_a_configuration_fits_the_gpu) {
   /* 4gpu's A100-SXM4-80GB holds 80e9 B = 74.505806 GiB. ResNet-50's DDP
    * peak grows by 0.0801 GiB per sample: 74.481103 GiB at batch 925

@@ -343,6 +343,100 @@ Test(ddp, gradient_as_bucket_view_divides_in_place_and_copies_nothing_back) {
   ds_model_free(m);
 }
 
+Test(ddp, pytorch_1_4_bins_in_registration_order_with_a_1_mib_first_bucket) {
+  /* Expected, because PyTorch 1.4's distributed.py bins the parameters in
+   * registration order with [_DEFAULT_FIRST_BUCKET_BYTES, bucket_bytes_cap]
+   * whatever bucket_cap_mb says, reverses the bucket list, and its reducer
+   * has no rebuild: the layout find_unused_parameters gives today, from
+   * iteration 0 on. A given --first-bucket-mb (the constant's tuning) still
+   * wins; static_graph did not exist. */
+  cr_assert_float_eq(ds_ddp_first_bucket_mb(DS_DDP_RULES_TORCH_1_4, 25, 0), 1, 0);
+  cr_assert_float_eq(ds_ddp_first_bucket_mb(DS_DDP_RULES_TORCH_1_4, 0, 0), 1, 0);
+  cr_assert_float_eq(ds_ddp_first_bucket_mb(DS_DDP_RULES_TORCH_1_4, 25, 2), 2, 0);
+  cr_assert_float_eq(ds_ddp_first_bucket_mb(DS_DDP_RULES_CURRENT, 25, 0), 25, 0);
+  struct ds_model *m = ds_test_model("models/resnet50.yaml");
+  struct ds_ddp_plan plan;
+  cr_assert_eq(ds_ddp_plan_rules(m, 4, 1 * MIB, 25 * MIB, 0, 0, DS_DDP_RULES_TORCH_1_4, &plan),
+               DS_OK);
+  cr_assert_eq(plan.rebuild_iter, 0);
+  cr_assert_eq(ds_ddp_plan_layout(&plan, 0), ds_ddp_plan_layout(&plan, 5));
+  assert_layout(m, ds_ddp_plan_layout(&plan, 0), 5,
+                (const double[]){12410784, 31502336, 29669376, 27022336, 1623296},
+                (const int32_t[]){7, 15, 24, 78, 37}, (const int32_t[]){154, 139, 115, 37, 0});
+  ds_ddp_plan_release(&plan);
+  cr_assert_eq(ds_ddp_plan_rules(m, 4, 1 * MIB, 25 * MIB, 0, 1, DS_DDP_RULES_TORCH_1_4, &plan),
+               DS_EUSAGE);
+  ds_model_free(m);
+}
+
+Test(ddp, pytorch_1_4_divides_each_bucket_once_before_its_all_reduce) {
+  /* Expected, because PyTorch 1.4's mark_variable_ready copies each
+   * gradient into its bucket with a plain copy_ and, once the bucket's last
+   * gradient is in, runs replica.contents.div_(world size) over the whole
+   * bucket before mark_bucket_ready calls the all-reduce. The tiny model
+   * under 1.4's layout (cap 25 MiB, first 1 MiB; registration order
+   * l0.weight, l0.bias, l1.weight, l2.weight): bucket 0 = l0.bias,
+   * l1.weight, l2.weight = (256 + 524288 + 1048576) x 4 = 6,292,480 B,
+   * bucket 1 = l0.weight = 1,048,576 B; both hold a tensor of l0, so both
+   * are ready after l0's backward. Each div reads and writes its bucket on
+   * TestGPU (1000 GB/s, no overhead): 12.58496 and 2.097152 us. tiny-topo
+   * has no host costs, so no host ops. Under current rules, no div. */
+  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
+  struct ds_topo *t = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
+  struct ds_compute c;
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK);
+  struct ds_ddp_plan plan;
+  cr_assert_eq(ds_ddp_plan_rules(m, 4, 1 * MIB, 25 * MIB, 0, 0, DS_DDP_RULES_TORCH_1_4, &plan),
+               DS_OK);
+  const struct ds_buckets *b = ds_ddp_plan_layout(&plan, 1);
+  cr_assert_eq(b->n, 2);
+  cr_assert_float_eq(b->b[0].bytes, 6292480, 0);
+  cr_assert_float_eq(b->b[1].bytes, 1048576, 0);
+  for (int rules = DS_DDP_RULES_CURRENT; rules <= DS_DDP_RULES_TORCH_1_4; rules++) {
+    struct ds_schedule *s;
+    cr_assert_eq(ds_schedule_new(2, &s), DS_OK);
+    struct ds_ddp_options opt = {.world_size = 2, .batch = 1, .proto_fixed = DS_PROTO_COUNT,
+                                 .iter = 1, .rules = (enum ds_ddp_rules)rules};
+    cr_assert_eq(ds_ddp_build(m, &c, &opt, b, 0, 0, s), DS_OK);
+    cr_assert_eq(ds_schedule_validate(s, &err), DS_OK, "%s", err.msg);
+    cr_assert_eq(count_named(s, ".div"), rules == DS_DDP_RULES_TORCH_1_4 ? 2 : 0);
+    cr_assert_eq(count_named(s, ".to_bucket"), 3);
+    if (rules == DS_DDP_RULES_CURRENT) {
+      ds_schedule_free(s);
+      continue;
+    }
+    /* per rank: 3 (launch, fwd), loss, 3 (bwd, its copy), per bucket its
+     * div and all-reduce, 2 copies back, the step */
+    cr_assert_eq(s->n_ops, 2 * 20);
+    const char *names[] = {"l0.to_bucket", "bucket0.div", "bucket0", "bucket1.div", "bucket1",
+                           "bucket0.to_grad"};
+    for (int i = 0; i < 6; i++) cr_assert_str_eq(s->ops[12 + i].name, names[i], "op %d", 12 + i);
+    cr_assert_eq(s->ops[13].stream, DS_STREAM_COMPUTE);
+    cr_assert_eq(s->ops[13].bucket, 0);
+    cr_assert_float_eq(s->ops[13].bytes, 2 * 6292480.0, 0);
+    cr_assert_float_eq(s->ops[13].dur_us, 12.58496, 1e-9);
+    cr_assert_float_eq(s->ops[15].dur_us, 2.097152, 1e-9);
+    /* the div follows the bucket's last copy; the all-reduce waits for the
+     * div (ProcessGroupNCCL's stream wait on the compute stream) */
+    const int64_t *deps = ds_schedule_deps(s, &s->ops[13]);
+    cr_assert_eq(s->ops[13].dep_count, 1);
+    cr_assert_eq(deps[0], 12);
+    deps = ds_schedule_deps(s, &s->ops[14]);
+    cr_assert_eq(s->ops[14].dep_count, 1);
+    cr_assert_eq(deps[0], 13);
+    deps = ds_schedule_deps(s, &s->ops[16]);
+    cr_assert_eq(s->ops[16].dep_count, 2);
+    cr_assert_eq(deps[0], 15);
+    cr_assert_eq(deps[1], 14);
+    ds_schedule_free(s);
+  }
+  ds_ddp_plan_release(&plan);
+  ds_topo_free(t);
+  ds_model_free(m);
+}
+
 Test(ddp, nccl_protocols_are_chosen_per_bucket) {
   /* ResNet-50 on dgx-a100 (8 ranks) with NCCL's model: every bucket's
    * all-reduce names the protocol NCCL's cost model picks for its size,

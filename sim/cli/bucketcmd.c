@@ -21,17 +21,21 @@ struct bucketcmd_options {
   double bucket_mb;       /* 0: unset (PyTorch's default, 25 MiB, first 1 MiB) */
   double first_bucket_mb; /* 0: by the rule of bucket_mb */
   int find_unused, static_graph, help;
+  enum ds_ddp_rules rules; /* --pytorch-version */
 };
 
 static const char usage[] =
     "usage: ddpsim buckets [--model FILE|NAME] [--bucket-mb C] [--first-bucket-mb F]\n"
     "                      [--find-unused-parameters | --static-graph]\n"
+    "                      [--pytorch-version current|1.4]\n"
     "\n"
     "Prints DDP's bucket layouts of a model (default resnet50) as PyTorch builds\n"
     "them, one CSV row per bucket: model, rule, bucket_cap_mb (unset without\n"
     "--bucket-mb), phase (iter0, iter1 under --static-graph, rebuilt), bucket (0 is\n"
     "all-reduced first), bytes (fp32), params (registration indices, in the\n"
-    "bucket's order). The format of tests/data/conformance/buckets.csv.\n";
+    "bucket's order). The format of tests/data/conformance/buckets.csv.\n"
+    "--pytorch-version 1.4: PyTorch 1.4's rule (registration order, a 1 MiB first\n"
+    "bucket whatever --bucket-mb, never rebuilt; rule pytorch1.4).\n";
 
 static ds_status parse_mib(const char *flag, const char *v, double *out, struct ds_err *err) {
   return ds_values_parse_item(flag, v, &ds_value_kind_mib, out, err);
@@ -43,7 +47,7 @@ static ds_status parse_args(int argc, char **argv, struct bucketcmd_options *o,
   for (int i = 1; i < argc; i++) {
     const char *f = argv[i];
     int has_value = strcmp(f, "--model") == 0 || strcmp(f, "--bucket-mb") == 0 ||
-                    strcmp(f, "--first-bucket-mb") == 0;
+                    strcmp(f, "--first-bucket-mb") == 0 || strcmp(f, "--pytorch-version") == 0;
     if (has_value && i + 1 >= argc)
       return ds_err_set(err, DS_EUSAGE, "option %s needs a value", f);
     if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) o->help = 1;
@@ -53,12 +57,21 @@ static ds_status parse_args(int argc, char **argv, struct bucketcmd_options *o,
       DS_CHECK(parse_mib(f, argv[++i], &o->first_bucket_mb, err));
     else if (strcmp(f, "--find-unused-parameters") == 0) o->find_unused = 1;
     else if (strcmp(f, "--static-graph") == 0) o->static_graph = 1;
-    else return ds_err_set(err, DS_EUSAGE, "ddpsim buckets: unknown option \"%s\" (see "
+    else if (strcmp(f, "--pytorch-version") == 0) {
+      const char *v = argv[++i];
+      if (strcmp(v, "1.4") == 0) o->rules = DS_DDP_RULES_TORCH_1_4;
+      else if (strcmp(v, "current") == 0) o->rules = DS_DDP_RULES_CURRENT;
+      else return ds_err_set(err, DS_EUSAGE, "option --pytorch-version: expected current or "
+                             "1.4, got \"%s\"", v);
+    } else return ds_err_set(err, DS_EUSAGE, "ddpsim buckets: unknown option \"%s\" (see "
                            "ddpsim buckets --help)", f);
   }
   if (o->find_unused && o->static_graph)
     return ds_err_set(err, DS_EUSAGE, "--static-graph and --find-unused-parameters: choose "
                       "one (PyTorch ignores find_unused_parameters under a static graph)");
+  if (o->rules == DS_DDP_RULES_TORCH_1_4 && o->static_graph)
+    return ds_err_set(err, DS_EUSAGE, "option --pytorch-version 1.4: PyTorch 1.4's DDP has no "
+                      "--static-graph");
   return DS_OK;
 }
 
@@ -86,10 +99,10 @@ ds_status ds_bucketcmd_main(int argc, char **argv, FILE *out, struct ds_err *err
   DS_CHECK(ds_model_load(path, &m, err));
   /* distributed.py: bucket_cap_mb unset means 25 MiB */
   double cap = o.bucket_mb > 0 ? o.bucket_mb : 25;
-  double first = ds_ddp_first_bucket_mb(o.bucket_mb, o.first_bucket_mb);
+  double first = ds_ddp_first_bucket_mb(o.rules, o.bucket_mb, o.first_bucket_mb);
   struct ds_ddp_plan plan;
-  ds_status st = ds_ddp_plan(m, 4, first * MIB, cap * MIB, o.find_unused, o.static_graph,
-                             &plan);
+  ds_status st = ds_ddp_plan_rules(m, 4, first * MIB, cap * MIB, o.find_unused, o.static_graph,
+                                   o.rules, &plan);
   if (st != DS_OK) {
     ds_model_free(m);
     return ds_err_set(err, st, "out of memory");
@@ -97,7 +110,10 @@ ds_status ds_bucketcmd_main(int argc, char **argv, FILE *out, struct ds_err *err
   char cap_text[32];
   if (o.bucket_mb > 0) snprintf(cap_text, sizeof cap_text, "%g", o.bucket_mb);
   else snprintf(cap_text, sizeof cap_text, "unset");
-  const char *rule = o.find_unused ? "find_unused" : o.static_graph ? "static_graph" : "default";
+  const char *rule = o.rules == DS_DDP_RULES_TORCH_1_4 ? "pytorch1.4"
+                     : o.find_unused                   ? "find_unused"
+                     : o.static_graph                  ? "static_graph"
+                                                       : "default";
   fputs("model,rule,bucket_cap_mb,phase,bucket,bytes,params\n", out);
   print_layout(out, m, rule, cap_text, "iter0", ds_ddp_plan_layout(&plan, 0));
   if (plan.rebuild_iter > 1)

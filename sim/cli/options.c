@@ -97,6 +97,9 @@ static const char usage_ddp[] =
     "                         never rebuilt (the graph traversal's CPU cost is not modelled)\n"
     "  --static-graph         static_graph=True: one bucket in iterations 0 and 1, rebuilt\n"
     "                         before iteration 2 (default --iters 3)\n"
+    "  --pytorch-version V    DDP's rules of PyTorch V: current (default) or 1.4 (buckets\n"
+    "                         binned in registration order with a 1 MiB first bucket, never\n"
+    "                         rebuilt; one div_ kernel per bucket before its all-reduce)\n"
   "  --comm-hook HOOK       DDP comm hook: none, fp16, bf16 (half the bytes plus the\n"
   "                         casts), powersgd:RANK (docs/strategies.md)\n"
     ;
@@ -220,7 +223,7 @@ static int64_t strategy_configs(const struct ds_options *o, enum ds_strategy s) 
 }
 
 double ds_options_first_bucket_mb(const struct ds_options *o, double bucket_mb) {
-  return ds_ddp_first_bucket_mb(o->bucket_mb_set ? bucket_mb : 0,
+  return ds_ddp_first_bucket_mb(o->ddp_rules, o->bucket_mb_set ? bucket_mb : 0,
                                 o->first_bucket_mb_set ? o->first_bucket_mb : 0);
 }
 
@@ -443,6 +446,7 @@ static ds_status parse_hooks(const char *flag, const char *v, struct ds_options 
   X("--ring-chunks", 1) X("--algo", 1) X("--proto", 1) X("--nccl-extra", 1) \
   X("--calib", 1) X("--no-overlap", 0) X("--no-sync", 1) X("--grad-as-bucket-view", 0) X("--no-broadcast-buffers", 0)         \
   X("--find-unused-parameters", 0) X("--static-graph", 0) X("--comm-hook", 1)  \
+  X("--pytorch-version", 1)                                               \
   X("--dp-output-device", 1) X("--dp-parallel-loss", 0)                   \
   X("--ps-servers", 1) X("--ps-mode", 1) X("--ps-push", 1)               \
   X("--straggler", 1)                                                     \
@@ -559,7 +563,11 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
   else if (strcmp(flag, "--no-broadcast-buffers") == 0) o->no_broadcast_buffers = 1;
   else if (strcmp(flag, "--find-unused-parameters") == 0) o->find_unused_parameters = 1;
   else if (strcmp(flag, "--static-graph") == 0) o->static_graph = 1;
-  else if (strcmp(flag, "--comm-hook") == 0)
+  else if (strcmp(flag, "--pytorch-version") == 0) {
+    static const char *const names[] = {"current", "1.4"};
+    DS_CHECK(parse_choice(flag, v, names, 2, &c, err));
+    o->ddp_rules = c == 1 ? DS_DDP_RULES_TORCH_1_4 : DS_DDP_RULES_CURRENT;
+  } else if (strcmp(flag, "--comm-hook") == 0)
     DS_CHECK(parse_hooks(flag, v, o, err));
   else if (strcmp(flag, "--dp-output-device") == 0) {
     struct ds_value_kind k = ds_value_kind_int(0, 1 << 20);
@@ -626,6 +634,19 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
     return ds_err_set(err, DS_EUSAGE,
                       "--static-graph and --find-unused-parameters: choose one (PyTorch "
                       "ignores find_unused_parameters under a static graph)");
+  if (o->ddp_rules == DS_DDP_RULES_TORCH_1_4) {
+    /* DDP options PyTorch 1.4 did not have */
+    const char *newer = o->static_graph          ? "--static-graph"
+                        : o->grad_as_bucket_view ? "--grad-as-bucket-view"
+                        : NULL;
+    for (int32_t k = 0; !newer && k < o->sweep[DS_VAR_COMM_HOOK].n; k++)
+      if (o->comm_hooks[k].kind != DS_HOOK_NONE) newer = "--comm-hook";
+    if (newer)
+      return ds_err_set(err, DS_EUSAGE,
+                        "option --pytorch-version 1.4: PyTorch 1.4's DDP has no %s "
+                        "(static_graph, gradient_as_bucket_view and comm hooks came later)",
+                        newer);
+  }
   /* nvls exists only under NCCL's model; direct, reduce-broadcast and
    * hierarchical are not NCCL's, so they have no protocol. */
   int nccl_only = !o->algo_auto && o->ar_algo == DS_AR_NVLS;

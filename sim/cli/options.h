@@ -11,6 +11,7 @@
 #include "sim/coll/coll.h"
 #include "sim/train/comm_hook.h"
 #include "sim/train/compute.h"
+#include "sim/train/ddp.h"
 #include "sim/net/net.h"
 #include "sim/cli/report.h"
 #include "base/values.h"
@@ -135,6 +136,10 @@ struct ds_options {
   int no_broadcast_buffers;         /* broadcast_buffers=False: no buffer broadcast */
   int find_unused_parameters;       /* buckets by registration order, never rebuilt */
   int static_graph;
+  /* --pytorch-version: which PyTorch's DDP rules (ddp.h): current (the
+   * default) or 1.4's reducer (registration-order buckets with a 1 MiB
+   * first bucket, no rebuild, a div_ kernel per bucket) */
+  enum ds_ddp_rules ddp_rules;
   struct ds_comm_hook comm_hook;    /* --comm-hook: DDP communication hook (comm_hook.h) */
   /* Sweeps and noise (docs/sweeps.md). The scalars above (bucket_mb[0],
    * first_bucket_mb, world_size, batch, no_sync) are the first value of

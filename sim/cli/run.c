@@ -79,7 +79,7 @@ static ds_status build_iteration(const struct config_run *c,
       c->world, c->batch, &c->ring, c->use_nccl ? &c->nccl : NULL,
       o->proto_choice == DS_PROTO_CHOICE_FIXED ? o->proto_fixed : DS_PROTO_COUNT,
       o->no_overlap, o->no_sync, o->comm_hook, iter, o->ar_algo, o->algo_auto,
-      o->grad_as_bucket_view, template_only, !o->no_broadcast_buffers};
+      o->grad_as_bucket_view, template_only, !o->no_broadcast_buffers, o->ddp_rules};
   ds_status st = ds_ddp_build(c->model, &c->compute, &dopt, bk, id_base,
                               coll_base, s);
   if (st != DS_OK)
@@ -286,9 +286,9 @@ static ds_status run_one(struct config_run *c, double bucket_mb,
   int dsz = ds_dtype_bytes(o->dtype);
   ds_status st;
 
-  DS_CHECK_GOTO(ds_ddp_plan(c->model, dsz, ds_options_first_bucket_mb(o, bucket_mb) * MIB,
-                            bucket_mb * MIB, o->find_unused_parameters, o->static_graph,
-                            &plan), st, oom);
+  DS_CHECK_GOTO(ds_ddp_plan_rules(c->model, dsz, ds_options_first_bucket_mb(o, bucket_mb) * MIB,
+                                  bucket_mb * MIB, o->find_unused_parameters, o->static_graph,
+                                  o->ddp_rules, &plan), st, oom);
   size_t n_it = (size_t)o->iters;
   iter_block = malloc((n_it + 1) * sizeof *iter_block);
   iter_at = malloc((n_it + 1) * sizeof *iter_at);
@@ -423,6 +423,7 @@ static void describe_ddp_options(const struct ds_options *o, char *buf, size_t c
   if (o->no_broadcast_buffers) append_item(buf, cap, "broadcast_buffers=False");
   if (o->find_unused_parameters) append_item(buf, cap, "find_unused_parameters");
   if (o->static_graph) append_item(buf, cap, "static_graph");
+  if (o->ddp_rules == DS_DDP_RULES_TORCH_1_4) append_item(buf, cap, "pytorch=1.4");
   if (o->comm_hook.kind != DS_HOOK_NONE) {
     char h[20];
     ds_comm_hook_name(&o->comm_hook, h, sizeof h);

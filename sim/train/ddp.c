@@ -77,19 +77,34 @@ ds_status ds_ddp_buckets(const struct ds_model *m, int dtype_bytes,
   return DS_OK;
 }
 
-double ds_ddp_first_bucket_mb(double bucket_cap_mb, double first_bucket_mb) {
+double ds_ddp_first_bucket_mb(enum ds_ddp_rules rules, double bucket_cap_mb,
+                              double first_bucket_mb) {
   if (first_bucket_mb > 0) return first_bucket_mb;
+  /* PyTorch 1.4's distributed.py always passes [_DEFAULT_FIRST_BUCKET_BYTES,
+   * bucket_bytes_cap] to the binning */
+  if (rules == DS_DDP_RULES_TORCH_1_4) return 1;
   return bucket_cap_mb > 0 ? bucket_cap_mb : 1;
 }
 
 ds_status ds_ddp_plan(const struct ds_model *m, int dtype_bytes, double first_cap,
                       double cap, int find_unused, int static_graph,
                       struct ds_ddp_plan *out) {
+  return ds_ddp_plan_rules(m, dtype_bytes, first_cap, cap, find_unused, static_graph,
+                           DS_DDP_RULES_CURRENT, out);
+}
+
+ds_status ds_ddp_plan_rules(const struct ds_model *m, int dtype_bytes, double first_cap,
+                            double cap, int find_unused, int static_graph,
+                            enum ds_ddp_rules rules, struct ds_ddp_plan *out) {
   memset(out, 0, sizeof *out);
   ds_status st;
-  if (find_unused && !static_graph) {
-    out->rule = "find_unused_parameters: binned in registration order, bucket list "
-                "reversed, never rebuilt";
+  if (rules == DS_DDP_RULES_TORCH_1_4 && static_graph) return DS_EUSAGE;
+  if ((find_unused && !static_graph) || rules == DS_DDP_RULES_TORCH_1_4) {
+    out->rule = rules == DS_DDP_RULES_TORCH_1_4
+                    ? "PyTorch 1.4: binned in registration order, bucket list reversed, "
+                      "no rebuild"
+                    : "find_unused_parameters: binned in registration order, bucket list "
+                      "reversed, never rebuilt";
     DS_CHECK_GOTO(ds_ddp_buckets(m, dtype_bytes, first_cap, cap, DS_BUCKETS_REGISTRATION,
                                  &out->initial), st, fail);
     DS_CHECK_GOTO(ds_ddp_buckets(m, dtype_bytes, first_cap, cap, DS_BUCKETS_REGISTRATION,
@@ -225,6 +240,26 @@ static ds_status emit_compute(struct ds_op *op, struct rank_tails *t,
   return DS_OK;
 }
 
+/* PyTorch 1.4's mark_variable_ready, once bucket b's last gradient is
+ * copied in: replica.contents.div_(world size), one kernel over the whole
+ * bucket (reads and writes its bytes) on the compute stream, launched from
+ * the autograd thread (host_grad_copy: the launch of one elementwise op, as
+ * for the copies); the all-reduce call comes after it, and ProcessGroupNCCL
+ * makes the NCCL stream wait for the compute stream, so for the kernel. */
+static ds_status emit_bucket_div(const struct ds_compute *c, const struct ds_buckets *bk,
+                                 int32_t b, int32_t rank, struct rank_tails *t,
+                                 struct ds_schedule_builder *bd) {
+  char name[32];
+  snprintf(name, sizeof name, "bucket%d.div", b);
+  int64_t host;
+  DS_CHECK(emit_host(rank, DS_OP_BWD, name, -1, b, c->params.host_grad_copy_ns, t, bd, &host));
+  double bytes = 2 * bk->b[b].bytes;
+  struct ds_op op = {.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD,
+                     .name = name, .layer = -1, .bucket = b, .coll = -1, .root = -1,
+                     .bytes = bytes, .dur_us = ds_compute_kernel_ns(c, 0, bytes) / 1000};
+  return emit_compute(&op, t, bd);
+}
+
 /* Bucket b's communication (the hook's plan, or its all-reduce alone),
  * each op after the one before; the first after the rank's compute tail. */
 static ds_status emit_bucket(const struct ds_model *m, const struct ds_compute *c,
@@ -235,6 +270,7 @@ static ds_status emit_bucket(const struct ds_model *m, const struct ds_compute *
   ds_comm_hook_plan(&opt->hook, m, c, &bk->order[bk->b[b].first], bk->b[b].count,
                     opt->iter == 0, &plan);
   int32_t per = ds_comm_hook_colls_per_bucket(&opt->hook), j = 0;
+  if (opt->rules == DS_DDP_RULES_TORCH_1_4) DS_CHECK(emit_bucket_div(c, bk, b, rank, t, bd));
   int64_t prev = t->compute;
   /* The reducer calls the process group once per all-reduce of the bucket
    * (ProcessGroupNCCL: work and events, the stream wait, the NCCL enqueue):
@@ -302,9 +338,11 @@ static double reducer_copy_ns(const struct ds_model *m, const struct ds_compute 
  * (reducer.cpp, mark_variable_ready_dense): copy_grad_to_bucket writes
  * each gradient into its bucket's flat buffer, dividing by the world size
  * in the same kernel (at::mul_out; a plain copy_ under a comm hook, which
- * divides itself); with gradient_as_bucket_view the gradient already is
- * the bucket view and is divided in place (div_), unless a comm hook runs:
- * then nothing. Same bytes either way: read and write every element. */
+ * divides itself, and under PyTorch 1.4, which divides the whole bucket
+ * after: emit_bucket_div); with gradient_as_bucket_view the gradient
+ * already is the bucket view and is divided in place (div_), unless a comm
+ * hook runs: then nothing. Same bytes either way: read and write every
+ * element. */
 static ds_status emit_to_bucket(const struct ds_model *m, const struct ds_compute *c,
                                 const struct ds_ddp_options *opt, int32_t l, int32_t rank,
                                 struct rank_tails *t, struct ds_schedule_builder *bd) {

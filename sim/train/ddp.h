@@ -20,6 +20,20 @@
  *   - a bucket's all-reduce starts when its last gradient is ready and not
  *     before the previous bucket's (one in-order communication stream);
  *   - the optimizer step waits for the last all-reduce.
+ *
+ * Those are current PyTorch's rules. PyTorch 1.4's reducer (the one the
+ * DDP benchmark in pytorch/pytorch benchmarks/distributed/ddp ran;
+ * DS_DDP_RULES_TORCH_1_4, ddpsim --pytorch-version 1.4) differs in three
+ * (torch/csrc/distributed/c10d/reducer.cpp and nn/parallel/distributed.py
+ * of that release):
+ *   - the buckets are binned in registration order with the limits
+ *     [_DEFAULT_FIRST_BUCKET_BYTES, bucket_cap], whatever bucket_cap_mb,
+ *     the list reversed, and never rebuilt (there was no rebuild);
+ *   - mark_variable_ready copies each gradient into its bucket with a
+ *     plain copy_, and once a bucket's last gradient is in, divides the
+ *     whole bucket by the world size with one div_ kernel
+ *     (replica.contents.div_) before the all-reduce call;
+ *   - no gradient_as_bucket_view, comm hooks or static_graph existed.
  */
 #ifndef DS_DDP_H
 #define DS_DDP_H
@@ -69,11 +83,19 @@ ds_status ds_ddp_buckets(const struct ds_model *model, int dtype_bytes,
                          enum ds_bucket_layout layout, struct ds_buckets *out);
 void ds_ddp_buckets_release(struct ds_buckets *b);
 
+/* Which PyTorch's DDP rules a run follows (see above). */
+enum ds_ddp_rules {
+  DS_DDP_RULES_CURRENT = 0, /* current PyTorch (the default) */
+  DS_DDP_RULES_TORCH_1_4,   /* PyTorch 1.4's reducer */
+};
+
 /* The first bucket's cap in MiB by distributed.py's rule: first_bucket_mb
  * when given (> 0; _DEFAULT_FIRST_BUCKET_BYTES tuning), else bucket_cap_mb
  * when given (> 0: a given cap caps the first bucket too), else 1 MiB
- * (_DEFAULT_FIRST_BUCKET_BYTES with bucket_cap_mb unset). */
-double ds_ddp_first_bucket_mb(double bucket_cap_mb, double first_bucket_mb);
+ * (_DEFAULT_FIRST_BUCKET_BYTES with bucket_cap_mb unset). Under PyTorch
+ * 1.4's rules a given bucket_cap_mb leaves the first bucket at 1 MiB. */
+double ds_ddp_first_bucket_mb(enum ds_ddp_rules rules, double bucket_cap_mb,
+                              double first_bucket_mb);
 
 /* The layouts of a DDP run: `initial` until iteration rebuild_iter, then
  * `rebuilt` (rebuild_iter 0 when the buckets are never rebuilt: rebuilt is
@@ -90,6 +112,13 @@ ds_status ds_ddp_plan(const struct ds_model *model, int dtype_bytes,
                       double first_bucket_bytes, double bucket_cap_bytes,
                       int find_unused_parameters, int static_graph,
                       struct ds_ddp_plan *out);
+/* The same under `rules`: PyTorch 1.4's is find_unused_parameters's layout
+ * (registration order, reversed, never rebuilt) whatever the flags;
+ * static_graph is then refused (DS_EUSAGE: 1.4 had none). */
+ds_status ds_ddp_plan_rules(const struct ds_model *model, int dtype_bytes,
+                            double first_bucket_bytes, double bucket_cap_bytes,
+                            int find_unused_parameters, int static_graph,
+                            enum ds_ddp_rules rules, struct ds_ddp_plan *out);
 void ds_ddp_plan_release(struct ds_ddp_plan *plan);
 
 /* The layout iteration `iter` runs. */
@@ -134,6 +163,12 @@ struct ds_ddp_options {
    * micro-step's forward, the model's buffers go from rank 0 to every rank
    * (ds_ddp_buffer_buckets) */
   int broadcast_buffers;
+  /* DS_DDP_RULES_TORCH_1_4: a bucketK.div kernel per bucket (the bucket's
+   * div_ by the world size) after its last copy, before its all-reduce
+   * call, and the copies into the bucket are plain copy_ (same bytes).
+   * Comm hooks and grad_as_bucket_view are not combined with it (the
+   * caller refuses them). */
+  enum ds_ddp_rules rules;
 };
 
 /* DDP's broadcast of module buffers (distributed.py _sync_buffers ->

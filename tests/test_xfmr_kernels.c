@@ -23,10 +23,11 @@
  * traffic, 1000 weights, an operand 1 element aligned (GPT-2's LM head:
  * 50257 wide). head8: the same, aligned. fc: aligned, with 8 MB of
  * bias-gradient reduction and 4 MB of layout copies in its backward. mem:
- * a memory layer that says gemm_align 1 (no GEMM time to slow). */
+ * a memory layer that says gemm_align 1 (no GEMM time to slow). Outputs 4
+ * MB (fp32) per sample, and the loss copies 1 MB of them per sample. */
 static const char *model_text =
     "schema_version: 1\nname: xk\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
-    "output_bytes: 4000000\nlayers:\n"
+    "output_bytes: 4000000\nloss_copy_bytes: 1000000\nlayers:\n"
     "  - name: head\n    class: matmul\n    fwd_flops: 2000000000\n    bwd_flops: 4000000000\n"
     "    fwd_bytes: 40000000\n    act_bytes: 0\n    gemm_align: 1\n"
     "    params:\n      - {name: w, numel: 1000}\n"
@@ -139,6 +140,24 @@ Test(xfmr_kernels, bias_reductions_and_copies_are_backward_kernels_of_their_own)
   teardown(&f);
 }
 
+Test(xfmr_kernels, the_losss_copies_are_a_kernel_of_their_own) {
+  /* 3 samples in fp32: the loss's two passes over 12 MB of outputs, 24 us,
+   * then its copies, 3 x 1 MB: 3 us; 27 MB moved. In fp16 both halve:
+   * 12 + 1.5 us. With a 5 us kernel overhead the copies pay their own. */
+  struct fixture f;
+  setup(&f, 0.25);
+  double bytes;
+  struct ds_compute c = init(&f, DS_DTYPE_FP32, DS_AMP_NONE);
+  cr_assert_float_eq(ds_compute_loss_ns(&c, f.model, 3, &bytes), 27000, 1e-6);
+  cr_assert_float_eq(bytes, 27e6, 1e-3);
+  struct ds_compute half = init(&f, DS_DTYPE_FP16, DS_AMP_NONE);
+  cr_assert_float_eq(ds_compute_loss_ns(&half, f.model, 3, &bytes), 13500, 1e-6);
+  cr_assert_float_eq(bytes, 13.5e6, 1e-3);
+  c.params.kernel_overhead_ns = 5000;
+  cr_assert_float_eq(ds_compute_loss_ns(&c, f.model, 3, &bytes), 37000, 1e-6);
+  teardown(&f);
+}
+
 Test(xfmr_kernels, bad_keys_are_located) {
   static const char *const bad[][2] = {
       {"    gemm_align: 3\n", "gemm_align 1, 2, 4 or 8"},
@@ -146,6 +165,15 @@ Test(xfmr_kernels, bad_keys_are_located) {
       {"    bwd_reduce_bytes: -1\n", "non-negative"},
       {"    bwd_copy_bytes: 1.5\n", ":8:"},
   };
+  struct ds_model *m = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(load_text("schema_version: 1\nname: b\nsample: s\ndefault_batch: 1\n"
+                         "optimizer: sgd\nloss_copy_bytes: -5\nlayers:\n  - name: l\n"
+                         "    fwd_flops: 1\n    bwd_flops: 1\n    fwd_bytes: 1\n"
+                         "    act_bytes: 0\n    params:\n      - {name: w, numel: 1}\n",
+                         &m, &err),
+               DS_EINPUT);
+  cr_assert(strstr(err.msg, "loss_copy_bytes") && strstr(err.msg, ":6:"), "%s", err.msg);
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     char text[1024];
     snprintf(text, sizeof text,
@@ -153,8 +181,8 @@ Test(xfmr_kernels, bad_keys_are_located) {
              "layers:\n  - name: l\n%s    class: matmul\n    fwd_flops: 1\n    bwd_flops: 1\n"
              "    fwd_bytes: 1\n    act_bytes: 0\n    params:\n      - {name: w, numel: 1}\n",
              bad[i][0]);
-    struct ds_model *m = NULL;
-    struct ds_err err = {0};
+    m = NULL;
+    err = (struct ds_err){0};
     cr_assert_eq(load_text(text, &m, &err), DS_EINPUT, "%s", bad[i][0]);
     cr_assert(strstr(err.msg, bad[i][1]), "%s: %s", bad[i][0], err.msg);
   }

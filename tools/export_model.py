@@ -410,6 +410,17 @@ def note_gemm_align(layer, func, args, out):
     layer.gemm_align = min(getattr(layer, "gemm_align", GEMM_ALIGN_MAX), a)
 
 
+def copy_bytes(rec, func, args, kwargs, out):
+    """Bytes a copy-like op moves on CUDA: its inputs read and outputs written; slice and
+    select backward write their zeroed output, then copy the gradient into a slice of it
+    (read it, write as much)."""
+    packet = func._overloadpacket
+    moved = rec.user_bytes((args, kwargs)) + rec.user_bytes(out)
+    if packet in _ops("slice_backward", "select_backward"):
+        moved += rec.user_bytes((args, kwargs))
+    return moved
+
+
 def note_bwd_kernels(rec, layer, func, args, kwargs, out):
     """Backward: bytes read + written by the layer's reductions and layout copies."""
     packet = func._overloadpacket
@@ -418,7 +429,22 @@ def note_bwd_kernels(rec, layer, func, args, kwargs, out):
             rec.user_bytes((args, kwargs)) + rec.user_bytes(out)
     elif packet in BWD_COPY:
         layer.bwd_copy_bytes = getattr(layer, "bwd_copy_bytes", 0) + \
-            rec.user_bytes((args, kwargs)) + rec.user_bytes(out)
+            copy_bytes(rec, func, args, kwargs, out)
+
+
+def note_loss_copy(rec, func, args, kwargs, out):
+    """The loss, forward and backward (before any layer's node): bytes of its layout copies
+    (a language model's logits[:, :-1] reshaped to rows: a clone; its backward: slice
+    backward), rec.loss_copy_bytes."""
+    if func._overloadpacket in BWD_COPY:
+        rec.loss_copy_bytes = getattr(rec, "loss_copy_bytes", 0) + \
+            copy_bytes(rec, func, args, kwargs, out)
+
+
+def loss_copy_line(rec, batch):
+    """The model file's root key loss_copy_bytes (per sample, real dtypes), where nonzero."""
+    v = per_sample(getattr(rec, "loss_copy_bytes", 0), batch)
+    return ["loss_copy_bytes: %d" % v] if v else []
 
 
 def kernel_lines(layer, batch):
@@ -439,8 +465,9 @@ KERNEL_HEADER = (
     "operand's leading dimension, contiguous extent and offset in the layer's forward "
     "(a half-precision GEMM below 8 runs cuBLAS's narrow-load kernels); bwd_reduce_bytes, "
     "bwd_copy_bytes = bytes read + written by the reductions (bias gradients) and layout "
-    "copies (clone, cat, copy_, slice/select backward) the layer's autograd nodes run in "
-    "backward, real dtypes.")
+    "copies (clone, cat, copy_, slice/select backward: zero fill, then the copy) the layer's "
+    "autograd nodes run in backward, real dtypes; loss_copy_bytes = the same for the loss's "
+    "own copies, forward and backward (a language model's shifted logits).")
 
 
 def conv_pass_flops(out_numel, w):
@@ -497,6 +524,8 @@ class Dispatch(TorchDispatchMode):
         elif rec.phase == "bwd" and rec.bwd_layer is not None:
             rec.bwd_layer.bwd_flops += op_flops(func, args, kwargs, out)
             note_bwd_kernels(rec, rec.bwd_layer, func, args, kwargs, out)
+        elif rec.phase in ("loss", "bwd"):
+            note_loss_copy(rec, func, args, kwargs, out)
         return out
 
 
@@ -644,7 +673,10 @@ def record(model, x, loss_kind):
                 out = call(model, x)
                 rec.phase = None
             fwd_total = counter.get_total_flops()
-            loss = loss_of(out, loss_kind)
+            with Dispatch(rec):
+                rec.phase = "loss"
+                loss = loss_of(out, loss_kind)
+                rec.phase = None
         for node, layer in rec.node_layer.items():
             def pre(grad_outputs, layer=layer):
                 rec.bwd_layer = layer
@@ -768,6 +800,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         "input_bytes: %d" % in_bytes,
         "output_bytes: %d" % out_bytes,
         "output_classes: %d" % outs[0].shape[-1],
+    ] + loss_copy_line(rec, B) + [
         "layers:",
     ]
     for l in layers:

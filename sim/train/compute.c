@@ -299,7 +299,15 @@ double ds_compute_loss_ns(const struct ds_compute *c, const struct ds_model *mod
     double elems = samples * model->output_bytes / 4.0;
     *bytes = passes * samples * model->output_bytes + 2 * elems * (2 + 4);
   }
-  return ds_compute_kernel_ns(c, 0, *bytes);
+  double ns = ds_compute_kernel_ns(c, 0, *bytes);
+  if (model->loss_copy_bytes > 0) {
+    /* the copies are of the model's outputs: half under --amp (the logits
+     * are sliced before the loss's cast to fp32) */
+    double copy = model->loss_copy_bytes * samples * act_scale(c);
+    *bytes += copy;
+    ns += ds_compute_kernel_ns(c, 0, copy);
+  }
+  return ns;
 }
 
 double ds_compute_step_ns(const struct ds_compute *c,

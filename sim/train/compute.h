@@ -189,7 +189,9 @@ int ds_compute_loss_passes(double classes);
  * what it moves. Under --amp the loss runs in fp32 (autocast's fp32 list:
  * cross_entropy_loss, log_softmax, nll_loss): the passes over output_bytes, plus the
  * cast of the half outputs to fp32 and its backward's cast of the gradient
- * back, 6 B per output element each. Every strategy charges its loss with this, so one GPU
+ * back, 6 B per output element each. Then the loss's own layout copies
+ * (model.h loss_copy_bytes: GPT-2's shifted logits), a kernel of their own, in the
+ * activation dtype. Every strategy charges its loss with this, so one GPU
  * costs the same under each. */
 double ds_compute_loss_ns(const struct ds_compute *c, const struct ds_model *model,
                           double samples, double *bytes);

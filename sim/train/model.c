@@ -13,7 +13,8 @@
 
 static const char *const root_keys[] = {"schema_version", "name", "sample",
                                         "default_batch", "optimizer", "input_bytes",
-                                        "output_bytes", "output_classes", "layers", "grad_ready",
+                                        "output_bytes", "output_classes", "loss_copy_bytes", "layers",
+                                        "grad_ready",
                                         "registration", "buffers", NULL};
 static const char *const buffer_keys[] = {"name", "numel", "bytes", "dtype", NULL};
 static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
@@ -360,6 +361,8 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
     DS_CHECK_GOTO(read_nonneg(&root, "output_bytes", &m->output_bytes, err), st, out);
   if (ds_cmap_get(&root, "output_classes", &node))
     DS_CHECK_GOTO(read_nonneg(&root, "output_classes", &m->output_classes, err), st, out);
+  if (ds_cmap_get(&root, "loss_copy_bytes", &node))
+    DS_CHECK_GOTO(read_nonneg(&root, "loss_copy_bytes", &m->loss_copy_bytes, err), st, out);
   if (ds_cmap_get(&root, "grad_ready", &node)) {
     DS_CHECK_GOTO(read_name_list(m, &node, &m->grad_ready, err), st, out);
     m->n_grad_ready = m->n_params;

@@ -130,6 +130,11 @@ struct ds_model {
   /* The output's last dimension (key output_classes: the row the loss's
    * softmax runs over, compute.h); 0 when the file gives none. */
   double output_classes;
+  /* Bytes per sample (fp32) of the loss's own layout copies, forward and
+   * backward (key loss_copy_bytes, tools/export_model.py; 0 when absent): a
+   * language model's shifted logits, logits[:, :-1] reshaped to rows (a
+   * clone) and its backward (slice_backward: zero fill, then the copy). */
+  double loss_copy_bytes;
   /* model.named_buffers() in order (key buffers, optional: none). Owned. */
   struct ds_buffer *buffers;
   int32_t n_buffers;

@@ -142,9 +142,9 @@ def classify(chain):
         if any(any(d > VOCAB_MIN for d in s) for s in shapes if isinstance(s, list)):
             return "lmhead"
         return "matmul"
-    if any(isinstance(s, list) and s and isinstance(s[-1], int) and s[-1] > VOCAB_MIN
-           for e in aten for s in dims(e)):
-        return "loss"
+    if any(t in DTYPES and isinstance(s, list) and len(s) >= 2 and isinstance(s[-1], int) and
+           s[-1] > VOCAB_MIN for e in aten for s, t in zip(dims(e), types(e))):
+        return "loss"  # a tensor on the logits (sizes and stride lists are not tensors)
     if outer in CAST or "ToCopyBackward" in node or (
             inner == "aten::copy_" and len(set(t for t in types(chain[-1]) if t in DTYPES)) > 1):
         return "memory:cast"

@@ -36,6 +36,13 @@
  *    measured slowdown, written beside the mechanism's SMs/(SMs - blocks)
  *    (sim/train/interference.h). The copy's end is checked to follow the
  *    last GEMM, so every timed GEMM had it beside it.
+ *  - unaligned half-precision GEMMs (efficiency.matmul_unaligned_half,
+ *    sim/train/compute.h): GPT-2's LM head forward as PyTorch calls cuBLAS
+ *    (cublasGemmEx, bf16 where the GPU has it, else fp16, FP32 accumulate,
+ *    transa T: out[8192, N] = x[8192, 768] W[N, 768]^T), with N = 50257
+ *    (not a multiple of 8: cuBLAS's narrow-load kernels) and N = 50264 (the
+ *    next multiple of 8), median of --iters each; the first's rate over the
+ *    half peak is written, the second's is reported beside it.
  * Peaks: a small table from topologies/gpus.yaml (matched on the CUDA
  * device name) or --peak-tflops / --mem-bw.
  *
@@ -104,13 +111,14 @@ struct peak_row {
   const char *match, *also, *not_;
   const char *table_name;
   double fp32_tflops, tf32_tflops, mem_gbps;
+  double half_tflops; /* dense fp16/bf16 tensor rate */
 };
 static const struct peak_row peak_table[] = {
-    {"H100", "", "PCIe", "H100-SXM5-80GB", 66.9, 494.7, 3350},
-    {"H200", "", "NVL", "H200-SXM-141GB", 66.9, 494.7, 4800},
-    {"A100", "80GB", "PCIe", "A100-SXM4-80GB", 19.5, 156, 2039},
-    {"A100", "40GB", "PCIe", "A100-SXM4-40GB", 19.5, 156, 1555},
-    {"V100", "", "PCIe", "V100-SXM2", 15.7, 0, 900},
+    {"H100", "", "PCIe", "H100-SXM5-80GB", 66.9, 494.7, 3350, 989.4},
+    {"H200", "", "NVL", "H200-SXM-141GB", 66.9, 494.7, 4800, 989.4},
+    {"A100", "80GB", "PCIe", "A100-SXM4-80GB", 19.5, 156, 2039, 312},
+    {"A100", "40GB", "PCIe", "A100-SXM4-40GB", 19.5, 156, 1555, 312},
+    {"V100", "", "PCIe", "V100-SXM2", 15.7, 0, 900, 125},
 };
 
 struct cal_opts {
@@ -157,6 +165,9 @@ struct compute_meas {
   double conv_t_s[2];  /* their median times summed: [0] FP32 math, [1] TF32 */
   double interf_alone_s, interf_beside_s; /* median GEMM time */
   int interf_blocks;
+  /* the LM-head GEMM (UNALIGNED_* below), median: [0] N unaligned, [1] aligned */
+  double unaligned_t_s[2];
+  int unaligned_bf16; /* 1: bf16, 0: fp16 */
 };
 
 struct cal_ctx {
@@ -393,6 +404,10 @@ struct blas {
   cublasStatus_t (*sgemm)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
                           const float *, const float *, int, const float *, int, const float *,
                           float *, int);
+  cublasStatus_t (*gemm_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                            const void *, const void *, cudaDataType_t, int, const void *,
+                            cudaDataType_t, int, const void *, void *, cudaDataType_t, int,
+                            cublasComputeType_t, cublasGemmAlgo_t); /* may be NULL */
 };
 
 static ds_status blas_open(struct blas *b, int32_t rank, struct ds_err *err) {
@@ -412,6 +427,7 @@ static ds_status blas_open(struct blas *b, int32_t rank, struct ds_err *err) {
   *(void **)&b->set_math = dlsym(b->lib, "cublasSetMathMode");
   *(void **)&b->get_version = dlsym(b->lib, "cublasGetVersion_v2");
   *(void **)&b->sgemm = dlsym(b->lib, "cublasSgemm_v2");
+  *(void **)&b->gemm_ex = dlsym(b->lib, "cublasGemmEx");
   if (!b->create || !b->destroy || !b->set_stream || !b->sgemm)
     return ds_err_set(err, DS_EIO, "rank %d: %s lacks cublasCreate_v2, cublasSetStream_v2 or "
                       "cublasSgemm_v2", rank, b->soname);
@@ -631,6 +647,70 @@ static ds_status measure_conv_proxy(struct cal_ctx *c, struct cres *r, struct co
   return st;
 }
 
+/* GPT-2's LM head (tools/torch_models.py gpt2 at batch 8): 8192 tokens,
+ * 768 features, a vocabulary of 50257, and the next multiple of 8. */
+enum { UNALIGNED_M = 8192, UNALIGNED_K = 768, UNALIGNED_N = 50257, ALIGNED_N = 50264 };
+
+__global__ static void fill_u16(unsigned short *p, size_t n, unsigned short v) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
+    p[i] = v;
+}
+
+/* The LM-head GEMM with N unaligned and aligned (the header's list); a
+ * cuBLAS without cublasGemmEx leaves the times 0 (nothing written). */
+static ds_status measure_unaligned(struct cal_ctx *c, struct cres *r, struct compute_meas *m,
+                                   int gpu, int32_t rank, struct ds_err *err) {
+  m->unaligned_t_s[0] = m->unaligned_t_s[1] = 0;
+  if (!r->bl.gemm_ex) return DS_OK;
+  cudaDeviceProp prop;
+  DS_CUDA_CHECK(cudaGetDeviceProperties(&prop, gpu));
+  m->unaligned_bf16 = prop.major >= 8;
+  cudaDataType_t type = m->unaligned_bf16 ? CUDA_R_16BF : CUDA_R_16F;
+  /* about 0.1 in either type: fp16 0x2e66, bf16 0x3dcd */
+  unsigned short val = m->unaligned_bf16 ? 0x3dcd : 0x2e66;
+  size_t na = (size_t)UNALIGNED_M * UNALIGNED_K, nw = (size_t)ALIGNED_N * UNALIGNED_K,
+         nc = (size_t)UNALIGNED_M * ALIGNED_N;
+  unsigned short *x = NULL, *w = NULL, *out = NULL;
+  int iters = c->o->iters;
+  double *t = (double *)malloc((size_t)iters * sizeof *t);
+  if (!t) return ds_err_set(err, DS_ENOMEM, "out of memory");
+  ds_status st = [&]() -> ds_status {
+    DS_CUDA_CHECK(cudaMalloc((void **)&x, na * sizeof *x));
+    DS_CUDA_CHECK(cudaMalloc((void **)&w, nw * sizeof *w));
+    DS_CUDA_CHECK(cudaMalloc((void **)&out, nc * sizeof *out));
+    fill_u16<<<1024, 256, 0, r->s>>>(x, na, val);
+    fill_u16<<<1024, 256, 0, r->s>>>(w, nw, val);
+    DS_CUDA_CHECK(cudaGetLastError());
+    const float one = 1.0f, zero = 0.0f;
+    for (int aligned = 0; aligned < 2; aligned++) {
+      int n = aligned ? ALIGNED_N : UNALIGNED_N;
+      /* column-major: out^T [n x M] = W [n x K] (row-major [n, K]: op T, lda K) x^T */
+      auto issue = [&]() -> ds_status {
+        cublasStatus_t b = r->bl.gemm_ex(r->bl.h, CUBLAS_OP_T, CUBLAS_OP_N, n, UNALIGNED_M,
+                                         UNALIGNED_K, &one, w, type, UNALIGNED_K, x, type,
+                                         UNALIGNED_K, &zero, out, type, n, CUBLAS_COMPUTE_32F,
+                                         CUBLAS_GEMM_DEFAULT);
+        if (b != CUBLAS_STATUS_SUCCESS)
+          return ds_err_set(err, DS_EIO, "rank %d: cublasGemmEx (%dx%dx%d, %s) failed: "
+                            "status %d", rank, UNALIGNED_M, n, UNALIGNED_K,
+                            m->unaligned_bf16 ? "bf16" : "fp16", (int)b);
+        return DS_OK;
+      };
+      DS_CHECK(issue()); /* warm-up */
+      DS_CHECK(time_each(r, iters, t, rank, err, issue));
+      m->unaligned_t_s[aligned] = median(t, (size_t)iters);
+    }
+    return DS_OK;
+  }();
+  free(t);
+  cudaStreamSynchronize(r->s);
+  cudaFree(x);
+  cudaFree(w);
+  cudaFree(out);
+  return st;
+}
+
 /* A compute-bound GEMM alone, then beside copy_for with `blocks` blocks on
  * a second stream; median times into m. */
 static ds_status measure_interference(struct cal_ctx *c, struct cres *r, struct compute_meas *m,
@@ -812,6 +892,7 @@ static ds_status measure_compute(struct cal_ctx *c, int gpu, struct compute_meas
   if (st == DS_OK) st = measure_gemms(c, &r, m, rank, err);
   if (st == DS_OK) st = measure_conv_proxy(c, &r, m, rank, err);
   if (st == DS_OK) st = measure_interference(c, &r, m, rank, err);
+  if (st == DS_OK) st = measure_unaligned(c, &r, m, gpu, rank, err);
   cres_free(&r);
   return st;
 }
@@ -930,6 +1011,13 @@ static ds_status finish(struct cal_ctx *c, const struct compute_meas *m, int32_t
     if (mm_rate[math] > 0) cal.eff[EFF_MATMUL + math] = fmin(mm_rate[math] / peak_of[math], 1.0);
     if (conv_rate[math] > 0) cal.eff[EFF_CONV + math] = fmin(conv_rate[math] / peak_of[math], 1.0);
   }
+  /* Unaligned half GEMMs: the LM head's rate with N = 50257 over the half
+   * peak (ds_calib_efficiency_keys[EFF_UNALIGNED]). */
+  enum { EFF_UNALIGNED = 9 };
+  double lm_flops = 2.0 * UNALIGNED_M * UNALIGNED_K, half_peak = row ? row->half_tflops * 1e12 : 0;
+  double un_rate = mm.unaligned_t_s[0] > 0 ? lm_flops * UNALIGNED_N / mm.unaligned_t_s[0] : 0;
+  double al_rate = mm.unaligned_t_s[1] > 0 ? lm_flops * ALIGNED_N / mm.unaligned_t_s[1] : 0;
+  if (un_rate > 0 && half_peak > 0) cal.eff[EFF_UNALIGNED] = fmin(un_rate / half_peak, 1.0);
   /* Interference: the measured slowdown (at least 1: a GEMM that came out
    * faster beside the copy is noise) and the mechanism's prediction. */
   double slowdown = mm.interf_alone_s > 0 ? mm.interf_beside_s / mm.interf_alone_s : 0;
@@ -1041,6 +1129,15 @@ static ds_status finish(struct cal_ctx *c, const struct compute_meas *m, int32_t
           conv_shapes[i][2]);
     add(&h, "), %.4g GFLOP in %.3f ms\n", mm.conv_flops / 1e9, mm.conv_t_s[math] * 1e3);
   }
+  if (cal.eff[EFF_UNALIGNED] > 0)
+    add(&h, "# efficiency.matmul_unaligned_half = %.4g TFLOP/s / %.1f peak: cublasGemmEx %s "
+        "%dx%dx%d (N unaligned) %.3f ms; N = %d (aligned) %.3f ms, %.4g TFLOP/s (%.2fx)\n",
+        un_rate / 1e12, half_peak / 1e12, mm.unaligned_bf16 ? "bf16" : "fp16", UNALIGNED_M,
+        UNALIGNED_N, UNALIGNED_K, mm.unaligned_t_s[0] * 1e3, ALIGNED_N,
+        mm.unaligned_t_s[1] * 1e3, al_rate / 1e12, al_rate / un_rate);
+  else
+    add(&h, "# efficiency.matmul_unaligned_half: not written (%s)\n",
+        !(half_peak > 0) ? "no half peak known for this GPU" : "cuBLAS lacks cublasGemmEx");
   if (cal.has_interference)
     add(&h, "# nccl.interference: SGEMM %d^3 (FP32 math) %.3f ms alone, %.3f ms beside a copy "
         "kernel of %d blocks x %d threads: slowdown %.4f%s; the mechanism's %d/(%d-%d) = %.4f; "

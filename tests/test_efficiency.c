@@ -319,6 +319,7 @@ Test(efficiency, calib_round_trips_the_new_sections) {
   memset(&c, 0, sizeof c);
   c.eff[1] = 0.2123456789; /* conv_tf32 */
   c.eff[3] = 0.6312349;    /* matmul_fp32 */
+  c.eff[9] = 0.1245;       /* matmul_unaligned_half */
   c.has_nccl_launch = 1;
   c.nccl_launch_ns = 7512.3456;
   c.has_interference = 1;
@@ -332,7 +333,8 @@ Test(efficiency, calib_round_trips_the_new_sections) {
   cr_assert_eq(ds_calib_write(fp, &c, NULL), 0);
   fclose(fp);
   char *first = ds_test_slurp(path);
-  cr_assert(strstr(first, "efficiency:\n  conv_tf32: 0.212346\n  matmul_fp32: 0.631235\n"),
+  cr_assert(strstr(first, "efficiency:\n  conv_tf32: 0.212346\n  matmul_fp32: 0.631235\n"
+                          "  matmul_unaligned_half: 0.1245\n"),
             "%s", first);
   cr_assert(strstr(first, "nccl:\n  launch: 7.51235us\n  interference_blocks: 24\n"), "%s",
             first);

@@ -363,6 +363,113 @@ class Recorder:
         return t
 
 
+# -- Kernels beside a layer's own math (transformer models): a GEMM's operand alignment,
+# and the reductions and layout copies its backward runs. Kept in their own functions.
+
+GEMM_OPS = {aten.mm, aten.addmm, aten.bmm, aten.baddbmm}
+# cuBLAS/CUTLASS load a GEMM operand with vector loads of up to 16 bytes (8 elements of a
+# 2-byte type) only when its leading dimension, its contiguous extent and its start are
+# multiples of that many elements; otherwise it runs the kernels with narrower loads
+# (CUTLASS's AlignmentA/B/C template parameter; the trace shows
+# cutlass_75_tensorop_bf16_s1688gemm_..._align1 for GPT-2's 50257-wide LM head).
+GEMM_ALIGN_MAX = 8
+# Backward ops that are memory-bound kernels of their own, not part of the layer's math:
+# bias gradients (AddmmBackward0's grad.sum_to_size: one reduction over the tokens per
+# Linear with a bias) and layout copies (reshape of a non-contiguous gradient: clone;
+# split's backward: cat; slice/select backward: zeros then copy_).
+BWD_REDUCE = _ops("sum")
+BWD_COPY = _ops("clone", "cat", "copy_", "slice_backward", "select_backward")
+
+
+def operand_align(t):
+    """The largest power of two, at most GEMM_ALIGN_MAX elements, dividing t's leading
+    dimension, its contiguous extent and its storage offset (a matrix or a batch of
+    matrices; the batch stride too); GEMM_ALIGN_MAX when neither of its last two
+    dimensions is contiguous (cuBLAS gets a copy then)."""
+    if t.dim() < 2:
+        return GEMM_ALIGN_MAX
+    (r, c), (sr, sc) = t.shape[-2:], t.stride()[-2:]
+    if sc == 1 or c == 1:
+        vals = [sr, c]
+    elif sr == 1 or r == 1:
+        vals = [sc, r]
+    else:
+        return GEMM_ALIGN_MAX
+    vals += [t.storage_offset()] + ([t.stride()[-3]] if t.dim() == 3 and t.shape[0] > 1 else [])
+    a = GEMM_ALIGN_MAX
+    while a > 1 and any(v % a for v in vals):
+        a //= 2
+    return a
+
+
+def note_gemm_align(layer, func, args, out):
+    """Forward: the smallest operand alignment of the layer's GEMMs (layer.gemm_align)."""
+    if func._overloadpacket not in GEMM_OPS:
+        return
+    a = min(operand_align(t) for t in tensors((args, out)) if t.dim() >= 2)
+    layer.gemm_align = min(getattr(layer, "gemm_align", GEMM_ALIGN_MAX), a)
+
+
+def copy_bytes(rec, func, args, kwargs, out):
+    """Bytes a copy-like op moves on CUDA: its inputs read and outputs written; slice and
+    select backward write their zeroed output, then copy the gradient into a slice of it
+    (read it, write as much)."""
+    packet = func._overloadpacket
+    moved = rec.user_bytes((args, kwargs)) + rec.user_bytes(out)
+    if packet in _ops("slice_backward", "select_backward"):
+        moved += rec.user_bytes((args, kwargs))
+    return moved
+
+
+def note_bwd_kernels(rec, layer, func, args, kwargs, out):
+    """Backward: bytes read + written by the layer's reductions and layout copies."""
+    packet = func._overloadpacket
+    if packet in BWD_REDUCE:
+        layer.bwd_reduce_bytes = getattr(layer, "bwd_reduce_bytes", 0) + \
+            rec.user_bytes((args, kwargs)) + rec.user_bytes(out)
+    elif packet in BWD_COPY:
+        layer.bwd_copy_bytes = getattr(layer, "bwd_copy_bytes", 0) + \
+            copy_bytes(rec, func, args, kwargs, out)
+
+
+def note_loss_copy(rec, func, args, kwargs, out):
+    """The loss, forward and backward (before any layer's node): bytes of its layout copies
+    (a language model's logits[:, :-1] reshaped to rows: a clone; its backward: slice
+    backward), rec.loss_copy_bytes."""
+    if func._overloadpacket in BWD_COPY:
+        rec.loss_copy_bytes = getattr(rec, "loss_copy_bytes", 0) + \
+            copy_bytes(rec, func, args, kwargs, out)
+
+
+def loss_copy_line(rec, batch):
+    """The model file's root key loss_copy_bytes (per sample, real dtypes), where nonzero."""
+    v = per_sample(getattr(rec, "loss_copy_bytes", 0), batch)
+    return ["loss_copy_bytes: %d" % v] if v else []
+
+
+def kernel_lines(layer, batch):
+    """The model file's keys for the above: gemm_align where the layer runs a GEMM,
+    bwd_reduce_bytes and bwd_copy_bytes (per sample, real dtypes) where nonzero."""
+    out = []
+    if hasattr(layer, "gemm_align"):
+        out.append("    gemm_align: %d" % layer.gemm_align)
+    for key in ("bwd_reduce_bytes", "bwd_copy_bytes"):
+        v = per_sample(getattr(layer, key, 0), batch)
+        if v:
+            out.append("    %s: %d" % (key, v))
+    return out
+
+
+KERNEL_HEADER = (
+    "gemm_align = the largest power of two (at most 8) of elements dividing every GEMM "
+    "operand's leading dimension, contiguous extent and offset in the layer's forward "
+    "(a half-precision GEMM below 8 runs cuBLAS's narrow-load kernels); bwd_reduce_bytes, "
+    "bwd_copy_bytes = bytes read + written by the reductions (bias gradients) and layout "
+    "copies (clone, cat, copy_, slice/select backward: zero fill, then the copy) the layer's "
+    "autograd nodes run in backward, real dtypes; loss_copy_bytes = the same for the loss's "
+    "own copies, forward and backward (a language model's shifted logits).")
+
+
 def conv_pass_flops(out_numel, w):
     # 2 * output elements * (C_in / groups) * kernel: weight is [C_out, C_in/groups, k...]
     k = 1
@@ -406,6 +513,7 @@ class Dispatch(TorchDispatchMode):
                 return out
             layer.ops.add(packet)
             layer.fwd_flops += op_flops(func, args, kwargs, out)
+            note_gemm_align(layer, func, args, out)
             if not top.leaf:
                 if not quiet:
                     layer.fwd_bytes += rec.user_bytes((args, kwargs, out))
@@ -415,6 +523,9 @@ class Dispatch(TorchDispatchMode):
                         rec.attach(layer, i)
         elif rec.phase == "bwd" and rec.bwd_layer is not None:
             rec.bwd_layer.bwd_flops += op_flops(func, args, kwargs, out)
+            note_bwd_kernels(rec, rec.bwd_layer, func, args, kwargs, out)
+        elif rec.phase in ("loss", "bwd"):
+            note_loss_copy(rec, func, args, kwargs, out)
         return out
 
 
@@ -562,7 +673,10 @@ def record(model, x, loss_kind):
                 out = call(model, x)
                 rec.phase = None
             fwd_total = counter.get_total_flops()
-            loss = loss_of(out, loss_kind)
+            with Dispatch(rec):
+                rec.phase = "loss"
+                loss = loss_of(out, loss_kind)
+                rec.phase = None
         for node, layer in rec.node_layer.items():
             def pre(grad_outputs, layer=layer):
                 rec.bwd_layer = layer
@@ -664,6 +778,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         "autocast runs on activations (read + write), weights' casts excluded (the simulator "
         "adds them); amp_grad_cast_bytes = the casts autograd's engine adds in backward, "
         "where an op promoted a half input to fp32 (the input's gradient cast to half).",
+        KERNEL_HEADER,
         "grad_ready: parameters in the order their gradients were accumulated in that "
         "backward (the order DDP's reducer hooks fire).",
         "buffers: model.named_buffers() (what DDP broadcasts before each forward with "
@@ -685,6 +800,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         "input_bytes: %d" % in_bytes,
         "output_bytes: %d" % out_bytes,
         "output_classes: %d" % outs[0].shape[-1],
+    ] + loss_copy_line(rec, B) + [
         "layers:",
     ]
     for l in layers:
@@ -700,6 +816,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
             "    amp_cast_bytes: %d" % l.ac,
             "    amp_grad_cast_bytes: %d" % l.ag,
         ]
+        out += kernel_lines(l, B)
         if l.params:
             out.append("    params:")
             for i in l.params:

@@ -88,6 +88,24 @@ _A100 = [
      "Compute too (the thread cites a GTC talk: ~90% at most)",
      "https://forums.developer.nvidia.com/t/trouble-to-reach-peak-bandwidth-of-a100/339083"),
 ]
+# matmul_unaligned_half: a half-precision GEMM whose operands' leading dimensions are not
+# multiples of 8 elements runs cuBLAS's narrow-load kernels (sim/train/compute.h). FIT on
+# the H200 GPT-2 bf16 b8 run (validation/training.csv marks that row `fit`), from its
+# profiler trace bench/results/gpu-2026-11-26-h200/prof/gpt2-bf16-b8-p.json.gz: the LM head
+# (8192 tokens x 768 -> 50257, tied to the embedding) ran
+# cutlass_75_tensorop_bf16_s1688gemm_bf16_{128x128_tn, 256x128_nn, 128x256_nt}_align1,
+# forward 6.635 ms, input gradient 4.500 ms, weight gradient 4.265 ms (mean of the two
+# profiled iterations). Each GEMM is 2 * 8192 * 50257 * 768 = 632.38 GFLOP, so
+# 3 * 632.38e9 / 15.400e-3 s = 123.2 TFLOP/s, of the 989.4 TFLOP/s bf16 peak.
+# H100 SXM takes H200's value: the same GH100 chip (132 SMs, 1980 MHz, the same tensor
+# cores); the kernel is bound inside the SM, not by HBM. The H100 run (its trace's
+# kernel table, bench/results/gpu-2026-11-26-h200/h100/prof/gpt2-bf16-b8-p.txt: 6.697,
+# 4.543, 4.321 ms) is validation, not fitted. Other GPUs: not measured.
+_UNALIGNED_TRACE = ("bench/results/gpu-2026-11-26-h200/prof/gpt2-bf16-b8-p.json.gz "
+                    "(this project, 2026-11-26; FIT on the H200 GPT-2 bf16 run)")
+_UNALIGNED = ("matmul_unaligned_half", 123.2, 989.4, "TFLOPS",
+              "cuBLAS align1 bf16 GEMMs of GPT-2's LM head, 3 x 632.38 GFLOP in 15.400 ms, H200",
+              _UNALIGNED_TRACE)
 _H100_CAL2 = ("bench/results/gpu-2026-11-26-h200/h100/calibrate-bert-base.log "
               "(this project, 2026-11-26)")
 # H100 measured as H200 below (same method, same day; the 2026-11-23 run fitted
@@ -107,6 +125,8 @@ _H100 = [
     ("conv_half", 794.5, 989, "TFLOPS", "proxy: matmul_half (implicit GEMM)", _MAMF),
     ("memory", 2979, 3350, "GB/s", "cudaMemcpy device to device of 512 MiB, 2*S/t, H100 SXM",
      _H100_CAL2),
+    _UNALIGNED[:4] + ("H200's (same GH100 chip and clocks): " + _UNALIGNED[4],
+                      _UNALIGNED[5]),
 ]
 _H200_CAL = ("bench/results/gpu-2026-11-26-h200/calibrate-bert-base.log and calibrate-resnet50.log "
              "(this project, 2026-11-26)")
@@ -129,6 +149,7 @@ _H200 = [
     ("conv_half", 828.6, 989, "TFLOPS", "proxy: matmul_half (implicit GEMM)", _MAMF),
     ("memory", 4172, 4800, "GB/s", "cudaMemcpy device to device of 512 MiB, 2*S/t, H200",
      _H200_CAL),
+    _UNALIGNED,
 ]
 EFFICIENCY = {
     "V100-SXM2-16/32GB": _V100,
@@ -138,7 +159,7 @@ EFFICIENCY = {
     "H200-SXM-141GB": _H200,
 }
 EFF_KEYS = [c + "_" + m for c in ("conv", "matmul", "attention")
-            for m in ("fp32", "tf32", "half")] + ["memory"]
+            for m in ("fp32", "tf32", "half")] + ["matmul_unaligned_half", "memory"]
 
 
 def efficiency_lines(gpu, has_tf32):

@@ -16,7 +16,10 @@ as ddpsim's op classes (compute.h):
   memory:elementwise              pointwise ops (add, mul, gelu, dropout, where, ...)
   memory:norm                     layer_norm, batch_norm (and their backward)
   memory:softmax                  softmax (attention's)
-  loss                            log_softmax, nll_loss / cross entropy (ddpsim's loss op)
+  loss                            log_softmax, nll_loss / cross entropy, and every other
+                                  kernel on the logits (an op whose input's last dimension
+                                  is the vocabulary, > 30000: a language model's shifted
+                                  logits' copies, their cast to fp32): ddpsim's loss op
   memory:cast                     dtype conversions (aten::_to_copy, copy_ between
                                   dtypes): autocast's casts and their backward
   memory:copy                     other copies (contiguous, cat, index, embedding)
@@ -31,6 +34,13 @@ launched by autograd's backward, the kernel count per iteration, and the share; 
 its layers grouped by their class in the model file and, for memory layers,
 by name (ln/norm -> norm, drop/act/add -> elementwise, ...). --top N lists the
 N ops (class, CPU op, input dtypes and shapes) with the most GPU time.
+--attention-block (transformer traces) adds a row comparing the whole attention
+block with ddpsim's attention class: ddpsim's attention layers (<parent>.core) hold
+every op between the projections (the two batched products, scale, mask, softmax,
+dropout, the heads' split and merge copies, autocast's casts), so its `attention`
+row is that block, while the trace's `attention` row is only the products. The
+block is every kernel of class attention plus every kernel launched by an op with a
+4-d input (batch, heads, tokens, x: the scores, the heads' layouts, the mask).
 
 Standard library only:
   python3 tools/trace_classes.py TRACE.json.gz [--schedule S.csv] [--model M.yaml] [--top 20]
@@ -132,6 +142,9 @@ def classify(chain):
         if any(any(d > VOCAB_MIN for d in s) for s in shapes if isinstance(s, list)):
             return "lmhead"
         return "matmul"
+    if any(t in DTYPES and isinstance(s, list) and len(s) >= 2 and isinstance(s[-1], int) and
+           s[-1] > VOCAB_MIN for e in aten for s, t in zip(dims(e), types(e))):
+        return "loss"  # a tensor on the logits (sizes and stride lists are not tensors)
     if outer in CAST or "ToCopyBackward" in node or (
             inner == "aten::copy_" and len(set(t for t in types(chain[-1]) if t in DTYPES)) > 1):
         return "memory:cast"
@@ -142,10 +155,20 @@ def classify(chain):
     return "memory:elementwise"
 
 
+def in_attention_block(cls, chain):
+    """A kernel of the attention block (--attention-block): the batched products, or any
+    kernel an op with a 4-d input launched (transformers have no other 4-d tensors)."""
+    if cls == "attention":
+        return True
+    return any(isinstance(d, list) and len(d) == 4
+               for e in chain if e["name"].startswith("aten::") for d in dims(e))
+
+
 def trace_classes(events):
     chain_of = ancestors_by_id(events)
     per = collections.defaultdict(lambda: [0.0, 0, 0.0])  # ms, kernels, of which backward
     top = collections.defaultdict(float)
+    block = [0.0, 0, 0.0]  # the attention block (--attention-block)
     for e in events:
         if e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
             continue
@@ -153,15 +176,21 @@ def trace_classes(events):
         cls = classify(chain)
         per[cls][0] += e["dur"] / 1e3
         per[cls][1] += 1
-        if any("evaluate_function:" in c["name"] for c in chain):
+        bwd = any("evaluate_function:" in c["name"] for c in chain)
+        if bwd:
             per[cls][2] += e["dur"] / 1e3
+        if cls not in ("optimizer", "scaler") and in_attention_block(cls, chain):
+            block[0] += e["dur"] / 1e3
+            block[1] += 1
+            block[2] += e["dur"] / 1e3 if bwd else 0
         if chain:
             aten = [c for c in chain if c["name"].startswith("aten::")] or chain
             key = (cls, aten[0]["name"], str(types(aten[0])[:3]), str(dims(aten[0])[:3]))
         else:
             key = (cls, e["name"][:50], "", "")
         top[key] += e["dur"] / 1e3
-    return per, top
+    per_block = {"attention block": block}
+    return per, top, per_block
 
 
 def schedule_class(name, layer_class):
@@ -218,8 +247,10 @@ def main():
     ap.add_argument("--schedule", help="ddpsim --schedule CSV of the same run")
     ap.add_argument("--model", help="its model file (layer classes; default from the schedule)")
     ap.add_argument("--top", type=int, default=0, help="list the N ops with most GPU time")
+    ap.add_argument("--attention-block", action="store_true",
+                    help="add the whole attention block beside ddpsim's attention class")
     a = ap.parse_args()
-    per, top = trace_classes(load(a.trace))
+    per, top, per_block = trace_classes(load(a.trace))
     pred = None
     if a.schedule:
         model = a.model
@@ -247,6 +278,17 @@ def main():
         print(line)
     print("%-20s %9.3f" % ("total", total) +
           ("  %37s %9.3f %23.2f" % ("", ptotal, total / ptotal) if pred else ""))
+    if a.attention_block:
+        ms, n, bwd = per_block["attention block"]
+        line = "%-20s %9.3f %8.3f %8.1f %5.1f%%" % ("attention block", ms / a.iters,
+                                                     bwd / a.iters, n / a.iters,
+                                                     100 * ms / a.iters / total if total else 0)
+        if pred:
+            pms, pbwd, pn = pred.get("attention", (0.0, 0, 0.0))[0], \
+                pred.get("attention", (0.0, 0, 0.0))[2], pred.get("attention", (0.0, 0, 0.0))[1]
+            line += "  %9.3f %8.3f %6d %7s" % (pms, pbwd, pn,
+                                               "%.2f" % (ms / a.iters / pms) if pms else "-")
+        print(line)
     if a.top:
         print("\ntop ops (ms per iteration): class, op, input types, input shapes")
         for (c, name, ty, sh), ms in sorted(top.items(), key=lambda kv: -kv[1])[:a.top]:

@@ -128,6 +128,9 @@ static void print_gpu(FILE *out, const struct ds_topo *t) {
     }
     fprintf(out, ";");
   }
+  /* half GEMMs on unaligned operands (compute.h): shown where measured */
+  if (e->matmul_unaligned_half > 0)
+    fprintf(out, " matmul_unaligned_half %.3f;", e->matmul_unaligned_half);
   if (e->memory > 0) fprintf(out, " memory %.3f\n", e->memory);
   else fprintf(out, " memory -\n");
 }

@@ -25,11 +25,15 @@ static const char *const gpu_keys[] = {
 
 const char *const ds_gpu_efficiency_keys[] = {
     "conv_fp32",      "conv_tf32",      "conv_half",     "matmul_fp32", "matmul_tf32",
-    "matmul_half",    "attention_fp32", "attention_tf32", "attention_half", "memory", NULL};
+    "matmul_half",    "attention_fp32", "attention_tf32", "attention_half",
+    "matmul_unaligned_half", "memory", NULL};
+
+enum { EFF_KEY_UNALIGNED = 9, EFF_KEY_MEMORY = 10 };
 
 double *ds_gpu_efficiency_slot(struct ds_gpu_efficiency *e, int key) {
-  if (key < 0 || key > 9) return NULL;
-  if (key == 9) return &e->memory;
+  if (key < 0 || key > EFF_KEY_MEMORY) return NULL;
+  if (key == EFF_KEY_MEMORY) return &e->memory;
+  if (key == EFF_KEY_UNALIGNED) return &e->matmul_unaligned_half;
   double *cls = key < 3 ? e->conv : key < 6 ? e->matmul : e->attention;
   return &cls[key % 3];
 }
@@ -40,7 +44,7 @@ ds_status ds_gpu_efficiency_read(const struct ds_cnode *map, struct ds_gpu_effic
   for (int k = 0; ds_gpu_efficiency_keys[k]; k++) {
     struct ds_cnode node;
     if (!ds_cmap_get(map, ds_gpu_efficiency_keys[k], &node)) continue;
-    if (k == 9 && !allow_memory)
+    if (k == EFF_KEY_MEMORY && !allow_memory)
       return ds_cnode_error(&node, err, "memory is set by the compute section's "
                             "mem_efficiency here, not under efficiency");
     double v;

@@ -65,6 +65,11 @@ struct ds_gpu_spec {
     double conv[DS_GPU_MATH_COUNT];
     double matmul[DS_GPU_MATH_COUNT];
     double attention[DS_GPU_MATH_COUNT];
+    /* A half-precision GEMM whose operands' leading dimensions are not
+     * multiples of 8 elements (16 bytes): cuBLAS runs its narrow-load
+     * kernels (compute.h, the layer's gemm_align). 0: not measured, the
+     * rule is not applied on this GPU. */
+    double matmul_unaligned_half;
     double memory;
   } eff;
 };

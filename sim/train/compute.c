@@ -111,6 +111,8 @@ void ds_compute_set_tf32(struct ds_compute *c, const struct ds_topo *topo, enum 
   c->class_efficiency[DS_LAYER_ATTENTION] =
       class_efficiency(topo, DS_LAYER_ATTENTION, mm_math, mm);
   c->class_efficiency[DS_LAYER_MEMORY] = eff;
+  /* measured only for the half types' tensor-core kernels (compute.h) */
+  c->unaligned_half_efficiency = !fp32 ? g->eff.matmul_unaligned_half : 0;
 }
 
 ds_status ds_compute_init(const struct ds_topo *topo, enum ds_dtype dtype, enum ds_amp amp,
@@ -176,6 +178,31 @@ double ds_compute_class_kernel_ns(const struct ds_compute *c, enum ds_layer_clas
   return t_s * 1e9 + c->params.kernel_overhead_ns;
 }
 
+int ds_compute_gemm_unaligned(const struct ds_compute *c, const struct ds_layer *l) {
+  return (l->cls == DS_LAYER_MATMUL || l->cls == DS_LAYER_ATTENTION) && l->gemm_align > 0 &&
+         l->gemm_align < DS_GEMM_ALIGNED && c->unaligned_half_efficiency > 0;
+}
+
+/* The layer's own kernel: its class's roofline, or for a half-precision GEMM
+ * on unaligned operands the unaligned kernels' efficiency on the same peak. */
+static double layer_kernel_ns(const struct ds_compute *c, const struct ds_layer *l,
+                              double flops, double bytes) {
+  if (!ds_compute_gemm_unaligned(c, l)) return ds_compute_class_kernel_ns(c, l->cls, flops, bytes);
+  double t_flops = flops / (c->class_peak_flops_per_s[l->cls] * c->unaligned_half_efficiency);
+  double t_mem = bytes / (c->mem_bw_bytes_per_s * c->params.mem_efficiency);
+  return (t_flops > t_mem ? t_flops : t_mem) * 1e9 + c->params.kernel_overhead_ns;
+}
+
+double ds_compute_bwd_extra_ns(const struct ds_compute *c, const struct ds_layer *l,
+                               int64_t batch) {
+  double scale = act_scale(c) * (double)batch, ns = 0;
+  if (l->bwd_reduce_bytes > 0)
+    ns += ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, l->bwd_reduce_bytes * scale);
+  if (l->bwd_copy_bytes > 0)
+    ns += ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, l->bwd_copy_bytes * scale);
+  return ns;
+}
+
 /* Under --amp with the model file's autocast traffic (model.h): the layer's
  * activation bytes as autocast's dtypes make them; otherwise every op's
  * bytes (op_fwd_bytes, else the module's inputs and outputs, fwd_bytes)
@@ -207,8 +234,7 @@ double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
   double per_param = p->half_weight_bytes ? p->param_bytes + 2.0 * p->half_weight_bytes
                                           : p->param_bytes;
   double weights = (double)l->param_numel * per_param;
-  return ds_compute_class_kernel_ns(c, l->cls, l->fwd_flops * b,
-                                    fwd_act_bytes(c, l) * b + weights) +
+  return layer_kernel_ns(c, l, l->fwd_flops * b, fwd_act_bytes(c, l) * b + weights) +
          (autocast_traffic(c, l) ? cast_ns(c, l->amp_cast_bytes, b) : 0);
 }
 
@@ -221,11 +247,11 @@ double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
   double per_param = p->half_weight_bytes ? 3.0 * p->half_weight_bytes + p->param_bytes
                                           : 2.0 * p->param_bytes;
   double weights = (double)l->param_numel * per_param;
-  return ds_compute_class_kernel_ns(c, l->cls, l->bwd_flops * b,
-                                    2 * fwd_act_bytes(c, l) * b + weights) +
+  return layer_kernel_ns(c, l, l->bwd_flops * b, 2 * fwd_act_bytes(c, l) * b + weights) +
          (autocast_traffic(c, l)
               ? cast_ns(c, l->amp_cast_bytes + l->amp_grad_cast_bytes, b)
-              : 0);
+              : 0) +
+         ds_compute_bwd_extra_ns(c, l, batch);
 }
 
 /* PyTorch's softmax kernels (aten/src/ATen/native/cuda/SoftMax.cu,
@@ -273,7 +299,15 @@ double ds_compute_loss_ns(const struct ds_compute *c, const struct ds_model *mod
     double elems = samples * model->output_bytes / 4.0;
     *bytes = passes * samples * model->output_bytes + 2 * elems * (2 + 4);
   }
-  return ds_compute_kernel_ns(c, 0, *bytes);
+  double ns = ds_compute_kernel_ns(c, 0, *bytes);
+  if (model->loss_copy_bytes > 0) {
+    /* the copies are of the model's outputs: half under --amp (the logits
+     * are sliced before the loss's cast to fp32) */
+    double copy = model->loss_copy_bytes * samples * act_scale(c);
+    *bytes += copy;
+    ns += ds_compute_kernel_ns(c, 0, copy);
+  }
+  return ns;
 }
 
 double ds_compute_step_ns(const struct ds_compute *c,

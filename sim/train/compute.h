@@ -82,6 +82,10 @@ struct ds_compute {
   double class_peak_flops_per_s[DS_LAYER_MEMORY + 1];
   double class_efficiency[DS_LAYER_MEMORY + 1];
   enum ds_gpu_math class_math[DS_LAYER_MEMORY + 1]; /* conv, matmul, attention */
+  /* Half-precision GEMMs on unaligned operands (ds_compute_gemm_unaligned):
+   * the GPU table's matmul_unaligned_half, or 0 (fp32 math, or not measured
+   * on this GPU: the layer's class efficiency applies). */
+  double unaligned_half_efficiency;
   double mem_bw_bytes_per_s;
   int32_t sms;             /* the GPU's SMs (interference.h) */
   struct ds_compute_params params;
@@ -96,6 +100,31 @@ ds_status ds_compute_init(const struct ds_topo *topo, enum ds_dtype dtype, enum 
 
 /* Sets the per-class math for --tf32 (DS_TF32_CONV at init). */
 void ds_compute_set_tf32(struct ds_compute *c, const struct ds_topo *topo, enum ds_tf32 tf32);
+
+/* Whether layer l's GEMMs run cuBLAS's narrow-load kernels: a matmul or
+ * attention layer whose gemm_align (model.h) is below 8 elements, trained in
+ * a half type (--dtype fp16/bf16 or --amp), on a GPU with a measured
+ * matmul_unaligned_half. cuBLAS's fast half-precision kernels (and CUTLASS's)
+ * load each operand tile in 16-byte vectors, which needs every operand's
+ * leading dimension, contiguous extent and start to be a multiple of 8
+ * elements; otherwise cuBLAS falls back to kernels with alignment 1, 2 or 4
+ * (GPT-2's LM head, 50257 wide: cutlass_75_tensorop_bf16_s1688gemm_*_align1,
+ * Turing-style mma.sync kernels with 2-byte loads). Such a layer's FLOPs run
+ * at unaligned_half_efficiency of the same peak, forward and backward (the
+ * output gradient has the same leading dimension). TF32 and FP32 GEMMs are
+ * not changed: no measurement (GPT-2's fp32 LM head ran at the aligned
+ * rate), and the measured value is of align1 kernels, so align 2 and 4 take
+ * it too (an upper bound on their time). */
+int ds_compute_gemm_unaligned(const struct ds_compute *c, const struct ds_layer *l);
+
+/* Memory-bound kernels a layer's backward runs beside its math, in
+ * nanoseconds for `batch` samples: its bias gradients' reductions
+ * (bwd_reduce_bytes: read the output gradient, write the bias gradient) and
+ * its layout copies (bwd_copy_bytes), one kernel each when present, the
+ * model file's fp32 bytes scaled to the activation dtype. Included in
+ * ds_compute_bwd_ns. */
+double ds_compute_bwd_extra_ns(const struct ds_compute *c, const struct ds_layer *l,
+                               int64_t batch);
 
 /* Roofline duration of one kernel of op class cls, in nanoseconds. */
 double ds_compute_class_kernel_ns(const struct ds_compute *c, enum ds_layer_class cls,
@@ -121,7 +150,8 @@ double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
  * writes the fp32 .grad: 10 B per parameter). Under --amp with the model
  * file's autocast traffic: 2 x amp_fwd_bytes, then the gradients' cast
  * back (amp_cast_bytes) and autograd's casts of promoted half inputs'
- * gradients (amp_grad_cast_bytes) as a kernel of their own. */
+ * gradients (amp_grad_cast_bytes) as a kernel of their own. Then the
+ * reductions and layout copies of ds_compute_bwd_extra_ns. */
 double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
                          int64_t batch);
 /* Optimizer step over every parameter: memory bound, the kernels of
@@ -159,7 +189,9 @@ int ds_compute_loss_passes(double classes);
  * what it moves. Under --amp the loss runs in fp32 (autocast's fp32 list:
  * cross_entropy_loss, log_softmax, nll_loss): the passes over output_bytes, plus the
  * cast of the half outputs to fp32 and its backward's cast of the gradient
- * back, 6 B per output element each. Every strategy charges its loss with this, so one GPU
+ * back, 6 B per output element each. Then the loss's own layout copies
+ * (model.h loss_copy_bytes: GPT-2's shifted logits), a kernel of their own, in the
+ * activation dtype. Every strategy charges its loss with this, so one GPU
  * costs the same under each. */
 double ds_compute_loss_ns(const struct ds_compute *c, const struct ds_model *model,
                           double samples, double *bytes);

@@ -13,13 +13,15 @@
 
 static const char *const root_keys[] = {"schema_version", "name", "sample",
                                         "default_batch", "optimizer", "input_bytes",
-                                        "output_bytes", "output_classes", "layers", "grad_ready",
+                                        "output_bytes", "output_classes", "loss_copy_bytes", "layers",
+                                        "grad_ready",
                                         "registration", "buffers", NULL};
 static const char *const buffer_keys[] = {"name", "numel", "bytes", "dtype", NULL};
 static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
                                          "fwd_bytes", "act_bytes", "params",
                                          "class", "op_fwd_bytes", "amp_fwd_bytes", "amp_cast_bytes",
-                                         "amp_grad_cast_bytes", NULL};
+                                         "amp_grad_cast_bytes", "gemm_align", "bwd_reduce_bytes",
+                                         "bwd_copy_bytes", NULL};
 static const char *const param_keys[] = {"name", "numel", "shape", NULL};
 
 int ds_optimizer_states(enum ds_optimizer opt) {
@@ -53,6 +55,21 @@ static ds_status read_class(const struct ds_cnode *layer, enum ds_layer_class *o
     }
   return ds_cnode_error(&node, err, "expected conv, matmul, attention or memory, got \"%s\"",
                         s);
+}
+
+/* Optional gemm_align: 1, 2, 4 or 8 (elements); DS_GEMM_ALIGNED when absent. */
+static ds_status read_gemm_align(const struct ds_cnode *layer, int32_t *out,
+                                 struct ds_err *err) {
+  struct ds_cnode node;
+  int64_t v;
+  *out = DS_GEMM_ALIGNED;
+  if (!ds_cmap_get(layer, "gemm_align", &node)) return DS_OK;
+  DS_CHECK(ds_cnode_int64(&node, &v, err));
+  if (v != 1 && v != 2 && v != 4 && v != 8)
+    return ds_cnode_error(&node, err, "expected gemm_align 1, 2, 4 or 8 (elements), got %lld",
+                          (long long)v);
+  *out = (int32_t)v;
+  return DS_OK;
 }
 
 static ds_status read_nonneg(const struct ds_cnode *map, const char *key,
@@ -317,6 +334,13 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
       DS_CHECK_GOTO(read_nonneg(&item, "amp_grad_cast_bytes", &l->amp_grad_cast_bytes, err),
                     st, out);
     }
+    /* optional: kernels beside the layer's math (model.h) */
+    DS_CHECK_GOTO(read_gemm_align(&item, &l->gemm_align, err), st, out);
+    l->bwd_reduce_bytes = l->bwd_copy_bytes = 0;
+    if (ds_cmap_get(&item, "bwd_reduce_bytes", &node))
+      DS_CHECK_GOTO(read_nonneg(&item, "bwd_reduce_bytes", &l->bwd_reduce_bytes, err), st, out);
+    if (ds_cmap_get(&item, "bwd_copy_bytes", &node))
+      DS_CHECK_GOTO(read_nonneg(&item, "bwd_copy_bytes", &l->bwd_copy_bytes, err), st, out);
     DS_CHECK_GOTO(read_class(&item, &l->cls, err), st, out);
     DS_CHECK_GOTO(read_params(m, &item, l, (int32_t)i, &param_cap, err), st, out);
   }
@@ -337,6 +361,8 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
     DS_CHECK_GOTO(read_nonneg(&root, "output_bytes", &m->output_bytes, err), st, out);
   if (ds_cmap_get(&root, "output_classes", &node))
     DS_CHECK_GOTO(read_nonneg(&root, "output_classes", &m->output_classes, err), st, out);
+  if (ds_cmap_get(&root, "loss_copy_bytes", &node))
+    DS_CHECK_GOTO(read_nonneg(&root, "loss_copy_bytes", &m->loss_copy_bytes, err), st, out);
   if (ds_cmap_get(&root, "grad_ready", &node)) {
     DS_CHECK_GOTO(read_name_list(m, &node, &m->grad_ready, err), st, out);
     m->n_grad_ready = m->n_params;

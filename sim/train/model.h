@@ -29,6 +29,9 @@ enum ds_layer_class {
   DS_LAYER_MEMORY
 };
 
+/* gemm_align of a layer whose GEMMs load 16-byte vectors of a 2-byte type. */
+enum { DS_GEMM_ALIGNED = 8 };
+
 struct ds_param {
   char *name;     /* owned by the model */
   int64_t numel;
@@ -64,6 +67,19 @@ struct ds_layer {
   double amp_fwd_bytes;
   double amp_cast_bytes;
   double amp_grad_cast_bytes;
+  /* Optional gemm_align (tools/export_model.py): the largest power of two,
+   * at most 8, of elements dividing every GEMM operand's leading dimension,
+   * contiguous extent and offset in the layer; DS_GEMM_ALIGNED when absent.
+   * Half-precision GEMMs below 8 elements (16 bytes) run cuBLAS's
+   * narrow-load kernels (compute.h). */
+  int32_t gemm_align;
+  /* Optional bwd_reduce_bytes / bwd_copy_bytes, per sample, fp32: the bytes
+   * read and written by the reductions (bias gradients: the sum of the
+   * output gradient over the tokens) and the layout copies (clone, cat,
+   * copy_ of non-contiguous gradients) the layer's backward runs as kernels
+   * of their own; 0 when absent. */
+  double bwd_reduce_bytes;
+  double bwd_copy_bytes;
   int32_t param_first; /* params[param_first .. +param_count) */
   int32_t param_count;
   int64_t param_numel; /* sum of its tensors' elements */
@@ -114,6 +130,11 @@ struct ds_model {
   /* The output's last dimension (key output_classes: the row the loss's
    * softmax runs over, compute.h); 0 when the file gives none. */
   double output_classes;
+  /* Bytes per sample (fp32) of the loss's own layout copies, forward and
+   * backward (key loss_copy_bytes, tools/export_model.py; 0 when absent): a
+   * language model's shifted logits, logits[:, :-1] reshaped to rows (a
+   * clone) and its backward (slice_backward: zero fill, then the copy). */
+  double loss_copy_bytes;
   /* model.named_buffers() in order (key buffers, optional: none). Owned. */
   struct ds_buffer *buffers;
   int32_t n_buffers;

@@ -1,0 +1,226 @@
+/*
+ * Tests for the kernels transformer models run beside their layers' math
+ * (sim/train/compute.h): half-precision GEMMs on unaligned operands
+ * (gemm_align below 8 elements) at the GPU table's matmul_unaligned_half,
+ * and the backward's bias-gradient reductions and layout copies
+ * (bwd_reduce_bytes, bwd_copy_bytes) as memory-bound kernels of their own.
+ * Worked by hand on tiny-topo's TestGPU (fp32 10, fp16 20 TFLOPS, 1000
+ * GB/s, efficiencies 1, no kernel overhead), its matmul_unaligned_half set
+ * to 0.25 by the test.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim/net/topo.h"
+#include "sim/train/compute.h"
+#include "sim/train/model.h"
+#include "tests/support.h"
+
+/* head: a matmul of 2 GFLOP forward, 4 backward per sample, 40 MB of fp32
+ * traffic, 1000 weights, an operand 1 element aligned (GPT-2's LM head:
+ * 50257 wide). head8: the same, aligned. fc: aligned, with 8 MB of
+ * bias-gradient reduction and 4 MB of layout copies in its backward. mem:
+ * a memory layer that says gemm_align 1 (no GEMM time to slow). Outputs 4
+ * MB (fp32) per sample, and the loss copies 1 MB of them per sample. */
+static const char *model_text =
+    "schema_version: 1\nname: xk\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
+    "output_bytes: 4000000\nloss_copy_bytes: 1000000\nlayers:\n"
+    "  - name: head\n    class: matmul\n    fwd_flops: 2000000000\n    bwd_flops: 4000000000\n"
+    "    fwd_bytes: 40000000\n    act_bytes: 0\n    gemm_align: 1\n"
+    "    params:\n      - {name: w, numel: 1000}\n"
+    "  - name: head8\n    class: matmul\n    fwd_flops: 2000000000\n    bwd_flops: 4000000000\n"
+    "    fwd_bytes: 40000000\n    act_bytes: 0\n    gemm_align: 8\n"
+    "    params:\n      - {name: w8, numel: 1000}\n"
+    "  - name: fc\n    class: matmul\n    fwd_flops: 2000000000\n    bwd_flops: 4000000000\n"
+    "    fwd_bytes: 40000000\n    act_bytes: 0\n    bwd_reduce_bytes: 8000000\n"
+    "    bwd_copy_bytes: 4000000\n    params:\n      - {name: fcw, numel: 1000}\n"
+    "  - name: mem\n    class: memory\n    fwd_flops: 0\n    bwd_flops: 0\n"
+    "    fwd_bytes: 20000000\n    act_bytes: 0\n    gemm_align: 1\n    params: []\n";
+
+enum { HEAD, HEAD8, FC, MEM };
+
+struct fixture {
+  struct ds_topo *topo;
+  struct ds_model *model;
+};
+
+static ds_status load_text(const char *text, struct ds_model **out, struct ds_err *err) {
+  char path[] = "/tmp/ddpsim-xk-model-XXXXXX";
+  ds_test_write_temp(path, text);
+  ds_status st = ds_model_load(path, out, err);
+  unlink(path);
+  return st;
+}
+
+static void setup(struct fixture *f, double unaligned) {
+  struct ds_err err = {0};
+  cr_assert_eq(load_text(model_text, &f->model, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &f->topo, &err), DS_OK, "%s",
+               err.msg);
+  f->topo->gpu.eff.matmul_unaligned_half = unaligned;
+}
+
+static void teardown(struct fixture *f) {
+  ds_model_free(f->model);
+  ds_topo_free(f->topo);
+}
+
+static struct ds_compute init(const struct fixture *f, enum ds_dtype dtype, enum ds_amp amp) {
+  struct ds_compute c;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_compute_init(f->topo, dtype, amp, &c, &err), DS_OK, "%s", err.msg);
+  return c;
+}
+
+Test(xfmr_kernels, an_unaligned_half_gemm_runs_at_the_unaligned_efficiency) {
+  /* --dtype fp16, batch 1: head's forward 2e9 / (20e12 x 0.25) = 400 us
+   * (its bytes, 20 MB + 2 kB, take 20 us); backward 4e9 / 5e12 = 800 us.
+   * head8, aligned: 2e9 / 20e12 = 100 us and 200 us. --amp fp16 runs the
+   * same math: 400 and 800 us. */
+  struct fixture f;
+  setup(&f, 0.25);
+  struct ds_compute c = init(&f, DS_DTYPE_FP16, DS_AMP_NONE);
+  cr_assert(ds_compute_gemm_unaligned(&c, &f.model->layers[HEAD]));
+  cr_assert_float_eq(ds_compute_fwd_ns(&c, &f.model->layers[HEAD], 1), 400000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, &f.model->layers[HEAD], 1), 800000, 1e-6);
+  cr_assert_float_eq(ds_compute_fwd_ns(&c, &f.model->layers[HEAD8], 1), 100000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, &f.model->layers[HEAD8], 1), 200000, 1e-6);
+  struct ds_compute amp = init(&f, DS_DTYPE_FP32, DS_AMP_FP16);
+  cr_assert_float_eq(ds_compute_fwd_ns(&amp, &f.model->layers[HEAD], 1), 400000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&amp, &f.model->layers[HEAD], 1), 800000, 1e-6);
+  teardown(&f);
+}
+
+Test(xfmr_kernels, the_rule_is_not_applied_in_fp32_aligned_memory_or_unmeasured) {
+  /* fp32 math (vector FP32, 10 TFLOPS): head = head8 = 2e9 / 10e12 = 200
+   * us forward. A memory layer's gemm_align changes nothing: 20 MB / 1000
+   * GB/s = 20 us. A GPU without matmul_unaligned_half: head runs as head8
+   * in fp16, 100 us. */
+  struct fixture f;
+  setup(&f, 0.25);
+  struct ds_compute fp32 = init(&f, DS_DTYPE_FP32, DS_AMP_NONE);
+  cr_assert_not(ds_compute_gemm_unaligned(&fp32, &f.model->layers[HEAD]));
+  cr_assert_float_eq(ds_compute_fwd_ns(&fp32, &f.model->layers[HEAD], 1), 200000, 1e-6);
+  cr_assert_float_eq(ds_compute_fwd_ns(&fp32, &f.model->layers[HEAD8], 1), 200000, 1e-6);
+  struct ds_compute half = init(&f, DS_DTYPE_FP16, DS_AMP_NONE);
+  cr_assert_not(ds_compute_gemm_unaligned(&half, &f.model->layers[HEAD8]));
+  cr_assert_not(ds_compute_gemm_unaligned(&half, &f.model->layers[MEM]));
+  cr_assert_float_eq(ds_compute_fwd_ns(&half, &f.model->layers[MEM], 1), 10000, 1e-6);
+  teardown(&f);
+  setup(&f, 0);
+  struct ds_compute none = init(&f, DS_DTYPE_FP16, DS_AMP_NONE);
+  cr_assert_not(ds_compute_gemm_unaligned(&none, &f.model->layers[HEAD]));
+  cr_assert_float_eq(ds_compute_fwd_ns(&none, &f.model->layers[HEAD], 1), 100000, 1e-6);
+  teardown(&f);
+}
+
+Test(xfmr_kernels, bias_reductions_and_copies_are_backward_kernels_of_their_own) {
+  /* fc in fp32 at batch 2: forward 4e9 / 10e12 = 400 us, untouched.
+   * Backward: the math 8e9 / 10e12 = 800 us (its bytes, 2 x 80 MB + 8 kB,
+   * take 160 us), then the reduction 2 x 8 MB = 16 MB, 16 us, and the
+   * copies 2 x 4 MB, 8 us: 824 us. In fp16 the gradients are half: 8 + 4
+   * us over 400 us of math. With a 5 us kernel overhead each of the two
+   * kernels pays it: 24 + 10 us. A layer without the keys adds nothing. */
+  struct fixture f;
+  setup(&f, 0.25);
+  struct ds_compute c = init(&f, DS_DTYPE_FP32, DS_AMP_NONE);
+  const struct ds_layer *fc = &f.model->layers[FC];
+  cr_assert_float_eq(ds_compute_fwd_ns(&c, fc, 2), 400000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_extra_ns(&c, fc, 2), 24000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, fc, 2), 824000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_extra_ns(&c, &f.model->layers[HEAD8], 2), 0, 1e-9);
+  struct ds_compute half = init(&f, DS_DTYPE_FP16, DS_AMP_NONE);
+  cr_assert_float_eq(ds_compute_bwd_extra_ns(&half, fc, 2), 12000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&half, fc, 2), 412000, 1e-6);
+  c.params.kernel_overhead_ns = 5000;
+  cr_assert_float_eq(ds_compute_bwd_extra_ns(&c, fc, 2), 34000, 1e-6);
+  teardown(&f);
+}
+
+Test(xfmr_kernels, the_losss_copies_are_a_kernel_of_their_own) {
+  /* 3 samples in fp32: the loss's two passes over 12 MB of outputs, 24 us,
+   * then its copies, 3 x 1 MB: 3 us; 27 MB moved. In fp16 both halve:
+   * 12 + 1.5 us. With a 5 us kernel overhead the copies pay their own. */
+  struct fixture f;
+  setup(&f, 0.25);
+  double bytes;
+  struct ds_compute c = init(&f, DS_DTYPE_FP32, DS_AMP_NONE);
+  cr_assert_float_eq(ds_compute_loss_ns(&c, f.model, 3, &bytes), 27000, 1e-6);
+  cr_assert_float_eq(bytes, 27e6, 1e-3);
+  struct ds_compute half = init(&f, DS_DTYPE_FP16, DS_AMP_NONE);
+  cr_assert_float_eq(ds_compute_loss_ns(&half, f.model, 3, &bytes), 13500, 1e-6);
+  cr_assert_float_eq(bytes, 13.5e6, 1e-3);
+  c.params.kernel_overhead_ns = 5000;
+  cr_assert_float_eq(ds_compute_loss_ns(&c, f.model, 3, &bytes), 37000, 1e-6);
+  teardown(&f);
+}
+
+Test(xfmr_kernels, bad_keys_are_located) {
+  static const char *const bad[][2] = {
+      {"    gemm_align: 3\n", "gemm_align 1, 2, 4 or 8"},
+      {"    gemm_align: x\n", ":8:"},
+      {"    bwd_reduce_bytes: -1\n", "non-negative"},
+      {"    bwd_copy_bytes: 1.5\n", ":8:"},
+  };
+  struct ds_model *m = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(load_text("schema_version: 1\nname: b\nsample: s\ndefault_batch: 1\n"
+                         "optimizer: sgd\nloss_copy_bytes: -5\nlayers:\n  - name: l\n"
+                         "    fwd_flops: 1\n    bwd_flops: 1\n    fwd_bytes: 1\n"
+                         "    act_bytes: 0\n    params:\n      - {name: w, numel: 1}\n",
+                         &m, &err),
+               DS_EINPUT);
+  cr_assert(strstr(err.msg, "loss_copy_bytes") && strstr(err.msg, ":6:"), "%s", err.msg);
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "schema_version: 1\nname: b\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
+             "layers:\n  - name: l\n%s    class: matmul\n    fwd_flops: 1\n    bwd_flops: 1\n"
+             "    fwd_bytes: 1\n    act_bytes: 0\n    params:\n      - {name: w, numel: 1}\n",
+             bad[i][0]);
+    m = NULL;
+    err = (struct ds_err){0};
+    cr_assert_eq(load_text(text, &m, &err), DS_EINPUT, "%s", bad[i][0]);
+    cr_assert(strstr(err.msg, bad[i][1]), "%s: %s", bad[i][0], err.msg);
+  }
+}
+
+Test(xfmr_kernels, gpt2s_lm_head_on_h200_runs_at_the_fitted_rate) {
+  /* The shipped files end to end: H200's matmul_unaligned_half 0.125
+   * (tools/gen_gpus.py: 123.2 / 989.4 TFLOP/s), GPT-2's lm_head exported
+   * with gemm_align 1 and 2 x 1024 x 768 x 50257 FLOPs per sample. At
+   * batch 8 under --amp bf16 its forward's math is 632.38 GFLOP /
+   * (989.4e12 x 0.125) = 5.113 ms, plus the kernel overhead and autocast's
+   * cast of its input (a kernel of its own); in fp32 the rule is off. */
+  struct ds_topo *topo;
+  struct ds_model *model;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_load("validation/topologies/nd-h200-v5.yaml", "topologies/gpus.yaml",
+                            &topo, &err), DS_OK,
+               "%s", err.msg);
+  cr_assert_eq(ds_model_load("models/gpt2.yaml", &model, &err), DS_OK, "%s", err.msg);
+  cr_assert_float_eq(topo->gpu.eff.matmul_unaligned_half, 0.125, 1e-9);
+  const struct ds_layer *head = NULL;
+  for (int32_t i = 0; i < model->n_layers; i++)
+    if (strcmp(model->layers[i].name, "lm_head") == 0) head = &model->layers[i];
+  cr_assert_not_null(head);
+  cr_assert_eq(head->gemm_align, 1);
+  cr_assert_float_eq(head->fwd_flops, 2.0 * 1024 * 768 * 50257, 1);
+  struct ds_compute c;
+  cr_assert_eq(ds_compute_init(topo, DS_DTYPE_FP32, DS_AMP_BF16, &c, &err), DS_OK, "%s",
+               err.msg);
+  cr_assert(ds_compute_gemm_unaligned(&c, head));
+  double math_ns = 8 * head->fwd_flops / (989.4e12 * 0.125) * 1e9;
+  double cast_ns = ds_compute_class_kernel_ns(&c, DS_LAYER_MEMORY, 0, 8 * head->amp_cast_bytes);
+  cr_assert_float_eq(ds_compute_fwd_ns(&c, head, 8),
+                     math_ns + c.params.kernel_overhead_ns + cast_ns, 1e-6 * math_ns);
+  struct ds_compute fp32;
+  cr_assert_eq(ds_compute_init(topo, DS_DTYPE_FP32, DS_AMP_NONE, &fp32, &err), DS_OK, "%s",
+               err.msg);
+  cr_assert_not(ds_compute_gemm_unaligned(&fp32, head));
+  ds_model_free(model);
+  ds_topo_free(topo);
+}

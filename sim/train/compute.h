@@ -84,6 +84,8 @@ struct ds_compute {
   enum ds_gpu_math class_math[DS_LAYER_MEMORY + 1]; /* conv, matmul, attention */
   double mem_bw_bytes_per_s;
   int32_t sms;             /* the GPU's SMs (interference.h) */
+  double sm_clock_hz;      /* the GPU's boost clock (0: unknown) */
+  int channels_last;       /* --channels-last: activations in NHWC (batch norm below) */
   struct ds_compute_params params;
 };
 
@@ -124,6 +126,42 @@ double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
  * gradients (amp_grad_cast_bytes) as a kernel of their own. */
 double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
                          int64_t batch);
+/* Batch norm in training (a layer with bn_channels, model.h), forward and
+ * backward, as the kernels PyTorch runs: cuDNN's for fp32 and fp16 inputs
+ * (aten/src/ATen/native/Normalization.cpp, _batch_norm_impl_index:
+ * use_cudnn excludes only bf16). From this project's torch.profiler traces
+ * of ResNet-50 on H200 and H100 (bench/results/gpu-2026-11-26-h200/prof,
+ * cuDNN 9.19; docs/architecture.md has the per-kernel table):
+ *
+ *   NCHW (the default): one kernel per layer with one 512-thread CTA per
+ *   channel (grid = C). Forward: bn_fw_tr_1C11_singleread caches the
+ *   channel in shared memory when it fits (read x, write y: 2 passes), else
+ *   bn_fw_tr_1C11_kernel_NCHW reads x for the statistics, again to
+ *   normalise, and writes y (3). Backward: bn_bw_1C11_singleread caches x
+ *   and dy (read both, write dx: 3 passes), else bn_bw_1C11_kernel_new
+ *   reads both for the two reductions, again for dx, and writes dx (5).
+ *   A CTA streams its channel at a rate per SM clock, not at HBM's: bn1's
+ *   backward (C = 64) took 611 us on H200 (4.8 TB/s) and 621 us on H100
+ *   (3.35 TB/s), the same 132 SMs at 1980 MHz. So a kernel takes
+ *     passes * elements / (min(C, SMs) * rate * clock),
+ *   rate = element passes per SM cycle, BN_FWD/BWD_ELEMS_PER_SM_CYCLE in
+ *   compute.c, or its bytes at the roofline if that is longer.
+ *   --channels-last (NHWC): cuDNN's batchnorm_fwtr/bwtr_nhwc_semiPersist,
+ *   a persistent grid of 2 CTAs per SM: 3 passes forward, 5 backward, at
+ *   the roofline.
+ * The running statistics (2 C floats) and the weights are negligible
+ * beside the activations; the weights are charged as for other layers.
+ * *k receives the choice (NULL: not wanted). */
+struct ds_bn_kernel {
+  int passes;          /* over the activation tensor's elements */
+  int sm_bound;        /* NCHW per-channel CTAs: the per-SM rate applies */
+  double bytes;        /* moved by the kernel, weights included */
+  double roofline_ns;  /* bytes at the achieved bandwidth, with kernel_overhead */
+  double sm_rate_ns;   /* the per-SM bound, with kernel_overhead (0: none) */
+};
+double ds_compute_batch_norm_ns(const struct ds_compute *c, const struct ds_layer *l,
+                                int64_t batch, int backward, struct ds_bn_kernel *k);
+
 /* Optimizer step over every parameter: memory bound, the kernels of
  * PyTorch's default (foreach) implementation, each a pass over every
  * parameter's tensors (torch/optim/sgd.py _multi_tensor_sgd, adam.py

@@ -127,6 +127,7 @@ ds_status ds_compute_init(const struct ds_topo *topo, enum ds_dtype dtype, enum 
   out->mem_bw_bytes_per_s = g->mem_bw_bytes_per_s;
   out->sms = g->sms;
   out->sm_clock_hz = g->boost_mhz * 1e6;
+  out->gpu_has_tf32 = g->tf32_flops_per_s > 0;
   out->precision = (struct ds_precision){ds_dtype_bytes(dtype), ds_dtype_bytes(dtype), 0};
   enum ds_dtype math = dtype;
   if (amp != DS_AMP_NONE) {
@@ -297,6 +298,58 @@ double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
          (autocast_traffic(c, l)
               ? cast_ns(c, l->amp_cast_bytes + l->amp_grad_cast_bytes, b)
               : 0);
+}
+
+/* The smallest output (positions per image) cuDNN ran a unit-stride 1x1
+ * convolution at as a GEMM on NCHW in the traces (ResNet-50's layer3,
+ * 14x14; layer4's 7x7 were transposed). */
+#define CONV_NCHW_GEMM_MIN_POSITIONS 196.0
+
+/* The transposes' tensors (compute.h): *tensors receives how many
+ * kernels. */
+static double conv_transpose_bytes(const struct ds_compute *c, const struct ds_model *m,
+                                   int32_t layer, int64_t batch, int backward, int *tensors) {
+  const struct ds_layer *l = &m->layers[layer];
+  *tensors = 0;
+  if (l->cls != DS_LAYER_CONV || c->channels_last) return 0;
+  if (c->class_math[DS_LAYER_CONV] == DS_GPU_MATH_FP32 || !c->gpu_has_tf32) return 0;
+  const struct ds_param *w = NULL;
+  for (int32_t k = 0; k < l->param_count && !w; k++)
+    if (m->params[l->param_first + k].ndim == 4) w = &m->params[l->param_first + k];
+  if (!w || w->rows <= 0 || w->dim1 <= 0) return 0;
+  double kk = (double)w->rows, cin = (double)w->dim1;
+  double area = (double)w->numel / (kk * cin);
+  double elems = l->fwd_bytes / 4; /* x and y per sample, fp32 in the file */
+  if (area == 1) {
+    double pos = elems / (cin + kk), side = floor(sqrt(pos) + 0.5);
+    if (pos == floor(pos) && side * side == pos && pos >= CONV_NCHW_GEMM_MIN_POSITIONS)
+      return 0; /* a GEMM on NCHW */
+  }
+  double esz = c->precision.act_bytes;
+  double act = 2 * elems * (double)batch * esz; /* x and y, each read and written */
+  double wt = area > 1 ? 2 * (double)w->numel * esz : 0;
+  if (!backward) {
+    *tensors = area > 1 ? 3 : 2;
+    return act + wt;
+  }
+  int dgrad = layer > 0;
+  *tensors = 2 + (area > 1) + (dgrad ? 2 + (area > 1) : 0);
+  return (dgrad ? act + wt : 0) + act + wt;
+}
+
+double ds_compute_conv_transpose_bytes(const struct ds_compute *c, const struct ds_model *m,
+                                       int32_t layer, int64_t batch, int backward) {
+  int n;
+  return conv_transpose_bytes(c, m, layer, batch, backward, &n);
+}
+
+double ds_compute_conv_transpose_ns(const struct ds_compute *c, const struct ds_model *m,
+                                    int32_t layer, int64_t batch, int backward) {
+  int n;
+  double bytes = conv_transpose_bytes(c, m, layer, batch, backward, &n);
+  if (n == 0) return 0;
+  return ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, bytes) +
+         (n - 1) * c->params.kernel_overhead_ns;
 }
 
 /* PyTorch's softmax kernels (aten/src/ATen/native/cuda/SoftMax.cu,

@@ -85,6 +85,7 @@ struct ds_compute {
   double mem_bw_bytes_per_s;
   int32_t sms;             /* the GPU's SMs (interference.h) */
   double sm_clock_hz;      /* the GPU's boost clock (0: unknown) */
+  int gpu_has_tf32;        /* Ampere and later: NHWC tensor-core convolutions */
   int channels_last;       /* --channels-last: activations in NHWC (batch norm below) */
   struct ds_compute_params params;
 };
@@ -161,6 +162,35 @@ struct ds_bn_kernel {
 };
 double ds_compute_batch_norm_ns(const struct ds_compute *c, const struct ds_layer *l,
                                 int64_t batch, int backward, struct ds_bn_kernel *k);
+
+/* cuDNN's layout transposes around a convolution of NCHW tensors, as one
+ * memory-bound op per pass (forward; backward: data and weight gradient).
+ * From this project's traces (bench/results/gpu-2026-11-26-h200/prof, H200,
+ * cuDNN 9.19, TF32 and fp16 alike; docs/architecture.md): cuDNN's TF32 and
+ * half tensor-core convolution kernels on Ampere and Hopper are NHWC
+ * (sm80_/sm90_xmma_*_nhwc, cutlass implicit GEMMs), so around each it runs
+ * nchwToNhwcKernel on its inputs and nhwcToNchwKernel on its output, each
+ * reading and writing the tensor: forward x and y (and the weight when the
+ * filter is larger than 1x1: [K,C,R,S] and [K,R,S,C] differ), backward
+ * dy, dx (and the weight) for the data gradient, and x and dy again, and
+ * dW when larger than 1x1, for the weight gradient (no data gradient for
+ * the model's first layer, whose input needs none). Exempt are
+ * unit-stride 1x1 convolutions of at least 14x14 outputs: cuDNN runs them
+ * as GEMMs straight on NCHW (cutlass s1688gemm, sm90_xmma_gemm, nvjet);
+ * the traces show that choice down to 14x14 and transposes at 7x7 (stride
+ * read from the bytes: a unit-stride 1x1's fwd_bytes / 4 / (C + K) is a
+ * whole square number of positions). Applies when the GPU has TF32 tensor
+ * cores (Ampere and later; Hopper traced, Ampere inferred from the same
+ * sm80 kernel families in the Hopper trace), the convolution runs on
+ * tensor cores (TF32 or half math) and activations are NCHW (not
+ * --channels-last); V100's FP32 convolutions run NCHW kernels. Returns
+ * the bytes (0: no transposes). */
+double ds_compute_conv_transpose_bytes(const struct ds_compute *c, const struct ds_model *m,
+                                       int32_t layer, int64_t batch, int backward);
+/* The op of those bytes: a memory-bound kernel at the roofline (one
+ * kernel_overhead per transposed tensor). */
+double ds_compute_conv_transpose_ns(const struct ds_compute *c, const struct ds_model *m,
+                                    int32_t layer, int64_t batch, int backward);
 
 /* Optimizer step over every parameter: memory bound, the kernels of
  * PyTorch's default (foreach) implementation, each a pass over every

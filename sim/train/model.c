@@ -100,6 +100,7 @@ static ds_status read_shape(const struct ds_cnode *seq, struct ds_param *p,
       return ds_cnode_error(&item, err, "expected a dimension from 1 to numel %lld, got %lld",
                             (long long)p->numel, (long long)d);
     if (i == 0) p->rows = d;
+    if (i == 1) p->dim1 = d;
     if (d > p->numel / prod) { /* the product would pass numel (or overflow) */
       prod = 0;
       break;

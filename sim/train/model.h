@@ -38,6 +38,7 @@ struct ds_param {
    * rows x (numel / rows) matrix, as PyTorch's tensor.view(shape[0], -1). */
   int32_t ndim;
   int64_t rows;
+  int64_t dim1; /* the second dimension (a convolution's input channels per group); 0 if none */
 };
 
 struct ds_layer {

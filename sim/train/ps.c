@@ -217,7 +217,7 @@ static ds_status build_iteration(const struct ps_sim *s, int64_t id_base,
   enum ds_ps_mode mode = o->mode;
   struct ds_schedule_builder bd = {out, id_base};
   int dsz = ds_dtype_bytes(c->dtype);
-  char name[64];
+  char name[160];
   /* a worker's first forward waits for its K pulls of the previous step */
   int64_t *deps = malloc(((size_t)y->K + 1) * sizeof *deps);
   ds_status st = DS_ENOMEM;
@@ -257,6 +257,21 @@ static ds_status build_iteration(const struct ps_sim *s, int64_t id_base,
       DS_CHECK_GOTO(ds_schedule_emit(&bd, &op, deps, nd), st, out);
       deps[0] = op.id;
       nd = 1;
+      /* cuDNN's layout transposes of a convolution (compute.h) */
+      int bwd = e->kind == DS_OP_BWD;
+      double tns = ly && e->kind != DS_OP_LOSS
+                       ? ds_compute_conv_transpose_ns(c, m, e->layer, o->batch, bwd)
+                       : 0;
+      if (tns > 0) {
+        snprintf(name, sizeof name, "%s.transpose", ly->name);
+        struct ds_op tr = {.rank = w, .stream = DS_STREAM_COMPUTE, .kind = e->kind,
+                           .name = name, .layer = e->layer, .bucket = -1, .coll = -1,
+                           .root = -1, .dur_us = tns / 1000,
+                           .bytes = ds_compute_conv_transpose_bytes(c, m, e->layer, o->batch,
+                                                                    bwd)};
+        DS_CHECK_GOTO(ds_schedule_emit(&bd, &tr, deps, 1), st, out);
+        deps[0] = tr.id;
+      }
     }
   }
   for (size_t u = 0; u < (size_t)y->n_update; u++) {

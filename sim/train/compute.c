@@ -316,7 +316,9 @@ static double conv_transpose_bytes(const struct ds_compute *c, const struct ds_m
   const struct ds_param *w = NULL;
   for (int32_t k = 0; k < l->param_count && !w; k++)
     if (m->params[l->param_first + k].ndim == 4) w = &m->params[l->param_first + k];
-  if (!w || w->rows <= 0 || w->dim1 <= 0) return 0;
+  /* depthwise (one input channel per group): cuDNN's own NCHW depthwise
+   * kernels; the traces have none, so no transposes are charged */
+  if (!w || w->rows <= 0 || w->dim1 <= 1) return 0;
   double kk = (double)w->rows, cin = (double)w->dim1;
   double area = (double)w->numel / (kk * cin);
   double elems = l->fwd_bytes / 4; /* x and y per sample, fp32 in the file */

@@ -183,7 +183,9 @@ double ds_compute_batch_norm_ns(const struct ds_compute *c, const struct ds_laye
  * cores (Ampere and later; Hopper traced, Ampere inferred from the same
  * sm80 kernel families in the Hopper trace), the convolution runs on
  * tensor cores (TF32 or half math) and activations are NCHW (not
- * --channels-last); V100's FP32 convolutions run NCHW kernels. Returns
+ * --channels-last); V100's FP32 convolutions run NCHW kernels. Depthwise
+ * convolutions (one input channel per group, MobileNetV2's) are left out:
+ * the traces have none. Returns
  * the bytes (0: no transposes). */
 double ds_compute_conv_transpose_bytes(const struct ds_compute *c, const struct ds_model *m,
                                        int32_t layer, int64_t batch, int backward);

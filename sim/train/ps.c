@@ -245,33 +245,22 @@ static ds_status build_iteration(const struct ps_sim *s, int64_t id_base,
         DS_CHECK_GOTO(ds_schedule_emit(&bd, &op, deps, 1), st, out);
         continue;
       }
+      /* cuDNN's layout transposes of a convolution (compute.h) join the
+       * layer's op here: the program's ids count one op per entry */
       if (e->kind == DS_OP_FWD) {
         op.flops = ly->fwd_flops * (double)o->batch;
-        op.dur_us = ds_compute_fwd_ns(c, ly, o->batch) / 1000;
+        op.dur_us = (ds_compute_fwd_ns(c, ly, o->batch) +
+                     ds_compute_conv_transpose_ns(c, m, e->layer, o->batch, 0)) / 1000;
       } else if (e->kind == DS_OP_BWD) {
         op.flops = ly->bwd_flops * (double)o->batch;
-        op.dur_us = ds_compute_bwd_ns(c, ly, o->batch) / 1000;
+        op.dur_us = (ds_compute_bwd_ns(c, ly, o->batch) +
+                     ds_compute_conv_transpose_ns(c, m, e->layer, o->batch, 1)) / 1000;
       } else {
         op.dur_us = ds_compute_loss_ns(c, m, (double)o->batch, &op.bytes) / 1000;
       }
       DS_CHECK_GOTO(ds_schedule_emit(&bd, &op, deps, nd), st, out);
       deps[0] = op.id;
       nd = 1;
-      /* cuDNN's layout transposes of a convolution (compute.h) */
-      int bwd = e->kind == DS_OP_BWD;
-      double tns = ly && e->kind != DS_OP_LOSS
-                       ? ds_compute_conv_transpose_ns(c, m, e->layer, o->batch, bwd)
-                       : 0;
-      if (tns > 0) {
-        snprintf(name, sizeof name, "%s.transpose", ly->name);
-        struct ds_op tr = {.rank = w, .stream = DS_STREAM_COMPUTE, .kind = e->kind,
-                           .name = name, .layer = e->layer, .bucket = -1, .coll = -1,
-                           .root = -1, .dur_us = tns / 1000,
-                           .bytes = ds_compute_conv_transpose_bytes(c, m, e->layer, o->batch,
-                                                                    bwd)};
-        DS_CHECK_GOTO(ds_schedule_emit(&bd, &tr, deps, 1), st, out);
-        deps[0] = tr.id;
-      }
     }
   }
   for (size_t u = 0; u < (size_t)y->n_update; u++) {

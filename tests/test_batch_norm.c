@@ -28,7 +28,8 @@ static const char *gpus_text =
 
 /* bn: 2 channels of 1000 elements per sample (fwd_bytes 8 B per element:
  * fp32 x and y); bn2: 64 channels of 100; ln: a norm without running
- * statistics (LayerNorm); the buffer other.running_mean names no layer. */
+ * statistics (LayerNorm); cv: a convolution (its running_mean buffer makes
+ * it no BatchNorm); the buffer other.running_mean names no layer. */
 static const char *model_text =
     "schema_version: 1\nname: t\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n"
     "  - {name: bn, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 16000,"
@@ -37,12 +38,15 @@ static const char *model_text =
     " act_bytes: 25600, params: [{name: bn2.weight, numel: 64}, {name: bn2.bias, numel: 64}]}\n"
     "  - {name: ln, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 16000,"
     " act_bytes: 8000, params: [{name: ln.weight, numel: 2}]}\n"
+    "  - {name: cv, class: conv, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 16000,"
+    " act_bytes: 8000, params: []}\n"
     "buffers:\n"
     "  - {name: bn.running_mean, numel: 2, bytes: 8, dtype: float32}\n"
     "  - {name: bn.running_var, numel: 2, bytes: 8, dtype: float32}\n"
     "  - {name: bn.num_batches_tracked, numel: 1, bytes: 8, dtype: int64}\n"
     "  - {name: bn2.running_mean, numel: 64, bytes: 256, dtype: float32}\n"
-    "  - {name: other.running_mean, numel: 9, bytes: 36, dtype: float32}\n";
+    "  - {name: other.running_mean, numel: 9, bytes: 36, dtype: float32}\n"
+    "  - {name: cv.running_mean, numel: 2, bytes: 8, dtype: float32}\n";
 
 struct fixture {
   char gpus[64], topo[64], model[64];
@@ -85,6 +89,7 @@ Test(batch_norm, a_running_mean_buffer_marks_its_layer_with_the_channels) {
   cr_assert_eq(f.m->layers[0].bn_channels, 2);
   cr_assert_eq(f.m->layers[1].bn_channels, 64);
   cr_assert_eq(f.m->layers[2].bn_channels, 0, "a LayerNorm has no running statistics");
+  cr_assert_eq(f.m->layers[3].bn_channels, 0, "a convolution is no BatchNorm");
   cr_assert_float_eq(f.c.sm_clock_hz, 1e9, 0);
   teardown(&f);
 }

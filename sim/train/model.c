@@ -171,7 +171,9 @@ static void mark_batch_norm(struct ds_model *m, const char *buffer, int64_t nume
   if (n <= k || strcmp(buffer + n - k, suffix) != 0) return;
   for (int32_t i = 0; i < m->n_layers; i++) {
     struct ds_layer *l = &m->layers[i];
-    if (strlen(l->name) == n - k && strncmp(l->name, buffer, n - k) == 0) {
+    /* a module's layer only: the exporter gives its BatchNorm class memory */
+    if (strlen(l->name) == n - k && strncmp(l->name, buffer, n - k) == 0 &&
+        (l->cls == DS_LAYER_MEMORY || l->cls == DS_LAYER_UNKNOWN)) {
       l->bn_channels = numel;
       return;
     }

@@ -70,9 +70,9 @@ struct ds_layer {
   int64_t param_numel; /* sum of its tensors' elements */
   enum ds_layer_class cls;
   /* A BatchNorm layer's channels: the numel of the buffer NAME.running_mean
-   * where NAME is the layer's name (the exporter names a module's layer by
-   * the module, its buffers NAME.running_mean, NAME.running_var); 0 for
-   * every other layer. compute.h costs batch norm's kernels from it. */
+   * where NAME is the name of a memory-class (or class-less) layer (the
+   * exporter names a module's layer by the module, its buffers
+   * NAME.running_mean, NAME.running_var); 0 for every other layer. compute.h costs batch norm's kernels from it. */
   int64_t bn_channels;
 };
 

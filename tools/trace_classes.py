@@ -198,6 +198,8 @@ def schedule_class(name, layer_class):
         return "optimizer"
     if name == "loss":
         return "loss"
+    if layer_class == "batch_norm":
+        return "memory:norm"
     if layer_class in ("conv", "matmul", "attention"):
         if layer_class == "matmul" and ("lm_head" in name or name.endswith("decoder")):
             return "lmhead"
@@ -211,10 +213,15 @@ def schedule_class(name, layer_class):
 
 
 def model_classes(path):
-    """Layer name -> class, from a model file (no YAML library: its layers' lines)."""
+    """Layer name -> class, from a model file (no YAML library: its layers' lines);
+    a layer owning a NAME.running_mean buffer is a BatchNorm (as model.c reads it)."""
     cls, name = {}, None
     with open(path) as f:
         for line in f:
+            m = re.match(r"\s*- \{name: (\S+)\.running_mean,", line)
+            if m:
+                cls[m.group(1)] = "batch_norm"
+                continue
             m = re.match(r"\s*- name: (\S+)", line)
             if m:
                 name = m.group(1)
@@ -232,7 +239,11 @@ def schedule_per_class(path, layer_cls):
             if r["stream"] != "compute" or r["rank"] != "0":
                 continue
             name = r["name"].split("/")[0]
-            cls = schedule_class(r["name"], layer_cls.get(name, layer_cls.get(r["name"], "")))
+            # cuDNN's layout transposes (X.transpose): the trace counts them in
+            # the convolution's op, so they join X's class
+            if name.endswith(".transpose"):
+                name = name[:-len(".transpose")]
+            cls = schedule_class(name, layer_cls.get(name, layer_cls.get(r["name"], "")))
             per[cls][0] += float(r["dur_us"]) / 1e3
             per[cls][1] += 1
             if r["kind"] == "bwd":

@@ -83,6 +83,9 @@ static const char usage_precision[] =
     "  --amp fp16|bf16        mixed precision as torch.autocast: convolutions and matmuls in\n"
     "                         the half type on tensor cores, activations in it; parameters,\n"
     "                         gradients, buckets and optimizer state fp32 (default none)\n"
+    "  --channels-last        activations in NHWC (model.to(memory_format=channels_last)):\n"
+    "                         cuDNN's persistent batch-norm kernels instead of its\n"
+    "                         one-CTA-per-channel NCHW ones (default NCHW)\n"
     ;
 
 static const char usage_ddp[] =
@@ -441,7 +444,7 @@ static ds_status parse_hooks(const char *flag, const char *v, struct ds_options 
 #define OPTION_MAP(X)                                                     \
   X("--topo", 1) X("--model", 1) X("--strategy", 1) X("--bucket-mb", 1)   \
   X("--first-bucket-mb", 1) X("--world-size", 1) X("--batch", 1)          \
-  X("--iters", 1) X("--dtype", 1) X("--amp", 1) X("--tf32", 1) X("--seed", 1) X("--format", 1)         \
+  X("--iters", 1) X("--dtype", 1) X("--amp", 1) X("--tf32", 1) X("--channels-last", 0) X("--seed", 1) X("--format", 1)         \
   X("--trace", 1) X("--schedule", 1) X("--coll-model", 1) X("--net", 1)   \
   X("--ring-chunks", 1) X("--algo", 1) X("--proto", 1) X("--nccl-extra", 1) \
   X("--calib", 1) X("--no-overlap", 0) X("--no-sync", 1) X("--grad-as-bucket-view", 0) X("--no-broadcast-buffers", 0)         \
@@ -501,6 +504,8 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
     if (ds_dtype_parse(v, &o->dtype) != 0) return bad(err, flag, "fp32, fp16 or bf16", v);
   } else if (strcmp(flag, "--tf32") == 0) {
     if (ds_tf32_parse(v, &o->tf32) != 0) return bad(err, flag, "conv, all or none", v);
+  } else if (strcmp(flag, "--channels-last") == 0) {
+    o->channels_last = 1;
   } else if (strcmp(flag, "--amp") == 0) {
     if (ds_amp_parse(v, &o->amp) != 0) return bad(err, flag, "none, fp16 or bf16", v);
   } else if (strcmp(flag, "--format") == 0) {

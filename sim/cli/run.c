@@ -513,6 +513,7 @@ static ds_status load(struct loaded *ld, const struct ds_options *o, struct ds_e
     DS_CHECK(ds_comm_hook_check_model(&o->comm_hooks[k], ld->model, err));
   DS_CHECK(ds_compute_init(ld->topo, o->dtype, o->amp, &ld->compute, err));
   ds_compute_set_tf32(&ld->compute, ld->topo, o->tf32);
+  ld->compute.channels_last = o->channels_last;
   return DS_OK;
 }
 
@@ -587,6 +588,8 @@ static ds_status configure(struct config_run *c, const struct loaded *ld,
            c->coll_model == DS_COLL_FLOW ? "flow" : "aggregate", o->ring_chunks,
            c->coll_algo, o->nccl_extra ? "measured" : "none", c->ddp_options,
            o->calib ? o->calib : "none");
+  if (len >= 0 && (size_t)len < sizeof c->inputs && o->channels_last)
+    len += snprintf(c->inputs + len, sizeof c->inputs - (size_t)len, " channels_last=1");
   if (len >= 0 && (size_t)len < sizeof c->inputs && o->jitter)
     len += snprintf(c->inputs + len, sizeof c->inputs - (size_t)len, " jitter_cv=%g",
                     o->jitter_cv);

@@ -165,6 +165,7 @@ static ds_status read_entry(const struct ds_cnode *entry, struct ds_gpu_info *g,
   DS_CHECK(read_optional_bw(entry, "nvlink_bw", &g->nvlink_bw, err));
   DS_CHECK(read_optional_bw(entry, "pcie_bw", &g->pcie_bw, err));
   DS_CHECK(read_optional_int(entry, "boost_mhz", 1, 100000, &g->boost_mhz, err));
+  spec->boost_mhz = g->boost_mhz; /* compute.h: kernels bound by a per-SM rate */
   DS_CHECK(read_optional_int(entry, "nvlink_gen", 0, 99, &g->nvlink_gen, err));
   DS_CHECK(read_optional_int(entry, "nvlink_links", 1, 1024, &g->nvlink_links, err));
   if ((g->nvlink_gen > 0 || g->nvlink_links > 0) && g->nvlink_bw <= 0) {

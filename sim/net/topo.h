@@ -50,6 +50,7 @@ struct ds_gpu_spec {
   char name[64];
   char arch[32]; /* the table's family ("Ampere", "Ada", ...); "" when not given */
   int32_t sms;
+  int32_t boost_mhz;       /* the table's boost_mhz (0: not given): per-SM rates */
   double fp32_flops_per_s; /* vector FP32 */
   double tf32_flops_per_s; /* 0 when the GPU has no TF32 tensor cores */
   double fp16_flops_per_s;

@@ -4,6 +4,7 @@
  */
 #include "sim/train/compute.h"
 
+#include <math.h>
 #include <string.h>
 
 /* The names of an enum's values, in order: the name of value v, and the
@@ -127,6 +128,8 @@ ds_status ds_compute_init(const struct ds_topo *topo, enum ds_dtype dtype, enum 
   out->params = topo->compute;
   out->mem_bw_bytes_per_s = g->mem_bw_bytes_per_s;
   out->sms = g->sms;
+  out->sm_clock_hz = g->boost_mhz * 1e6;
+  out->gpu_has_tf32 = g->tf32_flops_per_s > 0;
   out->precision = (struct ds_precision){ds_dtype_bytes(dtype), ds_dtype_bytes(dtype), 0};
   enum ds_dtype math = dtype;
   if (amp != DS_AMP_NONE) {
@@ -226,9 +229,73 @@ static double cast_ns(const struct ds_compute *c, double bytes, double b) {
   return ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, bytes * b);
 }
 
+/* Batch norm (compute.h): the rates of cuDNN's NCHW kernels, element
+ * passes per clock, measured in this project's H200 fp32 trace
+ * (bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32.json.gz; 132
+ * SMs at 1980 MHz), each the median of the kernels that show it:
+ *   per CTA, kernels of at most one CTA per SM (C <= 132, where HBM cannot
+ *   be the limit): forward 5.07, 5.90, 4.36, 4.38 G element passes/s (C
+ *   64, 64, 128, 128) -> 4.72 / 1.98 GHz = 2.4; backward 3.21, 3.28, 4.81,
+ *   3.03 -> 3.25 / 1.98 GHz = 1.6;
+ *   per SM, kernels of several CTAs per SM (C 256 and 512 at 28x28 and
+ *   56x56): 5.54, 5.05, 4.75 forward, 4.53, 5.06, 6.30 backward, per SM ->
+ *   5.06 / 1.98 GHz = 2.55, both directions.
+ * A kernel's CTAs are 512 threads (the trace's block), 4 per SM at most
+ * (2048 threads per SM on Volta, Ampere and Hopper). The H200 AMP NCHW
+ * trace (fp16, batch 128) and the H100 kernel tables check them; other
+ * generations are inferred (a rate per clock). */
+#define BN_FWD_ELEMS_PER_CTA_CYCLE 2.4
+#define BN_BWD_ELEMS_PER_CTA_CYCLE 1.6
+#define BN_ELEMS_PER_SM_CYCLE 2.55
+#define BN_CTAS_PER_SM 4
+/* cuDNN's single-read kernels cache a channel (forward: x; backward: x and
+ * dy) in shared memory. In the traces they ran with 100,352 B cached (fp32
+ * forward 32x28x28, fp16 backward 2 x 128x14x14) and the multi-pass ones
+ * where 200,704 B would have been (fp32 backward 2 x 32x28x28, fp16
+ * forward 128x28x28); cuDNN's rule is closed: any limit in between gives
+ * those choices. */
+#define BN_SINGLE_READ_MAX_BYTES (128.0 * 1024)
+
+double ds_compute_batch_norm_ns(const struct ds_compute *c, const struct ds_layer *l,
+                                int64_t batch, int backward, struct ds_bn_kernel *k) {
+  struct ds_bn_kernel kk = {0};
+  double esz = c->precision.act_bytes;
+  double elems = (double)batch * l->fwd_bytes / 8; /* fwd_bytes: fp32 x and y */
+  double per_channel = l->bn_channels > 0 ? elems / (double)l->bn_channels : elems;
+  double cached = (backward ? 2 : 1) * per_channel * esz;
+  /* bf16 runs PyTorch's own kernels (not cuDNN's): charged as NHWC's passes */
+  int cudnn_nchw = !c->channels_last && c->amp != DS_AMP_BF16 && c->dtype != DS_DTYPE_BF16;
+  if (cudnn_nchw && cached <= BN_SINGLE_READ_MAX_BYTES) kk.passes = backward ? 3 : 2;
+  else kk.passes = backward ? 5 : 3;
+  const struct ds_precision *p = &c->precision;
+  double per_param = backward ? (p->half_weight_bytes ? 3.0 * p->half_weight_bytes + p->param_bytes
+                                                      : 2.0 * p->param_bytes)
+                              : (p->half_weight_bytes ? p->param_bytes + 2.0 * p->half_weight_bytes
+                                                      : p->param_bytes);
+  kk.bytes = kk.passes * elems * esz + (double)l->param_numel * per_param;
+  kk.roofline_ns = ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, kk.bytes);
+  if (cudnn_nchw && c->sm_clock_hz > 0 && c->sms > 0 && l->bn_channels > 0) {
+    /* one CTA per channel: each streams its channel at the per-CTA rate,
+     * in waves of 4 CTAs per SM; the CTAs on an SM share its rate */
+    double cta_rate = backward ? BN_BWD_ELEMS_PER_CTA_CYCLE : BN_FWD_ELEMS_PER_CTA_CYCLE;
+    double ch = (double)l->bn_channels, sms = (double)c->sms;
+    double waves = ceil(ch / (sms * BN_CTAS_PER_SM));
+    double t_cta = waves * kk.passes * per_channel / (cta_rate * c->sm_clock_hz);
+    double t_sm = kk.passes * elems / ((ch < sms ? ch : sms) * BN_ELEMS_PER_SM_CYCLE *
+                                       c->sm_clock_hz);
+    kk.sm_bound = 1;
+    kk.sm_rate_ns = (t_cta > t_sm ? t_cta : t_sm) * 1e9 + c->params.kernel_overhead_ns;
+  }
+  if (k) *k = kk;
+  return kk.sm_rate_ns > kk.roofline_ns ? kk.sm_rate_ns : kk.roofline_ns;
+}
+
 double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
                          int64_t batch) {
   double b = (double)batch;
+  if (l->bn_channels > 0)
+    return ds_compute_batch_norm_ns(c, l, batch, 0, NULL) +
+           (autocast_traffic(c, l) ? cast_ns(c, l->amp_cast_bytes, b) : 0);
   const struct ds_precision *p = &c->precision;
   /* amp: the cast reads fp32 and writes half, the kernel reads half */
   double per_param = p->half_weight_bytes ? p->param_bytes + 2.0 * p->half_weight_bytes
@@ -241,6 +308,11 @@ double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
 double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
                          int64_t batch) {
   double b = (double)batch;
+  if (l->bn_channels > 0)
+    return ds_compute_batch_norm_ns(c, l, batch, 1, NULL) +
+           (autocast_traffic(c, l)
+                ? cast_ns(c, l->amp_cast_bytes + l->amp_grad_cast_bytes, b)
+                : 0);
   const struct ds_precision *p = &c->precision;
   /* amp: half weight read, half gradient written, and the cast's backward
    * reading it and writing the fp32 gradient */
@@ -252,6 +324,60 @@ double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
               ? cast_ns(c, l->amp_cast_bytes + l->amp_grad_cast_bytes, b)
               : 0) +
          ds_compute_bwd_extra_ns(c, l, batch);
+}
+
+/* The smallest output (positions per image) cuDNN ran a unit-stride 1x1
+ * convolution at as a GEMM on NCHW in the traces (ResNet-50's layer3,
+ * 14x14; layer4's 7x7 were transposed). */
+#define CONV_NCHW_GEMM_MIN_POSITIONS 196.0
+
+/* The transposes' tensors (compute.h): *tensors receives how many
+ * kernels. */
+static double conv_transpose_bytes(const struct ds_compute *c, const struct ds_model *m,
+                                   int32_t layer, int64_t batch, int backward, int *tensors) {
+  const struct ds_layer *l = &m->layers[layer];
+  *tensors = 0;
+  if (l->cls != DS_LAYER_CONV || c->channels_last) return 0;
+  if (c->class_math[DS_LAYER_CONV] == DS_GPU_MATH_FP32 || !c->gpu_has_tf32) return 0;
+  const struct ds_param *w = NULL;
+  for (int32_t k = 0; k < l->param_count && !w; k++)
+    if (m->params[l->param_first + k].ndim == 4) w = &m->params[l->param_first + k];
+  /* depthwise (one input channel per group): cuDNN's own NCHW depthwise
+   * kernels; the traces have none, so no transposes are charged */
+  if (!w || w->rows <= 0 || w->dim1 <= 1) return 0;
+  double kk = (double)w->rows, cin = (double)w->dim1;
+  double area = (double)w->numel / (kk * cin);
+  double elems = l->fwd_bytes / 4; /* x and y per sample, fp32 in the file */
+  if (area == 1) {
+    double pos = elems / (cin + kk), side = floor(sqrt(pos) + 0.5);
+    if (pos == floor(pos) && side * side == pos && pos >= CONV_NCHW_GEMM_MIN_POSITIONS)
+      return 0; /* a GEMM on NCHW */
+  }
+  double esz = c->precision.act_bytes;
+  double act = 2 * elems * (double)batch * esz; /* x and y, each read and written */
+  double wt = area > 1 ? 2 * (double)w->numel * esz : 0;
+  if (!backward) {
+    *tensors = area > 1 ? 3 : 2;
+    return act + wt;
+  }
+  int dgrad = layer > 0;
+  *tensors = 2 + (area > 1) + (dgrad ? 2 + (area > 1) : 0);
+  return (dgrad ? act + wt : 0) + act + wt;
+}
+
+double ds_compute_conv_transpose_bytes(const struct ds_compute *c, const struct ds_model *m,
+                                       int32_t layer, int64_t batch, int backward) {
+  int n;
+  return conv_transpose_bytes(c, m, layer, batch, backward, &n);
+}
+
+double ds_compute_conv_transpose_ns(const struct ds_compute *c, const struct ds_model *m,
+                                    int32_t layer, int64_t batch, int backward) {
+  int n;
+  double bytes = conv_transpose_bytes(c, m, layer, batch, backward, &n);
+  if (n == 0) return 0;
+  return ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, bytes) +
+         (n - 1) * c->params.kernel_overhead_ns;
 }
 
 /* PyTorch's softmax kernels (aten/src/ATen/native/cuda/SoftMax.cu,

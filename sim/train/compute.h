@@ -88,6 +88,9 @@ struct ds_compute {
   double unaligned_half_efficiency;
   double mem_bw_bytes_per_s;
   int32_t sms;             /* the GPU's SMs (interference.h) */
+  double sm_clock_hz;      /* the GPU's boost clock (0: unknown) */
+  int gpu_has_tf32;        /* Ampere and later: NHWC tensor-core convolutions */
+  int channels_last;       /* --channels-last: activations in NHWC (batch norm below) */
   struct ds_compute_params params;
 };
 
@@ -154,6 +157,73 @@ double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
  * reductions and layout copies of ds_compute_bwd_extra_ns. */
 double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
                          int64_t batch);
+/* Batch norm in training (a layer with bn_channels, model.h), forward and
+ * backward, as the kernels PyTorch runs: cuDNN's for fp32 and fp16 inputs
+ * (aten/src/ATen/native/Normalization.cpp, _batch_norm_impl_index:
+ * use_cudnn excludes only bf16). From this project's torch.profiler traces
+ * of ResNet-50 on H200 and H100 (bench/results/gpu-2026-11-26-h200/prof,
+ * cuDNN 9.19; docs/architecture.md has the per-kernel table):
+ *
+ *   NCHW (the default): one kernel per layer with one 512-thread CTA per
+ *   channel (grid = C). Forward: bn_fw_tr_1C11_singleread caches the
+ *   channel in shared memory when it fits (read x, write y: 2 passes), else
+ *   bn_fw_tr_1C11_kernel_NCHW reads x for the statistics, again to
+ *   normalise, and writes y (3). Backward: bn_bw_1C11_singleread caches x
+ *   and dy (read both, write dx: 3 passes), else bn_bw_1C11_kernel_new
+ *   reads both for the two reductions, again for dx, and writes dx (5).
+ *   A CTA streams its channel at a rate per SM clock, not at HBM's: bn1's
+ *   backward (C = 64) took 611 us on H200 (4.8 TB/s) and 621 us on H100
+ *   (3.35 TB/s), the same 132 SMs at 1980 MHz. So a kernel takes
+ *     passes * elements / (min(C, SMs) * rate * clock),
+ *   rate = element passes per SM cycle, BN_FWD/BWD_ELEMS_PER_SM_CYCLE in
+ *   compute.c, or its bytes at the roofline if that is longer.
+ *   --channels-last (NHWC): cuDNN's batchnorm_fwtr/bwtr_nhwc_semiPersist,
+ *   a persistent grid of 2 CTAs per SM: 3 passes forward, 5 backward, at
+ *   the roofline.
+ * The running statistics (2 C floats) and the weights are negligible
+ * beside the activations; the weights are charged as for other layers.
+ * *k receives the choice (NULL: not wanted). */
+struct ds_bn_kernel {
+  int passes;          /* over the activation tensor's elements */
+  int sm_bound;        /* NCHW per-channel CTAs: the per-SM rate applies */
+  double bytes;        /* moved by the kernel, weights included */
+  double roofline_ns;  /* bytes at the achieved bandwidth, with kernel_overhead */
+  double sm_rate_ns;   /* the per-SM bound, with kernel_overhead (0: none) */
+};
+double ds_compute_batch_norm_ns(const struct ds_compute *c, const struct ds_layer *l,
+                                int64_t batch, int backward, struct ds_bn_kernel *k);
+
+/* cuDNN's layout transposes around a convolution of NCHW tensors, as one
+ * memory-bound op per pass (forward; backward: data and weight gradient).
+ * From this project's traces (bench/results/gpu-2026-11-26-h200/prof, H200,
+ * cuDNN 9.19, TF32 and fp16 alike; docs/architecture.md): cuDNN's TF32 and
+ * half tensor-core convolution kernels on Ampere and Hopper are NHWC
+ * (sm80_/sm90_xmma_*_nhwc, cutlass implicit GEMMs), so around each it runs
+ * nchwToNhwcKernel on its inputs and nhwcToNchwKernel on its output, each
+ * reading and writing the tensor: forward x and y (and the weight when the
+ * filter is larger than 1x1: [K,C,R,S] and [K,R,S,C] differ), backward
+ * dy, dx (and the weight) for the data gradient, and x and dy again, and
+ * dW when larger than 1x1, for the weight gradient (no data gradient for
+ * the model's first layer, whose input needs none). Exempt are
+ * unit-stride 1x1 convolutions of at least 14x14 outputs: cuDNN runs them
+ * as GEMMs straight on NCHW (cutlass s1688gemm, sm90_xmma_gemm, nvjet);
+ * the traces show that choice down to 14x14 and transposes at 7x7 (stride
+ * read from the bytes: a unit-stride 1x1's fwd_bytes / 4 / (C + K) is a
+ * whole square number of positions). Applies when the GPU has TF32 tensor
+ * cores (Ampere and later; Hopper traced, Ampere inferred from the same
+ * sm80 kernel families in the Hopper trace), the convolution runs on
+ * tensor cores (TF32 or half math) and activations are NCHW (not
+ * --channels-last); V100's FP32 convolutions run NCHW kernels. Depthwise
+ * convolutions (one input channel per group, MobileNetV2's) are left out:
+ * the traces have none. Returns
+ * the bytes (0: no transposes). */
+double ds_compute_conv_transpose_bytes(const struct ds_compute *c, const struct ds_model *m,
+                                       int32_t layer, int64_t batch, int backward);
+/* The op of those bytes: a memory-bound kernel at the roofline (one
+ * kernel_overhead per transposed tensor). */
+double ds_compute_conv_transpose_ns(const struct ds_compute *c, const struct ds_model *m,
+                                    int32_t layer, int64_t batch, int backward);
+
 /* Optimizer step over every parameter: memory bound, the kernels of
  * PyTorch's default (foreach) implementation, each a pass over every
  * parameter's tensors (torch/optim/sgd.py _multi_tensor_sgd, adam.py

@@ -260,6 +260,23 @@ static ds_status emit_bucket_div(const struct ds_compute *c, const struct ds_buc
   return emit_compute(&op, t, bd);
 }
 
+/* cuDNN's layout transposes of layer l's convolution (compute.h), an op
+ * on the compute stream after the layer's kernel when there are any. */
+static ds_status emit_transposes(const struct ds_model *m, const struct ds_compute *c,
+                                 int32_t rank, enum ds_op_kind kind, int32_t l, int64_t batch,
+                                 struct rank_tails *t, struct ds_schedule_builder *bd) {
+  int bwd = kind == DS_OP_BWD;
+  double ns = ds_compute_conv_transpose_ns(c, m, l, batch, bwd);
+  if (ns <= 0) return DS_OK;
+  char name[160];
+  snprintf(name, sizeof name, "%s.transpose", m->layers[l].name);
+  struct ds_op op = {.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = kind, .name = name,
+                     .layer = l, .bucket = -1, .coll = -1, .root = -1,
+                     .bytes = ds_compute_conv_transpose_bytes(c, m, l, batch, bwd),
+                     .dur_us = ns / 1000};
+  return emit_compute(&op, t, bd);
+}
+
 /* Bucket b's communication (the hook's plan, or its all-reduce alone),
  * each op after the one before; the first after the rank's compute tail. */
 static ds_status emit_bucket(const struct ds_model *m, const struct ds_compute *c,
@@ -584,6 +601,7 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
                           .flops = ly->fwd_flops * (double)opt->batch,
                           .dur_us = ds_compute_fwd_ns(c, ly, opt->batch) / 1000};
       DS_CHECK_GOTO(emit_compute(&op, &t, bd), st, out);
+      DS_CHECK_GOTO(emit_transposes(m, c, rank, DS_OP_FWD, l, opt->batch, &t, bd), st, out);
     }
     op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE,
                         .kind = DS_OP_LOSS, .name = "loss", .layer = -1,
@@ -603,6 +621,7 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
                           .flops = ly->bwd_flops * (double)opt->batch,
                           .dur_us = ds_compute_bwd_ns(c, ly, opt->batch) / 1000};
       DS_CHECK_GOTO(emit_compute(&op, &t, bd), st, out);
+      DS_CHECK_GOTO(emit_transposes(m, c, rank, DS_OP_BWD, l, opt->batch, &t, bd), st, out);
       /* no_sync's accumulating micro-steps run no reducer hook */
       if (sync) DS_CHECK_GOTO(emit_to_bucket(m, c, opt, l, rank, &t, bd), st, out);
       /* Overlapped: a bucket goes once its last gradient is ready. */

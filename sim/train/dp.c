@@ -9,6 +9,7 @@
 #include "sim/train/dp.h"
 #include "sim/train/ddp.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,6 +81,20 @@ static double loss_ns(const struct builder *bd, double samples, double *bytes) {
   return ds_compute_loss_ns(bd->c, bd->m, samples, bytes);
 }
 
+/* cuDNN's layout transposes of layer l's convolution (compute.h), an op
+ * after the layer's kernel when there are any. */
+static ds_status transposes(struct builder *bd, int32_t rank, enum ds_op_kind kind, int32_t l,
+                            int64_t batch, int64_t *prev) {
+  int bwd = kind == DS_OP_BWD;
+  double ns = ds_compute_conv_transpose_ns(bd->c, bd->m, l, batch, bwd);
+  if (ns <= 0) return DS_OK;
+  char name[160];
+  snprintf(name, sizeof name, "%s.transpose", bd->m->layers[l].name);
+  return emit_compute(bd, rank, kind, name, l, 0,
+                      ds_compute_conv_transpose_bytes(bd->c, bd->m, l, batch, bwd), ns, *prev,
+                      -1, prev);
+}
+
 /* Forward of every layer, each kernel after its host launch; the first
  * after first_dep (the input, the replicated parameters). */
 static ds_status forward(struct builder *bd, int32_t rank, int64_t launch_dep,
@@ -98,6 +113,7 @@ static ds_status forward(struct builder *bd, int32_t rank, int64_t launch_dep,
     DS_CHECK(emit(bd, &op, l == 0 ? launch : -1, -1, &launch));
     DS_CHECK(emit_compute(bd, rank, DS_OP_FWD, ly->name, l, ly->fwd_flops * (double)o->batch,
                           0, ds_compute_fwd_ns(bd->c, ly, o->batch), launch, prev, &prev));
+    DS_CHECK(transposes(bd, rank, DS_OP_FWD, l, o->batch, &prev));
   }
   *last = prev;
   return DS_OK;
@@ -123,6 +139,7 @@ static ds_status backward(struct builder *bd, int32_t rank, int64_t first_dep,
                           ly->bwd_flops * (double)bd->opt->batch, 0,
                           ds_compute_bwd_ns(bd->c, ly, bd->opt->batch), prev, launch,
                           &prev));
+    DS_CHECK(transposes(bd, rank, DS_OP_BWD, l, bd->opt->batch, &prev));
   }
   *last = prev;
   return DS_OK;

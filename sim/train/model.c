@@ -117,6 +117,7 @@ static ds_status read_shape(const struct ds_cnode *seq, struct ds_param *p,
       return ds_cnode_error(&item, err, "expected a dimension from 1 to numel %lld, got %lld",
                             (long long)p->numel, (long long)d);
     if (i == 0) p->rows = d;
+    if (i == 1) p->dim1 = d;
     if (d > p->numel / prod) { /* the product would pass numel (or overflow) */
       prod = 0;
       break;
@@ -179,6 +180,23 @@ static int by_name(const void *a, const void *b) {
 
 /* A list of every parameter's name once (grad_ready, registration) into
  * *out: the parameters' indices in the list's order. */
+/* A buffer LAYER.running_mean marks the layer LAYER (a module call) as a
+ * BatchNorm of numel channels (model.h bn_channels). */
+static void mark_batch_norm(struct ds_model *m, const char *buffer, int64_t numel) {
+  static const char suffix[] = ".running_mean";
+  size_t n = strlen(buffer), k = sizeof suffix - 1;
+  if (n <= k || strcmp(buffer + n - k, suffix) != 0) return;
+  for (int32_t i = 0; i < m->n_layers; i++) {
+    struct ds_layer *l = &m->layers[i];
+    /* a module's layer only: the exporter gives its BatchNorm class memory */
+    if (strlen(l->name) == n - k && strncmp(l->name, buffer, n - k) == 0 &&
+        (l->cls == DS_LAYER_MEMORY || l->cls == DS_LAYER_UNKNOWN)) {
+      l->bn_channels = numel;
+      return;
+    }
+  }
+}
+
 /* buffers: [{name, numel, bytes, dtype}, ...], bytes a whole number of
  * bytes per element. */
 static ds_status read_buffers(struct ds_model *m, const struct ds_cnode *seq,
@@ -190,11 +208,11 @@ static ds_status read_buffers(struct ds_model *m, const struct ds_cnode *seq,
   if (!m->buffers) return DS_ENOMEM;
   for (size_t i = 0; i < n; i++) {
     struct ds_buffer *b = &m->buffers[i];
-    const char *s;
+    const char *s, *name;
     DS_CHECK(ds_cseq_at(seq, i, &item, err));
     DS_CHECK(ds_cmap_check_keys(&item, buffer_keys, err));
     DS_CHECK(ds_cmap_require(&item, "name", "a buffer name", &node, err));
-    DS_CHECK(ds_cnode_string(&node, &s, err));
+    DS_CHECK(ds_cnode_string(&node, &name, err));
     DS_CHECK(ds_cmap_require(&item, "numel", "a non-negative integer", &node, err));
     DS_CHECK(ds_cnode_int64(&node, &b->numel, err));
     if (b->numel < 0)
@@ -212,6 +230,7 @@ static ds_status read_buffers(struct ds_model *m, const struct ds_cnode *seq,
                             s);
     strcpy(b->dtype, s);
     m->n_buffers++;
+    mark_batch_norm(m, name, b->numel);
   }
   return DS_OK;
 }

@@ -41,6 +41,7 @@ struct ds_param {
    * rows x (numel / rows) matrix, as PyTorch's tensor.view(shape[0], -1). */
   int32_t ndim;
   int64_t rows;
+  int64_t dim1; /* the second dimension (a convolution's input channels per group); 0 if none */
 };
 
 struct ds_layer {
@@ -84,6 +85,11 @@ struct ds_layer {
   int32_t param_count;
   int64_t param_numel; /* sum of its tensors' elements */
   enum ds_layer_class cls;
+  /* A BatchNorm layer's channels: the numel of the buffer NAME.running_mean
+   * where NAME is the name of a memory-class (or class-less) layer (the
+   * exporter names a module's layer by the module, its buffers
+   * NAME.running_mean, NAME.running_var); 0 for every other layer. compute.h costs batch norm's kernels from it. */
+  int64_t bn_channels;
 };
 
 /* A module buffer (BatchNorm's running statistics, position ids): what

@@ -217,7 +217,7 @@ static ds_status build_iteration(const struct ps_sim *s, int64_t id_base,
   enum ds_ps_mode mode = o->mode;
   struct ds_schedule_builder bd = {out, id_base};
   int dsz = ds_dtype_bytes(c->dtype);
-  char name[64];
+  char name[160];
   /* a worker's first forward waits for its K pulls of the previous step */
   int64_t *deps = malloc(((size_t)y->K + 1) * sizeof *deps);
   ds_status st = DS_ENOMEM;
@@ -245,12 +245,16 @@ static ds_status build_iteration(const struct ps_sim *s, int64_t id_base,
         DS_CHECK_GOTO(ds_schedule_emit(&bd, &op, deps, 1), st, out);
         continue;
       }
+      /* cuDNN's layout transposes of a convolution (compute.h) join the
+       * layer's op here: the program's ids count one op per entry */
       if (e->kind == DS_OP_FWD) {
         op.flops = ly->fwd_flops * (double)o->batch;
-        op.dur_us = ds_compute_fwd_ns(c, ly, o->batch) / 1000;
+        op.dur_us = (ds_compute_fwd_ns(c, ly, o->batch) +
+                     ds_compute_conv_transpose_ns(c, m, e->layer, o->batch, 0)) / 1000;
       } else if (e->kind == DS_OP_BWD) {
         op.flops = ly->bwd_flops * (double)o->batch;
-        op.dur_us = ds_compute_bwd_ns(c, ly, o->batch) / 1000;
+        op.dur_us = (ds_compute_bwd_ns(c, ly, o->batch) +
+                     ds_compute_conv_transpose_ns(c, m, e->layer, o->batch, 1)) / 1000;
       } else {
         op.dur_us = ds_compute_loss_ns(c, m, (double)o->batch, &op.bytes) / 1000;
       }

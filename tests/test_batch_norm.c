@@ -1,0 +1,231 @@
+/*
+ * Tests for batch norm's kernels (sim/train/compute.c ds_compute_batch_norm_ns,
+ * compute.h): which layers are BatchNorms (model.c: the buffer
+ * NAME.running_mean), cuDNN's passes per kernel family, the NCHW kernels'
+ * one-CTA-per-channel rates, and where they do not apply (--channels-last,
+ * bf16, a GPU without a clock). Expected values are worked by hand on a
+ * made-up GPU: 4 SMs at 1000 MHz, 1000 GB/s reached in full, no kernel
+ * overhead; the rates are compute.c's: 2.4 (forward) and 1.6 (backward)
+ * element passes per CTA per clock, 2.55 per SM per clock, 4 CTAs per SM.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim/net/topo.h"
+#include "sim/train/compute.h"
+#include "sim/train/model.h"
+#include "tests/support.h"
+
+static const char *gpus_text =
+    "schema_version: 1\ngpus:\n"
+    "  - name: BnGPU\n    arch: Test\n    sms: 4\n    fp32: 10TFLOPS\n    tf32: 80TFLOPS\n"
+    "    fp16: 160TFLOPS\n    bf16: 160TFLOPS\n    mem: 16GB\n    mem_bw: 1000GBps\n"
+    "    boost_mhz: 1000\n"
+    "  - name: NoClockGPU\n    arch: Test\n    sms: 4\n    fp32: 10TFLOPS\n    fp16: 160TFLOPS\n"
+    "    mem: 16GB\n    mem_bw: 1000GBps\n";
+
+/* bn: 2 channels of 1000 elements per sample (fwd_bytes 8 B per element:
+ * fp32 x and y); bn2: 64 channels of 100; ln: a norm without running
+ * statistics (LayerNorm); cv: a convolution (its running_mean buffer makes
+ * it no BatchNorm); the buffer other.running_mean names no layer. */
+static const char *model_text =
+    "schema_version: 1\nname: t\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n"
+    "  - {name: bn, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 16000,"
+    " act_bytes: 8000, params: [{name: bn.weight, numel: 2}, {name: bn.bias, numel: 2}]}\n"
+    "  - {name: bn2, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 51200,"
+    " act_bytes: 25600, params: [{name: bn2.weight, numel: 64}, {name: bn2.bias, numel: 64}]}\n"
+    "  - {name: ln, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 16000,"
+    " act_bytes: 8000, params: [{name: ln.weight, numel: 2}]}\n"
+    "  - {name: cv, class: conv, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 16000,"
+    " act_bytes: 8000, params: []}\n"
+    "buffers:\n"
+    "  - {name: bn.running_mean, numel: 2, bytes: 8, dtype: float32}\n"
+    "  - {name: bn.running_var, numel: 2, bytes: 8, dtype: float32}\n"
+    "  - {name: bn.num_batches_tracked, numel: 1, bytes: 8, dtype: int64}\n"
+    "  - {name: bn2.running_mean, numel: 64, bytes: 256, dtype: float32}\n"
+    "  - {name: other.running_mean, numel: 9, bytes: 36, dtype: float32}\n"
+    "  - {name: cv.running_mean, numel: 2, bytes: 8, dtype: float32}\n";
+
+struct fixture {
+  char gpus[64], topo[64], model[64];
+  struct ds_topo *topo_loaded;
+  struct ds_model *m;
+  struct ds_compute c;
+};
+
+static void setup(struct fixture *f, const char *gpu, enum ds_dtype dtype, enum ds_amp amp) {
+  char text[1024];
+  strcpy(f->gpus, "/tmp/ddpsim-bngpus-XXXXXX");
+  ds_test_write_temp(f->gpus, gpus_text);
+  snprintf(text, sizeof text,
+           "schema_version: 1\nname: bn\ngpu: %s\nnodes: 1\ngpus_per_node: 1\n"
+           "intra_node:\n  template: nvswitch\n  link_bw: 100GBps\n  link_lat: 1us\n"
+           "compute:\n  flops_efficiency: 0.5\n  mem_efficiency: 1\n  kernel_overhead: 0us\n",
+           gpu);
+  strcpy(f->topo, "/tmp/ddpsim-bntopo-XXXXXX");
+  ds_test_write_temp(f->topo, text);
+  strcpy(f->model, "/tmp/ddpsim-bnmodel-XXXXXX");
+  ds_test_write_temp(f->model, model_text);
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_load(f->topo, f->gpus, &f->topo_loaded, &err), DS_OK, "%s", err.msg);
+  f->m = ds_test_model(f->model);
+  cr_assert_eq(ds_compute_init(f->topo_loaded, dtype, amp, &f->c, &err), DS_OK, "%s",
+               err.msg);
+}
+
+static void teardown(struct fixture *f) {
+  ds_model_free(f->m);
+  ds_topo_free(f->topo_loaded);
+  unlink(f->gpus);
+  unlink(f->topo);
+  unlink(f->model);
+}
+
+Test(batch_norm, a_running_mean_buffer_marks_its_layer_with_the_channels) {
+  struct fixture f;
+  setup(&f, "BnGPU", DS_DTYPE_FP32, DS_AMP_NONE);
+  cr_assert_eq(f.m->layers[0].bn_channels, 2);
+  cr_assert_eq(f.m->layers[1].bn_channels, 64);
+  cr_assert_eq(f.m->layers[2].bn_channels, 0, "a LayerNorm has no running statistics");
+  cr_assert_eq(f.m->layers[3].bn_channels, 0, "a convolution is no BatchNorm");
+  cr_assert_float_eq(f.c.sm_clock_hz, 1e9, 0);
+  teardown(&f);
+}
+
+/* bn at batch 10: 20000 elements, 10000 per channel, 2 CTAs on 4 SMs.
+ * Forward: 40000 B cached <= 128 KiB, single read, 2 passes; a CTA's stream
+ * 2 * 10000 / 2.4e9 s = 8333.3 ns; the SMs' 2 * 20000 / (2 * 2.55e9) =
+ * 7843.1 ns; the bytes 2 * 20000 * 4 + 4 weights * 4 = 160016 B = 160.016
+ * ns. Backward: x and dy, 80000 B cached, single read, 3 passes: 3 * 10000
+ * / 1.6e9 = 18750 ns. */
+Test(batch_norm, nchw_single_read_kernels_run_at_a_ctas_rate) {
+  struct fixture f;
+  setup(&f, "BnGPU", DS_DTYPE_FP32, DS_AMP_NONE);
+  struct ds_bn_kernel k;
+  double fwd = ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k);
+  cr_assert_eq(k.passes, 2);
+  cr_assert(k.sm_bound);
+  cr_assert_float_eq(k.bytes, 160016, 1e-6);
+  cr_assert_float_eq(k.roofline_ns, 160.016, 1e-6);
+  cr_assert_float_eq(fwd, 2 * 10000 / 2.4, 1e-6);
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, &f.m->layers[0], 10), fwd, 1e-9,
+                     "the layer's forward is its batch-norm kernel");
+  double bwd = ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 10, 1, &k);
+  cr_assert_eq(k.passes, 3);
+  cr_assert_float_eq(bwd, 3 * 10000 / 1.6, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&f.c, &f.m->layers[0], 10), bwd, 1e-9);
+  teardown(&f);
+}
+
+/* bn at batch 40: 40000 per channel, 160000 B > 128 KiB: the multi-pass
+ * kernels, 3 passes forward (3 * 40000 / 2.4e9 = 50000 ns) and 5 backward
+ * (5 * 40000 / 1.6e9 = 125000 ns). */
+Test(batch_norm, nchw_channels_too_large_to_cache_take_more_passes) {
+  struct fixture f;
+  setup(&f, "BnGPU", DS_DTYPE_FP32, DS_AMP_NONE);
+  struct ds_bn_kernel k;
+  cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 40, 0, &k), 50000,
+                     1e-6);
+  cr_assert_eq(k.passes, 3);
+  cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 40, 1, &k), 125000,
+                     1e-6);
+  cr_assert_eq(k.passes, 5);
+  teardown(&f);
+}
+
+/* bn2 at batch 10: 64 channels of 1000 on 4 SMs, 16 CTAs a wave: 4 waves of
+ * 2 * 1000 / 2.4e9 = 3333.3 ns; the SMs' 2 * 64000 / (4 * 2.55e9) =
+ * 12549.0 ns, the longer. */
+Test(batch_norm, many_channels_share_each_sms_rate) {
+  struct fixture f;
+  setup(&f, "BnGPU", DS_DTYPE_FP32, DS_AMP_NONE);
+  cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[1], 10, 0, NULL),
+                     2 * 64000 / (4 * 2.55), 1e-6);
+  teardown(&f);
+}
+
+/* --channels-last: cuDNN's persistent NHWC kernels, 3 passes forward and 5
+ * backward at the roofline: 3 * 20000 * 4 + 16 = 240016 B = 240.016 ns;
+ * backward 5 * 20000 * 4 + 4 weights * 8 B (read, gradient written) =
+ * 400032 B. */
+Test(batch_norm, channels_last_runs_at_the_roofline) {
+  struct fixture f;
+  setup(&f, "BnGPU", DS_DTYPE_FP32, DS_AMP_NONE);
+  f.c.channels_last = 1;
+  struct ds_bn_kernel k;
+  cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k), 240.016,
+                     1e-6);
+  cr_assert_eq(k.passes, 3);
+  cr_assert_not(k.sm_bound);
+  cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 10, 1, &k), 400.032,
+                     1e-6);
+  cr_assert_eq(k.passes, 5);
+  teardown(&f);
+}
+
+/* Under --amp fp16 cuDNN runs on half inputs (2 B): 20000 B cached per
+ * channel, single read, the same CTA rate per element (8333.3 ns); bf16 is
+ * not cuDNN's (Normalization.cpp: use_cudnn excludes it): 3 passes of 2 B
+ * at the roofline, 120000 B + 4 weights * 8 B (fp32 read, half written and
+ * read) = 120032 B. */
+Test(batch_norm, fp16_is_cudnns_and_bf16_is_not) {
+  struct fixture f;
+  setup(&f, "BnGPU", DS_DTYPE_FP32, DS_AMP_FP16);
+  struct ds_bn_kernel k;
+  cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k),
+                     2 * 10000 / 2.4, 1e-6);
+  cr_assert(k.sm_bound);
+  teardown(&f);
+  setup(&f, "BnGPU", DS_DTYPE_FP32, DS_AMP_BF16);
+  cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k), 120.032,
+                     1e-6);
+  cr_assert_eq(k.passes, 3);
+  cr_assert_not(k.sm_bound);
+  teardown(&f);
+}
+
+/* Without a clock in the GPU table there is no per-SM rate: the roofline. */
+Test(batch_norm, a_gpu_without_a_clock_has_no_sm_bound) {
+  struct fixture f;
+  setup(&f, "NoClockGPU", DS_DTYPE_FP32, DS_AMP_NONE);
+  struct ds_bn_kernel k;
+  cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k), 160.016,
+                     1e-6);
+  cr_assert_not(k.sm_bound);
+  teardown(&f);
+}
+
+/* The shipped table: on a V100 (80 SMs, 1530 MHz, 900 GB/s at 0.878) the
+ * forward of ResNet-50's layer1 batch norm (64 channels of 32x56x56, fp32,
+ * multi-pass) is bound by HBM, not by its CTAs (3 * 100352 / (2.4 * 1.53e9)
+ * = 82 us < 3 * 25.7 MB / 790 GB/s = 97.5 us); on an H200 (132 SMs, 1980
+ * MHz, 4.8 TB/s at 0.869) by its CTAs (63.4 us against 18.5). */
+Test(batch_norm, the_cta_bound_shows_on_hopper_not_on_volta) {
+  const struct {
+    const char *topo;
+    int sm_wins;
+  } cases[] = {{"topologies/dgx1-v100.yaml", 0}, {"validation/topologies/nd-h200-v5.yaml", 1}};
+  struct ds_model *m = ds_test_model("models/resnet50.yaml");
+  int32_t l = -1;
+  for (int32_t i = 0; i < m->n_layers; i++)
+    if (strcmp(m->layers[i].name, "layer1.0.bn1") == 0) l = i;
+  cr_assert(l >= 0);
+  cr_assert_eq(m->layers[l].bn_channels, 64);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    struct ds_topo *t;
+    struct ds_compute c;
+    struct ds_err err = {0};
+    cr_assert_eq(ds_topo_load(cases[i].topo, "topologies/gpus.yaml", &t, &err), DS_OK, "%s",
+                 err.msg);
+    cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK);
+    struct ds_bn_kernel k;
+    ds_compute_batch_norm_ns(&c, &m->layers[l], 32, 0, &k);
+    cr_assert_eq(k.passes, 3);
+    cr_assert_eq(k.sm_rate_ns > k.roofline_ns, cases[i].sm_wins, "%s: sm %.0f roofline %.0f",
+                 cases[i].topo, k.sm_rate_ns, k.roofline_ns);
+    ds_topo_free(t);
+  }
+  ds_model_free(m);
+}

@@ -25,7 +25,10 @@
  * the NICs: the bandwidth searched is a channel's share of the links the
  * rails cross (each link's derated bandwidth over the rail hops crossing
  * it), each rail gets floor(share / speed) channels, nChannels is K times
- * that; one reordered ring is searched as the ring.
+ * that; one reordered ring is searched as the ring. On one node whose GPU
+ * links differ the channel search itself runs (sim/coll/ring_channels.h,
+ * ring->chan): nChannels is its rings, bwIntra its speed, and the
+ * intra-node class that of its rings.
  *
  * Tree (src/tuning/tree.cc), the double binary tree, with the ring's
  * channels and per-channel bandwidth bw (NCCL's tree graph has the ring's

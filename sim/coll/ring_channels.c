@@ -32,15 +32,15 @@ struct search {
   int32_t *next;      /* [n*(n-1)]: members after a, in the order tried */
   /* one packing (a speed and a level) */
   int level;          /* 0: direct links only; 1: routes too */
+  int exhaustive;     /* 1: branch and bound; 0: greedy, ring by ring */
   int32_t *units;     /* [n_links]: rings each link still holds */
-  int32_t *cur;       /* [n]: the ring being built */
-  uint8_t *used;      /* [n] */
-  int32_t *cand;      /* [max_cand * n]: rings that fit alone */
-  int32_t n_cand, max_cand;
-  int32_t *pick, *best_pick; /* [DS_NCCL_SEARCH_MAX_CHANNELS] candidate indices */
+  int32_t *ring;      /* [MAXC * n]: the rings being built, member 0 first */
+  int32_t *rank;      /* [MAXC * n]: the rank in next[] of each ring's choices */
+  uint8_t *used;      /* [MAXC * n]: members each ring has visited */
+  int32_t *best;      /* [MAXC * n]: the most rings found */
   int32_t best_count, bound;
   int64_t budget;
-  int exhausted, found;
+  int exhausted, stop;
 };
 
 static enum ds_hop_class link_class(const struct ds_link *l) {
@@ -89,20 +89,6 @@ static int charge_hop(struct search *s, int32_t a, int32_t b, int sign) {
   return 1;
 }
 
-/* Charges a whole ring (member order ord); undone on failure (0). */
-static int charge_ring(struct search *s, const int32_t *ord) {
-  for (int32_t p = 0; p < s->n; p++)
-    if (!charge_hop(s, ord[p], ord[(p + 1) % s->n], -1)) {
-      while (p-- > 0) charge_hop(s, ord[p], ord[(p + 1) % s->n], +1);
-      return 0;
-    }
-  return 1;
-}
-
-static void free_ring(struct search *s, const int32_t *ord) {
-  for (int32_t p = 0; p < s->n; p++) charge_hop(s, ord[p], ord[(p + 1) % s->n], +1);
-}
-
 /* At most how many more rings fit: each ring leaves every member by one
  * hop, and hop a -> b is left at most as often as its fullest link allows. */
 static int32_t rings_bound(const struct search *s) {
@@ -122,61 +108,52 @@ static int32_t rings_bound(const struct search *s) {
   return best;
 }
 
-/* Depth first over rings from member 0 that fit the links' units: records
- * every one (first_only 0; up to max_cand) or stops at the first
- * (first_only 1, kept in cur, found set). Charges are undone on return. */
-static void ring_dfs(struct search *s, int32_t depth, int first_only) {
+/* Builds ring k (depth members placed), depth first, each hop charged as
+ * it is taken; a closed ring is counted, then ring k + 1 is built on what
+ * the links still hold. Rings come in the order the search meets them, so
+ * ring k's choices are kept, rank by rank, no earlier than ring k-1's
+ * while its prefix equals ring k-1's (`tight`): every multiset of rings is
+ * met once. Greedy (not exhaustive): the first ring that fits is kept and
+ * no other is tried in its place. */
+static void build(struct search *s, int32_t k, int32_t depth, int tight) {
   if (s->budget <= 0) {
     s->exhausted = 1;
     return;
   }
   s->budget--;
-  int32_t n = s->n, last = s->cur[depth - 1];
+  int32_t n = s->n, *ring = s->ring + (size_t)k * n, *rank = s->rank + (size_t)k * n;
+  uint8_t *used = s->used + (size_t)k * n;
+  int32_t last = ring[depth - 1];
   if (depth == n) {
-    if (!charge_hop(s, last, s->cur[0], -1)) return;
-    charge_hop(s, last, s->cur[0], +1);
-    if (first_only) {
-      s->found = 1;
-    } else if (s->n_cand < s->max_cand) {
-      memcpy(s->cand + (size_t)s->n_cand * n, s->cur, (size_t)n * sizeof *s->cur);
-      s->n_cand++;
-    } else {
-      s->exhausted = 1;
+    if (!charge_hop(s, last, ring[0], -1)) return;
+    if (k + 1 > s->best_count) {
+      s->best_count = k + 1;
+      memcpy(s->best, s->ring, (size_t)(k + 1) * n * sizeof *s->ring);
     }
+    if (s->best_count >= s->bound) {
+      s->stop = 1;
+    } else if (!s->exhaustive || k + 1 + rings_bound(s) > s->best_count) {
+      memset(used + n, 0, (size_t)n);
+      used[n] = 1;
+      ring[n] = 0;
+      if (!s->exhaustive) s->budget = DS_RING_CHANNELS_RING_BUDGET;
+      build(s, k + 1, 1, 1);
+      if (!s->exhaustive) s->stop = 1;
+    }
+    charge_hop(s, last, ring[0], +1);
     return;
   }
   for (int32_t i = 0; i < n - 1; i++) {
+    if (tight && k > 0 && i < s->rank[(size_t)(k - 1) * n + depth]) continue;
     int32_t b = s->next[last * (n - 1) + i];
-    if (s->used[b] || !charge_hop(s, last, b, -1)) continue;
-    s->used[b] = 1;
-    s->cur[depth] = b;
-    ring_dfs(s, depth + 1, first_only);
-    s->used[b] = 0;
+    if (used[b] || !charge_hop(s, last, b, -1)) continue;
+    used[b] = 1;
+    ring[depth] = b;
+    rank[depth] = i;
+    build(s, k, depth + 1, tight && k > 0 && i == s->rank[(size_t)(k - 1) * n + depth]);
+    used[b] = 0;
     charge_hop(s, last, b, +1);
-    if (s->found || s->exhausted) return;
-  }
-}
-
-/* Branch and bound over multisets of candidates (indices from `start` up),
- * `count` already charged. */
-static void pack(struct search *s, int32_t start, int32_t count) {
-  if (count > s->best_count) {
-    s->best_count = count;
-    memcpy(s->best_pick, s->pick, (size_t)count * sizeof *s->pick);
-  }
-  if (s->best_count >= s->bound || count + rings_bound(s) <= s->best_count) return;
-  for (int32_t i = start; i < s->n_cand; i++) {
-    if (s->budget <= 0) {
-      s->exhausted = 1;
-      return;
-    }
-    s->budget--;
-    const int32_t *ord = s->cand + (size_t)i * s->n;
-    if (!charge_ring(s, ord)) continue;
-    s->pick[count] = i;
-    pack(s, i, count + 1);
-    free_ring(s, ord);
-    if (s->best_count >= s->bound || s->exhausted) return;
+    if (s->stop || s->exhausted) return;
   }
 }
 
@@ -186,39 +163,24 @@ static void set_units(struct search *s, double speed) {
     s->units[l] = s->cap[l] < 0 ? 0 : (int32_t)floor(s->cap[l] / speed * (1 + REL));
 }
 
-/* The most rings that fit at `speed` over level's hops: their orders into
- * out ([DS_NCCL_SEARCH_MAX_CHANNELS * n]), their count returned. */
-static int32_t pack_at(struct search *s, double speed, int level, int32_t *out) {
-  int32_t n = s->n, count = 0;
+/* The most rings that fit at `speed` over level's hops (ring_channels.h):
+ * left in s->best, their count returned. */
+static int32_t pack_at(struct search *s, double speed, int level) {
+  int32_t n = s->n;
   s->level = level;
+  s->exhaustive = n <= DS_RING_CHANNELS_EXHAUSTIVE_MAX;
   set_units(s, speed);
-  memset(s->used, 0, (size_t)n);
-  s->cur[0] = 0;
-  s->used[0] = 1;
-  s->found = 0;
+  s->best_count = 0;
+  s->stop = 0;
+  s->exhausted = 0;
   s->bound = rings_bound(s);
   if (s->bound == 0) return 0;
-  if (n <= DS_RING_CHANNELS_EXHAUSTIVE_MAX) {
-    s->budget = DS_RING_CHANNELS_BUDGET;
-    s->n_cand = 0;
-    ring_dfs(s, 1, 0);
-    s->best_count = 0;
-    pack(s, 0, 0);
-    for (int32_t c = 0; c < s->best_count; c++)
-      memcpy(out + (size_t)c * n, s->cand + (size_t)s->best_pick[c] * n,
-             (size_t)n * sizeof *out);
-    return s->best_count;
-  }
-  while (count < s->bound) {
-    s->budget = DS_RING_CHANNELS_RING_BUDGET;
-    s->found = 0;
-    ring_dfs(s, 1, 1);
-    if (!s->found) break;
-    charge_ring(s, s->cur);
-    memcpy(out + (size_t)count * n, s->cur, (size_t)n * sizeof *out);
-    count++;
-  }
-  return count;
+  s->budget = s->exhaustive ? DS_RING_CHANNELS_BUDGET : DS_RING_CHANNELS_RING_BUDGET;
+  memset(s->used, 0, (size_t)n);
+  s->used[0] = 1;
+  s->ring[0] = 0;
+  build(s, 0, 1, 0);
+  return s->best_count;
 }
 
 /* Hops, NCCL's link bandwidths, maxBw, totalBw and the order of next
@@ -300,11 +262,10 @@ static void search_free(struct search *s) {
   free(s->cap);
   free(s->next);
   free(s->units);
-  free(s->cur);
+  free(s->ring);
+  free(s->rank);
   free(s->used);
-  free(s->cand);
-  free(s->pick);
-  free(s->best_pick);
+  free(s->best);
 }
 
 static int32_t links_crossed(const struct search *s, const int32_t *orders, int32_t rings) {
@@ -325,22 +286,19 @@ ds_status ds_ring_channels_search(struct ds_topo *t, const int32_t *gpus, int32_
   if (n < 2) return ds_err_set(err, DS_EINTERNAL, "channel search needs 2 members");
   struct search s = {.n = n, .n_links = t->n_links};
   size_t nn = (size_t)n * n, maxc = DS_NCCL_SEARCH_MAX_CHANNELS;
-  s.max_cand = n <= DS_RING_CHANNELS_EXHAUSTIVE_MAX ? DS_RING_CHANNELS_MAX_CANDIDATES : 0;
   s.hops = malloc(nn * sizeof *s.hops);
   s.links = malloc(nn * MAX_ROUTE * sizeof *s.links);
   s.cap = malloc(((size_t)t->n_links + 1) * sizeof *s.cap);
   s.next = malloc(nn * sizeof *s.next);
   s.units = malloc(((size_t)t->n_links + 1) * sizeof *s.units);
-  s.cur = malloc((size_t)n * sizeof *s.cur);
-  s.used = malloc((size_t)n);
-  s.cand = malloc(((size_t)s.max_cand * n + 1) * sizeof *s.cand);
-  s.pick = malloc(maxc * sizeof *s.pick);
-  s.best_pick = malloc(maxc * sizeof *s.best_pick);
-  int32_t *found = malloc(maxc * n * sizeof *found);
+  s.ring = malloc((maxc + 1) * n * sizeof *s.ring);
+  s.rank = malloc((maxc + 1) * n * sizeof *s.rank);
+  s.used = malloc((maxc + 1) * n);
+  s.best = malloc(maxc * n * sizeof *s.best);
   c->orders = malloc(maxc * n * sizeof *c->orders);
   ds_status st = DS_OK;
-  if (!s.hops || !s.links || !s.cap || !s.next || !s.units || !s.cur || !s.used || !s.cand ||
-      !s.pick || !s.best_pick || !found || !c->orders) {
+  if (!s.hops || !s.links || !s.cap || !s.next || !s.units || !s.ring || !s.rank || !s.used ||
+      !s.best || !c->orders) {
     st = ds_err_set(err, DS_ENOMEM, "channel search over %d GPUs: out of memory", n);
     goto out;
   }
@@ -362,11 +320,11 @@ ds_status ds_ring_channels_search(struct ds_topo *t, const int32_t *gpus, int32_
       set_units(&s, speed);
       /* no packing at this speed can reach the best */
       if (rings_bound(&s) * speed < best * (1 - REL)) continue;
-      int32_t rings = pack_at(&s, speed, level, found);
+      int32_t rings = pack_at(&s, speed, level);
       c->exhausted |= s.exhausted;
       if (rings == 0) continue;
       double bw = rings * speed;
-      int32_t crossed = links_crossed(&s, found, rings);
+      int32_t crossed = links_crossed(&s, s.best, rings);
       if (c->n_rings == 0 || bw > best * (1 + REL) ||
           (bw >= best * (1 - REL) && crossed < best_links)) {
         c->n_rings = rings;
@@ -374,7 +332,7 @@ ds_status ds_ring_channels_search(struct ds_topo *t, const int32_t *gpus, int32_
         best = bw;
         best_level = level;
         best_links = crossed;
-        memcpy(c->orders, found, (size_t)rings * n * sizeof *found);
+        memcpy(c->orders, s.best, (size_t)rings * n * sizeof *s.best);
       }
     }
     if (c->n_rings > 0 && (c->n_rings * c->speed_gbps >= c->total_gbps * (1 - REL) ||
@@ -386,7 +344,6 @@ ds_status ds_ring_channels_search(struct ds_topo *t, const int32_t *gpus, int32_
   }
   c->routed = c->n_rings > 0 && best_level == 1;
 out:
-  free(found);
   search_free(&s);
   if (st != DS_OK) ds_ring_channels_release(c);
   return st;

@@ -27,15 +27,17 @@
  *     its pass 2, raising the speed, finds nothing an exhaustive pass 1
  *     missed).
  *
- * Packing at one speed: up to DS_RING_CHANNELS_EXHAUSTIVE_MAX members, every
- * ring that fits alone is listed (depth first from member 0, at most
- * DS_RING_CHANNELS_MAX_CANDIDATES), then a branch and bound over multisets
- * of them finds the most rings that fit together (bound: the fewest rings
- * any member's outgoing links still hold), exact unless it spends
- * DS_RING_CHANNELS_BUDGET steps (then the best found so far, deterministic).
- * Above, greedily: the first ring that fits (depth first, at most
- * DS_RING_CHANNELS_RING_BUDGET steps each, NCCL's NCCL_SEARCH_TIMEOUT),
- * charged, again until none fits. Next members are tried as NCCL's
+ * Packing at one speed, as NCCL's search does it, ring by ring: a ring is
+ * built depth first from member 0 over what the links still hold, each hop
+ * charged as it is taken, and once closed the next ring is built on the
+ * rest. Up to DS_RING_CHANNELS_EXHAUSTIVE_MAX members this is a branch and
+ * bound over multisets of rings (each met once: a ring's choices are no
+ * earlier than the previous ring's; bound: the fewest rings any member's
+ * outgoing links still hold), exact unless it spends
+ * DS_RING_CHANNELS_BUDGET steps (then the best found so far). Above,
+ * greedily: the first ring that fits is kept, at most
+ * DS_RING_CHANNELS_RING_BUDGET steps each (NCCL's NCCL_SEARCH_TIMEOUT),
+ * until none fits. Next members are tried as NCCL's
  * ncclTopoSearchNextGpuSort orders them: faster hop first, then fewer
  * links, then the next index after the current member's.
  *
@@ -58,7 +60,6 @@ extern "C" {
 #endif
 
 #define DS_RING_CHANNELS_EXHAUSTIVE_MAX 10
-#define DS_RING_CHANNELS_MAX_CANDIDATES (1 << 16)
 #define DS_RING_CHANNELS_BUDGET (1 << 20)
 #define DS_RING_CHANNELS_RING_BUDGET (1 << 14)
 

@@ -234,6 +234,22 @@ static void print_rails(FILE *out, const struct ds_topo *t, const struct ds_ring
           ds_ring_path_lat_ns(r) / 1e3);
 }
 
+/* NCCL's channel rings (coll.h chan), each ring's GPUs when there are few. */
+static void print_channels(FILE *out, const struct ds_ring *r) {
+  const struct ds_ring *c = r->chan;
+  if (!c) return;
+  fprintf(out, "  channels   NCCL's search: %d ring%s of %.1f GB/s over %s (a GPU's links: "
+          "%.1f GB/s)\n", c->n_rails, c->n_rails == 1 ? "" : "s",
+          r->chan_speed_bytes_per_s / 1e9,
+          r->chan_routed ? "direct links and routes" : "direct links",
+          r->chan_total_bytes_per_s / 1e9);
+  for (int32_t k = 0; k < c->n_rails && r->n <= RAILS_LISTED_MAX; k++) {
+    fprintf(out, "             channel %d: GPUs", k);
+    for (int32_t p = 0; p < c->n; p++) fprintf(out, " %d", c->rails[k].gpus[p]);
+    fprintf(out, "\n");
+  }
+}
+
 static void print_ring(FILE *out, const struct ds_topo *t, const struct ds_ring *r) {
   int32_t slow = 0;
   for (int32_t i = 1; i < r->n; i++)
@@ -246,6 +262,7 @@ static void print_ring(FILE *out, const struct ds_topo *t, const struct ds_ring 
   fprintf(out, "             plain ring all-reduce: busbw at most %.1f GB/s%s\n",
           ds_ring_busbw(r) / 1e9,
           r->n_rails > 1 ? " (the rails together)" : r->n_rails == 1 ? " (reordered)" : "");
+  print_channels(out, r);
   struct ds_nccl_model m;
   struct ds_err why = {0};
   if (ds_nccl_model_build(t, r, DS_NCCL_EXTRA_NONE, &m, &why) == DS_OK)
@@ -253,7 +270,9 @@ static void print_ring(FILE *out, const struct ds_topo *t, const struct ds_ring 
             "(Simple; %s)\n", ds_nccl_arch_name(m.arch),
             ds_nccl_constants_version(), m.channels, m.channels == 1 ? "" : "s",
             m.chan_bw_bytes_per_s / 1e9, m.busbw_bytes_per_s[DS_PROTO_SIMPLE] / 1e9,
-            r->n_rails > 1 ? "channels spread over the rails" : "all channels on the ring's routes");
+            r->chan            ? "channels on the searched rings"
+            : r->n_rails > 1   ? "channels spread over the rails"
+                               : "all channels on the ring's routes");
   else
     fprintf(out, "             NCCL model: unavailable (%s)\n", why.msg);
 }

@@ -137,6 +137,16 @@ struct ds_ring {
   /* Tree collectives' shapes and routes over these members, built on first
    * use (sim/coll/coll_tree.c; owned, freed with the ring). */
   struct ds__tree_plan *tree_plans;
+  /* NCCL's channels where they are not the rails above (filled only by
+   * ds_ring_build_rails, on one node whose GPUs' direct links differ:
+   * sim/coll/ring_channels.h): a ring over the same members, in the same
+   * order, whose rails are the rings NCCL's search packs, one per channel
+   * (orders may repeat). NCCL's protocols run it (ds_ring_nccl); the plain
+   * ring runs this ring's rails, one ring. NULL: none (owned). */
+  struct ds_ring *chan;
+  double chan_speed_bytes_per_s; /* the search's per-channel speed, NCCL's units */
+  double chan_total_bytes_per_s; /* NCCL's totalBw: a GPU's links, NCCL's units */
+  int32_t chan_routed;           /* 1: some ring takes a route where no direct link is */
 };
 
 /* Builds the ring gpus[0] -> gpus[1] -> ... -> gpus[n-1] -> gpus[0]. */
@@ -147,6 +157,9 @@ void ds_ring_release(struct ds_ring *ring);
  * above; sim/coll/ring_rails.c says how they are chosen). */
 ds_status ds_ring_build_rails(struct ds_topo *topo, const int32_t *gpus, int32_t n,
                               struct ds_ring *out, struct ds_err *err);
+/* The ring NCCL's protocols run over these members: ring->chan when the
+ * channel search made one, else ring itself. */
+const struct ds_ring *ds_ring_nccl(const struct ds_ring *ring);
 /* The ring bus bandwidth bound: rails_busbw with rails, else min_bw. */
 double ds_ring_busbw(const struct ds_ring *ring);
 /* The latency on the critical path: the largest path_lat_ns of the rails,
@@ -189,7 +202,8 @@ ds_status ds_coll_allreduce_new_proto(const struct ds_ring *ring,
  * step: start + sum of the path's per-step latencies + 2(N-1)/N * S * w /
  * min(C * cap, min_bw), ns. With rails (largest path of the rails;
  * ds_ring_busbw for min_bw): the C channels are spread over the K rails,
- * C/K each. */
+ * C/K each. A proto runs ds_ring_nccl(ring) (its channel rings, where the
+ * search made them), and so does this form. */
 double ds_ring_allreduce_proto_ns(const struct ds_ring *ring,
                                   const struct ds_coll_proto *proto,
                                   double bytes);

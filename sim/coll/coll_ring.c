@@ -221,8 +221,12 @@ void ds_ring_release(struct ds_ring *r) {
   ds__coll_tree_plans_free(r->tree_plans);
   if (r->rails_one) ds_ring_release(r->rails_one);
   free(r->rails_one);
+  if (r->chan) ds_ring_release(r->chan);
+  free(r->chan);
   memset(r, 0, sizeof *r);
 }
+
+const struct ds_ring *ds_ring_nccl(const struct ds_ring *r) { return r->chan ? r->chan : r; }
 
 double ds_ring_busbw(const struct ds_ring *r) {
   return r->n_rails > 0 ? r->rails_busbw : r->min_bw;
@@ -259,8 +263,9 @@ int32_t ds__ring_rail_channels(int32_t channels, int32_t n_rails) {
   return c > 1 ? c : 1;
 }
 
-double ds_ring_allreduce_proto_ns(const struct ds_ring *r,
+double ds_ring_allreduce_proto_ns(const struct ds_ring *ring,
                                   const struct ds_coll_proto *p, double bytes) {
+  const struct ds_ring *r = ds_ring_nccl(ring);
   if (r->n < 2) return 0;
   double lat = 0;
   if (r->n_rails == 0) lat = proto_path_lat(r, p);

@@ -17,14 +17,16 @@ static double factor_allreduce(int32_t n) { return n > 1 ? 2.0 * (n - 1) / n : 0
 static double factor_gather(int32_t n) { return n > 1 ? (double)(n - 1) / n : 0; }
 static double factor_one(int32_t n) { return n > 1 ? 1 : 0; }
 
-/* The ring kinds run the ring's rails when it has them (coll.h). */
+/* The ring kinds run the ring's rails when it has them (coll.h); under a
+ * protocol, NCCL's channel rings where the search made them. */
 static ds_status ring_or_rails(const struct ds_coll_spec *s, int32_t steps,
                                const struct ds_coll_proto *proto, struct ds_coll **out) {
-  if (s->ring->n_rails > 0)
-    return ds__coll_rails_new(s->ring, s->net, s->model, s->chunks, steps, s->bytes, proto,
+  const struct ds_ring *ring = proto ? ds_ring_nccl(s->ring) : s->ring;
+  if (ring->n_rails > 0)
+    return ds__coll_rails_new(ring, s->net, s->model, s->chunks, steps, s->bytes, proto,
                               s->tag_base, s->on_done, s->owner,
                               s->alone && s->model == DS_COLL_FLOW ? s->topo : NULL, out);
-  DS_CHECK(ds__coll_ring_new(s->ring, s->net, s->model, s->chunks, steps, s->bytes, proto,
+  DS_CHECK(ds__coll_ring_new(ring, s->net, s->model, s->chunks, steps, s->bytes, proto,
                              s->tag_base, s->on_done, s->owner, out));
   if (s->alone) (void)ds__coll_ring_fold_symmetric(*out, s->topo);
   return DS_OK;

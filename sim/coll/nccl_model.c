@@ -27,8 +27,6 @@
 #define RAW_NVLINK5_GBPS 50.0
 /* Raw PCIe Gen3 x16 per direction, against NCCL's PCI_BW (12 GB/s). */
 #define RAW_PCI_GEN3_GBPS 16.0
-/* NCCL's ring search: graph->maxChannels = MAXCHANNELS / 2 (32 / 2). */
-#define SEARCH_MAX_CHANNELS 16
 #define MAX_CHANNELS 32
 /* tuning.cc getNetOverhead: 1 us on Intel x86 and by default (2 on AMD;
  * topologies do not name the CPU vendor, and DGX H100 is Intel). */
@@ -45,10 +43,10 @@ static const double sm100_speed_intra[] = {90, 80, 70, 60, 50, 45, 40, 30, 24, 2
 static const double sm100_speed_inter[] = {96, 86, 80, 48, 45.1, 42, 40, 30, 24, 22,
                                            20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12};
 
-/* The speeds NCCL's search tries for an architecture (search.cc: sm100
- * arrays from compute capability 10.0, sm90 from 9.0, else the defaults),
- * inside one node (intra) or across nodes; *n gets their count. */
-static const double *search_speeds(enum ds_nccl_arch arch, int inter, size_t *n) {
+/* nccl_model.h. The speeds NCCL's search tries for an architecture
+ * (search.cc: sm100 arrays from compute capability 10.0, sm90 from 9.0,
+ * else the defaults), inside one node (intra) or across nodes. */
+const double *ds_nccl_search_speeds(enum ds_nccl_arch arch, int inter, size_t *n) {
 #define DS__SPEEDS(a) (*n = sizeof(a) / sizeof *(a), (a))
   if (arch == DS_NCCL_ARCH_BLACKWELL)
     return inter ? DS__SPEEDS(sm100_speed_inter) : DS__SPEEDS(sm100_speed_intra);
@@ -83,6 +81,11 @@ enum ds_nccl_arch ds_nccl_arch_of_family(const char *family) {
   return DS_NCCL_ARCH_UNKNOWN;
 }
 
+enum ds_nccl_arch ds_nccl_arch_of_topo(const struct ds_topo *topo) {
+  enum ds_nccl_arch a = ds_nccl_arch_of_gpu(topo->gpu.name);
+  return a != DS_NCCL_ARCH_UNKNOWN ? a : ds_nccl_arch_of_family(topo->gpu.arch);
+}
+
 const char *ds_nccl_arch_name(enum ds_nccl_arch a) {
   switch (a) {
   case DS_NCCL_ARCH_VOLTA: return "Volta";
@@ -99,11 +102,10 @@ static double raw_nvlink_gbps(enum ds_nccl_arch arch) {
   return arch == DS_NCCL_ARCH_BLACKWELL ? RAW_NVLINK5_GBPS : RAW_NVLINK_GBPS;
 }
 
-/* NCCL's view of a hop's bandwidth: the topology's figure derated as NCCL
- * derates the link (its per-link constant, topo.h ncclTopoNVLinkBw by
- * compute capability, over the raw per-link rate). */
-static double nccl_hop_bw(enum ds_nccl_arch arch, enum ds_hop_class cls,
-                          double bw) {
+/* nccl_model.h. NCCL's view of a hop's bandwidth: the topology's figure
+ * derated as NCCL derates the link (its per-link constant, topo.h
+ * ncclTopoNVLinkBw by compute capability, over the raw per-link rate). */
+double ds_nccl_link_bw(enum ds_nccl_arch arch, enum ds_hop_class cls, double bw) {
   switch (cls) {
   case DS_HOP_NVLINK: {
     double per_link = arch == DS_NCCL_ARCH_VOLTA    ? ds__nccl_volta_nvlink_gbps
@@ -123,7 +125,7 @@ static double nccl_hop_bw(enum ds_nccl_arch arch, enum ds_hop_class cls,
 static void bw_gpbs_of_ring(enum ds_nccl_arch arch, const struct ds_ring *r, double *bw_gbps) {
   *bw_gbps = INFINITY;
   for (int32_t i = 0; i < r->n; i++) {
-    double b = nccl_hop_bw(arch, (enum ds_hop_class)r->hop_class[i], r->hop_bw[i]) / GBPS;
+    double b = ds_nccl_link_bw(arch, (enum ds_hop_class)r->hop_class[i], r->hop_bw[i]) / GBPS;
     if (b < *bw_gbps) *bw_gbps = b;
   }
 }
@@ -145,7 +147,7 @@ static double rails_share_gbps(enum ds_nccl_arch arch, const struct ds_topo *top
     for (int32_t i = 0; i < r->n; i++)
       for (int32_t h = r->hop_first[i]; h < r->hop_first[i + 1]; h++) {
         int32_t l = r->hop_links[h];
-        double b = nccl_hop_bw(arch, (enum ds_hop_class)r->hop_class[i],
+        double b = ds_nccl_link_bw(arch, (enum ds_hop_class)r->hop_class[i],
                                topo->links[l].bw_bytes_per_s) / GBPS;
         if (hops[l] == 0 || b < bw[l]) bw[l] = b;
         hops[l]++;
@@ -181,13 +183,13 @@ static void nvls_tree_build(struct ds_nccl_model *m, const char *gpu_name,
   double intra = INFINITY, net = INFINITY;
   for (int32_t i = 0; i < ring->n; i++) {
     enum ds_hop_class cls = (enum ds_hop_class)ring->hop_class[i];
-    double b = nccl_hop_bw(m->arch, cls, ring->hop_bw[i]) / GBPS;
+    double b = ds_nccl_link_bw(m->arch, cls, ring->hop_bw[i]) / GBPS;
     if (cls == DS_HOP_NET && b < net) net = b;
     if (cls != DS_HOP_NET && b < intra) intra = b;
   }
   double limit = fmin(net, intra / (heads + 1)), speed = 0;
   size_t ns;
-  const double *sp = search_speeds(m->arch, 1, &ns);
+  const double *sp = ds_nccl_search_speeds(m->arch, 1, &ns);
   for (size_t k = 0; k < ns; k++)
     if (sp[k] <= limit * (1 + 1e-9)) {
       speed = sp[k];
@@ -228,8 +230,7 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
                               struct ds_nccl_extra extra,
                               struct ds_nccl_model *m, struct ds_err *err) {
   memset(m, 0, sizeof *m);
-  m->arch = ds_nccl_arch_of_gpu(topo->gpu.name);
-  if (m->arch == DS_NCCL_ARCH_UNKNOWN) m->arch = ds_nccl_arch_of_family(topo->gpu.arch);
+  m->arch = ds_nccl_arch_of_topo(topo);
   if (m->arch == DS_NCCL_ARCH_UNKNOWN)
     return ds_err_set(err, DS_EINPUT,
                       "NCCL's model is unavailable for GPU '%s': unknown architecture "
@@ -251,18 +252,28 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
     enum ds_hop_class cls = (enum ds_hop_class)ring->hop_class[i];
     if (cls == DS_HOP_NET) net_hops++;
     if (cls == DS_HOP_PCI) m->hw_intra = DS_HOP_PCI;
-    double b = nccl_hop_bw(m->arch, cls, ring->hop_bw[i]) / GBPS;
+    double b = ds_nccl_link_bw(m->arch, cls, ring->hop_bw[i]) / GBPS;
     if (b < bw_gbps) bw_gbps = b;
   }
   m->nnodes = net_hops > 0 ? net_hops : 1;
   int nidx = m->nnodes <= 1 ? 0 : m->nnodes == 2 ? 1 : 2;
+  /* On one node the intra-node class is that of the rings that run: the
+   * channel rings, or the one reordered ring (rank order may cross PCIe
+   * where they do not: dgx1-v100's 3 -> 4). */
+  const struct ds_ring *runs = ds_ring_nccl(ring);
+  if (m->nnodes == 1 && runs->n_rails > 0 && (ring->chan || ring->n_rails == 1)) {
+    m->hw_intra = DS_HOP_NVLINK;
+    for (int32_t k = 0; k < runs->n_rails; k++)
+      for (int32_t i = 0; i < runs->rails[k].n; i++)
+        if (runs->rails[k].hop_class[i] == DS_HOP_PCI) m->hw_intra = DS_HOP_PCI;
+  }
   /* The rings that run (coll.h rails): one reordered ring is searched as
    * the ring; K rails share the links, each channel of a rail getting its
    * share of every link its rail crosses (ncclTopoSearch charges a
    * channel's speed on each link of its path). */
-  if (ring->n_rails == 1) bw_gpbs_of_ring(m->arch, &ring->rails[0], &bw_gbps);
-  if (ring->n_rails > 1) {
-    double share = rails_share_gbps(m->arch, topo, ring);
+  if (runs->n_rails == 1) bw_gpbs_of_ring(m->arch, &runs->rails[0], &bw_gbps);
+  if (runs->n_rails > 1) {
+    double share = rails_share_gbps(m->arch, topo, runs);
     if (share < 0) return ds_err_set(err, DS_ENOMEM, "NCCL's model: out of memory");
     bw_gbps = share;
   }
@@ -272,22 +283,30 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
    * carry at that speed (at most 16). Here the GPU's bandwidth is the
    * ring's bottleneck hop (all channels share the ring's routes), the
    * first listed speed not above it is taken, and nChannels =
-   * floor(bw / speed). Then channels are duplicated as ncclTopoDupChannels
+   * floor(bw / speed). Where the channel search ran (one node whose links
+   * differ, sim/coll/ring_channels.h), its rings are the channels and its
+   * speed theirs. Then channels are duplicated as ncclTopoDupChannels
    * does: when the speed is at least 25 GB/s (from compute capability 8.1,
    * Hopper and Blackwell here, unless below 50 GB/s with more than 4
    * channels), twice the channels at half the speed. */
   size_t n_speeds;
-  const double *speeds = search_speeds(m->arch, m->nnodes > 1, &n_speeds);
+  const double *speeds = ds_nccl_search_speeds(m->arch, m->nnodes > 1, &n_speeds);
   double speed = speeds[n_speeds - 1];
-  for (size_t k = 0; k < n_speeds; k++)
-    if (speeds[k] <= bw_gbps * (1 + 1e-9)) {
-      speed = speeds[k];
-      break;
-    }
-  int32_t nch = (int32_t)floor(bw_gbps / speed * (1 + 1e-9));
-  if (nch < 1) nch = 1;
-  if (ring->n_rails > 1) nch *= ring->n_rails; /* channels spread over the NICs */
-  if (nch > SEARCH_MAX_CHANNELS) nch = SEARCH_MAX_CHANNELS;
+  int32_t nch;
+  if (ring->chan) {
+    speed = ring->chan_speed_bytes_per_s / GBPS;
+    nch = ring->chan->n_rails;
+  } else {
+    for (size_t k = 0; k < n_speeds; k++)
+      if (speeds[k] <= bw_gbps * (1 + 1e-9)) {
+        speed = speeds[k];
+        break;
+      }
+    nch = (int32_t)floor(bw_gbps / speed * (1 + 1e-9));
+    if (nch < 1) nch = 1;
+    if (ring->n_rails > 1) nch *= ring->n_rails; /* channels spread over the NICs */
+  }
+  if (nch > DS_NCCL_SEARCH_MAX_CHANNELS) nch = DS_NCCL_SEARCH_MAX_CHANNELS;
   int sm90_up = m->arch == DS_NCCL_ARCH_HOPPER || m->arch == DS_NCCL_ARCH_BLACKWELL;
   if (speed >= 25.0 && !(sm90_up && speed < 50.0 && nch > 4)) {
     int32_t dup = 2 * nch > MAX_CHANNELS ? MAX_CHANNELS : 2 * nch;
@@ -364,7 +383,7 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
     double per_gpu = bw_gbps / (m->nranks + 1);
     double nvls_speed = 0;
     size_t ns;
-    const double *sp = search_speeds(m->arch, 0, &ns);
+    const double *sp = ds_nccl_search_speeds(m->arch, 0, &ns);
     for (size_t k = 0; k < ns; k++)
       if (sp[k] <= per_gpu * (1 + 1e-9)) {
         nvls_speed = sp[k];

@@ -25,7 +25,10 @@
  * the NICs: the bandwidth searched is a channel's share of the links the
  * rails cross (each link's derated bandwidth over the rail hops crossing
  * it), each rail gets floor(share / speed) channels, nChannels is K times
- * that; one reordered ring is searched as the ring.
+ * that; one reordered ring is searched as the ring. On one node whose GPU
+ * links differ the channel search itself runs (sim/coll/ring_channels.h,
+ * ring->chan): nChannels is its rings, bwIntra its speed, and the
+ * intra-node class that of its rings.
  *
  * Tree (src/tuning/tree.cc), the double binary tree, with the ring's
  * channels and per-channel bandwidth bw (NCCL's tree graph has the ring's
@@ -180,12 +183,28 @@ struct ds_nccl_model {
   double nvls_net_hop_lat_ns;
 };
 
+/* NCCL's ring search packs at most this many channels (init.cc:
+ * ringGraph.maxChannels = MAXCHANNELS / 2). */
+#define DS_NCCL_SEARCH_MAX_CHANNELS 16
+
 /* The architecture of a GPU table name, DS_NCCL_ARCH_UNKNOWN if none. */
 enum ds_nccl_arch ds_nccl_arch_of_gpu(const char *gpu_name);
 /* NCCL's tuning row for a GPU table family ("Volta", "Turing", "Ampere",
  * "Ada", "Hopper", "Blackwell"); DS_NCCL_ARCH_UNKNOWN otherwise. */
 enum ds_nccl_arch ds_nccl_arch_of_family(const char *family);
 const char *ds_nccl_arch_name(enum ds_nccl_arch arch);
+/* The architecture of a topology's GPUs: by the GPU table's name, else its
+ * family (arch); DS_NCCL_ARCH_UNKNOWN when neither is known. */
+enum ds_nccl_arch ds_nccl_arch_of_topo(const struct ds_topo *topo);
+/* A link of bandwidth bw crossed by a hop of class cls as NCCL rates it
+ * (bytes/s): NVLink at NCCL's per-link figure over the raw per-link rate
+ * (topo.h SM70/SM80/SM90/SM100_NVLINK_BW), PCIe at PCI_BW over Gen3 x16,
+ * the network as given. */
+double ds_nccl_link_bw(enum ds_nccl_arch arch, enum ds_hop_class cls, double bw);
+/* The per-channel speeds NCCL's search tries (GB/s, highest first;
+ * search.cc speedArrayIntra/Inter, sm90 and sm100 arrays), inside one node
+ * (inter 0) or across nodes; *n gets their count. */
+const double *ds_nccl_search_speeds(enum ds_nccl_arch arch, int inter, size_t *n);
 
 /* Builds NCCL's model for a ring all-reduce over ring (built on topo).
  * DS_EINPUT when unavailable (unknown architecture, fewer than 2 ranks):

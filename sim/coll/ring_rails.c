@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/coll/nccl_model.h"
+#include "sim/coll/ring_channels.h"
+
 #define MAX_ROUTE 64
 
 static int32_t node_of(const struct ds_topo *t, int32_t gpu) {
@@ -391,12 +394,41 @@ out:
   return st;
 }
 
+/* NCCL's channels on one node whose members' direct links differ, for a
+ * GPU NCCL's model knows (ring_channels.h): r->chan, a ring over r's
+ * members whose rails are the rings found, one per channel. */
+static ds_status plan_channels(struct ds_topo *t, struct ds_ring *r, struct ds_err *err) {
+  enum ds_nccl_arch arch = ds_nccl_arch_of_topo(t);
+  if (arch == DS_NCCL_ARCH_UNKNOWN || !ds__ring_links_differ(t, r->gpus, r->n)) return DS_OK;
+  struct ds_ring_channels c;
+  DS_CHECK(ds_ring_channels_search(t, r->gpus, r->n, arch, &c, err));
+  ds_status st = DS_OK;
+  struct ds_ring *q = c.n_rings > 0 ? calloc(1, sizeof *q) : NULL;
+  if (c.n_rings > 0 && !q) st = ds_err_set(err, DS_ENOMEM, "ring of %d GPUs: out of memory", r->n);
+  if (q) {
+    st = ds_ring_build(t, r->gpus, r->n, q, err);
+    if (st == DS_OK) st = set_rails(t, q, c.n_rings, c.orders, err);
+    if (st == DS_OK) {
+      r->chan = q;
+      r->chan_speed_bytes_per_s = c.speed_gbps * 1e9;
+      r->chan_total_bytes_per_s = c.total_gbps * 1e9;
+      r->chan_routed = c.routed;
+    } else {
+      ds_ring_release(q);
+      free(q);
+    }
+  }
+  ds_ring_channels_release(&c);
+  return st;
+}
+
 ds_status ds_ring_plan_rails(struct ds_topo *t, struct ds_ring *r, struct ds_err *err) {
   if (r->n < 2 || r->n_rails > 0) return DS_OK;
   struct groups g;
   ds_status st = group(t, r, &g, err);
   if (st == DS_OK && g.m >= 2 && g.l >= 2) st = plan_nodes(t, r, &g, err);
   else if (st == DS_OK && g.m == 1 && r->n > 2) st = plan_order(t, r, err);
+  if (st == DS_OK && g.m == 1 && !r->chan) st = plan_channels(t, r, err);
   groups_free(&g);
   return st;
 }

@@ -32,7 +32,11 @@
  * member 0. A hop's bandwidth is its route's bottleneck link. No search
  * where every order is provably equal (every member on one switch by alike
  * links: ds__ring_all_orders_equal), so a 1024-GPU switch costs no route
- * per pair.
+ * per pair. That one ring is what the plain ring runs. Where the members'
+ * direct GPU-to-GPU links differ and NCCL's model knows the GPU, NCCL's
+ * channel search (sim/coll/ring_channels.h) fills ring->chan too: a ring
+ * over the same members whose rails are the rings it packs, one channel
+ * each, which NCCL's protocols run (ds_ring_nccl).
  */
 #ifndef DS_RING_RAILS_H
 #define DS_RING_RAILS_H

@@ -1,0 +1,379 @@
+/*
+ * NCCL's ring channels on one node whose links differ
+ * (sim/coll/ring_channels.c): the rings the search packs on DGX-1's hybrid
+ * cube-mesh and its subsets, worked by hand in NCCL's units (Volta: an
+ * NVLink 20 of its 25 GB/s, PCIe 12 of 16), the busbw they run at, and the
+ * boxes where nothing changes. Every result is also checked against the
+ * links by an independent count (fits_links).
+ */
+#include "coll_harness.h"
+
+#include "sim/coll/nccl_model.h"
+#include "sim/coll/ring_channels.h"
+#include "sim/coll/ring_rails.h"
+
+#define MIB (1024.0 * 1024)
+#define MAXL 256
+
+/* dgx1-v100's doubled pairs (0-3 0-4 1-2 1-5 2-3 4-7 5-6 6-7, 50 GB/s) and
+ * single pairs (0-1 0-2 1-3 2-6 3-7 4-5 4-6 5-7, 25 GB/s). */
+static const int32_t ring_a[8] = {0, 3, 2, 1, 5, 6, 7, 4};  /* the doubled cycle */
+static const int32_t ring_a2[8] = {0, 4, 7, 6, 5, 1, 2, 3}; /* ... reversed */
+static const int32_t ring_b[8] = {0, 1, 3, 7, 5, 4, 6, 2};  /* the single cycle */
+static const int32_t ring_b2[8] = {0, 2, 6, 4, 5, 7, 3, 1}; /* ... reversed */
+
+static struct ds_topo *load(const char *path) {
+  struct ds_topo *t = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_load(path, NULL, &t, &err), DS_OK, "%s: %s", path, err.msg);
+  return t;
+}
+
+static void search(struct ds_topo *t, const int32_t *gpus, int32_t n,
+                   struct ds_ring_channels *c) {
+  struct ds_err err = {0};
+  cr_assert_eq(ds_ring_channels_search(t, gpus, n, DS_NCCL_ARCH_VOLTA, c, &err), DS_OK, "%s",
+               err.msg);
+}
+
+/* Counts, per link, the hops of every ring crossing it (routes as the
+ * simulation takes them), and checks each count times the speed against
+ * NCCL's bandwidth of the link (Volta: NVLink x 20/25, PCIe and QPI x
+ * 12/16). Returns the counts in hits[t->n_links]. */
+static void fits_links(struct ds_topo *t, const int32_t *gpus, const struct ds_ring_channels *c,
+                       int32_t *hits) {
+  memset(hits, 0, (size_t)t->n_links * sizeof *hits);
+  for (int32_t k = 0; k < c->n_rings; k++)
+    for (int32_t p = 0; p < c->n; p++) {
+      int32_t a = gpus[c->orders[k * c->n + p]], b = gpus[c->orders[k * c->n + (p + 1) % c->n]];
+      int32_t route[64], len;
+      struct ds_err err = {0};
+      cr_assert_eq(ds_topo_route(t, a, b, route, 64, &len, &err), DS_OK, "%s", err.msg);
+      for (int32_t i = 0; i < len; i++) hits[route[i]]++;
+    }
+  for (int32_t l = 0; l < t->n_links; l++) {
+    const struct ds_link *k = &t->links[l];
+    double nccl = k->bw_bytes_per_s / 1e9 * (strcmp(k->kind, "nvlink") == 0 ? 20.0 / 25 : 12.0 / 16);
+    cr_assert_leq(hits[l] * c->speed_gbps, nccl * (1 + 1e-9), "link %d: %d rings of %g GB/s > %g",
+                  l, hits[l], c->speed_gbps, nccl);
+  }
+}
+
+/* The link from GPU a to GPU b (-1: none). */
+static int32_t link_between(const struct ds_topo *t, int32_t a, int32_t b) {
+  int32_t va = t->gpu_vertex[a], vb = t->gpu_vertex[b];
+  for (int32_t k = t->out_first[va]; k < t->out_first[va + 1]; k++)
+    if (t->links[t->out_links[k]].dst == vb) return t->out_links[k];
+  return -1;
+}
+
+static void assert_order(const struct ds_ring_channels *c, int32_t k, const int32_t *want) {
+  for (int32_t p = 0; p < c->n; p++)
+    cr_assert_eq(c->orders[k * c->n + p], want[p], "ring %d position %d: %d, want %d", k, p,
+                 c->orders[k * c->n + p], want[p]);
+}
+
+Test(ring_channels, dgx1_packs_six_rings_of_20) {
+  /* NCCL's units: a doubled pair 2 x 20 = 40 GB/s each way, a single one
+   * 20; maxBw 40 (a doubled pair), totalBw 6 x 20 = 120 (a GPU's six
+   * NVLinks). At 40 only the doubled cycle fits, once each way: 2 x 40 =
+   * 80 < 120, so the search goes on; at 30 the same 2 rings (60, and the
+   * bound 2 x 30 cannot beat 80); at 20 (20/40 > 0.49) a doubled link holds
+   * 2 rings and a single one 1: the doubled cycle twice each way, then the
+   * single links, which form one cycle, once each way: 6 x 20 = 120 =
+   * totalBw, and the search stops. Rings as found, member 0 first, next
+   * members tried faster hop first: A, A, A reversed twice, B, B reversed. */
+  struct ds_topo *t = load("topologies/dgx1-v100.yaml");
+  const int32_t gpus[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  struct ds_ring_channels c;
+  search(t, gpus, 8, &c);
+  cr_assert_eq(c.n_rings, 6);
+  cr_assert_float_eq(c.speed_gbps, 20, 1e-9);
+  cr_assert_float_eq(c.max_gbps, 40, 1e-9);
+  cr_assert_float_eq(c.total_gbps, 120, 1e-9);
+  cr_assert_eq(c.routed, 0);
+  cr_assert_eq(c.exhausted, 0);
+  assert_order(&c, 0, ring_a);
+  assert_order(&c, 1, ring_a);
+  assert_order(&c, 2, ring_a2);
+  assert_order(&c, 3, ring_a2);
+  assert_order(&c, 4, ring_b);
+  assert_order(&c, 5, ring_b2);
+  /* Every directed NVLink full: a doubled one crossed by 2 rings, a single
+   * one by 1; no PCIe or QPI link crossed. */
+  int32_t hits[MAXL];
+  cr_assert_leq(t->n_links, MAXL);
+  fits_links(t, gpus, &c, hits);
+  int32_t nvlinks = 0;
+  for (int32_t l = 0; l < t->n_links; l++) {
+    const struct ds_link *k = &t->links[l];
+    if (strcmp(k->kind, "nvlink") != 0) {
+      cr_assert_eq(hits[l], 0, "link %d (%s) crossed", l, k->kind);
+      continue;
+    }
+    nvlinks++;
+    cr_assert_eq(hits[l], k->bw_bytes_per_s > 30e9 ? 2 : 1, "link %d: %d rings", l, hits[l]);
+  }
+  cr_assert_eq(nvlinks, 32);
+  ds_ring_channels_release(&c);
+  ds_topo_free(t);
+}
+
+Test(ring_channels, dgx1_first_four_gpus_pack_four_rings_of_20) {
+  /* GPUs 0-3: doubled 0-3, 1-2, 2-3 (40), single 0-1, 0-2, 1-3 (20).
+   * totalBw: GPU 2 and 3 have 20 + 40 + 40 = 100 (links to GPUs 4-7 are
+   * outside the communicator). At 40 and 30 only doubled hops fit, and they
+   * form the path 0-3-2-1, no cycle. At 20 GPU 0's links hold 1 + 1 + 2 = 4
+   * rings. The rings of 4 GPUs, member 0 first, in the order tried (next
+   * GPU by faster hop, then the next index): 0321, 0312, 0123, 0132, 0231,
+   * 0213. Packing: 0321, then 0312 (0->3 holds 2), 0123 (1->2 holds 2),
+   * 0213 (2->1, 3->0 their second): 4 = the bound, 80 GB/s < 100, so lower
+   * speeds are tried; 18, 15 and 12 give at most 4 or 5 rings (72, 60,
+   * 60), 10 at most 8 x 10 = 80, a tie with more links crossed; 9/20 <
+   * 0.49 stops. */
+  struct ds_topo *t = load("topologies/dgx1-v100.yaml");
+  const int32_t gpus[4] = {0, 1, 2, 3};
+  struct ds_ring_channels c;
+  search(t, gpus, 4, &c);
+  cr_assert_eq(c.n_rings, 4);
+  cr_assert_float_eq(c.speed_gbps, 20, 1e-9);
+  cr_assert_float_eq(c.total_gbps, 100, 1e-9);
+  const int32_t want[4][4] = {{0, 3, 2, 1}, {0, 3, 1, 2}, {0, 1, 2, 3}, {0, 2, 1, 3}};
+  for (int k = 0; k < 4; k++) assert_order(&c, k, want[k]);
+  /* 0-3 and 1-2 full both ways (2 rings), 2-3 one ring each way, every
+   * single link once. */
+  int32_t hits[MAXL];
+  fits_links(t, gpus, &c, hits);
+  const int32_t pairs[][3] = {{0, 3, 2}, {3, 0, 2}, {1, 2, 2}, {2, 1, 2}, {2, 3, 1}, {3, 2, 1},
+                              {0, 1, 1}, {1, 0, 1}, {0, 2, 1}, {2, 0, 1}, {1, 3, 1}, {3, 1, 1}};
+  for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
+    int32_t l = link_between(t, pairs[i][0], pairs[i][1]);
+    cr_assert_geq(l, 0);
+    cr_assert_eq(hits[l], pairs[i][2], "%d -> %d: %d rings", pairs[i][0], pairs[i][1], hits[l]);
+  }
+  ds_ring_channels_release(&c);
+  ds_topo_free(t);
+}
+
+Test(ring_channels, two_gpus_one_ring_each_way) {
+  /* A pair of GPUs has one ring, both directions of its link. GPUs 0 and
+   * 3 (doubled, 40): 1 ring of 40 = totalBw; GPUs 0 and 1 (single): 1 of
+   * 20. Neither is searched when the ring is built (one pair: its links do
+   * not differ), and NCCL's model gives what the search would after
+   * ncclTopoDupChannels: 2 channels of 20 on 0-3, 1 of 20 on 0-1. */
+  struct ds_topo *t = load("topologies/dgx1-v100.yaml");
+  const int32_t pair[2][2] = {{0, 3}, {0, 1}};
+  const double speed[2] = {40, 20};
+  const int32_t model_channels[2] = {2, 1};
+  for (int i = 0; i < 2; i++) {
+    struct ds_ring_channels c;
+    search(t, pair[i], 2, &c);
+    cr_assert_eq(c.n_rings, 1);
+    cr_assert_float_eq(c.speed_gbps, speed[i], 1e-9);
+    int32_t hits[MAXL];
+    fits_links(t, pair[i], &c, hits);
+    cr_assert_eq(hits[link_between(t, pair[i][0], pair[i][1])], 1);
+    cr_assert_eq(hits[link_between(t, pair[i][1], pair[i][0])], 1);
+    ds_ring_channels_release(&c);
+    cr_assert_not(ds__ring_links_differ(t, pair[i], 2));
+    struct ds_ring r;
+    struct ds_err err = {0};
+    cr_assert_eq(ds_ring_build_rails(t, pair[i], 2, &r, &err), DS_OK, "%s", err.msg);
+    cr_assert_null(r.chan);
+    struct ds_nccl_model m;
+    cr_assert_eq(ds_nccl_model_build(t, &r, DS_NCCL_EXTRA_NONE, &m, &err), DS_OK, "%s", err.msg);
+    cr_assert_eq(m.channels, model_channels[i]);
+    cr_assert_float_eq(m.chan_bw_bytes_per_s, 20e9, 1);
+    ds_ring_release(&r);
+  }
+  ds_topo_free(t);
+}
+
+Test(ring_channels, routes_where_a_pair_has_no_nvlink) {
+  /* GPUs 0, 1, 5: 0-5 has no NVLink, so no ring of direct links exists and
+   * the search takes the pair's route (PCIe and QPI through both sockets:
+   * 16 GB/s, 12 in NCCL's units). Speeds 40 down to 15 fit no ring; at 12
+   * both directions fit once (the two routes share no directed link): 2 x
+   * 12 = 24 GB/s, against totalBw 60 (GPU 1: 20 + 40). Lower speeds: 10,
+   * 9 and 7 still fit 2 rings (each route holds one), 6 fits 4 (24, a tie
+   * that crosses more links), 5/12 < 0.49 stops. */
+  struct ds_topo *t = load("topologies/dgx1-v100.yaml");
+  const int32_t gpus[3] = {0, 1, 5};
+  struct ds_ring_channels c;
+  search(t, gpus, 3, &c);
+  cr_assert_eq(c.n_rings, 2);
+  cr_assert_float_eq(c.speed_gbps, 12, 1e-9);
+  cr_assert_float_eq(c.total_gbps, 60, 1e-9);
+  cr_assert_eq(c.routed, 1);
+  const int32_t want[2][3] = {{0, 1, 2}, {0, 2, 1}};
+  for (int k = 0; k < 2; k++) assert_order(&c, k, want[k]);
+  int32_t hits[MAXL];
+  fits_links(t, gpus, &c, hits);
+  ds_ring_channels_release(&c);
+  ds_topo_free(t);
+}
+
+Test(ring_channels, greedy_above_ten_gpus) {
+  /* tests/data/nvring12.yaml: 12 V100s in a cycle of NVLinks, doubled from
+   * an even GPU (40 in NCCL's units), single from an odd one (20); totalBw
+   * 60. 12 members: rings are packed greedily. At 40 and 30 no cycle of
+   * direct links fits (single links hold none) and routes (PCIe, 12) fit
+   * none either; at 20 the cycle fits once each way (its single links are
+   * then full): 0 1 2 ... 11, then 0 11 10 ... 1: 40 GB/s < 60; 18 to 12
+   * fit the same 2 rings, 10 fits 4 (a tie crossing more links), 9/20 <
+   * 0.49 stops. */
+  struct ds_topo *t = load("tests/data/nvring12.yaml");
+  int32_t gpus[12];
+  for (int32_t i = 0; i < 12; i++) gpus[i] = i;
+  struct ds_ring_channels c;
+  search(t, gpus, 12, &c);
+  cr_assert_eq(c.n_rings, 2);
+  cr_assert_float_eq(c.speed_gbps, 20, 1e-9);
+  cr_assert_float_eq(c.total_gbps, 60, 1e-9);
+  for (int32_t p = 0; p < 12; p++) {
+    cr_assert_eq(c.orders[p], p);
+    cr_assert_eq(c.orders[12 + p], (12 - p) % 12);
+  }
+  int32_t hits[MAXL];
+  fits_links(t, gpus, &c, hits);
+  ds_ring_channels_release(&c);
+  ds_topo_free(t);
+}
+
+/* Opens h on dgx1-v100's GPUs 0..n-1 with its rails and channels planned. */
+static void open_dgx1(struct harness *h, int32_t n) {
+  struct ds_err err = {0};
+  harness_open(h, NULL, n, DS_NET_MAXMIN);
+  cr_assert_eq(ds_ring_plan_rails(h->topo, &h->ring, &err), DS_OK, "%s", err.msg);
+}
+
+Test(ring_channels, dgx1_busbw_is_the_channels_closed_form) {
+  /* 8 GPUs under NCCL's Simple protocol, the extra mechanisms left out:
+   * 6 channels (one per rail, each carrying S/6) capped at 20 GB/s; a
+   * doubled link (50 GB/s) carries 2 of them, a single one (25) 1, so the
+   * caps bind: busbw 6 x 20 = 120 GB/s, NCCL's own nChannels x bwIntra.
+   * Every hop one NVLink Simple step of 3.4 us: the path crosses 2 x 8 x
+   * 3.4 - 6.8 = 47.6 us; with baseLat 8.4 us, 240 MiB takes
+   *   T = 8.4 + 47.6 us + 14/8 x 240 MiB / 120 GB/s,
+   * per flow and aggregated. 4 GPUs: 4 channels, 80 GB/s, path 2 x 4 x 3.4
+   * - 6.8 = 20.4 us. (240 MiB: a channel's step, S/(K N), takes a whole
+   * number of ns at 20 GB/s, so the per-flow steps do not round.) */
+  const int32_t ns[2] = {8, 4};
+  const double busbw[2] = {120e9, 80e9};
+  const enum ds_coll_model models[2] = {DS_COLL_FLOW, DS_COLL_AGGREGATE};
+  double bytes = 240 * MIB;
+  struct harness h;
+  harness_load(&h, "topologies/dgx1-v100.yaml");
+  for (int i = 0; i < 2; i++)
+    for (int k = 0; k < 2; k++) {
+      int32_t n = ns[i];
+      open_dgx1(&h, n);
+      cr_assert_not_null(h.ring.chan);
+      struct ds_nccl_model m;
+      struct ds_err err = {0};
+      cr_assert_eq(ds_nccl_model_build(h.topo, &h.ring, DS_NCCL_EXTRA_NONE, &m, &err), DS_OK,
+                   "%s", err.msg);
+      cr_assert_eq(m.channels, h.ring.chan->n_rails);
+      cr_assert_eq(m.hw_intra, DS_HOP_NVLINK);
+      cr_assert_float_eq(m.busbw_bytes_per_s[DS_PROTO_SIMPLE], busbw[i], 1);
+      struct ds_coll_proto cp;
+      ds_nccl_coll_proto(&m, DS_PROTO_SIMPLE, bytes, &cp);
+      double lat = 8400 + 2 * n * 3400.0 - 6800;
+      double expect = lat + 2.0 * (n - 1) / n * bytes / busbw[i] * 1e9;
+      cr_assert_float_eq(ds_ring_allreduce_proto_ns(&h.ring, &cp, bytes), expect, 1e-3);
+      struct ds_coll_spec spec = {.kind = DS_COLL_ALLREDUCE, .topo = h.topo, .ring = &h.ring,
+                                  .net = h.net, .model = models[k], .chunks = 1,
+                                  .bytes = bytes, .root = -1, .proto = &cp,
+                                  .on_done = harness_on_member, .owner = &h};
+      cr_assert_eq(ds_coll_new(&spec, &h.coll, &err), DS_OK, "%s", err.msg);
+      int64_t t = harness_finish(&h, n, "dgx1 channels");
+      cr_assert(llabs(t - (int64_t)llround(expect)) <= 2, "%d GPUs, model %d: %lld ns, want %.0f",
+                n, k, (long long)t, expect);
+      harness_release(&h);
+    }
+  ds_topo_free(h.topo);
+}
+
+Test(ring_channels, plain_ring_keeps_one_ring) {
+  /* Without a protocol the ring stays one ring (the doubled cycle at 50
+   * GB/s, ring_rails.h): 256 MiB in 47.6 us + 14/8 x 256 MiB / 50 GB/s. */
+  struct harness h;
+  harness_load(&h, "topologies/dgx1-v100.yaml");
+  open_dgx1(&h, 8);
+  cr_assert_eq(h.ring.n_rails, 1);
+  cr_assert_eq(h.ring.chan->n_rails, 6);
+  cr_assert_eq(ds_ring_nccl(&h.ring), h.ring.chan);
+  double bytes = 256 * MIB, expect = 47600 + 14.0 / 8 * bytes / 50e9 * 1e9;
+  cr_assert_float_eq(ds_ring_allreduce_ns(&h.ring, bytes), expect, 1e-3);
+  struct ds_err err = {0};
+  struct ds_coll_spec spec = {.kind = DS_COLL_ALLREDUCE, .topo = h.topo, .ring = &h.ring,
+                              .net = h.net, .model = DS_COLL_AGGREGATE, .chunks = 1,
+                              .bytes = bytes, .root = -1, .on_done = harness_on_member,
+                              .owner = &h};
+  cr_assert_eq(ds_coll_new(&spec, &h.coll, &err), DS_OK, "%s", err.msg);
+  int64_t t = harness_finish(&h, 8, "plain ring");
+  cr_assert(llabs(t - (int64_t)llround(expect)) <= 2, "%lld ns, want %.0f", (long long)t, expect);
+  harness_release(&h);
+  ds_topo_free(h.topo);
+}
+
+Test(ring_channels, uniform_boxes_are_not_searched) {
+  /* A mesh of alike NVLinks (4gpu, tests/data/mesh4), NVSwitch and PCIe
+   * boxes (no GPU-to-GPU links): no channel rings; NCCL's model as before
+   * (4gpu: 4 channels of 20 GB/s over its 100 GB/s pairs). */
+  const char *files[] = {"topologies/4gpu.yaml", "tests/data/mesh4.yaml",
+                         "topologies/dgx-a100.yaml", "topologies/dgx-h100.yaml",
+                         "topologies/pcie-8gpu.yaml"};
+  for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+    struct ds_topo *t = load(files[i]);
+    int32_t gpus[8];
+    for (int32_t g = 0; g < t->n_gpus; g++) gpus[g] = g;
+    cr_assert_not(ds__ring_links_differ(t, gpus, t->n_gpus), "%s", files[i]);
+    struct ds_ring r;
+    struct ds_err err = {0};
+    cr_assert_eq(ds_ring_build_rails(t, gpus, t->n_gpus, &r, &err), DS_OK, "%s", err.msg);
+    cr_assert_null(r.chan, "%s", files[i]);
+    cr_assert_eq(ds_ring_nccl(&r), &r);
+    if (i == 0) {
+      struct ds_nccl_model m;
+      cr_assert_eq(ds_nccl_model_build(t, &r, DS_NCCL_EXTRA_NONE, &m, &err), DS_OK, "%s",
+                   err.msg);
+      cr_assert_eq(m.channels, 4);
+      cr_assert_float_eq(m.chan_bw_bytes_per_s, 20e9, 1);
+    }
+    ds_ring_release(&r);
+    ds_topo_free(t);
+  }
+  /* dgx1-v100 differs; a GPU NCCL's model does not know (list4: TestGPU)
+   * is not searched although its links differ. */
+  struct ds_topo *t = load("topologies/dgx1-v100.yaml");
+  const int32_t gpus[4] = {0, 1, 2, 3};
+  cr_assert(ds__ring_links_differ(t, gpus, 4));
+  ds_topo_free(t);
+  t = load("tests/data/list4.yaml");
+  cr_assert(ds__ring_links_differ(t, gpus, 4));
+  struct ds_ring r;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_ring_build_rails(t, gpus, 4, &r, &err), DS_OK, "%s", err.msg);
+  cr_assert_null(r.chan);
+  ds_ring_release(&r);
+  ds_topo_free(t);
+}
+
+Test(ring_channels, search_is_deterministic) {
+  /* Two searches over the same members give the same rings. */
+  struct ds_topo *t = load("topologies/dgx1-v100.yaml");
+  const int32_t gpus[7] = {0, 1, 2, 3, 4, 5, 6};
+  struct ds_ring_channels a, b;
+  search(t, gpus, 7, &a);
+  search(t, gpus, 7, &b);
+  cr_assert_eq(a.n_rings, b.n_rings);
+  cr_assert_gt(a.n_rings, 0);
+  cr_assert_float_eq(a.speed_gbps, b.speed_gbps, 0);
+  cr_assert_arr_eq(a.orders, b.orders, (size_t)a.n_rings * 7 * sizeof *a.orders);
+  int32_t hits[MAXL];
+  fits_links(t, gpus, &a, hits);
+  ds_ring_channels_release(&a);
+  ds_ring_channels_release(&b);
+  ds_topo_free(t);
+}

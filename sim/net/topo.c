@@ -55,6 +55,7 @@ static const char *const compute_keys[] = {
     "flops_efficiency", "mem_efficiency", "kernel_overhead",
     "comm_interference", "fp32_math", "host_launch", "host_replicate",
     "host_backward", "host_grad_hook", "host_grad_copy", "host_collective",
+    "host_op", "host_cast", "host_node",
     "conv_efficiency", "matmul_efficiency", "attention_efficiency", NULL};
 
 const char *ds_vertex_kind_name(enum ds_vertex_kind kind) {
@@ -417,6 +418,25 @@ static ds_status read_compute(const struct ds_cnode *root,
   c->host_launch_ns = 20000;   /* docs/strategies.md: why these values */
   c->host_replicate_ns = 5000;
   c->host_backward_ns = 46000;
+  /* Per op, cast and node: torch.profiler traces of two host-bound runs on
+   * H200 (bench/results/gpu-2026-11-26-h200/prof), each scaled by its own
+   * run's unprofiled iteration over the profiled one (the profiler's
+   * inflation), pooled; `python3 bench/host_costs.py
+   * prof/resnet50-fp32-b32.json.gz=18.048 prof/bert-base-amp-b32-p.json.gz=58.325`
+   * (gpu_ms of torch.csv's and torch2.csv's rows) prints every term:
+   *   ResNet-50 fp32 b32: s = 18048 / 28777 = 0.6272; forward 14245 us over
+   *     234 top-level ops, backward 12709 us over 340 nodes;
+   *   BERT-base AMP b32: s = 58325 / 84467 = 0.6905; forward 37599 us, of it
+   *     7271 us in 212 autocast casts, over 360 ops; backward 35174 us over
+   *     1137 nodes;
+   *   per op (0.6272 x 14244 + 0.6905 x 30328) / 594 = 50.3 us; per cast
+   *   0.6905 x 7271 / 212 (+ ResNet's one of 1 us) = 23.6 us; per node
+   *   (0.6272 x 12709 + 0.6905 x 35174) / 1477 = 21.8 us.
+   * So the H200 ResNet-50 fp32 batch 32 row of validation/training.csv is
+   * fit (its run's 18.048 ms sets s); docs/strategies.md, "The host costs". */
+  c->host_op_ns = 50300;
+  c->host_cast_ns = 23600;
+  c->host_node_ns = 21800;
   c->host_grad_hook_ns = 7700;  /* docs/strategies.md "The host costs": measured */
   c->host_grad_copy_ns = 5800;
   c->host_collective_ns = 21000;
@@ -435,6 +455,12 @@ static ds_status read_compute(const struct ds_cnode *root,
     DS_CHECK(ds_cnode_time_ns(&node, &c->host_replicate_ns, err));
   if (ds_cmap_get(&map, "host_backward", &node))
     DS_CHECK(ds_cnode_time_ns(&node, &c->host_backward_ns, err));
+  if (ds_cmap_get(&map, "host_op", &node))
+    DS_CHECK(ds_cnode_time_ns(&node, &c->host_op_ns, err));
+  if (ds_cmap_get(&map, "host_cast", &node))
+    DS_CHECK(ds_cnode_time_ns(&node, &c->host_cast_ns, err));
+  if (ds_cmap_get(&map, "host_node", &node))
+    DS_CHECK(ds_cnode_time_ns(&node, &c->host_node_ns, err));
   if (ds_cmap_get(&map, "host_grad_hook", &node))
     DS_CHECK(ds_cnode_time_ns(&node, &c->host_grad_hook_ns, err));
   if (ds_cmap_get(&map, "host_grad_copy", &node))

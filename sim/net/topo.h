@@ -107,6 +107,15 @@ struct ds_compute_params {
    * and per collective call of a bucket (host_collective, 34us). 0: no
    * host op. */
   double host_backward_ns;
+  /* The host per unit of work, for model files with host counts (model.h,
+   * sim/train/host.h): per top-level ATen op a forward dispatches from
+   * Python (host_op), per cast autocast dispatches inside those ops
+   * (host_cast), per autograd node the backward runs (host_node). Measured
+   * on H200 (sim/net/topo.c cites the arithmetic). host_launch and
+   * host_backward then apply only to model files without counts. */
+  double host_op_ns;
+  double host_cast_ns;
+  double host_node_ns;
   double host_grad_hook_ns;
   double host_grad_copy_ns;
   double host_collective_ns;

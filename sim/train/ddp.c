@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sim/coll/nccl_model.h"
+#include "sim/train/host.h"
 
 /* Bins params[order[0..n)] as compute_bucket_assignment_by_size does
  * (c10d/reducer.cpp): a bucket closes once its bytes reach its limit, the
@@ -586,12 +587,14 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
                     out);
     for (int32_t l = 0; l < m->n_layers; l++) {
       const struct ds_layer *ly = &m->layers[l];
-      /* The process's Python thread launches the layer (host_launch, as
-       * single and dp charge it; docs/strategies.md): the host runs ahead
-       * of the GPU, so a launch shows only where kernels are shorter. */
+      /* The process's Python thread launches the layer (its ops times
+       * host_op, or host_launch per layer: sim/train/host.h, as single and
+       * dp charge it; docs/strategies.md): the host runs ahead of the GPU,
+       * so a launch shows only where kernels are shorter. */
       op = (struct ds_op){.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD,
                           .name = "launch", .layer = l, .bucket = -1, .coll = -1,
-                          .root = -1, .dur_us = c->params.host_launch_ns / 1000};
+                          .root = -1,
+                          .dur_us = ds_host_fwd_ns(c, m, l, c->params.host_launch_ns) / 1000};
       DS_CHECK_GOTO(ds_schedule_emit(bd, &op, &host_dep, host_dep >= 0 ? 1 : 0), st, out);
       host_dep = -1;
       t.launch = t.host = op.id;
@@ -610,11 +613,13 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
     DS_CHECK_GOTO(emit_compute(&op, &t, bd), st, out);
     for (int32_t l = m->n_layers - 1; l >= 0; l--) {
       const struct ds_layer *ly = &m->layers[l];
-      /* The autograd engine's thread launches the layer's backward
-       * (host_backward); the kernel waits for it. */
+      /* The autograd engine's thread runs the layer's backward nodes
+       * (host_node each, or host_backward per layer: sim/train/host.h); the
+       * kernel waits for them. */
       int64_t host;
-      DS_CHECK_GOTO(emit_host(rank, DS_OP_BWD, "launch", l, -1, c->params.host_backward_ns,
-                              &t, bd, &host), st, out);
+      DS_CHECK_GOTO(emit_host(rank, DS_OP_BWD, "launch", l, -1,
+                              ds_host_bwd_ns(c, m, l, c->params.host_backward_ns), &t, bd,
+                              &host), st, out);
       op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE,
                           .kind = DS_OP_BWD, .name = ly->name, .layer = l,
                           .bucket = -1, .coll = -1, .root = -1,

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/train/host.h"
+
 ds_status ds_dp_chunks(const struct ds_model *m, int dtype_bytes, double cap,
                        struct ds_dp_chunks *out) {
   memset(out, 0, sizeof *out);
@@ -106,7 +108,8 @@ static ds_status forward(struct builder *bd, int32_t rank, int64_t launch_dep,
     const struct ds_layer *ly = &bd->m->layers[l];
     /* The GIL round robin: rank r's first launch waits for the r launches
      * of the ranks before it; afterwards each launch waits for all W. */
-    double host_ns = (l == 0 ? (double)(rank + 1) : (double)w) * o->launch_ns;
+    double host_ns = (l == 0 ? (double)(rank + 1) : (double)w) *
+                     ds_host_fwd_ns(bd->c, bd->m, l, o->launch_ns);
     struct ds_op op = {.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD,
                        .name = "launch", .layer = l, .bucket = -1, .coll = -1, .root = -1,
                        .dur_us = host_ns / 1000};
@@ -121,18 +124,19 @@ static ds_status forward(struct builder *bd, int32_t rank, int64_t launch_dep,
 
 /* Backward of every layer in reverse, each kernel after the one before and
  * after its launch by the autograd engine's thread of the rank's GPU (one
- * per device: DataParallel's replicas do not share it), backward_ns each
- * on the host stream (none when 0). */
+ * per device: DataParallel's replicas do not share it), the layer's host
+ * time on the host stream (sim/train/host.h; none when 0). */
 static ds_status backward(struct builder *bd, int32_t rank, int64_t first_dep,
                           int64_t *last) {
   int64_t prev = first_dep;
   for (int32_t l = bd->m->n_layers - 1; l >= 0; l--) {
     const struct ds_layer *ly = &bd->m->layers[l];
     int64_t launch = -1;
-    if (bd->opt->backward_ns > 0) {
+    double host_ns = ds_host_bwd_ns(bd->c, bd->m, l, bd->opt->backward_ns);
+    if (host_ns > 0) {
       struct ds_op op = {.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_BWD,
                          .name = "launch", .layer = l, .bucket = -1, .coll = -1,
-                         .root = -1, .dur_us = bd->opt->backward_ns / 1000};
+                         .root = -1, .dur_us = host_ns / 1000};
       DS_CHECK(emit(bd, &op, -1, -1, &launch));
     }
     DS_CHECK(emit_compute(bd, rank, DS_OP_BWD, ly->name, l,

@@ -64,9 +64,12 @@ struct ds_dp_options {
   int32_t output_device; /* rank the outputs are gathered to, < world_size */
   int parallel_loss;     /* each replica computes its loss; W scalars gathered */
   int single;            /* single-GPU training: no replication, no communication */
-  double launch_ns;      /* host time per forward kernel launch (the GIL's share) */
+  /* host time per forward layer launch (the GIL's share) and per backward
+   * layer on the rank's autograd thread, for model files without host
+   * counts; with them, the topology's per-op costs (sim/train/host.h) */
+  double launch_ns;
   double replicate_ns;   /* host time of replicate() per parameter tensor per replica */
-  double backward_ns;    /* host time per backward layer on the rank's autograd thread */
+  double backward_ns;
 };
 
 /* Builds one iteration (see above) into out: ranks 1 .. W-1 first, then

@@ -21,7 +21,8 @@ static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
                                          "fwd_bytes", "act_bytes", "params",
                                          "class", "op_fwd_bytes", "amp_fwd_bytes", "amp_cast_bytes",
                                          "amp_grad_cast_bytes", "gemm_align", "bwd_reduce_bytes",
-                                         "bwd_copy_bytes", NULL};
+                                         "bwd_copy_bytes", "host_ops", "host_nodes",
+                                         "host_amp_casts", "host_amp_nodes", NULL};
 static const char *const param_keys[] = {"name", "numel", "shape", NULL};
 
 int ds_optimizer_states(enum ds_optimizer opt) {
@@ -286,6 +287,41 @@ int32_t ds_model_registration_index(const struct ds_model *m, int32_t p) {
   return m->registration_index ? m->registration_index[p] : p;
 }
 
+/* The host counts of one layer (model.h): the four keys together, on every
+ * layer or on none (m->host_counts is set by layer 0, the others must
+ * agree). A count is a non-negative integer of at most 1e6 per iteration
+ * (BERT-base's largest layer runs 16 nodes). */
+static const char *const host_keys[] = {"host_ops", "host_nodes", "host_amp_casts",
+                                        "host_amp_nodes"};
+
+static ds_status read_host_counts(struct ds_model *m, const struct ds_cnode *item,
+                                  struct ds_layer *l, size_t index, struct ds_err *err) {
+  struct ds_cnode node;
+  double *field[] = {&l->host_ops, &l->host_nodes, &l->host_amp_casts, &l->host_amp_nodes};
+  int has = 0;
+  for (size_t k = 0; k < 4; k++) has += ds_cmap_get(item, host_keys[k], &node);
+  if (has != 0 && has != 4)
+    return ds_cnode_error(item, err, "expected host_ops, host_nodes, host_amp_casts and "
+                          "host_amp_nodes together");
+  if (index == 0) m->host_counts = has == 4;
+  if ((has == 4) != m->host_counts)
+    return ds_cnode_error(item, err, "expected host_ops, host_nodes, host_amp_casts and "
+                          "host_amp_nodes on every layer or on none (the first layer %s them)",
+                          m->host_counts ? "has" : "lacks");
+  for (size_t k = 0; k < 4; k++) {
+    *field[k] = 0;
+    if (!has) continue;
+    int64_t v;
+    DS_CHECK(ds_cmap_require(item, host_keys[k], "a non-negative integer", &node, err));
+    DS_CHECK(ds_cnode_int64(&node, &v, err));
+    if (v < 0 || v > 1000000)
+      return ds_cnode_error(&node, err, "expected a count from 0 to 1000000, got %lld",
+                            (long long)v);
+    *field[k] = (double)v;
+  }
+  return DS_OK;
+}
+
 static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) {
   struct ds_config *cfg = NULL;
   struct ds_cnode root, node, layers, item;
@@ -361,6 +397,7 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
     if (ds_cmap_get(&item, "bwd_copy_bytes", &node))
       DS_CHECK_GOTO(read_nonneg(&item, "bwd_copy_bytes", &l->bwd_copy_bytes, err), st, out);
     DS_CHECK_GOTO(read_class(&item, &l->cls, err), st, out);
+    DS_CHECK_GOTO(read_host_counts(m, &item, l, i, err), st, out);
     DS_CHECK_GOTO(read_params(m, &item, l, (int32_t)i, &param_cap, err), st, out);
   }
   if (m->n_params == 0) {

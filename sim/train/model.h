@@ -81,6 +81,17 @@ struct ds_layer {
    * of their own; 0 when absent. */
   double bwd_reduce_bytes;
   double bwd_copy_bytes;
+  /* Optional keys host_ops / host_nodes / host_amp_casts / host_amp_nodes
+   * (tools/export_model.py), per iteration whatever the batch, every layer
+   * or none (ds_model.host_counts): top-level ATen ops the layer's forward
+   * dispatches from Python; autograd nodes its backward runs (AccumulateGrad
+   * of its parameters included); under autocast, the casts autocast
+   * dispatches and the ToCopyBackward0 nodes they add. The host's time is
+   * these counts times the topology's per-op costs (sim/train/host.h). */
+  double host_ops;
+  double host_nodes;
+  double host_amp_casts;
+  double host_amp_nodes;
   int32_t param_first; /* params[param_first .. +param_count) */
   int32_t param_count;
   int64_t param_numel; /* sum of its tensors' elements */
@@ -144,6 +155,10 @@ struct ds_model {
   /* model.named_buffers() in order (key buffers, optional: none). Owned. */
   struct ds_buffer *buffers;
   int32_t n_buffers;
+  /* 1 when every layer has the host counts (host_ops ...), 0 when none
+   * has: the host is then charged per layer (host_launch, host_backward;
+   * sim/train/host.h). */
+  int host_counts;
 };
 
 ds_status ds_model_load(const char *path, struct ds_model **out,

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "sim/net/engine.h"
+#include "sim/train/host.h"
 #include "sim/net/events.h"
 #include "sim/train/jitter.h"
 #include "base/units.h"
@@ -191,6 +192,9 @@ struct ps_sim {
   uint8_t *busy;          /* [K] */
   double stale_sum;
   int64_t stale_max, n_updates;
+  /* [n_layers] host time from a step's start until layer l is launched:
+   * the forward host costs of layers 0..l (sim/train/host.h), rounded */
+  int64_t *launched_ns;
 };
 
 static void fail(struct ps_sim *s, ds_status st) {
@@ -419,10 +423,11 @@ static void start_flow(struct ps_sim *s, size_t op, int32_t w, int32_t k, int pu
 
 /* A worker's compute op starts when the op before it has ended and, for
  * a forward layer l, once its process's Python thread has launched it:
- * the thread launches one layer per host_launch from the start of the
- * step (its pulls in), as single's and DDP's host does (their `launch`
- * ops; here the launches are not ops of the schedule, only the later
- * start shows them). */
+ * the thread launches the layers one after another from the start of the
+ * step (its pulls in), each taking its forward host time (host_launch, or
+ * the layer's ops times host_op: sim/train/host.h), as single's and DDP's
+ * host does (their `launch` ops; here the launches are not ops of the
+ * schedule, only the later start shows them). */
 static void start_compute(struct ps_sim *s, int32_t w) {
   size_t op = block(s, s->iter[w]) + ix_prog(&s->y, w, s->pos[w]);
   const struct entry *e = &s->prog[s->pos[w]];
@@ -430,8 +435,7 @@ static void start_compute(struct ps_sim *s, int32_t w) {
   if (e->kind == DS_OP_FWD) {
     int32_t it = s->iter[w];
     int64_t begun = it > 0 ? s->iter_end[(size_t)w * (size_t)s->opt->iters + (size_t)it - 1] : 0;
-    int64_t launched = begun + ds_units_round_ns((double)(e->layer + 1) *
-                                                 s->c->params.host_launch_ns);
+    int64_t launched = begun + s->launched_ns[e->layer];
     if (launched > start) start = launched;
   }
   s->start[op] = start;
@@ -634,7 +638,15 @@ static ds_status alloc_state(struct ps_sim *s) {
   s->q_head = calloc(K, sizeof *s->q_head);
   s->q_len = calloc(K, sizeof *s->q_len);
   s->busy = calloc(K, 1);
-  if (!s->scale || !s->iter || !s->pos || !s->pulls_left || !s->iter_end || !s->arrived ||
+  s->launched_ns = malloc((size_t)s->model->n_layers * sizeof *s->launched_ns);
+  if (s->launched_ns) {
+    double host = 0;
+    for (int32_t l = 0; l < s->model->n_layers; l++) {
+      host += ds_host_fwd_ns(s->c, s->model, l, s->c->params.host_launch_ns);
+      s->launched_ns[l] = ds_units_round_ns(host);
+    }
+  }
+  if (!s->launched_ns || !s->scale || !s->iter || !s->pos || !s->pulls_left || !s->iter_end || !s->arrived ||
       !s->version || !s->pulled || !s->queue || !s->q_head || !s->q_len || !s->busy)
     return DS_ENOMEM;
   return DS_OK;
@@ -658,6 +670,7 @@ static void free_state(struct ps_sim *s) {
   free(s->q_head);
   free(s->q_len);
   free(s->busy);
+  free(s->launched_ns);
   free(s->prog);
   free(s->pieces);
   free(s->last_push);

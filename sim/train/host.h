@@ -1,0 +1,37 @@
+/*
+ * The host's time per layer: the process's Python thread in forward, the
+ * autograd engine's thread in backward (docs/strategies.md, "The host
+ * costs"). A model file with host counts (model.h: top-level ops, autograd
+ * nodes, autocast's casts and their nodes, per layer) is charged per unit
+ * of that work (host_op, host_cast, host_node); one without keeps the old
+ * rule, one cost per layer whatever it runs (host_launch, host_backward).
+ */
+#ifndef DS_SIM_TRAIN_HOST_H
+#define DS_SIM_TRAIN_HOST_H
+
+#include <stdint.h>
+
+#include "sim/train/compute.h"
+#include "sim/train/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Host time of layer l's forward, ns: host_ops x host_op, plus under
+ * --amp host_amp_casts x host_cast; per_layer_ns (the caller's
+ * host_launch) when the model has no counts. */
+double ds_host_fwd_ns(const struct ds_compute *c, const struct ds_model *m, int32_t l,
+                      double per_layer_ns);
+
+/* Host time of layer l's backward on the autograd thread, ns: host_nodes x
+ * host_node, plus under --amp host_amp_nodes x host_node (the casts'
+ * ToCopyBackward0 nodes); per_layer_ns (host_backward) without counts. */
+double ds_host_bwd_ns(const struct ds_compute *c, const struct ds_model *m, int32_t l,
+                      double per_layer_ns);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

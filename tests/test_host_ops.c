@@ -1,0 +1,263 @@
+/*
+ * The host's cost per unit of work (sim/train/host.h): a model file with
+ * host counts (top-level ops per forward layer, autograd nodes per backward
+ * layer, autocast's casts and their nodes) is charged host_op, host_cast
+ * and host_node per unit; a file without keeps one cost per layer
+ * (host_launch, host_backward). Worked by hand on tests/data/tiny-model-host.yaml
+ * with tests/data/tiny-hostops-topo.yaml.
+ *
+ * Counts (ops, nodes, casts, cast nodes): l0 (2, 4, 3, 2), l1 (1, 3, 2, 1),
+ * l2 (3, 2, 1, 1). Costs: host_op O = 400 us, host_cast X = 100 us,
+ * host_node N = 300 us. So the host's forward is l0 800, l1 400, l2 1200 us
+ * (2400) and its backward l2 600, l1 900, l0 1200 us (2700); under --amp
+ * forward l0 2 O + 3 X = 1100, l1 600, l2 1300 (3000) and backward
+ * l2 3 N = 900, l1 1200, l0 1800 (3900). Kernels as in tests/test_host.c:
+ * forward 100, 200, 100 us, loss 2, backward 200, 400, 200, step 58.728.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/support.h"
+#include "traces/schedule.h"
+#include "traces/trace.h"
+
+#define TOPO "--topo tests/data/tiny-hostops-topo.yaml "
+#define COUNTED TOPO "--model tests/data/tiny-model-host.yaml "
+#define O_US 400.0
+#define X_US 100.0
+#define N_US 300.0
+#define K_US 300.0 /* host_grad_hook */
+#define P_US 200.0 /* host_grad_copy */
+#define C_US 500.0 /* host_collective */
+#define STEP_US 58.728
+
+static struct ds_test_result run(const char *args) {
+  return ds_test_run("", ds_test_ddpsim(), args);
+}
+
+static double iter_us(const char *args) {
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
+  double us = ds_test_csv_num(r.out, "iter_ms", 0) * 1e3;
+  ds_test_release(&r);
+  return us;
+}
+
+Test(host_ops, host_bound_iteration_is_counts_times_costs) {
+  /* Every kernel waits for its launch: the forward's host ends at
+   * 2400 us, the autograd thread's at 2400 + 2700; then l0's backward
+   * kernel and the step. */
+  double want = (2 + 1 + 3) * O_US + (4 + 3 + 2) * N_US + 200 + STEP_US;
+  cr_assert_float_eq(iter_us(COUNTED "--strategy single --format csv"), want, 1e-3);
+}
+
+Test(host_ops, gpu_bound_iteration_hides_the_host) {
+  /* 10 us per op, cast and node: every launch after the first ends before
+   * the kernel ahead of it, so the iteration is l0's launch (2 ops) and
+   * the kernels: 20 + 400 + 2 + 800 + 58.728 us. */
+  char dir[] = "/tmp/ddpsim-hostops-XXXXXX", path[512], args[1024];
+  cr_assert(mkdtemp(dir));
+  char *text = ds_test_slurp("tests/data/tiny-hostops-topo.yaml");
+  char *at = strstr(text, "  host_op:");
+  cr_assert(at);
+  *at = 0;
+  snprintf(path, sizeof path, "%s/t.yaml", dir);
+  FILE *fp = fopen(path, "w");
+  cr_assert(fp);
+  fprintf(fp, "%s  host_op: 10us\n  host_cast: 10us\n  host_node: 10us\n", text);
+  cr_assert_eq(fclose(fp), 0);
+  free(text);
+  snprintf(path, sizeof path, "%s/gpus.yaml", dir);
+  text = ds_test_slurp("tests/data/gpus.yaml");
+  fp = fopen(path, "w");
+  cr_assert(fp);
+  fputs(text, fp);
+  cr_assert_eq(fclose(fp), 0);
+  free(text);
+  snprintf(args, sizeof args,
+           "--topo %s/t.yaml --model tests/data/tiny-model-host.yaml --strategy single "
+           "--format csv", dir);
+  cr_assert_float_eq(iter_us(args), 20 + 400 + 2 + 800 + STEP_US, 1e-3);
+  snprintf(args, sizeof args, "rm -rf %s", dir);
+  cr_assert_eq(system(args), 0);
+}
+
+Test(host_ops, a_model_without_counts_keeps_the_per_layer_rule) {
+  /* tiny-model.yaml has no host counts: host_launch (1000 us) per forward
+   * layer and host_backward (2000 us) per backward layer, whatever
+   * host_op and host_node say (tests/test_host.c's sum). */
+  double want = 3 * 1000.0 + 3 * 2000.0 + 200 + STEP_US;
+  cr_assert_float_eq(iter_us(TOPO "--model tests/data/tiny-model.yaml --strategy single "
+                                  "--format csv"),
+                     want, 1e-3);
+}
+
+Test(host_ops, ddp_adds_the_reducer_to_the_counted_host) {
+  /* One rank, default caps ([l2.weight] [the rest]): the host's forward
+   * and backward, a hook per gradient (4), a call per bucket (2), a copy
+   * back per gradient (4), then the step. */
+  double want = 2400 + 2700 + 4 * K_US + 2 * C_US + 4 * P_US + STEP_US;
+  cr_assert_float_eq(iter_us(COUNTED "--strategy ddp --world-size 1 --format csv"), want,
+                     1e-3);
+}
+
+/* The host ops of a schedule written by ddpsim ARGS --schedule dir/s.csv:
+ * fwd[l] and bwd[l] get each layer's launch duration (us). */
+static void host_ops_of(const char *dir, const char *args, double fwd[3], double bwd[3]) {
+  char cmd[1024], path[512];
+  snprintf(path, sizeof path, "%s/s.csv", dir);
+  snprintf(cmd, sizeof cmd, COUNTED "%s --schedule %s", args, path);
+  struct ds_test_result r = run(cmd);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  ds_test_release(&r);
+  struct ds_schedule *s;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_schedule_read_csv(path, &s, &err), DS_OK, "%s", err.msg);
+  for (int l = 0; l < 3; l++) fwd[l] = bwd[l] = -1;
+  for (size_t i = 0; i < s->n_ops; i++) {
+    const struct ds_op *o = &s->ops[i];
+    if (o->stream != DS_STREAM_HOST || strcmp(o->name, "launch") != 0) continue;
+    cr_assert(o->layer >= 0 && o->layer < 3);
+    (o->kind == DS_OP_FWD ? fwd : bwd)[o->layer] = o->dur_us;
+  }
+  ds_schedule_free(s);
+}
+
+Test(host_ops, autocast_adds_its_casts_and_their_nodes) {
+  char dir[] = "/tmp/ddpsim-hostops-XXXXXX", cmd[600];
+  cr_assert(mkdtemp(dir));
+  double fwd[3], bwd[3];
+  host_ops_of(dir, "--strategy single", fwd, bwd);
+  const double f32_fwd[] = {2 * O_US, 1 * O_US, 3 * O_US}, f32_bwd[] = {4 * N_US, 3 * N_US,
+                                                                          2 * N_US};
+  for (int l = 0; l < 3; l++) {
+    cr_assert_float_eq(fwd[l], f32_fwd[l], 1e-6, "fp32 forward l%d", l);
+    cr_assert_float_eq(bwd[l], f32_bwd[l], 1e-6, "fp32 backward l%d", l);
+  }
+  host_ops_of(dir, "--strategy single --amp fp16", fwd, bwd);
+  const double amp_fwd[] = {2 * O_US + 3 * X_US, O_US + 2 * X_US, 3 * O_US + X_US};
+  const double amp_bwd[] = {(4 + 2) * N_US, (3 + 1) * N_US, (2 + 1) * N_US};
+  for (int l = 0; l < 3; l++) {
+    cr_assert_float_eq(fwd[l], amp_fwd[l], 1e-6, "amp forward l%d", l);
+    cr_assert_float_eq(bwd[l], amp_bwd[l], 1e-6, "amp backward l%d", l);
+  }
+  /* DDP's launches are the same ops */
+  host_ops_of(dir, "--strategy ddp --world-size 2 --amp fp16", fwd, bwd);
+  for (int l = 0; l < 3; l++) {
+    cr_assert_float_eq(fwd[l], amp_fwd[l], 1e-6, "ddp amp forward l%d", l);
+    cr_assert_float_eq(bwd[l], amp_bwd[l], 1e-6, "ddp amp backward l%d", l);
+  }
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  cr_assert_eq(system(cmd), 0);
+}
+
+/* tiny-model-host.yaml with the first occurrence of `from` replaced by `to`,
+ * run; expects exit 2 with msg in stderr and FILE:LINE, LINE that of `from`
+ * (of `anchor` when given: a rule over a layer names the layer). */
+static void refuses(const char *from, const char *to, const char *msg, const char *anchor) {
+  char *text = ds_test_slurp("tests/data/tiny-model-host.yaml");
+  char *at = strstr(text, from);
+  cr_assert(at, "%s", from);
+  const char *mark = anchor ? strstr(text, anchor) : at;
+  cr_assert(mark, "%s", anchor);
+  int line = 1;
+  for (const char *p = text; p < mark; p++) line += *p == '\n';
+  size_t cap = strlen(text) + strlen(to) + 1;
+  char *edited = malloc(cap);
+  cr_assert(edited);
+  snprintf(edited, cap, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+  char path[] = "/tmp/ddpsim-hostops-model-XXXXXX";
+  ds_test_write_temp(path, edited);
+  char args[700], where[600];
+  snprintf(args, sizeof args, TOPO "--model %s", path);
+  snprintf(where, sizeof where, "%s:%d:", path, line);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 2, "%s -> %s: status %d, %s", from, to, r.status, r.err);
+  cr_assert(strstr(r.err, where) && strstr(r.err, msg), "%s -> %s: want %s and %s in \"%s\"",
+            from, to, where, msg, r.err);
+  cr_assert_eq(r.out[0], 0, "%s", r.out);
+  ds_test_release(&r);
+  unlink(path);
+  free(edited);
+  free(text);
+}
+
+Test(host_ops, bad_counts_name_file_line_and_key) {
+  refuses("host_ops: 1\n", "host_ops: -1\n", "host_ops", NULL);
+  refuses("host_nodes: 3\n", "host_nodes: 2.5\n", "host_nodes", NULL);
+  refuses("host_amp_casts: 1\n", "host_amp_casts: 2000000\n", "host_amp_casts", NULL);
+  refuses("host_amp_nodes: 1\n", "host_amp_nodes: many\n", "host_amp_nodes", NULL);
+  /* the four together; on every layer or none: the layer is named */
+  refuses("    host_amp_nodes: 1\n    params:\n      - {name: l1",
+          "    params:\n      - {name: l1", "together", "  - name: l1");
+  refuses("    host_ops: 3\n    host_nodes: 2\n    host_amp_casts: 1\n    host_amp_nodes: 1\n",
+          "", "every layer or on none", "  - name: l2");
+}
+
+Test(host_ops, a_bad_host_cost_names_file_line_and_key) {
+  char dir[] = "/tmp/ddpsim-hostops-XXXXXX", path[512], args[700];
+  cr_assert(mkdtemp(dir));
+  char *text = ds_test_slurp("tests/data/tiny-hostops-topo.yaml");
+  char *at = strstr(text, "  host_node:");
+  cr_assert(at);
+  int line = 1;
+  for (const char *p = text; p < at; p++) line += *p == '\n';
+  *at = 0;
+  snprintf(path, sizeof path, "%s/t.yaml", dir);
+  FILE *fp = fopen(path, "w");
+  cr_assert(fp);
+  fprintf(fp, "%s  host_node: quick\n", text);
+  cr_assert_eq(fclose(fp), 0);
+  free(text);
+  snprintf(args, sizeof args, "--topo %s --model tests/data/tiny-model-host.yaml", path);
+  char where[600];
+  snprintf(where, sizeof where, "%s:%d:", path, line);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 2, "%s", r.err);
+  cr_assert(strstr(r.err, where) && strstr(r.err, "host_node"), "%s", r.err);
+  ds_test_release(&r);
+  snprintf(args, sizeof args, "rm -rf %s", dir);
+  cr_assert_eq(system(args), 0);
+}
+
+Test(host_ops, ddpreal_cpu_replays_the_counted_host_ops_as_delays) {
+  /* ddpreal reads each host op's duration from the schedule: the cpu
+   * device occupies the host stream that long, so every measured host op
+   * lasts at least its counted time. */
+  char dir[] = "/tmp/ddpsim-hostops-real-XXXXXX", sched[512], meas[512], args[1300];
+  cr_assert(mkdtemp(dir));
+  snprintf(sched, sizeof sched, "%s/s.csv", dir);
+  snprintf(meas, sizeof meas, "%s/m.csv", dir);
+  snprintf(args, sizeof args, COUNTED "--strategy single --schedule %s", sched);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  ds_test_release(&r);
+  snprintf(args, sizeof args, "--device cpu --schedule %s --trace %s --iters 1 --warmup 0",
+           sched, meas);
+  r = ds_test_run("ASAN_OPTIONS=detect_leaks=0 ", ds_test_ddpreal(), args);
+  cr_assert_eq(r.status, 0, "exit %d\nstdout: %s\nstderr: %s", r.status, r.out, r.err);
+  ds_test_release(&r);
+  struct ds_trace *t;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_trace_read_csv(meas, &t, &err), DS_OK, "%s", err.msg);
+  double host_us = 0;
+  int n = 0;
+  for (size_t k = 0; k < t->n_rows; k++) {
+    const struct ds_trace_row *row = &t->rows[k];
+    const struct ds_op *o = &row->sched->ops[row->op];
+    if (o->stream != DS_STREAM_HOST) continue;
+    cr_assert_geq((double)(row->end_ns - row->start_ns), o->dur_us * 1e3 * 0.999,
+                  "%s of layer %d: %lld ns for %g us", o->name, o->layer,
+                  (long long)(row->end_ns - row->start_ns), o->dur_us);
+    host_us += o->dur_us;
+    n++;
+  }
+  cr_assert_eq(n, 6, "host ops: %d", n);
+  cr_assert_float_eq(host_us, 2400 + 2700, 1e-6);
+  ds_trace_free(t);
+  snprintf(args, sizeof args, "rm -rf %s", dir);
+  cr_assert_eq(system(args), 0);
+}

@@ -36,6 +36,13 @@ sample:
               dropout: CPU then takes its flash kernel, which saves q, k, v,
               out and logsumexp as CUDA's flash attention does; with dropout
               CPU falls back to the math path and saves the SxS matrices.
+  host_ops    the host's work for the layer (host_count_* below): top-level
+              ATen ops its forward dispatches from Python (a torch function call
+              that reaches the dispatcher; its nested ops are its own cost),
+              autograd nodes its backward runs (AccumulateGrad of its
+              parameters included); under CUDA autocast, the cast dispatches
+              autocast adds (host_amp_casts) and the ToCopyBackward0 nodes those
+              casts add to the backward (host_amp_nodes).
   grad_ready  parameter names in the order their gradients were accumulated
               in the backward (post-accumulate-grad hooks: the order in
               which DDP's reducer hooks on the same AccumulateGrad nodes
@@ -315,6 +322,7 @@ class Recorder:
                     self.amp_elem[t.untyped_storage().data_ptr()] = size
         if layer is None:
             return
+        host_count_casts(self, packet, ins, layer)
         layer.amp_cast_bytes += cast
         layer.amp_grad_cast_bytes += grad_cast
         if not (func.is_view or packet in NO_TRAFFIC):
@@ -491,6 +499,87 @@ def op_flops(func, args, kwargs, out):
     return int(f(*args, **kwargs, out_val=out))
 
 
+# -- the host's work per layer (host_ops, host_nodes, host_amp_casts, host_amp_nodes) --
+# ddpsim charges the host per dispatched op in forward and per autograd node in
+# backward (sim/train/host.c). torch.profiler's top-level cpu_op events on the main
+# thread are the ops called from Python (aten::linear, aten::view, ...); the ops they
+# call (aten::t, aten::addmm, autocast's aten::to) nest inside them. The function mode
+# below sees exactly the calls made from Python (a mode is off inside its own handler),
+# so a call that reaches the dispatcher at least once is one top-level op; .size() and
+# .dim() do not reach it. A no-op the profiler still records (aten::to to the same
+# dtype) or an index the profiler shows as several ops (x[:, a:b] as aten::slice twice)
+# counts once or not at all: GPT-2's forward counts 578 against its trace's 681.
+# Counts are per iteration, not divided by the batch.
+HOST_HEADER = (
+    "host_ops = top-level ATen ops the layer's forward dispatches from Python (torch "
+    "function calls that reach the dispatcher; views count); host_nodes = autograd nodes "
+    "its backward runs, AccumulateGrad of its parameters included; host_amp_casts = the "
+    "cast dispatches CUDA autocast adds in its forward (each half op's fp32 inputs, a "
+    "parameter once per forward as autocast caches it; each fp32 op's half inputs); "
+    "host_amp_nodes = the ToCopyBackward0 nodes those casts add (inputs that require "
+    "grad). Per iteration, whatever the batch.")
+
+
+def host_dispatched(rec):
+    return getattr(rec, "host_dispatch_count", 0)
+
+
+def host_count_dispatch(rec):
+    """Every aten op the dispatch mode sees in forward (nested ones too)."""
+    if rec.phase == "fwd":
+        rec.host_dispatch_count = host_dispatched(rec) + 1
+
+
+def host_count_op(rec, layer, dispatched):
+    """One top-level call from Python. A call no layer holds yet (a view in a
+    composite module before its first op) goes to the next layer that runs one."""
+    if not dispatched:
+        return
+    pending = getattr(rec, "host_pending_ops", 0) + 1
+    if layer is None:
+        rec.host_pending_ops = pending
+        return
+    layer.host_ops = getattr(layer, "host_ops", 0) + pending
+    rec.host_pending_ops = 0
+
+
+def host_count_casts(rec, packet, ins, layer):
+    """The casts autocast dispatches for one op (AMP_* policies above) and the
+    ToCopyBackward0 nodes they add: a half op casts each fp32 input, a parameter
+    once per forward (autocast's cache of casts of leaf tensors); an fp32 op
+    casts each half input."""
+    cached = rec.__dict__.setdefault("host_cast_params", set())
+    casts = []
+    if packet in AMP_HALF:
+        for t in ins:
+            ptr = t.untyped_storage().data_ptr()
+            if ptr in rec.state_store:
+                if ptr in rec.param_store and ptr not in cached:
+                    cached.add(ptr)
+                    casts.append(t)
+            elif rec.amp_size(t) > 2:
+                casts.append(t)
+    elif packet in AMP_FP32:
+        casts = [t for t in ins if t.untyped_storage().data_ptr() not in rec.state_store
+                 and rec.amp_size(t) < 4]
+    layer.host_amp_casts = getattr(layer, "host_amp_casts", 0) + len(casts)
+    layer.host_amp_nodes = (getattr(layer, "host_amp_nodes", 0) +
+                            sum(1 for t in casts if t.requires_grad))
+
+
+def host_count_node(layer):
+    layer.host_nodes = getattr(layer, "host_nodes", 0) + 1
+
+
+def host_lines(rec, l):
+    # AccumulateGrad: one node per parameter tensor, run in the backward (not tagged)
+    nodes = getattr(l, "host_nodes", 0) + len(l.params)
+    return ["    host_ops: %d" % getattr(l, "host_ops", 0),
+            "    host_nodes: %d" % nodes,
+            "    host_amp_casts: %d" % getattr(l, "host_amp_casts", 0),
+            "    host_amp_nodes: %d" % getattr(l, "host_amp_nodes", 0)]
+
+
 class Dispatch(TorchDispatchMode):
     def __init__(self, rec):
         super().__init__()
@@ -500,6 +589,7 @@ class Dispatch(TorchDispatchMode):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
         rec = self.rec
+        host_count_dispatch(rec)
         packet = func._overloadpacket
         if rec.phase == "fwd" and rec.stack:
             quiet = func.is_view or packet in NO_TRAFFIC
@@ -540,6 +630,7 @@ class Functions(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         rec = self.rec
+        before = host_dispatched(rec)
         if func is F.dropout and rec.phase == "fwd":
             a = inspect.signature(F.dropout).bind(*args, **kwargs)
             a.apply_defaults()
@@ -568,6 +659,7 @@ class Functions(TorchFunctionMode):
             out = func(*args, **kwargs)
         if rec.phase == "fwd" and rec.stack:
             layer = rec.current(None)
+            host_count_op(rec, layer, host_dispatched(rec) > before)
             if layer is not None:
                 self.tag(out, layer)
         return out
@@ -680,6 +772,7 @@ def record(model, x, loss_kind):
         for node, layer in rec.node_layer.items():
             def pre(grad_outputs, layer=layer):
                 rec.bwd_layer = layer
+                host_count_node(layer)
             rec.handles.append(node.register_prehook(pre))
         with Dispatch(rec):
             rec.phase = "bwd"
@@ -779,6 +872,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         "adds them); amp_grad_cast_bytes = the casts autograd's engine adds in backward, "
         "where an op promoted a half input to fp32 (the input's gradient cast to half).",
         KERNEL_HEADER,
+        HOST_HEADER,
         "grad_ready: parameters in the order their gradients were accumulated in that "
         "backward (the order DDP's reducer hooks fire).",
         "buffers: model.named_buffers() (what DDP broadcasts before each forward with "
@@ -817,6 +911,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
             "    amp_grad_cast_bytes: %d" % l.ag,
         ]
         out += kernel_lines(l, B)
+        out += host_lines(rec, l)
         if l.params:
             out.append("    params:")
             for i in l.params:

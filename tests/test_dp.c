@@ -148,7 +148,10 @@ Test(dp, on_one_gpu_ddp_is_single_plus_its_reducer_and_a_ps_worker_is_no_faster)
                          "%s, batch row %d:\n%s", models[i], b, r.out);
       cr_assert_float_eq(ds_test_csv_num(r.out, "bwd_ms", 2 + b),
                          ds_test_csv_num(r.out, "bwd_ms", b) + reducer, 2e-5);
-      cr_assert_geq(ds_test_csv_num(r.out, "iter_ms", 4 + b), single,
+      /* the worker's step, from its previous step's end: ps's iter_ms
+       * starts at its first op, after the first layer's launch, which ps
+       * charges without writing it as an op (50.3 us for one op) */
+      cr_assert_geq(ds_test_csv_num(r.out, "worker_step_min_ms", 4 + b), single,
                     "%s, batch row %d:\n%s", models[i], b, r.out);
     }
     ds_test_release(&r);

@@ -229,9 +229,11 @@ Test(cli, pytorch_1_4_pays_one_div_per_bucket) {
   ds_test_ddpsim_refuses(TINY "--pytorch-version 1.3",
                          "option --pytorch-version: expected");
   ds_test_ddpsim_refuses(TINY "--pytorch-version 1.4 --comm-hook none,fp16",
-                         "PyTorch 1.4's DDP has no --comm-hook");
+                         "PyTorch 1.4 has no --comm-hook");
   ds_test_ddpsim_refuses(TINY "--pytorch-version 1.4 --grad-as-bucket-view",
-                         "PyTorch 1.4's DDP has no --grad-as-bucket-view");
+                         "PyTorch 1.4 has no --grad-as-bucket-view");
+  /* torch.cuda.amp came with 1.6 */
+  ds_test_ddpsim_refuses(TINY "--pytorch-version 1.4 --amp fp16", "PyTorch 1.4 has no --amp");
 }
 
 Test(cli, buckets_prints_pytorch_1_4s_layout) {

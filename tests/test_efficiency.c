@@ -218,6 +218,64 @@ Test(efficiency, optimizer_step_is_pytorchs_foreach_kernels) {
   unload(&f, t);
 }
 
+Test(efficiency, pytorch_1_4_optimizer_is_a_loop_of_kernels_per_tensor) {
+  /* EffGPU, kernel_overhead 5 us, copies at 1000 GB/s x 0.8 = 800 GB/s.
+   * tiny-model: SGD with momentum over 4 fp32 tensors (262,144, 256,
+   * 524,288 and 1,048,576 elements: 1,835,264, 7,341,056 B). PyTorch 1.4's
+   * loop (torch/optim/sgd.py of that era), per tensor of B bytes:
+   *   buf.mul_(momentum)       2 B
+   *   buf.add_(1 - damp, d_p)  3 B
+   *   p.data.add_(-lr, d_p)    3 B
+   * so 3 kernels per tensor, 12 in all, each B-proportional at 800 GB/s
+   * plus 5 us (l2.weight, 4 MiB: 10.48576 + 5, 15.72864 + 5, 15.72864 + 5
+   * = 56.94304 us); over the model the 8 passes take 7,341,056 x 8 / 800e9
+   * = 73.41056 us, plus 12 x 5 = 133.41056 us against the foreach step's
+   * 88.41056 (3 kernels): 9 more launches, 45 us. The host dispatches each
+   * of the 12 ops at host_grad_copy (default 5.8 us); foreach, none.
+   * --weight-decay first d_p.add_(weight_decay, p.data) (3 B): 16 kernels,
+   * 11 passes, 7,341,056 x 11 / 800e9 = 100.93952 us + 80 = 180.93952 us;
+   * foreach + weight decay: 4 kernels, 100.93952 + 20 = 120.93952 us. */
+  struct files f;
+  struct ds_topo *t;
+  load_topo(&f, "EffGPU", "  kernel_overhead: 5us\n", &t);
+  struct ds_compute c;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK, "%s", err.msg);
+  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
+  double foreach_ns = ds_compute_step_ns(&c, m);
+  cr_assert_eq(ds_compute_step_host_ops(&c, m), 0);
+  c.optimizer_loop = 1;
+  cr_assert_eq(ds_compute_step_kernels(&c, m), 12);
+  cr_assert_eq(ds_compute_step_host_ops(&c, m), 12);
+  cr_assert_float_eq(ds_compute_step_host_op_ns(&c), 5800, 0);
+  cr_assert_float_eq(ds_compute_step_bytes(&c, m), 58728448, 0.5);
+  cr_assert_float_eq(ds_compute_step_ns(&c, m), 133410.56, 1e-6);
+  cr_assert_float_eq(ds_compute_step_ns(&c, m) - foreach_ns, 9 * 5000, 1e-6);
+  c.weight_decay = 1;
+  cr_assert_eq(ds_compute_step_kernels(&c, m), 16);
+  cr_assert_eq(ds_compute_step_host_ops(&c, m), 16);
+  cr_assert_float_eq(ds_compute_step_bytes(&c, m), 11 * 7341056.0, 0.5);
+  cr_assert_float_eq(ds_compute_step_ns(&c, m), 180939.52, 1e-6);
+  c.optimizer_loop = 0;
+  cr_assert_eq(ds_compute_step_kernels(&c, m), 4);
+  cr_assert_eq(ds_compute_step_host_ops(&c, m), 0);
+  cr_assert_float_eq(ds_compute_step_ns(&c, m), 120939.52, 1e-6);
+  ds_model_free(m);
+  /* bert-base (Adam): 1.4's loop, 8 kernels and 20 passes per tensor
+   * (exp_avg.mul_ 2, .add_ 3, exp_avg_sq.mul_ 2, .addcmul_ 3, sqrt 2, the
+   * division 2, .add_(eps) 2, p.data.addcdiv_ 4) */
+  m = ds_test_model("models/bert-base.yaml");
+  double p = (double)m->total_numel * 4;
+  c.weight_decay = 0;
+  c.optimizer_loop = 1;
+  cr_assert_eq(ds_compute_step_kernels(&c, m), 8 * m->n_params);
+  cr_assert_float_eq(ds_compute_step_bytes(&c, m), 20 * p, 0.5);
+  cr_assert_float_eq(ds_compute_step_ns(&c, m), 20 * p / 800e9 * 1e9 + 8.0 * m->n_params * 5000,
+                     1e-3);
+  ds_model_free(m);
+  unload(&f, t);
+}
+
 /* ---- calibration files ---------------------------------------------------- */
 
 static ds_status load_calib(const char *text, struct ds_calib *c, struct ds_err *err) {

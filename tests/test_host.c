@@ -104,6 +104,75 @@ Test(host, gpu_bound_single_hides_the_host) {
   remove_dir(dir);
 }
 
+Test(host, pytorch_1_4_step_is_the_hosts_python_loop) {
+  /* PyTorch 1.4's optimizer is a Python loop: 3 ops per tensor (SGD with
+   * momentum, compute.h), 12 for the tiny model's 4 tensors, each
+   * dispatched by the host at host_grad_copy (P). Host-bound, single: the
+   * forward and backward launches end at 3 L + 3 H; then the loop's 12
+   * ops, 12 P, while the GPU runs l0's backward (200 us) and the step
+   * (58.728 us, no overhead here) after the first: the iteration is the
+   * host's sum, where the foreach step left 3 L + 3 H + 200 + step. Under
+   * dp (one GPU) likewise, after replicate()'s Python: host_replicate's
+   * default 5 us per tensor, 20 us. */
+  struct ds_test_result r =
+      run(HOST_TOPO "--strategy single,dp --world-size 1 --pytorch-version 1.4 --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  double want = 3 * L_US + 3 * H_US + 12 * P_US;
+  for (int row = 0; row < 2; row++) {
+    cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", row), (want + 20 * row) / 1e3, 1e-6,
+                       "%s", r.out);
+    /* the step's kernels only, not the host's launches */
+    cr_assert_float_eq(ds_test_csv_num(r.out, "step_ms", row), STEP_US / 1e3, 1e-6, "%s",
+                       r.out);
+  }
+  ds_test_release(&r);
+  /* --weight-decay: a fourth op per tensor (d_p.add_), 16 in all */
+  r = run(HOST_TOPO "--strategy single --pytorch-version 1.4 --weight-decay --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  want = 3 * L_US + 3 * H_US + 16 * P_US;
+  cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", 0), want / 1e3, 1e-6, "%s", r.out);
+  ds_test_release(&r);
+}
+
+Test(host, pytorch_1_4_step_pays_a_launch_per_kernel_when_gpu_bound) {
+  /* GPU-bound (launches of 20 us forward, 90 us backward, 1 us per
+   * optimizer op) with kernel_overhead 2 us: forward 102, 202, 102 us, the
+   * loss 4, backward 202, 402, 202 after the first launch (20 us); the
+   * step's 8 passes take 58.728 us plus 2 us per kernel: foreach 3 kernels
+   * (64.728), 1.4's loop 12 (82.728). The difference is the 9 extra
+   * launches, 18 us, on the GPU; the loop's host (12 us) hides. */
+  char dir[] = "/tmp/ddpsim-host-XXXXXX", topo[512], args[1024];
+  cr_assert(mkdtemp(dir));
+  write_topo(dir, "  kernel_overhead:",
+             "  kernel_overhead: 2us\n  fp32_math: fp32\n  host_launch: 20us\n"
+             "  host_backward: 90us\n  host_grad_copy: 1us\n",
+             topo, sizeof topo);
+  double gpu = 20 + 406 + 4 + 806;
+  const char *version[] = {"current", "1.4"};
+  const double step[] = {64.728, 82.728};
+  for (int v = 0; v < 2; v++) {
+    snprintf(args, sizeof args,
+             "--topo %s --model tests/data/tiny-model.yaml --strategy single "
+             "--pytorch-version %s --format csv", topo, version[v]);
+    struct ds_test_result r = run(args);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", 0), (gpu + step[v]) / 1e3, 1e-6,
+                       "%s: %s", version[v], r.out);
+    cr_assert_float_eq(ds_test_csv_num(r.out, "step_ms", 0), step[v] / 1e3, 1e-6, "%s",
+                       r.out);
+    ds_test_release(&r);
+  }
+  /* DDP's step under 1.4 is the same loop (its step_ms: the kernels) */
+  snprintf(args, sizeof args,
+           "--topo %s --model tests/data/tiny-model.yaml --strategy ddp --world-size 1 "
+           "--pytorch-version 1.4 --format csv", topo);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "step_ms", 0), step[1] / 1e3, 1e-6, "%s", r.out);
+  ds_test_release(&r);
+  remove_dir(dir);
+}
+
 Test(host, ddp_reducer_host_work_per_gradient_and_per_bucket) {
   /* One rank (the all-reduces take no time), host-bound. The autograd
    * thread: 3 H launches, a hook of K per gradient (4), a call of C per

@@ -209,6 +209,36 @@ Test(ps, sync_step_by_hand_server_link_is_the_bottleneck) {
   unload(&f);
 }
 
+Test(ps, pytorch_1_4_update_is_the_loops_kernels_over_the_shard) {
+  /* Under --pytorch-version 1.4 a server steps its shard as PyTorch 1.4's
+   * loop (compute.h): with --weight-decay 4 kernels and 11 passes per
+   * tensor. tiny-model, 1 server, async (no gradient sum), kernel_overhead
+   * set to 3 us: the update's bytes are 11 S, and its time the roofline of
+   * those bytes plus 4 kernels x 4 tensors of 3 us each (the foreach
+   * update, 1.4 or not: one kernel's 3 us). */
+  struct fixture f;
+  load(&f, "tests/data/tiny-model.yaml");
+  f.c.params.kernel_overhead_ns = 3000;
+  double S = 1835264.0 * 4;
+  struct ds_ps_options o = opts(2, 1, DS_PS_ASYNC, 2, 1);
+  double dur[2];
+  for (int loop = 0; loop < 2; loop++) {
+    f.c.optimizer_loop = loop;
+    f.c.weight_decay = 1;
+    cr_assert_float_eq(ds_ps_update_bytes(f.model, &f.c, 1835264, DS_PS_ASYNC, 2), 11 * S, 1e-6);
+    struct ds_ps_result r;
+    run(&f, &o, &r);
+    dur[loop] = -1;
+    for (size_t i = 0; i < r.step->n_ops; i++)
+      if (r.step->ops[i].kind == DS_OP_STEP) dur[loop] = r.step->ops[i].dur_us;
+    ds_ps_result_release(&r);
+  }
+  double roof = 11 * S / MEM_BW * 1e6;
+  cr_assert_float_eq(dur[0], roof + 3, 1e-6, "foreach %.6f us", dur[0]);
+  cr_assert_float_eq(dur[1], roof + 16 * 3, 1e-6, "1.4 loop %.6f us", dur[1]);
+  unload(&f);
+}
+
 Test(ps, two_servers_on_independent_links_halve_the_transfer) {
   /* ps-model: C = 20 + 2 x 100 + 2 + 2 x 200 = 622 us (with the launch and the loss), S = 8 MiB in two 4 MiB
    * tensors. One server (GPU 0): 3 remote pushes of S share its link.

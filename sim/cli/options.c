@@ -86,6 +86,8 @@ static const char usage_precision[] =
     "  --channels-last        activations in NHWC (model.to(memory_format=channels_last)):\n"
     "                         cuDNN's persistent batch-norm kernels instead of its\n"
     "                         one-CTA-per-channel NCHW ones (default NCHW)\n"
+    "  --weight-decay         the optimizer has a nonzero weight_decay: one more kernel\n"
+    "                         (3 passes) per foreach step, or per tensor under 1.4's loop\n"
     ;
 
 static const char usage_ddp[] =
@@ -100,9 +102,11 @@ static const char usage_ddp[] =
     "                         never rebuilt (the graph traversal's CPU cost is not modelled)\n"
     "  --static-graph         static_graph=True: one bucket in iterations 0 and 1, rebuilt\n"
     "                         before iteration 2 (default --iters 3)\n"
-    "  --pytorch-version V    DDP's rules of PyTorch V: current (default) or 1.4 (buckets\n"
-    "                         binned in registration order with a 1 MiB first bucket, never\n"
-    "                         rebuilt; one div_ kernel per bucket before its all-reduce)\n"
+    "  --pytorch-version V    PyTorch V's rules: current (default) or 1.4 (every strategy:\n"
+    "                         the optimizer as a Python loop, kernels per parameter tensor;\n"
+    "                         DDP: buckets binned in registration order with a 1 MiB first\n"
+    "                         bucket, never rebuilt; one div_ kernel per bucket before its\n"
+    "                         all-reduce)\n"
   "  --comm-hook HOOK       DDP comm hook: none, fp16, bf16 (half the bytes plus the\n"
   "                         casts), powersgd:RANK (docs/strategies.md)\n"
     ;
@@ -444,7 +448,7 @@ static ds_status parse_hooks(const char *flag, const char *v, struct ds_options 
 #define OPTION_MAP(X)                                                     \
   X("--topo", 1) X("--model", 1) X("--strategy", 1) X("--bucket-mb", 1)   \
   X("--first-bucket-mb", 1) X("--world-size", 1) X("--batch", 1)          \
-  X("--iters", 1) X("--dtype", 1) X("--amp", 1) X("--tf32", 1) X("--channels-last", 0) X("--seed", 1) X("--format", 1)         \
+  X("--iters", 1) X("--dtype", 1) X("--amp", 1) X("--tf32", 1) X("--channels-last", 0) X("--weight-decay", 0) X("--seed", 1) X("--format", 1)         \
   X("--trace", 1) X("--schedule", 1) X("--coll-model", 1) X("--net", 1)   \
   X("--ring-chunks", 1) X("--algo", 1) X("--proto", 1) X("--nccl-extra", 1) \
   X("--calib", 1) X("--no-overlap", 0) X("--no-sync", 1) X("--grad-as-bucket-view", 0) X("--no-broadcast-buffers", 0)         \
@@ -566,6 +570,7 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
   else if (strcmp(flag, "--chrome") == 0) o->chrome = v;
   else if (strcmp(flag, "--grad-as-bucket-view") == 0) o->grad_as_bucket_view = 1;
   else if (strcmp(flag, "--no-broadcast-buffers") == 0) o->no_broadcast_buffers = 1;
+  else if (strcmp(flag, "--weight-decay") == 0) o->weight_decay = 1;
   else if (strcmp(flag, "--find-unused-parameters") == 0) o->find_unused_parameters = 1;
   else if (strcmp(flag, "--static-graph") == 0) o->static_graph = 1;
   else if (strcmp(flag, "--pytorch-version") == 0) {
@@ -643,13 +648,15 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
     /* DDP options PyTorch 1.4 did not have */
     const char *newer = o->static_graph          ? "--static-graph"
                         : o->grad_as_bucket_view ? "--grad-as-bucket-view"
+                        : o->amp != DS_AMP_NONE  ? "--amp"
                         : NULL;
     for (int32_t k = 0; !newer && k < o->sweep[DS_VAR_COMM_HOOK].n; k++)
       if (o->comm_hooks[k].kind != DS_HOOK_NONE) newer = "--comm-hook";
     if (newer)
       return ds_err_set(err, DS_EUSAGE,
-                        "option --pytorch-version 1.4: PyTorch 1.4's DDP has no %s "
-                        "(static_graph, gradient_as_bucket_view and comm hooks came later)",
+                        "option --pytorch-version 1.4: PyTorch 1.4 has no %s "
+                        "(static_graph, gradient_as_bucket_view, comm hooks and torch.cuda.amp "
+                        "came later)",
                         newer);
   }
   /* nvls exists only under NCCL's model; direct, reduce-broadcast and

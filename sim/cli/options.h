@@ -117,6 +117,7 @@ struct ds_options {
   enum ds_amp amp;        /* --amp: autocast's half type, DS_AMP_NONE without */
   enum ds_tf32 tf32;      /* --tf32: op classes on TF32 in fp32 training (conv) */
   int channels_last;      /* --channels-last: NHWC activations (compute.h batch norm) */
+  int weight_decay;       /* --weight-decay: a nonzero weight_decay (compute.h step) */
   enum ds_format format;
   const char *trace;      /* NULL: none */
   const char *schedule;   /* NULL: none */

@@ -514,6 +514,8 @@ static ds_status load(struct loaded *ld, const struct ds_options *o, struct ds_e
   DS_CHECK(ds_compute_init(ld->topo, o->dtype, o->amp, &ld->compute, err));
   ds_compute_set_tf32(&ld->compute, ld->topo, o->tf32);
   ld->compute.channels_last = o->channels_last;
+  ld->compute.optimizer_loop = o->ddp_rules == DS_DDP_RULES_TORCH_1_4;
+  ld->compute.weight_decay = o->weight_decay;
   return DS_OK;
 }
 

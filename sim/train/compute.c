@@ -387,21 +387,45 @@ double ds_compute_conv_transpose_ns(const struct ds_compute *c, const struct ds_
  * once. */
 enum { SOFTMAX_PERSISTENT_MAX = 1024, SOFTMAX_SMEM_BYTES = 48 * 1024 };
 
-/* compute.h: PyTorch's foreach optimizers, kernel by kernel */
+/* compute.h: PyTorch's foreach optimizers, kernel by kernel, and 1.4's
+ * per-tensor loop (kernels and passes per tensor); weight decay adds one
+ * kernel of 3 passes to either */
 enum { SGD_KERNELS = 3, SGD_PASSES = 8, ADAM_KERNELS = 7, ADAM_PASSES = 18 };
+enum { LOOP_SGD_KERNELS = 3, LOOP_SGD_PASSES = 8, LOOP_ADAM_KERNELS = 8, LOOP_ADAM_PASSES = 20 };
+enum { DECAY_PASSES = 3 };
+
+/* Kernels per foreach call set, or per tensor under the loop. */
+static int step_kernels_each(const struct ds_compute *c, enum ds_optimizer opt) {
+  int adam = opt == DS_OPT_ADAM;
+  int k = c->optimizer_loop ? (adam ? LOOP_ADAM_KERNELS : LOOP_SGD_KERNELS)
+                            : (adam ? ADAM_KERNELS : SGD_KERNELS);
+  return k + (c->weight_decay ? 1 : 0);
+}
 
 int ds_compute_step_kernels(const struct ds_compute *c, const struct ds_model *model) {
-  int k = model->optimizer == DS_OPT_ADAM ? ADAM_KERNELS : SGD_KERNELS;
+  int k = step_kernels_each(c, model->optimizer);
+  if (c->optimizer_loop) return k * model->n_params;
   return c->amp == DS_AMP_FP16 ? k + 1 : k; /* GradScaler's unscale_ */
 }
 
-int ds_compute_optimizer_passes(enum ds_optimizer opt) {
-  return opt == DS_OPT_ADAM ? ADAM_PASSES : SGD_PASSES;
+int ds_compute_optimizer_passes(const struct ds_compute *c, enum ds_optimizer opt) {
+  int adam = opt == DS_OPT_ADAM;
+  int p = c->optimizer_loop ? (adam ? LOOP_ADAM_PASSES : LOOP_SGD_PASSES)
+                            : (adam ? ADAM_PASSES : SGD_PASSES);
+  return p + (c->weight_decay ? DECAY_PASSES : 0);
+}
+
+int ds_compute_step_host_ops(const struct ds_compute *c, const struct ds_model *model) {
+  return c->optimizer_loop ? ds_compute_step_kernels(c, model) : 0;
+}
+
+double ds_compute_step_host_op_ns(const struct ds_compute *c) {
+  return c->params.host_grad_copy_ns;
 }
 
 double ds_compute_step_bytes(const struct ds_compute *c,
                              const struct ds_model *model) {
-  int passes = ds_compute_optimizer_passes(model->optimizer);
+  int passes = ds_compute_optimizer_passes(c, model->optimizer);
   if (c->amp == DS_AMP_FP16) passes += 2; /* GradScaler's unscale_ */
   return (double)model->total_numel * c->precision.param_bytes * passes;
 }
@@ -438,6 +462,16 @@ double ds_compute_loss_ns(const struct ds_compute *c, const struct ds_model *mod
 
 double ds_compute_step_ns(const struct ds_compute *c,
                           const struct ds_model *model) {
+  if (c->optimizer_loop) {
+    /* 1.4: every tensor's kernels, each its own bytes and overhead */
+    int k = step_kernels_each(c, model->optimizer);
+    double passes = ds_compute_optimizer_passes(c, model->optimizer) / (double)k;
+    double ns = 0;
+    for (int32_t p = 0; p < model->n_params; p++)
+      ns += k * ds_compute_kernel_ns(c, 0, passes * (double)model->params[p].numel *
+                                               c->precision.param_bytes);
+    return ns;
+  }
   /* one kernel over all the bytes, plus the other kernels' overheads */
   return ds_compute_kernel_ns(c, 0, ds_compute_step_bytes(c, model)) +
          (ds_compute_step_kernels(c, model) - 1) * c->params.kernel_overhead_ns;

@@ -91,6 +91,12 @@ struct ds_compute {
   double sm_clock_hz;      /* the GPU's boost clock (0: unknown) */
   int gpu_has_tf32;        /* Ampere and later: NHWC tensor-core convolutions */
   int channels_last;       /* --channels-last: activations in NHWC (batch norm below) */
+  /* The optimizer step (ds_compute_step_ns): optimizer_loop set under
+   * --pytorch-version 1.4 (PyTorch 1.4's per-parameter Python loop instead
+   * of the foreach kernels); weight_decay set by --weight-decay (a nonzero
+   * weight_decay: one more kernel). */
+  int optimizer_loop;
+  int weight_decay;
   struct ds_compute_params params;
 };
 
@@ -227,7 +233,7 @@ double ds_compute_conv_transpose_ns(const struct ds_compute *c, const struct ds_
 /* Optimizer step over every parameter: memory bound, the kernels of
  * PyTorch's default (foreach) implementation, each a pass over every
  * parameter's tensors (torch/optim/sgd.py _multi_tensor_sgd, adam.py
- * _multi_tensor_adam; no weight decay, not the first step):
+ * _multi_tensor_adam; not the first step):
  *   SGD with momentum, 3 kernels, 8 tensor passes: _foreach_mul_(bufs)
  *     reads and writes the momentum (2), _foreach_add_(bufs, grads) reads
  *     both and writes the momentum (3), _foreach_add_(params, bufs) (3);
@@ -235,11 +241,29 @@ double ds_compute_conv_transpose_ns(const struct ds_compute *c, const struct ds_
  *     _foreach_mul_(exp_avg_sqs) (2), _foreach_addcmul_(exp_avg_sqs, grads,
  *     grads) (3: the gradient read once), _foreach_sqrt (2), _foreach_div_
  *     (2), _foreach_add_(eps) (2), _foreach_addcdiv_(params, exp_avgs,
- *     denom) (4).
+ *     denom) (4);
+ *   --weight-decay: first _foreach_add(grads, params, alpha=weight_decay),
+ *     one more kernel, 3 passes (reads both, writes the sum).
  * --amp fp16 adds GradScaler's unscale_ (one kernel reading and writing
  * every fp32 gradient, 2 passes); bf16 needs no scaler. Each kernel pays
  * kernel_overhead once (multi_tensor_apply may split a foreach call into
- * several launches; not modelled). */
+ * several launches; not modelled).
+ *
+ * Under --pytorch-version 1.4 (c->optimizer_loop) the step is PyTorch 1.4's
+ * Python loop over the parameters, a kernel per in-place op per parameter
+ * tensor (torch/optim/sgd.py and adam.py of that era, before foreach):
+ *   SGD with momentum, 3 kernels and 8 passes per tensor: buf.mul_(momentum)
+ *     (2), .add_(1 - dampening, d_p) (3), p.data.add_(-lr, d_p) (3);
+ *     weight decay first d_p.add_(weight_decay, p.data) (3);
+ *   Adam, 8 kernels and 20 passes per tensor: exp_avg.mul_(beta1) (2),
+ *     .add_(1 - beta1, grad) (3), exp_avg_sq.mul_(beta2) (2),
+ *     .addcmul_(1 - beta2, grad, grad) (3), exp_avg_sq.sqrt() (2),
+ *     / math.sqrt(bias_correction2) (2), .add_(eps) (2),
+ *     p.data.addcdiv_(-step_size, exp_avg, denom) (4); weight decay first
+ *     grad.add(weight_decay, p.data) (3).
+ * Each kernel is its own: its tensor's bytes at the memory rate plus
+ * kernel_overhead. The host dispatches each op from Python
+ * (ds_compute_step_host_ops). No GradScaler in 1.4 (--amp is refused). */
 double ds_compute_step_ns(const struct ds_compute *c,
                           const struct ds_model *model);
 /* Passes over the outputs of the loss, cross entropy, forward and backward
@@ -266,10 +290,20 @@ int ds_compute_loss_passes(double classes);
 double ds_compute_loss_ns(const struct ds_compute *c, const struct ds_model *model,
                           double samples, double *bytes);
 /* Passes over the parameters' bytes of the optimizer's kernels (above,
- * without GradScaler): 8 (SGD with momentum) or 18 (Adam). */
-int ds_compute_optimizer_passes(enum ds_optimizer opt);
-/* Kernels the optimizer step launches (one per foreach call, above). */
+ * without GradScaler): foreach 8 (SGD with momentum) or 18 (Adam), the 1.4
+ * loop 8 or 20, 3 more each with weight decay. */
+int ds_compute_optimizer_passes(const struct ds_compute *c, enum ds_optimizer opt);
+/* Kernels the optimizer step launches: one per foreach call, or under the
+ * 1.4 loop those per tensor times the model's parameter tensors (above). */
 int ds_compute_step_kernels(const struct ds_compute *c, const struct ds_model *model);
+/* The step's host: under the 1.4 loop one Python-dispatched op per kernel
+ * (ds_compute_step_kernels), each ds_compute_step_host_op_ns; 0 for the
+ * foreach step (its few calls' host time is not modelled). */
+int ds_compute_step_host_ops(const struct ds_compute *c, const struct ds_model *model);
+/* Host time to dispatch one op of the loop: the topology's host_grad_copy,
+ * the measured host cost of launching one elementwise op (docs/strategies.md
+ * "The host costs"). */
+double ds_compute_step_host_op_ns(const struct ds_compute *c);
 /* Bytes moved by the optimizer step (for the schedule's bytes column). */
 double ds_compute_step_bytes(const struct ds_compute *c,
                              const struct ds_model *model);

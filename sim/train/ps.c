@@ -88,7 +88,7 @@ ds_status ds_ps_shard(const struct ds_model *m, int32_t n_servers, int32_t world
 
 double ds_ps_update_bytes(const struct ds_model *m, const struct ds_compute *c,
                           int64_t shard_numel, enum ds_ps_mode mode, int32_t world) {
-  double passes = ds_compute_optimizer_passes(m->optimizer); /* as a worker's step */
+  double passes = ds_compute_optimizer_passes(c, m->optimizer); /* as a worker's step */
   /* Sync: the N pushed gradients are first summed (read N, write 1). */
   if (mode == DS_PS_SYNC && world > 1) passes += world + 1;
   return (double)shard_numel * ds_dtype_bytes(c->dtype) * passes;
@@ -113,6 +113,19 @@ void ds_ps_memory(const struct ds_model *m, const struct ds_precision *pr, int64
 }
 
 /* ---- the schedule ---- */
+
+/* Under --pytorch-version 1.4 a server steps its shard as PyTorch 1.4's
+ * loop would (compute.h): a kernel per op per tensor, so every kernel but
+ * the one the update's roofline already charges adds kernel_overhead. */
+static double loop_overhead_ns(const struct ds_model *m, const struct ds_compute *c,
+                               const struct ds_ps_shards *sh, int32_t k) {
+  if (!c->optimizer_loop) return 0;
+  int32_t tensors = 0;
+  for (int32_t p = 0; p < m->n_params; p++) tensors += sh->server_of_param[p] == k;
+  if (tensors == 0) return 0;
+  int per_tensor = ds_compute_step_kernels(c, m) / m->n_params;
+  return (double)(tensors * per_tensor - 1) * c->params.kernel_overhead_ns;
+}
 
 struct layout {
   int32_t W, K;
@@ -279,7 +292,8 @@ static ds_status build_iteration(const struct ps_sim *s, int64_t id_base,
     struct ds_op op = {.rank = g, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP,
                        .name = name, .layer = -1, .bucket = k, .coll = -1,
                        .root = -1, .bytes = bytes,
-                       .dur_us = ds_compute_kernel_ns(c, 0, bytes) / 1000};
+                       .dur_us = (ds_compute_kernel_ns(c, 0, bytes) +
+                                  loop_overhead_ns(m, c, &s->sh, k)) / 1000};
     DS_CHECK_GOTO(ds_schedule_emit(&bd, &op, &dep, w < 0 || w == g), st, out);
   }
   for (int32_t w = 0; w < y->W; w++)

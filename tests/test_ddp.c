@@ -191,6 +191,10 @@ Test(ddp, shipped_models_have_the_exact_parameter_counts) {
       {"models/resnet101.yaml", 44549160, 314},
       {"models/resnext50_32x4d.yaml", 25028904, 161},
       {"models/resnext101_32x8d.yaml", 88791336, 314},
+      /* torchvision's ResNet(Bottleneck, [3, 4, 23, 3], groups=32,
+       * width_per_group=4), the ResNeXt-101 32x4d of DeepLearningExamples:
+       * the same numel() sum and parameters() count. */
+      {"models/resnext101_32x4d.yaml", 44177704, 314},
   };
   for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
     struct ds_model *m = ds_test_model(want[i].path);

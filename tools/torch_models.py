@@ -17,7 +17,15 @@ README): bert-base-uncased with a question-answering head, sequence length 384,
 as DeepLearningExamples' run_squad.py fine-tunes it (Lambda's benchmark).
 resnet101, resnext50_32x4d and resnext101_32x8d (not in the shared data
 README): torchvision's, 1000 classes, 224x224, the other models PyTorch's
-DDP benchmark (benchmarks/distributed/ddp) measured.
+DDP benchmark (benchmarks/distributed/ddp) measured. resnext101_32x4d (not in
+the shared data README): the ResNeXt-101 32x4d NVIDIA DeepLearningExamples
+benchmarks (PyTorch/Classification/ConvNets), which torchvision has no
+constructor for: torchvision's ResNet with Bottleneck blocks [3, 4, 23, 3],
+groups=32, width_per_group=4. DeepLearningExamples' own definition
+(image_classification/models/resnet.py, "resnext101-32x4d": widths
+128..1024, expansion 2, cardinality 32, stem width 64) has the same layers:
+7x7 stem, batch norm, ReLU, max-pool; 1x1, grouped 3x3 with the stride
+(v1.5), 1x1, no conv biases; 1x1 strided downsample with batch norm; fc.
 
 attention: "eager" (unfused: QK^T, softmax, dropout, AV as separate ops)
 or "fused" (Hugging Face's "sdpa": torch's scaled_dot_product_attention).
@@ -54,6 +62,13 @@ def resnext50_32x4d(batch=2, attention="eager"):
 
 def resnext101_32x8d(batch=2, attention="eager"):
     return _tv("resnext101_32x8d", batch)
+
+
+def resnext101_32x4d(batch=2, attention="eager"):
+    from torchvision.models.resnet import Bottleneck, ResNet
+    torch.manual_seed(0)
+    model = ResNet(Bottleneck, [3, 4, 23, 3], groups=32, width_per_group=4)
+    return model, _image(batch), dict(IMAGE)
 
 
 def mobilenet_v2(batch=2, attention="eager"):
@@ -143,6 +158,7 @@ MODELS = {  # name -> factory, as tools/conformance.sh and capture_conformance.p
     "resnet101": resnet101,
     "resnext50_32x4d": resnext50_32x4d,
     "resnext101_32x8d": resnext101_32x8d,
+    "resnext101_32x4d": resnext101_32x4d,
     "mobilenet_v2": mobilenet_v2,
     "vgg16": vgg16,
     "bert-base": bert_base,

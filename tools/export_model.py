@@ -478,6 +478,144 @@ KERNEL_HEADER = (
     "own copies, forward and backward (a language model's shifted logits).")
 
 
+# -- The bytes a layer's backward kernels move (bwd_bytes, amp_bwd_bytes) and the gradient
+# accumulations where a tensor's gradients meet (bwd_accum_bytes, amp_bwd_accum_bytes).
+# Kept in their own functions. Every op an autograd node of the layer runs counts: its
+# tensor inputs read and outputs written (views, no-ops, the reductions and copies above
+# excluded: they are bwd_reduce_bytes / bwd_copy_bytes). Parameters and their gradients are
+# excluded (the simulator charges weights per parameter, not per sample). ReLU's
+# threshold_backward reads the gradient and the saved output and writes the input's
+# gradient (3 passes); the residual add's AddBackward0 runs no op (it hands the gradient on).
+# Where a tensor feeds several ops, autograd's engine adds their gradients in the input
+# buffer of the node that made the tensor (InputBuffer::add, torch/csrc/autograd/
+# input_buffer.cpp: old + new, or add_ in place), after the node that delivered the second
+# gradient returns (the trace shows ResNet's as aten::add_ under ConvolutionBackward0):
+# those adds belong to the layer that made the tensor (bwd_accum_bytes), one kernel each.
+# Parameter gradients that meet (tied weights) are per iteration and not counted.
+BWD_FILL = _ops("fill_", "zero_", "zeros", "zeros_like", "new_zeros")
+ACCUM_OPS = _ops("add", "add_")
+# Backward ops whose CUDA kernel zero-fills the input gradient, then writes it, and takes
+# only the shape of its `self` argument (max_pool2d_with_indices_backward_out_cuda: zero_
+# then max_pool_backward_nchw; the trace shows both kernels).
+POOL_BWD = _ops("max_pool2d_with_indices_backward", "max_pool3d_with_indices_backward")
+
+
+def bwd_elem_size(rec, layer, t, amp):
+    """Bytes per element of a tensor a backward op touches: its own, or under autocast a
+    saved forward tensor's autocast size and a gradient's the layer's forward output's
+    (autograd casts a gradient to its tensor's dtype)."""
+    if not amp or not t.is_floating_point():
+        return t.element_size()
+    key = storage_key(t)
+    if key is not None and key in rec.saved and key[0] not in rec.__dict__.get("bwd_made", ()):
+        return rec.amp_size(t)
+    return getattr(layer, "amp_out_size", 4)
+
+
+def note_bwd_made(rec, func, out):
+    """Backward, every op (first): the storages its ops wrote (gradients), so that one
+    reusing the memory of a saved tensor already freed is not taken for it. True."""
+    made = rec.__dict__.setdefault("bwd_made", set())
+    packet = func._overloadpacket
+    if func.is_view or packet in NO_TRAFFIC or packet.__name__.endswith("_"):
+        return True  # a saved tensor unpacked (detach), a view, or written in place
+    for t in tensors(out):
+        made.add(t.untyped_storage().data_ptr())
+    return True
+
+
+def bwd_tensors_bytes(rec, layer, objs, amp):
+    pshapes = getattr(layer, "param_shapes", None)
+    if pshapes is None:
+        pshapes = layer.param_shapes = {tuple(rec.params[i][1].shape) for i in layer.params}
+    total = 0
+    for t in tensors(objs):
+        if t.untyped_storage().data_ptr() in rec.state_store or tuple(t.shape) in pshapes:
+            continue
+        total += t.numel() * bwd_elem_size(rec, layer, t, amp)
+    return total
+
+
+def bwd_op_bytes(rec, layer, func, args, kwargs, out, amp):
+    """Bytes one backward op's kernels read and write (0 for views and no-ops)."""
+    packet = func._overloadpacket
+    if func.is_view or packet in NO_TRAFFIC or packet in BWD_REDUCE or packet in BWD_COPY:
+        return 0
+    written = bwd_tensors_bytes(rec, layer, out, amp)
+    if packet in BWD_FILL:
+        return written
+    if packet in POOL_BWD:  # grad_output and indices read; the fill and the kernel write
+        return bwd_tensors_bytes(rec, layer, (args[0], args[-1]), amp) + 2 * written
+    return bwd_tensors_bytes(rec, layer, (args, kwargs), amp) + written
+
+
+def note_amp_out(rec, layer, out):
+    """Forward: the autocast size of the layer's latest output (its gradients' size)."""
+    outs = [t for t in tensors(out) if t.is_floating_point()]
+    if layer is not None and outs:
+        layer.amp_out_size = rec.amp_size(outs[0])
+
+
+def note_bwd_bytes(rec, layer, func, args, kwargs, out):
+    """Backward, inside one of the layer's nodes: its kernels' bytes."""
+    layer.bwd_bytes = getattr(layer, "bwd_bytes", 0) + \
+        bwd_op_bytes(rec, layer, func, args, kwargs, out, False)
+    layer.amp_bwd_bytes = getattr(layer, "amp_bwd_bytes", 0) + \
+        bwd_op_bytes(rec, layer, func, args, kwargs, out, True)
+
+
+def note_node_outputs(rec, node, grad_inputs):
+    """A node's post-hook (before the engine adds its outputs to the next nodes' input
+    buffers): which layer made the tensor each output gradient is for."""
+    rec.accum_to = {}
+    for g, (nf, _) in zip(grad_inputs, node.next_functions):
+        layer = rec.node_layer.get(nf)
+        if isinstance(g, torch.Tensor) and layer is not None:
+            rec.accum_to[g.untyped_storage().data_ptr()] = layer
+
+
+def note_accum(rec, func, args, kwargs, out):
+    """Between a node's post-hook and the next node: the engine's gradient accumulation.
+    Returns whether the op was one."""
+    to = getattr(rec, "accum_to", None)
+    if not to or func._overloadpacket not in ACCUM_OPS:
+        return False
+    layer = next((to[t.untyped_storage().data_ptr()] for t in tensors(args)
+                  if t.untyped_storage().data_ptr() in to), None)
+    if layer is None:
+        return False
+    for key, amp in (("bwd_accum_bytes", False), ("amp_bwd_accum_bytes", True)):
+        moved = bwd_tensors_bytes(rec, layer, (args, kwargs), amp) + \
+            bwd_tensors_bytes(rec, layer, out, amp)
+        setattr(layer, key, getattr(layer, key, 0) + moved)
+    return True
+
+
+def bwd_bytes_lines(layer, cls, batch):
+    """bwd_bytes and amp_bwd_bytes for memory layers (0 included: the residual add's
+    backward runs no kernel); the accumulations for any layer, where nonzero."""
+    out = []
+    if cls == "memory":
+        for key in ("bwd_bytes", "amp_bwd_bytes"):
+            out.append("    %s: %d" % (key, per_sample(getattr(layer, key, 0), batch)))
+    for key in ("bwd_accum_bytes", "amp_bwd_accum_bytes"):
+        v = per_sample(getattr(layer, key, 0), batch)
+        if v:
+            out.append("    %s: %d" % (key, v))
+    return out
+
+
+BWD_BYTES_HEADER = (
+    "bwd_bytes = bytes read + written by the ops a memory layer's autograd nodes run in "
+    "backward (tensor inputs and outputs, real dtypes; views, no-ops, the reductions and "
+    "copies above and parameters' gradients excluded; max-pool's backward: the output "
+    "gradient and indices read, the input gradient zero-filled and written); "
+    "amp_bwd_bytes = the same with autocast's dtypes (a saved tensor's, a gradient the "
+    "layer's output's); bwd_accum_bytes / amp_bwd_accum_bytes = autograd's additions "
+    "where the gradients of a tensor the layer made meet (read two, write one), a kernel "
+    "each.")
+
+
 def conv_pass_flops(out_numel, w):
     # 2 * output elements * (C_in / groups) * kernel: weight is [C_out, C_in/groups, k...]
     k = 1
@@ -599,6 +737,7 @@ class Dispatch(TorchDispatchMode):
                 return out
             layer = rec.current(None if quiet else packet.__name__.rstrip("_"))
             rec.amp_op(func, args, kwargs, out, layer)
+            note_amp_out(rec, layer, out)
             if layer is None:
                 return out
             layer.ops.add(packet)
@@ -611,9 +750,13 @@ class Dispatch(TorchDispatchMode):
                     i = rec.param_store.get(t.untyped_storage().data_ptr())
                     if i is not None:
                         rec.attach(layer, i)
+        elif rec.phase == "bwd" and note_bwd_made(rec, func, out) and \
+                note_accum(rec, func, args, kwargs, out):
+            pass
         elif rec.phase == "bwd" and rec.bwd_layer is not None:
             rec.bwd_layer.bwd_flops += op_flops(func, args, kwargs, out)
             note_bwd_kernels(rec, rec.bwd_layer, func, args, kwargs, out)
+            note_bwd_bytes(rec, rec.bwd_layer, func, args, kwargs, out)
         elif rec.phase in ("loss", "bwd"):
             note_loss_copy(rec, func, args, kwargs, out)
         return out
@@ -772,8 +915,13 @@ def record(model, x, loss_kind):
         for node, layer in rec.node_layer.items():
             def pre(grad_outputs, layer=layer):
                 rec.bwd_layer = layer
+                rec.accum_to = None
                 host_count_node(layer)
+
+            def post(grad_inputs, grad_outputs, node=node):
+                note_node_outputs(rec, node, grad_inputs)
             rec.handles.append(node.register_prehook(pre))
+            rec.handles.append(node.register_hook(post))
         with Dispatch(rec):
             rec.phase = "bwd"
             loss.backward()
@@ -872,6 +1020,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         "adds them); amp_grad_cast_bytes = the casts autograd's engine adds in backward, "
         "where an op promoted a half input to fp32 (the input's gradient cast to half).",
         KERNEL_HEADER,
+        BWD_BYTES_HEADER,
         HOST_HEADER,
         "grad_ready: parameters in the order their gradients were accumulated in that "
         "backward (the order DDP's reducer hooks fire).",
@@ -911,6 +1060,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
             "    amp_grad_cast_bytes: %d" % l.ag,
         ]
         out += kernel_lines(l, B)
+        out += bwd_bytes_lines(l, l.cls, B)
         out += host_lines(rec, l)
         if l.params:
             out.append("    params:")

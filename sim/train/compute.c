@@ -196,6 +196,8 @@ static double layer_kernel_ns(const struct ds_compute *c, const struct ds_layer 
   return (t_flops > t_mem ? t_flops : t_mem) * 1e9 + c->params.kernel_overhead_ns;
 }
 
+static int autocast_traffic(const struct ds_compute *c, const struct ds_layer *l);
+
 double ds_compute_bwd_extra_ns(const struct ds_compute *c, const struct ds_layer *l,
                                int64_t batch) {
   double scale = act_scale(c) * (double)batch, ns = 0;
@@ -203,6 +205,9 @@ double ds_compute_bwd_extra_ns(const struct ds_compute *c, const struct ds_layer
     ns += ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, l->bwd_reduce_bytes * scale);
   if (l->bwd_copy_bytes > 0)
     ns += ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, l->bwd_copy_bytes * scale);
+  double accum = autocast_traffic(c, l) ? l->amp_bwd_accum_bytes * (double)batch
+                                        : l->bwd_accum_bytes * scale;
+  if (accum > 0) ns += ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, accum);
   return ns;
 }
 
@@ -217,6 +222,16 @@ static int autocast_traffic(const struct ds_compute *c, const struct ds_layer *l
 static double fwd_act_bytes(const struct ds_compute *c, const struct ds_layer *l) {
   if (autocast_traffic(c, l)) return l->amp_fwd_bytes;
   return (l->op_fwd_bytes >= 0 ? l->op_fwd_bytes : l->fwd_bytes) * act_scale(c);
+}
+
+/* Backward's activation traffic: a memory layer's own backward ops' bytes
+ * when the model file has them (bwd_bytes, model.h), else twice the
+ * forward's (read the saved activations and the output gradient, write the
+ * input gradient). */
+static double bwd_act_bytes(const struct ds_compute *c, const struct ds_layer *l) {
+  if (l->cls != DS_LAYER_MEMORY || l->bwd_bytes < 0) return 2 * fwd_act_bytes(c, l);
+  if (autocast_traffic(c, l)) return l->amp_bwd_bytes;
+  return l->bwd_bytes * act_scale(c);
 }
 
 /* Cast kernels of `bytes` per sample: separate memory-bound kernels
@@ -312,14 +327,19 @@ double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
     return ds_compute_batch_norm_ns(c, l, batch, 1, NULL) +
            (autocast_traffic(c, l)
                 ? cast_ns(c, l->amp_cast_bytes + l->amp_grad_cast_bytes, b)
-                : 0);
+                : 0) +
+           ds_compute_bwd_extra_ns(c, l, batch);
   const struct ds_precision *p = &c->precision;
   /* amp: half weight read, half gradient written, and the cast's backward
    * reading it and writing the fp32 gradient */
   double per_param = p->half_weight_bytes ? 3.0 * p->half_weight_bytes + p->param_bytes
                                           : 2.0 * p->param_bytes;
   double weights = (double)l->param_numel * per_param;
-  return layer_kernel_ns(c, l, l->bwd_flops * b, 2 * fwd_act_bytes(c, l) * b + weights) +
+  double bytes = bwd_act_bytes(c, l) * b + weights;
+  /* a backward that runs no op (the residual add's: it hands the gradient
+   * on) launches no kernel */
+  double own = bytes > 0 || l->bwd_flops > 0 ? layer_kernel_ns(c, l, l->bwd_flops * b, bytes) : 0;
+  return own +
          (autocast_traffic(c, l)
               ? cast_ns(c, l->amp_cast_bytes + l->amp_grad_cast_bytes, b)
               : 0) +

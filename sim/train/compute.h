@@ -129,9 +129,11 @@ int ds_compute_gemm_unaligned(const struct ds_compute *c, const struct ds_layer 
 /* Memory-bound kernels a layer's backward runs beside its math, in
  * nanoseconds for `batch` samples: its bias gradients' reductions
  * (bwd_reduce_bytes: read the output gradient, write the bias gradient) and
- * its layout copies (bwd_copy_bytes), one kernel each when present, the
- * model file's fp32 bytes scaled to the activation dtype. Included in
- * ds_compute_bwd_ns. */
+ * its layout copies (bwd_copy_bytes), and autograd's additions where the
+ * gradients of a tensor the layer made meet (bwd_accum_bytes; under --amp
+ * with the file's autocast traffic amp_bwd_accum_bytes as written), one
+ * kernel each when present, the model file's fp32 bytes scaled to the
+ * activation dtype. Included in ds_compute_bwd_ns. */
 double ds_compute_bwd_extra_ns(const struct ds_compute *c, const struct ds_layer *l,
                                int64_t batch);
 
@@ -153,7 +155,11 @@ double ds_compute_kernel_ns(const struct ds_compute *c, double flops,
 double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
                          int64_t batch);
 /* Backward: bwd_flops, twice the forward traffic (read the saved
- * activations and output gradient, write the input gradient), the weights
+ * activations and output gradient, write the input gradient; a memory
+ * layer with the model file's bwd_bytes: those, scaled to the activation
+ * dtype, or under --amp amp_bwd_bytes, and no kernel when they, its FLOPs
+ * and its weights are 0: the residual add's backward hands the gradient
+ * on), the weights
  * read once and their gradients written once (under --amp: half weight
  * read, half gradient written, then the cast's backward reads it and
  * writes the fp32 .grad: 10 B per parameter). Under --amp with the model

@@ -21,7 +21,9 @@ static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
                                          "fwd_bytes", "act_bytes", "params",
                                          "class", "op_fwd_bytes", "amp_fwd_bytes", "amp_cast_bytes",
                                          "amp_grad_cast_bytes", "gemm_align", "bwd_reduce_bytes",
-                                         "bwd_copy_bytes", "host_ops", "host_nodes",
+                                         "bwd_copy_bytes", "bwd_bytes", "amp_bwd_bytes",
+                                         "bwd_accum_bytes", "amp_bwd_accum_bytes",
+                                         "host_ops", "host_nodes",
                                          "host_amp_casts", "host_amp_nodes", NULL};
 static const char *const param_keys[] = {"name", "numel", "shape", NULL};
 
@@ -291,6 +293,33 @@ int32_t ds_model_registration_index(const struct ds_model *m, int32_t p) {
  * layer or on none (m->host_counts is set by layer 0, the others must
  * agree). A count is a non-negative integer of at most 1e6 per iteration
  * (BERT-base's largest layer runs 16 nodes). */
+/* Optional pairs (model.h): bwd_bytes with amp_bwd_bytes, on a memory-class
+ * layer only (the simulator uses them there); bwd_accum_bytes with
+ * amp_bwd_accum_bytes, on any layer. */
+static ds_status read_pair(const struct ds_cnode *item, const char *key, const char *amp_key,
+                           double *v, double *amp_v, struct ds_err *err) {
+  struct ds_cnode node;
+  int has = ds_cmap_get(item, key, &node);
+  if (has != ds_cmap_get(item, amp_key, &node))
+    return ds_cnode_error(item, err, "expected %s and %s together", key, amp_key);
+  if (!has) return DS_OK;
+  DS_CHECK(read_nonneg(item, key, v, err));
+  return read_nonneg(item, amp_key, amp_v, err);
+}
+
+static ds_status read_bwd_bytes(const struct ds_cnode *item, struct ds_layer *l, struct ds_err *err) {
+  struct ds_cnode node;
+  l->bwd_bytes = l->amp_bwd_bytes = -1;
+  l->bwd_accum_bytes = l->amp_bwd_accum_bytes = 0;
+  if (ds_cmap_get(item, "bwd_bytes", &node) && l->cls != DS_LAYER_MEMORY)
+    return ds_cnode_error(&node, err, "bwd_bytes is for memory-class layers (class: memory); "
+                          "this layer's class is %s", ds_layer_class_name(l->cls));
+  DS_CHECK(read_pair(item, "bwd_bytes", "amp_bwd_bytes", &l->bwd_bytes, &l->amp_bwd_bytes,
+                     err));
+  return read_pair(item, "bwd_accum_bytes", "amp_bwd_accum_bytes", &l->bwd_accum_bytes,
+                   &l->amp_bwd_accum_bytes, err);
+}
+
 static const char *const host_keys[] = {"host_ops", "host_nodes", "host_amp_casts",
                                         "host_amp_nodes"};
 
@@ -397,6 +426,7 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
     if (ds_cmap_get(&item, "bwd_copy_bytes", &node))
       DS_CHECK_GOTO(read_nonneg(&item, "bwd_copy_bytes", &l->bwd_copy_bytes, err), st, out);
     DS_CHECK_GOTO(read_class(&item, &l->cls, err), st, out);
+    DS_CHECK_GOTO(read_bwd_bytes(&item, l, err), st, out);
     DS_CHECK_GOTO(read_host_counts(m, &item, l, i, err), st, out);
     DS_CHECK_GOTO(read_params(m, &item, l, (int32_t)i, &param_cap, err), st, out);
   }

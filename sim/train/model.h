@@ -81,6 +81,19 @@ struct ds_layer {
    * of their own; 0 when absent. */
   double bwd_reduce_bytes;
   double bwd_copy_bytes;
+  /* Optional bwd_bytes / amp_bwd_bytes (tools/export_model.py), per sample,
+   * on memory-class layers: the bytes the ops the layer's autograd nodes run
+   * in backward read and write, in real dtypes / in autocast's (ReLU's
+   * threshold_backward: 3 passes; the residual add's backward: 0, it hands
+   * the gradient on). -1 when absent: the simulator then charges twice the
+   * forward traffic (compute.h). bwd_accum_bytes / amp_bwd_accum_bytes
+   * (optional, any layer, 0 when absent): autograd's additions where the
+   * gradients of a tensor the layer made meet (read two, write one), one
+   * kernel each. */
+  double bwd_bytes;
+  double amp_bwd_bytes;
+  double bwd_accum_bytes;
+  double amp_bwd_accum_bytes;
   /* Optional keys host_ops / host_nodes / host_amp_casts / host_amp_nodes
    * (tools/export_model.py), per iteration whatever the batch, every layer
    * or none (ds_model.host_counts): top-level ATen ops the layer's forward

@@ -1,0 +1,192 @@
+/*
+ * Tests for memory layers' backward bytes (sim/train/compute.h, model.h):
+ * a memory layer's backward moves the file's bwd_bytes (amp_bwd_bytes
+ * under --amp) when it has them, else twice its forward traffic; a
+ * backward that runs no op launches no kernel; autograd's gradient
+ * accumulations (bwd_accum_bytes) are a kernel of their own on any layer.
+ * Worked by hand on tiny-topo's TestGPU (1000 GB/s, efficiencies 1, no
+ * kernel overhead unless the test sets one).
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim/net/topo.h"
+#include "sim/train/compute.h"
+#include "sim/train/model.h"
+#include "tests/support.h"
+
+/* Per sample, as tools/export_model.py writes ResNet's: relu, in place on
+ * 1 MB of fp32 (forward reads and writes it, 2 MB; threshold_backward
+ * reads the gradient and the saved output and writes the input's gradient,
+ * 3 MB; under autocast half of each), and it made a tensor whose two
+ * gradients meet (read two, write one: 3 MB, 1.5 MB half). add: the
+ * residual add of two 1 MB tensors (3 MB forward), whose backward runs no
+ * op. pool: max-pool 4 MB -> 1 MB with 2 MB of int64 indices (7 MB
+ * forward); backward reads the 1 MB gradient and the indices and
+ * zero-fills then writes the 4 MB input gradient: 11 MB. old: a memory
+ * layer without the keys (forward 2 MB). conv: 1 GFLOP forward, 2
+ * backward, with an accumulation of 3 MB. */
+static const char *model_text =
+    "schema_version: 1\nname: eb\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n"
+    "  - name: conv\n    class: conv\n    fwd_flops: 1000000000\n    bwd_flops: 2000000000\n"
+    "    fwd_bytes: 2000000\n    act_bytes: 0\n    bwd_accum_bytes: 3000000\n"
+    "    amp_bwd_accum_bytes: 1500000\n    params:\n      - {name: w, numel: 1000}\n"
+    "  - name: relu\n    class: memory\n    fwd_flops: 0\n    bwd_flops: 0\n"
+    "    fwd_bytes: 2000000\n    act_bytes: 1000000\n    op_fwd_bytes: 2000000\n"
+    "    amp_fwd_bytes: 1000000\n    amp_cast_bytes: 0\n    amp_grad_cast_bytes: 0\n"
+    "    bwd_bytes: 3000000\n    amp_bwd_bytes: 1500000\n    bwd_accum_bytes: 3000000\n"
+    "    amp_bwd_accum_bytes: 1500000\n    params: []\n"
+    "  - name: add\n    class: memory\n    fwd_flops: 0\n    bwd_flops: 0\n"
+    "    fwd_bytes: 3000000\n    act_bytes: 0\n    op_fwd_bytes: 3000000\n"
+    "    bwd_bytes: 0\n    amp_bwd_bytes: 0\n    params: []\n"
+    "  - name: pool\n    class: memory\n    fwd_flops: 0\n    bwd_flops: 0\n"
+    "    fwd_bytes: 5000000\n    act_bytes: 2000000\n    op_fwd_bytes: 7000000\n"
+    "    bwd_bytes: 11000000\n    amp_bwd_bytes: 7500000\n    params: []\n"
+    "  - name: old\n    class: memory\n    fwd_flops: 0\n    bwd_flops: 0\n"
+    "    fwd_bytes: 2000000\n    act_bytes: 0\n    params: []\n";
+
+enum { CONV, RELU, ADD, POOL, OLD };
+
+struct fixture {
+  struct ds_topo *topo;
+  struct ds_model *model;
+};
+
+static ds_status load_text(const char *text, struct ds_model **out, struct ds_err *err) {
+  char path[] = "/tmp/ddpsim-eb-model-XXXXXX";
+  ds_test_write_temp(path, text);
+  ds_status st = ds_model_load(path, out, err);
+  unlink(path);
+  return st;
+}
+
+static void setup(struct fixture *f) {
+  struct ds_err err = {0};
+  cr_assert_eq(load_text(model_text, &f->model, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &f->topo, &err), DS_OK, "%s",
+               err.msg);
+}
+
+static void teardown(struct fixture *f) {
+  ds_model_free(f->model);
+  ds_topo_free(f->topo);
+}
+
+static struct ds_compute init(const struct fixture *f, enum ds_dtype dtype, enum ds_amp amp) {
+  struct ds_compute c;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_compute_init(f->topo, dtype, amp, &c, &err), DS_OK, "%s", err.msg);
+  return c;
+}
+
+Test(elt_bwd, relu_add_and_pool_backward_move_their_ops_bytes) {
+  /* fp32, batch 4, 1000 GB/s (1 MB = 1 us): relu's backward is its 3 MB
+   * x 4 = 12 us, not twice its forward (16 us), plus the accumulation at
+   * its output, 12 us: 24 us. add's backward runs nothing: 0 (its forward,
+   * 12 us, stays). pool's: 11 MB x 4 = 44 us (twice the forward would be
+   * 56). old keeps the rule: 2 x 2 MB x 4 = 16 us. */
+  struct fixture f;
+  setup(&f);
+  struct ds_compute c = init(&f, DS_DTYPE_FP32, DS_AMP_NONE);
+  const struct ds_layer *L = f.model->layers;
+  cr_assert_float_eq(ds_compute_bwd_extra_ns(&c, &L[RELU], 4), 12000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, &L[RELU], 4), 24000, 1e-6);
+  cr_assert_float_eq(ds_compute_fwd_ns(&c, &L[ADD], 4), 12000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, &L[ADD], 4), 0, 1e-9);
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, &L[POOL], 4), 44000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, &L[OLD], 4), 16000, 1e-6);
+  /* with a 5 us overhead per kernel: relu's two kernels pay it twice, the
+   * add's none */
+  c.params.kernel_overhead_ns = 5000;
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, &L[RELU], 4), 34000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, &L[ADD], 4), 0, 1e-9);
+  teardown(&f);
+}
+
+Test(elt_bwd, half_types_scale_the_bytes_and_amp_takes_autocasts) {
+  /* --dtype fp16 halves the fp32 file bytes: relu 6 + 6 us, pool 22 us.
+   * --amp fp16 takes amp_bwd_bytes as written: relu 1.5 MB x 4 = 6 us plus
+   * its accumulation 1.5 MB x 4 = 6 us; pool 7.5 MB x 4 = 30 us. */
+  struct fixture f;
+  setup(&f);
+  const struct ds_layer *L = f.model->layers;
+  struct ds_compute half = init(&f, DS_DTYPE_FP16, DS_AMP_NONE);
+  cr_assert_float_eq(ds_compute_bwd_ns(&half, &L[RELU], 4), 12000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&half, &L[POOL], 4), 22000, 1e-6);
+  struct ds_compute amp = init(&f, DS_DTYPE_FP32, DS_AMP_FP16);
+  cr_assert_float_eq(ds_compute_bwd_ns(&amp, &L[RELU], 4), 12000, 1e-6);
+  /* pool has no amp_fwd_bytes: its fp32 bytes scaled to 2 B, 22 us */
+  cr_assert_float_eq(ds_compute_bwd_ns(&amp, &L[POOL], 4), 22000, 1e-6);
+  teardown(&f);
+}
+
+Test(elt_bwd, an_accumulation_is_charged_on_any_layer) {
+  /* conv in fp32 at batch 2 (TestGPU: TF32 convolutions off, 10 TFLOPS):
+   * backward math 4e9 / 10e12 = 400 us, then the accumulation 3 MB x 2 =
+   * 6 us: 406 us. A layer without it adds nothing. */
+  struct fixture f;
+  setup(&f);
+  const struct ds_layer *L = f.model->layers;
+  struct ds_compute c = init(&f, DS_DTYPE_FP32, DS_AMP_NONE);
+  double math = ds_compute_bwd_ns(&c, &L[CONV], 2) - ds_compute_bwd_extra_ns(&c, &L[CONV], 2);
+  cr_assert_float_eq(ds_compute_bwd_extra_ns(&c, &L[CONV], 2), 6000, 1e-6);
+  cr_assert_float_eq(math, 4e9 / (c.class_peak_flops_per_s[DS_LAYER_CONV] *
+                                  c.class_efficiency[DS_LAYER_CONV]) * 1e9, 1e-3);
+  cr_assert_float_eq(ds_compute_bwd_extra_ns(&c, &L[OLD], 2), 0, 1e-9);
+  teardown(&f);
+}
+
+Test(elt_bwd, bad_values_are_refused_with_file_line_and_key) {
+  /* class, the layer's extra keys (from line 13), what the message names,
+   * and the line it names */
+  static const char *const bad[][4] = {
+      {"memory", "    bwd_bytes: -1\n    amp_bwd_bytes: 0\n", "bwd_bytes", ":13:"},
+      {"memory", "    bwd_bytes: 1.5\n    amp_bwd_bytes: 0\n", "bwd_bytes", ":13:"},
+      {"memory", "    bwd_bytes: 1\n    amp_bwd_bytes: x\n", "amp_bwd_bytes", ":14:"},
+      {"memory", "    bwd_bytes: 1\n", "amp_bwd_bytes together", ":7:"},
+      {"memory", "    amp_bwd_accum_bytes: 1\n", "bwd_accum_bytes and amp_bwd_accum_bytes",
+       ":7:"},
+      {"memory", "    bwd_accum_bytes: -3\n    amp_bwd_accum_bytes: 1\n", "bwd_accum_bytes",
+       ":13:"},
+      {"conv", "    bwd_bytes: 1\n    amp_bwd_bytes: 1\n", "memory-class", ":13:"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "schema_version: 1\nname: b\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
+             "layers:\n  - name: l\n    class: %s\n    fwd_flops: 1\n    bwd_flops: 1\n"
+             "    fwd_bytes: 1\n    act_bytes: 0\n%s    params:\n      - {name: w, numel: 1}\n",
+             bad[i][0], bad[i][1]);
+    struct ds_model *m = NULL;
+    struct ds_err err = {0};
+    cr_assert_eq(load_text(text, &m, &err), DS_EINPUT, "%s", bad[i][1]);
+    cr_assert(strstr(err.msg, bad[i][2]), "%s: %s", bad[i][1], err.msg);
+    cr_assert(strstr(err.msg, "/tmp/ddpsim-eb-model-") && strstr(err.msg, bad[i][3]),
+              "%s: %s", bad[i][1], err.msg);
+  }
+}
+
+Test(elt_bwd, shipped_resnet50_relu_add_and_pool_follow_the_ops) {
+  /* models/resnet50.yaml as exported: the stem's relu (64 x 112 x 112 fp32
+   * per sample, 3,211,264 B) has bwd_bytes of 3 passes, the residual adds
+   * 0, the max-pool its gradient and indices read and the input gradient
+   * written twice; every bottleneck block's input gets one accumulation of
+   * 3 passes of its tensor (16 in all). */
+  struct ds_model *m;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_model_load("models/resnet50.yaml", &m, &err), DS_OK, "%s", err.msg);
+  int accum = 0;
+  for (int32_t i = 0; i < m->n_layers; i++) {
+    const struct ds_layer *l = &m->layers[i];
+    if (strcmp(l->name, "relu") == 0) cr_assert_float_eq(l->bwd_bytes, 3 * 3211264.0, 0.5);
+    if (strstr(l->name, ".add")) cr_assert_float_eq(l->bwd_bytes, 0, 0.5, "%s", l->name);
+    if (strcmp(l->name, "maxpool") == 0)
+      cr_assert_float_eq(l->bwd_bytes, 802816 + 1605632 + 2 * 3211264.0, 0.5);
+    accum += l->bwd_accum_bytes > 0;
+  }
+  cr_assert_eq(accum, 16);
+  ds_model_free(m);
+}

@@ -39,6 +39,9 @@ sample:
   host_ops    the host's work for the layer (host_count_* below): top-level
               ATen ops its forward dispatches from Python (a torch function call
               that reaches the dispatcher; its nested ops are its own cost),
+              the aten ops those calls dispatch, nested ones included
+              (host_dispatches: the forward's cost is per dispatch, nearly the
+              same in every model, bench/host_kinds.py),
               autograd nodes its backward runs (AccumulateGrad of its
               parameters included); under CUDA autocast, the cast dispatches
               autocast adds (host_amp_casts) and the ToCopyBackward0 nodes those
@@ -637,7 +640,8 @@ def op_flops(func, args, kwargs, out):
     return int(f(*args, **kwargs, out_val=out))
 
 
-# -- the host's work per layer (host_ops, host_nodes, host_amp_casts, host_amp_nodes) --
+# -- the host's work per layer (host_ops, host_dispatches, host_nodes, host_amp_casts,
+#    host_amp_nodes) --
 # ddpsim charges the host per dispatched op in forward and per autograd node in
 # backward (sim/train/host.c). torch.profiler's top-level cpu_op events on the main
 # thread are the ops called from Python (aten::linear, aten::view, ...); the ops they
@@ -650,7 +654,9 @@ def op_flops(func, args, kwargs, out):
 # Counts are per iteration, not divided by the batch.
 HOST_HEADER = (
     "host_ops = top-level ATen ops the layer's forward dispatches from Python (torch "
-    "function calls that reach the dispatcher; views count); host_nodes = autograd nodes "
+    "function calls that reach the dispatcher; views count); host_dispatches = the aten "
+    "ops those calls dispatch, nested ones included (ddpsim charges the forward per "
+    "dispatch where a file has them); host_nodes = autograd nodes "
     "its backward runs, AccumulateGrad of its parameters included; host_amp_casts = the "
     "cast dispatches CUDA autocast adds in its forward (each half op's fp32 inputs, a "
     "parameter once per forward as autocast caches it; each fp32 op's half inputs); "
@@ -668,17 +674,29 @@ def host_count_dispatch(rec):
         rec.host_dispatch_count = host_dispatched(rec) + 1
 
 
-def host_count_op(rec, layer, dispatched):
-    """One top-level call from Python. A call no layer holds yet (a view in a
-    composite module before its first op) goes to the next layer that runs one."""
-    if not dispatched:
+def host_count_op(rec, layer, dispatches):
+    """One top-level call from Python that dispatched `dispatches` aten ops
+    (host_count_dispatches). A call no layer holds yet (a view in a composite
+    module before its first op) goes to the next layer that runs one."""
+    if not dispatches:
         return
     pending = getattr(rec, "host_pending_ops", 0) + 1
+    host_count_dispatches(rec, dispatches)
     if layer is None:
         rec.host_pending_ops = pending
         return
     layer.host_ops = getattr(layer, "host_ops", 0) + pending
+    layer.host_dispatches = getattr(layer, "host_dispatches", 0) + rec.host_pending_dispatches
     rec.host_pending_ops = 0
+    rec.host_pending_dispatches = 0
+
+
+def host_count_dispatches(rec, dispatches):
+    """The aten ops one top-level call dispatched, nested ones included (linear
+    on a 3-d input: t, view, addmm, _unsafe_view; conv2d: convolution). The
+    host's forward cost per op is nearly the same per dispatch in every model
+    (bench/host_kinds.py), while top-level ops decompose into 1 to 5 of them."""
+    rec.host_pending_dispatches = getattr(rec, "host_pending_dispatches", 0) + dispatches
 
 
 def host_count_casts(rec, packet, ins, layer):
@@ -713,6 +731,7 @@ def host_lines(rec, l):
     # AccumulateGrad: one node per parameter tensor, run in the backward (not tagged)
     nodes = getattr(l, "host_nodes", 0) + len(l.params)
     return ["    host_ops: %d" % getattr(l, "host_ops", 0),
+            "    host_dispatches: %d" % getattr(l, "host_dispatches", 0),
             "    host_nodes: %d" % nodes,
             "    host_amp_casts: %d" % getattr(l, "host_amp_casts", 0),
             "    host_amp_nodes: %d" % getattr(l, "host_amp_nodes", 0)]
@@ -802,7 +821,7 @@ class Functions(TorchFunctionMode):
             out = func(*args, **kwargs)
         if rec.phase == "fwd" and rec.stack:
             layer = rec.current(None)
-            host_count_op(rec, layer, host_dispatched(rec) > before)
+            host_count_op(rec, layer, host_dispatched(rec) - before)
             if layer is not None:
                 self.tag(out, layer)
         return out

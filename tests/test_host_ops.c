@@ -13,6 +13,14 @@
  * forward l0 2 O + 3 X = 1100, l1 600, l2 1300 (3000) and backward
  * l2 3 N = 900, l1 1200, l0 1800 (3900). Kernels as in tests/test_host.c:
  * forward 100, 200, 100 us, loss 2, backward 200, 400, 200, step 58.728.
+ *
+ * tests/data/tiny-model-dispatch.yaml adds host_dispatches (aten ops
+ * dispatched, nested ones included) l0 5, l1 2, l2 4; the topology's
+ * host_dispatch D = 150 us. Its forward is then charged per dispatch:
+ * l0 750, l1 300, l2 600 us (1650), under --amp l0 5 D + 3 X = 1050,
+ * l1 500, l2 700; the backward stays per node (2700; 3900 under --amp).
+ * tiny-model-host.yaml, without host_dispatches, keeps host_op per
+ * top-level op on the same topology (the fallback).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -28,6 +36,8 @@
 #define COUNTED TOPO "--model tests/data/tiny-model-host.yaml "
 #define O_US 400.0
 #define X_US 100.0
+#define D_US 150.0 /* host_dispatch */
+#define DISPATCH TOPO "--model tests/data/tiny-model-dispatch.yaml "
 #define N_US 300.0
 #define K_US 300.0 /* host_grad_hook */
 #define P_US 200.0 /* host_grad_copy */
@@ -52,6 +62,20 @@ Test(host_ops, host_bound_iteration_is_counts_times_costs) {
    * kernel and the step. */
   double want = (2 + 1 + 3) * O_US + (4 + 3 + 2) * N_US + 200 + STEP_US;
   cr_assert_float_eq(iter_us(COUNTED "--strategy single --format csv"), want, 1e-3);
+}
+
+Test(host_ops, a_file_with_dispatches_is_charged_per_dispatch) {
+  double want = (5 + 2 + 4) * D_US + (4 + 3 + 2) * N_US + 200 + STEP_US;
+  cr_assert_float_eq(iter_us(DISPATCH "--strategy single --format csv"), want, 1e-3);
+}
+
+Test(host_ops, a_file_without_dispatches_falls_back_to_host_op) {
+  /* the topology sets host_dispatch too; the file has no host_dispatches */
+  double want = (2 + 1 + 3) * O_US + (4 + 3 + 2) * N_US + 200 + STEP_US;
+  double per_op = iter_us(COUNTED "--strategy single --format csv");
+  cr_assert_float_eq(per_op, want, 1e-3);
+  cr_assert_float_eq(iter_us(DISPATCH "--strategy single --format csv") - per_op,
+                     (5 + 2 + 4) * D_US - (2 + 1 + 3) * O_US, 1e-3);
 }
 
 Test(host_ops, gpu_bound_iteration_hides_the_host) {
@@ -106,10 +130,11 @@ Test(host_ops, ddp_adds_the_reducer_to_the_counted_host) {
 
 /* The host ops of a schedule written by ddpsim ARGS --schedule dir/s.csv:
  * fwd[l] and bwd[l] get each layer's launch duration (us). */
-static void host_ops_of(const char *dir, const char *args, double fwd[3], double bwd[3]) {
+static void host_ops_in(const char *model, const char *dir, const char *args, double fwd[3],
+                        double bwd[3]) {
   char cmd[1024], path[512];
   snprintf(path, sizeof path, "%s/s.csv", dir);
-  snprintf(cmd, sizeof cmd, COUNTED "%s --schedule %s", args, path);
+  snprintf(cmd, sizeof cmd, TOPO "--model %s %s --schedule %s", model, args, path);
   struct ds_test_result r = run(cmd);
   cr_assert_eq(r.status, 0, "%s", r.err);
   ds_test_release(&r);
@@ -124,6 +149,32 @@ static void host_ops_of(const char *dir, const char *args, double fwd[3], double
     (o->kind == DS_OP_FWD ? fwd : bwd)[o->layer] = o->dur_us;
   }
   ds_schedule_free(s);
+}
+
+static void host_ops_of(const char *dir, const char *args, double fwd[3], double bwd[3]) {
+  host_ops_in("tests/data/tiny-model-host.yaml", dir, args, fwd, bwd);
+}
+
+Test(host_ops, dispatches_times_cost_per_layer_casts_and_nodes_as_before) {
+  char dir[] = "/tmp/ddpsim-hostops-XXXXXX", cmd[600];
+  cr_assert(mkdtemp(dir));
+  double fwd[3], bwd[3];
+  const char *model = "tests/data/tiny-model-dispatch.yaml";
+  host_ops_in(model, dir, "--strategy single", fwd, bwd);
+  const double f32_fwd[] = {5 * D_US, 2 * D_US, 4 * D_US};
+  const double f32_bwd[] = {4 * N_US, 3 * N_US, 2 * N_US};
+  for (int l = 0; l < 3; l++) {
+    cr_assert_float_eq(fwd[l], f32_fwd[l], 1e-6, "fp32 forward l%d", l);
+    cr_assert_float_eq(bwd[l], f32_bwd[l], 1e-6, "fp32 backward l%d", l);
+  }
+  host_ops_in(model, dir, "--strategy single --amp fp16", fwd, bwd);
+  const double amp_fwd[] = {1050, 500, 700}, amp_bwd[] = {1800, 1200, 900};
+  for (int l = 0; l < 3; l++) {
+    cr_assert_float_eq(fwd[l], amp_fwd[l], 1e-6, "amp forward l%d", l);
+    cr_assert_float_eq(bwd[l], amp_bwd[l], 1e-6, "amp backward l%d", l);
+  }
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  cr_assert_eq(system(cmd), 0);
 }
 
 Test(host_ops, autocast_adds_its_casts_and_their_nodes) {
@@ -157,8 +208,9 @@ Test(host_ops, autocast_adds_its_casts_and_their_nodes) {
 /* tiny-model-host.yaml with the first occurrence of `from` replaced by `to`,
  * run; expects exit 2 with msg in stderr and FILE:LINE, LINE that of `from`
  * (of `anchor` when given: a rule over a layer names the layer). */
-static void refuses(const char *from, const char *to, const char *msg, const char *anchor) {
-  char *text = ds_test_slurp("tests/data/tiny-model-host.yaml");
+static void refuses_in(const char *model, const char *from, const char *to, const char *msg,
+                       const char *anchor) {
+  char *text = ds_test_slurp(model);
   char *at = strstr(text, from);
   cr_assert(at, "%s", from);
   const char *mark = anchor ? strstr(text, anchor) : at;
@@ -185,6 +237,23 @@ static void refuses(const char *from, const char *to, const char *msg, const cha
   free(text);
 }
 
+static void refuses(const char *from, const char *to, const char *msg, const char *anchor) {
+  refuses_in("tests/data/tiny-model-host.yaml", from, to, msg, anchor);
+}
+
+Test(host_ops, bad_dispatches_name_file_line_and_key) {
+  const char *m = "tests/data/tiny-model-dispatch.yaml";
+  refuses_in(m, "host_dispatches: 5\n", "host_dispatches: -1\n", "host_dispatches", NULL);
+  refuses_in(m, "host_dispatches: 2\n", "host_dispatches: 2.5\n", "host_dispatches", NULL);
+  refuses_in(m, "host_dispatches: 4\n", "host_dispatches: 2000000\n", "host_dispatches", NULL);
+  /* on every layer or none: the layer is named */
+  refuses_in(m, "    host_dispatches: 2\n", "", "host_dispatches on every layer or on none",
+             "  - name: l1");
+  /* only with the four counts */
+  refuses("    host_ops: 2\n    host_nodes: 4\n    host_amp_casts: 3\n    host_amp_nodes: 2\n",
+          "    host_dispatches: 5\n", "host_dispatches only with", NULL);
+}
+
 Test(host_ops, bad_counts_name_file_line_and_key) {
   refuses("host_ops: 1\n", "host_ops: -1\n", "host_ops", NULL);
   refuses("host_nodes: 3\n", "host_nodes: 2.5\n", "host_nodes", NULL);
@@ -197,11 +266,21 @@ Test(host_ops, bad_counts_name_file_line_and_key) {
           "", "every layer or on none", "  - name: l2");
 }
 
+static void bad_host_cost(const char *key);
+
 Test(host_ops, a_bad_host_cost_names_file_line_and_key) {
-  char dir[] = "/tmp/ddpsim-hostops-XXXXXX", path[512], args[700];
+  bad_host_cost("host_node");
+  bad_host_cost("host_dispatch");
+}
+
+/* tiny-hostops-topo.yaml cut before `key`'s line, which becomes
+ * `key: quick`: exit 2, FILE:LINE of that line and the key. */
+static void bad_host_cost(const char *key) {
+  char dir[] = "/tmp/ddpsim-hostops-XXXXXX", path[512], args[700], find[64];
   cr_assert(mkdtemp(dir));
   char *text = ds_test_slurp("tests/data/tiny-hostops-topo.yaml");
-  char *at = strstr(text, "  host_node:");
+  snprintf(find, sizeof find, "  %s:", key);
+  char *at = strstr(text, find);
   cr_assert(at);
   int line = 1;
   for (const char *p = text; p < at; p++) line += *p == '\n';
@@ -209,15 +288,15 @@ Test(host_ops, a_bad_host_cost_names_file_line_and_key) {
   snprintf(path, sizeof path, "%s/t.yaml", dir);
   FILE *fp = fopen(path, "w");
   cr_assert(fp);
-  fprintf(fp, "%s  host_node: quick\n", text);
+  fprintf(fp, "%s  %s: quick\n", text, key);
   cr_assert_eq(fclose(fp), 0);
   free(text);
-  snprintf(args, sizeof args, "--topo %s --model tests/data/tiny-model-host.yaml", path);
+  snprintf(args, sizeof args, "--topo %s --model tests/data/tiny-model-dispatch.yaml", path);
   char where[600];
   snprintf(where, sizeof where, "%s:%d:", path, line);
   struct ds_test_result r = run(args);
   cr_assert_eq(r.status, 2, "%s", r.err);
-  cr_assert(strstr(r.err, where) && strstr(r.err, "host_node"), "%s", r.err);
+  cr_assert(strstr(r.err, where) && strstr(r.err, key), "%s: %s", key, r.err);
   ds_test_release(&r);
   snprintf(args, sizeof args, "rm -rf %s", dir);
   cr_assert_eq(system(args), 0);

@@ -114,6 +114,9 @@ struct ds_compute_params {
    * on H200 (sim/net/topo.c cites the arithmetic). host_launch and
    * host_backward then apply only to model files without counts. */
   double host_op_ns;
+  /* Per aten op a forward dispatches, nested ones included, for model
+   * files with host_dispatches (replaces host_op there). */
+  double host_dispatch_ns;
   double host_cast_ns;
   double host_node_ns;
   double host_grad_hook_ns;

@@ -3,7 +3,9 @@
  * autograd engine's thread in backward (docs/strategies.md, "The host
  * costs"). A model file with host counts (model.h: top-level ops, autograd
  * nodes, autocast's casts and their nodes, per layer) is charged per unit
- * of that work (host_op, host_cast, host_node); one without keeps the old
+ * of that work (host_dispatch per aten op dispatched, or host_op per
+ * top-level op where the file lacks host_dispatches; host_cast, host_node);
+ * one without counts keeps the old
  * rule, one cost per layer whatever it runs (host_launch, host_backward).
  */
 #ifndef DS_SIM_TRAIN_HOST_H
@@ -18,7 +20,8 @@
 extern "C" {
 #endif
 
-/* Host time of layer l's forward, ns: host_ops x host_op, plus under
+/* Host time of layer l's forward, ns: host_dispatches x host_dispatch (or,
+ * for files without host_dispatches, host_ops x host_op), plus under
  * --amp host_amp_casts x host_cast; per_layer_ns (the caller's
  * host_launch) when the model has no counts. */
 double ds_host_fwd_ns(const struct ds_compute *c, const struct ds_model *m, int32_t l,

@@ -23,7 +23,7 @@ static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
                                          "amp_grad_cast_bytes", "gemm_align", "bwd_reduce_bytes",
                                          "bwd_copy_bytes", "bwd_bytes", "amp_bwd_bytes",
                                          "bwd_accum_bytes", "amp_bwd_accum_bytes",
-                                         "host_ops", "host_nodes",
+                                         "host_ops", "host_dispatches", "host_nodes",
                                          "host_amp_casts", "host_amp_nodes", NULL};
 static const char *const param_keys[] = {"name", "numel", "shape", NULL};
 
@@ -323,6 +323,31 @@ static ds_status read_bwd_bytes(const struct ds_cnode *item, struct ds_layer *l,
 static const char *const host_keys[] = {"host_ops", "host_nodes", "host_amp_casts",
                                         "host_amp_nodes"};
 
+/* Optional host_dispatches (model.h): with the host counts, on every layer
+ * or on none (m->host_dispatch_counts, set by layer 0); a count from 0 to
+ * 1e6. */
+static ds_status read_host_dispatches(struct ds_model *m, const struct ds_cnode *item,
+                                      struct ds_layer *l, size_t index, struct ds_err *err) {
+  struct ds_cnode node;
+  int has = ds_cmap_get(item, "host_dispatches", &node);
+  l->host_dispatches = 0;
+  if (has && !m->host_counts)
+    return ds_cnode_error(&node, err, "expected host_dispatches only with host_ops, host_nodes, "
+                          "host_amp_casts and host_amp_nodes");
+  if (index == 0) m->host_dispatch_counts = has;
+  if (has != m->host_dispatch_counts)
+    return ds_cnode_error(item, err, "expected host_dispatches on every layer or on none (the "
+                          "first layer %s it)", m->host_dispatch_counts ? "has" : "lacks");
+  if (!has) return DS_OK;
+  int64_t v;
+  DS_CHECK(ds_cnode_int64(&node, &v, err));
+  if (v < 0 || v > 1000000)
+    return ds_cnode_error(&node, err, "expected host_dispatches from 0 to 1000000, got %lld",
+                          (long long)v);
+  l->host_dispatches = (double)v;
+  return DS_OK;
+}
+
 static ds_status read_host_counts(struct ds_model *m, const struct ds_cnode *item,
                                   struct ds_layer *l, size_t index, struct ds_err *err) {
   struct ds_cnode node;
@@ -348,7 +373,7 @@ static ds_status read_host_counts(struct ds_model *m, const struct ds_cnode *ite
                             (long long)v);
     *field[k] = (double)v;
   }
-  return DS_OK;
+  return read_host_dispatches(m, item, l, index, err);
 }
 
 static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) {

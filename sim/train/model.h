@@ -102,6 +102,12 @@ struct ds_layer {
    * dispatches and the ToCopyBackward0 nodes they add. The host's time is
    * these counts times the topology's per-op costs (sim/train/host.h). */
   double host_ops;
+  /* Optional host_dispatches (with the keys above, every layer or none:
+   * ds_model.host_dispatch_counts): the aten ops those top-level ops
+   * dispatch, nested ones included (tools/export_model.py,
+   * host_count_dispatches). The forward is then charged per dispatch
+   * (host_dispatch), not per top-level op (sim/train/host.h). */
+  double host_dispatches;
   double host_nodes;
   double host_amp_casts;
   double host_amp_nodes;
@@ -172,6 +178,8 @@ struct ds_model {
    * has: the host is then charged per layer (host_launch, host_backward;
    * sim/train/host.h). */
   int host_counts;
+  /* 1 when every layer has host_dispatches, 0 when none has. */
+  int host_dispatch_counts;
 };
 
 ds_status ds_model_load(const char *path, struct ds_model **out,

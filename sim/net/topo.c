@@ -406,6 +406,15 @@ static ds_status read_fraction(const struct ds_cnode *map, const char *key,
   return DS_OK;
 }
 
+/* An optional time key of the compute section, e.g. "4us": *inout keeps its
+ * default when the key is absent. */
+static ds_status read_time(const struct ds_cnode *map, const char *key, double *inout,
+                           struct ds_err *err) {
+  struct ds_cnode node;
+  if (!ds_cmap_get(map, key, &node)) return DS_OK;
+  return ds_cnode_time_ns(&node, inout, err);
+}
+
 static ds_status read_compute(const struct ds_cnode *root,
                               struct ds_compute_params *c, struct ds_err *err) {
   struct ds_cnode map, node;
@@ -460,28 +469,24 @@ static ds_status read_compute(const struct ds_cnode *root,
   DS_CHECK(read_fraction(&map, "conv_efficiency", 0, 1, &c->conv_efficiency, err));
   DS_CHECK(read_fraction(&map, "matmul_efficiency", 0, 1, &c->matmul_efficiency, err));
   DS_CHECK(read_fraction(&map, "attention_efficiency", 0, 1, &c->attention_efficiency, err));
-  if (ds_cmap_get(&map, "kernel_overhead", &node))
-    DS_CHECK(ds_cnode_time_ns(&node, &c->kernel_overhead_ns, err));
-  if (ds_cmap_get(&map, "host_launch", &node))
-    DS_CHECK(ds_cnode_time_ns(&node, &c->host_launch_ns, err));
-  if (ds_cmap_get(&map, "host_replicate", &node))
-    DS_CHECK(ds_cnode_time_ns(&node, &c->host_replicate_ns, err));
-  if (ds_cmap_get(&map, "host_backward", &node))
-    DS_CHECK(ds_cnode_time_ns(&node, &c->host_backward_ns, err));
-  if (ds_cmap_get(&map, "host_op", &node))
-    DS_CHECK(ds_cnode_time_ns(&node, &c->host_op_ns, err));
-  if (ds_cmap_get(&map, "host_dispatch", &node))
-    DS_CHECK(ds_cnode_time_ns(&node, &c->host_dispatch_ns, err));
-  if (ds_cmap_get(&map, "host_cast", &node))
-    DS_CHECK(ds_cnode_time_ns(&node, &c->host_cast_ns, err));
-  if (ds_cmap_get(&map, "host_node", &node))
-    DS_CHECK(ds_cnode_time_ns(&node, &c->host_node_ns, err));
-  if (ds_cmap_get(&map, "host_grad_hook", &node))
-    DS_CHECK(ds_cnode_time_ns(&node, &c->host_grad_hook_ns, err));
-  if (ds_cmap_get(&map, "host_grad_copy", &node))
-    DS_CHECK(ds_cnode_time_ns(&node, &c->host_grad_copy_ns, err));
-  if (ds_cmap_get(&map, "host_collective", &node))
-    DS_CHECK(ds_cnode_time_ns(&node, &c->host_collective_ns, err));
+  const struct {
+    const char *key;
+    double *ns;
+  } times[] = {
+      {"kernel_overhead", &c->kernel_overhead_ns},
+      {"host_launch", &c->host_launch_ns},
+      {"host_replicate", &c->host_replicate_ns},
+      {"host_backward", &c->host_backward_ns},
+      {"host_op", &c->host_op_ns},
+      {"host_dispatch", &c->host_dispatch_ns},
+      {"host_cast", &c->host_cast_ns},
+      {"host_node", &c->host_node_ns},
+      {"host_grad_hook", &c->host_grad_hook_ns},
+      {"host_grad_copy", &c->host_grad_copy_ns},
+      {"host_collective", &c->host_collective_ns},
+  };
+  for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
+    DS_CHECK(read_time(&map, times[i].key, times[i].ns, err));
   if (ds_cmap_get(&map, "comm_interference", &node)) {
     DS_CHECK(ds_cnode_number(&node, &c->comm_interference, err));
     if (c->comm_interference < 0 || c->comm_interference > 10)

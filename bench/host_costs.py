@@ -40,7 +40,10 @@ def outermost(events):
     return out
 
 
-def measure(path):
+def iterations(path):
+    """The trace's events and, per profiled iteration (zero_grad to the next),
+    its windows: (events, t0 = end of zero_grad, b0/b1 = first/last backward
+    node, its forward cpu ops on the main thread, its nodes, its step)."""
     ev = json.load(gzip.open(path))["traceEvents"]
     cpu = [e for e in ev if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "user_annotation")]
     nodes = sorted((e for e in cpu if e["name"].startswith("autograd::engine::evaluate_function")),
@@ -50,21 +53,31 @@ def measure(path):
     zero = [e for e in ann if "zero_grad" in e["name"]]
     step = [e for e in ann if "Optimizer.step" in e["name"]]
     main_tid = zero[0]["tid"]
-    main = [e for e in cpu if e["tid"] == main_tid and e["cat"] == "cpu_op"]
-    rows = []
+    main = sorted((e for e in cpu if e["tid"] == main_tid and e["cat"] == "cpu_op"),
+                  key=lambda e: e["ts"])
+    out = []
     for i, z in enumerate(zero):
         t0 = z["ts"] + z["dur"]
         nxt = zero[i + 1]["ts"] if i + 1 < len(zero) else float("inf")
         its = [e for e in nodes if t0 < e["ts"] < nxt and e["tid"] == bwd_tid]
         b0, b1 = its[0]["ts"], its[-1]["ts"] + its[-1]["dur"]
-        fwd = [e for e in main if t0 <= e["ts"] < b0]
+        st = [s for s in step if s["ts"] > b0 and s["ts"] < nxt][0]
+        out.append(dict(z=z, t0=t0, b0=b0, b1=b1, nodes=its, step=st,
+                        fwd=[e for e in main if t0 <= e["ts"] < b0]))
+    return ev, main_tid, out
+
+
+def measure(path):
+    rows = []
+    for w in iterations(path)[2]:
+        fwd = w["fwd"]
         top = outermost(fwd)
         ids = set(id(e) for e in top)
         casts = outermost([e for e in fwd if id(e) not in ids and
                            e["name"] in ("aten::to", "aten::_to_copy")])
-        st = [s for s in step if s["ts"] > b0 and s["ts"] < nxt][0]
-        rows.append(dict(F=b0 - t0, ops=len(top), X=sum(c["dur"] for c in casts),
-                         casts=len(casts), B=b1 - b0, nodes=len(its),
+        st, z = w["step"], w["z"]
+        rows.append(dict(F=w["b0"] - w["t0"], ops=len(top), X=sum(c["dur"] for c in casts),
+                         casts=len(casts), B=w["b1"] - w["b0"], nodes=len(w["nodes"]),
                          I=st["ts"] + st["dur"] - z["ts"]))
     return rows
 

@@ -37,8 +37,6 @@ Standard library only.
 """
 
 import collections
-import gzip
-import json
 import sys
 
 import host_costs
@@ -76,27 +74,13 @@ def inside(events, e):
 
 
 def measure(path):
-    ev = json.load(gzip.open(path))["traceEvents"]
-    cpu = [e for e in ev if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "user_annotation")]
-    rt = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "cuda_runtime"
-          and e["name"] in LAUNCHES]
-    nodes = sorted((e for e in cpu if e["name"].startswith("autograd::engine::evaluate_function")),
-                   key=lambda e: e["ts"])
-    bwd_tid = collections.Counter(e["tid"] for e in nodes).most_common(1)[0][0]
-    ann = sorted((e for e in cpu if e["cat"] == "user_annotation"), key=lambda e: e["ts"])
-    zero = [e for e in ann if "zero_grad" in e["name"]]
-    step = [e for e in ann if "Optimizer.step" in e["name"]]
-    main_tid = zero[0]["tid"]
-    main = sorted((e for e in cpu if e["tid"] == main_tid and e["cat"] == "cpu_op"),
-                  key=lambda e: e["ts"])
-    main_rt = sorted((e for e in rt if e["tid"] == main_tid), key=lambda e: e["ts"])
+    ev, main_tid, windows = host_costs.iterations(path)
+    main_rt = sorted((e for e in ev if e.get("ph") == "X" and e.get("cat") == "cuda_runtime"
+                      and e["name"] in LAUNCHES and e["tid"] == main_tid),
+                     key=lambda e: e["ts"])
     rows = []
-    for i, z in enumerate(zero):
-        t0 = z["ts"] + z["dur"]
-        nxt = zero[i + 1]["ts"] if i + 1 < len(zero) else float("inf")
-        its = [e for e in nodes if t0 < e["ts"] < nxt and e["tid"] == bwd_tid]
-        b0, b1 = its[0]["ts"], its[-1]["ts"] + its[-1]["dur"]
-        fwd = [e for e in main if t0 <= e["ts"] < b0]
+    for w in windows:
+        t0, b0, b1, its, fwd = w["t0"], w["b0"], w["b1"], w["nodes"], w["fwd"]
         top = host_costs.outermost(fwd)
         t_us, n = collections.Counter(), collections.Counter()
         # Python before the first op (the model's call) goes with it
@@ -123,7 +107,7 @@ def measure(path):
             k = node_kind(e["name"])
             bt[k] += end - e["ts"]
             bn[k] += 1
-        st = [s for s in step if s["ts"] > b0 and s["ts"] < nxt][0]
+        st, z = w["step"], w["z"]
         rows.append(dict(I=st["ts"] + st["dur"] - z["ts"], ft=t_us, fn=n, bt=bt, bn=bn,
                          F=b0 - t0, B=b1 - b0))
     return rows

@@ -163,22 +163,27 @@ static double act_scale(const struct ds_compute *c) {
   return c->precision.act_bytes / 4.0;
 }
 
-double ds_compute_kernel_ns(const struct ds_compute *c, double flops,
-                            double bytes) {
-  double t_flops = flops / (c->peak_flops_per_s * c->params.flops_efficiency);
+/* The roofline: the slower of the FLOPs at flops_per_s and the bytes at
+ * the achievable memory bandwidth, plus the launch overhead. */
+static double roofline_ns(const struct ds_compute *c, double flops_per_s, double flops,
+                          double bytes) {
+  double t_flops = flops / flops_per_s;
   double t_mem = bytes / (c->mem_bw_bytes_per_s * c->params.mem_efficiency);
   double t_s = t_flops > t_mem ? t_flops : t_mem;
   return t_s * 1e9 + c->params.kernel_overhead_ns;
+}
+
+double ds_compute_kernel_ns(const struct ds_compute *c, double flops,
+                            double bytes) {
+  return roofline_ns(c, c->peak_flops_per_s * c->params.flops_efficiency, flops, bytes);
 }
 
 double ds_compute_class_kernel_ns(const struct ds_compute *c, enum ds_layer_class cls,
                                   double flops, double bytes) {
   if ((unsigned)cls > DS_LAYER_MEMORY || cls == DS_LAYER_UNKNOWN)
     return ds_compute_kernel_ns(c, flops, bytes);
-  double t_flops = flops / (c->class_peak_flops_per_s[cls] * c->class_efficiency[cls]);
-  double t_mem = bytes / (c->mem_bw_bytes_per_s * c->params.mem_efficiency);
-  double t_s = t_flops > t_mem ? t_flops : t_mem;
-  return t_s * 1e9 + c->params.kernel_overhead_ns;
+  return roofline_ns(c, c->class_peak_flops_per_s[cls] * c->class_efficiency[cls], flops,
+                     bytes);
 }
 
 int ds_compute_gemm_unaligned(const struct ds_compute *c, const struct ds_layer *l) {
@@ -191,9 +196,8 @@ int ds_compute_gemm_unaligned(const struct ds_compute *c, const struct ds_layer 
 static double layer_kernel_ns(const struct ds_compute *c, const struct ds_layer *l,
                               double flops, double bytes) {
   if (!ds_compute_gemm_unaligned(c, l)) return ds_compute_class_kernel_ns(c, l->cls, flops, bytes);
-  double t_flops = flops / (c->class_peak_flops_per_s[l->cls] * c->unaligned_half_efficiency);
-  double t_mem = bytes / (c->mem_bw_bytes_per_s * c->params.mem_efficiency);
-  return (t_flops > t_mem ? t_flops : t_mem) * 1e9 + c->params.kernel_overhead_ns;
+  return roofline_ns(c, c->class_peak_flops_per_s[l->cls] * c->unaligned_half_efficiency, flops,
+                     bytes);
 }
 
 static int autocast_traffic(const struct ds_compute *c, const struct ds_layer *l);
@@ -308,26 +312,25 @@ double ds_compute_batch_norm_ns(const struct ds_compute *c, const struct ds_laye
 double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
                          int64_t batch) {
   double b = (double)batch;
-  if (l->bn_channels > 0)
-    return ds_compute_batch_norm_ns(c, l, batch, 0, NULL) +
-           (autocast_traffic(c, l) ? cast_ns(c, l->amp_cast_bytes, b) : 0);
+  double casts = autocast_traffic(c, l) ? cast_ns(c, l->amp_cast_bytes, b) : 0;
+  if (l->bn_channels > 0) return ds_compute_batch_norm_ns(c, l, batch, 0, NULL) + casts;
   const struct ds_precision *p = &c->precision;
   /* amp: the cast reads fp32 and writes half, the kernel reads half */
   double per_param = p->half_weight_bytes ? p->param_bytes + 2.0 * p->half_weight_bytes
                                           : p->param_bytes;
   double weights = (double)l->param_numel * per_param;
-  return layer_kernel_ns(c, l, l->fwd_flops * b, fwd_act_bytes(c, l) * b + weights) +
-         (autocast_traffic(c, l) ? cast_ns(c, l->amp_cast_bytes, b) : 0);
+  return layer_kernel_ns(c, l, l->fwd_flops * b, fwd_act_bytes(c, l) * b + weights) + casts;
 }
 
 double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
                          int64_t batch) {
   double b = (double)batch;
+  /* the casts' backward, and the engine's casts of promoted inputs' gradients */
+  double casts = autocast_traffic(c, l)
+                     ? cast_ns(c, l->amp_cast_bytes + l->amp_grad_cast_bytes, b)
+                     : 0;
   if (l->bn_channels > 0)
-    return ds_compute_batch_norm_ns(c, l, batch, 1, NULL) +
-           (autocast_traffic(c, l)
-                ? cast_ns(c, l->amp_cast_bytes + l->amp_grad_cast_bytes, b)
-                : 0) +
+    return ds_compute_batch_norm_ns(c, l, batch, 1, NULL) + casts +
            ds_compute_bwd_extra_ns(c, l, batch);
   const struct ds_precision *p = &c->precision;
   /* amp: half weight read, half gradient written, and the cast's backward
@@ -339,11 +342,7 @@ double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
   /* a backward that runs no op (the residual add's: it hands the gradient
    * on) launches no kernel */
   double own = bytes > 0 || l->bwd_flops > 0 ? layer_kernel_ns(c, l, l->bwd_flops * b, bytes) : 0;
-  return own +
-         (autocast_traffic(c, l)
-              ? cast_ns(c, l->amp_cast_bytes + l->amp_grad_cast_bytes, b)
-              : 0) +
-         ds_compute_bwd_extra_ns(c, l, batch);
+  return own + casts + ds_compute_bwd_extra_ns(c, l, batch);
 }
 
 /* The smallest output (positions per image) cuDNN ran a unit-stride 1x1

@@ -181,8 +181,6 @@ static int by_name(const void *a, const void *b) {
   return strcmp(((const struct named_param *)a)->name, ((const struct named_param *)b)->name);
 }
 
-/* A list of every parameter's name once (grad_ready, registration) into
- * *out: the parameters' indices in the list's order. */
 /* A buffer LAYER.running_mean marks the layer LAYER (a module call) as a
  * BatchNorm of numel channels (model.h bn_channels). */
 static void mark_batch_norm(struct ds_model *m, const char *buffer, int64_t numel) {
@@ -238,6 +236,8 @@ static ds_status read_buffers(struct ds_model *m, const struct ds_cnode *seq,
   return DS_OK;
 }
 
+/* A list of every parameter's name once (grad_ready, registration) into
+ * *out: the parameters' indices in the list's order. */
 static ds_status read_name_list(struct ds_model *m, const struct ds_cnode *seq,
                                 int32_t **out, struct ds_err *err) {
   size_t n;
@@ -289,23 +289,26 @@ int32_t ds_model_registration_index(const struct ds_model *m, int32_t p) {
   return m->registration_index ? m->registration_index[p] : p;
 }
 
-/* The host counts of one layer (model.h): the four keys together, on every
- * layer or on none (m->host_counts is set by layer 0, the others must
- * agree). A count is a non-negative integer of at most 1e6 per iteration
- * (BERT-base's largest layer runs 16 nodes). */
+/* Optional keys that come together (2 or 3 of them): all absent (the
+ * fields keep the caller's defaults) or all present, each a non-negative
+ * integer; one without the others is refused, naming them ("expected a, b
+ * and c together"). */
+static ds_status read_together(const struct ds_cnode *item, const char *const *keys,
+                               double *const *fields, int n, struct ds_err *err) {
+  struct ds_cnode node;
+  int has = ds_cmap_get(item, keys[0], &node);
+  for (int k = 1; k < n; k++)
+    if (ds_cmap_get(item, keys[k], &node) != has)
+      return n == 2 ? ds_cnode_error(item, err, "expected %s and %s together", keys[0], keys[1])
+                    : ds_cnode_error(item, err, "expected %s, %s and %s together", keys[0],
+                                     keys[1], keys[2]);
+  for (int k = 0; k < n && has; k++) DS_CHECK(read_nonneg(item, keys[k], fields[k], err));
+  return DS_OK;
+}
+
 /* Optional pairs (model.h): bwd_bytes with amp_bwd_bytes, on a memory-class
  * layer only (the simulator uses them there); bwd_accum_bytes with
  * amp_bwd_accum_bytes, on any layer. */
-static ds_status read_pair(const struct ds_cnode *item, const char *key, const char *amp_key,
-                           double *v, double *amp_v, struct ds_err *err) {
-  struct ds_cnode node;
-  int has = ds_cmap_get(item, key, &node);
-  if (has != ds_cmap_get(item, amp_key, &node))
-    return ds_cnode_error(item, err, "expected %s and %s together", key, amp_key);
-  if (!has) return DS_OK;
-  DS_CHECK(read_nonneg(item, key, v, err));
-  return read_nonneg(item, amp_key, amp_v, err);
-}
 
 static ds_status read_bwd_bytes(const struct ds_cnode *item, struct ds_layer *l, struct ds_err *err) {
   struct ds_cnode node;
@@ -314,10 +317,11 @@ static ds_status read_bwd_bytes(const struct ds_cnode *item, struct ds_layer *l,
   if (ds_cmap_get(item, "bwd_bytes", &node) && l->cls != DS_LAYER_MEMORY)
     return ds_cnode_error(&node, err, "bwd_bytes is for memory-class layers (class: memory); "
                           "this layer's class is %s", ds_layer_class_name(l->cls));
-  DS_CHECK(read_pair(item, "bwd_bytes", "amp_bwd_bytes", &l->bwd_bytes, &l->amp_bwd_bytes,
-                     err));
-  return read_pair(item, "bwd_accum_bytes", "amp_bwd_accum_bytes", &l->bwd_accum_bytes,
-                   &l->amp_bwd_accum_bytes, err);
+  DS_CHECK(read_together(item, (const char *const[]){"bwd_bytes", "amp_bwd_bytes"},
+                         (double *const[]){&l->bwd_bytes, &l->amp_bwd_bytes}, 2, err));
+  return read_together(item, (const char *const[]){"bwd_accum_bytes", "amp_bwd_accum_bytes"},
+                       (double *const[]){&l->bwd_accum_bytes, &l->amp_bwd_accum_bytes}, 2,
+                       err);
 }
 
 static const char *const host_keys[] = {"host_ops", "host_nodes", "host_amp_casts",
@@ -348,6 +352,10 @@ static ds_status read_host_dispatches(struct ds_model *m, const struct ds_cnode 
   return DS_OK;
 }
 
+/* The host counts of one layer (model.h): the four keys together, on every
+ * layer or on none (m->host_counts is set by layer 0, the others must
+ * agree). A count is a non-negative integer of at most 1e6 per iteration
+ * (BERT-base's largest layer runs 16 nodes). */
 static ds_status read_host_counts(struct ds_model *m, const struct ds_cnode *item,
                                   struct ds_layer *l, size_t index, struct ds_err *err) {
   struct ds_cnode node;
@@ -430,19 +438,13 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
     l->amp_fwd_bytes = -1;
     l->amp_cast_bytes = 0;
     l->amp_grad_cast_bytes = 0;
-    int has_amp = ds_cmap_get(&item, "amp_fwd_bytes", &node);
-    if (has_amp != ds_cmap_get(&item, "amp_cast_bytes", &node) ||
-        has_amp != ds_cmap_get(&item, "amp_grad_cast_bytes", &node)) {
-      st = ds_cnode_error(&item, err, "expected amp_fwd_bytes, amp_cast_bytes and "
-                          "amp_grad_cast_bytes together");
-      goto out;
-    }
-    if (has_amp) {
-      DS_CHECK_GOTO(read_nonneg(&item, "amp_fwd_bytes", &l->amp_fwd_bytes, err), st, out);
-      DS_CHECK_GOTO(read_nonneg(&item, "amp_cast_bytes", &l->amp_cast_bytes, err), st, out);
-      DS_CHECK_GOTO(read_nonneg(&item, "amp_grad_cast_bytes", &l->amp_grad_cast_bytes, err),
-                    st, out);
-    }
+    DS_CHECK_GOTO(read_together(&item,
+                                (const char *const[]){"amp_fwd_bytes", "amp_cast_bytes",
+                                                      "amp_grad_cast_bytes"},
+                                (double *const[]){&l->amp_fwd_bytes, &l->amp_cast_bytes,
+                                                  &l->amp_grad_cast_bytes},
+                                3, err),
+                  st, out);
     /* optional: kernels beside the layer's math (model.h) */
     DS_CHECK_GOTO(read_gemm_align(&item, &l->gemm_align, err), st, out);
     l->bwd_reduce_bytes = l->bwd_copy_bytes = 0;

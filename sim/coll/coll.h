@@ -66,6 +66,13 @@ enum ds_proto { DS_PROTO_LL, DS_PROTO_LL128, DS_PROTO_SIMPLE, DS_PROTO_COUNT };
  * crosses an "ib" link, else PCI when it crosses a "pcie" link, else NVLINK. */
 enum ds_hop_class { DS_HOP_NVLINK, DS_HOP_PCI, DS_HOP_NET, DS_HOP_CLASS_COUNT };
 
+/* A link's class by its kind: "ib" NET, "pcie" or "qpi" PCI, any other
+ * NVLINK. */
+enum ds_hop_class ds_link_hop_class(const struct ds_link *l);
+/* A route's: NET if one of its links is, else PCI if one is, else NVLINK. */
+enum ds_hop_class ds_route_hop_class(const struct ds_topo *topo, const int32_t *links,
+                                     int32_t len);
+
 /* The schedule's `algo` of a ring all-reduce: "ring" for the plain ring,
  * "ring/LL", "ring/LL128", "ring/Simple" for NCCL's protocols. */
 #define DS_RING_ALGO_MAX 16

@@ -124,6 +124,24 @@ ds_status ds_ring_algo_parse(const char *algo, enum ds_proto *out) {
   return DS_EINPUT;
 }
 
+enum ds_hop_class ds_link_hop_class(const struct ds_link *l) {
+  if (l->kind && strcmp(l->kind, "ib") == 0) return DS_HOP_NET;
+  if (l->kind && (strcmp(l->kind, "pcie") == 0 || strcmp(l->kind, "qpi") == 0))
+    return DS_HOP_PCI;
+  return DS_HOP_NVLINK;
+}
+
+enum ds_hop_class ds_route_hop_class(const struct ds_topo *topo, const int32_t *links,
+                                     int32_t len) {
+  enum ds_hop_class cls = DS_HOP_NVLINK;
+  for (int32_t k = 0; k < len; k++) {
+    enum ds_hop_class lc = ds_link_hop_class(&topo->links[links[k]]);
+    if (lc == DS_HOP_NET) return DS_HOP_NET;
+    if (lc == DS_HOP_PCI) cls = DS_HOP_PCI;
+  }
+  return cls;
+}
+
 ds_status ds_ring_build(struct ds_topo *topo, const int32_t *gpus, int32_t n,
                         struct ds_ring *r, struct ds_err *err) {
   ds_status st = DS_ENOMEM;
@@ -155,18 +173,13 @@ ds_status ds_ring_build(struct ds_topo *topo, const int32_t *gpus, int32_t n,
       r->hop_links = p;
     }
     double bw = 0;
-    enum ds_hop_class cls = DS_HOP_NVLINK;
     for (int32_t k = 0; k < len; k++) {
       const struct ds_link *l = &topo->links[route[k]];
       r->hop_links[used++] = route[k];
       r->hop_lat_ns[i] += l->lat_ns;
       if (k == 0 || l->bw_bytes_per_s < bw) bw = l->bw_bytes_per_s;
-      if (l->kind && strcmp(l->kind, "ib") == 0) cls = DS_HOP_NET;
-      else if (l->kind && (strcmp(l->kind, "pcie") == 0 || strcmp(l->kind, "qpi") == 0) &&
-               cls == DS_HOP_NVLINK)
-        cls = DS_HOP_PCI;
     }
-    r->hop_class[i] = (uint8_t)cls;
+    r->hop_class[i] = (uint8_t)ds_route_hop_class(topo, route, len);
     if (len > r->max_hop_links) r->max_hop_links = len;
     r->hop_bw[i] = bw;
     if (r->hop_lat_ns[i] > r->max_lat_ns) r->max_lat_ns = r->hop_lat_ns[i];

@@ -262,17 +262,6 @@ static int cmp_link(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static enum ds_hop_class class_of(const struct ds_topo *topo, const int32_t *links,
-                                  int32_t len) {
-  enum ds_hop_class cls = DS_HOP_NVLINK;
-  for (int32_t k = 0; k < len; k++) {
-    const char *kind = topo->links[links[k]].kind;
-    if (kind && strcmp(kind, "ib") == 0) return DS_HOP_NET;
-    if (kind && (strcmp(kind, "pcie") == 0 || strcmp(kind, "qpi") == 0)) cls = DS_HOP_PCI;
-  }
-  return cls;
-}
-
 /* A collective's tree: its own arrays, and the shape's too unless shared. */
 static void tree_release(struct tree *t) {
   free(t->route_lat_ns);
@@ -375,7 +364,7 @@ static ds_status tree_setup(struct tree *t, int32_t nv, int32_t n, struct ds_top
       double lat = 0;
       for (int32_t q = 0; q < len; q++) lat += topo->links[links[q]].lat_ns;
       t->route_lat_ns[r] = lat;
-      t->route_class[r] = (uint8_t)class_of(topo, links, len);
+      t->route_class[r] = (uint8_t)ds_route_hop_class(topo, links, len);
       used += len;
     }
   }

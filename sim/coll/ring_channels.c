@@ -43,13 +43,6 @@ struct search {
   int exhausted, stop;
 };
 
-static enum ds_hop_class link_class(const struct ds_link *l) {
-  if (l->kind && strcmp(l->kind, "ib") == 0) return DS_HOP_NET;
-  if (l->kind && (strcmp(l->kind, "pcie") == 0 || strcmp(l->kind, "qpi") == 0))
-    return DS_HOP_PCI;
-  return DS_HOP_NVLINK;
-}
-
 /* The sum of the direct links from GPU vertex a to GPU vertex b (0: none). */
 static double direct_bw(const struct ds_topo *t, int32_t a, int32_t b) {
   double bw = 0;
@@ -197,11 +190,7 @@ static ds_status prepare(struct ds_topo *t, const int32_t *gpus, int32_t n,
       memset(h, 0, sizeof *h);
       if (a == b) continue;
       DS_CHECK(ds_topo_route(t, gpus[a], gpus[b], route, MAX_ROUTE, &len, err));
-      enum ds_hop_class cls = DS_HOP_NVLINK;
-      for (int32_t k = 0; k < len; k++) {
-        enum ds_hop_class lc = link_class(&t->links[route[k]]);
-        if (lc == DS_HOP_NET || (lc == DS_HOP_PCI && cls == DS_HOP_NVLINK)) cls = lc;
-      }
+      enum ds_hop_class cls = ds_route_hop_class(t, route, len);
       h->first = used;
       h->len = len;
       h->direct = len == 1 && t->links[route[0]].dst == t->gpu_vertex[gpus[b]];
@@ -226,7 +215,7 @@ static ds_status prepare(struct ds_topo *t, const int32_t *gpus, int32_t n,
     for (int32_t k = t->out_first[v]; k < t->out_first[v + 1]; k++) {
       const struct ds_link *l = &t->links[t->out_links[k]];
       if (t->vertex_kind[l->dst] == DS_VERTEX_GPU && !member[l->dst]) continue;
-      enum ds_hop_class cls = link_class(l);
+      enum ds_hop_class cls = ds_link_hop_class(l);
       double g = ds_nccl_link_bw(arch, cls, l->bw_bytes_per_s) / GBPS;
       if (cls == DS_HOP_NVLINK && !(l->kind && strcmp(l->kind, "mem") == 0)) nv += g;
       if (cls == DS_HOP_PCI && g > pci) pci = g;

@@ -202,7 +202,10 @@ def runs_for(plan):
     # V100 rows): ResNeXt's grouped convolutions are 27-34 % slower there than
     # ddpsim's convolution rate
     runs += [dict(model=m, name="%s-fp32-b32" % m, batch=32, profile=True)
-             for m in ("resnext50_32x4d", "resnet101")]
+             for m in ("resnext50_32x4d", "resnet101", "resnext101_32x8d", "resnext101_32x4d")]
+    # DeepLearningExamples' ResNeXt-101 AMP rows run channels-last
+    runs.append(dict(model="resnext101_32x4d", name="resnext101_32x4d-amp-b128-nhwc", batch=128,
+                     amp="fp16", channels_last=True, profile=True))
     # the DDP caps again, longest first, then the plain run: a second order
     for cap in (100, 25, 5, 1):
         runs.append(dict(r50, name="resnet50-fp32-b32-ddp%d-r" % cap, batch=32, ddp_cap=cap))

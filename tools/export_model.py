@@ -421,6 +421,15 @@ def note_gemm_align(layer, func, args, out):
     layer.gemm_align = min(getattr(layer, "gemm_align", GEMM_ALIGN_MAX), a)
 
 
+def note_conv_groups(layer, func, args):
+    """Forward: a grouped convolution's groups and stride (layer.conv_groups, conv_stride),
+    which its kernels' measured times are looked up by (sim/train/grouped_conv.h)."""
+    if func._overloadpacket not in CONV or len(args) < 9 or args[8] <= 1:
+        return
+    layer.conv_groups = int(args[8])
+    layer.conv_stride = int(max(args[3]))
+
+
 def copy_bytes(rec, func, args, kwargs, out):
     """Bytes a copy-like op moves on CUDA: its inputs read and outputs written; slice and
     select backward write their zeroed output, then copy the gradient into a slice of it
@@ -464,6 +473,9 @@ def kernel_lines(layer, batch):
     out = []
     if hasattr(layer, "gemm_align"):
         out.append("    gemm_align: %d" % layer.gemm_align)
+    if hasattr(layer, "conv_groups"):
+        out.append("    groups: %d" % layer.conv_groups)
+        out.append("    stride: %d" % layer.conv_stride)
     for key in ("bwd_reduce_bytes", "bwd_copy_bytes"):
         v = per_sample(getattr(layer, key, 0), batch)
         if v:
@@ -474,7 +486,8 @@ def kernel_lines(layer, batch):
 KERNEL_HEADER = (
     "gemm_align = the largest power of two (at most 8) of elements dividing every GEMM "
     "operand's leading dimension, contiguous extent and offset in the layer's forward "
-    "(a half-precision GEMM below 8 runs cuBLAS's narrow-load kernels); bwd_reduce_bytes, "
+    "(a half-precision GEMM below 8 runs cuBLAS's narrow-load kernels); groups, stride = "
+    "a grouped convolution's (groups > 1 only); bwd_reduce_bytes, "
     "bwd_copy_bytes = bytes read + written by the reductions (bias gradients) and layout "
     "copies (clone, cat, copy_, slice/select backward: zero fill, then the copy) the layer's "
     "autograd nodes run in backward, real dtypes; loss_copy_bytes = the same for the loss's "
@@ -762,6 +775,7 @@ class Dispatch(TorchDispatchMode):
             layer.ops.add(packet)
             layer.fwd_flops += op_flops(func, args, kwargs, out)
             note_gemm_align(layer, func, args, out)
+            note_conv_groups(layer, func, args)
             if not top.leaf:
                 if not quiet:
                     layer.fwd_bytes += rec.user_bytes((args, kwargs, out))

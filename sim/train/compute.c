@@ -5,6 +5,8 @@
 #include "sim/train/compute.h"
 
 #include <math.h>
+
+#include "sim/train/grouped_conv.h"
 #include <string.h>
 
 /* The names of an enum's values, in order: the name of value v, and the
@@ -309,6 +311,31 @@ double ds_compute_batch_norm_ns(const struct ds_compute *c, const struct ds_laye
   return kk.sm_rate_ns > kk.roofline_ns ? kk.sm_rate_ns : kk.roofline_ns;
 }
 
+int ds_compute_grouped_conv(const struct ds_compute *c, const struct ds_layer *l) {
+  return l->cls == DS_LAYER_CONV && l->conv_groups > 1 && l->conv_group_width > 1 &&
+         l->conv_kernel_area > 0 && c->sms > 0 && c->sm_clock_hz > 0;
+}
+
+/* A grouped convolution's pass at its measured time (grouped_conv.h): the
+ * table of the math its class runs in; output positions from the forward's
+ * FLOPs (2 x out elements x channels per group x kernel area). */
+static double grouped_pass_ns(const struct ds_compute *c, const struct ds_layer *l,
+                              enum ds_conv_pass pass, int64_t batch) {
+  enum ds_gconv_mode mode = c->class_math[DS_LAYER_CONV] == DS_GPU_MATH_FP32   ? DS_GCONV_FP32
+                            : c->class_math[DS_LAYER_CONV] == DS_GPU_MATH_TF32 ? DS_GCONV_TF32
+                            : c->channels_last                                 ? DS_GCONV_HALF_NHWC
+                                                                               : DS_GCONV_HALF;
+  struct ds_gconv_shape s = {
+      .group_width = l->conv_group_width,
+      .out_channels = l->conv_out_channels,
+      .out_positions = l->fwd_flops / (2.0 * (double)l->conv_out_channels *
+                                       (double)l->conv_group_width *
+                                       (double)l->conv_kernel_area),
+      .stride = l->conv_stride,
+  };
+  return ds_gconv_ns(mode, pass, &s, batch, c->sms, c->sm_clock_hz);
+}
+
 double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
                          int64_t batch) {
   double b = (double)batch;
@@ -319,7 +346,12 @@ double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
   double per_param = p->half_weight_bytes ? p->param_bytes + 2.0 * p->half_weight_bytes
                                           : p->param_bytes;
   double weights = (double)l->param_numel * per_param;
-  return layer_kernel_ns(c, l, l->fwd_flops * b, fwd_act_bytes(c, l) * b + weights) + casts;
+  double own = layer_kernel_ns(c, l, l->fwd_flops * b, fwd_act_bytes(c, l) * b + weights);
+  if (ds_compute_grouped_conv(c, l)) {
+    double measured = grouped_pass_ns(c, l, DS_CONV_FWD, batch);
+    if (measured > own) own = measured;
+  }
+  return own + casts;
 }
 
 double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
@@ -342,6 +374,13 @@ double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
   /* a backward that runs no op (the residual add's: it hands the gradient
    * on) launches no kernel */
   double own = bytes > 0 || l->bwd_flops > 0 ? layer_kernel_ns(c, l, l->bwd_flops * b, bytes) : 0;
+  if (ds_compute_grouped_conv(c, l)) {
+    /* the weight gradient, and the input gradient unless the layer takes
+     * the model's input (its backward FLOPs are then the forward's) */
+    double measured = grouped_pass_ns(c, l, DS_CONV_WGRAD, batch);
+    if (l->bwd_flops > 1.5 * l->fwd_flops) measured += grouped_pass_ns(c, l, DS_CONV_DGRAD, batch);
+    if (measured > own) own = measured;
+  }
   return own + casts + ds_compute_bwd_extra_ns(c, l, batch);
 }
 
@@ -356,7 +395,9 @@ static double conv_transpose_bytes(const struct ds_compute *c, const struct ds_m
                                    int32_t layer, int64_t batch, int backward, int *tensors) {
   const struct ds_layer *l = &m->layers[layer];
   *tensors = 0;
-  if (l->cls != DS_LAYER_CONV || c->channels_last) return 0;
+  /* a grouped convolution's measured times include whatever layout work
+   * cuDNN does for it (grouped_conv.h) */
+  if (l->cls != DS_LAYER_CONV || c->channels_last || ds_compute_grouped_conv(c, l)) return 0;
   if (c->class_math[DS_LAYER_CONV] == DS_GPU_MATH_FP32 || !c->gpu_has_tf32) return 0;
   const struct ds_param *w = NULL;
   for (int32_t k = 0; k < l->param_count && !w; k++)

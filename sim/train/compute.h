@@ -26,6 +26,10 @@
  * the topology's fp32_math and flops_efficiency. The efficiency factors and the
  * overhead come from the topology file's `compute` section, so every
  * predicted duration can be recomputed by hand from the files.
+ *
+ * Two kinds of kernel run at measured rates instead, the roofline as their
+ * lower bound: cuDNN's NCHW batch norm (per SM clock, below) and grouped
+ * convolutions (measured times per shape, sim/train/grouped_conv.h).
  */
 #ifndef DS_COMPUTE_H
 #define DS_COMPUTE_H
@@ -106,6 +110,13 @@ struct ds_compute {
  * half dtype. */
 ds_status ds_compute_init(const struct ds_topo *topo, enum ds_dtype dtype, enum ds_amp amp,
                           struct ds_compute *out, struct ds_err *err);
+
+/* Whether layer l is a grouped convolution (model.h conv_groups > 1, more
+ * than one channel per group) charged at its measured kernel times
+ * (sim/train/grouped_conv.h): forward, and backward's weight and input
+ * gradients, each at least its roofline; no layout transposes. Needs the
+ * GPU's SMs and clock; depthwise convolutions keep the roofline. */
+int ds_compute_grouped_conv(const struct ds_compute *c, const struct ds_layer *l);
 
 /* Sets the per-class math for --tf32 (DS_TF32_CONV at init). */
 void ds_compute_set_tf32(struct ds_compute *c, const struct ds_topo *topo, enum ds_tf32 tf32);

@@ -24,7 +24,8 @@ static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
                                          "bwd_copy_bytes", "bwd_bytes", "amp_bwd_bytes",
                                          "bwd_accum_bytes", "amp_bwd_accum_bytes",
                                          "host_ops", "host_dispatches", "host_nodes",
-                                         "host_amp_casts", "host_amp_nodes", NULL};
+                                         "host_amp_casts", "host_amp_nodes", "groups", "stride",
+                                         NULL};
 static const char *const param_keys[] = {"name", "numel", "shape", NULL};
 
 int ds_optimizer_states(enum ds_optimizer opt) {
@@ -306,6 +307,56 @@ static ds_status read_together(const struct ds_cnode *item, const char *const *k
   return DS_OK;
 }
 
+/* A positive integer key of at most max, into *out. */
+static ds_status read_small_int(const struct ds_cnode *item, const char *key, int64_t min,
+                                int64_t max, int32_t *out, struct ds_err *err) {
+  struct ds_cnode node;
+  int64_t v;
+  if (!ds_cmap_get(item, key, &node)) return DS_OK;
+  DS_CHECK(ds_cnode_int64(&node, &v, err));
+  if (v < min || v > max)
+    return ds_cnode_error(&node, err, "expected %s from %lld to %lld, got %lld", key,
+                          (long long)min, (long long)max, (long long)v);
+  *out = (int32_t)v;
+  return DS_OK;
+}
+
+/* Optional groups with stride (model.h), on a conv-class layer only. */
+static ds_status read_conv_groups(const struct ds_cnode *item, struct ds_layer *l,
+                                  struct ds_err *err) {
+  struct ds_cnode node;
+  l->conv_groups = l->conv_stride = 1;
+  int has = ds_cmap_get(item, "groups", &node);
+  if (ds_cmap_get(item, "stride", &node) != has)
+    return ds_cnode_error(item, err, "expected groups and stride together");
+  if (!has) return DS_OK;
+  if (l->cls != DS_LAYER_CONV)
+    return ds_cnode_error(&node, err, "groups and stride are for grouped convolutions (class: "
+                          "conv); this layer's class is %s", ds_layer_class_name(l->cls));
+  DS_CHECK(read_small_int(item, "groups", 2, 1 << 20, &l->conv_groups, err));
+  return read_small_int(item, "stride", 1, 64, &l->conv_stride, err);
+}
+
+/* A grouped convolution's geometry from its 4-d weight (model.h). */
+static ds_status grouped_conv_weight(const struct ds_model *m, const struct ds_cnode *item,
+                                     struct ds_layer *l, struct ds_err *err) {
+  l->conv_out_channels = l->conv_group_width = l->conv_kernel_area = 0;
+  if (l->conv_groups <= 1) return DS_OK;
+  for (int32_t k = 0; k < l->param_count; k++) {
+    const struct ds_param *w = &m->params[l->param_first + k];
+    if (w->ndim != 4 || w->rows <= 0 || w->dim1 <= 0) continue;
+    l->conv_out_channels = w->rows;
+    l->conv_group_width = w->dim1;
+    l->conv_kernel_area = w->numel / (w->rows * w->dim1);
+    if (w->rows % l->conv_groups != 0)
+      return ds_cnode_error(item, err, "groups %d does not divide weight %s's %lld output "
+                            "channels", l->conv_groups, w->name, (long long)w->rows);
+    return DS_OK;
+  }
+  return ds_cnode_error(item, err, "groups given, but the layer has no 4-d weight with a "
+                        "shape (expected a convolution's [out, in / groups, kh, kw])");
+}
+
 /* Optional pairs (model.h): bwd_bytes with amp_bwd_bytes, on a memory-class
  * layer only (the simulator uses them there); bwd_accum_bytes with
  * amp_bwd_accum_bytes, on any layer. */
@@ -453,9 +504,11 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
     if (ds_cmap_get(&item, "bwd_copy_bytes", &node))
       DS_CHECK_GOTO(read_nonneg(&item, "bwd_copy_bytes", &l->bwd_copy_bytes, err), st, out);
     DS_CHECK_GOTO(read_class(&item, &l->cls, err), st, out);
+    DS_CHECK_GOTO(read_conv_groups(&item, l, err), st, out);
     DS_CHECK_GOTO(read_bwd_bytes(&item, l, err), st, out);
     DS_CHECK_GOTO(read_host_counts(m, &item, l, i, err), st, out);
     DS_CHECK_GOTO(read_params(m, &item, l, (int32_t)i, &param_cap, err), st, out);
+    DS_CHECK_GOTO(grouped_conv_weight(m, &item, l, err), st, out);
   }
   if (m->n_params == 0) {
     st = ds_cnode_error(&layers, err, "expected at least one parameter tensor");

@@ -74,6 +74,17 @@ struct ds_layer {
    * Half-precision GEMMs below 8 elements (16 bytes) run cuBLAS's
    * narrow-load kernels (compute.h). */
   int32_t gemm_align;
+  /* Optional groups and stride (tools/export_model.py), together, on a
+   * grouped convolution (groups >= 2) only: its kernels are charged at the
+   * measured times of sim/train/grouped_conv.h. 1 and 1 when absent. */
+  int32_t conv_groups;
+  int32_t conv_stride;
+  /* A grouped convolution's weight (its 4-d parameter, [out, in / groups,
+   * kh, kw]): out channels, channels per group and kernel area; 0 when
+   * conv_groups is 1. */
+  int64_t conv_out_channels;
+  int64_t conv_group_width;
+  int64_t conv_kernel_area;
   /* Optional bwd_reduce_bytes / bwd_copy_bytes, per sample, fp32: the bytes
    * read and written by the reductions (bias gradients: the sum of the
    * output gradient over the tokens) and the layout copies (clone, cat,

@@ -1,0 +1,63 @@
+#ifndef DDPSIM_SIM_TRAIN_GROUPED_CONV_H
+#define DDPSIM_SIM_TRAIN_GROUPED_CONV_H
+
+/*
+ * Grouped convolutions at their measured kernel times.
+ *
+ * cuDNN runs a grouped 3x3 convolution with few channels per group (ResNeXt:
+ * 32 groups of 4 to 64 channels) far below the dense convolutions' rate: on
+ * an H200, ResNeXt-50's 3x3 layers run at 2-18 TFLOP/s of TF32 where dense
+ * ones of the same channels run at 150-250 (bench/results/
+ * gpu-2026-11-26b-h200/kernels.csv), and their time does not follow their
+ * FLOPs or their bytes. No rate per FLOP or per byte describes them, so
+ * ddpsim uses the kernels' measured times (grouped_conv_table.inc, written
+ * by tools/gen_grouped_conv.py from bench/gpu_kernels.py's rows):
+ *
+ *   1. the entry of the same math mode nearest the layer's shape (channels
+ *      per group, output positions, stride: an exact match where the model
+ *      is ResNeXt);
+ *   2. its cost in SM cycles per output element at each measured batch,
+ *      interpolated in log2(batch) and held at the ends;
+ *   3. times the layer's output elements, over the target GPU's SMs x boost
+ *      clock.
+ *
+ * Step 3 assumes a kernel whose rate scales with SMs and clock (Habitat's
+ * "wave scaling" for kernels not bound by memory: Yu et al., USENIX ATC
+ * 2021); cuDNN's kernels for other generations (V100's FP32, A100's TF32)
+ * are assumed to do as well per SM cycle as Hopper's did. The compute model
+ * keeps the roofline as a lower bound (compute.c).
+ */
+#include <stdint.h>
+
+enum ds_conv_pass { DS_CONV_FWD, DS_CONV_DGRAD, DS_CONV_WGRAD, DS_CONV_PASSES };
+
+/* The math a grouped convolution runs in: FP32 (no TF32: V100, or
+ * --tf32 none), TF32 (PyTorch's default for convolutions on Ampere and
+ * later), half precision in NCHW or channels-last. */
+enum ds_gconv_mode {
+  DS_GCONV_FP32,
+  DS_GCONV_TF32,
+  DS_GCONV_HALF,
+  DS_GCONV_HALF_NHWC,
+  DS_GCONV_MODES
+};
+
+struct ds_gconv_shape {
+  int64_t group_width;   /* input channels per group */
+  int64_t out_channels;
+  double out_positions;  /* output height x width */
+  int32_t stride;
+};
+
+/* Nanoseconds of one pass of a grouped convolution of shape s at batch
+ * (> 0) on a GPU of sms SMs at clock_hz, from the table entry nearest s in
+ * mode (steps 1-3 above); 0 when sms or clock_hz is unknown. */
+double ds_gconv_ns(enum ds_gconv_mode mode, enum ds_conv_pass pass,
+                   const struct ds_gconv_shape *s, int64_t batch, int32_t sms,
+                   double clock_hz);
+
+/* The entry step 1 picks: its shape into *out; -1 when mode has none. */
+int ds_gconv_nearest(enum ds_gconv_mode mode, const struct ds_gconv_shape *s,
+                     struct ds_gconv_shape *out);
+
+#endif

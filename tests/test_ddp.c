@@ -195,6 +195,12 @@ Test(ddp, shipped_models_have_the_exact_parameter_counts) {
        * width_per_group=4), the ResNeXt-101 32x4d of DeepLearningExamples:
        * the same numel() sum and parameters() count. */
       {"models/resnext101_32x4d.yaml", 44177704, 314},
+      /* DeepLearningExamples' SE-ResNeXt-101 32x4d (image_classification/
+       * models at commit 7bdfc81d, built and counted): the 314 tensors above
+       * and a gate per block of 33 (two 1x1 convolutions with bias, 16 wide):
+       * 4 tensors and 33*C + 16 numel each, C = 256 x3, 512 x4, 1024 x23,
+       * 2048 x3: 44177704 + 33*32512 + 33*16 = 45251128. */
+      {"models/se_resnext101_32x4d.yaml", 45251128, 446},
   };
   for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
     struct ds_model *m = ds_test_model(want[i].path);

@@ -66,7 +66,7 @@ RULES = [("default", {}), ("find_unused", {"find_unused_parameters": True}),
          ("static_graph", {"static_graph": True})]
 ITERS = 3
 IMAGE_MODELS = ("resnet50", "resnet101", "resnext50_32x4d", "resnext101_32x8d",
-                "resnext101_32x4d", "mobilenet_v2", "vgg16")
+                "resnext101_32x4d", "se_resnext101_32x4d", "mobilenet_v2", "vgg16")
 SMALL = dict({m: {} for m in IMAGE_MODELS}, **{"bert-base": {"seq": 32}, "gpt2": {"seq": 32},
                                                "bert-base-squad": {"seq": 32}})
 

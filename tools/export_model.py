@@ -498,7 +498,8 @@ KERNEL_HEADER = (
 # accumulations where a tensor's gradients meet (bwd_accum_bytes, amp_bwd_accum_bytes).
 # Kept in their own functions. Every op an autograd node of the layer runs counts: its
 # tensor inputs read and outputs written (views, no-ops, the reductions and copies above
-# excluded: they are bwd_reduce_bytes / bwd_copy_bytes). Parameters and their gradients are
+# excluded: they are bwd_reduce_bytes / bwd_copy_bytes), a broadcast input's repeated
+# elements once (distinct_numel). Parameters and their gradients are
 # excluded (the simulator charges weights per parameter, not per sample). ReLU's
 # threshold_backward reads the gradient and the saved output and writes the input's
 # gradient (3 passes); the residual add's AddBackward0 runs no op (it hands the gradient on).
@@ -540,6 +541,18 @@ def note_bwd_made(rec, func, out):
     return True
 
 
+def distinct_numel(t):
+    """Elements of t a kernel fetches from memory: a broadcast (expanded) dimension,
+    stride 0, repeats the same elements, which the kernel reads from cache. Mean's
+    backward divides the (N, C, 1, 1) gradient expanded to (N, C, H, W): it reads N*C
+    elements and writes N*C*H*W (a squeeze-and-excitation gate's global pool)."""
+    n = 1
+    for size, stride in zip(t.shape, t.stride()):
+        if stride != 0:
+            n *= size
+    return n if t.numel() else 0
+
+
 def bwd_tensors_bytes(rec, layer, objs, amp):
     pshapes = getattr(layer, "param_shapes", None)
     if pshapes is None:
@@ -548,7 +561,7 @@ def bwd_tensors_bytes(rec, layer, objs, amp):
     for t in tensors(objs):
         if t.untyped_storage().data_ptr() in rec.state_store or tuple(t.shape) in pshapes:
             continue
-        total += t.numel() * bwd_elem_size(rec, layer, t, amp)
+        total += distinct_numel(t) * bwd_elem_size(rec, layer, t, amp)
     return total
 
 
@@ -623,7 +636,8 @@ def bwd_bytes_lines(layer, cls, batch):
 
 BWD_BYTES_HEADER = (
     "bwd_bytes = bytes read + written by the ops a memory layer's autograd nodes run in "
-    "backward (tensor inputs and outputs, real dtypes; views, no-ops, the reductions and "
+    "backward (tensor inputs and outputs, real dtypes, a broadcast input's repeated "
+    "elements once; views, no-ops, the reductions and "
     "copies above and parameters' gradients excluded; max-pool's backward: the output "
     "gradient and indices read, the input gradient zero-filled and written); "
     "amp_bwd_bytes = the same with autocast's dtypes (a saved tensor's, a gradient the "

@@ -26,6 +26,9 @@ groups=32, width_per_group=4. DeepLearningExamples' own definition
 128..1024, expansion 2, cardinality 32, stem width 64) has the same layers:
 7x7 stem, batch norm, ReLU, max-pool; 1x1, grouped 3x3 with the stride
 (v1.5), 1x1, no conv biases; 1x1 strided downsample with batch norm; fc.
+se_resnext101_32x4d (not in the shared data README): DeepLearningExamples'
+SE-ResNeXt-101 32x4d, that ResNeXt-101 32x4d with a squeeze-and-excitation
+gate in every bottleneck (see SqueezeExcitation and SEBottleneck below).
 
 attention: "eager" (unfused: QK^T, softmax, dropout, AV as separate ops)
 or "fused" (Hugging Face's "sdpa": torch's scaled_dot_product_attention).
@@ -68,6 +71,72 @@ def resnext101_32x4d(batch=2, attention="eager"):
     from torchvision.models.resnet import Bottleneck, ResNet
     torch.manual_seed(0)
     model = ResNet(Bottleneck, [3, 4, 23, 3], groups=32, width_per_group=4)
+    return model, _image(batch), dict(IMAGE)
+
+
+class SqueezeExcitation(torch.nn.Module):
+    """DeepLearningExamples' squeeze-and-excitation gate as its pytorch-21.03
+    performance tables ran it (image_classification/models/common.py at commit
+    7bdfc81d, the commit that published those tables): global average pool to
+    1x1, a 1x1 convolution with bias to `hidden` channels, ReLU, a 1x1
+    convolution with bias back to `channels`, sigmoid. The gate is
+    (N, channels, 1, 1). `hidden` is a fixed 16 (SEBottleneck passes
+    se_squeeze=16 as the width, not as a reduction ratio C/16 as the SE paper
+    does), so the gate adds 33*channels + 16 parameters per block. Later
+    commits run the same math with torch.mean and two nn.Linear (same
+    parameters) unless --trt is given."""
+
+    def __init__(self, channels, hidden=16):
+        super().__init__()
+        self.avgpool = torch.nn.AdaptiveAvgPool2d(1)
+        self.squeeze = torch.nn.Conv2d(channels, hidden, 1)
+        self.relu = torch.nn.ReLU(inplace=True)
+        self.expand = torch.nn.Conv2d(hidden, channels, 1)
+        self.sigmoid = torch.nn.Sigmoid()
+
+    def forward(self, x):
+        return self.sigmoid(self.expand(self.relu(self.squeeze(self.avgpool(x)))))
+
+
+def _se_bottleneck():
+    from torchvision.models.resnet import Bottleneck
+
+    class SEBottleneck(Bottleneck):
+        """torchvision's Bottleneck (the layers of DeepLearningExamples' for
+        ResNeXt) with the gate after bn3, registered after downsample as
+        DeepLearningExamples registers it. Its forward runs downsample before
+        the gate and joins them as DeepLearningExamples' fused_se path does
+        (the default): relu(addcmul(identity, out, gate)), one kernel where
+        the plain block has the residual add."""
+
+        def __init__(self, inplanes, planes, *args, **kwargs):
+            super().__init__(inplanes, planes, *args, **kwargs)
+            self.se = SqueezeExcitation(planes * self.expansion)
+
+        def forward(self, x):
+            identity = x
+            out = self.relu(self.bn1(self.conv1(x)))
+            out = self.relu(self.bn2(self.conv2(out)))
+            out = self.bn3(self.conv3(out))
+            if self.downsample is not None:
+                identity = self.downsample(x)
+            out = torch.addcmul(identity, out, self.se(out))
+            return self.relu(out)
+
+    return SEBottleneck
+
+
+def se_resnext101_32x4d(batch=2, attention="eager"):
+    """DeepLearningExamples' "se-resnext101-32x4d" (image_classification/
+    models/resnet.py: block SEBottleneck, layers [3, 4, 23, 3], widths
+    128..1024, expansion 2, cardinality 32, stem 64): resnext101_32x4d's
+    layers with a SqueezeExcitation per block. 45,251,128 parameters:
+    44,177,704 + 33 gates of 33*C + 16 with C = 256 (3 blocks), 512 (4),
+    1024 (23), 2048 (3). The SE paper's SE-ResNeXt-101 (reduction 16) has
+    48.9M: DeepLearningExamples' gates are narrower."""
+    from torchvision.models.resnet import ResNet
+    torch.manual_seed(0)
+    model = ResNet(_se_bottleneck(), [3, 4, 23, 3], groups=32, width_per_group=4)
     return model, _image(batch), dict(IMAGE)
 
 
@@ -159,6 +228,7 @@ MODELS = {  # name -> factory, as tools/conformance.sh and capture_conformance.p
     "resnext50_32x4d": resnext50_32x4d,
     "resnext101_32x8d": resnext101_32x8d,
     "resnext101_32x4d": resnext101_32x4d,
+    "se_resnext101_32x4d": se_resnext101_32x4d,
     "mobilenet_v2": mobilenet_v2,
     "vgg16": vgg16,
     "bert-base": bert_base,

@@ -206,6 +206,11 @@ def runs_for(plan):
     # DeepLearningExamples' ResNeXt-101 AMP rows run channels-last
     runs.append(dict(model="resnext101_32x4d", name="resnext101_32x4d-amp-b128-nhwc", batch=128,
                      amp="fp16", channels_last=True, profile=True))
+    # and its SE-ResNeXt-101 (the squeeze-and-excitation gates' kernels)
+    runs.append(dict(model="se_resnext101_32x4d", name="se_resnext101_32x4d-fp32-b32", batch=32,
+                     profile=True))
+    runs.append(dict(model="se_resnext101_32x4d", name="se_resnext101_32x4d-amp-b128-nhwc",
+                     batch=128, amp="fp16", channels_last=True, profile=True))
     # the DDP caps again, longest first, then the plain run: a second order
     for cap in (100, 25, 5, 1):
         runs.append(dict(r50, name="resnet50-fp32-b32-ddp%d-r" % cap, batch=32, ddp_cap=cap))

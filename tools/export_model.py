@@ -483,6 +483,54 @@ def kernel_lines(layer, batch):
     return out
 
 
+# -- Max-pool's geometry (pool_kernel, pool_stride, pool_padding, pool_input), on the layers
+# that run aten's max_pool2d_with_indices: its CUDA kernels (aten/src/ATen/native/cuda/
+# DilatedMaxPool2d.cu) run at a rate per SM clock set by their loops over the windows, not by
+# their bytes, so the simulator needs the windows (sim/train/compute.h). Written only for
+# dilation 1 and floor mode (the models' pools); any other pool keeps the roofline.
+MAX_POOL = _ops("max_pool2d_with_indices")
+
+
+def _pair(v, default):
+    v = list(v) if isinstance(v, (list, tuple)) else [v]
+    v = v or list(default)
+    return [int(x) for x in (v * 2 if len(v) == 1 else v)]
+
+
+def note_max_pool(layer, func, args, kwargs):
+    """Forward: a 2-d max-pool's window, stride, padding and input [C, H, W] (layer.pool),
+    from max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)."""
+    if func._overloadpacket not in MAX_POOL:
+        return
+    names = ("kernel_size", "stride", "padding", "dilation", "ceil_mode")
+    a = dict(zip(names, args[1:]), **kwargs)
+    kernel = _pair(a["kernel_size"], [])
+    stride = _pair(a.get("stride", []), kernel)
+    padding = _pair(a.get("padding", 0), [0])
+    dilation = _pair(a.get("dilation", 1), [1])
+    x = args[0]
+    if dilation != [1, 1] or a.get("ceil_mode", False) or x.dim() != 4 or \
+            hasattr(layer, "pool"):
+        layer.pool = None  # not modelled (or a second pool in one layer): the roofline
+        return
+    layer.pool = (kernel, stride, padding, list(x.shape[1:]))
+
+
+def pool_lines(layer):
+    """The model file's max-pool keys, on a layer with one 2-d max-pool only."""
+    pool = getattr(layer, "pool", None)
+    if not pool:
+        return []
+    return ["    %s: [%s]" % (k, ", ".join(str(d) for d in v))
+            for k, v in zip(("pool_kernel", "pool_stride", "pool_padding", "pool_input"), pool)]
+
+
+POOL_HEADER = (
+    "pool_kernel, pool_stride, pool_padding = a 2-d max-pool's window, stride and padding "
+    "[h, w], pool_input = its input [C, H, W] per sample (dilation 1, floor mode): its "
+    "CUDA kernels' cost follows the windows they loop over.")
+
+
 KERNEL_HEADER = (
     "gemm_align = the largest power of two (at most 8) of elements dividing every GEMM "
     "operand's leading dimension, contiguous extent and offset in the layer's forward "
@@ -790,6 +838,7 @@ class Dispatch(TorchDispatchMode):
             layer.fwd_flops += op_flops(func, args, kwargs, out)
             note_gemm_align(layer, func, args, out)
             note_conv_groups(layer, func, args)
+            note_max_pool(layer, func, args, kwargs)
             if not top.leaf:
                 if not quiet:
                     layer.fwd_bytes += rec.user_bytes((args, kwargs, out))
@@ -1067,6 +1116,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         "adds them); amp_grad_cast_bytes = the casts autograd's engine adds in backward, "
         "where an op promoted a half input to fp32 (the input's gradient cast to half).",
         KERNEL_HEADER,
+    ] + ([POOL_HEADER] if any(pool_lines(l) for l in layers) else []) + [
         BWD_BYTES_HEADER,
         HOST_HEADER,
         "grad_ready: parameters in the order their gradients were accumulated in that "
@@ -1107,6 +1157,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
             "    amp_grad_cast_bytes: %d" % l.ag,
         ]
         out += kernel_lines(l, B)
+        out += pool_lines(l)
         out += bwd_bytes_lines(l, l.cls, B)
         out += host_lines(rec, l)
         if l.params:

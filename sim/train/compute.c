@@ -336,11 +336,108 @@ static double grouped_pass_ns(const struct ds_compute *c, const struct ds_layer 
   return ds_gconv_ns(mode, pass, &s, batch, c->sms, c->sm_clock_hz);
 }
 
+/* Max-pool (compute.h): PyTorch's kernels (aten/src/ATen/native/cuda/
+ * DilatedMaxPool2d.cu) cost SM cycles per element they loop over, fitted by
+ * least squares on this project's H200 measurements of the kernels alone
+ * (bench/results/gpu-2026-11-26c-h200/maxpool.txt, bench/gpu_maxpool.py:
+ * torch.profiler kernel times, 10 calls each, 132 SMs at 1980 MHz; the rows
+ * over 40 us), as cycles per output (forward) or input (backward) element
+ * plus cycles per (element, window) pair:
+ *   NCHW forward (max_pool_forward_nchw, a thread per output scanning its
+ *   window): 8 rows, 3x3/2 and 3x3/1 windows (fp32, fp16, batch 32 and 128)
+ *   and 2x2/2 (VGG's, 3 sizes): 2.42 + 0.207 per window element, every row
+ *   within 3.4 %;
+ *   NCHW backward (max_pool_backward_nchw, a thread per input element
+ *   comparing the index of every window that could hold it): 9 rows, 2.45
+ *   + 0.208 per window, within 7.1 %;
+ *   channels-last forward (max_pool_forward_nhwc): 4 rows, 2.29 + 0.256,
+ *   within 11 % on 3x3/2 and 2x2/2 (the models' windows), 19 % over on a
+ *   3x3/1 window;
+ *   channels-last backward (max_pool_backward_nhwc): 4 rows, 1.05 + 0.578,
+ *   within 10.4 %.
+ * fp16 ran within 3 % of fp32 in NCHW (the same cycles at half the bytes:
+ * not bandwidth-bound). Checks, not fitted: ResNet-50's stem pool
+ * (32x64x112x112 fp32, 3x3/2) in bench/results/gpu-2026-11-26b-h200/
+ * kernels.csv (rows memory maxpool fp32: 0.104 ms; maxpool_bwd: 0.308 ms
+ * with the zero fill) and in the whole-model traces (prof/resnet50-fp32-b32:
+ * forward 103.5 us, backward kernel 288 us; gpu-2026-11-26-h200/prof/
+ * resnet50-amp-b128: 418.7 / 1144 us, -nhwc: 415.6 / 912 us), and the H100
+ * tables (gpu-2026-11-26-h200/h100/prof/resnet50-fp32-b32: 103.2 / 287 us):
+ * the same 132 SMs at 1980 MHz on 3.35 TB/s take the same time, so the
+ * rate is per SM clock, not HBM's. Other GPUs are inferred (cycles per
+ * element on their SMs and boost clock). */
+#define POOL_FWD_NCHW_CYCLES_PER_OUTPUT 2.42
+#define POOL_FWD_NCHW_CYCLES_PER_PAIR 0.207
+#define POOL_BWD_NCHW_CYCLES_PER_INPUT 2.45
+#define POOL_BWD_NCHW_CYCLES_PER_PAIR 0.208
+#define POOL_FWD_NHWC_CYCLES_PER_OUTPUT 2.29
+#define POOL_FWD_NHWC_CYCLES_PER_PAIR 0.256
+#define POOL_BWD_NHWC_CYCLES_PER_INPUT 1.05
+#define POOL_BWD_NHWC_CYCLES_PER_PAIR 0.578
+
+/* One side of the window: outputs, and the input elements of all windows
+ * summed (padding excluded), which is also the windows holding each input
+ * summed (max_pool_backward's p_start .. p_end). */
+static void pool_side(int64_t in, int32_t k, int32_t s, int32_t p, double *outs, double *pairs) {
+  int64_t n = (in + 2 * (int64_t)p - k) / s + 1, sum = 0;
+  for (int64_t o = 0; o < n; o++) {
+    int64_t lo = o * s - p, hi = lo + k;
+    sum += (hi < in ? hi : in) - (lo > 0 ? lo : 0);
+  }
+  *outs = (double)n;
+  *pairs = (double)sum;
+}
+
+void ds_compute_pool_geometry(const struct ds_pool *p, double *inputs, double *outputs,
+                              double *pairs) {
+  double oh, ow, ph, pw, ch = (double)p->channels;
+  pool_side(p->height, p->kernel[0], p->stride[0], p->padding[0], &oh, &ph);
+  pool_side(p->width, p->kernel[1], p->stride[1], p->padding[1], &ow, &pw);
+  *inputs = ch * (double)p->height * (double)p->width;
+  *outputs = ch * oh * ow;
+  *pairs = ch * ph * pw;
+}
+
+double ds_compute_max_pool_ns(const struct ds_compute *c, const struct ds_layer *l,
+                              int64_t batch, int backward, struct ds_pool_kernel *k) {
+  struct ds_pool_kernel kk = {0};
+  double b = (double)batch, inputs, outputs, pairs;
+  ds_compute_pool_geometry(&l->pool, &inputs, &outputs, &pairs);
+  kk.bytes = (backward ? bwd_act_bytes(c, l) : fwd_act_bytes(c, l)) * b;
+  if (backward) {
+    /* zero_ writes the input gradient before the kernel (the model file's
+     * bwd_bytes count it: zero-filled and written) */
+    kk.fill_bytes = inputs * b * c->precision.act_bytes;
+    if (kk.fill_bytes > kk.bytes / 2) kk.fill_bytes = kk.bytes / 2;
+  }
+  kk.roofline_ns = ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, kk.bytes - kk.fill_bytes);
+  if (kk.fill_bytes > 0)
+    kk.fill_ns = ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, kk.fill_bytes);
+  if (l->pool.kernel[0] > 0 && c->sms > 0 && c->sm_clock_hz > 0) {
+    double per_elem, per_pair, elems = backward ? inputs : outputs;
+    if (c->channels_last) {
+      per_elem = backward ? POOL_BWD_NHWC_CYCLES_PER_INPUT : POOL_FWD_NHWC_CYCLES_PER_OUTPUT;
+      per_pair = backward ? POOL_BWD_NHWC_CYCLES_PER_PAIR : POOL_FWD_NHWC_CYCLES_PER_PAIR;
+    } else {
+      per_elem = backward ? POOL_BWD_NCHW_CYCLES_PER_INPUT : POOL_FWD_NCHW_CYCLES_PER_OUTPUT;
+      per_pair = backward ? POOL_BWD_NCHW_CYCLES_PER_PAIR : POOL_FWD_NCHW_CYCLES_PER_PAIR;
+    }
+    kk.cycles = b * (elems * per_elem + pairs * per_pair);
+    kk.sm_rate_ns = kk.cycles / ((double)c->sms * c->sm_clock_hz) * 1e9 +
+                    c->params.kernel_overhead_ns;
+  }
+  if (k) *k = kk;
+  if (kk.sm_rate_ns == 0) /* no SM clock: the one roofline of all the bytes, as before */
+    return ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, kk.bytes);
+  return kk.fill_ns + (kk.sm_rate_ns > kk.roofline_ns ? kk.sm_rate_ns : kk.roofline_ns);
+}
+
 double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
                          int64_t batch) {
   double b = (double)batch;
   double casts = autocast_traffic(c, l) ? cast_ns(c, l->amp_cast_bytes, b) : 0;
   if (l->bn_channels > 0) return ds_compute_batch_norm_ns(c, l, batch, 0, NULL) + casts;
+  if (l->pool.kernel[0] > 0) return ds_compute_max_pool_ns(c, l, batch, 0, NULL) + casts;
   const struct ds_precision *p = &c->precision;
   /* amp: the cast reads fp32 and writes half, the kernel reads half */
   double per_param = p->half_weight_bytes ? p->param_bytes + 2.0 * p->half_weight_bytes
@@ -381,6 +478,7 @@ double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
     if (l->bwd_flops > 1.5 * l->fwd_flops) measured += grouped_pass_ns(c, l, DS_CONV_DGRAD, batch);
     if (measured > own) own = measured;
   }
+  if (l->pool.kernel[0] > 0) own = ds_compute_max_pool_ns(c, l, batch, 1, NULL);
   return own + casts + ds_compute_bwd_extra_ns(c, l, batch);
 }
 

@@ -216,6 +216,49 @@ struct ds_bn_kernel {
 double ds_compute_batch_norm_ns(const struct ds_compute *c, const struct ds_layer *l,
                                 int64_t batch, int backward, struct ds_bn_kernel *k);
 
+/* Max-pool (a layer with the model file's pool keys, model.h ds_pool),
+ * forward and backward, as PyTorch's CUDA kernels run it
+ * (aten/src/ATen/native/cuda/DilatedMaxPool2d.cu): not at the bytes' rate
+ * but at a rate per SM clock set by the loops (this project's H200 and H100
+ * measurements; the constants, fitted rows and checks in compute.c):
+ *   NCHW forward, max_pool_forward_nchw: a thread per output element scans
+ *   its window and writes the maximum and its int64 index;
+ *   NCHW backward: zero_ fills the input gradient (a memory-bound kernel of
+ *   its own), then max_pool_backward_nchw runs a thread per input element
+ *   that looks up every window that could hold it (p_start .. p_end) and
+ *   sums the output gradients whose index names it: 288 us for ResNet-50's
+ *   stem at batch 32 (0.5 TB/s) on H200 and H100 alike;
+ *   channels-last (--channels-last): max_pool_forward_nhwc and
+ *   max_pool_backward_nhwc, blocks over channels and positions with
+ *   shared-memory accumulators, the same two parts at other rates.
+ * A kernel takes
+ *   cycles = batch * (elements * a + pairs * b) / (SMs * boost clock),
+ * elements the outputs (forward) or inputs (backward), pairs the (element,
+ * window) pairs (ds_compute_pool_geometry), a and b per direction and
+ * layout (compute.c), plus kernel_overhead; or its bytes at the roofline if
+ * that is longer. The backward adds the fill: the input gradient written
+ * once at the roofline (the model file's bwd_bytes count it), the kernel
+ * the rest of the bytes. On a GPU without a clock (boost_mhz) the layer
+ * runs at the roofline of all its bytes, as other memory layers. *k
+ * receives the parts (NULL: not wanted). */
+struct ds_pool_kernel {
+  double bytes;        /* the layer's activation bytes, the fill's included */
+  double fill_bytes;   /* backward: zero_ of the input gradient (0 forward) */
+  double fill_ns;      /* its roofline, with kernel_overhead (0: none) */
+  double roofline_ns;  /* the kernel's bytes (bytes - fill_bytes) at the roofline */
+  double cycles;       /* SM cycles of the kernel (0: no SM clock) */
+  double sm_rate_ns;   /* cycles over every SM at the boost clock, with
+                        * kernel_overhead (0: none) */
+};
+double ds_compute_max_pool_ns(const struct ds_compute *c, const struct ds_layer *l,
+                              int64_t batch, int backward, struct ds_pool_kernel *k);
+/* Per sample: the pool's input elements, output elements, and (element,
+ * window) pairs, the window's input elements summed over the outputs
+ * (padding excluded), which equals the windows holding each input summed
+ * over the inputs. */
+void ds_compute_pool_geometry(const struct ds_pool *p, double *inputs, double *outputs,
+                              double *pairs);
+
 /* cuDNN's layout transposes around a convolution of NCHW tensors, as one
  * memory-bound op per pass (forward; backward: data and weight gradient).
  * From this project's traces (bench/results/gpu-2026-11-26-h200/prof, H200,

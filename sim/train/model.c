@@ -25,6 +25,7 @@ static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
                                          "bwd_accum_bytes", "amp_bwd_accum_bytes",
                                          "host_ops", "host_dispatches", "host_nodes",
                                          "host_amp_casts", "host_amp_nodes", "groups", "stride",
+                                         "pool_kernel", "pool_stride", "pool_padding", "pool_input",
                                          NULL};
 static const char *const param_keys[] = {"name", "numel", "shape", NULL};
 
@@ -375,6 +376,70 @@ static ds_status read_bwd_bytes(const struct ds_cnode *item, struct ds_layer *l,
                        err);
 }
 
+/* A list of n integers from lo to hi (a max-pool key) into out. */
+static ds_status read_int_list(const struct ds_cnode *node, const char *what, size_t n,
+                               int64_t lo, int64_t hi, int64_t *out, struct ds_err *err) {
+  struct ds_cnode item;
+  size_t len;
+  if (!ds_cnode_is_seq(node)) return ds_cnode_error(node, err, "expected %s", what);
+  DS_CHECK(ds_cseq_len(node, &len, err));
+  if (len != n) return ds_cnode_error(node, err, "expected %s, got %zu numbers", what, len);
+  for (size_t i = 0; i < n; i++) {
+    DS_CHECK(ds_cseq_at(node, i, &item, err));
+    DS_CHECK(ds_cnode_int64(&item, &out[i], err));
+    if (out[i] < lo || out[i] > hi)
+      return ds_cnode_error(&item, err, "expected %s, each from %lld to %lld, got %lld", what,
+                            (long long)lo, (long long)hi, (long long)out[i]);
+  }
+  return DS_OK;
+}
+
+static const char *const pool_keys[] = {"pool_kernel", "pool_stride", "pool_padding",
+                                        "pool_input"};
+
+/* Optional max-pool geometry (model.h ds_layer.pool): the four keys
+ * together, on a memory-class layer; the window, stride and padding at most
+ * 1024 (PyTorch also caps the padding at half the window), the input's
+ * sides at most 2^20 and its channels at most 2^24, and the window no
+ * larger than the padded input (an output of at least one element). */
+static ds_status read_pool(const struct ds_cnode *item, struct ds_layer *l, struct ds_err *err) {
+  struct ds_cnode node[4];
+  int64_t k[2], s[2], p[2], in[3];
+  int has = 0;
+  memset(&l->pool, 0, sizeof l->pool);
+  for (int i = 0; i < 4; i++) has += ds_cmap_get(item, pool_keys[i], &node[i]);
+  if (has == 0) return DS_OK;
+  if (has != 4)
+    return ds_cnode_error(item, err, "expected pool_kernel, pool_stride, pool_padding and "
+                          "pool_input together");
+  if (l->cls != DS_LAYER_MEMORY)
+    return ds_cnode_error(&node[0], err, "pool_kernel is for memory-class layers (class: "
+                          "memory); this layer's class is %s", ds_layer_class_name(l->cls));
+  DS_CHECK(read_int_list(&node[0], "pool_kernel [h, w]", 2, 1, 1024, k, err));
+  DS_CHECK(read_int_list(&node[1], "pool_stride [h, w]", 2, 1, 1024, s, err));
+  DS_CHECK(read_int_list(&node[2], "pool_padding [h, w]", 2, 0, 1024, p, err));
+  DS_CHECK(read_int_list(&node[3], "pool_input [C, H, W]", 3, 1, INT64_C(1) << 24, in, err));
+  for (int d = 0; d < 2; d++) {
+    if (2 * p[d] > k[d])
+      return ds_cnode_error(&node[2], err, "expected pool_padding at most half of pool_kernel "
+                            "(%lld), got %lld", (long long)k[d], (long long)p[d]);
+    if (in[1 + d] > (1 << 20))
+      return ds_cnode_error(&node[3], err, "expected the input's sides at most %d, got %lld",
+                            1 << 20, (long long)in[1 + d]);
+    if (in[1 + d] + 2 * p[d] < k[d])
+      return ds_cnode_error(&node[0], err, "expected pool_kernel at most the padded input "
+                            "(%lld), got %lld", (long long)(in[1 + d] + 2 * p[d]),
+                            (long long)k[d]);
+    l->pool.kernel[d] = (int32_t)k[d];
+    l->pool.stride[d] = (int32_t)s[d];
+    l->pool.padding[d] = (int32_t)p[d];
+  }
+  l->pool.channels = in[0];
+  l->pool.height = in[1];
+  l->pool.width = in[2];
+  return DS_OK;
+}
+
 static const char *const host_keys[] = {"host_ops", "host_nodes", "host_amp_casts",
                                         "host_amp_nodes"};
 
@@ -506,6 +571,7 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
     DS_CHECK_GOTO(read_class(&item, &l->cls, err), st, out);
     DS_CHECK_GOTO(read_conv_groups(&item, l, err), st, out);
     DS_CHECK_GOTO(read_bwd_bytes(&item, l, err), st, out);
+    DS_CHECK_GOTO(read_pool(&item, l, err), st, out);
     DS_CHECK_GOTO(read_host_counts(m, &item, l, i, err), st, out);
     DS_CHECK_GOTO(read_params(m, &item, l, (int32_t)i, &param_cap, err), st, out);
     DS_CHECK_GOTO(grouped_conv_weight(m, &item, l, err), st, out);

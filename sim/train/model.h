@@ -44,6 +44,12 @@ struct ds_param {
   int64_t dim1; /* the second dimension (a convolution's input channels per group); 0 if none */
 };
 
+/* A 2-d max-pool's geometry (ds_layer.pool). */
+struct ds_pool {
+  int32_t kernel[2], stride[2], padding[2]; /* [h, w] */
+  int64_t channels, height, width;          /* the input, per sample */
+};
+
 struct ds_layer {
   char *name;          /* owned by the model */
   double fwd_flops;    /* per sample */
@@ -131,6 +137,12 @@ struct ds_layer {
    * exporter names a module's layer by the module, its buffers
    * NAME.running_mean, NAME.running_var); 0 for every other layer. compute.h costs batch norm's kernels from it. */
   int64_t bn_channels;
+  /* Optional pool_kernel, pool_stride, pool_padding ([h, w] each) and
+   * pool_input ([C, H, W], per sample), all or none, on a memory-class layer
+   * (tools/export_model.py writes them on a 2-d max-pool of dilation 1 in
+   * floor mode): the window its CUDA kernels loop over. compute.h costs
+   * max-pool's kernels from it. pool.kernel[0] is 0 when absent. */
+  struct ds_pool pool;
 };
 
 /* A module buffer (BatchNorm's running statistics, position ids): what

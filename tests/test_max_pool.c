@@ -1,0 +1,309 @@
+/*
+ * Tests for max-pool's kernels (sim/train/compute.c ds_compute_max_pool_ns,
+ * compute.h): the model file's pool keys (model.c), the windows counted
+ * from them, the per-SM-clock rates of PyTorch's NCHW and channels-last
+ * kernels, the zero fill before the backward, and the roofline where it is
+ * the longer or the GPU has no clock. Expected values are worked by hand on
+ * made-up GPUs: PoolGPU, 4 SMs at 1000 MHz and 1000 GB/s reached in full,
+ * no kernel overhead; the rates are compute.c's (SM cycles per element plus
+ * per (element, window) pair): NCHW forward 2.42 + 0.207, backward 2.45 +
+ * 0.208; channels-last forward 2.29 + 0.256, backward 1.05 + 0.578.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim/net/topo.h"
+#include "sim/train/compute.h"
+#include "sim/train/model.h"
+#include "tests/support.h"
+
+static const char *gpus_text =
+    "schema_version: 1\ngpus:\n"
+    "  - name: PoolGPU\n    arch: Test\n    sms: 4\n    fp32: 10TFLOPS\n    tf32: 80TFLOPS\n"
+    "    fp16: 160TFLOPS\n    bf16: 160TFLOPS\n    mem: 16GB\n    mem_bw: 1000GBps\n"
+    "    boost_mhz: 1000\n"
+    "  - name: SlowMemGPU\n    arch: Test\n    sms: 1000\n    fp32: 10TFLOPS\n"
+    "    fp16: 160TFLOPS\n    mem: 16GB\n    mem_bw: 1GBps\n    boost_mhz: 2000\n"
+    "  - name: NoClockGPU\n    arch: Test\n    sms: 4\n    fp32: 10TFLOPS\n    fp16: 160TFLOPS\n"
+    "    mem: 16GB\n    mem_bw: 1000GBps\n";
+
+/* pool: 3x3, stride 2, padding 1 on 2 channels of 8x8 per sample. A side
+ * of 8 gives 4 outputs whose windows hold 2, 3, 3, 3 inputs (the first
+ * starts in the padding): 11 per side, so 2 x 11 x 11 = 242 (element,
+ * window) pairs, 2 x 4 x 4 = 32 outputs, 128 inputs. Bytes in fp32: x 512,
+ * y 128, the int64 indices 256; forward x + y + indices = 896 (op_fwd_bytes),
+ * backward dy 128 + indices 256 + dx zero-filled and written 2 x 512 =
+ * 1408 (bwd_bytes). relu: a memory layer without the keys. */
+static const char *model_text =
+    "schema_version: 1\nname: t\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n"
+    "  - {name: pool, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 640,"
+    " act_bytes: 256, op_fwd_bytes: 896, bwd_bytes: 1408, amp_bwd_bytes: 896,"
+    " pool_kernel: [3, 3], pool_stride: [2, 2], pool_padding: [1, 1],"
+    " pool_input: [2, 8, 8], params: []}\n"
+    "  - {name: relu, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 640,"
+    " act_bytes: 0, params: [{name: w, numel: 1}]}\n";
+
+struct fixture {
+  char gpus[64], topo[64], model[64];
+  struct ds_topo *topo_loaded;
+  struct ds_model *m;
+  struct ds_compute c;
+};
+
+static void setup(struct fixture *f, const char *gpu) {
+  char text[1024];
+  strcpy(f->gpus, "/tmp/ddpsim-poolgpus-XXXXXX");
+  ds_test_write_temp(f->gpus, gpus_text);
+  snprintf(text, sizeof text,
+           "schema_version: 1\nname: pool\ngpu: %s\nnodes: 1\ngpus_per_node: 1\n"
+           "intra_node:\n  template: nvswitch\n  link_bw: 100GBps\n  link_lat: 1us\n"
+           "compute:\n  flops_efficiency: 0.5\n  mem_efficiency: 1\n  kernel_overhead: 0us\n",
+           gpu);
+  strcpy(f->topo, "/tmp/ddpsim-pooltopo-XXXXXX");
+  ds_test_write_temp(f->topo, text);
+  strcpy(f->model, "/tmp/ddpsim-poolmodel-XXXXXX");
+  ds_test_write_temp(f->model, model_text);
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_load(f->topo, f->gpus, &f->topo_loaded, &err), DS_OK, "%s", err.msg);
+  f->m = ds_test_model(f->model);
+  cr_assert_eq(ds_compute_init(f->topo_loaded, DS_DTYPE_FP32, DS_AMP_NONE, &f->c, &err), DS_OK,
+               "%s", err.msg);
+}
+
+static void teardown(struct fixture *f) {
+  ds_model_free(f->m);
+  ds_topo_free(f->topo_loaded);
+  unlink(f->gpus);
+  unlink(f->topo);
+  unlink(f->model);
+}
+
+Test(max_pool, the_keys_give_the_window_and_its_counts) {
+  struct fixture f;
+  setup(&f, "PoolGPU");
+  const struct ds_pool *p = &f.m->layers[0].pool;
+  cr_assert_eq(p->kernel[0], 3);
+  cr_assert_eq(p->kernel[1], 3);
+  cr_assert_eq(p->stride[1], 2);
+  cr_assert_eq(p->padding[0], 1);
+  cr_assert_eq(p->channels, 2);
+  cr_assert_eq(p->height, 8);
+  cr_assert_eq(p->width, 8);
+  cr_assert_eq(f.m->layers[1].pool.kernel[0], 0, "a layer without the keys is no pool");
+  double in, out, pairs;
+  ds_compute_pool_geometry(p, &in, &out, &pairs);
+  cr_assert_float_eq(in, 128, 0);
+  cr_assert_float_eq(out, 32, 0);
+  cr_assert_float_eq(pairs, 242, 0);
+  /* VGG's 2x2, stride 2, no padding: every input in one window */
+  struct ds_pool vgg = {{2, 2}, {2, 2}, {0, 0}, 64, 224, 224};
+  ds_compute_pool_geometry(&vgg, &in, &out, &pairs);
+  cr_assert_float_eq(out, 64.0 * 112 * 112, 0);
+  cr_assert_float_eq(pairs, in, 0);
+  /* a rectangle: 3x1, stride 1, padding [1, 0] on 1x4x5: 4 x 5 outputs,
+   * rows 2 + 3 + 3 + 2 = 10 inputs per column of windows */
+  struct ds_pool rect = {{3, 1}, {1, 1}, {1, 0}, 1, 4, 5};
+  ds_compute_pool_geometry(&rect, &in, &out, &pairs);
+  cr_assert_float_eq(out, 20, 0);
+  cr_assert_float_eq(pairs, 50, 0);
+  teardown(&f);
+}
+
+/* Batch 1000. Forward: 1000 x (32 x 2.42 + 242 x 0.207) = 127534 cycles on
+ * 4 SMs at 1 GHz = 31883.5 ns; its bytes 896000 B at 1000 GB/s take 896
+ * ns. Backward: the fill writes dx, 1000 x 128 x 4 = 512000 B = 512 ns;
+ * the kernel 1000 x (128 x 2.45 + 242 x 0.208) = 363936 cycles = 90984
+ * ns against its 896000 B = 896 ns. */
+Test(max_pool, nchw_kernels_run_at_the_sm_rate) {
+  struct fixture f;
+  setup(&f, "PoolGPU");
+  const struct ds_layer *l = &f.m->layers[0];
+  struct ds_pool_kernel k;
+  double fwd = ds_compute_max_pool_ns(&f.c, l, 1000, 0, &k);
+  cr_assert_float_eq(k.cycles, 127534, 1e-6);
+  cr_assert_float_eq(k.roofline_ns, 896, 1e-9);
+  cr_assert_float_eq(k.fill_ns, 0, 0, "no fill in forward");
+  cr_assert_float_eq(fwd, 31883.5, 1e-6);
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, l, 1000), fwd, 1e-9,
+                     "the layer's forward is its pool kernel");
+  double bwd = ds_compute_max_pool_ns(&f.c, l, 1000, 1, &k);
+  cr_assert_float_eq(k.fill_bytes, 512000, 1e-6);
+  cr_assert_float_eq(k.fill_ns, 512, 1e-9);
+  cr_assert_float_eq(k.roofline_ns, 896, 1e-9);
+  cr_assert_float_eq(k.cycles, 363936, 1e-6);
+  cr_assert_float_eq(bwd, 512 + 90984, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&f.c, l, 1000), bwd, 1e-9);
+  teardown(&f);
+}
+
+/* --channels-last: forward 1000 x (32 x 2.29 + 242 x 0.256) = 135232
+ * cycles = 33808 ns; backward 1000 x (128 x 1.05 + 242 x 0.578) = 274276
+ * cycles = 68569 ns, after the same fill (512 ns). */
+Test(max_pool, channels_last_runs_the_nhwc_kernels_rates) {
+  struct fixture f;
+  setup(&f, "PoolGPU");
+  f.c.channels_last = 1;
+  const struct ds_layer *l = &f.m->layers[0];
+  cr_assert_float_eq(ds_compute_max_pool_ns(&f.c, l, 1000, 0, NULL), 33808, 1e-6);
+  cr_assert_float_eq(ds_compute_max_pool_ns(&f.c, l, 1000, 1, NULL), 512 + 68569, 1e-6);
+  f.c.channels_last = 0;
+  cr_assert_gt(ds_compute_max_pool_ns(&f.c, l, 1000, 1, NULL), 512 + 68569 + 1000,
+               "NCHW's backward is the slower");
+  teardown(&f);
+}
+
+/* SlowMemGPU (1000 SMs at 2 GHz, 1 GB/s): the SMs take 127534 / 2e12 s =
+ * 63.8 ns, the bytes 896000 ns: the roofline wins. Backward: the fill
+ * 512000 ns plus the kernel's 896000 B = 896000 ns, which is all 1408000 B
+ * at the roofline. */
+Test(max_pool, the_roofline_wins_when_memory_is_slow) {
+  struct fixture f;
+  setup(&f, "SlowMemGPU");
+  const struct ds_layer *l = &f.m->layers[0];
+  struct ds_pool_kernel k;
+  cr_assert_float_eq(ds_compute_max_pool_ns(&f.c, l, 1000, 0, &k), 896000, 1e-6);
+  cr_assert_float_eq(k.sm_rate_ns, 127534 / 2000.0, 1e-9);
+  cr_assert_float_eq(ds_compute_max_pool_ns(&f.c, l, 1000, 1, &k), 1408000, 1e-6);
+  cr_assert_lt(k.sm_rate_ns, k.roofline_ns);
+  teardown(&f);
+}
+
+/* Without a clock: one kernel of all the bytes at the roofline, as any
+ * memory layer (896 ns forward, 1408 ns backward). */
+Test(max_pool, a_gpu_without_a_clock_runs_the_roofline) {
+  struct fixture f;
+  setup(&f, "NoClockGPU");
+  const struct ds_layer *l = &f.m->layers[0];
+  struct ds_pool_kernel k;
+  cr_assert_float_eq(ds_compute_max_pool_ns(&f.c, l, 1000, 0, &k), 896, 1e-9);
+  cr_assert_float_eq(k.sm_rate_ns, 0, 0);
+  cr_assert_float_eq(ds_compute_bwd_ns(&f.c, l, 1000), 1408, 1e-9);
+  teardown(&f);
+}
+
+/* Under --amp fp16 (the file has no amp_fwd_bytes: its bytes scaled to 2 B
+ * per element) the fill writes half dx (1000 x 128 x 2 = 256000 B = 256
+ * ns); the cycles do not change with the dtype (fp16 ran within 3 % of
+ * fp32). */
+Test(max_pool, half_activations_change_the_bytes_not_the_cycles) {
+  struct fixture f;
+  setup(&f, "PoolGPU");
+  struct ds_err err = {0};
+  cr_assert_eq(ds_compute_init(f.topo_loaded, DS_DTYPE_FP32, DS_AMP_FP16, &f.c, &err), DS_OK);
+  struct ds_pool_kernel k;
+  double bwd = ds_compute_max_pool_ns(&f.c, &f.m->layers[0], 1000, 1, &k);
+  cr_assert_float_eq(k.fill_bytes, 256000, 1e-6);
+  cr_assert_float_eq(k.cycles, 363936, 1e-6);
+  cr_assert_float_eq(bwd, 256 + 90984, 1e-6);
+  teardown(&f);
+}
+
+static ds_status load_text(const char *text, struct ds_model **out, struct ds_err *err) {
+  char path[] = "/tmp/ddpsim-pool-model-XXXXXX";
+  ds_test_write_temp(path, text);
+  ds_status st = ds_model_load(path, out, err);
+  unlink(path);
+  return st;
+}
+
+/* A one-layer model of class cls with the pool lines `keys` (lines 13 on). */
+static void pool_model(char *text, size_t cap, const char *cls, const char *keys) {
+  snprintf(text, cap,
+           "schema_version: 1\nname: b\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
+           "layers:\n  - name: l\n    class: %s\n    fwd_flops: 0\n    bwd_flops: 0\n"
+           "    fwd_bytes: 1\n    act_bytes: 0\n%s    params:\n      - {name: w, numel: 1}\n",
+           cls, keys);
+}
+
+Test(max_pool, bad_keys_are_located) {
+  static const char *const ok = "    pool_kernel: [3, 3]\n    pool_stride: [2, 2]\n"
+                                "    pool_padding: [1, 1]\n    pool_input: [64, 112, 112]\n";
+  static const char *const bad[][3] = {
+      {"memory", "    pool_kernel: [3, 3]\n", "pool_padding and pool_input together"},
+      {"conv", NULL, "memory-class layers"},
+      {"memory", "    pool_kernel: [3]\n    pool_stride: [2, 2]\n    pool_padding: [1, 1]\n"
+                 "    pool_input: [64, 112, 112]\n", "pool_kernel [h, w], got 1 numbers"},
+      {"memory", "    pool_kernel: [3, 3]\n    pool_stride: [0, 2]\n    pool_padding: [1, 1]\n"
+                 "    pool_input: [64, 112, 112]\n", "each from 1 to 1024, got 0"},
+      {"memory", "    pool_kernel: [3, 3]\n    pool_stride: [2, 2]\n    pool_padding: [2, 1]\n"
+                 "    pool_input: [64, 112, 112]\n", "at most half of pool_kernel"},
+      {"memory", "    pool_kernel: [4, 4]\n    pool_stride: [2, 2]\n    pool_padding: [1, 1]\n"
+                 "    pool_input: [64, 1, 112]\n", "at most the padded input (3), got 4"},
+      {"memory", "    pool_kernel: [3, 3]\n    pool_stride: [2, 2]\n    pool_padding: [1, 1]\n"
+                 "    pool_input: [64, x, 112]\n", ":16:"},
+      {"memory", "    pool_kernel: 3\n    pool_stride: [2, 2]\n    pool_padding: [1, 1]\n"
+                 "    pool_input: [64, 112, 112]\n", ":13:"},
+  };
+  struct ds_model *m = NULL;
+  struct ds_err err = {0};
+  char text[1024];
+  pool_model(text, sizeof text, "memory", ok);
+  cr_assert_eq(load_text(text, &m, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(m->layers[0].pool.height, 112);
+  ds_model_free(m);
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    pool_model(text, sizeof text, bad[i][0], bad[i][1] ? bad[i][1] : ok);
+    m = NULL;
+    err = (struct ds_err){0};
+    cr_assert_eq(load_text(text, &m, &err), DS_EINPUT, "case %zu", i);
+    cr_assert(strstr(err.msg, bad[i][2]), "case %zu: %s", i, err.msg);
+    cr_assert(strstr(err.msg, "/tmp/ddpsim-pool-model-"), "case %zu names no file: %s", i,
+              err.msg);
+  }
+}
+
+/* ddpsim refuses such a file with exit status 2, naming file, line and key. */
+Test(max_pool, ddpsim_refuses_a_bad_pool_key) {
+  char path[] = "/tmp/ddpsim-pool-cli-XXXXXX";
+  ds_test_write_temp(path,
+                     "schema_version: 1\nname: b\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
+                     "layers:\n  - name: l\n    class: memory\n    fwd_flops: 0\n"
+                     "    bwd_flops: 0\n    fwd_bytes: 1\n    act_bytes: 0\n"
+                     "    pool_kernel: [3, 3]\n    pool_stride: [2, 2]\n"
+                     "    pool_padding: [1, 1]\n    pool_input: [64, 112, 0]\n"
+                     "    params:\n      - {name: w, numel: 1}\n");
+  char args[256], msg[128];
+  snprintf(args, sizeof args, "--topo tests/data/tiny-topo.yaml --model %s", path);
+  snprintf(msg, sizeof msg, "%s:16:", path);
+  ds_test_ddpsim_refuses(args, msg);
+  unlink(path);
+}
+
+/* The shipped files end to end: ResNet-50's stem pool on the H200 (132 SMs
+ * at 1980 MHz, kernel_overhead 4 us) against this project's measurements
+ * of it (compute.c: the fp32 batch-32 trace's 103.5 us forward and 288 us
+ * backward kernel, and the fill measured at 22.6 us beside it): forward
+ * 32 x (200704 x 2.42 + 64 x 167^2 x 0.207) cycles = 104.7 us + 4, within
+ * 3 % of 103.5 + 4; the backward within 5 % of 288 + 22.6 + 2 x 4. On a
+ * V100 (80 SMs at 1530 MHz, 900 GB/s) the same cycles take 2.1x as long. */
+Test(max_pool, resnet50s_stem_pool_on_h200_matches_the_measurement) {
+  struct ds_model *m = ds_test_model("models/resnet50.yaml");
+  int32_t l = -1;
+  for (int32_t i = 0; i < m->n_layers; i++)
+    if (strcmp(m->layers[i].name, "maxpool") == 0) l = i;
+  cr_assert(l >= 0);
+  cr_assert_eq(m->layers[l].pool.kernel[0], 3, "the exporter marks the stem pool");
+  cr_assert_eq(m->layers[l].pool.channels, 64);
+  struct ds_topo *t;
+  struct ds_compute c;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_load("validation/topologies/nd-h200-v5.yaml", "topologies/gpus.yaml", &t,
+                            &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK);
+  double fwd = ds_compute_fwd_ns(&c, &m->layers[l], 32);
+  double bwd = ds_compute_max_pool_ns(&c, &m->layers[l], 32, 1, NULL);
+  cr_assert_float_eq(fwd, 107.5e3, 0.03 * 107.5e3, "forward %.0f ns", fwd);
+  cr_assert_float_eq(bwd, 318.6e3, 0.05 * 318.6e3, "backward %.0f ns", bwd);
+  ds_topo_free(t);
+  struct ds_pool_kernel k;
+  cr_assert_eq(ds_topo_load("topologies/dgx1-v100.yaml", "topologies/gpus.yaml", &t, &err),
+               DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK);
+  ds_compute_max_pool_ns(&c, &m->layers[l], 32, 0, &k);
+  cr_assert_float_eq(k.sm_rate_ns - c.params.kernel_overhead_ns, (fwd - 4e3) * 132 * 1980 /
+                     (80 * 1530.0), 1e-3);
+  ds_topo_free(t);
+  ds_model_free(m);
+}

@@ -267,13 +267,13 @@ static ds_status emit_transposes(const struct ds_model *m, const struct ds_compu
                                  int32_t rank, enum ds_op_kind kind, int32_t l, int64_t batch,
                                  struct rank_tails *t, struct ds_schedule_builder *bd) {
   int bwd = kind == DS_OP_BWD;
-  double ns = ds_compute_conv_transpose_ns(c, m, l, batch, bwd);
+  double bytes, ns = ds_compute_conv_transpose(c, m, l, batch, bwd, &bytes);
   if (ns <= 0) return DS_OK;
   char name[160];
   snprintf(name, sizeof name, "%s.transpose", m->layers[l].name);
   struct ds_op op = {.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = kind, .name = name,
                      .layer = l, .bucket = -1, .coll = -1, .root = -1,
-                     .bytes = ds_compute_conv_transpose_bytes(c, m, l, batch, bwd),
+                     .bytes = bytes,
                      .dur_us = ns / 1000};
   return emit_compute(&op, t, bd);
 }

@@ -88,13 +88,11 @@ static double loss_ns(const struct builder *bd, double samples, double *bytes) {
 static ds_status transposes(struct builder *bd, int32_t rank, enum ds_op_kind kind, int32_t l,
                             int64_t batch, int64_t *prev) {
   int bwd = kind == DS_OP_BWD;
-  double ns = ds_compute_conv_transpose_ns(bd->c, bd->m, l, batch, bwd);
+  double bytes, ns = ds_compute_conv_transpose(bd->c, bd->m, l, batch, bwd, &bytes);
   if (ns <= 0) return DS_OK;
   char name[160];
   snprintf(name, sizeof name, "%s.transpose", bd->m->layers[l].name);
-  return emit_compute(bd, rank, kind, name, l, 0,
-                      ds_compute_conv_transpose_bytes(bd->c, bd->m, l, batch, bwd), ns, *prev,
-                      -1, prev);
+  return emit_compute(bd, rank, kind, name, l, 0, bytes, ns, *prev, -1, prev);
 }
 
 /* Forward of every layer, each kernel after its host launch; the first

@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/units.h"
 #include "analysis/metrics.h"
 
-#define NS_PER_MS 1e6
 
 #define IM_COUNT DS_METRIC_COUNT
 #define IM_iter_ms DS_METRIC_iter_ms
@@ -288,8 +288,8 @@ static ds_status measure_pred(struct ds_compare *c, const struct key *ref, size_
   for (size_t i = 0; i < nr; i++) {
     const struct ds_trace_row *r = &c->pred->rows[ref[i].row];
     c->ops[i].op = row_op(c->pred, ref[i].row);
-    c->ops[i].pred_start_ms = (double)(r->start_ns - t0) / NS_PER_MS;
-    c->ops[i].pred_dur_ms = (double)(r->end_ns - r->start_ns) / NS_PER_MS;
+    c->ops[i].pred_start_ms = (double)(r->start_ns - t0) / DS_UNITS_NS_PER_MS;
+    c->ops[i].pred_dur_ms = (double)(r->end_ns - r->start_ns) / DS_UNITS_NS_PER_MS;
   }
   return DS_OK;
 }
@@ -344,8 +344,8 @@ static ds_status join(struct ds_compare *c, const struct key *ref, size_t nr,
     for (size_t i = 0; i < nr; i++) { /* Welford's running mean and M2 */
       const struct ds_trace_row *r = &c->meas->rows[mk[a + i].row];
       struct ds_compare_op *o = &c->ops[i];
-      double d = (double)(r->end_ns - r->start_ns) / NS_PER_MS;
-      double s = (double)(r->start_ns - t0) / NS_PER_MS;
+      double d = (double)(r->end_ns - r->start_ns) / DS_UNITS_NS_PER_MS;
+      double s = (double)(r->start_ns - t0) / DS_UNITS_NS_PER_MS;
       double delta = d - o->meas_dur_ms;
       o->meas_dur_ms += delta / w;
       m2[i] += delta * (d - o->meas_dur_ms);

@@ -9,9 +9,9 @@
 
 #include <stdlib.h>
 
+#include "base/units.h"
 #include "analysis/overlap.h"
 
-#define NS_PER_MS 1e6
 
 static const char *const metric_names[DS_METRIC_COUNT] = {
 #define DS__METRIC_NAME(n) #n,
@@ -92,25 +92,25 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
   int64_t c = ds_overlap_total_ns(comm, n_comm);
   int64_t x = ds_overlap_uncovered_ns(comm, n_comm, comp, n_comp);
   int64_t origin = prev_end_ns > t0 ? prev_end_ns : t0;
-  v[DS_METRIC_iter_ms] = n ? (double)(t1 - origin) / NS_PER_MS : 0;
-  v[DS_METRIC_fwd_ms] = (double)fwd / NS_PER_MS;
-  v[DS_METRIC_bwd_ms] = (double)bwd / NS_PER_MS;
-  v[DS_METRIC_step_ms] = (double)(step > 0 ? step : step_host) / NS_PER_MS;
-  v[DS_METRIC_comm_ms] = (double)c / NS_PER_MS;
-  v[DS_METRIC_exposed_comm_ms] = (double)x / NS_PER_MS;
+  v[DS_METRIC_iter_ms] = n ? (double)(t1 - origin) / DS_UNITS_NS_PER_MS : 0;
+  v[DS_METRIC_fwd_ms] = (double)fwd / DS_UNITS_NS_PER_MS;
+  v[DS_METRIC_bwd_ms] = (double)bwd / DS_UNITS_NS_PER_MS;
+  v[DS_METRIC_step_ms] = (double)(step > 0 ? step : step_host) / DS_UNITS_NS_PER_MS;
+  v[DS_METRIC_comm_ms] = (double)c / DS_UNITS_NS_PER_MS;
+  v[DS_METRIC_exposed_comm_ms] = (double)x / DS_UNITS_NS_PER_MS;
   v[DS_METRIC_overlap_pct] = c > 0 ? 100.0 * (double)(c - x) / (double)c : 0;
   /* PyTorch's DDP logger (torch/csrc/distributed/c10d/logger.cpp):
    * backward compute = compute end - compute start, comm = comm end - comm
    * start, overlap = backward compute end - comm start; a negative span
    * gives no value there (reducer_timer.hpp), 0 here. */
   if (bwd_first <= bwd_last)
-    v[DS_METRIC_ddp_bwd_compute_ms] = (double)(bwd_last - bwd_first) / NS_PER_MS;
+    v[DS_METRIC_ddp_bwd_compute_ms] = (double)(bwd_last - bwd_first) / DS_UNITS_NS_PER_MS;
   if (comm_first <= comm_last) {
     int64_t span = comm_last - comm_first;
-    v[DS_METRIC_ddp_bwd_comm_ms] = (double)span / NS_PER_MS;
+    v[DS_METRIC_ddp_bwd_comm_ms] = (double)span / DS_UNITS_NS_PER_MS;
     if (bwd_first <= bwd_last && bwd_last > comm_first) {
       int64_t ov = bwd_last - comm_first;
-      v[DS_METRIC_ddp_overlap_ms] = (double)ov / NS_PER_MS;
+      v[DS_METRIC_ddp_overlap_ms] = (double)ov / DS_UNITS_NS_PER_MS;
       v[DS_METRIC_ddp_overlap_pct] =
           span > 0 ? 100.0 * (double)(ov < span ? ov : span) / (double)span : 0;
     }

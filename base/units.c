@@ -22,18 +22,13 @@ struct unit {
   double scale;     /* multiplier to the base unit */
 };
 
-#define KIB 1024.0
-#define MIB (1024.0 * KIB)
-#define GIB (1024.0 * MIB)
-#define TIB (1024.0 * GIB)
-
 /* Result in bytes. "K", "M", "G" alone are binary because that is what
  * nccl-tests' -b/-e size flags mean, and users copy those. */
 static const struct unit bytes_units[] = {
     {"", 1.0},     {"B", 1.0},     {"KB", 1e3},    {"kB", 1e3},
-    {"KiB", KIB},  {"MB", 1e6},    {"MiB", MIB},   {"GB", 1e9},
-    {"GiB", GIB},  {"TB", 1e12},   {"TiB", TIB},   {"K", KIB},
-    {"M", MIB},    {"G", GIB},
+    {"KiB", DS_UNITS_KIB},  {"MB", 1e6},    {"MiB", DS_UNITS_MIB},   {"GB", 1e9},
+    {"GiB", DS_UNITS_GIB},  {"TB", 1e12},   {"TiB", DS_UNITS_TIB},   {"K", DS_UNITS_KIB},
+    {"M", DS_UNITS_MIB},    {"G", DS_UNITS_GIB},
 };
 
 /* Result in bytes per second; bit rates (lower-case b, as network links are
@@ -43,9 +38,9 @@ static const struct unit bw_units[] = {
     {"KBps", 1e3},       {"KB/s", 1e3},         {"kBps", 1e3},
     {"kB/s", 1e3},       {"MBps", 1e6},         {"MB/s", 1e6},
     {"GBps", 1e9},       {"GB/s", 1e9},         {"TBps", 1e12},
-    {"TB/s", 1e12},      {"KiBps", KIB},        {"KiB/s", KIB},
-    {"MiBps", MIB},      {"MiB/s", MIB},        {"GiBps", GIB},
-    {"GiB/s", GIB},      {"TiBps", TIB},        {"TiB/s", TIB},
+    {"TB/s", 1e12},      {"KiBps", DS_UNITS_KIB},        {"KiB/s", DS_UNITS_KIB},
+    {"MiBps", DS_UNITS_MIB},      {"MiB/s", DS_UNITS_MIB},        {"GiBps", DS_UNITS_GIB},
+    {"GiB/s", DS_UNITS_GIB},      {"TiBps", DS_UNITS_TIB},        {"TiB/s", DS_UNITS_TIB},
     {"bps", 0.125},      {"b/s", 0.125},        {"Kbps", 1e3 * 0.125},
     {"Kb/s", 1e3 * 0.125}, {"kbps", 1e3 * 0.125}, {"kb/s", 1e3 * 0.125},
     {"Mbps", 1e6 * 0.125}, {"Mb/s", 1e6 * 0.125}, {"Gbps", 1e9 * 0.125},

@@ -39,6 +39,17 @@ extern "C" {
 #define DS_UNITS_NS_MAX INT64_C(1000000000000000000)
 #define DS_UNITS_NS_OVER (DS_UNITS_NS_MAX + 1)
 
+/* The units' sizes, for code that converts or prints in them (the
+ * parsers' tables below use the same): binary byte multiples, a GB/s in
+ * bytes per second (decimal, as NCCL and nccl-tests count), a millisecond
+ * in nanoseconds. */
+#define DS_UNITS_KIB 1024.0
+#define DS_UNITS_MIB (1024.0 * DS_UNITS_KIB)
+#define DS_UNITS_GIB (1024.0 * DS_UNITS_MIB)
+#define DS_UNITS_TIB (1024.0 * DS_UNITS_GIB)
+#define DS_UNITS_GBPS 1e9
+#define DS_UNITS_NS_PER_MS 1e6
+
 /* Sizes: "B", "KB", "KiB", "MB", "MiB", "GB", "GiB", "TB", "TiB" (case of the
  * prefix letter as listed, "k" also accepted); a bare number is bytes; "K",
  * "M", "G" alone are accepted as binary (nccl-tests' -b 8 -e 1G). Result in

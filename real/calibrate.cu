@@ -83,7 +83,6 @@
 #include "base/units.h"
 #include "traces/trace.h"
 
-#define GEMM_MAX_DIM 8192 /* as dev_cuda.cu */
 #define LAUNCHES 1000
 #define COPY_BYTES ((size_t)512 << 20)
 #define MAX_POINTS 64
@@ -307,7 +306,7 @@ static ds_status collect_shapes(const struct ds_schedule *s, struct cal_ctx *c,
     if (op->rank != 0 || (op->kind != DS_OP_FWD && op->kind != DS_OP_BWD) || !(op->flops > 0))
       continue;
     double dd = cbrt(op->flops / 2.0);
-    if (dd > GEMM_MAX_DIM) dd = GEMM_MAX_DIM;
+    if (dd > DS_CUDA_GEMM_MAX_DIM) dd = DS_CUDA_GEMM_MAX_DIM;
     size_t d = dd < 1 ? 1 : (size_t)llround(dd);
     double per = 2.0 * (double)d * (double)d * (double)d;
     long reps = lround(op->flops / per);
@@ -1089,7 +1088,7 @@ static ds_status finish(struct cal_ctx *c, const struct compute_meas *m, int32_t
         "glennklockwood.com/garden/processors)\n", row->table_name);
   add(&h, "# gemm: %zu shapes from %zu fwd/bwd ops of rank 0 in %s (cuBLAS SGEMM, edge "
       "cbrt(flops/2) <= %d, repeated to the flops), median of %d\n", c->n_shapes, c->n_ops,
-      o->schedule, GEMM_MAX_DIM, o->iters);
+      o->schedule, DS_CUDA_GEMM_MAX_DIM, o->iters);
   for (int math = 0; math < 1 + mm.have_tf32; math++) {
     const struct linfit *ff = &mm.free_fit[math], *fx = &mm.fixed_fit[math];
     add(&h, "#   %s: free fit t = %.3gus + F/(%.4g TFLOP/s), R2 %.5f, rms rel residual "

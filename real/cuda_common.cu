@@ -18,8 +18,6 @@
 #include <string.h>
 #include <time.h>
 
-#define DEFAULT_TIMEOUT_S 300.0
-
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -33,10 +31,10 @@ static void nap(void) {
 
 extern "C" double ds__cuda_timeout_s(void) {
   const char *v = getenv("DDPREAL_TIMEOUT_S");
-  if (!v || !*v) return DEFAULT_TIMEOUT_S;
+  if (!v || !*v) return DS_REAL_TIMEOUT_S;
   char *end;
   double x = strtod(v, &end);
-  return *end == '\0' && x > 0 ? x : DEFAULT_TIMEOUT_S;
+  return *end == '\0' && x > 0 ? x : DS_REAL_TIMEOUT_S;
 }
 
 extern "C" ds_status ds__cuda_fail(struct ds_err *err, int32_t rank, const char *call,

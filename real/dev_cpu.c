@@ -28,6 +28,7 @@
  * outputs with -1 so a collective that did nothing is caught next time.
  */
 #include "device.h"
+#include "launch.h"
 #include "schedule_check.h"
 
 #include <gsl/gsl_blas.h>
@@ -98,7 +99,6 @@ struct ds_dev_rank {
 };
 
 #define TAG_ARRIVE 7001
-#define DEFAULT_TIMEOUT_S 300.0
 
 static int64_t now_ns(void) {
   struct timespec ts;
@@ -209,10 +209,10 @@ static void die_mpi(const struct ds_dev_rank *r, const struct ds_op *o,
  * same variable the cuda device reads. */
 static double timeout_from_env(void) {
   const char *v = getenv("DDPREAL_TIMEOUT_S");
-  if (!v || !*v) return DEFAULT_TIMEOUT_S;
+  if (!v || !*v) return DS_REAL_TIMEOUT_S;
   char *end;
   double x = strtod(v, &end);
-  return *end == '\0' && x > 0 ? x : DEFAULT_TIMEOUT_S;
+  return *end == '\0' && x > 0 ? x : DS_REAL_TIMEOUT_S;
 }
 
 /* Rank 0: takes in every arrival announced so far. */

@@ -44,9 +44,6 @@
 
 extern char **environ;
 
-/* The largest GEMM edge: three 8192^2 float matrices are 768 MiB. Bigger
- * ops run the GEMM several times (reps) to reach their flops. */
-#define GEMM_MAX_DIM 8192
 /* Copies (h2d, d2h) move at most this much per cudaMemcpyAsync and repeat
  * it for bigger ops, so the pinned staging buffer stays small. */
 #define COPY_MAX_BYTES ((size_t)256 << 20)
@@ -129,7 +126,7 @@ static void coll_counts(const struct ds_dev_rank *r, const struct ds_op *o, size
 static size_t gemm_dim_for(double flops) {
   if (!(flops > 0)) return 0;
   double d = cbrt(flops / 2.0);
-  if (d > GEMM_MAX_DIM) d = GEMM_MAX_DIM;
+  if (d > DS_CUDA_GEMM_MAX_DIM) d = DS_CUDA_GEMM_MAX_DIM;
   return d < 1 ? 1 : (size_t)llround(d);
 }
 

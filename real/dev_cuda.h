@@ -26,6 +26,11 @@
 extern "C" {
 #endif
 
+/* The largest GEMM edge of gemm mode (dev_cuda.cu) and of the calibration's
+ * GEMMs (calibrate.cu): three 8192^2 float matrices are 768 MiB. Bigger
+ * ops run the GEMM several times (reps) to reach their flops. */
+#define DS_CUDA_GEMM_MAX_DIM 8192
+
 /* Status for a failed CUDA runtime call: DS_EIO, "rank R: CALL failed:
  * cudaErrorX (text)". */
 ds_status ds__cuda_fail(struct ds_err *err, int32_t rank, const char *call, cudaError_t e);

@@ -18,6 +18,11 @@
 extern "C" {
 #endif
 
+/* The longest wait for the other ranks, seconds, unless DDPREAL_TIMEOUT_S
+ * (--timeout) says otherwise: the launcher's barriers and the devices'
+ * collectives and GPU waits read the same default. */
+#define DS_REAL_TIMEOUT_S 300.0
+
 struct ds_launcher {
   int32_t rank;
   int32_t world;

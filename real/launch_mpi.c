@@ -37,7 +37,7 @@ static double timeout_s(void) {
   const char *v = getenv("DDPREAL_TIMEOUT_S");
   char *end;
   double x = v && *v ? strtod(v, &end) : 0;
-  return v && *v && *end == '\0' && x > 0 ? x : 300.0;
+  return v && *v && *end == '\0' && x > 0 ? x : DS_REAL_TIMEOUT_S;
 }
 
 /* A barrier that a stopped or hung rank cannot hold for ever (issue #15,

@@ -19,6 +19,7 @@
 
 #include "sim/train/compute.h"
 #include "sim/train/ddp.h"
+#include "sim/train/host.h"
 #include "sim/train/model.h"
 #include "sim/net/topo.h"
 #include "tests/support.h"
@@ -171,6 +172,46 @@ Test(host, pytorch_1_4_step_pays_a_launch_per_kernel_when_gpu_bound) {
   cr_assert_float_eq(ds_test_csv_num(r.out, "step_ms", 0), step[1] / 1e3, 1e-6, "%s", r.out);
   ds_test_release(&r);
   remove_dir(dir);
+}
+
+Test(host, pytorch_1_4_step_host_ops_are_the_first_launch_and_the_rest) {
+  /* ds_host_emit_step, which dp and ddp share: the tiny model's 12 loop
+   * ops at host_grad_copy (P): the first launch (P) and the other 11 (11
+   * P), both on the rank's host stream with no dependency, numbered from
+   * the builder's next id; the first's id back. The foreach step: none. */
+  struct ds_err err = {0};
+  struct ds_topo *t;
+  cr_assert_eq(ds_topo_load("tests/data/tiny-host-topo.yaml", NULL, &t, &err), DS_OK, "%s",
+               err.msg);
+  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
+  struct ds_compute c;
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK, "%s", err.msg);
+  struct ds_schedule *s;
+  cr_assert_eq(ds_schedule_new(4, &s), DS_OK);
+  struct ds_schedule_builder bd = {s, 10};
+  int64_t first = 0;
+  cr_assert_eq(ds_host_emit_step(&bd, &c, m, 3, &first), DS_OK);
+  cr_assert_eq(first, -1);
+  cr_assert_eq(s->n_ops, 0);
+  c.optimizer_loop = 1;
+  cr_assert_eq(ds_host_emit_step(&bd, &c, m, 3, &first), DS_OK);
+  cr_assert_eq(first, 10);
+  cr_assert_eq(s->n_ops, 2);
+  const double dur[2] = {P_US, 11 * P_US};
+  for (size_t i = 0; i < 2; i++) {
+    const struct ds_op *op = &s->ops[i];
+    cr_assert_eq(op->id, 10 + (int64_t)i);
+    cr_assert_eq(op->rank, 3);
+    cr_assert_eq(op->stream, DS_STREAM_HOST);
+    cr_assert_eq(op->kind, DS_OP_STEP);
+    cr_assert_str_eq(op->name, "optimizer");
+    cr_assert_eq(op->dep_count, 0);
+    cr_assert_float_eq(op->dur_us, dur[i], 1e-9, "op %zu", i);
+  }
+  cr_assert_eq(bd.next_id, 12);
+  ds_schedule_free(s);
+  ds_model_free(m);
+  ds_topo_free(t);
 }
 
 Test(host, ddp_reducer_host_work_per_gradient_and_per_bucket) {

@@ -11,10 +11,10 @@
 #include "base/cli.h"
 #include "base/lookup.h"
 #include "base/values.h"
+#include "base/units.h"
 #include "sim/train/ddp.h"
 #include "sim/train/model.h"
 
-#define MIB (1024.0 * 1024.0)
 
 struct bucketcmd_options {
   const char *model;
@@ -101,8 +101,8 @@ ds_status ds_bucketcmd_main(int argc, char **argv, FILE *out, struct ds_err *err
   double cap = o.bucket_mb > 0 ? o.bucket_mb : 25;
   double first = ds_ddp_first_bucket_mb(o.rules, o.bucket_mb, o.first_bucket_mb);
   struct ds_ddp_plan plan;
-  ds_status st = ds_ddp_plan_rules(m, 4, first * MIB, cap * MIB, o.find_unused, o.static_graph,
-                                   o.rules, &plan);
+  ds_status st = ds_ddp_plan_rules(m, 4, first * DS_UNITS_MIB, cap * DS_UNITS_MIB,
+                                   o.find_unused, o.static_graph, o.rules, &plan);
   if (st != DS_OK) {
     ds_model_free(m);
     return ds_err_set(err, st, "out of memory");

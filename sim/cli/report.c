@@ -8,11 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/units.h"
 #include "analysis/metrics.h"
 #include "sim/coll/nccl_model.h"
 
-#define GIB (1024.0 * 1024.0 * 1024.0)
-#define MIB (1024.0 * 1024.0)
 
 static void fill_timing(struct ds_summary *s, const struct ds_metrics *m) {
   s->iter_ms = m->v[DS_METRIC_iter_ms];
@@ -221,7 +220,7 @@ static void print_csv(FILE *fp, const struct ds_summary *rows, int32_t n) {
     /* The bucket sizes, in order, as one field: ';' keeps it one column. */
     fputc(',', fp);
     for (int32_t b = 0; b < r->n_buckets; b++)
-      fprintf(fp, "%s%.6f", b ? ";" : "", r->bucket_bytes[b] / MIB);
+      fprintf(fp, "%s%.6f", b ? ";" : "", r->bucket_bytes[b] / DS_UNITS_MIB);
     fputc('\n', fp);
   }
 }
@@ -243,7 +242,7 @@ static void print_json(FILE *fp, const struct ds_summary *rows, int32_t n) {
 #undef DS__JSON_FIELD
     fputs(", \"bucket_mib\": [", fp);
     for (int32_t b = 0; b < r->n_buckets; b++)
-      fprintf(fp, "%s%.6f", b ? ", " : "", r->bucket_bytes[b] / MIB);
+      fprintf(fp, "%s%.6f", b ? ", " : "", r->bucket_bytes[b] / DS_UNITS_MIB);
     fprintf(fp, "]}%s\n", i + 1 < n ? "," : "");
   }
   fputs("]\n", fp);
@@ -253,9 +252,9 @@ static void print_buckets(FILE *fp, const struct ds_summary *r) {
   fprintf(fp, "  buckets            %d:", r->n_buckets);
   int32_t shown = r->n_buckets <= 12 ? r->n_buckets : 10;
   for (int32_t b = 0; b < shown; b++)
-    fprintf(fp, "%s %.2f", b ? "," : "", r->bucket_bytes[b] / MIB);
+    fprintf(fp, "%s %.2f", b ? "," : "", r->bucket_bytes[b] / DS_UNITS_MIB);
   if (shown < r->n_buckets)
-    fprintf(fp, ", ... %.2f", r->bucket_bytes[r->n_buckets - 1] / MIB);
+    fprintf(fp, ", ... %.2f", r->bucket_bytes[r->n_buckets - 1] / DS_UNITS_MIB);
   fputs(" MiB\n", fp);
   if (r->bucket_rule) fprintf(fp, "    rule         %s\n", r->bucket_rule);
 }
@@ -284,8 +283,9 @@ static void print_dp_gpu(FILE *fp, const char *what, const struct ds_dp_gpu_memo
   fprintf(fp,
           "    %-12s %10.3f GiB (params %.3f + grads %.3f + optimizer %.3f + "
           "activations %.3f + inputs %.3f + outputs %.3f)\n",
-          what, m->total / GIB, m->params / GIB, m->grads / GIB, m->optimizer / GIB,
-          m->activations / GIB, m->inputs / GIB, m->outputs / GIB);
+          what, m->total / DS_UNITS_GIB, m->params / DS_UNITS_GIB, m->grads / DS_UNITS_GIB,
+          m->optimizer / DS_UNITS_GIB, m->activations / DS_UNITS_GIB, m->inputs / DS_UNITS_GIB,
+          m->outputs / DS_UNITS_GIB);
 }
 
 /* One row of a run that is not DDP alone (--strategy with other names). */
@@ -350,11 +350,12 @@ static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
     fprintf(fp,
             "  peak memory    %10.3f GiB per GPU (params %.3f + grads %.3f + "
             "buckets %.3f + optimizer %.3f + activations %.3f)\n",
-            r->peak_mem_gib, r->mem.params / GIB, r->mem.grads / GIB,
-            r->mem.buckets / GIB, r->mem.optimizer / GIB, r->mem.activations / GIB);
+            r->peak_mem_gib, r->mem.params / DS_UNITS_GIB, r->mem.grads / DS_UNITS_GIB,
+            r->mem.buckets / DS_UNITS_GIB, r->mem.optimizer / DS_UNITS_GIB,
+            r->mem.activations / DS_UNITS_GIB);
     if (r->mem.hook > 0)
       fprintf(fp, "    comm hook    %10.3f GiB of it: the hook's buffers (docs/strategies.md)\n",
-              r->mem.hook / GIB);
+              r->mem.hook / DS_UNITS_GIB);
     if (r->has_ps)
       fprintf(fp, "    GPU 0 %.3f GiB, other GPUs up to %.3f GiB  (above: the fullest; a "
                   "server's GPU adds its shard's master copy, optimizer state%s)\n",
@@ -441,12 +442,12 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     fprintf(fp,
             "  peak memory    %10.3f GiB per GPU (params %.3f + grads %.3f + "
             "buckets %.3f + optimizer %.3f + activations %.3f)\n",
-            r->peak_mem_gib, r->mem.params / GIB, r->mem.grads / GIB,
-            r->mem.buckets / GIB, r->mem.optimizer / GIB,
-            r->mem.activations / GIB);
+            r->peak_mem_gib, r->mem.params / DS_UNITS_GIB, r->mem.grads / DS_UNITS_GIB,
+            r->mem.buckets / DS_UNITS_GIB, r->mem.optimizer / DS_UNITS_GIB,
+            r->mem.activations / DS_UNITS_GIB);
     if (r->mem.hook > 0)
       fprintf(fp, "    comm hook    %10.3f GiB of it: the hook's buffers (docs/strategies.md)\n",
-              r->mem.hook / GIB);
+              r->mem.hook / DS_UNITS_GIB);
   }
 }
 

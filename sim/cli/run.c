@@ -31,6 +31,7 @@
 #include "sim/train/exec.h"
 #include "sim/train/jitter.h"
 #include "base/lookup.h"
+#include "base/units.h"
 #include "sim/train/model.h"
 #include "sim/coll/nccl_model.h"
 #include "sim/train/ps.h"
@@ -40,8 +41,6 @@
 #include "sim/cli/sweep_plot.h"
 #include "sim/net/topo.h"
 
-#define MIB (1024.0 * 1024.0)
-#define GIB (1024.0 * 1024.0 * 1024.0)
 
 /* What every configuration shares: the loaded files. */
 struct loaded {
@@ -286,9 +285,10 @@ static ds_status run_one(struct config_run *c, double bucket_mb,
   int dsz = ds_dtype_bytes(o->dtype);
   ds_status st;
 
-  DS_CHECK_GOTO(ds_ddp_plan_rules(c->model, dsz, ds_options_first_bucket_mb(o, bucket_mb) * MIB,
-                                  bucket_mb * MIB, o->find_unused_parameters, o->static_graph,
-                                  o->ddp_rules, &plan), st, oom);
+  DS_CHECK_GOTO(ds_ddp_plan_rules(c->model, dsz,
+                                  ds_options_first_bucket_mb(o, bucket_mb) * DS_UNITS_MIB,
+                                  bucket_mb * DS_UNITS_MIB, o->find_unused_parameters,
+                                  o->static_graph, o->ddp_rules, &plan), st, oom);
   size_t n_it = (size_t)o->iters;
   iter_block = malloc((n_it + 1) * sizeof *iter_block);
   iter_at = malloc((n_it + 1) * sizeof *iter_at);
@@ -373,7 +373,7 @@ static ds_status run_one(struct config_run *c, double bucket_mb,
   sum->n_buckets = plan.rebuilt.n;
   if (o->strategy_id != DS_STRATEGY_DDP) {
     /* dp's "buckets" are reduce_add_coalesced's groups; single has none */
-    sum->bucket_mb = o->strategy_id == DS_STRATEGY_DP ? DS_DP_COALESCE_BYTES / MIB : 0;
+    sum->bucket_mb = o->strategy_id == DS_STRATEGY_DP ? DS_DP_COALESCE_BYTES / DS_UNITS_MIB : 0;
     sum->n_buckets = o->strategy_id == DS_STRATEGY_DP ? c->dp_chunks.n : 0;
     sum->first_bucket_mb = o->first_bucket_mb;
     sum->bucket_rule = NULL;
@@ -440,8 +440,8 @@ static ds_status add_hook_memory(const struct config_run *c, const struct ds_opt
   struct ds_buckets bk = {0};
   if (o->comm_hook.kind == DS_HOOK_NONE) return DS_OK;
   if (ds_ddp_buckets(c->model, ds_dtype_bytes(o->dtype),
-                     ds_options_first_bucket_mb(o, o->bucket_mb[0]) * MIB,
-                     o->bucket_mb[0] * MIB, DS_BUCKETS_READY, &bk) != DS_OK)
+                     ds_options_first_bucket_mb(o, o->bucket_mb[0]) * DS_UNITS_MIB,
+                     o->bucket_mb[0] * DS_UNITS_MIB, DS_BUCKETS_READY, &bk) != DS_OK)
     return ds_err_set(err, DS_ENOMEM, "out of memory");
   mem->hook = ds_comm_hook_memory(&o->comm_hook, c->model, o->dtype, &bk);
   mem->total += mem->hook;
@@ -651,12 +651,13 @@ static ds_status ps_memory(const struct config_run *c, struct ds_summary *s,
   for (int32_t g = 0; g < c->world; g++) {
     struct ds_ddp_memory m;
     ds_ps_memory(c->model, &c->compute.precision, c->batch, &sh, mode, c->world, g, &m);
-    if (g == 0) s->peak_mem_gib_gpu0 = m.total / GIB;
-    else if (m.total / GIB > s->peak_mem_gib_other) s->peak_mem_gib_other = m.total / GIB;
+    if (g == 0) s->peak_mem_gib_gpu0 = m.total / DS_UNITS_GIB;
+    else if (m.total / DS_UNITS_GIB > s->peak_mem_gib_other)
+      s->peak_mem_gib_other = m.total / DS_UNITS_GIB;
     if (g == 0 || m.total > s->mem.total) s->mem = m;
   }
-  s->peak_mem_gib = s->mem.total / GIB;
-  s->gpu_mem_gib = c->topo->gpu.mem_bytes / GIB;
+  s->peak_mem_gib = s->mem.total / DS_UNITS_GIB;
+  s->gpu_mem_gib = c->topo->gpu.mem_bytes / DS_UNITS_GIB;
   ds_ps_shards_release(&sh);
   return DS_OK;
 }
@@ -796,19 +797,19 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
                                     .optimizer = s->dp_mem.gpu0.optimizer,
                                     .activations = s->dp_mem.gpu0.activations,
                                     .total = s->dp_mem.gpu0.total};
-    s->peak_mem_gib_gpu0 = s->dp_mem.gpu0.total / GIB;
-    s->peak_mem_gib_other = s->dp_mem.other.total / GIB;
+    s->peak_mem_gib_gpu0 = s->dp_mem.gpu0.total / DS_UNITS_GIB;
+    s->peak_mem_gib_other = s->dp_mem.other.total / DS_UNITS_GIB;
     break;
   }
   case DS_STRATEGY_SINGLE: /* no bucket copies; no other GPU (0) */
     ds_ddp_memory(c.model, &c.compute.precision, c.batch, 1, &s->mem);
-    s->peak_mem_gib_gpu0 = s->mem.total / GIB;
+    s->peak_mem_gib_gpu0 = s->mem.total / DS_UNITS_GIB;
     s->peak_mem_gib_other = 0;
     break;
   default:
     ds_ddp_memory(c.model, &c.compute.precision, c.batch, oc.grad_as_bucket_view, &s->mem);
     DS_CHECK_GOTO(add_hook_memory(&c, &oc, &s->mem, err), st, out);
-    s->peak_mem_gib_gpu0 = s->peak_mem_gib_other = s->mem.total / GIB;
+    s->peak_mem_gib_gpu0 = s->peak_mem_gib_other = s->mem.total / DS_UNITS_GIB;
     break;
   }
   s->strategy = oc.strategy;
@@ -826,8 +827,8 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
   s->batch_per_gpu = c.batch;
   s->iters = oc.iters;
   s->reported_iter = oc.iters - 1;
-  s->peak_mem_gib = s->mem.total / GIB;
-  s->gpu_mem_gib = c.topo->gpu.mem_bytes / GIB;
+  s->peak_mem_gib = s->mem.total / DS_UNITS_GIB;
+  s->gpu_mem_gib = c.topo->gpu.mem_bytes / DS_UNITS_GIB;
   DS_CHECK_GOTO(run_one(&c, oc.bucket_mb[0], s, &bucket_bytes, err), st, out);
   /* Samples trained per second; no_sync's micro-steps each take a batch. */
   s->samples_per_s = (double)c.world * (double)c.batch * (s->no_sync > 1 ? s->no_sync : 1) /
@@ -932,10 +933,10 @@ static ds_status run_all(const struct ds_options *o, FILE *out, struct ds_run_tr
     ds_sweep_print_best(out, o, sums, (int32_t)n);
   if (o->measured && o->format == DS_FORMAT_TEXT)
     DS_CHECK_GOTO(ds_measured_report(out, o, sums, (int32_t)n, &meas, err), st, done);
-  double mem = ds_report_peak_mem_gib(&sums[worst_mem]) * GIB;
+  double mem = ds_report_peak_mem_gib(&sums[worst_mem]) * DS_UNITS_GIB;
   if (mem > ld.topo->gpu.mem_bytes && o->format == DS_FORMAT_TEXT)
     fprintf(out, "\nwarning: %.2f GiB per GPU exceeds the %s's %.0f GB of memory\n",
-            mem / GIB, ld.topo->gpu.name, ld.topo->gpu.mem_bytes / 1e9);
+            mem / DS_UNITS_GIB, ld.topo->gpu.name, ld.topo->gpu.mem_bytes / 1e9);
   st = DS_OK;
 done:
   for (int64_t i = 0; rows && i < n; i++) ds_row_release(&rows[i]);

@@ -15,7 +15,6 @@
 #include "sim/coll/nccl_model.h"
 #include "sim/net/topo.h"
 
-#define MAX_ROUTE 64
 /* Every ordered pair is checked up to this many GPUs; above, the ring's
  * hops and GPU 0 to and from every GPU. */
 #define ALL_PAIRS_MAX 64
@@ -179,8 +178,8 @@ static void print_devices_and_links(FILE *out, const struct ds_topo *t) {
 
 static ds_status print_route(FILE *out, struct ds_topo *t, int32_t from, int32_t to,
                              struct ds_err *err) {
-  int32_t links[MAX_ROUTE], n;
-  DS_CHECK(ds_topo_route(t, from, to, links, MAX_ROUTE, &n, err));
+  int32_t links[DS_TOPO_MAX_ROUTE], n;
+  DS_CHECK(ds_topo_route(t, from, to, links, DS_TOPO_MAX_ROUTE, &n, err));
   double bw = 0, lat = 0;
   char label[48];
   vertex_label(t, t->gpu_vertex[from], label, sizeof label);
@@ -202,11 +201,11 @@ static ds_status print_route(FILE *out, struct ds_topo *t, int32_t from, int32_t
  * passing through a third GPU; checked for all pairs up to ALL_PAIRS_MAX
  * GPUs, else for GPU 0 to and from each. The first failure names both. */
 static ds_status check_reachable(struct ds_topo *t, int32_t world, struct ds_err *err) {
-  int32_t links[MAX_ROUTE], n;
+  int32_t links[DS_TOPO_MAX_ROUTE], n;
   for (int32_t a = 0; a < world; a++)
     for (int32_t b = 0; b < world; b++) {
       if (a == b || (world > ALL_PAIRS_MAX && a != 0 && b != 0)) continue;
-      DS_CHECK(ds_topo_route(t, a, b, links, MAX_ROUTE, &n, err));
+      DS_CHECK(ds_topo_route(t, a, b, links, DS_TOPO_MAX_ROUTE, &n, err));
     }
   return DS_OK;
 }

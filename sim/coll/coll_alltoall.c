@@ -27,7 +27,6 @@
 #include "sim/coll/coll.h"
 #include "sim/coll/coll_impl.h"
 
-#define MAX_ROUTE 64
 
 struct a2a_flow {
   int32_t src, dst;   /* members */
@@ -143,7 +142,8 @@ static ds_status route_flow(const struct ds_coll_spec *spec, struct a2a_flow *f,
                             int32_t *links, double payload, struct ds_err *err) {
   struct ds_topo *t = spec->topo;
   const struct ds_ring *r = spec->ring;
-  DS_CHECK(ds_topo_route(t, r->gpus[f->src], r->gpus[f->dst], links, MAX_ROUTE, &f->len, err));
+  DS_CHECK(ds_topo_route(t, r->gpus[f->src], r->gpus[f->dst], links, DS_TOPO_MAX_ROUTE, &f->len,
+                         err));
   double lat = 0;
   for (int32_t k = 0; k < f->len; k++) lat += t->links[links[k]].lat_ns;
   const struct ds_coll_proto *p = spec->proto;
@@ -193,8 +193,8 @@ ds_status ds__coll_alltoall_new(const struct ds_coll_spec *spec, enum ds_coll_ki
   for (int32_t d = 1; d < n; d++) {
     for (int32_t m = 0; m < n; m++) {
       struct a2a_flow f = {.src = m, .dst = (m + d) % n, .first = used};
-      if (used + MAX_ROUTE > links_cap) {
-        size_t cap = 2 * (size_t)links_cap + MAX_ROUTE;
+      if (used + DS_TOPO_MAX_ROUTE > links_cap) {
+        size_t cap = 2 * (size_t)links_cap + DS_TOPO_MAX_ROUTE;
         int32_t *grown = realloc(c->links, cap * sizeof *c->links);
         if (!grown) goto fail;
         c->links = grown;

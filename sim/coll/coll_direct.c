@@ -19,7 +19,6 @@
 #include "sim/coll/coll.h"
 #include "sim/coll/coll_impl.h"
 
-#define MAX_ROUTE 64
 #define MAX_DIRECT_RANKS 30000 /* 2 N^2 flow indices fit in 31 bits */
 
 struct rank_state {
@@ -150,15 +149,16 @@ ds_status ds__coll_direct_new(const struct ds_coll_spec *s, struct ds_coll **out
       size_t k = (size_t)i * (size_t)n + (size_t)j;
       c->route_first[k] = (int32_t)used;
       if (i == j) continue;
-      if (used + MAX_ROUTE > cap) {
-        cap = 2 * cap + MAX_ROUTE;
+      if (used + DS_TOPO_MAX_ROUTE > cap) {
+        cap = 2 * cap + DS_TOPO_MAX_ROUTE;
         int32_t *p = realloc(c->route_links, cap * sizeof *p);
         if (!p) goto fail;
         c->route_links = p;
       }
       int32_t len;
       DS_CHECK_GOTO(ds_topo_route(s->topo, s->ring->gpus[i], s->ring->gpus[j],
-                                  c->route_links + used, MAX_ROUTE, &len, err), st, out);
+                                  c->route_links + used, DS_TOPO_MAX_ROUTE, &len, err),
+                    st, out);
       for (int32_t q = 0; q < len; q++)
         c->route_lat_ns[k] += s->topo->links[c->route_links[used + q]].lat_ns;
       used += (size_t)len;

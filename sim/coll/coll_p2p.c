@@ -19,7 +19,6 @@
 #include "sim/coll/coll.h"
 #include "sim/coll/coll_impl.h"
 
-#define MAX_ROUTE 64
 
 struct p2p_flow {
   int32_t src, dst;   /* members */
@@ -108,7 +107,7 @@ ds_status ds__coll_p2p_new(const struct ds_coll_spec *spec, enum ds_coll_kind ki
   if (!c) return ds_err_set(err, DS_ENOMEM, "collective: out of memory");
   c->base.vt = &p2p_vtbl;
   c->flows = calloc((size_t)n_flows + 1, sizeof *c->flows);
-  c->links = malloc(((size_t)n_flows * MAX_ROUTE + 1) * sizeof *c->links);
+  c->links = malloc(((size_t)n_flows * DS_TOPO_MAX_ROUTE + 1) * sizeof *c->links);
   c->pending = calloc((size_t)n, sizeof *c->pending);
   c->entered = calloc((size_t)n, 1);
   c->done = calloc((size_t)n, 1);
@@ -133,7 +132,7 @@ ds_status ds__coll_p2p_new(const struct ds_coll_spec *spec, enum ds_coll_kind ki
     }
     f.first = used;
     DS_CHECK_GOTO(ds_topo_route(spec->topo, r->gpus[f.src], r->gpus[f.dst],
-                                c->links + used, MAX_ROUTE, &f.len, err), st, fail);
+                                c->links + used, DS_TOPO_MAX_ROUTE, &f.len, err), st, fail);
     for (int32_t k = 0; k < f.len; k++) f.lat_ns += spec->topo->links[c->links[used + k]].lat_ns;
     f.fill_ns = ds__coll_stage_fill_ns(spec->topo, c->links + used, f.len, c->flow_bytes,
                                        INFINITY);

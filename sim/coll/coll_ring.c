@@ -25,7 +25,6 @@
 #include <string.h>
 #include <strings.h>
 
-#define MAX_ROUTE 64
 
 struct member {
   int32_t sends_started;
@@ -145,7 +144,7 @@ enum ds_hop_class ds_route_hop_class(const struct ds_topo *topo, const int32_t *
 ds_status ds_ring_build(struct ds_topo *topo, const int32_t *gpus, int32_t n,
                         struct ds_ring *r, struct ds_err *err) {
   ds_status st = DS_ENOMEM;
-  int32_t route[MAX_ROUTE];
+  int32_t route[DS_TOPO_MAX_ROUTE];
   size_t cap = (size_t)n * 4 + 4, used = 0;
   memset(r, 0, sizeof *r);
   r->n = n;
@@ -165,7 +164,7 @@ ds_status ds_ring_build(struct ds_topo *topo, const int32_t *gpus, int32_t n,
     if (n == 1) break;
     int32_t len;
     DS_CHECK_GOTO(ds_topo_route(topo, gpus[i], gpus[(i + 1) % n], route,
-                                MAX_ROUTE, &len, err), st, fail);
+                                DS_TOPO_MAX_ROUTE, &len, err), st, fail);
     if (used + (size_t)len > cap) {
       cap = 2 * cap + (size_t)len;
       int32_t *p = realloc(r->hop_links, cap * sizeof *p);

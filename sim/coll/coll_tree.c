@@ -241,10 +241,10 @@ static void dbtree_parents(const struct dbtree_layout *g, int32_t r, int t, int3
  * GPU -> switch -> GPU through one switch. Fills up/down links per member. */
 static ds_status hub_routes(struct ds_topo *topo, const int32_t *gpus, int32_t n,
                             int32_t *up_link, int32_t *down_link, struct ds_err *err) {
-  int32_t route[MAX_ROUTE], len, hub = -1;
+  int32_t route[DS_TOPO_MAX_ROUTE], len, hub = -1;
   for (int32_t i = 0; i < n; i++) {
     int32_t j = (i + 1) % n;
-    DS_CHECK(ds_topo_route(topo, gpus[i], gpus[j], route, MAX_ROUTE, &len, err));
+    DS_CHECK(ds_topo_route(topo, gpus[i], gpus[j], route, DS_TOPO_MAX_ROUTE, &len, err));
     int32_t sw = topo->links[route[0]].dst;
     if (len != 2 || topo->vertex_kind[sw] != DS_VERTEX_SWITCH || (hub >= 0 && sw != hub))
       return ds_err_set(err, DS_EUSAGE,
@@ -289,9 +289,10 @@ static ds_status switch_route(struct ds_topo *topo, const int32_t *gpus, int32_t
   int32_t h = heads[child - n], hp = heads[par - n], net = 0;
   if (dir == 0) {
     links[0] = hub_down[h];
-    DS_CHECK(ds_topo_route(topo, gpus[h], gpus[hp], links + 1, MAX_ROUTE - 2, &net, err));
+    DS_CHECK(ds_topo_route(topo, gpus[h], gpus[hp], links + 1, DS_TOPO_MAX_ROUTE - 2, &net,
+                           err));
   } else {
-    DS_CHECK(ds_topo_route(topo, gpus[hp], gpus[h], links, MAX_ROUTE - 2, &net, err));
+    DS_CHECK(ds_topo_route(topo, gpus[hp], gpus[h], links, DS_TOPO_MAX_ROUTE - 2, &net, err));
     links[net] = hub_up[h];
   }
   *len = net + 1;
@@ -312,7 +313,7 @@ static ds_status tree_setup(struct tree *t, int32_t nv, int32_t n, struct ds_top
   t->child_edge = malloc(((size_t)ne + 1) * sizeof *t->child_edge);
   t->edge_child = malloc(((size_t)ne + 1) * sizeof *t->edge_child);
   t->route_first = malloc((2 * (size_t)ne + 1) * sizeof *t->route_first);
-  t->route_links = malloc((2 * (size_t)ne * MAX_ROUTE + 1) * sizeof *t->route_links);
+  t->route_links = malloc((2 * (size_t)ne * DS_TOPO_MAX_ROUTE + 1) * sizeof *t->route_links);
   t->route_lat_ns = malloc((2 * (size_t)ne + 1) * sizeof *t->route_lat_ns);
   t->route_class = malloc(2 * (size_t)ne + 1);
   if (!t->edge_of || !t->child_first || !t->child_edge || !t->edge_child ||
@@ -359,7 +360,8 @@ static ds_status tree_setup(struct tree *t, int32_t nv, int32_t n, struct ds_top
         len = 1;
       } else {
         int32_t src = dir == 0 ? child : par, dst = dir == 0 ? par : child;
-        DS_CHECK(ds_topo_route(topo, gpus[src], gpus[dst], links, MAX_ROUTE, &len, err));
+        DS_CHECK(
+            ds_topo_route(topo, gpus[src], gpus[dst], links, DS_TOPO_MAX_ROUTE, &len, err));
       }
       double lat = 0;
       for (int32_t q = 0; q < len; q++) lat += topo->links[links[q]].lat_ns;
@@ -369,7 +371,7 @@ static ds_status tree_setup(struct tree *t, int32_t nv, int32_t n, struct ds_top
     }
   }
   t->route_first[2 * ne] = used;
-  /* Most routes are shorter than MAX_ROUTE: keep what they use. */
+  /* Most routes are shorter than DS_TOPO_MAX_ROUTE: keep what they use. */
   int32_t *fit = realloc(t->route_links, ((size_t)used + 1) * sizeof *fit);
   if (fit) t->route_links = fit;
   return DS_OK;
@@ -815,7 +817,7 @@ static ds_status create(const struct ds_coll_spec *s, enum tree_shape shape,
   c->entered = calloc((size_t)c->nv, 1);
   c->ready = calloc((size_t)c->nv, 1);
   c->done = calloc((size_t)n, 1);
-  c->mult = malloc(MAX_ROUTE * sizeof *c->mult);
+  c->mult = malloc(DS_TOPO_MAX_ROUTE * sizeof *c->mult);
   if (!c->trees || !c->entered || !c->ready || !c->done || !c->mult) goto oom;
   enum tree_shape run = plan->run_shape;
   int tree_like = run == SHAPE_DBTREE || run == SHAPE_NVLS_TREE;
@@ -856,7 +858,7 @@ static ds_status create(const struct ds_coll_spec *s, enum tree_shape shape,
                  ? p->chan_cap_bytes_per_s * p->channels / c->n_trees
                  : p->chan_cap_bytes_per_s * p->channels / ((double)rails * per_rail);
     c->start_lat_ns = p->start_lat_ns;
-    for (int k = 0; k < MAX_ROUTE; k++) c->mult[k] = (uint32_t)per_rail;
+    for (int k = 0; k < DS_TOPO_MAX_ROUTE; k++) c->mult[k] = (uint32_t)per_rail;
   }
   if (agg) {
     uint32_t chan = c->has_proto ? c->mult[0] : 1;

@@ -11,7 +11,6 @@
 #include "sim/coll/coll.h"
 #include "sim/coll/coll_impl.h"
 
-#define MAX_ROUTE 64
 
 enum tree_shape { SHAPE_DBTREE, SHAPE_STAR, SHAPE_HUB, SHAPE_NVLS_TREE };
 
@@ -95,7 +94,7 @@ struct tree_coll {
   int has_proto;
   double cap;          /* per flow, INFINITY for none */
   double start_lat_ns;
-  uint32_t *mult;      /* [MAX_ROUTE] channels */
+  uint32_t *mult;      /* [DS_TOPO_MAX_ROUTE] channels */
   uint8_t *entered;    /* [nv] */
   uint8_t *ready;      /* [nv] start latency waited out */
   uint8_t *done;       /* [n] */

@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GBPS 1e9
+#include "base/units.h"
+
 #define US 1e3
 #define TREE 0 /* algorithm indices of the generated tables */
 #define RING 1
@@ -125,7 +126,8 @@ double ds_nccl_link_bw(enum ds_nccl_arch arch, enum ds_hop_class cls, double bw)
 static void bw_gpbs_of_ring(enum ds_nccl_arch arch, const struct ds_ring *r, double *bw_gbps) {
   *bw_gbps = INFINITY;
   for (int32_t i = 0; i < r->n; i++) {
-    double b = ds_nccl_link_bw(arch, (enum ds_hop_class)r->hop_class[i], r->hop_bw[i]) / GBPS;
+    double b =
+        ds_nccl_link_bw(arch, (enum ds_hop_class)r->hop_class[i], r->hop_bw[i]) / DS_UNITS_GBPS;
     if (b < *bw_gbps) *bw_gbps = b;
   }
 }
@@ -148,7 +150,7 @@ static double rails_share_gbps(enum ds_nccl_arch arch, const struct ds_topo *top
       for (int32_t h = r->hop_first[i]; h < r->hop_first[i + 1]; h++) {
         int32_t l = r->hop_links[h];
         double b = ds_nccl_link_bw(arch, (enum ds_hop_class)r->hop_class[i],
-                               topo->links[l].bw_bytes_per_s) / GBPS;
+                               topo->links[l].bw_bytes_per_s) / DS_UNITS_GBPS;
         if (hops[l] == 0 || b < bw[l]) bw[l] = b;
         hops[l]++;
       }
@@ -183,7 +185,7 @@ static void nvls_tree_build(struct ds_nccl_model *m, const char *gpu_name,
   double intra = INFINITY, net = INFINITY;
   for (int32_t i = 0; i < ring->n; i++) {
     enum ds_hop_class cls = (enum ds_hop_class)ring->hop_class[i];
-    double b = ds_nccl_link_bw(m->arch, cls, ring->hop_bw[i]) / GBPS;
+    double b = ds_nccl_link_bw(m->arch, cls, ring->hop_bw[i]) / DS_UNITS_GBPS;
     if (cls == DS_HOP_NET && b < net) net = b;
     if (cls != DS_HOP_NET && b < intra) intra = b;
   }
@@ -214,8 +216,8 @@ static void nvls_tree_build(struct ds_nccl_model *m, const char *gpu_name,
   m->nvls_tree_size_corrected = m->arch == DS_NCCL_ARCH_BLACKWELL &&
                                 strncmp(gpu_name, "GB", 2) != 0;
   m->nvls_channels = heads;
-  m->nvls_chan_bw_bytes_per_s = speed * GBPS;
-  m->nvls_busbw_bytes_per_s = heads * per_ch * GBPS;
+  m->nvls_chan_bw_bytes_per_s = speed * DS_UNITS_GBPS;
+  m->nvls_busbw_bytes_per_s = heads * per_ch * DS_UNITS_GBPS;
   m->nvls_intra_lat_ns = ds__nccl_nvls_tree_hw_lat_us[DS_HOP_NVLINK] * US;
   m->nvls_net_hop_lat_ns = inter * US;
   m->nvls_lat_ns = ds__nccl_nvls_tree_base_lat_us * US + m->nvls_intra_lat_ns +
@@ -252,7 +254,7 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
     enum ds_hop_class cls = (enum ds_hop_class)ring->hop_class[i];
     if (cls == DS_HOP_NET) net_hops++;
     if (cls == DS_HOP_PCI) m->hw_intra = DS_HOP_PCI;
-    double b = ds_nccl_link_bw(m->arch, cls, ring->hop_bw[i]) / GBPS;
+    double b = ds_nccl_link_bw(m->arch, cls, ring->hop_bw[i]) / DS_UNITS_GBPS;
     if (b < bw_gbps) bw_gbps = b;
   }
   m->nnodes = net_hops > 0 ? net_hops : 1;
@@ -294,7 +296,7 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
   double speed = speeds[n_speeds - 1];
   int32_t nch;
   if (ring->chan) {
-    speed = ring->chan_speed_bytes_per_s / GBPS;
+    speed = ring->chan_speed_bytes_per_s / DS_UNITS_GBPS;
     nch = ring->chan->n_rails;
   } else {
     for (size_t k = 0; k < n_speeds; k++)
@@ -314,10 +316,10 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
     nch = dup;
   }
   m->channels = nch;
-  m->chan_bw_bytes_per_s = speed * GBPS;
-  m->ll_max_bw_bytes_per_s = ds__nccl_ll_max_bw_gbps[m->arch][nidx] * GBPS;
+  m->chan_bw_bytes_per_s = speed * DS_UNITS_GBPS;
+  m->ll_max_bw_bytes_per_s = ds__nccl_ll_max_bw_gbps[m->arch][nidx] * DS_UNITS_GBPS;
   m->ll128_per_ch_max_bytes_per_s =
-      ds__nccl_ring_ll128_per_ch_max_bw_gbps[m->arch][nidx] * GBPS;
+      ds__nccl_ring_ll128_per_ch_max_bw_gbps[m->arch][nidx] * DS_UNITS_GBPS;
 
   /* tuning.cc / ring.cc: latencies and bus bandwidths per protocol. */
   int32_t nsteps = 2 * (m->nranks - 1);
@@ -349,12 +351,12 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
 
   /* tree.cc: the double binary tree with the ring's channels and speed. */
   double tree_bus = fmin(bus * 0.92, m->channels *
-                         ds__nccl_tree_per_ch_max_bw_gbps[m->arch][nidx] * GBPS);
+                         ds__nccl_tree_per_ch_max_bw_gbps[m->arch][nidx] * DS_UNITS_GBPS);
   m->tree_busbw_bytes_per_s[DS_PROTO_SIMPLE] = tree_bus;
   m->tree_busbw_bytes_per_s[DS_PROTO_LL] = fmin(tree_bus / 3.8, m->ll_max_bw_bytes_per_s);
   m->tree_busbw_bytes_per_s[DS_PROTO_LL128] =
       fmin(tree_bus * (m->nnodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
-           m->channels * ds__nccl_tree_ll128_per_ch_max_bw_gbps[m->arch][nidx] * GBPS);
+           m->channels * ds__nccl_tree_ll128_per_ch_max_bw_gbps[m->arch][nidx] * DS_UNITS_GBPS);
   int32_t log2_nodes = 0;
   while ((1 << (log2_nodes + 1)) <= m->nnodes) log2_nodes++;
   for (int p = 0; p < DS_PROTO_COUNT; p++) {
@@ -396,8 +398,9 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
       int32_t heads = m->nranks;
       m->nvls_ok = 1;
       m->nvls_channels = heads;
-      m->nvls_chan_bw_bytes_per_s = nvls_speed * GBPS;
-      m->nvls_busbw_bytes_per_s = heads * nvls_speed * GBPS * eff * (heads - 1) / heads * 2;
+      m->nvls_chan_bw_bytes_per_s = nvls_speed * DS_UNITS_GBPS;
+      m->nvls_busbw_bytes_per_s =
+          heads * nvls_speed * DS_UNITS_GBPS * eff * (heads - 1) / heads * 2;
       m->nvls_lat_ns = ds__nccl_nvls_hw_lat_us[DS_HOP_NVLINK] * US;
       m->nvls_intra_lat_ns = m->nvls_lat_ns;
       /* A chunk's three synchronised NVLink hops (scatter to its head,
@@ -730,11 +733,11 @@ static int32_t peer_channels(const struct ds_topo *t, enum ds_nccl_arch arch,
     }
   }
   if (net) {
-    int32_t per_bw = (int32_t)ceil(nic_bw / (P2P_PER_CHANNEL_NET_GBPS * GBPS) - 1e-9);
+    int32_t per_bw = (int32_t)ceil(nic_bw / (P2P_PER_CHANNEL_NET_GBPS * DS_UNITS_GBPS) - 1e-9);
     return per_bw > 2 ? per_bw : 2;
   }
   if (pci) return 2;
-  int32_t links = (int32_t)floor(bw / (raw_nvlink_gbps(arch) * GBPS) + 1e-9);
+  int32_t links = (int32_t)floor(bw / (raw_nvlink_gbps(arch) * DS_UNITS_GBPS) + 1e-9);
   return 2 * (links > 1 ? links : 1);
 }
 

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_ROUTE 64
+#include "base/units.h"
+
 #define REL 1e-9
-#define GBPS 1e9
 
 /* A hop from member a to member b: its route's links, in NCCL's units. */
 struct hop {
@@ -181,7 +181,7 @@ static int32_t pack_at(struct search *s, double speed, int level) {
 static ds_status prepare(struct ds_topo *t, const int32_t *gpus, int32_t n,
                          enum ds_nccl_arch arch, struct search *s, struct ds_ring_channels *c,
                          int *routed_pairs, struct ds_err *err) {
-  int32_t used = 0, route[MAX_ROUTE], len;
+  int32_t used = 0, route[DS_TOPO_MAX_ROUTE], len;
   for (int32_t l = 0; l < t->n_links; l++) s->cap[l] = -1;
   *routed_pairs = 0;
   for (int32_t a = 0; a < n; a++)
@@ -189,7 +189,7 @@ static ds_status prepare(struct ds_topo *t, const int32_t *gpus, int32_t n,
       struct hop *h = &s->hops[a * n + b];
       memset(h, 0, sizeof *h);
       if (a == b) continue;
-      DS_CHECK(ds_topo_route(t, gpus[a], gpus[b], route, MAX_ROUTE, &len, err));
+      DS_CHECK(ds_topo_route(t, gpus[a], gpus[b], route, DS_TOPO_MAX_ROUTE, &len, err));
       enum ds_hop_class cls = ds_route_hop_class(t, route, len);
       h->first = used;
       h->len = len;
@@ -197,7 +197,7 @@ static ds_status prepare(struct ds_topo *t, const int32_t *gpus, int32_t n,
       h->gbps = INFINITY;
       for (int32_t k = 0; k < len; k++) {
         int32_t l = route[k];
-        double g = ds_nccl_link_bw(arch, cls, t->links[l].bw_bytes_per_s) / GBPS;
+        double g = ds_nccl_link_bw(arch, cls, t->links[l].bw_bytes_per_s) / DS_UNITS_GBPS;
         if (s->cap[l] < 0 || g < s->cap[l]) s->cap[l] = g;
         if (g < h->gbps) h->gbps = g;
         s->links[used++] = l;
@@ -216,7 +216,7 @@ static ds_status prepare(struct ds_topo *t, const int32_t *gpus, int32_t n,
       const struct ds_link *l = &t->links[t->out_links[k]];
       if (t->vertex_kind[l->dst] == DS_VERTEX_GPU && !member[l->dst]) continue;
       enum ds_hop_class cls = ds_link_hop_class(l);
-      double g = ds_nccl_link_bw(arch, cls, l->bw_bytes_per_s) / GBPS;
+      double g = ds_nccl_link_bw(arch, cls, l->bw_bytes_per_s) / DS_UNITS_GBPS;
       if (cls == DS_HOP_NVLINK && !(l->kind && strcmp(l->kind, "mem") == 0)) nv += g;
       if (cls == DS_HOP_PCI && g > pci) pci = g;
     }
@@ -276,7 +276,7 @@ ds_status ds_ring_channels_search(struct ds_topo *t, const int32_t *gpus, int32_
   struct search s = {.n = n, .n_links = t->n_links};
   size_t nn = (size_t)n * n, maxc = DS_NCCL_SEARCH_MAX_CHANNELS;
   s.hops = malloc(nn * sizeof *s.hops);
-  s.links = malloc(nn * MAX_ROUTE * sizeof *s.links);
+  s.links = malloc(nn * DS_TOPO_MAX_ROUTE * sizeof *s.links);
   s.cap = malloc(((size_t)t->n_links + 1) * sizeof *s.cap);
   s.next = malloc(nn * sizeof *s.next);
   s.units = malloc(((size_t)t->n_links + 1) * sizeof *s.units);

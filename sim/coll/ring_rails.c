@@ -13,7 +13,6 @@
 #include "sim/coll/nccl_model.h"
 #include "sim/coll/ring_channels.h"
 
-#define MAX_ROUTE 64
 
 static int32_t node_of(const struct ds_topo *t, int32_t gpu) {
   return t->vertex_node[t->gpu_vertex[gpu]];
@@ -359,12 +358,12 @@ static ds_status plan_order(struct ds_topo *t, struct ds_ring *r, struct ds_err 
   }
   for (int32_t a = 0; a < n; a++)
     for (int32_t b = 0; b < n; b++) {
-      int32_t route[MAX_ROUTE], len;
+      int32_t route[DS_TOPO_MAX_ROUTE], len;
       bw[a * n + b] = INFINITY;
       lat[a * n + b] = 0;
       if (a == b) continue;
-      DS_CHECK_GOTO(ds_topo_route(t, r->gpus[a], r->gpus[b], route, MAX_ROUTE, &len, err),
-                    st, out);
+      DS_CHECK_GOTO(
+          ds_topo_route(t, r->gpus[a], r->gpus[b], route, DS_TOPO_MAX_ROUTE, &len, err), st, out);
       for (int32_t k = 0; k < len; k++) {
         bw[a * n + b] = fmin(bw[a * n + b], t->links[route[k]].bw_bytes_per_s);
         lat[a * n + b] += t->links[route[k]].lat_ns;

@@ -184,6 +184,11 @@ ds_status ds_topo_load(const char *path, const char *gpus_path,
                        struct ds_topo **out, struct ds_err *err);
 void ds_topo_free(struct ds_topo *topo);
 
+/* Links a route may have: the cap every caller of ds_topo_route gives
+ * (its route arrays' size). Machines' routes are a few links (GPU, switches,
+ * NICs, the fabric's tiers); one longer is DS_EINTERNAL, not a crash. */
+#define DS_TOPO_MAX_ROUTE 64
+
 /* Finds the route from GPU src to GPU dst (GPU indices, src != dst). Writes
  * up to cap link ids into links and their count into *n_links. DS_EINPUT
  * when dst is unreachable (message names both GPUs), DS_EINTERNAL when cap

@@ -529,13 +529,19 @@ double ds_compute_conv_transpose_bytes(const struct ds_compute *c, const struct 
   return conv_transpose_bytes(c, m, layer, batch, backward, &n);
 }
 
+double ds_compute_conv_transpose(const struct ds_compute *c, const struct ds_model *m,
+                                 int32_t layer, int64_t batch, int backward, double *bytes) {
+  int n;
+  *bytes = conv_transpose_bytes(c, m, layer, batch, backward, &n);
+  if (n == 0) return 0;
+  return ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, *bytes) +
+         (n - 1) * c->params.kernel_overhead_ns;
+}
+
 double ds_compute_conv_transpose_ns(const struct ds_compute *c, const struct ds_model *m,
                                     int32_t layer, int64_t batch, int backward) {
-  int n;
-  double bytes = conv_transpose_bytes(c, m, layer, batch, backward, &n);
-  if (n == 0) return 0;
-  return ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, bytes) +
-         (n - 1) * c->params.kernel_overhead_ns;
+  double bytes;
+  return ds_compute_conv_transpose(c, m, layer, batch, backward, &bytes);
 }
 
 /* PyTorch's softmax kernels (aten/src/ATen/native/cuda/SoftMax.cu,

@@ -289,6 +289,10 @@ double ds_compute_conv_transpose_bytes(const struct ds_compute *c, const struct 
  * kernel_overhead per transposed tensor). */
 double ds_compute_conv_transpose_ns(const struct ds_compute *c, const struct ds_model *m,
                                     int32_t layer, int64_t batch, int backward);
+/* Both at once, for callers that emit the op: returns its ns, *bytes gets
+ * its bytes (0 and 0 without transposes). */
+double ds_compute_conv_transpose(const struct ds_compute *c, const struct ds_model *m,
+                                 int32_t layer, int64_t batch, int backward, double *bytes);
 
 /* Optimizer step over every parameter: memory bound, the kernels of
  * PyTorch's default (foreach) implementation, each a pass over every

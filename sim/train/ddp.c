@@ -267,13 +267,13 @@ static ds_status emit_transposes(const struct ds_model *m, const struct ds_compu
                                  int32_t rank, enum ds_op_kind kind, int32_t l, int64_t batch,
                                  struct rank_tails *t, struct ds_schedule_builder *bd) {
   int bwd = kind == DS_OP_BWD;
-  double ns = ds_compute_conv_transpose_ns(c, m, l, batch, bwd);
+  double bytes, ns = ds_compute_conv_transpose(c, m, l, batch, bwd, &bytes);
   if (ns <= 0) return DS_OK;
   char name[160];
   snprintf(name, sizeof name, "%s.transpose", m->layers[l].name);
   struct ds_op op = {.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = kind, .name = name,
                      .layer = l, .bucket = -1, .coll = -1, .root = -1,
-                     .bytes = ds_compute_conv_transpose_bytes(c, m, l, batch, bwd),
+                     .bytes = bytes,
                      .dur_us = ns / 1000};
   return emit_compute(&op, t, bd);
 }
@@ -647,19 +647,10 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
   for (int32_t b = 0; b < bk->n; b++)
     DS_CHECK_GOTO(emit_from_bucket(m, c, opt, bk, b, comm_done[b], rank, &t, bd), st, out);
   /* PyTorch 1.4's Python loop dispatches each of the step's kernels
-   * (compute.h): the first launch, which the step waits for, then the rest
-   * while the GPU runs them (emit_host_rest's rule). Both go before the
-   * step's op, so it stays the rank's last step op, which the next
-   * iteration waits for. */
-  int32_t step_ops = ds_compute_step_host_ops(c, m);
-  int64_t step_host = -1, rest;
-  if (step_ops > 0) {
-    double each = ds_compute_step_host_op_ns(c);
-    DS_CHECK_GOTO(emit_host(rank, DS_OP_STEP, "optimizer", -1, -1, each, &t, bd, &step_host),
-                  st, out);
-    DS_CHECK_GOTO(emit_host(rank, DS_OP_STEP, "optimizer", -1, -1, (step_ops - 1) * each, &t,
-                            bd, &rest), st, out);
-  }
+   * (ds_host_emit_step): before the step's op, so it stays the rank's last
+   * step op, which the next iteration waits for. */
+  int64_t step_host;
+  DS_CHECK_GOTO(ds_host_emit_step(bd, c, m, rank, &step_host), st, out);
   op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE,
                       .kind = DS_OP_STEP, .name = "optimizer", .layer = -1,
                       .bucket = -1, .coll = -1, .root = -1,

@@ -88,13 +88,11 @@ static double loss_ns(const struct builder *bd, double samples, double *bytes) {
 static ds_status transposes(struct builder *bd, int32_t rank, enum ds_op_kind kind, int32_t l,
                             int64_t batch, int64_t *prev) {
   int bwd = kind == DS_OP_BWD;
-  double ns = ds_compute_conv_transpose_ns(bd->c, bd->m, l, batch, bwd);
+  double bytes, ns = ds_compute_conv_transpose(bd->c, bd->m, l, batch, bwd, &bytes);
   if (ns <= 0) return DS_OK;
   char name[160];
   snprintf(name, sizeof name, "%s.transpose", bd->m->layers[l].name);
-  return emit_compute(bd, rank, kind, name, l, 0,
-                      ds_compute_conv_transpose_bytes(bd->c, bd->m, l, batch, bwd), ns, *prev,
-                      -1, prev);
+  return emit_compute(bd, rank, kind, name, l, 0, bytes, ns, *prev, -1, prev);
 }
 
 /* Forward of every layer, each kernel after its host launch; the first
@@ -157,24 +155,11 @@ static ds_status backward(struct builder *bd, int32_t rank, int64_t first_dep,
   return DS_OK;
 }
 
-/* GPU 0's optimizer step. Under PyTorch 1.4's loop (compute.h) the host
- * dispatches its kernels: the first launch, which the step waits for, then
- * the rest while the GPU runs them, both before the step's op so that it
- * stays GPU 0's last step op (what the next iteration waits for). */
+/* GPU 0's optimizer step, after its host ops under PyTorch 1.4's loop
+ * (ds_host_emit_step). */
 static ds_status step(struct builder *bd, int64_t dep) {
-  int32_t ops = ds_compute_step_host_ops(bd->c, bd->m);
-  double each = ds_compute_step_host_op_ns(bd->c);
-  int64_t host = -1;
-  if (ops > 0 && each > 0) {
-    struct ds_op op = {.rank = 0, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP,
-                       .name = "optimizer", .layer = -1, .bucket = -1, .coll = -1,
-                       .root = -1, .dur_us = each / 1000};
-    DS_CHECK(emit(bd, &op, -1, -1, &host));
-    if (ops > 1) {
-      op.dur_us = (ops - 1) * each / 1000;
-      DS_CHECK(emit(bd, &op, -1, -1, NULL));
-    }
-  }
+  int64_t host;
+  DS_CHECK(ds_host_emit_step(&bd->out, bd->c, bd->m, 0, &host));
   return emit_compute(bd, 0, DS_OP_STEP, "optimizer", -1, 0,
                       ds_compute_step_bytes(bd->c, bd->m), ds_compute_step_ns(bd->c, bd->m),
                       dep, host, NULL);

@@ -21,3 +21,21 @@ double ds_host_bwd_ns(const struct ds_compute *c, const struct ds_model *m, int3
   double nodes = ly->host_nodes + (c->amp != DS_AMP_NONE ? ly->host_amp_nodes : 0);
   return nodes * c->params.host_node_ns;
 }
+
+ds_status ds_host_emit_step(struct ds_schedule_builder *bd, const struct ds_compute *c,
+                            const struct ds_model *m, int32_t rank, int64_t *first) {
+  *first = -1;
+  int32_t ops = ds_compute_step_host_ops(c, m);
+  double each = ds_compute_step_host_op_ns(c);
+  if (ops <= 0 || each <= 0) return DS_OK;
+  struct ds_op op = {.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP,
+                     .name = "optimizer", .layer = -1, .bucket = -1, .coll = -1,
+                     .root = -1, .dur_us = each / 1000};
+  DS_CHECK(ds_schedule_emit(bd, &op, NULL, 0));
+  *first = op.id;
+  if (ops > 1) {
+    op.dur_us = (ops - 1) * each / 1000;
+    DS_CHECK(ds_schedule_emit(bd, &op, NULL, 0));
+  }
+  return DS_OK;
+}

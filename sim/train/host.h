@@ -13,8 +13,10 @@
 
 #include <stdint.h>
 
+#include "base/status.h"
 #include "sim/train/compute.h"
 #include "sim/train/model.h"
+#include "traces/schedule.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -32,6 +34,20 @@ double ds_host_fwd_ns(const struct ds_compute *c, const struct ds_model *m, int3
  * ToCopyBackward0 nodes); per_layer_ns (host_backward) without counts. */
 double ds_host_bwd_ns(const struct ds_compute *c, const struct ds_model *m, int32_t l,
                       double per_layer_ns);
+
+/* The optimizer step's host ops on rank's host stream, shared by the
+ * strategies whose ranks step (ddp, dp; the parameter server's updates have
+ * no host): under PyTorch 1.4's loop (compute.h) the Python thread
+ * dispatches each of the step's kernels (ds_compute_step_host_ops, each
+ * ds_compute_step_host_op_ns), as two ops named "optimizer" of kind step
+ * with no dependency but the host stream's order: the first launch, which
+ * the step's kernel waits for, then the rest, which the host dispatches
+ * while the GPU runs them (nothing waits for it). The caller emits both
+ * before the step's op, so that it stays the rank's last step op (what the
+ * next iteration waits for). *first gets the first launch's id, or -1 when
+ * there is none (the foreach step, or no host cost). */
+ds_status ds_host_emit_step(struct ds_schedule_builder *bd, const struct ds_compute *c,
+                            const struct ds_model *m, int32_t rank, int64_t *first);
 
 #ifdef __cplusplus
 }

@@ -116,15 +116,28 @@ void ds_ps_memory(const struct ds_model *m, const struct ds_precision *pr, int64
 
 /* Under --pytorch-version 1.4 a server steps its shard as PyTorch 1.4's
  * loop would (compute.h): a kernel per op per tensor, so every kernel but
- * the one the update's roofline already charges adds kernel_overhead. */
-static double loop_overhead_ns(const struct ds_model *m, const struct ds_compute *c,
-                               const struct ds_ps_shards *sh, int32_t k) {
-  if (!c->optimizer_loop) return 0;
-  int32_t tensors = 0;
-  for (int32_t p = 0; p < m->n_params; p++) tensors += sh->server_of_param[p] == k;
-  if (tensors == 0) return 0;
-  int per_tensor = ds_compute_step_kernels(c, m) / m->n_params;
-  return (double)(tensors * per_tensor - 1) * c->params.kernel_overhead_ns;
+ * the one the update's roofline already charges adds kernel_overhead.
+ * Returns the K servers' overheads (malloc'd; NULL when out of memory),
+ * counting every server's tensors in one pass over the parameters, once
+ * for all the updates of every iteration. */
+static double *loop_overheads_ns(const struct ds_model *m, const struct ds_compute *c,
+                                 const struct ds_ps_shards *sh) {
+  double *out = calloc((size_t)sh->n + 1, sizeof *out);
+  int32_t *tensors = calloc((size_t)sh->n + 1, sizeof *tensors);
+  if (!out || !tensors) {
+    free(out);
+    free(tensors);
+    return NULL;
+  }
+  if (c->optimizer_loop && m->n_params > 0) {
+    for (int32_t p = 0; p < m->n_params; p++) tensors[sh->server_of_param[p]]++;
+    int per_tensor = ds_compute_step_kernels(c, m) / m->n_params;
+    for (int32_t k = 0; k < sh->n; k++)
+      if (tensors[k] > 0)
+        out[k] = (double)(tensors[k] * per_tensor - 1) * c->params.kernel_overhead_ns;
+  }
+  free(tensors);
+  return out;
 }
 
 struct layout {
@@ -182,6 +195,7 @@ struct ps_sim {
   int32_t n_prog;
   int32_t *pieces;        /* [K] pushes per worker to server k */
   int32_t *last_push;     /* [K] program index of the last push to server k */
+  double *loop_overhead_ns; /* [K] server k's update beyond its roofline (loop_overheads_ns) */
   struct ds_schedule *all;
   double *scale;          /* [all->n_ops] jitter x straggler, compute ops */
   int32_t *links;         /* route link ids */
@@ -293,7 +307,7 @@ static ds_status build_iteration(const struct ps_sim *s, int64_t id_base,
                        .name = name, .layer = -1, .bucket = k, .coll = -1,
                        .root = -1, .bytes = bytes,
                        .dur_us = (ds_compute_kernel_ns(c, 0, bytes) +
-                                  loop_overhead_ns(m, c, &s->sh, k)) / 1000};
+                                  s->loop_overhead_ns[k]) / 1000};
     DS_CHECK_GOTO(ds_schedule_emit(&bd, &op, &dep, w < 0 || w == g), st, out);
   }
   for (int32_t w = 0; w < y->W; w++)
@@ -688,6 +702,7 @@ static void free_state(struct ps_sim *s) {
   free(s->prog);
   free(s->pieces);
   free(s->last_push);
+  free(s->loop_overhead_ns);
 }
 
 ds_status ds_ps_run(struct ds_topo *topo, const struct ds_model *model,
@@ -699,6 +714,11 @@ ds_status ds_ps_run(struct ds_topo *topo, const struct ds_model *model,
   DS_CHECK(check_options(topo, o, err));
   DS_CHECK(ds_ps_shard(model, o->n_servers, o->world_size, &s.sh, err));
   DS_CHECK_GOTO(build_program(&s), st, oom);
+  s.loop_overhead_ns = loop_overheads_ns(model, compute, &s.sh);
+  if (!s.loop_overhead_ns) {
+    st = DS_ENOMEM;
+    goto oom;
+  }
   layout_init(&s.y, o->world_size, o->n_servers, s.n_prog, o->mode);
   DS_CHECK_GOTO(build_routes(&s, err), st, out);
   DS_CHECK_GOTO(ds_schedule_new(o->world_size, &r->step), st, oom);

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sim/net/topo.h"
 #include "sim/train/model.h"
 #include "sim/cli/options.h"
 
@@ -188,4 +189,34 @@ void ds_test_replay_cpu2(const char *dir) {
   cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
   cr_assert(strstr(r.out, "#wrong: 0"), "%s", r.out);
   ds_test_release(&r);
+}
+
+void ds_test_compute_setup(struct ds_test_compute *f, const char *gpus_text, const char *gpu,
+                           double flops_efficiency, double kernel_overhead_us,
+                           const char *model_text,
+                           enum ds_dtype dtype, enum ds_amp amp) {
+  char text[1024];
+  strcpy(f->gpus, "/tmp/ddpsim-testgpus-XXXXXX");
+  ds_test_write_temp(f->gpus, gpus_text);
+  snprintf(text, sizeof text,
+           "schema_version: 1\nname: t\ngpu: %s\nnodes: 1\ngpus_per_node: 1\n"
+           "intra_node:\n  template: nvswitch\n  link_bw: 100GBps\n  link_lat: 1us\n"
+           "compute:\n  flops_efficiency: %g\n  mem_efficiency: 1\n  kernel_overhead: %gus\n",
+           gpu, flops_efficiency, kernel_overhead_us);
+  strcpy(f->topo, "/tmp/ddpsim-testtopo-XXXXXX");
+  ds_test_write_temp(f->topo, text);
+  strcpy(f->model, "/tmp/ddpsim-testmodel-XXXXXX");
+  ds_test_write_temp(f->model, model_text);
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_load(f->topo, f->gpus, &f->topo_loaded, &err), DS_OK, "%s", err.msg);
+  f->m = ds_test_model(f->model);
+  cr_assert_eq(ds_compute_init(f->topo_loaded, dtype, amp, &f->c, &err), DS_OK, "%s", err.msg);
+}
+
+void ds_test_compute_free(struct ds_test_compute *f) {
+  ds_model_free(f->m);
+  ds_topo_free(f->topo_loaded);
+  unlink(f->gpus);
+  unlink(f->topo);
+  unlink(f->model);
 }

@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "base/status.h"
+#include "sim/train/compute.h"
 
 struct ds_model;
 struct ds_options;
@@ -74,6 +75,23 @@ void ds_test_options_ok(const char *args, struct ds_options *o);
 /* The model at path (relative to the repository root); the caller frees it
  * (ds_model_free). */
 struct ds_model *ds_test_model(const char *path);
+
+/* A compute model to test kernels on: a one-GPU topology on GPU `gpu` of
+ * the GPU table gpus_text (NVSwitch template, mem_efficiency 1, the
+ * given flops_efficiency and kernel_overhead in microseconds), the model file
+ * model_text, and ds_compute_init for dtype and amp. The three files are
+ * temporary; ds_test_compute_free removes them and frees what was loaded. */
+struct ds_test_compute {
+  char gpus[64], topo[64], model[64];
+  struct ds_topo *topo_loaded;
+  struct ds_model *m;
+  struct ds_compute c;
+};
+void ds_test_compute_setup(struct ds_test_compute *f, const char *gpus_text, const char *gpu,
+                           double flops_efficiency, double kernel_overhead_us,
+                           const char *model_text,
+                           enum ds_dtype dtype, enum ds_amp amp);
+void ds_test_compute_free(struct ds_test_compute *f);
 
 /* Fails the test unless gnuplot is on PATH: it is a dependency
  * (scripts/deps.sh installs gnuplot-nox), so a plot test never skips. */

@@ -48,50 +48,20 @@ static const char *model_text =
     "  - {name: other.running_mean, numel: 9, bytes: 36, dtype: float32}\n"
     "  - {name: cv.running_mean, numel: 2, bytes: 8, dtype: float32}\n";
 
-struct fixture {
-  char gpus[64], topo[64], model[64];
-  struct ds_topo *topo_loaded;
-  struct ds_model *m;
-  struct ds_compute c;
-};
-
-static void setup(struct fixture *f, const char *gpu, enum ds_dtype dtype, enum ds_amp amp) {
-  char text[1024];
-  strcpy(f->gpus, "/tmp/ddpsim-bngpus-XXXXXX");
-  ds_test_write_temp(f->gpus, gpus_text);
-  snprintf(text, sizeof text,
-           "schema_version: 1\nname: bn\ngpu: %s\nnodes: 1\ngpus_per_node: 1\n"
-           "intra_node:\n  template: nvswitch\n  link_bw: 100GBps\n  link_lat: 1us\n"
-           "compute:\n  flops_efficiency: 0.5\n  mem_efficiency: 1\n  kernel_overhead: 0us\n",
-           gpu);
-  strcpy(f->topo, "/tmp/ddpsim-bntopo-XXXXXX");
-  ds_test_write_temp(f->topo, text);
-  strcpy(f->model, "/tmp/ddpsim-bnmodel-XXXXXX");
-  ds_test_write_temp(f->model, model_text);
-  struct ds_err err = {0};
-  cr_assert_eq(ds_topo_load(f->topo, f->gpus, &f->topo_loaded, &err), DS_OK, "%s", err.msg);
-  f->m = ds_test_model(f->model);
-  cr_assert_eq(ds_compute_init(f->topo_loaded, dtype, amp, &f->c, &err), DS_OK, "%s",
-               err.msg);
-}
-
-static void teardown(struct fixture *f) {
-  ds_model_free(f->m);
-  ds_topo_free(f->topo_loaded);
-  unlink(f->gpus);
-  unlink(f->topo);
-  unlink(f->model);
+static void setup(struct ds_test_compute *f, const char *gpu, enum ds_dtype dtype,
+                  enum ds_amp amp) {
+  ds_test_compute_setup(f, gpus_text, gpu, 0.5, 0, model_text, dtype, amp);
 }
 
 Test(batch_norm, a_running_mean_buffer_marks_its_layer_with_the_channels) {
-  struct fixture f;
+  struct ds_test_compute f;
   setup(&f, "BnGPU", DS_DTYPE_FP32, DS_AMP_NONE);
   cr_assert_eq(f.m->layers[0].bn_channels, 2);
   cr_assert_eq(f.m->layers[1].bn_channels, 64);
   cr_assert_eq(f.m->layers[2].bn_channels, 0, "a LayerNorm has no running statistics");
   cr_assert_eq(f.m->layers[3].bn_channels, 0, "a convolution is no BatchNorm");
   cr_assert_float_eq(f.c.sm_clock_hz, 1e9, 0);
-  teardown(&f);
+  ds_test_compute_free(&f);
 }
 
 /* bn at batch 10: 20000 elements, 10000 per channel, 2 CTAs on 4 SMs.
@@ -101,7 +71,7 @@ Test(batch_norm, a_running_mean_buffer_marks_its_layer_with_the_channels) {
  * ns. Backward: x and dy, 80000 B cached, single read, 3 passes: 3 * 10000
  * / 1.6e9 = 18750 ns. */
 Test(batch_norm, nchw_single_read_kernels_run_at_a_ctas_rate) {
-  struct fixture f;
+  struct ds_test_compute f;
   setup(&f, "BnGPU", DS_DTYPE_FP32, DS_AMP_NONE);
   struct ds_bn_kernel k;
   double fwd = ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k);
@@ -116,14 +86,14 @@ Test(batch_norm, nchw_single_read_kernels_run_at_a_ctas_rate) {
   cr_assert_eq(k.passes, 3);
   cr_assert_float_eq(bwd, 3 * 10000 / 1.6, 1e-6);
   cr_assert_float_eq(ds_compute_bwd_ns(&f.c, &f.m->layers[0], 10), bwd, 1e-9);
-  teardown(&f);
+  ds_test_compute_free(&f);
 }
 
 /* bn at batch 40: 40000 per channel, 160000 B > 128 KiB: the multi-pass
  * kernels, 3 passes forward (3 * 40000 / 2.4e9 = 50000 ns) and 5 backward
  * (5 * 40000 / 1.6e9 = 125000 ns). */
 Test(batch_norm, nchw_channels_too_large_to_cache_take_more_passes) {
-  struct fixture f;
+  struct ds_test_compute f;
   setup(&f, "BnGPU", DS_DTYPE_FP32, DS_AMP_NONE);
   struct ds_bn_kernel k;
   cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 40, 0, &k), 50000,
@@ -132,18 +102,18 @@ Test(batch_norm, nchw_channels_too_large_to_cache_take_more_passes) {
   cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 40, 1, &k), 125000,
                      1e-6);
   cr_assert_eq(k.passes, 5);
-  teardown(&f);
+  ds_test_compute_free(&f);
 }
 
 /* bn2 at batch 10: 64 channels of 1000 on 4 SMs, 16 CTAs a wave: 4 waves of
  * 2 * 1000 / 2.4e9 = 3333.3 ns; the SMs' 2 * 64000 / (4 * 2.55e9) =
  * 12549.0 ns, the longer. */
 Test(batch_norm, many_channels_share_each_sms_rate) {
-  struct fixture f;
+  struct ds_test_compute f;
   setup(&f, "BnGPU", DS_DTYPE_FP32, DS_AMP_NONE);
   cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[1], 10, 0, NULL),
                      2 * 64000 / (4 * 2.55), 1e-6);
-  teardown(&f);
+  ds_test_compute_free(&f);
 }
 
 /* --channels-last: cuDNN's persistent NHWC kernels, 3 passes forward and 5
@@ -151,7 +121,7 @@ Test(batch_norm, many_channels_share_each_sms_rate) {
  * backward 5 * 20000 * 4 + 4 weights * 8 B (read, gradient written) =
  * 400032 B. */
 Test(batch_norm, channels_last_runs_at_the_roofline) {
-  struct fixture f;
+  struct ds_test_compute f;
   setup(&f, "BnGPU", DS_DTYPE_FP32, DS_AMP_NONE);
   f.c.channels_last = 1;
   struct ds_bn_kernel k;
@@ -162,7 +132,7 @@ Test(batch_norm, channels_last_runs_at_the_roofline) {
   cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 10, 1, &k), 400.032,
                      1e-6);
   cr_assert_eq(k.passes, 5);
-  teardown(&f);
+  ds_test_compute_free(&f);
 }
 
 /* Under --amp fp16 cuDNN runs on half inputs (2 B): 20000 B cached per
@@ -171,30 +141,30 @@ Test(batch_norm, channels_last_runs_at_the_roofline) {
  * at the roofline, 120000 B + 4 weights * 8 B (fp32 read, half written and
  * read) = 120032 B. */
 Test(batch_norm, fp16_is_cudnns_and_bf16_is_not) {
-  struct fixture f;
+  struct ds_test_compute f;
   setup(&f, "BnGPU", DS_DTYPE_FP32, DS_AMP_FP16);
   struct ds_bn_kernel k;
   cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k),
                      2 * 10000 / 2.4, 1e-6);
   cr_assert(k.sm_bound);
-  teardown(&f);
+  ds_test_compute_free(&f);
   setup(&f, "BnGPU", DS_DTYPE_FP32, DS_AMP_BF16);
   cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k), 120.032,
                      1e-6);
   cr_assert_eq(k.passes, 3);
   cr_assert_not(k.sm_bound);
-  teardown(&f);
+  ds_test_compute_free(&f);
 }
 
 /* Without a clock in the GPU table there is no per-SM rate: the roofline. */
 Test(batch_norm, a_gpu_without_a_clock_has_no_sm_bound) {
-  struct fixture f;
+  struct ds_test_compute f;
   setup(&f, "NoClockGPU", DS_DTYPE_FP32, DS_AMP_NONE);
   struct ds_bn_kernel k;
   cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k), 160.016,
                      1e-6);
   cr_assert_not(k.sm_bound);
-  teardown(&f);
+  ds_test_compute_free(&f);
 }
 
 /* The shipped table: on a V100 (80 SMs, 1530 MHz, 900 GB/s at 0.878) the

@@ -46,41 +46,11 @@ static const char *model_text =
     "  - {name: dw, class: conv, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 3200, act_bytes: 0,"
     " params: [{name: dw.weight, numel: 36, shape: [4, 1, 3, 3]}]}\n";
 
-struct fixture {
-  char gpus[64], topo[64], model[64];
-  struct ds_topo *t;
-  struct ds_model *m;
-  struct ds_compute c;
-};
-
-static void setup(struct fixture *f, const char *gpu, enum ds_amp amp) {
-  char text[1024];
-  strcpy(f->gpus, "/tmp/ddpsim-tcgpus-XXXXXX");
-  ds_test_write_temp(f->gpus, gpus_text);
-  snprintf(text, sizeof text,
-           "schema_version: 1\nname: tc\ngpu: %s\nnodes: 1\ngpus_per_node: 1\n"
-           "intra_node:\n  template: nvswitch\n  link_bw: 100GBps\n  link_lat: 1us\n"
-           "compute:\n  flops_efficiency: 0.5\n  mem_efficiency: 1\n  kernel_overhead: 1us\n",
-           gpu);
-  strcpy(f->topo, "/tmp/ddpsim-tctopo-XXXXXX");
-  ds_test_write_temp(f->topo, text);
-  strcpy(f->model, "/tmp/ddpsim-tcmodel-XXXXXX");
-  ds_test_write_temp(f->model, model_text);
-  struct ds_err err = {0};
-  cr_assert_eq(ds_topo_load(f->topo, f->gpus, &f->t, &err), DS_OK, "%s", err.msg);
-  f->m = ds_test_model(f->model);
-  cr_assert_eq(ds_compute_init(f->t, DS_DTYPE_FP32, amp, &f->c, &err), DS_OK, "%s", err.msg);
+static void setup(struct ds_test_compute *f, const char *gpu, enum ds_amp amp) {
+  ds_test_compute_setup(f, gpus_text, gpu, 0.5, 1, model_text, DS_DTYPE_FP32, amp);
 }
 
-static void teardown(struct fixture *f) {
-  ds_model_free(f->m);
-  ds_topo_free(f->t);
-  unlink(f->gpus);
-  unlink(f->topo);
-  unlink(f->model);
-}
-
-static double tb(const struct fixture *f, int32_t l, int bwd) {
+static double tb(const struct ds_test_compute *f, int32_t l, int bwd) {
   return ds_compute_conv_transpose_bytes(&f->c, f->m, l, 10, bwd);
 }
 
@@ -90,7 +60,7 @@ static double tb(const struct fixture *f, int32_t l, int bwd) {
  * gradient's x, dy and dW, 2 x 48576 B, 6 kernels. c0 (first layer): the
  * weight gradient's alone. */
 Test(conv_transpose, a_3x3_convolution_transposes_its_tensors_and_weight) {
-  struct fixture f;
+  struct ds_test_compute f;
   setup(&f, "TcGPU", DS_AMP_NONE);
   cr_assert_float_eq(tb(&f, 1, 0), 48576, 1e-9);
   cr_assert_float_eq(ds_compute_conv_transpose_ns(&f.c, f.m, 1, 10, 0), 48.576 + 3000, 1e-9);
@@ -99,14 +69,14 @@ Test(conv_transpose, a_3x3_convolution_transposes_its_tensors_and_weight) {
   cr_assert_float_eq(tb(&f, 0, 0), 48576, 1e-9);
   cr_assert_float_eq(tb(&f, 0, 1), 48576, 1e-9, "the first layer has no data gradient");
   cr_assert_float_eq(ds_compute_conv_transpose_ns(&f.c, f.m, 0, 10, 1), 48.576 + 3000, 1e-9);
-  teardown(&f);
+  ds_test_compute_free(&f);
 }
 
 /* 1x1: p1 (unit stride, 196 positions) is a GEMM on NCHW; p2 (49) and p3
  * (stride 2) transpose x and y only: 2 * 294 * 40 = 23520 B and 2 * 2352 *
  * 40 = 188160 B forward, twice that backward. dw: none. */
 Test(conv_transpose, which_1x1_and_depthwise_convolutions_are_spared) {
-  struct fixture f;
+  struct ds_test_compute f;
   setup(&f, "TcGPU", DS_AMP_NONE);
   cr_assert_float_eq(tb(&f, 2, 0), 0, 0);
   cr_assert_float_eq(tb(&f, 2, 1), 0, 0);
@@ -116,14 +86,14 @@ Test(conv_transpose, which_1x1_and_depthwise_convolutions_are_spared) {
   cr_assert_float_eq(ds_compute_conv_transpose_ns(&f.c, f.m, 3, 10, 0), 23.52 + 2000, 1e-9);
   cr_assert_float_eq(tb(&f, 4, 0), 188160, 1e-9);
   cr_assert_float_eq(tb(&f, 5, 0), 0, 0);
-  teardown(&f);
+  ds_test_compute_free(&f);
 }
 
 /* ds_compute_conv_transpose gives what the pair gives, for one call: c1
  * forward 3048.576 ns over 48576 B, c0 backward (weight gradient alone)
  * the same, and p1's GEMM on NCHW 0 ns over 0 B. */
 Test(conv_transpose, one_call_gives_the_ns_and_the_bytes) {
-  struct fixture f;
+  struct ds_test_compute f;
   setup(&f, "TcGPU", DS_AMP_NONE);
   double bytes = -1;
   cr_assert_float_eq(ds_compute_conv_transpose(&f.c, f.m, 1, 10, 0, &bytes), 48.576 + 3000, 1e-9);
@@ -139,31 +109,31 @@ Test(conv_transpose, one_call_gives_the_ns_and_the_bytes) {
       cr_assert_eq(ns, ds_compute_conv_transpose_ns(&f.c, f.m, l, 10, bwd), "layer %d", l);
       cr_assert_eq(bytes, tb(&f, l, bwd), "layer %d", l);
     }
-  teardown(&f);
+  ds_test_compute_free(&f);
 }
 
 /* fp16 autocast: 2 B per element, c1 forward 24000 + 288 B. */
 Test(conv_transpose, half_tensors_move_half_the_bytes) {
-  struct fixture f;
+  struct ds_test_compute f;
   setup(&f, "TcGPU", DS_AMP_FP16);
   cr_assert_float_eq(tb(&f, 1, 0), 24288, 1e-9);
-  teardown(&f);
+  ds_test_compute_free(&f);
 }
 
 Test(conv_transpose, not_without_tf32_tensor_cores_fp32_math_or_nchw) {
-  struct fixture f;
+  struct ds_test_compute f;
   setup(&f, "NoTf32GPU", DS_AMP_NONE); /* V100-like: FP32 NCHW kernels */
   cr_assert_float_eq(tb(&f, 1, 0), 0, 0);
   cr_assert_float_eq(tb(&f, 1, 1), 0, 0);
-  teardown(&f);
+  ds_test_compute_free(&f);
   setup(&f, "TcGPU", DS_AMP_NONE);
-  ds_compute_set_tf32(&f.c, f.t, DS_TF32_NONE);
+  ds_compute_set_tf32(&f.c, f.topo_loaded, DS_TF32_NONE);
   cr_assert_float_eq(tb(&f, 1, 0), 0, 0, "--tf32 none: FP32 math");
-  ds_compute_set_tf32(&f.c, f.t, DS_TF32_CONV);
+  ds_compute_set_tf32(&f.c, f.topo_loaded, DS_TF32_CONV);
   cr_assert_float_eq(tb(&f, 1, 0), 48576, 1e-9);
   f.c.channels_last = 1;
   cr_assert_float_eq(tb(&f, 1, 0), 0, 0, "--channels-last");
-  teardown(&f);
+  ds_test_compute_free(&f);
 }
 
 /* The schedule: ResNet-50 on H200 has conv1's transposes (first layer:

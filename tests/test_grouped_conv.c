@@ -113,43 +113,12 @@ static const char *model_text =
     " fwd_bytes: 3211264, act_bytes: 0, groups: 128, stride: 1,"
     " params: [{name: dw.weight, numel: 1152, shape: [128, 1, 3, 3]}]}\n";
 
-struct fixture {
-  char gpus[64], topo[64], model[64];
-  struct ds_topo *topo_loaded;
-  struct ds_model *m;
-  struct ds_compute c;
-};
-
-static void setup(struct fixture *f, const char *gpu) {
-  char text[1024];
-  strcpy(f->gpus, "/tmp/ddpsim-gcgpus-XXXXXX");
-  ds_test_write_temp(f->gpus, gpus_text);
-  snprintf(text, sizeof text,
-           "schema_version: 1\nname: gc\ngpu: %s\nnodes: 1\ngpus_per_node: 1\n"
-           "intra_node:\n  template: nvswitch\n  link_bw: 100GBps\n  link_lat: 1us\n"
-           "compute:\n  flops_efficiency: 1\n  mem_efficiency: 1\n  kernel_overhead: 0us\n",
-           gpu);
-  strcpy(f->topo, "/tmp/ddpsim-gctopo-XXXXXX");
-  ds_test_write_temp(f->topo, text);
-  strcpy(f->model, "/tmp/ddpsim-gcmodel-XXXXXX");
-  ds_test_write_temp(f->model, model_text);
-  struct ds_err err = {0};
-  cr_assert_eq(ds_topo_load(f->topo, f->gpus, &f->topo_loaded, &err), DS_OK, "%s", err.msg);
-  f->m = ds_test_model(f->model);
-  cr_assert_eq(ds_compute_init(f->topo_loaded, DS_DTYPE_FP32, DS_AMP_NONE, &f->c, &err), DS_OK,
-               "%s", err.msg);
-}
-
-static void teardown(struct fixture *f) {
-  ds_model_free(f->m);
-  ds_topo_free(f->topo_loaded);
-  unlink(f->gpus);
-  unlink(f->topo);
-  unlink(f->model);
+static void setup(struct ds_test_compute *f, const char *gpu) {
+  ds_test_compute_setup(f, gpus_text, gpu, 1, 0, model_text, DS_DTYPE_FP32, DS_AMP_NONE);
 }
 
 Test(grouped_conv, the_model_file_gives_the_weights_geometry) {
-  struct fixture f;
+  struct ds_test_compute f;
   setup(&f, "GcGPU");
   const struct ds_layer *gc = &f.m->layers[1];
   cr_assert_eq(gc->conv_groups, 32);
@@ -161,7 +130,7 @@ Test(grouped_conv, the_model_file_gives_the_weights_geometry) {
   cr_assert(ds_compute_grouped_conv(&f.c, gc));
   cr_assert(!ds_compute_grouped_conv(&f.c, &f.m->layers[0]));
   cr_assert(!ds_compute_grouped_conv(&f.c, &f.m->layers[2]), "depthwise keeps the roofline");
-  teardown(&f);
+  ds_test_compute_free(&f);
 }
 
 /* In fp32 training on a GPU with TF32, convolutions run TF32: layer gc at
@@ -169,7 +138,7 @@ Test(grouped_conv, the_model_file_gives_the_weights_geometry) {
  * backward, and no transposes (on a plain convolution they would be
  * charged: it is Ampere-like, TF32, NCHW). */
 Test(grouped_conv, a_grouped_layer_is_charged_its_measured_passes) {
-  struct fixture f;
+  struct ds_test_compute f;
   setup(&f, "GcGPU");
   const struct ds_layer *gc = &f.m->layers[1];
   cr_assert_float_eq(ds_compute_fwd_ns(&f.c, gc, 32), 151400, 1e-6);
@@ -179,19 +148,19 @@ Test(grouped_conv, a_grouped_layer_is_charged_its_measured_passes) {
   /* --tf32 none: the FP32 entry */
   ds_compute_set_tf32(&f.c, f.topo_loaded, DS_TF32_NONE);
   cr_assert_float_eq(ds_compute_fwd_ns(&f.c, gc, 32), 314400, 1e-6);
-  teardown(&f);
+  ds_test_compute_free(&f);
 }
 
 /* On a slow GPU the roofline is longer than the table: 2 * 28901376 * 32
  * FLOPs at 8 TFLOP/s of TF32 = 231.2 us > 151.4. */
 Test(grouped_conv, the_roofline_stays_a_lower_bound) {
-  struct fixture f;
+  struct ds_test_compute f;
   setup(&f, "SlowGPU");
   const struct ds_layer *gc = &f.m->layers[1];
   double flops_ns = 28901376.0 * 32 / 8e12 * 1e9;
   double bytes_ns = (3211264.0 * 32 + 4608 * 4) / 100e9 * 1e9;
   cr_assert_float_eq(ds_compute_fwd_ns(&f.c, gc, 32), fmax(flops_ns, bytes_ns), 1e-6);
-  teardown(&f);
+  ds_test_compute_free(&f);
 }
 
 static ds_status load_error(const char *layer_line, struct ds_err *err) {

@@ -45,43 +45,12 @@ static const char *model_text =
     "  - {name: relu, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 640,"
     " act_bytes: 0, params: [{name: w, numel: 1}]}\n";
 
-struct fixture {
-  char gpus[64], topo[64], model[64];
-  struct ds_topo *topo_loaded;
-  struct ds_model *m;
-  struct ds_compute c;
-};
-
-static void setup(struct fixture *f, const char *gpu) {
-  char text[1024];
-  strcpy(f->gpus, "/tmp/ddpsim-poolgpus-XXXXXX");
-  ds_test_write_temp(f->gpus, gpus_text);
-  snprintf(text, sizeof text,
-           "schema_version: 1\nname: pool\ngpu: %s\nnodes: 1\ngpus_per_node: 1\n"
-           "intra_node:\n  template: nvswitch\n  link_bw: 100GBps\n  link_lat: 1us\n"
-           "compute:\n  flops_efficiency: 0.5\n  mem_efficiency: 1\n  kernel_overhead: 0us\n",
-           gpu);
-  strcpy(f->topo, "/tmp/ddpsim-pooltopo-XXXXXX");
-  ds_test_write_temp(f->topo, text);
-  strcpy(f->model, "/tmp/ddpsim-poolmodel-XXXXXX");
-  ds_test_write_temp(f->model, model_text);
-  struct ds_err err = {0};
-  cr_assert_eq(ds_topo_load(f->topo, f->gpus, &f->topo_loaded, &err), DS_OK, "%s", err.msg);
-  f->m = ds_test_model(f->model);
-  cr_assert_eq(ds_compute_init(f->topo_loaded, DS_DTYPE_FP32, DS_AMP_NONE, &f->c, &err), DS_OK,
-               "%s", err.msg);
-}
-
-static void teardown(struct fixture *f) {
-  ds_model_free(f->m);
-  ds_topo_free(f->topo_loaded);
-  unlink(f->gpus);
-  unlink(f->topo);
-  unlink(f->model);
+static void setup(struct ds_test_compute *f, const char *gpu) {
+  ds_test_compute_setup(f, gpus_text, gpu, 0.5, 0, model_text, DS_DTYPE_FP32, DS_AMP_NONE);
 }
 
 Test(max_pool, the_keys_give_the_window_and_its_counts) {
-  struct fixture f;
+  struct ds_test_compute f;
   setup(&f, "PoolGPU");
   const struct ds_pool *p = &f.m->layers[0].pool;
   cr_assert_eq(p->kernel[0], 3);
@@ -108,7 +77,7 @@ Test(max_pool, the_keys_give_the_window_and_its_counts) {
   ds_compute_pool_geometry(&rect, &in, &out, &pairs);
   cr_assert_float_eq(out, 20, 0);
   cr_assert_float_eq(pairs, 50, 0);
-  teardown(&f);
+  ds_test_compute_free(&f);
 }
 
 /* Batch 1000. Forward: 1000 x (32 x 2.42 + 242 x 0.207) = 127534 cycles on
@@ -117,7 +86,7 @@ Test(max_pool, the_keys_give_the_window_and_its_counts) {
  * the kernel 1000 x (128 x 2.45 + 242 x 0.208) = 363936 cycles = 90984
  * ns against its 896000 B = 896 ns. */
 Test(max_pool, nchw_kernels_run_at_the_sm_rate) {
-  struct fixture f;
+  struct ds_test_compute f;
   setup(&f, "PoolGPU");
   const struct ds_layer *l = &f.m->layers[0];
   struct ds_pool_kernel k;
@@ -135,14 +104,14 @@ Test(max_pool, nchw_kernels_run_at_the_sm_rate) {
   cr_assert_float_eq(k.cycles, 363936, 1e-6);
   cr_assert_float_eq(bwd, 512 + 90984, 1e-6);
   cr_assert_float_eq(ds_compute_bwd_ns(&f.c, l, 1000), bwd, 1e-9);
-  teardown(&f);
+  ds_test_compute_free(&f);
 }
 
 /* --channels-last: forward 1000 x (32 x 2.29 + 242 x 0.256) = 135232
  * cycles = 33808 ns; backward 1000 x (128 x 1.05 + 242 x 0.578) = 274276
  * cycles = 68569 ns, after the same fill (512 ns). */
 Test(max_pool, channels_last_runs_the_nhwc_kernels_rates) {
-  struct fixture f;
+  struct ds_test_compute f;
   setup(&f, "PoolGPU");
   f.c.channels_last = 1;
   const struct ds_layer *l = &f.m->layers[0];
@@ -151,7 +120,7 @@ Test(max_pool, channels_last_runs_the_nhwc_kernels_rates) {
   f.c.channels_last = 0;
   cr_assert_gt(ds_compute_max_pool_ns(&f.c, l, 1000, 1, NULL), 512 + 68569 + 1000,
                "NCHW's backward is the slower");
-  teardown(&f);
+  ds_test_compute_free(&f);
 }
 
 /* SlowMemGPU (1000 SMs at 2 GHz, 1 GB/s): the SMs take 127534 / 2e12 s =
@@ -159,7 +128,7 @@ Test(max_pool, channels_last_runs_the_nhwc_kernels_rates) {
  * 512000 ns plus the kernel's 896000 B = 896000 ns, which is all 1408000 B
  * at the roofline. */
 Test(max_pool, the_roofline_wins_when_memory_is_slow) {
-  struct fixture f;
+  struct ds_test_compute f;
   setup(&f, "SlowMemGPU");
   const struct ds_layer *l = &f.m->layers[0];
   struct ds_pool_kernel k;
@@ -167,20 +136,20 @@ Test(max_pool, the_roofline_wins_when_memory_is_slow) {
   cr_assert_float_eq(k.sm_rate_ns, 127534 / 2000.0, 1e-9);
   cr_assert_float_eq(ds_compute_max_pool_ns(&f.c, l, 1000, 1, &k), 1408000, 1e-6);
   cr_assert_lt(k.sm_rate_ns, k.roofline_ns);
-  teardown(&f);
+  ds_test_compute_free(&f);
 }
 
 /* Without a clock: one kernel of all the bytes at the roofline, as any
  * memory layer (896 ns forward, 1408 ns backward). */
 Test(max_pool, a_gpu_without_a_clock_runs_the_roofline) {
-  struct fixture f;
+  struct ds_test_compute f;
   setup(&f, "NoClockGPU");
   const struct ds_layer *l = &f.m->layers[0];
   struct ds_pool_kernel k;
   cr_assert_float_eq(ds_compute_max_pool_ns(&f.c, l, 1000, 0, &k), 896, 1e-9);
   cr_assert_float_eq(k.sm_rate_ns, 0, 0);
   cr_assert_float_eq(ds_compute_bwd_ns(&f.c, l, 1000), 1408, 1e-9);
-  teardown(&f);
+  ds_test_compute_free(&f);
 }
 
 /* Under --amp fp16 (the file has no amp_fwd_bytes: its bytes scaled to 2 B
@@ -188,7 +157,7 @@ Test(max_pool, a_gpu_without_a_clock_runs_the_roofline) {
  * ns); the cycles do not change with the dtype (fp16 ran within 3 % of
  * fp32). */
 Test(max_pool, half_activations_change_the_bytes_not_the_cycles) {
-  struct fixture f;
+  struct ds_test_compute f;
   setup(&f, "PoolGPU");
   struct ds_err err = {0};
   cr_assert_eq(ds_compute_init(f.topo_loaded, DS_DTYPE_FP32, DS_AMP_FP16, &f.c, &err), DS_OK);
@@ -197,7 +166,7 @@ Test(max_pool, half_activations_change_the_bytes_not_the_cycles) {
   cr_assert_float_eq(k.fill_bytes, 256000, 1e-6);
   cr_assert_float_eq(k.cycles, 363936, 1e-6);
   cr_assert_float_eq(bwd, 256 + 90984, 1e-6);
-  teardown(&f);
+  ds_test_compute_free(&f);
 }
 
 static ds_status load_text(const char *text, struct ds_model **out, struct ds_err *err) {

@@ -29,41 +29,41 @@
 static const struct ds_gconv_shape layer1 = {4, 128, 3136, 1};
 
 Test(grouped_conv, the_measured_gpu_shape_and_batch_give_the_measured_time) {
-  cr_assert_float_eq(ds_gconv_ns(DS_GCONV_TF32, DS_CONV_FWD, &layer1, 32, H200_SMS, H200_HZ),
+  cr_assert_float_eq(ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_TF32, DS_CONV_FWD, &layer1, 32, H200_SMS, H200_HZ),
                      151400, 1e-6);
-  cr_assert_float_eq(ds_gconv_ns(DS_GCONV_TF32, DS_CONV_DGRAD, &layer1, 32, H200_SMS, H200_HZ),
+  cr_assert_float_eq(ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_TF32, DS_CONV_DGRAD, &layer1, 32, H200_SMS, H200_HZ),
                      141700, 1e-6);
-  cr_assert_float_eq(ds_gconv_ns(DS_GCONV_TF32, DS_CONV_WGRAD, &layer1, 32, H200_SMS, H200_HZ),
+  cr_assert_float_eq(ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_TF32, DS_CONV_WGRAD, &layer1, 32, H200_SMS, H200_HZ),
                      253200, 1e-6);
   /* FP32 without TF32 ran slower: 314.4 us forward */
-  cr_assert_float_eq(ds_gconv_ns(DS_GCONV_FP32, DS_CONV_FWD, &layer1, 32, H200_SMS, H200_HZ),
+  cr_assert_float_eq(ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_FP32, DS_CONV_FWD, &layer1, 32, H200_SMS, H200_HZ),
                      314400, 1e-6);
 }
 
 Test(grouped_conv, time_scales_with_sms_times_clock) {
-  double h200 = ds_gconv_ns(DS_GCONV_FP32, DS_CONV_WGRAD, &layer1, 32, H200_SMS, H200_HZ);
-  cr_assert_float_eq(ds_gconv_ns(DS_GCONV_FP32, DS_CONV_WGRAD, &layer1, 32, 66, 990e6),
+  double h200 = ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_FP32, DS_CONV_WGRAD, &layer1, 32, H200_SMS, H200_HZ);
+  cr_assert_float_eq(ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_FP32, DS_CONV_WGRAD, &layer1, 32, 66, 990e6),
                      4 * h200, 1e-6, "half the SMs at half the clock: 4x the time");
-  cr_assert_eq(ds_gconv_ns(DS_GCONV_FP32, DS_CONV_WGRAD, &layer1, 32, 0, H200_HZ), 0,
+  cr_assert_eq(ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_FP32, DS_CONV_WGRAD, &layer1, 32, 0, H200_HZ), 0,
                "a GPU without its SMs: no measured time");
-  cr_assert_eq(ds_gconv_ns(DS_GCONV_FP32, DS_CONV_WGRAD, &layer1, 32, H200_SMS, 0), 0);
+  cr_assert_eq(ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_FP32, DS_CONV_WGRAD, &layer1, 32, H200_SMS, 0), 0);
 }
 
 /* Cycles per output at 32 and 64, interpolated in log2(batch): batch 45 is
  * f = log2(45 / 32) of the way; outside 32..128 the end's cost per output
  * holds, so time is proportional to batch there. */
 Test(grouped_conv, batches_between_measured_ones_interpolate_per_output) {
-  double t32 = ds_gconv_ns(DS_GCONV_HALF, DS_CONV_FWD, &layer1, 32, H200_SMS, H200_HZ);
-  double t64 = ds_gconv_ns(DS_GCONV_HALF, DS_CONV_FWD, &layer1, 64, H200_SMS, H200_HZ);
-  double t128 = ds_gconv_ns(DS_GCONV_HALF, DS_CONV_FWD, &layer1, 128, H200_SMS, H200_HZ);
+  double t32 = ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_HALF, DS_CONV_FWD, &layer1, 32, H200_SMS, H200_HZ);
+  double t64 = ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_HALF, DS_CONV_FWD, &layer1, 64, H200_SMS, H200_HZ);
+  double t128 = ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_HALF, DS_CONV_FWD, &layer1, 128, H200_SMS, H200_HZ);
   cr_assert(t32 > 0 && t64 > t32 && t128 > t64);
   double f = log2(45.0 / 32);
   double expect = ((1 - f) * t32 / 32 + f * t64 / 64) * 45;
-  cr_assert_float_eq(ds_gconv_ns(DS_GCONV_HALF, DS_CONV_FWD, &layer1, 45, H200_SMS, H200_HZ),
+  cr_assert_float_eq(ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_HALF, DS_CONV_FWD, &layer1, 45, H200_SMS, H200_HZ),
                      expect, 1e-6);
-  cr_assert_float_eq(ds_gconv_ns(DS_GCONV_HALF, DS_CONV_FWD, &layer1, 256, H200_SMS, H200_HZ),
+  cr_assert_float_eq(ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_HALF, DS_CONV_FWD, &layer1, 256, H200_SMS, H200_HZ),
                      2 * t128, 1e-6);
-  cr_assert_float_eq(ds_gconv_ns(DS_GCONV_HALF, DS_CONV_FWD, &layer1, 16, H200_SMS, H200_HZ),
+  cr_assert_float_eq(ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_HALF, DS_CONV_FWD, &layer1, 16, H200_SMS, H200_HZ),
                      t32 / 2, 1e-6);
 }
 
@@ -71,20 +71,20 @@ Test(grouped_conv, a_shape_not_measured_takes_the_nearest_with_its_stride) {
   struct ds_gconv_shape got;
   /* 3000 positions, 4 per group: layer1's entry */
   struct ds_gconv_shape near = {4, 128, 3000, 1};
-  cr_assert_eq(ds_gconv_nearest(DS_GCONV_TF32, &near, &got), 0);
+  cr_assert_eq(ds_gconv_nearest(&ds_gconv_builtin, DS_GCONV_TF32, &near, &got), 0);
   cr_assert_eq(got.group_width, 4);
   cr_assert_float_eq(got.out_positions, 3136, 0);
   /* layer1's size with stride 2: a strided entry (8 per group at 28x28,
    * 3 doublings away) beats the same size unstrided */
   struct ds_gconv_shape strided = {4, 128, 3136, 2};
-  cr_assert_eq(ds_gconv_nearest(DS_GCONV_TF32, &strided, &got), 0);
+  cr_assert_eq(ds_gconv_nearest(&ds_gconv_builtin, DS_GCONV_TF32, &strided, &got), 0);
   cr_assert_eq(got.stride, 2);
   /* time per output of the entry, times this layer's outputs */
-  double entry = ds_gconv_ns(DS_GCONV_TF32, DS_CONV_FWD, &layer1, 32, H200_SMS, H200_HZ);
-  cr_assert_float_eq(ds_gconv_ns(DS_GCONV_TF32, DS_CONV_FWD, &near, 32, H200_SMS, H200_HZ),
+  double entry = ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_TF32, DS_CONV_FWD, &layer1, 32, H200_SMS, H200_HZ);
+  cr_assert_float_eq(ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_TF32, DS_CONV_FWD, &near, 32, H200_SMS, H200_HZ),
                      entry * 3000 / 3136, 1e-6);
   struct ds_gconv_shape wide = {4, 256, 3136, 1}; /* 64 groups: twice the outputs */
-  cr_assert_float_eq(ds_gconv_ns(DS_GCONV_TF32, DS_CONV_FWD, &wide, 32, H200_SMS, H200_HZ),
+  cr_assert_float_eq(ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_TF32, DS_CONV_FWD, &wide, 32, H200_SMS, H200_HZ),
                      2 * entry, 1e-6);
 }
 

@@ -50,5 +50,20 @@ int ds_calib_write(FILE *fp, const struct ds_calib *c, const char *header) {
     fprintf(fp, "  fit_r2: %.6g\n", c->coll_fit_r2);
     fprintf(fp, "  fit_rms_rel_residual: %.6g\n", c->coll_fit_rms_rel_residual);
   }
+  if (c->n_gconv > 0) {
+    fputs("grouped_conv:\n", fp);
+    fprintf(fp, "  sms: %d\n", c->gconv_sms);
+    fprintf(fp, "  boost_mhz: %.6g\n", c->gconv_clock_hz / 1e6);
+    fputs("  entries:\n", fp);
+    for (int32_t i = 0; i < c->n_gconv && i < DS_GCONV_MAX_ENTRIES; i++) {
+      const struct ds_gconv_entry *e = &c->gconv[i];
+      fprintf(fp,
+              "    - {mode: %s, group_width: %d, out_channels: %d, out_positions: %d, "
+              "stride: %d, batch: %d, fwd_us: %.6g, dgrad_us: %.6g, wgrad_us: %.6g}\n",
+              ds_gconv_mode_names[e->mode], e->group_width, e->out_channels, e->out_positions,
+              e->stride, e->batch, e->us[DS_CONV_FWD], e->us[DS_CONV_DGRAD],
+              e->us[DS_CONV_WGRAD]);
+    }
+  }
   return ferror(fp) ? -1 : 0;
 }

@@ -29,6 +29,22 @@
  *     bus_bw: 350GBps
  *     fit_r2: 0.998
  *     fit_rms_rel_residual: 0.12
+ *   grouped_conv:             # optional: grouped 3x3 convolutions' measured
+ *     sms: 132                # kernel times (sim/train/grouped_conv.h),
+ *     boost_mhz: 1980         # replacing the built-in H200 table; the GPU
+ *     entries:                # measured on: its SMs and boost clock
+ *       - {mode: tf32, group_width: 4, out_channels: 128, out_positions: 3136,
+ *          stride: 1, batch: 32, fwd_us: 151.4, dgrad_us: 141.7, wgrad_us: 253.2}
+ *
+ * grouped_conv: every key required. entries: 1 to DS_GCONV_MAX_ENTRIES
+ * mappings, each with every key: mode fp32 | tf32 | half | half_nhwc (the
+ * math the convolution ran in: FP32, TF32, half precision NCHW or
+ * channels-last), group_width (input channels per group), out_channels,
+ * out_positions (output height x width), stride, batch (integers >= 1),
+ * and the forward, input-gradient and weight-gradient kernel times in
+ * microseconds (> 0); no two entries of one mode, shape and batch.
+ * bench/gpu_kernels.py measures them and tools/gen_grouped_conv.py --calib
+ * writes the file (docs/architecture.md, "Grouped convolutions").
  *
  * The format crosses from the replay to the simulator, as the schedule and
  * the trace do, so it lives here. The struct is plain data: the writer
@@ -42,6 +58,8 @@
 
 #include <stdint.h>
 #include <stdio.h>
+
+#include "traces/gconv_table.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -82,6 +100,12 @@ struct ds_calib {
   double coll_bus_bw_bytes_per_s; /* > 0 */
   double coll_fit_r2;
   double coll_fit_rms_rel_residual; /* >= 0 */
+  /* grouped_conv: measured on a GPU of gconv_sms SMs at gconv_clock_hz,
+   * n_gconv entries (0 = section absent) */
+  int32_t n_gconv;
+  int32_t gconv_sms;       /* >= 1 */
+  double gconv_clock_hz;   /* > 0, read and written in MHz */
+  struct ds_gconv_entry gconv[DS_GCONV_MAX_ENTRIES];
 };
 
 /* Writes `header` as is (comment lines, each starting with '#' and ending

@@ -47,6 +47,8 @@ struct loaded {
   struct ds_topo *topo;
   struct ds_model *model;
   struct ds_compute compute;
+  struct ds_calib *calib;      /* --calib's file, or NULL */
+  struct ds_gconv_table gconv; /* its grouped_conv table, when it has one */
   char topo_path[4096];
   char model_path[4096];
 };
@@ -502,11 +504,12 @@ static ds_status load(struct loaded *ld, const struct ds_options *o, struct ds_e
   DS_CHECK(ds_topo_load(ld->topo_path, gpus_path, &ld->topo, err));
   if (o->calib) {
     /* A measured machine's compute factors replace the topology file's. */
-    struct ds_calib cal;
-    ds_status cst = ds_calib_load(o->calib, &cal, err);
+    ld->calib = malloc(sizeof *ld->calib); /* its table of up to 1024 entries: not the stack */
+    if (!ld->calib) return ds_err_set(err, DS_ENOMEM, "out of memory");
+    ds_status cst = ds_calib_load(o->calib, ld->calib, err);
     if (cst != DS_OK) return ds_err_prefix(err, cst, "option --calib: ");
-    ds_calib_apply_compute(&cal, &ld->topo->compute);
-    ds_calib_apply_gpu(&cal, &ld->topo->gpu);
+    ds_calib_apply_compute(ld->calib, &ld->topo->compute);
+    ds_calib_apply_gpu(ld->calib, &ld->topo->gpu);
   }
   DS_CHECK(ds_model_load(ld->model_path, &ld->model, err));
   for (int32_t k = 0; k < o->sweep[DS_VAR_COMM_HOOK].n; k++) /* every hook of a list */
@@ -516,6 +519,17 @@ static ds_status load(struct loaded *ld, const struct ds_options *o, struct ds_e
   ld->compute.channels_last = o->channels_last;
   ld->compute.optimizer_loop = o->ddp_rules == DS_DDP_RULES_TORCH_1_4;
   ld->compute.weight_decay = o->weight_decay;
+  if (ld->calib && ld->calib->n_gconv > 0) { /* grouped convolutions measured on this GPU */
+    ds_calib_gconv_table(ld->calib, &ld->gconv);
+    ld->compute.gconv = &ld->gconv;
+    const struct ds_gpu_spec *g = &ld->topo->gpu;
+    if (g->sms != ld->gconv.sms || g->boost_mhz * 1e6 != ld->gconv.clock_hz)
+      fprintf(stderr,
+              "ddpsim: note: --calib's grouped convolutions were measured on a GPU of %d SMs "
+              "at %g MHz, %s's %s has %d at %d MHz: their times apply as measured\n",
+              ld->gconv.sms, ld->gconv.clock_hz / 1e6, ld->topo_path, g->name, g->sms,
+              g->boost_mhz);
+  }
   return DS_OK;
 }
 
@@ -945,6 +959,7 @@ done:
   ds_measured_release(&meas);
   ds_model_free(ld.model);
   ds_topo_free(ld.topo);
+  free(ld.calib);
   return st;
 }
 

@@ -16,7 +16,7 @@
 #include "sim/net/gpu_table.h"
 
 static const char *const root_keys[] = {"schema_version", "compute", "efficiency", "nccl",
-                                        "collective", NULL};
+                                        "collective", "grouped_conv", NULL};
 static const char *const nccl_keys[] = {"launch", "interference_blocks",
                                         "interference_slowdown", "interference_predicted",
                                         NULL};
@@ -145,6 +145,106 @@ static ds_status read_collective(const struct ds_cnode *root, struct ds_calib *c
   return DS_OK;
 }
 
+static const char *const gconv_keys[] = {"sms", "boost_mhz", "entries", NULL};
+static const char *const gconv_entry_keys[] = {
+    "mode",  "group_width", "out_channels", "out_positions", "stride",
+    "batch", "fwd_us",      "dgrad_us",     "wgrad_us",      NULL};
+
+/* A required integer from 1 to max. */
+static ds_status read_count(const struct ds_cnode *map, const char *key, int64_t max,
+                            int32_t *out, struct ds_err *err) {
+  struct ds_cnode node;
+  int64_t n;
+  DS_CHECK(ds_cmap_require(map, key, "an integer >= 1", &node, err));
+  DS_CHECK(ds_cnode_int64(&node, &n, err));
+  if (n < 1 || n > max)
+    return ds_cnode_error(&node, err, "expected an integer from 1 to %lld, got %lld",
+                          (long long)max, (long long)n);
+  *out = (int32_t)n;
+  return DS_OK;
+}
+
+/* A required kernel time in microseconds, > 0. */
+static ds_status read_us(const struct ds_cnode *map, const char *key, double *out,
+                         struct ds_err *err) {
+  struct ds_cnode node;
+  DS_CHECK(ds_cmap_require(map, key, "a time in microseconds > 0", &node, err));
+  DS_CHECK(ds_cnode_number(&node, out, err));
+  if (!(*out > 0 && *out < 1e12))
+    return ds_cnode_error(&node, err, "expected a time in microseconds > 0, got %g", *out);
+  return DS_OK;
+}
+
+static int same_gconv_key(const struct ds_gconv_entry *a, const struct ds_gconv_entry *b) {
+  return a->mode == b->mode && a->group_width == b->group_width &&
+         a->out_channels == b->out_channels && a->out_positions == b->out_positions &&
+         a->stride == b->stride && a->batch == b->batch;
+}
+
+/* One entry of grouped_conv.entries (item i, node item) into *e. */
+static ds_status read_gconv_entry(const struct ds_cnode *item, size_t i,
+                                  const struct ds_calib *c, struct ds_gconv_entry *e,
+                                  struct ds_err *err) {
+  struct ds_cnode node;
+  const char *s;
+  DS_CHECK(ds_cmap_check_keys(item, gconv_entry_keys, err));
+  DS_CHECK(ds_cmap_require(item, "mode", "fp32, tf32, half or half_nhwc", &node, err));
+  DS_CHECK(ds_cnode_string(&node, &s, err));
+  int m = 0;
+  while (m < DS_GCONV_MODES && strcmp(s, ds_gconv_mode_names[m]) != 0) m++;
+  if (m == DS_GCONV_MODES)
+    return ds_cnode_error(&node, err, "expected fp32, tf32, half or half_nhwc, got \"%s\"", s);
+  e->mode = (enum ds_gconv_mode)m;
+  /* bounds keep every product the lookup forms (batch x channels x
+   * positions) exact in a double */
+  DS_CHECK(read_count(item, "group_width", 1 << 20, &e->group_width, err));
+  DS_CHECK(read_count(item, "out_channels", 1 << 20, &e->out_channels, err));
+  DS_CHECK(read_count(item, "out_positions", 1 << 24, &e->out_positions, err));
+  DS_CHECK(read_count(item, "stride", 64, &e->stride, err));
+  DS_CHECK(read_count(item, "batch", 1 << 20, &e->batch, err));
+  DS_CHECK(read_us(item, "fwd_us", &e->us[DS_CONV_FWD], err));
+  DS_CHECK(read_us(item, "dgrad_us", &e->us[DS_CONV_DGRAD], err));
+  DS_CHECK(read_us(item, "wgrad_us", &e->us[DS_CONV_WGRAD], err));
+  for (size_t j = 0; j < i; j++)
+    if (same_gconv_key(&c->gconv[j], e))
+      return ds_cnode_error(item, err,
+                            "the same mode, shape and batch as entries[%zu]: one time each",
+                            j);
+  return DS_OK;
+}
+
+static ds_status read_gconv(const struct ds_cnode *root, struct ds_calib *c,
+                            struct ds_err *err) {
+  struct ds_cnode map, node, list;
+  size_t n;
+  double mhz;
+  if (!ds_cmap_get(root, "grouped_conv", &map)) return DS_OK;
+  DS_CHECK(ds_cmap_check_keys(&map, gconv_keys, err));
+  DS_CHECK(read_count(&map, "sms", 100000, &c->gconv_sms, err));
+  DS_CHECK(ds_cmap_require(&map, "boost_mhz", "the measured GPU's boost clock in MHz", &node,
+                           err));
+  DS_CHECK(ds_cnode_number(&node, &mhz, err));
+  if (!(mhz > 0 && mhz <= 100000))
+    return ds_cnode_error(&node, err, "expected a clock in MHz from 0 to 100000, got %g", mhz);
+  c->gconv_clock_hz = mhz * 1e6;
+  DS_CHECK(ds_cmap_require(&map, "entries", "a list of measured kernels", &list, err));
+  DS_CHECK(ds_cseq_len(&list, &n, err));
+  if (n < 1 || n > DS_GCONV_MAX_ENTRIES)
+    return ds_cnode_error(&list, err, "expected 1 to %d entries, got %zu",
+                          DS_GCONV_MAX_ENTRIES, n);
+  for (size_t i = 0; i < n; i++) {
+    struct ds_cnode item;
+    DS_CHECK(ds_cseq_at(&list, i, &item, err));
+    DS_CHECK(read_gconv_entry(&item, i, c, &c->gconv[i], err));
+  }
+  c->n_gconv = (int32_t)n;
+  return DS_OK;
+}
+
+void ds_calib_gconv_table(const struct ds_calib *c, struct ds_gconv_table *out) {
+  *out = (struct ds_gconv_table){c->gconv, c->n_gconv, c->gconv_sms, c->gconv_clock_hz, 1};
+}
+
 ds_status ds_calib_load(const char *path, struct ds_calib *out, struct ds_err *err) {
   struct ds_config *cfg = NULL;
   struct ds_cnode root;
@@ -156,6 +256,7 @@ ds_status ds_calib_load(const char *path, struct ds_calib *out, struct ds_err *e
   DS_CHECK_GOTO(read_efficiency(&root, out, err), st, done);
   DS_CHECK_GOTO(read_nccl(&root, out, err), st, done);
   DS_CHECK_GOTO(read_collective(&root, out, err), st, done);
+  DS_CHECK_GOTO(read_gconv(&root, out, err), st, done);
 done:
   ds_config_free(cfg);
   if (st != DS_OK) memset(out, 0, sizeof *out);

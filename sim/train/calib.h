@@ -30,6 +30,13 @@ void ds_calib_apply_compute(const struct ds_calib *c, struct ds_compute_params *
  * efficiency section, key by key. */
 void ds_calib_apply_gpu(const struct ds_calib *c, struct ds_gpu_spec *g);
 
+/* The file's grouped_conv table as a lookup table (sim/train/
+ * grouped_conv.h) borrowing c's entries: valid while c lives, and only when
+ * c->n_gconv > 0 (otherwise keep the built-in table). on_target is set: a
+ * calibration describes the simulated machine, so its times apply as
+ * measured (no SMs x clock transfer). */
+void ds_calib_gconv_table(const struct ds_calib *c, struct ds_gconv_table *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -131,6 +131,7 @@ ds_status ds_compute_init(const struct ds_topo *topo, enum ds_dtype dtype, enum 
   out->mem_bw_bytes_per_s = g->mem_bw_bytes_per_s;
   out->sms = g->sms;
   out->sm_clock_hz = g->boost_mhz * 1e6;
+  out->gconv = &ds_gconv_builtin;
   out->gpu_has_tf32 = g->tf32_flops_per_s > 0;
   out->precision = (struct ds_precision){ds_dtype_bytes(dtype), ds_dtype_bytes(dtype), 0};
   enum ds_dtype math = dtype;
@@ -333,7 +334,8 @@ static double grouped_pass_ns(const struct ds_compute *c, const struct ds_layer 
                                        (double)l->conv_kernel_area),
       .stride = l->conv_stride,
   };
-  return ds_gconv_ns(mode, pass, &s, batch, c->sms, c->sm_clock_hz);
+  return ds_gconv_ns(c->gconv ? c->gconv : &ds_gconv_builtin, mode, pass, &s, batch, c->sms,
+                     c->sm_clock_hz);
 }
 
 /* Max-pool (compute.h): PyTorch's kernels (aten/src/ATen/native/cuda/

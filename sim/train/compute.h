@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include "base/status.h"
+#include "traces/gconv_table.h"
 #include "sim/train/model.h"
 #include "sim/net/topo.h"
 
@@ -95,6 +96,10 @@ struct ds_compute {
   double sm_clock_hz;      /* the GPU's boost clock (0: unknown) */
   int gpu_has_tf32;        /* Ampere and later: NHWC tensor-core convolutions */
   int channels_last;       /* --channels-last: activations in NHWC (batch norm below) */
+  /* Grouped convolutions' measured times (grouped_conv.h): the built-in
+   * H200 table (ds_compute_init), or a calibration file's (--calib), owned
+   * by the caller and outliving this struct. */
+  const struct ds_gconv_table *gconv;
   /* The optimizer step (ds_compute_step_ns): optimizer_loop set under
    * --pytorch-version 1.4 (PyTorch 1.4's per-parameter Python loop instead
    * of the foreach kernels); weight_decay set by --weight-decay (a nonzero

@@ -4,83 +4,83 @@
 #include <math.h>
 #include <stddef.h>
 
-struct gconv_entry {
-  enum ds_gconv_mode mode;
-  int32_t group_width, out_channels, out_positions, stride, batch;
-  double us[DS_CONV_PASSES];
-};
-
 #include "sim/train/grouped_conv_table.inc"
 
-#define N_ENTRIES ((int)(sizeof gconv_table / sizeof gconv_table[0]))
+const struct ds_gconv_table ds_gconv_builtin = {
+    gconv_table, (int32_t)(sizeof gconv_table / sizeof gconv_table[0]), GCONV_MEASURED_SMS,
+    GCONV_MEASURED_CLOCK_HZ, 0};
 
 /* A stride other than the layer's counts as this many doublings of shape
  * away: a strided 3x3's input gradient runs other kernels (2-4x slower per
  * output in the table), so the same stride wins over a nearer size. */
 #define STRIDE_MISMATCH_DISTANCE 8.0
 
-static double shape_distance(const struct gconv_entry *e, const struct ds_gconv_shape *s) {
+static double shape_distance(const struct ds_gconv_entry *e, const struct ds_gconv_shape *s) {
   double d = fabs(log2((double)e->group_width / (double)s->group_width)) +
              fabs(log2((double)e->out_positions / s->out_positions));
   return d + (e->stride != s->stride ? STRIDE_MISMATCH_DISTANCE : 0);
 }
 
-static int same_shape(const struct gconv_entry *a, const struct gconv_entry *b) {
+static int same_shape(const struct ds_gconv_entry *a, const struct ds_gconv_entry *b) {
   return a->group_width == b->group_width && a->out_channels == b->out_channels &&
          a->out_positions == b->out_positions && a->stride == b->stride;
 }
 
-/* The first entry of the nearest shape in mode; -1 when none. */
-static int nearest(enum ds_gconv_mode mode, const struct ds_gconv_shape *s) {
+/* The first entry of t of the nearest shape in mode; -1 when none. */
+static int nearest(const struct ds_gconv_table *t, enum ds_gconv_mode mode,
+                   const struct ds_gconv_shape *s) {
   int best = -1;
   double best_d = INFINITY;
-  for (int i = 0; i < N_ENTRIES; i++) {
-    if (gconv_table[i].mode != mode) continue;
-    double d = shape_distance(&gconv_table[i], s);
+  for (int i = 0; i < t->n; i++) {
+    if (t->entries[i].mode != mode) continue;
+    double d = shape_distance(&t->entries[i], s);
     if (d < best_d) best = i, best_d = d;
   }
   return best;
 }
 
-int ds_gconv_nearest(enum ds_gconv_mode mode, const struct ds_gconv_shape *s,
-                     struct ds_gconv_shape *out) {
+int ds_gconv_nearest(const struct ds_gconv_table *t, enum ds_gconv_mode mode,
+                     const struct ds_gconv_shape *s, struct ds_gconv_shape *out) {
   if (s->group_width <= 0 || s->out_positions <= 0) return -1;
-  int i = nearest(mode, s);
+  int i = nearest(t, mode, s);
   if (i < 0) return -1;
-  const struct gconv_entry *e = &gconv_table[i];
+  const struct ds_gconv_entry *e = &t->entries[i];
   *out = (struct ds_gconv_shape){e->group_width, e->out_channels, e->out_positions, e->stride};
   return 0;
 }
 
-/* SM cycles per output element of entry e's pass on the measured GPU. */
-static double cycles_per_output(const struct gconv_entry *e, enum ds_conv_pass pass) {
+/* SM cycles per output element of entry e's pass on t's measured GPU. */
+static double cycles_per_output(const struct ds_gconv_table *t, const struct ds_gconv_entry *e,
+                                enum ds_conv_pass pass) {
   double outputs = (double)e->batch * e->out_channels * e->out_positions;
-  return e->us[pass] * 1e-6 * GCONV_MEASURED_SMS * GCONV_MEASURED_CLOCK_HZ / outputs;
+  return e->us[pass] * 1e-6 * t->sms * t->clock_hz / outputs;
 }
 
-double ds_gconv_ns(enum ds_gconv_mode mode, enum ds_conv_pass pass,
-                   const struct ds_gconv_shape *s, int64_t batch, int32_t sms,
-                   double clock_hz) {
+double ds_gconv_ns(const struct ds_gconv_table *t, enum ds_gconv_mode mode,
+                   enum ds_conv_pass pass, const struct ds_gconv_shape *s, int64_t batch,
+                   int32_t sms, double clock_hz) {
+  if (t->on_target && sms > 0 && clock_hz > 0) /* the table's GPU is the target */
+    sms = t->sms, clock_hz = t->clock_hz;
   if (sms <= 0 || clock_hz <= 0 || batch <= 0 || s->group_width <= 0 || s->out_positions <= 0)
     return 0;
-  int first = nearest(mode, s);
+  int first = nearest(t, mode, s);
   if (first < 0) return 0;
   /* the shape's measured batches bracketing `batch` (the table lists each
    * shape's batches in increasing order, not necessarily together) */
-  const struct gconv_entry *lo = NULL, *hi = NULL;
-  for (int i = 0; i < N_ENTRIES; i++) {
-    const struct gconv_entry *e = &gconv_table[i];
-    if (e->mode != mode || !same_shape(e, &gconv_table[first])) continue;
+  const struct ds_gconv_entry *lo = NULL, *hi = NULL;
+  for (int i = 0; i < t->n; i++) {
+    const struct ds_gconv_entry *e = &t->entries[i];
+    if (e->mode != mode || !same_shape(e, &t->entries[first])) continue;
     if (e->batch <= batch && (!lo || e->batch > lo->batch)) lo = e;
     if (e->batch >= batch && (!hi || e->batch < hi->batch)) hi = e;
   }
   double cycles;
-  if (!lo) cycles = cycles_per_output(hi, pass);
-  else if (!hi) cycles = cycles_per_output(lo, pass);
-  else if (lo == hi) cycles = cycles_per_output(lo, pass);
+  if (!lo) cycles = cycles_per_output(t, hi, pass);
+  else if (!hi) cycles = cycles_per_output(t, lo, pass);
+  else if (lo == hi) cycles = cycles_per_output(t, lo, pass);
   else {
     double f = log2((double)batch / lo->batch) / log2((double)hi->batch / lo->batch);
-    cycles = (1 - f) * cycles_per_output(lo, pass) + f * cycles_per_output(hi, pass);
+    cycles = (1 - f) * cycles_per_output(t, lo, pass) + f * cycles_per_output(t, hi, pass);
   }
   double outputs = (double)batch * (double)s->out_channels * s->out_positions;
   return cycles * outputs / ((double)sms * clock_hz) * 1e9;

@@ -10,8 +10,11 @@
  * ones of the same channels run at 150-250 (bench/results/
  * gpu-2026-11-26b-h200/kernels.csv), and their time does not follow their
  * FLOPs or their bytes. No rate per FLOP or per byte describes them, so
- * ddpsim uses the kernels' measured times (grouped_conv_table.inc, written
- * by tools/gen_grouped_conv.py from bench/gpu_kernels.py's rows):
+ * ddpsim uses the kernels' measured times: a table (traces/gconv_table.h),
+ * by default the built-in one measured on an H200 (grouped_conv_table.inc,
+ * written by tools/gen_grouped_conv.py from bench/gpu_kernels.py's rows),
+ * or a calibration file's `grouped_conv` section measured on the user's GPU
+ * (--calib, traces/calib_file.h):
  *
  *   1. the entry of the same math mode nearest the layer's shape (channels
  *      per group, output positions, stride: an exact match where the model
@@ -19,28 +22,21 @@
  *   2. its cost in SM cycles per output element at each measured batch,
  *      interpolated in log2(batch) and held at the ends;
  *   3. times the layer's output elements, over the target GPU's SMs x boost
- *      clock.
+ *      clock (on the GPU the table was measured on, the measured times come
+ *      back). A calibration file's table (on_target) was measured on the
+ *      simulated machine: its own SMs and clock are the target's, so its
+ *      times apply unscaled whatever GPU the topology names.
  *
  * Step 3 assumes a kernel whose rate scales with SMs and clock (Habitat's
  * "wave scaling" for kernels not bound by memory: Yu et al., USENIX ATC
  * 2021); cuDNN's kernels for other generations (V100's FP32, A100's TF32)
- * are assumed to do as well per SM cycle as Hopper's did. The compute model
- * keeps the roofline as a lower bound (compute.c).
+ * are assumed to do as well per SM cycle as Hopper's did, unless a
+ * calibration file measured them. The compute model keeps the roofline as
+ * a lower bound (compute.c).
  */
 #include <stdint.h>
 
-enum ds_conv_pass { DS_CONV_FWD, DS_CONV_DGRAD, DS_CONV_WGRAD, DS_CONV_PASSES };
-
-/* The math a grouped convolution runs in: FP32 (no TF32: V100, or
- * --tf32 none), TF32 (PyTorch's default for convolutions on Ampere and
- * later), half precision in NCHW or channels-last. */
-enum ds_gconv_mode {
-  DS_GCONV_FP32,
-  DS_GCONV_TF32,
-  DS_GCONV_HALF,
-  DS_GCONV_HALF_NHWC,
-  DS_GCONV_MODES
-};
+#include "traces/gconv_table.h"
 
 struct ds_gconv_shape {
   int64_t group_width;   /* input channels per group */
@@ -49,15 +45,20 @@ struct ds_gconv_shape {
   int32_t stride;
 };
 
-/* Nanoseconds of one pass of a grouped convolution of shape s at batch
- * (> 0) on a GPU of sms SMs at clock_hz, from the table entry nearest s in
- * mode (steps 1-3 above); 0 when sms or clock_hz is unknown. */
-double ds_gconv_ns(enum ds_gconv_mode mode, enum ds_conv_pass pass,
-                   const struct ds_gconv_shape *s, int64_t batch, int32_t sms,
-                   double clock_hz);
+/* The built-in table: H200 measurements (grouped_conv_table.inc). */
+extern const struct ds_gconv_table ds_gconv_builtin;
 
-/* The entry step 1 picks: its shape into *out; -1 when mode has none. */
-int ds_gconv_nearest(enum ds_gconv_mode mode, const struct ds_gconv_shape *s,
-                     struct ds_gconv_shape *out);
+/* Nanoseconds of one pass of a grouped convolution of shape s at batch
+ * (> 0) on a GPU of sms SMs at clock_hz (t's own when t->on_target), from
+ * table t's entry nearest s in mode (steps 1-3 above); 0 when sms or
+ * clock_hz is unknown or t has no entry of mode. */
+double ds_gconv_ns(const struct ds_gconv_table *t, enum ds_gconv_mode mode,
+                   enum ds_conv_pass pass, const struct ds_gconv_shape *s, int64_t batch,
+                   int32_t sms, double clock_hz);
+
+/* The entry of t step 1 picks: its shape into *out; -1 when mode has
+ * none. */
+int ds_gconv_nearest(const struct ds_gconv_table *t, enum ds_gconv_mode mode,
+                     const struct ds_gconv_shape *s, struct ds_gconv_shape *out);
 
 #endif

@@ -70,7 +70,9 @@ static const char usage[] =
     "                         out (launch, slice syncs, NVLS pipeline; default measured)\n"
     "  --calib FILE           a calibration file (ddpreal calibrate): its compute\n"
     "                         factors replace the topology's, its measured efficiencies\n"
-    "                         the GPU table's, its NCCL launch the fitted one\n"
+    "                         the GPU table's, its NCCL launch the fitted one, its\n"
+    "                         grouped_conv times (tools/gen_grouped_conv.py --calib)\n"
+    "                         the built-in H200 table\n"
     ;
 
 /* Literals of at most 4095 characters each: one past it is not portable C. */

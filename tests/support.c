@@ -191,6 +191,14 @@ void ds_test_replay_cpu2(const char *dir) {
   ds_test_release(&r);
 }
 
+ds_status ds_test_load_model_text(const char *text, struct ds_model **out, struct ds_err *err) {
+  char path[] = "/tmp/ddpsim-test-model-XXXXXX";
+  ds_test_write_temp(path, text);
+  ds_status st = ds_model_load(path, out, err);
+  unlink(path);
+  return st;
+}
+
 void ds_test_compute_setup(struct ds_test_compute *f, const char *gpus_text, const char *gpu,
                            double flops_efficiency, double kernel_overhead_us,
                            const char *model_text,

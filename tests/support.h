@@ -76,6 +76,11 @@ void ds_test_options_ok(const char *args, struct ds_options *o);
  * (ds_model_free). */
 struct ds_model *ds_test_model(const char *path);
 
+/* ds_model_load of a model file whose text is `text` (written to a
+ * temporary file /tmp/ddpsim-test-model-XXXXXX, which its messages name,
+ * removed after): its status, *out and err as it left them. */
+ds_status ds_test_load_model_text(const char *text, struct ds_model **out, struct ds_err *err);
+
 /* A compute model to test kernels on: a one-GPU topology on GPU `gpu` of
  * the GPU table gpus_text (NVSwitch template, mem_efficiency 1, the
  * given flops_efficiency and kernel_overhead in microseconds), the model file

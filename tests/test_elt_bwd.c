@@ -55,17 +55,9 @@ struct fixture {
   struct ds_model *model;
 };
 
-static ds_status load_text(const char *text, struct ds_model **out, struct ds_err *err) {
-  char path[] = "/tmp/ddpsim-eb-model-XXXXXX";
-  ds_test_write_temp(path, text);
-  ds_status st = ds_model_load(path, out, err);
-  unlink(path);
-  return st;
-}
-
 static void setup(struct fixture *f) {
   struct ds_err err = {0};
-  cr_assert_eq(load_text(model_text, &f->model, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_test_load_model_text(model_text, &f->model, &err), DS_OK, "%s", err.msg);
   cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &f->topo, &err), DS_OK, "%s",
                err.msg);
 }
@@ -162,9 +154,9 @@ Test(elt_bwd, bad_values_are_refused_with_file_line_and_key) {
              bad[i][0], bad[i][1]);
     struct ds_model *m = NULL;
     struct ds_err err = {0};
-    cr_assert_eq(load_text(text, &m, &err), DS_EINPUT, "%s", bad[i][1]);
+    cr_assert_eq(ds_test_load_model_text(text, &m, &err), DS_EINPUT, "%s", bad[i][1]);
     cr_assert(strstr(err.msg, bad[i][2]), "%s: %s", bad[i][1], err.msg);
-    cr_assert(strstr(err.msg, "/tmp/ddpsim-eb-model-") && strstr(err.msg, bad[i][3]),
+    cr_assert(strstr(err.msg, "/tmp/ddpsim-test-model-") && strstr(err.msg, bad[i][3]),
               "%s: %s", bad[i][1], err.msg);
   }
 }

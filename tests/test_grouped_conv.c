@@ -28,42 +28,53 @@
  * weight gradient 253.2 (bench/results/gpu-2026-11-26b-h200/kernels.csv). */
 static const struct ds_gconv_shape layer1 = {4, 128, 3136, 1};
 
+/* The lookups on the built-in table. */
+static double builtin_ns(enum ds_gconv_mode mode, enum ds_conv_pass pass,
+                         const struct ds_gconv_shape *s, int64_t batch, int32_t sms, double hz) {
+  return ds_gconv_ns(&ds_gconv_builtin, mode, pass, s, batch, sms, hz);
+}
+
+static int builtin_nearest(enum ds_gconv_mode mode, const struct ds_gconv_shape *s,
+                           struct ds_gconv_shape *out) {
+  return ds_gconv_nearest(&ds_gconv_builtin, mode, s, out);
+}
+
 Test(grouped_conv, the_measured_gpu_shape_and_batch_give_the_measured_time) {
-  cr_assert_float_eq(ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_TF32, DS_CONV_FWD, &layer1, 32, H200_SMS, H200_HZ),
+  cr_assert_float_eq(builtin_ns(DS_GCONV_TF32, DS_CONV_FWD, &layer1, 32, H200_SMS, H200_HZ),
                      151400, 1e-6);
-  cr_assert_float_eq(ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_TF32, DS_CONV_DGRAD, &layer1, 32, H200_SMS, H200_HZ),
+  cr_assert_float_eq(builtin_ns(DS_GCONV_TF32, DS_CONV_DGRAD, &layer1, 32, H200_SMS, H200_HZ),
                      141700, 1e-6);
-  cr_assert_float_eq(ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_TF32, DS_CONV_WGRAD, &layer1, 32, H200_SMS, H200_HZ),
+  cr_assert_float_eq(builtin_ns(DS_GCONV_TF32, DS_CONV_WGRAD, &layer1, 32, H200_SMS, H200_HZ),
                      253200, 1e-6);
   /* FP32 without TF32 ran slower: 314.4 us forward */
-  cr_assert_float_eq(ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_FP32, DS_CONV_FWD, &layer1, 32, H200_SMS, H200_HZ),
+  cr_assert_float_eq(builtin_ns(DS_GCONV_FP32, DS_CONV_FWD, &layer1, 32, H200_SMS, H200_HZ),
                      314400, 1e-6);
 }
 
 Test(grouped_conv, time_scales_with_sms_times_clock) {
-  double h200 = ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_FP32, DS_CONV_WGRAD, &layer1, 32, H200_SMS, H200_HZ);
-  cr_assert_float_eq(ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_FP32, DS_CONV_WGRAD, &layer1, 32, 66, 990e6),
+  double h200 = builtin_ns(DS_GCONV_FP32, DS_CONV_WGRAD, &layer1, 32, H200_SMS, H200_HZ);
+  cr_assert_float_eq(builtin_ns(DS_GCONV_FP32, DS_CONV_WGRAD, &layer1, 32, 66, 990e6),
                      4 * h200, 1e-6, "half the SMs at half the clock: 4x the time");
-  cr_assert_eq(ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_FP32, DS_CONV_WGRAD, &layer1, 32, 0, H200_HZ), 0,
+  cr_assert_eq(builtin_ns(DS_GCONV_FP32, DS_CONV_WGRAD, &layer1, 32, 0, H200_HZ), 0,
                "a GPU without its SMs: no measured time");
-  cr_assert_eq(ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_FP32, DS_CONV_WGRAD, &layer1, 32, H200_SMS, 0), 0);
+  cr_assert_eq(builtin_ns(DS_GCONV_FP32, DS_CONV_WGRAD, &layer1, 32, H200_SMS, 0), 0);
 }
 
 /* Cycles per output at 32 and 64, interpolated in log2(batch): batch 45 is
  * f = log2(45 / 32) of the way; outside 32..128 the end's cost per output
  * holds, so time is proportional to batch there. */
 Test(grouped_conv, batches_between_measured_ones_interpolate_per_output) {
-  double t32 = ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_HALF, DS_CONV_FWD, &layer1, 32, H200_SMS, H200_HZ);
-  double t64 = ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_HALF, DS_CONV_FWD, &layer1, 64, H200_SMS, H200_HZ);
-  double t128 = ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_HALF, DS_CONV_FWD, &layer1, 128, H200_SMS, H200_HZ);
+  double t32 = builtin_ns(DS_GCONV_HALF, DS_CONV_FWD, &layer1, 32, H200_SMS, H200_HZ);
+  double t64 = builtin_ns(DS_GCONV_HALF, DS_CONV_FWD, &layer1, 64, H200_SMS, H200_HZ);
+  double t128 = builtin_ns(DS_GCONV_HALF, DS_CONV_FWD, &layer1, 128, H200_SMS, H200_HZ);
   cr_assert(t32 > 0 && t64 > t32 && t128 > t64);
   double f = log2(45.0 / 32);
   double expect = ((1 - f) * t32 / 32 + f * t64 / 64) * 45;
-  cr_assert_float_eq(ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_HALF, DS_CONV_FWD, &layer1, 45, H200_SMS, H200_HZ),
+  cr_assert_float_eq(builtin_ns(DS_GCONV_HALF, DS_CONV_FWD, &layer1, 45, H200_SMS, H200_HZ),
                      expect, 1e-6);
-  cr_assert_float_eq(ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_HALF, DS_CONV_FWD, &layer1, 256, H200_SMS, H200_HZ),
+  cr_assert_float_eq(builtin_ns(DS_GCONV_HALF, DS_CONV_FWD, &layer1, 256, H200_SMS, H200_HZ),
                      2 * t128, 1e-6);
-  cr_assert_float_eq(ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_HALF, DS_CONV_FWD, &layer1, 16, H200_SMS, H200_HZ),
+  cr_assert_float_eq(builtin_ns(DS_GCONV_HALF, DS_CONV_FWD, &layer1, 16, H200_SMS, H200_HZ),
                      t32 / 2, 1e-6);
 }
 
@@ -71,20 +82,20 @@ Test(grouped_conv, a_shape_not_measured_takes_the_nearest_with_its_stride) {
   struct ds_gconv_shape got;
   /* 3000 positions, 4 per group: layer1's entry */
   struct ds_gconv_shape near = {4, 128, 3000, 1};
-  cr_assert_eq(ds_gconv_nearest(&ds_gconv_builtin, DS_GCONV_TF32, &near, &got), 0);
+  cr_assert_eq(builtin_nearest(DS_GCONV_TF32, &near, &got), 0);
   cr_assert_eq(got.group_width, 4);
   cr_assert_float_eq(got.out_positions, 3136, 0);
   /* layer1's size with stride 2: a strided entry (8 per group at 28x28,
    * 3 doublings away) beats the same size unstrided */
   struct ds_gconv_shape strided = {4, 128, 3136, 2};
-  cr_assert_eq(ds_gconv_nearest(&ds_gconv_builtin, DS_GCONV_TF32, &strided, &got), 0);
+  cr_assert_eq(builtin_nearest(DS_GCONV_TF32, &strided, &got), 0);
   cr_assert_eq(got.stride, 2);
   /* time per output of the entry, times this layer's outputs */
-  double entry = ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_TF32, DS_CONV_FWD, &layer1, 32, H200_SMS, H200_HZ);
-  cr_assert_float_eq(ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_TF32, DS_CONV_FWD, &near, 32, H200_SMS, H200_HZ),
+  double entry = builtin_ns(DS_GCONV_TF32, DS_CONV_FWD, &layer1, 32, H200_SMS, H200_HZ);
+  cr_assert_float_eq(builtin_ns(DS_GCONV_TF32, DS_CONV_FWD, &near, 32, H200_SMS, H200_HZ),
                      entry * 3000 / 3136, 1e-6);
   struct ds_gconv_shape wide = {4, 256, 3136, 1}; /* 64 groups: twice the outputs */
-  cr_assert_float_eq(ds_gconv_ns(&ds_gconv_builtin, DS_GCONV_TF32, DS_CONV_FWD, &wide, 32, H200_SMS, H200_HZ),
+  cr_assert_float_eq(builtin_ns(DS_GCONV_TF32, DS_CONV_FWD, &wide, 32, H200_SMS, H200_HZ),
                      2 * entry, 1e-6);
 }
 
@@ -164,15 +175,13 @@ Test(grouped_conv, the_roofline_stays_a_lower_bound) {
 }
 
 static ds_status load_error(const char *layer_line, struct ds_err *err) {
-  char path[64] = "/tmp/ddpsim-gcbad-XXXXXX", text[1024];
+  char text[1024];
   snprintf(text, sizeof text,
            "schema_version: 1\nname: t\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
            "layers:\n%s", layer_line);
-  ds_test_write_temp(path, text);
   struct ds_model *m = NULL;
-  ds_status st = ds_model_load(path, &m, err);
+  ds_status st = ds_test_load_model_text(text, &m, err);
   if (m) ds_model_free(m);
-  unlink(path);
   return st;
 }
 

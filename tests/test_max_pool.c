@@ -169,14 +169,6 @@ Test(max_pool, half_activations_change_the_bytes_not_the_cycles) {
   ds_test_compute_free(&f);
 }
 
-static ds_status load_text(const char *text, struct ds_model **out, struct ds_err *err) {
-  char path[] = "/tmp/ddpsim-pool-model-XXXXXX";
-  ds_test_write_temp(path, text);
-  ds_status st = ds_model_load(path, out, err);
-  unlink(path);
-  return st;
-}
-
 /* A one-layer model of class cls with the pool lines `keys` (lines 13 on). */
 static void pool_model(char *text, size_t cap, const char *cls, const char *keys) {
   snprintf(text, cap,
@@ -209,16 +201,16 @@ Test(max_pool, bad_keys_are_located) {
   struct ds_err err = {0};
   char text[1024];
   pool_model(text, sizeof text, "memory", ok);
-  cr_assert_eq(load_text(text, &m, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_test_load_model_text(text, &m, &err), DS_OK, "%s", err.msg);
   cr_assert_eq(m->layers[0].pool.height, 112);
   ds_model_free(m);
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     pool_model(text, sizeof text, bad[i][0], bad[i][1] ? bad[i][1] : ok);
     m = NULL;
     err = (struct ds_err){0};
-    cr_assert_eq(load_text(text, &m, &err), DS_EINPUT, "case %zu", i);
+    cr_assert_eq(ds_test_load_model_text(text, &m, &err), DS_EINPUT, "case %zu", i);
     cr_assert(strstr(err.msg, bad[i][2]), "case %zu: %s", i, err.msg);
-    cr_assert(strstr(err.msg, "/tmp/ddpsim-pool-model-"), "case %zu names no file: %s", i,
+    cr_assert(strstr(err.msg, "/tmp/ddpsim-test-model-"), "case %zu names no file: %s", i,
               err.msg);
   }
 }

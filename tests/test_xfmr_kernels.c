@@ -47,17 +47,9 @@ struct fixture {
   struct ds_model *model;
 };
 
-static ds_status load_text(const char *text, struct ds_model **out, struct ds_err *err) {
-  char path[] = "/tmp/ddpsim-xk-model-XXXXXX";
-  ds_test_write_temp(path, text);
-  ds_status st = ds_model_load(path, out, err);
-  unlink(path);
-  return st;
-}
-
 static void setup(struct fixture *f, double unaligned) {
   struct ds_err err = {0};
-  cr_assert_eq(load_text(model_text, &f->model, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_test_load_model_text(model_text, &f->model, &err), DS_OK, "%s", err.msg);
   cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &f->topo, &err), DS_OK, "%s",
                err.msg);
   f->topo->gpu.eff.matmul_unaligned_half = unaligned;
@@ -167,12 +159,12 @@ Test(xfmr_kernels, bad_keys_are_located) {
   };
   struct ds_model *m = NULL;
   struct ds_err err = {0};
-  cr_assert_eq(load_text("schema_version: 1\nname: b\nsample: s\ndefault_batch: 1\n"
-                         "optimizer: sgd\nloss_copy_bytes: -5\nlayers:\n  - name: l\n"
-                         "    fwd_flops: 1\n    bwd_flops: 1\n    fwd_bytes: 1\n"
-                         "    act_bytes: 0\n    params:\n      - {name: w, numel: 1}\n",
-                         &m, &err),
-               DS_EINPUT);
+  const char *negative_copy =
+      "schema_version: 1\nname: b\nsample: s\ndefault_batch: 1\n"
+      "optimizer: sgd\nloss_copy_bytes: -5\nlayers:\n  - name: l\n"
+      "    fwd_flops: 1\n    bwd_flops: 1\n    fwd_bytes: 1\n"
+      "    act_bytes: 0\n    params:\n      - {name: w, numel: 1}\n";
+  cr_assert_eq(ds_test_load_model_text(negative_copy, &m, &err), DS_EINPUT);
   cr_assert(strstr(err.msg, "loss_copy_bytes") && strstr(err.msg, ":6:"), "%s", err.msg);
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     char text[1024];
@@ -183,7 +175,7 @@ Test(xfmr_kernels, bad_keys_are_located) {
              bad[i][0]);
     m = NULL;
     err = (struct ds_err){0};
-    cr_assert_eq(load_text(text, &m, &err), DS_EINPUT, "%s", bad[i][0]);
+    cr_assert_eq(ds_test_load_model_text(text, &m, &err), DS_EINPUT, "%s", bad[i][0]);
     cr_assert(strstr(err.msg, bad[i][1]), "%s: %s", bad[i][0], err.msg);
   }
 }

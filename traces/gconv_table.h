@@ -47,6 +47,10 @@ struct ds_gconv_entry {
   double us[DS_CONV_PASSES];
 };
 
+/* Whether a and b measured the same shape: group width, out channels,
+ * output positions and stride (mode and batch aside). */
+int ds_gconv_same_shape(const struct ds_gconv_entry *a, const struct ds_gconv_entry *b);
+
 /* A table: its entries (in any order; no two of one mode, shape and
  * batch) and the GPU they were measured on. */
 struct ds_gconv_table {

@@ -175,12 +175,6 @@ static ds_status read_us(const struct ds_cnode *map, const char *key, double *ou
   return DS_OK;
 }
 
-static int same_gconv_key(const struct ds_gconv_entry *a, const struct ds_gconv_entry *b) {
-  return a->mode == b->mode && a->group_width == b->group_width &&
-         a->out_channels == b->out_channels && a->out_positions == b->out_positions &&
-         a->stride == b->stride && a->batch == b->batch;
-}
-
 /* One entry of grouped_conv.entries (item i, node item) into *e. */
 static ds_status read_gconv_entry(const struct ds_cnode *item, size_t i,
                                   const struct ds_calib *c, struct ds_gconv_entry *e,
@@ -206,7 +200,8 @@ static ds_status read_gconv_entry(const struct ds_cnode *item, size_t i,
   DS_CHECK(read_us(item, "dgrad_us", &e->us[DS_CONV_DGRAD], err));
   DS_CHECK(read_us(item, "wgrad_us", &e->us[DS_CONV_WGRAD], err));
   for (size_t j = 0; j < i; j++)
-    if (same_gconv_key(&c->gconv[j], e))
+    if (c->gconv[j].mode == e->mode && c->gconv[j].batch == e->batch &&
+        ds_gconv_same_shape(&c->gconv[j], e))
       return ds_cnode_error(item, err,
                             "the same mode, shape and batch as entries[%zu]: one time each",
                             j);

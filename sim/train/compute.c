@@ -463,6 +463,9 @@ double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
   if (l->bn_channels > 0)
     return ds_compute_batch_norm_ns(c, l, batch, 1, NULL) + casts +
            ds_compute_bwd_extra_ns(c, l, batch);
+  if (l->pool.kernel[0] > 0)
+    return ds_compute_max_pool_ns(c, l, batch, 1, NULL) + casts +
+           ds_compute_bwd_extra_ns(c, l, batch);
   const struct ds_precision *p = &c->precision;
   /* amp: half weight read, half gradient written, and the cast's backward
    * reading it and writing the fp32 gradient */
@@ -480,7 +483,6 @@ double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
     if (l->bwd_flops > 1.5 * l->fwd_flops) measured += grouped_pass_ns(c, l, DS_CONV_DGRAD, batch);
     if (measured > own) own = measured;
   }
-  if (l->pool.kernel[0] > 0) own = ds_compute_max_pool_ns(c, l, batch, 1, NULL);
   return own + casts + ds_compute_bwd_extra_ns(c, l, batch);
 }
 

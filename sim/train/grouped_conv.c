@@ -21,11 +21,6 @@ static double shape_distance(const struct ds_gconv_entry *e, const struct ds_gco
   return d + (e->stride != s->stride ? STRIDE_MISMATCH_DISTANCE : 0);
 }
 
-static int same_shape(const struct ds_gconv_entry *a, const struct ds_gconv_entry *b) {
-  return a->group_width == b->group_width && a->out_channels == b->out_channels &&
-         a->out_positions == b->out_positions && a->stride == b->stride;
-}
-
 /* The first entry of t of the nearest shape in mode; -1 when none. */
 static int nearest(const struct ds_gconv_table *t, enum ds_gconv_mode mode,
                    const struct ds_gconv_shape *s) {
@@ -65,22 +60,20 @@ double ds_gconv_ns(const struct ds_gconv_table *t, enum ds_gconv_mode mode,
     return 0;
   int first = nearest(t, mode, s);
   if (first < 0) return 0;
-  /* the shape's measured batches bracketing `batch` (the table lists each
-   * shape's batches in increasing order, not necessarily together) */
+  /* the shape's measured batches bracketing `batch` (entries in any order) */
   const struct ds_gconv_entry *lo = NULL, *hi = NULL;
   for (int i = 0; i < t->n; i++) {
     const struct ds_gconv_entry *e = &t->entries[i];
-    if (e->mode != mode || !same_shape(e, &t->entries[first])) continue;
+    if (e->mode != mode || !ds_gconv_same_shape(e, &t->entries[first])) continue;
     if (e->batch <= batch && (!lo || e->batch > lo->batch)) lo = e;
     if (e->batch >= batch && (!hi || e->batch < hi->batch)) hi = e;
   }
-  double cycles;
-  if (!lo) cycles = cycles_per_output(t, hi, pass);
-  else if (!hi) cycles = cycles_per_output(t, lo, pass);
-  else if (lo == hi) cycles = cycles_per_output(t, lo, pass);
-  else {
+  if (!lo) lo = hi; /* beyond the measured batches: the nearest one's cost holds */
+  if (!hi) hi = lo;
+  double cycles = cycles_per_output(t, lo, pass);
+  if (hi != lo) {
     double f = log2((double)batch / lo->batch) / log2((double)hi->batch / lo->batch);
-    cycles = (1 - f) * cycles_per_output(t, lo, pass) + f * cycles_per_output(t, hi, pass);
+    cycles = (1 - f) * cycles + f * cycles_per_output(t, hi, pass);
   }
   double outputs = (double)batch * (double)s->out_channels * s->out_positions;
   return cycles * outputs / ((double)sms * clock_hz) * 1e9;

@@ -308,7 +308,8 @@ static ds_status read_together(const struct ds_cnode *item, const char *const *k
   return DS_OK;
 }
 
-/* A positive integer key of at most max, into *out. */
+/* An optional integer key from min to max, into *out (left as it is when
+ * absent). */
 static ds_status read_small_int(const struct ds_cnode *item, const char *key, int64_t min,
                                 int64_t max, int32_t *out, struct ds_err *err) {
   struct ds_cnode node;

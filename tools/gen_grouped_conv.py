@@ -118,5 +118,6 @@ def write_calib(a, times, measured):
               "stride: %d, batch: %d, fwd_us: %.1f, dgrad_us: %.1f, wgrad_us: %.1f}" %
               (MODES[mode][1], cg, ch, pos, stride, batch, *(t[p] for p in PASSES)))
 
+
 if __name__ == "__main__":
     main()

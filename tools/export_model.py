@@ -46,6 +46,11 @@ sample:
               parameters included); under CUDA autocast, the cast dispatches
               autocast adds (host_amp_casts) and the ToCopyBackward0 nodes those
               casts add to the backward (host_amp_nodes).
+  legacy_ew   the elementwise ops (copies included) PyTorch runs on its
+              non-vectorised CUDA kernel, per pass: their bytes and their
+              operand-elements, strided and transposed apart (legacy_kind);
+              nhwc_legacy_ew the same from a second run in channels-last
+              (4-d inputs).
   grad_ready  parameter names in the order their gradients were accumulated
               in the backward (post-accumulate-grad hooks: the order in
               which DDP's reducer hooks on the same AccumulateGrad nodes
@@ -69,6 +74,7 @@ install instructions when missing. Standard library + torch only.
 """
 
 import argparse
+import difflib
 import importlib
 import importlib.util
 import inspect
@@ -635,8 +641,9 @@ def note_amp_out(rec, layer, out):
 
 def note_bwd_bytes(rec, layer, func, args, kwargs, out):
     """Backward, inside one of the layer's nodes: its kernels' bytes."""
-    layer.bwd_bytes = getattr(layer, "bwd_bytes", 0) + \
-        bwd_op_bytes(rec, layer, func, args, kwargs, out, False)
+    moved = bwd_op_bytes(rec, layer, func, args, kwargs, out, False)
+    layer.bwd_bytes = getattr(layer, "bwd_bytes", 0) + moved
+    note_legacy(layer, "bwd", func, args, kwargs, out, moved)
     layer.amp_bwd_bytes = getattr(layer, "amp_bwd_bytes", 0) + \
         bwd_op_bytes(rec, layer, func, args, kwargs, out, True)
 
@@ -665,6 +672,8 @@ def note_accum(rec, func, args, kwargs, out):
         moved = bwd_tensors_bytes(rec, layer, (args, kwargs), amp) + \
             bwd_tensors_bytes(rec, layer, out, amp)
         setattr(layer, key, getattr(layer, key, 0) + moved)
+        if not amp:
+            note_legacy(layer, "accum", func, args, kwargs, out, moved)
     return True
 
 
@@ -692,6 +701,129 @@ BWD_BYTES_HEADER = (
     "layer's output's); bwd_accum_bytes / amp_bwd_accum_bytes = autograd's additions "
     "where the gradients of a tensor the layer made meet (read two, write one), a kernel "
     "each.")
+
+
+# -- Elementwise kernels off PyTorch's vectorised path (legacy_ew, nhwc_legacy_ew). Kept in
+# their own functions. A CUDA elementwise op (gpu_kernel, ATen/native/cuda/CUDALoops.cuh;
+# copy_ too) runs vectorized_elementwise_kernel only when its TensorIterator is contiguous:
+# every tensor operand dense, in one layout, none broadcast. Otherwise it runs
+# elementwise_kernel, which computes each operand's offset per element (OffsetCalculator)
+# and loads one element at a time. The H200 trace of SE-ResNeXt-101
+# (bench/results/gpu-2026-11-26b-h200) shows those kernels where the squeeze-and-excitation
+# gate broadcasts its (N, C, 1, 1) scale (addcmul, mul, the global pool's backward div) and,
+# in channels-last, where autograd adds an NCHW gradient to an NHWC one; sim/train/
+# legacy_ew.c charges them per operand-element. Two kinds, by how the loads coalesce:
+#   strided     an operand broadcast or not dense, or dense operands in other layouts whose
+#               unit-stride dimension is the output's (BERT's head transposes: the head
+#               dimension stays innermost): consecutive threads read consecutive elements;
+#   transposed  a dense operand whose unit-stride dimension is not the output's (NCHW into
+#               NHWC): consecutive threads read elements a plane apart.
+# Recorded per pass (fwd: the layer's ops; bwd: its autograd nodes' ops; accum: the
+# additions where its tensors' gradients meet), only for ops whose bytes the pass counts,
+# as [bytes, strided operand-elements, transposed operand-elements]: the bytes as the pass's
+# other counters give them (fp32 sizes in backward), an operand-element one element of one
+# tensor operand (inputs and output; a 0-dim tensor is a wrapped scalar, not an operand).
+# nhwc_legacy_ew: the same from a second run with the model and input in channels-last
+# (4-d inputs only); the tensors' strides there follow PyTorch's layout propagation, which
+# CPU and CUDA share (TensorIterator), so the CPU run finds what the GPU runs.
+LEGACY_PASSES = ("fwd", "bwd", "accum")
+
+
+def _dense_order(t):
+    """Strides of t's non-unit dimensions, or None when t is not one dense block."""
+    dims = [(st, n) for n, st in zip(t.shape, t.stride()) if n != 1]
+    expected = 1
+    for st, n in sorted(dims):
+        if st != expected:
+            return None
+        expected *= n
+    return tuple(st for st, _ in dims)
+
+
+def _unit_dim(t):
+    """The dimension of t with stride 1 (size > 1), or None."""
+    return next((d for d, (n, st) in enumerate(zip(t.shape, t.stride())) if n > 1 and st == 1),
+                None)
+
+
+def legacy_kind(func, args, kwargs, out):
+    """None when the op runs the vectorised kernel (or is not elementwise), else
+    ("strided" | "transposed", operand-elements)."""
+    if func.is_view or torch.Tag.pointwise not in func.tags:
+        return None
+    outs = list(tensors(out))
+    if len(outs) != 1 or outs[0].numel() <= 1:
+        return None
+    o = outs[0]
+    ins = [t for t in tensors((args, kwargs)) if t.dim() > 0]
+    if not ins:
+        return None
+    opelems = o.numel() * (len(ins) + 1)
+    everyone = ins + [o]
+    if any(t.shape != o.shape or _dense_order(t) is None for t in everyone):
+        return "strided", opelems
+    if len({_dense_order(t) for t in everyone}) == 1:
+        return None
+    if any(_unit_dim(t) != _unit_dim(o) for t in ins):
+        return "transposed", opelems
+    return "strided", opelems
+
+
+def note_legacy(layer, pass_, func, args, kwargs, out, nbytes_):
+    kind = legacy_kind(func, args, kwargs, out)
+    if kind is None or layer is None or nbytes_ <= 0:
+        return
+    acc = layer.__dict__.setdefault("legacy", {}).setdefault(pass_, [0, 0, 0])
+    acc[0] += nbytes_
+    acc[1 if kind[0] == "strided" else 2] += kind[1]
+
+
+def legacy_lines(layer, batch):
+    out = []
+    for key, table in (("legacy_ew", getattr(layer, "legacy", None)),
+                       ("nhwc_legacy_ew", getattr(layer, "nhwc_legacy", None))):
+        parts = []
+        for p in LEGACY_PASSES:
+            v = [per_sample(x, batch) for x in (table or {}).get(p, ())]
+            if any(v):
+                parts.append("%s: [%s]" % (p, ", ".join(str(x) for x in v)))
+        if parts:
+            out.append("    %s: {%s}" % (key, ", ".join(parts)))
+    return out
+
+
+LEGACY_HEADER = (
+    "legacy_ew = per pass (fwd, bwd, accum: autograd's additions where the gradients of a "
+    "tensor the layer made meet), [bytes, strided operand-elements, transposed "
+    "operand-elements] of the elementwise ops (copies included) that run PyTorch's "
+    "non-vectorised elementwise_kernel on CUDA: strided = an operand broadcast or not dense, "
+    "or dense operands in other layouts with the output's unit-stride dimension; transposed "
+    "= a dense operand whose unit-stride dimension is not the output's; an operand-element "
+    "is one element of one tensor operand, output included; bytes as the pass's other "
+    "counters give them (fp32 in backward), ops whose bytes the pass does not count left "
+    "out. nhwc_legacy_ew = the same in a channels-last run (4-d inputs); a layer only that "
+    "run has (a layout copy the first run does not make) is left out.")
+
+
+def record_nhwc_legacy(rec, factory, args, meta):
+    """Runs the model again in channels-last and copies each layer's legacy_ew counts
+    into rec's layer of the same name and place (the forward orders aligned by name). A
+    layer only that run has (VGG's flatten of an NHWC tensor copies it: a module-less
+    op run the NCHW run does not have) has no layer to go to: rec.nhwc_only names them."""
+    model, x, _ = build(factory, args.batch, args.attention)
+    if not isinstance(x, torch.Tensor) or x.dim() != 4 or not x.is_floating_point():
+        return
+    model = model.to(memory_format=torch.channels_last)
+    x = x.contiguous(memory_format=torch.channels_last)
+    rec2, _, _ = record(model, x, meta.get("loss", "classify"))
+    names, names2 = [l.name for l in rec.layers], [l.name for l in rec2.layers]
+    match = difflib.SequenceMatcher(None, names, names2, autojunk=False)
+    for i, j, n in match.get_matching_blocks():
+        for k in range(n):
+            rec.layers[i + k].nhwc_legacy = getattr(rec2.layers[j + k], "legacy", None)
+    rec.nhwc_only = [l.name for l in rec2.layers if l not in
+                     {rec2.layers[j + k] for _, j, n in match.get_matching_blocks()
+                      for k in range(n)}]
 
 
 def conv_pass_flops(out_numel, w):
@@ -835,6 +967,9 @@ class Dispatch(TorchDispatchMode):
             if layer is None:
                 return out
             layer.ops.add(packet)
+            if not quiet:
+                note_legacy(layer, "fwd", func, args, kwargs, out,
+                            rec.user_bytes((args, kwargs)) + rec.user_bytes(out))
             layer.fwd_flops += op_flops(func, args, kwargs, out)
             note_gemm_align(layer, func, args, out)
             note_conv_groups(layer, func, args)
@@ -1118,6 +1253,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         KERNEL_HEADER,
     ] + ([POOL_HEADER] if any(pool_lines(l) for l in layers) else []) + [
         BWD_BYTES_HEADER,
+    ] + ([LEGACY_HEADER] if any(legacy_lines(l, B) for l in layers) else []) + [
         HOST_HEADER,
         "grad_ready: parameters in the order their gradients were accumulated in that "
         "backward (the order DDP's reducer hooks fire).",
@@ -1159,6 +1295,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         out += kernel_lines(l, B)
         out += pool_lines(l)
         out += bwd_bytes_lines(l, l.cls, B)
+        out += legacy_lines(l, B)
         out += host_lines(rec, l)
         if l.params:
             out.append("    params:")
@@ -1209,6 +1346,7 @@ def main(argv):
         factory = load_factory(args.factory)
         model, x, meta = build(factory, args.batch, args.attention)
         rec, fc_fwd, fc_bwd = record(model, x, meta.get("loss", "classify"))
+        record_nhwc_legacy(rec, factory, args, meta)
         command = "python3 " + " ".join(shlex.quote(a) for a in
                                         ["tools/export_model.py"] + argv[1:])
         text, s = emit(rec, args, meta, x, fc_fwd, fc_bwd, command)

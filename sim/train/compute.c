@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "sim/train/grouped_conv.h"
+#include "sim/train/legacy_ew.h"
 #include <string.h>
 
 /* The names of an enum's values, in order: the name of value v, and the
@@ -214,8 +215,10 @@ double ds_compute_bwd_extra_ns(const struct ds_compute *c, const struct ds_layer
     ns += ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, l->bwd_copy_bytes * scale);
   double accum = autocast_traffic(c, l) ? l->amp_bwd_accum_bytes * (double)batch
                                         : l->bwd_accum_bytes * scale;
+  double legacy_bytes, legacy = ds_legacy_ew_ns(c, l, DS_LEGACY_ACCUM, batch, &legacy_bytes);
+  accum -= legacy_bytes;
   if (accum > 0) ns += ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, accum);
-  return ns;
+  return ns + legacy;
 }
 
 /* Under --amp with the model file's autocast traffic (model.h): the layer's
@@ -445,7 +448,10 @@ double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
   double per_param = p->half_weight_bytes ? p->param_bytes + 2.0 * p->half_weight_bytes
                                           : p->param_bytes;
   double weights = (double)l->param_numel * per_param;
-  double own = layer_kernel_ns(c, l, l->fwd_flops * b, fwd_act_bytes(c, l) * b + weights);
+  /* the kernels off PyTorch's vectorised path at their own rate (legacy_ew.h) */
+  double legacy_bytes, legacy = ds_legacy_ew_ns(c, l, DS_LEGACY_FWD, batch, &legacy_bytes);
+  double act = fwd_act_bytes(c, l) * b - legacy_bytes;
+  double own = layer_kernel_ns(c, l, l->fwd_flops * b, (act > 0 ? act : 0) + weights) + legacy;
   if (ds_compute_grouped_conv(c, l)) {
     double measured = grouped_pass_ns(c, l, DS_CONV_FWD, batch);
     if (measured > own) own = measured;
@@ -472,10 +478,13 @@ double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
   double per_param = p->half_weight_bytes ? 3.0 * p->half_weight_bytes + p->param_bytes
                                           : 2.0 * p->param_bytes;
   double weights = (double)l->param_numel * per_param;
-  double bytes = bwd_act_bytes(c, l) * b + weights;
+  double legacy_bytes, legacy = ds_legacy_ew_ns(c, l, DS_LEGACY_BWD, batch, &legacy_bytes);
+  double act = bwd_act_bytes(c, l) * b - legacy_bytes;
+  double bytes = (act > 0 ? act : 0) + weights;
   /* a backward that runs no op (the residual add's: it hands the gradient
    * on) launches no kernel */
   double own = bytes > 0 || l->bwd_flops > 0 ? layer_kernel_ns(c, l, l->bwd_flops * b, bytes) : 0;
+  own += legacy;
   if (ds_compute_grouped_conv(c, l)) {
     /* the weight gradient, and the input gradient unless the layer takes
      * the model's input (its backward FLOPs are then the forward's) */

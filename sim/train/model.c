@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/config.h"
+#include "sim/train/legacy_ew.h"
 
 static const char *const root_keys[] = {"schema_version", "name", "sample",
                                         "default_batch", "optimizer", "input_bytes",
@@ -26,7 +27,7 @@ static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
                                          "host_ops", "host_dispatches", "host_nodes",
                                          "host_amp_casts", "host_amp_nodes", "groups", "stride",
                                          "pool_kernel", "pool_stride", "pool_padding", "pool_input",
-                                         NULL};
+                                         "legacy_ew", "nhwc_legacy_ew", NULL};
 static const char *const param_keys[] = {"name", "numel", "shape", NULL};
 
 int ds_optimizer_states(enum ds_optimizer opt) {
@@ -573,6 +574,7 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
     DS_CHECK_GOTO(read_conv_groups(&item, l, err), st, out);
     DS_CHECK_GOTO(read_bwd_bytes(&item, l, err), st, out);
     DS_CHECK_GOTO(read_pool(&item, l, err), st, out);
+    DS_CHECK_GOTO(ds_legacy_ew_read(&item, l, err), st, out);
     DS_CHECK_GOTO(read_host_counts(m, &item, l, i, err), st, out);
     DS_CHECK_GOTO(read_params(m, &item, l, (int32_t)i, &param_cap, err), st, out);
     DS_CHECK_GOTO(grouped_conv_weight(m, &item, l, err), st, out);

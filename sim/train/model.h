@@ -50,6 +50,23 @@ struct ds_pool {
   int64_t channels, height, width;          /* the input, per sample */
 };
 
+/* The passes of a layer's elementwise kernels that model files split by
+ * kernel path (ds_legacy_ew). */
+enum ds_legacy_pass { DS_LEGACY_FWD, DS_LEGACY_BWD, DS_LEGACY_ACCUM, DS_LEGACY_PASSES };
+
+/* Elementwise kernels that run PyTorch's non-vectorised elementwise_kernel
+ * (tools/export_model.py, legacy_ew): an operand broadcast or not dense,
+ * or operands in different layouts. Per sample, for one pass: the bytes
+ * they move (fp32, part of the pass's bytes: fwd op_fwd_bytes, bwd
+ * bwd_bytes, accum bwd_accum_bytes) and their operand-elements (one element
+ * of one tensor operand, the output included), strided and transposed
+ * apart. legacy_ew.h charges them per SM cycle. */
+struct ds_legacy_ew {
+  double bytes;
+  double strided_elems;
+  double transposed_elems;
+};
+
 struct ds_layer {
   char *name;          /* owned by the model */
   double fwd_flops;    /* per sample */
@@ -143,6 +160,10 @@ struct ds_layer {
    * floor mode): the window its CUDA kernels loop over. compute.h costs
    * max-pool's kernels from it. pool.kernel[0] is 0 when absent. */
   struct ds_pool pool;
+  /* Optional legacy_ew / nhwc_legacy_ew: the non-vectorised elementwise
+   * kernels per pass, as the model runs in NCHW ([0]) and in channels-last
+   * ([1], --channels-last); zero when absent. */
+  struct ds_legacy_ew legacy[2][DS_LEGACY_PASSES];
 };
 
 /* A module buffer (BatchNorm's running statistics, position ids): what

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""SM cycles per operand-element of PyTorch's non-vectorised elementwise kernels, from a
+torch.profiler trace (the rates sim/train/legacy_ew.h uses).
+
+A CUDA elementwise op runs elementwise_kernel (not vectorized_elementwise_kernel) when its
+operands are not all dense in one layout: an operand broadcast or strided, or dense operands
+in different layouts (sim/train/legacy_ew.h). For every such kernel of at least 2^20
+elements in the trace, this finds the aten op that launched it (the innermost cpu_op with
+the kernel's External id), its tensor operands from the op's recorded Input Dims and Input
+Strides (the output is the largest; in-place or not, TensorIterator counts the output as
+one more operand), classifies it as tools/export_model.py does (legacy_kind):
+  strided     an operand of other dims than the output's, or with a stride 0 on a dimension
+              longer than 1 (a broadcast), or operands in other layouts that share their
+              unit-stride dimension;
+  transposed  all of the output's dims, but operands whose unit-stride dimensions differ
+              (an NCHW operand beside an NHWC one; the trace records the inputs only, and an
+              in-place op's output is its first input);
+and prints, per (kind, op, shape), the median duration and SM cycles per operand-element
+(duration x SMs x clock / (elements x operands)), then per kind the least-squares fit
+through the origin over the groups' medians.
+
+  python3 bench/legacy_ew_fit.py \\
+    bench/results/gpu-2026-11-26b-h200/prof/se_resnext101_32x4d-amp-b128-nhwc.json.gz \\
+    --sms 132 --clock-mhz 1980
+
+Standard library only.
+"""
+
+import argparse
+import collections
+import gzip
+import json
+import math
+
+
+def numel(dims):
+    return math.prod(dims) if dims else 1
+
+
+def kind_of(operands, out_dims):
+    """operands: [(dims, strides)] of the tensor inputs. 'strided', 'transposed' or None."""
+    def layout(dims, strides):
+        return tuple(s for d, s in zip(dims, strides) if d != 1)
+
+    def unit_dim(dims, strides):
+        return next((i for i, (d, s) in enumerate(zip(dims, strides)) if d > 1 and s == 1), None)
+    for dims, strides in operands:
+        if list(dims) != list(out_dims) or any(s == 0 and d > 1 for d, s in zip(dims, strides)):
+            return "strided"
+    if len({layout(d, s) for d, s in operands}) == 1:
+        return None
+    if len({unit_dim(d, s) for d, s in operands}) > 1:
+        return "transposed"
+    return "strided"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("trace", help="torch.profiler Chrome trace (.json or .json.gz)")
+    ap.add_argument("--sms", type=int, required=True)
+    ap.add_argument("--clock-mhz", type=float, required=True)
+    ap.add_argument("--min-elements", type=int, default=1 << 20)
+    args = ap.parse_args()
+    opener = gzip.open if args.trace.endswith(".gz") else open
+    with opener(args.trace, "rt") as f:
+        events = json.load(f)["traceEvents"]
+    ops = collections.defaultdict(list)
+    for e in events:
+        if e.get("cat") == "cpu_op" and "Input Dims" in e.get("args", {}):
+            ops[e["args"].get("External id")].append(e)
+    cycles_per_s = args.sms * args.clock_mhz * 1e6
+    groups = collections.defaultdict(list)
+    for e in events:
+        if e.get("cat") != "kernel" or not e["name"].startswith(
+                "void at::native::elementwise_kernel"):
+            continue
+        launched = ops.get(e["args"].get("External id"))
+        if not launched:
+            continue
+        op = min(launched, key=lambda o: o["dur"])
+        operands = [(d, s) for d, s in zip(op["args"]["Input Dims"], op["args"]["Input Strides"])
+                    if d]
+        if not operands:
+            continue
+        out_dims = max((d for d, _ in operands), key=numel)
+        elements = numel(out_dims)
+        kind = kind_of(operands, out_dims)
+        if kind is None or elements < args.min_elements:
+            continue
+        key = (kind, op["name"], tuple(out_dims), len(operands) + 1)
+        groups[key].append(e["dur"] * 1e-6)
+    fit = collections.defaultdict(lambda: [0.0, 0.0])
+    print("kind        op                          output shape           n  median us  "
+          "cycles/operand-element")
+    for key in sorted(groups):
+        kind, name, dims, n_operands = key
+        times = sorted(groups[key])
+        t = times[len(times) // 2]
+        work = numel(dims) * n_operands / cycles_per_s  # seconds per cycle per operand-element
+        print("%-11s %-27s %-20s %3d %10.1f  %.3f" % (kind, name, "x".join(map(str, dims)),
+                                                      len(times), t * 1e6, t / work))
+        fit[kind][0] += t * work
+        fit[kind][1] += work * work
+    for kind, (tw, ww) in sorted(fit.items()):
+        print("fit %-11s %.3f SM cycles per operand-element" % (kind, tw / ww))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+#ifndef DDPSIM_SIM_TRAIN_LEGACY_EW_H
+#define DDPSIM_SIM_TRAIN_LEGACY_EW_H
+
+/*
+ * Elementwise kernels off PyTorch's vectorised path.
+ *
+ * A CUDA elementwise op (gpu_kernel, ATen/native/cuda/CUDALoops.cuh; a copy
+ * too) runs vectorized_elementwise_kernel, which moves 16 bytes per load,
+ * only when its TensorIterator is contiguous: every tensor operand dense, in
+ * one layout, none broadcast. Otherwise it runs elementwise_kernel<128, 4>,
+ * which computes every operand's offset for every element (an
+ * OffsetCalculator of integer divisions per dimension) and loads one
+ * element at a time. On an H200 those kernels are bound by the SMs, not by
+ * HBM: in this project's trace of SE-ResNeXt-101 (AMP, channels-last,
+ * batch 128; bench/results/gpu-2026-11-26b-h200/prof/
+ * se_resnext101_32x4d-amp-b128-nhwc.json.gz) they took 16.5 of 63.8 ms of
+ * kernels, at 0.9-2.3 TB/s where the vectorised ones reach 3.6-4.1.
+ *
+ * The model file counts them per layer and pass (model.h ds_legacy_ew,
+ * written by tools/export_model.py): their bytes and their operand-elements
+ * (one element of one tensor operand, output included), in two kinds by
+ * how their loads coalesce. Their time is the slower of
+ *   - their bytes at the memory roofline (compute.c), and
+ *   - their operand-elements times SM cycles per operand-element, over the
+ *     GPU's SMs x boost clock:
+ *       strided (an operand broadcast or not dense, or operands in other
+ *       layouts that keep the output's unit-stride dimension: consecutive
+ *       threads read consecutive elements; the squeeze-and-excitation gate's
+ *       addcmul and mul by an (N, C, 1, 1) scale, the global pool's backward
+ *       div of an expanded gradient): 0.217;
+ *       transposed (a dense operand whose unit-stride dimension is not the
+ *       output's, so consecutive threads read a plane apart: autograd adding
+ *       an NCHW gradient to a channels-last one): 0.566.
+ *     Least-squares fits through the origin on that trace's kernels of at
+ *     least 2^20 elements, 17 (op, shape) groups: strided 0.203-0.249 over
+ *     addcmul, mul and div at four shapes each, transposed 0.462-0.578 over
+ *     add_ at four shapes and one threshold_backward (bench/legacy_ew_fit.py
+ *     prints them).
+ * Other GPUs are inferred (the same cycles per operand-element on their SMs
+ * and clock, as for max-pool's kernels), and so are NCHW, fp32 and other
+ * ops (a copy of a permuted tensor, a mask's where), which the trace did not
+ * run: they run the same kernel, and fp32's bytes make the roofline bind
+ * sooner. Without the GPU's SMs and clock, or without the counts in the
+ * model file, the bytes stay in the layer's one roofline, as before.
+ */
+#include <stdint.h>
+
+#include "base/config.h"
+#include "base/status.h"
+#include "sim/train/model.h"
+
+#define DS_LEGACY_STRIDED_CYCLES 0.217
+#define DS_LEGACY_TRANSPOSED_CYCLES 0.566
+
+struct ds_compute;
+
+/* Reads a layer item's optional legacy_ew and nhwc_legacy_ew (model.h):
+ * maps of fwd, bwd, accum to [bytes, strided operand-elements, transposed
+ * operand-elements], each a non-negative integer of at most 1e15; zero
+ * when absent. */
+ds_status ds_legacy_ew_read(const struct ds_cnode *item, struct ds_layer *l, struct ds_err *err);
+
+/* The non-vectorised kernels of layer l's pass p for `batch` samples, in the
+ * layout the run uses (--channels-last picks nhwc_legacy_ew): returns their
+ * time in nanoseconds and sets *bytes to the bytes they move, scaled from
+ * fp32 to the activation dtype, which the caller takes out of the pass's
+ * roofline. The time includes one kernel_overhead: they are kernels of their
+ * own beside the pass's vectorised ones. Both 0 when the model file has no
+ * counts for the pass or the GPU's SMs or clock are unknown. */
+double ds_legacy_ew_ns(const struct ds_compute *c, const struct ds_layer *l,
+                       enum ds_legacy_pass p, int64_t batch, double *bytes);
+
+#endif

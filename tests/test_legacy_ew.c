@@ -1,0 +1,181 @@
+/*
+ * Tests for the elementwise kernels off PyTorch's vectorised path
+ * (sim/train/legacy_ew.c, legacy_ew.h): the model file's legacy_ew and
+ * nhwc_legacy_ew keys, and their time per SM cycle in the forward, the
+ * backward and autograd's additions, against the roofline where that is
+ * longer or the GPU has no clock. Expected values are worked by hand on
+ * made-up GPUs: EwGPU, 4 SMs at 1000 MHz (4e9 SM cycles/s) and 1000 GB/s
+ * reached in full, no kernel overhead; the rates are legacy_ew.h's, 0.217
+ * SM cycles per strided operand-element and 0.566 per transposed one.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/train/compute.h"
+#include "sim/train/legacy_ew.h"
+#include "sim/train/model.h"
+#include "tests/support.h"
+
+static const char *gpus_text =
+    "schema_version: 1\ngpus:\n"
+    "  - name: EwGPU\n    arch: Test\n    sms: 4\n    fp32: 10TFLOPS\n    fp16: 160TFLOPS\n"
+    "    mem: 16GB\n    mem_bw: 1000GBps\n    boost_mhz: 1000\n"
+    "  - name: SlowMemGPU\n    arch: Test\n    sms: 1000\n    fp32: 10TFLOPS\n"
+    "    fp16: 160TFLOPS\n    mem: 16GB\n    mem_bw: 1GBps\n    boost_mhz: 2000\n"
+    "  - name: NoClockGPU\n    arch: Test\n    sms: 4\n    fp32: 10TFLOPS\n    fp16: 160TFLOPS\n"
+    "    mem: 16GB\n    mem_bw: 1000GBps\n";
+
+/* gate: per sample, its forward ops move 1e6 bytes, 8e5 of them in kernels
+ * off the vectorised path with 40000 strided operand-elements (in
+ * channels-last the same bytes as 40000 transposed ones); its backward's
+ * 6e5 bytes all off the path (10000 transposed); its additions' 3e5 bytes
+ * too (10000 of each kind). plain: the same layer without the keys. */
+static const char *model_text =
+    "schema_version: 1\nname: t\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n"
+    "  - {name: gate, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 1000000,"
+    " act_bytes: 0, op_fwd_bytes: 1000000, bwd_bytes: 600000, amp_bwd_bytes: 300000,"
+    " bwd_accum_bytes: 300000, amp_bwd_accum_bytes: 150000,"
+    " legacy_ew: {fwd: [800000, 40000, 0], bwd: [600000, 0, 10000],"
+    " accum: [300000, 10000, 10000]},"
+    " nhwc_legacy_ew: {fwd: [800000, 0, 40000]}, params: []}\n"
+    "  - {name: plain, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 1000000,"
+    " act_bytes: 0, op_fwd_bytes: 1000000, bwd_bytes: 600000, amp_bwd_bytes: 300000,"
+    " bwd_accum_bytes: 300000, amp_bwd_accum_bytes: 150000,"
+    " params: [{name: w, numel: 1}]}\n";
+
+static void setup(struct ds_test_compute *f, const char *gpu) {
+  ds_test_compute_setup(f, gpus_text, gpu, 0.5, 0, model_text, DS_DTYPE_FP32, DS_AMP_NONE);
+}
+
+Test(legacy_ew, the_keys_are_read_per_layout_and_pass) {
+  struct ds_test_compute f;
+  setup(&f, "EwGPU");
+  const struct ds_layer *g = &f.m->layers[0], *p = &f.m->layers[1];
+  cr_assert_float_eq(g->legacy[0][DS_LEGACY_FWD].bytes, 800000, 0);
+  cr_assert_float_eq(g->legacy[0][DS_LEGACY_FWD].strided_elems, 40000, 0);
+  cr_assert_float_eq(g->legacy[0][DS_LEGACY_BWD].transposed_elems, 10000, 0);
+  cr_assert_float_eq(g->legacy[0][DS_LEGACY_ACCUM].strided_elems, 10000, 0);
+  cr_assert_float_eq(g->legacy[1][DS_LEGACY_FWD].transposed_elems, 40000, 0);
+  cr_assert_float_eq(g->legacy[1][DS_LEGACY_BWD].bytes, 0, 0, "a pass not given is zero");
+  for (int layout = 0; layout < 2; layout++)
+    for (int pass = 0; pass < DS_LEGACY_PASSES; pass++)
+      cr_assert_float_eq(p->legacy[layout][pass].bytes, 0, 0, "no keys, no counts");
+  ds_test_compute_free(&f);
+}
+
+/* Batch 10. Forward: the vectorised rest, (1e6 - 8e5) x 10 = 2e6 B, takes
+ * 2000 ns; the others 40000 x 10 x 0.217 = 86800 cycles = 21700 ns against
+ * their 8e6 B = 8000 ns. The plain layer: all 1e7 B at the roofline, 10000
+ * ns. Backward: no vectorised bytes left (no kernel); 10000 x 10 x 0.566 =
+ * 56600 cycles = 14150 ns against 6e6 B = 6000 ns; the additions (10000 x
+ * 0.217 + 10000 x 0.566) x 10 = 78300 cycles = 19575 ns against 3e6 B =
+ * 3000 ns. The plain layer's backward: 6e6 B + the addition's 3e6 B, and
+ * its weight (read, gradient written: 8 B) = 9008 ns. */
+Test(legacy_ew, kernels_off_the_vectorised_path_run_at_the_sm_rate) {
+  struct ds_test_compute f;
+  setup(&f, "EwGPU");
+  const struct ds_layer *g = &f.m->layers[0], *p = &f.m->layers[1];
+  double bytes;
+  cr_assert_float_eq(ds_legacy_ew_ns(&f.c, g, DS_LEGACY_FWD, 10, &bytes), 21700, 1e-6);
+  cr_assert_float_eq(bytes, 8e6, 1e-6);
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, g, 10), 2000 + 21700, 1e-6);
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, p, 10), 10000 + 4e-3, 1e-6,
+                     "without the keys: one roofline (and its weight's 4 B)");
+  cr_assert_float_eq(ds_compute_bwd_extra_ns(&f.c, g, 10), 19575, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&f.c, g, 10), 14150 + 19575, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&f.c, p, 10), 6000 + 8e-3 + 3000, 1e-6);
+  ds_test_compute_free(&f);
+}
+
+/* --channels-last reads nhwc_legacy_ew: 40000 x 10 x 0.566 = 226400 cycles
+ * = 56600 ns; its backward has no counts, so all 6e6 B run at the roofline
+ * (6000 ns) and so do the additions (3000 ns). */
+Test(legacy_ew, channels_last_takes_the_nhwc_counts) {
+  struct ds_test_compute f;
+  setup(&f, "EwGPU");
+  const struct ds_layer *g = &f.m->layers[0];
+  f.c.channels_last = 1;
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, g, 10), 2000 + 56600, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&f.c, g, 10), 6000 + 3000, 1e-6);
+  f.c.channels_last = 0;
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, g, 10), 2000 + 21700, 1e-6);
+  ds_test_compute_free(&f);
+}
+
+/* 1 GB/s: the 8e6 B take 8e6 ns, far beyond the SMs' 86800 cycles on 1000
+ * SMs at 2 GHz (43.4 ns), so the forward is the old roofline of all 1e7 B. */
+Test(legacy_ew, the_roofline_wins_when_memory_is_slow) {
+  struct ds_test_compute f;
+  setup(&f, "SlowMemGPU");
+  const struct ds_layer *g = &f.m->layers[0];
+  double bytes;
+  cr_assert_float_eq(ds_legacy_ew_ns(&f.c, g, DS_LEGACY_FWD, 10, &bytes), 8e6, 1e-3);
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, g, 10), 1e7, 1e-3);
+  ds_test_compute_free(&f);
+}
+
+Test(legacy_ew, a_gpu_without_a_clock_keeps_one_roofline) {
+  struct ds_test_compute f;
+  setup(&f, "NoClockGPU");
+  const struct ds_layer *g = &f.m->layers[0];
+  double bytes = -1;
+  cr_assert_float_eq(ds_legacy_ew_ns(&f.c, g, DS_LEGACY_FWD, 10, &bytes), 0, 0);
+  cr_assert_float_eq(bytes, 0, 0);
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, g, 10), 10000, 1e-6);
+  ds_test_compute_free(&f);
+}
+
+/* Under --amp fp16 the activations are 2 bytes: the counted bytes halve
+ * (8e5 x 10 / 2 = 4e6 B), the cycles do not. The forward's vectorised rest
+ * is op_fwd_bytes at 2 bytes (the file has no amp_fwd_bytes): 5e6 - 4e6 =
+ * 1e6 B = 1000 ns. */
+Test(legacy_ew, half_activations_halve_the_bytes_not_the_cycles) {
+  struct ds_test_compute f;
+  setup(&f, "EwGPU");
+  struct ds_err err = {0};
+  cr_assert_eq(ds_compute_init(f.topo_loaded, DS_DTYPE_FP32, DS_AMP_FP16, &f.c, &err), DS_OK);
+  const struct ds_layer *g = &f.m->layers[0];
+  double bytes;
+  cr_assert_float_eq(ds_legacy_ew_ns(&f.c, g, DS_LEGACY_FWD, 10, &bytes), 21700, 1e-6);
+  cr_assert_float_eq(bytes, 4e6, 1e-6);
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, g, 10), 1000 + 21700, 1e-6);
+  ds_test_compute_free(&f);
+}
+
+static void ew_model(char *text, size_t cap, const char *keys) {
+  snprintf(text, cap,
+           "schema_version: 1\nname: b\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
+           "layers:\n  - name: l\n    class: memory\n    fwd_flops: 0\n    bwd_flops: 0\n"
+           "    fwd_bytes: 1\n    act_bytes: 0\n%s    params:\n      - {name: w, numel: 1}\n",
+           keys);
+}
+
+/* Line 13 is the key's line in ew_model's text. */
+Test(legacy_ew, bad_keys_are_located) {
+  static const char *const bad[][2] = {
+      {"    legacy_ew: [1, 2, 3]\n",
+       ":13:16: key 'legacy_ew': expected legacy_ew as a map of fwd, bwd, accum"},
+      {"    nhwc_legacy_ew: {fwd: [1, 2, 3], back: [1, 2, 3]}\n", "back"},
+      {"    legacy_ew: {fwd: [1, 2]}\n", "operand-elements], got 2 numbers"},
+      {"    legacy_ew: {bwd: [1, -2, 3]}\n", "non-negative integer of at most 1e15, got -2"},
+      {"    legacy_ew: {accum: [1, 2, x]}\n", ":13:"},
+      {"    legacy_ew: {fwd: 5}\n", "expected [bytes, strided operand-elements"},
+  };
+  struct ds_model *m = NULL;
+  struct ds_err err = {0};
+  char text[1024];
+  ew_model(text, sizeof text, "    legacy_ew: {accum: [3, 2, 1]}\n");
+  cr_assert_eq(ds_test_load_model_text(text, &m, &err), DS_OK, "%s", err.msg);
+  cr_assert_float_eq(m->layers[0].legacy[0][DS_LEGACY_ACCUM].transposed_elems, 1, 0);
+  ds_model_free(m);
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    ew_model(text, sizeof text, bad[i][0]);
+    m = NULL;
+    err = (struct ds_err){0};
+    cr_assert_eq(ds_test_load_model_text(text, &m, &err), DS_EINPUT, "case %zu", i);
+    cr_assert(strstr(err.msg, bad[i][1]), "case %zu: %s", i, err.msg);
+    cr_assert(strstr(err.msg, "/tmp/ddpsim-test-model-"), "case %zu names no file: %s", i,
+              err.msg);
+  }
+}

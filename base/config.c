@@ -591,23 +591,63 @@ ds_status ds_cnode_string(const struct ds_cnode *node, const char **out,
   return DS_OK;
 }
 
+/* Plain decimal text to int64: 0 when s is one, 1 when it is not an
+ * integer at all, 2 when it is one but does not fit in 64 bits. Plain
+ * decimal digits only: strtoll alone would take blanks and hex, and YAML 1.1
+ * would read "010" as octal; here it is ten. */
+static int parse_int64(const char *s, int64_t *out) {
+  size_t i = (s[0] == '+' || s[0] == '-') ? 1 : 0;
+  if (s[i] == '\0') return 1;
+  for (; s[i] != '\0'; i++)
+    if (s[i] < '0' || s[i] > '9') return 1;
+  errno = 0;
+  long long v = strtoll(s, NULL, 10);
+  /* long long is 64 bits on every target we build for (LP64, LLP64). */
+  if (errno == ERANGE) return 2;
+  *out = (int64_t)v;
+  return 0;
+}
+
 ds_status ds_cnode_int64(const struct ds_cnode *node, int64_t *out,
                          struct ds_err *err) {
   const char *what = "an integer";
   const char *s = NULL;
   DS_CHECK(scalar_of(node, what, &s, err));
-  /* Plain decimal digits only: strtoll alone would take blanks and hex,
-   * and YAML 1.1 would read "010" as octal; here it is ten. */
-  size_t i = (s[0] == '+' || s[0] == '-') ? 1 : 0;
-  if (s[i] == '\0') return fail_expected(node, what, err);
-  for (; s[i] != '\0'; i++)
-    if (s[i] < '0' || s[i] > '9') return fail_expected(node, what, err);
-  errno = 0;
-  long long v = strtoll(s, NULL, 10);
-  /* long long is 64 bits on every target we build for (LP64, LLP64). */
-  if (errno == ERANGE)
-    return fail_expected(node, "an integer that fits in 64 bits", err);
-  *out = (int64_t)v;
+  switch (parse_int64(s, out)) {
+  case 0: return DS_OK;
+  case 2: return fail_expected(node, "an integer that fits in 64 bits", err);
+  default: return fail_expected(node, what, err);
+  }
+}
+
+ds_status ds_cnode_int_range(const struct ds_cnode *node, int64_t lo, int64_t hi,
+                             int64_t *out, struct ds_err *err) {
+  /* The range as the message states it; a side left at the int64 limit is
+   * open ("an integer >= 1"), where the number would only be noise. */
+  char what[96];
+  if (lo == INT64_MIN && hi == INT64_MAX)
+    snprintf(what, sizeof what, "an integer");
+  else if (hi == INT64_MAX)
+    snprintf(what, sizeof what, "an integer >= %lld", (long long)lo);
+  else if (lo == INT64_MIN)
+    snprintf(what, sizeof what, "an integer <= %lld", (long long)hi);
+  else
+    snprintf(what, sizeof what, "an integer from %lld to %lld", (long long)lo, (long long)hi);
+  const char *s = NULL;
+  int64_t v = 0;
+  DS_CHECK(scalar_of(node, what, &s, err));
+  switch (parse_int64(s, &v)) {
+  case 0: break;
+  case 2:
+    /* Past 64 bits is past any closed range; an open one says why. */
+    if (lo == INT64_MIN || hi == INT64_MAX)
+      snprintf(what + strlen(what), sizeof what - strlen(what), " that fits in 64 bits");
+    return fail_expected(node, what, err);
+  default: return fail_expected(node, what, err);
+  }
+  if (v < lo || v > hi)
+    return ds_cnode_error(node, err, "expected %s, got %lld", what, (long long)v);
+  *out = v;
   return DS_OK;
 }
 

@@ -100,6 +100,14 @@ ds_status ds_cnode_string(const struct ds_cnode *node, const char **out,
                           struct ds_err *err);
 ds_status ds_cnode_int64(const struct ds_cnode *node, int64_t *out,
                          struct ds_err *err);
+/* An integer from lo to hi, both included (lo <= hi). Anything else fails
+ * with "expected an integer from LO to HI, got V", or got "TEXT" for text
+ * that is not a plain decimal integer ("1.5", "1e3", "x") or does not fit
+ * in 64 bits. A bound at INT64_MIN or INT64_MAX leaves that side open and
+ * the message says "an integer >= LO" (or "<= HI"). *out is written only
+ * on success. */
+ds_status ds_cnode_int_range(const struct ds_cnode *node, int64_t lo, int64_t hi,
+                             int64_t *out, struct ds_err *err);
 ds_status ds_cnode_number(const struct ds_cnode *node, double *out,
                           struct ds_err *err);
 ds_status ds_cnode_bytes(const struct ds_cnode *node, double *out_bytes,
@@ -114,8 +122,8 @@ ds_status ds_cnode_bool(const struct ds_cnode *node, int *out,
                         struct ds_err *err);
 
 /* Formats "FILE:LINE:COL: key 'KEY': " + message into err and returns
- * DS_EINPUT; for checks the caller makes itself (ranges, cross-field
- * rules). */
+ * DS_EINPUT; for checks the caller makes itself (cross-field rules,
+ * ranges of numbers other than integers: those have ds_cnode_int_range). */
 ds_status ds_cnode_error(const struct ds_cnode *node, struct ds_err *err,
                          const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -154,7 +154,8 @@ Test(xfmr_kernels, bad_keys_are_located) {
   static const char *const bad[][2] = {
       {"    gemm_align: 3\n", "gemm_align 1, 2, 4 or 8"},
       {"    gemm_align: x\n", ":8:"},
-      {"    bwd_reduce_bytes: -1\n", "non-negative"},
+      {"    bwd_reduce_bytes: -1\n",
+       ":8:23: key 'bwd_reduce_bytes': expected an integer from 0 to 1000000000000000, got -1"},
       {"    bwd_copy_bytes: 1.5\n", ":8:"},
   };
   struct ds_model *m = NULL;

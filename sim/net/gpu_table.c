@@ -81,10 +81,7 @@ static ds_status read_optional_int(const struct ds_cnode *entry, const char *key
   int64_t v;
   *out = 0;
   if (!ds_cmap_get(entry, key, &node)) return DS_OK;
-  DS_CHECK(ds_cnode_int64(&node, &v, err));
-  if (v < lo || v > hi)
-    return ds_cnode_error(&node, err, "expected an integer from %lld to %lld",
-                          (long long)lo, (long long)hi);
+  DS_CHECK(ds_cnode_int_range(&node, lo, hi, &v, err));
   *out = (int32_t)v;
   return DS_OK;
 }
@@ -146,9 +143,7 @@ static ds_status read_entry(const struct ds_cnode *entry, struct ds_gpu_info *g,
   if (ds_cmap_get(entry, "source", &node))
     DS_CHECK(read_string(&node, g->source, sizeof g->source, "a source", err));
   DS_CHECK(ds_cmap_require(entry, "sms", "an SM count", &node, err));
-  DS_CHECK(ds_cnode_int64(&node, &sms, err));
-  if (sms <= 0 || sms > 100000)
-    return ds_cnode_error(&node, err, "expected a positive SM count");
+  DS_CHECK(ds_cnode_int_range(&node, 1, 100000, &sms, err));
   spec->sms = (int32_t)sms;
   DS_CHECK(ds_cmap_require(entry, "fp32", "a compute rate", &node, err));
   DS_CHECK(ds_cnode_flops(&node, &spec->fp32_flops_per_s, err));

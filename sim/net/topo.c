@@ -387,11 +387,7 @@ static ds_status read_count(const struct ds_cnode *map, const char *key,
                             int64_t max, int64_t *out, struct ds_err *err) {
   struct ds_cnode node;
   DS_CHECK(ds_cmap_require(map, key, "a positive integer", &node, err));
-  DS_CHECK(ds_cnode_int64(&node, out, err));
-  if (*out < 1 || *out > max)
-    return ds_cnode_error(&node, err, "expected an integer from 1 to %lld, got %lld",
-                          (long long)max, (long long)*out);
-  return DS_OK;
+  return ds_cnode_int_range(&node, 1, max, out, err);
 }
 
 static ds_status read_fraction(const struct ds_cnode *map, const char *key,

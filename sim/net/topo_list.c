@@ -94,10 +94,7 @@ static ds_status read_node(const struct ds_topo *t, const struct ds_cnode *item,
                             ds_vertex_kind_name(kind), t->n_nodes - 1);
     return DS_OK;
   }
-  DS_CHECK(ds_cnode_int64(&node, &n, err));
-  if (n < 0 || n >= t->n_nodes)
-    return ds_cnode_error(&node, err, "expected a node from 0 to %d, got %lld",
-                          t->n_nodes - 1, (long long)n);
+  DS_CHECK(ds_cnode_int_range(&node, 0, t->n_nodes - 1, &n, err));
   *out = (int32_t)n;
   return DS_OK;
 }
@@ -211,12 +208,7 @@ static ds_status read_link(struct ds_topo *t, const struct list *d,
     if (strcmp(s, link_kinds[k]) == 0) kind = link_kinds[k];
   if (!kind) return ds_cnode_error(&node, err, "expected nvlink, pcie, qpi or ib, got \"%s\"", s);
   if (ds_cmap_get(item, "duplex", &node)) DS_CHECK(ds_cnode_bool(&node, &duplex, err));
-  if (ds_cmap_get(item, "count", &node)) {
-    DS_CHECK(ds_cnode_int64(&node, &count, err));
-    if (count < 1 || count > 1024)
-      return ds_cnode_error(&node, err, "expected a number of bonded links from 1 to 1024, "
-                            "got %lld", (long long)count);
-  }
+  if (ds_cmap_get(item, "count", &node)) DS_CHECK(ds_cnode_int_range(&node, 1, 1024, &count, err));
   /* count links bonded between one pair act as one of count x bw: routes
    * are single paths, so parallel links would leave all but one idle. */
   DS_CHECK(ds__topo_add_link(t, a, b, bw * (double)count, lat, kind));

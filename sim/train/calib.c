@@ -96,9 +96,7 @@ static ds_status read_nccl(const struct ds_cnode *root, struct ds_calib *c,
   }
   if (ds_cmap_get(&map, "interference_blocks", &node)) {
     int64_t n;
-    DS_CHECK(ds_cnode_int64(&node, &n, err));
-    if (n < 1 || n > 100000)
-      return ds_cnode_error(&node, err, "expected a block count >= 1, got %lld", (long long)n);
+    DS_CHECK(ds_cnode_int_range(&node, 1, 100000, &n, err));
     c->interference_blocks = (int32_t)n;
     DS_CHECK(read_factor(&map, "interference_slowdown", &c->interference_slowdown, err));
     DS_CHECK(read_factor(&map, "interference_predicted", &c->interference_predicted, err));
@@ -122,9 +120,7 @@ static ds_status read_collective(const struct ds_cnode *root, struct ds_calib *c
   if (strcmp(s, "allreduce") != 0)
     return ds_cnode_error(&node, err, "expected allreduce, got \"%s\"", s);
   DS_CHECK(ds_cmap_require(&map, "nranks", "a rank count", &node, err));
-  DS_CHECK(ds_cnode_int64(&node, &n, err));
-  if (n < 1 || n > INT32_MAX)
-    return ds_cnode_error(&node, err, "expected a rank count >= 1, got %lld", (long long)n);
+  DS_CHECK(ds_cnode_int_range(&node, 1, INT32_MAX, &n, err));
   c->coll_nranks = (int32_t)n;
   DS_CHECK(ds_cmap_require(&map, "shared", "true or false", &node, err));
   DS_CHECK(ds_cnode_bool(&node, &c->coll_shared, err));
@@ -156,10 +152,7 @@ static ds_status read_count(const struct ds_cnode *map, const char *key, int64_t
   struct ds_cnode node;
   int64_t n;
   DS_CHECK(ds_cmap_require(map, key, "an integer >= 1", &node, err));
-  DS_CHECK(ds_cnode_int64(&node, &n, err));
-  if (n < 1 || n > max)
-    return ds_cnode_error(&node, err, "expected an integer from 1 to %lld, got %lld",
-                          (long long)max, (long long)n);
+  DS_CHECK(ds_cnode_int_range(&node, 1, max, &n, err));
   *out = (int32_t)n;
   return DS_OK;
 }

@@ -83,13 +83,9 @@ static ds_status read_nonneg(const struct ds_cnode *map, const char *key,
   struct ds_cnode node;
   int64_t v;
   DS_CHECK(ds_cmap_require(map, key, "a non-negative integer", &node, err));
-  DS_CHECK(ds_cnode_int64(&node, &v, err));
   /* 1e15 per sample is a thousand times any real layer; bounding it keeps
    * FLOPs x batch / rate far from the simulated clock's limit. */
-  if (v < 0 || v > INT64_C(1000000000000000))
-    return ds_cnode_error(&node, err,
-                          "expected a non-negative integer of at most 1e15, got %lld",
-                          (long long)v);
+  DS_CHECK(ds_cnode_int_range(&node, 0, INT64_C(1000000000000000), &v, err));
   *out = (double)v;
   return DS_OK;
 }
@@ -118,10 +114,7 @@ static ds_status read_shape(const struct ds_cnode *seq, struct ds_param *p,
     return ds_cnode_error(seq, err, "expected 1 to 8 dimensions, got %zu", n);
   for (size_t i = 0; i < n; i++) {
     DS_CHECK(ds_cseq_at(seq, i, &item, err));
-    DS_CHECK(ds_cnode_int64(&item, &d, err));
-    if (d <= 0 || d > p->numel)
-      return ds_cnode_error(&item, err, "expected a dimension from 1 to numel %lld, got %lld",
-                            (long long)p->numel, (long long)d);
+    DS_CHECK(ds_cnode_int_range(&item, 1, p->numel, &d, err)); /* a dimension, at most numel */
     if (i == 0) p->rows = d;
     if (i == 1) p->dim1 = d;
     if (d > p->numel / prod) { /* the product would pass numel (or overflow) */
@@ -161,10 +154,7 @@ static ds_status read_params(struct ds_model *m, const struct ds_cnode *layer,
     m->n_params++; /* counted now so ds_model_free releases the name */
     DS_CHECK(read_string(&item, "name", "a tensor name", &p->name, err));
     DS_CHECK(ds_cmap_require(&item, "numel", "a positive integer", &node, err));
-    DS_CHECK(ds_cnode_int64(&node, &p->numel, err));
-    if (p->numel <= 0)
-      return ds_cnode_error(&node, err, "expected a positive integer, got %lld",
-                            (long long)p->numel);
+    DS_CHECK(ds_cnode_int_range(&node, 1, INT64_MAX, &p->numel, err));
     if (ds_cmap_get(&item, "shape", &node)) DS_CHECK(read_shape(&node, p, err));
     p->layer = li;
     l->param_numel += p->numel;
@@ -218,10 +208,7 @@ static ds_status read_buffers(struct ds_model *m, const struct ds_cnode *seq,
     DS_CHECK(ds_cmap_require(&item, "name", "a buffer name", &node, err));
     DS_CHECK(ds_cnode_string(&node, &name, err));
     DS_CHECK(ds_cmap_require(&item, "numel", "a non-negative integer", &node, err));
-    DS_CHECK(ds_cnode_int64(&node, &b->numel, err));
-    if (b->numel < 0)
-      return ds_cnode_error(&node, err, "expected a non-negative integer, got %lld",
-                            (long long)b->numel);
+    DS_CHECK(ds_cnode_int_range(&node, 0, INT64_MAX, &b->numel, err));
     DS_CHECK(read_nonneg(&item, "bytes", &b->bytes, err));
     DS_CHECK(ds_cmap_require(&item, "bytes", "a non-negative integer", &node, err));
     if (b->numel > 0 && (fmod(b->bytes, (double)b->numel) != 0 || b->bytes < b->numel))
@@ -316,10 +303,7 @@ static ds_status read_small_int(const struct ds_cnode *item, const char *key, in
   struct ds_cnode node;
   int64_t v;
   if (!ds_cmap_get(item, key, &node)) return DS_OK;
-  DS_CHECK(ds_cnode_int64(&node, &v, err));
-  if (v < min || v > max)
-    return ds_cnode_error(&node, err, "expected %s from %lld to %lld, got %lld", key,
-                          (long long)min, (long long)max, (long long)v);
+  DS_CHECK(ds_cnode_int_range(&node, min, max, &v, err));
   *out = (int32_t)v;
   return DS_OK;
 }
@@ -388,10 +372,7 @@ static ds_status read_int_list(const struct ds_cnode *node, const char *what, si
   if (len != n) return ds_cnode_error(node, err, "expected %s, got %zu numbers", what, len);
   for (size_t i = 0; i < n; i++) {
     DS_CHECK(ds_cseq_at(node, i, &item, err));
-    DS_CHECK(ds_cnode_int64(&item, &out[i], err));
-    if (out[i] < lo || out[i] > hi)
-      return ds_cnode_error(&item, err, "expected %s, each from %lld to %lld, got %lld", what,
-                            (long long)lo, (long long)hi, (long long)out[i]);
+    DS_CHECK(ds_cnode_int_range(&item, lo, hi, &out[i], err));
   }
   return DS_OK;
 }
@@ -462,10 +443,7 @@ static ds_status read_host_dispatches(struct ds_model *m, const struct ds_cnode 
                           "first layer %s it)", m->host_dispatch_counts ? "has" : "lacks");
   if (!has) return DS_OK;
   int64_t v;
-  DS_CHECK(ds_cnode_int64(&node, &v, err));
-  if (v < 0 || v > 1000000)
-    return ds_cnode_error(&node, err, "expected host_dispatches from 0 to 1000000, got %lld",
-                          (long long)v);
+  DS_CHECK(ds_cnode_int_range(&node, 0, 1000000, &v, err));
   l->host_dispatches = (double)v;
   return DS_OK;
 }
@@ -493,10 +471,7 @@ static ds_status read_host_counts(struct ds_model *m, const struct ds_cnode *ite
     if (!has) continue;
     int64_t v;
     DS_CHECK(ds_cmap_require(item, host_keys[k], "a non-negative integer", &node, err));
-    DS_CHECK(ds_cnode_int64(&node, &v, err));
-    if (v < 0 || v > 1000000)
-      return ds_cnode_error(&node, err, "expected a count from 0 to 1000000, got %lld",
-                            (long long)v);
+    DS_CHECK(ds_cnode_int_range(&node, 0, 1000000, &v, err));
     *field[k] = (double)v;
   }
   return read_host_dispatches(m, item, l, index, err);
@@ -515,11 +490,7 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
                             &m->sample, err), st, out);
   DS_CHECK_GOTO(ds_cmap_require(&root, "default_batch", "a positive integer",
                                 &node, err), st, out);
-  DS_CHECK_GOTO(ds_cnode_int64(&node, &m->default_batch, err), st, out);
-  if (m->default_batch < 1 || m->default_batch > 1 << 20) {
-    st = ds_cnode_error(&node, err, "expected a batch from 1 to %d", 1 << 20);
-    goto out;
-  }
+  DS_CHECK_GOTO(ds_cnode_int_range(&node, 1, 1 << 20, &m->default_batch, err), st, out);
   DS_CHECK_GOTO(ds_cmap_require(&root, "optimizer", "sgd or adam", &node, err),
                 st, out);
   DS_CHECK_GOTO(ds_cnode_string(&node, &s, err), st, out);

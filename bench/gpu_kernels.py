@@ -15,19 +15,34 @@ over the shapes the models have, so a rate can be read per shape (issue #12):
            and its backward, batch norm's training forward and backward, and
            a copy, at ResNet-50's activation sizes and over a sweep of sizes;
   host     the host's time per dispatched aten op (a CUDA add on one
-           element, the GPU idle behind it) and per autograd node.
+           element, the GPU idle behind it) and per autograd node;
+  elementwise
+           PyTorch's elementwise kernel paths at ResNet/ResNeXt stage outputs
+           (batch 32 and 128, fp32/fp16/bf16, NCHW and channels-last): same-
+           layout add/mul/add_, the SE gate's broadcast (N, C, 1, 1) operand
+           (mul, addcmul, global-average-pool backward's expand / (H*W)), and
+           add_ across layouts; each with the kernel that ran (torch.profiler):
+           vectorized_elementwise_kernel, unrolled_ or plain elementwise_kernel.
 
 Each row is the median of `--iters` CUDA-event intervals after `--warmup`
 calls (cudnn.benchmark on, as in training), with the FLOPs and the bytes the
 kernel must move, so a rate and a bandwidth can be read from it. Rows are
-written as they are measured, so a run cut short keeps them.
+written as they are measured, so a run cut short keeps them. Every row
+carries the GPU's SM count, L2 size and SM clocks (what ddpsim's transfers
+between GPUs scale by). `--device cpu --quick` is a dry run of every code
+path at toy sizes (host timers, the CPU profiler), for checking the script
+where there is no GPU.
 """
 
 import argparse
 import csv
 import os
+import itertools
+import math
 import platform
+import re
 import statistics
+import subprocess
 import time
 
 import torch
@@ -246,6 +261,230 @@ def host_rows(dev, reps, plan):
                    ms=us / 1e3, flops=0, bytes=0)
 
 
+def nvidia_smi_clocks():
+    """SM and memory clocks as nvidia-smi reads them (MHz), {} where it cannot."""
+    fields = ("clocks.max.sm", "clocks.sm", "clocks.max.mem", "clocks.mem")
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=" + ",".join(fields),
+                              "--format=csv,noheader,nounits"],
+                             capture_output=True, text=True, timeout=20).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    vals = [v.strip() for v in out.splitlines()[0].split(",")] if out.strip() else []
+    return {k: v for k, v in zip(fields, vals) if v and v[0].isdigit()}
+
+
+def gpu_info(dev):
+    """The GPU's name, SMs, L2 and SM clocks: what a rate per SM cycle needs."""
+    if dev.type != "cuda":
+        return dict(gpu="cpu", gpu_sms="", gpu_l2_mb="", sm_clock_max_mhz="")
+    props = torch.cuda.get_device_properties(dev)
+    clocks = nvidia_smi_clocks()
+    khz = getattr(props, "clock_rate", 0)  # not in every release (CUDA 13 dropped clockRate)
+    return dict(gpu=props.name, gpu_sms=props.multi_processor_count,
+                gpu_l2_mb="%.0f" % (getattr(props, "L2_cache_size", 0) / 2 ** 20),
+                sm_clock_max_mhz=clocks.get("clocks.max.sm", "%.0f" % (khz / 1e3) if khz else ""))
+
+
+def sm_clock_now(dev):
+    """The SM clock right now (MHz) through NVML, '' where torch cannot read it."""
+    if dev.type != "cuda":
+        return ""
+    try:
+        return torch.cuda.clock_rate(dev)
+    except Exception:  # no pynvml, no permission: the column stays empty
+        return ""
+
+
+def timed_queued(fn, dev, warmup, iters, clock_hz):
+    """Median ms of fn() over iters, the calls queued behind a spin kernel so
+    the CUDA-event intervals are the GPU's time, not the host's dispatch (a
+    small elementwise kernel takes less than the ~15 us Python needs to launch
+    it). Also says whether the GPU was still busy when the host had queued the
+    last call ('1': the intervals are the GPU's; '0': the host set the pace)."""
+    if dev.type != "cuda" or not hasattr(torch.cuda, "_sleep"):
+        return timed(fn, dev, warmup, iters), ""
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(warmup):
+        fn()
+    host_s = (time.perf_counter() - t0) / max(warmup, 1)
+    torch.cuda.synchronize()
+    ev = [torch.cuda.Event(enable_timing=True) for _ in range(iters + 1)]
+    # twice the host's time to queue everything, at least 1 ms, at most 0.5 s
+    # (a slower clock than clock_hz only makes the spin longer)
+    torch.cuda._sleep(int(clock_hz * min(0.5, max(1e-3, 2 * (iters + 1) * (host_s + 10e-6)))))
+    ev[0].record()
+    for i in range(iters):
+        fn()
+        ev[i + 1].record()
+    ahead = not torch.cuda.current_stream().query()
+    torch.cuda.synchronize()
+    return statistics.median(ev[i].elapsed_time(ev[i + 1]) for i in range(iters)), \
+        "1" if ahead else "0"
+
+
+KERNEL_NAME = re.compile(r"(?:[\w:]+::)?(\w+)\s*<\s*([\d,\s]*)")
+
+
+def kernel_short(name):
+    """'void at::native::vectorized_elementwise_kernel<4, at::native::...>(...)'
+    -> ('vectorized_elementwise_kernel', '4'): the kernel and its leading
+    numeric template arguments (vector width; threads and items per thread)."""
+    m = KERNEL_NAME.search(name)
+    if not m:
+        return name.split("(")[0].split()[-1] if name.split() else name, ""
+    args = [t.strip() for t in m.group(2).split(",")]
+    return m.group(1), "/".join(t for t in args if t.isdigit())
+
+
+def kernels_of(fn, dev, calls=3):
+    """The kernels one call of fn() runs, read from torch.profiler over
+    `calls` calls: (names in order, device us per call). On a CPU the
+    top-level aten ops stand in for kernels (the dry run's check of this path)."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+    cuda = dev.type == "cuda"
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    if cuda:
+        torch.cuda.synchronize()
+    with profile(activities=activities) as prof:
+        for _ in range(calls):
+            fn()
+        if cuda:
+            torch.cuda.synchronize()
+    names, us = [], 0.0
+    for e in prof.events():
+        if cuda:
+            keep = e.device_type == DeviceType.CUDA
+        else:
+            keep = e.name.startswith("aten::") and e.cpu_parent is None
+        if keep:
+            if e.name not in names:
+                names.append(e.name)
+            us += e.time_range.end - e.time_range.start
+    return names, us / calls
+
+
+# ResNet/ResNeXt stage outputs (channels, side), where the residual adds and
+# the SE gates' elementwise kernels run (the last layer of each stage).
+STAGE_ACTS = [(256, 56), (512, 28), (1024, 14), (2048, 7)]
+EW_DTYPES = {"fp16": torch.float16, "fp32": torch.float32, "bf16": torch.bfloat16}
+LAYOUTS = {"nchw": torch.contiguous_format, "nhwc": torch.channels_last}
+
+
+def layout_of(t):
+    if t.is_contiguous():
+        return "nchw"
+    return "nhwc" if t.is_contiguous(memory_format=torch.channels_last) else "strided"
+
+
+def ew_ops(shape, dtype, dev):
+    """(op, layout, make, activation-sized tensors read or written per call,
+    (N, C, 1, 1) ones read) of one shape and dtype; make() builds fresh
+    tensors and returns the call on them. The layout is the operands' (for
+    gap_bwd the (N, C, 1, 1) gradient's, whose expand has the same strides
+    either way); the row's out_layout says what the result came out as."""
+    n, c = shape[:2]
+    side2 = shape[2] * shape[3]
+
+    def act(fmt):
+        return torch.randn(shape, device=dev, dtype=dtype).contiguous(memory_format=fmt)
+
+    def gate(fmt):  # the SE gate's sigmoid output, a 1x1 convolution's layout
+        return torch.rand(n, c, 1, 1, device=dev, dtype=dtype).contiguous(memory_format=fmt)
+
+    ops = []
+    for lay, fmt in LAYOUTS.items():
+        def pair(f, fmt=fmt):
+            a, b = act(fmt), act(fmt)
+            return lambda: f(a, b)
+
+        def bcast(f, full, fmt=fmt):
+            xs, s = [act(fmt) for _ in range(full)], gate(fmt)
+            return lambda: f(*xs, s)
+
+        def gap_bwd(fmt=fmt):  # mean((2, 3), keepdim=True)'s backward
+            g = gate(fmt)
+            return lambda: g.expand(shape) / side2
+        ops += [("add", lay, lambda f=pair: f(torch.add), 3, 0),
+                ("mul", lay, lambda f=pair: f(torch.mul), 3, 0),
+                ("add_", lay, lambda f=pair: f(torch.Tensor.add_), 3, 0),
+                ("mul_bcast", lay, lambda f=bcast: f(torch.mul, 1), 2, 1),
+                ("addcmul_bcast", lay, lambda f=bcast: f(torch.addcmul, 2), 3, 1),
+                ("gap_bwd", lay, gap_bwd, 1, 1)]
+
+    def mixed(dst, src):
+        a, b = act(LAYOUTS[dst]), act(LAYOUTS[src])
+        return lambda: a.add_(b)
+    ops += [("add_mixed", "nhwc+=nchw", lambda: mixed("nhwc", "nchw"), 3, 0),
+            ("add_mixed", "nchw+=nhwc", lambda: mixed("nchw", "nhwc"), 3, 0)]
+    return ops
+
+
+def elementwise_rows(dev, warmup, iters, plan, info):
+    batches = (128, 32) if plan == "full" else (1,)
+    acts = STAGE_ACTS if plan == "full" else [(c // 8, side) for c, side in STAGE_ACTS]
+    cuda = dev.type == "cuda"
+    l2 = torch.cuda.get_device_properties(dev).L2_cache_size if cuda else 0
+    try:
+        clock_hz = float(info["sm_clock_max_mhz"]) * 1e6
+    except ValueError:
+        clock_hz = 2e9
+    # the first profiler session of a process starts CUPTI (seconds) and
+    # may miss kernels: spend it on a throwaway op
+    warm = torch.ones(1024, device=dev)
+    kernels_of(lambda: warm.add_(1), dev, calls=1)
+    if cuda:  # and a second of copies, so the clocks are up for the first case
+        a, b = torch.empty(2 ** 26, device=dev), torch.empty(2 ** 26, device=dev)
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < 1:
+            for _ in range(20):
+                b.copy_(a)
+            torch.cuda.synchronize()
+        del a, b
+    for dname, dtype in EW_DTYPES.items():
+        for n in batches:
+            for c, side in acts:
+                shape = (n, c, side, side)
+                elems = n * c * side * side
+                el = torch.empty((), dtype=dtype).element_size()
+                for op, lay, make, per_elem, gate_elems in ew_ops(shape, dtype, dev):
+                    moved = (per_elem * elems + gate_elems * n * c) * el
+                    # enough copies that the working set is twice the L2: each
+                    # call reads from memory, as in training
+                    # (and the outputs rotate too: each set keeps its last one)
+                    sets = min(32, max(1, math.ceil(2 * l2 / moved)))
+                    calls = [make() for _ in range(sets)]
+                    kept = [None] * sets
+                    rot = itertools.cycle(range(sets))
+
+                    def fn():
+                        k = next(rot)
+                        kept[k] = calls[k]()
+                        return kept[k]
+                    out = layout_of(fn())
+                    ms, ahead = timed_queued(fn, dev, warmup, iters, clock_hz)
+                    clock = sm_clock_now(dev)
+                    names, kus = kernels_of(fn, dev)
+                    short = [kernel_short(k) for k in names]
+                    yield dict(kind="elementwise", name=op, mode=dname, layout=lay,
+                               out_layout=out, shape="%dx%dx%dx%d" % shape, groups="",
+                               group_width="", elements=elems, ms=ms, flops=0, bytes=moved,
+                               kernel=";".join(k for k, _ in short),
+                               kernel_args=";".join(a for _, a in short),
+                               kernel_us="%.2f" % kus,
+                               kernel_gbps="%.1f" % (moved / kus / 1e3) if kus > 0 else "",
+                               kernel_full=" ;; ".join(names), queued_ahead=ahead, sets=sets,
+                               sm_clock_mhz=clock)
+                    del calls, kept, fn
+            if cuda:
+                torch.cuda.empty_cache()
+
+
+KINDS = ("host", "memory", "conv", "elementwise")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True, help="CSV of one row per kernel and shape")
@@ -254,26 +493,38 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--plan", default="full", choices=("full", "smoke"))
-    ap.add_argument("--only", default="host,memory,conv", help="kinds to run, in order")
+    ap.add_argument("--quick", action="store_true", help="the same as --plan smoke")
+    ap.add_argument("--only", default="host,memory,conv",
+                    help="kinds to run, in order, of: " + ", ".join(KINDS))
     a = ap.parse_args()
+    if a.quick:
+        a.plan = "smoke"
+    only = a.only.split(",")
+    for kind in only:
+        if kind not in KINDS:
+            ap.error("--only: unknown kind %r (expected %s)" % (kind, ", ".join(KINDS)))
     dev = torch.device(a.device)
     torch.backends.cudnn.benchmark = True
-    info = dict(gpu=torch.cuda.get_device_name(0) if dev.type == "cuda" else "cpu",
-                cpu=cpu_model(), torch=torch.__version__,
+    info = dict(gpu_info(dev), cpu=cpu_model(), torch=torch.__version__,
                 cudnn=torch.backends.cudnn.version() if dev.type == "cuda" else "")
     print("# " + " ".join("%s=%s" % kv for kv in info.items()), flush=True)
-    cols = ["kind", "name", "mode", "shape", "groups", "group_width", "ms", "flops", "bytes",
-            "tflops", "gbps", "gpu", "cpu", "torch", "cudnn"]
+    if dev.type == "cuda":
+        print("# nvidia-smi: %s" % nvidia_smi_clocks(), flush=True)
+    cols = ["kind", "name", "mode", "layout", "out_layout", "shape", "groups", "group_width",
+            "elements", "ms", "flops", "bytes", "tflops", "gbps", "kernel", "kernel_args",
+            "kernel_us", "kernel_gbps", "queued_ahead", "sets", "sm_clock_mhz", "kernel_full",
+            *info]
+    kinds = {"conv": lambda: conv_rows(dev, a.batch, a.warmup, a.iters, a.plan),
+             "memory": lambda: memory_rows(dev, a.batch, a.warmup, a.iters, a.plan),
+             "host": lambda: host_rows(dev, 5, a.plan),
+             "elementwise": lambda: elementwise_rows(dev, a.warmup, a.iters, a.plan, info)}
     tmp = a.out + ".tmp"
     with open(tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=cols)
+        w = csv.DictWriter(f, fieldnames=cols, restval="")
         w.writeheader()
-        for kind in a.only.split(","):
+        for kind in only:
             t0 = time.perf_counter()
-            rows = {"conv": lambda: conv_rows(dev, a.batch, a.warmup, a.iters, a.plan),
-                    "memory": lambda: memory_rows(dev, a.batch, a.warmup, a.iters, a.plan),
-                    "host": lambda: host_rows(dev, 5, a.plan)}[kind]()
-            for r in rows:
+            for r in kinds[kind]():
                 s = r["ms"] / 1e3
                 r.update(tflops="%.2f" % (r["flops"] / s / 1e12) if r["flops"] else "",
                          gbps="%.1f" % (r["bytes"] / s / 1e9) if r["bytes"] else "",

@@ -27,6 +27,30 @@ static struct ds_model *without_grad_ready(struct ds_model *m) {
   return m;
 }
 
+#define TINY_TOPO "tests/data/tiny-topo.yaml"   /* TestGPU: 10 TFLOPS fp32, 1000 GB/s */
+#define TINY_MODEL "tests/data/tiny-model.yaml" /* 3 layers, 1,835,264 parameters */
+
+/* A model on a topology with its compute model (fp32, autocast amp): what
+ * the schedule and compute tests build on. */
+struct fixture {
+  struct ds_model *m;
+  struct ds_topo *t;
+  struct ds_compute c;
+};
+
+static void setup(struct fixture *f, const char *topo, const char *model, enum ds_amp amp) {
+  struct ds_err err = {0};
+  *f = (struct fixture){0};
+  cr_assert_eq(ds_topo_load(topo, NULL, &f->t, &err), DS_OK, "%s", err.msg);
+  f->m = ds_test_model(model);
+  cr_assert_eq(ds_compute_init(f->t, DS_DTYPE_FP32, amp, &f->c, &err), DS_OK, "%s", err.msg);
+}
+
+static void teardown(struct fixture *f) {
+  ds_model_free(f->m);
+  ds_topo_free(f->t);
+}
+
 Test(ddp, resnet50_rebuilt_buckets_match_pytorch) {
   /* Expected, because PyTorch's compute_bucket_assignment_by_size over the
    * gradients in ready order (reverse registration), limits [1 MiB, 25 MiB],
@@ -213,7 +237,7 @@ Test(ddp, shipped_models_have_the_exact_parameter_counts) {
 Test(ddp, bucket_sizes_scale_with_dtype) {
   /* fp16 halves every gradient: the 1 MiB first bucket of the tiny model
    * (l2.weight, 4 MiB fp32) becomes 2 MiB, still one tensor. */
-  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
+  struct ds_model *m = ds_test_model(TINY_MODEL);
   struct ds_buckets b;
   cr_assert_eq(ds_ddp_buckets(m, 2, 1 * MIB, 25 * MIB, DS_BUCKETS_READY, &b), DS_OK);
   cr_assert_eq(b.n, 2);
@@ -230,19 +254,16 @@ Test(ddp, tiny_schedule_shape_and_durations) {
    * overhead), batch 1: fwd l0 = max(1e9/1e13 s, weights 1 MiB / 1e12 s) =
    * 100 us; l1 200 us; l2 100 us; bwd twice that (weights read and grads
    * written: 2 MiB, 4 MiB, 8 MiB at 1000 GB/s stay under the FLOP time). */
-  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
-  struct ds_topo *t = NULL;
+  struct fixture f;
+  setup(&f, TINY_TOPO, TINY_MODEL, DS_AMP_NONE);
   struct ds_err err = {0};
-  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
-  struct ds_compute c;
-  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK);
   struct ds_buckets b;
-  cr_assert_eq(ds_ddp_buckets(m, 4, 1 * MIB, 25 * MIB, DS_BUCKETS_READY, &b), DS_OK);
+  cr_assert_eq(ds_ddp_buckets(f.m, 4, 1 * MIB, 25 * MIB, DS_BUCKETS_READY, &b), DS_OK);
   struct ds_schedule *s;
   cr_assert_eq(ds_schedule_new(2, &s), DS_OK);
   struct ds_ddp_options opt = {.world_size = 2, .batch = 1, .ring = NULL,
                                .nccl = NULL, .proto_fixed = DS_PROTO_COUNT};
-  cr_assert_eq(ds_ddp_build(m, &c, &opt, &b, 0, 0, s), DS_OK);
+  cr_assert_eq(ds_ddp_build(f.m, &f.c, &opt, &b, 0, 0, s), DS_OK);
   cr_assert_eq(ds_schedule_validate(s, &err), DS_OK, "%s", err.msg);
   /* per rank: 3 (host launch, fwd), loss, 3 (bwd, its reducer copy into
    * the bucket), 2 allreduce, 2 copies back to .grad, step */
@@ -300,8 +321,7 @@ Test(ddp, tiny_schedule_shape_and_durations) {
   cr_assert_eq(deps[1], 14);
   ds_schedule_free(s);
   ds_ddp_buckets_release(&b);
-  ds_topo_free(t);
-  ds_model_free(m);
+  teardown(&f);
 }
 
 /* The number of ops of rank 0 whose name ends with suffix. */
@@ -322,14 +342,10 @@ Test(ddp, gradient_as_bucket_view_divides_in_place_and_copies_nothing_back) {
    * copies nothing back. Under a comm hook the view is not divided (the
    * hook divides), and the hook's result, a new tensor (fp16's
    * decompressed buffer), is copied into the view (bucket_view_in.copy_). */
-  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
-  struct ds_topo *t = NULL;
-  struct ds_err err = {0};
-  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
-  struct ds_compute c;
-  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK);
+  struct fixture f;
+  setup(&f, TINY_TOPO, TINY_MODEL, DS_AMP_NONE);
   struct ds_buckets b;
-  cr_assert_eq(ds_ddp_buckets(m, 4, 1 * MIB, 25 * MIB, DS_BUCKETS_READY, &b), DS_OK);
+  cr_assert_eq(ds_ddp_buckets(f.m, 4, 1 * MIB, 25 * MIB, DS_BUCKETS_READY, &b), DS_OK);
   const struct { int view; enum ds_hook_kind hook; int in, div, back; } cases[] = {
       {0, DS_HOOK_NONE, 3, 0, 2},
       {1, DS_HOOK_NONE, 0, 3, 0},
@@ -342,15 +358,14 @@ Test(ddp, gradient_as_bucket_view_divides_in_place_and_copies_nothing_back) {
     struct ds_ddp_options opt = {.world_size = 1, .batch = 1, .proto_fixed = DS_PROTO_COUNT,
                                  .hook = {cases[k].hook, 0}, .iter = 1,
                                  .grad_as_bucket_view = cases[k].view};
-    cr_assert_eq(ds_ddp_build(m, &c, &opt, &b, 0, 0, s), DS_OK);
+    cr_assert_eq(ds_ddp_build(f.m, &f.c, &opt, &b, 0, 0, s), DS_OK);
     cr_assert_eq(count_named(s, ".to_bucket"), cases[k].in, "case %zu", k);
     cr_assert_eq(count_named(s, ".grad_div"), cases[k].div, "case %zu", k);
     cr_assert_eq(count_named(s, ".to_grad"), cases[k].back, "case %zu", k);
     ds_schedule_free(s);
   }
   ds_ddp_buckets_release(&b);
-  ds_topo_free(t);
-  ds_model_free(m);
+  teardown(&f);
 }
 
 Test(ddp, pytorch_1_4_bins_in_registration_order_with_a_1_mib_first_bucket) {
@@ -391,14 +406,11 @@ Test(ddp, pytorch_1_4_divides_each_bucket_once_before_its_all_reduce) {
    * are ready after l0's backward. Each div reads and writes its bucket on
    * TestGPU (1000 GB/s, no overhead): 12.58496 and 2.097152 us. tiny-topo
    * has no host costs, so no host ops. Under current rules, no div. */
-  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
-  struct ds_topo *t = NULL;
+  struct fixture f;
+  setup(&f, TINY_TOPO, TINY_MODEL, DS_AMP_NONE);
   struct ds_err err = {0};
-  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
-  struct ds_compute c;
-  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK);
   struct ds_ddp_plan plan;
-  cr_assert_eq(ds_ddp_plan_rules(m, 4, 1 * MIB, 25 * MIB, 0, 0, DS_DDP_RULES_TORCH_1_4, &plan),
+  cr_assert_eq(ds_ddp_plan_rules(f.m, 4, 1 * MIB, 25 * MIB, 0, 0, DS_DDP_RULES_TORCH_1_4, &plan),
                DS_OK);
   const struct ds_buckets *b = ds_ddp_plan_layout(&plan, 1);
   cr_assert_eq(b->n, 2);
@@ -409,7 +421,7 @@ Test(ddp, pytorch_1_4_divides_each_bucket_once_before_its_all_reduce) {
     cr_assert_eq(ds_schedule_new(2, &s), DS_OK);
     struct ds_ddp_options opt = {.world_size = 2, .batch = 1, .proto_fixed = DS_PROTO_COUNT,
                                  .iter = 1, .rules = (enum ds_ddp_rules)rules};
-    cr_assert_eq(ds_ddp_build(m, &c, &opt, b, 0, 0, s), DS_OK);
+    cr_assert_eq(ds_ddp_build(f.m, &f.c, &opt, b, 0, 0, s), DS_OK);
     cr_assert_eq(ds_schedule_validate(s, &err), DS_OK, "%s", err.msg);
     cr_assert_eq(count_named(s, ".div"), rules == DS_DDP_RULES_TORCH_1_4 ? 2 : 0);
     cr_assert_eq(count_named(s, ".to_bucket"), 3);
@@ -443,8 +455,7 @@ Test(ddp, pytorch_1_4_divides_each_bucket_once_before_its_all_reduce) {
     ds_schedule_free(s);
   }
   ds_ddp_plan_release(&plan);
-  ds_topo_free(t);
-  ds_model_free(m);
+  teardown(&f);
 }
 
 Test(ddp, nccl_protocols_are_chosen_per_bucket) {
@@ -468,25 +479,22 @@ Test(ddp, nccl_protocols_are_chosen_per_bucket) {
    * so bucket 0 takes 40.6 + 1.75 x 8,196,000 x 16/15 / 240e9 s = 40.6 +
    * 63.746667 = 104.346667 us and bucket 1 56 + 229.704533 = 285.704533 us.
    * Expected, because ddp.c asks NCCL's model per bucket, not once per run. */
-  struct ds_model *m = ds_test_model("models/resnet50.yaml");
-  struct ds_topo *t = NULL;
+  struct fixture f;
+  setup(&f, "topologies/dgx-a100.yaml", "models/resnet50.yaml", DS_AMP_NONE);
   struct ds_err err = {0};
-  cr_assert_eq(ds_topo_load("topologies/dgx-a100.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
-  struct ds_compute c;
-  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK);
   int32_t gpus[8] = {0, 1, 2, 3, 4, 5, 6, 7};
   struct ds_ring ring;
-  cr_assert_eq(ds_ring_build(t, gpus, 8, &ring, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_ring_build(f.t, gpus, 8, &ring, &err), DS_OK, "%s", err.msg);
   struct ds_nccl_model nm;
-  cr_assert_eq(ds_nccl_model_build(t, &ring, DS_NCCL_EXTRA_NONE, &nm, &err), DS_OK, "%s",
+  cr_assert_eq(ds_nccl_model_build(f.t, &ring, DS_NCCL_EXTRA_NONE, &nm, &err), DS_OK, "%s",
                err.msg);
   struct ds_buckets b;
-  cr_assert_eq(ds_ddp_buckets(m, 4, 1 * MIB, 25 * MIB, DS_BUCKETS_READY, &b), DS_OK);
+  cr_assert_eq(ds_ddp_buckets(f.m, 4, 1 * MIB, 25 * MIB, DS_BUCKETS_READY, &b), DS_OK);
   struct ds_schedule *s;
   cr_assert_eq(ds_schedule_new(8, &s), DS_OK);
   struct ds_ddp_options opt = {.world_size = 8, .batch = 32, .ring = &ring, .nccl = &nm,
                                .proto_fixed = DS_PROTO_COUNT};
-  cr_assert_eq(ds_ddp_build(m, &c, &opt, &b, 0, 0, s), DS_OK);
+  cr_assert_eq(ds_ddp_build(f.m, &f.c, &opt, &b, 0, 0, s), DS_OK);
   static const double bytes[5] = {8196000, 31502336, 26255360, 26550272, 9724160};
   static const char *const algo[5] = {"ring/LL128", "ring/Simple", "ring/Simple",
                                       "ring/Simple", "ring/LL128"};
@@ -511,20 +519,19 @@ Test(ddp, nccl_protocols_are_chosen_per_bucket) {
   ds_schedule_free(s);
   cr_assert_eq(ds_schedule_new(8, &s), DS_OK);
   opt.proto_fixed = DS_PROTO_LL;
-  cr_assert_eq(ds_ddp_build(m, &c, &opt, &b, 0, 0, s), DS_OK);
+  cr_assert_eq(ds_ddp_build(f.m, &f.c, &opt, &b, 0, 0, s), DS_OK);
   for (size_t i = 0; i < s->n_ops; i++)
     if (s->ops[i].kind == DS_OP_ALLREDUCE) cr_assert_str_eq(s->ops[i].algo, "ring/LL");
   ds_schedule_free(s);
   ds_ddp_buckets_release(&b);
   ds_ring_release(&ring);
-  ds_topo_free(t);
-  ds_model_free(m);
+  teardown(&f);
 }
 
 Test(ddp, memory_adds_up) {
   /* tiny: 1,835,264 parameters * 4 B for params, grads, buckets and SGD
    * momentum; activations 3 * 1 MB at batch 4 = 12 MB. */
-  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
+  struct ds_model *m = ds_test_model(TINY_MODEL);
   struct ds_ddp_memory mem;
   struct ds_precision fp32 = {4, 4, 0};
   ds_ddp_memory(m, &fp32, 4, 0, &mem);
@@ -547,41 +554,33 @@ Test(ddp, autocast_runs_the_math_in_half_and_keeps_fp32_state) {
    * of every weight (1,835,264 x 2 = 3,670,528 B). The step's foreach SGD
    * passes 8 times over the fp32 parameters, plus GradScaler's unscale_
    * (2 more): 10 x 7,341,056 B = 73,410,560 B. bf16 has no scaler: 8. */
-  struct ds_topo *t = NULL;
+  struct fixture f;
+  setup(&f, TINY_TOPO, TINY_MODEL, DS_AMP_FP16);
   struct ds_err err = {0};
-  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &t, &err), DS_OK);
-  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
-  struct ds_compute c;
-  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_FP16, &c, &err), DS_OK, "%s", err.msg);
-  cr_assert_eq(c.dtype, DS_DTYPE_FP32);
-  cr_assert_float_eq(ds_compute_fwd_ns(&c, &m->layers[1], 1), 100000, 1e-6);
-  cr_assert_float_eq(ds_compute_bwd_ns(&c, &m->layers[1], 1), 200000, 1e-6);
-  cr_assert_float_eq(ds_compute_step_bytes(&c, m), 10 * 7341056.0, 0.5);
+  cr_assert_eq(f.c.dtype, DS_DTYPE_FP32);
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, &f.m->layers[1], 1), 100000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&f.c, &f.m->layers[1], 1), 200000, 1e-6);
+  cr_assert_float_eq(ds_compute_step_bytes(&f.c, f.m), 10 * 7341056.0, 0.5);
   struct ds_ddp_memory mem;
-  ds_ddp_memory(m, &c.precision, 4, 0, &mem);
+  ds_ddp_memory(f.m, &f.c.precision, 4, 0, &mem);
   cr_assert_float_eq(mem.params, 7341056, 0.5);
   cr_assert_float_eq(mem.buckets, 7341056, 0.5);
   cr_assert_float_eq(mem.activations, 6e6 + 3670528, 0.5);
   cr_assert_float_eq(mem.total, 4 * 7341056.0 + 6e6 + 3670528, 0.5);
-  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_BF16, &c, &err), DS_EUSAGE,
+  struct ds_compute c;
+  cr_assert_eq(ds_compute_init(f.t, DS_DTYPE_FP32, DS_AMP_BF16, &c, &err), DS_EUSAGE,
                "TestGPU has no bf16");
-  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP16, DS_AMP_FP16, &c, &err), DS_EUSAGE);
+  cr_assert_eq(ds_compute_init(f.t, DS_DTYPE_FP16, DS_AMP_FP16, &c, &err), DS_EUSAGE);
   cr_assert(strstr(err.msg, "cannot be combined with --dtype fp16"), "%s", err.msg);
-  ds_model_free(m);
-  ds_topo_free(t);
+  teardown(&f);
 }
 
 Test(ddp, autocast_bf16_needs_no_grad_scaler) {
-  struct ds_topo *t = NULL;
-  struct ds_err err = {0};
-  cr_assert_eq(ds_topo_load("topologies/dgx-a100.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
-  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
-  struct ds_compute c;
-  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_BF16, &c, &err), DS_OK, "%s", err.msg);
-  cr_assert_float_eq(ds_compute_step_bytes(&c, m), 8 * 7341056.0, 0.5);
-  cr_assert_float_eq(c.peak_flops_per_s, t->gpu.bf16_flops_per_s, 1);
-  ds_model_free(m);
-  ds_topo_free(t);
+  struct fixture f;
+  setup(&f, "topologies/dgx-a100.yaml", TINY_MODEL, DS_AMP_BF16);
+  cr_assert_float_eq(ds_compute_step_bytes(&f.c, f.m), 8 * 7341056.0, 0.5);
+  cr_assert_float_eq(f.c.peak_flops_per_s, f.t->gpu.bf16_flops_per_s, 1);
+  teardown(&f);
 }
 
 Test(ddp, each_op_class_runs_the_math_pytorch_picks) {
@@ -633,7 +632,7 @@ Test(ddp, each_op_class_runs_the_math_pytorch_picks) {
 Test(ddp, bf16_on_a_gpu_without_it_is_a_usage_error) {
   struct ds_topo *t = NULL;
   struct ds_err err = {0};
-  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &t, &err), DS_OK);
+  cr_assert_eq(ds_topo_load(TINY_TOPO, NULL, &t, &err), DS_OK);
   struct ds_compute c;
   cr_assert_eq(ds_compute_init(t, DS_DTYPE_BF16, DS_AMP_NONE, &c, &err), DS_EUSAGE);
   cr_assert(strstr(err.msg, "TestGPU has no bf16"), "message: %s", err.msg);

@@ -158,7 +158,7 @@ Test(legacy_ew, bad_keys_are_located) {
        ":13:16: key 'legacy_ew': expected legacy_ew as a map of fwd, bwd, accum"},
       {"    nhwc_legacy_ew: {fwd: [1, 2, 3], back: [1, 2, 3]}\n", "back"},
       {"    legacy_ew: {fwd: [1, 2]}\n", "operand-elements], got 2 numbers"},
-      {"    legacy_ew: {bwd: [1, -2, 3]}\n", "non-negative integer of at most 1e15, got -2"},
+      {"    legacy_ew: {bwd: [1, -2, 3]}\n", "expected an integer from 0 to 1000000000000000, got -2"},
       {"    legacy_ew: {accum: [1, 2, x]}\n", ":13:"},
       {"    legacy_ew: {fwd: 5}\n", "expected [bytes, strided operand-elements"},
   };

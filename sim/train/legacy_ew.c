@@ -24,10 +24,7 @@ static ds_status read_triple(const struct ds_cnode *node, struct ds_legacy_ew *o
   for (size_t i = 0; i < 3; i++) {
     int64_t v;
     DS_CHECK(ds_cseq_at(node, i, &item, err));
-    DS_CHECK(ds_cnode_int64(&item, &v, err));
-    if (v < 0 || v > LEGACY_MAX)
-      return ds_cnode_error(&item, err, "expected %s, each a non-negative integer of at "
-                            "most 1e15, got %lld", what, (long long)v);
+    DS_CHECK(ds_cnode_int_range(&item, 0, LEGACY_MAX, &v, err));
     *fields[i] = (double)v;
   }
   return DS_OK;

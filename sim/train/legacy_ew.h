@@ -35,7 +35,10 @@
  *     least 2^20 elements, 17 (op, shape) groups: strided 0.203-0.249 over
  *     addcmul, mul and div at four shapes each, transposed 0.462-0.578 over
  *     add_ at four shapes and one threshold_backward (bench/legacy_ew_fit.py
- *     prints them).
+ *     prints them). The project's other H200 traces, not fitted, run these
+ *     kernels at 0.24-0.45 (strided) and 0.46-0.64 (transposed): ResNet-50
+ *     and ResNeXt-101 AMP channels-last, BERT-base fp32, GPT-2 fp32 and bf16
+ *     (docs/architecture.md).
  * Other GPUs are inferred (the same cycles per operand-element on their SMs
  * and clock, as for max-pool's kernels), and so are NCHW, fp32 and other
  * ops (a copy of a permuted tensor, a mask's where), which the trace did not

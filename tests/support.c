@@ -199,6 +199,33 @@ ds_status ds_test_load_model_text(const char *text, struct ds_model **out, struc
   return st;
 }
 
+const char ds_test_clock_gpus[] =
+    "schema_version: 1\ngpus:\n"
+    "  - name: ClockGPU\n    arch: Test\n    sms: 4\n    fp32: 10TFLOPS\n    tf32: 80TFLOPS\n"
+    "    fp16: 160TFLOPS\n    bf16: 160TFLOPS\n    mem: 16GB\n    mem_bw: 1000GBps\n"
+    "    boost_mhz: 1000\n"
+    "  - name: SlowMemGPU\n    arch: Test\n    sms: 1000\n    fp32: 10TFLOPS\n"
+    "    fp16: 160TFLOPS\n    mem: 16GB\n    mem_bw: 1GBps\n    boost_mhz: 2000\n"
+    "  - name: NoClockGPU\n    arch: Test\n    sms: 4\n    fp32: 10TFLOPS\n    fp16: 160TFLOPS\n"
+    "    mem: 16GB\n    mem_bw: 1000GBps\n";
+
+void ds_test_one_layer_model(char *text, size_t cap, const char *cls, const char *keys) {
+  snprintf(text, cap,
+           "schema_version: 1\nname: b\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
+           "layers:\n  - name: l\n    class: %s\n    fwd_flops: 0\n    bwd_flops: 0\n"
+           "    fwd_bytes: 1\n    act_bytes: 0\n%s    params:\n      - {name: w, numel: 1}\n",
+           cls, keys);
+}
+
+void ds_test_assert_model_refused(const char *text, const char *expect, const char *label) {
+  struct ds_model *m = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_test_load_model_text(text, &m, &err), DS_EINPUT, "%s: loaded", label);
+  cr_assert(strstr(err.msg, expect), "%s: expected \"%s\" in: %s", label, expect, err.msg);
+  cr_assert(strstr(err.msg, "/tmp/ddpsim-test-model-"), "%s names no file: %s", label,
+            err.msg);
+}
+
 void ds_test_compute_setup(struct ds_test_compute *f, const char *gpus_text, const char *gpu,
                            double flops_efficiency, double kernel_overhead_us,
                            const char *model_text,

@@ -81,6 +81,23 @@ struct ds_model *ds_test_model(const char *path);
  * removed after): its status, *out and err as it left them. */
 ds_status ds_test_load_model_text(const char *text, struct ds_model **out, struct ds_err *err);
 
+/* A GPU table of made-up GPUs for kernels timed per SM clock: ClockGPU, 4
+ * SMs at 1000 MHz (4e9 SM cycles/s) and 1000 GB/s; SlowMemGPU, 1000 SMs at
+ * 2000 MHz and 1 GB/s (the roofline binds); NoClockGPU, 4 SMs without a
+ * boost_mhz. */
+extern const char ds_test_clock_gpus[];
+
+/* Into text (cap bytes): a model file of one layer `l` of class cls, with
+ * `keys` (lines indented by four spaces, each ending in a newline) written
+ * at line 13, after its fwd_flops, bwd_flops, fwd_bytes and act_bytes, and
+ * one parameter tensor: what the tests of a layer key's reader load. */
+void ds_test_one_layer_model(char *text, size_t cap, const char *cls, const char *keys);
+
+/* Fails unless ds_model_load refuses the model file text with DS_EINPUT
+ * and a message containing `expect` that names its temporary file; `label`
+ * says which case in the failure message. */
+void ds_test_assert_model_refused(const char *text, const char *expect, const char *label);
+
 /* A compute model to test kernels on: a one-GPU topology on GPU `gpu` of
  * the GPU table gpus_text (NVSwitch template, mem_efficiency 1, the
  * given flops_efficiency and kernel_overhead in microseconds), the model file

@@ -4,9 +4,10 @@
  * nhwc_legacy_ew keys, and their time per SM cycle in the forward, the
  * backward and autograd's additions, against the roofline where that is
  * longer or the GPU has no clock. Expected values are worked by hand on
- * made-up GPUs: EwGPU, 4 SMs at 1000 MHz (4e9 SM cycles/s) and 1000 GB/s
- * reached in full, no kernel overhead; the rates are legacy_ew.h's, 0.217
- * SM cycles per strided operand-element and 0.566 per transposed one.
+ * made-up GPUs (ds_test_clock_gpus): ClockGPU, 4 SMs at 1000 MHz (4e9 SM
+ * cycles/s) and 1000 GB/s reached in full, no kernel overhead; the rates
+ * are legacy_ew.h's, 0.217 SM cycles per strided operand-element and 0.566
+ * per transposed one.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -16,15 +17,6 @@
 #include "sim/train/legacy_ew.h"
 #include "sim/train/model.h"
 #include "tests/support.h"
-
-static const char *gpus_text =
-    "schema_version: 1\ngpus:\n"
-    "  - name: EwGPU\n    arch: Test\n    sms: 4\n    fp32: 10TFLOPS\n    fp16: 160TFLOPS\n"
-    "    mem: 16GB\n    mem_bw: 1000GBps\n    boost_mhz: 1000\n"
-    "  - name: SlowMemGPU\n    arch: Test\n    sms: 1000\n    fp32: 10TFLOPS\n"
-    "    fp16: 160TFLOPS\n    mem: 16GB\n    mem_bw: 1GBps\n    boost_mhz: 2000\n"
-    "  - name: NoClockGPU\n    arch: Test\n    sms: 4\n    fp32: 10TFLOPS\n    fp16: 160TFLOPS\n"
-    "    mem: 16GB\n    mem_bw: 1000GBps\n";
 
 /* gate: per sample, its forward ops move 1e6 bytes, 8e5 of them in kernels
  * off the vectorised path with 40000 strided operand-elements (in
@@ -44,13 +36,13 @@ static const char *model_text =
     " bwd_accum_bytes: 300000, amp_bwd_accum_bytes: 150000,"
     " params: [{name: w, numel: 1}]}\n";
 
-static void setup(struct ds_test_compute *f, const char *gpu) {
-  ds_test_compute_setup(f, gpus_text, gpu, 0.5, 0, model_text, DS_DTYPE_FP32, DS_AMP_NONE);
+static void setup(struct ds_test_compute *f, const char *gpu, enum ds_amp amp) {
+  ds_test_compute_setup(f, ds_test_clock_gpus, gpu, 0.5, 0, model_text, DS_DTYPE_FP32, amp);
 }
 
 Test(legacy_ew, the_keys_are_read_per_layout_and_pass) {
   struct ds_test_compute f;
-  setup(&f, "EwGPU");
+  setup(&f, "ClockGPU", DS_AMP_NONE);
   const struct ds_layer *g = &f.m->layers[0], *p = &f.m->layers[1];
   cr_assert_float_eq(g->legacy[0][DS_LEGACY_FWD].bytes, 800000, 0);
   cr_assert_float_eq(g->legacy[0][DS_LEGACY_FWD].strided_elems, 40000, 0);
@@ -74,7 +66,7 @@ Test(legacy_ew, the_keys_are_read_per_layout_and_pass) {
  * its weight (read, gradient written: 8 B) = 9008 ns. */
 Test(legacy_ew, kernels_off_the_vectorised_path_run_at_the_sm_rate) {
   struct ds_test_compute f;
-  setup(&f, "EwGPU");
+  setup(&f, "ClockGPU", DS_AMP_NONE);
   const struct ds_layer *g = &f.m->layers[0], *p = &f.m->layers[1];
   double bytes;
   cr_assert_float_eq(ds_legacy_ew_ns(&f.c, g, DS_LEGACY_FWD, 10, &bytes), 21700, 1e-6);
@@ -93,7 +85,7 @@ Test(legacy_ew, kernels_off_the_vectorised_path_run_at_the_sm_rate) {
  * (6000 ns) and so do the additions (3000 ns). */
 Test(legacy_ew, channels_last_takes_the_nhwc_counts) {
   struct ds_test_compute f;
-  setup(&f, "EwGPU");
+  setup(&f, "ClockGPU", DS_AMP_NONE);
   const struct ds_layer *g = &f.m->layers[0];
   f.c.channels_last = 1;
   cr_assert_float_eq(ds_compute_fwd_ns(&f.c, g, 10), 2000 + 56600, 1e-6);
@@ -107,7 +99,7 @@ Test(legacy_ew, channels_last_takes_the_nhwc_counts) {
  * SMs at 2 GHz (43.4 ns), so the forward is the old roofline of all 1e7 B. */
 Test(legacy_ew, the_roofline_wins_when_memory_is_slow) {
   struct ds_test_compute f;
-  setup(&f, "SlowMemGPU");
+  setup(&f, "SlowMemGPU", DS_AMP_NONE);
   const struct ds_layer *g = &f.m->layers[0];
   double bytes;
   cr_assert_float_eq(ds_legacy_ew_ns(&f.c, g, DS_LEGACY_FWD, 10, &bytes), 8e6, 1e-3);
@@ -117,7 +109,7 @@ Test(legacy_ew, the_roofline_wins_when_memory_is_slow) {
 
 Test(legacy_ew, a_gpu_without_a_clock_keeps_one_roofline) {
   struct ds_test_compute f;
-  setup(&f, "NoClockGPU");
+  setup(&f, "NoClockGPU", DS_AMP_NONE);
   const struct ds_layer *g = &f.m->layers[0];
   double bytes = -1;
   cr_assert_float_eq(ds_legacy_ew_ns(&f.c, g, DS_LEGACY_FWD, 10, &bytes), 0, 0);
@@ -132,9 +124,7 @@ Test(legacy_ew, a_gpu_without_a_clock_keeps_one_roofline) {
  * 1e6 B = 1000 ns. */
 Test(legacy_ew, half_activations_halve_the_bytes_not_the_cycles) {
   struct ds_test_compute f;
-  setup(&f, "EwGPU");
-  struct ds_err err = {0};
-  cr_assert_eq(ds_compute_init(f.topo_loaded, DS_DTYPE_FP32, DS_AMP_FP16, &f.c, &err), DS_OK);
+  setup(&f, "ClockGPU", DS_AMP_FP16);
   const struct ds_layer *g = &f.m->layers[0];
   double bytes;
   cr_assert_float_eq(ds_legacy_ew_ns(&f.c, g, DS_LEGACY_FWD, 10, &bytes), 21700, 1e-6);
@@ -143,15 +133,7 @@ Test(legacy_ew, half_activations_halve_the_bytes_not_the_cycles) {
   ds_test_compute_free(&f);
 }
 
-static void ew_model(char *text, size_t cap, const char *keys) {
-  snprintf(text, cap,
-           "schema_version: 1\nname: b\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
-           "layers:\n  - name: l\n    class: memory\n    fwd_flops: 0\n    bwd_flops: 0\n"
-           "    fwd_bytes: 1\n    act_bytes: 0\n%s    params:\n      - {name: w, numel: 1}\n",
-           keys);
-}
-
-/* Line 13 is the key's line in ew_model's text. */
+/* Line 13 is the key's line in ds_test_one_layer_model's text. */
 Test(legacy_ew, bad_keys_are_located) {
   static const char *const bad[][2] = {
       {"    legacy_ew: [1, 2, 3]\n",
@@ -164,18 +146,14 @@ Test(legacy_ew, bad_keys_are_located) {
   };
   struct ds_model *m = NULL;
   struct ds_err err = {0};
-  char text[1024];
-  ew_model(text, sizeof text, "    legacy_ew: {accum: [3, 2, 1]}\n");
+  char text[1024], label[32];
+  ds_test_one_layer_model(text, sizeof text, "memory", "    legacy_ew: {accum: [3, 2, 1]}\n");
   cr_assert_eq(ds_test_load_model_text(text, &m, &err), DS_OK, "%s", err.msg);
   cr_assert_float_eq(m->layers[0].legacy[0][DS_LEGACY_ACCUM].transposed_elems, 1, 0);
   ds_model_free(m);
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    ew_model(text, sizeof text, bad[i][0]);
-    m = NULL;
-    err = (struct ds_err){0};
-    cr_assert_eq(ds_test_load_model_text(text, &m, &err), DS_EINPUT, "case %zu", i);
-    cr_assert(strstr(err.msg, bad[i][1]), "case %zu: %s", i, err.msg);
-    cr_assert(strstr(err.msg, "/tmp/ddpsim-test-model-"), "case %zu names no file: %s", i,
-              err.msg);
+    ds_test_one_layer_model(text, sizeof text, "memory", bad[i][0]);
+    snprintf(label, sizeof label, "case %zu", i);
+    ds_test_assert_model_refused(text, bad[i][1], label);
   }
 }

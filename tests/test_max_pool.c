@@ -4,10 +4,11 @@
  * from them, the per-SM-clock rates of PyTorch's NCHW and channels-last
  * kernels, the zero fill before the backward, and the roofline where it is
  * the longer or the GPU has no clock. Expected values are worked by hand on
- * made-up GPUs: PoolGPU, 4 SMs at 1000 MHz and 1000 GB/s reached in full,
- * no kernel overhead; the rates are compute.c's (SM cycles per element plus
- * per (element, window) pair): NCHW forward 2.42 + 0.207, backward 2.45 +
- * 0.208; channels-last forward 2.29 + 0.256, backward 1.05 + 0.578.
+ * made-up GPUs (ds_test_clock_gpus): ClockGPU, 4 SMs at 1000 MHz and 1000
+ * GB/s reached in full, no kernel overhead; the rates are compute.c's (SM
+ * cycles per element plus per (element, window) pair): NCHW forward 2.42 +
+ * 0.207, backward 2.45 + 0.208; channels-last forward 2.29 + 0.256,
+ * backward 1.05 + 0.578.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -18,16 +19,6 @@
 #include "sim/train/compute.h"
 #include "sim/train/model.h"
 #include "tests/support.h"
-
-static const char *gpus_text =
-    "schema_version: 1\ngpus:\n"
-    "  - name: PoolGPU\n    arch: Test\n    sms: 4\n    fp32: 10TFLOPS\n    tf32: 80TFLOPS\n"
-    "    fp16: 160TFLOPS\n    bf16: 160TFLOPS\n    mem: 16GB\n    mem_bw: 1000GBps\n"
-    "    boost_mhz: 1000\n"
-    "  - name: SlowMemGPU\n    arch: Test\n    sms: 1000\n    fp32: 10TFLOPS\n"
-    "    fp16: 160TFLOPS\n    mem: 16GB\n    mem_bw: 1GBps\n    boost_mhz: 2000\n"
-    "  - name: NoClockGPU\n    arch: Test\n    sms: 4\n    fp32: 10TFLOPS\n    fp16: 160TFLOPS\n"
-    "    mem: 16GB\n    mem_bw: 1000GBps\n";
 
 /* pool: 3x3, stride 2, padding 1 on 2 channels of 8x8 per sample. A side
  * of 8 gives 4 outputs whose windows hold 2, 3, 3, 3 inputs (the first
@@ -46,12 +37,12 @@ static const char *model_text =
     " act_bytes: 0, params: [{name: w, numel: 1}]}\n";
 
 static void setup(struct ds_test_compute *f, const char *gpu) {
-  ds_test_compute_setup(f, gpus_text, gpu, 0.5, 0, model_text, DS_DTYPE_FP32, DS_AMP_NONE);
+  ds_test_compute_setup(f, ds_test_clock_gpus, gpu, 0.5, 0, model_text, DS_DTYPE_FP32, DS_AMP_NONE);
 }
 
 Test(max_pool, the_keys_give_the_window_and_its_counts) {
   struct ds_test_compute f;
-  setup(&f, "PoolGPU");
+  setup(&f, "ClockGPU");
   const struct ds_pool *p = &f.m->layers[0].pool;
   cr_assert_eq(p->kernel[0], 3);
   cr_assert_eq(p->kernel[1], 3);
@@ -87,7 +78,7 @@ Test(max_pool, the_keys_give_the_window_and_its_counts) {
  * ns against its 896000 B = 896 ns. */
 Test(max_pool, nchw_kernels_run_at_the_sm_rate) {
   struct ds_test_compute f;
-  setup(&f, "PoolGPU");
+  setup(&f, "ClockGPU");
   const struct ds_layer *l = &f.m->layers[0];
   struct ds_pool_kernel k;
   double fwd = ds_compute_max_pool_ns(&f.c, l, 1000, 0, &k);
@@ -112,7 +103,7 @@ Test(max_pool, nchw_kernels_run_at_the_sm_rate) {
  * cycles = 68569 ns, after the same fill (512 ns). */
 Test(max_pool, channels_last_runs_the_nhwc_kernels_rates) {
   struct ds_test_compute f;
-  setup(&f, "PoolGPU");
+  setup(&f, "ClockGPU");
   f.c.channels_last = 1;
   const struct ds_layer *l = &f.m->layers[0];
   cr_assert_float_eq(ds_compute_max_pool_ns(&f.c, l, 1000, 0, NULL), 33808, 1e-6);
@@ -158,7 +149,7 @@ Test(max_pool, a_gpu_without_a_clock_runs_the_roofline) {
  * fp32). */
 Test(max_pool, half_activations_change_the_bytes_not_the_cycles) {
   struct ds_test_compute f;
-  setup(&f, "PoolGPU");
+  setup(&f, "ClockGPU");
   struct ds_err err = {0};
   cr_assert_eq(ds_compute_init(f.topo_loaded, DS_DTYPE_FP32, DS_AMP_FP16, &f.c, &err), DS_OK);
   struct ds_pool_kernel k;
@@ -170,14 +161,6 @@ Test(max_pool, half_activations_change_the_bytes_not_the_cycles) {
 }
 
 /* A one-layer model of class cls with the pool lines `keys` (lines 13 on). */
-static void pool_model(char *text, size_t cap, const char *cls, const char *keys) {
-  snprintf(text, cap,
-           "schema_version: 1\nname: b\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
-           "layers:\n  - name: l\n    class: %s\n    fwd_flops: 0\n    bwd_flops: 0\n"
-           "    fwd_bytes: 1\n    act_bytes: 0\n%s    params:\n      - {name: w, numel: 1}\n",
-           cls, keys);
-}
-
 Test(max_pool, bad_keys_are_located) {
   static const char *const ok = "    pool_kernel: [3, 3]\n    pool_stride: [2, 2]\n"
                                 "    pool_padding: [1, 1]\n    pool_input: [64, 112, 112]\n";
@@ -200,19 +183,15 @@ Test(max_pool, bad_keys_are_located) {
   };
   struct ds_model *m = NULL;
   struct ds_err err = {0};
-  char text[1024];
-  pool_model(text, sizeof text, "memory", ok);
+  char text[1024], label[32];
+  ds_test_one_layer_model(text, sizeof text, "memory", ok);
   cr_assert_eq(ds_test_load_model_text(text, &m, &err), DS_OK, "%s", err.msg);
   cr_assert_eq(m->layers[0].pool.height, 112);
   ds_model_free(m);
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    pool_model(text, sizeof text, bad[i][0], bad[i][1] ? bad[i][1] : ok);
-    m = NULL;
-    err = (struct ds_err){0};
-    cr_assert_eq(ds_test_load_model_text(text, &m, &err), DS_EINPUT, "case %zu", i);
-    cr_assert(strstr(err.msg, bad[i][2]), "case %zu: %s", i, err.msg);
-    cr_assert(strstr(err.msg, "/tmp/ddpsim-test-model-"), "case %zu names no file: %s", i,
-              err.msg);
+    ds_test_one_layer_model(text, sizeof text, bad[i][0], bad[i][1] ? bad[i][1] : ok);
+    snprintf(label, sizeof label, "case %zu", i);
+    ds_test_assert_model_refused(text, bad[i][2], label);
   }
 }
 

@@ -8,9 +8,6 @@
 static const char *const pass_keys[] = {"fwd", "bwd", "accum", NULL};
 static const char *const layout_keys[] = {"legacy_ew", "nhwc_legacy_ew"};
 
-/* Bounded as read_nonneg bounds a layer's other counters (model.c). */
-#define LEGACY_MAX INT64_C(1000000000000000)
-
 static ds_status read_triple(const struct ds_cnode *node, struct ds_legacy_ew *out,
                              struct ds_err *err) {
   static const char what[] = "[bytes, strided operand-elements, transposed "
@@ -24,7 +21,7 @@ static ds_status read_triple(const struct ds_cnode *node, struct ds_legacy_ew *o
   for (size_t i = 0; i < 3; i++) {
     int64_t v;
     DS_CHECK(ds_cseq_at(node, i, &item, err));
-    DS_CHECK(ds_cnode_int_range(&item, 0, LEGACY_MAX, &v, err));
+    DS_CHECK(ds_cnode_int_range(&item, 0, DS_MODEL_COUNT_MAX, &v, err));
     *fields[i] = (double)v;
   }
   return DS_OK;

@@ -83,9 +83,7 @@ static ds_status read_nonneg(const struct ds_cnode *map, const char *key,
   struct ds_cnode node;
   int64_t v;
   DS_CHECK(ds_cmap_require(map, key, "a non-negative integer", &node, err));
-  /* 1e15 per sample is a thousand times any real layer; bounding it keeps
-   * FLOPs x batch / rate far from the simulated clock's limit. */
-  DS_CHECK(ds_cnode_int_range(&node, 0, INT64_C(1000000000000000), &v, err));
+  DS_CHECK(ds_cnode_int_range(&node, 0, DS_MODEL_COUNT_MAX, &v, err));
   *out = (double)v;
   return DS_OK;
 }

@@ -50,6 +50,11 @@ struct ds_pool {
   int64_t channels, height, width;          /* the input, per sample */
 };
 
+/* The largest per-sample count a layer key takes (FLOPs, bytes, elements):
+ * a thousand times any real layer, which keeps FLOPs x batch / rate far
+ * from the simulated clock's limit. */
+#define DS_MODEL_COUNT_MAX INT64_C(1000000000000000)
+
 /* The passes of a layer's elementwise kernels that model files split by
  * kernel path (ds_legacy_ew). */
 enum ds_legacy_pass { DS_LEGACY_FWD, DS_LEGACY_BWD, DS_LEGACY_ACCUM, DS_LEGACY_PASSES };

@@ -809,7 +809,7 @@ def record_nhwc_legacy(rec, factory, args, meta):
     """Runs the model again in channels-last and copies each layer's legacy_ew counts
     into rec's layer of the same name and place (the forward orders aligned by name). A
     layer only that run has (VGG's flatten of an NHWC tensor copies it: a module-less
-    op run the NCHW run does not have) has no layer to go to: rec.nhwc_only names them."""
+    op run the NCHW run does not have) has no layer to go to and is left out."""
     model, x, _ = build(factory, args.batch, args.attention)
     if not isinstance(x, torch.Tensor) or x.dim() != 4 or not x.is_floating_point():
         return
@@ -821,9 +821,6 @@ def record_nhwc_legacy(rec, factory, args, meta):
     for i, j, n in match.get_matching_blocks():
         for k in range(n):
             rec.layers[i + k].nhwc_legacy = getattr(rec2.layers[j + k], "legacy", None)
-    rec.nhwc_only = [l.name for l in rec2.layers if l not in
-                     {rec2.layers[j + k] for _, j, n in match.get_matching_blocks()
-                      for k in range(n)}]
 
 
 def conv_pass_flops(out_numel, w):

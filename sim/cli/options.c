@@ -87,7 +87,8 @@ static const char usage_precision[] =
     "                         gradients, buckets and optimizer state fp32 (default none)\n"
     "  --channels-last        activations in NHWC (model.to(memory_format=channels_last)):\n"
     "                         cuDNN's persistent batch-norm kernels instead of its\n"
-    "                         one-CTA-per-channel NCHW ones (default NCHW)\n"
+    "                         one-CTA-per-channel NCHW ones, and the elementwise ops\n"
+    "                         that mix layouts (the model's nhwc_legacy_ew; default NCHW)\n"
     "  --weight-decay         the optimizer has a nonzero weight_decay: one more kernel\n"
     "                         (3 passes) per foreach step, or per tensor under 1.4's loop\n"
     ;

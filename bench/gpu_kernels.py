@@ -20,8 +20,10 @@ over the shapes the models have, so a rate can be read per shape (issue #12):
            PyTorch's elementwise kernel paths at ResNet/ResNeXt stage outputs
            (batch 32 and 128, fp32/fp16/bf16, NCHW and channels-last): same-
            layout add/mul/add_, the SE gate's broadcast (N, C, 1, 1) operand
-           (mul, addcmul, global-average-pool backward's expand / (H*W)), and
-           add_ across layouts; each with the kernel that ran (torch.profiler):
+           (mul, addcmul, global-average-pool backward's expand / (H*W)),
+           add_ across layouts, and copies of a permuted tensor (the last
+           dimension kept innermost, and swapped); each with the kernel that
+           ran (torch.profiler):
            vectorized_elementwise_kernel, unrolled_ or plain elementwise_kernel.
 
 Each row is the median of `--iters` CUDA-event intervals after `--warmup`
@@ -419,6 +421,16 @@ def ew_ops(shape, dtype, dev):
         return lambda: a.add_(b)
     ops += [("add_mixed", "nhwc+=nchw", lambda: mixed("nhwc", "nchw"), 3, 0),
             ("add_mixed", "nchw+=nhwc", lambda: mixed("nchw", "nhwc"), 3, 0)]
+
+    # copies of a permuted tensor (a transformer's head split and merge: the last
+    # dimension stays innermost; a key transpose: it does not), which run the
+    # non-vectorised kernel too and ran 1.4-2.4x slower per operand-element than
+    # the SE gate's ops in BERT's and GPT-2's H200 traces (sim/train/legacy_ew.h)
+    def copy(dims):
+        a = act(torch.contiguous_format)
+        return lambda: a.permute(*dims).contiguous()
+    ops += [("copy_perm", "nchw", lambda: copy((0, 2, 1, 3)), 2, 0),
+            ("copy_transpose", "nchw", lambda: copy((0, 1, 3, 2)), 2, 0)]
     return ops
 
 

@@ -11,7 +11,7 @@
 # before the device tool's own limit. Expected on an H200 (H100 about 1.15x,
 # from bench/results/gpu-2026-11-26-h200/h100/run.log against call 1):
 #   d. nvidia-smi -q (first: it takes a second and reads the idle clocks)    ~2 s
-#   a. gpu_kernels.py --only elementwise (336 cases, one profile each)  ~60-150 s
+#   a. gpu_kernels.py --only elementwise (384 cases, one profile each)  ~70-170 s
 #   b. torch_measure.py SE-ResNeXt-101 fp32 b32, profiled                 ~45 s
 #      (bench/results/gpu-2026-11-26b-h200/run4.log: 31.0 s + start-up)
 #   c. gpu_kernels.py --only conv at batch 32, 128, 64         73 + 122 + 67 s

@@ -7,8 +7,9 @@ operands are not all dense in one layout: an operand broadcast or strided, or de
 in different layouts (sim/train/legacy_ew.h). For every such kernel of at least 2^20
 elements in the trace, this finds the aten op that launched it (the innermost cpu_op with
 the kernel's External id), its tensor operands from the op's recorded Input Dims and Input
-Strides (the output is the largest; in-place or not, TensorIterator counts the output as
-one more operand), classifies it as tools/export_model.py does (legacy_kind):
+Strides (the output is the largest; TensorIterator counts the output as one more operand,
+an in-place op's self too, but copy_'s destination, which it does not read, once),
+classifies it as tools/export_model.py does (legacy_kind):
   strided     an operand of other dims than the output's, or with a stride 0 on a dimension
               longer than 1 (a broadcast), or operands in other layouts that share their
               unit-stride dimension;
@@ -87,7 +88,10 @@ def main():
         kind = kind_of(operands, out_dims)
         if kind is None or elements < args.min_elements:
             continue
-        key = (kind, op["name"], tuple(out_dims), len(operands) + 1)
+        # TensorIterator's operands: the output and the inputs, an in-place op's self
+        # twice (add_: out, self, other) but copy_'s destination once (it is not read)
+        n_operands = len(operands) + (0 if op["name"] == "aten::copy_" else 1)
+        key = (kind, op["name"], tuple(out_dims), n_operands)
         groups[key].append(e["dur"] * 1e-6)
     fit = collections.defaultdict(lambda: [0.0, 0.0])
     print("kind        op                          output shape           n  median us  "

@@ -22,7 +22,11 @@
  * off the vectorised path with 40000 strided operand-elements (in
  * channels-last the same bytes as 40000 transposed ones); its backward's
  * 6e5 bytes all off the path (10000 transposed); its additions' 3e5 bytes
- * too (10000 of each kind). plain: the same layer without the keys. */
+ * too (10000 of each kind). plain: the same layer without the keys. half:
+ * half its backward's bytes off the path (3e5, 10000 transposed) and a
+ * third of its additions' (1e5, 10000 strided). fp32add: a forward all off
+ * the path (8e5 B, 40000 strided) that autocast keeps in fp32 (its
+ * amp_fwd_bytes are its op_fwd_bytes). */
 static const char *model_text =
     "schema_version: 1\nname: t\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n"
     "  - {name: gate, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 1000000,"
@@ -34,7 +38,14 @@ static const char *model_text =
     "  - {name: plain, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 1000000,"
     " act_bytes: 0, op_fwd_bytes: 1000000, bwd_bytes: 600000, amp_bwd_bytes: 300000,"
     " bwd_accum_bytes: 300000, amp_bwd_accum_bytes: 150000,"
-    " params: [{name: w, numel: 1}]}\n";
+    " params: [{name: w, numel: 1}]}\n"
+    "  - {name: half, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 1000000,"
+    " act_bytes: 0, op_fwd_bytes: 1000000, bwd_bytes: 600000, amp_bwd_bytes: 300000,"
+    " bwd_accum_bytes: 300000, amp_bwd_accum_bytes: 150000,"
+    " legacy_ew: {bwd: [300000, 0, 10000], accum: [100000, 10000, 0]}, params: []}\n"
+    "  - {name: fp32add, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 800000,"
+    " act_bytes: 0, op_fwd_bytes: 800000, amp_fwd_bytes: 800000, amp_cast_bytes: 0,"
+    " amp_grad_cast_bytes: 0, legacy_ew: {fwd: [800000, 40000, 0]}, params: []}\n";
 
 static void setup(struct ds_test_compute *f, const char *gpu, enum ds_amp amp) {
   ds_test_compute_setup(f, ds_test_clock_gpus, gpu, 0.5, 0, model_text, DS_DTYPE_FP32, amp);
@@ -133,6 +144,66 @@ Test(legacy_ew, half_activations_halve_the_bytes_not_the_cycles) {
   ds_test_compute_free(&f);
 }
 
+/* Partial passes: half's backward runs its vectorised 3e5 x 10 = 3e6 B
+ * (3000 ns) and then 10000 x 10 x 0.566 = 56600 cycles = 14150 ns; its
+ * additions 2e5 x 10 = 2e6 B (2000 ns) and then 10000 x 10 x 0.217 = 21700
+ * cycles = 5425 ns against their 1e6 B = 1000 ns. */
+Test(legacy_ew, a_pass_partly_off_the_path_runs_both_parts) {
+  struct ds_test_compute f;
+  setup(&f, "ClockGPU", DS_AMP_NONE);
+  const struct ds_layer *h = &f.m->layers[2];
+  cr_assert_float_eq(ds_compute_bwd_extra_ns(&f.c, h, 10), 2000 + 5425, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&f.c, h, 10), 3000 + 14150 + 2000 + 5425, 1e-6);
+  ds_test_compute_free(&f);
+}
+
+/* A kernel overhead of 1 us: each part off the path is a kernel of its own
+ * (one overhead), the vectorised rest another; fp32add's forward is all off
+ * the path, so it runs one kernel, not two: 21700 + 1000 ns. */
+Test(legacy_ew, each_kernel_pays_one_overhead) {
+  struct ds_test_compute f;
+  ds_test_compute_setup(&f, ds_test_clock_gpus, "ClockGPU", 0.5, 1, model_text, DS_DTYPE_FP32,
+                        DS_AMP_NONE);
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, &f.m->layers[0], 10), 2000 + 1000 + 21700 + 1000,
+                     1e-6);
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, &f.m->layers[3], 10), 21700 + 1000, 1e-6);
+  ds_test_compute_free(&f);
+}
+
+/* Under --amp an op autocast keeps in fp32 keeps its bytes: fp32add's
+ * amp_fwd_bytes are its op_fwd_bytes (ratio 1), so its 8e6 B take 8000 ns
+ * (the SM time, 21700 ns, binds either way) and no vectorised rest is
+ * left: had its bytes been halved, 4e6 B would remain as a second kernel. */
+Test(legacy_ew, autocast_keeps_an_fp32_ops_bytes) {
+  struct ds_test_compute f;
+  setup(&f, "ClockGPU", DS_AMP_FP16);
+  const struct ds_layer *a = &f.m->layers[3];
+  double bytes;
+  cr_assert_float_eq(ds_legacy_ew_ns(&f.c, a, DS_LEGACY_FWD, 10, &bytes), 21700, 1e-6);
+  cr_assert_float_eq(bytes, 8e6, 1e-6);
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, a, 10), 21700, 1e-6);
+  ds_test_compute_free(&f);
+}
+
+/* A file without nhwc_legacy_ew anywhere (a model whose input is not 4-d)
+ * keeps its counts under --channels-last; one with some keeps its own. */
+Test(legacy_ew, channels_last_falls_back_where_the_file_has_no_nhwc_counts) {
+  struct ds_model *m = NULL;
+  struct ds_err err = {0};
+  char text[1024];
+  ds_test_one_layer_model(text, sizeof text, "memory",
+                          "    op_fwd_bytes: 10\n    legacy_ew: {fwd: [8, 4, 2]}\n");
+  cr_assert_eq(ds_test_load_model_text(text, &m, &err), DS_OK, "%s", err.msg);
+  cr_assert_float_eq(m->layers[0].legacy[1][DS_LEGACY_FWD].bytes, 8, 0);
+  cr_assert_float_eq(m->layers[0].legacy[1][DS_LEGACY_FWD].transposed_elems, 2, 0);
+  ds_model_free(m);
+  struct ds_test_compute f;
+  setup(&f, "ClockGPU", DS_AMP_NONE);
+  cr_assert_float_eq(f.m->layers[2].legacy[1][DS_LEGACY_BWD].bytes, 0, 0,
+                     "the file has nhwc counts: half has none of its own");
+  ds_test_compute_free(&f);
+}
+
 /* Line 13 is the key's line in ds_test_one_layer_model's text. */
 Test(legacy_ew, bad_keys_are_located) {
   static const char *const bad[][2] = {
@@ -143,11 +214,19 @@ Test(legacy_ew, bad_keys_are_located) {
       {"    legacy_ew: {bwd: [1, -2, 3]}\n", "expected an integer from 0 to 1000000000000000, got -2"},
       {"    legacy_ew: {accum: [1, 2, x]}\n", ":13:"},
       {"    legacy_ew: {fwd: 5}\n", "expected [bytes, strided operand-elements"},
+      {"    legacy_ew: {fwd: [2, 0, 0]}\n", "fwd bytes at most the layer's fwd_bytes (1), got 2"},
+      {"    op_fwd_bytes: 4\n    legacy_ew: {fwd: [5, 0, 0]}\n",
+       "fwd bytes at most the layer's op_fwd_bytes (4), got 5"},
+      {"    legacy_ew: {bwd: [1, 0, 0]}\n", "no bwd counts on a layer without bwd_bytes"},
+      {"    bwd_bytes: 3\n    amp_bwd_bytes: 2\n    nhwc_legacy_ew: {accum: [1, 0, 0]}\n",
+       "accum bytes at most the layer's bwd_accum_bytes (0), got 1"},
   };
   struct ds_model *m = NULL;
   struct ds_err err = {0};
   char text[1024], label[32];
-  ds_test_one_layer_model(text, sizeof text, "memory", "    legacy_ew: {accum: [3, 2, 1]}\n");
+  ds_test_one_layer_model(text, sizeof text, "memory",
+                          "    bwd_accum_bytes: 5\n    amp_bwd_accum_bytes: 3\n"
+                          "    legacy_ew: {accum: [3, 2, 1]}\n");
   cr_assert_eq(ds_test_load_model_text(text, &m, &err), DS_OK, "%s", err.msg);
   cr_assert_float_eq(m->layers[0].legacy[0][DS_LEGACY_ACCUM].transposed_elems, 1, 0);
   ds_model_free(m);

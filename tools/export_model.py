@@ -46,8 +46,8 @@ sample:
               parameters included); under CUDA autocast, the cast dispatches
               autocast adds (host_amp_casts) and the ToCopyBackward0 nodes those
               casts add to the backward (host_amp_nodes).
-  legacy_ew   the elementwise ops (copies included) PyTorch runs on its
-              non-vectorised CUDA kernel, per pass: their bytes and their
+  legacy_ew   the elementwise ops (the forward's clones included) PyTorch runs
+              on its non-vectorised CUDA kernel, per pass: their bytes and their
               operand-elements, strided and transposed apart (legacy_kind);
               nhwc_legacy_ew the same from a second run in channels-last
               (4-d inputs).
@@ -705,7 +705,7 @@ BWD_BYTES_HEADER = (
 
 # -- Elementwise kernels off PyTorch's vectorised path (legacy_ew, nhwc_legacy_ew). Kept in
 # their own functions. A CUDA elementwise op (gpu_kernel, ATen/native/cuda/CUDALoops.cuh;
-# copy_ too) runs vectorized_elementwise_kernel only when its TensorIterator is contiguous:
+# a copy too) runs vectorized_elementwise_kernel only when its TensorIterator is contiguous:
 # every tensor operand dense, in one layout, none broadcast. Otherwise it runs
 # elementwise_kernel, which computes each operand's offset per element (OffsetCalculator)
 # and loads one element at a time. The H200 trace of SE-ResNeXt-101
@@ -719,7 +719,8 @@ BWD_BYTES_HEADER = (
 #   transposed  a dense operand whose unit-stride dimension is not the output's (NCHW into
 #               NHWC): consecutive threads read elements a plane apart.
 # Recorded per pass (fwd: the layer's ops; bwd: its autograd nodes' ops; accum: the
-# additions where its tensors' gradients meet), only for ops whose bytes the pass counts,
+# additions where its tensors' gradients meet), only for ops whose bytes the pass counts
+# (so not the backward's copies, bwd_copy_bytes; copy_ and _to_copy are not pointwise ops),
 # as [bytes, strided operand-elements, transposed operand-elements]: the bytes as the pass's
 # other counters give them (fp32 sizes in backward), an operand-element one element of one
 # tensor operand (inputs and output; a 0-dim tensor is a wrapped scalar, not an operand).
@@ -741,9 +742,10 @@ def _dense_order(t):
 
 
 def _unit_dim(t):
-    """The dimension of t with stride 1 (size > 1), or None."""
-    return next((d for d, (n, st) in enumerate(zip(t.shape, t.stride())) if n > 1 and st == 1),
-                None)
+    """The dimension of t with stride 1 (size > 1), counted from the last (broadcasting
+    aligns shapes on their last dimension), or None."""
+    return next((d - t.dim() for d, (n, st) in enumerate(zip(t.shape, t.stride()))
+                 if n > 1 and st == 1), None)
 
 
 def legacy_kind(func, args, kwargs, out):
@@ -755,12 +757,15 @@ def legacy_kind(func, args, kwargs, out):
     if len(outs) != 1 or outs[0].numel() <= 1:
         return None
     o = outs[0]
-    ins = [t for t in tensors((args, kwargs)) if t.dim() > 0]
+    ins = [t for t in tensors((args, {k: v for k, v in kwargs.items() if k != "out"}))
+           if t.dim() > 0]
     if not ins:
         return None
     opelems = o.numel() * (len(ins) + 1)
     everyone = ins + [o]
-    if any(t.shape != o.shape or _dense_order(t) is None for t in everyone):
+    # a broadcast repeats elements (fewer of them, or a stride 0); leading or inner
+    # dimensions of size 1 alone ((S, D) into (1, S, D)) change nothing for the iterator
+    if any(t.numel() != o.numel() or _dense_order(t) is None for t in everyone):
         return "strided", opelems
     if len({_dense_order(t) for t in everyone}) == 1:
         return None
@@ -795,7 +800,8 @@ def legacy_lines(layer, batch):
 LEGACY_HEADER = (
     "legacy_ew = per pass (fwd, bwd, accum: autograd's additions where the gradients of a "
     "tensor the layer made meet), [bytes, strided operand-elements, transposed "
-    "operand-elements] of the elementwise ops (copies included) that run PyTorch's "
+    "operand-elements] of the elementwise ops (the forward's clones included; the "
+    "backward's copies are bwd_copy_bytes) that run PyTorch's "
     "non-vectorised elementwise_kernel on CUDA: strided = an operand broadcast or not dense, "
     "or dense operands in other layouts with the output's unit-stride dimension; transposed "
     "= a dense operand whose unit-stride dimension is not the output's; an operand-element "

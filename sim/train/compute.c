@@ -451,7 +451,10 @@ double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
   /* the kernels off PyTorch's vectorised path at their own rate (legacy_ew.h) */
   double legacy_bytes, legacy = ds_legacy_ew_ns(c, l, DS_LEGACY_FWD, batch, &legacy_bytes);
   double act = fwd_act_bytes(c, l) * b - legacy_bytes;
-  double own = layer_kernel_ns(c, l, l->fwd_flops * b, (act > 0 ? act : 0) + weights) + legacy;
+  if (act < 0) act = 0;
+  /* no other kernel where those kernels are all the forward runs */
+  int rest = legacy_bytes <= 0 || act > 0 || weights > 0 || l->fwd_flops > 0;
+  double own = (rest ? layer_kernel_ns(c, l, l->fwd_flops * b, act + weights) : 0) + legacy;
   if (ds_compute_grouped_conv(c, l)) {
     double measured = grouped_pass_ns(c, l, DS_CONV_FWD, batch);
     if (measured > own) own = measured;

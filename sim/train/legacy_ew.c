@@ -7,6 +7,8 @@
 
 static const char *const pass_keys[] = {"fwd", "bwd", "accum", NULL};
 static const char *const layout_keys[] = {"legacy_ew", "nhwc_legacy_ew"};
+/* the model file's key for each pass's own bytes (pass_bytes) */
+static const char *const pass_byte_keys[] = {"op_fwd_bytes", "bwd_bytes", "bwd_accum_bytes"};
 
 static ds_status read_triple(const struct ds_cnode *node, struct ds_legacy_ew *out,
                              struct ds_err *err) {
@@ -27,6 +29,15 @@ static ds_status read_triple(const struct ds_cnode *node, struct ds_legacy_ew *o
   return DS_OK;
 }
 
+/* The bytes of layer l's pass p as the model file counts them (fp32), which
+ * the pass's non-vectorised kernels are part of; -1 when the file gives the
+ * pass no bytes of its own (a backward charged twice the forward's). */
+static double pass_bytes(const struct ds_layer *l, enum ds_legacy_pass p) {
+  if (p == DS_LEGACY_FWD) return l->op_fwd_bytes >= 0 ? l->op_fwd_bytes : l->fwd_bytes;
+  if (p == DS_LEGACY_BWD) return l->bwd_bytes;
+  return l->bwd_accum_bytes;
+}
+
 ds_status ds_legacy_ew_read(const struct ds_cnode *item, struct ds_layer *l, struct ds_err *err) {
   memset(l->legacy, 0, sizeof l->legacy);
   for (int layout = 0; layout < 2; layout++) {
@@ -37,11 +48,46 @@ ds_status ds_legacy_ew_read(const struct ds_cnode *item, struct ds_layer *l, str
                             "strided operand-elements, transposed operand-elements]",
                             layout_keys[layout]);
     DS_CHECK(ds_cmap_check_keys(&map, pass_keys, err));
-    for (int p = 0; p < DS_LEGACY_PASSES; p++)
-      if (ds_cmap_get(&map, pass_keys[p], &node))
-        DS_CHECK(read_triple(&node, &l->legacy[layout][p], err));
+    for (int p = 0; p < DS_LEGACY_PASSES; p++) {
+      if (!ds_cmap_get(&map, pass_keys[p], &node)) continue;
+      DS_CHECK(read_triple(&node, &l->legacy[layout][p], err));
+      double most = pass_bytes(l, (enum ds_legacy_pass)p), got = l->legacy[layout][p].bytes;
+      if (got > 0 && most < 0)
+        return ds_cnode_error(&node, err, "expected no bwd counts on a layer without bwd_bytes "
+                              "(its backward is charged twice its forward's bytes)");
+      if (got > most)
+        return ds_cnode_error(&node, err, "expected %s bytes at most the layer's %s (%.0f), "
+                              "got %.0f", pass_keys[p],
+                              p == DS_LEGACY_FWD && l->op_fwd_bytes < 0 ? "fwd_bytes"
+                                                                        : pass_byte_keys[p],
+                              most, got);
+    }
   }
   return DS_OK;
+}
+
+void ds_legacy_ew_finish(struct ds_layer *layers, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    for (int p = 0; p < DS_LEGACY_PASSES; p++)
+      if (layers[i].legacy[1][p].bytes > 0) return;
+  for (size_t i = 0; i < n; i++)
+    memcpy(layers[i].legacy[1], layers[i].legacy[0], sizeof layers[i].legacy[0]);
+}
+
+/* What one fp32 byte of pass p weighs in this run: under --amp with the
+ * file's autocast bytes, the layer's own ratio for the pass (an op autocast
+ * keeps in fp32, such as BERT's embedding sum, keeps its bytes); else the
+ * activation dtype's size over fp32's. */
+static double pass_scale(const struct ds_compute *c, const struct ds_layer *l,
+                         enum ds_legacy_pass p) {
+  if (c->amp != DS_AMP_NONE && l->amp_fwd_bytes >= 0) {
+    double fp32 = pass_bytes(l, p);
+    double half = p == DS_LEGACY_FWD   ? l->amp_fwd_bytes
+                  : p == DS_LEGACY_BWD ? l->amp_bwd_bytes
+                                       : l->amp_bwd_accum_bytes;
+    if (fp32 > 0 && half >= 0) return half / fp32;
+  }
+  return c->precision.act_bytes / 4.0;
 }
 
 double ds_legacy_ew_ns(const struct ds_compute *c, const struct ds_layer *l,
@@ -50,7 +96,7 @@ double ds_legacy_ew_ns(const struct ds_compute *c, const struct ds_layer *l,
   *bytes = 0;
   if (c->sms <= 0 || c->sm_clock_hz <= 0 || e->bytes <= 0) return 0;
   double b = (double)batch;
-  *bytes = e->bytes * (c->precision.act_bytes / 4.0) * b;
+  *bytes = e->bytes * pass_scale(c, l, p) * b;
   double cycles = (e->strided_elems * DS_LEGACY_STRIDED_CYCLES +
                    e->transposed_elems * DS_LEGACY_TRANSPOSED_CYCLES) * b;
   /* a kernel of their own: the launch overhead either way */

@@ -35,9 +35,9 @@
  *     least 2^20 elements, 17 (op, shape) groups: strided 0.203-0.249 over
  *     addcmul, mul and div at four shapes each, transposed 0.462-0.578 over
  *     add_ at four shapes and one threshold_backward (bench/legacy_ew_fit.py
- *     prints them). The project's other H200 traces, not fitted, run these
- *     kernels at 0.24-0.45 (strided) and 0.46-0.64 (transposed): ResNet-50
- *     and ResNeXt-101 AMP channels-last, BERT-base fp32, GPT-2 fp32 and bf16
+ *     prints them). In the project's other H200 traces, not fitted, the
+ *     non-copy ops run at 0.24-0.46, copies at 0.30-0.52 (strided) and
+ *     0.87-0.95 (transposed): copies are charged 1.4-2.4x too little
  *     (docs/architecture.md).
  * Other GPUs are inferred (the same cycles per operand-element on their SMs
  * and clock, as for max-pool's kernels), and so are NCHW, fp32 and other
@@ -46,6 +46,7 @@
  * sooner. Without the GPU's SMs and clock, or without the counts in the
  * model file, the bytes stay in the layer's one roofline, as before.
  */
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/config.h"
@@ -60,8 +61,15 @@ struct ds_compute;
 /* Reads a layer item's optional legacy_ew and nhwc_legacy_ew (model.h):
  * maps of fwd, bwd, accum to [bytes, strided operand-elements, transposed
  * operand-elements], each a non-negative integer of at most 1e15; zero
- * when absent. */
+ * when absent. The bytes are part of the pass's own and may not exceed
+ * them (op_fwd_bytes, else fwd_bytes; bwd_bytes, which a bwd count needs;
+ * bwd_accum_bytes), so l's other keys must have been read. */
 ds_status ds_legacy_ew_read(const struct ds_cnode *item, struct ds_layer *l, struct ds_err *err);
+
+/* After every layer is read: a model file with no nhwc_legacy_ew anywhere
+ * (exported from a model whose input is not 4-d, where channels-last
+ * changes nothing) runs its legacy_ew counts under --channels-last too. */
+void ds_legacy_ew_finish(struct ds_layer *layers, size_t n);
 
 /* The non-vectorised kernels of layer l's pass p for `batch` samples, in the
  * layout the run uses (--channels-last picks nhwc_legacy_ew): returns their

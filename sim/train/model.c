@@ -548,6 +548,7 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
     DS_CHECK_GOTO(read_params(m, &item, l, (int32_t)i, &param_cap, err), st, out);
     DS_CHECK_GOTO(grouped_conv_weight(m, &item, l, err), st, out);
   }
+  ds_legacy_ew_finish(m->layers, (size_t)m->n_layers);
   if (m->n_params == 0) {
     st = ds_cnode_error(&layers, err, "expected at least one parameter tensor");
     goto out;

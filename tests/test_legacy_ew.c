@@ -26,7 +26,8 @@
  * half its backward's bytes off the path (3e5, 10000 transposed) and a
  * third of its additions' (1e5, 10000 strided). fp32add: a forward all off
  * the path (8e5 B, 40000 strided) that autocast keeps in fp32 (its
- * amp_fwd_bytes are its op_fwd_bytes). */
+ * amp_fwd_bytes are its op_fwd_bytes). copier: a backward of layout copies
+ * only, 5e5 bytes, 4e5 of them a transposing clone (20000 transposed). */
 static const char *model_text =
     "schema_version: 1\nname: t\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n"
     "  - {name: gate, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 1000000,"
@@ -45,7 +46,10 @@ static const char *model_text =
     " legacy_ew: {bwd: [300000, 0, 10000], accum: [100000, 10000, 0]}, params: []}\n"
     "  - {name: fp32add, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 800000,"
     " act_bytes: 0, op_fwd_bytes: 800000, amp_fwd_bytes: 800000, amp_cast_bytes: 0,"
-    " amp_grad_cast_bytes: 0, legacy_ew: {fwd: [800000, 40000, 0]}, params: []}\n";
+    " amp_grad_cast_bytes: 0, legacy_ew: {fwd: [800000, 40000, 0]}, params: []}\n"
+    "  - {name: copier, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 0,"
+    " act_bytes: 0, bwd_bytes: 0, amp_bwd_bytes: 0, bwd_copy_bytes: 500000,"
+    " legacy_ew: {copy: [400000, 0, 20000]}, params: []}\n";
 
 static void setup(struct ds_test_compute *f, const char *gpu, enum ds_amp amp) {
   ds_test_compute_setup(f, ds_test_clock_gpus, gpu, 0.5, 0, model_text, DS_DTYPE_FP32, amp);
@@ -157,6 +161,20 @@ Test(legacy_ew, a_pass_partly_off_the_path_runs_both_parts) {
   ds_test_compute_free(&f);
 }
 
+/* copier's backward: its copies' vectorised rest, 1e5 x 10 = 1e6 B, 1000
+ * ns; the transposing clone 20000 x 10 x 0.566 = 113200 cycles = 28300 ns
+ * against its 4e6 B = 4000 ns. Without the count: all 5e6 B, 5000 ns. */
+Test(legacy_ew, the_backwards_copies_run_off_the_path) {
+  struct ds_test_compute f;
+  setup(&f, "ClockGPU", DS_AMP_NONE);
+  struct ds_layer *c = &f.m->layers[4];
+  cr_assert_float_eq(ds_compute_bwd_extra_ns(&f.c, c, 10), 1000 + 28300, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&f.c, c, 10), 1000 + 28300, 1e-6);
+  memset(&c->legacy[0][DS_LEGACY_COPY], 0, sizeof c->legacy[0][DS_LEGACY_COPY]);
+  cr_assert_float_eq(ds_compute_bwd_extra_ns(&f.c, c, 10), 5000, 1e-6);
+  ds_test_compute_free(&f);
+}
+
 /* A kernel overhead of 1 us: each part off the path is a kernel of its own
  * (one overhead), the vectorised rest another; fp32add's forward is all off
  * the path, so it runs one kernel, not two: 21700 + 1000 ns. */
@@ -208,16 +226,19 @@ Test(legacy_ew, channels_last_falls_back_where_the_file_has_no_nhwc_counts) {
 Test(legacy_ew, bad_keys_are_located) {
   static const char *const bad[][2] = {
       {"    legacy_ew: [1, 2, 3]\n",
-       ":13:16: key 'legacy_ew': expected legacy_ew as a map of fwd, bwd, accum"},
+       ":13:16: key 'legacy_ew': expected legacy_ew as a map of fwd, bwd, accum, copy"},
       {"    nhwc_legacy_ew: {fwd: [1, 2, 3], back: [1, 2, 3]}\n", "back"},
       {"    legacy_ew: {fwd: [1, 2]}\n", "operand-elements], got 2 numbers"},
-      {"    legacy_ew: {bwd: [1, -2, 3]}\n", "expected an integer from 0 to 1000000000000000, got -2"},
+      {"    legacy_ew: {bwd: [1, -2, 3]}\n",
+       "expected an integer from 0 to 1000000000000000, got -2"},
       {"    legacy_ew: {accum: [1, 2, x]}\n", ":13:"},
       {"    legacy_ew: {fwd: 5}\n", "expected [bytes, strided operand-elements"},
       {"    legacy_ew: {fwd: [2, 0, 0]}\n", "fwd bytes at most the layer's fwd_bytes (1), got 2"},
       {"    op_fwd_bytes: 4\n    legacy_ew: {fwd: [5, 0, 0]}\n",
        "fwd bytes at most the layer's op_fwd_bytes (4), got 5"},
       {"    legacy_ew: {bwd: [1, 0, 0]}\n", "no bwd counts on a layer without bwd_bytes"},
+      {"    bwd_copy_bytes: 2\n    legacy_ew: {copy: [3, 0, 1]}\n",
+       "copy bytes at most the layer's bwd_copy_bytes (2), got 3"},
       {"    bwd_bytes: 3\n    amp_bwd_bytes: 2\n    nhwc_legacy_ew: {accum: [1, 0, 0]}\n",
        "accum bytes at most the layer's bwd_accum_bytes (0), got 1"},
   };

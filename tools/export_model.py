@@ -46,8 +46,8 @@ sample:
               parameters included); under CUDA autocast, the cast dispatches
               autocast adds (host_amp_casts) and the ToCopyBackward0 nodes those
               casts add to the backward (host_amp_nodes).
-  legacy_ew   the elementwise ops (the forward's clones included) PyTorch runs
-              on its non-vectorised CUDA kernel, per pass: their bytes and their
+  legacy_ew   the elementwise ops (copies included) PyTorch runs on its
+              non-vectorised CUDA kernel, per pass: their bytes and their
               operand-elements, strided and transposed apart (legacy_kind);
               nhwc_legacy_ew the same from a second run in channels-last
               (4-d inputs).
@@ -454,8 +454,12 @@ def note_bwd_kernels(rec, layer, func, args, kwargs, out):
         layer.bwd_reduce_bytes = getattr(layer, "bwd_reduce_bytes", 0) + \
             rec.user_bytes((args, kwargs)) + rec.user_bytes(out)
     elif packet in BWD_COPY:
-        layer.bwd_copy_bytes = getattr(layer, "bwd_copy_bytes", 0) + \
-            copy_bytes(rec, func, args, kwargs, out)
+        moved = copy_bytes(rec, func, args, kwargs, out)
+        layer.bwd_copy_bytes = getattr(layer, "bwd_copy_bytes", 0) + moved
+        # a clone or copy_ is one kernel; slice and select backward are a fill and
+        # a copy (left at the roofline); cat its own kernel
+        if packet in _ops("clone", "copy_"):
+            note_legacy(layer, "copy", func, args, kwargs, out, moved)
 
 
 def note_loss_copy(rec, func, args, kwargs, out):
@@ -719,15 +723,15 @@ BWD_BYTES_HEADER = (
 #   transposed  a dense operand whose unit-stride dimension is not the output's (NCHW into
 #               NHWC): consecutive threads read elements a plane apart.
 # Recorded per pass (fwd: the layer's ops; bwd: its autograd nodes' ops; accum: the
-# additions where its tensors' gradients meet), only for ops whose bytes the pass counts
-# (so not the backward's copies, bwd_copy_bytes; copy_ and _to_copy are not pointwise ops),
+# additions where its tensors' gradients meet; copy: the clones and copy_s among its
+# backward's layout copies, bwd_copy_bytes), only for ops whose bytes the pass counts,
 # as [bytes, strided operand-elements, transposed operand-elements]: the bytes as the pass's
 # other counters give them (fp32 sizes in backward), an operand-element one element of one
 # tensor operand (inputs and output; a 0-dim tensor is a wrapped scalar, not an operand).
 # nhwc_legacy_ew: the same from a second run with the model and input in channels-last
 # (4-d inputs only); the tensors' strides there follow PyTorch's layout propagation, which
 # CPU and CUDA share (TensorIterator), so the CPU run finds what the GPU runs.
-LEGACY_PASSES = ("fwd", "bwd", "accum")
+LEGACY_PASSES = ("fwd", "bwd", "accum", "copy")
 
 
 def _dense_order(t):
@@ -750,15 +754,21 @@ def _unit_dim(t):
 
 def legacy_kind(func, args, kwargs, out):
     """None when the op runs the vectorised kernel (or is not elementwise), else
-    ("strided" | "transposed", operand-elements)."""
-    if func.is_view or torch.Tag.pointwise not in func.tags:
-        return None
-    outs = list(tensors(out))
-    if len(outs) != 1 or outs[0].numel() <= 1:
-        return None
-    o = outs[0]
-    ins = [t for t in tensors((args, {k: v for k, v in kwargs.items() if k != "out"}))
-           if t.dim() > 0]
+    ("strided" | "transposed", operand-elements). copy_, not tagged pointwise, is one
+    too: its iterator has the destination as output and the source as its one input."""
+    if func._overloadpacket is aten.copy_:
+        o, ins = args[0], [args[1]] if args[1].dim() > 0 else []
+        if o.numel() <= 1:
+            return None
+    else:
+        if func.is_view or torch.Tag.pointwise not in func.tags:
+            return None
+        outs = list(tensors(out))
+        if len(outs) != 1 or outs[0].numel() <= 1:
+            return None
+        o = outs[0]
+        ins = [t for t in tensors((args, {k: v for k, v in kwargs.items() if k != "out"}))
+               if t.dim() > 0]
     if not ins:
         return None
     opelems = o.numel() * (len(ins) + 1)
@@ -799,9 +809,9 @@ def legacy_lines(layer, batch):
 
 LEGACY_HEADER = (
     "legacy_ew = per pass (fwd, bwd, accum: autograd's additions where the gradients of a "
-    "tensor the layer made meet), [bytes, strided operand-elements, transposed "
-    "operand-elements] of the elementwise ops (the forward's clones included; the "
-    "backward's copies are bwd_copy_bytes) that run PyTorch's "
+    "tensor the layer made meet, copy: the clones and copy_s of bwd_copy_bytes), [bytes, "
+    "strided operand-elements, transposed operand-elements] of the elementwise ops "
+    "(copies included) that run PyTorch's "
     "non-vectorised elementwise_kernel on CUDA: strided = an operand broadcast or not dense, "
     "or dense operands in other layouts with the output's unit-stride dimension; transposed "
     "= a dense operand whose unit-stride dimension is not the output's; an operand-element "

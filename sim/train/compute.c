@@ -211,8 +211,12 @@ double ds_compute_bwd_extra_ns(const struct ds_compute *c, const struct ds_layer
   double scale = act_scale(c) * (double)batch, ns = 0;
   if (l->bwd_reduce_bytes > 0)
     ns += ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, l->bwd_reduce_bytes * scale);
-  if (l->bwd_copy_bytes > 0)
-    ns += ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, l->bwd_copy_bytes * scale);
+  if (l->bwd_copy_bytes > 0) {
+    double copy_bytes, copy = ds_legacy_ew_ns(c, l, DS_LEGACY_COPY, batch, &copy_bytes);
+    double rest = l->bwd_copy_bytes * scale - copy_bytes;
+    if (rest > 0) ns += ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, rest);
+    ns += copy;
+  }
   double accum = autocast_traffic(c, l) ? l->amp_bwd_accum_bytes * (double)batch
                                         : l->bwd_accum_bytes * scale;
   double legacy_bytes, legacy = ds_legacy_ew_ns(c, l, DS_LEGACY_ACCUM, batch, &legacy_bytes);

@@ -5,10 +5,11 @@
 
 #include "sim/train/compute.h"
 
-static const char *const pass_keys[] = {"fwd", "bwd", "accum", NULL};
+static const char *const pass_keys[] = {"fwd", "bwd", "accum", "copy", NULL};
 static const char *const layout_keys[] = {"legacy_ew", "nhwc_legacy_ew"};
 /* the model file's key for each pass's own bytes (pass_bytes) */
-static const char *const pass_byte_keys[] = {"op_fwd_bytes", "bwd_bytes", "bwd_accum_bytes"};
+static const char *const pass_byte_keys[] = {"op_fwd_bytes", "bwd_bytes", "bwd_accum_bytes",
+                                              "bwd_copy_bytes"};
 
 static ds_status read_triple(const struct ds_cnode *node, struct ds_legacy_ew *out,
                              struct ds_err *err) {
@@ -35,7 +36,8 @@ static ds_status read_triple(const struct ds_cnode *node, struct ds_legacy_ew *o
 static double pass_bytes(const struct ds_layer *l, enum ds_legacy_pass p) {
   if (p == DS_LEGACY_FWD) return l->op_fwd_bytes >= 0 ? l->op_fwd_bytes : l->fwd_bytes;
   if (p == DS_LEGACY_BWD) return l->bwd_bytes;
-  return l->bwd_accum_bytes;
+  if (p == DS_LEGACY_ACCUM) return l->bwd_accum_bytes;
+  return l->bwd_copy_bytes;
 }
 
 ds_status ds_legacy_ew_read(const struct ds_cnode *item, struct ds_layer *l, struct ds_err *err) {
@@ -44,7 +46,7 @@ ds_status ds_legacy_ew_read(const struct ds_cnode *item, struct ds_layer *l, str
     struct ds_cnode map, node;
     if (!ds_cmap_get(item, layout_keys[layout], &map)) continue;
     if (!ds_cnode_is_map(&map))
-      return ds_cnode_error(&map, err, "expected %s as a map of fwd, bwd, accum to [bytes, "
+      return ds_cnode_error(&map, err, "expected %s as a map of fwd, bwd, accum, copy to [bytes, "
                             "strided operand-elements, transposed operand-elements]",
                             layout_keys[layout]);
     DS_CHECK(ds_cmap_check_keys(&map, pass_keys, err));
@@ -76,11 +78,12 @@ void ds_legacy_ew_finish(struct ds_layer *layers, size_t n) {
 
 /* What one fp32 byte of pass p weighs in this run: under --amp with the
  * file's autocast bytes, the layer's own ratio for the pass (an op autocast
- * keeps in fp32, such as BERT's embedding sum, keeps its bytes); else the
- * activation dtype's size over fp32's. */
+ * keeps in fp32, such as BERT's embedding sum, keeps its bytes); else, and
+ * for the copies (bwd_copy_bytes has no autocast twin: compute.c scales it
+ * so), the activation dtype's size over fp32's. */
 static double pass_scale(const struct ds_compute *c, const struct ds_layer *l,
                          enum ds_legacy_pass p) {
-  if (c->amp != DS_AMP_NONE && l->amp_fwd_bytes >= 0) {
+  if (c->amp != DS_AMP_NONE && l->amp_fwd_bytes >= 0 && p != DS_LEGACY_COPY) {
     double fp32 = pass_bytes(l, p);
     double half = p == DS_LEGACY_FWD   ? l->amp_fwd_bytes
                   : p == DS_LEGACY_BWD ? l->amp_bwd_bytes

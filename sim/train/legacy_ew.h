@@ -59,11 +59,12 @@
 struct ds_compute;
 
 /* Reads a layer item's optional legacy_ew and nhwc_legacy_ew (model.h):
- * maps of fwd, bwd, accum to [bytes, strided operand-elements, transposed
- * operand-elements], each a non-negative integer of at most 1e15; zero
- * when absent. The bytes are part of the pass's own and may not exceed
- * them (op_fwd_bytes, else fwd_bytes; bwd_bytes, which a bwd count needs;
- * bwd_accum_bytes), so l's other keys must have been read. */
+ * maps of fwd, bwd, accum, copy to [bytes, strided operand-elements,
+ * transposed operand-elements], each a non-negative integer of at most
+ * 1e15; zero when absent. The bytes are part of the pass's own and may not
+ * exceed them (op_fwd_bytes, else fwd_bytes; bwd_bytes, which a bwd count
+ * needs; bwd_accum_bytes; bwd_copy_bytes), so l's other keys must have
+ * been read. */
 ds_status ds_legacy_ew_read(const struct ds_cnode *item, struct ds_layer *l, struct ds_err *err);
 
 /* After every layer is read: a model file with no nhwc_legacy_ew anywhere

@@ -57,13 +57,19 @@ struct ds_pool {
 
 /* The passes of a layer's elementwise kernels that model files split by
  * kernel path (ds_legacy_ew). */
-enum ds_legacy_pass { DS_LEGACY_FWD, DS_LEGACY_BWD, DS_LEGACY_ACCUM, DS_LEGACY_PASSES };
+enum ds_legacy_pass {
+  DS_LEGACY_FWD,   /* the forward's ops (op_fwd_bytes) */
+  DS_LEGACY_BWD,   /* the backward's own ops (bwd_bytes) */
+  DS_LEGACY_ACCUM, /* autograd's additions (bwd_accum_bytes) */
+  DS_LEGACY_COPY,  /* the backward's layout copies (bwd_copy_bytes) */
+  DS_LEGACY_PASSES
+};
 
 /* Elementwise kernels that run PyTorch's non-vectorised elementwise_kernel
  * (tools/export_model.py, legacy_ew): an operand broadcast or not dense,
  * or operands in different layouts. Per sample, for one pass: the bytes
  * they move (fp32, part of the pass's bytes: fwd op_fwd_bytes, bwd
- * bwd_bytes, accum bwd_accum_bytes) and their operand-elements (one element
+ * bwd_bytes, accum bwd_accum_bytes, copy bwd_copy_bytes) and their operand-elements (one element
  * of one tensor operand, the output included), strided and transposed
  * apart. legacy_ew.h charges them per SM cycle. */
 struct ds_legacy_ew {

@@ -651,6 +651,20 @@ ds_status ds_cnode_int_range(const struct ds_cnode *node, int64_t lo, int64_t hi
   return DS_OK;
 }
 
+ds_status ds_cnode_int_list(const struct ds_cnode *node, const char *what, size_t n,
+                            int64_t lo, int64_t hi, int64_t *out, struct ds_err *err) {
+  struct ds_cnode item;
+  size_t len;
+  if (!ds_cnode_is_seq(node)) return ds_cnode_error(node, err, "expected %s", what);
+  DS_CHECK(ds_cseq_len(node, &len, err));
+  if (len != n) return ds_cnode_error(node, err, "expected %s, got %zu numbers", what, len);
+  for (size_t i = 0; i < n; i++) {
+    DS_CHECK(ds_cseq_at(node, i, &item, err));
+    DS_CHECK(ds_cnode_int_range(&item, lo, hi, &out[i], err));
+  }
+  return DS_OK;
+}
+
 /* Shared shape of the unit-bearing conversions. */
 static ds_status convert(const struct ds_cnode *node, const char *what,
                          ds_status (*parse)(const char *, double *),

@@ -108,6 +108,12 @@ ds_status ds_cnode_int64(const struct ds_cnode *node, int64_t *out,
  * on success. */
 ds_status ds_cnode_int_range(const struct ds_cnode *node, int64_t lo, int64_t hi,
                              int64_t *out, struct ds_err *err);
+/* A sequence of exactly n integers, each from lo to hi, into out[0..n):
+ * "expected WHAT" when node is not a sequence, "expected WHAT, got K
+ * numbers" for another length, and ds_cnode_int_range's message (at the
+ * item) for an item. */
+ds_status ds_cnode_int_list(const struct ds_cnode *node, const char *what, size_t n,
+                            int64_t lo, int64_t hi, int64_t *out, struct ds_err *err);
 ds_status ds_cnode_number(const struct ds_cnode *node, double *out,
                           struct ds_err *err);
 ds_status ds_cnode_bytes(const struct ds_cnode *node, double *out_bytes,

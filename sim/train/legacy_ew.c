@@ -13,20 +13,12 @@ static const char *const pass_byte_keys[] = {"op_fwd_bytes", "bwd_bytes", "bwd_a
 
 static ds_status read_triple(const struct ds_cnode *node, struct ds_legacy_ew *out,
                              struct ds_err *err) {
-  static const char what[] = "[bytes, strided operand-elements, transposed "
-                             "operand-elements]";
-  double *fields[] = {&out->bytes, &out->strided_elems, &out->transposed_elems};
-  struct ds_cnode item;
-  size_t len;
-  if (!ds_cnode_is_seq(node)) return ds_cnode_error(node, err, "expected %s", what);
-  DS_CHECK(ds_cseq_len(node, &len, err));
-  if (len != 3) return ds_cnode_error(node, err, "expected %s, got %zu numbers", what, len);
-  for (size_t i = 0; i < 3; i++) {
-    int64_t v;
-    DS_CHECK(ds_cseq_at(node, i, &item, err));
-    DS_CHECK(ds_cnode_int_range(&item, 0, DS_MODEL_COUNT_MAX, &v, err));
-    *fields[i] = (double)v;
-  }
+  int64_t v[3];
+  DS_CHECK(ds_cnode_int_list(node, "[bytes, strided operand-elements, transposed "
+                             "operand-elements]", 3, 0, DS_MODEL_COUNT_MAX, v, err));
+  out->bytes = (double)v[0];
+  out->strided_elems = (double)v[1];
+  out->transposed_elems = (double)v[2];
   return DS_OK;
 }
 

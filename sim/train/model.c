@@ -360,21 +360,6 @@ static ds_status read_bwd_bytes(const struct ds_cnode *item, struct ds_layer *l,
                        err);
 }
 
-/* A list of n integers from lo to hi (a max-pool key) into out. */
-static ds_status read_int_list(const struct ds_cnode *node, const char *what, size_t n,
-                               int64_t lo, int64_t hi, int64_t *out, struct ds_err *err) {
-  struct ds_cnode item;
-  size_t len;
-  if (!ds_cnode_is_seq(node)) return ds_cnode_error(node, err, "expected %s", what);
-  DS_CHECK(ds_cseq_len(node, &len, err));
-  if (len != n) return ds_cnode_error(node, err, "expected %s, got %zu numbers", what, len);
-  for (size_t i = 0; i < n; i++) {
-    DS_CHECK(ds_cseq_at(node, i, &item, err));
-    DS_CHECK(ds_cnode_int_range(&item, lo, hi, &out[i], err));
-  }
-  return DS_OK;
-}
-
 static const char *const pool_keys[] = {"pool_kernel", "pool_stride", "pool_padding",
                                         "pool_input"};
 
@@ -396,10 +381,11 @@ static ds_status read_pool(const struct ds_cnode *item, struct ds_layer *l, stru
   if (l->cls != DS_LAYER_MEMORY)
     return ds_cnode_error(&node[0], err, "pool_kernel is for memory-class layers (class: "
                           "memory); this layer's class is %s", ds_layer_class_name(l->cls));
-  DS_CHECK(read_int_list(&node[0], "pool_kernel [h, w]", 2, 1, 1024, k, err));
-  DS_CHECK(read_int_list(&node[1], "pool_stride [h, w]", 2, 1, 1024, s, err));
-  DS_CHECK(read_int_list(&node[2], "pool_padding [h, w]", 2, 0, 1024, p, err));
-  DS_CHECK(read_int_list(&node[3], "pool_input [C, H, W]", 3, 1, INT64_C(1) << 24, in, err));
+  DS_CHECK(ds_cnode_int_list(&node[0], "pool_kernel [h, w]", 2, 1, 1024, k, err));
+  DS_CHECK(ds_cnode_int_list(&node[1], "pool_stride [h, w]", 2, 1, 1024, s, err));
+  DS_CHECK(ds_cnode_int_list(&node[2], "pool_padding [h, w]", 2, 0, 1024, p, err));
+  DS_CHECK(ds_cnode_int_list(&node[3], "pool_input [C, H, W]", 3, 1, INT64_C(1) << 24, in,
+                             err));
   for (int d = 0; d < 2; d++) {
     if (2 * p[d] > k[d])
       return ds_cnode_error(&node[2], err, "expected pool_padding at most half of pool_kernel "

@@ -5,10 +5,10 @@
 #include "sim/train/compute.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "sim/train/grouped_conv.h"
 #include "sim/train/legacy_ew.h"
-#include <string.h>
 
 /* The names of an enum's values, in order: the name of value v, and the
  * value a name stands for (-1: none). */
@@ -206,23 +206,35 @@ static double layer_kernel_ns(const struct ds_compute *c, const struct ds_layer 
 
 static int autocast_traffic(const struct ds_compute *c, const struct ds_layer *l);
 
+/* The kernels of pass p off PyTorch's vectorised path (legacy_ew.h): takes
+ * their bytes out of *bytes, the pass's (never below 0), and returns their
+ * time (0 where the model file has no counts or the GPU no clock). */
+static double off_path_ns(const struct ds_compute *c, const struct ds_layer *l,
+                          enum ds_legacy_pass p, int64_t batch, double *bytes) {
+  double moved, ns = ds_legacy_ew_ns(c, l, p, batch, &moved);
+  *bytes = *bytes > moved ? *bytes - moved : 0;
+  return ns;
+}
+
+/* A pass of memory-bound kernels of their own (the backward's copies,
+ * autograd's additions): the vectorised rest at the roofline, if any is
+ * left, and the kernels off the path. */
+static double memory_pass_ns(const struct ds_compute *c, const struct ds_layer *l,
+                             enum ds_legacy_pass p, int64_t batch, double bytes) {
+  double off = off_path_ns(c, l, p, batch, &bytes);
+  return (bytes > 0 ? ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, bytes) : 0) + off;
+}
+
 double ds_compute_bwd_extra_ns(const struct ds_compute *c, const struct ds_layer *l,
                                int64_t batch) {
   double scale = act_scale(c) * (double)batch, ns = 0;
   if (l->bwd_reduce_bytes > 0)
     ns += ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, l->bwd_reduce_bytes * scale);
-  if (l->bwd_copy_bytes > 0) {
-    double copy_bytes, copy = ds_legacy_ew_ns(c, l, DS_LEGACY_COPY, batch, &copy_bytes);
-    double rest = l->bwd_copy_bytes * scale - copy_bytes;
-    if (rest > 0) ns += ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, rest);
-    ns += copy;
-  }
+  if (l->bwd_copy_bytes > 0)
+    ns += memory_pass_ns(c, l, DS_LEGACY_COPY, batch, l->bwd_copy_bytes * scale);
   double accum = autocast_traffic(c, l) ? l->amp_bwd_accum_bytes * (double)batch
                                         : l->bwd_accum_bytes * scale;
-  double legacy_bytes, legacy = ds_legacy_ew_ns(c, l, DS_LEGACY_ACCUM, batch, &legacy_bytes);
-  accum -= legacy_bytes;
-  if (accum > 0) ns += ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, accum);
-  return ns + legacy;
+  return ns + memory_pass_ns(c, l, DS_LEGACY_ACCUM, batch, accum);
 }
 
 /* Under --amp with the model file's autocast traffic (model.h): the layer's
@@ -235,7 +247,7 @@ static int autocast_traffic(const struct ds_compute *c, const struct ds_layer *l
 
 static double fwd_act_bytes(const struct ds_compute *c, const struct ds_layer *l) {
   if (autocast_traffic(c, l)) return l->amp_fwd_bytes;
-  return (l->op_fwd_bytes >= 0 ? l->op_fwd_bytes : l->fwd_bytes) * act_scale(c);
+  return ds_layer_op_fwd_bytes(l) * act_scale(c);
 }
 
 /* Backward's activation traffic: a memory layer's own backward ops' bytes
@@ -453,11 +465,10 @@ double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
                                           : p->param_bytes;
   double weights = (double)l->param_numel * per_param;
   /* the kernels off PyTorch's vectorised path at their own rate (legacy_ew.h) */
-  double legacy_bytes, legacy = ds_legacy_ew_ns(c, l, DS_LEGACY_FWD, batch, &legacy_bytes);
-  double act = fwd_act_bytes(c, l) * b - legacy_bytes;
-  if (act < 0) act = 0;
+  double act = fwd_act_bytes(c, l) * b;
+  double legacy = off_path_ns(c, l, DS_LEGACY_FWD, batch, &act);
   /* no other kernel where those kernels are all the forward runs */
-  int rest = legacy_bytes <= 0 || act > 0 || weights > 0 || l->fwd_flops > 0;
+  int rest = legacy == 0 || act > 0 || weights > 0 || l->fwd_flops > 0;
   double own = (rest ? layer_kernel_ns(c, l, l->fwd_flops * b, act + weights) : 0) + legacy;
   if (ds_compute_grouped_conv(c, l)) {
     double measured = grouped_pass_ns(c, l, DS_CONV_FWD, batch);
@@ -485,9 +496,9 @@ double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
   double per_param = p->half_weight_bytes ? 3.0 * p->half_weight_bytes + p->param_bytes
                                           : 2.0 * p->param_bytes;
   double weights = (double)l->param_numel * per_param;
-  double legacy_bytes, legacy = ds_legacy_ew_ns(c, l, DS_LEGACY_BWD, batch, &legacy_bytes);
-  double act = bwd_act_bytes(c, l) * b - legacy_bytes;
-  double bytes = (act > 0 ? act : 0) + weights;
+  double act = bwd_act_bytes(c, l) * b;
+  double legacy = off_path_ns(c, l, DS_LEGACY_BWD, batch, &act);
+  double bytes = act + weights;
   /* a backward that runs no op (the residual add's: it hands the gradient
    * on) launches no kernel */
   double own = bytes > 0 || l->bwd_flops > 0 ? layer_kernel_ns(c, l, l->bwd_flops * b, bytes) : 0;

@@ -26,7 +26,7 @@ static ds_status read_triple(const struct ds_cnode *node, struct ds_legacy_ew *o
  * the pass's non-vectorised kernels are part of; -1 when the file gives the
  * pass no bytes of its own (a backward charged twice the forward's). */
 static double pass_bytes(const struct ds_layer *l, enum ds_legacy_pass p) {
-  if (p == DS_LEGACY_FWD) return l->op_fwd_bytes >= 0 ? l->op_fwd_bytes : l->fwd_bytes;
+  if (p == DS_LEGACY_FWD) return ds_layer_op_fwd_bytes(l);
   if (p == DS_LEGACY_BWD) return l->bwd_bytes;
   if (p == DS_LEGACY_ACCUM) return l->bwd_accum_bytes;
   return l->bwd_copy_bytes;

@@ -46,6 +46,10 @@ const char *ds_layer_class_name(enum ds_layer_class cls) {
                                                                   : "unknown";
 }
 
+double ds_layer_op_fwd_bytes(const struct ds_layer *l) {
+  return l->op_fwd_bytes >= 0 ? l->op_fwd_bytes : l->fwd_bytes;
+}
+
 /* class: conv | matmul | attention | memory (optional; unknown when absent). */
 static ds_status read_class(const struct ds_cnode *layer, enum ds_layer_class *out,
                             struct ds_err *err) {

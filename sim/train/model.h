@@ -253,6 +253,11 @@ const char *ds_optimizer_name(enum ds_optimizer opt);
 /* "conv", "matmul", "attention", "memory" or "unknown". */
 const char *ds_layer_class_name(enum ds_layer_class cls);
 
+/* The bytes layer l's forward ops read and write per sample, fp32: its
+ * op_fwd_bytes, else (a file without them) the module's inputs and outputs,
+ * fwd_bytes. */
+double ds_layer_op_fwd_bytes(const struct ds_layer *l);
+
 #ifdef __cplusplus
 }
 #endif

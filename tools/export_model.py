@@ -821,14 +821,16 @@ LEGACY_HEADER = (
     "run has (a layout copy the first run does not make) is left out.")
 
 
-def record_nhwc_legacy(rec, factory, args, meta):
-    """Runs the model again in channels-last and copies each layer's legacy_ew counts
-    into rec's layer of the same name and place (the forward orders aligned by name). A
-    layer only that run has (VGG's flatten of an NHWC tensor copies it: a module-less
-    op run the NCHW run does not have) has no layer to go to and is left out."""
-    model, x, _ = build(factory, args.batch, args.attention)
+def record_nhwc_legacy(rec, x, factory, args, meta):
+    """For a model whose input x (the first run's) is a 4-d float tensor: runs a fresh
+    build of it again in channels-last and copies each layer's legacy_ew counts into
+    rec's layer of the same name and place (the forward orders aligned by name). A layer
+    only that run has (VGG's flatten of an NHWC tensor copies it: a module-less op run
+    the NCHW run does not have) has no layer to go to and is left out. Other models are
+    not built again: channels-last changes nothing for them."""
     if not isinstance(x, torch.Tensor) or x.dim() != 4 or not x.is_floating_point():
         return
+    model, x, _ = build(factory, args.batch, args.attention)
     model = model.to(memory_format=torch.channels_last)
     x = x.contiguous(memory_format=torch.channels_last)
     rec2, _, _ = record(model, x, meta.get("loss", "classify"))
@@ -1359,7 +1361,7 @@ def main(argv):
         factory = load_factory(args.factory)
         model, x, meta = build(factory, args.batch, args.attention)
         rec, fc_fwd, fc_bwd = record(model, x, meta.get("loss", "classify"))
-        record_nhwc_legacy(rec, factory, args, meta)
+        record_nhwc_legacy(rec, x, factory, args, meta)
         command = "python3 " + " ".join(shlex.quote(a) for a in
                                         ["tools/export_model.py"] + argv[1:])
         text, s = emit(rec, args, meta, x, fc_fwd, fc_bwd, command)

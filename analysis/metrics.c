@@ -34,6 +34,18 @@ int32_t ds_metrics_bucket(const struct ds_op *op) {
              ? op->bucket : -1;
 }
 
+/* Clips the sorted, disjoint iv[0..n) to [lo, hi) in place, dropping what
+ * falls outside; returns the new count. */
+static size_t clip(struct ds_interval *iv, size_t n, int64_t lo, int64_t hi) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    int64_t s = iv[i].start_ns > lo ? iv[i].start_ns : lo;
+    int64_t e = iv[i].end_ns < hi ? iv[i].end_ns : hi;
+    if (s < e) iv[k++] = (struct ds_interval){s, e};
+  }
+  return k;
+}
+
 int64_t ds_metrics_last_end(const struct ds_timed_op *ops, size_t n) {
   int64_t t = DS_METRICS_NO_PREVIOUS;
   for (size_t i = 0; i < n; i++)
@@ -43,14 +55,12 @@ int64_t ds_metrics_last_end(const struct ds_timed_op *ops, size_t n) {
 
 ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t prev_end_ns,
                              struct ds_metrics *m) {
-  struct ds_interval *comm = malloc((n + 1) * sizeof *comm);
-  struct ds_interval *comp = malloc((n + 1) * sizeof *comp);
-  if (!comm || !comp) {
-    free(comm);
-    free(comp);
-    return DS_ENOMEM;
-  }
-  size_t n_comm = 0, n_comp = 0;
+  /* rank 0's communication, compute and host intervals, and room for the
+   * union of the first two */
+  struct ds_interval *comm = malloc(5 * (n + 1) * sizeof *comm);
+  if (!comm) return DS_ENOMEM;
+  struct ds_interval *comp = comm + (n + 1), *host = comp + (n + 1), *gpu = host + (n + 1);
+  size_t n_comm = 0, n_comp = 0, n_host = 0;
   int64_t t0 = INT64_MAX, t1 = INT64_MIN, fwd = 0, bwd = 0, step = 0, step_host = 0;
   int64_t bwd_first = INT64_MAX, bwd_last = INT64_MIN;
   int64_t comm_first = INT64_MAX, comm_last = INT64_MIN;
@@ -68,8 +78,11 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
       if (cls == DS_METRICS_HOST) step_host += e - s;
       else step += e - s;
     }
-    if (cls == DS_METRICS_HOST) continue;
     struct ds_interval iv = {s, e};
+    if (cls == DS_METRICS_HOST) {
+      host[n_host++] = iv;
+      continue;
+    }
     if (cls == DS_METRICS_COMM) {
       comm[n_comm++] = iv;
       if (s < comm_first) comm_first = s;
@@ -99,6 +112,16 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
   v[DS_METRIC_comm_ms] = (double)c / DS_UNITS_NS_PER_MS;
   v[DS_METRIC_exposed_comm_ms] = (double)x / DS_UNITS_NS_PER_MS;
   v[DS_METRIC_overlap_pct] = c > 0 ? 100.0 * (double)(c - x) / (double)c : 0;
+  /* the GPU's and the network's union covers what the host's time may not */
+  size_t n_gpu = 0;
+  for (size_t i = 0; i < n_comp; i++) gpu[n_gpu++] = comp[i];
+  for (size_t i = 0; i < n_comm; i++) gpu[n_gpu++] = comm[i];
+  n_gpu = ds_overlap_merge(gpu, n_gpu);
+  n_host = clip(host, ds_overlap_merge(host, n_host), origin, t1);
+  n_comp = clip(comp, n_comp, origin, t1);
+  v[DS_METRIC_gpu_busy_ms] = (double)ds_overlap_total_ns(comp, n_comp) / DS_UNITS_NS_PER_MS;
+  v[DS_METRIC_host_exposed_ms] =
+      (double)ds_overlap_uncovered_ns(host, n_host, gpu, n_gpu) / DS_UNITS_NS_PER_MS;
   /* PyTorch's DDP logger (torch/csrc/distributed/c10d/logger.cpp):
    * backward compute = compute end - compute start, comm = comm end - comm
    * start, overlap = backward compute end - comm start; a negative span
@@ -117,6 +140,5 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
   }
   m->t0_ns = n ? t0 : 0;
   free(comm);
-  free(comp);
   return DS_OK;
 }

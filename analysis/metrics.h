@@ -11,6 +11,14 @@
  * stream (compute, copy) is compute. The optimizer step counts whatever its
  * stream (a parameter server applies updates on the host slot of its GPU).
  *
+ * Where rank 0's iteration goes: gpu_busy_ms, the union of its compute and
+ * copy ops; exposed_comm_ms, communication while no compute runs;
+ * host_exposed_ms, host ops while neither compute nor communication runs
+ * (the GPU waits for the host: host-bound time); the rest of iter_ms is
+ * idle (waiting on other ranks). The first and last are clipped to the
+ * iteration's span; with communication inside it (every strategy's
+ * steady state) the three and the rest add up to iter_ms.
+ *
  * An iteration's time runs from its start to its last op's end, over all
  * ranks. Its start is its first op's start, or the previous iteration's last
  * op end when that is later: a strategy whose ranks enter the next iteration
@@ -51,6 +59,8 @@ enum ds_metrics_class { DS_METRICS_COMPUTE, DS_METRICS_COMM, DS_METRICS_HOST };
   X(comm_ms)               \
   X(exposed_comm_ms)       \
   X(overlap_pct)           \
+  X(gpu_busy_ms)           \
+  X(host_exposed_ms)       \
   X(ddp_bwd_compute_ms)    \
   X(ddp_bwd_comm_ms)       \
   X(ddp_overlap_ms)        \

@@ -553,7 +553,7 @@ Test(analyze_one, matches_its_side_of_a_comparison) {
     cr_assert(strncmp(pa + name + 1, pb + name + 1, strcspn(pa + name + 1, "\n")) == 0,
               "row %d: %.60s / %.60s", rows, pa, pb);
   }
-  cr_assert_eq(rows, 25); /* 11 per iteration, 5 buckets x 2, 2 ranks x 2 */
+  cr_assert_eq(rows, 27); /* 13 per iteration, 5 buckets x 2, 2 ranks x 2 */
   ds_test_release(&a);
   ds_test_release(&b);
   a = run(NULL, H100 "t2-spin.csv --iter 9 --format csv");
@@ -689,8 +689,9 @@ static double summary_equals_analyze(const char *args) {
   snprintf(cmd, sizeof cmd, "%s --format csv", trace);
   an = run(NULL, cmd);
   cr_assert_eq(an.status, 0, "analyze %s: %s", cmd, an.err);
-  static const char *const ms[] = {"iter_ms", "fwd_ms", "bwd_ms", "step_ms", "comm_ms",
-                                   "exposed_comm_ms"};
+  static const char *const ms[] = {"iter_ms",         "fwd_ms",      "bwd_ms",
+                                   "step_ms",         "comm_ms",     "exposed_comm_ms",
+                                   "gpu_busy_ms",     "host_exposed_ms"};
   for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
     double s = ds_test_csv_num(sim.out, ms[i], 0), a = analyze_value(an.out, ms[i]);
     cr_assert(fabs(s - a) <= 0.5e-6, "%s: %s summary %.6f, analyze %.9f", args, ms[i], s, a);
@@ -700,6 +701,12 @@ static double summary_equals_analyze(const char *args) {
   cr_assert(fabs(so - ao) <= 0.5e-3, "%s: overlap_pct summary %.3f, analyze %.6f", args, so,
             ao);
   cr_assert(ds_test_csv_num(sim.out, "iter_ms", 0) > 0);
+  /* the parts of rank 0's iteration are disjoint: they fit in it */
+  double parts = ds_test_csv_num(sim.out, "gpu_busy_ms", 0) +
+                 ds_test_csv_num(sim.out, "exposed_comm_ms", 0) +
+                 ds_test_csv_num(sim.out, "host_exposed_ms", 0);
+  cr_assert(parts <= ds_test_csv_num(sim.out, "iter_ms", 0) + 2e-6, "%s: parts %.6f", args,
+            parts);
   ds_test_release(&sim);
   ds_test_release(&an);
   unlink(trace);
@@ -754,6 +761,38 @@ Test(analyze, host_stream_ops_are_neither_compute_nor_communication) {
   cr_assert_eq(ds_metrics_class(&(struct ds_op){.stream = DS_STREAM_HOST}), DS_METRICS_HOST);
   cr_assert_eq(ds_metrics_class(&(struct ds_op){.stream = DS_STREAM_COPY}),
                DS_METRICS_COMPUTE);
+}
+
+Test(analyze, the_iteration_splits_into_gpu_busy_exposed_comm_host_exposed_and_idle) {
+  /* Rank 0: host h1 [0, 10) us, kernel f [10, 30), all-reduce a [25, 40),
+   * host h2 [35, 50), kernel b [50, 60); rank 1's kernel runs to 70; the
+   * previous iteration ended at 5. Worked by hand: iteration 70 - 5 = 65;
+   * GPU busy f + b = 30; exposed communication a after f, [30, 40) = 10;
+   * host exposed h1 from the start, [5, 10), and h2 after a, [40, 50):
+   * 15 (20 if h1 were not clipped to the iteration, or h2 counted under
+   * the all-reduce); idle, waiting on rank 1, [60, 70) = 65 - 30 - 10 - 15. */
+  static const struct ds_op ops[] = {
+      {.rank = 0, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD, .name = "h1", .bucket = -1},
+      {.rank = 0, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD, .name = "f", .bucket = -1},
+      {.rank = 0, .stream = DS_STREAM_COMM, .kind = DS_OP_ALLREDUCE, .name = "a", .bucket = 0},
+      {.rank = 0, .stream = DS_STREAM_HOST, .kind = DS_OP_BWD, .name = "h2", .bucket = -1},
+      {.rank = 0, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD, .name = "b", .bucket = -1},
+      {.rank = 1, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD, .name = "g", .bucket = -1},
+  };
+  struct ds_timed_op t[] = {{&ops[0], 0, 10000},     {&ops[1], 10000, 30000},
+                            {&ops[2], 25000, 40000}, {&ops[3], 35000, 50000},
+                            {&ops[4], 50000, 60000}, {&ops[5], 0, 70000}};
+  struct ds_metrics m;
+  cr_assert_eq(ds_metrics_measure(t, 6, 5000, &m), DS_OK);
+  cr_assert(fabs(m.v[DS_METRIC_iter_ms] - 0.065) < EPS);
+  cr_assert(fabs(m.v[DS_METRIC_gpu_busy_ms] - 0.030) < EPS, "%g", m.v[DS_METRIC_gpu_busy_ms]);
+  cr_assert(fabs(m.v[DS_METRIC_exposed_comm_ms] - 0.010) < EPS);
+  cr_assert(fabs(m.v[DS_METRIC_host_exposed_ms] - 0.015) < EPS, "%g",
+            m.v[DS_METRIC_host_exposed_ms]);
+  /* the host ops a kernel covers expose nothing (host_op_metrics: h under a) */
+  cr_assert_eq(host_op_metrics(&m), DS_OK);
+  cr_assert(fabs(m.v[DS_METRIC_host_exposed_ms]) < EPS);
+  cr_assert(fabs(m.v[DS_METRIC_gpu_busy_ms] - 0.080) < EPS);
 }
 
 Test(analyze, an_iteration_starting_before_the_previous_ends_is_timed_by_its_period) {

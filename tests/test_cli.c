@@ -467,6 +467,15 @@ Test(cli, tiny_iteration_matches_the_hand_computation) {
   cr_assert_float_eq(comm, 1.125158, 1e-5);
   cr_assert_float_eq(exposed, 0.510476, 1e-5);
   cr_assert_float_eq(overlap, 100.0 * (1.125158 - 0.510476) / 1.125158, 0.05);
+  /* Where the 1820.569 us go: the GPU busy 402 + 829.364224 + 58.728448 =
+   * 1290.092672 (one stream, no two kernels at once), the exposed
+   * all-reduce 510.476288, the host's first launch 20 before any kernel:
+   * together the iteration, so no time waits on other ranks. */
+  double busy = ds_test_csv_num(r.out, "gpu_busy_ms", 0);
+  double host = ds_test_csv_num(r.out, "host_exposed_ms", 0);
+  cr_assert_float_eq(busy, 1.290092672, 3e-6);
+  cr_assert_float_eq(host, 0.020, 1e-9);
+  cr_assert_float_eq(busy + exposed + host, iter, 1e-5);
   ds_test_release(&r);
 }
 

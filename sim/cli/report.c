@@ -21,6 +21,8 @@ static void fill_timing(struct ds_summary *s, const struct ds_metrics *m) {
   s->comm_ms = m->v[DS_METRIC_comm_ms];
   s->exposed_comm_ms = m->v[DS_METRIC_exposed_comm_ms];
   s->overlap_pct = m->v[DS_METRIC_overlap_pct];
+  s->gpu_busy_ms = m->v[DS_METRIC_gpu_busy_ms];
+  s->host_exposed_ms = m->v[DS_METRIC_host_exposed_ms];
 }
 
 ds_status ds_report_measure(const struct ds_schedule *sched, size_t first, size_t n,
@@ -178,7 +180,9 @@ ds_status ds_report_measure_shared(const struct ds_report_times *t, size_t b0, s
   X(worker_step_max_ms, "%.6f", r->worker_step_max_ms)          \
   X(gpu_mem_gib, "%.6f", r->gpu_mem_gib)                        \
   X(fits_memory, "%s", ds_report_fits_memory(r) ? "yes" : "no") \
-  X(amp, "%s", r->amp)
+  X(amp, "%s", r->amp)                                          \
+  X(gpu_busy_ms, "%.6f", r->gpu_busy_ms)                        \
+  X(host_exposed_ms, "%.6f", r->host_exposed_ms)
 
 /* Printed after DS_SUMMARY_COLUMNS when the rows have quantiles. */
 #define DS_QUANTILE_COLUMNS(X)                                  \
@@ -246,6 +250,15 @@ static void print_json(FILE *fp, const struct ds_summary *rows, int32_t n) {
     fprintf(fp, "]}%s\n", i + 1 < n ? "," : "");
   }
   fputs("]\n", fp);
+}
+
+/* Where rank 0's iteration went besides communication (metrics.h). */
+static void print_gpu_time(FILE *fp, const struct ds_summary *r) {
+  fprintf(fp, "  GPU busy       %10.3f ms  (rank 0's kernels and copies: %.1f %% of the "
+              "iteration)\n", r->gpu_busy_ms,
+          r->iter_ms > 0 ? 100.0 * r->gpu_busy_ms / r->iter_ms : 0);
+  fprintf(fp, "    host exposed %10.3f ms  (GPU and network idle while the host works)\n",
+          r->host_exposed_ms);
 }
 
 static void print_buckets(FILE *fp, const struct ds_summary *r) {
@@ -332,6 +345,7 @@ static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
                                              : "communication");
   fprintf(fp, "    exposed      %10.3f ms  (not hidden under compute)\n", r->exposed_comm_ms);
   fprintf(fp, "    overlap      %10.1f %%\n", r->overlap_pct);
+  print_gpu_time(fp, r);
   if (is_ddp(r)) print_buckets(fp, r);
   else if (strcmp(r->strategy, "dp") == 0)
     fprintf(fp, "  coalesced      %10d chunks of at most %g MiB (broadcast and reduce)\n",
@@ -438,6 +452,7 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     fprintf(fp, "    exposed      %10.3f ms  (not hidden under compute)\n",
             r->exposed_comm_ms);
     fprintf(fp, "    overlap      %10.1f %%\n", r->overlap_pct);
+    print_gpu_time(fp, r);
     print_buckets(fp, r);
     fprintf(fp,
             "  peak memory    %10.3f GiB per GPU (params %.3f + grads %.3f + "

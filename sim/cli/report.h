@@ -16,7 +16,12 @@
  *   exposed_comm_ms  the part of comm_ms during which no rank-0 compute op
  *                    (compute or copy stream) runs;
  *   overlap_pct      100 * (comm_ms - exposed_comm_ms) / comm_ms (0 when no
- *                    communication).
+ *                    communication);
+ *   gpu_busy_ms      the union of rank 0's compute and copy ops in the
+ *                    iteration's span;
+ *   host_exposed_ms  the part of the span where rank 0's host works while
+ *                    neither its compute nor its communication runs: the
+ *                    GPU waits for the host (host-bound).
  */
 #ifndef DS_REPORT_H
 #define DS_REPORT_H
@@ -57,7 +62,7 @@ struct ds_summary {
   int32_t reported_iter;
   double first_iter_ms;
   double iter_ms, fwd_ms, bwd_ms, step_ms, comm_ms, exposed_comm_ms;
-  double overlap_pct;
+  double overlap_pct, gpu_busy_ms, host_exposed_ms;
   struct ds_ddp_memory mem;
   double peak_mem_gib;
   /* Every strategy (docs/strategies.md): peak memory of GPU 0 and of the

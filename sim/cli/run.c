@@ -734,6 +734,8 @@ static ds_status run_ps(struct config_run *c, struct ds_summary *s, struct ds_er
       s->comm_ms = one.comm_ms;
       s->exposed_comm_ms = one.exposed_comm_ms;
       s->overlap_pct = one.overlap_pct;
+      s->gpu_busy_ms = one.gpu_busy_ms;
+      s->host_exposed_ms = one.host_exposed_ms;
       s->samples_per_s = r.samples_per_s;
       s->staleness_mean = r.staleness_mean;
       s->staleness_max = r.staleness_max;

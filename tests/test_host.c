@@ -83,6 +83,19 @@ Test(host, host_bound_single_is_the_host_threads_sum) {
   cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", 0), want / 1e3, 1e-6, "%s", r.out);
   /* bwd_ms counts the kernels only: the host's time is not compute */
   cr_assert_float_eq(ds_test_csv_num(r.out, "bwd_ms", 0), 0.8, 1e-6, "%s", r.out);
+  /* Where it goes: the GPU busy 400 + 2 + 800 + the step; of the host's
+   * 3 L + 3 H, all but the kernels that ran under it (busy less l0's
+   * backward and the step, which follow it) is exposed; the two fill the
+   * iteration. */
+  double busy = 400 + 2 + 800 + STEP_US;
+  double exposed = 3 * L_US + 3 * H_US - (busy - 200 - STEP_US);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "gpu_busy_ms", 0), busy / 1e3, 1e-6);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "host_exposed_ms", 0), exposed / 1e3, 1e-6);
+  cr_assert_float_eq(busy + exposed, want, 1e-3);
+  ds_test_release(&r);
+  r = run(HOST_TOPO "--strategy single"); /* the text names it */
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\n      host-bound: "), "%s", r.out);
   ds_test_release(&r);
 }
 
@@ -101,6 +114,14 @@ Test(host, gpu_bound_single_hides_the_host) {
   cr_assert_eq(r.status, 0, "%s", r.err);
   double want = 20 + 400 + 2 + 800 + STEP_US;
   cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", 0), want / 1e3, 1e-6, "%s", r.out);
+  /* only the first launch waits for nothing on the GPU */
+  cr_assert_float_eq(ds_test_csv_num(r.out, "host_exposed_ms", 0), 0.020, 1e-9);
+  ds_test_release(&r);
+  snprintf(args, sizeof args, "--topo %s --model tests/data/tiny-model.yaml --strategy single",
+           topo);
+  r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "host exposed") && !strstr(r.out, "host-bound"), "%s", r.out);
   ds_test_release(&r);
   remove_dir(dir);
 }

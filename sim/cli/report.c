@@ -259,6 +259,11 @@ static void print_gpu_time(FILE *fp, const struct ds_summary *r) {
           r->iter_ms > 0 ? 100.0 * r->gpu_busy_ms / r->iter_ms : 0);
   fprintf(fp, "    host exposed %10.3f ms  (GPU and network idle while the host works)\n",
           r->host_exposed_ms);
+  /* A tenth of the iteration or more: the host's speed, which the GPU's
+   * does not predict, then sets the answer (docs/strategies.md). */
+  if (r->host_exposed_ms >= 0.1 * r->iter_ms && r->host_exposed_ms > 0)
+    fputs("      host-bound: the topology's host_* costs set this, and hosts differ "
+          "(docs/strategies.md, \"The host costs\")\n", fp);
 }
 
 static void print_buckets(FILE *fp, const struct ds_summary *r) {

@@ -6,7 +6,9 @@ command (cached: identical commands run once), picks the predicted number out
 of the command's --format csv output and prints, per group, a table of
 measured against predicted with the signed error (pred - meas) / meas, then
 the median and worst absolute error per source, per group and overall
-(excluding the rows used to fit constants), and for rows that form a pair
+(excluding the rows used to fit constants), the same split by whether the
+prediction is host-bound (the selected output row's host_exposed_ms a tenth
+of its iter_ms or more, as ddpsim's summary flags it), and for rows that form a pair
 (two bucket sizes) whether the predicted ordering matches the measured one.
 
 A benchmark, not a test: it reports errors and asserts nothing. Exit status
@@ -64,17 +66,17 @@ def same(a, b):
 
 
 def predict(cache, row):
-    """(predicted value, None) or (None, reason)."""
+    """(predicted value, None, output row) or (None, reason, None)."""
     cmd = row["command"].strip()
     if cmd in ("", "-"):
-        return None, "not expressible"
+        return None, "not expressible", None
     out = run_command(cache, cmd)
     if isinstance(out, str):
-        return None, "FAILED " + out
+        return None, "FAILED " + out, None
     want = [kv.split("=", 1) for kv in row["select"].split(";") if kv.strip()]
     hits = [r for r in out if all(k in r and same(r[k], v) for k, v in want)]
     if not hits:
-        return None, "FAILED no output row with %s" % row["select"]
+        return None, "FAILED no output row with %s" % row["select"], None
     names = {}
     for k, v in hits[0].items():
         try:
@@ -84,8 +86,17 @@ def predict(cache, row):
     expr = row["metric"]
     for name in NAME_RE.findall(expr):
         if name not in names:
-            return None, "FAILED no numeric column %s" % name
-    return eval(expr, {"__builtins__": {}}, names), None  # columns and + - * / only
+            return None, "FAILED no numeric column %s" % name, None
+    return eval(expr, {"__builtins__": {}}, names), None, names  # columns and + - * / only
+
+
+def host_bound(out):
+    """Whether the prediction is host-bound, as ddpsim's summary says it
+    (host_exposed_ms a tenth of iter_ms or more); None for an output
+    without those columns (collectives)."""
+    if not out or "host_exposed_ms" not in out or not out.get("iter_ms"):
+        return None
+    return out["host_exposed_ms"] >= 0.1 * out["iter_ms"]
 
 
 def size_bytes(row):
@@ -142,10 +153,11 @@ def main():
         per_src_exact = {s: [] for s in srcs}
         per_src_big_exact = {}
         grp, grp_exact, grp_big, grp_big_exact, pts = [], [], [], [], []
+        by_bound = {True: [], False: []}
         pairs = {}
         for r in rows:
             meas = float(r["value"])
-            pred, why = predict(cache, r)
+            pred, why, out = predict(cache, r)
             s = short_source(r["source"])
             approx = r["expressible"].strip() == "approx"
             if why and why.startswith("FAILED"):
@@ -159,6 +171,9 @@ def main():
                     per_src[s].append(err)
                     grp.append(err)
                     overall.append(err)
+                    hb = host_bound(out)
+                    if hb is not None:
+                        by_bound[hb].append(err)
                     if not approx:
                         per_src_exact[s].append(err)
                         grp_exact.append(err)
@@ -183,6 +198,11 @@ def main():
                                                           stats(per_src_exact[s])))
         print("  group all   : %s" % stats(grp))
         print("  group exact : %s" % stats(grp_exact))
+        if by_bound[True]:
+            print("  predicted host-bound (host exposed >= 10 %% of the iteration): %s"
+                  % stats(by_bound[True]))
+            print("  predicted GPU-bound                                        : %s"
+                  % stats(by_bound[False]))
         if grp_big:
             print("  sizes >= 1 MiB, all  : %s" % stats(grp_big))
             print("  sizes >= 1 MiB, exact: %s" % stats(grp_big_exact))

@@ -33,16 +33,75 @@ Test(interference, factors_by_hand) {
    * runs. */
   struct ds_compute c = round_gpu();
   struct ds_coll_load load = {12, 250e9};
-  cr_assert_float_eq(ds_interference_factor(&c, 0, load, 1), 100.0 / 88, 1e-12);
-  cr_assert_float_eq(ds_interference_factor(&c, 1, load, 1), 1000.0 / 750, 1e-12);
-  cr_assert_float_eq(ds_interference_factor(&c, 1, (struct ds_coll_load){12, 990e9}, 1), 10,
+  /* the share of the op its SMs bound: 1 compute-bound, 0 memory-bound */
+  cr_assert_float_eq(ds_interference_factor(&c, 1, load, 1), 100.0 / 88, 1e-12);
+  cr_assert_float_eq(ds_interference_factor(&c, 0, load, 1), 1000.0 / 750, 1e-12);
+  cr_assert_float_eq(ds_interference_factor(&c, 0, (struct ds_coll_load){12, 990e9}, 1), 10,
                      1e-12);
-  cr_assert_float_eq(ds_interference_factor(&c, 0, (struct ds_coll_load){200, 0}, 1), 100,
+  cr_assert_float_eq(ds_interference_factor(&c, 1, (struct ds_coll_load){200, 0}, 1), 100,
                      1e-12);
-  cr_assert_float_eq(ds_interference_factor(&c, 0, (struct ds_coll_load){0, 0}, 0), 1, 0);
+  cr_assert_float_eq(ds_interference_factor(&c, 1, (struct ds_coll_load){0, 0}, 0), 1, 0);
+  /* an op three quarters SM-bound: each part at its own pace */
+  cr_assert_float_eq(ds_interference_factor(&c, 0.75, load, 1),
+                     0.75 * 100.0 / 88 + 0.25 * 1000.0 / 750, 1e-12);
   c.params.comm_interference = 0.5;
-  cr_assert_float_eq(ds_interference_factor(&c, 0, load, 1), 1.5 * 100.0 / 88, 1e-12);
-  cr_assert_float_eq(ds_interference_factor(&c, 0, (struct ds_coll_load){0, 0}, 0), 1, 0);
+  cr_assert_float_eq(ds_interference_factor(&c, 1, load, 1), 1.5 * 100.0 / 88, 1e-12);
+  cr_assert_float_eq(ds_interference_factor(&c, 1, (struct ds_coll_load){0, 0}, 0), 1, 0);
+}
+
+/* mm: a matmul of 2 GFLOP forward and 4 backward per sample over 1 MB of
+ * activations, with a bias gradient to reduce (2 MB read: a kernel of its
+ * own); thin: a matmul of 1 MFLOP over 100 MB, bound by its bytes. */
+static const char *parts_model =
+    "schema_version: 1\nname: p\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n"
+    "  - {name: mm, class: matmul, fwd_flops: 2000000000, bwd_flops: 4000000000,"
+    " fwd_bytes: 1000000, act_bytes: 0, bwd_reduce_bytes: 2000000, params: [{name: w, numel: 1}]}\n"
+    "  - {name: thin, class: matmul, fwd_flops: 1000000, bwd_flops: 2000000,"
+    " fwd_bytes: 100000000, act_bytes: 0, params: [{name: v, numel: 1}]}\n";
+
+Test(interference, a_pass_slows_by_its_parts) {
+  /* ClockGPU: 4 SMs, 10 TFLOPS FP32 at efficiency 0.5, 1000 GB/s in full,
+   * 4 us per kernel. mm's backward at batch 1: its own kernel, 4e9 FLOP at
+   * 5 TFLOPS = 800 us against 2 MB = 2 us of bytes, + 4 = 804 us, bound by
+   * its FLOPs; then the bias reduction, 2 us + 4 = 6 us: 810 us, 804 of
+   * them SM-bound. Its forward is all one kernel, 400 + 4 us, SM-bound.
+   * thin's 100 us of bytes outlast its 0.2 us of FLOPs: nothing SM-bound.
+   * Beside a collective holding 1 SM and 500 GB/s, mm's backward takes
+   * 4/3 on its 804 us and 2 on its 6 (as one memory-bound op, the rule
+   * before: 2 on all 810). */
+  struct ds_test_compute f;
+  ds_test_compute_setup(&f, ds_test_clock_gpus, "ClockGPU", 0.5, 4, parts_model,
+                        DS_DTYPE_FP32, DS_AMP_NONE);
+  const struct ds_layer *mm = &f.m->layers[0], *thin = &f.m->layers[1];
+  cr_assert_float_eq(ds_compute_bwd_ns(&f.c, mm, 1), 810e3, 1);
+  cr_assert_float_eq(ds_compute_sm_bound_ns(&f.c, mm, 1, 1), 804e3, 1);
+  cr_assert_float_eq(ds_compute_sm_bound_ns(&f.c, mm, 0, 1), ds_compute_fwd_ns(&f.c, mm, 1),
+                     1e-6);
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, mm, 1), 404e3, 1);
+  cr_assert_eq(ds_compute_sm_bound_ns(&f.c, thin, 0, 1), 0);
+  cr_assert_eq(ds_compute_sm_bound_ns(&f.c, thin, 1, 1), 0);
+  /* the op of mm's backward pass at batch 1, as the builders emit it */
+  struct ds_op op = {.kind = DS_OP_BWD, .layer = 0, .flops = 4e9,
+                     .dur_us = ds_compute_bwd_ns(&f.c, mm, 1) / 1000};
+  double share = ds_interference_sm_share(&f.c, f.m, 1, &op);
+  cr_assert_float_eq(share, 804.0 / 810, 1e-6);
+  struct ds_coll_load load = {1, 500e9};
+  cr_assert_float_eq(ds_interference_factor(&f.c, share, load, 1),
+                     (804 * 4.0 / 3 + 6 * 2.0) / 810, 1e-6);
+  /* an op of the layer that is not its pass (a reducer copy: no FLOPs) is
+   * memory-bound; without the batch, mm's backward is one kernel, and its
+   * FLOPs fall short of its 810 us: memory-bound too (the rule before) */
+  struct ds_op copy = {.kind = DS_OP_BWD, .layer = 0, .dur_us = 6};
+  cr_assert_eq(ds_interference_sm_share(&f.c, f.m, 1, &copy), 0);
+  cr_assert_eq(ds_interference_sm_share(&f.c, f.m, 0, &op), 0);
+  /* mm's forward, all SM-bound; thin's, all bound by bytes */
+  op = (struct ds_op){.kind = DS_OP_FWD, .layer = 0, .flops = 2e9,
+                      .dur_us = ds_compute_fwd_ns(&f.c, mm, 1) / 1000};
+  cr_assert_float_eq(ds_interference_sm_share(&f.c, f.m, 1, &op), 1, 1e-12);
+  op = (struct ds_op){.kind = DS_OP_FWD, .layer = 1, .flops = 1e6,
+                      .dur_us = ds_compute_fwd_ns(&f.c, thin, 1) / 1000};
+  cr_assert_eq(ds_interference_sm_share(&f.c, f.m, 1, &op), 0);
+  ds_test_compute_free(&f);
 }
 
 Test(interference, the_roofline_says_what_bounds_a_kernel) {

@@ -325,7 +325,8 @@ static ds_status run_one(struct config_run *c, double bucket_mb,
                                    .rank_scale = factor,
                                    .prebuilt_ring = &c->ring,
                                    .compute = &c->compute,
-                                   .model = c->model};
+                                   .model = c->model,
+                                   .batch = c->batch};
     memset(rank_time, 0, (size_t)c->world * sizeof *rank_time);
     ds_report_times_reset(&tm);
     DS_CHECK_GOTO(ds_exec_new(c->topo, &eopt, &ex, err), st, out);

@@ -182,12 +182,17 @@ double ds_compute_kernel_ns(const struct ds_compute *c, double flops,
   return roofline_ns(c, c->peak_flops_per_s * c->params.flops_efficiency, flops, bytes);
 }
 
+/* The FLOP rate a kernel of class cls reaches: its math's peak times its
+ * efficiency, or the topology's one factor for an op of no class. */
+static double class_flops_per_s(const struct ds_compute *c, enum ds_layer_class cls) {
+  if ((unsigned)cls > DS_LAYER_MEMORY || cls == DS_LAYER_UNKNOWN)
+    return c->peak_flops_per_s * c->params.flops_efficiency;
+  return c->class_peak_flops_per_s[cls] * c->class_efficiency[cls];
+}
+
 double ds_compute_class_kernel_ns(const struct ds_compute *c, enum ds_layer_class cls,
                                   double flops, double bytes) {
-  if ((unsigned)cls > DS_LAYER_MEMORY || cls == DS_LAYER_UNKNOWN)
-    return ds_compute_kernel_ns(c, flops, bytes);
-  return roofline_ns(c, c->class_peak_flops_per_s[cls] * c->class_efficiency[cls], flops,
-                     bytes);
+  return roofline_ns(c, class_flops_per_s(c, cls), flops, bytes);
 }
 
 int ds_compute_gemm_unaligned(const struct ds_compute *c, const struct ds_layer *l) {
@@ -197,11 +202,22 @@ int ds_compute_gemm_unaligned(const struct ds_compute *c, const struct ds_layer 
 
 /* The layer's own kernel: its class's roofline, or for a half-precision GEMM
  * on unaligned operands the unaligned kernels' efficiency on the same peak. */
+static double layer_flops_per_s(const struct ds_compute *c, const struct ds_layer *l) {
+  if (!ds_compute_gemm_unaligned(c, l)) return class_flops_per_s(c, l->cls);
+  return c->class_peak_flops_per_s[l->cls] * c->unaligned_half_efficiency;
+}
+
 static double layer_kernel_ns(const struct ds_compute *c, const struct ds_layer *l,
                               double flops, double bytes) {
-  if (!ds_compute_gemm_unaligned(c, l)) return ds_compute_class_kernel_ns(c, l->cls, flops, bytes);
-  return roofline_ns(c, c->class_peak_flops_per_s[l->cls] * c->unaligned_half_efficiency, flops,
-                     bytes);
+  return roofline_ns(c, layer_flops_per_s(c, l), flops, bytes);
+}
+
+/* Whether that kernel's FLOPs, not its bytes, set its time: a kernel the
+ * SMs bound (interference.h). */
+static int layer_kernel_flop_bound(const struct ds_compute *c, const struct ds_layer *l,
+                                   double flops, double bytes) {
+  return flops > 0 && flops / layer_flops_per_s(c, l) >=
+                          bytes / (c->mem_bw_bytes_per_s * c->params.mem_efficiency);
 }
 
 static int autocast_traffic(const struct ds_compute *c, const struct ds_layer *l);
@@ -453,12 +469,22 @@ double ds_compute_max_pool_ns(const struct ds_compute *c, const struct ds_layer 
   return kk.fill_ns + (kk.sm_rate_ns > kk.roofline_ns ? kk.sm_rate_ns : kk.roofline_ns);
 }
 
-double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
-                         int64_t batch) {
+/* A layer pass's time, and the part of it its SMs bound: its own kernel,
+ * overhead included, where the kernel's FLOPs set its time or a grouped
+ * convolution's measured time (SM cycles) wins; 0 for batch norm and
+ * max-pool, whose kernels count as memory-bound. */
+struct pass_time {
+  double total_ns, sm_bound_ns;
+};
+
+static struct pass_time fwd_time(const struct ds_compute *c, const struct ds_layer *l,
+                                 int64_t batch) {
   double b = (double)batch;
   double casts = autocast_traffic(c, l) ? cast_ns(c, l->amp_cast_bytes, b) : 0;
-  if (l->bn_channels > 0) return ds_compute_batch_norm_ns(c, l, batch, 0, NULL) + casts;
-  if (l->pool.kernel[0] > 0) return ds_compute_max_pool_ns(c, l, batch, 0, NULL) + casts;
+  if (l->bn_channels > 0)
+    return (struct pass_time){ds_compute_batch_norm_ns(c, l, batch, 0, NULL) + casts, 0};
+  if (l->pool.kernel[0] > 0)
+    return (struct pass_time){ds_compute_max_pool_ns(c, l, batch, 0, NULL) + casts, 0};
   const struct ds_precision *p = &c->precision;
   /* amp: the cast reads fp32 and writes half, the kernel reads half */
   double per_param = p->half_weight_bytes ? p->param_bytes + 2.0 * p->half_weight_bytes
@@ -469,27 +495,34 @@ double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
   double legacy = off_path_ns(c, l, DS_LEGACY_FWD, batch, &act);
   /* no other kernel where those kernels are all the forward runs */
   int rest = legacy == 0 || act > 0 || weights > 0 || l->fwd_flops > 0;
-  double own = (rest ? layer_kernel_ns(c, l, l->fwd_flops * b, act + weights) : 0) + legacy;
+  double kernel = rest ? layer_kernel_ns(c, l, l->fwd_flops * b, act + weights) : 0;
+  double own = kernel + legacy;
+  double sm = rest && layer_kernel_flop_bound(c, l, l->fwd_flops * b, act + weights) ? kernel : 0;
   if (ds_compute_grouped_conv(c, l)) {
     double measured = grouped_pass_ns(c, l, DS_CONV_FWD, batch);
-    if (measured > own) own = measured;
+    if (measured > own) own = sm = measured;
   }
-  return own + casts;
+  return (struct pass_time){own + casts, sm};
 }
 
-double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
+double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
                          int64_t batch) {
+  return fwd_time(c, l, batch).total_ns;
+}
+
+static struct pass_time bwd_time(const struct ds_compute *c, const struct ds_layer *l,
+                                 int64_t batch) {
   double b = (double)batch;
   /* the casts' backward, and the engine's casts of promoted inputs' gradients */
   double casts = autocast_traffic(c, l)
                      ? cast_ns(c, l->amp_cast_bytes + l->amp_grad_cast_bytes, b)
                      : 0;
   if (l->bn_channels > 0)
-    return ds_compute_batch_norm_ns(c, l, batch, 1, NULL) + casts +
-           ds_compute_bwd_extra_ns(c, l, batch);
+    return (struct pass_time){ds_compute_batch_norm_ns(c, l, batch, 1, NULL) + casts +
+                                  ds_compute_bwd_extra_ns(c, l, batch), 0};
   if (l->pool.kernel[0] > 0)
-    return ds_compute_max_pool_ns(c, l, batch, 1, NULL) + casts +
-           ds_compute_bwd_extra_ns(c, l, batch);
+    return (struct pass_time){ds_compute_max_pool_ns(c, l, batch, 1, NULL) + casts +
+                                  ds_compute_bwd_extra_ns(c, l, batch), 0};
   const struct ds_precision *p = &c->precision;
   /* amp: half weight read, half gradient written, and the cast's backward
    * reading it and writing the fp32 gradient */
@@ -501,16 +534,28 @@ double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
   double bytes = act + weights;
   /* a backward that runs no op (the residual add's: it hands the gradient
    * on) launches no kernel */
-  double own = bytes > 0 || l->bwd_flops > 0 ? layer_kernel_ns(c, l, l->bwd_flops * b, bytes) : 0;
-  own += legacy;
+  double kernel =
+      bytes > 0 || l->bwd_flops > 0 ? layer_kernel_ns(c, l, l->bwd_flops * b, bytes) : 0;
+  double own = kernel + legacy;
+  double sm = layer_kernel_flop_bound(c, l, l->bwd_flops * b, bytes) ? kernel : 0;
   if (ds_compute_grouped_conv(c, l)) {
     /* the weight gradient, and the input gradient unless the layer takes
      * the model's input (its backward FLOPs are then the forward's) */
     double measured = grouped_pass_ns(c, l, DS_CONV_WGRAD, batch);
     if (l->bwd_flops > 1.5 * l->fwd_flops) measured += grouped_pass_ns(c, l, DS_CONV_DGRAD, batch);
-    if (measured > own) own = measured;
+    if (measured > own) own = sm = measured;
   }
-  return own + casts + ds_compute_bwd_extra_ns(c, l, batch);
+  return (struct pass_time){own + casts + ds_compute_bwd_extra_ns(c, l, batch), sm};
+}
+
+double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
+                         int64_t batch) {
+  return bwd_time(c, l, batch).total_ns;
+}
+
+double ds_compute_sm_bound_ns(const struct ds_compute *c, const struct ds_layer *l,
+                              int backward, int64_t batch) {
+  return (backward ? bwd_time(c, l, batch) : fwd_time(c, l, batch)).sm_bound_ns;
 }
 
 /* The smallest output (positions per image) cuDNN ran a unit-stride 1x1

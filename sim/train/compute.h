@@ -185,6 +185,15 @@ double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
  * reductions and layout copies of ds_compute_bwd_extra_ns. */
 double ds_compute_bwd_ns(const struct ds_compute *c, const struct ds_layer *l,
                          int64_t batch);
+/* The part of that forward (backward: nonzero) that the GPU's SMs bound:
+ * the layer's own kernel, its overhead included, when its FLOPs set its
+ * time at the roofline, or a grouped convolution's measured time where it
+ * wins (SM cycles); 0 when the kernel is bound by its bytes. The rest of
+ * the pass (the bytes-bound kernel, casts, reductions, copies, the kernels
+ * off the vectorised path, batch norm, max-pool) is memory-bound. What
+ * interference takes from each part differs (interference.h). */
+double ds_compute_sm_bound_ns(const struct ds_compute *c, const struct ds_layer *l,
+                              int backward, int64_t batch);
 /* Batch norm in training (a layer with bn_channels, model.h), forward and
  * backward, as the kernels PyTorch runs: cuDNN's for fp32 and fp16 inputs
  * (aten/src/ATen/native/Normalization.cpp, _batch_norm_impl_index:

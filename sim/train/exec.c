@@ -99,7 +99,7 @@ struct token {
  * runs at since `since`. */
 struct running {
   uint32_t op;        /* local index; UINT32_MAX: none */
-  int memory_bound;
+  double sm_share;    /* of its time, what its SMs bound (interference.h) */
   double left_ns;     /* at factor 1 */
   double factor;      /* >= 1 */
   int64_t since;
@@ -271,7 +271,7 @@ static void change_load(struct ds_exec *ex, int32_t k, const struct ds_op *o, in
   if (ex->comm_busy[k] == 0) *h = (struct ds_coll_load){0, 0}; /* no drift */
   struct running *run = &ex->running[k];
   if (run->op == UINT32_MAX) return;
-  double f = ds_interference_factor(ex->opt.compute, run->memory_bound, *h,
+  double f = ds_interference_factor(ex->opt.compute, run->sm_share, *h,
                                     ex->comm_busy[k] > 0);
   if (f == run->factor) return;
   int64_t now = ds_engine_now(ex->eng);
@@ -376,13 +376,9 @@ static void start_op(struct ds_exec *ex, int32_t k, uint32_t e) {
   if (o->stream == DS_STREAM_COMPUTE && ex->opt.compute) {
     struct running *run = &ex->running[k];
     run->op = e;
-    enum ds_layer_class cls = DS_LAYER_UNKNOWN;
-    if (ex->opt.model && (o->kind == DS_OP_FWD || o->kind == DS_OP_BWD) && o->layer >= 0 &&
-        o->layer < ex->opt.model->n_layers)
-      cls = ex->opt.model->layers[o->layer].cls;
-    run->memory_bound = ds_interference_memory_bound(ex->opt.compute, cls, o, dur_ns);
+    run->sm_share = ds_interference_sm_share(ex->opt.compute, ex->opt.model, ex->opt.batch, o);
     run->left_ns = dur_ns;
-    run->factor = ds_interference_factor(ex->opt.compute, run->memory_bound,
+    run->factor = ds_interference_factor(ex->opt.compute, run->sm_share,
                                          ex->held[k], ex->comm_busy[k] > 0);
     run->since = now;
     schedule_running(ex, k);

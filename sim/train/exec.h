@@ -66,6 +66,9 @@ struct ds_exec_options {
   /* The model whose layers the schedule's fwd/bwd ops name (op.layer), for
    * each op's class; borrowed; NULL: every op of unknown class. */
   const struct ds_model *model;
+  /* The samples per GPU of the layers' passes, for what bounds each part of
+   * a pass (ds_interference_sm_share); 0: each op as one kernel. */
+  int64_t batch;
   /* Every rank its own cohort: the per-rank execution, which the lockstep
    * one must equal event for event in its results (tests). */
   int no_lockstep;

@@ -6,6 +6,7 @@
  */
 #include "sim/train/interference.h"
 
+#include <math.h>
 #include <string.h>
 
 struct ds_coll_load ds_interference_load(const struct ds_nccl_model *nccl,
@@ -40,18 +41,41 @@ int ds_interference_memory_bound(const struct ds_compute *c, enum ds_layer_class
   return flops_ns < body_ns * (1 - 1e-9);
 }
 
-double ds_interference_factor(const struct ds_compute *c, int memory_bound,
+double ds_interference_sm_share(const struct ds_compute *c, const struct ds_model *m,
+                                int64_t batch, const struct ds_op *op) {
+  double dur_ns = op->dur_us * 1000.0; /* the schedule's: before --jitter's scale */
+  enum ds_layer_class cls = DS_LAYER_UNKNOWN;
+  if (m && (op->kind == DS_OP_FWD || op->kind == DS_OP_BWD) && op->layer >= 0 &&
+      op->layer < m->n_layers) {
+    const struct ds_layer *l = &m->layers[op->layer];
+    cls = l->cls;
+    int backward = op->kind == DS_OP_BWD;
+    double flops = (backward ? l->bwd_flops : l->fwd_flops) * (double)batch;
+    /* the layer's pass itself (not its transposes or reducer copies, which
+     * carry no FLOPs): its parts, as compute.c timed them */
+    if (batch > 0 && op->flops > 0 && dur_ns > 0 && fabs(op->flops - flops) <= 1e-9 * flops) {
+      double share = ds_compute_sm_bound_ns(c, l, backward, batch) / dur_ns;
+      return share < 0 ? 0 : share > 1 ? 1 : share;
+    }
+  }
+  return ds_interference_memory_bound(c, cls, op, dur_ns) ? 0 : 1;
+}
+
+double ds_interference_factor(const struct ds_compute *c, double sm_share,
                               struct ds_coll_load load, int any_collective) {
-  double f = 1;
-  if (memory_bound && load.hbm_bytes_per_s > 0) {
+  double f_sm = 1, f_mem = 1;
+  if (load.hbm_bytes_per_s > 0) {
     double bw = c->mem_bw_bytes_per_s * c->params.mem_efficiency;
     double left = bw - load.hbm_bytes_per_s;
-    f = bw / (left > bw / 10 ? left : bw / 10);
-  } else if (!memory_bound && load.sms > 0) {
+    f_mem = bw / (left > bw / 10 ? left : bw / 10);
+  }
+  if (load.sms > 0) {
     int32_t sms = c->sms;
     int32_t left = sms - load.sms;
-    f = (double)sms / (left > 1 ? left : 1);
+    f_sm = (double)sms / (left > 1 ? left : 1);
   }
+  /* each part at its own pace: an op all of one kind takes that factor */
+  double f = sm_share >= 1 ? f_sm : sm_share <= 0 ? f_mem : sm_share * f_sm + (1 - sm_share) * f_mem;
   if (any_collective) f *= 1.0 + c->params.comm_interference;
   return f;
 }

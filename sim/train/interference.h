@@ -12,7 +12,9 @@
  * shipped topology), while any collective runs. The plain algorithms
  * (--algo ring without a protocol, direct, ...) are not NCCL's kernels and
  * hold nothing. What a kernel is bound by is the roofline's own answer
- * (compute.h): compute-bound when its FLOP time is its duration.
+ * (compute.h): compute-bound when its FLOP time sets its time. An op of
+ * several kernels (a layer's own kernel, then its casts or its bias
+ * gradient's reduction) takes each factor on its part.
  */
 #ifndef DS_INTERFERENCE_H
 #define DS_INTERFERENCE_H
@@ -22,6 +24,7 @@
 #include "traces/schedule.h"
 #include "sim/coll/nccl_model.h"
 #include "sim/train/compute.h"
+#include "sim/train/model.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,18 +47,33 @@ struct ds_coll_load ds_interference_load(const struct ds_nccl_model *nccl,
                                          const struct ds_op *op);
 
 /* 1 when compute op `op` of op class cls (DS_LAYER_UNKNOWN for ops that
- * are not a model layer's) is memory-bound under c's roofline: its FLOPs,
- * at that class's peak and efficiency, take less than its duration (dur_ns,
- * after --jitter's scale) less the kernel overhead. Ops without FLOPs are
- * memory-bound. */
+ * are not a model layer's), taken as one kernel, is memory-bound under c's
+ * roofline: its FLOPs, at that class's peak and efficiency, take less than
+ * its duration (dur_ns, the schedule's) less the kernel overhead. Ops
+ * without FLOPs are memory-bound. */
 int ds_interference_memory_bound(const struct ds_compute *c, enum ds_layer_class cls,
                                  const struct ds_op *op, double dur_ns);
 
 /* The slowdown factor (>= 1) of a compute kernel while collectives holding
  * `load` in all run beside it (load.sms == 0 and no HBM: 1, unless
- * any_collective and comm_interference). */
-double ds_interference_factor(const struct ds_compute *c, int memory_bound,
+ * any_collective and comm_interference): the compute-bound factor on the
+ * sm_share of its time its SMs bound, the memory-bound factor on the rest
+ * (sm_share 1: compute-bound, 0: memory-bound). */
+double ds_interference_factor(const struct ds_compute *c, double sm_share,
                               struct ds_coll_load load, int any_collective);
+
+/* The share of compute op `op`'s time that its SMs bound, from 0 to 1. A
+ * layer's forward or backward pass itself (op.layer, its FLOPs those of the
+ * layer at `batch` samples) is timed in parts by compute.c: the layer's own
+ * kernel when its FLOPs set its time (or a grouped convolution's measured
+ * time), over the op's duration (ds_compute_sm_bound_ns); its other kernels
+ * (casts, bias reductions, gradient additions, copies) are memory-bound. Any
+ * other op (m NULL, batch 0, no FLOPs) is one kernel:
+ * ds_interference_memory_bound on its scheduled duration gives 0 or 1. The
+ * schedule's duration, not --jitter's or --straggler's, so noise does not
+ * change what bounds an op. */
+double ds_interference_sm_share(const struct ds_compute *c, const struct ds_model *m,
+                                int64_t batch, const struct ds_op *op);
 
 #ifdef __cplusplus
 }

@@ -85,8 +85,10 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
     }
     if (cls == DS_METRICS_COMM) {
       comm[n_comm++] = iv;
-      if (s < comm_first) comm_first = s;
-      if (e > comm_last) comm_last = e;
+      /* the logger times the gradient buckets' collectives, not DDP's
+       * broadcast of buffers before the forward (bucket -1) */
+      if (o->bucket >= 0 && s < comm_first) comm_first = s;
+      if (o->bucket >= 0 && e > comm_last) comm_last = e;
       continue;
     }
     comp[n_comp++] = iv;

@@ -795,6 +795,29 @@ Test(analyze, the_iteration_splits_into_gpu_busy_exposed_comm_host_exposed_and_i
   cr_assert(fabs(m.v[DS_METRIC_gpu_busy_ms] - 0.080) < EPS);
 }
 
+Test(analyze, the_ddp_logger_metrics_time_the_buckets_not_the_buffers_broadcast) {
+  /* Rank 0: DDP's broadcast of buffers b [0, 10) us before the forward
+   * (bucket -1), the backward kernel k [20, 100), bucket 0's all-reduce a
+   * [50, 120). PyTorch's logger times the buckets: comm = 120 - 50 = 70 us,
+   * overlap = 100 - 50 = 50 us (from the broadcast: 120 and 100). */
+  static const struct ds_op ops[] = {
+      {.stream = DS_STREAM_COMM, .kind = DS_OP_BROADCAST, .name = "b", .bucket = -1},
+      {.stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD, .name = "k", .bucket = -1},
+      {.stream = DS_STREAM_COMM, .kind = DS_OP_ALLREDUCE, .name = "a", .bucket = 0},
+  };
+  struct ds_timed_op t[] = {{&ops[0], 0, 10000}, {&ops[1], 20000, 100000},
+                            {&ops[2], 50000, 120000}};
+  struct ds_metrics m;
+  cr_assert_eq(ds_metrics_measure(t, 3, DS_METRICS_NO_PREVIOUS, &m), DS_OK);
+  cr_assert(fabs(m.v[DS_METRIC_ddp_bwd_comm_ms] - 0.070) < EPS, "%g",
+            m.v[DS_METRIC_ddp_bwd_comm_ms]);
+  cr_assert(fabs(m.v[DS_METRIC_ddp_overlap_ms] - 0.050) < EPS, "%g",
+            m.v[DS_METRIC_ddp_overlap_ms]);
+  cr_assert(fabs(m.v[DS_METRIC_ddp_overlap_pct] - 100.0 * 50 / 70) < 1e-9);
+  /* the broadcast still counts as communication */
+  cr_assert(fabs(m.v[DS_METRIC_comm_ms] - 0.080) < EPS);
+}
+
 Test(analyze, an_iteration_starting_before_the_previous_ends_is_timed_by_its_period) {
   /* The one op f [20, 100) us; the previous iteration ended at 50 us (dp:
    * GPU 0's step) or at 10 us (a replay's barrier before f): 50 and 80 us. */

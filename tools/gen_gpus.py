@@ -41,12 +41,13 @@ PCIE_X16_GBPS = {3: 16, 4: 32, 5: 64}  # per direction
 # was not measured: the topology's flops_efficiency (mem_efficiency) applies.
 # Rules: never chosen to make a validation/ row fit; a derived value shows
 # its arithmetic. What is a proxy says so:
-#  - conv_*: A100 has published convolution measurements (CUTLASS's implicit-
-#    GEMM kernels, below); for V100 and H100 none was found in the sources
-#    searched, and since cuDNN runs convolutions as implicit GEMMs the same
-#    GPU's GEMM measurement in the same math stands in (an upper bound: on
-#    A100 the f16 convolution reached 0.534 of peak where large GEMMs reach
-#    0.869).
+#  - conv_*: V100's FP32 has cuDNN's own measurements (DeepBench, below) and A100
+#    CUTLASS's implicit-GEMM kernels (below; A100's TF32 value is still the
+#    f16 kernel's fraction: no TF32 convolution measurement was found); for
+#    H100 and H200 none was found in the sources searched, and since cuDNN
+#    runs convolutions as implicit GEMMs the same GPU's GEMM measurement in
+#    the same math stands in (an upper bound: on A100 the f16 convolution
+#    reached 0.534 of peak where large GEMMs reach 0.869).
 #  - attention_*: not set; attention's batched matmuls take matmul's value.
 #  - half: fp16 and bf16 share the tensor rate; the measurement is of either.
 # (key, measured, peak, unit, what was measured, source)
@@ -61,11 +62,37 @@ _MAMF = ("https://github.com/stas00/ml-engineering/blob/master/compute/accelerat
 # and the examples are built for sm75/sm80 only. CUTLASS's kernels, not cuDNN's.
 _CUTLASS = ("https://github.com/NVIDIA/cutlass/blob/main/README.md (and docs.nvidia.com/cutlass "
             "quickstart, 'Building one Convolution CUDA kernel')")
+# V100 convolutions: Baidu DeepBench's training results for V100 (DGX-1, SXM2; CUDA
+# 10.1.243, cuDNN 7.6.2.24), results/train/DeepBench_NV_V100.xlsx, sheets "Results FP32"
+# (FP32 math; cuDNN's fastest algorithm by cudnnFind*: Winograd for the 3x3s, implicit
+# GEMM for the 1x1s) and "Results - FP16 ip, Mixed math" (NHWC, tensor-op math, the
+# algorithms code/nvidia/conv_bench.cu pins: IMPLICIT_PRECOMP_GEMM forward). Each row
+# gives forward, input-gradient and weight-gradient times of one shape. Aggregated the
+# way ddpsim charges them (one factor for forward and backward, FLOPs of a direct
+# convolution, 2*N*P*Q*K*C*R*S per pass): ResNet-50's convolutions at batch 16 (the
+# largest batch DeepBench ran these shapes at), each shape counted as often as ResNet-50
+# has it -- DeepBench's "Resnet" rows (the 1x1s, stride 2 on a stage's first 1x1 as in the
+# original ResNet, where torchvision's v1.5 strides the 3x3; and 3x3 512 at 7x7), the
+# 3x3s at 56/28/14 from its "Face Recognition" rows (the same shapes at batch 16), conv1
+# (7x7/2, 3->64 at 224, no input gradient) from "Vision"; layer1's first 1x1 (64->64)
+# and layer2's downsample (256->512/2) have no row (3.0 % of the forward FLOPs), left out.
+# Summed over the three passes: 355.294 GFLOP in 29.914 ms (FP32) and 9.973 ms (FP16).
+# Per pass, FP32: forward 13.86, input gradient 12.57, weight gradient 9.93 TFLOPS;
+# FP16: 41.88, 37.88, 29.52. Batch 16 is small for training: at batch 8 the same
+# shapes (less conv1) reach 0.601 (FP32) and 0.254 (FP16) against 0.762 and 0.343 at
+# 16, so at the training batches of validation/ (64-256) these are lower bounds.
+_DEEPBENCH_V100 = ("https://github.com/baidu-research/DeepBench results/train/"
+                   "DeepBench_NV_V100.xlsx (cuDNN 7.6.2, CUDA 10.1)")
 _V100 = [
     ("matmul_fp32", 14.0, 15.7, "TFLOPS", "cuBLAS SGEMM at m=2048 shapes, V100", _LAYLUP),
     ("matmul_half", 97.5, 125, "TFLOPS", "cuBLAS f16 GEMM at m=2048, V100: 95 to 100 (midpoint)",
      _LAYLUP),
-    ("conv_fp32", 14.0, 15.7, "TFLOPS", "proxy: matmul_fp32 (implicit GEMM)", _LAYLUP),
+    ("conv_fp32", 11.877, 15.7, "TFLOPS", "cuDNN FP32 convolutions of ResNet-50's shapes at "
+     "batch 16, forward + input + weight gradient: 355.294 GFLOP in 29.914 ms, V100 SXM2",
+     _DEEPBENCH_V100),
+    # Not DeepBench's FP16 sheet (35.626 TFLOPS, 0.285): its conv_bench.cu pins the
+    # algorithms (IMPLICIT_PRECOMP_GEMM forward), where PyTorch's cudnn.benchmark runs
+    # the fastest cuDNN finds, so it says less about training than the GEMM does.
     ("conv_half", 97.5, 125, "TFLOPS", "proxy: matmul_half (implicit GEMM)", _LAYLUP),
     ("memory", 790, 900, "GB/s", "cudaMemcpy device to device, V100 16GB (HBM2, 900 GB/s as SXM2)",
      "https://www.paranumal.com/single-post/2018/02/08/rough-n-ready-roofline-nvidia-v100-edition"),

@@ -345,7 +345,7 @@ static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
     fprintf(fp, "  communication  %10.3f ms  (push and pull on rank 0)\n", r->comm_ms);
   else
     fprintf(fp, "  communication  %10.3f ms  (%s time on rank 0)\n", r->comm_ms,
-            is_ddp(r) ? "all-reduce"
+            is_ddp(r) ? "all-reduce and any buffer broadcast"
             : strcmp(r->strategy, "dp") == 0 ? "scatter, broadcast, gather, reduce"
                                              : "communication");
   fprintf(fp, "    exposed      %10.3f ms  (not hidden under compute)\n", r->exposed_comm_ms);
@@ -453,7 +453,8 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     fprintf(fp, "    forward      %10.3f ms\n", r->fwd_ms);
     fprintf(fp, "    backward     %10.3f ms\n", r->bwd_ms);
     fprintf(fp, "    optimizer    %10.3f ms\n", r->step_ms);
-    fprintf(fp, "  communication  %10.3f ms  (all-reduce time on rank 0)\n", r->comm_ms);
+    fprintf(fp, "  communication  %10.3f ms  (all-reduces and any buffer broadcast on rank 0)\n",
+            r->comm_ms);
     fprintf(fp, "    exposed      %10.3f ms  (not hidden under compute)\n",
             r->exposed_comm_ms);
     fprintf(fp, "    overlap      %10.1f %%\n", r->overlap_pct);

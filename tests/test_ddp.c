@@ -11,6 +11,7 @@
 
 #include "sim/train/compute.h"
 #include "sim/train/ddp.h"
+#include "sim/train/dp.h"
 #include "sim/train/model.h"
 #include "sim/coll/nccl_model.h"
 #include "sim/net/topo.h"
@@ -541,6 +542,46 @@ Test(ddp, memory_adds_up) {
   cr_assert_float_eq(mem.activations, 12e6, 0.5);
   cr_assert_float_eq(mem.total, 4 * p + 12e6, 0.5);
   ds_model_free(m);
+}
+
+Test(ddp, the_loss_keeps_its_saved_tensors_in_fp32_under_autocast) {
+  /* tiny with loss_act_bytes 1e6 per sample (a log_softmax's rows): at
+   * batch 4 the activations grow by 4 MB in fp32; under --amp the layers'
+   * 12 MB are kept in half (6 MB) but the loss's stay fp32 (autocast runs
+   * it in fp32): 6 + 4 MB plus the half weights; under --dtype fp16 they
+   * halve with the rest: 6 + 2 MB. (tiny's layers save 3 MB per sample.) */
+  char *text = ds_test_slurp(TINY_MODEL);
+  char *at = strstr(text, "layers:");
+  cr_assert(at);
+  char buf[8192];
+  snprintf(buf, sizeof buf, "%.*sloss_act_bytes: 1000000\n%s", (int)(at - text), text, at);
+  free(text);
+  struct ds_model *m = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_test_load_model_text(buf, &m, &err), DS_OK, "%s", err.msg);
+  cr_assert_float_eq(m->loss_act_bytes, 1e6, 0);
+  struct ds_precision fp32 = {4, 4, 0}, amp = {4, 2, 2}, half = {2, 2, 0};
+  cr_assert_float_eq(ds_ddp_saved_bytes(m, &fp32, 4), 16e6, 0.5);
+  cr_assert_float_eq(ds_ddp_saved_bytes(m, &amp, 4), 10e6 + 1835264.0 * 2, 0.5);
+  cr_assert_float_eq(ds_ddp_saved_bytes(m, &half, 4), 8e6, 0.5);
+  /* DataParallel on 2 GPUs, batch 1 each: the loss runs on GPU 0 over both
+   * replicas' outputs (2 MB saved there, none on GPU 1); with
+   * parallel_loss each replica keeps its own 1 MB */
+  struct ds_dp_memory dm;
+  struct ds_dp_options dopt = {.world_size = 2, .batch = 1};
+  ds_dp_memory(m, &fp32, &dopt, &dm);
+  cr_assert_float_eq(dm.gpu0.activations, 3e6 + 2e6, 0.5);
+  cr_assert_float_eq(dm.other.activations, 3e6, 0.5);
+  dopt.parallel_loss = 1;
+  ds_dp_memory(m, &fp32, &dopt, &dm);
+  cr_assert_float_eq(dm.gpu0.activations, 3e6 + 1e6, 0.5);
+  cr_assert_float_eq(dm.other.activations, 3e6 + 1e6, 0.5);
+  ds_model_free(m);
+  /* a negative count is refused where it stands */
+  snprintf(buf, sizeof buf, "schema_version: 1\nname: b\nsample: s\ndefault_batch: 1\n"
+           "optimizer: sgd\nloss_act_bytes: -1\nlayers:\n  - {name: l, fwd_flops: 0,"
+           " bwd_flops: 0, fwd_bytes: 1, act_bytes: 0, params: [{name: w, numel: 1}]}\n");
+  ds_test_assert_model_refused(buf, "loss_act_bytes", "negative loss_act_bytes");
 }
 
 Test(ddp, autocast_runs_the_math_in_half_and_keeps_fp32_state) {

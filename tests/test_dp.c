@@ -256,14 +256,18 @@ Test(dp, gpu0_carries_more_memory_and_less_with_parallel_loss) {
   double g0p = ds_test_csv_num(b.out, "peak_mem_gib_gpu0", 0);
   /* GPU 0's extra: the reduced gradients and the momentum (one parameter
    * copy each, 25557032 * 4 bytes), the other replicas' inputs (3 x 32
-   * images of 3 x 224 x 224 fp32) and the gathered outputs with their
-   * gradient (2 x 128 x 1000 logits fp32). */
+   * images of 3 x 224 x 224 fp32), the gathered outputs with their
+   * gradient (2 x 128 x 1000 logits fp32) and what the loss saves over
+   * them (resnet50.yaml's loss_act_bytes, 4010 per sample, x 128). */
   double p = 25557032.0 * 4, inputs = 3 * 32 * 602112.0, outputs = 2 * 128 * 4000.0;
-  cr_assert_float_eq(g0 - other, (2 * p + inputs + outputs) / GIB, 2e-6);
-  /* --dp-parallel-loss: only 4 fp32 losses and their gradients travel. */
-  cr_assert_float_eq(g0 - g0p, (outputs - 2 * 4 * 4.0) / GIB, 2e-6);
+  double loss = 4010.0;
+  cr_assert_float_eq(g0 - other, (2 * p + inputs + outputs + 128 * loss) / GIB, 2e-6);
+  /* --dp-parallel-loss: only 4 fp32 losses and their gradients travel, and
+   * each replica's loss saves its own 32 samples' */
+  cr_assert_float_eq(g0 - g0p, (outputs - 2 * 4 * 4.0 + (128 - 32) * loss) / GIB, 2e-6);
   cr_assert_gt(g0 - g0p, 0);
-  cr_assert_float_eq(ds_test_csv_num(b.out, "peak_mem_gib_other", 0), other, 0);
+  cr_assert_float_eq(ds_test_csv_num(b.out, "peak_mem_gib_other", 0), other + 32 * loss / GIB,
+                     2e-6);
   ds_test_release(&a);
   ds_test_release(&b);
 }
@@ -272,7 +276,9 @@ Test(dp, output_device_moves_the_gathered_outputs) {
   struct ds_test_result r = run("--topo 4gpu --strategy dp --dp-output-device 2 --format csv");
   struct ds_test_result d = run("--topo 4gpu --strategy dp --format csv");
   cr_assert_eq(r.status + d.status, 0, "%s", r.err);
-  double outputs = 2 * 128 * 4000.0 / GIB;
+  /* the gathered logits and their gradient, and the loss's saved tensors
+   * over them (128 x resnet50.yaml's 4010 bytes) */
+  double outputs = (2 * 128 * 4000.0 + 128 * 4010.0) / GIB;
   cr_assert_float_eq(ds_test_csv_num(r.out, "peak_mem_gib_gpu0", 0),
                      ds_test_csv_num(d.out, "peak_mem_gib_gpu0", 0) - outputs, 2e-6);
   cr_assert_float_eq(ds_test_csv_num(r.out, "peak_mem_gib_other", 0),

@@ -477,6 +477,14 @@ def loss_copy_line(rec, batch):
     return ["loss_copy_bytes: %d" % v] if v else []
 
 
+def loss_act_line(rec, batch):
+    """The model file's root key loss_act_bytes: what autograd saved for the loss's
+    backward outside every layer (per sample, real dtypes: a classifier's log_softmax
+    rows), where nonzero."""
+    v = per_sample(rec.saved_outside, batch)
+    return ["loss_act_bytes: %d" % v] if v else []
+
+
 def kernel_lines(layer, batch):
     """The model file's keys for the above: gemm_align where the layer runs a GEMM,
     bwd_reduce_bytes and bwd_copy_bytes (per sample, real dtypes) where nonzero."""
@@ -1253,7 +1261,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         "act_bytes = bytes autograd saved for backward (saved_tensors_hooks), each storage "
         "once, in the layer that saved it first; parameters and buffers excluded; dropout "
         "masks bool (1 byte) as on CUDA, max-pool indices int64.%s The loss saved %d more "
-        "bytes per sample, not in any layer." % (
+        "bytes per sample, not in any layer (loss_act_bytes)." % (
             " Fused attention ran without dropout, so that CPU takes its flash kernel, which "
             "saves what CUDA's flash attention does (CPU's dropout path saves the SxS "
             "matrices)." if rec.sdpa_no_dropout else "", per_sample(rec.saved_outside, B)),
@@ -1291,7 +1299,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         "input_bytes: %d" % in_bytes,
         "output_bytes: %d" % out_bytes,
         "output_classes: %d" % outs[0].shape[-1],
-    ] + loss_copy_line(rec, B) + [
+    ] + loss_copy_line(rec, B) + loss_act_line(rec, B) + [
         "layers:",
     ]
     for l in layers:

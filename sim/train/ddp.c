@@ -694,11 +694,18 @@ ds_status ds_ddp_build(const struct ds_model *m, const struct ds_compute *c,
   return st;
 }
 
+double ds_loss_saved_bytes(const struct ds_model *m, const struct ds_precision *pr,
+                           double samples) {
+  /* autocast runs the loss in fp32 (log_softmax is on its fp32 list), so
+   * only --dtype scales it */
+  return m->loss_act_bytes * (pr->half_weight_bytes ? 1.0 : pr->act_bytes / 4.0) * samples;
+}
+
 double ds_ddp_saved_bytes(const struct ds_model *m, const struct ds_precision *pr,
                           int64_t batch) {
   double act = 0;
   for (int32_t l = 0; l < m->n_layers; l++) act += m->layers[l].act_bytes;
-  return act * (pr->act_bytes / 4.0) * (double)batch +
+  return act * (pr->act_bytes / 4.0) * (double)batch + ds_loss_saved_bytes(m, pr, (double)batch) +
          (double)m->total_numel * pr->half_weight_bytes;
 }
 

@@ -222,9 +222,16 @@ struct ds_ddp_memory {
                        * (the hook's, an upper bound, at its end) */
 };
 
+/* What autograd saves for the loss's backward over `samples` samples,
+ * outside every layer (the model's loss_act_bytes): in fp32 under --amp, as
+ * autocast runs the loss; scaled like the activations under --dtype. */
+double ds_loss_saved_bytes(const struct ds_model *model, const struct ds_precision *pr,
+                           double samples);
+
 /* What autograd saves for backward over `batch` samples: the model's
- * activations in the activation dtype, and under --amp autocast's half
- * copy of every weight. */
+ * activations in the activation dtype, the loss's own (loss_act_bytes: in
+ * fp32 under --amp, as autocast runs the loss), and under --amp autocast's
+ * half copy of every weight. */
 double ds_ddp_saved_bytes(const struct ds_model *model, const struct ds_precision *pr,
                           int64_t batch);
 

@@ -254,17 +254,23 @@ void ds_dp_memory(const struct ds_model *m, const struct ds_precision *pr,
    * parallel_loss only W fp32 scalars and theirs. */
   double gathered = opt->parallel_loss ? 2 * 4.0 * w
                                        : 2 * w * b * m->output_bytes * pr->act_bytes / 4.0;
-  struct ds_dp_gpu_memory base = {.params = p, .grads = p,
-                                  .activations = ds_ddp_saved_bytes(m, pr, opt->batch)};
+  /* The loss, and what it saves, runs where the outputs are gathered over
+   * the whole batch; with parallel_loss on every replica over its own. */
+  double own_loss = ds_loss_saved_bytes(m, pr, b);
+  double all_loss = opt->parallel_loss ? 0 : ds_loss_saved_bytes(m, pr, w * b);
+  struct ds_dp_gpu_memory base = {
+      .params = p, .grads = p,
+      .activations = ds_ddp_saved_bytes(m, pr, opt->batch) - (opt->parallel_loss ? 0 : own_loss)};
   memset(out, 0, sizeof *out);
   out->gpu0 = base;
   out->gpu0.grads += p; /* the reduced gradients, GPU 0's .grad */
   out->gpu0.optimizer = p * ds_optimizer_states(m->optimizer);
   out->gpu0.inputs = (w - 1) * b * m->input_bytes;
-  if (opt->output_device == 0) out->gpu0.outputs = gathered;
+  if (opt->output_device == 0) out->gpu0.outputs = gathered, out->gpu0.activations += all_loss;
   sum(&out->gpu0);
   if (opt->world_size < 2) return;
   out->other = base;
-  if (opt->output_device != 0) out->other.outputs = gathered;
+  if (opt->output_device != 0)
+    out->other.outputs = gathered, out->other.activations += all_loss;
   sum(&out->other);
 }

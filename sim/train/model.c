@@ -14,7 +14,8 @@
 
 static const char *const root_keys[] = {"schema_version", "name", "sample",
                                         "default_batch", "optimizer", "input_bytes",
-                                        "output_bytes", "output_classes", "loss_copy_bytes", "layers",
+                                        "output_bytes", "output_classes", "loss_copy_bytes",
+                                        "loss_act_bytes", "layers",
                                         "grad_ready",
                                         "registration", "buffers", NULL};
 static const char *const buffer_keys[] = {"name", "numel", "bytes", "dtype", NULL};
@@ -558,6 +559,8 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
     DS_CHECK_GOTO(read_nonneg(&root, "output_classes", &m->output_classes, err), st, out);
   if (ds_cmap_get(&root, "loss_copy_bytes", &node))
     DS_CHECK_GOTO(read_nonneg(&root, "loss_copy_bytes", &m->loss_copy_bytes, err), st, out);
+  if (ds_cmap_get(&root, "loss_act_bytes", &node))
+    DS_CHECK_GOTO(read_nonneg(&root, "loss_act_bytes", &m->loss_act_bytes, err), st, out);
   if (ds_cmap_get(&root, "grad_ready", &node)) {
     DS_CHECK_GOTO(read_name_list(m, &node, &m->grad_ready, err), st, out);
     m->n_grad_ready = m->n_params;

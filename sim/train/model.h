@@ -226,6 +226,11 @@ struct ds_model {
    * language model's shifted logits, logits[:, :-1] reshaped to rows (a
    * clone) and its backward (slice_backward: zero fill, then the copy). */
   double loss_copy_bytes;
+  /* Bytes per sample autograd saves for the loss's backward outside every
+   * layer, in real dtypes (key loss_act_bytes, tools/export_model.py; 0
+   * when absent): a classifier's log_softmax output, which a language
+   * model's vocabulary makes large (GPT-2: 205.7 MB per sample). */
+  double loss_act_bytes;
   /* model.named_buffers() in order (key buffers, optional: none). Owned. */
   struct ds_buffer *buffers;
   int32_t n_buffers;

@@ -86,7 +86,8 @@ Test(conformance, saved_activation_bytes_match_pytorch) {
    * training forward at batch 2 (saved_tensors_hooks, unique storages).
    * The shipped models are the eager-attention exports, so each eager row
    * must be exactly what the simulator keeps for backward at that batch
-   * (ds_ddp_saved_bytes in fp32, the activations of peak memory). */
+   * (ds_ddp_saved_bytes in fp32, the activations of peak memory), the
+   * loss's own aside: the capture excludes them (loss_act_bytes). */
   char *text = ds_test_slurp("tests/data/conformance/saved_bytes.csv");
   int rows = 0;
   for (char *line = text, *next; line && *line; line = next) {
@@ -103,7 +104,9 @@ Test(conformance, saved_activation_bytes_match_pytorch) {
     snprintf(path, sizeof path, "models/%s.yaml", model);
     struct ds_model *m = ds_test_model(path);
     struct ds_precision fp32 = {4, 4, 0};
-    cr_assert_float_eq(ds_ddp_saved_bytes(m, &fp32, batch), total, 0.5, "%s", model);
+    double layers = ds_ddp_saved_bytes(m, &fp32, batch) - ds_loss_saved_bytes(m, &fp32, batch);
+    cr_assert_float_eq(layers, total, 0.5, "%s", model);
+    cr_assert_gt(m->loss_act_bytes, 0, "%s: the export records the loss's", model);
     ds_model_free(m);
     rows++;
   }

@@ -291,13 +291,13 @@ Test(dp, mobilenet_gains_little_resnet50_gains) {
   /* Equal per-GPU batch (32) on 4 GPUs. MobileNetV2's 152 layers (its
    * elementwise ops among them) are short on the GPU, so DataParallel's
    * host time rules: replicate() (5 us x 158 tensors x 4 replicas = 3.16
-   * ms) and the GIL turns the 4 threads take (4 x 20 us x 152 layers =
-   * 12.16 ms) are on the critical path, on top of the host work that paces
-   * single GPU training too (205 ops x 50.3 us in forward, 312 autograd
-   * nodes x 21.8 us in backward: sim/train/host.h). ResNet-50's layers are
-   * long enough to hide more of it. (Batch norm's one-CTA-per-channel
-   * kernels, compute.h, lengthen MobileNetV2's 52 BatchNorms on the GPU;
-   * with them and the per-op host 2.64x against ResNet-50's 2.75x.) */
+   * ms) and the forward's launches, each at least the 4 threads' GIL turns
+   * (4 x 20 us x 152 layers = 12.16 ms, more where a layer's own dispatches
+   * take longer), are on the critical path, on top of the host work that
+   * paces single GPU training too (312 autograd nodes x 21.8 us in
+   * backward: sim/train/host.h). ResNet-50's layers are long enough to hide
+   * more of it. (Batch norm's one-CTA-per-channel kernels, compute.h,
+   * lengthen MobileNetV2's 52 BatchNorms on the GPU.) */
   struct ds_test_result m = run("--topo 4gpu --model mobilenet_v2 --strategy dp --format csv");
   struct ds_test_result r = run("--topo 4gpu --model resnet50 --strategy dp --format csv");
   cr_assert_eq(m.status + r.status, 0, "%s%s", m.err, r.err);

@@ -155,6 +155,58 @@ static void host_ops_of(const char *dir, const char *args, double fwd[3], double
   host_ops_in("tests/data/tiny-model-host.yaml", dir, args, fwd, bwd);
 }
 
+Test(host_ops, dataparallel_threads_take_the_gil_in_turn_and_dispatch_beside_it) {
+  /* DataParallel on 2 GPUs, tiny-model-dispatch.yaml's forward host time
+   * per layer (own: 750, 300, 600 us) with the GIL held for host_launch G =
+   * 200 us of it. Replica r's first launch: its turn after the r before it,
+   * then its own: (r + 1) G + 750 - G = 750 (r 0), 950 (r 1). Later
+   * launches come every max(W G, own): l1 max(400, 300) = 400 (the GIL
+   * binds), l2 max(400, 600) = 600 (its own dispatches bind). (W G + own -
+   * G, the rest serialised after the turns: 500 and 800.) */
+  char dir[] = "/tmp/ddpsim-gil-XXXXXX", path[600], cmd[1200];
+  cr_assert(mkdtemp(dir));
+  char *text = ds_test_slurp("tests/data/tiny-hostops-topo.yaml");
+  char *at = strstr(text, "  host_launch: 1000us\n");
+  cr_assert(at);
+  memcpy(at, "  host_launch:  200us\n", strlen("  host_launch: 1000us\n"));
+  snprintf(path, sizeof path, "%s/t.yaml", dir);
+  FILE *fp = fopen(path, "w");
+  cr_assert(fp);
+  fputs(text, fp);
+  cr_assert_eq(fclose(fp), 0);
+  free(text);
+  snprintf(path, sizeof path, "%s/gpus.yaml", dir);
+  text = ds_test_slurp("tests/data/gpus.yaml");
+  fp = fopen(path, "w");
+  cr_assert(fp);
+  fputs(text, fp);
+  cr_assert_eq(fclose(fp), 0);
+  free(text);
+  snprintf(cmd, sizeof cmd,
+           "--topo %s/t.yaml --model tests/data/tiny-model-dispatch.yaml --strategy dp "
+           "--world-size 2 --schedule %s/s.csv", dir, dir);
+  struct ds_test_result r = run(cmd);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  ds_test_release(&r);
+  snprintf(path, sizeof path, "%s/s.csv", dir);
+  struct ds_schedule *s;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_schedule_read_csv(path, &s, &err), DS_OK, "%s", err.msg);
+  double got[2][3] = {{-1, -1, -1}, {-1, -1, -1}};
+  for (size_t i = 0; i < s->n_ops; i++) {
+    const struct ds_op *o = &s->ops[i];
+    if (o->stream == DS_STREAM_HOST && o->kind == DS_OP_FWD && strcmp(o->name, "launch") == 0)
+      got[o->rank][o->layer] = o->dur_us;
+  }
+  ds_schedule_free(s);
+  const double want[2][3] = {{750, 400, 600}, {950, 400, 600}};
+  for (int k = 0; k < 2; k++)
+    for (int l = 0; l < 3; l++)
+      cr_assert_float_eq(got[k][l], want[k][l], 1e-9, "rank %d layer %d: %g", k, l, got[k][l]);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  cr_assert_eq(system(cmd), 0);
+}
+
 Test(host_ops, dispatches_times_cost_per_layer_casts_and_nodes_as_before) {
   char dir[] = "/tmp/ddpsim-hostops-XXXXXX", cmd[600];
   cr_assert(mkdtemp(dir));

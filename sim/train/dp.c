@@ -105,17 +105,20 @@ static ds_status forward(struct builder *bd, int32_t rank, int64_t launch_dep,
   for (int32_t l = 0; l < bd->m->n_layers; l++) {
     const struct ds_layer *ly = &bd->m->layers[l];
     /* The GIL round robin: rank r's first launch waits for the r launches
-     * of the ranks before it; afterwards each launch waits for all W. Only
-     * the layer's Python holds the GIL (host_launch, g); PyTorch's bindings
-     * release it around the op's dispatch (the generated wrappers of
-     * torch/csrc/autograd/generated/python_torch_functions_dispatch.h,
-     * "release the GIL"), so the rest of the layer's host
-     * time (its ops times host_op: sim/train/host.h) runs beside the other
-     * threads. Without host counts the layer's time is g; single (W = 1)
-     * pays exactly the layer's host time. */
+     * of the ranks before it, then takes its own turn and the rest of its
+     * host time. Only the layer's Python holds the GIL (host_launch, g);
+     * PyTorch's bindings release it around the op's dispatch (the generated
+     * wrappers of torch/csrc/autograd/generated/
+     * python_torch_functions_dispatch.h, "release the GIL"), so the rest of
+     * the layer's host time (its ops times host_dispatch: sim/train/host.h)
+     * runs beside the other threads' turns: afterwards a thread's launches
+     * come every W g (the GIL is the bottleneck) or every own (its own host
+     * time is), whichever is longer. Without host counts the layer's time
+     * is g; single (W = 1) pays exactly the layer's host time. */
     double own = ds_host_fwd_ns(bd->c, bd->m, l, o->launch_ns);
     double gil = own < o->launch_ns ? own : o->launch_ns;
-    double host_ns = (l == 0 ? (double)(rank + 1) : (double)w) * gil + (own - gil);
+    double turns = (double)w * gil;
+    double host_ns = l == 0 ? (double)(rank + 1) * gil + (own - gil) : turns > own ? turns : own;
     struct ds_op op = {.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD,
                        .name = "launch", .layer = l, .bucket = -1, .coll = -1, .root = -1,
                        .dur_us = host_ns / 1000};

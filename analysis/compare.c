@@ -168,19 +168,44 @@ static int cmp_ranked(const void *a, const void *b) {
   return (x->i > y->i) - (x->i < y->i);
 }
 
-/* The per-bucket (rank 0's comm ops) and per-rank metrics, from the ops. */
+/* One bucket's collectives on rank 0 (a comm hook runs several): the first
+ * start and the span to the last end, predicted and measured. */
+struct bucket_span {
+  int seen;
+  double pred_start, pred_end, meas_start, meas_end;
+};
+
+/* The per-bucket (rank 0's bucket collectives, once per bucket, in bucket
+ * order) and per-rank metrics, from the ops. */
 static void add_op_metrics(struct ds_compare *c) {
   size_t n = c->n_ops;
   char name[40];
+  int32_t nb = 0;
   for (size_t i = 0; i < n; i++) {
-    const struct ds_compare_op *o = &c->ops[i];
-    int32_t bucket = ds_metrics_bucket(o->op);
-    if (bucket < 0) continue;
-    snprintf(name, sizeof name, "bucket%d_start_ms", bucket);
-    add_metric(c, name, o->pred_start_ms, o->meas_start_ms);
-    snprintf(name, sizeof name, "bucket%d_dur_ms", bucket);
-    add_metric(c, name, o->pred_dur_ms, o->meas_dur_ms);
+    int32_t b = ds_metrics_bucket(c->ops[i].op);
+    if (b >= nb) nb = b + 1;
   }
+  struct bucket_span *bs = nb > 0 ? calloc((size_t)nb, sizeof *bs) : NULL;
+  for (size_t i = 0; bs && i < n; i++) {
+    const struct ds_compare_op *o = &c->ops[i];
+    int32_t b = ds_metrics_bucket(o->op);
+    if (b < 0) continue;
+    struct bucket_span *x = &bs[b];
+    double pe = o->pred_start_ms + o->pred_dur_ms, me = o->meas_start_ms + o->meas_dur_ms;
+    if (!x->seen) *x = (struct bucket_span){1, o->pred_start_ms, pe, o->meas_start_ms, me};
+    if (o->pred_start_ms < x->pred_start) x->pred_start = o->pred_start_ms;
+    if (pe > x->pred_end) x->pred_end = pe;
+    if (o->meas_start_ms < x->meas_start) x->meas_start = o->meas_start_ms;
+    if (me > x->meas_end) x->meas_end = me;
+  }
+  for (int32_t b = 0; bs && b < nb; b++) {
+    if (!bs[b].seen) continue;
+    snprintf(name, sizeof name, "bucket%d_start_ms", b);
+    add_metric(c, name, bs[b].pred_start, bs[b].meas_start);
+    snprintf(name, sizeof name, "bucket%d_dur_ms", b);
+    add_metric(c, name, bs[b].pred_end - bs[b].pred_start, bs[b].meas_end - bs[b].meas_start);
+  }
+  free(bs);
   for (int32_t r = 0; r < c->world_size; r++) {
     double pc = 0, mc = 0, pm = 0, mm = 0;
     for (size_t i = 0; i < n; i++) {

@@ -29,9 +29,16 @@ enum ds_metrics_class ds_metrics_class(const struct ds_op *op) {
   return DS_METRICS_COMPUTE;
 }
 
+/* A collective of a gradient bucket: DDP's all-reduces and its comm hook's
+ * collectives, not the broadcast of buffers (bucket -1) nor a parameter
+ * server's pushes and pulls (their bucket is the server). */
+static int bucket_collective(const struct ds_op *op) {
+  return ds_metrics_class(op) == DS_METRICS_COMM && op->bucket >= 0 &&
+         op->kind != DS_OP_PUSH && op->kind != DS_OP_PULL;
+}
+
 int32_t ds_metrics_bucket(const struct ds_op *op) {
-  return op->rank == 0 && ds_metrics_class(op) == DS_METRICS_COMM && op->bucket >= 0
-             ? op->bucket : -1;
+  return op->rank == 0 && bucket_collective(op) ? op->bucket : -1;
 }
 
 /* Clips the sorted, disjoint iv[0..n) to [lo, hi) in place, dropping what
@@ -62,7 +69,7 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
   struct ds_interval *comp = comm + (n + 1), *host = comp + (n + 1), *gpu = host + (n + 1);
   size_t n_comm = 0, n_comp = 0, n_host = 0;
   int64_t t0 = INT64_MAX, t1 = INT64_MIN, fwd = 0, bwd = 0, step = 0, step_host = 0;
-  int64_t bwd_first = INT64_MAX, bwd_last = INT64_MIN;
+  int64_t bwd_first = INT64_MAX, bwd_last = INT64_MIN, fwd_last_start = INT64_MIN;
   int64_t comm_first = INT64_MAX, comm_last = INT64_MIN;
   for (size_t i = 0; i < n; i++) {
     const struct ds_op *o = ops[i].op;
@@ -85,20 +92,28 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
     }
     if (cls == DS_METRICS_COMM) {
       comm[n_comm++] = iv;
-      /* the logger times the gradient buckets' collectives, not DDP's
-       * broadcast of buffers before the forward (bucket -1) */
-      if (o->bucket >= 0 && s < comm_first) comm_first = s;
-      if (o->bucket >= 0 && e > comm_last) comm_last = e;
+      /* the logger times the gradient buckets' collectives */
+      if (bucket_collective(o) && s < comm_first) comm_first = s;
+      if (bucket_collective(o) && e > comm_last) comm_last = e;
       continue;
     }
     comp[n_comp++] = iv;
     if (o->kind == DS_OP_FWD || o->kind == DS_OP_LOSS) {
       fwd += e - s;
+      if (s > fwd_last_start) fwd_last_start = s;
     } else if (o->kind == DS_OP_BWD) {
       bwd += e - s;
-      if (s < bwd_first) bwd_first = s;
       if (e > bwd_last) bwd_last = e;
     }
+  }
+  /* The logger's backward is the synchronised micro-step's (--no-sync's
+   * accumulating ones run before it): the backward after the last forward */
+  for (size_t i = 0; i < n; i++) {
+    const struct ds_op *o = ops[i].op;
+    int64_t s = ops[i].start_ns;
+    if (o->rank == 0 && o->kind == DS_OP_BWD && ds_metrics_class(o) == DS_METRICS_COMPUTE &&
+        s >= fwd_last_start && s < bwd_first)
+      bwd_first = s;
   }
   double *v = m->v;
   for (int i = 0; i < DS_METRIC_COUNT; i++) v[i] = 0;

@@ -818,6 +818,60 @@ Test(analyze, the_ddp_logger_metrics_time_the_buckets_not_the_buffers_broadcast)
   cr_assert(fabs(m.v[DS_METRIC_comm_ms] - 0.080) < EPS);
 }
 
+Test(analyze, the_ddp_logger_times_the_synchronised_micro_step_and_not_a_servers_pushes) {
+  /* Rank 0 under no_sync 2: forward f1 [0, 10) us, backward b1 [10, 30),
+   * forward f2 [30, 40), backward b2 [40, 70) with bucket 0's all-reduce a
+   * [50, 80). The logger times the synchronised micro-step: backward 70 -
+   * 40 = 30 us, not 70 - 10. A parameter server's push (its bucket the
+   * server) is no bucket's collective. */
+  static const struct ds_op ops[] = {
+      {.stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD, .name = "f1", .bucket = -1},
+      {.stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD, .name = "b1", .bucket = -1},
+      {.stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD, .name = "f2", .bucket = -1},
+      {.stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD, .name = "b2", .bucket = -1},
+      {.stream = DS_STREAM_COMM, .kind = DS_OP_ALLREDUCE, .name = "a", .bucket = 0},
+  };
+  struct ds_timed_op t[] = {{&ops[0], 0, 10000},     {&ops[1], 10000, 30000},
+                            {&ops[2], 30000, 40000}, {&ops[3], 40000, 70000},
+                            {&ops[4], 50000, 80000}};
+  struct ds_metrics m;
+  cr_assert_eq(ds_metrics_measure(t, 5, DS_METRICS_NO_PREVIOUS, &m), DS_OK);
+  cr_assert(fabs(m.v[DS_METRIC_ddp_bwd_compute_ms] - 0.030) < EPS, "%g",
+            m.v[DS_METRIC_ddp_bwd_compute_ms]);
+  cr_assert(fabs(m.v[DS_METRIC_ddp_overlap_ms] - 0.020) < EPS);
+  cr_assert_eq(ds_metrics_bucket(&ops[4]), 0);
+  struct ds_op push = {.stream = DS_STREAM_COMM, .kind = DS_OP_PUSH, .bucket = 1};
+  cr_assert_eq(ds_metrics_bucket(&push), -1);
+}
+
+Test(analyze, a_bucket_of_several_collectives_is_one_row) {
+  /* PowerSGD's hook runs three collectives per bucket: analyze gives each
+   * bucket's start and span once (it printed each key three times). */
+  char trace[256], cmd[512];
+  tmpname(trace, sizeof trace, "psgd");
+  snprintf(cmd, sizeof cmd, "--topo 4gpu --comm-hook powersgd:4 --trace %s", trace);
+  struct ds_test_result sim = ds_test_run("", ds_test_ddpsim(), cmd);
+  cr_assert_eq(sim.status, 0, "%s", sim.err);
+  ds_test_release(&sim);
+  snprintf(cmd, sizeof cmd, "%s --format csv", trace);
+  struct ds_test_result an = run(NULL, cmd);
+  cr_assert_eq(an.status, 0, "%s", an.err);
+  int rows = 0;
+  for (int b = 0; b < 64; b++) {
+    char key[40];
+    snprintf(key, sizeof key, "\nbucket%d_start_ms,", b);
+    const char *at = strstr(an.out, key);
+    if (!at) continue;
+    rows++;
+    cr_assert_null(strstr(at + 1, key), "bucket %d twice:\n%s", b, an.out);
+    snprintf(key, sizeof key, "\nbucket%d_dur_ms,", b);
+    cr_assert(strstr(an.out, key), "%s", an.out);
+  }
+  cr_assert_gt(rows, 1, "%s", an.out);
+  ds_test_release(&an);
+  unlink(trace);
+}
+
 Test(analyze, an_iteration_starting_before_the_previous_ends_is_timed_by_its_period) {
   /* The one op f [20, 100) us; the previous iteration ended at 50 us (dp:
    * GPU 0's step) or at 10 us (a replay's barrier before f): 50 and 80 us. */

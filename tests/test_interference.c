@@ -59,6 +59,43 @@ static const char *parts_model =
     "  - {name: thin, class: matmul, fwd_flops: 1000000, bwd_flops: 2000000,"
     " fwd_bytes: 100000000, act_bytes: 0, params: [{name: v, numel: 1}]}\n";
 
+/* stem: a convolution taking the model's input, as the exporter writes
+ * one: its backward FLOPs are its forward's (the weight gradient only),
+ * over 2 MB of input and output per sample; autocast casts its input (0.5
+ * MB read and written). body: the same with an input gradient. */
+static const char *stem_model =
+    "schema_version: 1\nname: s\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n"
+    "  - {name: stem, class: conv, fwd_flops: 1000000, bwd_flops: 1000000,"
+    " fwd_bytes: 2000000, act_bytes: 0, amp_fwd_bytes: 1000000, amp_cast_bytes: 500000,"
+    " amp_grad_cast_bytes: 0, params: [{name: w, numel: 1}]}\n"
+    "  - {name: body, class: conv, fwd_flops: 1000000, bwd_flops: 2000000,"
+    " fwd_bytes: 2000000, act_bytes: 0, amp_fwd_bytes: 1000000, amp_cast_bytes: 500000,"
+    " amp_grad_cast_bytes: 0, params: [{name: v, numel: 1}]}\n";
+
+Test(interference, a_layer_taking_the_models_input_computes_no_input_gradient) {
+  /* ClockGPU, 1000 GB/s, 4 us per kernel; both layers bound by their
+   * bytes. fp32: the stem's weight gradient reads its input and output
+   * gradient, 2 MB = 2 us (+ 8 B of weights), + 4 us; body's backward reads
+   * both and writes the input gradient, twice that: 4 us + 4. Under --amp
+   * fp16 (1 MB of autocast traffic, doubled for body): the stem 1 us + 4
+   * and no cast backward (its input needs no gradient); body 2 us + 4 and
+   * its input cast's backward, 0.5 MB = 0.5 us + 4. */
+  struct ds_test_compute f;
+  ds_test_compute_setup(&f, ds_test_clock_gpus, "ClockGPU", 0.5, 4, stem_model,
+                        DS_DTYPE_FP32, DS_AMP_NONE);
+  cr_assert_eq(ds_layer_input_grad(&f.m->layers[0]), 0);
+  cr_assert_eq(ds_layer_input_grad(&f.m->layers[1]), 1);
+  cr_assert_float_eq(ds_compute_bwd_ns(&f.c, &f.m->layers[0], 1), 6000.008, 1e-3);
+  cr_assert_float_eq(ds_compute_bwd_ns(&f.c, &f.m->layers[1], 1), 8000.008, 1e-3);
+  ds_test_compute_free(&f);
+  ds_test_compute_setup(&f, ds_test_clock_gpus, "ClockGPU", 0.5, 4, stem_model,
+                        DS_DTYPE_FP32, DS_AMP_FP16);
+  /* weights under autocast: 3 x 2 B half + 4 B fp32 per parameter */
+  cr_assert_float_eq(ds_compute_bwd_ns(&f.c, &f.m->layers[0], 1), 5000.010, 1e-3);
+  cr_assert_float_eq(ds_compute_bwd_ns(&f.c, &f.m->layers[1], 1), 6000.010 + 4500, 1e-3);
+  ds_test_compute_free(&f);
+}
+
 Test(interference, a_pass_slows_by_its_parts) {
   /* ClockGPU: 4 SMs, 10 TFLOPS FP32 at efficiency 0.5, 1000 GB/s in full,
    * 4 us per kernel. mm's backward at batch 1: its own kernel, 4e9 FLOP at

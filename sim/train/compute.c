@@ -269,8 +269,10 @@ static double fwd_act_bytes(const struct ds_compute *c, const struct ds_layer *l
 /* Backward's activation traffic: a memory layer's own backward ops' bytes
  * when the model file has them (bwd_bytes, model.h), else twice the
  * forward's (read the saved activations and the output gradient, write the
- * input gradient). */
+ * input gradient), or once where no input gradient is computed (the weight
+ * gradient reads the input and the output gradient: ds_layer_input_grad). */
 static double bwd_act_bytes(const struct ds_compute *c, const struct ds_layer *l) {
+  if (l->cls != DS_LAYER_MEMORY && !ds_layer_input_grad(l)) return fwd_act_bytes(c, l);
   if (l->cls != DS_LAYER_MEMORY || l->bwd_bytes < 0) return 2 * fwd_act_bytes(c, l);
   if (autocast_traffic(c, l)) return l->amp_bwd_bytes;
   return l->bwd_bytes * act_scale(c);
@@ -513,9 +515,12 @@ double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
 static struct pass_time bwd_time(const struct ds_compute *c, const struct ds_layer *l,
                                  int64_t batch) {
   double b = (double)batch;
-  /* the casts' backward, and the engine's casts of promoted inputs' gradients */
+  /* the casts' backward (none for an input that needs no gradient: the
+   * model's, cast by the first layer), and the engine's casts of promoted
+   * inputs' gradients */
   double casts = autocast_traffic(c, l)
-                     ? cast_ns(c, l->amp_cast_bytes + l->amp_grad_cast_bytes, b)
+                     ? cast_ns(c, (ds_layer_input_grad(l) ? l->amp_cast_bytes : 0) +
+                                      l->amp_grad_cast_bytes, b)
                      : 0;
   if (l->bn_channels > 0)
     return (struct pass_time){ds_compute_batch_norm_ns(c, l, batch, 1, NULL) + casts +
@@ -542,7 +547,7 @@ static struct pass_time bwd_time(const struct ds_compute *c, const struct ds_lay
     /* the weight gradient, and the input gradient unless the layer takes
      * the model's input (its backward FLOPs are then the forward's) */
     double measured = grouped_pass_ns(c, l, DS_CONV_WGRAD, batch);
-    if (l->bwd_flops > 1.5 * l->fwd_flops) measured += grouped_pass_ns(c, l, DS_CONV_DGRAD, batch);
+    if (ds_layer_input_grad(l)) measured += grouped_pass_ns(c, l, DS_CONV_DGRAD, batch);
     if (measured > own) own = sm = measured;
   }
   return (struct pass_time){own + casts + ds_compute_bwd_extra_ns(c, l, batch), sm};

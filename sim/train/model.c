@@ -47,6 +47,11 @@ const char *ds_layer_class_name(enum ds_layer_class cls) {
                                                                   : "unknown";
 }
 
+int ds_layer_input_grad(const struct ds_layer *l) {
+  return !((l->cls == DS_LAYER_CONV || l->cls == DS_LAYER_MATMUL) && l->fwd_flops > 0 &&
+           l->bwd_flops <= 1.5 * l->fwd_flops);
+}
+
 double ds_layer_op_fwd_bytes(const struct ds_layer *l) {
   return l->op_fwd_bytes >= 0 ? l->op_fwd_bytes : l->fwd_bytes;
 }

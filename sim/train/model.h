@@ -263,6 +263,11 @@ const char *ds_layer_class_name(enum ds_layer_class cls);
  * fwd_bytes. */
 double ds_layer_op_fwd_bytes(const struct ds_layer *l);
 
+/* 0 when layer l's backward computes no gradient of its input: a
+ * convolution or matmul taking the model's input, whose backward FLOPs the
+ * exporter counts as the weight gradient's alone (its forward's); 1 else. */
+int ds_layer_input_grad(const struct ds_layer *l);
+
 #ifdef __cplusplus
 }
 #endif

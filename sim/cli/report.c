@@ -169,7 +169,7 @@ ds_status ds_report_measure_shared(const struct ds_report_times *t, size_t b0, s
   X(coll_model, "%s", r->coll_model)                            \
   X(coll_algo, "%s", r->coll_algo)                              \
   X(ddp_options, "%s", r->ddp_options)                          \
-  X(per_batch_ms, "%.6f", r->iter_ms / (r->no_sync > 1 ? r->no_sync : 1)) \
+  X(per_batch_ms, "%.6f", r->iter_ms / ds_summary_micro_steps(r)) \
   X(samples_per_s, "%.3f", r->samples_per_s)                    \
   X(speedup_vs_single, "%.6f", r->speedup_vs_single)            \
   X(peak_mem_gib_gpu0, "%.6f", r->peak_mem_gib_gpu0)            \
@@ -275,6 +275,10 @@ static void print_buckets(FILE *fp, const struct ds_summary *r) {
     fprintf(fp, ", ... %.2f", r->bucket_bytes[r->n_buckets - 1] / DS_UNITS_MIB);
   fputs(" MiB\n", fp);
   if (r->bucket_rule) fprintf(fp, "    rule         %s\n", r->bucket_rule);
+}
+
+int32_t ds_summary_micro_steps(const struct ds_summary *s) {
+  return (s->no_sync > 1 ? s->no_sync : 1) * (s->grad_accum > 1 ? s->grad_accum : 1);
 }
 
 double ds_report_peak_mem_gib(const struct ds_summary *s) {

@@ -314,7 +314,11 @@ static void print_dp_gpu(FILE *fp, const char *what, const struct ds_dp_gpu_memo
 static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
   fputc('\n', fp);
   if (strcmp(r->strategy, "single") == 0)
-    fprintf(fp, "single: 1 GPU, batch %lld\n", (long long)r->batch_per_gpu);
+    if (r->grad_accum > 1) /* --grad-accum: the iteration is K batches */
+      fprintf(fp, "single: 1 GPU, batch %lld, %d micro-steps per optimizer step\n",
+              (long long)r->batch_per_gpu, r->grad_accum);
+    else
+      fprintf(fp, "single: 1 GPU, batch %lld\n", (long long)r->batch_per_gpu);
   else if (strcmp(r->strategy, "dp") == 0)
     fprintf(fp, "dp (torch.nn.DataParallel): %d GPUs, batch %lld/GPU, %s\n", r->world_size,
             (long long)r->batch_per_gpu, r->ddp_options);

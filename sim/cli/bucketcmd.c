@@ -27,7 +27,7 @@ struct bucketcmd_options {
 static const char usage[] =
     "usage: ddpsim buckets [--model FILE|NAME] [--bucket-mb C] [--first-bucket-mb F]\n"
     "                      [--find-unused-parameters | --static-graph]\n"
-    "                      [--pytorch-version current|1.4]\n"
+    "                      [--pytorch-version current|1.4|1.9]\n"
     "\n"
     "Prints DDP's bucket layouts of a model (default resnet50) as PyTorch builds\n"
     "them, one CSV row per bucket: model, rule, bucket_cap_mb (unset without\n"
@@ -35,7 +35,9 @@ static const char usage[] =
     "all-reduced first), bytes (fp32), params (registration indices, in the\n"
     "bucket's order). The format of tests/data/conformance/buckets.csv.\n"
     "--pytorch-version 1.4: PyTorch 1.4's rule (registration order, a 1 MiB first\n"
-    "bucket whatever --bucket-mb, never rebuilt; rule pytorch1.4).\n";
+    "bucket whatever --bucket-mb, never rebuilt; rule pytorch1.4). 1.9: iteration 0\n"
+    "binned so too, rebuilt in gradient-ready order with a 1 MiB first bucket\n"
+    "(rule pytorch1.9; find_unused under --find-unused-parameters).\n";
 
 static ds_status parse_mib(const char *flag, const char *v, double *out, struct ds_err *err) {
   return ds_values_parse_item(flag, v, &ds_value_kind_mib, out, err);
@@ -60,9 +62,10 @@ static ds_status parse_args(int argc, char **argv, struct bucketcmd_options *o,
     else if (strcmp(f, "--pytorch-version") == 0) {
       const char *v = argv[++i];
       if (strcmp(v, "1.4") == 0) o->rules = DS_DDP_RULES_TORCH_1_4;
+      else if (strcmp(v, "1.9") == 0) o->rules = DS_DDP_RULES_TORCH_1_9;
       else if (strcmp(v, "current") == 0) o->rules = DS_DDP_RULES_CURRENT;
-      else return ds_err_set(err, DS_EUSAGE, "option --pytorch-version: expected current or "
-                             "1.4, got \"%s\"", v);
+      else return ds_err_set(err, DS_EUSAGE, "option --pytorch-version: expected current, "
+                             "1.4 or 1.9, got \"%s\"", v);
     } else return ds_err_set(err, DS_EUSAGE, "ddpsim buckets: unknown option \"%s\" (see "
                            "ddpsim buckets --help)", f);
   }
@@ -72,6 +75,9 @@ static ds_status parse_args(int argc, char **argv, struct bucketcmd_options *o,
   if (o->rules == DS_DDP_RULES_TORCH_1_4 && o->static_graph)
     return ds_err_set(err, DS_EUSAGE, "option --pytorch-version 1.4: PyTorch 1.4's DDP has no "
                       "--static-graph");
+  if (o->rules == DS_DDP_RULES_TORCH_1_9 && o->static_graph)
+    return ds_err_set(err, DS_EUSAGE, "option --pytorch-version 1.9: PyTorch 1.9's DDP has no "
+                      "static_graph argument");
   return DS_OK;
 }
 
@@ -110,8 +116,9 @@ ds_status ds_bucketcmd_main(int argc, char **argv, FILE *out, struct ds_err *err
   char cap_text[32];
   if (o.bucket_mb > 0) snprintf(cap_text, sizeof cap_text, "%g", o.bucket_mb);
   else snprintf(cap_text, sizeof cap_text, "unset");
-  const char *rule = o.rules == DS_DDP_RULES_TORCH_1_4 ? "pytorch1.4"
-                     : o.find_unused                   ? "find_unused"
+  const char *rule = o.rules == DS_DDP_RULES_TORCH_1_4   ? "pytorch1.4"
+                     : o.find_unused                     ? "find_unused"
+                     : o.rules == DS_DDP_RULES_TORCH_1_9 ? "pytorch1.9"
                      : o.static_graph                  ? "static_graph"
                                                        : "default";
   fputs("model,rule,bucket_cap_mb,phase,bucket,bytes,params\n", out);

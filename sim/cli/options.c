@@ -90,7 +90,11 @@ static const char usage_precision[] =
     "                         one-CTA-per-channel NCHW ones, and the elementwise ops\n"
     "                         that mix layouts (the model's nhwc_legacy_ew; default NCHW)\n"
     "  --weight-decay         the optimizer has a nonzero weight_decay: one more kernel\n"
-    "                         (3 passes) per foreach step, or per tensor under 1.4's loop\n"
+    "                         (3 passes) per foreach step, or per tensor under the loop\n"
+    "                         of --pytorch-version 1.4 and 1.9\n"
+    "  --no-bn-weight-decay   with --weight-decay: parameters named *bn* in a group of\n"
+    "                         weight_decay 0 (DeepLearningExamples' bn_weight_decay False):\n"
+    "                         no decay kernel on them (single, dp, ddp)\n"
     ;
 
 static const char usage_ddp[] =
@@ -105,11 +109,22 @@ static const char usage_ddp[] =
     "                         never rebuilt (the graph traversal's CPU cost is not modelled)\n"
     "  --static-graph         static_graph=True: one bucket in iterations 0 and 1, rebuilt\n"
     "                         before iteration 2 (default --iters 3)\n"
-    "  --pytorch-version V    PyTorch V's rules: current (default) or 1.4 (every strategy:\n"
-    "                         the optimizer as a Python loop, kernels per parameter tensor;\n"
-    "                         DDP: buckets binned in registration order with a 1 MiB first\n"
-    "                         bucket, never rebuilt; one div_ kernel per bucket before its\n"
-    "                         all-reduce)\n"
+    "  --pytorch-version V    PyTorch V's rules: current (default), 1.4 or 1.9. 1.4 (every\n"
+    "                         strategy: the optimizer as a Python loop, kernels per parameter\n"
+    "                         tensor; DDP: buckets binned in registration order with a 1 MiB\n"
+    "                         first bucket, never rebuilt; one div_ kernel per bucket before\n"
+    "                         its all-reduce). 1.9: the same loop, zero_grad's fill_ per\n"
+    "                         gradient and AccumulateGrad's add into the kept .grad; DDP's\n"
+    "                         buckets binned in registration order in iteration 0, rebuilt\n"
+    "                         in gradient-ready order with a 1 MiB first bucket (--amp fp16:\n"
+    "                         the step's launches wait for GradScaler's .item() sync)\n"
+    "  --grad-accum K         gradient accumulation without no_sync (single, ddp): K micro-\n"
+    "                         steps of forward and backward (under ddp each all-reduces\n"
+    "                         every bucket), then one optimizer step and zero_grad; the\n"
+    "                         iteration, per_batch_ms and samples/s count K batches\n"
+    "  --optimizer-batch N    samples per optimizer step (DeepLearningExamples'\n"
+    "                         optimizer_batch_size): --grad-accum N / (world x batch) for\n"
+    "                         each configuration, which must divide exactly\n"
   "  --comm-hook HOOK       DDP comm hook: none, fp16, bf16 (half the bytes plus the\n"
   "                         casts), powersgd:RANK (docs/strategies.md)\n"
     ;
@@ -451,12 +466,12 @@ static ds_status parse_hooks(const char *flag, const char *v, struct ds_options 
 #define OPTION_MAP(X)                                                     \
   X("--topo", 1) X("--model", 1) X("--strategy", 1) X("--bucket-mb", 1)   \
   X("--first-bucket-mb", 1) X("--world-size", 1) X("--batch", 1)          \
-  X("--iters", 1) X("--dtype", 1) X("--amp", 1) X("--tf32", 1) X("--channels-last", 0) X("--weight-decay", 0) X("--seed", 1) X("--format", 1)         \
+  X("--iters", 1) X("--dtype", 1) X("--amp", 1) X("--tf32", 1) X("--channels-last", 0) X("--weight-decay", 0) X("--no-bn-weight-decay", 0) X("--seed", 1) X("--format", 1)         \
   X("--trace", 1) X("--schedule", 1) X("--coll-model", 1) X("--net", 1)   \
   X("--ring-chunks", 1) X("--algo", 1) X("--proto", 1) X("--nccl-extra", 1) \
   X("--calib", 1) X("--no-overlap", 0) X("--no-sync", 1) X("--grad-as-bucket-view", 0) X("--no-broadcast-buffers", 0)         \
   X("--find-unused-parameters", 0) X("--static-graph", 0) X("--comm-hook", 1)  \
-  X("--pytorch-version", 1)                                               \
+  X("--pytorch-version", 1) X("--grad-accum", 1) X("--optimizer-batch", 1) \
   X("--dp-output-device", 1) X("--dp-parallel-loss", 0)                   \
   X("--ps-servers", 1) X("--ps-mode", 1) X("--ps-push", 1)               \
   X("--straggler", 1)                                                     \
@@ -574,12 +589,22 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
   else if (strcmp(flag, "--grad-as-bucket-view") == 0) o->grad_as_bucket_view = 1;
   else if (strcmp(flag, "--no-broadcast-buffers") == 0) o->no_broadcast_buffers = 1;
   else if (strcmp(flag, "--weight-decay") == 0) o->weight_decay = 1;
+  else if (strcmp(flag, "--no-bn-weight-decay") == 0) o->no_bn_weight_decay = 1;
   else if (strcmp(flag, "--find-unused-parameters") == 0) o->find_unused_parameters = 1;
   else if (strcmp(flag, "--static-graph") == 0) o->static_graph = 1;
   else if (strcmp(flag, "--pytorch-version") == 0) {
-    static const char *const names[] = {"current", "1.4"};
-    DS_CHECK(parse_choice(flag, v, names, 2, &c, err));
-    o->ddp_rules = c == 1 ? DS_DDP_RULES_TORCH_1_4 : DS_DDP_RULES_CURRENT;
+    static const char *const names[] = {"current", "1.4", "1.9"};
+    DS_CHECK(parse_choice(flag, v, names, 3, &c, err));
+    o->ddp_rules = c == 1   ? DS_DDP_RULES_TORCH_1_4
+                   : c == 2 ? DS_DDP_RULES_TORCH_1_9
+                            : DS_DDP_RULES_CURRENT;
+  } else if (strcmp(flag, "--grad-accum") == 0) {
+    DS_CHECK(parse_int(flag, v, 1, 1024, &x, err));
+    o->grad_accum = (int32_t)x;
+    o->grad_accum_set = 1;
+  } else if (strcmp(flag, "--optimizer-batch") == 0) {
+    DS_CHECK(parse_int(flag, v, 1, (int64_t)1 << 40, &x, err));
+    o->optimizer_batch = x;
   } else if (strcmp(flag, "--comm-hook") == 0)
     DS_CHECK(parse_hooks(flag, v, o, err));
   else if (strcmp(flag, "--dp-output-device") == 0) {
@@ -604,6 +629,41 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
   return DS_OK;
 }
 
+/* --grad-accum and --optimizer-batch: one of them, built for single and
+ * ddp only, not with no_sync's micro-steps. */
+static ds_status check_grad_accum(const struct ds_options *o, struct ds_err *err) {
+  const char *flag = o->optimizer_batch > 0 ? "--optimizer-batch" : "--grad-accum";
+  if (o->optimizer_batch > 0 && o->grad_accum_set)
+    return ds_err_set(err, DS_EUSAGE, "options --grad-accum and --optimizer-batch: give one "
+                      "(--optimizer-batch sets K from the world size and batch)");
+  if (o->grad_accum <= 1 && o->optimizer_batch == 0) return DS_OK;
+  for (int32_t k = 0; k < o->n_strategies; k++)
+    if (o->strategies[k] != DS_STRATEGY_SINGLE && o->strategies[k] != DS_STRATEGY_DDP)
+      return ds_err_set(err, DS_EUSAGE, "option %s: gradient accumulation is built for "
+                        "--strategy single and ddp, not %s", flag,
+                        strategy_names[o->strategies[k]]);
+  for (int32_t k = 0; k < o->sweep[DS_VAR_NO_SYNC].n; k++)
+    if (o->sweep[DS_VAR_NO_SYNC].v[k] > 1)
+      return ds_err_set(err, DS_EUSAGE, "option %s with --no-sync %g: choose one (no_sync "
+                        "accumulates without the all-reduce, %s all-reduces every "
+                        "micro-step)", flag, o->sweep[DS_VAR_NO_SYNC].v[k], flag);
+  return DS_OK;
+}
+
+int ds_options_grad_accum(const struct ds_options *o, int32_t world, int64_t batch,
+                          struct ds_err *err) {
+  if (o->optimizer_batch <= 0) return o->grad_accum > 1 ? o->grad_accum : 1;
+  int64_t per_micro = (int64_t)world * batch;
+  if (per_micro <= 0 || o->optimizer_batch % per_micro != 0 ||
+      o->optimizer_batch / per_micro > 1024) {
+    ds_err_set(err, DS_EUSAGE, "option --optimizer-batch %lld: not a whole number of "
+               "micro-steps (1 to 1024) of world size %d x batch %lld",
+               (long long)o->optimizer_batch, world, (long long)batch);
+    return -1;
+  }
+  return (int32_t)(o->optimizer_batch / per_micro);
+}
+
 ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
                            struct ds_err *err) {
   memset(o, 0, sizeof *o);
@@ -623,6 +683,7 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
     o->sweep[v].n = 1;
   }
   o->samples = 1;
+  o->grad_accum = 1;
   o->iters = 2;
   o->seed = 1;
   o->nccl_extra = 1;
@@ -662,6 +723,18 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
                         "came later)",
                         newer);
   }
+  if (o->ddp_rules == DS_DDP_RULES_TORCH_1_9 && o->static_graph)
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --pytorch-version 1.9: PyTorch 1.9 has no static_graph argument "
+                      "(its experimental _set_static_graph() is not modelled)");
+  DS_CHECK(check_grad_accum(o, err));
+  if (o->no_bn_weight_decay && !o->weight_decay)
+    return ds_err_set(err, DS_EUSAGE, "option --no-bn-weight-decay: needs --weight-decay "
+                      "(without it no parameter decays)");
+  for (int32_t k = 0; o->no_bn_weight_decay && k < o->n_strategies; k++)
+    if (o->strategies[k] == DS_STRATEGY_PS)
+      return ds_err_set(err, DS_EUSAGE, "option --no-bn-weight-decay: not built for "
+                        "--strategy ps (its servers decay every tensor)");
   /* nvls exists only under NCCL's model; direct, reduce-broadcast and
    * hierarchical are not NCCL's, so they have no protocol. */
   int nccl_only = !o->algo_auto && o->ar_algo == DS_AR_NVLS;

@@ -118,6 +118,7 @@ struct ds_options {
   enum ds_tf32 tf32;      /* --tf32: op classes on TF32 in fp32 training (conv) */
   int channels_last;      /* --channels-last: NHWC activations (compute.h batch norm) */
   int weight_decay;       /* --weight-decay: a nonzero weight_decay (compute.h step) */
+  int no_bn_weight_decay; /* --no-bn-weight-decay: "bn" parameters undecayed (compute.h) */
   enum ds_format format;
   const char *trace;      /* NULL: none */
   const char *schedule;   /* NULL: none */
@@ -142,6 +143,12 @@ struct ds_options {
    * default) or 1.4's reducer (registration-order buckets with a 1 MiB
    * first bucket, no rebuild, a div_ kernel per bucket) */
   enum ds_ddp_rules ddp_rules;
+  /* --grad-accum K (>= 1, grad_accum_set when given) or --optimizer-batch
+   * N (> 0; 0 without): gradient accumulation outside no_sync, single and
+   * ddp only; ds_options_grad_accum gives a configuration's K */
+  int32_t grad_accum;
+  int grad_accum_set;
+  int64_t optimizer_batch;
   struct ds_comm_hook comm_hook;    /* --comm-hook: DDP communication hook (comm_hook.h) */
   /* Sweeps and noise (docs/sweeps.md). The scalars above (bucket_mb[0],
    * first_bucket_mb, world_size, batch, no_sync) are the first value of
@@ -172,6 +179,13 @@ struct ds_options {
 /* Parses argv[1..argc) (both "--flag value" and "--flag=value"). Usage
  * errors are DS_EUSAGE with a message naming the flag and what was
  * expected. */
+/* The micro-steps per optimizer step of a configuration of `world` ranks
+ * at `batch` per GPU: --grad-accum's K, or --optimizer-batch N / (world x
+ * batch); -1 (err set, DS_EUSAGE) when N is not a whole number of 1 to
+ * 1024 micro-steps. */
+int ds_options_grad_accum(const struct ds_options *o, int32_t world, int64_t batch,
+                          struct ds_err *err);
+
 ds_status ds_options_parse(int argc, char **argv, struct ds_options *opt,
                            struct ds_err *err);
 

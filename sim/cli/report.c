@@ -169,7 +169,7 @@ ds_status ds_report_measure_shared(const struct ds_report_times *t, size_t b0, s
   X(coll_model, "%s", r->coll_model)                            \
   X(coll_algo, "%s", r->coll_algo)                              \
   X(ddp_options, "%s", r->ddp_options)                          \
-  X(per_batch_ms, "%.6f", r->iter_ms / (r->no_sync > 1 ? r->no_sync : 1)) \
+  X(per_batch_ms, "%.6f", r->iter_ms / ds_summary_micro_steps(r)) \
   X(samples_per_s, "%.3f", r->samples_per_s)                    \
   X(speedup_vs_single, "%.6f", r->speedup_vs_single)            \
   X(peak_mem_gib_gpu0, "%.6f", r->peak_mem_gib_gpu0)            \
@@ -277,6 +277,10 @@ static void print_buckets(FILE *fp, const struct ds_summary *r) {
   if (r->bucket_rule) fprintf(fp, "    rule         %s\n", r->bucket_rule);
 }
 
+int32_t ds_summary_micro_steps(const struct ds_summary *s) {
+  return (s->no_sync > 1 ? s->no_sync : 1) * (s->grad_accum > 1 ? s->grad_accum : 1);
+}
+
 double ds_report_peak_mem_gib(const struct ds_summary *s) {
   double m = s->peak_mem_gib;
   if (s->peak_mem_gib_gpu0 > m) m = s->peak_mem_gib_gpu0;
@@ -310,7 +314,11 @@ static void print_dp_gpu(FILE *fp, const char *what, const struct ds_dp_gpu_memo
 static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
   fputc('\n', fp);
   if (strcmp(r->strategy, "single") == 0)
-    fprintf(fp, "single: 1 GPU, batch %lld\n", (long long)r->batch_per_gpu);
+    if (r->grad_accum > 1) /* --grad-accum: the iteration is K batches */
+      fprintf(fp, "single: 1 GPU, batch %lld, %d micro-steps per optimizer step\n",
+              (long long)r->batch_per_gpu, r->grad_accum);
+    else
+      fprintf(fp, "single: 1 GPU, batch %lld\n", (long long)r->batch_per_gpu);
   else if (strcmp(r->strategy, "dp") == 0)
     fprintf(fp, "dp (torch.nn.DataParallel): %d GPUs, batch %lld/GPU, %s\n", r->world_size,
             (long long)r->batch_per_gpu, r->ddp_options);

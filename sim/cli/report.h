@@ -51,6 +51,7 @@ struct ds_summary {
   const char *coll_algo;  /* "ring" (plain), "ring/auto", "ring/LL128", ... */
   const char *ddp_options; /* "none" or e.g. "no_overlap;no_sync=4" */
   int32_t no_sync;         /* micro-steps per iteration (1: every step syncs) */
+  int32_t grad_accum;      /* --grad-accum's micro-steps per iteration (1: none) */
   int32_t world_size;
   int64_t batch_per_gpu;
   double bucket_mb;
@@ -147,6 +148,9 @@ enum ds_format { DS_FORMAT_TEXT, DS_FORMAT_CSV, DS_FORMAT_JSON };
 
 /* The largest per-GPU peak memory of the row, GiB. */
 double ds_report_peak_mem_gib(const struct ds_summary *s);
+/* Batches one reported iteration trains per GPU: no_sync's micro-steps
+ * times --grad-accum's (each at least 1). */
+int32_t ds_summary_micro_steps(const struct ds_summary *s);
 /* 1 when that peak fits the GPU's memory (the csv and json column
  * fits_memory; the text output warns after the table). */
 int ds_report_fits_memory(const struct ds_summary *s);

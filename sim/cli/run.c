@@ -66,6 +66,7 @@ struct config_run {
   int use_nccl;
   char coll_algo[32];        /* "ring", "ring/auto", "ring/LL128", ... */
   char ddp_options[128];     /* "none", or e.g. "no_overlap;no_sync=4" */
+  int32_t grad_accum;        /* micro-steps per optimizer step (ds_options_grad_accum) */
   char inputs[1024];
   struct ds_dp_chunks dp_chunks; /* dp: reduce_add_coalesced's 10 MiB groups */
   struct ds_run_trace *capture;  /* ds_run_capture: the trace kept in memory, or NULL */
@@ -80,7 +81,8 @@ static ds_status build_iteration(const struct config_run *c,
       c->world, c->batch, &c->ring, c->use_nccl ? &c->nccl : NULL,
       o->proto_choice == DS_PROTO_CHOICE_FIXED ? o->proto_fixed : DS_PROTO_COUNT,
       o->no_overlap, o->no_sync, o->comm_hook, iter, o->ar_algo, o->algo_auto,
-      o->grad_as_bucket_view, template_only, !o->no_broadcast_buffers, o->ddp_rules};
+      o->grad_as_bucket_view, template_only, !o->no_broadcast_buffers, o->ddp_rules,
+      c->grad_accum};
   ds_status st = ds_ddp_build(c->model, &c->compute, &dopt, bk, id_base,
                               coll_base, s);
   if (st != DS_OK)
@@ -109,7 +111,8 @@ static ds_status build_strategy_iteration(const struct config_run *c,
         .parallel_loss = o->dp_parallel_loss, .single = o->strategy_id == DS_STRATEGY_SINGLE,
         .launch_ns = c->compute.params.host_launch_ns,
         .replicate_ns = c->compute.params.host_replicate_ns,
-        .backward_ns = c->compute.params.host_backward_ns};
+        .backward_ns = c->compute.params.host_backward_ns,
+        .grad_accum = c->grad_accum};
     ds_status st = ds_dp_build(c->model, &c->compute, &dopt, &c->dp_chunks, id_base,
                                coll_base, s, n_coll);
     if (st != DS_OK)
@@ -122,7 +125,9 @@ static ds_status build_strategy_iteration(const struct config_run *c,
     if (buffer_buckets < 0)
       return ds_err_set(err, DS_ENOMEM, "building the DDP schedule failed: %s",
                         ds_status_message(DS_ENOMEM));
-    *n_coll = bk->n + buffer_buckets;
+    struct ds_ddp_options counts = {.grad_accum = c->grad_accum,
+                                    .broadcast_buffers = !o->no_broadcast_buffers};
+    *n_coll = ds_ddp_colls_per_iteration(&counts, bk->n, buffer_buckets);
     return build_iteration(c, bk, iter, id_base, coll_base, template_only, s, err);
   }
   default: /* ps runs outside the schedule path (run_config) */
@@ -414,7 +419,8 @@ static void append_item(char *buf, size_t cap, const char *item) {
 }
 
 /* The DDP options in effect, as one CSV-safe field. */
-static void describe_ddp_options(const struct ds_options *o, char *buf, size_t cap) {
+static void describe_ddp_options(const struct ds_options *o, int32_t grad_accum, char *buf,
+                                 size_t cap) {
   char k[32];
   buf[0] = '\0';
   if (o->no_overlap) append_item(buf, cap, "no_overlap");
@@ -427,6 +433,11 @@ static void describe_ddp_options(const struct ds_options *o, char *buf, size_t c
   if (o->find_unused_parameters) append_item(buf, cap, "find_unused_parameters");
   if (o->static_graph) append_item(buf, cap, "static_graph");
   if (o->ddp_rules == DS_DDP_RULES_TORCH_1_4) append_item(buf, cap, "pytorch=1.4");
+  if (o->ddp_rules == DS_DDP_RULES_TORCH_1_9) append_item(buf, cap, "pytorch=1.9");
+  if (grad_accum > 1) {
+    snprintf(k, sizeof k, "grad_accum=%d", grad_accum);
+    append_item(buf, cap, k);
+  }
   if (o->comm_hook.kind != DS_HOOK_NONE) {
     char h[20];
     ds_comm_hook_name(&o->comm_hook, h, sizeof h);
@@ -518,8 +529,10 @@ static ds_status load(struct loaded *ld, const struct ds_options *o, struct ds_e
   DS_CHECK(ds_compute_init(ld->topo, o->dtype, o->amp, &ld->compute, err));
   ds_compute_set_tf32(&ld->compute, ld->topo, o->tf32);
   ld->compute.channels_last = o->channels_last;
-  ld->compute.optimizer_loop = o->ddp_rules == DS_DDP_RULES_TORCH_1_4;
+  ld->compute.optimizer_loop = o->ddp_rules != DS_DDP_RULES_CURRENT;
+  ld->compute.zero_grad_fill = o->ddp_rules == DS_DDP_RULES_TORCH_1_9;
   ld->compute.weight_decay = o->weight_decay;
+  ld->compute.no_bn_weight_decay = o->no_bn_weight_decay;
   if (ld->calib && ld->calib->n_gconv > 0) { /* grouped convolutions measured on this GPU */
     ds_calib_gconv_table(ld->calib, &ld->gconv);
     ld->compute.gconv = &ld->gconv;
@@ -562,6 +575,8 @@ static ds_status configure(struct config_run *c, const struct loaded *ld,
     return ds_err_set(err, DS_EUSAGE, "option --dp-output-device: expected a GPU index "
                       "below the world size %d, got %d", c->world, o->dp_output_device);
   c->batch = o->batch ? o->batch : c->model->default_batch;
+  c->grad_accum = ds_options_grad_accum(o, c->world, c->batch, err);
+  if (c->grad_accum < 0) return DS_EUSAGE;
   switch (o->coll_model) {
   case DS_COLL_CHOICE_FLOW: c->coll_model = DS_COLL_FLOW; break;
   case DS_COLL_CHOICE_AGGREGATE: c->coll_model = DS_COLL_AGGREGATE; break;
@@ -583,7 +598,7 @@ static ds_status configure(struct config_run *c, const struct loaded *ld,
    * the flow network's broadcast/reduce/gather/scatter (docs/strategies.md). */
   if (o->strategy_id == DS_STRATEGY_DDP) DS_CHECK(setup_nccl(c, o, quiet, err));
   else snprintf(c->coll_algo, sizeof c->coll_algo, "ring");
-  describe_ddp_options(o, c->ddp_options, sizeof c->ddp_options);
+  describe_ddp_options(o, c->grad_accum, c->ddp_options, sizeof c->ddp_options);
   if (o->strategy_id == DS_STRATEGY_DP) {
     /* the ddp_options column carries the row's strategy's options */
     snprintf(c->ddp_options, sizeof c->ddp_options, "output_device=%d%s",
@@ -592,7 +607,10 @@ static ds_status configure(struct config_run *c, const struct loaded *ld,
                      &c->dp_chunks) != DS_OK)
       return ds_err_set(err, DS_ENOMEM, "out of memory");
   } else if (o->strategy_id == DS_STRATEGY_SINGLE) {
-    snprintf(c->ddp_options, sizeof c->ddp_options, "none");
+    if (c->grad_accum > 1)
+      snprintf(c->ddp_options, sizeof c->ddp_options, "grad_accum=%d", c->grad_accum);
+    else
+      snprintf(c->ddp_options, sizeof c->ddp_options, "none");
   }
   int len = snprintf(c->inputs, sizeof c->inputs,
            "topo=%s model=%s strategy=%s world_size=%d batch=%lld dtype=%s amp=%s tf32=%s "
@@ -772,6 +790,7 @@ static ds_status run_ps(struct config_run *c, struct ds_summary *s, struct ds_er
   s->coll_algo = "p2p";
   s->ddp_options = c->ddp_options;
   s->no_sync = 1;
+  s->grad_accum = 1;
   s->world_size = c->world;
   s->batch_per_gpu = c->batch;
   s->iters = o->iters;
@@ -840,6 +859,7 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
   s->coll_algo = c.coll_algo;
   s->ddp_options = c.ddp_options;
   s->no_sync = oc.strategy_id == DS_STRATEGY_DDP ? oc.no_sync : 1; /* DDP's option */
+  s->grad_accum = c.grad_accum;
   s->world_size = c.world;
   s->batch_per_gpu = c.batch;
   s->iters = oc.iters;
@@ -847,8 +867,9 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
   s->peak_mem_gib = s->mem.total / DS_UNITS_GIB;
   s->gpu_mem_gib = c.topo->gpu.mem_bytes / DS_UNITS_GIB;
   DS_CHECK_GOTO(run_one(&c, oc.bucket_mb[0], s, &bucket_bytes, err), st, out);
-  /* Samples trained per second; no_sync's micro-steps each take a batch. */
-  s->samples_per_s = (double)c.world * (double)c.batch * (s->no_sync > 1 ? s->no_sync : 1) /
+  /* Samples trained per second; no_sync's and --grad-accum's micro-steps
+   * each take a batch. */
+  s->samples_per_s = (double)c.world * (double)c.batch * ds_summary_micro_steps(s) /
                      (s->iter_ms / 1e3);
   row->bucket_bytes = bucket_bytes;
   bucket_bytes = NULL;

@@ -252,7 +252,7 @@ int ds_sweep_single_var(const struct ds_options *o) {
  * varies (a larger world or batch does more work per iteration). */
 static double ms_per_sample(const struct ds_summary *r) {
   double samples = (double)r->world_size * (double)r->batch_per_gpu *
-                   (double)(r->no_sync > 1 ? r->no_sync : 1);
+                   (double)ds_summary_micro_steps(r);
   return samples > 0 ? r->iter_ms / samples : r->iter_ms;
 }
 

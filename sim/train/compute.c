@@ -647,10 +647,37 @@ static int step_kernels_each(const struct ds_compute *c, enum ds_optimizer opt) 
   return k + (c->weight_decay ? 1 : 0);
 }
 
+/* Whether parameter p sits in --no-bn-weight-decay's group of weight_decay
+ * 0: a name containing "bn" (DeepLearningExamples' optimizers.py
+ * get_sgd_optimizer: [v for n, v in parameters if "bn" in n]). */
+static int skips_decay(const struct ds_compute *c, const struct ds_model *m, int32_t p) {
+  return c->weight_decay && c->no_bn_weight_decay && m->params[p].name &&
+         strstr(m->params[p].name, "bn") != NULL;
+}
+
+/* The tensors and elements of that group (0 and 0 without it). */
+static int32_t undecayed(const struct ds_compute *c, const struct ds_model *m, double *numel) {
+  int32_t n = 0;
+  *numel = 0;
+  for (int32_t p = 0; p < m->n_params; p++)
+    if (skips_decay(c, m, p)) {
+      n++;
+      *numel += (double)m->params[p].numel;
+    }
+  return n;
+}
+
 int ds_compute_step_kernels(const struct ds_compute *c, const struct ds_model *model) {
   int k = step_kernels_each(c, model->optimizer);
-  if (c->optimizer_loop) return k * model->n_params;
-  return c->amp == DS_AMP_FP16 ? k + 1 : k; /* GradScaler's unscale_ */
+  int unscale = c->amp == DS_AMP_FP16; /* GradScaler's unscale_ */
+  double numel;
+  int32_t skip = undecayed(c, model, &numel);
+  /* the loop: no decay kernel on the undecayed group's tensors */
+  if (c->optimizer_loop) return k * model->n_params - skip + unscale;
+  if (skip == 0) return k + unscale;
+  /* foreach: each parameter group its own calls, the undecayed group's
+   * without the decay's */
+  return (k - 1) + (skip < model->n_params ? k : 0) + unscale;
 }
 
 int ds_compute_optimizer_passes(const struct ds_compute *c, enum ds_optimizer opt) {
@@ -661,7 +688,35 @@ int ds_compute_optimizer_passes(const struct ds_compute *c, enum ds_optimizer op
 }
 
 int ds_compute_step_host_ops(const struct ds_compute *c, const struct ds_model *model) {
-  return c->optimizer_loop ? ds_compute_step_kernels(c, model) : 0;
+  if (!c->optimizer_loop) return 0;
+  return ds_compute_step_kernels(c, model) + (c->zero_grad_fill ? model->n_params : 0);
+}
+
+double ds_compute_zero_grad_ns(const struct ds_compute *c, const struct ds_model *model,
+                               double *bytes) {
+  double ns = 0;
+  *bytes = 0;
+  if (!c->zero_grad_fill) return 0;
+  for (int32_t p = 0; p < model->n_params; p++) {
+    double b = (double)model->params[p].numel * c->precision.param_bytes;
+    *bytes += b;
+    ns += ds_compute_kernel_ns(c, 0, b);
+  }
+  return ns;
+}
+
+double ds_compute_accum_grad_ns(const struct ds_compute *c, const struct ds_model *model,
+                                int32_t layer, double *bytes) {
+  const struct ds_layer *ly = &model->layers[layer];
+  double ns = 0;
+  *bytes = 0;
+  for (int32_t k = 0; k < ly->param_count; k++) {
+    double b = 3.0 * (double)model->params[ly->param_first + k].numel *
+               c->precision.param_bytes;
+    *bytes += b;
+    ns += ds_compute_kernel_ns(c, 0, b);
+  }
+  return ns;
 }
 
 double ds_compute_step_host_op_ns(const struct ds_compute *c) {
@@ -672,7 +727,10 @@ double ds_compute_step_bytes(const struct ds_compute *c,
                              const struct ds_model *model) {
   int passes = ds_compute_optimizer_passes(c, model->optimizer);
   if (c->amp == DS_AMP_FP16) passes += 2; /* GradScaler's unscale_ */
-  return (double)model->total_numel * c->precision.param_bytes * passes;
+  double skipped;
+  undecayed(c, model, &skipped); /* --no-bn-weight-decay: no decay pass over these */
+  return (double)model->total_numel * c->precision.param_bytes * passes -
+         skipped * c->precision.param_bytes * DECAY_PASSES;
 }
 
 int ds_compute_loss_passes(double classes) {
@@ -712,9 +770,18 @@ double ds_compute_step_ns(const struct ds_compute *c,
     int k = step_kernels_each(c, model->optimizer);
     double passes = ds_compute_optimizer_passes(c, model->optimizer) / (double)k;
     double ns = 0;
-    for (int32_t p = 0; p < model->n_params; p++)
-      ns += k * ds_compute_kernel_ns(c, 0, passes * (double)model->params[p].numel *
-                                               c->precision.param_bytes);
+    for (int32_t p = 0; p < model->n_params; p++) {
+      double b = (double)model->params[p].numel * c->precision.param_bytes;
+      if (skips_decay(c, model, p)) /* its kernels without the decay's */
+        ns += (k - 1) * ds_compute_kernel_ns(
+                            c, 0, (passes * k - DECAY_PASSES) / (k - 1) * b);
+      else
+        ns += k * ds_compute_kernel_ns(c, 0, passes * b);
+    }
+    /* GradScaler's unscale_: one foreach kernel over every gradient */
+    if (c->amp == DS_AMP_FP16)
+      ns += ds_compute_kernel_ns(c, 0, 2.0 * (double)model->total_numel *
+                                           c->precision.param_bytes);
     return ns;
   }
   /* one kernel over all the bytes, plus the other kernels' overheads */

@@ -101,11 +101,23 @@ struct ds_compute {
    * by the caller and outliving this struct. */
   const struct ds_gconv_table *gconv;
   /* The optimizer step (ds_compute_step_ns): optimizer_loop set under
-   * --pytorch-version 1.4 (PyTorch 1.4's per-parameter Python loop instead
+   * --pytorch-version 1.4 and 1.9 (the per-parameter Python loop instead
    * of the foreach kernels); weight_decay set by --weight-decay (a nonzero
-   * weight_decay: one more kernel). */
+   * weight_decay: one more kernel). zero_grad_fill set under 1.9, whose
+   * optimizer.zero_grad() defaults to set_to_none=False: a fill_ kernel per
+   * gradient after the step (ds_compute_zero_grad_ns), and every backward
+   * finds .grad allocated, so AccumulateGrad adds into it
+   * (ds_compute_accum_grad_ns). */
   int optimizer_loop;
+  int zero_grad_fill;
   int weight_decay;
+  /* --no-bn-weight-decay (with weight_decay): parameters whose name has
+   * "bn" form a group of weight_decay 0, as DeepLearningExamples'
+   * optimizers.py get_sgd_optimizer builds them (bn_weight_decay False):
+   * no decay kernel on them under the loop; under foreach each group runs
+   * its own calls (one more set of kernels), the decay's over the other
+   * group's bytes only. */
+  int no_bn_weight_decay;
   struct ds_compute_params params;
 };
 
@@ -341,7 +353,17 @@ double ds_compute_conv_transpose(const struct ds_compute *c, const struct ds_mod
  *     grad.add(weight_decay, p.data) (3).
  * Each kernel is its own: its tensor's bytes at the memory rate plus
  * kernel_overhead. The host dispatches each op from Python
- * (ds_compute_step_host_ops). No GradScaler in 1.4 (--amp is refused). */
+ * (ds_compute_step_host_ops). No GradScaler in 1.4 (--amp is refused).
+ *
+ * Under --pytorch-version 1.9 the step is the same loop: 1.9's SGD.step
+ * gathers params_with_grad, d_p_list and momentum_buffer_list and calls
+ * torch/optim/_functional.py sgd, which per tensor runs d_p.add(param,
+ * alpha=weight_decay) (out of place: reads both, writes d_p, 3 passes, as
+ * 1.4's add_), buf.mul_(momentum).add_(d_p, alpha=1 - dampening) (2 + 3),
+ * param.add_(d_p, alpha=-lr) (3): 1.4's kernels and passes. --amp fp16
+ * adds GradScaler's unscale_ (torch/cuda/amp/grad_scaler.py
+ * _unscale_grads_: one _amp_foreach_non_finite_check_and_unscale_ call,
+ * a kernel over every gradient, 2 passes) and its launch. */
 double ds_compute_step_ns(const struct ds_compute *c,
                           const struct ds_model *model);
 /* Passes over the outputs of the loss, cross entropy, forward and backward
@@ -374,14 +396,33 @@ int ds_compute_optimizer_passes(const struct ds_compute *c, enum ds_optimizer op
 /* Kernels the optimizer step launches: one per foreach call, or under the
  * 1.4 loop those per tensor times the model's parameter tensors (above). */
 int ds_compute_step_kernels(const struct ds_compute *c, const struct ds_model *model);
-/* The step's host: under the 1.4 loop one Python-dispatched op per kernel
- * (ds_compute_step_kernels), each ds_compute_step_host_op_ns; 0 for the
- * foreach step (its few calls' host time is not modelled). */
+/* The step's host: under the loop (1.4, 1.9) one Python-dispatched op per
+ * kernel (ds_compute_step_kernels, GradScaler's unscale_ included), and
+ * under 1.9 one per zero_grad fill (the model's parameter tensors), each
+ * ds_compute_step_host_op_ns; 0 for the foreach step (its few calls' host
+ * time is not modelled). */
 int ds_compute_step_host_ops(const struct ds_compute *c, const struct ds_model *model);
 /* Host time to dispatch one op of the loop: the topology's host_grad_copy,
  * the measured host cost of launching one elementwise op (docs/strategies.md
  * "The host costs"). */
 double ds_compute_step_host_op_ns(const struct ds_compute *c);
+/* zero_grad() under 1.9 (c->zero_grad_fill; torch/optim/optimizer.py
+ * zero_grad, set_to_none=False): per parameter with a gradient,
+ * p.grad.requires_grad_(False) and p.grad.zero_(), one fill kernel writing
+ * the gradient (1 pass), each with kernel_overhead; 0 otherwise (current
+ * PyTorch sets the gradients to None: nothing runs). *bytes gets what the
+ * kernels write. Its launches are among ds_compute_step_host_ops. */
+double ds_compute_zero_grad_ns(const struct ds_compute *c, const struct ds_model *model,
+                               double *bytes);
+/* AccumulateGrad when .grad is already allocated
+ * (torch/csrc/autograd/functions/accumulate_grad.h accumulateGrad: with
+ * GradMode off, variable_grad += new_grad): one add kernel per parameter
+ * tensor of layer l, reading both and writing .grad (3 passes of the
+ * gradient's bytes), each with kernel_overhead. *bytes gets what they move;
+ * 0 for a layer without parameters. The node's host time is already
+ * host_node's (AccumulateGrad is among the model file's host_nodes). */
+double ds_compute_accum_grad_ns(const struct ds_compute *c, const struct ds_model *model,
+                                int32_t layer, double *bytes);
 /* Bytes moved by the optimizer step (for the schedule's bytes column). */
 double ds_compute_step_bytes(const struct ds_compute *c,
                              const struct ds_model *model);

@@ -84,6 +84,9 @@ double ds_ddp_first_bucket_mb(enum ds_ddp_rules rules, double bucket_cap_mb,
   /* PyTorch 1.4's distributed.py always passes [_DEFAULT_FIRST_BUCKET_BYTES,
    * bucket_bytes_cap] to the binning */
   if (rules == DS_DDP_RULES_TORCH_1_4) return 1;
+  /* 1.9: both layouts' first limit is the default first bucket's
+   * (distributed.py's list, reducer.cpp rebuild_buckets' kDefaultFirstBucketBytes) */
+  if (rules == DS_DDP_RULES_TORCH_1_9) return 1;
   return bucket_cap_mb > 0 ? bucket_cap_mb : 1;
 }
 
@@ -99,7 +102,7 @@ ds_status ds_ddp_plan_rules(const struct ds_model *m, int dtype_bytes, double fi
                             enum ds_ddp_rules rules, struct ds_ddp_plan *out) {
   memset(out, 0, sizeof *out);
   ds_status st;
-  if (rules == DS_DDP_RULES_TORCH_1_4 && static_graph) return DS_EUSAGE;
+  if (rules != DS_DDP_RULES_CURRENT && static_graph) return DS_EUSAGE;
   if ((find_unused && !static_graph) || rules == DS_DDP_RULES_TORCH_1_4) {
     out->rule = rules == DS_DDP_RULES_TORCH_1_4
                     ? "PyTorch 1.4: binned in registration order, bucket list reversed, "
@@ -113,6 +116,15 @@ ds_status ds_ddp_plan_rules(const struct ds_model *m, int dtype_bytes, double fi
     return DS_OK;
   }
   out->rebuild_iter = static_graph ? 2 : 1;
+  if (rules == DS_DDP_RULES_TORCH_1_9) {
+    out->rule = "PyTorch 1.9: binned in registration order (bucket list reversed) in "
+                "iteration 0, rebuilt in gradient-ready order before iteration 1";
+    DS_CHECK_GOTO(ds_ddp_buckets(m, dtype_bytes, first_cap, cap, DS_BUCKETS_REGISTRATION,
+                                 &out->initial), st, fail);
+    DS_CHECK_GOTO(ds_ddp_buckets(m, dtype_bytes, first_cap, cap, DS_BUCKETS_READY,
+                                 &out->rebuilt), st, fail);
+    return DS_OK;
+  }
   out->rule = static_graph ? "static_graph: one bucket in iterations 0 and 1, rebuilt in "
                              "gradient-ready order before iteration 2"
                            : "one bucket in iteration 0, rebuilt in gradient-ready order "
@@ -352,6 +364,23 @@ static double reducer_copy_ns(const struct ds_model *m, const struct ds_compute 
   return ds_compute_kernel_ns(c, 0, b);
 }
 
+/* AccumulateGrad's adds into layer l's allocated .grad tensors
+ * (ds_compute_accum_grad_ns), one op on the compute stream after the
+ * layer's backward, before the reducer's hook sees the gradients; launched
+ * by the node whose host time host_node already charges. */
+static ds_status emit_accum_grad(const struct ds_model *m, const struct ds_compute *c,
+                                 int32_t l, int32_t rank, struct rank_tails *t,
+                                 struct ds_schedule_builder *bd) {
+  double bytes, ns = ds_compute_accum_grad_ns(c, m, l, &bytes);
+  if (ns <= 0) return DS_OK;
+  char name[96];
+  snprintf(name, sizeof name, "%s.accum_grad", m->layers[l].name);
+  struct ds_op op = {.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD,
+                     .name = name, .layer = l, .bucket = -1, .coll = -1, .root = -1,
+                     .bytes = bytes, .dur_us = ns / 1000};
+  return emit_compute(&op, t, bd);
+}
+
 /* The reducer's work as its autograd hook fires for layer l's gradients
  * (reducer.cpp, mark_variable_ready_dense): copy_grad_to_bucket writes
  * each gradient into its bucket's flat buffer, dividing by the world size
@@ -562,29 +591,65 @@ static ds_status emit_buffers(const struct ds_compute *c, const struct ds_ddp_op
   return DS_OK;
 }
 
+int64_t ds_ddp_colls_per_iteration(const struct ds_ddp_options *opt, int32_t n_buckets,
+                                   int32_t n_buffer_buckets) {
+  int64_t per_step = n_buckets + (opt->broadcast_buffers ? n_buffer_buckets : 0);
+  return per_step * (opt->grad_accum > 1 ? opt->grad_accum : 1);
+}
+
+/* Appends the rank's last GPU work (compute tail, all-reduces, callbacks,
+ * a pending sync) to deps: what a host-device sync waits for. */
+static void add_gpu_tails(int64_t *deps, size_t *n, const struct rank_tails *t) {
+  add_dep(deps, n, t->compute);
+  add_dep(deps, n, t->comm);
+  add_dep(deps, n, t->callback);
+  if (t->sync != t->callback) add_dep(deps, n, t->sync);
+}
+
 static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c,
                             const struct ds_ddp_options *opt,
                             const struct ds_buckets *bk, const struct buffer_bucket *bb,
                             int32_t n_bb, int32_t rank, int64_t coll_base, int64_t prev_step,
                             struct ds_schedule_builder *bd) {
   struct rank_tails t = {-1, -1, -1, -1, -1, -1};
-  int64_t host_dep = prev_step;
+  /* what the first forward launch waits for: the previous iteration's
+   * step, then (--grad-accum) the previous micro-step's GPU work */
+  int64_t host_deps[4] = {prev_step};
+  size_t n_host_deps = prev_step >= 0 ? 1 : 0;
   /* each bucket's last communication op, for finalize_backward's copies */
   int64_t *comm_done = malloc(((size_t)bk->n + 1) * sizeof *comm_done);
   if (!comm_done) return DS_ENOMEM;
   ds_status st = DS_OK;
   int32_t next_bucket = 0;
-  int32_t steps = opt->accum_steps > 1 ? opt->accum_steps : 1;
+  int32_t accum = opt->grad_accum > 1 ? opt->grad_accum : 1;
+  int32_t steps = opt->accum_steps > 1 ? opt->accum_steps : accum;
   struct ds_op op;
   for (int32_t step = 0; step < steps; step++) {
-    /* Under no_sync, every micro-step but the last accumulates locally. */
-    int sync = step == steps - 1;
-    /* The buffers go before the first micro-step only: a forward under
-     * no_sync clears require_forward_param_sync, which the next forward's
-     * _check_sync_bufs_pre_fwd reads (distributed.py). */
-    if (step == 0 && opt->broadcast_buffers)
-      DS_CHECK_GOTO(emit_buffers(c, opt, bk, bb, n_bb, rank, coll_base, &host_dep, &t, bd), st,
-                    out);
+    /* Under no_sync, every micro-step but the last accumulates locally;
+     * outside it (--grad-accum) every micro-step synchronises. */
+    int sync = step == steps - 1 || accum > 1;
+    /* --grad-accum: each micro-step's collectives get ids of their own */
+    int64_t cb = coll_base + (accum > 1 ? step * (int64_t)(bk->n + n_bb) : 0);
+    /* .grad is allocated when backward runs (AccumulateGrad adds into it)
+     * after 1.9's zero_grad, and in every micro-step after the first of
+     * --grad-accum (the --no-sync micro-steps' adds are not charged) */
+    int accum_grad = c->zero_grad_fill || (accum > 1 && step > 0);
+    /* The buffers go before the first micro-step only under no_sync: a
+     * forward under no_sync clears require_forward_param_sync, which the
+     * next forward's _check_sync_bufs_pre_fwd reads (distributed.py);
+     * outside it, before every forward. */
+    if ((step == 0 || accum > 1) && opt->broadcast_buffers && n_bb > 0) {
+      int64_t host_dep = n_host_deps ? host_deps[0] : -1;
+      if (n_host_deps > 1) { /* the micro-step boundary: one op holds the wait */
+        op = (struct ds_op){.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD,
+                            .name = "micro_step", .layer = -1, .bucket = -1, .coll = -1,
+                            .root = -1};
+        DS_CHECK_GOTO(ds_schedule_emit(bd, &op, host_deps, n_host_deps), st, out);
+        host_dep = op.id;
+      }
+      DS_CHECK_GOTO(emit_buffers(c, opt, bk, bb, n_bb, rank, cb, &host_dep, &t, bd), st, out);
+      n_host_deps = 0;
+    }
     for (int32_t l = 0; l < m->n_layers; l++) {
       const struct ds_layer *ly = &m->layers[l];
       /* The process's Python thread launches the layer (its ops times
@@ -595,8 +660,8 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
                           .name = "launch", .layer = l, .bucket = -1, .coll = -1,
                           .root = -1,
                           .dur_us = ds_host_fwd_ns(c, m, l, c->params.host_launch_ns) / 1000};
-      DS_CHECK_GOTO(ds_schedule_emit(bd, &op, &host_dep, host_dep >= 0 ? 1 : 0), st, out);
-      host_dep = -1;
+      DS_CHECK_GOTO(ds_schedule_emit(bd, &op, host_deps, n_host_deps), st, out);
+      n_host_deps = 0;
       t.launch = t.host = op.id;
       op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE,
                           .kind = DS_OP_FWD, .name = ly->name, .layer = l,
@@ -627,30 +692,41 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
                           .dur_us = ds_compute_bwd_ns(c, ly, opt->batch) / 1000};
       DS_CHECK_GOTO(emit_compute(&op, &t, bd), st, out);
       DS_CHECK_GOTO(emit_transposes(m, c, rank, DS_OP_BWD, l, opt->batch, &t, bd), st, out);
+      if (accum_grad) DS_CHECK_GOTO(emit_accum_grad(m, c, l, rank, &t, bd), st, out);
       /* no_sync's accumulating micro-steps run no reducer hook */
       if (sync) DS_CHECK_GOTO(emit_to_bucket(m, c, opt, l, rank, &t, bd), st, out);
       /* Overlapped: a bucket goes once its last gradient is ready. */
       while (sync && !opt->no_overlap && next_bucket < bk->n &&
              bk->b[next_bucket].ready_layer >= l) {
-        DS_CHECK_GOTO(emit_bucket(m, c, opt, bk, next_bucket, rank, coll_base, &t, bd,
+        DS_CHECK_GOTO(emit_bucket(m, c, opt, bk, next_bucket, rank, cb, &t, bd,
                                   &comm_done[next_bucket]), st, out);
         next_bucket++;
       }
     }
+    if (!sync) continue;
+    /* --no-overlap: every bucket waits for the end of backward. */
+    while (next_bucket < bk->n) {
+      DS_CHECK_GOTO(emit_bucket(m, c, opt, bk, next_bucket, rank, cb, &t, bd,
+                                &comm_done[next_bucket]), st, out);
+      next_bucket++;
+    }
+    for (int32_t b = 0; b < bk->n; b++)
+      DS_CHECK_GOTO(emit_from_bucket(m, c, opt, bk, b, comm_done[b], rank, &t, bd), st, out);
+    next_bucket = 0;
+    /* --grad-accum: the next micro-step's forward starts once this one's
+     * GPU work has ended, as the next iteration's waits for the step (a
+     * training loop that reads each micro-step's loss) */
+    n_host_deps = 0;
+    add_gpu_tails(host_deps, &n_host_deps, &t);
   }
-  /* --no-overlap: every bucket waits for the end of backward. */
-  while (next_bucket < bk->n) {
-    DS_CHECK_GOTO(emit_bucket(m, c, opt, bk, next_bucket, rank, coll_base, &t, bd,
-                              &comm_done[next_bucket]), st, out);
-    next_bucket++;
-  }
-  for (int32_t b = 0; b < bk->n; b++)
-    DS_CHECK_GOTO(emit_from_bucket(m, c, opt, bk, b, comm_done[b], rank, &t, bd), st, out);
-  /* PyTorch 1.4's Python loop dispatches each of the step's kernels
-   * (ds_host_emit_step): before the step's op, so it stays the rank's last
+  /* PyTorch 1.4's and 1.9's Python loop dispatches each of the step's
+   * kernels (ds_host_emit_step; under --amp fp16 after GradScaler's sync on
+   * the GPU's tail): before the step's op, so it stays the rank's last
    * step op, which the next iteration waits for. */
-  int64_t step_host;
-  DS_CHECK_GOTO(ds_host_emit_step(bd, c, m, rank, &step_host), st, out);
+  int64_t step_host, gpu[4];
+  size_t n_gpu = 0;
+  add_gpu_tails(gpu, &n_gpu, &t);
+  DS_CHECK_GOTO(ds_host_emit_step(bd, c, m, rank, gpu, n_gpu, &step_host), st, out);
   op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE,
                       .kind = DS_OP_STEP, .name = "optimizer", .layer = -1,
                       .bucket = -1, .coll = -1, .root = -1,
@@ -658,15 +734,22 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
                       .dur_us = ds_compute_step_ns(c, m) / 1000};
   int64_t deps[5];
   size_t n = 0;
-  add_dep(deps, &n, t.compute);
-  add_dep(deps, &n, t.comm);
-  add_dep(deps, &n, t.callback);
-  if (t.sync != t.callback) add_dep(deps, &n, t.sync);
+  add_gpu_tails(deps, &n, &t);
   /* optimizer.step() runs once backward() has returned: after the
    * autograd thread's last host op (under 1.4, the loop's first launch,
    * which follows it on the host stream) */
   add_dep(deps, &n, step_host >= 0 ? step_host : t.host);
-  st = ds_schedule_emit(bd, &op, deps, n);
+  DS_CHECK_GOTO(ds_schedule_emit(bd, &op, deps, n), st, out);
+  /* 1.9's zero_grad(): a fill per gradient after the step (compute.h);
+   * the last step op, which the next iteration waits for */
+  double zbytes, zns = ds_compute_zero_grad_ns(c, m, &zbytes);
+  if (zns > 0) {
+    int64_t step_op = op.id;
+    op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_STEP,
+                        .name = "zero_grad", .layer = -1, .bucket = -1, .coll = -1,
+                        .root = -1, .bytes = zbytes, .dur_us = zns / 1000};
+    st = ds_schedule_emit(bd, &op, &step_op, 1);
+  }
 out:
   free(comm_done);
   return st;

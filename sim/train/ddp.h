@@ -34,6 +34,25 @@
  *     whole bucket by the world size with one div_ kernel
  *     (replica.contents.div_) before the all-reduce call;
  *   - no gradient_as_bucket_view, comm hooks or static_graph existed.
+ *
+ * PyTorch 1.9's (DS_DDP_RULES_TORCH_1_9, --pytorch-version 1.9; the
+ * release DeepLearningExamples' 21.03 container ran) differs from current
+ * PyTorch in the buckets only:
+ *   - the initial buckets are binned in registration order with the
+ *     limits [dist._DEFAULT_FIRST_BUCKET_BYTES, bucket_bytes_cap] and the
+ *     list reversed (distributed.py __init__: _compute_bucket_assignment_
+ *     by_size, then list(reversed(bucket_indices))), not one bucket;
+ *   - they are rebuilt once in gradient-ready order before iteration 1
+ *     unless find_unused_parameters (reducer.cpp should_rebuild_buckets:
+ *     (static_graph_ || !find_unused_parameters_) && !has_rebuilt_bucket_),
+ *     with the limits [kDefaultFirstBucketBytes, bucket_bytes_cap_]
+ *     (rebuild_buckets): the first bucket is 1 MiB whatever bucket_cap_mb;
+ *   - static_graph was an experimental _set_static_graph(): refused.
+ * As current PyTorch: copy_grad_to_bucket divides while it copies
+ * (at::mul_out(bucket_view, grad, 1 / divFactor_), a plain copy_ under a
+ * comm hook), finalize_backward copies the buckets back to .grad, and
+ * gradient_as_bucket_view and comm hooks exist. Its optimizer and
+ * zero_grad differ (compute.h).
  */
 #ifndef DS_DDP_H
 #define DS_DDP_H
@@ -87,13 +106,15 @@ void ds_ddp_buckets_release(struct ds_buckets *b);
 enum ds_ddp_rules {
   DS_DDP_RULES_CURRENT = 0, /* current PyTorch (the default) */
   DS_DDP_RULES_TORCH_1_4,   /* PyTorch 1.4's reducer */
+  DS_DDP_RULES_TORCH_1_9,   /* PyTorch 1.9's reducer */
 };
 
 /* The first bucket's cap in MiB by distributed.py's rule: first_bucket_mb
  * when given (> 0; _DEFAULT_FIRST_BUCKET_BYTES tuning), else bucket_cap_mb
  * when given (> 0: a given cap caps the first bucket too), else 1 MiB
  * (_DEFAULT_FIRST_BUCKET_BYTES with bucket_cap_mb unset). Under PyTorch
- * 1.4's rules a given bucket_cap_mb leaves the first bucket at 1 MiB. */
+ * 1.4's and 1.9's rules a given bucket_cap_mb leaves the first bucket at
+ * 1 MiB. */
 double ds_ddp_first_bucket_mb(enum ds_ddp_rules rules, double bucket_cap_mb,
                               double first_bucket_mb);
 
@@ -114,7 +135,9 @@ ds_status ds_ddp_plan(const struct ds_model *model, int dtype_bytes,
                       struct ds_ddp_plan *out);
 /* The same under `rules`: PyTorch 1.4's is find_unused_parameters's layout
  * (registration order, reversed, never rebuilt) whatever the flags;
- * static_graph is then refused (DS_EUSAGE: 1.4 had none). */
+ * 1.9's starts from that layout and is rebuilt in gradient-ready order
+ * before iteration 1 (never with find_unused_parameters); static_graph is
+ * refused under both (DS_EUSAGE). */
 ds_status ds_ddp_plan_rules(const struct ds_model *model, int dtype_bytes,
                             double first_bucket_bytes, double bucket_cap_bytes,
                             int find_unused_parameters, int static_graph,
@@ -169,6 +192,13 @@ struct ds_ddp_options {
    * Comm hooks and grad_as_bucket_view are not combined with it (the
    * caller refuses them). */
   enum ds_ddp_rules rules;
+  /* grad_accum K > 1 (--grad-accum): K micro-steps of forward and
+   * backward outside no_sync, each with the reducer's copies, every
+   * bucket's all-reduce and the copies back (as DDP runs every backward
+   * outside no_sync), then the optimizer step; micro-steps after the
+   * first (every one under 1.9's zero_grad) add into .grad
+   * (ds_compute_accum_grad_ns). Not combined with accum_steps > 1. */
+  int32_t grad_accum;
 };
 
 /* DDP's broadcast of module buffers (distributed.py _sync_buffers ->
@@ -200,7 +230,9 @@ int32_t ds_ddp_buffer_buckets(const struct ds_model *model, int32_t *group);
  * the hook's all-reduces per bucket (1 without a hook, so coll_base +
  * bucket); buffer bucket k's broadcast is (coll_base + buckets->n + k) *
  * K, so an iteration uses buckets->n + ds_ddp_buffer_buckets ids of
- * coll_base's unit when broadcast_buffers is set. Each kernel and
+ * coll_base's unit when broadcast_buffers is set; with grad_accum G > 1
+ * micro-step s uses those ids from coll_base + s * (that count), G times
+ * as many (ds_ddp_colls_per_iteration). Each kernel and
  * collective waits for its op on the host stream (host costs of the
  * topology's compute section, docs/strategies.md). With template_only, rank 0's ops alone, with the ids they have
  * in the full build. */
@@ -209,6 +241,11 @@ ds_status ds_ddp_build(const struct ds_model *model,
                        const struct ds_ddp_options *opt,
                        const struct ds_buckets *buckets, int64_t id_base,
                        int64_t coll_base, struct ds_schedule *out);
+
+/* Collective ids (coll_base's unit) one iteration of ds_ddp_build uses:
+ * (buckets + buffer buckets when broadcast_buffers) x grad_accum micro-steps. */
+int64_t ds_ddp_colls_per_iteration(const struct ds_ddp_options *opt, int32_t n_buckets,
+                                   int32_t n_buffer_buckets);
 
 /* Per-GPU memory of DDP training, in bytes. */
 struct ds_ddp_memory {

@@ -136,7 +136,7 @@ static ds_status forward(struct builder *bd, int32_t rank, int64_t launch_dep,
  * per device: DataParallel's replicas do not share it), the layer's host
  * time on the host stream (sim/train/host.h; none when 0). */
 static ds_status backward(struct builder *bd, int32_t rank, int64_t first_dep,
-                          int64_t *last) {
+                          int accum_grad, int64_t *last) {
   int64_t prev = first_dep;
   for (int32_t l = bd->m->n_layers - 1; l >= 0; l--) {
     const struct ds_layer *ly = &bd->m->layers[l];
@@ -153,28 +153,46 @@ static ds_status backward(struct builder *bd, int32_t rank, int64_t first_dep,
                           ds_compute_bwd_ns(bd->c, ly, bd->opt->batch), prev, launch,
                           &prev));
     DS_CHECK(transposes(bd, rank, DS_OP_BWD, l, bd->opt->batch, &prev));
+    if (accum_grad) { /* AccumulateGrad into an allocated .grad (compute.h) */
+      double bytes, ns = ds_compute_accum_grad_ns(bd->c, bd->m, l, &bytes);
+      char name[160];
+      snprintf(name, sizeof name, "%s.accum_grad", ly->name);
+      if (ns > 0) DS_CHECK(emit_compute(bd, rank, DS_OP_BWD, name, l, 0, bytes, ns, prev, -1,
+                                        &prev));
+    }
   }
   *last = prev;
   return DS_OK;
 }
 
-/* GPU 0's optimizer step, after its host ops under PyTorch 1.4's loop
- * (ds_host_emit_step). */
+/* GPU 0's optimizer step after dep (its last GPU work), after its host ops
+ * under the loop of PyTorch 1.4 and 1.9 (ds_host_emit_step: under --amp
+ * fp16 they wait for dep, GradScaler's sync), then 1.9's zero_grad fills
+ * (compute.h), the iteration's last step op. */
 static ds_status step(struct builder *bd, int64_t dep) {
-  int64_t host;
-  DS_CHECK(ds_host_emit_step(&bd->out, bd->c, bd->m, 0, &host));
-  return emit_compute(bd, 0, DS_OP_STEP, "optimizer", -1, 0,
-                      ds_compute_step_bytes(bd->c, bd->m), ds_compute_step_ns(bd->c, bd->m),
-                      dep, host, NULL);
+  int64_t host, id;
+  DS_CHECK(ds_host_emit_step(&bd->out, bd->c, bd->m, 0, &dep, dep >= 0 ? 1 : 0, &host));
+  DS_CHECK(emit_compute(bd, 0, DS_OP_STEP, "optimizer", -1, 0,
+                        ds_compute_step_bytes(bd->c, bd->m), ds_compute_step_ns(bd->c, bd->m),
+                        dep, host, &id));
+  double zbytes, zns = ds_compute_zero_grad_ns(bd->c, bd->m, &zbytes);
+  if (zns <= 0) return DS_OK;
+  return emit_compute(bd, 0, DS_OP_STEP, "zero_grad", -1, 0, zbytes, zns, id, -1, NULL);
 }
 
 static ds_status build_single(struct builder *bd, int64_t prev_step) {
-  int64_t last;
+  int64_t last = -1, launch_dep = prev_step;
   double bytes;
-  DS_CHECK(forward(bd, 0, prev_step, -1, &last));
-  double ns = loss_ns(bd, (double)bd->opt->batch, &bytes);
-  DS_CHECK(emit_compute(bd, 0, DS_OP_LOSS, "loss", -1, 0, bytes, ns, last, -1, &last));
-  DS_CHECK(backward(bd, 0, last, &last));
+  int32_t k = bd->opt->grad_accum > 1 ? bd->opt->grad_accum : 1;
+  for (int32_t s = 0; s < k; s++) {
+    /* each micro-step's forward is launched once the previous one's GPU
+     * work has ended, as the next iteration's once the step has */
+    DS_CHECK(forward(bd, 0, launch_dep, -1, &last));
+    double ns = loss_ns(bd, (double)bd->opt->batch, &bytes);
+    DS_CHECK(emit_compute(bd, 0, DS_OP_LOSS, "loss", -1, 0, bytes, ns, last, -1, &last));
+    DS_CHECK(backward(bd, 0, last, bd->c->zero_grad_fill || s > 0, &last));
+    launch_dep = last;
+  }
   return step(bd, last);
 }
 
@@ -214,7 +232,9 @@ static ds_status build_rank(struct builder *bd, int32_t r, int64_t prev_step) {
     DS_CHECK(emit_compute(bd, r, DS_OP_LOSS, "loss", -1, 0, lbytes, ns, id, -1, &id));
   }
   DS_CHECK(emit_coll(bd, r, DS_OP_SCATTER, "output_grad", k_n + 2, od, out_bytes, id, &id));
-  DS_CHECK(backward(bd, r, id, &last));
+  /* DataParallel's replicas are fresh each iteration; GPU 0's .grad
+   * adds under 1.9 are not charged */
+  DS_CHECK(backward(bd, r, id, 0, &last));
   /* ReduceAddCoalesced runs once every replica's gradients exist: the
    * first reduce waits for this rank's whole backward, the collective for
    * every other rank's. */

@@ -70,6 +70,11 @@ struct ds_dp_options {
   double launch_ns;
   double replicate_ns;   /* host time of replicate() per parameter tensor per replica */
   double backward_ns;
+  /* single only: grad_accum K > 1 (--grad-accum) runs K micro-steps of
+   * forward, loss and backward, each after the previous one's GPU work,
+   * then one optimizer step; micro-steps after the first (every one under
+   * 1.9's zero_grad) add into .grad (ds_compute_accum_grad_ns) */
+  int32_t grad_accum;
 };
 
 /* Builds one iteration (see above) into out: ranks 1 .. W-1 first, then

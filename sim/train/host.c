@@ -23,7 +23,8 @@ double ds_host_bwd_ns(const struct ds_compute *c, const struct ds_model *m, int3
 }
 
 ds_status ds_host_emit_step(struct ds_schedule_builder *bd, const struct ds_compute *c,
-                            const struct ds_model *m, int32_t rank, int64_t *first) {
+                            const struct ds_model *m, int32_t rank, const int64_t *gpu_deps,
+                            size_t n_gpu_deps, int64_t *first) {
   *first = -1;
   int32_t ops = ds_compute_step_host_ops(c, m);
   double each = ds_compute_step_host_op_ns(c);
@@ -31,7 +32,9 @@ ds_status ds_host_emit_step(struct ds_schedule_builder *bd, const struct ds_comp
   struct ds_op op = {.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP,
                      .name = "optimizer", .layer = -1, .bucket = -1, .coll = -1,
                      .root = -1, .dur_us = each / 1000};
-  DS_CHECK(ds_schedule_emit(bd, &op, NULL, 0));
+  /* GradScaler's found_inf.item(): the host waits for the GPU (host.h) */
+  int sync = c->amp == DS_AMP_FP16;
+  DS_CHECK(ds_schedule_emit(bd, &op, sync ? gpu_deps : NULL, sync ? n_gpu_deps : 0));
   *first = op.id;
   if (ops > 1) {
     op.dur_us = (ops - 1) * each / 1000;

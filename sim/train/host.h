@@ -37,17 +37,25 @@ double ds_host_bwd_ns(const struct ds_compute *c, const struct ds_model *m, int3
 
 /* The optimizer step's host ops on rank's host stream, shared by the
  * strategies whose ranks step (ddp, dp; the parameter server's updates have
- * no host): under PyTorch 1.4's loop (compute.h) the Python thread
- * dispatches each of the step's kernels (ds_compute_step_host_ops, each
- * ds_compute_step_host_op_ns), as two ops named "optimizer" of kind step
- * with no dependency but the host stream's order: the first launch, which
- * the step's kernel waits for, then the rest, which the host dispatches
- * while the GPU runs them (nothing waits for it). The caller emits both
- * before the step's op, so that it stays the rank's last step op (what the
- * next iteration waits for). *first gets the first launch's id, or -1 when
- * there is none (the foreach step, or no host cost). */
+ * no host): under the Python loop of PyTorch 1.4 and 1.9 (compute.h) the
+ * Python thread dispatches each of the step's kernels, and under 1.9
+ * zero_grad's fills (ds_compute_step_host_ops, each
+ * ds_compute_step_host_op_ns), as two ops named "optimizer" of kind step:
+ * the first launch, which the step's kernel waits for, then the rest, which
+ * the host dispatches while the GPU runs them (nothing waits for it). The
+ * caller emits both before the step's op, so that it stays the rank's last
+ * step op (what the next iteration waits for). Under --amp fp16 the first
+ * waits for gpu_deps (the rank's last GPU work of backward: its compute
+ * tail, all-reduces and copies back): GradScaler.step reads
+ * found_inf.item() before it calls optimizer.step()
+ * (torch/cuda/amp/grad_scaler.py _maybe_opt_step), a host-device sync, so
+ * the loop's launches start once the GPU has drained. bf16 autocast runs
+ * no GradScaler: no sync. *first gets the first launch's id, or -1 when
+ * there is none (the foreach step, whose host time is not modelled, so the
+ * sync moves nothing there). */
 ds_status ds_host_emit_step(struct ds_schedule_builder *bd, const struct ds_compute *c,
-                            const struct ds_model *m, int32_t rank, int64_t *first);
+                            const struct ds_model *m, int32_t rank, const int64_t *gpu_deps,
+                            size_t n_gpu_deps, int64_t *first);
 
 #ifdef __cplusplus
 }

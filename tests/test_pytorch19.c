@@ -1,0 +1,345 @@
+/*
+ * PyTorch 1.9's rules (--pytorch-version 1.9), GradScaler's sync before the
+ * step (--amp fp16) and gradient accumulation (--grad-accum,
+ * --optimizer-batch), worked by hand on the tiny model (tests/data/tiny-
+ * model.yaml: tensors l0.weight 262,144, l0.bias 256, l1.weight 524,288,
+ * l2.weight 1,048,576; 1,835,264 parameters, 7,341,056 fp32 bytes) on
+ * TestGPU (10 TFLOPS fp32, 20 fp16, 1000 GB/s, no kernel overhead):
+ * forward 100, 200, 100 us, loss 2 us, backward 200, 400, 200 us (under
+ * --amp fp16 the FLOPs at 20 TFLOPS: l0's backward 100 us); the foreach SGD
+ * step's 8 passes 58.728 us.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/train/compute.h"
+#include "sim/train/ddp.h"
+#include "sim/train/dp.h"
+#include "sim/train/host.h"
+#include "sim/train/model.h"
+#include "sim/net/topo.h"
+#include "tests/support.h"
+
+#define MIB (1024.0 * 1024.0)
+#define TINY "--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
+#define HOST "--topo tests/data/tiny-host-topo.yaml --model tests/data/tiny-model.yaml "
+/* tiny-host-topo.yaml's host costs, us */
+#define L_US 1000.0 /* host_launch, per forward layer */
+#define H_US 2000.0 /* host_backward, per backward layer */
+#define P_US 200.0  /* host_grad_copy, per optimizer or zero_grad op */
+#define STEP_US 58.728  /* 7,341,056 B x 8 passes at 1000 GB/s */
+#define PARAM_B 7341056.0
+
+static struct ds_test_result run(const char *args) {
+  return ds_test_run("", ds_test_ddpsim(), args);
+}
+
+struct fixture {
+  struct ds_model *m;
+  struct ds_topo *t;
+  struct ds_compute c;
+};
+
+static void setup(struct fixture *f, const char *topo, enum ds_amp amp) {
+  struct ds_err err = {0};
+  *f = (struct fixture){0};
+  cr_assert_eq(ds_topo_load(topo, NULL, &f->t, &err), DS_OK, "%s", err.msg);
+  f->m = ds_test_model("tests/data/tiny-model.yaml");
+  cr_assert_eq(ds_compute_init(f->t, DS_DTYPE_FP32, amp, &f->c, &err), DS_OK, "%s", err.msg);
+}
+
+static void teardown(struct fixture *f) {
+  ds_model_free(f->m);
+  ds_topo_free(f->t);
+}
+
+Test(pytorch19, step_kernels_zero_grad_and_accumulate_grad) {
+  /* 1.9's SGD loop with weight decay: add, mul_, add_, add_ per tensor, 4
+   * x 4 = 16 kernels, 11 passes (3 + 2 + 3 + 3) over each tensor's bytes;
+   * --amp fp16 one more, GradScaler's foreach unscale_ (2 passes over
+   * every gradient). Host: a launch per kernel plus zero_grad's 4 fills:
+   * 20, 21 under fp16. zero_grad writes every gradient once: 7,341,056 B,
+   * 7.341056 us; with 2 us of kernel overhead 4 x 2 us more.
+   * AccumulateGrad's add for l0 (two tensors, 262,400 elements) reads
+   * both and writes: 3 x 1,049,600 B = 3,148,800 B, 3.1488 us. */
+  struct fixture f;
+  setup(&f, "tests/data/tiny-topo.yaml", DS_AMP_NONE);
+  f.c.optimizer_loop = f.c.zero_grad_fill = f.c.weight_decay = 1;
+  cr_assert_eq(ds_compute_step_kernels(&f.c, f.m), 16);
+  cr_assert_eq(ds_compute_step_host_ops(&f.c, f.m), 20);
+  cr_assert_float_eq(ds_compute_step_ns(&f.c, f.m), 11 * PARAM_B / 1e3, 1e-6);
+  double bytes;
+  cr_assert_float_eq(ds_compute_zero_grad_ns(&f.c, f.m, &bytes), PARAM_B / 1e3, 1e-6);
+  cr_assert_float_eq(bytes, PARAM_B, 0.5);
+  cr_assert_float_eq(ds_compute_accum_grad_ns(&f.c, f.m, 0, &bytes), 3148.8, 1e-6);
+  cr_assert_float_eq(bytes, 3148800, 0.5);
+  f.c.params.kernel_overhead_ns = 2000;
+  cr_assert_float_eq(ds_compute_zero_grad_ns(&f.c, f.m, &bytes), PARAM_B / 1e3 + 4 * 2000,
+                     1e-6);
+  /* current PyTorch zeroes nothing (set_to_none=True) */
+  f.c.zero_grad_fill = 0;
+  cr_assert_float_eq(ds_compute_zero_grad_ns(&f.c, f.m, &bytes), 0, 1e-12);
+  cr_assert_eq(ds_compute_step_host_ops(&f.c, f.m), 16);
+  teardown(&f);
+  setup(&f, "tests/data/tiny-topo.yaml", DS_AMP_FP16);
+  f.c.optimizer_loop = f.c.zero_grad_fill = f.c.weight_decay = 1;
+  cr_assert_eq(ds_compute_step_kernels(&f.c, f.m), 17);
+  cr_assert_eq(ds_compute_step_host_ops(&f.c, f.m), 21);
+  cr_assert_float_eq(ds_compute_step_ns(&f.c, f.m), 13 * PARAM_B / 1e3, 1e-6);
+  cr_assert_float_eq(ds_compute_step_bytes(&f.c, f.m), 13 * PARAM_B, 0.5);
+  teardown(&f);
+}
+
+Test(pytorch19, host_bound_step_is_the_loop_and_zero_grad) {
+  /* Host-bound single (tiny-host-topo): the forward and backward launches
+   * end at 3 L + 3 H; then 1.9's 12 loop ops and zero_grad's 4 fills, 16 P,
+   * while the GPU runs l0's backward, its AccumulateGrad add (3.1488 us:
+   * .grad stays allocated after zero_grad), the step (58.728 us) and the
+   * fills (7.341056 us) after the first launch. step_ms: the step and the
+   * fills. --weight-decay: 4 more ops. */
+  struct ds_test_result r = run(HOST "--strategy single --pytorch-version 1.9 --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", 0),
+                     (3 * L_US + 3 * H_US + 16 * P_US) / 1e3, 1e-6, "%s", r.out);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "step_ms", 0), (STEP_US + 7.341056) / 1e3, 1e-6,
+                     "%s", r.out);
+  ds_test_release(&r);
+  r = run(HOST "--strategy single --pytorch-version 1.9 --weight-decay --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", 0),
+                     (3 * L_US + 3 * H_US + 20 * P_US) / 1e3, 1e-6, "%s", r.out);
+  ds_test_release(&r);
+}
+
+Test(pytorch19, amp_fp16_step_waits_for_the_gpu_to_drain) {
+  /* --amp fp16: GradScaler.step's found_inf.item() holds the loop's first
+   * launch until the GPU has run l0's backward (100 us at the fp16 rate)
+   * and its AccumulateGrad add (3.1488 us) after the host's 3 L + 3 H;
+   * then the 13 step ops (12 + unscale_) and 4 fills, 17 P, host-bound:
+   * 3 L + 3 H + 103.1488 + 17 P. Without the sync the GPU's tail would
+   * hide under the launches (3 L + 3 H + 17 P). */
+  struct ds_test_result r =
+      run(HOST "--strategy single,ddp --world-size 1 --pytorch-version 1.9 --amp fp16 "
+               "--no-broadcast-buffers --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  double want = 3 * L_US + 3 * H_US + 100 + 3.1488 + 17 * P_US;
+  cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", 0), want / 1e3, 1e-6, "%s", r.out);
+  /* DDP on one GPU: its reducer's tail too (copies back, the all-reduce
+   * call) before the sync; later than single's, never earlier */
+  cr_assert_gt(ds_test_csv_num(r.out, "iter_ms", 1), want / 1e3 + 1e-6, "%s", r.out);
+  ds_test_release(&r);
+}
+
+Test(pytorch19, grad_scaler_sync_is_fp16_only) {
+  /* ds_host_emit_step: the first launch depends on the GPU ops given under
+   * --amp fp16, on nothing without it (bf16 autocast runs no GradScaler). */
+  struct fixture f;
+  setup(&f, "tests/data/tiny-host-topo.yaml", DS_AMP_FP16);
+  f.c.optimizer_loop = 1;
+  struct ds_schedule *s;
+  cr_assert_eq(ds_schedule_new(1, &s), DS_OK);
+  struct ds_op gpu = {.rank = 0, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD, .name = "l0",
+                      .layer = 0, .bucket = -1, .coll = -1, .root = -1, .dur_us = 1};
+  struct ds_schedule_builder bd = {s, 0};
+  cr_assert_eq(ds_schedule_emit(&bd, &gpu, NULL, 0), DS_OK);
+  int64_t first, tail = gpu.id;
+  cr_assert_eq(ds_host_emit_step(&bd, &f.c, f.m, 0, &tail, 1, &first), DS_OK);
+  cr_assert_eq(s->ops[first].dep_count, 1);
+  cr_assert_eq(ds_schedule_deps(s, &s->ops[first])[0], tail);
+  f.c.amp = DS_AMP_BF16;
+  cr_assert_eq(ds_host_emit_step(&bd, &f.c, f.m, 0, &tail, 1, &first), DS_OK);
+  cr_assert_eq(s->ops[first].dep_count, 0);
+  ds_schedule_free(s);
+  teardown(&f);
+}
+
+Test(pytorch19, buckets_start_registration_binned_and_are_rebuilt) {
+  /* 1.9: iteration 0 bins in registration order with [1 MiB, 25 MiB]
+   * (l0.weight's 1 MiB closes the first bucket, the other three share the
+   * second) and reverses the list; rebuilt before iteration 1 in
+   * gradient-ready order (l2.weight's 4 MiB closes the first); the first
+   * bucket stays 1 MiB under a given cap; static_graph is refused. */
+  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
+  struct ds_ddp_plan p;
+  cr_assert_eq(ds_ddp_plan_rules(m, 4, 1 * MIB, 25 * MIB, 0, 0, DS_DDP_RULES_TORCH_1_9, &p),
+               DS_OK);
+  cr_assert_eq(p.rebuild_iter, 1);
+  cr_assert_eq(p.initial.n, 2);
+  /* reversed: the 1 MiB bucket of l0.weight goes last */
+  cr_assert_float_eq(p.initial.b[1].bytes, 262144 * 4.0, 0.5);
+  cr_assert_eq(p.initial.order[p.initial.b[1].first], 0);
+  /* ready order (reverse registration): l2.weight (4 MiB) closes bucket 0 */
+  cr_assert_eq(p.rebuilt.order[0], 3);
+  cr_assert_float_eq(p.rebuilt.b[0].bytes, 1048576 * 4.0, 0.5);
+  ds_ddp_plan_release(&p);
+  cr_assert_float_eq(ds_ddp_first_bucket_mb(DS_DDP_RULES_TORCH_1_9, 5, 0), 1, 1e-12);
+  cr_assert_float_eq(ds_ddp_first_bucket_mb(DS_DDP_RULES_CURRENT, 5, 0), 5, 1e-12);
+  cr_assert_eq(ds_ddp_plan_rules(m, 4, 1 * MIB, 25 * MIB, 0, 1, DS_DDP_RULES_TORCH_1_9, &p),
+               DS_EUSAGE);
+  ds_model_free(m);
+}
+
+Test(pytorch19, grad_accum_single_steps_once_per_two_micro_steps) {
+  /* tiny-topo, single, --grad-accum 2: micro-step 1 is the host's first
+   * launch (20 us) and 1202 us of kernels; micro-step 2's first launch
+   * waits for that GPU work, then 20 + 1202 us plus AccumulateGrad's adds
+   * into the allocated .grad (l2 12.582912, l1 6.291456, l0 3.1488 us);
+   * then one step: 2 x 1222 + 22.023168 + 58.728 us. per_batch_ms is half
+   * of it; samples_per_s counts 2 batches. */
+  struct ds_test_result r = run(TINY "--strategy single --grad-accum 2 --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  double iter = 2 * 1222 + 22.023168 + STEP_US;
+  cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", 0), iter / 1e3, 1e-6, "%s", r.out);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "step_ms", 0), STEP_US / 1e3, 1e-6);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "per_batch_ms", 0), iter / 2e3, 1e-6);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "samples_per_s", 0), 2 / (iter / 1e6), 1e-3);
+  char opts[64];
+  ds_test_csv_str(r.out, "ddp_options", 0, opts, sizeof opts);
+  cr_assert_str_eq(opts, "grad_accum=2");
+  ds_test_release(&r);
+  /* the schedule: 2 forward and backward passes, 3 adds, one step */
+  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
+  struct ds_topo *t;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
+  struct ds_compute c;
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK);
+  struct ds_schedule *s;
+  cr_assert_eq(ds_schedule_new(1, &s), DS_OK);
+  struct ds_dp_options o = {.world_size = 1, .batch = 1, .single = 1, .grad_accum = 2};
+  int64_t n_coll;
+  cr_assert_eq(ds_dp_build(m, &c, &o, NULL, 0, 0, s, &n_coll), DS_OK);
+  int losses = 0, steps = 0, adds = 0;
+  for (size_t i = 0; i < s->n_ops; i++) {
+    losses += s->ops[i].kind == DS_OP_LOSS;
+    steps += s->ops[i].kind == DS_OP_STEP;
+    adds += strstr(s->ops[i].name, ".accum_grad") != NULL;
+  }
+  cr_assert_eq(losses, 2);
+  cr_assert_eq(steps, 1);
+  cr_assert_eq(adds, 3);
+  cr_assert_eq(n_coll, 0);
+  ds_schedule_free(s);
+  ds_topo_free(t);
+  ds_model_free(m);
+}
+
+Test(pytorch19, grad_accum_ddp_all_reduces_every_bucket_every_micro_step) {
+  /* DDP outside no_sync, --grad-accum 2, 2 ranks, buckets [l2.weight],
+   * [l1.weight, l0.bias, l0.weight]: per micro-step every layer's copy
+   * into its bucket, both all-reduces and both copies back; collective
+   * ids 0, 1 then 2, 3 (each micro-step its own); the second micro-step's
+   * 3 AccumulateGrad adds; one step. */
+  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
+  struct ds_topo *t;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
+  struct ds_compute c;
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK);
+  struct ds_buckets b;
+  cr_assert_eq(ds_ddp_buckets(m, 4, 1 * MIB, 25 * MIB, DS_BUCKETS_READY, &b), DS_OK);
+  cr_assert_eq(b.n, 2);
+  struct ds_schedule *s;
+  cr_assert_eq(ds_schedule_new(2, &s), DS_OK);
+  struct ds_ddp_options opt = {.world_size = 2, .batch = 1, .proto_fixed = DS_PROTO_COUNT,
+                               .grad_accum = 2};
+  cr_assert_eq(ds_ddp_build(m, &c, &opt, &b, 0, 0, s), DS_OK);
+  cr_assert_eq(ds_schedule_validate(s, &err), DS_OK, "%s", err.msg);
+  int ar = 0, to_bucket = 0, to_grad = 0, adds = 0, steps = 0;
+  int64_t colls[8];
+  for (size_t i = 0; i < s->n_ops; i++) {
+    const struct ds_op *op = &s->ops[i];
+    if (op->rank != 0) continue;
+    if (op->kind == DS_OP_ALLREDUCE) colls[ar++] = op->coll;
+    to_bucket += strstr(op->name, ".to_bucket") != NULL;
+    to_grad += strstr(op->name, ".to_grad") != NULL;
+    adds += strstr(op->name, ".accum_grad") != NULL;
+    steps += op->kind == DS_OP_STEP;
+  }
+  cr_assert_eq(ar, 4);
+  for (int k = 0; k < 4; k++) cr_assert_eq(colls[k], k);
+  cr_assert_eq(to_bucket, 6);
+  cr_assert_eq(to_grad, 4);
+  cr_assert_eq(adds, 3);
+  cr_assert_eq(steps, 1);
+  cr_assert_eq(ds_ddp_colls_per_iteration(&opt, b.n, 5), 4, "no broadcast: buckets x 2");
+  opt.broadcast_buffers = 1;
+  cr_assert_eq(ds_ddp_colls_per_iteration(&opt, b.n, 5), 14);
+  ds_schedule_free(s);
+  ds_ddp_buckets_release(&b);
+  ds_topo_free(t);
+  ds_model_free(m);
+  /* The whole run: samples/s counts both micro-steps' batches */
+  struct ds_test_result r = run(TINY "--strategy ddp --world-size 2 --grad-accum 2 --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  double iter = ds_test_csv_num(r.out, "iter_ms", 0);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "samples_per_s", 0), 2 * 2 / (iter / 1e3), 1e-3);
+  ds_test_release(&r);
+}
+
+Test(pytorch19, optimizer_batch_gives_each_configuration_its_k) {
+  /* DeepLearningExamples' rule: K = optimizer batch / (world x batch):
+   * 4 / (1 x 1) = 4 for single, 4 / (2 x 1) = 2 for ddp on 2 GPUs; the
+   * speedup over single is their samples/s ratio. */
+  struct ds_test_result r =
+      run(TINY "--strategy single,ddp --world-size 2 --optimizer-batch 4 --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  char opts[64];
+  ds_test_csv_str(r.out, "ddp_options", 0, opts, sizeof opts);
+  cr_assert_str_eq(opts, "grad_accum=4");
+  ds_test_csv_str(r.out, "ddp_options", 1, opts, sizeof opts);
+  cr_assert_str_eq(opts, "grad_accum=2");
+  double single = 4 / (ds_test_csv_num(r.out, "iter_ms", 0) / 1e3);
+  double ddp = 2 * 2 / (ds_test_csv_num(r.out, "iter_ms", 1) / 1e3);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "speedup_vs_single", 1), ddp / single, 1e-5);
+  ds_test_release(&r);
+}
+
+Test(pytorch19, refusals) {
+  ds_test_ddpsim_refuses(TINY "--strategy dp --grad-accum 2",
+                         "option --grad-accum: gradient accumulation is built for --strategy "
+                         "single and ddp, not dp");
+  ds_test_ddpsim_refuses(TINY "--strategy ps --optimizer-batch 8",
+                         "option --optimizer-batch: gradient accumulation is built for "
+                         "--strategy single and ddp, not ps");
+  ds_test_ddpsim_refuses(TINY "--grad-accum 2 --no-sync 2", "option --grad-accum with --no-sync 2");
+  ds_test_ddpsim_refuses(TINY "--grad-accum 2 --optimizer-batch 8",
+                         "options --grad-accum and --optimizer-batch: give one");
+  ds_test_ddpsim_refuses(TINY "--grad-accum 0", "--grad-accum");
+  ds_test_ddpsim_refuses(TINY "--world-size 2 --batch 3 --optimizer-batch 8",
+                         "option --optimizer-batch 8: not a whole number of micro-steps (1 to "
+                         "1024) of world size 2 x batch 3");
+  ds_test_ddpsim_refuses(TINY "--pytorch-version 1.9 --static-graph",
+                         "option --pytorch-version 1.9: PyTorch 1.9 has no static_graph");
+  ds_test_ddpsim_refuses(TINY "--pytorch-version 2.0", "--pytorch-version");
+}
+
+Test(pytorch19, bn_parameters_can_sit_in_an_undecayed_group) {
+  /* --no-bn-weight-decay with the tiny model's l0.bias renamed bn.bias
+   * (256 elements, 1,024 B): under 1.9's loop that tensor runs 3 kernels,
+   * not 4 (15 in all) and the decay's 3 passes skip its 1,024 B; under
+   * foreach the two groups run their own calls, 3 + 4 = 7 kernels, the
+   * decay over the other group's bytes only. */
+  struct fixture f;
+  setup(&f, "tests/data/tiny-topo.yaml", DS_AMP_NONE);
+  free(f.m->params[1].name);
+  f.m->params[1].name = strdup("bn.bias");
+  f.c.weight_decay = f.c.no_bn_weight_decay = 1;
+  double bytes = 11 * PARAM_B - 3 * 1024;
+  cr_assert_eq(ds_compute_step_kernels(&f.c, f.m), 7);
+  cr_assert_float_eq(ds_compute_step_bytes(&f.c, f.m), bytes, 0.5);
+  f.c.optimizer_loop = 1;
+  cr_assert_eq(ds_compute_step_kernels(&f.c, f.m), 15);
+  cr_assert_float_eq(ds_compute_step_ns(&f.c, f.m), bytes / 1e3, 1e-6);
+  /* without the option every tensor decays */
+  f.c.no_bn_weight_decay = 0;
+  cr_assert_eq(ds_compute_step_kernels(&f.c, f.m), 16);
+  teardown(&f);
+  ds_test_ddpsim_refuses(TINY "--no-bn-weight-decay", "option --no-bn-weight-decay: needs "
+                                                      "--weight-decay");
+  ds_test_ddpsim_refuses(TINY "--strategy ps --weight-decay --no-bn-weight-decay",
+                         "option --no-bn-weight-decay: not built for --strategy ps");
+}

@@ -255,3 +255,25 @@ void ds_test_compute_free(struct ds_test_compute *f) {
   unlink(f->topo);
   unlink(f->model);
 }
+
+void ds_test_write_topo(const char *dir, const char *topo_path, const char *from,
+                        const char *tail, char *out, size_t cap) {
+  char *text = ds_test_slurp(topo_path);
+  char *at = strstr(text, from);
+  cr_assert(at, "%s has no %s", topo_path, from);
+  *at = 0;
+  snprintf(out, cap, "%s/t.yaml", dir);
+  FILE *fp = fopen(out, "w");
+  cr_assert(fp, "%s", out);
+  cr_assert_geq(fprintf(fp, "%s%s", text, tail), 0);
+  cr_assert_eq(fclose(fp), 0);
+  free(text);
+  char gpus[512];
+  snprintf(gpus, sizeof gpus, "%s/gpus.yaml", dir);
+  text = ds_test_slurp("tests/data/gpus.yaml");
+  fp = fopen(gpus, "w");
+  cr_assert(fp, "%s", gpus);
+  cr_assert_geq(fputs(text, fp), 0);
+  cr_assert_eq(fclose(fp), 0);
+  free(text);
+}

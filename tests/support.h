@@ -47,6 +47,12 @@ void ds_test_replay_cpu2(const char *dir);
  * XXXXXX, which the name replaces); the caller unlinks it. */
 void ds_test_write_temp(char *path, const char *text);
 
+/* Writes dir/t.yaml, the topology file topo_path with its lines from the
+ * first `from` on replaced by `tail`, and dir/gpus.yaml (tests/data's
+ * TestGPU table, which a topology finds beside it); out gets dir/t.yaml. */
+void ds_test_write_topo(const char *dir, const char *topo_path, const char *from,
+                        const char *tail, char *out, size_t cap);
+
 /* Runs ddpsim with args and expects a refusal: exit status 2, msg in its
  * stderr, nothing on its stdout. */
 void ds_test_ddpsim_refuses(const char *args, const char *msg);

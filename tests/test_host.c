@@ -43,28 +43,10 @@ static struct ds_test_result run(const char *args) {
 }
 
 /* Writes dir/t.yaml, tiny-host-topo.yaml with its lines from `from` on
- * replaced by `tail`, and dir/gpus.yaml (TestGPU's table, which a topology
- * finds beside it); path gets dir/t.yaml. */
+ * replaced by `tail`, and its GPU table beside it; path gets dir/t.yaml. */
 static void write_topo(const char *dir, const char *from, const char *tail, char *path,
                        size_t cap) {
-  char *text = ds_test_slurp("tests/data/tiny-host-topo.yaml");
-  char *at = strstr(text, from);
-  cr_assert(at, "%s", from);
-  *at = 0;
-  snprintf(path, cap, "%s/t.yaml", dir);
-  FILE *fp = fopen(path, "w");
-  cr_assert(fp);
-  cr_assert_geq(fprintf(fp, "%s%s", text, tail), 0);
-  cr_assert_eq(fclose(fp), 0);
-  free(text);
-  char gpus[512];
-  snprintf(gpus, sizeof gpus, "%s/gpus.yaml", dir);
-  text = ds_test_slurp("tests/data/gpus.yaml");
-  fp = fopen(gpus, "w");
-  cr_assert(fp);
-  cr_assert_geq(fputs(text, fp), 0);
-  cr_assert_eq(fclose(fp), 0);
-  free(text);
+  ds_test_write_topo(dir, "tests/data/tiny-host-topo.yaml", from, tail, path, cap);
 }
 
 static void remove_dir(const char *dir) {

@@ -84,23 +84,9 @@ Test(host_ops, gpu_bound_iteration_hides_the_host) {
    * the kernels: 20 + 400 + 2 + 800 + 58.728 us. */
   char dir[] = "/tmp/ddpsim-hostops-XXXXXX", path[512], args[1024];
   cr_assert(mkdtemp(dir));
-  char *text = ds_test_slurp("tests/data/tiny-hostops-topo.yaml");
-  char *at = strstr(text, "  host_op:");
-  cr_assert(at);
-  *at = 0;
-  snprintf(path, sizeof path, "%s/t.yaml", dir);
-  FILE *fp = fopen(path, "w");
-  cr_assert(fp);
-  fprintf(fp, "%s  host_op: 10us\n  host_cast: 10us\n  host_node: 10us\n", text);
-  cr_assert_eq(fclose(fp), 0);
-  free(text);
-  snprintf(path, sizeof path, "%s/gpus.yaml", dir);
-  text = ds_test_slurp("tests/data/gpus.yaml");
-  fp = fopen(path, "w");
-  cr_assert(fp);
-  fputs(text, fp);
-  cr_assert_eq(fclose(fp), 0);
-  free(text);
+  ds_test_write_topo(dir, "tests/data/tiny-hostops-topo.yaml", "  host_op:",
+                     "  host_op: 10us\n  host_cast: 10us\n  host_node: 10us\n", path,
+                     sizeof path);
   snprintf(args, sizeof args,
            "--topo %s/t.yaml --model tests/data/tiny-model-host.yaml --strategy single "
            "--format csv", dir);
@@ -165,23 +151,9 @@ Test(host_ops, dataparallel_threads_take_the_gil_in_turn_and_dispatch_beside_it)
    * G, the rest serialised after the turns: 500 and 800.) */
   char dir[] = "/tmp/ddpsim-gil-XXXXXX", path[600], cmd[1200];
   cr_assert(mkdtemp(dir));
-  char *text = ds_test_slurp("tests/data/tiny-hostops-topo.yaml");
-  char *at = strstr(text, "  host_launch: 1000us\n");
-  cr_assert(at);
-  memcpy(at, "  host_launch:  200us\n", strlen("  host_launch: 1000us\n"));
-  snprintf(path, sizeof path, "%s/t.yaml", dir);
-  FILE *fp = fopen(path, "w");
-  cr_assert(fp);
-  fputs(text, fp);
-  cr_assert_eq(fclose(fp), 0);
-  free(text);
-  snprintf(path, sizeof path, "%s/gpus.yaml", dir);
-  text = ds_test_slurp("tests/data/gpus.yaml");
-  fp = fopen(path, "w");
-  cr_assert(fp);
-  fputs(text, fp);
-  cr_assert_eq(fclose(fp), 0);
-  free(text);
+  ds_test_write_topo(dir, "tests/data/tiny-hostops-topo.yaml", "  host_launch:",
+                     "  host_launch: 200us\n  host_backward: 2000us\n  host_op: 400us\n"
+                     "  host_dispatch: 150us\n  host_node: 300us\n", path, sizeof path);
   snprintf(cmd, sizeof cmd,
            "--topo %s/t.yaml --model tests/data/tiny-model-dispatch.yaml --strategy dp "
            "--world-size 2 --schedule %s/s.csv", dir, dir);

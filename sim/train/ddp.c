@@ -103,28 +103,27 @@ ds_status ds_ddp_plan_rules(const struct ds_model *m, int dtype_bytes, double fi
   memset(out, 0, sizeof *out);
   ds_status st;
   if (rules != DS_DDP_RULES_CURRENT && static_graph) return DS_EUSAGE;
-  if ((find_unused && !static_graph) || rules == DS_DDP_RULES_TORCH_1_4) {
+  /* Binned in registration order first: PyTorch 1.4 and find_unused never
+   * rebuild; 1.9 rebuilds in gradient-ready order before iteration 1. */
+  int never_rebuilt = (find_unused && !static_graph) || rules == DS_DDP_RULES_TORCH_1_4;
+  if (never_rebuilt || rules == DS_DDP_RULES_TORCH_1_9) {
     out->rule = rules == DS_DDP_RULES_TORCH_1_4
                     ? "PyTorch 1.4: binned in registration order, bucket list reversed, "
                       "no rebuild"
-                    : "find_unused_parameters: binned in registration order, bucket list "
-                      "reversed, never rebuilt";
+                : never_rebuilt
+                    ? "find_unused_parameters: binned in registration order, bucket list "
+                      "reversed, never rebuilt"
+                    : "PyTorch 1.9: binned in registration order (bucket list reversed) in "
+                      "iteration 0, rebuilt in gradient-ready order before iteration 1";
+    if (!never_rebuilt) out->rebuild_iter = 1;
     DS_CHECK_GOTO(ds_ddp_buckets(m, dtype_bytes, first_cap, cap, DS_BUCKETS_REGISTRATION,
                                  &out->initial), st, fail);
-    DS_CHECK_GOTO(ds_ddp_buckets(m, dtype_bytes, first_cap, cap, DS_BUCKETS_REGISTRATION,
+    DS_CHECK_GOTO(ds_ddp_buckets(m, dtype_bytes, first_cap, cap,
+                                 never_rebuilt ? DS_BUCKETS_REGISTRATION : DS_BUCKETS_READY,
                                  &out->rebuilt), st, fail);
     return DS_OK;
   }
   out->rebuild_iter = static_graph ? 2 : 1;
-  if (rules == DS_DDP_RULES_TORCH_1_9) {
-    out->rule = "PyTorch 1.9: binned in registration order (bucket list reversed) in "
-                "iteration 0, rebuilt in gradient-ready order before iteration 1";
-    DS_CHECK_GOTO(ds_ddp_buckets(m, dtype_bytes, first_cap, cap, DS_BUCKETS_REGISTRATION,
-                                 &out->initial), st, fail);
-    DS_CHECK_GOTO(ds_ddp_buckets(m, dtype_bytes, first_cap, cap, DS_BUCKETS_READY,
-                                 &out->rebuilt), st, fail);
-    return DS_OK;
-  }
   out->rule = static_graph ? "static_graph: one bucket in iterations 0 and 1, rebuilt in "
                              "gradient-ready order before iteration 2"
                            : "one bucket in iteration 0, rebuilt in gradient-ready order "

@@ -201,17 +201,13 @@ Test(pytorch19, grad_accum_single_steps_once_per_two_micro_steps) {
   cr_assert_str_eq(opts, "grad_accum=2");
   ds_test_release(&r);
   /* the schedule: 2 forward and backward passes, 3 adds, one step */
-  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
-  struct ds_topo *t;
-  struct ds_err err = {0};
-  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
-  struct ds_compute c;
-  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK);
+  struct fixture f;
+  setup(&f, "tests/data/tiny-topo.yaml", DS_AMP_NONE);
   struct ds_schedule *s;
   cr_assert_eq(ds_schedule_new(1, &s), DS_OK);
   struct ds_dp_options o = {.world_size = 1, .batch = 1, .single = 1, .grad_accum = 2};
   int64_t n_coll;
-  cr_assert_eq(ds_dp_build(m, &c, &o, NULL, 0, 0, s, &n_coll), DS_OK);
+  cr_assert_eq(ds_dp_build(f.m, &f.c, &o, NULL, 0, 0, s, &n_coll), DS_OK);
   int losses = 0, steps = 0, adds = 0;
   for (size_t i = 0; i < s->n_ops; i++) {
     losses += s->ops[i].kind == DS_OP_LOSS;
@@ -223,8 +219,7 @@ Test(pytorch19, grad_accum_single_steps_once_per_two_micro_steps) {
   cr_assert_eq(adds, 3);
   cr_assert_eq(n_coll, 0);
   ds_schedule_free(s);
-  ds_topo_free(t);
-  ds_model_free(m);
+  teardown(&f);
 }
 
 Test(pytorch19, grad_accum_ddp_all_reduces_every_bucket_every_micro_step) {
@@ -233,20 +228,17 @@ Test(pytorch19, grad_accum_ddp_all_reduces_every_bucket_every_micro_step) {
    * into its bucket, both all-reduces and both copies back; collective
    * ids 0, 1 then 2, 3 (each micro-step its own); the second micro-step's
    * 3 AccumulateGrad adds; one step. */
-  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
-  struct ds_topo *t;
-  struct ds_err err = {0};
-  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
-  struct ds_compute c;
-  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK);
+  struct fixture f;
+  setup(&f, "tests/data/tiny-topo.yaml", DS_AMP_NONE);
   struct ds_buckets b;
-  cr_assert_eq(ds_ddp_buckets(m, 4, 1 * MIB, 25 * MIB, DS_BUCKETS_READY, &b), DS_OK);
+  cr_assert_eq(ds_ddp_buckets(f.m, 4, 1 * MIB, 25 * MIB, DS_BUCKETS_READY, &b), DS_OK);
   cr_assert_eq(b.n, 2);
   struct ds_schedule *s;
   cr_assert_eq(ds_schedule_new(2, &s), DS_OK);
   struct ds_ddp_options opt = {.world_size = 2, .batch = 1, .proto_fixed = DS_PROTO_COUNT,
                                .grad_accum = 2};
-  cr_assert_eq(ds_ddp_build(m, &c, &opt, &b, 0, 0, s), DS_OK);
+  cr_assert_eq(ds_ddp_build(f.m, &f.c, &opt, &b, 0, 0, s), DS_OK);
+  struct ds_err err = {0};
   cr_assert_eq(ds_schedule_validate(s, &err), DS_OK, "%s", err.msg);
   int ar = 0, to_bucket = 0, to_grad = 0, adds = 0, steps = 0;
   int64_t colls[8];
@@ -270,8 +262,7 @@ Test(pytorch19, grad_accum_ddp_all_reduces_every_bucket_every_micro_step) {
   cr_assert_eq(ds_ddp_colls_per_iteration(&opt, b.n, 5), 14);
   ds_schedule_free(s);
   ds_ddp_buckets_release(&b);
-  ds_topo_free(t);
-  ds_model_free(m);
+  teardown(&f);
   /* The whole run: samples/s counts both micro-steps' batches */
   struct ds_test_result r = run(TINY "--strategy ddp --world-size 2 --grad-accum 2 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);

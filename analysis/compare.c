@@ -175,21 +175,32 @@ struct bucket_span {
   double pred_start, pred_end, meas_start, meas_end;
 };
 
-/* The per-bucket (rank 0's bucket collectives, once per bucket, in bucket
- * order) and per-rank metrics, from the ops. */
+/* Whether op o is rank 0's forward or loss (the micro-steps' boundaries). */
+static int rank0_forward(const struct ds_op *o) {
+  return o->rank == 0 && ds_metrics_class(o) == DS_METRICS_COMPUTE &&
+         (o->kind == DS_OP_FWD || o->kind == DS_OP_LOSS);
+}
+
+/* The per-bucket (rank 0's bucket collectives of the last micro-step, once
+ * per bucket, in bucket order) and per-rank metrics, from the ops. */
 static void add_op_metrics(struct ds_compare *c) {
   size_t n = c->n_ops;
   char name[40];
   int32_t nb = 0;
+  /* the last micro-step starts with the last forward (the same ops on
+   * both sides: one schedule) */
+  double pred_fwd = -INFINITY;
   for (size_t i = 0; i < n; i++) {
     int32_t b = ds_metrics_bucket(c->ops[i].op);
     if (b >= nb) nb = b + 1;
+    if (rank0_forward(c->ops[i].op) && c->ops[i].pred_start_ms > pred_fwd)
+      pred_fwd = c->ops[i].pred_start_ms;
   }
   struct bucket_span *bs = nb > 0 ? calloc((size_t)nb, sizeof *bs) : NULL;
   for (size_t i = 0; bs && i < n; i++) {
     const struct ds_compare_op *o = &c->ops[i];
     int32_t b = ds_metrics_bucket(o->op);
-    if (b < 0) continue;
+    if (b < 0 || o->pred_start_ms < pred_fwd) continue;
     struct bucket_span *x = &bs[b];
     double pe = o->pred_start_ms + o->pred_dur_ms, me = o->meas_start_ms + o->meas_dur_ms;
     if (!x->seen) *x = (struct bucket_span){1, o->pred_start_ms, pe, o->meas_start_ms, me};

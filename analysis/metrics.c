@@ -92,9 +92,6 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
     }
     if (cls == DS_METRICS_COMM) {
       comm[n_comm++] = iv;
-      /* the logger times the gradient buckets' collectives */
-      if (bucket_collective(o) && s < comm_first) comm_first = s;
-      if (bucket_collective(o) && e > comm_last) comm_last = e;
       continue;
     }
     comp[n_comp++] = iv;
@@ -106,14 +103,18 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
       if (e > bwd_last) bwd_last = e;
     }
   }
-  /* The logger's backward is the synchronised micro-step's (--no-sync's
-   * accumulating ones run before it): the backward after the last forward */
+  /* The logger times one backward: the last micro-step's (--no-sync's
+   * accumulating ones and --grad-accum's earlier ones run before it), the
+   * backward after the last forward, and the gradient buckets'
+   * collectives that start after it */
   for (size_t i = 0; i < n; i++) {
     const struct ds_op *o = ops[i].op;
-    int64_t s = ops[i].start_ns;
-    if (o->rank == 0 && o->kind == DS_OP_BWD && ds_metrics_class(o) == DS_METRICS_COMPUTE &&
-        s >= fwd_last_start && s < bwd_first)
+    int64_t s = ops[i].start_ns, e = ops[i].end_ns;
+    if (o->rank != 0 || s < fwd_last_start) continue;
+    if (o->kind == DS_OP_BWD && ds_metrics_class(o) == DS_METRICS_COMPUTE && s < bwd_first)
       bwd_first = s;
+    if (bucket_collective(o) && s < comm_first) comm_first = s;
+    if (bucket_collective(o) && e > comm_last) comm_last = e;
   }
   double *v = m->v;
   for (int i = 0; i < DS_METRIC_COUNT; i++) v[i] = 0;

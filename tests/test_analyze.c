@@ -844,6 +844,51 @@ Test(analyze, the_ddp_logger_times_the_synchronised_micro_step_and_not_a_servers
   cr_assert_eq(ds_metrics_bucket(&push), -1);
 }
 
+Test(analyze, the_ddp_logger_and_bucket_rows_time_the_last_of_grad_accums_micro_steps) {
+  /* Rank 0 under --grad-accum 2, each micro-step synchronised: forward f1
+   * [0, 10) us, backward b1 [10, 30), bucket 0's all-reduce a1 [20, 35),
+   * forward f2 [40, 50), backward b2 [50, 80), all-reduce a2 [60, 90). The
+   * logger times one backward, the last: compute 80 - 50 = 30 us, comm
+   * 90 - 60 = 30, overlap 80 - 60 = 20 (from a1: 70 and 60). */
+  static const struct ds_op ops[] = {
+      {.stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD, .name = "f1", .bucket = -1},
+      {.stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD, .name = "b1", .bucket = -1},
+      {.stream = DS_STREAM_COMM, .kind = DS_OP_ALLREDUCE, .name = "a1", .bucket = 0},
+      {.stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD, .name = "f2", .bucket = -1},
+      {.stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD, .name = "b2", .bucket = -1},
+      {.stream = DS_STREAM_COMM, .kind = DS_OP_ALLREDUCE, .name = "a2", .bucket = 0},
+  };
+  struct ds_timed_op t[] = {{&ops[0], 0, 10000},     {&ops[1], 10000, 30000},
+                            {&ops[2], 20000, 35000}, {&ops[3], 40000, 50000},
+                            {&ops[4], 50000, 80000}, {&ops[5], 60000, 90000}};
+  struct ds_metrics m;
+  cr_assert_eq(ds_metrics_measure(t, 6, DS_METRICS_NO_PREVIOUS, &m), DS_OK);
+  cr_assert(fabs(m.v[DS_METRIC_ddp_bwd_compute_ms] - 0.030) < EPS);
+  cr_assert(fabs(m.v[DS_METRIC_ddp_bwd_comm_ms] - 0.030) < EPS, "%g",
+            m.v[DS_METRIC_ddp_bwd_comm_ms]);
+  cr_assert(fabs(m.v[DS_METRIC_ddp_overlap_ms] - 0.020) < EPS, "%g",
+            m.v[DS_METRIC_ddp_overlap_ms]);
+  /* and a real run's bucket rows: as long as without accumulation (the
+   * micro-steps are alike), not spanning both micro-steps */
+  double dur[2];
+  for (int k = 0; k < 2; k++) {
+    char trace[256], cmd[512];
+    tmpname(trace, sizeof trace, k ? "ga2" : "ga1");
+    snprintf(cmd, sizeof cmd, "--topo 4gpu --batch 8 %s --trace %s",
+             k ? "--grad-accum 2" : "", trace);
+    struct ds_test_result sim = ds_test_run("", ds_test_ddpsim(), cmd);
+    cr_assert_eq(sim.status, 0, "%s", sim.err);
+    ds_test_release(&sim);
+    snprintf(cmd, sizeof cmd, "%s --format csv", trace);
+    struct ds_test_result an = run(NULL, cmd);
+    cr_assert_eq(an.status, 0, "%s", an.err);
+    dur[k] = analyze_value(an.out, "bucket0_dur_ms");
+    ds_test_release(&an);
+    unlink(trace);
+  }
+  cr_assert(fabs(dur[1] - dur[0]) < 0.01 * dur[0], "%g vs %g", dur[1], dur[0]);
+}
+
 Test(analyze, a_bucket_of_several_collectives_is_one_row) {
   /* PowerSGD's hook runs three collectives per bucket: analyze gives each
    * bucket's start and span once (it printed each key three times). */

@@ -211,15 +211,17 @@ Test(cli, pytorch_1_4_pays_one_div_per_bucket) {
    * each bucket before its all-reduce (ddp.h). On one rank of tiny-topo
    * (no host costs, no kernel overhead, a one-rank all-reduce takes no
    * time) the GPU runs every op in series, so the iteration grows by the
-   * divs alone: every gradient read and written once more, 2 x 1,835,264
-   * x 4 B at 1000 GB/s = 14.682112 us, whatever the layout (the
-   * executor rounds each op to the ns). */
+   * divs: every gradient read and written once more, 2 x 1,835,264 x 4 B
+   * at 1000 GB/s = 14.682112 us, whatever the layout; and by
+   * AccumulateGrad's adds into the .grad 1.4 keeps, 3 passes, 22.023168
+   * us (the executor rounds each op to the ns; the loop's step moves the
+   * foreach step's bytes, with no kernel overhead here). */
   struct ds_test_result a = run(TINY "--world-size 1");
   struct ds_test_result b = run(TINY "--world-size 1 --pytorch-version 1.4");
   cr_assert_eq(a.status, 0, "%s", a.err);
   cr_assert_eq(b.status, 0, "%s", b.err);
   double d = ds_test_csv_num(b.out, "iter_ms", 0) - ds_test_csv_num(a.out, "iter_ms", 0);
-  cr_assert_float_eq(d, 0.014682112, 3e-6, "%.9f", d);
+  cr_assert_float_eq(d, 0.014682112 + 0.022023168, 3e-6, "%.9f", d);
   char opts[64];
   ds_test_csv_str(b.out, "ddp_options", 0, opts, sizeof opts);
   cr_assert_str_eq(opts, "pytorch=1.4");

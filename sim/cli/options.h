@@ -139,9 +139,11 @@ struct ds_options {
   int no_broadcast_buffers;         /* broadcast_buffers=False: no buffer broadcast */
   int find_unused_parameters;       /* buckets by registration order, never rebuilt */
   int static_graph;
-  /* --pytorch-version: which PyTorch's DDP rules (ddp.h): current (the
-   * default) or 1.4's reducer (registration-order buckets with a 1 MiB
-   * first bucket, no rebuild, a div_ kernel per bucket) */
+  /* --pytorch-version: which PyTorch's rules (ddp.h, compute.h): current
+   * (the default), 1.4's reducer (registration-order buckets with a 1 MiB
+   * first bucket, no rebuild, a div_ kernel per bucket) or 1.9's (rebuilt
+   * buckets); under 1.4 and 1.9 also the per-tensor optimizer loop and
+   * .grad kept (AccumulateGrad's adds), under 1.9 zero_grad's fills */
   enum ds_ddp_rules ddp_rules;
   /* --grad-accum K (>= 1, grad_accum_set when given) or --optimizer-batch
    * N (> 0; 0 without): gradient accumulation outside no_sync, single and
@@ -176,9 +178,6 @@ struct ds_options {
   int version;
 };
 
-/* Parses argv[1..argc) (both "--flag value" and "--flag=value"). Usage
- * errors are DS_EUSAGE with a message naming the flag and what was
- * expected. */
 /* The micro-steps per optimizer step of a configuration of `world` ranks
  * at `batch` per GPU: --grad-accum's K, or --optimizer-batch N / (world x
  * batch); -1 (err set, DS_EUSAGE) when N is not a whole number of 1 to
@@ -186,6 +185,9 @@ struct ds_options {
 int ds_options_grad_accum(const struct ds_options *o, int32_t world, int64_t batch,
                           struct ds_err *err);
 
+/* Parses argv[1..argc) (both "--flag value" and "--flag=value"). Usage
+ * errors are DS_EUSAGE with a message naming the flag and what was
+ * expected. */
 ds_status ds_options_parse(int argc, char **argv, struct ds_options *opt,
                            struct ds_err *err);
 

@@ -530,6 +530,7 @@ static ds_status load(struct loaded *ld, const struct ds_options *o, struct ds_e
   ds_compute_set_tf32(&ld->compute, ld->topo, o->tf32);
   ld->compute.channels_last = o->channels_last;
   ld->compute.optimizer_loop = o->ddp_rules != DS_DDP_RULES_CURRENT;
+  ld->compute.grad_kept = o->ddp_rules != DS_DDP_RULES_CURRENT;
   ld->compute.zero_grad_fill = o->ddp_rules == DS_DDP_RULES_TORCH_1_9;
   ld->compute.weight_decay = o->weight_decay;
   ld->compute.no_bn_weight_decay = o->no_bn_weight_decay;

@@ -103,12 +103,15 @@ struct ds_compute {
   /* The optimizer step (ds_compute_step_ns): optimizer_loop set under
    * --pytorch-version 1.4 and 1.9 (the per-parameter Python loop instead
    * of the foreach kernels); weight_decay set by --weight-decay (a nonzero
-   * weight_decay: one more kernel). zero_grad_fill set under 1.9, whose
-   * optimizer.zero_grad() defaults to set_to_none=False: a fill_ kernel per
-   * gradient after the step (ds_compute_zero_grad_ns), and every backward
-   * finds .grad allocated, so AccumulateGrad adds into it
-   * (ds_compute_accum_grad_ns). */
+   * weight_decay: one more kernel). grad_kept set under 1.4 and 1.9:
+   * .grad stays allocated between iterations (zero_grad's set_to_none=False
+   * default, or no zero_grad at all, as in PyTorch's DDP benchmark), so
+   * every backward's AccumulateGrad adds into it (ds_compute_accum_grad_ns).
+   * zero_grad_fill set under 1.9, for scripts that call
+   * optimizer.zero_grad() (DeepLearningExamples'): a fill_ kernel per
+   * gradient after the step (ds_compute_zero_grad_ns). */
   int optimizer_loop;
+  int grad_kept;
   int zero_grad_fill;
   int weight_decay;
   /* --no-bn-weight-decay (with weight_decay): parameters whose name has

@@ -190,7 +190,7 @@ static ds_status build_single(struct builder *bd, int64_t prev_step) {
     DS_CHECK(forward(bd, 0, launch_dep, -1, &last));
     double ns = loss_ns(bd, (double)bd->opt->batch, &bytes);
     DS_CHECK(emit_compute(bd, 0, DS_OP_LOSS, "loss", -1, 0, bytes, ns, last, -1, &last));
-    DS_CHECK(backward(bd, 0, last, bd->c->zero_grad_fill || s > 0, &last));
+    DS_CHECK(backward(bd, 0, last, bd->c->grad_kept || s > 0, &last));
     launch_dep = last;
   }
   return step(bd, last);

@@ -844,6 +844,22 @@ Test(analyze, the_ddp_logger_times_the_synchronised_micro_step_and_not_a_servers
   cr_assert_eq(ds_metrics_bucket(&push), -1);
 }
 
+/* `ddpsim analyze --format csv` of a run's own trace: runs `ddpsim ARGS
+ * --trace T` (T a fresh temporary named by tag), analyzes T, removes it. */
+static struct ds_test_result analyze_own_run(const char *tag, const char *args) {
+  char trace[256], cmd[1024];
+  tmpname(trace, sizeof trace, tag);
+  snprintf(cmd, sizeof cmd, "%s --trace %s", args, trace);
+  struct ds_test_result sim = ds_test_run("", ds_test_ddpsim(), cmd);
+  cr_assert_eq(sim.status, 0, "ddpsim %s: %s", cmd, sim.err);
+  ds_test_release(&sim);
+  snprintf(cmd, sizeof cmd, "%s --format csv", trace);
+  struct ds_test_result an = run(NULL, cmd);
+  cr_assert_eq(an.status, 0, "analyze %s: %s", cmd, an.err);
+  unlink(trace);
+  return an;
+}
+
 Test(analyze, the_ddp_logger_and_bucket_rows_time_the_last_of_grad_accums_micro_steps) {
   /* Rank 0 under --grad-accum 2, each micro-step synchronised: forward f1
    * [0, 10) us, backward b1 [10, 30), bucket 0's all-reduce a1 [20, 35),
@@ -872,19 +888,10 @@ Test(analyze, the_ddp_logger_and_bucket_rows_time_the_last_of_grad_accums_micro_
    * micro-steps are alike), not spanning both micro-steps */
   double dur[2];
   for (int k = 0; k < 2; k++) {
-    char trace[256], cmd[512];
-    tmpname(trace, sizeof trace, k ? "ga2" : "ga1");
-    snprintf(cmd, sizeof cmd, "--topo 4gpu --batch 8 %s --trace %s",
-             k ? "--grad-accum 2" : "", trace);
-    struct ds_test_result sim = ds_test_run("", ds_test_ddpsim(), cmd);
-    cr_assert_eq(sim.status, 0, "%s", sim.err);
-    ds_test_release(&sim);
-    snprintf(cmd, sizeof cmd, "%s --format csv", trace);
-    struct ds_test_result an = run(NULL, cmd);
-    cr_assert_eq(an.status, 0, "%s", an.err);
+    struct ds_test_result an =
+        analyze_own_run("ga", k ? "--topo 4gpu --batch 8 --grad-accum 2" : "--topo 4gpu --batch 8");
     dur[k] = analyze_value(an.out, "bucket0_dur_ms");
     ds_test_release(&an);
-    unlink(trace);
   }
   cr_assert(fabs(dur[1] - dur[0]) < 0.01 * dur[0], "%g vs %g", dur[1], dur[0]);
 }
@@ -892,15 +899,7 @@ Test(analyze, the_ddp_logger_and_bucket_rows_time_the_last_of_grad_accums_micro_
 Test(analyze, a_bucket_of_several_collectives_is_one_row) {
   /* PowerSGD's hook runs three collectives per bucket: analyze gives each
    * bucket's start and span once (it printed each key three times). */
-  char trace[256], cmd[512];
-  tmpname(trace, sizeof trace, "psgd");
-  snprintf(cmd, sizeof cmd, "--topo 4gpu --comm-hook powersgd:4 --trace %s", trace);
-  struct ds_test_result sim = ds_test_run("", ds_test_ddpsim(), cmd);
-  cr_assert_eq(sim.status, 0, "%s", sim.err);
-  ds_test_release(&sim);
-  snprintf(cmd, sizeof cmd, "%s --format csv", trace);
-  struct ds_test_result an = run(NULL, cmd);
-  cr_assert_eq(an.status, 0, "%s", an.err);
+  struct ds_test_result an = analyze_own_run("psgd", "--topo 4gpu --comm-hook powersgd:4");
   int rows = 0;
   for (int b = 0; b < 64; b++) {
     char key[40];
@@ -914,7 +913,6 @@ Test(analyze, a_bucket_of_several_collectives_is_one_row) {
   }
   cr_assert_gt(rows, 1, "%s", an.out);
   ds_test_release(&an);
-  unlink(trace);
 }
 
 Test(analyze, an_iteration_starting_before_the_previous_ends_is_timed_by_its_period) {

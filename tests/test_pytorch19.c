@@ -179,6 +179,15 @@ Test(pytorch19, buckets_start_registration_binned_and_are_rebuilt) {
   cr_assert_float_eq(ds_ddp_first_bucket_mb(DS_DDP_RULES_CURRENT, 5, 0), 5, 1e-12);
   cr_assert_eq(ds_ddp_plan_rules(m, 4, 1 * MIB, 25 * MIB, 0, 1, DS_DDP_RULES_TORCH_1_9, &p),
                DS_EUSAGE);
+  /* --first-bucket-mb 10 (distributed.py's _DEFAULT_FIRST_BUCKET_BYTES):
+   * iteration 0's first bucket takes all 7 MiB; the rebuild keeps the C++
+   * kDefaultFirstBucketBytes, 1 MiB, so l2.weight's 4 MiB still closes it */
+  cr_assert_eq(ds_ddp_plan_rules(m, 4, 10 * MIB, 25 * MIB, 0, 0, DS_DDP_RULES_TORCH_1_9, &p),
+               DS_OK);
+  cr_assert_eq(p.initial.n, 1);
+  cr_assert_eq(p.rebuilt.n, 2);
+  cr_assert_float_eq(p.rebuilt.b[0].bytes, 1048576 * 4.0, 0.5);
+  ds_ddp_plan_release(&p);
   ds_model_free(m);
 }
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/units.h"
 #include "sim/coll/nccl_model.h"
 #include "sim/train/host.h"
 
@@ -118,7 +119,9 @@ ds_status ds_ddp_plan_rules(const struct ds_model *m, int dtype_bytes, double fi
     if (!never_rebuilt) out->rebuild_iter = 1;
     DS_CHECK_GOTO(ds_ddp_buckets(m, dtype_bytes, first_cap, cap, DS_BUCKETS_REGISTRATION,
                                  &out->initial), st, fail);
-    DS_CHECK_GOTO(ds_ddp_buckets(m, dtype_bytes, first_cap, cap,
+    /* 1.9's rebuild takes the C++ kDefaultFirstBucketBytes, 1 MiB, whatever
+     * distributed.py's _DEFAULT_FIRST_BUCKET_BYTES (--first-bucket-mb) was */
+    DS_CHECK_GOTO(ds_ddp_buckets(m, dtype_bytes, never_rebuilt ? first_cap : DS_UNITS_MIB, cap,
                                  never_rebuilt ? DS_BUCKETS_REGISTRATION : DS_BUCKETS_READY,
                                  &out->rebuilt), st, fail);
     return DS_OK;

@@ -46,7 +46,9 @@
  *     unless find_unused_parameters (reducer.cpp should_rebuild_buckets:
  *     (static_graph_ || !find_unused_parameters_) && !has_rebuilt_bucket_),
  *     with the limits [kDefaultFirstBucketBytes, bucket_bytes_cap_]
- *     (rebuild_buckets): the first bucket is 1 MiB whatever bucket_cap_mb;
+ *     (rebuild_buckets): the first bucket is 1 MiB whatever bucket_cap_mb
+ *     or distributed.py's _DEFAULT_FIRST_BUCKET_BYTES (--first-bucket-mb
+ *     shapes iteration 0's buckets only);
  *   - static_graph was an experimental _set_static_graph(): refused.
  * As current PyTorch: copy_grad_to_bucket divides while it copies
  * (at::mul_out(bucket_view, grad, 1 / divFactor_), a plain copy_ under a

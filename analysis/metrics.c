@@ -8,6 +8,7 @@
 #include "analysis/metrics.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/units.h"
 #include "analysis/overlap.h"
@@ -35,6 +36,17 @@ enum ds_metrics_class ds_metrics_class(const struct ds_op *op) {
 static int bucket_collective(const struct ds_op *op) {
   return ds_metrics_class(op) == DS_METRICS_COMM && op->bucket >= 0 &&
          op->kind != DS_OP_PUSH && op->kind != DS_OP_PULL;
+}
+
+/* A backward op PyTorch's DDP logger counts as backward compute: the
+ * compute stream's kernels up to the autograd engine's end, whose queued
+ * callback records backward_compute_end before finalize_backward waits for
+ * the buckets and copies them back (`bucketK.to_grad`, docs/strategies.md),
+ * and not a comm hook's work after a collective (on the copy stream). */
+static int logger_backward(const struct ds_op *op) {
+  static const char to_grad[] = ".to_grad";
+  size_t n = strlen(op->name), k = sizeof to_grad - 1;
+  return op->stream == DS_STREAM_COMPUTE && !(n >= k && strcmp(op->name + n - k, to_grad) == 0);
 }
 
 int32_t ds_metrics_bucket(const struct ds_op *op) {
@@ -100,7 +112,7 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
       if (s > fwd_last_start) fwd_last_start = s;
     } else if (o->kind == DS_OP_BWD) {
       bwd += e - s;
-      if (e > bwd_last) bwd_last = e;
+      if (logger_backward(o) && e > bwd_last) bwd_last = e;
     }
   }
   /* The logger times one backward: the last micro-step's (--no-sync's

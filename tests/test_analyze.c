@@ -860,6 +860,34 @@ static struct ds_test_result analyze_own_run(const char *tag, const char *args) 
   return an;
 }
 
+Test(analyze, the_ddp_loggers_backward_ends_before_finalize_backward_copies_back) {
+  /* Rank 0: the backward kernel k [0, 50) us, bucket 0's all-reduce a
+   * [40, 70), finalize_backward's copy back bucket0.to_grad [70, 75) and a
+   * comm hook's decompression on the copy stream [70, 72). PyTorch's logger
+   * records backward_compute_end in the autograd callback, before finalize
+   * waits: compute 50, comm 30, overlap 50 - 40 = 10 us, 33.3 % (with the
+   * copy back: 75, 35, 100 %). */
+  static const struct ds_op ops[] = {
+      {.stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD, .name = "k", .bucket = -1},
+      {.stream = DS_STREAM_COMM, .kind = DS_OP_ALLREDUCE, .name = "bucket0", .bucket = 0},
+      {.stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD, .name = "bucket0.to_grad", .bucket = 0},
+      {.stream = DS_STREAM_COPY, .kind = DS_OP_BWD, .name = "bucket0.decompress", .bucket = 0},
+  };
+  struct ds_timed_op t[] = {{&ops[0], 0, 50000},
+                            {&ops[1], 40000, 70000},
+                            {&ops[2], 70000, 75000},
+                            {&ops[3], 70000, 72000}};
+  struct ds_metrics m;
+  cr_assert_eq(ds_metrics_measure(t, 4, DS_METRICS_NO_PREVIOUS, &m), DS_OK);
+  cr_assert(fabs(m.v[DS_METRIC_ddp_bwd_compute_ms] - 0.050) < EPS, "%g",
+            m.v[DS_METRIC_ddp_bwd_compute_ms]);
+  cr_assert(fabs(m.v[DS_METRIC_ddp_overlap_ms] - 0.010) < EPS, "%g",
+            m.v[DS_METRIC_ddp_overlap_ms]);
+  cr_assert(fabs(m.v[DS_METRIC_ddp_overlap_pct] - 100.0 / 3) < 1e-9);
+  /* the summary's backward still holds the reducer's copies */
+  cr_assert(fabs(m.v[DS_METRIC_bwd_ms] - 0.057) < EPS);
+}
+
 Test(analyze, the_ddp_logger_and_bucket_rows_time_the_last_of_grad_accums_micro_steps) {
   /* Rank 0 under --grad-accum 2, each micro-step synchronised: forward f1
    * [0, 10) us, backward b1 [10, 30), bucket 0's all-reduce a1 [20, 35),

@@ -167,6 +167,8 @@ Test(sweep_measured, malformed_tables_name_file_line_and_column) {
       {"--bucket-mb 1,25", "# nothing\n", "no header row"},
       {"--comm-hook none,fp16", "comm_hook,iter_ms\nbf16,2\n",
        ":2:1: column 'comm_hook': expected one of the swept hooks (none, fp16)"},
+      {"--bucket-mb 1,25", "bucket_mb,iter_ms, iter_ms\n1,2,3\n",
+       ":1: the header row names iter_ms twice (columns 2 and 3)"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     struct ds_measured m;

@@ -634,9 +634,9 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
     int64_t cb = coll_base + (accum > 1 ? step * (int64_t)(bk->n + n_bb) : 0);
     /* .grad is allocated when backward runs (AccumulateGrad adds into it)
      * where the rules keep it (1.4, 1.9), and in every micro-step after the
-     * first of --grad-accum (the --no-sync micro-steps' adds are not
-     * charged) */
-    int accum_grad = c->grad_kept || (accum > 1 && step > 0);
+     * first of --no-sync's or --grad-accum's (the first one's backward
+     * creates it) */
+    int accum_grad = c->grad_kept || step > 0;
     /* The buffers go before the first micro-step only under no_sync: a
      * forward under no_sync clears require_forward_param_sync, which the
      * next forward's _check_sync_bufs_pre_fwd reads (distributed.py);

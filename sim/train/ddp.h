@@ -197,9 +197,10 @@ struct ds_ddp_options {
   /* grad_accum K > 1 (--grad-accum): K micro-steps of forward and
    * backward outside no_sync, each with the reducer's copies, every
    * bucket's all-reduce and the copies back (as DDP runs every backward
-   * outside no_sync), then the optimizer step; micro-steps after the
-   * first (every one under 1.9's zero_grad) add into .grad
-   * (ds_compute_accum_grad_ns). Not combined with accum_steps > 1. */
+   * outside no_sync), then the optimizer step. Micro-steps after the
+   * first, of either kind, add into .grad (ds_compute_accum_grad_ns), and
+   * every one does where the rules keep .grad (1.4, 1.9). Not combined
+   * with accum_steps > 1. */
   int32_t grad_accum;
 };
 

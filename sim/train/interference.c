@@ -74,8 +74,8 @@ double ds_interference_factor(const struct ds_compute *c, double sm_share,
     int32_t left = sms - load.sms;
     f_sm = (double)sms / (left > 1 ? left : 1);
   }
-  /* each part at its own pace: an op all of one kind takes that factor */
-  double f = sm_share >= 1 ? f_sm : sm_share <= 0 ? f_mem : sm_share * f_sm + (1 - sm_share) * f_mem;
+  /* each part at its own pace (a share of 1 or 0 gives that factor exactly) */
+  double f = sm_share * f_sm + (1 - sm_share) * f_mem;
   if (any_collective) f *= 1.0 + c->params.comm_interference;
   return f;
 }

@@ -692,31 +692,32 @@ int ds_compute_step_host_ops(const struct ds_compute *c, const struct ds_model *
   return ds_compute_step_kernels(c, model) + (c->zero_grad_fill ? model->n_params : 0);
 }
 
-double ds_compute_zero_grad_ns(const struct ds_compute *c, const struct ds_model *model,
-                               double *bytes) {
+/* One kernel per parameter tensor first .. first + count - 1, each
+ * `passes` over its gradient: their time, and in *bytes what they move. */
+static double per_tensor_kernels_ns(const struct ds_compute *c, const struct ds_model *model,
+                                    int32_t first, int32_t count, double passes,
+                                    double *bytes) {
   double ns = 0;
   *bytes = 0;
-  if (!c->zero_grad_fill) return 0;
-  for (int32_t p = 0; p < model->n_params; p++) {
-    double b = (double)model->params[p].numel * c->precision.param_bytes;
+  for (int32_t p = first; p < first + count; p++) {
+    double b = passes * (double)model->params[p].numel * c->precision.param_bytes;
     *bytes += b;
     ns += ds_compute_kernel_ns(c, 0, b);
   }
   return ns;
 }
 
+double ds_compute_zero_grad_ns(const struct ds_compute *c, const struct ds_model *model,
+                               double *bytes) {
+  *bytes = 0;
+  if (!c->zero_grad_fill) return 0;
+  return per_tensor_kernels_ns(c, model, 0, model->n_params, 1, bytes);
+}
+
 double ds_compute_accum_grad_ns(const struct ds_compute *c, const struct ds_model *model,
                                 int32_t layer, double *bytes) {
   const struct ds_layer *ly = &model->layers[layer];
-  double ns = 0;
-  *bytes = 0;
-  for (int32_t k = 0; k < ly->param_count; k++) {
-    double b = 3.0 * (double)model->params[ly->param_first + k].numel *
-               c->precision.param_bytes;
-    *bytes += b;
-    ns += ds_compute_kernel_ns(c, 0, b);
-  }
-  return ns;
+  return per_tensor_kernels_ns(c, model, ly->param_first, ly->param_count, 3, bytes);
 }
 
 double ds_compute_step_host_op_ns(const struct ds_compute *c) {

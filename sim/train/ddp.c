@@ -82,12 +82,10 @@ ds_status ds_ddp_buckets(const struct ds_model *m, int dtype_bytes,
 double ds_ddp_first_bucket_mb(enum ds_ddp_rules rules, double bucket_cap_mb,
                               double first_bucket_mb) {
   if (first_bucket_mb > 0) return first_bucket_mb;
-  /* PyTorch 1.4's distributed.py always passes [_DEFAULT_FIRST_BUCKET_BYTES,
-   * bucket_bytes_cap] to the binning */
-  if (rules == DS_DDP_RULES_TORCH_1_4) return 1;
-  /* 1.9: both layouts' first limit is the default first bucket's
-   * (distributed.py's list, reducer.cpp rebuild_buckets' kDefaultFirstBucketBytes) */
-  if (rules == DS_DDP_RULES_TORCH_1_9) return 1;
+  /* PyTorch 1.4's and 1.9's distributed.py always pass
+   * [_DEFAULT_FIRST_BUCKET_BYTES, bucket_bytes_cap] to the binning (1.9's
+   * rebuild too: reducer.cpp rebuild_buckets' kDefaultFirstBucketBytes) */
+  if (rules != DS_DDP_RULES_CURRENT) return 1;
   return bucket_cap_mb > 0 ? bucket_cap_mb : 1;
 }
 

@@ -738,24 +738,17 @@ static ds_status run_ps(struct config_run *c, struct ds_summary *s, struct ds_er
      * iteration's ops, as for every strategy (and as `ddpsim analyze` of the
      * trace); throughput and the per-worker step times are ps's own. */
     size_t ns = r.step->n_ops, last = (size_t)(o->iters - 1) * ns;
-    struct ds_summary one = {0}, first_sum = {0};
-    if (ds_report_measure(r.all, last, ns, r.op_start_ns, r.op_end_ns, &one) != DS_OK ||
+    /* sample 0's timing fields are the row's (ds_report_measure writes
+     * those alone) */
+    struct ds_summary one = {0}, first_sum = {0}, *timed = k == 0 ? s : &one;
+    if (ds_report_measure(r.all, last, ns, r.op_start_ns, r.op_end_ns, timed) != DS_OK ||
         ds_report_measure(r.all, 0, ns, r.op_start_ns, r.op_end_ns, &first_sum) != DS_OK) {
       st = ds_err_set(err, DS_ENOMEM, "out of memory");
       goto out;
     }
-    times[k] = one.iter_ms;
+    times[k] = timed->iter_ms;
     if (k == 0) {
-      s->iter_ms = one.iter_ms;
       s->first_iter_ms = first_sum.iter_ms;
-      s->fwd_ms = one.fwd_ms;
-      s->bwd_ms = one.bwd_ms;
-      s->step_ms = one.step_ms;
-      s->comm_ms = one.comm_ms;
-      s->exposed_comm_ms = one.exposed_comm_ms;
-      s->overlap_pct = one.overlap_pct;
-      s->gpu_busy_ms = one.gpu_busy_ms;
-      s->host_exposed_ms = one.host_exposed_ms;
       s->samples_per_s = r.samples_per_s;
       s->staleness_mean = r.staleness_mean;
       s->staleness_max = r.staleness_max;

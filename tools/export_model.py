@@ -471,18 +471,17 @@ def note_loss_copy(rec, func, args, kwargs, out):
             copy_bytes(rec, func, args, kwargs, out)
 
 
-def loss_copy_line(rec, batch):
-    """The model file's root key loss_copy_bytes (per sample, real dtypes), where nonzero."""
-    v = per_sample(getattr(rec, "loss_copy_bytes", 0), batch)
-    return ["loss_copy_bytes: %d" % v] if v else []
-
-
-def loss_act_line(rec, batch):
-    """The model file's root key loss_act_bytes: what autograd saved for the loss's
-    backward outside every layer (per sample, real dtypes: a classifier's log_softmax
-    rows), where nonzero."""
-    v = per_sample(rec.saved_outside, batch)
-    return ["loss_act_bytes: %d" % v] if v else []
+def loss_lines(rec, batch):
+    """The model file's root keys of the loss, per sample in real dtypes, each where
+    nonzero: loss_copy_bytes, its own layout copies; loss_act_bytes, what autograd saved
+    for its backward outside every layer (a classifier's log_softmax rows)."""
+    out = []
+    for key, total in (("loss_copy_bytes", getattr(rec, "loss_copy_bytes", 0)),
+                       ("loss_act_bytes", rec.saved_outside)):
+        v = per_sample(total, batch)
+        if v:
+            out.append("%s: %d" % (key, v))
+    return out
 
 
 def kernel_lines(layer, batch):
@@ -1299,7 +1298,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         "input_bytes: %d" % in_bytes,
         "output_bytes: %d" % out_bytes,
         "output_classes: %d" % outs[0].shape[-1],
-    ] + loss_copy_line(rec, B) + loss_act_line(rec, B) + [
+    ] + loss_lines(rec, B) + [
         "layers:",
     ]
     for l in layers:

@@ -155,6 +155,8 @@ Test(topo_import, bad_inputs_are_located_errors) {
                          "PXB, PHB, NODE or SYS (column GPU1), got \"PIQ\""},
       {D "bad-asymmetric.txt", D "bad-asymmetric.txt:2: key 'GPU0': expected a symmetric matrix: "
                                "GPU0/GPU1 is NV4 but GPU1/GPU0 is PIX"},
+      {D "bad-header.txt", D "bad-header.txt:5: key 'GPU3': expected a column for every row's "
+                           "device (GPU3's row is line 9; the header lists 4)"},
       {D "bad-name.txt", D "bad-name.txt:1: key 'GPU 0': expected a GPU of the table (smi_names), "
                          "got \"NVIDIA Z80\": add it to a GPU's smi_names in your gpus.yaml, or "
                          "pass --gpu NAME"},

@@ -123,6 +123,16 @@ static ds_status parse(const char *path, const char *text, struct matrix *m, cha
     if (rows == m->n) break; /* the legend follows */
     if (header && !is_dev_label(tok[0])) continue;
     if (strcmp(tok[0], m->label[rows]) != 0) {
+      /* A row whose device has no column: the header lost it, so the error
+       * is the header's, located there. */
+      int in_header = 0;
+      for (int j = 0; j < m->n; j++) in_header |= strcmp(tok[0], m->label[j]) == 0;
+      if (!in_header) {
+        snprintf(msg, sizeof msg,
+                 "a column for every row's device (%s's row is line %d; the header lists %d)",
+                 tok[0], lineno, m->n);
+        return fail(path, header, tok[0], err, msg);
+      }
       snprintf(msg, sizeof msg, "the row of %s (rows in the header's order)", m->label[rows]);
       st = fail(path, lineno, tok[0], err, msg);
       return st;

@@ -352,10 +352,10 @@ static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
   if (r->has_ps)
     fprintf(fp, "  communication  %10.3f ms  (push and pull on rank 0)\n", r->comm_ms);
   else
-    fprintf(fp, "  communication  %10.3f ms  (%s time on rank 0)\n", r->comm_ms,
-            is_ddp(r) ? "all-reduce and any buffer broadcast"
-            : strcmp(r->strategy, "dp") == 0 ? "scatter, broadcast, gather, reduce"
-                                             : "communication");
+    fprintf(fp, "  communication  %10.3f ms  (%s on rank 0)\n", r->comm_ms,
+            is_ddp(r) ? "all-reduces and any buffer broadcast" /* as the DDP block says */
+            : strcmp(r->strategy, "dp") == 0 ? "scatter, broadcast, gather, reduce time"
+                                             : "communication time");
   fprintf(fp, "    exposed      %10.3f ms  (not hidden under compute)\n", r->exposed_comm_ms);
   fprintf(fp, "    overlap      %10.1f %%\n", r->overlap_pct);
   print_gpu_time(fp, r);

@@ -344,3 +344,59 @@ Test(pytorch19, bn_parameters_can_sit_in_an_undecayed_group) {
   ds_test_ddpsim_refuses(TINY "--strategy ps --weight-decay --no-bn-weight-decay",
                          "option --no-bn-weight-decay: not built for --strategy ps");
 }
+
+Test(pytorch19, dp_adds_the_reduced_gradients_into_kept_grad_on_gpu0) {
+  /* DataParallel on 2 GPUs: the replicas' gradients are fresh tensors, but
+   * the reduced ones reach the module's parameters through Broadcast's
+   * backward and AccumulateGrad, which under 1.4 and 1.9 (.grad kept) adds
+   * into .grad on GPU 0 once every chunk is reduced: the three layers'
+   * adds (l2 12.582912, l1 6.291456, l0 3.1488 us) after GPU 0's last
+   * reduce, the step after them; none on GPU 1, none without grad_kept. */
+  struct fixture f;
+  setup(&f, "tests/data/tiny-topo.yaml", DS_AMP_NONE);
+  struct ds_dp_chunks ch;
+  cr_assert_eq(ds_dp_chunks(f.m, 4, DS_DP_COALESCE_BYTES, &ch), DS_OK);
+  struct ds_dp_options o = {.world_size = 2, .batch = 1};
+  for (int kept = 0; kept <= 1; kept++) {
+    f.c.grad_kept = kept;
+    struct ds_schedule *s;
+    int64_t n_coll;
+    cr_assert_eq(ds_schedule_new(2, &s), DS_OK);
+    cr_assert_eq(ds_dp_build(f.m, &f.c, &o, &ch, 0, 0, s, &n_coll), DS_OK);
+    int adds = 0;
+    double add_us = 0;
+    int64_t last_reduce = -1, prev = -1;
+    for (size_t i = 0; i < s->n_ops; i++) {
+      const struct ds_op *op = &s->ops[i];
+      if (op->rank == 0 && op->kind == DS_OP_REDUCE) last_reduce = op->id;
+      if (strstr(op->name, ".accum_grad") == NULL) continue;
+      cr_assert_eq(op->rank, 0, "%s on GPU %d", op->name, op->rank);
+      cr_assert_eq(op->stream, DS_STREAM_COMPUTE);
+      /* each after the one before, the first after the last reduce */
+      const int64_t *deps = ds_schedule_deps(s, op);
+      cr_assert_eq(op->dep_count, 1);
+      cr_assert_eq(deps[0], adds == 0 ? last_reduce : prev, "%s", op->name);
+      prev = op->id;
+      adds++;
+      add_us += op->dur_us;
+    }
+    cr_assert_eq(adds, kept ? 3 : 0);
+    cr_assert_float_eq(add_us, kept ? 22.023168 : 0, 1e-6);
+    if (kept) {
+      int64_t step[2];
+      ds_schedule_last_of_kind(s, DS_OP_STEP, 2, step);
+      cr_assert_eq(step[1], -1, "GPU 1 does not step");
+      const struct ds_op *st = NULL;
+      for (size_t i = 0; i < s->n_ops; i++)
+        if (s->ops[i].id == step[0]) st = &s->ops[i];
+      cr_assert_not_null(st);
+      const int64_t *deps = ds_schedule_deps(s, st);
+      int waits = 0;
+      for (uint32_t d = 0; d < st->dep_count; d++) waits |= deps[d] == prev;
+      cr_assert(waits, "the step waits for the last add");
+    }
+    ds_schedule_free(s);
+  }
+  ds_dp_chunks_release(&ch);
+  teardown(&f);
+}

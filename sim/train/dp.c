@@ -131,6 +131,17 @@ static ds_status forward(struct builder *bd, int32_t rank, int64_t launch_dep,
   return DS_OK;
 }
 
+/* Layer l's AccumulateGrad adding its gradients into an allocated .grad
+ * (compute.h), after *prev; *prev becomes it. None for a layer without
+ * parameters. */
+static ds_status accum_grad_op(struct builder *bd, int32_t rank, int32_t l, int64_t *prev) {
+  double bytes, ns = ds_compute_accum_grad_ns(bd->c, bd->m, l, &bytes);
+  if (ns <= 0) return DS_OK;
+  char name[160];
+  snprintf(name, sizeof name, "%s.accum_grad", bd->m->layers[l].name);
+  return emit_compute(bd, rank, DS_OP_BWD, name, l, 0, bytes, ns, *prev, -1, prev);
+}
+
 /* Backward of every layer in reverse, each kernel after the one before and
  * after its launch by the autograd engine's thread of the rank's GPU (one
  * per device: DataParallel's replicas do not share it), the layer's host
@@ -153,13 +164,7 @@ static ds_status backward(struct builder *bd, int32_t rank, int64_t first_dep,
                           ds_compute_bwd_ns(bd->c, ly, bd->opt->batch), prev, launch,
                           &prev));
     DS_CHECK(transposes(bd, rank, DS_OP_BWD, l, bd->opt->batch, &prev));
-    if (accum_grad) { /* AccumulateGrad into an allocated .grad (compute.h) */
-      double bytes, ns = ds_compute_accum_grad_ns(bd->c, bd->m, l, &bytes);
-      char name[160];
-      snprintf(name, sizeof name, "%s.accum_grad", ly->name);
-      if (ns > 0) DS_CHECK(emit_compute(bd, rank, DS_OP_BWD, name, l, 0, bytes, ns, prev, -1,
-                                        &prev));
-    }
+    if (accum_grad) DS_CHECK(accum_grad_op(bd, rank, l, &prev));
   }
   *last = prev;
   return DS_OK;
@@ -232,8 +237,8 @@ static ds_status build_rank(struct builder *bd, int32_t r, int64_t prev_step) {
     DS_CHECK(emit_compute(bd, r, DS_OP_LOSS, "loss", -1, 0, lbytes, ns, id, -1, &id));
   }
   DS_CHECK(emit_coll(bd, r, DS_OP_SCATTER, "output_grad", k_n + 2, od, out_bytes, id, &id));
-  /* DataParallel's replicas are fresh each iteration; GPU 0's .grad
-   * adds under 1.9 are not charged */
+  /* DataParallel's replicas are fresh each iteration: their gradients are
+   * new tensors, never added into */
   DS_CHECK(backward(bd, r, id, 0, &last));
   /* ReduceAddCoalesced runs once every replica's gradients exist: the
    * first reduce waits for this rank's whole backward, the collective for
@@ -241,7 +246,14 @@ static ds_status build_rank(struct builder *bd, int32_t r, int64_t prev_step) {
   for (int32_t k = 0; k < k_n; k++)
     DS_CHECK(emit_coll(bd, r, DS_OP_REDUCE, "grads", k_n + 3 + k, 0, bd->chunks->bytes[k],
                        k == 0 ? last : -1, &last));
-  if (r == 0) DS_CHECK(step(bd, last));
+  if (r != 0) return DS_OK;
+  /* The reduced gradients reach the module's own parameters through
+   * Broadcast's backward (ReduceAddCoalesced, whose outputs exist once
+   * every chunk is reduced) and their AccumulateGrad nodes: where .grad is
+   * kept (PyTorch 1.4, 1.9) each adds into it on GPU 0, per layer. */
+  if (bd->c->grad_kept)
+    for (int32_t l = m->n_layers - 1; l >= 0; l--) DS_CHECK(accum_grad_op(bd, 0, l, &last));
+  DS_CHECK(step(bd, last));
   return DS_OK;
 }
 

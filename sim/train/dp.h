@@ -23,6 +23,9 @@
  *      comm.reduce_add_coalesced, an NCCL reduce per group of at most
  *      10 MiB (torch._utils._take_tensors: a group closes before a tensor
  *      would take it past the limit; a larger tensor is a group alone);
+ *      the reduced gradients reach the module's parameters through their
+ *      AccumulateGrad nodes, which add into .grad where it is kept
+ *      (PyTorch 1.4 and 1.9: one add per tensor on GPU 0);
  *   7. the optimizer step on GPU 0 only.
  *
  * NCCL's broadcast and reduce are the flow network's pipelined chains

@@ -398,5 +398,16 @@ Test(pytorch19, dp_adds_the_reduced_gradients_into_kept_grad_on_gpu0) {
     ds_schedule_free(s);
   }
   ds_dp_chunks_release(&ch);
+  /* memory: while the reduce writes the sum, GPU 0 holds replica 0's
+   * gradients, the sum and the kept .grad it is added into: 3P, against
+   * 2P where the sum becomes .grad; GPU 1 its replica's P either way */
+  struct ds_dp_memory mem;
+  struct ds_precision fp32 = {4, 4, 0};
+  ds_dp_memory(f.m, &fp32, &o, &mem);
+  cr_assert_float_eq(mem.gpu0.grads, 2 * PARAM_B, 0.5);
+  o.grad_kept = 1;
+  ds_dp_memory(f.m, &fp32, &o, &mem);
+  cr_assert_float_eq(mem.gpu0.grads, 3 * PARAM_B, 0.5);
+  cr_assert_float_eq(mem.other.grads, PARAM_B, 0.5);
   teardown(&f);
 }

@@ -299,6 +299,9 @@ void ds_dp_memory(const struct ds_model *m, const struct ds_precision *pr,
   memset(out, 0, sizeof *out);
   out->gpu0 = base;
   out->gpu0.grads += p; /* the reduced gradients, GPU 0's .grad */
+  /* a kept .grad lives on while the reduce writes the sum its
+   * AccumulateGrad then adds in: three sets at once */
+  if (opt->grad_kept && opt->world_size > 1) out->gpu0.grads += p;
   out->gpu0.optimizer = p * ds_optimizer_states(m->optimizer);
   out->gpu0.inputs = (w - 1) * b * m->input_bytes;
   if (opt->output_device == 0) out->gpu0.outputs = gathered, out->gpu0.activations += all_loss;

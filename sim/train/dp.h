@@ -78,6 +78,9 @@ struct ds_dp_options {
    * then one optimizer step; micro-steps after the first (every one under
    * 1.9's zero_grad) add into .grad (ds_compute_accum_grad_ns) */
   int32_t grad_accum;
+  /* memory only: .grad kept between iterations (PyTorch 1.4, 1.9), so GPU 0
+   * holds it beside the reduce's output and replica 0's gradients */
+  int grad_kept;
 };
 
 /* Builds one iteration (see above) into out: ranks 1 .. W-1 first, then

@@ -584,6 +584,41 @@ Test(ddp, the_loss_keeps_its_saved_tensors_in_fp32_under_autocast) {
   ds_test_assert_model_refused(buf, "loss_act_bytes", "negative loss_act_bytes");
 }
 
+Test(ddp, integer_saves_keep_their_size_and_autocast_saves_what_the_file_says) {
+  /* tiny's l0 saves 1 MB per sample, of which 0.4 MB integer
+   * (act_int_bytes: max-pool indices, dropout masks), and under autocast
+   * 0.9 MB (amp_act_bytes: say an fp32 op's input and a half cast of it);
+   * l1 and l2 have neither key. Batch 2, fp32: 2 x 3 MB. --dtype fp16: l0
+   * 0.6 / 2 + 0.4 = 0.7 MB, l1 and l2 0.5 each: 2 x 1.7 MB. --amp: l0 its
+   * 0.9 MB, l1 and l2 halved: 2 x 1.9 MB, plus the half weights. */
+  char *text = ds_test_slurp(TINY_MODEL);
+  char *at = strstr(text, "    act_bytes: 1000000\n");
+  cr_assert(at);
+  at += strlen("    act_bytes: 1000000\n");
+  char buf[8192];
+  snprintf(buf, sizeof buf, "%.*s    act_int_bytes: 400000\n    amp_act_bytes: 900000\n%s",
+           (int)(at - text), text, at);
+  struct ds_model *m = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_test_load_model_text(buf, &m, &err), DS_OK, "%s", err.msg);
+  cr_assert_float_eq(m->layers[0].act_int_bytes, 4e5, 0);
+  cr_assert_float_eq(m->layers[0].amp_act_bytes, 9e5, 0);
+  cr_assert_float_eq(m->layers[1].act_int_bytes, 0, 0);
+  cr_assert_float_eq(m->layers[1].amp_act_bytes, -1, 0, "absent");
+  struct ds_precision fp32 = {4, 4, 0}, amp = {4, 2, 2}, half = {2, 2, 0};
+  cr_assert_float_eq(ds_ddp_saved_bytes(m, &fp32, 2), 6e6, 0.5);
+  cr_assert_float_eq(ds_ddp_saved_bytes(m, &half, 2), 3.4e6, 0.5);
+  cr_assert_float_eq(ds_ddp_saved_bytes(m, &amp, 2), 3.8e6 + 1835264.0 * 2, 0.5);
+  ds_model_free(m);
+  /* more integer bytes than bytes is refused, located */
+  snprintf(buf, sizeof buf, "%.*s    act_int_bytes: 1000001\n%s", (int)(at - text), text, at);
+  free(text);
+  m = NULL;
+  cr_assert_eq(ds_test_load_model_text(buf, &m, &err), DS_EINPUT);
+  cr_assert(strstr(err.msg, "key 'act_int_bytes': expected act_int_bytes at most act_bytes (1000000)"),
+            "%s", err.msg);
+}
+
 Test(ddp, autocast_runs_the_math_in_half_and_keeps_fp32_state) {
   /* tiny on TestGPU (fp32 10 TFLOPS, fp16 20 TFLOPS, 1000 GB/s, ideal):
    * --amp fp16 puts the FLOPs on the fp16 rate: l1's forward (2 GFLOP,

@@ -185,6 +185,8 @@ class Layer:
         self.bwd_flops = 0
         self.fwd_bytes = 0
         self.act_bytes = 0
+        self.act_int_bytes = 0   # the part of act_bytes in integer and bool tensors
+        self.amp_act_bytes = 0   # act_bytes with autocast's dtypes (Recorder.resolve_saved)
         self.op_bytes = 0        # every op's reads + writes in real dtypes (composites too)
         self.amp_bytes = 0       # fwd_bytes with autocast's dtypes (AMP_* above)
         self.amp_cast_bytes = 0  # autocast's cast kernels of activations (read + write)
@@ -213,6 +215,8 @@ class Recorder:
         self.names_used = {}
         self.saved = set()
         self.saved_total = 0
+        self.amp_saved = set()   # (storage key, bytes per element under autocast)
+        self.amp_pending = []    # saves not yet resolved: (layer, tensor, storage key)
         self.saved_outside = 0
         self.ready = []
         self.mod_name = {m: n for n, m in model.named_modules(remove_duplicate=False)}
@@ -368,7 +372,11 @@ class Recorder:
     # -- saved tensors -----------------------------------------------------
     def pack(self, t):
         key = storage_key(t)
-        if key is None or key[0] in self.state_store or key in self.saved:
+        if key is None or key[0] in self.state_store:
+            return t
+        if key in self.saved:  # one storage in this run; under autocast maybe a cast of it
+            if self.phase == "fwd":
+                self.amp_pending.append((self.current(None), t, key))
             return t
         self.saved.add(key)
         self.saved_total += key[1]
@@ -377,7 +385,46 @@ class Recorder:
             self.saved_outside += key[1]
         else:
             layer.act_bytes += key[1]
+            if not t.is_floating_point():
+                layer.act_int_bytes += key[1]
+            self.amp_pending.append((layer, t, key))
         return t
+
+    def resolve_saved(self, func, args, kwargs):
+        """Sizes the saves made since the last op as CUDA autocast would, once the
+        next op (func) is known. Autograd saves an op's inputs just before it
+        dispatches (under autocast, the inputs autocast cast for it: half for its
+        lower-precision ops, fp32 for its fp32 ops) and its outputs just after (in
+        the dtype the op gave them: amp_size). So the last save of a storage that
+        is an input of func is func's own, read at func's policy; the others are
+        the previous op's outputs. One that is both the previous op's output,
+        saved by it, and func's input that func does not save counts at func's
+        policy (no model here has one whose dtype the two would give differently).
+        A storage in its own dtype counts once; each cast of it counts (autocast
+        casts an activation again for every op that needs it)."""
+        pending, self.amp_pending = self.amp_pending, []
+        if not pending:
+            return
+        packet = func._overloadpacket if func is not None else None
+        ins = {t.untyped_storage().data_ptr() for t in tensors((args, kwargs))}
+        last = {key[0]: i for i, (_, _, key) in enumerate(pending) if key[0] in ins}
+        for i, (layer, t, key) in enumerate(pending):
+            if not t.is_floating_point():
+                size = t.element_size()
+            elif last.get(key[0]) == i and packet in AMP_HALF:
+                size = 2
+            elif last.get(key[0]) == i and packet in AMP_FP32:
+                size = 4
+            else:
+                size = self.amp_size(t)
+            # autocast casts an activation anew for every op (it caches only the
+            # weights' casts): a cast saved is a tensor of its own each time
+            cast = t.is_floating_point() and size != self.amp_size(t)
+            tag = (key, size, len(self.amp_saved)) if cast else (key, size)
+            if layer is None or tag in self.amp_saved:
+                continue
+            self.amp_saved.add(tag)
+            layer.amp_act_bytes += key[1] // t.element_size() * size
 
 
 # -- Kernels beside a layer's own math (transformer models): a GEMM's operand alignment,
@@ -973,8 +1020,9 @@ class Dispatch(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        out = func(*args, **kwargs)
         rec = self.rec
+        rec.resolve_saved(func, args, kwargs)
+        out = func(*args, **kwargs)
         host_count_dispatch(rec)
         packet = func._overloadpacket
         if rec.phase == "fwd" and rec.stack:
@@ -1217,6 +1265,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         l.cls = classify(l)
         l.f, l.b = per_sample(l.fwd_flops, B), per_sample(l.bwd_flops, B)
         l.y, l.a = per_sample(l.fwd_bytes, B), per_sample(l.act_bytes, B)
+        l.ai, l.aa = per_sample(l.act_int_bytes, B), per_sample(l.amp_act_bytes, B)
         l.ay, l.ac = per_sample(l.amp_bytes, B), per_sample(l.amp_cast_bytes, B)
         l.oy = per_sample(l.op_bytes, B)
         l.ag = per_sample(l.amp_grad_cast_bytes, B)
@@ -1260,7 +1309,13 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         "act_bytes = bytes autograd saved for backward (saved_tensors_hooks), each storage "
         "once, in the layer that saved it first; parameters and buffers excluded; dropout "
         "masks bool (1 byte) as on CUDA, max-pool indices int64.%s The loss saved %d more "
-        "bytes per sample, not in any layer (loss_act_bytes)." % (
+        "bytes per sample, not in any layer (loss_act_bytes). act_int_bytes = the part of "
+        "act_bytes in integer and bool tensors (where nonzero); amp_act_bytes = what autograd "
+        "saves under CUDA autocast: each save in the dtype autocast gives it (an op's "
+        "inputs as cast for it: half for its lower-precision ops, fp32 for its fp32 ops; "
+        "outputs as the op made them; integers as they are), each cast its own "
+        "tensor (autocast casts an activation again for every op; only weights' casts "
+        "are cached, and the simulator adds those)." % (
             " Fused attention ran without dropout, so that CPU takes its flash kernel, which "
             "saves what CUDA's flash attention does (CPU's dropout path saves the SxS "
             "matrices)." if rec.sdpa_no_dropout else "", per_sample(rec.saved_outside, B)),
@@ -1309,6 +1364,8 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
             "    bwd_flops: %d" % l.b,
             "    fwd_bytes: %d" % l.y,
             "    act_bytes: %d" % l.a,
+        ] + (["    act_int_bytes: %d" % l.ai] if l.ai else []) + [
+            "    amp_act_bytes: %d" % l.aa,
             "    op_fwd_bytes: %d" % l.oy,
             "    amp_fwd_bytes: %d" % l.ay,
             "    amp_cast_bytes: %d" % l.ac,

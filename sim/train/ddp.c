@@ -785,11 +785,20 @@ double ds_loss_saved_bytes(const struct ds_model *m, const struct ds_precision *
   return m->loss_act_bytes * (pr->half_weight_bytes ? 1.0 : pr->act_bytes / 4.0) * samples;
 }
 
+/* What layer l saves per sample: under --amp what the exporter found
+ * autocast saves (amp_act_bytes); otherwise its float tensors in the
+ * activations' dtype and its integer ones as they are (a file without
+ * act_int_bytes or amp_act_bytes: everything scaled, as before). */
+static double layer_saved_bytes(const struct ds_layer *l, const struct ds_precision *pr) {
+  if (pr->half_weight_bytes && l->amp_act_bytes >= 0) return l->amp_act_bytes;
+  return (l->act_bytes - l->act_int_bytes) * (pr->act_bytes / 4.0) + l->act_int_bytes;
+}
+
 double ds_ddp_saved_bytes(const struct ds_model *m, const struct ds_precision *pr,
                           int64_t batch) {
   double act = 0;
-  for (int32_t l = 0; l < m->n_layers; l++) act += m->layers[l].act_bytes;
-  return act * (pr->act_bytes / 4.0) * (double)batch + ds_loss_saved_bytes(m, pr, (double)batch) +
+  for (int32_t l = 0; l < m->n_layers; l++) act += layer_saved_bytes(&m->layers[l], pr);
+  return act * (double)batch + ds_loss_saved_bytes(m, pr, (double)batch) +
          (double)m->total_numel * pr->half_weight_bytes;
 }
 

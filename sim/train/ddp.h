@@ -269,7 +269,9 @@ double ds_loss_saved_bytes(const struct ds_model *model, const struct ds_precisi
                            double samples);
 
 /* What autograd saves for backward over `batch` samples: the model's
- * activations in the activation dtype, the loss's own (loss_act_bytes: in
+ * activations (under --amp the model file's amp_act_bytes where it has
+ * them; otherwise float tensors in the activation dtype, act_int_bytes as
+ * they are), the loss's own (loss_act_bytes: in
  * fp32 under --amp, as autocast runs the loss), and under --amp autocast's
  * half copy of every weight. */
 double ds_ddp_saved_bytes(const struct ds_model *model, const struct ds_precision *pr,

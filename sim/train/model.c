@@ -20,7 +20,8 @@ static const char *const root_keys[] = {"schema_version", "name", "sample",
                                         "registration", "buffers", NULL};
 static const char *const buffer_keys[] = {"name", "numel", "bytes", "dtype", NULL};
 static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
-                                         "fwd_bytes", "act_bytes", "params",
+                                         "fwd_bytes", "act_bytes", "act_int_bytes",
+                                         "amp_act_bytes", "params",
                                          "class", "op_fwd_bytes", "amp_fwd_bytes", "amp_cast_bytes",
                                          "amp_grad_cast_bytes", "gemm_align", "bwd_reduce_bytes",
                                          "bwd_copy_bytes", "bwd_bytes", "amp_bwd_bytes",
@@ -513,6 +514,19 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
     DS_CHECK_GOTO(read_nonneg(&item, "bwd_flops", &l->bwd_flops, err), st, out);
     DS_CHECK_GOTO(read_nonneg(&item, "fwd_bytes", &l->fwd_bytes, err), st, out);
     DS_CHECK_GOTO(read_nonneg(&item, "act_bytes", &l->act_bytes, err), st, out);
+    /* optional: what of it is integer, and what autocast saves (model.h) */
+    l->act_int_bytes = 0;
+    if (ds_cmap_get(&item, "act_int_bytes", &node)) {
+      DS_CHECK_GOTO(read_nonneg(&item, "act_int_bytes", &l->act_int_bytes, err), st, out);
+      if (l->act_int_bytes > l->act_bytes) {
+        st = ds_cnode_error(&node, err, "expected act_int_bytes at most act_bytes (%.17g)",
+                            l->act_bytes);
+        goto out;
+      }
+    }
+    l->amp_act_bytes = -1;
+    if (ds_cmap_get(&item, "amp_act_bytes", &node))
+      DS_CHECK_GOTO(read_nonneg(&item, "amp_act_bytes", &l->amp_act_bytes, err), st, out);
     /* optional: every op's traffic, composite modules' too (model.h) */
     l->op_fwd_bytes = -1;
     if (ds_cmap_get(&item, "op_fwd_bytes", &node))

@@ -84,6 +84,15 @@ struct ds_layer {
   double bwd_flops;    /* per sample */
   double fwd_bytes;    /* memory traffic per sample, fp32 */
   double act_bytes;    /* saved activations per sample, fp32 */
+  /* Optional, per sample (tools/export_model.py): act_int_bytes, the part
+   * of act_bytes in integer and bool tensors (max-pool indices, dropout
+   * masks; 0 when absent), which a half --dtype leaves as they are; and
+   * amp_act_bytes, what autograd saves under CUDA autocast (each save in
+   * the dtype autocast gives it: a half op's inputs half, an fp32 op's
+   * fp32, a cast and its source apart), -1 when absent: --amp then halves
+   * act_bytes. */
+  double act_int_bytes;
+  double amp_act_bytes;
   /* Optional op_fwd_bytes (tools/export_model.py), per sample: the bytes
    * every op of the layer reads and writes in real dtypes, module calls
    * too (a composite module runs a kernel per op: GPT-2's GELU eight;

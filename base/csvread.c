@@ -65,7 +65,8 @@ ds_status ds_csvread_lines(FILE *fp, const struct ds_csvread_lines *l) {
     if (*l->at_row_start) {
       if (ds_csvread_blank(line)) continue;
       if (line[0] == '#') {
-        if (!l->comment_ok || l->comment_ok(l->ctx)) continue;
+        if (!l->comment_ok || l->comment_ok(l->ctx, line)) continue;
+        if (*l->st != DS_OK) break; /* refused with the reader's own message */
         *l->st = ds_err_set(l->err, DS_EINPUT, "%s:%zu: comment lines are allowed only "
                             "before the header row", l->path, *l->line);
         break;

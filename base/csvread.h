@@ -65,16 +65,18 @@ struct ds_csvread {
  * stays data. The reader's own state is borrowed through pointers: the
  * loop stops once *st is not DS_OK, advances *line, sets *row_line to the
  * line each row begins on and clears *at_row_start there (the reader's row
- * callback sets it again). Errors (into *st and err): malformed CSV,
- * DS_EINPUT naming PATH:LINE; a read failure, DS_EIO; a quoted field not
- * closed at the end, DS_EINPUT naming the line the row began on. */
+ * callback sets it again). comment_ok sees the `#` line (a trace's end line
+ * is one) and may also refuse it with its own message: it sets *st and
+ * returns 0. Errors (into *st and err): malformed CSV, DS_EINPUT naming
+ * PATH:LINE; a read failure, DS_EIO; a quoted field not closed at the end,
+ * DS_EINPUT naming the line the row began on. */
 struct ds_csvread_lines {
   const char *path;
   struct ds_err *err;
   ds_status *st;
   size_t *line, *row_line;
   int *at_row_start;
-  int (*comment_ok)(void *ctx);        /* NULL: `#` lines are skipped anywhere */
+  int (*comment_ok)(void *ctx, const char *line); /* NULL: `#` lines are skipped anywhere */
   void (*on_field)(void *data, size_t len, void *ctx); /* libcsv's callbacks */
   void (*on_row)(int term, void *ctx);
   void *ctx;

@@ -101,7 +101,7 @@ Test(timeline, chrome_and_a_trace_on_stdout_keep_the_output) {
   snprintf(args, sizeof args, TINY "--trace - --format csv --chrome %s/t.json", dir);
   struct ds_test_result r = run("", args);
   cr_assert_eq(r.status, 0, "%s", r.err);
-  cr_assert(strncmp(r.out, "# ddpsim-trace v1\n", 18) == 0, "%.40s", r.out);
+  cr_assert(strncmp(r.out, "# ddpsim-trace v2\n", 18) == 0, "%.40s", r.out);
   cr_assert_str_eq(r.out, plain.out);
   ds_test_release(&r);
   ds_test_release(&plain);

@@ -228,21 +228,23 @@ Test(reliability, an_unwritable_stdout_is_a_failure_with_a_message) {
 Test(reliability, absurd_ranks_and_bad_schedules_are_located) {
   char trace[] = "/tmp/ddpsim-rel-trace-XXXXXX", args[256];
   ds_test_write_temp(trace,
-                     "# ddpsim-trace v1\n"
+                     "# ddpsim-trace v2\n"
                      "id,rank,stream,kind,name,layer,bucket,coll,root,algo,bytes,flops,dur_us,"
                      "deps,source,iter,start_us,end_us\n"
-                     "0,49999999,compute,fwd,a,0,-1,-1,-1,,0,0,1,,real,0,0,1\n");
+                     "0,49999999,compute,fwd,a,0,-1,-1,-1,,0,0,1,,real,0,0,1\n"
+                     "# end: 1 row\n");
   snprintf(args, sizeof args, "analyze %s", trace);
   ds_test_ddpsim_refuses(args, ":3: column 'rank': rank 49999999 in a file of 1 rows");
   unlink(trace);
 
   char sched[] = "/tmp/ddpsim-rel-sched-XXXXXX";
   ds_test_write_temp(sched,
-                     "# ddpsim-schedule v1\n"
+                     "# ddpsim-schedule v2\n"
                      "id,rank,stream,kind,name,layer,bucket,coll,root,algo,bytes,flops,dur_us,"
                      "deps\n"
                      "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,\n"
-                     "1,0,compute,fwd,b,0,-1,-1,-1,,0,0,1,7\n");
+                     "1,0,compute,fwd,b,0,-1,-1,-1,,0,0,1,7\n"
+                     "# end: 2 rows\n");
   snprintf(args, sizeof args, "--device cpu --schedule %s --trace /tmp/ddpsim-rel-unused.csv",
            sched);
   struct ds_test_result r = ds_test_run("", ds_test_ddpreal(), args);
@@ -301,5 +303,78 @@ Test(reliability, analyze_refuses_to_overwrite_its_trace) {
   free(before);
   free(after);
   unlink(t);
+  rmdir(dir);
+}
+
+/* A schedule or trace that is not whole is refused, exit 2, at its line:
+ * rank 1's rows removed from a 2-rank schedule (what `grep -v` leaves: the
+ * `#` lines stay) used to replay as a valid 1-rank schedule, and a trace
+ * cut after half its lines (`head -n`) was analysed as a shorter run. Both
+ * are refused before any work; ddpreal writes no trace. */
+Test(reliability, a_cut_or_edited_schedule_or_trace_is_refused) {
+  char dir[] = "/tmp/ddpsim-rel-XXXXXX", args[1200], path[5][300];
+  cr_assert_not_null(mkdtemp(dir));
+  const char *names[] = {"s.csv", "t.csv", "rank0.csv", "half.csv", "m.csv"};
+  for (int i = 0; i < 5; i++) snprintf(path[i], sizeof path[i], "%s/%s", dir, names[i]);
+  snprintf(args, sizeof args,
+           "--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
+           "--world-size 2 --schedule %s --trace %s",
+           path[0], path[1]);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 0, "stderr %s", r.err);
+  ds_test_release(&r);
+
+  /* rank 0's rows and every `#` line */
+  char *sched = ds_test_slurp(path[0]);
+  FILE *fp = fopen(path[2], "w");
+  cr_assert_not_null(fp);
+  int line = 0, rows = 0, all_rows = 0, end_line = 0;
+  for (char *p = sched; *p;) {
+    size_t n = strcspn(p, "\n") + 1;
+    int data = *p >= '0' && *p <= '9';
+    all_rows += data;
+    if (!data || strncmp(p + strcspn(p, ","), ",0,", 3) == 0) {
+      fwrite(p, 1, n, fp);
+      line++;
+      rows += data;
+      if (strncmp(p, "# end:", 6) == 0) end_line = line;
+    }
+    p += n;
+  }
+  fclose(fp);
+  cr_assert(rows > 0 && rows < all_rows && end_line == line, "%d of %d rows", rows, all_rows);
+  snprintf(args, sizeof args, "--device cpu --schedule %s --trace %s", path[2], path[4]);
+  r = ds_test_run("", ds_test_ddpreal(), args);
+  char want[600];
+  snprintf(want, sizeof want,
+           "option --schedule: %s:%d: the end line counts %d rows but the file has %d: rows "
+           "were removed or added after it was written",
+           path[2], end_line, all_rows, rows);
+  cr_assert_eq(r.status, 2, "status %d, stderr %s", r.status, r.err);
+  cr_assert(strstr(r.err, want), "stderr %s\nwant %s", r.err, want);
+  ds_test_release(&r);
+  struct stat st;
+  cr_assert_neq(stat(path[4], &st), 0, "ddpreal wrote a trace");
+
+  /* the trace's first half of lines */
+  char *trace = ds_test_slurp(path[1]);
+  int lines = 0;
+  for (char *p = trace; *p; p++) lines += *p == '\n';
+  char *cut = trace;
+  for (int k = 0; k < lines / 2; k++) cut = strchr(cut, '\n') + 1;
+  fp = fopen(path[3], "w");
+  cr_assert_not_null(fp);
+  fwrite(trace, 1, (size_t)(cut - trace), fp);
+  fclose(fp);
+  snprintf(args, sizeof args, "analyze %s %s", path[1], path[3]);
+  snprintf(want, sizeof want,
+           "%s:%d: the file ends without its end line \"# end: N rows\", which every "
+           "ddpsim-trace v2 file has after its last row: it was cut short",
+           path[3], lines / 2);
+  ds_test_ddpsim_refuses(args, want);
+
+  free(sched);
+  free(trace);
+  for (int i = 0; i < 4; i++) unlink(path[i]);
   rmdir(dir);
 }

@@ -172,7 +172,7 @@ Test(trace, schedule_file_layout) {
   cr_assert_eq(ds_schedule_write_csv(path, s, &meta, &err), DS_OK, "%s", err.msg);
   const char *text = slurp(path);
   const char *head =
-      "# ddpsim-schedule v1\n"
+      "# ddpsim-schedule v2\n"
       "# program: ddpsim 0.1.0\n"
       "# inputs: topo=tiny.yaml bucket_mb=25\n"
       "# seed: 42\n"
@@ -196,11 +196,11 @@ Test(trace, meta_lines_optional) {
   struct ds_csv_meta m = {NULL, "a\nb", 7, NULL};
   cr_assert_eq(ds_schedule_write_csv(in_dir("a.csv"), s, &m, &err), DS_OK);
   cr_assert_str_eq(slurp(in_dir("a.csv")),
-                   "# ddpsim-schedule v1\n# inputs: a b\n# seed: 7\n"
+                   "# ddpsim-schedule v2\n# inputs: a b\n# seed: 7\n"
                    "id,rank,stream,kind,name,layer,bucket,coll,root,algo,"
-                   "bytes,flops,dur_us,deps\n");
+                   "bytes,flops,dur_us,deps\n# end: 0 rows\n");
   cr_assert_eq(ds_schedule_write_csv(in_dir("b.csv"), s, NULL, &err), DS_OK);
-  cr_assert_eq(strncmp(slurp(in_dir("b.csv")), "# ddpsim-schedule v1\nid,", 24), 0);
+  cr_assert_eq(strncmp(slurp(in_dir("b.csv")), "# ddpsim-schedule v2\nid,", 24), 0);
   /* An empty schedule reads back as an empty, valid one-rank schedule. */
   struct ds_schedule *back;
   cr_assert_eq(ds_schedule_read_csv(in_dir("a.csv"), &back, &err), DS_OK, "%s",
@@ -222,10 +222,10 @@ Test(trace, meta_extra_lines) {
                           "# device: cpu\n\n  ranks: 2\r\n#launcher: mpi"};
   cr_assert_eq(ds_schedule_write_csv(in_dir("x.csv"), s, &m, &err), DS_OK);
   cr_assert_str_eq(slurp(in_dir("x.csv")),
-                   "# ddpsim-schedule v1\n# program: ddpreal 0.1.0\n# seed: 0\n"
+                   "# ddpsim-schedule v2\n# program: ddpreal 0.1.0\n# seed: 0\n"
                    "# device: cpu\n# ranks: 2\n#launcher: mpi\n"
                    "id,rank,stream,kind,name,layer,bucket,coll,root,algo,"
-                   "bytes,flops,dur_us,deps\n");
+                   "bytes,flops,dur_us,deps\n# end: 0 rows\n");
   struct ds_schedule *back;
   cr_assert_eq(ds_schedule_read_csv(in_dir("x.csv"), &back, &err), DS_OK, "%s",
                err.msg);
@@ -251,7 +251,7 @@ Test(trace, trace_round_trip) {
   const char *path = in_dir("trace.csv");
   cr_assert_eq(ds_trace_write_csv(path, t, &meta, &err), DS_OK, "%s", err.msg);
   const char *text = slurp(path);
-  cr_assert_eq(strncmp(text, "# ddpsim-trace v1\n# program: ddpsim 0.1.0\n", 41), 0);
+  cr_assert_eq(strncmp(text, "# ddpsim-trace v2\n# program: ddpsim 0.1.0\n", 41), 0);
   cr_assert(strstr(text, ",deps,source,iter,start_us,end_us\n"), "%s", text);
   cr_assert(strstr(text, ",real,1,123456.789,123456.817\n"), "%s", text);
   cr_assert(strstr(text, ",real,0,0.001,0.008\n"), "%s", text);
@@ -283,11 +283,12 @@ Test(trace, trace_round_trip) {
 Test(trace, trace_ids_repeat_across_iterations) {
   const char *path = in_dir("t.csv");
   spit(path,
-       "# ddpsim-trace v1\n"
+       "# ddpsim-trace v2\n"
        "iter,id,rank,stream,kind,name,layer,bucket,coll,root,algo,bytes,flops,"
        "dur_us,deps,source,start_us,end_us\n"
        "0,1,0,compute,fwd,l,0,-1,-1,-1,,0,0,1,,sim,0,1.5\n"
-       "1,1,0,compute,fwd,l,0,-1,-1,-1,,0,0,1,,sim,2,3.25\n");
+       "1,1,0,compute,fwd,l,0,-1,-1,-1,,0,0,1,,sim,2,3.25\n"
+       "# end: 2 rows\n");
   struct ds_trace *t = NULL;
   struct ds_err err = {0};
   cr_assert_eq(ds_trace_read_csv(path, &t, &err), DS_OK, "%s", err.msg);
@@ -330,23 +331,30 @@ static void expect_read_error(int trace, const char *text, const char *want) {
 /* A trace handed to the schedule reader (and the reverse) is refused on
  * line 1 with the kind of file it is, so the user sees the mix-up. */
 Test(trace, reader_wrong_schema_kind) {
-  expect_read_error(0, "# ddpsim-trace v1\n" TRACE_HEADER,
+  expect_read_error(0, "# ddpsim-trace v2\n" TRACE_HEADER,
                     ":1: this is a ddpsim-trace file, not a ddpsim-schedule file");
-  expect_read_error(1, "# ddpsim-schedule v1\n" SCHED_HEADER,
+  expect_read_error(1, "# ddpsim-schedule v2\n" SCHED_HEADER,
                     ":1: this is a ddpsim-schedule file, not a ddpsim-trace file");
 }
 
-/* A later version may change meanings, so version 2 is refused by name. */
+/* A later version may change meanings, so version 3 is refused by name;
+ * version 1, which had no end line, says how to get a version 2 file. */
 Test(trace, reader_wrong_version) {
-  expect_read_error(0, "# ddpsim-schedule v2\n" SCHED_HEADER,
-                    ":1: ddpsim-schedule version 2 is not supported; this "
-                    "ddpsim reads version 1");
+  expect_read_error(0, "# ddpsim-schedule v3\n" SCHED_HEADER,
+                    ":1: ddpsim-schedule version 3 is not supported; this "
+                    "ddpsim reads version 2");
+  expect_read_error(1, "# ddpsim-trace v1\n" TRACE_HEADER,
+                    ":1: ddpsim-trace version 1 is not read any more: it has no end "
+                    "line, so a copy cut short cannot be told from a whole one; write "
+                    "it again with this ddpsim or ddpreal (or, when you know it is "
+                    "whole, change this line to \"# ddpsim-trace v2\" and add \"# end: "
+                    "N rows\" after its N rows)");
 }
 
 /* A file without the schema line (or an empty one) is refused on line 1. */
 Test(trace, reader_missing_schema_line) {
   expect_read_error(0, SCHED_HEADER,
-                    ":1: expected the schema line \"# ddpsim-schedule v1\", got "
+                    ":1: expected the schema line \"# ddpsim-schedule v2\", got "
                     "\"id,rank,");
   expect_read_error(0, "", ":1: the file is empty");
 }
@@ -354,12 +362,12 @@ Test(trace, reader_missing_schema_line) {
 /* Every column is required; the first missing one is named. */
 Test(trace, reader_missing_column) {
   expect_read_error(0,
-                    "# ddpsim-schedule v1\n# seed: 1\n"
+                    "# ddpsim-schedule v2\n# seed: 1\n"
                     "id,rank,stream,kind,name,layer,bucket,coll,root,algo,bytes,"
                     "flops,dur_us\n",
                     ":3: missing column 'deps'");
   /* A trace missing its four extra columns names the first of them. */
-  expect_read_error(1, "# ddpsim-trace v1\n" SCHED_HEADER,
+  expect_read_error(1, "# ddpsim-trace v2\n" SCHED_HEADER,
                     ":2: missing column 'source'");
 }
 
@@ -367,29 +375,29 @@ Test(trace, reader_missing_column) {
  * ignoring one would hide a typo or a newer schema. */
 Test(trace, reader_unknown_column) {
   expect_read_error(0,
-                    "# ddpsim-schedule v1\n"
+                    "# ddpsim-schedule v2\n"
                     "id,rank,stream,kind,name,colour,layer,bucket,coll,root,"
                     "algo,bytes,flops,dur_us,deps\n",
                     ":2: unknown column 'colour'");
   expect_read_error(0,
-                    "# ddpsim-schedule v1\n"
+                    "# ddpsim-schedule v2\n"
                     "id,rank,stream,kind,name,layer,bucket,coll,root,algo,bytes,"
                     "flops,dur_us,deps,id\n",
                     ":2: column 'id' appears twice");
-  expect_read_error(0, "# ddpsim-schedule v1\n" TRACE_HEADER,
+  expect_read_error(0, "# ddpsim-schedule v2\n" TRACE_HEADER,
                     ":2: unknown column 'source'");
 }
 
 /* A kind outside the list is refused with the list of accepted names. */
 Test(trace, reader_bad_kind) {
   expect_read_error(0,
-                    "# ddpsim-schedule v1\n" SCHED_HEADER
+                    "# ddpsim-schedule v2\n" SCHED_HEADER
                     "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,\n"
                     "1,0,compute,forward,a,0,-1,-1,-1,,0,0,1,0\n",
                     ":4: column 'kind': expected one of fwd, bwd, loss, step, "
                     "allreduce");
   expect_read_error(0,
-                    "# ddpsim-schedule v1\n" SCHED_HEADER
+                    "# ddpsim-schedule v2\n" SCHED_HEADER
                     "0,0,gpu,fwd,a,0,-1,-1,-1,,0,0,1,\n",
                     ":3: column 'stream': expected one of compute, comm, copy "
                     "or host, got \"gpu\"");
@@ -398,7 +406,7 @@ Test(trace, reader_bad_kind) {
 /* Numbers are checked in full: trailing junk, negatives, inf/nan, overflow,
  * and malformed id lists are all refused with the column and the text. */
 Test(trace, reader_bad_numbers) {
-  const char *pre = "# ddpsim-schedule v1\n" SCHED_HEADER;
+  const char *pre = "# ddpsim-schedule v2\n" SCHED_HEADER;
   char text[512];
   struct {
     const char *row, *want;
@@ -432,13 +440,13 @@ Test(trace, reader_bad_numbers) {
  * number is the one an editor shows. */
 Test(trace, reader_short_row) {
   expect_read_error(0,
-                    "# ddpsim-schedule v1\n" SCHED_HEADER
+                    "# ddpsim-schedule v2\n" SCHED_HEADER
                     "0,0,compute,fwd,\"two\nlines\",0,-1,-1,-1,,0,0,1,\n"
                     "\n"
                     "1,0,compute,fwd,a,0,-1,-1,-1,,0,0,1\n",
                     ":6: expected 14 fields, got 13");
   expect_read_error(0,
-                    "# ddpsim-schedule v1\n" SCHED_HEADER
+                    "# ddpsim-schedule v2\n" SCHED_HEADER
                     "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,,extra\n",
                     ":3: expected 14 fields, got 15");
 }
@@ -447,27 +455,27 @@ Test(trace, reader_short_row) {
  * most, and a row may not change the trace's source. */
 Test(trace, reader_bad_times) {
   expect_read_error(1,
-                    "# ddpsim-trace v1\n" TRACE_HEADER
+                    "# ddpsim-trace v2\n" TRACE_HEADER
                     "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,,sim,0,10.000,9.999\n",
                     ":3: column 'end_us': expected a time >= start_us (10.000), "
                     "got \"9.999\"");
   expect_read_error(1,
-                    "# ddpsim-trace v1\n" TRACE_HEADER
+                    "# ddpsim-trace v2\n" TRACE_HEADER
                     "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,,sim,0,1.0001,2\n",
                     ":3: column 'start_us': expected microseconds >= 0 with at "
                     "most 3 decimals, got \"1.0001\"");
   expect_read_error(1,
-                    "# ddpsim-trace v1\n" TRACE_HEADER
+                    "# ddpsim-trace v2\n" TRACE_HEADER
                     "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,,sim,0,-1,2\n",
                     ":3: column 'start_us'");
   expect_read_error(1,
-                    "# ddpsim-trace v1\n" TRACE_HEADER
+                    "# ddpsim-trace v2\n" TRACE_HEADER
                     "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,,sim,0,1,2\n"
                     "1,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,,real,0,1,2\n",
                     ":4: column 'source': expected \"sim\" like the rows before "
                     "it, got \"real\"");
   expect_read_error(1,
-                    "# ddpsim-trace v1\n" TRACE_HEADER
+                    "# ddpsim-trace v2\n" TRACE_HEADER
                     "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,,gpu,0,1,2\n",
                     ":3: column 'source': expected sim or real");
 }
@@ -476,15 +484,15 @@ Test(trace, reader_bad_times) {
  * CSV syntax error on its line. */
 Test(trace, reader_comment_after_header_and_bad_quotes) {
   expect_read_error(0,
-                    "# ddpsim-schedule v1\n" SCHED_HEADER
+                    "# ddpsim-schedule v2\n" SCHED_HEADER
                     "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,\n# late\n",
                     ":4: comment lines are allowed only before the header row");
   expect_read_error(0,
-                    "# ddpsim-schedule v1\n" SCHED_HEADER
+                    "# ddpsim-schedule v2\n" SCHED_HEADER
                     "0,0,compute,fwd,a\"b,0,-1,-1,-1,,0,0,1,\n",
                     ":3: malformed CSV");
   expect_read_error(0,
-                    "# ddpsim-schedule v1\n" SCHED_HEADER
+                    "# ddpsim-schedule v2\n" SCHED_HEADER
                     "0,0,compute,fwd,\"open,0,-1,-1,-1,,0,0,1,\n",
                     ":3: malformed CSV: a quoted field is not closed");
 }
@@ -493,9 +501,9 @@ Test(trace, reader_comment_after_header_and_bad_quotes) {
  * reported with the file name and the op id. */
 Test(trace, schedule_reader_validates) {
   expect_read_error(0,
-                    "# ddpsim-schedule v1\n" SCHED_HEADER
+                    "# ddpsim-schedule v2\n" SCHED_HEADER
                     "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,\n"
-                    "1,1,compute,fwd,a,0,-1,-1,-1,,0,0,1,0\n",
+                    "1,1,compute,fwd,a,0,-1,-1,-1,,0,0,1,0\n# end: 2 rows\n",
                     ":4: op 1: dependency 0 is not an op of rank 1 that comes "
                     "earlier (it is on rank 0)");
 }
@@ -504,9 +512,9 @@ Test(trace, schedule_reader_validates) {
  * (issue #15, defect 10): here the second row, line 4, repeats id 0. */
 Test(trace, schedule_validation_errors_name_the_line) {
   expect_read_error(0,
-                    "# ddpsim-schedule v1\n" SCHED_HEADER
+                    "# ddpsim-schedule v2\n" SCHED_HEADER
                     "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,\n"
-                    "0,0,compute,fwd,b,0,-1,-1,-1,,0,0,1,\n",
+                    "0,0,compute,fwd,b,0,-1,-1,-1,,0,0,1,\n# end: 2 rows\n",
                     ":4: op 0: id is used twice");
 }
 
@@ -515,13 +523,13 @@ Test(trace, schedule_validation_errors_name_the_line) {
  * Refused at its line in both readers (issue #15, defect 7). */
 Test(trace, an_absurd_rank_is_refused_at_its_line) {
   expect_read_error(0,
-                    "# ddpsim-schedule v1\n" SCHED_HEADER
+                    "# ddpsim-schedule v2\n" SCHED_HEADER
                     "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,\n"
-                    "1,49999999,compute,fwd,b,0,-1,-1,-1,,0,0,1,\n",
+                    "1,49999999,compute,fwd,b,0,-1,-1,-1,,0,0,1,\n# end: 2 rows\n",
                     ":4: column 'rank': rank 49999999 in a file of 2 rows");
   expect_read_error(1,
-                    "# ddpsim-trace v1\n" TRACE_HEADER
-                    "0,49999999,compute,fwd,a,0,-1,-1,-1,,0,0,1,,real,0,0,1\n",
+                    "# ddpsim-trace v2\n" TRACE_HEADER
+                    "0,49999999,compute,fwd,a,0,-1,-1,-1,,0,0,1,,real,0,0,1\n# end: 1 row\n",
                     ":3: column 'rank': rank 49999999 in a file of 1 rows");
 }
 
@@ -559,7 +567,7 @@ Test(trace, atomic_replaces_on_success) {
   struct ds_schedule *s = sample_schedule();
   struct ds_err err = {0};
   cr_assert_eq(ds_schedule_write_csv(path, s, &meta, &err), DS_OK, "%s", err.msg);
-  cr_assert_eq(strncmp(slurp(path), "# ddpsim-schedule v1\n", 21), 0);
+  cr_assert_eq(strncmp(slurp(path), "# ddpsim-schedule v2\n", 21), 0);
   cr_assert_eq(count_files(), 1, "no temporary file is left");
   mode_t mask = umask(022);
   umask(mask);
@@ -676,4 +684,221 @@ Test(trace, a_detached_copy_is_the_trace_read_back) {
   unlink(path2);
   ds_trace_free(copy);
   ds_trace_free(back);
+}
+
+/* ---- files cut short or edited: the end line (SCHEMA.md, "The end line") */
+
+/* The sample schedule (8 rows) as the writer writes it, in text (a copy:
+ * slurp's buffer is static); the last line is "# end: 8 rows". */
+static char *written_schedule(const char *name) {
+  struct ds_schedule *s = sample_schedule();
+  struct ds_err err = {0};
+  cr_assert_eq(ds_schedule_write_csv(in_dir(name), s, &meta, &err), DS_OK, "%s", err.msg);
+  ds_schedule_free(s);
+  return strdup(slurp(in_dir(name)));
+}
+
+/* The byte offset just past the n-th line break of text. */
+static size_t after_line(const char *text, int n) {
+  const char *p = text;
+  for (int k = 0; k < n; k++) {
+    p = strchr(p, '\n');
+    cr_assert_not_null(p, "fewer than %d lines", n);
+    p++;
+  }
+  return (size_t)(p - text);
+}
+
+/* The writers end every file with "# end: N rows" after the N rows (1 row,
+ * 0 rows), and the whole file reads back. The sample's 8 rows take lines 6
+ * to 15 (two names hold a line break), so the end line is line 16. */
+Test(trace, a_whole_file_ends_with_its_row_count) {
+  char *text = written_schedule("s.csv");
+  const char *tail = "\n# end: 8 rows\n";
+  size_t len = strlen(text);
+  cr_assert(len > strlen(tail) && strcmp(text + len - strlen(tail), tail) == 0, "%s", text);
+  cr_assert_eq(after_line(text, 15) + strlen(tail) - 1, len);
+  struct ds_schedule *back = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_schedule_read_csv(in_dir("s.csv"), &back, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(back->n_ops, 8);
+  ds_schedule_free(back);
+
+  struct ds_schedule *one;
+  cr_assert_eq(ds_schedule_new(1, &one), DS_OK);
+  struct ds_op op = {.id = 0, .rank = 0, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD,
+                     .name = "a", .layer = 0, .bucket = -1, .coll = -1, .root = -1,
+                     .algo = "", .dur_us = 1};
+  cr_assert_eq(ds_schedule_add(one, &op, NULL, 0, NULL), DS_OK);
+  struct ds_trace *t;
+  cr_assert_eq(ds_trace_new("sim", &t), DS_OK);
+  cr_assert_eq(ds_trace_write_csv(in_dir("t0.csv"), t, NULL, &err), DS_OK, "%s", err.msg);
+  cr_assert(strstr(slurp(in_dir("t0.csv")), ",end_us\n# end: 0 rows\n"));
+  struct ds_trace_row row = {one, 0, 0, 0, 1000};
+  cr_assert_eq(ds_trace_add(t, &row), DS_OK);
+  cr_assert_eq(ds_trace_write_csv(in_dir("t1.csv"), t, NULL, &err), DS_OK, "%s", err.msg);
+  cr_assert(strstr(slurp(in_dir("t1.csv")), ",sim,0,0.000,1.000\n# end: 1 row\n"), "%s",
+            slurp(in_dir("t1.csv")));
+  struct ds_trace *tb = NULL;
+  cr_assert_eq(ds_trace_read_csv(in_dir("t1.csv"), &tb, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(tb->n_rows, 1);
+  ds_trace_free(tb);
+  ds_trace_free(t);
+  ds_schedule_free(one);
+  free(text);
+}
+
+/* Cut after a whole row (`head -n 10`: rank 0's 4 rows, lines 6 to 10):
+ * every row parses, so only the missing end line tells; refused at the
+ * last line. */
+Test(trace, a_file_cut_after_a_row_is_refused) {
+  char *text = written_schedule("s.csv");
+  text[after_line(text, 10)] = '\0';
+  expect_read_error(0, text,
+                    ":10: the file ends without its end line \"# end: N rows\", which every "
+                    "ddpsim-schedule v2 file has after its last row: it was cut short; "
+                    "write it again");
+  /* cut after the header row: no rows, no end line */
+  text[after_line(text, 5)] = '\0';
+  expect_read_error(0, text, ":5: the file ends without its end line");
+  free(text);
+}
+
+/* Cut inside a row: "1000,0,compute,fwd,a" of a 14-field row is refused
+ * at its line (too few fields) and the message says the file ends there;
+ * cut inside the last field (deps "100 101" -> "100") the row parses, and
+ * the missing end line is what is refused. */
+Test(trace, a_file_cut_inside_a_row_is_refused) {
+  char *text = written_schedule("s.csv");
+  size_t row = after_line(text, 10); /* line 11: rank 1's fwd "100,1,compute,..." */
+  text[row + strlen("100,1,compute,fwd")] = '\0';
+  expect_read_error(0, text,
+                    ":11: expected 14 fields, got 4 (the file ends there, without its end "
+                    "line \"# end: N rows\": was it cut short?)");
+  free(text);
+  text = written_schedule("s.csv");
+  char *cut = strstr(text + row, "1234.5678,100 101\n");
+  cr_assert_not_null(cut);
+  cut[strlen("1234.5678,100")] = '\0';
+  expect_read_error(0, text, ":14: the file ends without its end line");
+  /* a quoted name cut open: the row never ends */
+  free(text);
+  text = written_schedule("s.csv");
+  text[row + strlen("100,1,compute,fwd,\"conv1")] = '\0';
+  expect_read_error(0, text,
+                    ":11: malformed CSV: a quoted field is not closed (the file ends there");
+  free(text);
+}
+
+/* Rank 1's rows deleted (`grep -v` of them keeps the `#` lines): a valid
+ * one-rank schedule, refused because the end line still counts 8 rows. */
+Test(trace, a_file_that_lost_a_ranks_rows_is_refused) {
+  char *text = written_schedule("s.csv");
+  size_t from = after_line(text, 10), to = after_line(text, 15);
+  memmove(text + from, text + to, strlen(text + to) + 1);
+  cr_assert(strstr(text, "\n# end: 8 rows\n"));
+  expect_read_error(0, text,
+                    ":11: the end line counts 8 rows but the file has 4: rows were removed "
+                    "or added after it was written; write it again");
+  free(text);
+}
+
+/* An end line that counts wrong, one cut inside ("# end: 2 ro", "# end: 2
+ * row": the plural follows the count, so no cut of an end line is another),
+ * and anything after it (a second file appended, a row) are refused at
+ * their lines; an end line without its final line break, with CRLF or with
+ * extra blanks is whole. */
+Test(trace, the_end_line_must_count_the_rows_and_be_last) {
+  const char *pre = "# ddpsim-trace v2\n" TRACE_HEADER
+                    "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,,sim,0,0,1\n"
+                    "1,0,compute,fwd,b,0,-1,-1,-1,,0,0,1,,sim,0,1,2\n";
+  char text[1024];
+  snprintf(text, sizeof text, "%s# end: 3 rows\n", pre);
+  expect_read_error(1, text, ":5: the end line counts 3 rows but the file has 2");
+  snprintf(text, sizeof text, "%s# end: 1 row\n", pre);
+  expect_read_error(1, text, ":5: the end line counts 1 rows but the file has 2");
+  snprintf(text, sizeof text, "%s# end: 2 ro", pre);
+  expect_read_error(1, text,
+                    ":5: expected the end line \"# end: N rows\" (\"# end: 1 row\" for "
+                    "one), got \"# end: 2 ro\" (the file ends there");
+  snprintf(text, sizeof text, "%s# end: 2", pre);
+  expect_read_error(1, text, ":5: expected the end line \"# end: N rows\" (\"# end: 1 row\" "
+                             "for one), got \"# end: 2\"");
+  snprintf(text, sizeof text, "%s# end: 2 row\n", pre);
+  expect_read_error(1, text, ":5: expected the end line");
+  snprintf(text, sizeof text, "%s# end:", pre);
+  expect_read_error(1, text, ":5: expected the end line");
+  snprintf(text, sizeof text, "%s# en", pre);
+  expect_read_error(1, text,
+                    ":5: comment lines are allowed only before the header row (the file "
+                    "ends there");
+  snprintf(text, sizeof text, "%s# end: 2 rows\n%s# end: 2 rows\n", pre, pre);
+  expect_read_error(1, text,
+                    ":6: a line after the end line (line 5), got \"# ddpsim-trace v2\"; the "
+                    "end line must be the file's last");
+  snprintf(text, sizeof text,
+           "%s# end: 2 rows\n\n2,0,compute,fwd,c,0,-1,-1,-1,,0,0,1,,sim,0,2,3\n", pre);
+  expect_read_error(1, text, ":7: a row after the end line (line 5)");
+
+  const char *whole[] = {"# end: 2 rows", "# end: 2 rows\r\n", "#end:2 rows \n\n",
+                         "#  end:  2  rows\t\n"};
+  for (size_t i = 0; i < sizeof whole / sizeof *whole; i++) {
+    snprintf(text, sizeof text, "%s%s", pre, whole[i]);
+    spit(in_dir("t.csv"), text);
+    struct ds_trace *t = NULL;
+    struct ds_err err = {0};
+    cr_assert_eq(ds_trace_read_csv(in_dir("t.csv"), &t, &err), DS_OK, "\"%s\": %s",
+                 whole[i], err.msg);
+    cr_assert_eq(t->n_rows, 2);
+    ds_trace_free(t);
+  }
+}
+
+/* The invariant behind the cases above: every proper prefix of a written
+ * schedule or trace (cut at any byte but the final line break) is refused
+ * with DS_EINPUT and a message that begins "PATH:LINE: ". */
+Test(trace, every_prefix_of_a_written_file_is_refused) {
+  char *sched = written_schedule("s.csv");
+  struct ds_schedule *s = sample_schedule();
+  struct ds_trace *t;
+  cr_assert_eq(ds_trace_new("real", &t), DS_OK);
+  for (uint32_t i = 0; i < s->n_ops; i++) {
+    struct ds_trace_row row = {s, i, (int32_t)(i % 2), 1000 * i, 1000 * i + 999};
+    cr_assert_eq(ds_trace_add(t, &row), DS_OK);
+  }
+  struct ds_err err = {0};
+  cr_assert_eq(ds_trace_write_csv(in_dir("t.csv"), t, &meta, &err), DS_OK, "%s", err.msg);
+  char *trace = strdup(slurp(in_dir("t.csv")));
+  ds_trace_free(t);
+  ds_schedule_free(s);
+  const char *path = in_dir("cut.csv");
+  for (int is_trace = 0; is_trace < 2; is_trace++) {
+    const char *whole = is_trace ? trace : sched;
+    size_t len = strlen(whole);
+    for (size_t n = 0; n + 1 < len; n++) {
+      FILE *fp = fopen(path, "w");
+      cr_assert_not_null(fp);
+      fwrite(whole, 1, n, fp);
+      fclose(fp);
+      ds_status st;
+      if (is_trace) {
+        struct ds_trace *back = NULL;
+        st = ds_trace_read_csv(path, &back, &err);
+        ds_trace_free(back);
+      } else {
+        struct ds_schedule *back = NULL;
+        st = ds_schedule_read_csv(path, &back, &err);
+        ds_schedule_free(back);
+      }
+      cr_assert_eq(st, DS_EINPUT, "%s cut to %zu of %zu bytes was read",
+                   is_trace ? "trace" : "schedule", n, len);
+      char want[600];
+      snprintf(want, sizeof want, "%s:", path);
+      size_t w = strlen(want);
+      cr_assert(strncmp(err.msg, want, w) == 0 && err.msg[w] >= '1' && err.msg[w] <= '9',
+                "cut to %zu: %s", n, err.msg);
+    }
+  }
+  free(sched);
+  free(trace);
 }

@@ -213,6 +213,13 @@ static void write_preamble(FILE *fp, const char *schema,
   fputc('\n', fp);
 }
 
+/* The end line, after the last row: a file cut short anywhere (between rows,
+ * inside one, inside this line) lacks it, and one that lost or gained rows
+ * counts them wrong, so a reader refuses both (SCHEMA.md, "The end line"). */
+static int write_end(FILE *fp, size_t n_rows) {
+  return fprintf(fp, "# end: %zu row%s\n", n_rows, n_rows == 1 ? "" : "s") < 0 ? -1 : 0;
+}
+
 /* Writes one field; trace-only columns need t and row. */
 static int write_field(FILE *fp, enum col c, const struct ds_schedule *s,
                        const struct ds_op *o, const struct ds_trace *t,
@@ -278,6 +285,7 @@ ds_status ds_schedule_write_csv(const char *path, const struct ds_schedule *s,
   int failed = 0;
   for (size_t i = 0; i < s->n_ops && !failed; i++)
     failed = write_row(af.fp, N_SCHED_COLS, s, &s->ops[i], NULL, NULL) != 0;
+  if (!failed) failed = write_end(af.fp, s->n_ops) != 0;
   return finish_write(&af, path, failed, err);
 }
 
@@ -301,6 +309,7 @@ ds_status ds_trace_write_csv(const char *path, const struct ds_trace *t,
     failed = write_row(af.fp, N_TRACE_COLS, r->sched, &r->sched->ops[r->op], t,
                        r) != 0;
   }
+  if (!failed) failed = write_end(af.fp, t->n_rows) != 0;
   return finish_write(&af, path, failed, err);
 }
 
@@ -376,6 +385,7 @@ struct reader {
   size_t row_line;  /* line on which the current row began */
   int at_row_start; /* the parser is between rows */
   int header_done;
+  size_t end_line;  /* the line of "# end: N rows", 0 before it */
   enum col col_of_field[N_TRACE_COLS];
   size_t n_fields;
   /* field text, NUL-terminated (libcsv's buffer is reused) */
@@ -588,6 +598,12 @@ static void on_field(void *data, size_t len, void *ctx) {
                        r->path, r->row_line, k + 1);
     return;
   }
+  if (r->end_line) {
+    r->st = ds_err_set(r->err, DS_EINPUT,
+                       "%s:%zu: a row after the end line (line %zu); the end line "
+                       "must be the file's last", r->path, r->row_line, r->end_line);
+    return;
+  }
   if (!r->header_done) {
     /* More header fields than columns means an unknown or repeated name
      * was already reported, so k stays in range here. */
@@ -722,6 +738,16 @@ static ds_status check_schema(struct reader *r, const char *line) {
                         other, want);
     if (version >= 0 && n == strlen(want) && strncmp(p, want, n) == 0) {
       if (version == DS_SCHEMA_VERSION) return DS_OK;
+      /* v1 had no end line: a v1 file cut between rows reads as a whole one,
+       * so none is trusted (SCHEMA.md, "Versioning"). */
+      if (version == 1)
+        return ds_err_set(r->err, DS_EINPUT,
+                          "%s:1: %s version 1 is not read any more: it has no end "
+                          "line, so a copy cut short cannot be told from a whole one; "
+                          "write it again with this ddpsim or ddpreal (or, when you "
+                          "know it is whole, change this line to \"# %s v%d\" and add "
+                          "\"# end: N rows\" after its N rows)",
+                          r->path, want, want, DS_SCHEMA_VERSION);
       return ds_err_set(r->err, DS_EINPUT,
                         "%s:1: %s version %ld is not supported; this ddpsim "
                         "reads version %d",
@@ -735,13 +761,75 @@ static ds_status check_schema(struct reader *r, const char *line) {
                     len > ERR_TEXT_MAX ? "..." : "");
 }
 
-static int comment_ok(void *ctx) {
-  return !((struct reader *)ctx)->header_done;
+/* How much of line a message quotes, and whether it was cut. */
+static int quoted_len(const char *line) {
+  size_t n = strcspn(line, "\r\n");
+  return (int)(n > ERR_TEXT_MAX ? ERR_TEXT_MAX : n);
+}
+static const char *quoted_more(const char *line) {
+  return strcspn(line, "\r\n") > ERR_TEXT_MAX ? "..." : "";
+}
+
+/* A `#` line after the header row: -1 when it is not an end line ("# end:"
+ * does not begin it), 0 when it is one but not "# end: N rows" ("# end: 1
+ * row"; blanks free around the words), 1 when it is, with N in *n. The
+ * plural follows N, so no prefix of one end line is another: "# end: 8
+ * rows" cut to "# end: 8 row" is refused. */
+static int parse_end(const char *line, uint64_t *n) {
+  const char *p = line + 1;
+  p += strspn(p, " \t");
+  if (strncmp(p, "end:", 4) != 0) return -1;
+  p += 4;
+  p += strspn(p, " \t");
+  size_t digits = strspn(p, "0123456789");
+  if (digits == 0 || digits > 19) return 0;
+  *n = strtoull(p, NULL, 10);
+  p += digits;
+  size_t blanks = strspn(p, " \t");
+  if (blanks == 0 || strncmp(p + blanks, "row", 3) != 0) return 0;
+  p += blanks + 3;
+  if (*n != 1 && *p++ != 's') return 0;
+  return p[strspn(p, " \t\r\n")] == '\0';
+}
+
+/* `#` lines: before the header row provenance, skipped; after it only the
+ * end line, once, counting the rows read. */
+static int comment_ok(void *ctx, const char *line) {
+  struct reader *r = ctx;
+  if (!r->header_done) return 1;
+  if (r->end_line) {
+    r->st = ds_err_set(r->err, DS_EINPUT,
+                       "%s:%zu: a line after the end line (line %zu), got \"%.*s%s\"; "
+                       "the end line must be the file's last",
+                       r->path, r->line, r->end_line, quoted_len(line), line,
+                       quoted_more(line));
+    return 0;
+  }
+  uint64_t n = 0;
+  int end = parse_end(line, &n);
+  if (end < 0) return 0; /* the loop's "comment lines are allowed only before ..." */
+  if (end == 0) {
+    r->st = ds_err_set(r->err, DS_EINPUT,
+                       "%s:%zu: expected the end line \"# end: N rows\" (\"# end: 1 row\" "
+                       "for one), got \"%.*s%s\"",
+                       r->path, r->line, quoted_len(line), line, quoted_more(line));
+    return 0;
+  }
+  r->end_line = r->line;
+  if (n != r->s->n_ops) {
+    r->st = ds_err_set(r->err, DS_EINPUT,
+                       "%s:%zu: the end line counts %" PRIu64 " rows but the file has %zu: "
+                       "rows were removed or added after it was written; write it again",
+                       r->path, r->line, n, r->s->n_ops);
+    return 0;
+  }
+  return 1;
 }
 
 /* The schema line, then the rest through the one CSV read loop
  * (ds_csvread_lines: every row knows the line it began on); `#` lines
- * before the header row are provenance and skipped, after it refused. */
+ * before the header row are provenance and skipped, after it only the end
+ * line is taken, and a file without one was cut short. */
 static ds_status read_file(struct reader *r) {
   FILE *fp = fopen(r->path, "r");
   if (!fp)
@@ -759,9 +847,25 @@ static ds_status read_file(struct reader *r) {
                                  &r->at_row_start, comment_ok, on_field, on_row, r};
     ds_csvread_lines(fp, &l);
   }
+  const char *schema = r->is_trace ? DS_TRACE_SCHEMA : DS_SCHEDULE_SCHEMA;
   if (r->st == DS_OK && !r->header_done)
     r->st = ds_err_set(r->err, DS_EINPUT, "%s:%zu: no header row", r->path,
                        r->line);
+  else if (r->st == DS_OK && !r->end_line)
+    r->st = ds_err_set(r->err, DS_EINPUT,
+                       "%s:%zu: the file ends without its end line \"# end: N rows\", "
+                       "which every %s v%d file has after its last row: it was cut "
+                       "short; write it again",
+                       r->path, r->line, schema, DS_SCHEMA_VERSION);
+  else if (r->st == DS_EINPUT && r->row_line > 0 && !r->end_line && getc(fp) == EOF &&
+           r->err) {
+    /* A row (or the header row) refused in the file's last line is most
+     * likely one cut in two. */
+    size_t used = strlen(r->err->msg);
+    snprintf(r->err->msg + used, sizeof r->err->msg - used,
+             " (the file ends there, without its end line \"# end: N rows\": was it "
+             "cut short?)");
+  }
   fclose(fp);
   free(r->text);
   free(r->deps);

@@ -4,10 +4,11 @@
  * The column list is written once (DS_SCHED_COLUMNS / DS_TRACE_EXTRA_COLUMNS
  * in trace.c, documented in traces/SCHEMA.md) and used by both writer and
  * reader. Files begin with `#` comment lines: the schema line
- * "# ddpsim-schedule v1" or "# ddpsim-trace v1" first, then the program
- * version, the inputs and the seed. Readers reject an unknown schema or
- * version, a missing or unknown column, and any malformed value, naming the
- * file, line and column.
+ * "# ddpsim-schedule v2" or "# ddpsim-trace v2" first, then the program
+ * version, the inputs and the seed; they end with "# end: N rows" after the
+ * N rows. Readers reject an unknown schema or version, a missing or unknown
+ * column, any malformed value, and a file whose end line is missing (cut
+ * short) or counts other rows (edited), naming the file, line and column.
  *
  * Writers write to a temporary file next to the target and rename it into
  * place only when everything was written, so a failure never leaves a
@@ -28,7 +29,7 @@ extern "C" {
 
 #define DS_SCHEDULE_SCHEMA "ddpsim-schedule"
 #define DS_TRACE_SCHEMA "ddpsim-trace"
-#define DS_SCHEMA_VERSION 1
+#define DS_SCHEMA_VERSION 2
 
 /* Provenance written as `#` lines; any field may be NULL (then omitted). */
 struct ds_csv_meta {

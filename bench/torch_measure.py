@@ -120,6 +120,20 @@ def sync(dev):
         torch.cuda.synchronize()
 
 
+def peak_alloc_gib(step, dev):
+    """The most memory the caching allocator handed out during one warm iteration
+    (torch.cuda.max_memory_allocated, GiB): ddpsim's peak memory counts what is live
+    at the start of backward; this also holds workspaces, the allocator's rounding and
+    whatever peaks elsewhere, so it bounds ddpsim's from above. nan on CPU."""
+    if dev.type != "cuda":
+        return float("nan")
+    sync(dev)
+    torch.cuda.reset_peak_memory_stats()
+    step()
+    sync(dev)
+    return torch.cuda.max_memory_allocated() / 2**30
+
+
 def time_run(step, dev, iters):
     """Per-iteration GPU gaps, synchronised host times, and the host's own
     time per step() while the GPU runs behind it (host_ms close to gpu_ms
@@ -252,7 +266,7 @@ def main():
     cols = ["name", "model", "batch", "amp", "tf32_matmul", "ddp_cap_mb", "grad_as_bucket_view",
             "channels_last",
             "gpu_ms_median", "gpu_ms_min", "sync_ms_median", "host_ms_median", "samples_per_s", "gpu", "torch",
-            "cudnn", "nccl"]
+            "cudnn", "nccl", "peak_alloc_gib"]
     with open(a.out, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(cols)
@@ -264,6 +278,7 @@ def main():
             step = build(run, dev)
             for _ in range(a.warmup):
                 step()
+            peak = peak_alloc_gib(step, dev)
             gpu, host, enq = time_run(step, dev, a.iters)
             gmed = statistics.median(gpu) if gpu else float("nan")
             hmed = statistics.median(host)
@@ -274,7 +289,7 @@ def main():
                         "%.3f" % gmed, "%.3f" % (min(gpu) if gpu else float("nan")), "%.3f" % hmed,
                         "%.3f" % (statistics.median(enq) if enq else float("nan")),
                         "%.1f" % (run["batch"] * 1e3 / per_iter), info["gpu"], info["torch"],
-                        info["cudnn"], info["nccl"]])
+                        info["cudnn"], info["nccl"], "%.3f" % peak])
             f.flush()
             if run.get("profile") and a.profile_dir:
                 os.makedirs(a.profile_dir, exist_ok=True)

@@ -505,7 +505,7 @@ Test(ps_cli, async_text_reports_staleness_and_per_worker_steps) {
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   const char *want[] = {"ps (parameter server, async): 4 workers", "2 servers",
                         "mode=async;servers=2;straggler=3:2", "  staleness ",
-                        "    per worker ", "(rank 0's pushes and pulls to other GPUs; "};
+                        "    per worker ", "(rank 0's pushes and pulls to other GPUs' servers)"};
   for (size_t i = 0; i < sizeof want / sizeof *want; i++)
     cr_assert(strstr(r.out, want[i]), "missing \"%s\" in:\n%s", want[i], r.out);
   ds_test_release(&r);

@@ -350,8 +350,8 @@ static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
   fprintf(fp, "    backward     %10.3f ms\n", r->bwd_ms);
   fprintf(fp, "    optimizer    %10.3f ms\n", r->step_ms);
   if (r->has_ps)
-    fprintf(fp, "  communication  %10.3f ms  (rank 0's pushes and pulls to other GPUs; those to "
-                "its own GPU's server are copies, GPU busy)\n", r->comm_ms);
+    fprintf(fp, "  communication  %10.3f ms  (rank 0's pushes and pulls to other GPUs' servers)\n",
+            r->comm_ms);
   else
     fprintf(fp, "  communication  %10.3f ms  (%s on rank 0)\n", r->comm_ms,
             is_ddp(r) ? "all-reduces and any buffer broadcast" /* as the DDP block says */

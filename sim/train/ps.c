@@ -125,8 +125,8 @@ void ds_ps_memory(const struct ds_model *m, const struct ds_precision *pr, int64
  * a rank's own step does (ds_compute_step_ns, compute.h): the optimizer's
  * kernels over the shard -- PyTorch's foreach calls (SGD with momentum 3,
  * Adam 7, one more with weight decay: ds_compute_step_kernels, less
- * GradScaler's unscale_, which only a worker runs; as if the shard held
- * every parameter group), or under --pytorch-version 1.4's loop a kernel
+ * GradScaler's unscale_, which only a worker runs; one parameter group:
+ * ps refuses --no-bn-weight-decay), or under --pytorch-version 1.4's loop a kernel
  * per op per tensor of the shard -- and in sync mode with several workers
  * first the sum of their gradients, one kernel. The update's roofline
  * (ds_compute_kernel_ns) charges one overhead; this returns the K servers'

@@ -9,7 +9,8 @@
  * offset by i * n_step):
  *
  *   per worker w: its program, per_w ops: the compute ops (fwd..., loss,
- *     bwd...) with the pushes where they are issued (after backward: one
+ *     bwd...), each layer's after its host launch (a host op, timed when
+ *     the step starts), with the pushes where they are issued (after backward: one
  *     per server at the end; per layer: after each layer's backward, one
  *     per server holding tensors of that layer)
  *   updates: K (sync: one per server) or W * K (async: per worker and server)

@@ -24,7 +24,21 @@ const char *ds_metrics_name(enum ds_metric_id id) {
   return id >= 0 && id < DS_METRIC_COUNT ? metric_names[id] : "?";
 }
 
+/* A parameter server's work on its own GPU, which the trace keeps on the
+ * streams of its kinds (traces/SCHEMA.md, "Push/pull"): the server's
+ * update, a `step` of the server (bucket, its index >= 0) on the host
+ * stream, is kernels on that GPU (sim/train/ps.h), not host time (a rank's
+ * own optimizer launches are steps of bucket -1: sim/train/host.h); and a
+ * push or pull between a worker and the server on its own GPU (root, the
+ * server's rank, its rank) is a device-local copy, no link, as a DDP
+ * bucket's copies are. */
+static int ps_gpu_work(const struct ds_op *op) {
+  if (op->kind == DS_OP_STEP) return op->stream == DS_STREAM_HOST && op->bucket >= 0;
+  return (op->kind == DS_OP_PUSH || op->kind == DS_OP_PULL) && op->root == op->rank;
+}
+
 enum ds_metrics_class ds_metrics_class(const struct ds_op *op) {
+  if (ps_gpu_work(op)) return DS_METRICS_COMPUTE;
   if (op->stream == DS_STREAM_COMM) return DS_METRICS_COMM;
   if (op->stream == DS_STREAM_HOST) return DS_METRICS_HOST;
   return DS_METRICS_COMPUTE;
@@ -80,7 +94,7 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
   if (!comm) return DS_ENOMEM;
   struct ds_interval *comp = comm + (n + 1), *host = comp + (n + 1), *gpu = host + (n + 1);
   size_t n_comm = 0, n_comp = 0, n_host = 0;
-  int64_t t0 = INT64_MAX, t1 = INT64_MIN, fwd = 0, bwd = 0, step = 0, step_host = 0;
+  int64_t t0 = INT64_MAX, t1 = INT64_MIN, fwd = 0, bwd = 0, step = 0;
   int64_t bwd_first = INT64_MAX, bwd_last = INT64_MIN, fwd_last_start = INT64_MIN;
   int64_t comm_first = INT64_MAX, comm_last = INT64_MIN;
   for (size_t i = 0; i < n; i++) {
@@ -89,14 +103,11 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
     if (s < t0) t0 = s;
     if (e > t1) t1 = e;
     if (o->rank != 0) continue;
-    /* The step counts on the GPU's streams; on the host stream only where
-     * it has none there (ps's server updates): the optimizer's launches
-     * (PyTorch 1.4's loop) overlap its kernels. Host ops enter nothing else. */
+    /* The step counts its GPU work (a parameter server's updates
+     * included: ds_metrics_class), not the optimizer's launches (PyTorch
+     * 1.4's loop), which overlap its kernels. Host ops enter nothing else. */
     enum ds_metrics_class cls = ds_metrics_class(o);
-    if (o->kind == DS_OP_STEP) {
-      if (cls == DS_METRICS_HOST) step_host += e - s;
-      else step += e - s;
-    }
+    if (o->kind == DS_OP_STEP && cls == DS_METRICS_COMPUTE) step += e - s;
     struct ds_interval iv = {s, e};
     if (cls == DS_METRICS_HOST) {
       host[n_host++] = iv;
@@ -138,7 +149,7 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
   v[DS_METRIC_iter_ms] = n ? (double)(t1 - origin) / DS_UNITS_NS_PER_MS : 0;
   v[DS_METRIC_fwd_ms] = (double)fwd / DS_UNITS_NS_PER_MS;
   v[DS_METRIC_bwd_ms] = (double)bwd / DS_UNITS_NS_PER_MS;
-  v[DS_METRIC_step_ms] = (double)(step > 0 ? step : step_host) / DS_UNITS_NS_PER_MS;
+  v[DS_METRIC_step_ms] = (double)step / DS_UNITS_NS_PER_MS;
   v[DS_METRIC_comm_ms] = (double)c / DS_UNITS_NS_PER_MS;
   v[DS_METRIC_exposed_comm_ms] = (double)x / DS_UNITS_NS_PER_MS;
   v[DS_METRIC_overlap_pct] = c > 0 ? 100.0 * (double)(c - x) / (double)c : 0;

@@ -5,11 +5,14 @@
  * analyze of a run's own trace prints the run's summary.
  *
  * Which op counts as what is ds_metrics_class's alone: comm-stream ops are
- * communication; host-stream ops (forward launches, DataParallel's
- * replicate, a parameter server's update slot) are neither compute nor
- * communication, they show only through the ops they delay; every other
- * stream (compute, copy) is compute. The optimizer step counts whatever its
- * stream (a parameter server applies updates on the host slot of its GPU).
+ * communication; host-stream ops (launches, DataParallel's replicate, DDP's
+ * hooks) are neither compute nor communication, they show only through the
+ * ops they delay; every other stream (compute, copy) is compute. A
+ * parameter server's work on its GPU is compute whatever the stream the
+ * trace gives it: its update (a `step` of the server's index, on the host
+ * stream) and a worker's push and pull to the server on its own GPU
+ * (device-local copies, on the comm stream). The optimizer step counts its
+ * compute ops.
  *
  * Where rank 0's iteration goes: gpu_busy_ms, the union of its compute and
  * copy ops; exposed_comm_ms, communication while no compute runs;

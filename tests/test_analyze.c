@@ -958,3 +958,51 @@ Test(analyze, an_iteration_starting_before_the_previous_ends_is_timed_by_its_per
   cr_assert_eq(ds_metrics_last_end(&t, 1), 100000);
   cr_assert_eq(ds_metrics_last_end(&t, 0), DS_METRICS_NO_PREVIOUS);
 }
+
+Test(analyze, a_parameter_servers_update_and_local_copies_are_gpu_work) {
+  /* ps puts a server's update, a step of the server's index (bucket), on
+   * the host stream of its GPU, and a worker's push to the server on its
+   * own GPU is a device-local copy (root = its rank): both are that GPU's
+   * work (analysis/metrics.c), as DDP's copies are. A rank's own optimizer
+   * launches (bucket -1) stay host time; a push to another GPU is
+   * communication. Rank 0 by hand: forward f [0, 40) us, local push p [40,
+   * 50), update u [60, 90) (waiting on the others' pushes [50, 60)),
+   * local pull q [90, 100), remote pull r [90, 120): GPU busy f + p + u +
+   * q = 90 us; communication r alone, 30 us, exposed after q, 20 us; step
+   * u, 30 us; no host exposed (u was 30 of it, and p, q communication). */
+  cr_assert_eq(ds_metrics_class(&(struct ds_op){.stream = DS_STREAM_HOST, .kind = DS_OP_STEP,
+                                                .bucket = 0}),
+               DS_METRICS_COMPUTE);
+  cr_assert_eq(ds_metrics_class(&(struct ds_op){.stream = DS_STREAM_HOST, .kind = DS_OP_STEP,
+                                                .bucket = -1}),
+               DS_METRICS_HOST);
+  cr_assert_eq(ds_metrics_class(&(struct ds_op){.rank = 1, .stream = DS_STREAM_COMM,
+                                                .kind = DS_OP_PUSH, .root = 1}),
+               DS_METRICS_COMPUTE);
+  cr_assert_eq(ds_metrics_class(&(struct ds_op){.rank = 1, .stream = DS_STREAM_COMM,
+                                                .kind = DS_OP_PULL, .root = 0}),
+               DS_METRICS_COMM);
+  static const struct ds_op ops[] = {
+      {.rank = 0, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD, .name = "f", .bucket = -1,
+       .root = -1},
+      {.rank = 0, .stream = DS_STREAM_COMM, .kind = DS_OP_PUSH, .name = "p", .bucket = 0},
+      {.rank = 0, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP, .name = "u", .bucket = 0,
+       .root = -1},
+      {.rank = 0, .stream = DS_STREAM_COMM, .kind = DS_OP_PULL, .name = "q", .bucket = 0},
+      {.rank = 0, .stream = DS_STREAM_COMM, .kind = DS_OP_PULL, .name = "r", .bucket = 1,
+       .root = 1},
+  };
+  struct ds_timed_op t[] = {{&ops[0], 0, 40000},
+                            {&ops[1], 40000, 50000},
+                            {&ops[2], 60000, 90000},
+                            {&ops[3], 90000, 100000},
+                            {&ops[4], 90000, 120000}};
+  struct ds_metrics m;
+  cr_assert_eq(ds_metrics_measure(t, 5, DS_METRICS_NO_PREVIOUS, &m), DS_OK);
+  cr_assert(fabs(m.v[DS_METRIC_iter_ms] - 0.120) < EPS);
+  cr_assert(fabs(m.v[DS_METRIC_gpu_busy_ms] - 0.090) < EPS, "%g", m.v[DS_METRIC_gpu_busy_ms]);
+  cr_assert(fabs(m.v[DS_METRIC_comm_ms] - 0.030) < EPS, "%g", m.v[DS_METRIC_comm_ms]);
+  cr_assert(fabs(m.v[DS_METRIC_exposed_comm_ms] - 0.020) < EPS);
+  cr_assert(fabs(m.v[DS_METRIC_step_ms] - 0.030) < EPS);
+  cr_assert(fabs(m.v[DS_METRIC_host_exposed_ms]) < EPS);
+}

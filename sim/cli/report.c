@@ -350,7 +350,8 @@ static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
   fprintf(fp, "    backward     %10.3f ms\n", r->bwd_ms);
   fprintf(fp, "    optimizer    %10.3f ms\n", r->step_ms);
   if (r->has_ps)
-    fprintf(fp, "  communication  %10.3f ms  (push and pull on rank 0)\n", r->comm_ms);
+    fprintf(fp, "  communication  %10.3f ms  (rank 0's pushes and pulls to other GPUs' servers)\n",
+            r->comm_ms);
   else
     fprintf(fp, "  communication  %10.3f ms  (%s on rank 0)\n", r->comm_ms,
             is_ddp(r) ? "all-reduces and any buffer broadcast" /* as the DDP block says */
@@ -385,9 +386,9 @@ static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
               r->mem.hook / DS_UNITS_GIB);
     if (r->has_ps)
       fprintf(fp, "    GPU 0 %.3f GiB, other GPUs up to %.3f GiB  (above: the fullest; a "
-                  "server's GPU adds its shard's master copy, optimizer state%s)\n",
-              r->peak_mem_gib_gpu0, r->peak_mem_gib_other,
-              r->ps_async ? "" : " and sum buffer (as buckets)");
+                  "server's GPU adds its shard's master copy, optimizer state and "
+                  "a buffer per worker for its push (as buckets))\n",
+              r->peak_mem_gib_gpu0, r->peak_mem_gib_other);
   }
 }
 

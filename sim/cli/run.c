@@ -680,11 +680,10 @@ static ds_status ps_memory(const struct config_run *c, struct ds_summary *s,
                            struct ds_err *err) {
   const struct ds_options *o = c->opt;
   struct ds_ps_shards sh;
-  enum ds_ps_mode mode = o->ps_async ? DS_PS_ASYNC : DS_PS_SYNC;
   DS_CHECK(ds_ps_shard(c->model, o->ps_servers, c->world, &sh, err));
   for (int32_t g = 0; g < c->world; g++) {
     struct ds_ddp_memory m;
-    ds_ps_memory(c->model, &c->compute.precision, c->batch, &sh, mode, c->world, g, &m);
+    ds_ps_memory(c->model, &c->compute.precision, c->batch, &sh, c->world, g, &m);
     if (g == 0) s->peak_mem_gib_gpu0 = m.total / DS_UNITS_GIB;
     else if (m.total / DS_UNITS_GIB > s->peak_mem_gib_other)
       s->peak_mem_gib_other = m.total / DS_UNITS_GIB;

@@ -9,7 +9,8 @@
  * offset by i * n_step):
  *
  *   per worker w: its program, per_w ops: the compute ops (fwd..., loss,
- *     bwd...) with the pushes where they are issued (after backward: one
+ *     bwd...), each layer's after its host launch (a host op, timed when
+ *     the step starts), with the pushes where they are issued (after backward: one
  *     per server at the end; per layer: after each layer's backward, one
  *     per server holding tensors of that layer)
  *   updates: K (sync: one per server) or W * K (async: per worker and server)
@@ -95,8 +96,8 @@ double ds_ps_update_bytes(const struct ds_model *m, const struct ds_compute *c,
 }
 
 void ds_ps_memory(const struct ds_model *m, const struct ds_precision *pr, int64_t batch,
-                  const struct ds_ps_shards *sh, enum ds_ps_mode mode, int32_t world,
-                  int32_t gpu, struct ds_ddp_memory *out) {
+                  const struct ds_ps_shards *sh, int32_t world, int32_t gpu,
+                  struct ds_ddp_memory *out) {
   int dtype_bytes = pr->param_bytes;
   ds_ddp_memory(m, pr, batch, 1, out);
   out->optimizer = 0; /* workers keep none: the servers step */
@@ -106,7 +107,14 @@ void ds_ps_memory(const struct ds_model *m, const struct ds_precision *pr, int64
     double shard = (double)sh->numel[k] * dtype_bytes;
     out->params += shard;
     out->optimizer += shard * ds_optimizer_states(m->optimizer);
-    if (mode == DS_PS_SYNC && world > 1) out->buckets += shard;
+    /* every worker's pushed gradient lands in a buffer of its own (a push
+     * writes while the server works on the others): sync sums the `world`
+     * of them in one kernel after the last push, in place into the first
+     * (ds_ps_update_bytes: read N, write 1), so all are resident then;
+     * async holds each until its update, one per worker at most (a worker
+     * pushes again only after its pull), all of them when the pushes
+     * arrive together, as in the first step */
+    out->buckets += shard * world;
   }
   out->total = out->params + out->grads + out->buckets + out->optimizer +
                out->activations;
@@ -114,14 +122,21 @@ void ds_ps_memory(const struct ds_model *m, const struct ds_precision *pr, int64
 
 /* ---- the schedule ---- */
 
-/* Under --pytorch-version 1.4 a server steps its shard as PyTorch 1.4's
- * loop would (compute.h): a kernel per op per tensor, so every kernel but
- * the one the update's roofline already charges adds kernel_overhead.
- * Returns the K servers' overheads (malloc'd; NULL when out of memory),
- * counting every server's tensors in one pass over the parameters, once
- * for all the updates of every iteration. */
-static double *loop_overheads_ns(const struct ds_model *m, const struct ds_compute *c,
-                                 const struct ds_ps_shards *sh) {
+/* A server's update is several kernels, each paying kernel_overhead, as
+ * a rank's own step does (ds_compute_step_ns, compute.h): the optimizer's
+ * kernels over the shard -- PyTorch's foreach calls (SGD with momentum 3,
+ * Adam 7, one more with weight decay: ds_compute_step_kernels, less
+ * GradScaler's unscale_, which only a worker runs; one parameter group:
+ * ps refuses --no-bn-weight-decay), or under --pytorch-version 1.4's loop a kernel
+ * per op per tensor of the shard -- and in sync mode with several workers
+ * first the sum of their gradients, one kernel. The update's roofline
+ * (ds_compute_kernel_ns) charges one overhead; this returns the K servers'
+ * others (malloc'd; NULL when out of memory), counting every server's
+ * tensors in one pass over the parameters, once for all the updates of
+ * every iteration. A server holding no tensor runs one empty kernel. */
+static double *extra_kernels_ns(const struct ds_model *m, const struct ds_compute *c,
+                                const struct ds_ps_shards *sh, enum ds_ps_mode mode,
+                                int32_t world) {
   double *out = calloc((size_t)sh->n + 1, sizeof *out);
   int32_t *tensors = calloc((size_t)sh->n + 1, sizeof *tensors);
   if (!out || !tensors) {
@@ -129,12 +144,14 @@ static double *loop_overheads_ns(const struct ds_model *m, const struct ds_compu
     free(tensors);
     return NULL;
   }
-  if (c->optimizer_loop && m->n_params > 0) {
-    for (int32_t p = 0; p < m->n_params; p++) tensors[sh->server_of_param[p]]++;
-    int per_tensor = ds_compute_step_kernels(c, m) / m->n_params;
-    for (int32_t k = 0; k < sh->n; k++)
-      if (tensors[k] > 0)
-        out[k] = (double)(tensors[k] * per_tensor - 1) * c->params.kernel_overhead_ns;
+  int unscale = c->amp == DS_AMP_FP16;
+  int step = ds_compute_step_kernels(c, m) - unscale;
+  int sum = mode == DS_PS_SYNC && world > 1;
+  for (int32_t p = 0; p < m->n_params; p++) tensors[sh->server_of_param[p]]++;
+  for (int32_t k = 0; k < sh->n && m->n_params > 0; k++) {
+    if (tensors[k] == 0) continue;
+    int kernels = c->optimizer_loop ? tensors[k] * (step / m->n_params) : step;
+    out[k] = (double)(kernels + sum - 1) * c->params.kernel_overhead_ns;
   }
   free(tensors);
   return out;
@@ -153,6 +170,9 @@ struct entry {
   int32_t layer;        /* -1 for the loss and whole-shard pushes */
   int32_t k;            /* push: the server */
   double bytes;         /* push: gradient bytes */
+  int host;             /* a host launch (fwd: the Python thread's, bwd: the
+                           autograd thread's) of the next entry's kernel */
+  int64_t host_from_ns, host_to_ns; /* host: when it runs, from the step's start */
 };
 
 static void layout_init(struct layout *y, int32_t W, int32_t K, int32_t per_w,
@@ -195,7 +215,7 @@ struct ps_sim {
   int32_t n_prog;
   int32_t *pieces;        /* [K] pushes per worker to server k */
   int32_t *last_push;     /* [K] program index of the last push to server k */
-  double *loop_overhead_ns; /* [K] server k's update beyond its roofline (loop_overheads_ns) */
+  double *extra_kernels_ns; /* [K] server k's update beyond its roofline (extra_kernels_ns) */
   struct ds_schedule *all;
   double *scale;          /* [all->n_ops] jitter x straggler, compute ops */
   int32_t *links;         /* route link ids */
@@ -219,9 +239,6 @@ struct ps_sim {
   uint8_t *busy;          /* [K] */
   double stale_sum;
   int64_t stale_max, n_updates;
-  /* [n_layers] host time from a step's start until layer l is launched:
-   * the forward host costs of layers 0..l (sim/train/host.h), rounded */
-  int64_t *launched_ns;
 };
 
 static void fail(struct ps_sim *s, ds_status st) {
@@ -250,19 +267,35 @@ static ds_status build_iteration(const struct ps_sim *s, int64_t id_base,
   int dsz = ds_dtype_bytes(c->dtype);
   char name[160];
   /* a worker's first forward waits for its K pulls of the previous step */
-  int64_t *deps = malloc(((size_t)y->K + 1) * sizeof *deps);
+  int64_t *deps = malloc(((size_t)y->K + 2) * sizeof *deps);
   ds_status st = DS_ENOMEM;
   if (!deps) return st;
   for (int32_t w = 0; w < y->W; w++) {
+    /* deps of the next op: the worker's first waits for its pulls; a
+     * compute op for the one before it and its launch; a launch for the
+     * host stream's op before it alone (single's: dp.c) */
     size_t nd = 0;
     if (prev_base >= 0)
       for (int32_t k = 0; k < y->K; k++) deps[nd++] = prev_base + (int64_t)ix_pull(y, w, k);
+    int64_t prev = -1;
     for (int32_t j = 0; j < y->per_w; j++) {
       const struct entry *e = &s->prog[j];
       const struct ds_layer *ly = e->layer >= 0 ? &m->layers[e->layer] : NULL;
       struct ds_op op = {.rank = w, .stream = DS_STREAM_COMPUTE, .kind = e->kind,
                          .name = ly ? ly->name : "loss", .layer = e->layer, .bucket = -1,
                          .coll = -1, .root = -1};
+      if (e->host) {
+        op.stream = DS_STREAM_HOST;
+        op.name = "launch";
+        op.dur_us = (double)(e->host_to_ns - e->host_from_ns) / 1000;
+        /* deps holds the pulls before the worker's first op, else its last
+         * compute op (not the launch's) */
+        DS_CHECK_GOTO(ds_schedule_emit(&bd, &op, deps, prev < 0 ? nd : 0), st, out);
+        nd = 0;
+        if (prev >= 0) deps[nd++] = prev;
+        deps[nd++] = op.id;
+        continue;
+      }
       if (e->kind == DS_OP_PUSH) {
         /* after the compute op before it; compute ops chain among themselves */
         if (ly) snprintf(name, sizeof name, "shard%d.%s", e->k, ly->name);
@@ -273,7 +306,7 @@ static ds_status build_iteration(const struct ps_sim *s, int64_t id_base,
         op.root = s->sh.gpu[e->k];
         op.bytes = e->bytes;
         op.dur_us = transfer_ns(route_of(s, w, e->k, 0), e->bytes) / 1000;
-        DS_CHECK_GOTO(ds_schedule_emit(&bd, &op, deps, 1), st, out);
+        DS_CHECK_GOTO(ds_schedule_emit(&bd, &op, &prev, 1), st, out);
         continue;
       }
       /* cuDNN's layout transposes of a convolution (compute.h) join the
@@ -290,7 +323,7 @@ static ds_status build_iteration(const struct ps_sim *s, int64_t id_base,
         op.dur_us = ds_compute_loss_ns(c, m, (double)o->batch, &op.bytes) / 1000;
       }
       DS_CHECK_GOTO(ds_schedule_emit(&bd, &op, deps, nd), st, out);
-      deps[0] = op.id;
+      deps[0] = prev = op.id;
       nd = 1;
     }
   }
@@ -307,7 +340,7 @@ static ds_status build_iteration(const struct ps_sim *s, int64_t id_base,
                        .name = name, .layer = -1, .bucket = k, .coll = -1,
                        .root = -1, .bytes = bytes,
                        .dur_us = (ds_compute_kernel_ns(c, 0, bytes) +
-                                  s->loop_overhead_ns[k]) / 1000};
+                                  s->extra_kernels_ns[k]) / 1000};
     DS_CHECK_GOTO(ds_schedule_emit(&bd, &op, &dep, w < 0 || w == g), st, out);
   }
   for (int32_t w = 0; w < y->W; w++)
@@ -329,7 +362,22 @@ out:
   return st;
 }
 
-/* The worker's program: forward, loss, backward in reverse, and the
+/* A host launch of layer l's kernel taking ns after the host's work so
+ * far (*host, ns from the step's start; rounded as the sum, so that the
+ * rounding does not add up over the layers). */
+static void host_entry(struct entry *e, enum ds_op_kind kind, int32_t l, double *host,
+                       double ns) {
+  int64_t from = ds_units_round_ns(*host);
+  *host += ns;
+  *e = (struct entry){.kind = kind, .layer = l, .k = -1, .host = 1, .host_from_ns = from,
+                      .host_to_ns = ds_units_round_ns(*host)};
+}
+
+/* The worker's program: forward, loss, backward in reverse, each layer's
+ * kernel after its host launch (host.h: the Python thread launches the
+ * forward, then the autograd engine's thread the backward, each node's
+ * host_node, as single's and DDP's ranks do: a PS worker is such a
+ * process; no launch op for a backward of no host time), and the
  * pushes, after backward (one per server, its whole shard) or per layer
  * (after each layer's backward, its tensors grouped by server; a server
  * holding none of the layers' tensors -- more servers than tensors --
@@ -340,7 +388,7 @@ static ds_status build_program(struct ps_sim *s) {
   int32_t K = s->sh.n, L = m->n_layers, n = 0;
   int dsz = ds_dtype_bytes(s->c->dtype);
   int per_layer = s->opt->push == DS_PS_PUSH_PER_LAYER;
-  size_t cap = 2 * (size_t)L + 1 + (size_t)(L + 1) * (size_t)K;
+  size_t cap = 4 * (size_t)L + 1 + (size_t)(L + 1) * (size_t)K;
   double *bytes = calloc((size_t)K, sizeof *bytes);
   int32_t *count = calloc((size_t)K, sizeof *count);
   s->prog = malloc(cap * sizeof *s->prog);
@@ -348,10 +396,17 @@ static ds_status build_program(struct ps_sim *s) {
   s->last_push = calloc((size_t)K, sizeof *s->last_push);
   ds_status st = DS_ENOMEM;
   if (!bytes || !count || !s->prog || !s->pieces || !s->last_push) goto out;
-  for (int32_t l = 0; l < L; l++) s->prog[n++] = (struct entry){DS_OP_FWD, l, -1, 0};
-  s->prog[n++] = (struct entry){DS_OP_LOSS, -1, -1, 0};
+  double host = 0;
+  for (int32_t l = 0; l < L; l++) {
+    host_entry(s->prog + n++, DS_OP_FWD, l, &host,
+               ds_host_fwd_ns(s->c, m, l, s->c->params.host_launch_ns));
+    s->prog[n++] = (struct entry){.kind = DS_OP_FWD, .layer = l, .k = -1};
+  }
+  s->prog[n++] = (struct entry){.kind = DS_OP_LOSS, .layer = -1, .k = -1};
   for (int32_t l = L - 1; l >= 0; l--) {
-    s->prog[n++] = (struct entry){DS_OP_BWD, l, -1, 0};
+    double bwd_host = ds_host_bwd_ns(s->c, m, l, s->c->params.host_backward_ns);
+    if (bwd_host > 0) host_entry(s->prog + n++, DS_OP_BWD, l, &host, bwd_host);
+    s->prog[n++] = (struct entry){.kind = DS_OP_BWD, .layer = l, .k = -1};
     if (!per_layer) continue;
     const struct ds_layer *ly = &m->layers[l];
     memset(bytes, 0, (size_t)K * sizeof *bytes);
@@ -363,7 +418,7 @@ static ds_status build_program(struct ps_sim *s) {
     }
     for (int32_t k = 0; k < K; k++)
       if (count[k] > 0) {
-        s->prog[n++] = (struct entry){DS_OP_PUSH, l, k, bytes[k]};
+        s->prog[n++] = (struct entry){.kind = DS_OP_PUSH, .layer = l, .k = k, .bytes = bytes[k]};
         s->pieces[k]++;
         s->last_push[k] = n - 1;
       }
@@ -371,7 +426,7 @@ static ds_status build_program(struct ps_sim *s) {
   for (int32_t k = 0; k < K; k++)
     if (!per_layer || s->pieces[k] == 0) {
       double b = per_layer ? 0 : (double)s->sh.numel[k] * dsz;
-      s->prog[n++] = (struct entry){DS_OP_PUSH, -1, k, b};
+      s->prog[n++] = (struct entry){.kind = DS_OP_PUSH, .layer = -1, .k = k, .bytes = b};
       s->pieces[k]++;
       s->last_push[k] = n - 1;
     }
@@ -449,23 +504,29 @@ static void start_flow(struct ps_sim *s, size_t op, int32_t w, int32_t k, int pu
   if (st != DS_OK) fail(s, st);
 }
 
-/* A worker's compute op starts when the op before it has ended and, for
- * a forward layer l, once its process's Python thread has launched it:
- * the thread launches the layers one after another from the start of the
- * step (its pulls in), each taking its forward host time (host_launch, or
- * the layer's ops times host_op: sim/train/host.h), as single's and DDP's
- * host does (their `launch` ops; here the launches are not ops of the
- * schedule, only the later start shows them). */
+/* The worker's host launches of its step, which starts now: the host
+ * threads run them one after another from the start of the step (its
+ * pulls in), ahead of the GPU (nothing they launch holds them back), so
+ * their times are known now (build_program). */
+static void begin_step(struct ps_sim *s, int32_t w) {
+  size_t base = block(s, s->iter[w]);
+  int64_t now = ds_engine_now(s->eng);
+  for (int32_t j = 0; j < s->y.per_w; j++) {
+    const struct entry *e = &s->prog[j];
+    if (!e->host) continue;
+    size_t op = base + ix_prog(&s->y, w, j);
+    s->start[op] = now + e->host_from_ns;
+    s->end[op] = now + e->host_to_ns;
+  }
+}
+
+/* A worker's compute op starts when the op before it has ended and its
+ * host launch, the program's entry before it when it has one, has. */
 static void start_compute(struct ps_sim *s, int32_t w) {
   size_t op = block(s, s->iter[w]) + ix_prog(&s->y, w, s->pos[w]);
-  const struct entry *e = &s->prog[s->pos[w]];
   int64_t start = ds_engine_now(s->eng);
-  if (e->kind == DS_OP_FWD) {
-    int32_t it = s->iter[w];
-    int64_t begun = it > 0 ? s->iter_end[(size_t)w * (size_t)s->opt->iters + (size_t)it - 1] : 0;
-    int64_t launched = begun + s->launched_ns[e->layer];
-    if (launched > start) start = launched;
-  }
+  if (s->pos[w] > 0 && s->prog[s->pos[w] - 1].host && s->end[op - 1] > start)
+    start = s->end[op - 1];
   s->start[op] = start;
   double ns = s->all->ops[op].dur_us * 1000.0 * s->scale[op];
   struct ds_event ev = {.kind = DS_EV_OP_DONE, .a = w, .b = (int64_t)op};
@@ -543,15 +604,17 @@ static void maybe_finish(struct ps_sim *s, int32_t w) {
   s->iter[w] = iter + 1;
   s->pos[w] = 0;
   s->pulls_left[w] = s->y.K;
+  begin_step(s, w);
   advance(s, w);
 }
 
 static void advance(struct ps_sim *s, int32_t w) {
   size_t base = block(s, s->iter[w]);
-  while (s->pos[w] < s->y.per_w && s->prog[s->pos[w]].kind == DS_OP_PUSH) {
+  while (s->pos[w] < s->y.per_w &&
+         (s->prog[s->pos[w]].kind == DS_OP_PUSH || s->prog[s->pos[w]].host)) {
     const struct entry *e = &s->prog[s->pos[w]];
-    start_flow(s, base + ix_prog(&s->y, w, s->pos[w]), w, e->k, 0);
-    s->pos[w]++;
+    if (!e->host) start_flow(s, base + ix_prog(&s->y, w, s->pos[w]), w, e->k, 0);
+    s->pos[w]++; /* a launch: timed by begin_step */
   }
   if (s->pos[w] < s->y.per_w) start_compute(s, w);
   else maybe_finish(s, w);
@@ -666,15 +729,7 @@ static ds_status alloc_state(struct ps_sim *s) {
   s->q_head = calloc(K, sizeof *s->q_head);
   s->q_len = calloc(K, sizeof *s->q_len);
   s->busy = calloc(K, 1);
-  s->launched_ns = malloc((size_t)s->model->n_layers * sizeof *s->launched_ns);
-  if (s->launched_ns) {
-    double host = 0;
-    for (int32_t l = 0; l < s->model->n_layers; l++) {
-      host += ds_host_fwd_ns(s->c, s->model, l, s->c->params.host_launch_ns);
-      s->launched_ns[l] = ds_units_round_ns(host);
-    }
-  }
-  if (!s->launched_ns || !s->scale || !s->iter || !s->pos || !s->pulls_left || !s->iter_end || !s->arrived ||
+  if (!s->scale || !s->iter || !s->pos || !s->pulls_left || !s->iter_end || !s->arrived ||
       !s->version || !s->pulled || !s->queue || !s->q_head || !s->q_len || !s->busy)
     return DS_ENOMEM;
   return DS_OK;
@@ -698,11 +753,10 @@ static void free_state(struct ps_sim *s) {
   free(s->q_head);
   free(s->q_len);
   free(s->busy);
-  free(s->launched_ns);
   free(s->prog);
   free(s->pieces);
   free(s->last_push);
-  free(s->loop_overhead_ns);
+  free(s->extra_kernels_ns);
 }
 
 ds_status ds_ps_run(struct ds_topo *topo, const struct ds_model *model,
@@ -714,8 +768,8 @@ ds_status ds_ps_run(struct ds_topo *topo, const struct ds_model *model,
   DS_CHECK(check_options(topo, o, err));
   DS_CHECK(ds_ps_shard(model, o->n_servers, o->world_size, &s.sh, err));
   DS_CHECK_GOTO(build_program(&s), st, oom);
-  s.loop_overhead_ns = loop_overheads_ns(model, compute, &s.sh);
-  if (!s.loop_overhead_ns) {
+  s.extra_kernels_ns = extra_kernels_ns(model, compute, &s.sh, o->mode, o->world_size);
+  if (!s.extra_kernels_ns) {
     st = DS_ENOMEM;
     goto oom;
   }
@@ -749,6 +803,7 @@ ds_status ds_ps_run(struct ds_topo *topo, const struct ds_model *model,
   DS_CHECK_GOTO(ds_net_new(topo, s.eng, o->net_mode, on_flow_done, NULL, &s, &s.net), st, oom);
   for (int32_t w = 0; w < s.y.W; w++) {
     s.pulls_left[w] = s.y.K;
+    begin_step(&s, w);
     advance(&s, w);
   }
   if (ds_engine_run(s.eng, INT64_MAX) != DS_OK || ds_engine_overflowed(s.eng)) {

@@ -3,9 +3,13 @@
  * servers that hold the parameters, apply the optimizer and send the
  * parameters back (docs/strategies.md, "Parameter server").
  *
- *   - Workers are the ranks, one per GPU (rank r on GPU r). Per step a
- *     worker runs forward (every layer, then the loss) and backward (every
- *     layer in reverse) and pushes its gradients to their servers:
+ *   - Workers are the ranks, one per GPU (rank r on GPU r), each a PyTorch
+ *     process. Per step a worker runs forward (every layer, then the loss)
+ *     and backward (every layer in reverse), each layer's kernel after its
+ *     host launch (sim/train/host.h: the Python thread's forward launches
+ *     from the step's start, then the autograd engine thread's backward
+ *     nodes, host_node each, as single's and DDP's ranks), and pushes its
+ *     gradients to their servers:
  *     after backward, each shard at once (DS_PS_PUSH_AFTER_BACKWARD), or
  *     after each layer's backward, that layer's tensors grouped by server
  *     (DS_PS_PUSH_PER_LAYER, as TensorFlow sends each gradient when it is
@@ -22,14 +26,16 @@
  *   - Sharding: whole tensors, in registration order, each to the server
  *     with the fewest bytes so far (ties: the lowest index), as
  *     TensorFlow's GreedyLoadBalancingStrategy places variables.
- *   - The server's update is one memory-bound kernel on its GPU (the
- *     roofline of compute.h with no FLOPs): the optimizer step over its
- *     shard, the passes of PyTorch's foreach optimizer (compute.h: 8 for
- *     SGD with momentum, 18 for Adam) over the shard's bytes,
- *     and in sync mode with N > 1 workers first the sum of the N gradients
- *     (read N, write 1: N + 1 passes). Updates of one server run one at a
- *     time, in arrival order, on a queue of their own: they do not slow the
- *     colocated worker's compute (approximation).
+ *   - The server's update is memory-bound kernels on its GPU (the
+ *     roofline of compute.h with no FLOPs over all their bytes, plus
+ *     kernel_overhead per kernel, as a rank's foreach step: compute.h): the
+ *     optimizer step over its shard, the passes of PyTorch's foreach
+ *     optimizer (compute.h: 8 for SGD with momentum in 3 kernels, 18 for
+ *     Adam in 7) over the shard's bytes, and in sync mode with N > 1
+ *     workers first the sum of the N gradients, one kernel (read N, write
+ *     1: N + 1 passes). Updates of one server run one at a time, in arrival
+ *     order, on a queue of their own: they do not slow the colocated
+ *     worker's compute (approximation).
  *   - Sync: server k applies once all pushes of the step have arrived,
  *     then sends shard k to every worker: a barrier per step, per server.
  *     Async: server k applies each worker's gradient as soon as all its
@@ -47,8 +53,11 @@
  * schedule, so this module runs its own event loop on the engine and the
  * network model (not sim/train/exec.c). It still builds a schedule of every op
  * (push and pull kinds, each server update a `step` on the server's GPU on
- * the `host` stream) with same-rank dependencies only: the cross-rank
- * order (a server waits for pushes, a worker for pulls) is this module's.
+ * the `host` stream, its bucket the server's index, as traces/SCHEMA.md
+ * has it; analysis/metrics.c counts it as the GPU's work; the host
+ * launches `launch` ops on the host stream, as single's) with same-rank
+ * dependencies only: the cross-rank order (a server waits for pushes, a
+ * worker for pulls) is this module's.
  */
 #ifndef DS_PS_H
 #define DS_PS_H
@@ -99,11 +108,14 @@ double ds_ps_update_bytes(const struct ds_model *model, const struct ds_compute 
 
 /* Per-GPU memory of GPU g: the worker's parameters, gradients and
  * activations (no optimizer state), plus for every server on g its master
- * copy of the shard (params), its optimizer state (optimizer) and, in sync
- * mode with several workers, the buffer the pushes are summed into (buckets). */
+ * copy of the shard (params), its optimizer state (optimizer) and the
+ * buffers the `world` workers' pushes land in (buckets), in either mode:
+ * sync sums all of them after the last push, async holds each worker's
+ * until its update, one per worker at most, all at once when the pushes
+ * arrive together. */
 void ds_ps_memory(const struct ds_model *model, const struct ds_precision *pr, int64_t batch,
-                  const struct ds_ps_shards *shards, enum ds_ps_mode mode,
-                  int32_t world, int32_t gpu, struct ds_ddp_memory *out);
+                  const struct ds_ps_shards *shards, int32_t world, int32_t gpu,
+                  struct ds_ddp_memory *out);
 
 struct ds_ps_options {
   int32_t world_size;         /* workers = ranks, <= topo->n_gpus */

@@ -479,6 +479,27 @@ struct pass_time {
   double total_ns, sm_bound_ns;
 };
 
+/* Whether autocast casts layer l's weights to half in forward: its
+ * convolutions and matmuls are on autocast's lower-precision list
+ * (aten/src/ATen/autocast_mode.cpp: conv*, linear, matmul, addmm, bmm,
+ * baddbmm, ...), whose cached_cast casts each fp32 floating argument. */
+static int casts_weights(const struct ds_compute *c, const struct ds_layer *l) {
+  return c->precision.half_weight_bytes > 0 && l->param_numel > 0 &&
+         (l->cls == DS_LAYER_CONV || l->cls == DS_LAYER_MATMUL || l->cls == DS_LAYER_ATTENTION);
+}
+
+double ds_compute_weight_cast_ns(const struct ds_compute *c, const struct ds_layer *l,
+                                 double *bytes) {
+  *bytes = 0;
+  if (!casts_weights(c, l)) return 0;
+  const struct ds_precision *p = &c->precision;
+  int32_t kernels = l->param_count > 0 ? l->param_count : 1;
+  /* one _to_copy per weight: reads fp32, writes half */
+  *bytes = (double)l->param_numel * (p->param_bytes + p->half_weight_bytes);
+  return ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, *bytes) +
+         (kernels - 1) * c->params.kernel_overhead_ns;
+}
+
 static struct pass_time fwd_time(const struct ds_compute *c, const struct ds_layer *l,
                                  int64_t batch) {
   double b = (double)batch;
@@ -488,9 +509,14 @@ static struct pass_time fwd_time(const struct ds_compute *c, const struct ds_lay
   if (l->pool.kernel[0] > 0)
     return (struct pass_time){ds_compute_max_pool_ns(c, l, batch, 0, NULL) + casts, 0};
   const struct ds_precision *p = &c->precision;
-  /* amp: the cast reads fp32 and writes half, the kernel reads half */
-  double per_param = p->half_weight_bytes ? p->param_bytes + 2.0 * p->half_weight_bytes
-                                          : p->param_bytes;
+  /* amp: a convolution or matmul reads the half copies autocast's casts
+   * made, kernels of their own before it (ds_compute_weight_cast_ns);
+   * another layer with weights keeps the old rule, the cast folded in
+   * (fp32 read, half written and read: 8 B per parameter) */
+  double cast_bytes, weight_casts = ds_compute_weight_cast_ns(c, l, &cast_bytes);
+  double per_param = weight_casts > 0         ? p->half_weight_bytes
+                     : p->half_weight_bytes ? p->param_bytes + 2.0 * p->half_weight_bytes
+                                            : p->param_bytes;
   double weights = (double)l->param_numel * per_param;
   /* the kernels off PyTorch's vectorised path at their own rate (legacy_ew.h) */
   double act = fwd_act_bytes(c, l) * b;
@@ -504,7 +530,7 @@ static struct pass_time fwd_time(const struct ds_compute *c, const struct ds_lay
     double measured = grouped_pass_ns(c, l, DS_CONV_FWD, batch);
     if (measured > own) own = sm = measured;
   }
-  return (struct pass_time){own + casts, sm};
+  return (struct pass_time){own + casts + weight_casts, sm};
 }
 
 double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,

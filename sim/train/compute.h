@@ -176,10 +176,26 @@ double ds_compute_class_kernel_ns(const struct ds_compute *c, enum ds_layer_clas
 double ds_compute_kernel_ns(const struct ds_compute *c, double flops,
                             double bytes);
 
+/* Autocast's casts of layer l's weights in its forward under --amp: for a
+ * convolution, matmul or attention layer with parameters, autocast's
+ * cached_cast (aten/src/ATen/autocast_mode.cpp) runs arg.to(half), one
+ * _to_copy per fp32 weight tensor (the layer's param_count, bias
+ * included: every floating argument of a lower-precision op is cast),
+ * each a memory-bound kernel reading fp32 and writing half (6 B per
+ * parameter), before the layer's own kernel. It caches the casts of
+ * leaves that require grad, but torch.autocast's __exit__ clears the cache
+ * (torch.clear_autocast_cache), so every forward (each --grad-accum
+ * micro-step) casts again. Returns their ns,
+ * the bytes at the roofline plus kernel_overhead per kernel, and their
+ * bytes in *bytes; 0 and 0 for any other layer or without --amp. */
+double ds_compute_weight_cast_ns(const struct ds_compute *c, const struct ds_layer *l,
+                                 double *bytes);
 /* Forward of one layer for `batch` samples: FLOPs and activation traffic
- * scale with the batch; the weights are read once (under --amp: read in
- * fp32 and written in half by autocast's cast, then read in half: 8 B per
- * parameter). Under --amp the activation traffic is the layer's
+ * scale with the batch; the weights are read once (under --amp: a
+ * convolution's or matmul's half copies, 2 B per parameter, after
+ * ds_compute_weight_cast_ns's kernels, added to the pass; another layer's
+ * weights read in fp32 and written in half, then read in half, 8 B per
+ * parameter in its kernel). Under --amp the activation traffic is the layer's
  * amp_fwd_bytes when the model file has it (model.h: the dtypes autocast
  * gives each op), and its amp_cast_bytes run as a memory-bound kernel of
  * their own after it; else fwd_bytes scaled to 2 B per element. */

@@ -25,7 +25,9 @@
  * 12 MB of casts, and 3 MB of gradients autograd casts back to a half
  * input's dtype in backward. old: a memory layer without the keys. gelu:
  * a composite module of 20 MB in and out whose ops move 80 MB (op_fwd_bytes). 
- * Outputs 4 MB (fp32) per sample. */
+ * lin: a memory-bound matmul (2 MFLOP per sample, 2 MB of autocast
+ * traffic) with a weight of 1 M and a bias of 1000 elements. Outputs 4 MB
+ * (fp32) per sample. */
 static const char *model_text =
     "schema_version: 1\nname: amp\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
     "output_bytes: 4000000\nlayers:\n"
@@ -39,7 +41,11 @@ static const char *model_text =
     "  - name: old\n    class: memory\n    fwd_flops: 0\n    bwd_flops: 0\n"
     "    fwd_bytes: 20000000\n    act_bytes: 0\n    params: []\n"
     "  - name: gelu\n    class: memory\n    fwd_flops: 0\n    bwd_flops: 0\n"
-    "    fwd_bytes: 20000000\n    act_bytes: 0\n    op_fwd_bytes: 80000000\n    params: []\n";
+    "    fwd_bytes: 20000000\n    act_bytes: 0\n    op_fwd_bytes: 80000000\n    params: []\n"
+    "  - name: lin\n    class: matmul\n    fwd_flops: 2000000\n    bwd_flops: 4000000\n"
+    "    fwd_bytes: 4000000\n    act_bytes: 0\n    amp_fwd_bytes: 2000000\n"
+    "    amp_cast_bytes: 0\n    amp_grad_cast_bytes: 0\n"
+    "    params:\n      - {name: lin.w, numel: 1000000}\n      - {name: lin.b, numel: 1000}\n";
 
 struct fixture {
   struct ds_topo *topo;
@@ -70,14 +76,15 @@ static struct ds_compute init(const struct fixture *f, enum ds_amp amp) {
 
 Test(autocast, a_matmuls_casts_are_kernels_of_their_own) {
   /* --amp fp16, batch 1: mm's forward max(2e9 / 20e12 = 100 us, (10 MB +
-   * 8 B x 1000 weights) / 1000 GB/s = 10.008 us) = 100 us, then its cast
-   * kernel 6 MB / 1000 GB/s = 6 us: 106 us (the cast does not hide under
-   * the math: another kernel). Backward max(4e9 / 20e12 = 200 us, 2 x 10
+   * 2 B x 1000 half weights) / 1000 GB/s = 10.002 us) = 100 us, then its
+   * input's cast kernel 6 MB / 1000 GB/s = 6 us and its weight's cast,
+   * 1000 x 6 B = 6 kB, 0.006 us: 106.006 us (the casts do not hide under
+   * the math: other kernels). Backward max(4e9 / 20e12 = 200 us, 2 x 10
    * MB + 10 B x 1000 = 20.01 us) + the gradient's cast back 6 us = 206 us. */
   struct fixture f;
   setup(&f);
   struct ds_compute c = init(&f, DS_AMP_FP16);
-  cr_assert_float_eq(ds_compute_fwd_ns(&c, &f.model->layers[0], 1), 106000, 1e-6);
+  cr_assert_float_eq(ds_compute_fwd_ns(&c, &f.model->layers[0], 1), 106006, 1e-6);
   cr_assert_float_eq(ds_compute_bwd_ns(&c, &f.model->layers[0], 1), 206000, 1e-6);
   teardown(&f);
 }
@@ -159,5 +166,31 @@ Test(autocast, a_composite_modules_ops_move_op_fwd_bytes) {
   struct ds_compute amp = init(&f, DS_AMP_FP16);
   cr_assert_float_eq(ds_compute_fwd_ns(&amp, &f.model->layers[3], 2), 80000, 1e-6);
   cr_assert_float_eq(ds_compute_bwd_ns(&amp, &f.model->layers[3], 2), 160000, 1e-6);
+  teardown(&f);
+}
+
+Test(autocast, a_weights_cast_is_a_kernel_per_tensor_before_the_layer) {
+  /* lin under --amp fp16 with 2 us of kernel overhead: autocast's
+   * cached_cast runs a _to_copy per weight tensor, 2 kernels reading fp32
+   * and writing half, 1,001,000 x 6 B = 6,006,000 B: 6.006 us + 2 x 2 us =
+   * 10.006 us; then lin's own kernel reads 2 MB of activations and its half
+   * weights, 2 x 1,001,000 B: 4.002 MB, 4.002 us (its 2 MFLOP take 0.1 us)
+   * + 2 us. Forward 10.006 + 6.002 = 16.008 us, not the old 8 B per
+   * parameter inside the one kernel (2 MB + 8.008 MB: 12.008 us). Without
+   * --amp, or for a memory layer (act, no parameters; the casts are of
+   * convolutions' and matmuls' weights only): none. */
+  struct fixture f;
+  setup(&f);
+  struct ds_compute c = init(&f, DS_AMP_FP16);
+  c.params.kernel_overhead_ns = 2000;
+  double bytes;
+  cr_assert_float_eq(ds_compute_weight_cast_ns(&c, &f.model->layers[4], &bytes), 10006, 1e-6);
+  cr_assert_float_eq(bytes, 6006000, 0.5);
+  cr_assert_float_eq(ds_compute_fwd_ns(&c, &f.model->layers[4], 1), 16008, 1e-6);
+  cr_assert_float_eq(ds_compute_weight_cast_ns(&c, &f.model->layers[1], &bytes), 0, 0);
+  cr_assert_float_eq(bytes, 0, 0);
+  struct ds_compute fp32 = init(&f, DS_AMP_NONE);
+  cr_assert_float_eq(ds_compute_weight_cast_ns(&fp32, &f.model->layers[4], &bytes), 0, 0);
+  cr_assert_float_eq(bytes, 0, 0);
   teardown(&f);
 }

@@ -628,15 +628,19 @@ Test(ddp, autocast_runs_the_math_in_half_and_keeps_fp32_state) {
    * momentum stay fp32 (4 x 1,835,264 x 4 B = 29,364,224 B); the 12 MB
    * of fp32 activations are kept in half (6 MB), plus autocast's half copy
    * of every weight (1,835,264 x 2 = 3,670,528 B). The step's foreach SGD
-   * passes 8 times over the fp32 parameters, plus GradScaler's unscale_
-   * (2 more): 10 x 7,341,056 B = 73,410,560 B. bf16 has no scaler: 8. */
+   * passes 8 times over the fp32 parameters, 8 x 7,341,056 B; GradScaler's
+   * unscale_ is an op of its own before it, 2 passes: 14,682,112 B. bf16
+   * has no scaler. */
   struct fixture f;
   setup(&f, TINY_TOPO, TINY_MODEL, DS_AMP_FP16);
   struct ds_err err = {0};
   cr_assert_eq(f.c.dtype, DS_DTYPE_FP32);
   cr_assert_float_eq(ds_compute_fwd_ns(&f.c, &f.m->layers[1], 1), 100000, 1e-6);
   cr_assert_float_eq(ds_compute_bwd_ns(&f.c, &f.m->layers[1], 1), 200000, 1e-6);
-  cr_assert_float_eq(ds_compute_step_bytes(&f.c, f.m), 10 * 7341056.0, 0.5);
+  cr_assert_float_eq(ds_compute_step_bytes(&f.c, f.m), 8 * 7341056.0, 0.5);
+  double unscale_bytes;
+  ds_compute_unscale_ns(&f.c, f.m, &unscale_bytes);
+  cr_assert_float_eq(unscale_bytes, 2 * 7341056.0, 0.5);
   struct ds_ddp_memory mem;
   ds_ddp_memory(f.m, &f.c.precision, 4, 0, &mem);
   cr_assert_float_eq(mem.params, 7341056, 0.5);

@@ -193,8 +193,9 @@ Test(efficiency, optimizer_step_is_pytorchs_foreach_kernels) {
   /* EffGPU, kernel_overhead 5 us, copies at 1000 GB/s x 0.8. tiny-model
    * (SGD with momentum, 1,835,264 fp32 parameters): 8 passes of 7,341,056
    * B = 58,728,448 B in 73.41056 us, plus 3 kernels' overhead = 88.41056
-   * us. bert-base (Adam): 18 passes, 7 kernels. --amp fp16 adds
-   * GradScaler's unscale_: 2 passes, 1 kernel. */
+   * us. bert-base (Adam): 18 passes, 7 kernels. --amp fp16 adds nothing
+   * to the step: GradScaler's unscale_ is an op of its own
+   * (grad_scaler_unscale_is_its_own_kernels). */
   struct files f;
   struct ds_topo *t;
   load_topo(&f, "EffGPU", "  kernel_overhead: 5us\n", &t);
@@ -212,8 +213,58 @@ Test(efficiency, optimizer_step_is_pytorchs_foreach_kernels) {
   cr_assert_float_eq(ds_compute_step_bytes(&c, m), 18 * p, 0.5);
   cr_assert_float_eq(ds_compute_step_ns(&c, m), 18 * p / 800e9 * 1e9 + 7 * 5000, 1e-3);
   cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_FP16, &c, &err), DS_OK, "%s", err.msg);
-  cr_assert_eq(ds_compute_step_kernels(&c, m), 8);
-  cr_assert_float_eq(ds_compute_step_bytes(&c, m), 20 * p, 0.5);
+  cr_assert_eq(ds_compute_step_kernels(&c, m), 7);
+  cr_assert_float_eq(ds_compute_step_bytes(&c, m), 18 * p, 0.5);
+  ds_model_free(m);
+  unload(&f, t);
+}
+
+Test(efficiency, grad_scaler_unscale_is_its_own_kernels) {
+  /* EffGPU, kernel_overhead 5 us, copies at 800 GB/s. tiny-model under
+   * --amp fp16: 4 gradients of 4, 1, 8 and 16 chunks of 65,536 elements
+   * (262,144, 256, 524,288, 1,048,576), 29 blocks, one launch under either
+   * limit; the foreach kernel reads and writes 7,341,056 B: 14,682,112 B
+   * in 18.35264 us, plus 6 scalar kernels and the launch, 7 x 5 us:
+   * 53.35264 us. Host under 1.9's loop: the 6 scalar ops and the foreach
+   * call, 7; current PyTorch's host is not modelled, 0. bf16: nothing. */
+  struct files f;
+  struct ds_topo *t;
+  load_topo(&f, "EffGPU", "  kernel_overhead: 5us\n", &t);
+  struct ds_compute c;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_FP16, &c, &err), DS_OK, "%s", err.msg);
+  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
+  double bytes;
+  cr_assert_eq(ds_compute_unscale_launches(&c, m), 1);
+  cr_assert_float_eq(ds_compute_unscale_ns(&c, m, &bytes), 53352.64, 1e-6);
+  cr_assert_float_eq(bytes, 14682112, 0.5);
+  cr_assert_eq(ds_compute_unscale_host_ops(&c), 0);
+  c.optimizer_loop = 1;
+  cr_assert_eq(ds_compute_unscale_launches(&c, m), 1);
+  cr_assert_eq(ds_compute_unscale_host_ops(&c), 7);
+  /* multi_tensor_apply's limits, 4 KB argument (1.9): a tensor of 321
+   * chunks, then 111 one-chunk tensors. Block 320 is a launch (1); the
+   * tensor's last chunk carries on, its tensor the next launch's first, so
+   * the 109th small tensor completes 110 tensors, a launch (2); the 2 left
+   * are the last (3). 32 KB (current): 432 blocks and 112 tensors, under
+   * 2240 and 770: 1. */
+  struct ds_param ps[112];
+  memset(ps, 0, sizeof ps);
+  ps[0].numel = 320 * 65536 + 1;
+  for (int i = 1; i < 112; i++) ps[i].numel = 1000;
+  struct ds_model big = {.params = ps, .n_params = 112};
+  cr_assert_eq(ds_compute_unscale_launches(&c, &big), 3);
+  c.optimizer_loop = 0;
+  cr_assert_eq(ds_compute_unscale_launches(&c, &big), 1);
+  /* empty gradients take no block: 109 small tensors, the 110th tensor
+   * their last, no launch after it */
+  ps[5].numel = ps[6].numel = 0;
+  c.optimizer_loop = 1;
+  cr_assert_eq(ds_compute_unscale_launches(&c, &big), 2);
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_BF16, &c, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_compute_unscale_launches(&c, m), 0);
+  cr_assert_float_eq(ds_compute_unscale_ns(&c, m, &bytes), 0, 0);
+  cr_assert_float_eq(bytes, 0, 0);
   ds_model_free(m);
   unload(&f, t);
 }

@@ -161,28 +161,40 @@ Test(interference, the_roofline_says_what_bounds_a_kernel) {
 }
 
 Test(interference, what_a_collective_holds) {
-  /* NCCL's channels (one block each) and its bus bandwidth times the HBM
-   * accesses per bus byte: 3 for ring and tree, 2 for NVLS; nothing for
-   * the plain algorithms or another kind of op. */
+  /* NCCL's channels (one block each) and HBM bytes at the collective's
+   * average rate: 8 ranks, a 16 MB payload is 2 x 7/8 x 16 MB = 28 MB of
+   * bus bytes; over a 280 us op, 3 HBM bytes per bus byte for ring and
+   * tree are 84 MB / 280 us = 300 GB/s, 2 for NVLS 56 MB / 280 us =
+   * 200 GB/s, whatever NCCL's peak bus rate (set here to show it is not
+   * used); nothing for the plain algorithms, another kind of op or an op
+   * of no duration. */
   struct ds_nccl_model m;
   memset(&m, 0, sizeof m);
+  m.nranks = 8;
   m.channels = 12;
   m.busbw_bytes_per_s[DS_PROTO_SIMPLE] = 200e9;
   m.tree_busbw_bytes_per_s[DS_PROTO_LL] = 50e9;
   m.nvls_channels = 16;
   m.nvls_busbw_bytes_per_s = 400e9;
-  struct ds_op op = {.kind = DS_OP_ALLREDUCE, .algo = "ring/Simple"};
+  struct ds_op op = {.kind = DS_OP_ALLREDUCE, .algo = "ring/Simple", .bytes = 16e6,
+                     .dur_us = 280};
   struct ds_coll_load l = ds_interference_load(&m, &op);
   cr_assert_eq(l.sms, 12);
-  cr_assert_float_eq(l.hbm_bytes_per_s, 600e9, 1);
+  cr_assert_float_eq(l.hbm_bytes_per_s, 300e9, 1);
   op.algo = "tree/LL";
   l = ds_interference_load(&m, &op);
   cr_assert_eq(l.sms, 12);
-  cr_assert_float_eq(l.hbm_bytes_per_s, 150e9, 1);
+  cr_assert_float_eq(l.hbm_bytes_per_s, 300e9, 1);
   op.algo = "nvls/Simple";
   l = ds_interference_load(&m, &op);
   cr_assert_eq(l.sms, 16);
-  cr_assert_float_eq(l.hbm_bytes_per_s, 800e9, 1);
+  cr_assert_float_eq(l.hbm_bytes_per_s, 200e9, 1);
+  /* twice as long: half the rate */
+  op.dur_us = 560;
+  cr_assert_float_eq(ds_interference_load(&m, &op).hbm_bytes_per_s, 100e9, 1);
+  op.dur_us = 0;
+  cr_assert_float_eq(ds_interference_load(&m, &op).hbm_bytes_per_s, 0, 0);
+  op.dur_us = 280;
   op.algo = "ring";
   cr_assert_eq(ds_interference_load(&m, &op).sms, 0);
   op.algo = "ring/Simple";

@@ -58,10 +58,10 @@ static void teardown(struct fixture *f) {
 
 Test(pytorch19, step_kernels_zero_grad_and_accumulate_grad) {
   /* 1.9's SGD loop with weight decay: add, mul_, add_, add_ per tensor, 4
-   * x 4 = 16 kernels, 11 passes (3 + 2 + 3 + 3) over each tensor's bytes;
-   * --amp fp16 one more, GradScaler's foreach unscale_ (2 passes over
-   * every gradient). Host: a launch per kernel plus zero_grad's 4 fills:
-   * 20, 21 under fp16. zero_grad writes every gradient once: 7,341,056 B,
+   * x 4 = 16 kernels, 11 passes (3 + 2 + 3 + 3) over each tensor's bytes,
+   * under --amp fp16 too: GradScaler's unscale_ is its own op (2 passes
+   * over every gradient, 14.682112 us; its 7 host ops). Host: a launch per
+   * kernel plus zero_grad's 4 fills: 20. zero_grad writes every gradient once: 7,341,056 B,
    * 7.341056 us; with 2 us of kernel overhead 4 x 2 us more.
    * AccumulateGrad's add for l0 (two tensors, 262,400 elements) reads
    * both and writes: 3 x 1,049,600 B = 3,148,800 B, 3.1488 us. */
@@ -86,10 +86,13 @@ Test(pytorch19, step_kernels_zero_grad_and_accumulate_grad) {
   teardown(&f);
   setup(&f, "tests/data/tiny-topo.yaml", DS_AMP_FP16);
   f.c.optimizer_loop = f.c.zero_grad_fill = f.c.weight_decay = 1;
-  cr_assert_eq(ds_compute_step_kernels(&f.c, f.m), 17);
-  cr_assert_eq(ds_compute_step_host_ops(&f.c, f.m), 21);
-  cr_assert_float_eq(ds_compute_step_ns(&f.c, f.m), 13 * PARAM_B / 1e3, 1e-6);
-  cr_assert_float_eq(ds_compute_step_bytes(&f.c, f.m), 13 * PARAM_B, 0.5);
+  cr_assert_eq(ds_compute_step_kernels(&f.c, f.m), 16);
+  cr_assert_eq(ds_compute_step_host_ops(&f.c, f.m), 20);
+  cr_assert_float_eq(ds_compute_step_ns(&f.c, f.m), 11 * PARAM_B / 1e3, 1e-6);
+  cr_assert_float_eq(ds_compute_step_bytes(&f.c, f.m), 11 * PARAM_B, 0.5);
+  cr_assert_float_eq(ds_compute_unscale_ns(&f.c, f.m, &bytes), 2 * PARAM_B / 1e3, 1e-6);
+  cr_assert_float_eq(bytes, 2 * PARAM_B, 0.5);
+  cr_assert_eq(ds_compute_unscale_host_ops(&f.c), 7);
   teardown(&f);
 }
 
@@ -115,27 +118,31 @@ Test(pytorch19, host_bound_step_is_the_loop_and_zero_grad) {
 }
 
 Test(pytorch19, amp_fp16_step_waits_for_the_gpu_to_drain) {
-  /* --amp fp16: GradScaler.step's found_inf.item() holds the loop's first
-   * launch until the GPU has run l0's backward (100 us at the fp16 rate)
-   * and its AccumulateGrad add (3.1488 us) after the host's 3 L + 3 H;
-   * then the 13 step ops (12 + unscale_) and 4 fills, 17 P, host-bound:
-   * 3 L + 3 H + 103.1488 + 17 P. Without the sync the GPU's tail would
-   * hide under the launches (3 L + 3 H + 17 P). */
+  /* --amp fp16: GradScaler.step runs unscale_ after the host's 3 L + 3 H:
+   * its 7 host ops (7 P, under which l0's backward, 100 us at the fp16
+   * rate, and its AccumulateGrad add end), then its kernel (2 passes over
+   * 7,341,056 B at 1000 GB/s, 14.682112 us); found_inf.item() (P) waits
+   * for that kernel, then the loop's 12 step ops and 4 fills, 16 P,
+   * host-bound: 3 L + 3 H + 7 P + 14.682112 + P + 16 P. Without the sync
+   * the kernel would hide under the item's host op (3 L + 3 H + 24 P). */
   struct ds_test_result r =
       run(HOST "--strategy single,ddp --world-size 1 --pytorch-version 1.9 --amp fp16 "
                "--no-broadcast-buffers --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
-  double want = 3 * L_US + 3 * H_US + 100 + 3.1488 + 17 * P_US;
+  double want = 3 * L_US + 3 * H_US + 24 * P_US + 14.682112;
   cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", 0), want / 1e3, 1e-6, "%s", r.out);
-  /* DDP on one GPU: its reducer's tail too (copies back, the all-reduce
-   * call) before the sync; later than single's, never earlier */
+  /* DDP on one GPU: its reducer's host ops too; later than single's,
+   * never earlier */
   cr_assert_gt(ds_test_csv_num(r.out, "iter_ms", 1), want / 1e3 + 1e-6, "%s", r.out);
   ds_test_release(&r);
 }
 
 Test(pytorch19, grad_scaler_sync_is_fp16_only) {
-  /* ds_host_emit_step: the first launch depends on the GPU ops given under
-   * --amp fp16, on nothing without it (bf16 autocast runs no GradScaler). */
+  /* ds_host_emit_step under --amp fp16: unscale_'s host op, its kernels
+   * after the given GPU ops and that host op, found_inf.item() waiting
+   * for the kernels, then the loop's first launch (nothing but the host
+   * stream before it) and the rest; bf16 autocast runs no GradScaler: no
+   * unscale_, no sync, the first launch depends on nothing. */
   struct fixture f;
   setup(&f, "tests/data/tiny-host-topo.yaml", DS_AMP_FP16);
   f.c.optimizer_loop = 1;
@@ -147,10 +154,28 @@ Test(pytorch19, grad_scaler_sync_is_fp16_only) {
   cr_assert_eq(ds_schedule_emit(&bd, &gpu, NULL, 0), DS_OK);
   int64_t first, tail = gpu.id;
   cr_assert_eq(ds_host_emit_step(&bd, &f.c, f.m, 0, &tail, 1, &first), DS_OK);
-  cr_assert_eq(s->ops[first].dep_count, 1);
-  cr_assert_eq(ds_schedule_deps(s, &s->ops[first])[0], tail);
+  cr_assert_eq(s->n_ops, 6);
+  const struct ds_op *host = &s->ops[1], *kern = &s->ops[2], *item = &s->ops[3];
+  cr_assert_str_eq(host->name, "unscale_");
+  cr_assert_eq(host->stream, DS_STREAM_HOST);
+  cr_assert_float_eq(host->dur_us, 7 * P_US, 1e-9);
+  cr_assert_str_eq(kern->name, "unscale_");
+  cr_assert_eq(kern->stream, DS_STREAM_COMPUTE);
+  cr_assert_eq(kern->kind, DS_OP_STEP);
+  cr_assert_float_eq(kern->dur_us, 14.682112, 1e-9);
+  cr_assert_eq(kern->dep_count, 2);
+  cr_assert_eq(ds_schedule_deps(s, kern)[0], tail);
+  cr_assert_eq(ds_schedule_deps(s, kern)[1], host->id);
+  cr_assert_str_eq(item->name, "found_inf.item");
+  cr_assert_eq(item->dep_count, 1);
+  cr_assert_eq(ds_schedule_deps(s, item)[0], kern->id);
+  cr_assert_eq(first, s->ops[4].id);
+  cr_assert_eq(s->ops[4].dep_count, 0);
+  cr_assert_float_eq(s->ops[5].dur_us, 11 * P_US, 1e-9); /* 12 SGD launches */
   f.c.amp = DS_AMP_BF16;
   cr_assert_eq(ds_host_emit_step(&bd, &f.c, f.m, 0, &tail, 1, &first), DS_OK);
+  cr_assert_eq(s->n_ops, 8);
+  cr_assert_eq(first, s->ops[6].id);
   cr_assert_eq(s->ops[first].dep_count, 0);
   ds_schedule_free(s);
   teardown(&f);

@@ -479,6 +479,27 @@ struct pass_time {
   double total_ns, sm_bound_ns;
 };
 
+/* Whether autocast casts layer l's weights to half in forward: its
+ * convolutions and matmuls are on autocast's lower-precision list
+ * (aten/src/ATen/autocast_mode.cpp: conv*, linear, matmul, addmm, bmm,
+ * baddbmm, ...), whose cached_cast casts each fp32 floating argument. */
+static int casts_weights(const struct ds_compute *c, const struct ds_layer *l) {
+  return c->precision.half_weight_bytes > 0 && l->param_numel > 0 &&
+         (l->cls == DS_LAYER_CONV || l->cls == DS_LAYER_MATMUL || l->cls == DS_LAYER_ATTENTION);
+}
+
+double ds_compute_weight_cast_ns(const struct ds_compute *c, const struct ds_layer *l,
+                                 double *bytes) {
+  *bytes = 0;
+  if (!casts_weights(c, l)) return 0;
+  const struct ds_precision *p = &c->precision;
+  int32_t kernels = l->param_count > 0 ? l->param_count : 1;
+  /* one _to_copy per weight: reads fp32, writes half */
+  *bytes = (double)l->param_numel * (p->param_bytes + p->half_weight_bytes);
+  return ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, *bytes) +
+         (kernels - 1) * c->params.kernel_overhead_ns;
+}
+
 static struct pass_time fwd_time(const struct ds_compute *c, const struct ds_layer *l,
                                  int64_t batch) {
   double b = (double)batch;
@@ -488,9 +509,14 @@ static struct pass_time fwd_time(const struct ds_compute *c, const struct ds_lay
   if (l->pool.kernel[0] > 0)
     return (struct pass_time){ds_compute_max_pool_ns(c, l, batch, 0, NULL) + casts, 0};
   const struct ds_precision *p = &c->precision;
-  /* amp: the cast reads fp32 and writes half, the kernel reads half */
-  double per_param = p->half_weight_bytes ? p->param_bytes + 2.0 * p->half_weight_bytes
-                                          : p->param_bytes;
+  /* amp: a convolution or matmul reads the half copies autocast's casts
+   * made, kernels of their own before it (ds_compute_weight_cast_ns);
+   * another layer with weights keeps the old rule, the cast folded in
+   * (fp32 read, half written and read: 8 B per parameter) */
+  double cast_bytes, weight_casts = ds_compute_weight_cast_ns(c, l, &cast_bytes);
+  double per_param = weight_casts > 0         ? p->half_weight_bytes
+                     : p->half_weight_bytes ? p->param_bytes + 2.0 * p->half_weight_bytes
+                                            : p->param_bytes;
   double weights = (double)l->param_numel * per_param;
   /* the kernels off PyTorch's vectorised path at their own rate (legacy_ew.h) */
   double act = fwd_act_bytes(c, l) * b;
@@ -504,7 +530,7 @@ static struct pass_time fwd_time(const struct ds_compute *c, const struct ds_lay
     double measured = grouped_pass_ns(c, l, DS_CONV_FWD, batch);
     if (measured > own) own = sm = measured;
   }
-  return (struct pass_time){own + casts, sm};
+  return (struct pass_time){own + casts + weight_casts, sm};
 }
 
 double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
@@ -669,15 +695,74 @@ static int32_t undecayed(const struct ds_compute *c, const struct ds_model *m, d
 
 int ds_compute_step_kernels(const struct ds_compute *c, const struct ds_model *model) {
   int k = step_kernels_each(c, model->optimizer);
-  int unscale = c->amp == DS_AMP_FP16; /* GradScaler's unscale_ */
   double numel;
   int32_t skip = undecayed(c, model, &numel);
   /* the loop: no decay kernel on the undecayed group's tensors */
-  if (c->optimizer_loop) return k * model->n_params - skip + unscale;
-  if (skip == 0) return k + unscale;
+  if (c->optimizer_loop) return k * model->n_params - skip;
+  if (skip == 0) return k;
   /* foreach: each parameter group its own calls, the undecayed group's
    * without the decay's */
-  return (k - 1) + (skip < model->n_params ? k : 0) + unscale;
+  return (k - 1) + (skip < model->n_params ? k : 0);
+}
+
+/* GradScaler.unscale_ (compute.h): its scalar kernels (inv_scale's
+ * double(), reciprocal() and float(), found_inf's torch.full, and
+ * _MultiDeviceReplicator.get's copies of both, .to(copy=True)), and the
+ * Python ops that launch them plus the foreach call. */
+enum { UNSCALE_SCALAR_KERNELS = 6, UNSCALE_HOST_OPS = UNSCALE_SCALAR_KERNELS + 1 };
+/* multi_tensor_apply's chunk and its launch limits for one tensor list
+ * (aten/src/ATen/native/cuda/MultiTensorApply.cuh: kChunkSize,
+ * DepthToMaxConfig depth_to_max_tensors[0] and depth_to_max_blocks[0]):
+ * 110 tensors and 320 blocks in a 4 KB kernel argument (PyTorch 1.9's
+ * only config), 770 and 2240 in the 32 KB one current PyTorch uses on
+ * CUDA 12.1+ drivers (supports_large_kernel_arg). */
+#define MTA_CHUNK 65536
+enum { MTA_TENSORS_4KB = 110, MTA_BLOCKS_4KB = 320, MTA_TENSORS_32KB = 770,
+       MTA_BLOCKS_32KB = 2240 };
+
+int ds_compute_unscale_launches(const struct ds_compute *c, const struct ds_model *model) {
+  if (c->amp != DS_AMP_FP16) return 0;
+  int old = c->optimizer_loop; /* 1.4 and 1.9: the 4 KB argument */
+  int32_t max_tensors = old ? MTA_TENSORS_4KB : MTA_TENSORS_32KB;
+  int32_t max_blocks = old ? MTA_BLOCKS_4KB : MTA_BLOCKS_32KB;
+  int launches = 0;
+  int32_t blocks = 0, tensors = 0;
+  /* multi_tensor_apply's loop: a block per chunk; a launch when the blocks
+   * fill, or the tensors do at a tensor's last chunk; a tensor cut by a
+   * full launch carries on as the next launch's first */
+  for (int32_t p = 0; p < model->n_params; p++) {
+    int64_t numel = model->params[p].numel;
+    if (numel <= 0) continue;
+    tensors++;
+    int64_t chunks = (numel + MTA_CHUNK - 1) / MTA_CHUNK;
+    for (int64_t k = 0; k < chunks; k++) {
+      blocks++;
+      int last = k == chunks - 1;
+      if ((tensors == max_tensors && last) || blocks == max_blocks) {
+        launches++;
+        blocks = 0;
+        tensors = last ? 0 : 1;
+      }
+    }
+  }
+  return launches + (blocks > 0);
+}
+
+double ds_compute_unscale_ns(const struct ds_compute *c, const struct ds_model *model,
+                             double *bytes) {
+  *bytes = 0;
+  int launches = ds_compute_unscale_launches(c, model);
+  if (c->amp != DS_AMP_FP16) return 0;
+  /* _amp_foreach_non_finite_check_and_unscale_ reads and writes every fp32
+   * gradient (2 passes); the scalars move a few bytes each */
+  *bytes = 2.0 * (double)model->total_numel * c->precision.param_bytes;
+  double overheads = UNSCALE_SCALAR_KERNELS + launches;
+  if (launches == 0) return overheads * c->params.kernel_overhead_ns;
+  return ds_compute_kernel_ns(c, 0, *bytes) + (overheads - 1) * c->params.kernel_overhead_ns;
+}
+
+int ds_compute_unscale_host_ops(const struct ds_compute *c) {
+  return c->amp == DS_AMP_FP16 && c->optimizer_loop ? UNSCALE_HOST_OPS : 0;
 }
 
 int ds_compute_optimizer_passes(const struct ds_compute *c, enum ds_optimizer opt) {
@@ -727,7 +812,6 @@ double ds_compute_step_host_op_ns(const struct ds_compute *c) {
 double ds_compute_step_bytes(const struct ds_compute *c,
                              const struct ds_model *model) {
   int passes = ds_compute_optimizer_passes(c, model->optimizer);
-  if (c->amp == DS_AMP_FP16) passes += 2; /* GradScaler's unscale_ */
   double skipped;
   undecayed(c, model, &skipped); /* --no-bn-weight-decay: no decay pass over these */
   return (double)model->total_numel * c->precision.param_bytes * passes -
@@ -779,10 +863,6 @@ double ds_compute_step_ns(const struct ds_compute *c,
       else
         ns += k * ds_compute_kernel_ns(c, 0, passes * b);
     }
-    /* GradScaler's unscale_: one foreach kernel over every gradient */
-    if (c->amp == DS_AMP_FP16)
-      ns += ds_compute_kernel_ns(c, 0, 2.0 * (double)model->total_numel *
-                                           c->precision.param_bytes);
     return ns;
   }
   /* one kernel over all the bytes, plus the other kernels' overheads */

@@ -176,10 +176,26 @@ double ds_compute_class_kernel_ns(const struct ds_compute *c, enum ds_layer_clas
 double ds_compute_kernel_ns(const struct ds_compute *c, double flops,
                             double bytes);
 
+/* Autocast's casts of layer l's weights in its forward under --amp: for a
+ * convolution, matmul or attention layer with parameters, autocast's
+ * cached_cast (aten/src/ATen/autocast_mode.cpp) runs arg.to(half), one
+ * _to_copy per fp32 weight tensor (the layer's param_count, bias
+ * included: every floating argument of a lower-precision op is cast),
+ * each a memory-bound kernel reading fp32 and writing half (6 B per
+ * parameter), before the layer's own kernel. It caches the casts of
+ * leaves that require grad, but torch.autocast's __exit__ clears the cache
+ * (torch.clear_autocast_cache), so every forward (each --grad-accum
+ * micro-step) casts again. Returns their ns,
+ * the bytes at the roofline plus kernel_overhead per kernel, and their
+ * bytes in *bytes; 0 and 0 for any other layer or without --amp. */
+double ds_compute_weight_cast_ns(const struct ds_compute *c, const struct ds_layer *l,
+                                 double *bytes);
 /* Forward of one layer for `batch` samples: FLOPs and activation traffic
- * scale with the batch; the weights are read once (under --amp: read in
- * fp32 and written in half by autocast's cast, then read in half: 8 B per
- * parameter). Under --amp the activation traffic is the layer's
+ * scale with the batch; the weights are read once (under --amp: a
+ * convolution's or matmul's half copies, 2 B per parameter, after
+ * ds_compute_weight_cast_ns's kernels, added to the pass; another layer's
+ * weights read in fp32 and written in half, then read in half, 8 B per
+ * parameter in its kernel). Under --amp the activation traffic is the layer's
  * amp_fwd_bytes when the model file has it (model.h: the dtypes autocast
  * gives each op), and its amp_cast_bytes run as a memory-bound kernel of
  * their own after it; else fwd_bytes scaled to 2 B per element. */
@@ -337,9 +353,9 @@ double ds_compute_conv_transpose(const struct ds_compute *c, const struct ds_mod
  *     denom) (4);
  *   --weight-decay: first _foreach_add(grads, params, alpha=weight_decay),
  *     one more kernel, 3 passes (reads both, writes the sum).
- * --amp fp16 adds GradScaler's unscale_ (one kernel reading and writing
- * every fp32 gradient, 2 passes); bf16 needs no scaler. Each kernel pays
- * kernel_overhead once (multi_tensor_apply may split a foreach call into
+ * GradScaler's unscale_ under --amp fp16 is not part of it: it runs
+ * before the step (ds_compute_unscale_ns). Each
+ * kernel pays kernel_overhead once (multi_tensor_apply may split a foreach call into
  * several launches; not modelled).
  *
  * Under --pytorch-version 1.4 (c->optimizer_loop) the step is PyTorch 1.4's
@@ -363,10 +379,7 @@ double ds_compute_conv_transpose(const struct ds_compute *c, const struct ds_mod
  * torch/optim/_functional.py sgd, which per tensor runs d_p.add(param,
  * alpha=weight_decay) (out of place: reads both, writes d_p, 3 passes, as
  * 1.4's add_), buf.mul_(momentum).add_(d_p, alpha=1 - dampening) (2 + 3),
- * param.add_(d_p, alpha=-lr) (3): 1.4's kernels and passes. --amp fp16
- * adds GradScaler's unscale_ (torch/cuda/amp/grad_scaler.py
- * _unscale_grads_: one _amp_foreach_non_finite_check_and_unscale_ call,
- * a kernel over every gradient, 2 passes) and its launch. */
+ * param.add_(d_p, alpha=-lr) (3): 1.4's kernels and passes. */
 double ds_compute_step_ns(const struct ds_compute *c,
                           const struct ds_model *model);
 /* Passes over the outputs of the loss, cross entropy, forward and backward
@@ -400,7 +413,7 @@ int ds_compute_optimizer_passes(const struct ds_compute *c, enum ds_optimizer op
  * 1.4 loop those per tensor times the model's parameter tensors (above). */
 int ds_compute_step_kernels(const struct ds_compute *c, const struct ds_model *model);
 /* The step's host: under the loop (1.4, 1.9) one Python-dispatched op per
- * kernel (ds_compute_step_kernels, GradScaler's unscale_ included), and
+ * kernel (ds_compute_step_kernels), and
  * under 1.9 one per zero_grad fill (the model's parameter tensors), each
  * ds_compute_step_host_op_ns; 0 for the foreach step (its few calls' host
  * time is not modelled). */
@@ -426,6 +439,37 @@ double ds_compute_zero_grad_ns(const struct ds_compute *c, const struct ds_model
  * host_node's (AccumulateGrad is among the model file's host_nodes). */
 double ds_compute_accum_grad_ns(const struct ds_compute *c, const struct ds_model *model,
                                 int32_t layer, double *bytes);
+/* GradScaler.step's unscale_ under --amp fp16 (torch/cuda/amp/grad_scaler.py
+ * in 1.9, torch/amp/grad_scaler.py now: step() calls unscale_(optimizer),
+ * then _maybe_opt_step reads found_inf.item(), a host-device sync that
+ * waits for these kernels, before optimizer.step() launches anything; so
+ * unscale_ is an op of its own before the step, host.h). Its kernels, in
+ * stream order: inv_scale = _scale.double().reciprocal().float() (3),
+ * found_inf = torch.full(...) (1), _unscale_grads_'s
+ * _MultiDeviceReplicator.get copying each to the gradients' device
+ * (.to(copy=True), 2): 6 scalar kernels, kernel_overhead each; then one
+ * _amp_foreach_non_finite_check_and_unscale_ call per device and dtype
+ * (one here: every gradient fp32 on the rank's GPU), reading and writing
+ * every gradient (2 passes over the fp32 parameters' bytes), which
+ * multi_tensor_apply launches as ds_compute_unscale_launches kernels.
+ * Returns its ns: the gradients' bytes at the roofline plus a
+ * kernel_overhead per kernel; *bytes gets those bytes. 0 (and 0 bytes)
+ * without --amp fp16 (bf16 autocast runs no GradScaler; 1.4 has none). */
+double ds_compute_unscale_ns(const struct ds_compute *c, const struct ds_model *model,
+                             double *bytes);
+/* The launches of that foreach call: multi_tensor_apply
+ * (aten/src/ATen/native/cuda/MultiTensorApply.cuh) gives each 65,536
+ * element chunk of each tensor a block, in parameter order, and launches
+ * when 320 blocks are queued or 110 tensors are complete (4 KB kernel
+ * argument: PyTorch 1.9, c->optimizer_loop), 2240 and 770 in current
+ * PyTorch's 32 KB argument; then the rest. 0 without --amp fp16. */
+int ds_compute_unscale_launches(const struct ds_compute *c, const struct ds_model *model);
+/* unscale_'s host under the loop of 1.4 and 1.9 (--amp fp16 only): a
+ * Python-dispatched op per scalar kernel plus the foreach call, 7, each
+ * ds_compute_step_host_op_ns; 0 otherwise (the foreach step's host is not
+ * modelled). Its Python loop over the parameters that groups the gradients
+ * by device and dtype is not charged (no measured cost). */
+int ds_compute_unscale_host_ops(const struct ds_compute *c);
 /* Bytes moved by the optimizer step (for the schedule's bytes column). */
 double ds_compute_step_bytes(const struct ds_compute *c,
                              const struct ds_model *model);

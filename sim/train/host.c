@@ -22,19 +22,55 @@ double ds_host_bwd_ns(const struct ds_compute *c, const struct ds_model *m, int3
   return nodes * c->params.host_node_ns;
 }
 
+/* GradScaler.step's unscale_ (compute.h ds_compute_unscale_ns): its
+ * Python ops on the host stream, then its kernels on the compute stream
+ * after them and after gpu_deps (the GPU's tail of backward); *kernels
+ * gets the kernels' op. */
+static ds_status emit_unscale(struct ds_schedule_builder *bd, const struct ds_compute *c,
+                              const struct ds_model *m, int32_t rank, const int64_t *gpu_deps,
+                              size_t n_gpu_deps, int64_t *kernels) {
+  /* zero ops (the foreach step's host, not modelled) still orders the
+   * kernels after backward() has returned on the host */
+  struct ds_op op = {.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP,
+                     .name = "unscale_", .layer = -1, .bucket = -1, .coll = -1, .root = -1,
+                     .dur_us = ds_compute_unscale_host_ops(c) *
+                               ds_compute_step_host_op_ns(c) / 1000};
+  DS_CHECK(ds_schedule_emit(bd, &op, NULL, 0));
+  int64_t deps[8];
+  size_t n = 0;
+  for (size_t i = 0; i < n_gpu_deps && n + 1 < sizeof deps / sizeof *deps; i++)
+    deps[n++] = gpu_deps[i];
+  deps[n++] = op.id;
+  op.stream = DS_STREAM_COMPUTE;
+  op.dur_us = ds_compute_unscale_ns(c, m, &op.bytes) / 1000;
+  DS_CHECK(ds_schedule_emit(bd, &op, deps, n));
+  *kernels = op.id;
+  return DS_OK;
+}
+
 ds_status ds_host_emit_step(struct ds_schedule_builder *bd, const struct ds_compute *c,
                             const struct ds_model *m, int32_t rank, const int64_t *gpu_deps,
                             size_t n_gpu_deps, int64_t *first) {
   *first = -1;
   int32_t ops = ds_compute_step_host_ops(c, m);
   double each = ds_compute_step_host_op_ns(c);
-  if (ops <= 0 || each <= 0) return DS_OK;
   struct ds_op op = {.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP,
                      .name = "optimizer", .layer = -1, .bucket = -1, .coll = -1,
                      .root = -1, .dur_us = each / 1000};
-  /* GradScaler's found_inf.item(): the host waits for the GPU (host.h) */
-  int sync = c->amp == DS_AMP_FP16;
-  DS_CHECK(ds_schedule_emit(bd, &op, sync ? gpu_deps : NULL, sync ? n_gpu_deps : 0));
+  if (c->amp == DS_AMP_FP16) {
+    int64_t unscale;
+    DS_CHECK(emit_unscale(bd, c, m, rank, gpu_deps, n_gpu_deps, &unscale));
+    /* found_inf.item() (_maybe_opt_step): an aten op of its own whose
+     * copy waits for unscale_'s kernels (host.h); the foreach step's host
+     * is not modelled, and its kernels follow unscale_'s on the stream */
+    if (ops > 0 && each > 0) {
+      op.name = "found_inf.item";
+      DS_CHECK(ds_schedule_emit(bd, &op, &unscale, 1));
+      op.name = "optimizer";
+    }
+  }
+  if (ops <= 0 || each <= 0) return DS_OK;
+  DS_CHECK(ds_schedule_emit(bd, &op, NULL, 0));
   *first = op.id;
   if (ops > 1) {
     op.dur_us = (ops - 1) * each / 1000;

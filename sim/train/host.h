@@ -44,15 +44,21 @@ double ds_host_bwd_ns(const struct ds_compute *c, const struct ds_model *m, int3
  * the first launch, which the step's kernel waits for, then the rest, which
  * the host dispatches while the GPU runs them (nothing waits for it). The
  * caller emits both before the step's op, so that it stays the rank's last
- * step op (what the next iteration waits for). Under --amp fp16 the first
- * waits for gpu_deps (the rank's last GPU work of backward: its compute
- * tail, all-reduces and copies back): GradScaler.step reads
- * found_inf.item() before it calls optimizer.step()
- * (torch/cuda/amp/grad_scaler.py _maybe_opt_step), a host-device sync, so
- * the loop's launches start once the GPU has drained. bf16 autocast runs
- * no GradScaler: no sync. *first gets the first launch's id, or -1 when
- * there is none (the foreach step, whose host time is not modelled, so the
- * sync moves nothing there). */
+ * step op (what the next iteration waits for).
+ *
+ * Under --amp fp16 GradScaler.step (torch/cuda/amp/grad_scaler.py; now
+ * torch/amp/grad_scaler.py) runs unscale_ first, then _maybe_opt_step
+ * reads found_inf.item(), a host-device sync, before optimizer.step()
+ * launches anything. So first, ops of kind step named "unscale_": its
+ * Python ops on the host (ds_compute_unscale_host_ops, 0 us for the
+ * foreach step, whose host is not modelled) and its kernels on the compute
+ * stream (ds_compute_unscale_ns), after gpu_deps (the rank's last GPU work
+ * of backward: its compute tail, all-reduces and copies back) and that
+ * host op; then, under the loop, "found_inf.item" (one host op) waiting
+ * for those kernels, and the loop's launches after it. The step's kernels
+ * follow unscale_'s on the compute stream. bf16 autocast runs no
+ * GradScaler: no unscale_, no sync. *first gets the first launch's id, or
+ * -1 when there is none (the foreach step). */
 ds_status ds_host_emit_step(struct ds_schedule_builder *bd, const struct ds_compute *c,
                             const struct ds_model *m, int32_t rank, const int64_t *gpu_deps,
                             size_t n_gpu_deps, int64_t *first);

@@ -17,16 +17,30 @@ struct ds_coll_load ds_interference_load(const struct ds_nccl_model *nccl,
   if (!nccl || op->kind != DS_OP_ALLREDUCE ||
       ds_allreduce_algo_parse(op->algo, &a, &p) != DS_OK || p >= DS_PROTO_COUNT)
     return none;
+  int32_t sms;
+  double per_bus_byte;
   switch (a) {
   case DS_AR_RING:
-    return (struct ds_coll_load){nccl->channels, 3 * nccl->busbw_bytes_per_s[p]};
   case DS_AR_TREE:
-    return (struct ds_coll_load){nccl->channels, 3 * nccl->tree_busbw_bytes_per_s[p]};
+    sms = nccl->channels;
+    per_bus_byte = 3;
+    break;
   case DS_AR_NVLS:
-    return (struct ds_coll_load){nccl->nvls_channels, 2 * nccl->nvls_busbw_bytes_per_s};
+    sms = nccl->nvls_channels;
+    per_bus_byte = 2;
+    break;
   default:
     return none;
   }
+  /* the bus bytes of an all-reduce, 2 (n - 1) / n of the payload
+   * (nccl-tests doc/PERFORMANCE.md, AllReduceGetBw), spread over the op's
+   * whole scheduled duration: its latency and the protocol's slice syncs
+   * move no bytes, so NCCL's peak bus rate over all of it would move more
+   * than the collective has */
+  double n = nccl->nranks;
+  double bus = n > 1 ? op->bytes * 2 * (n - 1) / n : 0;
+  double dur_s = op->dur_us * 1e-6;
+  return (struct ds_coll_load){sms, dur_s > 0 ? per_bus_byte * bus / dur_s : 0};
 }
 
 int ds_interference_memory_bound(const struct ds_compute *c, enum ds_layer_class cls,

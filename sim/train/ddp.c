@@ -796,10 +796,18 @@ static double layer_saved_bytes(const struct ds_layer *l, const struct ds_precis
 
 double ds_ddp_saved_bytes(const struct ds_model *m, const struct ds_precision *pr,
                           int64_t batch) {
-  double act = 0;
-  for (int32_t l = 0; l < m->n_layers; l++) act += layer_saved_bytes(&m->layers[l], pr);
+  double act = 0, cast = 0;
+  for (int32_t l = 0; l < m->n_layers; l++) {
+    const struct ds_layer *ly = &m->layers[l];
+    act += layer_saved_bytes(ly, pr);
+    /* autocast's half copies, kept for backward, of the weights it casts:
+     * a convolution's, matmul's or attention's (compute.c, as
+     * ds_compute_weight_cast_ns charges their casts), not an embedding's
+     * or a normalisation's; a layer without a class, as before */
+    if (ly->cls != DS_LAYER_MEMORY) cast += (double)ly->param_numel;
+  }
   return act * (double)batch + ds_loss_saved_bytes(m, pr, (double)batch) +
-         (double)m->total_numel * pr->half_weight_bytes;
+         cast * pr->half_weight_bytes;
 }
 
 void ds_ddp_memory(const struct ds_model *m, const struct ds_precision *pr, int64_t batch,

@@ -273,7 +273,8 @@ double ds_loss_saved_bytes(const struct ds_model *model, const struct ds_precisi
  * them; otherwise float tensors in the activation dtype, act_int_bytes as
  * they are), the loss's own (loss_act_bytes: in
  * fp32 under --amp, as autocast runs the loss), and under --amp autocast's
- * half copy of every weight. */
+ * half copy of each weight it casts (convolutions', matmuls', attention's,
+ * and every layer's without a class). */
 double ds_ddp_saved_bytes(const struct ds_model *model, const struct ds_precision *pr,
                           int64_t batch);
 

@@ -164,8 +164,8 @@ Test(interference, what_a_collective_holds) {
   /* NCCL's channels (one block each) and HBM bytes at the collective's
    * average rate: 8 ranks, a 16 MB payload is 2 x 7/8 x 16 MB = 28 MB of
    * bus bytes; over a 280 us op, 3 HBM bytes per bus byte for ring and
-   * tree are 84 MB / 280 us = 300 GB/s, 2 for NVLS 56 MB / 280 us =
-   * 200 GB/s, whatever NCCL's peak bus rate (set here to show it is not
+   * tree are 84 MB / 280 us = 300 GB/s; NVLS reads the 16 MB input once
+   * and writes the output once, 32 MB / 280 us = 114.29 GB/s, whatever NCCL's peak bus rate (set here to show it is not
    * used); nothing for the plain algorithms, another kind of op or an op
    * of no duration. */
   struct ds_nccl_model m;
@@ -188,10 +188,10 @@ Test(interference, what_a_collective_holds) {
   op.algo = "nvls/Simple";
   l = ds_interference_load(&m, &op);
   cr_assert_eq(l.sms, 16);
-  cr_assert_float_eq(l.hbm_bytes_per_s, 200e9, 1);
+  cr_assert_float_eq(l.hbm_bytes_per_s, 32e6 / 280e-6, 1);
   /* twice as long: half the rate */
   op.dur_us = 560;
-  cr_assert_float_eq(ds_interference_load(&m, &op).hbm_bytes_per_s, 100e9, 1);
+  cr_assert_float_eq(ds_interference_load(&m, &op).hbm_bytes_per_s, 32e6 / 560e-6, 1);
   op.dur_us = 0;
   cr_assert_float_eq(ds_interference_load(&m, &op).hbm_bytes_per_s, 0, 0);
   op.dur_us = 280;

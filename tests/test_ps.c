@@ -254,6 +254,34 @@ Test(ps, pytorch_1_4_update_is_the_loops_kernels_over_the_shard) {
   unload(&f);
 }
 
+Test(ps, the_update_is_the_same_kernels_under_grad_scaler) {
+  /* GradScaler's unscale_ runs on a worker, before its sync; the server's
+   * update is the optimizer's kernels whatever --amp says: tiny-model, 1
+   * server, sync on 2 workers (the sum), kernel_overhead 3 us, foreach and
+   * 1.4's loop, the same update without autocast and under fp16. */
+  struct fixture f;
+  load(&f, "tests/data/tiny-model.yaml");
+  f.c.params.kernel_overhead_ns = 3000;
+  struct ds_ps_options o = opts(2, 1, DS_PS_SYNC, 2, 1);
+  for (int loop = 0; loop < 2; loop++) {
+    double dur[2];
+    for (int fp16 = 0; fp16 < 2; fp16++) {
+      f.c.optimizer_loop = loop;
+      f.c.amp = fp16 ? DS_AMP_FP16 : DS_AMP_NONE;
+      struct ds_ps_result r;
+      run(&f, &o, &r);
+      dur[fp16] = -1;
+      for (size_t i = 0; i < r.step->n_ops; i++)
+        if (r.step->ops[i].kind == DS_OP_STEP) dur[fp16] = r.step->ops[i].dur_us;
+      ds_ps_result_release(&r);
+    }
+    cr_assert_gt(dur[0], 0);
+    cr_assert_float_eq(dur[1], dur[0], 1e-9, "loop %d: fp16 %.6f us, none %.6f us", loop,
+                       dur[1], dur[0]);
+  }
+  unload(&f);
+}
+
 Test(ps, two_servers_on_independent_links_halve_the_transfer) {
   /* ps-model: C = 20 + 2 x 100 + 2 + 2 x 200 = 622 us (with the launch and the loss), S = 8 MiB in two 4 MiB
    * tensors. One server (GPU 0): 3 remote pushes of S share its link.

@@ -510,13 +510,15 @@ static struct pass_time fwd_time(const struct ds_compute *c, const struct ds_lay
     return (struct pass_time){ds_compute_max_pool_ns(c, l, batch, 0, NULL) + casts, 0};
   const struct ds_precision *p = &c->precision;
   /* amp: a convolution or matmul reads the half copies autocast's casts
-   * made, kernels of their own before it (ds_compute_weight_cast_ns);
-   * another layer with weights keeps the old rule, the cast folded in
-   * (fp32 read, half written and read: 8 B per parameter) */
+   * made, kernels of their own before it (ds_compute_weight_cast_ns); a
+   * memory layer's weights (an embedding's, a normalisation's) autocast
+   * does not cast: read in fp32; a layer without a class keeps the old
+   * rule, the cast folded in (fp32 read, half written and read: 8 B) */
   double cast_bytes, weight_casts = ds_compute_weight_cast_ns(c, l, &cast_bytes);
-  double per_param = weight_casts > 0         ? p->half_weight_bytes
-                     : p->half_weight_bytes ? p->param_bytes + 2.0 * p->half_weight_bytes
-                                            : p->param_bytes;
+  double per_param = weight_casts > 0 ? p->half_weight_bytes
+                     : p->half_weight_bytes && l->cls != DS_LAYER_MEMORY
+                         ? p->param_bytes + 2.0 * p->half_weight_bytes
+                         : p->param_bytes;
   double weights = (double)l->param_numel * per_param;
   /* the kernels off PyTorch's vectorised path at their own rate (legacy_ew.h) */
   double act = fwd_act_bytes(c, l) * b;
@@ -556,9 +558,11 @@ static struct pass_time bwd_time(const struct ds_compute *c, const struct ds_lay
                                   ds_compute_bwd_extra_ns(c, l, batch), 0};
   const struct ds_precision *p = &c->precision;
   /* amp: half weight read, half gradient written, and the cast's backward
-   * reading it and writing the fp32 gradient */
-  double per_param = p->half_weight_bytes ? 3.0 * p->half_weight_bytes + p->param_bytes
-                                          : 2.0 * p->param_bytes;
+   * reading it and writing the fp32 gradient; a memory layer's uncast
+   * weights as in fp32 */
+  double per_param = p->half_weight_bytes && l->cls != DS_LAYER_MEMORY
+                         ? 3.0 * p->half_weight_bytes + p->param_bytes
+                         : 2.0 * p->param_bytes;
   double weights = (double)l->param_numel * per_param;
   double act = bwd_act_bytes(c, l) * b;
   double legacy = off_path_ns(c, l, DS_LEGACY_BWD, batch, &act);

@@ -17,30 +17,30 @@ struct ds_coll_load ds_interference_load(const struct ds_nccl_model *nccl,
   if (!nccl || op->kind != DS_OP_ALLREDUCE ||
       ds_allreduce_algo_parse(op->algo, &a, &p) != DS_OK || p >= DS_PROTO_COUNT)
     return none;
+  /* the HBM bytes the collective moves on this GPU, spread over the op's
+   * whole scheduled duration: its latency and the protocol's slice syncs
+   * move no bytes, so NCCL's peak bus rate over all of it would move more
+   * than the collective has */
+  double n = nccl->nranks, hbm;
   int32_t sms;
-  double per_bus_byte;
   switch (a) {
   case DS_AR_RING:
   case DS_AR_TREE:
+    /* 3 per bus byte, the bus bytes 2 (n - 1) / n of the payload
+     * (nccl-tests doc/PERFORMANCE.md, AllReduceGetBw) */
     sms = nccl->channels;
-    per_bus_byte = 3;
+    hbm = n > 1 ? 3 * op->bytes * 2 * (n - 1) / n : 0;
     break;
   case DS_AR_NVLS:
+    /* the switch reads this GPU's input once and writes its output once */
     sms = nccl->nvls_channels;
-    per_bus_byte = 2;
+    hbm = n > 1 ? 2 * op->bytes : 0;
     break;
   default:
     return none;
   }
-  /* the bus bytes of an all-reduce, 2 (n - 1) / n of the payload
-   * (nccl-tests doc/PERFORMANCE.md, AllReduceGetBw), spread over the op's
-   * whole scheduled duration: its latency and the protocol's slice syncs
-   * move no bytes, so NCCL's peak bus rate over all of it would move more
-   * than the collective has */
-  double n = nccl->nranks;
-  double bus = n > 1 ? op->bytes * 2 * (n - 1) / n : 0;
   double dur_s = op->dur_us * 1e-6;
-  return (struct ds_coll_load){sms, dur_s > 0 ? per_bus_byte * bus / dur_s : 0};
+  return (struct ds_coll_load){sms, dur_s > 0 ? hbm / dur_s : 0};
 }
 
 int ds_interference_memory_bound(const struct ds_compute *c, enum ds_layer_class cls,

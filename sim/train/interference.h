@@ -38,12 +38,11 @@ struct ds_coll_load {
 
 /* The load of collective op `op` (its algo names NCCL's algorithm and
  * protocol, "ring/LL128"): NCCL's channels for that algorithm, and HBM
- * bytes at the collective's average rate: its bus bytes (2 (n - 1) / n x
- * op.bytes, n = nccl's ranks) times the HBM accesses per bus byte, 3 for
- * ring and tree (the peer writes each received byte into this GPU's
- * memory, the reduction reads it back beside the rank's own input), 2 for
- * NVLS (the switch reads each input once and writes each output once),
- * over op.dur_us, the schedule's duration (what the executor knows when
+ * bytes at the collective's average rate: for ring and tree its bus bytes
+ * (2 (n - 1) / n x op.bytes, n = nccl's ranks) times 3 (the peer writes
+ * each received byte into this GPU's memory, the reduction reads it back
+ * beside the rank's own input), for NVLS twice the payload (the switch
+ * reads this GPU's input once and writes its output once), over op.dur_us, the schedule's duration (what the executor knows when
  * the op starts; latency and slice syncs included, so over the whole op
  * the HBM bytes are exactly those). Zero for the plain algorithms, without
  * nccl (NULL), or for an op of no duration. */

@@ -125,8 +125,8 @@ void ds_ps_memory(const struct ds_model *m, const struct ds_precision *pr, int64
 /* A server's update is several kernels, each paying kernel_overhead, as
  * a rank's own step does (ds_compute_step_ns, compute.h): the optimizer's
  * kernels over the shard -- PyTorch's foreach calls (SGD with momentum 3,
- * Adam 7, one more with weight decay: ds_compute_step_kernels, less
- * GradScaler's unscale_, which only a worker runs; one parameter group:
+ * Adam 7, one more with weight decay: ds_compute_step_kernels, which
+ * leaves GradScaler's unscale_ out (compute.h); one parameter group:
  * ps refuses --no-bn-weight-decay), or under --pytorch-version 1.4's loop a kernel
  * per op per tensor of the shard -- and in sync mode with several workers
  * first the sum of their gradients, one kernel. The update's roofline
@@ -144,8 +144,7 @@ static double *extra_kernels_ns(const struct ds_model *m, const struct ds_comput
     free(tensors);
     return NULL;
   }
-  int unscale = c->amp == DS_AMP_FP16;
-  int step = ds_compute_step_kernels(c, m) - unscale;
+  int step = ds_compute_step_kernels(c, m);
   int sum = mode == DS_PS_SYNC && world > 1;
   for (int32_t p = 0; p < m->n_params; p++) tensors[sh->server_of_param[p]]++;
   for (int32_t k = 0; k < sh->n && m->n_params > 0; k++) {

@@ -16,6 +16,9 @@ over the shapes the models have, so a rate can be read per shape (issue #12):
            a copy, at ResNet-50's activation sizes and over a sweep of sizes;
   host     the host's time per dispatched aten op (a CUDA add on one
            element, the GPU idle behind it) and per autograd node;
+  gemm     the transformers' linear GEMMs at their real shapes (tokens x
+           in x out, forward and both gradients), FP32 and TF32, beside the
+           square GEMM of equal FLOPs that ddpreal calibrate times;
   elementwise
            PyTorch's elementwise kernel paths at ResNet/ResNeXt stage outputs
            (batch 32 and 128, fp32/fp16/bf16, NCHW and channels-last): same-
@@ -152,6 +155,45 @@ def conv_rows(dev, batch, warmup, iters, plan):
 # ResNet-50's activations at batch 32 (channels, side) and the ops that run on
 # them: the stem's ReLU and max-pool, and each stage's block output.
 RESNET_ACTS = [(64, 112), (64, 56), (256, 56), (128, 28), (512, 28), (1024, 14), (2048, 7)]
+
+
+# The transformers' linear layers as the traces run them: tokens M (batch x
+# sequence) by in-features K to out-features N. BERT-base at batch 32, sequence
+# 128 (query/key/value/output 768x768, intermediate 768x3072, output 3072x768);
+# GPT-2 small at batch 8, sequence 1024 (c_attn 768x2304, c_proj 768x768,
+# c_fc 768x3072, mlp c_proj 3072x768); BERT-base-squad at batch 24, sequence 384.
+GEMM_SHAPES = [("bert-base-b32", 4096, k, n) for k, n in ((768, 768), (768, 3072), (3072, 768))] + \
+    [("gpt2-b8", 8192, k, n) for k, n in ((768, 2304), (768, 768), (768, 3072), (3072, 768))] + \
+    [("bert-base-squad-b24", 9216, k, n) for k, n in ((768, 768), (768, 3072), (3072, 768))]
+
+
+def gemm_rows(dev, warmup, iters, plan):
+    """Each linear's three GEMMs (forward Y = X W^T, input gradient dX = dY W,
+    weight gradient dW = dY^T X), as aten.mm runs them, in FP32 (no TF32) and
+    TF32, beside the square GEMM of the same FLOPs (edge cbrt(M N K)), the
+    shape `ddpreal calibrate` times for a schedule op that carries only its
+    FLOPs: whether the models' tall GEMMs run faster than that square (the
+    H100/H200 traces ran GPT-2's linears at 48.2 TFLOP/s, the square
+    calibration gave 42.3: docs/validation.md)."""
+    shapes = GEMM_SHAPES if plan == "full" else [("smoke", 64, 32, 48)]
+    for model, m, k, n in shapes:
+        for tf32 in (False, True):
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+            x = torch.randn(m, k, device=dev)
+            wt = torch.randn(n, k, device=dev)
+            dy = torch.randn(m, n, device=dev)
+            edge = max(1, round((m * n * k) ** (1 / 3)))
+            sq = torch.randn(edge, edge, device=dev)
+            passes = {"fwd": (lambda: torch.mm(x, wt.t()), (m, n, k)),
+                      "dgrad": (lambda: torch.mm(dy, wt), (m, k, n)),
+                      "wgrad": (lambda: torch.mm(dy.t(), x), (n, k, m)),
+                      "square": (lambda: torch.mm(sq, sq), (edge, edge, edge))}
+            for name, (fn, (mm, nn, kk)) in passes.items():
+                ms = timed(fn, dev, warmup, iters)
+                yield dict(kind="gemm", name="%s-%dx%dx%d-%s" % (model, m, k, n, name),
+                           mode="tf32" if tf32 else "fp32", shape="%dx%dx%d" % (mm, nn, kk),
+                           ms=ms, flops=2 * mm * nn * kk, bytes=4 * (mm * kk + kk * nn + mm * nn))
+    torch.backends.cuda.matmul.allow_tf32 = False
 
 
 def memory_rows(dev, batch, warmup, iters, plan):
@@ -494,7 +536,7 @@ def elementwise_rows(dev, warmup, iters, plan, info):
                 torch.cuda.empty_cache()
 
 
-KINDS = ("host", "memory", "conv", "elementwise")
+KINDS = ("host", "memory", "conv", "elementwise", "gemm")
 
 
 def main():
@@ -529,7 +571,8 @@ def main():
     kinds = {"conv": lambda: conv_rows(dev, a.batch, a.warmup, a.iters, a.plan),
              "memory": lambda: memory_rows(dev, a.batch, a.warmup, a.iters, a.plan),
              "host": lambda: host_rows(dev, 5, a.plan),
-             "elementwise": lambda: elementwise_rows(dev, a.warmup, a.iters, a.plan, info)}
+             "elementwise": lambda: elementwise_rows(dev, a.warmup, a.iters, a.plan, info),
+             "gemm": lambda: gemm_rows(dev, a.warmup, a.iters, a.plan)}
     tmp = a.out + ".tmp"
     with open(tmp, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=cols, restval="")

@@ -11,6 +11,7 @@
 # before the device tool's own limit. Expected on an H200 (H100 about 1.15x,
 # from bench/results/gpu-2026-11-26-h200/h100/run.log against call 1):
 #   d. nvidia-smi -q (first: it takes a second and reads the idle clocks)    ~2 s
+#   f. gpu_kernels.py --only gemm (80 GEMMs of the transformers' shapes)   ~5-20 s
 #   a. gpu_kernels.py --only elementwise (384 cases, one profile each)  ~70-170 s
 #   b. torch_measure.py SE-ResNeXt-101 fp32 b32, profiled                 ~45 s
 #      (bench/results/gpu-2026-11-26b-h200/run4.log: 31.0 s + start-up)
@@ -59,6 +60,7 @@ trap 'echo "stopped: packing what there is"; pack; exit 1' TERM INT
   part nvidia-smi-q 30 nvidia-smi -q
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,clocks.max.mem \
     --format=csv 2>&1
+  part gemm 60 python3 bench/gpu_kernels.py --only gemm --out "$D/gemm.csv" ${KERNELS_ARGS:-}
   part elementwise 220 python3 bench/gpu_kernels.py --only elementwise \
     --out "$D/elementwise.csv" ${KERNELS_ARGS:-}
   part se-fp32 100 python3 bench/torch_measure.py --only se_resnext101_32x4d-fp32-b32 \

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sim/train/compute.h"
 #include "sim/train/dp.h"
 #include "sim/net/topo.h"
 #include "sim/train/model.h"
@@ -484,4 +485,53 @@ Test(dp, coalesced_groups_close_before_passing_10_mib) {
   cr_assert_float_eq(ds_test_csv_num(r.out, "n_buckets", 0), 13, 0);
   cr_assert_float_eq(ds_test_csv_num(r.out, "bucket_mb", 0), 10, 0);
   ds_test_release(&r);
+}
+
+Test(dp, replicate_does_not_wait_for_the_input_scatter) {
+  /* The scatter's copies are non_blocking (comm.cpp), so replicate()'s
+   * Python starts on the main thread right after the scatter's launch:
+   * two iterations in one schedule, 2 GPUs. GPU 0's replicate waits for
+   * the previous step only (none in iteration 0), never for the scatter;
+   * GPU 1's for its last reduce of the previous iteration (a schedule's
+   * dependencies stay on one rank), and its first forward kernel for the
+   * broadcasts, which follow the scatter on the comm stream. */
+  struct ds_err err = {0};
+  struct ds_topo *t;
+  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
+  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
+  struct ds_compute c;
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK, "%s", err.msg);
+  struct ds_dp_chunks ch;
+  cr_assert_eq(ds_dp_chunks(m, 4, DS_DP_COALESCE_BYTES, &ch), DS_OK);
+  struct ds_dp_options o = {.world_size = 2, .batch = 1};
+  struct ds_schedule *s;
+  cr_assert_eq(ds_schedule_new(2, &s), DS_OK);
+  int64_t n_coll, step0 = -1, reduce0[2] = {-1, -1};
+  for (int it = 0; it < 2; it++) {
+    size_t first = s->n_ops;
+    int64_t base = s->n_ops ? s->ops[s->n_ops - 1].id + 1 : 0;
+    cr_assert_eq(ds_dp_build(m, &c, &o, &ch, base, it * 100, s, &n_coll), DS_OK);
+    for (size_t i = first; i < s->n_ops; i++) {
+      const struct ds_op *op = &s->ops[i];
+      if (strcmp(op->name, "replicate") != 0 || op->stream != DS_STREAM_HOST) continue;
+      const int64_t *deps = ds_schedule_deps(s, op);
+      int64_t want = it == 0 ? -1 : op->rank == 0 ? step0 : reduce0[op->rank];
+      if (want < 0) {
+        cr_assert_eq(op->dep_count, 0, "iteration %d GPU %d", it, op->rank);
+      } else {
+        cr_assert_eq(op->dep_count, 1);
+        cr_assert_eq(deps[0], want, "iteration %d GPU %d: after %lld, not %lld", it, op->rank,
+                     (long long)want, (long long)deps[0]);
+      }
+    }
+    if (it == 0) {
+      ds_schedule_last_of_kind(s, DS_OP_STEP, 1, &step0);
+      ds_schedule_last_of_kind(s, DS_OP_REDUCE, 2, reduce0);
+      cr_assert(step0 >= 0 && reduce0[0] >= 0 && reduce0[1] >= 0);
+    }
+  }
+  ds_schedule_free(s);
+  ds_dp_chunks_release(&ch);
+  ds_model_free(m);
+  ds_topo_free(t);
 }

@@ -203,7 +203,8 @@ static ds_status build_single(struct builder *bd, int64_t prev_step) {
 
 /* Collective ids within the iteration: 0 input scatter, 1..K broadcasts,
  * K+1 gather, K+2 output-gradient scatter, K+3.. reduces. */
-static ds_status build_rank(struct builder *bd, int32_t r, int64_t prev_step) {
+static ds_status build_rank(struct builder *bd, int32_t r, int64_t prev_step,
+                            int64_t host_start) {
   const struct ds_dp_options *o = bd->opt;
   const struct ds_model *m = bd->m;
   int32_t k_n = bd->chunks->n, w = o->world_size, od = o->output_device;
@@ -216,12 +217,20 @@ static ds_status build_rank(struct builder *bd, int32_t r, int64_t prev_step) {
     DS_CHECK(emit_coll(bd, r, DS_OP_BROADCAST, "replicate", 1 + k, 0, bd->chunks->bytes[k], -1,
                        &bcast));
   /* replicate()'s Python (module copies, parameter rebinding) runs on the
-   * main thread before parallel_apply starts any replica's thread. */
+   * main thread before parallel_apply starts any replica's thread, right
+   * after the scatter's launch: its copies are non_blocking (comm.cpp's
+   * scatter, `.to(device, non_blocking=true)`), so the host does not wait
+   * for them; each replica's first kernel does, in stream order. The main
+   * thread is one, but a schedule's dependencies stay on one rank: GPU 0's
+   * host starts it after the previous step (host_start = prev_step), the
+   * other ranks' after their last reduce of the previous iteration, the
+   * closest point of theirs (earlier by GPU 0's step; their kernels wait
+   * for the broadcasts anyway). */
   struct ds_op rep = {.rank = r, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD,
                       .name = "replicate", .layer = -1, .bucket = -1, .coll = -1, .root = -1,
                       .dur_us = o->replicate_ns * (double)m->n_params * w / 1000};
   int64_t host;
-  DS_CHECK(emit(bd, &rep, scatter, -1, &host));
+  DS_CHECK(emit(bd, &rep, host_start, -1, &host));
   DS_CHECK(forward(bd, r, host, bcast, &last));
   double out_bytes = samples * m->output_bytes * bd->dsz / 4, lbytes;
   if (o->parallel_loss) {
@@ -271,8 +280,15 @@ ds_status ds_dp_build(const struct ds_model *m, const struct ds_compute *c,
     *n_coll = 0;
     return build_single(&bd, prev_step);
   }
-  for (int32_t r = 1; r < opt->world_size; r++) DS_CHECK(build_rank(&bd, r, -1));
-  DS_CHECK(build_rank(&bd, 0, prev_step));
+  int64_t *prev_reduce = malloc((size_t)opt->world_size * sizeof *prev_reduce);
+  if (!prev_reduce) return DS_ENOMEM;
+  ds_schedule_last_of_kind(out, DS_OP_REDUCE, opt->world_size, prev_reduce);
+  ds_status st = DS_OK;
+  for (int32_t r = 1; r < opt->world_size && st == DS_OK; r++)
+    st = build_rank(&bd, r, -1, prev_reduce[r]);
+  if (st == DS_OK) st = build_rank(&bd, 0, prev_step, prev_step);
+  free(prev_reduce);
+  DS_CHECK(st);
   *n_coll = 2 * (int64_t)chunks->n + 3;
   return DS_OK;
 }

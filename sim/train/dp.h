@@ -4,7 +4,8 @@
  * training, as schedules. One process drives every GPU; per iteration:
  *
  *   1. scatter: the input batch (world * batch samples) from GPU 0, a
- *      chunk to each replica;
+ *      chunk to each replica, non_blocking: the host goes on at once, each
+ *      replica's first kernel waits for its chunk;
  *   2. replicate: parameters broadcast from GPU 0 with
  *      comm.broadcast_coalesced (NCCL broadcasts of at most 10 MiB groups),
  *      and the module copied for every replica in Python on the main
@@ -12,7 +13,7 @@
  *   3. parallel_apply: one Python thread per replica runs the forward; the
  *      Python side of every kernel launch holds the GIL, so the threads take
  *      the host in turn: replica r's k-th launch ends at (k W + r + 1) L
- *      after the scatter (W replicas, host cost L per launch, round robin);
+ *      after replicate (W replicas, host cost L per launch, round robin);
  *   4. gather of the outputs to output_device, the loss there, and
  *      Gather's backward: a scatter of the output gradient (with
  *      parallel_loss each replica computes its loss and only the W scalars

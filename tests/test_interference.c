@@ -270,3 +270,65 @@ Test(interference, a_kernel_is_rerated_when_a_collective_starts_and_ends_beside_
   ds_ring_release(&ring);
   ds_topo_free(t);
 }
+
+Test(interference, a_collective_waiting_for_its_peer_holds_sms_but_moves_no_bytes) {
+  /* dgx-a100, 2 ranks. Rank r: a memory-bound kernel of 1000 us (no
+   * FLOPs) and, on the comm stream after a wait of 100 us (rank 0) or
+   * 300 us (rank 1), a ring/Simple all-reduce of 64 MiB scheduled at
+   * 400 us: 3 x 64 MiB of HBM bytes over 400 us. Rank 0's NCCL kernel
+   * reaches it at 100 us and spins for rank 1 until 300 us: it holds its
+   * SMs, which a memory-bound kernel does not need, and moves no bytes, so
+   * rank 0's kernel runs at full speed until 300 us, then at 1/f (f =
+   * B / (B - 3 S / 400 us), B the GPU's memory rate) until the all-reduce
+   * ends at E, then at full speed: it ends at
+   * E + (1000 - 300 - (E - 300) / f) us. */
+  struct ds_topo *t = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_load("topologies/dgx-a100.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
+  struct ds_compute c;
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK);
+  int32_t gpus[2] = {0, 1};
+  struct ds_ring ring;
+  cr_assert_eq(ds_ring_build(t, gpus, 2, &ring, &err), DS_OK, "%s", err.msg);
+  struct ds_nccl_model m;
+  cr_assert_eq(ds_nccl_model_build(t, &ring, DS_NCCL_EXTRA_NONE, &m, &err), DS_OK, "%s",
+               err.msg);
+  struct ds_schedule *s;
+  cr_assert_eq(ds_schedule_new(2, &s), DS_OK);
+  struct ds_schedule_builder bd = {s, 0};
+  double S = 64.0 * 1024 * 1024;
+  for (int32_t r = 0; r < 2; r++) {
+    struct ds_op k = {.rank = r, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD,
+                      .name = "k", .layer = -1, .bucket = -1, .coll = -1, .root = -1,
+                      .bytes = 1, .dur_us = 1000};
+    cr_assert_eq(ds_schedule_emit(&bd, &k, NULL, 0), DS_OK);
+    struct ds_op wait = {.rank = r, .stream = DS_STREAM_COPY, .kind = DS_OP_BWD,
+                         .name = "wait", .layer = -1, .bucket = -1, .coll = -1, .root = -1,
+                         .dur_us = r == 0 ? 100 : 300};
+    cr_assert_eq(ds_schedule_emit(&bd, &wait, NULL, 0), DS_OK);
+    struct ds_op ar = {.rank = r, .stream = DS_STREAM_COMM, .kind = DS_OP_ALLREDUCE,
+                       .name = "ar", .layer = -1, .bucket = 0, .coll = 0, .root = -1,
+                       .algo = "ring/Simple", .bytes = S, .dur_us = 400};
+    cr_assert_eq(ds_schedule_emit(&bd, &ar, &wait.id, 1), DS_OK);
+  }
+  cr_assert_eq(ds_schedule_validate(s, &err), DS_OK, "%s", err.msg);
+  struct ds_exec_options opt = {.net_mode = DS_NET_MAXMIN, .coll_model = DS_COLL_FLOW,
+                                .ring_chunks = 1, .nccl = &m, .compute = &c};
+  struct ds_exec *ex;
+  cr_assert_eq(ds_exec_new(t, &opt, &ex, &err), DS_OK, "%s", err.msg);
+  int64_t rank_time[2] = {0, 0}, start[6], end[6];
+  cr_assert_eq(ds_exec_run(ex, s, rank_time, start, end, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(start[2], 100000, "rank 0 reaches the all-reduce at 100 us");
+  cr_assert_eq(start[5], 300000, "rank 1 at 300 us");
+  double B = c.mem_bw_bytes_per_s * c.params.mem_efficiency;
+  double f = B / (B - 3 * S / 400e-6);
+  double e_us = end[2] / 1000.0;
+  cr_assert_lt(e_us, 1000, "the all-reduce ends while the kernel runs");
+  double want_us = e_us + (1000 - 300 - (e_us - 300) / f);
+  cr_assert_float_eq(end[0] / 1000.0, want_us, 0.002, "%g vs %g (f %g)", end[0] / 1000.0,
+                     want_us, f);
+  ds_exec_free(ex);
+  ds_schedule_free(s);
+  ds_ring_release(&ring);
+  ds_topo_free(t);
+}

@@ -50,6 +50,7 @@ struct coll_inst {
   uint32_t *op_of;    /* [n] local op index of each member on its rank */
   struct ds_coll *coll;
   int together;       /* ds_coll_finishes_together */
+  int32_t entered;    /* members that have reached it */
 };
 
 struct ring_cache {
@@ -260,14 +261,21 @@ static void schedule_running(struct ds_exec *ex, int32_t k) {
                 now + ds_units_round_ns(run->left_ns * run->factor));
 }
 
-/* A collective op o starts (sign +1) or ends (-1) on cohort k: what it
- * holds changes, and so does the rate of the compute op running there. */
-static void change_load(struct ds_exec *ex, int32_t k, const struct ds_op *o, int sign) {
+/* What a collective op holds, in parts: its kernel holds its SMs from the
+ * moment its rank reaches it, spinning while it waits for its peers, but
+ * moves bytes through HBM only once every member has reached it. */
+enum load_part { LOAD_SMS = 1, LOAD_HBM = 2, LOAD_ALL = 3 };
+
+/* A collective op o starts (sign +1) or ends (-1) holding `parts` on
+ * cohort k: what it holds changes, and so does the rate of the compute op
+ * running there. */
+static void change_load(struct ds_exec *ex, int32_t k, const struct ds_op *o, int sign,
+                        enum load_part parts) {
   if (!ex->opt.compute) return;
   struct ds_coll_load l = ds_interference_load(ex->opt.nccl, o);
   struct ds_coll_load *h = &ex->held[k];
-  h->sms += sign * l.sms;
-  h->hbm_bytes_per_s += sign * l.hbm_bytes_per_s;
+  if (parts & LOAD_SMS) h->sms += sign * l.sms;
+  if (parts & LOAD_HBM) h->hbm_bytes_per_s += sign * l.hbm_bytes_per_s;
   if (ex->comm_busy[k] == 0) *h = (struct ds_coll_load){0, 0}; /* no drift */
   struct running *run = &ex->running[k];
   if (run->op == UINT32_MAX) return;
@@ -304,7 +312,7 @@ static void finish_op(struct ds_exec *ex, int32_t k, uint32_t e) {
   if (ex->running[k].op == e) ex->running[k].op = UINT32_MAX;
   if (c->inst[e] >= 0) {
     ex->comm_busy[k]--;
-    change_load(ex, k, o, -1);
+    change_load(ex, k, o, -1, LOAD_ALL);
   }
   ex->queue_busy[q] = 0;
   ex->queue_head[q]++;
@@ -343,7 +351,7 @@ static void start_op(struct ds_exec *ex, int32_t k, uint32_t e) {
   if (c->inst[e] >= 0) { /* a collective, or a send/recv */
     struct coll_inst *ci = &ex->colls[c->inst[e]];
     ex->comm_busy[k]++;
-    change_load(ex, k, o, +1);
+    change_load(ex, k, o, +1, LOAD_SMS);
     /* every member enters, in rank order; from a copy, as a member that
      * ends at once (a collective of one) may split the cohort and start
      * other ops meanwhile */
@@ -354,6 +362,15 @@ static void start_op(struct ds_exec *ex, int32_t k, uint32_t e) {
       return;
     }
     if (n > 1) memcpy(mem, ex->cohorts[k].mem, (size_t)n * sizeof *mem);
+    /* the last to arrive starts the data's movement: every member's
+     * cohort (each once: a cohort's ranks are all members) now moves HBM
+     * bytes. Before the members enter, as entering may end a member at
+     * once (a collective of one) and split its cohort. */
+    if ((ci->entered += n) == ci->n)
+      for (int32_t m = 0; m < ci->n; m++) {
+        int32_t km = ex->cohort_of[ci->rank_of[m]];
+        if (ex->cohorts[km].mem[0] == ci->rank_of[m]) change_load(ex, km, o, +1, LOAD_HBM);
+      }
     for (int32_t j = 0; j < n; j++) {
       ds_status st = ds_coll_enter(ci->coll, member_of(ci, mem[j]));
       if (st != DS_OK) fail(ex, st);

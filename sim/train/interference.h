@@ -1,7 +1,9 @@
 /*
  * Communication/computation interference as a mechanism (issue #12): while
  * an NCCL collective runs on a GPU, its kernel holds SMs (one thread block
- * per channel, as NCCL launches it) and moves bytes through HBM. A compute
+ * per channel, as NCCL launches it), from the moment its rank reaches it,
+ * spinning while it waits for its peers, and moves bytes through HBM once
+ * every member has reached it (sim/train/exec.c). A compute
  * kernel that overlaps it runs on what is left: a compute-bound kernel on
  * the SMs left, a memory-bound one on the HBM bandwidth left.
  *

@@ -120,7 +120,7 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
     comp[n_comp++] = iv;
     if (o->kind == DS_OP_FWD || o->kind == DS_OP_LOSS) {
       fwd += e - s;
-      if (s > fwd_last_start) fwd_last_start = s;
+      if (o->kind == DS_OP_FWD && s > fwd_last_start) fwd_last_start = s;
     } else if (o->kind == DS_OP_BWD) {
       bwd += e - s;
       if (logger_backward(o) && e > bwd_last) bwd_last = e;
@@ -129,12 +129,16 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
   /* The logger times one backward: the last micro-step's (--no-sync's
    * accumulating ones and --grad-accum's earlier ones run before it), the
    * backward after the last forward, and the gradient buckets'
-   * collectives that start after it */
+   * collectives that start after it. Its compute starts at
+   * prepare_for_backward, which DDP's forward calls as it returns
+   * (reducer.cpp, backward_compute_start): the loss, computed outside the
+   * module, counts as backward. */
   for (size_t i = 0; i < n; i++) {
     const struct ds_op *o = ops[i].op;
     int64_t s = ops[i].start_ns, e = ops[i].end_ns;
     if (o->rank != 0 || s < fwd_last_start) continue;
-    if (o->kind == DS_OP_BWD && ds_metrics_class(o) == DS_METRICS_COMPUTE && s < bwd_first)
+    if ((o->kind == DS_OP_BWD || o->kind == DS_OP_LOSS) &&
+        ds_metrics_class(o) == DS_METRICS_COMPUTE && s < bwd_first)
       bwd_first = s;
     if (bucket_collective(o) && s < comm_first) comm_first = s;
     if (bucket_collective(o) && e > comm_last) comm_last = e;

@@ -1006,3 +1006,28 @@ Test(analyze, a_parameter_servers_update_and_local_copies_are_gpu_work) {
   cr_assert(fabs(m.v[DS_METRIC_step_ms] - 0.030) < EPS);
   cr_assert(fabs(m.v[DS_METRIC_host_exposed_ms]) < EPS);
 }
+
+Test(analyze, the_ddp_logger_counts_the_loss_as_backward) {
+  /* DDP's forward calls prepare_for_backward as it returns, which starts
+   * the logger's backward compute timer (reducer.cpp); the loss, computed
+   * outside the module, runs after it. Rank 0 under no_sync 2: f1 [0, 10),
+   * loss l1 [10, 14), b1 [14, 30), f2 [30, 40), loss l2 [40, 44), b2
+   * [44, 70): the synchronised micro-step's backward compute is 70 - 40 =
+   * 30 us (26 from its first backward op); the first micro-step's loss is
+   * not in it. */
+  static const struct ds_op ops[] = {
+      {.stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD, .name = "f1", .bucket = -1},
+      {.stream = DS_STREAM_COMPUTE, .kind = DS_OP_LOSS, .name = "loss", .bucket = -1},
+      {.stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD, .name = "b1", .bucket = -1},
+      {.stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD, .name = "f2", .bucket = -1},
+      {.stream = DS_STREAM_COMPUTE, .kind = DS_OP_LOSS, .name = "loss", .bucket = -1},
+      {.stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD, .name = "b2", .bucket = -1},
+  };
+  struct ds_timed_op t[] = {{&ops[0], 0, 10000},     {&ops[1], 10000, 14000},
+                            {&ops[2], 14000, 30000}, {&ops[3], 30000, 40000},
+                            {&ops[4], 40000, 44000}, {&ops[5], 44000, 70000}};
+  struct ds_metrics m;
+  cr_assert_eq(ds_metrics_measure(t, 6, DS_METRICS_NO_PREVIOUS, &m), DS_OK);
+  cr_assert(fabs(m.v[DS_METRIC_ddp_bwd_compute_ms] - 0.030) < EPS, "%g",
+            m.v[DS_METRIC_ddp_bwd_compute_ms]);
+}

@@ -250,10 +250,23 @@ int ds_sweep_single_var(const struct ds_options *o) {
 
 /* Time per trained sample: what "best" means when more than the bucket
  * varies (a larger world or batch does more work per iteration). */
+/* The iteration time a sweep ranks by: with --samples the median over the
+ * seeds (iter_p50_ms), not the first seed's noisy one (iter_ms). */
+static double rank_ms(const struct ds_summary *r) {
+  return r->has_quantiles ? r->iter_p50_ms : r->iter_ms;
+}
+
+/* " (medians of N seeds)" with --samples, else "". */
+static const char *median_note(const struct ds_summary *r, char *buf, size_t cap) {
+  if (!r->has_quantiles) return "";
+  snprintf(buf, cap, " (medians of %d seeds)", r->samples);
+  return buf;
+}
+
 static double ms_per_sample(const struct ds_summary *r) {
   double samples = (double)r->world_size * (double)r->batch_per_gpu *
                    (double)ds_summary_micro_steps(r);
-  return samples > 0 ? r->iter_ms / samples : r->iter_ms;
+  return samples > 0 ? rank_ms(r) / samples : rank_ms(r);
 }
 
 int ds_sweep_per_sample(enum ds_sweep_var var) {
@@ -265,7 +278,7 @@ int32_t ds_sweep_best_row(const struct ds_options *o, const struct ds_summary *r
   int by_iter = ds_sweep_single_var(o) == DS_VAR_BUCKET_MB;
   int32_t best = 0;
   for (int32_t i = 1; i < n; i++)
-    if (by_iter ? rows[i].iter_ms < rows[best].iter_ms
+    if (by_iter ? rank_ms(&rows[i]) < rank_ms(&rows[best])
                 : ms_per_sample(&rows[i]) < ms_per_sample(&rows[best]))
       best = i;
   return best;
@@ -334,18 +347,18 @@ static void print_scaling(FILE *out, const struct ds_summary *rows, int32_t n) {
 void ds_sweep_print_best(FILE *out, const struct ds_options *o,
                          const struct ds_summary *rows, int32_t n) {
   if (n < 2) return;
+  char note[48];
   if (ds_sweep_single_var(o) == DS_VAR_BUCKET_MB) {
     int32_t best = 0, worst = 0;
     for (int32_t i = 1; i < n; i++) {
-      if (rows[i].iter_ms < rows[best].iter_ms) best = i;
-      if (rows[i].iter_ms > rows[worst].iter_ms) worst = i;
+      if (rank_ms(&rows[i]) < rank_ms(&rows[best])) best = i;
+      if (rank_ms(&rows[i]) > rank_ms(&rows[worst])) worst = i;
     }
-    double slow = rows[worst].iter_ms;
+    double fast = rank_ms(&rows[best]), slow = rank_ms(&rows[worst]);
     fprintf(out, "\nbest bucket cap: %g MiB (%.3f ms per iteration, %.1f%% faster than "
-            "the slowest, %g MiB at %.3f ms)\n",
-            rows[best].bucket_mb, rows[best].iter_ms,
-            slow > 0 ? 100.0 * (slow - rows[best].iter_ms) / slow : 0.0,
-            rows[worst].bucket_mb, slow);
+            "the slowest, %g MiB at %.3f ms)%s\n",
+            rows[best].bucket_mb, fast, slow > 0 ? 100.0 * (slow - fast) / slow : 0.0,
+            rows[worst].bucket_mb, slow, median_note(&rows[0], note, sizeof note));
     return;
   }
   int32_t best = ds_sweep_best_row(o, rows, n), worst = 0, flat = 0;
@@ -358,8 +371,9 @@ void ds_sweep_print_best(FILE *out, const struct ds_options *o,
   describe(o, worst, ws, sizeof ws);
   fprintf(out, "\nbest configuration: %s (%.3f ms per iteration, %.1f samples/s, "
           "%.1f%% faster per sample than the slowest, %s at %.3f ms); within 1%% of "
-          "the best: %d of %d configurations (flatness)\n",
-          bs, rows[best].iter_ms, b > 0 ? 1000.0 / b : 0.0,
-          w > 0 ? 100.0 * (w - b) / w : 0.0, ws, rows[worst].iter_ms, flat, n);
+          "the best: %d of %d configurations (flatness)%s\n",
+          bs, rank_ms(&rows[best]), b > 0 ? 1000.0 / b : 0.0,
+          w > 0 ? 100.0 * (w - b) / w : 0.0, ws, rank_ms(&rows[worst]), flat, n,
+          median_note(&rows[0], note, sizeof note));
   if (ds_sweep_single_var(o) == DS_VAR_WORLD_SIZE) print_scaling(out, rows, n);
 }

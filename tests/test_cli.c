@@ -657,3 +657,30 @@ Test(cli, the_memory_warning_fires_exactly_above_the_gpus_memory) {
   cr_assert(warns_of_memory("32364223B"));
   cr_assert_not(warns_of_memory("16GB"));
 }
+
+Test(cli, the_header_names_nccl_only_where_it_runs) {
+  /* --algo auto (the default) and nvls run NCCL's cost model; tree and the
+   * other named algorithms are the plain ones on the links, and say so;
+   * the plain ring adds no line. */
+  static const struct {
+    const char *algo, *line;
+  } cases[] = {
+      {"auto", "\nall-reduce auto: NCCL's channels and protocols"},
+      {"nvls", "\nall-reduce nvls/auto: NCCL's channels and protocols"},
+      {"tree", "\nall-reduce tree: the plain algorithm on the links' own bandwidth and "
+               "latency, not NCCL's"},
+      {"ring", NULL},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char args[256];
+    snprintf(args, sizeof args, "--topo dgx-h100 --model tests/data/tiny-model.yaml --algo %s",
+             cases[i].algo);
+    struct ds_test_result r = run(args);
+    cr_assert_eq(r.status, 0, "%s: %s", cases[i].algo, r.err);
+    if (cases[i].line)
+      cr_assert(strstr(r.out, cases[i].line), "%s:\n%s", cases[i].algo, r.out);
+    else
+      cr_assert_null(strstr(r.out, "\nall-reduce "), "%s:\n%s", cases[i].algo, r.out);
+    ds_test_release(&r);
+  }
+}

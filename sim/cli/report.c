@@ -442,9 +442,15 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
               strcmp(r->coll_model, "flow") == 0 ? "per flow" : "aggregated",
               r->iters,
               r->reported_iter, r->first_iter_ms);
-    if (i == 0 && r->coll_algo && strcmp(r->coll_algo, "ring") != 0)
+    /* NCCL's when it chooses (auto) or runs a protocol (nvls/auto); the
+     * other names are the plain algorithms, the ring's without a line */
+    if (i == 0 && r->coll_algo &&
+        (strcmp(r->coll_algo, "auto") == 0 || strchr(r->coll_algo, '/') != NULL))
       fprintf(fp, "all-reduce %s: NCCL's channels and protocols (cost model %s; "
                   "docs/collectives.md)\n", r->coll_algo, ds_nccl_constants_version());
+    else if (i == 0 && r->coll_algo && strcmp(r->coll_algo, "ring") != 0)
+      fprintf(fp, "all-reduce %s: the plain algorithm on the links' own bandwidth and "
+                  "latency, not NCCL's (docs/collectives.md)\n", r->coll_algo);
     fputc('\n', fp);
     if (vary_world) fprintf(fp, "world size %d, ", r->world_size);
     if (vary_batch) fprintf(fp, "batch %lld/GPU, ", (long long)r->batch_per_gpu);

@@ -46,7 +46,8 @@
  *     computed on (iteration 0: the initial parameters, version 0) and this
  *     update. Always 0 in sync mode and with one worker.
  *   - Stragglers: per-rank factors multiply the duration of that rank's
- *     compute ops (forward, loss, backward), times the jitter multiplier
+ *     compute ops (forward, loss, backward; a server's update is not a
+ *     worker's compute), times the jitter multiplier
  *     of the op when there is one.
  *
  * The asynchronous order of updates cannot be written as a static

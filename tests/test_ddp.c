@@ -723,3 +723,68 @@ Test(ddp, bf16_on_a_gpu_without_it_is_a_usage_error) {
   cr_assert(strstr(err.msg, "TestGPU has no bf16"), "message: %s", err.msg);
   ds_topo_free(t);
 }
+
+Test(ddp, find_unused_all_reduces_the_local_used_map_after_the_buckets) {
+  /* find_unused_parameters (local_used_map): after the last bucket's
+   * all-reduce, the reducer's host launches two copies and the call
+   * (host_grad_copy x 2 + host_collective; tiny-topo's defaults), the map
+   * (4 B per parameter: 4 tensors, 16 B) goes to the GPU (a copy on the
+   * compute stream, after the last backward kernel) and is all-reduced
+   * after the buckets (collective id 2: after buckets 0 and 1), and the
+   * step waits for it. Without the option none of it; ids per iteration:
+   * 2 buckets + 1. */
+  struct fixture f;
+  setup(&f, TINY_TOPO, TINY_MODEL, DS_AMP_NONE);
+  struct ds_err err = {0};
+  struct ds_buckets b;
+  cr_assert_eq(ds_ddp_buckets(f.m, 4, 1 * MIB, 25 * MIB, DS_BUCKETS_READY, &b), DS_OK);
+  struct ds_ddp_options opt = {.world_size = 2, .batch = 1, .proto_fixed = DS_PROTO_COUNT};
+  for (int used = 0; used <= 1; used++) {
+    opt.local_used_map = used;
+    cr_assert_eq(ds_ddp_colls_per_iteration(&opt, b.n, 0), b.n + used);
+    struct ds_schedule *s;
+    cr_assert_eq(ds_schedule_new(2, &s), DS_OK);
+    cr_assert_eq(ds_ddp_build(f.m, &f.c, &opt, &b, 0, 0, s), DS_OK);
+    cr_assert_eq(ds_schedule_validate(s, &err), DS_OK, "%s", err.msg);
+    const struct ds_op *host = NULL, *copy = NULL, *ar = NULL, *step = NULL, *last_bucket = NULL;
+    for (size_t i = 0; i < s->n_ops; i++) {
+      const struct ds_op *o = &s->ops[i];
+      if (o->rank != 0) continue;
+      if (strcmp(o->name, "local_used") == 0 && o->stream == DS_STREAM_HOST) host = o;
+      if (strcmp(o->name, "local_used.copy") == 0) copy = o;
+      if (strcmp(o->name, "local_used") == 0 && o->kind == DS_OP_ALLREDUCE) ar = o;
+      if (o->kind == DS_OP_ALLREDUCE && o->bucket == b.n - 1) last_bucket = o;
+      if (o->kind == DS_OP_STEP) step = o;
+    }
+    cr_assert_not_null(step);
+    if (!used) {
+      cr_assert(!host && !copy && !ar);
+    } else {
+      cr_assert(copy && ar && last_bucket, "%p %p %p", (void *)copy, (void *)ar,
+                (void *)last_bucket);
+      double host_us =
+          (2 * f.c.params.host_grad_copy_ns + f.c.params.host_collective_ns) / 1000;
+      /* a host op only where the host costs something (emit_host) */
+      if (host_us > 0) cr_assert_float_eq(host->dur_us, host_us, 1e-9);
+      else cr_assert_null(host);
+      cr_assert_float_eq(copy->bytes, 4.0 * 4, 0);
+      cr_assert_float_eq(ar->bytes, 4.0 * 4, 0);
+      cr_assert_eq(ar->coll, b.n);
+      cr_assert_eq(ar->bucket, -1, "not a gradient bucket's");
+      const int64_t *d = ds_schedule_deps(s, ar);
+      int after_copy = 0, after_bucket = 0;
+      for (uint32_t k = 0; k < ar->dep_count; k++) {
+        after_copy |= d[k] == copy->id;
+        after_bucket |= d[k] == last_bucket->id;
+      }
+      cr_assert(after_copy && after_bucket);
+      d = ds_schedule_deps(s, step);
+      int waits = 0;
+      for (uint32_t k = 0; k < step->dep_count; k++) waits |= d[k] == ar->id;
+      cr_assert(waits, "the step waits for the map's all-reduce");
+    }
+    ds_schedule_free(s);
+  }
+  ds_ddp_buckets_release(&b);
+  teardown(&f);
+}

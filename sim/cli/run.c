@@ -72,6 +72,12 @@ struct config_run {
   struct ds_run_trace *capture;  /* ds_run_capture: the trace kept in memory, or NULL */
 };
 
+/* DDP's reducer all-reduces its local-used map every iteration under
+ * find_unused_parameters, and in static_graph's first (ddp.h). */
+static int local_used_map(const struct ds_options *o, int32_t iter) {
+  return (o->find_unused_parameters && !o->static_graph) || (o->static_graph && iter == 0);
+}
+
 static ds_status build_iteration(const struct config_run *c,
                                  const struct ds_buckets *bk, int32_t iter, int64_t id_base,
                                  int64_t coll_base, int template_only, struct ds_schedule *s,
@@ -82,7 +88,7 @@ static ds_status build_iteration(const struct config_run *c,
       o->proto_choice == DS_PROTO_CHOICE_FIXED ? o->proto_fixed : DS_PROTO_COUNT,
       o->no_overlap, o->no_sync, o->comm_hook, iter, o->ar_algo, o->algo_auto,
       o->grad_as_bucket_view, template_only, !o->no_broadcast_buffers, o->ddp_rules,
-      c->grad_accum};
+      c->grad_accum, local_used_map(o, iter)};
   ds_status st = ds_ddp_build(c->model, &c->compute, &dopt, bk, id_base,
                               coll_base, s);
   if (st != DS_OK)
@@ -126,7 +132,8 @@ static ds_status build_strategy_iteration(const struct config_run *c,
       return ds_err_set(err, DS_ENOMEM, "building the DDP schedule failed: %s",
                         ds_status_message(DS_ENOMEM));
     struct ds_ddp_options counts = {.grad_accum = c->grad_accum,
-                                    .broadcast_buffers = !o->no_broadcast_buffers};
+                                    .broadcast_buffers = !o->no_broadcast_buffers,
+                                    .local_used_map = local_used_map(o, iter)};
     *n_coll = ds_ddp_colls_per_iteration(&counts, bk->n, buffer_buckets);
     return build_iteration(c, bk, iter, id_base, coll_base, template_only, s, err);
   }

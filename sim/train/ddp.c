@@ -593,8 +593,38 @@ static ds_status emit_buffers(const struct ds_compute *c, const struct ds_ddp_op
 
 int64_t ds_ddp_colls_per_iteration(const struct ds_ddp_options *opt, int32_t n_buckets,
                                    int32_t n_buffer_buckets) {
-  int64_t per_step = n_buckets + (opt->broadcast_buffers ? n_buffer_buckets : 0);
+  int64_t per_step = n_buckets + (opt->broadcast_buffers ? n_buffer_buckets : 0) +
+                     (opt->local_used_map ? 1 : 0);
   return per_step * (opt->grad_accum > 1 ? opt->grad_accum : 1);
+}
+
+/* find_unused_parameters (and static_graph's first iteration): when the
+ * last bucket is marked ready the reducer sends its map of the parameters
+ * this rank used (reducer.cpp all_reduce_local_used_map: a copy_ into a
+ * pinned tensor and a non_blocking copy_ to the GPU's int32 map, an int
+ * per parameter, then the process group's allreduce, after the buckets'
+ * on its stream), and finalize_backward's local_used_work_->wait() makes
+ * the compute stream wait for it, so the step does (t->comm). Host: the
+ * two copies' launches (host_grad_copy each) and the call
+ * (host_collective); the device copy at the memory roofline. */
+static ds_status emit_local_used(const struct ds_model *m, const struct ds_compute *c,
+                                 const struct ds_ddp_options *opt, int32_t rank, int64_t coll,
+                                 struct rank_tails *t, struct ds_schedule_builder *bd) {
+  double bytes = 4.0 * (double)m->n_params;
+  int64_t host;
+  DS_CHECK(emit_host(rank, DS_OP_BWD, "local_used", -1, -1,
+                     2 * c->params.host_grad_copy_ns + c->params.host_collective_ns, t, bd,
+                     &host));
+  struct ds_op op = {.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD,
+                     .name = "local_used.copy", .layer = -1, .bucket = -1, .coll = -1,
+                     .root = -1, .bytes = bytes,
+                     .dur_us = ds_compute_kernel_ns(c, 0, bytes) / 1000};
+  DS_CHECK(emit_compute(&op, t, bd));
+  int64_t deps[2];
+  size_t n = 0;
+  add_dep(deps, &n, t->compute);
+  add_dep(deps, &n, t->comm);
+  return emit_allreduce(opt, bytes, "local_used", rank, -1, coll, deps, n, bd, &t->comm);
 }
 
 /* Appends the rank's last GPU work (compute tail, all-reduces, callbacks,
@@ -629,7 +659,8 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
      * outside it (--grad-accum) every micro-step synchronises. */
     int sync = step == steps - 1 || accum > 1;
     /* --grad-accum: each micro-step's collectives get ids of their own */
-    int64_t cb = coll_base + (accum > 1 ? step * (int64_t)(bk->n + n_bb) : 0);
+    int64_t cb =
+        coll_base + (accum > 1 ? step * (int64_t)(bk->n + n_bb + !!opt->local_used_map) : 0);
     /* .grad is allocated when backward runs (AccumulateGrad adds into it)
      * where the rules keep it (1.4, 1.9), and in every micro-step after the
      * first of --no-sync's or --grad-accum's (the first one's backward
@@ -711,6 +742,11 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
                                 &comm_done[next_bucket]), st, out);
       next_bucket++;
     }
+    if (opt->local_used_map)
+      DS_CHECK_GOTO(emit_local_used(m, c, opt, rank,
+                                    (cb + bk->n + n_bb) *
+                                        ds_comm_hook_colls_per_bucket(&opt->hook),
+                                    &t, bd), st, out);
     for (int32_t b = 0; b < bk->n; b++)
       DS_CHECK_GOTO(emit_from_bucket(m, c, opt, bk, b, comm_done[b], rank, &t, bd), st, out);
     next_bucket = 0;

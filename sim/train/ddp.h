@@ -202,6 +202,12 @@ struct ds_ddp_options {
    * every one does where the rules keep .grad (1.4, 1.9). Not combined
    * with accum_steps > 1. */
   int32_t grad_accum;
+  /* find_unused_parameters=True, or static_graph's first iteration: once
+   * the last bucket is ready, the reducer all-reduces its map of the
+   * parameters used locally (an int32 per parameter) after the buckets,
+   * and the step waits for it (local_used_map; ds_ddp_build). One more
+   * collective id per synchronising micro-step, after the buffers'. */
+  int local_used_map;
 };
 
 /* DDP's broadcast of module buffers (distributed.py _sync_buffers ->
@@ -233,7 +239,9 @@ int32_t ds_ddp_buffer_buckets(const struct ds_model *model, int32_t *group);
  * the hook's all-reduces per bucket (1 without a hook, so coll_base +
  * bucket); buffer bucket k's broadcast is (coll_base + buckets->n + k) *
  * K, so an iteration uses buckets->n + ds_ddp_buffer_buckets ids of
- * coll_base's unit when broadcast_buffers is set; with grad_accum G > 1
+ * coll_base's unit when broadcast_buffers is set (and local_used_map's
+ * all-reduce (coll_base + buckets->n + buffer buckets) * K, one more id
+ * when set); with grad_accum G > 1
  * micro-step s uses those ids from coll_base + s * (that count), G times
  * as many (ds_ddp_colls_per_iteration). Each kernel and
  * collective waits for its op on the host stream (host costs of the
@@ -246,7 +254,8 @@ ds_status ds_ddp_build(const struct ds_model *model,
                        int64_t coll_base, struct ds_schedule *out);
 
 /* Collective ids (coll_base's unit) one iteration of ds_ddp_build uses:
- * (buckets + buffer buckets when broadcast_buffers) x grad_accum micro-steps. */
+ * (buckets + buffer buckets when broadcast_buffers + 1 with local_used_map)
+ * x grad_accum micro-steps. */
 int64_t ds_ddp_colls_per_iteration(const struct ds_ddp_options *opt, int32_t n_buckets,
                                    int32_t n_buffer_buckets);
 

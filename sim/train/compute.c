@@ -841,7 +841,12 @@ double ds_compute_loss_ns(const struct ds_compute *c, const struct ds_model *mod
     double elems = samples * model->output_bytes / 4.0;
     *bytes = passes * samples * model->output_bytes + 2 * elems * (2 + 4);
   }
-  double ns = ds_compute_kernel_ns(c, 0, *bytes);
+  /* one overhead per kernel: log_softmax, nll_loss, the zero fill of
+   * nll_loss_backward's gradient and its kernel, log_softmax's backward (5,
+   * as the H200 traces of cross_entropy show), and autocast's two casts;
+   * a file without output_classes keeps one kernel */
+  int kernels = model->output_classes > 0 ? 5 + (c->amp != DS_AMP_NONE ? 2 : 0) : 1;
+  double ns = ds_compute_kernel_ns(c, 0, *bytes) + (kernels - 1) * c->params.kernel_overhead_ns;
   if (model->loss_copy_bytes > 0) {
     /* the copies are of the model's outputs: half under --amp (the logits
      * are sliced before the loss's cast to fp32) */

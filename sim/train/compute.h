@@ -383,6 +383,8 @@ double ds_compute_conv_transpose(const struct ds_compute *c, const struct ds_mod
 double ds_compute_step_ns(const struct ds_compute *c,
                           const struct ds_model *model);
 /* Passes over the outputs of the loss, cross entropy, forward and backward
+ * (ds_compute_loss_ns charges them as one roofline plus one kernel
+ * overhead per kernel they run: 5, 7 under --amp with its casts)
  * (PyTorch's SoftMax.cu and LossNLL.cu), for rows of `classes` elements:
  * rows that fit the persistent or shared-memory softmax (at most 1024
  * elements, or under 48 KiB in fp32) 6: log_softmax reads and writes (2),

@@ -203,6 +203,70 @@ Test(interference, what_a_collective_holds) {
   cr_assert_eq(ds_interference_load(&m, &op).sms, 0);
 }
 
+/* Two ranks of dgx-a100 with NCCL's model of their ring (no extras), the
+ * compute model, and a schedule to fill: each rank a kernel on the compute
+ * stream and, after a wait on the copy stream, a ring/Simple all-reduce. */
+struct pair_rig {
+  struct ds_topo *t;
+  struct ds_compute c;
+  struct ds_ring ring;
+  struct ds_nccl_model m;
+  struct ds_schedule *s;
+  struct ds_schedule_builder bd;
+};
+
+static void rig_open(struct pair_rig *g) {
+  struct ds_err err = {0};
+  *g = (struct pair_rig){0};
+  cr_assert_eq(ds_topo_load("topologies/dgx-a100.yaml", NULL, &g->t, &err), DS_OK, "%s",
+               err.msg);
+  cr_assert_eq(ds_compute_init(g->t, DS_DTYPE_FP32, DS_AMP_NONE, &g->c, &err), DS_OK);
+  int32_t gpus[2] = {0, 1};
+  cr_assert_eq(ds_ring_build(g->t, gpus, 2, &g->ring, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_nccl_model_build(g->t, &g->ring, DS_NCCL_EXTRA_NONE, &g->m, &err), DS_OK,
+               "%s", err.msg);
+  cr_assert_eq(ds_schedule_new(2, &g->s), DS_OK);
+  g->bd = (struct ds_schedule_builder){g->s, 0};
+}
+
+/* Rank r's three ops (ids 3r, 3r + 1, 3r + 2): the kernel (flops, bytes,
+ * dur_us), the wait, the all-reduce of `bytes_ar` (its dur_us ar_us). */
+static void rig_rank(struct pair_rig *g, int32_t r, double flops, double bytes, double dur_us,
+                     double wait_us, double bytes_ar, double ar_us) {
+  struct ds_op k = {.rank = r, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD, .name = "k",
+                    .layer = -1, .bucket = -1, .coll = -1, .root = -1, .flops = flops,
+                    .bytes = bytes, .dur_us = dur_us};
+  cr_assert_eq(ds_schedule_emit(&g->bd, &k, NULL, 0), DS_OK);
+  struct ds_op wait = {.rank = r, .stream = DS_STREAM_COPY, .kind = DS_OP_BWD,
+                       .name = "wait", .layer = -1, .bucket = -1, .coll = -1, .root = -1,
+                       .dur_us = wait_us};
+  cr_assert_eq(ds_schedule_emit(&g->bd, &wait, NULL, 0), DS_OK);
+  struct ds_op ar = {.rank = r, .stream = DS_STREAM_COMM, .kind = DS_OP_ALLREDUCE,
+                     .name = "ar", .layer = -1, .bucket = 0, .coll = 0, .root = -1,
+                     .algo = "ring/Simple", .bytes = bytes_ar, .dur_us = ar_us};
+  cr_assert_eq(ds_schedule_emit(&g->bd, &ar, &wait.id, 1), DS_OK);
+}
+
+/* Runs the schedule, with the compute model or without: start/end [6]. */
+static void rig_run(struct pair_rig *g, int with_compute, int64_t *start, int64_t *end) {
+  struct ds_err err = {0};
+  cr_assert_eq(ds_schedule_validate(g->s, &err), DS_OK, "%s", err.msg);
+  struct ds_exec_options opt = {.net_mode = DS_NET_MAXMIN, .coll_model = DS_COLL_FLOW,
+                                .ring_chunks = 1, .nccl = &g->m,
+                                .compute = with_compute ? &g->c : NULL};
+  struct ds_exec *ex;
+  cr_assert_eq(ds_exec_new(g->t, &opt, &ex, &err), DS_OK, "%s", err.msg);
+  int64_t rank_time[2] = {0, 0};
+  cr_assert_eq(ds_exec_run(ex, g->s, rank_time, start, end, &err), DS_OK, "%s", err.msg);
+  ds_exec_free(ex);
+}
+
+static void rig_close(struct pair_rig *g) {
+  ds_schedule_free(g->s);
+  ds_ring_release(&g->ring);
+  ds_topo_free(g->t);
+}
+
 Test(interference, a_kernel_is_rerated_when_a_collective_starts_and_ends_beside_it) {
   /* dgx-a100, 2 ranks. Rank r: a compute-bound kernel whose FLOPs take
    * 1000 us at the topology's TF32 rate and efficiency (plus its kernel
@@ -213,45 +277,16 @@ Test(interference, a_kernel_is_rerated_when_a_collective_starts_and_ends_beside_
    * 1/f (f = 108 SMs / (108 - NCCL's ring channels)) until the all-reduce
    * ends at E, then at full speed again: it ends at
    * E + (1000 - 100 - (E - 100) / f) us. */
-  struct ds_topo *t = NULL;
-  struct ds_err err = {0};
-  cr_assert_eq(ds_topo_load("topologies/dgx-a100.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
-  struct ds_compute c;
-  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK);
-  int32_t gpus[2] = {0, 1};
-  struct ds_ring ring;
-  cr_assert_eq(ds_ring_build(t, gpus, 2, &ring, &err), DS_OK, "%s", err.msg);
-  struct ds_nccl_model m;
-  cr_assert_eq(ds_nccl_model_build(t, &ring, DS_NCCL_EXTRA_NONE, &m, &err), DS_OK, "%s",
-               err.msg);
-  struct ds_schedule *s;
-  cr_assert_eq(ds_schedule_new(2, &s), DS_OK);
-  struct ds_schedule_builder bd = {s, 0};
-  double flops = 1000e-6 * c.peak_flops_per_s * c.params.flops_efficiency;
-  double kernel_us = 1000 + c.params.kernel_overhead_ns / 1000;
-  for (int32_t r = 0; r < 2; r++) {
-    struct ds_op k = {.rank = r, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD,
-                      .name = "k", .layer = 0, .bucket = -1, .coll = -1, .root = -1,
-                      .flops = flops, .dur_us = kernel_us};
-    cr_assert_eq(ds_schedule_emit(&bd, &k, NULL, 0), DS_OK);
-    struct ds_op wait = {.rank = r, .stream = DS_STREAM_COPY, .kind = DS_OP_BWD,
-                         .name = "wait", .layer = -1, .bucket = -1, .coll = -1, .root = -1,
-                         .dur_us = 100};
-    cr_assert_eq(ds_schedule_emit(&bd, &wait, NULL, 0), DS_OK);
-    struct ds_op ar = {.rank = r, .stream = DS_STREAM_COMM, .kind = DS_OP_ALLREDUCE,
-                       .name = "ar", .layer = -1, .bucket = 0, .coll = 0, .root = -1,
-                       .algo = "ring/Simple", .bytes = 64.0 * 1024 * 1024};
-    cr_assert_eq(ds_schedule_emit(&bd, &ar, &wait.id, 1), DS_OK);
-  }
-  cr_assert_eq(ds_schedule_validate(s, &err), DS_OK, "%s", err.msg);
-  struct ds_exec_options opt = {.net_mode = DS_NET_MAXMIN, .coll_model = DS_COLL_FLOW,
-                                .ring_chunks = 1, .nccl = &m, .compute = &c};
-  struct ds_exec *ex;
-  cr_assert_eq(ds_exec_new(t, &opt, &ex, &err), DS_OK, "%s", err.msg);
-  int64_t rank_time[2] = {0, 0}, start[6], end[6];
-  cr_assert_eq(ds_exec_run(ex, s, rank_time, start, end, &err), DS_OK, "%s", err.msg);
-  double f = (double)t->gpu.sms / (t->gpu.sms - m.channels);
-  cr_assert_gt(m.channels, 0);
+  struct pair_rig g;
+  rig_open(&g);
+  double flops = 1000e-6 * g.c.peak_flops_per_s * g.c.params.flops_efficiency;
+  double kernel_us = 1000 + g.c.params.kernel_overhead_ns / 1000;
+  for (int32_t r = 0; r < 2; r++)
+    rig_rank(&g, r, flops, 0, kernel_us, 100, 64.0 * 1024 * 1024, 0);
+  int64_t start[6], end[6];
+  rig_run(&g, 1, start, end);
+  double f = (double)g.t->gpu.sms / (g.t->gpu.sms - g.m.channels);
+  cr_assert_gt(g.m.channels, 0);
   cr_assert_eq(start[2], 100000);
   double e_us = end[2] / 1000.0;
   cr_assert_lt(e_us, kernel_us, "the all-reduce ends while the kernel runs");
@@ -259,16 +294,9 @@ Test(interference, a_kernel_is_rerated_when_a_collective_starts_and_ends_beside_
   cr_assert_float_eq(end[0] / 1000.0, want_us, 0.002, "%g vs %g (f %g)", end[0] / 1000.0,
                      want_us, f);
   /* without the compute model, the kernel keeps its duration */
-  ds_exec_free(ex);
-  opt.compute = NULL;
-  cr_assert_eq(ds_exec_new(t, &opt, &ex, &err), DS_OK, "%s", err.msg);
-  rank_time[0] = rank_time[1] = 0;
-  cr_assert_eq(ds_exec_run(ex, s, rank_time, start, end, &err), DS_OK, "%s", err.msg);
+  rig_run(&g, 0, start, end);
   cr_assert_float_eq(end[0] / 1000.0, kernel_us, 0.001);
-  ds_exec_free(ex);
-  ds_schedule_free(s);
-  ds_ring_release(&ring);
-  ds_topo_free(t);
+  rig_close(&g);
 }
 
 Test(interference, a_collective_waiting_for_its_peer_holds_sms_but_moves_no_bytes) {
@@ -282,53 +310,20 @@ Test(interference, a_collective_waiting_for_its_peer_holds_sms_but_moves_no_byte
    * B / (B - 3 S / 400 us), B the GPU's memory rate) until the all-reduce
    * ends at E, then at full speed: it ends at
    * E + (1000 - 300 - (E - 300) / f) us. */
-  struct ds_topo *t = NULL;
-  struct ds_err err = {0};
-  cr_assert_eq(ds_topo_load("topologies/dgx-a100.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
-  struct ds_compute c;
-  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK);
-  int32_t gpus[2] = {0, 1};
-  struct ds_ring ring;
-  cr_assert_eq(ds_ring_build(t, gpus, 2, &ring, &err), DS_OK, "%s", err.msg);
-  struct ds_nccl_model m;
-  cr_assert_eq(ds_nccl_model_build(t, &ring, DS_NCCL_EXTRA_NONE, &m, &err), DS_OK, "%s",
-               err.msg);
-  struct ds_schedule *s;
-  cr_assert_eq(ds_schedule_new(2, &s), DS_OK);
-  struct ds_schedule_builder bd = {s, 0};
+  struct pair_rig g;
+  rig_open(&g);
   double S = 64.0 * 1024 * 1024;
-  for (int32_t r = 0; r < 2; r++) {
-    struct ds_op k = {.rank = r, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD,
-                      .name = "k", .layer = -1, .bucket = -1, .coll = -1, .root = -1,
-                      .bytes = 1, .dur_us = 1000};
-    cr_assert_eq(ds_schedule_emit(&bd, &k, NULL, 0), DS_OK);
-    struct ds_op wait = {.rank = r, .stream = DS_STREAM_COPY, .kind = DS_OP_BWD,
-                         .name = "wait", .layer = -1, .bucket = -1, .coll = -1, .root = -1,
-                         .dur_us = r == 0 ? 100 : 300};
-    cr_assert_eq(ds_schedule_emit(&bd, &wait, NULL, 0), DS_OK);
-    struct ds_op ar = {.rank = r, .stream = DS_STREAM_COMM, .kind = DS_OP_ALLREDUCE,
-                       .name = "ar", .layer = -1, .bucket = 0, .coll = 0, .root = -1,
-                       .algo = "ring/Simple", .bytes = S, .dur_us = 400};
-    cr_assert_eq(ds_schedule_emit(&bd, &ar, &wait.id, 1), DS_OK);
-  }
-  cr_assert_eq(ds_schedule_validate(s, &err), DS_OK, "%s", err.msg);
-  struct ds_exec_options opt = {.net_mode = DS_NET_MAXMIN, .coll_model = DS_COLL_FLOW,
-                                .ring_chunks = 1, .nccl = &m, .compute = &c};
-  struct ds_exec *ex;
-  cr_assert_eq(ds_exec_new(t, &opt, &ex, &err), DS_OK, "%s", err.msg);
-  int64_t rank_time[2] = {0, 0}, start[6], end[6];
-  cr_assert_eq(ds_exec_run(ex, s, rank_time, start, end, &err), DS_OK, "%s", err.msg);
+  for (int32_t r = 0; r < 2; r++) rig_rank(&g, r, 0, 1, 1000, r == 0 ? 100 : 300, S, 400);
+  int64_t start[6], end[6];
+  rig_run(&g, 1, start, end);
   cr_assert_eq(start[2], 100000, "rank 0 reaches the all-reduce at 100 us");
   cr_assert_eq(start[5], 300000, "rank 1 at 300 us");
-  double B = c.mem_bw_bytes_per_s * c.params.mem_efficiency;
+  double B = g.c.mem_bw_bytes_per_s * g.c.params.mem_efficiency;
   double f = B / (B - 3 * S / 400e-6);
   double e_us = end[2] / 1000.0;
   cr_assert_lt(e_us, 1000, "the all-reduce ends while the kernel runs");
   double want_us = e_us + (1000 - 300 - (e_us - 300) / f);
   cr_assert_float_eq(end[0] / 1000.0, want_us, 0.002, "%g vs %g (f %g)", end[0] / 1000.0,
                      want_us, f);
-  ds_exec_free(ex);
-  ds_schedule_free(s);
-  ds_ring_release(&ring);
-  ds_topo_free(t);
+  rig_close(&g);
 }

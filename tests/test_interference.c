@@ -165,9 +165,9 @@ Test(interference, what_a_collective_holds) {
    * average rate: 8 ranks, a 16 MB payload is 2 x 7/8 x 16 MB = 28 MB of
    * bus bytes; over a 280 us op, 3 HBM bytes per bus byte for ring and
    * tree are 84 MB / 280 us = 300 GB/s; NVLS reads the 16 MB input once
-   * and writes the output once, 32 MB / 280 us = 114.29 GB/s, whatever NCCL's peak bus rate (set here to show it is not
-   * used); nothing for the plain algorithms, another kind of op or an op
-   * of no duration. */
+   * and writes the output once, 32 MB / 280 us = 114.29 GB/s, whatever
+   * NCCL's peak bus rate (set here to show it is not used); nothing for the
+   * plain algorithms, another kind of op or an op of no duration. */
   struct ds_nccl_model m;
   memset(&m, 0, sizeof m);
   m.nranks = 8;

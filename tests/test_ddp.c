@@ -786,6 +786,24 @@ Test(ddp, find_unused_all_reduces_the_local_used_map_after_the_buckets) {
     }
     ds_schedule_free(s);
   }
+  /* --grad-accum 2: find_unused's map goes after each synchronising
+   * micro-step's buckets (1), static_graph's after its first backward only
+   * (2), though both keep an id per micro-step */
+  opt.grad_accum = 2;
+  for (int mode = 1; mode <= 2; mode++) {
+    opt.local_used_map = mode;
+    cr_assert_eq(ds_ddp_colls_per_iteration(&opt, b.n, 0), 2 * (b.n + 1));
+    struct ds_schedule *s;
+    cr_assert_eq(ds_schedule_new(2, &s), DS_OK);
+    cr_assert_eq(ds_ddp_build(f.m, &f.c, &opt, &b, 0, 0, s), DS_OK);
+    cr_assert_eq(ds_schedule_validate(s, &err), DS_OK, "%s", err.msg);
+    int maps = 0;
+    for (size_t i = 0; i < s->n_ops; i++)
+      maps += s->ops[i].rank == 0 && s->ops[i].kind == DS_OP_ALLREDUCE &&
+              strcmp(s->ops[i].name, "local_used") == 0;
+    cr_assert_eq(maps, mode == 1 ? 2 : 1, "mode %d", mode);
+    ds_schedule_free(s);
+  }
   ds_ddp_buckets_release(&b);
   teardown(&f);
 }

@@ -564,4 +564,18 @@ Test(sweep, with_samples_the_best_is_the_lowest_median) {
   cr_assert(strstr(buf, "best bucket cap: 25 MiB (10.100 ms per iteration, 1.9% faster than "
                         "the slowest, 1 MiB at 10.300 ms) (medians of 8 seeds)"),
             "%s", buf);
+  /* the plotted points too */
+  struct ds_sweep_point pts[2];
+  ds_sweep_points(&o, rows, 2, pts);
+  cr_assert_float_eq(pts[0].iter_ms, 10.3, 1e-12);
+  cr_assert_float_eq(pts[1].iter_ms, 10.1, 1e-12);
+  /* --jitter alone (one seed) has quantiles of one sample: its time */
+  rows[0].samples = rows[1].samples = 1;
+  cr_assert_eq(ds_sweep_best_row(&o, rows, 2), 0);
+  f = fmemopen(buf, sizeof buf, "w");
+  cr_assert_not_null(f);
+  ds_sweep_print_best(f, &o, rows, 2);
+  fclose(f);
+  cr_assert(strstr(buf, "best bucket cap: 1 MiB (10.000 ms per iteration"), "%s", buf);
+  cr_assert_null(strstr(buf, "medians"), "%s", buf);
 }

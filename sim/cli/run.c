@@ -72,10 +72,11 @@ struct config_run {
   struct ds_run_trace *capture;  /* ds_run_capture: the trace kept in memory, or NULL */
 };
 
-/* DDP's reducer all-reduces its local-used map every iteration under
- * find_unused_parameters, and in static_graph's first (ddp.h). */
+/* DDP's reducer all-reduces its local-used map after every backward under
+ * find_unused_parameters, and after static_graph's first (ddp.h). */
 static int local_used_map(const struct ds_options *o, int32_t iter) {
-  return (o->find_unused_parameters && !o->static_graph) || (o->static_graph && iter == 0);
+  if (o->static_graph) return iter == 0 ? 2 : 0;
+  return o->find_unused_parameters ? 1 : 0;
 }
 
 static ds_status build_iteration(const struct config_run *c,

@@ -248,21 +248,26 @@ int ds_sweep_single_var(const struct ds_options *o) {
   return var;
 }
 
-/* Time per trained sample: what "best" means when more than the bucket
- * varies (a larger world or batch does more work per iteration). */
-/* The iteration time a sweep ranks by: with --samples the median over the
- * seeds (iter_p50_ms), not the first seed's noisy one (iter_ms). */
-static double rank_ms(const struct ds_summary *r) {
-  return r->has_quantiles ? r->iter_p50_ms : r->iter_ms;
+double ds_sweep_rank_ms(const struct ds_summary *r) {
+  return r->has_quantiles && r->samples > 1 ? r->iter_p50_ms : r->iter_ms;
 }
+
+double ds_sweep_rank_samples_per_s(const struct ds_summary *r) {
+  double ms = ds_sweep_rank_ms(r);
+  return ms > 0 ? r->samples_per_s * r->iter_ms / ms : r->samples_per_s;
+}
+
+static double rank_ms(const struct ds_summary *r) { return ds_sweep_rank_ms(r); }
 
 /* " (medians of N seeds)" with --samples, else "". */
 static const char *median_note(const struct ds_summary *r, char *buf, size_t cap) {
-  if (!r->has_quantiles) return "";
+  if (!r->has_quantiles || r->samples < 2) return "";
   snprintf(buf, cap, " (medians of %d seeds)", r->samples);
   return buf;
 }
 
+/* Time per trained sample: what "best" means when more than the bucket
+ * varies (a larger world or batch does more work per iteration). */
 static double ms_per_sample(const struct ds_summary *r) {
   double samples = (double)r->world_size * (double)r->batch_per_gpu *
                    (double)ds_summary_micro_steps(r);
@@ -308,7 +313,7 @@ void ds_sweep_points(const struct ds_options *o, const struct ds_summary *rows, 
   for (int32_t i = 0; i < n; i++) {
     ds_options_config(o, i, &c);
     out[i].x = ds_options_var_value(&c, var);
-    out[i].iter_ms = rows[i].iter_ms;
+    out[i].iter_ms = rank_ms(&rows[i]);
     out[i].exposed_comm_ms = rows[i].exposed_comm_ms;
     ds_options_var_text(&c, var, out[i].label, sizeof out[i].label);
   }
@@ -334,13 +339,14 @@ static void describe(const struct ds_options *o, int32_t i, char *buf, size_t ca
  * over the first row's (100%: linear scaling from the first world size). */
 static void print_scaling(FILE *out, const struct ds_summary *rows, int32_t n) {
   const struct ds_summary *r0 = &rows[0];
-  if (!(r0->samples_per_s > 0) || r0->world_size <= 0) return;
+  double s0 = ds_sweep_rank_samples_per_s(r0);
+  if (!(s0 > 0) || r0->world_size <= 0) return;
   fprintf(out, "scaling efficiency (samples/s per rank over world-size=%d's):",
           r0->world_size);
   for (int32_t i = 1; i < n; i++)
     fprintf(out, "%s %d: %.1f%%", i > 1 ? "," : "", rows[i].world_size,
-            100.0 * (rows[i].samples_per_s / rows[i].world_size) /
-                (r0->samples_per_s / r0->world_size));
+            100.0 * (ds_sweep_rank_samples_per_s(&rows[i]) / rows[i].world_size) /
+                (s0 / r0->world_size));
   fputc('\n', out);
 }
 

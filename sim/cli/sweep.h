@@ -80,6 +80,12 @@ int ds_sweep_per_sample(enum ds_sweep_var var);
 
 /* The row the closing line calls best (least iteration time for a bucket
  * sweep, least time per sample otherwise). */
+/* The iteration time a sweep ranks, plots and compares by: with --samples
+ * N > 1 the median over the seeds (iter_p50_ms), not the first seed's noisy
+ * one (iter_ms); and the throughput at that time. */
+double ds_sweep_rank_ms(const struct ds_summary *r);
+double ds_sweep_rank_samples_per_s(const struct ds_summary *r);
+
 int32_t ds_sweep_best_row(const struct ds_options *o, const struct ds_summary *rows,
                           int32_t n);
 

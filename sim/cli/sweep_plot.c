@@ -57,7 +57,7 @@ static ds_status write_data(const char *path, const struct ds_sweep_point *pts,
   fputs("# x iter_ms exposed_comm_ms samples_per_s label\n", fp);
   for (int32_t i = 0; i < n; i++)
     fprintf(fp, "%.9g %.6f %.6f %.3f \"%s\"\n", pts[i].x, pts[i].iter_ms,
-            pts[i].exposed_comm_ms, rows[i].samples_per_s, pts[i].label);
+            pts[i].exposed_comm_ms, ds_sweep_rank_samples_per_s(&rows[i]), pts[i].label);
   fprintf(fp, "\n\n%.9g %.6f\n", pts[best].x, pts[best].iter_ms);
   if (m) {
     fputs("\n\n", fp);
@@ -112,7 +112,7 @@ static void write_script(FILE *gp, const char *term, const char *out,
                 gp);
   snprintf(mark, sizeof mark, "best: %s%s, %.3f ms per iteration%s", x->pts[x->best].label,
            var == DS_VAR_BUCKET_MB || var == DS_VAR_FIRST_BUCKET_MB ? " MiB" : "",
-           b->iter_ms, y2 ? " (least time per sample)" : "");
+           ds_sweep_rank_ms(b), y2 ? " (least time per sample)" : "");
   const char *xcol = hooks ? "1:2:xtic(5)" : "1:2";
   fputs("plot ", gp);
   ds_gnuplot_string(gp, x->data);

@@ -650,7 +650,7 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
   int64_t *comm_done = malloc(((size_t)bk->n + 1) * sizeof *comm_done);
   if (!comm_done) return DS_ENOMEM;
   ds_status st = DS_OK;
-  int32_t next_bucket = 0;
+  int32_t next_bucket = 0, local_used_sent = 0;
   int32_t accum = opt->grad_accum > 1 ? opt->grad_accum : 1;
   int32_t steps = opt->accum_steps > 1 ? opt->accum_steps : accum;
   struct ds_op op;
@@ -742,7 +742,7 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
                                 &comm_done[next_bucket]), st, out);
       next_bucket++;
     }
-    if (opt->local_used_map)
+    if (opt->local_used_map == 1 || (opt->local_used_map == 2 && !local_used_sent++))
       DS_CHECK_GOTO(emit_local_used(m, c, opt, rank,
                                     (cb + bk->n + n_bb) *
                                         ds_comm_hook_colls_per_bucket(&opt->hook),

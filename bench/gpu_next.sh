@@ -15,6 +15,7 @@
 #   a. gpu_kernels.py --only elementwise (384 cases, one profile each)  ~70-170 s
 #   b. torch_measure.py SE-ResNeXt-101 fp32 b32, profiled                 ~45 s
 #      (bench/results/gpu-2026-11-26b-h200/run4.log: 31.0 s + start-up)
+#   g. torch_measure.py BERT-base-squad TF32 b24, profiled                ~40 s
 #   e. torch_measure.py, six runs' peak memory (peak_alloc_gib)    ~60-90 s
 #   c. gpu_kernels.py --only conv at batch 32, 128, 64         73 + 122 + 67 s
 #      (bench/results/gpu-2026-11-26b-h200/run*.log, H200)
@@ -65,6 +66,8 @@ trap 'echo "stopped: packing what there is"; pack; exit 1' TERM INT
     --out "$D/elementwise.csv" ${KERNELS_ARGS:-}
   part se-fp32 100 python3 bench/torch_measure.py --only se_resnext101_32x4d-fp32-b32 \
     --out "$D/torch.csv" --profile-dir "$D/prof" ${TORCH_ARGS:-}
+  part tf32-prof 90 python3 bench/torch_measure.py --only bert-base-squad-tf32-b24 \
+    --profile-all --out "$D/tf32.csv" --profile-dir "$D/prof" ${TORCH_ARGS:-}
   part memory 110 python3 bench/torch_measure.py \
     --only gpt2-bf16-b8,gpt2-fp32-b8,bert-base-amp-b32,bert-base-fp32-b32,resnet50-amp-b128,resnet50-fp32-b32 \
     --out "$D/memory.csv" ${TORCH_ARGS:-}

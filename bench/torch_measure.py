@@ -244,6 +244,8 @@ def main():
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--plan", default="full", choices=("full", "smoke"))
     ap.add_argument("--only", help="comma-separated run names")
+    ap.add_argument("--profile-all", action="store_true",
+                    help="profile every run (with --profile-dir), not only the plan's marked ones")
     a = ap.parse_args()
 
     dev = torch.device(a.device)
@@ -291,7 +293,7 @@ def main():
                         "%.1f" % (run["batch"] * 1e3 / per_iter), info["gpu"], info["torch"],
                         info["cudnn"], info["nccl"], "%.3f" % peak])
             f.flush()
-            if run.get("profile") and a.profile_dir:
+            if (run.get("profile") or a.profile_all) and a.profile_dir:
                 os.makedirs(a.profile_dir, exist_ok=True)
                 profile(step, dev, os.path.join(a.profile_dir, run["name"]))
             print("%-32s gpu %8.3f ms  sync %8.3f ms  (%.1f s)" %

@@ -267,3 +267,18 @@ Test(sweep_measured, log_axis_by_the_spread) {
   struct ds_sweep_point j[3] = {{0, 0, 0, ""}, {0.1, 0, 0, ""}, {1, 0, 0, ""}};
   cr_assert(!ds_sweep_plot_log_x(DS_VAR_JITTER, 0, j, 3), "a 0 on the axis");
 }
+
+Test(sweep_measured, repeated_rows_at_the_predictions_pick_report_its_best) {
+  /* measured x=5 twice (9.5 and 9.1 ms), x=25 at 9.0: the prediction
+   * ranks x=5 best (8 ms); of its two rows the better measured, 9.1, is
+   * what "measured there" reports; the measured best is x=25. */
+  struct ds_measured_point p[] = {{5, 9.5, NAN, 2}, {5, 9.1, NAN, 3}, {25, 9.0, NAN, 4}};
+  struct ds_measured m = {p, 3, 3, 0};
+  struct ds_measured_cmp c;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_measured_compare(pred, 3, 0, &m, &c, &err), DS_OK);
+  cr_assert_eq(c.pred_best_measured, 1);
+  cr_assert_eq(c.meas_best, 2);
+  cr_assert(!c.match);
+  ds_measured_cmp_release(&c);
+}

@@ -193,7 +193,7 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
     else if (strcmp(f, "-f") == 0 || strcmp(f, "--stepfactor") == 0) {
       if (ds_units_parse_number(v, &o->factor) != DS_OK || !(o->factor > 1) ||
           o->factor > 1e6)
-        return ds_cli_bad_value(err, f, "a factor greater than 1, e.g. 2", v);
+        return ds_cli_bad_value(err, f, "a factor greater than 1 and at most 1e6, e.g. 2", v);
     } else if (strcmp(f, "-g") == 0 || strcmp(f, "--ranks") == 0)
       DS_CHECK(parse_int(f, v, 1, 1 << 20, &o->ranks, err));
     else if (strcmp(f, "--ring-chunks") == 0)

@@ -187,6 +187,10 @@ ds_status ds_measured_compare(const struct ds_sweep_point *pred, int32_t n_pred,
     if (cost(per_sample, pred[i].x, pred[i].iter_ms) <
         cost(per_sample, pred[cmp->pred_best].x, pred[cmp->pred_best].iter_ms))
       cmp->pred_best = i;
+  /* The measured best is over every measured point, those outside the
+   * predicted range too (the measurements may favour a value the sweep did
+   * not reach: the optima then differ); the prediction's pick is over the
+   * compared ones. */
   for (int32_t k = 0; k < m->n; k++) {
     const struct ds_measured_point *p = &m->p[k];
     struct ds_measured_error *e = &cmp->e[k];
@@ -205,9 +209,13 @@ ds_status ds_measured_compare(const struct ds_sweep_point *pred, int32_t n_pred,
     cmp->mean_abs_rel += fabs(e->err_rel);
     if (fabs(e->err_ms) > cmp->max_abs_ms) cmp->max_abs_ms = fabs(e->err_ms);
     if (fabs(e->err_rel) > cmp->max_abs_rel) cmp->max_abs_rel = fabs(e->err_rel);
+    /* of rows repeating one x (equal predictions), the best measured */
     int32_t b = cmp->pred_best_measured;
-    if (b < 0 || cost(per_sample, p->x, e->predicted_ms) <
-                     cost(per_sample, m->p[b].x, cmp->e[b].predicted_ms))
+    if (b < 0 ||
+        cost(per_sample, p->x, e->predicted_ms) <
+            cost(per_sample, m->p[b].x, cmp->e[b].predicted_ms) ||
+        (same_x(p->x, m->p[b].x) &&
+         cost(per_sample, p->x, p->iter_ms) < cost(per_sample, m->p[b].x, m->p[b].iter_ms)))
       cmp->pred_best_measured = k;
   }
   if (cmp->n_compared > 0) {

@@ -63,7 +63,7 @@ struct ds_measured_cmp {
   int32_t n_compared;          /* points not outside */
   double mean_abs_ms, max_abs_ms, mean_abs_rel, max_abs_rel;
   int32_t pred_best;           /* index into the predicted points */
-  int32_t meas_best;           /* index into m's points (by the same criterion) */
+  int32_t meas_best;           /* index into m's points, outside ones too (same criterion) */
   int32_t pred_best_measured;  /* the measured point the prediction ranks best of the
                                   compared ones; -1 when none is compared */
   int match;                   /* pred_best_measured's x is meas_best's */

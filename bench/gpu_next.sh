@@ -12,6 +12,7 @@
 # from bench/results/gpu-2026-11-26-h200/h100/run.log against call 1):
 #   d. nvidia-smi -q (first: it takes a second and reads the idle clocks)    ~2 s
 #   f. gpu_kernels.py --only gemm (80 GEMMs of the transformers' shapes)   ~5-20 s
+#   h. host_calibrate.py, ResNet-50, ResNeXt-101 32x4d, BERT-base b32       ~30-60 s
 #   a. gpu_kernels.py --only elementwise (384 cases, one profile each)  ~70-170 s
 #   b. torch_measure.py SE-ResNeXt-101 fp32 b32, profiled                 ~45 s
 #      (bench/results/gpu-2026-11-26b-h200/run4.log: 31.0 s + start-up)
@@ -23,6 +24,7 @@
 # A dry run here, on the CPU at toy sizes (the torch_measure part finds no
 # run of that name in the smoke plan and writes only its header):
 #   PATH=/root/venv-torch/bin:$PATH KERNELS_ARGS="--device cpu --quick" \
+#     HOST_ARGS="--device cpu --batch 2 --iters 1 --warmup 0" \
 #     TORCH_ARGS="--device cpu --plan smoke" OUT=/tmp/gn bash bench/gpu_next.sh
 set -u
 export PYTHONUNBUFFERED=1
@@ -62,6 +64,10 @@ trap 'echo "stopped: packing what there is"; pack; exit 1' TERM INT
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,clocks.max.mem \
     --format=csv 2>&1
   part gemm 60 python3 bench/gpu_kernels.py --only gemm --out "$D/gemm.csv" ${KERNELS_ARGS:-}
+  for m in resnet50 resnext101_32x4d bert-base; do
+    part host-$m 60 python3 bench/host_calibrate.py --model $m --out "$D/host-$m.csv" \
+      ${HOST_ARGS:-}
+  done
   part elementwise 220 python3 bench/gpu_kernels.py --only elementwise \
     --out "$D/elementwise.csv" ${KERNELS_ARGS:-}
   part se-fp32 100 python3 bench/torch_measure.py --only se_resnext101_32x4d-fp32-b32 \

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""The host's own time per dispatched aten op and per autograd node on this
+machine, with the GPU held busy so that the host never waits for it: the
+topology keys `host_dispatch` and `host_node` (docs/strategies.md, "The host
+costs") measured on the user's machine rather than taken from the lent H200's.
+
+Why a new method: the defaults come from profiled traces scaled by each run's
+unprofiled time over its profiled time, which charges the host with the
+stretches where it waited for the GPU (a ResNet-50 iteration is partly
+GPU-bound), and a run's own phases (bench/host_phases.py) are gated by the
+GPU wherever the GPU is the slower. Here every iteration first queues a spin
+kernel (torch.cuda._sleep) long enough to outlast the host's whole iteration,
+then times forward (model and loss), backward and the optimizer step on the
+host; a CUDA event recorded behind the spin says whether the GPU was still
+spinning when the host finished (`host_free` 1), i.e. whether any launch
+could have waited. The model file's counts (tools/export_model.py: the aten
+ops each layer's forward dispatches, `host_dispatches`, and the autograd
+nodes its backward runs, `host_nodes`) turn the phases into per-unit costs:
+
+    host_dispatch = forward ms / dispatches,  host_node = backward ms / nodes
+
+(the loss's few ops and nodes are in the phases but not in the counts: a
+slight overestimate). A launch queue that fills (more kernels than the
+driver queues, about a thousand) makes the host wait even behind the spin;
+`host_free` 0 then flags the row. --device cpu runs the same loop as a dry
+run (CPU kernels run inline, so its times are not host costs).
+
+    python3 bench/host_calibrate.py --model resnet50 --batch 32 --out host.csv
+"""
+
+import argparse
+import csv
+import os
+import re
+import statistics
+import sys
+import time
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import torch_measure  # noqa: E402  (its model builder and losses)
+
+
+def model_counts(name):
+    """Sum of host_dispatches and host_nodes over the model file's layers."""
+    path = os.path.join(HERE, "..", "models", name + ".yaml")
+    with open(path) as f:
+        text = f.read()
+
+    def total(key):
+        return sum(int(v) for v in re.findall(r"^\s+%s: (\d+)" % key, text, re.M))
+    return total("host_dispatches"), total("host_nodes")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", default="resnet50", help="a name of tools/torch_models.py")
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--amp", choices=("fp16", "bf16"))
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--iters", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--sleep-ms", type=float, default=300.0,
+                    help="the spin kernel's length, longer than the host's iteration")
+    ap.add_argument("--out", required=True, help="CSV, one row per iteration")
+    a = ap.parse_args()
+    dev = torch.device(a.device)
+    torch.backends.cudnn.benchmark = True
+    model, x, meta = torch_measure.torch_models.MODELS[a.model](batch=a.batch)
+    model = model.to(dev)
+    x = torch_measure.to_device(x, dev)
+    loss_of = torch_measure.make_loss(meta["loss"], x)
+    opt = (torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+           if meta["optimizer"] == "sgd" else torch.optim.Adam(model.parameters(), lr=1e-5))
+    dispatches, nodes = model_counts(a.model)
+    cuda = dev.type == "cuda"
+    # cycles per ms at the SM clock the properties report (kHz), else 2 GHz
+    khz = getattr(torch.cuda.get_device_properties(0), "clock_rate", 0) if cuda else 0
+    cycles = int(a.sleep_ms * (khz if khz else 2_000_000))
+
+    def forward():
+        if a.amp:
+            dtype = torch.float16 if a.amp == "fp16" else torch.bfloat16
+            with torch.autocast(dev.type, dtype=dtype):
+                return loss_of(model(**x) if isinstance(x, dict) else model(x))
+        return loss_of(model(**x) if isinstance(x, dict) else model(x))
+
+    rows = []
+    for it in range(a.warmup + a.iters):
+        opt.zero_grad(set_to_none=True)
+        if cuda:
+            torch.cuda.synchronize()
+            torch.cuda._sleep(cycles)
+            spun = torch.cuda.Event()
+            spun.record()
+        t0 = time.perf_counter()
+        loss = forward()
+        t1 = time.perf_counter()
+        loss.backward()
+        t2 = time.perf_counter()
+        opt.step()
+        t3 = time.perf_counter()
+        free = int(not spun.query()) if cuda else 0
+        if cuda:
+            torch.cuda.synchronize()
+        if it >= a.warmup:
+            rows.append(dict(fwd_ms=(t1 - t0) * 1e3, bwd_ms=(t2 - t1) * 1e3,
+                             step_ms=(t3 - t2) * 1e3, host_free=free))
+    cols = ["model", "batch", "amp", "device", "iter", "fwd_ms", "bwd_ms", "step_ms",
+            "host_free", "dispatches", "nodes", "dispatch_us", "node_us"]
+    tmp = a.out + ".tmp"
+    with open(tmp, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(cols)
+        for i, r in enumerate(rows):
+            w.writerow([a.model, a.batch, a.amp or "", a.device, i, "%.3f" % r["fwd_ms"],
+                        "%.3f" % r["bwd_ms"], "%.3f" % r["step_ms"], r["host_free"],
+                        dispatches, nodes,
+                        "%.2f" % (r["fwd_ms"] * 1e3 / dispatches) if dispatches else "",
+                        "%.2f" % (r["bwd_ms"] * 1e3 / nodes) if nodes else ""])
+    os.replace(tmp, a.out)
+    fwd = statistics.median(r["fwd_ms"] for r in rows)
+    bwd = statistics.median(r["bwd_ms"] for r in rows)
+    free = sum(r["host_free"] for r in rows)
+    print("%s batch %d%s on %s: forward %.3f ms, backward %.3f ms (medians of %d; the GPU "
+          "still spinning at the end in %d)" % (a.model, a.batch, " " + a.amp if a.amp else "",
+                                                a.device, fwd, bwd, len(rows), free))
+    if dispatches and nodes:
+        print("  host_dispatch: %.1fus  # %d dispatches\n  host_node: %.1fus  # %d nodes"
+              % (fwd * 1e3 / dispatches, dispatches, bwd * 1e3 / nodes, nodes))
+
+
+if __name__ == "__main__":
+    main()

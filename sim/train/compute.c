@@ -479,13 +479,13 @@ struct pass_time {
   double total_ns, sm_bound_ns;
 };
 
-/* Whether autocast casts layer l's weights to half in forward: its
- * convolutions and matmuls are on autocast's lower-precision list
- * (aten/src/ATen/autocast_mode.cpp: conv*, linear, matmul, addmm, bmm,
- * baddbmm, ...), whose cached_cast casts each fp32 floating argument. */
+/* Whether layer l's weights are cast by kernels of their own under --amp
+ * (ds_compute_weight_cast_ns): autocast casts them (cached_cast, each fp32
+ * floating argument of an op on its lower-precision list) and the layer
+ * has a class; a layer without one keeps the cast folded into its kernel. */
 static int casts_weights(const struct ds_compute *c, const struct ds_layer *l) {
   return c->precision.half_weight_bytes > 0 && l->param_numel > 0 &&
-         (l->cls == DS_LAYER_CONV || l->cls == DS_LAYER_MATMUL || l->cls == DS_LAYER_ATTENTION);
+         l->cls != DS_LAYER_UNKNOWN && ds_layer_autocast_casts_weights(l);
 }
 
 double ds_compute_weight_cast_ns(const struct ds_compute *c, const struct ds_layer *l,
@@ -516,7 +516,7 @@ static struct pass_time fwd_time(const struct ds_compute *c, const struct ds_lay
    * rule, the cast folded in (fp32 read, half written and read: 8 B) */
   double cast_bytes, weight_casts = ds_compute_weight_cast_ns(c, l, &cast_bytes);
   double per_param = weight_casts > 0 ? p->half_weight_bytes
-                     : p->half_weight_bytes && l->cls != DS_LAYER_MEMORY
+                     : p->half_weight_bytes && ds_layer_autocast_casts_weights(l)
                          ? p->param_bytes + 2.0 * p->half_weight_bytes
                          : p->param_bytes;
   double weights = (double)l->param_numel * per_param;
@@ -560,7 +560,7 @@ static struct pass_time bwd_time(const struct ds_compute *c, const struct ds_lay
   /* amp: half weight read, half gradient written, and the cast's backward
    * reading it and writing the fp32 gradient; a memory layer's uncast
    * weights as in fp32 */
-  double per_param = p->half_weight_bytes && l->cls != DS_LAYER_MEMORY
+  double per_param = p->half_weight_bytes && ds_layer_autocast_casts_weights(l)
                          ? 3.0 * p->half_weight_bytes + p->param_bytes
                          : 2.0 * p->param_bytes;
   double weights = (double)l->param_numel * per_param;

@@ -836,11 +836,8 @@ double ds_ddp_saved_bytes(const struct ds_model *m, const struct ds_precision *p
   for (int32_t l = 0; l < m->n_layers; l++) {
     const struct ds_layer *ly = &m->layers[l];
     act += layer_saved_bytes(ly, pr);
-    /* autocast's half copies, kept for backward, of the weights it casts:
-     * a convolution's, matmul's or attention's (compute.c, as
-     * ds_compute_weight_cast_ns charges their casts), not an embedding's
-     * or a normalisation's; a layer without a class, as before */
-    if (ly->cls != DS_LAYER_MEMORY) cast += (double)ly->param_numel;
+    /* autocast's half copies, kept for backward, of the weights it casts */
+    if (ds_layer_autocast_casts_weights(ly)) cast += (double)ly->param_numel;
   }
   return act * (double)batch + ds_loss_saved_bytes(m, pr, (double)batch) +
          cast * pr->half_weight_bytes;

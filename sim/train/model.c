@@ -53,6 +53,10 @@ int ds_layer_input_grad(const struct ds_layer *l) {
            l->bwd_flops <= 1.5 * l->fwd_flops);
 }
 
+int ds_layer_autocast_casts_weights(const struct ds_layer *l) {
+  return l->cls != DS_LAYER_MEMORY;
+}
+
 double ds_layer_op_fwd_bytes(const struct ds_layer *l) {
   return l->op_fwd_bytes >= 0 ? l->op_fwd_bytes : l->fwd_bytes;
 }

@@ -277,6 +277,14 @@ double ds_layer_op_fwd_bytes(const struct ds_layer *l);
  * exporter counts as the weight gradient's alone (its forward's); 1 else. */
 int ds_layer_input_grad(const struct ds_layer *l);
 
+/* 1 when CUDA autocast casts layer l's weights to half (its ops are on
+ * autocast's lower-precision list: convolutions, matmuls, attention's
+ * products; aten/src/ATen/autocast_mode.cpp), and for a layer without a
+ * class (the rule before classes); 0 for a memory layer, whose weights (an
+ * embedding's, a normalisation's) stay fp32. The forward's weight bytes,
+ * the backward's, and the half copies peak memory keeps all follow it. */
+int ds_layer_autocast_casts_weights(const struct ds_layer *l);
+
 #ifdef __cplusplus
 }
 #endif

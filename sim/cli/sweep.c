@@ -248,8 +248,12 @@ int ds_sweep_single_var(const struct ds_options *o) {
   return var;
 }
 
+/* --samples N > 1: a row's median over its seeds stands for it (a lone
+ * noisy run, --jitter alone, has quantiles of one sample). */
+static int by_median(const struct ds_summary *r) { return r->has_quantiles && r->samples > 1; }
+
 double ds_sweep_rank_ms(const struct ds_summary *r) {
-  return r->has_quantiles && r->samples > 1 ? r->iter_p50_ms : r->iter_ms;
+  return by_median(r) ? r->iter_p50_ms : r->iter_ms;
 }
 
 double ds_sweep_rank_samples_per_s(const struct ds_summary *r) {
@@ -257,11 +261,9 @@ double ds_sweep_rank_samples_per_s(const struct ds_summary *r) {
   return ms > 0 ? r->samples_per_s * r->iter_ms / ms : r->samples_per_s;
 }
 
-static double rank_ms(const struct ds_summary *r) { return ds_sweep_rank_ms(r); }
-
 /* " (medians of N seeds)" with --samples, else "". */
 static const char *median_note(const struct ds_summary *r, char *buf, size_t cap) {
-  if (!r->has_quantiles || r->samples < 2) return "";
+  if (!by_median(r)) return "";
   snprintf(buf, cap, " (medians of %d seeds)", r->samples);
   return buf;
 }
@@ -271,7 +273,7 @@ static const char *median_note(const struct ds_summary *r, char *buf, size_t cap
 static double ms_per_sample(const struct ds_summary *r) {
   double samples = (double)r->world_size * (double)r->batch_per_gpu *
                    (double)ds_summary_micro_steps(r);
-  return samples > 0 ? rank_ms(r) / samples : rank_ms(r);
+  return samples > 0 ? ds_sweep_rank_ms(r) / samples : ds_sweep_rank_ms(r);
 }
 
 int ds_sweep_per_sample(enum ds_sweep_var var) {
@@ -283,7 +285,7 @@ int32_t ds_sweep_best_row(const struct ds_options *o, const struct ds_summary *r
   int by_iter = ds_sweep_single_var(o) == DS_VAR_BUCKET_MB;
   int32_t best = 0;
   for (int32_t i = 1; i < n; i++)
-    if (by_iter ? rank_ms(&rows[i]) < rank_ms(&rows[best])
+    if (by_iter ? ds_sweep_rank_ms(&rows[i]) < ds_sweep_rank_ms(&rows[best])
                 : ms_per_sample(&rows[i]) < ms_per_sample(&rows[best]))
       best = i;
   return best;
@@ -313,7 +315,7 @@ void ds_sweep_points(const struct ds_options *o, const struct ds_summary *rows, 
   for (int32_t i = 0; i < n; i++) {
     ds_options_config(o, i, &c);
     out[i].x = ds_options_var_value(&c, var);
-    out[i].iter_ms = rank_ms(&rows[i]);
+    out[i].iter_ms = ds_sweep_rank_ms(&rows[i]);
     out[i].exposed_comm_ms = rows[i].exposed_comm_ms;
     ds_options_var_text(&c, var, out[i].label, sizeof out[i].label);
   }
@@ -355,12 +357,10 @@ void ds_sweep_print_best(FILE *out, const struct ds_options *o,
   if (n < 2) return;
   char note[48];
   if (ds_sweep_single_var(o) == DS_VAR_BUCKET_MB) {
-    int32_t best = 0, worst = 0;
-    for (int32_t i = 1; i < n; i++) {
-      if (rank_ms(&rows[i]) < rank_ms(&rows[best])) best = i;
-      if (rank_ms(&rows[i]) > rank_ms(&rows[worst])) worst = i;
-    }
-    double fast = rank_ms(&rows[best]), slow = rank_ms(&rows[worst]);
+    int32_t best = ds_sweep_best_row(o, rows, n), worst = 0;
+    for (int32_t i = 1; i < n; i++)
+      if (ds_sweep_rank_ms(&rows[i]) > ds_sweep_rank_ms(&rows[worst])) worst = i;
+    double fast = ds_sweep_rank_ms(&rows[best]), slow = ds_sweep_rank_ms(&rows[worst]);
     fprintf(out, "\nbest bucket cap: %g MiB (%.3f ms per iteration, %.1f%% faster than "
             "the slowest, %g MiB at %.3f ms)%s\n",
             rows[best].bucket_mb, fast, slow > 0 ? 100.0 * (slow - fast) / slow : 0.0,
@@ -378,8 +378,8 @@ void ds_sweep_print_best(FILE *out, const struct ds_options *o,
   fprintf(out, "\nbest configuration: %s (%.3f ms per iteration, %.1f samples/s, "
           "%.1f%% faster per sample than the slowest, %s at %.3f ms); within 1%% of "
           "the best: %d of %d configurations (flatness)%s\n",
-          bs, rank_ms(&rows[best]), b > 0 ? 1000.0 / b : 0.0,
-          w > 0 ? 100.0 * (w - b) / w : 0.0, ws, rank_ms(&rows[worst]), flat, n,
+          bs, ds_sweep_rank_ms(&rows[best]), b > 0 ? 1000.0 / b : 0.0,
+          w > 0 ? 100.0 * (w - b) / w : 0.0, ws, ds_sweep_rank_ms(&rows[worst]), flat, n,
           median_note(&rows[0], note, sizeof note));
   if (ds_sweep_single_var(o) == DS_VAR_WORLD_SIZE) print_scaling(out, rows, n);
 }

@@ -294,6 +294,16 @@ class Recorder:
         return sum(t.numel() * self.amp_size(t) for t in tensors(objs)
                    if t.untyped_storage().data_ptr() not in self.state_store)
 
+    def read_size(self, packet, t):
+        """Bytes per element op `packet` reads floating input t in under autocast: half
+        for its lower-precision ops, fp32 for its fp32 ops (autocast casts the input for
+        it), else the dtype t has (amp_size). What autograd saves of an input, too."""
+        if packet in AMP_HALF:
+            return 2
+        if packet in AMP_FP32:
+            return 4
+        return self.amp_size(t)
+
     def amp_op(self, func, args, kwargs, out, layer):
         """One forward op under autocast: sets its outputs' element size and adds
         its traffic and its inputs' casts to layer. Unlike fwd_bytes, every op's
@@ -304,16 +314,14 @@ class Recorder:
         outs = [t for t in tensors(out) if t.is_floating_point()]
         user = [t for t in ins if t.untyped_storage().data_ptr() not in self.state_store]
         cast = grad_cast = 0
+        read = {id(t): self.read_size(packet, t) for t in ins}
         if packet in AMP_HALF:
-            read = {id(t): 2 for t in ins}
             cast = sum(t.numel() * (self.amp_size(t) + 2) for t in user if self.amp_size(t) > 2)
             size = 2
         elif packet in AMP_FP32:
-            read = {id(t): 4 for t in ins}
             cast = sum(t.numel() * (self.amp_size(t) + 4) for t in user if self.amp_size(t) < 4)
             size = 4
         else:
-            read = {id(t): self.amp_size(t) for t in ins}
             if packet in AMP_FP32_OUT:
                 size = 4
             elif packet in AMP_FIRST and ins:
@@ -405,16 +413,14 @@ class Recorder:
         pending, self.amp_pending = self.amp_pending, []
         if not pending:
             return
-        packet = func._overloadpacket if func is not None else None
+        packet = func._overloadpacket
         ins = {t.untyped_storage().data_ptr() for t in tensors((args, kwargs))}
         last = {key[0]: i for i, (_, _, key) in enumerate(pending) if key[0] in ins}
         for i, (layer, t, key) in enumerate(pending):
             if not t.is_floating_point():
                 size = t.element_size()
-            elif last.get(key[0]) == i and packet in AMP_HALF:
-                size = 2
-            elif last.get(key[0]) == i and packet in AMP_FP32:
-                size = 4
+            elif last.get(key[0]) == i:
+                size = self.read_size(packet, t)
             else:
                 size = self.amp_size(t)
             # autocast casts an activation anew for every op (it caches only the

@@ -708,6 +708,15 @@ static void on_row(int c, void *ctx) {
   r->n_deps = 0;
 }
 
+/* How much of line a message quotes, and whether it was cut. */
+static int quoted_len(const char *line) {
+  size_t n = strcspn(line, "\r\n");
+  return (int)(n > ERR_TEXT_MAX ? ERR_TEXT_MAX : n);
+}
+static const char *quoted_more(const char *line) {
+  return strcspn(line, "\r\n") > ERR_TEXT_MAX ? "..." : "";
+}
+
 /* The first line names the schema and its version. */
 static ds_status check_schema(struct reader *r, const char *line) {
   const char *want = r->is_trace ? DS_TRACE_SCHEMA : DS_SCHEDULE_SCHEMA;
@@ -717,7 +726,6 @@ static ds_status check_schema(struct reader *r, const char *line) {
                       "%s:1: the file is empty; expected the schema line "
                       "\"# %s v%d\"",
                       r->path, want, DS_SCHEMA_VERSION);
-  size_t len = strcspn(line, "\r\n");
   const char *p = line;
   if (*p == '#') {
     p++;
@@ -756,18 +764,8 @@ static ds_status check_schema(struct reader *r, const char *line) {
   }
   return ds_err_set(r->err, DS_EINPUT,
                     "%s:1: expected the schema line \"# %s v%d\", got \"%.*s%s\"",
-                    r->path, want, DS_SCHEMA_VERSION,
-                    (int)(len > ERR_TEXT_MAX ? ERR_TEXT_MAX : len), line,
-                    len > ERR_TEXT_MAX ? "..." : "");
-}
-
-/* How much of line a message quotes, and whether it was cut. */
-static int quoted_len(const char *line) {
-  size_t n = strcspn(line, "\r\n");
-  return (int)(n > ERR_TEXT_MAX ? ERR_TEXT_MAX : n);
-}
-static const char *quoted_more(const char *line) {
-  return strcspn(line, "\r\n") > ERR_TEXT_MAX ? "..." : "";
+                    r->path, want, DS_SCHEMA_VERSION, quoted_len(line), line,
+                    quoted_more(line));
 }
 
 /* A `#` line after the header row: -1 when it is not an end line ("# end:"

@@ -8,12 +8,19 @@ Why a new method: the defaults come from profiled traces scaled by each run's
 unprofiled time over its profiled time, which charges the host with the
 stretches where it waited for the GPU (a ResNet-50 iteration is partly
 GPU-bound), and a run's own phases (bench/host_phases.py) are gated by the
-GPU wherever the GPU is the slower. Here every iteration first queues a spin
-kernel (torch.cuda._sleep) long enough to outlast the host's whole iteration,
-then times forward (model and loss), backward and the optimizer step on the
-host; a CUDA event recorded behind the spin says whether the GPU was still
-spinning when the host finished (`host_free` 1), i.e. whether any launch
-could have waited. The model file's counts (tools/export_model.py: the aten
+GPU wherever the GPU is the slower. Here each phase of an iteration
+(forward with the loss, backward, the optimizer step) first queues a spin
+kernel (torch.cuda._sleep) long enough to outlast the host's phase, then is
+timed on the host; a CUDA event recorded behind the spin says whether the
+GPU was still spinning when the host finished (`fwd_free`, `bwd_free`,
+`step_free` 1; `host_free` is forward's and backward's together), i.e.
+whether any launch could have waited. A spin per phase, not per iteration:
+the first H200 run (bench/results/gpu-2026-11-26d-h200) gave ResNeXt-101's
+backward the spin's 300 ms, the iteration's launches having filled the
+driver's queue. The first warm-up iteration runs under
+torch.cuda.set_sync_debug_mode("warn"), so the log names any op that
+synchronises with the GPU (BERT's forward waited out the spin there too).
+The model file's counts (tools/export_model.py: the aten
 ops each layer's forward dispatches, `host_dispatches`, and the autograd
 nodes its backward runs, `host_nodes`) turn the phases into per-unit costs:
 
@@ -21,8 +28,9 @@ nodes its backward runs, `host_nodes`) turn the phases into per-unit costs:
 
 (the loss's few ops and nodes are in the phases but not in the counts: a
 slight overestimate). A launch queue that fills (more kernels than the
-driver queues, about a thousand) makes the host wait even behind the spin;
-`host_free` 0 then flags the row. --device cpu runs the same loop as a dry
+driver queues, about a thousand) or a synchronising op makes the host wait
+even behind the spin; the phase's flag 0 then marks its time as not the
+host's. --device cpu runs the same loop as a dry
 run (CPU kernels run inline, so its times are not host costs).
 
     python3 bench/host_calibrate.py --model resnet50 --batch 32 --out host.csv
@@ -87,29 +95,41 @@ def main():
                 return loss_of(model(**x) if isinstance(x, dict) else model(x))
         return loss_of(model(**x) if isinstance(x, dict) else model(x))
 
-    rows = []
-    for it in range(a.warmup + a.iters):
-        opt.zero_grad(set_to_none=True)
+    def timed(fn, debug_syncs):
+        """fn's host time behind a spin of its own, and whether the GPU was
+        still spinning when the host finished (each phase gets its own spin:
+        a whole iteration's launches can fill the driver's queue)."""
         if cuda:
             torch.cuda.synchronize()
             torch.cuda._sleep(cycles)
             spun = torch.cuda.Event()
             spun.record()
+        if debug_syncs:  # around fn alone: the explicit synchronize()s are ours
+            torch.cuda.set_sync_debug_mode("warn")
         t0 = time.perf_counter()
-        loss = forward()
+        out = fn()
         t1 = time.perf_counter()
-        loss.backward()
-        t2 = time.perf_counter()
-        opt.step()
-        t3 = time.perf_counter()
+        if debug_syncs:
+            torch.cuda.set_sync_debug_mode(0)
         free = int(not spun.query()) if cuda else 0
         if cuda:
             torch.cuda.synchronize()
+        return out, (t1 - t0) * 1e3, free
+
+    rows = []
+    for it in range(a.warmup + a.iters):
+        # the first warm-up iteration names every op that synchronises the
+        # host with the GPU (a sync inside a phase makes its time the spin's)
+        debug = cuda and it == 0
+        opt.zero_grad(set_to_none=True)
+        loss, f_ms, f_free = timed(forward, debug)
+        _, b_ms, b_free = timed(loss.backward, debug)
+        _, s_ms, s_free = timed(opt.step, debug)
         if it >= a.warmup:
-            rows.append(dict(fwd_ms=(t1 - t0) * 1e3, bwd_ms=(t2 - t1) * 1e3,
-                             step_ms=(t3 - t2) * 1e3, host_free=free))
+            rows.append(dict(fwd_ms=f_ms, bwd_ms=b_ms, step_ms=s_ms, host_free=f_free & b_free,
+                             fwd_free=f_free, bwd_free=b_free, step_free=s_free))
     cols = ["model", "batch", "amp", "device", "iter", "fwd_ms", "bwd_ms", "step_ms",
-            "host_free", "dispatches", "nodes", "dispatch_us", "node_us"]
+            "host_free", "fwd_free", "bwd_free", "step_free", "dispatches", "nodes", "dispatch_us", "node_us"]
     tmp = a.out + ".tmp"
     with open(tmp, "w", newline="") as f:
         w = csv.writer(f)
@@ -117,16 +137,19 @@ def main():
         for i, r in enumerate(rows):
             w.writerow([a.model, a.batch, a.amp or "", a.device, i, "%.3f" % r["fwd_ms"],
                         "%.3f" % r["bwd_ms"], "%.3f" % r["step_ms"], r["host_free"],
+                        r["fwd_free"], r["bwd_free"], r["step_free"],
                         dispatches, nodes,
                         "%.2f" % (r["fwd_ms"] * 1e3 / dispatches) if dispatches else "",
                         "%.2f" % (r["bwd_ms"] * 1e3 / nodes) if nodes else ""])
     os.replace(tmp, a.out)
     fwd = statistics.median(r["fwd_ms"] for r in rows)
     bwd = statistics.median(r["bwd_ms"] for r in rows)
-    free = sum(r["host_free"] for r in rows)
+    ffree = sum(r["fwd_free"] for r in rows)
+    bfree = sum(r["bwd_free"] for r in rows)
     print("%s batch %d%s on %s: forward %.3f ms, backward %.3f ms (medians of %d; the GPU "
-          "still spinning at the end in %d)" % (a.model, a.batch, " " + a.amp if a.amp else "",
-                                                a.device, fwd, bwd, len(rows), free))
+          "still spinning at the end of forward in %d, of backward in %d)"
+          % (a.model, a.batch, " " + a.amp if a.amp else "", a.device, fwd, bwd, len(rows),
+             ffree, bfree))
     if dispatches and nodes:
         print("  host_dispatch: %.1fus  # %d dispatches\n  host_node: %.1fus  # %d nodes"
               % (fwd * 1e3 / dispatches, dispatches, bwd * 1e3 / nodes, nodes))

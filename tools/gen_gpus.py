@@ -133,16 +133,39 @@ _UNALIGNED_TRACE = ("bench/results/gpu-2026-11-26-h200/prof/gpt2-bf16-b8-p.json.
 _UNALIGNED = ("matmul_unaligned_half", 123.2, 989.4, "TFLOPS",
               "cuBLAS align1 bf16 GEMMs of GPT-2's LM head, 3 x 632.38 GFLOP in 15.400 ms, H200",
               _UNALIGNED_TRACE)
+# matmul_fp32, matmul_tf32 of H200 and H100: the transformers' linears at their real shapes
+# (tokens M x in-features K -> out-features N: BERT-base at batch 32, GPT-2 at batch 8,
+# BERT-base-squad at batch 24; forward, input-gradient and weight-gradient GEMMs, torch.mm
+# with TF32 off and on), timed one at a time on a lent H200 (`bench/gpu_kernels.py --only
+# gemm`). `python3 bench/gemm_rates.py bench/results/gpu-2026-11-26d-h200/gemm.csv` prints
+# the values: total FLOPs / total time over the three models' GEMMs, each shape counted as
+# often as a transformer block runs it (BERT's four 768x768 projections). They replace
+# `ddpreal calibrate`'s square GEMMs of the same FLOPs (41.76 and 160.9 TFLOP/s on the H200,
+# 42.25 and 151.1 on the H100), which are not the shapes ddpsim charges and, with edges
+# cbrt(M N K) that are not multiples of 4, keep TF32 off cuBLAS's aligned tensor-core
+# kernels: gemm.csv's squares ran at 42.1 (FP32) and 105.7 (TF32) pooled, TF32 at 74-107
+# for edges 1342 to 2791, 240 for the one multiple of 4 (2684). Not fitted on any
+# validation row: the profiled runs are the check (GPT-2 fp32's linears traced at 48.2
+# TFLOP/s on both the H200 and the H100, BERT-base fp32's at 44.1; docs/validation.md).
+# H100 SXM takes the H200's values: the same GH100 chip (132 SMs, 1980 MHz boost); the
+# GEMMs are bound inside the SMs (the fastest, GPT-2's 768x768 TF32 forward, would move its
+# operands through the H100's 3.35 TB/s HBM in 42 % of its time). Not measured on an H100.
+_LINEARS_CSV = ("bench/results/gpu-2026-11-26d-h200/gemm.csv, `python3 bench/gemm_rates.py` "
+                "on it (this project, 2026-11-26)")
+_LINEARS_FP32 = ("matmul_fp32", 45.80, 66.9, "TFLOPS", "cuBLAS FP32 GEMMs of BERT-base's, "
+                 "GPT-2's and BERT-base-squad's linears at their real shapes, forward and both "
+                 "gradients, total FLOPs / total time, H200", _LINEARS_CSV)
+_LINEARS_TF32 = ("matmul_tf32", 227.53, 494.7, "TFLOPS", "the same GEMMs in TF32 math "
+                 "(torch.backends.cuda.matmul.allow_tf32), H200", _LINEARS_CSV)
 _H100_CAL2 = ("bench/results/gpu-2026-11-26-h200/h100/calibrate-bert-base.log "
               "(this project, 2026-11-26)")
 # H100 measured as H200 below (same method, same day; the 2026-11-23 run fitted
 # ResNet-50's layer-sized square SGEMMs for matmul and let convolutions take them).
 _H100 = [
-    ("matmul_fp32", 42.25, 66.9, "TFLOPS", "cuBLAS SGEMM (FP32 math), 10 square shapes of "
-     "BERT-base's matmul FLOPs at batch 32, rate with the launch time fixed, H100 SXM", _H100_CAL2),
-    ("matmul_tf32", 151.1, 494.7, "TFLOPS", "the same shapes in TF32 math (cublasSetMathMode), "
-     "rate with the launch time fixed (R2 0.61: the rate varies with shape), H100 SXM",
-     _H100_CAL2),
+    _LINEARS_FP32[:4] + ("H200's (same GH100 chip and clocks): " + _LINEARS_FP32[4],
+                         _LINEARS_FP32[5]),
+    _LINEARS_TF32[:4] + ("H200's (same GH100 chip and clocks): " + _LINEARS_TF32[4],
+                         _LINEARS_TF32[5]),
     ("matmul_half", 794.5, 989, "TFLOPS", "BF16 matmul, best shape 2048x2048x13312 (MAMF), "
      "H100 SXM", _MAMF),
     ("conv_fp32", 41.77, 66.9, "TFLOPS", "convolution proxy: SGEMMs shaped as ResNet-50's 3x3 "
@@ -162,10 +185,8 @@ _H200_CAL = ("bench/results/gpu-2026-11-26-h200/calibrate-bert-base.log and cali
 # (3.45 us), the form ddpsim uses (kernel_overhead + F / (efficiency * peak)); the free
 # fits' intercepts (13-29 us) are not a launch cost ddpsim has.
 _H200 = [
-    ("matmul_fp32", 41.76, 66.9, "TFLOPS", "cuBLAS SGEMM (FP32 math), 10 square shapes of "
-     "BERT-base's matmul FLOPs at batch 32, rate with the launch time fixed, H200", _H200_CAL),
-    ("matmul_tf32", 160.9, 494.7, "TFLOPS", "the same shapes in TF32 math (cublasSetMathMode), "
-     "rate with the launch time fixed (R2 0.54: the rate varies with shape), H200", _H200_CAL),
+    _LINEARS_FP32,
+    _LINEARS_TF32,
     ("matmul_half", 828.6, 989, "TFLOPS", "BF16 matmul, best shape 1024x15360x4096 (MAMF), "
      "GH200 (GH100, 141 GB HBM3e)", _MAMF),
     ("conv_fp32", 41.54, 66.9, "TFLOPS", "convolution proxy: SGEMMs shaped as ResNet-50's 3x3 "

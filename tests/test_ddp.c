@@ -529,18 +529,69 @@ Test(ddp, nccl_protocols_are_chosen_per_bucket) {
   teardown(&f);
 }
 
-Test(ddp, memory_adds_up) {
-  /* tiny: 1,835,264 parameters * 4 B for params, grads, buckets and SGD
-   * momentum; activations 3 * 1 MB at batch 4 = 12 MB. */
+Test(ddp, memory_walks_backward_through_the_layers) {
+  /* tiny: 1,835,264 parameters, P = 7,341,056 B each for params, momentum
+   * and DDP's buckets; at batch 4 its layers save 4 MB each (12 MB) and
+   * its output (output_bytes, by default the last layer's 1 MB) holds
+   * 4 MB. Backward's start: 12 + 4 = 16 MB. After l2's backward: its 4 MB
+   * freed, its .grad allocated (1,048,576 x 4 = 4,194,304): 8e6 + 4e6 +
+   * 4,194,304 = 16,194,304, the peak (after l1's: 4e6 + 4e6 + 6,291,456;
+   * after l0's and at SGD's step, which works in place: 4e6 + P). */
   struct ds_model *m = ds_test_model(TINY_MODEL);
   struct ds_ddp_memory mem;
   struct ds_precision fp32 = {4, 4, 0};
-  ds_ddp_memory(m, &fp32, 4, 0, &mem);
-  double p = 1835264.0 * 4;
-  cr_assert_float_eq(mem.params, p, 0.5);
-  cr_assert_float_eq(mem.optimizer, p, 0.5);
+  double P = 1835264.0 * 4;
+  struct ds_memory_options ddp = {.ddp = 1, .step_numel = 1835264};
+  ds_ddp_memory(m, &fp32, 4, &ddp, &mem);
+  cr_assert_float_eq(mem.params, P, 0.5);
+  cr_assert_float_eq(mem.optimizer, P, 0.5);
+  cr_assert_float_eq(mem.buckets, P, 0.5);
   cr_assert_float_eq(mem.activations, 12e6, 0.5);
-  cr_assert_float_eq(mem.total, 4 * p + 12e6, 0.5);
+  cr_assert_float_eq(mem.output, 4e6, 0.5);
+  cr_assert_eq(mem.peak_at, DS_PEAK_BACKWARD);
+  cr_assert_eq(mem.peak_layer, 2);
+  cr_assert_float_eq(mem.live_activations, 8e6, 0.5);
+  cr_assert_float_eq(mem.live_grads, 4194304, 0.5);
+  cr_assert_float_eq(mem.total, 3 * P + 16194304, 0.5);
+  /* gradient_as_bucket_view: .grad are the buckets, nothing allocated in
+   * backward, so the start's 16 MB is the peak */
+  ddp.grad_as_bucket_view = 1;
+  ds_ddp_memory(m, &fp32, 4, &ddp, &mem);
+  cr_assert_float_eq(mem.grads, 0, 0);
+  cr_assert_eq(mem.peak_at, DS_PEAK_BACKWARD_START);
+  cr_assert_float_eq(mem.total, 3 * P + 16e6, 0.5);
+  /* 1.4/1.9's zero_grad() keeps .grad: live from the start, 16e6 + P */
+  struct ds_memory_options kept = {.grads_kept = 1, .step_numel = 1835264};
+  ds_ddp_memory(m, &fp32, 4, &kept, &mem);
+  cr_assert_eq(mem.peak_at, DS_PEAK_BACKWARD_START);
+  cr_assert_float_eq(mem.live_grads, P, 0.5);
+  cr_assert_float_eq(mem.total, 2 * P + 16e6 + P, 0.5);
+  ds_model_free(m);
+}
+
+Test(ddp, adams_step_peaks_when_activations_are_small) {
+  /* tiny with Adam at batch 1: saved 3 MB + output 1 MB at backward's
+   * start; after l0's backward 1e6 + P; the foreach step's sqrt of the
+   * second moments adds P: 1e6 + 2P, the peak. Total: params P + moments
+   * 2P + 1e6 + 2P. */
+  char *text = ds_test_slurp(TINY_MODEL);
+  char *at = strstr(text, "optimizer: sgd\n");
+  cr_assert(at);
+  char buf[8192];
+  snprintf(buf, sizeof buf, "%.*soptimizer: adam\n%s", (int)(at - text), text,
+           at + strlen("optimizer: sgd\n"));
+  free(text);
+  struct ds_model *m = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_test_load_model_text(buf, &m, &err), DS_OK, "%s", err.msg);
+  struct ds_ddp_memory mem;
+  struct ds_precision fp32 = {4, 4, 0};
+  double P = 1835264.0 * 4;
+  struct ds_memory_options single = {.step_numel = 1835264};
+  ds_ddp_memory(m, &fp32, 1, &single, &mem);
+  cr_assert_eq(mem.peak_at, DS_PEAK_STEP);
+  cr_assert_float_eq(mem.step_temp, P, 0.5);
+  cr_assert_float_eq(mem.total, P + 2 * P + 1e6 + 2 * P, 0.5);
   ds_model_free(m);
 }
 
@@ -564,6 +615,21 @@ Test(ddp, the_loss_keeps_its_saved_tensors_in_fp32_under_autocast) {
   cr_assert_float_eq(ds_ddp_saved_bytes(m, &fp32, 4), 16e6, 0.5);
   cr_assert_float_eq(ds_ddp_saved_bytes(m, &amp, 4), 10e6 + 1835264.0 * 2, 0.5);
   cr_assert_float_eq(ds_ddp_saved_bytes(m, &half, 4), 8e6, 0.5);
+  /* its backward: nll_loss's gradient and log_softmax's, 4 MB each in
+   * fp32 and under autocast, 2 MB each under --dtype fp16; at backward's
+   * start beside everything saved and the 4 MB output (2 MB in half):
+   * the peak, 16 + 4 + 8 MB in fp32 */
+  struct ds_memory_options single = {.step_numel = 1835264};
+  struct ds_ddp_memory mem;
+  ds_ddp_memory(m, &fp32, 4, &single, &mem);
+  cr_assert_float_eq(mem.loss_grads, 8e6, 0.5);
+  cr_assert_eq(mem.peak_at, DS_PEAK_BACKWARD_START);
+  cr_assert_float_eq(mem.total, 2 * 1835264.0 * 4 + 16e6 + 4e6 + 8e6, 0.5);
+  ds_ddp_memory(m, &amp, 4, &single, &mem);
+  cr_assert_float_eq(mem.loss_grads, 8e6, 0.5);
+  ds_ddp_memory(m, &half, 4, &single, &mem);
+  cr_assert_float_eq(mem.loss_grads, 4e6, 0.5);
+  cr_assert_float_eq(mem.output, 2e6, 0.5);
   /* DataParallel on 2 GPUs, batch 1 each: the loss runs on GPU 0 over both
    * replicas' outputs (2 MB saved there, none on GPU 1); with
    * parallel_loss each replica keeps its own 1 MB */
@@ -648,11 +714,19 @@ Test(ddp, autocast_runs_the_math_in_half_and_keeps_fp32_state) {
   ds_compute_unscale_ns(&f.c, f.m, &unscale_bytes);
   cr_assert_float_eq(unscale_bytes, 2 * 7341056.0, 0.5);
   struct ds_ddp_memory mem;
-  ds_ddp_memory(f.m, &f.c.precision, 4, 0, &mem);
+  struct ds_memory_options ddp = {.ddp = 1, .step_numel = 1835264};
+  ds_ddp_memory(f.m, &f.c.precision, 4, &ddp, &mem);
   cr_assert_float_eq(mem.params, 7341056, 0.5);
   cr_assert_float_eq(mem.buckets, 7341056, 0.5);
   cr_assert_float_eq(mem.activations, 6e6 + 3670528, 0.5);
-  cr_assert_float_eq(mem.total, 4 * 7341056.0 + 6e6 + 3670528, 0.5);
+  /* the output in half (tiny's last layer has no class: autocast runs
+   * it in half), 2 MB; after l2's backward its 2 MB of activations and
+   * its weight's half copy (2,097,152) are freed and its .grad
+   * (4,194,304) allocated: the peak */
+  cr_assert_float_eq(mem.output, 2e6, 0.5);
+  cr_assert_eq(mem.peak_at, DS_PEAK_BACKWARD);
+  cr_assert_float_eq(mem.total,
+                     3 * 7341056.0 + (6e6 + 3670528 - 2e6 - 2097152) + 2e6 + 4194304, 0.5);
   struct ds_compute c;
   cr_assert_eq(ds_compute_init(f.t, DS_DTYPE_FP32, DS_AMP_BF16, &c, &err), DS_EUSAGE,
                "TestGPU has no bf16");

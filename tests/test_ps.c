@@ -118,7 +118,9 @@ Test(ps, update_bytes_and_memory) {
   cr_assert_float_eq(ds_ps_update_bytes(f.model, &f.c, 1048576, DS_PS_SYNC, 4), 13 * shard, 1e-6);
   cr_assert_float_eq(ds_ps_update_bytes(f.model, &f.c, 1048576, DS_PS_SYNC, 1), 8 * shard, 1e-6);
   /* Memory, batch 2, 2 servers on GPUs 0 and 2: every worker holds
-   * params P + grads P + activations 2 * 2 MB; GPU 0 also its shard's
+   * params P and peaks after l0's backward, its activations (2 x 2 MB)
+   * freed, its grads P allocated, the output (2 x 1 MB) still held: P +
+   * 2 MB (backward's start: 4 + 2 MB); GPU 0 also its shard's
    * master copy P/2, momentum P/2 and the 4 workers' pushed gradients, 4 x
    * P/2 (sync sums all 4 after the last push; async holds one per worker
    * until its update); GPU 1 nothing. */
@@ -129,9 +131,11 @@ Test(ps, update_bytes_and_memory) {
   struct ds_ddp_memory m0, m1;
   ds_ps_memory(f.model, &f.c.precision, 2, &sh, 4, 0, &m0);
   ds_ps_memory(f.model, &f.c.precision, 2, &sh, 4, 1, &m1);
-  cr_assert_float_eq(m1.total, 2 * P + 4e6, 1e-3);
+  cr_assert_float_eq(m1.total, 2 * P + 2e6, 1e-3);
+  cr_assert_eq(m1.peak_at, DS_PEAK_BACKWARD);
+  cr_assert_eq(m1.peak_layer, 0);
   cr_assert_float_eq(m1.optimizer, 0, 1e-9);
-  cr_assert_float_eq(m0.total, 2 * P + 4e6 + 6 * P / 2, 1e-3);
+  cr_assert_float_eq(m0.total, 2 * P + 2e6 + 6 * P / 2, 1e-3);
   cr_assert_float_eq(m0.buckets, 4 * P / 2, 1e-3);
   cr_assert_float_eq(m0.optimizer, P / 2, 1e-3);
   /* One worker: its own push lands in one buffer. */

@@ -266,6 +266,38 @@ static void print_gpu_time(FILE *fp, const struct ds_summary *r) {
           "(docs/strategies.md, \"The host costs\")\n", fp);
 }
 
+/* The peak-memory line and where the peak is (ddp.h ds_ddp_memory): the
+ * terms live then, which add up to the total. */
+static void print_memory(FILE *fp, const struct ds_summary *r) {
+  const struct ds_ddp_memory *m = &r->mem;
+  const double g = DS_UNITS_GIB;
+  fprintf(fp, "  peak memory    %10.3f GiB per GPU (params %.3f + optimizer %.3f + buckets %.3f",
+          r->peak_mem_gib, m->params / g, m->optimizer / g, m->buckets / g);
+  if (m->hook > 0) fprintf(fp, " + comm hook buffers %.3f", m->hook / g);
+  switch (m->peak_at) {
+  case DS_PEAK_BACKWARD_START:
+    fprintf(fp, " + activations %.3f + output %.3f + loss gradients %.3f", m->live_activations / g,
+            m->output / g, m->loss_grads / g);
+    if (m->live_grads > 0) fprintf(fp, " + grads %.3f", m->live_grads / g);
+    fputs(")\n    at backward's start", fp);
+    if (m->live_grads == 0 && m->grads > 0)
+      fprintf(fp, "; grads %.3f allocated later, as activations are freed", m->grads / g);
+    fputc('\n', fp);
+    break;
+  case DS_PEAK_BACKWARD:
+    fprintf(fp, " + activations %.3f + output %.3f + grads %.3f)\n"
+                "    in backward, after layer %d's; of %.3f activations and %.3f grads in all\n",
+            m->live_activations / g, m->output / g, m->live_grads / g, (int)m->peak_layer,
+            m->activations / g, m->grads / g);
+    break;
+  case DS_PEAK_STEP:
+    fprintf(fp, " + output %.3f + grads %.3f + step temporaries %.3f)\n"
+                "    at the optimizer step; activations %.3f were freed in backward\n",
+            m->output / g, m->grads / g, m->step_temp / g, m->activations / g);
+    break;
+  }
+}
+
 static void print_buckets(FILE *fp, const struct ds_summary *r) {
   fprintf(fp, "  buckets            %d:", r->n_buckets);
   int32_t shown = r->n_buckets <= 12 ? r->n_buckets : 10;
@@ -375,15 +407,7 @@ static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
     print_dp_gpu(fp, "GPU 0", &r->dp_mem.gpu0);
     print_dp_gpu(fp, "other GPUs", &r->dp_mem.other);
   } else {
-    fprintf(fp,
-            "  peak memory    %10.3f GiB per GPU (params %.3f + grads %.3f + "
-            "buckets %.3f + optimizer %.3f + activations %.3f)\n",
-            r->peak_mem_gib, r->mem.params / DS_UNITS_GIB, r->mem.grads / DS_UNITS_GIB,
-            r->mem.buckets / DS_UNITS_GIB, r->mem.optimizer / DS_UNITS_GIB,
-            r->mem.activations / DS_UNITS_GIB);
-    if (r->mem.hook > 0)
-      fprintf(fp, "    comm hook    %10.3f GiB of it: the hook's buffers (docs/strategies.md)\n",
-              r->mem.hook / DS_UNITS_GIB);
+    print_memory(fp, r);
     if (r->has_ps)
       fprintf(fp, "    GPU 0 %.3f GiB, other GPUs up to %.3f GiB  (above: the fullest; a "
                   "server's GPU adds its shard's master copy, optimizer state and "
@@ -475,15 +499,7 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     fprintf(fp, "    overlap      %10.1f %%\n", r->overlap_pct);
     print_gpu_time(fp, r);
     print_buckets(fp, r);
-    fprintf(fp,
-            "  peak memory    %10.3f GiB per GPU (params %.3f + grads %.3f + "
-            "buckets %.3f + optimizer %.3f + activations %.3f)\n",
-            r->peak_mem_gib, r->mem.params / DS_UNITS_GIB, r->mem.grads / DS_UNITS_GIB,
-            r->mem.buckets / DS_UNITS_GIB, r->mem.optimizer / DS_UNITS_GIB,
-            r->mem.activations / DS_UNITS_GIB);
-    if (r->mem.hook > 0)
-      fprintf(fp, "    comm hook    %10.3f GiB of it: the hook's buffers (docs/strategies.md)\n",
-              r->mem.hook / DS_UNITS_GIB);
+    print_memory(fp, r);
   }
 }
 

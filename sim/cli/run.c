@@ -839,16 +839,23 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
     s->peak_mem_gib_other = s->dp_mem.other.total / DS_UNITS_GIB;
     break;
   }
-  case DS_STRATEGY_SINGLE: /* no bucket copies; no other GPU (0) */
-    ds_ddp_memory(c.model, &c.compute.precision, c.batch, 1, &s->mem);
+  case DS_STRATEGY_SINGLE: { /* no bucket copies; no other GPU (0) */
+    struct ds_memory_options mo = {.grads_kept = c.compute.grad_kept,
+                                   .step_numel = (double)c.model->total_numel};
+    ds_ddp_memory(c.model, &c.compute.precision, c.batch, &mo, &s->mem);
     s->peak_mem_gib_gpu0 = s->mem.total / DS_UNITS_GIB;
     s->peak_mem_gib_other = 0;
     break;
-  default:
-    ds_ddp_memory(c.model, &c.compute.precision, c.batch, oc.grad_as_bucket_view, &s->mem);
+  }
+  default: {
+    struct ds_memory_options mo = {.ddp = 1, .grad_as_bucket_view = oc.grad_as_bucket_view,
+                                   .grads_kept = c.compute.grad_kept,
+                                   .step_numel = (double)c.model->total_numel};
+    ds_ddp_memory(c.model, &c.compute.precision, c.batch, &mo, &s->mem);
     DS_CHECK_GOTO(add_hook_memory(&c, &oc, &s->mem, err), st, out);
     s->peak_mem_gib_gpu0 = s->peak_mem_gib_other = s->mem.total / DS_UNITS_GIB;
     break;
+  }
   }
   s->strategy = oc.strategy;
   s->model = c.model->name;

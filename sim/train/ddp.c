@@ -843,16 +843,74 @@ double ds_ddp_saved_bytes(const struct ds_model *m, const struct ds_precision *p
          cast * pr->half_weight_bytes;
 }
 
+/* The model's output in the dtype its last layer writes: half under
+ * autocast when that layer is one autocast runs in half (a matmul's, a
+ * convolution's), the activations' dtype otherwise. */
+static double output_bytes(const struct ds_model *m, const struct ds_precision *pr) {
+  const struct ds_layer *last = m->n_layers ? &m->layers[m->n_layers - 1] : NULL;
+  if (pr->half_weight_bytes)
+    return last && ds_layer_autocast_casts_weights(last)
+               ? m->output_bytes * pr->half_weight_bytes / 4.0
+               : m->output_bytes;
+  return m->output_bytes * pr->act_bytes / 4.0;
+}
+
+void ds_ddp_memory_total(struct ds_ddp_memory *m) {
+  m->total = m->params + m->optimizer + m->buckets + m->hook + m->dynamic;
+}
+
 void ds_ddp_memory(const struct ds_model *m, const struct ds_precision *pr, int64_t batch,
-                   int grad_as_bucket_view, struct ds_ddp_memory *out) {
+                   const struct ds_memory_options *opt, struct ds_ddp_memory *out) {
   double p = (double)m->total_numel * pr->param_bytes;
-  out->params = p;
-  out->grads = p;
-  /* gradient_as_bucket_view: .grad tensors are views into the buckets. */
-  out->buckets = grad_as_bucket_view ? 0 : p;
+  *out = (struct ds_ddp_memory){.params = p, .peak_layer = -1};
+  out->buckets = opt->ddp ? p : 0;
+  /* gradient_as_bucket_view: .grad tensors are views into the buckets */
+  out->grads = opt->ddp && opt->grad_as_bucket_view ? 0 : p;
   out->optimizer = p * ds_optimizer_states(m->optimizer);
   out->activations = ds_ddp_saved_bytes(m, pr, batch);
+  out->output = output_bytes(m, pr) * (double)batch;
+  /* CrossEntropyLoss's backward (every model file's loss): nll_loss's
+   * gradient, then log_softmax's, each the size of the log-probs it
+   * saved, both live beside them (the H200's GPT-2 runs: 3.06 GiB above
+   * the forward's end, twice its 1.53 GiB of log-probs) */
+  out->loss_grads = 2 * ds_loss_saved_bytes(m, pr, (double)batch);
+  /* torch.optim.Adam's foreach step (_multi_tensor_adam) takes the sqrt
+   * of every second moment into new tensors; SGD's momentum works in place */
+  out->step_temp =
+      m->optimizer == DS_OPT_ADAM ? opt->step_numel * pr->param_bytes : 0;
+  double kept = opt->grads_kept ? out->grads : 0; /* live from the start */
+  /* backward's start */
+  out->peak_at = DS_PEAK_BACKWARD_START;
+  out->live_activations = out->activations;
+  out->live_grads = kept;
+  out->dynamic = out->activations + out->output + out->loss_grads + kept;
+  /* back through the layers: layer l's saved tensors freed, its .grad
+   * allocated (the loss's saved log-probs and gradients freed first) */
+  double saved = out->activations - ds_loss_saved_bytes(m, pr, (double)batch);
+  double grads = kept;
+  for (int32_t l = m->n_layers - 1; l >= 0; l--) {
+    const struct ds_layer *ly = &m->layers[l];
+    saved -= layer_saved_bytes(ly, pr) * (double)batch;
+    if (ds_layer_autocast_casts_weights(ly))
+      saved -= (double)ly->param_numel * pr->half_weight_bytes;
+    if (!opt->grads_kept && out->grads > 0) grads += (double)ly->param_numel * pr->param_bytes;
+    double live = saved + out->output + grads;
+    if (live > out->dynamic) {
+      out->dynamic = live;
+      out->peak_at = DS_PEAK_BACKWARD;
+      out->peak_layer = l;
+      out->live_activations = saved;
+      out->live_grads = grads;
+    }
+  }
+  /* the step */
+  double step = out->output + out->grads + out->step_temp;
+  if (step > out->dynamic) {
+    out->dynamic = step;
+    out->peak_at = DS_PEAK_STEP;
+    out->live_activations = 0;
+    out->live_grads = out->grads;
+  }
   out->hook = 0;
-  out->total = out->params + out->grads + out->buckets + out->optimizer +
-               out->activations;
+  ds_ddp_memory_total(out);
 }

@@ -99,7 +99,12 @@ void ds_ps_memory(const struct ds_model *m, const struct ds_precision *pr, int64
                   const struct ds_ps_shards *sh, int32_t world, int32_t gpu,
                   struct ds_ddp_memory *out) {
   int dtype_bytes = pr->param_bytes;
-  ds_ddp_memory(m, pr, batch, 1, out);
+  /* the workers step nothing; a server's GPU steps its shards */
+  double stepped = 0;
+  for (int32_t k = 0; k < sh->n; k++)
+    if (sh->gpu[k] == gpu) stepped += (double)sh->numel[k];
+  struct ds_memory_options mo = {.step_numel = stepped};
+  ds_ddp_memory(m, pr, batch, &mo, out);
   out->optimizer = 0; /* workers keep none: the servers step */
   out->buckets = 0;
   for (int32_t k = 0; k < sh->n; k++) {
@@ -116,8 +121,7 @@ void ds_ps_memory(const struct ds_model *m, const struct ds_precision *pr, int64
      * arrive together, as in the first step */
     out->buckets += shard * world;
   }
-  out->total = out->params + out->grads + out->buckets + out->optimizer +
-               out->activations;
+  ds_ddp_memory_total(out);
 }
 
 /* ---- the schedule ---- */

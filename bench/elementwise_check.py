@@ -89,8 +89,8 @@ def charge_us(ddpsim, topo, row, tmp):
 def rates_in_use(header):
     with open(header) as f:
         text = f.read()
-    return {m.group(1).lower(): float(m.group(2))
-            for m in re.finditer(r"#define DS_LEGACY_(\w+)_CYCLES\s+([\d.]+)", text)}
+    return {m.group(1).lower() + (m.group(2) or "").lower(): float(m.group(3))
+            for m in re.finditer(r"#define DS_LEGACY_(\w+?)_CYCLES(_FP32)?\s+([\d.]+)", text)}
 
 
 def main():

@@ -213,7 +213,7 @@ Test(legacy_ew, autocast_keeps_an_fp32_ops_bytes) {
  * 10000 x 0.566) x 10 = 78300 cycles = 19575 ns; the same layer in fp32
  * takes 24800, 15600 and 21800 ns (above): the rate follows the element
  * size, the run's dtype, not --amp alone. */
-Test(legacy_ew, two_byte_runs_take_the_four_element_kernels_rates) {
+Test(legacy_ew, two_byte_elements_keep_the_half_rates) {
   struct ds_test_compute f;
   ds_test_compute_setup(&f, ds_test_clock_gpus, "ClockGPU", 0.5, 0, model_text, DS_DTYPE_BF16,
                         DS_AMP_NONE);

@@ -6,8 +6,9 @@
  * longer or the GPU has no clock. Expected values are worked by hand on
  * made-up GPUs (ds_test_clock_gpus): ClockGPU, 4 SMs at 1000 MHz (4e9 SM
  * cycles/s) and 1000 GB/s reached in full, no kernel overhead; the rates
- * are legacy_ew.h's, 0.217 SM cycles per strided operand-element and 0.566
- * per transposed one.
+ * are legacy_ew.h's: in fp32 runs (elementwise_kernel<128, 2>) 0.248 SM
+ * cycles per strided operand-element and 0.624 per transposed one, with
+ * 2-byte elements (<128, 4>) 0.217 and 0.566.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -71,47 +72,47 @@ Test(legacy_ew, the_keys_are_read_per_layout_and_pass) {
   ds_test_compute_free(&f);
 }
 
-/* Batch 10. Forward: the vectorised rest, (1e6 - 8e5) x 10 = 2e6 B, takes
- * 2000 ns; the others 40000 x 10 x 0.217 = 86800 cycles = 21700 ns against
- * their 8e6 B = 8000 ns. The plain layer: all 1e7 B at the roofline, 10000
- * ns. Backward: no vectorised bytes left (no kernel); 10000 x 10 x 0.566 =
- * 56600 cycles = 14150 ns against 6e6 B = 6000 ns; the additions (10000 x
- * 0.217 + 10000 x 0.566) x 10 = 78300 cycles = 19575 ns against 3e6 B =
- * 3000 ns. The plain layer's backward: 6e6 B + the addition's 3e6 B, and
+/* Batch 10, fp32. Forward: the vectorised rest, (1e6 - 8e5) x 10 = 2e6 B,
+ * takes 2000 ns; the others 40000 x 10 x 0.248 = 99200 cycles = 24800 ns
+ * against their 8e6 B = 8000 ns. The plain layer: all 1e7 B at the
+ * roofline, 10000 ns. Backward: no vectorised bytes left (no kernel); 10000
+ * x 10 x 0.624 = 62400 cycles = 15600 ns against 6e6 B = 6000 ns; the
+ * additions (10000 x 0.248 + 10000 x 0.624) x 10 = 87200 cycles = 21800 ns
+ * against 3e6 B = 3000 ns. The plain layer's backward: 6e6 B + the addition's 3e6 B, and
  * its weight (read, gradient written: 8 B) = 9008 ns. */
 Test(legacy_ew, kernels_off_the_vectorised_path_run_at_the_sm_rate) {
   struct ds_test_compute f;
   setup(&f, "ClockGPU", DS_AMP_NONE);
   const struct ds_layer *g = &f.m->layers[0], *p = &f.m->layers[1];
   double bytes;
-  cr_assert_float_eq(ds_legacy_ew_ns(&f.c, g, DS_LEGACY_FWD, 10, &bytes), 21700, 1e-6);
+  cr_assert_float_eq(ds_legacy_ew_ns(&f.c, g, DS_LEGACY_FWD, 10, &bytes), 24800, 1e-6);
   cr_assert_float_eq(bytes, 8e6, 1e-6);
-  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, g, 10), 2000 + 21700, 1e-6);
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, g, 10), 2000 + 24800, 1e-6);
   cr_assert_float_eq(ds_compute_fwd_ns(&f.c, p, 10), 10000 + 4e-3, 1e-6,
                      "without the keys: one roofline (and its weight's 4 B)");
-  cr_assert_float_eq(ds_compute_bwd_extra_ns(&f.c, g, 10), 19575, 1e-6);
-  cr_assert_float_eq(ds_compute_bwd_ns(&f.c, g, 10), 14150 + 19575, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_extra_ns(&f.c, g, 10), 21800, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&f.c, g, 10), 15600 + 21800, 1e-6);
   cr_assert_float_eq(ds_compute_bwd_ns(&f.c, p, 10), 6000 + 8e-3 + 3000, 1e-6);
   ds_test_compute_free(&f);
 }
 
-/* --channels-last reads nhwc_legacy_ew: 40000 x 10 x 0.566 = 226400 cycles
- * = 56600 ns; its backward has no counts, so all 6e6 B run at the roofline
+/* --channels-last reads nhwc_legacy_ew: 40000 x 10 x 0.624 = 249600 cycles
+ * = 62400 ns; its backward has no counts, so all 6e6 B run at the roofline
  * (6000 ns) and so do the additions (3000 ns). */
 Test(legacy_ew, channels_last_takes_the_nhwc_counts) {
   struct ds_test_compute f;
   setup(&f, "ClockGPU", DS_AMP_NONE);
   const struct ds_layer *g = &f.m->layers[0];
   f.c.channels_last = 1;
-  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, g, 10), 2000 + 56600, 1e-6);
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, g, 10), 2000 + 62400, 1e-6);
   cr_assert_float_eq(ds_compute_bwd_ns(&f.c, g, 10), 6000 + 3000, 1e-6);
   f.c.channels_last = 0;
-  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, g, 10), 2000 + 21700, 1e-6);
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, g, 10), 2000 + 24800, 1e-6);
   ds_test_compute_free(&f);
 }
 
-/* 1 GB/s: the 8e6 B take 8e6 ns, far beyond the SMs' 86800 cycles on 1000
- * SMs at 2 GHz (43.4 ns), so the forward is the old roofline of all 1e7 B. */
+/* 1 GB/s: the 8e6 B take 8e6 ns, far beyond the SMs' 99200 cycles on 1000
+ * SMs at 2 GHz (49.6 ns), so the forward is the old roofline of all 1e7 B. */
 Test(legacy_ew, the_roofline_wins_when_memory_is_slow) {
   struct ds_test_compute f;
   setup(&f, "SlowMemGPU", DS_AMP_NONE);
@@ -134,9 +135,10 @@ Test(legacy_ew, a_gpu_without_a_clock_keeps_one_roofline) {
 }
 
 /* Under --amp fp16 the activations are 2 bytes: the counted bytes halve
- * (8e5 x 10 / 2 = 4e6 B), the cycles do not. The forward's vectorised rest
- * is op_fwd_bytes at 2 bytes (the file has no amp_fwd_bytes): 5e6 - 4e6 =
- * 1e6 B = 1000 ns. */
+ * (8e5 x 10 / 2 = 4e6 B), and the kernel is elementwise_kernel<128, 4>:
+ * 40000 x 10 x 0.217 = 86800 cycles = 21700 ns. The forward's vectorised
+ * rest is op_fwd_bytes at 2 bytes (the file has no amp_fwd_bytes): 5e6 -
+ * 4e6 = 1e6 B = 1000 ns. */
 Test(legacy_ew, half_activations_halve_the_bytes_not_the_cycles) {
   struct ds_test_compute f;
   setup(&f, "ClockGPU", DS_AMP_FP16);
@@ -149,27 +151,27 @@ Test(legacy_ew, half_activations_halve_the_bytes_not_the_cycles) {
 }
 
 /* Partial passes: half's backward runs its vectorised 3e5 x 10 = 3e6 B
- * (3000 ns) and then 10000 x 10 x 0.566 = 56600 cycles = 14150 ns; its
- * additions 2e5 x 10 = 2e6 B (2000 ns) and then 10000 x 10 x 0.217 = 21700
- * cycles = 5425 ns against their 1e6 B = 1000 ns. */
+ * (3000 ns) and then 10000 x 10 x 0.624 = 62400 cycles = 15600 ns; its
+ * additions 2e5 x 10 = 2e6 B (2000 ns) and then 10000 x 10 x 0.248 = 24800
+ * cycles = 6200 ns against their 1e6 B = 1000 ns. */
 Test(legacy_ew, a_pass_partly_off_the_path_runs_both_parts) {
   struct ds_test_compute f;
   setup(&f, "ClockGPU", DS_AMP_NONE);
   const struct ds_layer *h = &f.m->layers[2];
-  cr_assert_float_eq(ds_compute_bwd_extra_ns(&f.c, h, 10), 2000 + 5425, 1e-6);
-  cr_assert_float_eq(ds_compute_bwd_ns(&f.c, h, 10), 3000 + 14150 + 2000 + 5425, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_extra_ns(&f.c, h, 10), 2000 + 6200, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&f.c, h, 10), 3000 + 15600 + 2000 + 6200, 1e-6);
   ds_test_compute_free(&f);
 }
 
 /* copier's backward: its copies' vectorised rest, 1e5 x 10 = 1e6 B, 1000
- * ns; the transposing clone 20000 x 10 x 0.566 = 113200 cycles = 28300 ns
+ * ns; the transposing clone 20000 x 10 x 0.624 = 124800 cycles = 31200 ns
  * against its 4e6 B = 4000 ns. Without the count: all 5e6 B, 5000 ns. */
 Test(legacy_ew, the_backwards_copies_run_off_the_path) {
   struct ds_test_compute f;
   setup(&f, "ClockGPU", DS_AMP_NONE);
   struct ds_layer *c = &f.m->layers[4];
-  cr_assert_float_eq(ds_compute_bwd_extra_ns(&f.c, c, 10), 1000 + 28300, 1e-6);
-  cr_assert_float_eq(ds_compute_bwd_ns(&f.c, c, 10), 1000 + 28300, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_extra_ns(&f.c, c, 10), 1000 + 31200, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&f.c, c, 10), 1000 + 31200, 1e-6);
   memset(&c->legacy[0][DS_LEGACY_COPY], 0, sizeof c->legacy[0][DS_LEGACY_COPY]);
   cr_assert_float_eq(ds_compute_bwd_extra_ns(&f.c, c, 10), 5000, 1e-6);
   ds_test_compute_free(&f);
@@ -177,29 +179,50 @@ Test(legacy_ew, the_backwards_copies_run_off_the_path) {
 
 /* A kernel overhead of 1 us: each part off the path is a kernel of its own
  * (one overhead), the vectorised rest another; fp32add's forward is all off
- * the path, so it runs one kernel, not two: 21700 + 1000 ns. */
+ * the path, so it runs one kernel, not two: 24800 + 1000 ns. */
 Test(legacy_ew, each_kernel_pays_one_overhead) {
   struct ds_test_compute f;
   ds_test_compute_setup(&f, ds_test_clock_gpus, "ClockGPU", 0.5, 1, model_text, DS_DTYPE_FP32,
                         DS_AMP_NONE);
-  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, &f.m->layers[0], 10), 2000 + 1000 + 21700 + 1000,
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, &f.m->layers[0], 10), 2000 + 1000 + 24800 + 1000,
                      1e-6);
-  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, &f.m->layers[3], 10), 21700 + 1000, 1e-6);
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, &f.m->layers[3], 10), 24800 + 1000, 1e-6);
   ds_test_compute_free(&f);
 }
 
 /* Under --amp an op autocast keeps in fp32 keeps its bytes: fp32add's
  * amp_fwd_bytes are its op_fwd_bytes (ratio 1), so its 8e6 B take 8000 ns
- * (the SM time, 21700 ns, binds either way) and no vectorised rest is
- * left: had its bytes been halved, 4e6 B would remain as a second kernel. */
+ * and no vectorised rest is left (had its bytes been halved, 4e6 B would
+ * remain as a second kernel); its kernel has 4-byte elements, so the SM
+ * time is 40000 x 10 x 0.248 = 99200 cycles = 24800 ns, which binds. */
 Test(legacy_ew, autocast_keeps_an_fp32_ops_bytes) {
   struct ds_test_compute f;
   setup(&f, "ClockGPU", DS_AMP_FP16);
   const struct ds_layer *a = &f.m->layers[3];
   double bytes;
-  cr_assert_float_eq(ds_legacy_ew_ns(&f.c, a, DS_LEGACY_FWD, 10, &bytes), 21700, 1e-6);
+  cr_assert_float_eq(ds_legacy_ew_ns(&f.c, a, DS_LEGACY_FWD, 10, &bytes), 24800, 1e-6);
   cr_assert_float_eq(bytes, 8e6, 1e-6);
-  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, a, 10), 21700, 1e-6);
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, a, 10), 24800, 1e-6);
+  ds_test_compute_free(&f);
+}
+
+/* --dtype bf16 (no autocast): 2-byte elements everywhere, so the kernels
+ * are elementwise_kernel<128, 4>: the forward 40000 x 10 x 0.217 = 86800
+ * cycles = 21700 ns (8e5 x 10 / 2 = 4e6 B, 4000 ns), the backward 10000 x
+ * 10 x 0.566 = 56600 cycles = 14150 ns, the additions (10000 x 0.217 +
+ * 10000 x 0.566) x 10 = 78300 cycles = 19575 ns; the same layer in fp32
+ * takes 24800, 15600 and 21800 ns (above): the rate follows the element
+ * size, the run's dtype, not --amp alone. */
+Test(legacy_ew, two_byte_elements_keep_the_half_rates) {
+  struct ds_test_compute f;
+  ds_test_compute_setup(&f, ds_test_clock_gpus, "ClockGPU", 0.5, 0, model_text, DS_DTYPE_BF16,
+                        DS_AMP_NONE);
+  const struct ds_layer *g = &f.m->layers[0];
+  double bytes;
+  cr_assert_float_eq(ds_legacy_ew_ns(&f.c, g, DS_LEGACY_FWD, 10, &bytes), 21700, 1e-6);
+  cr_assert_float_eq(bytes, 4e6, 1e-6);
+  cr_assert_float_eq(ds_legacy_ew_ns(&f.c, g, DS_LEGACY_BWD, 10, &bytes), 14150, 1e-6);
+  cr_assert_float_eq(ds_legacy_ew_ns(&f.c, g, DS_LEGACY_ACCUM, 10, &bytes), 19575, 1e-6);
   ds_test_compute_free(&f);
 }
 

@@ -85,15 +85,25 @@ static double pass_scale(const struct ds_compute *c, const struct ds_layer *l,
   return c->precision.act_bytes / 4.0;
 }
 
+/* The SM cycles per operand-element of the pass's kernels: elementwise_kernel
+ * <128, 2>'s where their elements are 4 bytes (the pass's bytes keep their
+ * fp32 size), else <128, 4>'s (legacy_ew.h). */
+static void rates(double scale, double *strided, double *transposed) {
+  int four_bytes = scale >= 1.0;
+  *strided = four_bytes ? DS_LEGACY_STRIDED_CYCLES_FP32 : DS_LEGACY_STRIDED_CYCLES;
+  *transposed = four_bytes ? DS_LEGACY_TRANSPOSED_CYCLES_FP32 : DS_LEGACY_TRANSPOSED_CYCLES;
+}
+
 double ds_legacy_ew_ns(const struct ds_compute *c, const struct ds_layer *l,
                        enum ds_legacy_pass p, int64_t batch, double *bytes) {
   const struct ds_legacy_ew *e = &l->legacy[c->channels_last ? 1 : 0][p];
   *bytes = 0;
   if (c->sms <= 0 || c->sm_clock_hz <= 0 || e->bytes <= 0) return 0;
   double b = (double)batch;
-  *bytes = e->bytes * pass_scale(c, l, p) * b;
-  double cycles = (e->strided_elems * DS_LEGACY_STRIDED_CYCLES +
-                   e->transposed_elems * DS_LEGACY_TRANSPOSED_CYCLES) * b;
+  double scale = pass_scale(c, l, p), strided, transposed;
+  *bytes = e->bytes * scale * b;
+  rates(scale, &strided, &transposed);
+  double cycles = (e->strided_elems * strided + e->transposed_elems * transposed) * b;
   /* a kernel of their own: the launch overhead either way */
   double sm_ns = cycles / ((double)c->sms * c->sm_clock_hz) * 1e9 + c->params.kernel_overhead_ns;
   double roofline = ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, *bytes);

@@ -7,8 +7,9 @@
  * A CUDA elementwise op (gpu_kernel, ATen/native/cuda/CUDALoops.cuh; a copy
  * too) runs vectorized_elementwise_kernel, which moves 16 bytes per load,
  * only when its TensorIterator is contiguous: every tensor operand dense, in
- * one layout, none broadcast. Otherwise it runs elementwise_kernel<128, 4>,
- * which computes every operand's offset for every element (an
+ * one layout, none broadcast. Otherwise it runs elementwise_kernel<128, 4>
+ * (<128, 2> for 4-byte outputs, below), which computes every operand's
+ * offset for every element (an
  * OffsetCalculator of integer divisions per dimension) and loads one
  * element at a time. On an H200 those kernels are bound by the SMs, not by
  * HBM: in this project's trace of SE-ResNeXt-101 (AMP, channels-last,
@@ -22,29 +23,57 @@
  * how their loads coalesce. Their time is the slower of
  *   - their bytes at the memory roofline (compute.c), and
  *   - their operand-elements times SM cycles per operand-element, over the
- *     GPU's SMs x boost clock:
+ *     GPU's SMs x boost clock, by kind and by the kernel's element size:
  *       strided (an operand broadcast or not dense, or operands in other
  *       layouts that keep the output's unit-stride dimension: consecutive
  *       threads read consecutive elements; the squeeze-and-excitation gate's
  *       addcmul and mul by an (N, C, 1, 1) scale, the global pool's backward
- *       div of an expanded gradient): 0.217;
+ *       div of an expanded gradient): 0.217 for 2-byte elements, 0.248 for
+ *       4-byte ones;
  *       transposed (a dense operand whose unit-stride dimension is not the
  *       output's, so consecutive threads read a plane apart: autograd adding
- *       an NCHW gradient to a channels-last one): 0.566.
- *     Least-squares fits through the origin on that trace's kernels of at
- *     least 2^20 elements, 17 (op, shape) groups: strided 0.203-0.249 over
- *     addcmul, mul and div at four shapes each, transposed 0.462-0.578 over
- *     add_ at four shapes and one threshold_backward (bench/legacy_ew_fit.py
- *     prints them). In the project's other H200 traces, not fitted, the
- *     non-copy ops run at 0.24-0.46, copies at 0.30-0.52 (strided) and
- *     0.87-0.95 (transposed): copies are charged 1.4-2.4x too little
- *     (docs/architecture.md).
+ *       an NCHW gradient to a channels-last one): 0.566 and 0.624.
+ *     The element size matters because the kernel does: gpu_kernel_impl_nocast
+ *     (CUDALoops.cuh) launches elementwise_kernel<128, 4> for 2-byte outputs
+ *     but <128, 2> for 4-byte ones (unroll_factor = sizeof(arg0_t) >= 4 ? 2 :
+ *     4), each thread computing half as many offsets with their loads in
+ *     flight, and the traces and microbenchmarks name those two kernels.
+ *     2-byte rates: least-squares fits through the origin on the kernels of
+ *     at least 2^20 elements of this project's trace of SE-ResNeXt-101 (AMP,
+ *     channels-last, batch 128; bench/results/gpu-2026-11-26b-h200/prof/
+ *     se_resnext101_32x4d-amp-b128-nhwc.json.gz), 17 (op, shape) groups:
+ *     strided 0.203-0.249 over addcmul, mul and div at four shapes each,
+ *     transposed 0.462-0.578 over add_ at four shapes and one
+ *     threshold_backward (bench/legacy_ew_fit.py prints them). 4-byte rates:
+ *     the fp32 rows of the elementwise microbenchmark (bench/gpu_kernels.py
+ *     --only elementwise on the H200, bench/results/gpu-2026-11-26d-h200/
+ *     elementwise.csv: a calibration set, not a training row), least squares
+ *     through the origin of the time per call less the 4 us kernel_overhead
+ *     against operand-elements / (SMs x clock), 48 strided rows (mul by an
+ *     (N, C, 1, 1) gate, addcmul with it, the pool's backward; NCHW and
+ *     channels-last; ResNet's four stage outputs at batch 128 and 32) and 16
+ *     transposed ones (add_ across layouts); bench/elementwise_check.py
+ *     prints them. The same microbenchmark's half rows give 0.201 and 0.593,
+ *     within 8 % of the trace's 2-byte rates, and the SE-ResNeXt-101 fp32
+ *     trace (bench/results/gpu-2026-11-26d-h200/prof; validation, not fitted)
+ *     0.255 strided. Per op the rate still varies (fp32: addcmul 0.23, mul
+ *     0.26, the pool's backward 0.31 per operand-element: the offsets are
+ *     computed per element, the loads per operand), which one rate per kind
+ *     averages. Copies of a permuted tensor are charged as their kind too,
+ *     and there the microbenchmark disagrees: copy_perm (strided) 0.340 half,
+ *     0.414 fp32, copy_transpose (transposed, a 7x7 to 56x56 plane) 0.278 and
+ *     0.405; in the project's BERT and GPT-2 H200 traces, not fitted, copies
+ *     ran at 0.30-0.52 (strided) and 0.87-0.95 (transposed, larger planes):
+ *     a transposed copy's cost depends on its plane, which the counts do not
+ *     carry (docs/architecture.md).
+ *     The kernel's element size: 4 bytes where the pass's bytes keep their
+ *     fp32 size (an fp32 run; under --amp an op autocast keeps in fp32),
+ *     else 2.
  * Other GPUs are inferred (the same cycles per operand-element on their SMs
- * and clock, as for max-pool's kernels), and so are NCHW, fp32 and other
- * ops (a copy of a permuted tensor, a mask's where), which the trace did not
- * run: they run the same kernel, and fp32's bytes make the roofline bind
- * sooner. Without the GPU's SMs and clock, or without the counts in the
- * model file, the bytes stay in the layer's one roofline, as before.
+ * and clock, as for max-pool's kernels), and so are other ops (a mask's
+ * where), which neither the trace nor the microbenchmark ran. Without the
+ * GPU's SMs and clock, or without the counts in the model file, the bytes
+ * stay in the layer's one roofline, as before.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -55,6 +84,8 @@
 
 #define DS_LEGACY_STRIDED_CYCLES 0.217
 #define DS_LEGACY_TRANSPOSED_CYCLES 0.566
+#define DS_LEGACY_STRIDED_CYCLES_FP32 0.248
+#define DS_LEGACY_TRANSPOSED_CYCLES_FP32 0.624
 
 struct ds_compute;
 
@@ -76,8 +107,10 @@ void ds_legacy_ew_finish(struct ds_layer *layers, size_t n);
  * layout the run uses (--channels-last picks nhwc_legacy_ew): returns their
  * time in nanoseconds and sets *bytes to the bytes they move, scaled from
  * fp32 to the activation dtype, which the caller takes out of the pass's
- * roofline. The time includes one kernel_overhead: they are kernels of their
- * own beside the pass's vectorised ones. Both 0 when the model file has no
+ * roofline. Their SM cycles are the rates of the kernel's element size (4
+ * bytes where the pass's bytes keep their fp32 size). The time includes one
+ * kernel_overhead: they are kernels of their own beside the pass's
+ * vectorised ones. Both 0 when the model file has no
  * counts for the pass or the GPU's SMs or clock are unknown. */
 double ds_legacy_ew_ns(const struct ds_compute *c, const struct ds_layer *l,
                        enum ds_legacy_pass p, int64_t batch, double *bytes);

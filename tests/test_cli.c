@@ -130,6 +130,10 @@ Test(cli, ddp_options_on_the_tiny_model) {
   cr_assert_float_eq(ns.iter, 3.022569 + 0.012582912, 1e-5);
   cr_assert_float_eq(ns.fwd, 2 * base.fwd, 1e-9);
   cr_assert_float_eq(ns.comm, base.comm, 1e-9);
+  /* the second micro-step's backward starts with the first's .grad live:
+   * 3 MB saved + 1 MB output + 7,341,056 B of grads, against the plain
+   * run's peak after l0's backward (1 MB output + the grads): 3 MB more */
+  cr_assert_float_eq((ns.mem - base.mem) * 1024 * 1024 * 1024, 3e6, 2200);
   struct ds_test_result r = run(TINY "--no-sync 2");
   cr_assert(strstr(r.out, ",no_sync=2,1.5175"), "%s", r.out);
   ds_test_release(&r);

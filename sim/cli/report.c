@@ -280,7 +280,9 @@ static void print_memory(FILE *fp, const struct ds_summary *r) {
             m->output / g, m->loss_grads / g);
     if (m->live_grads > 0) fprintf(fp, " + grads %.3f", m->live_grads / g);
     fputs(")\n    at backward's start", fp);
-    if (m->live_grads == 0 && m->grads > 0)
+    if (m->live_grads > 0)
+      fputs(", .grad live from the start (kept by zero_grad, or an earlier micro-step's)", fp);
+    else if (m->grads > 0)
       fprintf(fp, "; grads %.3f allocated later, as activations are freed", m->grads / g);
     fputc('\n', fp);
     break;

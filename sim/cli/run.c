@@ -455,6 +455,14 @@ static void describe_ddp_options(const struct ds_options *o, int32_t grad_accum,
   if (buf[0] == '\0') snprintf(buf, cap, "none");
 }
 
+/* Whether .grad is live at backward's start (ds_memory_options): kept by
+ * 1.4/1.9's zero_grad(), or left by an earlier micro-step of gradient
+ * accumulation or no_sync, whose backward the later ones add into. */
+static int grads_live_from_the_start(const struct config_run *c, const struct ds_options *o) {
+  return c->compute.grad_kept || c->grad_accum > 1 ||
+         (o->strategy_id == DS_STRATEGY_DDP && o->no_sync > 1);
+}
+
 /* The communication hook's buffers (ds_comm_hook_memory) on the
  * configuration's steady-state buckets, added to mem. */
 static ds_status add_hook_memory(const struct config_run *c, const struct ds_options *o,
@@ -840,7 +848,7 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
     break;
   }
   case DS_STRATEGY_SINGLE: { /* no bucket copies; no other GPU (0) */
-    struct ds_memory_options mo = {.grads_kept = c.compute.grad_kept,
+    struct ds_memory_options mo = {.grads_kept = grads_live_from_the_start(&c, &oc),
                                    .step_numel = (double)c.model->total_numel};
     ds_ddp_memory(c.model, &c.compute.precision, c.batch, &mo, &s->mem);
     s->peak_mem_gib_gpu0 = s->mem.total / DS_UNITS_GIB;
@@ -849,7 +857,7 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
   }
   default: {
     struct ds_memory_options mo = {.ddp = 1, .grad_as_bucket_view = oc.grad_as_bucket_view,
-                                   .grads_kept = c.compute.grad_kept,
+                                   .grads_kept = grads_live_from_the_start(&c, &oc),
                                    .step_numel = (double)c.model->total_numel};
     ds_ddp_memory(c.model, &c.compute.precision, c.batch, &mo, &s->mem);
     DS_CHECK_GOTO(add_hook_memory(&c, &oc, &s->mem, err), st, out);

@@ -560,6 +560,13 @@ Test(ddp, memory_walks_backward_through_the_layers) {
   cr_assert_float_eq(mem.grads, 0, 0);
   cr_assert_eq(mem.peak_at, DS_PEAK_BACKWARD_START);
   cr_assert_float_eq(mem.total, 3 * P + 16e6, 0.5);
+  /* SGD with --weight-decay: foreach's decayed gradients at the step,
+   * 4 MB output + P grads + P: above backward's peak */
+  ddp.grad_as_bucket_view = 0;
+  ddp.weight_decay = 1;
+  ds_ddp_memory(m, &fp32, 4, &ddp, &mem);
+  cr_assert_eq(mem.peak_at, DS_PEAK_STEP);
+  cr_assert_float_eq(mem.total, 3 * P + 4e6 + 2 * P, 0.5);
   /* 1.4/1.9's zero_grad() keeps .grad: live from the start, 16e6 + P */
   struct ds_memory_options kept = {.grads_kept = 1, .step_numel = 1835264};
   ds_ddp_memory(m, &fp32, 4, &kept, &mem);
@@ -569,7 +576,7 @@ Test(ddp, memory_walks_backward_through_the_layers) {
   ds_model_free(m);
 }
 
-Test(ddp, adams_step_peaks_when_activations_are_small) {
+Test(ddp, the_steps_temporaries_peak_when_activations_are_small) {
   /* tiny with Adam at batch 1: saved 3 MB + output 1 MB at backward's
    * start; after l0's backward 1e6 + P; the foreach step's sqrt of the
    * second moments adds P: 1e6 + 2P, the peak. Total: params P + moments
@@ -592,6 +599,19 @@ Test(ddp, adams_step_peaks_when_activations_are_small) {
   cr_assert_eq(mem.peak_at, DS_PEAK_STEP);
   cr_assert_float_eq(mem.step_temp, P, 0.5);
   cr_assert_float_eq(mem.total, P + 2 * P + 1e6 + 2 * P, 0.5);
+  /* --weight-decay: foreach's decayed gradients, P more */
+  single.weight_decay = 1;
+  ds_ddp_memory(m, &fp32, 1, &single, &mem);
+  cr_assert_float_eq(mem.step_temp, 2 * P, 0.5);
+  cr_assert_float_eq(mem.total, P + 2 * P + 1e6 + 3 * P, 0.5);
+  /* 1.4/1.9's per-parameter loop: one tensor at a time, the largest l2's
+   * 1,048,576 x 4 B, twice for Adam's sqrt and division, once more for
+   * the decayed gradient: 3 x 4,194,304 */
+  single.optimizer_loop = 1;
+  ds_ddp_memory(m, &fp32, 1, &single, &mem);
+  cr_assert_float_eq(mem.step_temp, 3 * 4194304.0, 0.5);
+  cr_assert_eq(mem.peak_at, DS_PEAK_STEP);
+  cr_assert_float_eq(mem.total, P + 2 * P + 1e6 + P + 3 * 4194304.0, 0.5);
   ds_model_free(m);
 }
 

@@ -129,8 +129,9 @@ Test(ps, update_bytes_and_memory) {
   cr_assert_eq(ds_ps_shard(f.model, 2, 4, &sh, &err), DS_OK);
   double P = 2 * shard;
   struct ds_ddp_memory m0, m1;
-  ds_ps_memory(f.model, &f.c.precision, 2, &sh, 4, 0, &m0);
-  ds_ps_memory(f.model, &f.c.precision, 2, &sh, 4, 1, &m1);
+  struct ds_memory_options mo = {0};
+  ds_ps_memory(f.model, &f.c.precision, 2, &mo, &sh, 4, 0, &m0);
+  ds_ps_memory(f.model, &f.c.precision, 2, &mo, &sh, 4, 1, &m1);
   cr_assert_float_eq(m1.total, 2 * P + 2e6, 1e-3);
   cr_assert_eq(m1.peak_at, DS_PEAK_BACKWARD);
   cr_assert_eq(m1.peak_layer, 0);
@@ -139,7 +140,7 @@ Test(ps, update_bytes_and_memory) {
   cr_assert_float_eq(m0.buckets, 4 * P / 2, 1e-3);
   cr_assert_float_eq(m0.optimizer, P / 2, 1e-3);
   /* One worker: its own push lands in one buffer. */
-  ds_ps_memory(f.model, &f.c.precision, 2, &sh, 1, 0, &m0);
+  ds_ps_memory(f.model, &f.c.precision, 2, &mo, &sh, 1, 0, &m0);
   cr_assert_float_eq(m0.buckets, P / 2, 1e-3);
   ds_ps_shards_release(&sh);
   unload(&f);

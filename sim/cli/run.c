@@ -699,7 +699,10 @@ static ds_status ps_memory(const struct config_run *c, struct ds_summary *s,
   DS_CHECK(ds_ps_shard(c->model, o->ps_servers, c->world, &sh, err));
   for (int32_t g = 0; g < c->world; g++) {
     struct ds_ddp_memory m;
-    ds_ps_memory(c->model, &c->compute.precision, c->batch, &sh, c->world, g, &m);
+    struct ds_memory_options mo = {.grads_kept = c->compute.grad_kept,
+                                   .optimizer_loop = c->compute.optimizer_loop,
+                                   .weight_decay = c->compute.weight_decay};
+    ds_ps_memory(c->model, &c->compute.precision, c->batch, &mo, &sh, c->world, g, &m);
     if (g == 0) s->peak_mem_gib_gpu0 = m.total / DS_UNITS_GIB;
     else if (m.total / DS_UNITS_GIB > s->peak_mem_gib_other)
       s->peak_mem_gib_other = m.total / DS_UNITS_GIB;
@@ -849,7 +852,9 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
   }
   case DS_STRATEGY_SINGLE: { /* no bucket copies; no other GPU (0) */
     struct ds_memory_options mo = {.grads_kept = grads_live_from_the_start(&c, &oc),
-                                   .step_numel = (double)c.model->total_numel};
+                                   .step_numel = (double)c.model->total_numel,
+                                   .optimizer_loop = c.compute.optimizer_loop,
+                                   .weight_decay = c.compute.weight_decay};
     ds_ddp_memory(c.model, &c.compute.precision, c.batch, &mo, &s->mem);
     s->peak_mem_gib_gpu0 = s->mem.total / DS_UNITS_GIB;
     s->peak_mem_gib_other = 0;
@@ -858,7 +863,9 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
   default: {
     struct ds_memory_options mo = {.ddp = 1, .grad_as_bucket_view = oc.grad_as_bucket_view,
                                    .grads_kept = grads_live_from_the_start(&c, &oc),
-                                   .step_numel = (double)c.model->total_numel};
+                                   .step_numel = (double)c.model->total_numel,
+                                   .optimizer_loop = c.compute.optimizer_loop,
+                                   .weight_decay = c.compute.weight_decay};
     ds_ddp_memory(c.model, &c.compute.precision, c.batch, &mo, &s->mem);
     DS_CHECK_GOTO(add_hook_memory(&c, &oc, &s->mem, err), st, out);
     s->peak_mem_gib_gpu0 = s->peak_mem_gib_other = s->mem.total / DS_UNITS_GIB;

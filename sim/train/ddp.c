@@ -855,6 +855,22 @@ static double output_bytes(const struct ds_model *m, const struct ds_precision *
   return m->output_bytes * pr->act_bytes / 4.0;
 }
 
+/* The optimizer step's new tensors (ds_memory_options): foreach Adam's
+ * sqrt of the second moments (SGD's momentum works in place) and the
+ * decayed gradients, over every parameter stepped; under the loop, one
+ * tensor's worth of each at a time, Adam's sqrt and division two. */
+static double step_temporaries(const struct ds_model *m, const struct ds_precision *pr,
+                               const struct ds_memory_options *opt) {
+  int adam = m->optimizer == DS_OPT_ADAM;
+  if (!opt->optimizer_loop)
+    return opt->step_numel * pr->param_bytes * (adam + (opt->weight_decay != 0));
+  double largest = 0;
+  for (int32_t i = 0; i < m->n_params; i++)
+    if ((double)m->params[i].numel > largest) largest = (double)m->params[i].numel;
+  if (opt->step_numel < largest) largest = opt->step_numel;
+  return largest * pr->param_bytes * (2 * adam + (opt->weight_decay != 0));
+}
+
 void ds_ddp_memory_total(struct ds_ddp_memory *m) {
   m->total = m->params + m->optimizer + m->buckets + m->hook + m->dynamic;
 }
@@ -874,10 +890,7 @@ void ds_ddp_memory(const struct ds_model *m, const struct ds_precision *pr, int6
    * saved, both live beside them (the H200's GPT-2 runs: 3.06 GiB above
    * the forward's end, twice its 1.53 GiB of log-probs) */
   out->loss_grads = 2 * ds_loss_saved_bytes(m, pr, (double)batch);
-  /* torch.optim.Adam's foreach step (_multi_tensor_adam) takes the sqrt
-   * of every second moment into new tensors; SGD's momentum works in place */
-  out->step_temp =
-      m->optimizer == DS_OPT_ADAM ? opt->step_numel * pr->param_bytes : 0;
+  out->step_temp = step_temporaries(m, pr, opt);
   double kept = opt->grads_kept ? out->grads : 0; /* live from the start */
   /* backward's start */
   out->peak_at = DS_PEAK_BACKWARD_START;

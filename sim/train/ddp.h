@@ -264,7 +264,7 @@ int64_t ds_ddp_colls_per_iteration(const struct ds_ddp_options *opt, int32_t n_b
 /* Per-GPU memory of single-GPU and DDP training, in bytes, at its peak.
  * What stays for the whole iteration: the parameters, the optimizer state,
  * DDP's buckets and the hook's buffers. What comes and goes, walked through
- * one iteration (docs/strategies.md, "Peak memory"): at backward's start
+ * one iteration (docs/architecture.md, the memory paragraph): at backward's start
  * the saved activations, the model's output (the training loop holds it:
  * `out = model(x); loss = criterion(out, y); loss.backward()`) and the
  * loss's two gradients; as backward runs back through the layers, each
@@ -289,8 +289,7 @@ struct ds_ddp_memory {
   double output;      /* the model's output, held through backward and the step */
   double loss_grads;  /* the loss's backward: nll_loss's gradient and
                        * log_softmax's, each the size of its saved log-probs */
-  double step_temp;   /* the step's temporaries: foreach Adam's sqrt of the
-                       * second moments, one per parameter it steps */
+  double step_temp;   /* the step's temporaries (ds_memory_options) */
   double hook;        /* the communication hook's buffers (ds_comm_hook_memory) */
   /* At the peak: where it is, and the saved activations and gradients
    * live then (the output is live throughout, the loss's gradients at
@@ -311,6 +310,15 @@ struct ds_memory_options {
                             * .grad live from the iteration's start */
   double step_numel;       /* parameters this GPU's optimizer steps (its
                             * temporaries); the model's under single and DDP */
+  /* The step's temporaries (torch/optim/adam.py, sgd.py): the foreach
+   * step (current PyTorch) makes new lists over every parameter it steps,
+   * the sqrt of Adam's second moments and, with weight decay, the decayed
+   * gradients (`_foreach_add(grads, params, alpha=weight_decay)`); the
+   * per-parameter loop of 1.4 and 1.9 (optimizer_loop) holds them for one
+   * tensor at a time: Adam's sqrt and its division by the bias correction
+   * (two of the largest tensor; 1.4's one), the decayed gradient. */
+  int optimizer_loop;
+  int weight_decay;
 };
 
 /* What autograd saves for the loss's backward over `samples` samples,

@@ -309,9 +309,15 @@ void ds_dp_memory(const struct ds_model *m, const struct ds_precision *pr,
    * the whole batch; with parallel_loss on every replica over its own. */
   double own_loss = ds_loss_saved_bytes(m, pr, b);
   double all_loss = opt->parallel_loss ? 0 : ds_loss_saved_bytes(m, pr, w * b);
+  /* The cross-entropy's backward also writes nll_loss's gradient, the
+   * size of the log-probs it saved, beside its output's gradient (ddp.h,
+   * loss_grads): over the gathered batch where the loss runs; with
+   * parallel_loss on every replica over its own, with its own output's
+   * gradient. */
   struct ds_dp_gpu_memory base = {
       .params = p, .grads = p,
-      .activations = ds_ddp_saved_bytes(m, pr, opt->batch) - (opt->parallel_loss ? 0 : own_loss)};
+      .activations = ds_ddp_saved_bytes(m, pr, opt->batch) - (opt->parallel_loss ? 0 : own_loss),
+      .outputs = opt->parallel_loss ? own_loss + b * m->output_bytes * pr->act_bytes / 4.0 : 0};
   memset(out, 0, sizeof *out);
   out->gpu0 = base;
   out->gpu0.grads += p; /* the reduced gradients, GPU 0's .grad */
@@ -320,11 +326,12 @@ void ds_dp_memory(const struct ds_model *m, const struct ds_precision *pr,
   if (opt->grad_kept && opt->world_size > 1) out->gpu0.grads += p;
   out->gpu0.optimizer = p * ds_optimizer_states(m->optimizer);
   out->gpu0.inputs = (w - 1) * b * m->input_bytes;
-  if (opt->output_device == 0) out->gpu0.outputs = gathered, out->gpu0.activations += all_loss;
+  if (opt->output_device == 0)
+    out->gpu0.outputs += gathered + all_loss, out->gpu0.activations += all_loss;
   sum(&out->gpu0);
   if (opt->world_size < 2) return;
   out->other = base;
   if (opt->output_device != 0)
-    out->other.outputs = gathered, out->other.activations += all_loss;
+    out->other.outputs += gathered + all_loss, out->other.activations += all_loss;
   sum(&out->other);
 }

@@ -96,14 +96,16 @@ double ds_ps_update_bytes(const struct ds_model *m, const struct ds_compute *c,
 }
 
 void ds_ps_memory(const struct ds_model *m, const struct ds_precision *pr, int64_t batch,
-                  const struct ds_ps_shards *sh, int32_t world, int32_t gpu,
-                  struct ds_ddp_memory *out) {
+                  const struct ds_memory_options *opt, const struct ds_ps_shards *sh,
+                  int32_t world, int32_t gpu, struct ds_ddp_memory *out) {
   int dtype_bytes = pr->param_bytes;
   /* the workers step nothing; a server's GPU steps its shards */
   double stepped = 0;
   for (int32_t k = 0; k < sh->n; k++)
     if (sh->gpu[k] == gpu) stepped += (double)sh->numel[k];
-  struct ds_memory_options mo = {.step_numel = stepped};
+  struct ds_memory_options mo = *opt;
+  mo.ddp = 0;
+  mo.step_numel = stepped;
   ds_ddp_memory(m, pr, batch, &mo, out);
   out->optimizer = 0; /* workers keep none: the servers step */
   out->buckets = 0;

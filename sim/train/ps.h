@@ -107,16 +107,19 @@ void ds_ps_shards_release(struct ds_ps_shards *s);
 double ds_ps_update_bytes(const struct ds_model *model, const struct ds_compute *c,
                           int64_t shard_numel, enum ds_ps_mode mode, int32_t world);
 
-/* Per-GPU memory of GPU g: the worker's parameters, gradients and
- * activations (no optimizer state), plus for every server on g its master
- * copy of the shard (params), its optimizer state (optimizer) and the
- * buffers the `world` workers' pushes land in (buckets), in either mode:
+/* Per-GPU memory of GPU g: the worker's parameters, and at its peak
+ * (ds_ddp_memory, walked through the iteration; opt's grads_kept,
+ * optimizer_loop and weight_decay, its step_numel set here to the shards g
+ * steps) activations, output and gradients, no optimizer state; plus for
+ * every server on g its master copy of the shard (params), its optimizer
+ * state (optimizer) and the buffers the `world` workers' pushes land in
+ * (buckets), allocated once as a server's receive buffers, in either mode:
  * sync sums all of them after the last push, async holds each worker's
  * until its update, one per worker at most, all at once when the pushes
  * arrive together. */
 void ds_ps_memory(const struct ds_model *model, const struct ds_precision *pr, int64_t batch,
-                  const struct ds_ps_shards *shards, int32_t world, int32_t gpu,
-                  struct ds_ddp_memory *out);
+                  const struct ds_memory_options *opt, const struct ds_ps_shards *shards,
+                  int32_t world, int32_t gpu, struct ds_ddp_memory *out);
 
 struct ds_ps_options {
   int32_t world_size;         /* workers = ranks, <= topo->n_gpus */

@@ -30,7 +30,9 @@ nodes its backward runs, `host_nodes`) turn the phases into per-unit costs:
 slight overestimate). A launch queue that fills (more kernels than the
 driver queues, about a thousand) or a synchronising op makes the host wait
 even behind the spin; the phase's flag 0 then marks its time as not the
-host's. --device cpu runs the same loop as a dry
+host's (the model file's host_syncs names the layers whose forward syncs:
+BERT's mask check, `bool(padding_mask.all())`). Under --amp the nodes
+include the casts' (host_amp_nodes). --device cpu runs the same loop as a dry
 run (CPU kernels run inline, so its times are not host costs).
 
     python3 bench/host_calibrate.py --model resnet50 --batch 32 --out host.csv
@@ -51,15 +53,17 @@ sys.path.insert(0, HERE)
 import torch_measure  # noqa: E402  (its model builder and losses)
 
 
-def model_counts(name):
-    """Sum of host_dispatches and host_nodes over the model file's layers."""
+def model_counts(name, amp):
+    """Sum of host_dispatches and host_nodes over the model file's layers,
+    with host_amp_nodes under autocast (its casts' ToCopyBackward0 nodes run
+    in the backward too; the casts' own dispatches are host_cast's)."""
     path = os.path.join(HERE, "..", "models", name + ".yaml")
     with open(path) as f:
         text = f.read()
 
     def total(key):
         return sum(int(v) for v in re.findall(r"^\s+%s: (\d+)" % key, text, re.M))
-    return total("host_dispatches"), total("host_nodes")
+    return total("host_dispatches"), total("host_nodes") + (total("host_amp_nodes") if amp else 0)
 
 
 def main():
@@ -82,7 +86,7 @@ def main():
     loss_of = torch_measure.make_loss(meta["loss"], x)
     opt = (torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
            if meta["optimizer"] == "sgd" else torch.optim.Adam(model.parameters(), lr=1e-5))
-    dispatches, nodes = model_counts(a.model)
+    dispatches, nodes = model_counts(a.model, a.amp)
     cuda = dev.type == "cuda"
     # cycles per ms at the SM clock the properties report (kHz), else 2 GHz
     khz = getattr(torch.cuda.get_device_properties(0), "clock_rate", 0) if cuda else 0

@@ -37,7 +37,8 @@
 #define O_US 400.0
 #define X_US 100.0
 #define D_US 150.0 /* host_dispatch */
-#define DISPATCH TOPO "--model tests/data/tiny-model-dispatch.yaml "
+#define DISPATCH_MODEL "tests/data/tiny-model-dispatch.yaml"
+#define DISPATCH TOPO "--model " DISPATCH_MODEL " "
 #define N_US 300.0
 #define K_US 300.0 /* host_grad_hook */
 #define P_US 200.0 /* host_grad_copy */
@@ -363,4 +364,109 @@ Test(host_ops, ddpreal_cpu_replays_the_counted_host_ops_as_delays) {
   ds_trace_free(t);
   snprintf(args, sizeof args, "rm -rf %s", dir);
   cr_assert_eq(system(args), 0);
+}
+
+/* tests/data/tiny-model-sync.yaml is tiny-model-dispatch.yaml with one of
+ * l1's 2 dispatches a host-device sync (host_syncs: 1; sim/train/host.h).
+ * On a topology where the host runs ahead of the GPU (host_dispatch
+ * D' = 20 us, host_node 10 us, the reducer's host costs 0), single GPU,
+ * by hand:
+ *   without the sync (tiny-model-dispatch.yaml): l0's launch 5 D' = 100 us,
+ *   then the kernels back to back, the host launching ahead of them (l1's
+ *   launch ends at 140, l2's at 220): 100 + (100 + 200 + 100) + 2 +
+ *   (200 + 400 + 200) + 58.728 = 1360.728 us.
+ *   with it: l1's launch is its other dispatch, 1 D' (100-120); its kernel
+ *   runs 200-400; the sync waits for it, then its own dispatch, 400-420;
+ *   l2's launch 4 D' 420-500, its kernel 500-600: the GPU idles 400-500,
+ *   the host's time after the wait. Loss 600-602, backward 602-1402 (its
+ *   host, 500-590, ahead), step: 1460.728 us. */
+#define SYNC_MODEL "tests/data/tiny-model-sync.yaml"
+#define AHEAD "  host_grad_hook: 0us\n  host_grad_copy: 0us\n  host_collective: 0us\n" \
+              "  host_op: 400us\n  host_dispatch: 20us\n  host_cast: 100us\n  host_node: 10us\n"
+
+/* The iteration (us) of ddpsim on the host-ahead topology in dir. */
+static double ahead_iter_us(const char *dir, const char *model, const char *args) {
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "--topo %s/t.yaml --model %s %s --format csv", dir, model, args);
+  return iter_us(cmd);
+}
+
+Test(host_ops, a_sync_waits_for_its_layers_kernel_and_exposes_the_host) {
+  char dir[] = "/tmp/ddpsim-hostsync-XXXXXX", path[512], cmd[600];
+  cr_assert(mkdtemp(dir));
+  ds_test_write_topo(dir, "tests/data/tiny-hostops-topo.yaml", "  host_grad_hook:", AHEAD, path,
+                     sizeof path);
+  cr_assert_float_eq(ahead_iter_us(dir, DISPATCH_MODEL, "--strategy single"),
+                     100 + 400 + 2 + 800 + STEP_US, 1e-3);
+  cr_assert_float_eq(ahead_iter_us(dir, SYNC_MODEL, "--strategy single"),
+                     100 + 100 + 200 + 20 + 80 + 100 + 2 + 800 + STEP_US, 1e-3);
+  /* every strategy's forward host waits there: its GPU idles for the same
+   * 100 us of host work after the wait */
+  const char *strategies[] = {"--strategy ddp --world-size 1", "--strategy ddp --world-size 2",
+                              "--strategy dp --world-size 1", "--strategy ps --world-size 2"};
+  for (size_t k = 0; k < sizeof strategies / sizeof *strategies; k++) {
+    double without = ahead_iter_us(dir, DISPATCH_MODEL, strategies[k]);
+    double with = ahead_iter_us(dir, SYNC_MODEL, strategies[k]);
+    cr_assert_float_eq(with - without, 20 + 80, 1e-3, "%s: %g - %g", strategies[k], with,
+                       without);
+  }
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  cr_assert_eq(system(cmd), 0);
+}
+
+Test(host_ops, the_sync_op_waits_for_its_layers_kernel_on_every_rank) {
+  /* The schedule holds one iteration. Each rank's "sync" host op of l1 (one
+   * of D = 150 us) depends on that rank's l1 forward kernel, and its next
+   * host op is l2's launch. */
+  const char *strategies[] = {"--strategy ddp --world-size 2", "--strategy dp --world-size 2",
+                              "--strategy ps --world-size 2", "--strategy single"};
+  for (size_t k = 0; k < sizeof strategies / sizeof *strategies; k++) {
+    char dir[] = "/tmp/ddpsim-hostsync-XXXXXX", cmd[1024], path[512];
+    cr_assert(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/s.csv", dir);
+    snprintf(cmd, sizeof cmd, TOPO "--model " SYNC_MODEL " %s --schedule %s",
+             strategies[k], path);
+    struct ds_test_result r = run(cmd);
+    cr_assert_eq(r.status, 0, "%s: %s", strategies[k], r.err);
+    ds_test_release(&r);
+    struct ds_schedule *s;
+    struct ds_err err = {0};
+    cr_assert_eq(ds_schedule_read_csv(path, &s, &err), DS_OK, "%s", err.msg);
+    int syncs = 0;
+    for (size_t i = 0; i < s->n_ops; i++) {
+      const struct ds_op *o = &s->ops[i];
+      if (o->stream != DS_STREAM_HOST || strcmp(o->name, "sync") != 0) continue;
+      syncs++;
+      cr_assert_eq(o->layer, 1, "%s", strategies[k]);
+      cr_assert_float_eq(o->dur_us, D_US, 1e-9, "%s", strategies[k]);
+      int waits = 0;
+      for (uint32_t d = 0; d < o->dep_count; d++)
+        for (size_t j = 0; j < s->n_ops; j++)
+          waits += s->ops[j].id == s->deps[o->dep_first + d] &&
+                   s->ops[j].stream == DS_STREAM_COMPUTE && s->ops[j].rank == o->rank &&
+                   s->ops[j].kind == DS_OP_FWD && s->ops[j].layer == 1;
+      cr_assert_eq(waits, 1, "%s rank %d: the sync waits for l1's kernel", strategies[k],
+                   o->rank);
+      const struct ds_op *next = NULL;
+      for (size_t j = i + 1; j < s->n_ops && !next; j++)
+        if (s->ops[j].rank == o->rank && s->ops[j].stream == DS_STREAM_HOST) next = &s->ops[j];
+      cr_assert(next && strcmp(next->name, "launch") == 0 && next->layer == 2, "%s",
+                strategies[k]);
+    }
+    int ranks = strstr(strategies[k], "world-size 2") ? 2 : 1;
+    cr_assert_eq(syncs, ranks, "%s: %d syncs", strategies[k], syncs);
+    ds_schedule_free(s);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+  }
+}
+
+Test(host_ops, bad_syncs_name_file_line_and_key) {
+  refuses_in(SYNC_MODEL, "host_syncs: 1\n", "host_syncs: 3\n",
+             "at most the layer's host_dispatches (2)", NULL);
+  refuses_in(SYNC_MODEL, "host_syncs: 1\n", "host_syncs: -1\n", "host_syncs", NULL);
+  refuses_in(SYNC_MODEL, "host_syncs: 1\n", "host_syncs: 0.5\n", "host_syncs", NULL);
+  /* the syncs are some of the dispatches: only in a file that counts them */
+  refuses("    host_amp_nodes: 2\n", "    host_syncs: 1\n    host_amp_nodes: 2\n",
+          "host_syncs only with host_dispatches", NULL);
 }

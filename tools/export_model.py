@@ -45,7 +45,10 @@ sample:
               autograd nodes its backward runs (AccumulateGrad of its
               parameters included); under CUDA autocast, the cast dispatches
               autocast adds (host_amp_casts) and the ToCopyBackward0 nodes those
-              casts add to the backward (host_amp_nodes).
+              casts add to the backward (host_amp_nodes); and, only where
+              there are any, the forward's host-device syncs (host_syncs:
+              .item() and bool(tensor) as _local_scalar_dense, nonzero and
+              the other data-sized outputs, copies to the host).
   legacy_ew   the elementwise ops (copies included) PyTorch runs on its
               non-vectorised CUDA kernel, per pass: their bytes and their
               operand-elements, strided and transposed apart (legacy_kind);
@@ -943,7 +946,12 @@ HOST_HEADER = (
     "cast dispatches CUDA autocast adds in its forward (each half op's fp32 inputs, a "
     "parameter once per forward as autocast caches it; each fp32 op's half inputs); "
     "host_amp_nodes = the ToCopyBackward0 nodes those casts add (inputs that require "
-    "grad). Per iteration, whatever the batch.")
+    "grad); host_syncs = the aten ops in its forward that make the host wait for the GPU "
+    "(_local_scalar_dense: .item(), bool(tensor); nonzero, masked_select, unique: outputs "
+    "sized by their data) and its calls that copy a tensor to the host (.cpu(), .tolist(), "
+    ".numpy()), written only where there are any (Hugging Face's mask check "
+    "`padding_mask.all()`; ddpsim makes the layer's last dispatches wait for its kernels). "
+    "Per iteration, whatever the batch.")
 
 
 def host_dispatched(rec):
@@ -954,6 +962,47 @@ def host_count_dispatch(rec):
     """Every aten op the dispatch mode sees in forward (nested ones too)."""
     if rec.phase == "fwd":
         rec.host_dispatch_count = host_dispatched(rec) + 1
+
+
+# The forward's host-device syncs (host_syncs). On CUDA these wait for every kernel queued
+# before them: a scalar or a data-sized output read back to the host (the dispatch mode
+# sees them on CPU too: `bool(padding_mask.all())` dispatches all, then
+# _local_scalar_dense), and the copies to the host, which on CPU return the tensor itself
+# without a dispatch, so the function mode counts those calls.
+SYNC_OPS = _ops("_local_scalar_dense", "nonzero", "masked_select", "_unique", "_unique2",
+                "unique_dim", "unique_consecutive")
+# Indexing with a bool mask (x[mask], x[mask] = v) runs nonzero inside CUDA's kernel, which
+# on CPU the dispatch mode does not see.
+MASK_INDEX_OPS = _ops("index", "index_put", "index_put_", "_index_put_impl_")
+# Not .to(device): on CPU every tensor's device is the CPU, so `x.to(device=y.device)`
+# (Hugging Face moves its mask so) would look like a copy to the host.
+HOST_COPY_CALLS = {"cpu", "tolist", "numpy"}
+
+
+def host_sync_dispatch(func, args):
+    """Whether an aten op makes the host wait for the GPU on CUDA."""
+    packet = func._overloadpacket
+    if packet in SYNC_OPS:
+        return True
+    if packet in MASK_INDEX_OPS and len(args) > 1 and isinstance(args[1], (list, tuple)):
+        return any(isinstance(t, torch.Tensor) and t.dtype in (torch.bool, torch.uint8)
+                   for t in args[1])
+    return False
+
+
+def host_count_sync(rec):
+    """One host-device sync of the forward, held with the dispatches until the
+    call's layer is known (host_count_op)."""
+    if rec.phase == "fwd":
+        rec.host_pending_syncs = getattr(rec, "host_pending_syncs", 0) + 1
+
+
+def host_copy_call(func):
+    """Whether a torch function call copies a tensor to the host (Tensor.cpu,
+    .tolist, .numpy): a sync on CUDA, and on CPU a call that dispatches
+    nothing."""
+    return getattr(func, "__name__", None) in HOST_COPY_CALLS and \
+        getattr(func, "__qualname__", "").startswith(("Tensor.", "TensorBase."))
 
 
 def host_count_op(rec, layer, dispatches):
@@ -969,8 +1018,10 @@ def host_count_op(rec, layer, dispatches):
         return
     layer.host_ops = getattr(layer, "host_ops", 0) + pending
     layer.host_dispatches = getattr(layer, "host_dispatches", 0) + rec.host_pending_dispatches
+    layer.host_syncs = getattr(layer, "host_syncs", 0) + getattr(rec, "host_pending_syncs", 0)
     rec.host_pending_ops = 0
     rec.host_pending_dispatches = 0
+    rec.host_pending_syncs = 0
 
 
 def host_count_dispatches(rec, dispatches):
@@ -1016,7 +1067,8 @@ def host_lines(rec, l):
             "    host_dispatches: %d" % getattr(l, "host_dispatches", 0),
             "    host_nodes: %d" % nodes,
             "    host_amp_casts: %d" % getattr(l, "host_amp_casts", 0),
-            "    host_amp_nodes: %d" % getattr(l, "host_amp_nodes", 0)]
+            "    host_amp_nodes: %d" % getattr(l, "host_amp_nodes", 0)] + \
+        (["    host_syncs: %d" % l.host_syncs] if getattr(l, "host_syncs", 0) else [])
 
 
 class Dispatch(TorchDispatchMode):
@@ -1031,6 +1083,8 @@ class Dispatch(TorchDispatchMode):
         out = func(*args, **kwargs)
         host_count_dispatch(rec)
         packet = func._overloadpacket
+        if host_sync_dispatch(func, args):
+            host_count_sync(rec)
         if rec.phase == "fwd" and rec.stack:
             quiet = func.is_view or packet in NO_TRAFFIC
             top = rec.stack[-1]
@@ -1108,6 +1162,8 @@ class Functions(TorchFunctionMode):
         else:
             out = func(*args, **kwargs)
         if rec.phase == "fwd" and rec.stack:
+            if host_copy_call(func):
+                host_count_sync(rec)
             layer = rec.current(None)
             host_count_op(rec, layer, host_dispatched(rec) - before)
             if layer is not None:
@@ -1256,7 +1312,8 @@ def versions():
 def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
     B = args.batch
     layers = [l for l in rec.layers
-              if l.module is not None or l.params or l.fwd_bytes or l.act_bytes or l.fwd_flops]
+              if l.module is not None or l.params or l.fwd_bytes or l.act_bytes or l.fwd_flops
+              or getattr(l, "host_syncs", 0)]
     for l in layers:
         if l.module is None:  # an op run: <parent>.core for attention, else its first real op
             ops = [o for o in l.opnames if o not in COPIES] or l.opnames or ["ops"]

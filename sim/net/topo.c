@@ -436,25 +436,34 @@ static ds_status read_compute(const struct ds_cnode *root,
    *     1137 nodes;
    *   per op (0.6272 x 14244 + 0.6905 x 30328) / 594 = 50.3 us; per cast
    *   0.6905 x 7271 / 212 (+ ResNet's one of 1 us) = 23.6 us; per node
-   *   (0.6272 x 12709 + 0.6905 x 35174) / 1477 = 21.8 us.
+   *   (0.6272 x 12709 + 0.6905 x 35174) / 1477 = 21.8 us (host_node is now
+   *   measured directly: below).
    * So the H200 ResNet-50 fp32 batch 32 row of validation/training.csv is
    * fit (its run's 18.048 ms sets s); docs/strategies.md, "The host costs". */
   c->host_op_ns = 50300;
   /* Per aten op dispatched in forward, nested ones included (model files
-   * with host_dispatches): the same two traces and scales, over the
-   * exporter's counts of the models (models/resnet50.yaml 282,
-   * models/bert-base.yaml 726 dispatches per iteration); `python3
-   * bench/host_kinds.py prof/resnet50-fp32-b32.json.gz=18.048=models/resnet50.yaml
-   * prof/bert-base-amp-b32-p.json.gz=58.325=models/bert-base.yaml`:
-   *   ResNet-50: 0.6272 x 14244 us / 282 = 31.7 us; BERT-base AMP: 0.6905 x
-   *   30328 us (casts excluded) / 726 = 28.8 us: 10 % apart, where per
-   *   top-level op they are 38.2 and 58.2 us (a BERT linear on a 3-d input
-   *   dispatches t, view, addmm, _unsafe_view; a ResNet conv2d, convolution);
-   *   pooled (8934 + 20942) / 1008 = 29.6 us.
-   * Both traced runs' rows of validation/training.csv are then fit. */
-  c->host_dispatch_ns = 29600;
+   * with host_dispatches), and per autograd node in backward: measured on
+   * the lent H200's host with the GPU held behind a spin kernel per phase,
+   * so the host never waits for it (bench/host_calibrate.py;
+   * bench/results/gpu-2026-11-26d-h200/call2, every phase of every
+   * iteration flagged free), medians of 10 iterations over the model
+   * files' counts:
+   *   forward: ResNet-50 b32 6.824 ms / 282 = 24.2 us, ResNeXt-101 32x4d
+   *     b32 12.445 ms / 554 = 22.5 us; pooled 19.269 ms / 836 = 23.05 us
+   *     (BERT-base's forward waits for the GPU inside Hugging Face's mask
+   *     code, `padding_mask.all()`, so its time is the spin's: excluded);
+   *   backward: ResNet-50 12.417 ms / 337, ResNeXt-101 15.199 ms / 660,
+   *     BERT-base fp32 14.439 ms / 923; pooled 42.055 ms / 1920 = 21.9 us
+   *     (ResNet-50's backward is bimodal, 7.9-13.8 ms, 23.5-41 us a node).
+   * The traces' estimates (bench/host_kinds.py, docs/strategies.md "The
+   * host costs") put the forward at 29.6 us a dispatch (ResNet-50 31.7,
+   * BERT AMP 28.8, ResNeXt-101 46.2): scaling a profile by the run's
+   * unprofiled time charged the host with the GPU-bound stretches. Their
+   * node cost, 21.8 us, agrees with this one. No validation row sets
+   * either. */
+  c->host_dispatch_ns = 23050;
   c->host_cast_ns = 23600;
-  c->host_node_ns = 21800;
+  c->host_node_ns = 21900;
   c->host_grad_hook_ns = 7700;  /* docs/strategies.md "The host costs": measured */
   c->host_grad_copy_ns = 5800;
   c->host_collective_ns = 21000;

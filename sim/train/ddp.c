@@ -702,6 +702,15 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
                           .dur_us = ds_compute_fwd_ns(c, ly, opt->batch) / 1000};
       DS_CHECK_GOTO(emit_compute(&op, &t, bd), st, out);
       DS_CHECK_GOTO(emit_transposes(m, c, rank, DS_OP_FWD, l, opt->batch, &t, bd), st, out);
+      /* a host-device sync in the layer (host.h): the host waits for the
+       * compute stream, the layer's kernels included */
+      if (ds_host_syncs(m, l)) {
+        op = (struct ds_op){.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD,
+                            .name = "sync", .layer = l, .bucket = -1, .coll = -1, .root = -1,
+                            .dur_us = ds_host_sync_ns(c, m, l) / 1000};
+        DS_CHECK_GOTO(ds_schedule_emit(bd, &op, &t.compute, 1), st, out);
+        t.host = op.id;
+      }
     }
     op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE,
                         .kind = DS_OP_LOSS, .name = "loss", .layer = -1,

@@ -126,6 +126,15 @@ static ds_status forward(struct builder *bd, int32_t rank, int64_t launch_dep,
     DS_CHECK(emit_compute(bd, rank, DS_OP_FWD, ly->name, l, ly->fwd_flops * (double)o->batch,
                           0, ds_compute_fwd_ns(bd->c, ly, o->batch), launch, prev, &prev));
     DS_CHECK(transposes(bd, rank, DS_OP_FWD, l, o->batch, &prev));
+    /* a host-device sync in the layer (host.h): this thread waits for its
+     * GPU's stream, the layer's kernels included (with the GIL released,
+     * as every op's dispatch), then launches on */
+    if (ds_host_syncs(bd->m, l)) {
+      struct ds_op sync = {.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD,
+                           .name = "sync", .layer = l, .bucket = -1, .coll = -1, .root = -1,
+                           .dur_us = ds_host_sync_ns(bd->c, bd->m, l) / 1000};
+      DS_CHECK(emit(bd, &sync, prev, -1, NULL));
+    }
   }
   *last = prev;
   return DS_OK;

@@ -6,12 +6,21 @@ double ds_host_fwd_ns(const struct ds_compute *c, const struct ds_model *m, int3
   const struct ds_layer *ly = &m->layers[l];
   /* per dispatched aten op where the file counts them: a top-level op costs
    * what it decomposes into (bench/host_kinds.py); else per top-level op */
-  double ns = m->host_dispatch_counts ? ly->host_dispatches * c->params.host_dispatch_ns
-                                      : ly->host_ops * c->params.host_op_ns;
+  double ns = m->host_dispatch_counts
+                  ? (ly->host_dispatches - ly->host_syncs) * c->params.host_dispatch_ns
+                  : ly->host_ops * c->params.host_op_ns;
   /* autocast's casts nest inside the ops that need them (aten::linear's
    * aten::to): a cost of their own, with no Python around them */
   if (c->amp != DS_AMP_NONE) ns += ly->host_amp_casts * c->params.host_cast_ns;
   return ns;
+}
+
+int ds_host_syncs(const struct ds_model *m, int32_t l) {
+  return m->host_counts && m->layers[l].host_syncs > 0;
+}
+
+double ds_host_sync_ns(const struct ds_compute *c, const struct ds_model *m, int32_t l) {
+  return ds_host_syncs(m, l) ? m->layers[l].host_syncs * c->params.host_dispatch_ns : 0;
 }
 
 double ds_host_bwd_ns(const struct ds_compute *c, const struct ds_model *m, int32_t l,

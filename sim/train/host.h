@@ -22,12 +22,27 @@
 extern "C" {
 #endif
 
-/* Host time of layer l's forward, ns: host_dispatches x host_dispatch (or,
- * for files without host_dispatches, host_ops x host_op), plus under
- * --amp host_amp_casts x host_cast; per_layer_ns (the caller's
+/* Host time of layer l's forward before its kernels run, ns:
+ * host_dispatches x host_dispatch (or, for files without host_dispatches,
+ * host_ops x host_op), plus under --amp host_amp_casts x host_cast, less
+ * the syncs' part (ds_host_sync_ns); per_layer_ns (the caller's
  * host_launch) when the model has no counts. */
 double ds_host_fwd_ns(const struct ds_compute *c, const struct ds_model *m, int32_t l,
                       double per_layer_ns);
+
+/* Whether layer l's forward makes the host wait for the GPU (the model
+ * file's host_syncs: `.item()`, `bool(tensor)`, a copy to the host; a file
+ * without the key has none). Each such op returns once every kernel queued
+ * before it has run, the layer's own included: the value it reads is what
+ * they make (BERT's mask check: `padding_mask.all()` then its bool). So the
+ * strategies emit, after the layer's kernels, a host op named "sync" that
+ * waits for the rank's compute stream, of ds_host_sync_ns; the host's next
+ * launch follows it, and the GPU idles until the host is ahead again. */
+int ds_host_syncs(const struct ds_model *m, int32_t l);
+
+/* Host time of layer l's syncs, ns: host_syncs x host_dispatch (they are
+ * some of its dispatches, charged after the wait rather than before). */
+double ds_host_sync_ns(const struct ds_compute *c, const struct ds_model *m, int32_t l);
 
 /* Host time of layer l's backward on the autograd thread, ns: host_nodes x
  * host_node, plus under --amp host_amp_nodes x host_node (the casts'

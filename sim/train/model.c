@@ -27,7 +27,8 @@ static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
                                          "bwd_copy_bytes", "bwd_bytes", "amp_bwd_bytes",
                                          "bwd_accum_bytes", "amp_bwd_accum_bytes",
                                          "host_ops", "host_dispatches", "host_nodes",
-                                         "host_amp_casts", "host_amp_nodes", "groups", "stride",
+                                         "host_amp_casts", "host_amp_nodes", "host_syncs",
+                                         "groups", "stride",
                                          "pool_kernel", "pool_stride", "pool_padding", "pool_input",
                                          "legacy_ew", "nhwc_legacy_ew", NULL};
 static const char *const param_keys[] = {"name", "numel", "shape", NULL};
@@ -447,6 +448,25 @@ static ds_status read_host_dispatches(struct ds_model *m, const struct ds_cnode 
   return DS_OK;
 }
 
+/* Optional host_syncs (model.h): per layer, absent means none; the syncs
+ * are some of the layer's dispatches, so only with host_dispatches and at
+ * most as many. */
+static ds_status read_host_syncs(struct ds_model *m, const struct ds_cnode *item,
+                                 struct ds_layer *l, struct ds_err *err) {
+  struct ds_cnode node;
+  l->host_syncs = 0;
+  if (!ds_cmap_get(item, "host_syncs", &node)) return DS_OK;
+  if (!m->host_dispatch_counts)
+    return ds_cnode_error(&node, err, "expected host_syncs only with host_dispatches");
+  int64_t v;
+  DS_CHECK(ds_cnode_int_range(&node, 0, 1000000, &v, err));
+  if ((double)v > l->host_dispatches)
+    return ds_cnode_error(&node, err, "expected at most the layer's host_dispatches (%.0f) "
+                          "host-device syncs, got %lld", l->host_dispatches, (long long)v);
+  l->host_syncs = (double)v;
+  return DS_OK;
+}
+
 /* The host counts of one layer (model.h): the four keys together, on every
  * layer or on none (m->host_counts is set by layer 0, the others must
  * agree). A count is a non-negative integer of at most 1e6 per iteration
@@ -473,7 +493,8 @@ static ds_status read_host_counts(struct ds_model *m, const struct ds_cnode *ite
     DS_CHECK(ds_cnode_int_range(&node, 0, 1000000, &v, err));
     *field[k] = (double)v;
   }
-  return read_host_dispatches(m, item, l, index, err);
+  DS_CHECK(read_host_dispatches(m, item, l, index, err));
+  return read_host_syncs(m, item, l, err);
 }
 
 static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) {

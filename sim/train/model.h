@@ -162,6 +162,14 @@ struct ds_layer {
    * host_count_dispatches). The forward is then charged per dispatch
    * (host_dispatch), not per top-level op (sim/train/host.h). */
   double host_dispatches;
+  /* Optional host_syncs (only with host_dispatches, at most that many; a
+   * layer without the key, as in every file exported before it: 0): the
+   * aten ops among those dispatches that make the host wait for the GPU
+   * (tools/export_model.py: `.item()`, `bool(tensor)`, nonzero, copies to
+   * the host; Hugging Face's mask check `padding_mask.all()` in BERT). The
+   * strategies emit them as a host op after the layer's kernels, waiting
+   * for them (sim/train/host.h). */
+  double host_syncs;
   double host_nodes;
   double host_amp_casts;
   double host_amp_nodes;

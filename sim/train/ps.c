@@ -10,7 +10,8 @@
  *
  *   per worker w: its program, per_w ops: the compute ops (fwd..., loss,
  *     bwd...), each layer's after its host launch (a host op, timed when
- *     the step starts), with the pushes where they are issued (after backward: one
+ *     the step starts, or, after a layer's host-device sync, when the
+ *     sync's wait ends), with the pushes where they are issued (after backward: one
  *     per server at the end; per layer: after each layer's backward, one
  *     per server holding tensors of that layer)
  *   updates: K (sync: one per server) or W * K (async: per worker and server)
@@ -177,7 +178,11 @@ struct entry {
   double bytes;         /* push: gradient bytes */
   int host;             /* a host launch (fwd: the Python thread's, bwd: the
                            autograd thread's) of the next entry's kernel */
-  int64_t host_from_ns, host_to_ns; /* host: when it runs, from the step's start */
+  int sync;             /* host: a sync after the entry before it (host.h), which
+                           waits for that kernel; the launches after it are timed
+                           from its wait's end */
+  int64_t host_from_ns, host_to_ns; /* host: when it runs, from the step's start,
+                                       its host work alone (no wait) */
 };
 
 static void layout_init(struct layout *y, int32_t W, int32_t K, int32_t per_w,
@@ -291,11 +296,12 @@ static ds_status build_iteration(const struct ps_sim *s, int64_t id_base,
                          .coll = -1, .root = -1};
       if (e->host) {
         op.stream = DS_STREAM_HOST;
-        op.name = "launch";
+        op.name = e->sync ? "sync" : "launch";
         op.dur_us = (double)(e->host_to_ns - e->host_from_ns) / 1000;
         /* deps holds the pulls before the worker's first op, else its last
-         * compute op (not the launch's) */
-        DS_CHECK_GOTO(ds_schedule_emit(&bd, &op, deps, prev < 0 ? nd : 0), st, out);
+         * compute op (not the launch's), which only a sync waits for */
+        DS_CHECK_GOTO(ds_schedule_emit(&bd, &op, deps, prev < 0 || e->sync ? nd : 0), st,
+                      out);
         nd = 0;
         if (prev >= 0) deps[nd++] = prev;
         deps[nd++] = op.id;
@@ -393,7 +399,7 @@ static ds_status build_program(struct ps_sim *s) {
   int32_t K = s->sh.n, L = m->n_layers, n = 0;
   int dsz = ds_dtype_bytes(s->c->dtype);
   int per_layer = s->opt->push == DS_PS_PUSH_PER_LAYER;
-  size_t cap = 4 * (size_t)L + 1 + (size_t)(L + 1) * (size_t)K;
+  size_t cap = 5 * (size_t)L + 1 + (size_t)(L + 1) * (size_t)K;
   double *bytes = calloc((size_t)K, sizeof *bytes);
   int32_t *count = calloc((size_t)K, sizeof *count);
   s->prog = malloc(cap * sizeof *s->prog);
@@ -406,6 +412,10 @@ static ds_status build_program(struct ps_sim *s) {
     host_entry(s->prog + n++, DS_OP_FWD, l, &host,
                ds_host_fwd_ns(s->c, m, l, s->c->params.host_launch_ns));
     s->prog[n++] = (struct entry){.kind = DS_OP_FWD, .layer = l, .k = -1};
+    if (ds_host_syncs(m, l)) {
+      host_entry(s->prog + n, DS_OP_FWD, l, &host, ds_host_sync_ns(s->c, m, l));
+      s->prog[n++].sync = 1;
+    }
   }
   s->prog[n++] = (struct entry){.kind = DS_OP_LOSS, .layer = -1, .k = -1};
   for (int32_t l = L - 1; l >= 0; l--) {
@@ -509,20 +519,43 @@ static void start_flow(struct ps_sim *s, size_t op, int32_t w, int32_t k, int pu
   if (st != DS_OK) fail(s, st);
 }
 
-/* The worker's host launches of its step, which starts now: the host
- * threads run them one after another from the start of the step (its
- * pulls in), ahead of the GPU (nothing they launch holds them back), so
- * their times are known now (build_program). */
-static void begin_step(struct ps_sim *s, int32_t w) {
+/* Times worker w's host entries from program entry j on, up to the next
+ * sync (j itself may be one), the first starting at `at`: the host threads
+ * run them one after another, ahead of the GPU (nothing they launch holds
+ * them back), so their times are known from there (build_program). */
+static void time_host(struct ps_sim *s, int32_t w, int32_t j, int64_t at) {
   size_t base = block(s, s->iter[w]);
-  int64_t now = ds_engine_now(s->eng);
-  for (int32_t j = 0; j < s->y.per_w; j++) {
-    const struct entry *e = &s->prog[j];
+  int64_t from = -1;
+  for (int32_t i = j; i < s->y.per_w; i++) {
+    const struct entry *e = &s->prog[i];
     if (!e->host) continue;
-    size_t op = base + ix_prog(&s->y, w, j);
-    s->start[op] = now + e->host_from_ns;
-    s->end[op] = now + e->host_to_ns;
+    if (from >= 0 && e->sync) break;
+    if (from < 0) from = e->host_from_ns;
+    size_t op = base + ix_prog(&s->y, w, i);
+    s->start[op] = at + e->host_from_ns - from;
+    s->end[op] = at + e->host_to_ns - from;
   }
+}
+
+/* The worker's step starts now (its pulls in): its host launches up to the
+ * first sync are timed from here. */
+static void begin_step(struct ps_sim *s, int32_t w) {
+  time_host(s, w, 0, ds_engine_now(s->eng));
+}
+
+/* Entry j is a sync whose kernel, the entry before it, has just ended: the
+ * host's wait ends now, or when its own work before the sync does, and it
+ * goes on with the launches up to the next sync. */
+static void end_sync(struct ps_sim *s, int32_t w, int32_t j) {
+  size_t base = block(s, s->iter[w]);
+  int64_t at = ds_engine_now(s->eng);
+  for (int32_t i = j - 1; i >= 0; i--)
+    if (s->prog[i].host) {
+      int64_t e = s->end[base + ix_prog(&s->y, w, i)];
+      if (e > at) at = e;
+      break;
+    }
+  time_host(s, w, j, at);
 }
 
 /* A worker's compute op starts when the op before it has ended and its
@@ -619,7 +652,10 @@ static void advance(struct ps_sim *s, int32_t w) {
          (s->prog[s->pos[w]].kind == DS_OP_PUSH || s->prog[s->pos[w]].host)) {
     const struct entry *e = &s->prog[s->pos[w]];
     if (!e->host) start_flow(s, base + ix_prog(&s->y, w, s->pos[w]), w, e->k, 0);
-    s->pos[w]++; /* a launch: timed by begin_step */
+    /* a sync follows its layer's kernel, which has just ended (a sync is
+     * never first); a launch was timed by begin_step or end_sync */
+    if (e->sync) end_sync(s, w, s->pos[w]);
+    s->pos[w]++;
   }
   if (s->pos[w] < s->y.per_w) start_compute(s, w);
   else maybe_finish(s, w);

@@ -47,8 +47,9 @@ class InputError(Exception):
     pass
 
 
-def gpu_peaks(gpu, table):
-    """(name, {fp32, tf32} TFLOP/s) of the gpus.yaml entry whose smi_names holds gpu."""
+def gpu_peaks(gpu, table, modes=MODES):
+    """(name, {mode: TFLOP/s} for each of modes) of the gpus.yaml entry whose smi_names
+    holds gpu (bench/conv_rates.py asks for fp16 too)."""
     entry, found = None, None
     try:
         with open(table, encoding="utf-8") as f:
@@ -65,10 +66,10 @@ def gpu_peaks(gpu, table):
             key, _, val = s.partition(":")
             entry[key] = val.strip()
     if found is None:
-        raise InputError("%s: no GPU with smi_names %r: give --peak-fp32 and --peak-tf32"
+        raise InputError("%s: no GPU with smi_names %r: give the peaks (--peak-*)"
                          % (table, gpu))
     peaks = {}
-    for mode in MODES:
+    for mode in modes:
         val = found.get(mode, "")
         if not val.endswith("TFLOPS"):
             raise InputError("%s: %s: %s %r is not in TFLOPS" % (table, found["name"], mode, val))

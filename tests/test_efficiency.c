@@ -5,13 +5,14 @@
  * in, mem_efficiency from the table (sim/net/topo.c), PyTorch's foreach
  * optimizer kernels, and a calibration file's `efficiency` and `nccl`
  * sections (traces/calib_file.c, sim/train/calib.c) as the simulator uses
- * them. Expected values are worked by hand from a made-up GPU with round
- * numbers.
+ * them, and bench/conv_rates.py, which sets H200's and H100's conv_half.
+ * Expected values are worked by hand from a made-up GPU with round numbers.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sim/net/gpu_table.h"
@@ -519,4 +520,79 @@ Test(efficiency, gpu_table_is_what_gen_gpus_writes) {
     cr_skip_test("../shared/data (the generator's input) is not beside the repository");
   int rc = system("python3 tools/gen_gpus.py --check >/dev/null 2>&1");
   cr_assert_eq(rc, 0, "python3 tools/gen_gpus.py --check failed: regenerate gpus.yaml");
+}
+
+/* Runs cmd, returns its exit status and its output's "gpus.yaml conv_half: R / P
+ * TFLOPS = E" line's E in *eff (-1 if none). */
+static int conv_rates(const char *cmd, double *eff, char *out, size_t out_len) {
+  FILE *p = popen(cmd, "r");
+  cr_assert_not_null(p);
+  size_t n = fread(out, 1, out_len - 1, p);
+  out[n] = '\0';
+  int st = pclose(p);
+  *eff = -1;
+  const char *line = strstr(out, "gpus.yaml conv_half: ");
+  const char *eq = line ? strstr(line, " = ") : NULL;
+  if (eq) *eff = atof(eq + 3);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Test(efficiency, conv_rates_pools_the_dense_channels_last_rows) {
+  /* bench/conv_rates.py on a made-up CSV: two dense fp16-nhwc rows, 1e12
+   * FLOPs in 2 ms (500 TFLOP/s) and 1e12 in 8 ms (125): total FLOPs over
+   * total time is 2e12 / 10 ms = 200 TFLOP/s, 0.500 of a 400 peak (a mean
+   * of the rates, 312.5, would be 0.781). The grouped row and the NCHW fp16
+   * row, both fast, are not in it. */
+  char csv[] = "/tmp/ds_conv_rates_XXXXXX";
+  int fd = mkstemp(csv);
+  cr_assert_geq(fd, 0);
+  const char *head = "kind,name,mode,shape,groups,ms,flops,gpu\n";
+  const char *good = "conv,32x4d/fwd,fp16-nhwc,32x128x56x56 s1 g1,1,2.0,1e12,G\n"
+                     "conv,32x4d/wgrad,fp16-nhwc,128x128x56x56 s1 g1,1,8.0,1e12,G\n"
+                     "conv,32x4d/fwd,fp16-nhwc,32x128x56x56 s1 g32,32,0.1,1e12,G\n"
+                     "conv,32x4d/fwd,fp16,32x128x56x56 s1 g1,1,0.1,1e12,G\n";
+  FILE *f = fdopen(fd, "w");
+  fprintf(f, "%s%s", head, good);
+  fclose(f);
+  char cmd[512], out[8192];
+  double eff;
+  snprintf(cmd, sizeof cmd, "python3 bench/conv_rates.py --peak-fp32 10 --peak-tf32 80 "
+           "--peak-fp16 400 %s 2>&1", csv);
+  cr_assert_eq(conv_rates(cmd, &eff, out, sizeof out), 0, "%s", out);
+  cr_assert_float_eq(eff, 0.500, 1e-9, "%s", out);
+  cr_assert_not_null(strstr(out, "gpus.yaml conv_half: 200.0 / 400 TFLOPS"), "%s", out);
+  /* a dense row with no time: exit 2, the file and line named */
+  f = fopen(csv, "w");
+  fprintf(f, "%sconv,32x4d/dgrad,fp16-nhwc,32x128x56x56 s1 g1,1,0,1e12,G\n", head);
+  fclose(f);
+  cr_assert_eq(conv_rates(cmd, &eff, out, sizeof out), 2, "%s", out);
+  char where[80];
+  snprintf(where, sizeof where, "%s:2:", csv);
+  cr_assert_not_null(strstr(out, where), "%s", out);
+  cr_assert_float_eq(eff, -1, 0);
+  unlink(csv);
+}
+
+Test(efficiency, hopper_conv_half_is_what_conv_rates_prints) {
+  /* topologies/gpus.yaml's H200 conv_half is bench/conv_rates.py's pooled
+   * channels-last value of the H200's three CSVs (tools/gen_gpus.py), and the
+   * H100 takes it (same GH100 chip): a changed CSV or script fails here. */
+  char out[8192];
+  double eff;
+  cr_assert_eq(conv_rates("python3 bench/conv_rates.py "
+                          "bench/results/gpu-2026-11-26d-h200/conv-b32.csv "
+                          "bench/results/gpu-2026-11-26d-h200/conv-b64.csv "
+                          "bench/results/gpu-2026-11-26d-h200/conv-b128.csv 2>&1",
+                          &eff, out, sizeof out),
+               0, "%s", out);
+  cr_assert_float_eq(eff, 0.672, 1e-9, "%s", out);
+  const char *topos[] = {"validation/topologies/nd-h200-v5.yaml", "topologies/dgx-h100.yaml"};
+  for (size_t i = 0; i < 2; i++) {
+    struct ds_topo *t = NULL;
+    struct ds_err err = {0};
+    cr_assert_eq(ds_topo_load(topos[i], "topologies/gpus.yaml", &t, &err), DS_OK, "%s",
+                 err.msg);
+    cr_assert_float_eq(t->gpu.eff.conv[DS_GPU_MATH_HALF], eff, 1e-9, "%s", topos[i]);
+    ds_topo_free(t);
+  }
 }

@@ -43,11 +43,12 @@ PCIE_X16_GBPS = {3: 16, 4: 32, 5: 64}  # per direction
 # its arithmetic. What is a proxy says so:
 #  - conv_*: V100's FP32 has cuDNN's own measurements (DeepBench, below) and A100
 #    CUTLASS's implicit-GEMM kernels (below; A100's TF32 value is still the
-#    f16 kernel's fraction: no TF32 convolution measurement was found); for
-#    H100 and H200 none was found in the sources searched, and since cuDNN
-#    runs convolutions as implicit GEMMs the same GPU's GEMM measurement in
-#    the same math stands in (an upper bound: on A100 the f16 convolution
-#    reached 0.534 of peak where large GEMMs reach 0.869).
+#    f16 kernel's fraction: no TF32 convolution measurement was found); H100's
+#    and H200's half value is cuDNN's own (this project's H200, below); their
+#    FP32 and TF32 values are still proxies: since cuDNN runs convolutions as
+#    implicit GEMMs, the same GPU's GEMM measurement in the same math stands in
+#    (an upper bound: on A100 the f16 convolution reached 0.534 of peak where
+#    large GEMMs reach 0.869).
 #  - attention_*: not set; attention's batched matmuls take matmul's value.
 #  - half: fp16 and bf16 share the tensor rate; the measurement is of either.
 # (key, measured, peak, unit, what was measured, source)
@@ -157,6 +158,41 @@ _LINEARS_FP32 = ("matmul_fp32", 45.80, 66.9, "TFLOPS", "cuBLAS FP32 GEMMs of BER
                  "gradients, total FLOPs / total time, H200", _LINEARS_CSV)
 _LINEARS_TF32 = ("matmul_tf32", 227.53, 494.7, "TFLOPS", "the same GEMMs in TF32 math "
                  "(torch.backends.cuda.matmul.allow_tf32), H200", _LINEARS_CSV)
+# conv_half of H200 and H100: cuDNN's dense 3x3 convolutions in fp16, channels-last (NHWC),
+# timed one at a time on a lent H200 (`bench/gpu_kernels.py --only conv --batch B`, B = 32,
+# 64, 128: the groups-1 rows, ResNeXt-50/101's 3x3 layers at full width, 128 to 2048
+# channels at 56x56 to 7x7, strided or not; forward, input gradient, weight gradient; each
+# the median CUDA-event time of the call, cudnn.benchmark on). `python3 bench/conv_rates.py
+# bench/results/gpu-2026-11-26d-h200/conv-b{32,64,128}.csv` prints the value: total FLOPs
+# (a direct convolution's, 2 x output elements x input channels x 9) / total time over the
+# 126 rows (616.9, 682.5 and 669.9 TFLOP/s at batch 32, 64, 128; another H200's run of the
+# same tool, bench/results/gpu-2026-11-26b-h200/kernels*.csv, within 3 %). Channels-last
+# only: the NCHW rows (434.6 pooled) time cuDNN's NCHW<->NHWC transposes with the kernel,
+# and ddpsim charges those apart (compute.c, conv_transpose_bytes). It replaces the bf16
+# matmul MAMF (828.6, 0.838). Checks, not fitted (torch.profiler traces of training runs,
+# `python3 bench/conv_rates.py --trace T`: compute and helper kernels, transposes apart):
+# ResNet-50 AMP b128 ran its convolutions at 398.8 TFLOP/s in NHWC (3x3s 547.3; the 1x1s,
+# 52 % of its convolution FLOPs and absent from the CSVs, 351.4) and 355.4 in NCHW (3x3s
+# 569.3); ResNeXt-101 32x4d's dense convolutions (AMP NHWC b128, its wider 1x1s and the
+# stem; bench/results/gpu-2026-11-26b-h200) 532.0. So 0.672 is still an upper bound for
+# ResNet-50's narrower layers, nearer the traces than the proxy. FP32 and TF32 are not taken from the same CSVs: their rows are
+# NCHW (transposes timed in), the FP32 3x3s run Winograd (rows above the FP32 peak, which
+# 1x1s cannot use), and the TF32 rows' 217.1 TFLOP/s pooled is farther than the proxy
+# (155.7) from the rates ResNet-50's TF32 convolutions ran at in training (122.4, 3x3s
+# 161.0, 1x1s 107.3: resnet50-fp32-b32's trace; ResNet-101 125.8), while the widest model's
+# dense convolutions (ResNeXt-101 32x8d's 1x1s and stem) ran at 218.6: the rate follows the
+# layers' widths, and one TF32 value cannot serve both.
+# H100 SXM takes the H200's value (same GH100 chip, 132 SMs, 1980 MHz); the most
+# bandwidth-hungry row would move its operands through the H100's 3.35 TB/s in 43 % of its
+# time. Not measured on an H100: its training kernel tables
+# (bench/results/gpu-2026-11-26-h200/h100/prof/resnet50-*.txt) put its ResNet-50
+# convolution ops at 1.18x the H200's time in AMP NHWC b128 (9.22 against 7.80 ms), 1.11x
+# in NCHW, 1.08x in fp32 b32, so H100's value overstates its rate more than H200's does.
+_CONV_CSV = ("bench/results/gpu-2026-11-26d-h200/conv-b32.csv, conv-b64.csv, conv-b128.csv, "
+             "`python3 bench/conv_rates.py` on them (this project, 2026-11-26)")
+_CONV_HALF = ("conv_half", 665.2, 989.4, "TFLOPS", "cuDNN fp16 channels-last dense 3x3 "
+              "convolutions at ResNeXt's widths (128-2048 channels, 56x56-7x7), forward and both "
+              "gradients, batch 32, 64 and 128, total FLOPs / total time, H200", _CONV_CSV)
 _H100_CAL2 = ("bench/results/gpu-2026-11-26-h200/h100/calibrate-bert-base.log "
               "(this project, 2026-11-26)")
 # H100 measured as H200 below (same method, same day; the 2026-11-23 run fitted
@@ -172,7 +208,7 @@ _H100 = [
      "implicit GEMMs at batch 32 (FP32 math), H100 SXM; cuBLAS, not cuDNN", _H100_CAL2),
     ("conv_tf32", 129.6, 494.7, "TFLOPS", "the same proxy in TF32 math, H100 SXM; cuBLAS, "
      "not cuDNN", _H100_CAL2),
-    ("conv_half", 794.5, 989, "TFLOPS", "proxy: matmul_half (implicit GEMM)", _MAMF),
+    _CONV_HALF[:4] + ("H200's (same GH100 chip and clocks): " + _CONV_HALF[4], _CONV_HALF[5]),
     ("memory", 2979, 3350, "GB/s", "cudaMemcpy device to device of 512 MiB, 2*S/t, H100 SXM",
      _H100_CAL2),
     _UNALIGNED[:4] + ("H200's (same GH100 chip and clocks): " + _UNALIGNED[4],
@@ -192,9 +228,10 @@ _H200 = [
     ("conv_fp32", 41.54, 66.9, "TFLOPS", "convolution proxy: SGEMMs shaped as ResNet-50's 3x3 "
      "implicit GEMMs at batch 32 (FP32 math), H200; cuBLAS, not cuDNN", _H200_CAL),
     ("conv_tf32", 155.7, 494.7, "TFLOPS", "the same proxy in TF32 math, H200; cuBLAS, not cuDNN "
-     "(cuDNN's TF32 kernels in ResNet-50's training ran at about 258, between NCHW/NHWC "
-     "transposes the model does not charge: bench/results/gpu-2026-11-26-h200/README.md)", _H200_CAL),
-    ("conv_half", 828.6, 989, "TFLOPS", "proxy: matmul_half (implicit GEMM)", _MAMF),
+     "(cuDNN's TF32 convolutions in ResNet-50's fp32 b32 training ran at 122.4, transposes "
+     "apart: bench/conv_rates.py --trace on bench/results/gpu-2026-11-26-h200/prof/"
+     "resnet50-fp32-b32.json.gz)", _H200_CAL),
+    _CONV_HALF,
     ("memory", 4172, 4800, "GB/s", "cudaMemcpy device to device of 512 MiB, 2*S/t, H200",
      _H200_CAL),
     _UNALIGNED,

@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""Dense convolution rates from `gpu_kernels.py --only conv`'s CSVs, and the check of them
+against torch.profiler traces of training runs (what topologies/gpus.yaml's conv_half for
+H200 and H100 is set from: tools/gen_gpus.py).
+
+    python3 bench/conv_rates.py bench/results/gpu-2026-11-26d-h200/conv-b{32,64,128}.csv
+    python3 bench/conv_rates.py --trace bench/results/gpu-2026-11-26-h200/prof/X.json.gz ...
+
+CSVs: the dense rows (groups 1: ResNeXt's 3x3 layers at full width, 128 to 2048 channels
+at 56x56 to 7x7, strided or not), per math mode and batch: TFLOP/s and efficiency (rate /
+the GPU's peak in that math) of the forward, input-gradient and weight-gradient passes and
+of the three together, pooled as total FLOPs / total time (the one efficiency that gives
+the set its measured time: ddpsim charges FLOPs / (efficiency x peak)). FLOPs are the
+direct convolution's, 2 x output elements x input channels x 9, whatever algorithm cuDNN
+ran (Winograd's FP32 rows exceed the FP32 peak). Each time is a CUDA-event interval of
+the whole call: in NCHW it includes the layout transposes cuDNN runs around its NHWC
+tensor-core kernels, which ddpsim charges apart (memory-bound kernels, compute.h), so only
+the channels-last rows (fp16-nhwc) are a kernel rate in ddpsim's sense. The last line
+prints the value gpus.yaml takes: the fp16-nhwc rows of every CSV given, pooled.
+
+--trace: each trace's dense convolutions (kernels launched under aten's cudnn_convolution
+or convolution_backward, groups 1; tools/trace_classes.py attributes them), per kernel
+size: FLOPs from the op's recorded shapes (the input gradient counted only where the op
+computed it), the time of cuDNN's compute kernels, of its helpers (workspace fills,
+memsets, split-K reductions, padding) and of its NCHW/NHWC transposes, and the rate of the
+compute kernels with their helpers, transposes apart (as ddpsim charges them). Times per
+iteration: --iters (2, bench/torch_measure.py's profile). These are checks: the traces
+are of training runs that validation/training.csv holds, never fitted to.
+
+Peaks: the GPU table's fp32, tf32 and fp16 for the GPU named in the CSV's `gpu` column
+(topologies/gpus.yaml; bench/gemm_rates.py reads it the same way), or --peak-*.
+
+Standard library only.
+"""
+
+import argparse
+import ast
+import collections
+import csv
+import os
+import sys
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(BENCH)
+sys.path.insert(0, BENCH)
+sys.path.insert(0, os.path.join(REPO, "tools"))
+import gemm_rates  # noqa: E402
+import trace_classes as tc  # noqa: E402
+
+PASSES = ("fwd", "dgrad", "wgrad")
+# gpu_kernels.py's conv modes and the peak each runs against
+MODES = {"fp32": "fp32", "fp32-tf32": "tf32", "fp16": "fp16", "fp16-nhwc": "fp16"}
+TAKEN = "fp16-nhwc"  # the mode gpus.yaml's conv_half is set from (see the docstring)
+# cuDNN's kernels in a convolution op that are not its implicit GEMM: layout transposes
+# (ddpsim charges them apart) and helpers (part of the convolution's cost)
+TRANSPOSES = ("nchwToNhwc", "nhwcToNchw")
+HELPERS = ("reduce_wgrad", "init_device_workspace", "Memset", "AddPadding", "splitKreduce",
+           "ReduceSplitK")
+CONV_OPS = ("aten::cudnn_convolution", "aten::convolution_backward")
+
+
+class InputError(Exception):
+    pass
+
+
+def read_rows(paths):
+    """The dense conv rows: (mode, batch, pass, flops, seconds), and the GPU named."""
+    out, gpus = [], set()
+    for path in paths:
+        try:
+            with open(path, newline="", encoding="utf-8") as f:
+                rows = list(csv.DictReader(f))
+        except OSError as e:
+            raise InputError("cannot read %s: %s" % (path, e.strerror))
+        for line, r in enumerate(rows, start=2):
+            if r.get("kind") != "conv" or r.get("groups") != "1":
+                continue
+            try:
+                pss = r["name"].rsplit("/", 1)[1]
+                batch = int(r["shape"].split("x", 1)[0])
+                flops, ms = float(r["flops"]), float(r["ms"])
+            except (KeyError, ValueError, TypeError, AttributeError, IndexError):
+                raise InputError("%s:%d: expected name WIDTH/PASS, shape BATCHx..., and numbers "
+                                 "in flops and ms" % (path, line))
+            if pss not in PASSES or r["mode"] not in MODES or ms <= 0:
+                raise InputError("%s:%d: pass %r, mode %r, ms %g: expected one of %s, one of "
+                                 "%s and a positive time" % (path, line, pss, r["mode"], ms,
+                                                             PASSES, tuple(MODES)))
+            out.append((r["mode"], batch, pss, flops, ms / 1e3))
+            gpus.add(r.get("gpu", ""))
+    if not out:
+        raise InputError("%s: no dense conv rows (kind conv, groups 1)" % ", ".join(paths))
+    if len(gpus) != 1:
+        raise InputError("rows from %d GPUs (%s): expected one" % (len(gpus),
+                                                                   ", ".join(sorted(gpus))))
+    return out, gpus.pop()
+
+
+def pooled(rows):
+    f = sum(r[3] for r in rows)
+    t = sum(r[4] for r in rows)
+    return f / t / 1e12 if t > 0 else None
+
+
+def cell(rate, peak):
+    return "%6.1f %5.3f" % (rate, rate / peak) if rate is not None else "%12s" % "-"
+
+
+def report(rows, peaks):
+    print("%-10s %-6s " % ("mode", "batch") + " ".join("%12s" % c for c in PASSES + ("all",)))
+    batches = sorted(set(r[1] for r in rows))
+    for mode in MODES:
+        peak = peaks[MODES[mode]]
+        for b in batches + ["all"]:
+            sel = [r for r in rows if r[0] == mode and (b == "all" or r[1] == b)]
+            if not sel:
+                continue
+            rates = [pooled([r for r in sel if r[2] == p]) for p in PASSES] + [pooled(sel)]
+            print("%-10s %-6s " % (mode, b) + " ".join(cell(x, peak) for x in rates))
+    return pooled([r for r in rows if r[0] == TAKEN])
+
+
+def conv_op(chain):
+    """(pass, x dims, w dims, stride, input-gradient computed, groups) of the innermost
+    convolution op in a kernel's chain, or None."""
+    for e in reversed(chain):
+        if e["name"] not in CONV_OPS:
+            continue
+        dims, ci = tc.dims(e), e["args"].get("Concrete Inputs") or []
+        try:
+            if e["name"] == "aten::convolution_backward":  # grad_out, input, weight, ...
+                mask = ast.literal_eval(ci[10])
+                return ("bwd", dims[1], dims[2], ast.literal_eval(ci[4])[0], bool(mask[0]),
+                        int(ci[9]), e)
+            return "fwd", dims[0], dims[1], ast.literal_eval(ci[3])[0], False, int(ci[5]), e
+        except (IndexError, ValueError, SyntaxError, TypeError):
+            return None
+    return None
+
+
+def trace_rates(path, iters):
+    """Per kernel size: [GFLOP, compute ms, helper ms, transpose ms] per iteration of the
+    trace's dense convolutions, and the kernels whose op's shapes could not be read."""
+    events = tc.load(path)
+    chain_of = tc.ancestors_by_id(events)
+    per = collections.defaultdict(lambda: [0.0, 0.0, 0.0, 0.0])
+    counted, unread = set(), 0
+    for e in events:
+        if e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
+            continue
+        chain = chain_of.get(e["args"].get("External id"), [])
+        if tc.classify(chain) != "conv":
+            continue
+        op = conv_op(chain)
+        if op is None:
+            unread += 1
+            continue
+        pss, x, w, stride, dgrad, groups, ev = op
+        if groups != 1:
+            continue
+        n, _, h, _ = x
+        k, c, r, s = w
+        side = (h + 2 * (r // 2) - r) // stride + 1
+        key = "%dx%d" % (r, s)
+        name = e["name"]
+        col = 3 if any(t in name for t in TRANSPOSES) else 2 if any(
+            t in name for t in HELPERS) else 1
+        per[key][col] += e["dur"] / 1e3 / iters
+        op_id = (ev["tid"], ev["ts"])
+        if op_id not in counted:  # the op's FLOPs once, however many kernels it ran
+            counted.add(op_id)
+            passes = 1 if pss == "fwd" else 1 + dgrad
+            per[key][0] += 2.0 * n * k * side * side * c * r * s * passes / 1e9 / iters
+    return per, unread
+
+
+def trace_report(path, iters):
+    per, unread = trace_rates(path, iters)
+    print("%s (per iteration; rate: compute + helper kernels, transposes apart)" % path)
+    print("  %-6s %9s %6s %11s %10s %13s %9s" % ("kernel", "GFLOP", "share", "compute ms",
+                                                 "helper ms", "transpose ms", "TFLOP/s"))
+    total = [0.0] * 4
+    flops = sum(v[0] for v in per.values())
+    for key in sorted(per, key=lambda k: -per[k][0]) + ["all"]:
+        v = total if key == "all" else per[key]
+        if key != "all":
+            total = [a + b for a, b in zip(total, v)]
+        busy = v[1] + v[2]
+        print("  %-6s %9.1f %5.1f%% %11.3f %10.3f %13.3f %9.1f"
+              % (key, v[0], 100 * v[0] / flops if flops else 0, v[1], v[2], v[3],
+                 v[0] / busy if busy else 0))
+    if unread:
+        print("  (%d kernels of convolution ops without readable shapes left out)" % unread)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("csv", nargs="*", help="CSVs of bench/gpu_kernels.py --only conv")
+    ap.add_argument("--trace", action="append", default=[],
+                    help="a torch.profiler trace (.json.gz) of a training run; repeatable")
+    ap.add_argument("--iters", type=int, default=2, help="iterations in each trace (2)")
+    ap.add_argument("--gpus", default=os.path.join(REPO, "topologies", "gpus.yaml"),
+                    help="the GPU table the peaks come from (default: %(default)s)")
+    ap.add_argument("--peak-fp32", type=float, help="FP32 peak, TFLOP/s")
+    ap.add_argument("--peak-tf32", type=float, help="TF32 peak, TFLOP/s")
+    ap.add_argument("--peak-fp16", type=float, help="FP16 tensor peak, TFLOP/s")
+    a = ap.parse_args(argv)
+    if not a.csv and not a.trace:
+        ap.error("give CSVs, --trace, or both")
+    try:
+        if a.csv:
+            rows, gpu = read_rows(a.csv)
+            if a.peak_fp32 and a.peak_tf32 and a.peak_fp16:
+                name, peaks = "given", {"fp32": a.peak_fp32, "tf32": a.peak_tf32,
+                                        "fp16": a.peak_fp16}
+            else:
+                name, peaks = gemm_rates.gpu_peaks(gpu, a.gpus, ("fp32", "tf32", "fp16"))
+            print("%s: %s, peaks (%s) fp32 %g, tf32 %g, fp16 %g TFLOP/s"
+                  % (", ".join(a.csv), gpu, name, peaks["fp32"], peaks["tf32"], peaks["fp16"]))
+            print("dense 3x3 convolutions: TFLOP/s and efficiency (rate / peak), pooled = total "
+                  "FLOPs / total time; NCHW modes include cuDNN's layout transposes")
+            rate = report(rows, peaks)
+            if rate is not None:
+                print("gpus.yaml conv_half: %.1f / %g TFLOPS = %.3f (%s rows, every batch)"
+                      % (rate, peaks["fp16"], rate / peaks["fp16"], TAKEN))
+        for path in a.trace:
+            trace_report(path, a.iters)
+    except (InputError, gemm_rates.InputError) as e:
+        print("conv_rates: %s" % e, file=sys.stderr)
+        return 2
+    except (OSError, ValueError, KeyError) as e:
+        print("conv_rates: %s" % e, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

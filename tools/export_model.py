@@ -681,7 +681,9 @@ def distinct_numel(t):
     return n if t.numel() else 0
 
 
-def bwd_tensors_bytes(rec, layer, objs, amp):
+def bwd_tensors_bytes(rec, layer, objs, amp, size=None):
+    """Bytes of objs' tensors as a backward op touches them (bwd_elem_size), or under
+    autocast every floating one at `size` bytes where given."""
     pshapes = getattr(layer, "param_shapes", None)
     if pshapes is None:
         pshapes = layer.param_shapes = {tuple(rec.params[i][1].shape) for i in layer.params}
@@ -689,7 +691,8 @@ def bwd_tensors_bytes(rec, layer, objs, amp):
     for t in tensors(objs):
         if t.untyped_storage().data_ptr() in rec.state_store or tuple(t.shape) in pshapes:
             continue
-        total += distinct_numel(t) * bwd_elem_size(rec, layer, t, amp)
+        forced = size if amp and size and t.is_floating_point() else None
+        total += distinct_numel(t) * (forced or bwd_elem_size(rec, layer, t, amp))
     return total
 
 
@@ -703,9 +706,18 @@ def bwd_op_bytes(rec, layer, func, args, kwargs, out, amp):
         return written
     if packet in POOL_BWD:  # grad_output and indices read; the fill and the kernel write
         return bwd_tensors_bytes(rec, layer, (args[0], args[-1]), amp) + 2 * written
+    if packet in GEMM_OPS:
+        # under autocast a product's backward runs in the half type: its forward saved
+        # the half inputs autocast cast for it, and its output's gradient is half
+        return bwd_tensors_bytes(rec, layer, (args, kwargs, out), amp, 2)
     read = bwd_tensors_bytes(rec, layer, (args, kwargs), amp)
-    if packet in SOFTMAX_BWD:  # tmp = grad * output (tmp grad's size), then the kernel on
-        return read + bwd_tensors_bytes(rec, layer, args[0], amp) + read + written  # tmp
+    if packet in SOFTMAX_BWD:
+        # (grad_output, output, dim, input_dtype): grad_output is the gradient of the
+        # saved output and has its dtype (fp32 under autocast, AMP_FP32_OUT); tmp =
+        # grad_output * output too; then the kernel reads tmp and output again
+        size = bwd_elem_size(rec, layer, args[1], amp)
+        grad = bwd_tensors_bytes(rec, layer, args[1], amp, size)
+        return 5 * grad + written
     return read + written
 
 

@@ -852,8 +852,10 @@ ATTN_HEADER = (
     "softmax, dropout and their backward; legacy_ew's kernels, the backward's reductions and "
     "copies excluded: they have their own keys) [kernels, bytes, amp bytes]; kernels per "
     "iteration, the rest per sample; bytes read + written in real dtypes and in autocast's "
-    "(as amp_fwd_bytes and amp_bwd_bytes count them); softmax's backward as CUDA's two "
-    "kernels (grad * output, then the softmax kernel: SoftMax.cu), in bwd_bytes too.")
+    "(as amp_fwd_bytes and amp_bwd_bytes count them, but the backward's GEMMs in half, as "
+    "their forward saved autocast's half casts, and softmax's backward gradients in its "
+    "output's dtype); softmax's backward as CUDA's two kernels (grad * output, then the "
+    "softmax kernel: SoftMax.cu), in bwd_bytes too.")
 
 
 # -- Elementwise kernels off PyTorch's vectorised path (legacy_ew, nhwc_legacy_ew). Kept in

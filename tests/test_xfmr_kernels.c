@@ -16,6 +16,7 @@
 
 #include "sim/net/topo.h"
 #include "sim/train/compute.h"
+#include "sim/train/legacy_ew.h"
 #include "sim/train/model.h"
 #include "tests/support.h"
 
@@ -217,4 +218,162 @@ Test(xfmr_kernels, gpt2s_lm_head_on_h200_runs_at_the_fitted_rate) {
   cr_assert_not(ds_compute_gemm_unaligned(&fp32, head));
   ds_model_free(model);
   ds_topo_free(topo);
+}
+
+/* An unfused attention core (compute.h): its batched products at the
+ * attention class's rate, its other vectorised kernels at the memory's,
+ * its kernels off the vectorised path at theirs, the times added. Per
+ * sample: core, products forward 2 kernels, 4 GFLOP, 8 MB (4 MB under
+ * autocast), backward 4 kernels, 8 GFLOP, 16 MB (8 MB); the rest forward 3
+ * kernels, 30 MB (20 MB), backward 4 kernels, 50 MB (30 MB); 10 MB of
+ * strided elementwise kernels (5e6 operand-elements) forward: op_fwd_bytes
+ * 48 MB, amp_fwd_bytes 32 MB. old: the same layer without the parts. */
+static const char *attn_text =
+    "schema_version: 1\nname: at\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n"
+    "  - name: w\n    class: matmul\n    fwd_flops: 1\n    bwd_flops: 2\n    fwd_bytes: 1\n"
+    "    act_bytes: 0\n    params:\n      - {name: w, numel: 1}\n"
+    "  - name: core\n    class: attention\n    fwd_flops: 4000000000\n"
+    "    bwd_flops: 8000000000\n    fwd_bytes: 48000000\n    act_bytes: 0\n"
+    "    op_fwd_bytes: 48000000\n    amp_fwd_bytes: 32000000\n    amp_cast_bytes: 0\n"
+    "    amp_grad_cast_bytes: 0\n"
+    "    attn_products: {fwd: [2, 4000000000, 8000000, 4000000], "
+    "bwd: [4, 8000000000, 16000000, 8000000]}\n"
+    "    attn_rest: {fwd: [3, 30000000, 20000000], bwd: [4, 50000000, 30000000]}\n"
+    "    legacy_ew: {fwd: [10000000, 5000000, 0]}\n    params: []\n"
+    "  - name: old\n    class: attention\n    fwd_flops: 4000000000\n"
+    "    bwd_flops: 8000000000\n    fwd_bytes: 48000000\n    act_bytes: 0\n"
+    "    op_fwd_bytes: 48000000\n    params: []\n";
+
+enum { ATTN_CORE = 1, ATTN_OLD = 2 };
+
+Test(xfmr_kernels, an_attention_core_is_its_products_plus_the_rest) {
+  /* TestGPU at 1 GHz (set here: legacy_ew's rate is per SM cycle), 10
+   * SMs. fp32, batch 1: the products 4e9 / 10e12 = 400 us (their 8 MB, 8
+   * us, under it); the rest 30 MB / 1000 GB/s = 30 us; the strided
+   * kernels 5e6 x DS_LEGACY_STRIDED_CYCLES_FP32 cycles / (10 x 1e9) (their
+   * 10 MB take 10 us at the roofline): 400 + 30 + 124 = 554 us, of which
+   * the products' 400 us are SM-bound. The old rule takes one kernel:
+   * max(400 us, 48 MB = 48 us) = 400. Backward at batch 2: 16e9 / 10e12 =
+   * 1600 us (32 MB under it) + 100 MB of the rest, 100 us: 1700 us (old:
+   * max(1600, 2 x 96 MB = 192 us) = 1600). */
+  struct ds_model *m;
+  struct ds_topo *topo;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_test_load_model_text(attn_text, &m, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &topo, &err), DS_OK, "%s",
+               err.msg);
+  const struct ds_layer *core = &m->layers[ATTN_CORE], *old = &m->layers[ATTN_OLD];
+  cr_assert(ds_layer_attn_parts(core));
+  cr_assert_not(ds_layer_attn_parts(old));
+  struct ds_compute c;
+  cr_assert_eq(ds_compute_init(topo, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK, "%s",
+               err.msg);
+  c.sm_clock_hz = 1e9;
+  double legacy = 5e6 * DS_LEGACY_STRIDED_CYCLES_FP32 / 1e10 * 1e9;
+  cr_assert_float_eq(legacy, 124000, 1e-6);
+  cr_assert_float_eq(ds_compute_fwd_ns(&c, core, 1), 400000 + 30000 + legacy, 1e-6);
+  cr_assert_float_eq(ds_compute_sm_bound_ns(&c, core, 0, 1), 400000, 1e-6);
+  cr_assert_float_eq(ds_compute_fwd_ns(&c, old, 1), 400000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, core, 2), 1700000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, old, 2), 1600000, 1e-6);
+  /* --amp fp16: the products on the half rate, 4e9 / 20e12 = 200 us; the
+   * rest's autocast bytes, 20 MB: 20 us; the strided kernels at the 2-byte
+   * elements' rate (the layer's autocast bytes are 2/3 of its fp32 ones),
+   * 5e6 x DS_LEGACY_STRIDED_CYCLES / 1e10 s = 108.5 us: 328.5 us. Backward,
+   * batch 1: 8e9 / 20e12 = 400 us + 30 us. */
+  struct ds_compute amp;
+  cr_assert_eq(ds_compute_init(topo, DS_DTYPE_FP32, DS_AMP_FP16, &amp, &err), DS_OK, "%s",
+               err.msg);
+  amp.sm_clock_hz = 1e9;
+  cr_assert_float_eq(ds_compute_fwd_ns(&amp, core, 1), 328500, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&amp, core, 1), 430000, 1e-6);
+  /* A 5 us kernel overhead: each kernel pays it. Forward: the products' 2,
+   * the rest's 3, the strided kernels' one (ds_legacy_ew_ns): +30 us. Backward: 4 + 4: +40
+   * us. No clock (TestGPU's own): the strided kernels' 10 MB join the
+   * rest's roofline, 400 + 40 + 25 = 465 us. */
+  c.params.kernel_overhead_ns = 5000;
+  cr_assert_float_eq(ds_compute_fwd_ns(&c, core, 1), 410000 + 45000 + legacy + 5000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, core, 2), 1740000, 1e-6);
+  c.sm_clock_hz = 0;
+  cr_assert_float_eq(ds_compute_fwd_ns(&c, core, 1), 465000, 1e-6);
+  ds_model_free(m);
+  ds_topo_free(topo);
+}
+
+Test(xfmr_kernels, bad_attention_parts_are_located) {
+  static const char *const bad[][2] = {
+      {"    class: matmul\n    attn_products: {fwd: [1, 1, 1, 1], bwd: [0, 0, 0, 0]}\n"
+       "    attn_rest: {fwd: [0, 0, 0], bwd: [0, 0, 0]}\n",
+       ":10:20: key 'attn_products': attn_products and attn_rest are for attention cores"},
+      {"    class: attention\n    attn_products: {fwd: [1, 1, 1, 1], bwd: [0, 0, 0, 0]}\n",
+       "expected attn_products and attn_rest together"},
+      {"    class: attention\n    attn_products: {fwd: [1, 1, 1], bwd: [0, 0, 0, 0]}\n"
+       "    attn_rest: {fwd: [0, 0, 0], bwd: [0, 0, 0]}\n",
+       "expected [kernels, FLOPs, bytes, amp bytes], got 3 numbers"},
+      {"    class: attention\n    attn_products: {fwd: [1, 1, 1, 1]}\n"
+       "    attn_rest: {fwd: [0, 0, 0], bwd: [0, 0, 0]}\n",
+       "missing key 'bwd'"},
+      {"    class: attention\n    attn_products: [1, 1, 1, 1]\n"
+       "    attn_rest: {fwd: [0, 0, 0], bwd: [0, 0, 0]}\n",
+       "expected attn_products as a map of fwd and bwd"},
+      {"    class: attention\n    attn_products: {fwd: [0, 0, 0, 0], bwd: [0, 0, 0, 0]}\n"
+       "    attn_rest: {fwd: [0, 0, 0], bwd: [0, 0, 0]}\n",
+       "expected at least one fwd kernel in attn_products"},
+      {"    class: attention\n    attn_products: {fwd: [2, 2, 1, 1], bwd: [0, 0, 0, 0]}\n"
+       "    attn_rest: {fwd: [0, 0, 0], bwd: [0, 0, 0]}\n",
+       "FLOPs at most the layer's fwd_flops (1) and bwd_flops (1)"},
+      {"    class: attention\n    attn_products: {fwd: [2, 1, 3, 1], bwd: [0, 0, 0, 0]}\n"
+       "    attn_rest: {fwd: [1, 9, 1], bwd: [0, 0, 0]}\n",
+       "at most the layer's fwd_bytes (1), got 12"},
+      {"    class: attention\n    attn_products: {fwd: [2, 1, 1, 1], bwd: [0, 0, 0, 0]}\n"
+       "    attn_rest: {fwd: [1, -1, 1], bwd: [0, 0, 0]}\n",
+       "expected an integer from 0 to"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "schema_version: 1\nname: b\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
+             "layers:\n  - name: l\n    fwd_flops: 1\n%s    bwd_flops: 1\n"
+             "    fwd_bytes: 1\n    act_bytes: 0\n    params:\n      - {name: w, numel: 1}\n",
+             bad[i][0]);
+    struct ds_model *m = NULL;
+    struct ds_err err = {0};
+    cr_assert_eq(ds_test_load_model_text(text, &m, &err), DS_EINPUT, "%s", bad[i][0]);
+    cr_assert(strstr(err.msg, bad[i][1]), "%s: %s", bad[i][0], err.msg);
+  }
+}
+
+Test(xfmr_kernels, the_shipped_cores_products_are_their_flops) {
+  /* The re-exported files: every attention core of GPT-2 and BERT runs
+   * two products forward and four backward (two per product), which hold
+   * all its FLOPs (flop_counter counts no elementwise op); softmax's
+   * backward is two of the rest's kernels. GPT-2's core per sample: QK^T
+   * and PV each 2 x 12 heads x 1024^2 x 64 FLOPs; their bytes in fp32:
+   * QK^T reads Q and K (1024 x 768 each) and writes the scores (12 x
+   * 1024^2), PV reads the probabilities and V and writes the output. */
+  static const char *const files[] = {"models/gpt2.yaml", "models/bert-base.yaml",
+                                      "models/bert-base-squad.yaml"};
+  for (size_t k = 0; k < sizeof files / sizeof *files; k++) {
+    struct ds_model *m;
+    struct ds_err err = {0};
+    cr_assert_eq(ds_model_load(files[k], &m, &err), DS_OK, "%s", err.msg);
+    int cores = 0;
+    for (int32_t i = 0; i < m->n_layers; i++) {
+      const struct ds_layer *l = &m->layers[i];
+      if (l->cls != DS_LAYER_ATTENTION) continue;
+      cores++;
+      cr_assert(ds_layer_attn_parts(l), "%s %s", files[k], l->name);
+      cr_assert_eq(l->attn_products[DS_ATTN_FWD].kernels, 2, "%s", l->name);
+      cr_assert_eq(l->attn_products[DS_ATTN_BWD].kernels, 4, "%s", l->name);
+      cr_assert_float_eq(l->attn_products[DS_ATTN_FWD].flops, l->fwd_flops, 0.5);
+      cr_assert_float_eq(l->attn_products[DS_ATTN_BWD].flops, l->bwd_flops, 0.5);
+      if (k == 0) {
+        double s = 12.0 * 1024 * 1024, t = 1024.0 * 768;
+        cr_assert_float_eq(l->attn_products[DS_ATTN_FWD].flops, 2 * 2 * s * 64, 0.5);
+        cr_assert_float_eq(l->attn_products[DS_ATTN_FWD].bytes, 4 * 2 * (2 * t + s), 0.5);
+      }
+    }
+    cr_assert_eq(cores, 12, "%s", files[k]);
+    ds_model_free(m);
+  }
 }

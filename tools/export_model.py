@@ -54,6 +54,10 @@ sample:
               operand-elements, strided and transposed apart (legacy_kind);
               nhwc_legacy_ew the same from a second run in channels-last
               (4-d inputs).
+  attn_products, attn_rest  an unfused attention core's kernels per pass: its
+              batched products (GEMMs: kernels, FLOPs, bytes) and its other
+              vectorised kernels (kernels, bytes), so that each is priced at its
+              own rate (sim/train/compute.h).
   grad_ready  parameter names in the order their gradients were accumulated
               in the backward (post-accumulate-grad hooks: the order in
               which DDP's reducer hooks on the same AccumulateGrad nodes
@@ -636,6 +640,12 @@ ACCUM_OPS = _ops("add", "add_")
 # only the shape of its `self` argument (max_pool2d_with_indices_backward_out_cuda: zero_
 # then max_pool_backward_nchw; the trace shows both kernels).
 POOL_BWD = _ops("max_pool2d_with_indices_backward", "max_pool3d_with_indices_backward")
+# Softmax's backward on CUDA is two kernels (aten/src/ATen/native/cuda/SoftMax.cu,
+# softmax_backward_cuda_out: `Tensor tmp = grad * output;` then host_softmax_backward reads
+# tmp and output and writes the input's gradient): one aten op that moves its tensors twice
+# over, plus tmp written once. The trace shows both (GPT-2's attention: aten::mul and
+# softmax_warp_backward under _softmax_backward_data, the same time each).
+SOFTMAX_BWD = _ops("_softmax_backward_data")
 
 
 def bwd_elem_size(rec, layer, t, amp):
@@ -674,7 +684,9 @@ def distinct_numel(t):
     return n if t.numel() else 0
 
 
-def bwd_tensors_bytes(rec, layer, objs, amp):
+def bwd_tensors_bytes(rec, layer, objs, amp, size=None):
+    """Bytes of objs' tensors as a backward op touches them (bwd_elem_size), or under
+    autocast every floating one at `size` bytes where given."""
     pshapes = getattr(layer, "param_shapes", None)
     if pshapes is None:
         pshapes = layer.param_shapes = {tuple(rec.params[i][1].shape) for i in layer.params}
@@ -682,7 +694,8 @@ def bwd_tensors_bytes(rec, layer, objs, amp):
     for t in tensors(objs):
         if t.untyped_storage().data_ptr() in rec.state_store or tuple(t.shape) in pshapes:
             continue
-        total += distinct_numel(t) * bwd_elem_size(rec, layer, t, amp)
+        forced = size if amp and size and t.is_floating_point() else None
+        total += distinct_numel(t) * (forced or bwd_elem_size(rec, layer, t, amp))
     return total
 
 
@@ -696,7 +709,19 @@ def bwd_op_bytes(rec, layer, func, args, kwargs, out, amp):
         return written
     if packet in POOL_BWD:  # grad_output and indices read; the fill and the kernel write
         return bwd_tensors_bytes(rec, layer, (args[0], args[-1]), amp) + 2 * written
-    return bwd_tensors_bytes(rec, layer, (args, kwargs), amp) + written
+    if packet in GEMM_OPS:
+        # under autocast a product's backward runs in the half type: its forward saved
+        # the half inputs autocast cast for it, and its output's gradient is half
+        return bwd_tensors_bytes(rec, layer, (args, kwargs, out), amp, 2)
+    read = bwd_tensors_bytes(rec, layer, (args, kwargs), amp)
+    if packet in SOFTMAX_BWD:
+        # (grad_output, output, dim, input_dtype): grad_output is the gradient of the
+        # saved output and has its dtype (fp32 under autocast, AMP_FP32_OUT); tmp =
+        # grad_output * output too; then the kernel reads tmp and output again
+        size = bwd_elem_size(rec, layer, args[1], amp)
+        grad = bwd_tensors_bytes(rec, layer, args[1], amp, size)
+        return 5 * grad + written
+    return read + written
 
 
 def note_amp_out(rec, layer, out):
@@ -711,8 +736,9 @@ def note_bwd_bytes(rec, layer, func, args, kwargs, out):
     moved = bwd_op_bytes(rec, layer, func, args, kwargs, out, False)
     layer.bwd_bytes = getattr(layer, "bwd_bytes", 0) + moved
     note_legacy(layer, "bwd", func, args, kwargs, out, moved)
-    layer.amp_bwd_bytes = getattr(layer, "amp_bwd_bytes", 0) + \
-        bwd_op_bytes(rec, layer, func, args, kwargs, out, True)
+    amp_moved = bwd_op_bytes(rec, layer, func, args, kwargs, out, True)
+    layer.amp_bwd_bytes = getattr(layer, "amp_bwd_bytes", 0) + amp_moved
+    note_core_op(layer, "bwd", func, args, kwargs, out, moved, amp_moved)
 
 
 def note_node_outputs(rec, node, grad_inputs):
@@ -768,6 +794,71 @@ BWD_BYTES_HEADER = (
     "layer's output's); bwd_accum_bytes / amp_bwd_accum_bytes = autograd's additions "
     "where the gradients of a tensor the layer made meet (read two, write one), a kernel "
     "each.")
+
+
+# -- An attention core's kernels, products apart (attn_products, attn_rest). Kept in their
+# own functions. An unfused attention (the eager path: matmul, scale, mask, softmax, dropout,
+# matmul) runs each op as a kernel of its own whose times add: the two batched products at
+# the GEMM rate, the others at the memory's. So the core's ops are tallied in two parts per
+# pass: its GEMMs (bmm, baddbmm, mm, addmm: forward QK^T and PV, backward two per product,
+# MmBackward's grad x other^T and self^T x grad) with their FLOPs and bytes, and every other
+# op that moves bytes on PyTorch's vectorised path (the non-vectorised ones are legacy_ew's;
+# the backward's reductions and layout copies are bwd_reduce_bytes / bwd_copy_bytes). Per
+# pass: kernels (per iteration, whatever the batch), then per sample FLOPs (products only),
+# bytes in real dtypes and bytes in autocast's (amp_fwd_bytes' and amp_bwd_bytes' rules).
+ATTN_PASSES = ("fwd", "bwd")
+
+
+def note_core_op(layer, pass_, func, args, kwargs, out, moved, amp_moved):
+    """One op of a layer's pass (forward: every op; backward: its autograd nodes' ops)
+    that moved `moved` bytes (`amp_moved` under autocast), into the layer's products or
+    rest tally; written only on attention cores (attn_lines). Softmax's backward counts
+    two kernels (SOFTMAX_BWD)."""
+    if layer is None or moved <= 0:
+        return
+    if func._overloadpacket in GEMM_OPS:
+        acc = layer.__dict__.setdefault("attn_products", {}).setdefault(pass_, [0, 0, 0, 0])
+        acc[0] += 1
+        acc[1] += op_flops(func, args, kwargs, out)
+        acc[2] += moved
+        acc[3] += amp_moved
+    elif legacy_kind(func, args, kwargs, out) is None:
+        acc = layer.__dict__.setdefault("attn_rest", {}).setdefault(pass_, [0, 0, 0])
+        acc[0] += 2 if func._overloadpacket in SOFTMAX_BWD else 1
+        acc[1] += moved
+        acc[2] += amp_moved
+
+
+def attn_lines(layer, cls, batch):
+    """attn_products and attn_rest, on an attention layer whose forward runs GEMMs (an
+    eager core; a fused one, scaled_dot_product_attention, has none: the simulator keeps
+    its one-kernel rule there)."""
+    prods = getattr(layer, "attn_products", {})
+    if cls != "attention" or not prods.get("fwd"):
+        return []
+    rest = getattr(layer, "attn_rest", {})
+    out = []
+    for key, table, n in (("attn_products", prods, 4), ("attn_rest", rest, 3)):
+        parts = []
+        for p in ATTN_PASSES:
+            v = table.get(p, [0] * n)
+            parts.append("%s: [%s]" % (p, ", ".join(
+                [str(v[0])] + [str(per_sample(x, batch)) for x in v[1:]])))
+        out.append("    %s: {%s}" % (key, ", ".join(parts)))
+    return out
+
+
+ATTN_HEADER = (
+    "attn_products = an unfused attention core's GEMMs (the batched products: forward QK^T "
+    "and PV, backward two per product), per pass (fwd, bwd) [kernels, FLOPs, bytes, "
+    "amp bytes]; attn_rest = its other kernels on PyTorch's vectorised path (scale, mask, "
+    "softmax, dropout and their backward; legacy_ew's kernels, the backward's reductions and "
+    "copies excluded: they have their own keys) [kernels, bytes, amp bytes]; kernels per "
+    "iteration, the rest per sample; bytes read + written in real dtypes and in autocast's "
+    "(as amp_fwd_bytes and amp_bwd_bytes count them, but the backward's GEMMs in half, as "
+    "their forward saved autocast's half casts, and softmax's backward gradients in its "
+    "output's dtype); softmax's backward as CUDA's two kernels (grad * output, then the "
+    "softmax kernel: SoftMax.cu), in bwd_bytes too.")
 
 
 # -- Elementwise kernels off PyTorch's vectorised path (legacy_ew, nhwc_legacy_ew). Kept in
@@ -1092,10 +1183,13 @@ class Dispatch(TorchDispatchMode):
                 rec.amp_op(func, args, kwargs, out, None)
                 return out
             layer = rec.current(None if quiet else packet.__name__.rstrip("_"))
+            before = (layer.op_bytes, layer.amp_bytes) if layer is not None else (0, 0)
             rec.amp_op(func, args, kwargs, out, layer)
             note_amp_out(rec, layer, out)
             if layer is None:
                 return out
+            note_core_op(layer, "fwd", func, args, kwargs, out, layer.op_bytes - before[0],
+                         layer.amp_bytes - before[1])
             layer.ops.add(packet)
             if not quiet:
                 note_legacy(layer, "fwd", func, args, kwargs, out,
@@ -1393,7 +1487,8 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         KERNEL_HEADER,
     ] + ([POOL_HEADER] if any(pool_lines(l) for l in layers) else []) + [
         BWD_BYTES_HEADER,
-    ] + ([LEGACY_HEADER] if any(legacy_lines(l, B) for l in layers) else []) + [
+    ] + ([ATTN_HEADER] if any(attn_lines(l, l.cls, B) for l in layers) else []) + (
+        [LEGACY_HEADER] if any(legacy_lines(l, B) for l in layers) else []) + [
         HOST_HEADER,
         "grad_ready: parameters in the order their gradients were accumulated in that "
         "backward (the order DDP's reducer hooks fire).",
@@ -1437,6 +1532,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         out += kernel_lines(l, B)
         out += pool_lines(l)
         out += bwd_bytes_lines(l, l.cls, B)
+        out += attn_lines(l, l.cls, B)
         out += legacy_lines(l, B)
         out += host_lines(rec, l)
         if l.params:

@@ -500,6 +500,39 @@ double ds_compute_weight_cast_ns(const struct ds_compute *c, const struct ds_lay
          (kernels - 1) * c->params.kernel_overhead_ns;
 }
 
+/* An unfused attention core priced by its parts (model.h attn_products,
+ * attn_rest; compute.h): the batched products at the attention class's
+ * roofline (its math and rate, the products' bytes, and any weights', as
+ * their memory floor), each further product kernel its overhead; the
+ * other vectorised kernels at the memory roofline, one overhead each; the
+ * kernels off the vectorised path at their own rate (legacy_ew.h, forward
+ * only: a core's backward has none). Their times add: the kernels run one
+ * after another. `weights`: the pass's weight bytes. */
+static struct pass_time attn_core_time(const struct ds_compute *c, const struct ds_layer *l,
+                                       int pass, int64_t batch, double weights) {
+  double b = (double)batch, ovh = c->params.kernel_overhead_ns;
+  int amp = autocast_traffic(c, l);
+  const struct ds_attn_part *p = &l->attn_products[pass], *r = &l->attn_rest[pass];
+  double pbytes = (amp ? p->amp_bytes : p->bytes * act_scale(c)) * b + weights;
+  double prod = 0, sm = 0;
+  if (p->kernels > 0) {
+    prod = layer_kernel_ns(c, l, p->flops * b, pbytes) + (p->kernels - 1) * ovh;
+    if (layer_kernel_flop_bound(c, l, p->flops * b, pbytes)) sm = prod;
+  }
+  double rbytes = (amp ? r->amp_bytes : r->bytes * act_scale(c)) * b;
+  double moved, legacy = 0;
+  if (pass == DS_ATTN_FWD) {
+    legacy = ds_legacy_ew_ns(c, l, DS_LEGACY_FWD, batch, &moved);
+    /* a GPU without a clock: those kernels' bytes at the roofline, as the
+     * one-kernel rule leaves them */
+    if (moved == 0) rbytes += ds_legacy_ew_bytes(c, l, DS_LEGACY_FWD, batch);
+  }
+  double rest = rbytes > 0 ? ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, rbytes) +
+                                 (r->kernels > 1 ? r->kernels - 1 : 0) * ovh
+                           : 0;
+  return (struct pass_time){prod + rest + legacy, sm};
+}
+
 static struct pass_time fwd_time(const struct ds_compute *c, const struct ds_layer *l,
                                  int64_t batch) {
   double b = (double)batch;
@@ -520,6 +553,10 @@ static struct pass_time fwd_time(const struct ds_compute *c, const struct ds_lay
                          ? p->param_bytes + 2.0 * p->half_weight_bytes
                          : p->param_bytes;
   double weights = (double)l->param_numel * per_param;
+  if (ds_layer_attn_parts(l)) {
+    struct pass_time t = attn_core_time(c, l, DS_ATTN_FWD, batch, weights);
+    return (struct pass_time){t.total_ns + casts + weight_casts, t.sm_bound_ns};
+  }
   /* the kernels off PyTorch's vectorised path at their own rate (legacy_ew.h) */
   double act = fwd_act_bytes(c, l) * b;
   double legacy = off_path_ns(c, l, DS_LEGACY_FWD, batch, &act);
@@ -564,6 +601,11 @@ static struct pass_time bwd_time(const struct ds_compute *c, const struct ds_lay
                          ? 3.0 * p->half_weight_bytes + p->param_bytes
                          : 2.0 * p->param_bytes;
   double weights = (double)l->param_numel * per_param;
+  if (ds_layer_attn_parts(l)) {
+    struct pass_time t = attn_core_time(c, l, DS_ATTN_BWD, batch, weights);
+    return (struct pass_time){t.total_ns + casts + ds_compute_bwd_extra_ns(c, l, batch),
+                              t.sm_bound_ns};
+  }
   double act = bwd_act_bytes(c, l) * b;
   double legacy = off_path_ns(c, l, DS_LEGACY_BWD, batch, &act);
   double bytes = act + weights;

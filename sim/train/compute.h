@@ -27,6 +27,17 @@
  * overhead come from the topology file's `compute` section, so every
  * predicted duration can be recomputed by hand from the files.
  *
+ * An unfused attention core with the model file's attn_products and
+ * attn_rest (model.h) is its kernels, whose times add, not one roofline:
+ * its batched products at the attention class's rate (the products' bytes
+ * as their memory floor; each further product kernel pays the overhead),
+ * its other vectorised kernels (scale, mask, softmax, dropout; backward:
+ * their backward, softmax's as CUDA's two kernels) at the memory roofline
+ * plus an overhead each, and its kernels off the vectorised path
+ * (legacy_ew.h) at theirs. A core without the keys (older files, a fused
+ * scaled_dot_product_attention) is one kernel, max(FLOPs, bytes), its
+ * backward twice the forward's bytes, as before.
+ *
  * Two kinds of kernel run at measured rates instead, the roofline as their
  * lower bound: cuDNN's NCHW batch norm (per SM clock, below) and grouped
  * convolutions (measured times per shape, sim/train/grouped_conv.h).
@@ -198,11 +209,13 @@ double ds_compute_weight_cast_ns(const struct ds_compute *c, const struct ds_lay
  * parameter in its kernel). Under --amp the activation traffic is the layer's
  * amp_fwd_bytes when the model file has it (model.h: the dtypes autocast
  * gives each op), and its amp_cast_bytes run as a memory-bound kernel of
- * their own after it; else fwd_bytes scaled to 2 B per element. */
+ * their own after it; else fwd_bytes scaled to 2 B per element. An
+ * attention core with attn_products: its parts (above), then the casts. */
 double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
                          int64_t batch);
-/* Backward: bwd_flops, twice the forward traffic (read the saved
- * activations and output gradient, write the input gradient; a memory
+/* Backward (an attention core with attn_products: its parts, above):
+ * bwd_flops, twice the forward traffic (read the saved activations and
+ * output gradient, write the input gradient; a memory
  * layer with the model file's bwd_bytes: those, scaled to the activation
  * dtype, or under --amp amp_bwd_bytes, and no kernel when they, its FLOPs
  * and its weights are 0: the residual add's backward hands the gradient

@@ -94,6 +94,12 @@ static void rates(double scale, double *strided, double *transposed) {
   *transposed = four_bytes ? DS_LEGACY_TRANSPOSED_CYCLES_FP32 : DS_LEGACY_TRANSPOSED_CYCLES;
 }
 
+double ds_legacy_ew_bytes(const struct ds_compute *c, const struct ds_layer *l,
+                          enum ds_legacy_pass p, int64_t batch) {
+  const struct ds_legacy_ew *e = &l->legacy[c->channels_last ? 1 : 0][p];
+  return e->bytes > 0 ? e->bytes * pass_scale(c, l, p) * (double)batch : 0;
+}
+
 double ds_legacy_ew_ns(const struct ds_compute *c, const struct ds_layer *l,
                        enum ds_legacy_pass p, int64_t batch, double *bytes) {
   const struct ds_legacy_ew *e = &l->legacy[c->channels_last ? 1 : 0][p];
@@ -101,7 +107,7 @@ double ds_legacy_ew_ns(const struct ds_compute *c, const struct ds_layer *l,
   if (c->sms <= 0 || c->sm_clock_hz <= 0 || e->bytes <= 0) return 0;
   double b = (double)batch;
   double scale = pass_scale(c, l, p), strided, transposed;
-  *bytes = e->bytes * scale * b;
+  *bytes = ds_legacy_ew_bytes(c, l, p, batch);
   rates(scale, &strided, &transposed);
   double cycles = (e->strided_elems * strided + e->transposed_elems * transposed) * b;
   /* a kernel of their own: the launch overhead either way */

@@ -115,4 +115,11 @@ void ds_legacy_ew_finish(struct ds_layer *layers, size_t n);
 double ds_legacy_ew_ns(const struct ds_compute *c, const struct ds_layer *l,
                        enum ds_legacy_pass p, int64_t batch, double *bytes);
 
+/* The bytes those kernels move, scaled the same way, whatever the GPU's
+ * clock: a caller that prices the pass's vectorised kernels from keys of
+ * their own (an attention core's attn_rest, compute.h) adds them there
+ * where ds_legacy_ew_ns gives no time. 0 without counts. */
+double ds_legacy_ew_bytes(const struct ds_compute *c, const struct ds_layer *l,
+                          enum ds_legacy_pass p, int64_t batch);
+
 #endif

@@ -30,7 +30,8 @@ static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
                                          "host_amp_casts", "host_amp_nodes", "host_syncs",
                                          "groups", "stride",
                                          "pool_kernel", "pool_stride", "pool_padding", "pool_input",
-                                         "legacy_ew", "nhwc_legacy_ew", NULL};
+                                         "legacy_ew", "nhwc_legacy_ew", "attn_products",
+                                         "attn_rest", NULL};
 static const char *const param_keys[] = {"name", "numel", "shape", NULL};
 
 int ds_optimizer_states(enum ds_optimizer opt) {
@@ -52,6 +53,10 @@ const char *ds_layer_class_name(enum ds_layer_class cls) {
 int ds_layer_input_grad(const struct ds_layer *l) {
   return !((l->cls == DS_LAYER_CONV || l->cls == DS_LAYER_MATMUL) && l->fwd_flops > 0 &&
            l->bwd_flops <= 1.5 * l->fwd_flops);
+}
+
+int ds_layer_attn_parts(const struct ds_layer *l) {
+  return l->attn_products[DS_ATTN_FWD].kernels > 0;
 }
 
 int ds_layer_autocast_casts_weights(const struct ds_layer *l) {
@@ -376,6 +381,65 @@ static ds_status read_bwd_bytes(const struct ds_cnode *item, struct ds_layer *l,
                        err);
 }
 
+/* Optional attn_products with attn_rest (model.h): each a map of fwd and
+ * bwd to [kernels, FLOPs, bytes, amp bytes] (attn_rest without the FLOPs),
+ * on an attention-class layer only. The products' FLOPs are the layer's
+ * (at most its fwd_flops / bwd_flops) and the forward's parts, with
+ * legacy_ew's, at most its op_fwd_bytes (2 bytes of slack: each count is
+ * rounded per sample); the products run at least one forward kernel. */
+static const char *const attn_pass_keys[] = {"fwd", "bwd", NULL};
+
+static ds_status read_attn_part(const struct ds_cnode *item, const char *key, int n,
+                                struct ds_attn_part *out, struct ds_err *err) {
+  struct ds_cnode map, node;
+  const char *what = n == 4 ? "[kernels, FLOPs, bytes, amp bytes]" : "[kernels, bytes, amp bytes]";
+  ds_cmap_get(item, key, &map);
+  if (!ds_cnode_is_map(&map))
+    return ds_cnode_error(&map, err, "expected %s as a map of fwd and bwd to %s", key, what);
+  DS_CHECK(ds_cmap_check_keys(&map, attn_pass_keys, err));
+  for (int p = 0; p < DS_ATTN_PASSES; p++) {
+    int64_t v[4];
+    DS_CHECK(ds_cmap_require(&map, attn_pass_keys[p], what, &node, err));
+    DS_CHECK(ds_cnode_int_list(&node, what, (size_t)n, 0, DS_MODEL_COUNT_MAX, v, err));
+    out[p].kernels = (double)v[0];
+    out[p].flops = n == 4 ? (double)v[1] : 0;
+    out[p].bytes = (double)v[n - 2];
+    out[p].amp_bytes = (double)v[n - 1];
+  }
+  return DS_OK;
+}
+
+static ds_status read_attn_parts(const struct ds_cnode *item, struct ds_layer *l,
+                                 struct ds_err *err) {
+  struct ds_cnode node, rest;
+  memset(l->attn_products, 0, sizeof l->attn_products);
+  memset(l->attn_rest, 0, sizeof l->attn_rest);
+  int has = ds_cmap_get(item, "attn_products", &node);
+  if (ds_cmap_get(item, "attn_rest", &rest) != has)
+    return ds_cnode_error(item, err, "expected attn_products and attn_rest together");
+  if (!has) return DS_OK;
+  if (l->cls != DS_LAYER_ATTENTION)
+    return ds_cnode_error(&node, err, "attn_products and attn_rest are for attention cores "
+                          "(class: attention); this layer's class is %s",
+                          ds_layer_class_name(l->cls));
+  DS_CHECK(read_attn_part(item, "attn_products", 4, l->attn_products, err));
+  DS_CHECK(read_attn_part(item, "attn_rest", 3, l->attn_rest, err));
+  const struct ds_attn_part *p = l->attn_products, *r = l->attn_rest;
+  if (p[DS_ATTN_FWD].kernels < 1)
+    return ds_cnode_error(&node, err, "expected at least one fwd kernel in attn_products");
+  if (p[DS_ATTN_FWD].flops > l->fwd_flops || p[DS_ATTN_BWD].flops > l->bwd_flops)
+    return ds_cnode_error(&node, err, "expected attn_products' FLOPs at most the layer's "
+                          "fwd_flops (%.17g) and bwd_flops (%.17g)", l->fwd_flops,
+                          l->bwd_flops);
+  double fwd = p[DS_ATTN_FWD].bytes + r[DS_ATTN_FWD].bytes + l->legacy[0][DS_LEGACY_FWD].bytes;
+  if (fwd > ds_layer_op_fwd_bytes(l) + 2)
+    return ds_cnode_error(&node, err, "expected the fwd bytes of attn_products, attn_rest "
+                          "and legacy_ew together at most the layer's %s (%.17g), got %.17g",
+                          l->op_fwd_bytes < 0 ? "fwd_bytes" : "op_fwd_bytes",
+                          ds_layer_op_fwd_bytes(l), fwd);
+  return DS_OK;
+}
+
 static const char *const pool_keys[] = {"pool_kernel", "pool_stride", "pool_padding",
                                         "pool_input"};
 
@@ -579,6 +643,7 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
     DS_CHECK_GOTO(read_bwd_bytes(&item, l, err), st, out);
     DS_CHECK_GOTO(read_pool(&item, l, err), st, out);
     DS_CHECK_GOTO(ds_legacy_ew_read(&item, l, err), st, out);
+    DS_CHECK_GOTO(read_attn_parts(&item, l, err), st, out);
     DS_CHECK_GOTO(read_host_counts(m, &item, l, i, err), st, out);
     DS_CHECK_GOTO(read_params(m, &item, l, (int32_t)i, &param_cap, err), st, out);
     DS_CHECK_GOTO(grouped_conv_weight(m, &item, l, err), st, out);

@@ -78,6 +78,20 @@ struct ds_legacy_ew {
   double transposed_elems;
 };
 
+/* One part of an unfused attention core's pass (ds_layer.attn_products,
+ * attn_rest): its kernels (per iteration, whatever the batch) and, per
+ * sample, the FLOPs (products only), the bytes read and written in real
+ * dtypes and in autocast's. */
+struct ds_attn_part {
+  double kernels;
+  double flops;
+  double bytes;
+  double amp_bytes;
+};
+
+/* The passes of ds_layer.attn_products and attn_rest. */
+enum { DS_ATTN_FWD, DS_ATTN_BWD, DS_ATTN_PASSES };
+
 struct ds_layer {
   char *name;          /* owned by the model */
   double fwd_flops;    /* per sample */
@@ -188,6 +202,17 @@ struct ds_layer {
    * floor mode): the window its CUDA kernels loop over. compute.h costs
    * max-pool's kernels from it. pool.kernel[0] is 0 when absent. */
   struct ds_pool pool;
+  /* Optional attn_products with attn_rest (tools/export_model.py), on an
+   * attention-class layer whose forward runs GEMMs (an unfused core: QK^T,
+   * scale, mask, softmax, dropout, PV), per pass: its batched products
+   * (the GEMMs: forward two, backward two per product) and its other
+   * kernels on PyTorch's vectorised path (legacy_ew's kernels and the
+   * backward's reductions and copies excluded: their own keys). compute.h
+   * prices each part at its own rate and adds them. kernels 0 in
+   * attn_products[DS_ATTN_FWD] when absent: the core is then one kernel,
+   * max(FLOPs, bytes), as before. */
+  struct ds_attn_part attn_products[DS_ATTN_PASSES];
+  struct ds_attn_part attn_rest[DS_ATTN_PASSES];
   /* Optional legacy_ew / nhwc_legacy_ew: the non-vectorised elementwise
    * kernels per pass, as the model runs in NCHW ([0]) and in channels-last
    * ([1], --channels-last); zero when absent. */
@@ -279,6 +304,10 @@ const char *ds_layer_class_name(enum ds_layer_class cls);
  * op_fwd_bytes, else (a file without them) the module's inputs and outputs,
  * fwd_bytes. */
 double ds_layer_op_fwd_bytes(const struct ds_layer *l);
+
+/* 1 when layer l carries attn_products and attn_rest (an unfused attention
+ * core, priced by its parts: compute.h); 0 else. */
+int ds_layer_attn_parts(const struct ds_layer *l);
 
 /* 0 when layer l's backward computes no gradient of its input: a
  * convolution or matmul taking the model's input, whose backward FLOPs the

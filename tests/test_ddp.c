@@ -576,21 +576,27 @@ Test(ddp, memory_walks_backward_through_the_layers) {
   ds_model_free(m);
 }
 
+/* tiny-model with the first `find` in its text replaced by `replace`
+ * (which may repeat `find` to insert beside it), loaded. */
+static struct ds_model *tiny_edited(const char *find, const char *replace) {
+  char *text = ds_test_slurp(TINY_MODEL);
+  char *at = strstr(text, find);
+  cr_assert(at, "tiny-model has no '%s'", find);
+  char buf[8192];
+  snprintf(buf, sizeof buf, "%.*s%s%s", (int)(at - text), text, replace, at + strlen(find));
+  free(text);
+  struct ds_model *m = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_test_load_model_text(buf, &m, &err), DS_OK, "%s", err.msg);
+  return m;
+}
+
 Test(ddp, the_steps_temporaries_peak_when_activations_are_small) {
   /* tiny with Adam at batch 1: saved 3 MB + output 1 MB at backward's
    * start; after l0's backward 1e6 + P; the foreach step's sqrt of the
    * second moments adds P: 1e6 + 2P, the peak. Total: params P + moments
    * 2P + 1e6 + 2P. */
-  char *text = ds_test_slurp(TINY_MODEL);
-  char *at = strstr(text, "optimizer: sgd\n");
-  cr_assert(at);
-  char buf[8192];
-  snprintf(buf, sizeof buf, "%.*soptimizer: adam\n%s", (int)(at - text), text,
-           at + strlen("optimizer: sgd\n"));
-  free(text);
-  struct ds_model *m = NULL;
-  struct ds_err err = {0};
-  cr_assert_eq(ds_test_load_model_text(buf, &m, &err), DS_OK, "%s", err.msg);
+  struct ds_model *m = tiny_edited("optimizer: sgd\n", "optimizer: adam\n");
   struct ds_ddp_memory mem;
   struct ds_precision fp32 = {4, 4, 0};
   double P = 1835264.0 * 4;
@@ -621,15 +627,7 @@ Test(ddp, the_loss_keeps_its_saved_tensors_in_fp32_under_autocast) {
    * 12 MB are kept in half (6 MB) but the loss's stay fp32 (autocast runs
    * it in fp32): 6 + 4 MB plus the half weights; under --dtype fp16 they
    * halve with the rest: 6 + 2 MB. (tiny's layers save 3 MB per sample.) */
-  char *text = ds_test_slurp(TINY_MODEL);
-  char *at = strstr(text, "layers:");
-  cr_assert(at);
-  char buf[8192];
-  snprintf(buf, sizeof buf, "%.*sloss_act_bytes: 1000000\n%s", (int)(at - text), text, at);
-  free(text);
-  struct ds_model *m = NULL;
-  struct ds_err err = {0};
-  cr_assert_eq(ds_test_load_model_text(buf, &m, &err), DS_OK, "%s", err.msg);
+  struct ds_model *m = tiny_edited("layers:", "loss_act_bytes: 1000000\nlayers:");
   cr_assert_float_eq(m->loss_act_bytes, 1e6, 0);
   struct ds_precision fp32 = {4, 4, 0}, amp = {4, 2, 2}, half = {2, 2, 0};
   cr_assert_float_eq(ds_ddp_saved_bytes(m, &fp32, 4), 16e6, 0.5);
@@ -664,6 +662,7 @@ Test(ddp, the_loss_keeps_its_saved_tensors_in_fp32_under_autocast) {
   cr_assert_float_eq(dm.other.activations, 3e6 + 1e6, 0.5);
   ds_model_free(m);
   /* a negative count is refused where it stands */
+  char buf[512];
   snprintf(buf, sizeof buf, "schema_version: 1\nname: b\nsample: s\ndefault_batch: 1\n"
            "optimizer: sgd\nloss_act_bytes: -1\nlayers:\n  - {name: l, fwd_flops: 0,"
            " bwd_flops: 0, fwd_bytes: 1, act_bytes: 0, params: [{name: w, numel: 1}]}\n");

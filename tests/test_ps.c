@@ -902,7 +902,7 @@ Test(ps, a_worker_launches_its_backward_from_the_autograd_thread) {
 Test(ps_cli, one_worker_is_never_faster_than_single_with_the_autograd_threads_host) {
   /* The shipped 4gpu host costs (host_node 21.9 us): BERT-base under
    * autocast fp16 is host-bound in backward, 1132 nodes x 21.9 us = 24.79
-   * ms against 14.18 ms of kernels. A ps worker does single's work
+   * ms against 13.52 ms of kernels. A ps worker does single's work
    * (launches, forward, backward and their host) plus its push, update and
    * pull: never faster (it was 45.85 against 56.08 ms when ps charged no
    * backward host time). */

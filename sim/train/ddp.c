@@ -915,6 +915,7 @@ void ds_ddp_memory(const struct ds_model *m, const struct ds_precision *pr, int6
     saved -= layer_saved_bytes(ly, pr) * (double)batch;
     if (ds_layer_autocast_casts_weights(ly))
       saved -= (double)ly->param_numel * pr->half_weight_bytes;
+    if (saved < 0) saved = 0; /* the sums' rounding, past the first layer */
     if (!opt->grads_kept && out->grads > 0) grads += (double)ly->param_numel * pr->param_bytes;
     double live = saved + out->output + grads;
     if (live > out->dynamic) {

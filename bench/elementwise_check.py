@@ -93,6 +93,43 @@ def rates_in_use(header):
             for m in re.finditer(r"#define DS_LEGACY_(\w+?)_CYCLES(_FP32)?\s+([\d.]+)", text)}
 
 
+def bad_input(path, line, key, what):
+    print("%s:%d: key '%s': %s" % (path, line, key, what), file=sys.stderr)
+    sys.exit(2)
+
+
+def read_rows(path):
+    """The CSV's rows of the ops above, each field this script reads checked:
+    a bad one exits 2 naming the file, line and key."""
+    need = {"name": str, "mode": str, "layout": str, "bytes": int, "elements": int, "ms": float,
+            "gpu_sms": int, "sm_clock_max_mhz": float}
+    rows = []
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        missing = [k for k in need if k not in (reader.fieldnames or [])]
+        if missing:
+            bad_input(path, 1, missing[0], "missing from the header")
+        for r in reader:
+            if r["name"] not in OPS:
+                continue
+            if r["mode"] not in DTYPES:
+                bad_input(path, reader.line_num, "mode",
+                          "expected one of %s, got %r" % (", ".join(DTYPES), r["mode"]))
+            for key, kind in need.items():
+                if kind is str:
+                    continue
+                try:
+                    v = kind(r[key])
+                except (TypeError, ValueError):
+                    bad_input(path, reader.line_num, key, "expected %s, got %r" % (
+                        "an integer" if kind is int else "a number", r[key]))
+                if not v >= 0 or (key in ("ms", "gpu_sms", "sm_clock_max_mhz") and v <= 0):
+                    bad_input(path, reader.line_num, key, "expected a positive number, got %r"
+                              % r[key])
+            rows.append(r)
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("csv", help="gpu_kernels.py --only elementwise output")
@@ -102,8 +139,7 @@ def main():
                     help="the topology's kernel_overhead (default 4)")
     ap.add_argument("--header", default="sim/train/legacy_ew.h")
     args = ap.parse_args()
-    with open(args.csv) as f:
-        rows = [r for r in csv.DictReader(f) if r["name"] in OPS]
+    rows = read_rows(args.csv)
     groups = collections.defaultdict(lambda: [0, 0.0, 0.0])
     fits = collections.defaultdict(lambda: [0.0, 0.0, 0])
     with tempfile.TemporaryDirectory() as tmp:

@@ -16,7 +16,9 @@ start (torch.cuda.reset_peak_memory_stats), and the iteration after
   bwd_peak    the most live during backward
   bwd_end     live after backward (gradients now, activations freed; the
               output and loss still held)
-  step_peak   the most live during the optimizer step (GradScaler's under fp16)
+  step_peak   the most live during the optimizer step (GradScaler's under fp16),
+              the output still held (bench/results/gpu-2026-11-26d-h200/call2 ran
+              an earlier version that freed it before the step)
 
 Each in GiB, with the parameters' and the optimizer state's bytes for
 reference. --device cpu runs the loop as a dry run (no allocator: zeros).
@@ -53,7 +55,9 @@ def main():
     runs = {r["name"]: r for r in torch_measure.runs_for("full")}
     missing = [n for n in want if n not in runs or runs[n].get("ddp_cap") is not None]
     if missing:
-        sys.exit("mem_phases: not a plain torch_measure run: %s" % ", ".join(missing))
+        print("mem_phases: --only: not a plain torch_measure run (bench/torch_measure.py "
+              "runs_for, no DDP): %s" % ", ".join(missing), file=sys.stderr)
+        sys.exit(2)
 
     def mark():
         """Live and peak bytes (GiB) since the last mark; the peak is then reset."""
@@ -98,13 +102,13 @@ def main():
                 r["fwd_end"], r["fwd_peak"] = mark()
                 (scaler.scale(loss) if scaler else loss).backward()
                 r["bwd_end"], r["bwd_peak"] = mark()
-                del out, loss
                 if scaler:
                     scaler.step(opt)
                     scaler.update()
                 else:
                     opt.step()
                 _, r["step_peak"] = mark()
+                del out, loss  # the loop holds the output through the step too
             pbytes = sum(p.numel() * p.element_size() for p in model.parameters())
             sbytes = sum(t.numel() * t.element_size() for s in opt.state.values()
                          for t in s.values() if torch.is_tensor(t) and t.dim() > 0)

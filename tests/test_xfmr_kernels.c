@@ -328,6 +328,14 @@ Test(xfmr_kernels, bad_attention_parts_are_located) {
       {"    class: attention\n    attn_products: {fwd: [2, 1, 1, 1], bwd: [0, 0, 0, 0]}\n"
        "    attn_rest: {fwd: [1, -1, 1], bwd: [0, 0, 0]}\n",
        "expected an integer from 0 to"},
+      /* FLOPs or bytes with no kernel to run them would be dropped */
+      {"    class: attention\n    attn_products: {fwd: [1, 1, 0, 0], bwd: [0, 1, 0, 0]}\n"
+       "    attn_rest: {fwd: [0, 0, 0], bwd: [0, 0, 0]}\n",
+       "expected at least one bwd kernel in attn_products where it has FLOPs or bytes"},
+      {"    class: attention\n    attn_products: {fwd: [1, 1, 0, 0], bwd: [0, 0, 0, 0]}\n"
+       "    attn_rest: {fwd: [0, 0, 0], bwd: [0, 5, 0]}\n",
+       ":11:16: key 'attn_rest': expected at least one bwd kernel in attn_rest where it has "
+       "bytes"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     char text[1024];

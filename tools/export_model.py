@@ -1256,10 +1256,15 @@ class Functions(TorchFunctionMode):
         else:
             out = func(*args, **kwargs)
         if rec.phase == "fwd" and rec.stack:
+            dispatched = host_dispatched(rec) - before
             if host_copy_call(func):
+                # on CUDA the copy to the host dispatches _to_copy (on CPU
+                # nothing): one dispatch, so that its sync lands on this
+                # layer and a layer never syncs more often than it dispatches
                 host_count_sync(rec)
+                dispatched = max(dispatched, 1)
             layer = rec.current(None)
-            host_count_op(rec, layer, host_dispatched(rec) - before)
+            host_count_op(rec, layer, dispatched)
             if layer is not None:
                 self.tag(out, layer)
         return out

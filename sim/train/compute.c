@@ -505,8 +505,8 @@ double ds_compute_weight_cast_ns(const struct ds_compute *c, const struct ds_lay
  * roofline (its math and rate, the products' bytes, and any weights', as
  * their memory floor), each further product kernel its overhead; the
  * other vectorised kernels at the memory roofline, one overhead each; the
- * kernels off the vectorised path at their own rate (legacy_ew.h, forward
- * only: a core's backward has none). Their times add: the kernels run one
+ * kernels off the vectorised path at their own rate (legacy_ew.h; the
+ * shipped cores' backward has none). Their times add: the kernels run one
  * after another. `weights`: the pass's weight bytes. */
 static struct pass_time attn_core_time(const struct ds_compute *c, const struct ds_layer *l,
                                        int pass, int64_t batch, double weights) {
@@ -520,13 +520,11 @@ static struct pass_time attn_core_time(const struct ds_compute *c, const struct 
     if (layer_kernel_flop_bound(c, l, p->flops * b, pbytes)) sm = prod;
   }
   double rbytes = (amp ? r->amp_bytes : r->bytes * act_scale(c)) * b;
-  double moved, legacy = 0;
-  if (pass == DS_ATTN_FWD) {
-    legacy = ds_legacy_ew_ns(c, l, DS_LEGACY_FWD, batch, &moved);
-    /* a GPU without a clock: those kernels' bytes at the roofline, as the
-     * one-kernel rule leaves them */
-    if (moved == 0) rbytes += ds_legacy_ew_bytes(c, l, DS_LEGACY_FWD, batch);
-  }
+  enum ds_legacy_pass lp = pass == DS_ATTN_FWD ? DS_LEGACY_FWD : DS_LEGACY_BWD;
+  double moved, legacy = ds_legacy_ew_ns(c, l, lp, batch, &moved);
+  /* a GPU without a clock: those kernels' bytes at the roofline, as the
+   * one-kernel rule leaves them */
+  if (moved == 0) rbytes += ds_legacy_ew_bytes(c, l, lp, batch);
   double rest = rbytes > 0 ? ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, rbytes) +
                                  (r->kernels > 1 ? r->kernels - 1 : 0) * ovh
                            : 0;

@@ -316,7 +316,8 @@ struct ds_memory_options {
    * gradients (`_foreach_add(grads, params, alpha=weight_decay)`); the
    * per-parameter loop of 1.4 and 1.9 (optimizer_loop) holds them for one
    * tensor at a time: Adam's sqrt and its division by the bias correction
-   * (two of the largest tensor; 1.4's one), the decayed gradient. */
+   * (two of the largest tensor), the decayed gradient (one more: 1.9's
+   * out-of-place add; 1.4's SGD decays in place, so one tensor over). */
   int optimizer_loop;
   int weight_decay;
 };

@@ -427,6 +427,16 @@ static ds_status read_attn_parts(const struct ds_cnode *item, struct ds_layer *l
   const struct ds_attn_part *p = l->attn_products, *r = l->attn_rest;
   if (p[DS_ATTN_FWD].kernels < 1)
     return ds_cnode_error(&node, err, "expected at least one fwd kernel in attn_products");
+  /* a part's FLOPs or bytes run in kernels: none would drop them */
+  static const char *const pass_names[DS_ATTN_PASSES] = {"fwd", "bwd"};
+  for (int k = 0; k < DS_ATTN_PASSES; k++) {
+    if (p[k].kernels < 1 && (p[k].flops > 0 || p[k].bytes > 0 || p[k].amp_bytes > 0))
+      return ds_cnode_error(&node, err, "expected at least one %s kernel in attn_products "
+                            "where it has FLOPs or bytes", pass_names[k]);
+    if (r[k].kernels < 1 && (r[k].bytes > 0 || r[k].amp_bytes > 0))
+      return ds_cnode_error(&rest, err, "expected at least one %s kernel in attn_rest where "
+                            "it has bytes", pass_names[k]);
+  }
   if (p[DS_ATTN_FWD].flops > l->fwd_flops || p[DS_ATTN_BWD].flops > l->bwd_flops)
     return ds_cnode_error(&node, err, "expected attn_products' FLOPs at most the layer's "
                           "fwd_flops (%.17g) and bwd_flops (%.17g)", l->fwd_flops,

@@ -66,6 +66,7 @@
 #include "sim/coll/coll.h"
 #include "sim/train/comm_hook.h"
 #include "sim/train/compute.h"
+#include "sim/train/memory.h"
 #include "sim/train/model.h"
 
 #ifdef __cplusplus
@@ -260,90 +261,6 @@ ds_status ds_ddp_build(const struct ds_model *model,
  * x grad_accum micro-steps. */
 int64_t ds_ddp_colls_per_iteration(const struct ds_ddp_options *opt, int32_t n_buckets,
                                    int32_t n_buffer_buckets);
-
-/* Per-GPU memory of single-GPU and DDP training, in bytes, at its peak.
- * What stays for the whole iteration: the parameters, the optimizer state,
- * DDP's buckets and the hook's buffers. What comes and goes, walked through
- * one iteration (docs/architecture.md, the memory paragraph): at backward's start
- * the saved activations, the model's output (the training loop holds it:
- * `out = model(x); loss = criterion(out, y); loss.backward()`) and the
- * loss's two gradients; as backward runs back through the layers, each
- * layer's saved tensors are freed and its gradients allocated (.grad
- * appears at its AccumulateGrad; zero_grad(set_to_none=True) freed them);
- * at the step, the gradients and the optimizer's temporaries. Measured on
- * an H200 (bench/mem_phases.py, bench/results/gpu-2026-11-26d-h200/call2):
- * the forward's live growth matches the saved activations plus the
- * output within 0.1 GiB on six runs. */
-enum ds_mem_peak {
-  DS_PEAK_BACKWARD_START, /* the loss's backward: everything saved is live */
-  DS_PEAK_BACKWARD,       /* after layer peak_layer's backward */
-  DS_PEAK_STEP            /* the optimizer step */
-};
-
-struct ds_ddp_memory {
-  double params;      /* parameters in the training dtype */
-  double grads;       /* .grad tensors (0 when they are views into the buckets) */
-  double buckets;     /* DDP's flat bucket copies of the gradients */
-  double optimizer;   /* momentum (SGD) or two moments (Adam) */
-  double activations; /* saved for backward, whole batch (ds_ddp_saved_bytes) */
-  double output;      /* the model's output, held through backward and the step */
-  double loss_grads;  /* the loss's backward: nll_loss's gradient and
-                       * log_softmax's, each the size of its saved log-probs */
-  double step_temp;   /* the step's temporaries (ds_memory_options) */
-  double hook;        /* the communication hook's buffers (ds_comm_hook_memory) */
-  /* At the peak: where it is, and the saved activations and gradients
-   * live then (the output is live throughout, the loss's gradients at
-   * backward's start, the step's temporaries at the step). */
-  enum ds_mem_peak peak_at;
-  int32_t peak_layer; /* DS_PEAK_BACKWARD: the layer just back-propagated */
-  double live_activations;
-  double live_grads;
-  double dynamic;     /* what comes and goes, at the peak */
-  double total;       /* params + optimizer + buckets + hook + dynamic */
-};
-
-/* Who holds what: ds_ddp_memory's options. */
-struct ds_memory_options {
-  int ddp;                 /* DDP's buckets, P bytes, allocated at wrap time */
-  int grad_as_bucket_view; /* under ddp: .grad are views into the buckets */
-  int grads_kept;          /* zero_grad() fills instead of freeing (1.4, 1.9):
-                            * .grad live from the iteration's start */
-  double step_numel;       /* parameters this GPU's optimizer steps (its
-                            * temporaries); the model's under single and DDP */
-  /* The step's temporaries (torch/optim/adam.py, sgd.py): the foreach
-   * step (current PyTorch) makes new lists over every parameter it steps,
-   * the sqrt of Adam's second moments and, with weight decay, the decayed
-   * gradients (`_foreach_add(grads, params, alpha=weight_decay)`); the
-   * per-parameter loop of 1.4 and 1.9 (optimizer_loop) holds them for one
-   * tensor at a time: Adam's sqrt and its division by the bias correction
-   * (two of the largest tensor), the decayed gradient (one more: 1.9's
-   * out-of-place add; 1.4's SGD decays in place, so one tensor over). */
-  int optimizer_loop;
-  int weight_decay;
-};
-
-/* What autograd saves for the loss's backward over `samples` samples,
- * outside every layer (the model's loss_act_bytes): in fp32 under --amp, as
- * autocast runs the loss; scaled like the activations under --dtype. */
-double ds_loss_saved_bytes(const struct ds_model *model, const struct ds_precision *pr,
-                           double samples);
-
-/* What autograd saves for backward over `batch` samples: the model's
- * activations (under --amp the model file's amp_act_bytes where it has
- * them; otherwise float tensors in the activation dtype, act_int_bytes as
- * they are), the loss's own (loss_act_bytes: in
- * fp32 under --amp, as autocast runs the loss), and under --amp autocast's
- * half copy of each weight it casts (convolutions', matmuls', attention's,
- * and every layer's without a class). */
-double ds_ddp_saved_bytes(const struct ds_model *model, const struct ds_precision *pr,
-                          int64_t batch);
-
-void ds_ddp_memory(const struct ds_model *model, const struct ds_precision *pr,
-                   int64_t batch, const struct ds_memory_options *opt,
-                   struct ds_ddp_memory *out);
-
-/* total from the fields: what ds_ps_memory calls after it moves terms. */
-void ds_ddp_memory_total(struct ds_ddp_memory *m);
 
 #ifdef __cplusplus
 }

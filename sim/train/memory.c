@@ -1,0 +1,120 @@
+/*
+ * Peak memory per GPU (memory.h): the saved activations, and the walk
+ * through one iteration.
+ */
+#include "sim/train/memory.h"
+
+double ds_loss_saved_bytes(const struct ds_model *m, const struct ds_precision *pr,
+                           double samples) {
+  /* autocast runs the loss in fp32 (log_softmax is on its fp32 list), so
+   * only --dtype scales it */
+  return m->loss_act_bytes * (pr->half_weight_bytes ? 1.0 : pr->act_bytes / 4.0) * samples;
+}
+
+/* What layer l saves per sample: under --amp what the exporter found
+ * autocast saves (amp_act_bytes); otherwise its float tensors in the
+ * activations' dtype and its integer ones as they are (a file without
+ * act_int_bytes or amp_act_bytes: everything scaled, as before). */
+static double layer_saved_bytes(const struct ds_layer *l, const struct ds_precision *pr) {
+  if (pr->half_weight_bytes && l->amp_act_bytes >= 0) return l->amp_act_bytes;
+  return (l->act_bytes - l->act_int_bytes) * (pr->act_bytes / 4.0) + l->act_int_bytes;
+}
+
+double ds_ddp_saved_bytes(const struct ds_model *m, const struct ds_precision *pr,
+                          int64_t batch) {
+  double act = 0, cast = 0;
+  for (int32_t l = 0; l < m->n_layers; l++) {
+    const struct ds_layer *ly = &m->layers[l];
+    act += layer_saved_bytes(ly, pr);
+    /* autocast's half copies, kept for backward, of the weights it casts */
+    if (ds_layer_autocast_casts_weights(ly)) cast += (double)ly->param_numel;
+  }
+  return act * (double)batch + ds_loss_saved_bytes(m, pr, (double)batch) +
+         cast * pr->half_weight_bytes;
+}
+
+/* The model's output in the dtype its last layer writes: half under
+ * autocast when that layer is one autocast runs in half (a matmul's, a
+ * convolution's), the activations' dtype otherwise. */
+static double output_bytes(const struct ds_model *m, const struct ds_precision *pr) {
+  const struct ds_layer *last = m->n_layers ? &m->layers[m->n_layers - 1] : NULL;
+  if (pr->half_weight_bytes)
+    return last && ds_layer_autocast_casts_weights(last)
+               ? m->output_bytes * pr->half_weight_bytes / 4.0
+               : m->output_bytes;
+  return m->output_bytes * pr->act_bytes / 4.0;
+}
+
+/* The optimizer step's new tensors (ds_memory_options): foreach Adam's
+ * sqrt of the second moments (SGD's momentum works in place) and the
+ * decayed gradients, over every parameter stepped; under the loop, one
+ * tensor's worth of each at a time, Adam's sqrt and division two. */
+static double step_temporaries(const struct ds_model *m, const struct ds_precision *pr,
+                               const struct ds_memory_options *opt) {
+  int adam = m->optimizer == DS_OPT_ADAM;
+  if (!opt->optimizer_loop)
+    return opt->step_numel * pr->param_bytes * (adam + (opt->weight_decay != 0));
+  double largest = 0;
+  for (int32_t i = 0; i < m->n_params; i++)
+    if ((double)m->params[i].numel > largest) largest = (double)m->params[i].numel;
+  if (opt->step_numel < largest) largest = opt->step_numel;
+  return largest * pr->param_bytes * (2 * adam + (opt->weight_decay != 0));
+}
+
+void ds_ddp_memory_total(struct ds_ddp_memory *m) {
+  m->total = m->params + m->optimizer + m->buckets + m->hook + m->dynamic;
+}
+
+void ds_ddp_memory(const struct ds_model *m, const struct ds_precision *pr, int64_t batch,
+                   const struct ds_memory_options *opt, struct ds_ddp_memory *out) {
+  double p = (double)m->total_numel * pr->param_bytes;
+  *out = (struct ds_ddp_memory){.params = p, .peak_layer = -1};
+  out->buckets = opt->ddp ? p : 0;
+  /* gradient_as_bucket_view: .grad tensors are views into the buckets */
+  out->grads = opt->ddp && opt->grad_as_bucket_view ? 0 : p;
+  out->optimizer = p * ds_optimizer_states(m->optimizer);
+  out->activations = ds_ddp_saved_bytes(m, pr, batch);
+  out->output = output_bytes(m, pr) * (double)batch;
+  /* CrossEntropyLoss's backward (every model file's loss): nll_loss's
+   * gradient, then log_softmax's, each the size of the log-probs it
+   * saved, both live beside them (the H200's GPT-2 runs: 3.06 GiB above
+   * the forward's end, twice its 1.53 GiB of log-probs) */
+  out->loss_grads = 2 * ds_loss_saved_bytes(m, pr, (double)batch);
+  out->step_temp = step_temporaries(m, pr, opt);
+  double kept = opt->grads_kept ? out->grads : 0; /* live from the start */
+  /* backward's start */
+  out->peak_at = DS_PEAK_BACKWARD_START;
+  out->live_activations = out->activations;
+  out->live_grads = kept;
+  out->dynamic = out->activations + out->output + out->loss_grads + kept;
+  /* back through the layers: layer l's saved tensors freed, its .grad
+   * allocated (the loss's saved log-probs and gradients freed first) */
+  double saved = out->activations - ds_loss_saved_bytes(m, pr, (double)batch);
+  double grads = kept;
+  for (int32_t l = m->n_layers - 1; l >= 0; l--) {
+    const struct ds_layer *ly = &m->layers[l];
+    saved -= layer_saved_bytes(ly, pr) * (double)batch;
+    if (ds_layer_autocast_casts_weights(ly))
+      saved -= (double)ly->param_numel * pr->half_weight_bytes;
+    if (saved < 0) saved = 0; /* the sums' rounding, past the first layer */
+    if (!opt->grads_kept && out->grads > 0) grads += (double)ly->param_numel * pr->param_bytes;
+    double live = saved + out->output + grads;
+    if (live > out->dynamic) {
+      out->dynamic = live;
+      out->peak_at = DS_PEAK_BACKWARD;
+      out->peak_layer = l;
+      out->live_activations = saved;
+      out->live_grads = grads;
+    }
+  }
+  /* the step */
+  double step = out->output + out->grads + out->step_temp;
+  if (step > out->dynamic) {
+    out->dynamic = step;
+    out->peak_at = DS_PEAK_STEP;
+    out->live_activations = 0;
+    out->live_grads = out->grads;
+  }
+  out->hook = 0;
+  ds_ddp_memory_total(out);
+}

@@ -550,6 +550,7 @@ Test(ddp, memory_walks_backward_through_the_layers) {
   cr_assert_float_eq(mem.output, 4e6, 0.5);
   cr_assert_eq(mem.peak_at, DS_PEAK_BACKWARD);
   cr_assert_eq(mem.peak_layer, 2);
+  cr_assert_str_eq(mem.peak_layer_name, "l2");
   cr_assert_float_eq(mem.live_activations, 8e6, 0.5);
   cr_assert_float_eq(mem.live_grads, 4194304, 0.5);
   cr_assert_float_eq(mem.total, 3 * P + 16194304, 0.5);

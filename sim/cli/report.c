@@ -288,9 +288,10 @@ static void print_memory(FILE *fp, const struct ds_summary *r) {
     break;
   case DS_PEAK_BACKWARD:
     fprintf(fp, " + activations %.3f + output %.3f + grads %.3f)\n"
-                "    in backward, after layer %d's; of %.3f activations and %.3f grads in all\n",
+                "    in backward, after layer %d's (%s); of %.3f activations and %.3f grads "
+                "in all\n",
             m->live_activations / g, m->output / g, m->live_grads / g, (int)m->peak_layer,
-            m->activations / g, m->grads / g);
+            m->peak_layer_name ? m->peak_layer_name : "?", m->activations / g, m->grads / g);
     break;
   case DS_PEAK_STEP:
     fprintf(fp, " + output %.3f + grads %.3f + step temporaries %.3f)\n"

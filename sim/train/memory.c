@@ -103,6 +103,7 @@ void ds_ddp_memory(const struct ds_model *m, const struct ds_precision *pr, int6
       out->dynamic = live;
       out->peak_at = DS_PEAK_BACKWARD;
       out->peak_layer = l;
+      out->peak_layer_name = ly->name;
       out->live_activations = saved;
       out->live_grads = grads;
     }
@@ -112,6 +113,8 @@ void ds_ddp_memory(const struct ds_model *m, const struct ds_precision *pr, int6
   if (step > out->dynamic) {
     out->dynamic = step;
     out->peak_at = DS_PEAK_STEP;
+    out->peak_layer = -1;
+    out->peak_layer_name = NULL;
     out->live_activations = 0;
     out->live_grads = out->grads;
   }

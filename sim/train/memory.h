@@ -53,6 +53,7 @@ struct ds_ddp_memory {
    * backward's start, the step's temporaries at the step). */
   enum ds_mem_peak peak_at;
   int32_t peak_layer; /* DS_PEAK_BACKWARD: the layer just back-propagated */
+  const char *peak_layer_name; /* its name, owned by the model (NULL otherwise) */
   double live_activations;
   double live_grads;
   double dynamic;     /* what comes and goes, at the peak */

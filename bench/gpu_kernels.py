@@ -19,6 +19,12 @@ over the shapes the models have, so a rate can be read per shape (issue #12):
   gemm     the transformers' linear GEMMs at their real shapes (tokens x
            in x out, forward and both gradients), FP32 and TF32, beside the
            square GEMM of equal FLOPs that ddpreal calibrate times;
+  bmm      the attention core's batched products (head dim 64) of BERT-base,
+           GPT-2 and BERT-base-squad, forward and backward, FP32, TF32, fp16
+           and bf16;
+  rn50conv ResNet-50's own convolutions (1x1s and the stem included; the
+           `elements` column says how often the model runs each), forward and
+           both gradients, TF32 NCHW and channels-last, fp16 channels-last;
   elementwise
            PyTorch's elementwise kernel paths at ResNet/ResNeXt stage outputs
            (batch 32 and 128, fp32/fp16/bf16, NCHW and channels-last): same-
@@ -194,6 +200,119 @@ def gemm_rows(dev, warmup, iters, plan):
                            mode="tf32" if tf32 else "fp32", shape="%dx%dx%d" % (mm, nn, kk),
                            ms=ms, flops=2 * mm * nn * kk, bytes=4 * (mm * kk + kk * nn + mm * nn))
     torch.backends.cuda.matmul.allow_tf32 = False
+
+
+# The attention core's batched products (eager attention, head dim 64):
+# (model, batch x heads, sequence). BERT-base b32 (12 heads, 128), GPT-2 b8
+# (12 heads, 1024), BERT-base-squad b24 (12 heads, 384).
+BMM_SHAPES = [("bert-base-b32", 32 * 12, 128), ("gpt2-b8", 8 * 12, 1024),
+              ("bert-base-squad-b24", 24 * 12, 384)]
+BMM_MODES = {"fp32": (torch.float32, False), "tf32": (torch.float32, True),
+             "fp16": (torch.float16, False), "bf16": (torch.bfloat16, False)}
+
+
+def bmm_rows(dev, warmup, iters, plan):
+    """The attention core's batched GEMMs as aten.bmm runs them: forward
+    scores S = Q K^T (s x s x 64) and context O = P V (s x 64 x s), backward
+    dP = dO V^T, dV = P^T dO, dQ = dS K, dK = dS^T Q, in FP32, TF32, fp16 and
+    bf16: the rate the attention class should take (the traces ran GPT-2's
+    at 0.55 of the FP32 peak and BERT-squad's at 0.156 of TF32's, where
+    ddpsim charges matmul's 0.685 and 0.460: docs/validation.md)."""
+    shapes = BMM_SHAPES if plan == "full" else [("smoke", 4, 32)]
+    modes = list(BMM_MODES) if plan == "full" else ["fp32"]
+    d = 64
+    for model, bh, sq in shapes:
+        for mode in modes:
+            dtype, tf32 = BMM_MODES[mode]
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+            q, k, v, do = (torch.randn(bh, sq, d, device=dev, dtype=dtype) for _ in range(4))
+            p = torch.randn(bh, sq, sq, device=dev, dtype=dtype)
+            passes = {"qk": (lambda: torch.bmm(q, k.transpose(1, 2)), (sq, sq, d)),
+                      "pv": (lambda: torch.bmm(p, v), (sq, d, sq)),
+                      "dp": (lambda: torch.bmm(do, v.transpose(1, 2)), (sq, sq, d)),
+                      "dv": (lambda: torch.bmm(p.transpose(1, 2), do), (sq, d, sq)),
+                      "dq": (lambda: torch.bmm(p, k), (sq, d, sq)),
+                      "dk": (lambda: torch.bmm(p.transpose(1, 2), q), (sq, d, sq))}
+            el = q.element_size()
+            for name, (fn, (mm, nn, kk)) in passes.items():
+                ms = timed(fn, dev, warmup, iters)
+                yield dict(kind="bmm", name="%s-%s" % (model, name), mode=mode,
+                           shape="%dx%dx%dx%d" % (bh, mm, nn, kk), ms=ms,
+                           flops=2 * bh * mm * nn * kk,
+                           bytes=el * bh * (mm * kk + kk * nn + mm * nn))
+            del q, k, v, do, p
+    torch.backends.cuda.matmul.allow_tf32 = False
+
+
+RN50_MODES = {  # name: (dtype, cudnn.allow_tf32, channels_last)
+    "fp32-tf32": (torch.float32, True, False),
+    "fp32-tf32-nhwc": (torch.float32, True, True),
+    "fp16-nhwc": (torch.float16, True, True),
+}
+
+
+def rn50_conv_layers(batch):
+    """ResNet-50's convolutions (torchvision's), each distinct (in, out,
+    kernel, stride, input side) once with how often the model runs it."""
+    import torchvision.models as tvm
+    model = tvm.resnet50(weights=None)
+    seen, order = {}, []
+
+    def hook(mod, inp, out):
+        key = (mod.in_channels, mod.out_channels, mod.kernel_size[0], mod.stride[0],
+               mod.padding[0], inp[0].shape[-1])
+        if key not in seen:
+            order.append(key)
+            seen[key] = 0
+        seen[key] += 1
+    hooks = [m.register_forward_hook(hook) for m in model.modules()
+             if isinstance(m, torch.nn.Conv2d)]
+    with torch.no_grad():
+        model(torch.randn(1, 3, 224, 224))
+    for h in hooks:
+        h.remove()
+    return [(key, seen[key]) for key in order]
+
+
+def rn50_conv_rows(dev, batch, warmup, iters, plan):
+    """ResNet-50's own convolutions at `batch`, 1x1s and the stem included,
+    forward and both gradients, in TF32 (NCHW, as fp32 training runs them,
+    and channels-last, where cuDNN needs no transposes) and fp16
+    channels-last: what conv_tf32 and conv_half should be for ResNet-50
+    (the H200 trace ran its TF32 convolutions at 122.4 TFLOP/s, the 3x3-only
+    dense tables at 193-225: bench/results/gpu-2026-11-26d-h200/README.md).
+    `count` is how many times the model runs the shape."""
+    layers = rn50_conv_layers(batch) if plan == "full" else [((8, 8, 1, 1, 0, 8), 1)]
+    modes = list(RN50_MODES) if plan == "full" else ["fp32-tf32"]
+    for (cin, cout, kk, stride, pad, side), count in layers:
+        for mode in modes:
+            dtype, tf32, nhwc = RN50_MODES[mode]
+            torch.backends.cudnn.allow_tf32 = tf32
+            fmt = torch.channels_last if nhwc else torch.contiguous_format
+            x = torch.randn(batch, cin, side, side, device=dev, dtype=dtype)
+            x = x.contiguous(memory_format=fmt)
+            w = torch.randn(cout, cin, kk, kk, device=dev, dtype=dtype)
+            w = w.contiguous(memory_format=fmt)
+            y = F.conv2d(x, w, stride=stride, padding=pad)
+            gy = torch.randn_like(y)
+
+            def back(mask):
+                return lambda: torch.ops.aten.convolution_backward(
+                    gy, x, w, None, [stride, stride], [pad, pad], [1, 1], False, [0, 0], 1,
+                    mask)
+            passes = {"fwd": lambda: F.conv2d(x, w, stride=stride, padding=pad),
+                      "dgrad": back([True, False, False]),
+                      "wgrad": back([False, True, False])}
+            flops = 2 * y.numel() * cin * kk * kk
+            el = x.element_size()
+            for name, fn in passes.items():
+                ms = timed(fn, dev, warmup, iters)
+                yield dict(kind="rn50conv", name="%dx%dk%ds%d/%s" % (cin, cout, kk, stride, name),
+                           mode=mode, shape="%dx%dx%dx%d" % (batch, cin, side, side),
+                           groups=1, elements=count, ms=ms, flops=flops,
+                           bytes=(x.numel() + w.numel() + y.numel()) * el)
+            del x, w, y, gy
+    torch.backends.cudnn.allow_tf32 = True
 
 
 def memory_rows(dev, batch, warmup, iters, plan):
@@ -536,7 +655,7 @@ def elementwise_rows(dev, warmup, iters, plan, info):
                 torch.cuda.empty_cache()
 
 
-KINDS = ("host", "memory", "conv", "elementwise", "gemm")
+KINDS = ("host", "memory", "conv", "elementwise", "gemm", "bmm", "rn50conv")
 
 
 def main():
@@ -572,7 +691,9 @@ def main():
              "memory": lambda: memory_rows(dev, a.batch, a.warmup, a.iters, a.plan),
              "host": lambda: host_rows(dev, 5, a.plan),
              "elementwise": lambda: elementwise_rows(dev, a.warmup, a.iters, a.plan, info),
-             "gemm": lambda: gemm_rows(dev, a.warmup, a.iters, a.plan)}
+             "gemm": lambda: gemm_rows(dev, a.warmup, a.iters, a.plan),
+             "bmm": lambda: bmm_rows(dev, a.warmup, a.iters, a.plan),
+             "rn50conv": lambda: rn50_conv_rows(dev, a.batch, a.warmup, a.iters, a.plan)}
     tmp = a.out + ".tmp"
     with open(tmp, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=cols, restval="")

@@ -1,25 +1,25 @@
 #!/bin/bash
-# The next lent GPU's one call: the questions left open on 2026-11-26
-# (bench/README.md, "The next GPU call", says what each part answers). Run by
-# the device tool from the repository root, Python only (no binaries carried):
+# The next lent GPU's one call: the questions left open at the end of
+# 2026-11-26 (bench/README.md, "The next GPU call", says what each part
+# answers). Run by the device tool from the repository root, Python only (no
+# binaries carried):
 #
 #   run(command="bash bench/gpu_next.sh", timeout_s=560)
 #
 # Parts, in priority order, each under its own timeout so one failure or
 # overrun loses only itself; every timeout is also cut to what is left of
 # BUDGET_S (default 470 s, about 8 minutes), so the tar below always runs
-# before the device tool's own limit. Expected on an H200 (H100 about 1.15x,
-# from bench/results/gpu-2026-11-26-h200/h100/run.log against call 1):
+# before the device tool's own limit. Expected on an H200 (an H100 about
+# 1.15x; from bench/results/gpu-2026-11-26d-h200/run.log's kinds):
 #   d. nvidia-smi -q (first: it takes a second and reads the idle clocks)    ~2 s
-#   f. gpu_kernels.py --only gemm (80 GEMMs of the transformers' shapes)   ~5-20 s
-#   h. host_calibrate.py, ResNet-50, ResNeXt-101 32x4d, BERT-base b32       ~30-60 s
-#   a. gpu_kernels.py --only elementwise (384 cases, one profile each)  ~70-170 s
-#   b. torch_measure.py SE-ResNeXt-101 fp32 b32, profiled                 ~45 s
-#      (bench/results/gpu-2026-11-26b-h200/run4.log: 31.0 s + start-up)
-#   g. torch_measure.py BERT-base-squad TF32 b24, profiled                ~40 s
-#   e. torch_measure.py, six runs' peak memory (peak_alloc_gib)    ~60-90 s
-#   c. gpu_kernels.py --only conv at batch 32, 128, 64         73 + 122 + 67 s
-#      (bench/results/gpu-2026-11-26b-h200/run*.log, H200)
+#   i. gpu_kernels.py --only bmm (the attention products, 72 rows)      ~10-20 s
+#   j. gpu_kernels.py --only rn50conv at batch 32 and 128           ~20 + 60 s
+#   h. host_calibrate.py: ResNet-50, ResNet-101, ResNeXt-101 32x4d,
+#      SE-ResNeXt-101 32x4d, batch 32 (a spin per phase)              ~30 s each
+#   k. torch_measure.py, the same four fp32 b32 runs on this host, so the
+#      host constants pair with iteration times of the same machine    ~50 s
+#   f. gpu_kernels.py --only gemm (the linears at real shapes; on an H100
+#      its own values where today's are the H200's)                      ~10 s
 # Everything lands in $OUT/next.tar.gz (the device returns at most 8 files).
 # A dry run here, on the CPU at toy sizes (the torch_measure part finds no
 # run of that name in the smoke plan and writes only its header):
@@ -63,24 +63,19 @@ trap 'echo "stopped: packing what there is"; pack; exit 1' TERM INT
   part nvidia-smi-q 30 nvidia-smi -q
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,clocks.max.mem \
     --format=csv 2>&1
-  part gemm 60 python3 bench/gpu_kernels.py --only gemm --out "$D/gemm.csv" ${KERNELS_ARGS:-}
-  for m in resnet50 resnext101_32x4d bert-base; do
+  part bmm 60 python3 bench/gpu_kernels.py --only bmm --out "$D/bmm.csv" ${KERNELS_ARGS:-}
+  for b in 32 128; do
+    part rn50conv-b$b 120 python3 bench/gpu_kernels.py --only rn50conv --batch $b \
+      --out "$D/rn50conv-b$b.csv" ${KERNELS_ARGS:-}
+  done
+  for m in resnet50 resnet101 resnext101_32x4d se_resnext101_32x4d; do
     part host-$m 60 python3 bench/host_calibrate.py --model $m --out "$D/host-$m.csv" \
       ${HOST_ARGS:-}
   done
-  part elementwise 220 python3 bench/gpu_kernels.py --only elementwise \
-    --out "$D/elementwise.csv" ${KERNELS_ARGS:-}
-  part se-fp32 100 python3 bench/torch_measure.py --only se_resnext101_32x4d-fp32-b32 \
-    --out "$D/torch.csv" --profile-dir "$D/prof" ${TORCH_ARGS:-}
-  part tf32-prof 90 python3 bench/torch_measure.py --only bert-base-squad-tf32-b24 \
-    --profile-all --out "$D/tf32.csv" --profile-dir "$D/prof" ${TORCH_ARGS:-}
-  part memory 110 python3 bench/torch_measure.py \
-    --only gpt2-bf16-b8,gpt2-fp32-b8,bert-base-amp-b32,bert-base-fp32-b32,resnet50-amp-b128,resnet50-fp32-b32 \
-    --out "$D/memory.csv" ${TORCH_ARGS:-}
-  for b in 32 128 64; do
-    part conv-b$b 170 python3 bench/gpu_kernels.py --only conv --batch $b \
-      --out "$D/conv-b$b.csv" ${KERNELS_ARGS:-}
-  done
+  part torch 120 python3 bench/torch_measure.py \
+    --only resnet50-fp32-b32,resnet101-fp32-b32,resnext101_32x4d-fp32-b32,se_resnext101_32x4d-fp32-b32 \
+    --out "$D/torch.csv" ${TORCH_ARGS:-}
+  part gemm 60 python3 bench/gpu_kernels.py --only gemm --out "$D/gemm.csv" ${KERNELS_ARGS:-}
   # the clocks and throttle reasons after the load
   nvidia-smi -q -d CLOCK,PERFORMANCE > "$D/nvidia-smi-after.txt" 2>&1
   echo "total $((SECONDS - START)) s"

@@ -114,48 +114,56 @@ MODES = {  # name: (dtype, cudnn.allow_tf32, channels_last)
     "fp32": (torch.float32, False, False),
     "fp16": (torch.float16, True, False),
     "fp16-nhwc": (torch.float16, True, True),
+    "fp32-tf32-nhwc": (torch.float32, True, True),
 }
+CONV_MODES = ["fp32-tf32", "fp32", "fp16", "fp16-nhwc"]  # the ResNeXt tables'
+RN50_MODES = ["fp32-tf32", "fp32-tf32-nhwc", "fp16-nhwc"]
+
+
+def conv_timings(dev, mode, batch, cin, cout, k, side, stride, pad, groups, warmup, iters):
+    """One convolution in `mode` (MODES): the median ms of each pass, the
+    forward (aten's convolution) and convolution_backward's two halves
+    (input gradient, weight gradient), with the pass's FLOPs and the bytes
+    of its input, weight and output."""
+    dtype, tf32, nhwc = MODES[mode]
+    torch.backends.cudnn.allow_tf32 = tf32
+    fmt = torch.channels_last if nhwc else torch.contiguous_format
+    x = torch.randn(batch, cin, side, side, device=dev, dtype=dtype)
+    x = x.contiguous(memory_format=fmt)
+    w = torch.randn(cout, cin // groups, k, k, device=dev, dtype=dtype)
+    w = w.contiguous(memory_format=fmt)
+    y = F.conv2d(x, w, stride=stride, padding=pad, groups=groups)
+    gy = torch.randn_like(y)
+
+    def back(mask):
+        return lambda: torch.ops.aten.convolution_backward(
+            gy, x, w, None, [stride, stride], [pad, pad], [1, 1], False, [0, 0], groups, mask)
+    passes = {"fwd": lambda: F.conv2d(x, w, stride=stride, padding=pad, groups=groups),
+              "dgrad": back([True, False, False]),
+              "wgrad": back([False, True, False])}
+    flops = 2 * y.numel() * (cin // groups) * k * k
+    bytes_ = (x.numel() + w.numel() + y.numel()) * x.element_size()
+    times = {p: timed(fn, dev, warmup, iters) for p, fn in passes.items()}
+    torch.backends.cudnn.allow_tf32 = True
+    return times, flops, bytes_
 
 
 def conv_rows(dev, batch, warmup, iters, plan):
     widths = (4, 8) if plan == "full" else (4,)
-    modes = list(MODES) if plan == "full" else ["fp32"]
+    modes = CONV_MODES if plan == "full" else ["fp32"]
     for wpg in widths:
         layers = resnext_layers(wpg) if plan == "full" else [(128, 8, 1)]
         for width, side, stride in layers:
             for groups in (32, 1):
                 for mode in modes:
-                    dtype, tf32, nhwc = MODES[mode]
-                    torch.backends.cudnn.allow_tf32 = tf32
-                    fmt = torch.channels_last if nhwc else torch.contiguous_format
-                    x = torch.randn(batch, width, side, side, device=dev, dtype=dtype)
-                    x = x.contiguous(memory_format=fmt)
-                    w = torch.randn(width, width // groups, 3, 3, device=dev, dtype=dtype)
-                    w = w.contiguous(memory_format=fmt)
-                    y = F.conv2d(x, w, stride=stride, padding=1, groups=groups)
-                    gy = torch.randn_like(y)
-
-                    def back(mask):
-                        return lambda: torch.ops.aten.convolution_backward(
-                            gy, x, w, None, [stride, stride], [1, 1], [1, 1], False, [0, 0],
-                            groups, mask)
-                    passes = {
-                        "fwd": lambda: F.conv2d(x, w, stride=stride, padding=1, groups=groups),
-                        "dgrad": back([True, False, False]),
-                        "wgrad": back([False, True, False]),
-                    }
-                    flops = 2 * y.numel() * (width // groups) * 9
-                    el = x.element_size()
-                    bytes_ = (x.numel() + w.numel() + y.numel()) * el
-                    for p, fn in passes.items():
-                        ms = timed(fn, dev, warmup, iters)
+                    times, flops, bytes_ = conv_timings(dev, mode, batch, width, width, 3, side,
+                                                        stride, 1, groups, warmup, iters)
+                    for p, ms in times.items():
                         yield dict(kind="conv", name="%dx%dd/%s" % (32, wpg, p), mode=mode,
                                    shape="%dx%dx%dx%d s%d g%d" % (batch, width, side, side,
                                                                  stride, groups),
                                    groups=groups, group_width=width // groups, ms=ms,
                                    flops=flops, bytes=bytes_)
-                    del x, w, y, gy
-    torch.backends.cudnn.allow_tf32 = True
 
 
 # ResNet-50's activations at batch 32 (channels, side) and the ops that run on
@@ -244,13 +252,6 @@ def bmm_rows(dev, warmup, iters, plan):
     torch.backends.cuda.matmul.allow_tf32 = False
 
 
-RN50_MODES = {  # name: (dtype, cudnn.allow_tf32, channels_last)
-    "fp32-tf32": (torch.float32, True, False),
-    "fp32-tf32-nhwc": (torch.float32, True, True),
-    "fp16-nhwc": (torch.float16, True, True),
-}
-
-
 def rn50_conv_layers(batch):
     """ResNet-50's convolutions (torchvision's), each distinct (in, out,
     kernel, stride, input side) once with how often the model runs it."""
@@ -283,36 +284,15 @@ def rn50_conv_rows(dev, batch, warmup, iters, plan):
     dense tables at 193-225: bench/results/gpu-2026-11-26d-h200/README.md).
     `count` is how many times the model runs the shape."""
     layers = rn50_conv_layers(batch) if plan == "full" else [((8, 8, 1, 1, 0, 8), 1)]
-    modes = list(RN50_MODES) if plan == "full" else ["fp32-tf32"]
+    modes = RN50_MODES if plan == "full" else ["fp32-tf32"]
     for (cin, cout, kk, stride, pad, side), count in layers:
         for mode in modes:
-            dtype, tf32, nhwc = RN50_MODES[mode]
-            torch.backends.cudnn.allow_tf32 = tf32
-            fmt = torch.channels_last if nhwc else torch.contiguous_format
-            x = torch.randn(batch, cin, side, side, device=dev, dtype=dtype)
-            x = x.contiguous(memory_format=fmt)
-            w = torch.randn(cout, cin, kk, kk, device=dev, dtype=dtype)
-            w = w.contiguous(memory_format=fmt)
-            y = F.conv2d(x, w, stride=stride, padding=pad)
-            gy = torch.randn_like(y)
-
-            def back(mask):
-                return lambda: torch.ops.aten.convolution_backward(
-                    gy, x, w, None, [stride, stride], [pad, pad], [1, 1], False, [0, 0], 1,
-                    mask)
-            passes = {"fwd": lambda: F.conv2d(x, w, stride=stride, padding=pad),
-                      "dgrad": back([True, False, False]),
-                      "wgrad": back([False, True, False])}
-            flops = 2 * y.numel() * cin * kk * kk
-            el = x.element_size()
-            for name, fn in passes.items():
-                ms = timed(fn, dev, warmup, iters)
+            times, flops, bytes_ = conv_timings(dev, mode, batch, cin, cout, kk, side, stride,
+                                                pad, 1, warmup, iters)
+            for name, ms in times.items():
                 yield dict(kind="rn50conv", name="%dx%dk%ds%d/%s" % (cin, cout, kk, stride, name),
                            mode=mode, shape="%dx%dx%dx%d" % (batch, cin, side, side),
-                           groups=1, elements=count, ms=ms, flops=flops,
-                           bytes=(x.numel() + w.numel() + y.numel()) * el)
-            del x, w, y, gy
-    torch.backends.cudnn.allow_tf32 = True
+                           groups=1, elements=count, ms=ms, flops=flops, bytes=bytes_)
 
 
 def memory_rows(dev, batch, warmup, iters, plan):

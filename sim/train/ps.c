@@ -99,7 +99,6 @@ double ds_ps_update_bytes(const struct ds_model *m, const struct ds_compute *c,
 void ds_ps_memory(const struct ds_model *m, const struct ds_precision *pr, int64_t batch,
                   const struct ds_memory_options *opt, const struct ds_ps_shards *sh,
                   int32_t world, int32_t gpu, struct ds_ddp_memory *out) {
-  int dtype_bytes = pr->param_bytes;
   /* the workers step nothing; a server's GPU steps its shards */
   double stepped = 0;
   for (int32_t k = 0; k < sh->n; k++)
@@ -108,22 +107,18 @@ void ds_ps_memory(const struct ds_model *m, const struct ds_precision *pr, int64
   mo.ddp = 0;
   mo.step_numel = stepped;
   ds_ddp_memory(m, pr, batch, &mo, out);
-  out->optimizer = 0; /* workers keep none: the servers step */
-  out->buckets = 0;
-  for (int32_t k = 0; k < sh->n; k++) {
-    if (sh->gpu[k] != gpu) continue;
-    double shard = (double)sh->numel[k] * dtype_bytes;
-    out->params += shard;
-    out->optimizer += shard * ds_optimizer_states(m->optimizer);
-    /* every worker's pushed gradient lands in a buffer of its own (a push
-     * writes while the server works on the others): sync sums the `world`
-     * of them in one kernel after the last push, in place into the first
-     * (ds_ps_update_bytes: read N, write 1), so all are resident then;
-     * async holds each until its update, one per worker at most (a worker
-     * pushes again only after its pull), all of them when the pushes
-     * arrive together, as in the first step */
-    out->buckets += shard * world;
-  }
+  /* the shards' master copies and optimizer state (workers keep none: the
+   * servers step); every worker's pushed gradient lands in a buffer of its
+   * own (a push writes while the server works on the others): sync sums
+   * the `world` of them in one kernel after the last push, in place into
+   * the first (ds_ps_update_bytes: read N, write 1), so all are resident
+   * then; async holds each until its update, one per worker at most (a
+   * worker pushes again only after its pull), all of them when the pushes
+   * arrive together, as in the first step */
+  double shards = stepped * pr->param_bytes;
+  out->params += shards;
+  out->optimizer = shards * ds_optimizer_states(m->optimizer);
+  out->buckets = shards * world;
   ds_ddp_memory_total(out);
 }
 

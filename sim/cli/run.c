@@ -455,12 +455,20 @@ static void describe_ddp_options(const struct ds_options *o, int32_t grad_accum,
   if (buf[0] == '\0') snprintf(buf, cap, "none");
 }
 
-/* Whether .grad is live at backward's start (ds_memory_options): kept by
- * 1.4/1.9's zero_grad(), or left by an earlier micro-step of gradient
- * accumulation or no_sync, whose backward the later ones add into. */
-static int grads_live_from_the_start(const struct config_run *c, const struct ds_options *o) {
-  return c->compute.grad_kept || c->grad_accum > 1 ||
-         (o->strategy_id == DS_STRATEGY_DDP && o->no_sync > 1);
+/* Who holds what, for ds_ddp_memory (memory.h), as the options say: .grad
+ * live at backward's start when 1.4/1.9's zero_grad() keeps it or an
+ * earlier micro-step of gradient accumulation or no_sync left it (the
+ * later ones add into it); the step's loop or foreach, and weight decay.
+ * The caller adds DDP's buckets. */
+static struct ds_memory_options memory_options(const struct config_run *c,
+                                               const struct ds_options *o,
+                                               enum ds_strategy strategy) {
+  return (struct ds_memory_options){
+      .grads_kept = c->compute.grad_kept || c->grad_accum > 1 ||
+                    (strategy == DS_STRATEGY_DDP && o->no_sync > 1),
+      .step_numel = (double)c->model->total_numel,
+      .optimizer_loop = c->compute.optimizer_loop,
+      .weight_decay = c->compute.weight_decay};
 }
 
 /* The communication hook's buffers (ds_comm_hook_memory) on the
@@ -699,9 +707,7 @@ static ds_status ps_memory(const struct config_run *c, struct ds_summary *s,
   DS_CHECK(ds_ps_shard(c->model, o->ps_servers, c->world, &sh, err));
   for (int32_t g = 0; g < c->world; g++) {
     struct ds_ddp_memory m;
-    struct ds_memory_options mo = {.grads_kept = c->compute.grad_kept,
-                                   .optimizer_loop = c->compute.optimizer_loop,
-                                   .weight_decay = c->compute.weight_decay};
+    struct ds_memory_options mo = memory_options(c, o, DS_STRATEGY_PS);
     ds_ps_memory(c->model, &c->compute.precision, c->batch, &mo, &sh, c->world, g, &m);
     if (g == 0) s->peak_mem_gib_gpu0 = m.total / DS_UNITS_GIB;
     else if (m.total / DS_UNITS_GIB > s->peak_mem_gib_other)
@@ -851,21 +857,16 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
     break;
   }
   case DS_STRATEGY_SINGLE: { /* no bucket copies; no other GPU (0) */
-    struct ds_memory_options mo = {.grads_kept = grads_live_from_the_start(&c, &oc),
-                                   .step_numel = (double)c.model->total_numel,
-                                   .optimizer_loop = c.compute.optimizer_loop,
-                                   .weight_decay = c.compute.weight_decay};
+    struct ds_memory_options mo = memory_options(&c, &oc, oc.strategy_id);
     ds_ddp_memory(c.model, &c.compute.precision, c.batch, &mo, &s->mem);
     s->peak_mem_gib_gpu0 = s->mem.total / DS_UNITS_GIB;
     s->peak_mem_gib_other = 0;
     break;
   }
   default: {
-    struct ds_memory_options mo = {.ddp = 1, .grad_as_bucket_view = oc.grad_as_bucket_view,
-                                   .grads_kept = grads_live_from_the_start(&c, &oc),
-                                   .step_numel = (double)c.model->total_numel,
-                                   .optimizer_loop = c.compute.optimizer_loop,
-                                   .weight_decay = c.compute.weight_decay};
+    struct ds_memory_options mo = memory_options(&c, &oc, oc.strategy_id);
+    mo.ddp = 1;
+    mo.grad_as_bucket_view = oc.grad_as_bucket_view;
     ds_ddp_memory(c.model, &c.compute.precision, c.batch, &mo, &s->mem);
     DS_CHECK_GOTO(add_hook_memory(&c, &oc, &s->mem, err), st, out);
     s->peak_mem_gib_gpu0 = s->peak_mem_gib_other = s->mem.total / DS_UNITS_GIB;

@@ -6,7 +6,11 @@
  * bf16, a GPU without a clock). Expected values are worked by hand on a
  * made-up GPU: 4 SMs at 1000 MHz, 1000 GB/s reached in full, no kernel
  * overhead; the rates are compute.c's: 2.4 (forward) and 1.6 (backward)
- * element passes per CTA per clock, 2.55 per SM per clock, 4 CTAs per SM.
+ * element passes per CTA per clock, 2.55 per SM per clock, 4 CTAs per SM;
+ * cuDNN's channels-last kernels: 2 CTAs per SM (8 here), 64 channels per
+ * CTA, 384 (forward) and 192 (backward) pixels kept per CTA, a round of the
+ * grid 4810 ns plus 49.2 (forward) or 11.2 (backward) cycles per CTA
+ * sharing the channels.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -29,7 +33,8 @@ static const char *gpus_text =
 /* bn: 2 channels of 1000 elements per sample (fwd_bytes 8 B per element:
  * fp32 x and y); bn2: 64 channels of 100; ln: a norm without running
  * statistics (LayerNorm); cv: a convolution (its running_mean buffer makes
- * it no BatchNorm); the buffer other.running_mean names no layer. */
+ * it no BatchNorm); the buffer other.running_mean names no layer; bn3: 256
+ * channels of 10 elements per sample. */
 static const char *model_text =
     "schema_version: 1\nname: t\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n"
     "  - {name: bn, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 16000,"
@@ -40,13 +45,16 @@ static const char *model_text =
     " act_bytes: 8000, params: [{name: ln.weight, numel: 2}]}\n"
     "  - {name: cv, class: conv, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 16000,"
     " act_bytes: 8000, params: []}\n"
+    "  - {name: bn3, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 20480,"
+    " act_bytes: 10240, params: [{name: bn3.weight, numel: 256}, {name: bn3.bias, numel: 256}]}\n"
     "buffers:\n"
     "  - {name: bn.running_mean, numel: 2, bytes: 8, dtype: float32}\n"
     "  - {name: bn.running_var, numel: 2, bytes: 8, dtype: float32}\n"
     "  - {name: bn.num_batches_tracked, numel: 1, bytes: 8, dtype: int64}\n"
     "  - {name: bn2.running_mean, numel: 64, bytes: 256, dtype: float32}\n"
     "  - {name: other.running_mean, numel: 9, bytes: 36, dtype: float32}\n"
-    "  - {name: cv.running_mean, numel: 2, bytes: 8, dtype: float32}\n";
+    "  - {name: cv.running_mean, numel: 2, bytes: 8, dtype: float32}\n"
+    "  - {name: bn3.running_mean, numel: 256, bytes: 1024, dtype: float32}\n";
 
 static void setup(struct ds_test_compute *f, const char *gpu, enum ds_dtype dtype,
                   enum ds_amp amp) {
@@ -197,5 +205,132 @@ Test(batch_norm, the_cta_bound_shows_on_hopper_not_on_volta) {
                  cases[i].topo, k.sm_rate_ns, k.roofline_ns);
     ds_topo_free(t);
   }
+  ds_model_free(m);
+}
+
+/* --amp fp16 --channels-last: cuDNN's persistent NHWC kernels. bn at batch
+ * 10: 10000 pixels, 2 channels (one block of 64). Forward: ceil(10000 /
+ * 384) = 27 CTAs would be needed, more than 8: the grid is capped at 8 x 1,
+ * 8 x 384 = 3072 pixels kept (2 passes), 6928 read again (3): 2 B x 2 x
+ * (3072 x 2 + 6928 x 3) = 107712 B, + 4 weights x 8 B (fp32 read, half
+ * written and read) = 107744 B = 107.744 ns; one round: 4810 + 8 x 49.2 =
+ * 5203.6 ns; 5311.344 ns. Backward: 8 x 192 = 1536 kept (3 passes), 8464
+ * again (5): 4 x (4608 + 42320) = 187712 B + 4 x 10 B = 187752 B; one
+ * round 4810 + 8 x 11.2 = 4899.6 ns; 5087.352 ns. */
+Test(batch_norm, channels_last_half_caps_the_grid_and_rereads_the_rest) {
+  struct ds_test_compute f;
+  setup(&f, "BnGPU", DS_DTYPE_FP32, DS_AMP_FP16);
+  f.c.channels_last = 1;
+  struct ds_bn_kernel k;
+  cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k), 5311.344,
+                     1e-6);
+  cr_assert_eq(k.grid_x, 8);
+  cr_assert_eq(k.grid_y, 1);
+  cr_assert_eq(k.rounds, 1);
+  cr_assert_eq(k.passes, 3);
+  cr_assert_eq(k.kernels, 1);
+  cr_assert_float_eq(k.bytes, 107744, 1e-6);
+  cr_assert_float_eq(k.sync_ns, 5203.6, 1e-6);
+  cr_assert_not(k.sm_bound);
+  cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 10, 1, &k), 5087.352,
+                     1e-6);
+  cr_assert_eq(k.grid_x, 8);
+  cr_assert_eq(k.passes, 5);
+  cr_assert_float_eq(k.bytes, 187752, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&f.c, &f.m->layers[0], 10), 5087.352, 1e-6,
+                     "the layer's backward is its batch-norm kernel");
+  ds_test_compute_free(&f);
+}
+
+/* bn3 at batch 100: 1000 pixels, 256 channels = 4 blocks. Forward:
+ * ceil(1000 / 384) = 3 CTAs hold every pixel; floor(8 / 3) = 2 blocks side
+ * by side, so 3 x 2 CTAs and 2 rounds; 2 passes: 2 x 256 x 1000 x 2 =
+ * 1024000 B + 512 x 8 = 1028096 B; rounds 2 x (4810 + 3 x 49.2) = 9915.2
+ * ns; 10943.296 ns. Backward: ceil(1000 / 192) = 6 CTAs, one block at a
+ * time (floor(8 / 6) = 1): 4 rounds of 4810 + 6 x 11.2 = 19508.8 ns; 3
+ * passes 1536000 B + 512 x 10 = 1541120 B; 21049.92 ns. */
+Test(batch_norm, channels_last_half_keeps_small_layers_on_chip_in_rounds) {
+  struct ds_test_compute f;
+  setup(&f, "BnGPU", DS_DTYPE_FP32, DS_AMP_FP16);
+  f.c.channels_last = 1;
+  cr_assert_eq(f.m->layers[4].bn_channels, 256);
+  struct ds_bn_kernel k;
+  cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[4], 100, 0, &k), 10943.296,
+                     1e-6);
+  cr_assert_eq(k.grid_x, 3);
+  cr_assert_eq(k.grid_y, 2);
+  cr_assert_eq(k.rounds, 2);
+  cr_assert_eq(k.passes, 2);
+  cr_assert_float_eq(k.bytes, 1028096, 1e-6);
+  cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[4], 100, 1, &k), 21049.92,
+                     1e-6);
+  cr_assert_eq(k.grid_x, 6);
+  cr_assert_eq(k.grid_y, 1);
+  cr_assert_eq(k.rounds, 4);
+  cr_assert_eq(k.passes, 3);
+  ds_test_compute_free(&f);
+}
+
+/* bf16 channels-last is PyTorch's own pair of kernels per direction
+ * (Normalization.cuh: collect statistics, transform; backward reduce,
+ * elementwise): 3 and 5 passes at the roofline and two launches. With a 1
+ * us kernel overhead: forward 120032 B (as above) = 120.032 ns + 2 x 1000
+ * ns; NCHW bf16 keeps one launch. */
+Test(batch_norm, bf16_channels_last_launches_two_kernels_per_direction) {
+  struct ds_test_compute f;
+  ds_test_compute_setup(&f, gpus_text, "BnGPU", 0.5, 1, model_text, DS_DTYPE_FP32,
+                        DS_AMP_BF16);
+  f.c.channels_last = 1;
+  struct ds_bn_kernel k;
+  cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k), 2120.032,
+                     1e-6);
+  cr_assert_eq(k.kernels, 2);
+  cr_assert_eq(k.passes, 3);
+  cr_assert_eq(k.rounds, 0, "no persistent grid");
+  f.c.channels_last = 0;
+  cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k), 1120.032,
+                     1e-6);
+  cr_assert_eq(k.kernels, 1);
+  ds_test_compute_free(&f);
+}
+
+/* The shipped H200 topology and ResNet-50 at batch 128 (--amp fp16
+ * --channels-last): the grids cuDNN launched in this project's trace
+ * (bench/results/gpu-2026-11-26b-h200/prof/resnet50-amp-b128-nhwc.json.gz,
+ * bench/bn_nhwc.py --rows): layer1.0.bn1 (64 x 56x56) 264 x 1 both ways;
+ * layer3.0.bn1 (256 x 28x28) 262 x 1 forward, 264 x 1 backward;
+ * layer3.1.bn1 (256 x 14x14) 66 x 4 forward, 131 x 2 backward; layer4.1.bn3
+ * (2048 x 7x7) 17 x 15 forward, 33 x 8 backward. */
+Test(batch_norm, h200_grids_are_the_traced_ones) {
+  const struct {
+    const char *layer;
+    int fwd_x, fwd_y, bwd_x, bwd_y;
+  } cases[] = {{"layer1.0.bn1", 264, 1, 264, 1},
+               {"layer3.0.bn1", 262, 1, 264, 1},
+               {"layer3.1.bn1", 66, 4, 131, 2},
+               {"layer4.1.bn3", 17, 15, 33, 8}};
+  struct ds_model *m = ds_test_model("models/resnet50.yaml");
+  struct ds_topo *t;
+  struct ds_compute c;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_load("validation/topologies/nd-h200-v5.yaml", "topologies/gpus.yaml", &t,
+                            &err),
+               DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_FP16, &c, &err), DS_OK);
+  c.channels_last = 1;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    int32_t l = -1;
+    for (int32_t j = 0; j < m->n_layers; j++)
+      if (strcmp(m->layers[j].name, cases[i].layer) == 0) l = j;
+    cr_assert(l >= 0, "%s", cases[i].layer);
+    struct ds_bn_kernel k;
+    ds_compute_batch_norm_ns(&c, &m->layers[l], 128, 0, &k);
+    cr_assert_eq(k.grid_x, cases[i].fwd_x, "%s forward: %d", cases[i].layer, k.grid_x);
+    cr_assert_eq(k.grid_y, cases[i].fwd_y, "%s forward: %d", cases[i].layer, k.grid_y);
+    ds_compute_batch_norm_ns(&c, &m->layers[l], 128, 1, &k);
+    cr_assert_eq(k.grid_x, cases[i].bwd_x, "%s backward: %d", cases[i].layer, k.grid_x);
+    cr_assert_eq(k.grid_y, cases[i].bwd_y, "%s backward: %d", cases[i].layer, k.grid_y);
+  }
+  ds_topo_free(t);
   ds_model_free(m);
 }

@@ -315,6 +315,69 @@ static double cast_ns(const struct ds_compute *c, double bytes, double b) {
  * those choices. */
 #define BN_SINGLE_READ_MAX_BYTES (128.0 * 1024)
 
+/* cuDNN's channels-last kernels for half inputs (compute.h): the layout
+ * apex's and MXNet's persistent NHWC batch norm published
+ * (apex/contrib/csrc/groupbn/batch_norm.h, NhwcBatchNorm: THREADS_PER_PIXEL,
+ * ELEMENTS_PER_LDG, calc_fwd_grid / calc_bwd_grid) and the template
+ * arguments of the traced kernels show (`<__half, float, __half, 512, 16,
+ * 5 | 3, 4, 1, OUTER_LOOPS, ..., 2>`): 512-thread CTAs, 16 threads per
+ * pixel loading 4 channels each, so 64 channels per CTA; the grid is sized
+ * to be co-resident at 2 CTAs per SM (the last argument; the traces' grids
+ * never exceed 264 = 2 x 132 CTAs). The pixels a CTA keeps on chip are
+ * read off the traces' grids: ceil(NHW / 384) CTAs forward (25088 pixels ->
+ * 66, 100352 -> 262) and ceil(NHW / 192) backward (25088 -> 131, 6272 ->
+ * 33); bench/bn_nhwc.py reproduces 1236 of the 1256 grids of the four H200
+ * AMP channels-last traces (the others: ResNet-50's 512 x 7x7 forward,
+ * launched 33 x 8, 192 pixels per CTA, where this rule gives 17 x 8). */
+#define BN_NHWC_CHANNELS_PER_CTA 64
+#define BN_NHWC_CTAS_PER_SM 2
+#define BN_NHWC_FWD_CACHED_PIXELS 384
+#define BN_NHWC_BWD_CACHED_PIXELS 192
+/* What a round of the grid costs beyond its bytes: the grid-wide barrier,
+ * then every CTA combining the partial results of the gx CTAs that share
+ * its channels (forward the Welford merge of count, mean and M2, a
+ * dependent chain per partial; backward two sums). Not derived: FITTED,
+ * least squares over the 416 kernels of ONE trace,
+ * bench/results/gpu-2026-11-26b-h200/prof/resnext101_32x4d-amp-b128-nhwc.json.gz
+ * (H200, call 4: validation/training.csv marks that row fit), with
+ * `python3 bench/bn_nhwc.py --fit TRACE` (the bytes at the memory class's
+ * rate and kernel_overhead 4 us taken first): 4.81 us per round, 49.2 and
+ * 11.2 SM cycles per partial. Checked on the other traces (batch-norm
+ * kernels per iteration, measured / model): ResNet-50 7.04 / 7.27 ms (two
+ * machines), SE-ResNeXt-101 13.96 / 14.20; the old 3 and 5 passes at the
+ * roofline gave 5.88 and 11.25. */
+#define BN_NHWC_BARRIER_NS 4810.0
+#define BN_NHWC_FWD_PARTIAL_CYCLES 49.2
+#define BN_NHWC_BWD_PARTIAL_CYCLES 11.2
+
+/* The persistent NHWC kernel's grid, rounds and bytes (compute.h). */
+static void bn_nhwc_kernel(const struct ds_compute *c, double pixels, double channels,
+                           double esz, int backward, struct ds_bn_kernel *k) {
+  double max_ctas = (double)BN_NHWC_CTAS_PER_SM * c->sms;
+  double on_chip = backward ? BN_NHWC_BWD_CACHED_PIXELS : BN_NHWC_FWD_CACHED_PIXELS;
+  double blocks = ceil(channels / BN_NHWC_CHANNELS_PER_CTA);
+  double gx = ceil(pixels / on_chip), gy = 1, cached = pixels;
+  if (gx <= max_ctas) {
+    /* every pixel on chip; channel blocks side by side as the grid allows */
+    gy = floor(max_ctas / gx);
+    if (gy > blocks) gy = blocks;
+    if (gy < 1) gy = 1;
+  } else {
+    /* the grid is capped: each CTA re-reads what it could not keep, and
+     * the channel blocks run one after another */
+    gx = max_ctas;
+    cached = gx * on_chip;
+  }
+  int kept = backward ? 3 : 2, again = backward ? 5 : 3;
+  k->grid_x = (int)gx;
+  k->grid_y = (int)gy;
+  k->rounds = (int)ceil(blocks / gy);
+  k->passes = cached < pixels ? again : kept;
+  k->bytes = esz * channels * (cached * kept + (pixels - cached) * again);
+  double partial = backward ? BN_NHWC_BWD_PARTIAL_CYCLES : BN_NHWC_FWD_PARTIAL_CYCLES;
+  k->sync_ns = k->rounds * (BN_NHWC_BARRIER_NS + gx * partial / c->sm_clock_hz * 1e9);
+}
+
 double ds_compute_batch_norm_ns(const struct ds_compute *c, const struct ds_layer *l,
                                 int64_t batch, int backward, struct ds_bn_kernel *k) {
   struct ds_bn_kernel kk = {0};
@@ -323,16 +386,35 @@ double ds_compute_batch_norm_ns(const struct ds_compute *c, const struct ds_laye
   double per_channel = l->bn_channels > 0 ? elems / (double)l->bn_channels : elems;
   double cached = (backward ? 2 : 1) * per_channel * esz;
   /* bf16 runs PyTorch's own kernels (not cuDNN's): charged as NHWC's passes */
-  int cudnn_nchw = !c->channels_last && c->amp != DS_AMP_BF16 && c->dtype != DS_DTYPE_BF16;
+  int cudnn = c->amp != DS_AMP_BF16 && c->dtype != DS_DTYPE_BF16;
+  int cudnn_nchw = cudnn && !c->channels_last;
+  /* channels-last half inputs under autocast (fp32 weights, as cuDNN's
+   * half batch norm requires: Normalization.cpp use_cudnn) */
+  int cudnn_nhwc = cudnn && c->channels_last && c->amp == DS_AMP_FP16 && c->sms > 0 &&
+                   c->sm_clock_hz > 0 && l->bn_channels > 0;
+  kk.kernels = 1;
   if (cudnn_nchw && cached <= BN_SINGLE_READ_MAX_BYTES) kk.passes = backward ? 3 : 2;
   else kk.passes = backward ? 5 : 3;
+  /* PyTorch's channels-last kernels (Normalization.cuh): forward
+   * batch_norm_collect_statistics_channels_last_kernel (reads x) then
+   * batch_norm_transform_input_channels_last_kernel (x, y); backward
+   * batch_norm_backward_reduce_channels_last_kernel (x, dy) then
+   * batch_norm_backward_elemt_channels_last_kernel (x, dy, dx): the same 3
+   * and 5 passes in two launches */
+  if (!cudnn && c->channels_last) kk.kernels = 2;
   const struct ds_precision *p = &c->precision;
   double per_param = backward ? (p->half_weight_bytes ? 3.0 * p->half_weight_bytes + p->param_bytes
                                                       : 2.0 * p->param_bytes)
                               : (p->half_weight_bytes ? p->param_bytes + 2.0 * p->half_weight_bytes
                                                       : p->param_bytes);
-  kk.bytes = kk.passes * elems * esz + (double)l->param_numel * per_param;
-  kk.roofline_ns = ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, kk.bytes);
+  double weights = (double)l->param_numel * per_param;
+  kk.bytes = kk.passes * elems * esz + weights;
+  if (cudnn_nhwc) {
+    bn_nhwc_kernel(c, per_channel, (double)l->bn_channels, esz, backward, &kk);
+    kk.bytes += weights;
+  }
+  kk.roofline_ns = ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, kk.bytes) +
+                   (kk.kernels - 1) * c->params.kernel_overhead_ns;
   if (cudnn_nchw && c->sm_clock_hz > 0 && c->sms > 0 && l->bn_channels > 0) {
     /* one CTA per channel: each streams its channel at the per-CTA rate,
      * in waves of 4 CTAs per SM; the CTAs on an SM share its rate */
@@ -346,7 +428,8 @@ double ds_compute_batch_norm_ns(const struct ds_compute *c, const struct ds_laye
     kk.sm_rate_ns = (t_cta > t_sm ? t_cta : t_sm) * 1e9 + c->params.kernel_overhead_ns;
   }
   if (k) *k = kk;
-  return kk.sm_rate_ns > kk.roofline_ns ? kk.sm_rate_ns : kk.roofline_ns;
+  double t = kk.roofline_ns + kk.sync_ns;
+  return kk.sm_rate_ns > t ? kk.sm_rate_ns : t;
 }
 
 int ds_compute_grouped_conv(const struct ds_compute *c, const struct ds_layer *l) {

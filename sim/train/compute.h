@@ -258,9 +258,22 @@ double ds_compute_sm_bound_ns(const struct ds_compute *c, const struct ds_layer 
  *     passes * elements / (min(C, SMs) * rate * clock),
  *   rate = element passes per SM cycle, BN_FWD/BWD_ELEMS_PER_SM_CYCLE in
  *   compute.c, or its bytes at the roofline if that is longer.
- *   --channels-last (NHWC): cuDNN's batchnorm_fwtr/bwtr_nhwc_semiPersist,
- *   a persistent grid of 2 CTAs per SM: 3 passes forward, 5 backward, at
- *   the roofline.
+ *   --channels-last (NHWC) under --amp fp16: cuDNN's
+ *   batchnorm_fwtr/bwtr_nhwc_semiPersist (PyTorch asks for
+ *   CUDNN_BATCHNORM_SPATIAL_PERSISTENT in training, cudnn/BatchNorm.cpp),
+ *   one kernel per direction, a co-resident grid of 2 CTAs per SM, 64
+ *   channels per CTA. gx CTAs share a block of 64 channels, each keeping
+ *   up to 384 pixels (forward) or 192 (backward) on chip; where
+ *   gx = ceil(NHW / that) fits the grid, every pixel is kept and
+ *   gy = min(blocks, 2 SMs / gx) blocks run side by side, else gx = 2 SMs
+ *   and the pixels beyond are read again after the barrier. Passes: kept
+ *   pixels 2 forward (x, y) and 3 backward (x, dy, dx), the others 3 and 5.
+ *   Time: the bytes at the roofline, plus per round of the grid
+ *   (ceil(blocks / gy)) a barrier and gx partial results merged by each
+ *   CTA (BN_NHWC_* in compute.c, fitted on one trace);
+ *   other channels-last cases: 3 passes forward, 5 backward at the
+ *   roofline, in PyTorch's two kernels per direction where cuDNN does not
+ *   run (bf16: collect statistics, transform; reduce, elementwise).
  * The running statistics (2 C floats) and the weights are negligible
  * beside the activations; the weights are charged as for other layers.
  * *k receives the choice (NULL: not wanted). */
@@ -270,6 +283,11 @@ struct ds_bn_kernel {
   double bytes;        /* moved by the kernel, weights included */
   double roofline_ns;  /* bytes at the achieved bandwidth, with kernel_overhead */
   double sm_rate_ns;   /* the per-SM bound, with kernel_overhead (0: none) */
+  int kernels;         /* launches (kernel_overhead each) */
+  /* cuDNN's persistent NHWC kernel (0 otherwise): its grid, the rounds of
+   * the grid's barrier, and their time (added to roofline_ns) */
+  int grid_x, grid_y, rounds;
+  double sync_ns;
 };
 double ds_compute_batch_norm_ns(const struct ds_compute *c, const struct ds_layer *l,
                                 int64_t batch, int backward, struct ds_bn_kernel *k);

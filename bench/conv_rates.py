@@ -50,6 +50,7 @@ import trace_classes as tc  # noqa: E402
 PASSES = ("fwd", "dgrad", "wgrad")
 # gpu_kernels.py's conv modes and the peak each runs against
 MODES = {"fp32": "fp32", "fp32-tf32": "tf32", "fp16": "fp16", "fp16-nhwc": "fp16"}
+RN50_MODES = {"fp32-tf32": "tf32", "fp32-tf32-nhwc": "tf32", "fp16-nhwc": "fp16"}
 TAKEN = "fp16-nhwc"  # the mode gpus.yaml's conv_half is set from (see the docstring)
 # cuDNN's kernels in a convolution op that are not its implicit GEMM: layout transposes
 # (ddpsim charges them apart) and helpers (part of the convolution's cost)
@@ -94,6 +95,68 @@ def read_rows(paths):
         raise InputError("rows from %d GPUs (%s): expected one" % (len(gpus),
                                                                    ", ".join(sorted(gpus))))
     return out, gpus.pop()
+
+
+def read_rn50(paths):
+    """gpu_kernels.py --only rn50conv rows: {(mode, batch): {(kernel, stride, pass): [flops,
+    seconds]}} weighted by how often ResNet-50 runs each shape (`elements`), the stem's
+    input gradient left out (training computes none for the model's input), and the GPU."""
+    out, gpus = collections.defaultdict(lambda: collections.defaultdict(lambda: [0.0, 0.0])), set()
+    for path in paths:
+        try:
+            with open(path, newline="", encoding="utf-8") as f:
+                rows = list(csv.DictReader(f))
+        except OSError as e:
+            raise InputError("cannot read %s: %s" % (path, e.strerror))
+        for line, r in enumerate(rows, start=2):
+            if r.get("kind") != "rn50conv":
+                continue
+            try:
+                shape, pss = r["name"].rsplit("/", 1)
+                cin, rest = shape.split("x", 1)
+                kernel, stride = rest.split("k", 1)[1].split("s")
+                batch = int(r["shape"].split("x", 1)[0])
+                count, flops, ms = int(r["elements"]), float(r["flops"]), float(r["ms"])
+            except (KeyError, ValueError, TypeError, AttributeError, IndexError):
+                raise InputError("%s:%d: expected name CINxCOUTkKsS/PASS, shape BATCHx..., and "
+                                 "numbers in elements, flops and ms" % (path, line))
+            if pss not in PASSES or r["mode"] not in RN50_MODES or ms <= 0:
+                raise InputError("%s:%d: pass %r, mode %r, ms %g: expected one of %s, one of "
+                                 "%s and a positive time" % (path, line, pss, r["mode"], ms,
+                                                             PASSES, tuple(RN50_MODES)))
+            if cin == "3" and pss == "dgrad":
+                continue
+            key = ("%sx%s" % (kernel, kernel), int(stride), pss)
+            cell_ = out[(r["mode"], batch)][key]
+            cell_[0] += count * flops
+            cell_[1] += count * ms / 1e3
+            gpus.add(r.get("gpu", ""))
+    if not out:
+        raise InputError("%s: no rn50conv rows" % ", ".join(paths))
+    if len(gpus) != 1:
+        raise InputError("rows from %d GPUs (%s): expected one" % (len(gpus),
+                                                                   ", ".join(sorted(gpus))))
+    return out, gpus.pop()
+
+
+def rn50_report(paths, table, peaks_given):
+    per, gpu = read_rn50(paths)
+    name, peaks = peaks_given or gemm_rates.gpu_peaks(gpu, table, ("tf32", "fp16"))
+    print("%s: %s, ResNet-50's convolutions as the model runs them (each shape times its "
+          "count), TFLOP/s and efficiency against the %s peak of the mode's math"
+          % (", ".join(paths), gpu, name))
+    for mode, batch in sorted(per):
+        peak = peaks[RN50_MODES[mode]]
+        cells = per[(mode, batch)]
+        print("  %s batch %d (peak %g TFLOP/s)" % (mode, batch, peak))
+        for key in sorted(cells):
+            f, t = cells[key]
+            print("    %-4s s%d %-6s %8.1f GFLOP %8.3f ms %7.1f TFLOP/s %6.3f"
+                  % (key[0], key[1], key[2], f / 1e9, t * 1e3, f / t / 1e12, f / t / 1e12 / peak))
+        f = sum(v[0] for v in cells.values())
+        t = sum(v[1] for v in cells.values())
+        print("    all            %8.1f GFLOP %8.3f ms %7.1f TFLOP/s %6.3f  (the model's mix)"
+              % (f / 1e9, t * 1e3, f / t / 1e12, f / t / 1e12 / peak))
 
 
 def pooled(rows):
@@ -174,6 +237,78 @@ def trace_rates(path, iters):
     return per, unread
 
 
+COMPUTE_PASS = (("dgrad", "dgrad"), ("wgrad", "wgrad"), ("fprop", "fwd"))
+
+
+def trace_passes(path, iters):
+    """Per (kernel size, stride, pass): [GFLOP, ms of compute and helper kernels, launches]
+    per iteration of the trace's dense convolutions, transposes apart. A backward op's
+    kernel is the input gradient's or the weight's by its name (cuDNN's xmma `dgrad`,
+    `wgrad`); one that names neither (a GEMM: nvjet, cutlass) is the input gradient's
+    if it is the op's first such kernel and the op computes that gradient (cuDNN runs
+    the input gradient first), else the weight gradient's; helpers go with the pass of
+    the compute kernel before them in the op."""
+    events = tc.load(path)
+    chain_of = tc.ancestors_by_id(events)
+    per = collections.defaultdict(lambda: [0.0, 0.0, 0])
+    seen = {}  # op -> [compute kernels so far, last pass]
+    for e in sorted((e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")),
+                    key=lambda e: e["ts"]):
+        chain = chain_of.get(e["args"].get("External id"), [])
+        if tc.classify(chain) != "conv":
+            continue
+        op = conv_op(chain)
+        if op is None:
+            continue
+        pss, x, w, stride, dgrad, groups, ev = op
+        if groups != 1 or any(t in e["name"] for t in TRANSPOSES):
+            continue
+        n, _, h, _ = x
+        k, c, r, s = w
+        side = (h + 2 * (r // 2) - r) // stride + 1
+        op_id = (ev["tid"], ev["ts"])
+        state = seen.setdefault(op_id, [0, None])
+        helper = any(t in e["name"] for t in HELPERS)
+        if pss == "fwd":
+            which = "fwd"
+        elif helper and state[1]:
+            which = state[1]
+        else:
+            which = next((v for t, v in COMPUTE_PASS if t in e["name"]), None)
+            if which is None or which == "fwd":
+                which = "dgrad" if dgrad and state[0] == 0 else "wgrad"
+        if not helper:
+            state[0] += 1
+            state[1] = which
+        key = ("%dx%d" % (r, s), stride, which)
+        per[key][1] += e["dur"] / 1e3 / iters
+        per[key][2] += 1.0 / iters
+        flops_key = (op_id, which)
+        if flops_key not in seen:
+            seen[flops_key] = 1
+            per[key][0] += 2.0 * n * k * side * side * c * r * s / 1e9 / iters
+    return per
+
+
+def pass_report(path, iters, peak):
+    per = trace_passes(path, iters)
+    print("%s by kernel size, stride and pass (per iteration; compute + helper kernels)"
+          % path)
+    print("  %-6s %6s %-6s %9s %9s %8s %9s %6s" % ("kernel", "stride", "pass", "GFLOP", "ms",
+                                                  "launches", "TFLOP/s", "eff"))
+    tot = [0.0, 0.0]
+    for key in sorted(per):
+        g, ms, n = per[key]
+        tot[0] += g
+        tot[1] += ms
+        print("  %-6s %6d %-6s %9.1f %9.3f %8.1f %9.1f %6.3f" % (key[0], key[1], key[2], g, ms, n,
+                                                               g / ms if ms else 0,
+                                                               g / ms / peak if ms else 0))
+    print("  all                  %9.1f %9.3f %8s %9.1f %6.3f" % (tot[0], tot[1], "",
+                                                              tot[0] / tot[1],
+                                                              tot[0] / tot[1] / peak))
+
+
 def trace_report(path, iters):
     per, unread = trace_rates(path, iters)
     print("%s (per iteration; rate: compute + helper kernels, transposes apart)" % path)
@@ -199,14 +334,20 @@ def main(argv):
     ap.add_argument("--trace", action="append", default=[],
                     help="a torch.profiler trace (.json.gz) of a training run; repeatable")
     ap.add_argument("--iters", type=int, default=2, help="iterations in each trace (2)")
+    ap.add_argument("--rn50", action="append", default=[],
+                    help="a CSV of gpu_kernels.py --only rn50conv (repeatable): ResNet-50's own "
+                         "mix per kernel size, stride and pass")
+    ap.add_argument("--by-pass", action="store_true",
+                    help="with --trace: per kernel size, stride and pass (forward, input "
+                         "gradient, weight gradient), efficiency against the fp16 peak")
     ap.add_argument("--gpus", default=os.path.join(REPO, "topologies", "gpus.yaml"),
                     help="the GPU table the peaks come from (default: %(default)s)")
     ap.add_argument("--peak-fp32", type=float, help="FP32 peak, TFLOP/s")
     ap.add_argument("--peak-tf32", type=float, help="TF32 peak, TFLOP/s")
     ap.add_argument("--peak-fp16", type=float, help="FP16 tensor peak, TFLOP/s")
     a = ap.parse_args(argv)
-    if not a.csv and not a.trace:
-        ap.error("give CSVs, --trace, or both")
+    if not a.csv and not a.trace and not a.rn50:
+        ap.error("give CSVs, --trace, --rn50, or several")
     try:
         if a.csv:
             rows, gpu = read_rows(a.csv)
@@ -223,8 +364,15 @@ def main(argv):
             if rate is not None:
                 print("gpus.yaml conv_half: %.1f / %g TFLOPS = %.3f (%s rows, every batch)"
                       % (rate, peaks["fp16"], rate / peaks["fp16"], TAKEN))
+        if a.rn50:
+            given = ("given", {"tf32": a.peak_tf32, "fp16": a.peak_fp16}) \
+                if a.peak_tf32 and a.peak_fp16 else None
+            rn50_report(a.rn50, a.gpus, given)
         for path in a.trace:
             trace_report(path, a.iters)
+            if a.by_pass:
+                peak = a.peak_fp16 or gemm_rates.gpu_peaks("NVIDIA H200", a.gpus, ("fp16",))[1]["fp16"]
+                pass_report(path, a.iters, peak)
     except (InputError, gemm_rates.InputError) as e:
         print("conv_rates: %s" % e, file=sys.stderr)
         return 2

@@ -24,7 +24,9 @@ over the shapes the models have, so a rate can be read per shape (issue #12):
            and bf16;
   rn50conv ResNet-50's own convolutions (1x1s and the stem included; the
            `elements` column says how often the model runs each), forward and
-           both gradients, TF32 NCHW and channels-last, fp16 channels-last;
+           both gradients, TF32 NCHW and channels-last, fp16 channels-last,
+           each call on the next of `sets` copies of its tensors (a working
+           set of twice the L2: cold, as in training);
   elementwise
            PyTorch's elementwise kernel paths at ResNet/ResNeXt stage outputs
            (batch 32 and 128, fp32/fp16/bf16, NCHW and channels-last): same-
@@ -120,32 +122,55 @@ CONV_MODES = ["fp32-tf32", "fp32", "fp16", "fp16-nhwc"]  # the ResNeXt tables'
 RN50_MODES = ["fp32-tf32", "fp32-tf32-nhwc", "fp16-nhwc"]
 
 
-def conv_timings(dev, mode, batch, cin, cout, k, side, stride, pad, groups, warmup, iters):
+def conv_timings(dev, mode, batch, cin, cout, k, side, stride, pad, groups, warmup, iters,
+                 cold=False):
     """One convolution in `mode` (MODES): the median ms of each pass, the
     forward (aten's convolution) and convolution_backward's two halves
     (input gradient, weight gradient), with the pass's FLOPs and the bytes
-    of its input, weight and output."""
+    of its input, weight and output, and how many copies of the tensors the
+    calls rotated through. cold: enough copies (up to 8) that the working
+    set is twice the L2, so each call finds its tensors in HBM as a training
+    step does (at batch 32 a ResNet-50 1x1 layer's 13 MB input would stay
+    in an H200's 50 MB L2 call after call); else one copy (the ResNeXt
+    tables' timing)."""
     dtype, tf32, nhwc = MODES[mode]
     torch.backends.cudnn.allow_tf32 = tf32
     fmt = torch.channels_last if nhwc else torch.contiguous_format
-    x = torch.randn(batch, cin, side, side, device=dev, dtype=dtype)
-    x = x.contiguous(memory_format=fmt)
-    w = torch.randn(cout, cin // groups, k, k, device=dev, dtype=dtype)
-    w = w.contiguous(memory_format=fmt)
-    y = F.conv2d(x, w, stride=stride, padding=pad, groups=groups)
-    gy = torch.randn_like(y)
+    out_side = (side + 2 * pad - k) // stride + 1
+    esz = torch.tensor([], dtype=dtype).element_size()
+    moved = (batch * cin * side * side + cout * (cin // groups) * k * k +
+             2 * batch * cout * out_side * out_side) * esz
+    l2 = torch.cuda.get_device_properties(dev).L2_cache_size if dev.type == "cuda" else 0
+    sets = min(8, max(1, math.ceil(2 * l2 / moved))) if cold else 1
+    tensors = []
+    for _ in range(sets):
+        x = torch.randn(batch, cin, side, side, device=dev, dtype=dtype)
+        x = x.contiguous(memory_format=fmt)
+        w = torch.randn(cout, cin // groups, k, k, device=dev, dtype=dtype)
+        w = w.contiguous(memory_format=fmt)
+        y = F.conv2d(x, w, stride=stride, padding=pad, groups=groups)
+        tensors.append((x, w, torch.randn_like(y)))
+    rot = itertools.cycle(range(sets))
+
+    def fwd():
+        x, w, _ = tensors[next(rot)]
+        return F.conv2d(x, w, stride=stride, padding=pad, groups=groups)
 
     def back(mask):
-        return lambda: torch.ops.aten.convolution_backward(
-            gy, x, w, None, [stride, stride], [pad, pad], [1, 1], False, [0, 0], groups, mask)
-    passes = {"fwd": lambda: F.conv2d(x, w, stride=stride, padding=pad, groups=groups),
+        def run():
+            x, w, gy = tensors[next(rot)]
+            return torch.ops.aten.convolution_backward(
+                gy, x, w, None, [stride, stride], [pad, pad], [1, 1], False, [0, 0], groups, mask)
+        return run
+    passes = {"fwd": fwd,
               "dgrad": back([True, False, False]),
               "wgrad": back([False, True, False])}
-    flops = 2 * y.numel() * (cin // groups) * k * k
-    bytes_ = (x.numel() + w.numel() + y.numel()) * x.element_size()
+    x, w, gy = tensors[0]
+    flops = 2 * gy.numel() * (cin // groups) * k * k
+    bytes_ = (x.numel() + w.numel() + gy.numel()) * x.element_size()
     times = {p: timed(fn, dev, warmup, iters) for p, fn in passes.items()}
     torch.backends.cudnn.allow_tf32 = True
-    return times, flops, bytes_
+    return times, flops, bytes_, sets
 
 
 def conv_rows(dev, batch, warmup, iters, plan):
@@ -156,8 +181,8 @@ def conv_rows(dev, batch, warmup, iters, plan):
         for width, side, stride in layers:
             for groups in (32, 1):
                 for mode in modes:
-                    times, flops, bytes_ = conv_timings(dev, mode, batch, width, width, 3, side,
-                                                        stride, 1, groups, warmup, iters)
+                    times, flops, bytes_, _ = conv_timings(dev, mode, batch, width, width, 3,
+                                                           side, stride, 1, groups, warmup, iters)
                     for p, ms in times.items():
                         yield dict(kind="conv", name="%dx%dd/%s" % (32, wpg, p), mode=mode,
                                    shape="%dx%dx%dx%d s%d g%d" % (batch, width, side, side,
@@ -287,12 +312,13 @@ def rn50_conv_rows(dev, batch, warmup, iters, plan):
     modes = RN50_MODES if plan == "full" else ["fp32-tf32"]
     for (cin, cout, kk, stride, pad, side), count in layers:
         for mode in modes:
-            times, flops, bytes_ = conv_timings(dev, mode, batch, cin, cout, kk, side, stride,
-                                                pad, 1, warmup, iters)
+            times, flops, bytes_, sets = conv_timings(dev, mode, batch, cin, cout, kk, side,
+                                                      stride, pad, 1, warmup, iters, cold=True)
             for name, ms in times.items():
                 yield dict(kind="rn50conv", name="%dx%dk%ds%d/%s" % (cin, cout, kk, stride, name),
                            mode=mode, shape="%dx%dx%dx%d" % (batch, cin, side, side),
-                           groups=1, elements=count, ms=ms, flops=flops, bytes=bytes_)
+                           groups=1, elements=count, ms=ms, flops=flops, bytes=bytes_,
+                           sets=sets)
 
 
 def memory_rows(dev, batch, warmup, iters, plan):

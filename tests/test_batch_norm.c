@@ -14,6 +14,7 @@
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -331,6 +332,47 @@ Test(batch_norm, h200_grids_are_the_traced_ones) {
     cr_assert_eq(k.grid_x, cases[i].bwd_x, "%s backward: %d", cases[i].layer, k.grid_x);
     cr_assert_eq(k.grid_y, cases[i].bwd_y, "%s backward: %d", cases[i].layer, k.grid_y);
   }
+  ds_topo_free(t);
+  ds_model_free(m);
+}
+
+/* bench/bn_nhwc.py, which compares the traced kernels with this model, and
+ * compute.c charge the same: ResNet-50's batch norms at batch 128 on the
+ * H200 (--amp fp16 --channels-last), forward and backward, sum to the
+ * script's "model" total for the trace, 7.268 ms (its rule without the
+ * weights' 0.5 MB), against 7.044 ms of kernels traced. */
+Test(batch_norm, compute_and_bn_nhwc_py_agree_on_resnet50) {
+  struct ds_model *m = ds_test_model("models/resnet50.yaml");
+  struct ds_topo *t;
+  struct ds_compute c;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_load("validation/topologies/nd-h200-v5.yaml", "topologies/gpus.yaml", &t,
+                            &err),
+               DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_FP16, &c, &err), DS_OK);
+  c.channels_last = 1;
+  double ns = 0;
+  int layers = 0;
+  for (int32_t j = 0; j < m->n_layers; j++) {
+    if (m->layers[j].bn_channels == 0) continue;
+    ns += ds_compute_batch_norm_ns(&c, &m->layers[j], 128, 0, NULL) +
+          ds_compute_batch_norm_ns(&c, &m->layers[j], 128, 1, NULL);
+    layers++;
+  }
+  cr_assert_eq(layers, 53);
+  FILE *p = popen("python3 bench/bn_nhwc.py "
+                  "bench/results/gpu-2026-11-26b-h200/prof/resnet50-amp-b128-nhwc.json.gz 2>&1",
+                  "r");
+  cr_assert_not_null(p);
+  char out[4096];
+  size_t n = fread(out, 1, sizeof out - 1, p);
+  out[n] = '\0';
+  cr_assert_eq(pclose(p), 0, "%s", out);
+  const char *total = strstr(out, "total: measured 7.044 ms/iter  model ");
+  cr_assert_not_null(total, "%s", out);
+  double script_ms = atof(total + strlen("total: measured 7.044 ms/iter  model "));
+  cr_assert_float_eq(script_ms, 7.268, 1e-9, "%s", out);
+  cr_assert_float_eq(ns / 1e6, script_ms, 0.002, "compute.c %.4f ms", ns / 1e6);
   ds_topo_free(t);
   ds_model_free(m);
 }

@@ -573,6 +573,60 @@ Test(efficiency, conv_rates_pools_the_dense_channels_last_rows) {
   unlink(csv);
 }
 
+Test(efficiency, conv_rates_pools_resnet50s_own_shapes_by_their_counts) {
+  /* bench/conv_rates.py --rn50 on a made-up rn50conv CSV: a 1x1 forward the
+   * model runs 3 times (1e12 FLOPs in 2 ms each) and the stem's forward
+   * once (1e12 in 8 ms): 4e12 FLOPs in 14 ms = 285.7 TFLOP/s, 0.714 of a 400
+   * peak (unweighted, 2e12 in 10 ms would give 0.500); the stem's input
+   * gradient (3 input channels: the model's input needs none) is left out. */
+  char csv[] = "/tmp/ds_rn50conv_XXXXXX";
+  int fd = mkstemp(csv);
+  cr_assert_geq(fd, 0);
+  const char *head = "kind,name,mode,shape,groups,elements,ms,flops,gpu\n";
+  FILE *f = fdopen(fd, "w");
+  fprintf(f, "%s%s", head,
+          "rn50conv,64x256k1s1/fwd,fp16-nhwc,128x64x56x56,1,3,2.0,1e12,G\n"
+          "rn50conv,3x64k7s2/fwd,fp16-nhwc,128x3x224x224,1,1,8.0,1e12,G\n"
+          "rn50conv,3x64k7s2/dgrad,fp16-nhwc,128x3x224x224,1,1,0.1,1e12,G\n");
+  fclose(f);
+  char cmd[512], out[8192];
+  double eff;
+  snprintf(cmd, sizeof cmd, "python3 bench/conv_rates.py --peak-tf32 80 --peak-fp16 400 "
+           "--rn50 %s 2>&1", csv);
+  cr_assert_eq(conv_rates(cmd, &eff, out, sizeof out), 0, "%s", out);
+  cr_assert_not_null(strstr(out, "4000.0 GFLOP   14.000 ms   285.7 TFLOP/s  0.714"), "%s", out);
+  cr_assert_not_null(strstr(out, "1x1  s1 fwd      3000.0 GFLOP    6.000 ms   500.0"), "%s", out);
+  cr_assert_null(strstr(out, "dgrad"), "%s", out);
+  /* a name without the kernel and stride: exit 2, the file and line named */
+  f = fopen(csv, "w");
+  fprintf(f, "%srn50conv,64x256/fwd,fp16-nhwc,128x64x56x56,1,3,2.0,1e12,G\n", head);
+  fclose(f);
+  cr_assert_eq(conv_rates(cmd, &eff, out, sizeof out), 2, "%s", out);
+  char where[80];
+  snprintf(where, sizeof where, "%s:2:", csv);
+  cr_assert_not_null(strstr(out, where), "%s", out);
+  unlink(csv);
+}
+
+Test(efficiency, conv_rates_by_pass_splits_the_same_kernels) {
+  /* --by-pass on the H200 ResNet-50 AMP channels-last trace: the kernels of
+   * the per-size table (7.409 ms compute + 0.492 helpers, 3108.7 GFLOP per
+   * iteration) split by stride and pass sum to the same 7.901 ms, 0.398 of
+   * the fp16 peak (989.4); the stem has no input-gradient row. */
+  char out[8192];
+  double eff;
+  cr_assert_eq(conv_rates("python3 bench/conv_rates.py --by-pass --trace "
+                          "bench/results/gpu-2026-11-26b-h200/prof/resnet50-amp-b128-nhwc.json.gz "
+                          "2>&1",
+                          &eff, out, sizeof out),
+               0, "%s", out);
+  cr_assert_not_null(strstr(out, "  all       3108.7 100.0%       7.409      0.492"), "%s", out);
+  cr_assert_not_null(
+      strstr(out, "  all                     3108.7     7.901              393.4  0.398"), "%s",
+      out);
+  cr_assert_null(strstr(out, "7x7         2 dgrad"), "%s", out);
+}
+
 Test(efficiency, hopper_conv_half_is_what_conv_rates_prints) {
   /* topologies/gpus.yaml's H200 conv_half is bench/conv_rates.py's pooled
    * channels-last value of the H200's three CSVs (tools/gen_gpus.py), and the

@@ -345,7 +345,10 @@ static double cast_ns(const struct ds_compute *c, double bytes, double b) {
  * 11.2 SM cycles per partial. Checked on the other traces (batch-norm
  * kernels per iteration, measured / model): ResNet-50 7.04 / 7.27 ms (two
  * machines), SE-ResNeXt-101 13.96 / 14.20; the old 3 and 5 passes at the
- * roofline gave 5.88 and 11.25. */
+ * roofline gave 5.88 and 11.25. On H100 (3.35 TB/s, the same SMs and
+ * clock; bench/results/gpu-2026-11-26-h200/h100/prof/
+ * resnet50-amp-b128-nhwc.txt) ResNet-50's took 8.71 ms: 9.06 here, 8.07
+ * with the old passes. */
 #define BN_NHWC_BARRIER_NS 4810.0
 #define BN_NHWC_FWD_PARTIAL_CYCLES 49.2
 #define BN_NHWC_BWD_PARTIAL_CYCLES 11.2

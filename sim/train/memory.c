@@ -26,8 +26,12 @@ double ds_ddp_saved_bytes(const struct ds_model *m, const struct ds_precision *p
   for (int32_t l = 0; l < m->n_layers; l++) {
     const struct ds_layer *ly = &m->layers[l];
     act += layer_saved_bytes(ly, pr);
-    /* autocast's half copies, kept for backward, of the weights it casts */
-    if (ds_layer_autocast_casts_weights(ly)) cast += (double)ly->param_numel;
+    /* autocast's half copies, kept for backward, of the weights it casts:
+     * its own, and a tied weight it casts first (model.h tied_cast_numel:
+     * GPT-2's lm_head casts wte's; the cache holds that copy through the
+     * forward, the matmul saves it for its backward) */
+    if (ds_layer_autocast_casts_weights(ly))
+      cast += (double)(ly->param_numel + ly->tied_cast_numel);
   }
   return act * (double)batch + ds_loss_saved_bytes(m, pr, (double)batch) +
          cast * pr->half_weight_bytes;
@@ -95,7 +99,7 @@ void ds_ddp_memory(const struct ds_model *m, const struct ds_precision *pr, int6
     const struct ds_layer *ly = &m->layers[l];
     saved -= layer_saved_bytes(ly, pr) * (double)batch;
     if (ds_layer_autocast_casts_weights(ly))
-      saved -= (double)ly->param_numel * pr->half_weight_bytes;
+      saved -= (double)(ly->param_numel + ly->tied_cast_numel) * pr->half_weight_bytes;
     if (saved < 0) saved = 0; /* the sums' rounding, past the first layer */
     if (!opt->grads_kept && out->grads > 0) grads += (double)ly->param_numel * pr->param_bytes;
     double live = saved + out->output + grads;

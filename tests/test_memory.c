@@ -1,0 +1,117 @@
+/*
+ * Peak memory (sim/train/memory.c, dp.c, comm_hook.c) on toy models worked
+ * by hand: a tied weight's autocast cast, DataParallel's walk, and the
+ * communication hooks' buffers.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/train/memory.h"
+#include "sim/train/model.h"
+#include "tests/support.h"
+
+/* emb (an embedding: memory class) owns w (1,000 elements); mid (a matmul)
+ * owns m (500) and saves 40,000 B per sample; head (a matmul, GPT-2's
+ * lm_head) has no parameters of its own and uses w (`head_keys`), saving
+ * 2,000 B; the output is 8 B per sample. */
+static struct ds_model *tied_model(const char *head_keys) {
+  char text[2048];
+  snprintf(text, sizeof text,
+           "schema_version: 1\nname: tied\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
+           "output_bytes: 8\nlayers:\n"
+           "  - {name: emb, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 8,"
+           " act_bytes: 0, params: [{name: w, numel: 1000}]}\n"
+           "  - {name: mid, class: matmul, fwd_flops: 1, bwd_flops: 2, fwd_bytes: 8,"
+           " act_bytes: 40000, params: [{name: m, numel: 500}]}\n"
+           "  - {name: head, class: matmul, fwd_flops: 1, bwd_flops: 2, fwd_bytes: 8,"
+           " act_bytes: 2000, params: []%s}\n",
+           head_keys);
+  struct ds_model *m = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_test_load_model_text(text, &m, &err), DS_OK, "%s", err.msg);
+  return m;
+}
+
+Test(memory, a_tied_weights_autocast_cast_is_held_until_its_users_backward) {
+  /* autocast casts every fp32 weight a matmul reads and caches the copy
+   * until the context exits (autocast_mode.cpp cached_cast); the matmul
+   * saves it for its backward. head reads emb's w, which emb (an
+   * embedding, not on autocast's lists) never casts: head's cast is the
+   * one copy, 1,000 x 2 B. Saved under --amp at batch 1: mid 20,000 and
+   * head 1,000 (half of fp32's: the file has no amp_act_bytes), the half
+   * weights (500 + 1,000) x 2 = 3,000: 24,000 B (without the key 22,000,
+   * the cast missed). Peak at backward's start: 24,000 + the half output
+   * 4: 24,004; after head's backward its 1,000 and the tied cast's 2,000
+   * are gone (20,004). fp32 casts nothing: 42,000 either way. */
+  struct ds_precision fp32 = {4, 4, 0}, amp = {4, 2, 2};
+  struct ds_model *plain = tied_model(""), *m = tied_model(", tied_params: [w]");
+  cr_assert_eq(m->layers[2].tied_cast_numel, 1000);
+  cr_assert_eq(m->layers[0].tied_cast_numel + m->layers[1].tied_cast_numel, 0);
+  cr_assert_float_eq(ds_ddp_saved_bytes(plain, &amp, 1), 22000, 1e-9);
+  cr_assert_float_eq(ds_ddp_saved_bytes(m, &amp, 1), 24000, 1e-9);
+  cr_assert_float_eq(ds_ddp_saved_bytes(m, &fp32, 1), 42000, 1e-9);
+  struct ds_memory_options single = {.step_numel = 1500};
+  struct ds_ddp_memory mem;
+  ds_ddp_memory(m, &amp, 1, &single, &mem);
+  cr_assert_eq(mem.peak_at, DS_PEAK_BACKWARD_START);
+  cr_assert_float_eq(mem.dynamic, 24004, 1e-9);
+  cr_assert_float_eq(mem.total, 1500 * 4 * 2 + 24004.0, 1e-9);
+  ds_model_free(plain);
+  ds_model_free(m);
+}
+
+Test(memory, a_tied_weight_is_cast_once_and_not_when_its_owner_casts_it) {
+  /* Two matmuls reading w: autocast's cache holds one copy, counted in the
+   * first (head); a weight whose own layer is a matmul is cast there
+   * already (its param_numel), so a later use adds nothing. */
+  char text[2048];
+  snprintf(text, sizeof text,
+           "schema_version: 1\nname: t2\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
+           "layers:\n"
+           "  - {name: emb, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 8,"
+           " act_bytes: 0, params: [{name: w, numel: 1000}]}\n"
+           "  - {name: a, class: matmul, fwd_flops: 1, bwd_flops: 2, fwd_bytes: 8,"
+           " act_bytes: 0, params: [{name: x, numel: 300}], tied_params: [w]}\n"
+           "  - {name: b, class: matmul, fwd_flops: 1, bwd_flops: 2, fwd_bytes: 8,"
+           " act_bytes: 0, params: [], tied_params: [w, x]}\n"
+           "  - {name: n, class: memory, fwd_flops: 1, bwd_flops: 2, fwd_bytes: 8,"
+           " act_bytes: 0, params: [{name: y, numel: 7}], tied_params: [w]}\n");
+  struct ds_model *m = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_test_load_model_text(text, &m, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(m->layers[1].tied_cast_numel, 1000);
+  cr_assert_eq(m->layers[2].tied_cast_numel, 0);
+  cr_assert_eq(m->layers[3].tied_cast_numel, 0, "a memory layer casts nothing");
+  struct ds_precision amp = {4, 2, 2};
+  /* half weights: x 300 + w 1,000, each once */
+  cr_assert_float_eq(ds_ddp_saved_bytes(m, &amp, 1), 1300 * 2, 1e-9);
+  ds_model_free(m);
+}
+
+/* Two matmuls a (owning w) and b (owning v), with a_keys and b_keys after
+ * their params. */
+static void two_layers(char *text, size_t cap, const char *a_keys, const char *b_keys) {
+  snprintf(text, cap,
+           "schema_version: 1\nname: t\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
+           "layers:\n"
+           "  - {name: a, class: matmul, fwd_flops: 1, bwd_flops: 2, fwd_bytes: 8,"
+           " act_bytes: 0, params: [{name: w, numel: 10}]%s}\n"
+           "  - {name: b, class: matmul, fwd_flops: 1, bwd_flops: 2, fwd_bytes: 8,"
+           " act_bytes: 0, params: [{name: v, numel: 10}]%s}\n",
+           a_keys, b_keys);
+}
+
+Test(memory, a_bad_tied_params_list_is_refused_where_it_stands) {
+  char text[1024];
+  two_layers(text, sizeof text, "", ", tied_params: [q]");
+  ds_test_assert_model_refused(text, "expected the name of a parameter listed under an "
+                               "earlier layer's params, got \"q\"", "unknown name");
+  two_layers(text, sizeof text, ", tied_params: [v]", "");
+  ds_test_assert_model_refused(text, "got \"v\" (listed under this layer or a later one)",
+                               "a later layer's");
+  two_layers(text, sizeof text, "", ", tied_params: [w, w]");
+  ds_test_assert_model_refused(text, "parameter \"w\" is listed twice", "twice");
+  two_layers(text, sizeof text, "", ", tied_params: w");
+  ds_test_assert_model_refused(text, "expected a list of parameter names", "not a list");
+}

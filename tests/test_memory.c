@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/train/dp.h"
 #include "sim/train/memory.h"
 #include "sim/train/model.h"
 #include "tests/support.h"
@@ -114,4 +115,75 @@ Test(memory, a_bad_tied_params_list_is_refused_where_it_stands) {
   ds_test_assert_model_refused(text, "parameter \"w\" is listed twice", "twice");
   two_layers(text, sizeof text, "", ", tied_params: w");
   ds_test_assert_model_refused(text, "expected a list of parameter names", "not a list");
+}
+
+/* Two layers, a (1,000 parameters, saves 100,000 B per sample) and b
+ * (2,000; 50,000 B); 10,000 B of output, 20,000 B of loss log-probs and
+ * 3,000 B of input per sample; SGD. */
+static struct ds_model *dp_model(void) {
+  const char *text =
+      "schema_version: 1\nname: dpm\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
+      "output_bytes: 10000\nloss_act_bytes: 20000\ninput_bytes: 3000\nlayers:\n"
+      "  - {name: a, fwd_flops: 1, bwd_flops: 2, fwd_bytes: 8, act_bytes: 100000,"
+      " params: [{name: wa, numel: 1000}]}\n"
+      "  - {name: b, fwd_flops: 1, bwd_flops: 2, fwd_bytes: 8, act_bytes: 50000,"
+      " params: [{name: wb, numel: 2000}]}\n";
+  struct ds_model *m = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_test_load_model_text(text, &m, &err), DS_OK, "%s", err.msg);
+  return m;
+}
+
+static void expect_gpu(const struct ds_dp_gpu_memory *g, double total, double act, double out,
+                       double grads, const char *at) {
+  cr_assert_float_eq(g->total, total, 1e-6, "total %.0f, want %.0f", g->total, total);
+  cr_assert_float_eq(g->activations, act, 1e-6, "activations %.0f", g->activations);
+  cr_assert_float_eq(g->outputs, out, 1e-6, "outputs %.0f", g->outputs);
+  cr_assert_float_eq(g->grads, grads, 1e-6, "grads %.0f", g->grads);
+  cr_assert_str_eq(g->peak_at, at);
+}
+
+Test(memory, dataparallel_walks_each_gpu_through_the_iteration) {
+  /* 3 replicas of batch 2, fp32: P = 12,000 B; each replica saves S =
+   * 2 x 150,000 = 300,000 B.
+   * GPU 0 holds the module P, the momentum P and the other replicas'
+   * inputs 2 x 2 x 3,000: 36,000. At the loss's backward, over the 6
+   * gathered samples: S, the log-probs 120,000 (activations 420,000), the
+   * gathered outputs 60,000, their gradient 60,000 and nll_loss's
+   * gradient 120,000 (outputs 240,000): 696,000, the peak. After b's
+   * backward: 200,000 saved + 8,000 of gradients + the held outputs
+   * 60,000; after a's: 12,000 + 60,000; the reduce: replica 0's P and the
+   * sum's P + 60,000: all below.
+   * GPU 1 and 2: the replica's P; at the loss's backward S and their chunk
+   * of the outputs' gradient 20,000: 332,000. The old sum (everything at
+   * once, GPU 0): 4P + 12,000 + 420,000 + 240,000 = 720,000. */
+  struct ds_model *m = dp_model();
+  struct ds_precision fp32 = {4, 4, 0};
+  struct ds_dp_options o = {.world_size = 3, .batch = 2};
+  struct ds_dp_memory mem;
+  ds_dp_memory(m, &fp32, &o, &mem);
+  expect_gpu(&mem.gpu0, 696000, 420000, 240000, 0, "the loss's backward");
+  cr_assert_float_eq(mem.gpu0.inputs, 12000, 1e-9);
+  expect_gpu(&mem.other, 332000, 300000, 20000, 0, "the loss's backward");
+  /* 1.4/1.9's kept .grad: P more on GPU 0 all along */
+  o.grad_kept = 1;
+  ds_dp_memory(m, &fp32, &o, &mem);
+  expect_gpu(&mem.gpu0, 708000, 420000, 240000, 12000, "the loss's backward");
+  /* --dp-parallel-loss: each replica's loss over its 2 samples: its
+   * log-probs 40,000, nll_loss's gradient 40,000, its outputs' gradient
+   * 20,000, and on GPU 0 the 3 losses and theirs (24 B): GPU 0 36,000 +
+   * 340,000 + 60,024; the others 12,000 + 340,000 + 60,024 */
+  o.grad_kept = 0;
+  o.parallel_loss = 1;
+  ds_dp_memory(m, &fp32, &o, &mem);
+  expect_gpu(&mem.gpu0, 436024, 340000, 60024, 0, "the loss's backward");
+  expect_gpu(&mem.other, 412024, 340000, 60024, 0, "the loss's backward");
+  /* output_device 1: the gathered terms move there; GPU 0 gets its chunk
+   * of the gradient: 36,000 + 300,000 + 20,000 */
+  o.parallel_loss = 0;
+  o.output_device = 1;
+  ds_dp_memory(m, &fp32, &o, &mem);
+  expect_gpu(&mem.gpu0, 356000, 300000, 20000, 0, "the loss's backward");
+  expect_gpu(&mem.other, 672000, 420000, 240000, 0, "the loss's backward");
+  ds_model_free(m);
 }

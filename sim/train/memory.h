@@ -96,6 +96,11 @@ double ds_loss_saved_bytes(const struct ds_model *model, const struct ds_precisi
 double ds_ddp_saved_bytes(const struct ds_model *model, const struct ds_precision *pr,
                           int64_t batch);
 
+/* What layer l saves for backward over `batch` samples: its share of
+ * ds_ddp_saved_bytes (the loss's excluded), freed by its backward. */
+double ds_layer_saved_bytes(const struct ds_model *model, const struct ds_precision *pr,
+                            int32_t l, int64_t batch);
+
 void ds_ddp_memory(const struct ds_model *model, const struct ds_precision *pr,
                    int64_t batch, const struct ds_memory_options *opt,
                    struct ds_ddp_memory *out);

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/train/comm_hook.h"
+#include "sim/train/ddp.h"
 #include "sim/train/dp.h"
 #include "sim/train/memory.h"
 #include "sim/train/model.h"
@@ -185,5 +187,53 @@ Test(memory, dataparallel_walks_each_gpu_through_the_iteration) {
   ds_dp_memory(m, &fp32, &o, &mem);
   expect_gpu(&mem.gpu0, 356000, 300000, 20000, 0, "the loss's backward");
   expect_gpu(&mem.other, 672000, 420000, 240000, 0, "the loss's backward");
+  ds_model_free(m);
+}
+
+Test(memory, fp16_hook_buffers_count_from_their_bucket_until_the_step) {
+  /* l0 (100,000 parameters, saves 1,000,000 B) and l1 (50,000; 1,000 B),
+   * output 8 B, fp32 at batch 1, DDP, SGD: P = 600,000 B each for the
+   * parameters, momentum and buckets. First cap 200,000 B: bucket 0 is
+   * l1's (ready after l1's backward), bucket 1 l0's. The fp16 hook's half
+   * copy of a bucket (2 B per element) lives from its hook until its
+   * all-reduce completes; the walk counts every ready one as in flight.
+   *   backward's start: 1,001,000 saved + 8 = 1,001,008;
+   *   after l1's: 1,000,000 + 8 + l1's .grad 200,000 + bucket 0's copy
+   *     100,000 = 1,300,008, the peak;
+   *   after l0's: 8 + 600,000 + both copies 300,000 = 900,008;
+   *   the step: 8 + 600,000 (every future was waited for).
+   * Total 3 x 600,000 + 1,300,008; all copies counted as held all
+   * iteration, as before, it was 3 x 600,000 + 300,000 + 1,200,008. */
+  const char *text =
+      "schema_version: 1\nname: h\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
+      "output_bytes: 8\nlayers:\n"
+      "  - {name: l0, fwd_flops: 1, bwd_flops: 2, fwd_bytes: 8, act_bytes: 1000000,"
+      " params: [{name: a, numel: 100000}]}\n"
+      "  - {name: l1, fwd_flops: 1, bwd_flops: 2, fwd_bytes: 8, act_bytes: 1000,"
+      " params: [{name: b, numel: 50000}]}\n";
+  struct ds_model *m = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_test_load_model_text(text, &m, &err), DS_OK, "%s", err.msg);
+  struct ds_buckets bk;
+  cr_assert_eq(ds_ddp_buckets(m, 4, 200000, 25 * 1048576.0, DS_BUCKETS_READY, &bk), DS_OK);
+  cr_assert_eq(bk.n, 2);
+  struct ds_comm_hook fp16 = {DS_HOOK_FP16, 0};
+  double ready[2];
+  ds_comm_hook_ready_bytes(&fp16, m, DS_DTYPE_FP32, &bk, ready);
+  struct ds_precision fp32 = {4, 4, 0};
+  struct ds_memory_options o = {.ddp = 1, .step_numel = 150000, .hook_ready_bytes = ready};
+  struct ds_ddp_memory mem;
+  ds_ddp_memory(m, &fp32, 1, &o, &mem);
+  cr_assert_eq(mem.peak_at, DS_PEAK_BACKWARD);
+  cr_assert_str_eq(mem.peak_layer_name, "l1");
+  cr_assert_float_eq(mem.live_hook, 100000, 1e-9);
+  cr_assert_float_eq(mem.dynamic, 1300008, 1e-9);
+  cr_assert_float_eq(mem.total, 3 * 600000.0 + 1300008, 1e-9);
+  /* without the hook the same walk peaks there at 1,200,008 */
+  o.hook_ready_bytes = NULL;
+  ds_ddp_memory(m, &fp32, 1, &o, &mem);
+  cr_assert_float_eq(mem.dynamic, 1200008, 1e-9);
+  cr_assert_float_eq(mem.live_hook, 0, 0);
+  ds_ddp_buckets_release(&bk);
   ds_model_free(m);
 }

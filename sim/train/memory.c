@@ -97,13 +97,14 @@ void ds_ddp_memory(const struct ds_model *m, const struct ds_precision *pr, int6
   /* back through the layers: layer l's saved tensors freed, its .grad
    * allocated (the loss's saved log-probs and gradients freed first) */
   double saved = out->activations - ds_loss_saved_bytes(m, pr, (double)batch);
-  double grads = kept;
+  double grads = kept, hook = 0;
   for (int32_t l = m->n_layers - 1; l >= 0; l--) {
     const struct ds_layer *ly = &m->layers[l];
     saved -= ds_layer_saved_bytes(m, pr, l, batch);
     if (saved < 0) saved = 0; /* the sums' rounding, past the first layer */
     if (!opt->grads_kept && out->grads > 0) grads += (double)ly->param_numel * pr->param_bytes;
-    double live = saved + out->output + grads;
+    if (opt->hook_ready_bytes) hook += opt->hook_ready_bytes[l];
+    double live = saved + out->output + grads + hook;
     if (live > out->dynamic) {
       out->dynamic = live;
       out->peak_at = DS_PEAK_BACKWARD;
@@ -111,6 +112,7 @@ void ds_ddp_memory(const struct ds_model *m, const struct ds_precision *pr, int6
       out->peak_layer_name = ly->name;
       out->live_activations = saved;
       out->live_grads = grads;
+      out->live_hook = hook;
     }
   }
   /* the step */
@@ -122,6 +124,7 @@ void ds_ddp_memory(const struct ds_model *m, const struct ds_precision *pr, int6
     out->peak_layer_name = NULL;
     out->live_activations = 0;
     out->live_grads = out->grads;
+    out->live_hook = 0; /* finalize_backward waited for every bucket's future */
   }
   out->hook = 0;
   ds_ddp_memory_total(out);

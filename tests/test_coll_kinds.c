@@ -69,6 +69,30 @@ Test(coll_kinds, broadcast_and_reduce_chain_closed_form) {
   ds_topo_free(h.topo);
 }
 
+Test(coll_kinds, broadcast_chain_under_a_protocol) {
+  /* NCCL's ring broadcast (ds_nccl_chain_proto's parameters, set by hand):
+   * C = 4 channels of cap 1 GB/s (4 GB/s together, under the 12.5 GB/s
+   * links), LL's wire factor 2, 0.6 us per hop in place of the links' 2
+   * us, 20.6 us at the start. ring8, S = 1 MB in K = 4 pieces: each flow
+   * carries S/K * 2 / C = 125 kB at its cap, t = 125 us, so
+   *   T = 20.6 + 7 * 0.6 + (N+K-2) t = 24.8 + 10 * 125 = 1274.8 us;
+   * the root finishes when its last piece has left: 20.6 + 4 * 125 =
+   * 520.6 us (the hop latency trails). */
+  struct harness h;
+  struct ds_err err = {0};
+  harness_load(&h, "tests/data/ring8.yaml");
+  struct ds_coll_proto p = {.proto = DS_PROTO_LL, .channels = 4, .wire_factor = 2,
+                            .chan_cap_bytes_per_s = 1e9, .start_lat_ns = 20600,
+                            .hop_lat_ns = {600, 600, 600}};
+  struct ds_coll_spec spec = {.kind = DS_COLL_BROADCAST, .chunks = 4, .bytes = 1e6,
+                              .root = 0, .proto = &p};
+  cr_assert_eq(harness_new_spec(&h, 8, spec, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(harness_finish(&h, 8, "broadcast"), 1274800);
+  cr_assert_eq(h.done_ns[0], 520600);
+  harness_release(&h);
+  ds_topo_free(h.topo);
+}
+
 Test(coll_kinds, broadcast_members_finish_along_the_chain) {
   /* Broadcast from root 6 over 8 ranks, C = 4, S = 100 MB (t = 2 ms):
    * position p (rank (6 + p) mod 8) has sent its last chunk at
@@ -214,8 +238,9 @@ Test(coll_kinds, refusals_name_the_problem) {
   cr_assert(strstr(err.msg, "root 8"), "%s", err.msg);
   spec.root = 0;
   spec.proto = &p;
+  spec.kind = DS_COLL_REDUCE; /* broadcast takes one (DDP's buffers); reduce does not */
   cr_assert_eq(ds_coll_new(&spec, &c, &err), DS_EUSAGE);
-  cr_assert(strstr(err.msg, "broadcast") && strstr(err.msg, "allgather, reducescatter"),
+  cr_assert(strstr(err.msg, "reduce") && strstr(err.msg, "allgather, reducescatter"),
             "%s", err.msg);
   spec.kind = DS_COLL_ALLTOALL;
   p.proto = DS_PROTO_LL128;

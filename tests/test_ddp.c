@@ -649,18 +649,7 @@ Test(ddp, the_loss_keeps_its_saved_tensors_in_fp32_under_autocast) {
   ds_ddp_memory(m, &half, 4, &single, &mem);
   cr_assert_float_eq(mem.loss_grads, 4e6, 0.5);
   cr_assert_float_eq(mem.output, 2e6, 0.5);
-  /* DataParallel on 2 GPUs, batch 1 each: the loss runs on GPU 0 over both
-   * replicas' outputs (2 MB saved there, none on GPU 1); with
-   * parallel_loss each replica keeps its own 1 MB */
-  struct ds_dp_memory dm;
-  struct ds_dp_options dopt = {.world_size = 2, .batch = 1};
-  ds_dp_memory(m, &fp32, &dopt, &dm);
-  cr_assert_float_eq(dm.gpu0.activations, 3e6 + 2e6, 0.5);
-  cr_assert_float_eq(dm.other.activations, 3e6, 0.5);
-  dopt.parallel_loss = 1;
-  ds_dp_memory(m, &fp32, &dopt, &dm);
-  cr_assert_float_eq(dm.gpu0.activations, 3e6 + 1e6, 0.5);
-  cr_assert_float_eq(dm.other.activations, 3e6 + 1e6, 0.5);
+  /* DataParallel's placement of the loss: tests/test_memory.c */
   ds_model_free(m);
   /* a negative count is refused where it stands */
   char buf[512];

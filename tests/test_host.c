@@ -387,6 +387,69 @@ static void write_model_with_buffers(const char *dir, char *path, size_t cap) {
   free(text);
 }
 
+/* Rank `rank`'s first op `name` in a --trace file: its algo (cap bytes)
+ * and end - start (us). */
+static double trace_op_us(const char *csv, int rank, const char *name, char *algo, size_t cap) {
+  for (const char *line = strchr(csv, '\n'); line; line = strchr(line + 1, '\n')) {
+    char want[64];
+    snprintf(want, sizeof want, ",%d,comm,broadcast,%s,", rank, name);
+    const char *comma = strchr(line + 1, ',');
+    if (!comma || strncmp(comma, want, strlen(want)) != 0) continue;
+    const char *f = line + 1;
+    for (int k = 0; k < 9; k++) f = strchr(f, ',') + 1; /* to column 10, algo */
+    size_t n = (size_t)(strchr(f, ',') - f);
+    snprintf(algo, cap, "%.*s", (int)n, f);
+    const char *end = strchr(line + 1, '\n');
+    const char *last = end;
+    while (*--last != ',') {}
+    const char *prev = last;
+    while (*--prev != ',') {}
+    return strtod(last + 1, NULL) - strtod(prev + 1, NULL);
+  }
+  cr_assert_fail("no %s on rank %d in the trace", name, rank);
+  return 0;
+}
+
+Test(host, buffer_broadcast_pays_nccls_latency_and_launch) {
+  /* Under NCCL's model (--algo auto, the default) the buffer broadcast is
+   * NCCL's ring broadcast: the protocol its tuning picks (LL: 7.2 us +
+   * S / 87.7 GB/s on dgx-a100 is the least at these sizes), 12 channels,
+   * LL's cap min(20, 2 * 87.7 / 12) GB/s per channel and 2 wire bytes per
+   * byte, 0.6 us per NVLink hop, and at the start its base latency and the
+   * fitted launch (6.6 + 14 us). Rank 7, last on the chain from rank 0:
+   *   buffers1 (8 B):  20.6 + 7 (0.6 + 8 * 2/12 / 14.617e9 s) = 24.8006 us;
+   *   buffers0 (16000 B, one piece: 16000 < 12 x 4 KiB):
+   *                    20.6 + 7 (0.6 + 2666.7 B / 14.617 GB/s) = 26.0771 us.
+   * --algo ring keeps the plain chain: 7 hops of 2 x 1.7 us, no launch. */
+  char dir[] = "/tmp/ddpsim-host-XXXXXX", model[512], args[2048], path[600], algo[32];
+  cr_assert(mkdtemp(dir));
+  write_model_with_buffers(dir, model, sizeof model);
+  snprintf(path, sizeof path, "%s/t.csv", dir);
+  const char *algos[] = {"auto", "ring"};
+  for (int a = 0; a < 2; a++) {
+    snprintf(args, sizeof args, "--topo topologies/dgx-a100.yaml --model %s --strategy ddp "
+             "--world-size 8 --algo %s --trace %s", model, algos[a], path);
+    struct ds_test_result r = run(args);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    ds_test_release(&r);
+    char *csv = ds_test_slurp(path);
+    double b1 = trace_op_us(csv, 7, "buffers1", algo, sizeof algo);
+    cr_assert_str_eq(algo, a == 0 ? "ring/LL" : "", "%s", algo);
+    double b0 = trace_op_us(csv, 7, "buffers0", algo, sizeof algo);
+    if (a == 0) {
+      double cap = 2 * 87.7e9 / 12;
+      cr_assert_float_eq(b1, 20.6 + 7 * (0.6 + 8 * 2.0 / 12 / cap * 1e6), 2e-3, "%f", b1);
+      /* the engine counts whole ns: up to 1 ns per hop */
+      cr_assert_float_eq(b0, 20.6 + 7 * (0.6 + 16000 * 2.0 / 12 / cap * 1e6), 8e-3, "%f", b0);
+    } else {
+      cr_assert_float_eq(b1, 7 * 3.4 + 7 * 8 / 300e9 * 1e6, 2e-3, "%f", b1);
+      cr_assert_lt(b0, 26.0);
+    }
+    free(csv);
+  }
+  remove_dir(dir);
+}
+
 Test(host, broadcast_buffers_by_hand) {
   /* _sync_buffers before the forward: broadcast_coalesced buckets by dtype,
    * [running_mean running_var] and [num_batches_tracked]; per bucket the

@@ -167,6 +167,70 @@ Test(nccl_model, ring_chunking_on_dgx_a100) {
   release(&f);
 }
 
+Test(nccl_model, broadcast_cost_and_chain_on_dgx_a100) {
+  /* tuning.cc, broadcast (Ring only, nsteps = N, algbw = busBw): with
+   * sameChannels (uniform box: every channel the same ring) one hop's
+   * latency. dgx-a100 (12 channels, busBw as the all-reduce ring's):
+   *   LL     6.6 + 0.6 = 7.2 us,   87.7 GB/s
+   *   LL128  14 + 1.9  = 15.9 us,  220.8 GB/s
+   *   Simple 8.4 + 3.4 = 11.8 us,  240 GB/s
+   * LL = Simple at 4.6 us / (1/87.7 - 1/240 GB/s) = 635.7 kB; LL128 never
+   * wins (more latency than Simple and less bandwidth). */
+  struct ds_err err = {0};
+  struct fixture f;
+  cr_assert_eq(build(&f, "topologies/dgx-a100.yaml", 0, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(f.m.same_channels, 1);
+  cr_assert_float_eq(ds_nccl_predict_coll_ns(&f.m, DS_COLL_BROADCAST, DS_PROTO_LL, 1e6),
+                     7200 + 1e6 / 87.7e9 * 1e9, 1e-3);
+  cr_assert_float_eq(ds_nccl_predict_coll_ns(&f.m, DS_COLL_BROADCAST, DS_PROTO_LL128, 1e6),
+                     15900 + 1e6 / 220.8e9 * 1e9, 1e-3);
+  cr_assert_float_eq(ds_nccl_predict_coll_ns(&f.m, DS_COLL_REDUCE, DS_PROTO_SIMPLE, 1e6),
+                     11800 + 1e6 / 240e9 * 1e9, 1e-3);
+  cr_assert_eq(ds_nccl_choose_coll_proto(&f.m, DS_COLL_BROADCAST, 424), DS_PROTO_LL);
+  cr_assert_eq(ds_nccl_choose_coll_proto(&f.m, DS_COLL_BROADCAST, 630e3), DS_PROTO_LL);
+  cr_assert_eq(ds_nccl_choose_coll_proto(&f.m, DS_COLL_BROADCAST, 640e3), DS_PROTO_SIMPLE);
+  cr_assert_eq(ds_nccl_choose_coll_proto(&f.m, DS_COLL_BROADCAST, 1e9), DS_PROTO_SIMPLE);
+  /* The chain's parameters: the ring's channels, wires and caps; per hop
+   * the raw hwLat[class][Ring][p]; at the start baseLat + the launch (not
+   * the all-reduce's slice syncs). Pieces: a channel forwards LL per round
+   * of its 512 threads (4 KiB), Simple per 512 KiB step:
+   *   1 MB LL: 1e6 / (12 * 4096) = 20.3 -> 21; 100 MB Simple:
+   *   1e8 / (12 * 524288) = 15.9 -> 16; 424 B: 1. */
+  f.m.extra = DS_NCCL_EXTRA_MEASURED;
+  struct ds_coll_proto p;
+  ds_nccl_chain_proto(&f.m, DS_PROTO_SIMPLE, &p);
+  cr_assert_eq(p.channels, 12);
+  cr_assert_float_eq(p.start_lat_ns, 8400 + f.m.extra.launch_ns, 1e-9);
+  cr_assert_float_eq(p.hop_lat_ns[DS_HOP_NVLINK], 3400, 1e-9);
+  cr_assert_float_eq(p.hop_lat_ns[DS_HOP_NET], 14000, 1e-9);
+  ds_nccl_chain_proto(&f.m, DS_PROTO_LL, &p);
+  cr_assert_float_eq(p.wire_factor, 2, 1e-12);
+  cr_assert_float_eq(p.chan_cap_bytes_per_s * 12 / 2, 87.7e9, 1e3);
+  cr_assert_float_eq(p.start_lat_ns, 6600 + f.m.extra.launch_ns, 1e-9);
+  cr_assert_float_eq(p.hop_lat_ns[DS_HOP_NVLINK], 600, 1e-9);
+  cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_LL, 1e6), 21);
+  cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_SIMPLE, 1e8), 16);
+  cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_LL, 424), 1);
+  cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_LL128, 0), 1);
+  release(&f);
+}
+
+Test(nccl_model, broadcast_without_same_channels_on_dgx1) {
+  /* dgx1-v100: the channel search packs rings of their own orders
+   * (sameChannels 0), so tuning.cc charges nsteps = N hop latencies, the
+   * tree's for Simple: LL 6.6 + 8 * 0.6 = 11.4 us, Simple 8.4 + 8 * 4.0
+   * = 40.4 us (plus S / busBw). */
+  struct ds_err err = {0};
+  struct fixture f;
+  cr_assert_eq(build(&f, "topologies/dgx1-v100.yaml", 0, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(f.m.same_channels, 0);
+  cr_assert_float_eq(ds_nccl_predict_coll_ns(&f.m, DS_COLL_BROADCAST, DS_PROTO_LL, 0), 11400,
+                     1e-6);
+  cr_assert_float_eq(ds_nccl_predict_coll_ns(&f.m, DS_COLL_BROADCAST, DS_PROTO_SIMPLE, 0),
+                     40400, 1e-6);
+  release(&f);
+}
+
 Test(nccl_model, nvls_chunking_and_pipeline_on_dgx_h100) {
   /* NVLS on dgx-h100: 16 CTAs (NVLS_NCHANNELS_SM90) x 8 heads = 128
    * concurrent chunks; NCCL's NVLS bus bandwidth 8 * 40 * 0.85 * 7/8 * 2 =

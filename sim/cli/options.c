@@ -731,6 +731,22 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
   if (o->no_bn_weight_decay && !o->weight_decay)
     return ds_err_set(err, DS_EUSAGE, "option --no-bn-weight-decay: needs --weight-decay "
                       "(without it no parameter decays)");
+  /* GradScaler's step() unscales and checks every gradient, then skips the
+   * whole step if any is infinite, all with the optimizer beside the
+   * gradients (torch/amp/grad_scaler.py). Under ps the optimizer runs on
+   * the servers, each over its shard: unscaling there is a kernel, but the
+   * all-shards skip decision and the new scale back to the workers are a
+   * protocol between servers and workers that PyTorch does not have and
+   * ps.c does not model, so the combination is refused rather than priced
+   * without them (bf16 autocast runs no GradScaler). */
+  for (int32_t k = 0; o->amp == DS_AMP_FP16 && k < o->n_strategies; k++)
+    if (o->strategies[k] == DS_STRATEGY_PS)
+      return ds_err_set(err, DS_EUSAGE,
+                        "option --amp fp16: not built for --strategy ps (GradScaler's step "
+                        "needs the optimizer beside the gradients; ps's servers would have "
+                        "to agree on skipping a step with an infinite gradient and send the "
+                        "new scale back, which is not modelled); use --amp bf16, which "
+                        "needs no GradScaler");
   for (int32_t k = 0; o->no_bn_weight_decay && k < o->n_strategies; k++)
     if (o->strategies[k] == DS_STRATEGY_PS)
       return ds_err_set(err, DS_EUSAGE, "option --no-bn-weight-decay: not built for "

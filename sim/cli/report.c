@@ -287,10 +287,13 @@ static void print_memory(FILE *fp, const struct ds_summary *r) {
     fputc('\n', fp);
     break;
   case DS_PEAK_BACKWARD:
-    fprintf(fp, " + activations %.3f + output %.3f + grads %.3f)\n"
+    fprintf(fp, " + activations %.3f + output %.3f + grads %.3f", m->live_activations / g,
+            m->output / g, m->live_grads / g);
+    if (m->live_hook > 0) fprintf(fp, " + comm hook buffers in flight %.3f", m->live_hook / g);
+    fprintf(fp, ")\n"
                 "    in backward, after layer %d's (%s); of %.3f activations and %.3f grads "
                 "in all\n",
-            m->live_activations / g, m->output / g, m->live_grads / g, (int)m->peak_layer,
+            (int)m->peak_layer,
             m->peak_layer_name ? m->peak_layer_name : "?", m->activations / g, m->grads / g);
     break;
   case DS_PEAK_STEP:
@@ -343,6 +346,10 @@ static void print_dp_gpu(FILE *fp, const char *what, const struct ds_dp_gpu_memo
           what, m->total / DS_UNITS_GIB, m->params / DS_UNITS_GIB, m->grads / DS_UNITS_GIB,
           m->optimizer / DS_UNITS_GIB, m->activations / DS_UNITS_GIB, m->inputs / DS_UNITS_GIB,
           m->outputs / DS_UNITS_GIB);
+  if (m->peak_layer_name)
+    fprintf(fp, "      in backward, after layer %s's\n", m->peak_layer_name);
+  else if (m->peak_at)
+    fprintf(fp, "      at %s\n", m->peak_at);
 }
 
 /* One row of a run that is not DDP alone (--strategy with other names). */

@@ -471,19 +471,34 @@ static struct ds_memory_options memory_options(const struct config_run *c,
       .weight_decay = c->compute.weight_decay};
 }
 
-/* The communication hook's buffers (ds_comm_hook_memory) on the
- * configuration's steady-state buckets, added to mem. */
-static ds_status add_hook_memory(const struct config_run *c, const struct ds_options *o,
-                                 struct ds_ddp_memory *mem, struct ds_err *err) {
+/* DDP's memory (ds_ddp_memory under mo) with the communication hook's
+ * buffers on the configuration's steady-state buckets: those it allocates
+ * as buckets become ready in the walk (ds_comm_hook_ready_bytes), those it
+ * holds all iteration added (ds_comm_hook_memory). */
+static ds_status ddp_memory_with_hook(const struct config_run *c, const struct ds_options *o,
+                                      struct ds_memory_options mo, struct ds_ddp_memory *mem,
+                                      struct ds_err *err) {
   struct ds_buckets bk = {0};
-  if (o->comm_hook.kind == DS_HOOK_NONE) return DS_OK;
-  if (ds_ddp_buckets(c->model, ds_dtype_bytes(o->dtype),
-                     ds_options_first_bucket_mb(o, o->bucket_mb[0]) * DS_UNITS_MIB,
-                     o->bucket_mb[0] * DS_UNITS_MIB, DS_BUCKETS_READY, &bk) != DS_OK)
-    return ds_err_set(err, DS_ENOMEM, "out of memory");
-  mem->hook = ds_comm_hook_memory(&o->comm_hook, c->model, o->dtype, &bk);
-  mem->total += mem->hook;
+  double *ready = NULL;
+  if (o->comm_hook.kind != DS_HOOK_NONE) {
+    ready = malloc((size_t)c->model->n_layers * sizeof *ready);
+    if (!ready || ds_ddp_buckets(c->model, ds_dtype_bytes(o->dtype),
+                                 ds_options_first_bucket_mb(o, o->bucket_mb[0]) * DS_UNITS_MIB,
+                                 o->bucket_mb[0] * DS_UNITS_MIB, DS_BUCKETS_READY,
+                                 &bk) != DS_OK) {
+      free(ready);
+      return ds_err_set(err, DS_ENOMEM, "out of memory");
+    }
+    ds_comm_hook_ready_bytes(&o->comm_hook, c->model, o->dtype, &bk, ready);
+    mo.hook_ready_bytes = ready;
+  }
+  ds_ddp_memory(c->model, &c->compute.precision, c->batch, &mo, mem);
+  if (o->comm_hook.kind != DS_HOOK_NONE) {
+    mem->hook = ds_comm_hook_memory(&o->comm_hook, c->model, o->dtype, &bk);
+    mem->total += mem->hook;
+  }
   ds_ddp_buckets_release(&bk);
+  free(ready);
   return DS_OK;
 }
 
@@ -867,8 +882,7 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
     struct ds_memory_options mo = memory_options(&c, &oc, oc.strategy_id);
     mo.ddp = 1;
     mo.grad_as_bucket_view = oc.grad_as_bucket_view;
-    ds_ddp_memory(c.model, &c.compute.precision, c.batch, &mo, &s->mem);
-    DS_CHECK_GOTO(add_hook_memory(&c, &oc, &s->mem, err), st, out);
+    DS_CHECK_GOTO(ddp_memory_with_hook(&c, &oc, mo, &s->mem, err), st, out);
     s->peak_mem_gib_gpu0 = s->peak_mem_gib_other = s->mem.total / DS_UNITS_GIB;
     break;
   }

@@ -363,7 +363,8 @@ struct ds_coll_spec {
   int32_t root;                  /* member index of the root; send: 0; else ignored */
   const struct ds_coll_proto *proto; /* allreduce ring, tree or nvls; allgather,
                                         reducescatter (ring); sendrecv, alltoall
-                                        (p2p, LL or Simple); NULL: links' own
+                                        (p2p, LL or Simple); broadcast (its
+                                        chain, ds_nccl_chain_proto); NULL: links' own
                                         bandwidth and latency */
   enum ds_ar_algo algo;          /* allreduce only (0: the ring) */
   uint64_t tag_base;             /* flows are tagged tag_base | index (< 2^32) */

@@ -11,6 +11,16 @@
  * Position p finishes when it has received C chunks (p > 0) and its C sends
  * have left (p < N-1). The reduction arithmetic is not charged (as for the
  * all-reduce). Always per flow: (N-1) C flows.
+ *
+ * Under an NCCL protocol (spec->proto; nccl_model.h ds_nccl_chain_proto) the
+ * proto's channels run the chain side by side over the same routes, as the
+ * ring's do (coll.h): each piece is one flow of multiplicity nChannels
+ * carrying its share times the wire factor, capped per channel; a hop's
+ * latency is the protocol's for its class, and the start latency (NCCL's
+ * base latency and the kernel's launch) is paid once, before the root's
+ * first send (every rank's kernel is launched alike; the others wait for
+ * data). Uniform chain, C channels of cap c, wire w, hop latency h:
+ *   T = start + (N-1) h + (N+K-2) S w / (K min(C c, B))   (K pieces).
  */
 #include <stdlib.h>
 
@@ -38,6 +48,12 @@ struct chain_coll {
   ds_coll_done_fn on_done;
   void *owner;
   struct pos *pos; /* [n] by chain position */
+  /* under a protocol: start latency, per-hop latency by ring hop, and each
+   * hop link's multiplicity (the channels); hop_lat NULL without one */
+  double start_lat_ns;
+  double chan_cap;
+  double *hop_lat;   /* [n] */
+  uint32_t *mult;    /* [max_hop_links] */
 };
 
 static int32_t member_at(const struct chain_coll *c, int32_t p) {
@@ -63,6 +79,11 @@ static ds_status try_send(struct chain_coll *c, int32_t p) {
   int32_t m = member_at(c, p); /* its ring hop m -> m+1 */
   s->in_flight = 1;
   s->sends_started++;
+  if (c->hop_lat)
+    return ds_net_flow_start_capped(c->net, r->hop_links + r->hop_first[m], c->mult,
+                                    r->hop_first[m + 1] - r->hop_first[m], c->chunk_bytes,
+                                    p == 0 && s->sends_started == 1 ? c->start_lat_ns : 0,
+                                    c->hop_lat[m], c->chan_cap, c->tag_base | (uint64_t)p);
   return ds_net_flow_start(c->net, r->hop_links + r->hop_first[m], NULL,
                            r->hop_first[m + 1] - r->hop_first[m], c->chunk_bytes, 0,
                            r->hop_lat_ns[m], c->tag_base | (uint64_t)p);
@@ -97,6 +118,8 @@ static ds_status chain_flow_done(struct ds_coll *base, int32_t p) {
 
 static void chain_destroy(struct ds_coll *base) {
   struct chain_coll *c = (struct chain_coll *)base;
+  free(c->hop_lat);
+  free(c->mult);
   free(c->pos);
   free(c);
 }
@@ -127,6 +150,25 @@ ds_status ds__coll_chain_new(const struct ds_coll_spec *spec, int reduce,
   c->tag_base = spec->tag_base;
   c->on_done = spec->on_done;
   c->owner = spec->owner;
+  const struct ds_coll_proto *p = spec->proto;
+  if (p) {
+    if (p->channels < 1 || !(p->wire_factor >= 1) || !(p->chan_cap_bytes_per_s > 0) ||
+        !(p->start_lat_ns >= 0)) {
+      chain_destroy(&c->base);
+      return ds_err_set(err, DS_EINTERNAL, "chain: bad protocol parameters");
+    }
+    c->hop_lat = malloc((size_t)r->n * sizeof *c->hop_lat);
+    c->mult = malloc(((size_t)r->max_hop_links + 1) * sizeof *c->mult);
+    if (!c->hop_lat || !c->mult) {
+      chain_destroy(&c->base);
+      return ds_err_set(err, DS_ENOMEM, "collective: out of memory");
+    }
+    for (int32_t i = 0; i < r->n; i++) c->hop_lat[i] = p->hop_lat_ns[r->hop_class[i]];
+    for (int32_t k = 0; k < r->max_hop_links; k++) c->mult[k] = (uint32_t)p->channels;
+    c->start_lat_ns = p->start_lat_ns;
+    c->chan_cap = p->chan_cap_bytes_per_s;
+    c->chunk_bytes *= p->wire_factor / p->channels;
+  }
   *out = &c->base;
   return DS_OK;
 }

@@ -202,7 +202,10 @@ ds_status ds_coll_new(const struct ds_coll_spec *spec, struct ds_coll **out,
   if (spec->kind == DS_COLL_ALLREDUCE && spec->algo != DS_AR_RING && !spec->topo)
     return ds_err_set(err, DS_EINTERNAL, "allreduce %s: needs the topology",
                       ds_ar_algo_name(spec->algo));
-  if (spec->proto && !ds_coll_kind_has_protocols(spec->kind))
+  /* broadcast's chain takes a protocol from DDP's buffer broadcast
+   * (ds_nccl_chain_proto); the `collective` command runs it plain */
+  if (spec->proto && !ds_coll_kind_has_protocols(spec->kind) &&
+      spec->kind != DS_COLL_BROADCAST)
     return ds_err_set(err, DS_EUSAGE,
                       "%s: NCCL protocols are simulated for allreduce, allgather, "
                       "reducescatter, sendrecv and alltoall only (this collective runs "

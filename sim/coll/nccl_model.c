@@ -316,6 +316,7 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
     nch = dup;
   }
   m->channels = nch;
+  m->same_channels = ring->chan == NULL;
   m->chan_bw_bytes_per_s = speed * DS_UNITS_GBPS;
   m->ll_max_bw_bytes_per_s = ds__nccl_ll_max_bw_gbps[m->arch][nidx] * DS_UNITS_GBPS;
   m->ll128_per_ch_max_bytes_per_s =
@@ -681,6 +682,15 @@ void ds_nccl_algo_proto(const struct ds_nccl_model *m, enum ds_ar_algo a,
 double ds_nccl_predict_coll_ns(const struct ds_nccl_model *m, enum ds_coll_kind kind,
                                enum ds_proto p, double bytes) {
   if (kind == DS_COLL_ALLREDUCE) return ds_nccl_predict_ns(m, p, bytes);
+  if ((kind == DS_COLL_BROADCAST || kind == DS_COLL_REDUCE) && (int)p >= 0 &&
+      p < DS_PROTO_COUNT) {
+    int hw = m->nnodes > 1 ? DS_HOP_NET : m->hw_intra;
+    double hop = m->same_channels
+                     ? ds__nccl_hw_lat_us[hw][RING][p]
+                     : m->nranks * ds__nccl_hw_lat_us[hw][p == DS_PROTO_SIMPLE ? TREE : RING][p];
+    double lat = m->base_lat_ns[p] + hop * US;
+    return lat + bytes / m->busbw_bytes_per_s[p] * 1e9;
+  }
   if ((kind != DS_COLL_ALLGATHER && kind != DS_COLL_REDUCESCATTER) || (int)p < 0 ||
       p >= DS_PROTO_COUNT)
     return INFINITY;
@@ -696,6 +706,27 @@ double ds_nccl_predict_coll_ns(const struct ds_nccl_model *m, enum ds_coll_kind 
 enum ds_proto ds_nccl_choose_coll_proto(const struct ds_nccl_model *m, enum ds_coll_kind kind,
                                         double bytes) {
   return fastest_proto(m, -1, kind, bytes, DS_PROTO_LL);
+}
+
+void ds_nccl_chain_proto(const struct ds_nccl_model *m, enum ds_proto p,
+                         struct ds_coll_proto *out) {
+  ds_nccl_coll_proto(m, p, 0, out);
+  for (int h = 0; h < DS_HOP_CLASS_COUNT; h++)
+    out->hop_lat_ns[h] = ds__nccl_hw_lat_us[h][RING][p] * US;
+  out->start_lat_ns = m->base_lat_ns[p] + m->extra.launch_ns;
+}
+
+/* device.h: NCCL_LL_MAX_NTHREADS, NCCL_LL128_MAX_NTHREADS */
+#define LL_THREADS 512
+#define LL128_THREADS 640
+
+int32_t ds_nccl_chain_chunks(const struct ds_nccl_model *m, enum ds_proto p, double bytes) {
+  double piece = p == DS_PROTO_LL      ? LL_THREADS * 8.0
+                 : p == DS_PROTO_LL128 ? LL128_THREADS * 16.0 * 15 / 16
+                                       : step_payload_bytes(p);
+  double c = ceil(bytes / (m->channels * piece));
+  if (c > (1 << 24)) c = 1 << 24;
+  return c >= 1 ? (int32_t)c : 1;
 }
 
 /* ---- point-to-point (src/enqueue.cc addP2pToPlan, src/graph/paths.cc) ---- */

@@ -181,6 +181,12 @@ struct ds_nccl_model {
                                      correction (Blackwell on x86 hosts) */
   double nvls_intra_lat_ns;
   double nvls_net_hop_lat_ns;
+  /* NCCL's graph->sameChannels for the ring: 1 when every channel runs the
+   * same ring order (search.cc tries that first and keeps it when it finds
+   * the bandwidth), 0 where this model's channel search packed rings of
+   * their own (ring->chan: one node whose links differ). tuning.cc charges
+   * a broadcast or reduce one hop latency with it, nsteps without. */
+  int same_channels;
 };
 
 /* NCCL's ring search packs at most this many channels (init.cc:
@@ -293,9 +299,34 @@ void ds_nccl_algo_proto(const struct ds_nccl_model *m, enum ds_ar_algo a,
  * steps. kind DS_COLL_ALLREDUCE is ds_nccl_predict_ns; other kinds INFINITY. */
 double ds_nccl_predict_coll_ns(const struct ds_nccl_model *m, enum ds_coll_kind kind,
                                enum ds_proto p, double bytes);
+/* Broadcast and reduce (tuning.cc: Ring only, nsteps = N, algbw = busBw):
+ *   lat   = baseLat[Ring][p] + hwLat[hw][Ring][p]        (same_channels)
+ *         = baseLat[Ring][p] + N hwLat[hw][a'][p]         (otherwise; a' is
+ *           Tree for Simple, "waiting for proper chunk modeling")
+ *   time  = lat + S / busBw(p),  busBw(p) as the all-reduce ring's,
+ * hw the intra-node class on one node, NET across nodes (no network
+ * overhead: tuning.cc adds that to the other ring kinds only). The same
+ * function answers for these kinds. */
 /* The protocol of least predicted time (LL on ties, then LL128). */
 enum ds_proto ds_nccl_choose_coll_proto(const struct ds_nccl_model *m, enum ds_coll_kind kind,
                                         double bytes);
+
+/* Simulation parameters of a broadcast or reduce chain (sim/coll/coll_chain.c)
+ * under protocol p: ds_nccl_coll_proto's channels, wire factor and
+ * per-channel cap; per hop, hwLat[class][Ring][p] as NCCL's tables give it
+ * (the chain pays one per hop a chunk crosses, N-1 in all, where NCCL's
+ * model charges one); at the start baseLat[Ring][p] + the measured launch
+ * (as p2p: the all-reduce's size ramp was fitted on all-reduce rings). */
+void ds_nccl_chain_proto(const struct ds_nccl_model *m, enum ds_proto p,
+                         struct ds_coll_proto *out);
+/* Pieces of a chain of `bytes` under p, in all (spec.chunks): what a rank
+ * must have received before it forwards, per channel. Simple waits for a
+ * whole step (BROADCAST_CHUNKSTEPS = SLICESTEPS = 1: buffSize / NCCL_STEPS,
+ * 512 KiB); LL and LL128 forward each line once its flag shows, so a piece
+ * is one round of the channel's threads over a line each (prims_ll.h,
+ * prims_ll128.h): LL 512 threads x 8 B of payload, LL128 640 x 16 B x
+ * 15/16. ceil(S / (nChannels piece)), at least 1. */
+int32_t ds_nccl_chain_chunks(const struct ds_nccl_model *m, enum ds_proto p, double bytes);
 
 /* NCCL's point-to-point setup (sendrecv, alltoall): src/graph/paths.cc and
  * src/enqueue.cc. NCCL has no cost model for p2p; these are its channel,

@@ -238,16 +238,26 @@ int32_t ds_comm_hook_colls_per_bucket(const struct ds_comm_hook *h) {
   return h->kind == DS_HOOK_POWERSGD ? 3 : 1;
 }
 
+void ds_comm_hook_ready_bytes(const struct ds_comm_hook *h, const struct ds_model *m,
+                              enum ds_dtype dtype, const struct ds_buckets *bk,
+                              double *per_layer) {
+  for (int32_t l = 0; l < m->n_layers; l++) per_layer[l] = 0;
+  int half = (h->kind == DS_HOOK_FP16 && dtype != DS_DTYPE_FP16) ||
+             (h->kind == DS_HOOK_BF16 && dtype != DS_DTYPE_BF16);
+  if (!half) return;
+  for (int32_t b = 0; b < bk->n; b++) {
+    double numel = 0;
+    for (int32_t i = 0; i < bk->b[b].count; i++)
+      numel += (double)m->params[bk->order[bk->b[b].first + i]].numel;
+    per_layer[bk->b[b].ready_layer] += 2 * numel;
+  }
+}
+
 double ds_comm_hook_memory(const struct ds_comm_hook *h, const struct ds_model *m,
                            enum ds_dtype dtype, const struct ds_buckets *bk) {
   int d = ds_dtype_bytes(dtype);
   double total = (double)m->total_numel;
-  switch (h->kind) {
-  case DS_HOOK_FP16: return dtype == DS_DTYPE_FP16 ? 0 : 2 * total;
-  case DS_HOOK_BF16: return dtype == DS_DTYPE_BF16 ? 0 : 2 * total;
-  case DS_HOOK_POWERSGD: break;
-  default: return 0;
-  }
+  if (h->kind != DS_HOOK_POWERSGD) return 0; /* fp16/bf16: ds_comm_hook_ready_bytes */
   double pq = 0, worst = 0;
   for (int32_t b = 0; b < bk->n; b++) {
     double numel = 0, unc = 0;

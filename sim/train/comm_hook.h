@@ -118,13 +118,25 @@ int32_t ds_comm_hook_colls_per_bucket(const struct ds_comm_hook *h);
 
 struct ds_buckets;
 
-/* Bytes per GPU the hook adds (ddp.h's ds_ddp_memory.hook):
- *   fp16/bf16: the half copies of every bucket (2 bytes per element; an
- *              upper bound: all are live when communication lags behind
- *              backward), none when the gradients already are that type;
+/* Bytes per GPU the hook holds all iteration (memory.h's ds_ddp_memory.hook):
+ *   fp16/bf16: none (their buffers come and go: ds_comm_hook_ready_bytes);
  *   powersgd:  error feedback (every bucket, in the gradient dtype) + every
  *              P and Q (warm start keeps them) + the largest bucket's
  *              clone and uncompressed buffer (one hook runs at a time). */
+/* What the hook allocates as each bucket becomes ready, by the layer whose
+ * backward makes it ready (bk's ready_layer), into per_layer[n_layers]
+ * (zeroed here): fp16/bf16's compress hook
+ * (default_hooks.py _compress_hook) makes the bucket's half copy
+ * (`buffer.to(dtype)`, 2 bytes per element; none when the gradients already
+ * are that type), all-reduces it and, in the future's `then`, copies the
+ * result back into the bucket in place ("to reduce the peak memory",
+ * pytorch#45968); nothing holds the copy once that callback has run, so it
+ * is freed bucket by bucket as its all-reduce completes. The memory walk
+ * counts every bucket made ready so far as still in flight, the bound when
+ * communication lags behind backward. Other hooks: zeros. */
+void ds_comm_hook_ready_bytes(const struct ds_comm_hook *h, const struct ds_model *m,
+                              enum ds_dtype dtype, const struct ds_buckets *bk,
+                              double *per_layer);
 double ds_comm_hook_memory(const struct ds_comm_hook *h, const struct ds_model *m,
                            enum ds_dtype dtype, const struct ds_buckets *bk);
 

@@ -554,9 +554,20 @@ static ds_status emit_buffers(const struct ds_compute *c, const struct ds_ddp_op
                         .bytes = 2 * bytes, .dur_us = ds_compute_kernel_ns(c, 0, 2 * bytes) / 1000};
     DS_CHECK(emit_compute(&op, t, bd));
     snprintf(name, sizeof name, "buffers%d", k);
+    /* under NCCL's model (the all-reduces' --algo auto or a --proto), NCCL's
+     * ring broadcast: the protocol NCCL's tuning picks for a broadcast of
+     * these bytes (or the fixed one), its channels, latencies and launch
+     * (exec.c, ds_nccl_chain_proto); else the plain chain */
+    char algo[DS_RING_ALGO_MAX] = "";
+    if (opt->nccl)
+      ds_ring_algo_name(opt->proto_fixed < DS_PROTO_COUNT
+                            ? opt->proto_fixed
+                            : ds_nccl_choose_coll_proto(opt->nccl, DS_COLL_BROADCAST, bytes),
+                        algo);
     op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMM, .kind = DS_OP_BROADCAST,
                         .name = name, .layer = -1, .bucket = -1,
-                        .coll = (coll_base + bk->n + k) * per, .root = 0, .bytes = bytes};
+                        .coll = (coll_base + bk->n + k) * per, .root = 0, .algo = algo,
+                        .bytes = bytes};
     int64_t deps[3];
     size_t nd = 0;
     add_dep(deps, &nd, t->compute);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "sim/train/host.h"
+#include "sim/train/memory.h"
 
 ds_status ds_dp_chunks(const struct ds_model *m, int dtype_bytes, double cap,
                        struct ds_dp_chunks *out) {
@@ -306,41 +307,93 @@ static void sum(struct ds_dp_gpu_memory *g) {
   g->total = g->params + g->grads + g->optimizer + g->activations + g->inputs + g->outputs;
 }
 
+/* Keeps in *best the fuller of it and the state now. */
+static void keep_fuller(struct ds_dp_gpu_memory *best, struct ds_dp_gpu_memory now) {
+  sum(&now);
+  if (now.total > best->total) *best = now;
+}
+
+/* One GPU's walk (dp.h): held are its static terms (params, optimizer,
+ * inputs, kept .grad); loss_out the outputs' terms at the loss's backward,
+ * loss_act the loss's log-probs there; held_out what stays of the outputs
+ * after it (the gathered outputs on the output device); reduced the sum
+ * GPU 0 receives. */
+static struct ds_dp_gpu_memory walk(const struct ds_model *m, const struct ds_precision *pr,
+                                    int64_t batch, struct ds_dp_gpu_memory held,
+                                    double loss_out, double loss_act, double held_out,
+                                    double reduced) {
+  double saved = 0;
+  for (int32_t l = 0; l < m->n_layers; l++) saved += ds_layer_saved_bytes(m, pr, l, batch);
+  double kept = held.grads;
+  struct ds_dp_gpu_memory best = held, now = held;
+  best.total = -1;
+  now.activations = saved + loss_act;
+  now.outputs = loss_out;
+  now.peak_at = "the loss's backward";
+  keep_fuller(&best, now);
+  double grads = kept;
+  for (int32_t l = m->n_layers - 1; l >= 0; l--) {
+    saved -= ds_layer_saved_bytes(m, pr, l, batch);
+    if (saved < 0) saved = 0; /* the sums' rounding, past the first layer */
+    grads += (double)m->layers[l].param_numel * pr->param_bytes;
+    now.activations = saved;
+    now.outputs = held_out;
+    now.grads = grads;
+    now.peak_at = "backward";
+    now.peak_layer_name = m->layers[l].name;
+    keep_fuller(&best, now);
+  }
+  now.activations = 0;
+  now.grads = grads + reduced;
+  now.peak_at = "the reduce";
+  now.peak_layer_name = NULL;
+  keep_fuller(&best, now);
+  return best;
+}
+
 void ds_dp_memory(const struct ds_model *m, const struct ds_precision *pr,
                   const struct ds_dp_options *opt, struct ds_dp_memory *out) {
   double p = (double)m->total_numel * pr->param_bytes;
   double w = opt->world_size, b = (double)opt->batch;
-  /* The gathered outputs and the gradient the loss writes for them; with
-   * parallel_loss only W fp32 scalars and theirs. */
-  double gathered = opt->parallel_loss ? 2 * 4.0 * w
-                                       : 2 * w * b * m->output_bytes * pr->act_bytes / 4.0;
-  /* The loss, and what it saves, runs where the outputs are gathered over
-   * the whole batch; with parallel_loss on every replica over its own. */
-  double own_loss = ds_loss_saved_bytes(m, pr, b);
-  double all_loss = opt->parallel_loss ? 0 : ds_loss_saved_bytes(m, pr, w * b);
-  /* The cross-entropy's backward also writes nll_loss's gradient, the
-   * size of the log-probs it saved, beside its output's gradient (ddp.h,
-   * loss_grads): over the gathered batch where the loss runs; with
-   * parallel_loss on every replica over its own, with its own output's
-   * gradient. */
-  struct ds_dp_gpu_memory base = {
-      .params = p, .grads = p,
-      .activations = ds_ddp_saved_bytes(m, pr, opt->batch) - (opt->parallel_loss ? 0 : own_loss),
-      .outputs = opt->parallel_loss ? own_loss + b * m->output_bytes * pr->act_bytes / 4.0 : 0};
+  double out_b = m->output_bytes * pr->act_bytes / 4.0; /* per sample */
   memset(out, 0, sizeof *out);
-  out->gpu0 = base;
-  out->gpu0.grads += p; /* the reduced gradients, GPU 0's .grad */
-  /* a kept .grad lives on while the reduce writes the sum its
-   * AccumulateGrad then adds in: three sets at once */
-  if (opt->grad_kept && opt->world_size > 1) out->gpu0.grads += p;
-  out->gpu0.optimizer = p * ds_optimizer_states(m->optimizer);
-  out->gpu0.inputs = (w - 1) * b * m->input_bytes;
-  if (opt->output_device == 0)
-    out->gpu0.outputs += gathered + all_loss, out->gpu0.activations += all_loss;
-  sum(&out->gpu0);
+  /* GPU 0 holds the module, the optimizer state and the input batch; a
+   * kept .grad (PyTorch 1.4, 1.9) lives on while the reduce writes the sum
+   * that its AccumulateGrad then adds in */
+  struct ds_dp_gpu_memory held0 = {.params = p, .optimizer = p * ds_optimizer_states(m->optimizer),
+                                   .inputs = (w - 1) * b * m->input_bytes,
+                                   .grads = opt->grad_kept && opt->world_size > 1 ? p : 0};
+  struct ds_dp_gpu_memory held = {.params = p};
+  /* What the loss's backward holds, per GPU, and what stays after it. With
+   * parallel_loss every replica runs its loss over its own outputs: its
+   * log-probs and nll_loss's gradient (each the loss's saved size) and its
+   * outputs' gradient; the W scalars and theirs are negligible beside
+   * them (2 x 4 W bytes, counted). Otherwise the output device runs it over
+   * the gathered batch: the gathered outputs (held until the next forward),
+   * their gradient, the log-probs and nll_loss's gradient; every other
+   * replica gets its chunk of the outputs' gradient scattered to it (on the
+   * output device the chunk is a view). */
+  double own_loss = ds_loss_saved_bytes(m, pr, b);
+  double all_loss = ds_loss_saved_bytes(m, pr, w * b);
+  double od_out, od_act, od_held, rest_out, rest_act;
+  if (opt->parallel_loss) {
+    od_out = rest_out = own_loss + b * out_b + 2 * 4.0 * w;
+    od_act = rest_act = own_loss;
+    od_held = 2 * 4.0 * w;
+  } else {
+    od_out = 2 * w * b * out_b + all_loss;
+    od_act = all_loss;
+    od_held = w * b * out_b;
+    rest_out = b * out_b;
+    rest_act = 0;
+  }
+  int od0 = opt->output_device == 0 || opt->world_size < 2;
+  out->gpu0 = walk(m, pr, opt->batch, held0, od0 ? od_out : rest_out, od0 ? od_act : rest_act,
+                   od0 ? od_held : (opt->parallel_loss ? 2 * 4.0 * w : 0),
+                   opt->world_size > 1 ? p : 0);
   if (opt->world_size < 2) return;
-  out->other = base;
-  if (opt->output_device != 0)
-    out->other.outputs += gathered + all_loss, out->other.activations += all_loss;
-  sum(&out->other);
+  /* the fullest other GPU: the output device when it is not GPU 0 */
+  int od_other = !od0;
+  out->other = walk(m, pr, opt->batch, held, od_other ? od_out : rest_out,
+                    od_other ? od_act : rest_act, od_other ? od_held : 0, 0);
 }

@@ -93,16 +93,38 @@ ds_status ds_dp_build(const struct ds_model *model, const struct ds_compute *com
                       int64_t id_base, int64_t coll_base, struct ds_schedule *out,
                       int64_t *n_coll);
 
-/* One GPU's memory under DataParallel, bytes, all live at the start of the
- * gradient reduction (summed, as sim/train/ddp.c sums DDP's terms). */
+/* One GPU's memory under DataParallel at its peak, bytes: what is live
+ * then, walked through the iteration as ds_ddp_memory walks single and DDP
+ * (memory.h). Held all iteration: GPU 0 the module's parameters (replica
+ * 0's are the same tensors: broadcast_coalesced hands the source device its
+ * own tensors), the optimizer state, the whole input batch (the other
+ * replicas' chunks counted; replica 0's is a view) and, under 1.4/1.9's
+ * zero_grad, .grad; another GPU its replica's parameters, broadcast each
+ * iteration and held by the replica's graph until its backward is done.
+ * What comes and goes, at these points:
+ *   the loss's backward (on the output device, over the gathered batch; on
+ *     every replica with parallel_loss): everything the replica saved, the
+ *     loss's log-probs and nll_loss's gradient, the gathered outputs (the
+ *     training loop holds them until the next forward) and their gradient;
+ *     a replica that gets its output's gradient scattered holds its chunk
+ *     (a view of the gathered one on the output device);
+ *   after each layer's backward: its saved tensors freed, its gradients
+ *     (the replica's, held in ReduceAddCoalesced's input buffer until every
+ *     replica is done) allocated; the output's gradient gone;
+ *   the reduce (comm.reduce_add_coalesced): every replica's gradients,
+ *     and on GPU 0 their sum, which becomes .grad (added into a kept one);
+ *   the step: .grad (the step's temporaries are not counted here). */
 struct ds_dp_gpu_memory {
   double params;      /* the module (GPU 0) or its replica */
   double grads;       /* the replica's gradients; GPU 0 also the reduced .grad */
   double optimizer;   /* GPU 0 only */
-  double activations; /* saved for backward, the replica's batch */
+  double activations; /* saved for backward then, the replica's batch (the loss's
+                       * log-probs where it runs) */
   double inputs;      /* GPU 0: the other replicas' inputs, scattered from it */
-  double outputs;     /* output_device: gathered outputs and their gradient */
+  double outputs;     /* gathered outputs, their gradient, nll_loss's gradient */
   double total;
+  const char *peak_at;         /* "the loss's backward", "backward", "the reduce" */
+  const char *peak_layer_name; /* backward: the layer just back-propagated */
 };
 
 struct ds_dp_memory {

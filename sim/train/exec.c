@@ -761,6 +761,7 @@ static ds_status build_group(struct ds_exec *ex, struct coll_owner *owners,
   struct ds_coll_spec spec = {.kind = ck, .model = ex->opt.coll_model,
                               .chunks = ex->opt.ring_chunks, .bytes = o->bytes, .root = -1};
   struct ds_coll_proto cp;
+  enum ds_proto bcast_proto = DS_PROTO_COUNT;
   if (!d)
     return ds_err_set(err, DS_EUSAGE,
                       "op %" PRId64 ": %s is not a collective but has coll %" PRId64
@@ -787,10 +788,25 @@ static ds_status build_group(struct ds_exec *ex, struct coll_owner *owners,
       ds_nccl_algo_proto(ex->opt.nccl, spec.algo, proto, o->bytes, &cp);
       spec.proto = &cp;
     }
+  } else if (ck == DS_COLL_BROADCAST && o->algo[0] && strcmp(o->algo, d->algo) != 0) {
+    /* under an NCCL protocol ("ring/LL": DDP's buffer broadcast), the chain
+     * of NCCL's ring broadcast with its channels, latencies and launch */
+    if (ds_ring_algo_parse(o->algo, &bcast_proto) != DS_OK)
+      return ds_err_set(err, DS_EUSAGE,
+                        "op %" PRId64 ": broadcast with algo '%s' is not simulated (ring, "
+                        "or ring/LL, ring/LL128, ring/Simple)", o_id, o->algo);
+    if (!ex->opt.nccl || ex->opt.nccl->nranks != n)
+      return ds_err_set(err, DS_EUSAGE,
+                        "op %" PRId64 ": algo '%s' needs NCCL's model for a ring of %d "
+                        "ranks, and %s", o_id, o->algo, n,
+                        ex->opt.nccl ? "the model describes another ring size"
+                                     : "none is available (unknown GPU architecture?)");
+    ds_nccl_chain_proto(ex->opt.nccl, bcast_proto, &cp);
+    spec.proto = &cp;
   } else if (o->algo[0] && strcmp(o->algo, d->algo) != 0) {
     return ds_err_set(err, DS_EUSAGE,
                       "op %" PRId64 ": %s with algo '%s' is not simulated by this "
-                      "version (%s runs '%s'; NCCL protocols: allreduce only)",
+                      "version (%s runs '%s'; NCCL protocols: allreduce and broadcast)",
                       o_id, d->name, o->algo, d->name, d->algo);
   }
   for (int32_t k = 0; k < n; k++) {
@@ -809,7 +825,11 @@ static ds_status build_group(struct ds_exec *ex, struct coll_owner *owners,
     return ds_err_set(err, DS_EUSAGE,
                       "op %" PRId64 ": %s of coll %" PRId64 " has root %d, which is "
                       "not one of its ranks", o_id, d->name, o->coll, o->root);
-  if (ck == DS_COLL_BROADCAST || ck == DS_COLL_REDUCE)
+  if (bcast_proto < DS_PROTO_COUNT) {
+    spec.chunks = ds_nccl_chain_chunks(ex->opt.nccl, bcast_proto, o->bytes);
+    if (spec.chunks < ex->opt.ring_chunks) spec.chunks = ex->opt.ring_chunks;
+  }
+  else if (ck == DS_COLL_BROADCAST || ck == DS_COLL_REDUCE)
     spec.chunks = ds_coll_chain_chunks(o->bytes, ex->opt.ring_chunks);
   return add_inst(ex, owners, o->coll, keys, gpus, n, &spec, err);
 }

@@ -20,17 +20,24 @@ static double layer_saved_bytes(const struct ds_layer *l, const struct ds_precis
   return (l->act_bytes - l->act_int_bytes) * (pr->act_bytes / 4.0) + l->act_int_bytes;
 }
 
+double ds_layer_saved_bytes(const struct ds_model *m, const struct ds_precision *pr, int32_t l,
+                            int64_t batch) {
+  const struct ds_layer *ly = &m->layers[l];
+  /* autocast's half copies, kept for backward, of the weights it casts:
+   * its own, and a tied weight it casts first (model.h tied_cast_numel:
+   * GPT-2's lm_head casts wte's; the cache holds that copy through the
+   * forward, the matmul saves it for its backward) */
+  double cast = ds_layer_autocast_casts_weights(ly)
+                    ? (double)(ly->param_numel + ly->tied_cast_numel) * pr->half_weight_bytes
+                    : 0;
+  return layer_saved_bytes(ly, pr) * (double)batch + cast;
+}
+
 double ds_ddp_saved_bytes(const struct ds_model *m, const struct ds_precision *pr,
                           int64_t batch) {
-  double act = 0, cast = 0;
-  for (int32_t l = 0; l < m->n_layers; l++) {
-    const struct ds_layer *ly = &m->layers[l];
-    act += layer_saved_bytes(ly, pr);
-    /* autocast's half copies, kept for backward, of the weights it casts */
-    if (ds_layer_autocast_casts_weights(ly)) cast += (double)ly->param_numel;
-  }
-  return act * (double)batch + ds_loss_saved_bytes(m, pr, (double)batch) +
-         cast * pr->half_weight_bytes;
+  double saved = 0;
+  for (int32_t l = 0; l < m->n_layers; l++) saved += ds_layer_saved_bytes(m, pr, l, batch);
+  return saved + ds_loss_saved_bytes(m, pr, (double)batch);
 }
 
 /* The model's output in the dtype its last layer writes: half under
@@ -90,15 +97,14 @@ void ds_ddp_memory(const struct ds_model *m, const struct ds_precision *pr, int6
   /* back through the layers: layer l's saved tensors freed, its .grad
    * allocated (the loss's saved log-probs and gradients freed first) */
   double saved = out->activations - ds_loss_saved_bytes(m, pr, (double)batch);
-  double grads = kept;
+  double grads = kept, hook = 0;
   for (int32_t l = m->n_layers - 1; l >= 0; l--) {
     const struct ds_layer *ly = &m->layers[l];
-    saved -= layer_saved_bytes(ly, pr) * (double)batch;
-    if (ds_layer_autocast_casts_weights(ly))
-      saved -= (double)ly->param_numel * pr->half_weight_bytes;
+    saved -= ds_layer_saved_bytes(m, pr, l, batch);
     if (saved < 0) saved = 0; /* the sums' rounding, past the first layer */
     if (!opt->grads_kept && out->grads > 0) grads += (double)ly->param_numel * pr->param_bytes;
-    double live = saved + out->output + grads;
+    if (opt->hook_ready_bytes) hook += opt->hook_ready_bytes[l];
+    double live = saved + out->output + grads + hook;
     if (live > out->dynamic) {
       out->dynamic = live;
       out->peak_at = DS_PEAK_BACKWARD;
@@ -106,6 +112,7 @@ void ds_ddp_memory(const struct ds_model *m, const struct ds_precision *pr, int6
       out->peak_layer_name = ly->name;
       out->live_activations = saved;
       out->live_grads = grads;
+      out->live_hook = hook;
     }
   }
   /* the step */
@@ -117,6 +124,7 @@ void ds_ddp_memory(const struct ds_model *m, const struct ds_precision *pr, int6
     out->peak_layer_name = NULL;
     out->live_activations = 0;
     out->live_grads = out->grads;
+    out->live_hook = 0; /* finalize_backward waited for every bucket's future */
   }
   out->hook = 0;
   ds_ddp_memory_total(out);

@@ -47,7 +47,9 @@ struct ds_ddp_memory {
   double loss_grads;  /* the loss's backward: nll_loss's gradient and
                        * log_softmax's, each the size of its saved log-probs */
   double step_temp;   /* the step's temporaries (ds_memory_options) */
-  double hook;        /* the communication hook's buffers (ds_comm_hook_memory) */
+  double hook;        /* the communication hook's buffers held all iteration
+                       * (ds_comm_hook_memory); those that come and go are in
+                       * dynamic (live_hook) */
   /* At the peak: where it is, and the saved activations and gradients
    * live then (the output is live throughout, the loss's gradients at
    * backward's start, the step's temporaries at the step). */
@@ -56,6 +58,7 @@ struct ds_ddp_memory {
   const char *peak_layer_name; /* its name, owned by the model (NULL otherwise) */
   double live_activations;
   double live_grads;
+  double live_hook;   /* the hook's buffers in flight then (hook_ready_bytes) */
   double dynamic;     /* what comes and goes, at the peak */
   double total;       /* params + optimizer + buckets + hook + dynamic */
 };
@@ -78,6 +81,11 @@ struct ds_memory_options {
    * out-of-place add; 1.4's SGD decays in place, so one tensor over). */
   int optimizer_loop;
   int weight_decay;
+  /* under ddp, NULL or [n_layers]: what the communication hook allocates
+   * once layer l's backward has made its buckets ready, live until the
+   * step (ds_comm_hook_ready_bytes: fp16/bf16's half copies, counted as
+   * in flight from then on) */
+  const double *hook_ready_bytes;
 };
 
 /* What autograd saves for the loss's backward over `samples` samples,
@@ -95,6 +103,11 @@ double ds_loss_saved_bytes(const struct ds_model *model, const struct ds_precisi
  * and every layer's without a class). */
 double ds_ddp_saved_bytes(const struct ds_model *model, const struct ds_precision *pr,
                           int64_t batch);
+
+/* What layer l saves for backward over `batch` samples: its share of
+ * ds_ddp_saved_bytes (the loss's excluded), freed by its backward. */
+double ds_layer_saved_bytes(const struct ds_model *model, const struct ds_precision *pr,
+                            int32_t l, int64_t batch);
 
 void ds_ddp_memory(const struct ds_model *model, const struct ds_precision *pr,
                    int64_t batch, const struct ds_memory_options *opt,

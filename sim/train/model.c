@@ -31,7 +31,7 @@ static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
                                          "groups", "stride",
                                          "pool_kernel", "pool_stride", "pool_padding", "pool_input",
                                          "legacy_ew", "nhwc_legacy_ew", "attn_products",
-                                         "attn_rest", NULL};
+                                         "attn_rest", "tied_params", NULL};
 static const char *const param_keys[] = {"name", "numel", "shape", NULL};
 
 int ds_optimizer_states(enum ds_optimizer opt) {
@@ -287,6 +287,61 @@ static ds_status read_name_list(struct ds_model *m, const struct ds_cnode *seq,
 out:
   free(by);
   free(seen);
+  return st;
+}
+
+/* Every layer's tied_params (model.h), once all parameters are known: each
+ * a parameter of an earlier layer, named once per layer; sets
+ * tied_cast_numel. */
+static ds_status read_tied(struct ds_model *m, const struct ds_cnode *layers,
+                           struct ds_err *err) {
+  char *cast = calloc((size_t)m->n_params + 1, 1); /* cast by a tied use already */
+  if (!cast) return DS_ENOMEM;
+  ds_status st = DS_OK;
+  for (int32_t l = 0; l < m->n_layers; l++) {
+    struct ds_cnode item, seq, name_node;
+    size_t n;
+    DS_CHECK_GOTO(ds_cseq_at(layers, (size_t)l, &item, err), st, out);
+    if (!ds_cmap_get(&item, "tied_params", &seq)) continue;
+    if (!ds_cnode_is_seq(&seq)) {
+      st = ds_cnode_error(&seq, err, "expected a list of parameter names of earlier layers");
+      goto out;
+    }
+    DS_CHECK_GOTO(ds_cseq_len(&seq, &n, err), st, out);
+    struct ds_layer *ly = &m->layers[l];
+    for (size_t k = 0; k < n; k++) {
+      const char *name;
+      DS_CHECK_GOTO(ds_cseq_at(&seq, k, &name_node, err), st, out);
+      DS_CHECK_GOTO(ds_cnode_string(&name_node, &name, err), st, out);
+      int32_t p = -1;
+      for (int32_t i = 0; i < m->n_params && p < 0; i++)
+        if (strcmp(m->params[i].name, name) == 0) p = i;
+      if (p < 0 || m->params[p].layer >= l) {
+        st = ds_cnode_error(&name_node, err,
+                            "expected the name of a parameter listed under an earlier "
+                            "layer's params, got \"%s\"%s", name,
+                            p < 0 ? "" : " (listed under this layer or a later one)");
+        goto out;
+      }
+      for (size_t j = 0; j < k; j++) {
+        struct ds_cnode other;
+        const char *o;
+        DS_CHECK_GOTO(ds_cseq_at(&seq, j, &other, err), st, out);
+        DS_CHECK_GOTO(ds_cnode_string(&other, &o, err), st, out);
+        if (strcmp(o, name) == 0) {
+          st = ds_cnode_error(&name_node, err, "parameter \"%s\" is listed twice", name);
+          goto out;
+        }
+      }
+      if (!ds_layer_autocast_casts_weights(ly) || cast[p] ||
+          ds_layer_autocast_casts_weights(&m->layers[m->params[p].layer]))
+        continue;
+      cast[p] = 1;
+      ly->tied_cast_numel += m->params[p].numel;
+    }
+  }
+out:
+  free(cast);
   return st;
 }
 
@@ -663,6 +718,7 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
     st = ds_cnode_error(&layers, err, "expected at least one parameter tensor");
     goto out;
   }
+  DS_CHECK_GOTO(read_tied(m, &layers, err), st, out);
   /* The model's input and output per sample: the files' per-layer bytes
    * are 4x (input + output) and 4x output elements, so by default the
    * first layer's difference is the input and the last's output the

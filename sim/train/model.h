@@ -190,6 +190,15 @@ struct ds_layer {
   int32_t param_first; /* params[param_first .. +param_count) */
   int32_t param_count;
   int64_t param_numel; /* sum of its tensors' elements */
+  /* Optional tied_params (a list of parameter names listed under an
+   * earlier layer's params): the tied weights this layer uses, which the
+   * file lists once, in the first layer using them (GPT-2's lm_head uses
+   * transformer.wte.weight). tied_cast_numel: the elements of those whose
+   * half copy autocast makes here, so that memory counts it (memory.h):
+   * tied weights whose owning layer autocast does not cast (an
+   * embedding's), in the first layer that casts them (autocast's cache
+   * holds one copy per weight), when this layer casts weights; else 0. */
+  int64_t tied_cast_numel;
   enum ds_layer_class cls;
   /* A BatchNorm layer's channels: the numel of the buffer NAME.running_mean
    * where NAME is the name of a memory-class (or class-less) layer (the

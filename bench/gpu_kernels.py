@@ -36,6 +36,11 @@ over the shapes the models have, so a rate can be read per shape (issue #12):
            dimension kept innermost, and swapped); each with the kernel that
            ran (torch.profiler):
            vectorized_elementwise_kernel, unrolled_ or plain elementwise_kernel.
+  castreduce
+           autocast's casts (fp32 <-> fp16/bf16) of the transformers' activations
+           (4096 and 8192 tokens x 768, 2304, 3072) and weights, and the bias
+           gradients' sum over rows (fp32, fp16, bf16) at the same shapes, each
+           with the kernel that ran (sim/train/cast_reduce.h's rates).
 
 Each row is the median of `--iters` CUDA-event intervals after `--warmup`
 calls (cudnn.benchmark on, as in training), with the FLOPs and the bytes the
@@ -661,7 +666,76 @@ def elementwise_rows(dev, warmup, iters, plan, info):
                 torch.cuda.empty_cache()
 
 
-KINDS = ("host", "memory", "conv", "elementwise", "gemm", "bmm", "rn50conv")
+# The transformers' rows (tokens x features) whose casts and bias gradients the
+# castreduce kind times: BERT-base b32 (4096 tokens), GPT-2 b8 (8192), and their
+# widths (hidden 768, QKV 2304, MLP 3072); and a weight of each (features x features).
+CAST_ROWS = (4096, 8192)
+CAST_WIDTHS = (768, 2304, 3072)
+
+
+def castreduce_rows(dev, warmup, iters, plan, info):
+    """Autocast's casts and the bias gradients' reductions (sim/train/cast_reduce.h):
+    fp32 -> fp16/bf16 (Copy.cu's vectorised gpu_kernel_nocast) and fp16/bf16 -> fp32
+    (the dynamic-casting unrolled_elementwise_kernel) of activations (tokens x width)
+    and weights (768 x width), and sum(0) of a tokens x width gradient in fp32, fp16
+    and bf16 (reduce_kernel over rows, its grid in kernel_args): each with the kernel
+    that ran and its time alone (kernel_us)."""
+    rows = CAST_ROWS if plan == "full" else (64,)
+    widths = CAST_WIDTHS if plan == "full" else (48, 96)
+    feats = 768 if plan == "full" else 48
+    cuda = dev.type == "cuda"
+    l2 = torch.cuda.get_device_properties(dev).L2_cache_size if cuda else 0
+    try:
+        clock_hz = float(info["sm_clock_max_mhz"]) * 1e6
+    except ValueError:
+        clock_hz = 2e9
+    warm = torch.ones(1024, device=dev)
+    kernels_of(lambda: warm.add_(1), dev, calls=1)
+    shapes = [("act", (m, w)) for m in rows for w in widths] + \
+        [("weight", (feats, w)) for w in widths]
+    cases = []
+    for half_name in ("fp16", "bf16"):
+        half = EW_DTYPES[half_name]
+        for what, shape in shapes:
+            cases.append(("downcast", half_name, what, shape, torch.float32, half))
+            cases.append(("upcast", half_name, what, shape, half, torch.float32))
+    for dname in ("fp32", "fp16", "bf16"):
+        for m in rows:
+            for w in widths:
+                cases.append(("bias_grad_sum", dname, "act", (m, w), EW_DTYPES[dname], None))
+    for name, mode, what, shape, src, dst in cases:
+        n = shape[0] * shape[1]
+        src_b = torch.empty((), dtype=src).element_size()
+        if dst is None:  # the reduction reads the gradient, writes one row
+            moved = (n + shape[1]) * src_b
+        else:
+            moved = n * (src_b + torch.empty((), dtype=dst).element_size())
+        sets = min(32, max(1, math.ceil(2 * l2 / moved)))
+        xs = [torch.randn(shape, device=dev).to(src) for _ in range(sets)]
+        rot = itertools.cycle(range(sets))
+        if dst is None:
+            def fn(xs=xs, rot=rot):
+                return xs[next(rot)].sum(0)
+        else:
+            def fn(xs=xs, rot=rot, dst=dst):
+                return xs[next(rot)].to(dst)
+        ms, ahead = timed_queued(fn, dev, warmup, iters, clock_hz)
+        clock = sm_clock_now(dev)
+        names, kus = kernels_of(fn, dev)
+        short = [kernel_short(k) for k in names]
+        yield dict(kind="castreduce", name=name, mode=mode, layout=what, out_layout="",
+                   shape="%dx%d" % shape, groups="", group_width="", elements=n, ms=ms,
+                   flops=0, bytes=moved, kernel=";".join(k for k, _ in short),
+                   kernel_args=";".join(a for _, a in short), kernel_us="%.2f" % kus,
+                   kernel_gbps="%.1f" % (moved / kus / 1e3) if kus > 0 else "",
+                   kernel_full=" ;; ".join(names), queued_ahead=ahead, sets=sets,
+                   sm_clock_mhz=clock)
+        del xs, fn
+    if cuda:
+        torch.cuda.empty_cache()
+
+
+KINDS = ("host", "memory", "conv", "elementwise", "gemm", "bmm", "rn50conv", "castreduce")
 
 
 def main():
@@ -699,7 +773,8 @@ def main():
              "elementwise": lambda: elementwise_rows(dev, a.warmup, a.iters, a.plan, info),
              "gemm": lambda: gemm_rows(dev, a.warmup, a.iters, a.plan),
              "bmm": lambda: bmm_rows(dev, a.warmup, a.iters, a.plan),
-             "rn50conv": lambda: rn50_conv_rows(dev, a.batch, a.warmup, a.iters, a.plan)}
+             "rn50conv": lambda: rn50_conv_rows(dev, a.batch, a.warmup, a.iters, a.plan),
+             "castreduce": lambda: castreduce_rows(dev, a.warmup, a.iters, a.plan, info)}
     tmp = a.out + ".tmp"
     with open(tmp, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=cols, restval="")

@@ -198,6 +198,7 @@ class Layer:
         self.amp_bytes = 0       # fwd_bytes with autocast's dtypes (AMP_* above)
         self.amp_cast_bytes = 0  # autocast's cast kernels of activations (read + write)
         self.amp_grad_cast_bytes = 0  # backward's casts of gradients to a half input's dtype
+        self.amp_upcast_bytes = 0  # the part of amp_cast_bytes casting half inputs to fp32
         self.params = []  # registration indices
         self.ops = set()
         self.named = module is not None
@@ -352,6 +353,8 @@ class Recorder:
             return
         host_count_casts(self, packet, ins, layer)
         layer.amp_cast_bytes += cast
+        if packet in AMP_FP32:  # half -> fp32: CUDA's dynamic-casting copy (compute.h)
+            layer.amp_upcast_bytes += cast
         layer.amp_grad_cast_bytes += grad_cast
         if not (func.is_view or packet in NO_TRAFFIC):
             layer.amp_bytes += sum(t.numel() * read.get(id(t), self.amp_size(t))
@@ -513,6 +516,9 @@ def note_bwd_kernels(rec, layer, func, args, kwargs, out):
     if packet in BWD_REDUCE:
         layer.bwd_reduce_bytes = getattr(layer, "bwd_reduce_bytes", 0) + \
             rec.user_bytes((args, kwargs)) + rec.user_bytes(out)
+        rows = row_reduction(args, out)
+        if rows:
+            layer.bwd_row_reductions = getattr(layer, "bwd_row_reductions", []) + [rows]
     elif packet in BWD_COPY:
         moved = copy_bytes(rec, func, args, kwargs, out)
         layer.bwd_copy_bytes = getattr(layer, "bwd_copy_bytes", 0) + moved
@@ -520,6 +526,23 @@ def note_bwd_kernels(rec, layer, func, args, kwargs, out):
         # a copy (left at the roofline); cat its own kernel
         if packet in _ops("clone", "copy_"):
             note_legacy(layer, "copy", func, args, kwargs, out, moved)
+
+
+def row_reduction(args, out):
+    """(rows, outputs) of a sum over an input's leading dimensions, keeping its trailing
+    ones, on a dense input (a bias gradient: the output gradient's rows summed); None
+    for any other reduction. CUDA runs it as one reduce_kernel over rows (compute.h)."""
+    ins = [t for t in tensors(args) if t.is_floating_point()]
+    outs = list(tensors(out))
+    if len(ins) != 1 or len(outs) != 1 or not ins[0].is_contiguous():
+        return None
+    t, o = ins[0], outs[0]
+    dims = sorted(d % t.dim() for d in (args[1] if len(args) > 1 and args[1] else []))
+    keep = tuple(t.shape[len(dims):])
+    kept = tuple(d for d in o.shape[len(dims):]) if len(args) > 2 and args[2] else tuple(o.shape)
+    if not dims or dims != list(range(len(dims))) or kept != keep or o.numel() < 2:
+        return None  # (autograd's sum_to keeps the summed dimensions: keepdim)
+    return t.numel() // o.numel(), o.numel()
 
 
 def note_loss_copy(rec, func, args, kwargs, out):
@@ -557,6 +580,10 @@ def kernel_lines(layer, batch):
         v = per_sample(getattr(layer, key, 0), batch)
         if v:
             out.append("    %s: %d" % (key, v))
+    rows = [(r, n) for r, n in getattr(layer, "bwd_row_reductions", []) if r % batch == 0]
+    if rows:
+        out.append("    bwd_row_reductions: [%s]" % ", ".join(
+            "[%d, %d]" % (r // batch, n) for r, n in rows))
     return out
 
 
@@ -616,7 +643,9 @@ KERNEL_HEADER = (
     "bwd_copy_bytes = bytes read + written by the reductions (bias gradients) and layout "
     "copies (clone, cat, copy_, slice/select backward: zero fill, then the copy) the layer's "
     "autograd nodes run in backward, real dtypes; loss_copy_bytes = the same for the loss's "
-    "own copies, forward and backward (a language model's shifted logits).")
+    "own copies, forward and backward (a language model's shifted logits); "
+    "bwd_row_reductions = [rows per sample, outputs] of each of those reductions that sums a "
+    "dense input's leading dimensions (a bias gradient), one reduce_kernel each.")
 
 
 # -- The bytes a layer's backward kernels move (bwd_bytes, amp_bwd_bytes) and the gradient
@@ -1431,6 +1460,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         l.ay, l.ac = per_sample(l.amp_bytes, B), per_sample(l.amp_cast_bytes, B)
         l.oy = per_sample(l.op_bytes, B)
         l.ag = per_sample(l.amp_grad_cast_bytes, B)
+        l.au = per_sample(l.amp_upcast_bytes, B)
         tot["fwd"] += l.f
         tot["bwd"] += l.b
         tot["act"] += l.a
@@ -1488,7 +1518,9 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         "its inputs (an fp32 residual stream stays fp32); amp_cast_bytes = the cast kernels "
         "autocast runs on activations (read + write), weights' casts excluded (the simulator "
         "adds them); amp_grad_cast_bytes = the casts autograd's engine adds in backward, "
-        "where an op promoted a half input to fp32 (the input's gradient cast to half).",
+        "where an op promoted a half input to fp32 (the input's gradient cast to half); "
+        "amp_upcast_bytes = the part of amp_cast_bytes casting half inputs to fp32 for "
+        "autocast's fp32 ops (where nonzero; the rest casts fp32 to half).",
         KERNEL_HEADER,
     ] + ([POOL_HEADER] if any(pool_lines(l) for l in layers) else []) + [
         BWD_BYTES_HEADER,
@@ -1533,6 +1565,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
             "    amp_fwd_bytes: %d" % l.ay,
             "    amp_cast_bytes: %d" % l.ac,
             "    amp_grad_cast_bytes: %d" % l.ag,
+        ] + (["    amp_upcast_bytes: %d" % l.au] if l.au else []) + [
         ]
         out += kernel_lines(l, B)
         out += pool_lines(l)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sim/train/grouped_conv.h"
+#include "sim/train/cast_reduce.h"
 #include "sim/train/legacy_ew.h"
 
 /* The names of an enum's values, in order: the name of value v, and the
@@ -244,8 +245,14 @@ static double memory_pass_ns(const struct ds_compute *c, const struct ds_layer *
 double ds_compute_bwd_extra_ns(const struct ds_compute *c, const struct ds_layer *l,
                                int64_t batch) {
   double scale = act_scale(c) * (double)batch, ns = 0;
-  if (l->bwd_reduce_bytes > 0)
-    ns += ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, l->bwd_reduce_bytes * scale);
+  if (l->bwd_reduce_bytes > 0) {
+    /* the bias gradients' row reductions at reduce_kernel's rate
+     * (cast_reduce.h), any other reduction's bytes at the roofline */
+    double rows, reduce = l->bwd_reduce_bytes * scale;
+    ns += ds_row_reduce_ns(c, l, batch, c->precision.act_bytes, &rows);
+    if (reduce > rows * 1.001) /* what the rows leave, past rounding */
+      ns += ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, reduce - rows);
+  }
   if (l->bwd_copy_bytes > 0)
     ns += memory_pass_ns(c, l, DS_LEGACY_COPY, batch, l->bwd_copy_bytes * scale);
   double accum = autocast_traffic(c, l) ? l->amp_bwd_accum_bytes * (double)batch
@@ -286,6 +293,26 @@ static double bwd_act_bytes(const struct ds_compute *c, const struct ds_layer *l
 static double cast_ns(const struct ds_compute *c, double bytes, double b) {
   if (bytes <= 0) return 0;
   return ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, bytes * b);
+}
+
+/* The casts of pass `bwd` (0 forward) of layer l under autocast: fp32 ->
+ * half at the roofline (one kernel, as cast_ns), half -> fp32 at the
+ * dynamic-casting copy's rate (cast_reduce.h). Forward: amp_cast_bytes,
+ * of which amp_upcast_bytes up. Backward (ToCopyBackward0 casts each
+ * gradient back: an upcast's down, the rest up; none where the layer's
+ * input needs no gradient), and the engine's casts of promoted half
+ * inputs' gradients (amp_grad_cast_bytes, down). */
+static double autocast_casts_ns(const struct ds_compute *c, const struct ds_layer *l, int bwd,
+                                double b) {
+  if (!autocast_traffic(c, l)) return 0;
+  double up = l->amp_upcast_bytes, down = l->amp_cast_bytes - up;
+  if (bwd) {
+    int grads = ds_layer_input_grad(l);
+    double back_up = grads ? down : 0;
+    down = (grads ? up : 0) + l->amp_grad_cast_bytes;
+    up = back_up;
+  }
+  return cast_ns(c, down, b) + ds_upcast_ns(c, up * b, 1);
 }
 
 /* Batch norm (compute.h): the rates of cuDNN's NCHW kernels, element
@@ -620,7 +647,7 @@ static struct pass_time attn_core_time(const struct ds_compute *c, const struct 
 static struct pass_time fwd_time(const struct ds_compute *c, const struct ds_layer *l,
                                  int64_t batch) {
   double b = (double)batch;
-  double casts = autocast_traffic(c, l) ? cast_ns(c, l->amp_cast_bytes, b) : 0;
+  double casts = autocast_casts_ns(c, l, 0, b);
   if (l->bn_channels > 0)
     return (struct pass_time){ds_compute_batch_norm_ns(c, l, batch, 0, NULL) + casts, 0};
   if (l->pool.kernel[0] > 0)
@@ -667,10 +694,7 @@ static struct pass_time bwd_time(const struct ds_compute *c, const struct ds_lay
   /* the casts' backward (none for an input that needs no gradient: the
    * model's, cast by the first layer), and the engine's casts of promoted
    * inputs' gradients */
-  double casts = autocast_traffic(c, l)
-                     ? cast_ns(c, (ds_layer_input_grad(l) ? l->amp_cast_bytes : 0) +
-                                      l->amp_grad_cast_bytes, b)
-                     : 0;
+  double casts = autocast_casts_ns(c, l, 1, b);
   if (l->bn_channels > 0)
     return (struct pass_time){ds_compute_batch_norm_ns(c, l, batch, 1, NULL) + casts +
                                   ds_compute_bwd_extra_ns(c, l, batch), 0};
@@ -678,12 +702,19 @@ static struct pass_time bwd_time(const struct ds_compute *c, const struct ds_lay
     return (struct pass_time){ds_compute_max_pool_ns(c, l, batch, 1, NULL) + casts +
                                   ds_compute_bwd_extra_ns(c, l, batch), 0};
   const struct ds_precision *p = &c->precision;
-  /* amp: half weight read, half gradient written, and the cast's backward
-   * reading it and writing the fp32 gradient; a memory layer's uncast
+  /* amp: half weight read, half gradient written; the cast's backward
+   * reading it and writing the fp32 gradient is a kernel of its own per
+   * weight, an upcast (cast_reduce.h), where the forward's casts are
+   * (casts_weights), else folded in as before; a memory layer's uncast
    * weights as in fp32 */
   double per_param = p->half_weight_bytes && ds_layer_autocast_casts_weights(l)
                          ? 3.0 * p->half_weight_bytes + p->param_bytes
                          : 2.0 * p->param_bytes;
+  if (casts_weights(c, l)) {
+    per_param = 2.0 * p->half_weight_bytes;
+    casts += ds_upcast_ns(c, (double)l->param_numel * (p->half_weight_bytes + p->param_bytes),
+                          l->param_count > 0 ? l->param_count : 1);
+  }
   double weights = (double)l->param_numel * per_param;
   if (ds_layer_attn_parts(l)) {
     struct pass_time t = attn_core_time(c, l, DS_ATTN_BWD, batch, weights);
@@ -972,7 +1003,16 @@ double ds_compute_loss_ns(const struct ds_compute *c, const struct ds_model *mod
    * as the H200 traces of cross_entropy show), and autocast's two casts;
    * a file without output_classes keeps one kernel */
   int kernels = model->output_classes > 0 ? 5 + (c->amp != DS_AMP_NONE ? 2 : 0) : 1;
-  double ns = ds_compute_kernel_ns(c, 0, *bytes) + (kernels - 1) * c->params.kernel_overhead_ns;
+  double ns;
+  if (c->amp != DS_AMP_NONE && model->output_classes > 0) {
+    /* the forward's cast is an upcast, on CUDA's dynamic-casting copy
+     * (cast_reduce.h): a kernel at its own rate; the rest one roofline */
+    double up = samples * model->output_bytes / 4.0 * (2 + 4);
+    ns = ds_compute_kernel_ns(c, 0, *bytes - up) + (kernels - 2) * c->params.kernel_overhead_ns +
+         ds_upcast_ns(c, up, 1);
+  } else {
+    ns = ds_compute_kernel_ns(c, 0, *bytes) + (kernels - 1) * c->params.kernel_overhead_ns;
+  }
   if (model->loss_copy_bytes > 0) {
     /* the copies are of the model's outputs: half under --amp (the logits
      * are sliced before the loss's cast to fp32) */

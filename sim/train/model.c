@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/config.h"
+#include "sim/train/cast_reduce.h"
 #include "sim/train/legacy_ew.h"
 
 static const char *const root_keys[] = {"schema_version", "name", "sample",
@@ -23,7 +24,8 @@ static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
                                          "fwd_bytes", "act_bytes", "act_int_bytes",
                                          "amp_act_bytes", "params",
                                          "class", "op_fwd_bytes", "amp_fwd_bytes", "amp_cast_bytes",
-                                         "amp_grad_cast_bytes", "gemm_align", "bwd_reduce_bytes",
+                                         "amp_grad_cast_bytes", "amp_upcast_bytes", "gemm_align",
+                                         "bwd_reduce_bytes", "bwd_row_reductions",
                                          "bwd_copy_bytes", "bwd_bytes", "amp_bwd_bytes",
                                          "bwd_accum_bytes", "amp_bwd_accum_bytes",
                                          "host_ops", "host_dispatches", "host_nodes",
@@ -708,6 +710,7 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
     DS_CHECK_GOTO(read_bwd_bytes(&item, l, err), st, out);
     DS_CHECK_GOTO(read_pool(&item, l, err), st, out);
     DS_CHECK_GOTO(ds_legacy_ew_read(&item, l, err), st, out);
+    DS_CHECK_GOTO(ds_cast_reduce_read(&item, l, err), st, out);
     DS_CHECK_GOTO(read_attn_parts(&item, l, err), st, out);
     DS_CHECK_GOTO(read_host_counts(m, &item, l, i, err), st, out);
     DS_CHECK_GOTO(read_params(m, &item, l, (int32_t)i, &param_cap, err), st, out);

@@ -11,6 +11,9 @@
 
 #include "base/status.h"
 
+/* The most bwd_row_reductions one layer may list. */
+#define DS_ROW_REDUCTIONS_MAX 8
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -125,6 +128,10 @@ struct ds_layer {
   double amp_fwd_bytes;
   double amp_cast_bytes;
   double amp_grad_cast_bytes;
+  /* Optional amp_upcast_bytes (tools/export_model.py), per sample: the part
+   * of amp_cast_bytes that casts half inputs to fp32 for autocast's fp32 ops
+   * (CUDA's dynamic-casting copy: sim/train/cast_reduce.h); 0 when absent. */
+  double amp_upcast_bytes;
   /* Optional gemm_align (tools/export_model.py): the largest power of two,
    * at most 8, of elements dividing every GEMM operand's leading dimension,
    * contiguous extent and offset in the layer; DS_GEMM_ALIGNED when absent.
@@ -149,6 +156,13 @@ struct ds_layer {
    * of their own; 0 when absent. */
   double bwd_reduce_bytes;
   double bwd_copy_bytes;
+  /* Optional bwd_row_reductions (tools/export_model.py): [rows per sample,
+   * outputs] of each of those reductions that sums a dense tensor's leading
+   * dimensions (a bias gradient), one reduce_kernel each, priced by
+   * sim/train/cast_reduce.h; n_row_reductions 0 when absent (their bytes
+   * then stay at the roofline). Their bytes stay in bwd_reduce_bytes. */
+  int32_t n_row_reductions;
+  double row_reductions[DS_ROW_REDUCTIONS_MAX][2];
   /* Optional bwd_bytes / amp_bwd_bytes (tools/export_model.py), per sample,
    * on memory-class layers: the bytes the ops the layer's autograd nodes run
    * in backward read and write, in real dtypes / in autocast's (ReLU's

@@ -1,0 +1,193 @@
+/*
+ * Tests for the upcast copies and the row reductions (sim/train/cast_reduce.c,
+ * cast_reduce.h): the model file's amp_upcast_bytes and bwd_row_reductions,
+ * the steps of a reduce_kernel's dependent memory chain as Reduce.cuh's
+ * config gives them, and the time of each kernel on made-up GPUs
+ * (ds_test_clock_gpus): ClockGPU, 4 SMs at 1000 MHz (4e9 SM cycles/s) and
+ * 1000 GB/s reached in full (1000 B/ns), no kernel overhead unless a case
+ * sets one; SlowMemGPU, 1000 SMs at 2000 MHz and 1 GB/s; NoClockGPU, no
+ * clock. Rates: 0.738 SM cycles per upcast element, 455 per reduction step.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+
+#include "sim/train/cast_reduce.h"
+#include "sim/train/compute.h"
+#include "sim/train/model.h"
+#include "tests/support.h"
+
+/* first: takes the model's input (no input gradient needed for its casts'
+ * backward, but a memory layer always has one). cast: a memory layer whose
+ * forward casts 600000 B per sample, 120000 of them half -> fp32 (20000
+ * elements); nokey: the same without amp_upcast_bytes. bias: a bias
+ * gradient summing 100 rows per sample of 1000 outputs (fp32: 400400 B per
+ * sample). mm: a matmul without FLOPs or activation bytes and one weight of
+ * 1e6 elements. */
+static const char *model_text =
+    "schema_version: 1\nname: t\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
+    "output_bytes: 4000\noutput_classes: 1000\nlayers:\n"
+    "  - {name: first, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 0,"
+    " act_bytes: 0, params: []}\n"
+    "  - {name: cast, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 0, act_bytes: 0,"
+    " op_fwd_bytes: 0, amp_fwd_bytes: 0, amp_cast_bytes: 600000, amp_grad_cast_bytes: 0,"
+    " amp_upcast_bytes: 120000, bwd_bytes: 0, amp_bwd_bytes: 0, params: []}\n"
+    "  - {name: nokey, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 0, act_bytes: 0,"
+    " op_fwd_bytes: 0, amp_fwd_bytes: 0, amp_cast_bytes: 600000, amp_grad_cast_bytes: 0,"
+    " bwd_bytes: 0, amp_bwd_bytes: 0, params: []}\n"
+    "  - {name: bias, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 0, act_bytes: 0,"
+    " bwd_bytes: 0, amp_bwd_bytes: 0, bwd_reduce_bytes: 400400,"
+    " bwd_row_reductions: [[100, 1000]],"
+    " params: []}\n"
+    "  - {name: mm, class: matmul, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 0, act_bytes: 0,"
+    " op_fwd_bytes: 0, amp_fwd_bytes: 0, amp_cast_bytes: 0, amp_grad_cast_bytes: 0,"
+    " params: [{name: w, numel: 1000000}]}\n";
+
+static void setup(struct ds_test_compute *f, const char *gpu, double overhead_us,
+                  enum ds_amp amp) {
+  ds_test_compute_setup(f, ds_test_clock_gpus, gpu, 0.5, overhead_us, model_text,
+                        DS_DTYPE_FP32, amp);
+}
+
+Test(cast_reduce, the_keys_are_read) {
+  struct ds_test_compute f;
+  setup(&f, "ClockGPU", 0, DS_AMP_NONE);
+  cr_assert_float_eq(f.m->layers[1].amp_upcast_bytes, 120000, 0);
+  cr_assert_float_eq(f.m->layers[2].amp_upcast_bytes, 0, 0, "absent: none");
+  cr_assert_eq(f.m->layers[3].n_row_reductions, 1);
+  cr_assert_float_eq(f.m->layers[3].row_reductions[0][0], 100, 0);
+  cr_assert_float_eq(f.m->layers[3].row_reductions[0][1], 1000, 0);
+  cr_assert_eq(f.m->layers[2].n_row_reductions, 0);
+  ds_test_compute_free(&f);
+}
+
+/* Reduce.cuh's config by hand (32 x 4 threads, 4 outputs a lane: 128 a
+ * CTA; target grid SMs x 16), against the grids the H200 traces show:
+ * 8192 x 768 on 132 SMs: 2048 values a thread, 6 output CTAs, ctas =
+ * max(min(2112 / 6 = 352, 2048 / 16 = 128), 2048 / 256 = 8) = 128 (the
+ * trace's grid 6 x 128): 2048 / 128 = 16 values, then 128 / 4 = 32
+ * partials: 48. 8192 x 3072: 24 CTAs, min(88, 128) = 88 (24 x 88): 24 +
+ * 22 = 46. 8192 x 2304: 18 CTAs, 118 (18 x 118): 18 + 30 = 48. 4096 x 768:
+ * 1024 values, min(352, 64) = 64 (6 x 64): 16 + 16 = 32. 32 rows (a
+ * classifier's bias at batch 32): 8 values a thread, no split: 8. 20480 x
+ * 128 on 4 SMs: 5120 values, 1 output CTA, target 64: max(min(64, 320),
+ * 20) = 64: 80 + 16 = 96. */
+Test(cast_reduce, reduce_steps_follow_the_config) {
+  cr_assert_float_eq(ds_row_reduce_steps(8192, 768, 132), 48, 0);
+  cr_assert_float_eq(ds_row_reduce_steps(8192, 3072, 132), 46, 0);
+  cr_assert_float_eq(ds_row_reduce_steps(8192, 2304, 132), 48, 0);
+  cr_assert_float_eq(ds_row_reduce_steps(4096, 768, 132), 32, 0);
+  cr_assert_float_eq(ds_row_reduce_steps(32, 1000, 132), 8, 0);
+  cr_assert_float_eq(ds_row_reduce_steps(20480, 128, 4), 96, 0);
+}
+
+/* bias at batch 10, fp32: 1000 rows x 1000 outputs, (1000 + 1) x 1000 x 4
+ * = 4004000 B = 4004 ns, and 250 values a thread (under 256: no split):
+ * 250 steps x 455 cycles / 1e9 Hz = 113750 ns. Its bwd_reduce_bytes are
+ * all the row reduction's: nothing more at the roofline. Under --amp fp16
+ * 2-byte elements: 2002 ns, the same steps. */
+Test(cast_reduce, a_row_reduction_pays_its_steps) {
+  struct ds_test_compute f;
+  setup(&f, "ClockGPU", 0, DS_AMP_NONE);
+  const struct ds_layer *l = &f.m->layers[3];
+  double bytes;
+  cr_assert_float_eq(ds_row_reduce_ns(&f.c, l, 10, 4, &bytes), 4004 + 113750, 1e-6);
+  cr_assert_float_eq(bytes, 4004000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_extra_ns(&f.c, l, 10), 4004 + 113750, 1e-6);
+  ds_test_compute_free(&f);
+  setup(&f, "ClockGPU", 0, DS_AMP_FP16);
+  cr_assert_float_eq(ds_compute_bwd_extra_ns(&f.c, &f.m->layers[3], 10), 2002 + 113750, 1e-6);
+  ds_test_compute_free(&f);
+}
+
+/* Without a clock the reduction keeps its bytes at the roofline: 4004 ns. */
+Test(cast_reduce, no_clock_keeps_the_roofline) {
+  struct ds_test_compute f;
+  setup(&f, "NoClockGPU", 0, DS_AMP_NONE);
+  double bytes;
+  cr_assert_float_eq(ds_row_reduce_ns(&f.c, &f.m->layers[3], 10, 4, &bytes), 0, 0);
+  cr_assert_float_eq(ds_compute_bwd_extra_ns(&f.c, &f.m->layers[3], 10), 4004, 1e-6);
+  cr_assert_float_eq(ds_upcast_ns(&f.c, 6e6, 1), 6000, 1e-6);
+  ds_test_compute_free(&f);
+}
+
+/* 6e6 B of upcasts = 1e6 elements: 1e6 x 0.738 / 4e9 = 184500 ns against
+ * 6000 ns at the roofline; two kernels at 4 us overhead: 192500. On
+ * SlowMemGPU the bytes take 6e6 ns, the SMs 369 ns: the roofline. */
+Test(cast_reduce, an_upcast_runs_at_the_sm_rate) {
+  struct ds_test_compute f;
+  setup(&f, "ClockGPU", 0, DS_AMP_NONE);
+  cr_assert_float_eq(ds_upcast_ns(&f.c, 6e6, 1), 184500, 1e-6);
+  cr_assert_float_eq(ds_upcast_ns(&f.c, 0, 1), 0, 0);
+  ds_test_compute_free(&f);
+  setup(&f, "ClockGPU", 4, DS_AMP_NONE);
+  cr_assert_float_eq(ds_upcast_ns(&f.c, 6e6, 2), 184500 + 8000, 1e-6);
+  ds_test_compute_free(&f);
+  setup(&f, "SlowMemGPU", 0, DS_AMP_NONE);
+  cr_assert_float_eq(ds_upcast_ns(&f.c, 6e6, 1), 6e6, 1e-3);
+  ds_test_compute_free(&f);
+}
+
+/* cast at batch 10 under --amp fp16. Forward: 4.8e6 B down at the
+ * roofline (4800 ns) and 1.2e6 B up (2e5 elements: 36900 ns). Backward:
+ * the casts back, 4.8e6 B up (8e5 elements: 147600 ns) and 1.2e6 B down
+ * (1200 ns). nokey: forward 6e6 B down (6000 ns); backward 6e6 B up
+ * (184500 ns). Neither layer moves other bytes. */
+Test(cast_reduce, autocast_casts_split_by_direction) {
+  struct ds_test_compute f;
+  setup(&f, "ClockGPU", 0, DS_AMP_FP16);
+  const struct ds_layer *c = &f.m->layers[1], *n = &f.m->layers[2];
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, c, 10), 4800 + 36900, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&f.c, c, 10), 147600 + 1200, 1e-6);
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, n, 10), 6000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&f.c, n, 10), 184500, 1e-6);
+  ds_test_compute_free(&f);
+}
+
+/* mm's backward under --amp: the half weight read and its half gradient
+ * written (4e6 B: 4000 ns), then the gradient's cast to fp32, an upcast
+ * of 1e6 elements (184500 ns). In fp32: the weight read and its gradient
+ * written, 8e6 B (8000 ns), no cast. */
+Test(cast_reduce, a_weights_gradient_is_upcast) {
+  struct ds_test_compute f;
+  setup(&f, "ClockGPU", 0, DS_AMP_FP16);
+  cr_assert_float_eq(ds_compute_bwd_ns(&f.c, &f.m->layers[4], 1), 4000 + 184500, 1e-6);
+  ds_test_compute_free(&f);
+  setup(&f, "ClockGPU", 0, DS_AMP_NONE);
+  cr_assert_float_eq(ds_compute_bwd_ns(&f.c, &f.m->layers[4], 1), 8000, 1e-6);
+  ds_test_compute_free(&f);
+}
+
+/* The loss of 10 samples of 1000 classes under --amp: the passes over the
+ * fp32 outputs (passes x 10 x 4000 B) and the backward's cast at the
+ * roofline (1000 B/ns), the forward's cast of 1e4 half outputs to fp32 (6e4 B) at the
+ * upcast rate: 1e4 x 0.738 / 4e9 = 1845 ns. */
+Test(cast_reduce, the_losss_cast_is_an_upcast) {
+  struct ds_test_compute f;
+  setup(&f, "ClockGPU", 0, DS_AMP_FP16);
+  double bytes, passes = ds_compute_loss_passes(1000);
+  double ns = ds_compute_loss_ns(&f.c, f.m, 10, &bytes);
+  cr_assert_float_eq(bytes, passes * 40000 + 2 * 60000, 1e-6);
+  cr_assert_float_eq(ns, (passes * 40000 + 60000) / 1000 + 1845, 1e-6);
+  ds_test_compute_free(&f);
+}
+
+Test(cast_reduce, bad_keys_are_located) {
+  static const char *const bad[][2] = {
+      {"    amp_fwd_bytes: 1\n    amp_cast_bytes: 2\n    amp_grad_cast_bytes: 0\n"
+       "    amp_upcast_bytes: 3\n",
+       "expected amp_upcast_bytes at most amp_cast_bytes (2), got 3"},
+      {"    amp_upcast_bytes: -1\n", "expected an integer from 0"},
+      {"    bwd_row_reductions: 5\n", "expected bwd_row_reductions as a list of at most 8"},
+      {"    bwd_row_reductions: [[1, 2, 3]]\n", "[rows per sample, outputs], got 3 numbers"},
+      {"    bwd_row_reductions: [[0, 2]]\n", "expected an integer from 1"},
+      {"    bwd_row_reductions: [[1, 2], [1, 2], [1, 2], [1, 2], [1, 2], [1, 2], [1, 2],"
+       " [1, 2], [1, 2]]\n",
+       "at most 8"},
+  };
+  char text[1024], label[32];
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    ds_test_one_layer_model(text, sizeof text, "memory", bad[i][0]);
+    snprintf(label, sizeof label, "case %zu", i);
+    ds_test_assert_model_refused(text, bad[i][1], label);
+  }
+}

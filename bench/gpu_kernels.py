@@ -41,6 +41,16 @@ over the shapes the models have, so a rate can be read per shape (issue #12):
            (4096 and 8192 tokens x 768, 2304, 3072) and weights, and the bias
            gradients' sum over rows (fp32, fp16, bf16) at the same shapes, each
            with the kernel that ran (sim/train/cast_reduce.h's rates).
+  layernorm
+           layer norm as aten runs it (native_layer_norm and its backward,
+           aten/src/ATen/native/cuda/layer_norm_kernel.cu) at BERT-base's,
+           BERT-base-squad's and GPT-2's rows of 768 (batch x sequence: 4096,
+           9216, 8192) and a sweep of rows (the gamma/beta reduction runs
+           ceil(N/32) CTAs, and a partial-sum path above 65536 rows), with fp32,
+           fp16 and bf16 inputs and autocast's fp32 layer norm on a bf16
+           input: the pass's time, then each kernel's (torch.profiler), so
+           ddpsim's per-SM forward rate and per-CTA gamma/beta rate
+           (sim/train/compute.c, fitted on one trace) can be checked per kernel.
 
 Each row is the median of `--iters` CUDA-event intervals after `--warmup`
 calls (cudnn.benchmark on, as in training), with the FLOPs and the bytes the
@@ -735,7 +745,92 @@ def castreduce_rows(dev, warmup, iters, plan, info):
         torch.cuda.empty_cache()
 
 
-KINDS = ("host", "memory", "conv", "elementwise", "gemm", "bmm", "rn50conv", "castreduce")
+def kernel_times(fn, dev, calls=3):
+    """Each kernel one call of fn() runs, in order, with its device us per
+    call (torch.profiler); on a CPU the top-level aten ops stand in."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+    cuda = dev.type == "cuda"
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    if cuda:
+        torch.cuda.synchronize()
+    with profile(activities=activities) as prof:
+        for _ in range(calls):
+            fn()
+        if cuda:
+            torch.cuda.synchronize()
+    us = {}
+    for e in prof.events():
+        keep = e.device_type == DeviceType.CUDA if cuda else \
+            e.name.startswith("aten::") and e.cpu_parent is None
+        if keep:
+            us[e.name] = us.get(e.name, 0.0) + (e.time_range.end - e.time_range.start) / calls
+    return list(us.items())
+
+
+# (model, rows = batch x sequence) of the traces' layer norms, N = 768
+LN_SHAPES = [("bert-base", 32 * 128), ("gpt2", 8 * 1024), ("bert-base-squad", 24 * 384)]
+LN_SWEEP_ROWS = [1024, 2048, 16384, 32768, 65536, 81920]
+LN_MODES = {"fp32": (torch.float32, False), "fp16": (torch.float16, False),
+            "bf16": (torch.bfloat16, False), "amp-bf16": (torch.bfloat16, True)}
+
+
+def layernorm_rows(dev, warmup, iters, plan):
+    """Layer norm's forward and backward kernels (native_layer_norm,
+    native_layer_norm_backward with gamma and beta), per shape and input
+    dtype; `amp-bf16` runs F.layer_norm on a bf16 input under autocast (its
+    fp32 kernels, after the input's cast). bytes = what ddpsim charges: the
+    forward X read, Y written (2 passes), the backward's input gradient (dY,
+    X read, dX written) and gamma/beta reduction (dY, X read again): 5
+    passes; mean and rstd fp32. One row per pass, then one per kernel."""
+    n = 768 if plan == "full" else 64
+    shapes = LN_SHAPES + [("sweep", r) for r in LN_SWEEP_ROWS] if plan == "full" \
+        else [("smoke", 256)]
+    modes = list(LN_MODES) if plan == "full" else ["fp32", "amp-bf16"]
+    for model, rows in shapes:
+        for mode in modes if model != "sweep" else ["fp32"]:
+            dtype, amp = LN_MODES[mode]
+            x = torch.randn(rows, n, device=dev, dtype=dtype, requires_grad=amp)
+            w = torch.randn(n, device=dev, dtype=torch.float32 if amp else dtype,
+                            requires_grad=amp)
+            b = torch.randn_like(w, requires_grad=amp)
+            el = 4 if amp else x.element_size()
+            stats = 2 * 4 * rows
+            if amp:
+                def fwd():
+                    with torch.autocast(dev.type, dtype=torch.bfloat16):
+                        return F.layer_norm(x, [n], w, b)
+                y = fwd()
+                dy = torch.randn_like(y)
+
+                def bwd():
+                    return torch.autograd.grad(y, (x, w, b), dy, retain_graph=True)
+            else:
+                def fwd():
+                    return torch.ops.aten.native_layer_norm(x, [n], w, b, 1e-5)
+                _, mean, rstd = fwd()
+                dy = torch.randn_like(x)
+
+                def bwd():
+                    return torch.ops.aten.native_layer_norm_backward(
+                        dy, x, [n], mean, rstd, w, b, [True, True, True])
+            passes = (("fwd", fwd, 2 * rows * n * el + stats),
+                      ("bwd", bwd, 5 * rows * n * el + 2 * stats))
+            for name, fn, moved in passes:
+                ms = timed(fn, dev, warmup, iters)
+                row = dict(kind="layernorm", mode=mode, shape="%dx%d" % (rows, n),
+                           groups="", group_width="", flops=0, sm_clock_mhz="")
+                yield dict(row, name="%s-%s" % (model, name), ms=ms, bytes=moved)
+                for kname, us in kernel_times(fn, dev):
+                    short, targs = kernel_short(kname)
+                    yield dict(row, name="%s-%s/kernel" % (model, name), ms=us / 1e3,
+                               bytes=0, kernel=short, kernel_args=targs,
+                               kernel_us="%.2f" % us, kernel_full=kname[:300])
+            del x, w, b, dy
+
+
+KINDS = ("host", "memory", "conv", "elementwise", "gemm", "bmm", "rn50conv", "castreduce",
+         "layernorm")
 
 
 def main():
@@ -774,7 +869,8 @@ def main():
              "gemm": lambda: gemm_rows(dev, a.warmup, a.iters, a.plan),
              "bmm": lambda: bmm_rows(dev, a.warmup, a.iters, a.plan),
              "rn50conv": lambda: rn50_conv_rows(dev, a.batch, a.warmup, a.iters, a.plan),
-             "castreduce": lambda: castreduce_rows(dev, a.warmup, a.iters, a.plan, info)}
+             "castreduce": lambda: castreduce_rows(dev, a.warmup, a.iters, a.plan, info),
+             "layernorm": lambda: layernorm_rows(dev, a.warmup, a.iters, a.plan)}
     tmp = a.out + ".tmp"
     with open(tmp, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=cols, restval="")

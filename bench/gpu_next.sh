@@ -14,6 +14,8 @@
 #   d. nvidia-smi -q (first: it takes a second and reads the idle clocks)    ~2 s
 #   i. gpu_kernels.py --only bmm (the attention products, 72 rows)      ~10-20 s
 #   c. gpu_kernels.py --only castreduce (casts and bias sums, 54 rows)  ~20-30 s
+#   l. gpu_kernels.py --only layernorm (forward, backward and each kernel
+#      at BERT's, GPT-2's and SQuAD's rows, fp32/fp16/bf16/autocast)    ~10-20 s
 #   j. gpu_kernels.py --only rn50conv at batch 32 and 128           ~20 + 60 s
 #   h. host_calibrate.py: ResNet-50, ResNet-101, ResNeXt-101 32x4d,
 #      SE-ResNeXt-101 32x4d, batch 32 (a spin per phase)              ~30 s each
@@ -66,6 +68,8 @@ trap 'echo "stopped: packing what there is"; pack; exit 1' TERM INT
     --format=csv 2>&1
   part bmm 60 python3 bench/gpu_kernels.py --only bmm --out "$D/bmm.csv" ${KERNELS_ARGS:-}
   part castreduce 60 python3 bench/gpu_kernels.py --only castreduce --out "$D/castreduce.csv" \
+    ${KERNELS_ARGS:-}
+  part layernorm 60 python3 bench/gpu_kernels.py --only layernorm --out "$D/layernorm.csv" \
     ${KERNELS_ARGS:-}
   for b in 32 128; do
     part rn50conv-b$b 120 python3 bench/gpu_kernels.py --only rn50conv --batch $b \

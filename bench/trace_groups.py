@@ -10,7 +10,11 @@ block (tools/trace_classes.py: the kernels launched under the attention module, 
 QK^T to the output product), the linears' GEMMs (the LM head included), layer norms,
 the loss, other elementwise kernels, and the rest (copies, casts, reductions). ddpsim's
 matmul layers also hold their bias-gradient reductions, backward copies and casts, which
-the trace puts under the rest; read the two rows together.
+the trace puts under the rest; read the two rows together. Likewise a layer norm's
+backward in ddpsim holds autograd's addition of its output's gradients where the output
+feeds two ops (bwd_accum_bytes: BERT's, whose output feeds the next dense layer and the
+residual), an add the trace puts under elementwise; and ddpsim's kernels each carry
+kernel_overhead, which the trace's kernel times do not.
 """
 import collections
 import csv

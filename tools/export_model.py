@@ -200,6 +200,7 @@ class Layer:
         self.amp_grad_cast_bytes = 0  # backward's casts of gradients to a half input's dtype
         self.amp_upcast_bytes = 0  # the part of amp_cast_bytes casting half inputs to fp32
         self.params = []  # registration indices
+        self.tied = []  # registration indices of earlier layers' parameters it uses
         self.ops = set()
         self.named = module is not None
 
@@ -263,6 +264,11 @@ class Recorder:
         if self.owner[idx] is None:
             self.owner[idx] = layer
             layer.params.append(idx)
+        elif self.owner[idx] is not layer and idx not in layer.tied:
+            # a tied weight (GPT-2's lm_head uses wte's): listed once, under its
+            # first user; a later layer names it, so that ddpsim counts the half
+            # copy autocast's cache holds for a layer that casts it (model.h)
+            layer.tied.append(idx)
 
     def current(self, opname=None):
         """The layer running now: the top leaf module's call, or the open op
@@ -618,6 +624,45 @@ def note_max_pool(layer, func, args, kwargs):
         layer.pool = None  # not modelled (or a second pool in one layer): the roofline
         return
     layer.pool = (kernel, stride, padding, list(x.shape[1:]))
+
+
+# LayerNorm on CUDA (aten/src/ATen/native/cuda/layer_norm_kernel.cu): the forward is one
+# kernel per row-block (launch_vectorized_layer_norm_kernel, or two where the row is not a
+# multiple of 4 elements), the backward two (layer_norm_grad_input_kernel_vectorized, then
+# LaunchGammaBetaBackwardCUDAKernel's column reduction, which re-reads dY and X). Which
+# kernels and how fast follow the rows M and the normalized size N, so the file gives them
+# (sim/train/compute.c prices the kernels from these).
+LAYER_NORM = _ops("native_layer_norm")
+
+
+def note_layer_norm(layer, func, args, quiet):
+    """Forward: a layer's native_layer_norm(input, normalized_shape, ...) as
+    layer.layer_norm = [rows, N] (rows over the whole batch); None where the layer runs any
+    other op or a second layer norm (its kernels are then not the layer's only ones)."""
+    if quiet or getattr(layer, "layer_norm", 0) is None:
+        return
+    if func._overloadpacket not in LAYER_NORM or hasattr(layer, "layer_norm"):
+        layer.layer_norm = None
+        return
+    n = 1
+    for d in args[1]:
+        n *= int(d)
+    layer.layer_norm = [args[0].numel() // n, n] if n > 0 else None
+
+
+def layer_norm_lines(layer, batch):
+    """The model file's layer_norm key, on a layer whose one op is a layer norm."""
+    ln = getattr(layer, "layer_norm", None)
+    if not ln or ln[0] % batch:
+        return []
+    return ["    layer_norm: [%d, %d]" % (ln[0] // batch, ln[1])]
+
+
+LAYER_NORM_HEADER = (
+    "layer_norm = [rows per sample, N] of a layer whose one op is native_layer_norm "
+    "(N: the normalized elements of a row): the simulator derives PyTorch's CUDA kernels "
+    "from them (the forward's, the backward's input gradient and its gamma/beta column "
+    "reduction, which re-reads dY and X; layer_norm_kernel.cu).")
 
 
 def pool_lines(layer):
@@ -1227,6 +1272,7 @@ class Dispatch(TorchDispatchMode):
             note_gemm_align(layer, func, args, out)
             note_conv_groups(layer, func, args)
             note_max_pool(layer, func, args, kwargs)
+            note_layer_norm(layer, func, args, quiet)
             if not top.leaf:
                 if not quiet:
                     layer.fwd_bytes += rec.user_bytes((args, kwargs, out))
@@ -1522,11 +1568,16 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         "amp_upcast_bytes = the part of amp_cast_bytes casting half inputs to fp32 for "
         "autocast's fp32 ops (where nonzero; the rest casts fp32 to half).",
         KERNEL_HEADER,
-    ] + ([POOL_HEADER] if any(pool_lines(l) for l in layers) else []) + [
+    ] + ([POOL_HEADER] if any(pool_lines(l) for l in layers) else []) + (
+        [LAYER_NORM_HEADER] if any(layer_norm_lines(l, B) for l in layers) else []) + [
         BWD_BYTES_HEADER,
     ] + ([ATTN_HEADER] if any(attn_lines(l, l.cls, B) for l in layers) else []) + (
         [LEGACY_HEADER] if any(legacy_lines(l, B) for l in layers) else []) + [
         HOST_HEADER,
+    ] + (["tied_params = parameters of an earlier layer this layer's ops use too (a tied "
+          "weight, listed once under its first user; GPT-2's lm_head uses wte's): ddpsim "
+          "counts the half copy autocast's weight cache keeps for a layer that casts it."]
+         if any(l.tied for l in layers) else []) + [
         "grad_ready: parameters in the order their gradients were accumulated in that "
         "backward (the order DDP's reducer hooks fire).",
         "buffers: model.named_buffers() (what DDP broadcasts before each forward with "
@@ -1569,6 +1620,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         ]
         out += kernel_lines(l, B)
         out += pool_lines(l)
+        out += layer_norm_lines(l, B)
         out += bwd_bytes_lines(l, l.cls, B)
         out += attn_lines(l, l.cls, B)
         out += legacy_lines(l, B)
@@ -1581,6 +1633,8 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
                            % (n, p.numel(), ", ".join(str(d) for d in p.shape)))
         else:
             out.append("    params: []")
+        if l.tied:
+            out.append("    tied_params: [%s]" % ", ".join(rec.params[i][0] for i in l.tied))
     out.append("grad_ready:")
     for i in rec.ready:
         out.append("  - %s" % rec.params[i][0])

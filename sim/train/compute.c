@@ -462,6 +462,112 @@ double ds_compute_batch_norm_ns(const struct ds_compute *c, const struct ds_laye
   return kk.sm_rate_ns > t ? kk.sm_rate_ns : t;
 }
 
+/* Layer norm (compute.h): the rates of PyTorch's kernels, FIT on this
+ * project's H200 trace of GPT-2 at batch 8 under bf16 autocast
+ * (bench/results/gpu-2026-11-26-h200/prof/gpt2-bf16-b8-p.json.gz; its row
+ * in validation/training.csv is marked fit), 25 fp32 layer norms of
+ * M = 8192 rows of N = 768, the mean of the 50 calls, 132 SMs at 1980 MHz:
+ *   vectorized_layer_norm_kernel, 26.093 us: 2 * 8192 * 768 element passes
+ *   / (132 * 1.98e9 * 26.093e-6) = 1.845 per SM cycle (1.9 TB/s: the rows'
+ *   CTAs wait on their reductions, not on HBM; the H100 trace's 27.3 us, at
+ *   0.7x the bandwidth and the same clock, agrees);
+ *   GammaBetaBackwardCUDAKernelTemplate<float, float, 32, 32, 256> on 24
+ *   CTAs, 42.423 us: 2 * 8192 * 32 element reads / (1.98e9 * 42.423e-6)
+ *   = 6.24 per CTA cycle.
+ * Validated on the other traces (kernel means, predicted / measured):
+ * GPT-2 fp32 b8 H200 25.57 / 25.57 us forward, 42.42 / 43.52 gamma/beta;
+ * BERT-base fp32 b32 (M = 4096) H200 13.05 / 13.20, 21.21 / 15.20; its
+ * H100 trace's table 13.05 / 13.25, 21.21 / 19.90; BERT-base SQuAD TF32 b24
+ * (M = 9216) H200 29.35 / 28.92, 47.73 / 46.91. The CTAs of M < 256 (fewer
+ * threads) are charged the same rate, unmeasured. */
+#define LN_FWD_ELEMS_PER_SM_CYCLE 1.845
+#define LN_GB_ELEMS_PER_CTA_CYCLE 6.24
+/* layer_norm_kernel.cu's launch rules: vec_size, the gamma/beta kernels'
+ * block_dim_x, and LaunchGammaBetaBackwardCUDAKernel's partial path (M >
+ * 64 * 1024, rows_per_block_y 32, max_grid_size 64 * 1024 / 2) */
+#define LN_VEC_ELEMS 4
+#define LN_GB_COLUMNS_PER_CTA 32
+#define LN_GB_PARTIAL_MIN_ROWS 65536.0
+#define LN_GB_PARTIAL_ROWS_PER_CTA 32.0
+#define LN_GB_PARTIAL_MAX_CTAS 32768
+
+static double ln_roofline(const struct ds_compute *c, double bytes) {
+  return ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, bytes);
+}
+
+/* The gamma/beta reduction's kernels (compute.h): m rows of n, elements of
+ * esz bytes; tensors = 1 (gamma) or 2 (gamma and beta). */
+static void ln_gamma_beta(const struct ds_compute *c, double m, int64_t n, double esz,
+                          double tensors, struct ds_ln_kernels *kk) {
+  double cols = (double)n;
+  double reads = 2.0 * m * cols * esz + 2.0 * m * 4.0; /* dY, X; mean, rstd */
+  double ctas = ceil(cols / LN_GB_COLUMNS_PER_CTA);
+  if (c->sms > 0 && m > LN_GB_PARTIAL_MIN_ROWS && n / LN_GB_COLUMNS_PER_CTA < c->sms / 2) {
+    double per_x = floor(LN_GB_PARTIAL_MAX_CTAS / ctas);
+    double rows = ceil(m / LN_GB_PARTIAL_ROWS_PER_CTA);
+    double partial = tensors * (per_x < rows ? per_x : rows) * cols * esz;
+    /* the partial kernel writes them, each .sum(0) reads its own and
+     * writes the gradient */
+    kk->gamma_beta_partial = 1;
+    kk->gamma_beta_ns = ln_roofline(c, reads + partial) +
+                        tensors * ln_roofline(c, (partial + tensors * cols * esz) / tensors);
+    kk->kernels += 1 + (int)tensors;
+    kk->bytes += reads + 2.0 * partial + tensors * cols * esz;
+    return;
+  }
+  double bytes = reads + tensors * cols * esz;
+  double t = ln_roofline(c, bytes);
+  if (c->sms > 0 && c->sm_clock_hz > 0) {
+    double waves = ceil(ctas / (double)c->sms);
+    double s = waves * 2.0 * m * LN_GB_COLUMNS_PER_CTA /
+                   (LN_GB_ELEMS_PER_CTA_CYCLE * c->sm_clock_hz) * 1e9 +
+               c->params.kernel_overhead_ns;
+    if (s > t) t = s;
+  }
+  kk->gamma_beta_ns = t;
+  kk->kernels += 1;
+  kk->bytes += bytes;
+}
+
+double ds_compute_layer_norm_ns(const struct ds_compute *c, const struct ds_layer *l,
+                                int64_t batch, int backward, struct ds_ln_kernels *k) {
+  struct ds_ln_kernels kk = {0};
+  double m = (double)l->ln_rows * (double)batch, n = (double)l->ln_cols;
+  /* autocast runs layer_norm in fp32 (its input cast first: amp_cast_bytes) */
+  double esz = autocast_traffic(c, l) ? 4.0 : c->precision.act_bytes;
+  double elems = m * n, stats = 2.0 * m * 4.0; /* mean and rstd: fp32 */
+  double pbytes = c->precision.param_bytes;
+  double tensors = l->param_numel > 0 ? (double)l->param_numel / n : 0; /* gamma, beta */
+  if (!backward) {
+    double weights = (double)l->param_numel * pbytes;
+    kk.bytes = 2.0 * elems * esz + stats + weights;
+    if (l->ln_cols % LN_VEC_ELEMS == 0) {
+      kk.kernels = 1;
+      kk.row_ns = ln_roofline(c, kk.bytes);
+      if (c->sms > 0 && c->sm_clock_hz > 0) {
+        double sms = m < c->sms ? m : (double)c->sms;
+        double t = 2.0 * elems / (sms * LN_FWD_ELEMS_PER_SM_CYCLE * c->sm_clock_hz) * 1e9 +
+                   c->params.kernel_overhead_ns;
+        if (t > kk.row_ns) kk.row_ns = t;
+      }
+    } else { /* RowwiseMomentsCUDAKernel, then LayerNormForwardCUDAKernel */
+      kk.kernels = 2;
+      kk.row_ns = ln_roofline(c, elems * esz + stats) +
+                  ln_roofline(c, 2.0 * elems * esz + stats + weights);
+      kk.bytes += elems * esz + stats;
+    }
+  } else {
+    /* the input gradient: dY, X, gamma, mean, rstd read, dX written */
+    double gi = 3.0 * elems * esz + stats + (tensors > 0 ? n * pbytes : 0);
+    kk.kernels = 1;
+    kk.row_ns = ln_roofline(c, gi);
+    kk.bytes = gi;
+    if (tensors > 0) ln_gamma_beta(c, m, l->ln_cols, esz, tensors, &kk);
+  }
+  if (k) *k = kk;
+  return kk.row_ns + kk.gamma_beta_ns;
+}
+
 int ds_compute_grouped_conv(const struct ds_compute *c, const struct ds_layer *l) {
   return l->cls == DS_LAYER_CONV && l->conv_groups > 1 && l->conv_group_width > 1 &&
          l->conv_kernel_area > 0 && c->sms > 0 && c->sm_clock_hz > 0;
@@ -652,6 +758,8 @@ static struct pass_time fwd_time(const struct ds_compute *c, const struct ds_lay
     return (struct pass_time){ds_compute_batch_norm_ns(c, l, batch, 0, NULL) + casts, 0};
   if (l->pool.kernel[0] > 0)
     return (struct pass_time){ds_compute_max_pool_ns(c, l, batch, 0, NULL) + casts, 0};
+  if (l->ln_rows > 0)
+    return (struct pass_time){ds_compute_layer_norm_ns(c, l, batch, 0, NULL) + casts, 0};
   const struct ds_precision *p = &c->precision;
   /* amp: a convolution or matmul reads the half copies autocast's casts
    * made, kernels of their own before it (ds_compute_weight_cast_ns); a
@@ -700,6 +808,9 @@ static struct pass_time bwd_time(const struct ds_compute *c, const struct ds_lay
                                   ds_compute_bwd_extra_ns(c, l, batch), 0};
   if (l->pool.kernel[0] > 0)
     return (struct pass_time){ds_compute_max_pool_ns(c, l, batch, 1, NULL) + casts +
+                                  ds_compute_bwd_extra_ns(c, l, batch), 0};
+  if (l->ln_rows > 0)
+    return (struct pass_time){ds_compute_layer_norm_ns(c, l, batch, 1, NULL) + casts +
                                   ds_compute_bwd_extra_ns(c, l, batch), 0};
   const struct ds_precision *p = &c->precision;
   /* amp: half weight read, half gradient written; the cast's backward

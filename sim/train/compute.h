@@ -292,6 +292,48 @@ struct ds_bn_kernel {
 double ds_compute_batch_norm_ns(const struct ds_compute *c, const struct ds_layer *l,
                                 int64_t batch, int backward, struct ds_bn_kernel *k);
 
+/* Layer norm (a layer with the model file's layer_norm [rows, N], model.h),
+ * as PyTorch's CUDA kernels run it (aten/src/ATen/native/cuda/
+ * layer_norm_kernel.cu), M = rows * batch rows of N elements, in the
+ * layer's element type (fp32 under --amp: autocast runs layer_norm in fp32),
+ * mean and rstd fp32:
+ *   forward (LayerNormKernelImplInternal): N a multiple of 4, one kernel,
+ *   vectorized_layer_norm_kernel, a CTA of 128 threads per row: reads X,
+ *   gamma, beta; writes Y, mean, rstd (2 element passes); its time the
+ *   longer of its bytes at the roofline and 2 * M * N element passes at a
+ *   measured rate per SM cycle on min(M, SMs) SMs (LN_FWD_ELEMS_PER_SM_CYCLE
+ *   in compute.c). Otherwise two kernels (RowwiseMomentsCUDAKernel reads X;
+ *   LayerNormForwardCUDAKernel reads X, writes Y), each at the roofline.
+ *   backward (LayerNormBackwardKernelImplInternal): the input gradient,
+ *   layer_norm_grad_input_kernel(_vectorized), a CTA per row: reads dY, X,
+ *   gamma, mean, rstd, writes dX (3 element passes), at the roofline; then,
+ *   with weights, the gamma/beta reduction (LaunchGammaBetaBackwardCUDA-
+ *   Kernel), which reads dY and X again (2 passes) and writes dgamma, dbeta:
+ *   - M > 65536 and N / 32 < SMs / 2: a partial kernel on a grid of
+ *     ceil(N / 32) x P CTAs, P = min(32768 / ceil(N / 32), ceil(M / 32)),
+ *     writing P rows of partial sums for each, then dgamma_blocks.sum(0) and
+ *     dbeta_blocks.sum(0), two reduction kernels; all three at the roofline;
+ *   - otherwise GammaBetaBackwardCUDAKernelTemplate alone: ceil(N / 32)
+ *     CTAs (32 x 32 threads for M >= 256), each summing its 32 columns over
+ *     all M rows: 24 CTAs for N = 768 on a 132-SM GPU, so its time is
+ *     ceil(CTAs / SMs) * 2 * M * 32 element reads at a measured rate per CTA
+ *     cycle (LN_GB_ELEMS_PER_CTA_CYCLE), or its bytes at the roofline if
+ *     that is longer.
+ * Every kernel pays kernel_overhead. On a GPU without a clock (boost_mhz)
+ * or SM count every kernel runs at the roofline. *k receives the parts
+ * (NULL: not wanted). */
+struct ds_ln_kernels {
+  int kernels;        /* launches in the pass */
+  double bytes;       /* all the pass's kernels move, weights included */
+  double row_ns;      /* the row kernels: forward's, or the input gradient's,
+                       * with kernel_overhead */
+  double gamma_beta_ns; /* backward: the gamma/beta reduction's kernels, with
+                         * kernel_overhead (0 forward or without weights) */
+  int gamma_beta_partial; /* the partial-sum path (M > 65536, few columns) */
+};
+double ds_compute_layer_norm_ns(const struct ds_compute *c, const struct ds_layer *l,
+                                int64_t batch, int backward, struct ds_ln_kernels *k);
+
 /* Max-pool (a layer with the model file's pool keys, model.h ds_pool),
  * forward and backward, as PyTorch's CUDA kernels run it
  * (aten/src/ATen/native/cuda/DilatedMaxPool2d.cu): not at the bytes' rate

@@ -32,7 +32,7 @@ static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
                                          "host_amp_casts", "host_amp_nodes", "host_syncs",
                                          "groups", "stride",
                                          "pool_kernel", "pool_stride", "pool_padding", "pool_input",
-                                         "legacy_ew", "nhwc_legacy_ew", "attn_products",
+                                         "layer_norm", "legacy_ew", "nhwc_legacy_ew", "attn_products",
                                          "attn_rest", "tied_params", NULL};
 static const char *const param_keys[] = {"name", "numel", "shape", NULL};
 
@@ -554,6 +554,27 @@ static ds_status read_pool(const struct ds_cnode *item, struct ds_layer *l, stru
   return DS_OK;
 }
 
+/* Optional layer_norm [rows per sample, N] (model.h ln_rows, ln_cols), on
+ * a memory-class layer; rows at most 2^31 (CUDA's grid) and N at most 2^24
+ * (the vectorised kernels' float count). */
+static ds_status read_layer_norm(const struct ds_cnode *item, struct ds_layer *l,
+                                 struct ds_err *err) {
+  struct ds_cnode node;
+  int64_t v[2];
+  l->ln_rows = l->ln_cols = 0;
+  if (!ds_cmap_get(item, "layer_norm", &node)) return DS_OK;
+  if (l->cls != DS_LAYER_MEMORY)
+    return ds_cnode_error(&node, err, "layer_norm is for memory-class layers (class: memory); "
+                          "this layer's class is %s", ds_layer_class_name(l->cls));
+  DS_CHECK(ds_cnode_int_list(&node, "layer_norm [rows, N]", 2, 1, INT64_C(1) << 31, v, err));
+  if (v[1] > (INT64_C(1) << 24))
+    return ds_cnode_error(&node, err, "expected layer_norm's N at most %lld, got %lld",
+                          (long long)(INT64_C(1) << 24), (long long)v[1]);
+  l->ln_rows = v[0];
+  l->ln_cols = v[1];
+  return DS_OK;
+}
+
 static const char *const host_keys[] = {"host_ops", "host_nodes", "host_amp_casts",
                                         "host_amp_nodes"};
 
@@ -709,6 +730,7 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
     DS_CHECK_GOTO(read_conv_groups(&item, l, err), st, out);
     DS_CHECK_GOTO(read_bwd_bytes(&item, l, err), st, out);
     DS_CHECK_GOTO(read_pool(&item, l, err), st, out);
+    DS_CHECK_GOTO(read_layer_norm(&item, l, err), st, out);
     DS_CHECK_GOTO(ds_legacy_ew_read(&item, l, err), st, out);
     DS_CHECK_GOTO(ds_cast_reduce_read(&item, l, err), st, out);
     DS_CHECK_GOTO(read_attn_parts(&item, l, err), st, out);

@@ -225,6 +225,11 @@ struct ds_layer {
    * floor mode): the window its CUDA kernels loop over. compute.h costs
    * max-pool's kernels from it. pool.kernel[0] is 0 when absent. */
   struct ds_pool pool;
+  /* Optional layer_norm [rows per sample, N] on a memory-class layer whose
+   * one op is a layer norm (tools/export_model.py): the rows it normalises
+   * and each row's elements. compute.h costs PyTorch's layer-norm kernels
+   * from them. Both 0 when absent. */
+  int64_t ln_rows, ln_cols;
   /* Optional attn_products with attn_rest (tools/export_model.py), on an
    * attention-class layer whose forward runs GEMMs (an unfused core: QK^T,
    * scale, mask, softmax, dropout, PV), per pass: its batched products

@@ -522,10 +522,10 @@ def kernel_short(name):
     return m.group(1), "/".join(t for t in args if t.isdigit())
 
 
-def kernels_of(fn, dev, calls=3):
-    """The kernels one call of fn() runs, read from torch.profiler over
-    `calls` calls: (names in order, device us per call). On a CPU the
-    top-level aten ops stand in for kernels (the dry run's check of this path)."""
+def profiled_kernels(fn, dev, calls=3):
+    """The kernels `calls` calls of fn() run, read from torch.profiler: (name,
+    device us) per kernel launch, in order. On a CPU the top-level aten ops
+    stand in for kernels (the dry run's check of this path)."""
     from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
     cuda = dev.type == "cuda"
@@ -537,16 +537,20 @@ def kernels_of(fn, dev, calls=3):
             fn()
         if cuda:
             torch.cuda.synchronize()
-    names, us = [], 0.0
     for e in prof.events():
-        if cuda:
-            keep = e.device_type == DeviceType.CUDA
-        else:
-            keep = e.name.startswith("aten::") and e.cpu_parent is None
+        keep = e.device_type == DeviceType.CUDA if cuda else \
+            e.name.startswith("aten::") and e.cpu_parent is None
         if keep:
-            if e.name not in names:
-                names.append(e.name)
-            us += e.time_range.end - e.time_range.start
+            yield e.name, e.time_range.end - e.time_range.start
+
+
+def kernels_of(fn, dev, calls=3):
+    """The kernels one call of fn() runs: (names in order, device us per call)."""
+    names, us = [], 0.0
+    for name, t in profiled_kernels(fn, dev, calls):
+        if name not in names:
+            names.append(name)
+        us += t
     return names, us / calls
 
 
@@ -746,25 +750,10 @@ def castreduce_rows(dev, warmup, iters, plan, info):
 
 
 def kernel_times(fn, dev, calls=3):
-    """Each kernel one call of fn() runs, in order, with its device us per
-    call (torch.profiler); on a CPU the top-level aten ops stand in."""
-    from torch.autograd import DeviceType
-    from torch.profiler import ProfilerActivity, profile
-    cuda = dev.type == "cuda"
-    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
-    if cuda:
-        torch.cuda.synchronize()
-    with profile(activities=activities) as prof:
-        for _ in range(calls):
-            fn()
-        if cuda:
-            torch.cuda.synchronize()
+    """Each kernel one call of fn() runs, in order, with its device us per call."""
     us = {}
-    for e in prof.events():
-        keep = e.device_type == DeviceType.CUDA if cuda else \
-            e.name.startswith("aten::") and e.cpu_parent is None
-        if keep:
-            us[e.name] = us.get(e.name, 0.0) + (e.time_range.end - e.time_range.start) / calls
+    for name, t in profiled_kernels(fn, dev, calls):
+        us[name] = us.get(name, 0.0) + t / calls
     return list(us.items())
 
 

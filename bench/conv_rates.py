@@ -64,9 +64,8 @@ class InputError(Exception):
     pass
 
 
-def read_rows(paths):
-    """The dense conv rows: (mode, batch, pass, flops, seconds), and the GPU named."""
-    out, gpus = [], set()
+def kind_rows(paths, kind):
+    """(path, line, row) of every row of `kind` in gpu_kernels.py CSVs."""
     for path in paths:
         try:
             with open(path, newline="", encoding="utf-8") as f:
@@ -74,27 +73,39 @@ def read_rows(paths):
         except OSError as e:
             raise InputError("cannot read %s: %s" % (path, e.strerror))
         for line, r in enumerate(rows, start=2):
-            if r.get("kind") != "conv" or r.get("groups") != "1":
-                continue
-            try:
-                pss = r["name"].rsplit("/", 1)[1]
-                batch = int(r["shape"].split("x", 1)[0])
-                flops, ms = float(r["flops"]), float(r["ms"])
-            except (KeyError, ValueError, TypeError, AttributeError, IndexError):
-                raise InputError("%s:%d: expected name WIDTH/PASS, shape BATCHx..., and numbers "
-                                 "in flops and ms" % (path, line))
-            if pss not in PASSES or r["mode"] not in MODES or ms <= 0:
-                raise InputError("%s:%d: pass %r, mode %r, ms %g: expected one of %s, one of "
-                                 "%s and a positive time" % (path, line, pss, r["mode"], ms,
-                                                             PASSES, tuple(MODES)))
-            out.append((r["mode"], batch, pss, flops, ms / 1e3))
-            gpus.add(r.get("gpu", ""))
-    if not out:
-        raise InputError("%s: no dense conv rows (kind conv, groups 1)" % ", ".join(paths))
+            if r.get("kind") == kind:
+                yield path, line, r
+
+
+def one_gpu(gpus):
     if len(gpus) != 1:
         raise InputError("rows from %d GPUs (%s): expected one" % (len(gpus),
                                                                    ", ".join(sorted(gpus))))
-    return out, gpus.pop()
+    return gpus.pop()
+
+
+def read_rows(paths):
+    """The dense conv rows: (mode, batch, pass, flops, seconds), and the GPU named."""
+    out, gpus = [], set()
+    for path, line, r in kind_rows(paths, "conv"):
+        if r.get("groups") != "1":
+            continue
+        try:
+            pss = r["name"].rsplit("/", 1)[1]
+            batch = int(r["shape"].split("x", 1)[0])
+            flops, ms = float(r["flops"]), float(r["ms"])
+        except (KeyError, ValueError, TypeError, AttributeError, IndexError):
+            raise InputError("%s:%d: expected name WIDTH/PASS, shape BATCHx..., and numbers "
+                             "in flops and ms" % (path, line))
+        if pss not in PASSES or r["mode"] not in MODES or ms <= 0:
+            raise InputError("%s:%d: pass %r, mode %r, ms %g: expected one of %s, one of "
+                             "%s and a positive time" % (path, line, pss, r["mode"], ms,
+                                                         PASSES, tuple(MODES)))
+        out.append((r["mode"], batch, pss, flops, ms / 1e3))
+        gpus.add(r.get("gpu", ""))
+    if not out:
+        raise InputError("%s: no dense conv rows (kind conv, groups 1)" % ", ".join(paths))
+    return out, one_gpu(gpus)
 
 
 def read_rn50(paths):
@@ -102,41 +113,30 @@ def read_rn50(paths):
     seconds]}} weighted by how often ResNet-50 runs each shape (`elements`), the stem's
     input gradient left out (training computes none for the model's input), and the GPU."""
     out, gpus = collections.defaultdict(lambda: collections.defaultdict(lambda: [0.0, 0.0])), set()
-    for path in paths:
+    for path, line, r in kind_rows(paths, "rn50conv"):
         try:
-            with open(path, newline="", encoding="utf-8") as f:
-                rows = list(csv.DictReader(f))
-        except OSError as e:
-            raise InputError("cannot read %s: %s" % (path, e.strerror))
-        for line, r in enumerate(rows, start=2):
-            if r.get("kind") != "rn50conv":
-                continue
-            try:
-                shape, pss = r["name"].rsplit("/", 1)
-                cin, rest = shape.split("x", 1)
-                kernel, stride = rest.split("k", 1)[1].split("s")
-                batch = int(r["shape"].split("x", 1)[0])
-                count, flops, ms = int(r["elements"]), float(r["flops"]), float(r["ms"])
-            except (KeyError, ValueError, TypeError, AttributeError, IndexError):
-                raise InputError("%s:%d: expected name CINxCOUTkKsS/PASS, shape BATCHx..., and "
-                                 "numbers in elements, flops and ms" % (path, line))
-            if pss not in PASSES or r["mode"] not in RN50_MODES or ms <= 0:
-                raise InputError("%s:%d: pass %r, mode %r, ms %g: expected one of %s, one of "
-                                 "%s and a positive time" % (path, line, pss, r["mode"], ms,
-                                                             PASSES, tuple(RN50_MODES)))
-            if cin == "3" and pss == "dgrad":
-                continue
-            key = ("%sx%s" % (kernel, kernel), int(stride), pss)
-            cell_ = out[(r["mode"], batch)][key]
-            cell_[0] += count * flops
-            cell_[1] += count * ms / 1e3
-            gpus.add(r.get("gpu", ""))
+            shape, pss = r["name"].rsplit("/", 1)
+            cin, rest = shape.split("x", 1)
+            kernel, stride = rest.split("k", 1)[1].split("s")
+            batch = int(r["shape"].split("x", 1)[0])
+            count, flops, ms = int(r["elements"]), float(r["flops"]), float(r["ms"])
+        except (KeyError, ValueError, TypeError, AttributeError, IndexError):
+            raise InputError("%s:%d: expected name CINxCOUTkKsS/PASS, shape BATCHx..., and "
+                             "numbers in elements, flops and ms" % (path, line))
+        if pss not in PASSES or r["mode"] not in RN50_MODES or ms <= 0:
+            raise InputError("%s:%d: pass %r, mode %r, ms %g: expected one of %s, one of "
+                             "%s and a positive time" % (path, line, pss, r["mode"], ms,
+                                                         PASSES, tuple(RN50_MODES)))
+        if cin == "3" and pss == "dgrad":
+            continue
+        key = ("%sx%s" % (kernel, kernel), int(stride), pss)
+        cell_ = out[(r["mode"], batch)][key]
+        cell_[0] += count * flops
+        cell_[1] += count * ms / 1e3
+        gpus.add(r.get("gpu", ""))
     if not out:
         raise InputError("%s: no rn50conv rows" % ", ".join(paths))
-    if len(gpus) != 1:
-        raise InputError("rows from %d GPUs (%s): expected one" % (len(gpus),
-                                                                   ", ".join(sorted(gpus))))
-    return out, gpus.pop()
+    return out, one_gpu(gpus)
 
 
 def rn50_report(paths, table, peaks_given):

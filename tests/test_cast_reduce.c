@@ -99,6 +99,30 @@ Test(cast_reduce, a_row_reduction_pays_its_steps) {
   ds_test_compute_free(&f);
 }
 
+/* The file's bytes are per sample at the export's batch: one bias sum of
+ * 1 row per sample and 1000 outputs exported at batch 2 is (2 + 1) x 1000
+ * x 4 B / 2 = 6000 B per sample. At batch 32 that is 192000 B, of which
+ * the reduction moves (32 + 1) x 4000 = 132000: the other 60000 B are its
+ * output row spread per sample, not another kernel (60 ns at this GPU's
+ * roofline, which the sum must not add). */
+Test(cast_reduce, the_export_batchs_output_row_is_no_other_kernel) {
+  struct ds_test_compute f;
+  setup(&f, "ClockGPU", 0, DS_AMP_NONE);
+  struct ds_layer l = f.m->layers[3];
+  l.row_reductions[0][0] = 1;
+  l.row_reductions[0][1] = 1000;
+  l.bwd_reduce_bytes = 6000;
+  double bytes, rows_ns = ds_row_reduce_ns(&f.c, &l, 32, 4, &bytes);
+  cr_assert_float_eq(bytes, 132000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_extra_ns(&f.c, &l, 32), rows_ns, 1e-6);
+  /* 200000 B more per batch: what is past the rows' bound (256000 B), 136000 B, runs */
+  l.bwd_reduce_bytes = 6000 + 200000.0 / 32;
+  cr_assert_float_eq(ds_compute_bwd_extra_ns(&f.c, &l, 32),
+                     rows_ns + ds_compute_class_kernel_ns(&f.c, DS_LAYER_MEMORY, 0, 392000 - 256000),
+                     1e-6);
+  ds_test_compute_free(&f);
+}
+
 /* Without a clock the reduction keeps its bytes at the roofline: 4004 ns. */
 Test(cast_reduce, no_clock_keeps_the_roofline) {
   struct ds_test_compute f;

@@ -620,19 +620,26 @@ def ew_ops(shape, dtype, dev):
     return ops
 
 
-def elementwise_rows(dev, warmup, iters, plan, info):
-    batches = (128, 32) if plan == "full" else (1,)
-    acts = STAGE_ACTS if plan == "full" else [(c // 8, side) for c, side in STAGE_ACTS]
+def kernel_timing_start(dev, info):
+    """For the kinds that time kernels one by one: (on CUDA?, the L2's bytes,
+    the SM clock in Hz, 2 GHz where the machine gives none), after starting
+    the profiler once: the first profiler session of a process starts CUPTI
+    (seconds) and may miss kernels, so it is spent on a throwaway op."""
     cuda = dev.type == "cuda"
     l2 = torch.cuda.get_device_properties(dev).L2_cache_size if cuda else 0
     try:
         clock_hz = float(info["sm_clock_max_mhz"]) * 1e6
     except ValueError:
         clock_hz = 2e9
-    # the first profiler session of a process starts CUPTI (seconds) and
-    # may miss kernels: spend it on a throwaway op
     warm = torch.ones(1024, device=dev)
     kernels_of(lambda: warm.add_(1), dev, calls=1)
+    return cuda, l2, clock_hz
+
+
+def elementwise_rows(dev, warmup, iters, plan, info):
+    batches = (128, 32) if plan == "full" else (1,)
+    acts = STAGE_ACTS if plan == "full" else [(c // 8, side) for c, side in STAGE_ACTS]
+    cuda, l2, clock_hz = kernel_timing_start(dev, info)
     if cuda:  # and a second of copies, so the clocks are up for the first case
         a, b = torch.empty(2 ** 26, device=dev), torch.empty(2 ** 26, device=dev)
         t0 = time.perf_counter()
@@ -697,14 +704,7 @@ def castreduce_rows(dev, warmup, iters, plan, info):
     rows = CAST_ROWS if plan == "full" else (64,)
     widths = CAST_WIDTHS if plan == "full" else (48, 96)
     feats = 768 if plan == "full" else 48
-    cuda = dev.type == "cuda"
-    l2 = torch.cuda.get_device_properties(dev).L2_cache_size if cuda else 0
-    try:
-        clock_hz = float(info["sm_clock_max_mhz"]) * 1e6
-    except ValueError:
-        clock_hz = 2e9
-    warm = torch.ones(1024, device=dev)
-    kernels_of(lambda: warm.add_(1), dev, calls=1)
+    cuda, l2, clock_hz = kernel_timing_start(dev, info)
     shapes = [("act", (m, w)) for m in rows for w in widths] + \
         [("weight", (feats, w)) for w in widths]
     cases = []

@@ -42,14 +42,17 @@ trace; compute.c's BN_NHWC_* hold the fit on the ResNeXt-101 32x4d trace (the de
 Without --fit the traces are compared with the model at the given constants; --rows lists
 every kernel (shape, the traced grid and the model's, rounds, bytes, times).
 
-Standard library only. H200 constants by default (--sms 132 --bw 4800e9 --mem-eff 0.869
+Standard library only (and tools/trace_classes.py's trace reader). H200 constants by default (--sms 132 --bw 4800e9 --mem-eff 0.869
 --overhead-us 4: topologies/gpus.yaml and validation/topologies/nd-h200-v5.yaml).
 """
 
 import argparse
-import gzip
-import json
 import math
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import trace_classes as tc  # noqa: E402
 
 BN_OPS = ("aten::cudnn_batch_norm", "aten::cudnn_batch_norm_backward")
 PIXELS_PER_CTA = {"fwd": 384, "bwd": 192}
@@ -80,7 +83,7 @@ def model(direction, m, c, esz, sms):
 
 
 def kernels(path):
-    ev = json.load(gzip.open(path))["traceEvents"]
+    ev = tc.load(path)
     ops = {}
     for e in ev:
         if e.get("ph") == "X" and e.get("name") in BN_OPS:

@@ -42,8 +42,9 @@ trace; compute.c's BN_NHWC_* hold the fit on the ResNeXt-101 32x4d trace (the de
 Without --fit the traces are compared with the model at the given constants; --rows lists
 every kernel (shape, the traced grid and the model's, rounds, bytes, times).
 
-Standard library only (and tools/trace_classes.py's trace reader). H200 constants by default (--sms 132 --bw 4800e9 --mem-eff 0.869
---overhead-us 4: topologies/gpus.yaml and validation/topologies/nd-h200-v5.yaml).
+Standard library only (and tools/trace_classes.py's trace reader). H200 constants by
+default (--sms 132 --bw 4800e9 --mem-eff 0.869 --overhead-us 4: topologies/gpus.yaml and
+validation/topologies/nd-h200-v5.yaml).
 """
 
 import argparse

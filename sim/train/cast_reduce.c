@@ -48,7 +48,7 @@ double ds_upcast_ns(const struct ds_compute *c, double bytes, double kernels) {
   if (bytes <= 0) return 0;
   double extra = (kernels > 1 ? kernels - 1 : 0) * c->params.kernel_overhead_ns;
   double roofline = ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, bytes) + extra;
-  if (c->sms <= 0 || c->sm_clock_hz <= 0) return roofline;
+  if (!ds_compute_knows_sms(c)) return roofline;
   double elems = bytes / 6.0; /* 2 B read, 4 B written */
   double sm = elems * DS_UPCAST_CYCLES / ((double)c->sms * c->sm_clock_hz) * 1e9 +
               kernels * c->params.kernel_overhead_ns;
@@ -78,7 +78,7 @@ double ds_row_reduce_steps(double rows, double outputs, int sms) {
 double ds_row_reduce_ns(const struct ds_compute *c, const struct ds_layer *l, int64_t batch,
                         double elem_bytes, double *bytes) {
   *bytes = 0;
-  if (l->n_row_reductions == 0 || c->sms <= 0 || c->sm_clock_hz <= 0) return 0;
+  if (l->n_row_reductions == 0 || !ds_compute_knows_sms(c)) return 0;
   double ns = 0;
   for (int32_t i = 0; i < l->n_row_reductions; i++) {
     double rows = l->row_reductions[i][0] * (double)batch, outputs = l->row_reductions[i][1];

@@ -431,8 +431,8 @@ double ds_compute_batch_norm_ns(const struct ds_compute *c, const struct ds_laye
   int cudnn_nchw = cudnn && !c->channels_last;
   /* channels-last half inputs under autocast (fp32 weights, as cuDNN's
    * half batch norm requires: Normalization.cpp use_cudnn) */
-  int cudnn_nhwc = cudnn && c->channels_last && c->amp == DS_AMP_FP16 && c->sms > 0 &&
-                   c->sm_clock_hz > 0 && l->bn_channels > 0;
+  int cudnn_nhwc = cudnn && c->channels_last && c->amp == DS_AMP_FP16 &&
+                   ds_compute_knows_sms(c) && l->bn_channels > 0;
   kk.kernels = 1;
   if (cudnn_nchw && cached <= BN_SINGLE_READ_MAX_BYTES) kk.passes = backward ? 3 : 2;
   else kk.passes = backward ? 5 : 3;
@@ -456,7 +456,7 @@ double ds_compute_batch_norm_ns(const struct ds_compute *c, const struct ds_laye
   }
   kk.roofline_ns = ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, kk.bytes) +
                    (kk.kernels - 1) * c->params.kernel_overhead_ns;
-  if (cudnn_nchw && c->sm_clock_hz > 0 && c->sms > 0 && l->bn_channels > 0) {
+  if (cudnn_nchw && ds_compute_knows_sms(c) && l->bn_channels > 0) {
     /* one CTA per channel: each streams its channel at the per-CTA rate,
      * in waves of 4 CTAs per SM; the CTAs on an SM share its rate */
     double cta_rate = backward ? BN_BWD_ELEMS_PER_CTA_CYCLE : BN_FWD_ELEMS_PER_CTA_CYCLE;
@@ -528,7 +528,7 @@ static void ln_gamma_beta(const struct ds_compute *c, double m, int64_t n, doubl
   }
   double bytes = reads + tensors * cols * esz;
   double t = ln_roofline(c, bytes);
-  if (c->sms > 0 && c->sm_clock_hz > 0) {
+  if (ds_compute_knows_sms(c)) {
     double waves = ceil(ctas / (double)c->sms);
     double s = waves * 2.0 * m * LN_GB_COLUMNS_PER_CTA /
                    (LN_GB_ELEMS_PER_CTA_CYCLE * c->sm_clock_hz) * 1e9 +
@@ -555,7 +555,7 @@ double ds_compute_layer_norm_ns(const struct ds_compute *c, const struct ds_laye
     if (l->ln_cols % LN_VEC_ELEMS == 0) {
       kk.kernels = 1;
       kk.row_ns = ln_roofline(c, kk.bytes);
-      if (c->sms > 0 && c->sm_clock_hz > 0) {
+      if (ds_compute_knows_sms(c)) {
         double sms = m < c->sms ? m : (double)c->sms;
         double t = 2.0 * elems / (sms * LN_FWD_ELEMS_PER_SM_CYCLE * c->sm_clock_hz) * 1e9 +
                    c->params.kernel_overhead_ns;
@@ -581,7 +581,7 @@ double ds_compute_layer_norm_ns(const struct ds_compute *c, const struct ds_laye
 
 int ds_compute_grouped_conv(const struct ds_compute *c, const struct ds_layer *l) {
   return l->cls == DS_LAYER_CONV && l->conv_groups > 1 && l->conv_group_width > 1 &&
-         l->conv_kernel_area > 0 && c->sms > 0 && c->sm_clock_hz > 0;
+         l->conv_kernel_area > 0 && ds_compute_knows_sms(c);
 }
 
 /* A grouped convolution's pass at its measured time (grouped_conv.h): the
@@ -682,7 +682,7 @@ double ds_compute_max_pool_ns(const struct ds_compute *c, const struct ds_layer 
   kk.roofline_ns = ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, kk.bytes - kk.fill_bytes);
   if (kk.fill_bytes > 0)
     kk.fill_ns = ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, kk.fill_bytes);
-  if (l->pool.kernel[0] > 0 && c->sms > 0 && c->sm_clock_hz > 0) {
+  if (l->pool.kernel[0] > 0 && ds_compute_knows_sms(c)) {
     double per_elem, per_pair, elems = backward ? inputs : outputs;
     if (c->channels_last) {
       per_elem = backward ? POOL_BWD_NHWC_CYCLES_PER_INPUT : POOL_FWD_NHWC_CYCLES_PER_OUTPUT;

@@ -135,6 +135,13 @@ struct ds_compute {
   struct ds_compute_params params;
 };
 
+/* Whether the GPU table gives the SMs and their clock: the kernels priced
+ * per SM or per CTA (cycles per element, grids, waves) need both, and fall
+ * back to the roofline without them. */
+static inline int ds_compute_knows_sms(const struct ds_compute *c) {
+  return c->sms > 0 && c->sm_clock_hz > 0;
+}
+
 /* Chooses the peak rate of the topology's GPU for dtype, or for amp's half
  * type when amp is not DS_AMP_NONE (dtype must then be fp32); DS_EUSAGE
  * when the GPU has no such math (bf16 on V100) or amp is given with a

@@ -104,7 +104,7 @@ double ds_legacy_ew_ns(const struct ds_compute *c, const struct ds_layer *l,
                        enum ds_legacy_pass p, int64_t batch, double *bytes) {
   const struct ds_legacy_ew *e = &l->legacy[c->channels_last ? 1 : 0][p];
   *bytes = 0;
-  if (c->sms <= 0 || c->sm_clock_hz <= 0 || e->bytes <= 0) return 0;
+  if (!ds_compute_knows_sms(c) || e->bytes <= 0) return 0;
   double b = (double)batch;
   double scale = pass_scale(c, l, p), strided, transposed;
   *bytes = ds_legacy_ew_bytes(c, l, p, batch);

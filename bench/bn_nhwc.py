@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """cuDNN's channels-last batch norm kernels in a torch.profiler trace, one row per kernel,
-beside the mechanism ddpsim charges for them (sim/train/compute.c, ds_compute_batch_norm_ns).
+beside the mechanism ddpsim charges for them (sim/train/norm.c, ds_batch_norm_ns).
 
 PyTorch runs batch norm of half inputs through cuDNN (aten/src/ATen/native/cudnn/
 BatchNorm.cpp, cudnn_batch_norm and cudnn_batch_norm_backward: mode
@@ -31,7 +31,7 @@ the partial results of the gx CTAs sharing its channels (forward: the Welford me
 mean and M2, a dependent chain per partial; backward: two sums). The barrier and the cycles
 per partial are not derived: --fit takes them by least squares from the FIRST trace given
 (the time of each kernel beyond its bytes and kernel_overhead) and checks them on every
-trace; compute.c's BN_NHWC_* hold the fit on the ResNeXt-101 32x4d trace (the defaults here):
+trace; norm.c's BN_NHWC_* hold the fit on the ResNeXt-101 32x4d trace (the defaults here):
 
     python3 bench/bn_nhwc.py --fit \
         bench/results/gpu-2026-11-26b-h200/prof/resnext101_32x4d-amp-b128-nhwc.json.gz \
@@ -59,7 +59,7 @@ BN_OPS = ("aten::cudnn_batch_norm", "aten::cudnn_batch_norm_backward")
 PIXELS_PER_CTA = {"fwd": 384, "bwd": 192}
 PASSES = {"fwd": (2, 3), "bwd": (3, 5)}  # cached, re-read
 CHANNELS_PER_CTA = 64
-# compute.c's BN_NHWC_BARRIER_NS and BN_NHWC_FWD/BWD_PARTIAL_CYCLES (what --fit printed on
+# norm.c's BN_NHWC_BARRIER_NS and BN_NHWC_FWD/BWD_PARTIAL_CYCLES (what --fit printed on
 # the ResNeXt-101 32x4d trace)
 BARRIER_US = 4.81
 PARTIAL_CYCLES = (49.2, 11.2)

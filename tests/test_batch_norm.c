@@ -1,6 +1,6 @@
 /*
- * Tests for batch norm's kernels (sim/train/compute.c ds_compute_batch_norm_ns,
- * compute.h): which layers are BatchNorms (model.c: the buffer
+ * Tests for batch norm's kernels (sim/train/norm.c ds_batch_norm_ns,
+ * norm.h): which layers are BatchNorms (model.c: the buffer
  * NAME.running_mean), cuDNN's passes per kernel family, the NCHW kernels'
  * one-CTA-per-channel rates, and where they do not apply (--channels-last,
  * bf16, a GPU without a clock). Expected values are worked by hand on a
@@ -21,6 +21,7 @@
 #include "sim/net/topo.h"
 #include "sim/train/compute.h"
 #include "sim/train/model.h"
+#include "sim/train/norm.h"
 #include "tests/support.h"
 
 static const char *gpus_text =
@@ -83,7 +84,7 @@ Test(batch_norm, nchw_single_read_kernels_run_at_a_ctas_rate) {
   struct ds_test_compute f;
   setup(&f, "BnGPU", DS_DTYPE_FP32, DS_AMP_NONE);
   struct ds_bn_kernel k;
-  double fwd = ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k);
+  double fwd = ds_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k);
   cr_assert_eq(k.passes, 2);
   cr_assert(k.sm_bound);
   cr_assert_float_eq(k.bytes, 160016, 1e-6);
@@ -91,7 +92,7 @@ Test(batch_norm, nchw_single_read_kernels_run_at_a_ctas_rate) {
   cr_assert_float_eq(fwd, 2 * 10000 / 2.4, 1e-6);
   cr_assert_float_eq(ds_compute_fwd_ns(&f.c, &f.m->layers[0], 10), fwd, 1e-9,
                      "the layer's forward is its batch-norm kernel");
-  double bwd = ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 10, 1, &k);
+  double bwd = ds_batch_norm_ns(&f.c, &f.m->layers[0], 10, 1, &k);
   cr_assert_eq(k.passes, 3);
   cr_assert_float_eq(bwd, 3 * 10000 / 1.6, 1e-6);
   cr_assert_float_eq(ds_compute_bwd_ns(&f.c, &f.m->layers[0], 10), bwd, 1e-9);
@@ -105,10 +106,10 @@ Test(batch_norm, nchw_channels_too_large_to_cache_take_more_passes) {
   struct ds_test_compute f;
   setup(&f, "BnGPU", DS_DTYPE_FP32, DS_AMP_NONE);
   struct ds_bn_kernel k;
-  cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 40, 0, &k), 50000,
+  cr_assert_float_eq(ds_batch_norm_ns(&f.c, &f.m->layers[0], 40, 0, &k), 50000,
                      1e-6);
   cr_assert_eq(k.passes, 3);
-  cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 40, 1, &k), 125000,
+  cr_assert_float_eq(ds_batch_norm_ns(&f.c, &f.m->layers[0], 40, 1, &k), 125000,
                      1e-6);
   cr_assert_eq(k.passes, 5);
   ds_test_compute_free(&f);
@@ -120,7 +121,7 @@ Test(batch_norm, nchw_channels_too_large_to_cache_take_more_passes) {
 Test(batch_norm, many_channels_share_each_sms_rate) {
   struct ds_test_compute f;
   setup(&f, "BnGPU", DS_DTYPE_FP32, DS_AMP_NONE);
-  cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[1], 10, 0, NULL),
+  cr_assert_float_eq(ds_batch_norm_ns(&f.c, &f.m->layers[1], 10, 0, NULL),
                      2 * 64000 / (4 * 2.55), 1e-6);
   ds_test_compute_free(&f);
 }
@@ -134,11 +135,11 @@ Test(batch_norm, channels_last_runs_at_the_roofline) {
   setup(&f, "BnGPU", DS_DTYPE_FP32, DS_AMP_NONE);
   f.c.channels_last = 1;
   struct ds_bn_kernel k;
-  cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k), 240.016,
+  cr_assert_float_eq(ds_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k), 240.016,
                      1e-6);
   cr_assert_eq(k.passes, 3);
   cr_assert_not(k.sm_bound);
-  cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 10, 1, &k), 400.032,
+  cr_assert_float_eq(ds_batch_norm_ns(&f.c, &f.m->layers[0], 10, 1, &k), 400.032,
                      1e-6);
   cr_assert_eq(k.passes, 5);
   ds_test_compute_free(&f);
@@ -153,12 +154,12 @@ Test(batch_norm, fp16_is_cudnns_and_bf16_is_not) {
   struct ds_test_compute f;
   setup(&f, "BnGPU", DS_DTYPE_FP32, DS_AMP_FP16);
   struct ds_bn_kernel k;
-  cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k),
+  cr_assert_float_eq(ds_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k),
                      2 * 10000 / 2.4, 1e-6);
   cr_assert(k.sm_bound);
   ds_test_compute_free(&f);
   setup(&f, "BnGPU", DS_DTYPE_FP32, DS_AMP_BF16);
-  cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k), 120.032,
+  cr_assert_float_eq(ds_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k), 120.032,
                      1e-6);
   cr_assert_eq(k.passes, 3);
   cr_assert_not(k.sm_bound);
@@ -170,7 +171,7 @@ Test(batch_norm, a_gpu_without_a_clock_has_no_sm_bound) {
   struct ds_test_compute f;
   setup(&f, "NoClockGPU", DS_DTYPE_FP32, DS_AMP_NONE);
   struct ds_bn_kernel k;
-  cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k), 160.016,
+  cr_assert_float_eq(ds_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k), 160.016,
                      1e-6);
   cr_assert_not(k.sm_bound);
   ds_test_compute_free(&f);
@@ -200,7 +201,7 @@ Test(batch_norm, the_cta_bound_shows_on_hopper_not_on_volta) {
                  err.msg);
     cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK);
     struct ds_bn_kernel k;
-    ds_compute_batch_norm_ns(&c, &m->layers[l], 32, 0, &k);
+    ds_batch_norm_ns(&c, &m->layers[l], 32, 0, &k);
     cr_assert_eq(k.passes, 3);
     cr_assert_eq(k.sm_rate_ns > k.roofline_ns, cases[i].sm_wins, "%s: sm %.0f roofline %.0f",
                  cases[i].topo, k.sm_rate_ns, k.roofline_ns);
@@ -223,7 +224,7 @@ Test(batch_norm, channels_last_half_caps_the_grid_and_rereads_the_rest) {
   setup(&f, "BnGPU", DS_DTYPE_FP32, DS_AMP_FP16);
   f.c.channels_last = 1;
   struct ds_bn_kernel k;
-  cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k), 5311.344,
+  cr_assert_float_eq(ds_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k), 5311.344,
                      1e-6);
   cr_assert_eq(k.grid_x, 8);
   cr_assert_eq(k.grid_y, 1);
@@ -233,7 +234,7 @@ Test(batch_norm, channels_last_half_caps_the_grid_and_rereads_the_rest) {
   cr_assert_float_eq(k.bytes, 107744, 1e-6);
   cr_assert_float_eq(k.sync_ns, 5203.6, 1e-6);
   cr_assert_not(k.sm_bound);
-  cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 10, 1, &k), 5087.352,
+  cr_assert_float_eq(ds_batch_norm_ns(&f.c, &f.m->layers[0], 10, 1, &k), 5087.352,
                      1e-6);
   cr_assert_eq(k.grid_x, 8);
   cr_assert_eq(k.passes, 5);
@@ -256,14 +257,14 @@ Test(batch_norm, channels_last_half_keeps_small_layers_on_chip_in_rounds) {
   f.c.channels_last = 1;
   cr_assert_eq(f.m->layers[4].bn_channels, 256);
   struct ds_bn_kernel k;
-  cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[4], 100, 0, &k), 10943.296,
+  cr_assert_float_eq(ds_batch_norm_ns(&f.c, &f.m->layers[4], 100, 0, &k), 10943.296,
                      1e-6);
   cr_assert_eq(k.grid_x, 3);
   cr_assert_eq(k.grid_y, 2);
   cr_assert_eq(k.rounds, 2);
   cr_assert_eq(k.passes, 2);
   cr_assert_float_eq(k.bytes, 1028096, 1e-6);
-  cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[4], 100, 1, &k), 21049.92,
+  cr_assert_float_eq(ds_batch_norm_ns(&f.c, &f.m->layers[4], 100, 1, &k), 21049.92,
                      1e-6);
   cr_assert_eq(k.grid_x, 6);
   cr_assert_eq(k.grid_y, 1);
@@ -283,13 +284,13 @@ Test(batch_norm, bf16_channels_last_launches_two_kernels_per_direction) {
                         DS_AMP_BF16);
   f.c.channels_last = 1;
   struct ds_bn_kernel k;
-  cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k), 2120.032,
+  cr_assert_float_eq(ds_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k), 2120.032,
                      1e-6);
   cr_assert_eq(k.kernels, 2);
   cr_assert_eq(k.passes, 3);
   cr_assert_eq(k.rounds, 0, "no persistent grid");
   f.c.channels_last = 0;
-  cr_assert_float_eq(ds_compute_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k), 1120.032,
+  cr_assert_float_eq(ds_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k), 1120.032,
                      1e-6);
   cr_assert_eq(k.kernels, 1);
   ds_test_compute_free(&f);
@@ -325,10 +326,10 @@ Test(batch_norm, h200_grids_are_the_traced_ones) {
       if (strcmp(m->layers[j].name, cases[i].layer) == 0) l = j;
     cr_assert(l >= 0, "%s", cases[i].layer);
     struct ds_bn_kernel k;
-    ds_compute_batch_norm_ns(&c, &m->layers[l], 128, 0, &k);
+    ds_batch_norm_ns(&c, &m->layers[l], 128, 0, &k);
     cr_assert_eq(k.grid_x, cases[i].fwd_x, "%s forward: %d", cases[i].layer, k.grid_x);
     cr_assert_eq(k.grid_y, cases[i].fwd_y, "%s forward: %d", cases[i].layer, k.grid_y);
-    ds_compute_batch_norm_ns(&c, &m->layers[l], 128, 1, &k);
+    ds_batch_norm_ns(&c, &m->layers[l], 128, 1, &k);
     cr_assert_eq(k.grid_x, cases[i].bwd_x, "%s backward: %d", cases[i].layer, k.grid_x);
     cr_assert_eq(k.grid_y, cases[i].bwd_y, "%s backward: %d", cases[i].layer, k.grid_y);
   }
@@ -355,8 +356,8 @@ Test(batch_norm, compute_and_bn_nhwc_py_agree_on_resnet50) {
   int layers = 0;
   for (int32_t j = 0; j < m->n_layers; j++) {
     if (m->layers[j].bn_channels == 0) continue;
-    ns += ds_compute_batch_norm_ns(&c, &m->layers[j], 128, 0, NULL) +
-          ds_compute_batch_norm_ns(&c, &m->layers[j], 128, 1, NULL);
+    ns += ds_batch_norm_ns(&c, &m->layers[j], 128, 0, NULL) +
+          ds_batch_norm_ns(&c, &m->layers[j], 128, 1, NULL);
     layers++;
   }
   cr_assert_eq(layers, 53);

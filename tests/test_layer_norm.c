@@ -1,6 +1,6 @@
 /*
- * Tests for layer norm's kernels (sim/train/compute.c ds_compute_layer_norm_ns,
- * compute.h): the model file's layer_norm [rows, N] (model.c), PyTorch's
+ * Tests for layer norm's kernels (sim/train/norm.c ds_layer_norm_ns,
+ * norm.h): the model file's layer_norm [rows, N] (model.c), PyTorch's
  * kernels per pass (layer_norm_kernel.cu: the vectorised forward, or two
  * kernels where N is not a multiple of 4; the backward's input gradient and
  * gamma/beta reduction, or its partial path for many rows), their bytes,
@@ -17,6 +17,7 @@
 #include "sim/net/topo.h"
 #include "sim/train/compute.h"
 #include "sim/train/model.h"
+#include "sim/train/norm.h"
 #include "tests/support.h"
 
 static const char *gpus_text =
@@ -69,13 +70,13 @@ Test(layer_norm, forward_one_kernel_backward_two_at_their_rates) {
   setup(&f, "LnGPU", 0, DS_DTYPE_FP32);
   const struct ds_layer *l = &f.m->layers[0];
   struct ds_ln_kernels k;
-  double fwd = ds_compute_layer_norm_ns(&f.c, l, 10, 0, &k);
+  double fwd = ds_layer_norm_ns(&f.c, l, 10, 0, &k);
   cr_assert_eq(k.kernels, 1);
   cr_assert_float_eq(k.bytes, 520512, 1e-6);
   cr_assert_float_eq(fwd, 128000 / (8 * 1.845), 1e-6);
   cr_assert_float_eq(ds_compute_fwd_ns(&f.c, l, 10), fwd, 1e-9,
                      "the layer's forward is its layer-norm kernel");
-  double bwd = ds_compute_layer_norm_ns(&f.c, l, 10, 1, &k);
+  double bwd = ds_layer_norm_ns(&f.c, l, 10, 1, &k);
   cr_assert_eq(k.kernels, 2);
   cr_assert_eq(k.gamma_beta_partial, 0);
   cr_assert_float_eq(k.row_ns, 776.256, 1e-6);
@@ -105,7 +106,7 @@ Test(layer_norm, an_unaligned_row_runs_two_forward_kernels) {
   struct ds_test_compute f;
   setup(&f, "LnGPU", 0, DS_DTYPE_FP32);
   struct ds_ln_kernels k;
-  double fwd = ds_compute_layer_norm_ns(&f.c, &f.m->layers[1], 10, 0, &k);
+  double fwd = ds_layer_norm_ns(&f.c, &f.m->layers[1], 10, 0, &k);
   cr_assert_eq(k.kernels, 2);
   cr_assert_float_eq(k.bytes, 272000 + 536528, 1e-6);
   cr_assert_float_eq(fwd, 272 + 536.528, 1e-6);
@@ -118,7 +119,7 @@ Test(layer_norm, no_weights_no_gamma_beta_kernel) {
   struct ds_test_compute f;
   setup(&f, "LnGPU", 0, DS_DTYPE_FP32);
   struct ds_ln_kernels k;
-  double bwd = ds_compute_layer_norm_ns(&f.c, &f.m->layers[2], 10, 1, &k);
+  double bwd = ds_layer_norm_ns(&f.c, &f.m->layers[2], 10, 1, &k);
   cr_assert_eq(k.kernels, 1);
   cr_assert_float_eq(k.gamma_beta_ns, 0, 0);
   cr_assert_float_eq(bwd, 776, 1e-6);
@@ -135,7 +136,7 @@ Test(layer_norm, many_rows_and_few_columns_take_the_partial_path) {
   struct ds_test_compute f;
   setup(&f, "LnGPU", 0, DS_DTYPE_FP32);
   struct ds_ln_kernels k;
-  ds_compute_layer_norm_ns(&f.c, &f.m->layers[0], 700, 1, &k);
+  ds_layer_norm_ns(&f.c, &f.m->layers[0], 700, 1, &k);
   cr_assert_eq(k.gamma_beta_partial, 1);
   cr_assert_eq(k.kernels, 4, "input gradient, partial sums, two sum(0)s");
   cr_assert_float_eq(k.gamma_beta_ns, 37520.256 + 2 * 560.384, 1e-6);
@@ -150,10 +151,10 @@ Test(layer_norm, half_elements_move_half_the_bytes) {
   struct ds_test_compute f;
   setup(&f, "LnGPU", 0, DS_DTYPE_BF16);
   struct ds_ln_kernels k;
-  double fwd = ds_compute_layer_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k);
+  double fwd = ds_layer_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k);
   cr_assert_float_eq(k.bytes, 264256, 1e-6);
   cr_assert_float_eq(fwd, 128000 / (8 * 1.845), 1e-6);
-  ds_compute_layer_norm_ns(&f.c, &f.m->layers[0], 10, 1, &k);
+  ds_layer_norm_ns(&f.c, &f.m->layers[0], 10, 1, &k);
   cr_assert_float_eq(k.row_ns, 392.128, 1e-6);
   ds_test_compute_free(&f);
 }
@@ -164,9 +165,9 @@ Test(layer_norm, no_clock_means_the_roofline) {
   struct ds_test_compute f;
   setup(&f, "NoClockGPU", 0, DS_DTYPE_FP32);
   struct ds_ln_kernels k;
-  cr_assert_float_eq(ds_compute_layer_norm_ns(&f.c, &f.m->layers[0], 10, 0, NULL), 520.512,
+  cr_assert_float_eq(ds_layer_norm_ns(&f.c, &f.m->layers[0], 10, 0, NULL), 520.512,
                      1e-6);
-  ds_compute_layer_norm_ns(&f.c, &f.m->layers[0], 10, 1, &k);
+  ds_layer_norm_ns(&f.c, &f.m->layers[0], 10, 1, &k);
   cr_assert_float_eq(k.gamma_beta_ns, 520.512, 1e-6);
   ds_test_compute_free(&f);
 }
@@ -213,9 +214,9 @@ Test(layer_norm, gpt2_on_h200_runs_the_fitted_kernels) {
   cr_assert_eq(l->ln_rows, 1024, "the exporter marks GPT-2's layer norms");
   cr_assert_eq(l->ln_cols, 768);
   struct ds_ln_kernels k;
-  double fwd = ds_compute_layer_norm_ns(&c, l, 8, 0, &k);
+  double fwd = ds_layer_norm_ns(&c, l, 8, 0, &k);
   cr_assert_float_eq(fwd, 2.0 * 8192 * 768 / (132 * 1.845 * 1.98e9) * 1e9 + 4000, 1e-3);
-  ds_compute_layer_norm_ns(&c, l, 8, 1, &k);
+  ds_layer_norm_ns(&c, l, 8, 1, &k);
   cr_assert_eq(k.kernels, 2);
   cr_assert_float_eq(k.gamma_beta_ns, 2.0 * 8192 * 32 / (6.24 * 1.98e9) * 1e9 + 4000, 1e-3);
   ds_topo_free(t);

@@ -71,6 +71,16 @@ enqueue 54.421 ms, GPU kernels 40.13 ms, ddpsim 45.38 ms):
   ResNeXt-101 fp32 b32 itself took 36.44 ms (26b host_phases.csv) and 53.29 ms
   (26b torch.csv, min 43.41) on two lent H200s: the host's speed, not the
   gates, moves this row.
+- ddpsim with the topology's compute keys set (a copy of
+  validation/topologies/nd-h200-v5.yaml beside it, so its gpus.yaml is the same):
+  host_dispatch 23.05us, host_node 21.9us (the defaults) 45.382 ms; 23.5us and
+  24.6us (this trace's per-unit costs in the calibration's mode) 47.473 ms;
+  23.5us and 39.4us (backward in the 1.6x mode) 58.679 ms; measured 54.916
+  (min 45.314). What the model would need is the host's mode, which no input
+  carries, not a dearer gate; a per-node-kind cost (ConvolutionBackward0 ~75 us,
+  plain other ~27, AccumulateGrad ~5.4, the join ~52, unprofiled by the scaling
+  above; forward conv ~51 against other ~22 us a call) would move this model by
+  the 2.6 ms its node mix differs from the pool, and stays a one-trace estimate.
 Standard library only.
 """
 

@@ -589,3 +589,33 @@ Test(collbench, allgather_under_protocols_prints_nccls_prediction) {
   }
   free(o.text);
 }
+
+Test(collbench, text_table_closes_with_the_mean_bus_bandwidth) {
+  /* As nccl-tests' table: after the rows, "# Avg bus bandwidth : X", the
+   * mean of the rows' busbw (here 1, 2 and 4 MiB, from the CSV of the same
+   * run), printed to 0.01 GB/s; the table's last line. CSV and JSON have no
+   * such line (their readers take every row). */
+  const char *args = "--topo tests/data/ring8.yaml -b 1M -e 4M";
+  char csv_args[256];
+  snprintf(csv_args, sizeof csv_args, "%s --format csv", args);
+  struct output c = run(csv_args);
+  cr_assert_eq(c.st, DS_OK, "%s", c.err.msg);
+  struct csv_row rows[8];
+  int n = parse_rows(c.text, rows, 8);
+  cr_assert_eq(n, 3);
+  double mean = (rows[0].busbw + rows[1].busbw + rows[2].busbw) / 3;
+  cr_assert_null(strstr(c.text, "Avg bus"), "%s", c.text);
+  struct output t = run(args);
+  cr_assert_eq(t.st, DS_OK, "%s", t.err.msg);
+  const char *line = strstr(t.text, "# Avg bus bandwidth    : ");
+  cr_assert_not_null(line, "%s", t.text);
+  double avg;
+  int sizes;
+  cr_assert_eq(sscanf(line, "# Avg bus bandwidth    : %lf GB/s (mean over %d sizes)", &avg,
+                      &sizes), 2, "%s", line);
+  cr_assert_eq(sizes, 3);
+  cr_assert_float_eq(avg, mean, 0.005 + 1e-9, "%.4f against %.4f", avg, mean);
+  cr_assert_eq(strchr(line, '\n')[1], '\0', "not the last line: %s", line);
+  free(c.text);
+  free(t.text);
+}

@@ -67,6 +67,15 @@ Test(collbench_plot, png_and_svg_are_written) {
   cr_assert(strstr(text, "ddpsim allreduce ring/Simple"), "no Simple curve");
   cr_assert(strstr(text, "reference: nccl_allreduce_8xa100_azure.csv"), "no reference");
   free(text);
+  /* the text table's closing lines say where the reference's 24 points went */
+  char where[400];
+  snprintf(where, sizeof where, "# Avg bus bandwidth    : ");
+  cr_assert(strstr(r.out, where), "%s", r.out);
+  snprintf(where, sizeof where,
+           "# reference: 24 points of tests/data/nccl_allreduce_8xa100_azure.csv drawn on %s\n",
+           svg);
+  const char *at = strstr(r.out, where);
+  cr_assert(at && at[strlen(where)] == '\0', "%s", r.out);
   ds_test_release(&r);
   char ls[300];
   snprintf(ls, sizeof ls, "test $(ls %s | wc -l) -eq 2", dir);

@@ -808,6 +808,62 @@ Test(ddp, bf16_on_a_gpu_without_it_is_a_usage_error) {
   ds_topo_free(t);
 }
 
+/* The rank-r all-reduce of bucket k, or NULL. */
+static const struct ds_op *bucket_allreduce(const struct ds_schedule *s, int32_t r, int32_t k) {
+  for (size_t i = 0; i < s->n_ops; i++)
+    if (s->ops[i].rank == r && s->ops[i].kind == DS_OP_ALLREDUCE && s->ops[i].bucket == k)
+      return &s->ops[i];
+  return NULL;
+}
+
+Test(ddp, find_unused_launches_every_bucket_when_its_last_gradient_is_ready) {
+  /* PyTorch's reducer marks a locally unused parameter ready at the first
+   * autograd hook of backward (reducer.cpp autograd_hook: `if
+   * (!has_marked_unused_parameters_) ... mark_variable_ready(unused_index)`),
+   * so it never holds its bucket back, and the map's all-reduce is launched
+   * only once the last bucket is (mark_variable_ready ->
+   * all_reduce_local_used_map). A model file has no unused parameter, so
+   * with find_unused_parameters every bucket's all-reduce waits for
+   * exactly what it waits for without it (the same ops, by id: the map's
+   * ops come after), and for none of the map's ops. */
+  struct fixture f;
+  setup(&f, TINY_TOPO, TINY_MODEL, DS_AMP_NONE);
+  struct ds_err err = {0};
+  struct ds_buckets b;
+  cr_assert_eq(ds_ddp_buckets(f.m, 4, 1 * MIB, 25 * MIB, DS_BUCKETS_READY, &b), DS_OK);
+  cr_assert_gt(b.n, 1, "the toy needs several buckets");
+  struct ds_ddp_options opt = {.world_size = 2, .batch = 1, .proto_fixed = DS_PROTO_COUNT};
+  struct ds_schedule *s[2];
+  for (int used = 0; used <= 1; used++) {
+    opt.local_used_map = used;
+    cr_assert_eq(ds_schedule_new(2, &s[used]), DS_OK);
+    cr_assert_eq(ds_ddp_build(f.m, &f.c, &opt, &b, 0, 0, s[used]), DS_OK);
+    cr_assert_eq(ds_schedule_validate(s[used], &err), DS_OK, "%s", err.msg);
+  }
+  for (int32_t r = 0; r < 2; r++)
+    for (int32_t k = 0; k < b.n; k++) {
+      const struct ds_op *a = bucket_allreduce(s[0], r, k), *u = bucket_allreduce(s[1], r, k);
+      cr_assert(a && u, "rank %d bucket %d", r, k);
+      cr_assert_eq(a->dep_count, u->dep_count, "rank %d bucket %d", r, k);
+      const int64_t *da = ds_schedule_deps(s[0], a), *du = ds_schedule_deps(s[1], u);
+      for (uint32_t d = 0; d < a->dep_count; d++) {
+        /* the same op (ids shift by the map's ops of the ranks built before) */
+        size_t ia, iu;
+        cr_assert_eq(ds_schedule_find(s[0], da[d], &ia), 0);
+        cr_assert_eq(ds_schedule_find(s[1], du[d], &iu), 0);
+        const struct ds_op *pa = &s[0]->ops[ia], *pu = &s[1]->ops[iu];
+        cr_assert(pa->rank == pu->rank && pa->kind == pu->kind && pa->stream == pu->stream &&
+                      pa->layer == pu->layer && pa->bucket == pu->bucket &&
+                      strcmp(pa->name, pu->name) == 0,
+                  "rank %d bucket %d dep %u: %s against %s", r, k, d, pa->name, pu->name);
+        cr_assert(strncmp(pu->name, "local_used", 10) != 0, "bucket %d waits for the map", k);
+      }
+    }
+  for (int used = 0; used <= 1; used++) ds_schedule_free(s[used]);
+  ds_ddp_buckets_release(&b);
+  teardown(&f);
+}
+
 Test(ddp, find_unused_all_reduces_the_local_used_map_after_the_buckets) {
   /* find_unused_parameters (local_used_map): after the last bucket's
    * all-reduce, the reducer's host launches two copies and the call

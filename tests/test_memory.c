@@ -237,3 +237,46 @@ Test(memory, fp16_hook_buffers_count_from_their_bucket_until_the_step) {
   ds_ddp_buckets_release(&bk);
   ds_model_free(m);
 }
+
+Test(memory, dataparallel_gpu0_counts_the_optimizer_steps_temporaries) {
+  /* One layer a (10,000 parameters, saves 1,000 B per sample), 10 B of
+   * output and 100 B of input per sample, no loss log-probs, Adam; 2
+   * replicas of batch 1, fp32: P = 40,000 B, Adam's two moments 80,000.
+   * GPU 0 holds P + 80,000 + the other replica's input 100 = 120,100.
+   * The loss's backward: 1,000 saved + the gathered outputs 20 and their
+   * gradient 20: 121,140. After a's backward: its gradient P + the held
+   * outputs 20: 160,120. The reduce: replica 0's P and the sum's P:
+   * 200,120. The step (torch.nn.DataParallel's optimizer runs on GPU 0):
+   * .grad P + outputs 20 + the step's temporaries, as single's
+   * (memory.c): foreach Adam's sqrt of the second moments, P (200,120:
+   * ties the reduce, which stays the peak); with weight decay the decayed
+   * gradients, P more: 240,120, at the step; 1.4/1.9's loop, one
+   * tensor's worth (10,000 x 4 B) of sqrt, division and decayed gradient:
+   * 120,000, 280,120. The other GPU never steps: its replica P, then its
+   * gradient P at most: 80,000 + the outputs' gradient chunk 10 during
+   * the loss's backward is below. */
+  const char *text =
+      "schema_version: 1\nname: step\nsample: s\ndefault_batch: 1\noptimizer: adam\n"
+      "output_bytes: 10\ninput_bytes: 100\nlayers:\n"
+      "  - {name: a, fwd_flops: 1, bwd_flops: 2, fwd_bytes: 8, act_bytes: 1000,"
+      " params: [{name: wa, numel: 10000}]}\n";
+  struct ds_model *m = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_test_load_model_text(text, &m, &err), DS_OK, "%s", err.msg);
+  struct ds_precision fp32 = {4, 4, 0};
+  struct ds_dp_options o = {.world_size = 2, .batch = 1};
+  struct ds_dp_memory mem;
+  ds_dp_memory(m, &fp32, &o, &mem);
+  expect_gpu(&mem.gpu0, 200120, 0, 20, 80000, "the reduce");
+  cr_assert_float_eq(mem.gpu0.step, 0, 1e-9);
+  o.weight_decay = 1;
+  ds_dp_memory(m, &fp32, &o, &mem);
+  expect_gpu(&mem.gpu0, 240120, 0, 20, 40000, "the step");
+  cr_assert_float_eq(mem.gpu0.step, 80000, 1e-9);
+  cr_assert_float_eq(mem.other.step, 0, 1e-9);
+  cr_assert_float_eq(mem.other.total, 80000, 1e-9);
+  o.optimizer_loop = 1;
+  ds_dp_memory(m, &fp32, &o, &mem);
+  expect_gpu(&mem.gpu0, 280120, 0, 20, 40000, "the step");
+  ds_model_free(m);
+}

@@ -573,6 +573,8 @@ static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
   }
   print_header(out, o, topo, &pl);
   int first = 1;
+  double busbw_sum = 0;
+  int32_t n_rows = 0;
   /* Sizes as nccl-tests makes them: whole elements, multiplied by -f. */
   for (double s = o->min_bytes; s <= o->max_bytes * (1 + 1e-12); s *= o->factor) {
     struct row r = {.count = (double)(int64_t)(s / FLOAT_BYTES), .proto = DS_PROTO_COUNT,
@@ -619,6 +621,8 @@ static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
     r.busbw_gbps = r.algbw_gbps * o->desc->bus_factor(n);
     print_row(out, o, &pl, &r, first);
     first = 0;
+    busbw_sum += r.busbw_gbps;
+    n_rows++;
     if (o->plot) {
       char group[DS_BUSBW_GROUP_MAX];
       row_group(o, &r, group, sizeof group);
@@ -629,6 +633,16 @@ static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
     }
   }
   if (st == DS_OK && o->format == DS_FORMAT_JSON) fputs("\n]\n", out);
+  /* The text table closes as nccl-tests' does, with the mean bus bandwidth
+   * over its sizes (a comment line, so readers of the rows skip it), and
+   * says where --reference's points went: they are drawn, not tabled. */
+  if (st == DS_OK && o->format == DS_FORMAT_TEXT) {
+    fprintf(out, "# Avg bus bandwidth    : %.2f GB/s (mean over %d size%s)\n",
+            n_rows ? busbw_sum / n_rows : 0.0, n_rows, n_rows == 1 ? "" : "s");
+    if (ref)
+      fprintf(out, "# reference: %zu point%s of %s drawn on %s\n", ref->n,
+              ref->n == 1 ? "" : "s", o->reference, o->plot);
+  }
   if (st == DS_OK && o->plot) {
     char title[512];
     snprintf(title, sizeof title, "ddpsim collective: %s, %d ranks on %s (%d x %s): busbw "

@@ -346,6 +346,8 @@ static void print_dp_gpu(FILE *fp, const char *what, const struct ds_dp_gpu_memo
           what, m->total / DS_UNITS_GIB, m->params / DS_UNITS_GIB, m->grads / DS_UNITS_GIB,
           m->optimizer / DS_UNITS_GIB, m->activations / DS_UNITS_GIB, m->inputs / DS_UNITS_GIB,
           m->outputs / DS_UNITS_GIB);
+  if (m->step > 0) /* only at the step, on GPU 0 */
+    fprintf(fp, "      + the optimizer step's temporaries %.3f GiB\n", m->step / DS_UNITS_GIB);
   if (m->peak_layer_name)
     fprintf(fp, "      in backward, after layer %s's\n", m->peak_layer_name);
   else if (m->peak_at)

@@ -859,7 +859,9 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
     struct ds_dp_options dopt = {.world_size = c.world, .batch = c.batch,
                                  .output_device = oc.dp_output_device,
                                  .parallel_loss = oc.dp_parallel_loss,
-                                 .grad_kept = c.compute.grad_kept};
+                                 .grad_kept = c.compute.grad_kept,
+                                 .optimizer_loop = c.compute.optimizer_loop,
+                                 .weight_decay = c.compute.weight_decay};
     ds_dp_memory(c.model, &c.compute.precision, &dopt, &s->dp_mem);
     s->has_dp_mem = 1;
     s->mem = (struct ds_ddp_memory){.params = s->dp_mem.gpu0.params,

@@ -617,7 +617,15 @@ int64_t ds_ddp_colls_per_iteration(const struct ds_ddp_options *opt, int32_t n_b
  * on its stream), and finalize_backward's local_used_work_->wait() makes
  * the compute stream wait for it, so the step does (t->comm). Host: the
  * two copies' launches (host_grad_copy each) and the call
- * (host_collective); the device copy at the memory roofline. */
+ * (host_collective); the device copy at the memory roofline.
+ * A locally unused parameter never delays its bucket: the reducer marks
+ * every one ready at backward's first autograd hook (reducer.cpp
+ * autograd_hook: `if (!has_marked_unused_parameters_) { ... for (unused_index
+ * : unused_parameters_) mark_variable_ready(unused_index); }`, the list
+ * found by prepare_for_backward's search_unused_parameters). Model files
+ * have no unused parameter, so each bucket launches when its last gradient
+ * is ready, with or without the option, and waits for nothing of the map's
+ * (test_ddp find_unused_launches_every_bucket_when_its_last_gradient_is_ready). */
 static ds_status emit_local_used(const struct ds_model *m, const struct ds_compute *c,
                                  const struct ds_ddp_options *opt, int32_t rank, int64_t coll,
                                  struct rank_tails *t, struct ds_schedule_builder *bd) {

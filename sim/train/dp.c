@@ -304,7 +304,8 @@ ds_status ds_dp_build(const struct ds_model *m, const struct ds_compute *c,
 }
 
 static void sum(struct ds_dp_gpu_memory *g) {
-  g->total = g->params + g->grads + g->optimizer + g->activations + g->inputs + g->outputs;
+  g->total =
+      g->params + g->grads + g->optimizer + g->activations + g->inputs + g->outputs + g->step;
 }
 
 /* Keeps in *best the fuller of it and the state now. */
@@ -317,11 +318,12 @@ static void keep_fuller(struct ds_dp_gpu_memory *best, struct ds_dp_gpu_memory n
  * inputs, kept .grad); loss_out the outputs' terms at the loss's backward,
  * loss_act the loss's log-probs there; held_out what stays of the outputs
  * after it (the gathered outputs on the output device); reduced the sum
- * GPU 0 receives. */
+ * GPU 0 receives; step_temp, on GPU 0 (steps), the optimizer's
+ * temporaries. */
 static struct ds_dp_gpu_memory walk(const struct ds_model *m, const struct ds_precision *pr,
                                     int64_t batch, struct ds_dp_gpu_memory held,
                                     double loss_out, double loss_act, double held_out,
-                                    double reduced) {
+                                    double reduced, int steps, double step_temp) {
   double saved = 0;
   for (int32_t l = 0; l < m->n_layers; l++) saved += ds_layer_saved_bytes(m, pr, l, batch);
   double kept = held.grads;
@@ -348,6 +350,15 @@ static struct ds_dp_gpu_memory walk(const struct ds_model *m, const struct ds_pr
   now.peak_at = "the reduce";
   now.peak_layer_name = NULL;
   keep_fuller(&best, now);
+  if (steps) {
+    /* the step: the replicas' gradients (ReduceAddCoalesced's inputs) are
+     * freed with the graph; the sum is .grad (a kept one added into), one
+     * copy of the parameters' bytes; the step's new tensors beside it */
+    now.grads = (double)m->total_numel * pr->param_bytes;
+    now.step = step_temp;
+    now.peak_at = "the step";
+    keep_fuller(&best, now);
+  }
   return best;
 }
 
@@ -388,12 +399,16 @@ void ds_dp_memory(const struct ds_model *m, const struct ds_precision *pr,
     rest_act = 0;
   }
   int od0 = opt->output_device == 0 || opt->world_size < 2;
+  /* GPU 0's optimizer steps every parameter, as single's does */
+  struct ds_memory_options mo = {.step_numel = (double)m->total_numel,
+                                 .optimizer_loop = opt->optimizer_loop,
+                                 .weight_decay = opt->weight_decay};
   out->gpu0 = walk(m, pr, opt->batch, held0, od0 ? od_out : rest_out, od0 ? od_act : rest_act,
                    od0 ? od_held : (opt->parallel_loss ? 2 * 4.0 * w : 0),
-                   opt->world_size > 1 ? p : 0);
+                   opt->world_size > 1 ? p : 0, 1, ds_step_temporaries(m, pr, &mo));
   if (opt->world_size < 2) return;
   /* the fullest other GPU: the output device when it is not GPU 0 */
   int od_other = !od0;
   out->other = walk(m, pr, opt->batch, held, od_other ? od_out : rest_out,
-                    od_other ? od_act : rest_act, od_other ? od_held : 0, 0);
+                    od_other ? od_act : rest_act, od_other ? od_held : 0, 0, 0, 0);
 }

@@ -82,6 +82,10 @@ struct ds_dp_options {
   /* memory only: .grad kept between iterations (PyTorch 1.4, 1.9), so GPU 0
    * holds it beside the reduce's output and replica 0's gradients */
   int grad_kept;
+  /* memory only: the optimizer's step on GPU 0 (ds_step_temporaries):
+   * PyTorch 1.4/1.9's per-parameter loop, and a nonzero weight_decay */
+  int optimizer_loop;
+  int weight_decay;
 };
 
 /* Builds one iteration (see above) into out: ranks 1 .. W-1 first, then
@@ -113,7 +117,10 @@ ds_status ds_dp_build(const struct ds_model *model, const struct ds_compute *com
  *     replica is done) allocated; the output's gradient gone;
  *   the reduce (comm.reduce_add_coalesced): every replica's gradients,
  *     and on GPU 0 their sum, which becomes .grad (added into a kept one);
- *   the step: .grad (the step's temporaries are not counted here). */
+ *   the step (GPU 0 only: torch.nn.DataParallel keeps the module there and
+ *     the training loop's optimizer steps its parameters): .grad, the
+ *     gathered outputs still held, and the step's temporaries over every
+ *     parameter (ds_step_temporaries, as single derives them). */
 struct ds_dp_gpu_memory {
   double params;      /* the module (GPU 0) or its replica */
   double grads;       /* the replica's gradients; GPU 0 also the reduced .grad */
@@ -122,8 +129,10 @@ struct ds_dp_gpu_memory {
                        * log-probs where it runs) */
   double inputs;      /* GPU 0: the other replicas' inputs, scattered from it */
   double outputs;     /* gathered outputs, their gradient, nll_loss's gradient */
+  double step;        /* GPU 0 at the step: the optimizer's temporaries */
   double total;
-  const char *peak_at;         /* "the loss's backward", "backward", "the reduce" */
+  const char *peak_at;         /* "the loss's backward", "backward", "the reduce",
+                                * "the step" */
   const char *peak_layer_name; /* backward: the layer just back-propagated */
 };
 

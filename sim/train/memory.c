@@ -56,8 +56,8 @@ static double output_bytes(const struct ds_model *m, const struct ds_precision *
  * sqrt of the second moments (SGD's momentum works in place) and the
  * decayed gradients, over every parameter stepped; under the loop, one
  * tensor's worth of each at a time, Adam's sqrt and division two. */
-static double step_temporaries(const struct ds_model *m, const struct ds_precision *pr,
-                               const struct ds_memory_options *opt) {
+double ds_step_temporaries(const struct ds_model *m, const struct ds_precision *pr,
+                           const struct ds_memory_options *opt) {
   int adam = m->optimizer == DS_OPT_ADAM;
   if (!opt->optimizer_loop)
     return opt->step_numel * pr->param_bytes * (adam + (opt->weight_decay != 0));
@@ -87,7 +87,7 @@ void ds_ddp_memory(const struct ds_model *m, const struct ds_precision *pr, int6
    * saved, both live beside them (the H200's GPT-2 runs: 3.06 GiB above
    * the forward's end, twice its 1.53 GiB of log-probs) */
   out->loss_grads = 2 * ds_loss_saved_bytes(m, pr, (double)batch);
-  out->step_temp = step_temporaries(m, pr, opt);
+  out->step_temp = ds_step_temporaries(m, pr, opt);
   double kept = opt->grads_kept ? out->grads : 0; /* live from the start */
   /* backward's start */
   out->peak_at = DS_PEAK_BACKWARD_START;

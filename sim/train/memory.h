@@ -88,6 +88,12 @@ struct ds_memory_options {
   const double *hook_ready_bytes;
 };
 
+/* The optimizer step's temporaries, bytes, under opt (step_numel,
+ * optimizer_loop, weight_decay; see ds_memory_options): what single and
+ * DDP add at the step, and DataParallel on GPU 0, where its optimizer runs. */
+double ds_step_temporaries(const struct ds_model *model, const struct ds_precision *pr,
+                           const struct ds_memory_options *opt);
+
 /* What autograd saves for the loss's backward over `samples` samples,
  * outside every layer (the model's loss_act_bytes): in fp32 under --amp, as
  * autocast runs the loss; scaled like the activations under --dtype. */

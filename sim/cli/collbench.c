@@ -85,11 +85,19 @@ static const char usage[] =
     "                         (v2.30.7 constants). The algo/proto columns say what ran.\n"
     "                         Ring kinds across nodes run one ring per NIC (S/K each),\n"
     "                         on a box with unequal links the fastest ring order\n"
-    "                         (ddpsim topo prints them; docs/collectives.md)\n"
+    "                         (ddpsim topo prints them; docs/collectives.md).\n"
+    "                         broadcast, reduce: ring (NCCL's only one for them), or\n"
+    "                         auto: the ring with the protocol NCCL picks per size\n";
+
+/* two strings: C99 guarantees literals up to 4095 characters */
+static const char usage_rest[] =
     "  --proto none|LL|LL128|Simple|auto  NCCL protocol (default: none with --algo\n"
     "                         ring or tree, auto with auto or nvls; direct,\n"
     "                         reduce-broadcast and hierarchical have none).\n"
     "                         allgather and reducescatter: the ring's protocols;\n"
+    "                         broadcast and reduce: a chain on the ring's protocols,\n"
+    "                         as DDP's buffer broadcast runs (NCCL's channels for\n"
+    "                         the size: small ones run on fewer);\n"
     "                         alltoall and sendrecv: NCCL's p2p (LL or Simple, LL up\n"
     "                         to 16 KiB per channel). none: the\n"
     "                         plain algorithm (one channel, the links' own latency);\n"
@@ -100,7 +108,8 @@ static const char usage[] =
     "                         rows); else auto runs the plain ring and says so\n"
     "  --nccl-extra measured|none  with a protocol: add the mechanisms NCCL's model\n"
     "                         leaves out (launch, Simple slice syncs, NVLS pipeline;\n"
-    "                         fitted on 8x A100; default measured; docs/collectives.md)\n"
+    "                         fitted on 8x A100; default measured; broadcast and\n"
+    "                         reduce: the launch only; docs/collectives.md)\n"
     "  -b, --minbytes SIZE    smallest size, e.g. 8, 1K, 32MiB (default 8)\n"
     "  -e, --maxbytes SIZE    largest size (default 128M)\n"
     "  -f, --stepfactor X     multiply the size by X each step, > 1 (default 2)\n"
@@ -667,6 +676,7 @@ ds_status ds_collbench_main(int argc, char **argv, FILE *out,
   DS_CHECK(parse_args(argc, argv, &o, err));
   if (o.help) {
     fputs(usage, out);
+    fputs(usage_rest, out);
     return DS_OK;
   }
   char topo_path[4096], gpus_path[4096];

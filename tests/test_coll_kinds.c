@@ -238,10 +238,9 @@ Test(coll_kinds, refusals_name_the_problem) {
   cr_assert(strstr(err.msg, "root 8"), "%s", err.msg);
   spec.root = 0;
   spec.proto = &p;
-  spec.kind = DS_COLL_REDUCE; /* broadcast takes one (DDP's buffers); reduce does not */
+  spec.kind = DS_COLL_GATHER; /* broadcast and reduce take one (ds_nccl_chain); gather not */
   cr_assert_eq(ds_coll_new(&spec, &c, &err), DS_EUSAGE);
-  cr_assert(strstr(err.msg, "reduce") && strstr(err.msg, "allgather, reducescatter"),
-            "%s", err.msg);
+  cr_assert(strstr(err.msg, "gather") && strstr(err.msg, "broadcast, reduce"), "%s", err.msg);
   spec.kind = DS_COLL_ALLTOALL;
   p.proto = DS_PROTO_LL128;
   cr_assert_eq(ds_coll_new(&spec, &c, &err), DS_EUSAGE);

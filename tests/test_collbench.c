@@ -113,10 +113,13 @@ Test(collbench, bad_flags_are_usage_errors_naming_the_flag) {
       {"--topo tests/data/ring8.yaml --op alltoallv", "--op"},
       {"--topo tests/data/ring8.yaml --op send", "--op"},
       {"--topo topologies/dgx-a100.yaml --op alltoall --proto LL128", "--proto"},
-      {"--topo topologies/dgx-a100.yaml --op broadcast --proto LL", "--proto"},
+      {"--topo topologies/dgx-a100.yaml --op gather --proto LL", "--proto"},
+      {"--topo topologies/dgx-a100.yaml --op scatter --algo auto", "--algo"},
+      {"--topo topologies/dgx-a100.yaml --op allgather --algo auto", "--algo"},
+      {"--topo topologies/dgx-a100.yaml --op broadcast --algo auto --proto none", "--proto"},
+      {"--topo topologies/dgx-a100.yaml --op reduce --proto LL129", "--proto"},
       {"--topo tests/data/ring8.yaml --op alltoall --algo ring", "--algo"},
       {"--topo topologies/cluster-512x8-h100.yaml --op alltoall", "-g"},
-      {"--topo tests/data/ring8.yaml --op broadcast --algo auto", "--algo"},
       {"--topo tests/data/ring8.yaml --op gather --algo ring", "--algo"},
       {"--topo tests/data/ring8.yaml --op allgather --proto LL", "--proto"},
       {"--topo tests/data/ring8.yaml --op allgather --root 1", "--root"},
@@ -618,4 +621,101 @@ Test(collbench, text_table_closes_with_the_mean_bus_bandwidth) {
   cr_assert_eq(strchr(line, '\n')[1], '\0', "not the last line: %s", line);
   free(c.text);
   free(t.text);
+}
+
+/* Broadcast and reduce under NCCL's protocols (DDP's buffer broadcast's
+ * path, ds_nccl_chain). */
+
+struct chain_row {
+  char op[16], algo[16], proto[16];
+  double size, time_us, pred_us;
+  int channels;
+};
+
+static int parse_chain_rows(const char *text, struct chain_row *rows, int cap) {
+  const char *line = strchr(text, '\n');
+  int n = 0;
+  while (line && line[1] && n < cap) {
+    line++;
+    int nranks;
+    double count, algbw, busbw;
+    int got = sscanf(line, "%15[^,],%15[^,],%15[^,],%d,%lf,%lf,float,%lf,%lf,%lf,%*[^,],%*[^,],"
+                     "%d,%lf", rows[n].op, rows[n].algo, rows[n].proto, &nranks, &rows[n].size,
+                     &count, &rows[n].time_us, &algbw, &busbw, &rows[n].channels,
+                     &rows[n].pred_us);
+    cr_assert_eq(got, 11, "bad row: %.120s", line);
+    n++;
+    line = strchr(line, '\n');
+  }
+  return n;
+}
+
+Test(collbench, broadcast_and_reduce_under_ll_closed_form_on_dgx_a100) {
+  /* dgx-a100, --proto LL, --nccl-extra none: the chain of 8 ranks with
+   * start = baseLat[Ring][LL] = 6.6 us, hop h = hwLat[NVLink][Ring][LL] =
+   * 0.6 us, wire w = 2, per channel cap c = 2 * 87.7 / 12 GB/s (llMaxBw
+   * over the 12 channels; under the 20 GB/s channel and the 300 GB/s
+   * links). Channels (enqueue.cc's split, Ring/LL: 512 threads * 8 B * 8
+   * ranks = 32 KiB per channel): 64 KiB -> 2, 1 MiB -> min(32, 12) = 12.
+   * Pieces: LL forwards per 512 threads * 8 B = 4 KiB per channel:
+   * 64 KiB: K = 65536 / (2 * 4096) = 8; 1 MiB: ceil(1048576 / 49152) = 22.
+   * A piece crosses a hop at C c with S/K * w bytes: t = S w / (K C c);
+   *   T = start + 7 h + (N + K - 2) t
+   *   64 KiB: 10.8 us + 14 * 560.5 ns = 18.646 us
+   *   1 MiB:  10.8 us + 28 * 543.5 ns = 26.017 us
+   * within a ns per piece step (flows end on whole ns). Reduce runs the
+   * same chain towards its root. */
+  const double c = 2 * 87.7e9 / 12;
+  const double sizes[] = {65536, 1048576};
+  const int ch[] = {2, 12}, pieces[] = {8, 22};
+  const char *ops[] = {"broadcast", "reduce --root 3"};
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < 2; i++) {
+      char args[256];
+      snprintf(args, sizeof args, "--topo topologies/dgx-a100.yaml --op %s --proto LL "
+               "--nccl-extra none -b %.0f -e %.0f --format csv", ops[k], sizes[i], sizes[i]);
+      struct output o = run(args);
+      cr_assert_eq(o.st, DS_OK, "%s: %s", args, o.err.msg);
+      struct chain_row r;
+      cr_assert_eq(parse_chain_rows(o.text, &r, 1), 1);
+      cr_assert_str_eq(r.algo, "ring");
+      cr_assert_str_eq(r.proto, "LL");
+      cr_assert_eq(r.channels, ch[i]);
+      int steps = 8 + pieces[i] - 2;
+      double t = sizes[i] * 2 / (pieces[i] * ch[i] * c) * 1e9;
+      double expect = 6600 + 7 * 600 + steps * t;
+      cr_assert_leq(fabs(r.time_us * 1e3 - expect), steps, "%s: %g us vs %g ns", args,
+                    r.time_us, expect);
+      /* NCCL's own prediction: baseLat + one hop's hwLat + S / busBw(LL) */
+      cr_assert_float_eq(r.pred_us, 7.2 + sizes[i] / 87.7e9 * 1e6, 2e-3);
+      free(o.text);
+    }
+}
+
+Test(collbench, broadcast_auto_picks_nccls_protocol_per_size) {
+  /* --algo auto for broadcast and reduce: the ring (NCCL's only algorithm
+   * for them), tuning.cc's protocol per size: on dgx-a100 LL up to
+   * 635.7 kB, then Simple (tests/test_nccl_model.c); --algo ring --proto
+   * auto runs the same. The default stays the plain chain (proto none), as
+   * the all-reduce's default here is the plain ring. */
+  const char *variants[] = {"--algo auto", "--proto auto"};
+  for (int v = 0; v < 2; v++) {
+    char args[256];
+    snprintf(args, sizeof args, "--topo topologies/dgx-a100.yaml --op broadcast %s -b 512K "
+             "-e 1M --format csv", variants[v]);
+    struct output o = run(args);
+    cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+    struct chain_row r[4];
+    cr_assert_eq(parse_chain_rows(o.text, r, 4), 2);
+    cr_assert_str_eq(r[0].proto, "LL");     /* 524288 B */
+    cr_assert_str_eq(r[1].proto, "Simple"); /* 1048576 B */
+    cr_assert_str_eq(r[1].algo, "ring");
+    cr_assert_eq(r[1].channels, 12); /* Simple: 32 KiB per channel: 32 -> 12 */
+    free(o.text);
+  }
+  struct output o = run("--topo topologies/dgx-a100.yaml --op reduce -b 1M -e 1M --format csv");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert(strstr(o.text, "reduce,ring,none,8,1048576,"),
+            "%s", o.text);
+  free(o.text);
 }

@@ -198,12 +198,13 @@ Test(nccl_model, broadcast_cost_and_chain_on_dgx_a100) {
    *   1e8 / (12 * 524288) = 15.9 -> 16; 424 B: 1. */
   f.m.extra = DS_NCCL_EXTRA_MEASURED;
   struct ds_coll_proto p;
-  ds_nccl_chain_proto(&f.m, DS_PROTO_SIMPLE, &p);
+  ds_nccl_chain_proto(&f.m, DS_PROTO_SIMPLE, 1e8, &p);
   cr_assert_eq(p.channels, 12);
   cr_assert_float_eq(p.start_lat_ns, 8400 + f.m.extra.launch_ns, 1e-9);
   cr_assert_float_eq(p.hop_lat_ns[DS_HOP_NVLINK], 3400, 1e-9);
   cr_assert_float_eq(p.hop_lat_ns[DS_HOP_NET], 14000, 1e-9);
-  ds_nccl_chain_proto(&f.m, DS_PROTO_LL, &p);
+  ds_nccl_chain_proto(&f.m, DS_PROTO_LL, 1e6, &p);
+  cr_assert_eq(p.channels, 12);
   cr_assert_float_eq(p.wire_factor, 2, 1e-12);
   cr_assert_float_eq(p.chan_cap_bytes_per_s * 12 / 2, 87.7e9, 1e3);
   cr_assert_float_eq(p.start_lat_ns, 6600 + f.m.extra.launch_ns, 1e-9);
@@ -212,6 +213,37 @@ Test(nccl_model, broadcast_cost_and_chain_on_dgx_a100) {
   cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_SIMPLE, 1e8), 16);
   cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_LL, 424), 1);
   cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_LL128, 0), 1);
+  release(&f);
+}
+
+Test(nccl_model, small_ring_collectives_run_on_fewer_channels) {
+  /* src/enqueue.cc topoGetAlgoInfo: one channel less while nBytes < nc *
+   * nt * threadThreshold. Per channel, on dgx-a100 (8 ranks, 12 channels
+   * of 20 GB/s, so 512 Simple threads): LL 512 * 8 * 8 = 32768 B, LL128
+   * 640 * 8 = 5120 B, Simple 512 * 64 = 32768 B. So nc = floor(S / that)
+   * within [1, 12]: LL 65536 -> 2, 65535 -> 1, 1 B -> 1, 1 GB -> 12;
+   * LL128 15360 -> 3, 15359 -> 2; Simple 163840 -> 5, 393216 -> 12.
+   * The chain's pieces follow: LL 64 KiB on 2 channels of 4 KiB pieces is
+   * 8 pieces (12 channels would make it 2), and the chain takes them. */
+  struct ds_err err = {0};
+  struct fixture f;
+  cr_assert_eq(build(&f, "topologies/dgx-a100.yaml", 0, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_nccl_ring_channels(&f.m, DS_PROTO_LL, 65536), 2);
+  cr_assert_eq(ds_nccl_ring_channels(&f.m, DS_PROTO_LL, 65535), 1);
+  cr_assert_eq(ds_nccl_ring_channels(&f.m, DS_PROTO_LL, 1), 1);
+  cr_assert_eq(ds_nccl_ring_channels(&f.m, DS_PROTO_LL, 1e9), 12);
+  cr_assert_eq(ds_nccl_ring_channels(&f.m, DS_PROTO_LL128, 15360), 3);
+  cr_assert_eq(ds_nccl_ring_channels(&f.m, DS_PROTO_LL128, 15359), 2);
+  cr_assert_eq(ds_nccl_ring_channels(&f.m, DS_PROTO_SIMPLE, 163840), 5);
+  cr_assert_eq(ds_nccl_ring_channels(&f.m, DS_PROTO_SIMPLE, 393216), 12);
+  struct ds_coll_proto p;
+  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_LL, 65536, 1, &p), 8);
+  cr_assert_eq(p.channels, 2);
+  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_LL, 65536, 10, &p), 10); /* --ring-chunks */
+  /* Simple with bwIntra * nChannels <= 12 GB/s (PCIe) runs 256 threads:
+   * 16 KiB per channel. */
+  f.m.chan_bw_bytes_per_s = 1e9;
+  cr_assert_eq(ds_nccl_ring_channels(&f.m, DS_PROTO_SIMPLE, 163840), 10);
   release(&f);
 }
 

@@ -40,6 +40,7 @@ struct collbench_options {
   int algo_set;
   enum ds_ar_algo ar_algo; /* allreduce: what --algo names (ring with auto) */
   int ar_auto;             /* allreduce --algo auto: NCCL's choice of algorithm */
+  int bcast_auto;          /* broadcast, reduce --algo auto: the ring, NCCL's protocol */
   enum proto_choice proto;
   enum ds_proto proto_fixed;
   int proto_set;
@@ -84,11 +85,19 @@ static const char usage[] =
     "                         (v2.30.7 constants). The algo/proto columns say what ran.\n"
     "                         Ring kinds across nodes run one ring per NIC (S/K each),\n"
     "                         on a box with unequal links the fastest ring order\n"
-    "                         (ddpsim topo prints them; docs/collectives.md)\n"
+    "                         (ddpsim topo prints them; docs/collectives.md).\n"
+    "                         broadcast, reduce: ring (NCCL's only one for them), or\n"
+    "                         auto: the ring with the protocol NCCL picks per size\n";
+
+/* two strings: C99 guarantees literals up to 4095 characters */
+static const char usage_rest[] =
     "  --proto none|LL|LL128|Simple|auto  NCCL protocol (default: none with --algo\n"
     "                         ring or tree, auto with auto or nvls; direct,\n"
     "                         reduce-broadcast and hierarchical have none).\n"
     "                         allgather and reducescatter: the ring's protocols;\n"
+    "                         broadcast and reduce: a chain on the ring's protocols,\n"
+    "                         as DDP's buffer broadcast runs (NCCL's channels for\n"
+    "                         the size: small ones run on fewer);\n"
     "                         alltoall and sendrecv: NCCL's p2p (LL or Simple, LL up\n"
     "                         to 16 KiB per channel). none: the\n"
     "                         plain algorithm (one channel, the links' own latency);\n"
@@ -99,7 +108,8 @@ static const char usage[] =
     "                         rows); else auto runs the plain ring and says so\n"
     "  --nccl-extra measured|none  with a protocol: add the mechanisms NCCL's model\n"
     "                         leaves out (launch, Simple slice syncs, NVLS pipeline;\n"
-    "                         fitted on 8x A100; default measured; docs/collectives.md)\n"
+    "                         fitted on 8x A100; default measured; broadcast and\n"
+    "                         reduce: the launch only; docs/collectives.md)\n"
     "  -b, --minbytes SIZE    smallest size, e.g. 8, 1K, 32MiB (default 8)\n"
     "  -e, --maxbytes SIZE    largest size (default 128M)\n"
     "  -f, --stepfactor X     multiply the size by X each step, > 1 (default 2)\n"
@@ -138,6 +148,11 @@ static ds_status parse_int(const char *flag, const char *v, int32_t lo,
   }
   *out = (int32_t)x;
   return DS_OK;
+}
+
+/* Kinds NCCL runs as a chain along the ring (sim/coll/coll_chain.c). */
+static int is_chain_kind(enum ds_coll_kind k) {
+  return k == DS_COLL_BROADCAST || k == DS_COLL_REDUCE;
 }
 
 /* Kinds NCCL runs as grouped sends and receives. */
@@ -247,16 +262,19 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
     return ds_err_set(err, DS_EUSAGE, "option --root: %s has no root", o->op);
   if (o->desc->kind != DS_COLL_ALLREDUCE) {
     if (!o->algo_set) o->algo = o->desc->algo;
-    if (strcmp(o->algo, o->desc->algo) != 0)
+    /* broadcast and reduce: NCCL runs them on the ring only, so auto is
+     * the ring with NCCL's protocol per size */
+    if (strcmp(o->algo, "auto") == 0 && is_chain_kind(o->desc->kind)) o->bcast_auto = 1;
+    else if (strcmp(o->algo, o->desc->algo) != 0)
       return ds_err_set(err, DS_EUSAGE,
                         "option --algo: \"%s\" is not simulated for %s by this version "
-                        "(%s runs %s; auto: allreduce only)",
+                        "(%s runs %s; auto: allreduce, broadcast and reduce only)",
                         o->algo, o->op, o->op, o->desc->algo);
     if (o->proto_set && o->proto != PROTO_NONE && !ds_coll_kind_has_protocols(o->desc->kind))
       return ds_err_set(err, DS_EUSAGE,
                         "option --proto: NCCL's protocols are simulated for allreduce, "
-                        "allgather, reducescatter, alltoall and sendrecv, not %s (use "
-                        "--proto none)", o->op);
+                        "broadcast, reduce, allgather, reducescatter, alltoall and "
+                        "sendrecv, not %s (use --proto none)", o->op);
     if (is_p2p_kind(o->desc->kind) && o->proto == PROTO_FIXED &&
         o->proto_fixed == DS_PROTO_LL128)
       return ds_err_set(err, DS_EUSAGE,
@@ -264,13 +282,16 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
                         o->op);
   }
   int algo_auto = strcmp(o->algo, "auto") == 0;
+  /* broadcast and reduce have one algorithm: auto is the ring, the
+   * protocol NCCL's model picks per size */
+  if (o->bcast_auto) o->algo = o->desc->algo;
   if (o->desc->kind == DS_COLL_ALLREDUCE) {
     o->ar_auto = algo_auto;
     if (!algo_auto && ds_ar_algo_parse(o->algo, &o->ar_algo) != DS_OK)
       return ds_cli_bad_value(err, "--algo",
                               "one of ring, tree, nvls, direct, reduce-broadcast, "
                               "hierarchical, auto", o->algo);
-  } else if (strcmp(o->algo, "p2p") != 0 && strcmp(o->algo, "ring") != 0) {
+  } else if (strcmp(o->algo, "p2p") != 0 && strcmp(o->algo, "ring") != 0 && !o->bcast_auto) {
     return ds_err_set(err, DS_EUSAGE, "option --algo: \"%s\" is not simulated for %s",
                       o->algo, o->op);
   }
@@ -333,12 +354,13 @@ static void handle(void *ctx, struct ds_engine *eng, const struct ds_event *ev) 
 }
 
 /* One collective of `bytes` alone, all members entering at t = 0; *out_ns
- * is the last member's finish. */
+ * is the last member's finish. chain_chunks: a broadcast's or reduce's
+ * pieces under NCCL's protocol (ds_nccl_chain); 0 for the plain chain's. */
 static ds_status time_coll(struct ds_topo *topo, const struct ds_ring *ring,
                            const struct collbench_options *o,
                            enum ds_coll_model model, double bytes, enum ds_ar_algo algo,
-                           const struct ds_coll_proto *proto, int64_t *out_ns,
-                           struct ds_err *err) {
+                           const struct ds_coll_proto *proto, int32_t chain_chunks,
+                           int64_t *out_ns, struct ds_err *err) {
   struct one_run r = {0};
   ds_status st;
   DS_CHECK_GOTO(ds_engine_new(0, handle, &r, &r.eng), st, out);
@@ -347,9 +369,9 @@ static ds_status time_coll(struct ds_topo *topo, const struct ds_ring *ring,
   enum ds_coll_kind k = o->desc->kind;
   struct ds_coll_spec spec = {
       .kind = k, .topo = topo, .ring = ring, .net = r.net, .model = model,
-      .chunks = k == DS_COLL_BROADCAST || k == DS_COLL_REDUCE
-                    ? ds_coll_chain_chunks(bytes, o->ring_chunks)
-                    : o->ring_chunks,
+      .chunks = chain_chunks > 0 ? chain_chunks
+                : is_chain_kind(k) ? ds_coll_chain_chunks(bytes, o->ring_chunks)
+                                   : o->ring_chunks,
       .bytes = bytes, .root = o->root, .proto = proto, .algo = algo, .tag_base = 0,
       .on_done = on_member_done, .owner = &r,
       .alone = 1 /* every member enters at t = 0 on a net of its own */};
@@ -581,9 +603,17 @@ static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
                     .algo = o->ar_algo, .channels = 1, .nccl_model_us = -1};
     r.size_bytes = r.count * FLOAT_BYTES;
     struct ds_coll_proto cp;
+    int32_t chain_chunks = 0;
     if (pl.nccl && o->desc->kind != DS_COLL_ALLREDUCE) {
       enum ds_coll_kind k = o->desc->kind;
-      if (is_p2p_kind(k)) {
+      if (is_chain_kind(k)) {
+        /* DDP's buffer broadcast's path (sim/train/exec.c): the chain with
+         * NCCL's channels for the size, latencies and launch */
+        r.proto = o->proto == PROTO_FIXED ? o->proto_fixed
+                                          : ds_nccl_choose_coll_proto(&pl.m, k, r.size_bytes);
+        chain_chunks = ds_nccl_chain(&pl.m, r.proto, r.size_bytes, o->ring_chunks, &cp);
+        r.nccl_model_us = ds_nccl_predict_coll_ns(&pl.m, k, r.proto, r.size_bytes) / 1e3;
+      } else if (is_p2p_kind(k)) {
         /* each transfer: the message (sendrecv) or S/N (alltoall) */
         double part = k == DS_COLL_SENDRECV ? r.size_bytes : r.size_bytes / n;
         r.proto = o->proto == PROTO_FIXED ? o->proto_fixed : ds_nccl_p2p_choose(&pl.p2p, part);
@@ -611,7 +641,7 @@ static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
     }
     int64_t t_ns = 0;
     st = time_coll(topo, &ring, o, pl.model, r.size_bytes, r.algo, pl.nccl ? &cp : NULL,
-                   &t_ns, err);
+                   chain_chunks, &t_ns, err);
     if (st != DS_OK) {
       if (!err->msg[0]) ds_err_set(err, st, "simulating %.0f bytes failed", r.size_bytes);
       break;
@@ -660,6 +690,7 @@ ds_status ds_collbench_main(int argc, char **argv, FILE *out,
   DS_CHECK(parse_args(argc, argv, &o, err));
   if (o.help) {
     fputs(usage, out);
+    fputs(usage_rest, out);
     return DS_OK;
   }
   char topo_path[4096], gpus_path[4096];

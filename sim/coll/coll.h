@@ -392,7 +392,8 @@ struct ds_coll_desc {
 };
 
 /* Whether the kind runs under NCCL's protocols (spec.proto): allreduce,
- * allgather and reducescatter (rings), sendrecv and alltoall (p2p). */
+ * allgather and reducescatter (rings), broadcast and reduce (chains,
+ * ds_nccl_chain), sendrecv and alltoall (p2p). */
 int ds_coll_kind_has_protocols(enum ds_coll_kind kind);
 
 /* The table entry of a kind, or of a name; NULL when there is none. */

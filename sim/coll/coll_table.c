@@ -202,14 +202,13 @@ ds_status ds_coll_new(const struct ds_coll_spec *spec, struct ds_coll **out,
   if (spec->kind == DS_COLL_ALLREDUCE && spec->algo != DS_AR_RING && !spec->topo)
     return ds_err_set(err, DS_EINTERNAL, "allreduce %s: needs the topology",
                       ds_ar_algo_name(spec->algo));
-  /* broadcast's chain takes a protocol from DDP's buffer broadcast
-   * (ds_nccl_chain_proto); the `collective` command runs it plain */
-  if (spec->proto && !ds_coll_kind_has_protocols(spec->kind) &&
-      spec->kind != DS_COLL_BROADCAST)
+  /* broadcast's and reduce's chain takes a protocol (ds_nccl_chain_proto:
+   * DDP's buffer broadcast, `ddpsim collective --op broadcast|reduce`) */
+  if (spec->proto && !ds_coll_kind_has_protocols(spec->kind))
     return ds_err_set(err, DS_EUSAGE,
-                      "%s: NCCL protocols are simulated for allreduce, allgather, "
-                      "reducescatter, sendrecv and alltoall only (this collective runs "
-                      "the plain %s)", d->name, d->algo);
+                      "%s: NCCL protocols are simulated for allreduce, broadcast, reduce, "
+                      "allgather, reducescatter, sendrecv and alltoall only (this "
+                      "collective runs the plain %s)", d->name, d->algo);
   if (spec->proto && (spec->kind == DS_COLL_SENDRECV || spec->kind == DS_COLL_ALLTOALL) &&
       spec->proto->proto == DS_PROTO_LL128)
     return ds_err_set(err, DS_EUSAGE, "%s: NCCL's p2p runs LL or Simple, never LL128",
@@ -227,7 +226,8 @@ ds_status ds_coll_new(const struct ds_coll_spec *spec, struct ds_coll **out,
 }
 
 int ds_coll_kind_has_protocols(enum ds_coll_kind kind) {
-  return kind == DS_COLL_ALLREDUCE || kind == DS_COLL_ALLGATHER ||
+  return kind == DS_COLL_ALLREDUCE || kind == DS_COLL_BROADCAST || kind == DS_COLL_REDUCE ||
+         kind == DS_COLL_ALLGATHER ||
          kind == DS_COLL_REDUCESCATTER || kind == DS_COLL_SENDRECV || kind == DS_COLL_ALLTOALL;
 }
 

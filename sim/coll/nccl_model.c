@@ -708,25 +708,59 @@ enum ds_proto ds_nccl_choose_coll_proto(const struct ds_nccl_model *m, enum ds_c
   return fastest_proto(m, -1, kind, bytes, DS_PROTO_LL);
 }
 
-void ds_nccl_chain_proto(const struct ds_nccl_model *m, enum ds_proto p,
+/* src/graph/tuning.cc ncclTopoTuneModel: maxThreads (Ring: Simple 512, or
+ * 256 where bwIntra * nChannels <= PCI_BW, 12 GB/s; LL 512; LL128 640;
+ * NCCL_*_MAX_NTHREADS in src/include/device.h) and threadThresholds
+ * (NCCL_LL_/LL128_/SIMPLE_THREAD_THRESHOLD in src/include/comm.h: 8, 8, 64
+ * bytes per thread, Ring/LL's times nRanks). */
+/* device.h: NCCL_LL_MAX_NTHREADS, NCCL_LL128_MAX_NTHREADS */
+#define LL_THREADS 512
+#define LL128_THREADS 640
+#define PCI_BW_BYTES_PER_S 12e9
+#define SIMPLE_THREADS 512
+#define SIMPLE_THREADS_PCI 256
+
+static double per_channel_threshold_bytes(const struct ds_nccl_model *m, enum ds_proto p) {
+  if (p == DS_PROTO_LL) return LL_THREADS * 8.0 * m->nranks;
+  if (p == DS_PROTO_LL128) return LL128_THREADS * 8.0;
+  int nt = m->chan_bw_bytes_per_s * m->channels <= PCI_BW_BYTES_PER_S ? SIMPLE_THREADS_PCI
+                                                                      : SIMPLE_THREADS;
+  return nt * 64.0;
+}
+
+int32_t ds_nccl_ring_channels(const struct ds_nccl_model *m, enum ds_proto p, double bytes) {
+  /* src/enqueue.cc topoGetAlgoInfo, "Ring/Tree channel tuning": one channel
+   * less while nBytes < nc * nt * threadThreshold, down to one. */
+  double per = per_channel_threshold_bytes(m, p);
+  double nc = floor(bytes / per);
+  if (nc < 1) nc = 1;
+  return nc < m->channels ? (int32_t)nc : m->channels;
+}
+
+void ds_nccl_chain_proto(const struct ds_nccl_model *m, enum ds_proto p, double bytes,
                          struct ds_coll_proto *out) {
   ds_nccl_coll_proto(m, p, 0, out);
+  out->channels = ds_nccl_ring_channels(m, p, bytes);
   for (int h = 0; h < DS_HOP_CLASS_COUNT; h++)
     out->hop_lat_ns[h] = ds__nccl_hw_lat_us[h][RING][p] * US;
   out->start_lat_ns = m->base_lat_ns[p] + m->extra.launch_ns;
 }
 
-/* device.h: NCCL_LL_MAX_NTHREADS, NCCL_LL128_MAX_NTHREADS */
-#define LL_THREADS 512
-#define LL128_THREADS 640
 
 int32_t ds_nccl_chain_chunks(const struct ds_nccl_model *m, enum ds_proto p, double bytes) {
   double piece = p == DS_PROTO_LL      ? LL_THREADS * 8.0
                  : p == DS_PROTO_LL128 ? LL128_THREADS * 16.0 * 15 / 16
                                        : step_payload_bytes(p);
-  double c = ceil(bytes / (m->channels * piece));
+  double c = ceil(bytes / (ds_nccl_ring_channels(m, p, bytes) * piece));
   if (c > (1 << 24)) c = 1 << 24;
   return c >= 1 ? (int32_t)c : 1;
+}
+
+int32_t ds_nccl_chain(const struct ds_nccl_model *m, enum ds_proto p, double bytes,
+                      int32_t min_chunks, struct ds_coll_proto *out) {
+  ds_nccl_chain_proto(m, p, bytes, out);
+  int32_t c = ds_nccl_chain_chunks(m, p, bytes);
+  return c > min_chunks ? c : min_chunks;
 }
 
 /* ---- point-to-point (src/enqueue.cc addP2pToPlan, src/graph/paths.cc) ---- */

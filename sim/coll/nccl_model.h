@@ -312,21 +312,38 @@ enum ds_proto ds_nccl_choose_coll_proto(const struct ds_nccl_model *m, enum ds_c
                                         double bytes);
 
 /* Simulation parameters of a broadcast or reduce chain (sim/coll/coll_chain.c)
- * under protocol p: ds_nccl_coll_proto's channels, wire factor and
+ * of `bytes` under protocol p: ds_nccl_ring_channels' channels,
+ * ds_nccl_coll_proto's wire factor and
  * per-channel cap; per hop, hwLat[class][Ring][p] as NCCL's tables give it
  * (the chain pays one per hop a chunk crosses, N-1 in all, where NCCL's
  * model charges one); at the start baseLat[Ring][p] + the measured launch
  * (as p2p: the all-reduce's size ramp was fitted on all-reduce rings). */
-void ds_nccl_chain_proto(const struct ds_nccl_model *m, enum ds_proto p,
+void ds_nccl_chain_proto(const struct ds_nccl_model *m, enum ds_proto p, double bytes,
                          struct ds_coll_proto *out);
+/* The channels NCCL runs a ring collective of nBytes `bytes` on under p
+ * (src/enqueue.cc topoGetAlgoInfo, its ring/tree channel tuning): one less
+ * while bytes < nc * nt * threadThreshold, so
+ *   nc = min(nChannels, max(1, floor(bytes / (nt * threshold)))),
+ * nt * threshold per channel (tuning.cc's maxThreads and threadThresholds):
+ * LL 512 * 8 * N, LL128 640 * 8, Simple 512 * 64 (256 * 64 where
+ * bwIntra * nChannels <= 12 GB/s). Broadcast and reduce use it (the chain's
+ * channels and pieces); the all-reduce, all-gather and reduce-scatter still
+ * run on every channel. */
+int32_t ds_nccl_ring_channels(const struct ds_nccl_model *m, enum ds_proto p, double bytes);
 /* Pieces of a chain of `bytes` under p, in all (spec.chunks): what a rank
  * must have received before it forwards, per channel. Simple waits for a
  * whole step (BROADCAST_CHUNKSTEPS = SLICESTEPS = 1: buffSize / NCCL_STEPS,
  * 512 KiB); LL and LL128 forward each line once its flag shows, so a piece
  * is one round of the channel's threads over a line each (prims_ll.h,
  * prims_ll128.h): LL 512 threads x 8 B of payload, LL128 640 x 16 B x
- * 15/16. ceil(S / (nChannels piece)), at least 1. */
+ * 15/16. ceil(S / (nc piece)), nc = ds_nccl_ring_channels, at least 1. */
 int32_t ds_nccl_chain_chunks(const struct ds_nccl_model *m, enum ds_proto p, double bytes);
+/* A broadcast or reduce of `bytes` under p as NCCL runs it, the one entry
+ * DDP's buffer broadcast (sim/train/exec.c) and `ddpsim collective --op
+ * broadcast|reduce` share: fills *out (ds_nccl_chain_proto) and returns the
+ * pieces (ds_nccl_chain_chunks, at least min_chunks: --ring-chunks). */
+int32_t ds_nccl_chain(const struct ds_nccl_model *m, enum ds_proto p, double bytes,
+                      int32_t min_chunks, struct ds_coll_proto *out);
 
 /* NCCL's point-to-point setup (sendrecv, alltoall): src/graph/paths.cc and
  * src/enqueue.cc. NCCL has no cost model for p2p; these are its channel,

@@ -801,7 +801,7 @@ static ds_status build_group(struct ds_exec *ex, struct coll_owner *owners,
                         "ranks, and %s", o_id, o->algo, n,
                         ex->opt.nccl ? "the model describes another ring size"
                                      : "none is available (unknown GPU architecture?)");
-    ds_nccl_chain_proto(ex->opt.nccl, bcast_proto, &cp);
+    spec.chunks = ds_nccl_chain(ex->opt.nccl, bcast_proto, o->bytes, ex->opt.ring_chunks, &cp);
     spec.proto = &cp;
   } else if (o->algo[0] && strcmp(o->algo, d->algo) != 0) {
     return ds_err_set(err, DS_EUSAGE,
@@ -825,11 +825,7 @@ static ds_status build_group(struct ds_exec *ex, struct coll_owner *owners,
     return ds_err_set(err, DS_EUSAGE,
                       "op %" PRId64 ": %s of coll %" PRId64 " has root %d, which is "
                       "not one of its ranks", o_id, d->name, o->coll, o->root);
-  if (bcast_proto < DS_PROTO_COUNT) {
-    spec.chunks = ds_nccl_chain_chunks(ex->opt.nccl, bcast_proto, o->bytes);
-    if (spec.chunks < ex->opt.ring_chunks) spec.chunks = ex->opt.ring_chunks;
-  }
-  else if (ck == DS_COLL_BROADCAST || ck == DS_COLL_REDUCE)
+  if (bcast_proto >= DS_PROTO_COUNT && (ck == DS_COLL_BROADCAST || ck == DS_COLL_REDUCE))
     spec.chunks = ds_coll_chain_chunks(o->bytes, ex->opt.ring_chunks);
   return add_inst(ex, owners, o->coll, keys, gpus, n, &spec, err);
 }

@@ -22,7 +22,9 @@
  * elements); nokey: the same without amp_upcast_bytes. bias: a bias
  * gradient summing 100 rows per sample of 1000 outputs (fp32: 400400 B per
  * sample). mm: a matmul without FLOPs or activation bytes and one weight of
- * 1e6 elements. */
+ * 1e6 elements. emb: an embedding (memory class: autocast leaves its
+ * weight e of 1e6 elements in fp32); head: a matmul of no parameters of
+ * its own using e (GPT-2's lm_head and wte). */
 static const char *model_text =
     "schema_version: 1\nname: t\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
     "output_bytes: 4000\noutput_classes: 1000\nlayers:\n"
@@ -40,7 +42,12 @@ static const char *model_text =
     " params: []}\n"
     "  - {name: mm, class: matmul, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 0, act_bytes: 0,"
     " op_fwd_bytes: 0, amp_fwd_bytes: 0, amp_cast_bytes: 0, amp_grad_cast_bytes: 0,"
-    " params: [{name: w, numel: 1000000}]}\n";
+    " params: [{name: w, numel: 1000000}]}\n"
+    "  - {name: emb, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 0, act_bytes: 0,"
+    " params: [{name: e, numel: 1000000}]}\n"
+    "  - {name: head, class: matmul, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 0, act_bytes: 0,"
+    " op_fwd_bytes: 0, amp_fwd_bytes: 0, amp_cast_bytes: 0, amp_grad_cast_bytes: 0,"
+    " params: [], tied_params: [e]}\n";
 
 static void setup(struct ds_test_compute *f, const char *gpu, double overhead_us,
                   enum ds_amp amp) {
@@ -178,6 +185,29 @@ Test(cast_reduce, a_weights_gradient_is_upcast) {
   ds_test_compute_free(&f);
   setup(&f, "ClockGPU", 0, DS_AMP_NONE);
   cr_assert_float_eq(ds_compute_bwd_ns(&f.c, &f.m->layers[4], 1), 8000, 1e-6);
+  ds_test_compute_free(&f);
+}
+
+/* head's tied weight under --amp: autocast casts e to half for head's
+ * matmul (emb, an embedding, never does), one _to_copy of 1e6 x (4 + 2) B
+ * at the roofline: 6000 ns forward; its ToCopyBackward0 upcasts the half
+ * gradient, 1e6 elements x 0.738 / 4e9 = 184500 ns backward. head moves
+ * no other bytes. In fp32: neither (0, 0). */
+Test(cast_reduce, a_tied_weights_cast_and_upcast_are_charged_to_its_user) {
+  struct ds_test_compute f;
+  setup(&f, "ClockGPU", 0, DS_AMP_FP16);
+  const struct ds_layer *head = &f.m->layers[6];
+  double bytes;
+  cr_assert_eq(head->tied_cast_count, 1);
+  cr_assert_float_eq(ds_compute_weight_cast_ns(&f.c, head, &bytes), 6000, 1e-6);
+  cr_assert_float_eq(bytes, 6e6, 0);
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, head, 1), 6000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&f.c, head, 1), 184500, 1e-6);
+  ds_test_compute_free(&f);
+  setup(&f, "ClockGPU", 0, DS_AMP_NONE);
+  head = &f.m->layers[6];
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, head, 1), 0, 0);
+  cr_assert_float_eq(ds_compute_bwd_ns(&f.c, head, 1), 0, 0);
   ds_test_compute_free(&f);
 }
 

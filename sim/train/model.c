@@ -294,7 +294,7 @@ out:
 
 /* Every layer's tied_params (model.h), once all parameters are known: each
  * a parameter of an earlier layer, named once per layer; sets
- * tied_cast_numel. */
+ * tied_cast_numel and tied_cast_count. */
 static ds_status read_tied(struct ds_model *m, const struct ds_cnode *layers,
                            struct ds_err *err) {
   char *cast = calloc((size_t)m->n_params + 1, 1); /* cast by a tied use already */
@@ -340,6 +340,7 @@ static ds_status read_tied(struct ds_model *m, const struct ds_cnode *layers,
         continue;
       cast[p] = 1;
       ly->tied_cast_numel += m->params[p].numel;
+      ly->tied_cast_count++;
     }
   }
 out:

@@ -211,8 +211,11 @@ struct ds_layer {
    * half copy autocast makes here, so that memory counts it (memory.h):
    * tied weights whose owning layer autocast does not cast (an
    * embedding's), in the first layer that casts them (autocast's cache
-   * holds one copy per weight), when this layer casts weights; else 0. */
+   * holds one copy per weight), when this layer casts weights; else 0.
+   * tied_cast_count: how many tensors those are (one cast kernel each in
+   * the forward, one upcast in the backward: compute.h). */
   int64_t tied_cast_numel;
+  int32_t tied_cast_count;
   enum ds_layer_class cls;
   /* A BatchNorm layer's channels: the numel of the buffer NAME.running_mean
    * where NAME is the name of a memory-class (or class-less) layer (the

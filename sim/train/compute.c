@@ -248,7 +248,7 @@ double ds_compute_bwd_extra_ns(const struct ds_compute *c, const struct ds_layer
     /* the bias gradients' row reductions at reduce_kernel's rate
      * (cast_reduce.h), any other reduction's bytes at the roofline */
     double rows, reduce = l->bwd_reduce_bytes * scale;
-    ns += ds_row_reduce_ns(c, l, batch, c->precision.act_bytes, &rows);
+    ns += ds_row_reduce_ns(c, l, batch, &rows);
     if (rows > 0) {
       /* the file's bytes are per sample at the export's batch B: each
        * reduction's one output row spread as outputs / B per sample, so at
@@ -257,7 +257,7 @@ double ds_compute_bwd_extra_ns(const struct ds_compute *c, const struct ds_layer
       double share = 0;
       for (int32_t i = 0; i < l->n_row_reductions; i++)
         share += (l->row_reductions[i][0] + 1) * l->row_reductions[i][1] *
-                 c->precision.act_bytes * (double)batch;
+                 ds_row_reduce_elem_bytes(c, l, i) * (double)batch;
       if (share > rows) rows = share;
     }
     if (reduce > rows * 1.001) /* what the rows leave, past rounding */

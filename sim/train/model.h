@@ -160,9 +160,12 @@ struct ds_layer {
    * outputs] of each of those reductions that sums a dense tensor's leading
    * dimensions (a bias gradient), one reduce_kernel each, priced by
    * sim/train/cast_reduce.h; n_row_reductions 0 when absent (their bytes
-   * then stay at the roofline). Their bytes stay in bwd_reduce_bytes. */
+   * then stay at the roofline). Their bytes stay in bwd_reduce_bytes. An
+   * optional third number, [2] here: the bytes per element the reduction
+   * reads under autocast where its input is not half (4: the fp32 gradient
+   * of an add of fp32 embeddings); 0 when absent (half). */
   int32_t n_row_reductions;
-  double row_reductions[DS_ROW_REDUCTIONS_MAX][2];
+  double row_reductions[DS_ROW_REDUCTIONS_MAX][3];
   /* Optional bwd_bytes / amp_bwd_bytes (tools/export_model.py), per sample,
    * on memory-class layers: the bytes the ops the layer's autograd nodes run
    * in backward read and write, in real dtypes / in autocast's (ReLU's

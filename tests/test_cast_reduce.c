@@ -22,7 +22,12 @@
  * elements); nokey: the same without amp_upcast_bytes. bias: a bias
  * gradient summing 100 rows per sample of 1000 outputs (fp32: 400400 B per
  * sample). mm: a matmul without FLOPs or activation bytes and one weight of
- * 1e6 elements. */
+ * 1e6 elements. emb: an embedding (memory class: autocast leaves its
+ * weight e of 1e6 elements in fp32); head: a matmul of no parameters of
+ * its own using e (GPT-2's lm_head and wte). ampsum: bias's reduction
+ * with autocast traffic and an fp32 input under autocast (the third
+ * number, 4: an add of fp32 embeddings); halfsum: the same without the
+ * third number (half under autocast). */
 static const char *model_text =
     "schema_version: 1\nname: t\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
     "output_bytes: 4000\noutput_classes: 1000\nlayers:\n"
@@ -40,7 +45,20 @@ static const char *model_text =
     " params: []}\n"
     "  - {name: mm, class: matmul, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 0, act_bytes: 0,"
     " op_fwd_bytes: 0, amp_fwd_bytes: 0, amp_cast_bytes: 0, amp_grad_cast_bytes: 0,"
-    " params: [{name: w, numel: 1000000}]}\n";
+    " params: [{name: w, numel: 1000000}]}\n"
+    "  - {name: emb, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 0, act_bytes: 0,"
+    " params: [{name: e, numel: 1000000}]}\n"
+    "  - {name: head, class: matmul, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 0, act_bytes: 0,"
+    " op_fwd_bytes: 0, amp_fwd_bytes: 0, amp_cast_bytes: 0, amp_grad_cast_bytes: 0,"
+    " params: [], tied_params: [e]}\n"
+    "  - {name: ampsum, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 0, act_bytes: 0,"
+    " op_fwd_bytes: 0, amp_fwd_bytes: 0, amp_cast_bytes: 0, amp_grad_cast_bytes: 0,"
+    " bwd_bytes: 0, amp_bwd_bytes: 0, bwd_reduce_bytes: 400400,"
+    " bwd_row_reductions: [[100, 1000, 4]], params: []}\n"
+    "  - {name: halfsum, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 0, act_bytes: 0,"
+    " op_fwd_bytes: 0, amp_fwd_bytes: 0, amp_cast_bytes: 0, amp_grad_cast_bytes: 0,"
+    " bwd_bytes: 0, amp_bwd_bytes: 0, bwd_reduce_bytes: 400400,"
+    " bwd_row_reductions: [[100, 1000]], params: []}\n";
 
 static void setup(struct ds_test_compute *f, const char *gpu, double overhead_us,
                   enum ds_amp amp) {
@@ -60,24 +78,41 @@ Test(cast_reduce, the_keys_are_read) {
   ds_test_compute_free(&f);
 }
 
-/* Reduce.cuh's config by hand (32 x 4 threads, 4 outputs a lane: 128 a
- * CTA; target grid SMs x 16), against the grids the H200 traces show:
- * 8192 x 768 on 132 SMs: 2048 values a thread, 6 output CTAs, ctas =
- * max(min(2112 / 6 = 352, 2048 / 16 = 128), 2048 / 256 = 8) = 128 (the
- * trace's grid 6 x 128): 2048 / 128 = 16 values, then 128 / 4 = 32
- * partials: 48. 8192 x 3072: 24 CTAs, min(88, 128) = 88 (24 x 88): 24 +
- * 22 = 46. 8192 x 2304: 18 CTAs, 118 (18 x 118): 18 + 30 = 48. 4096 x 768:
- * 1024 values, min(352, 64) = 64 (6 x 64): 16 + 16 = 32. 32 rows (a
- * classifier's bias at batch 32): 8 values a thread, no split: 8. 20480 x
- * 128 on 4 SMs: 5120 values, 1 output CTA, target 64: max(min(64, 320),
- * 20) = 64: 80 + 16 = 96. */
+/* Reduce.cuh's config by hand (setReduceConfig: 4 outputs a lane where
+ * they divide by 4, CTAs of 32 x 4 threads; target grid SMs x 16), against
+ * the grids the H200 traces show: 8192 x 768 on 132 SMs: 2048 values a
+ * thread, 6 output CTAs, ctas = max(min(2112 / 6 = 352, 2048 / 16 = 128),
+ * 2048 / 256 = 8) = 128 (the trace's grid 6 x 128): 2048 / 128 = 16
+ * values, then 128 / 4 = 32 partials: 48. 8192 x 3072: 24 CTAs, min(88,
+ * 128) = 88 (24 x 88): 24 + 22 = 46. 8192 x 2304: 18 CTAs, 118 (18 x 118):
+ * 18 + 30 = 48. 4096 x 768: 1024 values, min(352, 64) = 64 (6 x 64): 16 +
+ * 16 = 32. 20480 x 128 on 4 SMs: 5120 values, 1 output CTA, target 64:
+ * max(min(64, 320), 20) = 64: 80 + 16 = 96.
+ * Rows too few to split (under 4 x 16 and 256): each warp takes outputs of
+ * its own and a thread sums every row, 4 loads at a time (vt0): 32 x 1000
+ * (a classifier's bias at batch 32), 8 (the trace's 32 x 768: grid 2, 32 x
+ * 4 threads); 8 x 786432 (GPT-2's position embedding's broadcast add at
+ * batch 8), 2 (the trace's grid 1536 = 196608 vectors / 128).
+ * The vector width halves 4 -> 2 -> 1 to divide the outputs, and a CTA
+ * takes 512 / width threads: 8192 x 770, 2 a lane: 385 vectors, block 32
+ * x 8 (256 threads), 1024 values a thread, 13 output CTAs, target 132 x 8
+ * = 1056: max(min(82, 64), 4) = 64: 16 + 64 / 8 = 24 (4 or 1 outputs a
+ * lane: 47). 12288 x 2 (a question-answering head at batch 32), 2 a lane:
+ * 1 vector, block 1 x 256, 48 values: 48 (192 at 1 a lane and 4 rows of
+ * threads). 32 x 3 (BERT's classifier at batch 32), 1 a lane, 512
+ * threads at most: block 2 x 32 (the trace's), 32 rows under 32 x 16: each
+ * thread sums all 32, 8 steps. */
 Test(cast_reduce, reduce_steps_follow_the_config) {
   cr_assert_float_eq(ds_row_reduce_steps(8192, 768, 132), 48, 0);
   cr_assert_float_eq(ds_row_reduce_steps(8192, 3072, 132), 46, 0);
   cr_assert_float_eq(ds_row_reduce_steps(8192, 2304, 132), 48, 0);
   cr_assert_float_eq(ds_row_reduce_steps(4096, 768, 132), 32, 0);
-  cr_assert_float_eq(ds_row_reduce_steps(32, 1000, 132), 8, 0);
   cr_assert_float_eq(ds_row_reduce_steps(20480, 128, 4), 96, 0);
+  cr_assert_float_eq(ds_row_reduce_steps(32, 1000, 132), 8, 0);
+  cr_assert_float_eq(ds_row_reduce_steps(8, 786432, 132), 2, 0);
+  cr_assert_float_eq(ds_row_reduce_steps(8192, 770, 132), 24, 0);
+  cr_assert_float_eq(ds_row_reduce_steps(12288, 2, 132), 48, 0);
+  cr_assert_float_eq(ds_row_reduce_steps(32, 3, 132), 8, 0);
 }
 
 /* bias at batch 10, fp32: 1000 rows x 1000 outputs, (1000 + 1) x 1000 x 4
@@ -90,12 +125,34 @@ Test(cast_reduce, a_row_reduction_pays_its_steps) {
   setup(&f, "ClockGPU", 0, DS_AMP_NONE);
   const struct ds_layer *l = &f.m->layers[3];
   double bytes;
-  cr_assert_float_eq(ds_row_reduce_ns(&f.c, l, 10, 4, &bytes), 4004 + 113750, 1e-6);
+  cr_assert_float_eq(ds_row_reduce_ns(&f.c, l, 10, &bytes), 4004 + 113750, 1e-6);
   cr_assert_float_eq(bytes, 4004000, 1e-6);
   cr_assert_float_eq(ds_compute_bwd_extra_ns(&f.c, l, 10), 4004 + 113750, 1e-6);
   ds_test_compute_free(&f);
   setup(&f, "ClockGPU", 0, DS_AMP_FP16);
   cr_assert_float_eq(ds_compute_bwd_extra_ns(&f.c, &f.m->layers[3], 10), 2002 + 113750, 1e-6);
+  ds_test_compute_free(&f);
+}
+
+/* Under --amp fp16 at batch 10, ampsum's reduction reads its fp32
+ * gradient: (1000 + 1) x 1000 x 4 B = 4004 ns and 250 steps (113750 ns),
+ * not the half size (2002 ns) halfsum's reads. Its bwd_reduce_bytes,
+ * scaled to half (2002000 B), are under the reduction's 4004000: nothing
+ * more at the roofline. In fp32 both read 4 B: 4004 + 113750. */
+Test(cast_reduce, a_row_reduction_reads_its_gradients_autocast_dtype) {
+  struct ds_test_compute f;
+  setup(&f, "ClockGPU", 0, DS_AMP_FP16);
+  const struct ds_layer *fp = &f.m->layers[7], *half = &f.m->layers[8];
+  cr_assert_float_eq(fp->row_reductions[0][2], 4, 0);
+  cr_assert_float_eq(half->row_reductions[0][2], 0, 0, "absent: half");
+  cr_assert_float_eq(ds_row_reduce_elem_bytes(&f.c, fp, 0), 4, 0);
+  cr_assert_float_eq(ds_row_reduce_elem_bytes(&f.c, half, 0), 2, 0);
+  cr_assert_float_eq(ds_compute_bwd_extra_ns(&f.c, fp, 10), 4004 + 113750, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_extra_ns(&f.c, half, 10), 2002 + 113750, 1e-6);
+  ds_test_compute_free(&f);
+  setup(&f, "ClockGPU", 0, DS_AMP_NONE);
+  cr_assert_float_eq(ds_compute_bwd_extra_ns(&f.c, &f.m->layers[7], 10), 4004 + 113750, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_extra_ns(&f.c, &f.m->layers[8], 10), 4004 + 113750, 1e-6);
   ds_test_compute_free(&f);
 }
 
@@ -112,7 +169,7 @@ Test(cast_reduce, the_export_batchs_output_row_is_no_other_kernel) {
   l.row_reductions[0][0] = 1;
   l.row_reductions[0][1] = 1000;
   l.bwd_reduce_bytes = 6000;
-  double bytes, rows_ns = ds_row_reduce_ns(&f.c, &l, 32, 4, &bytes);
+  double bytes, rows_ns = ds_row_reduce_ns(&f.c, &l, 32, &bytes);
   cr_assert_float_eq(bytes, 132000, 1e-6);
   cr_assert_float_eq(ds_compute_bwd_extra_ns(&f.c, &l, 32), rows_ns, 1e-6);
   /* 200000 B more per batch: what is past the rows' bound (256000 B), 136000 B, runs */
@@ -128,7 +185,7 @@ Test(cast_reduce, no_clock_keeps_the_roofline) {
   struct ds_test_compute f;
   setup(&f, "NoClockGPU", 0, DS_AMP_NONE);
   double bytes;
-  cr_assert_float_eq(ds_row_reduce_ns(&f.c, &f.m->layers[3], 10, 4, &bytes), 0, 0);
+  cr_assert_float_eq(ds_row_reduce_ns(&f.c, &f.m->layers[3], 10, &bytes), 0, 0);
   cr_assert_float_eq(ds_compute_bwd_extra_ns(&f.c, &f.m->layers[3], 10), 4004, 1e-6);
   cr_assert_float_eq(ds_upcast_ns(&f.c, 6e6, 1), 6000, 1e-6);
   ds_test_compute_free(&f);
@@ -181,6 +238,29 @@ Test(cast_reduce, a_weights_gradient_is_upcast) {
   ds_test_compute_free(&f);
 }
 
+/* head's tied weight under --amp: autocast casts e to half for head's
+ * matmul (emb, an embedding, never does), one _to_copy of 1e6 x (4 + 2) B
+ * at the roofline: 6000 ns forward; its ToCopyBackward0 upcasts the half
+ * gradient, 1e6 elements x 0.738 / 4e9 = 184500 ns backward. head moves
+ * no other bytes. In fp32: neither (0, 0). */
+Test(cast_reduce, a_tied_weights_cast_and_upcast_are_charged_to_its_user) {
+  struct ds_test_compute f;
+  setup(&f, "ClockGPU", 0, DS_AMP_FP16);
+  const struct ds_layer *head = &f.m->layers[6];
+  double bytes;
+  cr_assert_eq(head->tied_cast_count, 1);
+  cr_assert_float_eq(ds_compute_weight_cast_ns(&f.c, head, &bytes), 6000, 1e-6);
+  cr_assert_float_eq(bytes, 6e6, 0);
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, head, 1), 6000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&f.c, head, 1), 184500, 1e-6);
+  ds_test_compute_free(&f);
+  setup(&f, "ClockGPU", 0, DS_AMP_NONE);
+  head = &f.m->layers[6];
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, head, 1), 0, 0);
+  cr_assert_float_eq(ds_compute_bwd_ns(&f.c, head, 1), 0, 0);
+  ds_test_compute_free(&f);
+}
+
 /* The loss of 10 samples of 1000 classes under --amp: the passes over the
  * fp32 outputs (passes x 10 x 4000 B) and the backward's cast at the
  * roofline (1000 B/ns), the forward's cast of 1e4 half outputs to fp32 (6e4 B) at the
@@ -202,7 +282,10 @@ Test(cast_reduce, bad_keys_are_located) {
        "expected amp_upcast_bytes at most amp_cast_bytes (2), got 3"},
       {"    amp_upcast_bytes: -1\n", "expected an integer from 0"},
       {"    bwd_row_reductions: 5\n", "expected bwd_row_reductions as a list of at most 8"},
-      {"    bwd_row_reductions: [[1, 2, 3]]\n", "[rows per sample, outputs], got 3 numbers"},
+      {"    bwd_row_reductions: [[1, 2, 3, 4]]\n", "[rows per sample, outputs], got 4 numbers"},
+      {"    bwd_row_reductions: [[1, 2, 3]]\n",
+       "expected autocast bytes per element 2 (half) or 4 (fp32), got 3"},
+      {"    bwd_row_reductions: [[1, 2, 0]]\n", "expected an integer from 1"},
       {"    bwd_row_reductions: [[0, 2]]\n", "expected an integer from 1"},
       {"    bwd_row_reductions: [[1, 2], [1, 2], [1, 2], [1, 2], [1, 2], [1, 2], [1, 2],"
        " [1, 2], [1, 2]]\n",

@@ -179,6 +179,15 @@ Test(layer_norm, bad_keys_are_located) {
       {"memory", "    layer_norm: [0, 768]\n", "expected an integer from 1"},
       {"memory", "    layer_norm: [128, 20000000]\n", "N at most 16777216"},
       {"memory", "    layer_norm: 768\n", ":13:"},
+      /* a max-pool's keys beside it: refused at layer_norm's line (17) */
+      {"memory",
+       "    pool_kernel: [2, 2]\n    pool_stride: [2, 2]\n    pool_padding: [0, 0]\n"
+       "    pool_input: [4, 8, 8]\n    layer_norm: [128, 768]\n",
+       ":17:"},
+      {"memory",
+       "    pool_kernel: [2, 2]\n    pool_stride: [2, 2]\n    pool_padding: [0, 0]\n"
+       "    pool_input: [4, 8, 8]\n    layer_norm: [128, 768]\n",
+       "expected layer_norm or pool_kernel on one layer, not both"},
   };
   struct ds_model *m = NULL;
   struct ds_err err = {0};
@@ -192,6 +201,26 @@ Test(layer_norm, bad_keys_are_located) {
     snprintf(label, sizeof label, "case %zu", i);
     ds_test_assert_model_refused(text, bad[i][2], label);
   }
+}
+
+/* A layer_norm on a layer a batch norm's running_mean buffer names (the
+ * buffers come after the layers): refused at the layer_norm key (line 13),
+ * naming the buffer; without the buffer the same layer loads. */
+Test(layer_norm, a_layer_norm_on_a_batch_norm_is_refused) {
+  char text[1024];
+  ds_test_one_layer_model(text, sizeof text, "memory", "    layer_norm: [128, 768]\n");
+  size_t n = strlen(text);
+  snprintf(text + n, sizeof text - n,
+           "buffers:\n  - {name: l.running_mean, numel: 768, bytes: 3072, dtype: float32}\n");
+  ds_test_assert_model_refused(text, "buffer l.running_mean makes layer \"l\" one", "bn");
+  ds_test_assert_model_refused(text, ":13:", "bn line");
+  snprintf(text + n, sizeof text - n,
+           "buffers:\n  - {name: m.running_mean, numel: 768, bytes: 3072, dtype: float32}\n");
+  struct ds_model *m = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_test_load_model_text(text, &m, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(m->layers[0].bn_channels, 0);
+  ds_model_free(m);
 }
 
 /* The shipped GPT-2 on the H200 (132 SMs at 1980 MHz) at batch 8: ln_1's

@@ -190,8 +190,10 @@ Test(xfmr_kernels, gpt2s_lm_head_on_h200_runs_at_the_fitted_rate) {
    * (tools/gen_gpus.py: 123.2 / 989.4 TFLOP/s), GPT-2's lm_head exported
    * with gemm_align 1 and 2 x 1024 x 768 x 50257 FLOPs per sample. At
    * batch 8 under --amp bf16 its forward's math is 632.38 GFLOP /
-   * (989.4e12 x 0.125) = 5.113 ms, plus the kernel overhead and autocast's
-   * cast of its input (a kernel of its own); in fp32 the rule is off. */
+   * (989.4e12 x 0.125) = 5.113 ms, plus the kernel overhead, autocast's
+   * cast of its input (a kernel of its own) and of wte's weight it shares
+   * (tied_params: 50257 x 768 elements, 4 B read and 2 B written, a kernel
+   * of its own at the roofline); in fp32 the rule is off. */
   struct ds_topo *topo;
   struct ds_model *model;
   struct ds_err err = {0};
@@ -212,8 +214,12 @@ Test(xfmr_kernels, gpt2s_lm_head_on_h200_runs_at_the_fitted_rate) {
   cr_assert(ds_compute_gemm_unaligned(&c, head));
   double math_ns = 8 * head->fwd_flops / (989.4e12 * 0.125) * 1e9;
   double cast_ns = ds_compute_class_kernel_ns(&c, DS_LAYER_MEMORY, 0, 8 * head->amp_cast_bytes);
+  double tied_bytes, tied_ns = ds_compute_weight_cast_ns(&c, head, &tied_bytes);
+  cr_assert_float_eq(tied_bytes, 50257.0 * 768 * 6, 0.5);
+  cr_assert_float_eq(tied_ns, ds_compute_class_kernel_ns(&c, DS_LAYER_MEMORY, 0, tied_bytes),
+                     1e-9);
   cr_assert_float_eq(ds_compute_fwd_ns(&c, head, 8),
-                     math_ns + c.params.kernel_overhead_ns + cast_ns, 1e-6 * math_ns);
+                     math_ns + c.params.kernel_overhead_ns + cast_ns + tied_ns, 1e-6 * math_ns);
   struct ds_compute fp32;
   cr_assert_eq(ds_compute_init(topo, DS_DTYPE_FP32, DS_AMP_NONE, &fp32, &err), DS_OK, "%s",
                err.msg);

@@ -524,6 +524,10 @@ def note_bwd_kernels(rec, layer, func, args, kwargs, out):
             rec.user_bytes((args, kwargs)) + rec.user_bytes(out)
         rows = row_reduction(args, out)
         if rows:
+            # the element size it reads under autocast: the summed gradient's (a
+            # matmul's bias: its half output's; an add of fp32 embeddings: fp32)
+            grad = next(t for t in tensors(args) if t.is_floating_point())
+            rows += (bwd_elem_size(rec, layer, grad, True),)
             layer.bwd_row_reductions = getattr(layer, "bwd_row_reductions", []) + [rows]
     elif packet in BWD_COPY:
         moved = copy_bytes(rec, func, args, kwargs, out)
@@ -586,10 +590,11 @@ def kernel_lines(layer, batch):
         v = per_sample(getattr(layer, key, 0), batch)
         if v:
             out.append("    %s: %d" % (key, v))
-    rows = [(r, n) for r, n in getattr(layer, "bwd_row_reductions", []) if r % batch == 0]
+    rows = [(r, n, a) for r, n, a in getattr(layer, "bwd_row_reductions", []) if r % batch == 0]
     if rows:
         out.append("    bwd_row_reductions: [%s]" % ", ".join(
-            "[%d, %d]" % (r // batch, n) for r, n in rows))
+            "[%d, %d]" % (r // batch, n) if a == 2 else "[%d, %d, %d]" % (r // batch, n, a)
+            for r, n, a in rows))
     return out
 
 
@@ -690,7 +695,9 @@ KERNEL_HEADER = (
     "autograd nodes run in backward, real dtypes; loss_copy_bytes = the same for the loss's "
     "own copies, forward and backward (a language model's shifted logits); "
     "bwd_row_reductions = [rows per sample, outputs] of each of those reductions that sums a "
-    "dense input's leading dimensions (a bias gradient), one reduce_kernel each.")
+    "dense input's leading dimensions (a bias gradient), one reduce_kernel each, and a third "
+    "number where its input is not half under autocast: its bytes per element there (4: an "
+    "fp32 gradient, as an add of fp32 embeddings makes).")
 
 
 # -- The bytes a layer's backward kernels move (bwd_bytes, amp_bwd_bytes) and the gradient

@@ -6,12 +6,19 @@
 #include "base/config.h"
 #include "sim/train/compute.h"
 
-/* Reduce.cuh's constants: threads a CTA of an outer reduction with 4
- * outputs a lane runs (512 / output_vec_size), the values a thread sums
- * before its CTA is split (max_values_per_thread) and at least after
+/* Reduce.cuh's constants: a CTA's most threads (mnt_wrapper's
+ * MAX_NUM_THREADS, over output_vec_size), the warp, the values a thread
+ * sums before its CTA is split (max_values_per_thread) and at least after
  * (min_values_per_thread), and threads per SM (maxThreadsPerMultiProcessor
  * of every GPU since Volta but Turing's). */
-enum { CTA_THREADS = 128, WARP = 32, MAX_VALUES = 256, MIN_VALUES = 16, SM_THREADS = 2048 };
+enum {
+  MAX_THREADS = 512,
+  WARP = 32,
+  MAX_VALUES = 256,
+  MIN_VALUES = 16,
+  SM_THREADS = 2048,
+  VT0 = 4 /* gpu_reduce_kernel's vt0: the loads a thread's loop issues at once */
+};
 
 ds_status ds_cast_reduce_read(const struct ds_cnode *item, struct ds_layer *l,
                               struct ds_err *err) {
@@ -30,15 +37,28 @@ ds_status ds_cast_reduce_read(const struct ds_cnode *item, struct ds_layer *l,
   size_t n;
   if (ds_cseq_len(&node, &n, err) != DS_OK || n > DS_ROW_REDUCTIONS_MAX)
     return ds_cnode_error(&node, err, "expected bwd_row_reductions as a list of at most %d "
-                          "[rows per sample, outputs]", DS_ROW_REDUCTIONS_MAX);
+                          "[rows per sample, outputs] or [rows per sample, outputs, "
+                          "autocast bytes per element]", DS_ROW_REDUCTIONS_MAX);
   for (size_t i = 0; i < n; i++) {
-    struct ds_cnode pair;
-    int64_t v[2];
+    struct ds_cnode pair, third;
+    int64_t v[3] = {0, 0, 0};
+    size_t len = 0;
     DS_CHECK(ds_cseq_at(&node, i, &pair, err));
-    DS_CHECK(ds_cnode_int_list(&pair, "[rows per sample, outputs]", 2, 1, DS_MODEL_COUNT_MAX,
-                               v, err));
+    /* two numbers, or three: the third an element size (2 or 4) */
+    if (ds_cnode_is_seq(&pair)) DS_CHECK(ds_cseq_len(&pair, &len, err));
+    size_t want = len == 3 ? 3 : 2;
+    DS_CHECK(ds_cnode_int_list(&pair, want == 3 ? "[rows per sample, outputs, autocast bytes "
+                                                   "per element]"
+                                                 : "[rows per sample, outputs]",
+                               want, 1, DS_MODEL_COUNT_MAX, v, err));
+    if (want == 3 && v[2] != 2 && v[2] != 4) {
+      DS_CHECK(ds_cseq_at(&pair, 2, &third, err));
+      return ds_cnode_error(&third, err, "expected autocast bytes per element 2 (half) or 4 "
+                            "(fp32), got %lld", (long long)v[2]);
+    }
     l->row_reductions[i][0] = (double)v[0];
     l->row_reductions[i][1] = (double)v[1];
+    l->row_reductions[i][2] = (double)v[2];
   }
   l->n_row_reductions = (int32_t)n;
   return DS_OK;
@@ -55,34 +75,65 @@ double ds_upcast_ns(const struct ds_compute *c, double bytes, double kernels) {
   return sm > roofline ? sm : roofline;
 }
 
-static double pow2_at_least(double x) {
+/* The largest power of two at most n (Reduce.cuh's last_pow2), n >= 1. */
+static double last_pow2(double n) {
   double p = 1;
-  while (p < x) p *= 2;
+  while (p * 2 <= n) p *= 2;
   return p;
 }
 
+/* setReduceConfig (aten/src/ATen/native/cuda/Reduce.cuh) for a reduction
+ * over the non-contiguous dimension ("vectorize along output"), step by
+ * step; cast_reduce.h says what each part costs. */
 double ds_row_reduce_steps(double rows, double outputs, int sms) {
-  int vec = fmod(outputs, 4) == 0 ? 4 : 1;
-  double width = fmin(pow2_at_least(ceil(outputs / vec)), WARP);
-  double height = fmin(pow2_at_least(rows), CTA_THREADS / width);
-  double per_thread = ceil(rows / height);
-  double grid = ceil(outputs / (width * vec));
-  double target = (double)sms * (SM_THREADS / CTA_THREADS);
+  /* get_output_vec_size: 4, halved until it divides the input's base
+   * address in elements (the caching allocator's blocks are 512-byte
+   * aligned: always), the output extent and the input's other strides
+   * (the row stride, `outputs` again): 4, 2 or 1 */
+  int vec = 4;
+  while (vec > 1 && fmod(outputs, vec) != 0) vec /= 2;
+  /* set_block_dimension: block.x over the outputs' vectors, block.y over
+   * the rows, at most MAX_THREADS / vec threads */
+  double max_threads = MAX_THREADS / vec, dim0 = outputs / vec;
+  double dim0_pow2 = dim0 < max_threads ? last_pow2(dim0) : max_threads;
+  double dim1_pow2 = rows < max_threads ? last_pow2(rows) : max_threads;
+  double width = fmin(dim0_pow2, WARP);
+  double height = fmin(dim1_pow2, max_threads / width);
+  width = fmin(dim0_pow2, max_threads / height);
+  /* lanes split the outputs; the warps split the rows where that leaves a
+   * thread 16 rows or it has 256 (else each warp takes outputs of its own) */
+  int split_rows = rows >= height * MIN_VALUES || rows >= MAX_VALUES;
+  double per_thread = split_rows ? ceil(rows / height) : rows;
+  /* A thread that sums every row of its outputs (few rows): its loop
+   * (thread_reduce_impl) loads vt0 = 4 rows before it adds any, so its
+   * dependent round trips are ceil(rows / 4). The split case keeps one
+   * step a value, as DS_ROW_REDUCE_STEP_CYCLES was fitted on it (its
+   * kernels sum 16 to 24 values a thread and 22 to 32 partials). */
+  if (!split_rows) return ceil(rows / VT0);
+  double grid = ceil(dim0 / (split_rows ? width : width * height));
+  double target = (double)sms * floor(SM_THREADS / (width * height));
   double ctas = 1;
-  if (per_thread >= MAX_VALUES && grid <= target)
+  if (split_rows && per_thread >= MAX_VALUES && grid <= target)
     ctas = fmax(fmin(ceil(target / grid), ceil(per_thread / MIN_VALUES)),
                 ceil(per_thread / MAX_VALUES));
   return ceil(per_thread / ctas) + (ctas > 1 ? ceil(ctas / height) : 0);
 }
 
+double ds_row_reduce_elem_bytes(const struct ds_compute *c, const struct ds_layer *l,
+                                int32_t i) {
+  if (ds_compute_autocast_traffic(c, l) && l->row_reductions[i][2] > 0)
+    return l->row_reductions[i][2];
+  return c->precision.act_bytes;
+}
+
 double ds_row_reduce_ns(const struct ds_compute *c, const struct ds_layer *l, int64_t batch,
-                        double elem_bytes, double *bytes) {
+                        double *bytes) {
   *bytes = 0;
   if (l->n_row_reductions == 0 || !ds_compute_knows_sms(c)) return 0;
   double ns = 0;
   for (int32_t i = 0; i < l->n_row_reductions; i++) {
     double rows = l->row_reductions[i][0] * (double)batch, outputs = l->row_reductions[i][1];
-    double b = (rows + 1) * outputs * elem_bytes;
+    double b = (rows + 1) * outputs * ds_row_reduce_elem_bytes(c, l, i);
     *bytes += b;
     ns += ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, b) +
           ds_row_reduce_steps(rows, outputs, c->sms) * DS_ROW_REDUCE_STEP_CYCLES /

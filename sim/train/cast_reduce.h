@@ -28,12 +28,20 @@
  *
  * Row reductions. A bias gradient sums the output gradient's rows: one
  * reduce_kernel (ATen/native/cuda/Reduce.cuh) over a dense [rows, outputs]
- * tensor, reducing the non-contiguous dimension. setReduceConfig gives it
- * CTAs of 32 x 4 threads, each lane 4 adjacent outputs (128 outputs a CTA,
- * 32 where outputs is not a multiple of 4), the 4 rows of threads splitting
- * the rows (values_per_thread = rows / 4); where values_per_thread >= 256
+ * tensor, reducing the non-contiguous dimension ("vectorize along
+ * output"). setReduceConfig: each lane loads output_vec_size adjacent
+ * outputs, get_output_vec_size's 4 halved until it divides the outputs
+ * (4, 2 or 1; the caching allocator's 512-byte alignment never lowers
+ * it); set_block_dimension gives CTAs of at most 512 / output_vec_size
+ * threads, block.x the outputs' vectors (at most 32), block.y the rows,
+ * each the largest power of two at most its extent (last_pow2); the rows
+ * are split across block.y where that leaves a thread 16 of them or it
+ * has 256 (values_per_thread = rows / block.y), else each warp takes
+ * outputs of its own and a thread sums every row, vt0 = 4 loads at a time:
+ * ceil(rows / 4) steps (the H200 traces' [32, 3], [32, 768] and [8,
+ * 786432] grids and blocks are these); where values_per_thread >= 256
  * (max_values_per_thread) and the output CTAs are at most target_grid =
- * SMs x 16 (2048 threads per SM over 128) it splits them across
+ * SMs x (2048 / the CTA's threads) it splits them across
  * ctas_per_output = max(min(div_up(target_grid, output CTAs),
  * div_up(values_per_thread, 16)), div_up(values_per_thread, 256)) CTAs
  * too, and the last CTA of each output column,
@@ -41,7 +49,7 @@
  * thread ctas_per_output / 4 of them. Its time is its bytes at the roofline
  * plus a chain of dependent memory round trips: each thread's values
  * (div_up(values_per_thread, ctas_per_output)) and then the partials
- * (div_up(ctas_per_output, 4)), DS_ROW_REDUCE_STEP_CYCLES each: 455 SM
+ * (div_up(ctas_per_output, block.y)), DS_ROW_REDUCE_STEP_CYCLES each: 455 SM
  * cycles, the least-squares fit through the origin of each kernel's time
  * less its roofline and kernel_overhead against its steps, over the 96
  * bias-gradient reductions of the same H200 GPT-2 bf16 trace (FIT; 48
@@ -66,7 +74,8 @@ struct ds_cnode;
 
 /* Reads a layer's optional amp_upcast_bytes (at most its amp_cast_bytes)
  * and bwd_row_reductions ([[rows per sample, outputs], ...], at most
- * DS_ROW_REDUCTIONS_MAX) into l. */
+ * DS_ROW_REDUCTIONS_MAX, each with an optional third number, 2 or 4: its
+ * bytes per element under autocast) into l. */
 ds_status ds_cast_reduce_read(const struct ds_cnode *item, struct ds_layer *l,
                               struct ds_err *err);
 
@@ -81,11 +90,22 @@ double ds_upcast_ns(const struct ds_compute *c, double bytes, double kernels);
  * `outputs` columns on a GPU of `sms` SMs (above). */
 double ds_row_reduce_steps(double rows, double outputs, int sms);
 
-/* Layer l's backward row reductions at `batch` in `elem_bytes` elements:
- * each its bytes (rows x outputs read, outputs written) at the roofline,
- * its overhead and its steps; *bytes their bytes. 0 (and *bytes 0) when
- * the file lists none or the GPU has no clock. */
+/* The bytes per element layer l's row reduction i reads: the run's
+ * activation size (fp32, or half under --amp), but under autocast with
+ * the file's autocast traffic (ds_compute_autocast_traffic) the size the
+ * exporter found for it where it wrote one: a reduce_kernel reads the
+ * gradient in the dtype it has, and an op autocast runs in fp32 (an add
+ * of fp32 embeddings, GPT-2's and BERT's position embeddings' broadcast
+ * add) makes an fp32 gradient. */
+double ds_row_reduce_elem_bytes(const struct ds_compute *c, const struct ds_layer *l,
+                                int32_t i);
+
+/* Layer l's backward row reductions at `batch`, each in
+ * ds_row_reduce_elem_bytes: each its bytes (rows x outputs read, outputs
+ * written) at the roofline, its overhead and its steps; *bytes their
+ * bytes. 0 (and *bytes 0) when the file lists none or the GPU has no
+ * clock. */
 double ds_row_reduce_ns(const struct ds_compute *c, const struct ds_layer *l, int64_t batch,
-                        double elem_bytes, double *bytes);
+                        double *bytes);
 
 #endif

@@ -248,7 +248,7 @@ double ds_compute_bwd_extra_ns(const struct ds_compute *c, const struct ds_layer
     /* the bias gradients' row reductions at reduce_kernel's rate
      * (cast_reduce.h), any other reduction's bytes at the roofline */
     double rows, reduce = l->bwd_reduce_bytes * scale;
-    ns += ds_row_reduce_ns(c, l, batch, c->precision.act_bytes, &rows);
+    ns += ds_row_reduce_ns(c, l, batch, &rows);
     if (rows > 0) {
       /* the file's bytes are per sample at the export's batch B: each
        * reduction's one output row spread as outputs / B per sample, so at
@@ -257,7 +257,7 @@ double ds_compute_bwd_extra_ns(const struct ds_compute *c, const struct ds_layer
       double share = 0;
       for (int32_t i = 0; i < l->n_row_reductions; i++)
         share += (l->row_reductions[i][0] + 1) * l->row_reductions[i][1] *
-                 c->precision.act_bytes * (double)batch;
+                 ds_row_reduce_elem_bytes(c, l, i) * (double)batch;
       if (share > rows) rows = share;
     }
     if (reduce > rows * 1.001) /* what the rows leave, past rounding */
@@ -456,8 +456,21 @@ struct pass_time {
  * floating argument of an op on its lower-precision list) and the layer
  * has a class; a layer without one keeps the cast folded into its kernel. */
 static int casts_weights(const struct ds_compute *c, const struct ds_layer *l) {
-  return c->precision.half_weight_bytes > 0 && l->param_numel > 0 &&
+  return c->precision.half_weight_bytes > 0 && l->param_numel + l->tied_cast_numel > 0 &&
          l->cls != DS_LAYER_UNKNOWN && ds_layer_autocast_casts_weights(l);
+}
+
+/* The weights autocast casts for layer l, and their tensors (one cast
+ * kernel each): its own and the tied weights it casts first (model.h
+ * tied_cast_numel: GPT-2's lm_head casts wte's weight again, as the
+ * embedding that owns it runs in fp32). */
+static double cast_numel(const struct ds_layer *l) {
+  return (double)(l->param_numel + l->tied_cast_numel);
+}
+
+static int32_t cast_tensors(const struct ds_layer *l) {
+  int32_t n = l->param_count + l->tied_cast_count;
+  return n > 0 ? n : 1;
 }
 
 double ds_compute_weight_cast_ns(const struct ds_compute *c, const struct ds_layer *l,
@@ -465,11 +478,10 @@ double ds_compute_weight_cast_ns(const struct ds_compute *c, const struct ds_lay
   *bytes = 0;
   if (!casts_weights(c, l)) return 0;
   const struct ds_precision *p = &c->precision;
-  int32_t kernels = l->param_count > 0 ? l->param_count : 1;
   /* one _to_copy per weight: reads fp32, writes half */
-  *bytes = (double)l->param_numel * (p->param_bytes + p->half_weight_bytes);
+  *bytes = cast_numel(l) * (p->param_bytes + p->half_weight_bytes);
   return ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, *bytes) +
-         (kernels - 1) * c->params.kernel_overhead_ns;
+         (cast_tensors(l) - 1) * c->params.kernel_overhead_ns;
 }
 
 /* An unfused attention core priced by its parts (model.h attn_products,
@@ -576,8 +588,8 @@ static struct pass_time bwd_time(const struct ds_compute *c, const struct ds_lay
                          : 2.0 * p->param_bytes;
   if (casts_weights(c, l)) {
     per_param = 2.0 * p->half_weight_bytes;
-    casts += ds_upcast_ns(c, (double)l->param_numel * (p->half_weight_bytes + p->param_bytes),
-                          l->param_count > 0 ? l->param_count : 1);
+    casts += ds_upcast_ns(c, cast_numel(l) * (p->half_weight_bytes + p->param_bytes),
+                          cast_tensors(l));
   }
   double weights = (double)l->param_numel * per_param;
   if (ds_layer_attn_parts(l)) {

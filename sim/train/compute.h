@@ -206,8 +206,9 @@ double ds_compute_kernel_ns(const struct ds_compute *c, double flops,
  * convolution, matmul or attention layer with parameters, autocast's
  * cached_cast (aten/src/ATen/autocast_mode.cpp) runs arg.to(half), one
  * _to_copy per fp32 weight tensor (the layer's param_count, bias
- * included: every floating argument of a lower-precision op is cast),
- * each a memory-bound kernel reading fp32 and writing half (6 B per
+ * included: every floating argument of a lower-precision op is cast,
+ * and a tied weight it casts first, model.h tied_cast_numel: GPT-2's
+ * lm_head casts wte's weight), each a memory-bound kernel reading fp32 and writing half (6 B per
  * parameter), before the layer's own kernel. It caches the casts of
  * leaves that require grad, but torch.autocast's __exit__ clears the cache
  * (torch.clear_autocast_cache), so every forward (each --grad-accum

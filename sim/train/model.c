@@ -247,6 +247,23 @@ static ds_status read_buffers(struct ds_model *m, const struct ds_cnode *seq,
   return DS_OK;
 }
 
+/* Every layer with layer_norm (read_layer_norm) once the buffers are read:
+ * none a BatchNorm too (a LAYER.running_mean buffer, mark_batch_norm). */
+static ds_status check_layer_norms(const struct ds_model *m, const struct ds_cnode *layers,
+                                   struct ds_err *err) {
+  for (int32_t i = 0; i < m->n_layers; i++) {
+    const struct ds_layer *l = &m->layers[i];
+    if (l->ln_rows == 0 || l->bn_channels == 0) continue;
+    struct ds_cnode item, node;
+    DS_CHECK(ds_cseq_at(layers, (size_t)i, &item, err));
+    if (!ds_cmap_get(&item, "layer_norm", &node)) continue;
+    return ds_cnode_error(&node, err, "expected layer_norm on a layer that is not a batch norm, "
+                          "but buffer %s.running_mean makes layer \"%s\" one (a layer runs "
+                          "one op: layer norm or batch norm)", l->name, l->name);
+  }
+  return DS_OK;
+}
+
 /* A list of every parameter's name once (grad_ready, registration) into
  * *out: the parameters' indices in the list's order. */
 static ds_status read_name_list(struct ds_model *m, const struct ds_cnode *seq,
@@ -294,7 +311,7 @@ out:
 
 /* Every layer's tied_params (model.h), once all parameters are known: each
  * a parameter of an earlier layer, named once per layer; sets
- * tied_cast_numel. */
+ * tied_cast_numel and tied_cast_count. */
 static ds_status read_tied(struct ds_model *m, const struct ds_cnode *layers,
                            struct ds_err *err) {
   char *cast = calloc((size_t)m->n_params + 1, 1); /* cast by a tied use already */
@@ -340,6 +357,7 @@ static ds_status read_tied(struct ds_model *m, const struct ds_cnode *layers,
         continue;
       cast[p] = 1;
       ly->tied_cast_numel += m->params[p].numel;
+      ly->tied_cast_count++;
     }
   }
 out:
@@ -566,6 +584,11 @@ static ds_status read_layer_norm(const struct ds_cnode *item, struct ds_layer *l
   if (l->cls != DS_LAYER_MEMORY)
     return ds_cnode_error(&node, err, "layer_norm is for memory-class layers (class: memory); "
                           "this layer's class is %s", ds_layer_class_name(l->cls));
+  /* one normalisation or pool a layer: compute.c prices a layer's pass
+   * by the first of them it finds and would drop the others */
+  if (l->pool.kernel[0] > 0)
+    return ds_cnode_error(&node, err, "expected layer_norm or pool_kernel on one layer, not "
+                          "both (a layer runs one op: layer norm or a max-pool)");
   DS_CHECK(ds_cnode_int_list(&node, "layer_norm [rows, N]", 2, 1, INT64_C(1) << 31, v, err));
   if (v[1] > (INT64_C(1) << 24))
     return ds_cnode_error(&node, err, "expected layer_norm's N at most %lld, got %lld",
@@ -767,6 +790,7 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
   }
   if (ds_cmap_get(&root, "buffers", &node))
     DS_CHECK_GOTO(read_buffers(m, &node, err), st, out);
+  DS_CHECK_GOTO(check_layer_norms(m, &layers, err), st, out);
   if (ds_cmap_get(&root, "registration", &node)) {
     DS_CHECK_GOTO(read_name_list(m, &node, &m->registration, err), st, out);
     m->registration_index = malloc((size_t)m->n_params * sizeof *m->registration_index);

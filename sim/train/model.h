@@ -160,9 +160,12 @@ struct ds_layer {
    * outputs] of each of those reductions that sums a dense tensor's leading
    * dimensions (a bias gradient), one reduce_kernel each, priced by
    * sim/train/cast_reduce.h; n_row_reductions 0 when absent (their bytes
-   * then stay at the roofline). Their bytes stay in bwd_reduce_bytes. */
+   * then stay at the roofline). Their bytes stay in bwd_reduce_bytes. An
+   * optional third number, [2] here: the bytes per element the reduction
+   * reads under autocast where its input is not half (4: the fp32 gradient
+   * of an add of fp32 embeddings); 0 when absent (half). */
   int32_t n_row_reductions;
-  double row_reductions[DS_ROW_REDUCTIONS_MAX][2];
+  double row_reductions[DS_ROW_REDUCTIONS_MAX][3];
   /* Optional bwd_bytes / amp_bwd_bytes (tools/export_model.py), per sample,
    * on memory-class layers: the bytes the ops the layer's autograd nodes run
    * in backward read and write, in real dtypes / in autocast's (ReLU's
@@ -211,8 +214,11 @@ struct ds_layer {
    * half copy autocast makes here, so that memory counts it (memory.h):
    * tied weights whose owning layer autocast does not cast (an
    * embedding's), in the first layer that casts them (autocast's cache
-   * holds one copy per weight), when this layer casts weights; else 0. */
+   * holds one copy per weight), when this layer casts weights; else 0.
+   * tied_cast_count: how many tensors those are (one cast kernel each in
+   * the forward, one upcast in the backward: compute.h). */
   int64_t tied_cast_numel;
+  int32_t tied_cast_count;
   enum ds_layer_class cls;
   /* A BatchNorm layer's channels: the numel of the buffer NAME.running_mean
    * where NAME is the name of a memory-class (or class-less) layer (the

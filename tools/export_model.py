@@ -505,6 +505,56 @@ def note_conv_groups(layer, func, args):
     layer.conv_stride = int(max(args[3]))
 
 
+# torch.cat on CUDA (aten/src/ATen/native/cuda/Shape.cu, cat_out_cuda): where its inputs
+# are not all contiguous (GPT-2's KV-cache update catting the transposed key and value views,
+# split's backward catting a transposed gradient) parallel_cat<64, 64> runs the generic
+# CatArrayBatchedCopy: every element's output offset and its input offset computed from
+# sizes and strides (CatArrIndexToOffset: one integer division per dimension after the first)
+# and one element moved at a time (sim/train/cat_copy.h prices it).
+CAT_MAX_DIMS = 4
+
+
+def cat_index_steps(func, args, out):
+    """Integer divisions the generic CatArrayBatchedCopy runs for a cat (0 where another
+    path runs: all inputs contiguous (the contiguous or vectorised kernels, at the
+    roofline), one input, more than 4 dimensions): 2 x (dims - 1) per element moved."""
+    if func._overloadpacket is not aten.cat or not isinstance(out, torch.Tensor):
+        return 0
+    ins = [t for t in args[0] if isinstance(t, torch.Tensor)]
+    if len(ins) < 2 or out.dim() > CAT_MAX_DIMS or all(t.is_contiguous() for t in ins):
+        return 0
+    return sum(t.numel() for t in ins if t.numel() > 0) * 2 * (out.dim() - 1)
+
+
+def note_cat(rec, layer, pass_, func, args, kwargs, out):
+    """A generic cat's bytes (read + written, real dtypes) and index divisions, per pass
+    (layer.cat_copy)."""
+    steps = cat_index_steps(func, args, out)
+    if layer is None or steps == 0:
+        return
+    acc = layer.__dict__.setdefault("cat_copy", {}).setdefault(pass_, [0, 0])
+    acc[0] += rec.user_bytes((args, kwargs)) + rec.user_bytes(out)
+    acc[1] += steps
+
+
+def cat_lines(layer, batch):
+    table = getattr(layer, "cat_copy", None)
+    if not table:
+        return []
+    parts = ["%s: [%s]" % (p, ", ".join(str(per_sample(x, batch)) for x in table[p]))
+             for p in ("fwd", "bwd") if p in table]
+    return ["    cat_copy: {%s}" % ", ".join(parts)]
+
+
+CAT_HEADER = (
+    "cat_copy = per pass (fwd, bwd) [bytes read + written (real dtypes), index divisions] "
+    "of the cats that run CUDA's generic CatArrayBatchedCopy (inputs not all contiguous, "
+    "at most 4 dimensions: Shape.cu's parallel_cat<64, 64>): 2 x (dims - 1) divisions per "
+    "element, its output offset and its input offset (Hugging Face's KV-cache update, "
+    "split's backward on a transposed gradient); their bytes are in the pass's other "
+    "counters too.")
+
+
 def copy_bytes(rec, func, args, kwargs, out):
     """Bytes a copy-like op moves on CUDA: its inputs read and outputs written; slice and
     select backward write their zeroed output, then copy the gradient into a slice of it
@@ -519,6 +569,7 @@ def copy_bytes(rec, func, args, kwargs, out):
 def note_bwd_kernels(rec, layer, func, args, kwargs, out):
     """Backward: bytes read + written by the layer's reductions and layout copies."""
     packet = func._overloadpacket
+    note_cat(rec, layer, "bwd", func, args, kwargs, out)
     if packet in BWD_REDUCE:
         layer.bwd_reduce_bytes = getattr(layer, "bwd_reduce_bytes", 0) + \
             rec.user_bytes((args, kwargs)) + rec.user_bytes(out)
@@ -1272,6 +1323,7 @@ class Dispatch(TorchDispatchMode):
             note_core_op(layer, "fwd", func, args, kwargs, out, layer.op_bytes - before[0],
                          layer.amp_bytes - before[1])
             layer.ops.add(packet)
+            note_cat(rec, layer, "fwd", func, args, kwargs, out)
             if not quiet:
                 note_legacy(layer, "fwd", func, args, kwargs, out,
                             rec.user_bytes((args, kwargs)) + rec.user_bytes(out))
@@ -1579,7 +1631,8 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         [LAYER_NORM_HEADER] if any(layer_norm_lines(l, B) for l in layers) else []) + [
         BWD_BYTES_HEADER,
     ] + ([ATTN_HEADER] if any(attn_lines(l, l.cls, B) for l in layers) else []) + (
-        [LEGACY_HEADER] if any(legacy_lines(l, B) for l in layers) else []) + [
+        [LEGACY_HEADER] if any(legacy_lines(l, B) for l in layers) else []) + (
+        [CAT_HEADER] if any(cat_lines(l, B) for l in layers) else []) + [
         HOST_HEADER,
     ] + (["tied_params = parameters of an earlier layer this layer's ops use too (a tied "
           "weight, listed once under its first user; GPT-2's lm_head uses wte's): ddpsim "
@@ -1631,6 +1684,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         out += bwd_bytes_lines(l, l.cls, B)
         out += attn_lines(l, l.cls, B)
         out += legacy_lines(l, B)
+        out += cat_lines(l, B)
         out += host_lines(rec, l)
         if l.params:
             out.append("    params:")

@@ -10,6 +10,7 @@
 #include "sim/train/grouped_conv.h"
 #include "sim/train/cast_reduce.h"
 #include "sim/train/legacy_ew.h"
+#include "sim/train/cat_copy.h"
 #include "sim/train/norm.h"
 
 /* The names of an enum's values, in order: the name of value v, and the
@@ -265,6 +266,7 @@ double ds_compute_bwd_extra_ns(const struct ds_compute *c, const struct ds_layer
   }
   if (l->bwd_copy_bytes > 0)
     ns += memory_pass_ns(c, l, DS_LEGACY_COPY, batch, l->bwd_copy_bytes * scale);
+  ns += ds_cat_copy_extra_ns(c, l, DS_ATTN_BWD, batch); /* cat_copy.h */
   double accum = ds_compute_autocast_traffic(c, l) ? l->amp_bwd_accum_bytes * (double)batch
                                         : l->bwd_accum_bytes * scale;
   return ns + memory_pass_ns(c, l, DS_LEGACY_ACCUM, batch, accum);
@@ -539,7 +541,9 @@ static struct pass_time fwd_time(const struct ds_compute *c, const struct ds_lay
   double weights = (double)l->param_numel * per_param;
   if (ds_layer_attn_parts(l)) {
     struct pass_time t = attn_core_time(c, l, DS_ATTN_FWD, batch, weights);
-    return (struct pass_time){t.total_ns + casts + weight_casts, t.sm_bound_ns};
+    return (struct pass_time){t.total_ns + casts + weight_casts +
+                                  ds_cat_copy_extra_ns(c, l, DS_ATTN_FWD, batch),
+                              t.sm_bound_ns};
   }
   /* the kernels off PyTorch's vectorised path at their own rate (legacy_ew.h) */
   double act = fwd_act_bytes(c, l) * b;
@@ -553,6 +557,8 @@ static struct pass_time fwd_time(const struct ds_compute *c, const struct ds_lay
     double measured = grouped_pass_ns(c, l, DS_CONV_FWD, batch);
     if (measured > own) own = sm = measured;
   }
+  /* the generic cats' divisions past their bytes' roofline (cat_copy.h) */
+  own += ds_cat_copy_extra_ns(c, l, DS_ATTN_FWD, batch);
   return (struct pass_time){own + casts + weight_casts, sm};
 }
 

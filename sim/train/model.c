@@ -12,6 +12,7 @@
 #include "base/config.h"
 #include "sim/train/cast_reduce.h"
 #include "sim/train/legacy_ew.h"
+#include "sim/train/cat_copy.h"
 
 static const char *const root_keys[] = {"schema_version", "name", "sample",
                                         "default_batch", "optimizer", "input_bytes",
@@ -33,7 +34,7 @@ static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
                                          "groups", "stride",
                                          "pool_kernel", "pool_stride", "pool_padding", "pool_input",
                                          "layer_norm", "legacy_ew", "nhwc_legacy_ew", "attn_products",
-                                         "attn_rest", "tied_params", NULL};
+                                         "attn_rest", "cat_copy", "tied_params", NULL};
 static const char *const param_keys[] = {"name", "numel", "shape", NULL};
 
 int ds_optimizer_states(enum ds_optimizer opt) {
@@ -756,6 +757,7 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
     DS_CHECK_GOTO(read_layer_norm(&item, l, err), st, out);
     DS_CHECK_GOTO(ds_legacy_ew_read(&item, l, err), st, out);
     DS_CHECK_GOTO(ds_cast_reduce_read(&item, l, err), st, out);
+    DS_CHECK_GOTO(ds_cat_copy_read(&item, l, err), st, out);
     DS_CHECK_GOTO(read_attn_parts(&item, l, err), st, out);
     DS_CHECK_GOTO(read_host_counts(m, &item, l, i, err), st, out);
     DS_CHECK_GOTO(read_params(m, &item, l, (int32_t)i, &param_cap, err), st, out);

@@ -251,6 +251,13 @@ struct ds_layer {
    * kernels per pass, as the model runs in NCHW ([0]) and in channels-last
    * ([1], --channels-last); zero when absent. */
   struct ds_legacy_ew legacy[2][DS_LEGACY_PASSES];
+  /* Optional cat_copy: per pass (DS_ATTN_FWD, DS_ATTN_BWD), per sample, the
+   * bytes (fp32, in the pass's other counters too) and index divisions of
+   * the cats CUDA runs as its generic CatArrayBatchedCopy (cat_copy.h). */
+  struct {
+    double bytes;
+    double divisions;
+  } cat_copy[DS_ATTN_PASSES];
 };
 
 /* A module buffer (BatchNorm's running statistics, position ids): what

@@ -40,7 +40,10 @@ over the shapes the models have, so a rate can be read per shape (issue #12):
            autocast's casts (fp32 <-> fp16/bf16) of the transformers' activations
            (4096 and 8192 tokens x 768, 2304, 3072) and weights, and the bias
            gradients' sum over rows (fp32, fp16, bf16) at the same shapes, each
-           with the kernel that ran (sim/train/cast_reduce.h's rates).
+           with the kernel that ran (sim/train/cast_reduce.h's rates); and the
+           attention mask's add (half scores + an fp32 mask broadcast over the
+           heads, GPT-2 b8 and BERT-base b32 shapes: the dynamic-casting
+           strided kernel).
   layernorm
            layer norm as aten runs it (native_layer_norm and its backward,
            aten/src/ATen/native/cuda/layer_norm_kernel.cu) at BERT-base's,
@@ -745,6 +748,38 @@ def castreduce_rows(dev, warmup, iters, plan, info):
                    kernel_full=" ;; ".join(names), queued_ahead=ahead, sets=sets,
                    sm_clock_mhz=clock)
         del xs, fn
+    # the attention mask's add in Hugging Face's eager attention under autocast:
+    # half scores (batch, heads, seq, seq) + the fp32 mask (batch, 1, seq, seq),
+    # broadcast over the heads, out fp32: operands of two dtypes, so PyTorch runs
+    # the dynamic-casting elementwise_kernel (gpu_kernel_impl, not _nocast) on a
+    # strided operand, a kind legacy_ew.h has no rate for (GPT-2 bf16's H200
+    # trace: 519 us a call at b8, twice what the strided 2-byte rate charges)
+    masks = [(8, 12, 1024), (32, 12, 128)] if plan == "full" else [(1, 2, 64)]
+    for half_name in ("fp16", "bf16"):
+        for b, heads, seq in masks:
+            n = b * heads * seq * seq
+            moved = n * (EW_DTYPES[half_name].itemsize + 4) + b * seq * seq * 4
+            sets = min(32, max(1, math.ceil(2 * l2 / moved)))
+            pairs = [(torch.randn(b, heads, seq, seq, device=dev).to(EW_DTYPES[half_name]),
+                      torch.randn(b, 1, seq, seq, device=dev)) for _ in range(sets)]
+            rot = itertools.cycle(range(sets))
+
+            def fn(pairs=pairs, rot=rot):
+                scores, mask = pairs[next(rot)]
+                return scores + mask
+            ms, ahead = timed_queued(fn, dev, warmup, iters, clock_hz)
+            clock = sm_clock_now(dev)
+            names, kus = kernels_of(fn, dev)
+            short = [kernel_short(k) for k in names]
+            yield dict(kind="castreduce", name="mask_add", mode=half_name, layout="bcast_heads",
+                       out_layout="fp32", shape="%dx%dx%dx%d" % (b, heads, seq, seq),
+                       groups="", group_width="", elements=n, ms=ms, flops=0, bytes=moved,
+                       kernel=";".join(k for k, _ in short),
+                       kernel_args=";".join(a for _, a in short), kernel_us="%.2f" % kus,
+                       kernel_gbps="%.1f" % (moved / kus / 1e3) if kus > 0 else "",
+                       kernel_full=" ;; ".join(names), queued_ahead=ahead, sets=sets,
+                       sm_clock_mhz=clock)
+            del pairs, fn
     if cuda:
         torch.cuda.empty_cache()
 

@@ -13,7 +13,7 @@
 # 1.15x; from bench/results/gpu-2026-11-26d-h200/run.log's kinds):
 #   d. nvidia-smi -q (first: it takes a second and reads the idle clocks)    ~2 s
 #   i. gpu_kernels.py --only bmm (the attention products, 72 rows)      ~10-20 s
-#   c. gpu_kernels.py --only castreduce (casts and bias sums, 54 rows)  ~20-30 s
+#   c. gpu_kernels.py --only castreduce (casts, bias sums, the mask add; 58 rows)  ~25-35 s
 #   l. gpu_kernels.py --only layernorm (forward, backward and each kernel
 #      at BERT's, GPT-2's and SQuAD's rows, fp32/fp16/bf16/autocast)    ~10-20 s
 #   j. gpu_kernels.py --only rn50conv at batch 32 and 128           ~20 + 60 s

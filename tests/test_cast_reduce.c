@@ -282,7 +282,7 @@ Test(cast_reduce, bad_keys_are_located) {
        "expected amp_upcast_bytes at most amp_cast_bytes (2), got 3"},
       {"    amp_upcast_bytes: -1\n", "expected an integer from 0"},
       {"    bwd_row_reductions: 5\n", "expected bwd_row_reductions as a list of at most 8"},
-      {"    bwd_row_reductions: [[1, 2, 3, 4]]\n", "[rows per sample, outputs], got 4 numbers"},
+      {"    bwd_row_reductions: [[1, 2, 3, 4]]\n", "outputs] or [rows per sample, outputs, autocast bytes per element], got 4 numbers"},
       {"    bwd_row_reductions: [[1, 2, 3]]\n",
        "expected autocast bytes per element 2 (half) or 4 (fp32), got 3"},
       {"    bwd_row_reductions: [[1, 2, 0]]\n", "expected an integer from 1"},

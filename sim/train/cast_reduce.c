@@ -49,7 +49,9 @@ ds_status ds_cast_reduce_read(const struct ds_cnode *item, struct ds_layer *l,
     size_t want = len == 3 ? 3 : 2;
     DS_CHECK(ds_cnode_int_list(&pair, want == 3 ? "[rows per sample, outputs, autocast bytes "
                                                    "per element]"
-                                                 : "[rows per sample, outputs]",
+                                                 : "[rows per sample, outputs] or [rows per "
+                                                   "sample, outputs, autocast bytes per "
+                                                   "element]",
                                want, 1, DS_MODEL_COUNT_MAX, v, err));
     if (want == 3 && v[2] != 2 && v[2] != 4) {
       DS_CHECK(ds_cseq_at(&pair, 2, &third, err));

@@ -150,11 +150,6 @@ static ds_status parse_int(const char *flag, const char *v, int32_t lo,
   return DS_OK;
 }
 
-/* Kinds NCCL runs as a chain along the ring (sim/coll/coll_chain.c). */
-static int is_chain_kind(enum ds_coll_kind k) {
-  return k == DS_COLL_BROADCAST || k == DS_COLL_REDUCE;
-}
-
 /* Kinds NCCL runs as grouped sends and receives. */
 static int is_p2p_kind(enum ds_coll_kind k) {
   return k == DS_COLL_SENDRECV || k == DS_COLL_ALLTOALL;
@@ -264,7 +259,7 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
     if (!o->algo_set) o->algo = o->desc->algo;
     /* broadcast and reduce: NCCL runs them on the ring only, so auto is
      * the ring with NCCL's protocol per size */
-    if (strcmp(o->algo, "auto") == 0 && is_chain_kind(o->desc->kind)) o->bcast_auto = 1;
+    if (strcmp(o->algo, "auto") == 0 && ds_coll_kind_is_chain(o->desc->kind)) o->bcast_auto = 1;
     else if (strcmp(o->algo, o->desc->algo) != 0)
       return ds_err_set(err, DS_EUSAGE,
                         "option --algo: \"%s\" is not simulated for %s by this version "
@@ -291,7 +286,7 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
       return ds_cli_bad_value(err, "--algo",
                               "one of ring, tree, nvls, direct, reduce-broadcast, "
                               "hierarchical, auto", o->algo);
-  } else if (strcmp(o->algo, "p2p") != 0 && strcmp(o->algo, "ring") != 0 && !o->bcast_auto) {
+  } else if (strcmp(o->algo, "p2p") != 0 && strcmp(o->algo, "ring") != 0) {
     return ds_err_set(err, DS_EUSAGE, "option --algo: \"%s\" is not simulated for %s",
                       o->algo, o->op);
   }
@@ -370,7 +365,7 @@ static ds_status time_coll(struct ds_topo *topo, const struct ds_ring *ring,
   struct ds_coll_spec spec = {
       .kind = k, .topo = topo, .ring = ring, .net = r.net, .model = model,
       .chunks = chain_chunks > 0 ? chain_chunks
-                : is_chain_kind(k) ? ds_coll_chain_chunks(bytes, o->ring_chunks)
+                : ds_coll_kind_is_chain(k) ? ds_coll_chain_chunks(bytes, o->ring_chunks)
                                    : o->ring_chunks,
       .bytes = bytes, .root = o->root, .proto = proto, .algo = algo, .tag_base = 0,
       .on_done = on_member_done, .owner = &r,
@@ -606,7 +601,7 @@ static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
     int32_t chain_chunks = 0;
     if (pl.nccl && o->desc->kind != DS_COLL_ALLREDUCE) {
       enum ds_coll_kind k = o->desc->kind;
-      if (is_chain_kind(k)) {
+      if (ds_coll_kind_is_chain(k)) {
         /* DDP's buffer broadcast's path (sim/train/exec.c): the chain with
          * NCCL's channels for the size, latencies and launch */
         r.proto = o->proto == PROTO_FIXED ? o->proto_fixed

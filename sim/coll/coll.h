@@ -396,6 +396,10 @@ struct ds_coll_desc {
  * ds_nccl_chain), sendrecv and alltoall (p2p). */
 int ds_coll_kind_has_protocols(enum ds_coll_kind kind);
 
+/* Whether the kind runs as a pipelined chain along the ring from or to its
+ * root (broadcast, reduce: coll_chain.c), NCCL's one algorithm for them. */
+int ds_coll_kind_is_chain(enum ds_coll_kind kind);
+
 /* The table entry of a kind, or of a name; NULL when there is none. */
 const struct ds_coll_desc *ds_coll_desc_of(enum ds_coll_kind kind);
 const struct ds_coll_desc *ds_coll_desc_find(const char *name);

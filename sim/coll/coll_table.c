@@ -225,9 +225,12 @@ ds_status ds_coll_new(const struct ds_coll_spec *spec, struct ds_coll **out,
   return d->create(spec, out, err);
 }
 
+int ds_coll_kind_is_chain(enum ds_coll_kind kind) {
+  return kind == DS_COLL_BROADCAST || kind == DS_COLL_REDUCE;
+}
+
 int ds_coll_kind_has_protocols(enum ds_coll_kind kind) {
-  return kind == DS_COLL_ALLREDUCE || kind == DS_COLL_BROADCAST || kind == DS_COLL_REDUCE ||
-         kind == DS_COLL_ALLGATHER ||
+  return kind == DS_COLL_ALLREDUCE || ds_coll_kind_is_chain(kind) || kind == DS_COLL_ALLGATHER ||
          kind == DS_COLL_REDUCESCATTER || kind == DS_COLL_SENDRECV || kind == DS_COLL_ALLTOALL;
 }
 

@@ -682,7 +682,7 @@ void ds_nccl_algo_proto(const struct ds_nccl_model *m, enum ds_ar_algo a,
 double ds_nccl_predict_coll_ns(const struct ds_nccl_model *m, enum ds_coll_kind kind,
                                enum ds_proto p, double bytes) {
   if (kind == DS_COLL_ALLREDUCE) return ds_nccl_predict_ns(m, p, bytes);
-  if ((kind == DS_COLL_BROADCAST || kind == DS_COLL_REDUCE) && (int)p >= 0 &&
+  if (ds_coll_kind_is_chain(kind) && (int)p >= 0 &&
       p < DS_PROTO_COUNT) {
     int hw = m->nnodes > 1 ? DS_HOP_NET : m->hw_intra;
     double hop = m->same_channels
@@ -712,8 +712,8 @@ enum ds_proto ds_nccl_choose_coll_proto(const struct ds_nccl_model *m, enum ds_c
  * 256 where bwIntra * nChannels <= PCI_BW, 12 GB/s; LL 512; LL128 640;
  * NCCL_*_MAX_NTHREADS in src/include/device.h) and threadThresholds
  * (NCCL_LL_/LL128_/SIMPLE_THREAD_THRESHOLD in src/include/comm.h: 8, 8, 64
- * bytes per thread, Ring/LL's times nRanks). */
-/* device.h: NCCL_LL_MAX_NTHREADS, NCCL_LL128_MAX_NTHREADS */
+ * bytes per thread, Ring/LL's times nRanks). LL_THREADS and LL128_THREADS
+ * are also the chain's piece sizes (ds_nccl_chain_chunks). */
 #define LL_THREADS 512
 #define LL128_THREADS 640
 #define PCI_BW_BYTES_PER_S 12e9
@@ -745,7 +745,6 @@ void ds_nccl_chain_proto(const struct ds_nccl_model *m, enum ds_proto p, double 
     out->hop_lat_ns[h] = ds__nccl_hw_lat_us[h][RING][p] * US;
   out->start_lat_ns = m->base_lat_ns[p] + m->extra.launch_ns;
 }
-
 
 int32_t ds_nccl_chain_chunks(const struct ds_nccl_model *m, enum ds_proto p, double bytes) {
   double piece = p == DS_PROTO_LL      ? LL_THREADS * 8.0

@@ -825,7 +825,7 @@ static ds_status build_group(struct ds_exec *ex, struct coll_owner *owners,
     return ds_err_set(err, DS_EUSAGE,
                       "op %" PRId64 ": %s of coll %" PRId64 " has root %d, which is "
                       "not one of its ranks", o_id, d->name, o->coll, o->root);
-  if (bcast_proto >= DS_PROTO_COUNT && (ck == DS_COLL_BROADCAST || ck == DS_COLL_REDUCE))
+  if (bcast_proto >= DS_PROTO_COUNT && ds_coll_kind_is_chain(ck))
     spec.chunks = ds_coll_chain_chunks(o->bytes, ex->opt.ring_chunks);
   return add_inst(ex, owners, o->coll, keys, gpus, n, &spec, err);
 }

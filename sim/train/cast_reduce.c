@@ -105,17 +105,18 @@ double ds_row_reduce_steps(double rows, double outputs, int sms) {
   /* lanes split the outputs; the warps split the rows where that leaves a
    * thread 16 rows or it has 256 (else each warp takes outputs of its own) */
   int split_rows = rows >= height * MIN_VALUES || rows >= MAX_VALUES;
-  double per_thread = split_rows ? ceil(rows / height) : rows;
   /* A thread that sums every row of its outputs (few rows): its loop
    * (thread_reduce_impl) loads vt0 = 4 rows before it adds any, so its
    * dependent round trips are ceil(rows / 4). The split case keeps one
    * step a value, as DS_ROW_REDUCE_STEP_CYCLES was fitted on it (its
    * kernels sum 16 to 24 values a thread and 22 to 32 partials). */
   if (!split_rows) return ceil(rows / VT0);
-  double grid = ceil(dim0 / (split_rows ? width : width * height));
+  /* the rows split over the CTA's warps: a CTA covers `width` outputs */
+  double per_thread = ceil(rows / height);
+  double grid = ceil(dim0 / width);
   double target = (double)sms * floor(SM_THREADS / (width * height));
   double ctas = 1;
-  if (split_rows && per_thread >= MAX_VALUES && grid <= target)
+  if (per_thread >= MAX_VALUES && grid <= target)
     ctas = fmax(fmin(ceil(target / grid), ceil(per_thread / MIN_VALUES)),
                 ceil(per_thread / MAX_VALUES));
   return ceil(per_thread / ctas) + (ctas > 1 ? ceil(ctas / height) : 0);

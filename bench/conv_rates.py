@@ -84,6 +84,14 @@ def one_gpu(gpus):
     return gpus.pop()
 
 
+def check_pass_mode_time(path, line, pss, mode, modes, ms):
+    """A timed conv row's pass, mode (one of `modes`) and time, or InputError at path:line."""
+    if pss not in PASSES or mode not in modes or ms <= 0:
+        raise InputError("%s:%d: pass %r, mode %r, ms %g: expected one of %s, one of "
+                         "%s and a positive time" % (path, line, pss, mode, ms, PASSES,
+                                                     tuple(modes)))
+
+
 def read_rows(paths):
     """The dense conv rows: (mode, batch, pass, flops, seconds), and the GPU named."""
     out, gpus = [], set()
@@ -97,10 +105,7 @@ def read_rows(paths):
         except (KeyError, ValueError, TypeError, AttributeError, IndexError):
             raise InputError("%s:%d: expected name WIDTH/PASS, shape BATCHx..., and numbers "
                              "in flops and ms" % (path, line))
-        if pss not in PASSES or r["mode"] not in MODES or ms <= 0:
-            raise InputError("%s:%d: pass %r, mode %r, ms %g: expected one of %s, one of "
-                             "%s and a positive time" % (path, line, pss, r["mode"], ms,
-                                                         PASSES, tuple(MODES)))
+        check_pass_mode_time(path, line, pss, r["mode"], MODES, ms)
         out.append((r["mode"], batch, pss, flops, ms / 1e3))
         gpus.add(r.get("gpu", ""))
     if not out:
@@ -123,10 +128,7 @@ def read_rn50(paths):
         except (KeyError, ValueError, TypeError, AttributeError, IndexError):
             raise InputError("%s:%d: expected name CINxCOUTkKsS/PASS, shape BATCHx..., and "
                              "numbers in elements, flops and ms" % (path, line))
-        if pss not in PASSES or r["mode"] not in RN50_MODES or ms <= 0:
-            raise InputError("%s:%d: pass %r, mode %r, ms %g: expected one of %s, one of "
-                             "%s and a positive time" % (path, line, pss, r["mode"], ms,
-                                                         PASSES, tuple(RN50_MODES)))
+        check_pass_mode_time(path, line, pss, r["mode"], RN50_MODES, ms)
         if cin == "3" and pss == "dgrad":
             continue
         key = ("%sx%s" % (kernel, kernel), int(stride), pss)

@@ -15,6 +15,7 @@
 #include "sim/coll/nccl_model.h"
 #include "sim/coll/ring_rails.h"
 #include "sim/net/topo.h"
+#include "tests/support.h"
 
 struct fixture {
   struct ds_topo *topo;
@@ -636,14 +637,28 @@ Test(nccl_model, blackwell_nvls_tree_by_hand) {
    * B200 (x86 hosts) algbw takes treeCorrectionFactor[Simple][log2(16 MiB /
    * 64) = 18] = 0.7 at 16 MiB; on GB200 (Grace hosts) it does not. */
   const char *gpus[] = {"B200-SXM-180GB", "GB200-186GB"};
+  /* The topology's GPU table is the gpus.yaml beside it: a copy of the
+   * shipped one in a directory of the test's own. */
+  char dir[] = "/tmp/ddpsim-bw2-XXXXXX", table[64];
+  cr_assert(mkdtemp(dir) != NULL);
+  snprintf(table, sizeof table, "%s/gpus.yaml", dir);
+  char *text = ds_test_slurp("topologies/gpus.yaml");
+  FILE *fp = fopen(table, "w");
+  cr_assert(fp != NULL && fputs(text, fp) >= 0 && fclose(fp) == 0);
+  free(text);
   for (int g = 0; g < 2; g++) {
     char path[64];
-    snprintf(path, sizeof path, "/tmp/ddpsim-bw2-%d.yaml", (int)getpid());
+    snprintf(path, sizeof path, "%s/bw2.yaml", dir);
     write_two_blackwell_nodes(path, gpus[g]);
     struct ds_err err = {0};
     struct fixture f;
-    cr_assert_eq(build(&f, path, 0, &err), DS_OK, "%s", err.msg);
+    ds_status st = build(&f, path, 0, &err);
     unlink(path);
+    if (g == 1) {
+      unlink(table);
+      rmdir(dir);
+    }
+    cr_assert_eq(st, DS_OK, "%s", err.msg);
     cr_assert_eq(f.m.arch, DS_NCCL_ARCH_BLACKWELL);
     cr_assert(f.m.nvls_ok && f.m.nvls_tree, "%s", f.m.nvls_why);
     cr_assert_eq(f.m.nvls_channels, 8);

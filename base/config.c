@@ -509,9 +509,11 @@ ds_status ds_cseq_len(const struct ds_cnode *seq, size_t *out_len,
   return DS_OK;
 }
 
-/* Returns the arena's copy of "KEY[i]" for item node `index`. */
+/* Returns the arena's copy of "KEY[i]" for item node `index`, or of
+ * "KEY.CHILD" where child is not NULL (a nested map's value). */
 static ds_status item_key(const struct ds_config *cfg, int index,
-                          const char *parent, size_t i, const char **out) {
+                          const char *parent, const char *child, size_t i,
+                          const char **out) {
   struct key_arena *a = cfg->keys;
   size_t nodes = (size_t)(cfg->doc.nodes.top - cfg->doc.nodes.start);
   if (a->by_node == NULL) {
@@ -519,11 +521,15 @@ static ds_status item_key(const struct ds_config *cfg, int index,
     if (a->by_node == NULL) return DS_ENOMEM;
     a->by_node_len = nodes + 1;
   }
-  int need = snprintf(NULL, 0, "%s[%zu]", parent, i);
+  int need = child != NULL ? snprintf(NULL, 0, "%s.%s", parent, child)
+                           : snprintf(NULL, 0, "%s[%zu]", parent, i);
   if (need < 0) return DS_EINTERNAL;
   char *s = malloc((size_t)need + 1);
   if (s == NULL) return DS_ENOMEM;
-  snprintf(s, (size_t)need + 1, "%s[%zu]", parent, i);
+  if (child != NULL)
+    snprintf(s, (size_t)need + 1, "%s.%s", parent, child);
+  else
+    snprintf(s, (size_t)need + 1, "%s[%zu]", parent, i);
   const char *cached = a->by_node[index];
   if (cached != NULL && strcmp(cached, s) == 0) {
     free(s);
@@ -558,12 +564,25 @@ ds_status ds_cseq_at(const struct ds_cnode *seq, size_t i,
   int index = node->data.sequence.items.start[i];
   const char *key;
   ds_status st = item_key(seq->cfg, index,
-                          seq->key != NULL ? seq->key : "", i, &key);
+                          seq->key != NULL ? seq->key : "", NULL, i, &key);
   if (st != DS_OK)
     return ds_err_set(err, st, "%s: out of memory", seq->cfg->path);
   out->cfg = seq->cfg;
   out->index = index;
   out->key = key;
+  return DS_OK;
+}
+
+ds_status ds_cnode_key_under(const struct ds_cnode *map, struct ds_cnode *node,
+                             struct ds_err *err) {
+  if (map->key == NULL || map->key[0] == '\0' || node->key == NULL ||
+      node->index <= 0)
+    return DS_OK;
+  const char *key;
+  ds_status st = item_key(node->cfg, node->index, map->key, node->key, 0, &key);
+  if (st != DS_OK)
+    return ds_err_set(err, st, "%s: out of memory", node->cfg->path);
+  node->key = key;
   return DS_OK;
 }
 

@@ -80,6 +80,14 @@ ds_status ds_cmap_check_keys(const struct ds_cnode *map,
 int ds_cmap_get(const struct ds_cnode *map, const char *key,
                 struct ds_cnode *out);
 
+/* Names node, a value ds_cmap_get found in map, by its whole path:
+ * "MAPKEY.KEY" (a layer's "cat_copy.fwd"), so that messages at it and at
+ * its items ("cat_copy.fwd[1]") say which map it is in. Nothing changes
+ * when map has no key (the document's root) or node is absent. The text is
+ * stored in a buffer owned by the config; fails only out of memory. */
+ds_status ds_cnode_key_under(const struct ds_cnode *map, struct ds_cnode *node,
+                             struct ds_err *err);
+
 /* Like ds_cmap_get but a missing key is DS_EINPUT "missing key 'KEY'
  * (expected WHAT)" located at the map. */
 ds_status ds_cmap_require(const struct ds_cnode *map, const char *key,

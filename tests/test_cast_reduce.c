@@ -79,7 +79,8 @@ Test(cast_reduce, the_keys_are_read) {
 }
 
 /* Reduce.cuh's config by hand (setReduceConfig: 4 outputs a lane where
- * they divide by 4, CTAs of 32 x 4 threads; target grid SMs x 16), against
+ * they divide by 4, CTAs of 32 x 4 threads; target grid SMs x 16 on the
+ * H200's 2048 threads an SM, compute capability 9.0), against
  * the grids the H200 traces show: 8192 x 768 on 132 SMs: 2048 values a
  * thread, 6 output CTAs, ctas = max(min(2112 / 6 = 352, 2048 / 16 = 128),
  * 2048 / 256 = 8) = 128 (the trace's grid 6 x 128): 2048 / 128 = 16
@@ -103,16 +104,75 @@ Test(cast_reduce, the_keys_are_read) {
  * threads at most: block 2 x 32 (the trace's), 32 rows under 32 x 16: each
  * thread sums all 32, 8 steps. */
 Test(cast_reduce, reduce_steps_follow_the_config) {
-  cr_assert_float_eq(ds_row_reduce_steps(8192, 768, 132), 48, 0);
-  cr_assert_float_eq(ds_row_reduce_steps(8192, 3072, 132), 46, 0);
-  cr_assert_float_eq(ds_row_reduce_steps(8192, 2304, 132), 48, 0);
-  cr_assert_float_eq(ds_row_reduce_steps(4096, 768, 132), 32, 0);
-  cr_assert_float_eq(ds_row_reduce_steps(20480, 128, 4), 96, 0);
-  cr_assert_float_eq(ds_row_reduce_steps(32, 1000, 132), 8, 0);
-  cr_assert_float_eq(ds_row_reduce_steps(8, 786432, 132), 2, 0);
-  cr_assert_float_eq(ds_row_reduce_steps(8192, 770, 132), 24, 0);
-  cr_assert_float_eq(ds_row_reduce_steps(12288, 2, 132), 48, 0);
-  cr_assert_float_eq(ds_row_reduce_steps(32, 3, 132), 8, 0);
+  cr_assert_float_eq(ds_row_reduce_steps(8192, 768, 132, 2048), 48, 0);
+  cr_assert_float_eq(ds_row_reduce_steps(8192, 3072, 132, 2048), 46, 0);
+  cr_assert_float_eq(ds_row_reduce_steps(8192, 2304, 132, 2048), 48, 0);
+  cr_assert_float_eq(ds_row_reduce_steps(4096, 768, 132, 2048), 32, 0);
+  cr_assert_float_eq(ds_row_reduce_steps(20480, 128, 4, 2048), 96, 0);
+  cr_assert_float_eq(ds_row_reduce_steps(32, 1000, 132, 2048), 8, 0);
+  cr_assert_float_eq(ds_row_reduce_steps(8, 786432, 132, 2048), 2, 0);
+  cr_assert_float_eq(ds_row_reduce_steps(8192, 770, 132, 2048), 24, 0);
+  cr_assert_float_eq(ds_row_reduce_steps(12288, 2, 132, 2048), 48, 0);
+  cr_assert_float_eq(ds_row_reduce_steps(32, 3, 132, 2048), 8, 0);
+}
+
+/* The target grid takes the GPU's own threads per SM (setReduceConfig:
+ * SMs x floor(maxThreadsPerMultiProcessor / the CTA's threads)). 8192 x
+ * 3072 on 132 SMs: 4 outputs a lane, 768 vectors, CTAs of 32 x 4 = 128
+ * threads, 8192 / 4 = 2048 values a thread, 768 / 32 = 24 output CTAs.
+ * 2048 threads (9.0): 16 CTAs an SM, target 132 x 16 = 2112, ctas =
+ * max(min(ceil(2112 / 24) = 88, 2048 / 16 = 128), 2048 / 256 = 8) = 88:
+ * ceil(2048 / 88) = 24 + ceil(88 / 4) = 22, 46 steps. 1536 (8.9): 12 an
+ * SM, target 1584, ceil(1584 / 24) = 66: ceil(2048 / 66) = 32 +
+ * ceil(66 / 4) = 17, 49 steps. 1024 (7.5): 8 an SM, target 1056, 44:
+ * ceil(2048 / 44) = 47 + 11 = 58. 8192 x 768 (6 output CTAs) is 48 on
+ * all three: ceil(target / 6) >= 176 is past 2048 / 16 = 128 there. */
+Test(cast_reduce, the_target_grid_takes_the_gpus_threads_per_sm) {
+  cr_assert_float_eq(ds_row_reduce_steps(8192, 3072, 132, 2048), 46, 0);
+  cr_assert_float_eq(ds_row_reduce_steps(8192, 3072, 132, 1536), 49, 0);
+  cr_assert_float_eq(ds_row_reduce_steps(8192, 3072, 132, 1024), 58, 0);
+  cr_assert_float_eq(ds_row_reduce_steps(8192, 3072, 132, 0), 46, 0, "unknown: 2048");
+  for (int t = 1024; t <= 2048; t += 512)
+    cr_assert_float_eq(ds_row_reduce_steps(8192, 768, 132, t), 48, 0, "%d", t);
+}
+
+/* The same through the GPU table: two GPUs alike but for their compute
+ * capability, 132 SMs at 1000 MHz and 1000 GB/s. A reduction of 1024 rows
+ * per sample of 3072 outputs at batch 8 (8192 rows), fp32: (8192 + 1) x
+ * 3072 = 25168896 elements x 4 = 100675584 B, 100675.584 ns at the
+ * roofline, plus 46 steps x 455 cycles / 1 GHz = 20930 ns on sm_90, 49 x
+ * 455 = 22295 ns on sm_89.
+ * Without compute_capability: Ada's family has one (8.9: 1536), Ampere's
+ * two (8.0 and 8.6: unknown, 2048 taken). */
+static const char sm_gpus[] =
+    "schema_version: 1\ngpus:\n"
+    "  - {name: Sm90, arch: Hopper, compute_capability: \"9.0\", sms: 132, fp32: 10TFLOPS,"
+    " fp16: 20TFLOPS, mem: 16GB, mem_bw: 1000GBps, boost_mhz: 1000}\n"
+    "  - {name: Sm89, arch: Ada, compute_capability: \"8.9\", sms: 132, fp32: 10TFLOPS,"
+    " fp16: 20TFLOPS, mem: 16GB, mem_bw: 1000GBps, boost_mhz: 1000}\n"
+    "  - {name: AdaNoCc, arch: Ada, sms: 132, fp32: 10TFLOPS,"
+    " fp16: 20TFLOPS, mem: 16GB, mem_bw: 1000GBps, boost_mhz: 1000}\n"
+    "  - {name: AmpereNoCc, arch: Ampere, sms: 132, fp32: 10TFLOPS,"
+    " fp16: 20TFLOPS, mem: 16GB, mem_bw: 1000GBps, boost_mhz: 1000}\n";
+
+static double reduce_ns_on(const char *gpu, int32_t want_threads) {
+  struct ds_test_compute f;
+  ds_test_compute_setup(&f, sm_gpus, gpu, 0.5, 0, model_text, DS_DTYPE_FP32, DS_AMP_NONE);
+  cr_assert_eq(f.c.sm_max_threads, want_threads, "%s: %d", gpu, f.c.sm_max_threads);
+  struct ds_layer l = f.m->layers[3];
+  l.row_reductions[0][0] = 1024;
+  l.row_reductions[0][1] = 3072;
+  double bytes, ns = ds_row_reduce_ns(&f.c, &l, 8, &bytes);
+  cr_assert_float_eq(bytes, 100675584, 1e-6, "%s: %.17g", gpu, bytes);
+  ds_test_compute_free(&f);
+  return ns;
+}
+
+Test(cast_reduce, an_sm_89_gpu_splits_over_fewer_ctas_than_an_sm_90) {
+  cr_assert_float_eq(reduce_ns_on("Sm90", 2048), 100675.584 + 20930, 1e-6);
+  cr_assert_float_eq(reduce_ns_on("Sm89", 1536), 100675.584 + 22295, 1e-6);
+  cr_assert_float_eq(reduce_ns_on("AdaNoCc", 1536), 100675.584 + 22295, 1e-6);
+  cr_assert_float_eq(reduce_ns_on("AmpereNoCc", 0), 100675.584 + 20930, 1e-6);
 }
 
 /* bias at batch 10, fp32: 1000 rows x 1000 outputs, (1000 + 1) x 1000 x 4

@@ -15,10 +15,14 @@
 #include "sim/train/model.h"
 #include "tests/support.h"
 
-/* kv: a memory layer of 48 MB of ops per sample, 8 MB of them a cat of 6e7
- * divisions (a KV-cache update), and 20 MB of backward copies, 4 MB of them
- * a cat of 8e6 divisions (split's backward). plain: the same without
- * cat_copy. w: the one parameter a model file needs. */
+/* kv: a memory layer of 48 MB of ops per sample, 8 MB of them a cat (a
+ * KV-cache update) and 20 MB of backward copies, 4 MB of them a cat
+ * (split's backward), each counted as the exporter counts a real fp32 cat:
+ * 4 bytes read and 4 written an element. The forward's: 8e6 B / 8 = 1e6
+ * elements of 4 dimensions, 2 x (4 - 1) = 6 divisions each, 6e6 (0.75 a
+ * byte); the backward's: 4e6 / 8 = 5e5 elements of 3 dimensions, 4 each,
+ * 2e6 (0.5 a byte); both under the bound of 6 a byte. plain: the same
+ * without cat_copy. w: the one parameter a model file needs. */
 static const char *model_text =
     "schema_version: 1\nname: cc\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n"
     "  - name: w\n    class: matmul\n    fwd_flops: 1\n    bwd_flops: 2\n    fwd_bytes: 1\n"
@@ -26,7 +30,7 @@ static const char *model_text =
     "  - name: kv\n    class: memory\n    fwd_flops: 0\n    bwd_flops: 0\n"
     "    fwd_bytes: 48000000\n    op_fwd_bytes: 48000000\n    act_bytes: 0\n"
     "    bwd_copy_bytes: 20000000\n"
-    "    cat_copy: {fwd: [8000000, 60000000], bwd: [4000000, 8000000]}\n    params: []\n"
+    "    cat_copy: {fwd: [8000000, 6000000], bwd: [4000000, 2000000]}\n    params: []\n"
     "  - name: plain\n    class: memory\n    fwd_flops: 0\n    bwd_flops: 0\n"
     "    fwd_bytes: 48000000\n    op_fwd_bytes: 48000000\n    act_bytes: 0\n"
     "    bwd_copy_bytes: 20000000\n    params: []\n";
@@ -40,12 +44,14 @@ static struct ds_compute init(const struct ds_topo *topo, enum ds_dtype dtype) {
 }
 
 Test(cat_copy, the_divisions_cost_what_the_roofline_does_not_cover) {
-  /* fp32, batch 2. Forward: the layer's ops 2 x 48 MB, 96 us at the
-   * roofline; the cat's 2 x 6e7 divisions x 0.237 cycles / (10 SMs x 1
-   * GHz) = 2844 us, less its 16 MB's 16 us already in the 96: 2924 us.
-   * Backward's extras: the copies' 40 MB, 40 us, and the cat's 1.6e7 x
-   * 0.237 / 1e10 s = 379.2 us less its 8 us: 411.2 us. The layer without
-   * the key: 96 and 40 us. */
+  /* fp32, batch 2 (10 SMs x 1 GHz = 1e10 SM cycles a second). Forward:
+   * the layer's ops 2 x 48 MB = 96 MB at 1000 GB/s, 96 us; the cat's 2 x
+   * 6e6 = 1.2e7 divisions x 0.237 cycles = 2.844e6 cycles / 1e10 = 284.4
+   * us, less its 2 x 8 MB = 16 MB's 16 us already in the 96: an extra
+   * 268.4 us, 96 + 268.4 = 364.4 us. Backward's extras: the copies' 2 x 20
+   * = 40 MB, 40 us, and the cat's 2 x 2e6 = 4e6 x 0.237 = 9.48e5 cycles /
+   * 1e10 = 94.8 us less its 8 MB's 8 us, 86.8 us: 126.8 us. The layer
+   * without the key: 96 and 40 us. */
   struct ds_model *m;
   struct ds_topo *topo;
   struct ds_err err = {0};
@@ -56,19 +62,21 @@ Test(cat_copy, the_divisions_cost_what_the_roofline_does_not_cover) {
   cr_assert_float_eq(DS_CAT_DIVISION_CYCLES, 0.237, 1e-12);
   const struct ds_layer *kv = &m->layers[1], *plain = &m->layers[2];
   struct ds_compute c = init(topo, DS_DTYPE_FP32);
-  cr_assert_float_eq(ds_cat_copy_extra_ns(&c, kv, DS_ATTN_FWD, 2), 2828000, 1e-3);
-  cr_assert_float_eq(ds_compute_fwd_ns(&c, kv, 2), 2924000, 1e-3);
-  cr_assert_float_eq(ds_compute_bwd_extra_ns(&c, kv, 2), 411200, 1e-3);
+  cr_assert_float_eq(ds_cat_copy_extra_ns(&c, kv, DS_ATTN_FWD, 2), 268400, 1e-3);
+  cr_assert_float_eq(ds_compute_fwd_ns(&c, kv, 2), 364400, 1e-3);
+  cr_assert_float_eq(ds_compute_bwd_extra_ns(&c, kv, 2), 126800, 1e-3);
   cr_assert_float_eq(ds_compute_fwd_ns(&c, plain, 2), 96000, 1e-3);
   cr_assert_float_eq(ds_compute_bwd_extra_ns(&c, plain, 2), 40000, 1e-3);
-  /* fp16: the bytes halve, the divisions do not: 2844 - 8 us forward. A
-   * kernel overhead of 5 us: the cat's launch is the pass's (its bytes'
-   * kernel), so the extra stays 2828 us in fp32. */
+  /* fp16: the bytes halve (16 MB x 2 / 4 = 8 MB, 8 us), the divisions do
+   * not: 284.4 - 8 = 276.4 us forward. A kernel overhead of 5 us: the
+   * cat's launch is the pass's (its bytes' kernel), so the extra stays
+   * 268.4 us in fp32. */
   struct ds_compute half = init(topo, DS_DTYPE_FP16);
-  cr_assert_float_eq(ds_cat_copy_extra_ns(&half, kv, DS_ATTN_FWD, 2), 2836000, 1e-3);
+  cr_assert_float_eq(ds_cat_copy_extra_ns(&half, kv, DS_ATTN_FWD, 2), 276400, 1e-3);
   c.params.kernel_overhead_ns = 5000;
-  cr_assert_float_eq(ds_cat_copy_extra_ns(&c, kv, DS_ATTN_FWD, 2), 2828000, 1e-3);
-  /* a batch of one cat small enough for the roofline: 1 division a sample */
+  cr_assert_float_eq(ds_cat_copy_extra_ns(&c, kv, DS_ATTN_FWD, 2), 268400, 1e-3);
+  /* a cat small enough for the roofline: 1 division a sample, 2 x 0.237 /
+   * 1e10 s = 4.74e-5 us against its 16 us */
   struct ds_layer tiny = *kv;
   tiny.cat_copy[DS_ATTN_FWD].divisions = 1;
   cr_assert_float_eq(ds_cat_copy_extra_ns(&c, &tiny, DS_ATTN_FWD, 2), 0, 1e-9);
@@ -83,10 +91,20 @@ Test(cat_copy, bad_values_are_located) {
   static const char *const bad[][2] = {
       {"    cat_copy: [1, 2]\n", "expected cat_copy as a map"},
       {"    cat_copy: {fwd: [1]}\n", "[bytes, index divisions]"},
-      {"    cat_copy: {fwd: [1, -2]}\n", ":8:"},
+      {"    cat_copy: {fwd: [1, -2]}\n", "key 'cat_copy.fwd[1]': expected an integer from 0"},
       {"    cat_copy: {side: [1, 2]}\n", "side"},
-      {"    cat_copy: {fwd: [2000, 1]}\n", "op_fwd_bytes (1000), got 2000"},
-      {"    cat_copy: {bwd: [1, 1]}\n", "bwd_copy_bytes (0), got 1"},
+      {"    cat_copy: {fwd: [2000, 1]}\n",
+       "key 'cat_copy.fwd': expected fwd bytes at most the layer's op_fwd_bytes (1000), got 2000"},
+      {"    cat_copy: {bwd: [1, 1]}\n",
+       "key 'cat_copy.bwd': expected bwd bytes at most the layer's bwd_copy_bytes (0), got 1"},
+      /* divisions past 6 a byte + 3: 6 x 1000 + 3 = 6003 (6003 itself
+       * loads: below), and 0 + 3 for no bytes */
+      {"    cat_copy: {fwd: [1000, 6004]}\n",
+       "key 'cat_copy.fwd': expected fwd index divisions at most 6 a byte + 3 = 6003 for 1000 "
+       "bytes"},
+      {"    cat_copy: {fwd: [1000, 6004]}\n", "an element of at least 1 byte), got 6004"},
+      {"    cat_copy: {fwd: [0, 1000000000000000]}\n",
+       "= 3 for 0 bytes"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     char text[1024];
@@ -101,4 +119,16 @@ Test(cat_copy, bad_values_are_located) {
     cr_assert(strstr(err.msg, bad[i][1]) && strstr(err.msg, ":8:"), "%s: %s", bad[i][0],
               err.msg);
   }
+}
+
+/* At the bound: 6 x 1000 + 3 divisions over 1000 bytes load. */
+Test(cat_copy, divisions_at_the_bound_load) {
+  char text[1024];
+  ds_test_one_layer_model(text, sizeof text, "memory",
+                          "    op_fwd_bytes: 1000\n    cat_copy: {fwd: [1000, 6003]}\n");
+  struct ds_model *m = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_test_load_model_text(text, &m, &err), DS_OK, "%s", err.msg);
+  cr_assert_float_eq(m->layers[0].cat_copy[DS_ATTN_FWD].divisions, 6003, 0);
+  ds_model_free(m);
 }

@@ -15,7 +15,6 @@
 #include "sim/coll/nccl_model.h"
 #include "sim/coll/ring_rails.h"
 #include "sim/net/topo.h"
-#include "tests/support.h"
 
 struct fixture {
   struct ds_topo *topo;
@@ -26,14 +25,20 @@ struct fixture {
 /* The model of the ring the program runs (sim/cli/run.c, collbench.c):
  * ds_ring_build_rails, so that across nodes the oracle below sees the NIC
  * rails NCCL spreads its channels over. */
-static ds_status build(struct fixture *f, const char *path, int32_t n, struct ds_err *err) {
+static ds_status build_with_table(struct fixture *f, const char *path, const char *table,
+                                  int32_t n, struct ds_err *err) {
   int32_t gpus[64];
   memset(f, 0, sizeof *f);
-  cr_assert_eq(ds_topo_load(path, NULL, &f->topo, err), DS_OK, "%s", err->msg);
+  cr_assert_eq(ds_topo_load(path, table, &f->topo, err), DS_OK, "%s", err->msg);
   if (n == 0) n = f->topo->n_gpus;
   for (int32_t i = 0; i < n; i++) gpus[i] = i;
   cr_assert_eq(ds_ring_build_rails(f->topo, gpus, n, &f->ring, err), DS_OK, "%s", err->msg);
   return ds_nccl_model_build(f->topo, &f->ring, DS_NCCL_EXTRA_NONE, &f->m, err);
+}
+
+/* The same with the GPU table beside the topology file. */
+static ds_status build(struct fixture *f, const char *path, int32_t n, struct ds_err *err) {
+  return build_with_table(f, path, NULL, n, err);
 }
 
 static void release(struct fixture *f) {
@@ -637,28 +642,16 @@ Test(nccl_model, blackwell_nvls_tree_by_hand) {
    * B200 (x86 hosts) algbw takes treeCorrectionFactor[Simple][log2(16 MiB /
    * 64) = 18] = 0.7 at 16 MiB; on GB200 (Grace hosts) it does not. */
   const char *gpus[] = {"B200-SXM-180GB", "GB200-186GB"};
-  /* The topology's GPU table is the gpus.yaml beside it: a copy of the
-   * shipped one in a directory of the test's own. */
-  char dir[] = "/tmp/ddpsim-bw2-XXXXXX", table[64];
-  cr_assert(mkdtemp(dir) != NULL);
-  snprintf(table, sizeof table, "%s/gpus.yaml", dir);
-  char *text = ds_test_slurp("topologies/gpus.yaml");
-  FILE *fp = fopen(table, "w");
-  cr_assert(fp != NULL && fputs(text, fp) >= 0 && fclose(fp) == 0);
-  free(text);
   for (int g = 0; g < 2; g++) {
     char path[64];
-    snprintf(path, sizeof path, "%s/bw2.yaml", dir);
+    snprintf(path, sizeof path, "/tmp/ddpsim-bw2-%d.yaml", (int)getpid());
     write_two_blackwell_nodes(path, gpus[g]);
     struct ds_err err = {0};
     struct fixture f;
-    ds_status st = build(&f, path, 0, &err);
+    /* the shipped table: no gpus.yaml sits beside a file in /tmp */
+    cr_assert_eq(build_with_table(&f, path, "topologies/gpus.yaml", 0, &err), DS_OK, "%s",
+                 err.msg);
     unlink(path);
-    if (g == 1) {
-      unlink(table);
-      rmdir(dir);
-    }
-    cr_assert_eq(st, DS_OK, "%s", err.msg);
     cr_assert_eq(f.m.arch, DS_NCCL_ARCH_BLACKWELL);
     cr_assert(f.m.nvls_ok && f.m.nvls_tree, "%s", f.m.nvls_why);
     cr_assert_eq(f.m.nvls_channels, 8);

@@ -336,3 +336,58 @@ Test(gpu_table, every_shipped_gpu_has_its_import_facts) {
   }
   ds_gpu_table_release(&t);
 }
+
+Test(gpu_table, the_compute_capability_gives_threads_per_sm) {
+  /* Expected, because the CUDA programming guide's table gives 2048
+   * resident threads an SM to 7.0, 8.0, 9.0 and 10.0, 1536 to 8.6, 8.9 and
+   * 12.0, 1024 to 7.5; tools/gen_gpus.py writes every shipped GPU's
+   * compute capability (the CSV's column, its own table's cc). */
+  struct ds_gpu_table t;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_gpu_table_load("topologies/gpus.yaml", &t, &err), DS_OK, "%s", err.msg);
+  static const struct {
+    const char *name;
+    int32_t cc, threads;
+  } want[] = {{"V100-SXM2-16GB", 70, 2048}, {"A100-SXM4-80GB", 80, 2048},
+              {"H100-SXM5-80GB", 90, 2048}, {"H200-SXM-141GB", 90, 2048},
+              {"B200-SXM-180GB", 100, 2048}, {"A10-24GB", 86, 1536},
+              {"A40-48GB", 86, 1536},       {"RTX3090-24GB", 86, 1536},
+              {"L4-24GB", 89, 1536},        {"L40S-48GB", 89, 1536},
+              {"RTX4090-24GB", 89, 1536},   {"RTX5090-32GB", 120, 1536},
+              {"RTX2080Ti-11GB", 75, 1024}};
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+    const struct ds_gpu_info *g = ds_gpu_table_find(&t, want[i].name);
+    cr_assert(g != NULL, "%s", want[i].name);
+    cr_assert_eq(g->spec.compute_capability, want[i].cc, "%s", want[i].name);
+    cr_assert_eq(ds_gpu_max_threads_per_sm(&g->spec), want[i].threads, "%s", want[i].name);
+  }
+  for (size_t i = 0; i < t.n; i++)
+    cr_assert(ds_gpu_max_threads_per_sm(&t.gpus[i].spec) > 0, "%s", t.gpus[i].spec.name);
+  ds_gpu_table_release(&t);
+  /* not a table's compute capability, no family with one: unknown (0) */
+  struct ds_gpu_spec g = {.compute_capability = 103};
+  cr_assert_eq(ds_gpu_max_threads_per_sm(&g), 0);
+  g = (struct ds_gpu_spec){.arch = "Blackwell"};
+  cr_assert_eq(ds_gpu_max_threads_per_sm(&g), 0);
+  g = (struct ds_gpu_spec){.arch = "Turing"};
+  cr_assert_eq(ds_gpu_max_threads_per_sm(&g), 1024);
+}
+
+Test(gpu_table, a_bad_compute_capability_is_located) {
+  static const char *const bad[] = {"8", "\"8.10\"", "x.y", "\"08.9\"", "\"123.0\"", "[8, 9]"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char path[] = "/tmp/ddpsim-gpus-XXXXXX", text[512];
+    snprintf(text, sizeof text,
+             "schema_version: 1\ngpus:\n"
+             "  - {name: X, sms: 1, fp32: 1TFLOPS, fp16: 1TFLOPS, mem: 1GB, mem_bw: 1GBps,\n"
+             "     compute_capability: %s}\n",
+             bad[i]);
+    ds_test_write_temp(path, text);
+    struct ds_gpu_table t;
+    struct ds_err err = {0};
+    cr_assert_eq(ds_gpu_table_load(path, &t, &err), DS_EINPUT, "%s", bad[i]);
+    cr_assert(strstr(err.msg, ":4:") && strstr(err.msg, "key 'compute_capability'"), "%s: %s",
+              bad[i], err.msg);
+    unlink(path);
+  }
+}

@@ -317,7 +317,7 @@ Test(xfmr_kernels, bad_attention_parts_are_located) {
        "expected attn_products and attn_rest together"},
       {"    class: attention\n    attn_products: {fwd: [1, 1, 1], bwd: [0, 0, 0, 0]}\n"
        "    attn_rest: {fwd: [0, 0, 0], bwd: [0, 0, 0]}\n",
-       "expected [kernels, FLOPs, bytes, amp bytes], got 3 numbers"},
+       "key 'attn_products.fwd': expected [kernels, FLOPs, bytes, amp bytes], got 3 numbers"},
       {"    class: attention\n    attn_products: {fwd: [1, 1, 1, 1]}\n"
        "    attn_rest: {fwd: [0, 0, 0], bwd: [0, 0, 0]}\n",
        "missing key 'bwd'"},

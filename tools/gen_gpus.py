@@ -347,26 +347,27 @@ CSV_FACTS = {
 # accumulate rate; the whitepapers list both). mem in decimal GB, mem_bw in
 # GB/s, nvlink_bw per direction over all links (datasheets quote both
 # directions together: halved), pcie: generation of the x16 host link.
-# Each record's `src` names the entries of DS its values come from.
+# Each record's `src` names the entries of DS its values come from; `cc`
+# is its CUDA compute capability (CC_SOURCE).
 EXTRA_GPUS = [
-    dict(name="V100-PCIE-16GB", arch="Volta", sms=80, boost_mhz=1380, fp32=14, fp16=112,
+    dict(name="V100-PCIE-16GB", arch="Volta", cc="7.0", sms=80, boost_mhz=1380, fp32=14, fp16=112,
          mem=16, mem_bw=900, nvlink_gen=0, pcie=3, pci_ids=["0x1db4"],
          smi_names=["Tesla V100-PCIE-16GB"], src=["v100", "volta_wp", "pciids"]),
-    dict(name="V100-PCIE-32GB", arch="Volta", sms=80, boost_mhz=1380, fp32=14, fp16=112,
+    dict(name="V100-PCIE-32GB", arch="Volta", cc="7.0", sms=80, boost_mhz=1380, fp32=14, fp16=112,
          mem=32, mem_bw=900, nvlink_gen=0, pcie=3, pci_ids=["0x1db6"],
          smi_names=["Tesla V100-PCIE-32GB"], src=["v100", "volta_wp", "pciids"]),
     # NVLink bridge joins two A100 PCIe cards: 600 GB/s bidirectional, 12 links.
-    dict(name="A100-PCIE-40GB", arch="Ampere", sms=108, boost_mhz=1410, fp32=19.5, tf32=156,
+    dict(name="A100-PCIE-40GB", arch="Ampere", cc="8.0", sms=108, boost_mhz=1410, fp32=19.5, tf32=156,
          fp16=312, bf16=312, mem=40, mem_bw=1555, nvlink_gen=3, nvlink_links=12, nvlink_bw=300,
          pcie=4, pci_ids=["0x20f1"], smi_names=["NVIDIA A100-PCIE-40GB", "A100-PCIE-40GB"],
          src=["a100", "ampere_wp", "pciids"]),
-    dict(name="A100-PCIE-80GB", arch="Ampere", sms=108, boost_mhz=1410, fp32=19.5, tf32=156,
+    dict(name="A100-PCIE-80GB", arch="Ampere", cc="8.0", sms=108, boost_mhz=1410, fp32=19.5, tf32=156,
          fp16=312, bf16=312, mem=80, mem_bw=1935, nvlink_gen=3, nvlink_links=12, nvlink_bw=300,
          pcie=4, pci_ids=["0x20b5"], smi_names=["NVIDIA A100 80GB PCIe"],
          src=["a100", "ampere_wp", "pciids"]),
     # H100 PCIe: 51 FP32, 756 TF32 / 1,513 FP16 and BF16 with sparsity;
     # NVLink bridge 600 GB/s bidirectional (12 NVLink4 links).
-    dict(name="H100-PCIE-80GB", arch="Hopper", sms=114, boost_mhz=1755, fp32=51, tf32=378,
+    dict(name="H100-PCIE-80GB", arch="Hopper", cc="9.0", sms=114, boost_mhz=1755, fp32=51, tf32=378,
          fp16=756, bf16=756, mem=80, mem_bw=2000, nvlink_gen=4, nvlink_links=12, nvlink_bw=300,
          pcie=5, pci_ids=["0x2331"], smi_names=["NVIDIA H100 PCIe"],
          src=["h100", "hopper_wp", "pciids"]),
@@ -375,50 +376,50 @@ EXTRA_GPUS = [
     # and 4.5 PFLOPS FP16/BF16 with sparsity, 180 GB HBM3e at 7.7 TB/s, NVLink5
     # 1.8 TB/s (18 links). SM count and clock are not in the datasheet: 148
     # SMs (2 dies x 74) as CUDA's device query reports; no clock given.
-    dict(name="B200-SXM-180GB", arch="Blackwell", sms=148, fp32=75, tf32=1100, fp16=2250,
+    dict(name="B200-SXM-180GB", arch="Blackwell", cc="10.0", sms=148, fp32=75, tf32=1100, fp16=2250,
          bf16=2250, mem=180, mem_bw=7700, nvlink_gen=5, nvlink_links=18, nvlink_bw=900, pcie=5,
          pci_ids=["0x2901"], smi_names=["NVIDIA B200"], src=["gb200", "devid", "pciids"]),
     # GB200, per GPU (same table, GB200 NVL72 column): 80 TFLOPS FP32, 2.5
     # PFLOPS TF32 and 5 PFLOPS FP16/BF16 with sparsity, 186 GB HBM3e at 8 TB/s,
     # NVLink5 1.8 TB/s. The GPU's host link is NVLink-C2C to
     # Grace; pcie is its PCIe Gen5 for NICs.
-    dict(name="GB200-186GB", arch="Blackwell", sms=148, fp32=80, tf32=1250, fp16=2500,
+    dict(name="GB200-186GB", arch="Blackwell", cc="10.0", sms=148, fp32=80, tf32=1250, fp16=2500,
          bf16=2500, mem=186, mem_bw=8000, nvlink_gen=5, nvlink_links=18, nvlink_bw=900, pcie=5,
          pci_ids=["0x2941"], smi_names=["NVIDIA GB200"], src=["gb200", "devid", "pciids"]),
     # L4: 30.3 FP32, 120 TF32 / 242 FP16 and BF16 with sparsity, 24 GB GDDR6 at 300 GB/s.
-    dict(name="L4-24GB", arch="Ada", sms=58, boost_mhz=2040, fp32=30.3, tf32=60, fp16=121,
+    dict(name="L4-24GB", arch="Ada", cc="8.9", sms=58, boost_mhz=2040, fp32=30.3, tf32=60, fp16=121,
          bf16=121, mem=24, mem_bw=300, nvlink_gen=0, pcie=4, pci_ids=["0x27b8"],
          smi_names=["NVIDIA L4"], src=["l4", "ada_wp", "pciids"]),
     # L40S: 91.6 FP32, 366 TF32 / 733 FP16 and BF16 with sparsity, 48 GB GDDR6 at 864 GB/s.
-    dict(name="L40S-48GB", arch="Ada", sms=142, boost_mhz=2520, fp32=91.6, tf32=183,
+    dict(name="L40S-48GB", arch="Ada", cc="8.9", sms=142, boost_mhz=2520, fp32=91.6, tf32=183,
          fp16=362.05, bf16=362.05, mem=48, mem_bw=864, nvlink_gen=0, pcie=4,
          pci_ids=["0x26b9"], smi_names=["NVIDIA L40S"], src=["l40s", "ada_wp", "pciids"]),
     # A10: 31.2 FP32, 125 TF32 / 250 FP16 and BF16 with sparsity, 24 GB GDDR6 at 600 GB/s.
-    dict(name="A10-24GB", arch="Ampere", sms=72, boost_mhz=1695, fp32=31.2, tf32=62.5,
+    dict(name="A10-24GB", arch="Ampere", cc="8.6", sms=72, boost_mhz=1695, fp32=31.2, tf32=62.5,
          fp16=125, bf16=125, mem=24, mem_bw=600, nvlink_gen=0, pcie=4, pci_ids=["0x2236"],
          smi_names=["NVIDIA A10"], src=["a10", "ga102_wp", "pciids"]),
     # A40: 37.4 FP32, 149.6 TF32 / 299.4 FP16 and BF16 with sparsity, 48 GB
     # GDDR6 at 696 GB/s; NVLink bridge 112.5 GB/s bidirectional (4 links).
-    dict(name="A40-48GB", arch="Ampere", sms=84, boost_mhz=1740, fp32=37.4, tf32=74.8,
+    dict(name="A40-48GB", arch="Ampere", cc="8.6", sms=84, boost_mhz=1740, fp32=37.4, tf32=74.8,
          fp16=149.7, bf16=149.7, mem=48, mem_bw=696, nvlink_gen=3, nvlink_links=4,
          nvlink_bw=56.25, pcie=4, pci_ids=["0x2235"], smi_names=["NVIDIA A40"],
          src=["a40", "ga102_wp", "pciids"]),
     # RTX 3090 (GA102 whitepaper, appendix table): 35.6 FP32; FP16 tensor with
     # FP32 accumulate 71 (142 with FP16 accumulate); TF32 35.6; 24 GB GDDR6X at
     # 936 GB/s; NVLink bridge 112.5 GB/s bidirectional (4 links).
-    dict(name="RTX3090-24GB", arch="Ampere", sms=82, boost_mhz=1695, fp32=35.6, tf32=35.6,
+    dict(name="RTX3090-24GB", arch="Ampere", cc="8.6", sms=82, boost_mhz=1695, fp32=35.6, tf32=35.6,
          fp16=71, bf16=71, mem=24, mem_bw=936, nvlink_gen=3, nvlink_links=4, nvlink_bw=56.25,
          pcie=4, pci_ids=["0x2204"], smi_names=["NVIDIA GeForce RTX 3090"],
          src=["ga102_wp", "pciids"]),
     # RTX 4090 (Ada whitepaper, appendix table): 82.6 FP32; FP16/BF16 tensor
     # with FP32 accumulate 165.2; TF32 82.6; 24 GB GDDR6X at 1008 GB/s; no NVLink.
-    dict(name="RTX4090-24GB", arch="Ada", sms=128, boost_mhz=2520, fp32=82.6, tf32=82.6,
+    dict(name="RTX4090-24GB", arch="Ada", cc="8.9", sms=128, boost_mhz=2520, fp32=82.6, tf32=82.6,
          fp16=165.2, bf16=165.2, mem=24, mem_bw=1008, nvlink_gen=0, pcie=4,
          pci_ids=["0x2684"], smi_names=["NVIDIA GeForce RTX 4090"], src=["ada_wp", "pciids"]),
     # RTX 5090 (RTX Blackwell whitepaper, appendix table): 104.8 FP32; FP16/BF16
     # tensor with FP32 accumulate 209.5 (838 with FP16 accumulate and
     # sparsity); TF32 104.8; 32 GB GDDR7 at 1792 GB/s; PCIe Gen5; no NVLink.
-    dict(name="RTX5090-32GB", arch="Blackwell", sms=170, boost_mhz=2407, fp32=104.8,
+    dict(name="RTX5090-32GB", arch="Blackwell", cc="12.0", sms=170, boost_mhz=2407, fp32=104.8,
          tf32=104.8, fp16=209.5, bf16=209.5, mem=32, mem_bw=1792, nvlink_gen=0, pcie=5,
          pci_ids=["0x2b85"], smi_names=["NVIDIA GeForce RTX 5090"],
          src=["rtxbw_wp", "devid", "pciids"]),
@@ -426,11 +427,30 @@ EXTRA_GPUS = [
     # 13.4 FP32; FP16 tensor with FP32 accumulate 53.8 (107.6 with FP16
     # accumulate); no TF32/BF16; 11 GB GDDR6 at 616 GB/s; NVLink2 bridge 100
     # GB/s bidirectional (2 links).
-    dict(name="RTX2080Ti-11GB", arch="Turing", sms=68, boost_mhz=1545, fp32=13.4, fp16=53.8,
+    dict(name="RTX2080Ti-11GB", arch="Turing", cc="7.5", sms=68, boost_mhz=1545, fp32=13.4, fp16=53.8,
          mem=11, mem_bw=616, nvlink_gen=2, nvlink_links=2, nvlink_bw=50, pcie=3,
          pci_ids=["0x1e04", "0x1e07"], smi_names=["NVIDIA GeForce RTX 2080 Ti", "GeForce RTX 2080 Ti"],
          src=["turing_wp", "pciids"]),
 ]
+
+
+# The CUDA compute capability of each GPU: the CSV's compute_capability
+# column, and for EXTRA_GPUS their `cc`, from NVIDIA's list of CUDA GPUs and
+# their compute capabilities and the architecture whitepapers of DS (GA100
+# 8.0, GA102 8.6, AD10x 8.9, GH100 9.0, GB100/GB200 10.0, GB20x 12.0, TU102
+# 7.5, GV100 7.0). The simulator derives per-SM limits from it
+# (sim/net/gpu_table.h ds_gpu_max_threads_per_sm: Reduce.cuh's target grid).
+CC_SOURCE = "https://developer.nvidia.com/cuda-gpus"
+# The compute capabilities each `arch` family spans: a cc outside its
+# family's is a typo.
+FAMILY_CC = {"Volta": ("7.0",), "Turing": ("7.5",), "Ampere": ("8.0", "8.6"), "Ada": ("8.9",),
+             "Hopper": ("9.0",), "Blackwell": ("10.0", "12.0")}
+
+
+def cc_line(name, arch, cc):
+    check(re.fullmatch(r"[1-9]\d?\.\d", cc) is not None, "%s: compute capability %r" % (name, cc))
+    check(cc in FAMILY_CC.get(arch, ()), "%s: compute capability %s is not %s's" % (name, cc, arch))
+    return '    compute_capability: "%s"' % cc
 
 
 def facts_lines(f):
@@ -450,7 +470,8 @@ def facts_lines(f):
 def extra_entry(g):
     check(g["pcie"] in PCIE_X16_GBPS, "%s: pcie gen" % g["name"])
     check((g["nvlink_gen"] == 0) == ("nvlink_bw" not in g), "%s: nvlink" % g["name"])
-    out = ["  - name: %s" % g["name"], "    arch: %s" % g["arch"], "    sms: %d" % g["sms"],
+    out = ["  - name: %s" % g["name"], "    arch: %s" % g["arch"],
+           cc_line(g["name"], g["arch"], g["cc"]), "    sms: %d" % g["sms"],
            "    fp32: %gTFLOPS" % g["fp32"]]
     for key in ("tf32", "fp16", "bf16"):
         if key in g:
@@ -477,6 +498,8 @@ def gpus(data):
         "(Gen3 16, Gen4 32, Gen5 64 GBps).",
         "# boost_mhz: boost clock; nvlink_gen, nvlink_links: NVLink generation and link count "
         "(0: none); pci_ids, smi_names: how `ddpsim topo import` recognises the GPU.",
+        "# compute_capability: CUDA compute capability (%s and the architecture whitepapers), "
+        "which sets per-SM limits such as resident threads per SM." % CC_SOURCE,
         "# GPUs after H200 (and the import facts of all) are tools/gen_gpus.py's own tables; "
         "source: the datasheets and whitepapers the values come from.",
         "schema_version: 1",
@@ -517,6 +540,7 @@ def gpus(data):
             out += [
                 "  - name: %s" % name,
                 "    arch: %s" % r["arch"],
+                cc_line(name, r["arch"], r["compute_capability"].strip()),
                 "    sms: %d" % int(r["SMs"]),
                 "    fp32: %sTFLOPS" % num(r["fp32_TFLOPS_vector"], "fp32", gpu),
             ]

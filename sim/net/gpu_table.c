@@ -21,7 +21,8 @@ static const char *const root_keys[] = {"schema_version", "gpus", NULL};
 static const char *const gpu_keys[] = {
     "name",       "arch",         "sms",     "fp32",      "tf32",   "fp16",
     "bf16",       "mem",          "mem_bw",  "nvlink_bw", "pcie_bw", "boost_mhz",
-    "nvlink_gen", "nvlink_links", "pci_ids", "smi_names", "source", "efficiency", NULL};
+    "nvlink_gen", "nvlink_links", "pci_ids", "smi_names", "source", "efficiency",
+    "compute_capability", NULL};
 
 const char *const ds_gpu_efficiency_keys[] = {
     "conv_fp32",      "conv_tf32",      "conv_half",     "matmul_fp32", "matmul_tf32",
@@ -96,6 +97,57 @@ static ds_status read_string(const struct ds_cnode *node, char *out, size_t cap,
   return DS_OK;
 }
 
+/* An optional compute_capability "MAJOR.MINOR" (1 or 2 digits, then 1:
+ * "8.9", "12.0") into 10 x major + minor; 0 when absent. */
+static ds_status read_compute_capability(const struct ds_cnode *entry, int32_t *out,
+                                         struct ds_err *err) {
+  struct ds_cnode node;
+  const char *s;
+  *out = 0;
+  if (!ds_cmap_get(entry, "compute_capability", &node)) return DS_OK;
+  DS_CHECK(ds_cnode_string(&node, &s, err));
+  size_t n = strlen(s);
+  int ok = (n == 3 || n == 4) && s[n - 2] == '.' && isdigit((unsigned char)s[n - 1]) &&
+           isdigit((unsigned char)s[0]) && s[0] != '0' &&
+           (n == 3 || isdigit((unsigned char)s[1]));
+  if (!ok)
+    return ds_cnode_error(&node, err, "expected a compute capability MAJOR.MINOR like "
+                          "\"8.9\" or \"12.0\", got \"%s\"", s);
+  int major = n == 3 ? s[0] - '0' : (s[0] - '0') * 10 + (s[1] - '0');
+  *out = major * 10 + (s[n - 1] - '0');
+  return DS_OK;
+}
+
+/* Maximum number of resident threads per SM, per compute capability: the
+ * CUDA C++ Programming Guide's table of technical specifications per
+ * compute capability (the limit cudaDeviceProp's maxThreadsPerMultiProcessor
+ * reports; pytorch/pytorch#45889 cites that table for 8.6's 1536; Turing's
+ * 1024: the Turing Tuning Guide, 32 warps an SM). */
+static const struct {
+  int32_t compute_capability, threads;
+} sm_threads_by_cc[] = {{70, 2048}, {75, 1024}, {80, 2048},  {86, 1536},
+                        {89, 1536}, {90, 2048}, {100, 2048}, {120, 1536}};
+
+/* The families with one compute capability among the table's GPUs (for an
+ * entry without compute_capability): Ampere (8.0 and 8.6) and Blackwell
+ * (10.0 and 12.0) have two, so they say nothing. */
+static const struct {
+  const char *family;
+  int32_t threads;
+} sm_threads_by_family[] = {
+    {"Volta", 2048}, {"Turing", 1024}, {"Ada", 1536}, {"Hopper", 2048}};
+
+int32_t ds_gpu_max_threads_per_sm(const struct ds_gpu_spec *g) {
+  for (size_t i = 0; i < sizeof sm_threads_by_cc / sizeof *sm_threads_by_cc; i++)
+    if (g->compute_capability == sm_threads_by_cc[i].compute_capability)
+      return sm_threads_by_cc[i].threads;
+  if (g->compute_capability > 0) return 0;
+  for (size_t i = 0; i < sizeof sm_threads_by_family / sizeof *sm_threads_by_family; i++)
+    if (strcmp(g->arch, sm_threads_by_family[i].family) == 0)
+      return sm_threads_by_family[i].threads;
+  return 0;
+}
+
 /* A sequence of strings (pci_ids, smi_names) into out[DS_GPU_IDS_MAX][cap]. */
 static ds_status read_strings(const struct ds_cnode *entry, const char *key,
                               char *out, size_t cap, int32_t *n_out, int pci,
@@ -140,6 +192,7 @@ static ds_status read_entry(const struct ds_cnode *entry, struct ds_gpu_info *g,
     DS_CHECK(read_string(&node, g->arch, sizeof g->arch, "an architecture", err));
   /* the spec carries it too: NCCL's model picks its tuning row by it */
   snprintf(spec->arch, sizeof spec->arch, "%s", g->arch);
+  DS_CHECK(read_compute_capability(entry, &spec->compute_capability, err));
   if (ds_cmap_get(entry, "source", &node))
     DS_CHECK(read_string(&node, g->source, sizeof g->source, "a source", err));
   DS_CHECK(ds_cmap_require(entry, "sms", "an SM count", &node, err));

@@ -2,8 +2,8 @@
  * The GPU table (topologies/gpus.yaml): peak compute per precision, memory
  * size and bandwidth per GPU type, and what `ddpsim topo import` needs to
  * recognise a GPU (PCI device ids, nvidia-smi names, NVLink generation and
- * link count). Generated from ../shared/data/gpu_specs.csv and its own
- * tables by tools/gen_gpus.py.
+ * link count), and its CUDA compute capability (per-SM limits). Generated
+ * from ../shared/data/gpu_specs.csv and its own tables by tools/gen_gpus.py.
  *
  * A user's own gpus.yaml (beside their topology) adds to the shipped table:
  * an entry whose name is a shipped GPU's replaces that entry whole; other
@@ -68,6 +68,14 @@ void ds_gpu_table_names(const struct ds_gpu_table *t, char *buf, size_t cap);
  * listing the known names. */
 ds_status ds_gpu_table_lookup(const char *path, const char *gpu_name,
                               struct ds_gpu_spec *out, struct ds_err *err);
+
+/* The most threads resident on one of g's SMs (cudaDeviceProp's
+ * maxThreadsPerMultiProcessor): from its compute_capability (7.0, 8.0,
+ * 9.0, 10.0: 2048; 8.6, 8.9, 12.0: 1536; 7.5: 1024), else from its arch
+ * where the family has one compute capability (Volta, Turing, Ada,
+ * Hopper); 0 when neither says (an Ampere or Blackwell entry without
+ * compute_capability, another capability, a made-up GPU). */
+int32_t ds_gpu_max_threads_per_sm(const struct ds_gpu_spec *g);
 
 /* The keys of an `efficiency` map (the GPU table's, a calibration file's):
  * CLASS_MATH for CLASS conv, matmul, attention and MATH fp32, tf32, half,

@@ -49,6 +49,9 @@ enum ds_gpu_math { DS_GPU_MATH_FP32, DS_GPU_MATH_TF32, DS_GPU_MATH_HALF, DS_GPU_
 struct ds_gpu_spec {
   char name[64];
   char arch[32]; /* the table's family ("Ampere", "Ada", ...); "" when not given */
+  /* The table's compute_capability as 10 x major + minor (89: 8.9, 120:
+   * 12.0); 0 when not given. gpu_table.h derives per-SM limits from it. */
+  int32_t compute_capability;
   int32_t sms;
   int32_t boost_mhz;       /* the table's boost_mhz (0: not given): per-SM rates */
   double fp32_flops_per_s; /* vector FP32 */

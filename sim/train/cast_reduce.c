@@ -9,14 +9,18 @@
 /* Reduce.cuh's constants: a CTA's most threads (mnt_wrapper's
  * MAX_NUM_THREADS, over output_vec_size), the warp, the values a thread
  * sums before its CTA is split (max_values_per_thread) and at least after
- * (min_values_per_thread), and threads per SM (maxThreadsPerMultiProcessor
- * of every GPU since Volta but Turing's). */
+ * (min_values_per_thread). setReduceConfig's target grid takes the GPU's
+ * maxThreadsPerMultiProcessor (ds_compute's sm_max_threads, from the GPU
+ * table's compute capability); SM_THREADS_UNKNOWN = 2048 stands in where
+ * the table does not say (a GPU without compute_capability whose family
+ * has two, a made-up GPU): the value of 7.0, 8.0, 9.0 and 10.0, the
+ * GPUs this project's traces and fits come from. */
 enum {
   MAX_THREADS = 512,
   WARP = 32,
   MAX_VALUES = 256,
   MIN_VALUES = 16,
-  SM_THREADS = 2048,
+  SM_THREADS_UNKNOWN = 2048,
   VT0 = 4 /* gpu_reduce_kernel's vt0: the loads a thread's loop issues at once */
 };
 
@@ -87,7 +91,7 @@ static double last_pow2(double n) {
 /* setReduceConfig (aten/src/ATen/native/cuda/Reduce.cuh) for a reduction
  * over the non-contiguous dimension ("vectorize along output"), step by
  * step; cast_reduce.h says what each part costs. */
-double ds_row_reduce_steps(double rows, double outputs, int sms) {
+double ds_row_reduce_steps(double rows, double outputs, int sms, int sm_max_threads) {
   /* get_output_vec_size: 4, halved until it divides the input's base
    * address in elements (the caching allocator's blocks are 512-byte
    * aligned: always), the output extent and the input's other strides
@@ -114,7 +118,9 @@ double ds_row_reduce_steps(double rows, double outputs, int sms) {
   /* the rows split over the CTA's warps: a CTA covers `width` outputs */
   double per_thread = ceil(rows / height);
   double grid = ceil(dim0 / width);
-  double target = (double)sms * floor(SM_THREADS / (width * height));
+  /* target_grid_size: the SMs x the CTAs of this size one SM holds */
+  double sm_threads = sm_max_threads > 0 ? sm_max_threads : SM_THREADS_UNKNOWN;
+  double target = (double)sms * floor(sm_threads / (width * height));
   double ctas = 1;
   if (per_thread >= MAX_VALUES && grid <= target)
     ctas = fmax(fmin(ceil(target / grid), ceil(per_thread / MIN_VALUES)),
@@ -139,7 +145,7 @@ double ds_row_reduce_ns(const struct ds_compute *c, const struct ds_layer *l, in
     double b = (rows + 1) * outputs * ds_row_reduce_elem_bytes(c, l, i);
     *bytes += b;
     ns += ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, b) +
-          ds_row_reduce_steps(rows, outputs, c->sms) * DS_ROW_REDUCE_STEP_CYCLES /
+          ds_row_reduce_steps(rows, outputs, c->sms, c->sm_max_threads) * DS_ROW_REDUCE_STEP_CYCLES /
               c->sm_clock_hz * 1e9;
   }
   return ns;

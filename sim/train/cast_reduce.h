@@ -41,7 +41,11 @@
  * ceil(rows / 4) steps (the H200 traces' [32, 3], [32, 768] and [8,
  * 786432] grids and blocks are these); where values_per_thread >= 256
  * (max_values_per_thread) and the output CTAs are at most target_grid =
- * SMs x (2048 / the CTA's threads) it splits them across
+ * SMs x floor(maxThreadsPerMultiProcessor / the CTA's threads) (the
+ * GPU's most resident threads per SM: 2048 on compute capability 7.0,
+ * 8.0, 9.0 and 10.0, 1536 on 8.6, 8.9 and 12.0, 1024 on 7.5; the GPU
+ * table's compute_capability gives it, 2048 where it does not say:
+ * gpu_table.h ds_gpu_max_threads_per_sm) it splits them across
  * ctas_per_output = max(min(div_up(target_grid, output CTAs),
  * div_up(values_per_thread, 16)), div_up(values_per_thread, 256)) CTAs
  * too, and the last CTA of each output column,
@@ -87,8 +91,9 @@ ds_status ds_cast_reduce_read(const struct ds_cnode *item, struct ds_layer *l,
 double ds_upcast_ns(const struct ds_compute *c, double bytes, double kernels);
 
 /* The dependent memory steps of one reduce_kernel summing `rows` rows of
- * `outputs` columns on a GPU of `sms` SMs (above). */
-double ds_row_reduce_steps(double rows, double outputs, int sms);
+ * `outputs` columns on a GPU of `sms` SMs holding `sm_max_threads` threads
+ * each (above; 0: unknown, taken as 2048). */
+double ds_row_reduce_steps(double rows, double outputs, int sms, int sm_max_threads);
 
 /* The bytes per element layer l's row reduction i reads: the run's
  * activation size (fp32, or half under --amp), but under autocast with

@@ -16,6 +16,7 @@ ds_status ds_cat_copy_read(const struct ds_cnode *item, struct ds_layer *l, stru
   for (int p = 0; p < DS_ATTN_PASSES; p++) {
     int64_t v[2];
     if (!ds_cmap_get(&map, pass_keys[p], &node)) continue;
+    DS_CHECK(ds_cnode_key_under(&map, &node, err));
     DS_CHECK(ds_cnode_int_list(&node, "[bytes, index divisions]", 2, 0, DS_MODEL_COUNT_MAX, v,
                                err));
     /* the cats' bytes are part of the pass's: the forward's ops', the
@@ -26,6 +27,18 @@ ds_status ds_cat_copy_read(const struct ds_cnode *item, struct ds_layer *l, stru
                             "%lld", pass_keys[p],
                             p == DS_ATTN_FWD ? "op_fwd_bytes" : "bwd_copy_bytes", most,
                             (long long)v[0]);
+    /* the divisions come with the elements the bytes move: at most 6 a
+     * byte, and 3 for the rounding of the two per-sample counts
+     * (cat_copy.h) */
+    double divisions_most = DS_CAT_DIVISIONS_PER_BYTE_MAX * (double)v[0] +
+                            DS_CAT_DIVISIONS_ROUNDING;
+    if ((double)v[1] > divisions_most)
+      return ds_cnode_error(&node, err, "expected %s index divisions at most %d a byte + %d "
+                            "= %.0f for %lld bytes (CatArrayBatchedCopy's 2 x (dims - 1), "
+                            "dims <= 4, an element of at least 1 byte), got %lld",
+                            pass_keys[p], DS_CAT_DIVISIONS_PER_BYTE_MAX,
+                            DS_CAT_DIVISIONS_ROUNDING, divisions_most, (long long)v[0],
+                            (long long)v[1]);
     l->cat_copy[p].bytes = (double)v[0];
     l->cat_copy[p].divisions = (double)v[1];
   }

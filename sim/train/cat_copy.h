@@ -40,6 +40,21 @@
  * SMs' threads (2 x SMs blocks of 512), split's backward's three fill them.
  * Other GPUs: the same cycles on their SMs and clock. Without the GPU's
  * SMs and clock the bytes stay at the roofline.
+ *
+ * A pass's divisions are bounded by its bytes. Each element the kernel
+ * moves costs 2 x (dims - 1) divisions, at most 6 (CAT_ARRAY_MAX_INPUT_DIMS
+ * = 4 in Shape.cu), and is written once in at least 1 byte (the smallest
+ * dtype cat dispatches: bool, int8, uint8, the fp8 types). The bytes count
+ * every element's write and, where the exporter counts it, its read
+ * (tools/export_model.py note_cat: user_bytes leaves out the reads of
+ * parameters and buffers), so the file's bytes are at least the elements
+ * and the divisions at most 6 a byte. With every read counted the bound
+ * would be 3 a byte (1 byte read and 1 written an element); fp32's 8 bytes
+ * an element give 0.75 (GPT-2's KV cat), bf16's 4 give 1.5. The file gives
+ * both counts per sample, each rounded to an integer (export_model.py
+ * per_sample): within 0.5 of its value, so a count may be 6 x 0.5 + 0.5
+ * above the bound; DS_CAT_DIVISIONS_ROUNDING = 3 allows that. A count
+ * beyond it (a file's [0, 1e15]) is an error (exit 2) naming the key.
  */
 #include <stdint.h>
 
@@ -51,11 +66,18 @@
  * H200 GPT-2 bf16 trace). */
 #define DS_CAT_DIVISION_CYCLES 0.237
 
+/* The most index divisions a byte of cat_copy (above): 2 x (4 - 1) an
+ * element, an element at least 1 byte written; and the slack for the two
+ * counts' per-sample rounding (6 x 0.5 + 0.5, rounded down). */
+#define DS_CAT_DIVISIONS_PER_BYTE_MAX 6
+#define DS_CAT_DIVISIONS_ROUNDING 3
+
 struct ds_compute;
 
 /* Reads layer item's optional cat_copy into l->cat_copy (zero when
- * absent); exit 2's message names the key where a value is malformed or its
- * bytes exceed the pass's (op_fwd_bytes, bwd_copy_bytes). */
+ * absent); exit 2's message names the key ("cat_copy.fwd") where a value is
+ * malformed, its bytes exceed the pass's (op_fwd_bytes, bwd_copy_bytes) or
+ * its divisions exceed DS_CAT_DIVISIONS_PER_BYTE_MAX a byte (above). */
 ds_status ds_cat_copy_read(const struct ds_cnode *item, struct ds_layer *l, struct ds_err *err);
 
 /* What layer l's generic cats of pass pass (DS_ATTN_FWD, DS_ATTN_BWD) take at

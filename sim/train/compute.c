@@ -4,6 +4,8 @@
  */
 #include "sim/train/compute.h"
 
+#include "sim/net/gpu_table.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -135,6 +137,7 @@ ds_status ds_compute_init(const struct ds_topo *topo, enum ds_dtype dtype, enum 
   out->mem_bw_bytes_per_s = g->mem_bw_bytes_per_s;
   out->sms = g->sms;
   out->sm_clock_hz = g->boost_mhz * 1e6;
+  out->sm_max_threads = ds_gpu_max_threads_per_sm(g);
   out->gconv = &ds_gconv_builtin;
   out->gpu_has_tf32 = g->tf32_flops_per_s > 0;
   out->precision = (struct ds_precision){ds_dtype_bytes(dtype), ds_dtype_bytes(dtype), 0};

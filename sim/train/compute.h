@@ -105,6 +105,9 @@ struct ds_compute {
   double mem_bw_bytes_per_s;
   int32_t sms;             /* the GPU's SMs (interference.h) */
   double sm_clock_hz;      /* the GPU's boost clock (0: unknown) */
+  /* The most threads resident on an SM (ds_gpu_max_threads_per_sm: from
+   * the GPU's compute capability); 0: unknown (cast_reduce.c assumes 2048) */
+  int32_t sm_max_threads;
   int gpu_has_tf32;        /* Ampere and later: NHWC tensor-core convolutions */
   int channels_last;       /* --channels-last: activations in NHWC (batch norm below) */
   /* Grouped convolutions' measured times (grouped_conv.h): the built-in

@@ -302,6 +302,36 @@ Test(config, sequences) {
   ds_config_free(cfg);
 }
 
+/* A value of a nested map is named by its whole path once
+ * ds_cnode_key_under renames it, and so are its items; under the root
+ * (whose map has no key) the name stays the bare key. */
+Test(config, key_under_names_the_whole_path) {
+  struct ds_config *cfg = load("top: 1\n"
+                               "cat_copy:\n"
+                               "  fwd: [8, oops]\n");
+  struct ds_cnode root = root_of(cfg);
+  struct ds_err err = {DS_OK, ""};
+  struct ds_cnode top = get(&root, "top");
+  cr_assert_eq(ds_cnode_key_under(&root, &top, &err), DS_OK);
+  cr_assert_str_eq(top.key, "top");
+
+  struct ds_cnode map = get(&root, "cat_copy"), fwd = get(&map, "fwd"), item;
+  cr_assert_str_eq(fwd.key, "fwd");
+  cr_assert_eq(ds_cnode_key_under(&map, &fwd, &err), DS_OK);
+  cr_assert_str_eq(fwd.key, "cat_copy.fwd");
+  cr_assert_eq(ds_cseq_at(&fwd, 1, &item, &err), DS_OK);
+  cr_assert_str_eq(item.key, "cat_copy.fwd[1]");
+  int64_t v = 0;
+  cr_assert_eq(ds_cnode_int64(&item, &v, &err), DS_EINPUT);
+  cr_assert(strstr(err.msg, "t.yaml:3:12: key 'cat_copy.fwd[1]'") == err.msg, "%s", err.msg);
+
+  /* An absent key stays absent and unnamed. */
+  struct ds_cnode none;
+  cr_assert_not(ds_cmap_get(&map, "bwd", &none));
+  cr_assert_eq(ds_cnode_key_under(&map, &none, &err), DS_OK);
+  ds_config_free(cfg);
+}
+
 /* Allowed keys pass; an unknown key is reported at the key itself with the
  * allowed list; a repeated key is reported at its second occurrence. */
 Test(config, check_keys) {

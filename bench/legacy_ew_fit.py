@@ -16,6 +16,10 @@ classifies it as tools/export_model.py does (legacy_kind):
   transposed  all of the output's dims, but operands whose unit-stride dimensions differ
               (an NCHW operand beside an NHWC one; the trace records the inputs only, and an
               in-place op's output is its first input);
+  cast        strided, with operands of mixed dtypes (a bf16 tensor plus an fp32 one):
+              the kernel's name has gpu_kernel_impl, not gpu_kernel_impl_nocast, so each
+              element is loaded and stored through a switch on its operand's dtype
+              (CUDALoops.cuh's dynamic-casting branch);
 and prints, per (kind, op, shape), the median duration and SM cycles per operand-element
 (duration x SMs x clock / (elements x operands)), then per kind the least-squares fit
 through the origin over the groups' medians.
@@ -23,8 +27,10 @@ through the origin over the groups' medians.
   python3 bench/legacy_ew_fit.py \\
     bench/results/gpu-2026-11-26b-h200/prof/se_resnext101_32x4d-amp-b128-nhwc.json.gz \\
     --sms 132 --clock-mhz 1980
+  python3 bench/legacy_ew_fit.py \\
+    bench/results/gpu-2026-11-26-h200/prof/gpt2-bf16-b8-p.json.gz --sms 132 --clock-mhz 1980
 
-Standard library only.
+(the second: the cast kind, GPT-2's attention-mask add under AMP bf16). Standard library only.
 """
 
 import argparse
@@ -88,6 +94,10 @@ def main():
         kind = kind_of(operands, out_dims)
         if kind is None or elements < args.min_elements:
             continue
+        # gpu_kernel_impl, not gpu_kernel_impl_nocast: operands of mixed dtypes, each element
+        # loaded through a switch on its dtype (CUDALoops.cuh; legacy_ew.h's cast kind)
+        if kind == "strided" and "gpu_kernel_impl<" in e["name"]:
+            kind = "cast"
         # TensorIterator's operands: the output and the inputs, an in-place op's self
         # twice (add_: out, self, other) but copy_'s destination once (it is not read)
         n_operands = len(operands) + (0 if op["name"] == "aten::copy_" else 1)

@@ -8,7 +8,8 @@
  * cycles/s) and 1000 GB/s reached in full, no kernel overhead; the rates
  * are legacy_ew.h's: in fp32 runs (elementwise_kernel<128, 2>) 0.248 SM
  * cycles per strided operand-element and 0.624 per transposed one, with
- * 2-byte elements (<128, 4>) 0.217 and 0.566.
+ * 2-byte elements (<128, 4>) 0.217 and 0.566; under --amp 0.450 per cast
+ * one (the dynamic-casting kernel).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -28,7 +29,10 @@
  * third of its additions' (1e5, 10000 strided). fp32add: a forward all off
  * the path (8e5 B, 40000 strided) that autocast keeps in fp32 (its
  * amp_fwd_bytes are its op_fwd_bytes). copier: a backward of layout copies
- * only, 5e5 bytes, 4e5 of them a transposing clone (20000 transposed). */
+ * only, 5e5 bytes, 4e5 of them a transposing clone (20000 transposed).
+ * maskadd: a forward of 1e6 bytes (6e5 under autocast), 8e5 of them off the
+ * path with 40000 strided operand-elements, 30000 of which mix dtypes under
+ * autocast (an attention mask's add: legacy_ew.h's cast kind, 0.450). */
 static const char *model_text =
     "schema_version: 1\nname: t\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n"
     "  - {name: gate, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 1000000,"
@@ -50,7 +54,10 @@ static const char *model_text =
     " amp_grad_cast_bytes: 0, legacy_ew: {fwd: [800000, 40000, 0]}, params: []}\n"
     "  - {name: copier, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 0,"
     " act_bytes: 0, bwd_bytes: 0, amp_bwd_bytes: 0, bwd_copy_bytes: 500000,"
-    " legacy_ew: {copy: [400000, 0, 20000]}, params: []}\n";
+    " legacy_ew: {copy: [400000, 0, 20000]}, params: []}\n"
+    "  - {name: maskadd, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 1000000,"
+    " act_bytes: 0, op_fwd_bytes: 1000000, amp_fwd_bytes: 600000, amp_cast_bytes: 0,"
+    " amp_grad_cast_bytes: 0, legacy_ew: {fwd: [800000, 40000, 0, 30000]}, params: []}\n";
 
 static void setup(struct ds_test_compute *f, const char *gpu, enum ds_amp amp) {
   ds_test_compute_setup(f, ds_test_clock_gpus, gpu, 0.5, 0, model_text, DS_DTYPE_FP32, amp);
@@ -245,6 +252,31 @@ Test(legacy_ew, channels_last_falls_back_where_the_file_has_no_nhwc_counts) {
   ds_test_compute_free(&f);
 }
 
+/* maskadd under --amp fp16: its pass keeps 6e5 / 1e6 = 0.6 of its bytes, so
+ * 2-byte elements: the 10000 plain strided operand-elements at 0.217 and the
+ * 30000 cast ones at 0.450, (10000 x 0.217 + 30000 x 0.450) x 10 = 156700
+ * cycles = 39175 ns against their 8e5 x 0.6 x 10 = 4.8e6 B = 4800 ns. Had
+ * they no cast count, 40000 x 10 x 0.217 = 86800 cycles = 21700 ns. In an
+ * fp32 run nothing mixes dtypes: all 40000 at 0.248, 99200 cycles = 24800
+ * ns, as gate's. */
+Test(legacy_ew, mixed_dtype_ops_run_the_cast_rate_under_autocast) {
+  struct ds_test_compute f;
+  setup(&f, "ClockGPU", DS_AMP_FP16);
+  struct ds_layer *m = &f.m->layers[5];
+  double bytes;
+  cr_assert_float_eq(m->legacy[0][DS_LEGACY_FWD].amp_cast_elems, 30000, 0);
+  cr_assert_float_eq(ds_legacy_ew_ns(&f.c, m, DS_LEGACY_FWD, 10, &bytes), 39175, 1e-6);
+  cr_assert_float_eq(bytes, 4.8e6, 1e-6);
+  m->legacy[0][DS_LEGACY_FWD].amp_cast_elems = 0;
+  cr_assert_float_eq(ds_legacy_ew_ns(&f.c, m, DS_LEGACY_FWD, 10, &bytes), 21700, 1e-6);
+  ds_test_compute_free(&f);
+  setup(&f, "ClockGPU", DS_AMP_NONE);
+  cr_assert_float_eq(ds_legacy_ew_ns(&f.c, &f.m->layers[5], DS_LEGACY_FWD, 10, &bytes), 24800,
+                     1e-6);
+  cr_assert_float_eq(bytes, 8e6, 1e-6);
+  ds_test_compute_free(&f);
+}
+
 /* Line 13 is the key's line in ds_test_one_layer_model's text. */
 Test(legacy_ew, bad_keys_are_located) {
   static const char *const bad[][2] = {
@@ -252,6 +284,12 @@ Test(legacy_ew, bad_keys_are_located) {
        ":13:16: key 'legacy_ew': expected legacy_ew as a map of fwd, bwd, accum, copy"},
       {"    nhwc_legacy_ew: {fwd: [1, 2, 3], back: [1, 2, 3]}\n", "back"},
       {"    legacy_ew: {fwd: [1, 2]}\n", "operand-elements], got 2 numbers"},
+      {"    legacy_ew: {fwd: [1, 2, 0, 3, 4]}\n", "operand-elements], got 5 numbers"},
+      {"    legacy_ew: {fwd: [1, 2, 0, 3]}\n",
+       ":13:32: key 'legacy_ew.fwd[3]': expected autocast cast operand-elements at most the strided "
+       "ones (2), got 3"},
+      {"    legacy_ew: {fwd: [1, 2, 0, -1]}\n",
+       "expected an integer from 0 to 1000000000000000, got -1"},
       {"    legacy_ew: {bwd: [1, -2, 3]}\n",
        "key 'legacy_ew.bwd[1]': expected an integer from 0 to 1000000000000000, got -2"},
       {"    nhwc_legacy_ew: {fwd: [1, 2]}\n", "key 'nhwc_legacy_ew.fwd': expected [bytes"},

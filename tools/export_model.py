@@ -1070,13 +1070,33 @@ def legacy_kind(func, args, kwargs, out):
     return "strided", opelems
 
 
-def note_legacy(layer, pass_, func, args, kwargs, out, nbytes_):
+def amp_mixes_dtypes(rec, func, args, kwargs, out):
+    """Whether a forward op's floating tensor operands (0-dim ones are wrapped scalars, not
+    operands; the output included) have element sizes that differ under CUDA autocast, as
+    rec's autocast run gives them (GPT-2's attention mask: half scores plus an fp32 mask,
+    out fp32). Its CUDA kernel then fails needs_dynamic_casting (gpu_kernel_impl,
+    ATen/native/cuda/CUDALoops.cuh) and loads and stores every element through a switch on
+    its dtype (legacy_ew.h's cast kind). Integer and bool operands (where's condition) are
+    their functor's own types: no cast."""
+    packet = func._overloadpacket
+    ins = [t for t in tensors((args, {k: v for k, v in kwargs.items() if k != "out"}))
+           if t.is_floating_point() and t.dim() > 0]
+    outs = [t for t in tensors(out) if t.is_floating_point()]
+    sizes = {rec.read_size(packet, t) for t in ins} | {rec.amp_size(t) for t in outs}
+    return len(sizes) > 1
+
+
+def note_legacy(layer, pass_, func, args, kwargs, out, nbytes_, amp_mixed=False):
+    """amp_mixed: the op mixes dtypes under autocast (amp_mixes_dtypes; forward ops only):
+    a strided one's operand-elements count as cast ones too."""
     kind = legacy_kind(func, args, kwargs, out)
     if kind is None or layer is None or nbytes_ <= 0:
         return
-    acc = layer.__dict__.setdefault("legacy", {}).setdefault(pass_, [0, 0, 0])
+    acc = layer.__dict__.setdefault("legacy", {}).setdefault(pass_, [0, 0, 0, 0])
     acc[0] += nbytes_
     acc[1 if kind[0] == "strided" else 2] += kind[1]
+    if amp_mixed and kind[0] == "strided":
+        acc[3] += kind[1]
 
 
 def legacy_lines(layer, batch):
@@ -1086,6 +1106,8 @@ def legacy_lines(layer, batch):
         parts = []
         for p in LEGACY_PASSES:
             v = [per_sample(x, batch) for x in (table or {}).get(p, ())]
+            if len(v) == 4 and not v[3]:  # no cast operand-elements: the three-number form
+                v = v[:3]
             if any(v):
                 parts.append("%s: [%s]" % (p, ", ".join(str(x) for x in v)))
         if parts:
@@ -1105,6 +1127,16 @@ LEGACY_HEADER = (
     "counters give them (fp32 in backward), ops whose bytes the pass does not count left "
     "out. nhwc_legacy_ew = the same in a channels-last run (4-d inputs); a layer only that "
     "run has (a layout copy the first run does not make) is left out.")
+LEGACY_CAST_HEADER = (
+    "a fourth number in a legacy_ew list = of its strided operand-elements, those of forward "
+    "ops whose floating operands differ in dtype under CUDA autocast (half scores plus an "
+    "fp32 attention mask): CUDA's dynamic-casting elementwise_kernel there.")
+
+
+def has_legacy_cast(layer):
+    return any(len(v) == 4 and v[3] for t in (getattr(layer, "legacy", None),
+                                              getattr(layer, "nhwc_legacy", None))
+               for v in (t or {}).values())
 
 
 def record_nhwc_legacy(rec, x, factory, args, meta):
@@ -1326,7 +1358,8 @@ class Dispatch(TorchDispatchMode):
             note_cat(rec, layer, "fwd", func, args, kwargs, out)
             if not quiet:
                 note_legacy(layer, "fwd", func, args, kwargs, out,
-                            rec.user_bytes((args, kwargs)) + rec.user_bytes(out))
+                            rec.user_bytes((args, kwargs)) + rec.user_bytes(out),
+                            amp_mixes_dtypes(rec, func, args, kwargs, out))
             layer.fwd_flops += op_flops(func, args, kwargs, out)
             note_gemm_align(layer, func, args, out)
             note_conv_groups(layer, func, args)
@@ -1632,6 +1665,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         BWD_BYTES_HEADER,
     ] + ([ATTN_HEADER] if any(attn_lines(l, l.cls, B) for l in layers) else []) + (
         [LEGACY_HEADER] if any(legacy_lines(l, B) for l in layers) else []) + (
+        [LEGACY_CAST_HEADER] if any(has_legacy_cast(l) for l in layers) else []) + (
         [CAT_HEADER] if any(cat_lines(l, B) for l in layers) else []) + [
         HOST_HEADER,
     ] + (["tied_params = parameters of an earlier layer this layer's ops use too (a tied "

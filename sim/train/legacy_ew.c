@@ -11,14 +11,32 @@ static const char *const layout_keys[] = {"legacy_ew", "nhwc_legacy_ew"};
 static const char *const pass_byte_keys[] = {"op_fwd_bytes", "bwd_bytes", "bwd_accum_bytes",
                                               "bwd_copy_bytes"};
 
-static ds_status read_triple(const struct ds_cnode *node, struct ds_legacy_ew *out,
+/* [bytes, strided, transposed] or, with a fourth number, the strided
+ * operand-elements that run the dynamic-casting kernel under autocast. */
+static ds_status read_counts(const struct ds_cnode *node, struct ds_legacy_ew *out,
                              struct ds_err *err) {
-  int64_t v[3];
-  DS_CHECK(ds_cnode_int_list(node, "[bytes, strided operand-elements, transposed "
-                             "operand-elements]", 3, 0, DS_MODEL_COUNT_MAX, v, err));
+  int64_t v[4] = {0, 0, 0, 0};
+  size_t len = 0;
+  if (ds_cnode_is_seq(node)) DS_CHECK(ds_cseq_len(node, &len, err));
+  size_t want = len == 4 ? 4 : 3;
+  DS_CHECK(ds_cnode_int_list(node, want == 4 ? "[bytes, strided operand-elements, transposed "
+                                               "operand-elements, autocast cast "
+                                               "operand-elements]"
+                                             : "[bytes, strided operand-elements, transposed "
+                                               "operand-elements, autocast cast "
+                                               "operand-elements] or [bytes, strided "
+                                               "operand-elements, transposed operand-elements]",
+                             want, 0, DS_MODEL_COUNT_MAX, v, err));
+  if (v[3] > v[1]) {
+    struct ds_cnode fourth;
+    DS_CHECK(ds_cseq_at(node, 3, &fourth, err));
+    return ds_cnode_error(&fourth, err, "expected autocast cast operand-elements at most the "
+                          "strided ones (%lld), got %lld", (long long)v[1], (long long)v[3]);
+  }
   out->bytes = (double)v[0];
   out->strided_elems = (double)v[1];
   out->transposed_elems = (double)v[2];
+  out->amp_cast_elems = (double)v[3];
   return DS_OK;
 }
 
@@ -39,13 +57,14 @@ ds_status ds_legacy_ew_read(const struct ds_cnode *item, struct ds_layer *l, str
     if (!ds_cmap_get(item, layout_keys[layout], &map)) continue;
     if (!ds_cnode_is_map(&map))
       return ds_cnode_error(&map, err, "expected %s as a map of fwd, bwd, accum, copy to [bytes, "
-                            "strided operand-elements, transposed operand-elements]",
+                            "strided operand-elements, transposed operand-elements] or [those, autocast "
+                            "cast operand-elements]",
                             layout_keys[layout]);
     DS_CHECK(ds_cmap_check_keys(&map, pass_keys, err));
     for (int p = 0; p < DS_LEGACY_PASSES; p++) {
       if (!ds_cmap_get(&map, pass_keys[p], &node)) continue;
       DS_CHECK(ds_cnode_key_under(&map, &node, err));
-      DS_CHECK(read_triple(&node, &l->legacy[layout][p], err));
+      DS_CHECK(read_counts(&node, &l->legacy[layout][p], err));
       double most = pass_bytes(l, (enum ds_legacy_pass)p), got = l->legacy[layout][p].bytes;
       if (got > 0 && most < 0)
         return ds_cnode_error(&node, err, "expected no bwd counts on a layer without bwd_bytes "
@@ -110,7 +129,11 @@ double ds_legacy_ew_ns(const struct ds_compute *c, const struct ds_layer *l,
   double scale = pass_scale(c, l, p), strided, transposed;
   *bytes = ds_legacy_ew_bytes(c, l, p, batch);
   rates(scale, &strided, &transposed);
-  double cycles = (e->strided_elems * strided + e->transposed_elems * transposed) * b;
+  /* under autocast, the strided ops that mix dtypes run the dynamic-casting
+   * kernel, at its own rate whatever the element size (legacy_ew.h) */
+  double cast = c->amp != DS_AMP_NONE ? e->amp_cast_elems : 0;
+  double cycles = ((e->strided_elems - cast) * strided + cast * DS_LEGACY_CAST_CYCLES +
+                   e->transposed_elems * transposed) * b;
   /* a kernel of their own: the launch overhead either way */
   double sm_ns = cycles / ((double)c->sms * c->sm_clock_hz) * 1e9 + c->params.kernel_overhead_ns;
   double roofline = ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, *bytes);

@@ -20,7 +20,8 @@
  * The model file counts them per layer and pass (model.h ds_legacy_ew,
  * written by tools/export_model.py): their bytes and their operand-elements
  * (one element of one tensor operand, output included), in two kinds by
- * how their loads coalesce. Their time is the slower of
+ * how their loads coalesce, and of the strided ones those that mix dtypes
+ * under autocast. Their time is the slower of
  *   - their bytes at the memory roofline (compute.c), and
  *   - their operand-elements times SM cycles per operand-element, over the
  *     GPU's SMs x boost clock, by kind and by the kernel's element size:
@@ -69,6 +70,30 @@
  *     The kernel's element size: 4 bytes where the pass's bytes keep their
  *     fp32 size (an fp32 run; under --amp an op autocast keeps in fp32),
  *     else 2.
+ *     and under --amp a third kind, cast (under --amp only: of the strided operand-elements, those whose
+ *       op mixes dtypes under autocast, the file's fourth number): 0.450,
+ *       whatever the element size. An op whose operands' dtypes differ from
+ *       its functor's (GPT-2's attention mask: half scores plus an fp32 mask
+ *       broadcast over the heads, out fp32 by type promotion) fails
+ *       needs_dynamic_casting in gpu_kernel_impl (CUDALoops.cuh), and where
+ *       its iterator is not contiguous runs elementwise_kernel<128, 4> with
+ *       every operand's element loaded through c10::fetch_and_cast and the
+ *       result stored through c10::cast_and_store (a switch on the operand's
+ *       ScalarType per element) beside the offsets: about twice the
+ *       nocast kernel's SM work. The unroll is 4 whatever the output's size.
+ *       Fit: this project's trace of the GPT-2 bf16 fit row (batch 8, H200;
+ *       bench/results/gpu-2026-11-26-h200/prof/gpt2-bf16-b8-p.json.gz), its
+ *       one such group, the mask's add (aten::add of [8, 12, 1024, 1024]
+ *       bf16 and [8, 1, 1024, 1024] fp32, 12 a step, 3.02e8 operand-elements
+ *       each, median 519.5 us: 0.450; `python3 bench/legacy_ew_fit.py
+ *       bench/results/gpu-2026-11-26-h200/prof/gpt2-bf16-b8-p.json.gz --sms
+ *       132 --clock-mhz 1980` prints it). The H100 trace of the same run
+ *       (validation) took 557.9 us a call, 0.483. Contiguous mixed-dtype
+ *       ops (GPT-2's residual adds of a half and an fp32 tensor) run
+ *       unrolled_elementwise_kernel instead, which this kind leaves at the
+ *       roofline; a mixed-dtype transposed op (none seen) stays transposed,
+ *       and the backward's mixed ops are not counted (the mask's add has no
+ *       gradient to the mask; autograd casts the scores' one, vectorised).
  * Other GPUs are inferred (the same cycles per operand-element on their SMs
  * and clock, as for max-pool's kernels), and so are other ops (a mask's
  * where), which neither the trace nor the microbenchmark ran. Without the
@@ -86,13 +111,15 @@
 #define DS_LEGACY_TRANSPOSED_CYCLES 0.566
 #define DS_LEGACY_STRIDED_CYCLES_FP32 0.248
 #define DS_LEGACY_TRANSPOSED_CYCLES_FP32 0.624
+#define DS_LEGACY_CAST_CYCLES 0.450
 
 struct ds_compute;
 
 /* Reads a layer item's optional legacy_ew and nhwc_legacy_ew (model.h):
  * maps of fwd, bwd, accum, copy to [bytes, strided operand-elements,
- * transposed operand-elements], each a non-negative integer of at most
- * 1e15; zero when absent. The bytes are part of the pass's own and may not
+ * transposed operand-elements] with an optional fourth, the autocast cast
+ * operand-elements (at most the strided ones), each a non-negative integer
+ * of at most 1e15; zero when absent. The bytes are part of the pass's own and may not
  * exceed them (op_fwd_bytes, else fwd_bytes; bwd_bytes, which a bwd count
  * needs; bwd_accum_bytes; bwd_copy_bytes), so l's other keys must have
  * been read. */
@@ -108,7 +135,8 @@ void ds_legacy_ew_finish(struct ds_layer *layers, size_t n);
  * time in nanoseconds and sets *bytes to the bytes they move, scaled from
  * fp32 to the activation dtype, which the caller takes out of the pass's
  * roofline. Their SM cycles are the rates of the kernel's element size (4
- * bytes where the pass's bytes keep their fp32 size). The time includes one
+ * bytes where the pass's bytes keep their fp32 size), and under --amp the
+ * cast rate for the cast operand-elements. The time includes one
  * kernel_overhead: they are kernels of their own beside the pass's
  * vectorised ones. Both 0 when the model file has no
  * counts for the pass or the GPU's SMs or clock are unknown. */

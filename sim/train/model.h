@@ -74,11 +74,15 @@ enum ds_legacy_pass {
  * they move (fp32, part of the pass's bytes: fwd op_fwd_bytes, bwd
  * bwd_bytes, accum bwd_accum_bytes, copy bwd_copy_bytes) and their operand-elements (one element
  * of one tensor operand, the output included), strided and transposed
- * apart. legacy_ew.h charges them per SM cycle. */
+ * apart, and of the strided ones those whose op mixes dtypes under
+ * autocast (a half tensor plus an fp32 one: PyTorch's dynamic-casting
+ * kernel there, legacy_ew.h's cast kind). legacy_ew.h charges them per SM
+ * cycle. */
 struct ds_legacy_ew {
   double bytes;
   double strided_elems;
   double transposed_elems;
+  double amp_cast_elems; /* <= strided_elems; used under --amp only */
 };
 
 /* One part of an unfused attention core's pass (ds_layer.attn_products,

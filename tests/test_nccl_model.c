@@ -25,14 +25,20 @@ struct fixture {
 /* The model of the ring the program runs (sim/cli/run.c, collbench.c):
  * ds_ring_build_rails, so that across nodes the oracle below sees the NIC
  * rails NCCL spreads its channels over. */
-static ds_status build(struct fixture *f, const char *path, int32_t n, struct ds_err *err) {
+/* gpu_table NULL: the gpus.yaml beside path (ds_topo_load). */
+static ds_status build_with_table(struct fixture *f, const char *path, const char *gpu_table,
+                                  int32_t n, struct ds_err *err) {
   int32_t gpus[64];
   memset(f, 0, sizeof *f);
-  cr_assert_eq(ds_topo_load(path, NULL, &f->topo, err), DS_OK, "%s", err->msg);
+  cr_assert_eq(ds_topo_load(path, gpu_table, &f->topo, err), DS_OK, "%s", err->msg);
   if (n == 0) n = f->topo->n_gpus;
   for (int32_t i = 0; i < n; i++) gpus[i] = i;
   cr_assert_eq(ds_ring_build_rails(f->topo, gpus, n, &f->ring, err), DS_OK, "%s", err->msg);
   return ds_nccl_model_build(f->topo, &f->ring, DS_NCCL_EXTRA_NONE, &f->m, err);
+}
+
+static ds_status build(struct fixture *f, const char *path, int32_t n, struct ds_err *err) {
+  return build_with_table(f, path, NULL, n, err);
 }
 
 static void release(struct fixture *f) {
@@ -192,10 +198,16 @@ Test(nccl_model, broadcast_cost_and_chain_on_dgx_a100) {
   cr_assert_eq(ds_nccl_choose_coll_proto(&f.m, DS_COLL_BROADCAST, 1e9), DS_PROTO_SIMPLE);
   /* The chain's parameters: the ring's channels, wires and caps; per hop
    * the raw hwLat[class][Ring][p]; at the start baseLat + the launch (not
-   * the all-reduce's slice syncs). Pieces: a channel forwards LL per round
-   * of its 512 threads (4 KiB), Simple per 512 KiB step:
-   *   1 MB LL: 1e6 / (12 * 4096) = 20.3 -> 21; 100 MB Simple:
-   *   1e8 / (12 * 524288) = 15.9 -> 16; 424 B: 1. */
+   * the all-reduce's slice syncs). Pieces: a channel forwards LL per trip
+   * of its 512 threads over a line each (4 KiB of payload), LL128 per trip
+   * of its 20 warps over 2 KiB each (640 * 64 B * 15/16 = 38400 B), Simple
+   * per 512 KiB step:
+   *   1 MB LL: 1e6 / (12 * 4096) = 20.3 -> 21; 1 MB LL128 (12 channels):
+   *   1e6 / (12 * 38400) = 2.2 -> 3; 100 MB Simple: 1e8 / (12 * 524288)
+   *   = 15.9 -> 16; 424 B: 1.
+   * The pieces are whole but the last (piece_bytes): 8 MiB Simple is 699051
+   * B a channel, a step of 524288 B and 174763 B after it; one piece
+   * (4 MiB: 349525 B a channel) crosses each hop whole. */
   f.m.extra = DS_NCCL_EXTRA_MEASURED;
   struct ds_coll_proto p;
   ds_nccl_chain_proto(&f.m, DS_PROTO_SIMPLE, 1e8, &p);
@@ -213,6 +225,16 @@ Test(nccl_model, broadcast_cost_and_chain_on_dgx_a100) {
   cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_SIMPLE, 1e8), 16);
   cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_LL, 424), 1);
   cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_LL128, 0), 1);
+  cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_LL128, 1e6), 3);
+  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_SIMPLE, 8388608, 1, &p), 2);
+  cr_assert_eq(p.channels, 12);
+  cr_assert_float_eq(p.piece_bytes, 524288, 1e-9);
+  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_SIMPLE, 4194304, 1, &p), 1);
+  cr_assert_float_eq(p.piece_bytes, 0, 1e-9);
+  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_LL128, 1e6, 1, &p), 3);
+  cr_assert_float_eq(p.piece_bytes, 38400, 1e-9);
+  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_SIMPLE, 8388608, 4, &p), 4); /* --ring-chunks */
+  cr_assert_float_eq(p.piece_bytes, 0, 1e-9);
   release(&f);
 }
 
@@ -642,7 +664,9 @@ Test(nccl_model, blackwell_nvls_tree_by_hand) {
     write_two_blackwell_nodes(path, gpus[g]);
     struct ds_err err = {0};
     struct fixture f;
-    cr_assert_eq(build(&f, path, 0, &err), DS_OK, "%s", err.msg);
+    /* The shipped table: no gpus.yaml sits beside a file in /tmp. */
+    cr_assert_eq(build_with_table(&f, path, "topologies/gpus.yaml", 0, &err), DS_OK, "%s",
+                 err.msg);
     unlink(path);
     cr_assert_eq(f.m.arch, DS_NCCL_ARCH_BLACKWELL);
     cr_assert(f.m.nvls_ok && f.m.nvls_tree, "%s", f.m.nvls_why);

@@ -238,6 +238,36 @@ Test(nccl_model, broadcast_cost_and_chain_on_dgx_a100) {
   release(&f);
 }
 
+Test(nccl_model, a_chain_lands_on_the_plans_cells) {
+  /* src/enqueue.cc scheduleCollTasksToPlan on dgx-a100 (12 channels): cells
+   * of 32 KiB of traffic (LL's traffic is 4 per byte: 8 KiB cells), each
+   * channel taking the whole cells that reach divUp(traffic / nc, 16) * 16:
+   *   Simple 512 KiB: nc 12, 43696 B -> 2 cells, 16 cells on 8 channels;
+   *   Simple 1 MiB:   87392 B -> 3 cells, 32 cells on 11 channels;
+   *   Simple 4 MiB:   349536 B -> 11 cells, 128 cells on 12 channels;
+   *   LL 512 KiB:     2 MiB of traffic, 174768 B -> 6 cells, 64 on 11;
+   *   Simple 256 KiB: nc 8, 32768 B -> 1 cell, 8 cells on 8 channels;
+   *   Simple 1 KiB:   1 cell on 1 channel. */
+  struct ds_err err = {0};
+  struct fixture f;
+  cr_assert_eq(build(&f, "topologies/dgx-a100.yaml", 0, &err), DS_OK, "%s", err.msg);
+  struct ds_coll_proto p;
+  const struct {
+    enum ds_proto proto;
+    double bytes;
+    int32_t channels;
+  } cases[] = {{DS_PROTO_SIMPLE, 524288, 8}, {DS_PROTO_SIMPLE, 1048576, 11},
+               {DS_PROTO_SIMPLE, 4194304, 12}, {DS_PROTO_LL, 524288, 11},
+               {DS_PROTO_SIMPLE, 262144, 8},  {DS_PROTO_SIMPLE, 1024, 1}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    ds_nccl_chain_proto(&f.m, cases[i].proto, cases[i].bytes, &p);
+    cr_assert_eq(p.channels, cases[i].channels, "case %zu: %d", i, (int)p.channels);
+  }
+  /* Simple 512 KiB: one piece of 64 KiB per channel (store and forward). */
+  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_SIMPLE, 524288, 1, &p), 1);
+  release(&f);
+}
+
 Test(nccl_model, small_ring_collectives_run_on_fewer_channels) {
   /* src/enqueue.cc topoGetAlgoInfo: one channel less while nBytes < nc *
    * nt * threadThreshold. Per channel, on dgx-a100 (8 ranks, 12 channels

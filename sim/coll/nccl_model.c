@@ -737,10 +737,37 @@ int32_t ds_nccl_ring_channels(const struct ds_nccl_model *m, enum ds_proto p, do
   return nc < m->channels ? (int32_t)nc : m->channels;
 }
 
+/* The channels a lone broadcast or reduce of `bytes` lands on (src/enqueue.cc
+ * scheduleCollTasksToPlan): the plan cuts the buffer into cells of
+ * MinTrafficPerChannel = 32 KiB of traffic (a broadcast's or reduce's traffic
+ * is its bytes, ncclFuncTrafficPerByte 1; LL's counts four times, so its
+ * cells hold 8 KiB); each channel takes the whole cells that reach
+ * trafficPerChannel = divUp(max(32 KiB, traffic) / nc, 16) * 16 (nc =
+ * ds_nccl_ring_channels, topoGetAlgoInfo's count) and the next channel the
+ * rest: ceil(cells / cells per channel) channels, at most nChannels (beyond
+ * that NCCL spreads the cells over every channel). A 512 KiB Simple broadcast
+ * on 12 channels: 43696 B of traffic per channel is 2 cells, so 8 channels of
+ * 64 KiB. The chain gives each of them an equal share (the last channel's
+ * may be smaller in NCCL). */
+#define MIN_TRAFFIC_PER_CHANNEL 32768.0
+#define LL_TRAFFIC_PER_BYTE 4.0
+static int32_t chain_channels(const struct ds_nccl_model *m, enum ds_proto p, double bytes) {
+  int32_t nc = ds_nccl_ring_channels(m, p, bytes);
+  double per_byte = p == DS_PROTO_LL ? LL_TRAFFIC_PER_BYTE : 1;
+  double cell = ceil(ceil(MIN_TRAFFIC_PER_CHANNEL / per_byte) / 16) * 16;
+  double cells = ceil(bytes / cell);
+  double traffic = fmax(MIN_TRAFFIC_PER_CHANNEL, bytes * per_byte);
+  double per_channel = ceil(floor(traffic / nc) / 16) * 16;
+  double cells_per_channel = fmin(cells, ceil(per_channel / (cell * per_byte)));
+  if (!(cells_per_channel >= 1)) return 1;
+  double used = ceil(cells / cells_per_channel);
+  return used < m->channels ? (int32_t)used : m->channels;
+}
+
 void ds_nccl_chain_proto(const struct ds_nccl_model *m, enum ds_proto p, double bytes,
                          struct ds_coll_proto *out) {
   ds_nccl_coll_proto(m, p, 0, out);
-  out->channels = ds_nccl_ring_channels(m, p, bytes);
+  out->channels = chain_channels(m, p, bytes);
   for (int h = 0; h < DS_HOP_CLASS_COUNT; h++)
     out->hop_lat_ns[h] = ds__nccl_hw_lat_us[h][RING][p] * US;
   out->start_lat_ns = m->base_lat_ns[p] + m->extra.launch_ns;
@@ -771,7 +798,7 @@ static double chain_piece_bytes(enum ds_proto p) {
 }
 
 int32_t ds_nccl_chain_chunks(const struct ds_nccl_model *m, enum ds_proto p, double bytes) {
-  double c = ceil(bytes / (ds_nccl_ring_channels(m, p, bytes) * chain_piece_bytes(p)));
+  double c = ceil(bytes / (chain_channels(m, p, bytes) * chain_piece_bytes(p)));
   if (c > (1 << 24)) c = 1 << 24;
   return c >= 1 ? (int32_t)c : 1;
 }

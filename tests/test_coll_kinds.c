@@ -93,6 +93,44 @@ Test(coll_kinds, broadcast_chain_under_a_protocol) {
   ds_topo_free(h.topo);
 }
 
+Test(coll_kinds, broadcast_chain_of_whole_pieces_and_a_rest) {
+  /* NCCL cuts a channel's share into whole pieces and a shorter last one
+   * (broadcast.h runRing; proto.piece_bytes). 4 ranks of ring8, C = 2
+   * channels of cap 1 GB/s, wire factor 2, 0.6 us per hop, 20.6 us at the
+   * start; S = 2.5 MB: a share of 1.25 MB per channel in K = 3 pieces of
+   * P = 500 kB, 500 kB and r = 250 kB, i.e. flows of 1 MB, 1 MB, 0.5 MB:
+   * 1000, 1000 and 500 us at the cap (2 GB/s together, under the links).
+   * By hand: the root sends at 20.6, 1020.6, 2020.6; position 1 gets each
+   * 0.6 us after it leaves and forwards at 1021.2, 2021.2, 3021.2 (its
+   * link is busy until then); position 2 at 2021.8, 3021.8, 4021.8; the
+   * last piece reaches position 3 at 4521.8 + 0.6 = 4522.4 us
+   *   = start + (N-1) h + ((N-1) P + (K-2) P + r) w / c.
+   * Three equal pieces of 416.7 kB would take 22.4 + (N+K-2) 833.3 = 4189.1
+   * us. Pieces that do not make the share are refused. */
+  struct harness h;
+  struct ds_err err = {0};
+  harness_load(&h, "tests/data/ring8.yaml");
+  struct ds_coll_proto p = {.proto = DS_PROTO_SIMPLE, .channels = 2, .wire_factor = 2,
+                            .chan_cap_bytes_per_s = 1e9, .start_lat_ns = 20600,
+                            .hop_lat_ns = {600, 600, 600}, .piece_bytes = 500e3};
+  struct ds_coll_spec spec = {.kind = DS_COLL_BROADCAST, .chunks = 3, .bytes = 2.5e6,
+                              .root = 0, .proto = &p};
+  cr_assert_eq(harness_new_spec(&h, 4, spec, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(harness_finish(&h, 4, "broadcast"), 4522400);
+  cr_assert_eq(h.done_ns[0], 2520600); /* its last send has left */
+  harness_release(&h);
+  p.piece_bytes = 0;
+  cr_assert_eq(harness_new_spec(&h, 4, spec, &err), DS_OK, "%s", err.msg);
+  /* each of the 5 flows on the critical path ends on a whole ns */
+  int64_t eq = harness_finish(&h, 4, "broadcast");
+  cr_assert_leq(llabs(eq - 4189067), 3, "%lld", (long long)eq);
+  harness_release(&h);
+  p.piece_bytes = 400e3; /* 3 pieces of 400 kB leave 450 kB for the last */
+  cr_assert_eq(harness_new_spec(&h, 4, spec, &err), DS_EINTERNAL);
+  harness_release(&h);
+  ds_topo_free(h.topo);
+}
+
 Test(coll_kinds, broadcast_members_finish_along_the_chain) {
   /* Broadcast from root 6 over 8 ranks, C = 4, S = 100 MB (t = 2 ms):
    * position p (rank (6 + p) mod 8) has sent its last chunk at

@@ -198,10 +198,16 @@ Test(nccl_model, broadcast_cost_and_chain_on_dgx_a100) {
   cr_assert_eq(ds_nccl_choose_coll_proto(&f.m, DS_COLL_BROADCAST, 1e9), DS_PROTO_SIMPLE);
   /* The chain's parameters: the ring's channels, wires and caps; per hop
    * the raw hwLat[class][Ring][p]; at the start baseLat + the launch (not
-   * the all-reduce's slice syncs). Pieces: a channel forwards LL per round
-   * of its 512 threads (4 KiB), Simple per 512 KiB step:
-   *   1 MB LL: 1e6 / (12 * 4096) = 20.3 -> 21; 100 MB Simple:
-   *   1e8 / (12 * 524288) = 15.9 -> 16; 424 B: 1. */
+   * the all-reduce's slice syncs). Pieces: a channel forwards LL per trip
+   * of its 512 threads over a line each (4 KiB of payload), LL128 per trip
+   * of its 20 warps over 2 KiB each (640 * 64 B * 15/16 = 38400 B), Simple
+   * per 512 KiB step:
+   *   1 MB LL: 1e6 / (12 * 4096) = 20.3 -> 21; 1 MB LL128 (12 channels):
+   *   1e6 / (12 * 38400) = 2.2 -> 3; 100 MB Simple: 1e8 / (12 * 524288)
+   *   = 15.9 -> 16; 424 B: 1.
+   * The pieces are whole but the last (piece_bytes): 8 MiB Simple is 699051
+   * B a channel, a step of 524288 B and 174763 B after it; one piece
+   * (4 MiB: 349525 B a channel) crosses each hop whole. */
   f.m.extra = DS_NCCL_EXTRA_MEASURED;
   struct ds_coll_proto p;
   ds_nccl_chain_proto(&f.m, DS_PROTO_SIMPLE, 1e8, &p);
@@ -219,6 +225,46 @@ Test(nccl_model, broadcast_cost_and_chain_on_dgx_a100) {
   cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_SIMPLE, 1e8), 16);
   cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_LL, 424), 1);
   cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_LL128, 0), 1);
+  cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_LL128, 1e6), 3);
+  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_SIMPLE, 8388608, 1, &p), 2);
+  cr_assert_eq(p.channels, 12);
+  cr_assert_float_eq(p.piece_bytes, 524288, 1e-9);
+  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_SIMPLE, 4194304, 1, &p), 1);
+  cr_assert_float_eq(p.piece_bytes, 0, 1e-9);
+  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_LL128, 1e6, 1, &p), 3);
+  cr_assert_float_eq(p.piece_bytes, 38400, 1e-9);
+  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_SIMPLE, 8388608, 4, &p), 4); /* --ring-chunks */
+  cr_assert_float_eq(p.piece_bytes, 0, 1e-9);
+  release(&f);
+}
+
+Test(nccl_model, a_chain_lands_on_the_plans_cells) {
+  /* src/enqueue.cc scheduleCollTasksToPlan on dgx-a100 (12 channels): cells
+   * of 32 KiB of traffic (LL's traffic is 4 per byte: 8 KiB cells), each
+   * channel taking the whole cells that reach divUp(traffic / nc, 16) * 16:
+   *   Simple 512 KiB: nc 12, 43696 B -> 2 cells, 16 cells on 8 channels;
+   *   Simple 1 MiB:   87392 B -> 3 cells, 32 cells on 11 channels;
+   *   Simple 4 MiB:   349536 B -> 11 cells, 128 cells on 12 channels;
+   *   LL 512 KiB:     2 MiB of traffic, 174768 B -> 6 cells, 64 on 11;
+   *   Simple 256 KiB: nc 8, 32768 B -> 1 cell, 8 cells on 8 channels;
+   *   Simple 1 KiB:   1 cell on 1 channel. */
+  struct ds_err err = {0};
+  struct fixture f;
+  cr_assert_eq(build(&f, "topologies/dgx-a100.yaml", 0, &err), DS_OK, "%s", err.msg);
+  struct ds_coll_proto p;
+  const struct {
+    enum ds_proto proto;
+    double bytes;
+    int32_t channels;
+  } cases[] = {{DS_PROTO_SIMPLE, 524288, 8}, {DS_PROTO_SIMPLE, 1048576, 11},
+               {DS_PROTO_SIMPLE, 4194304, 12}, {DS_PROTO_LL, 524288, 11},
+               {DS_PROTO_SIMPLE, 262144, 8},  {DS_PROTO_SIMPLE, 1024, 1}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    ds_nccl_chain_proto(&f.m, cases[i].proto, cases[i].bytes, &p);
+    cr_assert_eq(p.channels, cases[i].channels, "case %zu: %d", i, (int)p.channels);
+  }
+  /* Simple 512 KiB: one piece of 64 KiB per channel (store and forward). */
+  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_SIMPLE, 524288, 1, &p), 1);
   release(&f);
 }
 

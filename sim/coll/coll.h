@@ -94,6 +94,10 @@ struct ds_coll_proto {
   double chan_cap_bytes_per_s;          /* > 0; INFINITY for none */
   double hop_lat_ns[DS_HOP_CLASS_COUNT]; /* per step, by hop class */
   double start_lat_ns;                  /* once per all-reduce */
+  /* Chains (broadcast, reduce) only: payload per channel of every piece
+   * but the last, which carries the rest of the channel's share (NCCL's
+   * runRing cuts whole chunks; ds_nccl_chain); 0: spec.chunks equal pieces. */
+  double piece_bytes;
 };
 
 struct ds__tree_plan;
@@ -415,7 +419,8 @@ ds_status ds_coll_new(const struct ds_coll_spec *spec, struct ds_coll **out,
 /* Chunks of a pipelined chain (broadcast, reduce) as NCCL cuts it: its
  * Simple protocol moves a chain in steps of buffSize/NCCL_STEPS = 4 MiB / 8
  * = 512 KiB (BROADCAST_CHUNKSTEPS = 1), so ceil(bytes / 512 KiB), at least
- * min_chunks and at least 1. */
+ * min_chunks and at least 1. The plain chain cuts them equal; under a
+ * protocol NCCL's whole pieces and a last of the rest (ds_nccl_chain). */
 #define DS_CHAIN_CHUNK_BYTES (512.0 * 1024)
 int32_t ds_coll_chain_chunks(double bytes, int32_t min_chunks);
 

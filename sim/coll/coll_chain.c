@@ -21,6 +21,15 @@
  * first send (every rank's kernel is launched alike; the others wait for
  * data). Uniform chain, C channels of cap c, wire w, hop latency h:
  *   T = start + (N-1) h + (N+K-2) S w / (K min(C c, B))   (K pieces).
+ * NCCL's pieces (proto->piece_bytes, ds_nccl_chain) are whole but the
+ * last: K-1 of P per channel and the rest r = S/C - (K-1) P <= P. Each
+ * position forwards a piece once it holds all of it, so the whole pieces
+ * set the pace and r trails them:
+ *   T = start + (N-1) h + ((N-1) P + (K-2) P + r) w / min(c, B / C)
+ * (K >= 2; K = 1 is store and forward of the share, (N-1) S/C). Under
+ * Simple a piece is one 512 KiB step and a channel's share under a step
+ * crosses each hop whole: NCCL posts a chunk only once it is copied
+ * (nccl_model.h, ds_nccl_chain_chunks).
  */
 #include <stdlib.h>
 
@@ -43,7 +52,8 @@ struct chain_coll {
   int32_t n;
   int32_t start;  /* member at chain position 0 */
   int32_t chunks;
-  double chunk_bytes;
+  double chunk_bytes;      /* every piece's flow but the last */
+  double last_chunk_bytes; /* the last piece's flow */
   uint64_t tag_base;
   ds_coll_done_fn on_done;
   void *owner;
@@ -79,13 +89,14 @@ static ds_status try_send(struct chain_coll *c, int32_t p) {
   int32_t m = member_at(c, p); /* its ring hop m -> m+1 */
   s->in_flight = 1;
   s->sends_started++;
+  double bytes = s->sends_started == c->chunks ? c->last_chunk_bytes : c->chunk_bytes;
   if (c->hop_lat)
     return ds_net_flow_start_capped(c->net, r->hop_links + r->hop_first[m], c->mult,
-                                    r->hop_first[m + 1] - r->hop_first[m], c->chunk_bytes,
+                                    r->hop_first[m + 1] - r->hop_first[m], bytes,
                                     p == 0 && s->sends_started == 1 ? c->start_lat_ns : 0,
                                     c->hop_lat[m], c->chan_cap, c->tag_base | (uint64_t)p);
   return ds_net_flow_start(c->net, r->hop_links + r->hop_first[m], NULL,
-                           r->hop_first[m + 1] - r->hop_first[m], c->chunk_bytes, 0,
+                           r->hop_first[m + 1] - r->hop_first[m], bytes, 0,
                            r->hop_lat_ns[m], c->tag_base | (uint64_t)p);
 }
 
@@ -147,6 +158,7 @@ ds_status ds__coll_chain_new(const struct ds_coll_spec *spec, int reduce,
   c->start = reduce ? (spec->root + 1) % r->n : spec->root;
   c->chunks = spec->chunks;
   c->chunk_bytes = spec->bytes / spec->chunks;
+  c->last_chunk_bytes = c->chunk_bytes;
   c->tag_base = spec->tag_base;
   c->on_done = spec->on_done;
   c->owner = spec->owner;
@@ -168,6 +180,19 @@ ds_status ds__coll_chain_new(const struct ds_coll_spec *spec, int reduce,
     c->start_lat_ns = p->start_lat_ns;
     c->chan_cap = p->chan_cap_bytes_per_s;
     c->chunk_bytes *= p->wire_factor / p->channels;
+    c->last_chunk_bytes = c->chunk_bytes;
+    if (p->piece_bytes > 0) {
+      /* Whole pieces but the last, which carries the rest of the share. */
+      double share = spec->bytes / p->channels;
+      double last = share - (c->chunks - 1) * p->piece_bytes;
+      if (!(last > 0) || last > p->piece_bytes * (1 + 1e-12)) {
+        chain_destroy(&c->base);
+        return ds_err_set(err, DS_EINTERNAL, "chain: %d pieces of %g B do not make a share of %g B",
+                          (int)spec->chunks, p->piece_bytes, share);
+      }
+      c->chunk_bytes = p->piece_bytes * p->wire_factor;
+      c->last_chunk_bytes = last * p->wire_factor;
+    }
   }
   *out = &c->base;
   return DS_OK;

@@ -713,7 +713,7 @@ enum ds_proto ds_nccl_choose_coll_proto(const struct ds_nccl_model *m, enum ds_c
  * NCCL_*_MAX_NTHREADS in src/include/device.h) and threadThresholds
  * (NCCL_LL_/LL128_/SIMPLE_THREAD_THRESHOLD in src/include/comm.h: 8, 8, 64
  * bytes per thread, Ring/LL's times nRanks). LL_THREADS and LL128_THREADS
- * are also the chain's piece sizes (ds_nccl_chain_chunks). */
+ * also set the chain's piece sizes (chain_piece_bytes). */
 #define LL_THREADS 512
 #define LL128_THREADS 640
 #define PCI_BW_BYTES_PER_S 12e9
@@ -737,20 +737,68 @@ int32_t ds_nccl_ring_channels(const struct ds_nccl_model *m, enum ds_proto p, do
   return nc < m->channels ? (int32_t)nc : m->channels;
 }
 
+/* The channels a lone broadcast or reduce of `bytes` lands on (src/enqueue.cc
+ * scheduleCollTasksToPlan): the plan cuts the buffer into cells of
+ * MinTrafficPerChannel = 32 KiB of traffic (a broadcast's or reduce's traffic
+ * is its bytes, ncclFuncTrafficPerByte 1; LL's counts four times, so its
+ * cells hold 8 KiB); each channel takes the whole cells that reach
+ * trafficPerChannel = divUp(max(32 KiB, traffic) / nc, 16) * 16 (nc =
+ * ds_nccl_ring_channels, topoGetAlgoInfo's count) and the next channel the
+ * rest: ceil(cells / cells per channel) channels, at most nChannels (beyond
+ * that NCCL spreads the cells over every channel). A 512 KiB Simple broadcast
+ * on 12 channels: 43696 B of traffic per channel is 2 cells, so 8 channels of
+ * 64 KiB. The chain gives each of them an equal share (the last channel's
+ * may be smaller in NCCL). */
+#define MIN_TRAFFIC_PER_CHANNEL 32768.0
+#define LL_TRAFFIC_PER_BYTE 4.0
+static int32_t chain_channels(const struct ds_nccl_model *m, enum ds_proto p, double bytes) {
+  int32_t nc = ds_nccl_ring_channels(m, p, bytes);
+  double per_byte = p == DS_PROTO_LL ? LL_TRAFFIC_PER_BYTE : 1;
+  double cell = ceil(ceil(MIN_TRAFFIC_PER_CHANNEL / per_byte) / 16) * 16;
+  double cells = ceil(bytes / cell);
+  double traffic = fmax(MIN_TRAFFIC_PER_CHANNEL, bytes * per_byte);
+  double per_channel = ceil(floor(traffic / nc) / 16) * 16;
+  double cells_per_channel = fmin(cells, ceil(per_channel / (cell * per_byte)));
+  if (!(cells_per_channel >= 1)) return 1;
+  double used = ceil(cells / cells_per_channel);
+  return used < m->channels ? (int32_t)used : m->channels;
+}
+
 void ds_nccl_chain_proto(const struct ds_nccl_model *m, enum ds_proto p, double bytes,
                          struct ds_coll_proto *out) {
   ds_nccl_coll_proto(m, p, 0, out);
-  out->channels = ds_nccl_ring_channels(m, p, bytes);
+  out->channels = chain_channels(m, p, bytes);
   for (int h = 0; h < DS_HOP_CLASS_COUNT; h++)
     out->hop_lat_ns[h] = ds__nccl_hw_lat_us[h][RING][p] * US;
   out->start_lat_ns = m->base_lat_ns[p] + m->extra.launch_ns;
 }
 
+/* What a rank of the chain must hold before it forwards, per channel
+ * (payload). Simple: one chunk, i.e. one step. broadcast.h and reduce.h
+ * runRing hand prims one chunk per call (nelem = min(chunkCount, what is
+ * left of the channel's share); chunkCount is calcCollChunking's stepSize *
+ * BROADCAST_CHUNKSTEPS (1), which the ring gets unshrunk at any size: only
+ * CollNet, NVLS, NVLSTree, Tree/LL128 and PAT halve it), and
+ * prims_simple.h genericOp with SlicePerChunk = CHUNKSTEPS / SLICESTEPS = 1
+ * copies that call as one slice (sliceSize at least nelem) and posts the
+ * step flag the next rank waits on (postPeer) only after it: a share under
+ * a step crosses each hop whole, store and forward. LL: every thread reads
+ * and forwards its own 16 B line (8 B of payload) once its flag shows, a
+ * trip of the channel's 512 threads at a time (prims_ll.h LLGenericOp).
+ * LL128: every warp forwards its own slice of WARP_SIZE *
+ * NCCL_LL128_SHMEM_ELEMS_PER_THREAD (8) words, 64 B per thread, once its
+ * lines' flags show (prims_ll128.h GenericOp, recvReduceSendCopy), 120 of
+ * each 128 B line payload: 640 * 64 * 15/16 = 38400 B a trip. */
+#define LL_LINE_PAYLOAD_BYTES 8.0
+#define LL128_THREAD_WIRE_BYTES 64.0
+static double chain_piece_bytes(enum ds_proto p) {
+  if (p == DS_PROTO_LL) return LL_THREADS * LL_LINE_PAYLOAD_BYTES;
+  if (p == DS_PROTO_LL128) return LL128_THREADS * LL128_THREAD_WIRE_BYTES * 15 / 16;
+  return step_payload_bytes(p);
+}
+
 int32_t ds_nccl_chain_chunks(const struct ds_nccl_model *m, enum ds_proto p, double bytes) {
-  double piece = p == DS_PROTO_LL      ? LL_THREADS * 8.0
-                 : p == DS_PROTO_LL128 ? LL128_THREADS * 16.0 * 15 / 16
-                                       : step_payload_bytes(p);
-  double c = ceil(bytes / (ds_nccl_ring_channels(m, p, bytes) * piece));
+  double c = ceil(bytes / (chain_channels(m, p, bytes) * chain_piece_bytes(p)));
   if (c > (1 << 24)) c = 1 << 24;
   return c >= 1 ? (int32_t)c : 1;
 }
@@ -759,6 +807,10 @@ int32_t ds_nccl_chain(const struct ds_nccl_model *m, enum ds_proto p, double byt
                       int32_t min_chunks, struct ds_coll_proto *out) {
   ds_nccl_chain_proto(m, p, bytes, out);
   int32_t c = ds_nccl_chain_chunks(m, p, bytes);
+  /* NCCL's pieces are whole but the last (runRing's nelem); --ring-chunks
+   * above that asks for c equal pieces instead. */
+  double piece = chain_piece_bytes(p);
+  if (c > 1 && c >= min_chunks && c * piece >= bytes / out->channels) out->piece_bytes = piece;
   return c > min_chunks ? c : min_chunks;
 }
 

@@ -312,8 +312,13 @@ enum ds_proto ds_nccl_choose_coll_proto(const struct ds_nccl_model *m, enum ds_c
                                         double bytes);
 
 /* Simulation parameters of a broadcast or reduce chain (sim/coll/coll_chain.c)
- * of `bytes` under protocol p: ds_nccl_ring_channels' channels,
- * ds_nccl_coll_proto's wire factor and
+ * of `bytes` under protocol p: the channels the plan puts it on
+ * (src/enqueue.cc scheduleCollTasksToPlan: cells of 32 KiB of traffic, LL's
+ * 8 KiB; each channel takes the whole cells that reach
+ * divUp(max(32 KiB, traffic) / nc, 16) * 16, nc = ds_nccl_ring_channels; so
+ * ceil(cells / cells per channel) channels, at most nChannels: a 512 KiB
+ * Simple broadcast on 12 channels runs on 8 of 64 KiB; the chain gives each
+ * an equal share), ds_nccl_coll_proto's wire factor and
  * per-channel cap; per hop, hwLat[class][Ring][p] as NCCL's tables give it
  * (the chain pays one per hop a chunk crosses, N-1 in all, where NCCL's
  * model charges one); at the start baseLat[Ring][p] + the measured launch
@@ -326,22 +331,31 @@ void ds_nccl_chain_proto(const struct ds_nccl_model *m, enum ds_proto p, double 
  *   nc = min(nChannels, max(1, floor(bytes / (nt * threshold)))),
  * nt * threshold per channel (tuning.cc's maxThreads and threadThresholds):
  * LL 512 * 8 * N, LL128 640 * 8, Simple 512 * 64 (256 * 64 where
- * bwIntra * nChannels <= 12 GB/s). Broadcast and reduce use it (the chain's
- * channels and pieces); the all-reduce, all-gather and reduce-scatter still
- * run on every channel. */
+ * bwIntra * nChannels <= 12 GB/s). Broadcast and reduce use it (the plan's
+ * split of ds_nccl_chain_proto starts from it); the all-reduce, all-gather
+ * and reduce-scatter still run on every channel. */
 int32_t ds_nccl_ring_channels(const struct ds_nccl_model *m, enum ds_proto p, double bytes);
-/* Pieces of a chain of `bytes` under p, in all (spec.chunks): what a rank
- * must have received before it forwards, per channel. Simple waits for a
- * whole step (BROADCAST_CHUNKSTEPS = SLICESTEPS = 1: buffSize / NCCL_STEPS,
- * 512 KiB); LL and LL128 forward each line once its flag shows, so a piece
- * is one round of the channel's threads over a line each (prims_ll.h,
- * prims_ll128.h): LL 512 threads x 8 B of payload, LL128 640 x 16 B x
- * 15/16. ceil(S / (nc piece)), nc = ds_nccl_ring_channels, at least 1. */
+/* Pieces of a chain of `bytes` under p, per channel (spec.chunks): what a
+ * rank must hold before it forwards (NCCL v2.30.7; nccl_model.c
+ * chain_piece_bytes cites each line). Simple: one 512 KiB step
+ * (buffSize / NCCL_STEPS, BROADCAST_CHUNKSTEPS = 1). runRing hands the
+ * primitives one chunk per call, at most a step and never shrunk for the
+ * ring at small sizes, and genericOp (SlicePerChunk = 1) posts the step
+ * flag the next rank waits on only after copying all of it: a channel's
+ * share under a step crosses every hop whole (store and forward). LL: a
+ * trip of the channel's 512 threads over a 16 B line each, 8 B of payload
+ * (prims_ll.h: each line forwarded once its flag shows). LL128: a trip of
+ * 20 warps over a 2 KiB slice each (prims_ll128.h: 32 threads x 8 words,
+ * forwarded once the slice's flags show), 640 x 64 B x 15/16 = 38400 B.
+ * ceil(S / (C piece)), C = ds_nccl_chain_proto's channels, at least 1. */
 int32_t ds_nccl_chain_chunks(const struct ds_nccl_model *m, enum ds_proto p, double bytes);
 /* A broadcast or reduce of `bytes` under p as NCCL runs it, the one entry
  * DDP's buffer broadcast (sim/train/exec.c) and `ddpsim collective --op
  * broadcast|reduce` share: fills *out (ds_nccl_chain_proto) and returns the
- * pieces (ds_nccl_chain_chunks, at least min_chunks: --ring-chunks). */
+ * pieces (ds_nccl_chain_chunks, at least min_chunks: --ring-chunks). NCCL's
+ * loop cuts whole pieces and a last one of the rest (runRing: nelem =
+ * min(chunkCount, what is left)): out->piece_bytes is the piece when there
+ * are two or more; 0 (equal pieces) when min_chunks asks for more. */
 int32_t ds_nccl_chain(const struct ds_nccl_model *m, enum ds_proto p, double bytes,
                       int32_t min_chunks, struct ds_coll_proto *out);
 

@@ -7,9 +7,9 @@ activities a torch.profiler trace of the same run launched in that group.
 S0, S4: `bin/ddpsim --topo T --world-size 1 --strategy single --model M --batch B [...]
 --schedule S.csv` of the run on a copy of its topology with `kernel_overhead: 0us` and
 with `4us` (the same schedule otherwise: rows pair one to one). An op's overheads are
-(dur at 4 us - dur at 0 us) / 4 us: a kernel priced at max(rate, roofline) that the
-overhead does not change... is counted by what it adds, so the count can fall short of the
-kernels an op prices by a fraction. Groups as bench/trace_groups.py's (its caveats apply:
+(dur at 4 us - dur at 0 us) / 4 us: where an op is priced as the larger of two times of
+which only one carries the overhead, the difference is less than 4 us a kernel, so the
+count is a lower bound by up to that fraction. Groups as bench/trace_groups.py's (its caveats apply:
 ddpsim's matmul layers hold their bias-gradient sums and casts, which the trace puts under
 copy/cast/reduce). Trace counts: every kernel, memcpy and memset, per iteration (the trace
 holds --iters, default 2). Standard library only.

@@ -636,3 +636,45 @@ Test(coll_tree, collbench_says_which_execution_ran) {
                harness_run(&h, DS_AR_REDUCE_BCAST, 8, 1e6, 0, 1, DS_COLL_FLOW, NULL));
   ds_topo_free(h.topo);
 }
+
+Test(coll_tree, small_ll_tree_across_nodes_is_nccls_time_plus_a_short_fill) {
+  /* 2node-ib, tree/LL without extras (NCCL v2.30.7 tuning.cc): latency
+   * baseLat 6.8 + 2 x (7 x hwLat[NVLINK] 0.6 + log2(2) x hwLat[NET] 5.0) =
+   * 25.2 us, NCCL's time = 25.2 + S/A (the nccl column). Depth D = 7 + 1 = 8,
+   * so 2D - 1 = 15 hops follow the first on the deepest path up and down.
+   * LL forwards line by line (8 B of payload), so a tree's share (S/16: 512 B
+   * at 8 KiB) is cut into min(8 D, 512 / 8) = 64 pieces, and the simulation
+   * is NCCL's time plus a fill of 15/64 of S/A: 25.84 us at 8 KiB (with
+   * pieces of at least 1 KiB it was one piece crossing every hop whole:
+   * 25.72 + 15 x 0.52 = 33.52), 31.19 at 64 KiB. Tolerance: per-flow
+   * rounding, 1 ns per piece and hop (64 + 16 ns). */
+  char buf[256], *argv[32], *text = NULL;
+  int argc = 0;
+  size_t len = 0;
+  snprintf(buf, sizeof buf, "collective --topo 2node-ib --algo tree --proto LL "
+           "--nccl-extra none -b 8K -e 64K -f 8 --format csv");
+  for (char *tok = strtok(buf, " "); tok && argc < 31; tok = strtok(NULL, " "))
+    argv[argc++] = tok;
+  argv[argc] = NULL;
+  struct ds_err err = {0};
+  FILE *fp = open_memstream(&text, &len);
+  cr_assert(fp != NULL);
+  cr_assert_eq(ds_collbench_main(argc, argv, fp, &err), DS_OK, "%s", err.msg);
+  fclose(fp);
+  int rows = 0;
+  for (char *line = strchr(text, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+    const char *f = line + 1;
+    double field[14] = {0};
+    for (int col = 0; col < 14 && f; col++) {
+      field[col] = atof(f);
+      f = strchr(f, ',') ? strchr(f, ',') + 1 : NULL;
+    }
+    double size = field[4], time_us = field[7], nccl_us = field[13];
+    double expect = nccl_us + 15.0 / 64 * (nccl_us - 25.2);
+    cr_assert_leq(fabs(time_us - expect), 0.08 + 0.0015, "S=%g: %.3f us vs %.3f (%s)", size,
+                  time_us, expect, text);
+    rows++;
+  }
+  cr_assert_eq(rows, 2, "%s", text);
+  free(text);
+}

@@ -14,13 +14,28 @@
 #include "tests/support.h"
 
 Test(coll_tree, pieces_follow_the_rule) {
-  /* ceil(S / 512 KiB), raised to min(8 depth, S / 1 KiB), at most 1024. */
-  cr_assert_eq(ds_coll_tree_pieces(8, 7, 1), 1);              /* below 1 KiB */
-  cr_assert_eq(ds_coll_tree_pieces(10240, 7, 1), 10);         /* 10 KiB / 1 KiB */
-  cr_assert_eq(ds_coll_tree_pieces(1 << 20, 7, 1), 56);       /* 8 x depth 7 */
-  cr_assert_eq(ds_coll_tree_pieces(64.0 * (1 << 20), 3, 1), 128); /* 64 MiB / 512 KiB */
-  cr_assert_eq(ds_coll_tree_pieces(8.0 * (1 << 30), 3, 1), 1024); /* capped */
-  cr_assert_eq(ds_coll_tree_pieces(8, 7, 5), 5);              /* --ring-chunks */
+  /* ceil(S / 512 KiB), raised to min(8 depth, S / m), at most 1024; m = 1 KiB
+   * (Simple, the plain tree) or a line (LL, LL128). */
+  const double kib = DS_TREE_MIN_PIECE_BYTES;
+  cr_assert_eq(ds_coll_tree_pieces(8, 7, 1, kib), 1);                 /* below 1 KiB */
+  cr_assert_eq(ds_coll_tree_pieces(10240, 7, 1, kib), 10);            /* 10 KiB / 1 KiB */
+  cr_assert_eq(ds_coll_tree_pieces(1 << 20, 7, 1, kib), 56);          /* 8 x depth 7 */
+  cr_assert_eq(ds_coll_tree_pieces(64.0 * (1 << 20), 3, 1, kib), 128); /* 64 MiB / 512 KiB */
+  cr_assert_eq(ds_coll_tree_pieces(8.0 * (1 << 30), 3, 1, kib), 1024); /* capped */
+  cr_assert_eq(ds_coll_tree_pieces(8, 7, 5, kib), 5);                 /* --ring-chunks */
+  /* LL and LL128 forward line by line (8 and 120 B of payload): 512 B of
+   * LL at depth 8 is 64 lines, so 8 x depth = 64 pieces; 8 B is one line;
+   * 960 B of LL128 is 8 lines. Simple and the plain tree keep 1 KiB. */
+  struct ds_coll_proto ll = {.proto = DS_PROTO_LL}, ll128 = {.proto = DS_PROTO_LL128};
+  struct ds_coll_proto simple = {.proto = DS_PROTO_SIMPLE};
+  cr_assert_float_eq(ds_coll_tree_min_piece_bytes(&ll), 8, 1e-12);
+  cr_assert_float_eq(ds_coll_tree_min_piece_bytes(&ll128), 120, 1e-12);
+  cr_assert_float_eq(ds_coll_tree_min_piece_bytes(&simple), 1024, 1e-12);
+  cr_assert_float_eq(ds_coll_tree_min_piece_bytes(NULL), 1024, 1e-12);
+  cr_assert_eq(ds_coll_tree_pieces(512, 8, 1, ds_coll_tree_min_piece_bytes(&ll)), 64);
+  cr_assert_eq(ds_coll_tree_pieces(8, 8, 1, ds_coll_tree_min_piece_bytes(&ll)), 1);
+  cr_assert_eq(ds_coll_tree_pieces(960, 8, 1, ds_coll_tree_min_piece_bytes(&ll128)), 8);
+  cr_assert_eq(ds_coll_tree_pieces(512, 8, 1, ds_coll_tree_min_piece_bytes(&simple)), 1);
 }
 
 Test(coll_tree, nccls_double_binary_tree) {
@@ -64,14 +79,14 @@ Test(coll_tree, pipelined_chain_closed_form_on_a_mesh) {
   struct harness h;
   harness_load(&h, "tests/data/mesh4.yaml");
   double s = 64.0 * 1024 * 1024, b = 10, a = 2000;
-  int32_t n = 4, c = ds_coll_tree_pieces(s / 2, n - 1, 1);
+  int32_t n = 4, c = ds_coll_tree_pieces(s / 2, n - 1, 1, DS_TREE_MIN_PIECE_BYTES);
   cr_assert_eq(c, 64);
   double t = s / (c * b);
   double expect = 2 * (n - 1) * a + (2 * n + c - 3) * t;
   int64_t got = harness_run(&h, DS_AR_TREE, n, s, -1, 1, DS_COLL_FLOW, NULL);
   cr_assert_leq(fabs((double)got - expect), 2 * n + c, "%lld vs %.1f", (long long)got, expect);
   /* The same with two ranks: one hop up, one down. */
-  c = ds_coll_tree_pieces(s / 2, 1, 1);
+  c = ds_coll_tree_pieces(s / 2, 1, 1, DS_TREE_MIN_PIECE_BYTES);
   expect = 2 * a + (4 + c - 3) * (s / (c * b));
   got = harness_run(&h, DS_AR_TREE, 2, s, -1, 1, DS_COLL_FLOW, NULL);
   cr_assert_leq(fabs((double)got - expect), 2 * 2 + c, "%lld vs %.1f", (long long)got, expect);
@@ -199,7 +214,7 @@ Test(coll_tree, double_tree_runs_a_rail_per_nic_closed_form) {
                              .hop_lat_ns = {[DS_HOP_NVLINK] = 1000, [DS_HOP_NET] = 5000},
                              .start_lat_ns = 3000};
   double s = 64.0 * 1024 * 1024;
-  int32_t p = ds_coll_tree_pieces(s / 8, 5, 1);
+  int32_t p = ds_coll_tree_pieces(s / 8, 5, 1, DS_TREE_MIN_PIECE_BYTES);
   cr_assert_eq(p, 40);
   double t = s / (8.0 * p);
   double expect = 3000 + 26000 + (p + 10 - 1) * t;
@@ -251,7 +266,7 @@ Test(coll_tree, nvls_closed_form_on_dgx_h100) {
   double s = 64.0 * 1024 * 1024;
   struct ds_coll_proto cp;
   ds_nccl_algo_proto(&m, DS_AR_NVLS, DS_PROTO_SIMPLE, s, &cp);
-  int32_t c = ds_coll_tree_pieces(s, 1, 1);
+  int32_t c = ds_coll_tree_pieces(s, 1, 1, DS_TREE_MIN_PIECE_BYTES);
   cr_assert_eq(c, 128);
   double t = s / c / 272.0;
   double expect = 25000 + (c + 1) * t;
@@ -355,7 +370,7 @@ Test(coll_tree, aggregate_is_the_per_flow_tree_where_the_caps_bind) {
   struct harness h;
   load_fournode_nic(&h);
   for (double s = 1 << 20; s <= 1024.0 * (1 << 20); s *= 4) {
-    int32_t p = ds_coll_tree_pieces(s / 8, 5, 1);
+    int32_t p = ds_coll_tree_pieces(s / 8, 5, 1, DS_TREE_MIN_PIECE_BYTES);
     int64_t flow = harness_run(&h, DS_AR_TREE, 16, s, -1, 1, DS_COLL_FLOW, &hand_proto);
     int64_t agg = harness_run(&h, DS_AR_TREE, 16, s, -1, 1, DS_COLL_AGGREGATE, &hand_proto);
     cr_assert_leq(llabs(agg - flow), p + 10, "S=%g: aggregate %lld, per flow %lld", s,
@@ -385,7 +400,7 @@ Test(coll_tree, aggregate_is_the_per_flow_tree_under_nccls_model) {
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
       struct ds_coll_proto cp;
       ds_nccl_algo_proto(&m, DS_AR_TREE, (enum ds_proto)pr, sizes[k], &cp);
-      int32_t p = ds_coll_tree_pieces(sizes[k] / 2, 7, 1);
+      int32_t p = ds_coll_tree_pieces(sizes[k] / 2, 7, 1, ds_coll_tree_min_piece_bytes(&cp));
       int64_t flow = harness_run(&h, DS_AR_TREE, 8, sizes[k], -1, 1, DS_COLL_FLOW, &cp);
       int64_t agg = harness_run(&h, DS_AR_TREE, 8, sizes[k], -1, 1, DS_COLL_AGGREGATE, &cp);
       cr_assert_leq(llabs(agg - flow), p + 14, "%s S=%g: aggregate %lld, per flow %lld",
@@ -406,7 +421,7 @@ Test(coll_tree, aggregate_of_the_plain_tree_on_one_node) {
   struct harness h;
   harness_load(&h, "tests/data/mesh4.yaml");
   double s = 64.0 * 1024 * 1024, a = 2000;
-  int32_t c = ds_coll_tree_pieces(s / 2, 3, 1);
+  int32_t c = ds_coll_tree_pieces(s / 2, 3, 1, DS_TREE_MIN_PIECE_BYTES);
   double expect = 6 * a + (8 + c - 3) * (s / (c * 10.0));
   int64_t got = harness_run(&h, DS_AR_TREE, 4, s, -1, 1, DS_COLL_AGGREGATE, NULL);
   cr_assert_leq(fabs((double)got - expect), 2, "%lld vs %.1f", (long long)got, expect);
@@ -433,7 +448,7 @@ Test(coll_tree, aggregate_of_the_plain_tree_across_nodes_is_a_lower_bound) {
     if (files[f]) harness_load(&h, files[f]);
     else load_fournode_nic(&h);
     for (double s = 1 << 20; s <= 256.0 * (1 << 20); s *= 4) {
-      int32_t p = ds_coll_tree_pieces(s / (2 * k), depth, 1);
+      int32_t p = ds_coll_tree_pieces(s / (2 * k), depth, 1, DS_TREE_MIN_PIECE_BYTES);
       int64_t flow = harness_run(&h, DS_AR_TREE, n, s, -1, 1, DS_COLL_FLOW, NULL);
       int64_t agg = harness_run(&h, DS_AR_TREE, n, s, -1, 1, DS_COLL_AGGREGATE, NULL);
       cr_assert_leq(agg, flow + p + 2 * depth, "%d ranks, S=%g: aggregate %lld, per flow %lld",
@@ -620,4 +635,46 @@ Test(coll_tree, collbench_says_which_execution_ran) {
   cr_assert_eq(harness_run(&h, DS_AR_REDUCE_BCAST, 8, 1e6, 0, 1, DS_COLL_AGGREGATE, NULL),
                harness_run(&h, DS_AR_REDUCE_BCAST, 8, 1e6, 0, 1, DS_COLL_FLOW, NULL));
   ds_topo_free(h.topo);
+}
+
+Test(coll_tree, small_ll_tree_across_nodes_is_nccls_time_plus_a_short_fill) {
+  /* 2node-ib, tree/LL without extras (NCCL v2.30.7 tuning.cc): latency
+   * baseLat 6.8 + 2 x (7 x hwLat[NVLINK] 0.6 + log2(2) x hwLat[NET] 5.0) =
+   * 25.2 us, NCCL's time = 25.2 + S/A (the nccl column). Depth D = 7 + 1 = 8,
+   * so 2D - 1 = 15 hops follow the first on the deepest path up and down.
+   * LL forwards line by line (8 B of payload), so a tree's share (S/16: 512 B
+   * at 8 KiB) is cut into min(8 D, 512 / 8) = 64 pieces, and the simulation
+   * is NCCL's time plus a fill of 15/64 of S/A: 25.84 us at 8 KiB (with
+   * pieces of at least 1 KiB it was one piece crossing every hop whole:
+   * 25.72 + 15 x 0.52 = 33.52), 31.19 at 64 KiB. Tolerance: per-flow
+   * rounding, 1 ns per piece and hop (64 + 16 ns). */
+  char buf[256], *argv[32], *text = NULL;
+  int argc = 0;
+  size_t len = 0;
+  snprintf(buf, sizeof buf, "collective --topo 2node-ib --algo tree --proto LL "
+           "--nccl-extra none -b 8K -e 64K -f 8 --format csv");
+  for (char *tok = strtok(buf, " "); tok && argc < 31; tok = strtok(NULL, " "))
+    argv[argc++] = tok;
+  argv[argc] = NULL;
+  struct ds_err err = {0};
+  FILE *fp = open_memstream(&text, &len);
+  cr_assert(fp != NULL);
+  cr_assert_eq(ds_collbench_main(argc, argv, fp, &err), DS_OK, "%s", err.msg);
+  fclose(fp);
+  int rows = 0;
+  for (char *line = strchr(text, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+    const char *f = line + 1;
+    double field[14] = {0};
+    for (int col = 0; col < 14 && f; col++) {
+      field[col] = atof(f);
+      f = strchr(f, ',') ? strchr(f, ',') + 1 : NULL;
+    }
+    double size = field[4], time_us = field[7], nccl_us = field[13];
+    double expect = nccl_us + 15.0 / 64 * (nccl_us - 25.2);
+    cr_assert_leq(fabs(time_us - expect), 0.08 + 0.0015, "S=%g: %.3f us vs %.3f (%s)", size,
+                  time_us, expect, text);
+    rows++;
+  }
+  cr_assert_eq(rows, 2, "%s", text);
+  free(text);
 }

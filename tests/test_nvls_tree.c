@@ -79,7 +79,7 @@ Test(nvls_tree, closed_form_on_two_nodes) {
                              .hop_lat_ns = {[DS_HOP_NET] = 5000},
                              .start_lat_ns = 3000};
   double s = 64.0 * 1024 * 1024;
-  int32_t p = ds_coll_tree_pieces(s / 8, 2, 1);
+  int32_t p = ds_coll_tree_pieces(s / 8, 2, 1, DS_TREE_MIN_PIECE_BYTES);
   cr_assert_eq(p, 16);
   double t = s / (8.0 * p) / 0.5;
   double expect = 3000 + 10000 + (p + 4 - 1) * t;
@@ -276,7 +276,7 @@ Test(nvls_tree, double_binary_tree_over_four_single_gpu_nodes) {
                      64400 + s / a, 1);
   struct ds_coll_proto cp;
   ds_nccl_algo_proto(&m, DS_AR_TREE, DS_PROTO_SIMPLE, s, &cp);
-  int32_t p = ds_coll_tree_pieces(s / 2, 2, 1);
+  int32_t p = ds_coll_tree_pieces(s / 2, 2, 1, DS_TREE_MIN_PIECE_BYTES);
   cr_assert_eq(p, 64);
   double t = s / (2.0 * p) / (a / 2);
   double expect = 8400 + 4 * 14000 + (p + 3) * t;

@@ -344,13 +344,27 @@ int32_t ds_coll_dtree_parent(int tree, int32_t r, int32_t m);
 
 /* Pieces a tree of `depth` levels cuts `bytes` into (sim/coll/coll_tree.c): NCCL
  * moves trees in 512 KiB chunks and shrinks them so that a deep tree still
- * pipelines (LL down to lines of a few bytes), here: ceil(bytes / 512 KiB),
- * raised to min(8 depth, bytes / 1 KiB), at most 1024 (simulation cost), at
- * least min_pieces. */
+ * pipelines, here: ceil(bytes / 512 KiB), raised to min(8 depth, bytes /
+ * min_piece_bytes), at most 1024 (simulation cost), at least min_pieces.
+ * min_piece_bytes is what a hop must hold before it forwards
+ * (ds_coll_tree_min_piece_bytes). */
 #define DS_TREE_PIECE_BYTES (512.0 * 1024)
 #define DS_TREE_MIN_PIECE_BYTES 1024.0
 #define DS_TREE_MAX_PIECES 1024
-int32_t ds_coll_tree_pieces(double bytes, int32_t depth, int32_t min_pieces);
+int32_t ds_coll_tree_pieces(double bytes, int32_t depth, int32_t min_pieces,
+                            double min_piece_bytes);
+
+/* The least a tree's hop holds before forwarding, payload bytes. LL and
+ * LL128 forward line by line: every thread reads its own line once its flag
+ * shows, reduces it and stores it to the next rank with no wait on the rest
+ * of the chunk (NCCL v2.30.7 src/device/prims_ll.h LLGenericOp: readLL,
+ * applyReduce, storeLL per 16 B line carrying 8 B; prims_ll128.h likewise
+ * per 128 B line carrying 120 B): 8 and 120. Simple posts a step only after
+ * copying all of it (prims_simple.h genericOp), and the plain tree (p NULL)
+ * has no protocol: DS_TREE_MIN_PIECE_BYTES. */
+#define DS_TREE_LL_LINE_PAYLOAD_BYTES 8.0
+#define DS_TREE_LL128_LINE_PAYLOAD_BYTES 120.0
+double ds_coll_tree_min_piece_bytes(const struct ds_coll_proto *p);
 
 /* What to create. Pointers are borrowed and must outlive the instance. */
 struct ds_coll_spec {

@@ -70,13 +70,20 @@
 #include "sim/coll/coll_tree_impl.h"
 #include "sim/coll/ring_rails.h"
 
-int32_t ds_coll_tree_pieces(double bytes, int32_t depth, int32_t min_pieces) {
+int32_t ds_coll_tree_pieces(double bytes, int32_t depth, int32_t min_pieces,
+                            double min_piece_bytes) {
   double p = ceil(bytes / DS_TREE_PIECE_BYTES);
-  double lo = fmin(8.0 * depth, floor(bytes / DS_TREE_MIN_PIECE_BYTES));
+  double lo = fmin(8.0 * depth, floor(bytes / min_piece_bytes));
   if (p < lo) p = lo;
   if (p > DS_TREE_MAX_PIECES) p = DS_TREE_MAX_PIECES;
   if (p < min_pieces) p = min_pieces;
   return p >= 1 ? (int32_t)p : 1;
+}
+
+double ds_coll_tree_min_piece_bytes(const struct ds_coll_proto *p) {
+  if (p && p->proto == DS_PROTO_LL) return DS_TREE_LL_LINE_PAYLOAD_BYTES;
+  if (p && p->proto == DS_PROTO_LL128) return DS_TREE_LL128_LINE_PAYLOAD_BYTES;
+  return DS_TREE_MIN_PIECE_BYTES;
 }
 
 /* NCCL's binary tree over m nodes (trees.cc ncclGetBtree): the parent of
@@ -843,7 +850,9 @@ static ds_status create(const struct ds_coll_spec *s, enum tree_shape shape,
     if (!t->v || !t->e) goto oom;
   }
   double tree_bytes = s->bytes / c->n_trees;
-  c->pieces = run == SHAPE_STAR ? 1 : ds_coll_tree_pieces(tree_bytes, plan->depth, s->chunks);
+  c->pieces = run == SHAPE_STAR ? 1
+                                : ds_coll_tree_pieces(tree_bytes, plan->depth, s->chunks,
+                                                      ds_coll_tree_min_piece_bytes(p));
   c->flow_bytes = tree_bytes / c->pieces;
   c->cap = INFINITY;
   if (p) {

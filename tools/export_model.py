@@ -1107,6 +1107,42 @@ def amp_mixes_dtypes(rec, func, args, kwargs, out):
     return len(sizes) > 1
 
 
+def note_cast_ew(layer, func, args, kwargs, out, amp_moved):
+    """A forward op that mixes dtypes under autocast (amp_mixes_dtypes) on PyTorch's
+    contiguous path (legacy_kind None: dense operands in one layout, none broadcast): CUDA
+    runs it as unrolled_elementwise_kernel with cast loads and stores (gpu_kernel_impl,
+    ATen/native/cuda/CUDALoops.cuh: contiguous but needs_dynamic_casting), not the
+    vectorised kernel. layer.amp_cast_ew += [its autocast bytes, operand-elements]."""
+    if func.is_view or torch.Tag.pointwise not in func.tags or amp_moved <= 0:
+        return
+    if legacy_kind(func, args, kwargs, out) is not None:
+        return
+    outs = list(tensors(out))
+    ins = [t for t in tensors((args, {k: v for k, v in kwargs.items() if k != "out"}))
+           if t.dim() > 0]
+    if len(outs) != 1 or not ins or outs[0].numel() <= 1:
+        return
+    acc = layer.__dict__.setdefault("cast_ew", [0, 0])
+    acc[0] += amp_moved
+    acc[1] += outs[0].numel() * (len(ins) + 1)
+
+
+CAST_EW_HEADER = (
+    "amp_cast_ew = [bytes with autocast's dtypes, operand-elements] of the forward's "
+    "elementwise ops whose operands are dense and alike but differ in dtype under CUDA "
+    "autocast (GPT-2's residual add of the half attention output and the fp32 stream): "
+    "CUDA's unrolled_elementwise_kernel with cast loads, not the vectorised kernel; their "
+    "bytes are part of amp_fwd_bytes. Attention cores left out (attn_rest prices them).")
+
+
+def cast_ew_lines(layer, batch):
+    """Not on attention cores: ddpsim prices their ops from attn_rest."""
+    v = getattr(layer, "cast_ew", None)
+    if not v or not v[0] or getattr(layer, "cls", None) == "attention":
+        return []
+    return ["    amp_cast_ew: [%d, %d]" % (per_sample(v[0], batch), per_sample(v[1], batch))]
+
+
 def note_legacy(layer, pass_, func, args, kwargs, out, nbytes_, amp_mixed=False):
     """amp_mixed: the op mixes dtypes under autocast (amp_mixes_dtypes; forward ops only):
     a strided one's operand-elements count as cast ones too."""
@@ -1457,9 +1493,11 @@ class Dispatch(TorchDispatchMode):
             layer.ops.add(packet)
             note_cat(rec, layer, "fwd", func, args, kwargs, out)
             if not quiet:
+                mixed = amp_mixes_dtypes(rec, func, args, kwargs, out)
                 note_legacy(layer, "fwd", func, args, kwargs, out,
-                            rec.user_bytes((args, kwargs)) + rec.user_bytes(out),
-                            amp_mixes_dtypes(rec, func, args, kwargs, out))
+                            rec.user_bytes((args, kwargs)) + rec.user_bytes(out), mixed)
+                if mixed:
+                    note_cast_ew(layer, func, args, kwargs, out, layer.amp_bytes - before[1])
             layer.fwd_flops += op_flops(func, args, kwargs, out)
             note_gemm_align(layer, func, args, out)
             note_conv_groups(layer, func, args)
@@ -1771,7 +1809,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         [LEGACY_HEADER] if any(legacy_lines(l, B) for l in layers) else []) + (
         [LEGACY_CAST_HEADER] if any(has_legacy_cast(l) for l in layers) else []) + (
         [MODEL_CAST_HEADER] if any(getattr(l, "amp_model_casts", 0) for l in layers)
-        else []) + (
+        else []) + ([CAST_EW_HEADER] if any(cast_ew_lines(l, B) for l in layers) else []) + (
         [CAT_HEADER] if any(cat_lines(l, B) for l in layers) else []) + [
         HOST_HEADER,
     ] + (["tied_params = parameters of an earlier layer this layer's ops use too (a tied "
@@ -1824,6 +1862,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         out += bwd_bytes_lines(l, l.cls, B)
         out += attn_lines(l, l.cls, B)
         out += legacy_lines(l, B)
+        out += cast_ew_lines(l, B)
         out += cat_lines(l, B)
         out += host_lines(rec, l)
         if l.params:

@@ -31,6 +31,15 @@ through the origin over the groups' medians.
     bench/results/gpu-2026-11-26-h200/prof/gpt2-bf16-b8-p.json.gz --sms 132 --clock-mhz 1980
 
 (the second: the cast kind, GPT-2's attention-mask add under AMP bf16). Standard library only.
+
+With --unrolled it fits the contiguous dynamic-casting kernel instead (legacy_ew.h's
+DS_LEGACY_UNROLLED_CAST_CYCLES): unrolled_elementwise_kernel launched by an arithmetic op
+(not copy_: those are casts, cast_reduce.h), whose operands are dense and alike but mixed in
+dtype, split by pass (fwd: the thread of the trace's first op; bwd: autograd's thread); the
+fit line is the forward's, the pass the exporter counts (amp_cast_ew).
+
+  python3 bench/legacy_ew_fit.py --unrolled \\
+    bench/results/gpu-2026-11-26-h200/prof/gpt2-bf16-b8-p.json.gz --sms 132 --clock-mhz 1980
 """
 
 import argparse
@@ -67,6 +76,8 @@ def main():
     ap.add_argument("--sms", type=int, required=True)
     ap.add_argument("--clock-mhz", type=float, required=True)
     ap.add_argument("--min-elements", type=int, default=1 << 20)
+    ap.add_argument("--unrolled", action="store_true",
+                    help="the contiguous mixed-dtype ops' unrolled_elementwise_kernel instead")
     args = ap.parse_args()
     opener = gzip.open if args.trace.endswith(".gz") else open
     with opener(args.trace, "rt") as f:
@@ -77,9 +88,10 @@ def main():
             ops[e["args"].get("External id")].append(e)
     cycles_per_s = args.sms * args.clock_mhz * 1e6
     groups = collections.defaultdict(list)
+    main_tid = min((e for e in events if e.get("cat") == "cpu_op"), key=lambda e: e["ts"])["tid"]
+    prefix = "void at::native::%selementwise_kernel" % ("unrolled_" if args.unrolled else "")
     for e in events:
-        if e.get("cat") != "kernel" or not e["name"].startswith(
-                "void at::native::elementwise_kernel"):
+        if e.get("cat") != "kernel" or not e["name"].startswith(prefix):
             continue
         launched = ops.get(e["args"].get("External id"))
         if not launched:
@@ -92,6 +104,10 @@ def main():
         out_dims = max((d for d, _ in operands), key=numel)
         elements = numel(out_dims)
         kind = kind_of(operands, out_dims)
+        if args.unrolled:
+            if kind is not None or op["name"] == "aten::copy_" or len(operands) < 2:
+                continue
+            kind = "unrolled-" + ("fwd" if op["tid"] == main_tid else "bwd")
         if kind is None or elements < args.min_elements:
             continue
         # gpu_kernel_impl, not gpu_kernel_impl_nocast: operands of mixed dtypes, each element

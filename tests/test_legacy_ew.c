@@ -32,7 +32,11 @@
  * only, 5e5 bytes, 4e5 of them a transposing clone (20000 transposed).
  * maskadd: a forward of 1e6 bytes (6e5 under autocast), 8e5 of them off the
  * path with 40000 strided operand-elements, 30000 of which mix dtypes under
- * autocast (an attention mask's add: legacy_ew.h's cast kind, 0.450). */
+ * autocast (an attention mask's add: legacy_ew.h's cast kind, 0.450).
+ * resadd: a forward of 1e6 bytes (8e5 under autocast), 5e5 of those in
+ * contiguous ops that mix dtypes under autocast with 40000 operand-elements
+ * (amp_cast_ew: GPT-2's residual adds, unrolled_elementwise_kernel at
+ * 0.349). */
 static const char *model_text =
     "schema_version: 1\nname: t\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n"
     "  - {name: gate, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 1000000,"
@@ -57,7 +61,10 @@ static const char *model_text =
     " legacy_ew: {copy: [400000, 0, 20000]}, params: []}\n"
     "  - {name: maskadd, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 1000000,"
     " act_bytes: 0, op_fwd_bytes: 1000000, amp_fwd_bytes: 600000, amp_cast_bytes: 0,"
-    " amp_grad_cast_bytes: 0, legacy_ew: {fwd: [800000, 40000, 0, 30000]}, params: []}\n";
+    " amp_grad_cast_bytes: 0, legacy_ew: {fwd: [800000, 40000, 0, 30000]}, params: []}\n"
+    "  - {name: resadd, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 1000000,"
+    " act_bytes: 0, op_fwd_bytes: 1000000, amp_fwd_bytes: 800000, amp_cast_bytes: 0,"
+    " amp_grad_cast_bytes: 0, amp_cast_ew: [500000, 40000], params: []}\n";
 
 static void setup(struct ds_test_compute *f, const char *gpu, enum ds_amp amp) {
   ds_test_compute_setup(f, ds_test_clock_gpus, gpu, 0.5, 0, model_text, DS_DTYPE_FP32, amp);
@@ -277,7 +284,36 @@ Test(legacy_ew, mixed_dtype_ops_run_the_cast_rate_under_autocast) {
   ds_test_compute_free(&f);
 }
 
-/* Line 13 is the key's line in ds_test_one_layer_model's text. */
+/* resadd under --amp fp16, batch 10: its contiguous mixed-dtype ops take
+ * 40000 x 10 x 0.349 = 139600 SM cycles = 34900 ns against their 5e5 x 10
+ * = 5e6 B at the roofline, 5000 ns; the rest of its autocast bytes, (8e5 -
+ * 5e5) x 10 = 3e6 B, 3000 ns: 37900 ns. In an fp32 run those ops are
+ * vectorised (nothing mixes dtypes): all 1e7 B at the roofline, 10000 ns;
+ * so too under --amp on a GPU without a clock (8e6 B, 8000 ns). */
+Test(legacy_ew, contiguous_mixed_dtype_ops_run_the_unrolled_cast_rate_under_autocast) {
+  struct ds_test_compute f;
+  setup(&f, "ClockGPU", DS_AMP_FP16);
+  const struct ds_layer *r = &f.m->layers[6];
+  double bytes;
+  cr_assert_float_eq(r->amp_cast_ew_bytes, 500000, 0);
+  cr_assert_float_eq(r->amp_cast_ew_elems, 40000, 0);
+  cr_assert_float_eq(ds_legacy_cast_ew_ns(&f.c, r, 10, &bytes), 34900, 1e-6);
+  cr_assert_float_eq(bytes, 5e6, 1e-6);
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, r, 10), 3000 + 34900, 1e-6);
+  cr_assert_float_eq(f.m->layers[5].amp_cast_ew_elems, 0, 0, "absent: zero");
+  ds_test_compute_free(&f);
+  setup(&f, "ClockGPU", DS_AMP_NONE);
+  cr_assert_float_eq(ds_legacy_cast_ew_ns(&f.c, &f.m->layers[6], 10, &bytes), 0, 0);
+  cr_assert_float_eq(bytes, 0, 0);
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, &f.m->layers[6], 10), 10000, 1e-6);
+  ds_test_compute_free(&f);
+  setup(&f, "NoClockGPU", DS_AMP_FP16);
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, &f.m->layers[6], 10), 8000, 1e-6);
+  ds_test_compute_free(&f);
+}
+
+/* Line 13 is the key's line in ds_test_one_layer_model's text (16 after AMP's three). */
+#define AMP "    amp_fwd_bytes: 3\n    amp_cast_bytes: 0\n    amp_grad_cast_bytes: 0\n"
 Test(legacy_ew, bad_keys_are_located) {
   static const char *const bad[][2] = {
       {"    legacy_ew: [1, 2, 3]\n",
@@ -303,6 +339,15 @@ Test(legacy_ew, bad_keys_are_located) {
        "copy bytes at most the layer's bwd_copy_bytes (2), got 3"},
       {"    bwd_bytes: 3\n    amp_bwd_bytes: 2\n    nhwc_legacy_ew: {accum: [1, 0, 0]}\n",
        "accum bytes at most the layer's bwd_accum_bytes (0), got 1"},
+      {"    amp_cast_ew: [1, 2]\n",
+       ":13:18: key 'amp_cast_ew': expected amp_cast_ew only beside amp_fwd_bytes"},
+      {AMP "    amp_cast_ew: [4, 2]\n",
+       ":16:18: key 'amp_cast_ew': expected amp_cast_ew bytes at most the layer's amp_fwd_bytes "
+       "(3), got 4"},
+      {AMP "    amp_cast_ew: [1]\n",
+       "expected [autocast bytes, operand-elements], got 1 numbers"},
+      {AMP "    amp_cast_ew: [1, -2]\n",
+       "key 'amp_cast_ew[1]': expected an integer from 0 to 1000000000000000, got -2"},
   };
   struct ds_model *m = NULL;
   struct ds_err err = {0};

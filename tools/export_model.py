@@ -248,6 +248,11 @@ class Recorder:
         # Under a simulated CUDA autocast with a 2-byte half type: storage -> element
         # size of the tensor the real run would hold there (amp_size).
         self.amp_elem = {}
+        # Casts the model writes that are no-ops in this fp32 run but not under autocast
+        # (amp_cast_call): storage -> the element size its readers see from then on, and
+        # how many saves were pending when it was cast (those saved the uncast tensor).
+        self.amp_recast = {}
+        self.recast_barrier = {}
 
     # -- layers ------------------------------------------------------------
     def unique(self, name):
@@ -304,6 +309,15 @@ class Recorder:
             return 4
         return self.amp_elem.get(ptr, t.element_size())
 
+    def held_size(self, t):
+        """amp_size, or for a tensor the model cast where this fp32 run did not (a no-op
+        `.type(value.dtype)`; amp_cast_call) the size that cast gave it under autocast."""
+        if t.is_floating_point():
+            size = self.amp_recast.get(t.untyped_storage().data_ptr())
+            if size:
+                return size
+        return self.amp_size(t)
+
     def user_amp_bytes(self, objs):
         return sum(t.numel() * self.amp_size(t) for t in tensors(objs)
                    if t.untyped_storage().data_ptr() not in self.state_store)
@@ -311,12 +325,12 @@ class Recorder:
     def read_size(self, packet, t):
         """Bytes per element op `packet` reads floating input t in under autocast: half
         for its lower-precision ops, fp32 for its fp32 ops (autocast casts the input for
-        it), else the dtype t has (amp_size). What autograd saves of an input, too."""
+        it), else the dtype t has (held_size). What autograd saves of an input, too."""
         if packet in AMP_HALF:
             return 2
         if packet in AMP_FP32:
             return 4
-        return self.amp_size(t)
+        return self.held_size(t)
 
     def amp_op(self, func, args, kwargs, out, layer):
         """One forward op under autocast: sets its outputs' element size and adds
@@ -330,28 +344,30 @@ class Recorder:
         cast = grad_cast = 0
         read = {id(t): self.read_size(packet, t) for t in ins}
         if packet in AMP_HALF:
-            cast = sum(t.numel() * (self.amp_size(t) + 2) for t in user if self.amp_size(t) > 2)
+            cast = sum(t.numel() * (self.held_size(t) + 2) for t in user if self.held_size(t) > 2)
             size = 2
         elif packet in AMP_FP32:
-            cast = sum(t.numel() * (self.amp_size(t) + 4) for t in user if self.amp_size(t) < 4)
+            cast = sum(t.numel() * (self.held_size(t) + 4) for t in user if self.held_size(t) < 4)
             size = 4
         else:
             if packet in AMP_FP32_OUT:
                 size = 4
             elif packet in AMP_FIRST and ins:
-                size = self.amp_size(ins[0])
+                size = self.held_size(ins[0])
             else:  # type promotion: dimensioned inputs first, 0-dim ones as wrapped scalars
                 ranked = [t for t in ins if t.dim() > 0] or ins
-                size = max((self.amp_size(t) for t in ranked), default=4)
+                size = max((self.held_size(t) for t in ranked), default=4)
             if packet is aten._to_copy and outs:  # an explicit cast (.float(), .half())
                 size = outs[0].element_size()
             elif outs:
                 # backward: autograd's engine casts each input's gradient to the input's
                 # dtype (validate_outputs in torch/csrc/autograd/engine.cpp): a half input
                 # of an op promoted to fp32 gets its fp32 gradient cast to half
-                grad_cast = sum(t.numel() * (size + self.amp_size(t)) for t in user
-                                if t.requires_grad and self.amp_size(t) < size)
+                grad_cast = sum(t.numel() * (size + self.held_size(t)) for t in user
+                                if t.requires_grad and self.held_size(t) < size)
         if not (func.is_view or packet.__name__.endswith("_")):  # views, in-place: as before
+            for t in tensors(out):  # a new tensor, maybe where a recast one was freed
+                self.amp_recast.pop(t.untyped_storage().data_ptr(), None)
             for t in outs:
                 if t.dtype == torch.float32:
                     self.amp_elem[t.untyped_storage().data_ptr()] = size
@@ -363,7 +379,7 @@ class Recorder:
             layer.amp_upcast_bytes += cast
         layer.amp_grad_cast_bytes += grad_cast
         if not (func.is_view or packet in NO_TRAFFIC):
-            layer.amp_bytes += sum(t.numel() * read.get(id(t), self.amp_size(t))
+            layer.amp_bytes += sum(t.numel() * read.get(id(t), self.held_size(t))
                                    for t in tensors((args, kwargs))
                                    if t.untyped_storage().data_ptr() not in self.state_store)
             layer.amp_bytes += self.user_amp_bytes(out)
@@ -427,21 +443,26 @@ class Recorder:
         A storage in its own dtype counts once; each cast of it counts (autocast
         casts an activation again for every op that needs it)."""
         pending, self.amp_pending = self.amp_pending, []
+        barrier, self.recast_barrier = self.recast_barrier, {}
         if not pending:
             return
         packet = func._overloadpacket
         ins = {t.untyped_storage().data_ptr() for t in tensors((args, kwargs))}
         last = {key[0]: i for i, (_, _, key) in enumerate(pending) if key[0] in ins}
         for i, (layer, t, key) in enumerate(pending):
+            # a save made before the model's own cast of its storage (amp_cast_call: the
+            # softmax's fp32 output) holds the uncast tensor; one after it, the cast one
+            before_cast = i < barrier.get(key[0], 0)
+            own = self.amp_size(t) if before_cast else self.held_size(t)
             if not t.is_floating_point():
                 size = t.element_size()
-            elif last.get(key[0]) == i:
+            elif last.get(key[0]) == i and not before_cast:
                 size = self.read_size(packet, t)
             else:
-                size = self.amp_size(t)
+                size = own
             # autocast casts an activation anew for every op (it caches only the
             # weights' casts): a cast saved is a tensor of its own each time
-            cast = t.is_floating_point() and size != self.amp_size(t)
+            cast = t.is_floating_point() and size != own
             tag = (key, size, len(self.amp_saved)) if cast else (key, size)
             if layer is None or tag in self.amp_saved:
                 continue
@@ -860,7 +881,7 @@ def note_amp_out(rec, layer, out):
     """Forward: the autocast size of the layer's latest output (its gradients' size)."""
     outs = [t for t in tensors(out) if t.is_floating_point()]
     if layer is not None and outs:
-        layer.amp_out_size = rec.amp_size(outs[0])
+        layer.amp_out_size = rec.held_size(outs[0])
 
 
 def note_bwd_bytes(rec, layer, func, args, kwargs, out):
@@ -1086,6 +1107,42 @@ def amp_mixes_dtypes(rec, func, args, kwargs, out):
     return len(sizes) > 1
 
 
+def note_cast_ew(layer, func, args, kwargs, out, amp_moved):
+    """A forward op that mixes dtypes under autocast (amp_mixes_dtypes) on PyTorch's
+    contiguous path (legacy_kind None: dense operands in one layout, none broadcast): CUDA
+    runs it as unrolled_elementwise_kernel with cast loads and stores (gpu_kernel_impl,
+    ATen/native/cuda/CUDALoops.cuh: contiguous but needs_dynamic_casting), not the
+    vectorised kernel. layer.amp_cast_ew += [its autocast bytes, operand-elements]."""
+    if func.is_view or torch.Tag.pointwise not in func.tags or amp_moved <= 0:
+        return
+    if legacy_kind(func, args, kwargs, out) is not None:
+        return
+    outs = list(tensors(out))
+    ins = [t for t in tensors((args, {k: v for k, v in kwargs.items() if k != "out"}))
+           if t.dim() > 0]
+    if len(outs) != 1 or not ins or outs[0].numel() <= 1:
+        return
+    acc = layer.__dict__.setdefault("cast_ew", [0, 0])
+    acc[0] += amp_moved
+    acc[1] += outs[0].numel() * (len(ins) + 1)
+
+
+CAST_EW_HEADER = (
+    "amp_cast_ew = [bytes with autocast's dtypes, operand-elements] of the forward's "
+    "elementwise ops whose operands are dense and alike but differ in dtype under CUDA "
+    "autocast (GPT-2's residual add of the half attention output and the fp32 stream): "
+    "CUDA's unrolled_elementwise_kernel with cast loads, not the vectorised kernel; their "
+    "bytes are part of amp_fwd_bytes. Attention cores left out (attn_rest prices them).")
+
+
+def cast_ew_lines(layer, batch):
+    """Not on attention cores: ddpsim prices their ops from attn_rest."""
+    v = getattr(layer, "cast_ew", None)
+    if not v or not v[0] or getattr(layer, "cls", None) == "attention":
+        return []
+    return ["    amp_cast_ew: [%d, %d]" % (per_sample(v[0], batch), per_sample(v[1], batch))]
+
+
 def note_legacy(layer, pass_, func, args, kwargs, out, nbytes_, amp_mixed=False):
     """amp_mixed: the op mixes dtypes under autocast (amp_mixes_dtypes; forward ops only):
     a strided one's operand-elements count as cast ones too."""
@@ -1131,6 +1188,13 @@ LEGACY_CAST_HEADER = (
     "a fourth number in a legacy_ew list = of its strided operand-elements, those of forward "
     "ops whose floating operands differ in dtype under CUDA autocast (half scores plus an "
     "fp32 attention mask): CUDA's dynamic-casting elementwise_kernel there.")
+
+
+MODEL_CAST_HEADER = (
+    "amp_cast_bytes, host_amp_casts and host_amp_nodes count too the model's own casts that "
+    "are no-ops in this fp32 run but cast under autocast (GPT-2's attn_weights.type("
+    "value.dtype) after the fp32 softmax: fp32 to the value's half), and the ops after one "
+    "read its target dtype (the attention's dropout reads and writes half).")
 
 
 def has_legacy_cast(layer):
@@ -1301,14 +1365,86 @@ def host_count_casts(rec, packet, ins, layer):
                 if ptr in rec.param_store and ptr not in cached:
                     cached.add(ptr)
                     casts.append(t)
-            elif rec.amp_size(t) > 2:
+            elif rec.held_size(t) > 2:
                 casts.append(t)
     elif packet in AMP_FP32:
         casts = [t for t in ins if t.untyped_storage().data_ptr() not in rec.state_store
-                 and rec.amp_size(t) < 4]
+                 and rec.held_size(t) < 4]
     layer.host_amp_casts = getattr(layer, "host_amp_casts", 0) + len(casts)
     layer.host_amp_nodes = (getattr(layer, "host_amp_nodes", 0) +
                             sum(1 for t in casts if t.requires_grad))
+
+
+# The model's own casts (Tensor.type, .to, .float) that this fp32 run skips: a cast to the
+# dtype a tensor already has returns it, dispatching nothing (aten::to's to_will_alias),
+# while under autocast the same line casts. GPT-2's eager attention
+# (transformers/models/gpt2/modeling_gpt2.py, eager_attention_forward) writes
+# `attn_weights = attn_weights.type(value.dtype)` after the softmax: here fp32 to fp32;
+# under autocast the softmax's fp32 output to the value's half, one _to_copy kernel
+# (the H200 GPT-2 bf16 trace: aten::copy_ float -> c10::BFloat16 under _to_copy, then
+# native_dropout on c10::BFloat16), and dropout and what follows read half. The target
+# dtype is the one the model passes: a tensor's (.to(other)), or a dtype read from a
+# tensor's .dtype by the call just before (value.dtype: that tensor's autocast size), or
+# a literal dtype (.float(), .to(torch.float32)): its size.
+CAST_CALLS = (torch.Tensor.type, torch.Tensor.to, torch.Tensor.float)
+# Factories given a dtype read from a tensor just before make a tensor of that tensor's
+# autocast dtype: Hugging Face's KV cache starts as `torch.tensor([], dtype=
+# key_states.dtype)` (transformers/cache_utils.py, DynamicLayer.lazy_initialization),
+# half under autocast, so the `cat` that appends the keys and values stays half (the
+# trace: no cast before the attention's products), where an fp32 empty tensor would
+# promote it to fp32.
+FACTORY_CALLS = (torch.tensor, torch.empty, torch.zeros, torch.ones, torch.full)
+
+
+def is_dtype_read(func):
+    return getattr(func, "__self__", None) is torch._C.TensorBase.dtype
+
+
+def amp_cast_call(rec, layer, func, args, kwargs, out, dtype_read):
+    """Forward, a torch function call: where it is a cast the fp32 run skipped (out is its
+    input) and autocast's sizes differ, the storage reads at the target size from now on
+    (rec.amp_recast; saves pending now hold the uncast tensor: rec.recast_barrier), and
+    layer counts the cast kernel (amp_cast_bytes, read + write; amp_upcast_bytes where it
+    widens) and its dispatch and ToCopyBackward0 node (host_amp_casts, host_amp_nodes).
+    dtype_read: (dtype, autocast size) of a .dtype read by the call just before, or None."""
+    if func in FACTORY_CALLS:
+        if dtype_read is not None and kwargs.get("dtype") == dtype_read[0] and \
+                isinstance(out, torch.Tensor) and out.is_floating_point():
+            rec.amp_elem[out.untyped_storage().data_ptr()] = dtype_read[1]
+        return
+    if func not in CAST_CALLS or not args or not isinstance(args[0], torch.Tensor):
+        return
+    t = args[0]
+    if out is not t or not t.is_floating_point():
+        return  # a cast this run dispatches too (_to_copy): amp_op counts it
+    rest = list(args[1:]) + list(kwargs.values())
+    other = next((a for a in rest if isinstance(a, torch.Tensor)), None)
+    dtype = next((a for a in rest if isinstance(a, torch.dtype)), None)
+    if func is torch.Tensor.float:
+        target = 4
+    elif other is not None:
+        target = rec.held_size(other)
+    elif dtype is None:
+        return
+    elif dtype_read is not None and dtype_read[0] == dtype:
+        target = dtype_read[1]
+    else:
+        target = dtype.itemsize
+    size = rec.held_size(t)
+    if target == size:
+        return
+    ptr = t.untyped_storage().data_ptr()
+    rec.amp_recast[ptr] = target
+    rec.recast_barrier[ptr] = len(rec.amp_pending)
+    if layer is None:
+        return
+    moved = t.numel() * (size + target)
+    layer.amp_cast_bytes += moved
+    if target > size:
+        layer.amp_upcast_bytes += moved
+    layer.host_amp_casts = getattr(layer, "host_amp_casts", 0) + 1
+    layer.host_amp_nodes = getattr(layer, "host_amp_nodes", 0) + (1 if t.requires_grad else 0)
+    layer.amp_model_casts = getattr(layer, "amp_model_casts", 0) + 1
 
 
 def host_count_node(layer):
@@ -1357,9 +1493,11 @@ class Dispatch(TorchDispatchMode):
             layer.ops.add(packet)
             note_cat(rec, layer, "fwd", func, args, kwargs, out)
             if not quiet:
+                mixed = amp_mixes_dtypes(rec, func, args, kwargs, out)
                 note_legacy(layer, "fwd", func, args, kwargs, out,
-                            rec.user_bytes((args, kwargs)) + rec.user_bytes(out),
-                            amp_mixes_dtypes(rec, func, args, kwargs, out))
+                            rec.user_bytes((args, kwargs)) + rec.user_bytes(out), mixed)
+                if mixed:
+                    note_cast_ew(layer, func, args, kwargs, out, layer.amp_bytes - before[1])
             layer.fwd_flops += op_flops(func, args, kwargs, out)
             note_gemm_align(layer, func, args, out)
             note_conv_groups(layer, func, args)
@@ -1396,6 +1534,7 @@ class Functions(TorchFunctionMode):
         kwargs = kwargs or {}
         rec = self.rec
         before = host_dispatched(rec)
+        dtype_read, rec.dtype_read = getattr(rec, "dtype_read", None), None
         if func is F.dropout and rec.phase == "fwd":
             a = inspect.signature(F.dropout).bind(*args, **kwargs)
             a.apply_defaults()
@@ -1432,6 +1571,9 @@ class Functions(TorchFunctionMode):
                 dispatched = max(dispatched, 1)
             layer = rec.current(None)
             host_count_op(rec, layer, dispatched)
+            amp_cast_call(rec, layer, func, args, kwargs, out, dtype_read)
+            if is_dtype_read(func) and args and isinstance(args[0], torch.Tensor):
+                rec.dtype_read = (out, rec.held_size(args[0]))
             if layer is not None:
                 self.tag(out, layer)
         return out
@@ -1666,6 +1808,8 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
     ] + ([ATTN_HEADER] if any(attn_lines(l, l.cls, B) for l in layers) else []) + (
         [LEGACY_HEADER] if any(legacy_lines(l, B) for l in layers) else []) + (
         [LEGACY_CAST_HEADER] if any(has_legacy_cast(l) for l in layers) else []) + (
+        [MODEL_CAST_HEADER] if any(getattr(l, "amp_model_casts", 0) for l in layers)
+        else []) + ([CAST_EW_HEADER] if any(cast_ew_lines(l, B) for l in layers) else []) + (
         [CAT_HEADER] if any(cat_lines(l, B) for l in layers) else []) + [
         HOST_HEADER,
     ] + (["tied_params = parameters of an earlier layer this layer's ops use too (a tied "
@@ -1718,6 +1862,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         out += bwd_bytes_lines(l, l.cls, B)
         out += attn_lines(l, l.cls, B)
         out += legacy_lines(l, B)
+        out += cast_ew_lines(l, B)
         out += cat_lines(l, B)
         out += host_lines(rec, l)
         if l.params:

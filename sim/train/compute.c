@@ -233,6 +233,10 @@ static double off_path_ns(const struct ds_compute *c, const struct ds_layer *l,
                           enum ds_legacy_pass p, int64_t batch, double *bytes) {
   double moved, ns = ds_legacy_ew_ns(c, l, p, batch, &moved);
   *bytes = *bytes > moved ? *bytes - moved : 0;
+  if (p == DS_LEGACY_FWD) { /* the contiguous mixed-dtype ops' kernel (legacy_ew.h) */
+    ns += ds_legacy_cast_ew_ns(c, l, batch, &moved);
+    *bytes = *bytes > moved ? *bytes - moved : 0;
+  }
   return ns;
 }
 

@@ -50,8 +50,29 @@ static double pass_bytes(const struct ds_layer *l, enum ds_legacy_pass p) {
   return l->bwd_copy_bytes;
 }
 
+/* amp_cast_ew: [autocast bytes, operand-elements], the bytes part of the
+ * layer's amp_fwd_bytes. */
+static ds_status read_cast_ew(const struct ds_cnode *item, struct ds_layer *l,
+                              struct ds_err *err) {
+  struct ds_cnode node;
+  l->amp_cast_ew_bytes = l->amp_cast_ew_elems = 0;
+  if (!ds_cmap_get(item, "amp_cast_ew", &node)) return DS_OK;
+  int64_t v[2] = {0, 0};
+  DS_CHECK(ds_cnode_int_list(&node, "[autocast bytes, operand-elements]", 2, 0,
+                             DS_MODEL_COUNT_MAX, v, err));
+  if (l->amp_fwd_bytes < 0)
+    return ds_cnode_error(&node, err, "expected amp_cast_ew only beside amp_fwd_bytes");
+  if ((double)v[0] > l->amp_fwd_bytes)
+    return ds_cnode_error(&node, err, "expected amp_cast_ew bytes at most the layer's "
+                          "amp_fwd_bytes (%.0f), got %lld", l->amp_fwd_bytes, (long long)v[0]);
+  l->amp_cast_ew_bytes = (double)v[0];
+  l->amp_cast_ew_elems = (double)v[1];
+  return DS_OK;
+}
+
 ds_status ds_legacy_ew_read(const struct ds_cnode *item, struct ds_layer *l, struct ds_err *err) {
   memset(l->legacy, 0, sizeof l->legacy);
+  DS_CHECK(read_cast_ew(item, l, err));
   for (int layout = 0; layout < 2; layout++) {
     struct ds_cnode map, node;
     if (!ds_cmap_get(item, layout_keys[layout], &map)) continue;
@@ -136,6 +157,21 @@ double ds_legacy_ew_ns(const struct ds_compute *c, const struct ds_layer *l,
                    e->transposed_elems * transposed) * b;
   /* a kernel of their own: the launch overhead either way */
   double sm_ns = cycles / ((double)c->sms * c->sm_clock_hz) * 1e9 + c->params.kernel_overhead_ns;
+  double roofline = ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, *bytes);
+  return sm_ns > roofline ? sm_ns : roofline;
+}
+
+double ds_legacy_cast_ew_ns(const struct ds_compute *c, const struct ds_layer *l, int64_t batch,
+                            double *bytes) {
+  *bytes = 0;
+  if (c->amp == DS_AMP_NONE || !ds_compute_autocast_traffic(c, l) ||
+      !ds_compute_knows_sms(c) || l->amp_cast_ew_bytes <= 0)
+    return 0;
+  double b = (double)batch;
+  *bytes = l->amp_cast_ew_bytes * b;
+  double sm_ns = l->amp_cast_ew_elems * b * DS_LEGACY_UNROLLED_CAST_CYCLES /
+                     ((double)c->sms * c->sm_clock_hz) * 1e9 +
+                 c->params.kernel_overhead_ns;
   double roofline = ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, *bytes);
   return sm_ns > roofline ? sm_ns : roofline;
 }

@@ -90,8 +90,8 @@
  *       132 --clock-mhz 1980` prints it). The H100 trace of the same run
  *       (validation) took 557.9 us a call, 0.483. Contiguous mixed-dtype
  *       ops (GPT-2's residual adds of a half and an fp32 tensor) run
- *       unrolled_elementwise_kernel instead, which this kind leaves at the
- *       roofline; a mixed-dtype transposed op (none seen) stays transposed,
+ *       unrolled_elementwise_kernel instead, not this kind: the model
+ *       file's amp_cast_ew, ds_legacy_cast_ew_ns below; a mixed-dtype transposed op (none seen) stays transposed,
  *       and the backward's mixed ops are not counted (the mask's add has no
  *       gradient to the mask; autograd casts the scores' one, vectorised).
  * Other GPUs are inferred (the same cycles per operand-element on their SMs
@@ -112,6 +112,9 @@
 #define DS_LEGACY_STRIDED_CYCLES_FP32 0.248
 #define DS_LEGACY_TRANSPOSED_CYCLES_FP32 0.624
 #define DS_LEGACY_CAST_CYCLES 0.450
+/* The contiguous dynamic-casting kernel, SM cycles per operand-element
+ * (below ds_legacy_cast_ew_ns). */
+#define DS_LEGACY_UNROLLED_CAST_CYCLES 0.349
 
 struct ds_compute;
 
@@ -149,5 +152,33 @@ double ds_legacy_ew_ns(const struct ds_compute *c, const struct ds_layer *l,
  * where ds_legacy_ew_ns gives no time. 0 without counts. */
 double ds_legacy_ew_bytes(const struct ds_compute *c, const struct ds_layer *l,
                           enum ds_legacy_pass p, int64_t batch);
+/* Under --amp with the file's autocast bytes, the forward's contiguous
+ * elementwise ops that mix dtypes (model.h amp_cast_ew: GPT-2's residual
+ * adds, half attention output plus the fp32 stream, and its GELU's half
+ * input times and plus fp32 terms). Their iterator is contiguous but fails
+ * needs_dynamic_casting, so gpu_kernel_impl (ATen/native/cuda/CUDALoops.cuh)
+ * launches unrolled_elementwise_kernel with LoadWithCast / StoreWithCast:
+ * no vector loads, each element fetched through a switch on its operand's
+ * ScalarType (c10::fetch_and_cast), no offsets to compute. Time: the
+ * slower of their bytes at the memory roofline and their operand-elements
+ * x DS_LEGACY_UNROLLED_CAST_CYCLES over SMs x boost clock, plus one
+ * kernel_overhead; *bytes gets their bytes for batch samples, which the
+ * caller takes out of the pass's roofline. 0 without the counts, without
+ * --amp or without the GPU's SMs and clock.
+ * Fit: this project's trace of the GPT-2 bf16 fit row (batch 8, H200;
+ * bench/results/gpu-2026-11-26-h200/prof/gpt2-bf16-b8-p.json.gz), its
+ * forward's four such groups of 24 unrolled_elementwise_kernel calls, the
+ * copies (casts, cast_reduce.h) apart: aten::add of bf16 + fp32 at
+ * [8, 1024, 768] (median 25.3 us, 0.351 cycles per operand-element) and
+ * of fp32 + bf16 (24.2 us, 0.335), aten::add and aten::mul of bf16 and fp32
+ * at [8, 1024, 3072] (100.6 and 101.1 us, 0.348 and 0.350), 2.5-2.6 TB/s
+ * where the vectorised kernels reach 4.1; least squares through the origin
+ * on the medians: 0.349 (`python3 bench/legacy_ew_fit.py --unrolled
+ * bench/results/gpu-2026-11-26-h200/prof/gpt2-bf16-b8-p.json.gz --sms 132
+ * --clock-mhz 1980`). The backward's mixed muls (fp32 gradient times the
+ * half input: 93.8 us, 0.325) are not counted: the export's backward
+ * dtypes are the layer output's. */
+double ds_legacy_cast_ew_ns(const struct ds_compute *c, const struct ds_layer *l, int64_t batch,
+                            double *bytes);
 
 #endif

@@ -34,7 +34,7 @@ static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
                                          "groups", "stride",
                                          "pool_kernel", "pool_stride", "pool_padding", "pool_input",
                                          "layer_norm", "legacy_ew", "nhwc_legacy_ew", "attn_products",
-                                         "attn_rest", "cat_copy", "tied_params", NULL};
+                                         "attn_rest", "cat_copy", "tied_params", "amp_cast_ew", NULL};
 static const char *const param_keys[] = {"name", "numel", "shape", NULL};
 
 int ds_optimizer_states(enum ds_optimizer opt) {

@@ -255,6 +255,13 @@ struct ds_layer {
    * kernels per pass, as the model runs in NCHW ([0]) and in channels-last
    * ([1], --channels-last); zero when absent. */
   struct ds_legacy_ew legacy[2][DS_LEGACY_PASSES];
+  /* Optional amp_cast_ew: per sample, the autocast bytes (part of
+   * amp_fwd_bytes) and operand-elements of the forward's contiguous
+   * elementwise ops whose operands differ in dtype under autocast (GPT-2's
+   * residual adds of a half and an fp32 tensor): PyTorch's
+   * unrolled_elementwise_kernel with cast loads, legacy_ew.h. 0 when absent;
+   * used under --amp only. */
+  double amp_cast_ew_bytes, amp_cast_ew_elems;
   /* Optional cat_copy: per pass (DS_ATTN_FWD, DS_ATTN_BWD), per sample, the
    * bytes (fp32, in the pass's other counters too) and index divisions of
    * the cats CUDA runs as its generic CatArrayBatchedCopy (cat_copy.h). */

@@ -346,6 +346,9 @@ Test(legacy_ew, bad_keys_are_located) {
        "(3), got 4"},
       {AMP "    amp_cast_ew: [1]\n",
        "expected [autocast bytes, operand-elements], got 1 numbers"},
+      {AMP "    amp_cast_ew: [3, 5]\n",
+       ":16:22: key 'amp_cast_ew[1]': expected operand-elements at most the bytes + 1 (4: each "
+       "moves at least a byte), got 5"},
       {AMP "    amp_cast_ew: [1, -2]\n",
        "key 'amp_cast_ew[1]': expected an integer from 0 to 1000000000000000, got -2"},
   };

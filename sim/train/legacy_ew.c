@@ -65,6 +65,15 @@ static ds_status read_cast_ew(const struct ds_cnode *item, struct ds_layer *l,
   if ((double)v[0] > l->amp_fwd_bytes)
     return ds_cnode_error(&node, err, "expected amp_cast_ew bytes at most the layer's "
                           "amp_fwd_bytes (%.0f), got %lld", l->amp_fwd_bytes, (long long)v[0]);
+  /* every operand-element moves at least one byte (two under autocast's
+   * half types); + 1 for the exporter's per-sample rounding */
+  if (v[1] > v[0] + 1) {
+    struct ds_cnode second;
+    DS_CHECK(ds_cseq_at(&node, 1, &second, err));
+    return ds_cnode_error(&second, err, "expected operand-elements at most the bytes + 1 (%lld: "
+                          "each moves at least a byte), got %lld", (long long)v[0] + 1,
+                          (long long)v[1]);
+  }
   l->amp_cast_ew_bytes = (double)v[0];
   l->amp_cast_ew_elems = (double)v[1];
   return DS_OK;

@@ -387,6 +387,61 @@ Test(cli, nccl_protocols_in_ddp) {
   ds_test_release(&none);
 }
 
+/* Counts the schedule's all-reduces run with protocol `proto` ("/LL128,"). */
+static int schedule_count(const char *path, const char *proto) {
+  FILE *fp = fopen(path, "r");
+  cr_assert(fp != NULL, "%s", path);
+  char line[4096];
+  int n = 0;
+  while (fgets(line, sizeof line, fp)) n += strstr(line, proto) != NULL;
+  fclose(fp);
+  return n;
+}
+
+Test(cli, a_protocol_set_in_ddp) {
+  /* --proto LL,Simple is NCCL_PROTO=LL,Simple: NCCL's choice per bucket
+   * among LL and Simple. bert-base on dgx-a100: bucket0 (2371596 B) runs
+   * LL128 under auto and LL under the set. Expected, because NCCL's ring
+   * predictions (test_nccl_model.c's table: lat + S / algbw) are LL128
+   * 40.6 + 18.80 = 59.40 us, LL 15 + 47.33 = 62.33 us, Simple 56 + 17.29 =
+   * 73.29 us. The summary names the set ('+' keeps the CSV column whole);
+   * ^LL128 is the same set. A bad set exits 2 naming the flag. */
+  char dir[] = "/tmp/ds_protoset_XXXXXX";
+  make_dir(dir);
+  const char *flags[] = {"auto", "LL,Simple", "^LL128"};
+  int ll128[3], ll[3];
+  for (int i = 0; i < 3; i++) {
+    char args[512], path[256];
+    snprintf(path, sizeof path, "%s/s%d.csv", dir, i);
+    snprintf(args, sizeof args, "--topo dgx-a100 --model bert-base --format csv --proto %s "
+             "--schedule %s", flags[i], path);
+    struct ds_test_result r = run(args);
+    cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
+    cr_assert(strstr(r.out, i == 0 ? ",auto," : ",auto/LL+Simple,"), "%s: %s", args, r.out);
+    ll128[i] = schedule_count(path, "/LL128,");
+    ll[i] = schedule_count(path, "/LL,");
+    ds_test_release(&r);
+    unlink(path);
+  }
+  rmdir(dir);
+  cr_assert_gt(ll128[0], 0);
+  cr_assert_eq(ll128[1], 0);
+  cr_assert_eq(ll128[2], 0);
+  cr_assert_gt(ll[1], ll[0], "LL %d vs %d", ll[1], ll[0]);
+  cr_assert_eq(ll[2], ll[1]);
+  const char *bad[][2] = {{"--topo dgx-a100 --proto LL,Fast", "option --proto 'LL,Fast'"},
+                          {"--topo dgx-a100 --proto ^Simple,LL,LL128", "leaves no protocol"},
+                          {"--topo dgx-h100 --algo nvls --proto LL,LL128", "Simple"},
+                          {"--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
+                           "--proto LL,Simple", "option --proto LL,Simple"}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    struct ds_test_result r = run(bad[i][0]);
+    cr_assert_eq(r.status, 2, "%s: %d", bad[i][0], r.status);
+    cr_assert(strstr(r.err, bad[i][1]), "%s: %s", bad[i][0], r.err);
+    ds_test_release(&r);
+  }
+}
+
 Test(cli, allreduce_algorithms_in_ddp) {
   /* --algo names DDP's all-reduce algorithm; the summary's coll_algo and
    * the schedule's algo column say what ran; what cannot run is a usage

@@ -278,6 +278,11 @@ Test(collbench, algo_and_proto_flags) {
       {"--topo topologies/dgx-a100.yaml --proto LL64", "--proto"},
       {"--topo topologies/dgx-a100.yaml --algo auto --proto none", "--proto"},
       {"--topo topologies/dgx-a100.yaml --nccl-extra some", "--nccl-extra"},
+      {"--topo topologies/dgx-a100.yaml --proto LL,LL64", "--proto 'LL,LL64': unknown protocol"},
+      {"--topo topologies/dgx-a100.yaml --proto ^LL,LL128,Simple", "leaves no protocol"},
+      {"--topo topologies/dgx-h100.yaml --algo nvls --proto LL,LL128", "Simple"},
+      {"--topo topologies/dgx-a100.yaml --op sendrecv --proto LL,Simple", "p2p"},
+      {"--topo tests/data/ring8.yaml --algo ring --proto LL,Simple", "--proto LL,Simple"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     struct output o = run(cases[i][0]);
@@ -723,4 +728,30 @@ Test(collbench, broadcast_auto_picks_nccls_protocol_per_size) {
   cr_assert(strstr(o.text, "reduce,ring,none,8,1048576,"),
             "%s", o.text);
   free(o.text);
+}
+
+Test(collbench, a_protocol_set_is_nccls_choice_among_its_protocols) {
+  /* dgx-a100's ring at S = 8 MiB = 8388608 B (test_nccl_model.c's table:
+   * lat 15.0 / 40.6 / 56.0 us, algbw 50.11 / 126.17 / 137.14 GB/s).
+   * Expected, because NCCL's predictions are LL 15 + 167.40 = 182.40,
+   * LL128 40.6 + 66.49 = 107.09, Simple 56 + 61.17 = 117.17 us: auto runs
+   * LL128, --proto LL,Simple (and ^LL128, the same set) Simple; the
+   * nccl_model_us column is the chosen protocol's prediction. */
+  const char *flags[][2] = {{"auto", "LL128"}, {"LL,Simple", "Simple"}, {"^LL128", "Simple"}};
+  const double want_us[] = {40.6 + 8388608 / (220.8e9 * 8 / 14) * 1e6,
+                            56.0 + 8388608 / (240e9 * 8 / 14) * 1e6,
+                            56.0 + 8388608 / (240e9 * 8 / 14) * 1e6};
+  for (size_t i = 0; i < sizeof flags / sizeof *flags; i++) {
+    char args[256], prefix[64];
+    snprintf(args, sizeof args, "--topo topologies/dgx-a100.yaml --algo ring --proto %s "
+             "-b 8M -e 8M --format csv", flags[i][0]);
+    struct output o = run(args);
+    cr_assert_eq(o.st, DS_OK, "%s: %s", args, o.err.msg);
+    snprintf(prefix, sizeof prefix, "\nallreduce,ring,%s,8,8388608,", flags[i][1]);
+    const char *row = strstr(o.text, prefix);
+    cr_assert(row != NULL, "%s: %s", args, o.text);
+    const char *last = strrchr(row, ',');
+    cr_assert_float_eq(strtod(last + 1, NULL), want_us[i], 1e-2, "%s: %s", args, row);
+    free(o.text);
+  }
 }

@@ -712,3 +712,89 @@ Test(nccl_model, blackwell_nvls_tree_by_hand) {
     release(&f);
   }
 }
+
+Test(nccl_model, a_protocol_set_changes_the_ring_choice_by_hand) {
+  /* NCCL_PROTO=LL,Simple (--proto LL,Simple): tuning.cc zeroes LL128's
+   * bandwidth, so the choice is the least time of the others. dgx-a100's
+   * ring (dgx_a100_channels_and_tuning_table: lat 15.0 / 40.6 / 56.0 us,
+   * algbw busBw * 8/14 = 50.11 / 126.17 / 137.14 GB/s). Expected, because:
+   *   S = 3 MB: LL 15 + 59.87 = 74.87, LL128 40.6 + 23.78 = 64.38,
+   *             Simple 56 + 21.88 = 77.88 us: auto LL128, the set LL;
+   *   S = 8 MB: LL 15 + 159.65 = 174.65, LL128 40.6 + 63.41 = 104.01,
+   *             Simple 56 + 58.33 = 114.33 us: auto LL128, the set Simple;
+   *   S = 1 MB: LL 34.96 us is the least of all: both LL. */
+  struct ds_err err = {0};
+  struct fixture f;
+  cr_assert_eq(build(&f, "topologies/dgx-a100.yaml", 0, &err), DS_OK, "%s", err.msg);
+  const double lat_us[] = {15.0, 40.6, 56.0};
+  const double algbw[] = {87.7e9 * 8 / 14, 220.8e9 * 8 / 14, 240e9 * 8 / 14};
+  const struct {
+    double bytes;
+    enum ds_proto all, set;
+  } cases[] = {{3e6, DS_PROTO_LL128, DS_PROTO_LL},
+               {8e6, DS_PROTO_LL128, DS_PROTO_SIMPLE},
+               {1e6, DS_PROTO_LL, DS_PROTO_LL}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    double s = cases[i].bytes;
+    f.m.proto_disabled = 0;
+    cr_assert_eq(ds_nccl_choose(&f.m, s), cases[i].all, "S=%g", s);
+    cr_assert_eq(ds_nccl_choose_proto(&f.m, DS_AR_RING, s), cases[i].all, "S=%g", s);
+    f.m.proto_disabled = 1u << DS_PROTO_LL128;
+    cr_assert_eq(ds_nccl_choose(&f.m, s), cases[i].set, "S=%g", s);
+    cr_assert_eq(ds_nccl_choose_proto(&f.m, DS_AR_RING, s), cases[i].set, "S=%g", s);
+    enum ds_proto p = cases[i].set;
+    cr_assert_float_eq(ds_nccl_predict_algo_ns(&f.m, DS_AR_RING, p, s) / 1e3,
+                       lat_us[p] + s / algbw[p] * 1e6, 1e-6);
+    /* the left-out protocol is unavailable, with the reason */
+    const char *why = NULL;
+    cr_assert(!ds_nccl_algo_available(&f.m, DS_AR_RING, DS_PROTO_LL128, &why));
+    cr_assert(why && strstr(why, "--proto"), "%s", why ? why : "(null)");
+    cr_assert(isinf(ds_nccl_predict_algo_ns(&f.m, DS_AR_RING, DS_PROTO_LL128, s)));
+    cr_assert(isinf(ds_nccl_predict_coll_ns(&f.m, DS_COLL_BROADCAST, DS_PROTO_LL128, s)));
+  }
+  release(&f);
+}
+
+Test(nccl_model, a_protocol_set_limits_the_algorithm_choice) {
+  /* With LL128 left out (NCCL_PROTO=LL,Simple, or ^LL128), the (algorithm,
+   * protocol) ds_nccl_choose_algo picks is the least of nccl_time_us over
+   * LL and Simple alone, in NCCL's order; and with only Simple, NVLS and
+   * the tree compete with the ring on Simple. */
+  const char *files[] = {"topologies/dgx-h100.yaml", "topologies/2node-ib.yaml"};
+  const enum ds_ar_algo algo_of[] = {DS_AR_TREE, DS_AR_RING, DS_AR_NVLS};
+  const double sizes[] = {1024, 32768, 1 << 20, 4 << 20, 64.0 * (1 << 20), 1024.0 * (1 << 20)};
+  const unsigned sets[] = {1u << DS_PROTO_LL128, (1u << DS_PROTO_LL) | (1u << DS_PROTO_LL128)};
+  int moved = 0;
+  for (int k = 0; k < 2; k++) {
+    struct ds_err err = {0};
+    struct fixture f;
+    cr_assert_eq(build(&f, files[k], 0, &err), DS_OK, "%s", err.msg);
+    for (size_t j = 0; j < sizeof sets / sizeof *sets; j++)
+      for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        double best = INFINITY;
+        int ba = 0, bp = 0, all_p = -1;
+        enum ds_ar_algo ga;
+        enum ds_proto gp;
+        f.m.proto_disabled = 0;
+        ds_nccl_choose_algo(&f.m, sizes[i], &ga, &gp);
+        all_p = (int)gp;
+        for (int a = 0; a < 3; a++)
+          for (int p = 0; p < 3; p++) {
+            if (sets[j] & (1u << p)) continue;
+            double t = nccl_time_us(k + 1, a, p, sizes[i]);
+            if (t < best) best = t, ba = a, bp = p;
+          }
+        f.m.proto_disabled = sets[j];
+        ds_nccl_choose_algo(&f.m, sizes[i], &ga, &gp);
+        cr_assert_eq(ga, algo_of[ba], "%s S=%g set %u: %s", files[k], sizes[i], sets[j],
+                     ds_ar_algo_name(ga));
+        cr_assert_eq((int)gp, bp, "%s S=%g set %u: %s", files[k], sizes[i], sets[j],
+                     ds_proto_name(gp));
+        cr_assert_float_eq(ds_nccl_predict_algo_ns(&f.m, ga, gp, sizes[i]) / 1e3, best,
+                           1e-6 * best);
+        moved += (int)gp != all_p;
+      }
+    release(&f);
+  }
+  cr_assert_gt(moved, 0); /* some size's choice was a left-out protocol */
+}

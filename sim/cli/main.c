@@ -51,12 +51,17 @@ static ds_status check_outputs(const struct ds_options *o, struct ds_err *err) {
 }
 
 /* A standard output that cannot take what was printed (`> /dev/full`, a
- * closed pipe) is a failure with a message, for --help too (defect 12). */
-static int flush_stdout(void) {
+ * closed pipe) is a failure with a message, for --help too (defect 12).
+ * print_errno: errno after the printing, 0 if unknown. Output longer than
+ * stdio's buffer fails while it is printed, and glibc then drops what it
+ * could not write, so the flush may find nothing to write and no errno:
+ * the printing's errno says why. */
+static int flush_stdout(int print_errno) {
   errno = 0;
   if (fflush(stdout) == 0 && !ferror(stdout)) return 0;
+  int e = errno ? errno : print_errno;
   fprintf(stderr, "ddpsim: writing to standard output failed: %s\n",
-          errno ? strerror(errno) : "write error");
+          e ? strerror(e) : "write error");
   return 1;
 }
 
@@ -65,7 +70,7 @@ static int finish(ds_status st, const struct ds_err *err) {
     fprintf(stderr, "ddpsim: %s\n", err->msg[0] ? err->msg : ds_status_message(st));
     return ds_status_exit_code(st);
   }
-  return flush_stdout();
+  return flush_stdout(0);
 }
 
 int main(int argc, char **argv) {
@@ -81,12 +86,14 @@ int main(int argc, char **argv) {
     return finish(ds_bucketcmd_main(argc - 1, argv + 1, stdout, &err), &err);
   ds_status st = ds_options_parse(argc, argv, &opt, &err);
   if (st == DS_OK && opt.help) {
+    errno = 0;
     ds_options_print_usage(stdout);
-    return flush_stdout();
+    return flush_stdout(errno);
   }
   if (st == DS_OK && opt.version) {
+    errno = 0;
     puts("ddpsim " DS_VERSION);
-    return flush_stdout();
+    return flush_stdout(errno);
   }
   if (st == DS_OK) st = check_outputs(&opt, &err);
   /* --chrome, and --plot with nothing swept, draw the run's own trace. */

@@ -58,14 +58,22 @@ static const char usage[] =
     "                         flow per ring or tree; default auto: flow up to 64 ranks)\n"
     "  --net maxmin|alpha-beta  link sharing model (default maxmin)\n"
     "  --ring-chunks N        pipelined chunks per ring step, flow model only (default 1)\n"
+    ;
+
+/* All-reduce algorithm and protocol (NCCL's model) and calibration. */
+static const char usage_nccl[] =
     "  --algo ALGO            all-reduce: auto (default): NCCL's algorithm and protocol\n"
     "                         per bucket (v2.30.7 model; the plain ring on a GPU it does\n"
     "                         not know); ring (the plain ring), tree, nvls, direct,\n"
     "                         reduce-broadcast, hierarchical\n"
-    "  --proto none|LL|LL128|Simple|auto  NCCL protocol of ring or tree (default: none\n"
-    "                         with --algo ring or tree, auto with auto or nvls). none: the plain algorithm\n"
-    "                         (links' own bandwidth and latency); a protocol: NCCL's\n"
-    "                         channels, wire overhead and latencies (docs/collectives.md)\n"
+    "  --proto none|LL|LL128|Simple|auto|SET  NCCL protocol of ring or tree (default:\n"
+    "                         none with --algo ring or tree, auto with auto or nvls).\n"
+    "                         none: the plain algorithm (links' own bandwidth and\n"
+    "                         latency); a protocol: that one for every call, with\n"
+    "                         NCCL's channels, wire overhead and latencies\n"
+    "                         (docs/collectives.md); auto: NCCL's choice per call;\n"
+    "                         SET: NCCL_PROTO's allowed protocols (LL,Simple; ^LL128\n"
+    "                         for all but LL128): NCCL's choice among them per call\n"
     "  --nccl-extra measured|none  with a protocol: add the mechanisms NCCL's model leaves\n"
     "                         out (launch, slice syncs, NVLS pipeline; default measured)\n"
     "  --calib FILE           a calibration file (ddpreal calibrate): its compute\n"
@@ -158,6 +166,7 @@ static const char usage_ps[] =
 
 void ds_options_print_usage(FILE *fp) {
   fputs(usage, fp);
+  fputs(usage_nccl, fp);
   fputs(usage_precision, fp);
   fputs(usage_ddp, fp);
   fputs(usage_ps, fp);
@@ -556,10 +565,11 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
                  "hierarchical, auto", v);
   } else if (strcmp(flag, "--proto") == 0) {
     *proto_set = 1;
-    if (strcmp(v, "none") == 0) o->proto_choice = DS_PROTO_CHOICE_NONE;
-    else if (strcmp(v, "auto") == 0) o->proto_choice = DS_PROTO_CHOICE_AUTO;
-    else if (ds_proto_parse(v, &o->proto_fixed) == DS_OK) o->proto_choice = DS_PROTO_CHOICE_FIXED;
-    else return bad(err, flag, "one of none, LL, LL128, Simple, auto", v);
+    struct ds_proto_flag pf;
+    DS_CHECK(ds_proto_flag_parse(flag, v, &pf, err));
+    o->proto_choice = pf.choice;
+    o->proto_fixed = pf.fixed;
+    o->proto_disabled = pf.disabled;
   } else if (strcmp(flag, "--nccl-extra") == 0) {
     static const char *const names[] = {"none", "measured"};
     DS_CHECK(parse_choice(flag, v, names, 2, &c, err));
@@ -764,10 +774,12 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
                       "--proto none)", ds_ar_algo_name(o->ar_algo));
   if (nccl_only && (o->proto_choice == DS_PROTO_CHOICE_NONE ||
                     (o->proto_choice == DS_PROTO_CHOICE_FIXED &&
-                     o->proto_fixed != DS_PROTO_SIMPLE)))
+                     o->proto_fixed != DS_PROTO_SIMPLE) ||
+                    (o->proto_choice == DS_PROTO_CHOICE_AUTO &&
+                     (o->proto_disabled & (1u << DS_PROTO_SIMPLE)))))
     return ds_err_set(err, DS_EUSAGE,
                       "option --proto: nvls runs only under NCCL's model, with Simple "
-                      "(use --proto Simple or auto)");
+                      "(use --proto Simple or auto, or a set with Simple)");
   if (o->algo_auto && o->proto_choice == DS_PROTO_CHOICE_NONE)
     return ds_err_set(err, DS_EUSAGE,
                       "option --proto: none is the plain ring, not an NCCL choice: use "

@@ -13,6 +13,7 @@
 #include "sim/train/compute.h"
 #include "sim/train/ddp.h"
 #include "sim/net/net.h"
+#include "sim/cli/proto_flag.h"
 #include "sim/cli/report.h"
 #include "base/values.h"
 
@@ -74,9 +75,6 @@ int ds_strategy_uses_var(enum ds_strategy s, enum ds_sweep_var v);
 
 enum ds_coll_choice { DS_COLL_CHOICE_AUTO, DS_COLL_CHOICE_FLOW, DS_COLL_CHOICE_AGGREGATE };
 
-/* --proto: the plain ring, one NCCL protocol, or NCCL's choice per bucket. */
-enum ds_proto_choice { DS_PROTO_CHOICE_NONE, DS_PROTO_CHOICE_FIXED, DS_PROTO_CHOICE_AUTO };
-
 /* Above this many ranks `--coll-model auto` aggregates ring steps. */
 #define DS_AUTO_AGGREGATE_ABOVE 64
 
@@ -131,6 +129,8 @@ struct ds_options {
   enum ds_ar_algo ar_algo;          /* --algo: the all-reduce algorithm (ring with auto) */
   enum ds_proto_choice proto_choice; /* resolved from --algo/--proto */
   enum ds_proto proto_fixed;        /* with DS_PROTO_CHOICE_FIXED */
+  unsigned proto_disabled;          /* with DS_PROTO_CHOICE_AUTO: a --proto set's
+                                       left-out protocols (proto_flag.h) */
   int nccl_extra;                   /* add the measured effects (docs/collectives.md) */
   /* DDP's options (PyTorch's names) */
   int no_overlap;                   /* all-reduces wait for the end of backward */

@@ -64,7 +64,7 @@ struct config_run {
   enum ds_coll_model coll_model;
   struct ds_nccl_model nccl; /* valid when use_nccl */
   int use_nccl;
-  char coll_algo[32];        /* "ring", "ring/auto", "ring/LL128", ... */
+  char coll_algo[32];        /* "ring", "ring/auto", "ring/LL128", "auto/LL+Simple", ... */
   char ddp_options[128];     /* "none", or e.g. "no_overlap;no_sync=4" */
   int32_t grad_accum;        /* micro-steps per optimizer step (ds_options_grad_accum) */
   char inputs[1024];
@@ -523,19 +523,28 @@ static ds_status setup_nccl(struct config_run *c, const struct ds_options *o,
     if (nvls && !ds_nccl_algo_available(&c->nccl, DS_AR_NVLS, DS_PROTO_SIMPLE, &no))
       return ds_err_set(err, DS_EUSAGE, "option --algo nvls: cannot run here: %s", no);
     c->use_nccl = 1;
+    /* a --proto set: NCCL chooses among its protocols only (NCCL_PROTO) */
+    if (o->proto_choice == DS_PROTO_CHOICE_AUTO) c->nccl.proto_disabled = o->proto_disabled;
+    char set[24]; /* "+" between names: coll_algo is a CSV column */
+    ds_proto_flag_set_name(o->proto_disabled, '+', set, sizeof set);
     const char *proto = o->proto_choice == DS_PROTO_CHOICE_FIXED
-                            ? ds_proto_name(o->proto_fixed) : "auto";
-    if (o->algo_auto && o->proto_choice != DS_PROTO_CHOICE_FIXED)
+                            ? ds_proto_name(o->proto_fixed) : set;
+    if (o->algo_auto && o->proto_choice != DS_PROTO_CHOICE_FIXED && !o->proto_disabled)
       snprintf(c->coll_algo, sizeof c->coll_algo, "auto");
     else
       snprintf(c->coll_algo, sizeof c->coll_algo, "%s/%s",
                o->algo_auto ? "auto" : ds_ar_algo_name(o->ar_algo), proto);
     return DS_OK;
   }
-  if (o->proto_choice == DS_PROTO_CHOICE_FIXED || nvls)
+  /* an explicit protocol or set of protocols needs NCCL's model */
+  if (o->proto_choice == DS_PROTO_CHOICE_FIXED || o->proto_disabled || nvls) {
+    char set[24];
+    ds_proto_flag_set_name(o->proto_disabled, ',', set, sizeof set);
     return nvls ? ds_err_set(err, DS_EUSAGE, "option --algo nvls: %s", why.msg)
                 : ds_err_set(err, DS_EUSAGE, "option --proto %s: %s",
-                             ds_proto_name(o->proto_fixed), why.msg);
+                             o->proto_choice == DS_PROTO_CHOICE_FIXED
+                                 ? ds_proto_name(o->proto_fixed) : set, why.msg);
+  }
   /* NCCL's choice by default: where its model is unavailable (a GPU it
    * has no constants for) the plain ring runs, as the summary says; only an
    * explicit --algo gets the note */

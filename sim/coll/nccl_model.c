@@ -446,6 +446,7 @@ int ds_nccl_algo_available(const struct ds_nccl_model *m, enum ds_ar_algo a,
                            enum ds_proto p, const char **why) {
   const char *no = NULL;
   if ((int)p < 0 || p >= DS_PROTO_COUNT) no = "no NCCL protocol";
+  else if (m->proto_disabled & (1u << p)) no = "the protocol is not in --proto's set (NCCL_PROTO)";
   else if (a == DS_AR_NVLS && !m->nvls_ok) no = m->nvls_why;
   else if (a == DS_AR_NVLS && p != DS_PROTO_SIMPLE) no = "NCCL runs NVLS with Simple only";
   else if (a != DS_AR_RING && a != DS_AR_TREE && a != DS_AR_NVLS)
@@ -525,16 +526,7 @@ void ds_nccl_choose_algo(const struct ds_nccl_model *m, double bytes,
 }
 
 enum ds_proto ds_nccl_choose(const struct ds_nccl_model *m, double bytes) {
-  enum ds_proto best = DS_PROTO_LL;
-  double best_ns = ds_nccl_predict_ns(m, best, bytes);
-  for (int p = 1; p < DS_PROTO_COUNT; p++) {
-    double t = ds_nccl_predict_ns(m, (enum ds_proto)p, bytes);
-    if (t < best_ns) {
-      best_ns = t;
-      best = (enum ds_proto)p;
-    }
-  }
-  return best;
+  return fastest_proto(m, DS_AR_RING, (enum ds_coll_kind)0, bytes, DS_PROTO_LL);
 }
 
 /* NCCL's per-step payload of protocol p (src/enqueue.cc calcCollChunking:
@@ -681,6 +673,7 @@ void ds_nccl_algo_proto(const struct ds_nccl_model *m, enum ds_ar_algo a,
 
 double ds_nccl_predict_coll_ns(const struct ds_nccl_model *m, enum ds_coll_kind kind,
                                enum ds_proto p, double bytes) {
+  if ((int)p >= 0 && p < DS_PROTO_COUNT && (m->proto_disabled & (1u << p))) return INFINITY;
   if (kind == DS_COLL_ALLREDUCE) return ds_nccl_predict_ns(m, p, bytes);
   if (ds_coll_kind_is_chain(kind) && (int)p >= 0 &&
       p < DS_PROTO_COUNT) {

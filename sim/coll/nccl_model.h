@@ -187,6 +187,13 @@ struct ds_nccl_model {
    * their own (ring->chan: one node whose links differ). tuning.cc charges
    * a broadcast or reduce one hop latency with it, nsteps without. */
   int same_channels;
+  /* NCCL_PROTO's disabled protocols (--proto LL,Simple; bit 1u << p; 0 by
+   * default, set by the caller after ds_nccl_model_build): tuning.cc
+   * ncclTopoTuneModel zeroes their bandwidth, so no choice picks them.
+   * ds_nccl_algo_available refuses them, and every prediction by algorithm
+   * or collective kind is then INFINITY (ds_nccl_predict_ns is the bare
+   * cost model and ignores it). */
+  unsigned proto_disabled;
 };
 
 /* NCCL's ring search packs at most this many channels (init.cc:
@@ -224,8 +231,8 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
  * (the cost model alone, without the extra effects). */
 double ds_nccl_predict_ns(const struct ds_nccl_model *m, enum ds_proto p,
                           double bytes);
-/* The protocol NCCL runs for `bytes`: least predicted time (LL on ties,
- * then LL128). */
+/* The protocol NCCL runs for `bytes` on the ring: least predicted time
+ * among the enabled ones (LL on ties, then LL128). */
 enum ds_proto ds_nccl_choose(const struct ds_nccl_model *m, double bytes);
 /* NCCL's chunking of an all-reduce of `bytes` by (a, p) (see above). */
 void ds_nccl_chunking(const struct ds_nccl_model *m, enum ds_ar_algo a, enum ds_proto p,
@@ -296,7 +303,8 @@ void ds_nccl_algo_proto(const struct ds_nccl_model *m, enum ds_ar_algo a,
  *   algbw = busBw(p) N / (N-1)   (busBw(p) as the all-reduce ring's)
  * and no plateau (that is all-reduce's). They run with ds_nccl_coll_proto's
  * parameters (the ring's channels, wire factors, caps, latencies) over N-1
- * steps. kind DS_COLL_ALLREDUCE is ds_nccl_predict_ns; other kinds INFINITY. */
+ * steps. kind DS_COLL_ALLREDUCE is ds_nccl_predict_ns; other kinds INFINITY;
+ * a protocol of proto_disabled INFINITY for every kind. */
 double ds_nccl_predict_coll_ns(const struct ds_nccl_model *m, enum ds_coll_kind kind,
                                enum ds_proto p, double bytes);
 /* Broadcast and reduce (tuning.cc: Ring only, nsteps = N, algbw = busBw):

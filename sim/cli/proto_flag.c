@@ -1,0 +1,84 @@
+/*
+ * --proto's parser (proto_flag.h). A set of protocols is NCCL_PROTO's
+ * syntax (src/graph/tuning.cc parseList: comma-separated names compared
+ * with strcasecmp, a leading '^' inverts the list); NCCL then zeroes the
+ * bandwidth of each disabled protocol (ncclTopoTuneModel), so its per-call
+ * choice (enqueue.cc topoGetAlgoInfo) never picks one. ddpsim keeps that
+ * as the model's disabled mask (nccl_model.h proto_disabled). NCCL's
+ * per-function prefixes ("allreduce:^LL") are not taken: ddpsim's
+ * --proto applies to every collective of the run.
+ */
+#include "sim/cli/proto_flag.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define ALL_PROTOS ((1u << DS_PROTO_COUNT) - 1)
+#define EXPECTED "none, auto, LL, LL128, Simple, or a set as NCCL_PROTO writes it " \
+                 "(\"LL,Simple\", \"^LL128\")"
+
+ds_status ds_proto_flag_parse(const char *flag, const char *v, struct ds_proto_flag *out,
+                              struct ds_err *err) {
+  struct ds_proto_flag r = {.choice = DS_PROTO_CHOICE_AUTO, .fixed = DS_PROTO_COUNT};
+  if (strcmp(v, "none") == 0) {
+    r.choice = DS_PROTO_CHOICE_NONE;
+    *out = r;
+    return DS_OK;
+  }
+  if (strcmp(v, "auto") == 0) {
+    *out = r;
+    return DS_OK;
+  }
+  int exclude = v[0] == '^';
+  const char *s = v + exclude;
+  unsigned named = 0;
+  int n_names = 0;
+  for (;;) {
+    const char *comma = strchr(s, ',');
+    size_t len = comma ? (size_t)(comma - s) : strlen(s);
+    char name[16];
+    enum ds_proto p;
+    if (len == 0 || len >= sizeof name)
+      return ds_err_set(err, DS_EUSAGE, "option %s '%s': %s; expected %s", flag, v,
+                        len == 0 ? "an empty protocol name" : "an unknown protocol", EXPECTED);
+    memcpy(name, s, len);
+    name[len] = '\0';
+    if (ds_proto_parse(name, &p) != DS_OK)
+      return ds_err_set(err, DS_EUSAGE, "option %s '%s': unknown protocol '%s'; expected %s",
+                        flag, v, name, EXPECTED);
+    named |= 1u << p;
+    n_names++;
+    r.fixed = p;
+    if (!comma) break;
+    s = comma + 1;
+  }
+  unsigned allowed = exclude ? ALL_PROTOS & ~named : named;
+  if (allowed == 0)
+    return ds_err_set(err, DS_EUSAGE, "option %s '%s': the set leaves no protocol; expected %s",
+                      flag, v, EXPECTED);
+  if (!exclude && n_names == 1) {
+    r.choice = DS_PROTO_CHOICE_FIXED; /* one name: that protocol for every call */
+  } else {
+    r.disabled = ALL_PROTOS & ~allowed;
+    r.fixed = DS_PROTO_COUNT;
+  }
+  *out = r;
+  return DS_OK;
+}
+
+void ds_proto_flag_set_name(unsigned disabled, char sep, char *buf, size_t cap) {
+  size_t off = 0;
+  if (cap == 0) return;
+  buf[0] = '\0';
+  if ((disabled & ALL_PROTOS) == 0) {
+    snprintf(buf, cap, "auto");
+    return;
+  }
+  for (int p = 0; p < DS_PROTO_COUNT; p++) {
+    if (disabled & (1u << p)) continue;
+    int w = off ? snprintf(buf + off, cap - off, "%c%s", sep, ds_proto_name((enum ds_proto)p))
+                : snprintf(buf + off, cap - off, "%s", ds_proto_name((enum ds_proto)p));
+    if (w < 0 || (size_t)w >= cap - off) return;
+    off += (size_t)w;
+  }
+}

@@ -1,0 +1,50 @@
+/*
+ * The --proto flag of `ddpsim` and `ddpsim collective`, parsed in one
+ * place: none (the plain algorithm), auto (NCCL's choice per call), one
+ * protocol (that protocol for every call), or a set of allowed protocols
+ * as NCCL_PROTO writes it ("LL,Simple", or "^LL128" for all but LL128):
+ * NCCL's choice per call among the allowed ones (src/graph/tuning.cc
+ * parseList and ncclTopoTuneModel).
+ */
+#ifndef DS_PROTO_FLAG_H
+#define DS_PROTO_FLAG_H
+
+#include <stddef.h>
+
+#include "base/status.h"
+#include "sim/coll/coll.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* --proto: the plain ring, one NCCL protocol, or NCCL's choice per call
+ * (among all protocols, or among a set's). */
+enum ds_proto_choice { DS_PROTO_CHOICE_NONE, DS_PROTO_CHOICE_FIXED, DS_PROTO_CHOICE_AUTO };
+
+struct ds_proto_flag {
+  enum ds_proto_choice choice;
+  enum ds_proto fixed;   /* with DS_PROTO_CHOICE_FIXED */
+  unsigned disabled;     /* with DS_PROTO_CHOICE_AUTO: bit 1u << p for each
+                            protocol the set leaves out (0: auto, all) */
+};
+
+/* Parses v (flag names the option in messages, "--proto"): "none", "auto",
+ * one protocol name, or NCCL_PROTO's list: names separated by commas (any
+ * case, as NCCL's strcasecmp), with a leading '^' meaning every protocol
+ * but those. A list that names every protocol is auto; a one-name list
+ * without '^' is that protocol fixed. DS_EUSAGE (err names the flag and
+ * what was expected) for an unknown name, an empty element, or a set that
+ * leaves no protocol. */
+ds_status ds_proto_flag_parse(const char *flag, const char *v, struct ds_proto_flag *out,
+                              struct ds_err *err);
+
+/* The allowed protocols of a DS_PROTO_CHOICE_AUTO set, in NCCL's order,
+ * separated by sep ("LL,Simple" with ','; "auto" when none is disabled). */
+void ds_proto_flag_set_name(unsigned disabled, char sep, char *buf, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,75 @@
+/*
+ * --proto's parser (sim/cli/proto_flag.h): none, auto, one protocol, and
+ * NCCL_PROTO's sets ("LL,Simple", "^LL128"; tuning.cc parseList), with
+ * bad values usage errors that name the flag and what was expected.
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "sim/cli/proto_flag.h"
+
+#define BIT(p) (1u << (p))
+
+static struct ds_proto_flag parse_ok(const char *v) {
+  struct ds_err err = {0};
+  struct ds_proto_flag f;
+  memset(&f, 0xff, sizeof f);
+  cr_assert_eq(ds_proto_flag_parse("--proto", v, &f, &err), DS_OK, "%s: %s", v, err.msg);
+  return f;
+}
+
+Test(proto_flag, keywords_and_one_protocol) {
+  cr_assert_eq(parse_ok("none").choice, DS_PROTO_CHOICE_NONE);
+  struct ds_proto_flag a = parse_ok("auto");
+  cr_assert_eq(a.choice, DS_PROTO_CHOICE_AUTO);
+  cr_assert_eq(a.disabled, 0u);
+  /* one name: that protocol for every call, as before sets existed */
+  struct ds_proto_flag f = parse_ok("LL128");
+  cr_assert_eq(f.choice, DS_PROTO_CHOICE_FIXED);
+  cr_assert_eq(f.fixed, DS_PROTO_LL128);
+  cr_assert_eq(f.disabled, 0u);
+  /* any case, as NCCL's strcasecmp */
+  cr_assert_eq(parse_ok("simple").fixed, DS_PROTO_SIMPLE);
+}
+
+Test(proto_flag, sets_disable_what_they_leave_out) {
+  /* Expected, because NCCL enables exactly the listed protocols, or with
+   * '^' every protocol but the listed ones (tuning.cc parseList). */
+  struct ds_proto_flag s = parse_ok("LL,Simple");
+  cr_assert_eq(s.choice, DS_PROTO_CHOICE_AUTO);
+  cr_assert_eq(s.disabled, BIT(DS_PROTO_LL128));
+  cr_assert_eq(parse_ok("Simple,LL").disabled, BIT(DS_PROTO_LL128));
+  struct ds_proto_flag x = parse_ok("^LL128");
+  cr_assert_eq(x.choice, DS_PROTO_CHOICE_AUTO);
+  cr_assert_eq(x.disabled, BIT(DS_PROTO_LL128));
+  cr_assert_eq(parse_ok("^LL,LL128").disabled, BIT(DS_PROTO_LL) | BIT(DS_PROTO_LL128));
+  /* every protocol named: auto */
+  struct ds_proto_flag all = parse_ok("LL,LL128,Simple");
+  cr_assert_eq(all.choice, DS_PROTO_CHOICE_AUTO);
+  cr_assert_eq(all.disabled, 0u);
+  char name[32];
+  ds_proto_flag_set_name(BIT(DS_PROTO_LL128), ',', name, sizeof name);
+  cr_assert_str_eq(name, "LL,Simple");
+  ds_proto_flag_set_name(BIT(DS_PROTO_LL) | BIT(DS_PROTO_SIMPLE), '+', name, sizeof name);
+  cr_assert_str_eq(name, "LL128");
+  ds_proto_flag_set_name(0, '+', name, sizeof name);
+  cr_assert_str_eq(name, "auto");
+}
+
+Test(proto_flag, bad_values_name_the_flag_and_what_was_expected) {
+  const char *bad[][2] = {
+      {"LL64", "unknown protocol 'LL64'"},   {"LL,LL64", "unknown protocol 'LL64'"},
+      {"LL,,Simple", "empty protocol name"}, {"LL,", "empty protocol name"},
+      {"", "empty protocol name"},           {"^", "empty protocol name"},
+      {"^LL,LL128,Simple", "leaves no protocol"}, {"^auto", "unknown protocol 'auto'"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    struct ds_err err = {0};
+    struct ds_proto_flag f;
+    cr_assert_eq(ds_proto_flag_parse("--proto", bad[i][0], &f, &err), DS_EUSAGE, "%s",
+                 bad[i][0]);
+    cr_assert(strstr(err.msg, "option --proto"), "%s: %s", bad[i][0], err.msg);
+    cr_assert(strstr(err.msg, bad[i][1]), "%s: %s", bad[i][0], err.msg);
+    cr_assert(strstr(err.msg, "expected none, auto, LL, LL128, Simple"), "%s", err.msg);
+  }
+}

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/analyze.h"
 #include "base/atomic_file.h"
@@ -76,6 +77,11 @@ static int finish(ds_status st, const struct ds_err *err) {
 int main(int argc, char **argv) {
   struct ds_options opt;
   struct ds_err err = {0};
+  /* Output to a file or pipe is held until the end (up to 1 MiB), so that a
+   * write that fails (`> /dev/full`) fails at the flush, whose errno names
+   * why: a write failing mid-print loses it (flush_stdout). */
+  static char stdout_buffer[1 << 20]; /* glibc ignores the size without a buffer */
+  if (!isatty(STDOUT_FILENO)) setvbuf(stdout, stdout_buffer, _IOFBF, sizeof stdout_buffer);
   if (argc > 1 && strcmp(argv[1], "collective") == 0)
     return finish(ds_collbench_main(argc - 1, argv + 1, stdout, &err), &err);
   if (argc > 1 && strcmp(argv[1], "analyze") == 0)

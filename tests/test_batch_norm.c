@@ -377,3 +377,47 @@ Test(batch_norm, compute_and_bn_nhwc_py_agree_on_resnet50) {
   ds_topo_free(t);
   ds_model_free(m);
 }
+
+/* The CTAs per SM come from the GPU's resident threads (norm.c: floor(threads
+ * / 512)): three made-up GPUs of 16 SMs at 1000 MHz, 1000 GB/s, differing
+ * only in compute capability: 9.0 (2048 threads, 4 CTAs an SM, 64 a wave),
+ * 8.9 (1536, 3, 48), 7.5 (1024, 2, 32). bn at batch 10: 49 channels of 1000
+ * elements, fp32. Backward: 8000 B cached, single read, 3 passes; on 9.0
+ * one wave, 3 * 1000 / 1.6e9 = 1875 ns, below the SMs' 3 * 49000 / (16 *
+ * 2.55e9) = 3602.94 ns; on 8.9 and 7.5 two waves, 2 * 1875 = 3750 ns, the
+ * longer. Forward: 2 passes, two waves 2 * 2 * 1000 / 2.4e9 = 1666.7 ns <
+ * the SMs' 2 * 49000 / (16 * 2.55e9) = 2401.96 ns on all three. */
+Test(batch_norm, ctas_per_sm_follow_the_gpus_resident_threads) {
+  static const char *gpus =
+      "schema_version: 1\ngpus:\n"
+      "  - {name: Sm90, arch: Hopper, compute_capability: \"9.0\", sms: 16, fp32: 10TFLOPS,\n"
+      "     fp16: 160TFLOPS, mem: 16GB, mem_bw: 1000GBps, boost_mhz: 1000}\n"
+      "  - {name: Sm89, arch: Ada, compute_capability: \"8.9\", sms: 16, fp32: 10TFLOPS,\n"
+      "     fp16: 160TFLOPS, mem: 16GB, mem_bw: 1000GBps, boost_mhz: 1000}\n"
+      "  - {name: Sm75, arch: Turing, compute_capability: \"7.5\", sms: 16, fp32: 10TFLOPS,\n"
+      "     fp16: 160TFLOPS, mem: 16GB, mem_bw: 1000GBps, boost_mhz: 1000}\n";
+  static const char *model =
+      "schema_version: 1\nname: t\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n"
+      "  - {name: bn, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 39200,"
+      " act_bytes: 19600, params: [{name: bn.weight, numel: 49}, {name: bn.bias, numel: 49}]}\n"
+      "buffers:\n"
+      "  - {name: bn.running_mean, numel: 49, bytes: 196, dtype: float32}\n";
+  static const struct {
+    const char *gpu;
+    int32_t threads;
+    double bwd_ns;
+  } cases[] = {{"Sm90", 2048, 3 * 49000 / (16 * 2.55)}, {"Sm89", 1536, 3750}, {"Sm75", 1024, 3750}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    struct ds_test_compute f;
+    ds_test_compute_setup(&f, gpus, cases[i].gpu, 0.5, 0, model, DS_DTYPE_FP32, DS_AMP_NONE);
+    cr_assert_eq(f.c.sm_max_threads, cases[i].threads, "%s", cases[i].gpu);
+    cr_assert_eq(f.m->layers[0].bn_channels, 49);
+    struct ds_bn_kernel k;
+    cr_assert_float_eq(ds_batch_norm_ns(&f.c, &f.m->layers[0], 10, 1, &k), cases[i].bwd_ns, 1e-6,
+                       "%s", cases[i].gpu);
+    cr_assert_eq(k.passes, 3);
+    cr_assert_float_eq(ds_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, NULL),
+                       2 * 49000 / (16 * 2.55), 1e-6, "%s", cases[i].gpu);
+    ds_test_compute_free(&f);
+  }
+}

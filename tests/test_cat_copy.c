@@ -100,7 +100,7 @@ Test(cat_copy, bad_values_are_located) {
       /* divisions past 6 a byte + 3: 6 x 1000 + 3 = 6003 (6003 itself
        * loads: below), and 0 + 3 for no bytes */
       {"    cat_copy: {fwd: [1000, 6004]}\n",
-       "key 'cat_copy.fwd': expected fwd index divisions at most 6 a byte + 3 = 6003 for 1000 "
+       "key 'cat_copy.fwd[1]': expected fwd index divisions at most 6 a byte + 3 = 6003 for 1000 "
        "bytes"},
       {"    cat_copy: {fwd: [1000, 6004]}\n", "an element of at least 1 byte), got 6004"},
       {"    cat_copy: {fwd: [0, 1000000000000000]}\n",

@@ -106,7 +106,15 @@ Test(coll_kinds, broadcast_chain_of_whole_pieces_and_a_rest) {
    * last piece reaches position 3 at 4521.8 + 0.6 = 4522.4 us
    *   = start + (N-1) h + ((N-1) P + (K-2) P + r) w / c.
    * Three equal pieces of 416.7 kB would take 22.4 + (N+K-2) 833.3 = 4189.1
-   * us. Pieces that do not make the share are refused. */
+   * us. Pieces that do not make the share are refused.
+   * NCCL's plan gives its first channels whole cells and the last the rest
+   * (proto.share_bytes): with the fullest channel's share 1.4 MB (the other
+   * 1.1 MB) the chain runs as that channel, r = 1.4 MB - 2 P = 400 kB, a
+   * flow of 800 us: the root sends at 20.6, 1020.6, 2020.6 (until 2820.6);
+   * position 1 forwards at 1021.2, 2021.2 and, its link busy, 3021.2 (until
+   * 3821.2); position 2 at 2021.8, 3021.8, 4021.8 (until 4821.8); position
+   * 3 has it at 4822.4 us = 22.4 + (3 P + P + 400 kB) 2 / 1 GB/s. A share
+   * above S or below S / C is refused. */
   struct harness h;
   struct ds_err err = {0};
   harness_load(&h, "tests/data/ring8.yaml");
@@ -125,6 +133,19 @@ Test(coll_kinds, broadcast_chain_of_whole_pieces_and_a_rest) {
   int64_t eq = harness_finish(&h, 4, "broadcast");
   cr_assert_leq(llabs(eq - 4189067), 3, "%lld", (long long)eq);
   harness_release(&h);
+  p.piece_bytes = 500e3;
+  p.share_bytes = 1.4e6;
+  cr_assert_eq(harness_new_spec(&h, 4, spec, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(harness_finish(&h, 4, "broadcast"), 4822400);
+  cr_assert_eq(h.done_ns[0], 2820600);
+  harness_release(&h);
+  const double bad_shares[] = {2.6e6, 1.2e6};
+  for (int i = 0; i < 2; i++) {
+    p.share_bytes = bad_shares[i];
+    cr_assert_eq(harness_new_spec(&h, 4, spec, &err), DS_EINTERNAL, "%g", bad_shares[i]);
+    harness_release(&h);
+  }
+  p.share_bytes = 0;
   p.piece_bytes = 400e3; /* 3 pieces of 400 kB leave 450 kB for the last */
   cr_assert_eq(harness_new_spec(&h, 4, spec, &err), DS_EINTERNAL);
   harness_release(&h);

@@ -662,18 +662,22 @@ Test(collbench, broadcast_and_reduce_under_ll_closed_form_on_dgx_a100) {
    * over the 12 channels; under the 20 GB/s channel and the 300 GB/s
    * links). Channels (enqueue.cc's split, Ring/LL: 512 threads * 8 B * 8
    * ranks = 32 KiB per channel): 64 KiB -> 2, 1 MiB -> min(32, 12) = 12.
-   * Pieces: LL forwards per 512 threads * 8 B = P = 4 KiB per channel,
-   * whole but the last (r, the rest of the channel's share):
-   * 64 KiB: K = 65536 / (2 * 4096) = 8, r = P; 1 MiB: K = ceil(1048576 /
-   * 49152) = 22, r = 87381.3 - 21 * 4096 = 1365.3 B. A whole piece crosses
-   * a hop in P w / c; the whole ones set the pace and r trails:
+   * The plan's cells (8 KiB under LL, 32 KiB of traffic) give the fullest
+   * channel its share s: 64 KiB: 4 cells each, s = 32768 B; 1 MiB: 4 MiB of
+   * traffic / 12 -> 349536, ceil(349536 / 32768) = 11 cells a channel, 128
+   * cells on 12 channels, s = 11 * 8192 = 90112 B (not 1048576 / 12 =
+   * 87381.3). Pieces: LL forwards per 512 threads * 8 B = P = 4 KiB per
+   * channel, whole but the last (r, the rest of s):
+   * 64 KiB: K = 32768 / 4096 = 8, r = P; 1 MiB: K = 90112 / 4096 = 22, r =
+   * 90112 - 21 * 4096 = 4096 B. A whole piece crosses a hop in P w / c; the
+   * whole ones set the pace and r trails:
    *   T = start + 7 h + ((N + K - 3) P + r) w / c
    *   64 KiB: 10.8 us + (14 * 4096) * 2 / c = 18.646 us
-   *   1 MiB:  10.8 us + (27 * 4096 + 1365.3) * 2 / c = 26.119 us
+   *   1 MiB:  10.8 us + (27 * 4096 + 4096) * 2 / c = 26.493 us
    * within a ns per piece step (flows end on whole ns). Reduce runs the
    * same chain towards its root. */
   const double c = 2 * 87.7e9 / 12;
-  const double sizes[] = {65536, 1048576};
+  const double sizes[] = {65536, 1048576}, share[] = {32768, 90112};
   const int ch[] = {2, 12}, pieces[] = {8, 22};
   const char *ops[] = {"broadcast", "reduce --root 3"};
   for (int k = 0; k < 2; k++)
@@ -689,7 +693,7 @@ Test(collbench, broadcast_and_reduce_under_ll_closed_form_on_dgx_a100) {
       cr_assert_str_eq(r.proto, "LL");
       cr_assert_eq(r.channels, ch[i]);
       int steps = 8 + pieces[i] - 2;
-      double rest = sizes[i] / ch[i] - (pieces[i] - 1) * 4096.0;
+      double rest = share[i] - (pieces[i] - 1) * 4096.0;
       double expect = 6600 + 7 * 600 + ((steps - 1) * 4096.0 + rest) * 2 / c * 1e9;
       cr_assert_leq(fabs(r.time_us * 1e3 - expect), steps, "%s: %g us vs %g ns", args,
                     r.time_us, expect);

@@ -324,6 +324,13 @@ Test(legacy_ew, bad_keys_are_located) {
       {"    legacy_ew: {fwd: [1, 2, 0, 3]}\n",
        ":13:32: key 'legacy_ew.fwd[3]': expected autocast cast operand-elements at most the strided "
        "ones (2), got 3"},
+      {"    bwd_copy_bytes: 2\n    legacy_ew: {copy: [1, 2, 0, 1]}\n",
+       ":14:33: key 'legacy_ew.copy[3]': expected no fourth number: autocast cast "
+       "operand-elements are only for fwd"},
+      {"    bwd_bytes: 3\n    amp_bwd_bytes: 2\n    legacy_ew: {bwd: [1, 2, 0, 0]}\n",
+       "key 'legacy_ew.bwd[3]': expected no fourth number"},
+      {"    bwd_accum_bytes: 3\n    amp_bwd_accum_bytes: 2\n    legacy_ew: {accum: [1, 2, 0, 1]}\n",
+       "key 'legacy_ew.accum[3]': expected no fourth number"},
       {"    legacy_ew: {fwd: [1, 2, 0, -1]}\n",
        "expected an integer from 0 to 1000000000000000, got -1"},
       {"    legacy_ew: {bwd: [1, -2, 3]}\n",

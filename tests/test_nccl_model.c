@@ -201,13 +201,23 @@ Test(nccl_model, broadcast_cost_and_chain_on_dgx_a100) {
    * the all-reduce's slice syncs). Pieces: a channel forwards LL per trip
    * of its 512 threads over a line each (4 KiB of payload), LL128 per trip
    * of its 20 warps over 2 KiB each (640 * 64 B * 15/16 = 38400 B), Simple
-   * per 512 KiB step:
-   *   1 MB LL: 1e6 / (12 * 4096) = 20.3 -> 21; 1 MB LL128 (12 channels):
-   *   1e6 / (12 * 38400) = 2.2 -> 3; 100 MB Simple: 1e8 / (12 * 524288)
-   *   = 15.9 -> 16; 424 B: 1.
-   * The pieces are whole but the last (piece_bytes): 8 MiB Simple is 699051
-   * B a channel, a step of 524288 B and 174763 B after it; one piece
-   * (4 MiB: 349525 B a channel) crosses each hop whole. */
+   * per 512 KiB step, over the fullest channel's share (share_bytes): the
+   * plan's cells_per_channel = ceil(divUp(traffic / nc, 16) * 16 / the
+   * cell's traffic) whole cells:
+   *   1 MB LL: traffic 4e6 / 12 -> 333344, cells of 8192 B (32768 of
+   *   traffic): 11 a channel, 123 cells on ceil(123 / 11) = 12 channels;
+   *   the fullest 11 * 8192 = 90112 B, / 4096 = 22 pieces (S / 12 would
+   *   give 20.3 -> 21);
+   *   1 MB LL128: 1e6 / 12 -> 83344, cells of 32768 B: 3 a channel, 31
+   *   cells on 11 channels, the fullest 98304 B / 38400 = 2.56 -> 3;
+   *   1 MiB Simple: 1048576 / 12 -> 87392: 3 cells, 32 on 11 channels, the
+   *   fullest 98304 B (not 1048576 / 11 = 95325);
+   *   100 MB Simple: 1e8 / 12 -> 8333344: 255 cells, 3052 on 12 channels,
+   *   the fullest 8355840 B / 524288 = 15.9 -> 16; 424 B: 1.
+   * The pieces are whole but the last (piece_bytes): 8 MiB Simple is 22
+   * cells (699056 / 32768 = 21.3 -> 22) = 720896 B on the fullest channel,
+   * a step of 524288 B and 196608 B after it; one piece (4 MiB: 349536 /
+   * 32768 -> 11 cells, 360448 B) crosses each hop whole. */
   f.m.extra = DS_NCCL_EXTRA_MEASURED;
   struct ds_coll_proto p;
   ds_nccl_chain_proto(&f.m, DS_PROTO_SIMPLE, 1e8, &p);
@@ -215,13 +225,21 @@ Test(nccl_model, broadcast_cost_and_chain_on_dgx_a100) {
   cr_assert_float_eq(p.start_lat_ns, 8400 + f.m.extra.launch_ns, 1e-9);
   cr_assert_float_eq(p.hop_lat_ns[DS_HOP_NVLINK], 3400, 1e-9);
   cr_assert_float_eq(p.hop_lat_ns[DS_HOP_NET], 14000, 1e-9);
+  cr_assert_float_eq(p.share_bytes, 8355840, 1e-9);
+  ds_nccl_chain_proto(&f.m, DS_PROTO_SIMPLE, 1048576, &p);
+  cr_assert_eq(p.channels, 11);
+  cr_assert_float_eq(p.share_bytes, 98304, 1e-9);
+  ds_nccl_chain_proto(&f.m, DS_PROTO_LL128, 1e6, &p);
+  cr_assert_eq(p.channels, 11);
+  cr_assert_float_eq(p.share_bytes, 98304, 1e-9);
   ds_nccl_chain_proto(&f.m, DS_PROTO_LL, 1e6, &p);
   cr_assert_eq(p.channels, 12);
+  cr_assert_float_eq(p.share_bytes, 90112, 1e-9);
   cr_assert_float_eq(p.wire_factor, 2, 1e-12);
   cr_assert_float_eq(p.chan_cap_bytes_per_s * 12 / 2, 87.7e9, 1e3);
   cr_assert_float_eq(p.start_lat_ns, 6600 + f.m.extra.launch_ns, 1e-9);
   cr_assert_float_eq(p.hop_lat_ns[DS_HOP_NVLINK], 600, 1e-9);
-  cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_LL, 1e6), 21);
+  cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_LL, 1e6), 22);
   cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_SIMPLE, 1e8), 16);
   cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_LL, 424), 1);
   cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_LL128, 0), 1);
@@ -229,6 +247,7 @@ Test(nccl_model, broadcast_cost_and_chain_on_dgx_a100) {
   cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_SIMPLE, 8388608, 1, &p), 2);
   cr_assert_eq(p.channels, 12);
   cr_assert_float_eq(p.piece_bytes, 524288, 1e-9);
+  cr_assert_float_eq(p.share_bytes, 720896, 1e-9);
   cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_SIMPLE, 4194304, 1, &p), 1);
   cr_assert_float_eq(p.piece_bytes, 0, 1e-9);
   cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_LL128, 1e6, 1, &p), 3);

@@ -350,7 +350,8 @@ Test(gpu_table, the_compute_capability_gives_threads_per_sm) {
     int32_t cc, threads;
   } want[] = {{"V100-SXM2-16GB", 70, 2048}, {"A100-SXM4-80GB", 80, 2048},
               {"H100-SXM5-80GB", 90, 2048}, {"H200-SXM-141GB", 90, 2048},
-              {"B200-SXM-180GB", 100, 2048}, {"A10-24GB", 86, 1536},
+              {"B200-SXM-180GB", 100, 2048}, {"GB200-186GB", 100, 2048},
+              {"A10-24GB", 86, 1536},
               {"A40-48GB", 86, 1536},       {"RTX3090-24GB", 86, 1536},
               {"L4-24GB", 89, 1536},        {"L40S-48GB", 89, 1536},
               {"RTX4090-24GB", 89, 1536},   {"RTX5090-32GB", 120, 1536},
@@ -364,13 +365,61 @@ Test(gpu_table, the_compute_capability_gives_threads_per_sm) {
   for (size_t i = 0; i < t.n; i++)
     cr_assert(ds_gpu_max_threads_per_sm(&t.gpus[i].spec) > 0, "%s", t.gpus[i].spec.name);
   ds_gpu_table_release(&t);
-  /* not a table's compute capability, no family with one: unknown (0) */
-  struct ds_gpu_spec g = {.compute_capability = 103};
+  /* Expected, because a capability the table lacks takes its family's
+   * nearest listed one below (gpu_table.c): 12.1 -> 12.0's 1536, 8.7 ->
+   * 8.6's 1536, 10.3 and 11.0 -> 10.0's 2048, 7.2 -> 7.0's 2048; 13.0 is
+   * in no family: unknown (0) */
+  static const struct {
+    int32_t cc, threads;
+  } unlisted[] = {{121, 1536}, {87, 1536}, {103, 2048}, {110, 2048}, {72, 2048}, {130, 0}};
+  for (size_t i = 0; i < sizeof unlisted / sizeof *unlisted; i++) {
+    struct ds_gpu_spec u = {.compute_capability = unlisted[i].cc};
+    cr_assert_eq(ds_gpu_max_threads_per_sm(&u), unlisted[i].threads, "%d", unlisted[i].cc);
+  }
+  /* no compute capability: the family's where its listed ones agree */
+  struct ds_gpu_spec g = {.arch = "Blackwell"};
   cr_assert_eq(ds_gpu_max_threads_per_sm(&g), 0);
-  g = (struct ds_gpu_spec){.arch = "Blackwell"};
+  g = (struct ds_gpu_spec){.arch = "Ampere"};
   cr_assert_eq(ds_gpu_max_threads_per_sm(&g), 0);
   g = (struct ds_gpu_spec){.arch = "Turing"};
   cr_assert_eq(ds_gpu_max_threads_per_sm(&g), 1024);
+  g = (struct ds_gpu_spec){.arch = "Ada"};
+  cr_assert_eq(ds_gpu_max_threads_per_sm(&g), 1536);
+}
+
+Test(gpu_table, a_compute_capability_outside_its_family_is_refused) {
+  /* Expected, because Hopper owns 9.0 to 9.9 and Ampere 8.0 to 8.8
+   * (gpu_table.c cc_families, from the CUDA programming guide); an unlisted
+   * capability inside the family (Ampere's 8.7) loads */
+  static const struct {
+    const char *arch, *cc, *expected;
+  } cases[] = {{"Hopper", "8.9", "expected 9.0 to 9.9"},
+               {"Ampere", "8.9", "expected 8.0 to 8.8"},
+               {"Blackwell", "9.0", "expected 10.0 to 12.9"},
+               {"Ampere", "8.7", NULL}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char path[] = "/tmp/ddpsim-gpus-XXXXXX", text[512];
+    snprintf(text, sizeof text,
+             "schema_version: 1\ngpus:\n"
+             "  - {name: X, arch: %s, sms: 1, fp32: 1TFLOPS, fp16: 1TFLOPS, mem: 1GB,\n"
+             "     mem_bw: 1GBps, compute_capability: \"%s\"}\n",
+             cases[i].arch, cases[i].cc);
+    ds_test_write_temp(path, text);
+    struct ds_gpu_table t;
+    struct ds_err err = {0};
+    ds_status st = ds_gpu_table_load(path, &t, &err);
+    if (cases[i].expected) {
+      cr_assert_eq(st, DS_EINPUT, "%s %s", cases[i].arch, cases[i].cc);
+      cr_assert(strstr(err.msg, ":4:") && strstr(err.msg, "key 'compute_capability'") &&
+                    strstr(err.msg, cases[i].expected),
+                "%s %s: %s", cases[i].arch, cases[i].cc, err.msg);
+    } else {
+      cr_assert_eq(st, DS_OK, "%s", err.msg);
+      cr_assert_eq(ds_gpu_max_threads_per_sm(&ds_gpu_table_find(&t, "X")->spec), 1536);
+      ds_gpu_table_release(&t);
+    }
+    unlink(path);
+  }
 }
 
 Test(gpu_table, a_bad_compute_capability_is_located) {

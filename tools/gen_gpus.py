@@ -441,15 +441,20 @@ EXTRA_GPUS = [
 # 7.5, GV100 7.0). The simulator derives per-SM limits from it
 # (sim/net/gpu_table.h ds_gpu_max_threads_per_sm: Reduce.cuh's target grid).
 CC_SOURCE = "https://developer.nvidia.com/cuda-gpus"
-# The compute capabilities each `arch` family spans: a cc outside its
-# family's is a typo.
-FAMILY_CC = {"Volta": ("7.0",), "Turing": ("7.5",), "Ampere": ("8.0", "8.6"), "Ada": ("8.9",),
-             "Hopper": ("9.0",), "Blackwell": ("10.0", "12.0")}
+# The compute capabilities each `arch` family owns, as 10 x major + minor
+# (lowest, highest): the rule is stated once, with its source, in
+# sim/net/gpu_table.c cc_families (the simulator refuses an entry outside
+# it); this copy only lets the generator fail before the simulator would.
+FAMILY_CC = {"Volta": (70, 74), "Turing": (75, 79), "Ampere": (80, 88), "Ada": (89, 89),
+             "Hopper": (90, 99), "Blackwell": (100, 129)}
 
 
 def cc_line(name, arch, cc):
     check(re.fullmatch(r"[1-9]\d?\.\d", cc) is not None, "%s: compute capability %r" % (name, cc))
-    check(cc in FAMILY_CC.get(arch, ()), "%s: compute capability %s is not %s's" % (name, cc, arch))
+    lo, hi = FAMILY_CC.get(arch, (0, 0))
+    major, minor = cc.split(".")
+    check(lo <= 10 * int(major) + int(minor) <= hi,
+          "%s: compute capability %s is not %s's" % (name, cc, arch))
     return '    compute_capability: "%s"' % cc
 
 

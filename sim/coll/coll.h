@@ -98,6 +98,11 @@ struct ds_coll_proto {
    * but the last, which carries the rest of the channel's share (NCCL's
    * runRing cuts whole chunks; ds_nccl_chain); 0: spec.chunks equal pieces. */
   double piece_bytes;
+  /* Chains only: the payload of the fullest channel, which paces the chain
+   * (NCCL's plan gives the first and middle channels whole cells and the
+   * last the rest: ds_nccl_chain_proto); 0: an equal share, bytes /
+   * channels. */
+  double share_bytes;
 };
 
 struct ds__tree_plan;

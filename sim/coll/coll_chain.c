@@ -15,18 +15,21 @@
  * Under an NCCL protocol (spec->proto; nccl_model.h ds_nccl_chain_proto) the
  * proto's channels run the chain side by side over the same routes, as the
  * ring's do (coll.h): each piece is one flow of multiplicity nChannels
- * carrying its share times the wire factor, capped per channel; a hop's
- * latency is the protocol's for its class, and the start latency (NCCL's
- * base latency and the kernel's launch) is paid once, before the root's
- * first send (every rank's kernel is launched alike; the others wait for
- * data). Uniform chain, C channels of cap c, wire w, hop latency h:
- *   T = start + (N-1) h + (N+K-2) S w / (K min(C c, B))   (K pieces).
+ * carrying its share times the wire factor, capped per channel; the share
+ * is the fullest channel's s (proto->share_bytes: NCCL's plan gives the
+ * first channels whole cells, the last the rest; S/C where equal), which
+ * sets the finish; a hop's latency is the protocol's for its class, and
+ * the start latency (NCCL's base latency and the kernel's launch) is paid
+ * once, before the root's first send (every rank's kernel is launched
+ * alike; the others wait for data). Uniform chain, C channels of cap c,
+ * wire w, hop latency h:
+ *   T = start + (N-1) h + (N+K-2) s w / (K min(c, B / C))   (K pieces).
  * NCCL's pieces (proto->piece_bytes, ds_nccl_chain) are whole but the
- * last: K-1 of P per channel and the rest r = S/C - (K-1) P <= P. Each
+ * last: K-1 of P per channel and the rest r = s - (K-1) P <= P. Each
  * position forwards a piece once it holds all of it, so the whole pieces
  * set the pace and r trails them:
  *   T = start + (N-1) h + ((N-1) P + (K-2) P + r) w / min(c, B / C)
- * (K >= 2; K = 1 is store and forward of the share, (N-1) S/C). Under
+ * (K >= 2; K = 1 is store and forward of the share, (N-1) s). Under
  * Simple a piece is one 512 KiB step and a channel's share under a step
  * crosses each hop whole: NCCL posts a chunk only once it is copied
  * (nccl_model.h, ds_nccl_chain_chunks).
@@ -179,11 +182,17 @@ ds_status ds__coll_chain_new(const struct ds_coll_spec *spec, int reduce,
     for (int32_t k = 0; k < r->max_hop_links; k++) c->mult[k] = (uint32_t)p->channels;
     c->start_lat_ns = p->start_lat_ns;
     c->chan_cap = p->chan_cap_bytes_per_s;
-    c->chunk_bytes *= p->wire_factor / p->channels;
+    /* every channel runs as the fullest one: it sets the finish */
+    double share = p->share_bytes > 0 ? p->share_bytes : spec->bytes / p->channels;
+    if (share > spec->bytes * (1 + 1e-12) || share < spec->bytes / p->channels * (1 - 1e-12)) {
+      chain_destroy(&c->base);
+      return ds_err_set(err, DS_EINTERNAL, "chain: a channel's share of %g B is not between "
+                        "%g B / %d channels and the whole", share, spec->bytes, p->channels);
+    }
+    c->chunk_bytes = share / spec->chunks * p->wire_factor;
     c->last_chunk_bytes = c->chunk_bytes;
     if (p->piece_bytes > 0) {
       /* Whole pieces but the last, which carries the rest of the share. */
-      double share = spec->bytes / p->channels;
       double last = share - (c->chunks - 1) * p->piece_bytes;
       if (!(last > 0) || last > p->piece_bytes * (1 + 1e-12)) {
         chain_destroy(&c->base);

@@ -737,14 +737,18 @@ int32_t ds_nccl_ring_channels(const struct ds_nccl_model *m, enum ds_proto p, do
  * cells hold 8 KiB); each channel takes the whole cells that reach
  * trafficPerChannel = divUp(max(32 KiB, traffic) / nc, 16) * 16 (nc =
  * ds_nccl_ring_channels, topoGetAlgoInfo's count) and the next channel the
- * rest: ceil(cells / cells per channel) channels, at most nChannels (beyond
- * that NCCL spreads the cells over every channel). A 512 KiB Simple broadcast
- * on 12 channels: 43696 B of traffic per channel is 2 cells, so 8 channels of
- * 64 KiB. The chain gives each of them an equal share (the last channel's
- * may be smaller in NCCL). */
+ * rest: ceil(cells / cells per channel) channels, at most nChannels. A 512
+ * KiB Simple broadcast on 12 channels: 43696 B of traffic per channel is 2
+ * cells, so 8 channels of 64 KiB. The channels need not carry equal shares: the first and
+ * middle channels take cells_per_channel whole cells and the last the rest
+ * (less the last cell's padding), so 1 MiB Simple on 12 channels runs 11
+ * channels, ten of 3 cells (98,304 B) and one of 2, not 11 of S/11 = 95,325
+ * B. The slowest channel sets the finish, so the chain is paced by the
+ * fullest channel's share (*fullest_bytes). */
 #define MIN_TRAFFIC_PER_CHANNEL 32768.0
 #define LL_TRAFFIC_PER_BYTE 4.0
-static int32_t chain_channels(const struct ds_nccl_model *m, enum ds_proto p, double bytes) {
+static int32_t chain_split(const struct ds_nccl_model *m, enum ds_proto p, double bytes,
+                           double *fullest_bytes) {
   int32_t nc = ds_nccl_ring_channels(m, p, bytes);
   double per_byte = p == DS_PROTO_LL ? LL_TRAFFIC_PER_BYTE : 1;
   double cell = ceil(ceil(MIN_TRAFFIC_PER_CHANNEL / per_byte) / 16) * 16;
@@ -752,7 +756,16 @@ static int32_t chain_channels(const struct ds_nccl_model *m, enum ds_proto p, do
   double traffic = fmax(MIN_TRAFFIC_PER_CHANNEL, bytes * per_byte);
   double per_channel = ceil(floor(traffic / nc) / 16) * 16;
   double cells_per_channel = fmin(cells, ceil(per_channel / (cell * per_byte)));
-  if (!(cells_per_channel >= 1)) return 1;
+  if (!(cells_per_channel >= 1)) {
+    *fullest_bytes = bytes;
+    return 1;
+  }
+  /* a lone task from channel 0: cellsLo = cellsPerChannel, the middle
+   * channels cellsPerChannel each, cellsHi the rest (fewer), the last
+   * cell's padding off the last channel. NCCL's overflow past nChannels
+   * cannot arise here: cells_per_channel x nc x the cell's traffic >=
+   * traffic, so cells_per_channel x nc >= cells. */
+  *fullest_bytes = fmin(bytes, cells_per_channel * cell);
   double used = ceil(cells / cells_per_channel);
   return used < m->channels ? (int32_t)used : m->channels;
 }
@@ -760,7 +773,7 @@ static int32_t chain_channels(const struct ds_nccl_model *m, enum ds_proto p, do
 void ds_nccl_chain_proto(const struct ds_nccl_model *m, enum ds_proto p, double bytes,
                          struct ds_coll_proto *out) {
   ds_nccl_coll_proto(m, p, 0, out);
-  out->channels = chain_channels(m, p, bytes);
+  out->channels = chain_split(m, p, bytes, &out->share_bytes);
   for (int h = 0; h < DS_HOP_CLASS_COUNT; h++)
     out->hop_lat_ns[h] = ds__nccl_hw_lat_us[h][RING][p] * US;
   out->start_lat_ns = m->base_lat_ns[p] + m->extra.launch_ns;
@@ -791,7 +804,9 @@ static double chain_piece_bytes(enum ds_proto p) {
 }
 
 int32_t ds_nccl_chain_chunks(const struct ds_nccl_model *m, enum ds_proto p, double bytes) {
-  double c = ceil(bytes / (chain_channels(m, p, bytes) * chain_piece_bytes(p)));
+  double share;
+  chain_split(m, p, bytes, &share);
+  double c = ceil(share / chain_piece_bytes(p));
   if (c > (1 << 24)) c = 1 << 24;
   return c >= 1 ? (int32_t)c : 1;
 }
@@ -803,7 +818,7 @@ int32_t ds_nccl_chain(const struct ds_nccl_model *m, enum ds_proto p, double byt
   /* NCCL's pieces are whole but the last (runRing's nelem); --ring-chunks
    * above that asks for c equal pieces instead. */
   double piece = chain_piece_bytes(p);
-  if (c > 1 && c >= min_chunks && c * piece >= bytes / out->channels) out->piece_bytes = piece;
+  if (c > 1 && c >= min_chunks && c * piece >= out->share_bytes) out->piece_bytes = piece;
   return c > min_chunks ? c : min_chunks;
 }
 

@@ -325,8 +325,10 @@ enum ds_proto ds_nccl_choose_coll_proto(const struct ds_nccl_model *m, enum ds_c
  * 8 KiB; each channel takes the whole cells that reach
  * divUp(max(32 KiB, traffic) / nc, 16) * 16, nc = ds_nccl_ring_channels; so
  * ceil(cells / cells per channel) channels, at most nChannels: a 512 KiB
- * Simple broadcast on 12 channels runs on 8 of 64 KiB; the chain gives each
- * an equal share), ds_nccl_coll_proto's wire factor and
+ * Simple broadcast on 12 channels runs on 8 of 64 KiB) and the fullest
+ * channel's share (share_bytes: the first and middle channels take whole
+ * cells, the last the rest, so 1 MiB Simple on 12 channels runs 11, the
+ * fullest 3 cells, 98,304 B, not 1 MiB / 11), ds_nccl_coll_proto's wire factor and
  * per-channel cap; per hop, hwLat[class][Ring][p] as NCCL's tables give it
  * (the chain pays one per hop a chunk crosses, N-1 in all, where NCCL's
  * model charges one); at the start baseLat[Ring][p] + the measured launch
@@ -355,7 +357,8 @@ int32_t ds_nccl_ring_channels(const struct ds_nccl_model *m, enum ds_proto p, do
  * (prims_ll.h: each line forwarded once its flag shows). LL128: a trip of
  * 20 warps over a 2 KiB slice each (prims_ll128.h: 32 threads x 8 words,
  * forwarded once the slice's flags show), 640 x 64 B x 15/16 = 38400 B.
- * ceil(S / (C piece)), C = ds_nccl_chain_proto's channels, at least 1. */
+ * ceil(s / piece), s = ds_nccl_chain_proto's share_bytes (the fullest
+ * channel's), at least 1. */
 int32_t ds_nccl_chain_chunks(const struct ds_nccl_model *m, enum ds_proto p, double bytes);
 /* A broadcast or reduce of `bytes` under p as NCCL runs it, the one entry
  * DDP's buffer broadcast (sim/train/exec.c) and `ddpsim collective --op

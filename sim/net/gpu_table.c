@@ -97,10 +97,40 @@ static ds_status read_string(const struct ds_cnode *node, char *out, size_t cap,
   return DS_OK;
 }
 
+/* The compute capabilities each architecture family owns: the one
+ * statement of this rule (tools/gen_gpus.py's FAMILY_CC points here). The
+ * CUDA C++ Programming Guide, "Compute Capability": devices with the same
+ * major revision number share a core architecture (7 Volta, 8 Ampere, 9
+ * Hopper, 10 and 12 Blackwell; 11.0 is Blackwell's Thor), Turing's 7.5 is
+ * "an incremental update based on the Volta architecture" and Ada's 8.9
+ * one based on Ampere. So a family owns a range of 10 x major + minor:
+ * Volta 7.0-7.4 (7.0, 7.2 exist), Turing 7.5-7.9, Ampere 8.0-8.8 (8.0,
+ * 8.6, 8.7), Ada 8.9, Hopper 9.0-9.9, Blackwell 10.0-12.9 (10.0, 10.3,
+ * 11.0, 12.0, 12.1). An entry whose arch is one of these and whose
+ * compute_capability is outside its range is refused. */
+static const struct {
+  const char *family;
+  int32_t lo, hi;
+} cc_families[] = {{"Volta", 70, 74},  {"Turing", 75, 79}, {"Ampere", 80, 88},
+                   {"Ada", 89, 89},    {"Hopper", 90, 99}, {"Blackwell", 100, 129}};
+
+static int cc_family_by_name(const char *arch) {
+  for (size_t i = 0; i < sizeof cc_families / sizeof *cc_families; i++)
+    if (strcmp(arch, cc_families[i].family) == 0) return (int)i;
+  return -1;
+}
+
+static int cc_family_of(int32_t cc) {
+  for (size_t i = 0; i < sizeof cc_families / sizeof *cc_families; i++)
+    if (cc >= cc_families[i].lo && cc <= cc_families[i].hi) return (int)i;
+  return -1;
+}
+
 /* An optional compute_capability "MAJOR.MINOR" (1 or 2 digits, then 1:
- * "8.9", "12.0") into 10 x major + minor; 0 when absent. */
-static ds_status read_compute_capability(const struct ds_cnode *entry, int32_t *out,
-                                         struct ds_err *err) {
+ * "8.9", "12.0") into 10 x major + minor; 0 when absent. It must lie in
+ * the range of arch's family (cc_families) where arch names one. */
+static ds_status read_compute_capability(const struct ds_cnode *entry, const char *arch,
+                                         int32_t *out, struct ds_err *err) {
   struct ds_cnode node;
   const char *s;
   *out = 0;
@@ -115,6 +145,13 @@ static ds_status read_compute_capability(const struct ds_cnode *entry, int32_t *
                           "\"8.9\" or \"12.0\", got \"%s\"", s);
   int major = n == 3 ? s[0] - '0' : (s[0] - '0') * 10 + (s[1] - '0');
   *out = major * 10 + (s[n - 1] - '0');
+  int f = cc_family_by_name(arch);
+  if (f >= 0 && (*out < cc_families[f].lo || *out > cc_families[f].hi))
+    return ds_cnode_error(&node, err,
+                          "compute capability %s is not %s's: expected %d.%d to %d.%d "
+                          "(the CUDA programming guide's families, sim/net/gpu_table.c)",
+                          s, arch, cc_families[f].lo / 10, cc_families[f].lo % 10,
+                          cc_families[f].hi / 10, cc_families[f].hi % 10);
   return DS_OK;
 }
 
@@ -122,30 +159,46 @@ static ds_status read_compute_capability(const struct ds_cnode *entry, int32_t *
  * CUDA C++ Programming Guide's table of technical specifications per
  * compute capability (the limit cudaDeviceProp's maxThreadsPerMultiProcessor
  * reports; pytorch/pytorch#45889 cites that table for 8.6's 1536; Turing's
- * 1024: the Turing Tuning Guide, 32 warps an SM). */
+ * 1024: the Turing Tuning Guide, 32 warps an SM). This is the project's one
+ * list of these numbers (gpu_table.h, cast_reduce and norm point here;
+ * docs/topologies.md repeats it for users). */
 static const struct {
   int32_t compute_capability, threads;
 } sm_threads_by_cc[] = {{70, 2048}, {75, 1024}, {80, 2048},  {86, 1536},
                         {89, 1536}, {90, 2048}, {100, 2048}, {120, 1536}};
 
-/* The families with one compute capability among the table's GPUs (for an
- * entry without compute_capability): Ampere (8.0 and 8.6) and Blackwell
- * (10.0 and 12.0) have two, so they say nothing. */
-static const struct {
-  const char *family;
-  int32_t threads;
-} sm_threads_by_family[] = {
-    {"Volta", 2048}, {"Turing", 1024}, {"Ada", 1536}, {"Hopper", 2048}};
-
+/* A capability the table lacks takes its family's nearest listed one at or
+ * below it (12.1 -> 12.0's 1536, 8.7 -> 8.6's 1536, 10.3 and 11.0 ->
+ * 10.0's 2048, 7.2 -> 7.0's 2048); add a row when the guide's table gives
+ * the capability its own. An entry without compute_capability takes its
+ * family's value where all the family's listed capabilities agree (Volta,
+ * Turing, Ada, Hopper; Ampere's 8.0 and 8.6 and Blackwell's 10.0 and 12.0
+ * do not). */
 int32_t ds_gpu_max_threads_per_sm(const struct ds_gpu_spec *g) {
-  for (size_t i = 0; i < sizeof sm_threads_by_cc / sizeof *sm_threads_by_cc; i++)
-    if (g->compute_capability == sm_threads_by_cc[i].compute_capability)
-      return sm_threads_by_cc[i].threads;
-  if (g->compute_capability > 0) return 0;
-  for (size_t i = 0; i < sizeof sm_threads_by_family / sizeof *sm_threads_by_family; i++)
-    if (strcmp(g->arch, sm_threads_by_family[i].family) == 0)
-      return sm_threads_by_family[i].threads;
-  return 0;
+  const size_t n = sizeof sm_threads_by_cc / sizeof *sm_threads_by_cc;
+  int32_t cc = g->compute_capability, threads = 0;
+  if (cc > 0) {
+    int f = cc_family_of(cc);
+    int32_t best = 0;
+    for (size_t i = 0; i < n; i++) {
+      int32_t listed = sm_threads_by_cc[i].compute_capability;
+      if (listed == cc) return sm_threads_by_cc[i].threads;
+      if (f >= 0 && listed >= cc_families[f].lo && listed < cc && listed > best) {
+        best = listed;
+        threads = sm_threads_by_cc[i].threads;
+      }
+    }
+    return threads;
+  }
+  int f = cc_family_by_name(g->arch);
+  if (f < 0) return 0;
+  for (size_t i = 0; i < n; i++) {
+    int32_t listed = sm_threads_by_cc[i].compute_capability;
+    if (listed < cc_families[f].lo || listed > cc_families[f].hi) continue;
+    if (threads && threads != sm_threads_by_cc[i].threads) return 0;
+    threads = sm_threads_by_cc[i].threads;
+  }
+  return threads;
 }
 
 /* A sequence of strings (pci_ids, smi_names) into out[DS_GPU_IDS_MAX][cap]. */
@@ -192,7 +245,7 @@ static ds_status read_entry(const struct ds_cnode *entry, struct ds_gpu_info *g,
     DS_CHECK(read_string(&node, g->arch, sizeof g->arch, "an architecture", err));
   /* the spec carries it too: NCCL's model picks its tuning row by it */
   snprintf(spec->arch, sizeof spec->arch, "%s", g->arch);
-  DS_CHECK(read_compute_capability(entry, &spec->compute_capability, err));
+  DS_CHECK(read_compute_capability(entry, g->arch, &spec->compute_capability, err));
   if (ds_cmap_get(entry, "source", &node))
     DS_CHECK(read_string(&node, g->source, sizeof g->source, "a source", err));
   DS_CHECK(ds_cmap_require(entry, "sms", "an SM count", &node, err));

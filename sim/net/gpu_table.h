@@ -70,11 +70,12 @@ ds_status ds_gpu_table_lookup(const char *path, const char *gpu_name,
                               struct ds_gpu_spec *out, struct ds_err *err);
 
 /* The most threads resident on one of g's SMs (cudaDeviceProp's
- * maxThreadsPerMultiProcessor): from its compute_capability (7.0, 8.0,
- * 9.0, 10.0: 2048; 8.6, 8.9, 12.0: 1536; 7.5: 1024), else from its arch
- * where the family has one compute capability (Volta, Turing, Ada,
- * Hopper); 0 when neither says (an Ampere or Blackwell entry without
- * compute_capability, another capability, a made-up GPU). */
+ * maxThreadsPerMultiProcessor), from its compute_capability by the table
+ * in gpu_table.c (sm_threads_by_cc, the CUDA programming guide's; a
+ * capability it lacks takes its family's nearest listed one below), else
+ * from its arch where the family's listed capabilities agree; 0 when
+ * neither says (an Ampere or Blackwell entry without compute_capability,
+ * a made-up GPU). */
 int32_t ds_gpu_max_threads_per_sm(const struct ds_gpu_spec *g);
 
 /* The keys of an `efficiency` map (the GPU table's, a calibration file's):

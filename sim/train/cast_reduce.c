@@ -10,11 +10,11 @@
  * MAX_NUM_THREADS, over output_vec_size), the warp, the values a thread
  * sums before its CTA is split (max_values_per_thread) and at least after
  * (min_values_per_thread). setReduceConfig's target grid takes the GPU's
- * maxThreadsPerMultiProcessor (ds_compute's sm_max_threads, from the GPU
- * table's compute capability); SM_THREADS_UNKNOWN = 2048 stands in where
- * the table does not say (a GPU without compute_capability whose family
- * has two, a made-up GPU): the value of 7.0, 8.0, 9.0 and 10.0, the
- * GPUs this project's traces and fits come from. */
+ * maxThreadsPerMultiProcessor (ds_compute's sm_max_threads: the table in
+ * sim/net/gpu_table.c, sm_threads_by_cc); SM_THREADS_UNKNOWN = 2048 stands
+ * in where it does not say (a GPU without compute_capability whose family
+ * disagrees, a made-up GPU): the value of the H100's and H200's this
+ * project's traces and fits come from. */
 enum {
   MAX_THREADS = 512,
   WARP = 32,

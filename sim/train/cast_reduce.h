@@ -42,10 +42,9 @@
  * 786432] grids and blocks are these); where values_per_thread >= 256
  * (max_values_per_thread) and the output CTAs are at most target_grid =
  * SMs x floor(maxThreadsPerMultiProcessor / the CTA's threads) (the
- * GPU's most resident threads per SM: 2048 on compute capability 7.0,
- * 8.0, 9.0 and 10.0, 1536 on 8.6, 8.9 and 12.0, 1024 on 7.5; the GPU
- * table's compute_capability gives it, 2048 where it does not say:
- * gpu_table.h ds_gpu_max_threads_per_sm) it splits them across
+ * GPU's most resident threads per SM, by its compute_capability: the
+ * table in sim/net/gpu_table.c, gpu_table.h ds_gpu_max_threads_per_sm;
+ * 2048 where it does not say) it splits them across
  * ctas_per_output = max(min(div_up(target_grid, output CTAs),
  * div_up(values_per_thread, 16)), div_up(values_per_thread, 256)) CTAs
  * too, and the last CTA of each output column,

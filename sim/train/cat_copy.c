@@ -32,13 +32,16 @@ ds_status ds_cat_copy_read(const struct ds_cnode *item, struct ds_layer *l, stru
      * (cat_copy.h) */
     double divisions_most = DS_CAT_DIVISIONS_PER_BYTE_MAX * (double)v[0] +
                             DS_CAT_DIVISIONS_ROUNDING;
-    if ((double)v[1] > divisions_most)
-      return ds_cnode_error(&node, err, "expected %s index divisions at most %d a byte + %d "
+    if ((double)v[1] > divisions_most) {
+      struct ds_cnode divisions;
+      DS_CHECK(ds_cseq_at(&node, 1, &divisions, err));
+      return ds_cnode_error(&divisions, err, "expected %s index divisions at most %d a byte + %d "
                             "= %.0f for %lld bytes (CatArrayBatchedCopy's 2 x (dims - 1), "
                             "dims <= 4, an element of at least 1 byte), got %lld",
                             pass_keys[p], DS_CAT_DIVISIONS_PER_BYTE_MAX,
                             DS_CAT_DIVISIONS_ROUNDING, divisions_most, (long long)v[0],
                             (long long)v[1]);
+    }
     l->cat_copy[p].bytes = (double)v[0];
     l->cat_copy[p].divisions = (double)v[1];
   }

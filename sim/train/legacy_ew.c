@@ -13,7 +13,7 @@ static const char *const pass_byte_keys[] = {"op_fwd_bytes", "bwd_bytes", "bwd_a
 
 /* [bytes, strided, transposed] or, with a fourth number, the strided
  * operand-elements that run the dynamic-casting kernel under autocast. */
-static ds_status read_counts(const struct ds_cnode *node, struct ds_legacy_ew *out,
+static ds_status read_counts(const struct ds_cnode *node, int fwd, struct ds_legacy_ew *out,
                              struct ds_err *err) {
   int64_t v[4] = {0, 0, 0, 0};
   size_t len = 0;
@@ -27,9 +27,13 @@ static ds_status read_counts(const struct ds_cnode *node, struct ds_legacy_ew *o
                                                "operand-elements] or [bytes, strided "
                                                "operand-elements, transposed operand-elements]",
                              want, 0, DS_MODEL_COUNT_MAX, v, err));
-  if (v[3] > v[1]) {
+  if (want == 4 && (!fwd || v[3] > v[1])) {
+    /* the exporter counts autocast's mixed-dtype ops on forward ops only */
     struct ds_cnode fourth;
     DS_CHECK(ds_cseq_at(node, 3, &fourth, err));
+    if (!fwd)
+      return ds_cnode_error(&fourth, err, "expected no fourth number: autocast cast "
+                            "operand-elements are only for fwd");
     return ds_cnode_error(&fourth, err, "expected autocast cast operand-elements at most the "
                           "strided ones (%lld), got %lld", (long long)v[1], (long long)v[3]);
   }
@@ -86,15 +90,15 @@ ds_status ds_legacy_ew_read(const struct ds_cnode *item, struct ds_layer *l, str
     struct ds_cnode map, node;
     if (!ds_cmap_get(item, layout_keys[layout], &map)) continue;
     if (!ds_cnode_is_map(&map))
-      return ds_cnode_error(&map, err, "expected %s as a map of fwd, bwd, accum, copy to [bytes, "
-                            "strided operand-elements, transposed operand-elements] or [those, autocast "
-                            "cast operand-elements]",
+      return ds_cnode_error(&map, err, "expected %s as a map of fwd, bwd, accum, copy to "
+                            "[bytes, strided operand-elements, transposed operand-elements] "
+                            "or (fwd) [those, autocast cast operand-elements]",
                             layout_keys[layout]);
     DS_CHECK(ds_cmap_check_keys(&map, pass_keys, err));
     for (int p = 0; p < DS_LEGACY_PASSES; p++) {
       if (!ds_cmap_get(&map, pass_keys[p], &node)) continue;
       DS_CHECK(ds_cnode_key_under(&map, &node, err));
-      DS_CHECK(read_counts(&node, &l->legacy[layout][p], err));
+      DS_CHECK(read_counts(&node, p == DS_LEGACY_FWD, &l->legacy[layout][p], err));
       double most = pass_bytes(l, (enum ds_legacy_pass)p), got = l->legacy[layout][p].bytes;
       if (got > 0 && most < 0)
         return ds_cnode_error(&node, err, "expected no bwd counts on a layer without bwd_bytes "

@@ -70,30 +70,32 @@
  *     The kernel's element size: 4 bytes where the pass's bytes keep their
  *     fp32 size (an fp32 run; under --amp an op autocast keeps in fp32),
  *     else 2.
- *     and under --amp a third kind, cast (under --amp only: of the strided operand-elements, those whose
- *       op mixes dtypes under autocast, the file's fourth number): 0.450,
- *       whatever the element size. An op whose operands' dtypes differ from
- *       its functor's (GPT-2's attention mask: half scores plus an fp32 mask
- *       broadcast over the heads, out fp32 by type promotion) fails
- *       needs_dynamic_casting in gpu_kernel_impl (CUDALoops.cuh), and where
- *       its iterator is not contiguous runs elementwise_kernel<128, 4> with
- *       every operand's element loaded through c10::fetch_and_cast and the
- *       result stored through c10::cast_and_store (a switch on the operand's
- *       ScalarType per element) beside the offsets: about twice the
- *       nocast kernel's SM work. The unroll is 4 whatever the output's size.
- *       Fit: this project's trace of the GPT-2 bf16 fit row (batch 8, H200;
- *       bench/results/gpu-2026-11-26-h200/prof/gpt2-bf16-b8-p.json.gz), its
- *       one such group, the mask's add (aten::add of [8, 12, 1024, 1024]
- *       bf16 and [8, 1, 1024, 1024] fp32, 12 a step, 3.02e8 operand-elements
- *       each, median 519.5 us: 0.450; `python3 bench/legacy_ew_fit.py
- *       bench/results/gpu-2026-11-26-h200/prof/gpt2-bf16-b8-p.json.gz --sms
- *       132 --clock-mhz 1980` prints it). The H100 trace of the same run
- *       (validation) took 557.9 us a call, 0.483. Contiguous mixed-dtype
- *       ops (GPT-2's residual adds of a half and an fp32 tensor) run
- *       unrolled_elementwise_kernel instead, not this kind: the model
- *       file's amp_cast_ew, ds_legacy_cast_ew_ns below; a mixed-dtype transposed op (none seen) stays transposed,
- *       and the backward's mixed ops are not counted (the mask's add has no
- *       gradient to the mask; autograd casts the scores' one, vectorised).
+ *     A third kind, cast, under --amp only: of the strided operand-elements,
+ *     those whose op mixes dtypes under autocast (the file's fourth number,
+ *     forward ops only): 0.450, whatever the element size. An op whose
+ *     operands' dtypes differ from its functor's (GPT-2's attention mask:
+ *     half scores plus an fp32 mask broadcast over the heads, out fp32 by
+ *     type promotion) fails
+ *     needs_dynamic_casting in gpu_kernel_impl (CUDALoops.cuh), and where
+ *     its iterator is not contiguous runs elementwise_kernel<128, 4> with
+ *     every operand's element loaded through c10::fetch_and_cast and the
+ *     result stored through c10::cast_and_store (a switch on the operand's
+ *     ScalarType per element) beside the offsets: about twice the
+ *     nocast kernel's SM work. The unroll is 4 whatever the output's size.
+ *     Fit: this project's trace of the GPT-2 bf16 fit row (batch 8, H200;
+ *     bench/results/gpu-2026-11-26-h200/prof/gpt2-bf16-b8-p.json.gz), its
+ *     one such group, the mask's add (aten::add of [8, 12, 1024, 1024]
+ *     bf16 and [8, 1, 1024, 1024] fp32, 12 a step, 3.02e8 operand-elements
+ *     each, median 519.5 us: 0.450; `python3 bench/legacy_ew_fit.py
+ *     bench/results/gpu-2026-11-26-h200/prof/gpt2-bf16-b8-p.json.gz --sms
+ *     132 --clock-mhz 1980` prints it). The H100 trace of the same run
+ *     (validation) took 557.9 us a call, 0.483. Contiguous mixed-dtype
+ *     ops (GPT-2's residual adds of a half and an fp32 tensor) run
+ *     unrolled_elementwise_kernel instead, not this kind: the model file's
+ *     amp_cast_ew, ds_legacy_cast_ew_ns below; a mixed-dtype transposed op
+ *     (none seen) stays transposed,
+ *     and the backward's mixed ops are not counted (the mask's add has no
+ *     gradient to the mask; autograd casts the scores' one, vectorised).
  * Other GPUs are inferred (the same cycles per operand-element on their SMs
  * and clock, as for max-pool's kernels), and so are other ops (a mask's
  * where), which neither the trace nor the microbenchmark ran. Without the

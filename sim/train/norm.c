@@ -17,14 +17,17 @@
  *   per SM, kernels of several CTAs per SM (C 256 and 512 at 28x28 and
  *   56x56): 5.54, 5.05, 4.75 forward, 4.53, 5.06, 6.30 backward, per SM ->
  *   5.06 / 1.98 GHz = 2.55, both directions.
- * A kernel's CTAs are 512 threads (the trace's block), 4 per SM at most
- * (2048 threads per SM on Volta, Ampere and Hopper). The H200 AMP NCHW
+ * A kernel's CTAs are 512 threads (the trace's block), as many per SM as
+ * its resident threads allow: floor(threads / 512) (ds_compute's
+ * sm_max_threads, gpu_table.c's table; 2048 where unknown, as
+ * cast_reduce.c assumes): 4 on H200, 3 on 1536-thread GPUs. The H200 AMP NCHW
  * trace (fp16, batch 128) and the H100 kernel tables check them; other
  * generations are inferred (a rate per clock). */
 #define BN_FWD_ELEMS_PER_CTA_CYCLE 2.4
 #define BN_BWD_ELEMS_PER_CTA_CYCLE 1.6
 #define BN_ELEMS_PER_SM_CYCLE 2.55
-#define BN_CTAS_PER_SM 4
+#define BN_CTA_THREADS 512
+#define BN_SM_THREADS_UNKNOWN 2048
 /* cuDNN's single-read kernels cache a channel (forward: x; backward: x and
  * dy) in shared memory. In the traces they ran with 100,352 B cached (fp32
  * forward 32x28x28, fp16 backward 2 x 128x14x14) and the multi-pass ones
@@ -138,10 +141,15 @@ double ds_batch_norm_ns(const struct ds_compute *c, const struct ds_layer *l,
                    (kk.kernels - 1) * c->params.kernel_overhead_ns;
   if (cudnn_nchw && ds_compute_knows_sms(c) && l->bn_channels > 0) {
     /* one CTA per channel: each streams its channel at the per-CTA rate,
-     * in waves of 4 CTAs per SM; the CTAs on an SM share its rate */
+     * in waves of as many CTAs per SM as fit; the CTAs on an SM share its
+     * rate. A second wave needs ch > sms x ctas_per_sm, so it outlasts the
+     * SMs' rate only where 2 x 2.55 / (cta_rate x ctas_per_sm) > 1: backward
+     * (1.6) at 3 per SM or fewer, forward (2.4) at 2 (Turing) */
     double cta_rate = backward ? BN_BWD_ELEMS_PER_CTA_CYCLE : BN_FWD_ELEMS_PER_CTA_CYCLE;
     double ch = (double)l->bn_channels, sms = (double)c->sms;
-    double waves = ceil(ch / (sms * BN_CTAS_PER_SM));
+    double sm_threads = c->sm_max_threads > 0 ? c->sm_max_threads : BN_SM_THREADS_UNKNOWN;
+    double ctas_per_sm = floor(sm_threads / BN_CTA_THREADS);
+    double waves = ceil(ch / (sms * ctas_per_sm));
     double t_cta = waves * kk.passes * per_channel / (cta_rate * c->sm_clock_hz);
     double t_sm = kk.passes * elems / ((ch < sms ? ch : sms) * BN_ELEMS_PER_SM_CYCLE *
                                        c->sm_clock_hz);

@@ -11,6 +11,7 @@
 
 #include "sim/net/topo.h"
 #include "sim/train/model.h"
+#include "sim/cli/collbench.h"
 #include "sim/cli/options.h"
 
 char *ds_test_slurp(const char *path) {
@@ -123,6 +124,22 @@ void ds_test_csv_str(const char *csv, const char *col, int row, char *buf, size_
   if (n >= cap) n = cap - 1;
   memcpy(buf, f, n);
   buf[n] = '\0';
+}
+
+ds_status ds_test_collective(const char *args, char **text, struct ds_err *err) {
+  char buf[1024], *argv[64];
+  int argc = 0;
+  cr_assert_lt(snprintf(buf, sizeof buf, "collective %s", args), (int)sizeof buf, "%s", args);
+  for (char *t = strtok(buf, " "); t && argc < 63; t = strtok(NULL, " ")) argv[argc++] = t;
+  argv[argc] = NULL;
+  memset(err, 0, sizeof *err);
+  size_t len = 0;
+  *text = NULL;
+  FILE *fp = open_memstream(text, &len);
+  cr_assert(fp != NULL);
+  ds_status st = ds_collbench_main(argc, argv, fp, err);
+  cr_assert_eq(fclose(fp), 0);
+  return st;
 }
 
 ds_status ds_test_options_parse(const char *args, struct ds_options *o, struct ds_err *err) {

@@ -25,6 +25,11 @@ struct ds_test_result {
 /* The whole file, NUL-terminated; the caller frees it. */
 char *ds_test_slurp(const char *path);
 
+/* `ddpsim collective ARGS` in process (ds_collbench_main, args split at
+ * spaces): its status; *text gets what it printed (owned, also on failure)
+ * and *err its message. */
+ds_status ds_test_collective(const char *args, char **text, struct ds_err *err);
+
 /* $DDPSIM_BIN, else the sanitizer build's ddpsim. */
 const char *ds_test_ddpsim(void);
 /* $DDPREAL_BIN, else the sanitizer build's ddpreal. */

@@ -582,19 +582,10 @@ Test(coll_tree, aggregate_under_contention) {
 /* `ddpsim collective` with args; its csv's coll_model column of every row
  * must read `want`. */
 static void coll_model_column_is(const char *args, const char *want) {
-  char buf[512], *argv[32], *text = NULL;
-  int argc = 0;
-  size_t len = 0;
-  snprintf(buf, sizeof buf, "collective %s --format csv", args);
-  for (char *tok = strtok(buf, " "); tok && argc < 31; tok = strtok(NULL, " "))
-    argv[argc++] = tok;
-  argv[argc] = NULL;
-  struct ds_err err = {0};
-  FILE *fp = open_memstream(&text, &len);
-  cr_assert(fp != NULL);
-  ds_status st = ds_collbench_main(argc, argv, fp, &err);
-  fclose(fp);
-  cr_assert_eq(st, DS_OK, "%s: %s", args, err.msg);
+  char buf[512], *text;
+  struct ds_err err;
+  snprintf(buf, sizeof buf, "%s --format csv", args);
+  cr_assert_eq(ds_test_collective(buf, &text, &err), DS_OK, "%s: %s", args, err.msg);
   int rows = 0;
   for (char *line = strchr(text, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
     char *end = strchr(line + 1, '\n'), field[16] = "";
@@ -648,19 +639,11 @@ Test(coll_tree, small_ll_tree_across_nodes_is_nccls_time_plus_a_short_fill) {
    * pieces of at least 1 KiB it was one piece crossing every hop whole:
    * 25.72 + 15 x 0.52 = 33.52), 31.19 at 64 KiB. Tolerance: per-flow
    * rounding, 1 ns per piece and hop (64 + 16 ns). */
-  char buf[256], *argv[32], *text = NULL;
-  int argc = 0;
-  size_t len = 0;
-  snprintf(buf, sizeof buf, "collective --topo 2node-ib --algo tree --proto LL "
-           "--nccl-extra none -b 8K -e 64K -f 8 --format csv");
-  for (char *tok = strtok(buf, " "); tok && argc < 31; tok = strtok(NULL, " "))
-    argv[argc++] = tok;
-  argv[argc] = NULL;
-  struct ds_err err = {0};
-  FILE *fp = open_memstream(&text, &len);
-  cr_assert(fp != NULL);
-  cr_assert_eq(ds_collbench_main(argc, argv, fp, &err), DS_OK, "%s", err.msg);
-  fclose(fp);
+  char *text;
+  struct ds_err err;
+  cr_assert_eq(ds_test_collective("--topo 2node-ib --algo tree --proto LL --nccl-extra none "
+                                  "-b 8K -e 64K -f 8 --format csv", &text, &err),
+               DS_OK, "%s", err.msg);
   int rows = 0;
   for (char *line = strchr(text, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
     const char *f = line + 1;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sim/cli/collbench.h"
+#include "tests/support.h"
 
 struct output {
   ds_status st;
@@ -18,18 +19,8 @@ struct output {
 };
 
 static struct output run(const char *args) {
-  char buf[1024], *argv[64];
-  int argc = 0;
-  snprintf(buf, sizeof buf, "collective %s", args);
-  for (char *tok = strtok(buf, " "); tok && argc < 63; tok = strtok(NULL, " "))
-    argv[argc++] = tok;
-  argv[argc] = NULL;
   struct output o = {0};
-  size_t len = 0;
-  FILE *fp = open_memstream(&o.text, &len);
-  cr_assert(fp != NULL);
-  o.st = ds_collbench_main(argc, argv, fp, &o.err);
-  fclose(fp);
+  o.st = ds_test_collective(args, &o.text, &o.err);
   return o;
 }
 

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "sim/cli/collbench.h"
+#include "tests/support.h"
 #include "sim/coll/nccl_model.h"
 #include "sim/coll/ring_rails.h"
 #include "sim/net/topo.h"
@@ -41,17 +42,9 @@ struct fit_rows {
 };
 
 static char *run_collective(const char *args) {
-  char buf[512], *argv[32], *text = NULL;
-  int argc = 0;
-  size_t len = 0;
-  snprintf(buf, sizeof buf, "collective %s", args);
-  for (char *tok = strtok(buf, " "); tok && argc < 31; tok = strtok(NULL, " ")) argv[argc++] = tok;
-  argv[argc] = NULL;
-  struct ds_err err = {0};
-  FILE *fp = open_memstream(&text, &len);
-  cr_assert(fp != NULL);
-  cr_assert_eq(ds_collbench_main(argc, argv, fp, &err), DS_OK, "%s", err.msg);
-  fclose(fp);
+  char *text;
+  struct ds_err err;
+  cr_assert_eq(ds_test_collective(args, &text, &err), DS_OK, "%s", err.msg);
   return text;
 }
 

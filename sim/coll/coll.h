@@ -359,16 +359,28 @@ int32_t ds_coll_dtree_parent(int tree, int32_t r, int32_t m);
 int32_t ds_coll_tree_pieces(double bytes, int32_t depth, int32_t min_pieces,
                             double min_piece_bytes);
 
-/* The least a tree's hop holds before forwarding, payload bytes. LL and
- * LL128 forward line by line: every thread reads its own line once its flag
- * shows, reduces it and stores it to the next rank with no wait on the rest
- * of the chunk (NCCL v2.30.7 src/device/prims_ll.h LLGenericOp: readLL,
- * applyReduce, storeLL per 16 B line carrying 8 B; prims_ll128.h likewise
- * per 128 B line carrying 120 B): 8 and 120. Simple posts a step only after
+/* The least payload a rank of a tree or chain must hold under protocol p
+ * before the next rank can start on it, 0 where the protocol has no such
+ * unit (Simple). LL forwards line by line: every thread polls its own 16 B
+ * line's flags, reduces it and stores it to the next rank with no wait on
+ * the rest of the chunk, and the next rank's thread of the same index polls
+ * that same line (NCCL v2.30.7 src/device/prims_ll.h LLGenericOp: readLL,
+ * applyReduce, storeLL; 8 B of payload a line). LL128 forwards warp by warp:
+ * a warp loads its slice of WARP_SIZE x NCCL_LL128_SHMEM_ELEMS_PER_THREAD =
+ * 256 words (2 KiB, 16 lines of 128 B) and spins until every line's flag
+ * shows (prims_ll128.h recvReduceSendCopy: __any_sync(WARP_MASK,
+ * needReload)) before it stores any of it, so the unit is the slice's
+ * DataEltPerSlice, 15/16 of 2 KiB = 1920 B of payload, not one 120 B line.
+ * The threads' barriers per chunk (waitSend, postRecv) order a rank's own
+ * threads and the buffer's credits, not the next rank's start. */
+#define DS_LL_LINE_PAYLOAD_BYTES 8.0
+#define DS_LL128_SLICE_PAYLOAD_BYTES 1920.0
+double ds_coll_forward_unit_bytes(enum ds_proto p);
+
+/* The least a tree's hop holds before forwarding, payload bytes: LL and
+ * LL128 ds_coll_forward_unit_bytes (8, 1920); Simple posts a step only after
  * copying all of it (prims_simple.h genericOp), and the plain tree (p NULL)
  * has no protocol: DS_TREE_MIN_PIECE_BYTES. */
-#define DS_TREE_LL_LINE_PAYLOAD_BYTES 8.0
-#define DS_TREE_LL128_LINE_PAYLOAD_BYTES 120.0
 double ds_coll_tree_min_piece_bytes(const struct ds_coll_proto *p);
 
 /* What to create. Pointers are borrowed and must outlive the instance. */

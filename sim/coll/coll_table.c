@@ -229,6 +229,12 @@ int ds_coll_kind_is_chain(enum ds_coll_kind kind) {
   return kind == DS_COLL_BROADCAST || kind == DS_COLL_REDUCE;
 }
 
+double ds_coll_forward_unit_bytes(enum ds_proto p) {
+  if (p == DS_PROTO_LL) return DS_LL_LINE_PAYLOAD_BYTES;
+  if (p == DS_PROTO_LL128) return DS_LL128_SLICE_PAYLOAD_BYTES;
+  return 0;
+}
+
 int ds_coll_kind_has_protocols(enum ds_coll_kind kind) {
   return kind == DS_COLL_ALLREDUCE || ds_coll_kind_is_chain(kind) || kind == DS_COLL_ALLGATHER ||
          kind == DS_COLL_REDUCESCATTER || kind == DS_COLL_SENDRECV || kind == DS_COLL_ALLTOALL;

@@ -81,8 +81,8 @@ int32_t ds_coll_tree_pieces(double bytes, int32_t depth, int32_t min_pieces,
 }
 
 double ds_coll_tree_min_piece_bytes(const struct ds_coll_proto *p) {
-  if (p && p->proto == DS_PROTO_LL) return DS_TREE_LL_LINE_PAYLOAD_BYTES;
-  if (p && p->proto == DS_PROTO_LL128) return DS_TREE_LL128_LINE_PAYLOAD_BYTES;
+  double unit = p ? ds_coll_forward_unit_bytes(p->proto) : 0;
+  if (unit > 0) return unit;
   return DS_TREE_MIN_PIECE_BYTES;
 }
 

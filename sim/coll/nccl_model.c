@@ -705,8 +705,7 @@ enum ds_proto ds_nccl_choose_coll_proto(const struct ds_nccl_model *m, enum ds_c
  * 256 where bwIntra * nChannels <= PCI_BW, 12 GB/s; LL 512; LL128 640;
  * NCCL_*_MAX_NTHREADS in src/include/device.h) and threadThresholds
  * (NCCL_LL_/LL128_/SIMPLE_THREAD_THRESHOLD in src/include/comm.h: 8, 8, 64
- * bytes per thread, Ring/LL's times nRanks). LL_THREADS and LL128_THREADS
- * also set the chain's piece sizes (chain_piece_bytes). */
+ * bytes per thread, Ring/LL's times nRanks). */
 #define LL_THREADS 512
 #define LL128_THREADS 640
 #define PCI_BW_BYTES_PER_S 12e9
@@ -779,34 +778,48 @@ void ds_nccl_chain_proto(const struct ds_nccl_model *m, enum ds_proto p, double 
   out->start_lat_ns = m->base_lat_ns[p] + m->extra.launch_ns;
 }
 
-/* What a rank of the chain must hold before it forwards, per channel
- * (payload). Simple: one chunk, i.e. one step. broadcast.h and reduce.h
- * runRing hand prims one chunk per call (nelem = min(chunkCount, what is
- * left of the channel's share); chunkCount is calcCollChunking's stepSize *
- * BROADCAST_CHUNKSTEPS (1), which the ring gets unshrunk at any size: only
- * CollNet, NVLS, NVLSTree, Tree/LL128 and PAT halve it), and
+/* What a rank of the chain must hold before the next rank can start on it,
+ * per channel (payload). Simple: one chunk, i.e. one step. broadcast.h and
+ * reduce.h runRing hand prims one chunk per call (nelem = min(chunkCount,
+ * what is left of the channel's share); chunkCount is calcCollChunking's
+ * stepSize * BROADCAST_CHUNKSTEPS (1), which the ring gets unshrunk at any
+ * size: only CollNet, NVLS, NVLSTree, Tree/LL128 and PAT halve it), and
  * prims_simple.h genericOp with SlicePerChunk = CHUNKSTEPS / SLICESTEPS = 1
  * copies that call as one slice (sliceSize at least nelem) and posts the
  * step flag the next rank waits on (postPeer) only after it: a share under
- * a step crosses each hop whole, store and forward. LL: every thread reads
- * and forwards its own 16 B line (8 B of payload) once its flag shows, a
- * trip of the channel's 512 threads at a time (prims_ll.h LLGenericOp).
- * LL128: every warp forwards its own slice of WARP_SIZE *
- * NCCL_LL128_SHMEM_ELEMS_PER_THREAD (8) words, 64 B per thread, once its
- * lines' flags show (prims_ll128.h GenericOp, recvReduceSendCopy), 120 of
- * each 128 B line payload: 640 * 64 * 15/16 = 38400 B a trip. */
-#define LL_LINE_PAYLOAD_BYTES 8.0
-#define LL128_THREAD_WIRE_BYTES 64.0
+ * a step crosses each hop whole, store and forward. LL and LL128: the line
+ * (8 B) and the warp's slice (1920 B) of ds_coll_forward_unit_bytes, as the
+ * tree's: runRing's recvCopySend hands LLGenericOp / GenericOp a chunk, but
+ * within it each thread (LL) or warp (LL128) forwards its own line or slice
+ * as soon as its flags show, and the next rank's thread or warp of the same
+ * index polls exactly those flags; nothing waits on the rest of the chunk
+ * or on the other threads' trip. */
 static double chain_piece_bytes(enum ds_proto p) {
-  if (p == DS_PROTO_LL) return LL_THREADS * LL_LINE_PAYLOAD_BYTES;
-  if (p == DS_PROTO_LL128) return LL128_THREADS * LL128_THREAD_WIRE_BYTES * 15 / 16;
-  return step_payload_bytes(p);
+  double unit = ds_coll_forward_unit_bytes(p);
+  return unit > 0 ? unit : step_payload_bytes(p);
 }
+
+/* Simulation cost: a chain of N ranks cut into K pieces runs (N-1) K
+ * flows. LL's 8 B lines would make a 4 MiB broadcast hundreds of thousands
+ * of pieces, so LL and LL128 cut at most CHAIN_PIECES_PER_HOP (N-1) pieces
+ * per channel, and at most DS_TREE_MAX_PIECES, as the tree caps its own
+ * (8 per level, ds_coll_tree_pieces). Equal pieces of s/K cost a fill of
+ * (N-1) s/K per chain where lines cost (N-1) lines: the bandwidth term is
+ * (N+K-2)/K of s w / c against (s + (N-2) line) w / c, at most
+ * (N-2)/(16(N-1)) < 1/16 more (8 ranks, K = 112: 6/112 = 5.4%). 16, not
+ * the tree's 8: the chain's hops are N-1, not a tree's log2 N levels, and
+ * 16 keeps an 8-rank LL chain up to 4 MiB (a share of 350 KiB on 12
+ * channels) in more pieces than the 4 KiB trip it was cut into before. */
+#define CHAIN_PIECES_PER_HOP 16
 
 int32_t ds_nccl_chain_chunks(const struct ds_nccl_model *m, enum ds_proto p, double bytes) {
   double share;
   chain_split(m, p, bytes, &share);
   double c = ceil(share / chain_piece_bytes(p));
+  if (ds_coll_forward_unit_bytes(p) > 0) {
+    double cap = fmin(CHAIN_PIECES_PER_HOP * (double)(m->nranks - 1), DS_TREE_MAX_PIECES);
+    if (c > cap) c = cap;
+  }
   if (c > (1 << 24)) c = 1 << 24;
   return c >= 1 ? (int32_t)c : 1;
 }

@@ -346,19 +346,18 @@ void ds_nccl_chain_proto(const struct ds_nccl_model *m, enum ds_proto p, double 
  * and reduce-scatter still run on every channel. */
 int32_t ds_nccl_ring_channels(const struct ds_nccl_model *m, enum ds_proto p, double bytes);
 /* Pieces of a chain of `bytes` under p, per channel (spec.chunks): what a
- * rank must hold before it forwards (NCCL v2.30.7; nccl_model.c
+ * rank must hold before the next can start on it (NCCL v2.30.7; nccl_model.c
  * chain_piece_bytes cites each line). Simple: one 512 KiB step
  * (buffSize / NCCL_STEPS, BROADCAST_CHUNKSTEPS = 1). runRing hands the
  * primitives one chunk per call, at most a step and never shrunk for the
  * ring at small sizes, and genericOp (SlicePerChunk = 1) posts the step
  * flag the next rank waits on only after copying all of it: a channel's
- * share under a step crosses every hop whole (store and forward). LL: a
- * trip of the channel's 512 threads over a 16 B line each, 8 B of payload
- * (prims_ll.h: each line forwarded once its flag shows). LL128: a trip of
- * 20 warps over a 2 KiB slice each (prims_ll128.h: 32 threads x 8 words,
- * forwarded once the slice's flags show), 640 x 64 B x 15/16 = 38400 B.
- * ceil(s / piece), s = ds_nccl_chain_proto's share_bytes (the fullest
- * channel's), at least 1. */
+ * share under a step crosses every hop whole (store and forward). LL and
+ * LL128 forward per line (8 B) and per warp slice (1920 B) as the tree does
+ * (coll.h ds_coll_forward_unit_bytes), so ceil(s / unit), at most 16 (N-1)
+ * and 1024 (simulation cost; nccl_model.c CHAIN_PIECES_PER_HOP says what the
+ * cap costs). Simple: ceil(s / step). s = ds_nccl_chain_proto's share_bytes
+ * (the fullest channel's); at least 1. */
 int32_t ds_nccl_chain_chunks(const struct ds_nccl_model *m, enum ds_proto p, double bytes);
 /* A broadcast or reduce of `bytes` under p as NCCL runs it, the one entry
  * DDP's buffer broadcast (sim/train/exec.c) and `ddpsim collective --op

@@ -23,18 +23,21 @@ Test(coll_tree, pieces_follow_the_rule) {
   cr_assert_eq(ds_coll_tree_pieces(64.0 * (1 << 20), 3, 1, kib), 128); /* 64 MiB / 512 KiB */
   cr_assert_eq(ds_coll_tree_pieces(8.0 * (1 << 30), 3, 1, kib), 1024); /* capped */
   cr_assert_eq(ds_coll_tree_pieces(8, 7, 5, kib), 5);                 /* --ring-chunks */
-  /* LL and LL128 forward line by line (8 and 120 B of payload): 512 B of
-   * LL at depth 8 is 64 lines, so 8 x depth = 64 pieces; 8 B is one line;
-   * 960 B of LL128 is 8 lines. Simple and the plain tree keep 1 KiB. */
+  /* LL forwards line by line (8 B of payload), LL128 warp slice by warp
+   * slice (1920 B: recvReduceSendCopy waits on all 16 lines of a warp's
+   * 2 KiB): 512 B of LL at depth 8 is 64 lines, so 8 x depth = 64 pieces;
+   * 8 B is one line; 15360 B of LL128 is 8 slices, 960 B under one. Simple
+   * and the plain tree keep 1 KiB. */
   struct ds_coll_proto ll = {.proto = DS_PROTO_LL}, ll128 = {.proto = DS_PROTO_LL128};
   struct ds_coll_proto simple = {.proto = DS_PROTO_SIMPLE};
   cr_assert_float_eq(ds_coll_tree_min_piece_bytes(&ll), 8, 1e-12);
-  cr_assert_float_eq(ds_coll_tree_min_piece_bytes(&ll128), 120, 1e-12);
+  cr_assert_float_eq(ds_coll_tree_min_piece_bytes(&ll128), 1920, 1e-12);
   cr_assert_float_eq(ds_coll_tree_min_piece_bytes(&simple), 1024, 1e-12);
   cr_assert_float_eq(ds_coll_tree_min_piece_bytes(NULL), 1024, 1e-12);
   cr_assert_eq(ds_coll_tree_pieces(512, 8, 1, ds_coll_tree_min_piece_bytes(&ll)), 64);
   cr_assert_eq(ds_coll_tree_pieces(8, 8, 1, ds_coll_tree_min_piece_bytes(&ll)), 1);
-  cr_assert_eq(ds_coll_tree_pieces(960, 8, 1, ds_coll_tree_min_piece_bytes(&ll128)), 8);
+  cr_assert_eq(ds_coll_tree_pieces(15360, 8, 1, ds_coll_tree_min_piece_bytes(&ll128)), 8);
+  cr_assert_eq(ds_coll_tree_pieces(960, 8, 1, ds_coll_tree_min_piece_bytes(&ll128)), 1);
   cr_assert_eq(ds_coll_tree_pieces(512, 8, 1, ds_coll_tree_min_piece_bytes(&simple)), 1);
 }
 

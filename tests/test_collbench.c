@@ -657,19 +657,17 @@ Test(collbench, broadcast_and_reduce_under_ll_closed_form_on_dgx_a100) {
    * channel its share s: 64 KiB: 4 cells each, s = 32768 B; 1 MiB: 4 MiB of
    * traffic / 12 -> 349536, ceil(349536 / 32768) = 11 cells a channel, 128
    * cells on 12 channels, s = 11 * 8192 = 90112 B (not 1048576 / 12 =
-   * 87381.3). Pieces: LL forwards per 512 threads * 8 B = P = 4 KiB per
-   * channel, whole but the last (r, the rest of s):
-   * 64 KiB: K = 32768 / 4096 = 8, r = P; 1 MiB: K = 90112 / 4096 = 22, r =
-   * 90112 - 21 * 4096 = 4096 B. A whole piece crosses a hop in P w / c; the
-   * whole ones set the pace and r trails:
-   *   T = start + 7 h + ((N + K - 3) P + r) w / c
-   *   64 KiB: 10.8 us + (14 * 4096) * 2 / c = 18.646 us
-   *   1 MiB:  10.8 us + (27 * 4096 + 4096) * 2 / c = 26.493 us
+   * 87381.3). Pieces: LL forwards per 8 B line, so 4096 and 11264 lines,
+   * each capped at 16 (N-1) = K = 112 equal pieces P = s / K (no rest: r =
+   * P). A piece crosses a hop in P w / c; the chain takes N + K - 2 of those:
+   *   T = start + 7 h + (N + K - 2) (s / K) w / c
+   *   64 KiB: 10.8 us + 118 * 292.571 * 2 / c = 15.524 us
+   *   1 MiB:  10.8 us + 118 * 804.571 * 2 / c = 23.791 us
    * within a ns per piece step (flows end on whole ns). Reduce runs the
    * same chain towards its root. */
   const double c = 2 * 87.7e9 / 12;
   const double sizes[] = {65536, 1048576}, share[] = {32768, 90112};
-  const int ch[] = {2, 12}, pieces[] = {8, 22};
+  const int ch[] = {2, 12}, pieces[] = {112, 112};
   const char *ops[] = {"broadcast", "reduce --root 3"};
   for (int k = 0; k < 2; k++)
     for (int i = 0; i < 2; i++) {
@@ -684,14 +682,53 @@ Test(collbench, broadcast_and_reduce_under_ll_closed_form_on_dgx_a100) {
       cr_assert_str_eq(r.proto, "LL");
       cr_assert_eq(r.channels, ch[i]);
       int steps = 8 + pieces[i] - 2;
-      double rest = share[i] - (pieces[i] - 1) * 4096.0;
-      double expect = 6600 + 7 * 600 + ((steps - 1) * 4096.0 + rest) * 2 / c * 1e9;
+      double expect = 6600 + 7 * 600 + steps * (share[i] / pieces[i]) * 2 / c * 1e9;
       cr_assert_leq(fabs(r.time_us * 1e3 - expect), steps, "%s: %g us vs %g ns", args,
                     r.time_us, expect);
       /* NCCL's own prediction: baseLat + one hop's hwLat + S / busBw(LL) */
       cr_assert_float_eq(r.pred_us, 7.2 + sizes[i] / 87.7e9 * 1e6, 2e-3);
       free(o.text);
     }
+}
+
+Test(collbench, a_chain_forwards_ll_per_line_and_ll128_per_warp_slice) {
+  /* dgx-a100, 4 ranks (-g 4), --nccl-extra none. A rank forwards LL per
+   * 16 B line (8 B of payload) and LL128 per warp slice of 2 KiB (1920 B
+   * of payload), so the next rank starts once one such unit has arrived,
+   * not a whole trip of the channel's threads (coll.h
+   * ds_coll_forward_unit_bytes). One channel each (LL: 512 threads * 8 B
+   * * 4 ranks = 16 KiB a channel; LL128: 640 * 8 = 5120 B), the share the
+   * whole size; K = s / unit pieces (under the cap of 16 (N-1) = 48), N + K
+   * - 2 piece times after start + 3 h:
+   *   LL128 7680 B: start 14.0 us, h = 1.9 us, K = 4 pieces of 1920 B, w =
+   *   128/120, c = min(20 GB/s channel, 20 GB/s * w) = 20 GB/s:
+   *   19.7 us + 6 * 2048 / 20e9 = 20.3144 us (a 38400 B trip, as before,
+   *   held all 7680 B a hop: 19.7 + 3 * 8192 / 20e9 = 20.9288 us);
+   *   LL 256 B: start 6.6 us, h = 0.6 us, K = 32 lines of 8 B, w = 2, c =
+   *   2 * 87.7 / 12 GB/s: 8.4 us + 34 * 16 / c = 8.43722 us (whole: 8.4 +
+   *   3 * 512 / c = 8.50509 us).
+   * Within a ns per piece step (flows end on whole ns). */
+  const double c_ll = 2 * 87.7e9 / 12;
+  const struct {
+    const char *proto;
+    double bytes, expect_ns, steps;
+  } cases[] = {{"LL128", 7680, 19700 + 6 * 2048 / 20e9 * 1e9, 6},
+               {"LL", 256, 8400 + 34 * 16 / c_ll * 1e9, 34}};
+  for (int i = 0; i < 2; i++) {
+    char args[256];
+    snprintf(args, sizeof args, "--topo topologies/dgx-a100.yaml -g 4 --op broadcast --proto %s "
+             "--nccl-extra none -b %.0f -e %.0f --format csv", cases[i].proto, cases[i].bytes,
+             cases[i].bytes);
+    struct output o = run(args);
+    cr_assert_eq(o.st, DS_OK, "%s: %s", args, o.err.msg);
+    struct chain_row r;
+    cr_assert_eq(parse_chain_rows(o.text, &r, 1), 1);
+    cr_assert_str_eq(r.proto, cases[i].proto);
+    cr_assert_eq(r.channels, 1);
+    cr_assert_leq(fabs(r.time_us * 1e3 - cases[i].expect_ns), cases[i].steps, "%s: %g us vs %g ns",
+                  args, r.time_us, cases[i].expect_ns);
+    free(o.text);
+  }
 }
 
 Test(collbench, broadcast_auto_picks_nccls_protocol_per_size) {

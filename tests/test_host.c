@@ -430,10 +430,11 @@ Test(host, buffer_broadcast_pays_nccls_latency_and_launch) {
    * Rank 7, last on the chain from rank 0, from the root's start:
    *   buffers1 (8 B, one piece): 20.6 + 7 (0.6 + 8 * 2 / 14.617e9 s)
    *                    = 24.8077 us;
-   *   buffers0 (16000 B, K = ceil(16000 / 4096) = 4 pieces: 3 whole of
-   *            4096 B, the last 3712 B; the whole ones set the pace):
-   *                    20.6 + 7 * 0.6 + ((8 + 4 - 3) 4096 + 3712) 2 B
-   *                    / 14.617 GB/s = 30.3517 us.
+   *   buffers0 (16000 B, forwarded per 8 B line: 2000 lines, capped at
+   *            16 (N-1) = K = 112 equal pieces of 16000 / 112 B):
+   *                    20.6 + 7 * 0.6 + (8 + 112 - 2) (16000 / 112) 2 B
+   *                    / 14.617 GB/s = 27.1066 us.
+   *            (the engine counts whole ns: up to 1 ns a piece step, 118)
    * (buffers1 starts on rank 7 once its buffers0 has ended, so it is timed
    * from the root's start.) --algo ring keeps the plain chain: 7 hops of
    * 2 x 1.7 us, no launch. */
@@ -458,9 +459,8 @@ Test(host, buffer_broadcast_pays_nccls_latency_and_launch) {
     if (a == 0) {
       double cap = 2 * 87.7e9 / 12;
       cr_assert_float_eq(b1, 20.6 + 7 * (0.6 + 8 * 2.0 / cap * 1e6), 2e-3, "%f", b1);
-      /* the engine counts whole ns: up to 1 ns per piece step */
-      cr_assert_float_eq(b0, 20.6 + 7 * 0.6 + (9 * 4096 + 3712) * 2 / cap * 1e6, 1e-2, "%f",
-                         b0);
+      cr_assert_float_eq(b0, 20.6 + 7 * 0.6 + 118 * (16000.0 / 112) * 2 / cap * 1e6, 0.118,
+                         "%f", b0);
     } else {
       cr_assert_float_eq(b1, 7 * 3.4 + 7 * 8 / 300e9 * 1e6, 2e-3, "%f", b1);
       cr_assert_lt(b0, 26.0);

@@ -198,22 +198,22 @@ Test(nccl_model, broadcast_cost_and_chain_on_dgx_a100) {
   cr_assert_eq(ds_nccl_choose_coll_proto(&f.m, DS_COLL_BROADCAST, 1e9), DS_PROTO_SIMPLE);
   /* The chain's parameters: the ring's channels, wires and caps; per hop
    * the raw hwLat[class][Ring][p]; at the start baseLat + the launch (not
-   * the all-reduce's slice syncs). Pieces: a channel forwards LL per trip
-   * of its 512 threads over a line each (4 KiB of payload), LL128 per trip
-   * of its 20 warps over 2 KiB each (640 * 64 B * 15/16 = 38400 B), Simple
-   * per 512 KiB step, over the fullest channel's share (share_bytes): the
+   * the all-reduce's slice syncs). Pieces: a channel forwards LL per 16 B
+   * line (8 B of payload), LL128 per warp slice of 2 KiB (1920 B of
+   * payload), at most 16 (N-1) = 112 pieces on 8 ranks, Simple per 512 KiB
+   * step, over the fullest channel's share (share_bytes): the
    * plan's cells_per_channel = ceil(divUp(traffic / nc, 16) * 16 / the
    * cell's traffic) whole cells:
    *   1 MB LL: traffic 4e6 / 12 -> 333344, cells of 8192 B (32768 of
    *   traffic): 11 a channel, 123 cells on ceil(123 / 11) = 12 channels;
-   *   the fullest 11 * 8192 = 90112 B, / 4096 = 22 pieces (S / 12 would
-   *   give 20.3 -> 21);
+   *   the fullest 11 * 8192 = 90112 B, / 8 = 11264 lines, capped at 112;
    *   1 MB LL128: 1e6 / 12 -> 83344, cells of 32768 B: 3 a channel, 31
-   *   cells on 11 channels, the fullest 98304 B / 38400 = 2.56 -> 3;
+   *   cells on 11 channels, the fullest 98304 B / 1920 = 51.2 -> 52;
    *   1 MiB Simple: 1048576 / 12 -> 87392: 3 cells, 32 on 11 channels, the
    *   fullest 98304 B (not 1048576 / 11 = 95325);
    *   100 MB Simple: 1e8 / 12 -> 8333344: 255 cells, 3052 on 12 channels,
-   *   the fullest 8355840 B / 524288 = 15.9 -> 16; 424 B: 1.
+   *   the fullest 8355840 B / 524288 = 15.9 -> 16; LL 424 B on one
+   *   channel: 424 / 8 = 53 lines.
    * The pieces are whole but the last (piece_bytes): 8 MiB Simple is 22
    * cells (699056 / 32768 = 21.3 -> 22) = 720896 B on the fullest channel,
    * a step of 524288 B and 196608 B after it; one piece (4 MiB: 349536 /
@@ -239,19 +239,21 @@ Test(nccl_model, broadcast_cost_and_chain_on_dgx_a100) {
   cr_assert_float_eq(p.chan_cap_bytes_per_s * 12 / 2, 87.7e9, 1e3);
   cr_assert_float_eq(p.start_lat_ns, 6600 + f.m.extra.launch_ns, 1e-9);
   cr_assert_float_eq(p.hop_lat_ns[DS_HOP_NVLINK], 600, 1e-9);
-  cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_LL, 1e6), 22);
+  cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_LL, 1e6), 112);
   cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_SIMPLE, 1e8), 16);
-  cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_LL, 424), 1);
+  cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_LL, 424), 53);
   cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_LL128, 0), 1);
-  cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_LL128, 1e6), 3);
+  cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_LL128, 1e6), 52);
   cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_SIMPLE, 8388608, 1, &p), 2);
   cr_assert_eq(p.channels, 12);
   cr_assert_float_eq(p.piece_bytes, 524288, 1e-9);
   cr_assert_float_eq(p.share_bytes, 720896, 1e-9);
   cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_SIMPLE, 4194304, 1, &p), 1);
   cr_assert_float_eq(p.piece_bytes, 0, 1e-9);
-  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_LL128, 1e6, 1, &p), 3);
-  cr_assert_float_eq(p.piece_bytes, 38400, 1e-9);
+  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_LL128, 1e6, 1, &p), 52);
+  cr_assert_float_eq(p.piece_bytes, 1920, 1e-9);
+  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_LL, 1e6, 1, &p), 112); /* capped: equal */
+  cr_assert_float_eq(p.piece_bytes, 0, 1e-9);
   cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_SIMPLE, 8388608, 4, &p), 4); /* --ring-chunks */
   cr_assert_float_eq(p.piece_bytes, 0, 1e-9);
   release(&f);
@@ -294,8 +296,9 @@ Test(nccl_model, small_ring_collectives_run_on_fewer_channels) {
    * 640 * 8 = 5120 B, Simple 512 * 64 = 32768 B. So nc = floor(S / that)
    * within [1, 12]: LL 65536 -> 2, 65535 -> 1, 1 B -> 1, 1 GB -> 12;
    * LL128 15360 -> 3, 15359 -> 2; Simple 163840 -> 5, 393216 -> 12.
-   * The chain's pieces follow: LL 64 KiB on 2 channels of 4 KiB pieces is
-   * 8 pieces (12 channels would make it 2), and the chain takes them. */
+   * The chain's pieces follow: LL 64 KiB on 2 channels is 32 KiB a channel,
+   * 4096 lines, capped at 16 (N-1) = 112 pieces; 424 B of LL on 1 channel
+   * is 53 lines of 8 B (uncapped: whole lines, a last of the rest). */
   struct ds_err err = {0};
   struct fixture f;
   cr_assert_eq(build(&f, "topologies/dgx-a100.yaml", 0, &err), DS_OK, "%s", err.msg);
@@ -308,9 +311,11 @@ Test(nccl_model, small_ring_collectives_run_on_fewer_channels) {
   cr_assert_eq(ds_nccl_ring_channels(&f.m, DS_PROTO_SIMPLE, 163840), 5);
   cr_assert_eq(ds_nccl_ring_channels(&f.m, DS_PROTO_SIMPLE, 393216), 12);
   struct ds_coll_proto p;
-  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_LL, 65536, 1, &p), 8);
+  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_LL, 65536, 1, &p), 112);
   cr_assert_eq(p.channels, 2);
-  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_LL, 65536, 10, &p), 10); /* --ring-chunks */
+  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_LL, 65536, 200, &p), 200); /* --ring-chunks */
+  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_LL, 424, 1, &p), 53);
+  cr_assert_float_eq(p.piece_bytes, 8, 1e-12);
   /* Simple with bwIntra * nChannels <= 12 GB/s (PCIe) runs 256 threads:
    * 16 KiB per channel. */
   f.m.chan_bw_bytes_per_s = 1e9;

@@ -31,8 +31,10 @@
  *   T = start + (N-1) h + ((N-1) P + (K-2) P + r) w / min(c, B / C)
  * (K >= 2; K = 1 is store and forward of the share, (N-1) s). Under
  * Simple a piece is one 512 KiB step and a channel's share under a step
- * crosses each hop whole: NCCL posts a chunk only once it is copied
- * (nccl_model.h, ds_nccl_chain_chunks).
+ * crosses each hop whole: NCCL posts a chunk only once it is copied. Under
+ * LL and LL128 a piece is what the next rank can start on, a line (8 B) or
+ * a warp slice (1920 B), at most 16 (N-1) equal pieces (nccl_model.h,
+ * ds_nccl_chain_chunks; coll.h ds_coll_forward_unit_bytes).
  */
 #include <stdlib.h>
 

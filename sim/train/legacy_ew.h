@@ -164,7 +164,7 @@ ds_status ds_legacy_ew_read_loss(const struct ds_cnode *root, struct ds_model *m
  * and clock. GPT-2's shifted logits on the H200 (bf16, batch 8; the fit
  * row's trace, not fitted here): the clone and the slice's copy ran
  * elementwise_kernel<128, 4> in 940 and 945 us, 0.299 SM cycles per
- * operand-element (1.75 TB/s); 0.217 charges 683 each, the roofline 380. */
+ * operand-element (1.75 TB/s); 0.217 charges 683 each, the roofline 395. */
 double ds_legacy_loss_ns(const struct ds_compute *c, const struct ds_model *m, double samples,
                          double *bytes);
 

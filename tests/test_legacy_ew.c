@@ -374,3 +374,76 @@ Test(legacy_ew, bad_keys_are_located) {
     ds_test_assert_model_refused(text, bad[i][1], label);
   }
 }
+
+/* The loss's copies (loss_legacy_ew, a root key): 1e6 B per sample of
+ * copies (loss_copy_bytes), 8e5 of them off the vectorised path with 40000
+ * strided operand-elements (GPT-2's slice of the logits made contiguous and
+ * its backward's copy into the zeroed gradient). The rest of the loss moves
+ * nothing here (output_bytes 0). At 10 samples on ClockGPU, fp32: 40000 x
+ * 10 x 0.248 = 99200 cycles = 24800 ns (their 8e6 B take 8000 ns at the
+ * roofline), and the other 2e6 B 2000 ns: 26800, where one roofline over
+ * all 1e7 B took 10000. Under --amp fp16 the copies move half bytes (the
+ * logits are half) and run the 2-byte rate: 40000 x 10 x 0.217 = 86800
+ * cycles = 21700 ns, the rest 1e6 B 1000 ns. */
+static const char *loss_model_text =
+    "schema_version: 1\nname: t\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
+    "output_bytes: 0\nloss_copy_bytes: 1000000\nloss_legacy_ew: [800000, 40000, 0]\nlayers:\n"
+    "  - {name: a, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 1,"
+    " act_bytes: 0, params: [{name: w, numel: 1}]}\n";
+
+Test(legacy_ew, the_losss_strided_copies_run_at_the_sm_rate) {
+  struct ds_test_compute f;
+  double bytes;
+  ds_test_compute_setup(&f, ds_test_clock_gpus, "ClockGPU", 0.5, 0, loss_model_text,
+                        DS_DTYPE_FP32, DS_AMP_NONE);
+  cr_assert_float_eq(f.m->loss_legacy.bytes, 800000, 0);
+  cr_assert_float_eq(f.m->loss_legacy.strided_elems, 40000, 0);
+  cr_assert_float_eq(ds_legacy_loss_ns(&f.c, f.m, 10, &bytes), 24800, 1e-6);
+  cr_assert_float_eq(bytes, 8e6, 1e-6);
+  cr_assert_float_eq(ds_compute_loss_ns(&f.c, f.m, 10, &bytes), 26800, 1e-6);
+  cr_assert_float_eq(bytes, 1e7, 1e-6, "the loss's bytes keep all the copies'");
+  ds_test_compute_free(&f);
+  ds_test_compute_setup(&f, ds_test_clock_gpus, "ClockGPU", 0.5, 0, loss_model_text,
+                        DS_DTYPE_FP32, DS_AMP_FP16);
+  cr_assert_float_eq(ds_legacy_loss_ns(&f.c, f.m, 10, &bytes), 21700, 1e-6);
+  cr_assert_float_eq(bytes, 4e6, 1e-6);
+  cr_assert_float_eq(ds_compute_loss_ns(&f.c, f.m, 10, &bytes), 22700, 1e-6);
+  ds_test_compute_free(&f);
+  ds_test_compute_setup(&f, ds_test_clock_gpus, "NoClockGPU", 0.5, 0, loss_model_text,
+                        DS_DTYPE_FP32, DS_AMP_NONE);
+  cr_assert_float_eq(ds_legacy_loss_ns(&f.c, f.m, 10, &bytes), 0, 0);
+  cr_assert_float_eq(bytes, 0, 0, "without the GPU's clock: one roofline, as before");
+  ds_test_compute_free(&f);
+}
+
+Test(legacy_ew, a_loss_without_the_key_keeps_one_roofline_and_bad_ones_are_located) {
+  static const char *const bad[][2] = {
+      {"loss_legacy_ew: [1000001, 0, 0]\n",
+       ":7:17: key 'loss_legacy_ew': expected loss_legacy_ew bytes at most loss_copy_bytes "
+       "(1000000), got 1000001"},
+      {"loss_legacy_ew: [1, 2]\n", "key 'loss_legacy_ew': expected [bytes, strided"},
+      {"loss_legacy_ew: [1, -2, 0]\n",
+       "key 'loss_legacy_ew[1]': expected an integer from 0 to 1000000000000000, got -2"},
+  };
+  const char *layer = "layers:\n  - {name: a, class: memory, fwd_flops: 0, bwd_flops: 0,"
+                      " fwd_bytes: 1, act_bytes: 0, params: [{name: w, numel: 1}]}\n";
+  const char *head = "schema_version: 1\nname: t\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
+                     "output_bytes: 0\n";
+  char text[1024], label[32];
+  struct ds_test_compute f;
+  double bytes;
+  snprintf(text, sizeof text, "%sloss_copy_bytes: 1000000\n%s", head, layer);
+  ds_test_compute_setup(&f, ds_test_clock_gpus, "ClockGPU", 0.5, 0, text, DS_DTYPE_FP32,
+                        DS_AMP_NONE);
+  cr_assert_float_eq(f.m->loss_legacy.bytes, 0, 0, "absent: zero");
+  cr_assert_float_eq(ds_compute_loss_ns(&f.c, f.m, 10, &bytes), 10000, 1e-6);
+  ds_test_compute_free(&f);
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    snprintf(text, sizeof text, "%s%s%s", head, bad[i][0], layer);
+    /* the bound needs loss_copy_bytes, read before the key whatever the order */
+    if (i == 0) snprintf(text, sizeof text, "%s%sloss_copy_bytes: 1000000\n%s", head, bad[i][0],
+                         layer);
+    snprintf(label, sizeof label, "case %zu", i);
+    ds_test_assert_model_refused(text, bad[i][1], label);
+  }
+}

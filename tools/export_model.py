@@ -632,8 +632,34 @@ def note_loss_copy(rec, func, args, kwargs, out):
     (a language model's logits[:, :-1] reshaped to rows: a clone; its backward: slice
     backward), rec.loss_copy_bytes."""
     if func._overloadpacket in BWD_COPY:
-        rec.loss_copy_bytes = getattr(rec, "loss_copy_bytes", 0) + \
-            copy_bytes(rec, func, args, kwargs, out)
+        moved = copy_bytes(rec, func, args, kwargs, out)
+        rec.loss_copy_bytes = getattr(rec, "loss_copy_bytes", 0) + moved
+        note_loss_legacy(rec, func, args, kwargs, out, moved)
+
+
+def note_loss_legacy(rec, func, args, kwargs, out, moved):
+    """The loss's copies that run PyTorch's non-vectorised elementwise_kernel (legacy_kind:
+    an operand not dense), rec.loss_legacy = [bytes, strided, transposed operand-elements]:
+    a language model's logits[:, :-1] made contiguous (clone of a slice that is not one
+    dense block) and its backward, slice_backward (SliceBackward0, FunctionsManual.cpp:
+    grad_input = zeros(input_sizes), then grad_input.slice(...).copy_(grad)): the zero
+    fill is vectorised, the copy_ into the slice is the kernel, as legacy_kind takes
+    copy_ (the slice, rebuilt on the meta device, as its output)."""
+    packet = func._overloadpacket
+    if packet in _ops("slice_backward", "select_backward"):
+        grad, sizes = args[0], args[1]
+        view = torch.empty(sizes, dtype=grad.dtype, device="meta")
+        view = aten.slice.Tensor(view, *args[2:]) if packet is aten.slice_backward else \
+            aten.select.int(view, *args[2:])
+        kind = legacy_kind(aten.copy_.default, (view, grad), {}, view)
+        moved = 2 * rec.user_bytes(grad)  # the copy: the gradient read, as much written
+    else:
+        kind = legacy_kind(func, args, kwargs, out)
+    if kind is None or moved <= 0:
+        return
+    acc = rec.__dict__.setdefault("loss_legacy", [0, 0, 0])
+    acc[0] += moved
+    acc[1 if kind[0] == "strided" else 2] += kind[1]
 
 
 def loss_lines(rec, batch):
@@ -646,6 +672,9 @@ def loss_lines(rec, batch):
         v = per_sample(total, batch)
         if v:
             out.append("%s: %d" % (key, v))
+    legacy = [per_sample(x, batch) for x in getattr(rec, "loss_legacy", ())]
+    if any(legacy):
+        out.append("loss_legacy_ew: [%s]" % ", ".join(str(x) for x in legacy))
     return out
 
 
@@ -1170,6 +1199,13 @@ def legacy_lines(layer, batch):
         if parts:
             out.append("    %s: {%s}" % (key, ", ".join(parts)))
     return out
+
+
+LOSS_LEGACY_HEADER = (
+    "loss_legacy_ew = of loss_copy_bytes, the copies on PyTorch's non-vectorised "
+    "elementwise_kernel (as legacy_ew: [bytes, strided operand-elements, transposed "
+    "operand-elements] per sample; the logits' slice made contiguous and slice_backward's "
+    "copy into its zeroed gradient).")
 
 
 LEGACY_HEADER = (
@@ -1810,7 +1846,9 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         [LEGACY_CAST_HEADER] if any(has_legacy_cast(l) for l in layers) else []) + (
         [MODEL_CAST_HEADER] if any(getattr(l, "amp_model_casts", 0) for l in layers)
         else []) + ([CAST_EW_HEADER] if any(cast_ew_lines(l, B) for l in layers) else []) + (
-        [CAT_HEADER] if any(cat_lines(l, B) for l in layers) else []) + [
+        [CAT_HEADER] if any(cat_lines(l, B) for l in layers) else []) + (
+        [LOSS_LEGACY_HEADER] if any(x.startswith("loss_legacy_ew") for x in loss_lines(rec, B))
+        else []) + [
         HOST_HEADER,
     ] + (["tied_params = parameters of an earlier layer this layer's ops use too (a tied "
           "weight, listed once under its first user; GPT-2's lm_head uses wte's): ddpsim "

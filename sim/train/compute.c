@@ -905,9 +905,15 @@ double ds_compute_loss_ns(const struct ds_compute *c, const struct ds_model *mod
   if (model->loss_copy_bytes > 0) {
     /* the copies are of the model's outputs: half under --amp (the logits
      * are sliced before the loss's cast to fp32) */
-    double copy = model->loss_copy_bytes * samples * act_scale(c);
+    double copy = model->loss_copy_bytes * samples * act_scale(c), legacy;
     *bytes += copy;
-    ns += ds_compute_kernel_ns(c, 0, copy);
+    /* those on the non-vectorised kernel (a slice's clone and its
+     * backward's copy) at its rates, a kernel of their own (legacy_ew.h) */
+    double legacy_ns = ds_legacy_loss_ns(c, model, samples, &legacy);
+    if (legacy > 0 && copy - legacy <= 0)
+      ns += legacy_ns;
+    else
+      ns += legacy_ns + ds_compute_kernel_ns(c, 0, copy - legacy);
   }
   return ns;
 }

@@ -154,14 +154,12 @@ double ds_legacy_ew_bytes(const struct ds_compute *c, const struct ds_layer *l,
   return e->bytes > 0 ? e->bytes * pass_scale(c, l, p) * (double)batch : 0;
 }
 
-double ds_legacy_ew_ns(const struct ds_compute *c, const struct ds_layer *l,
-                       enum ds_legacy_pass p, int64_t batch, double *bytes) {
-  const struct ds_legacy_ew *e = &l->legacy[c->channels_last ? 1 : 0][p];
-  *bytes = 0;
-  if (!ds_compute_knows_sms(c) || e->bytes <= 0) return 0;
-  double b = (double)batch;
-  double scale = pass_scale(c, l, p), strided, transposed;
-  *bytes = ds_legacy_ew_bytes(c, l, p, batch);
+/* The time of counts e for b samples whose fp32 bytes weigh `scale` in this
+ * run: the slower of their SM cycles and their bytes (b x e->bytes x scale,
+ * the caller's *bytes) at the roofline. */
+static double counts_ns(const struct ds_compute *c, const struct ds_legacy_ew *e, double scale,
+                        double b, double bytes) {
+  double strided, transposed;
   rates(scale, &strided, &transposed);
   /* under autocast, the strided ops that mix dtypes run the dynamic-casting
    * kernel, at its own rate whatever the element size (legacy_ew.h) */
@@ -170,8 +168,44 @@ double ds_legacy_ew_ns(const struct ds_compute *c, const struct ds_layer *l,
                    e->transposed_elems * transposed) * b;
   /* a kernel of their own: the launch overhead either way */
   double sm_ns = cycles / ((double)c->sms * c->sm_clock_hz) * 1e9 + c->params.kernel_overhead_ns;
-  double roofline = ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, *bytes);
+  double roofline = ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, bytes);
   return sm_ns > roofline ? sm_ns : roofline;
+}
+
+double ds_legacy_ew_ns(const struct ds_compute *c, const struct ds_layer *l,
+                       enum ds_legacy_pass p, int64_t batch, double *bytes) {
+  const struct ds_legacy_ew *e = &l->legacy[c->channels_last ? 1 : 0][p];
+  *bytes = 0;
+  if (!ds_compute_knows_sms(c) || e->bytes <= 0) return 0;
+  *bytes = ds_legacy_ew_bytes(c, l, p, batch);
+  return counts_ns(c, e, pass_scale(c, l, p), (double)batch, *bytes);
+}
+
+ds_status ds_legacy_ew_read_loss(const struct ds_cnode *root, struct ds_model *m,
+                                 struct ds_err *err) {
+  struct ds_cnode node;
+  memset(&m->loss_legacy, 0, sizeof m->loss_legacy);
+  if (!ds_cmap_get(root, "loss_legacy_ew", &node)) return DS_OK;
+  int64_t v[3] = {0, 0, 0};
+  DS_CHECK(ds_cnode_int_list(&node, "[bytes, strided operand-elements, transposed "
+                             "operand-elements]", 3, 0, DS_MODEL_COUNT_MAX, v, err));
+  if ((double)v[0] > m->loss_copy_bytes)
+    return ds_cnode_error(&node, err, "expected loss_legacy_ew bytes at most loss_copy_bytes "
+                          "(%.0f), got %lld", m->loss_copy_bytes, (long long)v[0]);
+  m->loss_legacy.bytes = (double)v[0];
+  m->loss_legacy.strided_elems = (double)v[1];
+  m->loss_legacy.transposed_elems = (double)v[2];
+  return DS_OK;
+}
+
+double ds_legacy_loss_ns(const struct ds_compute *c, const struct ds_model *m, double samples,
+                         double *bytes) {
+  const struct ds_legacy_ew *e = &m->loss_legacy;
+  *bytes = 0;
+  if (!ds_compute_knows_sms(c) || e->bytes <= 0) return 0;
+  double scale = c->precision.act_bytes / 4.0; /* the copies move the model's outputs */
+  *bytes = e->bytes * scale * samples;
+  return counts_ns(c, e, scale, samples, *bytes);
 }
 
 double ds_legacy_cast_ew_ns(const struct ds_compute *c, const struct ds_layer *l, int64_t batch,

@@ -148,6 +148,26 @@ void ds_legacy_ew_finish(struct ds_layer *layers, size_t n);
 double ds_legacy_ew_ns(const struct ds_compute *c, const struct ds_layer *l,
                        enum ds_legacy_pass p, int64_t batch, double *bytes);
 
+/* Reads the model file's root key loss_legacy_ew (model.h loss_legacy):
+ * [bytes, strided operand-elements, transposed operand-elements], each a
+ * non-negative integer of at most 1e15, the bytes at most loss_copy_bytes
+ * (read first); zeros when absent. */
+ds_status ds_legacy_ew_read_loss(const struct ds_cnode *root, struct ds_model *m,
+                                 struct ds_err *err);
+
+/* The loss's copies on the non-vectorised kernel for `samples` samples, as
+ * ds_legacy_ew_ns prices a layer's pass: the slower of their bytes (scaled
+ * to the activation dtype: the logits are half under --amp) at the
+ * roofline and their operand-elements at the element size's rates, plus
+ * one kernel_overhead; *bytes gets those bytes, which the caller takes out
+ * of the copies' roofline. Both 0 without counts or without the GPU's SMs
+ * and clock. GPT-2's shifted logits on the H200 (bf16, batch 8; the fit
+ * row's trace, not fitted here): the clone and the slice's copy ran
+ * elementwise_kernel<128, 4> in 940 and 945 us, 0.299 SM cycles per
+ * operand-element (1.75 TB/s); 0.217 charges 683 each, the roofline 395. */
+double ds_legacy_loss_ns(const struct ds_compute *c, const struct ds_model *m, double samples,
+                         double *bytes);
+
 /* The bytes those kernels move, scaled the same way, whatever the GPU's
  * clock: a caller that prices the pass's vectorised kernels from keys of
  * their own (an attention core's attn_rest, compute.h) adds them there

@@ -17,7 +17,7 @@
 static const char *const root_keys[] = {"schema_version", "name", "sample",
                                         "default_batch", "optimizer", "input_bytes",
                                         "output_bytes", "output_classes", "loss_copy_bytes",
-                                        "loss_act_bytes", "layers",
+                                        "loss_legacy_ew", "loss_act_bytes", "layers",
                                         "grad_ready",
                                         "registration", "buffers", NULL};
 static const char *const buffer_keys[] = {"name", "numel", "bytes", "dtype", NULL};
@@ -785,6 +785,7 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
     DS_CHECK_GOTO(read_nonneg(&root, "output_classes", &m->output_classes, err), st, out);
   if (ds_cmap_get(&root, "loss_copy_bytes", &node))
     DS_CHECK_GOTO(read_nonneg(&root, "loss_copy_bytes", &m->loss_copy_bytes, err), st, out);
+  DS_CHECK_GOTO(ds_legacy_ew_read_loss(&root, m, err), st, out);
   if (ds_cmap_get(&root, "loss_act_bytes", &node))
     DS_CHECK_GOTO(read_nonneg(&root, "loss_act_bytes", &m->loss_act_bytes, err), st, out);
   if (ds_cmap_get(&root, "grad_ready", &node)) {

@@ -320,6 +320,11 @@ struct ds_model {
    * language model's shifted logits, logits[:, :-1] reshaped to rows (a
    * clone) and its backward (slice_backward: zero fill, then the copy). */
   double loss_copy_bytes;
+  /* Of those, the copies on PyTorch's non-vectorised elementwise_kernel (key
+   * loss_legacy_ew, [bytes, strided, transposed operand-elements] per sample,
+   * fp32 bytes; zeros when absent): the clone of the logits' slice, which is
+   * not one dense block, and slice_backward's copy into it (legacy_ew.h). */
+  struct ds_legacy_ew loss_legacy;
   /* Bytes per sample autograd saves for the loss's backward outside every
    * layer, in real dtypes (key loss_act_bytes, tools/export_model.py; 0
    * when absent): a classifier's log_softmax output, which a language

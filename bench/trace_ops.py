@@ -1,0 +1,65 @@
+"""The kernels of one trace group, op by op: which autograd node or forward op launched
+them, with the inner aten op's input shapes and dtypes (its cpu_op event, linked to the
+kernel by its External id), summed per iteration.
+
+    python3 bench/trace_ops.py PROFILE.json.gz [GROUP|all]
+
+PROFILE: a two-iteration trace of bench/torch_measure.py --profile-dir (times halved to one
+iteration). GROUP: one of bench/trace_groups.py's groups (default "copy/cast/reduce"), or
+all. Per row: ms per iteration, kernels per iteration, mean us, the group, F(orward) or
+B(ackward), the autograd node (backward) or outermost aten op (forward), the inner aten op
+with its input dims and types, the kernel's name. Optimizer and scaler kernels left out.
+Standard library only.
+"""
+import collections
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import trace_classes as tc  # noqa: E402
+import trace_groups as tg  # noqa: E402
+
+
+def rows(path, want):
+    events = tc.load(path)
+    chain_of = tc.ancestors_by_id(events)
+    per = collections.defaultdict(lambda: [0.0, 0.0])
+    for e in events:
+        if e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
+            continue
+        chain = chain_of.get(e["args"].get("External id"), [])
+        cls = tc.classify(chain)
+        if cls in ("optimizer", "scaler"):
+            continue
+        group = tg.trace_group(cls, chain)
+        if want != "all" and group != want:
+            continue
+        nodes = [c["name"].split("evaluate_function: ")[-1] for c in chain
+                 if "evaluate_function:" in c["name"]]
+        aten = [c for c in chain if c["name"].startswith("aten::")]
+        inner = aten[-1] if aten else None
+        key = (group, "B" if nodes else "F", nodes[-1] if nodes else
+               (aten[0]["name"] if aten else "-"),
+               inner["name"] if inner else "-", str(tc.dims(inner)) if inner else "",
+               str(tc.types(inner)) if inner else "", e["name"][:60])
+        per[key][0] += e["dur"] / 2e3
+        per[key][1] += 0.5
+    return per
+
+
+def main():
+    if len(sys.argv) not in (2, 3):
+        sys.exit(__doc__)
+    per = rows(sys.argv[1], sys.argv[2] if len(sys.argv) == 3 else "copy/cast/reduce")
+    print("%8s %6s %8s  %s" % ("ms/iter", "kern", "mean us", "group | F/B node | op dims types"
+                               " | kernel"))
+    for k, (ms, n) in sorted(per.items(), key=lambda kv: -kv[1][0]):
+        print("%8.3f %6.1f %8.1f  %s | %s %s | %s %s %s | %s" % (
+            ms, n, ms * 1e3 / n, k[0], k[1], k[2], k[3], k[4], k[5], k[6]))
+    print("%8.3f %6.1f  total" % (sum(v[0] for v in per.values()),
+                                  sum(v[1] for v in per.values())))
+
+
+if __name__ == "__main__":
+    main()

@@ -322,8 +322,8 @@ Test(legacy_ew, bad_keys_are_located) {
       {"    legacy_ew: {fwd: [1, 2]}\n", "operand-elements], got 2 numbers"},
       {"    legacy_ew: {fwd: [1, 2, 0, 3, 4]}\n", "operand-elements], got 5 numbers"},
       {"    legacy_ew: {fwd: [1, 2, 0, 3]}\n",
-       ":13:32: key 'legacy_ew.fwd[3]': expected autocast cast operand-elements at most the strided "
-       "ones (2), got 3"},
+       ":13:32: key 'legacy_ew.fwd[3]': expected autocast cast operand-elements at most the "
+       "strided ones (2), got 3"},
       {"    bwd_copy_bytes: 2\n    legacy_ew: {copy: [1, 2, 0, 1]}\n",
        ":14:33: key 'legacy_ew.copy[3]': expected no fourth number: autocast cast "
        "operand-elements are only for fwd"},
@@ -337,6 +337,12 @@ Test(legacy_ew, bad_keys_are_located) {
        "key 'legacy_ew.bwd[1]': expected an integer from 0 to 1000000000000000, got -2"},
       {"    nhwc_legacy_ew: {fwd: [1, 2]}\n", "key 'nhwc_legacy_ew.fwd': expected [bytes"},
       {"    legacy_ew: {accum: [1, 2, x]}\n", ":13:"},
+      {"    legacy_ew: {fwd: [1, 3, 0]}\n",
+       ":13:26: key 'legacy_ew.fwd[1]': expected strided and transposed operand-elements at "
+       "most the bytes + 1 (2: each moves at least a byte), got 3 + 0"},
+      {"    legacy_ew: {fwd: [1, 1, 1000000000000000]}\n",
+       "key 'legacy_ew.fwd[2]': expected strided and transposed operand-elements at most the "
+       "bytes + 1 (2"},
       {"    legacy_ew: {fwd: 5}\n", "expected [bytes, strided operand-elements"},
       {"    legacy_ew: {fwd: [2, 0, 0]}\n", "fwd bytes at most the layer's fwd_bytes (1), got 2"},
       {"    op_fwd_bytes: 4\n    legacy_ew: {fwd: [5, 0, 0]}\n",
@@ -422,6 +428,8 @@ Test(legacy_ew, a_loss_without_the_key_keeps_one_roofline_and_bad_ones_are_locat
        ":7:17: key 'loss_legacy_ew': expected loss_legacy_ew bytes at most loss_copy_bytes "
        "(1000000), got 1000001"},
       {"loss_legacy_ew: [1, 2]\n", "key 'loss_legacy_ew': expected [bytes, strided"},
+      {"loss_legacy_ew: [10, 0, 12]\n", "key 'loss_legacy_ew[2]': expected strided and "
+       "transposed operand-elements at most the bytes + 1 (11"},
       {"loss_legacy_ew: [1, -2, 0]\n",
        "key 'loss_legacy_ew[1]': expected an integer from 0 to 1000000000000000, got -2"},
   };

@@ -11,6 +11,20 @@ static const char *const layout_keys[] = {"legacy_ew", "nhwc_legacy_ew"};
 static const char *const pass_byte_keys[] = {"op_fwd_bytes", "bwd_bytes", "bwd_accum_bytes",
                                               "bwd_copy_bytes"};
 
+/* Every operand-element moves at least a byte (the exporter's files hold
+ * at most 0.5 a byte: fp32, with parameters' reads left out of the bytes),
+ * so counts above the bytes + 1 (per-sample rounding) are not a model's:
+ * refused at the count, as cat_copy's divisions are. */
+static ds_status check_elems_within_bytes(const struct ds_cnode *node, const int64_t *v,
+                                          struct ds_err *err) {
+  if (v[1] + v[2] <= v[0] + 1) return DS_OK;
+  struct ds_cnode item;
+  DS_CHECK(ds_cseq_at(node, v[1] > v[0] + 1 ? 1 : 2, &item, err));
+  return ds_cnode_error(&item, err, "expected strided and transposed operand-elements at most "
+                        "the bytes + 1 (%lld: each moves at least a byte), got %lld + %lld",
+                        (long long)v[0] + 1, (long long)v[1], (long long)v[2]);
+}
+
 /* [bytes, strided, transposed] or, with a fourth number, the strided
  * operand-elements that run the dynamic-casting kernel under autocast. */
 static ds_status read_counts(const struct ds_cnode *node, int fwd, struct ds_legacy_ew *out,
@@ -27,6 +41,7 @@ static ds_status read_counts(const struct ds_cnode *node, int fwd, struct ds_leg
                                                "operand-elements] or [bytes, strided "
                                                "operand-elements, transposed operand-elements]",
                              want, 0, DS_MODEL_COUNT_MAX, v, err));
+  DS_CHECK(check_elems_within_bytes(node, v, err));
   if (want == 4 && (!fwd || v[3] > v[1])) {
     /* the exporter counts autocast's mixed-dtype ops on forward ops only */
     struct ds_cnode fourth;
@@ -189,6 +204,7 @@ ds_status ds_legacy_ew_read_loss(const struct ds_cnode *root, struct ds_model *m
   int64_t v[3] = {0, 0, 0};
   DS_CHECK(ds_cnode_int_list(&node, "[bytes, strided operand-elements, transposed "
                              "operand-elements]", 3, 0, DS_MODEL_COUNT_MAX, v, err));
+  DS_CHECK(check_elems_within_bytes(&node, v, err));
   if ((double)v[0] > m->loss_copy_bytes)
     return ds_cnode_error(&node, err, "expected loss_legacy_ew bytes at most loss_copy_bytes "
                           "(%.0f), got %lld", m->loss_copy_bytes, (long long)v[0]);

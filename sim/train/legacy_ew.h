@@ -123,11 +123,12 @@ struct ds_compute;
 /* Reads a layer item's optional legacy_ew and nhwc_legacy_ew (model.h):
  * maps of fwd, bwd, accum, copy to [bytes, strided operand-elements,
  * transposed operand-elements] with an optional fourth, the autocast cast
- * operand-elements (at most the strided ones), each a non-negative integer
- * of at most 1e15; zero when absent. The bytes are part of the pass's own and may not
- * exceed them (op_fwd_bytes, else fwd_bytes; bwd_bytes, which a bwd count
- * needs; bwd_accum_bytes; bwd_copy_bytes), so l's other keys must have
- * been read. */
+ * operand-elements (at most the strided ones, fwd only), each a non-negative
+ * integer of at most 1e15, the strided and transposed together at most the
+ * bytes + 1 (each moves at least a byte); zero when absent. The bytes are
+ * part of the pass's own and may not exceed them (op_fwd_bytes, else
+ * fwd_bytes; bwd_bytes, which a bwd count needs; bwd_accum_bytes;
+ * bwd_copy_bytes), so l's other keys must have been read. */
 ds_status ds_legacy_ew_read(const struct ds_cnode *item, struct ds_layer *l, struct ds_err *err);
 
 /* After every layer is read: a model file with no nhwc_legacy_ew anywhere
@@ -150,8 +151,8 @@ double ds_legacy_ew_ns(const struct ds_compute *c, const struct ds_layer *l,
 
 /* Reads the model file's root key loss_legacy_ew (model.h loss_legacy):
  * [bytes, strided operand-elements, transposed operand-elements], each a
- * non-negative integer of at most 1e15, the bytes at most loss_copy_bytes
- * (read first); zeros when absent. */
+ * non-negative integer of at most 1e15, the elements at most the bytes + 1
+ * and the bytes at most loss_copy_bytes (read first); zeros when absent. */
 ds_status ds_legacy_ew_read_loss(const struct ds_cnode *root, struct ds_model *m,
                                  struct ds_err *err);
 

@@ -206,14 +206,9 @@ def conv_op(chain):
 def trace_rates(path, iters):
     """Per kernel size: [GFLOP, compute ms, helper ms, transpose ms] per iteration of the
     trace's dense convolutions, and the kernels whose op's shapes could not be read."""
-    events = tc.load(path)
-    chain_of = tc.ancestors_by_id(events)
     per = collections.defaultdict(lambda: [0.0, 0.0, 0.0, 0.0])
     counted, unread = set(), 0
-    for e in events:
-        if e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
-            continue
-        chain = chain_of.get(e["args"].get("External id"), [])
+    for e, chain in tc.gpu_activities(tc.load(path)):
         if tc.classify(chain) != "conv":
             continue
         op = conv_op(chain)
@@ -250,13 +245,9 @@ def trace_passes(path, iters):
     if it is the op's first such kernel and the op computes that gradient (cuDNN runs
     the input gradient first), else the weight gradient's; helpers go with the pass of
     the compute kernel before them in the op."""
-    events = tc.load(path)
-    chain_of = tc.ancestors_by_id(events)
     per = collections.defaultdict(lambda: [0.0, 0.0, 0])
     seen = {}  # op -> [compute kernels so far, last pass]
-    for e in sorted((e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")),
-                    key=lambda e: e["ts"]):
-        chain = chain_of.get(e["args"].get("External id"), [])
+    for e, chain in sorted(tc.gpu_activities(tc.load(path)), key=lambda a: a[0]["ts"]):
         if tc.classify(chain) != "conv":
             continue
         op = conv_op(chain)

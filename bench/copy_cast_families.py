@@ -93,14 +93,9 @@ def op_bytes(fam, op):
 
 
 def trace_families(path, sms, hz):
-    events = tc.load(path)
-    chain_of = tc.ancestors_by_id(events)
     per = collections.defaultdict(lambda: [0.0, 0.0, 0.0, 0.0])  # ms, kernels, bytes, elems
     seen = set()
-    for e in events:
-        if e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
-            continue
-        chain = chain_of.get(e["args"].get("External id"), [])
+    for e, chain in tc.gpu_activities(tc.load(path)):
         cls = tc.classify(chain)
         if cls in ("optimizer", "scaler"):
             continue

@@ -40,13 +40,9 @@ def main():
     ap.add_argument("--overhead-us", type=float, default=4.0)
     ap.add_argument("--iters", type=int, default=2)
     args = ap.parse_args()
-    events = tg.tc.load(args.trace)
-    chain_of = tg.tc.ancestors_by_id(events)
     traced = collections.Counter()
-    for e in events:
-        if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
-            chain = chain_of.get(e["args"].get("External id"), [])
-            traced[tg.trace_group(tg.tc.classify(chain), chain)] += 1 / args.iters
+    for _, chain in tg.tc.gpu_activities(tg.tc.load(args.trace)):
+        traced[tg.trace_group(tg.tc.classify(chain), chain)] += 1 / args.iters
     layer_class = tg.tc.model_classes(args.model)
     charged = collections.Counter()
     rows0, rows4 = schedule_rows(args.s0), schedule_rows(args.s4)

@@ -43,13 +43,8 @@ def trace_group(cls, chain):
 
 
 def main(trace, schedule, model):
-    events = tc.load(trace)
-    chain_of = tc.ancestors_by_id(events)
     measured = collections.defaultdict(float)
-    for e in events:
-        if e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
-            continue
-        chain = chain_of.get(e["args"].get("External id"), [])
+    for e, chain in tc.gpu_activities(tc.load(trace)):
         measured[trace_group(tc.classify(chain), chain)] += e["dur"] / 2e3  # 2 iterations, us
     layer_class = tc.model_classes(model)
     predicted = collections.defaultdict(float)

@@ -100,6 +100,19 @@ def ancestors_by_id(events):
     return chain_of
 
 
+GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
+
+
+def gpu_activities(events, chain_of=None):
+    """Each GPU activity (kernel, memcpy, memset) in the trace's order, with the chain of ops
+    that launched it (ancestors_by_id, [] where none): what every per-kernel reader walks."""
+    if chain_of is None:
+        chain_of = ancestors_by_id(events)
+    for e in events:
+        if e.get("cat") in GPU_CATS:
+            yield e, chain_of.get(e["args"].get("External id"), [])
+
+
 def dims(e):
     return e["args"].get("Input Dims") or []
 
@@ -165,14 +178,10 @@ def in_attention_block(cls, chain):
 
 
 def trace_classes(events):
-    chain_of = ancestors_by_id(events)
     per = collections.defaultdict(lambda: [0.0, 0, 0.0])  # ms, kernels, of which backward
     top = collections.defaultdict(float)
     block = [0.0, 0, 0.0]  # the attention block (--attention-block)
-    for e in events:
-        if e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
-            continue
-        chain = chain_of.get(e["args"].get("External id"), [])
+    for e, chain in gpu_activities(events):
         cls = classify(chain)
         per[cls][0] += e["dur"] / 1e3
         per[cls][1] += 1

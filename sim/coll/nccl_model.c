@@ -812,9 +812,8 @@ static double chain_piece_bytes(enum ds_proto p) {
  * channels) in more pieces than the 4 KiB trip it was cut into before. */
 #define CHAIN_PIECES_PER_HOP 16
 
-int32_t ds_nccl_chain_chunks(const struct ds_nccl_model *m, enum ds_proto p, double bytes) {
-  double share;
-  chain_split(m, p, bytes, &share);
+/* The pieces of a channel's share (chain_split's fullest) under p. */
+static int32_t chain_pieces(const struct ds_nccl_model *m, enum ds_proto p, double share) {
   double c = ceil(share / chain_piece_bytes(p));
   if (ds_coll_forward_unit_bytes(p) > 0) {
     double cap = fmin(CHAIN_PIECES_PER_HOP * (double)(m->nranks - 1), DS_TREE_MAX_PIECES);
@@ -824,10 +823,16 @@ int32_t ds_nccl_chain_chunks(const struct ds_nccl_model *m, enum ds_proto p, dou
   return c >= 1 ? (int32_t)c : 1;
 }
 
+int32_t ds_nccl_chain_chunks(const struct ds_nccl_model *m, enum ds_proto p, double bytes) {
+  double share;
+  chain_split(m, p, bytes, &share);
+  return chain_pieces(m, p, share);
+}
+
 int32_t ds_nccl_chain(const struct ds_nccl_model *m, enum ds_proto p, double bytes,
                       int32_t min_chunks, struct ds_coll_proto *out) {
   ds_nccl_chain_proto(m, p, bytes, out);
-  int32_t c = ds_nccl_chain_chunks(m, p, bytes);
+  int32_t c = chain_pieces(m, p, out->share_bytes); /* the share chain_split just gave */
   /* NCCL's pieces are whole but the last (runRing's nelem); --ring-chunks
    * above that asks for c equal pieces instead. */
   double piece = chain_piece_bytes(p);

@@ -1,0 +1,73 @@
+#!/bin/bash
+# The kernel microbenchmarks of 2026-11-27's H200 call (bench/results/gpu-2026-11-27-h200),
+# repeated on an H100 SXM, so the values gpus.yaml gives H100 by the same-chip rule
+# (tools/gen_gpus.py: H200's rates on the same GH100 chip and clocks) are checked on the
+# H100 itself, with its own HBM3 (3.35 TB/s against H200's 4.8). One call of the
+# device tool, kind nvidia-h100-x1, python3 only (no binaries carried):
+#
+#   run(command="bash bench/gpu_h100.sh", kind="nvidia-h100-x1", timeout_s=...)
+#
+# Parts, each under its own timeout cut to what is left of BUDGET_S (default 200 s);
+# expected on an H100 (from the H200 call's run.log, about 1.15x):
+#   d. nvidia-smi (name, driver, clocks)                                ~1 s
+#   j. gpu_kernels.py --only rn50conv --batch 128 (ResNet-50's convolutions)  ~35-40 s
+#   i. gpu_kernels.py --only bmm (the attention core's products)        ~10 s
+#   f. gpu_kernels.py --only gemm (the transformers' linears)           ~7 s
+#   c. gpu_kernels.py --only castreduce                                 ~15 s
+#   l. gpu_kernels.py --only layernorm                                  ~15 s
+#   k. torch_measure.py for the three H100 rows furthest off in validation/
+#      (bert-base-squad-tf32-b24 -14.0 %, resnet50-amp-b128-nhwc -24.5 %,
+#      bert-base-amp-b32 -14.8 %; measured 2026-11-26 on another H100): a repeat
+#      on a second machine says how much of each is the machine             ~40 s
+# Everything lands in $OUT/h100.tar.gz. Dry run here (CPU, toy sizes):
+#   PATH=/root/venv-torch/bin:$PATH KERNELS_ARGS="--device cpu --quick" \
+#     TORCH_ARGS="--device cpu --plan smoke" OUT=/tmp/gh bash bench/gpu_h100.sh
+set -u
+export PYTHONUNBUFFERED=1
+R=$PWD
+BUDGET_S=${BUDGET_S:-200}
+TOP=${OUT:-/tmp/out}
+D=$TOP/h100
+mkdir -p "$D"
+START=$SECONDS
+
+# part NAME LIMIT_S CMD...: CMD under timeout, its output in $D/NAME.log
+part() {
+  local name=$1 limit=$2 left t0 rc
+  shift 2
+  left=$((BUDGET_S - (SECONDS - START) - 5))
+  if [ "$left" -lt 10 ]; then
+    echo "$name: skipped, ${left} s of the budget left"
+    return
+  fi
+  [ "$limit" -gt "$left" ] && limit=$left
+  t0=$SECONDS
+  timeout -k 5 "$limit" "$@" > "$D/$name.log" 2>&1
+  rc=$?
+  echo "$name: rc $rc after $((SECONDS - t0)) s (limit $limit s)"
+  grep -v -e '^USDT:' -e 'UserWarning' -e '_warn_once' "$D/$name.log" | tail -2
+}
+
+pack() {
+  cd "$TOP" && tar czf h100.tar.gz h100 && rm -rf h100
+}
+trap 'echo "stopped: packing what there is"; pack; exit 1' TERM INT
+
+{
+  date -u
+  git -C "$R" log -1 --format='commit %H %s' 2>/dev/null || echo "commit: no .git here"
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,clocks.max.mem \
+    --format=csv 2>&1
+  part rn50conv-b128 60 python3 bench/gpu_kernels.py --only rn50conv --batch 128 \
+    --out "$D/rn50conv-b128.csv" ${KERNELS_ARGS:-}
+  for k in bmm gemm castreduce layernorm; do
+    part $k 40 python3 bench/gpu_kernels.py --only $k --out "$D/$k.csv" ${KERNELS_ARGS:-}
+  done
+  part torch 70 python3 bench/torch_measure.py \
+    --only bert-base-squad-tf32-b24,resnet50-amp-b128-nhwc,bert-base-amp-b32 \
+    --out "$D/torch.csv" ${TORCH_ARGS:-}
+  nvidia-smi -q -d CLOCK,PERFORMANCE > "$D/nvidia-smi-after.txt" 2>&1
+  echo "total $((SECONDS - START)) s"
+  date -u
+} 2>&1 | tee "$D/run.log"
+pack

@@ -5,9 +5,9 @@
 # H100 itself, with its own HBM3 (3.35 TB/s against H200's 4.8). One call of the
 # device tool, kind nvidia-h100-x1, python3 only (no binaries carried):
 #
-#   run(command="bash bench/gpu_h100.sh", kind="nvidia-h100-x1", timeout_s=...)
+#   run(command="bash bench/gpu_h100.sh", kind="nvidia-h100-x1", timeout_s=370)
 #
-# Parts, each under its own timeout cut to what is left of BUDGET_S (default 200 s);
+# Parts, each under its own timeout cut to what is left of BUDGET_S (default 340 s);
 # expected on an H100 (from the H200 call's run.log, about 1.15x):
 #   d. nvidia-smi (name, driver, clocks)                                ~1 s
 #   j. gpu_kernels.py --only rn50conv --batch 128 (ResNet-50's convolutions)  ~35-40 s
@@ -19,13 +19,22 @@
 #      (bert-base-squad-tf32-b24 -14.0 %, resnet50-amp-b128-nhwc -24.5 %,
 #      bert-base-amp-b32 -14.8 %; measured 2026-11-26 on another H100): a repeat
 #      on a second machine says how much of each is the machine             ~40 s
+#   m. the machine's CPUs and load (uname, nproc, lscpu, /proc/loadavg)
+#   p. host_phases.py for SE-ResNeXt-101 and ResNeXt-101 32x4d (each phase's host
+#      time and the calls that synchronise: is the 1.5x "slow mode" of some H200
+#      runs a synchronisation inside backward?)                            ~40 s
+#   q. host_calibrate.py for SE-ResNeXt-101, twice in fresh processes (on the H200
+#      its backward took the spin's whole 300 ms: blocked on the GPU?)     ~60 s
+#   r. torch_measure.py for ResNeXt-101 32x4d and SE-ResNeXt-101 fp32 b32, twice in
+#      fresh processes (H200 runs of one model came out up to 1.5x apart)  ~50 s
 # Everything lands in $OUT/h100.tar.gz. Dry run here (CPU, toy sizes):
 #   PATH=/root/venv-torch/bin:$PATH KERNELS_ARGS="--device cpu --quick" \
-#     TORCH_ARGS="--device cpu --plan smoke" OUT=/tmp/gh bash bench/gpu_h100.sh
+#     TORCH_ARGS="--device cpu --plan smoke" HOST_ARGS="--device cpu --batch 2 --iters 1 --warmup 0" \
+#     PHASES_ARGS="--batch 2 --iters 1" OUT=/tmp/gh bash bench/gpu_h100.sh
 set -u
 export PYTHONUNBUFFERED=1
 R=$PWD
-BUDGET_S=${BUDGET_S:-200}
+BUDGET_S=${BUDGET_S:-340}
 TOP=${OUT:-/tmp/out}
 D=$TOP/h100
 mkdir -p "$D"
@@ -66,6 +75,19 @@ trap 'echo "stopped: packing what there is"; pack; exit 1' TERM INT
   part torch 70 python3 bench/torch_measure.py \
     --only bert-base-squad-tf32-b24,resnet50-amp-b128-nhwc,bert-base-amp-b32 \
     --out "$D/torch.csv" ${TORCH_ARGS:-}
+  { uname -a; nproc; lscpu; cat /proc/loadavg; } > "$D/cpu.txt" 2>&1
+  part phases 60 python3 bench/host_phases.py --models se_resnext101_32x4d,resnext101_32x4d \
+    --iters 10 --out "$D/phases.csv" ${PHASES_ARGS:-}
+  for i in 1 2; do
+    part host-se-$i 40 python3 bench/host_calibrate.py --model se_resnext101_32x4d \
+      --out "$D/host-se-$i.csv" ${HOST_ARGS:-}
+  done
+  for i in 1 2; do
+    part torch2-$i 40 python3 bench/torch_measure.py \
+      --only resnext101_32x4d-fp32-b32,se_resnext101_32x4d-fp32-b32 \
+      --out "$D/torch2-$i.csv" ${TORCH_ARGS:-}
+  done
+  cat /proc/loadavg >> "$D/cpu.txt"
   nvidia-smi -q -d CLOCK,PERFORMANCE > "$D/nvidia-smi-after.txt" 2>&1
   echo "total $((SECONDS - START)) s"
   date -u

@@ -105,3 +105,24 @@ Test(proto_flag, name_is_the_fixed_protocol_or_the_set) {
   ds_proto_flag_name(&f, ',', name, sizeof name);
   cr_assert_str_eq(name, "auto");
 }
+
+Test(proto_flag, require_model_refuses_only_what_names_protocols) {
+  /* Expected, because none and plain auto fall back to the plain
+   * algorithm, while a fixed protocol or a set is NCCL's only. */
+  const char *ok[] = {"none", "auto", "LL,LL128,Simple"};
+  for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+    struct ds_err err = {0};
+    struct ds_proto_flag f = parse_ok(ok[i]);
+    cr_assert_eq(ds_proto_flag_require_model("--proto", &f, "no model", &err), DS_OK, "%s",
+                 ok[i]);
+  }
+  const char *bad[][2] = {{"ll", "option --proto LL: no model"},
+                          {"^LL128", "option --proto LL,Simple: no model"}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    struct ds_err err = {0};
+    struct ds_proto_flag f = parse_ok(bad[i][0]);
+    cr_assert_eq(ds_proto_flag_require_model("--proto", &f, "no model", &err), DS_EUSAGE, "%s",
+                 bad[i][0]);
+    cr_assert_str_eq(err.msg, bad[i][1]);
+  }
+}

@@ -548,11 +548,7 @@ static ds_status make_plan(const struct collbench_options *o, struct ds_topo *to
     return DS_OK;
   }
   /* an explicit protocol or set of protocols needs NCCL's model */
-  if (o->proto.choice == DS_PROTO_CHOICE_FIXED || o->proto.disabled) {
-    char proto[24];
-    ds_proto_flag_name(&o->proto, ',', proto, sizeof proto);
-    return ds_err_set(err, DS_EUSAGE, "option --proto %s: %s", proto, why.msg);
-  }
+  DS_CHECK(ds_proto_flag_require_model("--proto", &o->proto, why.msg, err));
   if (!o->ar_auto && o->ar_algo == DS_AR_NVLS)
     return ds_err_set(err, DS_EUSAGE, "option --algo nvls: %s", why.msg);
   snprintf(pl->fallback, sizeof pl->fallback,

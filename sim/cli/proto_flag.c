@@ -98,3 +98,11 @@ void ds_proto_flag_name(const struct ds_proto_flag *flag, char sep, char *buf, s
   if (flag->choice == DS_PROTO_CHOICE_FIXED) snprintf(buf, cap, "%s", ds_proto_name(flag->fixed));
   else ds_proto_flag_set_name(flag->disabled, sep, buf, cap);
 }
+
+ds_status ds_proto_flag_require_model(const char *flag, const struct ds_proto_flag *pf,
+                                      const char *why, struct ds_err *err) {
+  if (pf->choice != DS_PROTO_CHOICE_FIXED && pf->disabled == 0) return DS_OK;
+  char name[24];
+  ds_proto_flag_name(pf, ',', name, sizeof name);
+  return ds_err_set(err, DS_EUSAGE, "option %s %s: %s", flag, name, why);
+}

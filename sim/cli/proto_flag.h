@@ -50,6 +50,14 @@ int ds_proto_flag_admits(const struct ds_proto_flag *flag, enum ds_proto p);
  * set's as ds_proto_flag_set_name writes it with sep. */
 void ds_proto_flag_name(const struct ds_proto_flag *flag, char sep, char *buf, size_t cap);
 
+/* Called where NCCL's model could not be built (why: its reason). A fixed
+ * protocol or a set asks for NCCL's protocols, which run only under the
+ * model: DS_EUSAGE, err "option FLAG NAME: why" (NAME as ds_proto_flag_name
+ * writes it with ','). DS_OK for none and plain auto: the caller runs the
+ * plain algorithm instead. */
+ds_status ds_proto_flag_require_model(const char *flag, const struct ds_proto_flag *pf,
+                                      const char *why, struct ds_err *err);
+
 /* The allowed protocols of a DS_PROTO_CHOICE_AUTO set, in NCCL's order,
  * separated by sep ("LL,Simple" with ','; "auto" when none is disabled). */
 void ds_proto_flag_set_name(unsigned disabled, char sep, char *buf, size_t cap);

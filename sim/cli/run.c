@@ -534,13 +534,9 @@ static ds_status setup_nccl(struct config_run *c, const struct ds_options *o,
                o->algo_auto ? "auto" : ds_ar_algo_name(o->ar_algo), proto);
     return DS_OK;
   }
-  /* an explicit protocol or set of protocols needs NCCL's model */
-  if (o->proto.choice == DS_PROTO_CHOICE_FIXED || o->proto.disabled || nvls) {
-    char proto[24];
-    ds_proto_flag_name(&o->proto, ',', proto, sizeof proto);
-    return nvls ? ds_err_set(err, DS_EUSAGE, "option --algo nvls: %s", why.msg)
-                : ds_err_set(err, DS_EUSAGE, "option --proto %s: %s", proto, why.msg);
-  }
+  /* nvls, an explicit protocol or a set of protocols needs NCCL's model */
+  if (nvls) return ds_err_set(err, DS_EUSAGE, "option --algo nvls: %s", why.msg);
+  DS_CHECK(ds_proto_flag_require_model("--proto", &o->proto, why.msg, err));
   /* NCCL's choice by default: where its model is unavailable (a GPU it
    * has no constants for) the plain ring runs, as the summary says; only an
    * explicit --algo gets the note */

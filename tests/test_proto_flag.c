@@ -73,3 +73,56 @@ Test(proto_flag, bad_values_name_the_flag_and_what_was_expected) {
     cr_assert(strstr(err.msg, "expected none, auto, LL, LL128, Simple"), "%s", err.msg);
   }
 }
+
+Test(proto_flag, admits_what_the_flag_lets_run) {
+  /* Expected, because none runs no protocol, a fixed one runs only itself,
+   * and auto runs each protocol its set leaves in (all with plain auto). */
+  const struct {
+    const char *v;
+    int ll, ll128, simple;
+  } cases[] = {
+      {"none", 0, 0, 0},      {"auto", 1, 1, 1},       {"LL128", 0, 1, 0},
+      {"Simple", 0, 0, 1},    {"LL,Simple", 1, 0, 1},  {"^Simple", 1, 1, 0},
+      {"LL,LL128", 1, 1, 0},  {"LL,LL128,Simple", 1, 1, 1},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    struct ds_proto_flag f = parse_ok(cases[i].v);
+    cr_assert_eq(ds_proto_flag_admits(&f, DS_PROTO_LL), cases[i].ll, "%s", cases[i].v);
+    cr_assert_eq(ds_proto_flag_admits(&f, DS_PROTO_LL128), cases[i].ll128, "%s", cases[i].v);
+    cr_assert_eq(ds_proto_flag_admits(&f, DS_PROTO_SIMPLE), cases[i].simple, "%s", cases[i].v);
+  }
+}
+
+Test(proto_flag, name_is_the_fixed_protocol_or_the_set) {
+  char name[32];
+  struct ds_proto_flag f = parse_ok("ll128");
+  ds_proto_flag_name(&f, ',', name, sizeof name);
+  cr_assert_str_eq(name, "LL128");
+  f = parse_ok("^LL128");
+  ds_proto_flag_name(&f, '+', name, sizeof name);
+  cr_assert_str_eq(name, "LL+Simple");
+  f = parse_ok("auto");
+  ds_proto_flag_name(&f, ',', name, sizeof name);
+  cr_assert_str_eq(name, "auto");
+}
+
+Test(proto_flag, require_model_refuses_only_what_names_protocols) {
+  /* Expected, because none and plain auto fall back to the plain
+   * algorithm, while a fixed protocol or a set is NCCL's only. */
+  const char *ok[] = {"none", "auto", "LL,LL128,Simple"};
+  for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+    struct ds_err err = {0};
+    struct ds_proto_flag f = parse_ok(ok[i]);
+    cr_assert_eq(ds_proto_flag_require_model("--proto", &f, "no model", &err), DS_OK, "%s",
+                 ok[i]);
+  }
+  const char *bad[][2] = {{"ll", "option --proto LL: no model"},
+                          {"^LL128", "option --proto LL,Simple: no model"}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    struct ds_err err = {0};
+    struct ds_proto_flag f = parse_ok(bad[i][0]);
+    cr_assert_eq(ds_proto_flag_require_model("--proto", &f, "no model", &err), DS_EUSAGE, "%s",
+                 bad[i][0]);
+    cr_assert_str_eq(err.msg, bad[i][1]);
+  }
+}

@@ -39,10 +39,9 @@ struct collbench_options {
   int ar_auto;             /* allreduce --algo auto: NCCL's choice of algorithm */
   int bcast_auto;          /* broadcast, reduce --algo auto: the ring, NCCL's protocol */
   /* --proto: none (plain ring), one protocol, or NCCL's choice per size
-   * (among a set's protocols when proto_disabled has any) */
-  enum ds_proto_choice proto;
-  enum ds_proto proto_fixed;
-  unsigned proto_disabled;
+   * (among a set's protocols when it disables any); its choice resolved
+   * from --algo when not given (proto_set 0) */
+  struct ds_proto_flag proto;
   int proto_set;
   int nccl_extra; /* add the mechanisms NCCL's model leaves out */
   double min_bytes, max_bytes, factor;
@@ -188,12 +187,8 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
       o->algo = v;
       o->algo_set = 1;
     } else if (strcmp(f, "--proto") == 0) {
-      struct ds_proto_flag pf;
-      DS_CHECK(ds_proto_flag_parse(f, v, &pf, err));
+      DS_CHECK(ds_proto_flag_parse(f, v, &o->proto, err));
       o->proto_set = 1;
-      o->proto = pf.choice;
-      o->proto_fixed = pf.fixed;
-      o->proto_disabled = pf.disabled;
     } else if (strcmp(f, "--nccl-extra") == 0) {
       if (strcmp(v, "measured") == 0) o->nccl_extra = 1;
       else if (strcmp(v, "none") == 0) o->nccl_extra = 0;
@@ -268,20 +263,21 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
                         "option --algo: \"%s\" is not simulated for %s by this version "
                         "(%s runs %s; auto: allreduce, broadcast and reduce only)",
                         o->algo, o->op, o->op, o->desc->algo);
-    if (o->proto_set && o->proto != DS_PROTO_CHOICE_NONE && !ds_coll_kind_has_protocols(o->desc->kind))
+    if (o->proto_set && o->proto.choice != DS_PROTO_CHOICE_NONE &&
+        !ds_coll_kind_has_protocols(o->desc->kind))
       return ds_err_set(err, DS_EUSAGE,
                         "option --proto: NCCL's protocols are simulated for allreduce, "
                         "broadcast, reduce, allgather, reducescatter, alltoall and "
                         "sendrecv, not %s (use --proto none)", o->op);
-    if (is_p2p_kind(o->desc->kind) && o->proto == DS_PROTO_CHOICE_FIXED &&
-        o->proto_fixed == DS_PROTO_LL128)
+    if (is_p2p_kind(o->desc->kind) && o->proto.choice == DS_PROTO_CHOICE_FIXED &&
+        o->proto.fixed == DS_PROTO_LL128)
       return ds_err_set(err, DS_EUSAGE,
                         "option --proto LL128: NCCL's p2p (%s) runs LL or Simple only",
                         o->op);
     /* NCCL_PROTO feeds the collectives' tuning model (tuning.cc); p2p's
      * LL or Simple is enqueue.cc's size rule (P2P_LL_THRESHOLD), which
      * does not read it */
-    if (is_p2p_kind(o->desc->kind) && o->proto_disabled)
+    if (is_p2p_kind(o->desc->kind) && o->proto.disabled)
       return ds_err_set(err, DS_EUSAGE,
                         "option --proto: a set of protocols is NCCL_PROTO, which NCCL's p2p "
                         "(%s) does not read (it picks LL or Simple by size): use auto, LL "
@@ -304,24 +300,26 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
   int nccl_only = o->ar_algo == DS_AR_NVLS && !algo_auto;
   int no_proto = !algo_auto && (o->ar_algo == DS_AR_DIRECT ||
                                 o->ar_algo == DS_AR_REDUCE_BCAST || o->ar_algo == DS_AR_HIER);
-  if (!o->proto_set) o->proto = algo_auto || nccl_only ? DS_PROTO_CHOICE_AUTO : DS_PROTO_CHOICE_NONE;
-  if (no_proto && o->proto != DS_PROTO_CHOICE_NONE)
+  if (!o->proto_set)
+    o->proto.choice = algo_auto || nccl_only ? DS_PROTO_CHOICE_AUTO : DS_PROTO_CHOICE_NONE;
+  if (no_proto && o->proto.choice != DS_PROTO_CHOICE_NONE)
     return ds_err_set(err, DS_EUSAGE,
                       "option --proto: NCCL has no %s algorithm, so no protocol: it runs on "
                       "the links' own bandwidth and latency (use --proto none)", o->algo);
-  if (nccl_only && o->proto == DS_PROTO_CHOICE_NONE)
-    return ds_err_set(err, DS_EUSAGE,
-                      "option --proto: nvls runs only under NCCL's model, with Simple "
-                      "(use --proto Simple or auto)");
-  if (nccl_only && o->proto == DS_PROTO_CHOICE_FIXED && o->proto_fixed != DS_PROTO_SIMPLE)
-    return ds_err_set(err, DS_EUSAGE,
-                      "option --proto %s: NCCL runs nvls with Simple only",
-                      ds_proto_name(o->proto_fixed));
-  if (nccl_only && (o->proto_disabled & (1u << DS_PROTO_SIMPLE)))
+  /* nvls needs Simple admitted; the message says which way it is not */
+  if (nccl_only && !ds_proto_flag_admits(&o->proto, DS_PROTO_SIMPLE)) {
+    if (o->proto.choice == DS_PROTO_CHOICE_NONE)
+      return ds_err_set(err, DS_EUSAGE,
+                        "option --proto: nvls runs only under NCCL's model, with Simple "
+                        "(use --proto Simple or auto)");
+    if (o->proto.choice == DS_PROTO_CHOICE_FIXED)
+      return ds_err_set(err, DS_EUSAGE, "option --proto %s: NCCL runs nvls with Simple only",
+                        ds_proto_name(o->proto.fixed));
     return ds_err_set(err, DS_EUSAGE,
                       "option --proto: NCCL runs nvls with Simple only, and the set leaves "
                       "Simple out");
-  if (algo_auto && o->proto == DS_PROTO_CHOICE_NONE)
+  }
+  if (algo_auto && o->proto.choice == DS_PROTO_CHOICE_NONE)
     return ds_err_set(err, DS_EUSAGE,
                       "option --proto: none is the plain ring, not an NCCL choice: "
                       "use --algo ring --proto none, or a protocol with --algo auto");
@@ -529,7 +527,7 @@ static void print_row(FILE *out, const struct collbench_options *o,
  * a usage error, auto without it falls back to the plain ring and says so. */
 static ds_status make_plan(const struct collbench_options *o, struct ds_topo *topo,
                            const struct ds_ring *ring, struct plan *pl, struct ds_err *err) {
-  if (o->proto == DS_PROTO_CHOICE_NONE) return DS_OK;
+  if (o->proto.choice == DS_PROTO_CHOICE_NONE) return DS_OK;
   struct ds_err why = {0};
   ds_status st = ds_nccl_model_build(
       topo, ring, o->nccl_extra ? DS_NCCL_EXTRA_MEASURED : DS_NCCL_EXTRA_NONE, &pl->m,
@@ -546,17 +544,11 @@ static ds_status make_plan(const struct collbench_options *o, struct ds_topo *to
                         "--ring-chunks > 1 needs the per-flow ring: add --coll-model flow");
     pl->nccl = 1;
     /* a --proto set: NCCL chooses among its protocols only (NCCL_PROTO) */
-    if (o->proto == DS_PROTO_CHOICE_AUTO) pl->m.proto_disabled = o->proto_disabled;
+    if (o->proto.choice == DS_PROTO_CHOICE_AUTO) pl->m.proto_disabled = o->proto.disabled;
     return DS_OK;
   }
-  if (o->proto == DS_PROTO_CHOICE_FIXED)
-    return ds_err_set(err, DS_EUSAGE, "option --proto %s: %s",
-                      ds_proto_name(o->proto_fixed), why.msg);
-  if (o->proto_disabled) {
-    char set[24];
-    ds_proto_flag_set_name(o->proto_disabled, ',', set, sizeof set);
-    return ds_err_set(err, DS_EUSAGE, "option --proto %s: %s", set, why.msg);
-  }
+  /* an explicit protocol or set of protocols needs NCCL's model */
+  DS_CHECK(ds_proto_flag_require_model("--proto", &o->proto, why.msg, err));
   if (!o->ar_auto && o->ar_algo == DS_AR_NVLS)
     return ds_err_set(err, DS_EUSAGE, "option --algo nvls: %s", why.msg);
   snprintf(pl->fallback, sizeof pl->fallback,
@@ -632,31 +624,33 @@ static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
       if (ds_coll_kind_is_chain(k)) {
         /* DDP's buffer broadcast's path (sim/train/exec.c): the chain with
          * NCCL's channels for the size, latencies and launch */
-        r.proto = o->proto == DS_PROTO_CHOICE_FIXED ? o->proto_fixed
-                                          : ds_nccl_choose_coll_proto(&pl.m, k, r.size_bytes);
+        r.proto = o->proto.choice == DS_PROTO_CHOICE_FIXED
+                      ? o->proto.fixed : ds_nccl_choose_coll_proto(&pl.m, k, r.size_bytes);
         chain_chunks = ds_nccl_chain(&pl.m, r.proto, r.size_bytes, o->ring_chunks, &cp);
         r.nccl_model_us = ds_nccl_predict_coll_ns(&pl.m, k, r.proto, r.size_bytes) / 1e3;
       } else if (is_p2p_kind(k)) {
         /* each transfer: the message (sendrecv) or S/N (alltoall) */
         double part = k == DS_COLL_SENDRECV ? r.size_bytes : r.size_bytes / n;
-        r.proto = o->proto == DS_PROTO_CHOICE_FIXED ? o->proto_fixed : ds_nccl_p2p_choose(&pl.p2p, part);
+        r.proto = o->proto.choice == DS_PROTO_CHOICE_FIXED ? o->proto.fixed
+                                                             : ds_nccl_p2p_choose(&pl.p2p, part);
         ds_nccl_p2p_proto(&pl.m, &pl.p2p, r.proto, part, &cp);
       } else {
-        r.proto = o->proto == DS_PROTO_CHOICE_FIXED ? o->proto_fixed
-                                          : ds_nccl_choose_coll_proto(&pl.m, k, r.size_bytes);
+        r.proto = o->proto.choice == DS_PROTO_CHOICE_FIXED
+                      ? o->proto.fixed : ds_nccl_choose_coll_proto(&pl.m, k, r.size_bytes);
         ds_nccl_coll_proto(&pl.m, r.proto, r.size_bytes, &cp);
         r.nccl_model_us = ds_nccl_predict_coll_ns(&pl.m, k, r.proto, r.size_bytes) / 1e3;
       }
       r.channels = cp.channels;
     } else if (pl.nccl) {
       /* NCCL's choice of algorithm (auto) and protocol (auto), or the fixed ones */
-      if (o->ar_auto && o->proto != DS_PROTO_CHOICE_FIXED)
+      if (o->ar_auto && o->proto.choice != DS_PROTO_CHOICE_FIXED)
         ds_nccl_choose_algo(&pl.m, r.size_bytes, &r.algo, &r.proto);
-      else if (o->proto == DS_PROTO_CHOICE_FIXED)
-        r.proto = o->proto_fixed;
+      else if (o->proto.choice == DS_PROTO_CHOICE_FIXED)
+        r.proto = o->proto.fixed;
       else
         r.proto = ds_nccl_choose_proto(&pl.m, r.algo, r.size_bytes);
-      if (o->ar_auto && o->proto == DS_PROTO_CHOICE_FIXED) /* the fastest algorithm that has it */
+      /* a fixed protocol under --algo auto: the fastest algorithm that has it */
+      if (o->ar_auto && o->proto.choice == DS_PROTO_CHOICE_FIXED)
         r.algo = ds_nccl_choose_algo_with(&pl.m, r.size_bytes, r.proto);
       ds_nccl_algo_proto(&pl.m, r.algo, r.proto, r.size_bytes, &cp);
       r.channels = cp.channels;

@@ -565,11 +565,7 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
                  "hierarchical, auto", v);
   } else if (strcmp(flag, "--proto") == 0) {
     *proto_set = 1;
-    struct ds_proto_flag pf;
-    DS_CHECK(ds_proto_flag_parse(flag, v, &pf, err));
-    o->proto_choice = pf.choice;
-    o->proto_fixed = pf.fixed;
-    o->proto_disabled = pf.disabled;
+    DS_CHECK(ds_proto_flag_parse(flag, v, &o->proto, err));
   } else if (strcmp(flag, "--nccl-extra") == 0) {
     static const char *const names[] = {"none", "measured"};
     DS_CHECK(parse_choice(flag, v, names, 2, &c, err));
@@ -765,22 +761,18 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
    * hierarchical are not NCCL's, so they have no protocol. */
   int nccl_only = !o->algo_auto && o->ar_algo == DS_AR_NVLS;
   if (!proto_set)
-    o->proto_choice = o->algo_auto || nccl_only ? DS_PROTO_CHOICE_AUTO : DS_PROTO_CHOICE_NONE;
-  if (!o->algo_auto && o->proto_choice != DS_PROTO_CHOICE_NONE &&
+    o->proto.choice = o->algo_auto || nccl_only ? DS_PROTO_CHOICE_AUTO : DS_PROTO_CHOICE_NONE;
+  if (!o->algo_auto && o->proto.choice != DS_PROTO_CHOICE_NONE &&
       (o->ar_algo == DS_AR_DIRECT || o->ar_algo == DS_AR_REDUCE_BCAST ||
        o->ar_algo == DS_AR_HIER))
     return ds_err_set(err, DS_EUSAGE,
                       "option --proto: NCCL has no %s algorithm, so no protocol (use "
                       "--proto none)", ds_ar_algo_name(o->ar_algo));
-  if (nccl_only && (o->proto_choice == DS_PROTO_CHOICE_NONE ||
-                    (o->proto_choice == DS_PROTO_CHOICE_FIXED &&
-                     o->proto_fixed != DS_PROTO_SIMPLE) ||
-                    (o->proto_choice == DS_PROTO_CHOICE_AUTO &&
-                     (o->proto_disabled & (1u << DS_PROTO_SIMPLE)))))
+  if (nccl_only && !ds_proto_flag_admits(&o->proto, DS_PROTO_SIMPLE))
     return ds_err_set(err, DS_EUSAGE,
                       "option --proto: nvls runs only under NCCL's model, with Simple "
                       "(use --proto Simple or auto, or a set with Simple)");
-  if (o->algo_auto && o->proto_choice == DS_PROTO_CHOICE_NONE)
+  if (o->algo_auto && o->proto.choice == DS_PROTO_CHOICE_NONE)
     return ds_err_set(err, DS_EUSAGE,
                       "option --proto: none is the plain ring, not an NCCL choice: use "
                       "--algo ring --proto none, or a protocol with --algo auto");

@@ -127,10 +127,8 @@ struct ds_options {
   int algo_auto;                    /* --algo auto (the default): NCCL's choice */
   int algo_set;                     /* --algo was given */
   enum ds_ar_algo ar_algo;          /* --algo: the all-reduce algorithm (ring with auto) */
-  enum ds_proto_choice proto_choice; /* resolved from --algo/--proto */
-  enum ds_proto proto_fixed;        /* with DS_PROTO_CHOICE_FIXED */
-  unsigned proto_disabled;          /* with DS_PROTO_CHOICE_AUTO: a --proto set's
-                                       left-out protocols (proto_flag.h) */
+  struct ds_proto_flag proto;       /* --proto (proto_flag.h), its choice resolved
+                                       from --algo when not given */
   int nccl_extra;                   /* add the measured effects (docs/collectives.md) */
   /* DDP's options (PyTorch's names) */
   int no_overlap;                   /* all-reduces wait for the end of backward */

@@ -10,6 +10,7 @@
  */
 #include "sim/cli/proto_flag.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -81,4 +82,27 @@ void ds_proto_flag_set_name(unsigned disabled, char sep, char *buf, size_t cap) 
     if (w < 0 || (size_t)w >= cap - off) return;
     off += (size_t)w;
   }
+}
+
+int ds_proto_flag_admits(const struct ds_proto_flag *flag, enum ds_proto p) {
+  assert((unsigned)p < DS_PROTO_COUNT);
+  switch (flag->choice) {
+  case DS_PROTO_CHOICE_NONE: return 0;
+  case DS_PROTO_CHOICE_FIXED: return flag->fixed == p;
+  case DS_PROTO_CHOICE_AUTO: return (flag->disabled & (1u << p)) == 0;
+  }
+  return 0;
+}
+
+void ds_proto_flag_name(const struct ds_proto_flag *flag, char sep, char *buf, size_t cap) {
+  if (flag->choice == DS_PROTO_CHOICE_FIXED) snprintf(buf, cap, "%s", ds_proto_name(flag->fixed));
+  else ds_proto_flag_set_name(flag->disabled, sep, buf, cap);
+}
+
+ds_status ds_proto_flag_require_model(const char *flag, const struct ds_proto_flag *pf,
+                                      const char *why, struct ds_err *err) {
+  if (pf->choice != DS_PROTO_CHOICE_FIXED && pf->disabled == 0) return DS_OK;
+  char name[24];
+  ds_proto_flag_name(pf, ',', name, sizeof name);
+  return ds_err_set(err, DS_EUSAGE, "option %s %s: %s", flag, name, why);
 }

@@ -39,6 +39,25 @@ struct ds_proto_flag {
 ds_status ds_proto_flag_parse(const char *flag, const char *v, struct ds_proto_flag *out,
                               struct ds_err *err);
 
+/* Whether the flag lets protocol p run: never under none, the one protocol
+ * under a fixed choice, and under auto each protocol its set leaves in.
+ * The one statement of that rule for both commands (NVLS needs Simple
+ * admitted: NCCL runs it with Simple only). */
+int ds_proto_flag_admits(const struct ds_proto_flag *flag, enum ds_proto p);
+
+/* What a DS_PROTO_CHOICE_FIXED or DS_PROTO_CHOICE_AUTO flag runs, for
+ * messages and the coll_algo column: the fixed protocol's name, or the
+ * set's as ds_proto_flag_set_name writes it with sep. */
+void ds_proto_flag_name(const struct ds_proto_flag *flag, char sep, char *buf, size_t cap);
+
+/* Called where NCCL's model could not be built (why: its reason). A fixed
+ * protocol or a set asks for NCCL's protocols, which run only under the
+ * model: DS_EUSAGE, err "option FLAG NAME: why" (NAME as ds_proto_flag_name
+ * writes it with ','). DS_OK for none and plain auto: the caller runs the
+ * plain algorithm instead. */
+ds_status ds_proto_flag_require_model(const char *flag, const struct ds_proto_flag *pf,
+                                      const char *why, struct ds_err *err);
+
 /* The allowed protocols of a DS_PROTO_CHOICE_AUTO set, in NCCL's order,
  * separated by sep ("LL,Simple" with ','; "auto" when none is disabled). */
 void ds_proto_flag_set_name(unsigned disabled, char sep, char *buf, size_t cap);

@@ -86,7 +86,7 @@ static ds_status build_iteration(const struct config_run *c,
   const struct ds_options *o = c->opt;
   struct ds_ddp_options dopt = {
       c->world, c->batch, &c->ring, c->use_nccl ? &c->nccl : NULL,
-      o->proto_choice == DS_PROTO_CHOICE_FIXED ? o->proto_fixed : DS_PROTO_COUNT,
+      o->proto.choice == DS_PROTO_CHOICE_FIXED ? o->proto.fixed : DS_PROTO_COUNT,
       o->no_overlap, o->no_sync, o->comm_hook, iter, o->ar_algo, o->algo_auto,
       o->grad_as_bucket_view, template_only, !o->no_broadcast_buffers, o->ddp_rules,
       c->grad_accum, local_used_map(o, iter)};
@@ -511,7 +511,7 @@ static ds_status setup_nccl(struct config_run *c, const struct ds_options *o,
   /* coll_algo: the algorithm ("auto": NCCL's per bucket), "/" the protocol
    * ("auto": NCCL's per bucket) when NCCL's model runs it. */
   snprintf(c->coll_algo, sizeof c->coll_algo, "%s", ds_ar_algo_name(o->ar_algo));
-  if (o->proto_choice == DS_PROTO_CHOICE_NONE) return DS_OK;
+  if (o->proto.choice == DS_PROTO_CHOICE_NONE) return DS_OK;
   struct ds_err why = {0};
   struct ds_nccl_extra extra = o->nccl_extra ? DS_NCCL_EXTRA_MEASURED : DS_NCCL_EXTRA_NONE;
   /* --calib's measured per-call launch replaces the fitted one */
@@ -524,27 +524,19 @@ static ds_status setup_nccl(struct config_run *c, const struct ds_options *o,
       return ds_err_set(err, DS_EUSAGE, "option --algo nvls: cannot run here: %s", no);
     c->use_nccl = 1;
     /* a --proto set: NCCL chooses among its protocols only (NCCL_PROTO) */
-    if (o->proto_choice == DS_PROTO_CHOICE_AUTO) c->nccl.proto_disabled = o->proto_disabled;
-    char set[24]; /* "+" between names: coll_algo is a CSV column */
-    ds_proto_flag_set_name(o->proto_disabled, '+', set, sizeof set);
-    const char *proto = o->proto_choice == DS_PROTO_CHOICE_FIXED
-                            ? ds_proto_name(o->proto_fixed) : set;
-    if (o->algo_auto && o->proto_choice != DS_PROTO_CHOICE_FIXED && !o->proto_disabled)
+    if (o->proto.choice == DS_PROTO_CHOICE_AUTO) c->nccl.proto_disabled = o->proto.disabled;
+    char proto[24]; /* "+" between a set's names: coll_algo is a CSV column */
+    ds_proto_flag_name(&o->proto, '+', proto, sizeof proto);
+    if (o->algo_auto && o->proto.choice != DS_PROTO_CHOICE_FIXED && !o->proto.disabled)
       snprintf(c->coll_algo, sizeof c->coll_algo, "auto");
     else
       snprintf(c->coll_algo, sizeof c->coll_algo, "%s/%s",
                o->algo_auto ? "auto" : ds_ar_algo_name(o->ar_algo), proto);
     return DS_OK;
   }
-  /* an explicit protocol or set of protocols needs NCCL's model */
-  if (o->proto_choice == DS_PROTO_CHOICE_FIXED || o->proto_disabled || nvls) {
-    char set[24];
-    ds_proto_flag_set_name(o->proto_disabled, ',', set, sizeof set);
-    return nvls ? ds_err_set(err, DS_EUSAGE, "option --algo nvls: %s", why.msg)
-                : ds_err_set(err, DS_EUSAGE, "option --proto %s: %s",
-                             o->proto_choice == DS_PROTO_CHOICE_FIXED
-                                 ? ds_proto_name(o->proto_fixed) : set, why.msg);
-  }
+  /* nvls, an explicit protocol or a set of protocols needs NCCL's model */
+  if (nvls) return ds_err_set(err, DS_EUSAGE, "option --algo nvls: %s", why.msg);
+  DS_CHECK(ds_proto_flag_require_model("--proto", &o->proto, why.msg, err));
   /* NCCL's choice by default: where its model is unavailable (a GPU it
    * has no constants for) the plain ring runs, as the summary says; only an
    * explicit --algo gets the note */

@@ -6,8 +6,9 @@
  * gamma/beta reduction, or its partial path for many rows), their bytes,
  * rates and overheads. Expected values are worked by hand on a made-up GPU:
  * 8 SMs at 1000 MHz, 1000 GB/s reached in full (1000 B/ns); the rates are
- * compute.c's: 1.845 element passes per SM per clock (forward), 6.24
- * element reads per CTA per clock (gamma/beta, 32 columns per CTA).
+ * norm.c's: 1.845 element passes per SM per clock (forward; 2.552 on
+ * 2-byte elements), 6.24 element reads per CTA per clock (gamma/beta, 32
+ * columns per CTA).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -144,19 +145,25 @@ Test(layer_norm, many_rows_and_few_columns_take_the_partial_path) {
 }
 
 /* --dtype bf16: 2-byte elements, the statistics still fp32. Forward at the
- * same element rate (8672.09 ns, its bytes 2 * 64000 * 2 + 8000 + 128 * 2 =
- * 264256 B shorter); the input gradient 3 * 64000 * 2 + 8000 + 64 * 2 =
- * 392128 B. */
+ * half kernel's rate, 2.552 element passes per SM per clock (norm.c):
+ * 128000 / (8 * 2.552) = 6269.59 ns, not fp32's 8672.09 (its bytes 2 *
+ * 64000 * 2 + 8000 + 128 * 2 = 264256 B = 264.256 ns, shorter); the input
+ * gradient 3 * 64000 * 2 + 8000 + 64 * 2 = 392128 B; gamma/beta at the one
+ * rate whatever the element size (10256.41 ns). fp16 the same. */
 Test(layer_norm, half_elements_move_half_the_bytes) {
-  struct ds_test_compute f;
-  setup(&f, "LnGPU", 0, DS_DTYPE_BF16);
-  struct ds_ln_kernels k;
-  double fwd = ds_layer_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k);
-  cr_assert_float_eq(k.bytes, 264256, 1e-6);
-  cr_assert_float_eq(fwd, 128000 / (8 * 1.845), 1e-6);
-  ds_layer_norm_ns(&f.c, &f.m->layers[0], 10, 1, &k);
-  cr_assert_float_eq(k.row_ns, 392.128, 1e-6);
-  ds_test_compute_free(&f);
+  enum ds_dtype halves[] = {DS_DTYPE_BF16, DS_DTYPE_FP16};
+  for (size_t i = 0; i < 2; i++) {
+    struct ds_test_compute f;
+    setup(&f, "LnGPU", 0, halves[i]);
+    struct ds_ln_kernels k;
+    double fwd = ds_layer_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k);
+    cr_assert_float_eq(k.bytes, 264256, 1e-6);
+    cr_assert_float_eq(fwd, 128000 / (8 * 2.552), 1e-6, "%zu", i);
+    ds_layer_norm_ns(&f.c, &f.m->layers[0], 10, 1, &k);
+    cr_assert_float_eq(k.row_ns, 392.128, 1e-6);
+    cr_assert_float_eq(k.gamma_beta_ns, 64000 / 6.24, 1e-6);
+    ds_test_compute_free(&f);
+  }
 }
 
 /* A GPU without a clock: every kernel at the roofline (forward 520.512 ns;

@@ -180,6 +180,21 @@ double ds_batch_norm_ns(const struct ds_compute *c, const struct ds_layer *l,
  * (M = 9216) H200 29.35 / 28.92, 47.73 / 46.91. The CTAs of M < 256 (fewer
  * threads) are charged the same rate, unmeasured. */
 #define LN_FWD_ELEMS_PER_SM_CYCLE 1.845
+/* The forward on 2-byte elements (--dtype fp16 or bf16 without autocast:
+ * vectorized_layer_norm_kernel<c10::Half> / <c10::BFloat16>, its
+ * aligned_vector of vec_size 4 loading 8 bytes where fp32's loads 16) ran
+ * 1.38x the fp32 rate in this project's microbenchmark (bench/gpu_kernels.py
+ * --only layernorm on the H200, bench/results/gpu-2026-11-27-h200/
+ * layernorm.csv: a calibration set, not a training row; no trace runs a
+ * half layer norm, autocast's are fp32): least squares through the origin
+ * of the kernel's time (torch.profiler) against 2 * M * N / (min(M, SMs) x
+ * clock), as for the fp32 rate, over its 6 half rows (fp16 and bf16 at M =
+ * 4096, 8192, 9216; N = 768): 2.552 (rows 2.30-2.60; `python3
+ * bench/castreduce_check.py bench/results/gpu-2026-11-27-h200/castreduce.csv
+ * bench/results/gpu-2026-11-27-h200/layernorm.csv --topo
+ * validation/topologies/nd-h200-v5.yaml` prints each). Its fp32 rows give
+ * 1.854 over the same three shapes, 0.5 % from the trace's 1.845 above. */
+#define LN_FWD_ELEMS_PER_SM_CYCLE_HALF 2.552
 #define LN_GB_ELEMS_PER_CTA_CYCLE 6.24
 /* layer_norm_kernel.cu's launch rules: vec_size, the gamma/beta kernels'
  * block_dim_x, and LaunchGammaBetaBackwardCUDAKernel's partial path (M >
@@ -245,7 +260,8 @@ double ds_layer_norm_ns(const struct ds_compute *c, const struct ds_layer *l,
       kk.row_ns = ln_roofline(c, kk.bytes);
       if (ds_compute_knows_sms(c)) {
         double sms = m < c->sms ? m : (double)c->sms;
-        double t = 2.0 * elems / (sms * LN_FWD_ELEMS_PER_SM_CYCLE * c->sm_clock_hz) * 1e9 +
+        double rate = esz < 4.0 ? LN_FWD_ELEMS_PER_SM_CYCLE_HALF : LN_FWD_ELEMS_PER_SM_CYCLE;
+        double t = 2.0 * elems / (sms * rate * c->sm_clock_hz) * 1e9 +
                    c->params.kernel_overhead_ns;
         if (t > kk.row_ns) kk.row_ns = t;
       }

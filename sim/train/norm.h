@@ -75,7 +75,7 @@ double ds_batch_norm_ns(const struct ds_compute *c, const struct ds_layer *l, in
  *   gamma, beta; writes Y, mean, rstd (2 element passes); its time the
  *   longer of its bytes at the roofline and 2 * M * N element passes at a
  *   measured rate per SM cycle on min(M, SMs) SMs (LN_FWD_ELEMS_PER_SM_CYCLE
- *   in norm.c). Otherwise two kernels (RowwiseMomentsCUDAKernel reads X;
+ *   in norm.c; LN_FWD_ELEMS_PER_SM_CYCLE_HALF for 2-byte elements). Otherwise two kernels (RowwiseMomentsCUDAKernel reads X;
  *   LayerNormForwardCUDAKernel reads X, writes Y), each at the roofline.
  *   backward (LayerNormBackwardKernelImplInternal): the input gradient,
  *   layer_norm_grad_input_kernel(_vectorized), a CTA per row: reads dY, X,

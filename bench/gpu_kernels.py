@@ -267,10 +267,10 @@ def bmm_rows(dev, warmup, iters, plan, info):
     them: forward scores S = Q K^T (s x s x 64) and context O = P V (s x 64 x s),
     backward (BmmBackward0 of each) dP = dO V^T, dV = P^T dO, dQ = dS K and K^T's
     gradient Q^T dS (64 x s x s: autograd differentiates the transposed key, the
-    bmm's second operand), in FP32, TF32, fp16 and bf16: the rate the attention
-    class should take (the traces ran GPT-2's at 0.55 of the FP32 peak and
-    BERT-squad's at 0.156 of TF32's, where ddpsim charged matmul's 0.685 and
-    0.460: docs/validation.md). Each call is queued behind a spin kernel
+    bmm's second operand), in FP32, TF32, fp16 and bf16: the rates gpus.yaml's
+    attention_* are set from (bench/bmm_rates.py pools them; matmul's 0.685
+    and 0.460 overstated them: the traces ran GPT-2's at 0.58 of the FP32 peak
+    and BERT-squad's at 0.16 of TF32's). Each call is queued behind a spin kernel
     (timed_queued): BERT-base b32's products take 6-32 us, less than the host
     needs to dispatch a bmm, and the 2026-11-27 run's plain intervals (`timed`)
     were the host's 31-43 us in every math. kernel_us: the kernels of one call

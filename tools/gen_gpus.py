@@ -215,7 +215,7 @@ _CONV_HALF = ("conv_half", 665.2, 989.4, "TFLOPS", "cuDNN fp16 channels-last den
 # 0.218, 0.130 (`python3 bench/bmm_rates.py --trace T` on bench/results/gpu-2026-11-26*-h200
 # /prof/*.json.gz). H100 SXM takes the H200's values (same GH100 chip and clocks); the
 # products are bound inside the SMs in FP32 (0.55 of the FP32 peak); in TF32 and half
-# (K = 64 or N = 64: 21-64 FLOPs per byte moved) HBM matters more, and the H100's 3.35 TB/s
+# (K = 64 or N = 64: 16-57 FLOPs per byte moved) HBM matters more, and the H100's 3.35 TB/s
 # against the H200's 4.8 may make them slower there. Not measured on an H100.
 _BMM_CSV = ("bench/results/gpu-2026-11-27-h200/bmm-queued.csv, `python3 bench/bmm_rates.py "
             "--gpu \"NVIDIA H200\"` on it (this project, 2026-11-27)")

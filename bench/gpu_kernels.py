@@ -262,16 +262,23 @@ BMM_MODES = {"fp32": (torch.float32, False), "tf32": (torch.float32, True),
              "fp16": (torch.float16, False), "bf16": (torch.bfloat16, False)}
 
 
-def bmm_rows(dev, warmup, iters, plan):
-    """The attention core's batched GEMMs as aten.bmm runs them: forward
-    scores S = Q K^T (s x s x 64) and context O = P V (s x 64 x s), backward
-    dP = dO V^T, dV = P^T dO, dQ = dS K, dK = dS^T Q, in FP32, TF32, fp16 and
-    bf16: the rate the attention class should take (the traces ran GPT-2's
-    at 0.55 of the FP32 peak and BERT-squad's at 0.156 of TF32's, where
-    ddpsim charges matmul's 0.685 and 0.460: docs/validation.md)."""
+def bmm_rows(dev, warmup, iters, plan, info):
+    """The attention core's batched GEMMs as aten.bmm and its autograd node run
+    them: forward scores S = Q K^T (s x s x 64) and context O = P V (s x 64 x s),
+    backward (BmmBackward0 of each) dP = dO V^T, dV = P^T dO, dQ = dS K and K^T's
+    gradient Q^T dS (64 x s x s: autograd differentiates the transposed key, the
+    bmm's second operand), in FP32, TF32, fp16 and bf16: the rates gpus.yaml's
+    attention_* are set from (bench/bmm_rates.py pools them; matmul's 0.685
+    and 0.460 overstated them: the traces ran GPT-2's at 0.58 of the FP32 peak
+    and BERT-squad's at 0.16 of TF32's). Each call is queued behind a spin kernel
+    (timed_queued): BERT-base b32's products take 6-32 us, less than the host
+    needs to dispatch a bmm, and the 2026-11-27 run's plain intervals (`timed`)
+    were the host's 31-43 us in every math. kernel_us: the kernels of one call
+    alone (torch.profiler; cuBLASLt's workspace memset included)."""
     shapes = BMM_SHAPES if plan == "full" else [("smoke", 4, 32)]
     modes = list(BMM_MODES) if plan == "full" else ["fp32"]
     d = 64
+    cuda, _, clock_hz = kernel_timing_start(dev, info)
     for model, bh, sq in shapes:
         for mode in modes:
             dtype, tf32 = BMM_MODES[mode]
@@ -283,14 +290,21 @@ def bmm_rows(dev, warmup, iters, plan):
                       "dp": (lambda: torch.bmm(do, v.transpose(1, 2)), (sq, sq, d)),
                       "dv": (lambda: torch.bmm(p.transpose(1, 2), do), (sq, d, sq)),
                       "dq": (lambda: torch.bmm(p, k), (sq, d, sq)),
-                      "dk": (lambda: torch.bmm(p.transpose(1, 2), q), (sq, d, sq))}
+                      "dk": (lambda: torch.bmm(q.transpose(1, 2), p), (d, sq, sq))}
             el = q.element_size()
             for name, (fn, (mm, nn, kk)) in passes.items():
-                ms = timed(fn, dev, warmup, iters)
+                ms, ahead = timed_queued(fn, dev, warmup, iters, clock_hz)
+                clock = sm_clock_now(dev)
+                names, kus = kernels_of(fn, dev)
+                short = [kernel_short(kn) for kn in names]
                 yield dict(kind="bmm", name="%s-%s" % (model, name), mode=mode,
                            shape="%dx%dx%dx%d" % (bh, mm, nn, kk), ms=ms,
                            flops=2 * bh * mm * nn * kk,
-                           bytes=el * bh * (mm * kk + kk * nn + mm * nn))
+                           bytes=el * bh * (mm * kk + kk * nn + mm * nn),
+                           kernel=";".join(kn for kn, _ in short),
+                           kernel_args=";".join(a for _, a in short),
+                           kernel_us="%.2f" % kus, kernel_full=" ;; ".join(names)[:300],
+                           queued_ahead=ahead, sm_clock_mhz=clock)
             del q, k, v, do, p
     torch.backends.cuda.matmul.allow_tf32 = False
 
@@ -891,7 +905,7 @@ def main():
              "host": lambda: host_rows(dev, 5, a.plan),
              "elementwise": lambda: elementwise_rows(dev, a.warmup, a.iters, a.plan, info),
              "gemm": lambda: gemm_rows(dev, a.warmup, a.iters, a.plan),
-             "bmm": lambda: bmm_rows(dev, a.warmup, a.iters, a.plan),
+             "bmm": lambda: bmm_rows(dev, a.warmup, a.iters, a.plan, info),
              "rn50conv": lambda: rn50_conv_rows(dev, a.batch, a.warmup, a.iters, a.plan),
              "castreduce": lambda: castreduce_rows(dev, a.warmup, a.iters, a.plan, info),
              "layernorm": lambda: layernorm_rows(dev, a.warmup, a.iters, a.plan)}

@@ -49,7 +49,9 @@ PCIE_X16_GBPS = {3: 16, 4: 32, 5: 64}  # per direction
 #    implicit GEMMs, the same GPU's GEMM measurement in the same math stands in
 #    (an upper bound: on A100 the f16 convolution reached 0.534 of peak where
 #    large GEMMs reach 0.869).
-#  - attention_*: not set; attention's batched matmuls take matmul's value.
+#  - attention_*: H200's and H100's are the attention core's own batched products, timed
+#    alone (below); on the other GPUs not set: attention's batched matmuls take matmul's
+#    value.
 #  - half: fp16 and bf16 share the tensor rate; the measurement is of either.
 # (key, measured, peak, unit, what was measured, source)
 _LAYLUP = "https://github.com/lablup/mlxcel/issues/1654"
@@ -193,6 +195,37 @@ _CONV_CSV = ("bench/results/gpu-2026-11-26d-h200/conv-b32.csv, conv-b64.csv, con
 _CONV_HALF = ("conv_half", 665.2, 989.4, "TFLOPS", "cuDNN fp16 channels-last dense 3x3 "
               "convolutions at ResNeXt's widths (128-2048 channels, 56x56-7x7), forward and both "
               "gradients, batch 32, 64 and 128, total FLOPs / total time, H200", _CONV_CSV)
+# attention_fp32, attention_tf32, attention_half of H200 and H100: the attention core's
+# batched products (head dim 64) of BERT-base b32, GPT-2 b8 and BERT-base-squad b24 (forward
+# Q K^T and P V; BmmBackward0's dO V^T, P^T dO, dS K and Q^T dS), torch.bmm in FP32, TF32,
+# fp16 and bf16, each call queued behind a spin kernel and its kernels timed alone by
+# torch.profiler (cuBLASLt's workspace memset included; ddpsim charges the launch apart),
+# on a lent H200 (the inline command of notes-bmm.md, on gpu_kernels.py's helpers; the same
+# timing bench/gpu_kernels.py's bmm rows use since 98ebbaf:
+# bench/results/gpu-2026-11-27-h200/notes-bmm.md). `python3 bench/bmm_rates.py
+# bench/results/gpu-2026-11-27-h200/bmm-queued.csv --gpu "NVIDIA H200"` prints the values:
+# total FLOPs / total time, each product once per model (one layer of each, as a block
+# runs them); half pools the fp16 and bf16 rows (gpt2-b8 0.217, squad 0.181, BERT-base b32
+# 0.127 of the 989.4 peak). Not the same day's plain bmm.csv: its CUDA-event intervals of
+# back-to-back calls were the host's dispatch (31-43 us) wherever a kernel is shorter
+# (BERT-base b32 in every math, SQuAD in half), 0.541 / 0.173 / 0.139 pooled so. Checks,
+# not fitted: the traces ran the same kernels (same cuBLAS/nvjet names) at 0.581 (GPT-2
+# fp32), 0.401 (BERT-base fp32), 0.162 (SQuAD TF32), 0.209 (GPT-2 bf16), 0.105 (BERT-base
+# AMP) of the peak, where the benchmark's rows of the same model give 0.585, 0.415, 0.173,
+# 0.218, 0.130 (`python3 bench/bmm_rates.py --trace T` on bench/results/gpu-2026-11-26*-h200
+# /prof/*.json.gz). H100 SXM takes the H200's values (same GH100 chip and clocks); the
+# products are bound inside the SMs in FP32 (0.55 of the FP32 peak); in TF32 and half
+# (K = 64 or N = 64: 16-57 FLOPs per byte moved) HBM matters more, and the H100's 3.35 TB/s
+# against the H200's 4.8 may make them slower there. Not measured on an H100.
+_BMM_CSV = ("bench/results/gpu-2026-11-27-h200/bmm-queued.csv, `python3 bench/bmm_rates.py "
+            "--gpu \"NVIDIA H200\"` on it (this project, 2026-11-27)")
+_ATTN_FP32 = ("attention_fp32", 36.65, 66.9, "TFLOPS", "cuBLAS FP32 batched GEMMs of the "
+              "attention core (head dim 64; BERT-base b32, GPT-2 b8, BERT-base-squad b24; "
+              "forward and backward), kernels alone, total FLOPs / total time, H200", _BMM_CSV)
+_ATTN_TF32 = ("attention_tf32", 97.70, 494.7, "TFLOPS", "the same products in TF32 math, H200",
+              _BMM_CSV)
+_ATTN_HALF = ("attention_half", 197.71, 989.4, "TFLOPS", "the same products in fp16 and bf16 "
+              "(pooled), H200", _BMM_CSV)
 _H100_CAL2 = ("bench/results/gpu-2026-11-26-h200/h100/calibrate-bert-base.log "
               "(this project, 2026-11-26)")
 # H100 measured as H200 below (same method, same day; the 2026-11-23 run fitted
@@ -213,7 +246,8 @@ _H100 = [
      _H100_CAL2),
     _UNALIGNED[:4] + ("H200's (same GH100 chip and clocks): " + _UNALIGNED[4],
                       _UNALIGNED[5]),
-]
+] + [a[:4] + ("H200's (same GH100 chip and clocks): " + a[4], a[5])
+     for a in (_ATTN_FP32, _ATTN_TF32, _ATTN_HALF)]
 _H200_CAL = ("bench/results/gpu-2026-11-26-h200/calibrate-bert-base.log and calibrate-resnet50.log "
              "(this project, 2026-11-26)")
 # H200 measured by `ddpreal calibrate` on a lent H200 (bench/results/gpu-2026-11-26-h200).
@@ -235,6 +269,9 @@ _H200 = [
     ("memory", 4172, 4800, "GB/s", "cudaMemcpy device to device of 512 MiB, 2*S/t, H200",
      _H200_CAL),
     _UNALIGNED,
+    _ATTN_FP32,
+    _ATTN_TF32,
+    _ATTN_HALF,
 ]
 EFFICIENCY = {
     "V100-SXM2-16/32GB": _V100,

@@ -5,7 +5,8 @@
  * in, mem_efficiency from the table (sim/net/topo.c), PyTorch's foreach
  * optimizer kernels, and a calibration file's `efficiency` and `nccl`
  * sections (traces/calib_file.c, sim/train/calib.c) as the simulator uses
- * them, and bench/conv_rates.py, which sets H200's and H100's conv_half.
+ * them, bench/conv_rates.py, which sets H200's and H100's conv_half, and
+ * bench/deepbench_conv.py, which sets V100's.
  * Expected values are worked by hand from a made-up GPU with round numbers.
  */
 #include <criterion/criterion.h>
@@ -627,6 +628,54 @@ Test(efficiency, conv_rates_by_pass_splits_the_same_kernels) {
       strstr(out, "  all                     3108.7     7.901              393.4  0.398"), "%s",
       out);
   cr_assert_null(strstr(out, "7x7         2 dgrad"), "%s", out);
+}
+
+/* Runs cmd into out; returns its exit status. */
+static int run_capture(const char *cmd, char *out, size_t out_len) {
+  FILE *p = popen(cmd, "r");
+  cr_assert_not_null(p);
+  size_t n = fread(out, 1, out_len - 1, p);
+  out[n] = '\0';
+  int st = pclose(p);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Test(efficiency, deepbench_conv_pools_the_compute_bound_passes) {
+  /* bench/deepbench_conv.py (V100's conv_half, tools/gen_gpus.py) on a made-up
+   * workbook (tests/data/deepbench_toy.py): ResNet-50's shapes, each pass at
+   * 50 TFLOP/s when its FLOPs per byte reach V100's ridge (125e12 / (0.878 x
+   * 900e9) = 158.2 in fp16) and at 10 when not. fp16, batch 16: 276.220 of the
+   * 355.294 GFLOP are compute-bound, 5.524 ms at 50; the other 79.074 take
+   * 7.907 ms, so all pool to 355.294 / 13.432 = 26.452 TFLOP/s, 0.212 of 125,
+   * and the value gpus.yaml takes is the compute-bound 50 / 125 = 0.400. */
+  char xlsx[] = "/tmp/ds_deepbench_XXXXXX";
+  int fd = mkstemp(xlsx);
+  cr_assert_geq(fd, 0);
+  close(fd);
+  char cmd[512], out[8192];
+  snprintf(cmd, sizeof cmd,
+           "python3 tests/data/deepbench_toy.py %s && python3 bench/deepbench_conv.py %s 2>&1",
+           xlsx, xlsx);
+  cr_assert_eq(run_capture(cmd, out, sizeof out), 0, "%s", out);
+  const char *b16 = strstr(out, "fp16 batch 16");
+  cr_assert_not_null(b16, "%s", out);
+  cr_assert_not_null(
+      strstr(b16, "all passes         355.294 GFLOP in  13.432 ms =  26.452 TFLOP/s = 0.212"),
+      "%s", out);
+  cr_assert_not_null(
+      strstr(b16, ">= 158.2 FLOP/B    276.220 GFLOP in   5.524 ms =  50.000 TFLOP/s = 0.400"),
+      "%s", out);
+  cr_assert_not_null(strstr(out, "gpus.yaml V100 conv_half: 50.000 / 125 TFLOPS = 0.400"), "%s",
+                     out);
+  /* a shape without its row: exit 2, the file, sheet and shape named */
+  snprintf(cmd, sizeof cmd,
+           "python3 tests/data/deepbench_toy.py %s --drop-stem16 && "
+           "python3 bench/deepbench_conv.py %s 2>&1",
+           xlsx, xlsx);
+  cr_assert_eq(run_capture(cmd, out, sizeof out), 2, "%s", out);
+  cr_assert_not_null(strstr(out, xlsx), "%s", out);
+  cr_assert_not_null(strstr(out, "no Vision row 224x224 C=3 N=16 K=64 7x7/2"), "%s", out);
+  unlink(xlsx);
 }
 
 Test(efficiency, hopper_conv_half_is_what_conv_rates_prints) {

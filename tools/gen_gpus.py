@@ -41,7 +41,7 @@ PCIE_X16_GBPS = {3: 16, 4: 32, 5: 64}  # per direction
 # was not measured: the topology's flops_efficiency (mem_efficiency) applies.
 # Rules: never chosen to make a validation/ row fit; a derived value shows
 # its arithmetic. What is a proxy says so:
-#  - conv_*: V100's FP32 has cuDNN's own measurements (DeepBench, below) and A100
+#  - conv_*: V100's FP32 and half have cuDNN's own measurements (DeepBench, below) and A100
 #    CUTLASS's implicit-GEMM kernels (below; A100's TF32 value is still the
 #    f16 kernel's fraction: no TF32 convolution measurement was found); H100's
 #    and H200's half value is cuDNN's own (this project's H200, below); their
@@ -62,7 +62,20 @@ _MAMF = ("https://github.com/stas00/ml-engineering/blob/master/compute/accelerat
 # The CUTLASS README's profiler examples name no GPU; taken as A100 (not
 # verified): its sm80 kernel's 166.5 TFLOPS of f16 with f32 accumulation
 # exceeds the dense peak of every other Ampere or Turing part (GA102: 71),
-# and the examples are built for sm75/sm80 only. CUTLASS's kernels, not cuDNN's.
+# and the examples are built for sm75/sm80 only. CUTLASS's kernels, not cuDNN's; the
+# README's next figure (its numbers are not in the text) has CUTLASS's implicit-GEMM
+# fprop, dgrad and wgrad "comparable to cuDNN when running Resnet-50 layers on an NVIDIA
+# A100". A100's conv values stay this one problem's (n=8, 224x224, 128->128 3x3, forward,
+# 118.5 GFLOP a call): no published measurement of cuDNN at ResNet-50's shapes on an A100
+# was found (DeepBench has no A100 results; searched 2026-11-27), and V100's shows what
+# that leaves out: ResNet-50's compute-bound passes at batch 16 ran at 0.382 there, the
+# sheet's large calls (its "Vision" and "Speaker ID" rows of 7-45 GFLOP, 3x3 and 5x5 at
+# 64-512 channels, compute-bound) at 0.573 pooled (0.33-0.77 per pass). TF32
+# takes the f16 fraction: on this project's H200 (a check, not transferred) ResNet-50's
+# own TF32 channels-last convolutions at batch 128 reached the same fraction of the TF32
+# peak as fp16's of the fp16 peak (0.343 and 0.343); NCHW's 0.236 times cuDNN's
+# transposes, which ddpsim charges apart (bench/conv_rates.py --rn50 on
+# bench/results/gpu-2026-11-27-h200/rn50conv-b128.csv).
 _CUTLASS = ("https://github.com/NVIDIA/cutlass/blob/main/README.md (and docs.nvidia.com/cutlass "
             "quickstart, 'Building one Convolution CUDA kernel')")
 # V100 convolutions: Baidu DeepBench's training results for V100 (DGX-1, SXM2; CUDA
@@ -81,9 +94,30 @@ _CUTLASS = ("https://github.com/NVIDIA/cutlass/blob/main/README.md (and docs.nvi
 # and layer2's downsample (256->512/2) have no row (3.0 % of the forward FLOPs), left out.
 # Summed over the three passes: 355.294 GFLOP in 29.914 ms (FP32) and 9.973 ms (FP16).
 # Per pass, FP32: forward 13.86, input gradient 12.57, weight gradient 9.93 TFLOPS;
-# FP16: 41.88, 37.88, 29.52. Batch 16 is small for training: at batch 8 the same
-# shapes (less conv1) reach 0.601 (FP32) and 0.254 (FP16) against 0.762 and 0.343 at
-# 16, so at the training batches of validation/ (64-256) these are lower bounds.
+# FP16: 41.88, 37.88, 29.52. `python3 bench/deepbench_conv.py DeepBench_NV_V100.xlsx`
+# prints the sums (the workbook as of DeepBench commit 30c51150, 2019-10-07).
+# The FP16 sheet is cuDNN's tensor-core convolutions as cudnn.benchmark could pick them:
+# the pinned algorithms are those cuDNN runs on tensor cores (its legacy API guide,
+# "Tensor Core operations, supported algorithms": IMPLICIT_PRECOMP_GEMM or
+# WINOGRAD_NONFUSED forward, ALGO_1 or WINOGRAD_NONFUSED for either gradient), so only
+# Winograd-nonfused, for the 3x3s at stride 1, is left out; the sheet was submitted by
+# NVIDIA with the patch that set NHWC and tensor-op math (DeepBench commit 30c51150,
+# "ensure Tensor Cores to be used in more cases"). conv_half pools the passes ddpsim's
+# roofline charges as compute whatever the efficiency (FLOPs per byte moved, input, output
+# and weights once each in fp16, at least V100's ridge 125 TFLOPS / (0.878 x 900 GB/s) =
+# 158.2: the 3x3s, the 1x1s at 14x14 and 7x7 and the strided 512->1024 and 1024->2048):
+# 276.220 GFLOP in 5.786 ms = 47.739 TFLOPS. All the passes, the 1x1s that move more bytes
+# than FLOPs/158 and the stem included, pool to 35.626 (0.285): those layers' bytes are
+# charged apart (the memory roofline), and pooling them in would charge their slowness to
+# the 3x3s too. Batch 16 is small for training: at batch 8 the same shapes (less conv1)
+# reach 0.601 (FP32) and 0.254 (FP16; the compute-bound passes 0.271) against 0.762 and
+# 0.343 (0.382) at 16, so at the training batches of validation/ (64-256) these are lower
+# bounds, FP16's the more (a tensor-core call is 8x shorter at the same size); the large
+# GEMM (matmul_half, 0.780) bounds it from above. Cross-check, not transferred: on this
+# project's H200 (8x V100's tensor peak, so batch 128 there is about batch 16 here in
+# work per peak), ResNet-50's own fp16 channels-last convolutions at batch 128 pooled to
+# 0.343 of peak (`bench/conv_rates.py --rn50` on bench/results/gpu-2026-11-27-h200/
+# rn50conv-b128.csv).
 _DEEPBENCH_V100 = ("https://github.com/baidu-research/DeepBench results/train/"
                    "DeepBench_NV_V100.xlsx (cuDNN 7.6.2, CUDA 10.1)")
 _V100 = [
@@ -93,10 +127,10 @@ _V100 = [
     ("conv_fp32", 11.877, 15.7, "TFLOPS", "cuDNN FP32 convolutions of ResNet-50's shapes at "
      "batch 16, forward + input + weight gradient: 355.294 GFLOP in 29.914 ms, V100 SXM2",
      _DEEPBENCH_V100),
-    # Not DeepBench's FP16 sheet (35.626 TFLOPS, 0.285): its conv_bench.cu pins the
-    # algorithms (IMPLICIT_PRECOMP_GEMM forward), where PyTorch's cudnn.benchmark runs
-    # the fastest cuDNN finds, so it says less about training than the GEMM does.
-    ("conv_half", 97.5, 125, "TFLOPS", "proxy: matmul_half (implicit GEMM)", _LAYLUP),
+    ("conv_half", 47.739, 125, "TFLOPS", "cuDNN tensor-op (NHWC fp16) convolutions of "
+     "ResNet-50's shapes at batch 16, the passes compute-bound under the roofline (>= 158.2 "
+     "FLOP/byte), forward + input + weight gradient: 276.220 GFLOP in 5.786 ms, V100 SXM2; "
+     "a lower bound at training batches", _DEEPBENCH_V100),
     ("memory", 790, 900, "GB/s", "cudaMemcpy device to device, V100 16GB (HBM2, 900 GB/s as SXM2)",
      "https://www.paranumal.com/single-post/2018/02/08/rough-n-ready-roofline-nvidia-v100-edition"),
 ]

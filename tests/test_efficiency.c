@@ -9,6 +9,7 @@
  * Expected values are worked by hand from a made-up GPU with round numbers.
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -522,19 +523,25 @@ Test(efficiency, gpu_table_is_what_gen_gpus_writes) {
   cr_assert_eq(rc, 0, "python3 tools/gen_gpus.py --check failed: regenerate gpus.yaml");
 }
 
-/* Runs cmd, returns its exit status and its output's "gpus.yaml conv_half: R / P
- * TFLOPS = E" line's E in *eff (-1 if none). */
-static int conv_rates(const char *cmd, double *eff, char *out, size_t out_len) {
+/* Runs cmd, returns its exit status and the E of its output's first line
+ * "<label>: R / P TFLOPS = E" in *eff (-1 if none). */
+static int conv_rates_line(const char *cmd, const char *label, double *eff, char *out,
+                           size_t out_len) {
   FILE *p = popen(cmd, "r");
   cr_assert_not_null(p);
   size_t n = fread(out, 1, out_len - 1, p);
   out[n] = '\0';
   int st = pclose(p);
   *eff = -1;
-  const char *line = strstr(out, "gpus.yaml conv_half: ");
+  const char *line = strstr(out, label);
   const char *eq = line ? strstr(line, " = ") : NULL;
   if (eq) *eff = atof(eq + 3);
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The line gpus.yaml's conv_half is read from (--rn50). */
+static int conv_rates(const char *cmd, double *eff, char *out, size_t out_len) {
+  return conv_rates_line(cmd, "gpus.yaml conv_half: ", eff, out, out_len);
 }
 
 Test(efficiency, conv_rates_pools_the_dense_channels_last_rows) {
@@ -558,14 +565,18 @@ Test(efficiency, conv_rates_pools_the_dense_channels_last_rows) {
   double eff;
   snprintf(cmd, sizeof cmd, "python3 bench/conv_rates.py --peak-fp32 10 --peak-tf32 80 "
            "--peak-fp16 400 %s 2>&1", csv);
-  cr_assert_eq(conv_rates(cmd, &eff, out, sizeof out), 0, "%s", out);
+  cr_assert_eq(conv_rates_line(cmd, "dense 3x3 conv_half: ", &eff, out, sizeof out), 0, "%s",
+               out);
   cr_assert_float_eq(eff, 0.500, 1e-9, "%s", out);
-  cr_assert_not_null(strstr(out, "gpus.yaml conv_half: 200.0 / 400 TFLOPS"), "%s", out);
+  cr_assert_not_null(strstr(out, "dense 3x3 conv_half: 200.0 / 400 TFLOPS"), "%s", out);
+  /* no longer what gpus.yaml takes (ResNet-50's own mix, --rn50) */
+  cr_assert_null(strstr(out, "gpus.yaml"), "%s", out);
   /* a dense row with no time: exit 2, the file and line named */
   f = fopen(csv, "w");
   fprintf(f, "%sconv,32x4d/dgrad,fp16-nhwc,32x128x56x56 s1 g1,1,0,1e12,G\n", head);
   fclose(f);
-  cr_assert_eq(conv_rates(cmd, &eff, out, sizeof out), 2, "%s", out);
+  cr_assert_eq(conv_rates_line(cmd, "dense 3x3 conv_half: ", &eff, out, sizeof out), 2, "%s",
+               out);
   char where[80];
   snprintf(where, sizeof where, "%s:2:", csv);
   cr_assert_not_null(strstr(out, where), "%s", out);
@@ -597,6 +608,9 @@ Test(efficiency, conv_rates_pools_resnet50s_own_shapes_by_their_counts) {
   cr_assert_not_null(strstr(out, "4000.0 GFLOP   14.000 ms   285.7 TFLOP/s  0.714"), "%s", out);
   cr_assert_not_null(strstr(out, "1x1  s1 fwd      3000.0 GFLOP    6.000 ms   500.0"), "%s", out);
   cr_assert_null(strstr(out, "dgrad"), "%s", out);
+  /* fp16 channels-last at batch 128 is the cell gpus.yaml's conv_half takes */
+  cr_assert_float_eq(eff, 0.714, 1e-9, "%s", out);
+  cr_assert_not_null(strstr(out, "gpus.yaml conv_half: 285.7 / 400 TFLOPS = 0.714"), "%s", out);
   /* a name without the kernel and stride: exit 2, the file and line named */
   f = fopen(csv, "w");
   fprintf(f, "%srn50conv,64x256/fwd,fp16-nhwc,128x64x56x56,1,3,2.0,1e12,G\n", head);
@@ -628,18 +642,17 @@ Test(efficiency, conv_rates_by_pass_splits_the_same_kernels) {
 }
 
 Test(efficiency, hopper_conv_half_is_what_conv_rates_prints) {
-  /* topologies/gpus.yaml's H200 conv_half is bench/conv_rates.py's pooled
-   * channels-last value of the H200's three CSVs (tools/gen_gpus.py), and the
-   * H100 takes it (same GH100 chip): a changed CSV or script fails here. */
-  char out[8192];
+  /* topologies/gpus.yaml's H200 conv_half is bench/conv_rates.py's ResNet-50
+   * mix in fp16 channels-last at batch 128 (--rn50 on the H200's rn50conv
+   * CSV: tools/gen_gpus.py), and the H100 takes it (same GH100 chip): a
+   * changed CSV or script fails here. */
+  char out[16384];
   double eff;
-  cr_assert_eq(conv_rates("python3 bench/conv_rates.py "
-                          "bench/results/gpu-2026-11-26d-h200/conv-b32.csv "
-                          "bench/results/gpu-2026-11-26d-h200/conv-b64.csv "
-                          "bench/results/gpu-2026-11-26d-h200/conv-b128.csv 2>&1",
+  cr_assert_eq(conv_rates("python3 bench/conv_rates.py --rn50 "
+                          "bench/results/gpu-2026-11-27-h200/rn50conv-b128.csv 2>&1",
                           &eff, out, sizeof out),
                0, "%s", out);
-  cr_assert_float_eq(eff, 0.672, 1e-9, "%s", out);
+  cr_assert_float_eq(eff, 0.343, 1e-9, "%s", out);
   const char *topos[] = {"validation/topologies/nd-h200-v5.yaml", "topologies/dgx-h100.yaml"};
   for (size_t i = 0; i < 2; i++) {
     struct ds_topo *t = NULL;
@@ -649,4 +662,61 @@ Test(efficiency, hopper_conv_half_is_what_conv_rates_prints) {
     cr_assert_float_eq(t->gpu.eff.conv[DS_GPU_MATH_HALF], eff, 1e-9, "%s", topos[i]);
     ds_topo_free(t);
   }
+}
+
+Test(efficiency, hopper_conv_tf32_is_the_fit_traces_rate) {
+  /* topologies/gpus.yaml's H200 conv_tf32 is the rate of cuDNN's kernels
+   * (compute + helpers, transposes apart) in the fit row's trace, ResNet-50
+   * FP32 batch 32: its `all` line's GFLOP over compute + helper ms, over the
+   * H200's TF32 peak (494.7 TFLOP/s), rounded to 3 digits as
+   * tools/gen_gpus.py rounds; the H100 takes it. */
+  char out[16384];
+  double unused;
+  cr_assert_eq(conv_rates_line("python3 bench/conv_rates.py --trace "
+                               "bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32.json.gz "
+                               "2>&1",
+                               "none", &unused, out, sizeof out),
+               0, "%s", out);
+  const char *all = strstr(out, "  all ");
+  cr_assert_not_null(all, "%s", out);
+  double gflop, share, compute, helper;
+  cr_assert_eq(sscanf(all, " all %lf %lf%% %lf %lf", &gflop, &share, &compute, &helper), 4,
+               "%s", out);
+  double eff = round(gflop / (compute + helper) / 494.7 * 1000) / 1000;
+  cr_assert_float_eq(eff, 0.247, 1e-9, "%s", out);
+  const char *topos[] = {"validation/topologies/nd-h200-v5.yaml", "topologies/dgx-h100.yaml"};
+  for (size_t i = 0; i < 2; i++) {
+    struct ds_topo *t = NULL;
+    struct ds_err err = {0};
+    cr_assert_eq(ds_topo_load(topos[i], "topologies/gpus.yaml", &t, &err), DS_OK, "%s",
+                 err.msg);
+    cr_assert_float_eq(t->gpu.eff.conv[DS_GPU_MATH_TF32], eff, 1e-9, "%s", topos[i]);
+    cr_assert_float_eq(t->gpu.tf32_flops_per_s, 494.7e12, 1e3, "%s", topos[i]);
+    ds_topo_free(t);
+  }
+}
+
+Test(efficiency, conv_rates_compare_sets_each_shape_beside_the_traces) {
+  /* --compare: the batch-32 rn50conv CSV's TF32 channels-last calls, each
+   * times its count, beside the fit trace's kernels of the same shapes: the
+   * totals are --rn50's mix (7.709 ms) and --by-pass's (6.348 ms); the stem's
+   * input gradient, which training does not run, is in neither. */
+  char out[16384];
+  double unused;
+  cr_assert_eq(conv_rates_line("python3 bench/conv_rates.py --rn50 "
+                               "bench/results/gpu-2026-11-27-h200/rn50conv-b32.csv --compare "
+                               "bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32.json.gz "
+                               "--mode fp32-tf32-nhwc 2>&1",
+                               "none", &unused, out, sizeof out),
+               0, "%s", out);
+  cr_assert_not_null(strstr(out, "  all                      777.2     6.348     7.709    1.21"),
+                     "%s", out);
+  cr_assert_null(strstr(out, "7x7         2 dgrad"), "%s", out);
+  /* a CSV whose batch has no trace of it: the shapes do not match, exit 2 */
+  cr_assert_eq(conv_rates_line("python3 bench/conv_rates.py --rn50 "
+                               "bench/results/gpu-2026-11-27-h200/rn50conv-b128.csv --compare "
+                               "bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32.json.gz "
+                               "2>&1",
+                               "none", &unused, out, sizeof out),
+               2, "%s", out);
 }

@@ -44,9 +44,9 @@ PCIE_X16_GBPS = {3: 16, 4: 32, 5: 64}  # per direction
 #  - conv_*: V100's FP32 has cuDNN's own measurements (DeepBench, below) and A100
 #    CUTLASS's implicit-GEMM kernels (below; A100's TF32 value is still the
 #    f16 kernel's fraction: no TF32 convolution measurement was found); H100's
-#    and H200's half value is cuDNN's own (this project's H200, below); their
-#    FP32 and TF32 values are still proxies: since cuDNN runs convolutions as
-#    implicit GEMMs, the same GPU's GEMM measurement in the same math stands in
+#    and H200's TF32 and half values are cuDNN's own (ResNet-50's convolutions on
+#    this project's H200, below); their FP32 value is still a proxy: since cuDNN
+#    runs convolutions as implicit GEMMs, the same GPU's GEMM measurement in FP32 stands in
 #    (an upper bound: on A100 the f16 convolution reached 0.534 of peak where
 #    large GEMMs reach 0.869).
 #  - attention_*: not set; attention's batched matmuls take matmul's value.
@@ -158,41 +158,56 @@ _LINEARS_FP32 = ("matmul_fp32", 45.80, 66.9, "TFLOPS", "cuBLAS FP32 GEMMs of BER
                  "gradients, total FLOPs / total time, H200", _LINEARS_CSV)
 _LINEARS_TF32 = ("matmul_tf32", 227.53, 494.7, "TFLOPS", "the same GEMMs in TF32 math "
                  "(torch.backends.cuda.matmul.allow_tf32), H200", _LINEARS_CSV)
-# conv_half of H200 and H100: cuDNN's dense 3x3 convolutions in fp16, channels-last (NHWC),
-# timed one at a time on a lent H200 (`bench/gpu_kernels.py --only conv --batch B`, B = 32,
-# 64, 128: the groups-1 rows, ResNeXt-50/101's 3x3 layers at full width, 128 to 2048
-# channels at 56x56 to 7x7, strided or not; forward, input gradient, weight gradient; each
-# the median CUDA-event time of the call, cudnn.benchmark on). `python3 bench/conv_rates.py
-# bench/results/gpu-2026-11-26d-h200/conv-b{32,64,128}.csv` prints the value: total FLOPs
-# (a direct convolution's, 2 x output elements x input channels x 9) / total time over the
-# 126 rows (616.9, 682.5 and 669.9 TFLOP/s at batch 32, 64, 128; another H200's run of the
-# same tool, bench/results/gpu-2026-11-26b-h200/kernels*.csv, within 3 %). Channels-last
-# only: the NCHW rows (434.6 pooled) time cuDNN's NCHW<->NHWC transposes with the kernel,
-# and ddpsim charges those apart (compute.c, conv_transpose_bytes). It replaces the bf16
-# matmul MAMF (828.6, 0.838). Checks, not fitted (torch.profiler traces of training runs,
-# `python3 bench/conv_rates.py --trace T`: compute and helper kernels, transposes apart):
-# ResNet-50 AMP b128 ran its convolutions at 398.8 TFLOP/s in NHWC (3x3s 547.3; the 1x1s,
-# 52 % of its convolution FLOPs and absent from the CSVs, 351.4) and 355.4 in NCHW (3x3s
-# 569.3); ResNeXt-101 32x4d's dense convolutions (AMP NHWC b128, its wider 1x1s and the
-# stem; bench/results/gpu-2026-11-26b-h200) 532.0. So 0.672 is still an upper bound for
-# ResNet-50's narrower layers, nearer the traces than the proxy. FP32 and TF32 are not taken from the same CSVs: their rows are
-# NCHW (transposes timed in), the FP32 3x3s run Winograd (rows above the FP32 peak, which
-# 1x1s cannot use), and the TF32 rows' 217.1 TFLOP/s pooled is farther than the proxy
-# (155.7) from the rates ResNet-50's TF32 convolutions ran at in training (122.4, 3x3s
-# 161.0, 1x1s 107.3: resnet50-fp32-b32's trace; ResNet-101 125.8), while the widest model's
-# dense convolutions (ResNeXt-101 32x8d's 1x1s and stem) ran at 218.6: the rate follows the
-# layers' widths, and one TF32 value cannot serve both.
-# H100 SXM takes the H200's value (same GH100 chip, 132 SMs, 1980 MHz); the most
-# bandwidth-hungry row would move its operands through the H100's 3.35 TB/s in 43 % of its
-# time. Not measured on an H100: its training kernel tables
-# (bench/results/gpu-2026-11-26-h200/h100/prof/resnet50-*.txt) put its ResNet-50
-# convolution ops at 1.18x the H200's time in AMP NHWC b128 (9.22 against 7.80 ms), 1.11x
-# in NCHW, 1.08x in fp32 b32, so H100's value overstates its rate more than H200's does.
-_CONV_CSV = ("bench/results/gpu-2026-11-26d-h200/conv-b32.csv, conv-b64.csv, conv-b128.csv, "
-             "`python3 bench/conv_rates.py` on them (this project, 2026-11-26)")
-_CONV_HALF = ("conv_half", 665.2, 989.4, "TFLOPS", "cuDNN fp16 channels-last dense 3x3 "
-              "convolutions at ResNeXt's widths (128-2048 channels, 56x56-7x7), forward and both "
-              "gradients, batch 32, 64 and 128, total FLOPs / total time, H200", _CONV_CSV)
+# conv_tf32 and conv_half of H200 and H100: ResNet-50's own convolutions, the rate each
+# math ran them at, at the batch of the rows that price it (TF32: batch 32; AMP: batch
+# 128). Reconciled shape by shape and pass by pass in
+# bench/results/gpu-2026-11-27-h200/notes-rn50conv.md (`python3 bench/conv_rates.py --rn50
+# CSV --compare TRACE`).
+# conv_tf32: cuDNN's kernels (compute + helpers, transposes apart: ddpsim charges those as
+# memory-bound kernels, compute.c conv_transpose_bytes) in the torch.profiler trace of the
+# fit row ResNet-50 FP32 (TF32 conv) batch 32 on the H200 (validation/training.csv marks it
+# `fit`): 777.2 GFLOP in 6.348 ms per iteration = 122.4 TFLOP/s (`python3
+# bench/conv_rates.py --trace bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32.json.gz`;
+# the second H200's trace of the same run, gpu-2026-11-26b-h200, 122.6). The microbenchmark
+# of the same 23 shapes (`bench/gpu_kernels.py --only rn50conv --batch 32`, TF32
+# channels-last: no transposes) gives 100.8 (0.204), 1.21x the trace's time: no call of
+# it is under 28 us (CUDA events recorded back to back, so a call shorter than the host's
+# dispatch of it times the host), and the gap is in the shapes whose training kernels are
+# short: micro / trace 1.91 (median) where the trace's kernel is under 25 us, 1.22 at
+# 25-35 us, 1.04 at 35-45, 1.07 above 45 (`--compare ... --shapes`). At batch 128 the same
+# microbenchmark gives 169.8 (0.343): the rate rises with the batch, which one value cannot
+# follow (the batch-128 TF32 rows are charged slow). Replaces the cuBLAS proxy (SGEMMs
+# shaped as the 3x3 implicit GEMMs: 155.7 on H200, 129.6 on H100).
+# conv_half: the microbenchmark in fp16 channels-last at batch 128 (`--only rn50conv
+# --batch 128`), ResNet-50's mix weighted by the model's counts, the stem's input gradient
+# left out: 3108.7 GFLOP in 9.160 ms = 339.4 TFLOP/s (`python3 bench/conv_rates.py --rn50
+# bench/results/gpu-2026-11-27-h200/rn50conv-b128.csv`). No fit row's trace has
+# ResNet-50 in AMP; the validation rows' trace (resnet50-amp-b128-nhwc, a check, not
+# fitted) ran the same kernels at 398.8: the microbenchmark takes 1.18x their time, all of
+# it in the calls whose training kernels are under 35 us (micro / trace 2.48 and 1.71
+# there, 1.14 and 1.04 above), the host's dispatch as in TF32: so 0.343 is a lower bound
+# of ResNet-50's fp16 rate (a kernel-timed microbenchmark, torch.profiler's kernel times or
+# a CUDA graph's replay, would remove the host; not run yet).
+# Replaces the dense 3x3 convolutions at ResNeXt's widths (665.2, 0.672: `python3
+# bench/conv_rates.py bench/results/gpu-2026-11-26d-h200/conv-b{32,64,128}.csv`), shapes
+# no shipped model runs dense; wider models run faster than ResNet-50's mix (ResNeXt-101
+# 32x4d AMP b128's dense 1x1s and stem at 532.0 in its trace, ResNeXt-101 32x8d's TF32 ones
+# at 218.6): the rate follows the layers' widths, which one value per math cannot follow.
+# H100 SXM takes the H200's values (same GH100 chip, 132 SMs, 1980 MHz). Not measured on an
+# H100: its training kernel tables (bench/results/gpu-2026-11-26-h200/h100/prof/resnet50-*.txt)
+# put its ResNet-50 convolution ops at 1.18x the H200's time in AMP NHWC b128 (9.22 against
+# 7.80 ms), 1.11x in NCHW, 1.08x in fp32 b32, so H100's value overstates its rate.
+_RN50_TRACE = ("bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32.json.gz, `python3 "
+               "bench/conv_rates.py --trace` on it (this project, 2026-11-26; FIT on the H200 "
+               "ResNet-50 FP32 batch-32 run)")
+_RN50_CSV = ("bench/results/gpu-2026-11-27-h200/rn50conv-b128.csv, `python3 bench/conv_rates.py "
+             "--rn50` on it (this project, 2026-11-27)")
+_CONV_TF32 = ("conv_tf32", 122.4, 494.7, "TFLOPS", "cuDNN's TF32 convolutions of ResNet-50 "
+              "FP32 batch 32 training (a fit row's trace), compute and helper kernels, "
+              "transposes apart, total FLOPs / total time, H200", _RN50_TRACE)
+_CONV_HALF = ("conv_half", 339.4, 989.4, "TFLOPS", "cuDNN fp16 channels-last convolutions of "
+              "ResNet-50's 23 shapes at batch 128, forward and both gradients, each as often as "
+              "the model runs it, total FLOPs / total time, H200", _RN50_CSV)
 _H100_CAL2 = ("bench/results/gpu-2026-11-26-h200/h100/calibrate-bert-base.log "
               "(this project, 2026-11-26)")
 # H100 measured as H200 below (same method, same day; the 2026-11-23 run fitted
@@ -206,8 +221,7 @@ _H100 = [
      "H100 SXM", _MAMF),
     ("conv_fp32", 41.77, 66.9, "TFLOPS", "convolution proxy: SGEMMs shaped as ResNet-50's 3x3 "
      "implicit GEMMs at batch 32 (FP32 math), H100 SXM; cuBLAS, not cuDNN", _H100_CAL2),
-    ("conv_tf32", 129.6, 494.7, "TFLOPS", "the same proxy in TF32 math, H100 SXM; cuBLAS, "
-     "not cuDNN", _H100_CAL2),
+    _CONV_TF32[:4] + ("H200's (same GH100 chip and clocks): " + _CONV_TF32[4], _CONV_TF32[5]),
     _CONV_HALF[:4] + ("H200's (same GH100 chip and clocks): " + _CONV_HALF[4], _CONV_HALF[5]),
     ("memory", 2979, 3350, "GB/s", "cudaMemcpy device to device of 512 MiB, 2*S/t, H100 SXM",
      _H100_CAL2),
@@ -227,10 +241,7 @@ _H200 = [
      "GH200 (GH100, 141 GB HBM3e)", _MAMF),
     ("conv_fp32", 41.54, 66.9, "TFLOPS", "convolution proxy: SGEMMs shaped as ResNet-50's 3x3 "
      "implicit GEMMs at batch 32 (FP32 math), H200; cuBLAS, not cuDNN", _H200_CAL),
-    ("conv_tf32", 155.7, 494.7, "TFLOPS", "the same proxy in TF32 math, H200; cuBLAS, not cuDNN "
-     "(cuDNN's TF32 convolutions in ResNet-50's fp32 b32 training ran at 122.4, transposes "
-     "apart: bench/conv_rates.py --trace on bench/results/gpu-2026-11-26-h200/prof/"
-     "resnet50-fp32-b32.json.gz)", _H200_CAL),
+    _CONV_TF32,
     _CONV_HALF,
     ("memory", 4172, 4800, "GB/s", "cudaMemcpy device to device of 512 MiB, 2*S/t, H200",
      _H200_CAL),

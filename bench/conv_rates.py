@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Dense convolution rates from `gpu_kernels.py`'s CSVs (--only conv, --only rn50conv), and
 the check of them against torch.profiler traces of training runs (what topologies/gpus.yaml's
-conv_tf32 and conv_half for H200 and H100 are set from: tools/gen_gpus.py).
+conv_half and conv_tf32 for H200 and H100 are set from: tools/gen_gpus.py).
 
     python3 bench/conv_rates.py bench/results/gpu-2026-11-26d-h200/conv-b{32,64,128}.csv
     python3 bench/conv_rates.py --rn50 bench/results/gpu-2026-11-27-h200/rn50conv-b128.csv
@@ -18,12 +18,13 @@ ran (Winograd's FP32 rows exceed the FP32 peak). Each time is a CUDA-event inter
 the whole call: in NCHW it includes the layout transposes cuDNN runs around its NHWC
 tensor-core kernels, which ddpsim charges apart (memory-bound kernels, compute.h), so only
 the channels-last rows (fp16-nhwc) are a kernel rate in ddpsim's sense. The last line
-prints their pooled rate (no longer what gpus.yaml takes: ResNeXt's widths, not a model's
-dense layers).
+prints the value gpus.yaml's conv_half takes: the fp16-nhwc rows of every CSV given, pooled.
 
 --rn50: ResNet-50's own 23 convolution shapes (1x1s and the stem included), each weighted
-by how often the model runs it, per kernel size, stride and pass, per mode and batch; the
-last line prints the value gpus.yaml's conv_half takes: the fp16-nhwc mix at batch 128.
+by how often the model runs it, per kernel size, stride and pass, per mode and batch. Each
+call is timed with CUDA events back to back, and no call of these CSVs is under 28 us: where
+training's kernel is shorter the call times the host's dispatch (--compare), so a mix of
+them is a lower bound of the kernels' rate.
 
 --trace: each trace's dense convolutions (kernels launched under aten's cudnn_convolution
 or convolution_backward, groups 1; tools/trace_classes.py attributes them), per kernel
@@ -31,15 +32,22 @@ size: FLOPs from the op's recorded shapes (the input gradient counted only where
 computed it), the time of cuDNN's compute kernels, of its helpers (workspace fills,
 memsets, split-K reductions, padding) and of its NCHW/NHWC transposes, and the rate of the
 compute kernels with their helpers, transposes apart (as ddpsim charges them). Times per
-iteration: --iters (2, bench/torch_measure.py's profile). gpus.yaml's conv_tf32 is the
-`all` rate of the fit row's trace, resnet50-fp32-b32 (validation/training.csv marks the
-H200 ResNet-50 FP32 batch-32 row `fit`); the other traces are of validation rows: checks,
-never fitted to.
+iteration: --iters (2, bench/torch_measure.py's profile). gpus.yaml's conv_tf32 is set
+from the fit row's trace, resnet50-fp32-b32 (validation/training.csv marks the H200
+ResNet-50 FP32 batch-32 row `fit`): its `all` GFLOP over its compute + helper time less
+ddpsim's kernel_overhead for each convolution kernel ddpsim charges (tools/gen_gpus.py);
+the other traces are of validation rows: checks, never fitted to.
 
 --compare: one --rn50 CSV's calls in --mode, each times how often the model runs it,
 beside the trace's kernels of the same shape and pass (per kernel size, stride and pass),
 all shapes and then only the calls that took over --floor-us (below it a call may time
 the host's dispatch rather than the GPU); --shapes lists each shape and pass first.
+
+--fit-call: with --trace (repeatable), kernel time = t0 + FLOPs / rate fitted over the
+traces' dense convolutions (t0 shared, a rate per trace): how much of a small
+convolution's time does not scale with its FLOPs; --check TRACE (repeatable) sets other
+traces' convolutions at t0 + FLOPs / rate (the fitted rate of their math) beside their
+time and their time at the fitted trace's one rate. An analysis; ddpsim has no such term.
 
 Peaks: the GPU table's fp32, tf32 and fp16 for the GPU named in the CSV's `gpu` column
 (topologies/gpus.yaml; bench/gemm_rates.py reads it the same way), or --peak-*.
@@ -65,10 +73,7 @@ PASSES = ("fwd", "dgrad", "wgrad")
 # gpu_kernels.py's conv modes and the peak each runs against
 MODES = {"fp32": "fp32", "fp32-tf32": "tf32", "fp16": "fp16", "fp16-nhwc": "fp16"}
 RN50_MODES = {"fp32-tf32": "tf32", "fp32-tf32-nhwc": "tf32", "fp16-nhwc": "fp16"}
-TAKEN = "fp16-nhwc"  # the mode the dense 3x3 tables' channels-last line pools
-# the rn50conv cell gpus.yaml's conv_half is set from (tools/gen_gpus.py): fp16
-# channels-last at batch 128, the batch of the AMP rows it prices
-TAKEN_RN50 = ("fp16-nhwc", 128)
+TAKEN = "fp16-nhwc"  # the mode gpus.yaml's conv_half is set from (see the docstring)
 # cuDNN's kernels in a convolution op that are not its implicit GEMM: layout transposes
 # (ddpsim charges them apart) and helpers (part of the convolution's cost)
 TRANSPOSES = ("nchwToNhwc", "nhwcToNchw")
@@ -164,7 +169,6 @@ def rn50_report(paths, table, peaks_given):
     print("%s: %s, ResNet-50's convolutions as the model runs them (each shape times its "
           "count), TFLOP/s and efficiency against the %s peak of the mode's math"
           % (", ".join(paths), gpu, name))
-    taken = None
     for mode, batch in sorted(per):
         peak = peaks[RN50_MODES[mode]]
         cells = per[(mode, batch)]
@@ -177,11 +181,6 @@ def rn50_report(paths, table, peaks_given):
         t = sum(v[1] for v in cells.values())
         print("    all            %8.1f GFLOP %8.3f ms %7.1f TFLOP/s %6.3f  (the model's mix)"
               % (f / 1e9, t * 1e3, f / t / 1e12, f / t / 1e12 / peak))
-        if (mode, batch) == TAKEN_RN50:
-            taken = (f / t / 1e12, peak)
-    if taken:
-        print("gpus.yaml conv_half: %.1f / %g TFLOPS = %.3f (%s rows, batch %d: ResNet-50's mix)"
-              % (taken[0], taken[1], taken[0] / taken[1], TAKEN_RN50[0], TAKEN_RN50[1]))
 
 
 def pooled(rows):
@@ -418,6 +417,90 @@ def compare_report(paths, mode, trace, iters, floor_us, shapes=False):
             "%.2f" % (c[4] / c[3]) if c[3] else "-"))
 
 
+def fit_call(paths, iters):
+    """Kernel time = t0 + FLOPs / rate_i over the dense convolutions of traces i (one rate
+    per trace, its math's; t0 shared): each shape and pass one point (its FLOPs and mean
+    compute + helper time per op), weighted by how often the iteration runs it, least
+    squares. For a given t0 each trace's best 1 / rate is (Sxy - t0 Sx) / Sxx (weighted
+    sums over its points); putting that back leaves a residual u - t0 v per point, u = y -
+    x Sxy / Sxx, v = 1 - x Sx / Sxx, so t0 = sum(w u v) / sum(w v v). Returns t0 in us and,
+    per trace, (rate in TFLOP/s, kernels, GFLOP, ms per iteration)."""
+    sets = []
+    for path in paths:
+        pts = [(g * 1e9 / ops, ms * 1e-3 / ops, ops)
+               for g, ms, _, ops in trace_passes(path, iters, by_shape=True).values() if ops > 0]
+        sx = sum(w * f for f, _, w in pts)
+        sxx = sum(w * f * f for f, _, w in pts)
+        sxy = sum(w * f * t for f, t, w in pts)
+        if len(pts) < 2 or sxx <= 0:
+            raise InputError("%s: fewer than two convolution shapes to fit" % path)
+        sets.append((pts, sx, sxx, sxy))
+    num = den = 0.0
+    for pts, sx, sxx, sxy in sets:
+        for f, t, w in pts:
+            u, v = t - f * sxy / sxx, 1 - f * sx / sxx
+            num += w * u * v
+            den += w * v * v
+    if den <= 0:
+        raise InputError("%s: every shape of the same FLOPs: no intercept to fit"
+                         % ", ".join(paths))
+    t0 = num / den
+    out = []
+    for path, (pts, sx, sxx, sxy) in zip(paths, sets):
+        slope = (sxy - t0 * sx) / sxx
+        if slope <= 0:
+            raise InputError("%s: time does not rise with FLOPs (slope %g)" % (path, slope))
+        out.append((1 / slope / 1e12, sum(w for _, _, w in pts), sx / 1e9,
+                    sum(w * t for _, t, w in pts) * 1e3))
+    return t0 * 1e6, out
+
+
+def conv_half(path):
+    """Whether a trace's dense convolutions take half inputs (fp16 / bf16)."""
+    for e, chain in tc.gpu_activities(tc.load(path)):
+        if tc.classify(chain) == "conv":
+            op = conv_op(chain)
+            if op is not None:
+                return any(t in ("c10::Half", "c10::BFloat16") for t in tc.types(op[6]))
+    raise InputError("%s: no convolution kernels" % path)
+
+
+def predict_report(t0, paths, per, checks, iters):
+    """Each check trace's dense convolutions at t0 + FLOPs / rate (the rate of the fitted
+    trace of the same math) beside their measured time and their time at that trace's one
+    rate (total FLOPs / total time)."""
+    by_math = {}
+    for path, (rate, _, gflop, ms) in zip(paths, per):
+        by_math[conv_half(path)] = (rate, gflop / ms)
+    print("  check (not fitted): kernels, measured ms, t0 + FLOPs / rate, at one rate")
+    for path in checks:
+        half = conv_half(path)
+        if half not in by_math:
+            raise InputError("%s: no fitted trace of its math" % path)
+        rate, mix = by_math[half]
+        pts = [(g, ms, ops) for g, ms, _, ops in
+               trace_passes(path, iters, by_shape=True).values() if ops > 0]
+        ms = sum(p[1] for p in pts)
+        gflop = sum(p[0] for p in pts)
+        call = sum(ops * t0 * 1e-3 + g / rate for g, _, ops in pts)
+        one = gflop / mix
+        print("  %s: %.0f, %.3f, %.3f (%+d %%), %.3f (%+d %%)"
+              % (path, sum(p[2] for p in pts), ms, call, round(100 * (call / ms - 1)), one,
+                 round(100 * (one / ms - 1))))
+
+
+def fit_report(paths, iters, checks=()):
+    t0, per = fit_call(paths, iters)
+    print("kernel time = t0 + FLOPs / rate over each trace's dense convolutions (shape x pass, "
+          "weighted by its count), t0 shared, least squares")
+    for path, (rate, ops, gflop, ms) in zip(paths, per):
+        print("  %s: %.1f kernels, %.1f GFLOP in %.3f ms per iteration: rate %.1f TFLOP/s"
+              % (path, ops, gflop, ms, rate))
+    print("t0: %.1f us per kernel" % t0)
+    if checks:
+        predict_report(t0, paths, per, checks, iters)
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("csv", nargs="*", help="CSVs of bench/gpu_kernels.py --only conv")
@@ -435,6 +518,13 @@ def main(argv):
     ap.add_argument("--floor-us", type=float, default=45.0,
                     help="--compare: calls at or under this many us are left out of its "
                          "second columns (host-bound; default %(default)s)")
+    ap.add_argument("--fit-call", action="store_true",
+                    help="with --trace (repeatable): fit kernel time = t0 + FLOPs / rate over "
+                         "their dense convolutions, t0 shared, a rate per trace (an analysis: "
+                         "ddpsim has no such term; bench/results/gpu-2026-11-27-h200/"
+                         "notes-rn50conv.md)")
+    ap.add_argument("--check", action="append", default=[], metavar="TRACE",
+                    help="--fit-call: a trace to predict (repeatable), not fitted")
     ap.add_argument("--shapes", action="store_true",
                     help="--compare: each shape and pass first, us per call")
     ap.add_argument("--by-pass", action="store_true",
@@ -462,7 +552,7 @@ def main(argv):
                   "FLOPs / total time; NCHW modes include cuDNN's layout transposes")
             rate = report(rows, peaks)
             if rate is not None:
-                print("dense 3x3 conv_half: %.1f / %g TFLOPS = %.3f (%s rows, every batch)"
+                print("gpus.yaml conv_half: %.1f / %g TFLOPS = %.3f (%s rows, every batch)"
                       % (rate, peaks["fp16"], rate / peaks["fp16"], TAKEN))
         if a.compare:
             compare_report(a.rn50, a.mode, a.compare, a.iters, a.floor_us, a.shapes)
@@ -470,7 +560,9 @@ def main(argv):
             given = ("given", {"tf32": a.peak_tf32, "fp16": a.peak_fp16}) \
                 if a.peak_tf32 and a.peak_fp16 else None
             rn50_report(a.rn50, a.gpus, given)
-        for path in a.trace:
+        if a.fit_call:
+            fit_report(a.trace, a.iters, a.check)
+        for path in [] if a.fit_call else a.trace:
             trace_report(path, a.iters)
             if a.by_pass:
                 peak = a.peak_fp16 or gemm_rates.gpu_peaks("NVIDIA H200", a.gpus, ("fp16",))[1]["fp16"]

@@ -158,56 +158,64 @@ _LINEARS_FP32 = ("matmul_fp32", 45.80, 66.9, "TFLOPS", "cuBLAS FP32 GEMMs of BER
                  "gradients, total FLOPs / total time, H200", _LINEARS_CSV)
 _LINEARS_TF32 = ("matmul_tf32", 227.53, 494.7, "TFLOPS", "the same GEMMs in TF32 math "
                  "(torch.backends.cuda.matmul.allow_tf32), H200", _LINEARS_CSV)
-# conv_tf32 and conv_half of H200 and H100: ResNet-50's own convolutions, the rate each
-# math ran them at, at the batch of the rows that price it (TF32: batch 32; AMP: batch
-# 128). Reconciled shape by shape and pass by pass in
-# bench/results/gpu-2026-11-27-h200/notes-rn50conv.md (`python3 bench/conv_rates.py --rn50
-# CSV --compare TRACE`).
-# conv_tf32: cuDNN's kernels (compute + helpers, transposes apart: ddpsim charges those as
-# memory-bound kernels, compute.c conv_transpose_bytes) in the torch.profiler trace of the
-# fit row ResNet-50 FP32 (TF32 conv) batch 32 on the H200 (validation/training.csv marks it
-# `fit`): 777.2 GFLOP in 6.348 ms per iteration = 122.4 TFLOP/s (`python3
-# bench/conv_rates.py --trace bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32.json.gz`;
-# the second H200's trace of the same run, gpu-2026-11-26b-h200, 122.6). The microbenchmark
-# of the same 23 shapes (`bench/gpu_kernels.py --only rn50conv --batch 32`, TF32
-# channels-last: no transposes) gives 100.8 (0.204), 1.21x the trace's time: no call of
-# it is under 28 us (CUDA events recorded back to back, so a call shorter than the host's
-# dispatch of it times the host), and the gap is in the shapes whose training kernels are
-# short: micro / trace 1.91 (median) where the trace's kernel is under 25 us, 1.22 at
-# 25-35 us, 1.04 at 35-45, 1.07 above 45 (`--compare ... --shapes`). At batch 128 the same
-# microbenchmark gives 169.8 (0.343): the rate rises with the batch, which one value cannot
-# follow (the batch-128 TF32 rows are charged slow). Replaces the cuBLAS proxy (SGEMMs
-# shaped as the 3x3 implicit GEMMs: 155.7 on H200, 129.6 on H100).
-# conv_half: the microbenchmark in fp16 channels-last at batch 128 (`--only rn50conv
-# --batch 128`), ResNet-50's mix weighted by the model's counts, the stem's input gradient
-# left out: 3108.7 GFLOP in 9.160 ms = 339.4 TFLOP/s (`python3 bench/conv_rates.py --rn50
-# bench/results/gpu-2026-11-27-h200/rn50conv-b128.csv`). No fit row's trace has
-# ResNet-50 in AMP; the validation rows' trace (resnet50-amp-b128-nhwc, a check, not
-# fitted) ran the same kernels at 398.8: the microbenchmark takes 1.18x their time, all of
-# it in the calls whose training kernels are under 35 us (micro / trace 2.48 and 1.71
-# there, 1.14 and 1.04 above), the host's dispatch as in TF32: so 0.343 is a lower bound
-# of ResNet-50's fp16 rate (a kernel-timed microbenchmark, torch.profiler's kernel times or
-# a CUDA graph's replay, would remove the host; not run yet).
-# Replaces the dense 3x3 convolutions at ResNeXt's widths (665.2, 0.672: `python3
-# bench/conv_rates.py bench/results/gpu-2026-11-26d-h200/conv-b{32,64,128}.csv`), shapes
-# no shipped model runs dense; wider models run faster than ResNet-50's mix (ResNeXt-101
-# 32x4d AMP b128's dense 1x1s and stem at 532.0 in its trace, ResNeXt-101 32x8d's TF32 ones
-# at 218.6): the rate follows the layers' widths, which one value per math cannot follow.
-# H100 SXM takes the H200's values (same GH100 chip, 132 SMs, 1980 MHz). Not measured on an
-# H100: its training kernel tables (bench/results/gpu-2026-11-26-h200/h100/prof/resnet50-*.txt)
-# put its ResNet-50 convolution ops at 1.18x the H200's time in AMP NHWC b128 (9.22 against
-# 7.80 ms), 1.11x in NCHW, 1.08x in fp32 b32, so H100's value overstates its rate.
+# conv_half of H200 and H100: cuDNN's dense 3x3 convolutions in fp16, channels-last (NHWC),
+# timed one at a time on a lent H200 (`bench/gpu_kernels.py --only conv --batch B`, B = 32,
+# 64, 128: the groups-1 rows, ResNeXt-50/101's 3x3 layers at full width, 128 to 2048
+# channels at 56x56 to 7x7, strided or not; forward, input gradient, weight gradient; each
+# the median CUDA-event time of the call, cudnn.benchmark on). `python3 bench/conv_rates.py
+# bench/results/gpu-2026-11-26d-h200/conv-b{32,64,128}.csv` prints the value: total FLOPs
+# (a direct convolution's, 2 x output elements x input channels x 9) / total time over the
+# 126 rows (616.9, 682.5 and 669.9 TFLOP/s at batch 32, 64, 128; another H200's run of the
+# same tool, bench/results/gpu-2026-11-26b-h200/kernels*.csv, within 3 %). Channels-last
+# only: the NCHW rows (434.6 pooled) time cuDNN's NCHW<->NHWC transposes with the kernel,
+# and ddpsim charges those apart (compute.c, conv_transpose_bytes). It replaces the bf16
+# matmul MAMF (828.6, 0.838). An upper bound for ResNet-50's narrower layers: its AMP b128
+# channels-last trace (a validation row's: a check, not fitted) ran them at 398.8 TFLOP/s
+# (0.403; 3x3s 547.3, 1x1s 351.4), ResNeXt-101 32x4d's wider dense ones at 532.0.
+# Not replaced by ResNet-50's own shapes timed the same way (`--only rn50conv --batch 128`,
+# bench/results/gpu-2026-11-27-h200/rn50conv-b128.csv, fp16 channels-last: 339.4 TFLOP/s,
+# 0.343, `python3 bench/conv_rates.py --rn50`): each call is timed with CUDA events back to
+# back and none is under 28 us, so where training's kernel is short the call times the
+# host's dispatch: 1.18x the trace's kernel time over the model, micro / trace 2.48
+# (median) where the trace's kernel is under 25 us, 1.71 at 25-35, 1.14 at 35-45, 1.04
+# above (`--compare TRACE --mode fp16-nhwc --shapes`; bench/results/gpu-2026-11-27-h200/
+# notes-rn50conv.md): a lower bound, 0.343 against the trace's 0.403, and with it ddpsim's
+# convolutions in that run took 10.6 ms against the trace's 7.8 (6.9 at 0.672).
+# conv_tf32 of H200 and H100: cuDNN's TF32 kernels (compute + helpers, transposes apart:
+# ddpsim charges those as memory-bound kernels) in the torch.profiler trace of the fit row
+# ResNet-50 FP32 (TF32 conv) batch 32 on the H200 (validation/training.csv marks it `fit`):
+# 777.2 GFLOP in 6.348 ms per iteration (`python3 bench/conv_rates.py --trace
+# bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32.json.gz`; the second H200's
+# trace of the same run, gpu-2026-11-26b-h200, 6.337), in the form ddpsim charges them
+# (kernel_overhead + FLOPs / (efficiency x peak) per layer pass: 53 convolutions x forward
+# and backward = 106 kernels at the H200 and H100 topologies' 4 us, 0.424 ms): 777.2 GFLOP
+# / 5.924 ms = 131.2 TFLOP/s. The microbenchmark of the same shapes (`--only rn50conv
+# --batch 32`, TF32 channels-last, no transposes) agrees where training's kernels are long
+# (micro / trace 1.04 at 35-45 us, 1.07 above) and carries the host's dispatch where they
+# are short (1.91 under 25 us, 1.22 at 25-35): its mix, 100.8 TFLOP/s (0.204), is 1.21x
+# the trace's time. At batch 128 it gives 169.8 (0.343): the rate rises with the batch
+# (and with the layers' widths: ResNeXt-101 32x8d's dense ones ran at 218.6 in its b32
+# trace), which one value cannot follow; a fixed time per kernel beside a FLOP rate
+# follows both (t0 18.2 us, 223.7 TFLOP/s TF32, 828.1 fp16: `python3 bench/conv_rates.py
+# --fit-call`; notes-rn50conv.md), not in ddpsim. Replaces the cuBLAS proxy (SGEMMs shaped
+# as the 3x3 implicit GEMMs: 155.7 on H200, 129.6 on H100).
+# H100 SXM takes the H200's values (same GH100 chip, 132 SMs, 1980 MHz); the most
+# bandwidth-hungry row would move its operands through the H100's 3.35 TB/s in 43 % of its
+# time. Not measured on an H100: its training kernel tables
+# (bench/results/gpu-2026-11-26-h200/h100/prof/resnet50-*.txt) put its ResNet-50
+# convolution ops at 1.18x the H200's time in AMP NHWC b128 (9.22 against 7.80 ms), 1.11x
+# in NCHW, 1.08x in fp32 b32, so H100's values overstate its rate more than H200's do.
+_CONV_CSV = ("bench/results/gpu-2026-11-26d-h200/conv-b32.csv, conv-b64.csv, conv-b128.csv, "
+             "`python3 bench/conv_rates.py` on them (this project, 2026-11-26)")
+_CONV_HALF = ("conv_half", 665.2, 989.4, "TFLOPS", "cuDNN fp16 channels-last dense 3x3 "
+              "convolutions at ResNeXt's widths (128-2048 channels, 56x56-7x7), forward and both "
+              "gradients, batch 32, 64 and 128, total FLOPs / total time, H200", _CONV_CSV)
 _RN50_TRACE = ("bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32.json.gz, `python3 "
                "bench/conv_rates.py --trace` on it (this project, 2026-11-26; FIT on the H200 "
                "ResNet-50 FP32 batch-32 run)")
-_RN50_CSV = ("bench/results/gpu-2026-11-27-h200/rn50conv-b128.csv, `python3 bench/conv_rates.py "
-             "--rn50` on it (this project, 2026-11-27)")
-_CONV_TF32 = ("conv_tf32", 122.4, 494.7, "TFLOPS", "cuDNN's TF32 convolutions of ResNet-50 "
-              "FP32 batch 32 training (a fit row's trace), compute and helper kernels, "
-              "transposes apart, total FLOPs / total time, H200", _RN50_TRACE)
-_CONV_HALF = ("conv_half", 339.4, 989.4, "TFLOPS", "cuDNN fp16 channels-last convolutions of "
-              "ResNet-50's 23 shapes at batch 128, forward and both gradients, each as often as "
-              "the model runs it, total FLOPs / total time, H200", _RN50_CSV)
+_CONV_TF32 = ("conv_tf32", 131.2, 494.7, "TFLOPS", "cuDNN's TF32 convolutions of ResNet-50 "
+              "FP32 batch 32 training, compute and helper kernels, transposes apart: 777.2 "
+              "GFLOP in 6.348 ms less 106 x 4 us kernel_overhead, H200", _RN50_TRACE)
 _H100_CAL2 = ("bench/results/gpu-2026-11-26-h200/h100/calibrate-bert-base.log "
               "(this project, 2026-11-26)")
 # H100 measured as H200 below (same method, same day; the 2026-11-23 run fitted

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Dense convolution rates from `gpu_kernels.py --only conv`'s CSVs, and the check of them
-against torch.profiler traces of training runs (what topologies/gpus.yaml's conv_half for
-H200 and H100 is set from: tools/gen_gpus.py).
+"""Dense convolution rates from `gpu_kernels.py`'s CSVs (--only conv, --only rn50conv), and
+the check of them against torch.profiler traces of training runs (what topologies/gpus.yaml's
+conv_half and conv_tf32 for H200 and H100 are set from: tools/gen_gpus.py).
 
     python3 bench/conv_rates.py bench/results/gpu-2026-11-26d-h200/conv-b{32,64,128}.csv
+    python3 bench/conv_rates.py --rn50 bench/results/gpu-2026-11-27-h200/rn50conv-b128.csv
     python3 bench/conv_rates.py --trace bench/results/gpu-2026-11-26-h200/prof/X.json.gz ...
+    python3 bench/conv_rates.py --rn50 CSV --compare TRACE --mode fp32-tf32-nhwc
 
 CSVs: the dense rows (groups 1: ResNeXt's 3x3 layers at full width, 128 to 2048 channels
 at 56x56 to 7x7, strided or not), per math mode and batch: TFLOP/s and efficiency (rate /
@@ -16,7 +18,13 @@ ran (Winograd's FP32 rows exceed the FP32 peak). Each time is a CUDA-event inter
 the whole call: in NCHW it includes the layout transposes cuDNN runs around its NHWC
 tensor-core kernels, which ddpsim charges apart (memory-bound kernels, compute.h), so only
 the channels-last rows (fp16-nhwc) are a kernel rate in ddpsim's sense. The last line
-prints the value gpus.yaml takes: the fp16-nhwc rows of every CSV given, pooled.
+prints the value gpus.yaml's conv_half takes: the fp16-nhwc rows of every CSV given, pooled.
+
+--rn50: ResNet-50's own 23 convolution shapes (1x1s and the stem included), each weighted
+by how often the model runs it, per kernel size, stride and pass, per mode and batch. Each
+call is timed with CUDA events back to back, and no call of these CSVs is under 28 us: where
+training's kernel is shorter the call times the host's dispatch (--compare), so a mix of
+them is a lower bound of the kernels' rate.
 
 --trace: each trace's dense convolutions (kernels launched under aten's cudnn_convolution
 or convolution_backward, groups 1; tools/trace_classes.py attributes them), per kernel
@@ -24,8 +32,22 @@ size: FLOPs from the op's recorded shapes (the input gradient counted only where
 computed it), the time of cuDNN's compute kernels, of its helpers (workspace fills,
 memsets, split-K reductions, padding) and of its NCHW/NHWC transposes, and the rate of the
 compute kernels with their helpers, transposes apart (as ddpsim charges them). Times per
-iteration: --iters (2, bench/torch_measure.py's profile). These are checks: the traces
-are of training runs that validation/training.csv holds, never fitted to.
+iteration: --iters (2, bench/torch_measure.py's profile). gpus.yaml's conv_tf32 is set
+from the fit row's trace, resnet50-fp32-b32 (validation/training.csv marks the H200
+ResNet-50 FP32 batch-32 row `fit`): its `all` GFLOP over its compute + helper time less
+ddpsim's kernel_overhead for each convolution kernel ddpsim charges (tools/gen_gpus.py);
+the other traces are of validation rows: checks, never fitted to.
+
+--compare: one --rn50 CSV's calls in --mode, each times how often the model runs it,
+beside the trace's kernels of the same shape and pass (per kernel size, stride and pass),
+all shapes and then only the calls that took over --floor-us (below it a call may time
+the host's dispatch rather than the GPU); --shapes lists each shape and pass first.
+
+--fit-call: with --trace (repeatable), kernel time = t0 + FLOPs / rate fitted over the
+traces' dense convolutions (t0 shared, a rate per trace): how much of a small
+convolution's time does not scale with its FLOPs; --check TRACE (repeatable) sets other
+traces' convolutions at t0 + FLOPs / rate (the fitted rate of their math) beside their
+time and their time at the fitted trace's one rate. An analysis; ddpsim has no such term.
 
 Peaks: the GPU table's fp32, tf32 and fp16 for the GPU named in the CSV's `gpu` column
 (topologies/gpus.yaml; bench/gemm_rates.py reads it the same way), or --peak-*.
@@ -237,16 +259,17 @@ def trace_rates(path, iters):
 COMPUTE_PASS = (("dgrad", "dgrad"), ("wgrad", "wgrad"), ("fprop", "fwd"))
 
 
-def trace_passes(path, iters):
-    """Per (kernel size, stride, pass): [GFLOP, ms of compute and helper kernels, launches]
-    per iteration of the trace's dense convolutions, transposes apart. A backward op's
+def trace_passes(path, iters, by_shape=False):
+    """Per (kernel size, stride, pass), or with by_shape per (kernel size, stride, pass, in
+    channels, out channels, input side, batch): [GFLOP, ms of compute and helper kernels, launches,
+    ops] per iteration of the trace's dense convolutions, transposes apart. A backward op's
     kernel is the input gradient's or the weight's by its name (cuDNN's xmma `dgrad`,
     `wgrad`); one that names neither (a GEMM: nvjet, cutlass) is the input gradient's
     if it is the op's first such kernel and the op computes that gradient (cuDNN runs
     the input gradient first), else the weight gradient's; helpers go with the pass of
     the compute kernel before them in the op."""
-    per = collections.defaultdict(lambda: [0.0, 0.0, 0])
-    seen = {}  # op -> [compute kernels so far, last pass]
+    per = collections.defaultdict(lambda: [0.0, 0.0, 0, 0])
+    seen = {}  # op -> [compute kernels so far, last pass]; (op, pass) -> 1 once counted
     for e, chain in sorted(tc.gpu_activities(tc.load(path)), key=lambda a: a[0]["ts"]):
         if tc.classify(chain) != "conv":
             continue
@@ -273,13 +296,14 @@ def trace_passes(path, iters):
         if not helper:
             state[0] += 1
             state[1] = which
-        key = ("%dx%d" % (r, s), stride, which)
+        key = ("%dx%d" % (r, s), stride, which) + ((c, k, h, n) if by_shape else ())
         per[key][1] += e["dur"] / 1e3 / iters
         per[key][2] += 1.0 / iters
         flops_key = (op_id, which)
         if flops_key not in seen:
             seen[flops_key] = 1
             per[key][0] += 2.0 * n * k * side * side * c * r * s / 1e9 / iters
+            per[key][3] += 1.0 / iters
     return per
 
 
@@ -291,7 +315,7 @@ def pass_report(path, iters, peak):
                                                   "launches", "TFLOP/s", "eff"))
     tot = [0.0, 0.0]
     for key in sorted(per):
-        g, ms, n = per[key]
+        g, ms, n, _ = per[key]
         tot[0] += g
         tot[1] += ms
         print("  %-6s %6d %-6s %9.1f %9.3f %8.1f %9.1f %6.3f" % (key[0], key[1], key[2], g, ms, n,
@@ -321,6 +345,162 @@ def trace_report(path, iters):
         print("  (%d kernels of convolution ops without readable shapes left out)" % unread)
 
 
+def read_rn50_shapes(paths, mode):
+    """{(kernel, stride, pass, in, out, side, batch): (ms per call, how often the model runs it)}
+    of gpu_kernels.py --only rn50conv rows in `mode`, and the batch (one)."""
+    out, batches = {}, set()
+    for path, line, r in kind_rows(paths, "rn50conv"):
+        if r.get("mode") != mode:
+            continue
+        try:
+            shape, pss = r["name"].rsplit("/", 1)
+            cin, rest = shape.split("x", 1)
+            cout, ks = rest.split("k", 1)
+            kernel, stride = ks.split("s")
+            batch, _, side, _ = (int(v) for v in r["shape"].split("x"))
+            key = ("%sx%s" % (kernel, kernel), int(stride), pss, int(cin), int(cout), side,
+                   batch)
+            out[key] = (float(r["ms"]), int(r["elements"]))
+        except (KeyError, ValueError, TypeError, AttributeError, IndexError):
+            raise InputError("%s:%d: expected name CINxCOUTkKsS/PASS, shape BxCxHxW, and "
+                             "numbers in elements and ms" % (path, line))
+        batches.add(batch)
+    if len(batches) != 1:
+        raise InputError("%s: %d batches of mode %s: expected one CSV's" % (
+            ", ".join(paths), len(batches), mode))
+    return out, batches.pop()
+
+
+def compare_report(paths, mode, trace, iters, floor_us, shapes=False):
+    """The microbenchmark's time of each (shape, pass), times how often the model runs it,
+    beside the trace's kernels of the same shape and pass (compute + helpers, transposes
+    apart), per iteration; per kernel size, stride and pass, then all, then the shapes whose
+    microbenchmark call took over floor_us (a call at or under it times the host's
+    dispatch, not the GPU: every shape's call at batch 32 takes at least ~27 us)."""
+    micro, batch = read_rn50_shapes(paths, mode)
+    per = trace_passes(trace, iters, by_shape=True)
+    print("%s (%s, batch %d) against %s: ms per iteration, micro = call ms x count"
+          % (", ".join(paths), mode, batch, trace))
+    classes = collections.defaultdict(lambda: [0.0] * 5)
+    if shapes:
+        print("  per shape: us per call (trace: its kernels per op), how often per iteration")
+    for key, (g, ms, _, ops) in sorted(per.items()):
+        if key not in micro:
+            raise InputError("%s: trace shape %s has no %s row" % (", ".join(paths), key, mode))
+        call_ms, count = micro[key]
+        if abs(ops - count) > 1e-9:
+            raise InputError("%s: shape %s runs %g times per iteration in the trace, %d in the "
+                             "CSV" % (trace, key, ops, count))
+        if shapes:
+            print("  %-4s s%d %-5s %4d->%-4d @%3d x%-2d trace %7.1f us  micro %7.1f us  %5.2f"
+                  % (key[0], key[1], key[2], key[3], key[4], key[5], count, ms / ops * 1e3,
+                     call_ms * 1e3, call_ms * ops / ms))
+        c = classes[key[:3]]
+        c[0] += g
+        c[1] += ms
+        c[2] += call_ms * count
+        if call_ms * 1e3 > floor_us:
+            c[3] += ms
+            c[4] += call_ms * count
+    print("  %-6s %6s %-6s %9s %9s %9s %7s %9s %9s %7s" % (
+        "kernel", "stride", "pass", "GFLOP", "trace ms", "micro ms", "micro/", "trace ms",
+        "micro ms", "micro/"))
+    print("  %-22s %9s %29s %27s" % ("", "", "all shapes", "calls over %g us" % floor_us))
+    tot = [0.0] * 5
+    for key in sorted(classes) + ["all"]:
+        c = tot if key == "all" else classes[key]
+        if key != "all":
+            tot = [a + b for a, b in zip(tot, c)]
+        name = ("all", "", "") if key == "all" else key
+        print("  %-6s %6s %-6s %9.1f %9.3f %9.3f %7.2f %9.3f %9.3f %7s" % (
+            name[0], name[1], name[2], c[0], c[1], c[2], c[2] / c[1], c[3], c[4],
+            "%.2f" % (c[4] / c[3]) if c[3] else "-"))
+
+
+def fit_call(paths, iters):
+    """Kernel time = t0 + FLOPs / rate_i over the dense convolutions of traces i (one rate
+    per trace, its math's; t0 shared): each shape and pass one point (its FLOPs and mean
+    compute + helper time per op), weighted by how often the iteration runs it, least
+    squares. For a given t0 each trace's best 1 / rate is (Sxy - t0 Sx) / Sxx (weighted
+    sums over its points); putting that back leaves a residual u - t0 v per point, u = y -
+    x Sxy / Sxx, v = 1 - x Sx / Sxx, so t0 = sum(w u v) / sum(w v v). Returns t0 in us and,
+    per trace, (rate in TFLOP/s, kernels, GFLOP, ms per iteration)."""
+    sets = []
+    for path in paths:
+        pts = [(g * 1e9 / ops, ms * 1e-3 / ops, ops)
+               for g, ms, _, ops in trace_passes(path, iters, by_shape=True).values() if ops > 0]
+        sx = sum(w * f for f, _, w in pts)
+        sxx = sum(w * f * f for f, _, w in pts)
+        sxy = sum(w * f * t for f, t, w in pts)
+        if len(pts) < 2 or sxx <= 0:
+            raise InputError("%s: fewer than two convolution shapes to fit" % path)
+        sets.append((pts, sx, sxx, sxy))
+    num = den = 0.0
+    for pts, sx, sxx, sxy in sets:
+        for f, t, w in pts:
+            u, v = t - f * sxy / sxx, 1 - f * sx / sxx
+            num += w * u * v
+            den += w * v * v
+    if den <= 0:
+        raise InputError("%s: every shape of the same FLOPs: no intercept to fit"
+                         % ", ".join(paths))
+    t0 = num / den
+    out = []
+    for path, (pts, sx, sxx, sxy) in zip(paths, sets):
+        slope = (sxy - t0 * sx) / sxx
+        if slope <= 0:
+            raise InputError("%s: time does not rise with FLOPs (slope %g)" % (path, slope))
+        out.append((1 / slope / 1e12, sum(w for _, _, w in pts), sx / 1e9,
+                    sum(w * t for _, t, w in pts) * 1e3))
+    return t0 * 1e6, out
+
+
+def conv_half(path):
+    """Whether a trace's dense convolutions take half inputs (fp16 / bf16)."""
+    for e, chain in tc.gpu_activities(tc.load(path)):
+        if tc.classify(chain) == "conv":
+            op = conv_op(chain)
+            if op is not None:
+                return any(t in ("c10::Half", "c10::BFloat16") for t in tc.types(op[6]))
+    raise InputError("%s: no convolution kernels" % path)
+
+
+def predict_report(t0, paths, per, checks, iters):
+    """Each check trace's dense convolutions at t0 + FLOPs / rate (the rate of the fitted
+    trace of the same math) beside their measured time and their time at that trace's one
+    rate (total FLOPs / total time)."""
+    by_math = {}
+    for path, (rate, _, gflop, ms) in zip(paths, per):
+        by_math[conv_half(path)] = (rate, gflop / ms)
+    print("  check (not fitted): kernels, measured ms, t0 + FLOPs / rate, at one rate")
+    for path in checks:
+        half = conv_half(path)
+        if half not in by_math:
+            raise InputError("%s: no fitted trace of its math" % path)
+        rate, mix = by_math[half]
+        pts = [(g, ms, ops) for g, ms, _, ops in
+               trace_passes(path, iters, by_shape=True).values() if ops > 0]
+        ms = sum(p[1] for p in pts)
+        gflop = sum(p[0] for p in pts)
+        call = sum(ops * t0 * 1e-3 + g / rate for g, _, ops in pts)
+        one = gflop / mix
+        print("  %s: %.0f, %.3f, %.3f (%+d %%), %.3f (%+d %%)"
+              % (path, sum(p[2] for p in pts), ms, call, round(100 * (call / ms - 1)), one,
+                 round(100 * (one / ms - 1))))
+
+
+def fit_report(paths, iters, checks=()):
+    t0, per = fit_call(paths, iters)
+    print("kernel time = t0 + FLOPs / rate over each trace's dense convolutions (shape x pass, "
+          "weighted by its count), t0 shared, least squares")
+    for path, (rate, ops, gflop, ms) in zip(paths, per):
+        print("  %s: %.1f kernels, %.1f GFLOP in %.3f ms per iteration: rate %.1f TFLOP/s"
+              % (path, ops, gflop, ms, rate))
+    print("t0: %.1f us per kernel" % t0)
+    if checks:
+        predict_report(t0, paths, per, checks, iters)
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("csv", nargs="*", help="CSVs of bench/gpu_kernels.py --only conv")
@@ -330,6 +510,23 @@ def main(argv):
     ap.add_argument("--rn50", action="append", default=[],
                     help="a CSV of gpu_kernels.py --only rn50conv (repeatable): ResNet-50's own "
                          "mix per kernel size, stride and pass")
+    ap.add_argument("--compare", metavar="TRACE",
+                    help="with one --rn50 CSV and --mode: its calls beside the trace's kernels "
+                         "of the same shapes and passes")
+    ap.add_argument("--mode", default="fp32-tf32-nhwc", choices=sorted(RN50_MODES),
+                    help="--compare's microbenchmark mode (default: %(default)s)")
+    ap.add_argument("--floor-us", type=float, default=45.0,
+                    help="--compare: calls at or under this many us are left out of its "
+                         "second columns (host-bound; default %(default)s)")
+    ap.add_argument("--fit-call", action="store_true",
+                    help="with --trace (repeatable): fit kernel time = t0 + FLOPs / rate over "
+                         "their dense convolutions, t0 shared, a rate per trace (an analysis: "
+                         "ddpsim has no such term; bench/results/gpu-2026-11-27-h200/"
+                         "notes-rn50conv.md)")
+    ap.add_argument("--check", action="append", default=[], metavar="TRACE",
+                    help="--fit-call: a trace to predict (repeatable), not fitted")
+    ap.add_argument("--shapes", action="store_true",
+                    help="--compare: each shape and pass first, us per call")
     ap.add_argument("--by-pass", action="store_true",
                     help="with --trace: per kernel size, stride and pass (forward, input "
                          "gradient, weight gradient), efficiency against the fp16 peak")
@@ -357,11 +554,15 @@ def main(argv):
             if rate is not None:
                 print("gpus.yaml conv_half: %.1f / %g TFLOPS = %.3f (%s rows, every batch)"
                       % (rate, peaks["fp16"], rate / peaks["fp16"], TAKEN))
-        if a.rn50:
+        if a.compare:
+            compare_report(a.rn50, a.mode, a.compare, a.iters, a.floor_us, a.shapes)
+        elif a.rn50:
             given = ("given", {"tf32": a.peak_tf32, "fp16": a.peak_fp16}) \
                 if a.peak_tf32 and a.peak_fp16 else None
             rn50_report(a.rn50, a.gpus, given)
-        for path in a.trace:
+        if a.fit_call:
+            fit_report(a.trace, a.iters, a.check)
+        for path in [] if a.fit_call else a.trace:
             trace_report(path, a.iters)
             if a.by_pass:
                 peak = a.peak_fp16 or gemm_rates.gpu_peaks("NVIDIA H200", a.gpus, ("fp16",))[1]["fp16"]

@@ -26,7 +26,10 @@ over the shapes the models have, so a rate can be read per shape (issue #12):
            `elements` column says how often the model runs each), forward and
            both gradients, TF32 NCHW and channels-last, fp16 channels-last,
            each call on the next of `sets` copies of its tensors (a working
-           set of twice the L2: cold, as in training);
+           set of twice the L2: cold, as in training); the calls are timed back to
+           back, so one whose kernel is shorter than the host's dispatch (~30 us
+           on the lent H200s) times the host: a lower bound of the kernels' rate
+           (bench/results/gpu-2026-11-27-h200/notes-rn50conv.md);
   elementwise
            PyTorch's elementwise kernel paths at ResNet/ResNeXt stage outputs
            (batch 32 and 128, fp32/fp16/bf16, NCHW and channels-last): same-

@@ -10,6 +10,7 @@
  * Expected values are worked by hand from a made-up GPU with round numbers.
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -525,19 +526,25 @@ Test(efficiency, gpu_table_is_what_gen_gpus_writes) {
   cr_assert_eq(rc, 0, "python3 tools/gen_gpus.py --check failed: regenerate gpus.yaml");
 }
 
-/* Runs cmd, returns its exit status and its output's "gpus.yaml conv_half: R / P
- * TFLOPS = E" line's E in *eff (-1 if none). */
-static int conv_rates(const char *cmd, double *eff, char *out, size_t out_len) {
+/* Runs cmd, returns its exit status and the E of its output's first line
+ * "<label>: R / P TFLOPS = E" in *eff (-1 if none). */
+static int conv_rates_line(const char *cmd, const char *label, double *eff, char *out,
+                           size_t out_len) {
   FILE *p = popen(cmd, "r");
   cr_assert_not_null(p);
   size_t n = fread(out, 1, out_len - 1, p);
   out[n] = '\0';
   int st = pclose(p);
   *eff = -1;
-  const char *line = strstr(out, "gpus.yaml conv_half: ");
+  const char *line = strstr(out, label);
   const char *eq = line ? strstr(line, " = ") : NULL;
   if (eq) *eff = atof(eq + 3);
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The line gpus.yaml's conv_half is read from (the dense 3x3 CSVs). */
+static int conv_rates(const char *cmd, double *eff, char *out, size_t out_len) {
+  return conv_rates_line(cmd, "gpus.yaml conv_half: ", eff, out, out_len);
 }
 
 Test(efficiency, conv_rates_pools_the_dense_channels_last_rows) {
@@ -600,6 +607,9 @@ Test(efficiency, conv_rates_pools_resnet50s_own_shapes_by_their_counts) {
   cr_assert_not_null(strstr(out, "4000.0 GFLOP   14.000 ms   285.7 TFLOP/s  0.714"), "%s", out);
   cr_assert_not_null(strstr(out, "1x1  s1 fwd      3000.0 GFLOP    6.000 ms   500.0"), "%s", out);
   cr_assert_null(strstr(out, "dgrad"), "%s", out);
+  /* a lower bound (its calls time the host where kernels are short): not
+   * what gpus.yaml takes */
+  cr_assert_float_eq(eff, -1, 0, "%s", out);
   /* a name without the kernel and stride: exit 2, the file and line named */
   f = fopen(csv, "w");
   fprintf(f, "%srn50conv,64x256/fwd,fp16-nhwc,128x64x56x56,1,3,2.0,1e12,G\n", head);
@@ -700,4 +710,108 @@ Test(efficiency, hopper_conv_half_is_what_conv_rates_prints) {
     cr_assert_float_eq(t->gpu.eff.conv[DS_GPU_MATH_HALF], eff, 1e-9, "%s", topos[i]);
     ds_topo_free(t);
   }
+}
+
+Test(efficiency, hopper_conv_tf32_is_the_fit_traces_rate) {
+  /* topologies/gpus.yaml's H200 conv_tf32 is the rate of cuDNN's kernels
+   * (compute + helpers, transposes apart) in the fit row's trace, ResNet-50
+   * FP32 batch 32, in the form ddpsim charges them: each conv layer's
+   * forward and backward one kernel of kernel_overhead (the topology's) +
+   * FLOPs / (efficiency x peak), so efficiency = GFLOP / ((compute + helper
+   * ms) - 2 x conv layers x kernel_overhead) / the TF32 peak, rounded to 3
+   * digits as tools/gen_gpus.py rounds; the H100 takes it. */
+  char out[16384];
+  double unused;
+  cr_assert_eq(conv_rates_line("python3 bench/conv_rates.py --trace "
+                               "bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32.json.gz "
+                               "2>&1",
+                               "none", &unused, out, sizeof out),
+               0, "%s", out);
+  const char *all = strstr(out, "  all ");
+  cr_assert_not_null(all, "%s", out);
+  double gflop, share, compute, helper;
+  cr_assert_eq(sscanf(all, " all %lf %lf%% %lf %lf", &gflop, &share, &compute, &helper), 4,
+               "%s", out);
+  struct ds_model *m = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_model_load("models/resnet50.yaml", &m, &err), DS_OK, "%s", err.msg);
+  int convs = 0;
+  for (int32_t i = 0; i < m->n_layers; i++) convs += m->layers[i].cls == DS_LAYER_CONV;
+  ds_model_free(m);
+  cr_assert_eq(convs, 53);
+  const char *topos[] = {"validation/topologies/nd-h200-v5.yaml", "topologies/dgx-h100.yaml"};
+  for (size_t i = 0; i < 2; i++) {
+    struct ds_topo *t = NULL;
+    cr_assert_eq(ds_topo_load(topos[i], "topologies/gpus.yaml", &t, &err), DS_OK, "%s",
+                 err.msg);
+    double ms = compute + helper - 2.0 * convs * t->compute.kernel_overhead_ns * 1e-6;
+    double eff = round(gflop / ms / (t->gpu.tf32_flops_per_s / 1e12) * 1000) / 1000;
+    cr_assert_float_eq(eff, 0.265, 1e-9, "%s: %s", topos[i], out);
+    cr_assert_float_eq(t->gpu.eff.conv[DS_GPU_MATH_TF32], eff, 1e-9, "%s", topos[i]);
+    ds_topo_free(t);
+  }
+}
+
+Test(efficiency, conv_rates_fit_call_line_passes_through_the_mean) {
+  /* --fit-call on one trace (the fit row's, ResNet-50 FP32 b32): a least
+   * squares line t = t0 + F / rate, each point weighted by its count, passes
+   * through the weighted mean, so kernels x t0 + GFLOP / rate is the trace's
+   * time per iteration (158 kernels, 777.2 GFLOP, 6.348 ms), whatever t0
+   * and rate came out; t0 is positive (small convolutions take longer than
+   * their FLOPs at the rate). */
+  char out[16384];
+  double unused;
+  cr_assert_eq(conv_rates_line("python3 bench/conv_rates.py --fit-call --trace "
+                               "bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32.json.gz "
+                               "2>&1",
+                               "none", &unused, out, sizeof out),
+               0, "%s", out);
+  const char *line = strstr(out, "kernels, ");
+  cr_assert_not_null(line, "%s", out);
+  double gflop, ms, rate, t0;
+  cr_assert_eq(sscanf(line, "kernels, %lf GFLOP in %lf ms per iteration: rate %lf", &gflop, &ms,
+                      &rate),
+               3, "%s", out);
+  const char *t = strstr(out, "t0: ");
+  cr_assert_not_null(t, "%s", out);
+  cr_assert_eq(sscanf(t, "t0: %lf", &t0), 1, "%s", out);
+  cr_assert_float_eq(gflop, 777.2, 1e-9, "%s", out);
+  cr_assert_gt(t0, 0, "%s", out);
+  /* printed to 0.1 us and 0.1 TFLOP/s: 158 x 0.05 us + the rate's rounding */
+  cr_assert_float_eq(158 * t0 * 1e-3 + gflop / rate, ms, 0.02, "%s", out);
+  /* --check on the fitted trace itself: both forms give its own time back
+   * (the unrounded fit: the identity above, exactly) */
+  cr_assert_eq(conv_rates_line("python3 bench/conv_rates.py --fit-call --trace "
+                               "bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32.json.gz "
+                               "--check "
+                               "bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32.json.gz "
+                               "2>&1",
+                               "none", &unused, out, sizeof out),
+               0, "%s", out);
+  cr_assert_not_null(strstr(out, "158, 6.348, 6.348 (+0 %), 6.348 (+0 %)"), "%s", out);
+}
+
+Test(efficiency, conv_rates_compare_sets_each_shape_beside_the_traces) {
+  /* --compare: the batch-32 rn50conv CSV's TF32 channels-last calls, each
+   * times its count, beside the fit trace's kernels of the same shapes: the
+   * totals are --rn50's mix (7.709 ms) and --by-pass's (6.348 ms); the stem's
+   * input gradient, which training does not run, is in neither. */
+  char out[16384];
+  double unused;
+  cr_assert_eq(conv_rates_line("python3 bench/conv_rates.py --rn50 "
+                               "bench/results/gpu-2026-11-27-h200/rn50conv-b32.csv --compare "
+                               "bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32.json.gz "
+                               "--mode fp32-tf32-nhwc 2>&1",
+                               "none", &unused, out, sizeof out),
+               0, "%s", out);
+  cr_assert_not_null(strstr(out, "  all                      777.2     6.348     7.709    1.21"),
+                     "%s", out);
+  cr_assert_null(strstr(out, "7x7         2 dgrad"), "%s", out);
+  /* a CSV whose batch has no trace of it: the shapes do not match, exit 2 */
+  cr_assert_eq(conv_rates_line("python3 bench/conv_rates.py --rn50 "
+                               "bench/results/gpu-2026-11-27-h200/rn50conv-b128.csv --compare "
+                               "bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32.json.gz "
+                               "2>&1",
+                               "none", &unused, out, sizeof out),
+               2, "%s", out);
 }

@@ -44,9 +44,9 @@ PCIE_X16_GBPS = {3: 16, 4: 32, 5: 64}  # per direction
 #  - conv_*: V100's FP32 and half have cuDNN's own measurements (DeepBench, below) and A100
 #    CUTLASS's implicit-GEMM kernels (below; A100's TF32 value is still the
 #    f16 kernel's fraction: no TF32 convolution measurement was found); H100's
-#    and H200's half value is cuDNN's own (this project's H200, below); their
-#    FP32 and TF32 values are still proxies: since cuDNN runs convolutions as
-#    implicit GEMMs, the same GPU's GEMM measurement in the same math stands in
+#    and H200's TF32 and half values are cuDNN's own (ResNet-50's convolutions on
+#    this project's H200, below); their FP32 value is still a proxy: since cuDNN
+#    runs convolutions as implicit GEMMs, the same GPU's GEMM measurement in FP32 stands in
 #    (an upper bound: on A100 the f16 convolution reached 0.534 of peak where
 #    large GEMMs reach 0.869).
 #  - attention_*: H200's and H100's are the attention core's own batched products, timed
@@ -205,25 +205,42 @@ _LINEARS_TF32 = ("matmul_tf32", 227.53, 494.7, "TFLOPS", "the same GEMMs in TF32
 # same tool, bench/results/gpu-2026-11-26b-h200/kernels*.csv, within 3 %). Channels-last
 # only: the NCHW rows (434.6 pooled) time cuDNN's NCHW<->NHWC transposes with the kernel,
 # and ddpsim charges those apart (compute.c, conv_transpose_bytes). It replaces the bf16
-# matmul MAMF (828.6, 0.838). Checks, not fitted (torch.profiler traces of training runs,
-# `python3 bench/conv_rates.py --trace T`: compute and helper kernels, transposes apart):
-# ResNet-50 AMP b128 ran its convolutions at 398.8 TFLOP/s in NHWC (3x3s 547.3; the 1x1s,
-# 52 % of its convolution FLOPs and absent from the CSVs, 351.4) and 355.4 in NCHW (3x3s
-# 569.3); ResNeXt-101 32x4d's dense convolutions (AMP NHWC b128, its wider 1x1s and the
-# stem; bench/results/gpu-2026-11-26b-h200) 532.0. So 0.672 is still an upper bound for
-# ResNet-50's narrower layers, nearer the traces than the proxy. FP32 and TF32 are not taken from the same CSVs: their rows are
-# NCHW (transposes timed in), the FP32 3x3s run Winograd (rows above the FP32 peak, which
-# 1x1s cannot use), and the TF32 rows' 217.1 TFLOP/s pooled is farther than the proxy
-# (155.7) from the rates ResNet-50's TF32 convolutions ran at in training (122.4, 3x3s
-# 161.0, 1x1s 107.3: resnet50-fp32-b32's trace; ResNet-101 125.8), while the widest model's
-# dense convolutions (ResNeXt-101 32x8d's 1x1s and stem) ran at 218.6: the rate follows the
-# layers' widths, and one TF32 value cannot serve both.
-# H100 SXM takes the H200's value (same GH100 chip, 132 SMs, 1980 MHz); the most
+# matmul MAMF (828.6, 0.838). An upper bound for ResNet-50's narrower layers: its AMP b128
+# channels-last trace (a validation row's: a check, not fitted) ran them at 398.8 TFLOP/s
+# (0.403; 3x3s 547.3, 1x1s 351.4), ResNeXt-101 32x4d's wider dense ones at 532.0.
+# Not replaced by ResNet-50's own shapes timed the same way (`--only rn50conv --batch 128`,
+# bench/results/gpu-2026-11-27-h200/rn50conv-b128.csv, fp16 channels-last: 339.4 TFLOP/s,
+# 0.343, `python3 bench/conv_rates.py --rn50`): each call is timed with CUDA events back to
+# back and none is under 28 us, so where training's kernel is short the call times the
+# host's dispatch: 1.18x the trace's kernel time over the model, micro / trace 2.48
+# (median) where the trace's kernel is under 25 us, 1.71 at 25-35, 1.14 at 35-45, 1.04
+# above (`--compare TRACE --mode fp16-nhwc --shapes`; bench/results/gpu-2026-11-27-h200/
+# notes-rn50conv.md): a lower bound, 0.343 against the trace's 0.403, and with it ddpsim's
+# convolutions in that run took 10.6 ms against the trace's 7.8 (6.9 at 0.672).
+# conv_tf32 of H200 and H100: cuDNN's TF32 kernels (compute + helpers, transposes apart:
+# ddpsim charges those as memory-bound kernels) in the torch.profiler trace of the fit row
+# ResNet-50 FP32 (TF32 conv) batch 32 on the H200 (validation/training.csv marks it `fit`):
+# 777.2 GFLOP in 6.348 ms per iteration (`python3 bench/conv_rates.py --trace
+# bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32.json.gz`; the second H200's
+# trace of the same run, gpu-2026-11-26b-h200, 6.337), in the form ddpsim charges them
+# (kernel_overhead + FLOPs / (efficiency x peak) per layer pass: 53 convolutions x forward
+# and backward = 106 kernels at the H200 and H100 topologies' 4 us, 0.424 ms): 777.2 GFLOP
+# / 5.924 ms = 131.2 TFLOP/s. The microbenchmark of the same shapes (`--only rn50conv
+# --batch 32`, TF32 channels-last, no transposes) agrees where training's kernels are long
+# (micro / trace 1.04 at 35-45 us, 1.07 above) and carries the host's dispatch where they
+# are short (1.91 under 25 us, 1.22 at 25-35): its mix, 100.8 TFLOP/s (0.204), is 1.21x
+# the trace's time. At batch 128 it gives 169.8 (0.343): the rate rises with the batch
+# (and with the layers' widths: ResNeXt-101 32x8d's dense ones ran at 218.6 in its b32
+# trace), which one value cannot follow; a fixed time per kernel beside a FLOP rate
+# follows both (t0 18.2 us, 223.7 TFLOP/s TF32, 828.1 fp16: `python3 bench/conv_rates.py
+# --fit-call`; notes-rn50conv.md), not in ddpsim. Replaces the cuBLAS proxy (SGEMMs shaped
+# as the 3x3 implicit GEMMs: 155.7 on H200, 129.6 on H100).
+# H100 SXM takes the H200's values (same GH100 chip, 132 SMs, 1980 MHz); the most
 # bandwidth-hungry row would move its operands through the H100's 3.35 TB/s in 43 % of its
 # time. Not measured on an H100: its training kernel tables
 # (bench/results/gpu-2026-11-26-h200/h100/prof/resnet50-*.txt) put its ResNet-50
 # convolution ops at 1.18x the H200's time in AMP NHWC b128 (9.22 against 7.80 ms), 1.11x
-# in NCHW, 1.08x in fp32 b32, so H100's value overstates its rate more than H200's does.
+# in NCHW, 1.08x in fp32 b32, so H100's values overstate its rate more than H200's do.
 _CONV_CSV = ("bench/results/gpu-2026-11-26d-h200/conv-b32.csv, conv-b64.csv, conv-b128.csv, "
              "`python3 bench/conv_rates.py` on them (this project, 2026-11-26)")
 _CONV_HALF = ("conv_half", 665.2, 989.4, "TFLOPS", "cuDNN fp16 channels-last dense 3x3 "
@@ -260,6 +277,12 @@ _ATTN_TF32 = ("attention_tf32", 97.70, 494.7, "TFLOPS", "the same products in TF
               _BMM_CSV)
 _ATTN_HALF = ("attention_half", 197.71, 989.4, "TFLOPS", "the same products in fp16 and bf16 "
               "(pooled), H200", _BMM_CSV)
+_RN50_TRACE = ("bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32.json.gz, `python3 "
+               "bench/conv_rates.py --trace` on it (this project, 2026-11-26; FIT on the H200 "
+               "ResNet-50 FP32 batch-32 run)")
+_CONV_TF32 = ("conv_tf32", 131.2, 494.7, "TFLOPS", "cuDNN's TF32 convolutions of ResNet-50 "
+              "FP32 batch 32 training, compute and helper kernels, transposes apart: 777.2 "
+              "GFLOP in 6.348 ms less 106 x 4 us kernel_overhead, H200", _RN50_TRACE)
 _H100_CAL2 = ("bench/results/gpu-2026-11-26-h200/h100/calibrate-bert-base.log "
               "(this project, 2026-11-26)")
 # H100 measured as H200 below (same method, same day; the 2026-11-23 run fitted
@@ -273,8 +296,7 @@ _H100 = [
      "H100 SXM", _MAMF),
     ("conv_fp32", 41.77, 66.9, "TFLOPS", "convolution proxy: SGEMMs shaped as ResNet-50's 3x3 "
      "implicit GEMMs at batch 32 (FP32 math), H100 SXM; cuBLAS, not cuDNN", _H100_CAL2),
-    ("conv_tf32", 129.6, 494.7, "TFLOPS", "the same proxy in TF32 math, H100 SXM; cuBLAS, "
-     "not cuDNN", _H100_CAL2),
+    _CONV_TF32[:4] + ("H200's (same GH100 chip and clocks): " + _CONV_TF32[4], _CONV_TF32[5]),
     _CONV_HALF[:4] + ("H200's (same GH100 chip and clocks): " + _CONV_HALF[4], _CONV_HALF[5]),
     ("memory", 2979, 3350, "GB/s", "cudaMemcpy device to device of 512 MiB, 2*S/t, H100 SXM",
      _H100_CAL2),
@@ -295,10 +317,7 @@ _H200 = [
      "GH200 (GH100, 141 GB HBM3e)", _MAMF),
     ("conv_fp32", 41.54, 66.9, "TFLOPS", "convolution proxy: SGEMMs shaped as ResNet-50's 3x3 "
      "implicit GEMMs at batch 32 (FP32 math), H200; cuBLAS, not cuDNN", _H200_CAL),
-    ("conv_tf32", 155.7, 494.7, "TFLOPS", "the same proxy in TF32 math, H200; cuBLAS, not cuDNN "
-     "(cuDNN's TF32 convolutions in ResNet-50's fp32 b32 training ran at 122.4, transposes "
-     "apart: bench/conv_rates.py --trace on bench/results/gpu-2026-11-26-h200/prof/"
-     "resnet50-fp32-b32.json.gz)", _H200_CAL),
+    _CONV_TF32,
     _CONV_HALF,
     ("memory", 4172, 4800, "GB/s", "cudaMemcpy device to device of 512 MiB, 2*S/t, H200",
      _H200_CAL),

@@ -46,7 +46,8 @@ flag is 0 as before. --count-launches profiles one more iteration and writes
 each phase's launches (cudaLaunchKernel*, cudaMemsetAsync, cudaMemcpyAsync)
 to the log. Each iteration also records bench/host_sched.py's deltas per
 phase (its threads' CPU and run-queue time, the machine's steal): the host's
-slow iterations say whether the core ran slower or was taken away.
+slow iterations say whether the core ran slower or was taken away (with
+--pauses the CPU time includes the pauses' waits).
 Under --amp the nodes
 include the casts' (host_amp_nodes). --device cpu runs the same loop as a dry
 run (CPU kernels run inline, so its times are not host costs).

@@ -31,7 +31,24 @@ slight overestimate). A launch queue that fills (more kernels than the
 driver queues, about a thousand) or a synchronising op makes the host wait
 even behind the spin; the phase's flag 0 then marks its time as not the
 host's (the model file's host_syncs names the layers whose forward syncs:
-BERT's mask check, `bool(padding_mask.all())`). Under --amp the nodes
+BERT's mask check, `bool(padding_mask.all())`). Such a phase is not
+measured: its per-unit cost is left empty in the CSV and the summary says
+how many iterations were blocked (it does not print the spin's length as a
+host cost). SE-ResNeXt-101 32x4d's fp32 b32 backward launches about 1358
+kernels and memsets (ResNeXt-101's 947: the 2026-11-26 traces), more than the
+queue holds, so it blocked in every iteration on 2026-11-27 (309.9 ms, the
+300 ms spin plus the rest; bench/results/gpu-2026-11-27-h200/notes-host.md).
+--pauses N measures such phases: N module hooks spread over the model's blocks
+(forward: after the block; backward: when its output's gradient is ready)
+drain the queue and queue a fresh spin, and that pause is subtracted from the
+phase (`*_paused_ms`); each segment's spin must outlast it, else the phase's
+flag is 0 as before. --count-launches profiles one more iteration and writes
+each phase's launches (cudaLaunchKernel*, cudaMemsetAsync, cudaMemcpyAsync)
+to the log. Each iteration also records bench/host_sched.py's deltas per
+phase (its threads' CPU and run-queue time, the machine's steal): the host's
+slow iterations say whether the core ran slower or was taken away (with
+--pauses the CPU time includes the pauses' waits).
+Under --amp the nodes
 include the casts' (host_amp_nodes). --device cpu runs the same loop as a dry
 run (CPU kernels run inline, so its times are not host costs).
 
@@ -51,6 +68,89 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import torch_measure  # noqa: E402  (its model builder and losses)
+import host_sched  # noqa: E402
+
+
+class Spin:
+    """The spin kernel the host's phase runs behind, and the pauses that
+    drain the launch queue and queue a fresh spin inside a phase (--pauses):
+    `free` stays 1 while every spin outlasted the host's work behind it."""
+
+    def __init__(self, cuda, cycles):
+        self.cuda, self.cycles = cuda, cycles
+        self.event = None
+        self.free, self.paused_s, self.pauses = 1, 0.0, 0
+
+    def start(self):
+        """Before the phase: the queue empty, a spin queued, its end marked."""
+        self.free, self.paused_s, self.pauses = 1, 0.0, 0
+        if self.cuda:
+            torch.cuda.synchronize()
+            torch.cuda._sleep(self.cycles)
+            self.event = torch.cuda.Event()
+            self.event.record()
+
+    def pause(self):
+        """Inside the phase (a hook): was the spin still running? then wait
+        for the queue to drain and queue another; the time is not the host's."""
+        t0 = time.perf_counter()
+        self.pauses += 1
+        if self.cuda:
+            if self.event.query():
+                self.free = 0
+            debug = torch.cuda.get_sync_debug_mode()  # our sync is not the model's
+            torch.cuda.set_sync_debug_mode(0)
+            torch.cuda.synchronize()
+            torch.cuda.set_sync_debug_mode(debug)
+            torch.cuda._sleep(self.cycles)
+            self.event.record()
+        self.paused_s += time.perf_counter() - t0
+
+    def end(self):
+        """After the phase: 1 where the GPU was still spinning throughout."""
+        if self.cuda and self.event.query():
+            self.free = 0
+        return self.free
+
+
+def pause_points(model, run_forward, count):
+    """`count` modules spread over one forward's order: blocks (modules with
+    children whose parent is a Sequential or ModuleList) with a tensor
+    output, else leaf modules; their outputs are not modified in place later
+    in torchvision's ResNets (a block's output is the next one's input)."""
+    order, handles = [], []
+    container = (torch.nn.Sequential, torch.nn.ModuleList)
+    blocks = set()
+    for parent in model.modules():
+        if isinstance(parent, container):
+            blocks.update(id(m) for m in parent.children() if any(True for _ in m.children()))
+
+    def record(mod, _inp, out):
+        if isinstance(out, torch.Tensor):
+            order.append(mod)
+    for mod in model.modules():
+        handles.append(mod.register_forward_hook(record))
+    with torch.no_grad():
+        run_forward()
+    for h in handles:
+        h.remove()
+    chosen = [m for m in order if id(m) in blocks] or [m for m in order if not any(True for _ in m.children())]
+    if count <= 0 or not chosen:
+        return []
+    step = len(chosen) / (count + 1)
+    return [chosen[int(step * (i + 1))] for i in range(min(count, len(chosen)))]
+
+
+def launch_counts(fn):
+    """fn's CUDA runtime calls that take a slot of the launch queue, from
+    torch.profiler (the calls fn's threads made, backward's included)."""
+    from torch.profiler import ProfilerActivity, profile
+    names = ("cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx",
+             "cudaMemsetAsync", "cudaMemcpyAsync")
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        out = fn()
+        torch.cuda.synchronize()
+    return out, sum(e.count for e in prof.key_averages() if e.key in names)
 
 
 def model_counts(name, amp):
@@ -76,6 +176,11 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--sleep-ms", type=float, default=300.0,
                     help="the spin kernel's length, longer than the host's iteration")
+    ap.add_argument("--pauses", type=int, default=0,
+                    help="hooks per phase that drain the launch queue behind a fresh spin, "
+                    "the pause not counted (phases launching more than the queue holds)")
+    ap.add_argument("--count-launches", action="store_true",
+                    help="one more iteration under torch.profiler: each phase's launches")
     ap.add_argument("--out", required=True, help="CSV, one row per iteration")
     a = ap.parse_args()
     dev = torch.device(a.device)
@@ -90,7 +195,10 @@ def main():
     cuda = dev.type == "cuda"
     # cycles per ms at the SM clock the properties report (kHz), else 2 GHz
     khz = getattr(torch.cuda.get_device_properties(0), "clock_rate", 0) if cuda else 0
-    cycles = int(a.sleep_ms * (khz if khz else 2_000_000))
+    # with pauses each segment gets its share of the spin (30 ms at least)
+    spin_ms = max(30.0, a.sleep_ms / (a.pauses + 1)) if a.pauses > 0 else a.sleep_ms
+    cycles = int(spin_ms * (khz if khz else 2_000_000))
+    spin = Spin(cuda, cycles)
 
     def forward():
         if a.amp:
@@ -100,25 +208,35 @@ def main():
         return loss_of(model(**x) if isinstance(x, dict) else model(x))
 
     def timed(fn, debug_syncs):
-        """fn's host time behind a spin of its own, and whether the GPU was
-        still spinning when the host finished (each phase gets its own spin:
-        a whole iteration's launches can fill the driver's queue)."""
-        if cuda:
-            torch.cuda.synchronize()
-            torch.cuda._sleep(cycles)
-            spun = torch.cuda.Event()
-            spun.record()
+        """fn's host time behind a spin of its own, less its pauses, whether
+        the GPU was still spinning whenever the host finished a segment (each
+        phase gets its own spin: a whole iteration's launches can fill the
+        driver's queue), and the host_sched deltas over the phase."""
+        spin.start()
         if debug_syncs:  # around fn alone: the explicit synchronize()s are ours
             torch.cuda.set_sync_debug_mode("warn")
+        s0 = host_sched.snapshot()
         t0 = time.perf_counter()
         out = fn()
         t1 = time.perf_counter()
+        s1 = host_sched.snapshot()
         if debug_syncs:
             torch.cuda.set_sync_debug_mode(0)
-        free = int(not spun.query()) if cuda else 0
+        free = spin.end() if cuda else 0
         if cuda:
             torch.cuda.synchronize()
-        return out, (t1 - t0) * 1e3, free
+        return out, dict(ms=(t1 - t0 - spin.paused_s) * 1e3, free=free,
+                         paused_ms=spin.paused_s * 1e3, pauses=spin.pauses,
+                         sched=host_sched.delta(s0, s1))
+
+    points = pause_points(model, forward, a.pauses) if a.pauses > 0 else []
+
+    def at_point(_mod, _inp, out):
+        spin.pause()
+        if isinstance(out, torch.Tensor) and out.requires_grad:
+            out.register_hook(lambda g: spin.pause())
+    for mod in points:
+        mod.register_forward_hook(at_point)
 
     rows = []
     for it in range(a.warmup + a.iters):
@@ -126,37 +244,63 @@ def main():
         # host with the GPU (a sync inside a phase makes its time the spin's)
         debug = cuda and it == 0
         opt.zero_grad(set_to_none=True)
-        loss, f_ms, f_free = timed(forward, debug)
-        _, b_ms, b_free = timed(loss.backward, debug)
-        _, s_ms, s_free = timed(opt.step, debug)
+        loss, f = timed(forward, debug)
+        _, b = timed(loss.backward, debug)
+        _, s = timed(opt.step, debug)
         if it >= a.warmup:
-            rows.append(dict(fwd_ms=f_ms, bwd_ms=b_ms, step_ms=s_ms, host_free=f_free & b_free,
-                             fwd_free=f_free, bwd_free=b_free, step_free=s_free))
+            rows.append(dict(f=f, b=b, s=s))
     cols = ["model", "batch", "amp", "device", "iter", "fwd_ms", "bwd_ms", "step_ms",
-            "host_free", "fwd_free", "bwd_free", "step_free", "dispatches", "nodes", "dispatch_us", "node_us"]
+            "host_free", "fwd_free", "bwd_free", "step_free", "dispatches", "nodes", "dispatch_us",
+            "node_us", "fwd_pauses", "bwd_pauses", "fwd_paused_ms", "bwd_paused_ms",
+            "fwd_cpu_ms", "fwd_wait_ms", "bwd_cpu_ms", "bwd_wait_ms", "steal_ms", "cpus"]
+
+    def per_unit(phase, units):
+        # a blocked phase's time is the spin's, not the host's: left empty
+        return "%.2f" % (phase["ms"] * 1e3 / units) if units and phase["free"] else ""
     tmp = a.out + ".tmp"
     with open(tmp, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(cols)
         for i, r in enumerate(rows):
-            w.writerow([a.model, a.batch, a.amp or "", a.device, i, "%.3f" % r["fwd_ms"],
-                        "%.3f" % r["bwd_ms"], "%.3f" % r["step_ms"], r["host_free"],
-                        r["fwd_free"], r["bwd_free"], r["step_free"],
-                        dispatches, nodes,
-                        "%.2f" % (r["fwd_ms"] * 1e3 / dispatches) if dispatches else "",
-                        "%.2f" % (r["bwd_ms"] * 1e3 / nodes) if nodes else ""])
+            fs, bs = r["f"]["sched"], r["b"]["sched"]
+            w.writerow([a.model, a.batch, a.amp or "", a.device, i, "%.3f" % r["f"]["ms"],
+                        "%.3f" % r["b"]["ms"], "%.3f" % r["s"]["ms"],
+                        r["f"]["free"] & r["b"]["free"],
+                        r["f"]["free"], r["b"]["free"], r["s"]["free"],
+                        dispatches, nodes, per_unit(r["f"], dispatches), per_unit(r["b"], nodes),
+                        r["f"]["pauses"], r["b"]["pauses"], "%.3f" % r["f"]["paused_ms"], "%.3f" % r["b"]["paused_ms"],
+                        "%.3f" % fs["cpu_ms"], "%.3f" % fs["wait_ms"], "%.3f" % bs["cpu_ms"],
+                        "%.3f" % bs["wait_ms"],
+                        "%.1f" % (fs["steal_ms"] + bs["steal_ms"] + r["s"]["sched"]["steal_ms"]),
+                        bs["cpus"]])
     os.replace(tmp, a.out)
-    fwd = statistics.median(r["fwd_ms"] for r in rows)
-    bwd = statistics.median(r["bwd_ms"] for r in rows)
-    ffree = sum(r["fwd_free"] for r in rows)
-    bfree = sum(r["bwd_free"] for r in rows)
-    print("%s batch %d%s on %s: forward %.3f ms, backward %.3f ms (medians of %d; the GPU "
-          "still spinning at the end of forward in %d, of backward in %d)"
-          % (a.model, a.batch, " " + a.amp if a.amp else "", a.device, fwd, bwd, len(rows),
-             ffree, bfree))
-    if dispatches and nodes:
-        print("  host_dispatch: %.1fus  # %d dispatches\n  host_node: %.1fus  # %d nodes"
-              % (fwd * 1e3 / dispatches, dispatches, bwd * 1e3 / nodes, nodes))
+    print("%s batch %d%s on %s, %d pauses per phase, spin %.0f ms:"
+          % (a.model, a.batch, " " + a.amp if a.amp else "", a.device, a.pauses, spin_ms))
+    for key, name, units, unit in (("f", "forward", dispatches, "host_dispatch"),
+                                   ("b", "backward", nodes, "host_node")):
+        ms = [r[key]["ms"] for r in rows]
+        free = [r[key]["ms"] for r in rows if r[key]["free"]]
+        print("  %s: median %.3f ms over %d iterations (min %.3f, max %.3f); the GPU still "
+              "spinning throughout in %d"
+              % (name, statistics.median(ms), len(ms), min(ms), max(ms), len(free)))
+        if not units:
+            continue
+        if free:
+            print("  %s: %.1fus  # %d %s, median of the %d unblocked iterations"
+                  % (unit, statistics.median(free) * 1e3 / units, units,
+                     "dispatches" if key == "f" else "nodes", len(free)))
+        else:
+            print("  %s: not measured: the spin ended before the host's %s in every iteration "
+                  "(the host waited for the GPU: a full launch queue or a synchronising op; "
+                  "its %.1f ms are the spin's%s); --pauses N splits the phase"
+                  % (unit, name, statistics.median(ms), "" if cuda else "; on the CPU no spin runs"))
+    if a.count_launches and cuda:
+        opt.zero_grad(set_to_none=True)
+        loss, nf = launch_counts(forward)
+        _, nb = launch_counts(loss.backward)
+        _, ns = launch_counts(opt.step)
+        print("  launches (kernels, memsets, copies) in one profiled iteration: forward %d, "
+              "backward %d, step %d%s" % (nf, nb, ns, " (pause hooks' spins included)" if points else ""))
 
 
 if __name__ == "__main__":

@@ -42,6 +42,8 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 import torch_models  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import host_sched  # noqa: E402
 
 
 def first_tensor(out):
@@ -134,20 +136,29 @@ def peak_alloc_gib(step, dev):
     return torch.cuda.max_memory_allocated() / 2**30
 
 
-def time_run(step, dev, iters):
+def time_run(step, dev, iters, sched=None):
     """Per-iteration GPU gaps, synchronised host times, and the host's own
     time per step() while the GPU runs behind it (host_ms close to gpu_ms
-    means the host, not the GPU, sets the pace)."""
+    means the host, not the GPU, sets the pace). With a list `sched`, each
+    free-running iteration's host_sched deltas (its threads' CPU and
+    run-queue time, steal, from one iteration's end to the next) are appended
+    to it: reading /proc costs the host about 0.1-0.3 ms per iteration,
+    inside the gaps it times."""
     gpu, enq = [], []
     if dev.type == "cuda":
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters + 1)]
         sync(dev)
         step()
         ends[0].record()
+        prev = host_sched.snapshot() if sched is not None else None
         for i in range(iters):
             t0 = time.perf_counter()
             step()
             enq.append((time.perf_counter() - t0) * 1e3)
+            if sched is not None:  # one read per iteration: from the last one's end
+                now = host_sched.snapshot()
+                sched.append(host_sched.delta(prev, now))
+                prev = now
             ends[i + 1].record()
         sync(dev)
         gpu = [ends[i].elapsed_time(ends[i + 1]) for i in range(iters)]
@@ -235,6 +246,17 @@ def runs_for(plan):
     return runs
 
 
+def per_iter_rows(path, name, gpu, enq, sched):
+    """Append one run's timed iterations to `path` (header when new)."""
+    new = not os.path.exists(path)
+    with open(path, "a", newline="") as f:
+        w = csv.writer(f)
+        if new:
+            w.writerow(["name", "iter", "gpu_ms", "enq_ms"] + list(host_sched.COLUMNS))
+        for i, d in enumerate(sched):
+            w.writerow([name, i, "%.3f" % gpu[i] if gpu else "", "%.3f" % enq[i]] + host_sched.cells(d))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True, help="CSV of one row per run")
@@ -246,6 +268,9 @@ def main():
     ap.add_argument("--only", help="comma-separated run names")
     ap.add_argument("--profile-all", action="store_true",
                     help="profile every run (with --profile-dir), not only the plan's marked ones")
+    ap.add_argument("--per-iter", help="CSV of every timed iteration: its GPU gap and host enqueue "
+                    "(ms) and bench/host_sched.py's CPU, run-queue and steal time (the host's slow "
+                    "iterations, which the medians hide)")
     a = ap.parse_args()
 
     dev = torch.device(a.device)
@@ -281,7 +306,10 @@ def main():
             for _ in range(a.warmup):
                 step()
             peak = peak_alloc_gib(step, dev)
-            gpu, host, enq = time_run(step, dev, a.iters)
+            sched = [] if a.per_iter else None
+            gpu, host, enq = time_run(step, dev, a.iters, sched)
+            if a.per_iter:
+                per_iter_rows(a.per_iter, run["name"], gpu, enq, sched)
             gmed = statistics.median(gpu) if gpu else float("nan")
             hmed = statistics.median(host)
             per_iter = gmed if gpu else hmed

@@ -9,7 +9,9 @@ the median and worst absolute error per source, per group and overall
 (excluding the rows used to fit constants), the same split by whether the
 prediction is host-bound (the selected output row's host_exposed_ms a tenth
 of its iter_ms or more, as ddpsim's summary flags it), and for rows that form a pair
-(two bucket sizes) whether the predicted ordering matches the measured one.
+(two bucket sizes) whether the predicted ordering matches the measured one;
+rows that repeat one command (the same model and setup measured on several
+machines or days) are listed with their spread: each stays a row of its own.
 
 A benchmark, not a test: it reports errors and asserts nothing. Exit status
 0, or 1 when a command could not be run or its output had no matching row.
@@ -213,6 +215,24 @@ def main():
             a = [abs(p) for p in pts]
             print("  rows in %%: |predicted - measured| median %.1f points, worst %.1f points (n=%d)"
                   % (statistics.median(a), max(a), len(a)))
+        repeats = {}
+        for r in rows:
+            if r["command"].strip() not in ("", "-"):
+                key = (r["command"].strip(), r["metric"].strip(), r["select"].strip(), r["unit"].strip())
+                repeats.setdefault(key, []).append(r)
+        reps = [(k, m) for k, m in repeats.items() if len(m) > 1]
+        if reps:
+            # the same command measured on several machines or days: every run
+            # is a row of its own and counts in the summaries (none preferred)
+            print("  repeats (one command, several measured runs; each run a row of its own):")
+            for key, members in reps:
+                vals = [float(m["value"]) for m in members]
+                pred, _, _ = predict(cache, members[0])
+                errs = ("" if pred is None else ", errors %+.1f to %+.1f %%" % (
+                    100.0 * (pred - max(vals)) / max(vals), 100.0 * (pred - min(vals)) / min(vals)))
+                print("    %-50.50s n=%d measured %s to %s (%.2fx), predicted %s%s" % (
+                    members[0]["measured"], len(vals), fmt(min(vals)), fmt(max(vals)),
+                    max(vals) / min(vals), fmt(pred), errs))
         if pairs:
             match = 0
             for pid, members in pairs.items():

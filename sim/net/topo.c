@@ -443,27 +443,34 @@ static ds_status read_compute(const struct ds_cnode *root,
   c->host_op_ns = 50300;
   /* Per aten op dispatched in forward, nested ones included (model files
    * with host_dispatches), and per autograd node in backward: measured on
-   * the lent H200's host with the GPU held behind a spin kernel per phase,
-   * so the host never waits for it (bench/host_calibrate.py;
-   * bench/results/gpu-2026-11-26d-h200/call2, every phase of every
-   * iteration flagged free), medians of 10 iterations over the model
-   * files' counts:
-   *   forward: ResNet-50 b32 6.824 ms / 282 = 24.2 us, ResNeXt-101 32x4d
-   *     b32 12.445 ms / 554 = 22.5 us; pooled 19.269 ms / 836 = 23.05 us
-   *     (BERT-base's forward waits for the GPU inside Hugging Face's mask
-   *     code, `padding_mask.all()`, so its time is the spin's: excluded);
-   *   backward: ResNet-50 12.417 ms / 337, ResNeXt-101 15.199 ms / 660,
-   *     BERT-base fp32 14.439 ms / 923; pooled 42.055 ms / 1920 = 21.9 us
-   *     (ResNet-50's backward is bimodal, 7.9-13.8 ms, 23.5-41 us a node).
+   * two lent H200s' hosts with the GPU held behind a spin kernel per phase,
+   * so the host never waits for it (bench/host_calibrate.py), medians of 10
+   * iterations over the model files' counts, batch 32 fp32, every phase whose
+   * spin outlasted it, pooled as total ms over total units:
+   *   bench/results/gpu-2026-11-26d-h200/call2: forward ResNet-50 6.823 ms /
+   *     282, ResNeXt-101 32x4d 12.445 / 554 (23.05 us on this host);
+   *     backward ResNet-50 12.417 / 337, ResNeXt-101 15.200 / 660, BERT-base
+   *     14.439 / 923 (21.9 us);
+   *   bench/results/gpu-2026-11-27-h200: forward ResNet-50 7.508 / 282,
+   *     ResNet-101 16.438 / 554, ResNeXt-101 15.542 / 554, SE-ResNeXt-101
+   *     21.677 / 719 (29.0 us); backward ResNet-50 9.747 / 337, ResNet-101
+   *     17.610 / 660, ResNeXt-101 24.490 / 660 (31.3 us);
+   *   pooled: forward 80.433 ms / 2945 = 27.31 us a dispatch, backward
+   *     93.903 ms / 3577 = 26.25 us a node.
+   * Left out: phases whose spin ended first (BERT's forward waits at its mask
+   * check; SE-ResNeXt's backward, ~1358 launches, fills the driver's launch
+   * queue behind the spin: 309.9 ms, the spin's), the 26d part h run (one
+   * spin per iteration) and 26b's host_phases.py (phases the GPU can gate).
+   * The hosts differ (23.05 against 29.0 us, 21.9 against 31.3) and each
+   * switches speed within a run (ResNet-101's forward 22.6-54.6 us a
+   * dispatch on 2026-11-27): bench/results/gpu-2026-11-27-h200/notes-host.md.
    * The traces' estimates (bench/host_kinds.py, docs/strategies.md "The
    * host costs") put the forward at 29.6 us a dispatch (ResNet-50 31.7,
-   * BERT AMP 28.8, ResNeXt-101 46.2): scaling a profile by the run's
-   * unprofiled time charged the host with the GPU-bound stretches. Their
-   * node cost, 21.8 us, agrees with this one. No validation row sets
-   * either. */
-  c->host_dispatch_ns = 23050;
+   * BERT AMP 28.8, ResNeXt-101 46.2) and the node at 21.8 us. No validation
+   * row sets either. */
+  c->host_dispatch_ns = 27310;
   c->host_cast_ns = 23600;
-  c->host_node_ns = 21900;
+  c->host_node_ns = 26250;
   c->host_grad_hook_ns = 7700;  /* docs/strategies.md "The host costs": measured */
   c->host_grad_copy_ns = 5800;
   c->host_collective_ns = 21000;

@@ -40,26 +40,12 @@ D=$TOP/h100
 mkdir -p "$D"
 START=$SECONDS
 
-# part NAME LIMIT_S CMD...: CMD under timeout, its output in $D/NAME.log
-part() {
-  local name=$1 limit=$2 left t0 rc
-  shift 2
-  left=$((BUDGET_S - (SECONDS - START) - 5))
-  if [ "$left" -lt 10 ]; then
-    echo "$name: skipped, ${left} s of the budget left"
-    return
-  fi
-  [ "$limit" -gt "$left" ] && limit=$left
-  t0=$SECONDS
-  timeout -k 5 "$limit" "$@" > "$D/$name.log" 2>&1
-  rc=$?
-  echo "$name: rc $rc after $((SECONDS - t0)) s (limit $limit s)"
-  grep -v -e '^USDT:' -e 'UserWarning' -e '_warn_once' "$D/$name.log" | tail -2
-}
+NAME=h100
+PART_RESERVE_S=5
+PART_MIN_S=10
+PART_TAIL=2
+. "$R/bench/gpu_part.sh"
 
-pack() {
-  cd "$TOP" && tar czf h100.tar.gz h100 && rm -rf h100
-}
 trap 'echo "stopped: packing what there is"; pack; exit 1' TERM INT
 
 {

@@ -38,26 +38,9 @@ D=$TOP/next
 mkdir -p "$D"
 START=$SECONDS
 
-# part NAME LIMIT_S CMD...: CMD under timeout, its output in $D/NAME.log
-part() {
-  local name=$1 limit=$2 left t0 rc
-  shift 2
-  left=$((BUDGET_S - (SECONDS - START) - 10))
-  if [ "$left" -lt 20 ]; then
-    echo "$name: skipped, ${left} s of the budget left"
-    return
-  fi
-  [ "$limit" -gt "$left" ] && limit=$left
-  t0=$SECONDS
-  timeout -k 5 "$limit" "$@" > "$D/$name.log" 2>&1
-  rc=$?
-  echo "$name: rc $rc after $((SECONDS - t0)) s (limit $limit s)"
-  grep -v -e '^USDT:' -e 'UserWarning' -e '_warn_once' "$D/$name.log" | tail -4
-}
+NAME=next
+. "$R/bench/gpu_part.sh"
 
-pack() {
-  cd "$TOP" && tar czf next.tar.gz next && rm -rf next
-}
 trap 'echo "stopped: packing what there is"; pack; exit 1' TERM INT
 
 {

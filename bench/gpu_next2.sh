@@ -45,22 +45,9 @@ START=$SECONDS
 if [ "$(nproc)" -ge 4 ]; then PIN=${PIN:-2,3}; else PIN=${PIN:-0}; fi
 RUNS=resnet101-fp32-b32,se_resnext101_32x4d-fp32-b32
 
-# part NAME LIMIT_S CMD...: CMD under timeout, its output in $D/NAME.log
-part() {
-  local name=$1 limit=$2 left t0 rc
-  shift 2
-  left=$((BUDGET_S - (SECONDS - START) - 10))
-  if [ "$left" -lt 20 ]; then
-    echo "$name: skipped, ${left} s of the budget left"
-    return
-  fi
-  [ "$limit" -gt "$left" ] && limit=$left
-  t0=$SECONDS
-  timeout -k 5 "$limit" "$@" > "$D/$name.log" 2>&1
-  rc=$?
-  echo "$name: rc $rc after $((SECONDS - t0)) s (limit $limit s)"
-  grep -v -e '^USDT:' -e 'UserWarning' -e '_warn_once' -e 'set_sync_debug_mode' "$D/$name.log" | tail -8
-}
+NAME=next2
+PART_TAIL=8
+. "$R/bench/gpu_part.sh"
 
 # the machine's state now: load, clocks, steal, cgroup throttling, busiest processes
 state() {
@@ -86,9 +73,6 @@ machine() {
   state
 }
 
-pack() {
-  cd "$TOP" && tar czf next2.tar.gz next2 && rm -rf next2
-}
 trap 'echo "stopped: packing what there is"; pack; exit 1' TERM INT
 
 {

@@ -186,6 +186,20 @@ void ds_test_assert_image(const char *path, const char *magic, size_t magic_len)
   cr_assert_gt(size, 1000, "%s is %ld bytes: an image, not an empty file", path, size);
 }
 
+int ds_test_command_value(const char *cmd, const char *key, double *value, char *out,
+                          size_t out_len) {
+  FILE *p = popen(cmd, "r");
+  cr_assert_not_null(p, "popen %s", cmd);
+  size_t n = fread(out, 1, out_len - 1, p);
+  out[n] = '\0';
+  int st = pclose(p);
+  *value = -1;
+  const char *line = strstr(out, key);
+  const char *eq = line ? strstr(line, " = ") : NULL;
+  if (eq) *value = atof(eq + 3);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 int ds_test_count_entries(const char *dir) {
   DIR *d = opendir(dir);
   int n = 0;

@@ -58,6 +58,13 @@ void ds_test_write_temp(char *path, const char *text);
 void ds_test_write_topo(const char *dir, const char *topo_path, const char *from,
                         const char *tail, char *out, size_t cap);
 
+/* Runs the shell command cmd (a bench/ script, say): its output (cut to
+ * out_len - 1 bytes) in out, its exit status returned (-1 if it did not
+ * exit), and in *value the number after " = " on the first line from key on
+ * (-1 if key or " = " is missing). */
+int ds_test_command_value(const char *cmd, const char *key, double *value, char *out,
+                          size_t out_len);
+
 /* Runs ddpsim with args and expects a refusal: exit status 2, msg in its
  * stderr, nothing on its stdout. */
 void ds_test_ddpsim_refuses(const char *args, const char *msg);

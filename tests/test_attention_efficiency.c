@@ -95,21 +95,6 @@ static void rewrite(const char *path, const char *text) {
   fclose(f);
 }
 
-/* Runs cmd; its exit status, its output in out, and the value after " = " on the
- * line that names key (-1 if none) in *eff. */
-static int run_rates(const char *cmd, const char *key, double *eff, char *out, size_t out_len) {
-  FILE *p = popen(cmd, "r");
-  cr_assert_not_null(p);
-  size_t n = fread(out, 1, out_len - 1, p);
-  out[n] = '\0';
-  int st = pclose(p);
-  *eff = -1;
-  const char *line = strstr(out, key);
-  const char *eq = line ? strstr(line, " = ") : NULL;
-  if (eq) *eff = atof(eq + 3);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 Test(attention_efficiency, bmm_rates_pools_each_product_once_from_its_kernels) {
   /* bench/bmm_rates.py on a made-up CSV, peaks FP32 10, fp16/bf16 160:
    *   fp32: qk 1e12 FLOPs in 0.2 s of kernels, pv 1e12 in 0.3 s: 2e12 / 0.5 s
@@ -135,15 +120,15 @@ Test(attention_efficiency, bmm_rates_pools_each_product_once_from_its_kernels) {
   char cmd[512], out[8192];
   double eff;
   snprintf(cmd, sizeof cmd, "python3 bench/bmm_rates.py --gpus %s %s 2>&1", gpus, csv);
-  cr_assert_eq(run_rates(cmd, "attention_fp32", &eff, out, sizeof out), 0, "%s", out);
+  cr_assert_eq(ds_test_command_value(cmd, "attention_fp32", &eff, out, sizeof out), 0, "%s", out);
   cr_assert_float_eq(eff, 0.400, 1e-9, "%s", out);
-  cr_assert_eq(run_rates(cmd, "attention_half", &eff, out, sizeof out), 0, "%s", out);
+  cr_assert_eq(ds_test_command_value(cmd, "attention_half", &eff, out, sizeof out), 0, "%s", out);
   cr_assert_float_eq(eff, 0.100, 1e-9, "%s", out);
   cr_assert_null(strstr(out, "attention_tf32"), "no TF32 rows: %s", out);
   cr_assert_null(strstr(out, "warning"), "every row has its kernels' time: %s", out);
   snprintf(cmd, sizeof cmd, "python3 bench/bmm_rates.py --time interval --gpus %s %s 2>&1",
            gpus, csv);
-  cr_assert_eq(run_rates(cmd, "attention_fp32", &eff, out, sizeof out), 0, "%s", out);
+  cr_assert_eq(ds_test_command_value(cmd, "attention_fp32", &eff, out, sizeof out), 0, "%s", out);
   cr_assert_float_eq(eff, 0.200, 1e-9, "%s", out);
 
   /* rows timed neither alone nor queued are flagged; a bad mode exits 2 naming
@@ -151,11 +136,11 @@ Test(attention_efficiency, bmm_rates_pools_each_product_once_from_its_kernels) {
   snprintf(text, sizeof text, "%sbmm,m-qk,fp32,400,1e12,,,G\n", head);
   rewrite(csv, text);
   snprintf(cmd, sizeof cmd, "python3 bench/bmm_rates.py --gpus %s %s 2>&1", gpus, csv);
-  cr_assert_eq(run_rates(cmd, "attention_fp32", &eff, out, sizeof out), 0, "%s", out);
+  cr_assert_eq(ds_test_command_value(cmd, "attention_fp32", &eff, out, sizeof out), 0, "%s", out);
   cr_assert_not_null(strstr(out, "warning: 1 rows"), "%s", out);
   snprintf(text, sizeof text, "%sbmm,m-qk,int8,400,1e12,1,1,G\n", head);
   rewrite(csv, text);
-  cr_assert_eq(run_rates(cmd, "attention_fp32", &eff, out, sizeof out), 2, "%s", out);
+  cr_assert_eq(ds_test_command_value(cmd, "attention_fp32", &eff, out, sizeof out), 2, "%s", out);
   char where[80];
   snprintf(where, sizeof where, "%s:2:", csv);
   cr_assert_not_null(strstr(out, where), "%s", out);
@@ -173,7 +158,7 @@ Test(attention_efficiency, hopper_attention_is_what_bmm_rates_prints) {
   char out[8192];
   for (size_t k = 0; k < 3; k++) {
     double eff;
-    cr_assert_eq(run_rates("python3 bench/bmm_rates.py "
+    cr_assert_eq(ds_test_command_value("python3 bench/bmm_rates.py "
                            "bench/results/gpu-2026-11-27-h200/bmm-queued.csv "
                            "--gpu 'NVIDIA H200' 2>&1",
                            keys[k], &eff, out, sizeof out),

@@ -526,25 +526,9 @@ Test(efficiency, gpu_table_is_what_gen_gpus_writes) {
   cr_assert_eq(rc, 0, "python3 tools/gen_gpus.py --check failed: regenerate gpus.yaml");
 }
 
-/* Runs cmd, returns its exit status and the E of its output's first line
- * "<label>: R / P TFLOPS = E" in *eff (-1 if none). */
-static int conv_rates_line(const char *cmd, const char *label, double *eff, char *out,
-                           size_t out_len) {
-  FILE *p = popen(cmd, "r");
-  cr_assert_not_null(p);
-  size_t n = fread(out, 1, out_len - 1, p);
-  out[n] = '\0';
-  int st = pclose(p);
-  *eff = -1;
-  const char *line = strstr(out, label);
-  const char *eq = line ? strstr(line, " = ") : NULL;
-  if (eq) *eff = atof(eq + 3);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /* The line gpus.yaml's conv_half is read from (the dense 3x3 CSVs). */
 static int conv_rates(const char *cmd, double *eff, char *out, size_t out_len) {
-  return conv_rates_line(cmd, "gpus.yaml conv_half: ", eff, out, out_len);
+  return ds_test_command_value(cmd, "gpus.yaml conv_half: ", eff, out, out_len);
 }
 
 Test(efficiency, conv_rates_pools_the_dense_channels_last_rows) {
@@ -640,14 +624,10 @@ Test(efficiency, conv_rates_by_pass_splits_the_same_kernels) {
   cr_assert_null(strstr(out, "7x7         2 dgrad"), "%s", out);
 }
 
-/* Runs cmd into out; returns its exit status. */
+/* Runs cmd into out; returns its exit status (no value read). */
 static int run_capture(const char *cmd, char *out, size_t out_len) {
-  FILE *p = popen(cmd, "r");
-  cr_assert_not_null(p);
-  size_t n = fread(out, 1, out_len - 1, p);
-  out[n] = '\0';
-  int st = pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  double unused;
+  return ds_test_command_value(cmd, "", &unused, out, out_len);
 }
 
 Test(efficiency, deepbench_conv_pools_the_compute_bound_passes) {
@@ -722,7 +702,7 @@ Test(efficiency, hopper_conv_tf32_is_the_fit_traces_rate) {
    * digits as tools/gen_gpus.py rounds; the H100 takes it. */
   char out[16384];
   double unused;
-  cr_assert_eq(conv_rates_line("python3 bench/conv_rates.py --trace "
+  cr_assert_eq(ds_test_command_value("python3 bench/conv_rates.py --trace "
                                "bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32.json.gz "
                                "2>&1",
                                "none", &unused, out, sizeof out),
@@ -761,7 +741,7 @@ Test(efficiency, conv_rates_fit_call_line_passes_through_the_mean) {
    * their FLOPs at the rate). */
   char out[16384];
   double unused;
-  cr_assert_eq(conv_rates_line("python3 bench/conv_rates.py --fit-call --trace "
+  cr_assert_eq(ds_test_command_value("python3 bench/conv_rates.py --fit-call --trace "
                                "bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32.json.gz "
                                "2>&1",
                                "none", &unused, out, sizeof out),
@@ -781,7 +761,7 @@ Test(efficiency, conv_rates_fit_call_line_passes_through_the_mean) {
   cr_assert_float_eq(158 * t0 * 1e-3 + gflop / rate, ms, 0.02, "%s", out);
   /* --check on the fitted trace itself: both forms give its own time back
    * (the unrounded fit: the identity above, exactly) */
-  cr_assert_eq(conv_rates_line("python3 bench/conv_rates.py --fit-call --trace "
+  cr_assert_eq(ds_test_command_value("python3 bench/conv_rates.py --fit-call --trace "
                                "bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32.json.gz "
                                "--check "
                                "bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32.json.gz "
@@ -798,7 +778,7 @@ Test(efficiency, conv_rates_compare_sets_each_shape_beside_the_traces) {
    * input gradient, which training does not run, is in neither. */
   char out[16384];
   double unused;
-  cr_assert_eq(conv_rates_line("python3 bench/conv_rates.py --rn50 "
+  cr_assert_eq(ds_test_command_value("python3 bench/conv_rates.py --rn50 "
                                "bench/results/gpu-2026-11-27-h200/rn50conv-b32.csv --compare "
                                "bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32.json.gz "
                                "--mode fp32-tf32-nhwc 2>&1",
@@ -808,7 +788,7 @@ Test(efficiency, conv_rates_compare_sets_each_shape_beside_the_traces) {
                      "%s", out);
   cr_assert_null(strstr(out, "7x7         2 dgrad"), "%s", out);
   /* a CSV whose batch has no trace of it: the shapes do not match, exit 2 */
-  cr_assert_eq(conv_rates_line("python3 bench/conv_rates.py --rn50 "
+  cr_assert_eq(ds_test_command_value("python3 bench/conv_rates.py --rn50 "
                                "bench/results/gpu-2026-11-27-h200/rn50conv-b128.csv --compare "
                                "bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32.json.gz "
                                "2>&1",

@@ -1,0 +1,33 @@
+# Sourced by the device scripts (gpu_next.sh, gpu_next2.sh, gpu_h100.sh): one call of
+# the device tool runs several parts, each under its own timeout cut to what is left
+# of the script's budget, so a part that fails or overruns loses only itself and the
+# tar is always written before the tool's own limit.
+#
+# The sourcing script sets: BUDGET_S (seconds for all parts), START ($SECONDS when
+# they began), TOP (where the tar goes), NAME (the folder under TOP, and the tar's
+# name), D ($TOP/$NAME). Optional: PART_RESERVE_S (seconds kept for packing, 10),
+# PART_MIN_S (a part with less left is skipped, 20), PART_TAIL (lines of each part's
+# log echoed, 4).
+
+# part NAME LIMIT_S CMD...: CMD under timeout, its output in $D/NAME.log
+part() {
+  local name=$1 limit=$2 left t0 rc
+  shift 2
+  left=$((BUDGET_S - (SECONDS - START) - ${PART_RESERVE_S:-10}))
+  if [ "$left" -lt "${PART_MIN_S:-20}" ]; then
+    echo "$name: skipped, ${left} s of the budget left"
+    return
+  fi
+  [ "$limit" -gt "$left" ] && limit=$left
+  t0=$SECONDS
+  timeout -k 5 "$limit" "$@" > "$D/$name.log" 2>&1
+  rc=$?
+  echo "$name: rc $rc after $((SECONDS - t0)) s (limit $limit s)"
+  grep -v -e '^USDT:' -e 'UserWarning' -e '_warn_once' -e 'set_sync_debug_mode' \
+    "$D/$name.log" | tail -"${PART_TAIL:-4}"
+}
+
+# pack: $TOP/$NAME.tar.gz of $D, then $D removed (the device returns at most 8 files)
+pack() {
+  (cd "$TOP" && tar czf "$NAME.tar.gz" "$NAME" && rm -rf "$NAME")
+}

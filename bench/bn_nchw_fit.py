@@ -5,8 +5,8 @@ BN_BWD_ELEMS_PER_CTA_CYCLE, BN_ELEMS_PER_SM_CYCLE) from a torch.profiler trace.
 cuDNN runs one 512-thread CTA per channel (bn_fw_tr_1C11_* forward, bn_bw_1C11_* backward);
 the single-read kernels (`singleread` in the name) cache the channel and make 2 element passes
 forward, 3 backward, the others 3 and 5 (norm.h). For each (kernel, input shape) group, the
-median kernel time (the upper of the two middle calls) less the topology's kernel_overhead (ddpsim charges work / rate +
-kernel_overhead: norm.c ds_batch_norm_ns), then
+median kernel time (the upper of the two middle calls) less the topology's kernel_overhead
+(ddpsim charges work / rate + kernel_overhead: norm.c ds_batch_norm_ns), then
   per CTA  (C <= SMs: one CTA per SM, HBM cannot be the limit)
            passes x N x H x W / time                 forward and backward apart
   per SM   (C 256 and 512 at 28x28 and 56x56: several CTAs per SM)
@@ -58,7 +58,8 @@ def main():
     cta = {0: [], 1: []}
     sm = []
     print("kernel_overhead %.1f us taken out of each median" % a.overhead_us)
-    print("%-4s %-18s %6s %9s  %s" % ("pass", "N C H W", "passes", "median us", "G element passes/s"))
+    print("%-4s %-18s %6s %9s  %s" % ("pass", "N C H W", "passes", "median us",
+                                      "G element passes/s"))
     for (backward, dims, passes, name), durs in sorted(groups.items()):
         n, c, h, w = dims
         mid = sorted(durs)[len(durs) // 2]  # the upper of two middle calls

@@ -52,7 +52,8 @@ def main():
     w = t_gb - a.overhead_us
     print("GammaBetaBackwardCUDAKernel (%2d CTAs) %3d calls, mean %.3f us, less overhead %.3f: "
           "%.2f element reads per CTA cycle" % (
-              ctas, len(gb), t_gb, w, math.ceil(ctas / a.sms) * 2.0 * rows * 32 / (clock * w * 1e-6)))
+              ctas, len(gb), t_gb, w,
+              math.ceil(ctas / a.sms) * 2.0 * rows * 32 / (clock * w * 1e-6)))
 
 
 if __name__ == "__main__":

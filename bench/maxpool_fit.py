@@ -55,7 +55,8 @@ def main():
             outs, inputs, pair = b * c * n * n, b * c * h * h, b * c * pairs * pairs
             for d, elems, us in (("fwd", outs, fwd_us), ("bwd", inputs, bwd_us)):
                 if us >= a.min_us:
-                    sets.setdefault((layout, d), []).append((line.split(" out")[0], elems, pair, us))
+                    name = line.split(" out")[0]
+                    sets.setdefault((layout, d), []).append((name, elems, pair, us))
     print("kernel_overhead %.1f us taken out of each kernel time; rows of at least %g us" % (
         a.overhead_us, a.min_us))
     for (layout, d), rows in sorted(sets.items()):

@@ -30,9 +30,11 @@ took it (the file that sets it says how):
   DS_ROW_REDUCE_STEP_CYCLES (kernel_us - roofline - overhead) x clock / steps, steps as
                            Reduce.cuh's setReduceConfig gives them (ds_row_reduce_steps,
                            mirrored below, with its grid and block)
-  DS_LEGACY_CAST_CYCLES    kernel_us x SMs x clock / operand-elements
-  LN_FWD_ELEMS_PER_SM_CYCLE  2 x rows x N / (min(rows, SMs) x clock x kernel_us)
-  LN_GB_ELEMS_PER_CTA_CYCLE  ceil(CTAs / SMs) x 2 x rows x 32 / (clock x kernel_us)
+  DS_LEGACY_CAST_CYCLES    (kernel_us - overhead) x SMs x clock / operand-elements
+  LN_FWD_ELEMS_PER_SM_CYCLE  2 x rows x N / (min(rows, SMs) x clock x (kernel_us - overhead))
+  LN_GB_ELEMS_PER_CTA_CYCLE  ceil(CTAs / SMs) x 2 x rows x 32 / (clock x (kernel_us - overhead))
+(every charge is work + kernel_overhead, so every fit takes the overhead out first:
+docs/architecture.md, "Fitted kernel rates")
 and over the rows a least-squares fit (through the origin; the casts also with an
 intercept) for comparison with the constant in use. --trace FILE.json.gz checks the
 reduce_kernel grids and blocks of a torch.profiler trace against the mirror. Standard
@@ -280,7 +282,7 @@ def mask_adds(rows, a, tmp, k, ovh):
         work = opel / (float(r["gpu_sms"]) * float(r["sm_clock_max_mhz"]) * 1e6) * 1e6
         kus, ev = float(r["kernel_us"]), float(r["ms"]) * 1e3
         print("%-4s %-14s %11d %8.2f %8.2f %8.2f %7.2f %9.3f" % (
-            r["mode"], r["shape"], opel, kus, ev, charge, charge / ev, kus / work))
+            r["mode"], r["shape"], opel, kus, ev, charge, charge / ev, (kus - ovh) / work))
     print()
 
 
@@ -316,10 +318,11 @@ def layer_norms(rows, a, tmp, k, ovh):
                 continue
             charge = run_op(a.ddpsim, a.topo, tmp, with_w, "fwd", args)
             kus = float(kr["kernel_us"])
-            rate = 2.0 * m * n / (min(m, sms) * clock * kus * 1e-6)
+            rate = 2.0 * m * n / (min(m, sms) * clock * (kus - ovh) * 1e-6)
             if model != "sweep":
                 fwd_fit["%d-byte %s" % (esz, "(autocast)" if mode.startswith("amp-") else
-                                        "")].append((2.0 * m * n / (min(m, sms) * clock), kus * 1e-6))
+                                        "")].append((2.0 * m * n / (min(m, sms) * clock),
+                                                     (kus - ovh) * 1e-6))
             print("%-16s %-8s %6d %10.1f %8.2f %8.2f %7.2f %9.3f  forward" % (
                 model, mode, m, 2 * m * n * esz / 1e6, kus, charge, charge / kus, rate))
         gb = [kr for kr in passes.get("bwd", []) if kr["kernel"] != "layer_norm_grad_input_"
@@ -329,14 +332,14 @@ def layer_norms(rows, a, tmp, k, ovh):
                 run_op(a.ddpsim, a.topo, tmp, common + ", params: []", "bwd", args)
             kus = sum(float(kr["kernel_us"]) for kr in gb)
             ctas = math.ceil(n / 32)
-            rate = math.ceil(ctas / sms) * 2.0 * m * 32 / (clock * kus * 1e-6)
+            rate = math.ceil(ctas / sms) * 2.0 * m * 32 / (clock * (kus - ovh) * 1e-6)
             print("%-16s %-8s %6d %10.1f %8.2f %8.2f %7.2f %9.2f  gamma/beta%s" % (
                 model, mode, m, 2 * m * n * esz / 1e6, kus, charge, charge / kus, rate,
                 " (%s)" % "+".join(kr["kernel"] for kr in gb) if len(gb) > 1 else ""))
     for key, pts in sorted(fwd_fit.items()):
         print("forward, %s elements, the models' rows (%d): %.3f element passes per SM cycle "
-              "(least squares through the origin of the kernel time)" % (
-                  key, len(pts), 1 / fit_origin(pts)))
+              "(least squares through the origin of the kernel time less kernel_overhead %g us)" % (
+                  key, len(pts), 1 / fit_origin(pts), ovh))
     print()
 
 

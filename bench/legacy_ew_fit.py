@@ -21,8 +21,12 @@ classifies it as tools/export_model.py does (legacy_kind):
               element is loaded and stored through a switch on its operand's dtype
               (CUDALoops.cuh's dynamic-casting branch);
 and prints, per (kind, op, shape), the median duration and SM cycles per operand-element
-(duration x SMs x clock / (elements x operands)), then per kind the least-squares fit
-through the origin over the groups' medians.
+((duration - kernel_overhead) x SMs x clock / (elements x operands)), then per kind the
+least-squares fit through the origin over the groups' medians. ddpsim charges these kernels
+kernel_overhead + cycles / (SMs x clock) (sim/train/legacy_ew.c), so the fit takes the
+topology's kernel_overhead (--overhead-us, default 4: the shipped topologies') out of each
+median first, as every fitted per-kernel rate does (docs/architecture.md, "Fitted kernel
+rates").
 
   python3 bench/legacy_ew_fit.py \\
     bench/results/gpu-2026-11-26b-h200/prof/se_resnext101_32x4d-amp-b128-nhwc.json.gz \\
@@ -76,6 +80,9 @@ def main():
     ap.add_argument("--sms", type=int, required=True)
     ap.add_argument("--clock-mhz", type=float, required=True)
     ap.add_argument("--min-elements", type=int, default=1 << 20)
+    ap.add_argument("--overhead-us", type=float, default=4.0,
+                    help="kernel_overhead ddpsim adds to the charge, taken out of each median "
+                         "(default 4, the shipped topologies')")
     ap.add_argument("--unrolled", action="store_true",
                     help="the contiguous mixed-dtype ops' unrolled_elementwise_kernel instead")
     args = ap.parse_args()
@@ -120,15 +127,18 @@ def main():
         key = (kind, op["name"], tuple(out_dims), n_operands)
         groups[key].append(e["dur"] * 1e-6)
     fit = collections.defaultdict(lambda: [0.0, 0.0])
+    ovh = args.overhead_us * 1e-6
+    print("kernel_overhead %.1f us taken out of each median before the cycles and the fit"
+          % args.overhead_us)
     print("kind        op                          output shape           n  median us  "
           "cycles/operand-element")
     for key in sorted(groups):
         kind, name, dims, n_operands = key
         times = sorted(groups[key])
-        t = times[len(times) // 2]
+        t = times[len(times) // 2] - ovh
         work = numel(dims) * n_operands / cycles_per_s  # seconds per cycle per operand-element
         print("%-11s %-27s %-20s %3d %10.1f  %.3f" % (kind, name, "x".join(map(str, dims)),
-                                                      len(times), t * 1e6, t / work))
+                                                      len(times), (t + ovh) * 1e6, t / work))
         fit[kind][0] += t * work
         fit[kind][1] += work * work
     for kind, (tw, ww) in sorted(fit.items()):

@@ -5,8 +5,11 @@
  * one-CTA-per-channel rates, and where they do not apply (--channels-last,
  * bf16, a GPU without a clock). Expected values are worked by hand on a
  * made-up GPU: 4 SMs at 1000 MHz, 1000 GB/s reached in full, no kernel
- * overhead; the rates are compute.c's: 2.4 (forward) and 1.6 (backward)
- * element passes per CTA per clock, 2.55 per SM per clock, 4 CTAs per SM;
+ * overhead; the rates are norm.c's: 2.92 (forward) and 1.66 (backward)
+ * element passes per CTA per clock, 2.78 per SM per clock, 4 CTAs per SM
+ * (fitted with kernel_overhead taken out, the forward's CTA rate is above
+ * the SM's: a forward never runs at its CTAs' rate, so the forward cases
+ * below check that max() picks the SMs');
  * cuDNN's channels-last kernels: 2 CTAs per SM (8 here), 64 channels per
  * CTA, 384 (forward) and 192 (backward) pixels kept per CTA, a round of the
  * grid 4810 ns plus 49.2 (forward) or 11.2 (backward) cycles per CTA
@@ -76,11 +79,12 @@ Test(batch_norm, a_running_mean_buffer_marks_its_layer_with_the_channels) {
 
 /* bn at batch 10: 20000 elements, 10000 per channel, 2 CTAs on 4 SMs.
  * Forward: 40000 B cached <= 128 KiB, single read, 2 passes; a CTA's stream
- * 2 * 10000 / 2.4e9 s = 8333.3 ns; the SMs' 2 * 20000 / (2 * 2.55e9) =
- * 7843.1 ns; the bytes 2 * 20000 * 4 + 4 weights * 4 = 160016 B = 160.016
- * ns. Backward: x and dy, 80000 B cached, single read, 3 passes: 3 * 10000
- * / 1.6e9 = 18750 ns. */
-Test(batch_norm, nchw_single_read_kernels_run_at_a_ctas_rate) {
+ * 2 * 10000 / 2.92e9 s = 6849.3 ns; the SMs' 2 * 20000 / (2 * 2.78e9) =
+ * 7194.2 ns, the longer; the bytes 2 * 20000 * 4 + 4 weights * 4 = 160016 B
+ * = 160.016 ns. Backward: x and dy, 80000 B cached, single read, 3 passes:
+ * a CTA's 3 * 10000 / 1.66e9 = 18072.3 ns, above the SMs' 3 * 20000 / (2 *
+ * 2.78e9) = 10791.4 ns. */
+Test(batch_norm, nchw_single_read_kernels_run_at_their_ctas_or_sms_rate) {
   struct ds_test_compute f;
   setup(&f, "BnGPU", DS_DTYPE_FP32, DS_AMP_NONE);
   struct ds_bn_kernel k;
@@ -89,40 +93,41 @@ Test(batch_norm, nchw_single_read_kernels_run_at_a_ctas_rate) {
   cr_assert(k.sm_bound);
   cr_assert_float_eq(k.bytes, 160016, 1e-6);
   cr_assert_float_eq(k.roofline_ns, 160.016, 1e-6);
-  cr_assert_float_eq(fwd, 2 * 10000 / 2.4, 1e-6);
+  cr_assert_float_eq(fwd, 2 * 20000 / (2 * 2.78), 1e-6);
   cr_assert_float_eq(ds_compute_fwd_ns(&f.c, &f.m->layers[0], 10), fwd, 1e-9,
                      "the layer's forward is its batch-norm kernel");
   double bwd = ds_batch_norm_ns(&f.c, &f.m->layers[0], 10, 1, &k);
   cr_assert_eq(k.passes, 3);
-  cr_assert_float_eq(bwd, 3 * 10000 / 1.6, 1e-6);
+  cr_assert_float_eq(bwd, 3 * 10000 / 1.66, 1e-6);
   cr_assert_float_eq(ds_compute_bwd_ns(&f.c, &f.m->layers[0], 10), bwd, 1e-9);
   ds_test_compute_free(&f);
 }
 
 /* bn at batch 40: 40000 per channel, 160000 B > 128 KiB: the multi-pass
- * kernels, 3 passes forward (3 * 40000 / 2.4e9 = 50000 ns) and 5 backward
- * (5 * 40000 / 1.6e9 = 125000 ns). */
+ * kernels, 3 passes forward (the SMs' 3 * 80000 / (2 * 2.78e9) = 43165.47
+ * ns, above a CTA's 3 * 40000 / 2.92e9 = 41095.9) and 5 backward (a CTA's
+ * 5 * 40000 / 1.66e9 = 120481.93 ns, above the SMs' 71942.4). */
 Test(batch_norm, nchw_channels_too_large_to_cache_take_more_passes) {
   struct ds_test_compute f;
   setup(&f, "BnGPU", DS_DTYPE_FP32, DS_AMP_NONE);
   struct ds_bn_kernel k;
-  cr_assert_float_eq(ds_batch_norm_ns(&f.c, &f.m->layers[0], 40, 0, &k), 50000,
-                     1e-6);
+  cr_assert_float_eq(ds_batch_norm_ns(&f.c, &f.m->layers[0], 40, 0, &k),
+                     3 * 80000 / (2 * 2.78), 1e-6);
   cr_assert_eq(k.passes, 3);
-  cr_assert_float_eq(ds_batch_norm_ns(&f.c, &f.m->layers[0], 40, 1, &k), 125000,
-                     1e-6);
+  cr_assert_float_eq(ds_batch_norm_ns(&f.c, &f.m->layers[0], 40, 1, &k),
+                     5 * 40000 / 1.66, 1e-6);
   cr_assert_eq(k.passes, 5);
   ds_test_compute_free(&f);
 }
 
 /* bn2 at batch 10: 64 channels of 1000 on 4 SMs, 16 CTAs a wave: 4 waves of
- * 2 * 1000 / 2.4e9 = 3333.3 ns; the SMs' 2 * 64000 / (4 * 2.55e9) =
- * 12549.0 ns, the longer. */
+ * 2 * 1000 / 2.92e9 = 2739.7 ns; the SMs' 2 * 64000 / (4 * 2.78e9) =
+ * 11510.8 ns, the longer. */
 Test(batch_norm, many_channels_share_each_sms_rate) {
   struct ds_test_compute f;
   setup(&f, "BnGPU", DS_DTYPE_FP32, DS_AMP_NONE);
   cr_assert_float_eq(ds_batch_norm_ns(&f.c, &f.m->layers[1], 10, 0, NULL),
-                     2 * 64000 / (4 * 2.55), 1e-6);
+                     2 * 64000 / (4 * 2.78), 1e-6);
   ds_test_compute_free(&f);
 }
 
@@ -146,7 +151,8 @@ Test(batch_norm, channels_last_runs_at_the_roofline) {
 }
 
 /* Under --amp fp16 cuDNN runs on half inputs (2 B): 20000 B cached per
- * channel, single read, the same CTA rate per element (8333.3 ns); bf16 is
+ * channel, single read, the same rates per element (the SMs' 7194.2 ns, as
+ * in fp32 above); bf16 is
  * not cuDNN's (Normalization.cpp: use_cudnn excludes it): 3 passes of 2 B
  * at the roofline, 120000 B + 4 weights * 8 B (fp32 read, half written and
  * read) = 120032 B. */
@@ -155,7 +161,7 @@ Test(batch_norm, fp16_is_cudnns_and_bf16_is_not) {
   setup(&f, "BnGPU", DS_DTYPE_FP32, DS_AMP_FP16);
   struct ds_bn_kernel k;
   cr_assert_float_eq(ds_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, &k),
-                     2 * 10000 / 2.4, 1e-6);
+                     2 * 20000 / (2 * 2.78), 1e-6);
   cr_assert(k.sm_bound);
   ds_test_compute_free(&f);
   setup(&f, "BnGPU", DS_DTYPE_FP32, DS_AMP_BF16);
@@ -179,9 +185,9 @@ Test(batch_norm, a_gpu_without_a_clock_has_no_sm_bound) {
 
 /* The shipped table: on a V100 (80 SMs, 1530 MHz, 900 GB/s at 0.878) the
  * forward of ResNet-50's layer1 batch norm (64 channels of 32x56x56, fp32,
- * multi-pass) is bound by HBM, not by its CTAs (3 * 100352 / (2.4 * 1.53e9)
- * = 82 us < 3 * 25.7 MB / 790 GB/s = 97.5 us); on an H200 (132 SMs, 1980
- * MHz, 4.8 TB/s at 0.869) by its CTAs (63.4 us against 18.5). */
+ * multi-pass) is bound by HBM, not by its SMs (64 SMs: 3 * 100352 / (2.78 *
+ * 1.53e9) = 70.8 us < 3 * 25.7 MB / 790 GB/s = 97.5 us); on an H200 (132
+ * SMs, 1980 MHz, 4.8 TB/s at 0.869) by its SMs (54.7 us against 18.5). */
 Test(batch_norm, the_cta_bound_shows_on_hopper_not_on_volta) {
   const struct {
     const char *topo;
@@ -383,10 +389,11 @@ Test(batch_norm, compute_and_bn_nhwc_py_agree_on_resnet50) {
  * only in compute capability: 9.0 (2048 threads, 4 CTAs an SM, 64 a wave),
  * 8.9 (1536, 3, 48), 7.5 (1024, 2, 32). bn at batch 10: 49 channels of 1000
  * elements, fp32. Backward: 8000 B cached, single read, 3 passes; on 9.0
- * one wave, 3 * 1000 / 1.6e9 = 1875 ns, below the SMs' 3 * 49000 / (16 *
- * 2.55e9) = 3602.94 ns; on 8.9 and 7.5 two waves, 2 * 1875 = 3750 ns, the
- * longer. Forward: 2 passes, two waves 2 * 2 * 1000 / 2.4e9 = 1666.7 ns <
- * the SMs' 2 * 49000 / (16 * 2.55e9) = 2401.96 ns on all three. */
+ * one wave, 3 * 1000 / 1.66e9 = 1807.23 ns, below the SMs' 3 * 49000 / (16
+ * * 2.78e9) = 3304.86 ns; on 8.9 and 7.5 two waves, 2 * 1807.23 = 3614.46
+ * ns, the longer. Forward: 2 passes, two waves 2 * 2 * 1000 / 2.92e9 =
+ * 1369.9 ns < the SMs' 2 * 49000 / (16 * 2.78e9) = 2203.24 ns on all
+ * three. */
 Test(batch_norm, ctas_per_sm_follow_the_gpus_resident_threads) {
   static const char *gpus =
       "schema_version: 1\ngpus:\n"
@@ -406,7 +413,9 @@ Test(batch_norm, ctas_per_sm_follow_the_gpus_resident_threads) {
     const char *gpu;
     int32_t threads;
     double bwd_ns;
-  } cases[] = {{"Sm90", 2048, 3 * 49000 / (16 * 2.55)}, {"Sm89", 1536, 3750}, {"Sm75", 1024, 3750}};
+  } cases[] = {{"Sm90", 2048, 3 * 49000 / (16 * 2.78)},
+               {"Sm89", 1536, 2 * 3 * 1000 / 1.66},
+               {"Sm75", 1024, 2 * 3 * 1000 / 1.66}};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     struct ds_test_compute f;
     ds_test_compute_setup(&f, gpus, cases[i].gpu, 0.5, 0, model, DS_DTYPE_FP32, DS_AMP_NONE);
@@ -417,7 +426,7 @@ Test(batch_norm, ctas_per_sm_follow_the_gpus_resident_threads) {
                        "%s", cases[i].gpu);
     cr_assert_eq(k.passes, 3);
     cr_assert_float_eq(ds_batch_norm_ns(&f.c, &f.m->layers[0], 10, 0, NULL),
-                       2 * 49000 / (16 * 2.55), 1e-6, "%s", cases[i].gpu);
+                       2 * 49000 / (16 * 2.78), 1e-6, "%s", cases[i].gpu);
     ds_test_compute_free(&f);
   }
 }

@@ -8,7 +8,7 @@
  * cycles/s) and 1000 GB/s reached in full, no kernel overhead; the rates
  * are legacy_ew.h's: in fp32 runs (elementwise_kernel<128, 2>) 0.248 SM
  * cycles per strided operand-element and 0.624 per transposed one, with
- * 2-byte elements (<128, 4>) 0.217 and 0.566; under --amp 0.450 per cast
+ * 2-byte elements (<128, 4>) 0.212 and 0.561; under --amp 0.446 per cast
  * one (the dynamic-casting kernel).
  */
 #include <criterion/criterion.h>
@@ -32,11 +32,11 @@
  * only, 5e5 bytes, 4e5 of them a transposing clone (20000 transposed).
  * maskadd: a forward of 1e6 bytes (6e5 under autocast), 8e5 of them off the
  * path with 40000 strided operand-elements, 30000 of which mix dtypes under
- * autocast (an attention mask's add: legacy_ew.h's cast kind, 0.450).
+ * autocast (an attention mask's add: legacy_ew.h's cast kind, 0.446).
  * resadd: a forward of 1e6 bytes (8e5 under autocast), 5e5 of those in
  * contiguous ops that mix dtypes under autocast with 40000 operand-elements
  * (amp_cast_ew: GPT-2's residual adds, unrolled_elementwise_kernel at
- * 0.349). */
+ * 0.334). */
 static const char *model_text =
     "schema_version: 1\nname: t\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n"
     "  - {name: gate, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 1000000,"
@@ -150,7 +150,7 @@ Test(legacy_ew, a_gpu_without_a_clock_keeps_one_roofline) {
 
 /* Under --amp fp16 the activations are 2 bytes: the counted bytes halve
  * (8e5 x 10 / 2 = 4e6 B), and the kernel is elementwise_kernel<128, 4>:
- * 40000 x 10 x 0.217 = 86800 cycles = 21700 ns. The forward's vectorised
+ * 40000 x 10 x 0.212 = 84800 cycles = 21200 ns. The forward's vectorised
  * rest is op_fwd_bytes at 2 bytes (the file has no amp_fwd_bytes): 5e6 -
  * 4e6 = 1e6 B = 1000 ns. */
 Test(legacy_ew, half_activations_halve_the_bytes_not_the_cycles) {
@@ -158,9 +158,9 @@ Test(legacy_ew, half_activations_halve_the_bytes_not_the_cycles) {
   setup(&f, "ClockGPU", DS_AMP_FP16);
   const struct ds_layer *g = &f.m->layers[0];
   double bytes;
-  cr_assert_float_eq(ds_legacy_ew_ns(&f.c, g, DS_LEGACY_FWD, 10, &bytes), 21700, 1e-6);
+  cr_assert_float_eq(ds_legacy_ew_ns(&f.c, g, DS_LEGACY_FWD, 10, &bytes), 21200, 1e-6);
   cr_assert_float_eq(bytes, 4e6, 1e-6);
-  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, g, 10), 1000 + 21700, 1e-6);
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, g, 10), 1000 + 21200, 1e-6);
   ds_test_compute_free(&f);
 }
 
@@ -221,10 +221,10 @@ Test(legacy_ew, autocast_keeps_an_fp32_ops_bytes) {
 }
 
 /* --dtype bf16 (no autocast): 2-byte elements everywhere, so the kernels
- * are elementwise_kernel<128, 4>: the forward 40000 x 10 x 0.217 = 86800
- * cycles = 21700 ns (8e5 x 10 / 2 = 4e6 B, 4000 ns), the backward 10000 x
- * 10 x 0.566 = 56600 cycles = 14150 ns, the additions (10000 x 0.217 +
- * 10000 x 0.566) x 10 = 78300 cycles = 19575 ns; the same layer in fp32
+ * are elementwise_kernel<128, 4>: the forward 40000 x 10 x 0.212 = 84800
+ * cycles = 21200 ns (8e5 x 10 / 2 = 4e6 B, 4000 ns), the backward 10000 x
+ * 10 x 0.561 = 56100 cycles = 14025 ns, the additions (10000 x 0.212 +
+ * 10000 x 0.561) x 10 = 77300 cycles = 19325 ns; the same layer in fp32
  * takes 24800, 15600 and 21800 ns (above): the rate follows the element
  * size, the run's dtype, not --amp alone. */
 Test(legacy_ew, two_byte_elements_keep_the_half_rates) {
@@ -233,10 +233,10 @@ Test(legacy_ew, two_byte_elements_keep_the_half_rates) {
                         DS_AMP_NONE);
   const struct ds_layer *g = &f.m->layers[0];
   double bytes;
-  cr_assert_float_eq(ds_legacy_ew_ns(&f.c, g, DS_LEGACY_FWD, 10, &bytes), 21700, 1e-6);
+  cr_assert_float_eq(ds_legacy_ew_ns(&f.c, g, DS_LEGACY_FWD, 10, &bytes), 21200, 1e-6);
   cr_assert_float_eq(bytes, 4e6, 1e-6);
-  cr_assert_float_eq(ds_legacy_ew_ns(&f.c, g, DS_LEGACY_BWD, 10, &bytes), 14150, 1e-6);
-  cr_assert_float_eq(ds_legacy_ew_ns(&f.c, g, DS_LEGACY_ACCUM, 10, &bytes), 19575, 1e-6);
+  cr_assert_float_eq(ds_legacy_ew_ns(&f.c, g, DS_LEGACY_BWD, 10, &bytes), 14025, 1e-6);
+  cr_assert_float_eq(ds_legacy_ew_ns(&f.c, g, DS_LEGACY_ACCUM, 10, &bytes), 19325, 1e-6);
   ds_test_compute_free(&f);
 }
 
@@ -260,10 +260,10 @@ Test(legacy_ew, channels_last_falls_back_where_the_file_has_no_nhwc_counts) {
 }
 
 /* maskadd under --amp fp16: its pass keeps 6e5 / 1e6 = 0.6 of its bytes, so
- * 2-byte elements: the 10000 plain strided operand-elements at 0.217 and the
- * 30000 cast ones at 0.450, (10000 x 0.217 + 30000 x 0.450) x 10 = 156700
- * cycles = 39175 ns against their 8e5 x 0.6 x 10 = 4.8e6 B = 4800 ns. Had
- * they no cast count, 40000 x 10 x 0.217 = 86800 cycles = 21700 ns. In an
+ * 2-byte elements: the 10000 plain strided operand-elements at 0.212 and the
+ * 30000 cast ones at 0.446, (10000 x 0.212 + 30000 x 0.446) x 10 = 155000
+ * cycles = 38750 ns against their 8e5 x 0.6 x 10 = 4.8e6 B = 4800 ns. Had
+ * they no cast count, 40000 x 10 x 0.212 = 84800 cycles = 21200 ns. In an
  * fp32 run nothing mixes dtypes: all 40000 at 0.248, 99200 cycles = 24800
  * ns, as gate's. */
 Test(legacy_ew, mixed_dtype_ops_run_the_cast_rate_under_autocast) {
@@ -272,10 +272,10 @@ Test(legacy_ew, mixed_dtype_ops_run_the_cast_rate_under_autocast) {
   struct ds_layer *m = &f.m->layers[5];
   double bytes;
   cr_assert_float_eq(m->legacy[0][DS_LEGACY_FWD].amp_cast_elems, 30000, 0);
-  cr_assert_float_eq(ds_legacy_ew_ns(&f.c, m, DS_LEGACY_FWD, 10, &bytes), 39175, 1e-6);
+  cr_assert_float_eq(ds_legacy_ew_ns(&f.c, m, DS_LEGACY_FWD, 10, &bytes), 38750, 1e-6);
   cr_assert_float_eq(bytes, 4.8e6, 1e-6);
   m->legacy[0][DS_LEGACY_FWD].amp_cast_elems = 0;
-  cr_assert_float_eq(ds_legacy_ew_ns(&f.c, m, DS_LEGACY_FWD, 10, &bytes), 21700, 1e-6);
+  cr_assert_float_eq(ds_legacy_ew_ns(&f.c, m, DS_LEGACY_FWD, 10, &bytes), 21200, 1e-6);
   ds_test_compute_free(&f);
   setup(&f, "ClockGPU", DS_AMP_NONE);
   cr_assert_float_eq(ds_legacy_ew_ns(&f.c, &f.m->layers[5], DS_LEGACY_FWD, 10, &bytes), 24800,
@@ -285,9 +285,9 @@ Test(legacy_ew, mixed_dtype_ops_run_the_cast_rate_under_autocast) {
 }
 
 /* resadd under --amp fp16, batch 10: its contiguous mixed-dtype ops take
- * 40000 x 10 x 0.349 = 139600 SM cycles = 34900 ns against their 5e5 x 10
+ * 40000 x 10 x 0.334 = 133600 SM cycles = 33400 ns against their 5e5 x 10
  * = 5e6 B at the roofline, 5000 ns; the rest of its autocast bytes, (8e5 -
- * 5e5) x 10 = 3e6 B, 3000 ns: 37900 ns. In an fp32 run those ops are
+ * 5e5) x 10 = 3e6 B, 3000 ns: 36400 ns. In an fp32 run those ops are
  * vectorised (nothing mixes dtypes): all 1e7 B at the roofline, 10000 ns;
  * so too under --amp on a GPU without a clock (8e6 B, 8000 ns). */
 Test(legacy_ew, contiguous_mixed_dtype_ops_run_the_unrolled_cast_rate_under_autocast) {
@@ -297,9 +297,9 @@ Test(legacy_ew, contiguous_mixed_dtype_ops_run_the_unrolled_cast_rate_under_auto
   double bytes;
   cr_assert_float_eq(r->amp_cast_ew_bytes, 500000, 0);
   cr_assert_float_eq(r->amp_cast_ew_elems, 40000, 0);
-  cr_assert_float_eq(ds_legacy_cast_ew_ns(&f.c, r, 10, &bytes), 34900, 1e-6);
+  cr_assert_float_eq(ds_legacy_cast_ew_ns(&f.c, r, 10, &bytes), 33400, 1e-6);
   cr_assert_float_eq(bytes, 5e6, 1e-6);
-  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, r, 10), 3000 + 34900, 1e-6);
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, r, 10), 3000 + 33400, 1e-6);
   cr_assert_float_eq(f.m->layers[5].amp_cast_ew_elems, 0, 0, "absent: zero");
   ds_test_compute_free(&f);
   setup(&f, "ClockGPU", DS_AMP_NONE);
@@ -389,8 +389,8 @@ Test(legacy_ew, bad_keys_are_located) {
  * 10 x 0.248 = 99200 cycles = 24800 ns (their 8e6 B take 8000 ns at the
  * roofline), and the other 2e6 B 2000 ns: 26800, where one roofline over
  * all 1e7 B took 10000. Under --amp fp16 the copies move half bytes (the
- * logits are half) and run the 2-byte rate: 40000 x 10 x 0.217 = 86800
- * cycles = 21700 ns, the rest 1e6 B 1000 ns. */
+ * logits are half) and run the 2-byte rate: 40000 x 10 x 0.212 = 84800
+ * cycles = 21200 ns, the rest 1e6 B 1000 ns. */
 static const char *loss_model_text =
     "schema_version: 1\nname: t\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"
     "output_bytes: 0\nloss_copy_bytes: 1000000\nloss_legacy_ew: [800000, 40000, 0]\nlayers:\n"
@@ -411,9 +411,9 @@ Test(legacy_ew, the_losss_strided_copies_run_at_the_sm_rate) {
   ds_test_compute_free(&f);
   ds_test_compute_setup(&f, ds_test_clock_gpus, "ClockGPU", 0.5, 0, loss_model_text,
                         DS_DTYPE_FP32, DS_AMP_FP16);
-  cr_assert_float_eq(ds_legacy_loss_ns(&f.c, f.m, 10, &bytes), 21700, 1e-6);
+  cr_assert_float_eq(ds_legacy_loss_ns(&f.c, f.m, 10, &bytes), 21200, 1e-6);
   cr_assert_float_eq(bytes, 4e6, 1e-6);
-  cr_assert_float_eq(ds_compute_loss_ns(&f.c, f.m, 10, &bytes), 22700, 1e-6);
+  cr_assert_float_eq(ds_compute_loss_ns(&f.c, f.m, 10, &bytes), 22200, 1e-6);
   ds_test_compute_free(&f);
   ds_test_compute_setup(&f, ds_test_clock_gpus, "NoClockGPU", 0.5, 0, loss_model_text,
                         DS_DTYPE_FP32, DS_AMP_NONE);

@@ -361,20 +361,25 @@ static double grouped_pass_ns(const struct ds_compute *c, const struct ds_layer 
  * least squares on this project's H200 measurements of the kernels alone
  * (bench/results/gpu-2026-11-26c-h200/maxpool.txt, bench/gpu_maxpool.py:
  * torch.profiler kernel times, 10 calls each, 132 SMs at 1980 MHz; the rows
- * over 40 us), as cycles per output (forward) or input (backward) element
- * plus cycles per (element, window) pair:
+ * over 40 us), each time less the 4 us kernel_overhead the charge adds
+ * back (docs/architecture.md, "Fitted kernel rates"), as cycles per output
+ * (forward) or input (backward) element plus cycles per (element, window)
+ * pair (`python3 bench/maxpool_fit.py bench/results/gpu-2026-11-26c-h200/
+ * maxpool.txt --sms 132 --clock-mhz 1980` prints them and each row's
+ * charge; --overhead-us 0 the constants fitted before the overhead was
+ * taken out: 2.42 + 0.207, 2.45 + 0.208, 2.29 + 0.256, 1.05 + 0.578):
  *   NCHW forward (max_pool_forward_nchw, a thread per output scanning its
  *   window): 8 rows, 3x3/2 and 3x3/1 windows (fp32, fp16, batch 32 and 128)
- *   and 2x2/2 (VGG's, 3 sizes): 2.42 + 0.207 per window element, every row
- *   within 3.4 %;
+ *   and 2x2/2 (VGG's, 3 sizes): 2.21 + 0.215 per window element, every row
+ *   within 1.9 %;
  *   NCHW backward (max_pool_backward_nchw, a thread per input element
- *   comparing the index of every window that could hold it): 9 rows, 2.45
- *   + 0.208 per window, within 7.1 %;
- *   channels-last forward (max_pool_forward_nhwc): 4 rows, 2.29 + 0.256,
+ *   comparing the index of every window that could hold it): 9 rows, 2.43
+ *   + 0.193 per window, within 5.8 %;
+ *   channels-last forward (max_pool_forward_nhwc): 4 rows, 2.35 + 0.231,
  *   within 11 % on 3x3/2 and 2x2/2 (the models' windows), 19 % over on a
  *   3x3/1 window;
- *   channels-last backward (max_pool_backward_nhwc): 4 rows, 1.05 + 0.578,
- *   within 10.4 %.
+ *   channels-last backward (max_pool_backward_nhwc): 4 rows, 1.06 + 0.559,
+ *   within 10.1 %.
  * fp16 ran within 3 % of fp32 in NCHW (the same cycles at half the bytes:
  * not bandwidth-bound). Checks, not fitted: ResNet-50's stem pool
  * (32x64x112x112 fp32, 3x3/2) in bench/results/gpu-2026-11-26b-h200/
@@ -386,14 +391,14 @@ static double grouped_pass_ns(const struct ds_compute *c, const struct ds_layer 
  * the same 132 SMs at 1980 MHz on 3.35 TB/s take the same time, so the
  * rate is per SM clock, not HBM's. Other GPUs are inferred (cycles per
  * element on their SMs and boost clock). */
-#define POOL_FWD_NCHW_CYCLES_PER_OUTPUT 2.42
-#define POOL_FWD_NCHW_CYCLES_PER_PAIR 0.207
-#define POOL_BWD_NCHW_CYCLES_PER_INPUT 2.45
-#define POOL_BWD_NCHW_CYCLES_PER_PAIR 0.208
-#define POOL_FWD_NHWC_CYCLES_PER_OUTPUT 2.29
-#define POOL_FWD_NHWC_CYCLES_PER_PAIR 0.256
-#define POOL_BWD_NHWC_CYCLES_PER_INPUT 1.05
-#define POOL_BWD_NHWC_CYCLES_PER_PAIR 0.578
+#define POOL_FWD_NCHW_CYCLES_PER_OUTPUT 2.21
+#define POOL_FWD_NCHW_CYCLES_PER_PAIR 0.215
+#define POOL_BWD_NCHW_CYCLES_PER_INPUT 2.43
+#define POOL_BWD_NCHW_CYCLES_PER_PAIR 0.193
+#define POOL_FWD_NHWC_CYCLES_PER_OUTPUT 2.35
+#define POOL_FWD_NHWC_CYCLES_PER_PAIR 0.231
+#define POOL_BWD_NHWC_CYCLES_PER_INPUT 1.06
+#define POOL_BWD_NHWC_CYCLES_PER_PAIR 0.559
 
 /* One side of the window: outputs, and the input elements of all windows
  * summed (padding excluded), which is also the windows holding each input

@@ -29,11 +29,11 @@
  *       layouts that keep the output's unit-stride dimension: consecutive
  *       threads read consecutive elements; the squeeze-and-excitation gate's
  *       addcmul and mul by an (N, C, 1, 1) scale, the global pool's backward
- *       div of an expanded gradient): 0.217 for 2-byte elements, 0.248 for
+ *       div of an expanded gradient): 0.212 for 2-byte elements, 0.248 for
  *       4-byte ones;
  *       transposed (a dense operand whose unit-stride dimension is not the
  *       output's, so consecutive threads read a plane apart: autograd adding
- *       an NCHW gradient to a channels-last one): 0.566 and 0.624.
+ *       an NCHW gradient to a channels-last one): 0.561 and 0.624.
  *     The element size matters because the kernel does: gpu_kernel_impl_nocast
  *     (CUDALoops.cuh) launches elementwise_kernel<128, 4> for 2-byte outputs
  *     but <128, 2> for 4-byte ones (unroll_factor = sizeof(arg0_t) >= 4 ? 2 :
@@ -42,10 +42,13 @@
  *     2-byte rates: least-squares fits through the origin on the kernels of
  *     at least 2^20 elements of this project's trace of SE-ResNeXt-101 (AMP,
  *     channels-last, batch 128; bench/results/gpu-2026-11-26b-h200/prof/
- *     se_resnext101_32x4d-amp-b128-nhwc.json.gz), 17 (op, shape) groups:
- *     strided 0.203-0.249 over addcmul, mul and div at four shapes each,
- *     transposed 0.462-0.578 over add_ at four shapes and one
- *     threshold_backward (bench/legacy_ew_fit.py prints them). 4-byte rates:
+ *     se_resnext101_32x4d-amp-b128-nhwc.json.gz), each (op, shape) group's
+ *     median time less the 4 us kernel_overhead the charge adds back
+ *     (docs/architecture.md, "Fitted kernel rates"), 17 groups: strided
+ *     0.198-0.231 over addcmul, mul and div at four shapes each, transposed
+ *     0.435-0.568 over add_ at four shapes and one threshold_backward
+ *     (bench/legacy_ew_fit.py prints them; with --overhead-us 0 the rates
+ *     fitted before the overhead was taken out, 0.217 and 0.566). 4-byte rates:
  *     the fp32 rows of the elementwise microbenchmark (bench/gpu_kernels.py
  *     --only elementwise on the H200, bench/results/gpu-2026-11-26d-h200/
  *     elementwise.csv: a calibration set, not a training row), least squares
@@ -55,10 +58,11 @@
  *     channels-last; ResNet's four stage outputs at batch 128 and 32) and 16
  *     transposed ones (add_ across layouts); bench/elementwise_check.py
  *     prints them. The same microbenchmark's half rows give 0.201 and 0.593,
- *     within 8 % of the trace's 2-byte rates, and the SE-ResNeXt-101 fp32
+ *     within 6 % of the trace's 2-byte rates, and the SE-ResNeXt-101 fp32
  *     trace (bench/results/gpu-2026-11-26d-h200/prof; validation, not fitted)
- *     0.255 strided. Per op the rate still varies (fp32: addcmul 0.23, mul
- *     0.26, the pool's backward 0.31 per operand-element: the offsets are
+ *     0.237 strided (0.255 before the overhead was taken out). Per op the
+ *     rate still varies (fp32: addcmul 0.23, mul 0.26, the pool's backward
+ *     0.31 per operand-element, with the overhead in: the offsets are
  *     computed per element, the loads per operand), which one rate per kind
  *     averages. Copies of a permuted tensor are charged as their kind too,
  *     and there the microbenchmark disagrees: copy_perm (strided) 0.340 half,
@@ -72,7 +76,7 @@
  *     else 2.
  *     A third kind, cast, under --amp only: of the strided operand-elements,
  *     those whose op mixes dtypes under autocast (the file's fourth number,
- *     forward ops only): 0.450, whatever the element size. An op whose
+ *     forward ops only): 0.446, whatever the element size. An op whose
  *     operands' dtypes differ from its functor's (GPT-2's attention mask:
  *     half scores plus an fp32 mask broadcast over the heads, out fp32 by
  *     type promotion) fails
@@ -86,10 +90,11 @@
  *     bench/results/gpu-2026-11-26-h200/prof/gpt2-bf16-b8-p.json.gz), its
  *     one such group, the mask's add (aten::add of [8, 12, 1024, 1024]
  *     bf16 and [8, 1, 1024, 1024] fp32, 12 a step, 3.02e8 operand-elements
- *     each, median 519.5 us: 0.450; `python3 bench/legacy_ew_fit.py
- *     bench/results/gpu-2026-11-26-h200/prof/gpt2-bf16-b8-p.json.gz --sms
- *     132 --clock-mhz 1980` prints it). The H100 trace of the same run
- *     (validation) took 557.9 us a call, 0.483. Contiguous mixed-dtype
+ *     each, median 519.5 us, less the 4 us kernel_overhead: 0.446; `python3
+ *     bench/legacy_ew_fit.py bench/results/gpu-2026-11-26-h200/prof/
+ *     gpt2-bf16-b8-p.json.gz --sms 132 --clock-mhz 1980` prints it; 0.450
+ *     before the overhead was taken out). The H100 trace of the same run
+ *     (validation) took 557.9 us a call, 0.479. Contiguous mixed-dtype
  *     ops (GPT-2's residual adds of a half and an fp32 tensor) run
  *     unrolled_elementwise_kernel instead, not this kind: the model file's
  *     amp_cast_ew, ds_legacy_cast_ew_ns below; a mixed-dtype transposed op
@@ -109,14 +114,14 @@
 #include "base/status.h"
 #include "sim/train/model.h"
 
-#define DS_LEGACY_STRIDED_CYCLES 0.217
-#define DS_LEGACY_TRANSPOSED_CYCLES 0.566
+#define DS_LEGACY_STRIDED_CYCLES 0.212
+#define DS_LEGACY_TRANSPOSED_CYCLES 0.561
 #define DS_LEGACY_STRIDED_CYCLES_FP32 0.248
 #define DS_LEGACY_TRANSPOSED_CYCLES_FP32 0.624
-#define DS_LEGACY_CAST_CYCLES 0.450
+#define DS_LEGACY_CAST_CYCLES 0.446
 /* The contiguous dynamic-casting kernel, SM cycles per operand-element
  * (below ds_legacy_cast_ew_ns). */
-#define DS_LEGACY_UNROLLED_CAST_CYCLES 0.349
+#define DS_LEGACY_UNROLLED_CAST_CYCLES 0.334
 
 struct ds_compute;
 
@@ -165,7 +170,8 @@ ds_status ds_legacy_ew_read_loss(const struct ds_cnode *root, struct ds_model *m
  * and clock. GPT-2's shifted logits on the H200 (bf16, batch 8; the fit
  * row's trace, not fitted here): the clone and the slice's copy ran
  * elementwise_kernel<128, 4> in 940 and 945 us, 0.299 SM cycles per
- * operand-element (1.75 TB/s); 0.217 charges 683 each, the roofline 395. */
+ * operand-element (1.75 TB/s); 0.212 charges 671 each (overhead
+ * included), the roofline 395. */
 double ds_legacy_loss_ns(const struct ds_compute *c, const struct ds_model *m, double samples,
                          double *bytes);
 
@@ -190,17 +196,19 @@ double ds_legacy_ew_bytes(const struct ds_compute *c, const struct ds_layer *l,
  * --amp or without the GPU's SMs and clock.
  * Fit: this project's trace of the GPT-2 bf16 fit row (batch 8, H200;
  * bench/results/gpu-2026-11-26-h200/prof/gpt2-bf16-b8-p.json.gz), its
- * forward's four such groups of 24 unrolled_elementwise_kernel calls, the
- * copies (casts, cast_reduce.h) apart: aten::add of bf16 + fp32 at
- * [8, 1024, 768] (median 25.3 us, 0.351 cycles per operand-element) and
- * of fp32 + bf16 (24.2 us, 0.335), aten::add and aten::mul of bf16 and fp32
- * at [8, 1024, 3072] (100.6 and 101.1 us, 0.348 and 0.350), 2.5-2.6 TB/s
+ * forward's such unrolled_elementwise_kernel calls, the copies (casts,
+ * cast_reduce.h) apart: aten::add of bf16 and fp32 at [8, 1024, 768] (48
+ * calls, median 25.1 us, 0.292 cycles per operand-element less the 4 us
+ * kernel_overhead), aten::add and aten::mul of bf16 and fp32 at [8, 1024,
+ * 3072] (24 each, 100.6 and 101.2 us, 0.335 and 0.336), 2.5-2.6 TB/s
  * where the vectorised kernels reach 4.1; least squares through the origin
- * on the medians: 0.349 (`python3 bench/legacy_ew_fit.py --unrolled
- * bench/results/gpu-2026-11-26-h200/prof/gpt2-bf16-b8-p.json.gz --sms 132
- * --clock-mhz 1980`). The backward's mixed muls (fp32 gradient times the
- * half input: 93.8 us, 0.325) are not counted: the export's backward
- * dtypes are the layer output's. */
+ * on the medians less the overhead the charge adds back (docs/
+ * architecture.md, "Fitted kernel rates"): 0.334 (`python3
+ * bench/legacy_ew_fit.py --unrolled bench/results/gpu-2026-11-26-h200/
+ * prof/gpt2-bf16-b8-p.json.gz --sms 132 --clock-mhz 1980`; 0.349 before
+ * the overhead was taken out). The backward's mixed muls (fp32 gradient
+ * times the half input: 93.8 us, 0.311) are not counted: the export's
+ * backward dtypes are the layer output's. */
 double ds_legacy_cast_ew_ns(const struct ds_compute *c, const struct ds_layer *l, int64_t batch,
                             double *bytes);
 

@@ -7,25 +7,33 @@
 #include <math.h>
 
 /* Batch norm (norm.h): the rates of cuDNN's NCHW kernels, element
- * passes per clock, measured in this project's H200 fp32 trace
+ * passes per clock, FIT on this project's H200 fp32 trace
  * (bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32.json.gz; 132
- * SMs at 1980 MHz), each the median of the kernels that show it:
+ * SMs at 1980 MHz), each the median over the (kernel, shape) groups that
+ * show it of the group's median time less the 4 us kernel_overhead (the
+ * charge below adds it back: docs/architecture.md, "Fitted kernel rates"):
  *   per CTA, kernels of at most one CTA per SM (C <= 132, where HBM cannot
- *   be the limit): forward 5.07, 5.90, 4.36, 4.38 G element passes/s (C
- *   64, 64, 128, 128) -> 4.72 / 1.98 GHz = 2.4; backward 3.21, 3.28, 4.81,
- *   3.03 -> 3.25 / 1.98 GHz = 1.6;
+ *   be the limit): forward 5.16, 6.48, 6.73, 4.70 G element passes/s (C
+ *   64 at 112x112 and 56x56, 128 at 28x28 and 56x56) -> 5.78 / 1.98 GHz =
+ *   2.92; backward 3.31, 3.29, 5.75, 3.11 -> 3.30 / 1.98 GHz = 1.66;
  *   per SM, kernels of several CTAs per SM (C 256 and 512 at 28x28 and
- *   56x56): 5.54, 5.05, 4.75 forward, 4.53, 5.06, 6.30 backward, per SM ->
- *   5.06 / 1.98 GHz = 2.55, both directions.
+ *   56x56): 6.64, 5.77, 5.30 forward, 5.02, 5.18, 6.66 backward, per SM ->
+ *   5.51 / 1.98 GHz = 2.78, both directions.
+ * `python3 bench/bn_nchw_fit.py TRACE --sms 132 --clock-mhz 1980` prints
+ * them (with --overhead-us 0 the rates fitted before the overhead was
+ * taken out: 2.4, 1.6, 2.55). With the overhead out, one CTA alone on an
+ * SM streams faster than several CTAs share it forward (2.92 against
+ * 2.78: the small single-read kernels gain the most), so the forward's
+ * CTA rate never binds; the backward's does.
  * A kernel's CTAs are 512 threads (the trace's block), as many per SM as
  * its resident threads allow: floor(threads / 512) (ds_compute's
  * sm_max_threads, gpu_table.c's table; 2048 where unknown, as
  * cast_reduce.c assumes): 4 on H200, 3 on 1536-thread GPUs. The H200 AMP NCHW
  * trace (fp16, batch 128) and the H100 kernel tables check them; other
  * generations are inferred (a rate per clock). */
-#define BN_FWD_ELEMS_PER_CTA_CYCLE 2.4
-#define BN_BWD_ELEMS_PER_CTA_CYCLE 1.6
-#define BN_ELEMS_PER_SM_CYCLE 2.55
+#define BN_FWD_ELEMS_PER_CTA_CYCLE 2.92
+#define BN_BWD_ELEMS_PER_CTA_CYCLE 1.66
+#define BN_ELEMS_PER_SM_CYCLE 2.78
 #define BN_CTA_THREADS 512
 #define BN_SM_THREADS_UNKNOWN 2048
 /* cuDNN's single-read kernels cache a channel (forward: x; backward: x and
@@ -143,8 +151,9 @@ double ds_batch_norm_ns(const struct ds_compute *c, const struct ds_layer *l,
     /* one CTA per channel: each streams its channel at the per-CTA rate,
      * in waves of as many CTAs per SM as fit; the CTAs on an SM share its
      * rate. A second wave needs ch > sms x ctas_per_sm, so it outlasts the
-     * SMs' rate only where 2 x 2.55 / (cta_rate x ctas_per_sm) > 1: backward
-     * (1.6) at 3 per SM or fewer, forward (2.4) at 2 (Turing) */
+     * SMs' rate only where 2 x 2.78 / (cta_rate x ctas_per_sm) > 1: backward
+     * (1.66) at 3 per SM or fewer; the forward's CTA rate (2.92) is above
+     * the SMs' (2.78), so a forward runs at the SMs' rate */
     double cta_rate = backward ? BN_BWD_ELEMS_PER_CTA_CYCLE : BN_FWD_ELEMS_PER_CTA_CYCLE;
     double ch = (double)l->bn_channels, sms = (double)c->sms;
     double sm_threads = c->sm_max_threads > 0 ? c->sm_max_threads : BN_SM_THREADS_UNKNOWN;
@@ -165,21 +174,27 @@ double ds_batch_norm_ns(const struct ds_compute *c, const struct ds_layer *l,
  * project's H200 trace of GPT-2 at batch 8 under bf16 autocast
  * (bench/results/gpu-2026-11-26-h200/prof/gpt2-bf16-b8-p.json.gz; its row
  * in validation/training.csv is marked fit), 25 fp32 layer norms of
- * M = 8192 rows of N = 768, the mean of the 50 calls, 132 SMs at 1980 MHz:
- *   vectorized_layer_norm_kernel, 26.093 us: 2 * 8192 * 768 element passes
- *   / (132 * 1.98e9 * 26.093e-6) = 1.845 per SM cycle (1.9 TB/s: the rows'
- *   CTAs wait on their reductions, not on HBM; the H100 trace's 27.3 us, at
- *   0.7x the bandwidth and the same clock, agrees);
+ * M = 8192 rows of N = 768, the mean of the 50 calls less the 4 us
+ * kernel_overhead the charge adds back (docs/architecture.md, "Fitted
+ * kernel rates"), 132 SMs at 1980 MHz:
+ *   vectorized_layer_norm_kernel, 26.093 - 4 = 22.093 us: 2 * 8192 * 768
+ *   element passes / (132 * 1.98e9 * 22.093e-6) = 2.179 per SM cycle
+ *   (the rows' CTAs wait on their reductions, not on HBM; the H100
+ *   trace's 27.3 us, at 0.7x the bandwidth and the same clock, agrees);
  *   GammaBetaBackwardCUDAKernelTemplate<float, float, 32, 32, 256> on 24
- *   CTAs, 42.423 us: 2 * 8192 * 32 element reads / (1.98e9 * 42.423e-6)
- *   = 6.24 per CTA cycle.
- * Validated on the other traces (kernel means, predicted / measured):
- * GPT-2 fp32 b8 H200 25.57 / 25.57 us forward, 42.42 / 43.52 gamma/beta;
- * BERT-base fp32 b32 (M = 4096) H200 13.05 / 13.20, 21.21 / 15.20; its
- * H100 trace's table 13.05 / 13.25, 21.21 / 19.90; BERT-base SQuAD TF32 b24
- * (M = 9216) H200 29.35 / 28.92, 47.73 / 46.91. The CTAs of M < 256 (fewer
+ *   CTAs, 42.423 - 4 = 38.423 us: 2 * 8192 * 32 element reads / (1.98e9 *
+ *   38.423e-6) = 6.89 per CTA cycle.
+ * `python3 bench/layernorm_trace_fit.py TRACE --sms 132 --clock-mhz 1980`
+ * prints both (--overhead-us 0: 1.845 and 6.24, the rates fitted before
+ * the overhead was taken out). Validated on the other traces (kernel
+ * means; the charge, overhead included / measured): GPT-2 fp32 b8 H200
+ * 26.09 / 25.57 us forward, 42.42 / 43.52 gamma/beta; BERT-base fp32 b32
+ * (M = 4096) H200 15.05 / 13.20, 23.22 / 15.20; its H100 trace's table
+ * 15.05 / 13.25, 23.22 / 19.90; BERT-base SQuAD TF32 b24 (M = 9216) H200
+ * 28.86 / 28.92, 47.24 / 46.91. The small BERT kernels run faster than
+ * overhead + work: their 4 us is not all paid. The CTAs of M < 256 (fewer
  * threads) are charged the same rate, unmeasured. */
-#define LN_FWD_ELEMS_PER_SM_CYCLE 1.845
+#define LN_FWD_ELEMS_PER_SM_CYCLE 2.179
 /* The forward on 2-byte elements (--dtype fp16 or bf16 without autocast:
  * vectorized_layer_norm_kernel<c10::Half> / <c10::BFloat16>, its
  * aligned_vector of vec_size 4 loading 8 bytes where fp32's loads 16) ran
@@ -187,15 +202,17 @@ double ds_batch_norm_ns(const struct ds_compute *c, const struct ds_layer *l,
  * --only layernorm on the H200, bench/results/gpu-2026-11-27-h200/
  * layernorm.csv: a calibration set, not a training row; no trace runs a
  * half layer norm, autocast's are fp32): least squares through the origin
- * of the kernel's time (torch.profiler) against 2 * M * N / (min(M, SMs) x
- * clock), as for the fp32 rate, over its 6 half rows (fp16 and bf16 at M =
- * 4096, 8192, 9216; N = 768): 2.552 (rows 2.30-2.60; `python3
- * bench/castreduce_check.py bench/results/gpu-2026-11-27-h200/castreduce.csv
+ * of the kernel's time (torch.profiler) less the 4 us kernel_overhead
+ * against 2 * M * N / (min(M, SMs) x clock), as for the fp32 rate, over
+ * its 6 half rows (fp16 and bf16 at M = 4096, 8192, 9216; N = 768): 3.277
+ * (rows 3.17-3.86; `python3 bench/castreduce_check.py
+ * bench/results/gpu-2026-11-27-h200/castreduce.csv
  * bench/results/gpu-2026-11-27-h200/layernorm.csv --topo
- * validation/topologies/nd-h200-v5.yaml` prints each). Its fp32 rows give
- * 1.854 over the same three shapes, 0.5 % from the trace's 1.845 above. */
-#define LN_FWD_ELEMS_PER_SM_CYCLE_HALF 2.552
-#define LN_GB_ELEMS_PER_CTA_CYCLE 6.24
+ * validation/topologies/nd-h200-v5.yaml` prints each; 2.552 before the
+ * overhead was taken out). Its fp32 rows give 2.210 over the same three
+ * shapes, 1.4 % from the trace's 2.179 above. */
+#define LN_FWD_ELEMS_PER_SM_CYCLE_HALF 3.277
+#define LN_GB_ELEMS_PER_CTA_CYCLE 6.89
 /* layer_norm_kernel.cu's launch rules: vec_size, the gamma/beta kernels'
  * block_dim_x, and LaunchGammaBetaBackwardCUDAKernel's partial path (M >
  * 64 * 1024, rows_per_block_y 32, max_grid_size 64 * 1024 / 2) */

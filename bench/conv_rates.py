@@ -226,9 +226,10 @@ def conv_op(chain):
 
 
 def trace_rates(path, iters):
-    """Per kernel size: [GFLOP, compute ms, helper ms, transpose ms] per iteration of the
-    trace's dense convolutions, and the kernels whose op's shapes could not be read."""
-    per = collections.defaultdict(lambda: [0.0, 0.0, 0.0, 0.0])
+    """Per kernel size: [GFLOP, compute ms, helper ms, transpose ms, ops] per iteration of
+    the trace's dense convolutions (ops: forward and backward calls, the kernels ddpsim
+    charges for them), and the kernels whose op's shapes could not be read."""
+    per = collections.defaultdict(lambda: [0.0, 0.0, 0.0, 0.0, 0.0])
     counted, unread = set(), 0
     for e, chain in tc.gpu_activities(tc.load(path)):
         if tc.classify(chain) != "conv":
@@ -251,6 +252,7 @@ def trace_rates(path, iters):
         op_id = (ev["tid"], ev["ts"])
         if op_id not in counted:  # the op's FLOPs once, however many kernels it ran
             counted.add(op_id)
+            per[key][4] += 1.0 / iters
             passes = 1 if pss == "fwd" else 1 + dgrad
             per[key][0] += 2.0 * n * k * side * side * c * r * s * passes / 1e9 / iters
     return per, unread
@@ -326,12 +328,12 @@ def pass_report(path, iters, peak):
                                                               tot[0] / tot[1] / peak))
 
 
-def trace_report(path, iters):
+def trace_report(path, iters, overhead_us=None, peak=None):
     per, unread = trace_rates(path, iters)
     print("%s (per iteration; rate: compute + helper kernels, transposes apart)" % path)
     print("  %-6s %9s %6s %11s %10s %13s %9s" % ("kernel", "GFLOP", "share", "compute ms",
                                                  "helper ms", "transpose ms", "TFLOP/s"))
-    total = [0.0] * 4
+    total = [0.0] * 5
     flops = sum(v[0] for v in per.values())
     for key in sorted(per, key=lambda k: -per[k][0]) + ["all"]:
         v = total if key == "all" else per[key]
@@ -343,6 +345,21 @@ def trace_report(path, iters):
                  v[0] / busy if busy else 0))
     if unread:
         print("  (%d kernels of convolution ops without readable shapes left out)" % unread)
+    if overhead_us is None or not total[4]:
+        return
+    # ddpsim's form: each op kernel_overhead + FLOPs / (efficiency x peak), so the
+    # efficiency that gives the trace's time back is GFLOP / (busy - ops x overhead) / peak
+    busy = total[1] + total[2] - total[4] * overhead_us / 1e3
+    if busy <= 0:
+        raise InputError("%s: %.0f ops x %g us exceed the convolutions' %.3f ms"
+                         % (path, total[4], overhead_us, total[1] + total[2]))
+    math, (pk_name, pk) = ("conv_half", peak["fp16"]) if conv_half(path) else \
+        ("conv_tf32", peak["tf32"])
+    rate = total[0] / busy
+    print("  %.1f GFLOP in %.3f ms less %.0f kernels (forward and backward ops) x %g us = "
+          "%.3f ms" % (total[0], total[1] + total[2], total[4], overhead_us, busy))
+    print("gpus.yaml %s: %.1f / %g TFLOPS = %.3f (%s's peak; every pass of the trace)"
+          % (math, rate, pk, round(rate / pk, 3), pk_name))
 
 
 def read_rn50_shapes(paths, mode):
@@ -507,6 +524,11 @@ def main(argv):
     ap.add_argument("--trace", action="append", default=[],
                     help="a torch.profiler trace (.json.gz) of a training run; repeatable")
     ap.add_argument("--iters", type=int, default=2, help="iterations in each trace (2)")
+    ap.add_argument("--kernel-overhead-us", type=float, default=4.0,
+                    help="--trace: ddpsim's kernel_overhead, taken off each convolution op "
+                    "(default 4, the H200 and H100 topologies')")
+    ap.add_argument("--trace-gpu", default="NVIDIA H200",
+                    help="--trace: the traces' GPU, for its peaks (default %(default)s)")
     ap.add_argument("--rn50", action="append", default=[],
                     help="a CSV of gpu_kernels.py --only rn50conv (repeatable): ResNet-50's own "
                          "mix per kernel size, stride and pass")
@@ -562,8 +584,13 @@ def main(argv):
             rn50_report(a.rn50, a.gpus, given)
         if a.fit_call:
             fit_report(a.trace, a.iters, a.check)
+        if a.trace and not a.fit_call:
+            name = "given" if a.peak_tf32 and a.peak_fp16 else a.trace_gpu
+            tp = {"tf32": (name, a.peak_tf32), "fp16": (name, a.peak_fp16)} \
+                if name == "given" else {m: (name, v) for m, v in gemm_rates.gpu_peaks(
+                    a.trace_gpu, a.gpus, ("tf32", "fp16"))[1].items()}
         for path in [] if a.fit_call else a.trace:
-            trace_report(path, a.iters)
+            trace_report(path, a.iters, a.kernel_overhead_us, tp)
             if a.by_pass:
                 peak = a.peak_fp16 or gemm_rates.gpu_peaks("NVIDIA H200", a.gpus, ("fp16",))[1]["fp16"]
                 pass_report(path, a.iters, peak)

@@ -198,7 +198,8 @@ _UNALIGNED = ("matmul_unaligned_half", 123.2, 989.4, "TFLOPS",
 # gemm.csv's rows are CUDA-event intervals of back-to-back calls: where a kernel is shorter
 # than the host's dispatch (28-43 us, found for bmm and rn50conv the next day) the row is
 # the host's pace, so the pooled value is a lower bound; BERT-base b32's 4096x768x768 TF32
-# forward and input gradient (29.7 and 30.3 us) are such rows (`bench/gemm_rates.py` warns
+# forward and input gradient (29.5 and 30.0 us; 29.7 and 30.3 in the 2026-11-27 repeat)
+# are such rows (`bench/gemm_rates.py` warns
 # under 35 us). Not re-timed: the values stay.
 # H100 SXM takes the H200's values: the same GH100 chip (132 SMs, 1980 MHz boost); the
 # GEMMs are bound inside the SMs (the fastest, GPT-2's 768x768 TF32 forward, would move its

@@ -29,8 +29,10 @@ the H100 / H200 ratio of GPT-2 b8's products in the two GPUs' plain bmm.csv (int
 timing on both; GPT-2 b8's products outlast the host's dispatch, the other models' not).
 
 Time: each row's kernels alone (`kernel_us`, torch.profiler; cuBLASLt's workspace memset
-included), since ddpsim charges a kernel's launch apart (kernel_overhead); --time interval
-takes the CUDA-event interval (`ms`). A CSV whose rows have no kernel_us and were not
+included), what a training trace's kernel durations are and what ddpsim's kernel time
+(roofline + kernel_overhead) stands for, the host's dispatch apart; --time interval takes
+the CUDA-event interval (`ms`). The output says which it pooled ("us of kernels" or "us
+of intervals"). A CSV whose rows have no kernel_us and were not
 queued behind a spin kernel (queued_ahead 1) timed the host's dispatch where a kernel is
 shorter than it: the script says so (the 2026-11-27 run's bmm.csv: BERT-base b32's rows
 took 31-43 us in every math, the host's pace, where its kernels take 5-33 us).

@@ -218,8 +218,10 @@ _LINEARS_TF32 = ("matmul_tf32", 227.53, 494.7, "TFLOPS", "the same GEMMs in TF32
 # the median CUDA-event time of the call, cudnn.benchmark on). `python3 bench/conv_rates.py
 # bench/results/gpu-2026-11-26d-h200/conv-b{32,64,128}.csv` prints the value: total FLOPs
 # (a direct convolution's, 2 x output elements x input channels x 9) / total time over the
-# 126 rows (616.9, 682.5 and 669.9 TFLOP/s at batch 32, 64, 128; another H200's run of the
-# same tool, bench/results/gpu-2026-11-26b-h200/kernels*.csv, within 3 %). Channels-last
+# 126 rows, by the rule above (42 shapes x a forward and a backward kernel at 4 us: 32.699
+# ms less 0.336), 21752.3 GFLOP / 32.363 ms = 672.1 TFLOP/s (665.2, 0.672, as timed; 616.9,
+# 682.5 and 669.9 TFLOP/s at batch 32, 64, 128 as timed; another H200's run of the same
+# tool, bench/results/gpu-2026-11-26b-h200/kernels*.csv, within 3 %). Channels-last
 # only: the NCHW rows (434.6 pooled) time cuDNN's NCHW<->NHWC transposes with the kernel,
 # and ddpsim charges those apart (compute.c, conv_transpose_bytes). It replaces the bf16
 # matmul MAMF (828.6, 0.838). An upper bound for ResNet-50's narrower layers: its AMP b128
@@ -263,9 +265,10 @@ _LINEARS_TF32 = ("matmul_tf32", 227.53, 494.7, "TFLOPS", "the same GEMMs in TF32
 # in NCHW, 1.08x in fp32 b32, so H100's values overstate its rate more than H200's do.
 _CONV_CSV = ("bench/results/gpu-2026-11-26d-h200/conv-b32.csv, conv-b64.csv, conv-b128.csv, "
              "`python3 bench/conv_rates.py` on them (this project, 2026-11-26)")
-_CONV_HALF = ("conv_half", 665.2, 989.4, "TFLOPS", "cuDNN fp16 channels-last dense 3x3 "
+_CONV_HALF = ("conv_half", 672.1, 989.4, "TFLOPS", "cuDNN fp16 channels-last dense 3x3 "
               "convolutions at ResNeXt's widths (128-2048 channels, 56x56-7x7), forward and both "
-              "gradients, batch 32, 64 and 128, total FLOPs / total time, H200", _CONV_CSV)
+              "gradients, batch 32, 64 and 128, total FLOPs / total time less 84 x 4 us "
+              "kernel_overhead, H200", _CONV_CSV)
 # attention_fp32, attention_tf32, attention_half of H200 and H100: the attention core's
 # batched products (head dim 64) of BERT-base b32, GPT-2 b8 and BERT-base-squad b24 (forward
 # Q K^T and P V; BmmBackward0's dO V^T, P^T dO, dS K and Q^T dS), torch.bmm in FP32, TF32,
@@ -293,8 +296,8 @@ _CONV_HALF = ("conv_half", 665.2, 989.4, "TFLOPS", "cuDNN fp16 channels-last den
 # the same kernels (same cuBLAS/nvjet names) at 0.581 (GPT-2 fp32), 0.401 (BERT-base fp32),
 # 0.162 (SQuAD TF32), 0.209 (GPT-2 bf16), 0.105 (BERT-base AMP) of the peak as timed, where
 # the benchmark's rows of the same model give 0.585, 0.415, 0.173, 0.218, 0.130 as timed
-# (`python3 bench/bmm_rates.py --trace T --kernel-overhead-us 0` on
-# bench/results/gpu-2026-11-26*-h200/prof/*.json.gz and the CSV).
+# (`python3 bench/bmm_rates.py --trace T` on bench/results/gpu-2026-11-26*-h200/prof/
+# *.json.gz; the CSV's with --kernel-overhead-us 0).
 # H100 SXM: measured, the H200's values times the H100 / H200 ratio of the same products:
 # bench/results/gpu-2026-11-27b-h100/bmm.csv timed the bmm rows on an H100 by the plain
 # CUDA-event interval, as the H200's bmm.csv; only GPT-2 b8's products there outlast the

@@ -110,7 +110,7 @@ def find_row(rows, app, width, c, n, k, f, stride):
     return None
 
 
-def pool(path, sheet, rows, batch, overhead_ms):
+def pool(path, sheet, rows, batch):
     """Total FLOPs, total ms and ddpsim's kernels (forward, backward) over ResNet-50's shapes
     at the batch."""
     all_f = all_t = kernels = 0.0
@@ -147,7 +147,7 @@ def main():
     for math, (sheet, peak, key) in SHEETS.items():
         rows = read_sheet(args.xlsx, sheet)
         for batch in (8, 16):
-            all_f, all_t, kernels = pool(args.xlsx, sheet, rows, batch, ovh_ms)
+            all_f, all_t, kernels = pool(args.xlsx, sheet, rows, batch)
             busy = all_t - kernels * ovh_ms
             rate = all_f / busy / 1e9
             print("%s batch %2d (peak %g TFLOP/s): %.3f GFLOP in %.3f ms, %d kernels: "

@@ -11,13 +11,28 @@ The CSV names each row MODEL-PASS: per layer an eager attention core runs the fo
 scores S = Q K^T (qk) and context P V (pv), and BmmBackward0 of each runs two products
 (dp, dv; dq, dk), each once per layer per pass, so each row counts once and a model's
 pooled value is the products' time of one layer. All three models have 12 layers: pooling
-one layer of each weights them as their runs do. Pooling is total FLOPs / total time
-(bench/gemm_rates.py says why: ddpsim charges FLOPs / (efficiency x peak)). `half` pools
-the fp16 and bf16 rows (ddpsim's half math is either; gpus.yaml gives both the same peak).
+one layer of each weights them as their runs do. Pooling is total FLOPs / total time less
+--kernel-overhead-us (default 4, the H200 and H100 topologies' kernel_overhead) per row:
+ddpsim charges each product kernel kernel_overhead + max(FLOPs / (efficiency x peak),
+bytes / (memory efficiency x bandwidth)) (sim/train/compute.c attn_core_time: fwd 2, bwd 4
+kernels per layer), so the efficiency whose FLOP time gives the rows' time back is
+FLOPs / ((time - overhead) x peak). Every product is pooled, also those ddpsim charges by
+their bytes (the memory floor binds most TF32 and half products: K = 64 or N = 64 moves
+16-57 FLOPs per byte), the one rule tools/gen_gpus.py applies to every conv and attention
+efficiency. `half` pools the fp16 and bf16 rows (ddpsim's half math is either; gpus.yaml
+gives both the same peak). --models pools only the named models.
+
+--scale NUM DEN --scale-models M: also prints each pooled value times NUM's rate / DEN's
+rate over the models M (each CSV pooled by the same rule, its own peaks), as `scaled KEY:`
+lines: how the H100's values are set (tools/gen_gpus.py): the H200's pooled value times
+the H100 / H200 ratio of GPT-2 b8's products in the two GPUs' plain bmm.csv (interval
+timing on both; GPT-2 b8's products outlast the host's dispatch, the other models' not).
 
 Time: each row's kernels alone (`kernel_us`, torch.profiler; cuBLASLt's workspace memset
-included), since ddpsim charges a kernel's launch apart (kernel_overhead); --time interval
-takes the CUDA-event interval (`ms`). A CSV whose rows have no kernel_us and were not
+included), what a training trace's kernel durations are and what ddpsim's kernel time
+(roofline + kernel_overhead) stands for, the host's dispatch apart; --time interval takes
+the CUDA-event interval (`ms`). The output says which it pooled ("us of kernels" or "us
+of intervals"). A CSV whose rows have no kernel_us and were not
 queued behind a spin kernel (queued_ahead 1) timed the host's dispatch where a kernel is
 shorter than it: the script says so (the 2026-11-27 run's bmm.csv: BERT-base b32's rows
 took 31-43 us in every math, the host's pace, where its kernels take 5-33 us).
@@ -51,15 +66,16 @@ KEYS = (("attention_fp32", ("fp32",)), ("attention_tf32", ("tf32",)),
         ("attention_half", ("fp16", "bf16")))
 
 
-def read_rows(path, use_interval):
-    """The bmm rows: (model, pass, mode, flops, seconds), the CSV's GPU, and the passes
-    whose time may be the host's (no kernel time, not queued)."""
+def read_rows(path, use_interval, overhead_s=0.0, models=None):
+    """The bmm rows: (model, pass, mode, flops, seconds less overhead_s), the CSV's GPU, the
+    passes whose time may be the host's (no kernel time, not queued) and whether every row
+    was timed by its kernels."""
     try:
         with open(path, newline="", encoding="utf-8") as f:
             rows = list(csv.DictReader(f))
     except OSError as e:
         raise InputError("cannot read %s: %s" % (path, e.strerror))
-    out, gpus, hostpaced = [], set(), 0
+    out, gpus, hostpaced, seen, kernels_only = [], set(), 0, {}, True
     for line, r in enumerate(rows, start=2):
         if r.get("kind", "bmm") != "bmm":
             continue
@@ -73,19 +89,33 @@ def read_rows(path, use_interval):
                              "kernel_us" % (path, line))
         if pss not in PASSES:
             continue  # a variant the pooling does not use (e.g. dkt, dK as (s x 64))
-        if r.get("mode") not in MODES or s <= 0:
-            raise InputError("%s:%d: mode %r, time %g: expected one of %s and a positive "
-                             "time" % (path, line, r.get("mode"), s, MODES))
+        if models and model not in models:
+            continue
+        if r.get("mode") not in MODES or s <= overhead_s:
+            raise InputError("%s:%d: mode %r, time %g us: expected one of %s and a time over "
+                             "the kernel overhead (%g us)" % (path, line, r.get("mode"), s * 1e6,
+                                                            MODES, overhead_s * 1e6))
+        key = (model, pss, r["mode"])
+        if key in seen:
+            raise InputError("%s:%d: %s-%s in %s again (first at line %d): expected one row "
+                             "per MODEL-PASS and mode" % (path, line, model, pss, r["mode"],
+                                                          seen[key]))
+        seen[key] = line
+        kernels_only = kernels_only and bool(kus) and not use_interval
         queued = (r.get("queued_ahead") or r.get("ahead") or "").strip() == "1"
         if not kus and not queued:
             hostpaced += 1
-        out.append((model, pss, r["mode"], flops, s))
+        out.append((model, pss, r["mode"], flops, s - overhead_s))
         gpus.add(r.get("gpu", ""))
     if not out:
-        raise InputError("%s: no bmm rows" % path)
+        raise InputError("%s: no bmm rows%s" % (path, " of %s" % ", ".join(models)
+                                                if models else ""))
+    if models and set(models) - set(r[0] for r in out):
+        raise InputError("%s: no rows of %s" % (path, ", ".join(sorted(
+            set(models) - set(r[0] for r in out)))))
     if len(gpus) != 1:
         raise InputError("%s: rows from %d GPUs: expected one" % (path, len(gpus)))
-    return out, gpus.pop(), hostpaced
+    return out, gpus.pop(), hostpaced, kernels_only
 
 
 def pooled(rows):
@@ -98,7 +128,7 @@ def cell(rate, peak):
     return "%6.1f %5.3f" % (rate, rate / peak) if rate is not None else "%12s" % "-"
 
 
-def report(rows, peaks):
+def report(rows, peaks, timed="kernels"):
     print("%-22s %-4s " % ("model", "math") + " ".join("%12s" % c for c in PASSES + ("layer",))
           + "  layer us")
     models = list(dict.fromkeys(r[0] for r in rows))
@@ -121,10 +151,33 @@ def report(rows, peaks):
         peak = peaks[modes[0]]
         per = ", ".join("%s %.3f" % (m, pooled([r for r in sel if r[0] == m])[0] / peak)
                         for m in models if any(r[0] == m for r in sel))
-        print("  %-15s %7.2f / %g TFLOPS = %.3f  (%s; %.1f us of kernels)"
-              % (key, rate, peak, rate / peak, per, t * 1e6))
+        print("  %-15s %7.2f / %g TFLOPS = %.3f  (%s; %.1f us of %s less overhead)"
+              % (key, rate, peak, rate / peak, per, t * 1e6, timed))
         chosen[key] = rate
     return chosen
+
+
+def scale_report(chosen, peaks, paths, models, overhead_us, gpus_yaml, use_interval):
+    models = [m for m in (models or "").split(",") if m]
+    if not models:
+        raise InputError("--scale needs --scale-models")
+    rates = []
+    for path in paths:
+        rows, gpu, _, kernels_only = read_rows(path, use_interval, overhead_us * 1e-6, models)
+        if not gpu:
+            raise InputError("%s: no gpu column" % path)
+        rates.append((path, gpu, kernels_only, {
+            key: pooled([r for r in rows if r[2] in modes])[0] for key, modes in KEYS}))
+    print("scaled by %s / %s over %s (%s; %s):" % (
+        rates[0][1], rates[1][1], ", ".join(models), " / ".join(r[0] for r in rates),
+        " / ".join("kernels" if r[2] else "intervals" for r in rates)))
+    for key, modes in KEYS:
+        num, den = rates[0][3].get(key), rates[1][3].get(key)
+        if key not in chosen or not num or not den:
+            continue
+        rate = chosen[key] * num / den
+        print("  scaled %-15s %7.2f x %.2f / %.2f -> %.2f / %g TFLOPS = %.3f" % (
+            key + ":", chosen[key], num, den, rate, peaks[modes[0]], rate / peaks[modes[0]]))
 
 
 def trace_report(path, iters):
@@ -186,12 +239,20 @@ def main(argv):
     ap.add_argument("--trace", action="append", default=[],
                     help="a torch.profiler trace (.json.gz) whose products to list")
     ap.add_argument("--iters", type=int, default=2, help="iterations in each trace")
+    ap.add_argument("--kernel-overhead-us", type=float, default=4.0,
+                    help="ddpsim's kernel_overhead, taken off each row's time (default 4)")
+    ap.add_argument("--models", help="pool only these models (comma-separated MODEL names)")
+    ap.add_argument("--scale", nargs=2, metavar=("NUM", "DEN"),
+                    help="also print the values times NUM's / DEN's rate over --scale-models")
+    ap.add_argument("--scale-models", help="the models --scale pools (comma-separated)")
     a = ap.parse_args(argv)
     if not a.csv and not a.trace:
         ap.error("give a CSV, --trace, or both")
     try:
         if a.csv:
-            rows, gpu, hostpaced = read_rows(a.csv, a.time == "interval")
+            models = [m for m in (a.models or "").split(",") if m]
+            rows, gpu, hostpaced, kernels_only = read_rows(
+                a.csv, a.time == "interval", a.kernel_overhead_us * 1e-6, models)
             gpu = gpu or a.gpu
             if not gpu:
                 raise InputError("%s: no gpu column: give --gpu" % a.csv)
@@ -204,8 +265,12 @@ def main(argv):
                 print("warning: %d rows have no kernel time and were not queued behind a "
                       "spin kernel: where a kernel is shorter than the host's dispatch, "
                       "their interval is the host's" % hostpaced)
+            print("kernel_overhead %g us taken off each row's time" % a.kernel_overhead_us)
             print("TFLOP/s and efficiency (rate / peak); pooled = total FLOPs / total time")
-            report(rows, peaks)
+            chosen = report(rows, peaks, "kernels" if kernels_only else "intervals")
+            if a.scale:
+                scale_report(chosen, peaks, a.scale, a.scale_models, a.kernel_overhead_us, a.gpus,
+                             a.time == "interval")
         for t in a.trace:
             trace_report(t, a.iters)
     except InputError as e:

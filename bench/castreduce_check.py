@@ -57,6 +57,7 @@ import subprocess
 import sys
 import tempfile
 
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HALF = {"fp16", "bf16"}
 ESZ = {"fp32": 4, "fp16": 2, "bf16": 2}
 
@@ -372,7 +373,8 @@ def main():
     ap.add_argument("castreduce", help="gpu_kernels.py --only castreduce output")
     ap.add_argument("layernorm", nargs="?", help="gpu_kernels.py --only layernorm output")
     ap.add_argument("--topo", required=True, help="the topology of the rows' GPU")
-    ap.add_argument("--ddpsim", default=os.environ.get("DDPSIM_BIN", "bin/ddpsim"))
+    ap.add_argument("--ddpsim", default=os.environ.get("DDPSIM_BIN",
+                                                       os.path.join(REPO, "bin", "ddpsim")))
     ap.add_argument("--overhead-us", type=float, default=4.0,
                     help="the topology's kernel_overhead (default 4)")
     ap.add_argument("--mem-gbps", type=float, default=4800 * 0.869,
@@ -380,7 +382,9 @@ def main():
                          "efficiency.memory 0.869, topologies/gpus.yaml)")
     ap.add_argument("--trace", help="a torch.profiler trace whose reduce_kernel grids to check")
     a = ap.parse_args()
-    k = constants(["sim/train/cast_reduce.h", "sim/train/legacy_ew.h", "sim/train/norm.c"])
+    # the constants in use, from this script's checkout, whatever the working directory
+    k = constants([os.path.join(REPO, "sim", "train", f)
+                   for f in ("cast_reduce.h", "legacy_ew.h", "norm.c")])
     rows = read_rows(a.castreduce, "castreduce")
     ovh = a.overhead_us
     with tempfile.TemporaryDirectory() as tmp:

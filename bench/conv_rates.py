@@ -18,7 +18,11 @@ ran (Winograd's FP32 rows exceed the FP32 peak). Each time is a CUDA-event inter
 the whole call: in NCHW it includes the layout transposes cuDNN runs around its NHWC
 tensor-core kernels, which ddpsim charges apart (memory-bound kernels, compute.h), so only
 the channels-last rows (fp16-nhwc) are a kernel rate in ddpsim's sense. The last line
-prints the value gpus.yaml's conv_half takes: the fp16-nhwc rows of every CSV given, pooled.
+prints the value gpus.yaml's conv_half takes: the fp16-nhwc rows of every CSV given, pooled,
+less --kernel-overhead-us (default 4) per kernel ddpsim charges (a layer's forward, and its
+backward for the input and weight gradients together: 4 us off each forward row, 2 off each
+gradient row), the rule of tools/gen_gpus.py (ddpsim charges each kernel kernel_overhead +
+FLOPs / (efficiency x peak)); the table is as timed.
 
 --rn50: ResNet-50's own 23 convolution shapes (1x1s and the stem included), each weighted
 by how often the model runs it, per kernel size, stride and pass, per mode and batch. Each
@@ -35,8 +39,11 @@ compute kernels with their helpers, transposes apart (as ddpsim charges them). T
 iteration: --iters (2, bench/torch_measure.py's profile). gpus.yaml's conv_tf32 is set
 from the fit row's trace, resnet50-fp32-b32 (validation/training.csv marks the H200
 ResNet-50 FP32 batch-32 row `fit`): its `all` GFLOP over its compute + helper time less
-ddpsim's kernel_overhead for each convolution kernel ddpsim charges (tools/gen_gpus.py);
-the other traces are of validation rows: checks, never fitted to.
+ddpsim's kernel_overhead (--kernel-overhead-us, default 4) for each convolution kernel
+ddpsim charges (a layer's forward and its backward: one per op), every pass pooled, over
+the peak of --trace-gpu (default the H200): the line `gpus.yaml conv_tf32: R / P TFLOPS = E`
+(for a half trace a check line) that tools/gen_gpus.py cites; the other traces are of
+validation rows: checks, never fitted to.
 
 --compare: one --rn50 CSV's calls in --mode, each times how often the model runs it,
 beside the trace's kernels of the same shape and pass (per kernel size, stride and pass),
@@ -226,9 +233,10 @@ def conv_op(chain):
 
 
 def trace_rates(path, iters):
-    """Per kernel size: [GFLOP, compute ms, helper ms, transpose ms] per iteration of the
-    trace's dense convolutions, and the kernels whose op's shapes could not be read."""
-    per = collections.defaultdict(lambda: [0.0, 0.0, 0.0, 0.0])
+    """Per kernel size: [GFLOP, compute ms, helper ms, transpose ms, ops] per iteration of
+    the trace's dense convolutions (ops: forward and backward calls, the kernels ddpsim
+    charges for them), and the kernels whose op's shapes could not be read."""
+    per = collections.defaultdict(lambda: [0.0, 0.0, 0.0, 0.0, 0.0])
     counted, unread = set(), 0
     for e, chain in tc.gpu_activities(tc.load(path)):
         if tc.classify(chain) != "conv":
@@ -251,6 +259,7 @@ def trace_rates(path, iters):
         op_id = (ev["tid"], ev["ts"])
         if op_id not in counted:  # the op's FLOPs once, however many kernels it ran
             counted.add(op_id)
+            per[key][4] += 1.0 / iters
             passes = 1 if pss == "fwd" else 1 + dgrad
             per[key][0] += 2.0 * n * k * side * side * c * r * s * passes / 1e9 / iters
     return per, unread
@@ -326,12 +335,12 @@ def pass_report(path, iters, peak):
                                                               tot[0] / tot[1] / peak))
 
 
-def trace_report(path, iters):
+def trace_report(path, iters, overhead_us=None, peak=None):
     per, unread = trace_rates(path, iters)
     print("%s (per iteration; rate: compute + helper kernels, transposes apart)" % path)
     print("  %-6s %9s %6s %11s %10s %13s %9s" % ("kernel", "GFLOP", "share", "compute ms",
                                                  "helper ms", "transpose ms", "TFLOP/s"))
-    total = [0.0] * 4
+    total = [0.0] * 5
     flops = sum(v[0] for v in per.values())
     for key in sorted(per, key=lambda k: -per[k][0]) + ["all"]:
         v = total if key == "all" else per[key]
@@ -343,6 +352,23 @@ def trace_report(path, iters):
                  v[0] / busy if busy else 0))
     if unread:
         print("  (%d kernels of convolution ops without readable shapes left out)" % unread)
+    if overhead_us is None or not total[4]:
+        return
+    # ddpsim's form: each op kernel_overhead + FLOPs / (efficiency x peak), so the
+    # efficiency that gives the trace's time back is GFLOP / (busy - ops x overhead) / peak
+    busy = total[1] + total[2] - total[4] * overhead_us / 1e3
+    if busy <= 0:
+        raise InputError("%s: %.0f ops x %g us exceed the convolutions' %.3f ms"
+                         % (path, total[4], overhead_us, total[1] + total[2]))
+    math, (pk_name, pk) = ("conv_half", peak["fp16"]) if conv_half(path) else \
+        ("conv_tf32", peak["tf32"])
+    rate = total[0] / busy
+    print("  %.1f GFLOP in %.3f ms less %.0f kernels (forward and backward ops) x %g us = "
+          "%.3f ms" % (total[0], total[1] + total[2], total[4], overhead_us, busy))
+    label = "gpus.yaml conv_tf32" if math == "conv_tf32" else \
+        "conv_half by the same rule (a check: gpus.yaml's conv_half is the CSVs')"
+    print("%s: %.1f / %g TFLOPS = %.3f (%s's peak; every pass of the trace)"
+          % (label, rate, pk, round(rate / pk, 3), pk_name))
 
 
 def read_rn50_shapes(paths, mode):
@@ -507,6 +533,11 @@ def main(argv):
     ap.add_argument("--trace", action="append", default=[],
                     help="a torch.profiler trace (.json.gz) of a training run; repeatable")
     ap.add_argument("--iters", type=int, default=2, help="iterations in each trace (2)")
+    ap.add_argument("--kernel-overhead-us", type=float, default=4.0,
+                    help="ddpsim's kernel_overhead, taken off each convolution kernel it "
+                    "charges (CSVs, --trace; default 4, the H200 and H100 topologies')")
+    ap.add_argument("--trace-gpu", default="NVIDIA H200",
+                    help="--trace: the traces' GPU, for its peaks (default %(default)s)")
     ap.add_argument("--rn50", action="append", default=[],
                     help="a CSV of gpu_kernels.py --only rn50conv (repeatable): ResNet-50's own "
                          "mix per kernel size, stride and pass")
@@ -550,8 +581,23 @@ def main(argv):
                   % (", ".join(a.csv), gpu, name, peaks["fp32"], peaks["tf32"], peaks["fp16"]))
             print("dense 3x3 convolutions: TFLOP/s and efficiency (rate / peak), pooled = total "
                   "FLOPs / total time; NCHW modes include cuDNN's layout transposes")
-            rate = report(rows, peaks)
-            if rate is not None:
+            report(rows, peaks)
+            taken = [r for r in rows if r[0] == TAKEN]
+            if taken:
+                ovh = a.kernel_overhead_us * 1e-6
+                share = {"fwd": ovh, "dgrad": ovh / 2, "wgrad": ovh / 2}
+                if any(r[4] <= share[r[2]] for r in taken):
+                    raise InputError("a %s row is shorter than its share of the %g us kernel "
+                                     "overhead" % (TAKEN, a.kernel_overhead_us))
+                f = sum(r[3] for r in taken)
+                t = sum(r[4] for r in taken)
+                busy = t - sum(share[r[2]] for r in taken)
+                rate = f / busy / 1e12
+                print("%s rows: %.1f GFLOP in %.3f ms, less %g us per kernel ddpsim charges "
+                      "(%d forward, %d backward) %.3f ms" % (
+                          TAKEN, f / 1e9, t * 1e3, a.kernel_overhead_us,
+                          sum(r[2] == "fwd" for r in taken),
+                          sum(r[2] == "dgrad" for r in taken), busy * 1e3))
                 print("gpus.yaml conv_half: %.1f / %g TFLOPS = %.3f (%s rows, every batch)"
                       % (rate, peaks["fp16"], rate / peaks["fp16"], TAKEN))
         if a.compare:
@@ -562,8 +608,13 @@ def main(argv):
             rn50_report(a.rn50, a.gpus, given)
         if a.fit_call:
             fit_report(a.trace, a.iters, a.check)
+        if a.trace and not a.fit_call:
+            name = "given" if a.peak_tf32 and a.peak_fp16 else a.trace_gpu
+            tp = {"tf32": (name, a.peak_tf32), "fp16": (name, a.peak_fp16)} \
+                if name == "given" else {m: (name, v) for m, v in gemm_rates.gpu_peaks(
+                    a.trace_gpu, a.gpus, ("tf32", "fp16"))[1].items()}
         for path in [] if a.fit_call else a.trace:
-            trace_report(path, a.iters)
+            trace_report(path, a.iters, a.kernel_overhead_us, tp)
             if a.by_pass:
                 peak = a.peak_fp16 or gemm_rates.gpu_peaks("NVIDIA H200", a.gpus, ("fp16",))[1]["fp16"]
                 pass_report(path, a.iters, peak)

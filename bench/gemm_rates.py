@@ -24,6 +24,14 @@ has each shape once, so the model columns weight each row by BLOCK_COUNT, which 
 them the GEMM time of one block as the model runs it; `shapes` counts each row once.
 All three models have 12 blocks, so pooling one block of each weights them alike.
 
+Time: each row's `ms` is the CUDA-event interval of calls issued back to back, so where a
+kernel is shorter than the host's dispatch of a call (28-43 us on the lent H200: the bmm
+and rn50conv rows, bench/results/gpu-2026-11-27-h200/notes-bmm.md, notes-rn50conv.md) the
+row times the host, not the GPU. The script warns of the rows under --floor-us (default
+35): their rate, and the pooled value, may be low (2026-11-26d's gemm.csv: BERT-base b32's
+4096x768x768 TF32 forward and input gradient, 29.5 and 30.0 us; the 2026-11-27 repeat's
+29.7 and 30.3).
+
 Peaks: the GPU table's fp32 and tf32 for the GPU named in the CSV's `gpu` column
 (matched against smi_names in topologies/gpus.yaml), or --peak-fp32/--peak-tf32.
 
@@ -159,6 +167,8 @@ def main(argv):
                     help="the GPU table the peaks come from (default: %(default)s)")
     ap.add_argument("--peak-fp32", type=float, help="FP32 peak, TFLOP/s")
     ap.add_argument("--peak-tf32", type=float, help="TF32 peak, TFLOP/s")
+    ap.add_argument("--floor-us", type=float, default=35.0,
+                    help="warn of rows shorter than this (the host's dispatch; default 35)")
     a = ap.parse_args(argv)
     try:
         rows, gpu = read_rows(a.csv)
@@ -174,6 +184,12 @@ def main(argv):
     print("TFLOP/s and efficiency (rate / peak); pooled = total FLOPs / total time; passes "
           "and model: shapes counted as often as a block runs them; shapes: each once")
     chosen = report(rows, peaks)
+    short = [r for r in rows if r[2] != "square" and r[5] * 1e6 < a.floor_us]
+    if short:
+        print("warning: %d rows under %g us, where a CUDA-event interval of back-to-back calls "
+              "may time the host's dispatch (28-43 us on the lent H200), not the kernel: %s"
+              % (len(short), a.floor_us, ", ".join("%s-%dx%d-%s %s %.1f us" % (
+                  r[0], r[1][0], r[1][1], r[2], r[3], r[5] * 1e6) for r in short)))
     for mode, rate in chosen.items():
         if rate is None:
             continue

@@ -103,7 +103,10 @@ Test(attention_efficiency, bmm_rates_pools_each_product_once_from_its_kernels) {
    *   half: fp16 qk 1e12 in 0.05 s and bf16 qk 1e12 in 0.075 s pool together:
    *     2e12 / 0.125 s = 16 TFLOP/s, 0.100;
    *   --time interval takes ms instead: fp32 qk 0.4 s, pv 0.6 s: 2e12 / 1 s,
-   *     0.200. */
+   *     0.200;
+   *   each row's time less --kernel-overhead-us (default 4 us, too little to
+   *   show here): at 40000 us, fp32 2e12 / (0.5 - 2 x 0.04 s) = 4.762 TFLOP/s,
+   *   0.476. */
   char gpus[] = "/tmp/ds_bmm_gpus_XXXXXX", csv[] = "/tmp/ds_bmm_rates_XXXXXX";
   ds_test_write_temp(gpus, "schema_version: 1\ngpus:\n  - name: G\n    smi_names: [\"G\"]\n"
                            "    fp32: 10TFLOPS\n    tf32: 80TFLOPS\n    fp16: 160TFLOPS\n"
@@ -126,10 +129,16 @@ Test(attention_efficiency, bmm_rates_pools_each_product_once_from_its_kernels) {
   cr_assert_float_eq(eff, 0.100, 1e-9, "%s", out);
   cr_assert_null(strstr(out, "attention_tf32"), "no TF32 rows: %s", out);
   cr_assert_null(strstr(out, "warning"), "every row has its kernels' time: %s", out);
+  cr_assert_not_null(strstr(out, "us of kernels less overhead"), "%s", out);
+  snprintf(cmd, sizeof cmd, "python3 bench/bmm_rates.py --kernel-overhead-us 40000 --gpus %s %s "
+           "2>&1", gpus, csv);
+  cr_assert_eq(ds_test_command_value(cmd, "attention_fp32", &eff, out, sizeof out), 0, "%s", out);
+  cr_assert_float_eq(eff, 0.476, 1e-9, "%s", out);
   snprintf(cmd, sizeof cmd, "python3 bench/bmm_rates.py --time interval --gpus %s %s 2>&1",
            gpus, csv);
   cr_assert_eq(ds_test_command_value(cmd, "attention_fp32", &eff, out, sizeof out), 0, "%s", out);
   cr_assert_float_eq(eff, 0.200, 1e-9, "%s", out);
+  cr_assert_not_null(strstr(out, "us of intervals less overhead"), "%s", out);
 
   /* rows timed neither alone nor queued are flagged; a bad mode exits 2 naming
    * the file and line */
@@ -144,32 +153,44 @@ Test(attention_efficiency, bmm_rates_pools_each_product_once_from_its_kernels) {
   char where[80];
   snprintf(where, sizeof where, "%s:2:", csv);
   cr_assert_not_null(strstr(out, where), "%s", out);
+  /* the same MODEL-PASS and mode twice: exit 2 naming the second line */
+  snprintf(text, sizeof text, "%sbmm,m-qk,fp32,400,1e12,100,1,G\nbmm,m-qk,fp32,400,1e12,100,1,G\n",
+           head);
+  rewrite(csv, text);
+  cr_assert_eq(ds_test_command_value(cmd, "attention_fp32", &eff, out, sizeof out), 2, "%s", out);
+  snprintf(where, sizeof where, "%s:3: m-qk in fp32 again", csv);
+  cr_assert_not_null(strstr(out, where), "%s", out);
   unlink(csv);
   unlink(gpus);
 }
 
 Test(attention_efficiency, hopper_attention_is_what_bmm_rates_prints) {
   /* topologies/gpus.yaml's H200 attention_* are bench/bmm_rates.py's pooled
-   * values of the H200's queued bmm CSV (tools/gen_gpus.py), and the H100 takes
-   * them (same GH100 chip): a changed CSV or script fails here. */
+   * values of the H200's queued bmm CSV (tools/gen_gpus.py), and the H100's
+   * its `scaled` values: those times the H100 / H200 ratio of GPT-2 b8's
+   * products in the two GPUs' plain bmm.csv. A changed CSV or script fails
+   * here. */
   const char *keys[] = {"attention_fp32", "attention_tf32", "attention_half"};
+  const char *scaled[] = {"scaled attention_fp32", "scaled attention_tf32",
+                          "scaled attention_half"};
   const enum ds_gpu_math math[] = {DS_GPU_MATH_FP32, DS_GPU_MATH_TF32, DS_GPU_MATH_HALF};
   const char *topos[] = {"validation/topologies/nd-h200-v5.yaml", "topologies/dgx-h100.yaml"};
+  const char *cmd = "python3 bench/bmm_rates.py bench/results/gpu-2026-11-27-h200/bmm-queued.csv "
+                    "--gpu 'NVIDIA H200' --scale bench/results/gpu-2026-11-27b-h100/bmm.csv "
+                    "bench/results/gpu-2026-11-27-h200/bmm.csv --scale-models gpt2-b8 2>&1";
   char out[8192];
   for (size_t k = 0; k < 3; k++) {
-    double eff;
-    cr_assert_eq(ds_test_command_value("python3 bench/bmm_rates.py "
-                           "bench/results/gpu-2026-11-27-h200/bmm-queued.csv "
-                           "--gpu 'NVIDIA H200' 2>&1",
-                           keys[k], &eff, out, sizeof out),
-                 0, "%s", out);
-    cr_assert_gt(eff, 0, "%s: %s", keys[k], out);
+    double eff[2];
+    cr_assert_eq(ds_test_command_value(cmd, keys[k], &eff[0], out, sizeof out), 0, "%s", out);
+    cr_assert_eq(ds_test_command_value(cmd, scaled[k], &eff[1], out, sizeof out), 0, "%s", out);
     for (size_t i = 0; i < 2; i++) {
+      cr_assert_gt(eff[i], 0, "%s: %s", keys[k], out);
       struct ds_topo *t = NULL;
       struct ds_err err = {0};
       cr_assert_eq(ds_topo_load(topos[i], "topologies/gpus.yaml", &t, &err), DS_OK, "%s",
                    err.msg);
-      cr_assert_float_eq(t->gpu.eff.attention[math[k]], eff, 1e-9, "%s %s", topos[i], keys[k]);
+      cr_assert_float_eq(t->gpu.eff.attention[math[k]], eff[i], 1e-9, "%s %s", topos[i],
+                         keys[k]);
       ds_topo_free(t);
     }
   }

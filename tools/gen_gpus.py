@@ -40,7 +40,13 @@ PCIE_X16_GBPS = {3: 16, 4: 32, 5: 64}  # per direction
 # fraction of HBM bandwidth a device-to-device copy reaches). A key left out
 # was not measured: the topology's flops_efficiency (mem_efficiency) applies.
 # Rules: never chosen to make a validation/ row fit; a derived value shows
-# its arithmetic. What is a proxy says so:
+# its arithmetic. One rule for every efficiency fitted from measured kernel times (conv_*
+# of V100, H200 and H100, attention_* of H200 and H100): ddpsim charges each kernel
+# kernel_overhead + max(FLOPs / (efficiency x peak), bytes / (memory efficiency x
+# bandwidth)) (sim/train/compute.h), so the efficiency is total FLOPs / (peak x (total time
+# - kernel_overhead x the kernels ddpsim charges for them)), every measured pass pooled,
+# also those ddpsim charges by their bytes at the value (there the value does not bind;
+# each entry says where that is most of them). What is a proxy says so:
 #  - conv_*: V100's FP32 and half have cuDNN's own measurements (DeepBench, below) and A100
 #    CUTLASS's implicit-GEMM kernels (below; A100's TF32 value is still the
 #    f16 kernel's fraction: no TF32 convolution measurement was found); H100's
@@ -68,7 +74,7 @@ _MAMF = ("https://github.com/stas00/ml-engineering/blob/master/compute/accelerat
 # A100". A100's conv values stay this one problem's (n=8, 224x224, 128->128 3x3, forward,
 # 118.5 GFLOP a call): no published measurement of cuDNN at ResNet-50's shapes on an A100
 # was found (DeepBench has no A100 results; searched 2026-11-27), and V100's shows what
-# that leaves out: ResNet-50's compute-bound passes at batch 16 ran at 0.382 there, the
+# that leaves out: ResNet-50's passes at batch 16 ran at 0.297 there, the
 # sheet's large calls (its "Vision" and "Speaker ID" rows of 7-45 GFLOP, 3x3 and 5x5 at
 # 64-512 channels, compute-bound) at 0.573 pooled (0.33-0.77 per pass). TF32
 # takes the f16 fraction: on this project's H200 (a check, not transferred) ResNet-50's
@@ -92,45 +98,50 @@ _CUTLASS = ("https://github.com/NVIDIA/cutlass/blob/main/README.md (and docs.nvi
 # 3x3s at 56/28/14 from its "Face Recognition" rows (the same shapes at batch 16), conv1
 # (7x7/2, 3->64 at 224, no input gradient) from "Vision"; layer1's first 1x1 (64->64)
 # and layer2's downsample (256->512/2) have no row (3.0 % of the forward FLOPs), left out.
-# Summed over the three passes: 355.294 GFLOP in 29.914 ms (FP32) and 9.973 ms (FP16).
-# Per pass, FP32: forward 13.86, input gradient 12.57, weight gradient 9.93 TFLOPS;
-# FP16: 41.88, 37.88, 29.52. `python3 bench/deepbench_conv.py DeepBench_NV_V100.xlsx`
-# prints the sums (the workbook as of DeepBench commit 30c51150, 2019-10-07).
+# Summed over the three passes: 355.294 GFLOP in 29.914 ms (FP32) and 9.973 ms (FP16), in
+# 102 kernels as ddpsim charges them (51 layers' forward and backward), 0.408 ms of
+# kernel_overhead (dgx1-v100.yaml's 4 us) taken off, the rule above: 355.294 GFLOP /
+# 29.506 ms = 12.041 TFLOPS (0.767) and / 9.565 ms = 37.145 (0.297). Per pass as timed,
+# FP32: forward 13.86, input gradient 12.57, weight gradient 9.93 TFLOPS; FP16: 41.88,
+# 37.88, 29.52. `python3 bench/deepbench_conv.py DeepBench_NV_V100.xlsx` prints the sums and
+# both values (the workbook as of DeepBench commit 30c51150, 2019-10-07; fetched with
+# `git show 30c51150:results/train/DeepBench_NV_V100.xlsx`, not in this repository).
 # The FP16 sheet is cuDNN's tensor-core convolutions as cudnn.benchmark could pick them:
 # the pinned algorithms are those cuDNN runs on tensor cores (its legacy API guide,
 # "Tensor Core operations, supported algorithms": IMPLICIT_PRECOMP_GEMM or
 # WINOGRAD_NONFUSED forward, ALGO_1 or WINOGRAD_NONFUSED for either gradient), so only
 # Winograd-nonfused, for the 3x3s at stride 1, is left out; the sheet was submitted by
 # NVIDIA with the patch that set NHWC and tensor-op math (DeepBench commit 30c51150,
-# "ensure Tensor Cores to be used in more cases"). conv_half pools the passes ddpsim's
-# roofline charges as compute whatever the efficiency (FLOPs per byte moved, input, output
-# and weights once each in fp16, at least V100's ridge 125 TFLOPS / (0.878 x 900 GB/s) =
-# 158.2: the 3x3s, the 1x1s at 14x14 and 7x7 and the strided 512->1024 and 1024->2048):
-# 276.220 GFLOP in 5.786 ms = 47.739 TFLOPS. All the passes, the 1x1s that move more bytes
-# than FLOPs/158 and the stem included, pool to 35.626 (0.285): those layers' bytes are
-# charged apart (the memory roofline), and pooling them in would charge their slowness to
-# the 3x3s too. Batch 16 is small for training: at batch 8 the same shapes (less conv1)
-# reach 0.601 (FP32) and 0.254 (FP16; the compute-bound passes 0.271) against 0.762 and
-# 0.343 (0.382) at 16, so at the training batches of validation/ (64-256) these are lower
-# bounds, FP16's the more (a tensor-core call is 8x shorter at the same size); the large
-# GEMM (matmul_half, 0.780) bounds it from above. Cross-check, not transferred: on this
-# project's H200 (8x V100's tensor peak, so batch 128 there is about batch 16 here in
-# work per peak), ResNet-50's own fp16 channels-last convolutions at batch 128 pooled to
-# 0.343 of peak (`bench/conv_rates.py --rn50` on bench/results/gpu-2026-11-27-h200/
-# rn50conv-b128.csv).
+# "ensure Tensor Cores to be used in more cases"). Every pass is pooled (until 2026-11-27
+# conv_half pooled only the passes of at least 158.2 FLOPs per byte, V100's ridge at the
+# full peak, 125 TFLOPS / (0.878 x 900 GB/s): 0.382; but at that value ddpsim's ridge is
+# 0.382 x 158.2 = 60.4, so the 1x1s at 28x28 (102 FLOP/B in fp16) and the stem (124),
+# charged by their FLOPs, were left out of the fit; selecting self-consistently, threshold
+# = value x 158.2, converges at 0.287 without the overhead rule, all passes give 0.285).
+# At 0.297 ddpsim's ridge is 47.0 FLOP/B: of these shapes at batch 16 only the strided
+# 256->128 1x1 at 56x56 (28.4) is under it; FP32's at 0.767 is 15.2 (that one too, 14.2).
+# DeepBench's batch 16 is small for training: at batch 8 the same shapes (less conv1)
+# reach 0.614 (FP32) and 0.274 (FP16) by the same rule, against 0.767 and 0.297 at 16, so
+# at the training batches of validation/ (64-256) these are lower bounds, FP16's the more
+# (a tensor-core call is 8x shorter at the same size); the large GEMM (matmul_half, 0.780)
+# bounds it from above. Cross-check, not transferred: on this project's H200 (8x V100's
+# tensor peak, so batch 128 there is about batch 16 here in work per peak), ResNet-50's own
+# fp16 channels-last convolutions at batch 128 pooled to 0.343 of peak (`bench/conv_rates.py
+# --rn50` on bench/results/gpu-2026-11-27-h200/rn50conv-b128.csv).
 _DEEPBENCH_V100 = ("https://github.com/baidu-research/DeepBench results/train/"
                    "DeepBench_NV_V100.xlsx (cuDNN 7.6.2, CUDA 10.1)")
 _V100 = [
     ("matmul_fp32", 14.0, 15.7, "TFLOPS", "cuBLAS SGEMM at m=2048 shapes, V100", _LAYLUP),
     ("matmul_half", 97.5, 125, "TFLOPS", "cuBLAS f16 GEMM at m=2048, V100: 95 to 100 (midpoint)",
      _LAYLUP),
-    ("conv_fp32", 11.877, 15.7, "TFLOPS", "cuDNN FP32 convolutions of ResNet-50's shapes at "
-     "batch 16, forward + input + weight gradient: 355.294 GFLOP in 29.914 ms, V100 SXM2",
-     _DEEPBENCH_V100),
-    ("conv_half", 47.739, 125, "TFLOPS", "cuDNN tensor-op (NHWC fp16) convolutions of "
-     "ResNet-50's shapes at batch 16, the passes compute-bound under the roofline (>= 158.2 "
-     "FLOP/byte), forward + input + weight gradient: 276.220 GFLOP in 5.786 ms, V100 SXM2; "
-     "a lower bound at training batches", _DEEPBENCH_V100),
+    ("conv_fp32", 12.041, 15.7, "TFLOPS", "cuDNN FP32 convolutions of ResNet-50's shapes at "
+     "batch 16, forward + input + weight gradient: 355.294 GFLOP in 29.914 ms less 102 x 4 us "
+     "kernel_overhead, V100 SXM2; a lower bound at training batches (`python3 "
+     "bench/deepbench_conv.py`)", _DEEPBENCH_V100),
+    ("conv_half", 37.145, 125, "TFLOPS", "cuDNN tensor-op (NHWC fp16) convolutions of "
+     "ResNet-50's shapes at batch 16, every pass, forward + input + weight gradient: 355.294 "
+     "GFLOP in 9.973 ms less 102 x 4 us kernel_overhead, V100 SXM2; a lower bound at training "
+     "batches (`python3 bench/deepbench_conv.py`)", _DEEPBENCH_V100),
     ("memory", 790, 900, "GB/s", "cudaMemcpy device to device, V100 16GB (HBM2, 900 GB/s as SXM2)",
      "https://www.paranumal.com/single-post/2018/02/08/rough-n-ready-roofline-nvidia-v100-edition"),
 ]
@@ -184,6 +195,12 @@ _UNALIGNED = ("matmul_unaligned_half", 123.2, 989.4, "TFLOPS",
 # for edges 1342 to 2791, 240 for the one multiple of 4 (2684). Not fitted on any
 # validation row: the profiled runs are the check (GPT-2 fp32's linears traced at 48.2
 # TFLOP/s on both the H200 and the H100, BERT-base fp32's at 44.1; docs/validation.md).
+# gemm.csv's rows are CUDA-event intervals of back-to-back calls: where a kernel is shorter
+# than the host's dispatch (28-43 us, found for bmm and rn50conv the next day) the row is
+# the host's pace, so the pooled value is a lower bound; BERT-base b32's 4096x768x768 TF32
+# forward and input gradient (29.5 and 30.0 us; 29.7 and 30.3 in the 2026-11-27 repeat)
+# are such rows (`bench/gemm_rates.py` warns
+# under 35 us). Not re-timed: the values stay.
 # H100 SXM takes the H200's values: the same GH100 chip (132 SMs, 1980 MHz boost); the
 # GEMMs are bound inside the SMs (the fastest, GPT-2's 768x768 TF32 forward, would move its
 # operands through the H100's 3.35 TB/s HBM in 42 % of its time). Not measured on an H100.
@@ -201,8 +218,10 @@ _LINEARS_TF32 = ("matmul_tf32", 227.53, 494.7, "TFLOPS", "the same GEMMs in TF32
 # the median CUDA-event time of the call, cudnn.benchmark on). `python3 bench/conv_rates.py
 # bench/results/gpu-2026-11-26d-h200/conv-b{32,64,128}.csv` prints the value: total FLOPs
 # (a direct convolution's, 2 x output elements x input channels x 9) / total time over the
-# 126 rows (616.9, 682.5 and 669.9 TFLOP/s at batch 32, 64, 128; another H200's run of the
-# same tool, bench/results/gpu-2026-11-26b-h200/kernels*.csv, within 3 %). Channels-last
+# 126 rows, by the rule above (42 shapes x a forward and a backward kernel at 4 us: 32.699
+# ms less 0.336), 21752.3 GFLOP / 32.363 ms = 672.1 TFLOP/s (665.2, 0.672, as timed; 616.9,
+# 682.5 and 669.9 TFLOP/s at batch 32, 64, 128 as timed; another H200's run of the same
+# tool, bench/results/gpu-2026-11-26b-h200/kernels*.csv, within 3 %). Channels-last
 # only: the NCHW rows (434.6 pooled) time cuDNN's NCHW<->NHWC transposes with the kernel,
 # and ddpsim charges those apart (compute.c, conv_transpose_bytes). It replaces the bf16
 # matmul MAMF (828.6, 0.838). An upper bound for ResNet-50's narrower layers: its AMP b128
@@ -220,12 +239,15 @@ _LINEARS_TF32 = ("matmul_tf32", 227.53, 494.7, "TFLOPS", "the same GEMMs in TF32
 # conv_tf32 of H200 and H100: cuDNN's TF32 kernels (compute + helpers, transposes apart:
 # ddpsim charges those as memory-bound kernels) in the torch.profiler trace of the fit row
 # ResNet-50 FP32 (TF32 conv) batch 32 on the H200 (validation/training.csv marks it `fit`):
-# 777.2 GFLOP in 6.348 ms per iteration (`python3 bench/conv_rates.py --trace
-# bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32.json.gz`; the second H200's
-# trace of the same run, gpu-2026-11-26b-h200, 6.337), in the form ddpsim charges them
-# (kernel_overhead + FLOPs / (efficiency x peak) per layer pass: 53 convolutions x forward
-# and backward = 106 kernels at the H200 and H100 topologies' 4 us, 0.424 ms): 777.2 GFLOP
-# / 5.924 ms = 131.2 TFLOP/s. The microbenchmark of the same shapes (`--only rn50conv
+# 777.2 GFLOP in 6.348 ms per iteration (the second H200's trace of the same run,
+# gpu-2026-11-26b-h200, 6.337), by the rule above (53 convolutions x forward and backward =
+# 106 kernels at the H200 and H100 topologies' 4 us, 0.424 ms): 777.2 GFLOP / 5.924 ms =
+# 131.2 TFLOP/s, the value `python3 bench/conv_rates.py --trace
+# bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32.json.gz` prints on its line
+# `gpus.yaml conv_tf32: 131.2 / 494.7 TFLOPS = 0.265`. Every pass pooled: at 0.265 the
+# ridge is 0.265 x 494.7 / 4.172 = 31.4 FLOPs per byte, and ddpsim charges the passes under
+# it (about 8 % of the FLOPs, a review's count, 2026-11-27) by their bytes: there the value
+# does not bind. The microbenchmark of the same shapes (`--only rn50conv
 # --batch 32`, TF32 channels-last, no transposes) agrees where training's kernels are long
 # (micro / trace 1.04 at 35-45 us, 1.07 above) and carries the host's dispatch where they
 # are short (1.91 under 25 us, 1.22 at 25-35): its mix, 100.8 TFLOP/s (0.204), is 1.21x
@@ -243,46 +265,84 @@ _LINEARS_TF32 = ("matmul_tf32", 227.53, 494.7, "TFLOPS", "the same GEMMs in TF32
 # in NCHW, 1.08x in fp32 b32, so H100's values overstate its rate more than H200's do.
 _CONV_CSV = ("bench/results/gpu-2026-11-26d-h200/conv-b32.csv, conv-b64.csv, conv-b128.csv, "
              "`python3 bench/conv_rates.py` on them (this project, 2026-11-26)")
-_CONV_HALF = ("conv_half", 665.2, 989.4, "TFLOPS", "cuDNN fp16 channels-last dense 3x3 "
+_CONV_HALF = ("conv_half", 672.1, 989.4, "TFLOPS", "cuDNN fp16 channels-last dense 3x3 "
               "convolutions at ResNeXt's widths (128-2048 channels, 56x56-7x7), forward and both "
-              "gradients, batch 32, 64 and 128, total FLOPs / total time, H200", _CONV_CSV)
+              "gradients, batch 32, 64 and 128, total FLOPs / total time less 84 x 4 us "
+              "kernel_overhead, H200", _CONV_CSV)
 # attention_fp32, attention_tf32, attention_half of H200 and H100: the attention core's
 # batched products (head dim 64) of BERT-base b32, GPT-2 b8 and BERT-base-squad b24 (forward
 # Q K^T and P V; BmmBackward0's dO V^T, P^T dO, dS K and Q^T dS), torch.bmm in FP32, TF32,
 # fp16 and bf16, each call queued behind a spin kernel and its kernels timed alone by
-# torch.profiler (cuBLASLt's workspace memset included; ddpsim charges the launch apart),
-# on a lent H200 (the inline command of notes-bmm.md, on gpu_kernels.py's helpers; the same
-# timing bench/gpu_kernels.py's bmm rows use since 98ebbaf:
-# bench/results/gpu-2026-11-27-h200/notes-bmm.md). `python3 bench/bmm_rates.py
-# bench/results/gpu-2026-11-27-h200/bmm-queued.csv --gpu "NVIDIA H200"` prints the values:
-# total FLOPs / total time, each product once per model (one layer of each, as a block
-# runs them); half pools the fp16 and bf16 rows (gpt2-b8 0.217, squad 0.181, BERT-base b32
-# 0.127 of the 989.4 peak). Not the same day's plain bmm.csv: its CUDA-event intervals of
-# back-to-back calls were the host's dispatch (31-43 us) wherever a kernel is shorter
-# (BERT-base b32 in every math, SQuAD in half), 0.541 / 0.173 / 0.139 pooled so. Checks,
-# not fitted: the traces ran the same kernels (same cuBLAS/nvjet names) at 0.581 (GPT-2
-# fp32), 0.401 (BERT-base fp32), 0.162 (SQuAD TF32), 0.209 (GPT-2 bf16), 0.105 (BERT-base
-# AMP) of the peak, where the benchmark's rows of the same model give 0.585, 0.415, 0.173,
-# 0.218, 0.130 (`python3 bench/bmm_rates.py --trace T` on bench/results/gpu-2026-11-26*-h200
-# /prof/*.json.gz). H100 SXM takes the H200's values (same GH100 chip and clocks); the
-# products are bound inside the SMs in FP32 (0.55 of the FP32 peak); in TF32 and half
-# (K = 64 or N = 64: 16-57 FLOPs per byte moved) HBM matters more, and the H100's 3.35 TB/s
-# against the H200's 4.8 may make them slower there. Not measured on an H100.
+# torch.profiler (cuBLASLt's workspace memset included), on a lent H200 (a separate inline
+# device call at c83220b, on gpu_kernels.py's helpers; the same timing
+# bench/gpu_kernels.py's bmm rows use since 98ebbaf: bench/results/gpu-2026-11-27-h200/
+# notes-bmm.md). By the rule above: ddpsim charges each product kernel_overhead (the
+# attention pass's roofline + (kernels - 1) x overhead, sim/train/compute.c attn_core_time;
+# 2 kernels forward, 4 backward per layer), so each row's time less 4 us. `python3
+# bench/bmm_rates.py bench/results/gpu-2026-11-27-h200/bmm-queued.csv --gpu "NVIDIA H200"`
+# prints the values: total FLOPs / total (time - 4 us per product), each product once per
+# model (one layer of each, as a block runs them); half pools the fp16 and bf16 rows
+# (BERT-base b32 0.337, gpt2-b8 0.233, squad 0.208 of the 989.4 peak). Without the overhead
+# rule (until 2026-11-27): 0.548, 0.197, 0.200. Not the same day's plain bmm.csv: its
+# CUDA-event intervals of back-to-back calls were the host's dispatch (31-43 us) wherever a
+# kernel is shorter (BERT-base b32 in every math, SQuAD in half), 0.541 / 0.173 / 0.139
+# pooled so (without the overhead rule). Where the value binds: ddpsim prices each pass's
+# products at one roofline, their FLOPs against their bytes (the model files'
+# attn_products): at these values the ridge of the H200 (memory 4.172 TB/s) is 9.0 FLOPs per
+# byte in FP32, 24.9 in TF32, 54.1 in half; the products move 16 (BERT-base), 24 (SQuAD) and
+# 28.4 (GPT-2) FLOPs per byte in FP32 and TF32, 32, 48 and 56.9 in half. So FP32 binds for
+# every model, but TF32 and half bind for GPT-2 only: BERT-base's and SQuAD's products are
+# charged by their bytes, whatever these two values are. Checks, not fitted: the traces ran
+# the same kernels (same cuBLAS/nvjet names) at 0.581 (GPT-2 fp32), 0.401 (BERT-base fp32),
+# 0.162 (SQuAD TF32), 0.209 (GPT-2 bf16), 0.105 (BERT-base AMP) of the peak as timed, where
+# the benchmark's rows of the same model give 0.585, 0.415, 0.173, 0.218, 0.130 as timed
+# (`python3 bench/bmm_rates.py --trace T` on bench/results/gpu-2026-11-26*-h200/prof/
+# *.json.gz; the CSV's with --kernel-overhead-us 0).
+# H100 SXM: measured, the H200's values times the H100 / H200 ratio of the same products:
+# bench/results/gpu-2026-11-27b-h100/bmm.csv timed the bmm rows on an H100 by the plain
+# CUDA-event interval, as the H200's bmm.csv; only GPT-2 b8's products there outlast the
+# host's dispatch (the H200's interval and kernel-only GPT-2 rows agree: 0.602 / 0.221 /
+# 0.222 against 0.592 / 0.227 / 0.233 by the rule), so the ratio is GPT-2 b8's on both
+# (less 4 us a row): FP32 40.09 / 40.29 TFLOP/s (0.599 / 0.602), TF32 78.28 / 109.52
+# (0.158 / 0.221: the H100 1.40x slower; as timed 0.154 / 0.214, 1.39x), half 156.16 /
+# 219.26 (0.158 / 0.222; as timed 0.151 / 0.207). `python3 bench/bmm_rates.py
+# bench/results/gpu-2026-11-27-h200/bmm-queued.csv --gpu "NVIDIA H200" --scale
+# bench/results/gpu-2026-11-27b-h100/bmm.csv bench/results/gpu-2026-11-27-h200/bmm.csv
+# --scale-models gpt2-b8` prints them (`scaled` lines). The FP32 products are bound inside
+# the SMs (the ratio 0.995); in TF32 and half (16-57 FLOPs per byte) the H100's 3.35 TB/s
+# against the H200's 4.8 TB/s makes them slower. The model mix is the H200's (the H100's
+# BERT-base and SQuAD rows are the host's pace: 0.049 and 0.021 in TF32 and half).
 _BMM_CSV = ("bench/results/gpu-2026-11-27-h200/bmm-queued.csv, `python3 bench/bmm_rates.py "
             "--gpu \"NVIDIA H200\"` on it (this project, 2026-11-27)")
-_ATTN_FP32 = ("attention_fp32", 36.65, 66.9, "TFLOPS", "cuBLAS FP32 batched GEMMs of the "
+_BMM_H100 = ("bench/results/gpu-2026-11-27b-h100/bmm.csv and gpu-2026-11-27-h200/bmm.csv "
+             "(GPT-2 b8's rows) with the H200's bmm-queued.csv, `python3 bench/bmm_rates.py "
+             "--scale ... --scale-models gpt2-b8` (this project, 2026-11-27)")
+_ATTN_FP32 = ("attention_fp32", 37.51, 66.9, "TFLOPS", "cuBLAS FP32 batched GEMMs of the "
               "attention core (head dim 64; BERT-base b32, GPT-2 b8, BERT-base-squad b24; "
-              "forward and backward), kernels alone, total FLOPs / total time, H200", _BMM_CSV)
-_ATTN_TF32 = ("attention_tf32", 97.70, 494.7, "TFLOPS", "the same products in TF32 math, H200",
+              "forward and backward), kernels alone less 4 us kernel_overhead each, total FLOPs "
+              "/ total time, H200", _BMM_CSV)
+_ATTN_TF32 = ("attention_tf32", 104.07, 494.7, "TFLOPS", "the same products in TF32 math, H200; "
+              "binds for GPT-2 only (BERT-base's and SQuAD's are charged by their bytes)",
               _BMM_CSV)
-_ATTN_HALF = ("attention_half", 197.71, 989.4, "TFLOPS", "the same products in fp16 and bf16 "
-              "(pooled), H200", _BMM_CSV)
+_ATTN_HALF = ("attention_half", 225.71, 989.4, "TFLOPS", "the same products in fp16 and bf16 "
+              "(pooled), H200; binds for GPT-2 only (BERT-base's and SQuAD's are charged by "
+              "their bytes)", _BMM_CSV)
+_H100_ATTN = [
+    ("attention_fp32", 37.33, 66.9, "TFLOPS", "H200's 37.51 x H100 / H200 of GPT-2 b8's "
+     "products timed the same way on both (40.09 / 40.29 TFLOP/s, interval less 4 us a row)",
+     _BMM_H100),
+    ("attention_tf32", 74.39, 494.7, "TFLOPS", "H200's 104.07 x H100 / H200 of GPT-2 b8's TF32 "
+     "products (78.28 / 109.52); binds for GPT-2 only", _BMM_H100),
+    ("attention_half", 160.76, 989.4, "TFLOPS", "H200's 225.71 x H100 / H200 of GPT-2 b8's fp16 "
+     "and bf16 products (156.16 / 219.26); binds for GPT-2 only", _BMM_H100),
+]
 _RN50_TRACE = ("bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32.json.gz, `python3 "
                "bench/conv_rates.py --trace` on it (this project, 2026-11-26; FIT on the H200 "
                "ResNet-50 FP32 batch-32 run)")
 _CONV_TF32 = ("conv_tf32", 131.2, 494.7, "TFLOPS", "cuDNN's TF32 convolutions of ResNet-50 "
               "FP32 batch 32 training, compute and helper kernels, transposes apart: 777.2 "
-              "GFLOP in 6.348 ms less 106 x 4 us kernel_overhead, H200", _RN50_TRACE)
+              "GFLOP in 6.348 ms less 106 x 4 us kernel_overhead, H200 (the script's "
+              "`gpus.yaml conv_tf32` line)", _RN50_TRACE)
 _H100_CAL2 = ("bench/results/gpu-2026-11-26-h200/h100/calibrate-bert-base.log "
               "(this project, 2026-11-26)")
 # H100 measured as H200 below (same method, same day; the 2026-11-23 run fitted
@@ -302,8 +362,7 @@ _H100 = [
      _H100_CAL2),
     _UNALIGNED[:4] + ("H200's (same GH100 chip and clocks): " + _UNALIGNED[4],
                       _UNALIGNED[5]),
-] + [a[:4] + ("H200's (same GH100 chip and clocks): " + a[4], a[5])
-     for a in (_ATTN_FP32, _ATTN_TF32, _ATTN_HALF)]
+] + _H100_ATTN
 _H200_CAL = ("bench/results/gpu-2026-11-26-h200/calibrate-bert-base.log and calibrate-resnet50.log "
              "(this project, 2026-11-26)")
 # H200 measured by `ddpreal calibrate` on a lent H200 (bench/results/gpu-2026-11-26-h200).

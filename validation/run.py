@@ -230,9 +230,14 @@ def main():
                 pred, _, _ = predict(cache, members[0])
                 errs = ("" if pred is None else ", errors %+.1f to %+.1f %%" % (
                     100.0 * (pred - max(vals)) / max(vals), 100.0 * (pred - min(vals)) / min(vals)))
-                print("    %-50.50s n=%d measured %s to %s (%.2fx), predicted %s%s" % (
+                # a fit row among them is not validation: name each run, fit ones marked
+                fits = [m["fit"].strip() == "yes" for m in members]
+                runs = ("; runs %s" % ", ".join(
+                    fmt(v) + (" (fit)" if f else "") for v, f in zip(vals, fits))
+                    if any(fits) else "")
+                print("    %-50.50s n=%d measured %s to %s (%.2fx), predicted %s%s%s" % (
                     members[0]["measured"], len(vals), fmt(min(vals)), fmt(max(vals)),
-                    max(vals) / min(vals), fmt(pred), errs))
+                    max(vals) / min(vals), fmt(pred), errs, runs))
         if pairs:
             match = 0
             for pid, members in pairs.items():

@@ -20,9 +20,12 @@ the rates fitted before the overhead was taken out (2.4, 1.6, 2.55). Standard li
 
 import argparse
 import collections
-import gzip
-import json
+import os
 import statistics
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import trace_classes as tc  # noqa: E402
 
 
 def main():
@@ -34,13 +37,8 @@ def main():
                     help="kernel_overhead, taken out of each median (default 4, the shipped "
                          "topologies')")
     a = ap.parse_args()
-    opener = gzip.open if a.trace.endswith(".gz") else open
-    with opener(a.trace, "rt") as f:
-        events = json.load(f)["traceEvents"]
-    ops = collections.defaultdict(list)
-    for e in events:
-        if e.get("cat") == "cpu_op" and "Input Dims" in e.get("args", {}):
-            ops[e["args"].get("External id")].append(e)
+    events = tc.load(a.trace)
+    ops = tc.ops_by_external_id(events)
     groups = collections.defaultdict(list)
     for e in events:
         if e.get("cat") != "kernel" or not ("cudnn::bn_fw_tr_1C11" in e["name"] or

@@ -16,9 +16,12 @@ fp32). Standard library only:
 """
 
 import argparse
-import gzip
-import json
 import math
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import trace_classes as tc  # noqa: E402
 
 
 def main():
@@ -31,9 +34,7 @@ def main():
                     help="kernel_overhead, taken out of each mean (default 4, the shipped "
                          "topologies')")
     a = ap.parse_args()
-    opener = gzip.open if a.trace.endswith(".gz") else open
-    with opener(a.trace, "rt") as f:
-        events = [e for e in json.load(f)["traceEvents"] if e.get("cat") == "kernel"]
+    events = [e for e in tc.load(a.trace) if e.get("cat") == "kernel"]
     clock = a.clock_mhz * 1e6
     fwd = [e for e in events if "vectorized_layer_norm_kernel<float" in e["name"]]
     gb = [e for e in events if "GammaBetaBackwardCUDAKernelTemplate<float" in e["name"]]

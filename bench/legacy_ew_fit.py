@@ -48,9 +48,13 @@ fit line is the forward's, the pass the exporter counts (amp_cast_ew).
 
 import argparse
 import collections
-import gzip
 import json
 import math
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import trace_classes as tc  # noqa: E402
 
 
 def numel(dims):
@@ -86,13 +90,8 @@ def main():
     ap.add_argument("--unrolled", action="store_true",
                     help="the contiguous mixed-dtype ops' unrolled_elementwise_kernel instead")
     args = ap.parse_args()
-    opener = gzip.open if args.trace.endswith(".gz") else open
-    with opener(args.trace, "rt") as f:
-        events = json.load(f)["traceEvents"]
-    ops = collections.defaultdict(list)
-    for e in events:
-        if e.get("cat") == "cpu_op" and "Input Dims" in e.get("args", {}):
-            ops[e["args"].get("External id")].append(e)
+    events = tc.load(args.trace)
+    ops = tc.ops_by_external_id(events)
     cycles_per_s = args.sms * args.clock_mhz * 1e6
     groups = collections.defaultdict(list)
     main_tid = min((e for e in events if e.get("cat") == "cpu_op"), key=lambda e: e["ts"])["tid"]

@@ -80,6 +80,16 @@ def load(path):
         return json.load(f)["traceEvents"]
 
 
+def ops_by_external_id(events):
+    """The cpu_op events that carry input shapes, grouped by their External id (the id
+    a kernel's launch shares with the aten op that launched it)."""
+    ops = collections.defaultdict(list)
+    for e in events:
+        if e.get("cat") == "cpu_op" and "Input Dims" in e.get("args", {}):
+            ops[e["args"].get("External id")].append(e)
+    return ops
+
+
 def ancestors_by_id(events):
     """External id -> the names of the ops containing it on its thread, outermost first."""
     by_tid = collections.defaultdict(list)

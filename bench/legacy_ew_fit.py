@@ -48,7 +48,6 @@ fit line is the forward's, the pass the exporter counts (amp_cast_ew).
 
 import argparse
 import collections
-import json
 import math
 import os
 import sys

@@ -188,7 +188,7 @@ Test(batch_norm, a_gpu_without_a_clock_has_no_sm_bound) {
  * multi-pass) is bound by HBM, not by its SMs (64 SMs: 3 * 100352 / (2.78 *
  * 1.53e9) = 70.8 us < 3 * 25.7 MB / 790 GB/s = 97.5 us); on an H200 (132
  * SMs, 1980 MHz, 4.8 TB/s at 0.869) by its SMs (54.7 us against 18.5). */
-Test(batch_norm, the_cta_bound_shows_on_hopper_not_on_volta) {
+Test(batch_norm, the_sm_bound_shows_on_hopper_not_on_volta) {
   const struct {
     const char *topo;
     int sm_wins;

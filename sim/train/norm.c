@@ -13,12 +13,12 @@
  * show it of the group's median time less the 4 us kernel_overhead (the
  * charge below adds it back: docs/architecture.md, "Fitted kernel rates"):
  *   per CTA, kernels of at most one CTA per SM (C <= 132, where HBM cannot
- *   be the limit): forward 5.16, 6.48, 6.73, 4.70 G element passes/s (C
- *   64 at 112x112 and 56x56, 128 at 28x28 and 56x56) -> 5.78 / 1.98 GHz =
- *   2.92; backward 3.31, 3.29, 5.75, 3.11 -> 3.30 / 1.98 GHz = 1.66;
- *   per SM, kernels of several CTAs per SM (C 256 and 512 at 28x28 and
- *   56x56): 6.64, 5.77, 5.30 forward, 5.02, 5.18, 6.66 backward, per SM ->
- *   5.51 / 1.98 GHz = 2.78, both directions.
+ *   be the limit): forward 5.16, 6.40, 6.73, 4.63 G element passes/s (C
+ *   64 at 112x112 and 56x56, 128 at 28x28 and 56x56) -> median 5.78 / 1.98
+ *   GHz = 2.92; backward 3.30, 3.29, 5.68, 3.10 -> 3.30 / 1.98 GHz = 1.66;
+ *   per SM, kernels of several CTAs per SM (C 256 at 28x28 and 56x56, 512
+ *   at 28x28): 6.38, 5.76, 5.26 forward, 4.90, 5.17, 6.64 backward, per SM
+ *   -> median 5.51 / 1.98 GHz = 2.78, both directions.
  * `python3 bench/bn_nchw_fit.py TRACE --sms 132 --clock-mhz 1980` prints
  * them (with --overhead-us 0 the rates fitted before the overhead was
  * taken out: 2.4, 1.6, 2.55). With the overhead out, one CTA alone on an

@@ -198,7 +198,10 @@ Test(efficiency, optimizer_step_is_pytorchs_foreach_kernels) {
   /* EffGPU, kernel_overhead 5 us, copies at 1000 GB/s x 0.8. tiny-model
    * (SGD with momentum, 1,835,264 fp32 parameters): 8 passes of 7,341,056
    * B = 58,728,448 B in 73.41056 us, plus 3 kernels' overhead = 88.41056
-   * us. bert-base (Adam): 18 passes, 7 kernels. --amp fp16 adds nothing
+   * us (its 29 chunks of 65,536 elements, one launch per call). bert-base
+   * (Adam): 18 passes, 7 kernels; its 201 tensors' 1777 chunks take 6 launches
+   * per call (5 of 320 blocks and the rest; no launch completes its call's
+   * 48 to 110 tensors first), 42 overheads. --amp fp16 adds nothing
    * to the step: GradScaler's unscale_ is an op of its own
    * (grad_scaler_unscale_is_its_own_kernels). */
   struct files f;
@@ -215,8 +218,9 @@ Test(efficiency, optimizer_step_is_pytorchs_foreach_kernels) {
   m = ds_test_model("models/bert-base.yaml");
   double p = (double)m->total_numel * 4;
   cr_assert_eq(ds_compute_step_kernels(&c, m), 7);
+  cr_assert_eq(ds_compute_step_launches(&c, m), 42);
   cr_assert_float_eq(ds_compute_step_bytes(&c, m), 18 * p, 0.5);
-  cr_assert_float_eq(ds_compute_step_ns(&c, m), 18 * p / 800e9 * 1e9 + 7 * 5000, 1e-3);
+  cr_assert_float_eq(ds_compute_step_ns(&c, m), 18 * p / 800e9 * 1e9 + 42 * 5000, 1e-3);
   cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_FP16, &c, &err), DS_OK, "%s", err.msg);
   cr_assert_eq(ds_compute_step_kernels(&c, m), 7);
   cr_assert_float_eq(ds_compute_step_bytes(&c, m), 18 * p, 0.5);
@@ -251,8 +255,9 @@ Test(efficiency, grad_scaler_unscale_is_its_own_kernels) {
    * chunks, then 111 one-chunk tensors. Block 320 is a launch (1); the
    * tensor's last chunk carries on, its tensor the next launch's first, so
    * the 109th small tensor completes 110 tensors, a launch (2); the 2 left
-   * are the last (3). 32 KB (current): 432 blocks and 112 tensors, under
-   * 2240 and 770: 1. */
+   * are the last (3). Current PyTorch the same (its foreach calls take the
+   * 4 KB argument's limits: the H200 AMP traces' unscale_ launches 3 for
+   * ResNet-50, where 32 KB's 2240 blocks and 770 tensors would give 1). */
   struct ds_param ps[112];
   memset(ps, 0, sizeof ps);
   ps[0].numel = 320 * 65536 + 1;
@@ -260,7 +265,7 @@ Test(efficiency, grad_scaler_unscale_is_its_own_kernels) {
   struct ds_model big = {.params = ps, .n_params = 112};
   cr_assert_eq(ds_compute_unscale_launches(&c, &big), 3);
   c.optimizer_loop = 0;
-  cr_assert_eq(ds_compute_unscale_launches(&c, &big), 1);
+  cr_assert_eq(ds_compute_unscale_launches(&c, &big), 3);
   /* empty gradients take no block: 109 small tensors, the 110th tensor
    * their last, no launch after it */
   ps[5].numel = ps[6].numel = 0;
@@ -271,6 +276,43 @@ Test(efficiency, grad_scaler_unscale_is_its_own_kernels) {
   cr_assert_float_eq(ds_compute_unscale_ns(&c, m, &bytes), 0, 0);
   cr_assert_float_eq(bytes, 0, 0);
   ds_model_free(m);
+  unload(&f, t);
+}
+
+Test(efficiency, foreach_calls_launch_per_depth_limits) {
+  /* EffGPU, kernel_overhead 5 us, copies at 800 GB/s. 130 fp32 tensors of
+   * 1000 elements (a chunk each, 130 blocks: never 320), so each call's
+   * launches follow its depth's tensor limit (MultiTensorApply.cuh, 4 KB):
+   *   depth 1, 110: 110 + 20, 2;  depth 2, 64: 64 + 64 + 2, 3;
+   *   depth 3, 48: 48 + 48 + 34, 3;  depth-1 scalar list, 96: 96 + 34, 2.
+   * SGD with momentum: mul_ (1) 2 + add_ (2) 3 + add_ (2) 3 = 8 launches;
+   * weight decay's out-of-place add (3) first: 11. Adam: lerp_ (2) 3, mul_
+   * (1) 2, addcmul_ (3) 3, sqrt (2) 3, div_ (1, scalar list) 2, add_ (1) 2,
+   * addcdiv_ (3, scalar list 48) 3 = 18. SGD's step: 8 passes over 520,000
+   * B = 4,160,000 B at 800 GB/s, 5.2 us, plus 8 x 5 us = 45.2 us. */
+  struct files f;
+  struct ds_topo *t;
+  load_topo(&f, "EffGPU", "  kernel_overhead: 5us\n", &t);
+  struct ds_compute c;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK, "%s", err.msg);
+  struct ds_param ps[130];
+  memset(ps, 0, sizeof ps);
+  for (int i = 0; i < 130; i++) ps[i].numel = 1000;
+  struct ds_model m = {.params = ps, .n_params = 130, .total_numel = 130000,
+                       .optimizer = DS_OPT_SGD};
+  cr_assert_eq(ds_compute_step_kernels(&c, &m), 3);
+  cr_assert_eq(ds_compute_step_launches(&c, &m), 8);
+  cr_assert_float_eq(ds_compute_step_ns(&c, &m), 45200, 1e-6);
+  c.weight_decay = 1;
+  cr_assert_eq(ds_compute_step_launches(&c, &m), 11);
+  c.weight_decay = 0;
+  m.optimizer = DS_OPT_ADAM;
+  cr_assert_eq(ds_compute_step_launches(&c, &m), 18);
+  /* the 1.4 loop: a kernel per op per tensor, 3 x 130 for SGD */
+  m.optimizer = DS_OPT_SGD;
+  c.optimizer_loop = 1;
+  cr_assert_eq(ds_compute_step_launches(&c, &m), 390);
   unload(&f, t);
 }
 

@@ -765,35 +765,47 @@ int ds_compute_step_kernels(const struct ds_compute *c, const struct ds_model *m
  * _MultiDeviceReplicator.get's copies of both, .to(copy=True)), and the
  * Python ops that launch them plus the foreach call. */
 enum { UNSCALE_SCALAR_KERNELS = 6, UNSCALE_HOST_OPS = UNSCALE_SCALAR_KERNELS + 1 };
-/* multi_tensor_apply's chunk and its launch limits for one tensor list
+/* multi_tensor_apply's chunk and its launch limits
  * (aten/src/ATen/native/cuda/MultiTensorApply.cuh: kChunkSize,
- * DepthToMaxConfig depth_to_max_tensors[0] and depth_to_max_blocks[0]):
- * 110 tensors and 320 blocks in a 4 KB kernel argument (PyTorch 1.9's
- * only config), 770 and 2240 in the 32 KB one current PyTorch uses on
- * CUDA 12.1+ drivers (supports_large_kernel_arg). */
+ * DepthToMaxConfig<false>'s depth_to_max_tensors, _scalarlist and
+ * depth_to_max_blocks), indexed by depth - 1 (the tensor lists a call
+ * passes, its output list included). The 4 KB kernel argument's: every
+ * foreach call of the H200 traces launches what these limits give and not
+ * what the 32 KB argument's (770 tensors, 2240 blocks) would
+ * (bench/results/gpu-2026-11-26-h200/notes-rn50-classes-2026-11-27.md:
+ * ResNet-50's _foreach_mul_ and both _foreach_add_ 3 launches each and
+ * unscale_ 3, where 32 KB gives 1; ResNet-101's 4 and 6, SE-ResNeXt-101's
+ * 5 and 8, BERT-base's Adam 6 and GPT-2's 7 per call, all 20 traces of
+ * 2026-11-26). */
 #define MTA_CHUNK 65536
-enum { MTA_TENSORS_4KB = 110, MTA_BLOCKS_4KB = 320, MTA_TENSORS_32KB = 770,
-       MTA_BLOCKS_32KB = 2240 };
+enum { MTA_BLOCKS = 320, MTA_MAX_DEPTH = 5 };
+/* [0]: tensor lists only; [1]: with a scalar per tensor (a scalar list) */
+static const int32_t MTA_TENSORS[2][MTA_MAX_DEPTH] = {{110, 64, 48, 36, 30},
+                                                      {96, 64, 48, 36, 30}};
 
-int ds_compute_unscale_launches(const struct ds_compute *c, const struct ds_model *model) {
-  if (c->amp != DS_AMP_FP16) return 0;
-  int old = c->optimizer_loop; /* 1.4 and 1.9: the 4 KB argument */
-  int32_t max_tensors = old ? MTA_TENSORS_4KB : MTA_TENSORS_32KB;
-  int32_t max_blocks = old ? MTA_BLOCKS_4KB : MTA_BLOCKS_32KB;
+/* The parameter groups a foreach call runs over: every parameter, or
+ * --no-bn-weight-decay's decayed and undecayed groups (skips_decay). */
+enum mta_group { MTA_ALL, MTA_DECAYED, MTA_UNDECAYED };
+
+/* The launches of one foreach call over `group`'s parameters with at most
+ * max_tensors tensors a launch: a block per chunk, in parameter order; a
+ * launch when the blocks fill, or the tensors do at a tensor's last chunk;
+ * a tensor cut by a full launch carries on as the next launch's first;
+ * empty tensors take no block. */
+static int mta_launches(const struct ds_compute *c, const struct ds_model *model,
+                        enum mta_group group, int32_t max_tensors) {
   int launches = 0;
   int32_t blocks = 0, tensors = 0;
-  /* multi_tensor_apply's loop: a block per chunk; a launch when the blocks
-   * fill, or the tensors do at a tensor's last chunk; a tensor cut by a
-   * full launch carries on as the next launch's first */
   for (int32_t p = 0; p < model->n_params; p++) {
     int64_t numel = model->params[p].numel;
     if (numel <= 0) continue;
+    if (group != MTA_ALL && (group == MTA_UNDECAYED) != skips_decay(c, model, p)) continue;
     tensors++;
     int64_t chunks = (numel + MTA_CHUNK - 1) / MTA_CHUNK;
     for (int64_t k = 0; k < chunks; k++) {
       blocks++;
       int last = k == chunks - 1;
-      if ((tensors == max_tensors && last) || blocks == max_blocks) {
+      if ((tensors == max_tensors && last) || blocks == MTA_BLOCKS) {
         launches++;
         blocks = 0;
         tensors = last ? 0 : 1;
@@ -801,6 +813,49 @@ int ds_compute_unscale_launches(const struct ds_compute *c, const struct ds_mode
     }
   }
   return launches + (blocks > 0);
+}
+
+int ds_compute_unscale_launches(const struct ds_compute *c, const struct ds_model *model) {
+  if (c->amp != DS_AMP_FP16) return 0;
+  /* one list, the gradients read and written in place: depth 1 */
+  return mta_launches(c, model, MTA_ALL, MTA_TENSORS[0][0]);
+}
+
+/* The foreach step's calls per parameter group, as (depth, scalar list)
+ * pairs: torch/optim/sgd.py _multi_tensor_sgd (momentum, not the first
+ * step): _foreach_mul_(bufs, momentum) 1, _foreach_add_(bufs, grads) 2,
+ * _foreach_add_(params, bufs) 2; adam.py _multi_tensor_adam (capturable
+ * off): _foreach_lerp_(exp_avgs, grads) 2, _foreach_mul_(exp_avg_sqs) 1,
+ * _foreach_addcmul_(exp_avg_sqs, grads, grads) 3, _foreach_sqrt 2 (out of
+ * place), _foreach_div_(.., bias_correction2_sqrt) 1 with a scalar list,
+ * _foreach_add_(.., eps) 1, _foreach_addcdiv_(params, exp_avgs, denom,
+ * step_size) 3 with a scalar list; weight decay first _foreach_add(grads,
+ * params) 3 (out of place). */
+static const int SGD_CALL_DEPTH[] = {1, 2, 2};
+static const int ADAM_CALL_DEPTH[] = {2, 1, 3, 2, 1, 1, 3};
+static const int ADAM_CALL_SCALARLIST[] = {0, 0, 0, 0, 1, 0, 1};
+enum { DECAY_CALL_DEPTH = 3 };
+
+static int group_launches(const struct ds_compute *c, const struct ds_model *model,
+                          enum mta_group group, int decays) {
+  int adam = model->optimizer == DS_OPT_ADAM;
+  int n = adam ? ADAM_KERNELS : SGD_KERNELS;
+  int launches = decays ? mta_launches(c, model, group, MTA_TENSORS[0][DECAY_CALL_DEPTH - 1]) : 0;
+  for (int i = 0; i < n; i++) {
+    int depth = adam ? ADAM_CALL_DEPTH[i] : SGD_CALL_DEPTH[i];
+    int list = adam && ADAM_CALL_SCALARLIST[i];
+    launches += mta_launches(c, model, group, MTA_TENSORS[list][depth - 1]);
+  }
+  return launches;
+}
+
+int ds_compute_step_launches(const struct ds_compute *c, const struct ds_model *model) {
+  if (c->optimizer_loop) return ds_compute_step_kernels(c, model);
+  double numel;
+  int32_t skip = undecayed(c, model, &numel);
+  if (skip == 0) return group_launches(c, model, MTA_ALL, c->weight_decay);
+  return group_launches(c, model, MTA_UNDECAYED, 0) +
+         (skip < model->n_params ? group_launches(c, model, MTA_DECAYED, 1) : 0);
 }
 
 double ds_compute_unscale_ns(const struct ds_compute *c, const struct ds_model *model,
@@ -940,7 +995,7 @@ double ds_compute_step_ns(const struct ds_compute *c,
     }
     return ns;
   }
-  /* one kernel over all the bytes, plus the other kernels' overheads */
+  /* one kernel over all the bytes, plus the other launches' overheads */
   return ds_compute_kernel_ns(c, 0, ds_compute_step_bytes(c, model)) +
-         (ds_compute_step_kernels(c, model) - 1) * c->params.kernel_overhead_ns;
+         (ds_compute_step_launches(c, model) - 1) * c->params.kernel_overhead_ns;
 }

@@ -352,8 +352,9 @@ double ds_compute_conv_transpose(const struct ds_compute *c, const struct ds_mod
  *     one more kernel, 3 passes (reads both, writes the sum).
  * GradScaler's unscale_ under --amp fp16 is not part of it: it runs
  * before the step (ds_compute_unscale_ns). Each
- * kernel pays kernel_overhead once (multi_tensor_apply may split a foreach call into
- * several launches; not modelled).
+ * launch pays kernel_overhead once: multi_tensor_apply splits a foreach call into
+ * launches of at most 320 chunks of 65,536 elements and of a tensor count set by the
+ * call's depth (ds_compute_step_launches).
  *
  * Under --pytorch-version 1.4 (c->optimizer_loop) the step is PyTorch 1.4's
  * Python loop over the parameters, a kernel per in-place op per parameter
@@ -411,6 +412,14 @@ int ds_compute_optimizer_passes(const struct ds_compute *c, enum ds_optimizer op
 /* Kernels the optimizer step launches: one per foreach call, or under the
  * 1.4 loop those per tensor times the model's parameter tensors (above). */
 int ds_compute_step_kernels(const struct ds_compute *c, const struct ds_model *model);
+/* The launches those kernels take: under the loop the kernels themselves; under
+ * foreach each call's multi_tensor_apply launches over its parameter group
+ * (MultiTensorApply.cuh, 4 KB argument: a launch per 320 chunks of 65,536
+ * elements, or per 110, 64, 48, 36, 30 complete tensors at depth 1-5, 96 for a
+ * depth-1 scalar list; the depth of each call in compute.c), as the H200 traces
+ * launch them (ResNet-50's SGD: 3 calls, 9 launches). ds_compute_step_ns pays
+ * kernel_overhead per launch. */
+int ds_compute_step_launches(const struct ds_compute *c, const struct ds_model *model);
 /* The step's host: under the loop (1.4, 1.9) one Python-dispatched op per
  * kernel (ds_compute_step_kernels), and
  * under 1.9 one per zero_grad fill (the model's parameter tensors), each
@@ -459,9 +468,10 @@ double ds_compute_unscale_ns(const struct ds_compute *c, const struct ds_model *
 /* The launches of that foreach call: multi_tensor_apply
  * (aten/src/ATen/native/cuda/MultiTensorApply.cuh) gives each 65,536
  * element chunk of each tensor a block, in parameter order, and launches
- * when 320 blocks are queued or 110 tensors are complete (4 KB kernel
- * argument: PyTorch 1.9, c->optimizer_loop), 2240 and 770 in current
- * PyTorch's 32 KB argument; then the rest. 0 without --amp fp16. */
+ * when 320 blocks are queued or 110 tensors are complete (the 4 KB kernel
+ * argument's limits, in 1.9 and in current PyTorch alike: the H200 AMP traces'
+ * unscale_ launches 3 for ResNet-50, where the 32 KB argument's 2240 and 770
+ * would give 1); then the rest. 0 without --amp fp16. */
 int ds_compute_unscale_launches(const struct ds_compute *c, const struct ds_model *model);
 /* unscale_'s host under the loop of 1.4 and 1.9 (--amp fp16 only): a
  * Python-dispatched op per scalar kernel plus the foreach call, 7, each

@@ -20,7 +20,6 @@ library only.
 """
 import argparse
 import collections
-import csv
 import os
 import sys
 
@@ -85,12 +84,6 @@ def schedule_row(name, layer_class):
     return "other"
 
 
-def schedule(path):
-    with open(path) as f:
-        return [r for r in csv.DictReader(line for line in f if not line.startswith("#"))
-                if r["stream"] == "compute" and r["rank"] == "0"]
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("trace")
@@ -112,7 +105,7 @@ def main():
         traced[(row, p)][1] += 1 / a.iters
     layer_class = tc.model_classes(a.model)
     charged = collections.defaultdict(lambda: [0.0, 0.0])
-    rows0, rows4 = schedule(a.s0), schedule(a.s4)
+    rows0, rows4 = tc.schedule_compute_rows(a.s0), tc.schedule_compute_rows(a.s4)
     if [r["name"] for r in rows0] != [r["name"] for r in rows4]:
         sys.exit("cnn_classes: %s and %s are not the same schedule" % (a.s0, a.s4))
     for r0, r4 in zip(rows0, rows4):

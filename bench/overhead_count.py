@@ -17,18 +17,11 @@ holds --iters, default 2). Standard library only.
 
 import argparse
 import collections
-import csv
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import trace_groups as tg  # noqa: E402
-
-
-def schedule_rows(path):
-    with open(path) as f:
-        return [r for r in csv.DictReader(line for line in f if not line.startswith("#"))
-                if r["stream"] == "compute" and r["rank"] == "0"]
 
 
 def main():
@@ -45,7 +38,7 @@ def main():
         traced[tg.trace_group(tg.tc.classify(chain), chain)] += 1 / args.iters
     layer_class = tg.tc.model_classes(args.model)
     charged = collections.Counter()
-    rows0, rows4 = schedule_rows(args.s0), schedule_rows(args.s4)
+    rows0, rows4 = tg.tc.schedule_compute_rows(args.s0), tg.tc.schedule_compute_rows(args.s4)
     if [r["name"] for r in rows0] != [r["name"] for r in rows4]:
         sys.exit("overhead_count: %s and %s are not the same schedule" % (args.s0, args.s4))
     for r0, r4 in zip(rows0, rows4):

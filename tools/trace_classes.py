@@ -250,23 +250,27 @@ def model_classes(path):
     return cls
 
 
+def schedule_compute_rows(path):
+    """Rank 0's compute-stream rows of a ddpsim --schedule (or --trace) CSV, its
+    '#' header lines skipped."""
+    with open(path) as f:
+        return [r for r in csv.DictReader(line for line in f if not line.startswith("#"))
+                if r["stream"] == "compute" and r["rank"] == "0"]
+
+
 def schedule_per_class(path, layer_cls):
     per = collections.defaultdict(lambda: [0.0, 0, 0.0])  # ms, ops, of which backward
-    with open(path) as f:
-        rows = csv.DictReader(line for line in f if not line.startswith("#"))
-        for r in rows:
-            if r["stream"] != "compute" or r["rank"] != "0":
-                continue
-            name = r["name"].split("/")[0]
-            # cuDNN's layout transposes (X.transpose): the trace counts them in
-            # the convolution's op, so they join X's class
-            if name.endswith(".transpose"):
-                name = name[:-len(".transpose")]
-            cls = schedule_class(name, layer_cls.get(name, layer_cls.get(r["name"], "")))
-            per[cls][0] += float(r["dur_us"]) / 1e3
-            per[cls][1] += 1
-            if r["kind"] == "bwd":
-                per[cls][2] += float(r["dur_us"]) / 1e3
+    for r in schedule_compute_rows(path):
+        name = r["name"].split("/")[0]
+        # cuDNN's layout transposes (X.transpose): the trace counts them in
+        # the convolution's op, so they join X's class
+        if name.endswith(".transpose"):
+            name = name[:-len(".transpose")]
+        cls = schedule_class(name, layer_cls.get(name, layer_cls.get(r["name"], "")))
+        per[cls][0] += float(r["dur_us"]) / 1e3
+        per[cls][1] += 1
+        if r["kind"] == "bwd":
+            per[cls][2] += float(r["dur_us"]) / 1e3
     return per
 
 

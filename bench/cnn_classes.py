@@ -105,16 +105,13 @@ def main():
         traced[(row, p)][1] += 1 / a.iters
     layer_class = tc.model_classes(a.model)
     charged = collections.defaultdict(lambda: [0.0, 0.0])
-    rows0, rows4 = tc.schedule_compute_rows(a.s0), tc.schedule_compute_rows(a.s4)
-    if [r["name"] for r in rows0] != [r["name"] for r in rows4]:
-        sys.exit("cnn_classes: %s and %s are not the same schedule" % (a.s0, a.s4))
-    for r0, r4 in zip(rows0, rows4):
+    for r4, overheads in tc.schedule_overheads(a.s0, a.s4, a.overhead_us, "cnn_classes"):
         row = schedule_row(r4["name"], layer_class)
         p = {"fwd": "fwd", "bwd": "bwd"}.get(r4["kind"], "step")
         if r4["name"] == "loss":
             p = "fwd"
         charged[(row, p)][0] += float(r4["dur_us"]) / 1e3
-        charged[(row, p)][1] += (float(r4["dur_us"]) - float(r0["dur_us"])) / a.overhead_us
+        charged[(row, p)][1] += overheads
     print("| class | pass | trace ms | trace + gaps ms | ddpsim ms | ddpsim/trace | "
           "ddpsim/(trace + gaps) | trace kernels | ddpsim overheads |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")

@@ -38,14 +38,12 @@ def main():
         traced[tg.trace_group(tg.tc.classify(chain), chain)] += 1 / args.iters
     layer_class = tg.tc.model_classes(args.model)
     charged = collections.Counter()
-    rows0, rows4 = tg.tc.schedule_compute_rows(args.s0), tg.tc.schedule_compute_rows(args.s4)
-    if [r["name"] for r in rows0] != [r["name"] for r in rows4]:
-        sys.exit("overhead_count: %s and %s are not the same schedule" % (args.s0, args.s4))
-    for r0, r4 in zip(rows0, rows4):
-        name = r0["name"].split("/")[0]
+    for r4, overheads in tg.tc.schedule_overheads(args.s0, args.s4, args.overhead_us,
+                                                  "overhead_count"):
+        name = r4["name"].split("/")[0]
         group = tg.SCHEDULE_GROUP.get(tg.tc.schedule_class(name, layer_class.get(name, "")),
                                       "copy/cast/reduce")
-        charged[group] += (float(r4["dur_us"]) - float(r0["dur_us"])) / args.overhead_us
+        charged[group] += overheads
     print("%-18s %9s %9s %7s" % ("group (per iter)", "traced", "charged", "ratio"))
     for g in tg.GROUPS + ["total"]:
         t = sum(traced.values()) if g == "total" else traced[g]

@@ -258,6 +258,18 @@ def schedule_compute_rows(path):
                 if r["stream"] == "compute" and r["rank"] == "0"]
 
 
+def schedule_overheads(s0, s4, overhead_us, who):
+    """The compute rows of one run's schedule at kernel_overhead overhead_us (s4),
+    each with the overheads ddpsim charges it: its time less the same row's in the
+    schedule at 0 (s0), over overhead_us. Exits, naming who, if the two are not
+    the same schedule."""
+    rows0, rows4 = schedule_compute_rows(s0), schedule_compute_rows(s4)
+    if [r["name"] for r in rows0] != [r["name"] for r in rows4]:
+        sys.exit("%s: %s and %s are not the same schedule" % (who, s0, s4))
+    return [(r4, (float(r4["dur_us"]) - float(r0["dur_us"])) / overhead_us)
+            for r0, r4 in zip(rows0, rows4)]
+
+
 def schedule_per_class(path, layer_cls):
     per = collections.defaultdict(lambda: [0.0, 0, 0.0])  # ms, ops, of which backward
     for r in schedule_compute_rows(path):

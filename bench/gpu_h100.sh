@@ -32,21 +32,14 @@
 #     TORCH_ARGS="--device cpu --plan smoke" HOST_ARGS="--device cpu --batch 2 --iters 1 --warmup 0" \
 #     PHASES_ARGS="--batch 2 --iters 1" OUT=/tmp/gh bash bench/gpu_h100.sh
 set -u
-export PYTHONUNBUFFERED=1
 R=$PWD
 BUDGET_S=${BUDGET_S:-340}
-TOP=${OUT:-/tmp/out}
-D=$TOP/h100
-mkdir -p "$D"
-START=$SECONDS
 
 NAME=h100
 PART_RESERVE_S=5
 PART_MIN_S=10
 PART_TAIL=2
 . "$R/bench/gpu_part.sh"
-
-trap 'echo "stopped: packing what there is"; pack; exit 1' TERM INT
 
 {
   date -u

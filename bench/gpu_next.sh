@@ -30,18 +30,11 @@
 #     HOST_ARGS="--device cpu --batch 2 --iters 1 --warmup 0" \
 #     TORCH_ARGS="--device cpu --plan smoke" OUT=/tmp/gn bash bench/gpu_next.sh
 set -u
-export PYTHONUNBUFFERED=1
 R=$PWD
 BUDGET_S=${BUDGET_S:-470}
-TOP=${OUT:-/tmp/out}
-D=$TOP/next
-mkdir -p "$D"
-START=$SECONDS
 
 NAME=next
 . "$R/bench/gpu_part.sh"
-
-trap 'echo "stopped: packing what there is"; pack; exit 1' TERM INT
 
 {
   date -u

@@ -34,13 +34,8 @@
 #     HOST_ARGS="--device cpu --batch 1 --iters 1 --warmup 0" \
 #     TORCH_ARGS="--device cpu --plan smoke" OUT=/tmp/gn2 bash bench/gpu_next2.sh
 set -u
-export PYTHONUNBUFFERED=1
 R=$PWD
 BUDGET_S=${BUDGET_S:-330}
-TOP=${OUT:-/tmp/out}
-D=$TOP/next2
-mkdir -p "$D"
-START=$SECONDS
 # two CPUs for the pinned runs (the main thread and autograd's), not CPU 0
 if [ "$(nproc)" -ge 4 ]; then PIN=${PIN:-2,3}; else PIN=${PIN:-0}; fi
 RUNS=resnet101-fp32-b32,se_resnext101_32x4d-fp32-b32
@@ -72,8 +67,6 @@ machine() {
   python3 -c "import torch, os; print(torch.__version__, 'threads', torch.get_num_threads(), 'affinity', sorted(os.sched_getaffinity(0)))"
   state
 }
-
-trap 'echo "stopped: packing what there is"; pack; exit 1' TERM INT
 
 {
   date -u

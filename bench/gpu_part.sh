@@ -3,11 +3,12 @@
 # of the script's budget, so a part that fails or overruns loses only itself and the
 # tar is always written before the tool's own limit.
 #
-# The sourcing script sets: BUDGET_S (seconds for all parts), START ($SECONDS when
-# they began), TOP (where the tar goes), NAME (the folder under TOP, and the tar's
-# name), D ($TOP/$NAME). Optional: PART_RESERVE_S (seconds kept for packing, 10),
-# PART_MIN_S (a part with less left is skipped, 20), PART_TAIL (lines of each part's
-# log echoed, 4).
+# The sourcing script sets BUDGET_S (seconds for all parts) and NAME (the folder
+# its files go to, and the tar's name); optional: PART_RESERVE_S (seconds kept for
+# packing, 10), PART_MIN_S (a part with less left is skipped, 20), PART_TAIL (lines
+# of each part's log echoed, 4). Sourcing sets TOP ($OUT, where the tar goes), D
+# ($TOP/$NAME, created), START (the budget counts from here) and a trap that packs
+# what there is if the script is stopped.
 
 # part NAME LIMIT_S CMD...: CMD under timeout, its output in $D/NAME.log
 part() {
@@ -31,3 +32,10 @@ part() {
 pack() {
   (cd "$TOP" && tar czf "$NAME.tar.gz" "$NAME" && rm -rf "$NAME")
 }
+
+export PYTHONUNBUFFERED=1
+TOP=${OUT:-/tmp/out}
+D=$TOP/$NAME
+mkdir -p "$D"
+START=$SECONDS
+trap 'echo "stopped: packing what there is"; pack; exit 1' TERM INT

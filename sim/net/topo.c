@@ -467,7 +467,8 @@ static ds_status read_compute(const struct ds_cnode *root,
    * The traces' estimates (bench/host_kinds.py, docs/strategies.md "The
    * host costs") put the forward at 29.6 us a dispatch (ResNet-50 31.7,
    * BERT AMP 28.8, ResNeXt-101 46.2) and the node at 21.8 us. No validation
-   * row sets either. */
+   * row sets either. A user's own host: `bench/host_calibrate.py --calib-out
+   * FILE`, whose host section --calib applies over these (sim/train/calib.h). */
   c->host_dispatch_ns = 27310;
   c->host_cast_ns = 23600;
   c->host_node_ns = 26250;

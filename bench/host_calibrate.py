@@ -218,7 +218,7 @@ def calib_host_keys(a, rows, dispatches, nodes, cuda, dry_run):
     return keys, left
 
 
-def write_calib(path, a, keys, left, dry_run):
+def write_calib(path, a, keys, left, dry_run, spin_ms):
     """The calibration file (schema_version 1, host section; traces/
     calib_file.h), written to a temporary file beside it and renamed."""
     dev = torch.cuda.get_device_name(0) if a.device.startswith("cuda") else a.device
@@ -228,8 +228,8 @@ def write_calib(path, a, keys, left, dry_run):
              "# device: %s; CPU: %s; host: %s" % (dev, cpu_name(), platform.node()),
              "# torch %s, python %s, %s" % (torch.__version__, platform.python_version(),
                                             time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
-             "# iterations: %d after %d warm-up, spin per phase; pauses per phase %d"
-             % (a.iters, a.warmup, a.pauses)]
+             "# iterations: %d after %d warm-up; a spin of %.0f ms per phase, %d pauses per phase"
+             % (a.iters, a.warmup, spin_ms, a.pauses)]
     if dry_run:
         lines.append("# DRY RUN on the CPU (--cpu-dry-run): kernels ran inline, so these "
                      "times are NOT host costs")
@@ -397,7 +397,7 @@ def main():
         if not keys:
             sys.exit("host_calibrate.py: %s not written: no phase measured unblocked (%s)"
                      % (a.calib_out, "; ".join("%s: %s" % kv for kv in left.items())))
-        write_calib(a.calib_out, a, keys, left, a.cpu_dry_run)
+        write_calib(a.calib_out, a, keys, left, a.cpu_dry_run, spin_ms)
         print("  wrote %s (%s); ddpsim --calib %s applies it"
               % (a.calib_out, ", ".join("%s %.1fus" % (k, v[0]) for k, v in keys.items()),
                  a.calib_out))

@@ -202,7 +202,7 @@ Test(bn_counter, the_schedule_runs_each_counter_before_its_batch_norm) {
   /* ddp and dp: an op "NAME.num_batches_tracked" of kind fwd on the
    * compute stream, 16 B, 3.016 us, right before NAME's forward kernel,
    * after the layer's launch; ps folds it into the layer's op (its program
-   * counts one op per entry) */
+   * counts one op per entry); ddpreal replays the ddp schedule */
   struct toy t;
   toy_setup(&t);
   const char *with_op[] = {"single", "ddp --world-size 2", "dp --world-size 2"};
@@ -229,6 +229,15 @@ Test(bn_counter, the_schedule_runs_each_counter_before_its_batch_norm) {
       cr_assert(strstr(at, ",16,0,3.016,") && strstr(at, ",16,0,3.016,") < next, "%s: %.120s",
                 with_op[i], at);
     }
+    free(text);
+    if (strncmp(with_op[i], "ddp", 3) != 0) continue;
+    /* ddpreal replays the same schedule, the counters among its compute
+     * ops (a compute op without FLOPs spins its dur_us): no new kind */
+    ds_test_replay_cpu2(t.dir);
+    char measured[160];
+    snprintf(measured, sizeof measured, "%s/m.csv", t.dir);
+    text = ds_test_slurp(measured);
+    cr_assert(strstr(text, ",compute,fwd,bn_b.num_batches_tracked,"), "%s", text);
     free(text);
   }
   toy_free(&t);

@@ -70,7 +70,9 @@ double ds_batch_norm_ns(const struct ds_compute *c, const struct ds_layer *l, in
  * F.batch_norm whenever self.training and track_running_stats
  * (torch/nn/modules/batchnorm.py, torch 2.15.0 lines 187-190; SyncBatchNorm's
  * forward the same, lines 805-808; eval mode skips it, and ddpsim models
- * training only): an in-place add on a 0-dim int64 tensor, one elementwise
+ * training only; older releases, as pytorch/pytorch at 0084715d, wrote
+ * `self.num_batches_tracked += 1`, the same add, so --pytorch-version 1.4 and
+ * 1.9 charge it too): an in-place add on a 0-dim int64 tensor, one elementwise
  * kernel of its own (vectorized_elementwise_kernel<2>, 1.2 us in the H200
  * ResNet-50 fp32 trace, 53 an iteration, one per BatchNorm2d:
  * bench/results/gpu-2026-11-26-h200/notes-rn50-classes-2026-11-27.md). A layer

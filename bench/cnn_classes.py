@@ -64,6 +64,8 @@ def trace_row(cls, chain, e):
 def schedule_row(name, layer_class):
     base = name.split("/")[0]
     leaf = base.split(".")[-1]
+    if name.endswith(".num_batches_tracked"):
+        return "bn counter"
     if base.endswith(".transpose"):
         return "conv transpose"
     if layer_class.get(base) == "batch_norm":

@@ -278,7 +278,12 @@ def schedule_per_class(path, layer_cls):
         # the convolution's op, so they join X's class
         if name.endswith(".transpose"):
             name = name[:-len(".transpose")]
-        cls = schedule_class(name, layer_cls.get(name, layer_cls.get(r["name"], "")))
+        # a BatchNorm's num_batches_tracked.add_(1) (X.num_batches_tracked): the trace
+        # classes its int64 add_ as elementwise, outside the batch-norm op
+        if name.endswith(".num_batches_tracked"):
+            cls = "memory:elementwise"
+        else:
+            cls = schedule_class(name, layer_cls.get(name, layer_cls.get(r["name"], "")))
         per[cls][0] += float(r["dur_us"]) / 1e3
         per[cls][1] += 1
         if r["kind"] == "bwd":

@@ -12,6 +12,7 @@
 #include "base/units.h"
 #include "sim/coll/nccl_model.h"
 #include "sim/train/host.h"
+#include "sim/train/norm.h"
 
 /* Bins params[order[0..n)] as compute_bucket_assignment_by_size does
  * (c10d/reducer.cpp): a bucket closes once its bytes reach its limit, the
@@ -287,6 +288,23 @@ static ds_status emit_transposes(const struct ds_model *m, const struct ds_compu
                      .layer = l, .bucket = -1, .coll = -1, .root = -1,
                      .bytes = bytes,
                      .dur_us = ns / 1000};
+  return emit_compute(&op, t, bd);
+}
+
+/* A BatchNorm's num_batches_tracked.add_(1) (norm.h), an op on the
+ * compute stream before the layer's kernel, as _BatchNorm.forward runs it,
+ * when the layer has one. Its launch is the layer's host op (the add_ is
+ * one of its host_dispatches). */
+static ds_status emit_bn_counter(const struct ds_model *m, const struct ds_compute *c,
+                                 int32_t rank, int32_t l, struct rank_tails *t,
+                                 struct ds_schedule_builder *bd) {
+  double bytes, ns = ds_batch_norm_counter_ns(c, &m->layers[l], &bytes);
+  if (ns <= 0) return DS_OK;
+  char name[160];
+  snprintf(name, sizeof name, "%s.num_batches_tracked", m->layers[l].name);
+  struct ds_op op = {.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD,
+                     .name = name, .layer = l, .bucket = -1, .coll = -1, .root = -1,
+                     .bytes = bytes, .dur_us = ns / 1000};
   return emit_compute(&op, t, bd);
 }
 
@@ -714,6 +732,7 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
       DS_CHECK_GOTO(ds_schedule_emit(bd, &op, host_deps, n_host_deps), st, out);
       n_host_deps = 0;
       t.launch = t.host = op.id;
+      DS_CHECK_GOTO(emit_bn_counter(m, c, rank, l, &t, bd), st, out);
       op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE,
                           .kind = DS_OP_FWD, .name = ly->name, .layer = l,
                           .bucket = -1, .coll = -1, .root = -1,

@@ -15,6 +15,7 @@
 
 #include "sim/train/host.h"
 #include "sim/train/memory.h"
+#include "sim/train/norm.h"
 
 ds_status ds_dp_chunks(const struct ds_model *m, int dtype_bytes, double cap,
                        struct ds_dp_chunks *out) {
@@ -96,6 +97,17 @@ static ds_status transposes(struct builder *bd, int32_t rank, enum ds_op_kind ki
   return emit_compute(bd, rank, kind, name, l, 0, bytes, ns, *prev, -1, prev);
 }
 
+/* A BatchNorm's num_batches_tracked.add_(1) (norm.h), an op before the
+ * layer's kernel, after its launch and *prev, when the layer has one. */
+static ds_status bn_counter(struct builder *bd, int32_t rank, int32_t l, int64_t launch,
+                            int64_t *prev) {
+  double bytes, ns = ds_batch_norm_counter_ns(bd->c, &bd->m->layers[l], &bytes);
+  if (ns <= 0) return DS_OK;
+  char name[160];
+  snprintf(name, sizeof name, "%s.num_batches_tracked", bd->m->layers[l].name);
+  return emit_compute(bd, rank, DS_OP_FWD, name, l, 0, bytes, ns, launch, *prev, prev);
+}
+
 /* Forward of every layer, each kernel after its host launch; the first
  * after first_dep (the input, the replicated parameters). */
 static ds_status forward(struct builder *bd, int32_t rank, int64_t launch_dep,
@@ -124,6 +136,7 @@ static ds_status forward(struct builder *bd, int32_t rank, int64_t launch_dep,
                        .name = "launch", .layer = l, .bucket = -1, .coll = -1, .root = -1,
                        .dur_us = host_ns / 1000};
     DS_CHECK(emit(bd, &op, l == 0 ? launch : -1, -1, &launch));
+    DS_CHECK(bn_counter(bd, rank, l, launch, &prev));
     DS_CHECK(emit_compute(bd, rank, DS_OP_FWD, ly->name, l, ly->fwd_flops * (double)o->batch,
                           0, ds_compute_fwd_ns(bd->c, ly, o->batch), launch, prev, &prev));
     DS_CHECK(transposes(bd, rank, DS_OP_FWD, l, o->batch, &prev));

@@ -196,21 +196,31 @@ static int by_name(const void *a, const void *b) {
   return strcmp(((const struct named_param *)a)->name, ((const struct named_param *)b)->name);
 }
 
-/* A buffer LAYER.running_mean marks the layer LAYER (a module call) as a
- * BatchNorm of numel channels (model.h bn_channels). */
-static void mark_batch_norm(struct ds_model *m, const char *buffer, int64_t numel) {
-  static const char suffix[] = ".running_mean";
-  size_t n = strlen(buffer), k = sizeof suffix - 1;
-  if (n <= k || strcmp(buffer + n - k, suffix) != 0) return;
+/* The layer named by a buffer NAME.SUFFIX: a module's layer only, which
+ * the exporter gives its BatchNorm class memory; NULL when none. */
+static struct ds_layer *buffer_owner(struct ds_model *m, const char *buffer,
+                                     const char *suffix) {
+  size_t n = strlen(buffer), k = strlen(suffix);
+  if (n <= k || strcmp(buffer + n - k, suffix) != 0) return NULL;
   for (int32_t i = 0; i < m->n_layers; i++) {
     struct ds_layer *l = &m->layers[i];
-    /* a module's layer only: the exporter gives its BatchNorm class memory */
     if (strlen(l->name) == n - k && strncmp(l->name, buffer, n - k) == 0 &&
-        (l->cls == DS_LAYER_MEMORY || l->cls == DS_LAYER_UNKNOWN)) {
-      l->bn_channels = numel;
-      return;
-    }
+        (l->cls == DS_LAYER_MEMORY || l->cls == DS_LAYER_UNKNOWN))
+      return l;
   }
+  return NULL;
+}
+
+/* A buffer LAYER.running_mean marks the layer LAYER (a module call) as a
+ * BatchNorm of numel channels (model.h bn_channels); a buffer
+ * LAYER.num_batches_tracked as one whose training forward counts its
+ * batches (model.h bn_tracks_batches; norm.c charges it only where LAYER
+ * is a BatchNorm too). */
+static void mark_batch_norm(struct ds_model *m, const char *buffer, int64_t numel) {
+  struct ds_layer *l = buffer_owner(m, buffer, ".running_mean");
+  if (l) l->bn_channels = numel;
+  l = buffer_owner(m, buffer, ".num_batches_tracked");
+  if (l) l->bn_tracks_batches = 1;
 }
 
 /* buffers: [{name, numel, bytes, dtype}, ...], bytes a whole number of

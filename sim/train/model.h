@@ -229,6 +229,13 @@ struct ds_layer {
    * exporter names a module's layer by the module, its buffers
    * NAME.running_mean, NAME.running_var); 0 for every other layer. compute.h costs batch norm's kernels from it. */
   int64_t bn_channels;
+  /* Set on a memory-class (or class-less) layer NAME whose file lists the
+   * buffer NAME.num_batches_tracked (PyTorch registers it, with the running
+   * statistics, under track_running_stats): its forward in training first
+   * runs num_batches_tracked.add_(1), one kernel of its own (norm.h
+   * ds_batch_norm_counter_ns, which charges it on a BatchNorm only, with
+   * bn_channels). 0 for every other layer. */
+  int bn_tracks_batches;
   /* Optional pool_kernel, pool_stride, pool_padding ([h, w] each) and
    * pool_input ([C, H, W], per sample), all or none, on a memory-class layer
    * (tools/export_model.py writes them on a 2-d max-pool of dilation 1 in

@@ -222,6 +222,17 @@ double ds_batch_norm_ns(const struct ds_compute *c, const struct ds_layer *l,
 #define LN_GB_PARTIAL_ROWS_PER_CTA 32.0
 #define LN_GB_PARTIAL_MAX_CTAS 32768
 
+/* num_batches_tracked is int64: add_(1) reads and writes one element */
+#define BN_COUNTER_BYTES (2.0 * 8.0)
+
+double ds_batch_norm_counter_ns(const struct ds_compute *c, const struct ds_layer *l,
+                                double *bytes) {
+  *bytes = 0;
+  if (l->bn_channels <= 0 || !l->bn_tracks_batches) return 0;
+  *bytes = BN_COUNTER_BYTES;
+  return ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, *bytes);
+}
+
 static double ln_roofline(const struct ds_compute *c, double bytes) {
   return ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, bytes);
 }

@@ -65,6 +65,31 @@ struct ds_bn_kernel {
 };
 double ds_batch_norm_ns(const struct ds_compute *c, const struct ds_layer *l, int64_t batch, int backward, struct ds_bn_kernel *k);
 
+/* The batch counter's kernel of a BatchNorm's forward in training: PyTorch's
+ * _BatchNorm.forward runs `self.num_batches_tracked.add_(1)` before
+ * F.batch_norm whenever self.training and track_running_stats
+ * (torch/nn/modules/batchnorm.py, torch 2.15.0 lines 187-190; SyncBatchNorm's
+ * forward the same, lines 805-808; eval mode skips it, and ddpsim models
+ * training only; older releases, as pytorch/pytorch at 0084715d, wrote
+ * `self.num_batches_tracked += 1`, the same add, so --pytorch-version 1.4 and
+ * 1.9 charge it too): an in-place add on a 0-dim int64 tensor, one elementwise
+ * kernel of its own (vectorized_elementwise_kernel<2>, 1.2 us in the H200
+ * ResNet-50 fp32 trace, 53 an iteration, one per BatchNorm2d:
+ * bench/results/gpu-2026-11-26-h200/notes-rn50-classes-2026-11-27.md). A layer
+ * has it when it is a BatchNorm (bn_channels) whose file lists the buffer
+ * NAME.num_batches_tracked (bn_tracks_batches): ResNet-50's 53, ResNet-101's
+ * and the ResNeXt-101s' 104, ResNeXt-50's 53, MobileNet-V2's 52.
+ * Charged as every small elementwise kernel is, its bytes at the memory
+ * roofline plus kernel_overhead (ds_compute_class_kernel_ns, the memory
+ * class): it reads and writes 8 bytes, whatever the batch or the training
+ * dtype (autocast leaves integer tensors alone). Returns its ns and its
+ * bytes in *bytes; 0 and 0 for any other layer. Its host dispatch is
+ * already one of the layer's host_dispatches (tools/export_model.py counts
+ * aten::add_ with native_batch_norm: 3 for a BatchNorm2d in training, 2 in
+ * eval), so sim/train/host.c adds nothing for it. */
+double ds_batch_norm_counter_ns(const struct ds_compute *c, const struct ds_layer *l,
+                                double *bytes);
+
 /* Layer norm (a layer with the model file's layer_norm [rows, N], model.h),
  * as PyTorch's CUDA kernels run it (aten/src/ATen/native/cuda/
  * layer_norm_kernel.cu), M = rows * batch rows of N elements, in the

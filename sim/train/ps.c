@@ -28,6 +28,7 @@
 #include "sim/train/host.h"
 #include "sim/net/events.h"
 #include "sim/train/jitter.h"
+#include "sim/train/norm.h"
 #include "base/units.h"
 
 const char *ds_ps_mode_name(enum ds_ps_mode mode) {
@@ -315,11 +316,14 @@ static ds_status build_iteration(const struct ps_sim *s, int64_t id_base,
         DS_CHECK_GOTO(ds_schedule_emit(&bd, &op, &prev, 1), st, out);
         continue;
       }
-      /* cuDNN's layout transposes of a convolution (compute.h) join the
-       * layer's op here: the program's ids count one op per entry */
+      /* cuDNN's layout transposes of a convolution (compute.h), and a
+       * BatchNorm's num_batches_tracked.add_(1) before its kernel (norm.h),
+       * join the layer's op here: the program's ids count one op per entry */
       if (e->kind == DS_OP_FWD) {
+        double counter_bytes;
         op.flops = ly->fwd_flops * (double)o->batch;
-        op.dur_us = (ds_compute_fwd_ns(c, ly, o->batch) +
+        op.dur_us = (ds_batch_norm_counter_ns(c, ly, &counter_bytes) +
+                     ds_compute_fwd_ns(c, ly, o->batch) +
                      ds_compute_conv_transpose_ns(c, m, e->layer, o->batch, 0)) / 1000;
       } else if (e->kind == DS_OP_BWD) {
         op.flops = ly->bwd_flops * (double)o->batch;

@@ -364,7 +364,8 @@ def call_kernels(fn, dev, calls=3):
         xn / calls
 
 
-def rn50_conv_rows(dev, batch, warmup, iters, plan, info, modes=None, timing="queued"):
+def rn50_conv_rows(dev, batch, warmup, iters, plan, info, modes=None, timing="queued",
+                  layers=None):
     """ResNet-50's own convolutions at `batch`, 1x1s and the stem included,
     forward and both gradients, in TF32 (NCHW, as fp32 training runs them,
     and channels-last, where cuDNN needs no transposes) and fp16
@@ -386,7 +387,8 @@ def rn50_conv_rows(dev, batch, warmup, iters, plan, info, modes=None, timing="qu
     "plain": the 2026-11-27 rows (gpu-2026-11-27-h200/rn50conv-b*.csv):
     calls back to back, no synchronise, none under ~28 us (the host's
     dispatch), no kernel columns."""
-    layers = rn50_conv_layers(batch) if plan == "full" else RN50_SMOKE_LAYERS
+    if layers is None:  # other shapes: ((cin, cout, k, stride, pad, side), count) pairs
+        layers = rn50_conv_layers(batch) if plan == "full" else RN50_SMOKE_LAYERS
     modes = modes or (RN50_MODES if plan == "full" else ["fp32-tf32"])
     queued = timing == "queued"
     timer = None

@@ -22,7 +22,11 @@
  * set (an explicit override), else the GPU table's measured value for that
  * class and math (gpus.yaml `efficiency`, cited in tools/gen_gpus.py; a
  * calibration file's `efficiency` section replaces it), else (attention)
- * matmul's, else flops_efficiency. A layer without a class runs as before:
+ * matmul's, else flops_efficiency. A convolution's forward and backward
+ * each take the table's value for their pass where it has one (conv_MATH_fwd,
+ * conv_MATH_bwd: cuDNN's fprop against its dgrad and wgrad kernels), the
+ * pooled conv_MATH otherwise (conv_pass_efficiency below; the topology's
+ * conv_efficiency overrides every pass). A layer without a class runs as before:
  * the topology's fp32_math and flops_efficiency. The efficiency factors and the
  * overhead come from the topology file's `compute` section, so every
  * predicted duration can be recomputed by hand from the files.

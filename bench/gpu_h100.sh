@@ -10,7 +10,7 @@
 # Parts, each under its own timeout cut to what is left of BUDGET_S (default 340 s);
 # expected on an H100 (from the H200 call's run.log, about 1.15x):
 #   d. nvidia-smi (name, driver, clocks)                                ~1 s
-#   j. gpu_kernels.py --only rn50conv --batch 128 (ResNet-50's convolutions)  ~35-40 s
+#   j. gpu_kernels.py --only rn50conv --batch 128 (ResNet-50's convolutions, timed plain, as run)  ~35-40 s
 #   i. gpu_kernels.py --only bmm (the attention core's products)        ~10 s
 #   f. gpu_kernels.py --only gemm (the transformers' linears)           ~7 s
 #   c. gpu_kernels.py --only castreduce                                 ~15 s
@@ -47,7 +47,7 @@ PART_TAIL=2
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,clocks.max.mem \
     --format=csv 2>&1
   part rn50conv-b128 60 python3 bench/gpu_kernels.py --only rn50conv --batch 128 \
-    --out "$D/rn50conv-b128.csv" ${KERNELS_ARGS:-}
+    --rn50-timing plain --out "$D/rn50conv-b128.csv" ${KERNELS_ARGS:-}
   for k in bmm gemm castreduce layernorm; do
     part $k 40 python3 bench/gpu_kernels.py --only $k --out "$D/$k.csv" ${KERNELS_ARGS:-}
   done

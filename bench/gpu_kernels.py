@@ -26,10 +26,12 @@ over the shapes the models have, so a rate can be read per shape (issue #12):
            `elements` column says how often the model runs each), forward and
            both gradients, TF32 NCHW and channels-last, fp16 channels-last,
            each call on the next of `sets` copies of its tensors (a working
-           set of twice the L2: cold, as in training); the calls are timed back to
-           back, so one whose kernel is shorter than the host's dispatch (~30 us
-           on the lent H200s) times the host: a lower bound of the kernels' rate
-           (bench/results/gpu-2026-11-27-h200/notes-rn50conv.md);
+           set of twice the L2: cold, as in training); the calls are queued behind
+           a spin kernel (GPU time, however short), with each call's launches, their
+           names and device time, its NCHW<->NHWC transposes apart (`--modes`
+           picks the modes); `--rn50-timing plain` times them back to back as on
+           2026-11-27, where a call shorter than the host's dispatch (~30 us on the
+           lent H200s) timed the host (bench/results/gpu-2026-11-27-h200/notes-rn50conv.md);
   elementwise
            PyTorch's elementwise kernel paths at ResNet/ResNeXt stage outputs
            (batch 32 and 128, fp32/fp16/bf16, NCHW and channels-last): same-
@@ -144,7 +146,7 @@ RN50_MODES = ["fp32-tf32", "fp32-tf32-nhwc", "fp16-nhwc"]
 
 
 def conv_timings(dev, mode, batch, cin, cout, k, side, stride, pad, groups, warmup, iters,
-                 cold=False):
+                 cold=False, timer=None):
     """One convolution in `mode` (MODES): the median ms of each pass, the
     forward (aten's convolution) and convolution_backward's two halves
     (input gradient, weight gradient), with the pass's FLOPs and the bytes
@@ -153,7 +155,8 @@ def conv_timings(dev, mode, batch, cin, cout, k, side, stride, pad, groups, warm
     set is twice the L2, so each call finds its tensors in HBM as a training
     step does (at batch 32 a ResNet-50 1x1 layer's 13 MB input would stay
     in an H200's 50 MB L2 call after call); else one copy (the ResNeXt
-    tables' timing)."""
+    tables' timing). timer(fn): what each pass's entry is (with the mode's
+    TF32 setting still on); default the median ms of `timed`."""
     dtype, tf32, nhwc = MODES[mode]
     torch.backends.cudnn.allow_tf32 = tf32
     fmt = torch.channels_last if nhwc else torch.contiguous_format
@@ -189,7 +192,10 @@ def conv_timings(dev, mode, batch, cin, cout, k, side, stride, pad, groups, warm
     x, w, gy = tensors[0]
     flops = 2 * gy.numel() * (cin // groups) * k * k
     bytes_ = (x.numel() + w.numel() + gy.numel()) * x.element_size()
-    times = {p: timed(fn, dev, warmup, iters) for p, fn in passes.items()}
+    if timer is None:
+        def timer(fn):
+            return timed(fn, dev, warmup, iters)
+    times = {p: timer(fn) for p, fn in passes.items()}
     torch.backends.cudnn.allow_tf32 = True
     return times, flops, bytes_, sets
 
@@ -335,25 +341,82 @@ def rn50_conv_layers(batch):
     return [(key, seen[key]) for key in order]
 
 
-def rn50_conv_rows(dev, batch, warmup, iters, plan):
+# cuDNN's layout transposes around its NHWC tensor-core kernels on NCHW tensors
+# (ddpsim charges them apart, as memory-bound kernels: compute.h), by kernel name
+TRANSPOSE_KERNELS = ("nchwToNhwc", "nhwcToNchw")
+RN50_SMOKE_LAYERS = [((8, 8, 1, 1, 0, 8), 3), ((8, 16, 3, 1, 1, 8), 2), ((3, 8, 7, 2, 3, 16), 1)]
+
+
+def call_kernels(fn, dev, calls=3):
+    """The launches one call of fn() makes (torch.profiler, `calls` calls):
+    (launches per call, names in order of first launch with their launches
+    per call, device us per call, of which cuDNN's layout transposes: us and
+    launches per call)."""
+    names, us, xus, xn, n = {}, 0.0, 0.0, 0, 0
+    for name, t in profiled_kernels(fn, dev, calls):
+        names[name] = names.get(name, 0) + 1
+        us += t
+        n += 1
+        if any(x in name for x in TRANSPOSE_KERNELS):
+            xus += t
+            xn += 1
+    return n / calls, [(k, v / calls) for k, v in names.items()], us / calls, xus / calls, \
+        xn / calls
+
+
+def rn50_conv_rows(dev, batch, warmup, iters, plan, info, modes=None, timing="queued"):
     """ResNet-50's own convolutions at `batch`, 1x1s and the stem included,
     forward and both gradients, in TF32 (NCHW, as fp32 training runs them,
     and channels-last, where cuDNN needs no transposes) and fp16
-    channels-last: what conv_tf32 and conv_half should be for ResNet-50
+    channels-last (as the AMP fit row, ResNeXt-101 AMP b128, runs autocast's
+    convolutions): what conv_tf32 and conv_half should be for ResNet-50
     (the H200 trace ran its TF32 convolutions at 122.4 TFLOP/s, the 3x3-only
     dense tables at 193-225: bench/results/gpu-2026-11-26d-h200/README.md).
-    `count` is how many times the model runs the shape."""
-    layers = rn50_conv_layers(batch) if plan == "full" else [((8, 8, 1, 1, 0, 8), 1)]
-    modes = RN50_MODES if plan == "full" else ["fp32-tf32"]
+    `elements` is how many times the model runs the shape; `flops` the
+    pass's as tools/export_model.py counts it (conv_pass_flops: 2 x output
+    elements x input channels x kernel area, each gradient alike).
+
+    timing "queued" (the default since 2026-11-27): each pass's calls are
+    queued behind a spin kernel (timed_queued), so a call shorter than the
+    host's dispatch is timed at its GPU time, and one profiled call gives
+    the launches it makes (`n_kernels`: cuDNN's backward may run a kernel,
+    a split-K reduction and a memset), their names (`kernel`, with
+    launches per call in `kernel_args`), their device time (`kernel_us`)
+    and the part that is NCHW<->NHWC transposes (`xpose_us`, `n_xpose`).
+    "plain": the 2026-11-27 rows (gpu-2026-11-27-h200/rn50conv-b*.csv):
+    calls back to back, no synchronise, none under ~28 us (the host's
+    dispatch), no kernel columns."""
+    layers = rn50_conv_layers(batch) if plan == "full" else RN50_SMOKE_LAYERS
+    modes = modes or (RN50_MODES if plan == "full" else ["fp32-tf32"])
+    queued = timing == "queued"
+    timer = None
+    if queued:
+        _, _, clock_hz = kernel_timing_start(dev, info)
+
+        def timer(fn):
+            ms, ahead = timed_queued(fn, dev, warmup, iters, clock_hz)
+            clock = sm_clock_now(dev)
+            n, names, kus, xus, xn = call_kernels(fn, dev)
+            short = [(kernel_short(k), c) for k, c in names]
+            return dict(ms=ms, queued_ahead=ahead, sm_clock_mhz=clock,
+                        n_kernels="%g" % n, kernel=";".join(k for (k, _), _ in short),
+                        kernel_args=";".join("%g" % c for _, c in short),
+                        kernel_us="%.2f" % kus, xpose_us="%.2f" % xus, n_xpose="%g" % xn,
+                        kernel_full=" ;; ".join(k for k, _ in names)[:600])
     for (cin, cout, kk, stride, pad, side), count in layers:
         for mode in modes:
             times, flops, bytes_, sets = conv_timings(dev, mode, batch, cin, cout, kk, side,
-                                                      stride, pad, 1, warmup, iters, cold=True)
-            for name, ms in times.items():
-                yield dict(kind="rn50conv", name="%dx%dk%ds%d/%s" % (cin, cout, kk, stride, name),
+                                                      stride, pad, 1, warmup, iters, cold=True,
+                                                      timer=timer)
+            for name, t in times.items():
+                extra = t if queued else dict(ms=t)
+                yield dict(extra, kind="rn50conv",
+                           name="%dx%dk%ds%d/%s" % (cin, cout, kk, stride, name),
                            mode=mode, shape="%dx%dx%dx%d" % (batch, cin, side, side),
-                           groups=1, elements=count, ms=ms, flops=flops, bytes=bytes_,
-                           sets=sets)
+                           groups=1, elements=count, flops=flops, bytes=bytes_,
+                           sets=sets, timing=timing)
+            if dev.type == "cuda":
+                torch.cuda.empty_cache()
 
 
 def memory_rows(dev, batch, warmup, iters, plan):
@@ -510,9 +573,12 @@ def timed_queued(fn, dev, warmup, iters, clock_hz):
         return timed(fn, dev, warmup, iters), ""
     torch.cuda.synchronize()
     t0 = time.perf_counter()
-    for _ in range(warmup):
+    for i in range(warmup):
+        if i == 1:  # the host's pace from the calls after the first (cudnn.benchmark's
+            torch.cuda.synchronize()  # search runs in the first: seconds, not a pace)
+            t0 = time.perf_counter()
         fn()
-    host_s = (time.perf_counter() - t0) / max(warmup, 1)
+    host_s = (time.perf_counter() - t0) / max(warmup - 1, 1)
     torch.cuda.synchronize()
     ev = [torch.cuda.Event(enable_timing=True) for _ in range(iters + 1)]
     # twice the host's time to queue everything, at least 1 ms, at most 0.5 s
@@ -885,6 +951,11 @@ def main():
     ap.add_argument("--quick", action="store_true", help="the same as --plan smoke")
     ap.add_argument("--only", default="host,memory,conv",
                     help="kinds to run, in order, of: " + ", ".join(KINDS))
+    ap.add_argument("--modes", help="rn50conv: comma-separated modes (of %s; default %s, "
+                    "--quick fp32-tf32)" % (", ".join(MODES), ",".join(RN50_MODES)))
+    ap.add_argument("--rn50-timing", default="queued", choices=("queued", "plain"),
+                    help="rn50conv: calls queued behind a spin kernel, with each call's "
+                    "kernels (default), or timed back to back as on 2026-11-27 (plain)")
     a = ap.parse_args()
     if a.quick:
         a.plan = "smoke"
@@ -892,6 +963,10 @@ def main():
     for kind in only:
         if kind not in KINDS:
             ap.error("--only: unknown kind %r (expected %s)" % (kind, ", ".join(KINDS)))
+    modes = a.modes.split(",") if a.modes else None
+    for m in modes or ():
+        if m not in MODES:
+            ap.error("--modes: unknown mode %r (expected %s)" % (m, ", ".join(MODES)))
     dev = torch.device(a.device)
     torch.backends.cudnn.benchmark = True
     info = dict(gpu_info(dev), cpu=cpu_model(), torch=torch.__version__,
@@ -901,7 +976,8 @@ def main():
         print("# nvidia-smi: %s" % nvidia_smi_clocks(), flush=True)
     cols = ["kind", "name", "mode", "layout", "out_layout", "shape", "groups", "group_width",
             "elements", "ms", "flops", "bytes", "tflops", "gbps", "kernel", "kernel_args",
-            "kernel_us", "kernel_gbps", "queued_ahead", "sets", "sm_clock_mhz", "kernel_full",
+            "kernel_us", "kernel_gbps", "queued_ahead", "sets", "sm_clock_mhz", "timing",
+            "n_kernels", "xpose_us", "n_xpose", "kernel_full",
             *info]
     kinds = {"conv": lambda: conv_rows(dev, a.batch, a.warmup, a.iters, a.plan),
              "memory": lambda: memory_rows(dev, a.batch, a.warmup, a.iters, a.plan),
@@ -909,7 +985,8 @@ def main():
              "elementwise": lambda: elementwise_rows(dev, a.warmup, a.iters, a.plan, info),
              "gemm": lambda: gemm_rows(dev, a.warmup, a.iters, a.plan),
              "bmm": lambda: bmm_rows(dev, a.warmup, a.iters, a.plan, info),
-             "rn50conv": lambda: rn50_conv_rows(dev, a.batch, a.warmup, a.iters, a.plan),
+             "rn50conv": lambda: rn50_conv_rows(dev, a.batch, a.warmup, a.iters, a.plan, info,
+                                                modes, a.rn50_timing),
              "castreduce": lambda: castreduce_rows(dev, a.warmup, a.iters, a.plan, info),
              "layernorm": lambda: layernorm_rows(dev, a.warmup, a.iters, a.plan)}
     tmp = a.out + ".tmp"

@@ -16,7 +16,7 @@
 #   c. gpu_kernels.py --only castreduce (casts, bias sums, the mask add; 58 rows)  ~25-35 s
 #   l. gpu_kernels.py --only layernorm (forward, backward and each kernel
 #      at BERT's, GPT-2's and SQuAD's rows, fp32/fp16/bf16/autocast)    ~10-20 s
-#   j. gpu_kernels.py --only rn50conv at batch 32 and 128           ~20 + 60 s
+#   j. gpu_kernels.py --only rn50conv at batch 32 and 128 (timed plain, as run) ~20 + 60 s
 #   h. host_calibrate.py: ResNet-50, ResNet-101, ResNeXt-101 32x4d,
 #      SE-ResNeXt-101 32x4d, batch 32 (a spin per phase)              ~30 s each
 #   k. torch_measure.py, the same four fp32 b32 runs on this host, so the
@@ -49,7 +49,7 @@ NAME=next
     ${KERNELS_ARGS:-}
   for b in 32 128; do
     part rn50conv-b$b 120 python3 bench/gpu_kernels.py --only rn50conv --batch $b \
-      --out "$D/rn50conv-b$b.csv" ${KERNELS_ARGS:-}
+      --rn50-timing plain --out "$D/rn50conv-b$b.csv" ${KERNELS_ARGS:-}
   done
   for m in resnet50 resnet101 resnext101_32x4d se_resnext101_32x4d; do
     part host-$m 60 python3 bench/host_calibrate.py --model $m --out "$D/host-$m.csv" \

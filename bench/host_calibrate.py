@@ -52,12 +52,26 @@ Under --amp the nodes
 include the casts' (host_amp_nodes). --device cpu runs the same loop as a dry
 run (CPU kernels run inline, so its times are not host costs).
 
+--calib-out FILE writes the medians as a calibration file's host section
+(traces/calib_file.h: `dispatch`, `node`), which `ddpsim --calib FILE` applies
+over the topology's host_dispatch and host_node; the model, batch, device,
+torch version and date are its comments. Only phases measured unblocked are
+written (a key whose phase blocked in every iteration is left out, said in a
+comment); with none it writes nothing and exits 1. Under --amp the forward
+also runs autocast's casts (host_cast's, which this does not separate), so
+`dispatch` is left out there. On --device cpu no spin runs, so no phase is
+unblocked: --cpu-dry-run writes the CPU's times anyway, marked as a dry run
+in the file, to check the path into ddpsim.
+
     python3 bench/host_calibrate.py --model resnet50 --batch 32 --out host.csv
+    python3 bench/host_calibrate.py --model resnet50 --batch 32 --calib-out host.yaml
+    bin/ddpsim --topo TOPO --model resnet50 --calib host.yaml
 """
 
 import argparse
 import csv
 import os
+import platform
 import re
 import statistics
 import sys
@@ -166,6 +180,71 @@ def model_counts(name, amp):
     return total("host_dispatches"), total("host_nodes") + (total("host_amp_nodes") if amp else 0)
 
 
+def cpu_name():
+    """The CPU's model name (/proc/cpuinfo), for the calibration's comments."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def calib_host_keys(a, rows, dispatches, nodes, cuda, dry_run):
+    """The host section's keys from the iterations' rows: {key: (us, note)}
+    for each phase measured unblocked (all iterations under --cpu-dry-run),
+    and {key: why} for those left out."""
+    keys, left = {}, {}
+    for key, phase, units, unit in (("dispatch", "f", dispatches, "dispatches"),
+                                    ("node", "b", nodes, "nodes")):
+        if key == "dispatch" and a.amp:
+            left[key] = ("the forward under --amp also runs autocast's casts (host_cast's), "
+                         "which this does not separate")
+            continue
+        if not units:
+            left[key] = "the model file has no host_%s" % unit
+            continue
+        free = [r[phase]["ms"] for r in rows if r[phase]["free"] or dry_run]
+        if not free:
+            left[key] = ("the spin ended before the host's phase in every iteration: the host "
+                         "waited for the GPU, --pauses N splits the phase" if cuda else
+                         "no spin runs on the CPU, --cpu-dry-run writes its times as a dry run")
+            continue
+        med = statistics.median(free)
+        keys[key] = (med * 1e3 / units, "median %.3f ms of %d %s iterations / %d %s"
+                     % (med, len(free), "dry-run" if dry_run else "unblocked", units, unit))
+    return keys, left
+
+
+def write_calib(path, a, keys, left, dry_run, spin_ms):
+    """The calibration file (schema_version 1, host section; traces/
+    calib_file.h), written to a temporary file beside it and renamed."""
+    dev = torch.cuda.get_device_name(0) if a.device.startswith("cuda") else a.device
+    lines = ["# bench/host_calibrate.py --calib-out: this host's time per dispatched aten op",
+             "# (forward) and per autograd node (backward), the GPU held behind a spin",
+             "# model: %s, batch %d, %s" % (a.model, a.batch, a.amp or "fp32"),
+             "# device: %s; CPU: %s; host: %s" % (dev, cpu_name(), platform.node()),
+             "# torch %s, python %s, %s" % (torch.__version__, platform.python_version(),
+                                            time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
+             "# iterations: %d after %d warm-up; a spin of %.0f ms per phase, %d pauses per phase"
+             % (a.iters, a.warmup, spin_ms, a.pauses)]
+    if dry_run:
+        lines.append("# DRY RUN on the CPU (--cpu-dry-run): kernels ran inline, so these "
+                     "times are NOT host costs")
+    for key, (_, note) in keys.items():
+        lines.append("# %s: %s" % (key, note))
+    for key, why in left.items():
+        lines.append("# %s not written: %s" % (key, why))
+    lines += ["schema_version: 1", "host:"]
+    lines += ["  %s: %.3fus" % (key, us) for key, (us, _) in keys.items()]
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(tmp, path)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", default="resnet50", help="a name of tools/torch_models.py")
@@ -181,8 +260,17 @@ def main():
                     "the pause not counted (phases launching more than the queue holds)")
     ap.add_argument("--count-launches", action="store_true",
                     help="one more iteration under torch.profiler: each phase's launches")
-    ap.add_argument("--out", required=True, help="CSV, one row per iteration")
+    ap.add_argument("--out", help="CSV, one row per iteration")
+    ap.add_argument("--calib-out", help="a calibration file with the host section "
+                    "(dispatch, node) for ddpsim --calib; only phases measured unblocked")
+    ap.add_argument("--cpu-dry-run", action="store_true",
+                    help="with --device cpu and --calib-out: write the CPU's times anyway "
+                    "(marked in the file; not host costs), to check the file's path")
     a = ap.parse_args()
+    if not a.out and not a.calib_out:
+        ap.error("give --out CSV, --calib-out FILE or both")
+    if a.cpu_dry_run and (a.device != "cpu" or not a.calib_out):
+        ap.error("--cpu-dry-run is for --device cpu with --calib-out")
     dev = torch.device(a.device)
     torch.backends.cudnn.benchmark = True
     model, x, meta = torch_measure.torch_models.MODELS[a.model](batch=a.batch)
@@ -257,23 +345,24 @@ def main():
     def per_unit(phase, units):
         # a blocked phase's time is the spin's, not the host's: left empty
         return "%.2f" % (phase["ms"] * 1e3 / units) if units and phase["free"] else ""
-    tmp = a.out + ".tmp"
-    with open(tmp, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(cols)
-        for i, r in enumerate(rows):
-            fs, bs = r["f"]["sched"], r["b"]["sched"]
-            w.writerow([a.model, a.batch, a.amp or "", a.device, i, "%.3f" % r["f"]["ms"],
-                        "%.3f" % r["b"]["ms"], "%.3f" % r["s"]["ms"],
-                        r["f"]["free"] & r["b"]["free"],
-                        r["f"]["free"], r["b"]["free"], r["s"]["free"],
-                        dispatches, nodes, per_unit(r["f"], dispatches), per_unit(r["b"], nodes),
-                        r["f"]["pauses"], r["b"]["pauses"], "%.3f" % r["f"]["paused_ms"], "%.3f" % r["b"]["paused_ms"],
-                        "%.3f" % fs["cpu_ms"], "%.3f" % fs["wait_ms"], "%.3f" % bs["cpu_ms"],
-                        "%.3f" % bs["wait_ms"],
-                        "%.1f" % (fs["steal_ms"] + bs["steal_ms"] + r["s"]["sched"]["steal_ms"]),
-                        bs["cpus"]])
-    os.replace(tmp, a.out)
+    if a.out:
+        tmp = a.out + ".tmp"
+        with open(tmp, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(cols)
+            for i, r in enumerate(rows):
+                fs, bs = r["f"]["sched"], r["b"]["sched"]
+                w.writerow([a.model, a.batch, a.amp or "", a.device, i, "%.3f" % r["f"]["ms"],
+                            "%.3f" % r["b"]["ms"], "%.3f" % r["s"]["ms"],
+                            r["f"]["free"] & r["b"]["free"],
+                            r["f"]["free"], r["b"]["free"], r["s"]["free"],
+                            dispatches, nodes, per_unit(r["f"], dispatches), per_unit(r["b"], nodes),
+                            r["f"]["pauses"], r["b"]["pauses"], "%.3f" % r["f"]["paused_ms"], "%.3f" % r["b"]["paused_ms"],
+                            "%.3f" % fs["cpu_ms"], "%.3f" % fs["wait_ms"], "%.3f" % bs["cpu_ms"],
+                            "%.3f" % bs["wait_ms"],
+                            "%.1f" % (fs["steal_ms"] + bs["steal_ms"] + r["s"]["sched"]["steal_ms"]),
+                            bs["cpus"]])
+        os.replace(tmp, a.out)
     print("%s batch %d%s on %s, %d pauses per phase, spin %.0f ms:"
           % (a.model, a.batch, " " + a.amp if a.amp else "", a.device, a.pauses, spin_ms))
     for key, name, units, unit in (("f", "forward", dispatches, "host_dispatch"),
@@ -301,6 +390,17 @@ def main():
         _, ns = launch_counts(opt.step)
         print("  launches (kernels, memsets, copies) in one profiled iteration: forward %d, "
               "backward %d, step %d%s" % (nf, nb, ns, " (pause hooks' spins included)" if points else ""))
+
+
+    if a.calib_out:
+        keys, left = calib_host_keys(a, rows, dispatches, nodes, cuda, a.cpu_dry_run)
+        if not keys:
+            sys.exit("host_calibrate.py: %s not written: no phase measured unblocked (%s)"
+                     % (a.calib_out, "; ".join("%s: %s" % kv for kv in left.items())))
+        write_calib(a.calib_out, a, keys, left, a.cpu_dry_run, spin_ms)
+        print("  wrote %s (%s); ddpsim --calib %s applies it"
+              % (a.calib_out, ", ".join("%s %.1fus" % (k, v[0]) for k, v in keys.items()),
+                 a.calib_out))
 
 
 if __name__ == "__main__":

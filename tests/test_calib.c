@@ -34,6 +34,8 @@ static void assert_params_eq(const struct ds_compute_params *p,
   cr_assert_eq(p->kernel_overhead_ns, q->kernel_overhead_ns);
   cr_assert_eq(p->comm_interference, q->comm_interference);
   cr_assert_eq(p->fp32_uses_tf32, q->fp32_uses_tf32);
+  cr_assert_eq(p->host_dispatch_ns, q->host_dispatch_ns);
+  cr_assert_eq(p->host_node_ns, q->host_node_ns);
 }
 
 /* A topology's compute section with values no calibration writes. */
@@ -41,7 +43,9 @@ static struct ds_compute_params topo_params(void) {
   struct ds_compute_params p = {.flops_efficiency = 0.5, .mem_efficiency = 0.7,
                                 .kernel_overhead_ns = 4000.0, .comm_interference = 0.25,
                                 .fp32_uses_tf32 = 1, .host_launch_ns = 20000.0,
-                                .host_replicate_ns = 5000.0};
+                                .host_replicate_ns = 5000.0, .host_op_ns = 50300.0,
+                                .host_dispatch_ns = 27310.0, .host_cast_ns = 23600.0,
+                                .host_node_ns = 26250.0};
   return p;
 }
 
@@ -89,6 +93,34 @@ Test(calib, empty_calibration_changes_nothing) {
   assert_params_eq(&p, &q);
 }
 
+Test(calib, host_section_replaces_dispatch_and_node_only) {
+  struct ds_calib c;
+  struct ds_err err = {0};
+  char path[64];
+  ds_status st = load_text("schema_version: 1\nhost:\n  dispatch: 31.5us\n  node: 0.0224ms\n",
+                           &c, &err, path);
+  cr_assert_eq(st, DS_OK, "%s", err.msg);
+  cr_assert_eq(c.has_host_dispatch, 1);
+  cr_assert_eq(c.has_host_node, 1);
+  struct ds_compute_params p = topo_params(), q = topo_params();
+  ds_calib_apply_compute(&c, &p);
+  /* expected: the file's two times in ns; host_op and host_cast (which
+   * host_calibrate.py does not measure) and the rest as the topology said */
+  cr_assert_float_eq(p.host_dispatch_ns, 31500.0, 1e-9);
+  cr_assert_float_eq(p.host_node_ns, 22400.0, 1e-9);
+  cr_assert_eq(p.host_op_ns, q.host_op_ns);
+  cr_assert_eq(p.host_cast_ns, q.host_cast_ns);
+  cr_assert_eq(p.host_launch_ns, q.host_launch_ns);
+  cr_assert_eq(p.kernel_overhead_ns, q.kernel_overhead_ns);
+  /* one key alone leaves the other */
+  cr_assert_eq(load_text("schema_version: 1\nhost:\n  node: 40us\n", &c, &err, path), DS_OK,
+               "%s", err.msg);
+  p = topo_params();
+  ds_calib_apply_compute(&c, &p);
+  cr_assert_float_eq(p.host_node_ns, 40000.0, 1e-9);
+  cr_assert_eq(p.host_dispatch_ns, q.host_dispatch_ns);
+}
+
 Test(calib, collective_section_reads_units) {
   struct ds_calib c;
   struct ds_err err = {0};
@@ -131,7 +163,8 @@ static void expect_bad(const struct bad_case *b) {
             err.msg, want);
   cr_assert(strstr(err.msg, b->what) != NULL, "message: %s\nwant: %s", err.msg, b->what);
   /* nothing half-loaded */
-  cr_assert_eq(c.has_flops_efficiency + c.has_kernel_overhead + c.has_collective, 0);
+  cr_assert_eq(c.has_flops_efficiency + c.has_kernel_overhead + c.has_collective +
+                   c.has_host_dispatch + c.has_host_node, 0);
 }
 
 Test(calib, unknown_key_is_located) {
@@ -158,6 +191,20 @@ Test(calib, bad_bandwidth_unit_is_located) {
   struct bad_case b = {"schema_version: 1\ncollective:\n  op: allreduce\n  nranks: 1\n"
                        "  shared: false\n  copy: true\n  alpha: 3us\n  bus_bw: 10 furlongs\n",
                        ":8:11: key 'bus_bw'", "expected a bandwidth"};
+  expect_bad(&b);
+}
+
+Test(calib, unknown_host_key_is_located) {
+  /* host_calibrate.py measures dispatch and node only: 'cast' is refused */
+  struct bad_case b = {"schema_version: 1\nhost:\n  dispatch: 27us\n  cast: 20us\n",
+                       ":4:3: unknown key 'cast'", "allowed: dispatch, node"};
+  expect_bad(&b);
+}
+
+Test(calib, bad_host_unit_is_located) {
+  /* '27.3 furlongs' starts line 3, column 9 */
+  struct bad_case b = {"schema_version: 1\nhost:\n  node: 27.3 furlongs\n", ":3:9: key 'node'",
+                       "expected a time"};
   expect_bad(&b);
 }
 
@@ -214,6 +261,12 @@ static void round_trip(const struct ds_calib *c) {
   cr_assert_eq(back.has_kernel_overhead, c->has_kernel_overhead);
   cr_assert_eq(back.has_fp32_math, c->has_fp32_math);
   cr_assert_eq(back.has_collective, c->has_collective);
+  cr_assert_eq(back.has_host_dispatch, c->has_host_dispatch);
+  cr_assert_eq(back.has_host_node, c->has_host_node);
+  if (c->has_host_dispatch)
+    cr_assert_float_eq(back.host_dispatch_ns, c->host_dispatch_ns, 5e-6 * c->host_dispatch_ns);
+  if (c->has_host_node)
+    cr_assert_float_eq(back.host_node_ns, c->host_node_ns, 5e-6 * c->host_node_ns);
   if (c->has_flops_efficiency)
     cr_assert_float_eq(back.flops_efficiency, c->flops_efficiency, 5e-6 * c->flops_efficiency);
   if (c->has_mem_efficiency)
@@ -260,6 +313,10 @@ Test(calib, round_trip_full) {
   c.coll_bus_bw_bytes_per_s = 1.8612345e9;
   c.coll_fit_r2 = 0.99871234;
   c.coll_fit_rms_rel_residual = 0.1234567;
+  c.has_host_dispatch = 1;
+  c.host_dispatch_ns = 27312.3456;
+  c.has_host_node = 1;
+  c.host_node_ns = 26251.98765;
   round_trip(&c);
 }
 
@@ -276,5 +333,68 @@ Test(calib, round_trip_partial_and_copy) {
   c.coll_alpha_ns = 7.25e3;
   c.coll_bus_bw_bytes_per_s = 1.4e12;
   c.coll_fit_r2 = -0.5;
+  c.has_host_node = 1; /* node alone: no dispatch key written */
+  c.host_node_ns = 19876.5;
   round_trip(&c);
+}
+
+/* --calib's host section through ddpsim, worked by hand on the host-bound
+ * toy of tests/test_host_ops.c: tests/data/tiny-model-dispatch.yaml
+ * (dispatches l0 5, l1 2, l2 4; nodes 4, 3, 2) on
+ * tests/data/tiny-hostops-topo.yaml (host_dispatch D = 150 us, host_node
+ * N = 300 us). Single, fp32: the host's forward 11 D, its backward 9 N,
+ * then l0's backward kernel (200 us) and the step (58.728 us): every
+ * kernel waits for its launch, so the iteration is 11 D + 9 N + 258.728 us
+ * and moves by 11 dD + 9 dN when a calibration changes D and N. */
+#define HOST_TOY "--topo tests/data/tiny-hostops-topo.yaml " \
+                 "--model tests/data/tiny-model-dispatch.yaml --strategy single --format csv"
+
+/* ddpsim HOST_TOY with `--calib FILE` when text is not NULL (FILE holds
+ * text); its iteration in us. */
+static double host_toy_iter_us(const char *text) {
+  char path[64] = "", args[256];
+  if (text) {
+    strcpy(path, "/tmp/ddpsim-calibh-XXXXXX");
+    ds_test_write_temp(path, text);
+  }
+  snprintf(args, sizeof args, HOST_TOY "%s%s", text ? " --calib " : "", path);
+  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  if (text) unlink(path);
+  cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
+  double us = ds_test_csv_num(r.out, "iter_ms", 0) * 1e3;
+  ds_test_release(&r);
+  return us;
+}
+
+Test(calib, host_section_moves_a_host_bound_iteration_by_hand) {
+  const double d_us = 150, n_us = 300, tail_us = 200 + 58.728;
+  double base = host_toy_iter_us(NULL);
+  cr_assert_float_eq(base, 11 * d_us + 9 * n_us + tail_us, 1e-3);
+  /* host dispatch doubled: + 11 x 150 = 1650 us exactly */
+  double twice = host_toy_iter_us("schema_version: 1\nhost:\n  dispatch: 300us\n");
+  cr_assert_float_eq(twice - base, 11 * d_us, 1e-3, "%g -> %g", base, twice);
+  /* and the node too: + 9 x 300 = 2700 us more */
+  double both = host_toy_iter_us("schema_version: 1\nhost:\n  dispatch: 300us\n  node: 600us\n");
+  cr_assert_float_eq(both - twice, 9 * n_us, 1e-3, "%g -> %g", twice, both);
+}
+
+/* ddpsim with a bad --calib file: exit 2, the file, line, column and key. */
+static void host_calib_refused(const char *text, const char *where, const char *what) {
+  char path[64] = "/tmp/ddpsim-calibh-XXXXXX", args[256], want[128];
+  ds_test_write_temp(path, text);
+  snprintf(args, sizeof args, HOST_TOY " --calib %s", path);
+  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  unlink(path);
+  snprintf(want, sizeof want, "%s%s", path, where);
+  cr_assert_eq(r.status, 2, "%s", r.err);
+  cr_assert(strstr(r.err, want) && strstr(r.err, what), "want %s ... %s\ngot: %s", want, what,
+            r.err);
+  ds_test_release(&r);
+}
+
+Test(calib, bad_host_section_exits_2_with_its_place) {
+  host_calib_refused("schema_version: 1\nhost:\n  dispatch: 27us\n  op: 50us\n",
+                     ":4:3: unknown key 'op'", "allowed: dispatch, node");
+  host_calib_refused("schema_version: 1\nhost:\n  dispatch: 27 parsecs\n",
+                     ":3:13: key 'dispatch'", "expected a time");
 }

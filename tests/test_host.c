@@ -78,6 +78,9 @@ Test(host, host_bound_single_is_the_host_threads_sum) {
   r = run(HOST_TOPO "--strategy single"); /* the text names it */
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "\n      host-bound: "), "%s", r.out);
+  /* and says how to measure one's own host */
+  cr_assert(strstr(r.out, "bench/host_calibrate.py --calib-out FILE, then --calib FILE"), "%s",
+            r.out);
   ds_test_release(&r);
 }
 

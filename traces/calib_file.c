@@ -66,5 +66,10 @@ int ds_calib_write(FILE *fp, const struct ds_calib *c, const char *header) {
               e->us[DS_CONV_WGRAD]);
     }
   }
+  if (c->has_host_dispatch || c->has_host_node) {
+    fputs("host:\n", fp);
+    if (c->has_host_dispatch) fprintf(fp, "  dispatch: %.6gus\n", c->host_dispatch_ns / 1e3);
+    if (c->has_host_node) fprintf(fp, "  node: %.6gus\n", c->host_node_ns / 1e3);
+  }
   return ferror(fp) ? -1 : 0;
 }

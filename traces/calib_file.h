@@ -35,6 +35,13 @@
  *     entries:                # measured on: its SMs and boost clock
  *       - {mode: tf32, group_width: 4, out_channels: 128, out_positions: 3136,
  *          stride: 1, batch: 32, fwd_us: 151.4, dgrad_us: 141.7, wgrad_us: 253.2}
+ *   host:                     # optional: this machine's host (CPU) per unit
+ *     dispatch: 27.3us        # of work, replacing the topology's compute
+ *     node: 26.2us            # keys host_dispatch and host_node (topo.h):
+ *                             # per aten op a forward dispatches, per
+ *                             # autograd node a backward runs; measured with
+ *                             # the GPU held behind a spin
+ *                             # (bench/host_calibrate.py --calib-out)
  *
  * grouped_conv: every key required. entries: 1 to DS_GCONV_MAX_ENTRIES
  * mappings, each with every key: mode fp32 | tf32 | half | half_nhwc (the
@@ -107,6 +114,11 @@ struct ds_calib {
   int32_t gconv_sms;       /* >= 1 */
   double gconv_clock_hz;   /* > 0, read and written in MHz */
   struct ds_gconv_entry gconv[DS_GCONV_MAX_ENTRIES];
+  /* host: each applies only when its has_ flag is set */
+  int has_host_dispatch;
+  double host_dispatch_ns; /* >= 0 */
+  int has_host_node;
+  double host_node_ns; /* >= 0 */
 };
 
 /* Writes `header` as is (comment lines, each starting with '#' and ending

@@ -80,7 +80,9 @@ static const char usage_nccl[] =
     "                         factors replace the topology's, its measured efficiencies\n"
     "                         the GPU table's, its NCCL launch the fitted one, its\n"
     "                         grouped_conv times (tools/gen_grouped_conv.py --calib)\n"
-    "                         the built-in H200 table\n"
+    "                         the built-in H200 table, its host times\n"
+    "                         (bench/host_calibrate.py --calib-out) host_dispatch and\n"
+    "                         host_node\n"
     ;
 
 /* Literals of at most 4095 characters each: one past it is not portable C. */

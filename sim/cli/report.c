@@ -260,10 +260,13 @@ static void print_gpu_time(FILE *fp, const struct ds_summary *r) {
   fprintf(fp, "    host exposed %10.3f ms  (GPU and network idle while the host works)\n",
           r->host_exposed_ms);
   /* A tenth of the iteration or more: the host's speed, which the GPU's
-   * does not predict, then sets the answer (docs/strategies.md). */
+   * does not predict, then sets the answer (docs/strategies.md), and the
+   * user's own host can be measured into a calibration file. */
   if (r->host_exposed_ms >= 0.1 * r->iter_ms && r->host_exposed_ms > 0)
-    fputs("      host-bound: the topology's host_* costs set this, and hosts differ "
-          "(docs/strategies.md, \"The host costs\")\n", fp);
+    fputs("      host-bound: the host_* costs set this, and hosts differ (docs/strategies.md, "
+          "\"The host costs\");\n"
+          "        measure yours: bench/host_calibrate.py --calib-out FILE, then --calib FILE\n",
+          fp);
 }
 
 /* The peak-memory line and where the peak is (ddp.h ds_ddp_memory): the

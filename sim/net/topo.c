@@ -443,7 +443,7 @@ static ds_status read_compute(const struct ds_cnode *root,
   c->host_op_ns = 50300;
   /* Per aten op dispatched in forward, nested ones included (model files
    * with host_dispatches), and per autograd node in backward: measured on
-   * two lent H200s' hosts with the GPU held behind a spin kernel per phase,
+   * three lent H200s' hosts with the GPU held behind a spin kernel per phase,
    * so the host never waits for it (bench/host_calibrate.py), medians of 10
    * iterations over the model files' counts, batch 32 fp32, every phase whose
    * spin outlasted it, pooled as total ms over total units:
@@ -453,24 +453,43 @@ static ds_status read_compute(const struct ds_cnode *root,
    *     14.439 / 923 (21.9 us);
    *   bench/results/gpu-2026-11-27-h200: forward ResNet-50 7.508 / 282,
    *     ResNet-101 16.438 / 554, ResNeXt-101 15.542 / 554, SE-ResNeXt-101
-   *     21.677 / 719 (29.0 us); backward ResNet-50 9.747 / 337, ResNet-101
+   *     21.676 / 719 (29.0 us); backward ResNet-50 9.747 / 337, ResNet-101
    *     17.610 / 660, ResNeXt-101 24.490 / 660 (31.3 us);
-   *   pooled: forward 80.433 ms / 2945 = 27.31 us a dispatch, backward
-   *     93.903 ms / 3577 = 26.25 us a node.
+   *   bench/results/gpu-2026-11-27c-h200 (unpinned): forward ResNet-101
+   *     21.609 / 554 (host-resnet101.csv), SE-ResNeXt-101 28.931 / 719
+   *     (host-se-pauses.csv, --pauses 8: the pauses' drains subtracted by
+   *     host_calibrate itself) (39.7 us); backward ResNet-101 19.134 / 660,
+   *     SE-ResNeXt-101 36.308 / 957 (--pauses 8) (34.3 us);
+   *   pooled: forward 130.973 ms / 4218 = 31.05 us a dispatch, backward
+   *     149.345 ms / 5194 = 28.75 us a node. `python3 bench/host_pool.py`
+   *     over the nine CSVs named above (R=bench/results:
+   *     $R/gpu-2026-11-26d-h200/call2/host-{resnet50,resnext101_32x4d,
+   *     bert-base}.csv $R/gpu-2026-11-27-h200/host-{resnet50,resnet101,
+   *     resnext101_32x4d,se_resnext101_32x4d}.csv
+   *     $R/gpu-2026-11-27c-h200/host-{resnet101,se-pauses}.csv) prints
+   *     every term, each host's and the pool.
    * Left out: phases whose spin ended first (BERT's forward waits at its mask
-   * check; SE-ResNeXt's backward, ~1358 launches, fills the driver's launch
-   * queue behind the spin: 309.9 ms, the spin's), the 26d part h run (one
-   * spin per iteration) and 26b's host_phases.py (phases the GPU can gate).
-   * The hosts differ (23.05 against 29.0 us, 21.9 against 31.3) and each
-   * switches speed within a run (ResNet-101's forward 22.6-54.6 us a
-   * dispatch on 2026-11-27): bench/results/gpu-2026-11-27-h200/notes-host.md.
+   * check; SE-ResNeXt's backward without pauses, ~1358 launches, fills the
+   * driver's launch queue, 1020-1021 deep (27c launch_queue.csv), behind the
+   * spin: 309.9 ms, the spin's), the 26d part h run (one spin per
+   * iteration), 26b's host_phases.py (phases the GPU can gate) and 27c's run
+   * pinned to two CPUs (host-resnet101-pinned.csv, 22.3 / 24.5 us: taskset
+   * is not how PyTorch runs by default, and pinning did not make training
+   * faster on that host: 27c notes-host2.md).
+   * The hosts differ (23.05, 29.0, 39.7 us a dispatch; 21.9, 31.3, 34.3 a
+   * node) and each switches speed within a run (ResNet-101's forward 22.6-54.6
+   * us a dispatch on 2026-11-27, 34.6-52.1 on 27c) while running, not
+   * descheduled (27c: CPU time = wall time, no run-queue wait, no steal):
+   * bench/results/gpu-2026-11-27-h200/notes-host.md and
+   * bench/results/gpu-2026-11-27c-h200/notes-host2.md.
    * The traces' estimates (bench/host_kinds.py, docs/strategies.md "The
    * host costs") put the forward at 29.6 us a dispatch (ResNet-50 31.7,
    * BERT AMP 28.8, ResNeXt-101 46.2) and the node at 21.8 us. No validation
-   * row sets either. */
-  c->host_dispatch_ns = 27310;
+   * row sets either. A user's own host: `bench/host_calibrate.py --calib-out
+   * FILE`, whose host section --calib applies over these (sim/train/calib.h). */
+  c->host_dispatch_ns = 31050;
   c->host_cast_ns = 23600;
-  c->host_node_ns = 26250;
+  c->host_node_ns = 28750;
   c->host_grad_hook_ns = 7700;  /* docs/strategies.md "The host costs": measured */
   c->host_grad_copy_ns = 5800;
   c->host_collective_ns = 21000;

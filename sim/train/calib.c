@@ -16,12 +16,13 @@
 #include "sim/net/gpu_table.h"
 
 static const char *const root_keys[] = {"schema_version", "compute", "efficiency", "nccl",
-                                        "collective", "grouped_conv", NULL};
+                                        "collective", "grouped_conv", "host", NULL};
 static const char *const nccl_keys[] = {"launch", "interference_blocks",
                                         "interference_slowdown", "interference_predicted",
                                         NULL};
 static const char *const compute_keys[] = {"flops_efficiency", "mem_efficiency",
                                            "kernel_overhead", "fp32_math", NULL};
+static const char *const host_keys[] = {"dispatch", "node", NULL};
 static const char *const coll_keys[] = {"op", "nranks", "shared", "copy", "alpha",
                                         "bus_bw", "fit_r2", "fit_rms_rel_residual", NULL};
 
@@ -229,6 +230,24 @@ static ds_status read_gconv(const struct ds_cnode *root, struct ds_calib *c,
   return DS_OK;
 }
 
+/* The host section: bench/host_calibrate.py's medians, in the units and
+ * with the reader of the topology's host_dispatch and host_node. */
+static ds_status read_host(const struct ds_cnode *root, struct ds_calib *c,
+                           struct ds_err *err) {
+  struct ds_cnode map, node;
+  if (!ds_cmap_get(root, "host", &map)) return DS_OK;
+  DS_CHECK(ds_cmap_check_keys(&map, host_keys, err));
+  if (ds_cmap_get(&map, "dispatch", &node)) {
+    DS_CHECK(ds_cnode_time_ns(&node, &c->host_dispatch_ns, err));
+    c->has_host_dispatch = 1;
+  }
+  if (ds_cmap_get(&map, "node", &node)) {
+    DS_CHECK(ds_cnode_time_ns(&node, &c->host_node_ns, err));
+    c->has_host_node = 1;
+  }
+  return DS_OK;
+}
+
 void ds_calib_gconv_table(const struct ds_calib *c, struct ds_gconv_table *out) {
   *out = (struct ds_gconv_table){c->gconv, c->n_gconv, c->gconv_sms, c->gconv_clock_hz, 1};
 }
@@ -245,6 +264,7 @@ ds_status ds_calib_load(const char *path, struct ds_calib *out, struct ds_err *e
   DS_CHECK_GOTO(read_nccl(&root, out, err), st, done);
   DS_CHECK_GOTO(read_collective(&root, out, err), st, done);
   DS_CHECK_GOTO(read_gconv(&root, out, err), st, done);
+  DS_CHECK_GOTO(read_host(&root, out, err), st, done);
 done:
   ds_config_free(cfg);
   if (st != DS_OK) memset(out, 0, sizeof *out);
@@ -257,6 +277,8 @@ void ds_calib_apply_compute(const struct ds_calib *c, struct ds_compute_params *
   if (c->has_kernel_overhead) p->kernel_overhead_ns = c->kernel_overhead_ns;
   if (c->has_fp32_math) p->fp32_uses_tf32 = c->fp32_uses_tf32;
   if (c->has_nccl_launch) p->nccl_launch_ns = c->nccl_launch_ns;
+  if (c->has_host_dispatch) p->host_dispatch_ns = c->host_dispatch_ns;
+  if (c->has_host_node) p->host_node_ns = c->host_node_ns;
   /* what the measured slowdown leaves beyond the mechanism's SMs/(SMs-blocks)
    * (sim/train/interference.h): never negative */
   if (c->has_interference)

@@ -21,7 +21,8 @@ extern "C" {
 ds_status ds_calib_load(const char *path, struct ds_calib *out, struct ds_err *err);
 
 /* Overrides the keys of p that the file had (has_ flags); leaves the others
- * as they are. nccl.launch sets nccl_launch_ns; the nccl interference
+ * as they are. nccl.launch sets nccl_launch_ns, host.dispatch and host.node
+ * host_dispatch_ns and host_node_ns; the nccl interference
  * measurement sets comm_interference to max(0, slowdown / predicted - 1):
  * the part of the measured slowdown the SM mechanism does not explain. */
 void ds_calib_apply_compute(const struct ds_calib *c, struct ds_compute_params *p);

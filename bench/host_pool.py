@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Pool bench/host_calibrate.py runs into one host_dispatch and one host_node
+(sim/net/topo.c's defaults): per file and phase, the median of the
+iterations whose spin outlasted the phase (its *_free flag 1; a phase with
+none is left out and said so), then forward total ms over total dispatches
+and backward total ms over total nodes, per folder (a host) and over all.
+The phase times are host_calibrate's own: with --pauses the pauses are
+already subtracted. Standard library only.
+
+    python3 bench/host_pool.py bench/results/gpu-2026-11-26d-h200/call2/host-resnet50.csv ...
+"""
+
+import csv
+import os
+import statistics
+import sys
+
+PHASES = (("fwd", "dispatches", "dispatch"), ("bwd", "nodes", "node"))
+
+
+def phase_terms(path):
+    """[(phase, median ms, units, free iterations, iterations)] of one CSV."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        sys.exit("%s: no rows" % path)
+    terms = []
+    for key, count, _ in PHASES:
+        free = [float(r[key + "_ms"]) for r in rows if r[key + "_free"] == "1"]
+        units = int(rows[0][count])
+        terms.append((key, statistics.median(free) if free else None, units, len(free), len(rows)))
+    return terms
+
+
+def pooled(terms, key):
+    ms = sum(t[1] for t in terms if t[0] == key and t[1] is not None)
+    units = sum(t[2] for t in terms if t[0] == key and t[1] is not None)
+    return ms, units
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    by_host, every = {}, []
+    for path in sys.argv[1:]:
+        for t in phase_terms(path):
+            by_host.setdefault(os.path.dirname(path), []).append(t)
+            every.append(t)
+            name = os.path.basename(path)
+            if t[1] is None:
+                print("  %-40s %s: left out (the spin ended first in all %d iterations)"
+                      % (name, t[0], t[4]))
+            else:
+                print("  %-40s %s: %.3f ms / %d (median of %d free of %d)"
+                      % (name, t[0], t[1], t[2], t[3], t[4]))
+    for label, terms in list(by_host.items()) + [("pooled", every)]:
+        parts = []
+        for key, _, unit in PHASES:
+            ms, units = pooled(terms, key)
+            parts.append("%s %.3f ms / %d = %.2f us" % (unit, ms, units, ms * 1e3 / units)
+                         if units else "%s none" % unit)
+        print("%s: %s" % (label, "; ".join(parts)))
+
+
+if __name__ == "__main__":
+    main()

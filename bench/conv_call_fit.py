@@ -5,7 +5,7 @@ refitting, on whole training traces and on other layer widths.
 
     python3 bench/conv_call_fit.py --rn50 D/rn50conv-*.csv --mode fp32-tf32-nhwc \
         [--table FWD BWD] [--trace T.json.gz ...] [--wide D/conv-b32.csv ...] \
-        [--wide-mode fp16-nhwc]
+        [--wide-mode fp16-nhwc] [--width convwidth-*.csv]
     python3 bench/conv_call_fit.py --selftest   (synthetic shapes of known constants)
 
 Fit (per pass: fwd, and bwd = dgrad + wgrad, the one backward ddpsim charges a layer):
@@ -27,6 +27,8 @@ Checks (nothing refitted):
   reductions; NCHW<->NHWC transposes left out: ddpsim charges them apart), against the
   model's 4 us + t0 + F / rate per op; grouped convolutions are reported apart (ddpsim
   times them from grouped_conv.h, not this rate).
+- --width: gpu_kernels.py --only convwidth CSVs (queued, like the fit's rows): dense
+  1x1s over (Cin, Cout) 64-2048 and 3x3s at one GEMM M, each shape against each model.
 - --wide: gpu_kernels.py --only conv CSVs, the groups-1 rows (ResNeXt's 3x3 layers at
   their widths, plain timing: each call's time per call of calls run back to back, long
   kernels), in --wide-mode, each pass against 4 us + t0 + F / rate (bwd: dgrad + wgrad).
@@ -175,6 +177,9 @@ def main():
     ap.add_argument("--iters", type=int, default=2)
     ap.add_argument("--wide", nargs="*", default=[])
     ap.add_argument("--wide-mode")
+    ap.add_argument("--width", nargs="*", default=[],
+                    help="gpu_kernels.py --only convwidth CSVs (queued): each shape of --mode "
+                    "against every model")
     ap.add_argument("--overhead-us", type=float, default=4.0,
                     help="ddpsim's kernel_overhead (sim/net/topo.c read_compute: 4000 ns)")
     ap.add_argument("--gpus", default=os.path.join(cpf.REPO, "topologies", "gpus.yaml"),
@@ -285,7 +290,50 @@ def main():
                 v = sum(x for k, x in tot.items() if k[2] == name)
                 line += "; %s %.3f (%+.1f %%)" % (name, v * 1e3, 100 * (v / m - 1))
         print(line)
+    if a.width:
+        width_check(a.width, a.mode, models, ovh)
     return 0
+
+
+def width_check(paths, mode, models, ovh):
+    """Each convwidth shape of `mode`, its queued time less transposes per pass against
+    each model (4 us + the model's time), and the totals per kernel size."""
+    try:
+        cells = cpf.read(paths, kind="convwidth")[0]
+    except cpf.InputError as e:
+        print("conv_call_fit.py: %s" % e, file=sys.stderr)
+        return
+    print("\nwidth sweep (%s, queued; us per call, model / measured)" % mode)
+    tot = collections.defaultdict(float)
+    for (m, batch), per in sorted(cells.items()):
+        if m != mode:
+            continue
+        for (cin, cout, k, stride, side), p in sorted(per.items(), key=lambda kv: (kv[0][2],
+                                                                                   kv[0])):
+            narrow = min(cin * k * k, cout)
+            for pss in ("fwd", "bwd"):
+                if pss not in p:
+                    continue
+                f, t, _ = p[pss]
+                line = "  b%-3d %4d -> %4d k%d %s  %7.1f GFLOP %9.1f us" % (
+                    batch, cin, cout, k, pss, f / 1e9, t * 1e6)
+                tot[(k, pss, "meas")] += t
+                for name in MODEL_NAMES:
+                    if name in models[pss]:
+                        v = predict(models[pss][name], f, narrow, ovh)
+                        tot[(k, pss, name)] += v
+                        line += "  %s %5.2f" % (name, v / t)
+                print(line)
+    for k in sorted({key[0] for key in tot}):
+        for pss in ("fwd", "bwd"):
+            m = tot.get((k, pss, "meas"))
+            if not m:
+                continue
+            line = "  all k%d %s measured %.3f ms" % (k, pss, m * 1e3)
+            for name in MODEL_NAMES:
+                if (k, pss, name) in tot:
+                    line += "; %s %+.1f %%" % (name, 100 * (tot[(k, pss, name)] / m - 1))
+            print(line)
 
 
 if __name__ == "__main__":

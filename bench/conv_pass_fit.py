@@ -98,9 +98,10 @@ def ddpsim_bytes(cin, cout, k, stride, batch, side, esz, backward, input_grad):
     return (2 if input_grad else 1) * act + 2 * w
 
 
-def read(paths):
+def read(paths, kind="rn50conv"):
     """{(mode, batch): {shape: {pass: [flops, seconds, launches]}}}, {shape: count,
-    bytes...}, the GPU, and whether any row was timed plain."""
+    bytes...}, the GPU, and whether any row was timed plain: the rows of `kind`
+    (gpu_kernels.py's rn50conv, or convwidth: the same columns)."""
     cells = collections.defaultdict(dict)
     meta, gpus, plain = {}, set(), False
     for path in paths:
@@ -110,7 +111,7 @@ def read(paths):
         except OSError as e:
             raise InputError("cannot read %s: %s" % (path, e.strerror))
         for line, r in enumerate(rows, start=2):
-            if r.get("kind") != "rn50conv":
+            if r.get("kind") != kind:
                 continue
             pss = r.get("name", "").rsplit("/", 1)[-1]
             mode = r.get("mode", "")
@@ -142,7 +143,7 @@ def read(paths):
             meta[key] = count
             gpus.add(r.get("gpu", ""))
     if not cells:
-        raise InputError("%s: no rn50conv rows" % ", ".join(paths))
+        raise InputError("%s: no %s rows" % (", ".join(paths), kind))
     for (mode, batch), per in cells.items():  # ddpsim's backward: both gradients, one kernel
         for key, p in per.items():
             if "wgrad" in p:

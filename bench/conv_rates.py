@@ -42,8 +42,11 @@ ResNet-50 FP32 batch-32 row `fit`): its `all` GFLOP over its compute + helper ti
 ddpsim's kernel_overhead (--kernel-overhead-us, default 4) for each convolution kernel
 ddpsim charges (a layer's forward and its backward: one per op), every pass pooled, over
 the peak of --trace-gpu (default the H200): the line `gpus.yaml conv_tf32: R / P TFLOPS = E`
-(for a half trace a check line) that tools/gen_gpus.py cites; the other traces are of
-validation rows: checks, never fitted to.
+(for a half trace a check line) that tools/gen_gpus.py cites; then the same rule per pass,
+the forward ops and the backward ops (a backward op's input and weight gradients together,
+one overhead per op, as ddpsim charges a layer's backward): the lines `gpus.yaml
+conv_tf32_fwd` and `gpus.yaml conv_tf32_bwd` that set the per-pass values; the other traces
+are of validation rows: checks, never fitted to.
 
 --compare: one --rn50 CSV's calls in --mode, each times how often the model runs it,
 beside the trace's kernels of the same shape and pass (per kernel size, stride and pass),
@@ -235,8 +238,11 @@ def conv_op(chain):
 def trace_rates(path, iters):
     """Per kernel size: [GFLOP, compute ms, helper ms, transpose ms, ops] per iteration of
     the trace's dense convolutions (ops: forward and backward calls, the kernels ddpsim
-    charges for them), and the kernels whose op's shapes could not be read."""
+    charges for them); the same per pass of the op ("fwd", "bwd": a backward op's input and
+    weight gradients together, as ddpsim charges a layer's backward); and the kernels whose
+    op's shapes could not be read."""
     per = collections.defaultdict(lambda: [0.0, 0.0, 0.0, 0.0, 0.0])
+    by_pass = {p: [0.0, 0.0, 0.0, 0.0, 0.0] for p in ("fwd", "bwd")}
     counted, unread = set(), 0
     for e, chain in tc.gpu_activities(tc.load(path)):
         if tc.classify(chain) != "conv":
@@ -255,14 +261,17 @@ def trace_rates(path, iters):
         name = e["name"]
         col = 3 if any(t in name for t in TRANSPOSES) else 2 if any(
             t in name for t in HELPERS) else 1
-        per[key][col] += e["dur"] / 1e3 / iters
+        cells = (per[key], by_pass[pss])
+        for v in cells:
+            v[col] += e["dur"] / 1e3 / iters
         op_id = (ev["tid"], ev["ts"])
         if op_id not in counted:  # the op's FLOPs once, however many kernels it ran
             counted.add(op_id)
-            per[key][4] += 1.0 / iters
             passes = 1 if pss == "fwd" else 1 + dgrad
-            per[key][0] += 2.0 * n * k * side * side * c * r * s * passes / 1e9 / iters
-    return per, unread
+            for v in cells:
+                v[4] += 1.0 / iters
+                v[0] += 2.0 * n * k * side * side * c * r * s * passes / 1e9 / iters
+    return per, by_pass, unread
 
 
 COMPUTE_PASS = (("dgrad", "dgrad"), ("wgrad", "wgrad"), ("fprop", "fwd"))
@@ -335,8 +344,19 @@ def pass_report(path, iters, peak):
                                                               tot[0] / tot[1] / peak))
 
 
+def overhead_rate(path, cell, overhead_us, what):
+    """(rate in TFLOP/s, busy ms) of a trace_rates cell by the rule of tools/gen_gpus.py:
+    ddpsim charges each op kernel_overhead + FLOPs / (efficiency x peak), so the rate that
+    gives the cell's time back is GFLOP / (compute + helper ms - ops x overhead)."""
+    busy = cell[1] + cell[2] - cell[4] * overhead_us / 1e3
+    if busy <= 0:
+        raise InputError("%s: %.0f %s ops x %g us exceed their convolutions' %.3f ms"
+                         % (path, cell[4], what, overhead_us, cell[1] + cell[2]))
+    return cell[0] / busy, busy
+
+
 def trace_report(path, iters, overhead_us=None, peak=None):
-    per, unread = trace_rates(path, iters)
+    per, by_pass, unread = trace_rates(path, iters)
     print("%s (per iteration; rate: compute + helper kernels, transposes apart)" % path)
     print("  %-6s %9s %6s %11s %10s %13s %9s" % ("kernel", "GFLOP", "share", "compute ms",
                                                  "helper ms", "transpose ms", "TFLOP/s"))
@@ -354,21 +374,28 @@ def trace_report(path, iters, overhead_us=None, peak=None):
         print("  (%d kernels of convolution ops without readable shapes left out)" % unread)
     if overhead_us is None or not total[4]:
         return
-    # ddpsim's form: each op kernel_overhead + FLOPs / (efficiency x peak), so the
-    # efficiency that gives the trace's time back is GFLOP / (busy - ops x overhead) / peak
-    busy = total[1] + total[2] - total[4] * overhead_us / 1e3
-    if busy <= 0:
-        raise InputError("%s: %.0f ops x %g us exceed the convolutions' %.3f ms"
-                         % (path, total[4], overhead_us, total[1] + total[2]))
     math, (pk_name, pk) = ("conv_half", peak["fp16"]) if conv_half(path) else \
         ("conv_tf32", peak["tf32"])
-    rate = total[0] / busy
+    rate, busy = overhead_rate(path, total, overhead_us, "forward and backward")
     print("  %.1f GFLOP in %.3f ms less %.0f kernels (forward and backward ops) x %g us = "
           "%.3f ms" % (total[0], total[1] + total[2], total[4], overhead_us, busy))
     label = "gpus.yaml conv_tf32" if math == "conv_tf32" else \
         "conv_half by the same rule (a check: gpus.yaml's conv_half is the CSVs')"
     print("%s: %.1f / %g TFLOPS = %.3f (%s's peak; every pass of the trace)"
           % (label, rate, pk, round(rate / pk, 3), pk_name))
+    # the same rule per pass: the forward ops, and the backward ops (input and weight
+    # gradients together, one kernel_overhead per op as ddpsim charges a layer's backward)
+    for pss, what in (("fwd", "forward"), ("bwd", "backward")):
+        cell = by_pass[pss]
+        if not cell[4]:
+            continue
+        rate, busy = overhead_rate(path, cell, overhead_us, what)
+        print("  %s: %.1f GFLOP in %.3f ms less %.0f kernels x %g us = %.3f ms"
+              % (what, cell[0], cell[1] + cell[2], cell[4], overhead_us, busy))
+        label = "gpus.yaml %s_%s" % (math, pss) if math == "conv_tf32" else \
+            "%s_%s by the same rule (a check)" % (math, pss)
+        print("%s: %.1f / %g TFLOPS = %.3f (%s's peak; the trace's %s ops)"
+              % (label, rate, pk, round(rate / pk, 3), pk_name, what))
 
 
 def read_rn50_shapes(paths, mode):

@@ -32,6 +32,11 @@ over the shapes the models have, so a rate can be read per shape (issue #12):
            picks the modes); `--rn50-timing plain` times them back to back as on
            2026-11-27, where a call shorter than the host's dispatch (~30 us on the
            lent H200s) timed the host (bench/results/gpu-2026-11-27-h200/notes-rn50conv.md);
+  convwidth
+           the same timing of dense convolutions at one GEMM M (batch x 28 x 28):
+           1x1s over every (Cin, Cout) of 64-2048, 3x3s with Cin = Cout 64-1024
+           (41 shapes; `elements` 1): whether the rate follows the GEMM's narrow
+           side (bench/conv_call_fit.py --width);
   elementwise
            PyTorch's elementwise kernel paths at ResNet/ResNeXt stage outputs
            (batch 32 and 128, fp32/fp16/bf16, NCHW and channels-last): same-
@@ -364,8 +369,30 @@ def call_kernels(fn, dev, calls=3):
         xn / calls
 
 
+# The width sweep (`--only convwidth`): dense convolutions at one GEMM M (batch x 28 x 28
+# output positions), 1x1s over every (Cin, Cout) of CONV_WIDTHS and 3x3s with Cin = Cout:
+# whether a convolution's rate at equal M follows the implicit GEMM's narrow side,
+# min(Cin k^2, Cout), as ResNet-50 against ResNeXt's widths suggests
+# (bench/results/gpu-2026-11-27d-h200/notes-conv-call.md section 5). At 28 x 28 (784
+# positions) NCHW 1x1s are where ddpsim expects cuDNN's GEMM on NCHW, no transposes
+# (compute.c CONV_NCHW_GEMM_MIN_POSITIONS 196).
+CONV_WIDTHS = (64, 128, 256, 512, 1024, 2048)
+CONV_WIDTH_SIDE = 28
+CONV_WIDTH_SMOKE_LAYERS = [((8, 16, 1, 1, 0, 8), 1), ((16, 8, 1, 1, 0, 8), 1),
+                           ((8, 8, 3, 1, 1, 8), 1)]
+
+
+def conv_width_layers(plan):
+    """(in, out, kernel, stride, padding, input side), 1: the width sweep's shapes."""
+    if plan != "full":
+        return CONV_WIDTH_SMOKE_LAYERS
+    side = CONV_WIDTH_SIDE
+    layers = [((ci, co, 1, 1, 0, side), 1) for ci in CONV_WIDTHS for co in CONV_WIDTHS]
+    return layers + [((c, c, 3, 1, 1, side), 1) for c in CONV_WIDTHS[:5]]
+
+
 def rn50_conv_rows(dev, batch, warmup, iters, plan, info, modes=None, timing="queued",
-                  layers=None):
+                   kind="rn50conv", layers=None):
     """ResNet-50's own convolutions at `batch`, 1x1s and the stem included,
     forward and both gradients, in TF32 (NCHW, as fp32 training runs them,
     and channels-last, where cuDNN needs no transposes) and fp16
@@ -386,8 +413,11 @@ def rn50_conv_rows(dev, batch, warmup, iters, plan, info, modes=None, timing="qu
     and the part that is NCHW<->NHWC transposes (`xpose_us`, `n_xpose`).
     "plain": the 2026-11-27 rows (gpu-2026-11-27-h200/rn50conv-b*.csv):
     calls back to back, no synchronise, none under ~28 us (the host's
-    dispatch), no kernel columns."""
-    if layers is None:  # other shapes: ((cin, cout, k, stride, pad, side), count) pairs
+    dispatch), no kernel columns.
+
+    `kind` and `layers` (as rn50_conv_layers returns them) time other shapes
+    the same way (the width sweep, conv_width_layers)."""
+    if layers is None:
         layers = rn50_conv_layers(batch) if plan == "full" else RN50_SMOKE_LAYERS
     modes = modes or (RN50_MODES if plan == "full" else ["fp32-tf32"])
     queued = timing == "queued"
@@ -412,7 +442,7 @@ def rn50_conv_rows(dev, batch, warmup, iters, plan, info, modes=None, timing="qu
                                                       timer=timer)
             for name, t in times.items():
                 extra = t if queued else dict(ms=t)
-                yield dict(extra, kind="rn50conv",
+                yield dict(extra, kind=kind,
                            name="%dx%dk%ds%d/%s" % (cin, cout, kk, stride, name),
                            mode=mode, shape="%dx%dx%dx%d" % (batch, cin, side, side),
                            groups=1, elements=count, flops=flops, bytes=bytes_,
@@ -938,8 +968,8 @@ def layernorm_rows(dev, warmup, iters, plan):
             del x, w, b, dy
 
 
-KINDS = ("host", "memory", "conv", "elementwise", "gemm", "bmm", "rn50conv", "castreduce",
-         "layernorm")
+KINDS = ("host", "memory", "conv", "elementwise", "gemm", "bmm", "rn50conv", "convwidth",
+         "castreduce", "layernorm")
 
 
 def main():
@@ -953,10 +983,10 @@ def main():
     ap.add_argument("--quick", action="store_true", help="the same as --plan smoke")
     ap.add_argument("--only", default="host,memory,conv",
                     help="kinds to run, in order, of: " + ", ".join(KINDS))
-    ap.add_argument("--modes", help="rn50conv: comma-separated modes (of %s; default %s, "
+    ap.add_argument("--modes", help="rn50conv, convwidth: comma-separated modes (of %s; default %s, "
                     "--quick fp32-tf32)" % (", ".join(MODES), ",".join(RN50_MODES)))
     ap.add_argument("--rn50-timing", default="queued", choices=("queued", "plain"),
-                    help="rn50conv: calls queued behind a spin kernel, with each call's "
+                    help="rn50conv, convwidth: calls queued behind a spin kernel, with each call's "
                     "kernels (default), or timed back to back as on 2026-11-27 (plain)")
     a = ap.parse_args()
     if a.quick:
@@ -989,6 +1019,9 @@ def main():
              "bmm": lambda: bmm_rows(dev, a.warmup, a.iters, a.plan, info),
              "rn50conv": lambda: rn50_conv_rows(dev, a.batch, a.warmup, a.iters, a.plan, info,
                                                 modes, a.rn50_timing),
+             "convwidth": lambda: rn50_conv_rows(dev, a.batch, a.warmup, a.iters, a.plan,
+                                                 info, modes, a.rn50_timing, "convwidth",
+                                                 conv_width_layers(a.plan)),
              "castreduce": lambda: castreduce_rows(dev, a.warmup, a.iters, a.plan, info),
              "layernorm": lambda: layernorm_rows(dev, a.warmup, a.iters, a.plan)}
     tmp = a.out + ".tmp"

@@ -36,7 +36,8 @@ PCIE_X16_GBPS = {3: 16, 4: 32, 5: 64}  # per direction
 # sim/net/gpu_table.c; sim/train/compute.h says how they are used): each is a
 # published achieved rate over the peak it was achieved against, value =
 # measured / peak rounded to 3 digits, with what was measured and where.
-# Keys CLASS_MATH (conv, matmul, attention x fp32, tf32, half) and memory (the
+# Keys CLASS_MATH (conv, matmul, attention x fp32, tf32, half), conv_MATH_fwd and
+# conv_MATH_bwd (a convolution's passes apart, where measured apart) and memory (the
 # fraction of HBM bandwidth a device-to-device copy reaches). A key left out
 # was not measured: the topology's flops_efficiency (mem_efficiency) applies.
 # Rules: never chosen to make a validation/ row fit; a derived value shows
@@ -236,6 +237,25 @@ _LINEARS_TF32 = ("matmul_tf32", 227.53, 494.7, "TFLOPS", "the same GEMMs in TF32
 # above (`--compare TRACE --mode fp16-nhwc --shapes`; bench/results/gpu-2026-11-27-h200/
 # notes-rn50conv.md): a lower bound, 0.343 against the trace's 0.403, and with it ddpsim's
 # convolutions in that run took 10.6 ms against the trace's 7.8 (6.9 at 0.672).
+# conv_tf32_fwd and conv_tf32_bwd of H200 and H100 (compute.h: a convolution's forward and
+# backward each at their own efficiency; any pass without one takes the pooled conv_tf32):
+# cuDNN runs different kernels for the two (fprop against dgrad and wgrad), so the same
+# trace, split by the op each kernel ran under, by the same rule (each op one kernel of 4 us
+# overhead; a backward op's input and weight gradients together, as ddpsim charges a
+# layer's backward, the stem's without the input gradient: the FLOPs ddpsim counts,
+# models/resnet50.yaml's fwd_flops and bwd_flops x 32). `python3 bench/conv_rates.py
+# --trace bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32.json.gz` prints them:
+# forward 261.6 GFLOP in 1.892 ms less 53 x 4 us = 1.680 ms, 155.7 TFLOP/s (`gpus.yaml
+# conv_tf32_fwd: 155.7 / 494.7 TFLOPS = 0.315`); backward 515.6 GFLOP in 4.457 ms less 53 x
+# 4 us = 4.245 ms, 121.5 TFLOP/s (`gpus.yaml conv_tf32_bwd: 121.5 / 494.7 TFLOPS = 0.246`);
+# the two give the pooled value's 5.924 ms back. The second H200's trace of the same run
+# (gpu-2026-11-26b-h200) gives 155.0 and 122.0 (0.313, 0.247): a check, not fitted. No
+# conv_half split: the pooled conv_half is the dense 3x3 CSVs' (below), not a trace's; the
+# one half fit row's trace (ResNeXt-101 32x4d AMP channels-last b128, fit for the NHWC batch
+# norm) gives 586.3 forward and 549.9 backward (0.593, 0.556; 0.568 pooled), a different
+# value from another set, not a split of 0.679; the CSVs themselves by the same rule (4 us
+# off each forward row, 2 off each gradient row) 639.2 and 689.9 (0.646, 0.697). Neither is
+# set; conv_half stays pooled.
 # conv_tf32 of H200 and H100: cuDNN's TF32 kernels (compute + helpers, transposes apart:
 # ddpsim charges those as memory-bound kernels) in the torch.profiler trace of the fit row
 # ResNet-50 FP32 (TF32 conv) batch 32 on the H200 (validation/training.csv marks it `fit`):
@@ -343,6 +363,14 @@ _CONV_TF32 = ("conv_tf32", 131.2, 494.7, "TFLOPS", "cuDNN's TF32 convolutions of
               "FP32 batch 32 training, compute and helper kernels, transposes apart: 777.2 "
               "GFLOP in 6.348 ms less 106 x 4 us kernel_overhead, H200 (the script's "
               "`gpus.yaml conv_tf32` line)", _RN50_TRACE)
+_CONV_TF32_FWD = ("conv_tf32_fwd", 155.7, 494.7, "TFLOPS", "cuDNN's TF32 convolutions of "
+                  "ResNet-50 FP32 batch 32 training, forward ops, as conv_tf32: 261.6 GFLOP in "
+                  "1.892 ms less 53 x 4 us kernel_overhead, H200 (the script's `gpus.yaml "
+                  "conv_tf32_fwd` line)", _RN50_TRACE)
+_CONV_TF32_BWD = ("conv_tf32_bwd", 121.5, 494.7, "TFLOPS", "cuDNN's TF32 convolutions of "
+                  "ResNet-50 FP32 batch 32 training, backward ops (input and weight gradients), "
+                  "as conv_tf32: 515.6 GFLOP in 4.457 ms less 53 x 4 us kernel_overhead, H200 "
+                  "(the script's `gpus.yaml conv_tf32_bwd` line)", _RN50_TRACE)
 _H100_CAL2 = ("bench/results/gpu-2026-11-26-h200/h100/calibrate-bert-base.log "
               "(this project, 2026-11-26)")
 # H100 measured as H200 below (same method, same day; the 2026-11-23 run fitted
@@ -357,6 +385,10 @@ _H100 = [
     ("conv_fp32", 41.77, 66.9, "TFLOPS", "convolution proxy: SGEMMs shaped as ResNet-50's 3x3 "
      "implicit GEMMs at batch 32 (FP32 math), H100 SXM; cuBLAS, not cuDNN", _H100_CAL2),
     _CONV_TF32[:4] + ("H200's (same GH100 chip and clocks): " + _CONV_TF32[4], _CONV_TF32[5]),
+    _CONV_TF32_FWD[:4] + ("H200's (same GH100 chip and clocks): " + _CONV_TF32_FWD[4],
+                          _CONV_TF32_FWD[5]),
+    _CONV_TF32_BWD[:4] + ("H200's (same GH100 chip and clocks): " + _CONV_TF32_BWD[4],
+                          _CONV_TF32_BWD[5]),
     _CONV_HALF[:4] + ("H200's (same GH100 chip and clocks): " + _CONV_HALF[4], _CONV_HALF[5]),
     ("memory", 2979, 3350, "GB/s", "cudaMemcpy device to device of 512 MiB, 2*S/t, H100 SXM",
      _H100_CAL2),
@@ -377,6 +409,8 @@ _H200 = [
     ("conv_fp32", 41.54, 66.9, "TFLOPS", "convolution proxy: SGEMMs shaped as ResNet-50's 3x3 "
      "implicit GEMMs at batch 32 (FP32 math), H200; cuBLAS, not cuDNN", _H200_CAL),
     _CONV_TF32,
+    _CONV_TF32_FWD,
+    _CONV_TF32_BWD,
     _CONV_HALF,
     ("memory", 4172, 4800, "GB/s", "cudaMemcpy device to device of 512 MiB, 2*S/t, H200",
      _H200_CAL),
@@ -392,8 +426,12 @@ EFFICIENCY = {
     "H100-SXM5-80GB": _H100,
     "H200-SXM-141GB": _H200,
 }
-EFF_KEYS = [c + "_" + m for c in ("conv", "matmul", "attention")
-            for m in ("fp32", "tf32", "half")] + ["matmul_unaligned_half", "memory"]
+# conv_MATH_fwd and conv_MATH_bwd (a convolution's forward and backward apart, each
+# beside its pooled conv_MATH, which gpu_table.c requires with them)
+EFF_KEYS = [k for m in ("fp32", "tf32", "half")
+            for k in ("conv_" + m, "conv_%s_fwd" % m, "conv_%s_bwd" % m)] + \
+    [c + "_" + m for c in ("matmul", "attention")
+     for m in ("fp32", "tf32", "half")] + ["matmul_unaligned_half", "memory"]
 
 
 def efficiency_lines(gpu, has_tf32):
@@ -405,6 +443,8 @@ def efficiency_lines(gpu, has_tf32):
         check(key in EFF_KEYS and key not in keys, "%s: efficiency key %r" % (gpu, key))
         check(has_tf32 or "tf32" not in key, "%s: %s without TF32" % (gpu, key))
         keys.add(key)
+        check(not key.endswith(("_fwd", "_bwd")) or any(e[0] == key[:-4] for e in entries),
+              "%s: %s without %s" % (gpu, key, key[:-4]))
         v = round(measured / peak, 3)
         check(0 < v <= 1, "%s: %s = %g" % (gpu, key, v))
         out.append("    #   %s %.3f = %g / %g %s: %s (%s)"

@@ -8,7 +8,8 @@
 const char *const ds_calib_efficiency_keys[DS_CALIB_EFF_KEYS] = {
     "conv_fp32",   "conv_tf32",      "conv_half",      "matmul_fp32",   "matmul_tf32",
     "matmul_half", "attention_fp32", "attention_tf32", "attention_half",
-    "matmul_unaligned_half"};
+    "matmul_unaligned_half", "conv_fp32_fwd", "conv_tf32_fwd", "conv_half_fwd",
+    "conv_fp32_bwd", "conv_tf32_bwd", "conv_half_bwd"};
 
 int ds_calib_write(FILE *fp, const struct ds_calib *c, const char *header) {
   if (header) fputs(header, fp);

@@ -75,8 +75,9 @@ extern "C" {
 /* The efficiency section's keys, in the order of the GPU table's
  * (sim/net/gpu_table.h ds_gpu_efficiency_keys, less memory; a test checks
  * they agree): conv, matmul, attention, each in fp32, tf32, half, then
- * matmul_unaligned_half (compute.h: half GEMMs on unaligned operands). */
-#define DS_CALIB_EFF_KEYS 10
+ * matmul_unaligned_half (compute.h: half GEMMs on unaligned operands), then
+ * the convolutions' forward and backward apart, each in fp32, tf32, half. */
+#define DS_CALIB_EFF_KEYS 16
 extern const char *const ds_calib_efficiency_keys[DS_CALIB_EFF_KEYS];
 
 struct ds_calib {

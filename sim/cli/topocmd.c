@@ -127,6 +127,12 @@ static void print_gpu(FILE *out, const struct ds_topo *t) {
     }
     fprintf(out, ";");
   }
+  /* a convolution's passes apart (compute.h): shown where measured */
+  for (int m = 0; m < DS_GPU_MATH_COUNT; m++) {
+    static const char *const math[] = {"fp32", "tf32", "half"};
+    if (e->conv_fwd[m] > 0) fprintf(out, " conv_%s_fwd %.3f;", math[m], e->conv_fwd[m]);
+    if (e->conv_bwd[m] > 0) fprintf(out, " conv_%s_bwd %.3f;", math[m], e->conv_bwd[m]);
+  }
   /* half GEMMs on unaligned operands (compute.h): shown where measured */
   if (e->matmul_unaligned_half > 0)
     fprintf(out, " matmul_unaligned_half %.3f;", e->matmul_unaligned_half);

@@ -27,14 +27,17 @@ static const char *const gpu_keys[] = {
 const char *const ds_gpu_efficiency_keys[] = {
     "conv_fp32",      "conv_tf32",      "conv_half",     "matmul_fp32", "matmul_tf32",
     "matmul_half",    "attention_fp32", "attention_tf32", "attention_half",
-    "matmul_unaligned_half", "memory", NULL};
+    "matmul_unaligned_half", "conv_fp32_fwd", "conv_tf32_fwd", "conv_half_fwd",
+    "conv_fp32_bwd", "conv_tf32_bwd", "conv_half_bwd", "memory", NULL};
 
-enum { EFF_KEY_UNALIGNED = 9, EFF_KEY_MEMORY = 10 };
+enum { EFF_KEY_UNALIGNED = 9, EFF_KEY_CONV_FWD = 10, EFF_KEY_CONV_BWD = 13, EFF_KEY_MEMORY = 16 };
 
 double *ds_gpu_efficiency_slot(struct ds_gpu_efficiency *e, int key) {
   if (key < 0 || key > EFF_KEY_MEMORY) return NULL;
   if (key == EFF_KEY_MEMORY) return &e->memory;
   if (key == EFF_KEY_UNALIGNED) return &e->matmul_unaligned_half;
+  if (key >= EFF_KEY_CONV_BWD) return &e->conv_bwd[key - EFF_KEY_CONV_BWD];
+  if (key >= EFF_KEY_CONV_FWD) return &e->conv_fwd[key - EFF_KEY_CONV_FWD];
   double *cls = key < 3 ? e->conv : key < 6 ? e->matmul : e->attention;
   return &cls[key % 3];
 }
@@ -54,6 +57,28 @@ ds_status ds_gpu_efficiency_read(const struct ds_cnode *map, struct ds_gpu_effic
       return ds_cnode_error(&node, err, "expected an achieved / peak fraction in (0, 1], "
                             "got %g", v);
     *ds_gpu_efficiency_slot(e, k) = v;
+  }
+  return DS_OK;
+}
+
+/* A GPU entry's per-pass convolution keys come with the pooled key of their
+ * math: a pass the table leaves out takes the pooled value, and so does
+ * whatever asks without a pass (compute.h), so the pooled one must be there.
+ * (A calibration file's may set a pass alone: the GPU table supplies the
+ * pooled value: calib.h.) */
+static ds_status check_conv_passes(const struct ds_cnode *map, const struct ds_gpu_efficiency *e,
+                                   struct ds_err *err) {
+  for (int m = 0; m < DS_GPU_MATH_COUNT; m++) {
+    if (e->conv[m] > 0) continue;
+    for (int k = EFF_KEY_CONV_FWD; k < EFF_KEY_MEMORY; k++) {
+      struct ds_cnode node;
+      if ((k - EFF_KEY_CONV_FWD) % DS_GPU_MATH_COUNT != m ||
+          !ds_cmap_get(map, ds_gpu_efficiency_keys[k], &node))
+        continue;
+      return ds_cnode_error(&node, err, "%s needs %s, the pooled value its other pass "
+                            "and pass-less uses take", ds_gpu_efficiency_keys[k],
+                            ds_gpu_efficiency_keys[m]);
+    }
   }
   return DS_OK;
 }
@@ -261,8 +286,10 @@ static ds_status read_entry(const struct ds_cnode *entry, struct ds_gpu_info *g,
   DS_CHECK(ds_cnode_bytes(&node, &spec->mem_bytes, err));
   DS_CHECK(ds_cmap_require(entry, "mem_bw", "a bandwidth", &node, err));
   DS_CHECK(ds_cnode_bw(&node, &spec->mem_bw_bytes_per_s, err));
-  if (ds_cmap_get(entry, "efficiency", &node))
+  if (ds_cmap_get(entry, "efficiency", &node)) {
     DS_CHECK(ds_gpu_efficiency_read(&node, &spec->eff, 1, err));
+    DS_CHECK(check_conv_passes(&node, &spec->eff, err));
+  }
   DS_CHECK(read_optional_bw(entry, "nvlink_bw", &g->nvlink_bw, err));
   DS_CHECK(read_optional_bw(entry, "pcie_bw", &g->pcie_bw, err));
   DS_CHECK(read_optional_int(entry, "boost_mhz", 1, 100000, &g->boost_mhz, err));

@@ -74,6 +74,13 @@ struct ds_gpu_spec {
      * kernels (compute.h, the layer's gemm_align). 0: not measured, the
      * rule is not applied on this GPU. */
     double matmul_unaligned_half;
+    /* A convolution's forward pass (conv_fwd, keys conv_MATH_fwd) and its
+     * backward (conv_bwd, conv_MATH_bwd: input and weight gradients
+     * together), where they were measured apart: cuDNN runs different
+     * kernels (fprop against dgrad and wgrad) for them. 0: the pass takes
+     * conv[math], the pooled value. */
+    double conv_fwd[DS_GPU_MATH_COUNT];
+    double conv_bwd[DS_GPU_MATH_COUNT];
     double memory;
   } eff;
 };

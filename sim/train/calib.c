@@ -287,6 +287,11 @@ void ds_calib_apply_compute(const struct ds_calib *c, struct ds_compute_params *
 
 void ds_calib_apply_gpu(const struct ds_calib *c, struct ds_gpu_spec *g) {
   struct ds_gpu_efficiency *e = &g->eff;
+  /* a pooled convolution value measured here replaces the table's per-pass
+   * values of its math too (unless the file sets those as well): they were
+   * measured on the table's machine, the pooled one on this */
+  for (int m = 0; m < DS_GPU_MATH_COUNT; m++)
+    if (c->eff[m] > 0) e->conv_fwd[m] = e->conv_bwd[m] = 0;
   for (int k = 0; k < DS_CALIB_EFF_KEYS; k++)
     if (c->eff[k] > 0) *ds_gpu_efficiency_slot(e, k) = c->eff[k];
 }

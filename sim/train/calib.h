@@ -28,7 +28,10 @@ ds_status ds_calib_load(const char *path, struct ds_calib *out, struct ds_err *e
 void ds_calib_apply_compute(const struct ds_calib *c, struct ds_compute_params *p);
 
 /* Overrides the GPU's measured efficiencies (g->eff) with the file's
- * efficiency section, key by key. */
+ * efficiency section, key by key; a pooled conv_MATH also clears the
+ * table's conv_MATH_fwd and conv_MATH_bwd, so a convolution rate measured
+ * on this machine is not shadowed by the table's per-pass values (the file
+ * may set those too, or a pass alone over the table's pooled value). */
 void ds_calib_apply_gpu(const struct ds_calib *c, struct ds_gpu_spec *g);
 
 /* The file's grouped_conv table as a lookup table (sim/train/

@@ -88,6 +88,16 @@ static double class_efficiency(const struct ds_topo *topo, enum ds_layer_class c
   }
 }
 
+/* A convolution pass's efficiency in `math` (backward: the input and weight
+ * gradients together): the GPU table's value for that pass where it has one
+ * and the topology sets no conv_efficiency (which overrides every pass),
+ * else `pooled`, what class_efficiency resolved for the class. */
+static double conv_pass_efficiency(const struct ds_topo *topo, enum ds_gpu_math math,
+                                   int backward, double pooled) {
+  const double *pass = backward ? topo->gpu.eff.conv_bwd : topo->gpu.eff.conv_fwd;
+  return topo->compute.conv_efficiency > 0 || !(pass[math] > 0) ? pooled : pass[math];
+}
+
 void ds_compute_set_tf32(struct ds_compute *c, const struct ds_topo *topo, enum ds_tf32 tf32) {
   const struct ds_gpu_spec *g = &topo->gpu;
   double half = c->peak_flops_per_s; /* half training: the half type's rate */
@@ -116,6 +126,9 @@ void ds_compute_set_tf32(struct ds_compute *c, const struct ds_topo *topo, enum 
   double mm = class_efficiency(topo, DS_LAYER_MATMUL, mm_math, eff);
   c->class_efficiency[DS_LAYER_UNKNOWN] = eff;
   c->class_efficiency[DS_LAYER_CONV] = class_efficiency(topo, DS_LAYER_CONV, conv_math, eff);
+  for (int backward = 0; backward < 2; backward++)
+    c->conv_pass_efficiency[backward] = conv_pass_efficiency(
+        topo, conv_math, backward, c->class_efficiency[DS_LAYER_CONV]);
   c->class_efficiency[DS_LAYER_MATMUL] = mm;
   c->class_efficiency[DS_LAYER_ATTENTION] =
       class_efficiency(topo, DS_LAYER_ATTENTION, mm_math, mm);
@@ -201,28 +214,40 @@ double ds_compute_class_kernel_ns(const struct ds_compute *c, enum ds_layer_clas
   return roofline_ns(c, class_flops_per_s(c, cls), flops, bytes);
 }
 
+double ds_compute_pass_flops_per_s(const struct ds_compute *c, enum ds_layer_class cls,
+                                   int backward) {
+  if ((unsigned)cls > DS_LAYER_MEMORY) cls = DS_LAYER_UNKNOWN;
+  double eff = c->class_efficiency[cls];
+  if (cls == DS_LAYER_CONV && c->conv_pass_efficiency[backward != 0] > 0)
+    eff = c->conv_pass_efficiency[backward != 0];
+  return c->class_peak_flops_per_s[cls] * eff;
+}
+
 int ds_compute_gemm_unaligned(const struct ds_compute *c, const struct ds_layer *l) {
   return (l->cls == DS_LAYER_MATMUL || l->cls == DS_LAYER_ATTENTION) && l->gemm_align > 0 &&
          l->gemm_align < DS_GEMM_ALIGNED && c->unaligned_half_efficiency > 0;
 }
 
-/* The layer's own kernel: its class's roofline, or for a half-precision GEMM
- * on unaligned operands the unaligned kernels' efficiency on the same peak. */
-static double layer_flops_per_s(const struct ds_compute *c, const struct ds_layer *l) {
+/* The layer's own kernel in pass `backward`: its class's roofline (a
+ * convolution's at its pass's efficiency), or for a half-precision GEMM on
+ * unaligned operands the unaligned kernels' efficiency on the same peak. */
+static double layer_flops_per_s(const struct ds_compute *c, const struct ds_layer *l,
+                                int backward) {
+  if (l->cls == DS_LAYER_CONV) return ds_compute_pass_flops_per_s(c, l->cls, backward);
   if (!ds_compute_gemm_unaligned(c, l)) return class_flops_per_s(c, l->cls);
   return c->class_peak_flops_per_s[l->cls] * c->unaligned_half_efficiency;
 }
 
 static double layer_kernel_ns(const struct ds_compute *c, const struct ds_layer *l,
-                              double flops, double bytes) {
-  return roofline_ns(c, layer_flops_per_s(c, l), flops, bytes);
+                              int backward, double flops, double bytes) {
+  return roofline_ns(c, layer_flops_per_s(c, l, backward), flops, bytes);
 }
 
 /* Whether that kernel's FLOPs, not its bytes, set its time: a kernel the
  * SMs bound (interference.h). */
 static int layer_kernel_flop_bound(const struct ds_compute *c, const struct ds_layer *l,
-                                   double flops, double bytes) {
-  return flops > 0 && flops / layer_flops_per_s(c, l) >=
+                                   int backward, double flops, double bytes) {
+  return flops > 0 && flops / layer_flops_per_s(c, l, backward) >=
                           bytes / (c->mem_bw_bytes_per_s * c->params.mem_efficiency);
 }
 
@@ -514,8 +539,9 @@ static struct pass_time attn_core_time(const struct ds_compute *c, const struct 
   double pbytes = (amp ? p->amp_bytes : p->bytes * act_scale(c)) * b + weights;
   double prod = 0, sm = 0;
   if (p->kernels > 0) {
-    prod = layer_kernel_ns(c, l, p->flops * b, pbytes) + (p->kernels - 1) * ovh;
-    if (layer_kernel_flop_bound(c, l, p->flops * b, pbytes)) sm = prod;
+    int bwd = pass != DS_ATTN_FWD;
+    prod = layer_kernel_ns(c, l, bwd, p->flops * b, pbytes) + (p->kernels - 1) * ovh;
+    if (layer_kernel_flop_bound(c, l, bwd, p->flops * b, pbytes)) sm = prod;
   }
   double rbytes = (amp ? r->amp_bytes : r->bytes * act_scale(c)) * b;
   enum ds_legacy_pass lp = pass == DS_ATTN_FWD ? DS_LEGACY_FWD : DS_LEGACY_BWD;
@@ -562,9 +588,10 @@ static struct pass_time fwd_time(const struct ds_compute *c, const struct ds_lay
   double legacy = off_path_ns(c, l, DS_LEGACY_FWD, batch, &act);
   /* no other kernel where those kernels are all the forward runs */
   int rest = legacy == 0 || act > 0 || weights > 0 || l->fwd_flops > 0;
-  double kernel = rest ? layer_kernel_ns(c, l, l->fwd_flops * b, act + weights) : 0;
+  double kernel = rest ? layer_kernel_ns(c, l, 0, l->fwd_flops * b, act + weights) : 0;
   double own = kernel + legacy;
-  double sm = rest && layer_kernel_flop_bound(c, l, l->fwd_flops * b, act + weights) ? kernel : 0;
+  double sm =
+      rest && layer_kernel_flop_bound(c, l, 0, l->fwd_flops * b, act + weights) ? kernel : 0;
   if (ds_compute_grouped_conv(c, l)) {
     double measured = grouped_pass_ns(c, l, DS_CONV_FWD, batch);
     if (measured > own) own = sm = measured;
@@ -621,9 +648,9 @@ static struct pass_time bwd_time(const struct ds_compute *c, const struct ds_lay
   /* a backward that runs no op (the residual add's: it hands the gradient
    * on) launches no kernel */
   double kernel =
-      bytes > 0 || l->bwd_flops > 0 ? layer_kernel_ns(c, l, l->bwd_flops * b, bytes) : 0;
+      bytes > 0 || l->bwd_flops > 0 ? layer_kernel_ns(c, l, 1, l->bwd_flops * b, bytes) : 0;
   double own = kernel + legacy;
-  double sm = layer_kernel_flop_bound(c, l, l->bwd_flops * b, bytes) ? kernel : 0;
+  double sm = layer_kernel_flop_bound(c, l, 1, l->bwd_flops * b, bytes) ? kernel : 0;
   if (ds_compute_grouped_conv(c, l)) {
     /* the weight gradient, and the input gradient unless the layer takes
      * the model's input (its backward FLOPs are then the forward's) */

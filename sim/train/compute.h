@@ -22,7 +22,11 @@
  * set (an explicit override), else the GPU table's measured value for that
  * class and math (gpus.yaml `efficiency`, cited in tools/gen_gpus.py; a
  * calibration file's `efficiency` section replaces it), else (attention)
- * matmul's, else flops_efficiency. A layer without a class runs as before:
+ * matmul's, else flops_efficiency. A convolution's forward and backward
+ * each take the table's value for their pass where it has one (conv_MATH_fwd,
+ * conv_MATH_bwd: cuDNN's fprop against its dgrad and wgrad kernels), the
+ * pooled conv_MATH otherwise (conv_pass_efficiency below; the topology's
+ * conv_efficiency overrides every pass). A layer without a class runs as before:
  * the topology's fp32_math and flops_efficiency. The efficiency factors and the
  * overhead come from the topology file's `compute` section, so every
  * predicted duration can be recomputed by hand from the files.
@@ -97,6 +101,10 @@ struct ds_compute {
    * flops_efficiency. */
   double class_peak_flops_per_s[DS_LAYER_MEMORY + 1];
   double class_efficiency[DS_LAYER_MEMORY + 1];
+  /* A convolution's forward [0] and backward [1] efficiency: the GPU table's
+   * per-pass values (conv_MATH_fwd, conv_MATH_bwd) where it has them and
+   * the topology sets no conv_efficiency, else class_efficiency's conv. */
+  double conv_pass_efficiency[2];
   enum ds_gpu_math class_math[DS_LAYER_MEMORY + 1]; /* conv, matmul, attention */
   /* Half-precision GEMMs on unaligned operands (ds_compute_gemm_unaligned):
    * the GPU table's matmul_unaligned_half, or 0 (fp32 math, or not measured
@@ -197,9 +205,18 @@ int ds_compute_gemm_unaligned(const struct ds_compute *c, const struct ds_layer 
 double ds_compute_bwd_extra_ns(const struct ds_compute *c, const struct ds_layer *l,
                                int64_t batch);
 
-/* Roofline duration of one kernel of op class cls, in nanoseconds. */
+/* Roofline duration of one kernel of op class cls, in nanoseconds (a
+ * convolution's at the pooled efficiency: ds_compute_pass_flops_per_s
+ * gives a pass's rate). */
 double ds_compute_class_kernel_ns(const struct ds_compute *c, enum ds_layer_class cls,
                                   double flops, double bytes);
+
+/* The FLOP rate a layer of class cls reaches in its forward (backward 0) or
+ * backward pass: its class's peak times its efficiency, a convolution's
+ * that of the pass (conv_pass_efficiency, where set; class_efficiency's
+ * otherwise); a class out of range as DS_LAYER_UNKNOWN. */
+double ds_compute_pass_flops_per_s(const struct ds_compute *c, enum ds_layer_class cls,
+                                   int backward);
 
 /* Roofline duration of one kernel, in nanoseconds (not rounded). */
 double ds_compute_kernel_ns(const struct ds_compute *c, double flops,

@@ -48,7 +48,7 @@ int ds_interference_memory_bound(const struct ds_compute *c, enum ds_layer_class
   if (!(op->flops > 0)) return 1;
   if ((unsigned)cls > DS_LAYER_MEMORY) cls = DS_LAYER_UNKNOWN;
   double flops_ns =
-      op->flops / (c->class_peak_flops_per_s[cls] * c->class_efficiency[cls]) * 1e9;
+      op->flops / ds_compute_pass_flops_per_s(c, cls, op->kind == DS_OP_BWD) * 1e9;
   double body_ns = dur_ns - c->params.kernel_overhead_ns;
   /* the roofline's max(): compute-bound when the FLOP time is the body
    * (a relative slack for the rounding of dur_us in the schedule) */

@@ -55,9 +55,8 @@ def main():
     info = dict(gk.gpu_info(dev), torch=torch.__version__)
     print("# " + " ".join("%s=%s" % kv for kv in info.items()), flush=True)
     rows = list(gk.rn50_conv_rows(dev, a.batch, a.warmup, a.iters, "full", info, modes=modes,
-                                  layers=wide_layers(a.quick)))
+                                  kind="wideconv", layers=wide_layers(a.quick)))
     for r in rows:
-        r["kind"] = "wideconv"
         print("%-22s %-15s %9.4f ms %6.1f TFLOP/s" % (r["name"], r["mode"], r["ms"],
               r["flops"] / (r["ms"] * 1e9)), flush=True)
     fields = []

@@ -3,7 +3,11 @@
 (sim/net/topo.c's defaults): per file and phase, the median of the
 iterations whose spin outlasted the phase (its *_free flag 1; a phase with
 none is left out and said so), then forward total ms over total dispatches
-and backward total ms over total nodes, per folder (a host) and over all.
+and backward total ms over total nodes, per folder (a host) and over all;
+then each folder's host factor: the mean of its dispatch and node ratios to
+the pool's (sim/net/topo.c's ds_topo_host_factor_fastest and _slowest are the
+smallest and largest, the hosts' range that ddpsim's summary prints for a
+host-bound run).
 The phase times are host_calibrate's own: with --pauses the pauses are
 already subtracted. Standard library only.
 
@@ -53,13 +57,22 @@ def main():
             else:
                 print("  %-40s %s: %.3f ms / %d (median of %d free of %d)"
                       % (name, t[0], t[1], t[2], t[3], t[4]))
+    per_unit = {}
     for label, terms in list(by_host.items()) + [("pooled", every)]:
         parts = []
         for key, _, unit in PHASES:
             ms, units = pooled(terms, key)
+            if units:
+                per_unit[label, key] = ms / units
             parts.append("%s %.3f ms / %d = %.2f us" % (unit, ms, units, ms * 1e3 / units)
                          if units else "%s none" % unit)
         print("%s: %s" % (label, "; ".join(parts)))
+    for label in by_host:
+        ratios = [per_unit[label, key] / per_unit["pooled", key] for key, _, _ in PHASES
+                  if (label, key) in per_unit and ("pooled", key) in per_unit]
+        if ratios:
+            print("%s: host factor %.3f (mean of %s over the pool)"
+                  % (label, sum(ratios) / len(ratios), " and ".join("%.4f" % r for r in ratios)))
 
 
 if __name__ == "__main__":

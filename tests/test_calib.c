@@ -398,3 +398,31 @@ Test(calib, bad_host_section_exits_2_with_its_place) {
   host_calib_refused("schema_version: 1\nhost:\n  dispatch: 27 parsecs\n",
                      ":3:13: key 'dispatch'", "expected a time");
 }
+
+/* HOST_TOY with extra options; its iteration in us. */
+static double host_toy_iter_with(const char *extra) {
+  char args[512];
+  snprintf(args, sizeof args, HOST_TOY " %s", extra);
+  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
+  double us = ds_test_csv_num(r.out, "iter_ms", 0) * 1e3;
+  ds_test_release(&r);
+  return us;
+}
+
+Test(calib, host_scale_doubles_exactly_the_host_part) {
+  /* --host-scale 2 doubles every host_* cost: the host's 11 D + 9 N
+   * (4350 us) becomes 8700 us; the GPU's tail (258.728 us) stays. */
+  const double d_us = 150, n_us = 300, tail_us = 200 + 58.728;
+  double base = host_toy_iter_with("");
+  double twice = host_toy_iter_with("--host-scale 2");
+  cr_assert_float_eq(twice, 2 * (11 * d_us + 9 * n_us) + tail_us, 1e-3, "%g", twice);
+  cr_assert_float_eq(twice - base, 11 * d_us + 9 * n_us, 1e-3, "%g -> %g", base, twice);
+  /* after --calib: its D = 300 us and N = 600 us, then doubled */
+  char path[64] = "/tmp/ddpsim-calibh-XXXXXX", extra[128];
+  ds_test_write_temp(path, "schema_version: 1\nhost:\n  dispatch: 300us\n  node: 600us\n");
+  snprintf(extra, sizeof extra, "--calib %s --host-scale 2", path);
+  double both = host_toy_iter_with(extra);
+  unlink(path);
+  cr_assert_float_eq(both, 2 * (11 * 300 + 9 * 600) + tail_us, 1e-3, "%g", both);
+}

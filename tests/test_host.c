@@ -522,3 +522,82 @@ Test(host, broadcast_buffers_by_hand) {
   free(csv);
   remove_dir(dir);
 }
+
+Test(host, host_scale_multiplies_every_host_cost_of_the_reducer) {
+  /* As ddp_reducer_host_work_per_gradient_and_per_bucket with every host
+   * cost (L, H, K, C, P) times 2: the host part doubles, the step stays. */
+  struct ds_test_result r = run(HOST_TOPO "--strategy ddp --world-size 1 --bucket-mb 1,25 "
+                                          "--host-scale 2 --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  const int buckets[] = {3, 1};
+  for (int row = 0; row < 2; row++) {
+    double host = 3 * L_US + 3 * H_US + 4 * K_US + buckets[row] * C_US + 4 * P_US;
+    cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", row), (2 * host + STEP_US) / 1e3,
+                       1e-6, "row %d: %s", row, r.out);
+  }
+  ds_test_release(&r);
+}
+
+Test(host, bad_host_scale_exits_2_naming_the_option) {
+  const char *bad[] = {"0", "-1", "abc", "2x", "inf", "nan"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char args[512];
+    snprintf(args, sizeof args, HOST_TOPO "--strategy single --host-scale %s", bad[i]);
+    struct ds_test_result r = run(args);
+    cr_assert_eq(r.status, 2, "%s: %s", bad[i], r.err);
+    cr_assert(strstr(r.err, "option --host-scale: expected a number > 0"), "%s", r.err);
+    cr_assert(strstr(r.err, bad[i]), "%s", r.err);
+    ds_test_release(&r);
+  }
+}
+
+/* The summary's range line for `args` run at host scale s: single on the
+ * host-bound toy, s (3 L + 3 H) + l0's backward kernel (200 us) + the step,
+ * at s = scale x the fastest and the slowest host's factor. */
+static void expect_range_line(const char *args, double scale) {
+  double lo = ds_topo_host_factor_fastest, hi = ds_topo_host_factor_slowest;
+  char want[256];
+  snprintf(want, sizeof want,
+           "\n        at the measured hosts' range (x%.3f to x%.3f the host costs) the "
+           "iteration is %.3f to %.3f ms;\n", lo, hi,
+           (scale * lo * (3 * L_US + 3 * H_US) + 200 + STEP_US) / 1e3,
+           (scale * hi * (3 * L_US + 3 * H_US) + 200 + STEP_US) / 1e3);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, want), "want%s\ngot:\n%s", want, r.out);
+  ds_test_release(&r);
+}
+
+Test(host, host_bound_summary_prints_the_measured_hosts_range) {
+  /* the fastest host is faster, the slowest slower */
+  cr_assert_lt(ds_topo_host_factor_fastest, 1);
+  cr_assert_gt(ds_topo_host_factor_slowest, 1);
+  expect_range_line(HOST_TOPO "--strategy single", 1);
+  /* over the run's own host costs: --host-scale's included */
+  expect_range_line(HOST_TOPO "--strategy single --host-scale 2", 2);
+}
+
+Test(host, range_line_only_when_host_bound_and_text) {
+  /* GPU-bound (the launches shorter than the kernels): no range */
+  char dir[] = "/tmp/ddpsim-host-XXXXXX", topo[512], args[1024];
+  cr_assert(mkdtemp(dir));
+  write_topo(dir, "  host_launch:", "  host_launch: 20us\n  host_backward: 90us\n", topo,
+             sizeof topo);
+  snprintf(args, sizeof args, "--topo %s --model tests/data/tiny-model.yaml --strategy single",
+           topo);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "host exposed") && !strstr(r.out, "measured hosts' range"), "%s",
+            r.out);
+  ds_test_release(&r);
+  remove_dir(dir);
+  /* host-bound in CSV and JSON: the columns are the run's own, no range */
+  const char *formats[] = {"csv", "json"};
+  for (int i = 0; i < 2; i++) {
+    snprintf(args, sizeof args, HOST_TOPO "--strategy single --format %s", formats[i]);
+    r = run(args);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(!strstr(r.out, "range") && !strstr(r.out, "host_fast"), "%s", r.out);
+    ds_test_release(&r);
+  }
+}

@@ -12,6 +12,12 @@ of its iter_ms or more, as ddpsim's summary flags it), and for rows that form a 
 (two bucket sizes) whether the predicted ordering matches the measured one;
 rows that repeat one command (the same model and setup measured on several
 machines or days) are listed with their spread: each stays a row of its own.
+Rows whose prediction is host-bound and whose metric is a time or rate
+(iter_ms, samples_per_s, speedup_vs_single) are also run at the measured hosts'
+range (the command with --host-scale at sim/net/topo.c's
+ds_topo_host_factor_fastest and _slowest, as ddpsim's text summary does):
+per row whether the measured value lies in that range, and per group and
+overall how many non-fit rows do.
 
 A benchmark, not a test: it reports errors and asserts nothing. Exit status
 0, or 1 when a command could not be run or its output had no matching row.
@@ -40,6 +46,18 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.environ.get("DDPSIM_BIN", "bin/ddpsim")
 NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+# metrics the host's speed moves (the host range applies; memory it does not)
+TIMED = {"iter_ms", "samples_per_s", "speedup_vs_single"}
+
+
+def host_factors():
+    """(fastest, slowest) host factor, from sim/net/topo.c (one source)."""
+    with open(os.path.join(ROOT, "sim", "net", "topo.c")) as f:
+        text = f.read()
+    got = [re.search(r"ds_topo_host_factor_%s = ([0-9.]+);" % k, text) for k in ("fastest", "slowest")]
+    if not all(got):
+        sys.exit("validation/run.py: no ds_topo_host_factor_fastest/_slowest in sim/net/topo.c")
+    return tuple(float(m.group(1)) for m in got)
 
 
 def run_command(cache, cmd):
@@ -67,12 +85,13 @@ def same(a, b):
         return a == b
 
 
-def predict(cache, row):
-    """(predicted value, None, output row) or (None, reason, None)."""
+def predict(cache, row, extra=""):
+    """(predicted value, None, output row) or (None, reason, None); extra:
+    options appended to the row's command."""
     cmd = row["command"].strip()
     if cmd in ("", "-"):
         return None, "not expressible", None
-    out = run_command(cache, cmd)
+    out = run_command(cache, cmd + extra)
     if isinstance(out, str):
         return None, "FAILED " + out, None
     want = [kv.split("=", 1) for kv in row["select"].split(";") if kv.strip()]
@@ -99,6 +118,14 @@ def host_bound(out):
     if not out or "host_exposed_ms" not in out or not out.get("iter_ms"):
         return None
     return out["host_exposed_ms"] >= 0.1 * out["iter_ms"]
+
+
+def host_range(cache, row, factors):
+    """(low, high) prediction at the two host factors, or None."""
+    preds = [predict(cache, row, " --host-scale %g" % f)[0] for f in factors]
+    if any(p is None for p in preds):
+        return None
+    return min(preds), max(preds)
 
 
 def size_bytes(row):
@@ -133,6 +160,8 @@ def main():
     cache = {}
     failed = 0
     overall, overall_exact = [], []
+    factors = host_factors()
+    overall_in = [0, 0]  # host-bound non-fit rows: within the range, all
     files = sorted(glob.glob(os.path.join(ROOT, "validation", "*.csv")))
     print("ddpsim validation: %s against %d groups (validation/*.csv)" % (BIN, len(files)))
     print("error = (predicted - measured) / measured; diff = predicted - measured in the row's unit;")
@@ -156,6 +185,7 @@ def main():
         per_src_big_exact = {}
         grp, grp_exact, grp_big, grp_big_exact, pts = [], [], [], [], []
         by_bound = {True: [], False: []}
+        ranged = []  # host-bound rows: (row, measured, predicted, low, high)
         pairs = {}
         for r in rows:
             meas = float(r["value"])
@@ -188,6 +218,12 @@ def main():
                             per_src_big_exact.setdefault(s, []).append(err)
                     if r["unit"].strip() == "%":
                         pts.append(pred - meas)
+                if host_bound(out) and TIMED.intersection(NAME_RE.findall(r["metric"])):
+                    rng = host_range(cache, r, factors)
+                    if rng is None:
+                        failed += 1
+                    else:
+                        ranged.append((r, meas, pred) + rng)
                 if r["pair"].strip():
                     pairs.setdefault(r["pair"].strip(), []).append((r, meas, pred))
             print("%-4s %-44.44s %-58.58s %-6s %10s %10s %9s %8s %-3s%s" % (
@@ -205,6 +241,24 @@ def main():
                   % stats(by_bound[True]))
             print("  predicted GPU-bound                                        : %s"
                   % stats(by_bound[False]))
+        if ranged:
+            # a report, not a check: where the measured hosts' spread puts the row
+            print("  host-bound rows at the measured hosts' range (host costs x%g to x%g):"
+                  % factors)
+            inside = 0
+            for r, meas, pred, lo, hi in ranged:
+                where = "within" if lo <= meas <= hi else "below" if meas < lo else "above"
+                fit = r["fit"].strip() == "yes"
+                if not fit:
+                    inside += where == "within"
+                print("    %-58.58s measured %s, predicted %s (%s to %s): %s%s" % (
+                    r["measured"], fmt(meas), fmt(pred), fmt(lo), fmt(hi), where,
+                    " (fit)" if fit else ""))
+            n_ranged = sum(1 for x in ranged if x[0]["fit"].strip() != "yes")
+            print("  host-bound rows: %d of %d within the measured hosts' range (non-fit)"
+                  % (inside, n_ranged))
+            overall_in[0] += inside
+            overall_in[1] += n_ranged
         if grp_big:
             print("  sizes >= 1 MiB, all  : %s" % stats(grp_big))
             print("  sizes >= 1 MiB, exact: %s" % stats(grp_big_exact))
@@ -258,6 +312,8 @@ def main():
     print("\n== overall (every group, non-fit rows with a prediction)")
     print("  all   : %s" % stats(overall))
     print("  exact : %s" % stats(overall_exact))
+    print("  host-bound rows: %d of %d within the measured hosts' range (host costs x%g to x%g)"
+          % (overall_in[0], overall_in[1], factors[0], factors[1]))
     if failed:
         print("\n%d row(s) failed to run or to match an output row" % failed)
         return 1

@@ -83,6 +83,10 @@ static const char usage_nccl[] =
     "                         the built-in H200 table, its host times\n"
     "                         (bench/host_calibrate.py --calib-out) host_dispatch and\n"
     "                         host_node\n"
+    "  --host-scale F         multiply every host_* cost (the Python/PyTorch host's CPU\n"
+    "                         time: launch, replicate, backward, op, dispatch, cast,\n"
+    "                         node, grad_hook, grad_copy, collective), after --calib, by\n"
+    "                         F > 0 (default 1): a slower (F > 1) or faster host\n"
     ;
 
 /* Literals of at most 4095 characters each: one past it is not portable C. */
@@ -480,7 +484,7 @@ static ds_status parse_hooks(const char *flag, const char *v, struct ds_options 
   X("--iters", 1) X("--dtype", 1) X("--amp", 1) X("--tf32", 1) X("--channels-last", 0) X("--weight-decay", 0) X("--no-bn-weight-decay", 0) X("--seed", 1) X("--format", 1)         \
   X("--trace", 1) X("--schedule", 1) X("--coll-model", 1) X("--net", 1)   \
   X("--ring-chunks", 1) X("--algo", 1) X("--proto", 1) X("--nccl-extra", 1) \
-  X("--calib", 1) X("--no-overlap", 0) X("--no-sync", 1) X("--grad-as-bucket-view", 0) X("--no-broadcast-buffers", 0)         \
+  X("--calib", 1) X("--host-scale", 1) X("--no-overlap", 0) X("--no-sync", 1) X("--grad-as-bucket-view", 0) X("--no-broadcast-buffers", 0)         \
   X("--find-unused-parameters", 0) X("--static-graph", 0) X("--comm-hook", 1)  \
   X("--pytorch-version", 1) X("--grad-accum", 1) X("--optimizer-batch", 1) \
   X("--dp-output-device", 1) X("--dp-parallel-loss", 0)                   \
@@ -573,6 +577,11 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
     DS_CHECK(parse_choice(flag, v, names, 2, &c, err));
     o->nccl_extra = c;
   } else if (strcmp(flag, "--calib") == 0) o->calib = v;
+  else if (strcmp(flag, "--host-scale") == 0) {
+    if (ds_units_parse_number(v, &o->host_scale) != DS_OK || !isfinite(o->host_scale) ||
+        o->host_scale <= 0)
+      return bad(err, flag, "a number > 0, e.g. 1.25", v);
+  }
   else if (strcmp(flag, "--no-overlap") == 0) o->no_overlap = 1;
   else if (strcmp(flag, "--no-sync") == 0) {
     struct ds_value_kind k = ds_value_kind_int(1, 1024);
@@ -691,6 +700,7 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
     o->sweep[v].n = 1;
   }
   o->samples = 1;
+  o->host_scale = 1;
   o->grad_accum = 1;
   o->iters = 2;
   o->seed = 1;

@@ -121,6 +121,7 @@ struct ds_options {
   const char *trace;      /* NULL: none */
   const char *schedule;   /* NULL: none */
   const char *calib;      /* NULL: none; else a calibration file (ddpreal calibrate) */
+  double host_scale;      /* --host-scale: every host_* cost times this (1: as given) */
   enum ds_coll_choice coll_model;
   enum ds_net_mode net_mode;
   int32_t ring_chunks;

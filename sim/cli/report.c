@@ -262,11 +262,19 @@ static void print_gpu_time(FILE *fp, const struct ds_summary *r) {
   /* A tenth of the iteration or more: the host's speed, which the GPU's
    * does not predict, then sets the answer (docs/strategies.md), and the
    * user's own host can be measured into a calibration file. */
-  if (r->host_exposed_ms >= 0.1 * r->iter_ms && r->host_exposed_ms > 0)
-    fputs("      host-bound: the host_* costs set this, and hosts differ (docs/strategies.md, "
-          "\"The host costs\");\n"
-          "        measure yours: bench/host_calibrate.py --calib-out FILE, then --calib FILE\n",
-          fp);
+  if (!ds_report_host_bound(r)) return;
+  fputs("      host-bound: the host_* costs set this, and hosts differ (docs/strategies.md, "
+        "\"The host costs\");\n", fp);
+  if (r->has_host_range)
+    fprintf(fp, "        at the measured hosts' range (x%.3f to x%.3f the host costs) the "
+                "iteration is %.3f to %.3f ms;\n", r->host_factor_fast, r->host_factor_slow,
+            r->host_fast_iter_ms, r->host_slow_iter_ms);
+  fputs("        measure yours: bench/host_calibrate.py --calib-out FILE, then --calib FILE\n",
+        fp);
+}
+
+int ds_report_host_bound(const struct ds_summary *s) {
+  return s->host_exposed_ms >= 0.1 * s->iter_ms && s->host_exposed_ms > 0;
 }
 
 /* The peak-memory line and where the peak is (ddp.h ds_ddp_memory): the

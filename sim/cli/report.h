@@ -106,6 +106,14 @@ struct ds_summary {
   int32_t opt_ps_servers, opt_dp_output_device, opt_ring_chunks;
   double straggler_factor;
   char comm_hook[24];
+  /* The text summary of a host-bound row (ds_report_host_bound), when
+   * has_host_range: its iteration re-simulated with every host_* cost times
+   * the fastest and the slowest measured host's factor (sim/net/topo.c
+   * ds_topo_host_factor_*), over the run's own (after --calib and
+   * --host-scale). Not in the CSV or JSON. */
+  int has_host_range;
+  double host_factor_fast, host_factor_slow;
+  double host_fast_iter_ms, host_slow_iter_ms;
 };
 
 /* Fills the timing fields of s from the op times of ops[first .. first+n)
@@ -145,6 +153,10 @@ ds_status ds_report_measure_shared(const struct ds_report_times *t, size_t b0, s
                                    struct ds_summary *s);
 
 enum ds_format { DS_FORMAT_TEXT, DS_FORMAT_CSV, DS_FORMAT_JSON };
+
+/* 1 when the row is host-bound: rank 0's host exposed a tenth of the
+ * iteration or more (the summary's "host-bound:" line). */
+int ds_report_host_bound(const struct ds_summary *s);
 
 /* The largest per-GPU peak memory of the row, GiB. */
 double ds_report_peak_mem_gib(const struct ds_summary *s);

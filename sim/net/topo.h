@@ -134,6 +134,19 @@ struct ds_compute_params {
   double host_collective_ns;
 };
 
+/* Multiplies every host_* cost of p by factor (> 0; --host-scale): the
+ * CPU time of the Python/PyTorch host (launch, replicate, backward, op,
+ * dispatch, cast, node, grad_hook, grad_copy, collective). The GPU's times
+ * (kernel_overhead, the efficiencies, comm_interference) and nccl_launch_ns
+ * (NCCL's own per-call cost, measured without Python) stay. */
+void ds_topo_scale_host(struct ds_compute_params *p, double factor);
+
+/* The fastest and slowest measured H200 host's host costs over the pooled
+ * defaults (sim/net/topo.c says how they are derived): the range ddpsim's
+ * summary prints for a host-bound run. */
+extern const double ds_topo_host_factor_fastest;
+extern const double ds_topo_host_factor_slowest;
+
 struct ds_link {
   int32_t src;    /* vertex ids */
   int32_t dst;

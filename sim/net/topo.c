@@ -414,19 +414,21 @@ static ds_status read_time(const struct ds_cnode *map, const char *key, double *
 /* The measured hosts' range around the pooled host_dispatch and host_node
  * (read_compute below): per host (a folder of host_calibrate runs), the
  * mean of its dispatch and node figures over the pool's, as
- * `python3 bench/host_pool.py` over the ten CSVs named there prints them:
- *   2026-11-26d call2  23.05 / 30.63 = 0.7524, 21.90 / 28.88 = 0.7584: 0.755
- *   2026-11-27         29.00 / 30.63 = 0.9467, 31.29 / 28.88 = 1.0833: 1.015
- *   2026-11-27c        39.70 / 30.63 = 1.2960, 34.29 / 28.88 = 1.1871: 1.242
- *   2026-11-27d        24.41 / 30.63 = 0.7967, 30.89 / 28.88 = 1.0693: 0.933
- * The fastest and the slowest of the four. One factor per host for every
+ * `python3 bench/host_pool.py` over the twelve CSVs named there prints them:
+ *   2026-11-26d call2  23.05 / 30.73 = 0.7500, 21.90 / 29.05 = 0.7539: 0.752
+ *   2026-11-27         29.00 / 30.73 = 0.9436, 31.29 / 29.05 = 1.0770: 1.010
+ *   2026-11-27c        39.70 / 30.73 = 1.2918, 34.29 / 29.05 = 1.1802: 1.236
+ *   2026-11-27d        24.41 / 30.73 = 0.7942, 30.89 / 29.05 = 1.0631: 0.929
+ *   2026-11-27e        31.52 / 30.73 = 1.0257, 30.44 / 29.05 = 1.0479: 1.037
+ * The fastest and the slowest of the five lends (27d and 27e may be one
+ * machine lent twice, an hour apart: a lend is what a folder records). One factor per host for every
  * host_* cost (not one per cost): the other costs were not measured per host,
  * and a host's Python and dispatcher are slower or faster as a whole (its
  * dispatch and node ratios differ by at most 0.27). A host also moves
  * within that range between processes (docs/strategies.md, "The host
  * costs"), so the range is where a run on a lent H200 lands, not a bound. */
-const double ds_topo_host_factor_fastest = 0.755;
-const double ds_topo_host_factor_slowest = 1.242;
+const double ds_topo_host_factor_fastest = 0.752;
+const double ds_topo_host_factor_slowest = 1.236;
 
 void ds_topo_scale_host(struct ds_compute_params *p, double factor) {
   double *const host[] = {&p->host_launch_ns, &p->host_replicate_ns, &p->host_backward_ns,
@@ -468,7 +470,7 @@ static ds_status read_compute(const struct ds_cnode *root,
   c->host_op_ns = 50300;
   /* Per aten op dispatched in forward, nested ones included (model files
    * with host_dispatches), and per autograd node in backward: measured on
-   * four lent H200s' hosts with the GPU held behind a spin kernel per phase,
+   * five lent H200s' hosts with the GPU held behind a spin kernel per phase,
    * so the host never waits for it (bench/host_calibrate.py, default mode),
    * medians of 10 iterations over the model files' counts, batch 32 fp32,
    * every phase whose spin outlasted it, pooled as total ms over total units:
@@ -488,14 +490,18 @@ static ds_status read_compute(const struct ds_cnode *root,
    *   bench/results/gpu-2026-11-27d-h200/hostcalib (unpinned, the run that
    *     also wrote host-resnet50.yaml with --calib-out): forward ResNet-50
    *     6.883 / 282 (24.41 us), backward 10.409 / 337 (30.89 us);
-   *   pooled: forward 137.856 ms / 4500 = 30.63 us a dispatch, backward
-   *     159.754 ms / 5531 = 28.88 us a node. `python3 bench/host_pool.py`
-   *     over the ten CSVs named above (R=bench/results:
+   *   bench/results/gpu-2026-11-27e-h200 (two fresh processes, an hour
+   *     later): forward ResNet-50 9.149 and 8.630 / 282 (31.52 us), backward
+   *     10.663 and 9.856 / 337 (30.44 us);
+   *   pooled: forward 155.636 ms / 5064 = 30.73 us a dispatch, backward
+   *     180.273 ms / 6205 = 29.05 us a node. `python3 bench/host_pool.py`
+   *     over the twelve CSVs named above (R=bench/results:
    *     $R/gpu-2026-11-26d-h200/call2/host-{resnet50,resnext101_32x4d,
    *     bert-base}.csv $R/gpu-2026-11-27-h200/host-{resnet50,resnet101,
    *     resnext101_32x4d,se_resnext101_32x4d}.csv
    *     $R/gpu-2026-11-27c-h200/host-{resnet101,se-pauses}.csv
-   *     $R/gpu-2026-11-27d-h200/hostcalib/host-resnet50.csv) prints
+   *     $R/gpu-2026-11-27d-h200/hostcalib/host-resnet50.csv
+   *     $R/gpu-2026-11-27e-h200/host-resnet50-r{1,2}.csv) prints
    *     every term, each host's, the pool and each host's factor (below).
    * Left out: phases whose spin ended first (BERT's forward waits at its mask
    * check; SE-ResNeXt's backward without pauses, ~1358 launches, fills the
@@ -505,8 +511,8 @@ static ds_status read_compute(const struct ds_cnode *root,
    * pinned to two CPUs (host-resnet101-pinned.csv, 22.3 / 24.5 us: taskset
    * is not how PyTorch runs by default, and pinning did not make training
    * faster on that host: 27c notes-host2.md).
-   * The hosts differ (23.05, 29.00, 39.70, 24.41 us a dispatch; 21.90,
-   * 31.29, 34.29, 30.89 a node) and each switches speed within a run
+   * The hosts differ (23.05, 29.00, 39.70, 24.41, 31.52 us a dispatch;
+   * 21.90, 31.29, 34.29, 30.89, 30.44 a node) and each switches speed within a run
    * (ResNet-101's forward 22.6-54.6 us a dispatch on 2026-11-27, 34.6-52.1
    * on 27c) and between fresh processes (the fit row's command: 24.55,
    * 22.03, 18.03 ms on 27d) while running, not descheduled (27c: CPU time =
@@ -519,9 +525,9 @@ static ds_status read_compute(const struct ds_cnode *root,
    * BERT AMP 28.8, ResNeXt-101 46.2) and the node at 21.8 us. No validation
    * row sets either. A user's own host: `bench/host_calibrate.py --calib-out
    * FILE`, whose host section --calib applies over these (sim/train/calib.h). */
-  c->host_dispatch_ns = 30630;
+  c->host_dispatch_ns = 30730;
   c->host_cast_ns = 23600;
-  c->host_node_ns = 28880;
+  c->host_node_ns = 29050;
   c->host_grad_hook_ns = 7700;  /* docs/strategies.md "The host costs": measured */
   c->host_grad_copy_ns = 5800;
   c->host_collective_ns = 21000;

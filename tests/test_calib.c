@@ -398,3 +398,12 @@ Test(calib, bad_host_section_exits_2_with_its_place) {
   host_calib_refused("schema_version: 1\nhost:\n  dispatch: 27 parsecs\n",
                      ":3:13: key 'dispatch'", "expected a time");
 }
+
+Test(calib, host_time_without_a_unit_exits_2_with_its_place) {
+  /* the topology's time reader takes a bare number as seconds; a host time
+   * (tens of us) without one is a unit left out, refused, quoted or not */
+  host_calib_refused("schema_version: 1\nhost:\n  dispatch: 27\n",
+                     ":3:13: key 'dispatch'", "expected a time with a unit, e.g. 27.3us");
+  host_calib_refused("schema_version: 1\nhost:\n  dispatch: 27.3us\n  node: \"26.25\"\n",
+                     ":4:9: key 'node'", "expected a time with a unit, e.g. 27.3us");
+}

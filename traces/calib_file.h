@@ -41,7 +41,9 @@
  *                             # per aten op a forward dispatches, per
  *                             # autograd node a backward runs; measured with
  *                             # the GPU held behind a spin
- *                             # (bench/host_calibrate.py --calib-out)
+ *                             # (bench/host_calibrate.py --calib-out); a
+ *                             # unit is required (a bare 27 is refused,
+ *                             # not read as 27 s)
  *
  * grouped_conv: every key required. entries: 1 to DS_GCONV_MAX_ENTRIES
  * mappings, each with every key: mode fp32 | tf32 | half | half_nhwc (the

@@ -1,7 +1,12 @@
 /*
- * Calibration files: what `ddpreal calibrate` measured on a machine, read
- * back by ddpsim (`--calib FILE`) to override the topology's `compute`
- * section.
+ * Calibration files: what was measured on a machine, read back by ddpsim
+ * (`--calib FILE`) to override keys of the topology's `compute` section
+ * (efficiencies, kernel_overhead, fp32_math, comm_interference,
+ * host_dispatch, host_node), NCCL's per-call launch cost, and the GPU
+ * table's efficiencies and grouped convolution times. Written
+ * by `ddpreal calibrate` (compute, efficiency, nccl, collective),
+ * tools/gen_grouped_conv.py --calib (grouped_conv) and
+ * bench/host_calibrate.py --calib-out (host).
  *
  *   schema_version: 1
  *   compute:                  # every key optional; only present keys apply

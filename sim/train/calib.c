@@ -1,6 +1,8 @@
 /*
- * Loader of calibration files written by `ddpreal calibrate` (format in
- * calib.h, writer in traces/calib_file.c).
+ * Loader of calibration files (format in traces/calib_file.h): written by
+ * `ddpreal calibrate` (compute, efficiency, nccl, collective; writer in
+ * traces/calib_file.c), tools/gen_grouped_conv.py --calib (grouped_conv)
+ * and bench/host_calibrate.py --calib-out (host).
  *
  * Invariant: a key absent from the file leaves its has_ flag 0 (its eff[]
  * slot 0), and ds_calib_apply_compute / ds_calib_apply_gpu change exactly

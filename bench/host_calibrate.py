@@ -390,8 +390,6 @@ def main():
         _, ns = launch_counts(opt.step)
         print("  launches (kernels, memsets, copies) in one profiled iteration: forward %d, "
               "backward %d, step %d%s" % (nf, nb, ns, " (pause hooks' spins included)" if points else ""))
-
-
     if a.calib_out:
         keys, left = calib_host_keys(a, rows, dispatches, nodes, cuda, a.cpu_dry_run)
         if not keys:

@@ -22,17 +22,48 @@ import sys
 PHASES = (("fwd", "dispatches", "dispatch"), ("bwd", "nodes", "node"))
 
 
+class InputError(Exception):
+    pass
+
+
+def num(r, key, path, line):
+    """Row r's key as a number; InputError naming the file, line and key."""
+    if key not in r:
+        raise InputError("%s:%d: no column %s" % (path, line, key))
+    v = r[key]
+    if v in ("", None):
+        raise InputError("%s:%d: %s is empty" % (path, line, key))
+    try:
+        return float(v)
+    except ValueError:
+        raise InputError("%s:%d: %s %r is not a number" % (path, line, key, v))
+
+
 def phase_terms(path):
     """[(phase, median ms, units, free iterations, iterations)] of one CSV."""
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
+    try:
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            rows = [(reader.line_num, r) for r in reader]
+    except OSError as e:
+        raise InputError("cannot read %s: %s" % (path, e.strerror))
+    for key, count, _ in PHASES:
+        for column in (key + "_ms", key + "_free", count):
+            if column not in (reader.fieldnames or ()):
+                raise InputError("%s:1: no column %s" % (path, column))
     if not rows:
-        sys.exit("%s: no rows" % path)
+        raise InputError("%s: no rows" % path)
     terms = []
     for key, count, _ in PHASES:
-        free = [float(r[key + "_ms"]) for r in rows if r[key + "_free"] == "1"]
-        units = int(rows[0][count])
-        terms.append((key, statistics.median(free) if free else None, units, len(free), len(rows)))
+        free = [ms for ms, flag in ((num(r, key + "_ms", path, line),
+                                     num(r, key + "_free", path, line)) for line, r in rows)
+                if flag == 1]
+        line, first = rows[0]
+        units = num(first, count, path, line)
+        if units != int(units) or units < 1:
+            raise InputError("%s:%d: %s %r is not a count" % (path, line, count, first[count]))
+        terms.append((key, statistics.median(free) if free else None, int(units), len(free),
+                      len(rows)))
     return terms
 
 
@@ -46,8 +77,13 @@ def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     by_host, every = {}, []
-    for path in sys.argv[1:]:
-        for t in phase_terms(path):
+    try:
+        files = [(path, phase_terms(path)) for path in sys.argv[1:]]
+    except InputError as e:
+        print("host_pool: %s" % e, file=sys.stderr)
+        return 2
+    for path, terms in files:
+        for t in terms:
             by_host.setdefault(os.path.dirname(path), []).append(t)
             every.append(t)
             name = os.path.basename(path)
@@ -73,7 +109,8 @@ def main():
         if ratios:
             print("%s: host factor %.3f (mean of %s over the pool)"
                   % (label, sum(ratios) / len(ratios), " and ".join("%.4f" % r for r in ratios)))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

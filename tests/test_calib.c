@@ -426,3 +426,12 @@ Test(calib, host_scale_doubles_exactly_the_host_part) {
   unlink(path);
   cr_assert_float_eq(both, 2 * (11 * 300 + 9 * 600) + tail_us, 1e-3, "%g", both);
 }
+
+Test(calib, host_time_without_a_unit_exits_2_with_its_place) {
+  /* the topology's time reader takes a bare number as seconds; a host time
+   * (tens of us) without one is a unit left out, refused, quoted or not */
+  host_calib_refused("schema_version: 1\nhost:\n  dispatch: 27\n",
+                     ":3:13: key 'dispatch'", "expected a time with a unit, e.g. 27.3us");
+  host_calib_refused("schema_version: 1\nhost:\n  dispatch: 27.3us\n  node: \"26.25\"\n",
+                     ":4:9: key 'node'", "expected a time with a unit, e.g. 27.3us");
+}

@@ -305,18 +305,26 @@ Test(dp, mobilenet_gains_little_resnet50_gains) {
    * backward: sim/train/host.h). ResNet-50's layers are long enough to hide
    * more of it. (Batch norm's one-CTA-per-channel kernels, compute.h,
    * lengthen MobileNetV2's 52 BatchNorms on the GPU.) */
-  struct ds_test_result m = run("--topo 4gpu --model mobilenet_v2 --strategy dp --format csv");
+  struct ds_test_result m =
+      run("--topo 4gpu --model mobilenet_v2 --strategy dp,single --format csv");
   struct ds_test_result r = run("--topo 4gpu --model resnet50 --strategy dp --format csv");
   cr_assert_eq(m.status + r.status, 0, "%s%s", m.err, r.err);
   double sm = ds_test_csv_num(m.out, "speedup_vs_single", 0);
   double sr = ds_test_csv_num(r.out, "speedup_vs_single", 0);
+  double single_ms = ds_test_csv_num(m.out, "iter_ms", 1);
   double host_ms = (5.0 * 158 * 4 + 4 * 20.0 * 152) / 1e3;
-  cr_assert_geq(ds_test_csv_num(m.out, "iter_ms", 0),
-                host_ms + ds_test_csv_num(m.out, "bwd_ms", 0));
-  /* well short of 4: 3.07 x with the host costs pooled over four H200
-   * hosts (30.63 us a dispatch, 28.88 a node), 2.97 x with two hosts' (27.31,
-   * 26.25): the slower host slows single too, so the bound is 3.5, not 3.0 */
-  cr_assert_lt(sm, 3.5, "MobileNetV2 on 4 GPUs: %.3f x single", sm);
+  double floor_ms = host_ms + ds_test_csv_num(m.out, "bwd_ms", 0);
+  cr_assert_geq(ds_test_csv_num(m.out, "iter_ms", 0), floor_ms);
+  /* so the speedup, 4 x single's iteration over DataParallel's, is at most
+   * 4 x single / floor; below 4 because single's whole iteration is
+   * shorter than DataParallel's host closed form plus its backward: the
+   * host DataParallel adds costs more than three more GPUs save */
+  cr_assert_lt(single_ms, floor_ms, "single %.3f ms, host + backward %.3f ms", single_ms,
+               floor_ms);
+  cr_assert_leq(sm, 4 * single_ms / floor_ms + 1e-6, "MobileNetV2 on 4 GPUs: %.3f x single",
+                sm);
+  /* the claim: MobileNetV2 gains less than ResNet-50 (3.08 against 3.13 x
+   * today; only the order is pinned, the margin is not derived) */
   cr_assert_lt(sm, sr, "MobileNetV2 %.3f x, ResNet-50 %.3f x", sm, sr);
   ds_test_release(&m);
   ds_test_release(&r);

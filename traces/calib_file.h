@@ -1,7 +1,12 @@
 /*
- * Calibration files: what `ddpreal calibrate` measured on a machine, read
- * back by ddpsim (`--calib FILE`) to override the topology's `compute`
- * section.
+ * Calibration files: what was measured on a machine, read back by ddpsim
+ * (`--calib FILE`) to override keys of the topology's `compute` section
+ * (efficiencies, kernel_overhead, fp32_math, comm_interference,
+ * host_dispatch, host_node), NCCL's per-call launch cost, and the GPU
+ * table's efficiencies and grouped convolution times. Written
+ * by `ddpreal calibrate` (compute, efficiency, nccl, collective),
+ * tools/gen_grouped_conv.py --calib (grouped_conv) and
+ * bench/host_calibrate.py --calib-out (host).
  *
  *   schema_version: 1
  *   compute:                  # every key optional; only present keys apply
@@ -41,7 +46,9 @@
  *                             # per aten op a forward dispatches, per
  *                             # autograd node a backward runs; measured with
  *                             # the GPU held behind a spin
- *                             # (bench/host_calibrate.py --calib-out)
+ *                             # (bench/host_calibrate.py --calib-out); a
+ *                             # unit is required (a bare 27 is refused,
+ *                             # not read as 27 s)
  *
  * grouped_conv: every key required. entries: 1 to DS_GCONV_MAX_ENTRIES
  * mappings, each with every key: mode fp32 | tf32 | half | half_nhwc (the

@@ -1,6 +1,8 @@
 /*
- * Loader of calibration files written by `ddpreal calibrate` (format in
- * calib.h, writer in traces/calib_file.c).
+ * Loader of calibration files (format in traces/calib_file.h): written by
+ * `ddpreal calibrate` (compute, efficiency, nccl, collective; writer in
+ * traces/calib_file.c), tools/gen_grouped_conv.py --calib (grouped_conv)
+ * and bench/host_calibrate.py --calib-out (host).
  *
  * Invariant: a key absent from the file leaves its has_ flag 0 (its eff[]
  * slot 0), and ds_calib_apply_compute / ds_calib_apply_gpu change exactly
@@ -13,6 +15,7 @@
 #include <string.h>
 
 #include "base/config.h"
+#include "base/units.h"
 #include "sim/net/gpu_table.h"
 
 static const char *const root_keys[] = {"schema_version", "compute", "efficiency", "nccl",
@@ -230,21 +233,33 @@ static ds_status read_gconv(const struct ds_cnode *root, struct ds_calib *c,
   return DS_OK;
 }
 
-/* The host section: bench/host_calibrate.py's medians, in the units and
- * with the reader of the topology's host_dispatch and host_node. */
+/* A host time, when present, with its unit: the general time reader takes
+ * a bare number as seconds, but a host time is tens of microseconds, so a
+ * bare "27" is a unit left out, not 27 s. */
+static ds_status read_host_time(const struct ds_cnode *map, const char *key, int *has,
+                                double *out_ns, struct ds_err *err) {
+  struct ds_cnode node;
+  const char *text;
+  double bare;
+  if (!ds_cmap_get(map, key, &node)) return DS_OK;
+  DS_CHECK(ds_cnode_time_ns(&node, out_ns, err));
+  DS_CHECK(ds_cnode_string(&node, &text, err));
+  if (ds_units_parse_number(text, &bare) == DS_OK)
+    return ds_cnode_error(&node, err, "expected a time with a unit, e.g. 27.3us, got \"%s\"",
+                          text);
+  *has = 1;
+  return DS_OK;
+}
+
+/* The host section: bench/host_calibrate.py's medians, in the units of the
+ * topology's host_dispatch and host_node (a unit required). */
 static ds_status read_host(const struct ds_cnode *root, struct ds_calib *c,
                            struct ds_err *err) {
-  struct ds_cnode map, node;
+  struct ds_cnode map;
   if (!ds_cmap_get(root, "host", &map)) return DS_OK;
   DS_CHECK(ds_cmap_check_keys(&map, host_keys, err));
-  if (ds_cmap_get(&map, "dispatch", &node)) {
-    DS_CHECK(ds_cnode_time_ns(&node, &c->host_dispatch_ns, err));
-    c->has_host_dispatch = 1;
-  }
-  if (ds_cmap_get(&map, "node", &node)) {
-    DS_CHECK(ds_cnode_time_ns(&node, &c->host_node_ns, err));
-    c->has_host_node = 1;
-  }
+  DS_CHECK(read_host_time(&map, "dispatch", &c->has_host_dispatch, &c->host_dispatch_ns, err));
+  DS_CHECK(read_host_time(&map, "node", &c->has_host_node, &c->host_node_ns, err));
   return DS_OK;
 }
 

@@ -456,6 +456,52 @@ def efficiency_lines(gpu, has_tf32):
         "    efficiency: {%s}" % vals]
 
 
+# conv_tiles (gpus.yaml; sim/net/topo.h struct ds_conv_tiles, sim/train/compute.c
+# conv_tiles): a dense convolution in that math takes fwd_us / bwd_us + max(FLOPs / (fwd /
+# bwd x peak x u), bytes' time) beside kernel_overhead, u = M n / (ceil(T / SMs) SMs tile_m
+# tile_n), T = ceil(M / tile_m) ceil(n / tile_n), M = batch x output positions, n =
+# min(Cin k^2, Cout): the implicit GEMM's tiles, the narrow side padding each, the last wave
+# idling SMs. half of H200: fitted (least squares of log(model / measured), tile from a grid,
+# the fixed times from 0-60 us in 2 us steps) on ResNet-50's 23 shapes (x their count) and
+# ResNeXt's 14 dense 3x3 shapes at full width (once each), fp16 channels-last, batch 32 and
+# 128, each pass queued behind a spin and profiled: `python3 bench/conv_tile_fit.py --t0
+# --rn50 bench/results/gpu-2026-11-27d-h200/rn50conv-half-b*.csv --wide
+# bench/results/gpu-2026-11-27e-h200/wide-b*.csv --mode fp16-nhwc` prints `tile tm 64 tn
+# 128; E fwd 0.686 bwd 0.701; t0 fwd 2 us bwd 14 us` (conv_tile_fit-half.txt there). Checked,
+# not fitted, on the AMP b128 channels-last traces' dense convolutions: ResNet-50 -1.3 / -3.3
+# % (fwd / bwd), ResNeXt-101 32x4d +1.9 / +3.7 %, SE-ResNeXt-101 32x4d +6.8 / +11.5 %, against
+# conv_half's -12.1 / -21.8, -2.9 / -9.0, -6.0 / -16.0 % (notes-conv-call.md section 7 in
+# bench/results/gpu-2026-11-27d-h200). TF32 has none: fitted the same way its ResNeXt 32x4d
+# forwards come out 18-26 % fast (NCHW training's 1x1 GEMM kernels, a family no queued row
+# times at their widths), outside the 10-15 % the fit had to meet. H100 SXM takes the
+# H200's, as conv_half (same GH100 chip, 132 SMs, 1980 MHz). Grouped convolutions keep
+# their measured times (grouped_conv.h); a calibration file's convolution value of the math
+# replaces these (calib.c).
+_TILES_HALF = {"tile_m": 64, "tile_n": 128, "fwd": 0.686, "bwd": 0.701, "fwd_us": 2,
+               "bwd_us": 14}
+CONV_TILES = {
+    "H100-SXM5-80GB": {"half": _TILES_HALF},
+    "H200-SXM-141GB": {"half": _TILES_HALF},
+}
+
+
+def conv_tiles_lines(gpu):
+    """The `conv_tiles` map of one GPU (none where CONV_TILES has no entry)."""
+    tiles = CONV_TILES.get(gpu)
+    if not tiles:
+        return []
+    maths = []
+    for math in ("fp32", "tf32", "half"):
+        if math in tiles:
+            t = tiles[math]
+            check(0 < t["fwd"] <= 1 and 0 < t["bwd"] <= 1, "%s: conv_tiles %s" % (gpu, math))
+            maths.append("%s: {tile_m: %d, tile_n: %d, fwd: %.3f, bwd: %.3f, fwd_us: %g, "
+                         "bwd_us: %g}" % (math, t["tile_m"], t["tile_n"], t["fwd"], t["bwd"],
+                                          t["fwd_us"], t["bwd_us"]))
+    return ["    # conv_tiles: a dense convolution by its implicit GEMM's tiles "
+            "(tools/gen_gpus.py CONV_TILES)", "    conv_tiles: {%s}" % ", ".join(maths)]
+
+
 def check(cond, msg):
     if not cond:
         raise GenError(msg)
@@ -757,6 +803,7 @@ def gpus(data):
             out.append('    source: "%s"' % short_source(r["source_and_notes"]))
             out += efficiency_lines(gpu, not r["tf32_tensor_TFLOPS_dense"].strip().lower()
                                     .startswith("n/a"))
+            out += conv_tiles_lines(gpu)
     for g in EXTRA_GPUS:
         out += extra_entry(g)
     return "\n".join(out) + "\n"

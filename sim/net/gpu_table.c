@@ -22,7 +22,7 @@ static const char *const gpu_keys[] = {
     "name",       "arch",         "sms",     "fp32",      "tf32",   "fp16",
     "bf16",       "mem",          "mem_bw",  "nvlink_bw", "pcie_bw", "boost_mhz",
     "nvlink_gen", "nvlink_links", "pci_ids", "smi_names", "source", "efficiency",
-    "compute_capability", NULL};
+    "compute_capability", "conv_tiles", NULL};
 
 const char *const ds_gpu_efficiency_keys[] = {
     "conv_fp32",      "conv_tf32",      "conv_half",     "matmul_fp32", "matmul_tf32",
@@ -78,6 +78,49 @@ static ds_status check_conv_passes(const struct ds_cnode *map, const struct ds_g
       return ds_cnode_error(&node, err, "%s needs %s, the pooled value its other pass "
                             "and pass-less uses take", ds_gpu_efficiency_keys[k],
                             ds_gpu_efficiency_keys[m]);
+    }
+  }
+  return DS_OK;
+}
+
+static const char *const conv_tile_maths[] = {"fp32", "tf32", "half", NULL};
+static const char *const conv_tile_keys[] = {"tile_m", "tile_n", "fwd", "bwd",
+                                             "fwd_us", "bwd_us", NULL};
+
+/* An optional `conv_tiles` map, {MATH: {tile_m, tile_n, fwd, bwd, fwd_us,
+ * bwd_us}} with MATH fp32, tf32 or half (topo.h struct ds_conv_tiles):
+ * every key required, tiles 1 to 1024 wide, fwd and bwd fractions of peak
+ * in (0, 1], the fixed times 0 to 1000 us. */
+static ds_status read_conv_tiles(const struct ds_cnode *entry, struct ds_gpu_spec *spec,
+                                 struct ds_err *err) {
+  struct ds_cnode map, math, node;
+  if (!ds_cmap_get(entry, "conv_tiles", &map)) return DS_OK;
+  DS_CHECK(ds_cmap_check_keys(&map, conv_tile_maths, err));
+  for (int m = 0; m < DS_GPU_MATH_COUNT; m++) {
+    if (!ds_cmap_get(&map, conv_tile_maths[m], &math)) continue;
+    struct ds_conv_tiles *t = &spec->conv_tiles[m];
+    int64_t side;
+    DS_CHECK(ds_cmap_check_keys(&math, conv_tile_keys, err));
+    DS_CHECK(ds_cmap_require(&math, "tile_m", "a tile's rows", &node, err));
+    DS_CHECK(ds_cnode_int_range(&node, 1, 1024, &side, err));
+    t->tile_m = (int32_t)side;
+    DS_CHECK(ds_cmap_require(&math, "tile_n", "a tile's columns", &node, err));
+    DS_CHECK(ds_cnode_int_range(&node, 1, 1024, &side, err));
+    t->tile_n = (int32_t)side;
+    for (int pass = 0; pass < 2; pass++) {
+      double v;
+      DS_CHECK(ds_cmap_require(&math, conv_tile_keys[2 + pass], "an achieved / peak fraction",
+                               &node, err));
+      DS_CHECK(ds_cnode_number(&node, &v, err));
+      if (!(v > 0 && v <= 1))
+        return ds_cnode_error(&node, err, "expected an achieved / peak fraction in (0, 1], "
+                              "got %g", v);
+      t->eff[pass] = v;
+      DS_CHECK(ds_cmap_require(&math, conv_tile_keys[4 + pass], "a time in us", &node, err));
+      DS_CHECK(ds_cnode_number(&node, &v, err));
+      if (!(v >= 0 && v <= 1000))
+        return ds_cnode_error(&node, err, "expected microseconds in [0, 1000], got %g", v);
+      t->call_ns[pass] = v * 1e3;
     }
   }
   return DS_OK;
@@ -290,6 +333,7 @@ static ds_status read_entry(const struct ds_cnode *entry, struct ds_gpu_info *g,
     DS_CHECK(ds_gpu_efficiency_read(&node, &spec->eff, 1, err));
     DS_CHECK(check_conv_passes(&node, &spec->eff, err));
   }
+  DS_CHECK(read_conv_tiles(entry, spec, err));
   DS_CHECK(read_optional_bw(entry, "nvlink_bw", &g->nvlink_bw, err));
   DS_CHECK(read_optional_bw(entry, "pcie_bw", &g->pcie_bw, err));
   DS_CHECK(read_optional_int(entry, "boost_mhz", 1, 100000, &g->boost_mhz, err));

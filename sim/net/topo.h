@@ -83,6 +83,18 @@ struct ds_gpu_spec {
     double conv_bwd[DS_GPU_MATH_COUNT];
     double memory;
   } eff;
+  /* A dense (groups 1) convolution timed by its implicit GEMM's tiles
+   * (gpus.yaml `conv_tiles`, per math; compute.h): the GEMM is M = batch x
+   * output positions by n = min(Cin k^2, Cout), run as tile_m x tile_n
+   * tiles in waves of `sms`; a pass takes call_ns[pass] + max(FLOPs /
+   * (eff[pass] x peak x useful share), bytes' time) beside kernel_overhead.
+   * tile_m 0: not measured, the efficiencies above apply. [0] forward, [1]
+   * backward (both gradients). */
+  struct ds_conv_tiles {
+    int32_t tile_m, tile_n;
+    double eff[2];
+    double call_ns[2];
+  } conv_tiles[DS_GPU_MATH_COUNT];
 };
 
 /* Efficiency factors of the roofline compute model (see compute.h). */

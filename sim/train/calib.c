@@ -307,6 +307,15 @@ void ds_calib_apply_gpu(const struct ds_calib *c, struct ds_gpu_spec *g) {
    * measured on the table's machine, the pooled one on this */
   for (int m = 0; m < DS_GPU_MATH_COUNT; m++)
     if (c->eff[m] > 0) e->conv_fwd[m] = e->conv_bwd[m] = 0;
+  /* and so does any convolution value of a math the table times by tiles
+   * (topo.h conv_tiles): measured here, it wins over the table's tiles */
+  static const char *const math_part[DS_GPU_MATH_COUNT] = {"_fp32", "_tf32", "_half"};
+  for (int k = 0; k < DS_CALIB_EFF_KEYS; k++) {
+    const char *key = ds_calib_efficiency_keys[k];
+    if (!(c->eff[k] > 0) || strncmp(key, "conv_", 5) != 0) continue;
+    for (int m = 0; m < DS_GPU_MATH_COUNT; m++)
+      if (strstr(key, math_part[m])) g->conv_tiles[m] = (struct ds_conv_tiles){0};
+  }
   for (int k = 0; k < DS_CALIB_EFF_KEYS; k++)
     if (c->eff[k] > 0) *ds_gpu_efficiency_slot(e, k) = c->eff[k];
 }

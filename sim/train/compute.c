@@ -129,6 +129,8 @@ void ds_compute_set_tf32(struct ds_compute *c, const struct ds_topo *topo, enum 
   for (int backward = 0; backward < 2; backward++)
     c->conv_pass_efficiency[backward] = conv_pass_efficiency(
         topo, conv_math, backward, c->class_efficiency[DS_LAYER_CONV]);
+  c->conv_tiles = topo->compute.conv_efficiency > 0 ? (struct ds_conv_tiles){0}
+                                                    : g->conv_tiles[conv_math];
   c->class_efficiency[DS_LAYER_MATMUL] = mm;
   c->class_efficiency[DS_LAYER_ATTENTION] =
       class_efficiency(topo, DS_LAYER_ATTENTION, mm_math, mm);
@@ -238,17 +240,59 @@ static double layer_flops_per_s(const struct ds_compute *c, const struct ds_laye
   return c->class_peak_flops_per_s[l->cls] * c->unaligned_half_efficiency;
 }
 
+double ds_compute_conv_tile_share(int64_t m, int64_t n, int32_t tile_m, int32_t tile_n,
+                                  int32_t sms) {
+  if (m <= 0 || n <= 0 || tile_m <= 0 || tile_n <= 0 || sms <= 0) return 1;
+  double tiles = ceil((double)m / tile_m) * ceil((double)n / tile_n);
+  double waves = ceil(tiles / sms);
+  return (double)m * (double)n / (waves * sms * (double)tile_m * (double)tile_n);
+}
+
+/* The tiles of a dense convolution's implicit GEMM (compute.h conv_tiles),
+ * or NULL where its pass efficiency applies: grouped convolutions
+ * (grouped_conv.h), a GPU or math without tiles, a layer without its
+ * shape. *share receives the useful share of the tiles' work at `batch`:
+ * M = batch x output positions (the forward's GEMM side, which the
+ * backward's kernels were fitted against too), n = min(Cin k^2, Cout). */
+static const struct ds_conv_tiles *conv_tiles(const struct ds_compute *c,
+                                              const struct ds_layer *l, int64_t batch,
+                                              double *share) {
+  const struct ds_conv_tiles *t = &c->conv_tiles;
+  if (l->cls != DS_LAYER_CONV || t->tile_m <= 0 || l->conv_groups > 1 ||
+      l->conv_out_channels <= 0 || l->conv_group_width <= 0 || l->conv_kernel_area <= 0 ||
+      !(l->fwd_flops > 0) || batch <= 0)
+    return NULL;
+  double k = (double)l->conv_group_width * (double)l->conv_kernel_area;
+  double positions = l->fwd_flops / (2.0 * (double)l->conv_out_channels * k);
+  double n = k < (double)l->conv_out_channels ? k : (double)l->conv_out_channels;
+  *share = ds_compute_conv_tile_share((int64_t)llround(positions * (double)batch),
+                                      (int64_t)llround(n), t->tile_m, t->tile_n, c->sms);
+  return t;
+}
+
+/* The FLOP rate of the layer's own kernel in pass `backward` at `batch`. */
+static double layer_rate(const struct ds_compute *c, const struct ds_layer *l, int backward,
+                         int64_t batch, double *call_ns) {
+  double share;
+  const struct ds_conv_tiles *t = conv_tiles(c, l, batch, &share);
+  *call_ns = t ? t->call_ns[backward != 0] : 0;
+  return t ? c->class_peak_flops_per_s[DS_LAYER_CONV] * t->eff[backward != 0] * share
+           : layer_flops_per_s(c, l, backward);
+}
+
 static double layer_kernel_ns(const struct ds_compute *c, const struct ds_layer *l,
-                              int backward, double flops, double bytes) {
-  return roofline_ns(c, layer_flops_per_s(c, l, backward), flops, bytes);
+                              int backward, int64_t batch, double flops, double bytes) {
+  double call_ns, rate = layer_rate(c, l, backward, batch, &call_ns);
+  return call_ns + roofline_ns(c, rate, flops, bytes);
 }
 
 /* Whether that kernel's FLOPs, not its bytes, set its time: a kernel the
  * SMs bound (interference.h). */
 static int layer_kernel_flop_bound(const struct ds_compute *c, const struct ds_layer *l,
-                                   int backward, double flops, double bytes) {
-  return flops > 0 && flops / layer_flops_per_s(c, l, backward) >=
-                          bytes / (c->mem_bw_bytes_per_s * c->params.mem_efficiency);
+                                   int backward, int64_t batch, double flops, double bytes) {
+  double call_ns, rate = layer_rate(c, l, backward, batch, &call_ns);
+  return flops > 0 &&
+         flops / rate >= bytes / (c->mem_bw_bytes_per_s * c->params.mem_efficiency);
 }
 
 /* The kernels of pass p off PyTorch's vectorised path (legacy_ew.h): takes
@@ -540,8 +584,8 @@ static struct pass_time attn_core_time(const struct ds_compute *c, const struct 
   double prod = 0, sm = 0;
   if (p->kernels > 0) {
     int bwd = pass != DS_ATTN_FWD;
-    prod = layer_kernel_ns(c, l, bwd, p->flops * b, pbytes) + (p->kernels - 1) * ovh;
-    if (layer_kernel_flop_bound(c, l, bwd, p->flops * b, pbytes)) sm = prod;
+    prod = layer_kernel_ns(c, l, bwd, batch, p->flops * b, pbytes) + (p->kernels - 1) * ovh;
+    if (layer_kernel_flop_bound(c, l, bwd, batch, p->flops * b, pbytes)) sm = prod;
   }
   double rbytes = (amp ? r->amp_bytes : r->bytes * act_scale(c)) * b;
   enum ds_legacy_pass lp = pass == DS_ATTN_FWD ? DS_LEGACY_FWD : DS_LEGACY_BWD;
@@ -588,10 +632,10 @@ static struct pass_time fwd_time(const struct ds_compute *c, const struct ds_lay
   double legacy = off_path_ns(c, l, DS_LEGACY_FWD, batch, &act);
   /* no other kernel where those kernels are all the forward runs */
   int rest = legacy == 0 || act > 0 || weights > 0 || l->fwd_flops > 0;
-  double kernel = rest ? layer_kernel_ns(c, l, 0, l->fwd_flops * b, act + weights) : 0;
+  double kernel = rest ? layer_kernel_ns(c, l, 0, batch, l->fwd_flops * b, act + weights) : 0;
   double own = kernel + legacy;
   double sm =
-      rest && layer_kernel_flop_bound(c, l, 0, l->fwd_flops * b, act + weights) ? kernel : 0;
+      rest && layer_kernel_flop_bound(c, l, 0, batch, l->fwd_flops * b, act + weights) ? kernel : 0;
   if (ds_compute_grouped_conv(c, l)) {
     double measured = grouped_pass_ns(c, l, DS_CONV_FWD, batch);
     if (measured > own) own = sm = measured;
@@ -648,9 +692,9 @@ static struct pass_time bwd_time(const struct ds_compute *c, const struct ds_lay
   /* a backward that runs no op (the residual add's: it hands the gradient
    * on) launches no kernel */
   double kernel =
-      bytes > 0 || l->bwd_flops > 0 ? layer_kernel_ns(c, l, 1, l->bwd_flops * b, bytes) : 0;
+      bytes > 0 || l->bwd_flops > 0 ? layer_kernel_ns(c, l, 1, batch, l->bwd_flops * b, bytes) : 0;
   double own = kernel + legacy;
-  double sm = layer_kernel_flop_bound(c, l, 1, l->bwd_flops * b, bytes) ? kernel : 0;
+  double sm = layer_kernel_flop_bound(c, l, 1, batch, l->bwd_flops * b, bytes) ? kernel : 0;
   if (ds_compute_grouped_conv(c, l)) {
     /* the weight gradient, and the input gradient unless the layer takes
      * the model's input (its backward FLOPs are then the forward's) */

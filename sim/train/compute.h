@@ -105,6 +105,10 @@ struct ds_compute {
    * per-pass values (conv_MATH_fwd, conv_MATH_bwd) where it has them and
    * the topology sets no conv_efficiency, else class_efficiency's conv. */
   double conv_pass_efficiency[2];
+  /* A dense convolution's tiles in its math (topo.h struct ds_conv_tiles,
+   * the GPU table's conv_tiles), where the table has them and the topology
+   * sets no conv_efficiency; tile_m 0: conv_pass_efficiency applies. */
+  struct ds_conv_tiles conv_tiles;
   enum ds_gpu_math class_math[DS_LAYER_MEMORY + 1]; /* conv, matmul, attention */
   /* Half-precision GEMMs on unaligned operands (ds_compute_gemm_unaligned):
    * the GPU table's matmul_unaligned_half, or 0 (fp32 math, or not measured
@@ -211,6 +215,14 @@ double ds_compute_bwd_extra_ns(const struct ds_compute *c, const struct ds_layer
 double ds_compute_class_kernel_ns(const struct ds_compute *c, enum ds_layer_class cls,
                                   double flops, double bytes);
 
+
+/* The useful share of a GEMM of m x n (the long side by the narrow one)
+ * run as tile_m x tile_n tiles in waves of `sms` (topo.h conv_tiles):
+ * m n / (ceil(T / sms) sms tile_m tile_n), T = ceil(m / tile_m) ceil(n /
+ * tile_n): a side under its tile pads every tile, and the last wave
+ * leaves SMs idle. 1 where any argument is not positive. */
+double ds_compute_conv_tile_share(int64_t m, int64_t n, int32_t tile_m, int32_t tile_n,
+                                  int32_t sms);
 /* The FLOP rate a layer of class cls reaches in its forward (backward 0) or
  * backward pass: its class's peak times its efficiency, a convolution's
  * that of the pass (conv_pass_efficiency, where set; class_efficiency's

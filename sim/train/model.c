@@ -429,22 +429,24 @@ static ds_status read_conv_groups(const struct ds_cnode *item, struct ds_layer *
   return read_small_int(item, "stride", 1, 64, &l->conv_stride, err);
 }
 
-/* A grouped convolution's geometry from its 4-d weight (model.h). */
+/* A convolution's geometry from its 4-d weight (model.h): required of a
+ * grouped one; a dense one without a shaped 4-d weight keeps 0s. */
 static ds_status grouped_conv_weight(const struct ds_model *m, const struct ds_cnode *item,
                                      struct ds_layer *l, struct ds_err *err) {
   l->conv_out_channels = l->conv_group_width = l->conv_kernel_area = 0;
-  if (l->conv_groups <= 1) return DS_OK;
+  if (l->cls != DS_LAYER_CONV) return DS_OK;
   for (int32_t k = 0; k < l->param_count; k++) {
     const struct ds_param *w = &m->params[l->param_first + k];
     if (w->ndim != 4 || w->rows <= 0 || w->dim1 <= 0) continue;
     l->conv_out_channels = w->rows;
     l->conv_group_width = w->dim1;
     l->conv_kernel_area = w->numel / (w->rows * w->dim1);
-    if (w->rows % l->conv_groups != 0)
+    if (l->conv_groups > 1 && w->rows % l->conv_groups != 0)
       return ds_cnode_error(item, err, "groups %d does not divide weight %s's %lld output "
                             "channels", l->conv_groups, w->name, (long long)w->rows);
     return DS_OK;
   }
+  if (l->conv_groups <= 1) return DS_OK;
   return ds_cnode_error(item, err, "groups given, but the layer has no 4-d weight with a "
                         "shape (expected a convolution's [out, in / groups, kh, kw])");
 }

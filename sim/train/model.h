@@ -147,9 +147,10 @@ struct ds_layer {
    * measured times of sim/train/grouped_conv.h. 1 and 1 when absent. */
   int32_t conv_groups;
   int32_t conv_stride;
-  /* A grouped convolution's weight (its 4-d parameter, [out, in / groups,
-   * kh, kw]): out channels, channels per group and kernel area; 0 when
-   * conv_groups is 1. */
+  /* A convolution's weight (its 4-d parameter, [out, in / groups, kh,
+   * kw]): out channels, channels per group and kernel area; 0 for other
+   * classes and for a dense convolution without a shaped 4-d weight. Set
+   * for dense ones too: compute.h's conv_tiles need the GEMM's shape. */
   int64_t conv_out_channels;
   int64_t conv_group_width;
   int64_t conv_kernel_area;

@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""Does a convolution pass's rate follow its implicit GEMM's tiles?  Fit, per pass and
+math, one efficiency E and a tile (tm x tn) on the queued microbenchmarks together
+(gpu_kernels.py --only rn50conv: ResNet-50's shapes; conv_wide_queued.py: ResNeXt's dense
+3x3 layers at full width), then check it, nothing refitted, on training traces.
+
+    python3 bench/conv_tile_fit.py --rn50 D/rn50conv-*.csv --wide E/wide-b*.csv \
+        --mode fp16-nhwc [--wide-mode fp32-tf32] [--table FWD BWD] [--trace T.json.gz ...]
+    python3 bench/conv_tile_fit.py --selftest
+
+Model (notes-conv-call.md section 7), per charge (a layer's forward; its backward, both
+gradients, one charge):
+    t = 4 us + max(F / (E peak u), B / mem)
+    u = M n / (ceil(T / S) S tm tn),  T = ceil(M / tm) ceil(n / tn)
+F: ddpsim's FLOPs; B: ddpsim's bytes (conv_pass_fit.ddpsim_bytes); mem: ddpsim's
+memory rate (H200 4172 GB/s); M = batch x output positions (the forward GEMM's long side),
+n = min(Cin k^2, Cout) (its narrow side), S the GPU's SMs. u is the share of the tiles'
+multiply-adds that are useful: a side under the tile pads the tile (n < tn), and the last
+wave of tiles leaves SMs idle (T not a multiple of S). E: one per pass and math; tm, tn:
+one pair per math, from a grid. Fitted by least squares of log(model / measured),
+ResNet-50's shapes weighted by their count in ResNet-50, the wide shapes once each.
+Standard library only.
+"""
+import argparse
+import collections
+import math
+import os
+import sys
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, BENCH)
+sys.path.insert(0, os.path.join(BENCH, "..", "tools"))
+import conv_pass_fit as cpf  # noqa: E402
+import conv_call_fit as ccf  # noqa: E402
+import gemm_rates  # noqa: E402
+
+TILES_M = (64, 128, 256)
+TILES_N = (32, 64, 128, 256)
+
+
+def useful_share(m, n, tm, tn, sms):
+    """The share of the tiles' work that is useful: M x n over the waves' tile area."""
+    if not tm:
+        return 1.0
+    tiles = math.ceil(m / tm) * math.ceil(n / tn)
+    return m * n / (math.ceil(tiles / sms) * sms * tm * tn)
+
+
+def charge(e, tile, f, b, m, n, peak, mem, sms, ovh, t0=0.0):
+    return ovh + t0 + max(f / (e * peak * useful_share(m, n, tile[0], tile[1], sms)), b / mem)
+
+
+def points(cells, meta, mode, esz, wide):
+    """(pass, F, bytes, t, weight, M, n, label) per shape and batch of `mode`."""
+    pts = []
+    for (m, batch), per in cells.items():
+        if m != mode:
+            continue
+        for key, p in per.items():
+            cin, cout, k, stride, side = key
+            out = (side + 2 * (k // 2) - k) // stride + 1
+            n = min(cin * k * k, cout)
+            for pss in ("fwd", "bwd"):
+                if pss not in p:
+                    continue
+                by = cpf.ddpsim_bytes(cin, cout, k, stride, batch, side, esz, pss == "bwd",
+                                      cin != 3)
+                pts.append((pss, p[pss][0], by, p[pss][1], 1 if wide else meta[key],
+                            batch * out * out, n, "%s b%d %d->%d k%d s%d %d" % (
+                                "wide" if wide else "rn50", batch, cin, cout, k, stride, side)))
+    return pts
+
+
+def best_e(pts, tile, peak, mem, sms, ovh, t0=0.0):
+    """E minimising the weighted sum of log(model / measured)^2 (golden section)."""
+    def err(e):
+        return sum(w * math.log(charge(e, tile, f, b, m, n, peak, mem, sms, ovh, t0) / t) ** 2
+                   for _, f, b, t, w, m, n, _ in pts)
+    lo, hi = 0.05, 1.5
+    g = (math.sqrt(5) - 1) / 2
+    for _ in range(80):
+        a, c = hi - g * (hi - lo), lo + g * (hi - lo)
+        if err(a) < err(c):
+            hi = c
+        else:
+            lo = a
+    e = (lo + hi) / 2
+    return e, err(e)
+
+
+def fit(pts, peak, mem, sms, ovh, tiles, t0s=(0.0,)):
+    """{pass: E}, {pass: t0} and the tile of least total error over `tiles` (t0 per pass
+    from the grid t0s)."""
+    best = None
+    for tile in tiles:
+        es, ts, tot = {}, {}, 0.0
+        for pss in ("fwd", "bwd"):
+            sub = [p for p in pts if p[0] == pss]
+            err, e, t0 = min(best_e(sub, tile, peak, mem, sms, ovh, t0)[::-1] + (t0,)
+                             for t0 in t0s)
+            es[pss], ts[pss] = e, t0
+            tot += err
+        if best is None or tot < best[0]:
+            best = (tot, es, tile, ts)
+    return best[1], best[2], best[3]
+
+
+def trace_ops(trace, esz):
+    """Per dense convolution op of the trace: [pass, F, bytes, measured s, M, n]
+    (two iterations: the caller halves)."""
+    import json
+    import trace_classes as tc
+    ev = tc.load(trace)
+    ops = {}
+    for e, chain in tc.gpu_activities(ev):
+        op = next((c for c in chain if c["name"] in ("aten::convolution",
+                                                     "aten::convolution_backward")), None)
+        if op is None or tc.classify(chain) != "conv":
+            continue
+        name = e["name"]
+        if "nchwToNhwc" in name or "nhwcToNchw" in name:
+            continue
+        eid = op["args"]["External id"]
+        if eid not in ops:
+            a = op["args"]
+            ci, d = a["Concrete Inputs"], a["Input Dims"]
+            if op["name"] == "aten::convolution":
+                x, w = d[0], d[1]
+                stride, pad, groups = json.loads(ci[3]), json.loads(ci[4]), int(ci[8])
+                ho = (x[2] + 2 * pad[0] - w[2]) // stride[0] + 1
+                wo = (x[3] + 2 * pad[1] - w[3]) // stride[1] + 1
+                f = 2.0 * x[0] * w[0] * ho * wo * w[1] * w[2] * w[3]
+                pss, mask = "fwd", None
+            else:
+                go, x, w = d[0], d[1], d[2]
+                ho, wo = go[2], go[3]
+                groups, mask = int(ci[9]), json.loads(ci[10].lower())
+                f = 2.0 * go[0] * go[1] * ho * wo * w[1] * w[2] * w[3] * (mask[0] + mask[1])
+                pss = "bwd"
+            act = x[0] * (x[1] * x[2] * x[3] + w[0] * ho * wo) * esz
+            wb = w[0] * w[1] * w[2] * w[3] * esz
+            by = act + wb if mask is None else (2 if mask[0] else 1) * act + 2 * wb
+            ops[eid] = [pss, f, by, 0.0, x[0] * ho * wo, min(w[1] * w[2] * w[3], w[0]), groups]
+        ops[eid][3] += e["dur"] * 1e-6
+    return [o for o in ops.values() if o[6] == 1]
+
+
+def selftest():
+    sms, peak, mem, ovh = 132, 500e12, 4e12, 4e-6
+    tile, es = (128, 64), {"fwd": 0.8, "bwd": 0.6}
+    pts = []
+    for m in (1568, 6272, 25088, 100352):
+        for n in (32, 64, 128, 512, 2048):
+            for pss in ("fwd", "bwd"):
+                f = 2.0 * m * n * 576
+                pts.append((pss, f, 1e6, charge(es[pss], tile, f, 1e6, m, n, peak, mem, sms,
+                                                 ovh), 1, m, n, ""))
+    got, gtile, _ = fit(pts, peak, mem, sms, ovh, [(a, b) for a in TILES_M for b in TILES_N])
+    ok = gtile == tile and all(abs(got[p] / es[p] - 1) < 1e-6 for p in es)
+    ok &= abs(useful_share(128, 64, 128, 64, 132) - 1 / 132) < 1e-12
+    print("selftest: tile %s E %s (want %s %s): %s" % (gtile, got, tile, es,
+                                                      "ok" if ok else "FAILED"))
+    return 0 if ok else 1
+
+
+def main():
+    if sys.argv[1:] == ["--selftest"]:
+        return selftest()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rn50", nargs="+", required=True)
+    ap.add_argument("--wide", nargs="*", default=[])
+    ap.add_argument("--mode", required=True)
+    ap.add_argument("--wide-mode")
+    ap.add_argument("--table", nargs=2, type=float, metavar=("FWD", "BWD"))
+    ap.add_argument("--trace", nargs="*", default=[])
+    ap.add_argument("--iters", type=int, default=2)
+    ap.add_argument("--no-tile", action="store_true", help="u = 1: one efficiency per pass")
+    ap.add_argument("--t0", action="store_true",
+                    help="also a fixed time per charge and pass, t0, from 0-60 us in 2 us steps")
+    ap.add_argument("--overhead-us", type=float, default=4.0)
+    ap.add_argument("--mem-gbps", type=float, default=4172.0,
+                    help="ddpsim's memory rate (H200 mem_bw 4800 x memory 0.869)")
+    ap.add_argument("--sms", type=int, default=132)
+    ap.add_argument("--gpus", default=os.path.join(cpf.REPO, "topologies", "gpus.yaml"))
+    a = ap.parse_args()
+    mth, esz = cpf.MODES[a.mode]
+    wmode = a.wide_mode or a.mode
+    ovh, mem = a.overhead_us * 1e-6, a.mem_gbps * 1e9
+    try:
+        cells, meta, gpu, _ = cpf.read(a.rn50)
+        peak = gemm_rates.gpu_peaks(gpu, a.gpus, (mth,))[1][mth] * 1e12
+        pts = points(cells, meta, a.mode, esz, False)
+        if a.wide:
+            wc, wm, _, _ = cpf.read(a.wide, kind="wideconv")
+            pts += points(wc, wm, wmode, esz, True)
+    except (cpf.InputError, gemm_rates.InputError) as e:
+        print("conv_tile_fit.py: %s" % e, file=sys.stderr)
+        return 2
+    tiles = [(0, 0)] if a.no_tile else [(x, y) for x in TILES_M for y in TILES_N]
+    t0s = [i * 2e-6 for i in range(31)] if a.t0 else [0.0]
+    es, tile, t0 = fit(pts, peak, mem, a.sms, ovh, tiles, t0s)
+    print("fit: rn50 %s + wide %s on %s (%d points); peak %.1f TFLOP/s, mem %.0f GB/s, "
+          "%d SMs, %g us per charge" % (a.mode, wmode if a.wide else "-", gpu, len(pts),
+                                         peak / 1e12, mem / 1e9, a.sms, a.overhead_us))
+    print("  tile tm %d tn %d; E fwd %.3f bwd %.3f; t0 fwd %.0f us bwd %.0f us" % (
+        tile[0], tile[1], es["fwd"], es["bwd"], t0["fwd"] * 1e6, t0["bwd"] * 1e6))
+    models = {"tile": (es, tile, t0)}
+    if a.table:
+        models["table"] = ({"fwd": a.table[0], "bwd": a.table[1]}, (0, 0), {"fwd": 0, "bwd": 0})
+
+    def pred(name, pss, f, b, m, n):
+        e, tl, t0_ = models[name]
+        return charge(e[pss], tl, f, b, m, n, peak, mem, a.sms, ovh, t0_[pss])
+
+    groups = collections.defaultdict(lambda: collections.defaultdict(float))
+    worst = (0, "")
+    for p in pts:
+        pss, f, b, t, w, m, n, lab = p
+        g = (lab.split()[0], lab.split()[1], pss)
+        groups[g]["meas"] += w * t
+        for name in models:
+            groups[g][name] += w * pred(name, pss, f, b, m, n)
+        r = pred("tile", pss, f, b, m, n) / t - 1
+        if abs(r) > abs(worst[0]):
+            worst = (r, "%s %s" % (lab, pss))
+    print("  worst shape: %+.0f %% (%s)" % (100 * worst[0], worst[1]))
+    print("  fit set (ms; ResNet-50 shapes x their count, wide shapes once):")
+    for g in sorted(groups):
+        v = groups[g]
+        print("    %-4s %-4s %s measured %8.3f" % (g + (v["meas"] * 1e3,)) + "".join(
+            "; %s %8.3f (%+5.1f %%)" % (nm, v[nm] * 1e3, 100 * (v[nm] / v["meas"] - 1))
+            for nm in models))
+    for tr in a.trace:
+        ops = trace_ops(tr, esz)
+        print("trace %s (per iteration; dense convolutions, compute + helpers, transposes "
+              "apart)" % os.path.basename(tr))
+        for pss in ("fwd", "bwd"):
+            sel = [o for o in ops if o[0] == pss]
+            meas = sum(o[3] for o in sel) / a.iters
+            line = "  %s ops %3.0f measured %7.3f ms" % (pss, len(sel) / a.iters, meas * 1e3)
+            for nm in models:
+                v = sum(pred(nm, pss, o[1], o[2], o[4], o[5]) for o in sel) / a.iters
+                line += "; %s %7.3f (%+5.1f %%)" % (nm, v * 1e3, 100 * (v / meas - 1))
+            print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

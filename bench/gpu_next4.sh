@@ -12,6 +12,7 @@
 # Dry run on the CPU:
 #   PATH=/root/venv-torch/bin:$PATH WIDE_ARGS="--device cpu --quick --warmup 1 --iters 2" \
 #     HOST_ARGS="--device cpu --batch 1 --iters 1 --warmup 0" OUT=/tmp/gn4 bash bench/gpu_next4.sh
+# (on the CPU host_calibrate writes no calibration and exits 1, as designed: no spin runs)
 set -u
 R=$PWD
 BUDGET_S=${BUDGET_S:-200}

@@ -38,7 +38,6 @@ Standard library only.
 import argparse
 import collections
 import csv
-import json
 import os
 import sys
 
@@ -100,42 +99,20 @@ def predict(model, f, narrow, ovh):
 
 
 def conv_ops(trace):
-    """{external id: [pass, flops, groups, compute_us, helper_us, kernels, shape]} per
+    """{external id: [pass, flops, groups, compute_us, helper_us, kernels, shape, narrow]} per
     iteration-pair (the caller halves)."""
     import trace_classes as tc
-    ev = tc.load(trace)
     ops = {}
-    for e, chain in tc.gpu_activities(ev):
-        op = next((c for c in chain if c["name"] in ("aten::convolution",
-                                                     "aten::convolution_backward")), None)
-        if op is None or tc.classify(chain) != "conv":
-            continue
-        name = e["name"]
-        if "nchwToNhwc" in name or "nhwcToNchw" in name:
-            continue
-        eid = op["args"]["External id"]
-        if eid not in ops:
-            a = op["args"]
-            ci, d = a["Concrete Inputs"], a["Input Dims"]
-            if op["name"] == "aten::convolution":
-                x, w = d[0], d[1]
-                stride, pad, groups = json.loads(ci[3]), json.loads(ci[4]), int(ci[8])
-                ho = (x[2] + 2 * pad[0] - w[2]) // stride[0] + 1
-                wo = (x[3] + 2 * pad[1] - w[3]) // stride[1] + 1
-                f = 2.0 * x[0] * w[0] * ho * wo * w[1] * w[2] * w[3]
-                pss = "fwd"
-            else:
-                go, x, w = d[0], d[1], d[2]
-                groups, mask = int(ci[9]), json.loads(ci[10].lower())
-                f1 = 2.0 * go[0] * go[1] * go[2] * go[3] * w[1] * w[2] * w[3]
-                f = f1 * (mask[0] + mask[1])
-                pss = "bwd"
-            ops[eid] = [pss, f, groups, 0.0, 0.0, 0, "%s %s" % (x, w),
-                        min(w[1] * w[2] * w[3], w[0])]
-        helper = any(h in name for h in ("Memset", "init_device_workspace", "reduce_wgrad",
-                                         "reduction::kernel"))
-        ops[eid][4 if helper else 3] += e["dur"]
-        ops[eid][5] += 1
+    for eid, op in tc.conv_ops(tc.load(trace)).items():
+        x, w = op["x"], op["w"]
+        row = [op["pass"], op["flops"], op["groups"], 0.0, 0.0, 0, "%s %s" % (x, w),
+               min(w[1] * w[2] * w[3], w[0])]
+        for e in op["kernels"]:
+            helper = any(h in e["name"] for h in ("Memset", "init_device_workspace",
+                                                  "reduce_wgrad", "reduction::kernel"))
+            row[4 if helper else 3] += e["dur"]
+            row[5] += 1
+        ops[eid] = row
     return ops
 
 

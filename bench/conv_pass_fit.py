@@ -48,28 +48,13 @@ BENCH = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(BENCH)
 sys.path.insert(0, BENCH)
 import gemm_rates  # noqa: E402
+from csv_input import InputError, num  # noqa: E402
 
 PASSES = ("fwd", "dgrad", "wgrad", "bwd")
 # gpu_kernels.py's modes: (the peak's math, element size in bytes)
 MODES = {"fp32": ("fp32", 4), "fp32-tf32": ("tf32", 4), "fp32-tf32-nhwc": ("tf32", 4),
          "fp16": ("fp16", 2), "fp16-nhwc": ("fp16", 2)}
 YAML_KEY = {"tf32": "conv_tf32", "fp16": "conv_half", "fp32": "conv_fp32"}
-
-
-class InputError(Exception):
-    pass
-
-
-def num(r, key, path, line, default=None):
-    v = r.get(key, "")
-    if v in ("", None):
-        if default is not None:
-            return default
-        raise InputError("%s:%d: %s is empty" % (path, line, key))
-    try:
-        return float(v)
-    except ValueError:
-        raise InputError("%s:%d: %s %r is not a number" % (path, line, key, v))
 
 
 def shape_of(name, shape, path, line):

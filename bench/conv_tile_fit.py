@@ -108,41 +108,19 @@ def fit(pts, peak, mem, sms, ovh, tiles, t0s=(0.0,)):
 def trace_ops(trace, esz):
     """Per dense convolution op of the trace: [pass, F, bytes, measured s, M, n]
     (two iterations: the caller halves)."""
-    import json
     import trace_classes as tc
-    ev = tc.load(trace)
-    ops = {}
-    for e, chain in tc.gpu_activities(ev):
-        op = next((c for c in chain if c["name"] in ("aten::convolution",
-                                                     "aten::convolution_backward")), None)
-        if op is None or tc.classify(chain) != "conv":
+    rows = []
+    for op in tc.conv_ops(tc.load(trace)).values():
+        if op["groups"] != 1:
             continue
-        name = e["name"]
-        if "nchwToNhwc" in name or "nhwcToNchw" in name:
-            continue
-        eid = op["args"]["External id"]
-        if eid not in ops:
-            a = op["args"]
-            ci, d = a["Concrete Inputs"], a["Input Dims"]
-            if op["name"] == "aten::convolution":
-                x, w = d[0], d[1]
-                stride, pad, groups = json.loads(ci[3]), json.loads(ci[4]), int(ci[8])
-                ho = (x[2] + 2 * pad[0] - w[2]) // stride[0] + 1
-                wo = (x[3] + 2 * pad[1] - w[3]) // stride[1] + 1
-                f = 2.0 * x[0] * w[0] * ho * wo * w[1] * w[2] * w[3]
-                pss, mask = "fwd", None
-            else:
-                go, x, w = d[0], d[1], d[2]
-                ho, wo = go[2], go[3]
-                groups, mask = int(ci[9]), json.loads(ci[10].lower())
-                f = 2.0 * go[0] * go[1] * ho * wo * w[1] * w[2] * w[3] * (mask[0] + mask[1])
-                pss = "bwd"
-            act = x[0] * (x[1] * x[2] * x[3] + w[0] * ho * wo) * esz
-            wb = w[0] * w[1] * w[2] * w[3] * esz
-            by = act + wb if mask is None else (2 if mask[0] else 1) * act + 2 * wb
-            ops[eid] = [pss, f, by, 0.0, x[0] * ho * wo, min(w[1] * w[2] * w[3], w[0]), groups]
-        ops[eid][3] += e["dur"] * 1e-6
-    return [o for o in ops.values() if o[6] == 1]
+        x, w, (ho, wo), mask = op["x"], op["w"], op["out"], op["mask"]
+        act = x[0] * (x[1] * x[2] * x[3] + w[0] * ho * wo) * esz
+        wb = w[0] * w[1] * w[2] * w[3] * esz
+        by = act + wb if mask is None else (2 if mask[0] else 1) * act + 2 * wb
+        t = sum(e["dur"] * 1e-6 for e in op["kernels"])
+        rows.append([op["pass"], op["flops"], by, t, x[0] * ho * wo,
+                     min(w[1] * w[2] * w[3], w[0]), op["groups"]])
+    return rows
 
 
 def selftest():

@@ -83,6 +83,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import torch_measure  # noqa: E402  (its model builder and losses)
 import host_sched  # noqa: E402
+from kernel_timing import cpu_model  # noqa: E402  (the CPU's name for the comments)
 
 
 class Spin:
@@ -180,18 +181,6 @@ def model_counts(name, amp):
     return total("host_dispatches"), total("host_nodes") + (total("host_amp_nodes") if amp else 0)
 
 
-def cpu_name():
-    """The CPU's model name (/proc/cpuinfo), for the calibration's comments."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def calib_host_keys(a, rows, dispatches, nodes, cuda, dry_run):
     """The host section's keys from the iterations' rows: {key: (us, note)}
     for each phase measured unblocked (all iterations under --cpu-dry-run),
@@ -225,7 +214,7 @@ def write_calib(path, a, keys, left, dry_run, spin_ms):
     lines = ["# bench/host_calibrate.py --calib-out: this host's time per dispatched aten op",
              "# (forward) and per autograd node (backward), the GPU held behind a spin",
              "# model: %s, batch %d, %s" % (a.model, a.batch, a.amp or "fp32"),
-             "# device: %s; CPU: %s; host: %s" % (dev, cpu_name(), platform.node()),
+             "# device: %s; CPU: %s; host: %s" % (dev, cpu_model(), platform.node()),
              "# torch %s, python %s, %s" % (torch.__version__, platform.python_version(),
                                             time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
              "# iterations: %d after %d warm-up; a spin of %.0f ms per phase, %d pauses per phase"

@@ -19,24 +19,10 @@ import os
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from csv_input import InputError, num  # noqa: E402
+
 PHASES = (("fwd", "dispatches", "dispatch"), ("bwd", "nodes", "node"))
-
-
-class InputError(Exception):
-    pass
-
-
-def num(r, key, path, line):
-    """Row r's key as a number; InputError naming the file, line and key."""
-    if key not in r:
-        raise InputError("%s:%d: no column %s" % (path, line, key))
-    v = r[key]
-    if v in ("", None):
-        raise InputError("%s:%d: %s is empty" % (path, line, key))
-    try:
-        return float(v)
-    except ValueError:
-        raise InputError("%s:%d: %s %r is not a number" % (path, line, key, v))
 
 
 def phase_terms(path):

@@ -11,27 +11,16 @@ rounded to the millisecond. Standard library only.
 """
 
 import csv
+import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from csv_input import InputError, num  # noqa: E402
 
 
 COLUMNS = ("name", "gpu_ms", "enq_ms", "cpu_ms", "wait_ms", "steal_ms", "cpus")
 NUMBERS = ("gpu_ms", "enq_ms", "cpu_ms", "wait_ms", "steal_ms")
-
-
-class InputError(Exception):
-    pass
-
-
-def num(r, key, path, line):
-    """Row r's key as a number; InputError naming the file, line and key."""
-    v = r.get(key)
-    if v in ("", None):
-        raise InputError("%s:%d: %s is empty" % (path, line, key))
-    try:
-        return float(v)
-    except ValueError:
-        raise InputError("%s:%d: %s %r is not a number" % (path, line, key, v))
 
 
 def load(path):

@@ -187,6 +187,58 @@ def in_attention_block(cls, chain):
                for e in chain if e["name"].startswith("aten::") for d in dims(e))
 
 
+CONV_OPS = ("aten::convolution", "aten::convolution_backward")
+CUDNN_TRANSPOSES = ("nchwToNhwc", "nhwcToNchw")
+
+
+def conv_ops(events):
+    """Every convolution op of a trace with its GPU activities, for the convolution fits
+    (bench/conv_call_fit.py, bench/conv_tile_fit.py): {External id: op}, in the order of
+    each op's first activity, one op per aten::convolution (the forward) or
+    aten::convolution_backward (the backward: dgrad and wgrad, as its output mask says)
+    whose activities classify as "conv". Each op is a dict:
+      pass     "fwd" or "bwd"
+      x, w     the input's (N, C, H, W) and the weight's (Cout, Cin / groups, kh, kw)
+               dims (Input Dims; the backward's are its 2nd and 3rd inputs)
+      out      the output's (Ho, Wo): the forward's from stride and padding (Concrete
+               Inputs 3, 4), the backward's its grad_output's
+      groups   Concrete Inputs 8 (forward) or 9 (backward)
+      mask     the backward's output mask (Concrete Inputs 10: input, weight, bias
+               gradients), None for the forward
+      flops    2 N Cout Ho Wo (Cin / groups) kh kw, the backward's once per gradient of
+               input or weight it computes (ddpsim's FLOPs, tools/export_model.py)
+      kernels  its GPU activities in the trace's order (kernels, memsets: cuDNN's
+               helpers), cuDNN's NCHW<->NHWC transposes left out (ddpsim charges
+               them apart)."""
+    ops = {}
+    for e, chain in gpu_activities(events):
+        op = next((c for c in chain if c["name"] in CONV_OPS), None)
+        if op is None or classify(chain) != "conv":
+            continue
+        if any(t in e["name"] for t in CUDNN_TRANSPOSES):
+            continue
+        eid = op["args"]["External id"]
+        if eid not in ops:
+            ci, d = op["args"]["Concrete Inputs"], op["args"]["Input Dims"]
+            if op["name"] == "aten::convolution":
+                x, w = d[0], d[1]
+                stride, pad, groups = json.loads(ci[3]), json.loads(ci[4]), int(ci[8])
+                ho = (x[2] + 2 * pad[0] - w[2]) // stride[0] + 1
+                wo = (x[3] + 2 * pad[1] - w[3]) // stride[1] + 1
+                f = 2.0 * x[0] * w[0] * ho * wo * w[1] * w[2] * w[3]
+                pss, mask = "fwd", None
+            else:
+                go, x, w = d[0], d[1], d[2]
+                ho, wo = go[2], go[3]
+                groups, mask = int(ci[9]), json.loads(ci[10].lower())
+                f = 2.0 * go[0] * go[1] * ho * wo * w[1] * w[2] * w[3] * (mask[0] + mask[1])
+                pss = "bwd"
+            ops[eid] = {"pass": pss, "x": x, "w": w, "out": (ho, wo), "groups": groups,
+                        "mask": mask, "flops": f, "kernels": []}
+        ops[eid]["kernels"].append(e)
+    return ops
+
+
 def trace_classes(events):
     per = collections.defaultdict(lambda: [0.0, 0, 0.0])  # ms, kernels, of which backward
     top = collections.defaultdict(float)

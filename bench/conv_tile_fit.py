@@ -10,14 +10,15 @@ math, one efficiency E and a tile (tm x tn) on the queued microbenchmarks togeth
 
 Model (notes-conv-call.md section 7), per charge (a layer's forward; its backward, both
 gradients, one charge):
-    t = 4 us + max(F / (E peak u), B / mem)
+    t = 4 us + t0 + max(F / (E peak u), B / mem)
     u = M n / (ceil(T / S) S tm tn),  T = ceil(M / tm) ceil(n / tn)
 F: ddpsim's FLOPs; B: ddpsim's bytes (conv_pass_fit.ddpsim_bytes); mem: ddpsim's
 memory rate (H200 4172 GB/s); M = batch x output positions (the forward GEMM's long side),
 n = min(Cin k^2, Cout) (its narrow side), S the GPU's SMs. u is the share of the tiles'
 multiply-adds that are useful: a side under the tile pads the tile (n < tn), and the last
 wave of tiles leaves SMs idle (T not a multiple of S). E: one per pass and math; tm, tn:
-one pair per math, from a grid. Fitted by least squares of log(model / measured),
+one pair per math, from a grid; t0: a fixed time per charge and pass, 0 unless --t0
+fits it from a grid (0-60 us in 2 us steps). Fitted by least squares of log(model / measured),
 ResNet-50's shapes weighted by their count in ResNet-50, the wide shapes once each.
 Standard library only.
 """
@@ -126,18 +127,22 @@ def trace_ops(trace, esz):
 def selftest():
     sms, peak, mem, ovh = 132, 500e12, 4e12, 4e-6
     tile, es = (128, 64), {"fwd": 0.8, "bwd": 0.6}
+    t0s = [i * 2e-6 for i in range(31)]  # main()'s --t0 grid
+    t0 = {"fwd": t0s[1], "bwd": t0s[7]}  # 2 and 14 us
     pts = []
     for m in (1568, 6272, 25088, 100352):
         for n in (32, 64, 128, 512, 2048):
             for pss in ("fwd", "bwd"):
                 f = 2.0 * m * n * 576
                 pts.append((pss, f, 1e6, charge(es[pss], tile, f, 1e6, m, n, peak, mem, sms,
-                                                 ovh), 1, m, n, ""))
-    got, gtile, _ = fit(pts, peak, mem, sms, ovh, [(a, b) for a in TILES_M for b in TILES_N])
+                                                 ovh, t0[pss]), 1, m, n, ""))
+    got, gtile, gt0 = fit(pts, peak, mem, sms, ovh, [(a, b) for a in TILES_M for b in TILES_N],
+                          t0s)
     ok = gtile == tile and all(abs(got[p] / es[p] - 1) < 1e-6 for p in es)
+    ok &= gt0 == t0
     ok &= abs(useful_share(128, 64, 128, 64, 132) - 1 / 132) < 1e-12
-    print("selftest: tile %s E %s (want %s %s): %s" % (gtile, got, tile, es,
-                                                      "ok" if ok else "FAILED"))
+    print("selftest: tile %s E %s t0 %s (want %s %s %s): %s" % (
+        gtile, got, gt0, tile, es, t0, "ok" if ok else "FAILED"))
     return 0 if ok else 1
 
 
@@ -147,8 +152,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rn50", nargs="+", required=True)
     ap.add_argument("--wide", nargs="*", default=[])
-    ap.add_argument("--mode", required=True)
-    ap.add_argument("--wide-mode")
+    ap.add_argument("--mode", required=True, choices=sorted(cpf.MODES))
+    ap.add_argument("--wide-mode", choices=sorted(cpf.MODES))
     ap.add_argument("--table", nargs=2, type=float, metavar=("FWD", "BWD"))
     ap.add_argument("--trace", nargs="*", default=[])
     ap.add_argument("--iters", type=int, default=2)

@@ -4,7 +4,8 @@
  * sim/net/gpu_table.c): a pass takes its fixed time plus its FLOPs at
  * eff x peak x the tiles' useful share, M = batch x output positions by
  * n = min(Cin k^2, Cout) in tile_m x tile_n tiles, in waves of the GPU's
- * SMs; a GPU or math without tiles, or a topology's conv_efficiency, keeps
+ * SMs (a 1x1 layer's shallow reduction the narrow side); a GPU or math
+ * without tiles, a grouped layer, or a topology's conv_efficiency, keeps
  * the pooled efficiency; a calibration file's convolution value of the math
  * clears the table's tiles; bad keys are refused with file, line and key.
  * Worked by hand on a made-up GPU with round numbers.
@@ -38,10 +39,21 @@ static const char *gpus_text =
  * 2 x 64 x 288 x 128 = 4718592 per sample, backward twice that; its 18432
  * weights the only bytes (fp16: 36864 B forward, 0.046 us at 800 GB/s, so
  * the FLOPs bind). */
+/* Then a 1x1 convolution, 16 -> 64 channels, 128 positions: the reduction
+ * depth is the narrow side, n = min(16 x 1, 64) = 16; forward FLOPs
+ * 2 x 64 x 16 x 128 = 262144 per sample (its 1024 weights, 2048 B at
+ * fp16, 0.003 us: the FLOPs bind). Then a grouped 3x3 convolution, groups
+ * 2, 16 channels per group, 64 out, 128 positions: forward FLOPs
+ * 2 x 64 x 144 x 128 = 2359296 per sample (9216 weights, 0.023 us). */
 static const char *model_text =
     "schema_version: 1\nname: ct\nsample: s\ndefault_batch: 2\noptimizer: sgd\nlayers:\n"
     "  - {name: conv, class: conv, fwd_flops: 4718592, bwd_flops: 9437184, fwd_bytes: 0,"
-    " act_bytes: 0, params: [{name: conv.weight, numel: 18432, shape: [64, 32, 3, 3]}]}\n";
+    " act_bytes: 0, params: [{name: conv.weight, numel: 18432, shape: [64, 32, 3, 3]}]}\n"
+    "  - {name: pw, class: conv, fwd_flops: 262144, bwd_flops: 524288, fwd_bytes: 0,"
+    " act_bytes: 0, params: [{name: pw.weight, numel: 1024, shape: [64, 16, 1, 1]}]}\n"
+    "  - {name: gc, class: conv, fwd_flops: 2359296, bwd_flops: 4718592, fwd_bytes: 0,"
+    " act_bytes: 0, groups: 2, stride: 1,"
+    " params: [{name: gc.weight, numel: 9216, shape: [64, 16, 3, 3]}]}\n";
 
 Test(conv_tiles, the_useful_share_counts_padded_tiles_and_idle_sms) {
   /* M 256 x n 64 in 64 x 128 tiles: 4 x 1 tiles, one wave of 4 SMs, each
@@ -57,12 +69,18 @@ Test(conv_tiles, the_useful_share_counts_padded_tiles_and_idle_sms) {
   cr_assert_float_eq(ds_compute_conv_tile_share(512, 64, 0, 128, 4), 1.0, 0);
 }
 
-static void passes_us(const char *gpu, int64_t batch, double *fwd, double *bwd) {
+/* Layer `layer`'s passes at `batch` on `gpu`, in microseconds. */
+static void layer_passes_us(const char *gpu, int layer, int64_t batch, double *fwd,
+                            double *bwd) {
   struct ds_test_compute f;
   ds_test_compute_setup(&f, gpus_text, gpu, 1, 0, model_text, DS_DTYPE_FP16, DS_AMP_NONE);
-  *fwd = ds_compute_fwd_ns(&f.c, &f.m->layers[0], batch) / 1e3;
-  *bwd = ds_compute_bwd_ns(&f.c, &f.m->layers[0], batch) / 1e3;
+  *fwd = ds_compute_fwd_ns(&f.c, &f.m->layers[layer], batch) / 1e3;
+  *bwd = ds_compute_bwd_ns(&f.c, &f.m->layers[layer], batch) / 1e3;
   ds_test_compute_free(&f);
+}
+
+static void passes_us(const char *gpu, int64_t batch, double *fwd, double *bwd) {
+  layer_passes_us(gpu, 0, batch, fwd, bwd);
 }
 
 Test(conv_tiles, a_pass_is_its_fixed_time_and_its_flops_at_the_tiles_rate) {
@@ -86,6 +104,18 @@ Test(conv_tiles, a_pass_is_its_fixed_time_and_its_flops_at_the_tiles_rate) {
   cr_assert_float_eq(bwd, 0.4718592, 1e-9, "%.9f", bwd);
 }
 
+Test(conv_tiles, a_shallow_reduction_is_the_gemms_narrow_side) {
+  double fwd, bwd;
+  /* the 1x1 16 -> 64 at batch 2: M 256 x n 16 (not Cout's 64) in 64 x 128
+   * tiles, 4 x 1 tiles in one wave: 256 x 16 / (4 x 64 x 128) = 0.125.
+   * Forward 524288 FLOPs at 100e12 x 0.5 x 0.125 = 6.25 TFLOP/s:
+   * 0.08388608 us + 2; backward 1048576 at 3.125 TFLOP/s: 0.33554432 us
+   * + 10. */
+  layer_passes_us("TileGPU", 1, 2, &fwd, &bwd);
+  cr_assert_float_eq(fwd, 2.08388608, 1e-9, "%.9f", fwd);
+  cr_assert_float_eq(bwd, 10.33554432, 1e-9, "%.9f", bwd);
+}
+
 Test(conv_tiles, other_maths_and_grouped_layers_keep_their_efficiencies) {
   /* the tiles are half's: TF32 (fp32 model, --tf32 conv) at nothing
    * measured takes flops_efficiency 1: 9437184 / 50e12 = 0.18874368 us */
@@ -97,6 +127,44 @@ Test(conv_tiles, other_maths_and_grouped_layers_keep_their_efficiencies) {
   double fwd = ds_compute_fwd_ns(&f.c, &f.m->layers[0], 2) / 1e3;
   cr_assert_float_eq(fwd, 0.18874368, 1e-9, "%.9f", fwd);
   ds_test_compute_free(&f);
+  /* the grouped layer in half on TileGPU (no clock, so no grouped-kernel
+   * table either): pooled conv_half 0.4 = 40 TFLOP/s, batch 2: forward
+   * 4718592 / 40e12 = 0.1179648 us, backward 0.2359296 us, no fixed time */
+  double bwd;
+  layer_passes_us("TileGPU", 2, 2, &fwd, &bwd);
+  cr_assert_float_eq(fwd, 0.1179648, 1e-9, "%.9f", fwd);
+  cr_assert_float_eq(bwd, 0.2359296, 1e-9, "%.9f", bwd);
+}
+
+Test(conv_tiles, the_topologys_conv_efficiency_clears_the_tiles) {
+  /* conv_efficiency 0.8 on TileGPU: the toy 3x3 at 80 TFLOP/s, batch 2:
+   * 9437184 / 80e12 = 0.1179648 us forward, 0.2359296 us backward, no
+   * fixed time */
+  char gpus[64] = "/tmp/ddpsim-convtilesg-XXXXXX", topo[64] = "/tmp/ddpsim-convtilest-XXXXXX";
+  char model[64] = "/tmp/ddpsim-convtilesm-XXXXXX";
+  ds_test_write_temp(gpus, gpus_text);
+  ds_test_write_temp(topo, "schema_version: 1\nname: t\ngpu: TileGPU\nnodes: 1\n"
+                           "gpus_per_node: 1\nintra_node:\n  template: nvswitch\n"
+                           "  link_bw: 100GBps\n  link_lat: 1us\ncompute:\n"
+                           "  flops_efficiency: 1\n  mem_efficiency: 1\n"
+                           "  kernel_overhead: 0us\n  conv_efficiency: 0.8\n");
+  ds_test_write_temp(model, model_text);
+  struct ds_topo *t;
+  struct ds_compute c;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_load(topo, gpus, &t, &err), DS_OK, "%s", err.msg);
+  struct ds_model *m = ds_test_model(model);
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP16, DS_AMP_NONE, &c, &err), DS_OK, "%s", err.msg);
+  unlink(gpus);
+  unlink(topo);
+  unlink(model);
+  cr_assert_eq(c.conv_tiles.tile_m, 0);
+  double fwd = ds_compute_fwd_ns(&c, &m->layers[0], 2) / 1e3;
+  double bwd = ds_compute_bwd_ns(&c, &m->layers[0], 2) / 1e3;
+  cr_assert_float_eq(fwd, 0.1179648, 1e-9, "%.9f", fwd);
+  cr_assert_float_eq(bwd, 0.2359296, 1e-9, "%.9f", bwd);
+  ds_model_free(m);
+  ds_topo_free(t);
 }
 
 Test(conv_tiles, a_calibrations_convolution_value_clears_the_tables_tiles) {

@@ -461,7 +461,11 @@ def efficiency_lines(gpu, has_tf32):
 # bwd x peak x u), bytes' time) beside kernel_overhead, u = M n / (ceil(T / SMs) SMs tile_m
 # tile_n), T = ceil(M / tile_m) ceil(n / tile_n), M = batch x output positions, n =
 # min(Cin k^2, Cout): the implicit GEMM's tiles, the narrow side padding each, the last wave
-# idling SMs. half of H200: fitted (least squares of log(model / measured), tile from a grid,
+# idling SMs. n is the narrower of the reduction depth Cin k^2 and Cout; both backward passes
+# are charged on the forward's M and n, a proxy the fitted bwd absorbs (the real dgrad and
+# wgrad GEMMs have other shapes). No fit data covers batches below 32: there the fixed
+# 2 / 14 us per charge and a small u dominate (H200 ResNet-50 AMP channels-last batch 1
+# backward 1.35 ms at conv_half -> 2.46 ms). half of H200: fitted (least squares of log(model / measured), tile from a grid,
 # the fixed times from 0-60 us in 2 us steps) on ResNet-50's 23 shapes (x their count) and
 # ResNeXt's 14 dense 3x3 shapes at full width (once each), fp16 channels-last, batch 32 and
 # 128, each pass queued behind a spin and profiled: `python3 bench/conv_tile_fit.py --t0

@@ -89,7 +89,12 @@ struct ds_gpu_spec {
    * tiles in waves of `sms`; a pass takes call_ns[pass] + max(FLOPs /
    * (eff[pass] x peak x useful share), bytes' time) beside kernel_overhead.
    * tile_m 0: not measured, the efficiencies above apply. [0] forward, [1]
-   * backward (both gradients). */
+   * backward (both gradients). n is the narrower of the reduction depth
+   * Cin k^2 and Cout; both backward passes are charged on the forward's M
+   * and n, a proxy the fitted bwd efficiency absorbs (the real dgrad and
+   * wgrad GEMMs have other shapes). No fit data covers batches below 32:
+   * there the fixed call_ns per charge and a small share dominate (H200
+   * ResNet-50 AMP channels-last batch 1 backward 1.35 ms pooled -> 2.46). */
   struct ds_conv_tiles {
     int32_t tile_m, tile_n;
     double eff[2];

@@ -72,6 +72,12 @@ double ds_interference_sm_share(const struct ds_compute *c, const struct ds_mode
       return share < 0 ? 0 : share > 1 ? 1 : share;
     }
   }
+  /* A known gap: this fallback judges a conv-class op at the pooled pass
+   * rate (ds_compute_pass_flops_per_s), not the tiles' per-layer rate
+   * (compute.h conv_tiles) that timed a dense half convolution on a GPU
+   * with tiles; it is reached only when the op's FLOPs are not its layer's
+   * pass's, so such an op may be judged compute-bound where the tiles'
+   * slower rate plus fixed time would say otherwise, or the reverse. */
   return ds_interference_memory_bound(c, cls, op, dur_ns) ? 0 : 1;
 }
 

@@ -106,6 +106,14 @@ def fit(pts, peak, mem, sms, ovh, tiles, t0s=(0.0,)):
     return best[1], best[2], best[3]
 
 
+def rms_log(pts, es, tile, t0, peak, mem, sms, ovh):
+    """The weighted root mean square of log(model / measured) over the points: the fit's
+    residual as one number, comparable across data sets."""
+    num = sum(w * math.log(charge(es[pss], tile, f, b, m, n, peak, mem, sms, ovh, t0[pss]) / t)
+              ** 2 for pss, f, b, t, w, m, n, _ in pts)
+    return math.sqrt(num / sum(p[4] for p in pts))
+
+
 def trace_ops(trace, esz):
     """Per dense convolution op of the trace: [pass, F, bytes, measured s, M, n]
     (two iterations: the caller halves)."""
@@ -187,6 +195,8 @@ def main():
                                          peak / 1e12, mem / 1e9, a.sms, a.overhead_us))
     print("  tile tm %d tn %d; E fwd %.3f bwd %.3f; t0 fwd %.0f us bwd %.0f us" % (
         tile[0], tile[1], es["fwd"], es["bwd"], t0["fwd"] * 1e6, t0["bwd"] * 1e6))
+    print("  rms log(model / measured), weighted: %.3f" % rms_log(pts, es, tile, t0, peak, mem,
+                                                                   a.sms, ovh))
     models = {"tile": (es, tile, t0)}
     if a.table:
         models["table"] = ({"fwd": a.table[0], "bwd": a.table[1]}, (0, 0), {"fwd": 0, "bwd": 0})

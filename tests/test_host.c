@@ -21,6 +21,7 @@
 #include "sim/train/ddp.h"
 #include "sim/train/host.h"
 #include "sim/train/model.h"
+#include "sim/cli/options.h"
 #include "sim/net/topo.h"
 #include "tests/support.h"
 
@@ -541,13 +542,16 @@ Test(host, host_scale_multiplies_every_host_cost_of_the_reducer) {
 }
 
 Test(host, bad_host_scale_exits_2_naming_the_option) {
-  const char *bad[] = {"0", "-1", "abc", "2x", "inf", "nan"};
+  /* above DS_MAX_HOST_SCALE (1000) too: 1e12 once ran into the engine's
+   * longest simulated time with a message that did not name the option */
+  const char *bad[] = {"0", "-1", "abc", "2x", "inf", "nan", "1000.5", "1e12"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     char args[512];
     snprintf(args, sizeof args, HOST_TOPO "--strategy single --host-scale %s", bad[i]);
     struct ds_test_result r = run(args);
     cr_assert_eq(r.status, 2, "%s: %s", bad[i], r.err);
-    cr_assert(strstr(r.err, "option --host-scale: expected a number > 0"), "%s", r.err);
+    cr_assert(strstr(r.err, "option --host-scale: expected a number > 0 and at most 1000"),
+              "%s", r.err);
     cr_assert(strstr(r.err, bad[i]), "%s", r.err);
     ds_test_release(&r);
   }
@@ -581,6 +585,14 @@ Test(host, host_bound_summary_prints_the_measured_hosts_range) {
   /* over the run's own host costs: --host-scale's included, and said */
   expect_range_line(HOST_TOPO "--strategy single --host-scale 2", 2,
                     "this run's host costs, x2 by --host-scale", 1);
+}
+
+Test(host, host_scale_at_its_bound_runs_with_its_range) {
+  /* F = DS_MAX_HOST_SCALE is accepted, and the range's x1.236 re-run of it
+   * (1236 times the toy's host costs) succeeds as the run does */
+  cr_assert_float_eq(DS_MAX_HOST_SCALE, 1000.0, 0);
+  expect_range_line(HOST_TOPO "--strategy single --host-scale 1000", 1000,
+                    "this run's host costs, x1000 by --host-scale", 1);
 }
 
 Test(host, range_line_over_calib_host_costs_drops_the_hint) {

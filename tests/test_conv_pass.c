@@ -56,7 +56,7 @@ static void write_files(const char *dir, const char *gpu, const char *extra, cha
   FILE *f = fopen(path, "w");
   cr_assert_not_null(f);
   fputs(gpus_text, f);
-  fclose(f);
+  cr_assert_eq(fclose(f), 0); /* a short write would fail here */
   snprintf(text, sizeof text,
            "schema_version: 1\nname: cp\ngpu: %s\nnodes: 1\ngpus_per_node: 1\n"
            "intra_node:\n  template: nvswitch\n  link_bw: 100GBps\n  link_lat: 1us\n"
@@ -68,7 +68,7 @@ static void write_files(const char *dir, const char *gpu, const char *extra, cha
   f = fopen(topo, "w");
   cr_assert_not_null(f);
   fputs(text, f);
-  fclose(f);
+  cr_assert_eq(fclose(f), 0); /* a short write would fail here */
 }
 
 struct fixture {
@@ -162,7 +162,7 @@ Test(conv_pass, a_run_changes_by_the_passes_differences) {
   FILE *f = fopen(model, "w");
   cr_assert_not_null(f);
   fputs(model_text, f);
-  fclose(f);
+  cr_assert_eq(fclose(f), 0); /* a short write would fail here */
   const char *gpus[2] = {"PooledGPU", "PassGPU"};
   double ms[2][3];
   const char *cols[3] = {"fwd_ms", "bwd_ms", "iter_ms"};
@@ -269,7 +269,7 @@ Test(conv_pass, a_calibrations_pooled_value_replaces_the_tables_passes) {
     FILE *mf = open_memstream(&buf, &len);
     cr_assert_not_null(mf);
     cr_assert_eq(ds_calib_write(mf, &cal, NULL), 0);
-    fclose(mf);
+    cr_assert_eq(fclose(mf), 0);
     cr_assert_str_eq(buf, files[i]);
     free(buf);
   }

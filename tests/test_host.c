@@ -21,6 +21,7 @@
 #include "sim/train/ddp.h"
 #include "sim/train/host.h"
 #include "sim/train/model.h"
+#include "sim/cli/options.h"
 #include "sim/net/topo.h"
 #include "tests/support.h"
 
@@ -33,6 +34,9 @@
 #define P_US 200.0  /* host_grad_copy, per gradient copied back */
 #define C_US 500.0  /* host_collective, per bucket */
 #define STEP_US 58.728 /* 1835264 * 4 bytes * 8 passes at 1000 GB/s, to the ns */
+/* the summary's hint for a host-bound run without --calib's host section */
+#define MEASURE_HINT \
+  "measure yours: bench/host_calibrate.py --calib-out FILE, then --calib FILE"
 
 /* Kernel time of the reducer copy over `numel` fp32 elements, rounded to
  * the nanosecond as the executor does. */
@@ -79,8 +83,7 @@ Test(host, host_bound_single_is_the_host_threads_sum) {
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "\n      host-bound: "), "%s", r.out);
   /* and says how to measure one's own host */
-  cr_assert(strstr(r.out, "bench/host_calibrate.py --calib-out FILE, then --calib FILE"), "%s",
-            r.out);
+  cr_assert(strstr(r.out, MEASURE_HINT), "%s", r.out);
   ds_test_release(&r);
 }
 
@@ -539,13 +542,16 @@ Test(host, host_scale_multiplies_every_host_cost_of_the_reducer) {
 }
 
 Test(host, bad_host_scale_exits_2_naming_the_option) {
-  const char *bad[] = {"0", "-1", "abc", "2x", "inf", "nan"};
+  /* above DS_MAX_HOST_SCALE (1000) too: 1e12 once ran into the engine's
+   * longest simulated time with a message that did not name the option */
+  const char *bad[] = {"0", "-1", "abc", "2x", "inf", "nan", "1000.5", "1e12"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     char args[512];
     snprintf(args, sizeof args, HOST_TOPO "--strategy single --host-scale %s", bad[i]);
     struct ds_test_result r = run(args);
     cr_assert_eq(r.status, 2, "%s: %s", bad[i], r.err);
-    cr_assert(strstr(r.err, "option --host-scale: expected a number > 0"), "%s", r.err);
+    cr_assert(strstr(r.err, "option --host-scale: expected a number > 0 and at most 1000"),
+              "%s", r.err);
     cr_assert(strstr(r.err, bad[i]), "%s", r.err);
     ds_test_release(&r);
   }
@@ -553,18 +559,21 @@ Test(host, bad_host_scale_exits_2_naming_the_option) {
 
 /* The summary's range line for `args` run at host scale s: single on the
  * host-bound toy, s (3 L + 3 H) + l0's backward kernel (200 us) + the step,
- * at s = scale x the fastest and the slowest host's factor. */
-static void expect_range_line(const char *args, double scale) {
+ * at s = scale x the fastest and the slowest host's factor; `whose` names
+ * the costs the factors multiply. hint: whether the measure-yours line
+ * follows. */
+static void expect_range_line(const char *args, double scale, const char *whose, int hint) {
   double lo = ds_topo_host_factor_fastest, hi = ds_topo_host_factor_slowest;
-  char want[256];
+  char want[320];
   snprintf(want, sizeof want,
-           "\n        at the measured hosts' range (x%.3f to x%.3f the host costs) the "
-           "iteration is %.3f to %.3f ms;\n", lo, hi,
+           "\n        at the measured hosts' range (x%.3f to x%.3f %s) the "
+           "iteration is %.3f to %.3f ms;\n", lo, hi, whose,
            (scale * lo * (3 * L_US + 3 * H_US) + 200 + STEP_US) / 1e3,
            (scale * hi * (3 * L_US + 3 * H_US) + 200 + STEP_US) / 1e3);
   struct ds_test_result r = run(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, want), "want%s\ngot:\n%s", want, r.out);
+  cr_assert_eq(strstr(r.out, MEASURE_HINT) != NULL, hint, "%s", r.out);
   ds_test_release(&r);
 }
 
@@ -572,9 +581,32 @@ Test(host, host_bound_summary_prints_the_measured_hosts_range) {
   /* the fastest host is faster, the slowest slower */
   cr_assert_lt(ds_topo_host_factor_fastest, 1);
   cr_assert_gt(ds_topo_host_factor_slowest, 1);
-  expect_range_line(HOST_TOPO "--strategy single", 1);
-  /* over the run's own host costs: --host-scale's included */
-  expect_range_line(HOST_TOPO "--strategy single --host-scale 2", 2);
+  expect_range_line(HOST_TOPO "--strategy single", 1, "the host costs", 1);
+  /* over the run's own host costs: --host-scale's included, and said */
+  expect_range_line(HOST_TOPO "--strategy single --host-scale 2", 2,
+                    "this run's host costs, x2 by --host-scale", 1);
+}
+
+Test(host, host_scale_at_its_bound_runs_with_its_range) {
+  /* F = DS_MAX_HOST_SCALE is accepted, and the range's x1.236 re-run of it
+   * (1236 times the toy's host costs) succeeds as the run does */
+  cr_assert_float_eq(DS_MAX_HOST_SCALE, 1000.0, 0);
+  expect_range_line(HOST_TOPO "--strategy single --host-scale 1000", 1000,
+                    "this run's host costs, x1000 by --host-scale", 1);
+}
+
+Test(host, range_line_over_calib_host_costs_drops_the_hint) {
+  /* A calibration's host section (dispatch and node, which the tiny model,
+   * without dispatch counts, does not use: the iteration stays 3 L + 3 H +
+   * the tail): the line says the factors multiply --calib's costs, and
+   * the measure-yours hint, done already, is gone. */
+  char path[] = "/tmp/ddpsim-hostcal-XXXXXX", args[512];
+  ds_test_write_temp(path, "schema_version: 1\nhost:\n  dispatch: 30us\n  node: 20us\n");
+  snprintf(args, sizeof args, HOST_TOPO "--strategy single --calib %s", path);
+  expect_range_line(args, 1, "this run's host costs, --calib's", 0);
+  snprintf(args, sizeof args, HOST_TOPO "--strategy single --calib %s --host-scale 2", path);
+  expect_range_line(args, 2, "this run's host costs: --calib's, x2 by --host-scale", 0);
+  unlink(path);
 }
 
 Test(host, range_line_only_when_host_bound_and_text) {

@@ -86,7 +86,8 @@ static const char usage_nccl[] =
     "  --host-scale F         multiply every host_* cost (the Python/PyTorch host's CPU\n"
     "                         time: launch, replicate, backward, op, dispatch, cast,\n"
     "                         node, grad_hook, grad_copy, collective), after --calib, by\n"
-    "                         F > 0 (default 1): a slower (F > 1) or faster host\n"
+    "                         0 < F <= 1000 (default 1): a slower (F > 1) or faster\n"
+    "                         host\n"
     ;
 
 /* Literals of at most 4095 characters each: one past it is not portable C. */
@@ -579,8 +580,8 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
   } else if (strcmp(flag, "--calib") == 0) o->calib = v;
   else if (strcmp(flag, "--host-scale") == 0) {
     if (ds_units_parse_number(v, &o->host_scale) != DS_OK || !isfinite(o->host_scale) ||
-        o->host_scale <= 0)
-      return bad(err, flag, "a number > 0, e.g. 1.25", v);
+        o->host_scale <= 0 || o->host_scale > DS_MAX_HOST_SCALE)
+      return bad(err, flag, "a number > 0 and at most 1000, e.g. 1.25", v);
   }
   else if (strcmp(flag, "--no-overlap") == 0) o->no_overlap = 1;
   else if (strcmp(flag, "--no-sync") == 0) {

@@ -27,6 +27,14 @@ extern "C" {
 /* Most --straggler entries one run may give. */
 #define DS_MAX_STRAGGLERS 64
 
+/* Largest --host-scale F: a host a thousand times slower than the topology's
+ * is far past any measured one (the lent hosts span x0.752 to x1.236,
+ * sim/net/topo.c), and the bound keeps every scaled host cost, also at the
+ * host range's x1.236 re-run, far below the engine's longest simulated time
+ * (sim/net/engine.h), which a huge F would hit with a message that does not
+ * name the option. */
+#define DS_MAX_HOST_SCALE 1000.0
+
 /* The options that take a list or a range (docs/sweeps.md), in cross
  * product order: the first is the outermost loop, the bucket cap the
  * innermost. The strategy's shape comes first, then noise, then the

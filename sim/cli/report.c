@@ -265,12 +265,25 @@ static void print_gpu_time(FILE *fp, const struct ds_summary *r) {
   if (!ds_report_host_bound(r)) return;
   fputs("      host-bound: the host_* costs set this, and hosts differ (docs/strategies.md, "
         "\"The host costs\");\n", fp);
-  if (r->has_host_range)
-    fprintf(fp, "        at the measured hosts' range (x%.3f to x%.3f the host costs) the "
-                "iteration is %.3f to %.3f ms;\n", r->host_factor_fast, r->host_factor_slow,
+  /* The factors multiply this run's host costs: the topology's, else
+   * --calib's measured ones, times --host-scale's F when given. */
+  if (r->has_host_range) {
+    char whose[96] = "the host costs";
+    if (r->host_from_calib && r->host_scale != 1)
+      snprintf(whose, sizeof whose, "this run's host costs: --calib's, x%g by --host-scale",
+               r->host_scale);
+    else if (r->host_from_calib)
+      snprintf(whose, sizeof whose, "this run's host costs, --calib's");
+    else if (r->host_scale != 1)
+      snprintf(whose, sizeof whose, "this run's host costs, x%g by --host-scale", r->host_scale);
+    fprintf(fp, "        at the measured hosts' range (x%.3f to x%.3f %s) the iteration is "
+                "%.3f to %.3f ms;\n", r->host_factor_fast, r->host_factor_slow, whose,
             r->host_fast_iter_ms, r->host_slow_iter_ms);
-  fputs("        measure yours: bench/host_calibrate.py --calib-out FILE, then --calib FILE\n",
-        fp);
+  }
+  /* a calibration's host section is the user's host measured already */
+  if (!r->host_from_calib)
+    fputs("        measure yours: bench/host_calibrate.py --calib-out FILE, then --calib FILE\n",
+          fp);
 }
 
 int ds_report_host_bound(const struct ds_summary *s) {

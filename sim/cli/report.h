@@ -110,8 +110,10 @@ struct ds_summary {
    * has_host_range: its iteration re-simulated with every host_* cost times
    * the fastest and the slowest measured host's factor (sim/net/topo.c
    * ds_topo_host_factor_*), over the run's own (after --calib and
-   * --host-scale). Not in the CSV or JSON. */
-  int has_host_range;
+   * --host-scale). Not in the CSV or JSON. host_from_calib: the run's host
+   * costs came from --calib's host section; host_scale: --host-scale's F. */
+  int has_host_range, host_from_calib;
+  double host_scale;
   double host_factor_fast, host_factor_slow;
   double host_fast_iter_ms, host_slow_iter_ms;
 };

@@ -35,6 +35,7 @@
 #include "sim/train/model.h"
 #include "sim/coll/nccl_model.h"
 #include "sim/train/ps.h"
+#include "sim/cli/host_range.h"
 #include "sim/cli/report.h"
 #include "sim/cli/sweep.h"
 #include "sim/cli/sweep_measured.h"
@@ -604,7 +605,7 @@ static ds_status configure(struct config_run *c, const struct loaded *ld,
   c->topo = ld->topo;
   c->model = ld->model;
   c->compute = ld->compute;
-  /* --host-scale, and the host range's re-runs (host_range): after --calib */
+  /* --host-scale, and the host range's re-runs (host_range.c): after --calib */
   if (o->host_scale != 1) ds_topo_scale_host(&c->compute.params, o->host_scale);
   c->world = o->world_size ? o->world_size : c->topo->n_gpus;
   if (o->strategy_id == DS_STRATEGY_SINGLE) c->world = 1; /* the baseline: one GPU */
@@ -967,65 +968,11 @@ static ds_status fill_speedups(const struct ds_options *o, const struct loaded *
   return DS_OK;
 }
 
-/* The measured hosts' range of the host-bound rows (report.h
- * ds_report_host_bound): each such configuration again with its host costs
- * times ds_topo_host_factor_fastest and then _slowest (sim/net/topo.c), no
- * output files, one sample (the row's timings are its first sample's). Only
- * for the text summary, which prints it. */
-struct host_range_ctx {
-  struct ds_options fast, slow; /* the run's options, host_scale times a factor */
-  const struct loaded *ld;
-  const int64_t *config;        /* [k]: the host-bound rows' configurations */
-};
-
-static ds_status run_host_range(void *ctx, int64_t j, struct ds_row *row, struct ds_err *err) {
-  const struct host_range_ctx *h = ctx;
-  struct sweep_ctx x = {j % 2 ? &h->slow : &h->fast, h->ld, NULL, 1};
-  return run_config(&x, h->config[j / 2], row, err);
-}
-
-static ds_status fill_host_ranges(const struct ds_options *o, const struct loaded *ld,
-                                  struct ds_row *rows, int64_t n, struct ds_err *err) {
-  struct host_range_ctx *h = malloc(sizeof *h);
-  int64_t *config = malloc((size_t)n * sizeof *config);
-  struct ds_row *again = NULL;
-  int64_t k = 0;
-  ds_status st = DS_OK;
-  if (!h || !config) {
-    st = ds_err_set(err, DS_ENOMEM, "out of memory");
-    goto out;
-  }
-  for (int64_t i = 0; i < n; i++)
-    if (ds_report_host_bound(&rows[i].sum)) config[k++] = i;
-  if (k == 0) goto out;
-  again = calloc((size_t)(2 * k), sizeof *again);
-  if (!again) {
-    st = ds_err_set(err, DS_ENOMEM, "out of memory");
-    goto out;
-  }
-  h->fast = *o;
-  h->fast.trace = h->fast.schedule = h->fast.plot = h->fast.chrome = NULL;
-  h->fast.samples = 1;
-  h->slow = h->fast;
-  h->fast.host_scale = o->host_scale * ds_topo_host_factor_fastest;
-  h->slow.host_scale = o->host_scale * ds_topo_host_factor_slowest;
-  h->ld = ld;
-  h->config = config;
-  DS_CHECK_GOTO(ds_sweep_run(2 * k, o->jobs, run_host_range, h, again, err), st, out);
-  for (int64_t j = 0; j < k; j++) {
-    struct ds_summary *s = &rows[config[j]].sum;
-    s->has_host_range = 1;
-    s->host_factor_fast = ds_topo_host_factor_fastest;
-    s->host_factor_slow = ds_topo_host_factor_slowest;
-    s->host_fast_iter_ms = again[2 * j].sum.iter_ms;
-    s->host_slow_iter_ms = again[2 * j + 1].sum.iter_ms;
-  }
-out:
-  for (int64_t j = 0; again && j < 2 * k; j++) ds_row_release(&again[j]);
-  free(again);
-  free(config);
-  free(h);
-  return st;
+/* host_range.h's re-run: configuration i of o, quietly. */
+static ds_status run_host_range(const void *ld, const struct ds_options *o, int64_t i,
+                                struct ds_row *row, struct ds_err *err) {
+  struct sweep_ctx x = {o, ld, NULL, 1};
+  return run_config(&x, i, row, err);
 }
 
 /* ds_run, and ds_run_capture when capture is not NULL. */
@@ -1059,9 +1006,13 @@ static ds_status run_all(const struct ds_options *o, FILE *out, struct ds_run_tr
                     (long long)n);
     goto done;
   }
-  DS_CHECK_GOTO(ds_sweep_run(n, o->jobs, run_config, &ctx, rows, err), st, done);
+  DS_CHECK_GOTO(ds_sweep_run(n, o->jobs, run_config, &ctx, rows, 1, err), st, done);
   DS_CHECK_GOTO(fill_speedups(o, &ld, rows, n, err), st, done);
-  if (o->format == DS_FORMAT_TEXT) DS_CHECK_GOTO(fill_host_ranges(o, &ld, rows, n, err), st, done);
+  if (o->format == DS_FORMAT_TEXT) {
+    int host_from_calib = ld.calib && (ld.calib->has_host_dispatch || ld.calib->has_host_node);
+    DS_CHECK_GOTO(ds_host_range_fill(o, run_host_range, &ld, host_from_calib, rows, n, err), st,
+                  done);
+  }
   int32_t worst_mem = 0;
   for (int64_t i = 0; i < n; i++) {
     sums[i] = rows[i].sum;

@@ -221,8 +221,8 @@ static ds_status run_forked(int64_t n, int32_t jobs, ds_sweep_fn fn, void *ctx,
 }
 
 ds_status ds_sweep_run(int64_t n, int32_t jobs, ds_sweep_fn fn, void *ctx,
-                       struct ds_row *rows, struct ds_err *err) {
-  int show = n > 1 && isatty(STDERR_FILENO);
+                       struct ds_row *rows, int show_progress, struct ds_err *err) {
+  int show = show_progress && n > 1 && isatty(STDERR_FILENO);
   if (jobs <= 0) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     jobs = cores > 0 ? (int32_t)(cores < 1024 ? cores : 1024) : 1;

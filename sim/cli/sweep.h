@@ -47,9 +47,10 @@ typedef ds_status (*ds_sweep_fn)(void *ctx, int64_t i, struct ds_row *row,
  * cores), one per configuration, each returning its row through a pipe.
  * rows[i] is configuration i whatever the completion order. On failure the
  * error is that of the lowest failing configuration, and no new worker is
- * started. A progress line goes to stderr when it is a terminal. */
+ * started. With show_progress set, a progress line goes to stderr when it is a
+ * terminal (0: for work done on behalf of rows already counted). */
 ds_status ds_sweep_run(int64_t n, int32_t jobs, ds_sweep_fn fn, void *ctx,
-                       struct ds_row *rows, struct ds_err *err);
+                       struct ds_row *rows, int show_progress, struct ds_err *err);
 
 /* Which sweep variable varies, when exactly one does; -1 otherwise. */
 int ds_sweep_single_var(const struct ds_options *o);

@@ -421,10 +421,11 @@ static ds_status read_time(const struct ds_cnode *map, const char *key, double *
  *   2026-11-27d        24.41 / 30.73 = 0.7942, 30.89 / 29.05 = 1.0631: 0.929
  *   2026-11-27e        31.52 / 30.73 = 1.0257, 30.44 / 29.05 = 1.0479: 1.037
  * The fastest and the slowest of the five lends (27d and 27e may be one
- * machine lent twice, an hour apart: a lend is what a folder records). One factor per host for every
- * host_* cost (not one per cost): the other costs were not measured per host,
- * and a host's Python and dispatcher are slower or faster as a whole (its
- * dispatch and node ratios differ by at most 0.27). A host also moves
+ * machine lent twice, an hour apart: a lend is what a folder records). One
+ * factor per host for every host_* cost (not one per cost): the other costs
+ * were not measured per host, and a host's Python and dispatcher are slower
+ * or faster as a whole (its dispatch and node ratios differ by at most
+ * 0.27). A host also moves
  * within that range between processes (docs/strategies.md, "The host
  * costs"), so the range is where a run on a lent H200 lands, not a bound. */
 const double ds_topo_host_factor_fastest = 0.752;

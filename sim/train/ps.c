@@ -318,13 +318,16 @@ static ds_status build_iteration(const struct ps_sim *s, int64_t id_base,
       }
       /* cuDNN's layout transposes of a convolution (compute.h), and a
        * BatchNorm's num_batches_tracked.add_(1) before its kernel (norm.h),
-       * join the layer's op here: the program's ids count one op per entry */
+       * join the layer's op here: the program's ids count one op per entry.
+       * The counter's bytes go with its time, as ddp's and dp's counter op
+       * carries them (the layer's own op has none). */
       if (e->kind == DS_OP_FWD) {
-        double counter_bytes;
+        double counter_bytes = 0;
         op.flops = ly->fwd_flops * (double)o->batch;
         op.dur_us = (ds_batch_norm_counter_ns(c, ly, &counter_bytes) +
                      ds_compute_fwd_ns(c, ly, o->batch) +
                      ds_compute_conv_transpose_ns(c, m, e->layer, o->batch, 0)) / 1000;
+        op.bytes = counter_bytes;
       } else if (e->kind == DS_OP_BWD) {
         op.flops = ly->bwd_flops * (double)o->batch;
         op.dur_us = (ds_compute_bwd_ns(c, ly, o->batch) +

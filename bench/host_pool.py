@@ -10,8 +10,13 @@ smallest and largest, the hosts' range that ddpsim's summary prints for a
 host-bound run).
 The phase times are host_calibrate's own: with --pauses the pauses are
 already subtracted. Standard library only.
+With --calib-dir DIR it also writes, per folder, DIR/host-<lend>.yaml: a
+calibration file (bin/ddpsim --calib) whose host: section holds that folder's
+pooled dispatch and node, <lend> being the folder's first component under
+bench/results (a lend's results folder; the host_calibrate runs may lie in a
+subfolder of it); a folder without both figures writes none (said so).
 
-    python3 bench/host_pool.py bench/results/gpu-2026-11-26d-h200/call2/host-resnet50.csv ...
+    python3 bench/host_pool.py [--calib-dir DIR] bench/results/gpu-2026-11-26d-h200/call2/host-resnet50.csv ...
 """
 
 import csv
@@ -59,12 +64,52 @@ def pooled(terms, key):
     return ms, units
 
 
+def lend_name(folder):
+    """The lend a folder of runs belongs to: its first component under a
+    results directory (bench/results/gpu-2026-11-26d-h200/call2 ->
+    gpu-2026-11-26d-h200), else the folder's own name."""
+    parts = os.path.normpath(folder).split(os.sep)
+    if "results" in parts[:-1]:
+        return parts[parts.index("results") + 1]
+    return os.path.basename(os.path.abspath(folder))
+
+
+def write_calib(calib_dir, folder, paths, dispatch_us, node_us):
+    """DIR/host-<lend>.yaml with the folder's pooled figures, written to a
+    temporary file first and renamed (a reader never sees half a file)."""
+    out = os.path.join(calib_dir, "host-%s.yaml" % lend_name(folder))
+    text = ("# bench/host_pool.py --calib-dir: the pooled host costs of one lend\n"
+            "# (%s): forward ms over dispatches and backward ms over\n"
+            "# nodes, each file's median over the iterations whose spin outlasted\n"
+            "# the phase, of these runs:\n"
+            "%s"
+            "schema_version: 1\n"
+            "host:\n"
+            "  dispatch: %.3fus\n"
+            "  node: %.3fus\n") % (folder, "".join("#   %s\n" % p for p in paths),
+                                   dispatch_us, node_us)
+    tmp = out + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, out)
+    return out
+
+
 def main():
-    if len(sys.argv) < 2:
+    args = sys.argv[1:]
+    calib_dir = None
+    if args[:1] == ["--calib-dir"]:
+        if len(args) < 2:
+            sys.exit(__doc__)
+        calib_dir, args = args[1], args[2:]
+        if not os.path.isdir(calib_dir):
+            print("host_pool: --calib-dir %s: not a directory" % calib_dir, file=sys.stderr)
+            return 2
+    if not args:
         sys.exit(__doc__)
     by_host, every = {}, []
     try:
-        files = [(path, phase_terms(path)) for path in sys.argv[1:]]
+        files = [(path, phase_terms(path)) for path in args]
     except InputError as e:
         print("host_pool: %s" % e, file=sys.stderr)
         return 2
@@ -95,6 +140,20 @@ def main():
         if ratios:
             print("%s: host factor %.3f (mean of %s over the pool)"
                   % (label, sum(ratios) / len(ratios), " and ".join("%.4f" % r for r in ratios)))
+    if calib_dir is not None:
+        lends = [lend_name(label) for label in by_host]
+        twice = sorted(set(l for l in lends if lends.count(l) > 1))
+        if twice:
+            print("host_pool: --calib-dir: several folders of lend %s" % ", ".join(twice),
+                  file=sys.stderr)
+            return 2
+        for label in by_host:
+            if (label, "fwd") not in per_unit or (label, "bwd") not in per_unit:
+                print("%s: no calibration file (dispatch or node left out)" % label)
+                continue
+            paths = [p for p, _ in files if os.path.dirname(p) == label]
+            print("wrote %s" % write_calib(calib_dir, label, paths, per_unit[label, "fwd"] * 1e3,
+                                           per_unit[label, "bwd"] * 1e3))
     return 0
 
 

@@ -18,6 +18,11 @@ range (the command with --host-scale at sim/net/topo.c's
 ds_topo_host_factor_fastest and _slowest, as ddpsim's text summary does):
 per row whether the measured value lies in that range, and per group and
 overall how many non-fit rows do.
+Rows with such a metric whose source names a results folder that has a
+calibration file of its own (validation/host_calibs/host-<folder>.yaml, from
+bench/host_pool.py --calib-dir) are also run with --calib that file: the
+prediction at that lend's own measured host costs beside the pooled one, and
+per group the median absolute error of each (validation/README.md).
 
 A benchmark, not a test: it reports errors and asserts nothing. Exit status
 0, or 1 when a command could not be run or its output had no matching row.
@@ -128,6 +133,19 @@ def host_range(cache, row, factors):
     return min(preds), max(preds)
 
 
+SOURCE_FOLDER_RE = re.compile(r"bench/results/([^/\s]+)/")
+
+
+def own_calib(row):
+    """The calibration file of the lend that measured the row (its source's
+    results folder), relative to ROOT, or None when that lend has none."""
+    m = SOURCE_FOLDER_RE.search(row["source"])
+    if not m:
+        return None
+    path = os.path.join("validation", "host_calibs", "host-%s.yaml" % m.group(1))
+    return path if os.path.isfile(os.path.join(ROOT, path)) else None
+
+
 def size_bytes(row):
     for kv in row["select"].split(";"):
         if kv.startswith("size_bytes="):
@@ -186,6 +204,7 @@ def main():
         grp, grp_exact, grp_big, grp_big_exact, pts = [], [], [], [], []
         by_bound = {True: [], False: []}
         ranged = []  # host-bound rows: (row, measured, predicted, low, high)
+        owned = []  # rows of a calibrated lend: (row, measured, pooled, own, calib)
         pairs = {}
         for r in rows:
             meas = float(r["value"])
@@ -224,6 +243,13 @@ def main():
                         failed += 1
                     else:
                         ranged.append((r, meas, pred) + rng)
+                calib = own_calib(r)
+                if calib and TIMED.intersection(NAME_RE.findall(r["metric"])):
+                    own = predict(cache, r, " --calib %s" % calib)[0]
+                    if own is None:
+                        failed += 1
+                    else:
+                        owned.append((r, meas, pred, own, calib))
                 if r["pair"].strip():
                     pairs.setdefault(r["pair"].strip(), []).append((r, meas, pred))
             print("%-4s %-44.44s %-58.58s %-6s %10s %10s %9s %8s %-3s%s" % (
@@ -259,6 +285,25 @@ def main():
                   % (inside, n_ranged))
             overall_in[0] += inside
             overall_in[1] += n_ranged
+        if owned:
+            # a report, not a check: the pooled host costs against the lend's
+            # own (measured by another process on that lend)
+            print("  rows measured on a lend with its own host calibration (--calib"
+                  " validation/host_calibs/host-<lend>.yaml):")
+            err_pool, err_own = [], []
+            for r, meas, pred, own, calib in owned:
+                e_pool, e_own = (100.0 * (p - meas) / meas for p in (pred, own))
+                fit = r["fit"].strip() == "yes"
+                if not fit:
+                    err_pool.append(abs(e_pool))
+                    err_own.append(abs(e_own))
+                lend = os.path.basename(calib)[len("host-"):-len(".yaml")]
+                print("    %-50.50s %-20s measured %s, pooled %s (%+.1f %%), own lend %s (%+.1f %%)%s"
+                      % (r["measured"], lend, fmt(meas), fmt(pred), e_pool, fmt(own), e_own,
+                         " (fit)" if fit else ""))
+            if err_pool:
+                print("  own-lend rows: n=%d, median |error| pooled %.1f %%, own lend %.1f %% (non-fit)"
+                      % (len(err_pool), statistics.median(err_pool), statistics.median(err_own)))
         if grp_big:
             print("  sizes >= 1 MiB, all  : %s" % stats(grp_big))
             print("  sizes >= 1 MiB, exact: %s" % stats(grp_big_exact))

@@ -16,7 +16,8 @@ pooled dispatch and node, <lend> being the folder's first component under
 bench/results (a lend's results folder; the host_calibrate runs may lie in a
 subfolder of it); a folder without both figures writes none (said so).
 
-    python3 bench/host_pool.py [--calib-dir DIR] bench/results/gpu-2026-11-26d-h200/call2/host-resnet50.csv ...
+    python3 bench/host_pool.py [--calib-dir DIR]
+        bench/results/gpu-2026-11-26d-h200/call2/host-resnet50.csv ...
 """
 
 import csv

@@ -298,12 +298,14 @@ def main():
                     err_pool.append(abs(e_pool))
                     err_own.append(abs(e_own))
                 lend = os.path.basename(calib)[len("host-"):-len(".yaml")]
-                print("    %-50.50s %-20s measured %s, pooled %s (%+.1f %%), own lend %s (%+.1f %%)%s"
-                      % (r["measured"], lend, fmt(meas), fmt(pred), e_pool, fmt(own), e_own,
-                         " (fit)" if fit else ""))
+                print("    %-50.50s %-20s measured %s, pooled %s (%+.1f %%), "
+                      "own lend %s (%+.1f %%)%s" % (r["measured"], lend, fmt(meas), fmt(pred),
+                                                    e_pool, fmt(own), e_own,
+                                                    " (fit)" if fit else ""))
             if err_pool:
-                print("  own-lend rows: n=%d, median |error| pooled %.1f %%, own lend %.1f %% (non-fit)"
-                      % (len(err_pool), statistics.median(err_pool), statistics.median(err_own)))
+                print("  own-lend rows: n=%d, median |error| pooled %.1f %%, "
+                      "own lend %.1f %% (non-fit)" % (len(err_pool), statistics.median(err_pool),
+                                                       statistics.median(err_own)))
         if grp_big:
             print("  sizes >= 1 MiB, all  : %s" % stats(grp_big))
             print("  sizes >= 1 MiB, exact: %s" % stats(grp_big_exact))

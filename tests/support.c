@@ -9,7 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sim/net/gpu_table.h"
 #include "sim/net/topo.h"
+#include "sim/train/calib.h"
 #include "sim/train/model.h"
 #include "sim/cli/collbench.h"
 #include "sim/cli/options.h"
@@ -72,6 +74,31 @@ void ds_test_write_temp(char *path, const char *text) {
   cr_assert_not_null(fp);
   cr_assert_geq(fputs(text, fp), 0);
   cr_assert_eq(fclose(fp), 0);
+}
+
+void ds_test_gpu_entry_refused(const char *entry, const char *expect) {
+  char text[512], path[64] = "/tmp/ddpsim-gpubad-XXXXXX";
+  snprintf(text, sizeof text,
+           "schema_version: 1\ngpus:\n  - name: G\n    sms: 1\n    fp32: 1TFLOPS\n"
+           "    tf32: 8TFLOPS\n    fp16: 2TFLOPS\n    mem: 1GB\n    mem_bw: 1GBps\n    %s\n",
+           entry);
+  ds_test_write_temp(path, text);
+  struct ds_gpu_spec g;
+  struct ds_err err = {0};
+  ds_status st = ds_gpu_table_lookup(path, "G", &g, &err);
+  unlink(path);
+  cr_assert_eq(st, DS_EINPUT, "%s", entry);
+  cr_assert(strstr(err.msg, expect) != NULL, "%s: %s", entry, err.msg);
+  cr_assert(strstr(err.msg, path) != NULL && strstr(err.msg, ":10:") != NULL,
+            "%s: the file and line of the entry: %s", entry, err.msg);
+}
+
+ds_status ds_test_load_calib_text(const char *text, struct ds_calib *c, struct ds_err *err) {
+  char path[64] = "/tmp/ddpsim-calibtext-XXXXXX";
+  ds_test_write_temp(path, text);
+  ds_status st = ds_calib_load(path, c, err);
+  unlink(path);
+  return st;
 }
 
 void ds_test_ddpsim_refuses(const char *args, const char *msg) {

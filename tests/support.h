@@ -52,6 +52,17 @@ void ds_test_replay_cpu2(const char *dir);
  * XXXXXX, which the name replaces); the caller unlinks it. */
 void ds_test_write_temp(char *path, const char *text);
 
+/* A GPU table whose one GPU, G (sms 1, fp32 1TFLOPS, tf32 8TFLOPS, fp16
+ * 2TFLOPS, mem 1GB, mem_bw 1GBps), has `entry` as its line 10: asserts the
+ * lookup refuses it with a message holding `expect`, the file's path and
+ * ":10:". */
+void ds_test_gpu_entry_refused(const char *entry, const char *expect);
+
+/* Writes text to a temporary calibration file, loads it into *c and
+ * removes the file; returns ds_calib_load's status (message in err). */
+struct ds_calib;
+ds_status ds_test_load_calib_text(const char *text, struct ds_calib *c, struct ds_err *err);
+
 /* Writes dir/t.yaml, the topology file topo_path with its lines from the
  * first `from` on replaced by `tail`, and dir/gpus.yaml (tests/data's
  * TestGPU table, which a topology finds beside it); out gets dir/t.yaml. */

@@ -219,21 +219,8 @@ Test(conv_pass, a_pass_key_needs_its_pooled_key_and_a_fraction) {
        "expected an achieved / peak fraction in (0, 1]"},
       {"efficiency: {conv_tf32: 0.3, conv_tf32_back: 0.2}", "unknown key 'conv_tf32_back'"},
   };
-  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    char text[512], path[64] = "/tmp/ddpsim-convpassbad-XXXXXX";
-    snprintf(text, sizeof text,
-             "schema_version: 1\ngpus:\n  - name: G\n    sms: 1\n    fp32: 1TFLOPS\n"
-             "    tf32: 8TFLOPS\n    fp16: 2TFLOPS\n    mem: 1GB\n    mem_bw: 1GBps\n    %s\n",
-             bad[i][0]);
-    ds_test_write_temp(path, text);
-    struct ds_gpu_spec g;
-    struct ds_err err = {0};
-    cr_assert_eq(ds_gpu_table_lookup(path, "G", &g, &err), DS_EINPUT, "%s", bad[i][0]);
-    cr_assert(strstr(err.msg, bad[i][1]) != NULL, "%s: %s", bad[i][0], err.msg);
-    cr_assert(strstr(err.msg, path) != NULL && strstr(err.msg, ":10:") != NULL,
-              "the file and line of the map: %s", err.msg);
-    unlink(path);
-  }
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    ds_test_gpu_entry_refused(bad[i][0], bad[i][1]);
 }
 
 Test(conv_pass, a_calibrations_pooled_value_replaces_the_tables_passes) {
@@ -253,11 +240,8 @@ Test(conv_pass, a_calibrations_pooled_value_replaces_the_tables_passes) {
                           "schema_version: 1\nefficiency:\n  conv_tf32_fwd: 0.45\n"};
   const double want[3][3] = {{0.35, 0, 0}, {0.35, 0, 0.3}, {0.25, 0.45, 0.4}};
   for (int i = 0; i < 3; i++) {
-    char cpath[64] = "/tmp/ddpsim-convpasscal-XXXXXX";
-    ds_test_write_temp(cpath, files[i]);
     struct ds_calib cal;
-    cr_assert_eq(ds_calib_load(cpath, &cal, &err), DS_OK, "%s", err.msg);
-    unlink(cpath);
+    cr_assert_eq(ds_test_load_calib_text(files[i], &cal, &err), DS_OK, "%s", err.msg);
     struct ds_gpu_spec h = g;
     ds_calib_apply_gpu(&cal, &h);
     cr_assert_float_eq(h.eff.conv[DS_GPU_MATH_TF32], want[i][0], 0, "file %d", i);

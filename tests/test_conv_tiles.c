@@ -183,11 +183,8 @@ Test(conv_tiles, a_calibrations_convolution_value_clears_the_tables_tiles) {
                           "  conv_half_fwd: 0.5\n"};
   const int32_t want[2] = {64, 0};
   for (int i = 0; i < 2; i++) {
-    char cpath[64] = "/tmp/ddpsim-convtilescal-XXXXXX";
-    ds_test_write_temp(cpath, files[i]);
     struct ds_calib cal;
-    cr_assert_eq(ds_calib_load(cpath, &cal, &err), DS_OK, "%s", err.msg);
-    unlink(cpath);
+    cr_assert_eq(ds_test_load_calib_text(files[i], &cal, &err), DS_OK, "%s", err.msg);
     struct ds_gpu_spec h = g;
     ds_calib_apply_gpu(&cal, &h);
     cr_assert_eq(h.conv_tiles[DS_GPU_MATH_HALF].tile_m, want[i], "file %d", i);
@@ -206,18 +203,6 @@ Test(conv_tiles, bad_tiles_are_refused_with_their_line_and_key) {
        "bwd_us"},
       {"conv_tiles: {fp16: {tile_m: 64}}", "unknown key 'fp16'"},
   };
-  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    char text[512], path[64] = "/tmp/ddpsim-convtilesbad-XXXXXX";
-    snprintf(text, sizeof text,
-             "schema_version: 1\ngpus:\n  - name: G\n    sms: 1\n    fp32: 1TFLOPS\n"
-             "    tf32: 8TFLOPS\n    fp16: 2TFLOPS\n    mem: 1GB\n    mem_bw: 1GBps\n    %s\n",
-             bad[i][0]);
-    ds_test_write_temp(path, text);
-    struct ds_gpu_spec g;
-    struct ds_err err = {0};
-    cr_assert_eq(ds_gpu_table_lookup(path, "G", &g, &err), DS_EINPUT, "case %zu", i);
-    unlink(path);
-    cr_assert(strstr(err.msg, bad[i][1]) != NULL, "case %zu: %s", i, err.msg);
-    cr_assert(strstr(err.msg, ":10:") != NULL, "case %zu names line 10: %s", i, err.msg);
-  }
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    ds_test_gpu_entry_refused(bad[i][0], bad[i][1]);
 }

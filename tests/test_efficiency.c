@@ -91,19 +91,8 @@ Test(efficiency, gpu_table_reads_the_map_and_locates_bad_values) {
       {"efficiency: {matmul_fp32: 1.5}", "expected an achieved / peak fraction in (0, 1]"},
       {"efficiency: {memory: 0}", "expected an achieved / peak fraction in (0, 1]"},
   };
-  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    char text[512], path[64] = "/tmp/ddpsim-effbad-XXXXXX";
-    snprintf(text, sizeof text,
-             "schema_version: 1\ngpus:\n  - name: G\n    sms: 1\n    fp32: 1TFLOPS\n"
-             "    fp16: 2TFLOPS\n    mem: 1GB\n    mem_bw: 1GBps\n    %s\n", bad[i][0]);
-    ds_test_write_temp(path, text);
-    struct ds_gpu_spec g;
-    struct ds_err err = {0};
-    cr_assert_eq(ds_gpu_table_lookup(path, "G", &g, &err), DS_EINPUT, "%s", bad[i][0]);
-    cr_assert(strstr(err.msg, bad[i][1]) != NULL, "%s: %s", bad[i][0], err.msg);
-    cr_assert(strstr(err.msg, ":9:") != NULL, "the line of the map: %s", err.msg);
-    unlink(path);
-  }
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    ds_test_gpu_entry_refused(bad[i][0], bad[i][1]);
 }
 
 Test(efficiency, each_class_takes_the_measurement_of_the_math_it_runs_in) {
@@ -376,14 +365,6 @@ Test(efficiency, pytorch_1_4_optimizer_is_a_loop_of_kernels_per_tensor) {
 
 /* ---- calibration files ---------------------------------------------------- */
 
-static ds_status load_calib(const char *text, struct ds_calib *c, struct ds_err *err) {
-  char path[64] = "/tmp/ddpsim-effcal-XXXXXX";
-  ds_test_write_temp(path, text);
-  ds_status st = ds_calib_load(path, c, err);
-  unlink(path);
-  return st;
-}
-
 Test(efficiency, calib_keys_are_the_gpu_tables) {
   for (int k = 0; k < DS_CALIB_EFF_KEYS; k++)
     cr_assert_str_eq(ds_calib_efficiency_keys[k], ds_gpu_efficiency_keys[k], "key %d", k);
@@ -398,8 +379,8 @@ Test(efficiency, calib_efficiency_replaces_the_tables_key_by_key) {
    * 1e12/(10e12*0.35) ms; conv in TF32 still 50 ms. */
   struct ds_calib cal;
   struct ds_err err = {0};
-  cr_assert_eq(load_calib("schema_version: 1\nefficiency:\n  matmul_tf32: 0.7\n"
-                          "  conv_fp32: 0.35\n", &cal, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_test_load_calib_text("schema_version: 1\nefficiency:\n  matmul_tf32: 0.7\n"
+                                       "  conv_fp32: 0.35\n", &cal, &err), DS_OK, "%s", err.msg);
   struct files f;
   struct ds_topo *t;
   load_topo(&f, "EffGPU", "  kernel_overhead: 0us\n", &t);
@@ -425,15 +406,19 @@ Test(efficiency, calib_nccl_sets_the_launch_and_what_interference_leaves) {
   struct ds_calib cal;
   struct ds_err err = {0};
   struct ds_compute_params p = {.comm_interference = 0.3};
-  cr_assert_eq(load_calib("schema_version: 1\nnccl:\n  launch: 7.5us\n  interference_blocks: 20\n"
-                          "  interference_slowdown: 1.25\n  interference_predicted: 1.25\n",
-                          &cal, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_test_load_calib_text("schema_version: 1\nnccl:\n  launch: 7.5us\n"
+                                       "  interference_blocks: 20\n"
+                                       "  interference_slowdown: 1.25\n"
+                                       "  interference_predicted: 1.25\n",
+                                       &cal, &err),
+               DS_OK, "%s", err.msg);
   ds_calib_apply_compute(&cal, &p);
   cr_assert_float_eq(p.nccl_launch_ns, 7500, 1e-9);
   cr_assert_float_eq(p.comm_interference, 0, 1e-12);
-  cr_assert_eq(load_calib("schema_version: 1\nnccl:\n  interference_blocks: 20\n"
-                          "  interference_slowdown: 1.5\n  interference_predicted: 1.25\n",
-                          &cal, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_test_load_calib_text("schema_version: 1\nnccl:\n  interference_blocks: 20\n"
+                                       "  interference_slowdown: 1.5\n"
+                                       "  interference_predicted: 1.25\n",
+                                       &cal, &err), DS_OK, "%s", err.msg);
   ds_calib_apply_compute(&cal, &p);
   cr_assert_float_eq(p.comm_interference, 0.2, 1e-12);
   cr_assert_float_eq(p.nccl_launch_ns, 7500, 1e-9, "not in this file: unchanged");
@@ -443,9 +428,10 @@ Test(efficiency, calib_nccl_sets_the_launch_and_what_interference_leaves) {
   c.sms = 100;
   struct ds_coll_load none = {0, 0};
   cr_assert_float_eq(ds_interference_factor(&c, 0, none, 1), 1.2, 1e-12);
-  cr_assert_eq(load_calib("schema_version: 1\nnccl:\n  interference_blocks: 20\n"
-                          "  interference_slowdown: 1.1\n  interference_predicted: 1.25\n",
-                          &cal, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_test_load_calib_text("schema_version: 1\nnccl:\n  interference_blocks: 20\n"
+                                       "  interference_slowdown: 1.1\n"
+                                       "  interference_predicted: 1.25\n",
+                                       &cal, &err), DS_OK, "%s", err.msg);
   ds_calib_apply_compute(&cal, &p);
   cr_assert_float_eq(p.comm_interference, 0, 0);
 }
@@ -465,7 +451,7 @@ Test(efficiency, calib_bad_sections_are_located) {
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     struct ds_calib cal;
     struct ds_err err = {0};
-    cr_assert_eq(load_calib(bad[i][0], &cal, &err), DS_EINPUT, "%s", bad[i][0]);
+    cr_assert_eq(ds_test_load_calib_text(bad[i][0], &cal, &err), DS_EINPUT, "%s", bad[i][0]);
     cr_assert(strstr(err.msg, bad[i][1]) != NULL, "%s\nwant: %s", err.msg, bad[i][1]);
   }
 }

@@ -48,7 +48,7 @@ BENCH = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(BENCH)
 sys.path.insert(0, BENCH)
 import gemm_rates  # noqa: E402
-from csv_input import InputError, num  # noqa: E402
+from csv_input import InputError, kind_rows, num, one_gpu  # noqa: E402
 
 PASSES = ("fwd", "dgrad", "wgrad", "bwd")
 # gpu_kernels.py's modes: (the peak's math, element size in bytes)
@@ -89,44 +89,36 @@ def read(paths, kind="rn50conv"):
     (gpu_kernels.py's rn50conv, or convwidth: the same columns)."""
     cells = collections.defaultdict(dict)
     meta, gpus, plain = {}, set(), False
-    for path in paths:
-        try:
-            with open(path, newline="", encoding="utf-8") as f:
-                rows = list(csv.DictReader(f))
-        except OSError as e:
-            raise InputError("cannot read %s: %s" % (path, e.strerror))
-        for line, r in enumerate(rows, start=2):
-            if r.get("kind") != kind:
-                continue
-            pss = r.get("name", "").rsplit("/", 1)[-1]
-            mode = r.get("mode", "")
-            if pss not in PASSES[:3] or mode not in MODES:
-                raise InputError("%s:%d: pass %r, mode %r: expected one of %s and of %s"
-                                 % (path, line, pss, mode, PASSES[:3], ", ".join(MODES)))
-            cin, cout, k, stride, batch, side = shape_of(r["name"], r.get("shape", ""),
-                                                         path, line)
-            if cin == 3 and pss == "dgrad":
-                continue  # the stem: training computes no gradient for the model's input
-            ms, flops = num(r, "ms", path, line), num(r, "flops", path, line)
-            count = int(num(r, "elements", path, line))
-            queued = r.get("timing", "") == "queued"
-            plain = plain or not queued
-            xus = num(r, "xpose_us", path, line, 0.0) if queued else 0.0
-            launches = num(r, "n_kernels", path, line, 1.0) if queued else 1.0
-            launches -= num(r, "n_xpose", path, line, 0.0) if queued else 0.0
-            t = ms / 1e3 - xus / 1e6
-            if t <= 0 or flops <= 0 or count <= 0 or launches < 1:
-                raise InputError("%s:%d: time less transposes %g s, flops %g, elements %d, "
-                                 "launches %g: expected positive, and one launch at least"
-                                 % (path, line, t, flops, count, launches))
-            key = (cin, cout, k, stride, side)
-            per = cells[(mode, batch)].setdefault(key, {})
-            if pss in per:
-                raise InputError("%s:%d: %s %s batch %d given twice" % (path, line, r["name"],
-                                                                       mode, batch))
-            per[pss] = [flops, t, launches]
-            meta[key] = count
-            gpus.add(r.get("gpu", ""))
+    for path, line, r in kind_rows(paths, kind):
+        pss = r.get("name", "").rsplit("/", 1)[-1]
+        mode = r.get("mode", "")
+        if pss not in PASSES[:3] or mode not in MODES:
+            raise InputError("%s:%d: pass %r, mode %r: expected one of %s and of %s"
+                             % (path, line, pss, mode, PASSES[:3], ", ".join(MODES)))
+        cin, cout, k, stride, batch, side = shape_of(r["name"], r.get("shape", ""),
+                                                     path, line)
+        if cin == 3 and pss == "dgrad":
+            continue  # the stem: training computes no gradient for the model's input
+        ms, flops = num(r, "ms", path, line), num(r, "flops", path, line)
+        count = int(num(r, "elements", path, line))
+        queued = r.get("timing", "") == "queued"
+        plain = plain or not queued
+        xus = num(r, "xpose_us", path, line, 0.0) if queued else 0.0
+        launches = num(r, "n_kernels", path, line, 1.0) if queued else 1.0
+        launches -= num(r, "n_xpose", path, line, 0.0) if queued else 0.0
+        t = ms / 1e3 - xus / 1e6
+        if t <= 0 or flops <= 0 or count <= 0 or launches < 1:
+            raise InputError("%s:%d: time less transposes %g s, flops %g, elements %d, "
+                             "launches %g: expected positive, and one launch at least"
+                             % (path, line, t, flops, count, launches))
+        key = (cin, cout, k, stride, side)
+        per = cells[(mode, batch)].setdefault(key, {})
+        if pss in per:
+            raise InputError("%s:%d: %s %s batch %d given twice" % (path, line, r["name"],
+                                                                   mode, batch))
+        per[pss] = [flops, t, launches]
+        meta[key] = count
+        gpus.add(r.get("gpu", ""))
     if not cells:
         raise InputError("%s: no %s rows" % (", ".join(paths), kind))
     for (mode, batch), per in cells.items():  # ddpsim's backward: both gradients, one kernel
@@ -135,9 +127,7 @@ def read(paths, kind="rn50conv"):
                 parts = [p[q] for q in ("dgrad", "wgrad") if q in p]
                 p["bwd"] = [sum(x[0] for x in parts), sum(x[1] for x in parts),
                             sum(x[2] for x in parts)]
-    if len(gpus) != 1:
-        raise InputError("rows from %d GPUs (%s): expected one" % (len(gpus), ", ".join(gpus)))
-    return cells, meta, gpus.pop(), plain
+    return cells, meta, one_gpu(gpus), plain
 
 
 def wls(points):

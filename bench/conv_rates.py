@@ -68,7 +68,6 @@ Standard library only.
 import argparse
 import ast
 import collections
-import csv
 import os
 import sys
 
@@ -78,6 +77,7 @@ sys.path.insert(0, BENCH)
 sys.path.insert(0, os.path.join(REPO, "tools"))
 import gemm_rates  # noqa: E402
 import trace_classes as tc  # noqa: E402
+from csv_input import InputError, kind_rows, one_gpu  # noqa: E402
 
 PASSES = ("fwd", "dgrad", "wgrad")
 # gpu_kernels.py's conv modes and the peak each runs against
@@ -92,28 +92,6 @@ HELPERS = ("reduce_wgrad", "init_device_workspace", "Memset", "AddPadding", "spl
 CONV_OPS = ("aten::cudnn_convolution", "aten::convolution_backward")
 
 
-class InputError(Exception):
-    pass
-
-
-def kind_rows(paths, kind):
-    """(path, line, row) of every row of `kind` in gpu_kernels.py CSVs."""
-    for path in paths:
-        try:
-            with open(path, newline="", encoding="utf-8") as f:
-                rows = list(csv.DictReader(f))
-        except OSError as e:
-            raise InputError("cannot read %s: %s" % (path, e.strerror))
-        for line, r in enumerate(rows, start=2):
-            if r.get("kind") == kind:
-                yield path, line, r
-
-
-def one_gpu(gpus):
-    if len(gpus) != 1:
-        raise InputError("rows from %d GPUs (%s): expected one" % (len(gpus),
-                                                                   ", ".join(sorted(gpus))))
-    return gpus.pop()
 
 
 def check_pass_mode_time(path, line, pss, mode, modes, ms):

@@ -302,19 +302,19 @@ void ds_calib_apply_compute(const struct ds_calib *c, struct ds_compute_params *
 
 void ds_calib_apply_gpu(const struct ds_calib *c, struct ds_gpu_spec *g) {
   struct ds_gpu_efficiency *e = &g->eff;
-  /* a pooled convolution value measured here replaces the table's per-pass
-   * values of its math too (unless the file sets those as well): they were
-   * measured on the table's machine, the pooled one on this */
-  for (int m = 0; m < DS_GPU_MATH_COUNT; m++)
-    if (c->eff[m] > 0) e->conv_fwd[m] = e->conv_bwd[m] = 0;
-  /* and so does any convolution value of a math the table times by tiles
-   * (topo.h conv_tiles): measured here, it wins over the table's tiles */
-  static const char *const math_part[DS_GPU_MATH_COUNT] = {"_fp32", "_tf32", "_half"};
+  /* Any convolution value measured here (pooled or a pass) wins over the
+   * table's tiles of its math (topo.h conv_tiles), and a pooled one over the
+   * table's per-pass values too (unless the file sets those as well, written
+   * below): they were measured on the table's machine, the file's on this.
+   * Each key's math is the one of the slot the GPU table maps it to. */
   for (int k = 0; k < DS_CALIB_EFF_KEYS; k++) {
-    const char *key = ds_calib_efficiency_keys[k];
-    if (!(c->eff[k] > 0) || strncmp(key, "conv_", 5) != 0) continue;
-    for (int m = 0; m < DS_GPU_MATH_COUNT; m++)
-      if (strstr(key, math_part[m])) g->conv_tiles[m] = (struct ds_conv_tiles){0};
+    if (!(c->eff[k] > 0)) continue;
+    const double *slot = ds_gpu_efficiency_slot(e, k);
+    for (int m = 0; m < DS_GPU_MATH_COUNT; m++) {
+      if (slot == &e->conv[m]) e->conv_fwd[m] = e->conv_bwd[m] = 0;
+      if (slot == &e->conv[m] || slot == &e->conv_fwd[m] || slot == &e->conv_bwd[m])
+        g->conv_tiles[m] = (struct ds_conv_tiles){0};
+    }
   }
   for (int k = 0; k < DS_CALIB_EFF_KEYS; k++)
     if (c->eff[k] > 0) *ds_gpu_efficiency_slot(e, k) = c->eff[k];

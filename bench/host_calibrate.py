@@ -207,9 +207,11 @@ def calib_host_keys(a, rows, dispatches, nodes, cuda, dry_run):
     return keys, left
 
 
-def write_calib(path, a, keys, left, dry_run, spin_ms):
+def write_calib(path, a, keys, left, dry_run, spin_ms, comments=()):
     """The calibration file (schema_version 1, host section; traces/
-    calib_file.h), written to a temporary file beside it and renamed."""
+    calib_file.h), written to a temporary file beside it and renamed;
+    `comments`: more comment lines after the iterations' (host_inproc.py's
+    round or pooling)."""
     dev = torch.cuda.get_device_name(0) if a.device.startswith("cuda") else a.device
     lines = ["# bench/host_calibrate.py --calib-out: this host's time per dispatched aten op",
              "# (forward) and per autograd node (backward), the GPU held behind a spin",
@@ -219,6 +221,7 @@ def write_calib(path, a, keys, left, dry_run, spin_ms):
                                             time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
              "# iterations: %d after %d warm-up; a spin of %.0f ms per phase, %d pauses per phase"
              % (a.iters, a.warmup, spin_ms, a.pauses)]
+    lines += ["# " + c for c in comments]
     if dry_run:
         lines.append("# DRY RUN on the CPU (--cpu-dry-run): kernels ran inline, so these "
                      "times are NOT host costs")
@@ -232,6 +235,124 @@ def write_calib(path, a, keys, left, dry_run, spin_ms):
     with open(tmp, "w") as f:
         f.write("\n".join(lines) + "\n")
     os.replace(tmp, path)
+
+
+def spin_for(cuda, sleep_ms, pauses):
+    """The Spin the phases run behind and its length (ms): `sleep_ms`, or
+    with pauses each segment's share of it (30 ms at least); cycles per ms
+    at the SM clock the properties report (kHz), else 2 GHz."""
+    khz = getattr(torch.cuda.get_device_properties(0), "clock_rate", 0) if cuda else 0
+    spin_ms = max(30.0, sleep_ms / (pauses + 1)) if pauses > 0 else sleep_ms
+    return Spin(cuda, int(spin_ms * (khz if khz else 2_000_000))), spin_ms
+
+
+def make_forward(model, x, loss_of, amp, dev):
+    """One forward with the loss (under autocast with `amp`): the phase
+    host_dispatch is measured on."""
+    def forward():
+        if amp:
+            dtype = torch.float16 if amp == "fp16" else torch.bfloat16
+            with torch.autocast(dev.type, dtype=dtype):
+                return loss_of(model(**x) if isinstance(x, dict) else model(x))
+        return loss_of(model(**x) if isinstance(x, dict) else model(x))
+    return forward
+
+
+def phase_rows(forward, opt, spin, cuda, warmup, iters):
+    """warmup + iters iterations, each phase (forward with the loss,
+    backward, the optimizer step) timed behind a spin of its own; the timed
+    iterations' rows {f, b, s: {ms, free, paused_ms, pauses, sched}}."""
+    def timed(fn, debug_syncs):
+        """fn's host time behind a spin of its own, less its pauses, whether
+        the GPU was still spinning whenever the host finished a segment (each
+        phase gets its own spin: a whole iteration's launches can fill the
+        driver's queue), and the host_sched deltas over the phase."""
+        spin.start()
+        if debug_syncs:  # around fn alone: the explicit synchronize()s are ours
+            torch.cuda.set_sync_debug_mode("warn")
+        s0 = host_sched.snapshot()
+        t0 = time.perf_counter()
+        out = fn()
+        t1 = time.perf_counter()
+        s1 = host_sched.snapshot()
+        if debug_syncs:
+            torch.cuda.set_sync_debug_mode(0)
+        free = spin.end() if cuda else 0
+        if cuda:
+            torch.cuda.synchronize()
+        return out, dict(ms=(t1 - t0 - spin.paused_s) * 1e3, free=free,
+                         paused_ms=spin.paused_s * 1e3, pauses=spin.pauses,
+                         sched=host_sched.delta(s0, s1))
+
+    rows = []
+    for it in range(warmup + iters):
+        # the first warm-up iteration names every op that synchronises the
+        # host with the GPU (a sync inside a phase makes its time the spin's)
+        debug = cuda and it == 0
+        opt.zero_grad(set_to_none=True)
+        loss, f = timed(forward, debug)
+        _, b = timed(loss.backward, debug)
+        _, s = timed(opt.step, debug)
+        if it >= warmup:
+            rows.append(dict(f=f, b=b, s=s))
+    return rows
+
+
+def per_unit(phase, units):
+    """A phase's time per dispatch or node (us), empty where it blocked: a
+    blocked phase's time is the spin's, not the host's."""
+    return "%.2f" % (phase["ms"] * 1e3 / units) if units and phase["free"] else ""
+
+
+def write_rows(path, a, rows, dispatches, nodes):
+    """The CSV of one row per iteration, written to a temporary file and
+    renamed."""
+    cols = ["model", "batch", "amp", "device", "iter", "fwd_ms", "bwd_ms", "step_ms",
+            "host_free", "fwd_free", "bwd_free", "step_free", "dispatches", "nodes", "dispatch_us",
+            "node_us", "fwd_pauses", "bwd_pauses", "fwd_paused_ms", "bwd_paused_ms",
+            "fwd_cpu_ms", "fwd_wait_ms", "bwd_cpu_ms", "bwd_wait_ms", "steal_ms", "cpus"]
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(cols)
+        for i, r in enumerate(rows):
+            fs, bs = r["f"]["sched"], r["b"]["sched"]
+            w.writerow([a.model, a.batch, a.amp or "", a.device, i, "%.3f" % r["f"]["ms"],
+                        "%.3f" % r["b"]["ms"], "%.3f" % r["s"]["ms"],
+                        r["f"]["free"] & r["b"]["free"],
+                        r["f"]["free"], r["b"]["free"], r["s"]["free"],
+                        dispatches, nodes, per_unit(r["f"], dispatches), per_unit(r["b"], nodes),
+                        r["f"]["pauses"], r["b"]["pauses"], "%.3f" % r["f"]["paused_ms"], "%.3f" % r["b"]["paused_ms"],
+                        "%.3f" % fs["cpu_ms"], "%.3f" % fs["wait_ms"], "%.3f" % bs["cpu_ms"],
+                        "%.3f" % bs["wait_ms"],
+                        "%.1f" % (fs["steal_ms"] + bs["steal_ms"] + r["s"]["sched"]["steal_ms"]),
+                        bs["cpus"]])
+    os.replace(tmp, path)
+
+
+def print_phases(a, rows, dispatches, nodes, cuda, spin_ms):
+    """The summary: each phase's median and how many iterations were
+    unblocked, and the per-unit costs where any was."""
+    print("%s batch %d%s on %s, %d pauses per phase, spin %.0f ms:"
+          % (a.model, a.batch, " " + a.amp if a.amp else "", a.device, a.pauses, spin_ms))
+    for key, name, units, unit in (("f", "forward", dispatches, "host_dispatch"),
+                                   ("b", "backward", nodes, "host_node")):
+        ms = [r[key]["ms"] for r in rows]
+        free = [r[key]["ms"] for r in rows if r[key]["free"]]
+        print("  %s: median %.3f ms over %d iterations (min %.3f, max %.3f); the GPU still "
+              "spinning throughout in %d"
+              % (name, statistics.median(ms), len(ms), min(ms), max(ms), len(free)))
+        if not units:
+            continue
+        if free:
+            print("  %s: %.1fus  # %d %s, median of the %d unblocked iterations"
+                  % (unit, statistics.median(free) * 1e3 / units, units,
+                     "dispatches" if key == "f" else "nodes", len(free)))
+        else:
+            print("  %s: not measured: the spin ended before the host's %s in every iteration "
+                  "(the host waited for the GPU: a full launch queue or a synchronising op; "
+                  "its %.1f ms are the spin's%s); --pauses N splits the phase"
+                  % (unit, name, statistics.median(ms), "" if cuda else "; on the CPU no spin runs"))
 
 
 def main():
@@ -270,41 +391,8 @@ def main():
            if meta["optimizer"] == "sgd" else torch.optim.Adam(model.parameters(), lr=1e-5))
     dispatches, nodes = model_counts(a.model, a.amp)
     cuda = dev.type == "cuda"
-    # cycles per ms at the SM clock the properties report (kHz), else 2 GHz
-    khz = getattr(torch.cuda.get_device_properties(0), "clock_rate", 0) if cuda else 0
-    # with pauses each segment gets its share of the spin (30 ms at least)
-    spin_ms = max(30.0, a.sleep_ms / (a.pauses + 1)) if a.pauses > 0 else a.sleep_ms
-    cycles = int(spin_ms * (khz if khz else 2_000_000))
-    spin = Spin(cuda, cycles)
-
-    def forward():
-        if a.amp:
-            dtype = torch.float16 if a.amp == "fp16" else torch.bfloat16
-            with torch.autocast(dev.type, dtype=dtype):
-                return loss_of(model(**x) if isinstance(x, dict) else model(x))
-        return loss_of(model(**x) if isinstance(x, dict) else model(x))
-
-    def timed(fn, debug_syncs):
-        """fn's host time behind a spin of its own, less its pauses, whether
-        the GPU was still spinning whenever the host finished a segment (each
-        phase gets its own spin: a whole iteration's launches can fill the
-        driver's queue), and the host_sched deltas over the phase."""
-        spin.start()
-        if debug_syncs:  # around fn alone: the explicit synchronize()s are ours
-            torch.cuda.set_sync_debug_mode("warn")
-        s0 = host_sched.snapshot()
-        t0 = time.perf_counter()
-        out = fn()
-        t1 = time.perf_counter()
-        s1 = host_sched.snapshot()
-        if debug_syncs:
-            torch.cuda.set_sync_debug_mode(0)
-        free = spin.end() if cuda else 0
-        if cuda:
-            torch.cuda.synchronize()
-        return out, dict(ms=(t1 - t0 - spin.paused_s) * 1e3, free=free,
-                         paused_ms=spin.paused_s * 1e3, pauses=spin.pauses,
-                         sched=host_sched.delta(s0, s1))
+    spin, spin_ms = spin_for(cuda, a.sleep_ms, a.pauses)
+    forward = make_forward(model, x, loss_of, a.amp, dev)
 
     points = pause_points(model, forward, a.pauses) if a.pauses > 0 else []
 
@@ -315,63 +403,10 @@ def main():
     for mod in points:
         mod.register_forward_hook(at_point)
 
-    rows = []
-    for it in range(a.warmup + a.iters):
-        # the first warm-up iteration names every op that synchronises the
-        # host with the GPU (a sync inside a phase makes its time the spin's)
-        debug = cuda and it == 0
-        opt.zero_grad(set_to_none=True)
-        loss, f = timed(forward, debug)
-        _, b = timed(loss.backward, debug)
-        _, s = timed(opt.step, debug)
-        if it >= a.warmup:
-            rows.append(dict(f=f, b=b, s=s))
-    cols = ["model", "batch", "amp", "device", "iter", "fwd_ms", "bwd_ms", "step_ms",
-            "host_free", "fwd_free", "bwd_free", "step_free", "dispatches", "nodes", "dispatch_us",
-            "node_us", "fwd_pauses", "bwd_pauses", "fwd_paused_ms", "bwd_paused_ms",
-            "fwd_cpu_ms", "fwd_wait_ms", "bwd_cpu_ms", "bwd_wait_ms", "steal_ms", "cpus"]
-
-    def per_unit(phase, units):
-        # a blocked phase's time is the spin's, not the host's: left empty
-        return "%.2f" % (phase["ms"] * 1e3 / units) if units and phase["free"] else ""
+    rows = phase_rows(forward, opt, spin, cuda, a.warmup, a.iters)
     if a.out:
-        tmp = a.out + ".tmp"
-        with open(tmp, "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(cols)
-            for i, r in enumerate(rows):
-                fs, bs = r["f"]["sched"], r["b"]["sched"]
-                w.writerow([a.model, a.batch, a.amp or "", a.device, i, "%.3f" % r["f"]["ms"],
-                            "%.3f" % r["b"]["ms"], "%.3f" % r["s"]["ms"],
-                            r["f"]["free"] & r["b"]["free"],
-                            r["f"]["free"], r["b"]["free"], r["s"]["free"],
-                            dispatches, nodes, per_unit(r["f"], dispatches), per_unit(r["b"], nodes),
-                            r["f"]["pauses"], r["b"]["pauses"], "%.3f" % r["f"]["paused_ms"], "%.3f" % r["b"]["paused_ms"],
-                            "%.3f" % fs["cpu_ms"], "%.3f" % fs["wait_ms"], "%.3f" % bs["cpu_ms"],
-                            "%.3f" % bs["wait_ms"],
-                            "%.1f" % (fs["steal_ms"] + bs["steal_ms"] + r["s"]["sched"]["steal_ms"]),
-                            bs["cpus"]])
-        os.replace(tmp, a.out)
-    print("%s batch %d%s on %s, %d pauses per phase, spin %.0f ms:"
-          % (a.model, a.batch, " " + a.amp if a.amp else "", a.device, a.pauses, spin_ms))
-    for key, name, units, unit in (("f", "forward", dispatches, "host_dispatch"),
-                                   ("b", "backward", nodes, "host_node")):
-        ms = [r[key]["ms"] for r in rows]
-        free = [r[key]["ms"] for r in rows if r[key]["free"]]
-        print("  %s: median %.3f ms over %d iterations (min %.3f, max %.3f); the GPU still "
-              "spinning throughout in %d"
-              % (name, statistics.median(ms), len(ms), min(ms), max(ms), len(free)))
-        if not units:
-            continue
-        if free:
-            print("  %s: %.1fus  # %d %s, median of the %d unblocked iterations"
-                  % (unit, statistics.median(free) * 1e3 / units, units,
-                     "dispatches" if key == "f" else "nodes", len(free)))
-        else:
-            print("  %s: not measured: the spin ended before the host's %s in every iteration "
-                  "(the host waited for the GPU: a full launch queue or a synchronising op; "
-                  "its %.1f ms are the spin's%s); --pauses N splits the phase"
-                  % (unit, name, statistics.median(ms), "" if cuda else "; on the CPU no spin runs"))
+        write_rows(a.out, a, rows, dispatches, nodes)
+    print_phases(a, rows, dispatches, nodes, cuda, spin_ms)
     if a.count_launches and cuda:
         opt.zero_grad(set_to_none=True)
         loss, nf = launch_counts(forward)

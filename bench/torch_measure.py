@@ -77,6 +77,17 @@ def to_device(x, dev):
 
 
 def build(run, dev):
+    """One run's training iteration (zero_grad, forward, loss, backward, step)."""
+    return build_parts(run, dev)["step"]
+
+
+def build_parts(run, dev):
+    """One run's model (DDP-wrapped where the run has `ddp_cap`), its batch,
+    loss, optimizer and training iteration `step`, as a dict: host_inproc.py
+    times the step and calibrates the host on the plain run's parts. The
+    run's keys: model, batch, amp, channels_last, ddp_cap (MB),
+    grad_view (gradient_as_bucket_view), broadcast_buffers (left to DDP's
+    default, True, where absent)."""
     model, x, meta = torch_models.MODELS[run["model"]](batch=run["batch"])
     model = model.to(dev)
     x = to_device(x, dev)
@@ -86,9 +97,13 @@ def build(run, dev):
     loss = make_loss(meta["loss"], x)
     if run.get("ddp_cap") is not None:
         from torch.nn.parallel import DistributedDataParallel as DDP
+        # broadcast_buffers only where the run sets it: torch 2.15 warns that
+        # the keyword is deprecated (forward_sync_buffers); the lent H200 runs 2.11
+        extra = ({"broadcast_buffers": run["broadcast_buffers"]}
+                 if "broadcast_buffers" in run else {})
         model = DDP(model, device_ids=[0] if dev.type == "cuda" else None,
                     bucket_cap_mb=run["ddp_cap"],
-                    gradient_as_bucket_view=run.get("grad_view", False))
+                    gradient_as_bucket_view=run.get("grad_view", False), **extra)
     params = model.parameters()
     if meta["optimizer"] == "sgd":
         opt = torch.optim.SGD(params, lr=0.01, momentum=0.9)
@@ -114,7 +129,7 @@ def build(run, dev):
         else:
             l.backward()
             opt.step()
-    return step
+    return dict(model=model, x=x, loss=loss, opt=opt, step=step, meta=meta)
 
 
 def sync(dev):
@@ -257,6 +272,26 @@ def per_iter_rows(path, name, gpu, enq, sched):
             w.writerow([name, i, "%.3f" % gpu[i] if gpu else "", "%.3f" % enq[i]] + host_sched.cells(d))
 
 
+def one_rank_group(dev):
+    """The one-rank process group DDP runs over (NCCL on a GPU, gloo on the
+    CPU); returns torch.distributed, to destroy it at the end."""
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", "29533")
+    import torch.distributed as dist
+    dist.init_process_group("nccl" if dev.type == "cuda" else "gloo", rank=0, world_size=1)
+    return dist
+
+
+def versions(dev):
+    """What the CSV and the log record of the software and the GPU."""
+    return {"torch": torch.__version__, "cuda": torch.version.cuda,
+            "cudnn": torch.backends.cudnn.version(),
+            "nccl": ".".join(map(str, torch.cuda.nccl.version())) if dev.type == "cuda" else "",
+            "gpu": torch.cuda.get_device_name(0) if dev.type == "cuda" else "cpu",
+            "cudnn_allow_tf32": torch.backends.cudnn.allow_tf32,
+            "matmul_allow_tf32": torch.backends.cuda.matmul.allow_tf32}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True, help="CSV of one row per run")
@@ -276,17 +311,8 @@ def main():
     dev = torch.device(a.device)
     torch.backends.cudnn.benchmark = True  # as DeepLearningExamples and torchvision's references
     default_tf32 = torch.backends.cuda.matmul.allow_tf32
-    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-    os.environ.setdefault("MASTER_PORT", "29533")
-    import torch.distributed as dist
-    dist.init_process_group("nccl" if dev.type == "cuda" else "gloo", rank=0, world_size=1)
-
-    info = {"torch": torch.__version__, "cuda": torch.version.cuda,
-            "cudnn": torch.backends.cudnn.version(),
-            "nccl": ".".join(map(str, torch.cuda.nccl.version())) if dev.type == "cuda" else "",
-            "gpu": torch.cuda.get_device_name(0) if dev.type == "cuda" else "cpu",
-            "cudnn_allow_tf32": torch.backends.cudnn.allow_tf32,
-            "matmul_allow_tf32": default_tf32}
+    dist = one_rank_group(dev)
+    info = versions(dev)
     print("# " + " ".join("%s=%s" % kv for kv in info.items()), flush=True)
 
     only = set(a.only.split(",")) if a.only else None

@@ -1,0 +1,42 @@
+#!/bin/bash
+# The second H200 call of 2026-11-27 (after gpu_next5.sh, bench/results/gpu-2026-11-27f-h200):
+# a calibration taken in the training run's own process (host_inproc) predicted ResNet-50
+# fp32 b32 20 % slow and ResNet-101 18 % fast. Two questions, Python only:
+#   spin-rn50, spin-rn101  bench/spin_bias.py: the host's time per phase behind a spin
+#                          (host_calibrate's way), after a synchronize without one, and in
+#                          consecutive training iterations, alternated in one process;
+#   inproc-rn50            host_inproc's DDP ablation again with 6 rounds of 30 iterations
+#                          (the first call's 3 rounds of 20 varied by up to 5 ms a config).
+#
+#   run(command="GIT_COMMIT=<commit> bash bench/gpu_next6.sh", timeout_s=260)
+#
+# Parts (BUDGET_S 240 s): spin-rn50 ~35 s, spin-rn101 ~45 s, inproc-rn50 ~80 s.
+# Dry run on the CPU:
+#   PATH=/root/venv-torch/bin:$PATH SPIN_ARGS="--device cpu --batch 2 --cycles 1 --block 1 --warmup 1" \
+#     INPROC_ARGS="--device cpu --rounds 1 --iters 2 --warmup 1 --calib-iters 1 --calib-warmup 0" \
+#     OUT=/tmp/gn6 bash bench/gpu_next6.sh
+set -u
+R=$PWD
+BUDGET_S=${BUDGET_S:-240}
+NAME=next6
+PART_TAIL=8
+. "$R/bench/gpu_part.sh"
+{
+  date -u
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,memory.used --format=csv 2>&1
+  echo "commit: ${GIT_COMMIT:-$(git -C "$R" rev-parse HEAD 2>/dev/null || echo 'no .git here')}"
+  (cd "$R" && sha256sum bench/gpu_next6.sh bench/spin_bias.py bench/host_inproc.py \
+    bench/host_calibrate.py bench/torch_measure.py bench/gpu_part.sh)
+  part spin-rn50 60 python3 bench/spin_bias.py --model resnet50 --batch 32 --sleep-ms 60 \
+    --out "$D/spin-rn50.csv" ${SPIN_ARGS:-}
+  part spin-rn101 70 python3 bench/spin_bias.py --model resnet101 --batch 32 --sleep-ms 80 \
+    --out "$D/spin-rn101.csv" ${SPIN_ARGS:-}
+  part inproc-rn50 100 env MASTER_PORT=29544 python3 bench/host_inproc.py --model resnet50 \
+    --batch 32 --rounds 6 --iters 30 --sleep-ms 60 --out "$D/inproc-rn50.csv" \
+    --calib-out "$D/inproc-rn50" ${INPROC_ARGS:-}
+  echo "versions (the parts' own lines):"
+  grep -h '^# ' "$D"/*.log 2>/dev/null | sort -u
+  date -u
+  echo "total $((SECONDS - START)) s"
+} 2>&1 | tee "$D/run.log"
+pack

@@ -17,6 +17,20 @@ through the process group); no collective traffic. Each configuration runs
 per-gradient host cost = (ddp-one - plain) / layers;
 per-bucket host cost   = (ddp-each - ddp-one) / (its buckets - one), the
 bucket counts read from DDP's own logging data.
+
+--buffers N adds N BatchNorm1d(W, affine=False) modules that the forward
+never calls: no parameter, three buffers each (running_mean, running_var:
+W floats; num_batches_tracked: one int64), as ResNet-50's 53 BatchNorms hold
+its 159. DDP broadcasts them before every forward (broadcast_buffers=True,
+the default): _pre_forward's Python (named_buffers over the modules, the
+version counters), per dtype bucket a flatten, the broadcast call and
+BroadcastWork::finish's unflatten and one copy_ per buffer (comm.cpp). Then
+ddp-one and ddp-each run with broadcast_buffers=False, and one more
+configuration runs it:
+
+  ddp-one-bcast  ddp-one with broadcast_buffers=True
+
+per-buffer host cost   = (ddp-one-bcast - ddp-one) / (3 N buffers).
 Writes one CSV row per configuration.
 """
 
@@ -29,10 +43,26 @@ import time
 import torch
 
 
-def build(layers, width, dev, cap_mb):
+class WithBuffers(torch.nn.Module):
+    """The Linear stack and `holders` BatchNorm1d modules that forward never calls."""
+
+    def __init__(self, stack, holders):
+        super().__init__()
+        self.stack = stack
+        self.holders = holders
+
+    def forward(self, x):
+        return self.stack(x)
+
+
+def build(layers, width, dev, cap_mb, buffers=0, broadcast=True):
     torch.manual_seed(0)
     model = torch.nn.Sequential(*[torch.nn.Linear(width, width, bias=False)
-                                  for _ in range(layers)]).to(dev)
+                                  for _ in range(layers)])
+    if buffers:
+        model = WithBuffers(model, torch.nn.ModuleList(
+            torch.nn.BatchNorm1d(width, affine=False) for _ in range(buffers)))
+    model = model.to(dev)
     if cap_mb is not None:
         import torch.distributed as dist
         from torch.nn.parallel import DistributedDataParallel as DDP
@@ -44,7 +74,10 @@ def build(layers, width, dev, cap_mb):
         else:
             dist._DEFAULT_FIRST_BUCKET_BYTES = 1024 * 1024
             cap = cap_mb
-        model = DDP(model, device_ids=[0] if dev.type == "cuda" else None, bucket_cap_mb=cap)
+        # broadcast_buffers only when off: the default's runs stay as they were
+        kw = {} if broadcast else dict(broadcast_buffers=False)
+        model = DDP(model, device_ids=[0] if dev.type == "cuda" else None, bucket_cap_mb=cap,
+                    **kw)
     opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
     x = torch.randn(1, width, device=dev)
 
@@ -76,6 +109,8 @@ def main():
     ap.add_argument("--width", type=int, default=256)
     ap.add_argument("--iters", type=int, default=50)
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--buffers", type=int, default=0,
+                    help="BatchNorm1d(W, affine=False) modules beside the stack (3 buffers each)")
     a = ap.parse_args()
     dev = torch.device(a.device)
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
@@ -83,7 +118,11 @@ def main():
     import torch.distributed as dist
     dist.init_process_group("nccl" if dev.type == "cuda" else "gloo", rank=0, world_size=1)
     configs = [("plain", None), ("ddp-one", 1e6), ("ddp-each", "each")]
-    built = {name: build(a.layers, a.width, dev, cap) for name, cap in configs}
+    if a.buffers:
+        configs.append(("ddp-one-bcast", 1e6))
+    built = {name: build(a.layers, a.width, dev, cap, a.buffers,
+                         not a.buffers or name == "ddp-one-bcast")
+             for name, cap in configs}
     times = {name: [] for name, _ in configs}
     for _ in range(a.reps):
         for name, _ in configs:
@@ -107,6 +146,10 @@ def main():
     print("plain %.3f ms, ddp-one %.3f ms, ddp-each %.3f ms: per gradient %.2f us, "
           "per bucket %.2f us (%d layers, %s)" % (med["plain"], med["ddp-one"], med["ddp-each"],
                                                   per_grad, per_bucket, a.layers, gpu))
+    if a.buffers:
+        print("ddp-one-bcast %.3f ms: per buffer %.2f us (%d buffers)" % (
+            med["ddp-one-bcast"], (med["ddp-one-bcast"] - med["ddp-one"]) / (3 * a.buffers) * 1e3,
+            3 * a.buffers))
     dist.destroy_process_group()
 
 

@@ -88,12 +88,8 @@ def schedule_row(name, layer_class):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("trace")
-    ap.add_argument("model")
-    ap.add_argument("s0")
-    ap.add_argument("s4")
     ap.add_argument("--iters", type=int, default=2)
-    ap.add_argument("--overhead-us", type=float, default=4.0)
+    tc.add_schedule_pair_args(ap)
     ap.add_argument("--gap-us", type=float, default=1.18,
                     help="the GPU's idle gap per activity added to the trace's time (1.18: "
                          "the fit trace's median, bench/results/gpu-2026-11-26-h200/kernel_floor.txt)")

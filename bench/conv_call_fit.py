@@ -169,8 +169,7 @@ def main():
         return 2
     math = cpf.MODES[a.mode][0]
     try:
-        cells, meta, gpu, _ = cpf.read(a.rn50)
-        peak = gemm_rates.gpu_peaks(gpu, a.gpus, (math,))[1][math] * 1e12
+        cells, meta, gpu, peak = cpf.read_with_peak(a.rn50, a.gpus, math)
     except (cpf.InputError, gemm_rates.InputError) as e:
         print("conv_call_fit.py: %s" % e, file=sys.stderr)
         return 2

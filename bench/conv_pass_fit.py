@@ -130,6 +130,14 @@ def read(paths, kind="rn50conv"):
     return cells, meta, one_gpu(gpus), plain
 
 
+def read_with_peak(paths, table, math):
+    """read(paths)'s cells, shape counts and GPU, and that GPU's peak for `math` in FLOP/s
+    from the GPU table (gpus.yaml): the fit set of bench/conv_call_fit.py and
+    bench/conv_tile_fit.py. InputError or gemm_rates.InputError on bad input."""
+    cells, meta, gpu, _ = read(paths)
+    return cells, meta, gpu, gemm_rates.gpu_peaks(gpu, table, (math,))[1][math] * 1e12
+
+
 def wls(points):
     """Weighted least squares t = a + b F over (F, t, w): (a, b), or None."""
     sw = sum(w for _, _, w in points)

@@ -178,8 +178,7 @@ def main():
     wmode = a.wide_mode or a.mode
     ovh, mem = a.overhead_us * 1e-6, a.mem_gbps * 1e9
     try:
-        cells, meta, gpu, _ = cpf.read(a.rn50)
-        peak = gemm_rates.gpu_peaks(gpu, a.gpus, (mth,))[1][mth] * 1e12
+        cells, meta, gpu, peak = cpf.read_with_peak(a.rn50, a.gpus, mth)
         pts = points(cells, meta, a.mode, esz, False)
         if a.wide:
             wc, wm, _, _ = cpf.read(a.wide, kind="wideconv")

@@ -26,11 +26,7 @@ import trace_groups as tg  # noqa: E402
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("trace")
-    ap.add_argument("model")
-    ap.add_argument("s0")
-    ap.add_argument("s4")
-    ap.add_argument("--overhead-us", type=float, default=4.0)
+    tg.tc.add_schedule_pair_args(ap)
     ap.add_argument("--iters", type=int, default=2)
     args = ap.parse_args()
     traced = collections.Counter()

@@ -76,25 +76,37 @@ void ds_test_write_temp(char *path, const char *text) {
   cr_assert_eq(fclose(fp), 0);
 }
 
+ds_status ds_test_lookup_gpu_text(const char *text, const char *gpu, struct ds_gpu_spec *g,
+                                  struct ds_err *err, char *path) {
+  char own[64];
+  if (!path) path = own;
+  strcpy(path, "/tmp/ddpsim-gputext-XXXXXX");
+  ds_test_write_temp(path, text);
+  ds_status st = ds_gpu_table_lookup(path, gpu, g, err);
+  unlink(path);
+  return st;
+}
+
 void ds_test_gpu_entry_refused(const char *entry, const char *expect) {
-  char text[512], path[64] = "/tmp/ddpsim-gpubad-XXXXXX";
+  char text[512], path[64];
   snprintf(text, sizeof text,
            "schema_version: 1\ngpus:\n  - name: G\n    sms: 1\n    fp32: 1TFLOPS\n"
            "    tf32: 8TFLOPS\n    fp16: 2TFLOPS\n    mem: 1GB\n    mem_bw: 1GBps\n    %s\n",
            entry);
-  ds_test_write_temp(path, text);
   struct ds_gpu_spec g;
   struct ds_err err = {0};
-  ds_status st = ds_gpu_table_lookup(path, "G", &g, &err);
-  unlink(path);
+  ds_status st = ds_test_lookup_gpu_text(text, "G", &g, &err, path);
   cr_assert_eq(st, DS_EINPUT, "%s", entry);
   cr_assert(strstr(err.msg, expect) != NULL, "%s: %s", entry, err.msg);
   cr_assert(strstr(err.msg, path) != NULL && strstr(err.msg, ":10:") != NULL,
             "%s: the file and line of the entry: %s", entry, err.msg);
 }
 
-ds_status ds_test_load_calib_text(const char *text, struct ds_calib *c, struct ds_err *err) {
-  char path[64] = "/tmp/ddpsim-calibtext-XXXXXX";
+ds_status ds_test_load_calib_text(const char *text, struct ds_calib *c, struct ds_err *err,
+                                  char *path) {
+  char own[64];
+  if (!path) path = own;
+  strcpy(path, "/tmp/ddpsim-calibtext-XXXXXX");
   ds_test_write_temp(path, text);
   ds_status st = ds_calib_load(path, c, err);
   unlink(path);
@@ -288,14 +300,22 @@ void ds_test_compute_setup(struct ds_test_compute *f, const char *gpus_text, con
                            double flops_efficiency, double kernel_overhead_us,
                            const char *model_text,
                            enum ds_dtype dtype, enum ds_amp amp) {
+  ds_test_compute_setup_extra(f, gpus_text, gpu, flops_efficiency, kernel_overhead_us, "",
+                              model_text, dtype, amp);
+}
+
+void ds_test_compute_setup_extra(struct ds_test_compute *f, const char *gpus_text,
+                                 const char *gpu, double flops_efficiency,
+                                 double kernel_overhead_us, const char *compute_lines,
+                                 const char *model_text, enum ds_dtype dtype, enum ds_amp amp) {
   char text[1024];
   strcpy(f->gpus, "/tmp/ddpsim-testgpus-XXXXXX");
   ds_test_write_temp(f->gpus, gpus_text);
   snprintf(text, sizeof text,
            "schema_version: 1\nname: t\ngpu: %s\nnodes: 1\ngpus_per_node: 1\n"
            "intra_node:\n  template: nvswitch\n  link_bw: 100GBps\n  link_lat: 1us\n"
-           "compute:\n  flops_efficiency: %g\n  mem_efficiency: 1\n  kernel_overhead: %gus\n",
-           gpu, flops_efficiency, kernel_overhead_us);
+           "compute:\n  flops_efficiency: %g\n  mem_efficiency: 1\n  kernel_overhead: %gus\n%s",
+           gpu, flops_efficiency, kernel_overhead_us, compute_lines);
   strcpy(f->topo, "/tmp/ddpsim-testtopo-XXXXXX");
   ds_test_write_temp(f->topo, text);
   strcpy(f->model, "/tmp/ddpsim-testmodel-XXXXXX");

@@ -52,6 +52,14 @@ void ds_test_replay_cpu2(const char *dir);
  * XXXXXX, which the name replaces); the caller unlinks it. */
 void ds_test_write_temp(char *path, const char *text);
 
+/* Writes text to a temporary GPU table, looks up gpu in it into *g and
+ * removes the file; returns ds_gpu_table_lookup's status (message in err).
+ * path, when not NULL (64 bytes), receives the file's name, which a
+ * message names. */
+struct ds_gpu_spec;
+ds_status ds_test_lookup_gpu_text(const char *text, const char *gpu, struct ds_gpu_spec *g,
+                                  struct ds_err *err, char *path);
+
 /* A GPU table whose one GPU, G (sms 1, fp32 1TFLOPS, tf32 8TFLOPS, fp16
  * 2TFLOPS, mem 1GB, mem_bw 1GBps), has `entry` as its line 10: asserts the
  * lookup refuses it with a message holding `expect`, the file's path and
@@ -59,9 +67,12 @@ void ds_test_write_temp(char *path, const char *text);
 void ds_test_gpu_entry_refused(const char *entry, const char *expect);
 
 /* Writes text to a temporary calibration file, loads it into *c and
- * removes the file; returns ds_calib_load's status (message in err). */
+ * removes the file; returns ds_calib_load's status (message in err). path,
+ * when not NULL (64 bytes), receives the file's name, which a message
+ * names. */
 struct ds_calib;
-ds_status ds_test_load_calib_text(const char *text, struct ds_calib *c, struct ds_err *err);
+ds_status ds_test_load_calib_text(const char *text, struct ds_calib *c, struct ds_err *err,
+                                  char *path);
 
 /* Writes dir/t.yaml, the topology file topo_path with its lines from the
  * first `from` on replaced by `tail`, and dir/gpus.yaml (tests/data's
@@ -142,6 +153,12 @@ void ds_test_compute_setup(struct ds_test_compute *f, const char *gpus_text, con
                            double flops_efficiency, double kernel_overhead_us,
                            const char *model_text,
                            enum ds_dtype dtype, enum ds_amp amp);
+/* The same with compute_lines (each "  key: value\n") after the topology's
+ * compute keys: a topology's own efficiency, say. */
+void ds_test_compute_setup_extra(struct ds_test_compute *f, const char *gpus_text,
+                                 const char *gpu, double flops_efficiency,
+                                 double kernel_overhead_us, const char *compute_lines,
+                                 const char *model_text, enum ds_dtype dtype, enum ds_amp amp);
 void ds_test_compute_free(struct ds_test_compute *f);
 
 /* Fails the test unless gnuplot is on PATH: it is a dependency

@@ -16,17 +16,6 @@
 #include "sim/train/calib.h"
 #include "tests/support.h"
 
-/* Writes text to a temporary file (its name in path, 64 bytes) and loads
- * it; returns the status, message in err. */
-static ds_status load_text(const char *text, struct ds_calib *c, struct ds_err *err,
-                           char *path) {
-  strcpy(path, "/tmp/ddpsim-calib-XXXXXX");
-  ds_test_write_temp(path, text);
-  ds_status st = ds_calib_load(path, c, err);
-  unlink(path);
-  return st;
-}
-
 static void assert_params_eq(const struct ds_compute_params *p,
                              const struct ds_compute_params *q) {
   cr_assert_eq(p->flops_efficiency, q->flops_efficiency);
@@ -52,10 +41,9 @@ static struct ds_compute_params topo_params(void) {
 Test(calib, applies_exactly_the_keys_present) {
   struct ds_calib c;
   struct ds_err err = {0};
-  char path[64];
-  ds_status st = load_text("# measured\nschema_version: 1\ncompute:\n"
-                           "  flops_efficiency: 0.62\n  kernel_overhead: 2.5us\n",
-                           &c, &err, path);
+  ds_status st = ds_test_load_calib_text("# measured\nschema_version: 1\ncompute:\n"
+                                         "  flops_efficiency: 0.62\n  kernel_overhead: 2.5us\n",
+                                         &c, &err, NULL);
   cr_assert_eq(st, DS_OK, "%s", err.msg);
   struct ds_compute_params p = topo_params();
   ds_calib_apply_compute(&c, &p);
@@ -71,9 +59,8 @@ Test(calib, applies_exactly_the_keys_present) {
 Test(calib, fp32_math_and_mem_efficiency_apply) {
   struct ds_calib c;
   struct ds_err err = {0};
-  char path[64];
-  ds_status st = load_text("schema_version: 1\ncompute:\n  mem_efficiency: 0.91\n"
-                           "  fp32_math: fp32\n", &c, &err, path);
+  ds_status st = ds_test_load_calib_text("schema_version: 1\ncompute:\n  mem_efficiency: 0.91\n"
+                                         "  fp32_math: fp32\n", &c, &err, NULL);
   cr_assert_eq(st, DS_OK, "%s", err.msg);
   struct ds_compute_params p = topo_params();
   ds_calib_apply_compute(&c, &p);
@@ -86,8 +73,8 @@ Test(calib, fp32_math_and_mem_efficiency_apply) {
 Test(calib, empty_calibration_changes_nothing) {
   struct ds_calib c;
   struct ds_err err = {0};
-  char path[64];
-  cr_assert_eq(load_text("schema_version: 1\n", &c, &err, path), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_test_load_calib_text("schema_version: 1\n", &c, &err, NULL), DS_OK, "%s",
+               err.msg);
   struct ds_compute_params p = topo_params(), q = topo_params();
   ds_calib_apply_compute(&c, &p);
   assert_params_eq(&p, &q);
@@ -96,9 +83,8 @@ Test(calib, empty_calibration_changes_nothing) {
 Test(calib, host_section_replaces_dispatch_and_node_only) {
   struct ds_calib c;
   struct ds_err err = {0};
-  char path[64];
-  ds_status st = load_text("schema_version: 1\nhost:\n  dispatch: 31.5us\n  node: 0.0224ms\n",
-                           &c, &err, path);
+  ds_status st = ds_test_load_calib_text(
+      "schema_version: 1\nhost:\n  dispatch: 31.5us\n  node: 0.0224ms\n", &c, &err, NULL);
   cr_assert_eq(st, DS_OK, "%s", err.msg);
   cr_assert_eq(c.has_host_dispatch, 1);
   cr_assert_eq(c.has_host_node, 1);
@@ -113,8 +99,8 @@ Test(calib, host_section_replaces_dispatch_and_node_only) {
   cr_assert_eq(p.host_launch_ns, q.host_launch_ns);
   cr_assert_eq(p.kernel_overhead_ns, q.kernel_overhead_ns);
   /* one key alone leaves the other */
-  cr_assert_eq(load_text("schema_version: 1\nhost:\n  node: 40us\n", &c, &err, path), DS_OK,
-               "%s", err.msg);
+  cr_assert_eq(ds_test_load_calib_text("schema_version: 1\nhost:\n  node: 40us\n", &c, &err, NULL),
+               DS_OK, "%s", err.msg);
   p = topo_params();
   ds_calib_apply_compute(&c, &p);
   cr_assert_float_eq(p.host_node_ns, 40000.0, 1e-9);
@@ -124,11 +110,10 @@ Test(calib, host_section_replaces_dispatch_and_node_only) {
 Test(calib, collective_section_reads_units) {
   struct ds_calib c;
   struct ds_err err = {0};
-  char path[64];
-  ds_status st = load_text("schema_version: 1\ncollective:\n  op: allreduce\n  nranks: 2\n"
-                           "  shared: true\n  copy: false\n  alpha: 12.5us\n"
-                           "  bus_bw: 350GBps\n  fit_r2: 0.99\n"
-                           "  fit_rms_rel_residual: 0.1\n", &c, &err, path);
+  ds_status st = ds_test_load_calib_text("schema_version: 1\ncollective:\n  op: allreduce\n"
+                                         "  nranks: 2\n  shared: true\n  copy: false\n"
+                                         "  alpha: 12.5us\n  bus_bw: 350GBps\n  fit_r2: 0.99\n"
+                                         "  fit_rms_rel_residual: 0.1\n", &c, &err, NULL);
   cr_assert_eq(st, DS_OK, "%s", err.msg);
   cr_assert_eq(c.has_collective, 1);
   cr_assert_eq(c.coll_nranks, 2);
@@ -155,7 +140,7 @@ static void expect_bad(const struct bad_case *b) {
   struct ds_calib c;
   struct ds_err err = {0};
   char path[64], want[160];
-  ds_status st = load_text(b->text, &c, &err, path);
+  ds_status st = ds_test_load_calib_text(b->text, &c, &err, path);
   cr_assert_eq(st, DS_EINPUT, "expected DS_EINPUT for:\n%s\ngot %s: %s", b->text,
                ds_status_name(st), err.msg);
   snprintf(want, sizeof want, "%s%s", path, b->where);
@@ -350,14 +335,14 @@ Test(calib, round_trip_partial_and_copy) {
                  "--model tests/data/tiny-model-dispatch.yaml --strategy single --format csv"
 
 /* ddpsim HOST_TOY with `--calib FILE` when text is not NULL (FILE holds
- * text); its iteration in us. */
-static double host_toy_iter_us(const char *text) {
-  char path[64] = "", args[256];
+ * text), then the options `extra`; its iteration in us. */
+static double host_toy_iter_us(const char *text, const char *extra) {
+  char path[64] = "", args[512];
   if (text) {
     strcpy(path, "/tmp/ddpsim-calibh-XXXXXX");
     ds_test_write_temp(path, text);
   }
-  snprintf(args, sizeof args, HOST_TOY "%s%s", text ? " --calib " : "", path);
+  snprintf(args, sizeof args, HOST_TOY "%s%s %s", text ? " --calib " : "", path, extra);
   struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
   if (text) unlink(path);
   cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
@@ -368,13 +353,14 @@ static double host_toy_iter_us(const char *text) {
 
 Test(calib, host_section_moves_a_host_bound_iteration_by_hand) {
   const double d_us = 150, n_us = 300, tail_us = 200 + 58.728;
-  double base = host_toy_iter_us(NULL);
+  double base = host_toy_iter_us(NULL, "");
   cr_assert_float_eq(base, 11 * d_us + 9 * n_us + tail_us, 1e-3);
   /* host dispatch doubled: + 11 x 150 = 1650 us exactly */
-  double twice = host_toy_iter_us("schema_version: 1\nhost:\n  dispatch: 300us\n");
+  double twice = host_toy_iter_us("schema_version: 1\nhost:\n  dispatch: 300us\n", "");
   cr_assert_float_eq(twice - base, 11 * d_us, 1e-3, "%g -> %g", base, twice);
   /* and the node too: + 9 x 300 = 2700 us more */
-  double both = host_toy_iter_us("schema_version: 1\nhost:\n  dispatch: 300us\n  node: 600us\n");
+  double both =
+      host_toy_iter_us("schema_version: 1\nhost:\n  dispatch: 300us\n  node: 600us\n", "");
   cr_assert_float_eq(both - twice, 9 * n_us, 1e-3, "%g -> %g", twice, both);
 }
 
@@ -399,31 +385,17 @@ Test(calib, bad_host_section_exits_2_with_its_place) {
                      ":3:13: key 'dispatch'", "expected a time");
 }
 
-/* HOST_TOY with extra options; its iteration in us. */
-static double host_toy_iter_with(const char *extra) {
-  char args[512];
-  snprintf(args, sizeof args, HOST_TOY " %s", extra);
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
-  cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
-  double us = ds_test_csv_num(r.out, "iter_ms", 0) * 1e3;
-  ds_test_release(&r);
-  return us;
-}
-
 Test(calib, host_scale_doubles_exactly_the_host_part) {
   /* --host-scale 2 doubles every host_* cost: the host's 11 D + 9 N
    * (4350 us) becomes 8700 us; the GPU's tail (258.728 us) stays. */
   const double d_us = 150, n_us = 300, tail_us = 200 + 58.728;
-  double base = host_toy_iter_with("");
-  double twice = host_toy_iter_with("--host-scale 2");
+  double base = host_toy_iter_us(NULL, "");
+  double twice = host_toy_iter_us(NULL, "--host-scale 2");
   cr_assert_float_eq(twice, 2 * (11 * d_us + 9 * n_us) + tail_us, 1e-3, "%g", twice);
   cr_assert_float_eq(twice - base, 11 * d_us + 9 * n_us, 1e-3, "%g -> %g", base, twice);
   /* after --calib: its D = 300 us and N = 600 us, then doubled */
-  char path[64] = "/tmp/ddpsim-calibh-XXXXXX", extra[128];
-  ds_test_write_temp(path, "schema_version: 1\nhost:\n  dispatch: 300us\n  node: 600us\n");
-  snprintf(extra, sizeof extra, "--calib %s --host-scale 2", path);
-  double both = host_toy_iter_with(extra);
-  unlink(path);
+  double both = host_toy_iter_us("schema_version: 1\nhost:\n  dispatch: 300us\n  node: 600us\n",
+                                 "--host-scale 2");
   cr_assert_float_eq(both, 2 * (11 * 300 + 9 * 600) + tail_us, 1e-3, "%g", both);
 }
 

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "sim/net/gpu_table.h"
 #include "sim/net/topo.h"
@@ -230,10 +229,7 @@ Test(conv_pass, a_calibrations_pooled_value_replaces_the_tables_passes) {
    * conv_tf32_fwd alone sets that pass over the table's pooled 0.25. */
   struct ds_gpu_spec g;
   struct ds_err err = {0};
-  char path[64] = "/tmp/ddpsim-convpassgpus-XXXXXX";
-  ds_test_write_temp(path, gpus_text);
-  cr_assert_eq(ds_gpu_table_lookup(path, "PassGPU", &g, &err), DS_OK, "%s", err.msg);
-  unlink(path);
+  cr_assert_eq(ds_test_lookup_gpu_text(gpus_text, "PassGPU", &g, &err, NULL), DS_OK, "%s", err.msg);
   const char *files[3] = {"schema_version: 1\nefficiency:\n  conv_tf32: 0.35\n",
                           "schema_version: 1\nefficiency:\n  conv_tf32: 0.35\n"
                           "  conv_tf32_bwd: 0.3\n",
@@ -241,7 +237,7 @@ Test(conv_pass, a_calibrations_pooled_value_replaces_the_tables_passes) {
   const double want[3][3] = {{0.35, 0, 0}, {0.35, 0, 0.3}, {0.25, 0.45, 0.4}};
   for (int i = 0; i < 3; i++) {
     struct ds_calib cal;
-    cr_assert_eq(ds_test_load_calib_text(files[i], &cal, &err), DS_OK, "%s", err.msg);
+    cr_assert_eq(ds_test_load_calib_text(files[i], &cal, &err, NULL), DS_OK, "%s", err.msg);
     struct ds_gpu_spec h = g;
     ds_calib_apply_gpu(&cal, &h);
     cr_assert_float_eq(h.eff.conv[DS_GPU_MATH_TF32], want[i][0], 0, "file %d", i);

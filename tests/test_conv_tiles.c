@@ -12,7 +12,6 @@
  */
 #include <criterion/criterion.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "sim/net/gpu_table.h"
 #include "sim/net/topo.h"
@@ -140,40 +139,21 @@ Test(conv_tiles, the_topologys_conv_efficiency_clears_the_tiles) {
   /* conv_efficiency 0.8 on TileGPU: the toy 3x3 at 80 TFLOP/s, batch 2:
    * 9437184 / 80e12 = 0.1179648 us forward, 0.2359296 us backward, no
    * fixed time */
-  char gpus[64] = "/tmp/ddpsim-convtilesg-XXXXXX", topo[64] = "/tmp/ddpsim-convtilest-XXXXXX";
-  char model[64] = "/tmp/ddpsim-convtilesm-XXXXXX";
-  ds_test_write_temp(gpus, gpus_text);
-  ds_test_write_temp(topo, "schema_version: 1\nname: t\ngpu: TileGPU\nnodes: 1\n"
-                           "gpus_per_node: 1\nintra_node:\n  template: nvswitch\n"
-                           "  link_bw: 100GBps\n  link_lat: 1us\ncompute:\n"
-                           "  flops_efficiency: 1\n  mem_efficiency: 1\n"
-                           "  kernel_overhead: 0us\n  conv_efficiency: 0.8\n");
-  ds_test_write_temp(model, model_text);
-  struct ds_topo *t;
-  struct ds_compute c;
-  struct ds_err err = {0};
-  cr_assert_eq(ds_topo_load(topo, gpus, &t, &err), DS_OK, "%s", err.msg);
-  struct ds_model *m = ds_test_model(model);
-  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP16, DS_AMP_NONE, &c, &err), DS_OK, "%s", err.msg);
-  unlink(gpus);
-  unlink(topo);
-  unlink(model);
-  cr_assert_eq(c.conv_tiles.tile_m, 0);
-  double fwd = ds_compute_fwd_ns(&c, &m->layers[0], 2) / 1e3;
-  double bwd = ds_compute_bwd_ns(&c, &m->layers[0], 2) / 1e3;
+  struct ds_test_compute f;
+  ds_test_compute_setup_extra(&f, gpus_text, "TileGPU", 1, 0, "  conv_efficiency: 0.8\n",
+                              model_text, DS_DTYPE_FP16, DS_AMP_NONE);
+  cr_assert_eq(f.c.conv_tiles.tile_m, 0);
+  double fwd = ds_compute_fwd_ns(&f.c, &f.m->layers[0], 2) / 1e3;
+  double bwd = ds_compute_bwd_ns(&f.c, &f.m->layers[0], 2) / 1e3;
   cr_assert_float_eq(fwd, 0.1179648, 1e-9, "%.9f", fwd);
   cr_assert_float_eq(bwd, 0.2359296, 1e-9, "%.9f", bwd);
-  ds_model_free(m);
-  ds_topo_free(t);
+  ds_test_compute_free(&f);
 }
 
 Test(conv_tiles, a_calibrations_convolution_value_clears_the_tables_tiles) {
   struct ds_gpu_spec g;
   struct ds_err err = {0};
-  char path[64] = "/tmp/ddpsim-convtiles-XXXXXX";
-  ds_test_write_temp(path, gpus_text);
-  cr_assert_eq(ds_gpu_table_lookup(path, "TileGPU", &g, &err), DS_OK, "%s", err.msg);
-  unlink(path);
+  cr_assert_eq(ds_test_lookup_gpu_text(gpus_text, "TileGPU", &g, &err, NULL), DS_OK, "%s", err.msg);
   cr_assert_eq(g.conv_tiles[DS_GPU_MATH_HALF].tile_m, 64);
   cr_assert_eq(g.conv_tiles[DS_GPU_MATH_HALF].tile_n, 128);
   cr_assert_float_eq(g.conv_tiles[DS_GPU_MATH_HALF].call_ns[1], 10e3, 1e-9);
@@ -184,7 +164,7 @@ Test(conv_tiles, a_calibrations_convolution_value_clears_the_tables_tiles) {
   const int32_t want[2] = {64, 0};
   for (int i = 0; i < 2; i++) {
     struct ds_calib cal;
-    cr_assert_eq(ds_test_load_calib_text(files[i], &cal, &err), DS_OK, "%s", err.msg);
+    cr_assert_eq(ds_test_load_calib_text(files[i], &cal, &err, NULL), DS_OK, "%s", err.msg);
     struct ds_gpu_spec h = g;
     ds_calib_apply_gpu(&cal, &h);
     cr_assert_eq(h.conv_tiles[DS_GPU_MATH_HALF].tile_m, want[i], "file %d", i);

@@ -380,7 +380,8 @@ Test(efficiency, calib_efficiency_replaces_the_tables_key_by_key) {
   struct ds_calib cal;
   struct ds_err err = {0};
   cr_assert_eq(ds_test_load_calib_text("schema_version: 1\nefficiency:\n  matmul_tf32: 0.7\n"
-                                       "  conv_fp32: 0.35\n", &cal, &err), DS_OK, "%s", err.msg);
+                                       "  conv_fp32: 0.35\n", &cal, &err, NULL),
+               DS_OK, "%s", err.msg);
   struct files f;
   struct ds_topo *t;
   load_topo(&f, "EffGPU", "  kernel_overhead: 0us\n", &t);
@@ -410,7 +411,7 @@ Test(efficiency, calib_nccl_sets_the_launch_and_what_interference_leaves) {
                                        "  interference_blocks: 20\n"
                                        "  interference_slowdown: 1.25\n"
                                        "  interference_predicted: 1.25\n",
-                                       &cal, &err),
+                                       &cal, &err, NULL),
                DS_OK, "%s", err.msg);
   ds_calib_apply_compute(&cal, &p);
   cr_assert_float_eq(p.nccl_launch_ns, 7500, 1e-9);
@@ -418,7 +419,7 @@ Test(efficiency, calib_nccl_sets_the_launch_and_what_interference_leaves) {
   cr_assert_eq(ds_test_load_calib_text("schema_version: 1\nnccl:\n  interference_blocks: 20\n"
                                        "  interference_slowdown: 1.5\n"
                                        "  interference_predicted: 1.25\n",
-                                       &cal, &err), DS_OK, "%s", err.msg);
+                                       &cal, &err, NULL), DS_OK, "%s", err.msg);
   ds_calib_apply_compute(&cal, &p);
   cr_assert_float_eq(p.comm_interference, 0.2, 1e-12);
   cr_assert_float_eq(p.nccl_launch_ns, 7500, 1e-9, "not in this file: unchanged");
@@ -431,7 +432,7 @@ Test(efficiency, calib_nccl_sets_the_launch_and_what_interference_leaves) {
   cr_assert_eq(ds_test_load_calib_text("schema_version: 1\nnccl:\n  interference_blocks: 20\n"
                                        "  interference_slowdown: 1.1\n"
                                        "  interference_predicted: 1.25\n",
-                                       &cal, &err), DS_OK, "%s", err.msg);
+                                       &cal, &err, NULL), DS_OK, "%s", err.msg);
   ds_calib_apply_compute(&cal, &p);
   cr_assert_float_eq(p.comm_interference, 0, 0);
 }
@@ -451,7 +452,7 @@ Test(efficiency, calib_bad_sections_are_located) {
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     struct ds_calib cal;
     struct ds_err err = {0};
-    cr_assert_eq(ds_test_load_calib_text(bad[i][0], &cal, &err), DS_EINPUT, "%s", bad[i][0]);
+    cr_assert_eq(ds_test_load_calib_text(bad[i][0], &cal, &err, NULL), DS_EINPUT, "%s", bad[i][0]);
     cr_assert(strstr(err.msg, bad[i][1]) != NULL, "%s\nwant: %s", err.msg, bad[i][1]);
   }
 }

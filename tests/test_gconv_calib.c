@@ -31,21 +31,11 @@
   "    - {mode: tf32, group_width: 4, out_channels: 128, out_positions: 3136, stride: 1," \
   " batch: 32, fwd_us: 100, dgrad_us: 200, wgrad_us: 300}\n"
 
-static ds_status load_text(const char *text, struct ds_calib *c, struct ds_err *err,
-                           char *path) {
-  strcpy(path, "/tmp/ddpsim-gccal-XXXXXX");
-  ds_test_write_temp(path, text);
-  ds_status st = ds_calib_load(path, c, err);
-  unlink(path);
-  return st;
-}
-
 static struct ds_calib *load_ok(const char *text) {
   struct ds_calib *c = malloc(sizeof *c);
   struct ds_err err = {0};
-  char path[64];
   cr_assert_not_null(c);
-  cr_assert_eq(load_text(text, c, &err, path), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_test_load_calib_text(text, c, &err, NULL), DS_OK, "%s", err.msg);
   return c;
 }
 
@@ -83,7 +73,7 @@ static void expect_bad(const char *text, const char *where, const char *what) {
   struct ds_err err = {0};
   char path[64], want[160];
   cr_assert_not_null(c);
-  ds_status st = load_text(text, c, &err, path);
+  ds_status st = ds_test_load_calib_text(text, c, &err, path);
   cr_assert_eq(st, DS_EINPUT, "expected DS_EINPUT for:\n%s\ngot %s: %s", text,
                ds_status_name(st), err.msg);
   snprintf(want, sizeof want, "%s%s", path, where);

@@ -310,6 +310,15 @@ def schedule_compute_rows(path):
                 if r["stream"] == "compute" and r["rank"] == "0"]
 
 
+def add_schedule_pair_args(ap):
+    """An argparse parser's arguments for the trace of a run, its model file and the run's
+    two ddpsim schedules, at kernel_overhead 0 (s0) and at --overhead-us (s4): the inputs
+    of schedule_overheads (bench/cnn_classes.py, bench/overhead_count.py)."""
+    for name in ("trace", "model", "s0", "s4"):
+        ap.add_argument(name)
+    ap.add_argument("--overhead-us", type=float, default=4.0)
+
+
 def schedule_overheads(s0, s4, overhead_us, who):
     """The compute rows of one run's schedule at kernel_overhead overhead_us (s4),
     each with the overheads ddpsim charges it: its time less the same row's in the

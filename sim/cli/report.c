@@ -252,6 +252,20 @@ static void print_json(FILE *fp, const struct ds_summary *rows, int32_t n) {
   fputs("]\n", fp);
 }
 
+/* Whose host costs the measured hosts' factors multiply (host_range.h),
+ * into buf: the topology's, else this run's: --calib's measured ones,
+ * times --host-scale's F when given. */
+static void host_costs_whose(const struct ds_summary *r, char *buf, size_t size) {
+  if (r->host_from_calib && r->host_scale != 1)
+    snprintf(buf, size, "this run's host costs: --calib's, x%g by --host-scale", r->host_scale);
+  else if (r->host_from_calib)
+    snprintf(buf, size, "this run's host costs, --calib's");
+  else if (r->host_scale != 1)
+    snprintf(buf, size, "this run's host costs, x%g by --host-scale", r->host_scale);
+  else
+    snprintf(buf, size, "the host costs");
+}
+
 /* Where rank 0's iteration went besides communication (metrics.h). */
 static void print_gpu_time(FILE *fp, const struct ds_summary *r) {
   fprintf(fp, "  GPU busy       %10.3f ms  (rank 0's kernels and copies: %.1f %% of the "
@@ -265,17 +279,9 @@ static void print_gpu_time(FILE *fp, const struct ds_summary *r) {
   if (!ds_report_host_bound(r)) return;
   fputs("      host-bound: the host_* costs set this, and hosts differ (docs/strategies.md, "
         "\"The host costs\");\n", fp);
-  /* The factors multiply this run's host costs: the topology's, else
-   * --calib's measured ones, times --host-scale's F when given. */
   if (r->has_host_range) {
-    char whose[96] = "the host costs";
-    if (r->host_from_calib && r->host_scale != 1)
-      snprintf(whose, sizeof whose, "this run's host costs: --calib's, x%g by --host-scale",
-               r->host_scale);
-    else if (r->host_from_calib)
-      snprintf(whose, sizeof whose, "this run's host costs, --calib's");
-    else if (r->host_scale != 1)
-      snprintf(whose, sizeof whose, "this run's host costs, x%g by --host-scale", r->host_scale);
+    char whose[96];
+    host_costs_whose(r, whose, sizeof whose);
     fprintf(fp, "        at the measured hosts' range (x%.3f to x%.3f %s) the iteration is "
                 "%.3f to %.3f ms;\n", r->host_factor_fast, r->host_factor_slow, whose,
             r->host_fast_iter_ms, r->host_slow_iter_ms);

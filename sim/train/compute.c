@@ -280,19 +280,17 @@ static double layer_rate(const struct ds_compute *c, const struct ds_layer *l, i
            : layer_flops_per_s(c, l, backward);
 }
 
+/* The time of the layer's own kernel in pass `backward` at `batch`, its
+ * rate worked out once (a tiled convolution's share: conv_tiles); *flop_bound
+ * says whether its FLOPs, not its bytes, set that time: a kernel the SMs
+ * bound (interference.h). */
 static double layer_kernel_ns(const struct ds_compute *c, const struct ds_layer *l,
-                              int backward, int64_t batch, double flops, double bytes) {
+                              int backward, int64_t batch, double flops, double bytes,
+                              int *flop_bound) {
   double call_ns, rate = layer_rate(c, l, backward, batch, &call_ns);
+  *flop_bound = flops > 0 &&
+                flops / rate >= bytes / (c->mem_bw_bytes_per_s * c->params.mem_efficiency);
   return call_ns + roofline_ns(c, rate, flops, bytes);
-}
-
-/* Whether that kernel's FLOPs, not its bytes, set its time: a kernel the
- * SMs bound (interference.h). */
-static int layer_kernel_flop_bound(const struct ds_compute *c, const struct ds_layer *l,
-                                   int backward, int64_t batch, double flops, double bytes) {
-  double call_ns, rate = layer_rate(c, l, backward, batch, &call_ns);
-  return flops > 0 &&
-         flops / rate >= bytes / (c->mem_bw_bytes_per_s * c->params.mem_efficiency);
 }
 
 /* The kernels of pass p off PyTorch's vectorised path (legacy_ew.h): takes
@@ -583,9 +581,10 @@ static struct pass_time attn_core_time(const struct ds_compute *c, const struct 
   double pbytes = (amp ? p->amp_bytes : p->bytes * act_scale(c)) * b + weights;
   double prod = 0, sm = 0;
   if (p->kernels > 0) {
-    int bwd = pass != DS_ATTN_FWD;
-    prod = layer_kernel_ns(c, l, bwd, batch, p->flops * b, pbytes) + (p->kernels - 1) * ovh;
-    if (layer_kernel_flop_bound(c, l, bwd, batch, p->flops * b, pbytes)) sm = prod;
+    int flop_bound;
+    prod = layer_kernel_ns(c, l, pass != DS_ATTN_FWD, batch, p->flops * b, pbytes, &flop_bound) +
+           (p->kernels - 1) * ovh;
+    if (flop_bound) sm = prod;
   }
   double rbytes = (amp ? r->amp_bytes : r->bytes * act_scale(c)) * b;
   enum ds_legacy_pass lp = pass == DS_ATTN_FWD ? DS_LEGACY_FWD : DS_LEGACY_BWD;
@@ -632,10 +631,11 @@ static struct pass_time fwd_time(const struct ds_compute *c, const struct ds_lay
   double legacy = off_path_ns(c, l, DS_LEGACY_FWD, batch, &act);
   /* no other kernel where those kernels are all the forward runs */
   int rest = legacy == 0 || act > 0 || weights > 0 || l->fwd_flops > 0;
-  double kernel = rest ? layer_kernel_ns(c, l, 0, batch, l->fwd_flops * b, act + weights) : 0;
+  int flop_bound = 0;
+  double kernel =
+      rest ? layer_kernel_ns(c, l, 0, batch, l->fwd_flops * b, act + weights, &flop_bound) : 0;
   double own = kernel + legacy;
-  double sm =
-      rest && layer_kernel_flop_bound(c, l, 0, batch, l->fwd_flops * b, act + weights) ? kernel : 0;
+  double sm = flop_bound ? kernel : 0;
   if (ds_compute_grouped_conv(c, l)) {
     double measured = grouped_pass_ns(c, l, DS_CONV_FWD, batch);
     if (measured > own) own = sm = measured;
@@ -691,10 +691,12 @@ static struct pass_time bwd_time(const struct ds_compute *c, const struct ds_lay
   double bytes = act + weights;
   /* a backward that runs no op (the residual add's: it hands the gradient
    * on) launches no kernel */
-  double kernel =
-      bytes > 0 || l->bwd_flops > 0 ? layer_kernel_ns(c, l, 1, batch, l->bwd_flops * b, bytes) : 0;
+  int flop_bound = 0;
+  double kernel = bytes > 0 || l->bwd_flops > 0
+                      ? layer_kernel_ns(c, l, 1, batch, l->bwd_flops * b, bytes, &flop_bound)
+                      : 0;
   double own = kernel + legacy;
-  double sm = layer_kernel_flop_bound(c, l, 1, batch, l->bwd_flops * b, bytes) ? kernel : 0;
+  double sm = flop_bound ? kernel : 0;
   if (ds_compute_grouped_conv(c, l)) {
     /* the weight gradient, and the input gradient unless the layer takes
      * the model's input (its backward FLOPs are then the forward's) */

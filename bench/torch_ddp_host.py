@@ -31,6 +31,22 @@ configuration runs it:
   ddp-one-bcast  ddp-one with broadcast_buffers=True
 
 per-buffer host cost   = (ddp-one-bcast - ddp-one) / (3 N buffers).
+
+--view adds one more, as ddp-one otherwise:
+
+  ddp-one-view   ddp-one with gradient_as_bucket_view=True
+
+finalize_backward then skips copy_bucket_to_grad (the copy back per
+gradient), while the hook still copies each fresh gradient into its bucket
+view (mul_out: zero_grad(set_to_none=True) leaves no gradient that is the
+view) and populate_bucket_views_out's as_strided per gradient still runs
+(reducer.cpp). So
+
+per-gradient host cost the view drops = (ddp-one - ddp-one-view) / layers,
+what stays                            = (ddp-one-view - plain) / layers:
+
+how the per-gradient cost splits between ddpsim's host_grad_copy (dropped
+under --grad-as-bucket-view) and host_grad_hook (kept).
 Writes one CSV row per configuration.
 """
 
@@ -55,7 +71,7 @@ class WithBuffers(torch.nn.Module):
         return self.stack(x)
 
 
-def build(layers, width, dev, cap_mb, buffers=0, broadcast=True):
+def build(layers, width, dev, cap_mb, buffers=0, broadcast=True, view=False):
     torch.manual_seed(0)
     model = torch.nn.Sequential(*[torch.nn.Linear(width, width, bias=False)
                                   for _ in range(layers)])
@@ -76,6 +92,8 @@ def build(layers, width, dev, cap_mb, buffers=0, broadcast=True):
             cap = cap_mb
         # broadcast_buffers only when off: the default's runs stay as they were
         kw = {} if broadcast else dict(broadcast_buffers=False)
+        if view:
+            kw["gradient_as_bucket_view"] = True
         model = DDP(model, device_ids=[0] if dev.type == "cuda" else None, bucket_cap_mb=cap,
                     **kw)
     opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
@@ -111,6 +129,8 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--buffers", type=int, default=0,
                     help="BatchNorm1d(W, affine=False) modules beside the stack (3 buffers each)")
+    ap.add_argument("--view", action="store_true",
+                    help="also ddp-one-view: ddp-one with gradient_as_bucket_view=True")
     a = ap.parse_args()
     dev = torch.device(a.device)
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
@@ -120,8 +140,10 @@ def main():
     configs = [("plain", None), ("ddp-one", 1e6), ("ddp-each", "each")]
     if a.buffers:
         configs.append(("ddp-one-bcast", 1e6))
+    if a.view:
+        configs.append(("ddp-one-view", 1e6))
     built = {name: build(a.layers, a.width, dev, cap, a.buffers,
-                         not a.buffers or name == "ddp-one-bcast")
+                         not a.buffers or name == "ddp-one-bcast", name == "ddp-one-view")
              for name, cap in configs}
     times = {name: [] for name, _ in configs}
     for _ in range(a.reps):
@@ -150,6 +172,10 @@ def main():
         print("ddp-one-bcast %.3f ms: per buffer %.2f us (%d buffers)" % (
             med["ddp-one-bcast"], (med["ddp-one-bcast"] - med["ddp-one"]) / (3 * a.buffers) * 1e3,
             3 * a.buffers))
+    if a.view:
+        print("ddp-one-view %.3f ms: per gradient %.2f us dropped by the view, %.2f us kept" % (
+            med["ddp-one-view"], (med["ddp-one"] - med["ddp-one-view"]) / a.layers * 1e3,
+            (med["ddp-one-view"] - med["plain"]) / a.layers * 1e3))
     dist.destroy_process_group()
 
 

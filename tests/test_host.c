@@ -33,6 +33,7 @@
 #define K_US 300.0  /* host_grad_hook, per gradient */
 #define P_US 200.0  /* host_grad_copy, per gradient copied back */
 #define C_US 500.0  /* host_collective, per bucket */
+#define B_US 400.0  /* host_buffer, per buffer broadcast_buffers syncs */
 #define STEP_US 58.728 /* 1835264 * 4 bytes * 8 passes at 1000 GB/s, to the ns */
 /* the summary's hint for a host-bound run without --calib's host section */
 #define MEASURE_HINT \
@@ -339,10 +340,13 @@ Test(host, unset_host_costs_are_pytorchs_measured_defaults) {
   cr_assert_float_eq(t->compute.host_grad_hook_ns, 7700, 0);
   cr_assert_float_eq(t->compute.host_grad_copy_ns, 5800, 0);
   cr_assert_float_eq(t->compute.host_collective_ns, 21000, 0);
+  /* bench/torch_ddp_host.py --buffers 53 on 2026-11-27 (sim/net/topo.c) */
+  cr_assert_float_eq(t->compute.host_buffer_ns, 12500, 0);
   ds_topo_free(t);
   cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
   cr_assert_float_eq(t->compute.host_backward_ns + t->compute.host_grad_hook_ns +
-                         t->compute.host_grad_copy_ns + t->compute.host_collective_ns,
+                         t->compute.host_grad_copy_ns + t->compute.host_collective_ns +
+                         t->compute.host_buffer_ns,
                      0, 0);
   ds_topo_free(t);
 }
@@ -355,6 +359,11 @@ Test(host, a_bad_host_cost_names_file_line_and_key) {
   struct ds_test_result r = run(args);
   cr_assert_eq(r.status, 2, "%s", r.err);
   cr_assert(strstr(r.err, ":22:") && strstr(r.err, "host_collective"), "%s", r.err);
+  ds_test_release(&r);
+  write_topo(dir, "  host_buffer:", "  host_buffer: soon\n", topo, sizeof topo);
+  r = run(args);
+  cr_assert_eq(r.status, 2, "%s", r.err);
+  cr_assert(strstr(r.err, ":23:") && strstr(r.err, "host_buffer"), "%s", r.err);
   ds_test_release(&r);
   remove_dir(dir);
 }
@@ -480,9 +489,10 @@ Test(host, broadcast_buffers_by_hand) {
   /* _sync_buffers before the forward: broadcast_coalesced buckets by dtype,
    * [running_mean running_var] and [num_batches_tracked]; per bucket the
    * Python thread launches the flatten (P) and calls the broadcast (C),
-   * then copies each buffer back (P each): 2 (P + C) + 3 P = 2000 us more
-   * host time before the first forward launch, all of it on the
-   * host-bound iteration (at one rank the broadcast takes no time). */
+   * then does each buffer's work, the copy back's launch among it (B
+   * each): 2 (P + C) + 3 B = 2600 us more host time before the first
+   * forward launch, all of it on the host-bound iteration (at one rank the
+   * broadcast takes no time). --host-scale 2 doubles it: 5200 us. */
   char dir[] = "/tmp/ddpsim-host-XXXXXX", model[512], args[1024];
   cr_assert(mkdtemp(dir));
   write_model_with_buffers(dir, model, sizeof model);
@@ -505,7 +515,19 @@ Test(host, broadcast_buffers_by_hand) {
   double without = ds_test_csv_num(r.out, "iter_ms", 0);
   cr_assert(strstr(r.out, "broadcast_buffers=False"), "%s", r.out);
   ds_test_release(&r);
-  cr_assert_float_eq(with - without, (2 * (P_US + C_US) + 3 * P_US) / 1e3, 1e-6);
+  cr_assert_float_eq(with - without, (2 * (P_US + C_US) + 3 * B_US) / 1e3, 1e-6);
+  /* --host-scale scales the per-buffer cost with the others */
+  double scaled[2];
+  for (int k = 0; k < 2; k++) {
+    snprintf(args, sizeof args, "--topo tests/data/tiny-host-topo.yaml --model %s "
+             "--strategy ddp --world-size 1 --host-scale 2 %s--format csv", model,
+             k ? "--no-broadcast-buffers " : "");
+    r = run(args);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    scaled[k] = ds_test_csv_num(r.out, "iter_ms", 0);
+    ds_test_release(&r);
+  }
+  cr_assert_float_eq(scaled[0] - scaled[1], 2 * (2 * (P_US + C_US) + 3 * B_US) / 1e3, 1e-6);
   /* without the flag the iteration is the one of the model without buffers */
   r = run(HOST_TOPO "--strategy ddp --world-size 1 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);

@@ -55,7 +55,7 @@ static const char *const compute_keys[] = {
     "flops_efficiency", "mem_efficiency", "kernel_overhead",
     "comm_interference", "fp32_math", "host_launch", "host_replicate",
     "host_backward", "host_grad_hook", "host_grad_copy", "host_collective",
-    "host_op", "host_dispatch", "host_cast", "host_node",
+    "host_buffer", "host_op", "host_dispatch", "host_cast", "host_node",
     "conv_efficiency", "matmul_efficiency", "attention_efficiency", NULL};
 
 const char *ds_vertex_kind_name(enum ds_vertex_kind kind) {
@@ -435,7 +435,7 @@ void ds_topo_scale_host(struct ds_compute_params *p, double factor) {
   double *const host[] = {&p->host_launch_ns, &p->host_replicate_ns, &p->host_backward_ns,
                           &p->host_op_ns, &p->host_dispatch_ns, &p->host_cast_ns,
                           &p->host_node_ns, &p->host_grad_hook_ns, &p->host_grad_copy_ns,
-                          &p->host_collective_ns};
+                          &p->host_collective_ns, &p->host_buffer_ns};
   for (size_t i = 0; i < sizeof host / sizeof host[0]; i++) *host[i] *= factor;
 }
 
@@ -532,6 +532,22 @@ static ds_status read_compute(const struct ds_cnode *root,
   c->host_grad_hook_ns = 7700;  /* docs/strategies.md "The host costs": measured */
   c->host_grad_copy_ns = 5800;
   c->host_collective_ns = 21000;
+  /* Per buffer that broadcast_buffers syncs before each forward, beyond the
+   * per-bucket cat launch and broadcast call (host_grad_copy +
+   * host_collective, sim/train/ddp.c emit_buffers): _sync_buffers' walk
+   * (named_buffers over the modules, the version counters), the flatten's
+   * view, BroadcastWork::finish's narrow and view, and the copy_ back's
+   * launch (comm.cpp). Measured unprofiled in one process on one H200 host,
+   * `python3 bench/torch_ddp_host.py --layers 161 --width 512 --buffers 53`
+   * (bench/results/gpu-2026-11-27g-h200/ddp_host_161x512_b53.csv: 159
+   * buffers in two dtype buckets, as ResNet-50's): broadcast_buffers adds
+   * 26.1112 - 22.1242 = 3.9870 ms, while DDP adds (22.1242 - 17.8906) / 161
+   * = 26.30 us a gradient. That host was 1.8x slower than the one that set
+   * the per-gradient defaults (host_grad_hook + host_grad_copy = 13.5 us),
+   * so only the ratio transfers: 3987.0 * 13.5 / 26.30 = 2046.6 us for the
+   * toy's buffers on the defaults' footing; less its two buckets' 2 *
+   * (5.8 + 21) = 53.6 us, over 159 buffers: 12.53 us. */
+  c->host_buffer_ns = 12500;
   if (!ds_cmap_get(root, "compute", &map)) return DS_OK;
   DS_CHECK(ds_cmap_check_keys(&map, compute_keys, err));
   DS_CHECK(read_fraction(&map, "flops_efficiency", 0, 1, &c->flops_efficiency, err));
@@ -554,6 +570,7 @@ static ds_status read_compute(const struct ds_cnode *root,
       {"host_grad_hook", &c->host_grad_hook_ns},
       {"host_grad_copy", &c->host_grad_copy_ns},
       {"host_collective", &c->host_collective_ns},
+      {"host_buffer", &c->host_buffer_ns},
   };
   for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
     DS_CHECK(read_time(&map, times[i].key, times[i].ns, err));

@@ -129,10 +129,11 @@ struct ds_compute_params {
   double host_replicate_ns;
   /* The autograd engine's thread (docs/strategies.md, "The host costs"): host
    * time per backward layer (host_backward, default 46us); DDP's reducer
-   * on that thread per gradient as its hook fires (host_grad_hook, 10us),
-   * per gradient copied back in finalize_backward (host_grad_copy, 7.5us)
-   * and per collective call of a bucket (host_collective, 34us). 0: no
-   * host op. */
+   * on that thread per gradient as its hook fires (host_grad_hook, 7.7us),
+   * per gradient copied back in finalize_backward (host_grad_copy, 5.8us)
+   * and per collective call of a bucket (host_collective, 21us); on the
+   * Python thread before the forward, per buffer broadcast_buffers syncs
+   * (host_buffer, 12.5us: sim/net/topo.c). 0: no host op. */
   double host_backward_ns;
   /* The host per unit of work, for model files with host counts (model.h,
    * sim/train/host.h): per top-level ATen op a forward dispatches from
@@ -149,11 +150,12 @@ struct ds_compute_params {
   double host_grad_hook_ns;
   double host_grad_copy_ns;
   double host_collective_ns;
+  double host_buffer_ns;
 };
 
 /* Multiplies every host_* cost of p by factor (> 0; --host-scale): the
  * CPU time of the Python/PyTorch host (launch, replicate, backward, op,
- * dispatch, cast, node, grad_hook, grad_copy, collective). The GPU's times
+ * dispatch, cast, node, grad_hook, grad_copy, collective, buffer). The GPU's times
  * (kernel_overhead, the efficiencies, comm_interference) and nccl_launch_ns
  * (NCCL's own per-call cost, measured without Python) stay. */
 void ds_topo_scale_host(struct ds_compute_params *p, double factor);

@@ -543,9 +543,14 @@ static ds_status buffer_buckets(const struct ds_model *m, const struct ds_comput
  * host_grad_copy) and the process group's broadcast call (host_collective);
  * the cat reads and writes the bucket's bytes; the broadcast from rank 0
  * waits for it; then BroadcastWork::finish copies each buffer back from the
- * flat tensor on every rank (one launch and one kernel per buffer), after
- * the broadcast. The two in flight that comm.cpp allows make this order
- * exact for up to two buckets (BatchNorm's float32 and int64 ones). */
+ * flat tensor on every rank (one kernel per buffer), after the broadcast.
+ * The two in flight that comm.cpp allows make this order exact for up to
+ * two buckets (BatchNorm's float32 and int64 ones). The host's per-buffer
+ * work, host_buffer each (sim/net/topo.c: measured as a whole), is charged
+ * at the copies: the copy_'s launch, unflatten's narrow and view, and also
+ * what runs before the cat (the flatten's view, _sync_buffers' walk over
+ * the modules' buffers). All of it is serial on the Python thread before
+ * the first forward launch, which waits for the sum wherever it sits. */
 static ds_status emit_buffers(const struct ds_compute *c, const struct ds_ddp_options *opt,
                               const struct ds_buckets *bk, const struct buffer_bucket *bb,
                               int32_t n, int32_t rank, int64_t coll_base, int64_t *host_dep,
@@ -595,7 +600,7 @@ static ds_status emit_buffers(const struct ds_compute *c, const struct ds_ddp_op
     snprintf(name, sizeof name, "buffers%d.copy", k);
     op = (struct ds_op){.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD,
                         .name = name, .layer = -1, .bucket = -1, .coll = -1, .root = -1,
-                        .dur_us = c->params.host_grad_copy_ns / 1000};
+                        .dur_us = c->params.host_buffer_ns / 1000};
     DS_CHECK(ds_schedule_emit(bd, &op, NULL, 0));
     host = t->host = op.id;
     op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD,
@@ -612,7 +617,7 @@ static ds_status emit_buffers(const struct ds_compute *c, const struct ds_ddp_op
     if (count > 1) {
       op = (struct ds_op){.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD,
                           .name = name, .layer = -1, .bucket = -1, .coll = -1, .root = -1,
-                          .dur_us = (count - 1) * c->params.host_grad_copy_ns / 1000};
+                          .dur_us = (count - 1) * c->params.host_buffer_ns / 1000};
       DS_CHECK(ds_schedule_emit(bd, &op, NULL, 0));
       t->host = op.id;
     }

@@ -537,17 +537,21 @@ static ds_status read_compute(const struct ds_cnode *root,
    * host_collective, sim/train/ddp.c emit_buffers): _sync_buffers' walk
    * (named_buffers over the modules, the version counters), the flatten's
    * view, BroadcastWork::finish's narrow and view, and the copy_ back's
-   * launch (comm.cpp). Measured unprofiled in one process on one H200 host,
+   * launch (comm.cpp). Measured unprofiled on two lent H200 hosts,
    * `python3 bench/torch_ddp_host.py --layers 161 --width 512 --buffers 53`
-   * (bench/results/gpu-2026-11-27g-h200/ddp_host_161x512_b53.csv: 159
-   * buffers in two dtype buckets, as ResNet-50's): broadcast_buffers adds
-   * 26.1112 - 22.1242 = 3.9870 ms, while DDP adds (22.1242 - 17.8906) / 161
-   * = 26.30 us a gradient. That host was 1.8x slower than the one that set
-   * the per-gradient defaults (host_grad_hook + host_grad_copy = 13.5 us),
-   * so only the ratio transfers: 3987.0 * 13.5 / 26.30 = 2046.6 us for the
-   * toy's buffers on the defaults' footing; less its two buckets' 2 *
-   * (5.8 + 21) = 53.6 us, over 159 buffers: 12.53 us. */
-  c->host_buffer_ns = 12500;
+   * (bench/results/gpu-2026-11-27g-h200/ddp_host_161x512_b53.csv and
+   * gpu-2026-11-27h-h200/ddp_host_161x512_b53_view.csv: 159 buffers in two
+   * dtype buckets, as ResNet-50's). Each run interleaves its configs rep by
+   * rep, so each of the ten reps gives a paired difference: broadcast_buffers
+   * adds (ddp-one-bcast - ddp-one) a median 3.527 ms, 22.18 us a buffer, and
+   * DDP adds (ddp-one - plain) a median 4.091 ms, 25.41 us a gradient (27h's
+   * README works both). Those hosts were slower than the one that set the
+   * per-gradient defaults (host_grad_hook + host_grad_copy = 13.5 us), so
+   * only the ratio transfers: 3527 * 13.5 / 25.41 = 1873.9 us for the toy's
+   * buffers on the defaults' footing; less its two buckets' 2 * (5.8 + 21)
+   * = 53.6 us, over 159 buffers: 11.45 us. (27g's run alone, differences of
+   * medians: 12.53 us; 27h's alone, paired: 15.7.) */
+  c->host_buffer_ns = 11450;
   if (!ds_cmap_get(root, "compute", &map)) return DS_OK;
   DS_CHECK(ds_cmap_check_keys(&map, compute_keys, err));
   DS_CHECK(read_fraction(&map, "flops_efficiency", 0, 1, &c->flops_efficiency, err));

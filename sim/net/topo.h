@@ -133,7 +133,7 @@ struct ds_compute_params {
    * per gradient copied back in finalize_backward (host_grad_copy, 5.8us)
    * and per collective call of a bucket (host_collective, 21us); on the
    * Python thread before the forward, per buffer broadcast_buffers syncs
-   * (host_buffer, 12.5us: sim/net/topo.c). 0: no host op. */
+   * (host_buffer, 11.45us: sim/net/topo.c). 0: no host op. */
   double host_backward_ns;
   /* The host per unit of work, for model files with host counts (model.h,
    * sim/train/host.h): per top-level ATen op a forward dispatches from

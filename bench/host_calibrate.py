@@ -52,6 +52,23 @@ Under --amp the nodes
 include the casts' (host_amp_nodes). --device cpu runs the same loop as a dry
 run (CPU kernels run inline, so its times are not host costs).
 
+--mode stream times the phases in consecutive training iterations instead:
+no spin and no synchronize between them (after the warm-up, one synchronize
+before the first timed iteration), the host clock read at each phase's
+boundaries, as training's own loop runs and as bench/spin_bias.py's stream
+mode does (which calls stream_rows here). Its time is the host's only where
+the host is the slower: nothing then waits for the GPU. So each phase also
+records a CUDA event when the host finishes it, and after the run that
+event's GPU time against the host clock (both from one reference event
+recorded on an idle GPU) gives `*_lag_ms`, how far the GPU still had to go
+when the host finished; the phase counts as free (`*_free` 1: the GPU had
+drained) where the lag is at most --drain-ms (default 1 ms: the phase's last
+kernel may still run when the host is done; a lag beyond it means the GPU was
+behind and a launch could have waited, if the queue filled). Phases not free
+are left out as the spin mode leaves out blocked ones. Not used by any
+default: bench/results/gpu-2026-11-27g-h200/notes-host3.md (the spin's bias,
+not shown on one lend) asks for it.
+
 --calib-out FILE writes the medians as a calibration file's host section
 (traces/calib_file.h: `dispatch`, `node`), which `ddpsim --calib FILE` applies
 over the topology's host_dispatch and host_node; the model, batch, device,
@@ -197,9 +214,16 @@ def calib_host_keys(a, rows, dispatches, nodes, cuda, dry_run):
             continue
         free = [r[phase]["ms"] for r in rows if r[phase]["free"] or dry_run]
         if not free:
-            left[key] = ("the spin ended before the host's phase in every iteration: the host "
-                         "waited for the GPU, --pauses N splits the phase" if cuda else
-                         "no spin runs on the CPU, --cpu-dry-run writes its times as a dry run")
+            if not cuda:
+                left[key] = ("no spin runs on the CPU, --cpu-dry-run writes its times as a dry "
+                             "run")
+            elif getattr(a, "mode", "spin") == "stream":
+                left[key] = ("the GPU was still behind when the host finished the phase in "
+                             "every iteration (lag over --drain-ms): the GPU is the slower there, "
+                             "the spin mode measures it")
+            else:
+                left[key] = ("the spin ended before the host's phase in every iteration: the "
+                             "host waited for the GPU, --pauses N splits the phase")
             continue
         med = statistics.median(free)
         keys[key] = (med * 1e3 / units, "median %.3f ms of %d %s iterations / %d %s"
@@ -213,14 +237,21 @@ def write_calib(path, a, keys, left, dry_run, spin_ms, comments=()):
     `comments`: more comment lines after the iterations' (host_inproc.py's
     round or pooling)."""
     dev = torch.cuda.get_device_name(0) if a.device.startswith("cuda") else a.device
+    stream = getattr(a, "mode", "spin") == "stream"
     lines = ["# bench/host_calibrate.py --calib-out: this host's time per dispatched aten op",
-             "# (forward) and per autograd node (backward), the GPU held behind a spin",
+             "# (forward) and per autograd node (backward), %s"
+             % ("in consecutive iterations (--mode stream), phases whose GPU had drained"
+                if stream else "the GPU held behind a spin"),
              "# model: %s, batch %d, %s" % (a.model, a.batch, a.amp or "fp32"),
              "# device: %s; CPU: %s; host: %s" % (dev, cpu_model(), platform.node()),
              "# torch %s, python %s, %s" % (torch.__version__, platform.python_version(),
-                                            time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
-             "# iterations: %d after %d warm-up; a spin of %.0f ms per phase, %d pauses per phase"
-             % (a.iters, a.warmup, spin_ms, a.pauses)]
+                                            time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))]
+    if stream:
+        lines.append("# iterations: %d after %d warm-up, no spin, no synchronize; drained: a lag "
+                     "of at most %g ms" % (a.iters, a.warmup, a.drain_ms))
+    else:
+        lines.append("# iterations: %d after %d warm-up; a spin of %.0f ms per phase, %d pauses "
+                     "per phase" % (a.iters, a.warmup, spin_ms, a.pauses))
     lines += ["# " + c for c in comments]
     if dry_run:
         lines.append("# DRY RUN on the CPU (--cpu-dry-run): kernels ran inline, so these "
@@ -298,6 +329,69 @@ def phase_rows(forward, opt, spin, cuda, warmup, iters):
     return rows
 
 
+def stream_rows(forward, opt, cuda, warmup, iters, drain_ms, debug_first=True, sched=False):
+    """warmup + iters consecutive training iterations with no spin and no
+    synchronize, each phase (forward with the loss, backward, the step)
+    timed by the host clock at its boundaries; the timed iterations' rows in
+    phase_rows' shape, plus each phase's lag_ms: when the GPU reached an
+    event recorded as the host finished the phase, less when the host
+    finished it (the GPU's and the host's clocks tied by a reference event
+    recorded on the idle GPU after a synchronize; the two events' pickup
+    latencies cancel). free = 1 where the lag is at most drain_ms: the GPU
+    had (about) drained, the host was the slower, no launch waited. On the
+    CPU no event runs: free 0 and lag empty, as phase_rows' CPU rows.
+    debug_first: the first iteration (a warm-up one) under the sync-debug
+    mode, as phase_rows does, naming any op that synchronises. sched:
+    host_sched's deltas per phase, as phase_rows records them; off by
+    default, as reading every thread's /proc entries between the phases
+    would give the GPU time to catch up that training does not (the rows'
+    sched is then None, the CSV's cells empty)."""
+    if cuda:
+        torch.cuda.synchronize()
+        ref = torch.cuda.Event(enable_timing=True)
+        t_ref = time.perf_counter()
+        ref.record()
+    raw = []
+    for it in range(warmup + iters):
+        debug = cuda and debug_first and it == 0
+        phases = {}
+        opt.zero_grad(set_to_none=True)
+        out = [None]
+        for key, fn in (("f", forward), ("b", lambda: out[0].backward()), ("s", opt.step)):
+            if debug:
+                torch.cuda.set_sync_debug_mode("warn")
+            s0 = host_sched.snapshot() if sched else None
+            t0 = time.perf_counter()
+            r = fn()
+            t1 = time.perf_counter()
+            s1 = host_sched.snapshot() if sched else None
+            if debug:
+                torch.cuda.set_sync_debug_mode(0)
+            if key == "f":
+                out[0] = r
+            event = None
+            if cuda:
+                event = torch.cuda.Event(enable_timing=True)
+                event.record()
+            phases[key] = dict(ms=(t1 - t0) * 1e3, t1=t1, event=event, paused_ms=0.0, pauses=0,
+                               sched=host_sched.delta(s0, s1) if sched else None)
+        if it >= warmup:
+            raw.append(phases)
+    if cuda:
+        torch.cuda.synchronize()
+    rows = []
+    for phases in raw:
+        row = {}
+        for key, ph in phases.items():
+            lag = None
+            if cuda:
+                lag = ref.elapsed_time(ph["event"]) - (ph["t1"] - t_ref) * 1e3
+            row[key] = dict(ms=ph["ms"], free=int(lag is not None and lag <= drain_ms),
+                            lag_ms=lag, paused_ms=0.0, pauses=0, sched=ph["sched"])
+        rows.append(row)
+    return rows
+
+
 def per_unit(phase, units):
     """A phase's time per dispatch or node (us), empty where it blocked: a
     blocked phase's time is the spin's, not the host's."""
@@ -311,34 +405,66 @@ def write_rows(path, a, rows, dispatches, nodes):
             "host_free", "fwd_free", "bwd_free", "step_free", "dispatches", "nodes", "dispatch_us",
             "node_us", "fwd_pauses", "bwd_pauses", "fwd_paused_ms", "bwd_paused_ms",
             "fwd_cpu_ms", "fwd_wait_ms", "bwd_cpu_ms", "bwd_wait_ms", "steal_ms", "cpus"]
+    lags = bool(rows) and "lag_ms" in rows[0]["f"]  # --mode stream's
+    if lags:
+        cols += ["fwd_lag_ms", "bwd_lag_ms", "step_lag_ms"]
+
+    def lag(phase):
+        return "" if phase["lag_ms"] is None else "%.3f" % phase["lag_ms"]
     tmp = path + ".tmp"
     with open(tmp, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(cols)
         for i, r in enumerate(rows):
-            fs, bs = r["f"]["sched"], r["b"]["sched"]
+            fs, bs, ss = r["f"]["sched"], r["b"]["sched"], r["s"]["sched"]
+            if fs is None or bs is None or ss is None:  # stream_rows without sched
+                cpu = ["", "", "", "", "", ""]
+            else:
+                cpu = ["%.3f" % fs["cpu_ms"], "%.3f" % fs["wait_ms"], "%.3f" % bs["cpu_ms"],
+                       "%.3f" % bs["wait_ms"],
+                       "%.1f" % (fs["steal_ms"] + bs["steal_ms"] + ss["steal_ms"]), bs["cpus"]]
             w.writerow([a.model, a.batch, a.amp or "", a.device, i, "%.3f" % r["f"]["ms"],
                         "%.3f" % r["b"]["ms"], "%.3f" % r["s"]["ms"],
                         r["f"]["free"] & r["b"]["free"],
                         r["f"]["free"], r["b"]["free"], r["s"]["free"],
                         dispatches, nodes, per_unit(r["f"], dispatches), per_unit(r["b"], nodes),
-                        r["f"]["pauses"], r["b"]["pauses"], "%.3f" % r["f"]["paused_ms"], "%.3f" % r["b"]["paused_ms"],
-                        "%.3f" % fs["cpu_ms"], "%.3f" % fs["wait_ms"], "%.3f" % bs["cpu_ms"],
-                        "%.3f" % bs["wait_ms"],
-                        "%.1f" % (fs["steal_ms"] + bs["steal_ms"] + r["s"]["sched"]["steal_ms"]),
-                        bs["cpus"]])
+                        r["f"]["pauses"], r["b"]["pauses"], "%.3f" % r["f"]["paused_ms"], "%.3f" % r["b"]["paused_ms"]]
+                       + cpu + ([lag(r["f"]), lag(r["b"]), lag(r["s"])] if lags else []))
     os.replace(tmp, path)
 
 
 def print_phases(a, rows, dispatches, nodes, cuda, spin_ms):
     """The summary: each phase's median and how many iterations were
     unblocked, and the per-unit costs where any was."""
-    print("%s batch %d%s on %s, %d pauses per phase, spin %.0f ms:"
-          % (a.model, a.batch, " " + a.amp if a.amp else "", a.device, a.pauses, spin_ms))
+    stream = getattr(a, "mode", "spin") == "stream"
+    if stream:
+        print("%s batch %d%s on %s, consecutive iterations (--mode stream), drained: a lag of "
+              "at most %g ms:" % (a.model, a.batch, " " + a.amp if a.amp else "", a.device,
+                                  a.drain_ms))
+    else:
+        print("%s batch %d%s on %s, %d pauses per phase, spin %.0f ms:"
+              % (a.model, a.batch, " " + a.amp if a.amp else "", a.device, a.pauses, spin_ms))
     for key, name, units, unit in (("f", "forward", dispatches, "host_dispatch"),
                                    ("b", "backward", nodes, "host_node")):
         ms = [r[key]["ms"] for r in rows]
         free = [r[key]["ms"] for r in rows if r[key]["free"]]
+        if stream:
+            lags = [r[key]["lag_ms"] for r in rows if r[key]["lag_ms"] is not None]
+            print("  %s: median %.3f ms over %d iterations (min %.3f, max %.3f); the GPU drained "
+                  "when the host finished in %d%s"
+                  % (name, statistics.median(ms), len(ms), min(ms), max(ms), len(free),
+                     " (lag median %.3f ms, max %.3f)" % (statistics.median(lags), max(lags))
+                     if lags else ""))
+            if units and free:
+                print("  %s: %.1fus  # %d %s, median of the %d drained iterations"
+                      % (unit, statistics.median(free) * 1e3 / units, units,
+                         "dispatches" if key == "f" else "nodes", len(free)))
+            elif units:
+                print("  %s: not measured: %s" % (unit, "the GPU was still behind when the host "
+                                                  "finished in every iteration (the GPU is the "
+                                                  "slower in this phase: the spin mode measures "
+                                                  "it)" if cuda else "on the CPU no event runs"))
+            continue
         print("  %s: median %.3f ms over %d iterations (min %.3f, max %.3f); the GPU still "
               "spinning throughout in %d"
               % (name, statistics.median(ms), len(ms), min(ms), max(ms), len(free)))
@@ -368,6 +494,13 @@ def main():
     ap.add_argument("--pauses", type=int, default=0,
                     help="hooks per phase that drain the launch queue behind a fresh spin, "
                     "the pause not counted (phases launching more than the queue holds)")
+    ap.add_argument("--mode", choices=("spin", "stream"), default="spin",
+                    help="spin: each phase behind a spin kernel (the default, the pooled "
+                    "constants' way); stream: consecutive iterations, no spin, phases kept where "
+                    "the GPU had drained when the host finished")
+    ap.add_argument("--drain-ms", type=float, default=1.0,
+                    help="--mode stream: the GPU's largest lag behind the host's end of a phase "
+                    "that still counts as drained")
     ap.add_argument("--count-launches", action="store_true",
                     help="one more iteration under torch.profiler: each phase's launches")
     ap.add_argument("--out", help="CSV, one row per iteration")
@@ -381,6 +514,10 @@ def main():
         ap.error("give --out CSV, --calib-out FILE or both")
     if a.cpu_dry_run and (a.device != "cpu" or not a.calib_out):
         ap.error("--cpu-dry-run is for --device cpu with --calib-out")
+    if a.mode == "stream" and a.pauses:
+        ap.error("--pauses splits a spin; --mode stream has none")
+    if a.drain_ms < 0:
+        ap.error("--drain-ms must be 0 or more")
     dev = torch.device(a.device)
     torch.backends.cudnn.benchmark = True
     model, x, meta = torch_measure.torch_models.MODELS[a.model](batch=a.batch)
@@ -403,7 +540,10 @@ def main():
     for mod in points:
         mod.register_forward_hook(at_point)
 
-    rows = phase_rows(forward, opt, spin, cuda, a.warmup, a.iters)
+    if a.mode == "stream":
+        rows = stream_rows(forward, opt, cuda, a.warmup, a.iters, a.drain_ms)
+    else:
+        rows = phase_rows(forward, opt, spin, cuda, a.warmup, a.iters)
     if a.out:
         write_rows(a.out, a, rows, dispatches, nodes)
     print_phases(a, rows, dispatches, nodes, cuda, spin_ms)

@@ -19,7 +19,10 @@ time for the same phases:
   stream  consecutive training iterations with no synchronize at all, the
           phases timed by host clock reads at their boundaries: what a
           training loop does (a host-bound loop is never gated by the GPU
-          unless the launch queue fills or an op synchronises).
+          unless the launch queue fills or an op synchronises);
+          host_calibrate.stream_rows (its --mode stream), whose free flag
+          says whether the GPU had drained when the host finished the phase
+          (--drain-ms).
 
 Blocks of --block iterations rotate spin, sync, stream for --cycles cycles,
 so drift in the host's speed (it varies 1.2-1.65x between processes and
@@ -36,7 +39,6 @@ import csv
 import os
 import statistics
 import sys
-import time
 
 import torch
 
@@ -61,27 +63,15 @@ class NoSpin:
         return 0
 
 
-def stream_rows(forward, opt, cuda, n):
+def stream_rows(forward, opt, cuda, n, drain_ms):
     """1 + n consecutive iterations with no synchronize, each phase's host
-    time read at its boundaries; the last n's rows in phase_rows' shape
-    (free 0: nothing here says whether a launch waited). The first, after
-    the previous block's synchronize, is dropped as phase_rows' warm-up is."""
-    rows = []
-    for _ in range(n + 1):
-        t0 = time.perf_counter()
-        opt.zero_grad(set_to_none=True)
-        t1 = time.perf_counter()
-        loss = forward()
-        t2 = time.perf_counter()
-        loss.backward()
-        t3 = time.perf_counter()
-        opt.step()
-        t4 = time.perf_counter()
-        rows.append(dict(f=dict(ms=(t2 - t1) * 1e3, free=0), b=dict(ms=(t3 - t2) * 1e3, free=0),
-                         s=dict(ms=(t4 - t3) * 1e3, free=0), z_ms=(t1 - t0) * 1e3))
-    if cuda:
-        torch.cuda.synchronize()
-    return rows[1:]
+    time read at its boundaries (host_calibrate.stream_rows, --mode stream's
+    loop); the last n's rows in phase_rows' shape, free 1 where the GPU had
+    drained (a lag of at most drain_ms) when the host finished the phase.
+    The first, after the previous block's synchronize, is dropped as
+    phase_rows' warm-up is. (Before 2026-11-27's stream mode in
+    host_calibrate, this loop wrote free 0: the 27g CSVs' stream rows.)"""
+    return host_calibrate.stream_rows(forward, opt, cuda, 1, n, drain_ms, debug_first=False)
 
 
 def parse_args(argv=None):
@@ -93,10 +83,13 @@ def parse_args(argv=None):
     ap.add_argument("--block", type=int, default=5, help="iterations per mode per cycle")
     ap.add_argument("--warmup", type=int, default=8)
     ap.add_argument("--sleep-ms", type=float, default=60.0, help="the spin per phase")
+    ap.add_argument("--drain-ms", type=float, default=1.0, help="stream: the GPU's largest lag "
+                    "behind the host's end of a phase that counts as drained (its free flag)")
     ap.add_argument("--out", required=True, help="CSV, one row per timed iteration")
     a = ap.parse_args(argv)
-    if a.cycles < 1 or a.block < 1 or a.warmup < 0 or a.sleep_ms <= 0:
-        ap.error("--cycles and --block must be >= 1, --warmup >= 0, --sleep-ms > 0")
+    if a.cycles < 1 or a.block < 1 or a.warmup < 0 or a.sleep_ms <= 0 or a.drain_ms < 0:
+        ap.error("--cycles and --block must be >= 1, --warmup >= 0, --sleep-ms > 0, "
+                 "--drain-ms >= 0")
     if a.model not in torch_measure.torch_models.MODELS:
         print("spin_bias.py: --model %s: not a model of tools/torch_models.py" % a.model,
               file=sys.stderr)
@@ -124,7 +117,7 @@ def main(argv=None):
     runs = {
         "spin": lambda n: host_calibrate.phase_rows(forward, parts["opt"], spin, cuda, 1, n),
         "sync": lambda n: host_calibrate.phase_rows(forward, parts["opt"], nospin, cuda, 1, n),
-        "stream": lambda n: stream_rows(forward, parts["opt"], cuda, n),
+        "stream": lambda n: stream_rows(forward, parts["opt"], cuda, n, a.drain_ms),
     }
     ms = {m: {p: [] for p in PHASES} for m in MODES}
     tmp = a.out + ".tmp"

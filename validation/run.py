@@ -20,9 +20,11 @@ per row whether the measured value lies in that range, and per group and
 overall how many non-fit rows do.
 Rows with such a metric whose source names a results folder that has a
 calibration file of its own (validation/host_calibs/host-<folder>.yaml, from
-bench/host_pool.py --calib-dir) are also run with --calib that file: the
-prediction at that lend's own measured host costs beside the pooled one, and
-per group the median absolute error of each (validation/README.md).
+bench/host_pool.py --calib-dir; or host-<folder>-<csv>.yaml, a calibration
+taken in the process that wrote the row's source CSV, bench/host_inproc.py's,
+which is preferred) are also run with --calib that file: the prediction at
+that lend's own measured host costs beside the pooled one, and per group the
+median absolute error of each (validation/README.md).
 
 A benchmark, not a test: it reports errors and asserts nothing. Exit status
 0, or 1 when a command could not be run or its output had no matching row.
@@ -134,16 +136,28 @@ def host_range(cache, row, factors):
 
 
 SOURCE_FOLDER_RE = re.compile(r"bench/results/([^/\s]+)/")
+SOURCE_CSV_RE = re.compile(r"bench/results/[^/\s]+/(?:[^\s(]*/)?([^/\s(]+)\.csv")
 
 
 def own_calib(row):
-    """The calibration file of the lend that measured the row (its source's
-    results folder), relative to ROOT, or None when that lend has none."""
+    """(path relative to ROOT, same process) of the calibration file of the
+    lend that measured the row, or None when there is none: host-<lend>-
+    <stem>.yaml where one was taken in the row's own process (<stem> its
+    source CSV's name: bench/host_inproc.py writes its rows and its
+    calibration together), same process True; else the lend's
+    host-<lend>.yaml (its source's results folder), same process False."""
     m = SOURCE_FOLDER_RE.search(row["source"])
     if not m:
         return None
-    path = os.path.join("validation", "host_calibs", "host-%s.yaml" % m.group(1))
-    return path if os.path.isfile(os.path.join(ROOT, path)) else None
+    names = [("host-%s.yaml" % m.group(1), False)]
+    f = SOURCE_CSV_RE.search(row["source"])
+    if f:
+        names.insert(0, ("host-%s-%s.yaml" % (m.group(1), f.group(1)), True))
+    for name, same in names:
+        path = os.path.join("validation", "host_calibs", name)
+        if os.path.isfile(os.path.join(ROOT, path)):
+            return path, same
+    return None
 
 
 def size_bytes(row):
@@ -204,7 +218,7 @@ def main():
         grp, grp_exact, grp_big, grp_big_exact, pts = [], [], [], [], []
         by_bound = {True: [], False: []}
         ranged = []  # host-bound rows: (row, measured, predicted, low, high)
-        owned = []  # rows of a calibrated lend: (row, measured, pooled, own, calib)
+        owned = []  # rows of a calibrated lend: (row, measured, pooled, own, calib, same process)
         pairs = {}
         for r in rows:
             meas = float(r["value"])
@@ -245,11 +259,11 @@ def main():
                         ranged.append((r, meas, pred) + rng)
                 calib = own_calib(r)
                 if calib and TIMED.intersection(NAME_RE.findall(r["metric"])):
-                    own = predict(cache, r, " --calib %s" % calib)[0]
+                    own = predict(cache, r, " --calib %s" % calib[0])[0]
                     if own is None:
                         failed += 1
                     else:
-                        owned.append((r, meas, pred, own, calib))
+                        owned.append((r, meas, pred, own) + calib)
                 if r["pair"].strip():
                     pairs.setdefault(r["pair"].strip(), []).append((r, meas, pred))
             print("%-4s %-44.44s %-58.58s %-6s %10s %10s %9s %8s %-3s%s" % (
@@ -287,25 +301,34 @@ def main():
             overall_in[1] += n_ranged
         if owned:
             # a report, not a check: the pooled host costs against the lend's
-            # own (measured by another process on that lend)
+            # own (measured by another process on that lend, or by the row's
+            # own process: "own process")
             print("  rows measured on a lend with its own host calibration (--calib"
-                  " validation/host_calibs/host-<lend>.yaml):")
-            err_pool, err_own = [], []
-            for r, meas, pred, own, calib in owned:
+                  " validation/host_calibs/host-<lend>[-<source csv>].yaml):")
+            errs = {}  # same process -> ([|pooled error|], [|own error|]), non-fit rows
+            for r, meas, pred, own, calib, same in owned:
                 e_pool, e_own = (100.0 * (p - meas) / meas for p in (pred, own))
                 fit = r["fit"].strip() == "yes"
                 if not fit:
-                    err_pool.append(abs(e_pool))
-                    err_own.append(abs(e_own))
-                lend = os.path.basename(calib)[len("host-"):-len(".yaml")]
+                    errs.setdefault(same, ([], []))[0].append(abs(e_pool))
+                    errs[same][1].append(abs(e_own))
+                lend = SOURCE_FOLDER_RE.search(r["source"]).group(1)
                 print("    %-50.50s %-20s measured %s, pooled %s (%+.1f %%), "
-                      "own lend %s (%+.1f %%)%s" % (r["measured"], lend, fmt(meas), fmt(pred),
-                                                    e_pool, fmt(own), e_own,
-                                                    " (fit)" if fit else ""))
-            if err_pool:
+                      "own %s %s (%+.1f %%)%s" % (r["measured"], lend, fmt(meas), fmt(pred),
+                                                  e_pool, "process" if same else "lend",
+                                                  fmt(own), e_own, " (fit)" if fit else ""))
+            if errs:
+                both = [sum((errs[k][i] for k in errs), []) for i in (0, 1)]
                 print("  own-lend rows: n=%d, median |error| pooled %.1f %%, "
-                      "own lend %.1f %% (non-fit)" % (len(err_pool), statistics.median(err_pool),
-                                                       statistics.median(err_own)))
+                      "own lend %.1f %% (non-fit)" % (len(both[0]), statistics.median(both[0]),
+                                                       statistics.median(both[1])))
+                for same, what in ((False, "another process on the lend"),
+                                   (True, "the row's own process")):
+                    if same in errs and len(errs) > 1:
+                        print("    calibrated in %-28s n=%d, median |error| pooled %.1f %%, "
+                              "own %.1f %%" % (what + ":", len(errs[same][0]),
+                                              statistics.median(errs[same][0]),
+                                              statistics.median(errs[same][1])))
         if grp_big:
             print("  sizes >= 1 MiB, all  : %s" % stats(grp_big))
             print("  sizes >= 1 MiB, exact: %s" % stats(grp_big_exact))

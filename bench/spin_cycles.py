@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""bench/spin_bias.py's modes compared cycle by cycle.
+
+spin_bias.py alternates blocks of iterations timed three ways (spin, sync,
+stream) in one process and prints each mode's median over all its
+iterations. The host's speed drifts within a process (x1.2-1.7 over a
+minute), so a pooled median can differ between modes by the moments each
+mode's blocks happened to run at. Here each cycle's blocks, adjacent in
+time, are paired: per cycle and phase the block's median in spin and in
+sync over stream's, then per mode and phase (forward, backward, forward +
+backward) the median of those ratios, their range, how many cycles were
+slower than stream, and the two-sided exact Wilcoxon signed-rank p of the
+log ratios (n = cycles: 8 cycles give p >= 0.008; no cycle drops out for a
+zero difference unless the medians tie exactly). Also each mode's host µs
+per dispatch and per node at its pooled median (--dispatches, --nodes: the
+model file's host_dispatches and host_nodes). Standard library only.
+
+    python3 bench/spin_cycles.py bench/results/gpu-2026-11-27g-h200/spin-rn50.csv \\
+        --dispatches 282 --nodes 337
+"""
+
+import argparse
+import csv
+import itertools
+import math
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from csv_input import InputError, num  # noqa: E402
+
+MODES = ("spin", "sync", "stream")
+
+
+def wilcoxon_p(d):
+    """Two-sided exact signed-rank p of the nonzero values of d (ties in |d| ranked by order)."""
+    d = [x for x in d if x != 0]
+    n = len(d)
+    if n == 0:
+        return 1.0
+    order = sorted(range(n), key=lambda i: abs(d[i]))
+    rank = {i: k + 1 for k, i in enumerate(order)}
+    total = n * (n + 1) // 2
+    w = sum(rank[i] for i in range(n) if d[i] > 0)
+    w = min(w, total - w)
+    hits = 0
+    for signs in itertools.product((False, True), repeat=n):
+        s = sum(rank[i] for i in range(n) if signs[i])
+        hits += min(s, total - s) <= w
+    return hits / 2 ** n
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("csv", help="spin_bias.py's --out CSV")
+    ap.add_argument("--dispatches", type=int, required=True)
+    ap.add_argument("--nodes", type=int, required=True)
+    a = ap.parse_args(argv)
+    try:
+        try:
+            with open(a.csv, newline="") as f:
+                rows = list(enumerate(csv.DictReader(f), start=2))
+        except OSError as e:
+            raise InputError("cannot read %s: %s" % (a.csv, e.strerror))
+        blocks = {}  # (mode, cycle) -> {"fwd": [...], "bwd": [...]}
+        for line, r in rows:
+            if r.get("mode") not in MODES:
+                raise InputError("%s:%d: mode %r is not one of %s"
+                                 % (a.csv, line, r.get("mode"), ", ".join(MODES)))
+            b = blocks.setdefault((r["mode"], int(num(r, "cycle", a.csv, line))),
+                                  {"fwd": [], "bwd": []})
+            for p in b:
+                b[p].append(num(r, p + "_ms", a.csv, line))
+        cycles = sorted({c for _, c in blocks})
+        for mode in MODES:
+            missing = [c for c in cycles if (mode, c) not in blocks]
+            if missing:
+                raise InputError("%s: mode %s has no rows in cycle %s" % (a.csv, mode, missing[0]))
+        if not cycles:
+            raise InputError("%s: no rows" % a.csv)
+    except InputError as e:
+        print("spin_cycles: %s" % e, file=sys.stderr)
+        return 2
+
+    def med(mode, c, phase):
+        b = blocks[(mode, c)]
+        if phase == "fwd+bwd":
+            return statistics.median(b["fwd"]) + statistics.median(b["bwd"])
+        return statistics.median(b[phase])
+
+    print("%s: %d cycles" % (a.csv, len(cycles)))
+    for mode in MODES:
+        f = statistics.median(x for c in cycles for x in blocks[(mode, c)]["fwd"])
+        b = statistics.median(x for c in cycles for x in blocks[(mode, c)]["bwd"])
+        print("  %-6s pooled median forward %.3f ms = %.1f us a dispatch, backward %.3f ms = "
+              "%.1f us a node" % (mode, f, f * 1e3 / a.dispatches, b, b * 1e3 / a.nodes))
+    for mode in ("spin", "sync"):
+        for phase in ("fwd", "bwd", "fwd+bwd"):
+            d = [math.log(med(mode, c, phase) / med("stream", c, phase)) for c in cycles]
+            print("  %-4s / stream %-7s per cycle x%s; median x%.3f, %d of %d cycles slower, "
+                  "Wilcoxon p %.3f" % (mode, phase, " ".join("%.2f" % math.exp(x) for x in d),
+                                      math.exp(statistics.median(d)), sum(x > 0 for x in d),
+                                      len(d), wilcoxon_p(d)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -543,14 +543,14 @@ static ds_status read_compute(const struct ds_cnode *root,
    * gpu-2026-11-27h-h200/ddp_host_161x512_b53_view.csv: 159 buffers in two
    * dtype buckets, as ResNet-50's). Each run interleaves its configs rep by
    * rep, so each of the ten reps gives a paired difference: broadcast_buffers
-   * adds (ddp-one-bcast - ddp-one) a median 3.527 ms, 22.18 us a buffer, and
-   * DDP adds (ddp-one - plain) a median 4.091 ms, 25.41 us a gradient (27h's
+   * adds (ddp-one-bcast - ddp-one) a median 3.526 ms, 22.18 us a buffer, and
+   * DDP adds (ddp-one - plain) a median 4.089 ms, 25.40 us a gradient (27h's
    * README works both). Those hosts were slower than the one that set the
    * per-gradient defaults (host_grad_hook + host_grad_copy = 13.5 us), so
-   * only the ratio transfers: 3527 * 13.5 / 25.41 = 1873.9 us for the toy's
+   * only the ratio transfers: 3526 * 13.5 / 25.40 = 1874 us for the toy's
    * buffers on the defaults' footing; less its two buckets' 2 * (5.8 + 21)
-   * = 53.6 us, over 159 buffers: 11.45 us. (27g's run alone, differences of
-   * medians: 12.53 us; 27h's alone, paired: 15.7.) */
+   * = 53.6 us, over 159 buffers: 11.45 us. (Each run alone, paired the same
+   * way: 27g 10.4 us, 27h 16.4 us.) */
   c->host_buffer_ns = 11450;
   if (!ds_cmap_get(root, "compute", &map)) return DS_OK;
   DS_CHECK(ds_cmap_check_keys(&map, compute_keys, err));

@@ -46,12 +46,13 @@ def phase_terms(path):
     try:
         with open(path, newline="") as f:
             reader = csv.DictReader(f)
+            fields = reader.fieldnames or ()
             rows = [(reader.line_num, r) for r in reader]
     except OSError as e:
         raise InputError("cannot read %s: %s" % (path, e.strerror))
     for key, count, _ in PHASES:
         for column in (key + "_ms", key + "_free", count):
-            if column not in (reader.fieldnames or ()):
+            if column not in fields:
                 raise InputError("%s:1: no column %s" % (path, column))
     if not rows:
         raise InputError("%s: no rows" % path)
@@ -91,9 +92,10 @@ def step_term(path):
     of one CSV: the step phase's median over its step_free iterations."""
     with open(path, newline="") as f:
         reader = csv.DictReader(f)
+        fields = reader.fieldnames or ()
         rows = [(reader.line_num, r) for r in reader]
     for column in ("model", "step_ms", "step_free"):
-        if column not in (reader.fieldnames or ()):
+        if column not in fields:
             raise InputError("%s:1: no column %s" % (path, column))
     line, first = rows[0]
     tensors, opt = model_params(first["model"], path)
@@ -221,11 +223,6 @@ def main():
             else:
                 print("  %-40s %s: %.3f ms / %d (median of %d free of %d)"
                       % (name, t[0], t[1], t[2], t[3], t[4]))
-    try:
-        print_steps(args)
-    except InputError as e:
-        print("host_pool: %s" % e, file=sys.stderr)
-        return 2
     per_unit = {}
     for label, terms in list(by_host.items()) + [("pooled", every)]:
         parts = []
@@ -242,6 +239,11 @@ def main():
         if ratios:
             print("%s: host factor %.3f (mean of %s over the pool)"
                   % (label, sum(ratios) / len(ratios), " and ".join("%.4f" % r for r in ratios)))
+    try:
+        print_steps(args)
+    except InputError as e:
+        print("host_pool: %s" % e, file=sys.stderr)
+        return 2
     if calib_dir is not None:
         lends = [lend_name(label) for label in by_host]
         twice = sorted(set(l for l in lends if lends.count(l) > 1))

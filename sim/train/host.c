@@ -57,11 +57,16 @@ static ds_status emit_unscale(struct ds_schedule_builder *bd, const struct ds_co
   return DS_OK;
 }
 
+double ds_host_foreach_step_tensors_ns(const struct ds_compute *c, enum ds_optimizer opt,
+                                       int32_t tensors) {
+  if (c->optimizer_loop || tensors <= 0) return 0;
+  double each = opt == DS_OPT_ADAM ? c->params.host_step_param_adam_ns
+                                   : c->params.host_step_param_ns;
+  return c->params.host_step_call_ns + tensors * each;
+}
+
 double ds_host_foreach_step_ns(const struct ds_compute *c, const struct ds_model *m) {
-  if (c->optimizer_loop) return 0;
-  double each = m->optimizer == DS_OPT_ADAM ? c->params.host_step_param_adam_ns
-                                            : c->params.host_step_param_ns;
-  return c->params.host_step_call_ns + m->n_params * each;
+  return ds_host_foreach_step_tensors_ns(c, m->optimizer, m->n_params);
 }
 
 ds_status ds_host_emit_step(struct ds_schedule_builder *bd, const struct ds_compute *c,

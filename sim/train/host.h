@@ -57,6 +57,11 @@ double ds_host_bwd_ns(const struct ds_compute *c, const struct ds_model *m, int3
  * instead (ds_compute_step_host_ops). */
 double ds_host_foreach_step_ns(const struct ds_compute *c, const struct ds_model *m);
 
+/* The same over `tensors` parameter tensors (a parameter server's shard,
+ * sim/train/ps.c); 0 for none. */
+double ds_host_foreach_step_tensors_ns(const struct ds_compute *c, enum ds_optimizer opt,
+                                       int32_t tensors);
+
 /* The optimizer step's host ops on rank's host stream, shared by the
  * strategies whose ranks step (ddp, dp; the parameter server's updates have
  * no host): under the Python loop of PyTorch 1.4 and 1.9 (compute.h) the

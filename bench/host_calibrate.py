@@ -304,13 +304,15 @@ def per_unit(phase, units):
     return "%.2f" % (phase["ms"] * 1e3 / units) if units and phase["free"] else ""
 
 
-def write_rows(path, a, rows, dispatches, nodes):
+def write_rows(path, a, rows, dispatches, nodes, tensors):
     """The CSV of one row per iteration, written to a temporary file and
-    renamed."""
+    renamed; `tensors`: the optimizer's parameter tensors (the step's units,
+    bench/host_pool.py's host_step_param)."""
     cols = ["model", "batch", "amp", "device", "iter", "fwd_ms", "bwd_ms", "step_ms",
             "host_free", "fwd_free", "bwd_free", "step_free", "dispatches", "nodes", "dispatch_us",
             "node_us", "fwd_pauses", "bwd_pauses", "fwd_paused_ms", "bwd_paused_ms",
-            "fwd_cpu_ms", "fwd_wait_ms", "bwd_cpu_ms", "bwd_wait_ms", "steal_ms", "cpus"]
+            "fwd_cpu_ms", "fwd_wait_ms", "bwd_cpu_ms", "bwd_wait_ms", "steal_ms", "cpus",
+            "tensors"]
     tmp = path + ".tmp"
     with open(tmp, "w", newline="") as f:
         w = csv.writer(f)
@@ -326,7 +328,7 @@ def write_rows(path, a, rows, dispatches, nodes):
                         "%.3f" % fs["cpu_ms"], "%.3f" % fs["wait_ms"], "%.3f" % bs["cpu_ms"],
                         "%.3f" % bs["wait_ms"],
                         "%.1f" % (fs["steal_ms"] + bs["steal_ms"] + r["s"]["sched"]["steal_ms"]),
-                        bs["cpus"]])
+                        bs["cpus"], tensors])
     os.replace(tmp, path)
 
 
@@ -405,7 +407,8 @@ def main():
 
     rows = phase_rows(forward, opt, spin, cuda, a.warmup, a.iters)
     if a.out:
-        write_rows(a.out, a, rows, dispatches, nodes)
+        tensors = sum(len(g["params"]) for g in opt.param_groups)
+        write_rows(a.out, a, rows, dispatches, nodes, tensors)
     print_phases(a, rows, dispatches, nodes, cuda, spin_ms)
     if a.count_launches and cuda:
         opt.zero_grad(set_to_none=True)

@@ -398,13 +398,15 @@ def per_unit(phase, units):
     return "%.2f" % (phase["ms"] * 1e3 / units) if units and phase["free"] else ""
 
 
-def write_rows(path, a, rows, dispatches, nodes):
+def write_rows(path, a, rows, dispatches, nodes, tensors):
     """The CSV of one row per iteration, written to a temporary file and
-    renamed."""
+    renamed; `tensors`: the optimizer's parameter tensors (the step's units,
+    bench/host_pool.py's host_step_param)."""
     cols = ["model", "batch", "amp", "device", "iter", "fwd_ms", "bwd_ms", "step_ms",
             "host_free", "fwd_free", "bwd_free", "step_free", "dispatches", "nodes", "dispatch_us",
             "node_us", "fwd_pauses", "bwd_pauses", "fwd_paused_ms", "bwd_paused_ms",
-            "fwd_cpu_ms", "fwd_wait_ms", "bwd_cpu_ms", "bwd_wait_ms", "steal_ms", "cpus"]
+            "fwd_cpu_ms", "fwd_wait_ms", "bwd_cpu_ms", "bwd_wait_ms", "steal_ms", "cpus",
+            "tensors"]
     lags = bool(rows) and "lag_ms" in rows[0]["f"]  # --mode stream's
     if lags:
         cols += ["fwd_lag_ms", "bwd_lag_ms", "step_lag_ms"]
@@ -429,7 +431,7 @@ def write_rows(path, a, rows, dispatches, nodes):
                         r["f"]["free"], r["b"]["free"], r["s"]["free"],
                         dispatches, nodes, per_unit(r["f"], dispatches), per_unit(r["b"], nodes),
                         r["f"]["pauses"], r["b"]["pauses"], "%.3f" % r["f"]["paused_ms"], "%.3f" % r["b"]["paused_ms"]]
-                       + cpu + ([lag(r["f"]), lag(r["b"]), lag(r["s"])] if lags else []))
+                       + cpu + [tensors] + ([lag(r["f"]), lag(r["b"]), lag(r["s"])] if lags else []))
     os.replace(tmp, path)
 
 
@@ -545,7 +547,8 @@ def main():
     else:
         rows = phase_rows(forward, opt, spin, cuda, a.warmup, a.iters)
     if a.out:
-        write_rows(a.out, a, rows, dispatches, nodes)
+        tensors = sum(len(g["params"]) for g in opt.param_groups)
+        write_rows(a.out, a, rows, dispatches, nodes, tensors)
     print_phases(a, rows, dispatches, nodes, cuda, spin_ms)
     if a.count_launches and cuda:
         opt.zero_grad(set_to_none=True)

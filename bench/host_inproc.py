@@ -170,7 +170,8 @@ def calibrate(a, rnd, parts, dev, counts, spin, spin_ms, cuda, writer, info):
                          seconds="%.1f" % (time.perf_counter() - t0)))
     written = False
     if a.calib_out:
-        host_calibrate.write_rows("%s-r%d.csv" % (a.calib_out, rnd), ca, rows, dispatches, nodes)
+        host_calibrate.write_rows("%s-r%d.csv" % (a.calib_out, rnd), ca, rows, dispatches, nodes,
+                                  sum(len(g["params"]) for g in parts["opt"].param_groups))
         written = write_file("%s-r%d.yaml" % (a.calib_out, rnd), ca, rows, counts, cuda, spin_ms,
                              ["bench/host_inproc.py round %d of %d, in the training run's process"
                               % (rnd, a.rounds)])

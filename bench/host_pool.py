@@ -15,6 +15,14 @@ calibration file (bin/ddpsim --calib) whose host: section holds that folder's
 pooled dispatch and node, <lend> being the folder's first component under
 bench/results (a lend's results folder; the host_calibrate runs may lie in a
 subfolder of it); a folder without both figures writes none (said so).
+Last, the optimizer step (host_step_call and host_step_param, sim/net/
+topo.c): per file the median of its step_ms over the iterations whose
+step_free is 1, over the model's parameter tensors (a `tensors` column where
+the CSV has one, else models/<model>.yaml's params entries, what
+model.parameters() yields); per optimizer (the model file's `optimizer:`),
+per folder and pooled as total ms over total tensors, then over the files'
+medians a least-squares line ms = call + tensors x per-tensor, with both
+fits' residuals per file.
 
     python3 bench/host_pool.py [--calib-dir DIR]
         bench/results/gpu-2026-11-26d-h200/call2/host-resnet50.csv ...
@@ -22,6 +30,7 @@ subfolder of it); a folder without both figures writes none (said so).
 
 import csv
 import os
+import re
 import statistics
 import sys
 
@@ -29,6 +38,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from csv_input import InputError, num  # noqa: E402
 
 PHASES = (("fwd", "dispatches", "dispatch"), ("bwd", "nodes", "node"))
+MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models")
 
 
 def phase_terms(path):
@@ -36,12 +46,13 @@ def phase_terms(path):
     try:
         with open(path, newline="") as f:
             reader = csv.DictReader(f)
+            fields = reader.fieldnames or ()
             rows = [(reader.line_num, r) for r in reader]
     except OSError as e:
         raise InputError("cannot read %s: %s" % (path, e.strerror))
     for key, count, _ in PHASES:
         for column in (key + "_ms", key + "_free", count):
-            if column not in (reader.fieldnames or ()):
+            if column not in fields:
                 raise InputError("%s:1: no column %s" % (path, column))
     if not rows:
         raise InputError("%s: no rows" % path)
@@ -57,6 +68,93 @@ def phase_terms(path):
         terms.append((key, statistics.median(free) if free else None, int(units), len(free),
                       len(rows)))
     return terms
+
+
+def model_params(model, path):
+    """(parameter tensors, optimizer) of models/<model>.yaml: its params
+    entries (6-space list items under a layer's params:, each tensor once,
+    as model.parameters() yields them) and its optimizer: line."""
+    name = os.path.join(MODELS, model + ".yaml")
+    try:
+        with open(name) as f:
+            text = f.read()
+    except OSError as e:
+        raise InputError("%s: model %s: cannot read %s: %s" % (path, model, name, e.strerror))
+    tensors = len(re.findall(r"^      - \{name: .*numel:", text, re.M))
+    opt = re.search(r"^optimizer: (\w+)", text, re.M)
+    if not tensors or not opt:
+        raise InputError("%s: model %s: %s has no params or no optimizer" % (path, model, name))
+    return tensors, opt.group(1)
+
+
+def step_term(path):
+    """(model, optimizer, median step ms or None, tensors, free, iterations)
+    of one CSV: the step phase's median over its step_free iterations."""
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        fields = reader.fieldnames or ()
+        rows = [(reader.line_num, r) for r in reader]
+    for column in ("model", "step_ms", "step_free"):
+        if column not in fields:
+            raise InputError("%s:1: no column %s" % (path, column))
+    line, first = rows[0]
+    tensors, opt = model_params(first["model"], path)
+    if "tensors" in first:
+        tensors = int(num(first, "tensors", path, line))
+    free = [ms for ms, flag in ((num(r, "step_ms", path, line), num(r, "step_free", path, line))
+                                for line, r in rows) if flag == 1]
+    return (first["model"], opt, statistics.median(free) if free else None, tensors, len(free),
+            len(rows))
+
+
+def line_fit(points):
+    """Least squares y = a + b x over (x, y) points: (a, b); (None, None)
+    with fewer than two distinct x."""
+    xs = [x for x, _ in points]
+    if len(set(xs)) < 2:
+        return None, None
+    mx, my = statistics.mean(xs), statistics.mean(y for _, y in points)
+    b = (sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x in xs))
+    return my - b * mx, b
+
+
+def print_steps(paths):
+    """The step's host per parameter tensor, per optimizer (main's last part)."""
+    terms = [(p, step_term(p)) for p in paths]
+    for opt in sorted(set(t[1] for _, t in terms)):
+        mine = [(p, t) for p, t in terms if t[1] == opt and t[2] is not None]
+        for p, t in terms:
+            if t[1] == opt and t[2] is None:
+                print("  %-40s step: left out (the spin ended first in all %d iterations)"
+                      % (os.path.basename(p), t[5]))
+        if not mine:
+            continue
+        print("step (%s):" % opt)
+        for p, t in mine:
+            print("  %-40s step: %.3f ms / %d tensors = %.2f us (median of %d free of %d)"
+                  % (os.path.basename(p), t[2], t[3], t[2] * 1e3 / t[3], t[4], t[5]))
+        by_folder = {}
+        for p, t in mine:
+            by_folder.setdefault(os.path.dirname(p), []).append(t)
+        for label, ts in list(by_folder.items()) + [("pooled", [t for _, t in mine])]:
+            ms, n = sum(t[2] for t in ts), sum(t[3] for t in ts)
+            print("%s: step (%s) %.3f ms / %d tensors = %.3f us" % (label, opt, ms, n, ms * 1e3 / n))
+        per = sum(t[2] for _, t in mine) / sum(t[3] for _, t in mine)
+        a, b = line_fit([(t[3], t[2]) for _, t in mine])
+        if a is None:
+            print("step (%s): one tensor count only, no line" % opt)
+            continue
+        print("step (%s) line over the %d files' medians: %.3f ms a call + %.3f us a tensor"
+              % (opt, len(mine), a, b * 1e3))
+        sq = [0.0, 0.0]
+        for p, t in mine:
+            r1, r2 = t[2] - per * t[3], t[2] - a - b * t[3]
+            sq[0] += r1 * r1
+            sq[1] += r2 * r2
+            print("  %-40s residual: per tensor %+.3f ms, line %+.3f ms"
+                  % (os.path.basename(p), r1, r2))
+        print("step (%s) rms residual: per tensor %.3f ms, line %.3f ms"
+              % (opt, (sq[0] / len(mine)) ** 0.5, (sq[1] / len(mine)) ** 0.5))
 
 
 def pooled(terms, key):
@@ -141,6 +239,11 @@ def main():
         if ratios:
             print("%s: host factor %.3f (mean of %s over the pool)"
                   % (label, sum(ratios) / len(ratios), " and ".join("%.4f" % r for r in ratios)))
+    try:
+        print_steps(args)
+    except InputError as e:
+        print("host_pool: %s" % e, file=sys.stderr)
+        return 2
     if calib_dir is not None:
         lends = [lend_name(label) for label in by_host]
         twice = sorted(set(l for l in lends if lends.count(l) > 1))

@@ -44,7 +44,9 @@ static void write_topo(const char *path, const char *host) {
                         "  flops_efficiency: 1\n  mem_efficiency: 1\n  kernel_overhead: 3us\n"
                         "  fp32_math: fp32\n  host_dispatch: %s\n  host_node: %s\n"
                         "  host_backward: 0us\n  host_grad_hook: 0us\n  host_grad_copy: 0us\n"
-                        "  host_collective: 0us\n  host_buffer: 0us\n",
+                        "  host_collective: 0us\n  host_buffer: 0us\n"
+                        "  host_step_call: 0us\n  host_step_param: 0us\n"
+                        "  host_step_param_adam: 0us\n",
                         host, host),
                 0);
   cr_assert_eq(fclose(fp), 0);

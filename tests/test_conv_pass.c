@@ -61,7 +61,8 @@ static void write_files(const char *dir, const char *gpu, const char *extra, cha
            "intra_node:\n  template: nvswitch\n  link_bw: 100GBps\n  link_lat: 1us\n"
            "compute:\n  flops_efficiency: 0.5\n  kernel_overhead: 0us\n  host_backward: 0us\n"
            "  host_node: 0us\n  host_grad_hook: 0us\n  host_grad_copy: 0us\n"
-           "  host_collective: 0us\n%s",
+           "  host_collective: 0us\n  host_step_call: 0us\n  host_step_param: 0us\n"
+           "  host_step_param_adam: 0us\n%s",
            gpu, extra);
   snprintf(topo, cap, "%s/t-%s.yaml", dir, gpu);
   f = fopen(topo, "w");

@@ -100,7 +100,8 @@ Test(dp, on_one_gpu_ddp_is_single_plus_its_reducer_and_a_ps_worker_is_no_faster)
    * without the launches it would beat single at batch 1 (ResNet-50: 2.18
    * against 3.43 ms). A batch of 1 makes the launches rule (the kernels
    * are shorter than host_launch), 32 hides them. The autograd thread's
-   * host work is set to 0 here (4gpu otherwise): with it, the reducer's
+   * host work and the optimizer step's are set to 0 here (4gpu otherwise):
+   * with it, the reducer's
    * copies fill gaps where backward waits for the host, and its hooks and
    * calls cost host time (tests/test_host.c pins those); and
    * --no-broadcast-buffers: the buffers' broadcast, flatten and copies
@@ -116,7 +117,8 @@ Test(dp, on_one_gpu_ddp_is_single_plus_its_reducer_and_a_ps_worker_is_no_faster)
   FILE *fp = fopen(topo, "a");
   cr_assert(fp);
   fputs("  host_backward: 0us\n  host_node: 0us\n  host_grad_hook: 0us\n"
-        "  host_grad_copy: 0us\n  host_collective: 0us\n", fp);
+        "  host_grad_copy: 0us\n  host_collective: 0us\n"
+        "  host_step_call: 0us\n  host_step_param: 0us\n  host_step_param_adam: 0us\n", fp);
   cr_assert_eq(fclose(fp), 0);
   free(text);
   /* the GPU table beside it: the shipped one */

@@ -259,6 +259,38 @@ Test(ps, pytorch_1_4_update_is_the_loops_kernels_over_the_shard) {
   unload(&f);
 }
 
+Test(ps, a_server_runs_the_foreach_steps_host_over_its_shard) {
+  /* The server's optimizer.step() over its shard has the Python of a
+   * rank's foreach step (host.h ds_host_foreach_step_tensors_ns): with
+   * host_step_call 100 us and host_step_param 10 us (tiny-topo.yaml sets
+   * both to 0), one server holding the tiny model's 4 tensors, its update
+   * takes 100 + 4 x 10 = 140 us longer; 2 servers split the tensors, each
+   * paying the call and its own tensors (3 + 1 or 2 + 2: 2 calls and 4
+   * tensors in all, 240 us more over both). Under 1.4's loop none. */
+  struct fixture f;
+  load(&f, "tests/data/tiny-model.yaml");
+  for (int32_t servers = 1; servers <= 2; servers++) {
+    struct ds_ps_options o = opts(2, servers, DS_PS_SYNC, 2, 1);
+    double sum[2][2];
+    for (int loop = 0; loop < 2; loop++)
+      for (int host = 0; host < 2; host++) {
+        f.c.optimizer_loop = loop;
+        f.c.params.host_step_call_ns = host ? 100e3 : 0;
+        f.c.params.host_step_param_ns = host ? 10e3 : 0;
+        struct ds_ps_result r;
+        run(&f, &o, &r);
+        sum[loop][host] = 0;
+        for (size_t i = 0; i < r.step->n_ops; i++)
+          if (r.step->ops[i].kind == DS_OP_STEP) sum[loop][host] += r.step->ops[i].dur_us;
+        ds_ps_result_release(&r);
+      }
+    cr_assert_float_eq(sum[0][1] - sum[0][0], servers * 100 + 4 * 10, 1e-6,
+                       "%d servers: %.6f us more", servers, sum[0][1] - sum[0][0]);
+    cr_assert_float_eq(sum[1][1], sum[1][0], 1e-9, "the loop: %.6f us", sum[1][1]);
+  }
+  unload(&f);
+}
+
 Test(ps, the_update_is_the_same_kernels_under_grad_scaler) {
   /* GradScaler's unscale_ runs on a worker, before its sync; the server's
    * update is the optimizer's kernels whatever --amp says: tiny-model, 1

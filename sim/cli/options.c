@@ -85,7 +85,8 @@ static const char usage_nccl[] =
     "                         host_node\n"
     "  --host-scale F         multiply every host_* cost (the Python/PyTorch host's CPU\n"
     "                         time: launch, replicate, backward, op, dispatch, cast,\n"
-    "                         node, grad_hook, grad_copy, collective), after --calib, by\n"
+    "                         node, grad_hook, grad_copy, collective, buffer, step_call,\n"
+    "                         step_param, step_param_adam), after --calib, by\n"
     "                         0 < F <= 1000 (default 1): a slower (F > 1) or faster\n"
     "                         host\n"
     ;

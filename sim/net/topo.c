@@ -56,6 +56,7 @@ static const char *const compute_keys[] = {
     "comm_interference", "fp32_math", "host_launch", "host_replicate",
     "host_backward", "host_grad_hook", "host_grad_copy", "host_collective",
     "host_buffer", "host_op", "host_dispatch", "host_cast", "host_node",
+    "host_step_call", "host_step_param", "host_step_param_adam",
     "conv_efficiency", "matmul_efficiency", "attention_efficiency", NULL};
 
 const char *ds_vertex_kind_name(enum ds_vertex_kind kind) {
@@ -435,7 +436,9 @@ void ds_topo_scale_host(struct ds_compute_params *p, double factor) {
   double *const host[] = {&p->host_launch_ns, &p->host_replicate_ns, &p->host_backward_ns,
                           &p->host_op_ns, &p->host_dispatch_ns, &p->host_cast_ns,
                           &p->host_node_ns, &p->host_grad_hook_ns, &p->host_grad_copy_ns,
-                          &p->host_collective_ns, &p->host_buffer_ns};
+                          &p->host_collective_ns, &p->host_buffer_ns,
+                          &p->host_step_call_ns, &p->host_step_param_ns,
+                          &p->host_step_param_adam_ns};
   for (size_t i = 0; i < sizeof host / sizeof host[0]; i++) *host[i] *= factor;
 }
 
@@ -552,6 +555,46 @@ static ds_status read_compute(const struct ds_cnode *root,
    * = 53.6 us, over 159 buffers: 11.45 us. (Each run alone, paired the same
    * way: 27g 10.4 us, 27h 16.4 us.) */
   c->host_buffer_ns = 11450;
+  /* The foreach optimizer step's Python thread: optimizer.step()'s wrapper
+   * (torch/optim/optimizer.py profile_hook_step: record_function, the
+   * hooks), per group _init_group's Python loop over the parameters
+   * (sgd.py: the grad and momentum_buffer lists; adam.py: exp_avg,
+   * exp_avg_sq, step), _group_tensors_by_device_and_dtype over those lists,
+   * the foreach calls (each checks and packs every tensor, then launches
+   * multi_tensor_apply's kernels), and SGD's loop writing each
+   * momentum_buffer back; Adam's non-capturable path also adds 1 to every
+   * CPU step tensor and reads each back in Python four times for its bias
+   * corrections (_get_value). Read in torch 2.15's sgd.py and adam.py; the
+   * lends ran 2.11. Measured with the same twelve host_calibrate CSVs as
+   * host_dispatch above (each phase behind its own spin; every step phase
+   * ran unblocked, 10 of 10 iterations), each file's median step_ms over
+   * the model's parameter tensors (model files' params: ResNet-50 161,
+   * ResNet-101 and ResNeXt-101 32x4d 314, SE-ResNeXt-101 446, BERT-base
+   * 201): `python3 bench/host_pool.py` over them prints every term:
+   *   SGD with momentum, 11 files: ResNet-50 1.181, 1.269, 1.030, 1.371,
+   *     1.012 ms; ResNet-101 2.449, 2.628; ResNeXt-101 1.802, 2.111;
+   *     SE-ResNeXt-101 2.580, 2.589 (5.74-8.51 us a tensor). Total over
+   *     total, 20.023 ms / 2953 = 6.78 us a tensor, leaves residuals
+   *     -0.444..+0.499 ms (rms 0.297); the least-squares line over the
+   *     files' medians, 0.370 ms a call + 5.403 us a tensor, rms 0.257
+   *     (-0.264..+0.562). The line is taken: every lend with two tensor
+   *     counts gives a positive intercept (26d 0.53 ms, 27 0.66), and so do
+   *     the check runs below, which the line predicts better.
+   *   Adam, BERT-base's one file (26d call2): 3.046 ms; less the call's
+   *     0.370, over 201 tensors: 13.31 us a tensor (one lend, one model:
+   *     no line of its own).
+   * Check, not fit (bench/spin_bias.py stream mode, consecutive training
+   * iterations, other processes and lends 27g and 27h): ResNet-50 1.418
+   * and 1.373 ms, ResNet-101 2.545, ResNeXt-101 2.349, MobileNetV2 (158)
+   * 1.195; the line predicts 1.240 (-13 %, -10 %), 2.067 (-19 %), 2.067
+   * (-12 %), 1.224 (+2 %); per tensor alone -23, -21, -16, -9, -10 %.
+   * Only one call per step: the data have one parameter group each (a
+   * second group, --no-bn-weight-decay's, repeats part of the call's work
+   * and is not charged). zero_grad's own loop over the parameters and
+   * GradScaler.unscale_'s are not measured and not charged. */
+  c->host_step_call_ns = 370000;
+  c->host_step_param_ns = 5403;
+  c->host_step_param_adam_ns = 13310;
   if (!ds_cmap_get(root, "compute", &map)) return DS_OK;
   DS_CHECK(ds_cmap_check_keys(&map, compute_keys, err));
   DS_CHECK(read_fraction(&map, "flops_efficiency", 0, 1, &c->flops_efficiency, err));
@@ -575,6 +618,9 @@ static ds_status read_compute(const struct ds_cnode *root,
       {"host_grad_copy", &c->host_grad_copy_ns},
       {"host_collective", &c->host_collective_ns},
       {"host_buffer", &c->host_buffer_ns},
+      {"host_step_call", &c->host_step_call_ns},
+      {"host_step_param", &c->host_step_param_ns},
+      {"host_step_param_adam", &c->host_step_param_adam_ns},
   };
   for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
     DS_CHECK(read_time(&map, times[i].key, times[i].ns, err));

@@ -151,11 +151,19 @@ struct ds_compute_params {
   double host_grad_copy_ns;
   double host_collective_ns;
   double host_buffer_ns;
+  /* The foreach optimizer step's Python thread (PyTorch's default; the
+   * --optimizer-loop path charges its launches instead): host_step_call
+   * per optimizer.step() and, per parameter tensor, host_step_param under
+   * SGD and host_step_param_adam under Adam (sim/net/topo.c: measured). */
+  double host_step_call_ns;
+  double host_step_param_ns;
+  double host_step_param_adam_ns;
 };
 
 /* Multiplies every host_* cost of p by factor (> 0; --host-scale): the
  * CPU time of the Python/PyTorch host (launch, replicate, backward, op,
- * dispatch, cast, node, grad_hook, grad_copy, collective, buffer). The GPU's times
+ * dispatch, cast, node, grad_hook, grad_copy, collective, buffer, step_call,
+ * step_param, step_param_adam). The GPU's times
  * (kernel_overhead, the efficiencies, comm_interference) and nccl_launch_ns
  * (NCCL's own per-call cost, measured without Python) stay. */
 void ds_topo_scale_host(struct ds_compute_params *p, double factor);

@@ -38,8 +38,8 @@ double ds_host_bwd_ns(const struct ds_compute *c, const struct ds_model *m, int3
 static ds_status emit_unscale(struct ds_schedule_builder *bd, const struct ds_compute *c,
                               const struct ds_model *m, int32_t rank, const int64_t *gpu_deps,
                               size_t n_gpu_deps, int64_t *kernels) {
-  /* zero ops (the foreach step's host, not modelled) still orders the
-   * kernels after backward() has returned on the host */
+  /* zero ops (the foreach step's unscale_, not modelled) still orders
+   * the kernels after backward() has returned on the host */
   struct ds_op op = {.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP,
                      .name = "unscale_", .layer = -1, .bucket = -1, .coll = -1, .root = -1,
                      .dur_us = ds_compute_unscale_host_ops(c) *
@@ -57,6 +57,18 @@ static ds_status emit_unscale(struct ds_schedule_builder *bd, const struct ds_co
   return DS_OK;
 }
 
+double ds_host_foreach_step_tensors_ns(const struct ds_compute *c, enum ds_optimizer opt,
+                                       int32_t tensors) {
+  if (c->optimizer_loop || tensors <= 0) return 0;
+  double each = opt == DS_OPT_ADAM ? c->params.host_step_param_adam_ns
+                                   : c->params.host_step_param_ns;
+  return c->params.host_step_call_ns + tensors * each;
+}
+
+double ds_host_foreach_step_ns(const struct ds_compute *c, const struct ds_model *m) {
+  return ds_host_foreach_step_tensors_ns(c, m->optimizer, m->n_params);
+}
+
 ds_status ds_host_emit_step(struct ds_schedule_builder *bd, const struct ds_compute *c,
                             const struct ds_model *m, int32_t rank, const int64_t *gpu_deps,
                             size_t n_gpu_deps, int64_t *first) {
@@ -70,13 +82,23 @@ ds_status ds_host_emit_step(struct ds_schedule_builder *bd, const struct ds_comp
     int64_t unscale;
     DS_CHECK(emit_unscale(bd, c, m, rank, gpu_deps, n_gpu_deps, &unscale));
     /* found_inf.item() (_maybe_opt_step): an aten op of its own whose
-     * copy waits for unscale_'s kernels (host.h); the foreach step's host
-     * is not modelled, and its kernels follow unscale_'s on the stream */
+     * copy waits for unscale_'s kernels (host.h), modelled under the loop
+     * only; the foreach step's kernels follow unscale_'s on the stream */
     if (ops > 0 && each > 0) {
       op.name = "found_inf.item";
       DS_CHECK(ds_schedule_emit(bd, &op, &unscale, 1));
       op.name = "optimizer";
     }
+  }
+  double foreach_ns = ds_host_foreach_step_ns(c, m);
+  if (foreach_ns > 0) {
+    /* one op: the foreach calls launch their kernels once the Python
+     * loops over the parameters are done, so the step's kernels wait for
+     * all of it */
+    op.dur_us = foreach_ns / 1000;
+    DS_CHECK(ds_schedule_emit(bd, &op, NULL, 0));
+    *first = op.id;
+    return DS_OK;
   }
   if (ops <= 0 || each <= 0) return DS_OK;
   DS_CHECK(ds_schedule_emit(bd, &op, NULL, 0));

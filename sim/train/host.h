@@ -50,6 +50,18 @@ double ds_host_sync_ns(const struct ds_compute *c, const struct ds_model *m, int
 double ds_host_bwd_ns(const struct ds_compute *c, const struct ds_model *m, int32_t l,
                       double per_layer_ns);
 
+/* The foreach optimizer step's host time, ns: host_step_call plus the
+ * model's parameter tensors times host_step_param (SGD) or
+ * host_step_param_adam (Adam) (sim/net/topo.c: measured on the lent
+ * H200s' hosts); 0 under --optimizer-loop, whose launches are charged
+ * instead (ds_compute_step_host_ops). */
+double ds_host_foreach_step_ns(const struct ds_compute *c, const struct ds_model *m);
+
+/* The same over `tensors` parameter tensors (a parameter server's shard,
+ * sim/train/ps.c); 0 for none. */
+double ds_host_foreach_step_tensors_ns(const struct ds_compute *c, enum ds_optimizer opt,
+                                       int32_t tensors);
+
 /* The optimizer step's host ops on rank's host stream, shared by the
  * strategies whose ranks step (ddp, dp; the parameter server's updates have
  * no host): under the Python loop of PyTorch 1.4 and 1.9 (compute.h) the
@@ -66,14 +78,21 @@ double ds_host_bwd_ns(const struct ds_compute *c, const struct ds_model *m, int3
  * reads found_inf.item(), a host-device sync, before optimizer.step()
  * launches anything. So first, ops of kind step named "unscale_": its
  * Python ops on the host (ds_compute_unscale_host_ops, 0 us for the
- * foreach step, whose host is not modelled) and its kernels on the compute
+ * foreach step: its own loop over the gradients is not measured) and its
+ * kernels on the compute
  * stream (ds_compute_unscale_ns), after gpu_deps (the rank's last GPU work
  * of backward: its compute tail, all-reduces and copies back) and that
  * host op; then, under the loop, "found_inf.item" (one host op) waiting
  * for those kernels, and the loop's launches after it. The step's kernels
  * follow unscale_'s on the compute stream. bf16 autocast runs no
  * GradScaler: no unscale_, no sync. *first gets the first launch's id, or
- * -1 when there is none (the foreach step). */
+ * -1 when there is none.
+ *
+ * The foreach step (PyTorch's default) is one such op instead of the
+ * loop's two: ds_host_foreach_step_ns, on the host stream after
+ * backward's host work (and unscale_'s), its id in *first, so that the
+ * step's kernels wait for it: its foreach calls launch them after
+ * _init_group's Python loop. */
 ds_status ds_host_emit_step(struct ds_schedule_builder *bd, const struct ds_compute *c,
                             const struct ds_model *m, int32_t rank, const int64_t *gpu_deps,
                             size_t n_gpu_deps, int64_t *first);

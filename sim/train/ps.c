@@ -134,7 +134,7 @@ void ds_ps_memory(const struct ds_model *m, const struct ds_precision *pr, int64
  * per op per tensor of the shard -- and in sync mode with several workers
  * first the sum of their gradients, one kernel. The update's roofline
  * (ds_compute_kernel_ns) charges one overhead; this returns the K servers'
- * others (malloc'd; NULL when out of memory), counting every server's
+ * others, plus each server's foreach step host (malloc'd; NULL when out of memory), counting every server's
  * tensors in one pass over the parameters, once for all the updates of
  * every iteration. A server holding no tensor runs one empty kernel. */
 static double *extra_kernels_ns(const struct ds_model *m, const struct ds_compute *c,
@@ -153,7 +153,11 @@ static double *extra_kernels_ns(const struct ds_model *m, const struct ds_comput
   for (int32_t k = 0; k < sh->n && m->n_params > 0; k++) {
     if (tensors[k] == 0) continue;
     int kernels = c->optimizer_loop ? tensors[k] * (step / m->n_params) : step;
-    out[k] = (double)(kernels + sum - 1) * c->params.kernel_overhead_ns;
+    /* and, before its kernels, the server's Python running optimizer.step()
+     * over its shard, as a rank's foreach step does (host.h; 0 under the
+     * loop, whose launches ps does not charge) */
+    out[k] = (double)(kernels + sum - 1) * c->params.kernel_overhead_ns +
+             ds_host_foreach_step_tensors_ns(c, m->optimizer, tensors[k]);
   }
   free(tensors);
   return out;

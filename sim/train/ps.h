@@ -33,7 +33,10 @@
  *     optimizer (compute.h: 8 for SGD with momentum in 3 kernels, 18 for
  *     Adam in 7) over the shard's bytes, and in sync mode with N > 1
  *     workers first the sum of the N gradients, one kernel (read N, write
- *     1: N + 1 passes). Updates of one server run one at a time, in arrival
+ *     1: N + 1 passes), after the server's Python optimizer.step() over its
+ *     shard (host.h ds_host_foreach_step_tensors_ns: host_step_call plus
+ *     its tensors times host_step_param), in the update's time. Updates of
+ *     one server run one at a time, in arrival
  *     order, on a queue of their own: they do not slow the colocated
  *     worker's compute (approximation).
  *   - Sync: server k applies once all pushes of the step have arrived,

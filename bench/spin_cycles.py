@@ -13,7 +13,11 @@ slower than stream, and the two-sided exact Wilcoxon signed-rank p of the
 log ratios (n = cycles: 8 cycles give p >= 0.008; no cycle drops out for a
 zero difference unless the medians tie exactly). Also each mode's host µs
 per dispatch and per node at its pooled median (--dispatches, --nodes: the
-model file's host_dispatches and host_nodes). Standard library only.
+model file's host_dispatches and host_nodes, positive counts). A cycle whose
+block median is 0 ms in either mode has no ratio and is left out (and counted).
+Bad input (a file it cannot read, a missing or negative value, a mode with no
+rows in a cycle) stops it with a message naming the file, line and key, exit 2.
+Standard library only.
 
     python3 bench/spin_cycles.py bench/results/gpu-2026-11-27g-h200/spin-rn50.csv \\
         --dispatches 282 --nodes 337
@@ -57,6 +61,9 @@ def main(argv=None):
     ap.add_argument("--dispatches", type=int, required=True)
     ap.add_argument("--nodes", type=int, required=True)
     a = ap.parse_args(argv)
+    for flag in ("dispatches", "nodes"):
+        if getattr(a, flag) <= 0:
+            ap.error("--%s must be a positive count, not %d" % (flag, getattr(a, flag)))
     try:
         try:
             with open(a.csv, newline="") as f:
@@ -71,7 +78,10 @@ def main(argv=None):
             b = blocks.setdefault((r["mode"], int(num(r, "cycle", a.csv, line))),
                                   {"fwd": [], "bwd": []})
             for p in b:
-                b[p].append(num(r, p + "_ms", a.csv, line))
+                v = num(r, p + "_ms", a.csv, line)
+                if v < 0:
+                    raise InputError("%s:%d: %s_ms %r is negative" % (a.csv, line, p, r[p + "_ms"]))
+                b[p].append(v)
         cycles = sorted({c for _, c in blocks})
         for mode in MODES:
             missing = [c for c in cycles if (mode, c) not in blocks]
@@ -97,11 +107,18 @@ def main(argv=None):
               "%.1f us a node" % (mode, f, f * 1e3 / a.dispatches, b, b * 1e3 / a.nodes))
     for mode in ("spin", "sync"):
         for phase in ("fwd", "bwd", "fwd+bwd"):
-            d = [math.log(med(mode, c, phase) / med("stream", c, phase)) for c in cycles]
+            # a cycle whose median is 0 ms in either mode has no ratio: left out
+            pairs = [(med(mode, c, phase), med("stream", c, phase)) for c in cycles]
+            d = [math.log(x / y) for x, y in pairs if x > 0 and y > 0]
+            zero = len(pairs) - len(d)
+            note = "; left out: %d cycle(s) with a 0 ms median" % zero if zero else ""
+            if not d:
+                print("  %-4s / stream %-7s no cycle with both medians above 0 ms" % (mode, phase))
+                continue
             print("  %-4s / stream %-7s per cycle x%s; median x%.3f, %d of %d cycles slower, "
-                  "Wilcoxon p %.3f" % (mode, phase, " ".join("%.2f" % math.exp(x) for x in d),
-                                      math.exp(statistics.median(d)), sum(x > 0 for x in d),
-                                      len(d), wilcoxon_p(d)))
+                  "Wilcoxon p %.3f%s" % (mode, phase, " ".join("%.2f" % math.exp(x) for x in d),
+                                        math.exp(statistics.median(d)), sum(x > 0 for x in d),
+                                        len(d), wilcoxon_p(d), note))
     return 0
 
 

@@ -26,17 +26,24 @@ the profiler inflates host time (docs/strategies.md, "The host costs").
 
 --sim: a ddpsim --trace CSV of the DDP run; prints its iteration 1's host and GPU time per
 DDP part (buffers, hooks, bucket calls, copies back) to set beside the profile.
+Bad input (a file it cannot read, JSON that is not valid or ends early, a trace without
+traceEvents or without a profiled iteration, a --sim CSV without its columns) stops it
+with a message naming the file (and the line or key) and exit status 2.
 Standard library only.
 """
 import argparse
 import bisect
 import collections
 import csv
+import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import host_costs as hc  # noqa: E402
+from csv_input import InputError, num  # noqa: E402
+
+SIM_COLUMNS = ("name", "kind", "iter", "stream", "start_us", "end_us")
 
 HOST_CATS = ("cpu_op", "user_annotation", "cuda_runtime", "cuda_driver")
 GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
@@ -88,8 +95,26 @@ def top_ops(ops, prev_end):
     return out, prev_end
 
 
+def iterations(path):
+    """host_costs.iterations(path), its failures on bad input as InputError naming path."""
+    try:
+        return hc.iterations(path)
+    except json.JSONDecodeError as e:
+        raise InputError("%s: line %d column %d: not valid JSON (%s)" % (path, e.lineno, e.colno,
+                                                                        e.msg))
+    except OSError as e:  # a missing file, one that is not gzip
+        raise InputError("cannot read %s: %s" % (path, e.strerror or e))
+    except (EOFError, UnicodeDecodeError) as e:  # cut short, not text
+        raise InputError("cannot read %s: %s" % (path, e))
+    except KeyError as e:
+        raise InputError("%s: no key %s" % (path, e))
+    except (IndexError, TypeError, AttributeError):
+        raise InputError("%s: key traceEvents: no profiled iteration (autograd nodes between "
+                         "zero_grad and Optimizer.step annotations)" % path)
+
+
 def analyse(path):
-    ev, main_tid, its = hc.iterations(path)
+    ev, main_tid, its = iterations(path)
     iv = busy_intervals(ev)
     host = sorted((e for e in ev if e.get("ph") == "X" and e.get("cat") in HOST_CATS
                    and e["name"] != "DistributedDataParallel.forward"),
@@ -180,9 +205,19 @@ def print_trace(path, rows):
 
 
 def sim_parts(path):
-    """Iteration 1 of a ddpsim --trace CSV: host and GPU microseconds per DDP part."""
-    with open(path) as f:
-        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    """Iteration 1 of a ddpsim --trace CSV: {(part, host or GPU): [ops, microseconds]};
+    InputError for a file it cannot read, a missing column or a time that is no number."""
+    try:
+        with open(path, newline="") as f:
+            # keep each row's line in the file (the header and # comments counted)
+            lines = [(n, line) for n, line in enumerate(f, start=1) if not line.startswith("#")]
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError("cannot read %s: %s" % (path, getattr(e, "strerror", None) or e))
+    reader = csv.DictReader(line for _, line in lines)
+    missing = [k for k in SIM_COLUMNS if k not in (reader.fieldnames or [])]
+    if missing:
+        raise InputError("%s:%d: no column %s" % (path, lines[0][0] if lines else 1, missing[0]))
+    rows = [(lines[i + 1][0], r) for i, r in enumerate(reader)]
     parts = collections.defaultdict(lambda: [0, 0.0])
 
     def part(r):
@@ -198,7 +233,11 @@ def sim_parts(path):
         if r["kind"] == "allreduce":
             return "all-reduce"
         return None
-    for r in rows:
+    for line, r in rows:
+        short = [k for k in SIM_COLUMNS if r[k] is None]
+        if short:
+            raise InputError("%s:%d: no value for %s (fewer fields than the header)"
+                             % (path, line, short[0]))
         if r["iter"] != "1":
             continue
         p = part(r)
@@ -206,7 +245,11 @@ def sim_parts(path):
             continue
         k = (p, "host" if r["stream"] == "host" else "GPU")
         parts[k][0] += 1
-        parts[k][1] += float(r["end_us"]) - float(r["start_us"])
+        parts[k][1] += num(r, "end_us", path, line) - num(r, "start_us", path, line)
+    return parts
+
+
+def print_sim(path, parts):
     print("%s, iteration 1: ddpsim's DDP parts (ops, us)" % path)
     for k in sorted(parts):
         print("  %-32s %-4s %5d %9.1f" % (k[0], k[1], parts[k][0], parts[k][1]))
@@ -218,7 +261,12 @@ def main(argv):
     ap.add_argument("traces", nargs="+")
     ap.add_argument("--sim", help="a ddpsim --trace CSV of the DDP run")
     a = ap.parse_args(argv[1:])
-    results = [(p, analyse(p)) for p in a.traces]
+    try:
+        results = [(p, analyse(p)) for p in a.traces]
+        sim = sim_parts(a.sim) if a.sim else None  # read before printing anything
+    except InputError as e:
+        print("ddp_trace_diff: %s" % e, file=sys.stderr)
+        return 2
     for p, rows in results:
         print_trace(p, rows)
     base = results[0][1]
@@ -238,7 +286,7 @@ def main(argv):
         print("  %-14s %+8.0f %+8.0f" % ("iteration", tot_m, tot_1))
         print()
     if a.sim:
-        sim_parts(a.sim)
+        print_sim(a.sim, sim)
     return 0
 
 

@@ -44,12 +44,8 @@ NAME=next5
 PART_TAIL=8
 . "$R/bench/gpu_part.sh"
 {
-  date -u
-  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,memory.used --format=csv 2>&1
-  nvidia-smi 2>&1 | head -15
-  echo "commit: ${GIT_COMMIT:-$(git -C "$R" rev-parse HEAD 2>/dev/null || echo 'no .git here')}"
-  (cd "$R" && sha256sum bench/gpu_next5.sh bench/host_inproc.py bench/host_calibrate.py \
-    bench/torch_measure.py bench/gpu_kernels.py bench/gpu_part.sh)
+  header --smi-table bench/gpu_next5.sh bench/host_inproc.py bench/host_calibrate.py \
+    bench/torch_measure.py bench/gpu_kernels.py bench/gpu_part.sh
   part convwidth 160 python3 bench/gpu_kernels.py --only convwidth \
     --modes fp32-tf32,fp32-tf32-nhwc,fp16-nhwc --out "$D/convwidth.csv" ${WIDTH_ARGS:-}
   part inproc-rn50 85 env MASTER_PORT=29541 python3 bench/host_inproc.py --model resnet50 --batch 32 --rounds 3 \

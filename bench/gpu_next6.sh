@@ -16,7 +16,8 @@
 # Parts (BUDGET_S 290 s): spin-rn50 ~35 s, spin-rn101 ~45 s, inproc-rn50 ~80 s, ddp-host ~45 s.
 # Dry run on the CPU:
 #   PATH=/root/venv-torch/bin:$PATH SPIN_ARGS="--device cpu --batch 2 --cycles 1 --block 1 --warmup 1" \
-#     INPROC_ARGS="--device cpu --rounds 1 --iters 2 --warmup 1 --calib-iters 1 --calib-warmup 0" \
+#     INPROC_ARGS="--device cpu --batch 2 --rounds 1 --iters 2 --warmup 1 --calib-iters 1 --calib-warmup 0" \
+#     DDPHOST_ARGS="--device cpu --layers 8 --width 32 --buffers 2 --iters 2 --reps 1" \
 #     OUT=/tmp/gn6 bash bench/gpu_next6.sh
 set -u
 R=$PWD
@@ -25,11 +26,9 @@ NAME=next6
 PART_TAIL=8
 . "$R/bench/gpu_part.sh"
 {
-  date -u
-  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,memory.used --format=csv 2>&1
-  echo "commit: ${GIT_COMMIT:-$(git -C "$R" rev-parse HEAD 2>/dev/null || echo 'no .git here')}"
-  (cd "$R" && sha256sum bench/gpu_next6.sh bench/spin_bias.py bench/host_inproc.py \
-    bench/host_calibrate.py bench/torch_measure.py bench/torch_ddp_host.py bench/gpu_part.sh)
+  header bench/gpu_next6.sh bench/spin_bias.py bench/host_inproc.py \
+    bench/host_calibrate.py bench/torch_measure.py bench/torch_ddp_host.py \
+    bench/gpu_part.sh
   part spin-rn50 60 python3 bench/spin_bias.py --model resnet50 --batch 32 --sleep-ms 60 \
     --out "$D/spin-rn50.csv" ${SPIN_ARGS:-}
   part spin-rn101 70 python3 bench/spin_bias.py --model resnet101 --batch 32 --sleep-ms 80 \

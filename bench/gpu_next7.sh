@@ -28,10 +28,7 @@ NAME=next7
 PART_TAIL=8
 . "$R/bench/gpu_part.sh"
 {
-  date -u
-  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,memory.used --format=csv 2>&1
-  echo "commit: ${GIT_COMMIT:-$(git -C "$R" rev-parse HEAD 2>/dev/null || echo 'no .git here')}"
-  (cd "$R" && sha256sum bench/gpu_next7.sh bench/gpu_kernels.py bench/gpu_part.sh)
+  header bench/gpu_next7.sh bench/gpu_kernels.py bench/gpu_part.sh
   part convwidth14 100 python3 bench/gpu_kernels.py --only convwidth --width-side 14 \
     --modes fp32-tf32,fp32-tf32-nhwc,fp16-nhwc --out "$D/convwidth14.csv" ${WIDTH_ARGS:-}
   [ -f "$D/convwidth14.csv.tmp" ] && echo "convwidth14: cut; its rows kept in convwidth14.csv.tmp"

@@ -7,8 +7,9 @@
 #   ddp-host-view bench/torch_ddp_host.py --buffers 53 --view: DDP's per-gradient host cost
 #                 split between what gradient_as_bucket_view drops and what stays, and the
 #                 per-buffer cost again (gpu-2026-11-27g-h200/notes-ddp-buffers.md);
-#   spin-*        bench/spin_bias.py (gpu_next8.sh's parts, as many as the budget allows):
-#                 is host_calibrate's spin bias the model's or the process's?
+#   spin-*        bench/spin_bias.py, as many as the budget allows (first written for a
+#                 gpu_next8.sh that never ran and was removed: they run here): is
+#                 host_calibrate's spin bias the model's or the process's?
 #
 #   run(command="GIT_COMMIT=<commit> bash bench/gpu_next9.sh", timeout_s=300)
 #
@@ -26,11 +27,8 @@ NAME=next9
 PART_TAIL=8
 . "$R/bench/gpu_part.sh"
 {
-  date -u
-  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,memory.used --format=csv 2>&1
-  echo "commit: ${GIT_COMMIT:-$(git -C "$R" rev-parse HEAD 2>/dev/null || echo 'no .git here')}"
-  (cd "$R" && sha256sum bench/gpu_next9.sh bench/gpu_kernels.py bench/torch_ddp_host.py \
-    bench/spin_bias.py bench/host_calibrate.py bench/torch_measure.py bench/gpu_part.sh)
+  header bench/gpu_next9.sh bench/gpu_kernels.py bench/torch_ddp_host.py \
+    bench/spin_bias.py bench/host_calibrate.py bench/torch_measure.py bench/gpu_part.sh
   part convwidth14 100 python3 bench/gpu_kernels.py --only convwidth --width-side 14 \
     --modes fp32-tf32,fp32-tf32-nhwc,fp16-nhwc --out "$D/convwidth14.csv" ${WIDTH_ARGS:-}
   [ -f "$D/convwidth14.csv.tmp" ] && echo "convwidth14: cut; its rows kept in convwidth14.csv.tmp"

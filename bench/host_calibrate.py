@@ -65,7 +65,17 @@ when the host finished; the phase counts as free (`*_free` 1: the GPU had
 drained) where the lag is at most --drain-ms (default 1 ms: the phase's last
 kernel may still run when the host is done; a lag beyond it means the GPU was
 behind and a launch could have waited, if the queue filled). Phases not free
-are left out as the spin mode leaves out blocked ones. Not used by any
+are left out as the spin mode leaves out blocked ones. Two weak points.
+Keeping only the phases where the GPU had drained selects the iterations
+where the host was slow: when GPU and host times are close (ResNet-50 b32 on
+an H200: the GPU's ~17-18 ms against the host's ~20 ms an iteration), a
+phase drains only when the host ran slower than usual, so the free phases'
+median is biased up (the all-rows median, with the GPU-gated ones, is the
+bound from the other side). And a synchronising op mid-phase (BERT's mask
+check) waits for the GPU and ends the phase with a small lag, so the phase
+still counts as free although part of its time was the GPU's; only the
+first warm-up iteration runs under sync-debug ("warn"), which names such
+ops but does not flag the timed phases. Not used by any
 default: bench/results/gpu-2026-11-27g-h200/notes-host3.md (the spin's bias,
 not shown on one lend) asks for it.
 

@@ -22,7 +22,8 @@ time for the same phases:
           unless the launch queue fills or an op synchronises);
           host_calibrate.stream_rows (its --mode stream), whose free flag
           says whether the GPU had drained when the host finished the phase
-          (--drain-ms).
+          (--drain-ms); the CSV keeps each phase's lag (`*_lag_ms`: how
+          far the GPU still had to go when the host finished it).
 
 Blocks of --block iterations rotate spin, sync, stream for --cycles cycles,
 so drift in the host's speed (it varies 1.2-1.65x between processes and
@@ -72,6 +73,14 @@ def stream_rows(forward, opt, cuda, n, drain_ms):
     phase_rows' warm-up is. (Before 2026-11-27's stream mode in
     host_calibrate, this loop wrote free 0: the 27g CSVs' stream rows.)"""
     return host_calibrate.stream_rows(forward, opt, cuda, 1, n, drain_ms, debug_first=False)
+
+
+def lag_cell(phase):
+    """A phase's lag_ms as a CSV cell: stream's rows have it (how far the GPU
+    still had to go when the host finished the phase; host_calibrate.stream_rows),
+    empty for spin's and sync's rows and on the CPU."""
+    lag = phase.get("lag_ms")
+    return "" if lag is None else "%.3f" % lag
 
 
 def parse_args(argv=None):
@@ -124,7 +133,8 @@ def main(argv=None):
     with open(tmp, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["cycle", "mode", "iteration", "fwd_ms", "bwd_ms", "step_ms", "fwd_free",
-                    "bwd_free", "step_free", "model", "batch", "gpu", "torch"])
+                    "bwd_free", "step_free", "fwd_lag_ms", "bwd_lag_ms", "step_lag_ms", "model",
+                    "batch", "gpu", "torch"])
         for cyc in range(1, a.cycles + 1):
             shift = (cyc - 1) % len(MODES)
             for mode in MODES[shift:] + MODES[:shift]:
@@ -133,7 +143,8 @@ def main(argv=None):
                         ms[mode][p].append(r[p]["ms"])
                     w.writerow([cyc, mode, i, "%.3f" % r["f"]["ms"], "%.3f" % r["b"]["ms"],
                                 "%.3f" % r["s"]["ms"], r["f"]["free"], r["b"]["free"],
-                                r["s"]["free"], a.model, a.batch, info["gpu"], info["torch"]])
+                                r["s"]["free"]] + [lag_cell(r[p]) for p in PHASES] +
+                               [a.model, a.batch, info["gpu"], info["torch"]])
             f.flush()
     os.replace(tmp, a.out)
     print("%s batch %d on %s: host ms per phase, median of %d iterations per mode "

@@ -548,6 +548,76 @@ Test(host, broadcast_buffers_by_hand) {
   remove_dir(dir);
 }
 
+/* Rank 0's first row `stream,kind,name` in a --trace file: its start (us). */
+static double trace_row_start(const char *csv, const char *row) {
+  char want[96];
+  snprintf(want, sizeof want, ",0,%s,", row);
+  for (const char *line = strchr(csv, '\n'); line; line = strchr(line + 1, '\n')) {
+    const char *comma = strchr(line + 1, ',');
+    if (!comma || strncmp(comma, want, strlen(want)) != 0) continue;
+    const char *end = strchr(line + 1, '\n');
+    const char *last = end;
+    while (*--last != ',') {}
+    const char *prev = last;
+    while (*--prev != ',') {}
+    return strtod(prev + 1, NULL);
+  }
+  cr_assert_fail("no %s on rank 0 in the trace", row);
+  return 0;
+}
+
+Test(host, buffer_broadcasts_two_in_flight_by_hand) {
+  /* broadcast_coalesced (c10d comm.cpp) keeps two broadcasts in flight:
+   * before issuing bucket k it finishes bucket k - 2 (its copies back),
+   * and finishes the last two after the loop. Three buckets (float32
+   * [running_mean running_var], int64, float16), two ranks, rank 0's
+   * Python thread (P + C = 700 us a flatten and call, B = 400 a buffer):
+   *   buffers0.flatten 0, buffers1.flatten 700, buffers0.copy 1400 (two
+   *   buffers: 800), buffers2.flatten 2200, buffers1.copy 2900,
+   *   buffers2.copy 3300, done at 3700 = 3 (P + C) + 4 B.
+   * Broadcast k starts once its flatten's kernel ends (16 B and 4000 B at
+   * 1000 GB/s: 0 and 0.004 us): buffers1 at 1400, overlapping bucket 0's
+   * copies, buffers2 at 2900.004; bucket 0's copy kernel waits for its
+   * launch at 1800. (Issue and finish in turn would start buffers1 at
+   * 2 (P + C) + 2 B = 2200 and copy 0's kernel at 1100.) */
+  char dir[] = "/tmp/ddpsim-host-XXXXXX", model[512], args[2048], path[600];
+  cr_assert(mkdtemp(dir));
+  write_model_with_buffers(dir, model, sizeof model);
+  FILE *fp = fopen(model, "a");
+  cr_assert(fp);
+  cr_assert_geq(fprintf(fp, "  - {name: bn2.scale, numel: 1000, bytes: 2000, dtype: float16}\n"),
+                0);
+  cr_assert_eq(fclose(fp), 0);
+  snprintf(path, sizeof path, "%s/t.csv", dir);
+  snprintf(args, sizeof args, "--topo tests/data/tiny-host-topo.yaml --model %s "
+           "--strategy ddp --world-size 2 --trace %s --format csv", model, path);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  ds_test_release(&r);
+  char *csv = ds_test_slurp(path);
+  const double pc = P_US + C_US;
+  const struct {
+    const char *row;
+    double start_us;
+  } want[] = {
+      {"host,fwd,buffers0.flatten", 0},
+      {"host,fwd,buffers1.flatten", pc},
+      {"comm,broadcast,buffers1", 2 * pc},
+      {"host,fwd,buffers0.copy", 2 * pc},
+      {"compute,fwd,buffers0.copy", 2 * pc + B_US},
+      {"host,fwd,buffers2.flatten", 2 * pc + 2 * B_US},
+      {"host,fwd,buffers1.copy", 3 * pc + 2 * B_US},
+      {"comm,broadcast,buffers2", 3 * pc + 2 * B_US + 0.004},
+      {"host,fwd,buffers2.copy", 3 * pc + 3 * B_US},
+  };
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+    double start = trace_row_start(csv, want[i].row);
+    cr_assert_float_eq(start, want[i].start_us, 1e-3, "%s at %f", want[i].row, start);
+  }
+  free(csv);
+  remove_dir(dir);
+}
+
 Test(host, host_scale_multiplies_every_host_cost_of_the_reducer) {
   /* As ddp_reducer_host_work_per_gradient_and_per_bucket with every host
    * cost (L, H, K, C, P) times 2: the host part doubles, the step stays. */

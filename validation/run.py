@@ -135,8 +135,12 @@ def host_range(cache, row, factors):
     return min(preds), max(preds)
 
 
-SOURCE_FOLDER_RE = re.compile(r"bench/results/([^/\s]+)/")
-SOURCE_CSV_RE = re.compile(r"bench/results/[^/\s]+/(?:[^\s(]*/)?([^/\s(]+)\.csv")
+# One path in a row's source: its results folder and, where the path names a
+# CSV in it (or below it), the CSV's name; one regex, so that a source naming
+# two folders never pairs one folder with the other's CSV.
+SOURCE_PATH_RE = re.compile(r"bench/results/(?P<folder>[^/\s]+)/"
+                            r"(?:(?:(?!bench/results/)[^\s(,;])*/)?"
+                            r"(?:(?P<csv>[^/\s(,;]+)\.csv)?")
 
 
 def own_calib(row):
@@ -146,13 +150,14 @@ def own_calib(row):
     source CSV's name: bench/host_inproc.py writes its rows and its
     calibration together), same process True; else the lend's
     host-<lend>.yaml (its source's results folder), same process False."""
-    m = SOURCE_FOLDER_RE.search(row["source"])
-    if not m:
+    paths = list(SOURCE_PATH_RE.finditer(row["source"]))
+    if not paths:
         return None
-    names = [("host-%s.yaml" % m.group(1), False)]
-    f = SOURCE_CSV_RE.search(row["source"])
-    if f:
-        names.insert(0, ("host-%s-%s.yaml" % (m.group(1), f.group(1)), True))
+    folder = paths[0].group("folder")  # the first folder named is the lend's
+    names = [("host-%s.yaml" % folder, False)]
+    csvs = [m.group("csv") for m in paths if m.group("folder") == folder and m.group("csv")]
+    if csvs:
+        names.insert(0, ("host-%s-%s.yaml" % (folder, csvs[0]), True))
     for name, same in names:
         path = os.path.join("validation", "host_calibs", name)
         if os.path.isfile(os.path.join(ROOT, path)):
@@ -312,16 +317,16 @@ def main():
                 if not fit:
                     errs.setdefault(same, ([], []))[0].append(abs(e_pool))
                     errs[same][1].append(abs(e_own))
-                lend = SOURCE_FOLDER_RE.search(r["source"]).group(1)
+                lend = SOURCE_PATH_RE.search(r["source"]).group("folder")
                 print("    %-50.50s %-20s measured %s, pooled %s (%+.1f %%), "
                       "own %s %s (%+.1f %%)%s" % (r["measured"], lend, fmt(meas), fmt(pred),
                                                   e_pool, "process" if same else "lend",
                                                   fmt(own), e_own, " (fit)" if fit else ""))
             if errs:
                 both = [sum((errs[k][i] for k in errs), []) for i in (0, 1)]
-                print("  own-lend rows: n=%d, median |error| pooled %.1f %%, "
-                      "own lend %.1f %% (non-fit)" % (len(both[0]), statistics.median(both[0]),
-                                                       statistics.median(both[1])))
+                print("  own-calibration rows (own lend or own process): n=%d, median |error| "
+                      "pooled %.1f %%, own lend or own process %.1f %% (non-fit)"
+                      % (len(both[0]), statistics.median(both[0]), statistics.median(both[1])))
                 for same, what in ((False, "another process on the lend"),
                                    (True, "the row's own process")):
                     if same in errs and len(errs) > 1:

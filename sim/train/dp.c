@@ -301,6 +301,8 @@ ds_status ds_dp_build(const struct ds_model *m, const struct ds_compute *c,
   ds_schedule_last_of_kind(out, DS_OP_STEP, 1, &prev_step);
   if (opt->single) {
     *n_coll = 0;
+    /* --loop free (dp.h): the host runs ahead, after its own last op */
+    if (opt->free_loop) ds_schedule_last_on_stream(out, DS_STREAM_HOST, 1, &prev_step);
     return build_single(&bd, prev_step);
   }
   int64_t *prev_reduce = malloc((size_t)opt->world_size * sizeof *prev_reduce);

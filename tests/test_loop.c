@@ -18,6 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/net/topo.h"
+#include "sim/train/compute.h"
+#include "sim/train/host.h"
+#include "sim/train/model.h"
 #include "tests/support.h"
 
 #define HOST_TOPO "--topo tests/data/tiny-host-topo.yaml --model tests/data/tiny-model.yaml "
@@ -137,4 +141,55 @@ Test(loop, refused_where_not_built) {
   ds_test_ddpsim_refuses(GPU_TOPO "--strategy single --loop fast", "--loop");
   /* sync is every strategy's loop */
   cr_assert_gt(iter_ms(GPU_TOPO "--strategy dp --world-size 2 --loop sync --format csv", 0), 0);
+}
+
+Test(loop, free_keeps_grad_scalers_found_inf_sync) {
+  /* Under --amp fp16 GradScaler's _maybe_opt_step reads found_inf.item()
+   * after unscale_'s kernels: with no per-iteration loss.item(), that is
+   * the loop's one wait for the GPU, so under free (found_inf_sync) the
+   * foreach step's host op follows a "found_inf.item" host op that waits
+   * for unscale_'s kernels (host_grad_copy, P = 200 us, as the loop's);
+   * without it, as under sync, none. Ops: unscale_ host, unscale_
+   * kernels, [found_inf.item], optimizer host (host_step_call 100 us). */
+  char dir[] = "/tmp/ddpsim-loop-XXXXXX", topo[512];
+  cr_assert(mkdtemp(dir));
+  ds_test_write_topo(dir, "tests/data/tiny-host-topo.yaml", "  host_step_call:",
+                     "  host_step_call: 100us\n  host_step_param: 0us\n"
+                     "  host_step_param_adam: 0us\n",
+                     topo, sizeof topo);
+  struct ds_err err = {0};
+  struct ds_topo *t;
+  cr_assert_eq(ds_topo_load(topo, NULL, &t, &err), DS_OK, "%s", err.msg);
+  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
+  struct ds_compute c;
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_FP16, &c, &err), DS_OK, "%s", err.msg);
+  for (int sync = 0; sync <= 1; sync++) {
+    struct ds_schedule *s;
+    cr_assert_eq(ds_schedule_new(1, &s), DS_OK);
+    struct ds_schedule_builder bd = {s, 0};
+    int64_t tail = 99, first = -1;
+    cr_assert_eq(ds_host_emit_step(&bd, &c, m, 0, &tail, 1, sync, &first), DS_OK);
+    cr_assert_eq(s->n_ops, sync ? 4u : 3u);
+    cr_assert_str_eq(s->ops[1].name, "unscale_");
+    cr_assert_eq(s->ops[1].stream, DS_STREAM_COMPUTE);
+    const struct ds_op *last = &s->ops[s->n_ops - 1];
+    cr_assert_str_eq(last->name, "optimizer");
+    cr_assert_eq(last->stream, DS_STREAM_HOST);
+    cr_assert_float_eq(last->dur_us, 100, 1e-9);
+    cr_assert_eq(first, last->id);
+    if (sync) {
+      const struct ds_op *item = &s->ops[2];
+      cr_assert_str_eq(item->name, "found_inf.item");
+      cr_assert_eq(item->stream, DS_STREAM_HOST);
+      cr_assert_float_eq(item->dur_us, 200, 1e-9);
+      cr_assert_eq(item->dep_count, 1);
+      cr_assert_eq(ds_schedule_deps(s, item)[0], s->ops[1].id, "waits for unscale_'s kernels");
+    }
+    ds_schedule_free(s);
+  }
+  ds_model_free(m);
+  ds_topo_free(t);
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  cr_assert_eq(system(cmd), 0);
 }

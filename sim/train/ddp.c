@@ -815,7 +815,8 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
   int64_t step_host, gpu[4];
   size_t n_gpu = 0;
   add_gpu_tails(gpu, &n_gpu, &t);
-  DS_CHECK_GOTO(ds_host_emit_step(bd, c, m, rank, gpu, n_gpu, &step_host), st, out);
+  DS_CHECK_GOTO(ds_host_emit_step(bd, c, m, rank, gpu, n_gpu, opt->free_loop, &step_host), st,
+                out);
   op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE,
                       .kind = DS_OP_STEP, .name = "optimizer", .layer = -1,
                       .bucket = -1, .coll = -1, .root = -1,

@@ -416,3 +416,29 @@ Test(schedule, last_of_kind_finds_each_ranks_previous_step) {
   cr_assert_eq(ids[0], -1);
   ds_schedule_free(s);
 }
+
+Test(schedule, last_on_stream_finds_each_ranks_last_host_op) {
+  /* --loop free chains an iteration after each rank's last host op. Ops in
+   * order: host 5 and compute 6 on rank 0, host 7 on rank 1, compute 8 on
+   * rank 1: rank 0's last host op is 5 (the later compute op is not), rank
+   * 1's 7, rank 2 has none (-1). */
+  struct ds_schedule *s;
+  cr_assert_eq(ds_schedule_new(3, &s), DS_OK);
+  const struct { int64_t id; int32_t rank; enum ds_stream stream; } ops[] = {
+      {5, 0, DS_STREAM_HOST}, {6, 0, DS_STREAM_COMPUTE}, {7, 1, DS_STREAM_HOST},
+      {8, 1, DS_STREAM_COMPUTE}};
+  for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) {
+    struct ds_op o = op_on(ops[i].id, ops[i].rank);
+    o.stream = ops[i].stream;
+    cr_assert_eq(ds_schedule_add(s, &o, NULL, 0, NULL), DS_OK);
+  }
+  int64_t ids[3];
+  ds_schedule_last_on_stream(s, DS_STREAM_HOST, 3, ids);
+  cr_assert_eq(ids[0], 5);
+  cr_assert_eq(ids[1], 7);
+  cr_assert_eq(ids[2], -1);
+  ds_schedule_last_on_stream(s, DS_STREAM_COMPUTE, 3, ids);
+  cr_assert_eq(ids[0], 6);
+  cr_assert_eq(ids[1], 8);
+  ds_schedule_free(s);
+}

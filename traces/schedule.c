@@ -257,6 +257,19 @@ void ds_schedule_last_of_kind(const struct ds_schedule *s, enum ds_op_kind kind,
   }
 }
 
+void ds_schedule_last_on_stream(const struct ds_schedule *s, enum ds_stream stream,
+                                int32_t n_ranks, int64_t *ids) {
+  for (int32_t r = 0; r < n_ranks; r++) ids[r] = -1;
+  int32_t missing = n_ranks;
+  for (size_t i = s->n_ops; i-- > 0 && missing > 0;) {
+    const struct ds_op *o = &s->ops[i];
+    if (o->stream == stream && o->rank >= 0 && o->rank < n_ranks && ids[o->rank] < 0) {
+      ids[o->rank] = o->id;
+      missing--;
+    }
+  }
+}
+
 /* ---- id index --------------------------------------------------------- */
 
 static int cmp_pair(const void *a, const void *b) {

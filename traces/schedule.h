@@ -148,6 +148,13 @@ static inline const int64_t *ds_schedule_deps(const struct ds_schedule *s,
 void ds_schedule_last_of_kind(const struct ds_schedule *s, enum ds_op_kind kind,
                               int32_t n_ranks, int64_t *ids);
 
+/* The previous iteration's last op on `stream` on each rank, as
+ * ds_schedule_last_of_kind: under --loop free the builders chain a new
+ * iteration's first host op after the previous one's last host op (its
+ * optimizer step's host work, sim/train/host.h, where it has any). */
+void ds_schedule_last_on_stream(const struct ds_schedule *s, enum ds_stream stream,
+                                int32_t n_ranks, int64_t *ids);
+
 /* Finds the index of the op with the given id; returns 0 and sets *index
  * when found, -1 otherwise. Builds an index on first use (O(n log n)). */
 int ds_schedule_find(struct ds_schedule *s, int64_t id, size_t *index);

@@ -141,6 +141,10 @@ static const char usage_ddp[] =
     "  --optimizer-batch N    samples per optimizer step (DeepLearningExamples'\n"
     "                         optimizer_batch_size): --grad-accum N / (world x batch) for\n"
     "                         each configuration, which must divide exactly\n"
+    "  --loop sync|free       the training loop (single, ddp): sync (default) waits for\n"
+    "                         the GPU's optimizer step every iteration (loss.item()); free\n"
+    "                         never syncs, the host starts the next iteration after the\n"
+    "                         step's host work\n"
   "  --comm-hook HOOK       DDP comm hook: none, fp16, bf16 (half the bytes plus the\n"
   "                         casts), powersgd:RANK (docs/strategies.md)\n"
     ;
@@ -488,7 +492,7 @@ static ds_status parse_hooks(const char *flag, const char *v, struct ds_options 
   X("--ring-chunks", 1) X("--algo", 1) X("--proto", 1) X("--nccl-extra", 1) \
   X("--calib", 1) X("--host-scale", 1) X("--no-overlap", 0) X("--no-sync", 1) X("--grad-as-bucket-view", 0) X("--no-broadcast-buffers", 0)         \
   X("--find-unused-parameters", 0) X("--static-graph", 0) X("--comm-hook", 1)  \
-  X("--pytorch-version", 1) X("--grad-accum", 1) X("--optimizer-batch", 1) \
+  X("--pytorch-version", 1) X("--grad-accum", 1) X("--optimizer-batch", 1) X("--loop", 1) \
   X("--dp-output-device", 1) X("--dp-parallel-loss", 0)                   \
   X("--ps-servers", 1) X("--ps-mode", 1) X("--ps-push", 1)               \
   X("--straggler", 1)                                                     \
@@ -621,6 +625,10 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
     DS_CHECK(parse_int(flag, v, 1, 1024, &x, err));
     o->grad_accum = (int32_t)x;
     o->grad_accum_set = 1;
+  } else if (strcmp(flag, "--loop") == 0) {
+    static const char *const names[] = {"sync", "free"};
+    DS_CHECK(parse_choice(flag, v, names, 2, &c, err));
+    o->free_loop = c == 1;
   } else if (strcmp(flag, "--optimizer-batch") == 0) {
     DS_CHECK(parse_int(flag, v, 1, (int64_t)1 << 40, &x, err));
     o->optimizer_batch = x;
@@ -645,6 +653,19 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
     DS_CHECK(parse_stragglers(flag, v, o, err));
   else if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) o->help = 1;
   else if (strcmp(flag, "--version") == 0) o->version = 1;
+  return DS_OK;
+}
+
+/* --loop free: built for single and ddp, whose host chains one iteration
+ * to the next on one rank; dp's replicas wait for GPU 0's main thread and
+ * ps's workers for their servers, whose free-running loops are not
+ * modelled. */
+static ds_status check_loop(const struct ds_options *o, struct ds_err *err) {
+  if (!o->free_loop) return DS_OK;
+  for (int32_t k = 0; k < o->n_strategies; k++)
+    if (o->strategies[k] != DS_STRATEGY_SINGLE && o->strategies[k] != DS_STRATEGY_DDP)
+      return ds_err_set(err, DS_EUSAGE, "option --loop free: built for --strategy single "
+                        "and ddp, not %s", strategy_names[o->strategies[k]]);
   return DS_OK;
 }
 
@@ -748,6 +769,7 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
                       "option --pytorch-version 1.9: PyTorch 1.9 has no static_graph argument "
                       "(its experimental _set_static_graph() is not modelled)");
   DS_CHECK(check_grad_accum(o, err));
+  DS_CHECK(check_loop(o, err));
   if (o->no_bn_weight_decay && !o->weight_decay)
     return ds_err_set(err, DS_EUSAGE, "option --no-bn-weight-decay: needs --weight-decay "
                       "(without it no parameter decays)");

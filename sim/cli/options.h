@@ -158,6 +158,11 @@ struct ds_options {
   int32_t grad_accum;
   int grad_accum_set;
   int64_t optimizer_batch;
+  /* --loop free (1): the training loop never syncs with the GPU, so the
+   * host starts the next iteration after the step's host work (ddp.h
+   * free_loop); 0 (sync, the default): after the step's GPU op. single
+   * and ddp only. */
+  int free_loop;
   struct ds_comm_hook comm_hook;    /* --comm-hook: DDP communication hook (comm_hook.h) */
   /* Sweeps and noise (docs/sweeps.md). The scalars above (bucket_mb[0],
    * first_bucket_mb, world_size, batch, no_sync) are the first value of

@@ -90,7 +90,7 @@ static ds_status build_iteration(const struct config_run *c,
       o->proto.choice == DS_PROTO_CHOICE_FIXED ? o->proto.fixed : DS_PROTO_COUNT,
       o->no_overlap, o->no_sync, o->comm_hook, iter, o->ar_algo, o->algo_auto,
       o->grad_as_bucket_view, template_only, !o->no_broadcast_buffers, o->ddp_rules,
-      c->grad_accum, local_used_map(o, iter)};
+      c->grad_accum, local_used_map(o, iter), o->free_loop};
   ds_status st = ds_ddp_build(c->model, &c->compute, &dopt, bk, id_base,
                               coll_base, s);
   if (st != DS_OK)
@@ -120,7 +120,7 @@ static ds_status build_strategy_iteration(const struct config_run *c,
         .launch_ns = c->compute.params.host_launch_ns,
         .replicate_ns = c->compute.params.host_replicate_ns,
         .backward_ns = c->compute.params.host_backward_ns,
-        .grad_accum = c->grad_accum};
+        .grad_accum = c->grad_accum, .free_loop = o->free_loop};
     ds_status st = ds_dp_build(c->model, &c->compute, &dopt, &c->dp_chunks, id_base,
                                coll_base, s, n_coll);
     if (st != DS_OK)
@@ -669,6 +669,8 @@ static ds_status configure(struct config_run *c, const struct loaded *ld,
            o->calib ? o->calib : "none");
   if (len >= 0 && (size_t)len < sizeof c->inputs && o->channels_last)
     len += snprintf(c->inputs + len, sizeof c->inputs - (size_t)len, " channels_last=1");
+  if (len >= 0 && (size_t)len < sizeof c->inputs && o->free_loop)
+    len += snprintf(c->inputs + len, sizeof c->inputs - (size_t)len, " loop=free");
   if (len >= 0 && (size_t)len < sizeof c->inputs && o->host_scale != 1)
     len += snprintf(c->inputs + len, sizeof c->inputs - (size_t)len, " host_scale=%g",
                     o->host_scale);

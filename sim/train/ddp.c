@@ -857,7 +857,8 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
   int64_t step_host, gpu[4];
   size_t n_gpu = 0;
   add_gpu_tails(gpu, &n_gpu, &t);
-  DS_CHECK_GOTO(ds_host_emit_step(bd, c, m, rank, gpu, n_gpu, &step_host), st, out);
+  DS_CHECK_GOTO(ds_host_emit_step(bd, c, m, rank, gpu, n_gpu, opt->free_loop, &step_host), st,
+                out);
   op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE,
                       .kind = DS_OP_STEP, .name = "optimizer", .layer = -1,
                       .bucket = -1, .coll = -1, .root = -1,
@@ -893,10 +894,15 @@ ds_status ds_ddp_build(const struct ds_model *m, const struct ds_compute *c,
   struct ds_schedule_builder bd = {out, id_base};
   /* Each rank's optimizer step of the previous iteration already in out
    * (none in a schedule of its own): the host launches the next forward
-   * once it has ended, as single and dp's host does. */
+   * once it has ended, as single and dp's host does (--loop sync). */
   int64_t *prev_step = malloc(((size_t)opt->world_size + 1) * sizeof *prev_step);
   if (!prev_step) return DS_ENOMEM;
-  ds_schedule_last_of_kind(out, DS_OP_STEP, opt->world_size, prev_step);
+  /* --loop free: the host runs ahead, waiting only for its own last op of
+   * the previous iteration (ddp.h free_loop) */
+  if (opt->free_loop)
+    ds_schedule_last_on_stream(out, DS_STREAM_HOST, opt->world_size, prev_step);
+  else
+    ds_schedule_last_of_kind(out, DS_OP_STEP, opt->world_size, prev_step);
   struct buffer_bucket *bb = NULL;
   int32_t n_bb = 0;
   ds_status st = opt->broadcast_buffers ? buffer_buckets(m, c, &bb, &n_bb) : DS_OK;

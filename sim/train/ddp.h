@@ -211,6 +211,14 @@ struct ds_ddp_options {
    * more collective id per synchronising micro-step either way, after the
    * buffers' (with 2 the later ones go unused). */
   int local_used_map;
+  /* --loop free: a training loop that never waits for the GPU (no
+   * loss.item() per iteration) lets the host run ahead, so each rank's
+   * first host op waits for its previous iteration's last host op (the
+   * optimizer step's host work: ds_host_emit_step) instead of the step's
+   * GPU op; the kernels still follow the step's on their streams. 0 (sync,
+   * the default): the host waits for the step's GPU op, as a loop that
+   * reads the loss every iteration (PyTorch's DDP benchmark) does. */
+  int free_loop;
 };
 
 /* DDP's broadcast of module buffers (distributed.py _sync_buffers ->

@@ -199,7 +199,8 @@ static ds_status backward(struct builder *bd, int32_t rank, int64_t first_dep,
  * (compute.h), the iteration's last step op. */
 static ds_status step(struct builder *bd, int64_t dep) {
   int64_t host, id;
-  DS_CHECK(ds_host_emit_step(&bd->out, bd->c, bd->m, 0, &dep, dep >= 0 ? 1 : 0, &host));
+  DS_CHECK(ds_host_emit_step(&bd->out, bd->c, bd->m, 0, &dep, dep >= 0 ? 1 : 0,
+                             bd->opt->free_loop, &host));
   DS_CHECK(emit_compute(bd, 0, DS_OP_STEP, "optimizer", -1, 0,
                         ds_compute_step_bytes(bd->c, bd->m), ds_compute_step_ns(bd->c, bd->m),
                         dep, host, &id));
@@ -301,6 +302,8 @@ ds_status ds_dp_build(const struct ds_model *m, const struct ds_compute *c,
   ds_schedule_last_of_kind(out, DS_OP_STEP, 1, &prev_step);
   if (opt->single) {
     *n_coll = 0;
+    /* --loop free (dp.h): the host runs ahead, after its own last op */
+    if (opt->free_loop) ds_schedule_last_on_stream(out, DS_STREAM_HOST, 1, &prev_step);
     return build_single(&bd, prev_step);
   }
   int64_t *prev_reduce = malloc((size_t)opt->world_size * sizeof *prev_reduce);

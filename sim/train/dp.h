@@ -79,6 +79,10 @@ struct ds_dp_options {
    * then one optimizer step; micro-steps after the first (every one under
    * 1.9's zero_grad) add into .grad (ds_compute_accum_grad_ns) */
   int32_t grad_accum;
+  /* single only: --loop free, as ds_ddp_options.free_loop (ddp.h): the
+   * host starts the next iteration after the step's host work, not after
+   * its GPU op */
+  int free_loop;
   /* memory only: .grad kept between iterations (PyTorch 1.4, 1.9), so GPU 0
    * holds it beside the reduce's output and replica 0's gradients */
   int grad_kept;

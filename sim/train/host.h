@@ -84,7 +84,12 @@ double ds_host_foreach_step_tensors_ns(const struct ds_compute *c, enum ds_optim
  * of backward: its compute tail, all-reduces and copies back) and that
  * host op; then, under the loop, "found_inf.item" (one host op) waiting
  * for those kernels, and the loop's launches after it. The step's kernels
- * follow unscale_'s on the compute stream. bf16 autocast runs no
+ * follow unscale_'s on the compute stream. With found_inf_sync (--loop
+ * free, where it is the loop's only sync with the GPU) the foreach step
+ * gets that "found_inf.item" op too, before its host op; under the
+ * default sync loop the foreach step does not model it (its host work
+ * overlaps backward's GPU tail there, and the next iteration waits for the
+ * step's kernels anyway). bf16 autocast runs no
  * GradScaler: no unscale_, no sync. *first gets the first launch's id, or
  * -1 when there is none.
  *
@@ -95,7 +100,7 @@ double ds_host_foreach_step_tensors_ns(const struct ds_compute *c, enum ds_optim
  * _init_group's Python loop. */
 ds_status ds_host_emit_step(struct ds_schedule_builder *bd, const struct ds_compute *c,
                             const struct ds_model *m, int32_t rank, const int64_t *gpu_deps,
-                            size_t n_gpu_deps, int64_t *first);
+                            size_t n_gpu_deps, int found_inf_sync, int64_t *first);
 
 #ifdef __cplusplus
 }

@@ -19,7 +19,8 @@ multiply-adds that are useful: a side under the tile pads the tile (n < tn), and
 wave of tiles leaves SMs idle (T not a multiple of S). E: one per pass and math; tm, tn:
 one pair per math, from a grid; t0: a fixed time per charge and pass, 0 unless --t0
 fits it from a grid (0-60 us in 2 us steps). Fitted by least squares of log(model / measured),
-ResNet-50's shapes weighted by their count in ResNet-50, the wide shapes once each.
+ResNet-50's shapes weighted by their count in ResNet-50, the wide (--wide) and width (--width,
+gpu_kernels.py --only convwidth) shapes once each.
 Standard library only.
 """
 import argparse
@@ -51,8 +52,9 @@ def charge(e, tile, f, b, m, n, peak, mem, sms, ovh, t0=0.0):
     return ovh + t0 + max(f / (e * peak * useful_share(m, n, tile[0], tile[1], sms)), b / mem)
 
 
-def points(cells, meta, mode, esz, wide):
-    """(pass, F, bytes, t, weight, M, n, label) per shape and batch of `mode`."""
+def points(cells, meta, mode, esz, setname):
+    """(pass, F, bytes, t, weight, M, n, label) per shape and batch of `mode`: the rn50
+    set's shapes weighted by their count in ResNet-50, any other set's once each."""
     pts = []
     for (m, batch), per in cells.items():
         if m != mode:
@@ -66,9 +68,10 @@ def points(cells, meta, mode, esz, wide):
                     continue
                 by = cpf.ddpsim_bytes(cin, cout, k, stride, batch, side, esz, pss == "bwd",
                                       cin != 3)
-                pts.append((pss, p[pss][0], by, p[pss][1], 1 if wide else meta[key],
+                pts.append((pss, p[pss][0], by, p[pss][1],
+                            meta[key] if setname == "rn50" else 1,
                             batch * out * out, n, "%s b%d %d->%d k%d s%d %d" % (
-                                "wide" if wide else "rn50", batch, cin, cout, k, stride, side)))
+                                setname, batch, cin, cout, k, stride, side)))
     return pts
 
 
@@ -162,12 +165,18 @@ def main():
     ap.add_argument("--wide", nargs="*", default=[])
     ap.add_argument("--mode", required=True, choices=sorted(cpf.MODES))
     ap.add_argument("--wide-mode", choices=sorted(cpf.MODES))
+    ap.add_argument("--width", nargs="*", default=[],
+                    help="gpu_kernels.py --only convwidth CSVs (queued): a third fit set, "
+                    "each shape once")
+    ap.add_argument("--width-mode", choices=sorted(cpf.MODES))
     ap.add_argument("--table", nargs=2, type=float, metavar=("FWD", "BWD"))
     ap.add_argument("--trace", nargs="*", default=[])
     ap.add_argument("--iters", type=int, default=2)
     ap.add_argument("--no-tile", action="store_true", help="u = 1: one efficiency per pass")
     ap.add_argument("--t0", action="store_true",
                     help="also a fixed time per charge and pass, t0, from 0-60 us in 2 us steps")
+    ap.add_argument("--shapes", action="store_true",
+                    help="print each fit point's measured and modelled time")
     ap.add_argument("--overhead-us", type=float, default=4.0)
     ap.add_argument("--mem-gbps", type=float, default=4172.0,
                     help="ddpsim's memory rate (H200 mem_bw 4800 x memory 0.869)")
@@ -179,18 +188,23 @@ def main():
     ovh, mem = a.overhead_us * 1e-6, a.mem_gbps * 1e9
     try:
         cells, meta, gpu, peak = cpf.read_with_peak(a.rn50, a.gpus, mth)
-        pts = points(cells, meta, a.mode, esz, False)
+        pts = points(cells, meta, a.mode, esz, "rn50")
         if a.wide:
             wc, wm, _, _ = cpf.read(a.wide, kind="wideconv")
-            pts += points(wc, wm, wmode, esz, True)
+            pts += points(wc, wm, wmode, esz, "wide")
+        if a.width:
+            wc, wm, _, _ = cpf.read(a.width, kind="convwidth")
+            pts += points(wc, wm, a.width_mode or a.mode, esz, "width")
     except (cpf.InputError, gemm_rates.InputError) as e:
         print("conv_tile_fit.py: %s" % e, file=sys.stderr)
         return 2
     tiles = [(0, 0)] if a.no_tile else [(x, y) for x in TILES_M for y in TILES_N]
     t0s = [i * 2e-6 for i in range(31)] if a.t0 else [0.0]
     es, tile, t0 = fit(pts, peak, mem, a.sms, ovh, tiles, t0s)
-    print("fit: rn50 %s + wide %s on %s (%d points); peak %.1f TFLOP/s, mem %.0f GB/s, "
-          "%d SMs, %g us per charge" % (a.mode, wmode if a.wide else "-", gpu, len(pts),
+    print("fit: rn50 %s + wide %s + width %s on %s (%d points); peak %.1f TFLOP/s, mem %.0f GB/s, "
+          "%d SMs, %g us per charge" % (a.mode, wmode if a.wide else "-",
+                                         (a.width_mode or a.mode) if a.width else "-", gpu,
+                                         len(pts),
                                          peak / 1e12, mem / 1e9, a.sms, a.overhead_us))
     print("  tile tm %d tn %d; E fwd %.3f bwd %.3f; t0 fwd %.0f us bwd %.0f us" % (
         tile[0], tile[1], es["fwd"], es["bwd"], t0["fwd"] * 1e6, t0["bwd"] * 1e6))
@@ -213,6 +227,11 @@ def main():
         for name in models:
             groups[g][name] += w * pred(name, pss, f, b, m, n)
         r = pred("tile", pss, f, b, m, n) / t - 1
+        if a.shapes:
+            print("    shape %-32s %s n %4d measured %8.1f us tile %8.1f (%+4.0f %%) u %.2f "
+                  "rate %.2f of peak" % (lab, pss, n, t * 1e6, pred("tile", pss, f, b, m, n) * 1e6,
+                                         100 * r, useful_share(m, n, tile[0], tile[1], a.sms),
+                                         f / max(t - ovh, 1e-9) / peak))
         if abs(r) > abs(worst[0]):
             worst = (r, "%s %s" % (lab, pss))
     print("  worst shape: %+.0f %% (%s)" % (100 * worst[0], worst[1]))

@@ -33,7 +33,8 @@ over the shapes the models have, so a rate can be read per shape (issue #12):
            2026-11-27, where a call shorter than the host's dispatch (~30 us on the
            lent H200s) timed the host (bench/results/gpu-2026-11-27-h200/notes-rn50conv.md);
   convwidth
-           the same timing of dense convolutions at one GEMM M (batch x 28 x 28):
+           the same timing of dense convolutions at one GEMM M (batch x 28 x 28;
+           --width-side another side):
            1x1s over every (Cin, Cout) of 64-2048, 3x3s with Cin = Cout 64-1024
            (41 shapes; `elements` 1): whether the rate follows the GEMM's narrow
            side (bench/conv_call_fit.py --width);
@@ -337,11 +338,12 @@ CONV_WIDTH_SMOKE_LAYERS = [((8, 16, 1, 1, 0, 8), 1), ((16, 8, 1, 1, 0, 8), 1),
                            ((8, 8, 3, 1, 1, 8), 1)]
 
 
-def conv_width_layers(plan):
-    """(in, out, kernel, stride, padding, input side), 1: the width sweep's shapes."""
+def conv_width_layers(plan, side=CONV_WIDTH_SIDE):
+    """(in, out, kernel, stride, padding, input side), 1: the width sweep's shapes at
+    `side` x `side` (--width-side: 14 is where ResNet's layer3 1x1s run, the smallest
+    output ddpsim expects cuDNN's GEMM on NCHW at)."""
     if plan != "full":
         return CONV_WIDTH_SMOKE_LAYERS
-    side = CONV_WIDTH_SIDE
     layers = [((ci, co, 1, 1, 0, side), 1) for ci in CONV_WIDTHS for co in CONV_WIDTHS]
     return layers + [((c, c, 3, 1, 1, side), 1) for c in CONV_WIDTHS[:5]]
 
@@ -807,7 +809,12 @@ def main():
     ap.add_argument("--rn50-timing", default="queued", choices=("queued", "plain"),
                     help="rn50conv, convwidth: calls queued behind a spin kernel, with each call's "
                     "kernels (default), or timed back to back as on 2026-11-27 (plain)")
+    ap.add_argument("--width-side", type=int, default=CONV_WIDTH_SIDE,
+                    help="convwidth: the input (= output) side of its shapes (default %d)"
+                    % CONV_WIDTH_SIDE)
     a = ap.parse_args()
+    if a.width_side < 1:
+        ap.error("--width-side: expected a positive side, got %d" % a.width_side)
     if a.quick:
         a.plan = "smoke"
     only = a.only.split(",")
@@ -840,7 +847,7 @@ def main():
                                                 modes, a.rn50_timing),
              "convwidth": lambda: rn50_conv_rows(dev, a.batch, a.warmup, a.iters, a.plan,
                                                  info, modes, a.rn50_timing, "convwidth",
-                                                 conv_width_layers(a.plan)),
+                                                 conv_width_layers(a.plan, a.width_side)),
              "castreduce": lambda: castreduce_rows(dev, a.warmup, a.iters, a.plan, info),
              "layernorm": lambda: layernorm_rows(dev, a.warmup, a.iters, a.plan)}
     tmp = a.out + ".tmp"

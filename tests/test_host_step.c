@@ -47,6 +47,31 @@ static void remove_dir(const char *dir) {
   cr_assert_eq(system(cmd), 0);
 }
 
+/* The topology with STEP_KEYS, the tiny model and its compute on it. */
+struct step_fixture {
+  char dir[32], topo[512];
+  struct ds_topo *t;
+  struct ds_model *m;
+  struct ds_compute c;
+};
+
+static void fixture_open(struct step_fixture *f) {
+  snprintf(f->dir, sizeof f->dir, "/tmp/ddpsim-hstep-XXXXXX");
+  cr_assert(mkdtemp(f->dir));
+  write_topo(f->dir, STEP_KEYS, f->topo, sizeof f->topo);
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_load(f->topo, NULL, &f->t, &err), DS_OK, "%s", err.msg);
+  f->m = ds_test_model("tests/data/tiny-model.yaml");
+  cr_assert_eq(ds_compute_init(f->t, DS_DTYPE_FP32, DS_AMP_NONE, &f->c, &err), DS_OK, "%s",
+               err.msg);
+}
+
+static void fixture_close(struct step_fixture *f) {
+  ds_model_free(f->m);
+  ds_topo_free(f->t);
+  remove_dir(f->dir);
+}
+
 /* iter_ms of ddpsim on the tiny model over topo with `args` (row 0). */
 static double iter_us(const char *topo, const char *args) {
   char cmd[1024];
@@ -64,17 +89,12 @@ Test(host_step, the_foreach_step_is_a_call_plus_a_cost_per_tensor) {
    * under the loop (its launches are charged instead) or with the keys 0;
    * a parameter server's shard of 3 tensors: 1000 + 3 x 100 = 1300 us, of
    * none: 0. */
-  char dir[] = "/tmp/ddpsim-hstep-XXXXXX", topo[512];
-  cr_assert(mkdtemp(dir));
-  write_topo(dir, STEP_KEYS, topo, sizeof topo);
-  struct ds_err err = {0};
-  struct ds_topo *t;
-  cr_assert_eq(ds_topo_load(topo, NULL, &t, &err), DS_OK, "%s", err.msg);
-  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
+  struct step_fixture f;
+  fixture_open(&f);
+  struct ds_model *m = f.m;
+  struct ds_compute c = f.c;
   cr_assert_eq(m->n_params, TENSORS);
   cr_assert_eq(m->optimizer, DS_OPT_SGD);
-  struct ds_compute c;
-  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK, "%s", err.msg);
   cr_assert_float_eq(ds_host_foreach_step_ns(&c, m), (CALL_US + 4 * SGD_US) * 1e3, 1e-6);
   cr_assert_float_eq(ds_host_foreach_step_tensors_ns(&c, DS_OPT_SGD, 3),
                      (CALL_US + 3 * SGD_US) * 1e3, 1e-6);
@@ -87,9 +107,7 @@ Test(host_step, the_foreach_step_is_a_call_plus_a_cost_per_tensor) {
   c.optimizer_loop = 0;
   c.params.host_step_call_ns = c.params.host_step_param_ns = 0;
   cr_assert_float_eq(ds_host_foreach_step_ns(&c, m), 0, 0);
-  ds_model_free(m);
-  ds_topo_free(t);
-  remove_dir(dir);
+  fixture_close(&f);
 }
 
 Test(host_step, emit_step_is_one_host_op_the_kernels_wait_for) {
@@ -97,15 +115,10 @@ Test(host_step, emit_step_is_one_host_op_the_kernels_wait_for) {
    * step on the rank's host stream, 1400 us, no dependency (the host
    * stream orders it after backward's host work), its id back for the
    * step's kernels to wait on; with the keys 0 none (first -1). */
-  char dir[] = "/tmp/ddpsim-hstep-XXXXXX", topo[512];
-  cr_assert(mkdtemp(dir));
-  write_topo(dir, STEP_KEYS, topo, sizeof topo);
-  struct ds_err err = {0};
-  struct ds_topo *t;
-  cr_assert_eq(ds_topo_load(topo, NULL, &t, &err), DS_OK, "%s", err.msg);
-  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
-  struct ds_compute c;
-  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK, "%s", err.msg);
+  struct step_fixture f;
+  fixture_open(&f);
+  struct ds_model *m = f.m;
+  struct ds_compute c = f.c;
   struct ds_schedule *s;
   cr_assert_eq(ds_schedule_new(4, &s), DS_OK);
   struct ds_schedule_builder bd = {s, 10};
@@ -125,9 +138,7 @@ Test(host_step, emit_step_is_one_host_op_the_kernels_wait_for) {
   cr_assert_eq(first, -1);
   cr_assert_eq(s->n_ops, 1);
   ds_schedule_free(s);
-  ds_model_free(m);
-  ds_topo_free(t);
-  remove_dir(dir);
+  fixture_close(&f);
 }
 
 Test(host_step, host_bound_iterations_add_the_step_host_before_the_step) {

@@ -244,30 +244,33 @@ ds_status ds_schedule_emit(struct ds_schedule_builder *b, struct ds_op *op,
   return ds_schedule_add(b->s, op, deps, n_deps, NULL);
 }
 
-void ds_schedule_last_of_kind(const struct ds_schedule *s, enum ds_op_kind kind,
-                              int32_t n_ranks, int64_t *ids) {
+/* Each rank's last op (by position) that `match` accepts, -1 for none:
+ * the scan from the end stops once every rank has one. */
+static void last_per_rank(const struct ds_schedule *s, int32_t n_ranks, int64_t *ids,
+                          int (*match)(const struct ds_op *, int), int want) {
   for (int32_t r = 0; r < n_ranks; r++) ids[r] = -1;
   int32_t missing = n_ranks;
   for (size_t i = s->n_ops; i-- > 0 && missing > 0;) {
     const struct ds_op *o = &s->ops[i];
-    if (o->kind == kind && o->rank >= 0 && o->rank < n_ranks && ids[o->rank] < 0) {
+    if (match(o, want) && o->rank >= 0 && o->rank < n_ranks && ids[o->rank] < 0) {
       ids[o->rank] = o->id;
       missing--;
     }
   }
 }
 
+static int is_kind(const struct ds_op *o, int kind) { return (int)o->kind == kind; }
+
+static int is_on_stream(const struct ds_op *o, int stream) { return (int)o->stream == stream; }
+
+void ds_schedule_last_of_kind(const struct ds_schedule *s, enum ds_op_kind kind,
+                              int32_t n_ranks, int64_t *ids) {
+  last_per_rank(s, n_ranks, ids, is_kind, (int)kind);
+}
+
 void ds_schedule_last_on_stream(const struct ds_schedule *s, enum ds_stream stream,
                                 int32_t n_ranks, int64_t *ids) {
-  for (int32_t r = 0; r < n_ranks; r++) ids[r] = -1;
-  int32_t missing = n_ranks;
-  for (size_t i = s->n_ops; i-- > 0 && missing > 0;) {
-    const struct ds_op *o = &s->ops[i];
-    if (o->stream == stream && o->rank >= 0 && o->rank < n_ranks && ids[o->rank] < 0) {
-      ids[o->rank] = o->id;
-      missing--;
-    }
-  }
+  last_per_rank(s, n_ranks, ids, is_on_stream, (int)stream);
 }
 
 /* ---- id index --------------------------------------------------------- */

@@ -134,12 +134,13 @@ void ds_ps_memory(const struct ds_model *m, const struct ds_precision *pr, int64
  * per op per tensor of the shard -- and in sync mode with several workers
  * first the sum of their gradients, one kernel. The update's roofline
  * (ds_compute_kernel_ns) charges one overhead; this returns the K servers'
- * others, plus each server's foreach step host (malloc'd; NULL when out of memory), counting every server's
- * tensors in one pass over the parameters, once for all the updates of
- * every iteration. A server holding no tensor runs one empty kernel. */
-static double *extra_kernels_ns(const struct ds_model *m, const struct ds_compute *c,
-                                const struct ds_ps_shards *sh, enum ds_ps_mode mode,
-                                int32_t world) {
+ * others, plus each server's foreach step host (malloc'd; NULL when out of
+ * memory), counting every server's tensors in one pass over the
+ * parameters, once for all the updates of every iteration. A server
+ * holding no tensor runs one empty kernel. */
+static double *update_extra_ns(const struct ds_model *m, const struct ds_compute *c,
+                               const struct ds_ps_shards *sh, enum ds_ps_mode mode,
+                               int32_t world) {
   double *out = calloc((size_t)sh->n + 1, sizeof *out);
   int32_t *tensors = calloc((size_t)sh->n + 1, sizeof *tensors);
   if (!out || !tensors) {
@@ -225,7 +226,9 @@ struct ps_sim {
   int32_t n_prog;
   int32_t *pieces;        /* [K] pushes per worker to server k */
   int32_t *last_push;     /* [K] program index of the last push to server k */
-  double *extra_kernels_ns; /* [K] server k's update beyond its roofline (extra_kernels_ns) */
+  /* [K] server k's update beyond its roofline: its other kernels'
+   * overheads and its foreach step's host (update_extra_ns) */
+  double *update_extra_ns;
   struct ds_schedule *all;
   double *scale;          /* [all->n_ops] jitter x straggler, compute ops */
   int32_t *links;         /* route link ids */
@@ -357,7 +360,7 @@ static ds_status build_iteration(const struct ps_sim *s, int64_t id_base,
                        .name = name, .layer = -1, .bucket = k, .coll = -1,
                        .root = -1, .bytes = bytes,
                        .dur_us = (ds_compute_kernel_ns(c, 0, bytes) +
-                                  s->extra_kernels_ns[k]) / 1000};
+                                  s->update_extra_ns[k]) / 1000};
     DS_CHECK_GOTO(ds_schedule_emit(&bd, &op, &dep, w < 0 || w == g), st, out);
   }
   for (int32_t w = 0; w < y->W; w++)
@@ -803,7 +806,7 @@ static void free_state(struct ps_sim *s) {
   free(s->prog);
   free(s->pieces);
   free(s->last_push);
-  free(s->extra_kernels_ns);
+  free(s->update_extra_ns);
 }
 
 ds_status ds_ps_run(struct ds_topo *topo, const struct ds_model *model,
@@ -815,8 +818,8 @@ ds_status ds_ps_run(struct ds_topo *topo, const struct ds_model *model,
   DS_CHECK(check_options(topo, o, err));
   DS_CHECK(ds_ps_shard(model, o->n_servers, o->world_size, &s.sh, err));
   DS_CHECK_GOTO(build_program(&s), st, oom);
-  s.extra_kernels_ns = extra_kernels_ns(model, compute, &s.sh, o->mode, o->world_size);
-  if (!s.extra_kernels_ns) {
+  s.update_extra_ns = update_extra_ns(model, compute, &s.sh, o->mode, o->world_size);
+  if (!s.update_extra_ns) {
     st = DS_ENOMEM;
     goto oom;
   }

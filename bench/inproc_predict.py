@@ -33,27 +33,17 @@ Standard library only; runs DDPSIM_BIN (default bin/ddpsim).
 import argparse
 import csv
 import os
-import re
 import statistics
 import subprocess
 import sys
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from csv_input import InputError, num  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "validation"))
+from run import host_factors  # noqa: E402  (one reader of topo.c's host factors)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.environ.get("DDPSIM_BIN", "bin/ddpsim")
-
-
-def host_factors():
-    """(fastest, slowest) host factor: sim/net/topo.c, as validation/run.py reads it."""
-    with open(os.path.join(ROOT, "sim", "net", "topo.c")) as f:
-        text = f.read()
-    got = [re.search(r"ds_topo_host_factor_%s = ([0-9.]+);" % k, text)
-           for k in ("fastest", "slowest")]
-    if not all(got):
-        raise InputError("sim/net/topo.c: no ds_topo_host_factor_fastest/_slowest")
-    return tuple(float(m.group(1)) for m in got)
 
 
 def read_rows(path):

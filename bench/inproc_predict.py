@@ -37,7 +37,10 @@ where the host was the slower: host_calibrate.py's "two weak points"). A
 round whose drained phases left a key out of its file is predicted with the
 topology's default for that key: its cell says which key the file has
 ("[dispatch only]"); a round with no file, "-". Run it once per mode to
-set the two side by side (bench/gpu_next10.sh's parts).
+set the two side by side (bench/gpu_next10.sh's parts). --loop free runs
+ddpsim as the training ran (consecutive iterations, no synchronize; its
+gpu_ms is that loop's); the default, ddpsim's sync loop, prints the
+committed inproc_predict.txt tables as they were.
 Standard library only; runs DDPSIM_BIN (default bin/ddpsim).
 
     python3 bench/inproc_predict.py bench/results/gpu-2026-11-27f-h200/inproc-rn50.csv
@@ -72,6 +75,8 @@ def predict(args, extra):
     """ddpsim's iter_ms for the run's model, batch and amp, with `extra` arguments."""
     cmd = [BIN, "--topo", args.topo, "--world-size", "1", "--model", args.model,
            "--strategy", "single", "--batch", str(args.batch), "--format", "csv"] + extra
+    if args.loop != "sync":  # the committed runs' tables were printed without the flag
+        cmd += ["--loop", args.loop]
     if args.amp:
         cmd += ["--amp", args.amp]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
@@ -145,6 +150,10 @@ def main(argv=None):
                     "CSV's path less .csv (PREFIX-rN.csv/.yaml, PREFIX-pooled.yaml)")
     ap.add_argument("--config", default="plain")
     ap.add_argument("--topo", default="validation/topologies/nd-h200-v5.yaml")
+    ap.add_argument("--loop", choices=("sync", "free"), default="sync",
+                    help="ddpsim's --loop: free, as the training (gpu_ms) ran: consecutive "
+                    "iterations without a synchronize; sync, ddpsim's default, prints the "
+                    "committed tables")
     ap.add_argument("--calib-mode", choices=("spin", "stream"), default="spin",
                     help="which calibrations: the spin's (PREFIX-rN) or the stream's "
                     "(PREFIX-stream-rN), host_inproc.py --calib-modes")
@@ -170,8 +179,9 @@ def main(argv=None):
         default = at(args, factors, None)
         pooled_path = prefix + "-pooled.yaml"
         pooled = at_file(args, factors, pooled_path)
-        print("%s, config %s: %s batch %d; ddpsim --topo %s, range x%g to x%g%s"
-              % ((args.csv, args.config, args.model, args.batch, args.topo) + factors
+        print("%s, config %s: %s batch %d; ddpsim --topo %s%s, range x%g to x%g%s"
+              % ((args.csv, args.config, args.model, args.batch, args.topo,
+                  "" if args.loop == "sync" else " --loop " + args.loop) + factors
                  + (", stream calibrations (drained phases)" if stream else "",)))
         print()
         print("| round | measured (min) | host | calibration dispatch / node µs | "

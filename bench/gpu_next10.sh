@@ -6,14 +6,14 @@
 #
 # (the device's copy has no .git: GIT_COMMIT names the commit, run.log records the scripts'
 # sha256). Parts in order of value, each under its own limit cut to what is left of BUDGET_S
-# (420 s); expected ~300 s in all (the estimates from the 27f/27g/27h H200 logs: ~8 s to start
+# (420 s); expected ~320 s in all (the estimates from the 27f/27g/27h H200 logs: ~8 s to start
 # python and torch, ~15-20 s to build and warm a ResNet, ResNet-50 b32 ~20-27 ms an iteration,
 # ResNet-101 ~45 ms):
 #
-#   inproc-rn50    ~60 s (limit 100)  Q1: does host_calibrate's --mode stream predict the
-#   inproc-rn101   ~70 s (limit 100)  free-running training better than the spin mode?
-#                  host_inproc.py --configs plain --calib-modes spin,stream: in ONE process, 8
-#                  (ResNet-101: 6) rounds of the spin calibration (10 iterations, each phase
+#   inproc-rn50    ~70 s (limit 100)  Q1: does host_calibrate's --mode stream predict the
+#   inproc-rn101   ~80 s (limit 110)  free-running training better than the spin mode?
+#                  host_inproc.py --configs plain --calib-modes spin,stream: in ONE process, 10
+#                  (ResNet-101: 8) rounds of the spin calibration (10 iterations, each phase
 #                  behind a 60/80 ms spin) and the stream one (30 consecutive iterations, phases
 #                  kept where the GPU had drained), in an order rotated per round, then 30
 #                  free-running training iterations (gpu_ms). Files: inproc-*.csv (calib rows
@@ -50,10 +50,10 @@ PART_TAIL=10
     bench/torch_measure.py bench/torch_ddp_host.py bench/step_host.py bench/host_sched.py \
     bench/gpu_part.sh tools/torch_models.py
   part inproc-rn50 100 env MASTER_PORT=29551 python3 bench/host_inproc.py --model resnet50 \
-    --batch 32 --configs plain --calib-modes spin,stream --rounds 8 --iters 30 --sleep-ms 60 \
+    --batch 32 --configs plain --calib-modes spin,stream --rounds 10 --iters 30 --sleep-ms 60 \
     --out "$D/inproc-rn50.csv" --calib-out "$D/inproc-rn50" ${INPROC_ARGS:-}
-  part inproc-rn101 100 env MASTER_PORT=29552 python3 bench/host_inproc.py --model resnet101 \
-    --batch 32 --configs plain --calib-modes spin,stream --rounds 6 --iters 30 --sleep-ms 80 \
+  part inproc-rn101 110 env MASTER_PORT=29552 python3 bench/host_inproc.py --model resnet101 \
+    --batch 32 --configs plain --calib-modes spin,stream --rounds 8 --iters 30 --sleep-ms 80 \
     --out "$D/inproc-rn101.csv" --calib-out "$D/inproc-rn101" ${INPROC_ARGS:-}
   part ddp-layers 90 env MASTER_PORT=29553 python3 bench/torch_ddp_host.py --layers 1,81,161 \
     --width 512 --reps 7 --out "$D/ddp_host_layers.csv" ${DDPHOST_ARGS:-}

@@ -42,6 +42,19 @@ PREFIX-rN.yaml per round (host_calibrate's calibration file, its writer) with
 PREFIX-rN.csv (its per-iteration CSV), and PREFIX-pooled.yaml over all
 rounds' iterations.
 
+--calib-modes spin,stream adds host_calibrate's --mode stream beside the spin
+(2026-11-27, for bench/gpu_next10.sh: does the stream mode predict the
+free-running training better?): per round each mode's calibration, in an
+order rotated per round, on the same plain model, then the configs. The
+stream calibration is `--stream-iters` consecutive iterations (after
+--calib-warmup) with no spin and no synchronize, timed at the phases'
+boundaries (host_calibrate.stream_rows); a phase counts (`fwd_free`,
+`bwd_free`) where the GPU had drained, a lag of at most --drain-ms, when
+the host finished it. Its rows carry calib_mode "stream" and its files are
+PREFIX-stream-rN.yaml/.csv and PREFIX-stream-pooled.yaml (the spin's keep
+their names). The default, spin alone, runs and writes what it did before
+(the CSV gains the calib_mode column).
+
 --device cpu is a dry run (batch 2 and a couple of iterations unless given):
 no spin runs on the CPU, so every phase counts as blocked and the files are
 written as host_calibrate's --cpu-dry-run writes them, marked DRY RUN.
@@ -74,10 +87,12 @@ CONFIGS = {
     "ddp-nobcast-view": dict(ddp_cap=25, broadcast_buffers=False, grad_view=True),
 }
 
+CALIB_MODES = ("spin", "stream")  # host_calibrate's --mode
+
 COLUMNS = ["round", "kind", "config", "position", "model", "batch", "amp", "device", "iters",
            "gpu_ms", "gpu_ms_min", "sync_ms", "host_ms",
            "dispatch_us", "node_us", "fwd_ms", "bwd_ms", "fwd_free", "bwd_free", "calib_iters",
-           "gpu", "torch", "nccl", "seconds"]
+           "calib_mode", "gpu", "torch", "nccl", "seconds"]
 
 
 def parse_args(argv=None):
@@ -99,6 +114,15 @@ def parse_args(argv=None):
     ap.add_argument("--sleep-ms", type=float, default=100.0,
                     help="the spin per calibration phase (host_calibrate's default is 300 ms; a "
                     "ResNet-50 b32 phase takes ~10-30 ms of host time on the H200's host)")
+    ap.add_argument("--calib-modes", default="spin",
+                    help="comma list of host_calibrate's modes to calibrate in each round, in an "
+                    "order rotated per round: spin (each phase behind a spin), stream "
+                    "(consecutive iterations, phases kept where the GPU had drained)")
+    ap.add_argument("--stream-iters", type=int, help="--calib-modes stream: timed consecutive "
+                    "iterations per round (default --iters)")
+    ap.add_argument("--drain-ms", type=float, default=1.0,
+                    help="--calib-modes stream: the GPU's largest lag behind the host's end of "
+                    "a phase that still counts as drained (host_calibrate's --drain-ms)")
     ap.add_argument("--configs", default=",".join(CONFIGS),
                     help="comma list of: " + ", ".join(CONFIGS))
     ap.add_argument("--out", required=True, help="CSV, one row per (round, config) and per "
@@ -114,6 +138,14 @@ def parse_args(argv=None):
     if len(set(configs)) != len(configs):
         ap.error("--configs: %s names a config twice" % a.configs)
     a.configs = configs
+    modes = [m for m in a.calib_modes.split(",") if m]
+    bad = [m for m in modes if m not in CALIB_MODES]
+    if bad or not modes or len(set(modes)) != len(modes):
+        ap.error("--calib-modes: %s: expected a comma list of %s, each once"
+                 % (a.calib_modes, ", ".join(CALIB_MODES)))
+    a.calib_modes = modes
+    if a.drain_ms < 0:
+        ap.error("--drain-ms: must be 0 or more")
     if a.model not in torch_measure.torch_models.MODELS:
         ap.error("--model: unknown model %r (tools/torch_models.py has %s)"
                  % (a.model, ", ".join(torch_measure.torch_models.MODELS)))
@@ -125,7 +157,9 @@ def parse_args(argv=None):
                                           ("calib_iters", 10, 2), ("calib_warmup", 2, 0)):
         if getattr(a, key) is None:
             setattr(a, key, cpu_default if cpu else gpu_default)
-    for key in ("rounds", "iters", "calib_iters", "batch"):
+    if a.stream_iters is None:
+        a.stream_iters = a.iters
+    for key in ("rounds", "iters", "calib_iters", "stream_iters", "batch"):
         if getattr(a, key) < 1:
             ap.error("--%s: must be 1 or more" % key.replace("_", "-"))
     if a.warmup < 0 or a.calib_warmup < 0:
@@ -133,27 +167,43 @@ def parse_args(argv=None):
     return a
 
 
-def calib_args(a, iters, warmup):
-    """The fields host_calibrate's calib_host_keys and write_calib read."""
+def calib_args(a, iters, warmup, mode="spin"):
+    """The fields host_calibrate's calib_host_keys, write_calib and print_phases read."""
     return argparse.Namespace(model=a.model, batch=a.batch, amp=a.amp, device=a.device,
-                              iters=iters, warmup=warmup, pauses=0)
+                              iters=iters, warmup=warmup, pauses=0, mode=mode,
+                              drain_ms=a.drain_ms)
+
+
+def mode_prefix(a, mode):
+    """--calib-out's prefix for a mode's files: the spin's keep PREFIX, the
+    stream's PREFIX-stream."""
+    return a.calib_out if mode == "spin" else "%s-%s" % (a.calib_out, mode)
 
 
 def median_or_blank(values, fmt="%.3f"):
     return fmt % statistics.median(values) if values else ""
 
 
-def calibrate(a, rnd, parts, dev, counts, spin, spin_ms, cuda, writer, info):
-    """One round's phase measurement on the plain model: its CSV row, and
-    with --calib-out its calibration file and per-iteration CSV. Returns the
-    rows and whether the file was written."""
+def calibrate(a, rnd, mode, parts, dev, counts, spin, spin_ms, cuda, writer, info):
+    """One round's phase measurement in `mode` (spin: host_calibrate's
+    phase_rows; stream: its stream_rows) on the plain model: its CSV row,
+    and with --calib-out its calibration file and per-iteration CSV.
+    Returns the rows and whether the file was written."""
     t0 = time.perf_counter()
     dispatches, nodes = counts
     forward = host_calibrate.make_forward(parts["model"], parts["x"], parts["loss"], a.amp, dev)
-    rows = host_calibrate.phase_rows(forward, parts["opt"], spin, cuda, a.calib_warmup,
-                                     a.calib_iters)
-    ca = calib_args(a, a.calib_iters, a.calib_warmup)
-    print("round %d calibration: " % rnd, end="")
+    if mode == "stream":
+        iters = a.stream_iters
+        # the sync-debug iteration only where it is a warm-up one, as phase_rows' first
+        rows = host_calibrate.stream_rows(forward, parts["opt"], cuda, a.calib_warmup, iters,
+                                          a.drain_ms, debug_first=a.calib_warmup > 0)
+    else:
+        iters = a.calib_iters
+        rows = host_calibrate.phase_rows(forward, parts["opt"], spin, cuda, a.calib_warmup,
+                                         iters)
+    ca = calib_args(a, iters, a.calib_warmup, mode)
+    print("round %d calibration%s: " % (rnd, "" if len(a.calib_modes) == 1 else " (%s)" % mode),
+          end="")
     host_calibrate.print_phases(ca, rows, dispatches, nodes, cuda, spin_ms)
     free_f = [r["f"]["ms"] for r in rows if r["f"]["free"]]
     free_b = [r["b"]["ms"] for r in rows if r["b"]["free"]]
@@ -166,13 +216,14 @@ def calibrate(a, rnd, parts, dev, counts, spin, spin_ms, cuda, writer, info):
                          fwd_ms=median_or_blank([r["f"]["ms"] for r in rows]),
                          bwd_ms=median_or_blank([r["b"]["ms"] for r in rows]),
                          fwd_free=len(free_f), bwd_free=len(free_b), calib_iters=len(rows),
-                         gpu=info["gpu"], torch=info["torch"], nccl=info["nccl"],
+                         calib_mode=mode, gpu=info["gpu"], torch=info["torch"], nccl=info["nccl"],
                          seconds="%.1f" % (time.perf_counter() - t0)))
     written = False
     if a.calib_out:
-        host_calibrate.write_rows("%s-r%d.csv" % (a.calib_out, rnd), ca, rows, dispatches, nodes,
+        prefix = mode_prefix(a, mode)
+        host_calibrate.write_rows("%s-r%d.csv" % (prefix, rnd), ca, rows, dispatches, nodes,
                                   sum(len(g["params"]) for g in parts["opt"].param_groups))
-        written = write_file("%s-r%d.yaml" % (a.calib_out, rnd), ca, rows, counts, cuda, spin_ms,
+        written = write_file("%s-r%d.yaml" % (prefix, rnd), ca, rows, counts, cuda, spin_ms,
                              ["bench/host_inproc.py round %d of %d, in the training run's process"
                               % (rnd, a.rounds)])
     return rows, written
@@ -215,14 +266,17 @@ def main(argv=None):
         print("built and warmed up %s (%d iterations): %.1f s"
               % (name, a.warmup, time.perf_counter() - t0), flush=True)
 
-    pooled, gpu_ms = [], {c: [] for c in a.configs}
+    pooled, gpu_ms = {m: [] for m in a.calib_modes}, {c: [] for c in a.configs}
     f = open(a.out, "w", newline="")
     writer = csv.DictWriter(f, fieldnames=COLUMNS, restval="")
     writer.writeheader()
     for rnd in range(1, a.rounds + 1):
-        rows, _ = calibrate(a, rnd, built["plain"], dev, counts, spin, spin_ms, cuda, writer, info)
-        pooled += rows
-        f.flush()
+        shift = (rnd - 1) % len(a.calib_modes)
+        for mode in a.calib_modes[shift:] + a.calib_modes[:shift]:
+            rows, _ = calibrate(a, rnd, mode, built["plain"], dev, counts, spin, spin_ms, cuda,
+                                writer, info)
+            pooled[mode] += rows
+            f.flush()
         shift = (rnd - 1) % len(a.configs)
         order = a.configs[shift:] + a.configs[:shift]
         for pos, name in enumerate(order):
@@ -252,15 +306,17 @@ def main(argv=None):
         print("  %-17s %s ms per round, median %.3f%s"
               % (name, " ".join("%.3f" % v for v in gpu_ms[name]), med,
                  "" if base is None or name == "plain" else ", %+.3f vs plain" % (med - base)))
-    host_calibrate.print_phases(calib_args(a, len(pooled), a.calib_warmup), pooled, counts[0],
-                                counts[1], cuda, spin_ms)
     ok = True
-    if a.calib_out:
-        ok = write_file("%s-pooled.yaml" % a.calib_out,
-                        calib_args(a, len(pooled), a.calib_warmup), pooled, counts, cuda,
-                        spin_ms, ["bench/host_inproc.py: %d rounds of %d iterations pooled, each "
-                                  "after %d warm-up, in the training run's process"
-                                  % (a.rounds, a.calib_iters, a.calib_warmup)])
+    for mode in a.calib_modes:
+        ca = calib_args(a, len(pooled[mode]), a.calib_warmup, mode)
+        host_calibrate.print_phases(ca, pooled[mode], counts[0], counts[1], cuda, spin_ms)
+        if a.calib_out:
+            ok = write_file("%s-pooled.yaml" % mode_prefix(a, mode), ca, pooled[mode], counts,
+                            cuda, spin_ms,
+                            ["bench/host_inproc.py: %d rounds of %d iterations pooled, each "
+                             "after %d warm-up, in the training run's process"
+                             % (a.rounds, a.stream_iters if mode == "stream" else a.calib_iters,
+                                a.calib_warmup)]) and ok
     dist.destroy_process_group()
     if not ok:
         sys.exit(1)

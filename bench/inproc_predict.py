@@ -25,6 +25,22 @@ markdown table row:
 
 Then the same at the rounds' median (host_inproc's summary figure), and per
 prediction the median |error| over the rounds and how many lie in range.
+
+--calib-mode stream reads the stream calibrations instead (host_inproc.py
+--calib-modes spin,stream: the calib rows of calib_mode stream, the files
+PREFIX-stream-rN.yaml/.csv and PREFIX-stream-pooled.yaml), and adds a column:
+ddpsim at the round's stream iterations all counted (forward and backward
+medians over every iteration, drained or not, over the model's dispatches
+and nodes, as a calibration file written to a temporary directory), the
+bound from the other side of the drained phases' (which keep the iterations
+where the host was the slower: host_calibrate.py's "two weak points"). A
+round whose drained phases left a key out of its file is predicted with the
+topology's default for that key: its cell says which key the file has
+("[dispatch only]"); a round with no file, "-". Run it once per mode to
+set the two side by side (bench/gpu_next10.sh's parts). --loop free runs
+ddpsim as the training ran (consecutive iterations, no synchronize; its
+gpu_ms is that loop's); the default, ddpsim's sync loop, prints the
+committed inproc_predict.txt tables as they were.
 Standard library only; runs DDPSIM_BIN (default bin/ddpsim).
 
     python3 bench/inproc_predict.py bench/results/gpu-2026-11-27f-h200/inproc-rn50.csv
@@ -36,6 +52,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -58,6 +75,8 @@ def predict(args, extra):
     """ddpsim's iter_ms for the run's model, batch and amp, with `extra` arguments."""
     cmd = [BIN, "--topo", args.topo, "--world-size", "1", "--model", args.model,
            "--strategy", "single", "--batch", str(args.batch), "--format", "csv"] + extra
+    if args.loop != "sync":  # the committed runs' tables were printed without the flag
+        cmd += ["--loop", args.loop]
     if args.amp:
         cmd += ["--amp", args.amp]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
@@ -74,9 +93,46 @@ def at(args, factors, calib):
 
 
 def verdict(meas, p):
-    """'+7.2 % in' / 'below' / 'above': the error and where meas lies in p's range."""
+    """'+7.2 % in' / 'below' / 'above': the error and where meas lies in p's range
+    ("-" where there is no prediction; p's fourth item, where there is one, a note)."""
+    if p is None:
+        return "-"
     where = "in" if p[1] <= meas <= p[2] else "below" if meas < p[1] else "above"
-    return "%.2f (%+.1f %%, %s)" % (p[0], 100.0 * (p[0] - meas) / meas, where)
+    return "%.2f (%+.1f %%, %s)%s" % (p[0], 100.0 * (p[0] - meas) / meas, where,
+                                     " [%s]" % p[3] if len(p) > 3 and p[3] else "")
+
+
+def at_file(args, factors, path):
+    """at() for a calibration file that may be missing (None) or lack a key:
+    the prediction then carries "dispatch only" or "node only" (ddpsim took
+    the topology's default for the other)."""
+    if not os.path.isfile(path):
+        return None
+    with open(path) as f:
+        keys = [k for k in ("dispatch", "node")
+                if any(line.startswith("  %s:" % k) for line in f)]
+    return at(args, factors, path) + ("" if len(keys) == 2 else "%s only" % keys[0],)
+
+
+def all_iterations(args, factors, path, tmpdir):
+    """A stream round's prediction at its forward and backward medians over
+    every iteration (PREFIX-stream-rN.csv), drained or not."""
+    rows = read_rows(path)
+    if not rows:
+        raise InputError("%s: no rows" % path)
+    line, first = rows[0]
+    med = {k: statistics.median(num(r, k, path, n) for n, r in rows) for k in ("fwd_ms", "bwd_ms")}
+    calib = os.path.join(tmpdir, os.path.basename(path)[:-len(".csv")] + "-all.yaml")
+    with open(calib, "w") as f:
+        f.write("schema_version: 1\nhost:\n  dispatch: %.3fus\n  node: %.3fus\n"
+                % (med["fwd_ms"] * 1e3 / num(first, "dispatches", path, line),
+                   med["bwd_ms"] * 1e3 / num(first, "nodes", path, line)))
+    return at(args, factors, calib)
+
+
+def us_cell(r, key, path, line):
+    """A calib row's dispatch_us or node_us, "-" where its phase never ran free."""
+    return "-" if r.get(key) in ("", None) else "%.1f" % num(r, key, path, line)
 
 
 def phase_sum(path):
@@ -94,13 +150,26 @@ def main(argv=None):
                     "CSV's path less .csv (PREFIX-rN.csv/.yaml, PREFIX-pooled.yaml)")
     ap.add_argument("--config", default="plain")
     ap.add_argument("--topo", default="validation/topologies/nd-h200-v5.yaml")
+    ap.add_argument("--loop", choices=("sync", "free"), default="sync",
+                    help="ddpsim's --loop: free, as the training (gpu_ms) ran: consecutive "
+                    "iterations without a synchronize; sync, ddpsim's default, prints the "
+                    "committed tables")
+    ap.add_argument("--calib-mode", choices=("spin", "stream"), default="spin",
+                    help="which calibrations: the spin's (PREFIX-rN) or the stream's "
+                    "(PREFIX-stream-rN), host_inproc.py --calib-modes")
     args = ap.parse_args(argv)
+    stream = args.calib_mode == "stream"
     try:
         prefix = args.csv[:-len(".csv")] if args.csv.endswith(".csv") else args.csv
         rows = read_rows(args.csv)
         train = [(line, r) for line, r in rows
                  if r.get("kind") == "train" and r.get("config") == args.config]
-        calib = {r.get("round"): (line, r) for line, r in rows if r.get("kind") == "calib"}
+        calib = {r.get("round"): (line, r) for line, r in rows if r.get("kind") == "calib"
+                 and (r.get("calib_mode") or "spin") == args.calib_mode}
+        if stream:
+            prefix += "-stream"
+        if not calib:
+            raise InputError("%s: no calib row of calib_mode %s" % (args.csv, args.calib_mode))
         if not train:
             raise InputError("%s: no train row of config %s" % (args.csv, args.config))
         line, first = train[0]
@@ -109,15 +178,19 @@ def main(argv=None):
         factors = host_factors()
         default = at(args, factors, None)
         pooled_path = prefix + "-pooled.yaml"
-        pooled = at(args, factors, pooled_path) if os.path.isfile(pooled_path) else None
-        print("%s, config %s: %s batch %d; ddpsim --topo %s, range x%g to x%g"
-              % ((args.csv, args.config, args.model, args.batch, args.topo) + factors))
+        pooled = at_file(args, factors, pooled_path)
+        print("%s, config %s: %s batch %d; ddpsim --topo %s%s, range x%g to x%g%s"
+              % ((args.csv, args.config, args.model, args.batch, args.topo,
+                  "" if args.loop == "sync" else " --loop " + args.loop) + factors
+                 + (", stream calibrations (drained phases)" if stream else "",)))
         print()
         print("| round | measured (min) | host | calibration dispatch / node µs | "
               "calibration fwd+bwd+step | / host | default | the round's calibration | "
-              "pooled in-process |")
-        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-        errs = {"default": [], "round": [], "pooled": []}
+              "pooled in-process |%s" % (" all iterations |" if stream else ""))
+        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |%s"
+              % (" --- |" if stream else ""))
+        errs = {"default": [], "round": [], "pooled": [], "all": []}
+        tmpdir = tempfile.mkdtemp(prefix="inproc_predict-")
         measured = []
         for line, r in train:
             rnd = r.get("round")
@@ -128,22 +201,25 @@ def main(argv=None):
                 raise InputError("%s:%d: round %s has no calib row" % (args.csv, line, rnd))
             cl, c = calib[rnd]
             total = phase_sum("%s-r%s.csv" % (prefix, rnd))
-            own = at(args, factors, "%s-r%s.yaml" % (prefix, rnd))
-            cells = [("default", default), ("round", own), ("pooled", pooled)]
+            own = at_file(args, factors, "%s-r%s.yaml" % (prefix, rnd))
+            every = (all_iterations(args, factors, "%s-r%s.csv" % (prefix, rnd), tmpdir)
+                     if stream else None)
+            cells = [("default", default), ("round", own), ("pooled", pooled), ("all", every)]
             for key, p in cells:
                 if p:
                     errs[key].append((abs(100.0 * (p[0] - meas) / meas), p[1] <= meas <= p[2]))
-            print("| %s | %.3f (%.3f) | %.3f | %.1f / %.1f | %.3f | x%.3f | %s | %s | %s |"
+            print("| %s | %.3f (%.3f) | %.3f | %s / %s | %.3f | x%.3f | %s | %s | %s |%s"
                   % (rnd, meas, num(r, "gpu_ms_min", args.csv, line), host,
-                     num(c, "dispatch_us", args.csv, cl), num(c, "node_us", args.csv, cl),
+                     us_cell(c, "dispatch_us", args.csv, cl), us_cell(c, "node_us", args.csv, cl),
                      total, total / host, verdict(meas, default), verdict(meas, own),
-                     verdict(meas, pooled) if pooled else "-"))
+                     verdict(meas, pooled), " %s |" % verdict(meas, every) if stream else ""))
         med = statistics.median(measured)
-        print("| median | %.3f | | | | | %s | | %s |"
-              % (med, verdict(med, default), verdict(med, pooled) if pooled else "-"))
+        print("| median | %.3f | | | | | %s | | %s |%s"
+              % (med, verdict(med, default), verdict(med, pooled), " |" if stream else ""))
         print()
         for key, what in (("default", "the pooled default"), ("round", "each round's own"),
-                          ("pooled", "the pooled in-process")):
+                          ("pooled", "the pooled in-process"),
+                          ("all", "each round's stream iterations all counted")):
             e = errs[key]
             if e:
                 print("rounds at %s: median |error| %.1f %%, %d of %d in range"

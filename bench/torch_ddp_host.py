@@ -47,7 +47,19 @@ what stays                            = (ddp-one-view - plain) / layers:
 
 how the per-gradient cost splits between ddpsim's host_grad_copy (dropped
 under --grad-as-bucket-view) and host_grad_hook (kept).
-Writes one CSV row per configuration.
+
+--layers L1,L2,... (2026-11-27, for bench/gpu_next10.sh) builds every
+configuration at each layer count in one process and interleaves the reps
+over all of them (rep 1 of every count and configuration, then rep 2, ...),
+so that DDP's cost per iteration, whatever the gradients (_pre_forward's
+and _post_forward's Python, the reducer's prepare_for_backward and
+finalize_backward, the one bucket's call), separates from its cost per
+gradient: per rep the paired difference ddp-one - plain at each count, a
+least-squares line over the counts, intercept = per iteration, slope = per
+gradient; the summary prints each count's paired medians, the line through
+them and the median of the per-rep lines. With one layer count the run is
+the one it was.
+Writes one CSV row per configuration (and layer count).
 """
 
 import argparse
@@ -123,7 +135,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--device", default="cuda")
-    ap.add_argument("--layers", type=int, default=100)
+    ap.add_argument("--layers", default="100", help="Linear layers (parameters), or a comma "
+                    "list of counts built in one process, their reps interleaved")
     ap.add_argument("--width", type=int, default=256)
     ap.add_argument("--iters", type=int, default=50)
     ap.add_argument("--reps", type=int, default=5)
@@ -132,6 +145,12 @@ def main():
     ap.add_argument("--view", action="store_true",
                     help="also ddp-one-view: ddp-one with gradient_as_bucket_view=True")
     a = ap.parse_args()
+    try:
+        counts = [int(v) for v in a.layers.split(",") if v]
+    except ValueError:
+        ap.error("--layers: %s: expected a count or a comma list of counts" % a.layers)
+    if not counts or min(counts) < 1 or len(set(counts)) != len(counts):
+        ap.error("--layers: %s: expected counts of 1 or more, each once" % a.layers)
     dev = torch.device(a.device)
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     os.environ.setdefault("MASTER_PORT", "29534")
@@ -142,41 +161,78 @@ def main():
         configs.append(("ddp-one-bcast", 1e6))
     if a.view:
         configs.append(("ddp-one-view", 1e6))
-    built = {name: build(a.layers, a.width, dev, cap, a.buffers,
-                         not a.buffers or name == "ddp-one-bcast", name == "ddp-one-view")
-             for name, cap in configs}
-    times = {name: [] for name, _ in configs}
+    built = {(n, name): build(n, a.width, dev, cap, a.buffers,
+                              not a.buffers or name == "ddp-one-bcast", name == "ddp-one-view")
+             for n in counts for name, cap in configs}
+    times = {key: [] for key in built}
     for _ in range(a.reps):
-        for name, _ in configs:
-            times[name].append(measure(built[name][0], dev, a.iters))
+        for key in built:
+            times[key].append(measure(built[key][0], dev, a.iters))
     buckets = {}
-    for name, (_, model) in built.items():  # the reducer's own count, after its rebuild
+    for key, (_, model) in built.items():  # the reducer's own count, after its rebuild
         data = model._get_ddp_logging_data() if hasattr(model, "_get_ddp_logging_data") else {}
-        buckets[name] = int(data.get("num_buckets_reduced", 0))
-    med = {n: statistics.median(v) for n, v in times.items()}
-    per_grad = (med["ddp-one"] - med["plain"]) / a.layers * 1e3
-    per_bucket = ((med["ddp-each"] - med["ddp-one"]) /
-                  max(1, buckets["ddp-each"] - buckets["ddp-one"]) * 1e3)
+        buckets[key] = int(data.get("num_buckets_reduced", 0))
     gpu = torch.cuda.get_device_name(0) if dev.type == "cuda" else "cpu"
     with open(a.out, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["config", "layers", "width", "buckets", "iter_ms_median", "reps_ms", "gpu",
                     "torch"])
-        for n, _ in configs:
-            w.writerow([n, a.layers, a.width, buckets[n], "%.4f" % med[n],
-                        " ".join("%.4f" % v for v in times[n]), gpu, torch.__version__])
+        for n in counts:
+            for name, _ in configs:
+                w.writerow([name, n, a.width, buckets[n, name],
+                            "%.4f" % statistics.median(times[n, name]),
+                            " ".join("%.4f" % v for v in times[n, name]), gpu, torch.__version__])
+    for n in counts:
+        summarise(a, n, {name: statistics.median(times[n, name]) for name, _ in configs},
+                  {name: buckets[n, name] for name, _ in configs}, gpu)
+    if len(counts) > 1:
+        per_iteration_line(counts, times)
+    dist.destroy_process_group()
+
+
+def summarise(a, layers, med, buckets, gpu):
+    """One layer count's lines: per gradient and per bucket, per buffer and
+    the view's split where they ran (from the configurations' medians)."""
+    per_grad = (med["ddp-one"] - med["plain"]) / layers * 1e3
+    per_bucket = ((med["ddp-each"] - med["ddp-one"]) /
+                  max(1, buckets["ddp-each"] - buckets["ddp-one"]) * 1e3)
     print("plain %.3f ms, ddp-one %.3f ms, ddp-each %.3f ms: per gradient %.2f us, "
           "per bucket %.2f us (%d layers, %s)" % (med["plain"], med["ddp-one"], med["ddp-each"],
-                                                  per_grad, per_bucket, a.layers, gpu))
+                                                  per_grad, per_bucket, layers, gpu))
     if a.buffers:
         print("ddp-one-bcast %.3f ms: per buffer %.2f us (%d buffers)" % (
             med["ddp-one-bcast"], (med["ddp-one-bcast"] - med["ddp-one"]) / (3 * a.buffers) * 1e3,
             3 * a.buffers))
     if a.view:
         print("ddp-one-view %.3f ms: per gradient %.2f us dropped by the view, %.2f us kept" % (
-            med["ddp-one-view"], (med["ddp-one"] - med["ddp-one-view"]) / a.layers * 1e3,
-            (med["ddp-one-view"] - med["plain"]) / a.layers * 1e3))
-    dist.destroy_process_group()
+            med["ddp-one-view"], (med["ddp-one"] - med["ddp-one-view"]) / layers * 1e3,
+            (med["ddp-one-view"] - med["plain"]) / layers * 1e3))
+
+
+def line(points):
+    """Least squares y = a + b x over (x, y) points: (a, b)."""
+    mx = statistics.mean(x for x, _ in points)
+    my = statistics.mean(y for _, y in points)
+    b = (sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points))
+    return my - b * mx, b
+
+
+def per_iteration_line(counts, times):
+    """DDP's cost (ddp-one - plain, paired per rep) against the layer count:
+    each count's paired median, the line through those medians, and the
+    median and range of the per-rep lines' intercepts and slopes (us)."""
+    reps = len(times[counts[0], "plain"])
+    diff = {n: [(times[n, "ddp-one"][r] - times[n, "plain"][r]) * 1e3 for r in range(reps)]
+            for n in counts}
+    for n in counts:
+        print("ddp-one - plain at %d layers, paired per rep: %s us, median %.2f"
+              % (n, " ".join("%.1f" % v for v in diff[n]), statistics.median(diff[n])))
+    a, b = line([(n, statistics.median(diff[n])) for n in counts])
+    print("line over the paired medians: %.2f us an iteration + %.3f us a gradient" % (a, b))
+    fits = [line([(n, diff[n][r]) for n in counts]) for r in range(reps)]
+    print("per-rep lines: intercept %s us (median %.2f), slope %s us (median %.3f)"
+          % (" ".join("%.1f" % f[0] for f in fits), statistics.median(f[0] for f in fits),
+             " ".join("%.2f" % f[1] for f in fits), statistics.median(f[1] for f in fits)))
 
 
 if __name__ == "__main__":

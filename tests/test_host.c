@@ -202,11 +202,11 @@ Test(host, pytorch_1_4_step_host_ops_are_the_first_launch_and_the_rest) {
   cr_assert_eq(ds_schedule_new(4, &s), DS_OK);
   struct ds_schedule_builder bd = {s, 10};
   int64_t first = 0;
-  cr_assert_eq(ds_host_emit_step(&bd, &c, m, 3, NULL, 0, 0, &first), DS_OK);
+  cr_assert_eq(ds_host_emit_step(&bd, &c, m, 3, NULL, 0, &first), DS_OK);
   cr_assert_eq(first, -1);
   cr_assert_eq(s->n_ops, 0);
   c.optimizer_loop = 1;
-  cr_assert_eq(ds_host_emit_step(&bd, &c, m, 3, NULL, 0, 0, &first), DS_OK);
+  cr_assert_eq(ds_host_emit_step(&bd, &c, m, 3, NULL, 0, &first), DS_OK);
   cr_assert_eq(first, 10);
   cr_assert_eq(s->n_ops, 2);
   const double dur[2] = {P_US, 11 * P_US};

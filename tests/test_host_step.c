@@ -123,7 +123,7 @@ Test(host_step, emit_step_is_one_host_op_the_kernels_wait_for) {
   cr_assert_eq(ds_schedule_new(4, &s), DS_OK);
   struct ds_schedule_builder bd = {s, 10};
   int64_t first = 0;
-  cr_assert_eq(ds_host_emit_step(&bd, &c, m, 2, NULL, 0, 0, &first), DS_OK);
+  cr_assert_eq(ds_host_emit_step(&bd, &c, m, 2, NULL, 0, &first), DS_OK);
   cr_assert_eq(first, 10);
   cr_assert_eq(s->n_ops, 1);
   const struct ds_op *op = &s->ops[0];
@@ -134,7 +134,7 @@ Test(host_step, emit_step_is_one_host_op_the_kernels_wait_for) {
   cr_assert_eq(op->dep_count, 0);
   cr_assert_float_eq(op->dur_us, CALL_US + 4 * SGD_US, 1e-9);
   c.params.host_step_call_ns = c.params.host_step_param_ns = 0;
-  cr_assert_eq(ds_host_emit_step(&bd, &c, m, 2, NULL, 0, 0, &first), DS_OK);
+  cr_assert_eq(ds_host_emit_step(&bd, &c, m, 2, NULL, 0, &first), DS_OK);
   cr_assert_eq(first, -1);
   cr_assert_eq(s->n_ops, 1);
   ds_schedule_free(s);

@@ -143,14 +143,14 @@ Test(loop, refused_where_not_built) {
   cr_assert_gt(iter_ms(GPU_TOPO "--strategy dp --world-size 2 --loop sync --format csv", 0), 0);
 }
 
-Test(loop, free_keeps_grad_scalers_found_inf_sync) {
-  /* Under --amp fp16 GradScaler's _maybe_opt_step reads found_inf.item()
-   * after unscale_'s kernels: with no per-iteration loss.item(), that is
-   * the loop's one wait for the GPU, so under free (found_inf_sync) the
+Test(loop, grad_scalers_found_inf_sync_is_in_both_loops) {
+  /* Under --amp fp16 GradScaler.step's _maybe_opt_step reads
+   * found_inf.item() after unscale_'s kernels and before it calls
+   * optimizer.step() (torch/amp/grad_scaler.py), under any loop: the
    * foreach step's host op follows a "found_inf.item" host op that waits
-   * for unscale_'s kernels (host_grad_copy, P = 200 us, as the loop's);
-   * without it, as under sync, none. Ops: unscale_ host, unscale_
-   * kernels, [found_inf.item], optimizer host (host_step_call 100 us). */
+   * for unscale_'s kernels (host_grad_copy, P = 200 us, as the loop's).
+   * Ops: unscale_ host, unscale_ kernels, found_inf.item, optimizer host
+   * (host_step_call 100 us), whose id the step's kernels wait for. */
   char dir[] = "/tmp/ddpsim-loop-XXXXXX", topo[512];
   cr_assert(mkdtemp(dir));
   ds_test_write_topo(dir, "tests/data/tiny-host-topo.yaml", "  host_step_call:",
@@ -163,32 +163,103 @@ Test(loop, free_keeps_grad_scalers_found_inf_sync) {
   struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
   struct ds_compute c;
   cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_FP16, &c, &err), DS_OK, "%s", err.msg);
-  for (int sync = 0; sync <= 1; sync++) {
-    struct ds_schedule *s;
-    cr_assert_eq(ds_schedule_new(1, &s), DS_OK);
-    struct ds_schedule_builder bd = {s, 0};
-    int64_t tail = 99, first = -1;
-    cr_assert_eq(ds_host_emit_step(&bd, &c, m, 0, &tail, 1, sync, &first), DS_OK);
-    cr_assert_eq(s->n_ops, sync ? 4u : 3u);
-    cr_assert_str_eq(s->ops[1].name, "unscale_");
-    cr_assert_eq(s->ops[1].stream, DS_STREAM_COMPUTE);
-    const struct ds_op *last = &s->ops[s->n_ops - 1];
-    cr_assert_str_eq(last->name, "optimizer");
-    cr_assert_eq(last->stream, DS_STREAM_HOST);
-    cr_assert_float_eq(last->dur_us, 100, 1e-9);
-    cr_assert_eq(first, last->id);
-    if (sync) {
-      const struct ds_op *item = &s->ops[2];
-      cr_assert_str_eq(item->name, "found_inf.item");
-      cr_assert_eq(item->stream, DS_STREAM_HOST);
-      cr_assert_float_eq(item->dur_us, 200, 1e-9);
-      cr_assert_eq(item->dep_count, 1);
-      cr_assert_eq(ds_schedule_deps(s, item)[0], s->ops[1].id, "waits for unscale_'s kernels");
-    }
-    ds_schedule_free(s);
-  }
+  struct ds_schedule *s;
+  cr_assert_eq(ds_schedule_new(1, &s), DS_OK);
+  struct ds_schedule_builder bd = {s, 0};
+  int64_t tail = 99, first = -1;
+  cr_assert_eq(ds_host_emit_step(&bd, &c, m, 0, &tail, 1, &first), DS_OK);
+  cr_assert_eq(s->n_ops, 4u);
+  cr_assert_str_eq(s->ops[1].name, "unscale_");
+  cr_assert_eq(s->ops[1].stream, DS_STREAM_COMPUTE);
+  const struct ds_op *item = &s->ops[2];
+  cr_assert_str_eq(item->name, "found_inf.item");
+  cr_assert_eq(item->stream, DS_STREAM_HOST);
+  cr_assert_float_eq(item->dur_us, 200, 1e-9);
+  cr_assert_eq(item->dep_count, 1);
+  cr_assert_eq(ds_schedule_deps(s, item)[0], s->ops[1].id, "waits for unscale_'s kernels");
+  const struct ds_op *last = &s->ops[3];
+  cr_assert_str_eq(last->name, "optimizer");
+  cr_assert_eq(last->stream, DS_STREAM_HOST);
+  cr_assert_float_eq(last->dur_us, 100, 1e-9);
+  cr_assert_eq(first, last->id);
+  ds_schedule_free(s);
   ds_model_free(m);
   ds_topo_free(t);
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  cr_assert_eq(system(cmd), 0);
+}
+
+/* Rank 0's first op `stream,kind,name` of a --trace file: start, end (us). */
+static void trace_span(const char *csv, const char *row, double *start, double *end_us) {
+  char want[96];
+  snprintf(want, sizeof want, ",0,%s,", row);
+  for (const char *line = strchr(csv, '\n'); line; line = strchr(line + 1, '\n')) {
+    const char *comma = strchr(line + 1, ',');
+    if (!comma || strncmp(comma, want, strlen(want)) != 0) continue;
+    const char *last = strchr(line + 1, '\n');
+    while (*--last != ',') {}
+    const char *prev = last;
+    while (*--prev != ',') {}
+    *start = strtod(prev + 1, NULL);
+    *end_us = strtod(last + 1, NULL);
+    return;
+  }
+  cr_assert_fail("no %s on rank 0 in the trace", row);
+}
+
+Test(loop, sync_fp16_foreach_step_host_waits_for_unscale) {
+  /* --loop sync (the default), --amp fp16, the foreach step (host 100 us,
+   * host_step_call): the step's Python runs only after found_inf.item(),
+   * which waits for unscale_'s kernels, so it is serial after backward's
+   * GPU work, not under it. single, host-bound: the launches end at
+   * 3 L + 3 H = 9000; l0's backward kernel (100 us at the fp16 rate), then
+   * unscale_'s (2 passes over 7,341,056 B at 1000 GB/s, 14.682112 us) end
+   * at 9114.682112; found_inf.item (P) to 9314.682112; the step's host
+   * (100) to 9414.682112, when its kernels start: the iteration is
+   * 3 L + 3 H + 100 + 14.682112 + P + 100 + step. (Were the step's host
+   * under l0's backward, 9000 + 114.682112 + step: 300 us less.) DDP on
+   * one rank: after its reducer's host work S = 3 L + 3 H + 4 K + 2 C +
+   * 4 P, the GPU long idle: S + 14.682112 + P + 100 + step (S + 100 +
+   * step without the sync). dp on two GPUs: GPU 0's step host starts P
+   * after unscale_'s kernels end. */
+  char dir[] = "/tmp/ddpsim-loop-XXXXXX", topo[512], args[2048], path[600];
+  cr_assert(mkdtemp(dir));
+  ds_test_write_topo(dir, "tests/data/tiny-host-topo.yaml", "  host_step_call:",
+                     "  host_step_call: 100us\n  host_step_param: 0us\n"
+                     "  host_step_param_adam: 0us\n",
+                     topo, sizeof topo);
+  const double l0_bwd_us = 100, unscale_us = 14.682112, step_host_us = 100;
+  snprintf(path, sizeof path, "%s/t.csv", dir);
+  snprintf(args, sizeof args,
+           "--topo %s --model tests/data/tiny-model.yaml --strategy single --amp fp16 "
+           "--loop sync --trace %s --format csv", topo, path);
+  double single_us = 3 * L_US + 3 * H_US + l0_bwd_us + unscale_us + P_US + step_host_us + STEP_US;
+  cr_assert_float_eq(iter_ms(args, 0), single_us / 1e3, 1e-6);
+  char *csv = ds_test_slurp(path);
+  double start, end, item_start, item_end, unscale_end;
+  trace_span(csv, "compute,step,unscale_", &start, &unscale_end);
+  cr_assert_float_eq(unscale_end, 3 * L_US + 3 * H_US + l0_bwd_us + unscale_us, 1e-3);
+  trace_span(csv, "host,step,found_inf.item", &item_start, &item_end);
+  cr_assert_float_eq(item_start, unscale_end, 1e-3);
+  trace_span(csv, "host,step,optimizer", &start, &end);
+  cr_assert_float_eq(start, item_end, 1e-3, "the step's host after unscale_ and the sync");
+  free(csv);
+  double s = 3 * L_US + 3 * H_US + 4 * K_US + 2 * C_US + 4 * P_US;
+  snprintf(args, sizeof args,
+           "--topo %s --model tests/data/tiny-model.yaml --strategy ddp --world-size 1 "
+           "--amp fp16 --format csv", topo);
+  cr_assert_float_eq(iter_ms(args, 0), (s + unscale_us + P_US + step_host_us + STEP_US) / 1e3,
+                     1e-6);
+  snprintf(args, sizeof args,
+           "--topo %s --model tests/data/tiny-model.yaml --strategy dp --world-size 2 "
+           "--amp fp16 --trace %s --format csv", topo, path);
+  iter_ms(args, 0);
+  csv = ds_test_slurp(path);
+  trace_span(csv, "compute,step,unscale_", &start, &unscale_end);
+  trace_span(csv, "host,step,optimizer", &start, &end);
+  cr_assert_float_eq(start, unscale_end + P_US, 1e-3);
+  free(csv);
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   cr_assert_eq(system(cmd), 0);

@@ -153,7 +153,7 @@ Test(pytorch19, grad_scaler_sync_is_fp16_only) {
   struct ds_schedule_builder bd = {s, 0};
   cr_assert_eq(ds_schedule_emit(&bd, &gpu, NULL, 0), DS_OK);
   int64_t first, tail = gpu.id;
-  cr_assert_eq(ds_host_emit_step(&bd, &f.c, f.m, 0, &tail, 1, 0, &first), DS_OK);
+  cr_assert_eq(ds_host_emit_step(&bd, &f.c, f.m, 0, &tail, 1, &first), DS_OK);
   cr_assert_eq(s->n_ops, 6);
   const struct ds_op *host = &s->ops[1], *kern = &s->ops[2], *item = &s->ops[3];
   cr_assert_str_eq(host->name, "unscale_");
@@ -173,7 +173,7 @@ Test(pytorch19, grad_scaler_sync_is_fp16_only) {
   cr_assert_eq(s->ops[4].dep_count, 0);
   cr_assert_float_eq(s->ops[5].dur_us, 11 * P_US, 1e-9); /* 12 SGD launches */
   f.c.amp = DS_AMP_BF16;
-  cr_assert_eq(ds_host_emit_step(&bd, &f.c, f.m, 0, &tail, 1, 0, &first), DS_OK);
+  cr_assert_eq(ds_host_emit_step(&bd, &f.c, f.m, 0, &tail, 1, &first), DS_OK);
   cr_assert_eq(s->n_ops, 8);
   cr_assert_eq(first, s->ops[6].id);
   cr_assert_eq(s->ops[first].dep_count, 0);

@@ -850,15 +850,15 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
     n_host_deps = 0;
     add_gpu_tails(host_deps, &n_host_deps, &t);
   }
-  /* PyTorch 1.4's and 1.9's Python loop dispatches each of the step's
-   * kernels (ds_host_emit_step; under --amp fp16 after GradScaler's sync on
-   * the GPU's tail): before the step's op, so it stays the rank's last
-   * step op, which the next iteration waits for. */
+  /* The step's host work, PyTorch 1.4's and 1.9's Python loop that
+   * dispatches each of its kernels or the foreach step's Python
+   * (ds_host_emit_step; under --amp fp16 after GradScaler's sync on the
+   * GPU's tail, under either loop): before the step's op, so it stays the
+   * rank's last step op, which the next iteration waits for. */
   int64_t step_host, gpu[4];
   size_t n_gpu = 0;
   add_gpu_tails(gpu, &n_gpu, &t);
-  DS_CHECK_GOTO(ds_host_emit_step(bd, c, m, rank, gpu, n_gpu, opt->free_loop, &step_host), st,
-                out);
+  DS_CHECK_GOTO(ds_host_emit_step(bd, c, m, rank, gpu, n_gpu, &step_host), st, out);
   op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE,
                       .kind = DS_OP_STEP, .name = "optimizer", .layer = -1,
                       .bucket = -1, .coll = -1, .root = -1,

@@ -194,13 +194,12 @@ static ds_status backward(struct builder *bd, int32_t rank, int64_t first_dep,
 }
 
 /* GPU 0's optimizer step after dep (its last GPU work), after its host ops
- * under the loop of PyTorch 1.4 and 1.9 (ds_host_emit_step: under --amp
- * fp16 they wait for dep, GradScaler's sync), then 1.9's zero_grad fills
- * (compute.h), the iteration's last step op. */
+ * (ds_host_emit_step: the loop of PyTorch 1.4 and 1.9, or the foreach
+ * step's; under --amp fp16 they wait for dep, GradScaler's sync), then
+ * 1.9's zero_grad fills (compute.h), the iteration's last step op. */
 static ds_status step(struct builder *bd, int64_t dep) {
   int64_t host, id;
-  DS_CHECK(ds_host_emit_step(&bd->out, bd->c, bd->m, 0, &dep, dep >= 0 ? 1 : 0,
-                             bd->opt->free_loop, &host));
+  DS_CHECK(ds_host_emit_step(&bd->out, bd->c, bd->m, 0, &dep, dep >= 0 ? 1 : 0, &host));
   DS_CHECK(emit_compute(bd, 0, DS_OP_STEP, "optimizer", -1, 0,
                         ds_compute_step_bytes(bd->c, bd->m), ds_compute_step_ns(bd->c, bd->m),
                         dep, host, &id));

@@ -71,7 +71,7 @@ double ds_host_foreach_step_ns(const struct ds_compute *c, const struct ds_model
 
 ds_status ds_host_emit_step(struct ds_schedule_builder *bd, const struct ds_compute *c,
                             const struct ds_model *m, int32_t rank, const int64_t *gpu_deps,
-                            size_t n_gpu_deps, int found_inf_sync, int64_t *first) {
+                            size_t n_gpu_deps, int64_t *first) {
   *first = -1;
   int32_t ops = ds_compute_step_host_ops(c, m);
   double each = ds_compute_step_host_op_ns(c);
@@ -81,16 +81,16 @@ ds_status ds_host_emit_step(struct ds_schedule_builder *bd, const struct ds_comp
   if (c->amp == DS_AMP_FP16) {
     int64_t unscale;
     DS_CHECK(emit_unscale(bd, c, m, rank, gpu_deps, n_gpu_deps, &unscale));
-    /* found_inf.item() (_maybe_opt_step): an aten op of its own whose
-     * copy waits for unscale_'s kernels (host.h), modelled under the loop,
-     * and for the foreach step under --loop free (found_inf_sync), where
-     * it is the only wait for the GPU; the foreach step's kernels follow
-     * unscale_'s on the stream */
-    if ((ops > 0 && each > 0) || found_inf_sync) {
-      op.name = "found_inf.item";
-      DS_CHECK(ds_schedule_emit(bd, &op, &unscale, 1));
-      op.name = "optimizer";
-    }
+    /* found_inf.item() (torch/amp/grad_scaler.py GradScaler._maybe_opt_step,
+     * before it calls optimizer.step()): an aten op of its own whose copy
+     * waits for unscale_'s kernels, under every loop and step, so that the
+     * step's host work, the loop's launches or the foreach step's Python,
+     * starts only once the GPU has finished backward and unscale_; the
+     * step's kernels wait for it where nothing follows it (host.h) */
+    op.name = "found_inf.item";
+    DS_CHECK(ds_schedule_emit(bd, &op, &unscale, 1));
+    *first = op.id;
+    op.name = "optimizer";
   }
   double foreach_ns = ds_host_foreach_step_ns(c, m);
   if (foreach_ns > 0) {

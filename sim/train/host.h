@@ -74,33 +74,31 @@ double ds_host_foreach_step_tensors_ns(const struct ds_compute *c, enum ds_optim
  * step op (what the next iteration waits for).
  *
  * Under --amp fp16 GradScaler.step (torch/cuda/amp/grad_scaler.py; now
- * torch/amp/grad_scaler.py) runs unscale_ first, then _maybe_opt_step
- * reads found_inf.item(), a host-device sync, before optimizer.step()
- * launches anything. So first, ops of kind step named "unscale_": its
+ * torch/amp/grad_scaler.py GradScaler.step) runs unscale_ first, then
+ * _maybe_opt_step reads found_inf.item(), a host-device sync, before it
+ * calls optimizer.step(). So first, ops of kind step named "unscale_": its
  * Python ops on the host (ds_compute_unscale_host_ops, 0 us for the
  * foreach step: its own loop over the gradients is not measured) and its
- * kernels on the compute
- * stream (ds_compute_unscale_ns), after gpu_deps (the rank's last GPU work
- * of backward: its compute tail, all-reduces and copies back) and that
- * host op; then, under the loop, "found_inf.item" (one host op) waiting
- * for those kernels, and the loop's launches after it. The step's kernels
- * follow unscale_'s on the compute stream. With found_inf_sync (--loop
- * free, where it is the loop's only sync with the GPU) the foreach step
- * gets that "found_inf.item" op too, before its host op; under the
- * default sync loop the foreach step does not model it (its host work
- * overlaps backward's GPU tail there, and the next iteration waits for the
- * step's kernels anyway). bf16 autocast runs no
- * GradScaler: no unscale_, no sync. *first gets the first launch's id, or
- * -1 when there is none.
+ * kernels on the compute stream (ds_compute_unscale_ns), after gpu_deps
+ * (the rank's last GPU work of backward: its compute tail, all-reduces and
+ * copies back) and that host op; then "found_inf.item" (one host op,
+ * ds_compute_step_host_op_ns) waiting for those kernels, and the step's
+ * host work after it, under --loop sync as under free: the step's Python
+ * cannot start before the GPU has finished backward and unscale_, so it
+ * runs serially after them, and the step's kernels start after it (and
+ * after unscale_'s on the compute stream). bf16 autocast runs no
+ * GradScaler: no unscale_, no sync. *first gets the op the step's kernels
+ * wait for: the first launch, else the foreach step's op, else (fp16 with
+ * no step host work) found_inf.item; -1 when there is none.
  *
  * The foreach step (PyTorch's default) is one such op instead of the
  * loop's two: ds_host_foreach_step_ns, on the host stream after
- * backward's host work (and unscale_'s), its id in *first, so that the
- * step's kernels wait for it: its foreach calls launch them after
- * _init_group's Python loop. */
+ * backward's host work (and under fp16 after found_inf.item), its id in
+ * *first, so that the step's kernels wait for it: its foreach calls launch
+ * them after _init_group's Python loop. */
 ds_status ds_host_emit_step(struct ds_schedule_builder *bd, const struct ds_compute *c,
                             const struct ds_model *m, int32_t rank, const int64_t *gpu_deps,
-                            size_t n_gpu_deps, int found_inf_sync, int64_t *first);
+                            size_t n_gpu_deps, int64_t *first);
 
 #ifdef __cplusplus
 }

@@ -50,6 +50,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import host_calibrate  # noqa: E402  (the spin the step runs behind)
 import torch_measure  # noqa: E402  (the models, versions)
+from host_pool import line_fit  # noqa: E402  (host_pool.py fits the same lines)
 
 OPTIMIZERS = {  # as host_calibrate.py's main and torch_measure.build_parts build them
     "sgd": lambda params: torch.optim.SGD(params, lr=0.01, momentum=0.9),
@@ -87,17 +88,6 @@ def parse_args(argv=None):
     return a
 
 
-def line(points):
-    """Least squares y = a + b x over (x, y) points: (a, b); (None, None)
-    with fewer than two distinct x."""
-    xs = [x for x, _ in points]
-    if len(set(xs)) < 2:
-        return None, None
-    mx, my = statistics.mean(xs), statistics.mean(y for _, y in points)
-    b = sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x in xs)
-    return my - b * mx, b
-
-
 def timed_step(opt, spin, cuda):
     """One step's host ms behind a spin of its own, and whether the spin
     outlasted it (host_calibrate.phase_rows' timed, for the step alone)."""
@@ -126,7 +116,7 @@ def summary(a, tensors, ms):
             med[m] = statistics.median(steps)
             print("  %-22s %4d tensors: %.3f ms, %.2f us a tensor (%d of %d free)"
                   % (m, tensors[m], med[m], med[m] * 1e3 / tensors[m], len(steps), n))
-        call, per = line([(tensors[m], med[m]) for m in med])
+        call, per = line_fit([(tensors[m], med[m]) for m in med])
         if call is None:
             print("  one tensor count only: no line")
             continue
@@ -139,7 +129,7 @@ def summary(a, tensors, ms):
             pts = [(tensors[m], statistics.median(v for v, free in ms[m, opt][r]
                                                   if free or not a.cuda))
                    for m in a.models if any(free or not a.cuda for _, free in ms[m, opt][r])]
-            fit = line(pts)
+            fit = line_fit(pts)
             if fit[0] is not None:
                 fits.append(fit)
         if fits:

@@ -66,9 +66,13 @@ import argparse
 import csv
 import os
 import statistics
+import sys
 import time
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from host_pool import line_fit  # noqa: E402  (host_pool.py fits the same lines)
 
 
 class WithBuffers(torch.nn.Module):
@@ -209,14 +213,6 @@ def summarise(a, layers, med, buckets, gpu):
             (med["ddp-one-view"] - med["plain"]) / layers * 1e3))
 
 
-def line(points):
-    """Least squares y = a + b x over (x, y) points: (a, b)."""
-    mx = statistics.mean(x for x, _ in points)
-    my = statistics.mean(y for _, y in points)
-    b = (sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points))
-    return my - b * mx, b
-
-
 def per_iteration_line(counts, times):
     """DDP's cost (ddp-one - plain, paired per rep) against the layer count:
     each count's paired median, the line through those medians, and the
@@ -227,9 +223,9 @@ def per_iteration_line(counts, times):
     for n in counts:
         print("ddp-one - plain at %d layers, paired per rep: %s us, median %.2f"
               % (n, " ".join("%.1f" % v for v in diff[n]), statistics.median(diff[n])))
-    a, b = line([(n, statistics.median(diff[n])) for n in counts])
+    a, b = line_fit([(n, statistics.median(diff[n])) for n in counts])
     print("line over the paired medians: %.2f us an iteration + %.3f us a gradient" % (a, b))
-    fits = [line([(n, diff[n][r]) for n in counts]) for r in range(reps)]
+    fits = [line_fit([(n, diff[n][r]) for n in counts]) for r in range(reps)]
     print("per-rep lines: intercept %s us (median %.2f), slope %s us (median %.3f)"
           % (" ".join("%.1f" % f[0] for f in fits), statistics.median(f[0] for f in fits),
              " ".join("%.2f" % f[1] for f in fits), statistics.median(f[1] for f in fits)))

@@ -165,6 +165,23 @@ void ds_test_csv_str(const char *csv, const char *col, int row, char *buf, size_
   buf[n] = '\0';
 }
 
+void ds_test_trace_span(const char *csv, const char *row, double *start_us, double *end_us) {
+  char want[96];
+  snprintf(want, sizeof want, ",0,%s,", row);
+  for (const char *line = strchr(csv, '\n'); line; line = strchr(line + 1, '\n')) {
+    const char *comma = strchr(line + 1, ',');
+    if (!comma || strncmp(comma, want, strlen(want)) != 0) continue;
+    const char *last = strchr(line + 1, '\n');
+    while (*--last != ',') {}
+    const char *prev = last;
+    while (*--prev != ',') {}
+    *start_us = strtod(prev + 1, NULL);
+    *end_us = strtod(last + 1, NULL);
+    return;
+  }
+  cr_assert_fail("no %s on rank 0 in the trace", row);
+}
+
 ds_status ds_test_collective(const char *args, char **text, struct ds_err *err) {
   char buf[1024], *argv[64];
   int argc = 0;

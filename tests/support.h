@@ -105,6 +105,10 @@ double ds_test_csv_num(const char *csv, const char *col, int row);
 /* Column col of data row `row` as a string, cut to cap - 1 characters. */
 void ds_test_csv_str(const char *csv, const char *col, int row, char *buf, size_t cap);
 
+/* Rank 0's first op `stream,kind,name` (row) in a --trace file's text:
+ * its start and end (us), the trace's last two columns. */
+void ds_test_trace_span(const char *csv, const char *row, double *start_us, double *end_us);
+
 /* ds_options_parse of the command line "ddpsim ARGS", args split at
  * spaces (62 words at most), err cleared first. o borrows the words, which
  * stay valid until the next call. */

@@ -548,24 +548,6 @@ Test(host, broadcast_buffers_by_hand) {
   remove_dir(dir);
 }
 
-/* Rank 0's first row `stream,kind,name` in a --trace file: its start (us). */
-static double trace_row_start(const char *csv, const char *row) {
-  char want[96];
-  snprintf(want, sizeof want, ",0,%s,", row);
-  for (const char *line = strchr(csv, '\n'); line; line = strchr(line + 1, '\n')) {
-    const char *comma = strchr(line + 1, ',');
-    if (!comma || strncmp(comma, want, strlen(want)) != 0) continue;
-    const char *end = strchr(line + 1, '\n');
-    const char *last = end;
-    while (*--last != ',') {}
-    const char *prev = last;
-    while (*--prev != ',') {}
-    return strtod(prev + 1, NULL);
-  }
-  cr_assert_fail("no %s on rank 0 in the trace", row);
-  return 0;
-}
-
 Test(host, buffer_broadcasts_two_in_flight_by_hand) {
   /* broadcast_coalesced (c10d comm.cpp) keeps two broadcasts in flight:
    * before issuing bucket k it finishes bucket k - 2 (its copies back),
@@ -611,7 +593,8 @@ Test(host, buffer_broadcasts_two_in_flight_by_hand) {
       {"host,fwd,buffers2.copy", 3 * pc + 3 * B_US},
   };
   for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
-    double start = trace_row_start(csv, want[i].row);
+    double start, end;
+    ds_test_trace_span(csv, want[i].row, &start, &end);
     cr_assert_float_eq(start, want[i].start_us, 1e-3, "%s at %f", want[i].row, start);
   }
   free(csv);

@@ -190,24 +190,6 @@ Test(loop, grad_scalers_found_inf_sync_is_in_both_loops) {
   cr_assert_eq(system(cmd), 0);
 }
 
-/* Rank 0's first op `stream,kind,name` of a --trace file: start, end (us). */
-static void trace_span(const char *csv, const char *row, double *start, double *end_us) {
-  char want[96];
-  snprintf(want, sizeof want, ",0,%s,", row);
-  for (const char *line = strchr(csv, '\n'); line; line = strchr(line + 1, '\n')) {
-    const char *comma = strchr(line + 1, ',');
-    if (!comma || strncmp(comma, want, strlen(want)) != 0) continue;
-    const char *last = strchr(line + 1, '\n');
-    while (*--last != ',') {}
-    const char *prev = last;
-    while (*--prev != ',') {}
-    *start = strtod(prev + 1, NULL);
-    *end_us = strtod(last + 1, NULL);
-    return;
-  }
-  cr_assert_fail("no %s on rank 0 in the trace", row);
-}
-
 Test(loop, sync_fp16_foreach_step_host_waits_for_unscale) {
   /* --loop sync (the default), --amp fp16, the foreach step (host 100 us,
    * host_step_call): the step's Python runs only after found_inf.item(),
@@ -238,11 +220,11 @@ Test(loop, sync_fp16_foreach_step_host_waits_for_unscale) {
   cr_assert_float_eq(iter_ms(args, 0), single_us / 1e3, 1e-6);
   char *csv = ds_test_slurp(path);
   double start, end, item_start, item_end, unscale_end;
-  trace_span(csv, "compute,step,unscale_", &start, &unscale_end);
+  ds_test_trace_span(csv, "compute,step,unscale_", &start, &unscale_end);
   cr_assert_float_eq(unscale_end, 3 * L_US + 3 * H_US + l0_bwd_us + unscale_us, 1e-3);
-  trace_span(csv, "host,step,found_inf.item", &item_start, &item_end);
+  ds_test_trace_span(csv, "host,step,found_inf.item", &item_start, &item_end);
   cr_assert_float_eq(item_start, unscale_end, 1e-3);
-  trace_span(csv, "host,step,optimizer", &start, &end);
+  ds_test_trace_span(csv, "host,step,optimizer", &start, &end);
   cr_assert_float_eq(start, item_end, 1e-3, "the step's host after unscale_ and the sync");
   free(csv);
   double s = 3 * L_US + 3 * H_US + 4 * K_US + 2 * C_US + 4 * P_US;
@@ -256,8 +238,8 @@ Test(loop, sync_fp16_foreach_step_host_waits_for_unscale) {
            "--amp fp16 --trace %s --format csv", topo, path);
   iter_ms(args, 0);
   csv = ds_test_slurp(path);
-  trace_span(csv, "compute,step,unscale_", &start, &unscale_end);
-  trace_span(csv, "host,step,optimizer", &start, &end);
+  ds_test_trace_span(csv, "compute,step,unscale_", &start, &unscale_end);
+  ds_test_trace_span(csv, "host,step,optimizer", &start, &end);
   cr_assert_float_eq(start, unscale_end + P_US, 1e-3);
   free(csv);
   char cmd[600];

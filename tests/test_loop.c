@@ -246,3 +246,33 @@ Test(loop, sync_fp16_foreach_step_host_waits_for_unscale) {
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   cr_assert_eq(system(cmd), 0);
 }
+
+Test(loop, fp16_step_kernels_wait_for_found_inf_with_no_step_host_and_under_free) {
+  /* Two ends of GradScaler's sync. With no step host work at all
+   * (tiny-host-topo.yaml's host_step_* are 0), the step's kernels wait
+   * for found_inf.item itself: single under sync is 3 L + 3 H, l0's
+   * backward kernel (100 us at the fp16 rate), unscale_'s kernels
+   * (14.682112 us), found_inf.item (P), then the step. Under --loop free
+   * with the foreach step's host at 100 us, the next iteration's first
+   * launch follows the step's host op, which follows found_inf.item: the
+   * iteration is 3 L + 3 H + 100 + 14.682112 + P + 100 (the step's
+   * kernels run under the next forward's first launch). */
+  const double l0_bwd_us = 100, unscale_us = 14.682112, step_host_us = 100;
+  double sync_us = 3 * L_US + 3 * H_US + l0_bwd_us + unscale_us + P_US + STEP_US;
+  cr_assert_float_eq(iter_ms(HOST_TOPO "--strategy single --amp fp16 --format csv", 0),
+                     sync_us / 1e3, 1e-6);
+  char dir[] = "/tmp/ddpsim-loop-XXXXXX", topo[512], args[2048];
+  cr_assert(mkdtemp(dir));
+  ds_test_write_topo(dir, "tests/data/tiny-host-topo.yaml", "  host_step_call:",
+                     "  host_step_call: 100us\n  host_step_param: 0us\n"
+                     "  host_step_param_adam: 0us\n",
+                     topo, sizeof topo);
+  snprintf(args, sizeof args,
+           "--topo %s --model tests/data/tiny-model.yaml --strategy single --amp fp16 "
+           "--loop free --format csv", topo);
+  double free_us = 3 * L_US + 3 * H_US + l0_bwd_us + unscale_us + P_US + step_host_us;
+  cr_assert_float_eq(iter_ms(args, 0), free_us / 1e3, 1e-6);
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  cr_assert_eq(system(cmd), 0);
+}

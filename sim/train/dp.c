@@ -247,8 +247,10 @@ static ds_status build_rank(struct builder *bd, int32_t r, int64_t prev_step,
    * thread is one, but a schedule's dependencies stay on one rank: GPU 0's
    * host starts it after the previous step (host_start = prev_step), the
    * other ranks' after their last reduce of the previous iteration, the
-   * closest point of theirs (earlier by GPU 0's step; their kernels wait
-   * for the broadcasts anyway). */
+   * closest point of theirs (earlier by GPU 0's step and the step's host
+   * work before it, under --amp fp16 GradScaler's found_inf.item() too;
+   * their kernels wait for the broadcasts anyway, so the iteration, GPU
+   * 0's, keeps them). */
   struct ds_op rep = {.rank = r, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD,
                       .name = "replicate", .layer = -1, .bucket = -1, .coll = -1, .root = -1,
                       .dur_us = o->replicate_ns * (double)m->n_params * w / 1000};

@@ -1,14 +1,23 @@
-# Sourced by the device scripts (gpu_next.sh, gpu_next2.sh, gpu_h100.sh, gpu_next5-9.sh): one call of
-# the device tool runs several parts, each under its own timeout cut to what is left
-# of the script's budget, so a part that fails or overruns loses only itself and the
-# tar is always written before the tool's own limit.
+# Sourced by the device scripts (gpu_next.sh, gpu_next2-7.sh, gpu_next9.sh, gpu_next10.sh,
+# gpu_h100.sh): one call of the device tool runs several parts, each under its own timeout
+# cut to what is left of the script's budget, so a part that fails or overruns loses only
+# itself.
 #
 # The sourcing script sets BUDGET_S (seconds for all parts) and NAME (the folder
 # its files go to, and the tar's name); optional: PART_RESERVE_S (seconds kept for
 # packing, 10), PART_MIN_S (a part with less left is skipped, 20), PART_TAIL (lines
 # of each part's log echoed, 4). Sourcing sets TOP ($OUT, where the tar goes), D
-# ($TOP/$NAME, created), START (the budget counts from here) and a trap that packs
-# what there is if the script is stopped.
+# (the working folder $WORK/$NAME, outside $OUT), RUN_LOG ($TOP/$NAME-run.log, a live copy
+# of run.log a script may tee to), START (the budget counts from here) and a trap that
+# packs what there is if the script is stopped by a signal it can catch.
+#
+# A hard kill (the device tool's timeout_s kills the whole command from outside; no trap
+# runs) must not lose the call: $OUT holds at every moment one complete $NAME.tar.gz of the
+# parts finished so far (snapshot after each part, written to $NAME.tar.gz.part in $OUT and
+# renamed over the last one, so a kill in the middle of tar leaves the previous tar whole),
+# at most that tar's .part, and RUN_LOG where the script tees to it. The working files stay
+# in $D until the final pack: never a folder of loose files in $OUT, of which the tool
+# would return only a few.
 
 # part NAME LIMIT_S CMD...: CMD under timeout, its output in $D/NAME.log
 part() {
@@ -26,6 +35,7 @@ part() {
   echo "$name: rc $rc after $((SECONDS - t0)) s (limit $limit s)"
   grep -v -e '^USDT:' -e 'UserWarning' -e '_warn_once' -e 'set_sync_debug_mode' \
     "$D/$name.log" | tail -"${PART_TAIL:-4}"
+  snapshot
 }
 
 # header [--smi-table] FILES...: run.log's first lines: the date, the GPU (name, driver,
@@ -47,14 +57,30 @@ header() {
   (cd "$R" && sha256sum "$@")
 }
 
-# pack: $TOP/$NAME.tar.gz of $D, then $D removed (the device returns at most 8 files)
+# snapshot: $TOP/$NAME.tar.gz of $D as it is now (RUN_LOG, where there is one, as its
+# run.log), written beside it as .part and renamed over it: the rename is atomic in one
+# folder, so a kill leaves the last whole tar
+snapshot() {
+  [ -f "$RUN_LOG" ] && cp "$RUN_LOG" "$D/run.log"
+  tar czf "$TOP/$NAME.tar.gz.part" -C "$WORK" "$NAME"
+  # GNU tar's 1: a file changed while read (a part the trap caught still writing): the
+  # archive is whole; 2: it is not, keep the last one
+  [ $? -le 1 ] && mv -f "$TOP/$NAME.tar.gz.part" "$TOP/$NAME.tar.gz"
+}
+
+# pack: the last snapshot, then $WORK and RUN_LOG removed: $OUT holds the one tar (the
+# device returns at most 8 files)
 pack() {
-  (cd "$TOP" && tar czf "$NAME.tar.gz" "$NAME" && rm -rf "$NAME")
+  snapshot && rm -rf "$WORK" && rm -f "$RUN_LOG"
 }
 
 export PYTHONUNBUFFERED=1
 TOP=${OUT:-/tmp/out}
-D=$TOP/$NAME
+mkdir -p "$TOP"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/$NAME.XXXXXX")
+D=$WORK/$NAME
+RUN_LOG=$TOP/$NAME-run.log
+rm -f "$TOP/$NAME.tar.gz" "$TOP/$NAME.tar.gz.part" "$RUN_LOG"  # an earlier run's: not this one's
 mkdir -p "$D"
 START=$SECONDS
 trap 'echo "stopped: packing what there is"; pack; exit 1' TERM INT

@@ -190,29 +190,34 @@ def main(argv=None):
         print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |%s"
               % (" --- |" if stream else ""))
         errs = {"default": [], "round": [], "pooled": [], "all": []}
-        tmpdir = tempfile.mkdtemp(prefix="inproc_predict-")
         measured = []
-        for line, r in train:
-            rnd = r.get("round")
-            meas = num(r, "gpu_ms", args.csv, line)
-            host = num(r, "host_ms", args.csv, line)
-            measured.append(meas)
-            if rnd not in calib:
-                raise InputError("%s:%d: round %s has no calib row" % (args.csv, line, rnd))
-            cl, c = calib[rnd]
-            total = phase_sum("%s-r%s.csv" % (prefix, rnd))
-            own = at_file(args, factors, "%s-r%s.yaml" % (prefix, rnd))
-            every = (all_iterations(args, factors, "%s-r%s.csv" % (prefix, rnd), tmpdir)
-                     if stream else None)
-            cells = [("default", default), ("round", own), ("pooled", pooled), ("all", every)]
-            for key, p in cells:
-                if p:
-                    errs[key].append((abs(100.0 * (p[0] - meas) / meas), p[1] <= meas <= p[2]))
-            print("| %s | %.3f (%.3f) | %.3f | %s / %s | %.3f | x%.3f | %s | %s | %s |%s"
-                  % (rnd, meas, num(r, "gpu_ms_min", args.csv, line), host,
-                     us_cell(c, "dispatch_us", args.csv, cl), us_cell(c, "node_us", args.csv, cl),
-                     total, total / host, verdict(meas, default), verdict(meas, own),
-                     verdict(meas, pooled), " %s |" % verdict(meas, every) if stream else ""))
+        # the all-iterations calibration files (stream): removed on the way out
+        with tempfile.TemporaryDirectory(prefix="inproc_predict-") as tmpdir:
+            for line, r in train:
+                rnd = r.get("round")
+                meas = num(r, "gpu_ms", args.csv, line)
+                host = num(r, "host_ms", args.csv, line)
+                measured.append(meas)
+                if rnd not in calib:
+                    raise InputError("%s:%d: round %s has no calib row" % (args.csv, line, rnd))
+                cl, c = calib[rnd]
+                total = phase_sum("%s-r%s.csv" % (prefix, rnd))
+                own = at_file(args, factors, "%s-r%s.yaml" % (prefix, rnd))
+                every = (all_iterations(args, factors, "%s-r%s.csv" % (prefix, rnd), tmpdir)
+                         if stream else None)
+                cells = [("default", default), ("round", own), ("pooled", pooled),
+                         ("all", every)]
+                for key, p in cells:
+                    if p:
+                        errs[key].append((abs(100.0 * (p[0] - meas) / meas),
+                                          p[1] <= meas <= p[2]))
+                print("| %s | %.3f (%.3f) | %.3f | %s / %s | %.3f | x%.3f | %s | %s | %s |%s"
+                      % (rnd, meas, num(r, "gpu_ms_min", args.csv, line), host,
+                         us_cell(c, "dispatch_us", args.csv, cl),
+                         us_cell(c, "node_us", args.csv, cl),
+                         total, total / host, verdict(meas, default), verdict(meas, own),
+                         verdict(meas, pooled),
+                         " %s |" % verdict(meas, every) if stream else ""))
         med = statistics.median(measured)
         print("| median | %.3f | | | | | %s | | %s |%s"
               % (med, verdict(med, default), verdict(med, pooled), " |" if stream else ""))

@@ -253,7 +253,9 @@ def close(points):
 def targets(t):
     """Lines stating issue #12's four targets with the numbers that decide
     them (docs/validation.md, "Targets"), from the rows in t (a Tally):
-    every number is computed here, "met" from the thresholds above."""
+    every number is computed here, "met" from the thresholds above. Each
+    target's line is indented 2, the numbers that decide it 6, a breakdown
+    of them 8 (README.md shows the first two: grep -v on 8 spaces)."""
     out = ["== targets (issue #12; non-fit rows with a prediction)"]
 
     # (1) collectives from 1 MiB: the exact rows decide; approx ones are shown
@@ -266,8 +268,8 @@ def targets(t):
                   met(mw is not None and mw[0] <= COLL_MEDIAN_PCT and mw[1] <= COLL_WORST_PCT)))
     out.append("      " + errors_line("exact rows", exact))
     if len(big) > len(exact):
-        out.append("      " + errors_line("with the approx rows (not counted)",
-                                            [e for e, _ in big]))
+        out.append("        " + errors_line("with the approx rows (not counted)",
+                                              [e for e, _ in big]))
 
     # (2) every single-GPU training row within ITER_PCT
     train = t.of("training")
@@ -283,10 +285,10 @@ def targets(t):
     hb = [e for _, e, _, _, b in train if b is True]
     if hb:
         gb = [e for _, e, _, _, b in train if b is False]
-        out.append("      " + errors_line("predicted host-bound", hb) + "; "
+        out.append("        " + errors_line("predicted host-bound", hb) + "; "
                    + errors_line("GPU-bound", gb))
     if "training" in t.ranged:
-        out.append("      host-bound rows within the measured hosts' range: %d of %d"
+        out.append("        host-bound rows within the measured hosts' range: %d of %d"
                    % t.ranged["training"])
 
     # (3) every DDP-over-single ratio (unit %) within DDP_POINTS points, per source
@@ -301,11 +303,15 @@ def targets(t):
         rows = [(r, d) for r, d in ddp if k is None or source_kind(r) == k]
         ds = [d for _, d in rows]
         words = sorted(set(w for r, _ in rows for w in PRECISION_RE.findall(r["software"])))
-        name = "all" if k is None else "%s %s" % (k[0], "/".join(words) or "-")
-        if ds:
-            out.append("      %-40s %2d of %2d within, |points| median %.1f, worst %.1f "
-                       "(%+.1f to %+.1f)" % ((name + ":", close(ds), len(ds))
-                                            + median_worst(ds) + (min(ds), max(ds))))
+        if not ds:
+            continue
+        numbers = ("%d of %d within, |points| median %.1f, worst %.1f (%+.1f to %+.1f)"
+                   % ((close(ds), len(ds)) + median_worst(ds) + (min(ds), max(ds))))
+        if k is None:
+            out.append("      all rows: " + numbers)
+        else:
+            name = "%s %s:" % (k[0], "/".join(words) or "-")
+            out.append("        %-39s %s" % (name, numbers))
 
     # (4) every bucket-size pair with the measured sign
     out.append("  (4) bucket-size comparisons with the measured sign, every pair: %s"

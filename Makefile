@@ -240,7 +240,9 @@ conformance: bin/ddpsim
 # Docs that paste a command's output mark it (<!-- docs-check: CMD -->);
 # docs-check re-runs each on bin/ddpsim and fails on a difference, docs-update
 # rewrites the pasted blocks (after a prediction changes). python3, stdlib.
-# Deterministic and about 7 s on the 2-core VM, so make test runs it.
+# Deterministic and about 40 s on the shared 2-core VM (validation/run.py
+# runs three times: its report and the two blocks of its targets, 13 s more
+# than with the report alone), so make test runs it.
 docs-check: bin/ddpsim
 	$(Q)python3 scripts/docs_check.py
 

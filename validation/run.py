@@ -25,9 +25,13 @@ taken in the process that wrote the row's source CSV, bench/host_inproc.py's,
 which is preferred) are also run with --calib that file: the prediction at
 that lend's own measured host costs beside the pooled one, and per group the
 median absolute error of each (validation/README.md).
+Last, the targets of issue #12, each with the numbers that decide it and
+whether it is met, computed from the same rows (targets()); with --targets
+only that summary is printed (the report is still computed, not shown).
 
 A benchmark, not a test: it reports errors and asserts nothing. Exit status
-0, or 1 when a command could not be run or its output had no matching row.
+0, or 1 when a command could not be run or its output had no matching row
+(2 on an unknown option).
 Python 3 standard library only; builds nothing (DDPSIM_BIN, default
 bin/ddpsim).
 
@@ -40,6 +44,7 @@ expressible (yes | approx: the command only approximates the setup | no),
 note.
 """
 
+import contextlib
 import csv
 import glob
 import io
@@ -55,6 +60,12 @@ BIN = os.environ.get("DDPSIM_BIN", "bin/ddpsim")
 NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 # metrics the host's speed moves (the host range applies; memory it does not)
 TIMED = {"iter_ms", "samples_per_s", "speedup_vs_single"}
+# issue #12's targets: the thresholds "met" follows from
+COLL_MIN_BYTES = 1 << 20  # collectives of 1 MiB and more
+COLL_MEDIAN_PCT, COLL_WORST_PCT = 10.0, 20.0  # their median and worst |error|
+ITER_PCT = 10.0  # every single-GPU training row within this |error|
+DDP_POINTS = 2.0  # every DDP-over-single row (unit %) within this many points
+PRECISION_RE = re.compile(r"\b(AMP|FP32|TF32|FP16|BF16)\b")
 
 
 def host_factors():
@@ -193,7 +204,147 @@ def fmt(v):
     return "%.3f" % v
 
 
-def main():
+class Tally:
+    """What targets() needs, gathered while the report runs: per group its
+    non-fit rows with a prediction (row, error %, predicted - measured,
+    approx, host-bound), its host-bound rows' count within the measured
+    hosts' range, and its pairs with the measured sign."""
+
+    def __init__(self):
+        self.rows = {}  # group -> [(row, err, diff, approx, host-bound or None)]
+        self.ranged = {}  # group -> (within, non-fit host-bound rows run at the range)
+        self.pairs = [0, 0]  # pairs with the measured sign, pairs of two rows
+
+    def of(self, group):
+        return self.rows.get(group, [])
+
+
+def median_worst(values):
+    """(median, worst) of |values|, or None when there are none."""
+    a = [abs(v) for v in values]
+    return (statistics.median(a), max(a)) if a else None
+
+
+def errors_line(what, errs):
+    """'WHAT: n=N median M %, worst W %' of |errs|."""
+    mw = median_worst(errs)
+    if mw is None:
+        return "%s: n=0" % what
+    return "%s: n=%d median %.1f %%, worst %.1f %%" % ((what, len(errs)) + mw)
+
+
+def source_kind(row):
+    """Who published a DDP row and whether it ran AMP: (its repository, the
+    source's first word, or "this project"; True for AMP in its software)."""
+    src = row["source"]
+    who = "this project" if src.startswith("this project") else src.split()[0]
+    return who, "AMP" in PRECISION_RE.findall(row["software"])
+
+
+def met(ok):
+    return "met yes" if ok else "met no"
+
+
+def close(points):
+    """How many DDP-over-single rows lie within DDP_POINTS of the measured."""
+    return sum(1 for d in points if abs(d) <= DDP_POINTS)
+
+
+def targets(t):
+    """Lines stating issue #12's four targets with the numbers that decide
+    them (docs/validation.md, "Targets"), from the rows in t (a Tally):
+    every number is computed here, "met" from the thresholds above. Each
+    target's line is indented 2, the numbers that decide it 6, a breakdown
+    of them 8 (README.md shows the first two: grep -v on 8 spaces)."""
+    out = ["== targets (issue #12; non-fit rows with a prediction)"]
+
+    # (1) collectives from 1 MiB: the exact rows decide; approx ones are shown
+    big = [(e, a) for r, e, _, a, _ in t.of("collectives")
+           if (size_bytes(r) or 0) >= COLL_MIN_BYTES]
+    exact = [e for e, a in big if not a]
+    mw = median_worst(exact)
+    out.append("  (1) collectives >= %d MiB: median <= %g %%, worst <= %g %%: %s"
+               % (COLL_MIN_BYTES >> 20, COLL_MEDIAN_PCT, COLL_WORST_PCT,
+                  met(mw is not None and mw[0] <= COLL_MEDIAN_PCT and mw[1] <= COLL_WORST_PCT)))
+    out.append("      " + errors_line("exact rows", exact))
+    if len(big) > len(exact):
+        out.append("        " + errors_line("with the approx rows (not counted)",
+                                              [e for e, _ in big]))
+
+    # (2) every single-GPU training row within ITER_PCT
+    train = t.of("training")
+    errs = [e for _, e, _, _, _ in train]
+    within = sum(1 for e in errs if abs(e) <= ITER_PCT)
+    out.append("  (2) single-GPU training iteration within %g %%, every row: %s"
+               % (ITER_PCT, met(errs and within == len(errs))))
+    mw = median_worst(errs)
+    if mw:
+        out.append("      %d of %d rows within, median %.1f %%, worst %.1f %%; "
+                   % ((within, len(errs)) + mw)
+                   + errors_line("exact rows", [e for _, e, _, a, _ in train if not a]))
+    hb = [e for _, e, _, _, b in train if b is True]
+    if hb:
+        gb = [e for _, e, _, _, b in train if b is False]
+        out.append("        " + errors_line("predicted host-bound", hb) + "; "
+                   + errors_line("GPU-bound", gb))
+    if "training" in t.ranged:
+        out.append("        host-bound rows within the measured hosts' range: %d of %d"
+                   % t.ranged["training"])
+
+    # (3) every DDP-over-single ratio (unit %) within DDP_POINTS points, per source
+    ddp = [(r, d) for r, _, d, _, _ in t.of("ddp_scaling") if r["unit"].strip() == "%"]
+    out.append("  (3) DDP over single within %g points, every row in %%: %s"
+               % (DDP_POINTS, met(ddp and close(d for _, d in ddp) == len(ddp))))
+    kinds = [None]  # None: every row
+    for r, _ in ddp:
+        if source_kind(r) not in kinds:
+            kinds.append(source_kind(r))
+    for k in kinds:
+        rows = [(r, d) for r, d in ddp if k is None or source_kind(r) == k]
+        ds = [d for _, d in rows]
+        words = sorted(set(w for r, _ in rows for w in PRECISION_RE.findall(r["software"])))
+        if not ds:
+            continue
+        numbers = ("%d of %d within, |points| median %.1f, worst %.1f (%+.1f to %+.1f)"
+                   % ((close(ds), len(ds)) + median_worst(ds) + (min(ds), max(ds))))
+        if k is None:
+            out.append("      all rows: " + numbers)
+        else:
+            name = "%s %s:" % (k[0], "/".join(words) or "-")
+            out.append("        %-39s %s" % (name, numbers))
+
+    # (4) every bucket-size pair with the measured sign
+    out.append("  (4) bucket-size comparisons with the measured sign, every pair: %s"
+               % met(t.pairs[1] and t.pairs[0] == t.pairs[1]))
+    out.append("      %d of %d pairs" % tuple(t.pairs))
+    return out
+
+
+def main(argv):
+    only_targets = False
+    for a in argv:
+        if a == "--targets":
+            only_targets = True
+        else:
+            print("usage: validation/run.py [--targets]", file=sys.stderr)
+            return 2
+    tally = Tally()
+    sink = io.StringIO()
+    with contextlib.redirect_stdout(sink if only_targets else sys.stdout):
+        failed = report(tally)
+    if not only_targets:
+        print()
+    for line in targets(tally):
+        print(line)
+    if failed:
+        print("\n%d row(s) failed to run or to match an output row" % failed)
+        return 1
+    return 0
+
+
+def report(tally):
+    """Print the report (every group, then overall), fill tally; return the
+    number of rows that failed to run or to match an output row."""
     cache = {}
     failed = 0
     overall, overall_exact = [], []
@@ -256,6 +407,7 @@ def main():
                             per_src_big_exact.setdefault(s, []).append(err)
                     if r["unit"].strip() == "%":
                         pts.append(pred - meas)
+                    tally.rows.setdefault(group, []).append((r, err, pred - meas, approx, hb))
                 if host_bound(out) and TIMED.intersection(NAME_RE.findall(r["metric"])):
                     rng = host_range(cache, r, factors)
                     if rng is None:
@@ -304,6 +456,7 @@ def main():
                   % (inside, n_ranged))
             overall_in[0] += inside
             overall_in[1] += n_ranged
+            tally.ranged[group] = (inside, n_ranged)
         if owned:
             # a report, not a check: the pooled host costs against the lend's
             # own (measured by another process on that lend, or by the row's
@@ -382,18 +535,17 @@ def main():
                 print("  pair %-20s measured %s %s %s, predicted %s %s %s: sign %s" % (
                     pid, fmt(ma), rel[sm], fmt(mb), fmt(pa), rel[sp], fmt(pb),
                     "matches" if ok else "WRONG"))
-            print("  pairs with the measured sign: %d of %d" % (
-                match, sum(1 for m in pairs.values() if len(m) == 2)))
+            n_pairs = sum(1 for m in pairs.values() if len(m) == 2)
+            print("  pairs with the measured sign: %d of %d" % (match, n_pairs))
+            tally.pairs[0] += match
+            tally.pairs[1] += n_pairs
     print("\n== overall (every group, non-fit rows with a prediction)")
     print("  all   : %s" % stats(overall))
     print("  exact : %s" % stats(overall_exact))
     print("  host-bound rows: %d of %d within the measured hosts' range (host costs x%g to x%g)"
           % (overall_in[0], overall_in[1], factors[0], factors[1]))
-    if failed:
-        print("\n%d row(s) failed to run or to match an output row" % failed)
-        return 1
-    return 0
+    return failed
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,106 @@
+/*
+ * validation/run.py's targets() (issue #12's four targets, the last block of
+ * make validate): on hand-worked toy rows, every number it prints is the
+ * median, worst or count of those rows, and "met" follows from the
+ * thresholds, inclusive at 20 %, 10 % and 2 points, and not met when only
+ * the median is over.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/support.h"
+
+/* A driver that fills run.Tally with the toy rows `rows` (Python statements
+ * on t, with row() building a CSV row) and prints targets(t). */
+static struct ds_test_result targets_of(const char *rows) {
+  char driver[4096];
+  snprintf(driver, sizeof driver,
+           "import sys\n"
+           "sys.path.insert(0, 'validation')\n"
+           "import run\n"
+           "def row(size=None, unit='GB/s', source='s', software=''):\n"
+           "    return {'select': '' if size is None else 'size_bytes=%%d' %% size,\n"
+           "            'unit': unit, 'source': source, 'software': software}\n"
+           "t = run.Tally()\n"
+           "P = dict(unit='%%', source='pytorch/pytorch bench', software='x, FP32')\n"
+           "A = dict(unit='%%', source='NVIDIA/DLE r', software='y, AMP')\n"
+           "%s\n"
+           "print('\\n'.join(run.targets(t)))\n",
+           rows);
+  char path[] = "/tmp/ddpsim-targets-XXXXXX";
+  ds_test_write_temp(path, driver);
+  struct ds_test_result r = ds_test_run("", "python3", path);
+  unlink(path);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  return r;
+}
+
+/* Collectives: exact |errors| 4, 8, 20 from 1 MiB (median 8, worst 20: met
+ * at the bound), 50 below 1 MiB left out, an approx 30 shown, not counted.
+ * Training: 10 (host-bound), -3 (GPU-bound), 12 (approx, host-bound): 2 of
+ * 3 within 10 %. DDP in %: PyTorch FP32 +1, -2, +3, DLE AMP +5 (a row in ms
+ * left out): 2 of 4 within 2 points, median of 1 2 3 5 = 2.5. Pairs 3 of 4. */
+Test(validation_targets, numbers_and_met_from_hand_worked_rows) {
+  struct ds_test_result r = targets_of(
+      "t.rows['collectives'] = [(row(1 << 20), 4.0, 0, False, None),\n"
+      "    (row(1 << 21), -8.0, 0, False, None), (row(1 << 30), 20.0, 0, False, None),\n"
+      "    (row(1 << 19), 50.0, 0, False, None), (row(1 << 21), 30.0, 0, True, None)]\n"
+      "t.rows['training'] = [(row(), 10.0, 0, False, True), (row(), -3.0, 0, False, False),\n"
+      "    (row(), 12.0, 0, True, True)]\n"
+      "t.ranged['training'] = (1, 2)\n"
+      "t.rows['ddp_scaling'] = [(row(**P), 0, 1.0, False, None), (row(**P), 0, -2.0, False, None),\n"
+      "    (row(**P), 0, 3.0, False, None), (row(**A), 0, 5.0, True, None),\n"
+      "    (row(unit='ms', source='NVIDIA/DLE r'), 0, 100.0, True, None)]\n"
+      "t.pairs = [3, 4]");
+  const char *want =
+      "== targets (issue #12; non-fit rows with a prediction)\n"
+      "  (1) collectives >= 1 MiB: median <= 10 %, worst <= 20 %: met yes\n"
+      "      exact rows: n=3 median 8.0 %, worst 20.0 %\n"
+      "        with the approx rows (not counted): n=4 median 14.0 %, worst 30.0 %\n"
+      "  (2) single-GPU training iteration within 10 %, every row: met no\n"
+      "      2 of 3 rows within, median 10.0 %, worst 12.0 %; exact rows: n=2 median 6.5 %, "
+      "worst 10.0 %\n"
+      "        predicted host-bound: n=2 median 11.0 %, worst 12.0 %; GPU-bound: n=1 median "
+      "3.0 %, worst 3.0 %\n"
+      "        host-bound rows within the measured hosts' range: 1 of 2\n"
+      "  (3) DDP over single within 2 points, every row in %: met no\n"
+      "      all rows: 2 of 4 within, |points| median 2.5, worst 5.0 (-2.0 to +5.0)\n"
+      "        pytorch/pytorch FP32:                   2 of 3 within, |points| median 2.0, "
+      "worst 3.0 (-2.0 to +3.0)\n"
+      "        NVIDIA/DLE AMP:                         0 of 1 within, |points| median 5.0, "
+      "worst 5.0 (+5.0 to +5.0)\n"
+      "  (4) bucket-size comparisons with the measured sign, every pair: met no\n"
+      "      3 of 4 pairs\n";
+  cr_assert_str_eq(r.out, want);
+  ds_test_release(&r);
+}
+
+/* Collectives 11, 12, 13 (worst within 20, median 12 over 10: not met);
+ * every training row within 10 % (-10 at the bound), every DDP row within 2
+ * points (+2 at the bound), every pair right: those three are met. */
+Test(validation_targets, met_only_when_every_bound_holds) {
+  struct ds_test_result r = targets_of(
+      "t.rows['collectives'] = [(row(1 << 20), e, 0, False, None) for e in (11.0, -12.0, 13.0)]\n"
+      "t.rows['training'] = [(row(), -10.0, 0, False, False), (row(), 1.0, 0, False, False)]\n"
+      "t.rows['ddp_scaling'] = [(row(**P), 0, 2.0, False, None), (row(**A), 0, -0.5, True, None)]\n"
+      "t.pairs = [2, 2]");
+  cr_assert(strstr(r.out, "worst <= 20 %: met no\n      exact rows: n=3 median 12.0 %, worst 13.0 %"),
+            "%s", r.out);
+  cr_assert(strstr(r.out, "every row: met yes\n      2 of 2 rows within"), "%s", r.out);
+  cr_assert(strstr(r.out, "every row in %: met yes\n      all rows: 2 of 2 within"), "%s", r.out);
+  cr_assert(strstr(r.out, "every pair: met yes\n      2 of 2 pairs"), "%s", r.out);
+  cr_assert_null(strstr(r.out, "approx rows"), "no approx row, no approx line: %s", r.out);
+  cr_assert_null(strstr(r.out, "host-bound"), "no host-bound row, no split: %s", r.out);
+  ds_test_release(&r);
+}
+
+/* No rows at all (every command failed): nothing is met, nothing divides by 0. */
+Test(validation_targets, no_rows_meet_nothing) {
+  struct ds_test_result r = targets_of("pass");
+  cr_assert(strstr(r.out, "exact rows: n=0"), "%s", r.out);
+  cr_assert_null(strstr(r.out, "met yes"), "%s", r.out);
+  cr_assert(strstr(r.out, "0 of 0 pairs"), "%s", r.out);
+  ds_test_release(&r);
+}

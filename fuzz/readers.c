@@ -22,6 +22,7 @@
 #include "base/values.h"
 #include "sim/cli/collbench_plot.h"
 #include "sim/cli/options.h"
+#include "sim/cli/sweep_measured.h"
 #include "sim/net/gpu_table.h"
 #include "sim/net/topo.h"
 #include "sim/net/topo_import.h"
@@ -34,8 +35,9 @@
 #define DS_SOURCE_DIR "."
 #endif
 
-const char *const ds_fuzz_readers[] = {"topo",      "model", "calib", "schedule", "trace",
-                                       "reference", "cli",   "units", "import", NULL};
+const char *const ds_fuzz_readers[] = {"topo",  "model", "calib",  "schedule", "trace",
+                                       "reference", "cli", "units", "import", "measured",
+                                       NULL};
 
 /* Aborts unless st is success or a refusal as promised: exit status 2
  * (DS_EINPUT, DS_EUSAGE) and a message naming `path` (when not NULL). */
@@ -145,6 +147,27 @@ static void run_reference(const char *path) {
   if (st == DS_OK) ds_busbw_release(&set);
 }
 
+/* A --measured table beside a sweep of --bucket-mb 1,5,25, and its
+ * comparison with a prediction at those three values. */
+static void run_measured(const char *path) {
+  char *argv[] = {"ddpsim", "--topo", "x", "--bucket-mb", "1,5,25", "--measured",
+                  (char *)path, NULL};
+  struct ds_options o;
+  struct ds_err err = {0};
+  if (ds_options_parse(7, argv, &o, &err) != DS_OK) abort(); /* the harness's own argv */
+  struct ds_measured m = {0};
+  ds_status st = ds_measured_load(&o, &m, &err);
+  check_refusal("ds_measured_load", st, &err, path);
+  if (st != DS_OK) return;
+  static const struct ds_sweep_point pred[] = {
+      {1, 10, 2, "1"}, {5, 8, 1, "5"}, {25, 9, 1.5, "25"}};
+  struct ds_measured_cmp cmp;
+  st = ds_measured_compare(pred, 3, 0, &m, &cmp, &err);
+  check_refusal("ds_measured_compare", st, &err, NULL);
+  if (st == DS_OK) ds_measured_cmp_release(&cmp);
+  ds_measured_release(&m);
+}
+
 /* ddpsim's command line: the input's lines are the words. */
 static void run_cli(const uint8_t *data, size_t size) {
   char *text = malloc(size + 1);
@@ -210,7 +233,7 @@ int ds_fuzz_run(const char *name, const uint8_t *data, size_t size) {
   } files[] = {{"topo", ".yaml", run_topo},           {"model", ".yaml", run_model},
                {"calib", ".yaml", run_calib},         {"schedule", ".csv", run_schedule},
                {"trace", ".csv", run_trace},          {"reference", ".csv", run_reference},
-               {"import", ".txt", run_import}};
+               {"import", ".txt", run_import},        {"measured", ".csv", run_measured}};
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
     if (strcmp(name, files[i].name) != 0) continue;
     char path[512];

@@ -16,7 +16,9 @@ rm -rf "$seeds"
 mkdir -p "$seeds"
 
 # Seeds: what the readers are meant to read.
-for r in topo model calib schedule trace reference cli units import; do mkdir -p "$seeds/$r"; done
+for r in topo model calib schedule trace reference cli units import measured; do
+  mkdir -p "$seeds/$r"
+done
 for r in "$@"; do mkdir -p "build/fuzz/corpus/$r" "tests/data/fuzz/$r"; done
 cp topologies/*.yaml tests/data/*.yaml "$seeds/topo/" 2>/dev/null
 cp models/*.yaml tests/data/*model*.yaml "$seeds/model/" 2>/dev/null
@@ -46,6 +48,10 @@ bin/ddpsim --topo 4gpu --strategy dp --schedule "$seeds/schedule/dp.csv" --trace
 bin/ddpsim --topo tests/data/tiny-hostops-topo.yaml --model tests/data/tiny-model-host.yaml \
   --world-size 2 --strategy ddp --loop free --schedule "$seeds/schedule/free.csv" \
   --trace "$seeds/trace/free.csv" >/dev/null
+# --measured tables: ddpsim's own sweep CSV and a hand-written one
+bin/ddpsim $tiny --bucket-mb 1,5,25 --format csv >"$seeds/measured/own.csv"
+printf '# measured\nbucket_mb,iter_ms,exposed_comm_ms\n1,10.5,2\n"5",8,\n15,8.5,1\n' \
+  >"$seeds/measured/hand.csv"
 printf -- '--topo\n4gpu\n--bucket-mb\n1,5,25\n' >"$seeds/cli/sweep"
 printf -- '--topo\n4gpu\n--strategy\ndp,ddp,ps\n--batch\n8:64:log4\n' >"$seeds/cli/strategies"
 printf -- '--topo\n4gpu\n--comm-hook\npowersgd:4\n--straggler\n1:1.5,3:2\n' >"$seeds/cli/hooks"

@@ -179,7 +179,7 @@ $(BUILD)/tests/test_fuzz_regress: $(BUILD)/tests/test_fuzz_regress.o $(BUILD)/fu
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ -lcriterion $(LDLIBS) -o $@
 
-FUZZ_READERS := topo model calib schedule trace reference cli units import
+FUZZ_READERS := topo model calib schedule trace reference cli units import measured
 FUZZ_SECONDS ?= 60
 $(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/fuzz_%.o $(BUILD)/fuzz/readers.o $(LIBANALYSIS) $(LIBSIM) $(LIBTRACE) $(LIBBASE)
 	@$(if $(Q),echo "  LD      $@")

@@ -4,6 +4,11 @@
  * analysis, nccl-tests reference tables), ddpsim's command line and the
  * unit and value grammars. The file readers take a path, so the input is
  * written to a file first; the gpu table is the shipped one.
+ *
+ * Besides crashes, leaks, hangs and sanitizer reports, a refusal that breaks
+ * docs/reliability.md's promise aborts (so libFuzzer saves the input): bad
+ * input must be DS_EINPUT or DS_EUSAGE (exit 2, never 1) with a message,
+ * and a file reader's message must name the file.
  */
 #include "fuzz/readers.h"
 
@@ -17,6 +22,7 @@
 #include "base/values.h"
 #include "sim/cli/collbench_plot.h"
 #include "sim/cli/options.h"
+#include "sim/cli/sweep_measured.h"
 #include "sim/net/gpu_table.h"
 #include "sim/net/topo.h"
 #include "sim/net/topo_import.h"
@@ -29,8 +35,24 @@
 #define DS_SOURCE_DIR "."
 #endif
 
-const char *const ds_fuzz_readers[] = {"topo",      "model", "calib", "schedule", "trace",
-                                       "reference", "cli",   "units", "import", NULL};
+const char *const ds_fuzz_readers[] = {"topo",  "model", "calib",  "schedule", "trace",
+                                       "reference", "cli", "units", "import", "measured",
+                                       NULL};
+
+/* Aborts unless st is success or a refusal as promised: exit status 2
+ * (DS_EINPUT, DS_EUSAGE) and a message naming `path` (when not NULL). */
+static void check_refusal(const char *what, ds_status st, const struct ds_err *err,
+                          const char *path) {
+  if (st == DS_OK) return;
+  const char *why = NULL;
+  if (ds_status_exit_code(st) != 2) why = "exit status not 2";
+  else if (!err->msg[0]) why = "no message";
+  else if (path && !strstr(err->msg, path)) why = "message does not name the file";
+  if (!why) return;
+  fprintf(stderr, "fuzz: %s refused with %s (%s): \"%s\"\n", what, ds_status_name(st), why,
+          err->msg);
+  abort();
+}
 
 /* The input as a file; returns its path in buf, or NULL. */
 static const char *to_file(const uint8_t *data, size_t size, const char *suffix, char *buf,
@@ -48,7 +70,9 @@ static const char *to_file(const uint8_t *data, size_t size, const char *suffix,
 static void run_topo(const char *path) {
   struct ds_topo *t = NULL;
   struct ds_err err = {0};
-  if (ds_topo_load(path, DS_SOURCE_DIR "/topologies/gpus.yaml", &t, &err) == DS_OK && t->n_gpus > 1) {
+  ds_status st = ds_topo_load(path, DS_SOURCE_DIR "/topologies/gpus.yaml", &t, &err);
+  check_refusal("ds_topo_load", st, &err, path);
+  if (st == DS_OK && t->n_gpus > 1) {
     int32_t links[256], n = 0;
     ds_topo_route(t, 0, t->n_gpus - 1, links, 256, &n, &err);
   }
@@ -62,7 +86,9 @@ static void run_import(const char *path) {
   struct ds_import_node node;
   struct ds_err err = {0};
   if (ds_gpu_table_load(DS_SOURCE_DIR "/topologies/gpus.yaml", &table, &err) != DS_OK) return;
-  if (ds_import_read(path, &table, NULL, &node, &err) == DS_OK) {
+  ds_status st = ds_import_read(path, &table, NULL, &node, &err);
+  check_refusal("ds_import_read", st, &err, path);
+  if (st == DS_OK) {
     FILE *sink = fopen("/dev/null", "w");
     struct ds_import_options one = {0}, two = {.nodes = 2, .nic_count = 1, .nic_bw = 1e9,
                                                .nic_spec = "1x8Gbps"};
@@ -79,38 +105,67 @@ static void run_import(const char *path) {
 static void run_model(const char *path) {
   struct ds_model *m = NULL;
   struct ds_err err = {0};
-  ds_model_load(path, &m, &err);
+  check_refusal("ds_model_load", ds_model_load(path, &m, &err), &err, path);
   ds_model_free(m);
 }
 
 static void run_calib(const char *path) {
   struct ds_calib c;
   struct ds_err err = {0};
-  ds_calib_load(path, &c, &err);
+  check_refusal("ds_calib_load", ds_calib_load(path, &c, &err), &err, path);
 }
 
 static void run_schedule(const char *path) {
   struct ds_schedule *s = NULL;
   struct ds_err err = {0};
-  if (ds_schedule_read_csv(path, &s, &err) == DS_OK) ds_schedule_free(s);
+  ds_status st = ds_schedule_read_csv(path, &s, &err);
+  check_refusal("ds_schedule_read_csv", st, &err, path);
+  if (st == DS_OK) ds_schedule_free(s);
 }
 
 static void run_trace(const char *path) {
   struct ds_trace *t = NULL;
   struct ds_err err = {0};
-  if (ds_trace_read_csv(path, &t, &err) != DS_OK) return;
+  ds_status st = ds_trace_read_csv(path, &t, &err);
+  check_refusal("ds_trace_read_csv", st, &err, path);
+  if (st != DS_OK) return;
   ds_trace_free(t);
   /* and what `ddpsim analyze FILE` makes of it */
   struct ds_compare *c = NULL;
   struct ds_compare_options opt = {.pred_iter = -1, .label = "fuzz"};
-  if (ds_compare_load_one(path, &opt, &c, &err) == DS_OK) ds_compare_free(c);
+  st = ds_compare_load_one(path, &opt, &c, &err);
+  check_refusal("ds_compare_load_one", st, &err, path);
+  if (st == DS_OK) ds_compare_free(c);
 }
 
 static void run_reference(const char *path) {
   struct ds_busbw_set set;
   memset(&set, 0, sizeof set);
   struct ds_err err = {0};
-  if (ds_busbw_reference_load(path, &set, &err) == DS_OK) ds_busbw_release(&set);
+  ds_status st = ds_busbw_reference_load(path, &set, &err);
+  check_refusal("ds_busbw_reference_load", st, &err, path);
+  if (st == DS_OK) ds_busbw_release(&set);
+}
+
+/* A --measured table beside a sweep of --bucket-mb 1,5,25, and its
+ * comparison with a prediction at those three values. */
+static void run_measured(const char *path) {
+  char *argv[] = {"ddpsim", "--topo", "x", "--bucket-mb", "1,5,25", "--measured",
+                  (char *)path, NULL};
+  struct ds_options o;
+  struct ds_err err = {0};
+  if (ds_options_parse(7, argv, &o, &err) != DS_OK) abort(); /* the harness's own argv */
+  struct ds_measured m = {0};
+  ds_status st = ds_measured_load(&o, &m, &err);
+  check_refusal("ds_measured_load", st, &err, path);
+  if (st != DS_OK) return;
+  static const struct ds_sweep_point pred[] = {
+      {1, 10, 2, "1"}, {5, 8, 1, "5"}, {25, 9, 1.5, "25"}};
+  struct ds_measured_cmp cmp;
+  st = ds_measured_compare(pred, 3, 0, &m, &cmp, &err);
+  check_refusal("ds_measured_compare", st, &err, NULL);
+  if (st == DS_OK) ds_measured_cmp_release(&cmp);
+  ds_measured_release(&m);
 }
 
 /* ddpsim's command line: the input's lines are the words. */
@@ -129,7 +184,7 @@ static void run_cli(const uint8_t *data, size_t size) {
   argv[argc] = NULL;
   struct ds_options o;
   struct ds_err err = {0};
-  ds_options_parse(argc, argv, &o, &err);
+  check_refusal("ds_options_parse", ds_options_parse(argc, argv, &o, &err), &err, NULL);
   free(text);
 }
 
@@ -153,7 +208,10 @@ static void run_units(const uint8_t *data, size_t size) {
       struct ds_err err = {0};
       struct ds_values vals;
       struct ds_value_kind k = ds_value_kind_int(1, 1 << 20);
-      ds_values_parse("--x", text, data[0] & 0x80 ? &k : &ds_value_kind_mib, &vals, &err);
+      check_refusal("ds_values_parse",
+                    ds_values_parse("--x", text, data[0] & 0x80 ? &k : &ds_value_kind_mib,
+                                    &vals, &err),
+                    &err, NULL);
       break;
     }
   }
@@ -175,7 +233,7 @@ int ds_fuzz_run(const char *name, const uint8_t *data, size_t size) {
   } files[] = {{"topo", ".yaml", run_topo},           {"model", ".yaml", run_model},
                {"calib", ".yaml", run_calib},         {"schedule", ".csv", run_schedule},
                {"trace", ".csv", run_trace},          {"reference", ".csv", run_reference},
-               {"import", ".txt", run_import}};
+               {"import", ".txt", run_import},        {"measured", ".csv", run_measured}};
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
     if (strcmp(name, files[i].name) != 0) continue;
     char path[512];

@@ -16,19 +16,48 @@ rm -rf "$seeds"
 mkdir -p "$seeds"
 
 # Seeds: what the readers are meant to read.
-for r in topo model calib schedule trace reference cli units import; do mkdir -p "$seeds/$r"; done
+for r in topo model calib schedule trace reference cli units import measured; do
+  mkdir -p "$seeds/$r"
+done
 for r in "$@"; do mkdir -p "build/fuzz/corpus/$r" "tests/data/fuzz/$r"; done
 cp topologies/*.yaml tests/data/*.yaml "$seeds/topo/" 2>/dev/null
 cp models/*.yaml tests/data/*model*.yaml "$seeds/model/" 2>/dev/null
-cp tests/data/*calib*.yaml "$seeds/calib/" 2>/dev/null
+cp tests/data/*calib*.yaml validation/host_calibs/*.yaml bench/results/*/calib-*.yaml \
+  "$seeds/calib/" 2>/dev/null
+# every section and key of a calibration file (sim/train/calib.c), one value each
+cat >"$seeds/calib/every-key.yaml" <<'EOF'
+schema_version: 1
+compute: {flops_efficiency: 0.5, mem_efficiency: 0.8, kernel_overhead: 10us, fp32_math: tf32}
+efficiency: {conv_fp32: 0.6, conv_tf32_fwd: 0.3, matmul_tf32: 0.2}
+nccl: {launch: 5us, interference_blocks: 16, interference_slowdown: 1.3, interference_predicted: 1.1}
+collective: {op: allreduce, nranks: 2, shared: false, copy: true, alpha: 4us, bus_bw: 300GBps,
+  fit_r2: 0.9, fit_rms_rel_residual: 0.1}
+grouped_conv:
+  sms: 100
+  boost_mhz: 1000
+  entries:
+    - {mode: tf32, group_width: 4, out_channels: 128, out_positions: 3136, stride: 1, batch: 32,
+       fwd_us: 100, dgrad_us: 200, wgrad_us: 300}
+host: {dispatch: 27.3us, node: 29us}
+EOF
 cp tests/data/*.csv "$seeds/reference/" 2>/dev/null
 cp tests/data/topo_import/* "$seeds/import/" 2>/dev/null
 tiny="--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml"
 bin/ddpsim $tiny --world-size 2 --schedule "$seeds/schedule/tiny.csv" --trace "$seeds/trace/tiny.csv" >/dev/null
 bin/ddpsim --topo 4gpu --strategy dp --schedule "$seeds/schedule/dp.csv" --trace "$seeds/trace/dp.csv" >/dev/null
+bin/ddpsim --topo tests/data/tiny-hostops-topo.yaml --model tests/data/tiny-model-host.yaml \
+  --world-size 2 --strategy ddp --loop free --schedule "$seeds/schedule/free.csv" \
+  --trace "$seeds/trace/free.csv" >/dev/null
+# --measured tables: ddpsim's own sweep CSV and a hand-written one
+bin/ddpsim $tiny --bucket-mb 1,5,25 --format csv >"$seeds/measured/own.csv"
+printf '# measured\nbucket_mb,iter_ms,exposed_comm_ms\n1,10.5,2\n"5",8,\n15,8.5,1\n' \
+  >"$seeds/measured/hand.csv"
 printf -- '--topo\n4gpu\n--bucket-mb\n1,5,25\n' >"$seeds/cli/sweep"
 printf -- '--topo\n4gpu\n--strategy\ndp,ddp,ps\n--batch\n8:64:log4\n' >"$seeds/cli/strategies"
 printf -- '--topo\n4gpu\n--comm-hook\npowersgd:4\n--straggler\n1:1.5,3:2\n' >"$seeds/cli/hooks"
+printf -- '--topo\n4gpu\n--strategy\nddp\n--loop\nfree\n--host-scale\n1.25\n--calib\ntests/data/tiny-calib.yaml\n' >"$seeds/cli/host"
+printf -- '--topo\n4gpu\n--strategy\nsingle\n--pytorch-version\n1.9\n--optimizer-batch\n64\n--weight-decay\n--no-bn-weight-decay\n--amp\nfp16\n' >"$seeds/cli/pytorch"
+printf -- '--topo=4gpu\n--algo\nauto\n--proto\n^LL128\n--nccl-extra\nnone\n--no-sync\n4\n--static-graph\n' >"$seeds/cli/nccl"
 i=0
 for v in 25MiB 400Gbps 1.5us 312TFLOPS 1e-3 1:100:log5 1,5,25 0.5; do
   for k in 0 1 2 3 4 5; do printf "\\$(printf %03o $k)%s" "$v" >"$seeds/units/$i-$k"; done

@@ -115,6 +115,20 @@ Test(reliability, a_duration_past_the_clock_is_an_input_error) {
   unlink(model);
 }
 
+/* The same through the host: a calibration's host section of 1e6 s a
+ * dispatch and a node (each within its key's bound) passes the clock after
+ * a few hundred of ResNet-50's dispatches. The message named only the
+ * model, the batch and the topology's links, none of which was at fault;
+ * it names the host costs, --calib and --host-scale too. */
+Test(reliability, a_duration_past_the_clock_from_host_costs_names_them) {
+  char calib[] = "/tmp/ddpsim-rel-calib-XXXXXX", args[256];
+  ds_test_write_temp(calib, "schema_version: 1\nhost:\n  dispatch: 1e6s\n  node: 1e6s\n");
+  snprintf(args, sizeof args, "--topo 4gpu --calib %s", calib);
+  ds_test_ddpsim_refuses(args, "exceeds the longest simulated time");
+  ds_test_ddpsim_refuses(args, "host_* costs, and --calib's and --host-scale's values");
+  unlink(calib);
+}
+
 /* Defect 4: with --trace T --chrome BAD, T was replaced before the
  * --chrome write failed. Every output is checked before the work, so T is
  * untouched. Same for ddpreal, which ran every iteration before finding

@@ -75,11 +75,15 @@ ds_status ds_engine_run(struct ds_engine *eng, int64_t until_ns);
 int ds_engine_overflowed(const struct ds_engine *eng);
 
 /* The message callers give for that refusal (no location: the duration was
- * computed, not read). */
+ * computed, not read). It names every input a duration is computed from:
+ * a host cost of 1e6 s (each key's bound) times a model's dispatches passes
+ * the clock too, where a message naming only FLOPs, bytes and links sent
+ * the user to the wrong file. */
 #define DS_ENGINE_OVERFLOW_MSG                                                   \
   "a computed duration exceeds the longest simulated time (1e18 ns, 31.7 "      \
-  "years): check the model's FLOPs and bytes, the batch and the topology's "    \
-  "bandwidths and latencies"
+  "years): check the model's FLOPs and bytes, the batch, the topology's "       \
+  "bandwidths, latencies and host_* costs, and --calib's and --host-scale's "   \
+  "values"
 
 /* Number of events pending now. */
 size_t ds_engine_pending(const struct ds_engine *eng);

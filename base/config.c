@@ -715,8 +715,19 @@ ds_status ds_cnode_bw(const struct ds_cnode *node, double *out_bytes_per_s,
 
 ds_status ds_cnode_time_ns(const struct ds_cnode *node, double *out_ns,
                            struct ds_err *err) {
-  return convert(node, "a time like \"1.5us\" (at most 1e6 s)", ds_units_parse_time_ns, out_ns,
-                 err);
+  const char *what = "a time like \"1.5us\" (at most 1e6 s)";
+  DS_CHECK(convert(node, what, ds_units_parse_time_ns, out_ns, err));
+  /* The units parser reads a bare number as seconds, but every time a
+   * file holds is microseconds to milliseconds (latencies, launch and host
+   * costs): a bare "27" is a unit left out, not 27 s, and would silently
+   * make every iteration minutes long. 0 needs no unit. */
+  const char *s = NULL;
+  double bare;
+  DS_CHECK(scalar_of(node, what, &s, err));
+  if (*out_ns != 0 && ds_units_parse_number(s, &bare) == DS_OK)
+    return ds_cnode_error(node, err, "expected a time with its unit, e.g. \"%sus\", got \"%s\"",
+                          s, s);
+  return DS_OK;
 }
 
 ds_status ds_cnode_flops(const struct ds_cnode *node, double *out_flops_per_s,

@@ -400,10 +400,17 @@ Test(calib, host_scale_doubles_exactly_the_host_part) {
 }
 
 Test(calib, host_time_without_a_unit_exits_2_with_its_place) {
-  /* the topology's time reader takes a bare number as seconds; a host time
-   * (tens of us) without one is a unit left out, refused, quoted or not */
+  /* the units parser takes a bare number as seconds; a host time (tens of
+   * us) without one is a unit left out, refused, quoted or not
+   * (ds_cnode_time_ns, as every time a file holds); a bare 0 needs none */
   host_calib_refused("schema_version: 1\nhost:\n  dispatch: 27\n",
-                     ":3:13: key 'dispatch'", "expected a time with a unit, e.g. 27.3us");
+                     ":3:13: key 'dispatch'", "expected a time with its unit, e.g. \"27us\"");
   host_calib_refused("schema_version: 1\nhost:\n  dispatch: 27.3us\n  node: \"26.25\"\n",
-                     ":4:9: key 'node'", "expected a time with a unit, e.g. 27.3us");
+                     ":4:9: key 'node'", "expected a time with its unit, e.g. \"26.25us\"");
+  struct ds_calib c;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_test_load_calib_text("schema_version: 1\nhost:\n  dispatch: 0\n", &c, &err,
+                                       NULL),
+               DS_OK, "%s", err.msg);
+  cr_assert_float_eq(c.host_dispatch_ns, 0, 1e-12);
 }

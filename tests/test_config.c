@@ -127,6 +127,30 @@ Test(config, bad_bandwidth_message_exact) {
   ds_config_free(cfg);
 }
 
+/* A time in a file carries its unit: the units parser reads a bare number
+ * as seconds, which for a latency or a host cost (microseconds) is a unit
+ * left out. 0 needs none; a unit makes any value a time. */
+Test(config, a_bare_time_other_than_zero_is_refused) {
+  struct ds_config *cfg = load("a: 4\nb: 0\nc: 4s\nd: \"2.5\"\n");
+  struct ds_cnode root = root_of(cfg);
+  struct ds_cnode a = get(&root, "a"), b = get(&root, "b"), c = get(&root, "c"),
+                  d = get(&root, "d");
+  struct ds_err err = {DS_OK, ""};
+  double ns = -1;
+  cr_assert_eq(ds_cnode_time_ns(&a, &ns, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml:1:4: key 'a': expected a time with its unit, e.g. "
+                            "\"4us\", got \"4\"");
+  err = (struct ds_err){DS_OK, ""};
+  cr_assert_eq(ds_cnode_time_ns(&d, &ns, &err), DS_EINPUT);
+  cr_assert(strstr(err.msg, "t.yaml:4:4: key 'd'"), "%s", err.msg);
+  err = (struct ds_err){DS_OK, ""};
+  cr_assert_eq(ds_cnode_time_ns(&b, &ns, &err), DS_OK, "%s", err.msg);
+  cr_assert_float_eq(ns, 0, 0);
+  cr_assert_eq(ds_cnode_time_ns(&c, &ns, &err), DS_OK, "%s", err.msg);
+  cr_assert_float_eq(ns, 4e9, 0);
+  ds_config_free(cfg);
+}
+
 /* Each quantity names its own example in the message; the value of 'a' is
  * at line 1, column 4. */
 Test(config, expected_phrases) {

@@ -1,12 +1,19 @@
 /*
- * Conformance with real PyTorch: DDP's bucket layouts of the six shipped
- * models, captured from torch's own reducer (gloo, world size 1) by
- * tools/capture_conformance.py into tests/data/conformance/buckets.csv, at
- * bucket_cap_mb unset, 1, 5, 25 and 100, for the default,
- * find_unused_parameters and static_graph; `ddpsim buckets` must print the
- * same rows byte for byte (sizes, order, every parameter index).
+ * Conformance with real PyTorch, for every shipped model (every models/NAME.yaml: a
+ * model file without captured rows fails here), from what
+ * tools/capture_conformance.py recorded of torch's own DDP reducer (gloo,
+ * world size 1) into tests/data/conformance/:
+ *   buckets.csv     the bucket layouts at bucket_cap_mb unset, 1, 5, 25 and
+ *                   100, for the default, find_unused_parameters and
+ *                   static_graph; `ddpsim buckets` must print the same rows
+ *                   byte for byte (sizes, order, every parameter index);
+ *   grad_ready.csv  the order gradients became ready in backward, which the
+ *                   model file's grad_ready must list (the rebuilt buckets
+ *                   follow it);
+ *   saved_bytes.csv what autograd saved in one training forward.
  */
 #include <criterion/criterion.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +22,34 @@
 #include "sim/train/model.h"
 #include "tests/support.h"
 
-#define MAX_GROUPS 128
+#define MAX_GROUPS 256
+#define MAX_MODELS 32
+/* capture_conformance.py's CAPS x RULES: the groups each model must have */
+#define GROUPS_PER_MODEL (5 * 3)
+
+/* The shipped models, models/NAME.yaml, by NAME; returns how many. */
+static int shipped_models(char names[MAX_MODELS][32]) {
+  glob_t g;
+  cr_assert_eq(glob("models/*.yaml", 0, NULL, &g), 0, "no models/*.yaml");
+  cr_assert_leq(g.gl_pathc, MAX_MODELS);
+  int n = (int)g.gl_pathc;
+  for (int i = 0; i < n; i++)
+    cr_assert_eq(sscanf(g.gl_pathv[i], "models/%31[^.].yaml", names[i]), 1);
+  globfree(&g);
+  return n;
+}
+
+/* How many of the CSV's data lines start with "model,". */
+static int rows_of(const char *text, const char *model) {
+  size_t len = strlen(model);
+  int rows = 0;
+  for (const char *line = text; line && *line;) {
+    if (line[0] != '#' && strncmp(line, model, len) == 0 && line[len] == ',') rows++;
+    line = strchr(line, '\n');
+    if (line) line++;
+  }
+  return rows;
+}
 
 struct group {
   char key[96];  /* "model,rule,cap" */
@@ -61,7 +95,17 @@ Test(conformance, ddp_buckets_match_pytorch_byte_for_byte) {
     }
     append(&groups[g], line, len);
   }
-  cr_assert_geq(n, 90, "6 models x 5 caps x 3 rules, got %d groups", n);
+  char models[MAX_MODELS][32];
+  int n_models = shipped_models(models);
+  for (int k = 0; k < n_models; k++) {
+    int of_model = 0;
+    size_t len = strlen(models[k]);
+    for (int g = 0; g < n; g++)
+      of_model += strncmp(groups[g].key, models[k], len) == 0 && groups[g].key[len] == ',';
+    cr_assert_eq(of_model, GROUPS_PER_MODEL, "%s: %d groups in buckets.csv, want 5 caps x 3 rules",
+                 models[k], of_model);
+  }
+  cr_assert_eq(n, n_models * GROUPS_PER_MODEL, "buckets.csv: a model that models/ does not ship");
   for (int g = 0; g < n; g++) {
     char model[32], rule[16], cap[16], args[256];
     cr_assert_eq(sscanf(groups[g].key, "%31[^,],%15[^,],%15s", model, rule, cap), 3);
@@ -110,6 +154,56 @@ Test(conformance, saved_activation_bytes_match_pytorch) {
     ds_model_free(m);
     rows++;
   }
-  cr_assert_eq(rows, 6, "the six shipped models");
+  char models[MAX_MODELS][32];
+  int n_models = shipped_models(models);
+  for (int k = 0; k < n_models; k++)
+    cr_assert_geq(rows_of(text, models[k]), 1, "%s: no row in saved_bytes.csv", models[k]);
+  cr_assert_eq(rows, n_models, "one eager row per shipped model");
+  free(text);
+}
+
+Test(conformance, gradient_ready_order_matches_pytorch) {
+  /* tests/data/conformance/grad_ready.csv: the order the AccumulateGrad
+   * hooks fired in iteration 0's backward under real DDP (registration
+   * indices); the model file's grad_ready (parameter names, measured by the
+   * exporter without DDP) must be that order. */
+  char *text = ds_test_slurp("tests/data/conformance/grad_ready.csv");
+  char models[MAX_MODELS][32];
+  int n_models = shipped_models(models);
+  int total = 0;
+  for (int k = 0; k < n_models; k++) {
+    char path[64];
+    snprintf(path, sizeof path, "models/%s.yaml", models[k]);
+    struct ds_model *m = ds_test_model(path);
+    cr_assert_eq(m->n_grad_ready, m->n_params, "%s: the file lists grad_ready", path);
+    int32_t *csv = malloc((size_t)m->n_params * sizeof *csv);
+    cr_assert_not_null(csv);
+    int rows = 0;
+    for (char *line = text, *next; line && *line; line = next) {
+      char *nl = strchr(line, '\n');
+      next = nl ? nl + 1 : NULL;
+      char model[32];
+      int position, param;
+      if (line[0] == '#' || sscanf(line, "%31[^,],%d,%d", model, &position, &param) != 3 ||
+          strcmp(model, models[k]) != 0)
+        continue;
+      cr_assert_eq(position, rows, "%s: grad_ready.csv's positions in order", models[k]);
+      cr_assert_lt(rows, m->n_params, "%s: more rows than parameters", models[k]);
+      csv[rows++] = param;
+    }
+    cr_assert_eq(rows, m->n_params, "%s: %d rows in grad_ready.csv for %d parameters", models[k],
+                 rows, m->n_params);
+    for (int32_t i = 0; i < m->n_params; i++)
+      cr_assert_eq(ds_model_registration_index(m, m->grad_ready[i]), csv[i],
+                   "%s: ready position %d: the file's parameter %d, PyTorch's %d", models[k], i,
+                   ds_model_registration_index(m, m->grad_ready[i]), csv[i]);
+    total += rows;
+    free(csv);
+    ds_model_free(m);
+  }
+  int lines = 0; /* data lines, the column line included */
+  for (const char *c = text; *c; c++)
+    lines += (c == text || c[-1] == '\n') && *c != '#';
+  cr_assert_eq(total, lines - 1, "grad_ready.csv: rows of a model that models/ does not ship");
   free(text);
 }

@@ -133,7 +133,8 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=os.path.join(REPO, "tests", "data", "conformance"))
     ap.add_argument("--models", default=",".join(torch_models.MODELS),
-                    help="comma-separated subset of %s" % ",".join(torch_models.MODELS))
+                    help="comma-separated subset of %s (default all, in that order: the "
+                    "committed files' rows)" % ",".join(torch_models.MODELS))
     ap.add_argument("--no-saved", action="store_true", help="skip saved_bytes.csv")
     ap.add_argument("--no-buckets", action="store_true",
                     help="skip buckets.csv and grad_ready.csv")
@@ -142,6 +143,10 @@ def main(argv):
     args = ap.parse_args(argv[1:])
     torch.set_num_threads(args.threads)
     models = args.models.split(",")
+    unknown = [m for m in models if m not in torch_models.MODELS]
+    if unknown:
+        ap.error("--models: %s not in tools/torch_models.py MODELS (%s)"
+                 % (",".join(unknown), ",".join(torch_models.MODELS)))
     os.makedirs(args.out, exist_ok=True)
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -151,8 +156,8 @@ def main(argv):
         dist.init_process_group("gloo", rank=0, world_size=1,
                                 init_method="tcp://127.0.0.1:%d" % port)
     date = args.date or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
-    head = ["# %s; gloo world size 1 on CPU; written by tools/capture_conformance.py on %s"
-            % (export_model.versions(), date)]
+    head = ["# %s; gloo world size 1 on CPU; written by tools/capture_conformance.py "
+            "--models %s on %s" % (export_model.versions(), ",".join(models), date)]
     brows, rrows, notes = [], [], []
     for name in ([] if args.no_buckets else models):
         for rule, kw in RULES:

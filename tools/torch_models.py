@@ -222,16 +222,21 @@ def gpt2(batch=2, attention="eager", seq=1024):
     return model, x, meta
 
 
-MODELS = {  # name -> factory, as tools/conformance.sh and capture_conformance.py use them
+# name -> factory: the shipped models (models/NAME.yaml, each exported from
+# its factory), which tools/conformance.sh and capture_conformance.py cover.
+# The order is the rows' order in tests/data/conformance/*.csv (conformance.sh
+# diffs line for line): the six captured first, then the DDP benchmark's and
+# DeepLearningExamples' models added after them.
+MODELS = {
     "resnet50": resnet50,
-    "resnet101": resnet101,
-    "resnext50_32x4d": resnext50_32x4d,
-    "resnext101_32x8d": resnext101_32x8d,
-    "resnext101_32x4d": resnext101_32x4d,
-    "se_resnext101_32x4d": se_resnext101_32x4d,
     "mobilenet_v2": mobilenet_v2,
     "vgg16": vgg16,
     "bert-base": bert_base,
     "gpt2": gpt2,
     "bert-base-squad": bert_base_squad,
+    "resnet101": resnet101,
+    "resnext50_32x4d": resnext50_32x4d,
+    "resnext101_32x4d": resnext101_32x4d,
+    "resnext101_32x8d": resnext101_32x8d,
+    "se_resnext101_32x4d": se_resnext101_32x4d,
 }

@@ -54,8 +54,9 @@ static const char usage[] =
     "                         rank (ui.perfetto.dev); one configuration, no sweep\n"
     "  --schedule FILE.csv    write the steady-state iteration's schedule\n"
     "  --coll-model auto|flow|aggregate\n"
-    "                         ring and tree all-reduces per flow, or aggregated (one\n"
-    "                         flow per ring or tree; default auto: flow up to 64 ranks)\n"
+    "                         ring, tree and NVLSTree all-reduces (hierarchical's\n"
+    "                         ring phases too) per flow, or aggregated (one flow per\n"
+    "                         ring or tree; default auto: flow up to 64 ranks)\n"
     "  --net maxmin|alpha-beta  link sharing model (default maxmin)\n"
     "  --ring-chunks N        pipelined chunks per ring step, flow model only (default 1)\n"
     ;

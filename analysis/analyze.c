@@ -119,7 +119,18 @@ static ds_status parse_args(int argc, char **argv, struct analyze_options *o,
   if (positional == 2 && o->one_only)
     return ds_err_set(err, DS_EUSAGE, "option --iter is for one trace; with two, "
                       "--pred-iter N and --skip-measured N pick the iterations");
+  if (o->plot) { /* a bad extension is a usage error before any work */
+    const char *dot = strrchr(o->plot, '.');
+    if (!dot || (strcmp(dot, ".png") != 0 && strcmp(dot, ".svg") != 0))
+      return ds_err_set(err, DS_EUSAGE, "option --plot: expected a file name ending "
+                        "in .png or .svg, got \"%s\"", o->plot);
+  }
   return DS_OK;
+}
+
+ds_status ds_analyze_check_args(int argc, char **argv, struct ds_err *err) {
+  struct analyze_options o;
+  return parse_args(argc, argv, &o, err);
 }
 
 ds_status ds_analyze_main(int argc, char **argv, FILE *out, struct ds_err *err) {
@@ -128,12 +139,6 @@ ds_status ds_analyze_main(int argc, char **argv, FILE *out, struct ds_err *err) 
   if (o.help) {
     fputs(usage, out);
     return DS_OK;
-  }
-  if (o.plot) { /* a bad extension is a usage error before any work */
-    const char *dot = strrchr(o.plot, '.');
-    if (!dot || (strcmp(dot, ".png") != 0 && strcmp(dot, ".svg") != 0))
-      return ds_err_set(err, DS_EUSAGE, "option --plot: expected a file name ending "
-                        "in .png or .svg, got \"%s\"", o.plot);
   }
   /* the outputs can be written and overwrite neither trace (issue #15) */
   const struct ds_path_arg outs[] = {{"--chrome", o.chrome}, {"--plot", o.plot}},

@@ -134,6 +134,21 @@ Test(collbench, bad_flags_are_usage_errors_naming_the_flag) {
   }
 }
 
+/* The seam the subcmd fuzz reader drives (fuzz/readers.c): the flags are
+ * validated as ds_collbench_main validates them, and nothing is read, so a
+ * topology that does not exist passes and a bad -b does not. */
+Test(collbench, check_args_validates_the_flags_without_reading_the_topology) {
+  char *bad[] = {"collective", "--topo", "no-such-topology", "-b", "3", NULL};
+  struct ds_err err = {0};
+  cr_assert_eq(ds_collbench_check_args(5, bad, &err), DS_EUSAGE);
+  cr_assert(strstr(err.msg, "option -b: expected a size of at least 4 bytes"), "%s", err.msg);
+  char *good[] = {"collective", "--topo", "no-such-topology", "--op", "broadcast", NULL};
+  cr_assert_eq(ds_collbench_check_args(5, good, &err), DS_OK, "%s", err.msg);
+  struct output o = run("--topo no-such-topology --op broadcast");
+  cr_assert_eq(o.st, DS_EUSAGE, "the command itself reads it: %s", o.err.msg);
+  free(o.text);
+}
+
 /* NCCL's protocols and channels (--algo auto, --proto). */
 
 struct nccl_row {

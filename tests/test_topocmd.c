@@ -109,3 +109,20 @@ Test(topocmd, bad_arguments_name_the_flag) {
     free(o.text);
   }
 }
+
+/* The seam the subcmd fuzz reader drives (fuzz/readers.c): `topo` and
+ * `topo import` flags are validated as ds_topocmd_main validates them, and
+ * no file is read (none of these exists). */
+Test(topocmd, check_args_validates_the_flags_without_reading_a_file) {
+  struct ds_err err = {0};
+  char *from[] = {"topo", "missing.yaml", "--from", "x", NULL};
+  cr_assert_eq(ds_topocmd_check_args(4, from, &err), DS_EUSAGE);
+  cr_assert(strstr(err.msg, "option --from: expected a GPU index"), "%s", err.msg);
+  char *nic[] = {"topo", "import", "missing.xml", "--nic", "8x", NULL};
+  cr_assert_eq(ds_topocmd_check_args(5, nic, &err), DS_EUSAGE);
+  cr_assert(strstr(err.msg, "option --nic: expected COUNTxBW"), "%s", err.msg);
+  char *topo[] = {"topo", "missing.yaml", "--world-size", "2", NULL};
+  cr_assert_eq(ds_topocmd_check_args(4, topo, &err), DS_OK, "%s", err.msg);
+  char *import[] = {"topo", "import", "missing.xml", "--nodes", "2", NULL};
+  cr_assert_eq(ds_topocmd_check_args(5, import, &err), DS_OK, "%s", err.msg);
+}

@@ -701,6 +701,11 @@ static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
   return st;
 }
 
+ds_status ds_collbench_check_args(int argc, char **argv, struct ds_err *err) {
+  struct collbench_options o;
+  return parse_args(argc, argv, &o, err);
+}
+
 ds_status ds_collbench_main(int argc, char **argv, FILE *out,
                             struct ds_err *err) {
   struct collbench_options o;

@@ -128,6 +128,14 @@ static ds_status run(struct import_args *a, const struct ds_gpu_table *table, FI
   return st;
 }
 
+ds_status ds_importcmd_check_args(int argc, char **argv, struct ds_err *err) {
+  struct import_args *a = calloc(1, sizeof *a);
+  if (!a) return ds_err_set(err, DS_ENOMEM, "out of memory");
+  ds_status st = parse_args(argc, argv, a, err);
+  free(a);
+  return st;
+}
+
 ds_status ds_importcmd_main(int argc, char **argv, FILE *out, struct ds_err *err) {
   struct import_args *a = calloc(1, sizeof *a);
   if (!a) return ds_err_set(err, DS_ENOMEM, "out of memory");

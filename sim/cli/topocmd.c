@@ -315,6 +315,13 @@ static ds_status describe(FILE *out, struct ds_topo *t, const struct topocmd_opt
   return DS_OK;
 }
 
+ds_status ds_topocmd_check_args(int argc, char **argv, struct ds_err *err) {
+  if (argc > 1 && strcmp(argv[1], "import") == 0)
+    return ds_importcmd_check_args(argc - 1, argv + 1, err);
+  struct topocmd_options o;
+  return parse_args(argc, argv, &o, err);
+}
+
 ds_status ds_topocmd_main(int argc, char **argv, FILE *out, struct ds_err *err) {
   if (argc > 1 && strcmp(argv[1], "import") == 0)
     return ds_importcmd_main(argc - 1, argv + 1, out, err);

@@ -270,6 +270,28 @@ Test(analyze, check_args_validates_the_flags_without_reading_a_trace) {
   cr_assert_eq(ds_analyze_check_args(6, good, &err), DS_OK, "%s", err.msg);
 }
 
+/* A flag given last, with nothing after it: one that takes a value is
+ * missing it; one analyze does not know is unknown (the subcmd fuzz reader
+ * found `ddpsim analyze p.csv --per_op` refused as "option --per_op needs a
+ * value"). */
+Test(analyze, a_flag_given_last_is_missing_its_value_or_unknown) {
+  const char *flags[] = {"--format", "--chrome", "--plot", "--pred-iter", "--skip-measured",
+                         "--iter"};
+  struct ds_err err = {0};
+  char msg[128];
+  for (size_t i = 0; i < sizeof flags / sizeof *flags; i++) {
+    char *argv[] = {"analyze", "p.csv", (char *)flags[i], NULL};
+    cr_assert_eq(ds_analyze_check_args(3, argv, &err), DS_EUSAGE);
+    snprintf(msg, sizeof msg, "option %s needs a value", flags[i]);
+    cr_assert_str_eq(err.msg, msg);
+  }
+  char *typo[] = {"analyze", "p.csv", "--per_op", NULL};
+  cr_assert_eq(ds_analyze_check_args(3, typo, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "unknown option \"--per_op\" (see ddpsim analyze --help)");
+  char *per_op[] = {"analyze", "p.csv", "--per-op", NULL};
+  cr_assert_eq(ds_analyze_check_args(3, per_op, &err), DS_OK, "%s", err.msg);
+}
+
 Test(analyze, h100_pair_matches_the_recorded_p50s) {
   /* bench/results/gpu-2026-11-23-h100/README.md: prediction 9.573 ms, spin
    * replay p50 9.928 ms (the mean here, over the same 10 iterations). */

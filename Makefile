@@ -173,15 +173,17 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT_OBJ) $(LIBSIM) $(LIBANALYSIS
 	$(Q)$(CC) $(LDFLAGS) $^ -lcriterion $(LDLIBS) -o $@
 
 # The fuzz targets' readers (fuzz/readers.c), shared with the test that
-# replays the saved crashing inputs (tests/test_fuzz_regress.c).
+# replays the saved crashing inputs (tests/test_fuzz_regress.c). They link
+# ddpreal's option parser alone (real/options.c: no MPI, no CUDA).
+FUZZ_READERS_OBJ := $(BUILD)/fuzz/readers.o $(BUILD)/real/options.o
 $(BUILD)/fuzz/readers.o: CPPFLAGS += -DDS_SOURCE_DIR=\"$(CURDIR)\"
-$(BUILD)/tests/test_fuzz_regress: $(BUILD)/tests/test_fuzz_regress.o $(BUILD)/fuzz/readers.o $(TEST_SUPPORT_OBJ) $(LIBANALYSIS) $(LIBSIM) $(LIBTRACE) $(LIBBASE)
+$(BUILD)/tests/test_fuzz_regress: $(BUILD)/tests/test_fuzz_regress.o $(FUZZ_READERS_OBJ) $(TEST_SUPPORT_OBJ) $(LIBANALYSIS) $(LIBSIM) $(LIBTRACE) $(LIBBASE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ -lcriterion $(LDLIBS) -o $@
 
-FUZZ_READERS := topo model calib schedule trace reference cli units import measured
+FUZZ_READERS := topo model calib schedule trace reference cli units import measured subcmd
 FUZZ_SECONDS ?= 60
-$(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/fuzz_%.o $(BUILD)/fuzz/readers.o $(LIBANALYSIS) $(LIBSIM) $(LIBTRACE) $(LIBBASE)
+$(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/fuzz_%.o $(FUZZ_READERS_OBJ) $(LIBANALYSIS) $(LIBSIM) $(LIBTRACE) $(LIBBASE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -fsanitize=fuzzer $^ $(LDLIBS) -o $@
 

@@ -14,6 +14,7 @@
 
 #include "analysis/compare.h"
 #include "analysis/export.h"
+#include "base/cli.h"
 #include "base/outputs.h"
 
 static const char usage[] =
@@ -66,6 +67,10 @@ static ds_status parse_count(const char *flag, const char *v, int32_t min,
   return DS_OK;
 }
 
+/* The flags that take a value (the others: --help, -h, --per-op). */
+static const char *const value_flags[] = {"--format",        "--chrome", "--plot", "--pred-iter",
+                                          "--skip-measured", "--iter",   NULL};
+
 static ds_status parse_args(int argc, char **argv, struct analyze_options *o,
                             struct ds_err *err) {
   *o = (struct analyze_options){.cmp = {.pred_iter = -1, .skip_measured = -1}};
@@ -88,7 +93,7 @@ static ds_status parse_args(int argc, char **argv, struct analyze_options *o,
       else o->meas = f;
       continue;
     }
-    if (i + 1 >= argc) return ds_err_set(err, DS_EUSAGE, "option %s needs a value", f);
+    if (i + 1 >= argc) return ds_cli_missing_value(err, f, value_flags, "ddpsim analyze");
     const char *v = argv[++i];
     if (strcmp(f, "--format") == 0) {
       if (strcmp(v, "text") == 0) o->format = DS_COMPARE_TEXT;
@@ -106,7 +111,8 @@ static ds_status parse_args(int argc, char **argv, struct analyze_options *o,
       o->one_only = "--iter";
       DS_CHECK(parse_count(f, v, 0, &o->cmp.pred_iter, err));
     } else
-      return ds_err_set(err, DS_EUSAGE, "unknown option %s (see ddpsim analyze --help)", f);
+      return ds_err_set(err, DS_EUSAGE, "unknown option \"%s\" (see ddpsim analyze --help)",
+                        f);
   }
   if (o->help) return DS_OK;
   if (positional == 0)
@@ -119,7 +125,18 @@ static ds_status parse_args(int argc, char **argv, struct analyze_options *o,
   if (positional == 2 && o->one_only)
     return ds_err_set(err, DS_EUSAGE, "option --iter is for one trace; with two, "
                       "--pred-iter N and --skip-measured N pick the iterations");
+  if (o->plot) { /* a bad extension is a usage error before any work */
+    const char *dot = strrchr(o->plot, '.');
+    if (!dot || (strcmp(dot, ".png") != 0 && strcmp(dot, ".svg") != 0))
+      return ds_err_set(err, DS_EUSAGE, "option --plot: expected a file name ending "
+                        "in .png or .svg, got \"%s\"", o->plot);
+  }
   return DS_OK;
+}
+
+ds_status ds_analyze_check_args(int argc, char **argv, struct ds_err *err) {
+  struct analyze_options o;
+  return parse_args(argc, argv, &o, err);
 }
 
 ds_status ds_analyze_main(int argc, char **argv, FILE *out, struct ds_err *err) {
@@ -128,12 +145,6 @@ ds_status ds_analyze_main(int argc, char **argv, FILE *out, struct ds_err *err) 
   if (o.help) {
     fputs(usage, out);
     return DS_OK;
-  }
-  if (o.plot) { /* a bad extension is a usage error before any work */
-    const char *dot = strrchr(o.plot, '.');
-    if (!dot || (strcmp(dot, ".png") != 0 && strcmp(dot, ".svg") != 0))
-      return ds_err_set(err, DS_EUSAGE, "option --plot: expected a file name ending "
-                        "in .png or .svg, got \"%s\"", o.plot);
   }
   /* the outputs can be written and overwrite neither trace (issue #15) */
   const struct ds_path_arg outs[] = {{"--chrome", o.chrome}, {"--plot", o.plot}},

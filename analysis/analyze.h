@@ -21,6 +21,11 @@ extern "C" {
  * a missing or failing gnuplot is DS_EIO (exit 1). */
 ds_status ds_analyze_main(int argc, char **argv, FILE *out, struct ds_err *err);
 
+/* Parses and validates argv as ds_analyze_main does, then stops: no trace
+ * is read and the outputs are not checked. What the `subcmd` fuzz reader
+ * drives (fuzz/README.md). */
+ds_status ds_analyze_check_args(int argc, char **argv, struct ds_err *err);
+
 #ifdef __cplusplus
 }
 #endif

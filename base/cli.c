@@ -16,6 +16,14 @@ ds_status ds_cli_bad_value(struct ds_err *err, const char *flag, const char *wha
   return ds_err_set(err, DS_EUSAGE, "option %s: expected %s, got \"%s\"", flag, what, got);
 }
 
+ds_status ds_cli_missing_value(struct ds_err *err, const char *flag,
+                               const char *const *value_flags, const char *program) {
+  for (const char *const *f = value_flags; *f; f++)
+    if (strcmp(flag, *f) == 0)
+      return ds_err_set(err, DS_EUSAGE, "option %s needs a value", flag);
+  return ds_err_set(err, DS_EUSAGE, "unknown option \"%s\" (see %s --help)", flag, program);
+}
+
 ds_status ds_cli_parse_int(const char *flag, const char *v, int64_t lo, int64_t hi,
                            int64_t *out, struct ds_err *err) {
   char *end;

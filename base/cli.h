@@ -23,6 +23,14 @@ extern "C" {
 ds_status ds_cli_bad_value(struct ds_err *err, const char *flag, const char *what,
                            const char *got);
 
+/* The usage error for a flag given last, with no word after it: "option
+ * FLAG needs a value" when FLAG is one of value_flags (NULL-terminated),
+ * else "unknown option \"FLAG\" (see PROGRAM --help)", so that a mistyped
+ * or made-up flag at the end of a line is named as unknown rather than as
+ * missing a value. Returns DS_EUSAGE. */
+ds_status ds_cli_missing_value(struct ds_err *err, const char *flag,
+                               const char *const *value_flags, const char *program);
+
 /* One integer from lo to hi, the whole of v (base 10). */
 ds_status ds_cli_parse_int(const char *flag, const char *v, int64_t lo, int64_t hi,
                            int64_t *out, struct ds_err *err);

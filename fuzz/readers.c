@@ -1,8 +1,8 @@
 /*
  * Every reader of user input behind one call (readers.h): the YAML files
  * (topology, model, calibration), the CSV files (schedule, trace and its
- * analysis, nccl-tests reference tables), ddpsim's command line and the
- * unit and value grammars. The file readers take a path, so the input is
+ * analysis, nccl-tests reference tables), ddpsim's command line, its
+ * subcommands' and ddpreal's, and the unit and value grammars. The file readers take a path, so the input is
  * written to a file first; the gpu table is the shipped one.
  *
  * Besides crashes, leaks, hangs and sanitizer reports, a refusal that breaks
@@ -17,12 +17,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/analyze.h"
 #include "analysis/compare.h"
 #include "base/units.h"
 #include "base/values.h"
+#include "real/options.h"
+#include "sim/cli/bucketcmd.h"
+#include "sim/cli/collbench.h"
 #include "sim/cli/collbench_plot.h"
 #include "sim/cli/options.h"
 #include "sim/cli/sweep_measured.h"
+#include "sim/cli/topocmd.h"
 #include "sim/net/gpu_table.h"
 #include "sim/net/topo.h"
 #include "sim/net/topo_import.h"
@@ -37,7 +42,7 @@
 
 const char *const ds_fuzz_readers[] = {"topo",  "model", "calib",  "schedule", "trace",
                                        "reference", "cli", "units", "import", "measured",
-                                       NULL};
+                                       "subcmd", NULL};
 
 /* Aborts unless st is success or a refusal as promised: exit status 2
  * (DS_EINPUT, DS_EUSAGE) and a message naming `path` (when not NULL). */
@@ -168,23 +173,71 @@ static void run_measured(const char *path) {
   ds_measured_release(&m);
 }
 
-/* ddpsim's command line: the input's lines are the words. */
-static void run_cli(const uint8_t *data, size_t size) {
-  char *text = malloc(size + 1);
-  if (!text) return;
-  memcpy(text, data, size);
-  text[size] = '\0';
-  char *argv[64] = {"ddpsim"};
-  int argc = 1;
-  for (char *p = text; argc < 63 && p && *p;) {
+/* The input's lines as words argv[first..], at most 63 in all, NULL
+ * after the last; returns argc, or -1 without memory. *text is to free. */
+#define ARGV_MAX 64
+static int to_words(const uint8_t *data, size_t size, char *argv[ARGV_MAX], int first,
+                    char **text) {
+  *text = malloc(size + 1);
+  if (!*text) return -1;
+  memcpy(*text, data, size);
+  (*text)[size] = '\0';
+  int argc = first;
+  for (char *p = *text; argc < ARGV_MAX - 1 && p && *p;) {
     argv[argc++] = p;
     p = strchr(p, '\n');
     if (p) *p++ = '\0';
   }
   argv[argc] = NULL;
+  return argc;
+}
+
+/* ddpsim's command line: the input's lines are the words. */
+static void run_cli(const uint8_t *data, size_t size) {
+  char *argv[ARGV_MAX] = {"ddpsim"}, *text;
+  int argc = to_words(data, size, argv, 1, &text);
+  if (argc < 0) return;
   struct ds_options o;
   struct ds_err err = {0};
   check_refusal("ds_options_parse", ds_options_parse(argc, argv, &o, &err), &err, NULL);
+  free(text);
+}
+
+static ds_status check_ddpreal(int argc, char **argv, struct ds_err *err) {
+  struct ds_real_options o;
+  return ds_real_options_parse(argc, argv, &o, err);
+}
+
+/* A subcommand's command line, one word a line: the first names it
+ * (`collective`, `analyze`, `topo` (and `topo import`), `buckets`, as
+ * after `ddpsim`; or `ddpreal`, its main command's options), the rest are
+ * its arguments. Parsing and validation only (the *_check_args seams):
+ * nothing is read or run. An output that cannot be written is exit 1 as
+ * docs/reliability.md promises (DS_EIO naming the flag: `collective
+ * --plot`, `ddpreal --trace`); every other refusal must be exit 2. */
+static void run_subcmd(const uint8_t *data, size_t size) {
+  static const struct {
+    const char *name, *output_flag;
+    ds_status (*check)(int argc, char **argv, struct ds_err *err);
+  } cmds[] = {{"collective", "--plot ", ds_collbench_check_args},
+              {"analyze", NULL, ds_analyze_check_args},
+              {"topo", NULL, ds_topocmd_check_args},
+              {"buckets", NULL, ds_bucketcmd_check_args},
+              {"ddpreal", "--trace ", check_ddpreal}};
+  char *argv[ARGV_MAX], *text;
+  int argc = to_words(data, size, argv, 0, &text);
+  if (argc < 0) return;
+  for (size_t i = 0; argc > 0 && i < sizeof cmds / sizeof *cmds; i++) {
+    if (strcmp(argv[0], cmds[i].name) != 0) continue;
+    struct ds_err err = {0};
+    ds_status st = cmds[i].check(argc, argv, &err);
+    if (!(st == DS_EIO && cmds[i].output_flag &&
+          strncmp(err.msg, cmds[i].output_flag, strlen(cmds[i].output_flag)) == 0))
+      check_refusal(cmds[i].name, st, &err, NULL);
+    break;
+  }
+  /* ddpreal --timeout sets it for the ranks; the next input starts clean */
+  unsetenv("DDPREAL_TIMEOUT_S");
   free(text);
 }
 
@@ -225,6 +278,10 @@ int ds_fuzz_run(const char *name, const uint8_t *data, size_t size) {
   }
   if (strcmp(name, "units") == 0) {
     run_units(data, size);
+    return 0;
+  }
+  if (strcmp(name, "subcmd") == 0) {
+    run_subcmd(data, size);
     return 0;
   }
   static const struct {

@@ -10,7 +10,8 @@
 #include <stdint.h>
 
 /* The reader names, NULL-terminated: "topo", "model", "calib",
- * "schedule", "trace", "reference", "cli", "units", "import", "measured". */
+ * "schedule", "trace", "reference", "cli", "units", "import", "measured",
+ * "subcmd". */
 extern const char *const ds_fuzz_readers[];
 
 /* Runs data through reader `name` (1 when the name is unknown, else 0).

@@ -16,7 +16,7 @@ rm -rf "$seeds"
 mkdir -p "$seeds"
 
 # Seeds: what the readers are meant to read.
-for r in topo model calib schedule trace reference cli units import measured; do
+for r in topo model calib schedule trace reference cli units import measured subcmd; do
   mkdir -p "$seeds/$r"
 done
 for r in "$@"; do mkdir -p "build/fuzz/corpus/$r" "tests/data/fuzz/$r"; done
@@ -58,6 +58,51 @@ printf -- '--topo\n4gpu\n--comm-hook\npowersgd:4\n--straggler\n1:1.5,3:2\n' >"$s
 printf -- '--topo\n4gpu\n--strategy\nddp\n--loop\nfree\n--host-scale\n1.25\n--calib\ntests/data/tiny-calib.yaml\n' >"$seeds/cli/host"
 printf -- '--topo\n4gpu\n--strategy\nsingle\n--pytorch-version\n1.9\n--optimizer-batch\n64\n--weight-decay\n--no-bn-weight-decay\n--amp\nfp16\n' >"$seeds/cli/pytorch"
 printf -- '--topo=4gpu\n--algo\nauto\n--proto\n^LL128\n--nccl-extra\nnone\n--no-sync\n4\n--static-graph\n' >"$seeds/cli/nccl"
+# subcmd: the subcommands' and ddpreal's command lines of README.md, docs/
+# and tests/*.c (one word a line, the subcommand first), and every flag
+python3 - "$seeds/subcmd" <<'PY'
+import glob, re, shlex, sys
+out = sys.argv[1]
+subs = ("collective", "analyze", "topo", "buckets")
+cmds = set()
+# README.md and docs: `ddpsim SUB ...` and `ddpreal ...` lines (backslash
+# continuations joined; a pipe, redirect or closing backtick ends one)
+for path in ["README.md", "real/README.md"] + sorted(glob.glob("docs/*.md")):
+    text = re.sub(r"\\\n\s*", " ", open(path).read())
+    for m in re.finditer(r"\b(ddpsim (?:%s)\b|ddpreal)([^`|>\n]*)" % "|".join(subs), text):
+        cmd = (m.group(1) + m.group(2)).replace("ddpsim ", "", 1)
+        cmd = cmd.split("2>")[0].split(" # ")[0].strip()
+        if ":" in cmd.split()[0]: continue  # a table's title line, not a command
+        cmds.add(cmd)
+# tests: the subcommands' argument strings, with %s as a file name
+for path in sorted(glob.glob("tests/*.c")):
+    for m in re.finditer(r'"((?:%s) [^"\\]*|--device cpu [^"\\]*)"' % "|".join(subs), open(path).read()):
+        cmd = m.group(1).replace("%s", "tests/data/tiny-topo.yaml")
+        if "%" in cmd or ": " in cmd: continue
+        cmds.add(("ddpreal " if cmd.startswith("--") else "") + cmd)
+n = 0
+for cmd in sorted(cmds):
+    try:
+        words = shlex.split(cmd)
+    except ValueError:
+        continue
+    if not words or words[0] not in subs + ("ddpreal",): continue
+    open("%s/cmd%03d" % (out, n), "w").write("\n".join(words) + "\n")
+    n += 1
+print("fuzz: subcmd: %d seed command lines" % n)
+PY
+printf 'collective\n--topo\n4gpu\n--op\nbroadcast\n--root\n1\n--ring-chunks\n4\n--net\nalpha-beta\n--coll-model\naggregate\n--format\njson\n' \
+  >"$seeds/subcmd/hand-collective"
+printf 'analyze\np.csv\nm.csv\n--format\ncsv\n--per-op\n--pred-iter\n2\n--skip-measured\n1\n--chrome\nc.json\n--plot\nt.svg\n' \
+  >"$seeds/subcmd/hand-analyze2"
+printf 'analyze\np.csv\n--iter\n0\n--format\njson\n' >"$seeds/subcmd/hand-analyze1"
+printf 'buckets\n--model\nresnet50\n--bucket-mb\n25\n--first-bucket-mb\n1\n--pytorch-version\n1.9\n--find-unused-parameters\n' \
+  >"$seeds/subcmd/hand-buckets"
+printf 'topo\nimport\na.xml\nb.txt\n--nodes\n2\n--nic\n8x400Gbps\n--gpu\nH100\n--gpus\ngpus.yaml\n--name\nmine\n-o\nmine.yaml\n' \
+  >"$seeds/subcmd/hand-import"
+printf 'topo\n4gpu\n--from\n0\n--to\n3\n--world-size\n2\n' >"$seeds/subcmd/hand-topo"
+printf 'ddpreal\n--schedule=s.csv\n--trace\nt.csv\n--iters\n3\n--warmup=0\n--device\ncpu\n--compute\ngemm\n--share-gpus\n--timeout\n60\n' \
+  >"$seeds/subcmd/hand-ddpreal"
 i=0
 for v in 25MiB 400Gbps 1.5us 312TFLOPS 1e-3 1:100:log5 1,5,25 0.5; do
   for k in 0 1 2 3 4 5; do printf "\\$(printf %03o $k)%s" "$v" >"$seeds/units/$i-$k"; done

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "tests/support.h"
+#include "analysis/analyze.h"
 #include "analysis/compare.h"
 #include "analysis/metrics.h"
 #include "analysis/overlap.h"
@@ -251,6 +252,44 @@ Test(analyze, bad_usage_exits_2) {
     cr_assert(strstr(r.err, "ddpsim: "), "%s", r.err);
     ds_test_release(&r);
   }
+}
+
+/* The seam the subcmd fuzz reader drives (fuzz/readers.c): the flags,
+ * --plot's extension included, are validated as ds_analyze_main validates
+ * them, and no trace is read (these do not exist). */
+Test(analyze, check_args_validates_the_flags_without_reading_a_trace) {
+  struct ds_err err = {0};
+  char *gif[] = {"analyze", "missing.csv", "--plot", "t.gif", NULL};
+  cr_assert_eq(ds_analyze_check_args(4, gif, &err), DS_EUSAGE);
+  cr_assert(strstr(err.msg, "option --plot: expected a file name ending in .png or .svg"),
+            "%s", err.msg);
+  char *iter[] = {"analyze", "p.csv", "m.csv", "--iter", "2", NULL};
+  cr_assert_eq(ds_analyze_check_args(5, iter, &err), DS_EUSAGE);
+  cr_assert(strstr(err.msg, "option --iter is for one trace"), "%s", err.msg);
+  char *good[] = {"analyze", "missing.csv", "--iter", "2", "--plot", "t.svg", NULL};
+  cr_assert_eq(ds_analyze_check_args(6, good, &err), DS_OK, "%s", err.msg);
+}
+
+/* A flag given last, with nothing after it: one that takes a value is
+ * missing it; one analyze does not know is unknown (the subcmd fuzz reader
+ * found `ddpsim analyze p.csv --per_op` refused as "option --per_op needs a
+ * value"). */
+Test(analyze, a_flag_given_last_is_missing_its_value_or_unknown) {
+  const char *flags[] = {"--format", "--chrome", "--plot", "--pred-iter", "--skip-measured",
+                         "--iter"};
+  struct ds_err err = {0};
+  char msg[128];
+  for (size_t i = 0; i < sizeof flags / sizeof *flags; i++) {
+    char *argv[] = {"analyze", "p.csv", (char *)flags[i], NULL};
+    cr_assert_eq(ds_analyze_check_args(3, argv, &err), DS_EUSAGE);
+    snprintf(msg, sizeof msg, "option %s needs a value", flags[i]);
+    cr_assert_str_eq(err.msg, msg);
+  }
+  char *typo[] = {"analyze", "p.csv", "--per_op", NULL};
+  cr_assert_eq(ds_analyze_check_args(3, typo, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "unknown option \"--per_op\" (see ddpsim analyze --help)");
+  char *per_op[] = {"analyze", "p.csv", "--per-op", NULL};
+  cr_assert_eq(ds_analyze_check_args(3, per_op, &err), DS_OK, "%s", err.msg);
 }
 
 Test(analyze, h100_pair_matches_the_recorded_p50s) {

@@ -134,6 +134,47 @@ Test(collbench, bad_flags_are_usage_errors_naming_the_flag) {
   }
 }
 
+/* The seam the subcmd fuzz reader drives (fuzz/readers.c): the flags are
+ * validated as ds_collbench_main validates them, and nothing is read, so a
+ * topology that does not exist passes and a bad -b does not. */
+Test(collbench, check_args_validates_the_flags_without_reading_the_topology) {
+  char *bad[] = {"collective", "--topo", "no-such-topology", "-b", "3", NULL};
+  struct ds_err err = {0};
+  cr_assert_eq(ds_collbench_check_args(5, bad, &err), DS_EUSAGE);
+  cr_assert(strstr(err.msg, "option -b: expected a size of at least 4 bytes"), "%s", err.msg);
+  char *good[] = {"collective", "--topo", "no-such-topology", "--op", "broadcast", NULL};
+  cr_assert_eq(ds_collbench_check_args(5, good, &err), DS_OK, "%s", err.msg);
+  struct output o = run("--topo no-such-topology --op broadcast");
+  cr_assert_eq(o.st, DS_EUSAGE, "the command itself reads it: %s", o.err.msg);
+  free(o.text);
+}
+
+/* A flag given last, with nothing after it: one that takes a value is
+ * missing it; one collective does not know is unknown (the subcmd fuzz
+ * reader found `ddpsim collective --topo 4gpu --frobnicate` refused as
+ * "option --frobnicate needs a value"); a word that is no flag is
+ * unexpected. */
+Test(collbench, a_flag_given_last_is_missing_its_value_or_unknown) {
+  const char *flags[] = {"--topo", "--op", "--root", "--algo", "--proto", "--nccl-extra", "-b",
+                         "--minbytes", "-e", "--maxbytes", "-f", "--stepfactor", "-g",
+                         "--ranks", "--ring-chunks", "--coll-model", "--net", "--plot",
+                         "--reference", "--format"};
+  struct ds_err err = {0};
+  char msg[128];
+  for (size_t i = 0; i < sizeof flags / sizeof *flags; i++) {
+    char *argv[] = {"collective", "--help", (char *)flags[i], NULL};
+    cr_assert_eq(ds_collbench_check_args(3, argv, &err), DS_EUSAGE);
+    snprintf(msg, sizeof msg, "option %s needs a value", flags[i]);
+    cr_assert_str_eq(err.msg, msg);
+  }
+  char *made_up[] = {"collective", "--topo", "4gpu", "--frobnicate", NULL};
+  cr_assert_eq(ds_collbench_check_args(4, made_up, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "unknown option \"--frobnicate\" (see ddpsim collective --help)");
+  char *word[] = {"collective", "--topo", "4gpu", "dgx-a100", NULL};
+  cr_assert_eq(ds_collbench_check_args(4, word, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "unexpected argument \"dgx-a100\" (see --help)");
+}
+
 /* NCCL's protocols and channels (--algo auto, --proto). */
 
 struct nccl_row {

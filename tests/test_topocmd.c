@@ -109,3 +109,49 @@ Test(topocmd, bad_arguments_name_the_flag) {
     free(o.text);
   }
 }
+
+/* The seam the subcmd fuzz reader drives (fuzz/readers.c): `topo` and
+ * `topo import` flags are validated as ds_topocmd_main validates them, and
+ * no file is read (none of these exists). */
+Test(topocmd, check_args_validates_the_flags_without_reading_a_file) {
+  struct ds_err err = {0};
+  char *from[] = {"topo", "missing.yaml", "--from", "x", NULL};
+  cr_assert_eq(ds_topocmd_check_args(4, from, &err), DS_EUSAGE);
+  cr_assert(strstr(err.msg, "option --from: expected a GPU index"), "%s", err.msg);
+  char *nic[] = {"topo", "import", "missing.xml", "--nic", "8x", NULL};
+  cr_assert_eq(ds_topocmd_check_args(5, nic, &err), DS_EUSAGE);
+  cr_assert(strstr(err.msg, "option --nic: expected COUNTxBW"), "%s", err.msg);
+  char *topo[] = {"topo", "missing.yaml", "--world-size", "2", NULL};
+  cr_assert_eq(ds_topocmd_check_args(4, topo, &err), DS_OK, "%s", err.msg);
+  char *import[] = {"topo", "import", "missing.xml", "--nodes", "2", NULL};
+  cr_assert_eq(ds_topocmd_check_args(5, import, &err), DS_OK, "%s", err.msg);
+}
+
+/* A flag given last, with nothing after it: one that takes a value is
+ * missing it; one the command does not know is unknown (the subcmd fuzz
+ * reader found `ddpsim topo 4gpu --colour` refused as "option --colour
+ * needs a value"). */
+Test(topocmd, a_flag_given_last_is_missing_its_value_or_unknown) {
+  const char *topo_flags[] = {"--from", "--to", "--world-size"};
+  const char *import_flags[] = {"--nodes", "--nic", "--gpu", "--gpus", "--name", "-o", "--output"};
+  struct ds_err err = {0};
+  char msg[128];
+  for (size_t i = 0; i < sizeof topo_flags / sizeof *topo_flags; i++) {
+    char *argv[] = {"topo", "4gpu", (char *)topo_flags[i], NULL};
+    cr_assert_eq(ds_topocmd_check_args(3, argv, &err), DS_EUSAGE);
+    snprintf(msg, sizeof msg, "option %s needs a value", topo_flags[i]);
+    cr_assert_str_eq(err.msg, msg);
+  }
+  for (size_t i = 0; i < sizeof import_flags / sizeof *import_flags; i++) {
+    char *argv[] = {"topo", "import", "a.xml", (char *)import_flags[i], NULL};
+    cr_assert_eq(ds_topocmd_check_args(4, argv, &err), DS_EUSAGE);
+    snprintf(msg, sizeof msg, "option %s needs a value", import_flags[i]);
+    cr_assert_str_eq(err.msg, msg);
+  }
+  char *colour[] = {"topo", "4gpu", "--colour", NULL};
+  cr_assert_eq(ds_topocmd_check_args(3, colour, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "unknown option \"--colour\" (see ddpsim topo --help)");
+  char *bogus[] = {"topo", "import", "a.xml", "--bogus", NULL};
+  cr_assert_eq(ds_topocmd_check_args(4, bogus, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "unknown option \"--bogus\" (see ddpsim topo import --help)");
+}

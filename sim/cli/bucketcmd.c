@@ -92,6 +92,11 @@ static void print_layout(FILE *out, const struct ds_model *m, const char *rule,
   }
 }
 
+ds_status ds_bucketcmd_check_args(int argc, char **argv, struct ds_err *err) {
+  struct bucketcmd_options o;
+  return parse_args(argc, argv, &o, err);
+}
+
 ds_status ds_bucketcmd_main(int argc, char **argv, FILE *out, struct ds_err *err) {
   struct bucketcmd_options o;
   DS_CHECK(parse_args(argc, argv, &o, err));

@@ -18,6 +18,10 @@ extern "C" {
 /* Runs the subcommand with argv[0] == "buckets"; prints to out. */
 ds_status ds_bucketcmd_main(int argc, char **argv, FILE *out, struct ds_err *err);
 
+/* Parses and validates argv as ds_bucketcmd_main does, then stops: no
+ * model is read. What the `subcmd` fuzz reader drives (fuzz/README.md). */
+ds_status ds_bucketcmd_check_args(int argc, char **argv, struct ds_err *err);
+
 #ifdef __cplusplus
 }
 #endif

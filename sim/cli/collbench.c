@@ -156,6 +156,12 @@ static int is_p2p_kind(enum ds_coll_kind k) {
   return k == DS_COLL_SENDRECV || k == DS_COLL_ALLTOALL;
 }
 
+/* The flags that take a value (the others: --help, -h). */
+static const char *const value_flags[] = {
+    "--topo", "--op", "--root", "--algo", "--proto", "--nccl-extra", "-b", "--minbytes", "-e",
+    "--maxbytes", "-f", "--stepfactor", "-g", "--ranks", "--ring-chunks", "--coll-model", "--net",
+    "--plot", "--reference", "--format", NULL};
+
 static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
                             struct ds_err *err) {
   *o = (struct collbench_options){.op = "allreduce", .algo = "ring",
@@ -168,10 +174,8 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
       continue;
     }
     if (i + 1 >= argc)
-      return ds_err_set(err, DS_EUSAGE,
-                        strncmp(f, "-", 1) == 0 ? "option %s needs a value"
-                                                : "unexpected argument \"%s\" (see --help)",
-                        f);
+      return f[0] == '-' ? ds_cli_missing_value(err, f, value_flags, "ddpsim collective")
+                         : ds_err_set(err, DS_EUSAGE, "unexpected argument \"%s\" (see --help)", f);
     const char *v = argv[++i];
     /* A repeated flag is refused, not silently replaced (issue #15). */
     for (int j = 1; j < i - 1; j++)
@@ -227,7 +231,8 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
       else if (strcmp(v, "json") == 0) o->format = DS_FORMAT_JSON;
       else return ds_cli_bad_value(err, f, "one of text, csv, json", v);
     } else {
-      return ds_err_set(err, DS_EUSAGE, "unknown option %s (see ddpsim collective --help)", f);
+      return ds_err_set(err, DS_EUSAGE, "unknown option \"%s\" (see ddpsim collective --help)",
+                        f);
     }
   }
   if (o->help) return DS_OK;
@@ -699,6 +704,11 @@ static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
   ds_busbw_release(&pts);
   ds_ring_release(&ring);
   return st;
+}
+
+ds_status ds_collbench_check_args(int argc, char **argv, struct ds_err *err) {
+  struct collbench_options o;
+  return parse_args(argc, argv, &o, err);
 }
 
 ds_status ds_collbench_main(int argc, char **argv, FILE *out,

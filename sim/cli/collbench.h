@@ -26,6 +26,11 @@ extern "C" {
 ds_status ds_collbench_main(int argc, char **argv, FILE *out,
                             struct ds_err *err);
 
+/* Parses and validates argv as ds_collbench_main does (--plot's file
+ * checked as an output), then stops: no topology or table is read, nothing
+ * runs. What the `subcmd` fuzz reader drives (fuzz/README.md). */
+ds_status ds_collbench_check_args(int argc, char **argv, struct ds_err *err);
+
 #ifdef __cplusplus
 }
 #endif

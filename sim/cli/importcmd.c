@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/atomic_file.h"
+#include "base/cli.h"
 #include "base/lookup.h"
 #include "base/units.h"
 #include "sim/net/gpu_table.h"
@@ -57,6 +58,10 @@ static ds_status parse_nic(const char *v, struct ds_import_options *o, struct ds
   return DS_OK;
 }
 
+/* The flags that take a value (the others: --help, -h). */
+static const char *const value_flags[] = {"--nodes", "--nic", "--gpu",    "--gpus",
+                                          "--name",  "-o",    "--output", NULL};
+
 static ds_status parse_args(int argc, char **argv, struct import_args *a, struct ds_err *err) {
   for (int i = 1; i < argc; i++) {
     const char *f = argv[i];
@@ -67,7 +72,7 @@ static ds_status parse_args(int argc, char **argv, struct import_args *a, struct
         return ds_err_set(err, DS_EUSAGE, "ddpsim topo import: at most %d files", IMPORT_FILES_MAX);
       a->files[a->n_files++] = f;
     } else if (i + 1 >= argc) {
-      return ds_err_set(err, DS_EUSAGE, "option %s needs a value", f);
+      return ds_cli_missing_value(err, f, value_flags, "ddpsim topo import");
     } else if (strcmp(f, "--nodes") == 0) {
       char *end;
       long n = strtol(argv[++i], &end, 10);
@@ -86,7 +91,8 @@ static ds_status parse_args(int argc, char **argv, struct import_args *a, struct
     } else if (strcmp(f, "-o") == 0 || strcmp(f, "--output") == 0) {
       a->output = argv[++i];
     } else {
-      return ds_err_set(err, DS_EUSAGE, "unknown option %s (see ddpsim topo import --help)", f);
+      return ds_err_set(err, DS_EUSAGE, "unknown option \"%s\" (see ddpsim topo import --help)",
+                        f);
     }
   }
   if (!a->help && a->n_files == 0)
@@ -125,6 +131,14 @@ static ds_status run(struct import_args *a, const struct ds_gpu_table *table, FI
   }
   for (int i = 0; i < read; i++) ds_import_node_release(&nodes[i]);
   free(nodes);
+  return st;
+}
+
+ds_status ds_importcmd_check_args(int argc, char **argv, struct ds_err *err) {
+  struct import_args *a = calloc(1, sizeof *a);
+  if (!a) return ds_err_set(err, DS_ENOMEM, "out of memory");
+  ds_status st = parse_args(argc, argv, a, err);
+  free(a);
   return st;
 }
 

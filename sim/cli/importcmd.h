@@ -14,4 +14,8 @@
 /* argv[0] is "import". Writes the YAML to out (or -o's file). */
 ds_status ds_importcmd_main(int argc, char **argv, FILE *out, struct ds_err *err);
 
+/* Parses and validates argv as ds_importcmd_main does, then stops: no file
+ * is read or checked. What the `subcmd` fuzz reader drives. */
+ds_status ds_importcmd_check_args(int argc, char **argv, struct ds_err *err);
+
 #endif /* DS_IMPORTCMD_H */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/cli.h"
 #include "sim/cli/importcmd.h"
 #include "sim/coll/coll.h"
 #include "base/lookup.h"
@@ -51,6 +52,9 @@ static ds_status parse_gpu(const char *flag, const char *v, int32_t *out,
   return DS_OK;
 }
 
+/* The flags that take a value (the others: --help, -h). */
+static const char *const value_flags[] = {"--from", "--to", "--world-size", NULL};
+
 static ds_status parse_args(int argc, char **argv, struct topocmd_options *o,
                             struct ds_err *err) {
   *o = (struct topocmd_options){.from = -1, .to = -1};
@@ -64,7 +68,7 @@ static ds_status parse_args(int argc, char **argv, struct topocmd_options *o,
                           o->topo, f);
       o->topo = f;
     } else if (i + 1 >= argc) {
-      return ds_err_set(err, DS_EUSAGE, "option %s needs a value", f);
+      return ds_cli_missing_value(err, f, value_flags, "ddpsim topo");
     } else if (strcmp(f, "--from") == 0) {
       DS_CHECK(parse_gpu(f, argv[++i], &o->from, err));
     } else if (strcmp(f, "--to") == 0) {
@@ -74,7 +78,7 @@ static ds_status parse_args(int argc, char **argv, struct topocmd_options *o,
       if (o->world < 1)
         return ds_err_set(err, DS_EUSAGE, "option --world-size: expected at least 1");
     } else {
-      return ds_err_set(err, DS_EUSAGE, "unknown option %s (see ddpsim topo --help)", f);
+      return ds_err_set(err, DS_EUSAGE, "unknown option \"%s\" (see ddpsim topo --help)", f);
     }
   }
   if (!o->help && !o->topo)
@@ -313,6 +317,13 @@ static ds_status describe(FILE *out, struct ds_topo *t, const struct topocmd_opt
   print_ring(out, t, &ring);
   ds_ring_release(&ring);
   return DS_OK;
+}
+
+ds_status ds_topocmd_check_args(int argc, char **argv, struct ds_err *err) {
+  if (argc > 1 && strcmp(argv[1], "import") == 0)
+    return ds_importcmd_check_args(argc - 1, argv + 1, err);
+  struct topocmd_options o;
+  return parse_args(argc, argv, &o, err);
 }
 
 ds_status ds_topocmd_main(int argc, char **argv, FILE *out, struct ds_err *err) {

@@ -19,6 +19,11 @@ extern "C" {
 /* Runs the subcommand with argv[0] == "topo"; prints to out. */
 ds_status ds_topocmd_main(int argc, char **argv, FILE *out, struct ds_err *err);
 
+/* Parses and validates argv as ds_topocmd_main does (`topo import`'s by
+ * ds_importcmd_check_args), then stops: no file is read. What the `subcmd`
+ * fuzz reader drives (fuzz/README.md). */
+ds_status ds_topocmd_check_args(int argc, char **argv, struct ds_err *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -707,33 +707,42 @@ ds_status ds_cnode_bytes(const struct ds_cnode *node, double *out_bytes,
                  out_bytes, err);
 }
 
+/* A rate or a time read from a file with its unit: the units parser reads
+ * a bare number in the base unit (seconds, bytes per second, FLOP/s), but
+ * what a file holds is microseconds, GB/s, TFLOPS: a bare "27" is a unit
+ * left out, and read as 27 s or 27 B/s it would silently make every
+ * iteration minutes or years long. 0 needs no unit. */
+static ds_status convert_with_unit(const struct ds_cnode *node, const char *what,
+                                   const char *noun,
+                                   ds_status (*parse)(const char *, double *),
+                                   const char *example_unit, double *out, struct ds_err *err) {
+  DS_CHECK(convert(node, what, parse, out, err));
+  const char *s = NULL;
+  double bare;
+  DS_CHECK(scalar_of(node, what, &s, err));
+  if (*out != 0 && ds_units_parse_number(s, &bare) == DS_OK)
+    return ds_cnode_error(node, err, "expected %s with its unit, e.g. \"%s%s\", got \"%s\"",
+                          noun, s, example_unit, s);
+  return DS_OK;
+}
+
 ds_status ds_cnode_bw(const struct ds_cnode *node, double *out_bytes_per_s,
                       struct ds_err *err) {
-  return convert(node, "a bandwidth like \"25GBps\" (from 1 Bps to 1e15 Bps)", ds_units_parse_bw,
-                 out_bytes_per_s, err);
+  return convert_with_unit(node, "a bandwidth like \"25GBps\" (from 1 Bps to 1e15 Bps)",
+                           "a bandwidth", ds_units_parse_bw, "GBps", out_bytes_per_s, err);
 }
 
 ds_status ds_cnode_time_ns(const struct ds_cnode *node, double *out_ns,
                            struct ds_err *err) {
-  const char *what = "a time like \"1.5us\" (at most 1e6 s)";
-  DS_CHECK(convert(node, what, ds_units_parse_time_ns, out_ns, err));
-  /* The units parser reads a bare number as seconds, but every time a
-   * file holds is microseconds to milliseconds (latencies, launch and host
-   * costs): a bare "27" is a unit left out, not 27 s, and would silently
-   * make every iteration minutes long. 0 needs no unit. */
-  const char *s = NULL;
-  double bare;
-  DS_CHECK(scalar_of(node, what, &s, err));
-  if (*out_ns != 0 && ds_units_parse_number(s, &bare) == DS_OK)
-    return ds_cnode_error(node, err, "expected a time with its unit, e.g. \"%sus\", got \"%s\"",
-                          s, s);
-  return DS_OK;
+  return convert_with_unit(node, "a time like \"1.5us\" (at most 1e6 s)", "a time",
+                           ds_units_parse_time_ns, "us", out_ns, err);
 }
 
 ds_status ds_cnode_flops(const struct ds_cnode *node, double *out_flops_per_s,
                          struct ds_err *err) {
-  return convert(node, "a compute rate like \"312TFLOPS\" (from 1 to 1e21 FLOPS)",
-                 ds_units_parse_flops, out_flops_per_s, err);
+  return convert_with_unit(node, "a compute rate like \"312TFLOPS\" (from 1 to 1e21 FLOPS)",
+                           "a compute rate", ds_units_parse_flops, "TFLOPS", out_flops_per_s,
+                           err);
 }
 
 ds_status ds_cnode_bool(const struct ds_cnode *node, int *out,

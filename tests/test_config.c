@@ -151,6 +151,30 @@ Test(config, a_bare_time_other_than_zero_is_refused) {
   ds_config_free(cfg);
 }
 
+/* Bandwidths and compute rates too: a bare 25 would be 25 B/s or 25
+ * FLOP/s. A size keeps its bare bytes. */
+Test(config, a_bare_rate_is_refused_a_bare_size_is_bytes) {
+  struct ds_config *cfg = load("a: 25\nb: 312\nc: 1024\nd: 25GBps\n");
+  struct ds_cnode root = root_of(cfg);
+  struct ds_cnode a = get(&root, "a"), b = get(&root, "b"), c = get(&root, "c"),
+                  d = get(&root, "d");
+  struct ds_err err = {DS_OK, ""};
+  double v = -1;
+  cr_assert_eq(ds_cnode_bw(&a, &v, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml:1:4: key 'a': expected a bandwidth with its unit, e.g. "
+                            "\"25GBps\", got \"25\"");
+  err = (struct ds_err){DS_OK, ""};
+  cr_assert_eq(ds_cnode_flops(&b, &v, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml:2:4: key 'b': expected a compute rate with its unit, e.g. "
+                            "\"312TFLOPS\", got \"312\"");
+  err = (struct ds_err){DS_OK, ""};
+  cr_assert_eq(ds_cnode_bytes(&c, &v, &err), DS_OK, "%s", err.msg);
+  cr_assert_float_eq(v, 1024, 0);
+  cr_assert_eq(ds_cnode_bw(&d, &v, &err), DS_OK, "%s", err.msg);
+  cr_assert_float_eq(v, 25e9, 0);
+  ds_config_free(cfg);
+}
+
 /* Each quantity names its own example in the message; the value of 'a' is
  * at line 1, column 4. */
 Test(config, expected_phrases) {

@@ -715,33 +715,38 @@ ds_status ds_cnode_bytes(const struct ds_cnode *node, double *out_bytes,
 static ds_status convert_with_unit(const struct ds_cnode *node, const char *what,
                                    const char *noun,
                                    ds_status (*parse)(const char *, double *),
-                                   const char *example_unit, double *out, struct ds_err *err) {
+                                   const char *usual_unit, const char *base_unit, double *out,
+                                   struct ds_err *err) {
   DS_CHECK(convert(node, what, parse, out, err));
   const char *s = NULL;
   double bare;
   DS_CHECK(scalar_of(node, what, &s, err));
+  /* which unit the number was meant in, the message cannot know: it names
+   * the usual one and the base unit a bare number used to be read in */
   if (*out != 0 && ds_units_parse_number(s, &bare) == DS_OK)
-    return ds_cnode_error(node, err, "expected %s with its unit, e.g. \"%s%s\", got \"%s\"",
-                          noun, s, example_unit, s);
+    return ds_cnode_error(node, err,
+                          "expected %s with its unit, got \"%s\": write the unit you mean, "
+                          "e.g. \"%s%s\" or \"%s%s\"",
+                          noun, s, s, usual_unit, s, base_unit);
   return DS_OK;
 }
 
 ds_status ds_cnode_bw(const struct ds_cnode *node, double *out_bytes_per_s,
                       struct ds_err *err) {
   return convert_with_unit(node, "a bandwidth like \"25GBps\" (from 1 Bps to 1e15 Bps)",
-                           "a bandwidth", ds_units_parse_bw, "GBps", out_bytes_per_s, err);
+                           "a bandwidth", ds_units_parse_bw, "GBps", "Bps", out_bytes_per_s, err);
 }
 
 ds_status ds_cnode_time_ns(const struct ds_cnode *node, double *out_ns,
                            struct ds_err *err) {
   return convert_with_unit(node, "a time like \"1.5us\" (at most 1e6 s)", "a time",
-                           ds_units_parse_time_ns, "us", out_ns, err);
+                           ds_units_parse_time_ns, "us", "s", out_ns, err);
 }
 
 ds_status ds_cnode_flops(const struct ds_cnode *node, double *out_flops_per_s,
                          struct ds_err *err) {
   return convert_with_unit(node, "a compute rate like \"312TFLOPS\" (from 1 to 1e21 FLOPS)",
-                           "a compute rate", ds_units_parse_flops, "TFLOPS", out_flops_per_s,
+                           "a compute rate", ds_units_parse_flops, "TFLOPS", "FLOPS", out_flops_per_s,
                            err);
 }
 

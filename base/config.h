@@ -128,8 +128,9 @@ ds_status ds_cnode_bytes(const struct ds_cnode *node, double *out_bytes,
                          struct ds_err *err);
 /* A bandwidth, time or compute rate (base/units.h's grammars) must carry
  * its unit in a file: a bare number other than 0 is refused ("expected a
- * time with its unit, e.g. \"27us\""), where base/units.h would read it in
- * the base unit (27 s). A size keeps its bare bytes. */
+ * time with its unit, got \"27\": write the unit you mean, e.g. \"27us\" or
+ * \"27s\""), where base/units.h would read it in the base unit (27 s). A
+ * size keeps its bare bytes. */
 ds_status ds_cnode_bw(const struct ds_cnode *node, double *out_bytes_per_s,
                       struct ds_err *err);
 ds_status ds_cnode_time_ns(const struct ds_cnode *node, double *out_ns,

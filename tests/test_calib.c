@@ -404,9 +404,9 @@ Test(calib, host_time_without_a_unit_exits_2_with_its_place) {
    * us) without one is a unit left out, refused, quoted or not
    * (ds_cnode_time_ns, as every time a file holds); a bare 0 needs none */
   host_calib_refused("schema_version: 1\nhost:\n  dispatch: 27\n",
-                     ":3:13: key 'dispatch'", "expected a time with its unit, e.g. \"27us\"");
+                     ":3:13: key 'dispatch'", "expected a time with its unit, got \"27\"");
   host_calib_refused("schema_version: 1\nhost:\n  dispatch: 27.3us\n  node: \"26.25\"\n",
-                     ":4:9: key 'node'", "expected a time with its unit, e.g. \"26.25us\"");
+                     ":4:9: key 'node'", "e.g. \"26.25us\" or \"26.25s\"");
   struct ds_calib c;
   struct ds_err err = {0};
   cr_assert_eq(ds_test_load_calib_text("schema_version: 1\nhost:\n  dispatch: 0\n", &c, &err,

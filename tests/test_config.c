@@ -138,8 +138,8 @@ Test(config, a_bare_time_other_than_zero_is_refused) {
   struct ds_err err = {DS_OK, ""};
   double ns = -1;
   cr_assert_eq(ds_cnode_time_ns(&a, &ns, &err), DS_EINPUT);
-  cr_assert_str_eq(err.msg, "t.yaml:1:4: key 'a': expected a time with its unit, e.g. "
-                            "\"4us\", got \"4\"");
+  cr_assert_str_eq(err.msg, "t.yaml:1:4: key 'a': expected a time with its unit, got \"4\": "
+                            "write the unit you mean, e.g. \"4us\" or \"4s\"");
   err = (struct ds_err){DS_OK, ""};
   cr_assert_eq(ds_cnode_time_ns(&d, &ns, &err), DS_EINPUT);
   cr_assert(strstr(err.msg, "t.yaml:4:4: key 'd'"), "%s", err.msg);
@@ -161,12 +161,13 @@ Test(config, a_bare_rate_is_refused_a_bare_size_is_bytes) {
   struct ds_err err = {DS_OK, ""};
   double v = -1;
   cr_assert_eq(ds_cnode_bw(&a, &v, &err), DS_EINPUT);
-  cr_assert_str_eq(err.msg, "t.yaml:1:4: key 'a': expected a bandwidth with its unit, e.g. "
-                            "\"25GBps\", got \"25\"");
+  cr_assert_str_eq(err.msg, "t.yaml:1:4: key 'a': expected a bandwidth with its unit, got "
+                            "\"25\": write the unit you mean, e.g. \"25GBps\" or \"25Bps\"");
   err = (struct ds_err){DS_OK, ""};
   cr_assert_eq(ds_cnode_flops(&b, &v, &err), DS_EINPUT);
-  cr_assert_str_eq(err.msg, "t.yaml:2:4: key 'b': expected a compute rate with its unit, e.g. "
-                            "\"312TFLOPS\", got \"312\"");
+  cr_assert_str_eq(err.msg, "t.yaml:2:4: key 'b': expected a compute rate with its unit, got "
+                            "\"312\": write the unit you mean, e.g. \"312TFLOPS\" or "
+                            "\"312FLOPS\"");
   err = (struct ds_err){DS_OK, ""};
   cr_assert_eq(ds_cnode_bytes(&c, &v, &err), DS_OK, "%s", err.msg);
   cr_assert_float_eq(v, 1024, 0);

@@ -249,8 +249,7 @@ def main(argv=None):
     cuda = dev.type == "cuda"
     torch.backends.cudnn.benchmark = True  # as torch_measure and host_calibrate
     dist = torch_measure.one_rank_group(dev)
-    info = torch_measure.versions(dev)
-    print("# " + " ".join("%s=%s" % kv for kv in info.items()), flush=True)
+    info = torch_measure.print_versions(dev)
     counts = host_calibrate.model_counts(a.model, a.amp)
     spin, spin_ms = host_calibrate.spin_for(cuda, a.sleep_ms, 0)
 

@@ -111,8 +111,7 @@ def main(argv=None):
     dev = torch.device(a.device)
     cuda = dev.type == "cuda"
     torch.backends.cudnn.benchmark = True  # as torch_measure and host_calibrate
-    info = torch_measure.versions(dev)
-    print("# " + " ".join("%s=%s" % kv for kv in info.items()), flush=True)
+    info = torch_measure.print_versions(dev)
     torch.manual_seed(0)
     parts = torch_measure.build_parts(dict(model=a.model, batch=a.batch), dev)
     for _ in range(a.warmup):

@@ -144,8 +144,7 @@ def main(argv=None):
     a = parse_args(argv)
     dev = torch.device(a.device)
     a.cuda = dev.type == "cuda"
-    info = torch_measure.versions(dev)
-    print("# " + " ".join("%s=%s" % kv for kv in info.items()), flush=True)
+    info = torch_measure.print_versions(dev)
     t0 = time.perf_counter()
     opts, tensors = {}, {}
     for m in a.models:

@@ -292,6 +292,13 @@ def versions(dev):
             "matmul_allow_tf32": torch.backends.cuda.matmul.allow_tf32}
 
 
+def print_versions(dev):
+    """versions(dev), printed as the log's first line ("# key=value ..."), and returned."""
+    info = versions(dev)
+    print("# " + " ".join("%s=%s" % kv for kv in info.items()), flush=True)
+    return info
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True, help="CSV of one row per run")
@@ -312,8 +319,7 @@ def main():
     torch.backends.cudnn.benchmark = True  # as DeepLearningExamples and torchvision's references
     default_tf32 = torch.backends.cuda.matmul.allow_tf32
     dist = one_rank_group(dev)
-    info = versions(dev)
-    print("# " + " ".join("%s=%s" % kv for kv in info.items()), flush=True)
+    info = print_versions(dev)
 
     only = set(a.only.split(",")) if a.only else None
     cols = ["name", "model", "batch", "amp", "tf32_matmul", "ddp_cap_mb", "grad_as_bucket_view",

@@ -47,6 +47,23 @@ static double iter_ms(const char *args, int row) {
   return v;
 }
 
+/* dir (a mkdtemp template) made, with t.yaml in it: tiny-host-topo.yaml
+ * with the foreach step's host at 100 us a call and nothing a tensor; topo
+ * gets its path. */
+static void step_host_topo(char *dir, char *topo, size_t cap) {
+  cr_assert(mkdtemp(dir));
+  ds_test_write_topo(dir, "tests/data/tiny-host-topo.yaml", "  host_step_call:",
+                     "  host_step_call: 100us\n  host_step_param: 0us\n"
+                     "  host_step_param_adam: 0us\n",
+                     topo, cap);
+}
+
+static void remove_dir(const char *dir) {
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  cr_assert_eq(system(cmd), 0);
+}
+
 Test(loop, host_bound_single_sync_adds_the_gpu_tail_free_is_the_hosts_sum) {
   /* sync: the launches end at 3 L + 3 H, then l0's backward kernel and
    * the step, which the next iteration's first launch waits for. free:
@@ -70,11 +87,7 @@ Test(loop, free_waits_for_the_steps_host_work) {
    * gradients, two buckets after the rebuild, each gradient copied back),
    * the GPU long done by then: sync is S + 100 + the step, free S + 100. */
   char dir[] = "/tmp/ddpsim-loop-XXXXXX", topo[512], args[1024];
-  cr_assert(mkdtemp(dir));
-  ds_test_write_topo(dir, "tests/data/tiny-host-topo.yaml", "  host_step_call:",
-                     "  host_step_call: 100us\n  host_step_param: 0us\n"
-                     "  host_step_param_adam: 0us\n",
-                     topo, sizeof topo);
+  step_host_topo(dir, topo, sizeof topo);
   double s = 3 * L_US + 3 * H_US + 4 * K_US + 2 * C_US + 4 * P_US;
   snprintf(args, sizeof args,
            "--topo %s --model tests/data/tiny-model.yaml --strategy single,ddp --world-size 1 "
@@ -87,9 +100,7 @@ Test(loop, free_waits_for_the_steps_host_work) {
            "--loop free --format csv", topo);
   cr_assert_float_eq(iter_ms(args, 0), (3 * L_US + 3 * H_US + 100) / 1e3, 1e-6);
   cr_assert_float_eq(iter_ms(args, 1), (s + 100) / 1e3, 1e-6);
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  cr_assert_eq(system(cmd), 0);
+  remove_dir(dir);
 }
 
 Test(loop, gpu_bound_both_give_the_gpus_time) {
@@ -152,11 +163,7 @@ Test(loop, grad_scalers_found_inf_sync_is_in_both_loops) {
    * Ops: unscale_ host, unscale_ kernels, found_inf.item, optimizer host
    * (host_step_call 100 us), whose id the step's kernels wait for. */
   char dir[] = "/tmp/ddpsim-loop-XXXXXX", topo[512];
-  cr_assert(mkdtemp(dir));
-  ds_test_write_topo(dir, "tests/data/tiny-host-topo.yaml", "  host_step_call:",
-                     "  host_step_call: 100us\n  host_step_param: 0us\n"
-                     "  host_step_param_adam: 0us\n",
-                     topo, sizeof topo);
+  step_host_topo(dir, topo, sizeof topo);
   struct ds_err err = {0};
   struct ds_topo *t;
   cr_assert_eq(ds_topo_load(topo, NULL, &t, &err), DS_OK, "%s", err.msg);
@@ -185,9 +192,7 @@ Test(loop, grad_scalers_found_inf_sync_is_in_both_loops) {
   ds_schedule_free(s);
   ds_model_free(m);
   ds_topo_free(t);
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  cr_assert_eq(system(cmd), 0);
+  remove_dir(dir);
 }
 
 Test(loop, sync_fp16_foreach_step_host_waits_for_unscale) {
@@ -206,11 +211,7 @@ Test(loop, sync_fp16_foreach_step_host_waits_for_unscale) {
    * step without the sync). dp on two GPUs: GPU 0's step host starts P
    * after unscale_'s kernels end. */
   char dir[] = "/tmp/ddpsim-loop-XXXXXX", topo[512], args[2048], path[600];
-  cr_assert(mkdtemp(dir));
-  ds_test_write_topo(dir, "tests/data/tiny-host-topo.yaml", "  host_step_call:",
-                     "  host_step_call: 100us\n  host_step_param: 0us\n"
-                     "  host_step_param_adam: 0us\n",
-                     topo, sizeof topo);
+  step_host_topo(dir, topo, sizeof topo);
   const double l0_bwd_us = 100, unscale_us = 14.682112, step_host_us = 100;
   snprintf(path, sizeof path, "%s/t.csv", dir);
   snprintf(args, sizeof args,
@@ -242,9 +243,7 @@ Test(loop, sync_fp16_foreach_step_host_waits_for_unscale) {
   ds_test_trace_span(csv, "host,step,optimizer", &start, &end);
   cr_assert_float_eq(start, unscale_end + P_US, 1e-3);
   free(csv);
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  cr_assert_eq(system(cmd), 0);
+  remove_dir(dir);
 }
 
 Test(loop, fp16_step_kernels_wait_for_found_inf_with_no_step_host_and_under_free) {
@@ -262,17 +261,11 @@ Test(loop, fp16_step_kernels_wait_for_found_inf_with_no_step_host_and_under_free
   cr_assert_float_eq(iter_ms(HOST_TOPO "--strategy single --amp fp16 --format csv", 0),
                      sync_us / 1e3, 1e-6);
   char dir[] = "/tmp/ddpsim-loop-XXXXXX", topo[512], args[2048];
-  cr_assert(mkdtemp(dir));
-  ds_test_write_topo(dir, "tests/data/tiny-host-topo.yaml", "  host_step_call:",
-                     "  host_step_call: 100us\n  host_step_param: 0us\n"
-                     "  host_step_param_adam: 0us\n",
-                     topo, sizeof topo);
+  step_host_topo(dir, topo, sizeof topo);
   snprintf(args, sizeof args,
            "--topo %s --model tests/data/tiny-model.yaml --strategy single --amp fp16 "
            "--loop free --format csv", topo);
   double free_us = 3 * L_US + 3 * H_US + l0_bwd_us + unscale_us + P_US + step_host_us;
   cr_assert_float_eq(iter_ms(args, 0), free_us / 1e3, 1e-6);
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  cr_assert_eq(system(cmd), 0);
+  remove_dir(dir);
 }

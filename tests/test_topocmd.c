@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sim/cli/topocmd.h"
+#include "tests/support.h"
 
 struct output {
   ds_status st;
@@ -134,20 +135,12 @@ Test(topocmd, check_args_validates_the_flags_without_reading_a_file) {
 Test(topocmd, a_flag_given_last_is_missing_its_value_or_unknown) {
   const char *topo_flags[] = {"--from", "--to", "--world-size"};
   const char *import_flags[] = {"--nodes", "--nic", "--gpu", "--gpus", "--name", "-o", "--output"};
+  const char *topo_lead[] = {"topo", "4gpu"}, *import_lead[] = {"topo", "import", "a.xml"};
+  ds_test_flags_need_values(ds_topocmd_check_args, topo_lead, 2, topo_flags,
+                            sizeof topo_flags / sizeof *topo_flags);
+  ds_test_flags_need_values(ds_topocmd_check_args, import_lead, 3, import_flags,
+                            sizeof import_flags / sizeof *import_flags);
   struct ds_err err = {0};
-  char msg[128];
-  for (size_t i = 0; i < sizeof topo_flags / sizeof *topo_flags; i++) {
-    char *argv[] = {"topo", "4gpu", (char *)topo_flags[i], NULL};
-    cr_assert_eq(ds_topocmd_check_args(3, argv, &err), DS_EUSAGE);
-    snprintf(msg, sizeof msg, "option %s needs a value", topo_flags[i]);
-    cr_assert_str_eq(err.msg, msg);
-  }
-  for (size_t i = 0; i < sizeof import_flags / sizeof *import_flags; i++) {
-    char *argv[] = {"topo", "import", "a.xml", (char *)import_flags[i], NULL};
-    cr_assert_eq(ds_topocmd_check_args(4, argv, &err), DS_EUSAGE);
-    snprintf(msg, sizeof msg, "option %s needs a value", import_flags[i]);
-    cr_assert_str_eq(err.msg, msg);
-  }
   char *colour[] = {"topo", "4gpu", "--colour", NULL};
   cr_assert_eq(ds_topocmd_check_args(3, colour, &err), DS_EUSAGE);
   cr_assert_str_eq(err.msg, "unknown option \"--colour\" (see ddpsim topo --help)");

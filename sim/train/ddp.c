@@ -899,10 +899,7 @@ ds_status ds_ddp_build(const struct ds_model *m, const struct ds_compute *c,
   if (!prev_step) return DS_ENOMEM;
   /* --loop free: the host runs ahead, waiting only for its own last op of
    * the previous iteration (ddp.h free_loop) */
-  if (opt->free_loop)
-    ds_schedule_last_on_stream(out, DS_STREAM_HOST, opt->world_size, prev_step);
-  else
-    ds_schedule_last_of_kind(out, DS_OP_STEP, opt->world_size, prev_step);
+  ds_host_loop_anchors(out, opt->free_loop, opt->world_size, prev_step);
   struct buffer_bucket *bb = NULL;
   int32_t n_bb = 0;
   ds_status st = opt->broadcast_buffers ? buffer_buckets(m, c, &bb, &n_bb) : DS_OK;

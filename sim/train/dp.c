@@ -298,13 +298,10 @@ ds_status ds_dp_build(const struct ds_model *m, const struct ds_compute *c,
   struct builder bd = {{out, id_base}, m, c, opt, chunks, coll_base, ds_dtype_bytes(c->dtype)};
   /* The previous iteration already in out (none in a schedule of its own):
    * the host starts this one when GPU 0's step has ended, found as DDP
-   * finds each rank's (ds_schedule_last_of_kind); under --loop free
+   * finds each rank's (ds_host_loop_anchors); under --loop free
    * (single only, dp.h) when its host has ended its own last op. */
   int64_t prev_step = -1;
-  if (opt->single && opt->free_loop)
-    ds_schedule_last_on_stream(out, DS_STREAM_HOST, 1, &prev_step);
-  else
-    ds_schedule_last_of_kind(out, DS_OP_STEP, 1, &prev_step);
+  ds_host_loop_anchors(out, opt->single && opt->free_loop, 1, &prev_step);
   if (opt->single) {
     *n_coll = 0;
     return build_single(&bd, prev_step);

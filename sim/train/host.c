@@ -111,3 +111,11 @@ ds_status ds_host_emit_step(struct ds_schedule_builder *bd, const struct ds_comp
   }
   return DS_OK;
 }
+
+void ds_host_loop_anchors(const struct ds_schedule *s, int free_loop, int32_t n_ranks,
+                          int64_t *ids) {
+  if (free_loop)
+    ds_schedule_last_on_stream(s, DS_STREAM_HOST, n_ranks, ids);
+  else
+    ds_schedule_last_of_kind(s, DS_OP_STEP, n_ranks, ids);
+}

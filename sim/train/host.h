@@ -100,6 +100,14 @@ ds_status ds_host_emit_step(struct ds_schedule_builder *bd, const struct ds_comp
                             const struct ds_model *m, int32_t rank, const int64_t *gpu_deps,
                             size_t n_gpu_deps, int64_t *first);
 
+/* Where each of the first n_ranks ranks' next iteration starts, from the
+ * previous one already in s (-1 where a rank has none, as in a schedule of
+ * its own): under the default loop (sync: the loss read every iteration)
+ * its last step op, the GPU's step; under --loop free (free_loop) its last
+ * host op, the step's host work: the host runs ahead of the GPU. */
+void ds_host_loop_anchors(const struct ds_schedule *s, int free_loop, int32_t n_ranks,
+                          int64_t *ids);
+
 #ifdef __cplusplus
 }
 #endif

@@ -46,9 +46,15 @@ static ds_status parse_mib(const char *flag, const char *v, double *out, struct 
 /* Every flag buckets knows (base/cli.h): its parser refuses the others and
  * says which of these is missing its value. */
 static const struct ds_cli_option options[] = {
-    {"--model", 1},          {"--bucket-mb", 1}, {"--first-bucket-mb", 1},
-    {"--pytorch-version", 1}, {"--find-unused-parameters", 0}, {"--static-graph", 0},
-    {"--help", 0},           {"-h", 0},          {NULL, 0}};
+    {"--model", 1},
+    {"--bucket-mb", 1},
+    {"--first-bucket-mb", 1},
+    {"--pytorch-version", 1},
+    {"--find-unused-parameters", 0},
+    {"--static-graph", 0},
+    {"--help", 0},
+    {"-h", 0},
+    {NULL, 0}};
 
 const struct ds_cli_option *ds_bucketcmd_options(void) { return options; }
 

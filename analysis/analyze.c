@@ -67,9 +67,14 @@ static ds_status parse_count(const char *flag, const char *v, int32_t min,
   return DS_OK;
 }
 
-/* The flags that take a value (the others: --help, -h, --per-op). */
-static const char *const value_flags[] = {"--format",        "--chrome", "--plot", "--pred-iter",
-                                          "--skip-measured", "--iter",   NULL};
+/* Every flag analyze knows (base/cli.h): its parser refuses the others and
+ * says which of these is missing its value. */
+static const struct ds_cli_option options[] = {
+    {"--format", 1}, {"--chrome", 1},        {"--plot", 1}, {"--pred-iter", 1},
+    {"--iter", 1},   {"--skip-measured", 1}, {"--per-op", 0}, {"--help", 0},
+    {"-h", 0},       {NULL, 0}};
+
+const struct ds_cli_option *ds_analyze_options(void) { return options; }
 
 static ds_status parse_args(int argc, char **argv, struct analyze_options *o,
                             struct ds_err *err) {
@@ -93,7 +98,8 @@ static ds_status parse_args(int argc, char **argv, struct analyze_options *o,
       else o->meas = f;
       continue;
     }
-    if (i + 1 >= argc) return ds_cli_missing_value(err, f, value_flags, "ddpsim analyze");
+    if (i + 1 >= argc) return ds_cli_missing_value(err, f, options, "ddpsim analyze");
+    if (!ds_cli_option_find(options, f)) return ds_cli_unknown_option(err, f, "ddpsim analyze");
     const char *v = argv[++i];
     if (strcmp(f, "--format") == 0) {
       if (strcmp(v, "text") == 0) o->format = DS_COMPARE_TEXT;
@@ -111,8 +117,7 @@ static ds_status parse_args(int argc, char **argv, struct analyze_options *o,
       o->one_only = "--iter";
       DS_CHECK(parse_count(f, v, 0, &o->cmp.pred_iter, err));
     } else
-      return ds_err_set(err, DS_EUSAGE, "unknown option \"%s\" (see ddpsim analyze --help)",
-                        f);
+      return ds_cli_unhandled(err, f);
   }
   if (o->help) return DS_OK;
   if (positional == 0)

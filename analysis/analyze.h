@@ -10,6 +10,7 @@
 
 #include <stdio.h>
 
+#include "base/cli.h"
 #include "base/status.h"
 
 #ifdef __cplusplus
@@ -25,6 +26,11 @@ ds_status ds_analyze_main(int argc, char **argv, FILE *out, struct ds_err *err);
  * is read and the outputs are not checked. What the `subcmd` fuzz reader
  * drives (fuzz/README.md). */
 ds_status ds_analyze_check_args(int argc, char **argv, struct ds_err *err);
+
+/* Every flag `ddpsim analyze` knows, with whether it takes a value (ending with
+ * {NULL}): what its parser accepts, for the tests that compare it with
+ * its --help. */
+const struct ds_cli_option *ds_analyze_options(void);
 
 #ifdef __cplusplus
 }

@@ -16,12 +16,26 @@ ds_status ds_cli_bad_value(struct ds_err *err, const char *flag, const char *wha
   return ds_err_set(err, DS_EUSAGE, "option %s: expected %s, got \"%s\"", flag, what, got);
 }
 
-ds_status ds_cli_missing_value(struct ds_err *err, const char *flag,
-                               const char *const *value_flags, const char *program) {
-  for (const char *const *f = value_flags; *f; f++)
-    if (strcmp(flag, *f) == 0)
-      return ds_err_set(err, DS_EUSAGE, "option %s needs a value", flag);
+const struct ds_cli_option *ds_cli_option_find(const struct ds_cli_option *options,
+                                               const char *flag) {
+  for (const struct ds_cli_option *o = options; o->flag; o++)
+    if (strcmp(flag, o->flag) == 0) return o;
+  return NULL;
+}
+
+ds_status ds_cli_unknown_option(struct ds_err *err, const char *flag, const char *program) {
   return ds_err_set(err, DS_EUSAGE, "unknown option \"%s\" (see %s --help)", flag, program);
+}
+
+ds_status ds_cli_missing_value(struct ds_err *err, const char *flag,
+                               const struct ds_cli_option *options, const char *program) {
+  const struct ds_cli_option *o = ds_cli_option_find(options, flag);
+  if (o && o->takes_value) return ds_err_set(err, DS_EUSAGE, "option %s needs a value", flag);
+  return ds_cli_unknown_option(err, flag, program);
+}
+
+ds_status ds_cli_unhandled(struct ds_err *err, const char *flag) {
+  return ds_err_set(err, DS_EINTERNAL, "option %s: in the option table but not handled", flag);
 }
 
 ds_status ds_cli_parse_int(const char *flag, const char *v, int64_t lo, int64_t hi,
@@ -48,11 +62,9 @@ ds_status ds_cli_next_option(struct ds_cli_walk *w, int argc, char **argv, int *
   } else {
     snprintf(flag, cap, "%s", arg);
   }
-  int known;
-  int needs = w->takes_value(flag, &known);
-  if (!known)
-    return ds_err_set(err, DS_EUSAGE, "unknown option \"%s\" (see %s --help)", arg,
-                      w->program);
+  const struct ds_cli_option *opt = ds_cli_option_find(w->options, flag);
+  if (!opt) return ds_cli_unknown_option(err, arg, w->program);
+  int needs = opt->takes_value;
   if (needs && !*value) {
     if (*i + 1 >= argc) return ds_err_set(err, DS_EUSAGE, "option %s needs a value", flag);
     *value = argv[++*i];

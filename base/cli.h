@@ -1,7 +1,8 @@
 /*
  * What the option parsers of every command share (sim/cli/options.c,
- * base/values.c, sim/cli/collbench.c, real/options.c): the usage error for a
- * bad value, one wording everywhere, integers within bounds, and the
+ * base/values.c, sim/cli/collbench.c, real/options.c): the table of the
+ * flags a command knows, the usage errors for an unknown flag, a missing
+ * or bad value, one wording everywhere, integers within bounds, and the
  * walk over argv ("--flag value" or "--flag=value", a flag given twice
  * refused). Nothing here knows a flag; errors are DS_EUSAGE naming the flag
  * and what was expected.
@@ -23,24 +24,46 @@ extern "C" {
 ds_status ds_cli_bad_value(struct ds_err *err, const char *flag, const char *what,
                            const char *got);
 
+/* One flag a command knows and whether a word follows it as its value.
+ * Each parser lists every flag it accepts once, in a table ending with
+ * {NULL}: the table alone says which flags exist (the parser refuses the
+ * others before its dispatch) and which take a value (the "needs a value"
+ * error comes from it), and tests/support.c checks each table against its
+ * command's --help and its dispatch, so that the three cannot drift. */
+struct ds_cli_option {
+  const char *flag;
+  int takes_value;
+};
+
+/* The row of options (ending with {NULL}) naming flag, or NULL. */
+const struct ds_cli_option *ds_cli_option_find(const struct ds_cli_option *options,
+                                               const char *flag);
+
+/* Sets "unknown option \"FLAG\" (see PROGRAM --help)" (DS_EUSAGE) and
+ * returns DS_EUSAGE. */
+ds_status ds_cli_unknown_option(struct ds_err *err, const char *flag, const char *program);
+
 /* The usage error for a flag given last, with no word after it: "option
- * FLAG needs a value" when FLAG is one of value_flags (NULL-terminated),
- * else "unknown option \"FLAG\" (see PROGRAM --help)", so that a mistyped
- * or made-up flag at the end of a line is named as unknown rather than as
- * missing a value. Returns DS_EUSAGE. */
+ * FLAG needs a value" when options says FLAG takes one, else the unknown
+ * option error, so that a mistyped or made-up flag at the end of a line is
+ * named as unknown rather than as missing a value. Returns DS_EUSAGE. */
 ds_status ds_cli_missing_value(struct ds_err *err, const char *flag,
-                               const char *const *value_flags, const char *program);
+                               const struct ds_cli_option *options, const char *program);
+
+/* The error of a dispatch that met a flag of its table with no branch for
+ * it: a bug, DS_EINTERNAL, which the tests of each table look for. */
+ds_status ds_cli_unhandled(struct ds_err *err, const char *flag);
 
 /* One integer from lo to hi, the whole of v (base 10). */
 ds_status ds_cli_parse_int(const char *flag, const char *v, int64_t lo, int64_t hi,
                            int64_t *out, struct ds_err *err);
 
-/* A command's option walk: which flags it knows and whether each takes a
- * value (takes_value sets *known), the one flag that may repeat (or NULL),
- * and the flags seen so far. Zero seen/n_seen before the walk. */
+/* A command's option walk: the flags it knows (its table), the one flag
+ * that may repeat (or NULL), and the flags seen so far. Zero seen/n_seen
+ * before the walk. */
 struct ds_cli_walk {
   const char *program; /* "ddpsim", "ddpreal": for "see PROGRAM --help" */
-  int (*takes_value)(const char *flag, int *known);
+  const struct ds_cli_option *options;
   const char *repeatable;
   char seen[64][64];
   int n_seen;

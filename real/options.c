@@ -50,21 +50,13 @@ static ds_status parse_int(const char *flag, const char *v, int64_t lo,
   return DS_OK;
 }
 
-/* X(flag, takes_value) */
-#define OPTION_MAP(X)                                                   \
-  X("--schedule", 1) X("--trace", 1) X("--iters", 1) X("--warmup", 1)   \
-  X("--device", 1) X("--compute", 1) X("--share-gpus", 0)               \
-  X("--timeout", 1)                                                     \
-  X("--help", 0) X("--version", 0) X("-h", 0)
+/* Every flag ddpreal knows, and whether a value follows it (base/cli.h). */
+static const struct ds_cli_option options[] = {
+    {"--schedule", 1}, {"--trace", 1}, {"--iters", 1}, {"--warmup", 1}, {"--device", 1},
+    {"--compute", 1}, {"--share-gpus", 0}, {"--timeout", 1}, {"--help", 0}, {"--version", 0},
+    {"-h", 0}, {NULL, 0}};
 
-static int takes_value(const char *flag, int *known) {
-#define DS__OPT_CHECK(f, v) \
-  if (strcmp(flag, f) == 0) { *known = 1; return v; }
-  OPTION_MAP(DS__OPT_CHECK)
-#undef DS__OPT_CHECK
-  *known = 0;
-  return 0;
-}
+const struct ds_cli_option *ds_real_options_flags(void) { return options; }
 
 static ds_status apply(struct ds_real_options *o, const char *flag,
                        const char *v, struct ds_err *err) {
@@ -102,6 +94,7 @@ static ds_status apply(struct ds_real_options *o, const char *flag,
       return ds_err_set(err, DS_ENOMEM, "option --timeout: out of memory");
   } else if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) o->help = 1;
   else if (strcmp(flag, "--version") == 0) o->version = 1;
+  else return ds_cli_unhandled(err, flag);
   return DS_OK;
 }
 
@@ -116,7 +109,7 @@ ds_status ds_real_options_parse(int argc, char **argv, struct ds_real_options *o
   o->device = DS_REAL_DEVICE_CPU;
 #endif
   o->compute = DS_COMPUTE_SPIN;
-  struct ds_cli_walk walk = {.program = "ddpreal", .takes_value = takes_value};
+  struct ds_cli_walk walk = {.program = "ddpreal", .options = options};
   for (int i = 1; i < argc; i++) {
     char flag[64];
     const char *value;

@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "base/cli.h"
 #include "base/status.h"
 #include "device.h"
 
@@ -38,6 +39,11 @@ ds_status ds_real_options_parse(int argc, char **argv, struct ds_real_options *o
 
 /* The --help text. */
 const char *ds_real_options_usage(void);
+
+/* Every flag ddpreal knows, with whether it takes a value (ending with
+ * {NULL}): what the parser accepts, for the tests that compare it with
+ * --help. */
+const struct ds_cli_option *ds_real_options_flags(void);
 
 #ifdef __cplusplus
 }

@@ -165,22 +165,6 @@ void ds_test_csv_str(const char *csv, const char *col, int row, char *buf, size_
   buf[n] = '\0';
 }
 
-void ds_test_flags_need_values(ds_test_check_args_fn check, const char *const *lead, int n_lead,
-                               const char *const *flags, size_t n_flags) {
-  cr_assert(n_lead >= 0 && n_lead <= 6);
-  char *argv[8];
-  for (int k = 0; k < n_lead; k++) argv[k] = (char *)lead[k];
-  argv[n_lead + 1] = NULL;
-  char msg[128];
-  for (size_t i = 0; i < n_flags; i++) {
-    struct ds_err err = {0};
-    argv[n_lead] = (char *)flags[i];
-    cr_assert_eq(check(n_lead + 1, argv, &err), DS_EUSAGE, "%s", flags[i]);
-    snprintf(msg, sizeof msg, "option %s needs a value", flags[i]);
-    cr_assert_str_eq(err.msg, msg);
-  }
-}
-
 void ds_test_trace_span(const char *csv, const char *row, double *start_us, double *end_us) {
   char want[96];
   snprintf(want, sizeof want, ",0,%s,", row);

@@ -105,15 +105,6 @@ double ds_test_csv_num(const char *csv, const char *col, int row);
 /* Column col of data row `row` as a string, cut to cap - 1 characters. */
 void ds_test_csv_str(const char *csv, const char *col, int row, char *buf, size_t cap);
 
-/* A subcommand's argument check (ds_collbench_check_args and the like). */
-typedef ds_status (*ds_test_check_args_fn)(int argc, char **argv, struct ds_err *err);
-
-/* Each of flags[0..n_flags) given last, after the words lead[0..n_lead)
- * (at most 6): check refuses it with the usage error "option FLAG needs a
- * value". */
-void ds_test_flags_need_values(ds_test_check_args_fn check, const char *const *lead, int n_lead,
-                               const char *const *flags, size_t n_flags);
-
 /* Rank 0's first op `stream,kind,name` (row) in a --trace file's text:
  * its start and end (us), the trace's last two columns. */
 void ds_test_trace_span(const char *csv, const char *row, double *start_us, double *end_us);

@@ -13,6 +13,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sim/cli/bucketcmd.h"
+#include "sim/cli/options.h"
+#include "tests/options_help.h"
 #include "tests/support.h"
 #include "traces/trace.h"
 
@@ -629,6 +632,34 @@ Test(cli, bad_flags_exit_2_with_a_message) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
     ds_test_ddpsim_refuses(cases[i].args, cases[i].msg);
+}
+
+static ds_status parse_ddpsim(int argc, char **argv, struct ds_err *err) {
+  struct ds_options o;
+  return ds_options_parse(argc, argv, &o, err);
+}
+
+/* The flags ddpsim's parser knows, the ones its --help shows and its
+ * dispatch agree (options_help.c): a flag added to one of them alone, or
+ * shown with a value it does not take, fails here. */
+Test(cli, the_option_table_help_and_parser_agree) {
+  char *help = NULL;
+  size_t len = 0;
+  FILE *fp = open_memstream(&help, &len);
+  cr_assert(fp != NULL);
+  ds_options_print_usage(fp);
+  cr_assert_eq(fclose(fp), 0);
+  const char *lead[] = {"ddpsim"};
+  ds_test_options_agree(ds_options_flags(), help, parse_ddpsim, lead, 1);
+  free(help);
+}
+
+/* The same for `ddpsim buckets`. */
+Test(cli, buckets_option_table_help_and_parser_agree) {
+  const char *help_words[] = {"buckets", "--help"}, *lead[] = {"buckets"};
+  char *help = ds_test_main_text(ds_bucketcmd_main, help_words, 2);
+  ds_test_options_agree(ds_bucketcmd_options(), help, ds_bucketcmd_check_args, lead, 1);
+  free(help);
 }
 
 Test(cli, bad_files_name_file_line_and_key_and_leave_nothing_behind) {

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "sim/cli/topocmd.h"
+#include "sim/cli/importcmd.h"
+#include "tests/options_help.h"
 #include "tests/support.h"
 
 struct output {
@@ -129,17 +131,19 @@ Test(topocmd, check_args_validates_the_flags_without_reading_a_file) {
 }
 
 /* A flag given last, with nothing after it: one that takes a value is
- * missing it; one the command does not know is unknown (the subcmd fuzz
- * reader found `ddpsim topo 4gpu --colour` refused as "option --colour
- * needs a value"). */
+ * missing it (options_help.c, from the flags the parser knows and the
+ * ones its --help shows, which must agree); one the command does not know
+ * is unknown (the subcmd fuzz reader found `ddpsim topo 4gpu --colour`
+ * refused as "option --colour needs a value"). */
 Test(topocmd, a_flag_given_last_is_missing_its_value_or_unknown) {
-  const char *topo_flags[] = {"--from", "--to", "--world-size"};
-  const char *import_flags[] = {"--nodes", "--nic", "--gpu", "--gpus", "--name", "-o", "--output"};
+  const char *topo_help[] = {"topo", "--help"}, *import_help[] = {"topo", "import", "--help"};
   const char *topo_lead[] = {"topo", "4gpu"}, *import_lead[] = {"topo", "import", "a.xml"};
-  ds_test_flags_need_values(ds_topocmd_check_args, topo_lead, 2, topo_flags,
-                            sizeof topo_flags / sizeof *topo_flags);
-  ds_test_flags_need_values(ds_topocmd_check_args, import_lead, 3, import_flags,
-                            sizeof import_flags / sizeof *import_flags);
+  char *help = ds_test_main_text(ds_topocmd_main, topo_help, 2);
+  ds_test_options_agree(ds_topocmd_options(), help, ds_topocmd_check_args, topo_lead, 2);
+  free(help);
+  help = ds_test_main_text(ds_topocmd_main, import_help, 3);
+  ds_test_options_agree(ds_importcmd_options(), help, ds_topocmd_check_args, import_lead, 3);
+  free(help);
   struct ds_err err = {0};
   char *colour[] = {"topo", "4gpu", "--colour", NULL};
   cr_assert_eq(ds_topocmd_check_args(3, colour, &err), DS_EUSAGE);

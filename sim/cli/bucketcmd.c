@@ -27,7 +27,7 @@ struct bucketcmd_options {
 static const char usage[] =
     "usage: ddpsim buckets [--model FILE|NAME] [--bucket-mb C] [--first-bucket-mb F]\n"
     "                      [--find-unused-parameters | --static-graph]\n"
-    "                      [--pytorch-version current|1.4|1.9]\n"
+    "                      [--pytorch-version current|1.4|1.9] [--help]\n"
     "\n"
     "Prints DDP's bucket layouts of a model (default resnet50) as PyTorch builds\n"
     "them, one CSV row per bucket: model, rule, bucket_cap_mb (unset without\n"
@@ -43,14 +43,31 @@ static ds_status parse_mib(const char *flag, const char *v, double *out, struct 
   return ds_values_parse_item(flag, v, &ds_value_kind_mib, out, err);
 }
 
+/* Every flag buckets knows (base/cli.h): its parser refuses the others and
+ * says which of these is missing its value. */
+static const struct ds_cli_option options[] = {
+    {"--model", 1},
+    {"--bucket-mb", 1},
+    {"--first-bucket-mb", 1},
+    {"--pytorch-version", 1},
+    {"--find-unused-parameters", 0},
+    {"--static-graph", 0},
+    {"--help", 0},
+    {"-h", 0},
+    {NULL, 0}};
+
+const struct ds_cli_option *ds_bucketcmd_options(void) { return options; }
+
 static ds_status parse_args(int argc, char **argv, struct bucketcmd_options *o,
                             struct ds_err *err) {
   *o = (struct bucketcmd_options){.model = "resnet50"};
   for (int i = 1; i < argc; i++) {
     const char *f = argv[i];
-    int has_value = strcmp(f, "--model") == 0 || strcmp(f, "--bucket-mb") == 0 ||
-                    strcmp(f, "--first-bucket-mb") == 0 || strcmp(f, "--pytorch-version") == 0;
-    if (has_value && i + 1 >= argc)
+    const struct ds_cli_option *known = ds_cli_option_find(options, f);
+    if (!known)
+      return ds_err_set(err, DS_EUSAGE, "ddpsim buckets: unknown option \"%s\" (see "
+                        "ddpsim buckets --help)", f);
+    if (known->takes_value && i + 1 >= argc)
       return ds_err_set(err, DS_EUSAGE, "option %s needs a value", f);
     if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) o->help = 1;
     else if (strcmp(f, "--model") == 0) o->model = argv[++i];
@@ -66,8 +83,7 @@ static ds_status parse_args(int argc, char **argv, struct bucketcmd_options *o,
       else if (strcmp(v, "current") == 0) o->rules = DS_DDP_RULES_CURRENT;
       else return ds_err_set(err, DS_EUSAGE, "option --pytorch-version: expected current, "
                              "1.4 or 1.9, got \"%s\"", v);
-    } else return ds_err_set(err, DS_EUSAGE, "ddpsim buckets: unknown option \"%s\" (see "
-                           "ddpsim buckets --help)", f);
+    } else return ds_cli_unhandled(err, f);
   }
   if (o->find_unused && o->static_graph)
     return ds_err_set(err, DS_EUSAGE, "--static-graph and --find-unused-parameters: choose "

@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 
+#include "base/cli.h"
 #include "base/status.h"
 
 #ifdef __cplusplus
@@ -21,6 +22,11 @@ ds_status ds_bucketcmd_main(int argc, char **argv, FILE *out, struct ds_err *err
 /* Parses and validates argv as ds_bucketcmd_main does, then stops: no
  * model is read. What the `subcmd` fuzz reader drives (fuzz/README.md). */
 ds_status ds_bucketcmd_check_args(int argc, char **argv, struct ds_err *err);
+
+/* Every flag `ddpsim buckets` knows, with whether it takes a value (ending with
+ * {NULL}): what its parser accepts, for the tests that compare it with
+ * its --help. */
+const struct ds_cli_option *ds_bucketcmd_options(void);
 
 #ifdef __cplusplus
 }

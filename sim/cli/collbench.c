@@ -156,11 +156,17 @@ static int is_p2p_kind(enum ds_coll_kind k) {
   return k == DS_COLL_SENDRECV || k == DS_COLL_ALLTOALL;
 }
 
-/* The flags that take a value (the others: --help, -h). */
-static const char *const value_flags[] = {
-    "--topo", "--op", "--root", "--algo", "--proto", "--nccl-extra", "-b", "--minbytes", "-e",
-    "--maxbytes", "-f", "--stepfactor", "-g", "--ranks", "--ring-chunks", "--coll-model", "--net",
-    "--plot", "--reference", "--format", NULL};
+/* Every flag collective knows (base/cli.h): its parser refuses the others
+ * and says which of these is missing its value. */
+static const struct ds_cli_option options[] = {
+    {"--topo", 1},       {"--op", 1},          {"--root", 1},        {"--algo", 1},
+    {"--proto", 1},      {"--nccl-extra", 1},  {"-b", 1},            {"--minbytes", 1},
+    {"-e", 1},           {"--maxbytes", 1},    {"-f", 1},            {"--stepfactor", 1},
+    {"-g", 1},           {"--ranks", 1},       {"--ring-chunks", 1}, {"--coll-model", 1},
+    {"--net", 1},        {"--plot", 1},        {"--reference", 1},   {"--format", 1},
+    {"--help", 0},       {"-h", 0},            {NULL, 0}};
+
+const struct ds_cli_option *ds_collbench_options(void) { return options; }
 
 static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
                             struct ds_err *err) {
@@ -174,13 +180,14 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
       continue;
     }
     if (i + 1 >= argc)
-      return f[0] == '-' ? ds_cli_missing_value(err, f, value_flags, "ddpsim collective")
+      return f[0] == '-' ? ds_cli_missing_value(err, f, options, "ddpsim collective")
                          : ds_err_set(err, DS_EUSAGE, "unexpected argument \"%s\" (see --help)", f);
     const char *v = argv[++i];
     /* A repeated flag is refused, not silently replaced (issue #15). */
     for (int j = 1; j < i - 1; j++)
       if (strcmp(argv[j], f) == 0 && argv[j][0] == '-' && strcmp(f, "-h") != 0)
         return ds_err_set(err, DS_EUSAGE, "option %s given twice", f);
+    if (!ds_cli_option_find(options, f)) return ds_cli_unknown_option(err, f, "ddpsim collective");
     if (strcmp(f, "--topo") == 0) o->topo = v;
     else if (strcmp(f, "--op") == 0) o->op = v;
     else if (strcmp(f, "--root") == 0) {
@@ -231,8 +238,7 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
       else if (strcmp(v, "json") == 0) o->format = DS_FORMAT_JSON;
       else return ds_cli_bad_value(err, f, "one of text, csv, json", v);
     } else {
-      return ds_err_set(err, DS_EUSAGE, "unknown option \"%s\" (see ddpsim collective --help)",
-                        f);
+      return ds_cli_unhandled(err, f);
     }
   }
   if (o->help) return DS_OK;

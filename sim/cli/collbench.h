@@ -15,6 +15,7 @@
 
 #include <stdio.h>
 
+#include "base/cli.h"
 #include "base/status.h"
 
 #ifdef __cplusplus
@@ -30,6 +31,11 @@ ds_status ds_collbench_main(int argc, char **argv, FILE *out,
  * checked as an output), then stops: no topology or table is read, nothing
  * runs. What the `subcmd` fuzz reader drives (fuzz/README.md). */
 ds_status ds_collbench_check_args(int argc, char **argv, struct ds_err *err);
+
+/* Every flag `ddpsim collective` knows, with whether it takes a value (ending with
+ * {NULL}): what its parser accepts, for the tests that compare it with
+ * its --help. */
+const struct ds_cli_option *ds_collbench_options(void);
 
 #ifdef __cplusplus
 }

@@ -25,13 +25,15 @@ static const char usage[] =
     "matrix (with `nvidia-smi -L`'s lines in the same file, or --gpu, to name the\n"
     "GPU); the format is detected. Comments say where every value came from and\n"
     "what was assumed. One FILE per node, or one FILE and --nodes N for N alike.\n"
-    "  --nic COUNTxBW  NICs per node and their speed (8x400Gbps; or BW alone),\n"
-    "                  over what the files say\n"
-    "  --gpu NAME      the GPU (a name of the GPU table), over the files' device ids\n"
-    "  --gpus TABLE    a gpus.yaml adding to the shipped table (default: gpus.yaml\n"
-    "                  beside the first FILE, if any)\n"
-    "  --name NAME     the topology's name (default: the first FILE's base name)\n"
-    "  -o OUT          write OUT (atomically) instead of standard output\n";
+    "  --nic COUNTxBW    NICs per node and their speed (8x400Gbps; or BW alone),\n"
+    "                    over what the files say\n"
+    "  --gpu NAME        the GPU (a name of the GPU table), over the files' device\n"
+    "                    ids\n"
+    "  --gpus TABLE      a gpus.yaml adding to the shipped table (default: gpus.yaml\n"
+    "                    beside the first FILE, if any)\n"
+    "  --name NAME       the topology's name (default: the first FILE's base name)\n"
+    "  -o, --output OUT  write OUT (atomically) instead of standard output\n"
+    "  --help\n";
 
 struct import_args {
   const char *files[IMPORT_FILES_MAX];
@@ -58,9 +60,13 @@ static ds_status parse_nic(const char *v, struct ds_import_options *o, struct ds
   return DS_OK;
 }
 
-/* The flags that take a value (the others: --help, -h). */
-static const char *const value_flags[] = {"--nodes", "--nic", "--gpu",    "--gpus",
-                                          "--name",  "-o",    "--output", NULL};
+/* Every flag topo import knows (base/cli.h): its parser refuses the others and
+ * says which of these is missing its value. */
+static const struct ds_cli_option options[] = {
+    {"--nodes", 1}, {"--nic", 1},    {"--gpu", 1},  {"--gpus", 1}, {"--name", 1},
+    {"-o", 1},      {"--output", 1}, {"--help", 0}, {"-h", 0},     {NULL, 0}};
+
+const struct ds_cli_option *ds_importcmd_options(void) { return options; }
 
 static ds_status parse_args(int argc, char **argv, struct import_args *a, struct ds_err *err) {
   for (int i = 1; i < argc; i++) {
@@ -72,7 +78,9 @@ static ds_status parse_args(int argc, char **argv, struct import_args *a, struct
         return ds_err_set(err, DS_EUSAGE, "ddpsim topo import: at most %d files", IMPORT_FILES_MAX);
       a->files[a->n_files++] = f;
     } else if (i + 1 >= argc) {
-      return ds_cli_missing_value(err, f, value_flags, "ddpsim topo import");
+      return ds_cli_missing_value(err, f, options, "ddpsim topo import");
+    } else if (!ds_cli_option_find(options, f)) {
+      return ds_cli_unknown_option(err, f, "ddpsim topo import");
     } else if (strcmp(f, "--nodes") == 0) {
       char *end;
       long n = strtol(argv[++i], &end, 10);
@@ -91,8 +99,7 @@ static ds_status parse_args(int argc, char **argv, struct import_args *a, struct
     } else if (strcmp(f, "-o") == 0 || strcmp(f, "--output") == 0) {
       a->output = argv[++i];
     } else {
-      return ds_err_set(err, DS_EUSAGE, "unknown option \"%s\" (see ddpsim topo import --help)",
-                        f);
+      return ds_cli_unhandled(err, f);
     }
   }
   if (!a->help && a->n_files == 0)

@@ -484,31 +484,23 @@ static ds_status parse_hooks(const char *flag, const char *v, struct ds_options 
   }
 }
 
-/* X(flag, takes_value) */
-#define OPTION_MAP(X)                                                     \
-  X("--topo", 1) X("--model", 1) X("--strategy", 1) X("--bucket-mb", 1)   \
-  X("--first-bucket-mb", 1) X("--world-size", 1) X("--batch", 1)          \
-  X("--iters", 1) X("--dtype", 1) X("--amp", 1) X("--tf32", 1) X("--channels-last", 0) X("--weight-decay", 0) X("--no-bn-weight-decay", 0) X("--seed", 1) X("--format", 1)         \
-  X("--trace", 1) X("--schedule", 1) X("--coll-model", 1) X("--net", 1)   \
-  X("--ring-chunks", 1) X("--algo", 1) X("--proto", 1) X("--nccl-extra", 1) \
-  X("--calib", 1) X("--host-scale", 1) X("--no-overlap", 0) X("--no-sync", 1) X("--grad-as-bucket-view", 0) X("--no-broadcast-buffers", 0)         \
-  X("--find-unused-parameters", 0) X("--static-graph", 0) X("--comm-hook", 1)  \
-  X("--pytorch-version", 1) X("--grad-accum", 1) X("--optimizer-batch", 1) X("--loop", 1) \
-  X("--dp-output-device", 1) X("--dp-parallel-loss", 0)                   \
-  X("--ps-servers", 1) X("--ps-mode", 1) X("--ps-push", 1)               \
-  X("--straggler", 1)                                                     \
-  X("--jobs", 1) X("--jitter", 1) X("--samples", 1) X("--plot", 1)        \
-  X("--measured", 1) X("--chrome", 1)                                     \
-  X("--help", 0) X("--version", 0) X("-h", 0)
+/* Every flag ddpsim knows, and whether a value follows it (base/cli.h). */
+static const struct ds_cli_option options[] = {
+    {"--topo", 1}, {"--model", 1}, {"--strategy", 1}, {"--bucket-mb", 1},
+    {"--first-bucket-mb", 1}, {"--world-size", 1}, {"--batch", 1}, {"--iters", 1},
+    {"--dtype", 1}, {"--amp", 1}, {"--tf32", 1}, {"--channels-last", 0}, {"--weight-decay", 0},
+    {"--no-bn-weight-decay", 0}, {"--seed", 1}, {"--format", 1}, {"--trace", 1},
+    {"--schedule", 1}, {"--coll-model", 1}, {"--net", 1}, {"--ring-chunks", 1}, {"--algo", 1},
+    {"--proto", 1}, {"--nccl-extra", 1}, {"--calib", 1}, {"--host-scale", 1},
+    {"--no-overlap", 0}, {"--no-sync", 1}, {"--grad-as-bucket-view", 0},
+    {"--no-broadcast-buffers", 0}, {"--find-unused-parameters", 0}, {"--static-graph", 0},
+    {"--comm-hook", 1}, {"--pytorch-version", 1}, {"--grad-accum", 1},
+    {"--optimizer-batch", 1}, {"--loop", 1}, {"--dp-output-device", 1},
+    {"--dp-parallel-loss", 0}, {"--ps-servers", 1}, {"--ps-mode", 1}, {"--ps-push", 1},
+    {"--straggler", 1}, {"--jobs", 1}, {"--jitter", 1}, {"--samples", 1}, {"--plot", 1},
+    {"--measured", 1}, {"--chrome", 1}, {"--help", 0}, {"--version", 0}, {"-h", 0}, {NULL, 0}};
 
-static int takes_value(const char *flag, int *known) {
-#define DS__OPT_CHECK(f, v) \
-  if (strcmp(flag, f) == 0) { *known = 1; return v; }
-  OPTION_MAP(DS__OPT_CHECK)
-#undef DS__OPT_CHECK
-  *known = 0;
-  return 0;
-}
+const struct ds_cli_option *ds_options_flags(void) { return options; }
 
 static ds_status apply(struct ds_options *o, const char *flag, const char *v,
                        int *proto_set, struct ds_err *err) {
@@ -654,6 +646,7 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
     DS_CHECK(parse_stragglers(flag, v, o, err));
   else if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) o->help = 1;
   else if (strcmp(flag, "--version") == 0) o->version = 1;
+  else return ds_cli_unhandled(err, flag);
   return DS_OK;
 }
 
@@ -734,7 +727,7 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
   o->algo_auto = 1;
   int proto_set = 0;
   /* --straggler is repeatable (one item per straggler) */
-  struct ds_cli_walk walk = {.program = "ddpsim", .takes_value = takes_value,
+  struct ds_cli_walk walk = {.program = "ddpsim", .options = options,
                              .repeatable = "--straggler"};
   for (int i = 1; i < argc; i++) {
     char flag[64];

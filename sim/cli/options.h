@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "base/cli.h"
 #include "base/status.h"
 #include "sim/coll/coll.h"
 #include "sim/train/comm_hook.h"
@@ -244,6 +245,11 @@ ds_status ds_options_rank_factors(const struct ds_options *o, int32_t world,
 
 /* Prints the --help text. */
 void ds_options_print_usage(FILE *fp);
+
+/* Every flag ddpsim knows, with whether it takes a value (ending with
+ * {NULL}): what the parser accepts, for the tests that compare it with
+ * --help. */
+const struct ds_cli_option *ds_options_flags(void);
 
 #ifdef __cplusplus
 }

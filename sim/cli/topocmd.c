@@ -30,7 +30,7 @@ struct topocmd_options {
 };
 
 static const char usage[] =
-    "usage: ddpsim topo TOPOLOGY [--from GPU --to GPU] [--world-size N]\n"
+    "usage: ddpsim topo TOPOLOGY [--from GPU --to GPU] [--world-size N] [--help]\n"
     "       ddpsim topo import FILE... [--nodes N] [--nic COUNTxBW] [--gpu NAME] [-o OUT]\n"
     "\n"
     "Prints what the topology describes, as the simulator understood it: the\n"
@@ -52,8 +52,12 @@ static ds_status parse_gpu(const char *flag, const char *v, int32_t *out,
   return DS_OK;
 }
 
-/* The flags that take a value (the others: --help, -h). */
-static const char *const value_flags[] = {"--from", "--to", "--world-size", NULL};
+/* Every flag topo knows (base/cli.h): its parser refuses the others and
+ * says which of these is missing its value. */
+static const struct ds_cli_option options[] = {
+    {"--from", 1}, {"--to", 1}, {"--world-size", 1}, {"--help", 0}, {"-h", 0}, {NULL, 0}};
+
+const struct ds_cli_option *ds_topocmd_options(void) { return options; }
 
 static ds_status parse_args(int argc, char **argv, struct topocmd_options *o,
                             struct ds_err *err) {
@@ -68,7 +72,9 @@ static ds_status parse_args(int argc, char **argv, struct topocmd_options *o,
                           o->topo, f);
       o->topo = f;
     } else if (i + 1 >= argc) {
-      return ds_cli_missing_value(err, f, value_flags, "ddpsim topo");
+      return ds_cli_missing_value(err, f, options, "ddpsim topo");
+    } else if (!ds_cli_option_find(options, f)) {
+      return ds_cli_unknown_option(err, f, "ddpsim topo");
     } else if (strcmp(f, "--from") == 0) {
       DS_CHECK(parse_gpu(f, argv[++i], &o->from, err));
     } else if (strcmp(f, "--to") == 0) {
@@ -78,7 +84,7 @@ static ds_status parse_args(int argc, char **argv, struct topocmd_options *o,
       if (o->world < 1)
         return ds_err_set(err, DS_EUSAGE, "option --world-size: expected at least 1");
     } else {
-      return ds_err_set(err, DS_EUSAGE, "unknown option \"%s\" (see ddpsim topo --help)", f);
+      return ds_cli_unhandled(err, f);
     }
   }
   if (!o->help && !o->topo)

@@ -10,6 +10,7 @@
 
 #include <stdio.h>
 
+#include "base/cli.h"
 #include "base/status.h"
 
 #ifdef __cplusplus
@@ -23,6 +24,11 @@ ds_status ds_topocmd_main(int argc, char **argv, FILE *out, struct ds_err *err);
  * ds_importcmd_check_args), then stops: no file is read. What the `subcmd`
  * fuzz reader drives (fuzz/README.md). */
 ds_status ds_topocmd_check_args(int argc, char **argv, struct ds_err *err);
+
+/* Every flag `ddpsim topo` knows, with whether it takes a value (ending with
+ * {NULL}): what its parser accepts, for the tests that compare it with
+ * its --help. */
+const struct ds_cli_option *ds_topocmd_options(void);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,29 @@
+/* ddpreal's options (real/options.c): the flags its parser knows, the
+ * ones its --help shows and its dispatch agree (options_help.c), so that
+ * a flag added to one of them alone fails here. */
+#include <criterion/criterion.h>
+
+#include "real/options.h"
+#include "tests/options_help.h"
+
+static ds_status parse_ddpreal(int argc, char **argv, struct ds_err *err) {
+  struct ds_real_options o;
+  return ds_real_options_parse(argc, argv, &o, err);
+}
+
+Test(real_options, the_option_table_help_and_parser_agree) {
+  const char *lead[] = {"ddpreal"};
+  ds_test_options_agree(ds_real_options_flags(), ds_real_options_usage(), parse_ddpreal, lead, 1);
+}
+
+/* A flag given last that ddpreal does not know is unknown, not missing a
+ * value; one that takes a value is missing it. */
+Test(real_options, a_flag_given_last_is_missing_its_value_or_unknown) {
+  struct ds_err err = {0};
+  char *made_up[] = {"ddpreal", "--frobnicate", NULL};
+  cr_assert_eq(parse_ddpreal(2, made_up, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "unknown option \"--frobnicate\" (see ddpreal --help)");
+  char *iters[] = {"ddpreal", "--schedule", "s.csv", "--iters", NULL};
+  cr_assert_eq(parse_ddpreal(4, iters, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option --iters needs a value");
+}

@@ -291,6 +291,12 @@ def targets(t):
     if "training" in t.ranged:
         out.append("        host-bound rows within the measured hosts' range: %d of %d"
                    % t.ranged["training"])
+    # forward and backward times of one step (phases.csv) are parts of an
+    # iteration, not the iteration or throughput the target names: shown, not counted
+    phases = [e for _, e, _, _, _ in t.of("phases")]
+    if phases:
+        out.append("        " + errors_line("forward/backward phase rows (phases group, not counted)",
+                                              phases))
 
     # (3) every DDP-over-single ratio (unit %) within DDP_POINTS points, per source
     ddp = [(r, d) for r, _, d, _, _ in t.of("ddp_scaling") if r["unit"].strip() == "%"]

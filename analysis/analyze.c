@@ -80,6 +80,7 @@ static ds_status parse_args(int argc, char **argv, struct analyze_options *o,
                             struct ds_err *err) {
   *o = (struct analyze_options){.cmp = {.pred_iter = -1, .skip_measured = -1}};
   int positional = 0;
+  struct ds_cli_seen seen = {0};
   for (int i = 1; i < argc; i++) {
     const char *f = argv[i];
     if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
@@ -87,6 +88,7 @@ static ds_status parse_args(int argc, char **argv, struct analyze_options *o,
       continue;
     }
     if (strcmp(f, "--per-op") == 0) {
+      DS_CHECK(ds_cli_once(&seen, f, err));
       o->per_op = 1;
       continue;
     }
@@ -100,6 +102,7 @@ static ds_status parse_args(int argc, char **argv, struct analyze_options *o,
     }
     if (i + 1 >= argc) return ds_cli_missing_value(err, f, options, "ddpsim analyze");
     if (!ds_cli_option_find(options, f)) return ds_cli_unknown_option(err, f, "ddpsim analyze");
+    DS_CHECK(ds_cli_once(&seen, f, err));
     const char *v = argv[++i];
     if (strcmp(f, "--format") == 0) {
       if (strcmp(v, "text") == 0) o->format = DS_COMPARE_TEXT;

@@ -34,6 +34,15 @@ ds_status ds_cli_missing_value(struct ds_err *err, const char *flag,
   return ds_cli_unknown_option(err, flag, program);
 }
 
+ds_status ds_cli_once(struct ds_cli_seen *seen, const char *flag, struct ds_err *err) {
+  for (int i = 0; i < seen->n; i++)
+    if (strcmp(seen->flag[i], flag) == 0)
+      return ds_err_set(err, DS_EUSAGE, "option %s given twice", flag);
+  /* every table has fewer flags than this; past it, repeats go unnoticed */
+  if (seen->n < (int)(sizeof seen->flag / sizeof *seen->flag)) seen->flag[seen->n++] = flag;
+  return DS_OK;
+}
+
 ds_status ds_cli_unhandled(struct ds_err *err, const char *flag) {
   return ds_err_set(err, DS_EINTERNAL, "option %s: in the option table but not handled", flag);
 }

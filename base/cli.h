@@ -1,11 +1,13 @@
 /*
  * What the option parsers of every command share (sim/cli/options.c,
- * base/values.c, sim/cli/collbench.c, real/options.c): the table of the
- * flags a command knows, the usage errors for an unknown flag, a missing
- * or bad value, one wording everywhere, integers within bounds, and the
- * walk over argv ("--flag value" or "--flag=value", a flag given twice
- * refused). Nothing here knows a flag; errors are DS_EUSAGE naming the flag
- * and what was expected.
+ * base/values.c, sim/cli/collbench.c, sim/cli/bucketcmd.c,
+ * sim/cli/topocmd.c, sim/cli/importcmd.c, analysis/analyze.c,
+ * real/options.c): the table of the flags a command knows, the usage
+ * errors for an unknown flag, a missing or bad value, one wording
+ * everywhere, integers within bounds, and the walk over argv ("--flag
+ * value" or "--flag=value", a flag given twice refused; ds_cli_once
+ * refuses it for a parser that walks argv itself). Nothing here knows a
+ * flag; errors are DS_EUSAGE naming the flag and what was expected.
  */
 #ifndef DS_CLI_H
 #define DS_CLI_H
@@ -28,7 +30,7 @@ ds_status ds_cli_bad_value(struct ds_err *err, const char *flag, const char *wha
  * Each parser lists every flag it accepts once, in a table ending with
  * {NULL}: the table alone says which flags exist (the parser refuses the
  * others before its dispatch) and which take a value (the "needs a value"
- * error comes from it), and tests/support.c checks each table against its
+ * error comes from it), and tests/options_help.c checks each table against its
  * command's --help and its dispatch, so that the three cannot drift. */
 struct ds_cli_option {
   const char *flag;
@@ -49,6 +51,20 @@ ds_status ds_cli_unknown_option(struct ds_err *err, const char *flag, const char
  * named as unknown rather than as missing a value. Returns DS_EUSAGE. */
 ds_status ds_cli_missing_value(struct ds_err *err, const char *flag,
                                const struct ds_cli_option *options, const char *program);
+
+/* The flags a hand-written parser (analyze, buckets, collective, topo,
+ * topo import) has met so far, so that a flag given twice is refused as
+ * ds_cli_next_option refuses it rather than silently keeping its last
+ * value. Zero it before the walk. */
+struct ds_cli_seen {
+  const char *flag[64];
+  int n;
+};
+
+/* Records flag in seen, or sets "option FLAG given twice" (DS_EUSAGE) and
+ * returns DS_EUSAGE when it is there already. The spelling counts: an
+ * alias (-b and --minbytes) is another flag, as in ds_cli_next_option. */
+ds_status ds_cli_once(struct ds_cli_seen *seen, const char *flag, struct ds_err *err);
 
 /* The error of a dispatch that met a flag of its table with no branch for
  * it: a bug, DS_EINTERNAL, which the tests of each table look for. */

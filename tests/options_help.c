@@ -20,7 +20,7 @@
 struct help_def {
   char flag[WORD_CAP];
   int metavar;     /* a placeholder follows it */
-  int option_line; /* defined on an option line, not in a synopsis */
+  int own;         /* on an option line or in the command's own synopsis */
 };
 
 struct help_defs {
@@ -42,7 +42,7 @@ static int is_flag(const char *w) {
 /* The flags of one definition (len characters of s, split at spaces), each
  * added the first time it appears. "-b, --minbytes SIZE": an alias
  * followed by a comma shares the placeholder of the flag after it. */
-static void add_definition(struct help_defs *defs, const char *s, size_t len, int option_line) {
+static void add_definition(struct help_defs *defs, const char *s, size_t len, int own) {
   char w[WORDS_MAX][WORD_CAP];
   int n = 0;
   for (size_t i = 0; i < len && n < WORDS_MAX;) {
@@ -63,15 +63,28 @@ static void add_definition(struct help_defs *defs, const char *s, size_t len, in
     struct help_def *d = &defs->d[defs->n++];
     snprintf(d->flag, sizeof d->flag, "%s", flag);
     d->metavar = j + 1 < n && !strchr("-|(", w[j + 1][0]);
-    d->option_line = option_line;
+    d->own = own;
   }
 }
 
-/* Every definition in help, in the order a reader meets them. */
+/* Whether the len characters of line name a program ("ddpsim topo import
+ * FILE..." on topo's second usage line): a synopsis of another command. */
+static int names_a_program(const char *line, size_t len) {
+  for (const char *p = line; (p = strstr(p, "ddp")) && p < line + len; p++)
+    if (strncmp(p, "ddpsim ", 7) == 0 || strncmp(p, "ddpreal ", 8) == 0) return 1;
+  return 0;
+}
+
+/* Every definition in help, in the order a reader meets them. The
+ * command's own synopsis is its "usage:" line and the indented lines that
+ * continue it without naming a program. */
 static void read_definitions(const char *help, struct help_defs *defs) {
   defs->n = 0;
+  int in_usage = 0;
   for (const char *line = help; *line;) {
     size_t len = strcspn(line, "\n");
+    if (strncmp(line, "usage:", 6) == 0) in_usage = 1;
+    else if (len == 0 || line[0] != ' ' || names_a_program(line, len)) in_usage = 0;
     if (len > 3 && strncmp(line, "  -", 3) == 0) {
       /* the head of an option line: its description starts after two spaces */
       const char *end = strstr(line + 2, "  ");
@@ -81,7 +94,7 @@ static void read_definitions(const char *help, struct help_defs *defs) {
     for (const char *b = line; (b = strstr(b, "[-")) && b < line + len; b++) {
       const char *close = memchr(b, ']', (size_t)(line + len - b));
       cr_assert(close, "help: \"[\" without \"]\": %.*s", (int)len, line);
-      add_definition(defs, b + 1, (size_t)(close - b - 1), 0);
+      add_definition(defs, b + 1, (size_t)(close - b - 1), in_usage);
     }
     line += len + (line[len] == '\n');
   }
@@ -120,7 +133,13 @@ void ds_test_options_agree(const struct ds_cli_option *options, const char *help
   cr_assert(n_lead >= 1 && n_lead <= 6);
   static struct help_defs defs; /* Criterion runs each test in its own process */
   read_definitions(help, &defs);
+  /* every command takes both spellings of help; -h is in no help text, so
+   * only the table (and the given-last check below) can keep it */
+  cr_assert(ds_cli_option_find(options, "--help"), "%s: no --help in its table", lead[0]);
+  cr_assert(ds_cli_option_find(options, "-h"), "%s: no -h in its table", lead[0]);
   for (const struct ds_cli_option *o = options; o->flag; o++) {
+    cr_assert_eq(ds_cli_option_find(options, o->flag), o, "%s: %s twice in its table",
+                 lead[0], o->flag);
     if (strcmp(o->flag, "-h") == 0) continue;
     const struct help_def *d = find_def(&defs, o->flag);
     cr_assert(d, "%s: the parser knows %s, --help does not show it", lead[0], o->flag);
@@ -129,7 +148,7 @@ void ds_test_options_agree(const struct ds_cli_option *options, const char *help
                  o->takes_value ? "one" : "none");
   }
   for (int i = 0; i < defs.n; i++)
-    cr_assert(!defs.d[i].option_line || ds_cli_option_find(options, defs.d[i].flag),
+    cr_assert(!defs.d[i].own || ds_cli_option_find(options, defs.d[i].flag),
               "%s: --help shows %s, the parser does not know it", lead[0], defs.d[i].flag);
   for (const struct ds_cli_option *o = options; o->flag; o++) {
     struct ds_err err;

@@ -1,7 +1,7 @@
 /*
  * One check of a command's options, shared by the tests of every parser
- * (test_cli, test_collbench, test_analyze, test_topocmd, test_bucketcmd,
- * test_real_options): its option table (base/cli.h), its --help text and
+ * (test_cli for ddpsim and buckets, test_collbench, test_analyze,
+ * test_topocmd, test_real_options): its option table (base/cli.h), its --help text and
  * its parser must agree, so that a flag added to one and not the others
  * fails a test instead of reaching a user as a wrong message or an
  * undocumented option. Linked into every test binary (Makefile:
@@ -32,8 +32,11 @@ char *ds_test_main_text(ds_test_main_fn main_fn, const char *const *words, int n
  *    --help), on an option line ("  -b, --minbytes SIZE  ...") or in a
  *    synopsis bracket ("[--from GPU --to GPU]"), where it first appears
  *    followed by a placeholder of its value exactly when it takes one;
- *  - every flag help's option lines show is in options (a synopsis may
- *    show another command's: topo's shows topo import's);
+ *  - every flag help's option lines or its own synopsis (the "usage:"
+ *    line and the indented lines continuing it that name no program) show
+ *    is in options (another program's synopsis may show its own flags:
+ *    topo's shows topo import's);
+ *  - options holds --help and -h, each flag once;
  *  - each flag given last is refused as "option FLAG needs a value" when
  *    it takes one, and otherwise is neither unknown nor missing a value;
  *  - each flag given (with the value "x" when it takes one) reaches a

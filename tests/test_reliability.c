@@ -172,6 +172,14 @@ Test(reliability, colliding_outputs_and_repeated_flags_are_refused) {
   cr_assert_not_null(mkdtemp(dir));
   ds_test_ddpsim_refuses("--topo 4gpu --batch 8 --batch 16", "option --batch given twice");
   ds_test_ddpsim_refuses("collective --topo 4gpu -e 1M -e 8", "option -e given twice");
+  /* the subcommands that walk argv themselves (base/cli.h ds_cli_once) kept
+   * a repeat's last value until 2026-11-27 */
+  ds_test_ddpsim_refuses("analyze p.csv --format csv --format json",
+                         "option --format given twice");
+  ds_test_ddpsim_refuses("analyze p.csv --per-op --per-op", "option --per-op given twice");
+  ds_test_ddpsim_refuses("buckets --bucket-mb 5 --bucket-mb 25", "option --bucket-mb given twice");
+  ds_test_ddpsim_refuses("topo 4gpu --from 0 --from 1", "option --from given twice");
+  ds_test_ddpsim_refuses("topo import a.xml --nodes 2 --nodes 3", "option --nodes given twice");
   snprintf(args, sizeof args, "--topo 4gpu --trace %s/x --schedule %s/./x", dir, dir);
   ds_test_ddpsim_refuses(args, "both write the same file");
   snprintf(topo, sizeof topo, "%s/topo.yaml", dir);

@@ -61,6 +61,7 @@ const struct ds_cli_option *ds_bucketcmd_options(void) { return options; }
 static ds_status parse_args(int argc, char **argv, struct bucketcmd_options *o,
                             struct ds_err *err) {
   *o = (struct bucketcmd_options){.model = "resnet50"};
+  struct ds_cli_seen seen = {0};
   for (int i = 1; i < argc; i++) {
     const char *f = argv[i];
     const struct ds_cli_option *known = ds_cli_option_find(options, f);
@@ -69,7 +70,9 @@ static ds_status parse_args(int argc, char **argv, struct bucketcmd_options *o,
                         "ddpsim buckets --help)", f);
     if (known->takes_value && i + 1 >= argc)
       return ds_err_set(err, DS_EUSAGE, "option %s needs a value", f);
-    if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) o->help = 1;
+    int help = strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0;
+    if (!help) DS_CHECK(ds_cli_once(&seen, f, err));
+    if (help) o->help = 1;
     else if (strcmp(f, "--model") == 0) o->model = argv[++i];
     else if (strcmp(f, "--bucket-mb") == 0) DS_CHECK(parse_mib(f, argv[++i], &o->bucket_mb, err));
     else if (strcmp(f, "--first-bucket-mb") == 0)

@@ -173,6 +173,7 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
   *o = (struct collbench_options){.op = "allreduce", .algo = "ring",
                                   .min_bytes = 8, .max_bytes = 128.0 * 1024 * 1024,
                                   .factor = 2, .ring_chunks = 1, .nccl_extra = 1};
+  struct ds_cli_seen seen = {0};
   for (int i = 1; i < argc; i++) {
     const char *f = argv[i];
     if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
@@ -184,9 +185,7 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
                          : ds_err_set(err, DS_EUSAGE, "unexpected argument \"%s\" (see --help)", f);
     const char *v = argv[++i];
     /* A repeated flag is refused, not silently replaced (issue #15). */
-    for (int j = 1; j < i - 1; j++)
-      if (strcmp(argv[j], f) == 0 && argv[j][0] == '-' && strcmp(f, "-h") != 0)
-        return ds_err_set(err, DS_EUSAGE, "option %s given twice", f);
+    DS_CHECK(ds_cli_once(&seen, f, err));
     if (!ds_cli_option_find(options, f)) return ds_cli_unknown_option(err, f, "ddpsim collective");
     if (strcmp(f, "--topo") == 0) o->topo = v;
     else if (strcmp(f, "--op") == 0) o->op = v;

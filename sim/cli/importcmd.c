@@ -69,6 +69,7 @@ static const struct ds_cli_option options[] = {
 const struct ds_cli_option *ds_importcmd_options(void) { return options; }
 
 static ds_status parse_args(int argc, char **argv, struct import_args *a, struct ds_err *err) {
+  struct ds_cli_seen seen = {0};
   for (int i = 1; i < argc; i++) {
     const char *f = argv[i];
     if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
@@ -81,6 +82,8 @@ static ds_status parse_args(int argc, char **argv, struct import_args *a, struct
       return ds_cli_missing_value(err, f, options, "ddpsim topo import");
     } else if (!ds_cli_option_find(options, f)) {
       return ds_cli_unknown_option(err, f, "ddpsim topo import");
+    } else if (ds_cli_once(&seen, f, err) != DS_OK) {
+      return DS_EUSAGE;
     } else if (strcmp(f, "--nodes") == 0) {
       char *end;
       long n = strtol(argv[++i], &end, 10);

@@ -62,6 +62,7 @@ const struct ds_cli_option *ds_topocmd_options(void) { return options; }
 static ds_status parse_args(int argc, char **argv, struct topocmd_options *o,
                             struct ds_err *err) {
   *o = (struct topocmd_options){.from = -1, .to = -1};
+  struct ds_cli_seen seen = {0};
   for (int i = 1; i < argc; i++) {
     const char *f = argv[i];
     if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
@@ -75,6 +76,8 @@ static ds_status parse_args(int argc, char **argv, struct topocmd_options *o,
       return ds_cli_missing_value(err, f, options, "ddpsim topo");
     } else if (!ds_cli_option_find(options, f)) {
       return ds_cli_unknown_option(err, f, "ddpsim topo");
+    } else if (ds_cli_once(&seen, f, err) != DS_OK) {
+      return DS_EUSAGE;
     } else if (strcmp(f, "--from") == 0) {
       DS_CHECK(parse_gpu(f, argv[++i], &o->from, err));
     } else if (strcmp(f, "--to") == 0) {

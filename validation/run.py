@@ -25,6 +25,11 @@ taken in the process that wrote the row's source CSV, bench/host_inproc.py's,
 which is preferred) are also run with --calib that file: the prediction at
 that lend's own measured host costs beside the pooled one, and per group the
 median absolute error of each (validation/README.md).
+Rows whose prediction used a compute rate no measurement backs for its
+class (the output row's compute_rates column names a typical or an
+as_matmul source; metrics no rate enters, peak memory, excepted) are marked
+u, and each group's summary and the overall give their count and errors
+apart (unmeasured()).
 Last, the targets of issue #12, each with the numbers that decide it and
 whether it is met, computed from the same rows (targets()); with --targets
 only that summary is printed (the report is still computed, not shown).

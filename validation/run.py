@@ -25,6 +25,11 @@ taken in the process that wrote the row's source CSV, bench/host_inproc.py's,
 which is preferred) are also run with --calib that file: the prediction at
 that lend's own measured host costs beside the pooled one, and per group the
 median absolute error of each (validation/README.md).
+Rows whose prediction used a compute rate no measurement backs for its
+class (the output row's compute_rates column names a typical or an
+as_matmul source; metrics no rate enters, peak memory, excepted) are marked
+u, and each group's summary and the overall give their count and errors
+apart (unmeasured()).
 Last, the targets of issue #12, each with the numbers that decide it and
 whether it is met, computed from the same rows (targets()); with --targets
 only that summary is printed (the report is still computed, not shown).
@@ -65,6 +70,9 @@ COLL_MIN_BYTES = 1 << 20  # collectives of 1 MiB and more
 COLL_MEDIAN_PCT, COLL_WORST_PCT = 10.0, 20.0  # their median and worst |error|
 ITER_PCT = 10.0  # every single-GPU training row within this |error|
 DDP_POINTS = 2.0  # every DDP-over-single row (unit %) within this many points
+# output columns no compute rate enters (a metric of these only is not marked u)
+RATE_FREE = {"peak_mem_gib", "peak_mem_gib_gpu0", "peak_mem_gib_other", "gpu_mem_gib",
+             "n_buckets", "bucket_mb", "first_bucket_mb", "world_size", "batch_per_gpu"}
 PRECISION_RE = re.compile(r"\b(AMP|FP32|TF32|FP16|BF16)\b")
 
 
@@ -126,7 +134,10 @@ def predict(cache, row, extra=""):
     for name in NAME_RE.findall(expr):
         if name not in names:
             return None, "FAILED no numeric column %s" % name, None
-    return eval(expr, {"__builtins__": {}}, names), None, names  # columns and + - * / only
+    value = eval(expr, {"__builtins__": {}}, names)  # columns and + - * / only
+    if "compute_rates" in hits[0]:
+        names["compute_rates"] = hits[0]["compute_rates"]
+    return value, None, names
 
 
 def host_bound(out):
@@ -136,6 +147,26 @@ def host_bound(out):
     if not out or "host_exposed_ms" not in out or not out.get("iter_ms"):
         return None
     return out["host_exposed_ms"] >= 0.1 * out["iter_ms"]
+
+
+def unmeasured(out, row):
+    """Whether the prediction used a compute rate no measurement backs for
+    its class: ddpsim's compute_rates column (NAME=SOURCE;...) names a
+    typical one (the topology's flops_efficiency / mem_efficiency) or
+    attention at matmul's rate (as_matmul). None where no rate enters the
+    metric (peak memory) or the output has no such column (collectives)."""
+    if not out or "compute_rates" not in out:
+        return None
+    if not set(NAME_RE.findall(row["metric"])) - RATE_FREE:
+        return None
+    return bool(unmeasured_kinds(out))
+
+
+def unmeasured_kinds(out):
+    """The unmeasured sources ("typical", "as_matmul") among the output
+    row's compute_rates."""
+    sources = [kv.split("=", 1)[-1] for kv in out.get("compute_rates", "").split(";") if kv]
+    return set(s for s in sources if s in ("typical", "as_matmul"))
 
 
 def host_range(cache, row, factors):
@@ -355,12 +386,16 @@ def report(tally):
     cache = {}
     failed = 0
     overall, overall_exact = [], []
+    overall_rates = {True: [], False: []}  # non-fit rows by unmeasured(): see by_rates
     factors = host_factors()
     overall_in = [0, 0]  # host-bound non-fit rows: within the range, all
     files = sorted(glob.glob(os.path.join(ROOT, "validation", "*.csv")))
     print("ddpsim validation: %s against %d groups (validation/*.csv)" % (BIN, len(files)))
     print("error = (predicted - measured) / measured; diff = predicted - measured in the row's unit;")
     print("~ = the command only approximates the measured setup; fit rows are excluded from summaries")
+    print("u = the prediction used a compute rate no measurement backs for its class (ddpsim's"
+          " compute_rates:")
+    print("    the typical flops_efficiency / mem_efficiency, or attention at matmul's rate)")
     for path in files:
         group = os.path.splitext(os.path.basename(path))[0]
         with open(path, newline="") as f:
@@ -380,6 +415,8 @@ def report(tally):
         per_src_big_exact = {}
         grp, grp_exact, grp_big, grp_big_exact, pts = [], [], [], [], []
         by_bound = {True: [], False: []}
+        by_rates = {True: [], False: []}  # non-fit rows: used an unmeasured rate, or not
+        by_kind = {}  # the u rows: "typical" (any typical rate), else "as_matmul"
         ranged = []  # host-bound rows: (row, measured, predicted, low, high)
         owned = []  # rows of a calibrated lend: (row, measured, pooled, own, calib, same process)
         pairs = {}
@@ -402,6 +439,13 @@ def report(tally):
                     hb = host_bound(out)
                     if hb is not None:
                         by_bound[hb].append(err)
+                    um = unmeasured(out, r)
+                    if um is not None:
+                        by_rates[um].append(err)
+                        overall_rates[um].append(err)
+                    if um:
+                        kind = "typical" if "typical" in unmeasured_kinds(out) else "as_matmul"
+                        by_kind.setdefault(kind, []).append(err)
                     if not approx:
                         per_src_exact[s].append(err)
                         grp_exact.append(err)
@@ -433,13 +477,23 @@ def report(tally):
             print("%-4s %-44.44s %-58.58s %-6s %10s %10s %9s %8s %-3s%s" % (
                 "[%d]" % (srcs.index(s) + 1), r["machine"], r["measured"], r["unit"], fmt(meas),
                 fmt(pred), err_s if pred is not None else "", diff_s, r["fit"],
-                (" ~" if approx else "") + ("" if pred is not None else "  (" + why + ")")))
+                (" ~" if approx else "") + (" u" if unmeasured(out, r) else "")
+                + ("" if pred is not None else "  (" + why + ")")))
         print("-- %s summary (non-fit rows with a prediction)" % group)
         for i, s in enumerate(srcs):
             print("  [%d] %-60.60s all: %s | exact: %s" % (i + 1, s, stats(per_src[s]),
                                                           stats(per_src_exact[s])))
         print("  group all   : %s" % stats(grp))
         print("  group exact : %s" % stats(grp_exact))
+        if by_rates[True] or by_rates[False]:
+            print("  u: used an unmeasured compute rate                         : %s"
+                  % stats(by_rates[True]))
+            print("     measured rates only                                     : %s"
+                  % stats(by_rates[False]))
+            for kind, what in (("typical", "a typical flops_/mem_efficiency"),
+                               ("as_matmul", "attention at matmul's rate only")):
+                if kind in by_kind:
+                    print("     u rows with %-43s: %s" % (what, stats(by_kind[kind])))
         if by_bound[True]:
             print("  predicted host-bound (host exposed >= 10 %% of the iteration): %s"
                   % stats(by_bound[True]))
@@ -553,6 +607,8 @@ def report(tally):
     print("\n== overall (every group, non-fit rows with a prediction)")
     print("  all   : %s" % stats(overall))
     print("  exact : %s" % stats(overall_exact))
+    print("  u (an unmeasured compute rate): %s" % stats(overall_rates[True]))
+    print("  measured compute rates only   : %s" % stats(overall_rates[False]))
     print("  host-bound rows: %d of %d within the measured hosts' range (host costs x%g to x%g)"
           % (overall_in[0], overall_in[1], factors[0], factors[1]))
     return failed

@@ -212,7 +212,7 @@ static void print_csv(FILE *fp, const struct ds_summary *rows, int32_t n) {
   if (n > 0 && rows[0].has_sweep_ids) { DS_SWEEP_ID_COLUMNS(DS__CSV_HEAD) }
   if (n > 0 && rows[0].has_quantiles) { DS_QUANTILE_COLUMNS(DS__CSV_HEAD) }
 #undef DS__CSV_HEAD
-  fputs(",bucket_mib\n", fp);
+  fputs(",bucket_mib,compute_rates\n", fp);
   for (int32_t i = 0; i < n; i++) {
     const struct ds_summary *r = &rows[i];
     sep = "";
@@ -225,7 +225,25 @@ static void print_csv(FILE *fp, const struct ds_summary *rows, int32_t n) {
     fputc(',', fp);
     for (int32_t b = 0; b < r->n_buckets; b++)
       fprintf(fp, "%s%.6f", b ? ";" : "", r->bucket_bytes[b] / DS_UNITS_MIB);
-    fputc('\n', fp);
+    /* last: where the compute rates came from (rates.h), NAME=SOURCE by ';' */
+    char rates[256];
+    ds_rates_field(&r->rates, rates, sizeof rates);
+    fprintf(fp, ",%s\n", rates);
+  }
+}
+
+/* Each rate charged: {"rate", "source"}, and for a typical or topology
+ * one the key and value that applied (rates.h). */
+static void print_json_rates(FILE *fp, const struct ds_rates *rates) {
+  for (int32_t i = 0; i < rates->n; i++) {
+    const struct ds_rate_used *u = &rates->r[i];
+    char name[32];
+    ds_rate_name(u, name, sizeof name);
+    fprintf(fp, "%s{\"rate\": \"%s\", \"source\": \"%s\"", i ? ", " : "", name,
+            ds_rate_source_name(u->source));
+    if (ds_rate_key(u)) fprintf(fp, ", \"key\": \"%s\", \"value\": %g", ds_rate_key(u),
+                                u->efficiency);
+    fputc('}', fp);
   }
 }
 
@@ -247,6 +265,8 @@ static void print_json(FILE *fp, const struct ds_summary *rows, int32_t n) {
     fputs(", \"bucket_mib\": [", fp);
     for (int32_t b = 0; b < r->n_buckets; b++)
       fprintf(fp, "%s%.6f", b ? ", " : "", r->bucket_bytes[b] / DS_UNITS_MIB);
+    fputs("], \"compute_rates\": [", fp);
+    print_json_rates(fp, &r->rates);
     fprintf(fp, "]}%s\n", i + 1 < n ? "," : "");
   }
   fputs("]\n", fp);
@@ -470,6 +490,14 @@ void ds_report_print_side_by_side(FILE *fp, const struct ds_summary *rows, int32
   }
 }
 
+/* Where the compute rates came from (rates.h): one line, the same for
+ * every row of a run (one topology, model and precision). */
+static void print_rates(FILE *fp, const struct ds_summary *r) {
+  char line[640];
+  ds_rates_describe(&r->rates, line, sizeof line);
+  fprintf(fp, "%s\n", line);
+}
+
 static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
   int ddp_only = 1;
   for (int32_t i = 0; i < n; i++) ddp_only &= is_ddp(&rows[i]);
@@ -479,6 +507,7 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     fprintf(fp, "%s on %s (%s), %s, network %s; iterations simulated: %d, reporting "
                 "iteration %d\n", r->model, r->topology, r->gpu, precision_name(r), r->net_model,
             r->iters, r->reported_iter);
+    print_rates(fp, r);
     for (int32_t i = 0; i < n; i++) print_strategy_row(fp, &rows[i]);
     return;
   }
@@ -517,6 +546,7 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     else if (i == 0 && r->coll_algo && strcmp(r->coll_algo, "ring") != 0)
       fprintf(fp, "all-reduce %s: the plain algorithm on the links' own bandwidth and "
                   "latency, not NCCL's (docs/collectives.md)\n", r->coll_algo);
+    if (i == 0) print_rates(fp, r);
     fputc('\n', fp);
     if (vary_world) fprintf(fp, "world size %d, ", r->world_size);
     if (vary_batch) fprintf(fp, "batch %lld/GPU, ", (long long)r->batch_per_gpu);

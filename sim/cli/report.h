@@ -33,6 +33,7 @@
 #include "traces/shared_schedule.h"
 #include "sim/train/ddp.h"
 #include "sim/train/dp.h"
+#include "sim/train/rates.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -71,6 +72,10 @@ struct ds_summary {
    * GPU); dp's per-GPU breakdown when has_dp_mem. */
   double peak_mem_gib_gpu0, peak_mem_gib_other;
   double gpu_mem_gib; /* the GPU's memory (the topology's GPU table entry) */
+  /* The compute rates the run charged and where each came from
+   * (sim/train/rates.h): the text's "compute rates" line, the CSV's
+   * compute_rates column, the JSON's compute_rates list. */
+  struct ds_rates rates;
   const char *amp;    /* --amp: "none", "fp16", "bf16" */
   int has_dp_mem;
   struct ds_dp_memory dp_mem;

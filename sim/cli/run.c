@@ -35,6 +35,7 @@
 #include "sim/train/model.h"
 #include "sim/coll/nccl_model.h"
 #include "sim/train/ps.h"
+#include "sim/train/rates.h"
 #include "sim/cli/host_range.h"
 #include "sim/cli/report.h"
 #include "sim/cli/sweep.h"
@@ -822,6 +823,7 @@ static ds_status run_ps(struct config_run *c, struct ds_summary *s, struct ds_er
   s->has_ps = 1;
   s->ps_async = po.mode == DS_PS_ASYNC;
   s->ps_servers = o->ps_servers;
+  ds_rates_used(&c->compute, c->model, &s->rates);
   s->strategy = o->strategy;
   s->model = c->model->name;
   s->topology = c->topo->name;
@@ -899,6 +901,7 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
     break;
   }
   }
+  ds_rates_used(&c.compute, c.model, &s->rates);
   s->strategy = oc.strategy;
   s->model = c.model->name;
   s->topology = c.topo->name;

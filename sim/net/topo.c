@@ -448,6 +448,7 @@ static ds_status read_compute(const struct ds_cnode *root,
   /* Defaults: see docs/architecture.md ("Compute model"). */
   c->flops_efficiency = 0.5;
   c->mem_efficiency = 0; /* resolved after the GPU table: ds_topo_load */
+  c->flops_efficiency_source = c->mem_efficiency_source = DS_RATE_TYPICAL;
   c->kernel_overhead_ns = 4000;
   c->comm_interference = 0.0;
   c->fp32_uses_tf32 = 1;
@@ -831,8 +832,12 @@ static ds_status load(struct ds_topo *t, const char *path,
   }
   /* mem_efficiency: the topology's key, else what a copy measured on this
    * GPU (the table's efficiency.memory), else 0.7 (docs/architecture.md) */
-  if (t->compute.mem_efficiency == 0)
-    t->compute.mem_efficiency = t->gpu.eff.memory > 0 ? t->gpu.eff.memory : 0.7;
+  if (t->compute.mem_efficiency == 0 && t->gpu.eff.memory > 0) {
+    t->compute.mem_efficiency = t->gpu.eff.memory;
+    t->compute.mem_efficiency_source = DS_RATE_GPU_TABLE;
+  } else if (t->compute.mem_efficiency == 0) {
+    t->compute.mem_efficiency = 0.7;
+  }
   st = explicit_list ? ds__topo_build_list(t, &root, err) : build(t, &intra, &inter);
   /* NVLS (in-switch reduction) needs NVSwitch 3 (Hopper) or later: by
    * default on for nvswitch boxes of those GPUs; explicit lists never. */

@@ -46,6 +46,21 @@ enum ds_vertex_kind {
  * the half types' (fp16, bf16) tensor cores. */
 enum ds_gpu_math { DS_GPU_MATH_FP32, DS_GPU_MATH_TF32, DS_GPU_MATH_HALF, DS_GPU_MATH_COUNT };
 
+/* Where an efficiency the compute model applies came from (compute.h; the
+ * run's summary names it, sim/train/rates.h): the topology's typical
+ * flops_efficiency / mem_efficiency (or their defaults), which no
+ * measurement backs; the GPU table's measured `efficiency`; a calibration
+ * file (--calib); the topology's own per-class key (conv_efficiency, ...);
+ * or, for attention without an entry of its own, matmul's (measured or
+ * set) rate. */
+enum ds_rate_source {
+  DS_RATE_TYPICAL,
+  DS_RATE_GPU_TABLE,
+  DS_RATE_CALIB,
+  DS_RATE_TOPOLOGY,
+  DS_RATE_AS_MATMUL
+};
+
 struct ds_gpu_spec {
   char name[64];
   char arch[32]; /* the table's family ("Ampere", "Ada", ...); "" when not given */
@@ -83,6 +98,9 @@ struct ds_gpu_spec {
     double conv_bwd[DS_GPU_MATH_COUNT];
     double memory;
   } eff;
+  /* The values among eff that a calibration file set (calib.h
+   * ds_calib_apply_gpu), 0 elsewhere: where a rate came from. */
+  struct ds_gpu_efficiency eff_calib;
   /* A dense (groups 1) convolution timed by its implicit GEMM's tiles
    * (gpus.yaml `conv_tiles`, per math; compute.h): the GEMM is M = batch x
    * output positions by n = min(Cin k^2, Cout), run as tile_m x tile_n
@@ -114,6 +132,10 @@ struct ds_compute_params {
   /* achieved / peak memory bandwidth, (0, 1]: the key mem_efficiency, else
    * the GPU table's measured eff.memory, else 0.7 (ds_topo_load resolves it) */
   double mem_efficiency;
+  /* Where flops_efficiency and mem_efficiency came from: DS_RATE_TYPICAL
+   * (the topology's keys or their defaults), DS_RATE_GPU_TABLE (mem: the
+   * table's eff.memory), DS_RATE_CALIB (--calib's compute section). */
+  enum ds_rate_source flops_efficiency_source, mem_efficiency_source;
   double kernel_overhead_ns; /* fixed cost added to every kernel */
   double comm_interference; /* compute slowdown while a collective runs on the GPU */
   /* Per-call NCCL launch cost measured on this machine (a calibration

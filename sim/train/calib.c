@@ -281,8 +281,14 @@ done:
 }
 
 void ds_calib_apply_compute(const struct ds_calib *c, struct ds_compute_params *p) {
-  if (c->has_flops_efficiency) p->flops_efficiency = c->flops_efficiency;
-  if (c->has_mem_efficiency) p->mem_efficiency = c->mem_efficiency;
+  if (c->has_flops_efficiency) {
+    p->flops_efficiency = c->flops_efficiency;
+    p->flops_efficiency_source = DS_RATE_CALIB;
+  }
+  if (c->has_mem_efficiency) {
+    p->mem_efficiency = c->mem_efficiency;
+    p->mem_efficiency_source = DS_RATE_CALIB;
+  }
   if (c->has_kernel_overhead) p->kernel_overhead_ns = c->kernel_overhead_ns;
   if (c->has_fp32_math) p->fp32_uses_tf32 = c->fp32_uses_tf32;
   if (c->has_nccl_launch) p->nccl_launch_ns = c->nccl_launch_ns;
@@ -311,5 +317,6 @@ void ds_calib_apply_gpu(const struct ds_calib *c, struct ds_gpu_spec *g) {
     }
   }
   for (int k = 0; k < DS_CALIB_EFF_KEYS; k++)
-    if (c->eff[k] > 0) *ds_gpu_efficiency_slot(e, k) = c->eff[k];
+    if (c->eff[k] > 0)
+      *ds_gpu_efficiency_slot(e, k) = *ds_gpu_efficiency_slot(&g->eff_calib, k) = c->eff[k];
 }

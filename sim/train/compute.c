@@ -62,30 +62,47 @@ int ds_tf32_parse(const char *name, enum ds_tf32 *out) {
 }
 
 /* The efficiency of class cls run in `math`: the topology's per-class key
- * (an explicit override, also what --calib's compute keys set), else the
- * GPU table's measurement for that class and math (or a calibration file's
- * efficiency section), else, for attention, what matmul resolved to, else
- * flops_efficiency. */
+ * (an explicit override), else the GPU table's measurement for that class
+ * and math (or a calibration file's efficiency section), else, for
+ * attention, what matmul resolved to (mm), else
+ * flops_efficiency. *source says which (topo.h enum ds_rate_source). */
 static double class_efficiency(const struct ds_topo *topo, enum ds_layer_class cls,
-                               enum ds_gpu_math math, double matmul) {
+                               enum ds_gpu_math math, double mm,
+                               enum ds_rate_source *source) {
   const struct ds_compute_params *p = &topo->compute;
-  const struct ds_gpu_efficiency *e = &topo->gpu.eff;
+  const struct ds_gpu_efficiency *e = &topo->gpu.eff, *calib = &topo->gpu.eff_calib;
+  double key = 0, table = 0, from_calib = 0;
   switch (cls) {
   case DS_LAYER_CONV:
-    return p->conv_efficiency > 0 ? p->conv_efficiency
-           : e->conv[math] > 0    ? e->conv[math]
-                                  : p->flops_efficiency;
+    key = p->conv_efficiency, table = e->conv[math], from_calib = calib->conv[math];
+    break;
   case DS_LAYER_MATMUL:
-    return p->matmul_efficiency > 0 ? p->matmul_efficiency
-           : e->matmul[math] > 0    ? e->matmul[math]
-                                    : p->flops_efficiency;
+    key = p->matmul_efficiency, table = e->matmul[math], from_calib = calib->matmul[math];
+    break;
   case DS_LAYER_ATTENTION:
-    return p->attention_efficiency > 0 ? p->attention_efficiency
-           : e->attention[math] > 0    ? e->attention[math]
-                                       : matmul;
+    key = p->attention_efficiency, table = e->attention[math];
+    from_calib = calib->attention[math];
+    break;
   default:
-    return p->flops_efficiency;
+    break;
   }
+  if (key > 0) {
+    *source = DS_RATE_TOPOLOGY;
+    return key;
+  }
+  if (table > 0) {
+    *source = from_calib > 0 ? DS_RATE_CALIB : DS_RATE_GPU_TABLE;
+    return table;
+  }
+  if (cls == DS_LAYER_ATTENTION) {
+    /* matmul's rate: a measured or set one stands in for attention's;
+     * where matmul itself fell back, so does attention */
+    int mm_fell_back = !(p->matmul_efficiency > 0) && !(e->matmul[math] > 0);
+    *source = mm_fell_back ? p->flops_efficiency_source : DS_RATE_AS_MATMUL;
+    return mm;
+  }
+  *source = p->flops_efficiency_source;
+  return p->flops_efficiency;
 }
 
 /* A convolution pass's efficiency in `math` (backward: the input and weight
@@ -96,6 +113,27 @@ static double conv_pass_efficiency(const struct ds_topo *topo, enum ds_gpu_math 
                                    int backward, double pooled) {
   const double *pass = backward ? topo->gpu.eff.conv_bwd : topo->gpu.eff.conv_fwd;
   return topo->compute.conv_efficiency > 0 || !(pass[math] > 0) ? pooled : pass[math];
+}
+
+/* A convolution's source (src[DS_LAYER_CONV], the pooled value's on
+ * entry): its passes' (conv_pass_efficiency: a pass the GPU table or a
+ * calibration file measured apart takes that), the least backed of the two,
+ * since only the passes are charged (ds_compute_pass_flops_per_s). */
+static void conv_source(const struct ds_topo *topo, enum ds_gpu_math math,
+                        enum ds_rate_source *src) {
+  const struct ds_gpu_efficiency *e = &topo->gpu.eff, *calib = &topo->gpu.eff_calib;
+  if (topo->compute.conv_efficiency > 0) return; /* the topology's, every pass */
+  enum ds_rate_source pass[2];
+  for (int backward = 0; backward < 2; backward++) {
+    double table = backward ? e->conv_bwd[math] : e->conv_fwd[math];
+    double set = backward ? calib->conv_bwd[math] : calib->conv_fwd[math];
+    pass[backward] = !(table > 0) ? src[DS_LAYER_CONV]
+                     : set > 0    ? DS_RATE_CALIB
+                                  : DS_RATE_GPU_TABLE;
+  }
+  src[DS_LAYER_CONV] = pass[0] == DS_RATE_TYPICAL || pass[1] == DS_RATE_TYPICAL ? DS_RATE_TYPICAL
+                       : pass[0] == DS_RATE_CALIB || pass[1] == DS_RATE_CALIB  ? DS_RATE_CALIB
+                                                                                : pass[0];
 }
 
 void ds_compute_set_tf32(struct ds_compute *c, const struct ds_topo *topo, enum ds_tf32 tf32) {
@@ -123,18 +161,24 @@ void ds_compute_set_tf32(struct ds_compute *c, const struct ds_topo *topo, enum 
   c->class_math[DS_LAYER_MATMUL] = mm_math;
   c->class_math[DS_LAYER_ATTENTION] = mm_math;
   double eff = topo->compute.flops_efficiency;
-  double mm = class_efficiency(topo, DS_LAYER_MATMUL, mm_math, eff);
+  enum ds_rate_source *src = c->class_source;
+  double mm = class_efficiency(topo, DS_LAYER_MATMUL, mm_math, 0, &src[DS_LAYER_MATMUL]);
   c->class_efficiency[DS_LAYER_UNKNOWN] = eff;
-  c->class_efficiency[DS_LAYER_CONV] = class_efficiency(topo, DS_LAYER_CONV, conv_math, eff);
+  src[DS_LAYER_UNKNOWN] = topo->compute.flops_efficiency_source;
+  c->class_efficiency[DS_LAYER_CONV] =
+      class_efficiency(topo, DS_LAYER_CONV, conv_math, 0, &src[DS_LAYER_CONV]);
   for (int backward = 0; backward < 2; backward++)
     c->conv_pass_efficiency[backward] = conv_pass_efficiency(
         topo, conv_math, backward, c->class_efficiency[DS_LAYER_CONV]);
   c->conv_tiles = topo->compute.conv_efficiency > 0 ? (struct ds_conv_tiles){0}
                                                     : g->conv_tiles[conv_math];
   c->class_efficiency[DS_LAYER_MATMUL] = mm;
-  c->class_efficiency[DS_LAYER_ATTENTION] =
-      class_efficiency(topo, DS_LAYER_ATTENTION, mm_math, mm);
+  c->class_efficiency[DS_LAYER_ATTENTION] = class_efficiency(
+      topo, DS_LAYER_ATTENTION, mm_math, mm, &src[DS_LAYER_ATTENTION]);
   c->class_efficiency[DS_LAYER_MEMORY] = eff;
+  /* a memory-class layer is bound by its bytes: mem_efficiency's source */
+  src[DS_LAYER_MEMORY] = topo->compute.mem_efficiency_source;
+  conv_source(topo, conv_math, src);
   /* measured only for the half types' tensor-core kernels (compute.h) */
   c->unaligned_half_efficiency = !fp32 ? g->eff.matmul_unaligned_half : 0;
 }

@@ -101,6 +101,10 @@ struct ds_compute {
    * flops_efficiency. */
   double class_peak_flops_per_s[DS_LAYER_MEMORY + 1];
   double class_efficiency[DS_LAYER_MEMORY + 1];
+  /* Where each class's rate came from (topo.h enum ds_rate_source): a
+   * convolution's the least backed of its passes', memory's (and
+   * DS_LAYER_MEMORY's) mem_efficiency's; sim/train/rates.h names them. */
+  enum ds_rate_source class_source[DS_LAYER_MEMORY + 1];
   /* A convolution's forward [0] and backward [1] efficiency: the GPU table's
    * per-pass values (conv_MATH_fwd, conv_MATH_bwd) where it has them and
    * the topology sets no conv_efficiency, else class_efficiency's conv. */

@@ -1,0 +1,159 @@
+/*
+ * Where a run's compute rates came from (see rates.h). The sources are
+ * resolved where the rates are, in compute.c (ds_compute_set_tf32 fills
+ * class_source beside class_efficiency), so the two cannot disagree; this
+ * module only picks the classes a model charges and words them.
+ */
+#include "sim/train/rates.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The math class-less layers run in: the dtype's (compute.h peak_flops_per_s). */
+static enum ds_gpu_math unclassed_math(const struct ds_compute *c) {
+  if (c->precision.act_bytes == 2) return DS_GPU_MATH_HALF;
+  return c->params.fp32_uses_tf32 && c->gpu_has_tf32 ? DS_GPU_MATH_TF32 : DS_GPU_MATH_FP32;
+}
+
+void ds_rates_used(const struct ds_compute *c, const struct ds_model *m, struct ds_rates *out) {
+  static const enum ds_layer_class order[] = {DS_LAYER_CONV, DS_LAYER_MATMUL,
+                                              DS_LAYER_ATTENTION, DS_LAYER_UNKNOWN};
+  memset(out, 0, sizeof *out);
+  for (size_t k = 0; k < sizeof order / sizeof *order; k++) {
+    enum ds_layer_class cls = order[k];
+    int charged = 0;
+    for (int32_t i = 0; i < m->n_layers && !charged; i++)
+      charged = m->layers[i].cls == cls &&
+                (m->layers[i].fwd_flops > 0 || m->layers[i].bwd_flops > 0);
+    if (!charged) continue;
+    out->r[out->n++] = (struct ds_rate_used){
+        cls, cls == DS_LAYER_UNKNOWN ? unclassed_math(c) : c->class_math[cls],
+        c->class_source[cls], c->class_efficiency[cls]};
+  }
+  /* every run moves bytes: the optimizer step at least */
+  out->r[out->n++] = (struct ds_rate_used){DS_LAYER_MEMORY, DS_GPU_MATH_FP32,
+                                           c->class_source[DS_LAYER_MEMORY],
+                                           c->params.mem_efficiency};
+}
+
+const char *ds_rate_source_name(enum ds_rate_source source) {
+  switch (source) {
+  case DS_RATE_GPU_TABLE: return "gpu_table";
+  case DS_RATE_CALIB: return "calib";
+  case DS_RATE_TOPOLOGY: return "topology";
+  case DS_RATE_AS_MATMUL: return "as_matmul";
+  default: return "typical";
+  }
+}
+
+void ds_rate_name(const struct ds_rate_used *r, char *buf, size_t size) {
+  static const char *const maths[DS_GPU_MATH_COUNT] = {"fp32", "tf32", "half"};
+  const char *math = (unsigned)r->math < DS_GPU_MATH_COUNT ? maths[r->math] : "?";
+  switch (r->cls) {
+  case DS_LAYER_MEMORY: snprintf(buf, size, "memory"); break;
+  case DS_LAYER_UNKNOWN: snprintf(buf, size, "unclassed_%s", math); break;
+  default: snprintf(buf, size, "%s_%s", ds_layer_class_name(r->cls), math); break;
+  }
+}
+
+const char *ds_rate_key(const struct ds_rate_used *r) {
+  if (r->source == DS_RATE_TYPICAL)
+    return r->cls == DS_LAYER_MEMORY ? "mem_efficiency" : "flops_efficiency";
+  if (r->source != DS_RATE_TOPOLOGY) return NULL;
+  switch (r->cls) {
+  case DS_LAYER_CONV: return "conv_efficiency";
+  case DS_LAYER_MATMUL: return "matmul_efficiency";
+  default: return "attention_efficiency";
+  }
+}
+
+int ds_rates_unmeasured(const struct ds_rates *rates) {
+  for (int32_t i = 0; i < rates->n; i++)
+    if (rates->r[i].source == DS_RATE_TYPICAL || rates->r[i].source == DS_RATE_AS_MATMUL)
+      return 1;
+  return 0;
+}
+
+/* Appends printf output at *used, never past size (buf stays terminated). */
+__attribute__((format(printf, 4, 5))) static void append(char *buf, size_t size,
+                                                         size_t *used, const char *fmt, ...) {
+  if (*used >= size) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int k = vsnprintf(buf + *used, size - *used, fmt, ap);
+  va_end(ap);
+  if (k > 0) *used += (size_t)k;
+}
+
+/* Whether rates a and b fall in one group: the same source and, for the
+ * sources with a key, the same key and value. */
+static int same_group(const struct ds_rate_used *a, const struct ds_rate_used *b) {
+  if (a->source != b->source) return 0;
+  const char *ka = ds_rate_key(a), *kb = ds_rate_key(b);
+  return !ka || (strcmp(ka, kb) == 0 && a->efficiency == b->efficiency);
+}
+
+/* "; HEAD for NAME, NAME" of the group whose first rate is rates->r[first]. */
+static void group(const struct ds_rates *rates, int32_t first, char *buf, size_t size,
+                  size_t *used) {
+  const struct ds_rate_used *r = &rates->r[first];
+  const char *key = ds_rate_key(r);
+  if (*used > 0) append(buf, size, used, "; ");
+  switch (r->source) {
+  case DS_RATE_GPU_TABLE: append(buf, size, used, "measured (GPU table)"); break;
+  case DS_RATE_CALIB: append(buf, size, used, "measured (--calib)"); break;
+  case DS_RATE_TOPOLOGY: append(buf, size, used, "topology's %s %g", key, r->efficiency); break;
+  case DS_RATE_AS_MATMUL: append(buf, size, used, "matmul's rate (attention not measured)"); break;
+  default: append(buf, size, used, "typical %s %g (not measured)", key, r->efficiency); break;
+  }
+  const char *sep = " for ";
+  for (int32_t i = first; i < rates->n; i++) {
+    if (!same_group(&rates->r[i], r)) continue;
+    char name[32];
+    ds_rate_name(&rates->r[i], name, sizeof name);
+    append(buf, size, used, "%s%s", sep, name);
+    sep = ", ";
+  }
+}
+
+void ds_rates_describe(const struct ds_rates *rates, char *buf, size_t size) {
+  static const enum ds_rate_source order[] = {DS_RATE_GPU_TABLE, DS_RATE_CALIB,
+                                              DS_RATE_TOPOLOGY, DS_RATE_AS_MATMUL,
+                                              DS_RATE_TYPICAL};
+  size_t used = 0;
+  int all_table = 1;
+  buf[0] = '\0';
+  for (int32_t i = 0; i < rates->n; i++) all_table &= rates->r[i].source == DS_RATE_GPU_TABLE;
+  if (all_table) {
+    append(buf, size, &used, "compute rates: all measured (GPU table):");
+    for (int32_t i = 0; i < rates->n; i++) {
+      char name[32];
+      ds_rate_name(&rates->r[i], name, sizeof name);
+      append(buf, size, &used, "%s%s", i ? ", " : " ", name);
+    }
+    return;
+  }
+  /* the groups after the prefix, by source, each at its first rate */
+  char groups[512];
+  size_t g_used = 0;
+  groups[0] = '\0';
+  for (size_t k = 0; k < sizeof order / sizeof *order; k++)
+    for (int32_t i = 0; i < rates->n; i++) {
+      int head = rates->r[i].source == (int32_t)order[k];
+      for (int32_t j = 0; j < i && head; j++) head = !same_group(&rates->r[j], &rates->r[i]);
+      if (head) group(rates, i, groups, sizeof groups, &g_used);
+    }
+  append(buf, size, &used, "compute rates: %s", groups);
+}
+
+void ds_rates_field(const struct ds_rates *rates, char *buf, size_t size) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int32_t i = 0; i < rates->n; i++) {
+    char name[32];
+    ds_rate_name(&rates->r[i], name, sizeof name);
+    append(buf, size, &used, "%s%s=%s", i ? ";" : "", name,
+           ds_rate_source_name(rates->r[i].source));
+  }
+}

@@ -1,0 +1,68 @@
+/*
+ * Where a run's compute rates came from: for each op class the run charges
+ * (a layer of that class with FLOPs; memory always: every roofline's byte
+ * floor, the memory-bound kernels, the optimizer step), the math it runs in
+ * and the source of its efficiency (topo.h enum ds_rate_source: the GPU
+ * table's measurement, a calibration file, the topology's own per-class
+ * key, matmul's rate standing in for attention, or the typical
+ * flops_efficiency / mem_efficiency no measurement backs). The summary
+ * prints it (docs/architecture.md, "Compute"), so a prediction priced by
+ * placeholders says so.
+ */
+#ifndef DS_RATES_H
+#define DS_RATES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/train/compute.h"
+#include "sim/train/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One rate charged. Plain data: summaries cross process boundaries. */
+struct ds_rate_used {
+  int32_t cls;       /* enum ds_layer_class; DS_LAYER_UNKNOWN: layers without a class */
+  int32_t math;      /* enum ds_gpu_math of its FLOPs (memory: unused) */
+  int32_t source;    /* enum ds_rate_source */
+  double efficiency; /* the class's (a convolution's pooled), memory's mem_efficiency */
+};
+
+/* Conv, matmul, attention, class-less, memory: at most one each, in that order. */
+#define DS_RATES_MAX 5
+struct ds_rates {
+  int32_t n;
+  struct ds_rate_used r[DS_RATES_MAX];
+};
+
+/* The rates c charges for model m's layers, and memory's. */
+void ds_rates_used(const struct ds_compute *c, const struct ds_model *m, struct ds_rates *out);
+
+/* "gpu_table", "calib", "topology", "as_matmul", "typical". */
+const char *ds_rate_source_name(enum ds_rate_source source);
+/* The rate's name, the GPU table's key where it has one: "conv_tf32",
+ * "matmul_fp32", "attention_half", "memory"; class-less layers
+ * "unclassed_MATH". */
+void ds_rate_name(const struct ds_rate_used *r, char *buf, size_t size);
+/* The key whose value applies to a typical or topology rate
+ * ("flops_efficiency", "mem_efficiency", "conv_efficiency", ...); NULL for
+ * the other sources (their values live in the GPU table or the file). */
+const char *ds_rate_key(const struct ds_rate_used *r);
+/* Whether any rate is unmeasured for its class: typical, or attention at
+ * matmul's rate. */
+int ds_rates_unmeasured(const struct ds_rates *rates);
+/* The summary's line, without a newline: "compute rates: measured (GPU
+ * table) for conv_tf32, memory; typical flops_efficiency 0.5 (not measured)
+ * for attention_fp32", grouped by source; "compute rates: all measured (GPU
+ * table): ..." when every rate is the table's. */
+void ds_rates_describe(const struct ds_rates *rates, char *buf, size_t size);
+/* The CSV field: NAME=SOURCE joined by ';' ("conv_tf32=gpu_table;memory=typical"). */
+void ds_rates_field(const struct ds_rates *rates, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_RATES_H */

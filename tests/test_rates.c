@@ -1,0 +1,288 @@
+/*
+ * Tests for where a run's compute rates came from (sim/train/rates.c, the
+ * sources compute.c resolves beside the rates, and the summary's line, CSV
+ * column and JSON list): a made-up GPU with measured efficiencies for some
+ * classes and maths and one without any, a toy model of one layer per
+ * class, the topology's per-class keys, and a calibration file's compute
+ * and efficiency sections. Each expected line is worked by hand from the
+ * rules in compute.h: the math each class runs in, then topology key >
+ * GPU table (or --calib) > (attention) matmul's rate > flops_efficiency.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim/net/topo.h"
+#include "sim/train/calib.h"
+#include "sim/train/compute.h"
+#include "sim/train/model.h"
+#include "sim/train/rates.h"
+#include "tests/support.h"
+#include "traces/calib_file.h"
+
+/* MeasuredGPU: conv measured in TF32 and half, matmul in FP32 and TF32,
+ * a copy's bandwidth; no attention entry. BareGPU: no measurement at all. */
+static const char *gpus_text =
+    "schema_version: 1\ngpus:\n"
+    "  - name: MeasuredGPU\n    arch: Test\n    sms: 100\n    fp32: 10TFLOPS\n"
+    "    tf32: 80TFLOPS\n    fp16: 160TFLOPS\n    bf16: 160TFLOPS\n    mem: 16GB\n"
+    "    mem_bw: 1000GBps\n"
+    "    efficiency: {conv_tf32: 0.25, conv_half: 0.3, matmul_fp32: 0.4, matmul_tf32: 0.6,"
+    " memory: 0.8}\n"
+    "  - name: BareGPU\n    arch: Test\n    sms: 100\n    fp32: 10TFLOPS\n    tf32: 80TFLOPS\n"
+    "    fp16: 160TFLOPS\n    bf16: 160TFLOPS\n    mem: 16GB\n    mem_bw: 1000GBps\n";
+
+/* One layer of each class with FLOPs (memory's has bytes only); `extra`
+ * appends layers. */
+static const char *model_head =
+    "schema_version: 1\nname: rates\nsample: \"one test sample\"\ndefault_batch: 1\n"
+    "optimizer: sgd\nlayers:\n"
+    "  - {name: c0, class: conv, fwd_flops: 1000000000, bwd_flops: 2000000000, fwd_bytes: 0,"
+    " act_bytes: 1000, params: [{name: c0.weight, numel: 1024}]}\n"
+    "  - {name: m0, class: matmul, fwd_flops: 1000000000, bwd_flops: 2000000000,"
+    " fwd_bytes: 0, act_bytes: 1000, params: [{name: m0.weight, numel: 1024}]}\n"
+    "  - {name: n0, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 4000,"
+    " act_bytes: 1000, params: [{name: n0.weight, numel: 16}]}\n";
+static const char *attention_layer =
+    "  - {name: a0, class: attention, fwd_flops: 1000000000, bwd_flops: 2000000000,"
+    " fwd_bytes: 0, act_bytes: 1000, params: [{name: a0.weight, numel: 64}]}\n";
+
+struct setup {
+  char dir[64];
+  char topo[96], gpus[96], model[96];
+};
+
+/* Writes the GPU table, a one-GPU topology on gpu with `compute` (lines
+ * indented by two) and the model (with an attention layer when attention)
+ * into a new directory. */
+static void write_files(struct setup *s, const char *gpu, const char *compute, int attention) {
+  strcpy(s->dir, "/tmp/ddpsim-rates-XXXXXX");
+  cr_assert(mkdtemp(s->dir) != NULL);
+  snprintf(s->gpus, sizeof s->gpus, "%s/gpus.yaml", s->dir);
+  snprintf(s->topo, sizeof s->topo, "%s/t.yaml", s->dir);
+  snprintf(s->model, sizeof s->model, "%s/m.yaml", s->dir);
+  char text[1024];
+  FILE *f = fopen(s->gpus, "w");
+  cr_assert(f);
+  fputs(gpus_text, f);
+  fclose(f);
+  snprintf(text, sizeof text,
+           "schema_version: 1\nname: rates\ngpu: %s\nnodes: 1\ngpus_per_node: 2\n"
+           "intra_node:\n  template: nvswitch\n  link_bw: 100GBps\n  link_lat: 1us\n"
+           "compute:\n  kernel_overhead: 0us\n%s", gpu, compute);
+  f = fopen(s->topo, "w");
+  cr_assert(f);
+  fputs(text, f);
+  fclose(f);
+  f = fopen(s->model, "w");
+  cr_assert(f);
+  fputs(model_head, f);
+  if (attention) fputs(attention_layer, f);
+  fclose(f);
+}
+
+static void remove_files(struct setup *s) {
+  unlink(s->gpus);
+  unlink(s->topo);
+  unlink(s->model);
+  rmdir(s->dir);
+}
+
+/* The summary's line for gpu and compute, trained in dtype under tf32,
+ * with calib_text (a calibration file's text) applied when not NULL, as
+ * ddpsim's load does; *rates receives the list. */
+static void describe(const char *gpu, const char *compute, int attention, enum ds_dtype dtype,
+                     enum ds_tf32 tf32, const char *calib_text, char *line, size_t size,
+                     struct ds_rates *rates) {
+  struct setup s;
+  struct ds_topo *t = NULL;
+  struct ds_model *m = NULL;
+  struct ds_compute c;
+  struct ds_err err = {0};
+  write_files(&s, gpu, compute, attention);
+  cr_assert_eq(ds_topo_load(s.topo, s.gpus, &t, &err), DS_OK, "%s", err.msg);
+  if (calib_text) {
+    struct ds_calib *cal = malloc(sizeof *cal);
+    cr_assert(cal);
+    cr_assert_eq(ds_test_load_calib_text(calib_text, cal, &err, NULL), DS_OK, "%s", err.msg);
+    ds_calib_apply_compute(cal, &t->compute);
+    ds_calib_apply_gpu(cal, &t->gpu);
+    free(cal);
+  }
+  cr_assert_eq(ds_model_load(s.model, &m, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_compute_init(t, dtype, DS_AMP_NONE, &c, &err), DS_OK, "%s", err.msg);
+  ds_compute_set_tf32(&c, t, tf32);
+  ds_rates_used(&c, m, rates);
+  ds_rates_describe(rates, line, size);
+  ds_model_free(m);
+  ds_topo_free(t);
+  remove_files(&s);
+}
+
+#define EXPECT_LINE(line, want) cr_assert_str_eq(line, want, "got\n  %s\nwant\n  %s", line, want)
+
+/* fp32 under --tf32 conv: convolutions in TF32 (the GPU has it), matmul and
+ * attention in FP32; conv_tf32, matmul_fp32 and memory are in the table,
+ * so every rate is measured. */
+Test(rates, all_measured_short_form) {
+  char line[640];
+  struct ds_rates r;
+  describe("MeasuredGPU", "  flops_efficiency: 0.5\n", 0, DS_DTYPE_FP32, DS_TF32_CONV, NULL,
+           line, sizeof line, &r);
+  EXPECT_LINE(line, "compute rates: all measured (GPU table): conv_tf32, matmul_fp32, memory");
+  cr_assert_eq(r.n, 3);
+  cr_assert_float_eq(r.r[0].efficiency, 0.25, 0);
+  cr_assert_float_eq(r.r[1].efficiency, 0.4, 0);
+  cr_assert_float_eq(r.r[2].efficiency, 0.8, 0);
+  cr_assert_not(ds_rates_unmeasured(&r));
+}
+
+/* Attention has no entry: matmul_fp32's measured 0.4 stands in for it
+ * (compute.c), which the line says is not attention's own measurement. */
+Test(rates, attention_at_matmuls_rate) {
+  char line[640], field[256];
+  struct ds_rates r;
+  describe("MeasuredGPU", "  flops_efficiency: 0.5\n", 1, DS_DTYPE_FP32, DS_TF32_CONV, NULL,
+           line, sizeof line, &r);
+  EXPECT_LINE(line, "compute rates: measured (GPU table) for conv_tf32, matmul_fp32, memory; "
+                    "matmul's rate (attention not measured) for attention_fp32");
+  cr_assert_float_eq(r.r[2].efficiency, 0.4, 0);
+  cr_assert(ds_rates_unmeasured(&r));
+  ds_rates_field(&r, field, sizeof field);
+  cr_assert_str_eq(field, "conv_tf32=gpu_table;matmul_fp32=gpu_table;attention_fp32=as_matmul;"
+                          "memory=gpu_table");
+}
+
+/* fp16: conv_half measured (0.3); no matmul_half, so matmul falls back to
+ * flops_efficiency 0.5 and attention with it (typical, not "matmul's
+ * rate"); memory measured. */
+Test(rates, half_without_matmul_entry_is_typical) {
+  char line[640];
+  struct ds_rates r;
+  describe("MeasuredGPU", "  flops_efficiency: 0.5\n", 1, DS_DTYPE_FP16, DS_TF32_CONV, NULL,
+           line, sizeof line, &r);
+  EXPECT_LINE(line, "compute rates: measured (GPU table) for conv_half, memory; typical "
+                    "flops_efficiency 0.5 (not measured) for matmul_half, attention_half");
+}
+
+/* --tf32 all: matmul and attention in TF32; matmul_tf32 is measured. */
+Test(rates, tf32_all_names_the_math) {
+  char line[640];
+  struct ds_rates r;
+  describe("MeasuredGPU", "  flops_efficiency: 0.5\n", 0, DS_DTYPE_FP32, DS_TF32_ALL, NULL,
+           line, sizeof line, &r);
+  EXPECT_LINE(line, "compute rates: all measured (GPU table): conv_tf32, matmul_tf32, memory");
+}
+
+/* A GPU without entries: every class at the topology's flops_efficiency,
+ * memory at the default mem_efficiency 0.7 (topo.c). */
+Test(rates, bare_gpu_is_typical) {
+  char line[640], field[256];
+  struct ds_rates r;
+  describe("BareGPU", "  flops_efficiency: 0.5\n", 1, DS_DTYPE_FP32, DS_TF32_NONE, NULL, line,
+           sizeof line, &r);
+  EXPECT_LINE(line, "compute rates: typical flops_efficiency 0.5 (not measured) for conv_fp32, "
+                    "matmul_fp32, attention_fp32; typical mem_efficiency 0.7 (not measured) "
+                    "for memory");
+  cr_assert(ds_rates_unmeasured(&r));
+  ds_rates_field(&r, field, sizeof field);
+  cr_assert_str_eq(field, "conv_fp32=typical;matmul_fp32=typical;attention_fp32=typical;"
+                          "memory=typical");
+}
+
+/* The topology's own keys win over the table: conv_efficiency 0.6 on the
+ * measured GPU, and matmul_efficiency 0.7 on the bare one (attention then
+ * takes matmul's rate). A topology's mem_efficiency is its typical value. */
+Test(rates, topology_keys) {
+  char line[640];
+  struct ds_rates r;
+  describe("MeasuredGPU", "  flops_efficiency: 0.5\n  conv_efficiency: 0.6\n", 0,
+           DS_DTYPE_FP32, DS_TF32_CONV, NULL, line, sizeof line, &r);
+  EXPECT_LINE(line, "compute rates: measured (GPU table) for matmul_fp32, memory; topology's "
+                    "conv_efficiency 0.6 for conv_tf32");
+  describe("BareGPU", "  flops_efficiency: 0.5\n  matmul_efficiency: 0.7\n"
+           "  mem_efficiency: 0.75\n", 1, DS_DTYPE_FP32, DS_TF32_CONV, NULL, line, sizeof line,
+           &r);
+  EXPECT_LINE(line, "compute rates: topology's matmul_efficiency 0.7 for matmul_fp32; matmul's "
+                    "rate (attention not measured) for attention_fp32; typical flops_efficiency "
+                    "0.5 (not measured) for conv_tf32; typical mem_efficiency 0.75 (not "
+                    "measured) for memory");
+  cr_assert_float_eq(r.r[2].efficiency, 0.7, 0);
+}
+
+/* A calibration file: its efficiency section's conv_tf32 and its compute
+ * section's mem_efficiency are measured on the user's machine; matmul
+ * still falls back. Its flops_efficiency replaces the fallback itself. */
+Test(rates, calibration_file) {
+  char line[640];
+  struct ds_rates r;
+  describe("BareGPU", "  flops_efficiency: 0.5\n", 0, DS_DTYPE_FP32, DS_TF32_CONV,
+           "schema_version: 1\ncompute:\n  mem_efficiency: 0.9\nefficiency:\n  conv_tf32: 0.3\n",
+           line, sizeof line, &r);
+  EXPECT_LINE(line, "compute rates: measured (--calib) for conv_tf32, memory; typical "
+                    "flops_efficiency 0.5 (not measured) for matmul_fp32");
+  describe("MeasuredGPU", "  flops_efficiency: 0.5\n", 1, DS_DTYPE_FP32, DS_TF32_CONV,
+           "schema_version: 1\ncompute:\n  flops_efficiency: 0.45\n", line, sizeof line, &r);
+  EXPECT_LINE(line, "compute rates: measured (GPU table) for conv_tf32, matmul_fp32, memory; "
+                    "matmul's rate (attention not measured) for attention_fp32");
+  describe("BareGPU", "  flops_efficiency: 0.5\n", 0, DS_DTYPE_FP32, DS_TF32_CONV,
+           "schema_version: 1\ncompute:\n  flops_efficiency: 0.45\n", line, sizeof line, &r);
+  EXPECT_LINE(line, "compute rates: measured (--calib) for conv_tf32, matmul_fp32; typical "
+                    "mem_efficiency 0.7 (not measured) for memory");
+}
+
+/* A convolution is charged by its passes: a calibration that measured the
+ * forward alone leaves the backward at flops_efficiency, so the class is
+ * typical; both passes measured make it the file's. */
+Test(rates, conv_passes) {
+  char line[640];
+  struct ds_rates r;
+  describe("BareGPU", "  flops_efficiency: 0.5\n", 0, DS_DTYPE_FP32, DS_TF32_CONV,
+           "schema_version: 1\nefficiency:\n  conv_tf32_fwd: 0.3\n", line, sizeof line, &r);
+  EXPECT_LINE(line, "compute rates: typical flops_efficiency 0.5 (not measured) for conv_tf32, "
+                    "matmul_fp32; typical mem_efficiency 0.7 (not measured) for memory");
+  describe("BareGPU", "  flops_efficiency: 0.5\n", 0, DS_DTYPE_FP32, DS_TF32_CONV,
+           "schema_version: 1\nefficiency:\n  conv_tf32_fwd: 0.3\n  conv_tf32_bwd: 0.2\n", line,
+           sizeof line, &r);
+  EXPECT_LINE(line, "compute rates: measured (--calib) for conv_tf32; typical flops_efficiency "
+                    "0.5 (not measured) for matmul_fp32; typical mem_efficiency 0.7 (not "
+                    "measured) for memory");
+}
+
+/* Through ddpsim: the text's line under the header, the CSV's last column
+ * and the JSON's list, for the measured GPU's BERT-like toy (attention at
+ * matmul's rate). */
+Test(rates, ddpsim_outputs) {
+  struct setup s;
+  char args[512];
+  write_files(&s, "MeasuredGPU", "  flops_efficiency: 0.5\n", 1);
+  snprintf(args, sizeof args, "--topo %s --model %s", s.topo, s.model);
+  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  const char *want = "\ncompute rates: measured (GPU table) for conv_tf32, matmul_fp32, memory; "
+                     "matmul's rate (attention not measured) for attention_fp32\n\n";
+  cr_assert(strstr(r.out, want), "%s", r.out);
+  ds_test_release(&r);
+  snprintf(args, sizeof args, "--topo %s --model %s --format csv", s.topo, s.model);
+  r = ds_test_run("", ds_test_ddpsim(), args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  char field[256];
+  ds_test_csv_str(r.out, "compute_rates", 0, field, sizeof field);
+  cr_assert_str_eq(field, "conv_tf32=gpu_table;matmul_fp32=gpu_table;attention_fp32=as_matmul;"
+                          "memory=gpu_table");
+  cr_assert(strstr(r.out, ",bucket_mib,compute_rates\n"), "%s", r.out);
+  ds_test_release(&r);
+  snprintf(args, sizeof args, "--topo %s --model %s --format json --tf32 none", s.topo, s.model);
+  r = ds_test_run("", ds_test_ddpsim(), args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  /* --tf32 none: conv in FP32, which the table lacks: flops_efficiency */
+  cr_assert(strstr(r.out, "\"compute_rates\": [{\"rate\": \"conv_fp32\", \"source\": \"typical\", "
+                          "\"key\": \"flops_efficiency\", \"value\": 0.5}, {\"rate\": "
+                          "\"matmul_fp32\", \"source\": \"gpu_table\"}, {\"rate\": "
+                          "\"attention_fp32\", \"source\": \"as_matmul\"}, {\"rate\": \"memory\", "
+                          "\"source\": \"gpu_table\"}]}"), "%s", r.out);
+  ds_test_release(&r);
+  remove_files(&s);
+}

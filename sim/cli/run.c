@@ -565,6 +565,9 @@ static ds_status load(struct loaded *ld, const struct ds_options *o, struct ds_e
     ds_calib_apply_gpu(ld->calib, &ld->topo->gpu);
   }
   DS_CHECK(ds_model_load(ld->model_path, &ld->model, err));
+  /* --optimizer: every reader of the optimizer (compute.c, host.c,
+   * memory.c, the strategies) then sees it as the file's */
+  if (o->optimizer_set) ld->model->optimizer = o->optimizer;
   for (int32_t k = 0; k < o->sweep[DS_VAR_COMM_HOOK].n; k++) /* every hook of a list */
     DS_CHECK(ds_comm_hook_check_model(&o->comm_hooks[k], ld->model, err));
   DS_CHECK(ds_compute_init(ld->topo, o->dtype, o->amp, &ld->compute, err));
@@ -669,6 +672,9 @@ static ds_status configure(struct config_run *c, const struct loaded *ld,
            o->calib ? o->calib : "none");
   if (len >= 0 && (size_t)len < sizeof c->inputs && o->channels_last)
     len += snprintf(c->inputs + len, sizeof c->inputs - (size_t)len, " channels_last=1");
+  if (len >= 0 && (size_t)len < sizeof c->inputs && o->optimizer_set)
+    len += snprintf(c->inputs + len, sizeof c->inputs - (size_t)len, " optimizer=%s",
+                    ds_optimizer_name(o->optimizer));
   if (len >= 0 && (size_t)len < sizeof c->inputs && o->free_loop)
     len += snprintf(c->inputs + len, sizeof c->inputs - (size_t)len, " loop=free");
   if (len >= 0 && (size_t)len < sizeof c->inputs && o->host_scale != 1)

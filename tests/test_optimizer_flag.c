@@ -305,6 +305,16 @@ Test(optimizer_flag, refused_for_ps_and_bad_values) {
   ds_test_ddpsim_refuses(GPU_TOPO TINY "--strategy ddp,ps --optimizer none",
                          "option --optimizer none: not built for --strategy ps");
   ds_test_ddpsim_refuses(GPU_TOPO TINY "--optimizer lamb", "--optimizer");
+  /* the text report says what its optimizer line holds under none */
+  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(),
+                                        GPU_TOPO TINY "--optimizer none --pytorch-version 1.9");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "0.007 ms  (--optimizer none: no step;"), "%s", r.out);
+  ds_test_release(&r);
+  r = ds_test_run("", ds_test_ddpsim(), GPU_TOPO TINY);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(!strstr(r.out, "--optimizer none"), "%s", r.out);
+  ds_test_release(&r);
   /* ps with an optimizer named is built */
   cr_assert_gt(iter_us(GPU_TOPO TINY "--strategy ps --world-size 2 --optimizer adam"), 0);
 }

@@ -305,6 +305,10 @@ Test(optimizer_flag, refused_for_ps_and_bad_values) {
   ds_test_ddpsim_refuses(GPU_TOPO TINY "--strategy ddp,ps --optimizer none",
                          "option --optimizer none: not built for --strategy ps");
   ds_test_ddpsim_refuses(GPU_TOPO TINY "--optimizer lamb", "--optimizer");
+  /* weight decay is the optimizer's: nothing to decay without one */
+  ds_test_ddpsim_refuses(GPU_TOPO TINY "--optimizer none --weight-decay",
+                         "option --weight-decay: the optimizer's weight_decay, but "
+                         "--optimizer none runs no optimizer");
   /* the text report says what its optimizer line holds under none */
   struct ds_test_result r = ds_test_run("", ds_test_ddpsim(),
                                         GPU_TOPO TINY "--optimizer none --pytorch-version 1.9");

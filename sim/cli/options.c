@@ -794,6 +794,9 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
                         "to agree on skipping a step with an infinite gradient and send the "
                         "new scale back, which is not modelled); use --amp bf16, which "
                         "needs no GradScaler");
+  if (o->optimizer_set && o->optimizer == DS_OPT_NONE && o->weight_decay)
+    return ds_err_set(err, DS_EUSAGE, "option --weight-decay: the optimizer's weight_decay, "
+                      "but --optimizer none runs no optimizer");
   /* A parameter server is the optimizer: its servers apply the pushed
    * gradients to the parameters the workers pull (ps.h), so a loop
    * without optimizer.step() has no meaning there. */

@@ -504,7 +504,8 @@ double ds_compute_unscale_ns(const struct ds_compute *c, const struct ds_model *
  * when 320 blocks are queued or 110 tensors are complete (the 4 KB kernel
  * argument's limits, in 1.9 and in current PyTorch alike: the H200 AMP traces'
  * unscale_ launches 3 for ResNet-50, where the 32 KB argument's 2240 and 770
- * would give 1); then the rest. 0 without --amp fp16. */
+ * would give 1); then the rest. 0 without --amp fp16, and under --optimizer
+ * none (no scaler.step()). */
 int ds_compute_unscale_launches(const struct ds_compute *c, const struct ds_model *model);
 /* unscale_'s host under the loop of 1.4 and 1.9 (--amp fp16 only): a
  * Python-dispatched op per scalar kernel plus the foreach call, 7, each

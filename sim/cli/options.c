@@ -106,6 +106,11 @@ static const char usage_precision[] =
     "                         cuDNN's persistent batch-norm kernels instead of its\n"
     "                         one-CTA-per-channel NCHW ones, and the elementwise ops\n"
     "                         that mix layouts (the model's nhwc_legacy_ew; default NCHW)\n"
+    "  --optimizer sgd|adam|none  the training loop's optimizer instead of the model file's:\n"
+    "                         none runs forward and backward without optimizer.step()\n"
+    "                         (a benchmark's train time): no step kernels, host work,\n"
+    "                         state or GradScaler step; zero_grad as the PyTorch version\n"
+    "                         charges it; ddp still all-reduces (single, dp, ddp)\n"
     "  --weight-decay         the optimizer has a nonzero weight_decay: one more kernel\n"
     "                         (3 passes) per foreach step, or per tensor under the loop\n"
     "                         of --pytorch-version 1.4 and 1.9\n"
@@ -489,7 +494,7 @@ static const struct ds_cli_option options[] = {
     {"--topo", 1}, {"--model", 1}, {"--strategy", 1}, {"--bucket-mb", 1},
     {"--first-bucket-mb", 1}, {"--world-size", 1}, {"--batch", 1}, {"--iters", 1},
     {"--dtype", 1}, {"--amp", 1}, {"--tf32", 1}, {"--channels-last", 0}, {"--weight-decay", 0},
-    {"--no-bn-weight-decay", 0}, {"--seed", 1}, {"--format", 1}, {"--trace", 1},
+    {"--no-bn-weight-decay", 0}, {"--optimizer", 1}, {"--seed", 1}, {"--format", 1}, {"--trace", 1},
     {"--schedule", 1}, {"--coll-model", 1}, {"--net", 1}, {"--ring-chunks", 1}, {"--algo", 1},
     {"--proto", 1}, {"--nccl-extra", 1}, {"--calib", 1}, {"--host-scale", 1},
     {"--no-overlap", 0}, {"--no-sync", 1}, {"--grad-as-bucket-view", 0},
@@ -605,6 +610,12 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
   else if (strcmp(flag, "--grad-as-bucket-view") == 0) o->grad_as_bucket_view = 1;
   else if (strcmp(flag, "--no-broadcast-buffers") == 0) o->no_broadcast_buffers = 1;
   else if (strcmp(flag, "--weight-decay") == 0) o->weight_decay = 1;
+  else if (strcmp(flag, "--optimizer") == 0) {
+    static const char *const names[] = {"sgd", "adam", "none"};
+    DS_CHECK(parse_choice(flag, v, names, 3, &c, err));
+    o->optimizer = c == 0 ? DS_OPT_SGD : c == 1 ? DS_OPT_ADAM : DS_OPT_NONE;
+    o->optimizer_set = 1;
+  }
   else if (strcmp(flag, "--no-bn-weight-decay") == 0) o->no_bn_weight_decay = 1;
   else if (strcmp(flag, "--find-unused-parameters") == 0) o->find_unused_parameters = 1;
   else if (strcmp(flag, "--static-graph") == 0) o->static_graph = 1;
@@ -783,6 +794,20 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
                         "to agree on skipping a step with an infinite gradient and send the "
                         "new scale back, which is not modelled); use --amp bf16, which "
                         "needs no GradScaler");
+  if (o->optimizer_set && o->optimizer == DS_OPT_NONE && o->weight_decay)
+    return ds_err_set(err, DS_EUSAGE, "option --weight-decay: the optimizer's weight_decay, "
+                      "but --optimizer none runs no optimizer");
+  /* A parameter server is the optimizer: its servers apply the pushed
+   * gradients to the parameters the workers pull (ps.h), so a loop
+   * without optimizer.step() has no meaning there. */
+  for (int32_t k = 0; o->optimizer_set && o->optimizer == DS_OPT_NONE && k < o->n_strategies;
+       k++)
+    if (o->strategies[k] == DS_STRATEGY_PS)
+      return ds_err_set(err, DS_EUSAGE,
+                        "option --optimizer none: not built for --strategy ps (its servers "
+                        "apply the pushed gradients, the optimizer's step, and the workers "
+                        "pull the result; without a step there is nothing to pull); use "
+                        "--optimizer sgd or adam, or --strategy single, dp or ddp");
   for (int32_t k = 0; o->no_bn_weight_decay && k < o->n_strategies; k++)
     if (o->strategies[k] == DS_STRATEGY_PS)
       return ds_err_set(err, DS_EUSAGE, "option --no-bn-weight-decay: not built for "

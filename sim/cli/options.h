@@ -125,6 +125,10 @@ struct ds_options {
   enum ds_tf32 tf32;      /* --tf32: op classes on TF32 in fp32 training (conv) */
   int channels_last;      /* --channels-last: NHWC activations (compute.h batch norm) */
   int weight_decay;       /* --weight-decay: a nonzero weight_decay (compute.h step) */
+  /* --optimizer (optimizer_set when given): replaces the model file's
+   * optimizer (model.h; DS_OPT_NONE: no step; not with ps) */
+  enum ds_optimizer optimizer;
+  int optimizer_set;
   int no_bn_weight_decay; /* --no-bn-weight-decay: "bn" parameters undecayed (compute.h) */
   enum ds_format format;
   const char *trace;      /* NULL: none */

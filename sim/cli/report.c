@@ -389,6 +389,14 @@ static const char *precision_name(const struct ds_summary *r) {
 
 static int is_ddp(const struct ds_summary *r) { return strcmp(r->strategy, "ddp") == 0; }
 
+/* Under --optimizer none the optimizer line holds only what else is of
+ * kind step on the GPU: 1.9's zero_grad fills (sim/train/host.h). */
+static const char *optimizer_note(const struct ds_summary *r) {
+  return r->optimizer_none ? "  (--optimizer none: no step; zero_grad's fills where the "
+                             "PyTorch version runs them)"
+                           : "";
+}
+
 static void print_dp_gpu(FILE *fp, const char *what, const struct ds_dp_gpu_memory *m) {
   fprintf(fp,
           "    %-12s %10.3f GiB (params %.3f + grads %.3f + optimizer %.3f + "
@@ -442,7 +450,7 @@ static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
             r->iter_p50_ms, r->iter_p95_ms, r->iter_p99_ms, r->samples, r->jitter_cv);
   fprintf(fp, "    forward      %10.3f ms\n", r->fwd_ms);
   fprintf(fp, "    backward     %10.3f ms\n", r->bwd_ms);
-  fprintf(fp, "    optimizer    %10.3f ms\n", r->step_ms);
+  fprintf(fp, "    optimizer    %10.3f ms%s\n", r->step_ms, optimizer_note(r));
   if (r->has_ps)
     fprintf(fp, "  communication  %10.3f ms  (rank 0's pushes and pulls to other GPUs' servers)\n",
             r->comm_ms);
@@ -563,7 +571,7 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
               r->iter_p50_ms, r->iter_p95_ms, r->iter_p99_ms, r->samples, r->jitter_cv);
     fprintf(fp, "    forward      %10.3f ms\n", r->fwd_ms);
     fprintf(fp, "    backward     %10.3f ms\n", r->bwd_ms);
-    fprintf(fp, "    optimizer    %10.3f ms\n", r->step_ms);
+    fprintf(fp, "    optimizer    %10.3f ms%s\n", r->step_ms, optimizer_note(r));
     fprintf(fp, "  communication  %10.3f ms  (all-reduces and any buffer broadcast on rank 0)\n",
             r->comm_ms);
     fprintf(fp, "    exposed      %10.3f ms  (not hidden under compute)\n",

@@ -566,6 +566,9 @@ static ds_status load(struct loaded *ld, const struct ds_options *o, struct ds_e
     ds_calib_apply_gpu(ld->calib, &ld->topo->gpu);
   }
   DS_CHECK(ds_model_load(ld->model_path, &ld->model, err));
+  /* --optimizer: every reader of the optimizer (compute.c, host.c,
+   * memory.c, the strategies) then sees it as the file's */
+  if (o->optimizer_set) ld->model->optimizer = o->optimizer;
   for (int32_t k = 0; k < o->sweep[DS_VAR_COMM_HOOK].n; k++) /* every hook of a list */
     DS_CHECK(ds_comm_hook_check_model(&o->comm_hooks[k], ld->model, err));
   DS_CHECK(ds_compute_init(ld->topo, o->dtype, o->amp, &ld->compute, err));
@@ -670,6 +673,9 @@ static ds_status configure(struct config_run *c, const struct loaded *ld,
            o->calib ? o->calib : "none");
   if (len >= 0 && (size_t)len < sizeof c->inputs && o->channels_last)
     len += snprintf(c->inputs + len, sizeof c->inputs - (size_t)len, " channels_last=1");
+  if (len >= 0 && (size_t)len < sizeof c->inputs && o->optimizer_set)
+    len += snprintf(c->inputs + len, sizeof c->inputs - (size_t)len, " optimizer=%s",
+                    ds_optimizer_name(o->optimizer));
   if (len >= 0 && (size_t)len < sizeof c->inputs && o->free_loop)
     len += snprintf(c->inputs + len, sizeof c->inputs - (size_t)len, " loop=free");
   if (len >= 0 && (size_t)len < sizeof c->inputs && o->host_scale != 1)
@@ -914,6 +920,7 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
   s->ddp_options = c.ddp_options;
   s->no_sync = oc.strategy_id == DS_STRATEGY_DDP ? oc.no_sync : 1; /* DDP's option */
   s->grad_accum = c.grad_accum;
+  s->optimizer_none = c.model->optimizer == DS_OPT_NONE;
   s->world_size = c.world;
   s->batch_per_gpu = c.batch;
   s->iters = oc.iters;

@@ -837,8 +837,10 @@ enum { SGD_KERNELS = 3, SGD_PASSES = 8, ADAM_KERNELS = 7, ADAM_PASSES = 18 };
 enum { LOOP_SGD_KERNELS = 3, LOOP_SGD_PASSES = 8, LOOP_ADAM_KERNELS = 8, LOOP_ADAM_PASSES = 20 };
 enum { DECAY_PASSES = 3 };
 
-/* Kernels per foreach call set, or per tensor under the loop. */
+/* Kernels per foreach call set, or per tensor under the loop; none
+ * without an optimizer (its weight decay is the optimizer's too). */
 static int step_kernels_each(const struct ds_compute *c, enum ds_optimizer opt) {
+  if (opt == DS_OPT_NONE) return 0;
   int adam = opt == DS_OPT_ADAM;
   int k = c->optimizer_loop ? (adam ? LOOP_ADAM_KERNELS : LOOP_SGD_KERNELS)
                             : (adam ? ADAM_KERNELS : SGD_KERNELS);
@@ -866,6 +868,7 @@ static int32_t undecayed(const struct ds_compute *c, const struct ds_model *m, d
 }
 
 int ds_compute_step_kernels(const struct ds_compute *c, const struct ds_model *model) {
+  if (model->optimizer == DS_OPT_NONE) return 0;
   int k = step_kernels_each(c, model->optimizer);
   double numel;
   int32_t skip = undecayed(c, model, &numel);
@@ -933,7 +936,8 @@ static int mta_launches(const struct ds_compute *c, const struct ds_model *model
 }
 
 int ds_compute_unscale_launches(const struct ds_compute *c, const struct ds_model *model) {
-  if (c->amp != DS_AMP_FP16) return 0;
+  /* no optimizer, no scaler.step(): nothing unscales */
+  if (c->amp != DS_AMP_FP16 || model->optimizer == DS_OPT_NONE) return 0;
   /* one list, the gradients read and written in place: depth 1 */
   return mta_launches(c, model, MTA_ALL, MTA_TENSORS[0][0]);
 }
@@ -967,7 +971,8 @@ static int group_launches(const struct ds_compute *c, const struct ds_model *mod
 }
 
 int ds_compute_step_launches(const struct ds_compute *c, const struct ds_model *model) {
-  if (c->optimizer_loop) return ds_compute_step_kernels(c, model);
+  if (c->optimizer_loop || model->optimizer == DS_OPT_NONE)
+    return ds_compute_step_kernels(c, model);
   double numel;
   int32_t skip = undecayed(c, model, &numel);
   if (skip == 0) return group_launches(c, model, MTA_ALL, c->weight_decay);
@@ -979,7 +984,7 @@ double ds_compute_unscale_ns(const struct ds_compute *c, const struct ds_model *
                              double *bytes) {
   *bytes = 0;
   int launches = ds_compute_unscale_launches(c, model);
-  if (c->amp != DS_AMP_FP16) return 0;
+  if (c->amp != DS_AMP_FP16 || model->optimizer == DS_OPT_NONE) return 0;
   /* _amp_foreach_non_finite_check_and_unscale_ reads and writes every fp32
    * gradient (2 passes); the scalars move a few bytes each */
   *bytes = 2.0 * (double)model->total_numel * c->precision.param_bytes;
@@ -993,6 +998,7 @@ int ds_compute_unscale_host_ops(const struct ds_compute *c) {
 }
 
 int ds_compute_optimizer_passes(const struct ds_compute *c, enum ds_optimizer opt) {
+  if (opt == DS_OPT_NONE) return 0;
   int adam = opt == DS_OPT_ADAM;
   int p = c->optimizer_loop ? (adam ? LOOP_ADAM_PASSES : LOOP_SGD_PASSES)
                             : (adam ? ADAM_PASSES : SGD_PASSES);
@@ -1038,6 +1044,7 @@ double ds_compute_step_host_op_ns(const struct ds_compute *c) {
 
 double ds_compute_step_bytes(const struct ds_compute *c,
                              const struct ds_model *model) {
+  if (model->optimizer == DS_OPT_NONE) return 0;
   int passes = ds_compute_optimizer_passes(c, model->optimizer);
   double skipped;
   undecayed(c, model, &skipped); /* --no-bn-weight-decay: no decay pass over these */
@@ -1097,6 +1104,7 @@ double ds_compute_loss_ns(const struct ds_compute *c, const struct ds_model *mod
 
 double ds_compute_step_ns(const struct ds_compute *c,
                           const struct ds_model *model) {
+  if (model->optimizer == DS_OPT_NONE) return 0;
   if (c->optimizer_loop) {
     /* 1.4: every tensor's kernels, each its own bytes and overhead */
     int k = step_kernels_each(c, model->optimizer);

@@ -410,7 +410,11 @@ double ds_compute_conv_transpose(const struct ds_compute *c, const struct ds_mod
  * torch/optim/_functional.py sgd, which per tensor runs d_p.add(param,
  * alpha=weight_decay) (out of place: reads both, writes d_p, 3 passes, as
  * 1.4's add_), buf.mul_(momentum).add_(d_p, alpha=1 - dampening) (2 + 3),
- * param.add_(d_p, alpha=-lr) (3): 1.4's kernels and passes. */
+ * param.add_(d_p, alpha=-lr) (3): 1.4's kernels and passes.
+ *
+ * Under --optimizer none (model->optimizer DS_OPT_NONE) there is no step:
+ * 0, as are the passes, kernels, launches and bytes below, and the
+ * unscale_ of a GradScaler whose step() is never called. */
 double ds_compute_step_ns(const struct ds_compute *c,
                           const struct ds_model *model);
 /* Passes over the outputs of the loss, cross entropy, forward and backward
@@ -454,7 +458,7 @@ int ds_compute_step_kernels(const struct ds_compute *c, const struct ds_model *m
  * kernel_overhead per launch. */
 int ds_compute_step_launches(const struct ds_compute *c, const struct ds_model *model);
 /* The step's host: under the loop (1.4, 1.9) one Python-dispatched op per
- * kernel (ds_compute_step_kernels), and
+ * kernel (ds_compute_step_kernels, 0 under --optimizer none), and
  * under 1.9 one per zero_grad fill (the model's parameter tensors), each
  * ds_compute_step_host_op_ns; 0 for the foreach step (its few calls' host
  * time is not modelled). */
@@ -504,7 +508,8 @@ double ds_compute_unscale_ns(const struct ds_compute *c, const struct ds_model *
  * when 320 blocks are queued or 110 tensors are complete (the 4 KB kernel
  * argument's limits, in 1.9 and in current PyTorch alike: the H200 AMP traces'
  * unscale_ launches 3 for ResNet-50, where the 32 KB argument's 2240 and 770
- * would give 1); then the rest. 0 without --amp fp16. */
+ * would give 1); then the rest. 0 without --amp fp16, and under --optimizer
+ * none (no scaler.step()). */
 int ds_compute_unscale_launches(const struct ds_compute *c, const struct ds_model *model);
 /* unscale_'s host under the loop of 1.4 and 1.9 (--amp fp16 only): a
  * Python-dispatched op per scalar kernel plus the foreach call, 7, each

@@ -855,32 +855,44 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
    * (ds_host_emit_step; under --amp fp16 after GradScaler's sync on the
    * GPU's tail, under either loop): before the step's op, so it stays the
    * rank's last step op, which the next iteration waits for. */
-  int64_t step_host, gpu[4];
+  int64_t step_host, gpu[5];
   size_t n_gpu = 0;
   add_gpu_tails(gpu, &n_gpu, &t);
   DS_CHECK_GOTO(ds_host_emit_step(bd, c, m, rank, gpu, n_gpu, &step_host), st, out);
-  op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE,
-                      .kind = DS_OP_STEP, .name = "optimizer", .layer = -1,
-                      .bucket = -1, .coll = -1, .root = -1,
-                      .bytes = ds_compute_step_bytes(c, m),
-                      .dur_us = ds_compute_step_ns(c, m) / 1000};
   int64_t deps[5];
   size_t n = 0;
   add_gpu_tails(deps, &n, &t);
   /* optimizer.step() runs once backward() has returned: after the
    * autograd thread's last host op (under 1.4, the loop's first launch,
-   * which follows it on the host stream) */
+   * which follows it on the host stream); under --optimizer none there is
+   * no step, and zero_grad's fills wait for the same (host.h) */
   add_dep(deps, &n, step_host >= 0 ? step_host : t.host);
-  DS_CHECK_GOTO(ds_schedule_emit(bd, &op, deps, n), st, out);
+  if (m->optimizer != DS_OPT_NONE) {
+    op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE,
+                        .kind = DS_OP_STEP, .name = "optimizer", .layer = -1,
+                        .bucket = -1, .coll = -1, .root = -1,
+                        .bytes = ds_compute_step_bytes(c, m),
+                        .dur_us = ds_compute_step_ns(c, m) / 1000};
+    DS_CHECK_GOTO(ds_schedule_emit(bd, &op, deps, n), st, out);
+    deps[0] = op.id;
+    n = 1;
+  }
   /* 1.9's zero_grad(): a fill per gradient after the step (compute.h);
    * the last step op, which the next iteration waits for */
   double zbytes, zns = ds_compute_zero_grad_ns(c, m, &zbytes);
   if (zns > 0) {
-    int64_t step_op = op.id;
     op = (struct ds_op){.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_STEP,
                         .name = "zero_grad", .layer = -1, .bucket = -1, .coll = -1,
                         .root = -1, .bytes = zbytes, .dur_us = zns / 1000};
-    st = ds_schedule_emit(bd, &op, &step_op, 1);
+    DS_CHECK_GOTO(ds_schedule_emit(bd, &op, deps, n), st, out);
+  }
+  /* no step op for the next iteration to wait for: the loop's own wait
+   * for the GPU (host.h ds_host_emit_loop_sync), after its last work */
+  if (m->optimizer == DS_OPT_NONE && !opt->free_loop) {
+    n_gpu = 0;
+    add_gpu_tails(gpu, &n_gpu, &t);
+    if (zns > 0) gpu[n_gpu++] = op.id;
+    st = ds_host_emit_loop_sync(bd, rank, gpu, n_gpu);
   }
 out:
   free(comm_done);

@@ -196,16 +196,24 @@ static ds_status backward(struct builder *bd, int32_t rank, int64_t first_dep,
 /* GPU 0's optimizer step after dep (its last GPU work), after its host ops
  * (ds_host_emit_step: the loop of PyTorch 1.4 and 1.9, or the foreach
  * step's; under --amp fp16 they wait for dep, GradScaler's sync), then
- * 1.9's zero_grad fills (compute.h), the iteration's last step op. */
+ * 1.9's zero_grad fills (compute.h), the iteration's last step op. Under
+ * --optimizer none no step: zero_grad's fills wait for dep and their first
+ * launch, and under --loop sync the loop's "synchronize" (host.h) waits
+ * for the last of them, or dep, as the next iteration's anchor. */
 static ds_status step(struct builder *bd, int64_t dep) {
-  int64_t host, id;
+  int64_t host, id = dep;
+  int none = bd->m->optimizer == DS_OPT_NONE;
   DS_CHECK(ds_host_emit_step(&bd->out, bd->c, bd->m, 0, &dep, dep >= 0 ? 1 : 0, &host));
-  DS_CHECK(emit_compute(bd, 0, DS_OP_STEP, "optimizer", -1, 0,
-                        ds_compute_step_bytes(bd->c, bd->m), ds_compute_step_ns(bd->c, bd->m),
-                        dep, host, &id));
+  if (!none)
+    DS_CHECK(emit_compute(bd, 0, DS_OP_STEP, "optimizer", -1, 0,
+                          ds_compute_step_bytes(bd->c, bd->m), ds_compute_step_ns(bd->c, bd->m),
+                          dep, host, &id));
   double zbytes, zns = ds_compute_zero_grad_ns(bd->c, bd->m, &zbytes);
-  if (zns <= 0) return DS_OK;
-  return emit_compute(bd, 0, DS_OP_STEP, "zero_grad", -1, 0, zbytes, zns, id, -1, NULL);
+  if (zns > 0)
+    DS_CHECK(emit_compute(bd, 0, DS_OP_STEP, "zero_grad", -1, 0, zbytes, zns, id,
+                          none ? host : -1, &id));
+  if (!none || (bd->opt->single && bd->opt->free_loop)) return DS_OK;
+  return ds_host_emit_loop_sync(&bd->out, 0, &id, id >= 0 ? 1 : 0);
 }
 
 static ds_status build_single(struct builder *bd, int64_t prev_step) {

@@ -59,7 +59,7 @@ static ds_status emit_unscale(struct ds_schedule_builder *bd, const struct ds_co
 
 double ds_host_foreach_step_tensors_ns(const struct ds_compute *c, enum ds_optimizer opt,
                                        int32_t tensors) {
-  if (c->optimizer_loop || tensors <= 0) return 0;
+  if (c->optimizer_loop || tensors <= 0 || opt == DS_OPT_NONE) return 0;
   double each = opt == DS_OPT_ADAM ? c->params.host_step_param_adam_ns
                                    : c->params.host_step_param_ns;
   return c->params.host_step_call_ns + tensors * each;
@@ -75,10 +75,14 @@ ds_status ds_host_emit_step(struct ds_schedule_builder *bd, const struct ds_comp
   *first = -1;
   int32_t ops = ds_compute_step_host_ops(c, m);
   double each = ds_compute_step_host_op_ns(c);
+  /* --optimizer none: no step, so no GradScaler.step either (its unscale_
+   * and found_inf.item() exist only for the step); what stays is 1.9's
+   * zero_grad launches, the user's own code (ds_compute_step_host_ops) */
+  int none = m->optimizer == DS_OPT_NONE;
   struct ds_op op = {.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP,
-                     .name = "optimizer", .layer = -1, .bucket = -1, .coll = -1,
-                     .root = -1, .dur_us = each / 1000};
-  if (c->amp == DS_AMP_FP16) {
+                     .name = none ? "zero_grad" : "optimizer", .layer = -1, .bucket = -1,
+                     .coll = -1, .root = -1, .dur_us = each / 1000};
+  if (c->amp == DS_AMP_FP16 && !none) {
     int64_t unscale;
     DS_CHECK(emit_unscale(bd, c, m, rank, gpu_deps, n_gpu_deps, &unscale));
     /* found_inf.item() (torch/amp/grad_scaler.py GradScaler._maybe_opt_step,
@@ -110,6 +114,14 @@ ds_status ds_host_emit_step(struct ds_schedule_builder *bd, const struct ds_comp
     DS_CHECK(ds_schedule_emit(bd, &op, NULL, 0));
   }
   return DS_OK;
+}
+
+ds_status ds_host_emit_loop_sync(struct ds_schedule_builder *bd, int32_t rank,
+                                 const int64_t *gpu_deps, size_t n_gpu_deps) {
+  struct ds_op op = {.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP,
+                     .name = "synchronize", .layer = -1, .bucket = -1, .coll = -1,
+                     .root = -1, .dur_us = 0};
+  return ds_schedule_emit(bd, &op, gpu_deps, n_gpu_deps);
 }
 
 void ds_host_loop_anchors(const struct ds_schedule *s, int free_loop, int32_t n_ranks,

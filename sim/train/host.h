@@ -95,10 +95,25 @@ double ds_host_foreach_step_tensors_ns(const struct ds_compute *c, enum ds_optim
  * loop's two: ds_host_foreach_step_ns, on the host stream after
  * backward's host work (and under fp16 after found_inf.item), its id in
  * *first, so that the step's kernels wait for it: its foreach calls launch
- * them after _init_group's Python loop. */
+ * them after _init_group's Python loop.
+ *
+ * Under --optimizer none (m->optimizer DS_OPT_NONE) no unscale_, no
+ * found_inf.item() and no foreach op: only 1.9's zero_grad launches, the
+ * loop's two ops named "zero_grad" (the first one, which the fills wait
+ * for, in *first); nothing at all under current PyTorch or 1.4. */
 ds_status ds_host_emit_step(struct ds_schedule_builder *bd, const struct ds_compute *c,
                             const struct ds_model *m, int32_t rank, const int64_t *gpu_deps,
                             size_t n_gpu_deps, int64_t *first);
+
+/* Under --optimizer none and --loop sync: the training loop's wait for
+ * the GPU where no step op is left for the next iteration to wait for
+ * (a benchmark's torch.cuda.synchronize() or loss.item() after
+ * backward): one host op of kind step named "synchronize", 0 us, after
+ * gpu_deps (the rank's last GPU work: backward's tail, the all-reduces,
+ * 1.9's zero_grad fills); the rank's last step op, so
+ * ds_host_loop_anchors finds it. */
+ds_status ds_host_emit_loop_sync(struct ds_schedule_builder *bd, int32_t rank,
+                                 const int64_t *gpu_deps, size_t n_gpu_deps);
 
 /* Where each of the first n_ranks ranks' next iteration starts, from the
  * previous one already in s (-1 where a rank has none, as in a schedule of

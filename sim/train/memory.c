@@ -58,6 +58,7 @@ static double output_bytes(const struct ds_model *m, const struct ds_precision *
  * tensor's worth of each at a time, Adam's sqrt and division two. */
 double ds_step_temporaries(const struct ds_model *m, const struct ds_precision *pr,
                            const struct ds_memory_options *opt) {
+  if (m->optimizer == DS_OPT_NONE) return 0;
   int adam = m->optimizer == DS_OPT_ADAM;
   if (!opt->optimizer_loop)
     return opt->step_numel * pr->param_bytes * (adam + (opt->weight_decay != 0));

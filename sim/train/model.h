@@ -18,7 +18,13 @@
 extern "C" {
 #endif
 
-enum ds_optimizer { DS_OPT_SGD, DS_OPT_ADAM };
+/* The training loop's optimizer: the model file's `optimizer` (sgd or
+ * adam), or ddpsim's --optimizer, which may also say none: a loop that
+ * runs forward and backward without optimizer.step() (a benchmark's
+ * "train time"), so no step kernels, no step host work, no state and,
+ * under --amp fp16, no GradScaler.step (docs/strategies.md, "The
+ * optimizer step"). A model file cannot say none. */
+enum ds_optimizer { DS_OPT_SGD, DS_OPT_ADAM, DS_OPT_NONE };
 
 /* A layer's kind of work, from the optional per-layer key `class`
  * (tools/export_model.py writes it for every layer); DS_LAYER_UNKNOWN when
@@ -359,8 +365,10 @@ int32_t ds_model_registered(const struct ds_model *m, int32_t i);
 int32_t ds_model_registration_index(const struct ds_model *m, int32_t p);
 void ds_model_free(struct ds_model *model);
 
-/* Optimizer state tensors per parameter: 1 for SGD with momentum, 2 for Adam. */
+/* Optimizer state tensors per parameter: 1 for SGD with momentum, 2 for
+ * Adam, 0 for none. */
 int ds_optimizer_states(enum ds_optimizer opt);
+/* "sgd", "adam" or "none". */
 const char *ds_optimizer_name(enum ds_optimizer opt);
 /* "conv", "matmul", "attention", "memory" or "unknown". */
 const char *ds_layer_class_name(enum ds_layer_class cls);

@@ -1,6 +1,7 @@
 /*
  * What the option parsers of every command share (sim/cli/options.c,
- * base/values.c, sim/cli/collbench.c, real/options.c): the table of the
+ * base/values.c, sim/cli/collbench.c, real/options.c,
+ * real/collective_args.c, real/calibrate_args.c): the table of the
  * flags a command knows, the usage errors for an unknown flag, a missing
  * or bad value, one wording everywhere, integers within bounds, and the
  * walk over argv ("--flag value" or "--flag=value", a flag given twice

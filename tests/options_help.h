@@ -1,10 +1,11 @@
 /*
  * One check of a command's options, shared by the tests of every parser
  * (test_cli, test_collbench, test_analyze, test_topocmd, test_bucketcmd,
- * test_real_options): its option table (base/cli.h), its --help text and
- * its parser must agree, so that a flag added to one and not the others
- * fails a test instead of reaching a user as a wrong message or an
- * undocumented option. Linked into every test binary (Makefile:
+ * test_real_options, test_real_collective_args, test_real_calibrate_args):
+ * its option table (base/cli.h), its --help text and its parser must
+ * agree, so that a flag added to one and not the others fails a test
+ * instead of reaching a user as a wrong message or an undocumented
+ * option. Linked into every test binary (Makefile:
  * TEST_SUPPORT_OBJ); failures are Criterion assertions.
  */
 #ifndef DS_TESTS_OPTIONS_HELP_H

@@ -46,11 +46,11 @@ const char *ds_calibrate_args_usage(void) { return usage; }
 
 /* Every flag calibrate knows (base/cli.h). */
 static const struct ds_cli_option options[] = {
-    {"--schedule", 1},   {"--out", 1},        {"--device", 1},      {"-g", 1},
-    {"--nranks", 1},     {"--share-gpus", 0}, {"--fp32-math", 1},   {"--peak-tflops", 1},
-    {"--mem-bw", 1},     {"--iters", 1},      {"--nccl-blocks", 1}, {"-b", 1},
-    {"--minbytes", 1},   {"-e", 1},           {"--maxbytes", 1},    {"-f", 1},
-    {"--stepfactor", 1}, {"--help", 0},       {"-h", 0},            {NULL, 0}};
+    {"--schedule", 1},    {"--out", 1},         {"--device", 1},      {"-g", 1},
+    {"--nranks", 1},      {"--share-gpus", 0},  {"--fp32-math", 1},   {"--peak-tflops", 1},
+    {"--mem-bw", 1},      {"--iters", 1},       {"--nccl-blocks", 1}, {"-b", 1},
+    {"--minbytes", 1},    {"-e", 1},            {"--maxbytes", 1},    {"-f", 1},
+    {"--stepfactor", 1},  {"--help", 0},        {"-h", 0},            {NULL, 0}};
 
 const struct ds_cli_option *ds_calibrate_args_flags(void) { return options; }
 

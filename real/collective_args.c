@@ -41,11 +41,11 @@ const char *ds_collective_args_usage(void) { return usage; }
 
 /* Every flag collective knows (base/cli.h). */
 static const struct ds_cli_option options[] = {
-    {"--op", 1},     {"-b", 1},          {"--minbytes", 1}, {"-e", 1},
-    {"--maxbytes", 1}, {"-f", 1},        {"--stepfactor", 1}, {"-g", 1},
-    {"--nranks", 1}, {"--share-gpus", 0}, {"--iters", 1},   {"--warmup", 1},
-    {"--format", 1}, {"--algo", 1},      {"--proto", 1},    {"--help", 0},
-    {"-h", 0},       {NULL, 0}};
+    {"--op", 1},         {"-b", 1},           {"--minbytes", 1},   {"-e", 1},
+    {"--maxbytes", 1},   {"-f", 1},           {"--stepfactor", 1}, {"-g", 1},
+    {"--nranks", 1},     {"--share-gpus", 0}, {"--iters", 1},      {"--warmup", 1},
+    {"--format", 1},     {"--algo", 1},       {"--proto", 1},      {"--help", 0},
+    {"-h", 0},           {NULL, 0}};
 
 const struct ds_cli_option *ds_collective_args_flags(void) { return options; }
 

@@ -176,8 +176,10 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT_OBJ) $(LIBSIM) $(LIBANALYSIS
 
 # The fuzz targets' readers (fuzz/readers.c), shared with the test that
 # replays the saved crashing inputs (tests/test_fuzz_regress.c). They link
-# ddpreal's option parser alone (real/options.c: no MPI, no CUDA).
-FUZZ_READERS_OBJ := $(BUILD)/fuzz/readers.o $(BUILD)/real/options.o
+# ddpreal's option parsers alone (real/options.c, real/collective_args.c,
+# real/calibrate_args.c: no MPI, no CUDA, built with or without nvcc).
+FUZZ_READERS_OBJ := $(BUILD)/fuzz/readers.o $(BUILD)/real/options.o \
+                    $(BUILD)/real/collective_args.o $(BUILD)/real/calibrate_args.o
 $(BUILD)/fuzz/readers.o: CPPFLAGS += -DDS_SOURCE_DIR=\"$(CURDIR)\"
 $(BUILD)/tests/test_fuzz_regress: $(BUILD)/tests/test_fuzz_regress.o $(FUZZ_READERS_OBJ) $(TEST_SUPPORT_OBJ) $(LIBANALYSIS) $(LIBSIM) $(LIBTRACE) $(LIBBASE)
 	@$(if $(Q),echo "  LD      $@")

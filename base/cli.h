@@ -2,12 +2,13 @@
  * What the option parsers of every command share (sim/cli/options.c,
  * base/values.c, sim/cli/collbench.c, sim/cli/bucketcmd.c,
  * sim/cli/topocmd.c, sim/cli/importcmd.c, analysis/analyze.c,
- * real/options.c): the table of the flags a command knows, the usage
- * errors for an unknown flag, a missing or bad value, one wording
- * everywhere, integers within bounds, and the walk over argv ("--flag
- * value" or "--flag=value", a flag given twice refused; ds_cli_once
- * refuses it for a parser that walks argv itself). Nothing here knows a
- * flag; errors are DS_EUSAGE naming the flag and what was expected.
+ * real/options.c, real/collective_args.c, real/calibrate_args.c): the
+ * table of the flags a command knows, the usage errors for an unknown
+ * flag, a missing or bad value, one wording everywhere, integers within
+ * bounds, and the walk over argv ("--flag value" or "--flag=value", a flag
+ * given twice refused; ds_cli_once refuses it for a parser that walks argv
+ * itself). Nothing here knows a flag; errors are DS_EUSAGE naming the flag
+ * and what was expected.
  */
 #ifndef DS_CLI_H
 #define DS_CLI_H

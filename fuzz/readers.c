@@ -2,8 +2,9 @@
  * Every reader of user input behind one call (readers.h): the YAML files
  * (topology, model, calibration), the CSV files (schedule, trace and its
  * analysis, nccl-tests reference tables), ddpsim's command line, its
- * subcommands' and ddpreal's, and the unit and value grammars. The file readers take a path, so the input is
- * written to a file first; the gpu table is the shipped one.
+ * subcommands' and ddpreal's (`ddpreal collective` and `calibrate` too),
+ * and the unit and value grammars. The file readers take a path, so the
+ * input is written to a file first; the gpu table is the shipped one.
  *
  * Besides crashes, leaks, hangs and sanitizer reports, a refusal that breaks
  * docs/reliability.md's promise aborts (so libFuzzer saves the input): bad
@@ -21,6 +22,8 @@
 #include "analysis/compare.h"
 #include "base/units.h"
 #include "base/values.h"
+#include "real/calibrate_args.h"
+#include "real/collective_args.h"
 #include "real/options.h"
 #include "sim/cli/bucketcmd.h"
 #include "sim/cli/collbench.h"
@@ -203,14 +206,27 @@ static void run_cli(const uint8_t *data, size_t size) {
   free(text);
 }
 
+/* ddpreal's command line as real/main.c dispatches it: `ddpreal collective
+ * ...` and `ddpreal calibrate ...` to their own parsers (argv[0] the
+ * subcommand's name; parsed here in every build, though only a cuda build
+ * runs them), anything else to ddpreal's options. */
 static ds_status check_ddpreal(int argc, char **argv, struct ds_err *err) {
+  if (argc > 1 && strcmp(argv[1], "collective") == 0) {
+    struct ds_collective_args a;
+    return ds_collective_args_parse(argc - 1, argv + 1, &a, err);
+  }
+  if (argc > 1 && strcmp(argv[1], "calibrate") == 0) {
+    struct ds_calibrate_args a;
+    return ds_calibrate_args_parse(argc - 1, argv + 1, &a, err);
+  }
   struct ds_real_options o;
   return ds_real_options_parse(argc, argv, &o, err);
 }
 
 /* A subcommand's command line, one word a line: the first names it
  * (`collective`, `analyze`, `topo` (and `topo import`), `buckets`, as
- * after `ddpsim`; or `ddpreal`, its main command's options), the rest are
+ * after `ddpsim`; or `ddpreal`: its main command's options, `ddpreal
+ * collective` and `ddpreal calibrate`'s), the rest are
  * its arguments. Parsing and validation only (the *_check_args seams):
  * nothing is read or run. An output that cannot be written is exit 1 as
  * docs/reliability.md promises (DS_EIO naming the flag: `collective

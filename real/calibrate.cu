@@ -56,11 +56,14 @@
  * NCCL's per-call cost, written as nccl.launch; it includes that tiny
  * all-reduce's own latency, which NCCL's model also charges.
  *
+ * Options: calibrate_args.c (plain C, built without CUDA too).
+ *
  * Key invariant: the parent never touches CUDA (it forks the ranks), and
  * the file is written atomically by rank 0 only after every measurement
  * and check passed.
  */
 #include "calibrate.h"
+#include "calibrate_args.h"
 #include "traces/calib_file.h"
 #include "collective.h"
 #include "dev_cuda.h"
@@ -69,7 +72,6 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
-#include <errno.h>
 #include <gsl/gsl_fit.h>
 #include <math.h>
 #include <nccl.h>
@@ -80,7 +82,6 @@
 #include <time.h>
 
 #include "base/atomic_file.h"
-#include "base/units.h"
 #include "traces/trace.h"
 
 #define LAUNCHES 1000
@@ -120,19 +121,6 @@ static const struct peak_row peak_table[] = {
     {"V100", "", "PCIe", "V100-SXM2", 15.7, 0, 900, 125},
 };
 
-struct cal_opts {
-  const char *schedule, *out;
-  int32_t nranks;
-  int share_gpus;
-  int fp32_math; /* -1: tf32 when cuBLAS has it, else fp32; 0 fp32; 1 tf32 */
-  double peak_tflops, mem_gbps; /* 0: from the table */
-  int32_t iters;
-  int32_t nccl_blocks; /* the interference copy's blocks (NCCL's channels) */
-  size_t min_bytes, max_bytes;
-  double factor;
-  char command[1024];
-};
-
 /* One GEMM the gemm device would run: d^3 edge, reps times per op. */
 struct shape {
   double op_flops; /* the first op's flops */
@@ -170,130 +158,10 @@ struct compute_meas {
 };
 
 struct cal_ctx {
-  const struct cal_opts *o;
+  const struct ds_calibrate_args *o;
   struct shape *shapes;
   size_t n_shapes, n_ops;
 };
-
-static const char *usage_text =
-    "usage: ddpreal calibrate --schedule S.csv --out calib.yaml [options]\n"
-    "Measures this node's GPU (GEMMs of the schedule's compute ops, memory copy,\n"
-    "kernel launch) and all-reduce, fits the roofline's efficiency factors and\n"
-    "alpha/bus_bw, and writes a calibration file for `ddpsim --calib`.\n"
-    "  --schedule FILE      a schedule written by ddpsim --schedule (its fwd/bwd\n"
-    "                       ops' flops give the GEMM sizes)\n"
-    "  --out FILE           the calibration file (written atomically)\n"
-    "  --device cuda        the only device calibrate measures\n"
-    "  -g, --nranks N       all-reduce ranks, one process each (default 1)\n"
-    "  --share-gpus         allow more ranks than GPUs (the collective numbers\n"
-    "                       then do not represent separate GPUs)\n"
-    "  --fp32-math M        tf32 or fp32: the math flops_efficiency is of (default\n"
-    "                       tf32 when cuBLAS has it, as the topologies' default)\n"
-    "  --peak-tflops X      peak of that math in TFLOP/s (default: the GPU table)\n"
-    "  --mem-bw GBPS        peak memory bandwidth in GB/s (default: the GPU table)\n"
-    "  --iters N            timed executions per GEMM shape (default 10)\n"
-    "  --nccl-blocks N      blocks of the copy kernel run beside a GEMM to measure\n"
-    "                       interference: NCCL's channels on the machine modelled\n"
-    "                       (one block each; default 16)\n"
-    "  -b, -e, -f           all-reduce sizes: min (8), max (256M), factor (2)\n";
-
-/* ---- options ------------------------------------------------------------ */
-
-/* A size as every ddpsim tool reads one (base/units.h: "8", "1K", "256M",
- * "1G" binary as nccl-tests, "1MiB" binary, "1MB" decimal), up to 16 GiB. */
-static int parse_size(const char *s, size_t *out) {
-  double v;
-  if (ds_units_parse_bytes(s, &v) != DS_OK || v > 16.0 * 1024 * 1024 * 1024) return -1;
-  *out = (size_t)v;
-  return 0;
-}
-
-static int parse_num(const char *s, double lo, double *out) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (end == s || *end || errno || !(v > lo) || !isfinite(v)) return -1;
-  *out = v;
-  return 0;
-}
-
-static ds_status parse_opts(int argc, char **argv, struct cal_opts *o, int *help,
-                            struct ds_err *err) {
-  memset(o, 0, sizeof *o);
-  o->nranks = 1;
-  o->fp32_math = -1;
-  o->iters = 10;
-  o->nccl_blocks = 16;
-  o->min_bytes = 8;
-  o->max_bytes = (size_t)256 << 20;
-  o->factor = 2;
-  *help = 0;
-  size_t used = 0;
-  used += (size_t)snprintf(o->command, sizeof o->command, "ddpreal");
-  for (int i = 0; i < argc && used < sizeof o->command; i++)
-    used += (size_t)snprintf(o->command + used, sizeof o->command - used, " %s", argv[i]);
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      *help = 1;
-      return DS_OK;
-    }
-    if (!strcmp(a, "--share-gpus")) {
-      o->share_gpus = 1;
-      continue;
-    }
-    if (i + 1 >= argc)
-      return ds_err_set(err, DS_EUSAGE, "%s needs a value (see --help)", a);
-    const char *v = argv[++i];
-    const char *what = NULL;
-    double x = 0;
-    if (!strcmp(a, "--schedule")) {
-      o->schedule = v;
-    } else if (!strcmp(a, "--out")) {
-      o->out = v;
-    } else if (!strcmp(a, "--device")) {
-      if (strcmp(v, "cuda") != 0)
-        return ds_err_set(err, DS_EUSAGE, "--device '%s': calibrate measures "
-                          "the cuda device only (a CPU has no roofline to fit)", v);
-    } else if (!strcmp(a, "-g") || !strcmp(a, "--nranks")) {
-      if (parse_num(v, 0, &x) || x != floor(x) || x > 4096) what = "a rank count from 1 to 4096";
-      else o->nranks = (int32_t)x;
-    } else if (!strcmp(a, "--iters")) {
-      if (parse_num(v, 0, &x) || x != floor(x) || x > 1000) what = "an integer from 1 to 1000";
-      else o->iters = (int32_t)x;
-    } else if (!strcmp(a, "--nccl-blocks")) {
-      if (parse_num(v, 0, &x) || x != floor(x) || x > 1024) what = "an integer from 1 to 1024";
-      else o->nccl_blocks = (int32_t)x;
-    } else if (!strcmp(a, "--fp32-math")) {
-      if (!strcmp(v, "tf32")) o->fp32_math = 1;
-      else if (!strcmp(v, "fp32")) o->fp32_math = 0;
-      else what = "tf32 or fp32";
-    } else if (!strcmp(a, "--peak-tflops")) {
-      if (parse_num(v, 0, &o->peak_tflops)) what = "a positive number of TFLOP/s";
-    } else if (!strcmp(a, "--mem-bw")) {
-      if (parse_num(v, 0, &o->mem_gbps)) what = "a positive number of GB/s";
-    } else if (!strcmp(a, "-b") || !strcmp(a, "--minbytes")) {
-      if (parse_size(v, &o->min_bytes) || o->min_bytes < 4) what = "a size like 8 or 1K (>= 4)";
-    } else if (!strcmp(a, "-e") || !strcmp(a, "--maxbytes")) {
-      if (parse_size(v, &o->max_bytes)) what = "a size like 256M";
-    } else if (!strcmp(a, "-f") || !strcmp(a, "--stepfactor")) {
-      if (parse_num(v, 1, &o->factor)) what = "a factor > 1";
-    } else {
-      return ds_err_set(err, DS_EUSAGE, "unknown option '%s' (see --help)", a);
-    }
-    if (what) return ds_err_set(err, DS_EUSAGE, "%s '%s': expected %s", a, v, what);
-  }
-  if (!o->schedule)
-    return ds_err_set(err, DS_EUSAGE, "missing --schedule (a file written by "
-                      "ddpsim --schedule: its compute ops give the GEMM sizes)");
-  if (!o->out)
-    return ds_err_set(err, DS_EUSAGE, "missing --out (where to write the "
-                      "calibration file)");
-  if (o->max_bytes < o->min_bytes)
-    return ds_err_set(err, DS_EUSAGE, "-e %zu is below -b %zu", o->max_bytes,
-                      o->min_bytes);
-  return DS_OK;
-}
 
 /* The GEMM shapes of rank 0's fwd/bwd ops with flops (dev_cuda.cu's
  * gemm_dim_for and reps), each once. */
@@ -936,7 +804,7 @@ static void add(struct text *t, const char *fmt, ...) {
 static ds_status finish(struct cal_ctx *c, const struct compute_meas *m, int32_t world,
                         int gpu_count, const struct ds_coll_point *pts, size_t n_pts,
                         struct ds_err *err) {
-  const struct cal_opts *o = c->o;
+  const struct ds_calibrate_args *o = c->o;
   int shared = world > gpu_count;
   /* peaks */
   const struct peak_row *row = peak_lookup(m->gpu_name);
@@ -1202,7 +1070,7 @@ static ds_status finish(struct cal_ctx *c, const struct compute_meas *m, int32_t
 
 static ds_status cal_rank(struct ds_launcher *l, void *arg, struct ds_err *err) {
   struct cal_ctx *c = ((struct rank_arg *)arg)->c;
-  const struct cal_opts *o = c->o;
+  const struct ds_calibrate_args *o = c->o;
   int32_t rank = l->rank;
   int gpu = 0, gpu_count = 0;
   struct compute_meas m;
@@ -1225,17 +1093,16 @@ static ds_status cal_rank(struct ds_launcher *l, void *arg, struct ds_err *err) 
 }
 
 extern "C" int ds_calibrate_main(int argc, char **argv) {
-  struct cal_opts o;
+  struct ds_calibrate_args o;
   struct ds_err err;
   ds_err_clear(&err);
-  int help = 0;
   struct cal_ctx c;
   memset(&c, 0, sizeof c);
   c.o = &o;
   struct ds_schedule *s = NULL;
-  ds_status st = parse_opts(argc, argv, &o, &help, &err);
-  if (st == DS_OK && help) {
-    fputs(usage_text, stdout);
+  ds_status st = ds_calibrate_args_parse(argc, argv, &o, &err);
+  if (st == DS_OK && o.help) {
+    fputs(ds_calibrate_args_usage(), stdout);
     return 0;
   }
   if (st == DS_OK) {

@@ -1,12 +1,8 @@
 /*
  * `ddpreal calibrate`: measures this machine and writes a calibration file
  * (traces/calib_file.h) that ddpsim reads with --calib. Built with the cuda device
- * only (DS_HAVE_CUDA).
- *
- *   ddpreal calibrate --schedule S.csv --out calib.yaml [--device cuda]
- *                     [-g N] [--share-gpus] [--fp32-math tf32|fp32]
- *                     [--peak-tflops X] [--mem-bw GBPS] [--iters N]
- *                     [-b 8] [-e 256M] [-f 2]
+ * only (DS_HAVE_CUDA); its options, --help and parser are calibrate_args.h,
+ * built always.
  *
  * Compute: cuBLAS SGEMMs with the FLOPs of the schedule's fwd/bwd ops, in
  * FP32 and TF32 math, a device copy for memory bandwidth, and a run of

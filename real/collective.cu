@@ -12,13 +12,15 @@
  * factor (all-reduce 2(n-1)/n; all-gather, reduce-scatter (n-1)/n;
  * broadcast, reduce 1; nccl-tests doc/PERFORMANCE.md).
  *
+ * Options: collective_args.c (plain C, built without CUDA too).
+ *
  * Key invariant: the parent process never touches CUDA before the fork
  * (the GPU count, when -g is not given, comes from a probe child).
  */
 #include "collective.h"
+#include "collective_args.h"
 #include "dev_cuda.h"
 #include "launch.h"
-#include "base/units.h"
 
 #include <cuda_runtime.h>
 #include <errno.h>
@@ -27,32 +29,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-enum coll_op { OP_ALLREDUCE, OP_BROADCAST, OP_REDUCE, OP_ALLGATHER, OP_REDUCESCATTER };
-enum coll_format { FMT_TEXT, FMT_CSV, FMT_JSON, FMT_NONE /* ds__coll_allreduce_sweep */ };
-
-struct coll_opts {
-  enum coll_op op;
-  size_t min_bytes, max_bytes;
-  double factor;
-  int32_t nranks; /* 0: one per GPU */
-  int share_gpus;
-  int32_t iters, warmup;
-  enum coll_format format;
-  const char *algo;  /* NCCL_ALGO's value, NULL: NCCL's choice (or the environment's) */
-  const char *proto; /* NCCL_PROTO's value, likewise */
-};
-
-/* ddpsim's algorithm names (docs/collectives.md) and NCCL's: `--algo`
- * takes either spelling and passes NCCL's to NCCL_ALGO, so a measured row
- * and a predicted one name the same thing. */
-static const char *const algo_names[][2] = {
-    {"ring", "Ring"}, {"tree", "Tree"}, {"nvls", "NVLS"}, {"nvlstree", "NVLSTree"},
-    {"collnetdirect", "CollnetDirect"}, {"collnetchain", "CollnetChain"}, {"pat", "PAT"}};
-static const char *const proto_names[] = {"LL", "LL128", "Simple"};
 
 /* One result row, gathered from every rank. */
 struct coll_row {
@@ -61,148 +39,23 @@ struct coll_row {
 };
 
 struct coll_ctx {
-  const struct coll_opts *o;
+  const struct ds_collective_args *o;
 };
 
-static const char *const op_names[] = {"allreduce", "broadcast", "reduce", "allgather",
-                                       "reducescatter"};
-
-static const char *usage_text =
-    "usage: ddpreal collective [options]\n"
-    "  --op NAME        allreduce (default), broadcast, reduce, allgather, reducescatter\n"
-    "  -b, --minbytes   smallest message, with units: 8, 1K, 1M, 1G (default 8)\n"
-    "  -e, --maxbytes   largest message (default 1G)\n"
-    "  -f, --stepfactor multiply the size by this each step (default 2)\n"
-    "  -g, --nranks     ranks, one process each (default: one per GPU)\n"
-    "  --share-gpus     allow more ranks than GPUs (timings then do not represent\n"
-    "                   separate GPUs)\n"
-    "  --iters N        timed calls per size (default 20)\n"
-    "  --warmup N       untimed calls first (default 5)\n"
-    "  --format F       text (default), csv or json\n"
-    "  --algo A         NCCL's algorithm: ring, tree, nvls, nvlstree, collnetdirect,\n"
-    "                   collnetchain or pat (sets NCCL_ALGO; default: NCCL's choice)\n"
-    "  --proto P        NCCL's protocol: LL, LL128 or Simple (sets NCCL_PROTO)\n"
-    "Columns: size, count (floats), type, time (us per call, mean over ranks),\n"
-    "algbw = size/time, busbw = algbw * bus factor (nccl-tests), #wrong.\n";
-
-static double bus_factor(enum coll_op op, int32_t n) {
+static double bus_factor(enum ds_collective_op op, int32_t n) {
   switch (op) {
-    case OP_ALLREDUCE: return 2.0 * (n - 1) / n;
-    case OP_ALLGATHER:
-    case OP_REDUCESCATTER: return (double)(n - 1) / n;
+    case DS_COLLECTIVE_OP_ALLREDUCE: return 2.0 * (n - 1) / n;
+    case DS_COLLECTIVE_OP_ALLGATHER:
+    case DS_COLLECTIVE_OP_REDUCESCATTER: return (double)(n - 1) / n;
     default: return 1.0;
   }
-}
-
-/* A size as every ddpsim tool reads one (base/units.h: "8", "1K", "256M",
- * "1G" binary as nccl-tests, "1MiB" binary, "1MB" decimal), up to 64 GiB. */
-static int parse_size(const char *s, size_t *out) {
-  double v;
-  if (ds_units_parse_bytes(s, &v) != DS_OK || v > 64.0 * 1024 * 1024 * 1024) return -1;
-  *out = (size_t)v;
-  return 0;
-}
-
-static int parse_int(const char *s, int32_t lo, int32_t *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (end == s || *end || errno || v < lo || v > 1000000) return -1;
-  *out = (int32_t)v;
-  return 0;
-}
-
-static ds_status parse_opts(int argc, char **argv, struct coll_opts *o, int *help,
-                            struct ds_err *err) {
-  o->op = OP_ALLREDUCE;
-  o->min_bytes = 8;
-  o->max_bytes = (size_t)1 << 30;
-  o->factor = 2;
-  o->nranks = 0;
-  o->share_gpus = 0;
-  o->iters = 20;
-  o->warmup = 5;
-  o->format = FMT_TEXT;
-  o->algo = o->proto = NULL;
-  *help = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      *help = 1;
-      return DS_OK;
-    }
-    if (!strcmp(a, "--share-gpus")) {
-      o->share_gpus = 1;
-      continue;
-    }
-    if (i + 1 >= argc)
-      return ds_err_set(err, DS_EUSAGE, "collective: %s needs a value (see --help)", a);
-    const char *v = argv[++i];
-    int bad = 0;
-    if (!strcmp(a, "--op")) {
-      bad = 1;
-      for (int k = 0; k < 5; k++)
-        if (!strcmp(v, op_names[k])) {
-          o->op = (enum coll_op)k;
-          bad = 0;
-        }
-      if (bad)
-        return ds_err_set(err, DS_EUSAGE, "collective: --op '%s': expected allreduce, "
-                          "broadcast, reduce, allgather or reducescatter", v);
-    } else if (!strcmp(a, "-b") || !strcmp(a, "--minbytes")) {
-      bad = parse_size(v, &o->min_bytes);
-    } else if (!strcmp(a, "-e") || !strcmp(a, "--maxbytes")) {
-      bad = parse_size(v, &o->max_bytes);
-    } else if (!strcmp(a, "-f") || !strcmp(a, "--stepfactor")) {
-      char *end;
-      o->factor = strtod(v, &end);
-      bad = *end || !(o->factor > 1);
-    } else if (!strcmp(a, "-g") || !strcmp(a, "--nranks")) {
-      bad = parse_int(v, 1, &o->nranks);
-    } else if (!strcmp(a, "--iters")) {
-      bad = parse_int(v, 1, &o->iters);
-    } else if (!strcmp(a, "--warmup")) {
-      bad = parse_int(v, 0, &o->warmup);
-    } else if (!strcmp(a, "--algo")) {
-      o->algo = NULL;
-      for (size_t k = 0; k < sizeof algo_names / sizeof *algo_names; k++)
-        if (!strcasecmp(v, algo_names[k][0])) o->algo = algo_names[k][1];
-      if (!o->algo)
-        return ds_err_set(err, DS_EUSAGE, "collective: --algo '%s': expected ring, tree, "
-                          "nvls, nvlstree, collnetdirect, collnetchain or pat", v);
-    } else if (!strcmp(a, "--proto")) {
-      o->proto = NULL;
-      for (size_t k = 0; k < sizeof proto_names / sizeof *proto_names; k++)
-        if (!strcasecmp(v, proto_names[k])) o->proto = proto_names[k];
-      if (!o->proto)
-        return ds_err_set(err, DS_EUSAGE,
-                          "collective: --proto '%s': expected LL, LL128 or Simple", v);
-    } else if (!strcmp(a, "--format")) {
-      if (!strcmp(v, "text")) o->format = FMT_TEXT;
-      else if (!strcmp(v, "csv")) o->format = FMT_CSV;
-      else if (!strcmp(v, "json")) o->format = FMT_JSON;
-      else bad = 1;
-    } else {
-      return ds_err_set(err, DS_EUSAGE, "collective: unknown option '%s' (see --help)", a);
-    }
-    if (bad)
-      return ds_err_set(err, DS_EUSAGE, "collective: %s '%s': expected %s", a, v,
-                        !strcmp(a, "-f") || !strcmp(a, "--stepfactor") ? "a factor > 1"
-                        : !strcmp(a, "--format") ? "text, csv or json"
-                        : a[1] == 'b' || a[1] == 'e' || a[2] == 'm' ? "a size like 8, 1K, 1M, 1G"
-                        : "a whole number");
-  }
-  if (o->min_bytes > o->max_bytes)
-    return ds_err_set(err, DS_EUSAGE, "collective: -b %zu is more than -e %zu", o->min_bytes,
-                      o->max_bytes);
-  return DS_OK;
 }
 
 /* The GPU count, from a child process: CUDA must stay uninitialised here. */
 static ds_status probe_gpus(int *count, struct ds_err *err) {
   int fd[2];
   if (pipe(fd) != 0)
-    return ds_err_set(err, DS_EIO, "collective: pipe failed: %s", strerror(errno));
+    return ds_err_set(err, DS_EIO, "pipe failed: %s", strerror(errno));
   fflush(NULL);
   pid_t p = fork();
   if (p == 0) {
@@ -217,7 +70,7 @@ static ds_status probe_gpus(int *count, struct ds_err *err) {
   close(fd[0]);
   if (p > 0) waitpid(p, NULL, 0);
   if (got != (ssize_t)sizeof n || n < 1)
-    return ds_err_set(err, DS_EIO, "collective: no GPU found (cudaGetDeviceCount "
+    return ds_err_set(err, DS_EIO, "no GPU found (cudaGetDeviceCount "
                       "failed or returned 0; check nvidia-smi and CUDA_VISIBLE_DEVICES); "
                       "ddpreal collective needs a GPU");
   *count = n;
@@ -231,57 +84,58 @@ static const char *env_or_auto(const char *name) {
 }
 
 /* Elements each rank sends per call (count) and the size the row reports. */
-static void counts_for(enum coll_op op, size_t bytes, int32_t n, size_t *count,
+static void counts_for(enum ds_collective_op op, size_t bytes, int32_t n, size_t *count,
                        size_t *per, size_t *size_bytes) {
   size_t c = bytes / sizeof(float);
-  if (op == OP_ALLGATHER || op == OP_REDUCESCATTER) c = c / (size_t)n * (size_t)n;
+  if (op == DS_COLLECTIVE_OP_ALLGATHER || op == DS_COLLECTIVE_OP_REDUCESCATTER)
+    c = c / (size_t)n * (size_t)n;
   *count = c;
   *per = c / (size_t)n;
   *size_bytes = c * sizeof(float);
 }
 
-static ds_status launch_op(enum coll_op op, const float *in, float *out, size_t count,
+static ds_status launch_op(enum ds_collective_op op, const float *in, float *out, size_t count,
                            size_t per, ncclComm_t comm, cudaStream_t s, int32_t rank,
                            struct ds_err *err) {
   switch (op) {
-    case OP_ALLREDUCE:
+    case DS_COLLECTIVE_OP_ALLREDUCE:
       DS_NCCL_CHECK(comm, ncclAllReduce(in, out, count, ncclFloat, ncclSum, comm, s));
       break;
-    case OP_BROADCAST:
+    case DS_COLLECTIVE_OP_BROADCAST:
       DS_NCCL_CHECK(comm, ncclBroadcast(in, out, count, ncclFloat, 0, comm, s));
       break;
-    case OP_REDUCE:
+    case DS_COLLECTIVE_OP_REDUCE:
       DS_NCCL_CHECK(comm, ncclReduce(in, out, count, ncclFloat, ncclSum, 0, comm, s));
       break;
-    case OP_ALLGATHER:
+    case DS_COLLECTIVE_OP_ALLGATHER:
       DS_NCCL_CHECK(comm, ncclAllGather(in, out, per, ncclFloat, comm, s));
       break;
-    case OP_REDUCESCATTER:
+    case DS_COLLECTIVE_OP_REDUCESCATTER:
       DS_NCCL_CHECK(comm, ncclReduceScatter(in, out, per, ncclFloat, ncclSum, comm, s));
       break;
   }
   return DS_OK;
 }
 
-static ds_status check_op(enum coll_op op, const float *out, size_t count, size_t per,
+static ds_status check_op(enum ds_collective_op op, const float *out, size_t count, size_t per,
                           int32_t rank, int32_t world, unsigned long long *d_wrong,
                           cudaStream_t s, struct ds_err *err) {
   switch (op) {
-    case OP_ALLREDUCE:
+    case DS_COLLECTIVE_OP_ALLREDUCE:
       DS_CUDA_CHECK(ds__cuda_check(out, count, DS__EXPECT_SUM, world, 0, 0, per, d_wrong, s));
       break;
-    case OP_BROADCAST:
+    case DS_COLLECTIVE_OP_BROADCAST:
       DS_CUDA_CHECK(ds__cuda_check(out, count, DS__EXPECT_RANK, world, 0, 0, per, d_wrong, s));
       break;
-    case OP_REDUCE:
+    case DS_COLLECTIVE_OP_REDUCE:
       if (rank == 0)
         DS_CUDA_CHECK(ds__cuda_check(out, count, DS__EXPECT_SUM, world, 0, 0, per, d_wrong, s));
       break;
-    case OP_ALLGATHER:
+    case DS_COLLECTIVE_OP_ALLGATHER:
       DS_CUDA_CHECK(ds__cuda_check(out, count, DS__EXPECT_GATHERED, world, 0, 0, per, d_wrong,
                                    s));
       break;
-    case OP_REDUCESCATTER:
+    case DS_COLLECTIVE_OP_REDUCESCATTER:
       DS_CUDA_CHECK(ds__cuda_check(out, per, DS__EXPECT_SUM, world, 0, (size_t)rank * per,
                                    per, d_wrong, s));
       break;
@@ -289,17 +143,19 @@ static ds_status check_op(enum coll_op op, const float *out, size_t count, size_
   return DS_OK;
 }
 
-static void print_header(const struct coll_opts *o, int32_t world, int gpus, const char *gpu) {
+static void print_header(const struct ds_collective_args *o, int32_t world, int gpus,
+                         const char *gpu) {
+  const char *op = ds_collective_op_name(o->op);
   const char *algo = env_or_auto("NCCL_ALGO"), *proto = env_or_auto("NCCL_PROTO");
   int v = 0;
   ncclGetVersion(&v);
-  if (o->format == FMT_CSV) {
+  if (o->format == DS_COLLECTIVE_FORMAT_CSV) {
     printf("op,algo,proto,nranks,size_bytes,time_us,algbw_gbps,busbw_gbps,wrong\n");
-  } else if (o->format == FMT_JSON) {
+  } else if (o->format == DS_COLLECTIVE_FORMAT_JSON) {
     printf("[");
   } else {
     printf("# ddpreal collective: %s, %d rank%s (forked) on %d GPU%s (%s), float sum\n",
-           op_names[o->op], world, world == 1 ? "" : "s", gpus < world ? gpus : world,
+           op, world, world == 1 ? "" : "s", gpus < world ? gpus : world,
            (gpus < world ? gpus : world) == 1 ? "" : "s", gpu);
     printf("# nccl %d.%d.%d, algo %s, proto %s, %d timed + %d warmup calls per size%s\n",
            v / 10000, v / 100 % 100, v % 100, algo, proto, o->iters, o->warmup,
@@ -309,20 +165,20 @@ static void print_header(const struct coll_opts *o, int32_t world, int gpus, con
   }
 }
 
-static void print_row(const struct coll_opts *o, int32_t world, size_t size_bytes,
+static void print_row(const struct ds_collective_args *o, int32_t world, size_t size_bytes,
                       size_t count, double time_us, unsigned long long wrong, int first) {
   double algbw = time_us > 0 ? (double)size_bytes / (time_us * 1e3) : 0; /* GB/s */
   double busbw = algbw * bus_factor(o->op, world);
+  const char *op = ds_collective_op_name(o->op);
   const char *algo = env_or_auto("NCCL_ALGO"), *proto = env_or_auto("NCCL_PROTO");
-  if (o->format == FMT_CSV)
-    printf("%s,%s,%s,%d,%zu,%.3f,%.3f,%.3f,%llu\n", op_names[o->op], algo, proto, world,
+  if (o->format == DS_COLLECTIVE_FORMAT_CSV)
+    printf("%s,%s,%s,%d,%zu,%.3f,%.3f,%.3f,%llu\n", op, algo, proto, world,
            size_bytes, time_us, algbw, busbw, wrong);
-  else if (o->format == FMT_JSON)
+  else if (o->format == DS_COLLECTIVE_FORMAT_JSON)
     printf("%s\n  {\"op\": \"%s\", \"algo\": \"%s\", \"proto\": \"%s\", \"nranks\": %d, "
            "\"size_bytes\": %zu, \"time_us\": %.3f, \"algbw_gbps\": %.3f, "
            "\"busbw_gbps\": %.3f, \"wrong\": %llu}",
-           first ? "" : ",", op_names[o->op], algo, proto, world, size_bytes, time_us, algbw,
-           busbw, wrong);
+           first ? "" : ",", op, algo, proto, world, size_bytes, time_us, algbw, busbw, wrong);
   else
     printf(" %13zu %12zu %6s %10.2f %12.2f %12.2f %8llu\n", size_bytes, count, "float",
            time_us, algbw, busbw, wrong);
@@ -341,8 +197,8 @@ struct coll_state {
   size_t pts_cap, pts_len;
 };
 
-static ds_status sweep(struct ds_launcher *l, const struct coll_opts *o, struct coll_state *c,
-                       struct ds_err *err) {
+static ds_status sweep(struct ds_launcher *l, const struct ds_collective_args *o,
+                       struct coll_state *c, struct ds_err *err) {
   int32_t rank = l->rank, world = l->world;
   size_t max_elems = o->max_bytes / sizeof(float) + 1;
   DS_CUDA_CHECK(cudaStreamCreateWithFlags(&c->s, cudaStreamNonBlocking));
@@ -354,7 +210,7 @@ static ds_status sweep(struct ds_launcher *l, const struct coll_opts *o, struct 
   DS_CUDA_CHECK(ds__cuda_fill_input(c->in, max_elems, rank, c->s));
   DS_CUDA_CHECK(cudaStreamSynchronize(c->s));
   DS_CHECK(ds__nccl_comm_init(l, rank, world, &c->comm, err));
-  if (rank == 0 && o->format != FMT_NONE) {
+  if (rank == 0 && o->format != DS_COLLECTIVE_FORMAT_NONE) {
     cudaDeviceProp prop;
     DS_CUDA_CHECK(cudaGetDeviceProperties(&prop, c->gpu));
     print_header(o, world, c->gpu_count, prop.name);
@@ -397,7 +253,8 @@ static ds_status sweep(struct ds_launcher *l, const struct coll_opts *o, struct 
         t += c->rows[q].time_us;
         wrong += c->rows[q].wrong;
       }
-      if (o->format != FMT_NONE) print_row(o, world, size_bytes, count, t / world, wrong, first);
+      if (o->format != DS_COLLECTIVE_FORMAT_NONE)
+        print_row(o, world, size_bytes, count, t / world, wrong, first);
       first = 0;
       if (c->pts && c->pts_len < c->pts_cap) {
         struct ds_coll_point *p = &c->pts[c->pts_len++];
@@ -407,7 +264,7 @@ static ds_status sweep(struct ds_launcher *l, const struct coll_opts *o, struct 
       }
     }
   }
-  if (rank == 0 && o->format == FMT_JSON) printf("\n]\n");
+  if (rank == 0 && o->format == DS_COLLECTIVE_FORMAT_JSON) printf("\n]\n");
   return DS_OK;
 }
 
@@ -431,7 +288,7 @@ static void state_release(struct coll_state *cs, ds_status st) {
 }
 
 static ds_status coll_rank(struct ds_launcher *l, void *arg, struct ds_err *err) {
-  const struct coll_opts *o = ((struct coll_ctx *)arg)->o;
+  const struct ds_collective_args *o = ((struct coll_ctx *)arg)->o;
   struct coll_state c;
   memset(&c, 0, sizeof c);
   ds_status st = ds__cuda_pick_gpu(l->rank, l->world, l->rank, o->share_gpus, 1, &c.gpu,
@@ -449,16 +306,16 @@ extern "C" ds_status ds__coll_allreduce_sweep(struct ds_launcher *l, int gpu, in
                                               double factor, int32_t iters, int32_t warmup,
                                               struct ds_coll_point *pts, size_t cap,
                                               size_t *n, struct ds_err *err) {
-  struct coll_opts o;
+  struct ds_collective_args o;
   memset(&o, 0, sizeof o);
-  o.op = OP_ALLREDUCE;
+  o.op = DS_COLLECTIVE_OP_ALLREDUCE;
   o.min_bytes = min_bytes;
   o.max_bytes = max_bytes;
   o.factor = factor;
   o.nranks = l->world;
   o.iters = iters;
   o.warmup = warmup;
-  o.format = FMT_NONE;
+  o.format = DS_COLLECTIVE_FORMAT_NONE;
   struct coll_state c;
   memset(&c, 0, sizeof c);
   c.gpu = gpu;
@@ -473,22 +330,21 @@ extern "C" ds_status ds__coll_allreduce_sweep(struct ds_launcher *l, int gpu, in
 }
 
 extern "C" int ds_collective_main(int argc, char **argv) {
-  struct coll_opts o;
+  struct ds_collective_args o;
   struct ds_err err;
   ds_err_clear(&err);
-  int help = 0;
-  ds_status st = parse_opts(argc, argv, &o, &help, &err);
-  if (st == DS_OK && help) {
-    fputs(usage_text, stdout);
+  ds_status st = ds_collective_args_parse(argc, argv, &o, &err);
+  if (st == DS_OK && o.help) {
+    fputs(ds_collective_args_usage(), stdout);
     return 0;
   }
   /* Set before any rank exists: the forked ranks inherit it, and NCCL reads
    * it when their communicator is created. An algorithm this machine cannot
    * run is NCCL's to refuse; its error ends the run like any NCCL failure. */
   if (st == DS_OK && o.algo && setenv("NCCL_ALGO", o.algo, 1) != 0)
-    st = ds_err_set(&err, DS_EIO, "collective: setenv NCCL_ALGO failed");
+    st = ds_err_set(&err, DS_EIO, "setenv NCCL_ALGO failed");
   if (st == DS_OK && o.proto && setenv("NCCL_PROTO", o.proto, 1) != 0)
-    st = ds_err_set(&err, DS_EIO, "collective: setenv NCCL_PROTO failed");
+    st = ds_err_set(&err, DS_EIO, "setenv NCCL_PROTO failed");
   int gpus = 0;
   if (st == DS_OK && o.nranks == 0) {
     st = probe_gpus(&gpus, &err);

@@ -2,11 +2,8 @@
  * `ddpreal collective`: an nccl-tests-style sweep of one NCCL collective
  * over message sizes, on ranks forked on this node (launch_fork.c), timed
  * with CUDA events and checked (#wrong). Built with the cuda device only
- * (DS_HAVE_CUDA).
- *
- *   ddpreal collective [--op allreduce|broadcast|reduce|allgather|reducescatter]
- *                      [-b 8] [-e 1G] [-f 2] [-g NRANKS] [--share-gpus]
- *                      [--iters 20] [--warmup 5] [--format text|csv|json]
+ * (DS_HAVE_CUDA); its options, --help and parser are collective_args.h,
+ * built always.
  */
 #ifndef DS_REAL_COLLECTIVE_H
 #define DS_REAL_COLLECTIVE_H

@@ -103,6 +103,10 @@ printf 'topo\nimport\na.xml\nb.txt\n--nodes\n2\n--nic\n8x400Gbps\n--gpu\nH100\n-
 printf 'topo\n4gpu\n--from\n0\n--to\n3\n--world-size\n2\n' >"$seeds/subcmd/hand-topo"
 printf 'ddpreal\n--schedule=s.csv\n--trace\nt.csv\n--iters\n3\n--warmup=0\n--device\ncpu\n--compute\ngemm\n--share-gpus\n--timeout\n60\n' \
   >"$seeds/subcmd/hand-ddpreal"
+printf 'ddpreal\ncollective\n--op\nallgather\n-b\n1K\n--maxbytes\n1M\n-f\n4\n-g\n2\n--share-gpus\n--iters\n3\n--warmup\n0\n--format\njson\n--algo\ntree\n--proto\nLL128\n' \
+  >"$seeds/subcmd/hand-ddpreal-collective"
+printf 'ddpreal\ncalibrate\n--schedule\ns.csv\n--out\nc.yaml\n--device\ncuda\n--nranks\n2\n--share-gpus\n--fp32-math\nfp32\n--peak-tflops\n19.5\n--mem-bw\n1555\n--iters\n3\n--nccl-blocks\n24\n-b\n1K\n-e\n64M\n--stepfactor\n8\n' \
+  >"$seeds/subcmd/hand-ddpreal-calibrate"
 i=0
 for v in 25MiB 400Gbps 1.5us 312TFLOPS 1e-3 1:100:log5 1,5,25 0.5; do
   for k in 0 1 2 3 4 5; do printf "\\$(printf %03o $k)%s" "$v" >"$seeds/units/$i-$k"; done

@@ -328,6 +328,24 @@ Test(real_cpu, collective_algo_and_proto_are_checked) {
   cr_assert(strstr(h.out, "--proto P") != NULL, "%s", h.out);
   ds_test_release(&h);
 }
+
+/* ddpreal names the subcommand once, and a made-up flag given last is
+ * unknown: `ddpreal collective --colour` said "ddpreal collective:
+ * collective: --colour needs a value (see --help)" (the parsers alone:
+ * test_real_collective_args.c, test_real_calibrate_args.c). */
+Test(real_cpu, collective_and_calibrate_name_a_made_up_flag_once) {
+  const char *cases[][2] = {
+      {"collective --colour",
+       "ddpreal collective: unknown option \"--colour\" (see ddpreal collective --help)\n"},
+      {"calibrate --schedule s.csv --colour",
+       "ddpreal calibrate: unknown option \"--colour\" (see ddpreal calibrate --help)\n"}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    struct ds_test_result r = ds_test_run("", ds_test_ddpreal(), cases[i][0]);
+    cr_assert_eq(r.status, 2, "%s: exit %d, stderr %s", cases[i][0], r.status, r.err);
+    cr_assert(strstr(r.err, cases[i][1]) == r.err, "%s: stderr %s", cases[i][0], r.err);
+    ds_test_release(&r);
+  }
+}
 #endif
 
 /* Without the cuda device, `ddpreal collective` says what it needs. */

@@ -1,0 +1,163 @@
+/*
+ * `ddpreal calibrate`'s options (calibrate_args.h). Every flag is listed
+ * once in `options` with whether it takes a value: a flag not in it is
+ * unknown before any dispatch, and "needs a value" comes from it
+ * (base/cli.h), so a made-up flag given last is named as unknown. The
+ * value messages are the command's own ("--iters 'x': expected ...").
+ */
+#include "calibrate_args.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/units.h"
+
+#define PROGRAM "ddpreal calibrate"
+
+static const char usage[] =
+    "usage: ddpreal calibrate --schedule S.csv --out calib.yaml [options]\n"
+    "Measures this node's GPU (GEMMs of the schedule's compute ops, memory copy,\n"
+    "kernel launch) and all-reduce, fits the roofline's efficiency factors and\n"
+    "alpha/bus_bw, and writes a calibration file for `ddpsim --calib`.\n"
+    "  --schedule FILE      a schedule written by ddpsim --schedule (its fwd/bwd\n"
+    "                       ops' flops give the GEMM sizes)\n"
+    "  --out FILE           the calibration file (written atomically)\n"
+    "  --device cuda        the only device calibrate measures\n"
+    "  -g, --nranks N       all-reduce ranks, one process each (default 1)\n"
+    "  --share-gpus         allow more ranks than GPUs (the collective numbers\n"
+    "                       then do not represent separate GPUs)\n"
+    "  --fp32-math M        tf32 or fp32: the math flops_efficiency is of (default\n"
+    "                       tf32 when cuBLAS has it, as the topologies' default)\n"
+    "  --peak-tflops X      peak of that math in TFLOP/s (default: the GPU table)\n"
+    "  --mem-bw GBPS        peak memory bandwidth in GB/s (default: the GPU table)\n"
+    "  --iters N            timed executions per GEMM shape (default 10)\n"
+    "  --nccl-blocks N      blocks of the copy kernel run beside a GEMM to measure\n"
+    "                       interference: NCCL's channels on the machine modelled\n"
+    "                       (one block each; default 16)\n"
+    "  -b, --minbytes SIZE  all-reduce sizes: the smallest, >= 4 (default 8)\n"
+    "  -e, --maxbytes SIZE  the largest (default 256M)\n"
+    "  -f, --stepfactor X   multiply the size by X each step (default 2)\n"
+    "  -h, --help           this text\n";
+
+const char *ds_calibrate_args_usage(void) { return usage; }
+
+/* Every flag calibrate knows (base/cli.h). */
+static const struct ds_cli_option options[] = {
+    {"--schedule", 1},    {"--out", 1},         {"--device", 1},      {"-g", 1},
+    {"--nranks", 1},      {"--share-gpus", 0},  {"--fp32-math", 1},   {"--peak-tflops", 1},
+    {"--mem-bw", 1},      {"--iters", 1},       {"--nccl-blocks", 1}, {"-b", 1},
+    {"--minbytes", 1},    {"-e", 1},            {"--maxbytes", 1},    {"-f", 1},
+    {"--stepfactor", 1},  {"--help", 0},        {"-h", 0},            {NULL, 0}};
+
+const struct ds_cli_option *ds_calibrate_args_flags(void) { return options; }
+
+/* A size as every ddpsim tool reads one (base/units.h: "8", "1K", "256M",
+ * "1G" binary as nccl-tests, "1MiB" binary, "1MB" decimal), up to 16 GiB. */
+static int parse_size(const char *s, size_t *out) {
+  double v;
+  if (ds_units_parse_bytes(s, &v) != DS_OK || v > 16.0 * 1024 * 1024 * 1024) return -1;
+  *out = (size_t)v;
+  return 0;
+}
+
+static int parse_num(const char *s, double lo, double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (end == s || *end || errno || !(v > lo) || !isfinite(v)) return -1;
+  *out = v;
+  return 0;
+}
+
+/* A whole number from 1 to hi into *out, else *what says what was expected. */
+static void parse_count(const char *v, double hi, const char *expected, int32_t *out,
+                        const char **what) {
+  double x;
+  if (parse_num(v, 0, &x) || x != floor(x) || x > hi) *what = expected;
+  else *out = (int32_t)x;
+}
+
+/* The value v of flag f (a flag of `options` that takes one) into a. */
+static ds_status apply(struct ds_calibrate_args *a, const char *f, const char *v,
+                       struct ds_err *err) {
+  const char *what = NULL;
+  if (!strcmp(f, "--schedule")) {
+    a->schedule = v;
+  } else if (!strcmp(f, "--out")) {
+    a->out = v;
+  } else if (!strcmp(f, "--device")) {
+    if (strcmp(v, "cuda") != 0)
+      return ds_err_set(err, DS_EUSAGE, "--device '%s': calibrate measures "
+                        "the cuda device only (a CPU has no roofline to fit)", v);
+  } else if (!strcmp(f, "-g") || !strcmp(f, "--nranks")) {
+    parse_count(v, 4096, "a rank count from 1 to 4096", &a->nranks, &what);
+  } else if (!strcmp(f, "--iters")) {
+    parse_count(v, 1000, "an integer from 1 to 1000", &a->iters, &what);
+  } else if (!strcmp(f, "--nccl-blocks")) {
+    parse_count(v, 1024, "an integer from 1 to 1024", &a->nccl_blocks, &what);
+  } else if (!strcmp(f, "--fp32-math")) {
+    if (!strcmp(v, "tf32")) a->fp32_math = 1;
+    else if (!strcmp(v, "fp32")) a->fp32_math = 0;
+    else what = "tf32 or fp32";
+  } else if (!strcmp(f, "--peak-tflops")) {
+    if (parse_num(v, 0, &a->peak_tflops)) what = "a positive number of TFLOP/s";
+  } else if (!strcmp(f, "--mem-bw")) {
+    if (parse_num(v, 0, &a->mem_gbps)) what = "a positive number of GB/s";
+  } else if (!strcmp(f, "-b") || !strcmp(f, "--minbytes")) {
+    if (parse_size(v, &a->min_bytes) || a->min_bytes < 4) what = "a size like 8 or 1K (>= 4)";
+  } else if (!strcmp(f, "-e") || !strcmp(f, "--maxbytes")) {
+    if (parse_size(v, &a->max_bytes)) what = "a size like 256M";
+  } else if (!strcmp(f, "-f") || !strcmp(f, "--stepfactor")) {
+    if (parse_num(v, 1, &a->factor)) what = "a factor > 1";
+  } else {
+    return ds_cli_unhandled(err, f);
+  }
+  if (what) return ds_err_set(err, DS_EUSAGE, "%s '%s': expected %s", f, v, what);
+  return DS_OK;
+}
+
+ds_status ds_calibrate_args_parse(int argc, char **argv, struct ds_calibrate_args *a,
+                                  struct ds_err *err) {
+  memset(a, 0, sizeof *a);
+  a->nranks = 1;
+  a->fp32_math = -1;
+  a->iters = 10;
+  a->nccl_blocks = 16;
+  a->min_bytes = 8;
+  a->max_bytes = (size_t)256 << 20;
+  a->factor = 2;
+  size_t used = (size_t)snprintf(a->command, sizeof a->command, "ddpreal");
+  for (int i = 0; i < argc && used < sizeof a->command; i++)
+    used += (size_t)snprintf(a->command + used, sizeof a->command - used, " %s", argv[i]);
+  struct ds_cli_seen seen = {0};
+  for (int i = 1; i < argc; i++) {
+    const char *f = argv[i];
+    const struct ds_cli_option *opt = ds_cli_option_find(options, f);
+    if (!opt) return ds_cli_unknown_option(err, f, PROGRAM);
+    if (!opt->takes_value) {
+      if (!strcmp(f, "-h") || !strcmp(f, "--help")) {
+        a->help = 1;
+        return DS_OK;
+      }
+      if (strcmp(f, "--share-gpus") != 0) return ds_cli_unhandled(err, f);
+      DS_CHECK(ds_cli_once(&seen, f, err));
+      a->share_gpus = 1;
+      continue;
+    }
+    if (i + 1 >= argc) return ds_cli_missing_value(err, f, options, PROGRAM);
+    DS_CHECK(ds_cli_once(&seen, f, err));
+    DS_CHECK(apply(a, f, argv[++i], err));
+  }
+  if (!a->schedule)
+    return ds_err_set(err, DS_EUSAGE, "missing --schedule (a file written by "
+                      "ddpsim --schedule: its compute ops give the GEMM sizes)");
+  if (!a->out)
+    return ds_err_set(err, DS_EUSAGE, "missing --out (where to write the "
+                      "calibration file)");
+  if (a->max_bytes < a->min_bytes)
+    return ds_err_set(err, DS_EUSAGE, "-e %zu is below -b %zu", a->max_bytes, a->min_bytes);
+  return DS_OK;
+}

@@ -1,0 +1,74 @@
+/*
+ * The command line of `ddpreal collective` (collective.cu): the flags it
+ * knows, its --help text and its parser. Plain C without CUDA or MPI, so
+ * that it is built, tested (tests/test_real_collective_args.c) and fuzzed
+ * (fuzz/readers.c, `subcmd`) whether or not the cuda device is; the sweep
+ * itself needs the cuda device.
+ *
+ *   ddpreal collective [--op allreduce|broadcast|reduce|allgather|reducescatter]
+ *                      [-b 8] [-e 1G] [-f 2] [-g NRANKS] [--share-gpus]
+ *                      [--iters 20] [--warmup 5] [--format text|csv|json]
+ *                      [--algo A] [--proto P]
+ */
+#ifndef DS_REAL_COLLECTIVE_ARGS_H
+#define DS_REAL_COLLECTIVE_ARGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/cli.h"
+#include "base/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum ds_collective_op {
+  DS_COLLECTIVE_OP_ALLREDUCE,
+  DS_COLLECTIVE_OP_BROADCAST,
+  DS_COLLECTIVE_OP_REDUCE,
+  DS_COLLECTIVE_OP_ALLGATHER,
+  DS_COLLECTIVE_OP_REDUCESCATTER
+};
+
+enum ds_collective_format {
+  DS_COLLECTIVE_FORMAT_TEXT,
+  DS_COLLECTIVE_FORMAT_CSV,
+  DS_COLLECTIVE_FORMAT_JSON,
+  DS_COLLECTIVE_FORMAT_NONE /* prints nothing: ds__coll_allreduce_sweep, never parsed */
+};
+
+struct ds_collective_args {
+  enum ds_collective_op op;   /* --op, default allreduce */
+  size_t min_bytes, max_bytes; /* -b, -e: default 8 and 1 GiB */
+  double factor;              /* -f, > 1, default 2 */
+  int32_t nranks;             /* -g; 0: one per GPU */
+  int share_gpus;             /* --share-gpus */
+  int32_t iters, warmup;      /* default 20 and 5 */
+  enum ds_collective_format format;
+  const char *algo;  /* NCCL_ALGO's value in NCCL's spelling (static), NULL: NCCL's choice */
+  const char *proto; /* NCCL_PROTO's value, likewise */
+  int help;          /* -h, --help: nothing after it is read */
+};
+
+/* Parses argv[1..argc) (argv[0] is "collective"); argv is borrowed, the
+ * strings a points to are static. Usage errors are DS_EUSAGE with a
+ * message naming the flag (ddpreal prefixes "ddpreal collective: "). */
+ds_status ds_collective_args_parse(int argc, char **argv, struct ds_collective_args *a,
+                                   struct ds_err *err);
+
+/* The --help text. */
+const char *ds_collective_args_usage(void);
+
+/* Every flag the parser knows, with whether it takes a value (ending with
+ * {NULL}), for the tests that compare it with --help. */
+const struct ds_cli_option *ds_collective_args_flags(void);
+
+/* "allreduce", "broadcast", ...: --op's spelling of op. */
+const char *ds_collective_op_name(enum ds_collective_op op);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_REAL_COLLECTIVE_ARGS_H */

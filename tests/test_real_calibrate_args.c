@@ -1,0 +1,130 @@
+/*
+ * `ddpreal calibrate`'s options (real/calibrate_args.c), which build and
+ * run without CUDA: the flags its parser knows, the ones its --help shows
+ * and its dispatch agree (options_help.c); a flag given last is missing
+ * its value or unknown; values reach their fields; what is required or
+ * bad is refused naming the flag.
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "real/calibrate_args.h"
+#include "tests/options_help.h"
+
+static ds_status check_calibrate(int argc, char **argv, struct ds_err *err) {
+  struct ds_calibrate_args a;
+  return ds_calibrate_args_parse(argc, argv, &a, err);
+}
+
+Test(real_calibrate_args, the_option_table_help_and_parser_agree) {
+  const char *lead[] = {"calibrate"};
+  ds_test_options_agree(ds_calibrate_args_flags(), ds_calibrate_args_usage(), check_calibrate,
+                        lead, 1);
+}
+
+/* A made-up flag given last was "--colour needs a value (see --help)"; it
+ * is unknown, and one that takes a value is missing it. */
+Test(real_calibrate_args, a_flag_given_last_is_missing_its_value_or_unknown) {
+  struct ds_err err = {0};
+  char *made_up[] = {"calibrate", "--schedule", "s.csv", "--colour", NULL};
+  cr_assert_eq(check_calibrate(4, made_up, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "unknown option \"--colour\" (see ddpreal calibrate --help)");
+  char *out[] = {"calibrate", "--schedule", "s.csv", "--out", NULL};
+  cr_assert_eq(check_calibrate(4, out, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option --out needs a value");
+}
+
+/* Every value lands in its field, and the command line is kept whole for
+ * the calibration file's header. */
+Test(real_calibrate_args, values_reach_their_fields) {
+  char *argv[] = {"calibrate", "--schedule", "s.csv", "--out", "c.yaml", "--device", "cuda",
+                  "-g", "2", "--share-gpus", "--fp32-math", "fp32", "--peak-tflops", "19.5",
+                  "--mem-bw", "1555", "--iters", "3", "--nccl-blocks", "24", "-b", "1K",
+                  "--maxbytes", "64M", "--stepfactor", "8", NULL};
+  struct ds_calibrate_args a;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_calibrate_args_parse(26, argv, &a, &err), DS_OK, "%s", err.msg);
+  cr_assert_str_eq(a.schedule, "s.csv");
+  cr_assert_str_eq(a.out, "c.yaml");
+  cr_assert_eq(a.nranks, 2);
+  cr_assert_eq(a.share_gpus, 1);
+  cr_assert_eq(a.fp32_math, 0);
+  cr_assert_eq(a.peak_tflops, 19.5);
+  cr_assert_eq(a.mem_gbps, 1555.0);
+  cr_assert_eq(a.iters, 3);
+  cr_assert_eq(a.nccl_blocks, 24);
+  cr_assert_eq(a.min_bytes, 1024);
+  cr_assert_eq(a.max_bytes, (size_t)64 << 20);
+  cr_assert_eq(a.factor, 8.0);
+  cr_assert_str_eq(a.command, "ddpreal calibrate --schedule s.csv --out c.yaml --device cuda "
+                   "-g 2 --share-gpus --fp32-math fp32 --peak-tflops 19.5 --mem-bw 1555 "
+                   "--iters 3 --nccl-blocks 24 -b 1K --maxbytes 64M --stepfactor 8");
+}
+
+/* Only the two files given: one rank, tf32 when cuBLAS has it (-1), the
+ * GPU table's peaks (0), 10 executions per shape, 16 copy blocks, the
+ * all-reduce from 8 B to 256 MiB by 2. */
+Test(real_calibrate_args, defaults) {
+  char *argv[] = {"calibrate", "--schedule", "s.csv", "--out", "c.yaml", NULL};
+  struct ds_calibrate_args a;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_calibrate_args_parse(5, argv, &a, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(a.nranks, 1);
+  cr_assert_eq(a.fp32_math, -1);
+  cr_assert_eq(a.peak_tflops, 0.0);
+  cr_assert_eq(a.mem_gbps, 0.0);
+  cr_assert_eq(a.iters, 10);
+  cr_assert_eq(a.nccl_blocks, 16);
+  cr_assert_eq(a.min_bytes, 8);
+  cr_assert_eq(a.max_bytes, (size_t)256 << 20);
+  cr_assert_eq(a.factor, 2.0);
+}
+
+/* Required files, bad values (each naming what was expected) and the
+ * sizes' order; --help ends the parse, so it needs no files. */
+Test(real_calibrate_args, what_is_missing_or_bad_is_refused) {
+  static const char *const cases[][3] = {
+      {"--device", "cpu", "--device 'cpu': calibrate measures the cuda device only (a CPU "
+                          "has no roofline to fit)"},
+      {"-g", "4097", "-g '4097': expected a rank count from 1 to 4096"},
+      {"--iters", "2.5", "--iters '2.5': expected an integer from 1 to 1000"},
+      {"--nccl-blocks", "0", "--nccl-blocks '0': expected an integer from 1 to 1024"},
+      {"--fp32-math", "bf16", "--fp32-math 'bf16': expected tf32 or fp32"},
+      {"--peak-tflops", "inf", "--peak-tflops 'inf': expected a positive number of TFLOP/s"},
+      {"--mem-bw", "0", "--mem-bw '0': expected a positive number of GB/s"},
+      {"-b", "2", "-b '2': expected a size like 8 or 1K (>= 4)"},
+      {"-e", "32G", "-e '32G': expected a size like 256M"},
+      {"-f", "1", "-f '1': expected a factor > 1"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char *argv[] = {"calibrate", (char *)cases[i][0], (char *)cases[i][1], NULL};
+    struct ds_err err = {0};
+    cr_assert_eq(check_calibrate(3, argv, &err), DS_EUSAGE, "%s %s", cases[i][0], cases[i][1]);
+    cr_assert_str_eq(err.msg, cases[i][2]);
+  }
+  struct ds_err err = {0};
+  char *no_schedule[] = {"calibrate", "--out", "c.yaml", NULL};
+  cr_assert_eq(check_calibrate(3, no_schedule, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "missing --schedule (a file written by ddpsim --schedule: its "
+                   "compute ops give the GEMM sizes)");
+  char *no_out[] = {"calibrate", "--schedule", "s.csv", NULL};
+  cr_assert_eq(check_calibrate(3, no_out, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "missing --out (where to write the calibration file)");
+  char *order[] = {"calibrate", "--schedule", "s.csv", "--out", "c.yaml", "-b", "1K", "-e",
+                   "512", NULL};
+  cr_assert_eq(check_calibrate(9, order, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "-e 512 is below -b 1024");
+  char *help[] = {"calibrate", "-h", NULL};
+  struct ds_calibrate_args a;
+  cr_assert_eq(ds_calibrate_args_parse(2, help, &a, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(a.help, 1);
+}
+
+/* A flag given twice is refused (base/cli.h ds_cli_once). */
+Test(real_calibrate_args, a_flag_given_twice_is_refused) {
+  struct ds_err err = {0};
+  struct ds_calibrate_args a;
+  char *out[] = {"calibrate", "--schedule", "s.csv", "--out", "a.yaml", "--out", "b.yaml", NULL};
+  cr_assert_eq(ds_calibrate_args_parse(7, out, &a, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option --out given twice");
+}

@@ -1,0 +1,128 @@
+/*
+ * `ddpreal collective`'s options (real/collective_args.c), which build and
+ * run without CUDA: the flags its parser knows, the ones its --help shows
+ * and its dispatch agree (options_help.c); a flag given last is missing
+ * its value or unknown; values reach their fields; bad ones are refused
+ * naming the flag.
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "real/collective_args.h"
+#include "tests/options_help.h"
+
+static ds_status check_collective(int argc, char **argv, struct ds_err *err) {
+  struct ds_collective_args a;
+  return ds_collective_args_parse(argc, argv, &a, err);
+}
+
+Test(real_collective_args, the_option_table_help_and_parser_agree) {
+  const char *lead[] = {"collective"};
+  ds_test_options_agree(ds_collective_args_flags(), ds_collective_args_usage(),
+                        check_collective, lead, 1);
+}
+
+/* `ddpreal collective --colour` said "ddpreal collective: collective:
+ * --colour needs a value (see --help)": a made-up flag given last is
+ * unknown; one that takes a value is missing it (the one wording of
+ * base/cli.h, without the command's name, which ddpreal prints first). */
+Test(real_collective_args, a_flag_given_last_is_missing_its_value_or_unknown) {
+  struct ds_err err = {0};
+  char *made_up[] = {"collective", "-g", "2", "--colour", NULL};
+  cr_assert_eq(check_collective(4, made_up, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "unknown option \"--colour\" (see ddpreal collective --help)");
+  char *nranks[] = {"collective", "--op", "reduce", "-g", NULL};
+  cr_assert_eq(check_collective(4, nranks, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option -g needs a value");
+}
+
+/* Every value lands in its field: sizes with units (binary, as nccl-tests:
+ * 1K = 1024), either spelling of an algorithm (NCCL's is what NCCL_ALGO
+ * gets), a protocol in any case. */
+Test(real_collective_args, values_reach_their_fields) {
+  char *argv[] = {"collective", "--op", "allgather", "-b", "1K", "--maxbytes", "1M",
+                  "-f", "4", "--nranks", "2", "--share-gpus", "--iters", "7",
+                  "--warmup", "0", "--format", "csv", "--algo", "nvlstree", "--proto",
+                  "ll128", NULL};
+  struct ds_collective_args a;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_collective_args_parse(22, argv, &a, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(a.op, DS_COLLECTIVE_OP_ALLGATHER);
+  cr_assert_str_eq(ds_collective_op_name(a.op), "allgather");
+  cr_assert_eq(a.min_bytes, 1024);
+  cr_assert_eq(a.max_bytes, 1024 * 1024);
+  cr_assert_eq(a.factor, 4.0);
+  cr_assert_eq(a.nranks, 2);
+  cr_assert_eq(a.share_gpus, 1);
+  cr_assert_eq(a.iters, 7);
+  cr_assert_eq(a.warmup, 0);
+  cr_assert_eq(a.format, DS_COLLECTIVE_FORMAT_CSV);
+  cr_assert_str_eq(a.algo, "NVLSTree");
+  cr_assert_str_eq(a.proto, "LL128");
+  cr_assert_eq(a.help, 0);
+}
+
+/* Nothing given: nccl-tests' all-reduce from 8 B to 1 GiB by 2, one rank
+ * per GPU (0), 20 timed and 5 warm-up calls, NCCL's own algorithm. */
+Test(real_collective_args, defaults) {
+  char *argv[] = {"collective", NULL};
+  struct ds_collective_args a;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_collective_args_parse(1, argv, &a, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(a.op, DS_COLLECTIVE_OP_ALLREDUCE);
+  cr_assert_eq(a.min_bytes, 8);
+  cr_assert_eq(a.max_bytes, (size_t)1 << 30);
+  cr_assert_eq(a.factor, 2.0);
+  cr_assert_eq(a.nranks, 0);
+  cr_assert_eq(a.iters, 20);
+  cr_assert_eq(a.warmup, 5);
+  cr_assert_eq(a.format, DS_COLLECTIVE_FORMAT_TEXT);
+  cr_assert_null(a.algo);
+  cr_assert_null(a.proto);
+}
+
+/* Bad values, each named with what was expected; -b 0 never grew (the
+ * sweep multiplied 0 by -f for ever), so it is refused; --help ends the
+ * parse (a bad flag after it is not read). */
+Test(real_collective_args, bad_values_are_refused_naming_the_flag) {
+  static const char *const cases[][4] = {
+      {"--op", "alltoall", "--op 'alltoall': expected allreduce, broadcast, reduce, "
+                           "allgather or reducescatter"},
+      {"-b", "0", "-b '0': expected a size like 8, 1K, 1M, 1G (>= 1)"},
+      {"-e", "lots", "-e 'lots': expected a size like 8, 1K, 1M, 1G"},
+      {"-f", "1", "-f '1': expected a factor > 1"},
+      {"-g", "0", "-g '0': expected a whole number from 1 to 1000000"},
+      {"--warmup", "-1", "--warmup '-1': expected a whole number from 0 to 1000000"},
+      {"--format", "xml", "--format 'xml': expected text, csv or json"},
+      {"--algo", "direct", "--algo 'direct': expected ring, tree, nvls, nvlstree, "
+                           "collnetdirect, collnetchain or pat"},
+      {"--proto", "LL64", "--proto 'LL64': expected LL, LL128 or Simple"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char *argv[] = {"collective", (char *)cases[i][0], (char *)cases[i][1], NULL};
+    struct ds_err err = {0};
+    cr_assert_eq(check_collective(3, argv, &err), DS_EUSAGE, "%s %s", cases[i][0], cases[i][1]);
+    cr_assert_str_eq(err.msg, cases[i][2]);
+  }
+  char *order[] = {"collective", "-b", "1M", "-e", "1K", NULL};
+  struct ds_err err = {0};
+  cr_assert_eq(check_collective(5, order, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "-b 1048576 is more than -e 1024");
+  char *help[] = {"collective", "--help", "--colour", NULL};
+  struct ds_collective_args a;
+  cr_assert_eq(ds_collective_args_parse(3, help, &a, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(a.help, 1);
+}
+
+/* A flag given twice is refused, as ddpreal's own options refuse it
+ * (base/cli.h ds_cli_once), not silently replaced by its last value. */
+Test(real_collective_args, a_flag_given_twice_is_refused) {
+  struct ds_err err = {0};
+  struct ds_collective_args a;
+  char *iters[] = {"collective", "--iters", "3", "--iters", "4", NULL};
+  cr_assert_eq(ds_collective_args_parse(5, iters, &a, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option --iters given twice");
+  char *share[] = {"collective", "--share-gpus", "--share-gpus", NULL};
+  cr_assert_eq(ds_collective_args_parse(3, share, &a, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option --share-gpus given twice");
+}

@@ -328,6 +328,30 @@ Test(comm_hook, powersgd_schedule_by_hand) {
   ds_model_free(m);
 }
 
+/* PowerSGD's GEMMs are torch.matmul's: priced at the matmul class's peak
+ * and efficiency (the GPU table's measured rate, its math by --tf32), not
+ * at the unclassed peak and typical flops_efficiency. On TestGPU with a
+ * matmul rate of 2.5 TFLOP/s, bucket 1's P = M Q (1,048,576 FLOPs,
+ * 1,058,816 B) is compute-bound: 0.4194304 us, where the unclassed 10
+ * TFLOP/s would leave it at its bytes' 1.058816 us. */
+Test(comm_hook, powersgd_gemms_run_at_the_matmul_rate) {
+  struct ds_model *m = ds_test_model("tests/data/psgd-model.yaml");
+  struct ds_compute c = test_gpu();
+  c.class_peak_flops_per_s[DS_LAYER_MATMUL] = 10e12;
+  c.class_efficiency[DS_LAYER_MATMUL] = 0.25;
+  c.mem_bw_bytes_per_s *= 1000; /* the bytes no longer bind */
+  struct ds_buckets b;
+  cr_assert_eq(ds_ddp_buckets(m, 4, 36992, 25 * MIB, DS_BUCKETS_READY, &b), DS_OK);
+  struct ds_schedule *s = build(m, &c, &b, (struct ds_comm_hook){DS_HOOK_POWERSGD, 2}, 1);
+  size_t i = find(s, "bucket1.psgd_p_gemm");
+  cr_assert_float_eq(s->ops[i].flops, 1048576, 1e-9);
+  cr_assert_float_eq(s->ops[i].dur_us, 1048576 / 2.5e12 * 1e6, 1e-9, "%.9f",
+                     s->ops[i].dur_us);
+  ds_schedule_free(s);
+  ds_ddp_buckets_release(&b);
+  ds_model_free(m);
+}
+
 Test(comm_hook, memory_of_the_hooks) {
   /* psgd model, fp32, the two buckets above, rank 2:
    *   error feedback: every gradient, 271,648 * 4 = 1,086,592 B;

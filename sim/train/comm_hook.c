@@ -124,10 +124,16 @@ static void allreduce(struct ds_hook_plan *p, const char *what, double bytes) {
   new_op(p, DS_HOOK_ALLREDUCE, what)->bytes = bytes;
 }
 
-/* The roofline of the summed kernels, one overhead per kernel. */
+/* The roofline of the summed kernels, one overhead per kernel. Their FLOPs
+ * are torch.matmul's and linalg.qr's on the gradients' dtype, so they run
+ * at the matmul class's math and rate (fp32 unless --tf32 all, as PyTorch's
+ * matmul.allow_tf32 defaults to False; the GPU table's measured matmul
+ * efficiency), not at the topology's unclassed peak and typical
+ * flops_efficiency; the elementwise kernels among them are bound by their
+ * bytes either way. */
 static void price(const struct ds_compute *c, struct ds_hook_op *op) {
   if (op->where == DS_HOOK_ALLREDUCE) return;
-  op->dur_ns = ds_compute_kernel_ns(c, op->flops, op->bytes) +
+  op->dur_ns = ds_compute_class_kernel_ns(c, DS_LAYER_MATMUL, op->flops, op->bytes) +
                (op->kernels - 1) * c->params.kernel_overhead_ns;
 }
 

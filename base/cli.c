@@ -80,7 +80,9 @@ ds_status ds_cli_next_option(struct ds_cli_walk *w, int argc, char **argv, int *
   } else if (!needs && *value) {
     return ds_err_set(err, DS_EUSAGE, "option %s takes no value", flag);
   }
-  if (!w->repeatable || strcmp(flag, w->repeatable) != 0)
+  /* help twice is still help (every subcommand's own walk agrees) */
+  int help = strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0;
+  if (!help && (!w->repeatable || strcmp(flag, w->repeatable) != 0))
     for (int j = 0; j < w->n_seen; j++)
       if (strcmp(w->seen[j], flag) == 0)
         return ds_err_set(err, DS_EUSAGE, "option %s given twice", flag);

@@ -54,7 +54,7 @@ ds_status ds_cli_missing_value(struct ds_err *err, const char *flag,
                                const struct ds_cli_option *options, const char *program);
 
 /* The flags a hand-written parser (analyze, buckets, collective, topo,
- * topo import) has met so far, so that a flag given twice is refused as
+ * topo import, ddpreal collective and calibrate) has met so far, so that a flag given twice is refused as
  * ds_cli_next_option refuses it rather than silently keeping its last
  * value. Zero it before the walk. */
 struct ds_cli_seen {

@@ -18,6 +18,8 @@
 #include "calibrate.h"
 #include "collective.h"
 #endif
+#include "calibrate_args.h"
+#include "collective_args.h"
 
 /* A standard output that cannot take what was printed (`> /dev/full`) is
  * a failure with a message, for --help too (issue #15, defect 12). */
@@ -29,25 +31,53 @@ static int flush_stdout(void) {
   return 1;
 }
 
+#ifndef DS_HAVE_CUDA
+/* collective or calibrate in a build without the cuda device: their
+ * options are plain C (collective_args.c, calibrate_args.c), so --help and
+ * a usage error answer as in a cuda build; only a run is refused. */
+static int without_cuda(const char *name, int argc, char **argv) {
+  struct ds_err err = {0};
+  ds_status st;
+  int help;
+  const char *usage;
+  if (strcmp(name, "collective") == 0) {
+    struct ds_collective_args a;
+    st = ds_collective_args_parse(argc, argv, &a, &err);
+    help = st == DS_OK && a.help;
+    usage = ds_collective_args_usage();
+  } else {
+    struct ds_calibrate_args a;
+    st = ds_calibrate_args_parse(argc, argv, &a, &err);
+    help = st == DS_OK && a.help;
+    usage = ds_calibrate_args_usage();
+  }
+  if (help) {
+    fputs(usage, stdout);
+    return flush_stdout();
+  }
+  if (st != DS_OK) {
+    fprintf(stderr, "ddpreal %s: %s\n", name, err.msg);
+    return ds_status_exit_code(st);
+  }
+  fprintf(stderr, "ddpreal %s: needs the cuda device, and this ddpreal was built without it "
+          "(nvcc or nccl.h not found; see make info)\n", name);
+  return 2;
+}
+#endif
+
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "collective") == 0) {
 #ifdef DS_HAVE_CUDA
     return ds_collective_main(argc - 1, argv + 1);
 #else
-    fputs("ddpreal collective: needs the cuda device, and this ddpreal was built "
-          "without it (nvcc or nccl.h not found; see make info)\n",
-          stderr);
-    return 2;
+    return without_cuda("collective", argc - 1, argv + 1);
 #endif
   }
   if (argc > 1 && strcmp(argv[1], "calibrate") == 0) {
 #ifdef DS_HAVE_CUDA
     return ds_calibrate_main(argc - 1, argv + 1);
 #else
-    fputs("ddpreal calibrate: needs the cuda device, and this ddpreal was built "
-          "without it (nvcc or nccl.h not found; see make info)\n",
-          stderr);
-    return 2;
+    return without_cuda("calibrate", argc - 1, argv + 1);
 #endif
   }
   struct ds_real_options opt;

@@ -77,14 +77,27 @@ static int names_a_program(const char *line, size_t len) {
 
 /* Every definition in help, in the order a reader meets them. The
  * command's own synopsis is its "usage:" line and the indented lines that
- * continue it without naming a program. */
+ * continue it (not an option line, naming no program). */
 static void read_definitions(const char *help, struct help_defs *defs) {
   defs->n = 0;
   int in_usage = 0;
   for (const char *line = help; *line;) {
     size_t len = strcspn(line, "\n");
     if (strncmp(line, "usage:", 6) == 0) in_usage = 1;
-    else if (len == 0 || line[0] != ' ' || names_a_program(line, len)) in_usage = 0;
+    else if (len == 0 || line[0] != ' ' || line[strspn(line, " ")] == '-' ||
+             names_a_program(line, len))
+      in_usage = 0; /* a blank line, prose, an option line or another program's */
+    if (in_usage) { /* its bare flags (ddpsim --topo TOPOLOGY), brackets blanked */
+      char bare[512];
+      size_t n = len < sizeof bare - 1 ? len : sizeof bare - 1;
+      int depth = 0;
+      for (size_t k = 0; k < n; k++) {
+        depth += line[k] == '[';
+        bare[k] = depth ? ' ' : line[k];
+        depth -= line[k] == ']' && depth;
+      }
+      add_definition(defs, bare, n, 1);
+    }
     if (len > 3 && strncmp(line, "  -", 3) == 0) {
       /* the head of an option line: its description starts after two spaces */
       const char *end = strstr(line + 2, "  ");

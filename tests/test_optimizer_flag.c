@@ -309,6 +309,12 @@ Test(optimizer_flag, refused_for_ps_and_bad_values) {
   ds_test_ddpsim_refuses(GPU_TOPO TINY "--optimizer none --weight-decay",
                          "option --weight-decay: the optimizer's weight_decay, but "
                          "--optimizer none runs no optimizer");
+  /* accumulation counts micro-steps per step: none has no step to count to */
+  ds_test_ddpsim_refuses(GPU_TOPO TINY "--optimizer none --grad-accum 2",
+                         "option --grad-accum: micro-steps per optimizer step, but "
+                         "--optimizer none runs no optimizer step");
+  ds_test_ddpsim_refuses(GPU_TOPO TINY "--optimizer none --optimizer-batch 8",
+                         "option --optimizer-batch: micro-steps per optimizer step");
   /* the text report says what its optimizer line holds under none */
   struct ds_test_result r = ds_test_run("", ds_test_ddpsim(),
                                         GPU_TOPO TINY "--optimizer none --pytorch-version 1.9");

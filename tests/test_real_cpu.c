@@ -351,9 +351,18 @@ Test(real_cpu, collective_and_calibrate_name_a_made_up_flag_once) {
 /* Without the cuda device, `ddpreal collective` says what it needs. */
 #ifndef DS_HAVE_CUDA
 Test(real_cpu, collective_needs_cuda) {
-  struct ds_test_result r = ds_test_run("", ds_test_ddpreal(), "collective --help");
+  struct ds_test_result r = ds_test_run("", ds_test_ddpreal(), "collective -g 2");
   cr_assert_eq(r.status, 2);
   cr_assert(strstr(r.err, "needs the cuda device") != NULL, "stderr: %s", r.err);
+  ds_test_release(&r);
+  /* its options are read first: help and usage errors as in a cuda build */
+  r = ds_test_run("", ds_test_ddpreal(), "collective --help");
+  cr_assert_eq(r.status, 0);
+  cr_assert(strstr(r.out, "usage: ddpreal collective") != NULL, "stdout: %s", r.out);
+  ds_test_release(&r);
+  r = ds_test_run("", ds_test_ddpreal(), "calibrate --colour");
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "unknown option \"--colour\"") != NULL, "stderr: %s", r.err);
   ds_test_release(&r);
 }
 #endif

@@ -180,6 +180,13 @@ Test(reliability, colliding_outputs_and_repeated_flags_are_refused) {
   ds_test_ddpsim_refuses("buckets --bucket-mb 5 --bucket-mb 25", "option --bucket-mb given twice");
   ds_test_ddpsim_refuses("topo 4gpu --from 0 --from 1", "option --from given twice");
   ds_test_ddpsim_refuses("topo import a.xml --nodes 2 --nodes 3", "option --nodes given twice");
+  /* help given twice is still help, in ddpsim's own walk as in its subcommands' */
+  const char *helps[] = {"-h -h", "--help --help", "buckets -h -h", "collective --help -h"};
+  for (size_t k = 0; k < sizeof helps / sizeof *helps; k++) {
+    struct ds_test_result h = ds_test_run("", ds_test_ddpsim(), helps[k]);
+    cr_assert_eq(h.status, 0, "ddpsim %s: %s", helps[k], h.err);
+    ds_test_release(&h);
+  }
   snprintf(args, sizeof args, "--topo 4gpu --trace %s/x --schedule %s/./x", dir, dir);
   ds_test_ddpsim_refuses(args, "both write the same file");
   snprintf(topo, sizeof topo, "%s/topo.yaml", dir);

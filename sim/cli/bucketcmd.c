@@ -65,9 +65,7 @@ static ds_status parse_args(int argc, char **argv, struct bucketcmd_options *o,
   for (int i = 1; i < argc; i++) {
     const char *f = argv[i];
     const struct ds_cli_option *known = ds_cli_option_find(options, f);
-    if (!known)
-      return ds_err_set(err, DS_EUSAGE, "ddpsim buckets: unknown option \"%s\" (see "
-                        "ddpsim buckets --help)", f);
+    if (!known) return ds_cli_unknown_option(err, f, "ddpsim buckets");
     if (known->takes_value && i + 1 >= argc)
       return ds_err_set(err, DS_EUSAGE, "option %s needs a value", f);
     int help = strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0;

@@ -797,6 +797,12 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
   if (o->optimizer_set && o->optimizer == DS_OPT_NONE && o->weight_decay)
     return ds_err_set(err, DS_EUSAGE, "option --weight-decay: the optimizer's weight_decay, "
                       "but --optimizer none runs no optimizer");
+  /* accumulation counts micro-steps per optimizer step: with no step there
+   * is nothing to count (a loop of forward and backward alone is K = 1) */
+  if (o->optimizer_set && o->optimizer == DS_OPT_NONE && (o->grad_accum_set || o->optimizer_batch > 0))
+    return ds_err_set(err, DS_EUSAGE, "option %s: micro-steps per optimizer step, but "
+                      "--optimizer none runs no optimizer step",
+                      o->optimizer_batch > 0 ? "--optimizer-batch" : "--grad-accum");
   /* A parameter server is the optimizer: its servers apply the pushed
    * gradients to the parameters the workers pull (ps.h), so a loop
    * without optimizer.step() has no meaning there. */

@@ -3,7 +3,8 @@
  * table is reported, not only in the entry asked for); optional keys (tf32,
  * bf16, nvlink_bw, pcie_bw and the import facts) leave 0 where a GPU lacks
  * the feature or the table does not say, and so do the `efficiency` map's
- * keys where nothing was measured.
+ * keys where nothing was measured; `efficiency_proxy` marks, with a short
+ * reason, the map's values that stand in for a measurement of their own.
  */
 #include "sim/net/gpu_table.h"
 

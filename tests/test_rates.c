@@ -3,8 +3,9 @@
  * sources compute.c resolves beside the rates, and the summary's line, CSV
  * column and JSON list): a made-up GPU with measured efficiencies for some
  * classes and maths and one without any, a toy model of one layer per
- * class, the topology's per-class keys, and a calibration file's compute
- * and efficiency sections. Each expected line is worked by hand from the
+ * class, the topology's per-class keys, a calibration file's compute
+ * and efficiency sections, and the table's stand-ins (efficiency_proxy:
+ * labelled, never repriced) with the reader's refusals of bad ones. Each expected line is worked by hand from the
  * rules in compute.h: the math each class runs in, then topology key >
  * GPU table (or --calib) > (attention) matmul's rate > flops_efficiency.
  */
@@ -23,7 +24,10 @@
 #include "traces/calib_file.h"
 
 /* MeasuredGPU: conv measured in TF32 and half, matmul in FP32 and TF32,
- * a copy's bandwidth; no attention entry. BareGPU: no measurement at all. */
+ * a copy's bandwidth; no attention entry. BareGPU: no measurement at all.
+ * ProxyGPU: conv_tf32 (pooled; its forward pass measured apart), matmul_tf32
+ * and memory are stand-ins (efficiency_proxy), the rest measured; SameGPU:
+ * the same values, none marked. */
 static const char *gpus_text =
     "schema_version: 1\ngpus:\n"
     "  - name: MeasuredGPU\n    arch: Test\n    sms: 100\n    fp32: 10TFLOPS\n"
@@ -32,7 +36,17 @@ static const char *gpus_text =
     "    efficiency: {conv_tf32: 0.25, conv_half: 0.3, matmul_fp32: 0.4, matmul_tf32: 0.6,"
     " memory: 0.8}\n"
     "  - name: BareGPU\n    arch: Test\n    sms: 100\n    fp32: 10TFLOPS\n    tf32: 80TFLOPS\n"
-    "    fp16: 160TFLOPS\n    bf16: 160TFLOPS\n    mem: 16GB\n    mem_bw: 1000GBps\n";
+    "    fp16: 160TFLOPS\n    bf16: 160TFLOPS\n    mem: 16GB\n    mem_bw: 1000GBps\n"
+    "  - name: ProxyGPU\n    arch: Test\n    sms: 100\n    fp32: 10TFLOPS\n    tf32: 80TFLOPS\n"
+    "    fp16: 160TFLOPS\n    bf16: 160TFLOPS\n    mem: 16GB\n    mem_bw: 1000GBps\n"
+    "    efficiency: {conv_tf32: 0.25, conv_tf32_fwd: 0.35, conv_half: 0.3, matmul_fp32: 0.4,"
+    " matmul_tf32: 0.6, memory: 0.8}\n"
+    "    efficiency_proxy: {conv_tf32: \"the half value's fraction\", matmul_tf32: \"the half "
+    "value's fraction\", memory: \"another card's copy\"}\n"
+    "  - name: SameGPU\n    arch: Test\n    sms: 100\n    fp32: 10TFLOPS\n    tf32: 80TFLOPS\n"
+    "    fp16: 160TFLOPS\n    bf16: 160TFLOPS\n    mem: 16GB\n    mem_bw: 1000GBps\n"
+    "    efficiency: {conv_tf32: 0.25, conv_tf32_fwd: 0.35, conv_half: 0.3, matmul_fp32: 0.4,"
+    " matmul_tf32: 0.6, memory: 0.8}\n";
 
 /* One layer of each class with FLOPs (memory's has bytes only); `extra`
  * appends layers. */
@@ -284,5 +298,158 @@ Test(rates, ddpsim_outputs) {
                           "\"attention_fp32\", \"source\": \"as_matmul\"}, {\"rate\": \"memory\", "
                           "\"source\": \"gpu_table\"}]}"), "%s", r.out);
   ds_test_release(&r);
+  remove_files(&s);
+}
+
+/* A stand-in says so, with the table's reason: conv_tf32's pooled value
+ * (the backward pass has no value of its own, so the class is as backed as
+ * its least backed pass, though the forward is measured) and memory; the
+ * measured matmul_fp32 stays "measured". Nothing it prices moves: the
+ * rates are SameGPU's, whose table has the values unmarked. */
+Test(rates, stand_in_is_labelled_with_its_reason) {
+  char line[640], field[256];
+  struct ds_rates r, same;
+  describe("ProxyGPU", "  flops_efficiency: 0.5\n", 0, DS_DTYPE_FP32, DS_TF32_CONV, NULL, line,
+           sizeof line, &r);
+  EXPECT_LINE(line, "compute rates: measured (GPU table) for matmul_fp32; a stand-in (GPU "
+                    "table: the half value's fraction) for conv_tf32; a stand-in (GPU table: "
+                    "another card's copy) for memory");
+  cr_assert(ds_rates_unmeasured(&r));
+  ds_rates_field(&r, field, sizeof field);
+  cr_assert_str_eq(field, "conv_tf32=gpu_table_proxy;matmul_fp32=gpu_table;"
+                          "memory=gpu_table_proxy");
+  cr_assert_str_eq(r.r[0].proxy, "the half value's fraction");
+  cr_assert_str_eq(r.r[1].proxy, "");
+  describe("SameGPU", "  flops_efficiency: 0.5\n", 0, DS_DTYPE_FP32, DS_TF32_CONV, NULL, line,
+           sizeof line, &same);
+  EXPECT_LINE(line, "compute rates: all measured (GPU table): conv_tf32, matmul_fp32, memory");
+  cr_assert_eq(r.n, same.n);
+  for (int32_t i = 0; i < r.n; i++)
+    cr_assert_float_eq(r.r[i].efficiency, same.r[i].efficiency, 0, "rate %d", i);
+}
+
+/* Two stand-ins with one reason share a group (--tf32 all: conv_tf32 and
+ * matmul_tf32); a calibration file's value is its own measurement, whatever
+ * the table said of its value; the topology's key overrides every pass. */
+Test(rates, stand_ins_group_and_give_way) {
+  char line[640];
+  struct ds_rates r;
+  describe("ProxyGPU", "  flops_efficiency: 0.5\n", 0, DS_DTYPE_FP32, DS_TF32_ALL, NULL, line,
+           sizeof line, &r);
+  EXPECT_LINE(line, "compute rates: a stand-in (GPU table: the half value's fraction) for "
+                    "conv_tf32, matmul_tf32; a stand-in (GPU table: another card's copy) for "
+                    "memory");
+  describe("ProxyGPU", "  flops_efficiency: 0.5\n", 0, DS_DTYPE_FP32, DS_TF32_ALL,
+           "schema_version: 1\nefficiency:\n  conv_tf32: 0.2\n  matmul_tf32: 0.5\n", line,
+           sizeof line, &r);
+  /* the pooled value is the file's; the forward pass the table measured */
+  EXPECT_LINE(line, "compute rates: measured (--calib) for conv_tf32, matmul_tf32; a stand-in "
+                    "(GPU table: another card's copy) for memory");
+  describe("ProxyGPU", "  flops_efficiency: 0.5\n  conv_efficiency: 0.6\n", 0, DS_DTYPE_FP32,
+           DS_TF32_CONV, NULL, line, sizeof line, &r);
+  EXPECT_LINE(line, "compute rates: measured (GPU table) for matmul_fp32; a stand-in (GPU "
+                    "table: another card's copy) for memory; topology's conv_efficiency 0.6 for "
+                    "conv_tf32");
+}
+
+/* A stand-in pass: the backward pass's own value marked, the pooled one
+ * measured; the forward pass falls back on the pooled (measured) value. */
+Test(rates, a_stand_in_pass_makes_the_convolution_one) {
+  char line[640];
+  struct ds_rates r;
+  struct setup s;
+  write_files(&s, "PassGPU", "  flops_efficiency: 0.5\n", 0);
+  FILE *f = fopen(s.gpus, "w");
+  cr_assert(f);
+  fputs("schema_version: 1\ngpus:\n"
+        "  - name: PassGPU\n    sms: 100\n    fp32: 10TFLOPS\n    tf32: 80TFLOPS\n"
+        "    fp16: 160TFLOPS\n    mem: 16GB\n    mem_bw: 1000GBps\n"
+        "    efficiency: {conv_tf32: 0.25, conv_tf32_bwd: 0.2, matmul_fp32: 0.4, memory: 0.8}\n"
+        "    efficiency_proxy: {conv_tf32_bwd: \"the forward's kernels\"}\n", f);
+  fclose(f);
+  struct ds_topo *t = NULL;
+  struct ds_err err = {0};
+  struct ds_compute c;
+  cr_assert_eq(ds_topo_load(s.topo, s.gpus, &t, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK, "%s", err.msg);
+  ds_compute_set_tf32(&c, t, DS_TF32_CONV);
+  cr_assert_eq(c.class_source[DS_LAYER_CONV], DS_RATE_GPU_PROXY);
+  cr_assert_str_eq(c.class_proxy[DS_LAYER_CONV], "the forward's kernels");
+  cr_assert_float_eq(c.conv_pass_efficiency[0], 0.25, 0);
+  cr_assert_float_eq(c.conv_pass_efficiency[1], 0.2, 0);
+  struct ds_model *m = NULL;
+  cr_assert_eq(ds_model_load(s.model, &m, &err), DS_OK, "%s", err.msg);
+  ds_rates_used(&c, m, &r);
+  ds_rates_describe(&r, line, sizeof line);
+  EXPECT_LINE(line, "compute rates: measured (GPU table) for matmul_fp32, memory; a stand-in "
+                    "(GPU table: the forward's kernels) for conv_tf32");
+  ds_model_free(m);
+  ds_topo_free(t);
+  remove_files(&s);
+}
+
+/* Through ddpsim: the CSV names the source, the JSON gives the reason too,
+ * and so does `ddpsim topo`. */
+Test(rates, ddpsim_outputs_a_stand_in) {
+  struct setup s;
+  char args[512], field[256];
+  write_files(&s, "ProxyGPU", "  flops_efficiency: 0.5\n", 0);
+  snprintf(args, sizeof args, "--topo %s --model %s --format csv", s.topo, s.model);
+  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  ds_test_csv_str(r.out, "compute_rates", 0, field, sizeof field);
+  cr_assert_str_eq(field, "conv_tf32=gpu_table_proxy;matmul_fp32=gpu_table;"
+                          "memory=gpu_table_proxy");
+  ds_test_release(&r);
+  snprintf(args, sizeof args, "--topo %s --model %s --format json", s.topo, s.model);
+  r = ds_test_run("", ds_test_ddpsim(), args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "{\"rate\": \"conv_tf32\", \"source\": \"gpu_table_proxy\", "
+                          "\"proxy\": \"the half value's fraction\"}"), "%s", r.out);
+  ds_test_release(&r);
+  /* `ddpsim topo` lists the table's values, then which of them are stand-ins */
+  snprintf(args, sizeof args, "topo %s", s.topo);
+  r = ds_test_run("", ds_test_ddpsim(), args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\n  stand-ins  conv_tf32 (the half value's fraction); matmul_tf32 "
+                          "(the half value's fraction); memory (another card's copy)\n"),
+            "%s", r.out);
+  ds_test_release(&r);
+  remove_files(&s);
+}
+
+/* The reader refuses a bad efficiency_proxy at its file, line and key. */
+Test(rates, bad_stand_ins_are_refused) {
+  const char *bad[][2] = {
+      {"efficiency_proxy: {conv_tf32: \"x\"}\n    efficiency: {conv_half: 0.5}",
+       "key 'efficiency_proxy.conv_tf32': a stand-in for conv_tf32, which the entry's "
+       "efficiency map does not set"},
+      {"efficiency_proxy: {memory: \"x\"}", "a stand-in for memory, which the entry's"},
+      {"efficiency_proxy: {conv_tf33: \"x\"}\n    efficiency: {conv_tf32: 0.5}",
+       "unknown key 'conv_tf33'"},
+      {"efficiency_proxy: \"x\"\n    efficiency: {conv_tf32: 0.5}",
+       "key 'efficiency_proxy': expected a map of efficiency keys to a short reason"},
+      {"efficiency_proxy: {conv_tf32: \"\"}\n    efficiency: {conv_tf32: 0.5}",
+       "expected a short reason of 1 to 63 characters"},
+      {"efficiency_proxy: {conv_tf32: "
+       "\"0123456789012345678901234567890123456789012345678901234567890123\"}\n"
+       "    efficiency: {conv_tf32: 0.5}",
+       "expected a short reason of 1 to 63 characters"},
+      {"efficiency_proxy: {conv_tf32: 'the \"half\" one'}\n    efficiency: {conv_tf32: 0.5}",
+       "without quotes or backslashes"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    ds_test_gpu_entry_refused(bad[i][0], bad[i][1]);
+  /* and ddpsim exits 2 naming the table's file */
+  struct setup s;
+  char args[512];
+  write_files(&s, "MeasuredGPU", "  flops_efficiency: 0.5\n", 0);
+  FILE *f = fopen(s.gpus, "a");
+  cr_assert(f);
+  fputs("    efficiency_proxy: {attention_half: \"x\"}\n", f);
+  fclose(f);
+  snprintf(args, sizeof args, "--topo %s --model %s", s.topo, s.model);
+  ds_test_ddpsim_refuses(args, "gpus.yaml:");
+  ds_test_ddpsim_refuses(args, "a stand-in for attention_half");
   remove_files(&s);
 }

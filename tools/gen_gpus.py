@@ -47,7 +47,8 @@ PCIE_X16_GBPS = {3: 16, 4: 32, 5: 64}  # per direction
 # bandwidth)) (sim/train/compute.h), so the efficiency is total FLOPs / (peak x (total time
 # - kernel_overhead x the kernels ddpsim charges for them)), every measured pass pooled,
 # also those ddpsim charges by their bytes at the value (there the value does not bind;
-# each entry says where that is most of them). What is a proxy says so:
+# each entry says where that is most of them). What is a proxy says so (PROXY, below,
+# marks it for gpus.yaml's efficiency_proxy and ddpsim's compute-rates line):
 #  - conv_*: V100's FP32 and half have cuDNN's own measurements (DeepBench, below) and A100
 #    CUTLASS's implicit-GEMM kernels (below; A100's TF32 value is still the
 #    f16 kernel's fraction: no TF32 convolution measurement was found); H100's
@@ -426,6 +427,38 @@ EFFICIENCY = {
     "H100-SXM5-80GB": _H100,
     "H200-SXM-141GB": _H200,
 }
+# The EFFICIENCY values that stand in for a measurement of their own: another math's or
+# another operation's (or, for memory, another memory's) measured fraction used in place
+# of this one's. gpus.yaml's `efficiency_proxy` map carries them with the reason below,
+# which ddpsim's compute-rates line prints ("a stand-in (GPU table: REASON) for conv_tf32"),
+# so it is short (at most 63 characters; no quotes or backslashes: sim/net/gpu_table.c).
+# Decided entry by entry (2026-11-27); what is NOT here is a measurement of this class in
+# this math on this GPU's own chip and memory:
+#  - A100 conv_tf32: the f16 tensor-core convolution's fraction (no TF32 convolution
+#    measurement was found: see _CUTLASS).
+#  - H100 and H200 conv_fp32: cuBLAS SGEMMs shaped as ResNet-50's 3x3 implicit GEMMs
+#    (`ddpreal calibrate`), a GEMM standing in for cuDNN's convolution.
+#  - A100-SXM4-40GB memory: the 80 GB card's read-kernel fraction of its HBM2e's 2039 GB/s,
+#    applied to the 40 GB card's HBM2 at 1555 GB/s, another memory at another clock (the
+#    SMs and clocks are the same chip's, so its compute values are not stand-ins).
+# Not stand-ins, with why: the H100's values taken from the H200 (the same GH100 chip and
+# clocks; the memory value is the H100's own); H100's attention_* (H100 / H200 ratios of the
+# same products timed on both); V100-SXM2-32GB's (the 16 GB card's: the same GV100 and HBM2
+# at 900 GB/s); A100 matmul_fp32 (an A100 80GB PCIe: the same GA100 SMs and FP32 peak);
+# A100 conv_fp32 and conv_half (CUTLASS's implicit-GEMM convolutions: a convolution in that
+# math, forward only and one problem, a narrow measurement but of the operation itself);
+# A100-SXM4-80GB memory (a read kernel rather than a copy, of this card's own HBM2e);
+# H200 matmul_half (a GH200's GH100 with the same HBM3e size); the half values measured in
+# bf16 or fp16 (one tensor rate: "half" above).
+_CONV_TF32_FROM_HALF = "the f16 convolution's fraction of peak"
+_CONV_FP32_FROM_SGEMM = "cuBLAS SGEMMs shaped as ResNet-50's 3x3 convolutions"
+PROXY = {
+    "A100-SXM4-40GB": {"conv_tf32": _CONV_TF32_FROM_HALF,
+                       "memory": "the 80 GB card's fraction of its HBM2e"},
+    "A100-SXM4-80GB": {"conv_tf32": _CONV_TF32_FROM_HALF},
+    "H100-SXM5-80GB": {"conv_fp32": _CONV_FP32_FROM_SGEMM},
+    "H200-SXM-141GB": {"conv_fp32": _CONV_FP32_FROM_SGEMM},
+}
 # conv_MATH_fwd and conv_MATH_bwd (a convolution's forward and backward apart, each
 # beside its pooled conv_MATH, which gpu_table.c requires with them)
 EFF_KEYS = [k for m in ("fp32", "tf32", "half")
@@ -452,8 +485,19 @@ def efficiency_lines(gpu, has_tf32):
     if not out:
         return []
     vals = ", ".join("%s: %.3f" % (k, round(m / p, 3)) for k, m, p, _, _, _ in entries)
-    return ["    # efficiency: measured achieved / peak (tools/gen_gpus.py EFFICIENCY)"] + out + [
+    out = ["    # efficiency: measured achieved / peak (tools/gen_gpus.py EFFICIENCY)"] + out + [
         "    efficiency: {%s}" % vals]
+    proxies = PROXY.get(gpu, {})
+    for key, why in proxies.items():
+        check(key in keys, "%s: PROXY names %s, which has no efficiency" % (gpu, key))
+        check(0 < len(why) < 64 and why.isprintable() and '"' not in why and "\\" not in why,
+              "%s: PROXY %s's reason %r" % (gpu, key, why))
+    if proxies:
+        out += ["    # efficiency_proxy: the values above that stand in for a measurement of "
+                "their own (tools/gen_gpus.py PROXY)",
+                "    efficiency_proxy: {%s}" % ", ".join(
+                    '%s: "%s"' % (k, proxies[k]) for k in sorted(proxies, key=EFF_KEYS.index))]
+    return out
 
 
 # conv_tiles (gpus.yaml; sim/net/topo.h struct ds_conv_tiles, sim/train/compute.c
@@ -733,6 +777,8 @@ def gpus(data):
     rows = read_csv(data, "gpu_specs.csv")
     for gpu in EFFICIENCY:
         check(any(r["gpu"] == gpu for r in rows), "EFFICIENCY names %r, not in gpu_specs.csv" % gpu)
+    for gpu in PROXY:
+        check(gpu in EFFICIENCY, "PROXY names %r, not in EFFICIENCY" % gpu)
     out = [
         "# GPU table. Generated by tools/gen_gpus.py from %s/gpu_specs.csv (NVIDIA datasheets "
         "via the pages named there); do not edit by hand." % SRC,

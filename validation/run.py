@@ -25,11 +25,13 @@ taken in the process that wrote the row's source CSV, bench/host_inproc.py's,
 which is preferred) are also run with --calib that file: the prediction at
 that lend's own measured host costs beside the pooled one, and per group the
 median absolute error of each (validation/README.md).
-Rows whose prediction used a compute rate no measurement backs for its
-class (the output row's compute_rates column names a typical or an
-as_matmul source; metrics no rate enters, peak memory, excepted) are marked
-u, and each group's summary and the overall give their count and errors
-apart (unmeasured()).
+Rows whose prediction used a compute rate no measurement of its own backs
+(the output row's compute_rates column names a typical, an as_matmul or a
+gpu_table_proxy source: a placeholder, or another class's, math's or
+memory's measurement standing in; metrics no rate enters, peak memory,
+excepted) are marked u, and each group's summary and the overall give
+their count and errors apart, and the u rows by their least backed kind
+(unmeasured()).
 Last, the targets of issue #12, each with the numbers that decide it and
 whether it is met, computed from the same rows (targets()); with --targets
 only that summary is printed (the report is still computed, not shown).
@@ -149,11 +151,18 @@ def host_bound(out):
     return out["host_exposed_ms"] >= 0.1 * out["iter_ms"]
 
 
+# The compute_rates sources no measurement of the rate's own class and math
+# backs, least backed first: a u row is counted under the first it used.
+UNMEASURED_KINDS = ("typical", "gpu_table_proxy", "as_matmul")
+
+
 def unmeasured(out, row):
-    """Whether the prediction used a compute rate no measurement backs for
-    its class: ddpsim's compute_rates column (NAME=SOURCE;...) names a
-    typical one (the topology's flops_efficiency / mem_efficiency) or
-    attention at matmul's rate (as_matmul). None where no rate enters the
+    """Whether the prediction used a compute rate no measurement of its
+    own backs: ddpsim's compute_rates column (NAME=SOURCE;...) names a
+    typical one (the topology's flops_efficiency / mem_efficiency),
+    attention at matmul's rate (as_matmul) or a GPU table value the table
+    marks a stand-in (gpu_table_proxy: another math's or operation's
+    measurement, e.g. A100's conv_tf32 at the f16 convolution's fraction). None where no rate enters the
     metric (peak memory) or the output has no such column (collectives)."""
     if not out or "compute_rates" not in out:
         return None
@@ -163,10 +172,10 @@ def unmeasured(out, row):
 
 
 def unmeasured_kinds(out):
-    """The unmeasured sources ("typical", "as_matmul") among the output
-    row's compute_rates."""
+    """The unmeasured sources ("typical", "as_matmul", "gpu_table_proxy")
+    among the output row's compute_rates."""
     sources = [kv.split("=", 1)[-1] for kv in out.get("compute_rates", "").split(";") if kv]
-    return set(s for s in sources if s in ("typical", "as_matmul"))
+    return set(s for s in sources if s in UNMEASURED_KINDS)
 
 
 def host_range(cache, row, factors):
@@ -393,9 +402,10 @@ def report(tally):
     print("ddpsim validation: %s against %d groups (validation/*.csv)" % (BIN, len(files)))
     print("error = (predicted - measured) / measured; diff = predicted - measured in the row's unit;")
     print("~ = the command only approximates the measured setup; fit rows are excluded from summaries")
-    print("u = the prediction used a compute rate no measurement backs for its class (ddpsim's"
-          " compute_rates:")
-    print("    the typical flops_efficiency / mem_efficiency, or attention at matmul's rate)")
+    print("u = the prediction used a compute rate no measurement of its own backs (ddpsim's"
+          " compute_rates: the")
+    print("    typical flops_efficiency / mem_efficiency, attention at matmul's rate, or a GPU"
+          " table stand-in)")
     for path in files:
         group = os.path.splitext(os.path.basename(path))[0]
         with open(path, newline="") as f:
@@ -416,7 +426,7 @@ def report(tally):
         grp, grp_exact, grp_big, grp_big_exact, pts = [], [], [], [], []
         by_bound = {True: [], False: []}
         by_rates = {True: [], False: []}  # non-fit rows: used an unmeasured rate, or not
-        by_kind = {}  # the u rows: "typical" (any typical rate), else "as_matmul"
+        by_kind = {}  # the u rows by their least backed kind (UNMEASURED_KINDS' order)
         ranged = []  # host-bound rows: (row, measured, predicted, low, high)
         owned = []  # rows of a calibrated lend: (row, measured, pooled, own, calib, same process)
         pairs = {}
@@ -444,7 +454,8 @@ def report(tally):
                         by_rates[um].append(err)
                         overall_rates[um].append(err)
                     if um:
-                        kind = "typical" if "typical" in unmeasured_kinds(out) else "as_matmul"
+                        kinds = unmeasured_kinds(out)
+                        kind = next(k for k in UNMEASURED_KINDS if k in kinds)
                         by_kind.setdefault(kind, []).append(err)
                     if not approx:
                         per_src_exact[s].append(err)
@@ -491,6 +502,7 @@ def report(tally):
             print("     measured rates only                                     : %s"
                   % stats(by_rates[False]))
             for kind, what in (("typical", "a typical flops_/mem_efficiency"),
+                               ("gpu_table_proxy", "a GPU table stand-in, no typical"),
                                ("as_matmul", "attention at matmul's rate only")):
                 if kind in by_kind:
                     print("     u rows with %-43s: %s" % (what, stats(by_kind[kind])))

@@ -232,8 +232,9 @@ static void print_csv(FILE *fp, const struct ds_summary *rows, int32_t n) {
   }
 }
 
-/* Each rate charged: {"rate", "source"}, and for a typical or topology
- * one the key and value that applied (rates.h). */
+/* Each rate charged: {"rate", "source"}, for a typical or topology one
+ * the key and value that applied, for a stand-in the table's reason
+ * ("proxy") (rates.h). */
 static void print_json_rates(FILE *fp, const struct ds_rates *rates) {
   for (int32_t i = 0; i < rates->n; i++) {
     const struct ds_rate_used *u = &rates->r[i];
@@ -243,6 +244,8 @@ static void print_json_rates(FILE *fp, const struct ds_rates *rates) {
             ds_rate_source_name(u->source));
     if (ds_rate_key(u)) fprintf(fp, ", \"key\": \"%s\", \"value\": %g", ds_rate_key(u),
                                 u->efficiency);
+    /* the GPU table's reason: printable, no quotes or backslashes (gpu_table.c) */
+    if (u->proxy[0]) fprintf(fp, ", \"proxy\": \"%s\"", u->proxy);
     fputc('}', fp);
   }
 }

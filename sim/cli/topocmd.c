@@ -14,6 +14,7 @@
 #include "sim/coll/coll.h"
 #include "base/lookup.h"
 #include "sim/coll/nccl_model.h"
+#include "sim/net/gpu_table.h"
 #include "sim/net/topo.h"
 
 /* Every ordered pair is checked up to this many GPUs; above, the ring's
@@ -151,6 +152,15 @@ static void print_gpu(FILE *out, const struct ds_topo *t) {
     fprintf(out, " matmul_unaligned_half %.3f;", e->matmul_unaligned_half);
   if (e->memory > 0) fprintf(out, " memory %.3f\n", e->memory);
   else fprintf(out, " memory -\n");
+  /* of those, the ones the table marks as another math's or operation's
+   * measurement standing in (gpus.yaml efficiency_proxy), with its reason */
+  const char *sep = "  stand-ins  ";
+  for (int k = 0; k < DS_GPU_EFF_KEYS; k++) {
+    if (!g->eff_proxy[k][0]) continue;
+    fprintf(out, "%s%s (%s)", sep, ds_gpu_efficiency_keys[k], g->eff_proxy[k]);
+    sep = "; ";
+  }
+  if (sep[0] == ';') fputc('\n', out);
 }
 
 static void print_devices_and_links(FILE *out, const struct ds_topo *t) {

@@ -3,7 +3,8 @@
  * table is reported, not only in the entry asked for); optional keys (tf32,
  * bf16, nvlink_bw, pcie_bw and the import facts) leave 0 where a GPU lacks
  * the feature or the table does not say, and so do the `efficiency` map's
- * keys where nothing was measured.
+ * keys where nothing was measured; `efficiency_proxy` marks, with a short
+ * reason, the map's values that stand in for a measurement of their own.
  */
 #include "sim/net/gpu_table.h"
 
@@ -22,7 +23,7 @@ static const char *const gpu_keys[] = {
     "name",       "arch",         "sms",     "fp32",      "tf32",   "fp16",
     "bf16",       "mem",          "mem_bw",  "nvlink_bw", "pcie_bw", "boost_mhz",
     "nvlink_gen", "nvlink_links", "pci_ids", "smi_names", "source", "efficiency",
-    "compute_capability", "conv_tiles", NULL};
+    "compute_capability", "conv_tiles", "efficiency_proxy", NULL};
 
 const char *const ds_gpu_efficiency_keys[] = {
     "conv_fp32",      "conv_tf32",      "conv_half",     "matmul_fp32", "matmul_tf32",
@@ -30,7 +31,15 @@ const char *const ds_gpu_efficiency_keys[] = {
     "matmul_unaligned_half", "conv_fp32_fwd", "conv_tf32_fwd", "conv_half_fwd",
     "conv_fp32_bwd", "conv_tf32_bwd", "conv_half_bwd", "memory", NULL};
 
-enum { EFF_KEY_UNALIGNED = 9, EFF_KEY_CONV_FWD = 10, EFF_KEY_CONV_BWD = 13, EFF_KEY_MEMORY = 16 };
+enum {
+  EFF_KEY_UNALIGNED = DS_GPU_EFF_UNALIGNED,
+  EFF_KEY_CONV_FWD = DS_GPU_EFF_CONV_FWD,
+  EFF_KEY_CONV_BWD = DS_GPU_EFF_CONV_BWD,
+  EFF_KEY_MEMORY = DS_GPU_EFF_MEMORY
+};
+_Static_assert(sizeof ds_gpu_efficiency_keys / sizeof *ds_gpu_efficiency_keys ==
+                   DS_GPU_EFF_KEYS + 1,
+               "topo.h enum ds_gpu_eff_key follows ds_gpu_efficiency_keys");
 
 double *ds_gpu_efficiency_slot(struct ds_gpu_efficiency *e, int key) {
   if (key < 0 || key > EFF_KEY_MEMORY) return NULL;
@@ -302,6 +311,36 @@ static ds_status read_strings(const struct ds_cnode *entry, const char *key,
   return DS_OK;
 }
 
+/* An optional `efficiency_proxy` map, {KEY: "reason"}: the entry's
+ * efficiency values that are another math's or another operation's
+ * measurement standing in for one of their own (tools/gen_gpus.py says
+ * which and why). Each KEY needs a value in the entry's efficiency map; the
+ * reason, which the run's compute-rates line prints (and its JSON quotes),
+ * is 1 to 63 printable characters without quotes or backslashes. */
+static ds_status read_efficiency_proxy(const struct ds_cnode *entry, struct ds_gpu_spec *spec,
+                                       struct ds_err *err) {
+  struct ds_cnode map, node;
+  if (!ds_cmap_get(entry, "efficiency_proxy", &map)) return DS_OK;
+  if (!ds_cnode_is_map(&map))
+    return ds_cnode_error(&map, err, "expected a map of efficiency keys to a short reason, "
+                          "e.g. {conv_tf32: \"the f16 convolution's fraction\"}");
+  DS_CHECK(ds_cmap_check_keys(&map, ds_gpu_efficiency_keys, err));
+  for (int k = 0; ds_gpu_efficiency_keys[k]; k++) {
+    if (!ds_cmap_get(&map, ds_gpu_efficiency_keys[k], &node)) continue;
+    DS_CHECK(ds_cnode_key_under(&map, &node, err));
+    if (!(*ds_gpu_efficiency_slot(&spec->eff, k) > 0))
+      return ds_cnode_error(&node, err, "a stand-in for %s, which the entry's efficiency map "
+                            "does not set", ds_gpu_efficiency_keys[k]);
+    char *why = spec->eff_proxy[k];
+    DS_CHECK(read_string(&node, why, sizeof spec->eff_proxy[k], "a short reason", err));
+    for (const char *c = why; *c; c++)
+      if (!isprint((unsigned char)*c) || *c == '"' || *c == '\\')
+        return ds_cnode_error(&node, err, "expected a reason of printable characters without "
+                              "quotes or backslashes (it is printed in the run's summary)");
+  }
+  return DS_OK;
+}
+
 static ds_status read_entry(const struct ds_cnode *entry, struct ds_gpu_info *g,
                             struct ds_err *err) {
   struct ds_cnode node;
@@ -336,6 +375,7 @@ static ds_status read_entry(const struct ds_cnode *entry, struct ds_gpu_info *g,
     DS_CHECK(ds_gpu_efficiency_read(&node, &spec->eff, 1, err));
     DS_CHECK(check_conv_passes(&node, &spec->eff, err));
   }
+  DS_CHECK(read_efficiency_proxy(entry, spec, err));
   DS_CHECK(read_conv_tiles(entry, spec, err));
   DS_CHECK(read_optional_bw(entry, "nvlink_bw", &g->nvlink_bw, err));
   DS_CHECK(read_optional_bw(entry, "pcie_bw", &g->pcie_bw, err));

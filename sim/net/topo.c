@@ -834,7 +834,9 @@ static ds_status load(struct ds_topo *t, const char *path,
    * GPU (the table's efficiency.memory), else 0.7 (docs/architecture.md) */
   if (t->compute.mem_efficiency == 0 && t->gpu.eff.memory > 0) {
     t->compute.mem_efficiency = t->gpu.eff.memory;
-    t->compute.mem_efficiency_source = DS_RATE_GPU_TABLE;
+    /* a value the table marks a stand-in says so (compute.c class_proxy) */
+    t->compute.mem_efficiency_source =
+        t->gpu.eff_proxy[DS_GPU_EFF_MEMORY][0] ? DS_RATE_GPU_PROXY : DS_RATE_GPU_TABLE;
   } else if (t->compute.mem_efficiency == 0) {
     t->compute.mem_efficiency = 0.7;
   }

@@ -52,14 +52,36 @@ enum ds_gpu_math { DS_GPU_MATH_FP32, DS_GPU_MATH_TF32, DS_GPU_MATH_HALF, DS_GPU_
  * measurement backs; the GPU table's measured `efficiency`; a calibration
  * file (--calib); the topology's own per-class key (conv_efficiency, ...);
  * or, for attention without an entry of its own, matmul's (measured or
- * set) rate. */
+ * set) rate; or a GPU table value that stands in for a measurement of its
+ * own (its `efficiency_proxy`: another math's or another operation's
+ * measured fraction, e.g. the f16 convolution's for TF32's). */
 enum ds_rate_source {
   DS_RATE_TYPICAL,
   DS_RATE_GPU_TABLE,
   DS_RATE_CALIB,
   DS_RATE_TOPOLOGY,
-  DS_RATE_AS_MATMUL
+  DS_RATE_AS_MATMUL,
+  DS_RATE_GPU_PROXY
 };
+
+/* The GPU table's efficiency keys by index (sim/net/gpu_table.c
+ * ds_gpu_efficiency_keys, in this order): CLASS_MATH at DS_GPU_EFF_CONV,
+ * _MATMUL, _ATTENTION + the math, matmul_unaligned_half, conv_MATH_fwd and
+ * conv_MATH_bwd at DS_GPU_EFF_CONV_FWD / _BWD + the math, memory. */
+enum ds_gpu_eff_key {
+  DS_GPU_EFF_CONV = 0,
+  DS_GPU_EFF_MATMUL = 3,
+  DS_GPU_EFF_ATTENTION = 6,
+  DS_GPU_EFF_UNALIGNED = 9,
+  DS_GPU_EFF_CONV_FWD = 10,
+  DS_GPU_EFF_CONV_BWD = 13,
+  DS_GPU_EFF_MEMORY = 16,
+  DS_GPU_EFF_KEYS = 17
+};
+
+/* The longest reason an efficiency_proxy entry may give, with its NUL: the
+ * run's compute-rates line prints it. */
+#define DS_GPU_PROXY_WHY_MAX 64
 
 struct ds_gpu_spec {
   char name[64];
@@ -101,6 +123,11 @@ struct ds_gpu_spec {
   /* The values among eff that a calibration file set (calib.h
    * ds_calib_apply_gpu), 0 elsewhere: where a rate came from. */
   struct ds_gpu_efficiency eff_calib;
+  /* The values among eff that stand in for a measurement of their own (the
+   * table's `efficiency_proxy`, tools/gen_gpus.py says why), each with its
+   * short reason ("the f16 convolution's fraction"); "" where eff's value
+   * measured that class in that math. Indexed by enum ds_gpu_eff_key. */
+  char eff_proxy[DS_GPU_EFF_KEYS][DS_GPU_PROXY_WHY_MAX];
   /* A dense (groups 1) convolution timed by its implicit GEMM's tiles
    * (gpus.yaml `conv_tiles`, per math; compute.h): the GEMM is M = batch x
    * output positions by n = min(Cin k^2, Cout), run as tile_m x tile_n

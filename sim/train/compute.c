@@ -7,6 +7,7 @@
 #include "sim/net/gpu_table.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "sim/train/grouped_conv.h"
@@ -65,33 +66,42 @@ int ds_tf32_parse(const char *name, enum ds_tf32 *out) {
  * (an explicit override), else the GPU table's measurement for that class
  * and math (or a calibration file's efficiency section), else, for
  * attention, what matmul resolved to (mm), else
- * flops_efficiency. *source says which (topo.h enum ds_rate_source). */
+ * flops_efficiency. *source says which (topo.h enum ds_rate_source: the
+ * table's value is DS_RATE_GPU_PROXY where the table marks it a stand-in),
+ * *proxy the table's reason for a stand-in ("" otherwise). */
 static double class_efficiency(const struct ds_topo *topo, enum ds_layer_class cls,
                                enum ds_gpu_math math, double mm,
-                               enum ds_rate_source *source) {
+                               enum ds_rate_source *source, char *proxy) {
   const struct ds_compute_params *p = &topo->compute;
   const struct ds_gpu_efficiency *e = &topo->gpu.eff, *calib = &topo->gpu.eff_calib;
   double key = 0, table = 0, from_calib = 0;
+  int eff_key = -1; /* enum ds_gpu_eff_key of the table's value */
   switch (cls) {
   case DS_LAYER_CONV:
     key = p->conv_efficiency, table = e->conv[math], from_calib = calib->conv[math];
+    eff_key = DS_GPU_EFF_CONV + math;
     break;
   case DS_LAYER_MATMUL:
     key = p->matmul_efficiency, table = e->matmul[math], from_calib = calib->matmul[math];
+    eff_key = DS_GPU_EFF_MATMUL + math;
     break;
   case DS_LAYER_ATTENTION:
     key = p->attention_efficiency, table = e->attention[math];
     from_calib = calib->attention[math];
+    eff_key = DS_GPU_EFF_ATTENTION + math;
     break;
   default:
     break;
   }
+  proxy[0] = '\0';
   if (key > 0) {
     *source = DS_RATE_TOPOLOGY;
     return key;
   }
   if (table > 0) {
-    *source = from_calib > 0 ? DS_RATE_CALIB : DS_RATE_GPU_TABLE;
+    const char *why = topo->gpu.eff_proxy[eff_key];
+    *source = from_calib > 0 ? DS_RATE_CALIB : why[0] ? DS_RATE_GPU_PROXY : DS_RATE_GPU_TABLE;
+    if (*source == DS_RATE_GPU_PROXY) snprintf(proxy, DS_GPU_PROXY_WHY_MAX, "%s", why);
     return table;
   }
   if (cls == DS_LAYER_ATTENTION) {
@@ -115,25 +125,40 @@ static double conv_pass_efficiency(const struct ds_topo *topo, enum ds_gpu_math 
   return topo->compute.conv_efficiency > 0 || !(pass[math] > 0) ? pooled : pass[math];
 }
 
-/* A convolution's source (src[DS_LAYER_CONV], the pooled value's on
- * entry): its passes' (conv_pass_efficiency: a pass the GPU table or a
- * calibration file measured apart takes that), the least backed of the two,
- * since only the passes are charged (ds_compute_pass_flops_per_s). */
+/* How well a source backs a rate, for picking a convolution's least backed
+ * pass: a typical value not at all, a stand-in measurement (another math's
+ * or operation's) less than a measurement of its own. */
+static int backing(enum ds_rate_source s) {
+  return s == DS_RATE_TYPICAL ? 0 : s == DS_RATE_GPU_PROXY ? 1 : s == DS_RATE_CALIB ? 2 : 3;
+}
+
+/* A convolution's source (c->class_source[DS_LAYER_CONV] and its
+ * class_proxy, the pooled value's on entry): its passes' (conv_pass_efficiency:
+ * a pass the GPU table or a calibration file measured apart takes that), the
+ * least backed of the two (the forward's on a tie), since only the passes
+ * are charged (ds_compute_pass_flops_per_s). */
 static void conv_source(const struct ds_topo *topo, enum ds_gpu_math math,
-                        enum ds_rate_source *src) {
+                        struct ds_compute *c) {
   const struct ds_gpu_efficiency *e = &topo->gpu.eff, *calib = &topo->gpu.eff_calib;
   if (topo->compute.conv_efficiency > 0) return; /* the topology's, every pass */
   enum ds_rate_source pass[2];
+  const char *why[2];
   for (int backward = 0; backward < 2; backward++) {
     double table = backward ? e->conv_bwd[math] : e->conv_fwd[math];
     double set = backward ? calib->conv_bwd[math] : calib->conv_fwd[math];
-    pass[backward] = !(table > 0) ? src[DS_LAYER_CONV]
+    const char *proxy =
+        topo->gpu.eff_proxy[(backward ? DS_GPU_EFF_CONV_BWD : DS_GPU_EFF_CONV_FWD) + math];
+    pass[backward] = !(table > 0) ? c->class_source[DS_LAYER_CONV]
                      : set > 0    ? DS_RATE_CALIB
+                     : proxy[0]   ? DS_RATE_GPU_PROXY
                                   : DS_RATE_GPU_TABLE;
+    why[backward] = !(table > 0) ? c->class_proxy[DS_LAYER_CONV] : set > 0 ? "" : proxy;
   }
-  src[DS_LAYER_CONV] = pass[0] == DS_RATE_TYPICAL || pass[1] == DS_RATE_TYPICAL ? DS_RATE_TYPICAL
-                       : pass[0] == DS_RATE_CALIB || pass[1] == DS_RATE_CALIB  ? DS_RATE_CALIB
-                                                                                : pass[0];
+  int least = backing(pass[1]) < backing(pass[0]);
+  char reason[DS_GPU_PROXY_WHY_MAX];
+  snprintf(reason, sizeof reason, "%s", pass[least] == DS_RATE_GPU_PROXY ? why[least] : "");
+  c->class_source[DS_LAYER_CONV] = pass[least];
+  snprintf(c->class_proxy[DS_LAYER_CONV], sizeof c->class_proxy[DS_LAYER_CONV], "%s", reason);
 }
 
 void ds_compute_set_tf32(struct ds_compute *c, const struct ds_topo *topo, enum ds_tf32 tf32) {
@@ -162,23 +187,29 @@ void ds_compute_set_tf32(struct ds_compute *c, const struct ds_topo *topo, enum 
   c->class_math[DS_LAYER_ATTENTION] = mm_math;
   double eff = topo->compute.flops_efficiency;
   enum ds_rate_source *src = c->class_source;
-  double mm = class_efficiency(topo, DS_LAYER_MATMUL, mm_math, 0, &src[DS_LAYER_MATMUL]);
+  char(*proxy)[DS_GPU_PROXY_WHY_MAX] = c->class_proxy;
+  double mm = class_efficiency(topo, DS_LAYER_MATMUL, mm_math, 0, &src[DS_LAYER_MATMUL],
+                               proxy[DS_LAYER_MATMUL]);
   c->class_efficiency[DS_LAYER_UNKNOWN] = eff;
   src[DS_LAYER_UNKNOWN] = topo->compute.flops_efficiency_source;
-  c->class_efficiency[DS_LAYER_CONV] =
-      class_efficiency(topo, DS_LAYER_CONV, conv_math, 0, &src[DS_LAYER_CONV]);
+  proxy[DS_LAYER_UNKNOWN][0] = '\0';
+  c->class_efficiency[DS_LAYER_CONV] = class_efficiency(
+      topo, DS_LAYER_CONV, conv_math, 0, &src[DS_LAYER_CONV], proxy[DS_LAYER_CONV]);
   for (int backward = 0; backward < 2; backward++)
     c->conv_pass_efficiency[backward] = conv_pass_efficiency(
         topo, conv_math, backward, c->class_efficiency[DS_LAYER_CONV]);
   c->conv_tiles = topo->compute.conv_efficiency > 0 ? (struct ds_conv_tiles){0}
                                                     : g->conv_tiles[conv_math];
   c->class_efficiency[DS_LAYER_MATMUL] = mm;
-  c->class_efficiency[DS_LAYER_ATTENTION] = class_efficiency(
-      topo, DS_LAYER_ATTENTION, mm_math, mm, &src[DS_LAYER_ATTENTION]);
+  c->class_efficiency[DS_LAYER_ATTENTION] =
+      class_efficiency(topo, DS_LAYER_ATTENTION, mm_math, mm, &src[DS_LAYER_ATTENTION],
+                       proxy[DS_LAYER_ATTENTION]);
   c->class_efficiency[DS_LAYER_MEMORY] = eff;
   /* a memory-class layer is bound by its bytes: mem_efficiency's source */
   src[DS_LAYER_MEMORY] = topo->compute.mem_efficiency_source;
-  conv_source(topo, conv_math, src);
+  snprintf(proxy[DS_LAYER_MEMORY], sizeof proxy[DS_LAYER_MEMORY], "%s",
+           src[DS_LAYER_MEMORY] == DS_RATE_GPU_PROXY ? g->eff_proxy[DS_GPU_EFF_MEMORY] : "");
+  conv_source(topo, conv_math, c);
   /* measured only for the half types' tensor-core kernels (compute.h) */
   c->unaligned_half_efficiency = !fp32 ? g->eff.matmul_unaligned_half : 0;
 }

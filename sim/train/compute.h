@@ -105,6 +105,9 @@ struct ds_compute {
    * convolution's the least backed of its passes', memory's (and
    * DS_LAYER_MEMORY's) mem_efficiency's; sim/train/rates.h names them. */
   enum ds_rate_source class_source[DS_LAYER_MEMORY + 1];
+  /* For a class whose source is DS_RATE_GPU_PROXY, the GPU table's reason
+   * (topo.h eff_proxy: what stands in for the measurement); "" elsewhere. */
+  char class_proxy[DS_LAYER_MEMORY + 1][DS_GPU_PROXY_WHY_MAX];
   /* A convolution's forward [0] and backward [1] efficiency: the GPU table's
    * per-pass values (conv_MATH_fwd, conv_MATH_bwd) where it has them and
    * the topology sets no conv_efficiency, else class_efficiency's conv. */

@@ -27,14 +27,17 @@ void ds_rates_used(const struct ds_compute *c, const struct ds_model *m, struct 
       charged = m->layers[i].cls == cls &&
                 (m->layers[i].fwd_flops > 0 || m->layers[i].bwd_flops > 0);
     if (!charged) continue;
-    out->r[out->n++] = (struct ds_rate_used){
-        cls, cls == DS_LAYER_UNKNOWN ? unclassed_math(c) : c->class_math[cls],
-        c->class_source[cls], c->class_efficiency[cls]};
+    struct ds_rate_used *r = &out->r[out->n++];
+    *r = (struct ds_rate_used){cls, cls == DS_LAYER_UNKNOWN ? unclassed_math(c)
+                                                            : c->class_math[cls],
+                               c->class_source[cls], c->class_efficiency[cls], ""};
+    snprintf(r->proxy, sizeof r->proxy, "%s", c->class_proxy[cls]);
   }
   /* every run moves bytes: the optimizer step at least */
-  out->r[out->n++] = (struct ds_rate_used){DS_LAYER_MEMORY, DS_GPU_MATH_FP32,
-                                           c->class_source[DS_LAYER_MEMORY],
-                                           c->params.mem_efficiency};
+  struct ds_rate_used *mem = &out->r[out->n++];
+  *mem = (struct ds_rate_used){DS_LAYER_MEMORY, DS_GPU_MATH_FP32,
+                               c->class_source[DS_LAYER_MEMORY], c->params.mem_efficiency, ""};
+  snprintf(mem->proxy, sizeof mem->proxy, "%s", c->class_proxy[DS_LAYER_MEMORY]);
 }
 
 const char *ds_rate_source_name(enum ds_rate_source source) {
@@ -43,6 +46,7 @@ const char *ds_rate_source_name(enum ds_rate_source source) {
   case DS_RATE_CALIB: return "calib";
   case DS_RATE_TOPOLOGY: return "topology";
   case DS_RATE_AS_MATMUL: return "as_matmul";
+  case DS_RATE_GPU_PROXY: return "gpu_table_proxy";
   default: return "typical";
   }
 }
@@ -70,7 +74,8 @@ const char *ds_rate_key(const struct ds_rate_used *r) {
 
 int ds_rates_unmeasured(const struct ds_rates *rates) {
   for (int32_t i = 0; i < rates->n; i++)
-    if (rates->r[i].source == DS_RATE_TYPICAL || rates->r[i].source == DS_RATE_AS_MATMUL)
+    if (rates->r[i].source == DS_RATE_TYPICAL || rates->r[i].source == DS_RATE_AS_MATMUL ||
+        rates->r[i].source == DS_RATE_GPU_PROXY)
       return 1;
   return 0;
 }
@@ -87,9 +92,10 @@ __attribute__((format(printf, 4, 5))) static void append(char *buf, size_t size,
 }
 
 /* Whether rates a and b fall in one group: the same source and, for the
- * sources with a key, the same key and value. */
+ * sources with a key, the same key and value; stand-ins, the same reason. */
 static int same_group(const struct ds_rate_used *a, const struct ds_rate_used *b) {
   if (a->source != b->source) return 0;
+  if (a->source == DS_RATE_GPU_PROXY) return strcmp(a->proxy, b->proxy) == 0;
   const char *ka = ds_rate_key(a), *kb = ds_rate_key(b);
   return !ka || (strcmp(ka, kb) == 0 && a->efficiency == b->efficiency);
 }
@@ -105,6 +111,7 @@ static void group(const struct ds_rates *rates, int32_t first, char *buf, size_t
   case DS_RATE_CALIB: append(buf, size, used, "measured (--calib)"); break;
   case DS_RATE_TOPOLOGY: append(buf, size, used, "topology's %s %g", key, r->efficiency); break;
   case DS_RATE_AS_MATMUL: append(buf, size, used, "matmul's rate (attention not measured)"); break;
+  case DS_RATE_GPU_PROXY: append(buf, size, used, "a stand-in (GPU table: %s)", r->proxy); break;
   default: append(buf, size, used, "typical %s %g (not measured)", key, r->efficiency); break;
   }
   const char *sep = " for ";
@@ -119,8 +126,8 @@ static void group(const struct ds_rates *rates, int32_t first, char *buf, size_t
 
 void ds_rates_describe(const struct ds_rates *rates, char *buf, size_t size) {
   static const enum ds_rate_source order[] = {DS_RATE_GPU_TABLE, DS_RATE_CALIB,
-                                              DS_RATE_TOPOLOGY, DS_RATE_AS_MATMUL,
-                                              DS_RATE_TYPICAL};
+                                              DS_RATE_GPU_PROXY, DS_RATE_TOPOLOGY,
+                                              DS_RATE_AS_MATMUL, DS_RATE_TYPICAL};
   size_t used = 0;
   int all_table = 1;
   buf[0] = '\0';

@@ -4,7 +4,8 @@
  * floor, the memory-bound kernels, the optimizer step), the math it runs in
  * and the source of its efficiency (topo.h enum ds_rate_source: the GPU
  * table's measurement, a calibration file, the topology's own per-class
- * key, matmul's rate standing in for attention, or the typical
+ * key, matmul's rate standing in for attention, a GPU table value the table
+ * marks a stand-in (another math's or operation's measurement), or the typical
  * flops_efficiency / mem_efficiency no measurement backs). The summary
  * prints it (docs/architecture.md, "Compute"), so a prediction priced by
  * placeholders says so.
@@ -28,6 +29,9 @@ struct ds_rate_used {
   int32_t math;      /* enum ds_gpu_math of its FLOPs (memory: unused) */
   int32_t source;    /* enum ds_rate_source */
   double efficiency; /* the class's (a convolution's pooled), memory's mem_efficiency */
+  /* DS_RATE_GPU_PROXY: the GPU table's reason ("the f16 convolution's
+   * fraction"); "" for the other sources */
+  char proxy[DS_GPU_PROXY_WHY_MAX];
 };
 
 /* Conv, matmul, attention, class-less, memory: at most one each, in that order. */
@@ -40,7 +44,7 @@ struct ds_rates {
 /* The rates c charges for model m's layers, and memory's. */
 void ds_rates_used(const struct ds_compute *c, const struct ds_model *m, struct ds_rates *out);
 
-/* "gpu_table", "calib", "topology", "as_matmul", "typical". */
+/* "gpu_table", "calib", "topology", "as_matmul", "gpu_table_proxy", "typical". */
 const char *ds_rate_source_name(enum ds_rate_source source);
 /* The rate's name, the GPU table's key where it has one: "conv_tf32",
  * "matmul_fp32", "attention_half", "memory"; class-less layers
@@ -50,13 +54,14 @@ void ds_rate_name(const struct ds_rate_used *r, char *buf, size_t size);
  * ("flops_efficiency", "mem_efficiency", "conv_efficiency", ...); NULL for
  * the other sources (their values live in the GPU table or the file). */
 const char *ds_rate_key(const struct ds_rate_used *r);
-/* Whether any rate is unmeasured for its class: typical, or attention at
- * matmul's rate. */
+/* Whether any rate is unmeasured for its class and math: typical,
+ * attention at matmul's rate, or the GPU table's stand-in. */
 int ds_rates_unmeasured(const struct ds_rates *rates);
 /* The summary's line, without a newline: "compute rates: measured (GPU
  * table) for conv_tf32, memory; typical flops_efficiency 0.5 (not measured)
- * for attention_fp32", grouped by source; "compute rates: all measured (GPU
- * table): ..." when every rate is the table's. */
+ * for attention_fp32", grouped by source (a stand-in: "a stand-in (GPU
+ * table: REASON) for conv_tf32"); "compute rates: all measured (GPU
+ * table): ..." when every rate is the table's own measurement. */
 void ds_rates_describe(const struct ds_rates *rates, char *buf, size_t size);
 /* The CSV field: NAME=SOURCE joined by ';' ("conv_tf32=gpu_table;memory=typical"). */
 void ds_rates_field(const struct ds_rates *rates, char *buf, size_t size);

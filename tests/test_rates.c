@@ -228,7 +228,9 @@ Test(rates, topology_keys) {
 
 /* A calibration file: its efficiency section's conv_tf32 and its compute
  * section's mem_efficiency are measured on the user's machine; matmul
- * still falls back. Its flops_efficiency replaces the fallback itself. */
+ * still falls back. Its flops_efficiency replaces the fallback itself, a
+ * stand-in there: ddpreal calibrate timed GEMMs in one math, not the
+ * class. */
 Test(rates, calibration_file) {
   char line[640];
   struct ds_rates r;
@@ -243,8 +245,11 @@ Test(rates, calibration_file) {
                     "matmul's rate (attention not measured) for attention_fp32");
   describe("BareGPU", "  flops_efficiency: 0.5\n", 0, DS_DTYPE_FP32, DS_TF32_CONV,
            "schema_version: 1\ncompute:\n  flops_efficiency: 0.45\n", line, sizeof line, &r);
-  EXPECT_LINE(line, "compute rates: measured (--calib) for conv_tf32, matmul_fp32; typical "
-                    "mem_efficiency 0.7 (not measured) for memory");
+  EXPECT_LINE(line, "compute rates: a stand-in (--calib's flops_efficiency 0.45, its GEMMs) "
+                    "for conv_tf32, matmul_fp32; typical mem_efficiency 0.7 (not measured) "
+                    "for memory");
+  cr_assert_eq(r.r[0].source, DS_RATE_CALIB_FLOPS);
+  cr_assert(ds_rates_unmeasured(&r));
 }
 
 /* A convolution is charged by its passes: a calibration that measured the
@@ -452,4 +457,44 @@ Test(rates, bad_stand_ins_are_refused) {
   ds_test_ddpsim_refuses(args, "gpus.yaml:");
   ds_test_ddpsim_refuses(args, "a stand-in for attention_half");
   remove_files(&s);
+}
+
+/* A half GEMM on unaligned operands (GPT-2's LM head, gemm_align 1) runs
+ * at the GPU table's matmul_unaligned_half whatever priced matmul_half, so
+ * the line names it apart: measured on the H200 (and the H100, the same
+ * chip), and still the table's when a calibration file sets matmul_half. */
+Test(rates, unaligned_half_gemms_are_named) {
+  struct ds_test_result r =
+      ds_test_run("", ds_test_ddpsim(),
+                  "--topo dgx-h100 --model gpt2 --amp bf16 --batch 1 --world-size 1 "
+                  "--strategy single");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "compute rates: all measured (GPU table): matmul_half, "
+                          "attention_half, matmul_unaligned_half, memory\n"),
+            "%s", r.out);
+  ds_test_release(&r);
+  char dir[] = "/tmp/ddpsim-rates-XXXXXX", calib[64], args[256];
+  cr_assert(mkdtemp(dir) != NULL);
+  snprintf(calib, sizeof calib, "%s/c.yaml", dir);
+  FILE *f = fopen(calib, "w");
+  cr_assert(f);
+  fputs("schema_version: 1\nefficiency:\n  matmul_half: 0.5\n", f);
+  fclose(f);
+  snprintf(args, sizeof args, "--topo dgx-h100 --model gpt2 --amp bf16 --batch 1 "
+           "--world-size 1 --strategy single --calib %s", calib);
+  r = ds_test_run("", ds_test_ddpsim(), args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "compute rates: measured (GPU table) for attention_half, "
+                          "matmul_unaligned_half, memory; measured (--calib) for matmul_half\n"),
+            "%s", r.out);
+  ds_test_release(&r);
+  /* the A100 has no value for it: its unaligned GEMMs take matmul_half's */
+  r = ds_test_run("", ds_test_ddpsim(),
+                  "--topo 4gpu --model gpt2 --amp bf16 --batch 1 --world-size 1 "
+                  "--strategy single");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(!strstr(r.out, "unaligned"), "%s", r.out);
+  ds_test_release(&r);
+  unlink(calib);
+  rmdir(dir);
 }

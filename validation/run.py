@@ -26,9 +26,9 @@ which is preferred) are also run with --calib that file: the prediction at
 that lend's own measured host costs beside the pooled one, and per group the
 median absolute error of each (validation/README.md).
 Rows whose prediction used a compute rate no measurement of its own backs
-(the output row's compute_rates column names a typical, an as_matmul or a
-gpu_table_proxy source: a placeholder, or another class's, math's or
-memory's measurement standing in; metrics no rate enters, peak memory,
+(the output row's compute_rates column names a typical, an as_matmul, a
+gpu_table_proxy or a calib_flops source: a placeholder, or another class's,
+math's or memory's measurement standing in; metrics no rate enters, peak memory,
 excepted) are marked u, and each group's summary and the overall give
 their count and errors apart, and the u rows by their least backed kind
 (unmeasured()).
@@ -153,7 +153,7 @@ def host_bound(out):
 
 # The compute_rates sources no measurement of the rate's own class and math
 # backs, least backed first: a u row is counted under the first it used.
-UNMEASURED_KINDS = ("typical", "gpu_table_proxy", "as_matmul")
+UNMEASURED_KINDS = ("typical", "gpu_table_proxy", "calib_flops", "as_matmul")
 
 
 def unmeasured(out, row):
@@ -162,7 +162,9 @@ def unmeasured(out, row):
     typical one (the topology's flops_efficiency / mem_efficiency),
     attention at matmul's rate (as_matmul) or a GPU table value the table
     marks a stand-in (gpu_table_proxy: another math's or operation's
-    measurement, e.g. A100's conv_tf32 at the f16 convolution's fraction). None where no rate enters the
+    measurement, e.g. A100's conv_tf32 at the f16 convolution's fraction)
+    or a calibration file's flops_efficiency pricing a class it has no value
+    for (calib_flops: its GEMMs, in one math). None where no rate enters the
     metric (peak memory) or the output has no such column (collectives)."""
     if not out or "compute_rates" not in out:
         return None
@@ -172,7 +174,7 @@ def unmeasured(out, row):
 
 
 def unmeasured_kinds(out):
-    """The unmeasured sources ("typical", "as_matmul", "gpu_table_proxy")
+    """The unmeasured sources (UNMEASURED_KINDS)
     among the output row's compute_rates."""
     sources = [kv.split("=", 1)[-1] for kv in out.get("compute_rates", "").split(";") if kv]
     return set(s for s in sources if s in UNMEASURED_KINDS)
@@ -503,6 +505,7 @@ def report(tally):
                   % stats(by_rates[False]))
             for kind, what in (("typical", "a typical flops_/mem_efficiency"),
                                ("gpu_table_proxy", "a GPU table stand-in, no typical"),
+                               ("calib_flops", "--calib's flops_efficiency standing in"),
                                ("as_matmul", "attention at matmul's rate only")):
                 if kind in by_kind:
                     print("     u rows with %-43s: %s" % (what, stats(by_kind[kind])))

@@ -61,7 +61,10 @@ enum ds_rate_source {
   DS_RATE_CALIB,
   DS_RATE_TOPOLOGY,
   DS_RATE_AS_MATMUL,
-  DS_RATE_GPU_PROXY
+  DS_RATE_GPU_PROXY,
+  /* a calibration file's compute.flops_efficiency (ddpreal calibrate's
+   * GEMMs in one math) pricing a class it has no value of its own for */
+  DS_RATE_CALIB_FLOPS
 };
 
 /* The GPU table's efficiency keys by index (sim/net/gpu_table.c

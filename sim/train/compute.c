@@ -69,6 +69,14 @@ int ds_tf32_parse(const char *name, enum ds_tf32 *out) {
  * flops_efficiency. *source says which (topo.h enum ds_rate_source: the
  * table's value is DS_RATE_GPU_PROXY where the table marks it a stand-in),
  * *proxy the table's reason for a stand-in ("" otherwise). */
+/* The source of flops_efficiency where a class falls back to it: a
+ * calibration file's value measured GEMMs in one math, so for a class it
+ * stands in (DS_RATE_CALIB_FLOPS); a typical value stays typical. */
+static enum ds_rate_source fallback_source(const struct ds_compute_params *p) {
+  return p->flops_efficiency_source == DS_RATE_CALIB ? DS_RATE_CALIB_FLOPS
+                                                     : p->flops_efficiency_source;
+}
+
 static double class_efficiency(const struct ds_topo *topo, enum ds_layer_class cls,
                                enum ds_gpu_math math, double mm,
                                enum ds_rate_source *source, char *proxy) {
@@ -108,10 +116,10 @@ static double class_efficiency(const struct ds_topo *topo, enum ds_layer_class c
     /* matmul's rate: a measured or set one stands in for attention's;
      * where matmul itself fell back, so does attention */
     int mm_fell_back = !(p->matmul_efficiency > 0) && !(e->matmul[math] > 0);
-    *source = mm_fell_back ? p->flops_efficiency_source : DS_RATE_AS_MATMUL;
+    *source = mm_fell_back ? fallback_source(p) : DS_RATE_AS_MATMUL;
     return mm;
   }
-  *source = p->flops_efficiency_source;
+  *source = fallback_source(p);
   return p->flops_efficiency;
 }
 
@@ -129,7 +137,10 @@ static double conv_pass_efficiency(const struct ds_topo *topo, enum ds_gpu_math 
  * pass: a typical value not at all, a stand-in measurement (another math's
  * or operation's) less than a measurement of its own. */
 static int backing(enum ds_rate_source s) {
-  return s == DS_RATE_TYPICAL ? 0 : s == DS_RATE_GPU_PROXY ? 1 : s == DS_RATE_CALIB ? 2 : 3;
+  return s == DS_RATE_TYPICAL                                 ? 0
+         : s == DS_RATE_GPU_PROXY || s == DS_RATE_CALIB_FLOPS ? 1
+         : s == DS_RATE_CALIB                                 ? 2
+                                                              : 3;
 }
 
 /* A convolution's source (c->class_source[DS_LAYER_CONV] and its
@@ -212,6 +223,12 @@ void ds_compute_set_tf32(struct ds_compute *c, const struct ds_topo *topo, enum 
   conv_source(topo, conv_math, c);
   /* measured only for the half types' tensor-core kernels (compute.h) */
   c->unaligned_half_efficiency = !fp32 ? g->eff.matmul_unaligned_half : 0;
+  const char *why = g->eff_proxy[DS_GPU_EFF_UNALIGNED];
+  c->unaligned_half_source = g->eff_calib.matmul_unaligned_half > 0 ? DS_RATE_CALIB
+                             : why[0]                               ? DS_RATE_GPU_PROXY
+                                                                    : DS_RATE_GPU_TABLE;
+  snprintf(c->unaligned_half_proxy, sizeof c->unaligned_half_proxy, "%s",
+           c->unaligned_half_source == DS_RATE_GPU_PROXY ? why : "");
 }
 
 ds_status ds_compute_init(const struct ds_topo *topo, enum ds_dtype dtype, enum ds_amp amp,

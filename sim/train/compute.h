@@ -121,6 +121,12 @@ struct ds_compute {
    * the GPU table's matmul_unaligned_half, or 0 (fp32 math, or not measured
    * on this GPU: the layer's class efficiency applies). */
   double unaligned_half_efficiency;
+  /* where unaligned_half_efficiency came from (the GPU table, a stand-in
+   * there, or a calibration file's matmul_unaligned_half), and a stand-in's
+   * reason: the compute-rates line names it beside the class rates, as no
+   * topology key or calibration class value replaces it */
+  enum ds_rate_source unaligned_half_source;
+  char unaligned_half_proxy[DS_GPU_PROXY_WHY_MAX];
   double mem_bw_bytes_per_s;
   int32_t sms;             /* the GPU's SMs (interference.h) */
   double sm_clock_hz;      /* the GPU's boost clock (0: unknown) */

@@ -16,12 +16,29 @@ static enum ds_gpu_math unclassed_math(const struct ds_compute *c) {
   return c->params.fp32_uses_tf32 && c->gpu_has_tf32 ? DS_GPU_MATH_TF32 : DS_GPU_MATH_FP32;
 }
 
+/* A half GEMM on unaligned operands (GPT-2's LM head, BERT's decoder) runs
+ * at matmul_unaligned_half, whatever priced its class (compute.c
+ * layer_flops_per_s): its own entry, after attention, where a layer runs one. */
+static void add_unaligned(const struct ds_compute *c, const struct ds_model *m,
+                          struct ds_rates *out) {
+  int unaligned = 0;
+  for (int32_t i = 0; i < m->n_layers && !unaligned; i++)
+    unaligned = ds_compute_gemm_unaligned(c, &m->layers[i]) &&
+                (m->layers[i].fwd_flops > 0 || m->layers[i].bwd_flops > 0);
+  if (!unaligned) return;
+  struct ds_rate_used *r = &out->r[out->n++];
+  *r = (struct ds_rate_used){DS_LAYER_MATMUL, DS_GPU_MATH_HALF, c->unaligned_half_source,
+                             c->unaligned_half_efficiency, "", 1};
+  snprintf(r->proxy, sizeof r->proxy, "%s", c->unaligned_half_proxy);
+}
+
 void ds_rates_used(const struct ds_compute *c, const struct ds_model *m, struct ds_rates *out) {
   static const enum ds_layer_class order[] = {DS_LAYER_CONV, DS_LAYER_MATMUL,
                                               DS_LAYER_ATTENTION, DS_LAYER_UNKNOWN};
   memset(out, 0, sizeof *out);
   for (size_t k = 0; k < sizeof order / sizeof *order; k++) {
     enum ds_layer_class cls = order[k];
+    if (cls == DS_LAYER_UNKNOWN) add_unaligned(c, m, out);
     int charged = 0;
     for (int32_t i = 0; i < m->n_layers && !charged; i++)
       charged = m->layers[i].cls == cls &&
@@ -30,13 +47,14 @@ void ds_rates_used(const struct ds_compute *c, const struct ds_model *m, struct 
     struct ds_rate_used *r = &out->r[out->n++];
     *r = (struct ds_rate_used){cls, cls == DS_LAYER_UNKNOWN ? unclassed_math(c)
                                                             : c->class_math[cls],
-                               c->class_source[cls], c->class_efficiency[cls], ""};
+                               c->class_source[cls], c->class_efficiency[cls], "", 0};
     snprintf(r->proxy, sizeof r->proxy, "%s", c->class_proxy[cls]);
   }
-  /* every run moves bytes: the optimizer step at least */
+  /* every run moves bytes: activations, copies */
   struct ds_rate_used *mem = &out->r[out->n++];
   *mem = (struct ds_rate_used){DS_LAYER_MEMORY, DS_GPU_MATH_FP32,
-                               c->class_source[DS_LAYER_MEMORY], c->params.mem_efficiency, ""};
+                               c->class_source[DS_LAYER_MEMORY], c->params.mem_efficiency, "",
+                               0};
   snprintf(mem->proxy, sizeof mem->proxy, "%s", c->class_proxy[DS_LAYER_MEMORY]);
 }
 
@@ -47,6 +65,7 @@ const char *ds_rate_source_name(enum ds_rate_source source) {
   case DS_RATE_TOPOLOGY: return "topology";
   case DS_RATE_AS_MATMUL: return "as_matmul";
   case DS_RATE_GPU_PROXY: return "gpu_table_proxy";
+  case DS_RATE_CALIB_FLOPS: return "calib_flops";
   default: return "typical";
   }
 }
@@ -57,13 +76,17 @@ void ds_rate_name(const struct ds_rate_used *r, char *buf, size_t size) {
   switch (r->cls) {
   case DS_LAYER_MEMORY: snprintf(buf, size, "memory"); break;
   case DS_LAYER_UNKNOWN: snprintf(buf, size, "unclassed_%s", math); break;
-  default: snprintf(buf, size, "%s_%s", ds_layer_class_name(r->cls), math); break;
+  default:
+    snprintf(buf, size, "%s%s_%s", ds_layer_class_name(r->cls), r->unaligned ? "_unaligned" : "",
+             math);
+    break;
   }
 }
 
 const char *ds_rate_key(const struct ds_rate_used *r) {
   if (r->source == DS_RATE_TYPICAL)
     return r->cls == DS_LAYER_MEMORY ? "mem_efficiency" : "flops_efficiency";
+  if (r->source == DS_RATE_CALIB_FLOPS) return "flops_efficiency";
   if (r->source != DS_RATE_TOPOLOGY) return NULL;
   switch (r->cls) {
   case DS_LAYER_CONV: return "conv_efficiency";
@@ -75,7 +98,7 @@ const char *ds_rate_key(const struct ds_rate_used *r) {
 int ds_rates_unmeasured(const struct ds_rates *rates) {
   for (int32_t i = 0; i < rates->n; i++)
     if (rates->r[i].source == DS_RATE_TYPICAL || rates->r[i].source == DS_RATE_AS_MATMUL ||
-        rates->r[i].source == DS_RATE_GPU_PROXY)
+        rates->r[i].source == DS_RATE_GPU_PROXY || rates->r[i].source == DS_RATE_CALIB_FLOPS)
       return 1;
   return 0;
 }
@@ -112,6 +135,9 @@ static void group(const struct ds_rates *rates, int32_t first, char *buf, size_t
   case DS_RATE_TOPOLOGY: append(buf, size, used, "topology's %s %g", key, r->efficiency); break;
   case DS_RATE_AS_MATMUL: append(buf, size, used, "matmul's rate (attention not measured)"); break;
   case DS_RATE_GPU_PROXY: append(buf, size, used, "a stand-in (GPU table: %s)", r->proxy); break;
+  case DS_RATE_CALIB_FLOPS:
+    append(buf, size, used, "a stand-in (--calib's flops_efficiency %g, its GEMMs)", r->efficiency);
+    break;
   default: append(buf, size, used, "typical %s %g (not measured)", key, r->efficiency); break;
   }
   const char *sep = " for ";
@@ -126,7 +152,8 @@ static void group(const struct ds_rates *rates, int32_t first, char *buf, size_t
 
 void ds_rates_describe(const struct ds_rates *rates, char *buf, size_t size) {
   static const enum ds_rate_source order[] = {DS_RATE_GPU_TABLE, DS_RATE_CALIB,
-                                              DS_RATE_GPU_PROXY, DS_RATE_TOPOLOGY,
+                                              DS_RATE_GPU_PROXY, DS_RATE_CALIB_FLOPS,
+                                              DS_RATE_TOPOLOGY,
                                               DS_RATE_AS_MATMUL, DS_RATE_TYPICAL};
   size_t used = 0;
   int all_table = 1;

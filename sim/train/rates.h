@@ -32,10 +32,14 @@ struct ds_rate_used {
   /* DS_RATE_GPU_PROXY: the GPU table's reason ("the f16 convolution's
    * fraction"); "" for the other sources */
   char proxy[DS_GPU_PROXY_WHY_MAX];
+  /* 1: half GEMMs on unaligned operands (matmul_unaligned_half), which
+   * layers of class matmul or attention run at in place of their class's */
+  int32_t unaligned;
 };
 
-/* Conv, matmul, attention, class-less, memory: at most one each, in that order. */
-#define DS_RATES_MAX 5
+/* Conv, matmul, attention, unaligned half GEMMs, class-less, memory: at
+ * most one each, in that order. */
+#define DS_RATES_MAX 6
 struct ds_rates {
   int32_t n;
   struct ds_rate_used r[DS_RATES_MAX];
@@ -44,7 +48,8 @@ struct ds_rates {
 /* The rates c charges for model m's layers, and memory's. */
 void ds_rates_used(const struct ds_compute *c, const struct ds_model *m, struct ds_rates *out);
 
-/* "gpu_table", "calib", "topology", "as_matmul", "gpu_table_proxy", "typical". */
+/* "gpu_table", "calib", "topology", "as_matmul", "gpu_table_proxy",
+ * "calib_flops", "typical". */
 const char *ds_rate_source_name(enum ds_rate_source source);
 /* The rate's name, the GPU table's key where it has one: "conv_tf32",
  * "matmul_fp32", "attention_half", "memory"; class-less layers

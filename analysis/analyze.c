@@ -70,14 +70,14 @@ static ds_status parse_count(const char *flag, const char *v, int32_t min,
 /* Every flag analyze knows (base/cli.h): its parser refuses the others and
  * says which of these is missing its value. */
 static const struct ds_cli_option options[] = {
-    {"--format", 1}, {"--chrome", 1},        {"--plot", 1}, {"--pred-iter", 1},
-    {"--iter", 1},   {"--skip-measured", 1}, {"--per-op", 0}, {"--help", 0},
-    {"-h", 0},       {NULL, 0}};
+    {"--format", 1, NULL}, {"--chrome", 1, NULL}, {"--plot", 1, NULL}, {"--pred-iter", 1, NULL},
+    {"--iter", 1, NULL}, {"--skip-measured", 1, NULL}, {"--per-op", 0, NULL}, {"--help", 0, NULL},
+    {"-h", 0, "--help"}, {NULL, 0, NULL}};
 
 const struct ds_cli_option *ds_analyze_options(void) { return options; }
 
-static ds_status parse_args(int argc, char **argv, struct analyze_options *o,
-                            struct ds_err *err) {
+static ds_status parse_words(int argc, char **argv, struct analyze_options *o,
+                             struct ds_err *err) {
   *o = (struct analyze_options){.cmp = {.pred_iter = -1, .skip_measured = -1}};
   int positional = 0;
   struct ds_cli_seen seen = {0};
@@ -88,7 +88,7 @@ static ds_status parse_args(int argc, char **argv, struct analyze_options *o,
       continue;
     }
     if (strcmp(f, "--per-op") == 0) {
-      DS_CHECK(ds_cli_once(&seen, f, err));
+      DS_CHECK(ds_cli_once(&seen, options, f, err));
       o->per_op = 1;
       continue;
     }
@@ -102,7 +102,7 @@ static ds_status parse_args(int argc, char **argv, struct analyze_options *o,
     }
     if (i + 1 >= argc) return ds_cli_missing_value(err, f, options, "ddpsim analyze");
     if (!ds_cli_option_find(options, f)) return ds_cli_unknown_option(err, f, "ddpsim analyze");
-    DS_CHECK(ds_cli_once(&seen, f, err));
+    DS_CHECK(ds_cli_once(&seen, options, f, err));
     const char *v = argv[++i];
     if (strcmp(f, "--format") == 0) {
       if (strcmp(v, "text") == 0) o->format = DS_COMPARE_TEXT;
@@ -140,6 +140,15 @@ static ds_status parse_args(int argc, char **argv, struct analyze_options *o,
                         "in .png or .svg, got \"%s\"", o->plot);
   }
   return DS_OK;
+}
+
+/* "--flag=value" read as "--flag value" (base/cli.h), then the words. */
+static ds_status parse_args(int argc, char **argv, struct analyze_options *o, struct ds_err *err) {
+  struct ds_cli_words words;
+  DS_CHECK(ds_cli_split_values(options, argc, argv, &words, err));
+  ds_status st = parse_words(words.argc, words.argv, o, err);
+  ds_cli_words_free(&words);
+  return st;
 }
 
 ds_status ds_analyze_check_args(int argc, char **argv, struct ds_err *err) {

@@ -23,6 +23,24 @@ const struct ds_cli_option *ds_cli_option_find(const struct ds_cli_option *optio
   return NULL;
 }
 
+const char *ds_cli_canonical(const struct ds_cli_option *options, const char *flag) {
+  const struct ds_cli_option *o = ds_cli_option_find(options, flag);
+  return o && o->alias_of ? o->alias_of : flag;
+}
+
+/* The repeat error: first and again are the spellings, one option. */
+static ds_status given_twice(struct ds_err *err, const struct ds_cli_option *options,
+                             const char *first, const char *again) {
+  if (strcmp(first, again) == 0)
+    return ds_err_set(err, DS_EUSAGE, "option %s given twice", again);
+  return ds_err_set(err, DS_EUSAGE, "option %s given twice (as %s and %s)",
+                    ds_cli_canonical(options, again), first, again);
+}
+
+static ds_status takes_no_value(struct ds_err *err, const char *flag) {
+  return ds_err_set(err, DS_EUSAGE, "option %s takes no value", flag);
+}
+
 ds_status ds_cli_unknown_option(struct ds_err *err, const char *flag, const char *program) {
   return ds_err_set(err, DS_EUSAGE, "unknown option \"%s\" (see %s --help)", flag, program);
 }
@@ -34,13 +52,50 @@ ds_status ds_cli_missing_value(struct ds_err *err, const char *flag,
   return ds_cli_unknown_option(err, flag, program);
 }
 
-ds_status ds_cli_once(struct ds_cli_seen *seen, const char *flag, struct ds_err *err) {
+ds_status ds_cli_once(struct ds_cli_seen *seen, const struct ds_cli_option *options,
+                      const char *flag, struct ds_err *err) {
+  const char *option = ds_cli_canonical(options, flag);
   for (int i = 0; i < seen->n; i++)
-    if (strcmp(seen->flag[i], flag) == 0)
-      return ds_err_set(err, DS_EUSAGE, "option %s given twice", flag);
+    if (strcmp(ds_cli_canonical(options, seen->flag[i]), option) == 0)
+      return given_twice(err, options, seen->flag[i], flag);
   /* every table has fewer flags than this; past it, repeats go unnoticed */
   if (seen->n < (int)(sizeof seen->flag / sizeof *seen->flag)) seen->flag[seen->n++] = flag;
   return DS_OK;
+}
+
+ds_status ds_cli_split_values(const struct ds_cli_option *options, int argc, char **argv,
+                              struct ds_cli_words *out, struct ds_err *err) {
+  /* each word becomes at most two, and the array ends with NULL as argv */
+  char **words = calloc(2 * (size_t)(argc > 0 ? argc : 0) + 1, sizeof *words);
+  if (!words) return ds_err_set(err, DS_ENOMEM, "out of memory");
+  int n = 0;
+  for (int i = 0; i < argc; i++) {
+    const char *arg = argv[i], *eq = strchr(arg, '=');
+    const struct ds_cli_option *o = ds_cli_option_find(options, arg);
+    if (i > 0 && !o && eq && strncmp(arg, "--", 2) == 0) {
+      for (o = options; o->flag; o++)
+        if (strncmp(o->flag, arg, (size_t)(eq - arg)) == 0 && o->flag[eq - arg] == '\0') break;
+      if (o->flag) {
+        if (!o->takes_value) {
+          free(words);
+          return takes_no_value(err, o->flag);
+        }
+        words[n++] = (char *)o->flag;
+        words[n++] = (char *)(eq + 1);
+        continue;
+      }
+    }
+    words[n++] = argv[i];
+    /* a flag's value is a word of its own, whatever it looks like */
+    if (i > 0 && o && o->takes_value && i + 1 < argc) words[n++] = argv[++i];
+  }
+  *out = (struct ds_cli_words){.argc = n, .argv = words};
+  return DS_OK;
+}
+
+void ds_cli_words_free(struct ds_cli_words *words) {
+  free(words->argv);
+  *words = (struct ds_cli_words){0};
 }
 
 ds_status ds_cli_unhandled(struct ds_err *err, const char *flag) {
@@ -78,14 +133,15 @@ ds_status ds_cli_next_option(struct ds_cli_walk *w, int argc, char **argv, int *
     if (*i + 1 >= argc) return ds_err_set(err, DS_EUSAGE, "option %s needs a value", flag);
     *value = argv[++*i];
   } else if (!needs && *value) {
-    return ds_err_set(err, DS_EUSAGE, "option %s takes no value", flag);
+    return takes_no_value(err, flag);
   }
   /* help twice is still help (every subcommand's own walk agrees) */
+  const char *option = ds_cli_canonical(w->options, flag);
   int help = strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0;
-  if (!help && (!w->repeatable || strcmp(flag, w->repeatable) != 0))
+  if (!help && (!w->repeatable || strcmp(option, ds_cli_canonical(w->options, w->repeatable)) != 0))
     for (int j = 0; j < w->n_seen; j++)
-      if (strcmp(w->seen[j], flag) == 0)
-        return ds_err_set(err, DS_EUSAGE, "option %s given twice", flag);
+      if (strcmp(ds_cli_canonical(w->options, w->seen[j]), option) == 0)
+        return given_twice(err, w->options, w->seen[j], flag);
   if (w->n_seen < (int)(sizeof w->seen / sizeof *w->seen))
     snprintf(w->seen[w->n_seen++], sizeof *w->seen, "%s", flag);
   return DS_OK;

@@ -6,9 +6,10 @@
  * table of the flags a command knows, the usage errors for an unknown
  * flag, a missing or bad value, one wording everywhere, integers within
  * bounds, and the walk over argv ("--flag value" or "--flag=value", a flag
- * given twice refused; ds_cli_once refuses it for a parser that walks argv
- * itself). Nothing here knows a flag; errors are DS_EUSAGE naming the flag
- * and what was expected.
+ * given twice refused, under either of its spellings; ds_cli_split_values
+ * and ds_cli_once do the same for a parser that walks argv itself).
+ * Nothing here knows a flag; errors are DS_EUSAGE naming the flag and what
+ * was expected.
  */
 #ifndef DS_CLI_H
 #define DS_CLI_H
@@ -36,11 +37,20 @@ ds_status ds_cli_bad_value(struct ds_err *err, const char *flag, const char *wha
 struct ds_cli_option {
   const char *flag;
   int takes_value;
+  /* The row's other spelling when it is an alias ({"-b", 1, "--minbytes"}),
+   * NULL for a flag of its own: the two are one option, so giving both is
+   * a repeat (tests/options_help.c checks that the row named exists, is no
+   * alias itself and agrees on takes_value). */
+  const char *alias_of;
 };
 
 /* The row of options (ending with {NULL}) naming flag, or NULL. */
 const struct ds_cli_option *ds_cli_option_find(const struct ds_cli_option *options,
                                                const char *flag);
+
+/* The spelling that names flag's option: alias_of for an alias, else flag
+ * itself (also for a flag not in options). */
+const char *ds_cli_canonical(const struct ds_cli_option *options, const char *flag);
 
 /* Sets "unknown option \"FLAG\" (see PROGRAM --help)" (DS_EUSAGE) and
  * returns DS_EUSAGE. */
@@ -54,18 +64,38 @@ ds_status ds_cli_missing_value(struct ds_err *err, const char *flag,
                                const struct ds_cli_option *options, const char *program);
 
 /* The flags a hand-written parser (analyze, buckets, collective, topo,
- * topo import, ddpreal collective and calibrate) has met so far, so that a flag given twice is refused as
- * ds_cli_next_option refuses it rather than silently keeping its last
- * value. Zero it before the walk. */
+ * topo import, ddpreal collective and calibrate) has met so far, so that
+ * a flag given twice is refused as ds_cli_next_option refuses it rather
+ * than silently keeping its last value. Zero it before the walk. */
 struct ds_cli_seen {
   const char *flag[64];
   int n;
 };
 
-/* Records flag in seen, or sets "option FLAG given twice" (DS_EUSAGE) and
- * returns DS_EUSAGE when it is there already. The spelling counts: an
- * alias (-b and --minbytes) is another flag, as in ds_cli_next_option. */
-ds_status ds_cli_once(struct ds_cli_seen *seen, const char *flag, struct ds_err *err);
+/* Records flag in seen, or returns DS_EUSAGE when its option (options:
+ * the command's table, aliases one option) is there already: "option FLAG
+ * given twice" when it was spelt the same, "option CANONICAL given twice
+ * (as FIRST and FLAG)" when not (-b 8 --minbytes 16), as in
+ * ds_cli_next_option. */
+ds_status ds_cli_once(struct ds_cli_seen *seen, const struct ds_cli_option *options,
+                      const char *flag, struct ds_err *err);
+
+/* argv (argc words, argv[0] the command) as the hand-written parsers read
+ * it: each "--flag=value" of a flag options knows split into "--flag"
+ * (the table's string) and "value" (which may be empty), as
+ * ds_cli_next_option reads it, so that every parser takes both forms. The
+ * word after a flag that takes a value is its value and left as it is
+ * (--reference --a=b.csv); an unknown "--x=y" is left whole for the
+ * parser's unknown-option error. DS_EUSAGE "option FLAG takes no value"
+ * for "--flag=value" of a flag that takes none. The words point into argv
+ * and the table; free the array with ds_cli_words_free. */
+struct ds_cli_words {
+  int argc;
+  char **argv;
+};
+ds_status ds_cli_split_values(const struct ds_cli_option *options, int argc, char **argv,
+                              struct ds_cli_words *out, struct ds_err *err);
+void ds_cli_words_free(struct ds_cli_words *words);
 
 /* The error of a dispatch that met a flag of its table with no branch for
  * it: a bug, DS_EINTERNAL, which the tests of each table look for. */
@@ -88,8 +118,9 @@ struct ds_cli_walk {
 
 /* Reads the option at argv[*i] into flag (cap bytes) and *value (NULL when
  * it takes none), moving *i past a separate value; DS_EUSAGE for an
- * unknown flag, a missing or unexpected value, or a flag given twice (a
- * repeated flag is refused rather than silently keeping its last value). */
+ * unknown flag, a missing or unexpected value, or a flag given twice under
+ * either spelling (a repeated flag is refused rather than silently keeping
+ * its last value; the wording is ds_cli_once's). */
 ds_status ds_cli_next_option(struct ds_cli_walk *w, int argc, char **argv, int *i, char *flag,
                              size_t cap, const char **value, struct ds_err *err);
 

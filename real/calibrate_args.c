@@ -46,11 +46,12 @@ const char *ds_calibrate_args_usage(void) { return usage; }
 
 /* Every flag calibrate knows (base/cli.h). */
 static const struct ds_cli_option options[] = {
-    {"--schedule", 1},    {"--out", 1},         {"--device", 1},      {"-g", 1},
-    {"--nranks", 1},      {"--share-gpus", 0},  {"--fp32-math", 1},   {"--peak-tflops", 1},
-    {"--mem-bw", 1},      {"--iters", 1},       {"--nccl-blocks", 1}, {"-b", 1},
-    {"--minbytes", 1},    {"-e", 1},            {"--maxbytes", 1},    {"-f", 1},
-    {"--stepfactor", 1},  {"--help", 0},        {"-h", 0},            {NULL, 0}};
+    {"--schedule", 1, NULL}, {"--out", 1, NULL}, {"--device", 1, NULL}, {"-g", 1, "--nranks"},
+    {"--nranks", 1, NULL}, {"--share-gpus", 0, NULL}, {"--fp32-math", 1, NULL},
+    {"--peak-tflops", 1, NULL}, {"--mem-bw", 1, NULL}, {"--iters", 1, NULL},
+    {"--nccl-blocks", 1, NULL}, {"-b", 1, "--minbytes"}, {"--minbytes", 1, NULL},
+    {"-e", 1, "--maxbytes"}, {"--maxbytes", 1, NULL}, {"-f", 1, "--stepfactor"},
+    {"--stepfactor", 1, NULL}, {"--help", 0, NULL}, {"-h", 0, "--help"}, {NULL, 0, NULL}};
 
 const struct ds_cli_option *ds_calibrate_args_flags(void) { return options; }
 
@@ -119,8 +120,8 @@ static ds_status apply(struct ds_calibrate_args *a, const char *f, const char *v
   return DS_OK;
 }
 
-ds_status ds_calibrate_args_parse(int argc, char **argv, struct ds_calibrate_args *a,
-                                  struct ds_err *err) {
+static ds_status parse_words(int argc, char **argv, struct ds_calibrate_args *a,
+                             struct ds_err *err) {
   memset(a, 0, sizeof *a);
   a->nranks = 1;
   a->fp32_math = -1;
@@ -129,9 +130,6 @@ ds_status ds_calibrate_args_parse(int argc, char **argv, struct ds_calibrate_arg
   a->min_bytes = 8;
   a->max_bytes = (size_t)256 << 20;
   a->factor = 2;
-  size_t used = (size_t)snprintf(a->command, sizeof a->command, "ddpreal");
-  for (int i = 0; i < argc && used < sizeof a->command; i++)
-    used += (size_t)snprintf(a->command + used, sizeof a->command - used, " %s", argv[i]);
   struct ds_cli_seen seen = {0};
   for (int i = 1; i < argc; i++) {
     const char *f = argv[i];
@@ -143,12 +141,12 @@ ds_status ds_calibrate_args_parse(int argc, char **argv, struct ds_calibrate_arg
         return DS_OK;
       }
       if (strcmp(f, "--share-gpus") != 0) return ds_cli_unhandled(err, f);
-      DS_CHECK(ds_cli_once(&seen, f, err));
+      DS_CHECK(ds_cli_once(&seen, options, f, err));
       a->share_gpus = 1;
       continue;
     }
     if (i + 1 >= argc) return ds_cli_missing_value(err, f, options, PROGRAM);
-    DS_CHECK(ds_cli_once(&seen, f, err));
+    DS_CHECK(ds_cli_once(&seen, options, f, err));
     DS_CHECK(apply(a, f, argv[++i], err));
   }
   if (!a->schedule)
@@ -160,4 +158,19 @@ ds_status ds_calibrate_args_parse(int argc, char **argv, struct ds_calibrate_arg
   if (a->max_bytes < a->min_bytes)
     return ds_err_set(err, DS_EUSAGE, "-e %zu is below -b %zu", a->max_bytes, a->min_bytes);
   return DS_OK;
+}
+
+/* "--flag=value" read as "--flag value" (base/cli.h), then the words. */
+ds_status ds_calibrate_args_parse(int argc, char **argv, struct ds_calibrate_args *a,
+                                  struct ds_err *err) {
+  struct ds_cli_words words;
+  memset(a, 0, sizeof *a);
+  DS_CHECK(ds_cli_split_values(options, argc, argv, &words, err));
+  ds_status st = parse_words(words.argc, words.argv, a, err);
+  ds_cli_words_free(&words);
+  /* the command as given, --flag=value unsplit */
+  size_t used = (size_t)snprintf(a->command, sizeof a->command, "ddpreal");
+  for (int i = 0; i < argc && used < sizeof a->command; i++)
+    used += (size_t)snprintf(a->command + used, sizeof a->command - used, " %s", argv[i]);
+  return st;
 }

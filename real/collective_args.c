@@ -41,11 +41,11 @@ const char *ds_collective_args_usage(void) { return usage; }
 
 /* Every flag collective knows (base/cli.h). */
 static const struct ds_cli_option options[] = {
-    {"--op", 1},         {"-b", 1},           {"--minbytes", 1},   {"-e", 1},
-    {"--maxbytes", 1},   {"-f", 1},           {"--stepfactor", 1}, {"-g", 1},
-    {"--nranks", 1},     {"--share-gpus", 0}, {"--iters", 1},      {"--warmup", 1},
-    {"--format", 1},     {"--algo", 1},       {"--proto", 1},      {"--help", 0},
-    {"-h", 0},           {NULL, 0}};
+    {"--op", 1, NULL}, {"-b", 1, "--minbytes"}, {"--minbytes", 1, NULL}, {"-e", 1, "--maxbytes"},
+    {"--maxbytes", 1, NULL}, {"-f", 1, "--stepfactor"}, {"--stepfactor", 1, NULL},
+    {"-g", 1, "--nranks"}, {"--nranks", 1, NULL}, {"--share-gpus", 0, NULL}, {"--iters", 1, NULL},
+    {"--warmup", 1, NULL}, {"--format", 1, NULL}, {"--algo", 1, NULL}, {"--proto", 1, NULL},
+    {"--help", 0, NULL}, {"-h", 0, "--help"}, {NULL, 0, NULL}};
 
 const struct ds_cli_option *ds_collective_args_flags(void) { return options; }
 
@@ -144,8 +144,8 @@ static ds_status apply(struct ds_collective_args *a, const char *f, const char *
   return DS_OK;
 }
 
-ds_status ds_collective_args_parse(int argc, char **argv, struct ds_collective_args *a,
-                                   struct ds_err *err) {
+static ds_status parse_words(int argc, char **argv, struct ds_collective_args *a,
+                             struct ds_err *err) {
   memset(a, 0, sizeof *a);
   a->op = DS_COLLECTIVE_OP_ALLREDUCE;
   a->min_bytes = 8;
@@ -165,16 +165,27 @@ ds_status ds_collective_args_parse(int argc, char **argv, struct ds_collective_a
         return DS_OK;
       }
       if (strcmp(f, "--share-gpus") != 0) return ds_cli_unhandled(err, f);
-      DS_CHECK(ds_cli_once(&seen, f, err));
+      DS_CHECK(ds_cli_once(&seen, options, f, err));
       a->share_gpus = 1;
       continue;
     }
     if (i + 1 >= argc) return ds_cli_missing_value(err, f, options, PROGRAM);
-    DS_CHECK(ds_cli_once(&seen, f, err));
+    DS_CHECK(ds_cli_once(&seen, options, f, err));
     DS_CHECK(apply(a, f, argv[++i], err));
   }
   if (a->min_bytes > a->max_bytes)
     return ds_err_set(err, DS_EUSAGE, "-b %zu is more than -e %zu", a->min_bytes,
                       a->max_bytes);
   return DS_OK;
+}
+
+/* "--flag=value" read as "--flag value" (base/cli.h), then the words. */
+ds_status ds_collective_args_parse(int argc, char **argv, struct ds_collective_args *a,
+                                   struct ds_err *err) {
+  struct ds_cli_words words;
+  memset(a, 0, sizeof *a);
+  DS_CHECK(ds_cli_split_values(options, argc, argv, &words, err));
+  ds_status st = parse_words(words.argc, words.argv, a, err);
+  ds_cli_words_free(&words);
+  return st;
 }

@@ -52,9 +52,10 @@ static ds_status parse_int(const char *flag, const char *v, int64_t lo,
 
 /* Every flag ddpreal knows, and whether a value follows it (base/cli.h). */
 static const struct ds_cli_option options[] = {
-    {"--schedule", 1}, {"--trace", 1}, {"--iters", 1}, {"--warmup", 1}, {"--device", 1},
-    {"--compute", 1}, {"--share-gpus", 0}, {"--timeout", 1}, {"--help", 0}, {"--version", 0},
-    {"-h", 0}, {NULL, 0}};
+    {"--schedule", 1, NULL}, {"--trace", 1, NULL}, {"--iters", 1, NULL}, {"--warmup", 1, NULL},
+    {"--device", 1, NULL}, {"--compute", 1, NULL}, {"--share-gpus", 0, NULL},
+    {"--timeout", 1, NULL}, {"--help", 0, NULL}, {"--version", 0, NULL}, {"-h", 0, "--help"},
+    {NULL, 0, NULL}};
 
 const struct ds_cli_option *ds_real_options_flags(void) { return options; }
 

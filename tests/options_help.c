@@ -126,6 +126,33 @@ static ds_status run_check(ds_test_check_args_fn check, const char *const *lead,
   return check(argc, argv, err);
 }
 
+/* "--flag=VALUE" is read as "--flag VALUE" (the same status and message,
+ * for a value and for an empty one), and "--flag=1" of a flag that takes
+ * no value is refused as taking none (base/cli.h ds_cli_split_values). */
+static void check_joined_value(ds_test_check_args_fn check, const char *const *lead,
+                               int n_lead, const struct ds_cli_option *o) {
+  struct ds_err apart, joined;
+  char word[128];
+  if (!o->takes_value) {
+    snprintf(word, sizeof word, "%s=1", o->flag);
+    cr_assert_eq(run_check(check, lead, n_lead, word, NULL, &joined), DS_EUSAGE, "%s %s",
+                 lead[0], word);
+    char none[128];
+    snprintf(none, sizeof none, "option %s takes no value", o->flag);
+    cr_assert_str_eq(joined.msg, none, "%s %s", lead[0], word);
+    return;
+  }
+  const char *values[] = {"x", ""};
+  for (int k = 0; k < 2; k++) {
+    snprintf(word, sizeof word, "%s=%s", o->flag, values[k]);
+    ds_status st_apart = run_check(check, lead, n_lead, o->flag, values[k], &apart);
+    ds_status st_joined = run_check(check, lead, n_lead, word, NULL, &joined);
+    cr_assert_eq(st_joined, st_apart, "%s %s: %s, apart: %s", lead[0], word, joined.msg,
+                 apart.msg);
+    cr_assert_str_eq(joined.msg, apart.msg, "%s %s", lead[0], word);
+  }
+}
+
 char *ds_test_main_text(ds_test_main_fn main_fn, const char *const *words, int n) {
   cr_assert(n >= 1 && n <= 8);
   char *argv[9];
@@ -160,6 +187,16 @@ void ds_test_options_agree(const struct ds_cli_option *options, const char *help
                  "takes %s", lead[0], o->flag, d->metavar ? "with" : "without",
                  o->takes_value ? "one" : "none");
   }
+  for (const struct ds_cli_option *o = options; o->flag; o++) {
+    if (!o->alias_of) continue;
+    const struct ds_cli_option *canon = ds_cli_option_find(options, o->alias_of);
+    cr_assert(canon, "%s: %s is an alias of %s, not in its table", lead[0], o->flag,
+              o->alias_of);
+    cr_assert(!canon->alias_of, "%s: %s is an alias of %s, itself an alias", lead[0], o->flag,
+              o->alias_of);
+    cr_assert_eq(canon->takes_value, o->takes_value, "%s: %s and its alias %s disagree on "
+                 "taking a value", lead[0], o->alias_of, o->flag);
+  }
   for (int i = 0; i < defs.n; i++)
     cr_assert(!defs.d[i].own || ds_cli_option_find(options, defs.d[i].flag),
               "%s: --help shows %s, the parser does not know it", lead[0], defs.d[i].flag);
@@ -179,5 +216,6 @@ void ds_test_options_agree(const struct ds_cli_option *options, const char *help
     st = run_check(check, lead, n_lead, o->flag, o->takes_value ? "x" : NULL, &err);
     cr_assert_neq(st, DS_EINTERNAL, "%s %s: %s", lead[0], o->flag, err.msg);
     cr_assert(!strstr(err.msg, "unknown option"), "%s %s: %s", lead[0], o->flag, err.msg);
+    if (strncmp(o->flag, "--", 2) == 0) check_joined_value(check, lead, n_lead, o);
   }
 }

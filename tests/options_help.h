@@ -37,12 +37,16 @@ char *ds_test_main_text(ds_test_main_fn main_fn, const char *const *words, int n
  *    line and the indented lines continuing it that name no program) show
  *    is in options (another program's synopsis may show its own flags:
  *    topo's shows topo import's);
- *  - options holds --help and -h, each flag once;
+ *  - options holds --help and -h, each flag once; an alias names a flag
+ *    of options that is no alias and takes a value exactly when it does;
  *  - each flag given last is refused as "option FLAG needs a value" when
  *    it takes one, and otherwise is neither unknown nor missing a value;
  *  - each flag given (with the value "x" when it takes one) reaches a
  *    branch of the parser's dispatch: it is never unknown, nor the
- *    internal error of a flag listed but not handled. */
+ *    internal error of a flag listed but not handled;
+ *  - each long flag given as "--flag=x" or "--flag=" is read as "--flag x"
+ *    or "--flag ''" (the same status and message), and "--flag=1" of one
+ *    that takes no value is refused as "option --flag takes no value". */
 void ds_test_options_agree(const struct ds_cli_option *options, const char *help,
                            ds_test_check_args_fn check, const char *const *lead, int n_lead);
 

@@ -46,20 +46,14 @@ static ds_status parse_mib(const char *flag, const char *v, double *out, struct 
 /* Every flag buckets knows (base/cli.h): its parser refuses the others and
  * says which of these is missing its value. */
 static const struct ds_cli_option options[] = {
-    {"--model", 1},
-    {"--bucket-mb", 1},
-    {"--first-bucket-mb", 1},
-    {"--pytorch-version", 1},
-    {"--find-unused-parameters", 0},
-    {"--static-graph", 0},
-    {"--help", 0},
-    {"-h", 0},
-    {NULL, 0}};
+    {"--model", 1, NULL}, {"--bucket-mb", 1, NULL}, {"--first-bucket-mb", 1, NULL},
+    {"--pytorch-version", 1, NULL}, {"--find-unused-parameters", 0, NULL},
+    {"--static-graph", 0, NULL}, {"--help", 0, NULL}, {"-h", 0, "--help"}, {NULL, 0, NULL}};
 
 const struct ds_cli_option *ds_bucketcmd_options(void) { return options; }
 
-static ds_status parse_args(int argc, char **argv, struct bucketcmd_options *o,
-                            struct ds_err *err) {
+static ds_status parse_words(int argc, char **argv, struct bucketcmd_options *o,
+                             struct ds_err *err) {
   *o = (struct bucketcmd_options){.model = "resnet50"};
   struct ds_cli_seen seen = {0};
   for (int i = 1; i < argc; i++) {
@@ -69,7 +63,7 @@ static ds_status parse_args(int argc, char **argv, struct bucketcmd_options *o,
     if (known->takes_value && i + 1 >= argc)
       return ds_err_set(err, DS_EUSAGE, "option %s needs a value", f);
     int help = strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0;
-    if (!help) DS_CHECK(ds_cli_once(&seen, f, err));
+    if (!help) DS_CHECK(ds_cli_once(&seen, options, f, err));
     if (help) o->help = 1;
     else if (strcmp(f, "--model") == 0) o->model = argv[++i];
     else if (strcmp(f, "--bucket-mb") == 0) DS_CHECK(parse_mib(f, argv[++i], &o->bucket_mb, err));
@@ -96,6 +90,16 @@ static ds_status parse_args(int argc, char **argv, struct bucketcmd_options *o,
     return ds_err_set(err, DS_EUSAGE, "option --pytorch-version 1.9: PyTorch 1.9's DDP has no "
                       "static_graph argument");
   return DS_OK;
+}
+
+/* "--flag=value" read as "--flag value" (base/cli.h), then the words. */
+static ds_status parse_args(int argc, char **argv, struct bucketcmd_options *o,
+                            struct ds_err *err) {
+  struct ds_cli_words words;
+  DS_CHECK(ds_cli_split_values(options, argc, argv, &words, err));
+  ds_status st = parse_words(words.argc, words.argv, o, err);
+  ds_cli_words_free(&words);
+  return st;
 }
 
 static void print_layout(FILE *out, const struct ds_model *m, const char *rule,

@@ -159,17 +159,18 @@ static int is_p2p_kind(enum ds_coll_kind k) {
 /* Every flag collective knows (base/cli.h): its parser refuses the others
  * and says which of these is missing its value. */
 static const struct ds_cli_option options[] = {
-    {"--topo", 1},       {"--op", 1},          {"--root", 1},        {"--algo", 1},
-    {"--proto", 1},      {"--nccl-extra", 1},  {"-b", 1},            {"--minbytes", 1},
-    {"-e", 1},           {"--maxbytes", 1},    {"-f", 1},            {"--stepfactor", 1},
-    {"-g", 1},           {"--ranks", 1},       {"--ring-chunks", 1}, {"--coll-model", 1},
-    {"--net", 1},        {"--plot", 1},        {"--reference", 1},   {"--format", 1},
-    {"--help", 0},       {"-h", 0},            {NULL, 0}};
+    {"--topo", 1, NULL}, {"--op", 1, NULL}, {"--root", 1, NULL}, {"--algo", 1, NULL},
+    {"--proto", 1, NULL}, {"--nccl-extra", 1, NULL}, {"-b", 1, "--minbytes"},
+    {"--minbytes", 1, NULL}, {"-e", 1, "--maxbytes"}, {"--maxbytes", 1, NULL},
+    {"-f", 1, "--stepfactor"}, {"--stepfactor", 1, NULL}, {"-g", 1, "--ranks"},
+    {"--ranks", 1, NULL}, {"--ring-chunks", 1, NULL}, {"--coll-model", 1, NULL}, {"--net", 1, NULL},
+    {"--plot", 1, NULL}, {"--reference", 1, NULL}, {"--format", 1, NULL}, {"--help", 0, NULL},
+    {"-h", 0, "--help"}, {NULL, 0, NULL}};
 
 const struct ds_cli_option *ds_collbench_options(void) { return options; }
 
-static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
-                            struct ds_err *err) {
+static ds_status parse_words(int argc, char **argv, struct collbench_options *o,
+                             struct ds_err *err) {
   *o = (struct collbench_options){.op = "allreduce", .algo = "ring",
                                   .min_bytes = 8, .max_bytes = 128.0 * 1024 * 1024,
                                   .factor = 2, .ring_chunks = 1, .nccl_extra = 1};
@@ -185,7 +186,7 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
                          : ds_err_set(err, DS_EUSAGE, "unexpected argument \"%s\" (see --help)", f);
     const char *v = argv[++i];
     /* A repeated flag is refused, not silently replaced (issue #15). */
-    DS_CHECK(ds_cli_once(&seen, f, err));
+    DS_CHECK(ds_cli_once(&seen, options, f, err));
     if (!ds_cli_option_find(options, f)) return ds_cli_unknown_option(err, f, "ddpsim collective");
     if (strcmp(f, "--topo") == 0) o->topo = v;
     else if (strcmp(f, "--op") == 0) o->op = v;
@@ -337,6 +338,16 @@ static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
     return ds_err_set(err, DS_EUSAGE, "option -e: %.0f bytes is below -b %.0f bytes",
                       o->max_bytes, o->min_bytes);
   return DS_OK;
+}
+
+/* "--flag=value" read as "--flag value" (base/cli.h), then the words. */
+static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
+                            struct ds_err *err) {
+  struct ds_cli_words words;
+  DS_CHECK(ds_cli_split_values(options, argc, argv, &words, err));
+  ds_status st = parse_words(words.argc, words.argv, o, err);
+  ds_cli_words_free(&words);
+  return st;
 }
 
 /* One all-reduce on its own engine and network. */

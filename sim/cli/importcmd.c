@@ -63,12 +63,13 @@ static ds_status parse_nic(const char *v, struct ds_import_options *o, struct ds
 /* Every flag topo import knows (base/cli.h): its parser refuses the others and
  * says which of these is missing its value. */
 static const struct ds_cli_option options[] = {
-    {"--nodes", 1}, {"--nic", 1},    {"--gpu", 1},  {"--gpus", 1}, {"--name", 1},
-    {"-o", 1},      {"--output", 1}, {"--help", 0}, {"-h", 0},     {NULL, 0}};
+    {"--nodes", 1, NULL}, {"--nic", 1, NULL}, {"--gpu", 1, NULL}, {"--gpus", 1, NULL},
+    {"--name", 1, NULL}, {"-o", 1, "--output"}, {"--output", 1, NULL}, {"--help", 0, NULL},
+    {"-h", 0, "--help"}, {NULL, 0, NULL}};
 
 const struct ds_cli_option *ds_importcmd_options(void) { return options; }
 
-static ds_status parse_args(int argc, char **argv, struct import_args *a, struct ds_err *err) {
+static ds_status parse_words(int argc, char **argv, struct import_args *a, struct ds_err *err) {
   struct ds_cli_seen seen = {0};
   for (int i = 1; i < argc; i++) {
     const char *f = argv[i];
@@ -82,7 +83,7 @@ static ds_status parse_args(int argc, char **argv, struct import_args *a, struct
       return ds_cli_missing_value(err, f, options, "ddpsim topo import");
     } else if (!ds_cli_option_find(options, f)) {
       return ds_cli_unknown_option(err, f, "ddpsim topo import");
-    } else if (ds_cli_once(&seen, f, err) != DS_OK) {
+    } else if (ds_cli_once(&seen, options, f, err) != DS_OK) {
       return DS_EUSAGE;
     } else if (strcmp(f, "--nodes") == 0) {
       char *end;
@@ -108,6 +109,15 @@ static ds_status parse_args(int argc, char **argv, struct import_args *a, struct
   if (!a->help && a->n_files == 0)
     return ds_err_set(err, DS_EUSAGE, "ddpsim topo import: missing FILE (see --help)");
   return DS_OK;
+}
+
+/* "--flag=value" read as "--flag value" (base/cli.h), then the words. */
+static ds_status parse_args(int argc, char **argv, struct import_args *a, struct ds_err *err) {
+  struct ds_cli_words words;
+  DS_CHECK(ds_cli_split_values(options, argc, argv, &words, err));
+  ds_status st = parse_words(words.argc, words.argv, a, err);
+  ds_cli_words_free(&words);
+  return st;
 }
 
 static ds_status run(struct import_args *a, const struct ds_gpu_table *table, FILE *out,

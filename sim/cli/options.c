@@ -491,19 +491,23 @@ static ds_status parse_hooks(const char *flag, const char *v, struct ds_options 
 
 /* Every flag ddpsim knows, and whether a value follows it (base/cli.h). */
 static const struct ds_cli_option options[] = {
-    {"--topo", 1}, {"--model", 1}, {"--strategy", 1}, {"--bucket-mb", 1},
-    {"--first-bucket-mb", 1}, {"--world-size", 1}, {"--batch", 1}, {"--iters", 1},
-    {"--dtype", 1}, {"--amp", 1}, {"--tf32", 1}, {"--channels-last", 0}, {"--weight-decay", 0},
-    {"--no-bn-weight-decay", 0}, {"--optimizer", 1}, {"--seed", 1}, {"--format", 1}, {"--trace", 1},
-    {"--schedule", 1}, {"--coll-model", 1}, {"--net", 1}, {"--ring-chunks", 1}, {"--algo", 1},
-    {"--proto", 1}, {"--nccl-extra", 1}, {"--calib", 1}, {"--host-scale", 1},
-    {"--no-overlap", 0}, {"--no-sync", 1}, {"--grad-as-bucket-view", 0},
-    {"--no-broadcast-buffers", 0}, {"--find-unused-parameters", 0}, {"--static-graph", 0},
-    {"--comm-hook", 1}, {"--pytorch-version", 1}, {"--grad-accum", 1},
-    {"--optimizer-batch", 1}, {"--loop", 1}, {"--dp-output-device", 1},
-    {"--dp-parallel-loss", 0}, {"--ps-servers", 1}, {"--ps-mode", 1}, {"--ps-push", 1},
-    {"--straggler", 1}, {"--jobs", 1}, {"--jitter", 1}, {"--samples", 1}, {"--plot", 1},
-    {"--measured", 1}, {"--chrome", 1}, {"--help", 0}, {"--version", 0}, {"-h", 0}, {NULL, 0}};
+    {"--topo", 1, NULL}, {"--model", 1, NULL}, {"--strategy", 1, NULL}, {"--bucket-mb", 1, NULL},
+    {"--first-bucket-mb", 1, NULL}, {"--world-size", 1, NULL}, {"--batch", 1, NULL},
+    {"--iters", 1, NULL}, {"--dtype", 1, NULL}, {"--amp", 1, NULL}, {"--tf32", 1, NULL},
+    {"--channels-last", 0, NULL}, {"--weight-decay", 0, NULL}, {"--no-bn-weight-decay", 0, NULL},
+    {"--optimizer", 1, NULL}, {"--seed", 1, NULL}, {"--format", 1, NULL}, {"--trace", 1, NULL},
+    {"--schedule", 1, NULL}, {"--coll-model", 1, NULL}, {"--net", 1, NULL},
+    {"--ring-chunks", 1, NULL}, {"--algo", 1, NULL}, {"--proto", 1, NULL},
+    {"--nccl-extra", 1, NULL}, {"--calib", 1, NULL}, {"--host-scale", 1, NULL},
+    {"--no-overlap", 0, NULL}, {"--no-sync", 1, NULL}, {"--grad-as-bucket-view", 0, NULL},
+    {"--no-broadcast-buffers", 0, NULL}, {"--find-unused-parameters", 0, NULL},
+    {"--static-graph", 0, NULL}, {"--comm-hook", 1, NULL}, {"--pytorch-version", 1, NULL},
+    {"--grad-accum", 1, NULL}, {"--optimizer-batch", 1, NULL}, {"--loop", 1, NULL},
+    {"--dp-output-device", 1, NULL}, {"--dp-parallel-loss", 0, NULL}, {"--ps-servers", 1, NULL},
+    {"--ps-mode", 1, NULL}, {"--ps-push", 1, NULL}, {"--straggler", 1, NULL}, {"--jobs", 1, NULL},
+    {"--jitter", 1, NULL}, {"--samples", 1, NULL}, {"--plot", 1, NULL}, {"--measured", 1, NULL},
+    {"--chrome", 1, NULL}, {"--help", 0, NULL}, {"--version", 0, NULL}, {"-h", 0, "--help"},
+    {NULL, 0, NULL}};
 
 const struct ds_cli_option *ds_options_flags(void) { return options; }
 

@@ -56,12 +56,13 @@ static ds_status parse_gpu(const char *flag, const char *v, int32_t *out,
 /* Every flag topo knows (base/cli.h): its parser refuses the others and
  * says which of these is missing its value. */
 static const struct ds_cli_option options[] = {
-    {"--from", 1}, {"--to", 1}, {"--world-size", 1}, {"--help", 0}, {"-h", 0}, {NULL, 0}};
+    {"--from", 1, NULL}, {"--to", 1, NULL}, {"--world-size", 1, NULL}, {"--help", 0, NULL},
+    {"-h", 0, "--help"}, {NULL, 0, NULL}};
 
 const struct ds_cli_option *ds_topocmd_options(void) { return options; }
 
-static ds_status parse_args(int argc, char **argv, struct topocmd_options *o,
-                            struct ds_err *err) {
+static ds_status parse_words(int argc, char **argv, struct topocmd_options *o,
+                             struct ds_err *err) {
   *o = (struct topocmd_options){.from = -1, .to = -1};
   struct ds_cli_seen seen = {0};
   for (int i = 1; i < argc; i++) {
@@ -77,7 +78,7 @@ static ds_status parse_args(int argc, char **argv, struct topocmd_options *o,
       return ds_cli_missing_value(err, f, options, "ddpsim topo");
     } else if (!ds_cli_option_find(options, f)) {
       return ds_cli_unknown_option(err, f, "ddpsim topo");
-    } else if (ds_cli_once(&seen, f, err) != DS_OK) {
+    } else if (ds_cli_once(&seen, options, f, err) != DS_OK) {
       return DS_EUSAGE;
     } else if (strcmp(f, "--from") == 0) {
       DS_CHECK(parse_gpu(f, argv[++i], &o->from, err));
@@ -94,6 +95,15 @@ static ds_status parse_args(int argc, char **argv, struct topocmd_options *o,
   if (!o->help && !o->topo)
     return ds_err_set(err, DS_EUSAGE, "ddpsim topo: missing the topology (see --help)");
   return DS_OK;
+}
+
+/* "--flag=value" read as "--flag value" (base/cli.h), then the words. */
+static ds_status parse_args(int argc, char **argv, struct topocmd_options *o, struct ds_err *err) {
+  struct ds_cli_words words;
+  DS_CHECK(ds_cli_split_values(options, argc, argv, &words, err));
+  ds_status st = parse_words(words.argc, words.argv, o, err);
+  ds_cli_words_free(&words);
+  return st;
 }
 
 /* "gpu3", "switch0", "nic2@node1", "switch0@fabric": the vertex's kind, its

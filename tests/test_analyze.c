@@ -1067,3 +1067,26 @@ Test(analyze, the_ddp_logger_counts_the_loss_as_backward) {
   cr_assert(fabs(m.v[DS_METRIC_ddp_bwd_compute_ms] - 0.030) < EPS, "%g",
             m.v[DS_METRIC_ddp_bwd_compute_ms]);
 }
+
+/* "--flag=value" as ddpsim itself reads it (base/cli.h
+ * ds_cli_split_values): the same output as "--flag value"; --per-op takes
+ * no value; the joined form counts towards the repeat check. */
+Test(analyze, a_long_flag_takes_its_value_after_an_equals_sign) {
+  struct ds_test_result apart = run(NULL, H100 "p1.csv " H100 "t1-spin.csv --format csv");
+  struct ds_test_result joined = run(NULL, H100 "p1.csv " H100 "t1-spin.csv --format=csv");
+  cr_assert_eq(apart.status, 0, "%s", apart.err);
+  cr_assert_eq(joined.status, 0, "%s", joined.err);
+  cr_assert_str_eq(joined.out, apart.out);
+  ds_test_release(&apart);
+  ds_test_release(&joined);
+  struct ds_err err = {0};
+  char *per_op[] = {"analyze", "p.csv", "--per-op=1", NULL};
+  cr_assert_eq(ds_analyze_check_args(3, per_op, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option --per-op takes no value");
+  char *twice[] = {"analyze", "p.csv", "--format=csv", "--format", "json", NULL};
+  cr_assert_eq(ds_analyze_check_args(5, twice, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option --format given twice");
+  char *empty[] = {"analyze", "p.csv", "--format=", NULL};
+  cr_assert_eq(ds_analyze_check_args(3, empty, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option --format: expected one of text, csv, json, got \"\"");
+}

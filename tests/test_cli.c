@@ -662,6 +662,26 @@ Test(cli, buckets_option_table_help_and_parser_agree) {
   free(help);
 }
 
+/* buckets takes a long flag's value after "=" as ddpsim itself does
+ * (base/cli.h ds_cli_split_values): the same report; a flag that takes no
+ * value refuses one. */
+Test(cli, buckets_takes_a_value_after_an_equals_sign) {
+  const char *apart[] = {"buckets", "--model", "resnet50", "--bucket-mb", "5"};
+  const char *joined[] = {"buckets", "--model=resnet50", "--bucket-mb=5"};
+  char *want = ds_test_main_text(ds_bucketcmd_main, apart, 5);
+  char *got = ds_test_main_text(ds_bucketcmd_main, joined, 3);
+  cr_assert_str_eq(got, want);
+  free(want);
+  free(got);
+  struct ds_err err = {0};
+  char *graph[] = {"buckets", "--static-graph=1", NULL};
+  cr_assert_eq(ds_bucketcmd_check_args(2, graph, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option --static-graph takes no value");
+  char *twice[] = {"buckets", "--bucket-mb=5", "--bucket-mb", "25", NULL};
+  cr_assert_eq(ds_bucketcmd_check_args(4, twice, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option --bucket-mb given twice");
+}
+
 Test(cli, bad_files_name_file_line_and_key_and_leave_nothing_behind) {
   char dir[] = "/tmp/ddpsim-bad-XXXXXX", path[600], args[1400];
   make_dir(dir);

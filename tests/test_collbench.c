@@ -823,3 +823,47 @@ Test(collbench, a_protocol_set_is_nccls_choice_among_its_protocols) {
     free(o.text);
   }
 }
+
+/* -b and --minbytes (and -e/--maxbytes, -f/--stepfactor, -g/--ranks) are
+ * one option: giving both is the repeat the check exists to refuse, not a
+ * silent overwrite by the last (base/cli.h alias_of). */
+Test(collbench, an_alias_and_its_flag_are_one_option) {
+  struct output o = run("--topo tests/data/ring8.yaml -b 8 --minbytes 16");
+  cr_assert_eq(o.st, DS_EUSAGE);
+  cr_assert_str_eq(o.err.msg, "option --minbytes given twice (as -b and --minbytes)");
+  free(o.text);
+  o = run("--topo tests/data/ring8.yaml --ranks 2 -g 4");
+  cr_assert_eq(o.st, DS_EUSAGE);
+  cr_assert_str_eq(o.err.msg, "option --ranks given twice (as --ranks and -g)");
+  free(o.text);
+  o = run("--topo tests/data/ring8.yaml -e 1K -e 2K");
+  cr_assert_eq(o.st, DS_EUSAGE);
+  cr_assert_str_eq(o.err.msg, "option -e given twice");
+  free(o.text);
+}
+
+/* "--flag=value" as ddpsim itself reads it (base/cli.h
+ * ds_cli_split_values): the same table as "--flag value"; an unknown one
+ * stays unknown, whole; a flag that takes no value refuses one. */
+Test(collbench, a_long_flag_takes_its_value_after_an_equals_sign) {
+  struct output apart = run("--topo tests/data/ring8.yaml --op broadcast --maxbytes 1K");
+  struct output joined = run("--topo=tests/data/ring8.yaml --op=broadcast --maxbytes=1K");
+  cr_assert_eq(apart.st, DS_OK, "%s", apart.err.msg);
+  cr_assert_eq(joined.st, DS_OK, "%s", joined.err.msg);
+  cr_assert(strstr(joined.text, "broadcast"), "%s", joined.text);
+  cr_assert_str_eq(joined.text, apart.text);
+  free(apart.text);
+  free(joined.text);
+  struct output o = run("--topo tests/data/ring8.yaml --op=allreduce --op broadcast");
+  cr_assert_eq(o.st, DS_EUSAGE);
+  cr_assert_str_eq(o.err.msg, "option --op given twice");
+  free(o.text);
+  o = run("--topo tests/data/ring8.yaml --help=1");
+  cr_assert_eq(o.st, DS_EUSAGE);
+  cr_assert_str_eq(o.err.msg, "option --help takes no value");
+  free(o.text);
+  o = run("--topo tests/data/ring8.yaml --colour=red");
+  cr_assert_eq(o.st, DS_EUSAGE);
+  cr_assert_str_eq(o.err.msg, "unknown option \"--colour=red\" (see ddpsim collective --help)");
+  free(o.text);
+}

@@ -128,3 +128,32 @@ Test(real_calibrate_args, a_flag_given_twice_is_refused) {
   cr_assert_eq(ds_calibrate_args_parse(7, out, &a, &err), DS_EUSAGE);
   cr_assert_str_eq(err.msg, "option --out given twice");
 }
+
+/* -g and --nranks (and -b/--minbytes, -e/--maxbytes, -f/--stepfactor) are
+ * one option (base/cli.h alias_of). */
+Test(real_calibrate_args, an_alias_and_its_flag_are_one_option) {
+  struct ds_err err = {0};
+  struct ds_calibrate_args a;
+  char *argv[] = {"calibrate", "--schedule", "s.csv", "--out", "c.yaml", "-g", "2",
+                  "--nranks", "4", NULL};
+  cr_assert_eq(ds_calibrate_args_parse(9, argv, &a, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option --nranks given twice (as -g and --nranks)");
+}
+
+/* A long flag takes its value after "=", as ddpreal's own options do
+ * (base/cli.h ds_cli_split_values); the command kept for the calibration
+ * file's header is the one given. */
+Test(real_calibrate_args, a_long_flag_takes_its_value_after_an_equals_sign) {
+  struct ds_err err = {0};
+  struct ds_calibrate_args a;
+  char *argv[] = {"calibrate", "--schedule=s.csv", "--out=c.yaml", "--maxbytes=64M", NULL};
+  cr_assert_eq(ds_calibrate_args_parse(4, argv, &a, &err), DS_OK, "%s", err.msg);
+  cr_assert_str_eq(a.schedule, "s.csv");
+  cr_assert_str_eq(a.out, "c.yaml");
+  cr_assert_eq(a.max_bytes, (size_t)64 << 20);
+  cr_assert_str_eq(a.command, "ddpreal calibrate --schedule=s.csv --out=c.yaml --maxbytes=64M");
+  char *share[] = {"calibrate", "--schedule", "s.csv", "--out", "c.yaml", "--share-gpus=yes",
+                   NULL};
+  cr_assert_eq(ds_calibrate_args_parse(6, share, &a, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option --share-gpus takes no value");
+}

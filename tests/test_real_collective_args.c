@@ -126,3 +126,37 @@ Test(real_collective_args, a_flag_given_twice_is_refused) {
   cr_assert_eq(ds_collective_args_parse(3, share, &a, &err), DS_EUSAGE);
   cr_assert_str_eq(err.msg, "option --share-gpus given twice");
 }
+
+/* -b and --minbytes (and -e/--maxbytes, -f/--stepfactor, -g/--nranks) are
+ * one option (base/cli.h alias_of): both given is a repeat, not the last
+ * silently winning. */
+Test(real_collective_args, an_alias_and_its_flag_are_one_option) {
+  struct ds_err err = {0};
+  struct ds_collective_args a;
+  char *bytes[] = {"collective", "-b", "8", "--minbytes", "16", NULL};
+  cr_assert_eq(ds_collective_args_parse(5, bytes, &a, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option --minbytes given twice (as -b and --minbytes)");
+  char *ranks[] = {"collective", "--nranks", "2", "-g", "4", NULL};
+  cr_assert_eq(ds_collective_args_parse(5, ranks, &a, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option --nranks given twice (as --nranks and -g)");
+}
+
+/* A long flag takes its value after "=", as ddpreal's own options do
+ * (base/cli.h ds_cli_split_values); --share-gpus takes none. */
+Test(real_collective_args, a_long_flag_takes_its_value_after_an_equals_sign) {
+  struct ds_err err = {0};
+  struct ds_collective_args a;
+  char *argv[] = {"collective", "--op=broadcast", "--minbytes=1K", "--nranks=2", "--iters=",
+                  NULL};
+  cr_assert_eq(ds_collective_args_parse(5, argv, &a, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "--iters '': expected a whole number from 1 to 1000000");
+  argv[4] = "--iters=7";
+  cr_assert_eq(ds_collective_args_parse(5, argv, &a, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(a.op, DS_COLLECTIVE_OP_BROADCAST);
+  cr_assert_eq(a.min_bytes, 1024);
+  cr_assert_eq(a.nranks, 2);
+  cr_assert_eq(a.iters, 7);
+  char *share[] = {"collective", "--share-gpus=1", NULL};
+  cr_assert_eq(ds_collective_args_parse(2, share, &a, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option --share-gpus takes no value");
+}

@@ -152,3 +152,28 @@ Test(topocmd, a_flag_given_last_is_missing_its_value_or_unknown) {
   cr_assert_eq(ds_topocmd_check_args(4, bogus, &err), DS_EUSAGE);
   cr_assert_str_eq(err.msg, "unknown option \"--bogus\" (see ddpsim topo import --help)");
 }
+
+/* -o and --output are one option (base/cli.h alias_of), and a long flag
+ * takes its value after "=" as ddpsim itself does (ds_cli_split_values). */
+Test(topocmd, an_alias_is_one_option_and_a_value_may_follow_an_equals_sign) {
+  struct ds_err err = {0};
+  char *output[] = {"topo", "import", "a.xml", "-o", "x.yaml", "--output", "y.yaml", NULL};
+  cr_assert_eq(ds_topocmd_check_args(7, output, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option --output given twice (as -o and --output)");
+  char *nodes[] = {"topo", "import", "a.xml", "--nodes=0", NULL};
+  cr_assert_eq(ds_topocmd_check_args(4, nodes, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option --nodes: expected a node count from 1 to 65536, got \"0\"");
+  char *help[] = {"topo", "import", "a.xml", "--help=yes", NULL};
+  cr_assert_eq(ds_topocmd_check_args(4, help, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option --help takes no value");
+  const char *apart[] = {"topo", "topologies/4gpu.yaml", "--from", "0", "--to", "3"};
+  const char *joined[] = {"topo", "topologies/4gpu.yaml", "--from=0", "--to=3"};
+  char *want = ds_test_main_text(ds_topocmd_main, apart, 6);
+  char *got = ds_test_main_text(ds_topocmd_main, joined, 4);
+  cr_assert_str_eq(got, want);
+  free(want);
+  free(got);
+  char *twice[] = {"topo", "topologies/4gpu.yaml", "--from=0", "--from", "1", NULL};
+  cr_assert_eq(ds_topocmd_check_args(5, twice, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option --from given twice");
+}

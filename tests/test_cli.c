@@ -802,3 +802,49 @@ Test(cli, the_header_names_nccl_only_where_it_runs) {
     ds_test_release(&r);
   }
 }
+
+/* base/cli's two walks on a table of their own: an alias is one option
+ * with its flag in ds_cli_next_option (ddpsim, ddpreal) as in ds_cli_once,
+ * and ds_cli_split_values leaves a flag's value alone, whatever it looks
+ * like, and an unknown "--x=y" whole. */
+static const struct ds_cli_option toy[] = {
+    {"--minbytes", 1, NULL}, {"-b", 1, "--minbytes"}, {"--verbose", 0, NULL},
+    {"--reference", 1, NULL}, {"--help", 0, NULL},   {"-h", 0, "--help"},
+    {NULL, 0, NULL}};
+
+static ds_status walk_toy(int argc, char **argv, struct ds_err *err) {
+  struct ds_cli_walk w = {.program = "toy", .options = toy};
+  for (int i = 1; i < argc; i++) {
+    char flag[64];
+    const char *value;
+    DS_CHECK(ds_cli_next_option(&w, argc, argv, &i, flag, sizeof flag, &value, err));
+  }
+  return DS_OK;
+}
+
+Test(cli, base_cli_walks_count_an_alias_as_its_flag) {
+  struct ds_err err = {0};
+  char *alias[] = {"toy", "-b", "8", "--minbytes=16", NULL};
+  cr_assert_eq(walk_toy(4, alias, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option --minbytes given twice (as -b and --minbytes)");
+  char *same[] = {"toy", "-b", "8", "-b", "16", NULL};
+  cr_assert_eq(walk_toy(5, same, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option -b given twice");
+  char *help[] = {"toy", "-h", "--help", NULL};
+  cr_assert_eq(walk_toy(3, help, &err), DS_OK, "%s", err.msg);
+  struct ds_cli_seen seen = {0};
+  cr_assert_eq(ds_cli_once(&seen, toy, "--minbytes", &err), DS_OK);
+  cr_assert_eq(ds_cli_once(&seen, toy, "-b", &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option --minbytes given twice (as --minbytes and -b)");
+  char *words[] = {"toy", "--reference", "--minbytes=1", "-b=2", "--x=y", "--minbytes=", NULL};
+  struct ds_cli_words split;
+  cr_assert_eq(ds_cli_split_values(toy, 6, words, &split, &err), DS_OK, "%s", err.msg);
+  const char *want[] = {"toy", "--reference", "--minbytes=1", "-b=2", "--x=y", "--minbytes", ""};
+  cr_assert_eq(split.argc, 7);
+  for (int i = 0; i < 7; i++) cr_assert_str_eq(split.argv[i], want[i], "word %d", i);
+  cr_assert_null(split.argv[7]);
+  ds_cli_words_free(&split);
+  char *verbose[] = {"toy", "--verbose=1", NULL};
+  cr_assert_eq(ds_cli_split_values(toy, 2, verbose, &split, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option --verbose takes no value");
+}

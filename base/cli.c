@@ -71,19 +71,19 @@ ds_status ds_cli_split_values(const struct ds_cli_option *options, int argc, cha
   int n = 0;
   for (int i = 0; i < argc; i++) {
     const char *arg = argv[i], *eq = strchr(arg, '=');
-    const struct ds_cli_option *o = ds_cli_option_find(options, arg);
-    if (i > 0 && !o && eq && strncmp(arg, "--", 2) == 0) {
-      for (o = options; o->flag; o++)
-        if (strncmp(o->flag, arg, (size_t)(eq - arg)) == 0 && o->flag[eq - arg] == '\0') break;
-      if (o->flag) {
-        if (!o->takes_value) {
-          free(words);
-          return takes_no_value(err, o->flag);
-        }
-        words[n++] = (char *)o->flag;
-        words[n++] = (char *)(eq + 1);
-        continue;
-      }
+    const struct ds_cli_option *o = ds_cli_option_find(options, arg), *joined = NULL;
+    if (i > 0 && !o && eq && strncmp(arg, "--", 2) == 0)
+      for (const struct ds_cli_option *r = options; r->flag && !joined; r++)
+        if (strncmp(r->flag, arg, (size_t)(eq - arg)) == 0 && r->flag[eq - arg] == '\0')
+          joined = r;
+    if (joined && !joined->takes_value) {
+      free(words);
+      return takes_no_value(err, joined->flag);
+    }
+    if (joined) {
+      words[n++] = (char *)joined->flag;
+      words[n++] = (char *)(eq + 1);
+      continue;
     }
     words[n++] = argv[i];
     /* a flag's value is a word of its own, whatever it looks like */

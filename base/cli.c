@@ -98,6 +98,25 @@ void ds_cli_words_free(struct ds_cli_words *words) {
   *words = (struct ds_cli_words){0};
 }
 
+ds_status ds_cli_walk_flags(const struct ds_cli_option *options, const char *program, int argc,
+                            char **argv, ds_cli_on_flag on_flag, void *ctx, int *help,
+                            struct ds_err *err) {
+  struct ds_cli_seen seen = {0};
+  for (int i = 1; i < argc; i++) {
+    const char *f = argv[i];
+    const struct ds_cli_option *opt = ds_cli_option_find(options, f);
+    if (!opt) return ds_cli_unknown_option(err, f, program);
+    if (!opt->takes_value && (!strcmp(f, "-h") || !strcmp(f, "--help"))) {
+      *help = 1;
+      return DS_OK;
+    }
+    if (opt->takes_value && i + 1 >= argc) return ds_cli_missing_value(err, f, options, program);
+    DS_CHECK(ds_cli_once(&seen, options, f, err));
+    DS_CHECK(on_flag(ctx, f, opt->takes_value ? argv[++i] : NULL, err));
+  }
+  return DS_OK;
+}
+
 ds_status ds_cli_unhandled(struct ds_err *err, const char *flag) {
   return ds_err_set(err, DS_EINTERNAL, "option %s: in the option table but not handled", flag);
 }

@@ -97,6 +97,20 @@ ds_status ds_cli_split_values(const struct ds_cli_option *options, int argc, cha
                               struct ds_cli_words *out, struct ds_err *err);
 void ds_cli_words_free(struct ds_cli_words *words);
 
+/* What a command whose every word is a flag or a flag's value (ddpreal
+ * collective, ddpreal calibrate) does with one: value is NULL for a flag
+ * that takes none. */
+typedef ds_status (*ds_cli_on_flag)(void *ctx, const char *flag, const char *value,
+                                    struct ds_err *err);
+
+/* Walks argv[1..argc) of such a command: an unknown word is
+ * ds_cli_unknown_option's error, -h or --help sets *help and ends the walk,
+ * a flag given last without its value is ds_cli_missing_value's, a repeat
+ * ds_cli_once's; every other flag goes to on_flag. */
+ds_status ds_cli_walk_flags(const struct ds_cli_option *options, const char *program, int argc,
+                            char **argv, ds_cli_on_flag on_flag, void *ctx, int *help,
+                            struct ds_err *err);
+
 /* The error of a dispatch that met a flag of its table with no branch for
  * it: a bug, DS_EINTERNAL, which the tests of each table look for. */
 ds_status ds_cli_unhandled(struct ds_err *err, const char *flag);

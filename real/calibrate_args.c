@@ -120,6 +120,16 @@ static ds_status apply(struct ds_calibrate_args *a, const char *f, const char *v
   return DS_OK;
 }
 
+/* ds_cli_walk_flags' callback: --share-gpus, the one flag without a
+ * value, or a flag's value. */
+static ds_status on_flag(void *ctx, const char *f, const char *v, struct ds_err *err) {
+  struct ds_calibrate_args *a = ctx;
+  if (v) return apply(a, f, v, err);
+  if (strcmp(f, "--share-gpus") != 0) return ds_cli_unhandled(err, f);
+  a->share_gpus = 1;
+  return DS_OK;
+}
+
 static ds_status parse_words(int argc, char **argv, struct ds_calibrate_args *a,
                              struct ds_err *err) {
   memset(a, 0, sizeof *a);
@@ -130,25 +140,8 @@ static ds_status parse_words(int argc, char **argv, struct ds_calibrate_args *a,
   a->min_bytes = 8;
   a->max_bytes = (size_t)256 << 20;
   a->factor = 2;
-  struct ds_cli_seen seen = {0};
-  for (int i = 1; i < argc; i++) {
-    const char *f = argv[i];
-    const struct ds_cli_option *opt = ds_cli_option_find(options, f);
-    if (!opt) return ds_cli_unknown_option(err, f, PROGRAM);
-    if (!opt->takes_value) {
-      if (!strcmp(f, "-h") || !strcmp(f, "--help")) {
-        a->help = 1;
-        return DS_OK;
-      }
-      if (strcmp(f, "--share-gpus") != 0) return ds_cli_unhandled(err, f);
-      DS_CHECK(ds_cli_once(&seen, options, f, err));
-      a->share_gpus = 1;
-      continue;
-    }
-    if (i + 1 >= argc) return ds_cli_missing_value(err, f, options, PROGRAM);
-    DS_CHECK(ds_cli_once(&seen, options, f, err));
-    DS_CHECK(apply(a, f, argv[++i], err));
-  }
+  DS_CHECK(ds_cli_walk_flags(options, PROGRAM, argc, argv, on_flag, a, &a->help, err));
+  if (a->help) return DS_OK;
   if (!a->schedule)
     return ds_err_set(err, DS_EUSAGE, "missing --schedule (a file written by "
                       "ddpsim --schedule: its compute ops give the GEMM sizes)");

@@ -41,6 +41,13 @@ static ds_status takes_no_value(struct ds_err *err, const char *flag) {
   return ds_err_set(err, DS_EUSAGE, "option %s takes no value", flag);
 }
 
+/* An empty value is a slip of the shell (an unset variable), never a name
+ * or a number: ddpsim's own wording (sim/cli/options.c apply), said before
+ * a later lookup fails on it or, for an output, after the work. */
+static ds_status empty_value(struct ds_err *err, const char *flag) {
+  return ds_err_set(err, DS_EUSAGE, "option %s: expected a value, got an empty string", flag);
+}
+
 ds_status ds_cli_unknown_option(struct ds_err *err, const char *flag, const char *program) {
   return ds_err_set(err, DS_EUSAGE, "unknown option \"%s\" (see %s --help)", flag, program);
 }
@@ -80,6 +87,12 @@ ds_status ds_cli_split_values(const struct ds_cli_option *options, int argc, cha
       free(words);
       return takes_no_value(err, joined->flag);
     }
+    const char *value = joined ? eq + 1 : i > 0 && o && o->takes_value && i + 1 < argc
+                                                   ? argv[i + 1] : NULL;
+    if (value && !value[0]) {
+      free(words);
+      return empty_value(err, joined ? joined->flag : arg);
+    }
     if (joined) {
       words[n++] = (char *)joined->flag;
       words[n++] = (char *)(eq + 1);
@@ -87,7 +100,7 @@ ds_status ds_cli_split_values(const struct ds_cli_option *options, int argc, cha
     }
     words[n++] = argv[i];
     /* a flag's value is a word of its own, whatever it looks like */
-    if (i > 0 && o && o->takes_value && i + 1 < argc) words[n++] = argv[++i];
+    if (value) words[n++] = argv[++i];
   }
   *out = (struct ds_cli_words){.argc = n, .argv = words};
   return DS_OK;
@@ -101,18 +114,17 @@ void ds_cli_words_free(struct ds_cli_words *words) {
 ds_status ds_cli_walk_flags(const struct ds_cli_option *options, const char *program, int argc,
                             char **argv, ds_cli_on_flag on_flag, void *ctx, int *help,
                             struct ds_err *err) {
-  struct ds_cli_seen seen = {0};
+  struct ds_cli_walk w = {.program = program, .options = options};
   for (int i = 1; i < argc; i++) {
-    const char *f = argv[i];
-    const struct ds_cli_option *opt = ds_cli_option_find(options, f);
-    if (!opt) return ds_cli_unknown_option(err, f, program);
-    if (!opt->takes_value && (!strcmp(f, "-h") || !strcmp(f, "--help"))) {
+    char flag[64];
+    const char *value;
+    DS_CHECK(ds_cli_next_option(&w, argc, argv, &i, flag, sizeof flag, &value, err));
+    if (!strcmp(flag, "-h") || !strcmp(flag, "--help")) {
       *help = 1;
       return DS_OK;
     }
-    if (opt->takes_value && i + 1 >= argc) return ds_cli_missing_value(err, f, options, program);
-    DS_CHECK(ds_cli_once(&seen, options, f, err));
-    DS_CHECK(on_flag(ctx, f, opt->takes_value ? argv[++i] : NULL, err));
+    if (value && !value[0]) return empty_value(err, flag);
+    DS_CHECK(on_flag(ctx, ds_cli_option_find(options, flag)->flag, value, err));
   }
   return DS_OK;
 }

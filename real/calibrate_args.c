@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/atomic_file.h"
 #include "base/units.h"
 
 #define PROGRAM "ddpreal calibrate"
@@ -153,17 +154,15 @@ static ds_status parse_words(int argc, char **argv, struct ds_calibrate_args *a,
   return DS_OK;
 }
 
-/* "--flag=value" read as "--flag value" (base/cli.h), then the words. */
+/* ds_cli_walk_flags reads "--flag=value" as ds_cli_next_option does. */
 ds_status ds_calibrate_args_parse(int argc, char **argv, struct ds_calibrate_args *a,
                                   struct ds_err *err) {
-  struct ds_cli_words words;
-  memset(a, 0, sizeof *a);
-  DS_CHECK(ds_cli_split_values(options, argc, argv, &words, err));
-  ds_status st = parse_words(words.argc, words.argv, a, err);
-  ds_cli_words_free(&words);
-  /* the command as given, --flag=value unsplit */
+  ds_status st = parse_words(argc, argv, a, err);
+  /* the command as given, for the calibration file's header */
   size_t used = (size_t)snprintf(a->command, sizeof a->command, "ddpreal");
   for (int i = 0; i < argc && used < sizeof a->command; i++)
     used += (size_t)snprintf(a->command + used, sizeof a->command - used, " %s", argv[i]);
+  /* the output can be written, before the GPU is measured (issue #15) */
+  if (st == DS_OK && !a->help) st = ds_atomic_file_check("--out", a->out, err);
   return st;
 }

@@ -172,13 +172,8 @@ static ds_status parse_words(int argc, char **argv, struct ds_collective_args *a
   return DS_OK;
 }
 
-/* "--flag=value" read as "--flag value" (base/cli.h), then the words. */
+/* ds_cli_walk_flags reads "--flag=value" as ds_cli_next_option does. */
 ds_status ds_collective_args_parse(int argc, char **argv, struct ds_collective_args *a,
                                    struct ds_err *err) {
-  struct ds_cli_words words;
-  memset(a, 0, sizeof *a);
-  DS_CHECK(ds_cli_split_values(options, argc, argv, &words, err));
-  ds_status st = parse_words(words.argc, words.argv, a, err);
-  ds_cli_words_free(&words);
-  return st;
+  return parse_words(argc, argv, a, err);
 }

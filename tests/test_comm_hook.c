@@ -328,17 +328,16 @@ Test(comm_hook, powersgd_schedule_by_hand) {
   ds_model_free(m);
 }
 
-/* PowerSGD's GEMMs are torch.matmul's: priced at the matmul class's peak
- * and efficiency (the GPU table's measured rate, its math by --tf32), not
- * at the unclassed peak and typical flops_efficiency. On TestGPU with a
- * matmul rate of 2.5 TFLOP/s, bucket 1's P = M Q (1,048,576 FLOPs,
- * 1,058,816 B) is compute-bound: 0.4194304 us, where the unclassed 10
- * TFLOP/s would leave it at its bytes' 1.058816 us. */
+/* PowerSGD's GEMMs are torch.matmul's on the gradients: priced at the
+ * matmul rate of the gradients' math (grad_gemm_flops_per_s), not at the
+ * unclassed peak and typical flops_efficiency. At 2.5 TFLOP/s, bucket 1's
+ * P = M Q (1,048,576 FLOPs, 1,058,816 B, the bytes made cheap) is
+ * compute-bound: 0.4194304 us, where the unclassed 10 TFLOP/s gives about
+ * 0.105 us. */
 Test(comm_hook, powersgd_gemms_run_at_the_matmul_rate) {
   struct ds_model *m = ds_test_model("tests/data/psgd-model.yaml");
   struct ds_compute c = test_gpu();
-  c.class_peak_flops_per_s[DS_LAYER_MATMUL] = 10e12;
-  c.class_efficiency[DS_LAYER_MATMUL] = 0.25;
+  c.grad_gemm_flops_per_s = 2.5e12;
   c.mem_bw_bytes_per_s *= 1000; /* the bytes no longer bind */
   struct ds_buckets b;
   cr_assert_eq(ds_ddp_buckets(m, 4, 36992, 25 * MIB, DS_BUCKETS_READY, &b), DS_OK);
@@ -350,6 +349,34 @@ Test(comm_hook, powersgd_gemms_run_at_the_matmul_rate) {
   ds_schedule_free(s);
   ds_ddp_buckets_release(&b);
   ds_model_free(m);
+}
+
+/* Under --amp the gradients stay fp32: the hook's GEMMs run at the fp32
+ * matmul rate while the model's matmuls run at the half type's; under
+ * --dtype fp16 the gradients are half and so are the hook's GEMMs. */
+Test(comm_hook, powersgd_gemms_take_the_gradients_math) {
+  struct ds_topo *t = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
+  struct ds_compute fp32, amp, half;
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &fp32, &err), DS_OK, "%s",
+               err.msg);
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_FP16, &amp, &err), DS_OK, "%s",
+               err.msg);
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP16, DS_AMP_NONE, &half, &err), DS_OK, "%s",
+               err.msg);
+  ds_topo_free(t);
+  double fp32_mm = fp32.class_peak_flops_per_s[DS_LAYER_MATMUL] *
+                   fp32.class_efficiency[DS_LAYER_MATMUL];
+  double half_mm = half.class_peak_flops_per_s[DS_LAYER_MATMUL] *
+                   half.class_efficiency[DS_LAYER_MATMUL];
+  cr_assert_gt(half_mm, fp32_mm); /* the test means something only if they differ */
+  cr_assert_float_eq(fp32.grad_gemm_flops_per_s, fp32_mm, 1e-3);
+  cr_assert_float_eq(amp.grad_gemm_flops_per_s, fp32_mm, 1e-3);
+  cr_assert_float_eq(amp.class_peak_flops_per_s[DS_LAYER_MATMUL] *
+                         amp.class_efficiency[DS_LAYER_MATMUL],
+                     half_mm, 1e-3);
+  cr_assert_float_eq(half.grad_gemm_flops_per_s, half_mm, 1e-3);
 }
 
 Test(comm_hook, memory_of_the_hooks) {

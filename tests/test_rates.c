@@ -498,3 +498,31 @@ Test(rates, unaligned_half_gemms_are_named) {
   unlink(calib);
   rmdir(dir);
 }
+
+/* Layers without a class run at flops_efficiency itself: a calibration
+ * file's value is their measurement in the math it timed (fp32 or tf32),
+ * a stand-in for them in half math (--amp). */
+Test(rates, calib_flops_for_unclassed_half) {
+  char dir[] = "/tmp/ddpsim-rates-XXXXXX", calib[64], args[320];
+  cr_assert(mkdtemp(dir) != NULL);
+  snprintf(calib, sizeof calib, "%s/c.yaml", dir);
+  FILE *f = fopen(calib, "w");
+  cr_assert(f);
+  fputs("schema_version: 1\ncompute:\n  flops_efficiency: 0.45\n", f);
+  fclose(f);
+  const char *amp[] = {"", "--amp bf16"};
+  const char *want[] = {"compute rates: measured (GPU table) for memory; measured (--calib) for "
+                        "unclassed_tf32\n",
+                        "compute rates: measured (GPU table) for memory; a stand-in (--calib's "
+                        "flops_efficiency 0.45, its GEMMs) for unclassed_half\n"};
+  for (int k = 0; k < 2; k++) {
+    snprintf(args, sizeof args, "--topo dgx-h100 --model tests/data/psgd-model.yaml "
+             "--world-size 1 --strategy single --calib %s %s", calib, amp[k]);
+    struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, want[k]), "%s", r.out);
+    ds_test_release(&r);
+  }
+  unlink(calib);
+  rmdir(dir);
+}

@@ -157,3 +157,17 @@ Test(real_calibrate_args, a_long_flag_takes_its_value_after_an_equals_sign) {
   cr_assert_eq(ds_calibrate_args_parse(6, share, &a, &err), DS_EUSAGE);
   cr_assert_str_eq(err.msg, "option --share-gpus takes no value");
 }
+
+/* The calibration file can be written, checked before the GPU is measured
+ * (minutes of work), and an empty --out= is a slip of the shell. */
+Test(real_calibrate_args, the_output_is_checked_before_any_measurement) {
+  struct ds_err err = {0};
+  struct ds_calibrate_args a;
+  char *missing_dir[] = {"calibrate", "--schedule", "s.csv", "--out", "/nonexistent-dir/c.yaml",
+                         NULL};
+  cr_assert_neq(ds_calibrate_args_parse(5, missing_dir, &a, &err), DS_OK);
+  cr_assert(strstr(err.msg, "--out /nonexistent-dir/c.yaml"), "%s", err.msg);
+  char *empty[] = {"calibrate", "--schedule", "s.csv", "--out=", NULL};
+  cr_assert_eq(ds_calibrate_args_parse(4, empty, &a, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option --out: expected a value, got an empty string");
+}

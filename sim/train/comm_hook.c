@@ -125,15 +125,15 @@ static void allreduce(struct ds_hook_plan *p, const char *what, double bytes) {
 }
 
 /* The roofline of the summed kernels, one overhead per kernel. Their FLOPs
- * are torch.matmul's and linalg.qr's on the gradients' dtype, so they run
- * at the matmul class's math and rate (fp32 unless --tf32 all, as PyTorch's
- * matmul.allow_tf32 defaults to False; the GPU table's measured matmul
- * efficiency), not at the topology's unclassed peak and typical
- * flops_efficiency; the elementwise kernels among them are bound by their
- * bytes either way. */
+ * are torch.matmul's and linalg.qr's on the gradients, so they run at the
+ * matmul rate of the gradients' math (fp32 unless --tf32 all, as PyTorch's
+ * matmul.allow_tf32 defaults to False, also under --amp, whose gradients
+ * stay fp32; the half type under --dtype fp16/bf16: ds_compute_grad_gemm_ns),
+ * not at the topology's unclassed peak and typical flops_efficiency; the
+ * elementwise kernels among them are bound by their bytes either way. */
 static void price(const struct ds_compute *c, struct ds_hook_op *op) {
   if (op->where == DS_HOOK_ALLREDUCE) return;
-  op->dur_ns = ds_compute_class_kernel_ns(c, DS_LAYER_MATMUL, op->flops, op->bytes) +
+  op->dur_ns = ds_compute_grad_gemm_ns(c, op->flops, op->bytes) +
                (op->kernels - 1) * c->params.kernel_overhead_ns;
 }
 

@@ -62,13 +62,6 @@ int ds_tf32_parse(const char *name, enum ds_tf32 *out) {
   return 0;
 }
 
-/* The efficiency of class cls run in `math`: the topology's per-class key
- * (an explicit override), else the GPU table's measurement for that class
- * and math (or a calibration file's efficiency section), else, for
- * attention, what matmul resolved to (mm), else
- * flops_efficiency. *source says which (topo.h enum ds_rate_source: the
- * table's value is DS_RATE_GPU_PROXY where the table marks it a stand-in),
- * *proxy the table's reason for a stand-in ("" otherwise). */
 /* The source of flops_efficiency where a class falls back to it: a
  * calibration file's value measured GEMMs in one math, so for a class it
  * stands in (DS_RATE_CALIB_FLOPS); a typical value stays typical. */
@@ -77,6 +70,13 @@ static enum ds_rate_source fallback_source(const struct ds_compute_params *p) {
                                                      : p->flops_efficiency_source;
 }
 
+/* The efficiency of class cls run in `math`: the topology's per-class key
+ * (an explicit override), else the GPU table's measurement for that class
+ * and math (or a calibration file's efficiency section), else, for
+ * attention, what matmul resolved to (mm), else
+ * flops_efficiency. *source says which (topo.h enum ds_rate_source: the
+ * table's value is DS_RATE_GPU_PROXY where the table marks it a stand-in),
+ * *proxy the table's reason for a stand-in ("" otherwise). */
 static double class_efficiency(const struct ds_topo *topo, enum ds_layer_class cls,
                                enum ds_gpu_math math, double mm,
                                enum ds_rate_source *source, char *proxy) {
@@ -202,7 +202,10 @@ void ds_compute_set_tf32(struct ds_compute *c, const struct ds_topo *topo, enum 
   double mm = class_efficiency(topo, DS_LAYER_MATMUL, mm_math, 0, &src[DS_LAYER_MATMUL],
                                proxy[DS_LAYER_MATMUL]);
   c->class_efficiency[DS_LAYER_UNKNOWN] = eff;
-  src[DS_LAYER_UNKNOWN] = topo->compute.flops_efficiency_source;
+  /* layers without a class run at flops_efficiency itself; a calibration
+   * file's measured GEMMs in fp32 or tf32, so in half math it stands in */
+  src[DS_LAYER_UNKNOWN] = fp32 ? topo->compute.flops_efficiency_source
+                               : fallback_source(&topo->compute);
   proxy[DS_LAYER_UNKNOWN][0] = '\0';
   c->class_efficiency[DS_LAYER_CONV] = class_efficiency(
       topo, DS_LAYER_CONV, conv_math, 0, &src[DS_LAYER_CONV], proxy[DS_LAYER_CONV]);
@@ -221,6 +224,15 @@ void ds_compute_set_tf32(struct ds_compute *c, const struct ds_topo *topo, enum 
   snprintf(proxy[DS_LAYER_MEMORY], sizeof proxy[DS_LAYER_MEMORY], "%s",
            src[DS_LAYER_MEMORY] == DS_RATE_GPU_PROXY ? g->eff_proxy[DS_GPU_EFF_MEMORY] : "");
   conv_source(topo, conv_math, c);
+  /* the gradients are the dtype's, fp32 under --amp (compute.h) */
+  enum ds_gpu_math grad_math = c->dtype != DS_DTYPE_FP32             ? DS_GPU_MATH_HALF
+                               : tf32 == DS_TF32_ALL && has_tf32 ? DS_GPU_MATH_TF32
+                                                                 : DS_GPU_MATH_FP32;
+  enum ds_rate_source grad_src;
+  char grad_why[DS_GPU_PROXY_WHY_MAX];
+  c->grad_gemm_flops_per_s =
+      peak_of[grad_math] *
+      class_efficiency(topo, DS_LAYER_MATMUL, grad_math, 0, &grad_src, grad_why);
   /* measured only for the half types' tensor-core kernels (compute.h) */
   c->unaligned_half_efficiency = !fp32 ? g->eff.matmul_unaligned_half : 0;
   const char *why = g->eff_proxy[DS_GPU_EFF_UNALIGNED];
@@ -288,6 +300,10 @@ static double roofline_ns(const struct ds_compute *c, double flops_per_s, double
   double t_mem = bytes / (c->mem_bw_bytes_per_s * c->params.mem_efficiency);
   double t_s = t_flops > t_mem ? t_flops : t_mem;
   return t_s * 1e9 + c->params.kernel_overhead_ns;
+}
+
+double ds_compute_grad_gemm_ns(const struct ds_compute *c, double flops, double bytes) {
+  return roofline_ns(c, c->grad_gemm_flops_per_s, flops, bytes);
 }
 
 double ds_compute_kernel_ns(const struct ds_compute *c, double flops,

@@ -126,6 +126,11 @@ struct ds_compute {
    * reason: the compute-rates line names it beside the class rates, as no
    * topology key or calibration class value replaces it */
   enum ds_rate_source unaligned_half_source;
+  /* A GEMM on the gradients (PowerSGD's, comm_hook.c): the matmul peak and
+   * efficiency of the gradients' math, fp32 (tf32 under --tf32 all) or the
+   * half type under --dtype fp16/bf16, whatever autocast gives the model's
+   * own matmuls (under --amp the gradients stay fp32). */
+  double grad_gemm_flops_per_s;
   char unaligned_half_proxy[DS_GPU_PROXY_WHY_MAX];
   double mem_bw_bytes_per_s;
   int32_t sms;             /* the GPU's SMs (interference.h) */
@@ -242,6 +247,11 @@ double ds_compute_conv_tile_share(int64_t m, int64_t n, int32_t tile_m, int32_t 
  * otherwise); a class out of range as DS_LAYER_UNKNOWN. */
 double ds_compute_pass_flops_per_s(const struct ds_compute *c, enum ds_layer_class cls,
                                    int backward);
+
+/* Roofline duration of kernels of a GEMM on the gradients (summed FLOPs
+ * and bytes) at grad_gemm_flops_per_s, in nanoseconds, one
+ * kernel_overhead. */
+double ds_compute_grad_gemm_ns(const struct ds_compute *c, double flops, double bytes);
 
 /* Roofline duration of one kernel, in nanoseconds (not rounded). */
 double ds_compute_kernel_ns(const struct ds_compute *c, double flops,

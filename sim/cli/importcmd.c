@@ -169,7 +169,7 @@ ds_status ds_importcmd_main(int argc, char **argv, FILE *out, struct ds_err *err
   if (st == DS_OK && a->help) {
     fputs(usage, out);
   } else if (st == DS_OK) {
-    if (a->output) st = ds_atomic_file_check("-o", a->output, err);
+    if (a->output) st = ds_atomic_file_check("-o/--output", a->output, err);
     char path[4096];
     if (st == DS_OK) {
       if (a->gpus) {

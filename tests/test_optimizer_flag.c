@@ -328,3 +328,24 @@ Test(optimizer_flag, refused_for_ps_and_bad_values) {
   /* ps with an optimizer named is built */
   cr_assert_gt(iter_us(GPU_TOPO TINY "--strategy ps --world-size 2 --optimizer adam"), 0);
 }
+
+/* The CSV and JSON say which optimizer the loop ran: step_ms 0 means no
+ * step only under "none" (a step can also be short). */
+Test(optimizer_flag, the_outputs_name_the_optimizer) {
+  const char *flags[] = {"", "--optimizer adam", "--optimizer none"};
+  const char *want[] = {"sgd", "adam", "none"};
+  for (int k = 0; k < 3; k++) {
+    char args[256], got[16];
+    snprintf(args, sizeof args, GPU_TOPO TINY "--format csv %s", flags[k]);
+    struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    ds_test_csv_str(r.out, "optimizer", 0, got, sizeof got);
+    cr_assert_str_eq(got, want[k], "%s", flags[k]);
+    ds_test_release(&r);
+  }
+  struct ds_test_result r =
+      ds_test_run("", ds_test_ddpsim(), GPU_TOPO TINY "--format json --optimizer none");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\"amp\": \"none\", \"optimizer\": \"none\""), "%s", r.out);
+  ds_test_release(&r);
+}

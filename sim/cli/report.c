@@ -181,6 +181,7 @@ ds_status ds_report_measure_shared(const struct ds_report_times *t, size_t b0, s
   X(gpu_mem_gib, "%.6f", r->gpu_mem_gib)                        \
   X(fits_memory, "%s", ds_report_fits_memory(r) ? "yes" : "no") \
   X(amp, "%s", r->amp)                                          \
+  X(optimizer, "%s", r->optimizer)                              \
   X(gpu_busy_ms, "%.6f", r->gpu_busy_ms)                        \
   X(host_exposed_ms, "%.6f", r->host_exposed_ms)
 

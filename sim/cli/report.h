@@ -78,6 +78,7 @@ struct ds_summary {
    * compute_rates column, the JSON's compute_rates list. */
   struct ds_rates rates;
   const char *amp;    /* --amp: "none", "fp16", "bf16" */
+  const char *optimizer; /* the loop's: the model file's or --optimizer's ("none": no step) */
   int has_dp_mem;
   struct ds_dp_memory dp_mem;
   /* Throughput: samples trained per second over all GPUs, and its ratio to

@@ -836,6 +836,7 @@ static ds_status run_ps(struct config_run *c, struct ds_summary *s, struct ds_er
   s->gpu = c->topo->gpu.name;
   s->dtype = ds_dtype_name(o->dtype);
   s->amp = ds_amp_name(o->amp);
+  s->optimizer = ds_optimizer_name(c->model->optimizer);
   s->net_model = o->net_mode == DS_NET_CONSTANT ? "alpha-beta" : "maxmin";
   s->coll_model = "flow";
   s->coll_algo = "p2p";
@@ -914,6 +915,7 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
   s->gpu = c.topo->gpu.name;
   s->dtype = ds_dtype_name(oc.dtype);
   s->amp = ds_amp_name(oc.amp);
+  s->optimizer = ds_optimizer_name(c.model->optimizer);
   s->net_model = oc.net_mode == DS_NET_CONSTANT ? "alpha-beta" : "maxmin";
   s->coll_model = c.coll_model == DS_COLL_FLOW ? "flow" : "aggregate";
   s->coll_algo = c.coll_algo;

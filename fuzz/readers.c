@@ -230,16 +230,17 @@ static ds_status check_ddpreal(int argc, char **argv, struct ds_err *err) {
  * its arguments. Parsing and validation only (the *_check_args seams):
  * nothing is read or run. An output that cannot be written is exit 1 as
  * docs/reliability.md promises (DS_EIO naming the flag: `collective
- * --plot`, `ddpreal --trace`); every other refusal must be exit 2. */
+ * --plot`, `ddpreal --trace`, `ddpreal calibrate --out`); every other
+ * refusal must be exit 2. */
 static void run_subcmd(const uint8_t *data, size_t size) {
   static const struct {
-    const char *name, *output_flag;
+    const char *name, *output_flags[2];
     ds_status (*check)(int argc, char **argv, struct ds_err *err);
-  } cmds[] = {{"collective", "--plot ", ds_collbench_check_args},
-              {"analyze", NULL, ds_analyze_check_args},
-              {"topo", NULL, ds_topocmd_check_args},
-              {"buckets", NULL, ds_bucketcmd_check_args},
-              {"ddpreal", "--trace ", check_ddpreal}};
+  } cmds[] = {{"collective", {"--plot ", NULL}, ds_collbench_check_args},
+              {"analyze", {NULL, NULL}, ds_analyze_check_args},
+              {"topo", {NULL, NULL}, ds_topocmd_check_args},
+              {"buckets", {NULL, NULL}, ds_bucketcmd_check_args},
+              {"ddpreal", {"--trace ", "--out "}, check_ddpreal}};
   char *argv[ARGV_MAX], *text;
   int argc = to_words(data, size, argv, 0, &text);
   if (argc < 0) return;
@@ -247,9 +248,12 @@ static void run_subcmd(const uint8_t *data, size_t size) {
     if (strcmp(argv[0], cmds[i].name) != 0) continue;
     struct ds_err err = {0};
     ds_status st = cmds[i].check(argc, argv, &err);
-    if (!(st == DS_EIO && cmds[i].output_flag &&
-          strncmp(err.msg, cmds[i].output_flag, strlen(cmds[i].output_flag)) == 0))
-      check_refusal(cmds[i].name, st, &err, NULL);
+    int unwritable = 0;
+    for (int k = 0; k < 2 && st == DS_EIO; k++) {
+      const char *flag = cmds[i].output_flags[k];
+      unwritable |= flag && strncmp(err.msg, flag, strlen(flag)) == 0;
+    }
+    if (!unwritable) check_refusal(cmds[i].name, st, &err, NULL);
     break;
   }
   /* ddpreal --timeout sets it for the ranks; the next input starts clean */

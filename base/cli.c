@@ -166,14 +166,11 @@ ds_status ds_cli_next_option(struct ds_cli_walk *w, int argc, char **argv, int *
   } else if (!needs && *value) {
     return takes_no_value(err, flag);
   }
-  /* help twice is still help (every subcommand's own walk agrees) */
-  const char *option = ds_cli_canonical(w->options, flag);
+  /* help twice is still help (every subcommand's own walk agrees); the
+   * table's string, not the flag buffer, is what seen keeps */
   int help = strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0;
-  if (!help && (!w->repeatable || strcmp(option, ds_cli_canonical(w->options, w->repeatable)) != 0))
-    for (int j = 0; j < w->n_seen; j++)
-      if (strcmp(ds_cli_canonical(w->options, w->seen[j]), option) == 0)
-        return given_twice(err, w->options, w->seen[j], flag);
-  if (w->n_seen < (int)(sizeof w->seen / sizeof *w->seen))
-    snprintf(w->seen[w->n_seen++], sizeof *w->seen, "%s", flag);
-  return DS_OK;
+  int repeatable = w->repeatable && strcmp(ds_cli_canonical(w->options, flag),
+                                           ds_cli_canonical(w->options, w->repeatable)) == 0;
+  if (help || repeatable) return DS_OK;
+  return ds_cli_once(&w->seen, w->options, opt->flag, err);
 }

@@ -120,14 +120,13 @@ ds_status ds_cli_parse_int(const char *flag, const char *v, int64_t lo, int64_t 
                            int64_t *out, struct ds_err *err);
 
 /* A command's option walk: the flags it knows (its table), the one flag
- * that may repeat (or NULL), and the flags seen so far. Zero seen/n_seen
- * before the walk. */
+ * that may repeat (or NULL), and the flags seen so far (ds_cli_once's).
+ * Zero seen before the walk. */
 struct ds_cli_walk {
   const char *program; /* "ddpsim", "ddpreal": for "see PROGRAM --help" */
   const struct ds_cli_option *options;
   const char *repeatable;
-  char seen[64][64];
-  int n_seen;
+  struct ds_cli_seen seen;
 };
 
 /* Reads the option at argv[*i] into flag (cap bytes) and *value (NULL when

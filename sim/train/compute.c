@@ -70,6 +70,14 @@ static enum ds_rate_source fallback_source(const struct ds_compute_params *p) {
                                                      : p->flops_efficiency_source;
 }
 
+/* The source of a value the GPU table holds: a calibration file's
+ * measurement when it set one (from_calib > 0, ds_calib_apply_gpu wrote it
+ * into the table), else the table's own, a stand-in where the table gives
+ * a reason (why, "" otherwise). */
+static enum ds_rate_source table_source(double from_calib, const char *why) {
+  return from_calib > 0 ? DS_RATE_CALIB : why[0] ? DS_RATE_GPU_PROXY : DS_RATE_GPU_TABLE;
+}
+
 /* The efficiency of class cls run in `math`: the topology's per-class key
  * (an explicit override), else the GPU table's measurement for that class
  * and math (or a calibration file's efficiency section), else, for
@@ -108,7 +116,7 @@ static double class_efficiency(const struct ds_topo *topo, enum ds_layer_class c
   }
   if (table > 0) {
     const char *why = topo->gpu.eff_proxy[eff_key];
-    *source = from_calib > 0 ? DS_RATE_CALIB : why[0] ? DS_RATE_GPU_PROXY : DS_RATE_GPU_TABLE;
+    *source = table_source(from_calib, why);
     if (*source == DS_RATE_GPU_PROXY) snprintf(proxy, DS_GPU_PROXY_WHY_MAX, "%s", why);
     return table;
   }
@@ -159,10 +167,7 @@ static void conv_source(const struct ds_topo *topo, enum ds_gpu_math math,
     double set = backward ? calib->conv_bwd[math] : calib->conv_fwd[math];
     const char *proxy =
         topo->gpu.eff_proxy[(backward ? DS_GPU_EFF_CONV_BWD : DS_GPU_EFF_CONV_FWD) + math];
-    pass[backward] = !(table > 0) ? c->class_source[DS_LAYER_CONV]
-                     : set > 0    ? DS_RATE_CALIB
-                     : proxy[0]   ? DS_RATE_GPU_PROXY
-                                  : DS_RATE_GPU_TABLE;
+    pass[backward] = table > 0 ? table_source(set, proxy) : c->class_source[DS_LAYER_CONV];
     why[backward] = !(table > 0) ? c->class_proxy[DS_LAYER_CONV] : set > 0 ? "" : proxy;
   }
   int least = backing(pass[1]) < backing(pass[0]);
@@ -236,9 +241,7 @@ void ds_compute_set_tf32(struct ds_compute *c, const struct ds_topo *topo, enum 
   /* measured only for the half types' tensor-core kernels (compute.h) */
   c->unaligned_half_efficiency = !fp32 ? g->eff.matmul_unaligned_half : 0;
   const char *why = g->eff_proxy[DS_GPU_EFF_UNALIGNED];
-  c->unaligned_half_source = g->eff_calib.matmul_unaligned_half > 0 ? DS_RATE_CALIB
-                             : why[0]                               ? DS_RATE_GPU_PROXY
-                                                                    : DS_RATE_GPU_TABLE;
+  c->unaligned_half_source = table_source(g->eff_calib.matmul_unaligned_half, why);
   snprintf(c->unaligned_half_proxy, sizeof c->unaligned_half_proxy, "%s",
            c->unaligned_half_source == DS_RATE_GPU_PROXY ? why : "");
 }
@@ -901,10 +904,9 @@ enum { SGD_KERNELS = 3, SGD_PASSES = 8, ADAM_KERNELS = 7, ADAM_PASSES = 18 };
 enum { LOOP_SGD_KERNELS = 3, LOOP_SGD_PASSES = 8, LOOP_ADAM_KERNELS = 8, LOOP_ADAM_PASSES = 20 };
 enum { DECAY_PASSES = 3 };
 
-/* Kernels per foreach call set, or per tensor under the loop; none
- * without an optimizer (its weight decay is the optimizer's too). */
+/* Kernels per foreach call set, or per tensor under the loop (an
+ * optimizer's: both callers return before it under --optimizer none). */
 static int step_kernels_each(const struct ds_compute *c, enum ds_optimizer opt) {
-  if (opt == DS_OPT_NONE) return 0;
   int adam = opt == DS_OPT_ADAM;
   int k = c->optimizer_loop ? (adam ? LOOP_ADAM_KERNELS : LOOP_SGD_KERNELS)
                             : (adam ? ADAM_KERNELS : SGD_KERNELS);

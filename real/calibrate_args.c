@@ -131,7 +131,9 @@ static ds_status on_flag(void *ctx, const char *f, const char *v, struct ds_err 
   return DS_OK;
 }
 
-static ds_status parse_words(int argc, char **argv, struct ds_calibrate_args *a,
+/* The flags into a, defaults first (ds_cli_walk_flags reads "--flag=value"
+ * as ds_cli_next_option does), and what they must say together. */
+static ds_status parse_flags(int argc, char **argv, struct ds_calibrate_args *a,
                              struct ds_err *err) {
   memset(a, 0, sizeof *a);
   a->nranks = 1;
@@ -154,10 +156,9 @@ static ds_status parse_words(int argc, char **argv, struct ds_calibrate_args *a,
   return DS_OK;
 }
 
-/* ds_cli_walk_flags reads "--flag=value" as ds_cli_next_option does. */
 ds_status ds_calibrate_args_parse(int argc, char **argv, struct ds_calibrate_args *a,
                                   struct ds_err *err) {
-  ds_status st = parse_words(argc, argv, a, err);
+  ds_status st = parse_flags(argc, argv, a, err);
   /* the command as given, for the calibration file's header */
   size_t used = (size_t)snprintf(a->command, sizeof a->command, "ddpreal");
   for (int i = 0; i < argc && used < sizeof a->command; i++)

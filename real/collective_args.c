@@ -154,8 +154,9 @@ static ds_status on_flag(void *ctx, const char *f, const char *v, struct ds_err 
   return DS_OK;
 }
 
-static ds_status parse_words(int argc, char **argv, struct ds_collective_args *a,
-                             struct ds_err *err) {
+/* ds_cli_walk_flags reads "--flag=value" as ds_cli_next_option does. */
+ds_status ds_collective_args_parse(int argc, char **argv, struct ds_collective_args *a,
+                                   struct ds_err *err) {
   memset(a, 0, sizeof *a);
   a->op = DS_COLLECTIVE_OP_ALLREDUCE;
   a->min_bytes = 8;
@@ -170,10 +171,4 @@ static ds_status parse_words(int argc, char **argv, struct ds_collective_args *a
     return ds_err_set(err, DS_EUSAGE, "-b %zu is more than -e %zu", a->min_bytes,
                       a->max_bytes);
   return DS_OK;
-}
-
-/* ds_cli_walk_flags reads "--flag=value" as ds_cli_next_option does. */
-ds_status ds_collective_args_parse(int argc, char **argv, struct ds_collective_args *a,
-                                   struct ds_err *err) {
-  return parse_words(argc, argv, a, err);
 }

@@ -270,16 +270,19 @@ ds_status ds_compute_init(const struct ds_topo *topo, enum ds_dtype dtype, enum 
     out->precision.half_weight_bytes = 2;
   }
   switch (math) {
-  case DS_DTYPE_FP32:
-    out->peak_flops_per_s = topo->compute.fp32_uses_tf32 && g->tf32_flops_per_s > 0
-                                ? g->tf32_flops_per_s
-                                : g->fp32_flops_per_s;
+  case DS_DTYPE_FP32: {
+    int tf32 = topo->compute.fp32_uses_tf32 && g->tf32_flops_per_s > 0;
+    out->peak_flops_per_s = tf32 ? g->tf32_flops_per_s : g->fp32_flops_per_s;
+    out->class_math[DS_LAYER_UNKNOWN] = tf32 ? DS_GPU_MATH_TF32 : DS_GPU_MATH_FP32;
     break;
+  }
   case DS_DTYPE_FP16:
     out->peak_flops_per_s = g->fp16_flops_per_s;
+    out->class_math[DS_LAYER_UNKNOWN] = DS_GPU_MATH_HALF;
     break;
   case DS_DTYPE_BF16:
     out->peak_flops_per_s = g->bf16_flops_per_s;
+    out->class_math[DS_LAYER_UNKNOWN] = DS_GPU_MATH_HALF;
     break;
   }
   if (out->peak_flops_per_s <= 0)

@@ -116,7 +116,9 @@ struct ds_compute {
    * the GPU table's conv_tiles), where the table has them and the topology
    * sets no conv_efficiency; tile_m 0: conv_pass_efficiency applies. */
   struct ds_conv_tiles conv_tiles;
-  enum ds_gpu_math class_math[DS_LAYER_MEMORY + 1]; /* conv, matmul, attention */
+  /* conv, matmul, attention (ds_compute_set_tf32) and class-less layers,
+   * peak_flops_per_s's math (ds_compute_init) */
+  enum ds_gpu_math class_math[DS_LAYER_MEMORY + 1];
   /* Half-precision GEMMs on unaligned operands (ds_compute_gemm_unaligned):
    * the GPU table's matmul_unaligned_half, or 0 (fp32 math, or not measured
    * on this GPU: the layer's class efficiency applies). */

@@ -10,11 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The math class-less layers run in: the dtype's (compute.h peak_flops_per_s). */
-static enum ds_gpu_math unclassed_math(const struct ds_compute *c) {
-  if (c->precision.act_bytes == 2) return DS_GPU_MATH_HALF;
-  return c->params.fp32_uses_tf32 && c->gpu_has_tf32 ? DS_GPU_MATH_TF32 : DS_GPU_MATH_FP32;
-}
+/* Whether layer l is charged FLOPs, so its class's rate prices something. */
+static int has_flops(const struct ds_layer *l) { return l->fwd_flops > 0 || l->bwd_flops > 0; }
 
 /* A half GEMM on unaligned operands (GPT-2's LM head, BERT's decoder) runs
  * at matmul_unaligned_half, whatever priced its class (compute.c
@@ -23,8 +20,7 @@ static void add_unaligned(const struct ds_compute *c, const struct ds_model *m,
                           struct ds_rates *out) {
   int unaligned = 0;
   for (int32_t i = 0; i < m->n_layers && !unaligned; i++)
-    unaligned = ds_compute_gemm_unaligned(c, &m->layers[i]) &&
-                (m->layers[i].fwd_flops > 0 || m->layers[i].bwd_flops > 0);
+    unaligned = ds_compute_gemm_unaligned(c, &m->layers[i]) && has_flops(&m->layers[i]);
   if (!unaligned) return;
   struct ds_rate_used *r = &out->r[out->n++];
   *r = (struct ds_rate_used){DS_LAYER_MATMUL, DS_GPU_MATH_HALF, c->unaligned_half_source,
@@ -41,13 +37,11 @@ void ds_rates_used(const struct ds_compute *c, const struct ds_model *m, struct 
     if (cls == DS_LAYER_UNKNOWN) add_unaligned(c, m, out);
     int charged = 0;
     for (int32_t i = 0; i < m->n_layers && !charged; i++)
-      charged = m->layers[i].cls == cls &&
-                (m->layers[i].fwd_flops > 0 || m->layers[i].bwd_flops > 0);
+      charged = m->layers[i].cls == cls && has_flops(&m->layers[i]);
     if (!charged) continue;
     struct ds_rate_used *r = &out->r[out->n++];
-    *r = (struct ds_rate_used){cls, cls == DS_LAYER_UNKNOWN ? unclassed_math(c)
-                                                            : c->class_math[cls],
-                               c->class_source[cls], c->class_efficiency[cls], "", 0};
+    *r = (struct ds_rate_used){cls, c->class_math[cls], c->class_source[cls],
+                               c->class_efficiency[cls], "", 0};
     snprintf(r->proxy, sizeof r->proxy, "%s", c->class_proxy[cls]);
   }
   /* every run moves bytes: activations, copies */

@@ -396,9 +396,10 @@ static int is_ddp(const struct ds_summary *r) { return strcmp(r->strategy, "ddp"
 /* Under --optimizer none the optimizer line holds only what else is of
  * kind step on the GPU: 1.9's zero_grad fills (sim/train/host.h). */
 static const char *optimizer_note(const struct ds_summary *r) {
-  return r->optimizer_none ? "  (--optimizer none: no step; zero_grad's fills where the "
-                             "PyTorch version runs them)"
-                           : "";
+  return r->optimizer && strcmp(r->optimizer, "none") == 0
+             ? "  (--optimizer none: no step; zero_grad's fills where the "
+               "PyTorch version runs them)"
+             : "";
 }
 
 static void print_dp_gpu(FILE *fp, const char *what, const struct ds_dp_gpu_memory *m) {

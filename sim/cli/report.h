@@ -53,7 +53,6 @@ struct ds_summary {
   const char *ddp_options; /* "none" or e.g. "no_overlap;no_sync=4" */
   int32_t no_sync;         /* micro-steps per iteration (1: every step syncs) */
   int32_t grad_accum;      /* --grad-accum's micro-steps per iteration (1: none) */
-  int optimizer_none;      /* --optimizer none: no step (the text says what step_ms holds) */
   int32_t world_size;
   int64_t batch_per_gpu;
   double bucket_mb;

@@ -922,7 +922,6 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
   s->ddp_options = c.ddp_options;
   s->no_sync = oc.strategy_id == DS_STRATEGY_DDP ? oc.no_sync : 1; /* DDP's option */
   s->grad_accum = c.grad_accum;
-  s->optimizer_none = c.model->optimizer == DS_OPT_NONE;
   s->world_size = c.world;
   s->batch_per_gpu = c.batch;
   s->iters = oc.iters;

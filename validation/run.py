@@ -348,6 +348,7 @@ def targets(t):
     for r, _ in ddp:
         if source_kind(r) not in kinds:
             kinds.append(source_kind(r))
+    by_kind = []  # (name, numbers) per source kind, aligned on the longest name
     for k in kinds:
         rows = [(r, d) for r, d in ddp if k is None or source_kind(r) == k]
         ds = [d for _, d in rows]
@@ -359,8 +360,10 @@ def targets(t):
         if k is None:
             out.append("      all rows: " + numbers)
         else:
-            name = "%s %s:" % (k[0], "/".join(words) or "-")
-            out.append("        %-39s %s" % (name, numbers))
+            by_kind.append(("%s %s:" % (k[0], "/".join(words) or "-"), numbers))
+    width = max((len(name) for name, _ in by_kind), default=0)
+    for name, numbers in by_kind:
+        out.append("        %-*s %s" % (width, name, numbers))
 
     # (4) every bucket-size pair with the measured sign
     out.append("  (4) bucket-size comparisons with the measured sign, every pair: %s"

@@ -44,7 +44,9 @@
  *
  * Two kinds of kernel run at measured rates instead, the roofline as their
  * lower bound: cuDNN's NCHW batch norm (per SM clock, below) and grouped
- * convolutions (measured times per shape, sim/train/grouped_conv.h).
+ * convolutions (measured times per shape, sim/train/grouped_conv.h); and
+ * the other models kernel_models.h lists, each recorded where it prices
+ * (ds_compute_charge_model) so the summary names it.
  */
 #ifndef DS_COMPUTE_H
 #define DS_COMPUTE_H

@@ -14,6 +14,7 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sim/train/compute.h"
 #include "sim/train/grouped_conv.h"
@@ -246,4 +247,32 @@ Test(kernel_models, powersgd_gemms_rate_is_named) {
   r = ddpsim("--topo 4gpu --comm-hook none,powersgd:4 --amp fp16");
   cr_assert(strstr(r.out, "memory, matmul_fp32 (PowerSGD's GEMMs)\n"), "%s", r.out);
   ds_test_release(&r);
+}
+
+/* A calibration file's grouped-convolution table (measured on the user's
+ * V100 here: 80 SMs at 1530 MHz, one fp32 entry, the math ResNeXt runs in
+ * on a V100) prices ResNeXt's grouped convolutions as measured: the line
+ * says so, and the other models stay the H200's, moved. */
+Test(kernel_models, calib_grouped_convolutions_are_this_machines) {
+  char dir[] = "/tmp/ddpsim-kmodels-XXXXXX", calib[64], args[256];
+  cr_assert(mkdtemp(dir) != NULL);
+  snprintf(calib, sizeof calib, "%s/c.yaml", dir);
+  FILE *f = fopen(calib, "w");
+  cr_assert(f);
+  fputs("schema_version: 1\ngrouped_conv:\n  sms: 80\n  boost_mhz: 1530\n  entries:\n"
+        "    - {mode: fp32, group_width: 4, out_channels: 128, out_positions: 3136, stride: 1,"
+        " batch: 32, fwd_us: 400, dgrad_us: 600, wgrad_us: 700}\n", f);
+  fclose(f);
+  snprintf(args, sizeof args, "--topo dgx1-v100 --model resnext101_32x4d --world-size 1 "
+           "--strategy single --calib %s", calib);
+  struct ds_test_result r = ddpsim(args);
+  char line[640];
+  line_of(r.out, line, sizeof line);
+  cr_assert(strstr(line, "; measured on this machine (--calib) for grouped convolutions (per "
+                         "shape)"), "%s", line);
+  cr_assert(strstr(line, "H200's SM cycles on V100-SXM2-16GB's 80 SMs at 1530 MHz for batch "
+                         "norm (NCHW), max-pool, non-vectorised"), "%s", line);
+  ds_test_release(&r);
+  unlink(calib);
+  rmdir(dir);
 }

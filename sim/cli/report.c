@@ -265,7 +265,7 @@ static void print_json_kernel_models(FILE *fp, const struct ds_kernel_models *km
     if (!(km->used & (1u << k))) continue;
     enum ds_km_source src = ds_kernel_model_source(km, (enum ds_kernel_model)k);
     fprintf(fp, "%s{\"kernel\": \"%s\", \"source\": \"%s\"", sep,
-            ds_kernel_model_key((enum ds_kernel_model)k), ds_km_source_name(src));
+            ds_kernel_model_key((enum ds_kernel_model)k), ds_kernel_model_source_name(src));
     if (src == DS_KM_THIS_GPU || src == DS_KM_SCALED)
       fprintf(fp, ", \"measured_on\": \"%s\"", DS_KM_MEASURED_GPU);
     if (src == DS_KM_SCALED)

@@ -65,7 +65,7 @@ enum ds_km_source ds_kernel_model_source(const struct ds_kernel_models *km,
   return DS_KM_SCALED;
 }
 
-const char *ds_km_source_name(enum ds_km_source s) {
+const char *ds_kernel_model_source_name(enum ds_km_source s) {
   switch (s) {
   case DS_KM_THIS_GPU: return "this_gpu";
   case DS_KM_SCALED: return "scaled_" DS_KM_MEASURED_GPU_SHORT;
@@ -103,8 +103,8 @@ void ds_kernel_models_describe(const struct ds_kernel_models *km, char *buf, siz
   for (size_t g = 0; g < sizeof order / sizeof *order; g++) {
     const char *sep = NULL;
     for (int k = 0; k < DS_KM_COUNT; k++) {
-      if (!(km->used & (1u << k)) || ds_kernel_model_source(km, (enum ds_kernel_model)k) != order[g])
-        continue;
+      enum ds_kernel_model model = (enum ds_kernel_model)k;
+      if (!(km->used & (1u << k)) || ds_kernel_model_source(km, model) != order[g]) continue;
       if (!sep) {
         append(buf, size, &used, "%s", group_sep);
         switch (order[g]) {
@@ -126,7 +126,7 @@ void ds_kernel_models_describe(const struct ds_kernel_models *km, char *buf, siz
         sep = " ";
         group_sep = "; ";
       }
-      append(buf, size, &used, "%s%s", sep, ds_kernel_model_label((enum ds_kernel_model)k));
+      append(buf, size, &used, "%s%s", sep, ds_kernel_model_label(model));
       sep = ", ";
     }
   }
@@ -139,5 +139,5 @@ void ds_kernel_models_field(const struct ds_kernel_models *km, char *buf, size_t
     if (km->used & (1u << k))
       append(buf, size, &used, "%s%s=%s", used ? ";" : "",
              ds_kernel_model_key((enum ds_kernel_model)k),
-             ds_km_source_name(ds_kernel_model_source(km, (enum ds_kernel_model)k)));
+             ds_kernel_model_source_name(ds_kernel_model_source(km, (enum ds_kernel_model)k)));
 }

@@ -92,7 +92,7 @@ const char *ds_kernel_model_key(enum ds_kernel_model k);
 enum ds_km_source ds_kernel_model_source(const struct ds_kernel_models *km,
                                          enum ds_kernel_model k);
 /* "this_gpu", "scaled_H200", "roofline", "calib". */
-const char *ds_km_source_name(enum ds_km_source s);
+const char *ds_kernel_model_source_name(enum ds_km_source s);
 /* Adds src's models to dst (the same GPU: a run's rows). */
 void ds_kernel_models_merge(struct ds_kernel_models *dst, const struct ds_kernel_models *src);
 /* The summary's line, without a newline, grouped by source: "kernel

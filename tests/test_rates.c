@@ -281,7 +281,8 @@ Test(rates, ddpsim_outputs) {
   struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   const char *want = "\ncompute rates: measured (GPU table) for conv_tf32, matmul_fp32, memory; "
-                     "matmul's rate (attention not measured) for attention_fp32\n\n";
+                     "matmul's rate (attention not measured) for attention_fp32\n"
+                     "kernel models: none\n\n";
   cr_assert(strstr(r.out, want), "%s", r.out);
   ds_test_release(&r);
   snprintf(args, sizeof args, "--topo %s --model %s --format csv", s.topo, s.model);
@@ -291,7 +292,7 @@ Test(rates, ddpsim_outputs) {
   ds_test_csv_str(r.out, "compute_rates", 0, field, sizeof field);
   cr_assert_str_eq(field, "conv_tf32=gpu_table;matmul_fp32=gpu_table;attention_fp32=as_matmul;"
                           "memory=gpu_table");
-  cr_assert(strstr(r.out, ",bucket_mib,compute_rates\n"), "%s", r.out);
+  cr_assert(strstr(r.out, ",bucket_mib,compute_rates,kernel_models\n"), "%s", r.out);
   ds_test_release(&r);
   snprintf(args, sizeof args, "--topo %s --model %s --format json --tf32 none", s.topo, s.model);
   r = ds_test_run("", ds_test_ddpsim(), args);
@@ -301,7 +302,7 @@ Test(rates, ddpsim_outputs) {
                           "\"key\": \"flops_efficiency\", \"value\": 0.5}, {\"rate\": "
                           "\"matmul_fp32\", \"source\": \"gpu_table\"}, {\"rate\": "
                           "\"attention_fp32\", \"source\": \"as_matmul\"}, {\"rate\": \"memory\", "
-                          "\"source\": \"gpu_table\"}]}"), "%s", r.out);
+                          "\"source\": \"gpu_table\"}], \"kernel_models\": []}"), "%s", r.out);
   ds_test_release(&r);
   remove_files(&s);
 }

@@ -213,7 +213,7 @@ static void print_csv(FILE *fp, const struct ds_summary *rows, int32_t n) {
   if (n > 0 && rows[0].has_sweep_ids) { DS_SWEEP_ID_COLUMNS(DS__CSV_HEAD) }
   if (n > 0 && rows[0].has_quantiles) { DS_QUANTILE_COLUMNS(DS__CSV_HEAD) }
 #undef DS__CSV_HEAD
-  fputs(",bucket_mib,compute_rates\n", fp);
+  fputs(",bucket_mib,compute_rates,kernel_models\n", fp);
   for (int32_t i = 0; i < n; i++) {
     const struct ds_summary *r = &rows[i];
     sep = "";
@@ -229,7 +229,11 @@ static void print_csv(FILE *fp, const struct ds_summary *rows, int32_t n) {
     /* last: where the compute rates came from (rates.h), NAME=SOURCE by ';' */
     char rates[256];
     ds_rates_field(&r->rates, rates, sizeof rates);
-    fprintf(fp, ",%s\n", rates);
+    /* then the measured kernel models it charged (kernel_models.h),
+     * KEY=SOURCE by ';' */
+    char models[512];
+    ds_kernel_models_field(&r->kernel_models, models, sizeof models);
+    fprintf(fp, ",%s,%s\n", rates, models);
   }
 }
 
@@ -245,9 +249,29 @@ static void print_json_rates(FILE *fp, const struct ds_rates *rates) {
             ds_rate_source_name(u->source));
     if (ds_rate_key(u)) fprintf(fp, ", \"key\": \"%s\", \"value\": %g", ds_rate_key(u),
                                 u->efficiency);
+    if (u->grad_gemm) fputs(", \"for\": \"powersgd\"", fp);
     /* the GPU table's reason: printable, no quotes or backslashes (gpu_table.c) */
     if (u->proxy[0]) fprintf(fp, ", \"proxy\": \"%s\"", u->proxy);
     fputc('}', fp);
+  }
+}
+
+/* Each measured kernel model charged: {"kernel", "source"}, and the GPU
+ * it was measured on and the SMs and clock it runs on where it was moved
+ * (kernel_models.h). */
+static void print_json_kernel_models(FILE *fp, const struct ds_kernel_models *km) {
+  const char *sep = "";
+  for (int k = 0; k < DS_KM_COUNT; k++) {
+    if (!(km->used & (1u << k))) continue;
+    enum ds_km_source src = ds_kernel_model_source(km, (enum ds_kernel_model)k);
+    fprintf(fp, "%s{\"kernel\": \"%s\", \"source\": \"%s\"", sep,
+            ds_kernel_model_key((enum ds_kernel_model)k), ds_kernel_model_source_name(src));
+    if (src == DS_KM_THIS_GPU || src == DS_KM_SCALED)
+      fprintf(fp, ", \"measured_on\": \"%s\"", DS_KM_MEASURED_GPU);
+    if (src == DS_KM_SCALED)
+      fprintf(fp, ", \"sms\": %d, \"clock_mhz\": %g", km->sms, km->clock_mhz);
+    fputc('}', fp);
+    sep = ", ";
   }
 }
 
@@ -271,6 +295,8 @@ static void print_json(FILE *fp, const struct ds_summary *rows, int32_t n) {
       fprintf(fp, "%s%.6f", b ? ", " : "", r->bucket_bytes[b] / DS_UNITS_MIB);
     fputs("], \"compute_rates\": [", fp);
     print_json_rates(fp, &r->rates);
+    fputs("], \"kernel_models\": [", fp);
+    print_json_kernel_models(fp, &r->kernel_models);
     fprintf(fp, "]}%s\n", i + 1 < n ? "," : "");
   }
   fputs("]\n", fp);
@@ -503,11 +529,22 @@ void ds_report_print_side_by_side(FILE *fp, const struct ds_summary *rows, int32
   }
 }
 
-/* Where the compute rates came from (rates.h): one line, the same for
- * every row of a run (one topology, model and precision). */
-static void print_rates(FILE *fp, const struct ds_summary *r) {
+/* Where the compute rates came from (rates.h), and the measured kernel
+ * models the run charged (kernel_models.h): a line each, for every row of
+ * a run (one topology, model and precision), the rows' own merged (a
+ * PowerSGD row adds its GEMMs' rate; a row's batch or strategy may charge
+ * a kernel model another does not). */
+static void print_rates(FILE *fp, const struct ds_summary *rows, int32_t n) {
   char line[640];
-  ds_rates_describe(&r->rates, line, sizeof line);
+  struct ds_rates rates = rows[0].rates;
+  struct ds_kernel_models km = rows[0].kernel_models;
+  for (int32_t i = 1; i < n; i++) {
+    ds_rates_merge(&rates, &rows[i].rates);
+    ds_kernel_models_merge(&km, &rows[i].kernel_models);
+  }
+  ds_rates_describe(&rates, line, sizeof line);
+  fprintf(fp, "%s\n", line);
+  ds_kernel_models_describe(&km, line, sizeof line);
   fprintf(fp, "%s\n", line);
 }
 
@@ -520,7 +557,7 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     fprintf(fp, "%s on %s (%s), %s, network %s; iterations simulated: %d, reporting "
                 "iteration %d\n", r->model, r->topology, r->gpu, precision_name(r), r->net_model,
             r->iters, r->reported_iter);
-    print_rates(fp, r);
+    print_rates(fp, rows, n);
     for (int32_t i = 0; i < n; i++) print_strategy_row(fp, &rows[i]);
     return;
   }
@@ -559,7 +596,7 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     else if (i == 0 && r->coll_algo && strcmp(r->coll_algo, "ring") != 0)
       fprintf(fp, "all-reduce %s: the plain algorithm on the links' own bandwidth and "
                   "latency, not NCCL's (docs/collectives.md)\n", r->coll_algo);
-    if (i == 0) print_rates(fp, r);
+    if (i == 0) print_rates(fp, rows, n);
     fputc('\n', fp);
     if (vary_world) fprintf(fp, "world size %d, ", r->world_size);
     if (vary_batch) fprintf(fp, "batch %lld/GPU, ", (long long)r->batch_per_gpu);

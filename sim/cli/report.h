@@ -33,6 +33,7 @@
 #include "traces/shared_schedule.h"
 #include "sim/train/ddp.h"
 #include "sim/train/dp.h"
+#include "sim/train/kernel_models.h"
 #include "sim/train/rates.h"
 
 #ifdef __cplusplus
@@ -76,6 +77,10 @@ struct ds_summary {
    * (sim/train/rates.h): the text's "compute rates" line, the CSV's
    * compute_rates column, the JSON's compute_rates list. */
   struct ds_rates rates;
+  /* The measured kernel models the run charged and how they reach its GPU
+   * (sim/train/kernel_models.h): the text's "kernel models" line, the
+   * CSV's kernel_models column, the JSON's kernel_models list. */
+  struct ds_kernel_models kernel_models;
   const char *amp;    /* --amp: "none", "fp16", "bf16" */
   const char *optimizer; /* the loop's: the model file's or --optimizer's ("none": no step) */
   int has_dp_mem;

@@ -35,6 +35,7 @@
 #include "sim/train/model.h"
 #include "sim/coll/nccl_model.h"
 #include "sim/train/ps.h"
+#include "sim/train/kernel_models.h"
 #include "sim/train/rates.h"
 #include "sim/cli/host_range.h"
 #include "sim/cli/report.h"
@@ -755,6 +756,16 @@ static ds_status ps_memory(const struct config_run *c, struct ds_summary *s,
 /* --strategy ps: sim/train/ps.c runs its own event loop (the order in which an
  * asynchronous server applies pushes is no static schedule); this fills
  * the row from its result, once per --samples seed. */
+/* After a row's run: what its pricing charged (compute.h struct
+ * ds_compute_charged, which run_config points c->compute at): PowerSGD's
+ * GEMM rate among the compute rates, and the kernel models. */
+static void record_charged(const struct config_run *c, struct ds_summary *s) {
+  const struct ds_compute_charged *ch = c->compute.charged;
+  if (ch && ch->grad_gemm) ds_rates_add_grad_gemm(&c->compute, &s->rates);
+  ds_kernel_models_fill(&c->compute, c->topo->gpu.name, ch ? ch->kernel_models : 0,
+                        &s->kernel_models);
+}
+
 static ds_status run_ps(struct config_run *c, struct ds_summary *s, struct ds_err *err) {
   const struct ds_options *o = c->opt;
   struct ds_ps_result r = {0};
@@ -830,6 +841,7 @@ static ds_status run_ps(struct config_run *c, struct ds_summary *s, struct ds_er
   s->ps_async = po.mode == DS_PS_ASYNC;
   s->ps_servers = o->ps_servers;
   ds_rates_used(&c->compute, c->model, &s->rates);
+  record_charged(c, s);
   s->strategy = o->strategy;
   s->model = c->model->name;
   s->topology = c->topo->name;
@@ -864,6 +876,8 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
   double *bucket_bytes = NULL;
   ds_status st;
   DS_CHECK_GOTO(configure(&c, x->ld, &oc, i != 0 || x->quiet, err), st, out);
+  struct ds_compute_charged charged = {0};
+  c.compute.charged = &charged; /* what the row's pricing charges (compute.h) */
   struct ds_summary *s = &row->sum;
   ds_sweep_set_ids(x->opt, &oc, s);
   switch (oc.strategy_id) {
@@ -929,6 +943,7 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
   s->peak_mem_gib = s->mem.total / DS_UNITS_GIB;
   s->gpu_mem_gib = c.topo->gpu.mem_bytes / DS_UNITS_GIB;
   DS_CHECK_GOTO(run_one(&c, oc.bucket_mb[0], s, &bucket_bytes, err), st, out);
+  record_charged(&c, s);
   /* Samples trained per second; no_sync's and --grad-accum's micro-steps
    * each take a batch. */
   s->samples_per_s = (double)c.world * (double)c.batch * ds_summary_micro_steps(s) /

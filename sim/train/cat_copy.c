@@ -51,6 +51,7 @@ ds_status ds_cat_copy_read(const struct ds_cnode *item, struct ds_layer *l, stru
 double ds_cat_copy_extra_ns(const struct ds_compute *c, const struct ds_layer *l, int pass,
                             int64_t batch) {
   double divisions = l->cat_copy[pass].divisions * (double)batch;
+  if (divisions > 0) ds_compute_charge_model(c, DS_KM_CAT);
   if (divisions <= 0 || !ds_compute_knows_sms(c)) return 0;
   /* the cats copy activations or their gradients: the activation dtype's
    * bytes (bf16 under autocast: the KV cache's key and value come from a

@@ -233,11 +233,10 @@ void ds_compute_set_tf32(struct ds_compute *c, const struct ds_topo *topo, enum 
   enum ds_gpu_math grad_math = c->dtype != DS_DTYPE_FP32             ? DS_GPU_MATH_HALF
                                : tf32 == DS_TF32_ALL && has_tf32 ? DS_GPU_MATH_TF32
                                                                  : DS_GPU_MATH_FP32;
-  enum ds_rate_source grad_src;
-  char grad_why[DS_GPU_PROXY_WHY_MAX];
-  c->grad_gemm_flops_per_s =
-      peak_of[grad_math] *
-      class_efficiency(topo, DS_LAYER_MATMUL, grad_math, 0, &grad_src, grad_why);
+  c->grad_gemm_math = grad_math;
+  c->grad_gemm_efficiency = class_efficiency(topo, DS_LAYER_MATMUL, grad_math, 0,
+                                             &c->grad_gemm_source, c->grad_gemm_proxy);
+  c->grad_gemm_flops_per_s = peak_of[grad_math] * c->grad_gemm_efficiency;
   /* measured only for the half types' tensor-core kernels (compute.h) */
   c->unaligned_half_efficiency = !fp32 ? g->eff.matmul_unaligned_half : 0;
   const char *why = g->eff_proxy[DS_GPU_EFF_UNALIGNED];
@@ -309,6 +308,7 @@ static double roofline_ns(const struct ds_compute *c, double flops_per_s, double
 }
 
 double ds_compute_grad_gemm_ns(const struct ds_compute *c, double flops, double bytes) {
+  if (c->charged) c->charged->grad_gemm = 1; /* rates.h names its rate */
   return roofline_ns(c, c->grad_gemm_flops_per_s, flops, bytes);
 }
 
@@ -511,9 +511,23 @@ static double autocast_casts_ns(const struct ds_compute *c, const struct ds_laye
   return cast_ns(c, down, b) + ds_upcast_ns(c, up * b, 1);
 }
 
-int ds_compute_grouped_conv(const struct ds_compute *c, const struct ds_layer *l) {
+/* Whether l has a grouped convolution's shape (ds_compute_grouped_conv
+ * without the GPU's SMs and clock). */
+static int grouped_shape(const struct ds_layer *l) {
   return l->cls == DS_LAYER_CONV && l->conv_groups > 1 && l->conv_group_width > 1 &&
-         l->conv_kernel_area > 0 && ds_compute_knows_sms(c);
+         l->conv_kernel_area > 0;
+}
+
+int ds_compute_grouped_conv(const struct ds_compute *c, const struct ds_layer *l) {
+  return grouped_shape(l) && ds_compute_knows_sms(c);
+}
+
+/* ds_compute_grouped_conv for the passes' pricing, which records the model
+ * (kernel_models.h) also where the GPU's missing clock leaves the layer at
+ * the roofline; grouped_pass_ns records it where it applies. */
+static int grouped_conv_priced(const struct ds_compute *c, const struct ds_layer *l) {
+  if (grouped_shape(l) && !ds_compute_knows_sms(c)) ds_compute_charge_model(c, DS_KM_GROUPED_CONV);
+  return ds_compute_grouped_conv(c, l);
 }
 
 /* A grouped convolution's pass at its measured time (grouped_conv.h): the
@@ -533,8 +547,11 @@ static double grouped_pass_ns(const struct ds_compute *c, const struct ds_layer 
                                        (double)l->conv_kernel_area),
       .stride = l->conv_stride,
   };
-  return ds_gconv_ns(c->gconv ? c->gconv : &ds_gconv_builtin, mode, pass, &s, batch, c->sms,
-                     c->sm_clock_hz);
+  double ns = ds_gconv_ns(c->gconv ? c->gconv : &ds_gconv_builtin, mode, pass, &s, batch,
+                          c->sms, c->sm_clock_hz);
+  /* 0: the table has no entry of this mode (a calibration file's): the roofline */
+  if (ns > 0) ds_compute_charge_model(c, DS_KM_GROUPED_CONV);
+  return ns;
 }
 
 /* Max-pool (compute.h): PyTorch's kernels (aten/src/ATen/native/cuda/
@@ -619,6 +636,7 @@ double ds_compute_max_pool_ns(const struct ds_compute *c, const struct ds_layer 
   kk.roofline_ns = ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, kk.bytes - kk.fill_bytes);
   if (kk.fill_bytes > 0)
     kk.fill_ns = ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, kk.fill_bytes);
+  if (l->pool.kernel[0] > 0) ds_compute_charge_model(c, DS_KM_MAX_POOL);
   if (l->pool.kernel[0] > 0 && ds_compute_knows_sms(c)) {
     double per_elem, per_pair, elems = backward ? inputs : outputs;
     if (c->channels_last) {
@@ -750,7 +768,7 @@ static struct pass_time fwd_time(const struct ds_compute *c, const struct ds_lay
       rest ? layer_kernel_ns(c, l, 0, batch, l->fwd_flops * b, act + weights, &flop_bound) : 0;
   double own = kernel + legacy;
   double sm = flop_bound ? kernel : 0;
-  if (ds_compute_grouped_conv(c, l)) {
+  if (grouped_conv_priced(c, l)) {
     double measured = grouped_pass_ns(c, l, DS_CONV_FWD, batch);
     if (measured > own) own = sm = measured;
   }
@@ -811,7 +829,7 @@ static struct pass_time bwd_time(const struct ds_compute *c, const struct ds_lay
                       : 0;
   double own = kernel + legacy;
   double sm = flop_bound ? kernel : 0;
-  if (ds_compute_grouped_conv(c, l)) {
+  if (grouped_conv_priced(c, l)) {
     /* the weight gradient, and the input gradient unless the layer takes
      * the model's input (its backward FLOPs are then the forward's) */
     double measured = grouped_pass_ns(c, l, DS_CONV_WGRAD, batch);

@@ -44,7 +44,9 @@
  *
  * Two kinds of kernel run at measured rates instead, the roofline as their
  * lower bound: cuDNN's NCHW batch norm (per SM clock, below) and grouped
- * convolutions (measured times per shape, sim/train/grouped_conv.h).
+ * convolutions (measured times per shape, sim/train/grouped_conv.h); and
+ * the other models kernel_models.h lists, each recorded where it prices
+ * (ds_compute_charge_model) so the summary names it.
  */
 #ifndef DS_COMPUTE_H
 #define DS_COMPUTE_H
@@ -53,6 +55,7 @@
 
 #include "base/status.h"
 #include "traces/gconv_table.h"
+#include "sim/train/kernel_models.h"
 #include "sim/train/model.h"
 #include "sim/net/topo.h"
 
@@ -89,6 +92,15 @@ struct ds_precision {
   int param_bytes;
   int act_bytes;
   int half_weight_bytes; /* 0 without --amp */
+};
+
+/* What a run's pricing charged, recorded where it prices (the summary's
+ * kernel-models line, kernel_models.h, and PowerSGD's GEMM rate,
+ * rates.h): the measured kernel models that priced a kernel, and whether a
+ * GEMM on the gradients was priced (ds_compute_grad_gemm_ns). */
+struct ds_compute_charged {
+  uint32_t kernel_models; /* bit per enum ds_kernel_model */
+  int32_t grad_gemm;
 };
 
 struct ds_compute {
@@ -133,6 +145,13 @@ struct ds_compute {
    * half type under --dtype fp16/bf16, whatever autocast gives the model's
    * own matmuls (under --amp the gradients stay fp32). */
   double grad_gemm_flops_per_s;
+  /* its math, efficiency and where that came from (the matmul class's
+   * rules in that math), and a stand-in's reason: the compute-rates line
+   * names it where the model's own matmuls run another math (--amp) */
+  enum ds_gpu_math grad_gemm_math;
+  double grad_gemm_efficiency;
+  enum ds_rate_source grad_gemm_source;
+  char grad_gemm_proxy[DS_GPU_PROXY_WHY_MAX];
   char unaligned_half_proxy[DS_GPU_PROXY_WHY_MAX];
   double mem_bw_bytes_per_s;
   int32_t sms;             /* the GPU's SMs (interference.h) */
@@ -168,7 +187,19 @@ struct ds_compute {
    * group's bytes only. */
   int no_bn_weight_decay;
   struct ds_compute_params params;
+  /* Where the pricing records what it charged (borrowed; NULL: nothing
+   * recorded, as ds_compute_init leaves it): the one field pricing writes,
+   * through ds_compute_charge_model and ds_compute_grad_gemm_ns. */
+  struct ds_compute_charged *charged;
 };
+
+/* Records that kernel model k priced a kernel of the run (kernel_models.h):
+ * called beside the code that applies the model's constants, also where
+ * the GPU's missing clock sends the kernel to the roofline instead (the
+ * line says so). */
+static inline void ds_compute_charge_model(const struct ds_compute *c, enum ds_kernel_model k) {
+  if (c->charged) c->charged->kernel_models |= 1u << k;
+}
 
 /* Whether the GPU table gives the SMs and their clock: the kernels priced
  * per SM or per CTA (cycles per element, grids, waves) need both, and fall

@@ -191,6 +191,7 @@ double ds_legacy_ew_ns(const struct ds_compute *c, const struct ds_layer *l,
                        enum ds_legacy_pass p, int64_t batch, double *bytes) {
   const struct ds_legacy_ew *e = &l->legacy[c->channels_last ? 1 : 0][p];
   *bytes = 0;
+  if (e->bytes > 0) ds_compute_charge_model(c, DS_KM_LEGACY_EW);
   if (!ds_compute_knows_sms(c) || e->bytes <= 0) return 0;
   *bytes = ds_legacy_ew_bytes(c, l, p, batch);
   return counts_ns(c, e, pass_scale(c, l, p), (double)batch, *bytes);
@@ -218,6 +219,7 @@ double ds_legacy_loss_ns(const struct ds_compute *c, const struct ds_model *m, d
                          double *bytes) {
   const struct ds_legacy_ew *e = &m->loss_legacy;
   *bytes = 0;
+  if (e->bytes > 0) ds_compute_charge_model(c, DS_KM_LEGACY_EW);
   if (!ds_compute_knows_sms(c) || e->bytes <= 0) return 0;
   double scale = c->precision.act_bytes / 4.0; /* the copies move the model's outputs */
   *bytes = e->bytes * scale * samples;
@@ -227,9 +229,10 @@ double ds_legacy_loss_ns(const struct ds_compute *c, const struct ds_model *m, d
 double ds_legacy_cast_ew_ns(const struct ds_compute *c, const struct ds_layer *l, int64_t batch,
                             double *bytes) {
   *bytes = 0;
-  if (c->amp == DS_AMP_NONE || !ds_compute_autocast_traffic(c, l) ||
-      !ds_compute_knows_sms(c) || l->amp_cast_ew_bytes <= 0)
+  if (c->amp == DS_AMP_NONE || !ds_compute_autocast_traffic(c, l) || l->amp_cast_ew_bytes <= 0)
     return 0;
+  ds_compute_charge_model(c, DS_KM_MIXED_EW);
+  if (!ds_compute_knows_sms(c)) return 0;
   double b = (double)batch;
   *bytes = l->amp_cast_ew_bytes * b;
   double sm_ns = l->amp_cast_ew_elems * b * DS_LEGACY_UNROLLED_CAST_CYCLES /

@@ -124,6 +124,11 @@ double ds_batch_norm_ns(const struct ds_compute *c, const struct ds_layer *l,
    * half batch norm requires: Normalization.cpp use_cudnn) */
   int cudnn_nhwc = cudnn && c->channels_last && c->amp == DS_AMP_FP16 &&
                    ds_compute_knows_sms(c) && l->bn_channels > 0;
+  /* the measured models of cuDNN's kernels (kernel_models.h), applied
+   * below where the GPU's SMs and clock are known */
+  if (cudnn_nchw && l->bn_channels > 0) ds_compute_charge_model(c, DS_KM_BN_NCHW);
+  if (cudnn && c->channels_last && c->amp == DS_AMP_FP16 && l->bn_channels > 0)
+    ds_compute_charge_model(c, DS_KM_BN_NHWC);
   kk.kernels = 1;
   if (cudnn_nchw && cached <= BN_SINGLE_READ_MAX_BYTES) kk.passes = backward ? 3 : 2;
   else kk.passes = backward ? 5 : 3;
@@ -262,6 +267,7 @@ static void ln_gamma_beta(const struct ds_compute *c, double m, int64_t n, doubl
   }
   double bytes = reads + tensors * cols * esz;
   double t = ln_roofline(c, bytes);
+  ds_compute_charge_model(c, DS_KM_LAYER_NORM); /* LN_GB_ELEMS_PER_CTA_CYCLE */
   if (ds_compute_knows_sms(c)) {
     double waves = ceil(ctas / (double)c->sms);
     double s = waves * 2.0 * m * LN_GB_COLUMNS_PER_CTA /
@@ -289,6 +295,7 @@ double ds_layer_norm_ns(const struct ds_compute *c, const struct ds_layer *l,
     if (l->ln_cols % LN_VEC_ELEMS == 0) {
       kk.kernels = 1;
       kk.row_ns = ln_roofline(c, kk.bytes);
+      ds_compute_charge_model(c, DS_KM_LAYER_NORM); /* LN_FWD_ELEMS_PER_SM_CYCLE* */
       if (ds_compute_knows_sms(c)) {
         double sms = m < c->sms ? m : (double)c->sms;
         double rate = esz < 4.0 ? LN_FWD_ELEMS_PER_SM_CYCLE_HALF : LN_FWD_ELEMS_PER_SM_CYCLE;

@@ -24,7 +24,7 @@ static void add_unaligned(const struct ds_compute *c, const struct ds_model *m,
   if (!unaligned) return;
   struct ds_rate_used *r = &out->r[out->n++];
   *r = (struct ds_rate_used){DS_LAYER_MATMUL, DS_GPU_MATH_HALF, c->unaligned_half_source,
-                             c->unaligned_half_efficiency, "", 1};
+                             c->unaligned_half_efficiency, "", 1, 0};
   snprintf(r->proxy, sizeof r->proxy, "%s", c->unaligned_half_proxy);
 }
 
@@ -41,15 +41,42 @@ void ds_rates_used(const struct ds_compute *c, const struct ds_model *m, struct 
     if (!charged) continue;
     struct ds_rate_used *r = &out->r[out->n++];
     *r = (struct ds_rate_used){cls, c->class_math[cls], c->class_source[cls],
-                               c->class_efficiency[cls], "", 0};
+                               c->class_efficiency[cls], "", 0, 0};
     snprintf(r->proxy, sizeof r->proxy, "%s", c->class_proxy[cls]);
   }
   /* every run moves bytes: activations, copies */
   struct ds_rate_used *mem = &out->r[out->n++];
   *mem = (struct ds_rate_used){DS_LAYER_MEMORY, DS_GPU_MATH_FP32,
                                c->class_source[DS_LAYER_MEMORY], c->params.mem_efficiency, "",
-                               0};
+                               0, 0};
   snprintf(mem->proxy, sizeof mem->proxy, "%s", c->class_proxy[DS_LAYER_MEMORY]);
+}
+
+void ds_rates_add_grad_gemm(const struct ds_compute *c, struct ds_rates *out) {
+  for (int32_t i = 0; i < out->n; i++)
+    if (out->r[i].cls == DS_LAYER_MATMUL && !out->r[i].unaligned &&
+        out->r[i].math == (int32_t)c->grad_gemm_math)
+      return;
+  if (out->n >= DS_RATES_MAX) return;
+  struct ds_rate_used *r = &out->r[out->n++];
+  *r = (struct ds_rate_used){DS_LAYER_MATMUL, c->grad_gemm_math, c->grad_gemm_source,
+                             c->grad_gemm_efficiency, "", 0, 1};
+  snprintf(r->proxy, sizeof r->proxy, "%s", c->grad_gemm_proxy);
+}
+
+/* Whether a and b are the same rate: class, math, unaligned and whether
+ * the gradients' GEMMs, with the same source. */
+static int same_rate(const struct ds_rate_used *a, const struct ds_rate_used *b) {
+  return a->cls == b->cls && a->math == b->math && a->unaligned == b->unaligned &&
+         a->grad_gemm == b->grad_gemm && a->source == b->source;
+}
+
+void ds_rates_merge(struct ds_rates *dst, const struct ds_rates *src) {
+  for (int32_t i = 0; i < src->n; i++) {
+    int have = 0;
+    for (int32_t j = 0; j < dst->n && !have; j++) have = same_rate(&dst->r[j], &src->r[i]);
+    if (!have && dst->n < DS_RATES_MAX) dst->r[dst->n++] = src->r[i];
+  }
 }
 
 const char *ds_rate_source_name(enum ds_rate_source source) {
@@ -97,6 +124,14 @@ int ds_rates_unmeasured(const struct ds_rates *rates) {
   return 0;
 }
 
+/* The text's name of a rate: ds_rate_name's, PowerSGD's GEMMs marked so
+ * (their matmul rate is not the model's matmuls'). */
+static void text_name(const struct ds_rate_used *r, char *buf, size_t size) {
+  char name[32];
+  ds_rate_name(r, name, sizeof name);
+  snprintf(buf, size, "%s%s", name, r->grad_gemm ? " (PowerSGD's GEMMs)" : "");
+}
+
 /* Appends printf output at *used, never past size (buf stays terminated). */
 __attribute__((format(printf, 4, 5))) static void append(char *buf, size_t size,
                                                          size_t *used, const char *fmt, ...) {
@@ -137,8 +172,8 @@ static void group(const struct ds_rates *rates, int32_t first, char *buf, size_t
   const char *sep = " for ";
   for (int32_t i = first; i < rates->n; i++) {
     if (!same_group(&rates->r[i], r)) continue;
-    char name[32];
-    ds_rate_name(&rates->r[i], name, sizeof name);
+    char name[64];
+    text_name(&rates->r[i], name, sizeof name);
     append(buf, size, used, "%s%s", sep, name);
     sep = ", ";
   }
@@ -156,8 +191,8 @@ void ds_rates_describe(const struct ds_rates *rates, char *buf, size_t size) {
   if (all_table) {
     append(buf, size, &used, "compute rates: all measured (GPU table):");
     for (int32_t i = 0; i < rates->n; i++) {
-      char name[32];
-      ds_rate_name(&rates->r[i], name, sizeof name);
+      char name[64];
+      text_name(&rates->r[i], name, sizeof name);
       append(buf, size, &used, "%s%s", i ? ", " : " ", name);
     }
     return;

@@ -35,11 +35,14 @@ struct ds_rate_used {
   /* 1: half GEMMs on unaligned operands (matmul_unaligned_half), which
    * layers of class matmul or attention run at in place of their class's */
   int32_t unaligned;
+  /* 1: the GEMMs on the gradients (PowerSGD's, ds_compute_grad_gemm_ns),
+   * listed apart where the model's matmuls do not run their math (--amp) */
+  int32_t grad_gemm;
 };
 
 /* Conv, matmul, attention, unaligned half GEMMs, class-less, memory: at
- * most one each, in that order. */
-#define DS_RATES_MAX 6
+ * most one each, in that order; then PowerSGD's GEMMs where listed apart. */
+#define DS_RATES_MAX 7
 struct ds_rates {
   int32_t n;
   struct ds_rate_used r[DS_RATES_MAX];
@@ -47,6 +50,15 @@ struct ds_rates {
 
 /* The rates c charges for model m's layers, and memory's. */
 void ds_rates_used(const struct ds_compute *c, const struct ds_model *m, struct ds_rates *out);
+
+/* After a run that priced GEMMs on the gradients (c->charged's
+ * grad_gemm: PowerSGD's): adds their rate, matmul in the gradients' math
+ * (compute.h grad_gemm_*), unless the list has that matmul rate already
+ * (the model's matmuls in the same math, so the same source). */
+void ds_rates_add_grad_gemm(const struct ds_compute *c, struct ds_rates *out);
+/* Adds src's rates that dst lacks (a run's rows: one GPU, model and
+ * precision, whose PowerSGD rows may add the hook's rate). */
+void ds_rates_merge(struct ds_rates *dst, const struct ds_rates *src);
 
 /* "gpu_table", "calib", "topology", "as_matmul", "gpu_table_proxy",
  * "calib_flops", "typical". */

@@ -1,0 +1,278 @@
+/*
+ * Tests for where a run's measured kernel models came from
+ * (sim/train/kernel_models.c, the records the pricing code makes with
+ * ds_compute_charge_model, and the summary's line, CSV column and JSON
+ * list). Every model's constants were fitted on an H200 (132 SMs at 1980
+ * MHz, topologies/gpus.yaml's H200-SXM-141GB); another GPU runs them as the
+ * same SM cycles on its SMs at its boost clock, a GPU without boost_mhz at
+ * the memory roofline. The expected lines are worked by hand from the GPU
+ * table (V100-SXM2-16GB: 80 SMs, boost_mhz 1530; B200-SXM-180GB: no
+ * boost_mhz) and from the layers each model has: ResNet-50 a batch norm
+ * per convolution and one max-pool, BERT-base layer norms and no batch
+ * norm.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim/train/compute.h"
+#include "sim/train/grouped_conv.h"
+#include "sim/train/kernel_models.h"
+#include "sim/train/rates.h"
+#include "tests/support.h"
+
+/* Runs ddpsim with args, fails unless it succeeds, and returns its output
+ * (the caller releases r). */
+static struct ds_test_result ddpsim(const char *args) {
+  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  cr_assert_eq(r.status, 0, "ddpsim %s: %s", args, r.err);
+  return r;
+}
+
+/* The text's line: "kernel models: ..." up to its newline, into buf. */
+static void line_of(const char *out, char *buf, size_t cap) {
+  const char *p = strstr(out, "\nkernel models: ");
+  cr_assert(p, "no kernel models line in:\n%s", out);
+  p++;
+  size_t n = strcspn(p, "\n");
+  cr_assert_lt(n, cap);
+  memcpy(buf, p, n);
+  buf[n] = '\0';
+}
+
+/* The H200 is the GPU the models were measured on: ResNet-50's batch norms
+ * and its max-pool are its own cycles, on its own 132 SMs at 1980 MHz. */
+Test(kernel_models, h200_resnet50_is_measured_on_this_gpu) {
+  struct ds_test_result r = ddpsim("--topo validation/topologies/nd-h200-v5.yaml "
+                                   "--model resnet50 --world-size 1 --strategy single");
+  char line[640];
+  line_of(r.out, line, sizeof line);
+  const char *want = "kernel models: measured on this GPU (H200) for batch norm (NCHW), max-pool";
+  cr_assert(strncmp(line, want, strlen(want)) == 0, "%s", line);
+  cr_assert(!strstr(line, "SM cycles on"), "nothing is moved to another GPU: %s", line);
+  /* the line comes right after the compute rates' */
+  cr_assert(strstr(r.out, "compute rates: all measured (GPU table): conv_tf32, matmul_fp32, "
+                          "memory\nkernel models: "), "%s", r.out);
+  ds_test_release(&r);
+  r = ddpsim("--topo validation/topologies/nd-h200-v5.yaml --model resnet50 --world-size 1 "
+             "--strategy single --format csv");
+  char field[512];
+  ds_test_csv_str(r.out, "kernel_models", 0, field, sizeof field);
+  const char *want_field = "batch_norm_nchw=this_gpu;max_pool=this_gpu;";
+  cr_assert(strncmp(field, want_field, strlen(want_field)) == 0, "%s", field);
+  cr_assert(strstr(r.out, ",bucket_mib,compute_rates,kernel_models\n"), "%s", r.out);
+  ds_test_release(&r);
+}
+
+/* A V100 runs the H200's cycles on its 80 SMs at 1530 MHz (gpus.yaml's
+ * V100-SXM2-16GB), and the JSON says both GPUs; ResNeXt adds its grouped
+ * convolutions, moved the same way. */
+Test(kernel_models, v100_says_the_models_are_moved) {
+  struct ds_test_result r =
+      ddpsim("--topo dgx1-v100 --model resnet50 --world-size 1 --strategy single");
+  char line[640];
+  line_of(r.out, line, sizeof line);
+  const char *want = "kernel models: H200's SM cycles on V100-SXM2-16GB's 80 SMs at 1530 MHz "
+                     "for batch norm (NCHW), max-pool";
+  cr_assert(strncmp(line, want, strlen(want)) == 0, "%s", line);
+  cr_assert(!strstr(line, "grouped"), "ResNet-50 has no grouped convolution: %s", line);
+  cr_assert(!strstr(line, "this GPU"), "%s", line);
+  ds_test_release(&r);
+  r = ddpsim("--topo dgx1-v100 --model resnext101_32x4d --world-size 1 --strategy single");
+  line_of(r.out, line, sizeof line);
+  cr_assert(strstr(line, "80 SMs at 1530 MHz for batch norm (NCHW), max-pool, grouped "
+                         "convolutions (per shape)"), "%s", line);
+  ds_test_release(&r);
+  r = ddpsim("--topo dgx1-v100 --model resnet50 --world-size 1 --strategy single "
+             "--format json");
+  cr_assert(strstr(r.out, "\"kernel_models\": [{\"kernel\": \"batch_norm_nchw\", \"source\": "
+                          "\"scaled_H200\", \"measured_on\": \"H200-SXM-141GB\", \"sms\": 80, "
+                          "\"clock_mhz\": 1530}, {\"kernel\": \"max_pool\""), "%s", r.out);
+  ds_test_release(&r);
+}
+
+/* BERT-base has layer norms and no batch norm: the line names the one and
+ * not the other, in the text and the CSV. */
+Test(kernel_models, bert_does_not_mention_batch_norm) {
+  struct ds_test_result r =
+      ddpsim("--topo dgx1-v100 --model bert-base --world-size 1 --strategy single");
+  char line[640];
+  line_of(r.out, line, sizeof line);
+  cr_assert(strstr(line, "layer norm"), "%s", line);
+  cr_assert(!strstr(line, "batch norm"), "%s", line);
+  cr_assert(!strstr(line, "max-pool"), "%s", line);
+  ds_test_release(&r);
+  r = ddpsim("--topo dgx1-v100 --model bert-base --world-size 1 --strategy single "
+             "--format csv");
+  char field[512];
+  ds_test_csv_str(r.out, "kernel_models", 0, field, sizeof field);
+  cr_assert(strstr(field, "layer_norm=scaled_H200"), "%s", field);
+  cr_assert(!strstr(field, "batch_norm"), "%s", field);
+  ds_test_release(&r);
+}
+
+/* B200-SXM-180GB has no boost_mhz in the GPU table: no kernel model can
+ * be moved to it, and its batch norms and max-pool run at the memory
+ * roofline, which the line says. */
+Test(kernel_models, gpu_without_boost_clock_says_roofline) {
+  struct ds_test_result r = ddpsim("--topo tests/data/dgx-b200.yaml --model resnet50 "
+                                   "--world-size 1 --strategy single");
+  char line[640];
+  line_of(r.out, line, sizeof line);
+  const char *want = "kernel models: not applied (B200-SXM-180GB has no boost_mhz), the memory "
+                     "roofline for batch norm (NCHW), max-pool";
+  cr_assert(strncmp(line, want, strlen(want)) == 0, "%s", line);
+  ds_test_release(&r);
+  r = ddpsim("--topo tests/data/dgx-b200.yaml --model resnet50 --world-size 1 --strategy "
+             "single --format csv");
+  char field[512];
+  ds_test_csv_str(r.out, "kernel_models", 0, field, sizeof field);
+  const char *want_field = "batch_norm_nchw=roofline;max_pool=roofline";
+  cr_assert(strncmp(field, want_field, strlen(want_field)) == 0, "%s", field);
+  ds_test_release(&r);
+}
+
+/* The words agree with the price: a max-pool kernel's time at the SMs'
+ * rate is its cycles over SMs x clock, so halving the SMs of a made-up
+ * GPU (ClockGPU: 4 SMs at 1000 MHz, no kernel overhead) doubles it; the
+ * record says the model was charged, and a GPU without a clock records it
+ * too while pricing the roofline (no SM cycles). */
+static const char *pool_model =
+    "schema_version: 1\nname: t\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n"
+    "  - {name: pool, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 640,"
+    " act_bytes: 256, op_fwd_bytes: 896, bwd_bytes: 1408, amp_bwd_bytes: 896,"
+    " pool_kernel: [3, 3], pool_stride: [2, 2], pool_padding: [1, 1],"
+    " pool_input: [2, 8, 8], params: []}\n"
+    "  - {name: relu, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 640,"
+    " act_bytes: 0, params: [{name: w, numel: 1}]}\n";
+
+Test(kernel_models, the_record_is_made_where_the_model_prices) {
+  struct ds_test_compute f;
+  ds_test_compute_setup(&f, ds_test_clock_gpus, "ClockGPU", 0.5, 0, pool_model, DS_DTYPE_FP32,
+                        DS_AMP_NONE);
+  struct ds_compute_charged charged = {0};
+  f.c.charged = &charged;
+  ds_compute_fwd_ns(&f.c, &f.m->layers[1], 1000);
+  cr_assert_eq(charged.kernel_models, 0u, "relu is at the roofline: no model");
+  struct ds_pool_kernel k;
+  ds_compute_max_pool_ns(&f.c, &f.m->layers[0], 1000, 0, &k);
+  cr_assert_eq(charged.kernel_models, 1u << DS_KM_MAX_POOL);
+  /* 122750 cycles (tests/test_max_pool.c) on 4 SMs at 1e9 Hz: 30687.5 ns */
+  cr_assert_float_eq(k.sm_rate_ns, 30687.5, 1e-6);
+  f.c.sms = 2;
+  ds_compute_max_pool_ns(&f.c, &f.m->layers[0], 1000, 0, &k);
+  cr_assert_float_eq(k.sm_rate_ns, 2 * 30687.5, 1e-6, "half the SMs, twice the time");
+  struct ds_kernel_models km;
+  ds_kernel_models_fill(&f.c, "ClockGPU", charged.kernel_models, &km);
+  cr_assert_eq(ds_kernel_model_source(&km, DS_KM_MAX_POOL), DS_KM_SCALED);
+  char line[256];
+  ds_kernel_models_describe(&km, line, sizeof line);
+  cr_assert_str_eq(line, "kernel models: H200's SM cycles on ClockGPU's 2 SMs at 1000 MHz for "
+                         "max-pool");
+  ds_test_compute_free(&f);
+
+  ds_test_compute_setup(&f, ds_test_clock_gpus, "NoClockGPU", 0.5, 0, pool_model, DS_DTYPE_FP32,
+                        DS_AMP_NONE);
+  charged = (struct ds_compute_charged){0};
+  f.c.charged = &charged;
+  ds_compute_max_pool_ns(&f.c, &f.m->layers[0], 1000, 0, &k);
+  cr_assert_float_eq(k.cycles, 0, 0, "no clock: the roofline");
+  cr_assert_eq(charged.kernel_models, 1u << DS_KM_MAX_POOL);
+  ds_kernel_models_fill(&f.c, "NoClockGPU", charged.kernel_models, &km);
+  cr_assert_eq(ds_kernel_model_source(&km, DS_KM_MAX_POOL), DS_KM_ROOFLINE);
+  ds_test_compute_free(&f);
+}
+
+/* The sources by hand: the H200's name with its 132 SMs at 1980 MHz is
+ * this GPU; the same name with other SMs (a topology's own table) is
+ * moved; a calibration file's grouped convolutions apply as measured; no
+ * model charged says none. The built-in grouped-convolution table was
+ * measured on the same GPU as the other models. */
+Test(kernel_models, sources_and_words) {
+  cr_assert_eq(ds_gconv_builtin.sms, DS_KM_MEASURED_SMS);
+  cr_assert_float_eq(ds_gconv_builtin.clock_hz / 1e6, DS_KM_MEASURED_CLOCK_MHZ, 1e-9);
+  struct ds_kernel_models km = {.used = (1u << DS_KM_BN_NCHW) | (1u << DS_KM_GROUPED_CONV),
+                                .knows_sms = 1, .sms = 132, .clock_mhz = 1980,
+                                .gconv_sms = 132, .gconv_clock_mhz = 1980,
+                                .gpu = DS_KM_MEASURED_GPU};
+  char buf[512];
+  ds_kernel_models_describe(&km, buf, sizeof buf);
+  cr_assert_str_eq(buf, "kernel models: measured on this GPU (H200) for batch norm (NCHW), "
+                        "grouped convolutions (per shape)");
+  ds_kernel_models_field(&km, buf, sizeof buf);
+  cr_assert_str_eq(buf, "batch_norm_nchw=this_gpu;grouped_conv=this_gpu");
+  km.sms = 66;
+  ds_kernel_models_describe(&km, buf, sizeof buf);
+  cr_assert_str_eq(buf, "kernel models: H200's SM cycles on H200-SXM-141GB's 66 SMs at 1980 MHz "
+                        "for batch norm (NCHW), grouped convolutions (per shape)");
+  km.sms = 132;
+  km.gconv_on_target = 1;
+  ds_kernel_models_describe(&km, buf, sizeof buf);
+  cr_assert_str_eq(buf, "kernel models: measured on this GPU (H200) for batch norm (NCHW); "
+                        "measured on this machine (--calib) for grouped convolutions (per "
+                        "shape)");
+  ds_kernel_models_field(&km, buf, sizeof buf);
+  cr_assert_str_eq(buf, "batch_norm_nchw=this_gpu;grouped_conv=calib");
+  km.used = 0;
+  ds_kernel_models_describe(&km, buf, sizeof buf);
+  cr_assert_str_eq(buf, "kernel models: none");
+  ds_kernel_models_field(&km, buf, sizeof buf);
+  cr_assert_str_eq(buf, "");
+}
+
+/* PowerSGD's GEMMs run at the gradients' fp32 matmul rate under --amp,
+ * where the model's matmuls run half: the compute-rates line names it
+ * apart. Without --amp the model's matmul_fp32 is the same rate, listed
+ * once; without the hook nothing is added. */
+Test(kernel_models, powersgd_gemms_rate_is_named) {
+  struct ds_test_result r = ddpsim("--topo 4gpu --comm-hook powersgd:4 --amp fp16");
+  cr_assert(strstr(r.out, "compute rates: all measured (GPU table): conv_half, matmul_half, "
+                          "memory, matmul_fp32 (PowerSGD's GEMMs)\n"), "%s", r.out);
+  ds_test_release(&r);
+  r = ddpsim("--topo 4gpu --comm-hook powersgd:4 --amp fp16 --format csv");
+  char field[256];
+  ds_test_csv_str(r.out, "compute_rates", 0, field, sizeof field);
+  cr_assert_str_eq(field, "conv_half=gpu_table;matmul_half=gpu_table;memory=gpu_table;"
+                          "matmul_fp32=gpu_table");
+  ds_test_release(&r);
+  r = ddpsim("--topo 4gpu --amp fp16");
+  cr_assert(!strstr(r.out, "PowerSGD"), "%s", r.out);
+  cr_assert(!strstr(r.out, "matmul_fp32"), "no hook, no fp32 GEMM: %s", r.out);
+  ds_test_release(&r);
+  r = ddpsim("--topo 4gpu --comm-hook powersgd:4");
+  cr_assert(!strstr(r.out, "PowerSGD"), "fp32 training: the model's own matmul_fp32: %s", r.out);
+  ds_test_release(&r);
+  /* a sweep's line merges its rows: the hook's row adds its rate */
+  r = ddpsim("--topo 4gpu --comm-hook none,powersgd:4 --amp fp16");
+  cr_assert(strstr(r.out, "memory, matmul_fp32 (PowerSGD's GEMMs)\n"), "%s", r.out);
+  ds_test_release(&r);
+}
+
+/* A calibration file's grouped-convolution table (measured on the user's
+ * V100 here: 80 SMs at 1530 MHz, one fp32 entry, the math ResNeXt runs in
+ * on a V100) prices ResNeXt's grouped convolutions as measured: the line
+ * says so, and the other models stay the H200's, moved. */
+Test(kernel_models, calib_grouped_convolutions_are_this_machines) {
+  char dir[] = "/tmp/ddpsim-kmodels-XXXXXX", calib[64], args[256];
+  cr_assert(mkdtemp(dir) != NULL);
+  snprintf(calib, sizeof calib, "%s/c.yaml", dir);
+  FILE *f = fopen(calib, "w");
+  cr_assert(f);
+  fputs("schema_version: 1\ngrouped_conv:\n  sms: 80\n  boost_mhz: 1530\n  entries:\n"
+        "    - {mode: fp32, group_width: 4, out_channels: 128, out_positions: 3136, stride: 1,"
+        " batch: 32, fwd_us: 400, dgrad_us: 600, wgrad_us: 700}\n", f);
+  fclose(f);
+  snprintf(args, sizeof args, "--topo dgx1-v100 --model resnext101_32x4d --world-size 1 "
+           "--strategy single --calib %s", calib);
+  struct ds_test_result r = ddpsim(args);
+  char line[640];
+  line_of(r.out, line, sizeof line);
+  cr_assert(strstr(line, "; measured on this machine (--calib) for grouped convolutions (per "
+                         "shape)"), "%s", line);
+  cr_assert(strstr(line, "H200's SM cycles on V100-SXM2-16GB's 80 SMs at 1530 MHz for batch "
+                         "norm (NCHW), max-pool, non-vectorised"), "%s", line);
+  ds_test_release(&r);
+  unlink(calib);
+  rmdir(dir);
+}

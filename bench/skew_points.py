@@ -6,8 +6,9 @@
 No source gives the skew between these machines' GPUs (docs/validation.md,
 "DeepLearningExamples' 8-GPU scaling"), so no row sets it; this prints what
 the two ways ddpsim has of adding skew would move each row. For every
-DeepLearningExamples row of validation/ddp_scaling.csv whose command runs on
---topo, it runs the row's command (single and ddp) as it stands and with
+DeepLearningExamples ConvNets row of validation/ddp_scaling.csv whose command
+runs on --topo (the BERT-large SQuAD rows, whose residual is another question,
+validation/notes-dlebert.md, are left out), it runs the row's command (single and ddp) as it stands and with
 each of:
 
   --jitter 0.05 --samples N     every compute kernel times a lognormal draw
@@ -33,7 +34,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.environ.get("DDPSIM_BIN", os.path.join(ROOT, "bin", "ddpsim"))
 ROWS = os.path.join(ROOT, "validation", "ddp_scaling.csv")
-SOURCE = "NVIDIA/DeepLearningExamples"
+SOURCE = "NVIDIA/DeepLearningExamples PyTorch/Classification/ConvNets/"
 
 
 def variants(samples):

@@ -85,11 +85,15 @@ def build_parts(run, dev):
     """One run's model (DDP-wrapped where the run has `ddp_cap`), its batch,
     loss, optimizer and training iteration `step`, as a dict: host_inproc.py
     times the step and calibrates the host on the plain run's parts. The
-    run's keys: model, batch, amp, channels_last, ddp_cap (MB),
+    run's keys: model, batch, amp, half (model.half(): parameters, gradients,
+    activations and Adam's state in fp16, no autocast: ddpsim's --dtype fp16,
+    what apex amp O2 runs in forward and backward), channels_last, ddp_cap (MB),
     grad_view (gradient_as_bucket_view), broadcast_buffers (left to DDP's
     default, True, where absent)."""
     model, x, meta = torch_models.MODELS[run["model"]](batch=run["batch"])
     model = model.to(dev)
+    if run.get("half"):
+        model = model.half()
     x = to_device(x, dev)
     if run.get("channels_last"):  # NHWC, as DeepLearningExamples' AMP runs
         model = model.to(memory_format=torch.channels_last)
@@ -255,6 +259,11 @@ def runs_for(plan):
     for cap in (100, 25, 5, 1):
         runs.append(dict(r50, name="resnet50-fp32-b32-ddp%d-r" % cap, batch=32, ddp_cap=cap))
     runs.append(dict(r50, name="resnet50-fp32-b32-r", batch=32))
+    if plan == "bert-large":  # DeepLearningExamples' BERT-large SQuAD rows (notes-dlebert.md)
+        big = dict(model="bert-large-squad", batch=32)
+        return [dict(big, name="bert-large-squad-tf32-b32", tf32_matmul=True),
+                dict(big, name="bert-large-squad-half-b32", half=True),
+                dict(big, name="bert-large-squad-amp-b32", amp="fp16")]
     if plan == "smoke":  # a CPU check of every code path at toy sizes
         keep = ("resnet50-fp32-b32", "resnet50-fp32-b32-ddp1", "resnet50-amp-b128-nhwc")
         runs = [dict(r, batch=2) for r in runs if r["name"] in keep]
@@ -306,7 +315,7 @@ def main():
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--warmup", type=int, default=8)
     ap.add_argument("--iters", type=int, default=20)
-    ap.add_argument("--plan", default="full", choices=("full", "smoke"))
+    ap.add_argument("--plan", default="full", choices=("full", "smoke", "bert-large"))
     ap.add_argument("--only", help="comma-separated run names")
     ap.add_argument("--profile-all", action="store_true",
                     help="profile every run (with --profile-dir), not only the plan's marked ones")
@@ -345,7 +354,8 @@ def main():
             gmed = statistics.median(gpu) if gpu else float("nan")
             hmed = statistics.median(host)
             per_iter = gmed if gpu else hmed
-            w.writerow([run["name"], run["model"], run["batch"], run.get("amp", ""),
+            w.writerow([run["name"], run["model"], run["batch"],
+                        run.get("amp", "half" if run.get("half") else ""),
                         int(torch.backends.cuda.matmul.allow_tf32), run.get("ddp_cap", ""),
                         int(run.get("grad_view", False)), int(run.get("channels_last", False)),
                         "%.3f" % gmed, "%.3f" % (min(gpu) if gpu else float("nan")), "%.3f" % hmed,

@@ -368,7 +368,9 @@ Test(xfmr_kernels, the_shipped_cores_products_are_their_flops) {
    * QK^T reads Q and K (1024 x 768 each) and writes the scores (12 x
    * 1024^2), PV reads the probabilities and V and writes the output. */
   static const char *const files[] = {"models/gpt2.yaml", "models/bert-base.yaml",
-                                      "models/bert-base-squad.yaml"};
+                                      "models/bert-base-squad.yaml",
+                                      "models/bert-large-squad.yaml"};
+  static const int layers[] = {12, 12, 12, 24};
   for (size_t k = 0; k < sizeof files / sizeof *files; k++) {
     struct ds_model *m;
     struct ds_err err = {0};
@@ -389,7 +391,7 @@ Test(xfmr_kernels, the_shipped_cores_products_are_their_flops) {
         cr_assert_float_eq(l->attn_products[DS_ATTN_FWD].bytes, 4 * 2 * (2 * t + s), 0.5);
       }
     }
-    cr_assert_eq(cores, 12, "%s", files[k]);
+    cr_assert_eq(cores, layers[k], "%s", files[k]);
     ds_model_free(m);
   }
 }

@@ -68,7 +68,8 @@ ITERS = 3
 IMAGE_MODELS = ("resnet50", "resnet101", "resnext50_32x4d", "resnext101_32x8d",
                 "resnext101_32x4d", "se_resnext101_32x4d", "mobilenet_v2", "vgg16")
 SMALL = dict({m: {} for m in IMAGE_MODELS}, **{"bert-base": {"seq": 32}, "gpt2": {"seq": 32},
-                                               "bert-base-squad": {"seq": 32}})
+                                               "bert-base-squad": {"seq": 32},
+                                               "bert-large-squad": {"seq": 32}})
 
 
 def small_input(name, batch):
@@ -203,7 +204,8 @@ def main(argv):
                 sys.stderr.write("saved %s %s: %d bytes at batch 2\n" % (name, att, total))
         write("saved_bytes.csv", head + [
             "# bytes autograd saves in one training forward at the batch given (full "
-            "224x224 images, 128-token BERT-base, 384-token BERT-base SQuAD, 1024-token GPT-2 "
+            "224x224 images, 128-token BERT-base, 384-token BERT-base and BERT-large SQuAD, "
+            "1024-token GPT-2 "
             "sequences): unique storages, "
             "parameters, buffers and the loss excluded, dropout masks bool as on CUDA; "
             "fused attention without dropout (CPU's flash kernel, saving what CUDA's does)",

@@ -29,6 +29,9 @@ groups=32, width_per_group=4. DeepLearningExamples' own definition
 se_resnext101_32x4d (not in the shared data README): DeepLearningExamples'
 SE-ResNeXt-101 32x4d, that ResNeXt-101 32x4d with a squeeze-and-excitation
 gate in every bottleneck (see SqueezeExcitation and SEBottleneck below).
+bert_large_squad (not in the shared data README): bert-large-uncased with the
+same question-answering head, sequence length 384, as DeepLearningExamples'
+run_squad.py fine-tunes it for its BERT-large throughput tables.
 
 attention: "eager" (unfused: QK^T, softmax, dropout, AV as separate ops)
 or "fused" (Hugging Face's "sdpa": torch's scaled_dot_product_attention).
@@ -209,6 +212,46 @@ def bert_base_squad(batch=2, attention="eager", seq=384):
     return model, x, meta
 
 
+def bert_large_squad(batch=2, attention="eager", seq=384):
+    """BERT-large fine-tuned on SQuAD v1.1 as NVIDIA DeepLearningExamples'
+    PyTorch/LanguageModeling/BERT/run_squad.py trains it for its published
+    throughput tables (commit a9e2c1d5): bert_configs/large.json (24 layers,
+    hidden 1024, 16 heads, intermediate 4096, vocabulary 30522 padded to
+    30528: run_squad.py:931-932), sequence length 384
+    (scripts/run_squad.sh: --max_seq_length=384), the question-answering head
+    (one 1024x2 linear). Built as bert_base_squad (Hugging Face's
+    BertForQuestionAnswering, the logits stacked as (batch, 2, seq) for the
+    exporter's "classify" loss); DeepLearningExamples' modeling.py differs as
+    bert_base_squad's docstring says (a pooler computed and discarded:
+    2*1024*1024 FLOPs per sample left out), and it runs the encoder
+    sequence-first, (seq, batch, hidden), with two transposes around it.
+    """
+    from transformers import BertConfig, BertForQuestionAnswering
+
+    class SquadQA(BertForQuestionAnswering):
+        def forward(self, input_ids, token_type_ids, attention_mask):
+            out = super().forward(input_ids=input_ids, token_type_ids=token_type_ids,
+                                  attention_mask=attention_mask)
+            return torch.stack((out.start_logits, out.end_logits), dim=1)
+
+    torch.manual_seed(0)
+    # bert-large-uncased (DeepLearningExamples' bert_configs/large.json), vocabulary
+    # 30522 padded to a multiple of 8
+    cfg = BertConfig(vocab_size=30528, hidden_size=1024, num_hidden_layers=24,
+                     num_attention_heads=16, intermediate_size=4096)
+    cfg._attn_implementation = _attn(attention)
+    model = SquadQA(cfg)
+    g = torch.Generator().manual_seed(0)
+    x = {
+        "input_ids": torch.randint(0, 30522, (batch, seq), generator=g),
+        "token_type_ids": torch.zeros(batch, seq, dtype=torch.long),
+        "attention_mask": torch.ones(batch, seq, dtype=torch.long),
+    }
+    meta = {"sample": "one SQuAD feature of %d tokens" % seq, "default_batch": 32,
+            "optimizer": "adam", "loss": "classify"}
+    return model, x, meta
+
+
 def gpt2(batch=2, attention="eager", seq=1024):
     from transformers import GPT2Config, GPT2LMHeadModel
     torch.manual_seed(0)
@@ -239,4 +282,5 @@ MODELS = {
     "resnext101_32x4d": resnext101_32x4d,
     "resnext101_32x8d": resnext101_32x8d,
     "se_resnext101_32x4d": se_resnext101_32x4d,
+    "bert-large-squad": bert_large_squad,
 }

@@ -481,7 +481,7 @@ PROXY = {
                                                   "conv_half", "matmul_fp32", "matmul_tf32",
                                                   "matmul_unaligned_half")}},
     "H200-SXM-141GB": {"conv_fp32": _CONV_FP32_FROM_SGEMM,
-                       "matmul_half": "a GH200's (its GH100 with 141 GB HBM3e, at 900 W)"},
+                       "matmul_half": "a GH200's, its GH100 with 141 GB HBM3e at 900 W"},
 }
 # conv_MATH_fwd and conv_MATH_bwd (a convolution's forward and backward apart, each
 # beside its pooled conv_MATH, which gpu_table.c requires with them)

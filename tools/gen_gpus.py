@@ -428,9 +428,9 @@ EFFICIENCY = {
     "H100-SXM5-80GB": _H100,
     "H200-SXM-141GB": _H200,
 }
-# The EFFICIENCY values that stand in for a measurement of their own: another math's or
-# another operation's (or, for memory, another memory's) measured fraction used in place
-# of this one's. gpus.yaml's `efficiency_proxy` map carries them with the reason below,
+# The EFFICIENCY values that stand in for a measurement of their own: another GPU's,
+# another math's or another operation's (or, for memory, another memory's) measured
+# fraction used in place of this one's. gpus.yaml's `efficiency_proxy` map carries them with the reason below,
 # which ddpsim's compute-rates line prints ("a stand-in (GPU table: REASON) for conv_tf32"),
 # so it is short (at most 63 characters; no quotes or backslashes: sim/net/gpu_table.c).
 # Decided entry by entry (2026-11-27; revised the same day, issue #12: a value measured on

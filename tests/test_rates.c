@@ -413,12 +413,13 @@ Test(rates, ddpsim_outputs_a_stand_in) {
   cr_assert(strstr(r.out, "{\"rate\": \"conv_tf32\", \"source\": \"gpu_table_proxy\", "
                           "\"proxy\": \"the half value's fraction\"}"), "%s", r.out);
   ds_test_release(&r);
-  /* `ddpsim topo` lists the table's values, then which of them are stand-ins */
+  /* `ddpsim topo` lists the table's values, then which of them are
+   * stand-ins, the keys of one reason together */
   snprintf(args, sizeof args, "topo %s", s.topo);
   r = ds_test_run("", ds_test_ddpsim(), args);
   cr_assert_eq(r.status, 0, "%s", r.err);
-  cr_assert(strstr(r.out, "\n  stand-ins  conv_tf32 (the half value's fraction); matmul_tf32 "
-                          "(the half value's fraction); memory (another card's copy)\n"),
+  cr_assert(strstr(r.out, "\n  stand-ins  conv_tf32, matmul_tf32 (the half value's fraction); "
+                          "memory (another card's copy)\n"),
             "%s", r.out);
   ds_test_release(&r);
   remove_files(&s);
@@ -462,31 +463,40 @@ Test(rates, bad_stand_ins_are_refused) {
 
 /* A half GEMM on unaligned operands (GPT-2's LM head, gemm_align 1) runs
  * at the GPU table's matmul_unaligned_half whatever priced matmul_half, so
- * the line names it apart: measured on the H200 (and the H100, the same
- * chip), and still the table's when a calibration file sets matmul_half. */
+ * the line names it apart: measured on the H200 (its matmul_half a GH200's,
+ * a stand-in), still the table's when a calibration file sets matmul_half,
+ * and on the H100 the H200's, a stand-in. */
 Test(rates, unaligned_half_gemms_are_named) {
-  struct ds_test_result r =
-      ds_test_run("", ds_test_ddpsim(),
-                  "--topo dgx-h100 --model gpt2 --amp bf16 --batch 1 --world-size 1 "
-                  "--strategy single");
+  static const char *const h200 = "--topo validation/topologies/nd-h200-v5.yaml --model gpt2 "
+                                  "--amp bf16 --batch 1 --world-size 1 --strategy single";
+  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), h200);
   cr_assert_eq(r.status, 0, "%s", r.err);
-  cr_assert(strstr(r.out, "compute rates: all measured (GPU table): matmul_half, "
-                          "attention_half, matmul_unaligned_half, memory\n"),
+  cr_assert(strstr(r.out, "compute rates: measured (GPU table) for attention_half, "
+                          "matmul_unaligned_half, memory; a stand-in (GPU table: a GH200's, its "
+                          "GH100 with 141 GB HBM3e at 900 W) for matmul_half\n"),
             "%s", r.out);
   ds_test_release(&r);
-  char dir[] = "/tmp/ddpsim-rates-XXXXXX", calib[64], args[256];
+  char dir[] = "/tmp/ddpsim-rates-XXXXXX", calib[64], args[320];
   cr_assert(mkdtemp(dir) != NULL);
   snprintf(calib, sizeof calib, "%s/c.yaml", dir);
   FILE *f = fopen(calib, "w");
   cr_assert(f);
   fputs("schema_version: 1\nefficiency:\n  matmul_half: 0.5\n", f);
   fclose(f);
-  snprintf(args, sizeof args, "--topo dgx-h100 --model gpt2 --amp bf16 --batch 1 "
-           "--world-size 1 --strategy single --calib %s", calib);
+  snprintf(args, sizeof args, "%s --calib %s", h200, calib);
   r = ds_test_run("", ds_test_ddpsim(), args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "compute rates: measured (GPU table) for attention_half, "
                           "matmul_unaligned_half, memory; measured (--calib) for matmul_half\n"),
+            "%s", r.out);
+  ds_test_release(&r);
+  r = ds_test_run("", ds_test_ddpsim(),
+                  "--topo dgx-h100 --model gpt2 --amp bf16 --batch 1 --world-size 1 "
+                  "--strategy single");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "compute rates: measured (GPU table) for matmul_half, attention_half, "
+                          "memory; a stand-in (GPU table: the H200's, the same GH100 chip and "
+                          "clocks) for matmul_unaligned_half\n"),
             "%s", r.out);
   ds_test_release(&r);
   /* the A100 has no value for it: its unaligned GEMMs take matmul_half's */
@@ -498,6 +508,47 @@ Test(rates, unaligned_half_gemms_are_named) {
   ds_test_release(&r);
   unlink(calib);
   rmdir(dir);
+}
+
+/* The shipped table (issue #12): the H100 takes some values from the H200
+ * (the same GH100 chip and clocks, another GPU), so an H100 run names its
+ * conv_tf32 and matmul_fp32 stand-ins with that reason and only its own
+ * copy's bandwidth measured; the H200 run of the same model names the same
+ * values its own measurements. */
+Test(rates, shipped_h100_names_the_h200s_values_stand_ins) {
+  static const char *const topo[] = {"dgx-h100", "validation/topologies/nd-h200-v5.yaml"};
+  static const char *const line[] = {
+      "compute rates: measured (GPU table) for memory; a stand-in (GPU table: the H200's, the "
+      "same GH100 chip and clocks) for conv_tf32, matmul_fp32\n",
+      "compute rates: all measured (GPU table): conv_tf32, matmul_fp32, memory\n"};
+  static const char *const csv[] = {
+      "conv_tf32=gpu_table_proxy;matmul_fp32=gpu_table_proxy;memory=gpu_table",
+      "conv_tf32=gpu_table;matmul_fp32=gpu_table;memory=gpu_table"};
+  for (int k = 0; k < 2; k++) {
+    char args[256], field[256];
+    snprintf(args, sizeof args, "--topo %s --model resnet50 --world-size 1 --strategy single",
+             topo[k]);
+    struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, line[k]), "%s", r.out);
+    ds_test_release(&r);
+    snprintf(args, sizeof args, "--topo %s --model resnet50 --world-size 1 --strategy single "
+             "--format csv", topo[k]);
+    r = ds_test_run("", ds_test_ddpsim(), args);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    ds_test_csv_str(r.out, "compute_rates", 0, field, sizeof field);
+    cr_assert_str_eq(field, csv[k]);
+    ds_test_release(&r);
+  }
+  /* the JSON gives the reason beside the source */
+  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(),
+                                        "--topo dgx-h100 --model resnet50 --world-size 1 "
+                                        "--strategy single --format json");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "{\"rate\": \"conv_tf32\", \"source\": \"gpu_table_proxy\", "
+                          "\"proxy\": \"the H200's, the same GH100 chip and clocks\"}"),
+            "%s", r.out);
+  ds_test_release(&r);
 }
 
 /* Layers without a class run at flops_efficiency itself: a calibration

@@ -144,7 +144,8 @@ _V100 = [
      "ResNet-50's shapes at batch 16, every pass, forward + input + weight gradient: 355.294 "
      "GFLOP in 9.973 ms less 102 x 4 us kernel_overhead, V100 SXM2; a lower bound at training "
      "batches (`python3 bench/deepbench_conv.py`)", _DEEPBENCH_V100),
-    ("memory", 790, 900, "GB/s", "cudaMemcpy device to device, V100 16GB (HBM2, 900 GB/s as SXM2)",
+    ("memory", 790, 900, "GB/s", "cudaMemcpy device to device, V100 16GB PCIe (HBM2 at 900 GB/s, "
+     "as SXM2's)",
      "https://www.paranumal.com/single-post/2018/02/08/rough-n-ready-roofline-nvidia-v100-edition"),
 ]
 _A100 = [
@@ -422,42 +423,65 @@ _H200 = [
 ]
 EFFICIENCY = {
     "V100-SXM2-16/32GB": _V100,
-    "A100-SXM4-40GB": _A100,  # the 80 GB card's measurements: same SMs and clocks
+    "A100-SXM4-40GB": _A100,  # the 80 GB card's memory (a stand-in, PROXY); same SMs and clocks
     "A100-SXM4-80GB": _A100,
     "H100-SXM5-80GB": _H100,
     "H200-SXM-141GB": _H200,
 }
-# The EFFICIENCY values that stand in for a measurement of their own: another math's or
-# another operation's (or, for memory, another memory's) measured fraction used in place
-# of this one's. gpus.yaml's `efficiency_proxy` map carries them with the reason below,
+# The EFFICIENCY values that stand in for a measurement of their own: another GPU's,
+# another math's or another operation's (or, for memory, another memory's) measured
+# fraction used in place of this one's. gpus.yaml's `efficiency_proxy` map carries them with the reason below,
 # which ddpsim's compute-rates line prints ("a stand-in (GPU table: REASON) for conv_tf32"),
 # so it is short (at most 63 characters; no quotes or backslashes: sim/net/gpu_table.c).
-# Decided entry by entry (2026-11-27); what is NOT here is a measurement of this class in
-# this math on this GPU's own chip and memory:
+# Decided entry by entry (2026-11-27; revised the same day, issue #12: a value measured on
+# another GPU is a stand-in however close the GPU, by default). What is NOT here is a
+# measurement of this class in this math on this GPU itself: the same chip measured as
+# this SKU (form factor and memory), or a source naming the chip or form factor without
+# saying which memory variant (the SXM2 V100s, the SXM4 A100s) where the value is not
+# the memory's.
 #  - A100 conv_tf32: the f16 tensor-core convolution's fraction (no TF32 convolution
 #    measurement was found: see _CUTLASS).
 #  - H100 and H200 conv_fp32: cuBLAS SGEMMs shaped as ResNet-50's 3x3 implicit GEMMs
 #    (`ddpreal calibrate`), a GEMM standing in for cuDNN's convolution.
 #  - A100-SXM4-40GB memory: the 80 GB card's read-kernel fraction of its HBM2e's 2039 GB/s,
-#    applied to the 40 GB card's HBM2 at 1555 GB/s, another memory at another clock (the
-#    SMs and clocks are the same chip's, so its compute values are not stand-ins).
-# Not stand-ins, with why: the H100's values taken from the H200 (the same GH100 chip and
-# clocks; the memory value is the H100's own); H100's attention_* (H100 / H200 ratios of the
-# same products timed on both); V100-SXM2-32GB's (the 16 GB card's: the same GV100 and HBM2
-# at 900 GB/s); A100 matmul_fp32 (an A100 80GB PCIe: the same GA100 SMs and FP32 peak);
-# A100 conv_fp32 and conv_half (CUTLASS's implicit-GEMM convolutions: a convolution in that
+#    applied to the 40 GB card's HBM2 at 1555 GB/s, another memory at another clock.
+#  - H100 conv_tf32, conv_tf32_fwd, conv_tf32_bwd, conv_half, matmul_fp32, matmul_tf32,
+#    matmul_unaligned_half: the H200's (the same GH100 chip, 132 SMs and 1980 MHz, but
+#    another GPU: HBM3e at 4.8 TB/s against HBM3 at 3.35, and its own board); conv_tiles'
+#    half values are the H200's too, and reach the run's line through conv_half.
+#  - H200 matmul_half: a GH200's MAMF (the GH100 of a Grace Hopper module, 141 GB HBM3e,
+#    900 W), not an H200 SXM's.
+#  - A100 matmul_fp32 (both SXM4 cards): an A100 80GB PCIe's SGEMM (the same GA100 SMs and
+#    FP32 peak; a PCIe card, at 300 W).
+#  - V100-SXM2 memory (16 and 32 GB): a V100 16GB PCIe card's cudaMemcpy (the paranumal
+#    post: "The V100 16GB PCI-E card"), the same HBM2 at 900 GB/s on another board.
+# Not stand-ins, with why: H100's matmul_half (MAMF's "H100 SXM") and memory (its own
+# cudaMemcpy); H100's attention_* (the H100 timed on the same products as the H200, GPT-2
+# b8's, the ratio scaling the H200's model mix: the H100's own measurement of how it
+# differs); V100 conv_* (DeepBench's DGX-1 V100 SXM2, memory variant unnamed) and matmul_*
+# (a "Tesla V100", variant unnamed; its 14.0 FP32 TFLOPS would be a PCIe card's whole
+# peak, so an SXM2); A100 matmul_tf32 (PyTorch's "GA100", SKU unnamed) and matmul_half
+# (MAMF's "A100 SXM", memory unnamed); A100 conv_fp32 and conv_half (CUTLASS's
+# implicit-GEMM convolutions, taken as an A100's: see _CUTLASS; a convolution in that
 # math, forward only and one problem, a narrow measurement but of the operation itself);
-# A100-SXM4-80GB memory (a read kernel rather than a copy, of this card's own HBM2e);
-# H200 matmul_half (a GH200's GH100 with the same HBM3e size); the half values measured in
-# bf16 or fp16 (one tensor rate: "half" above).
+# A100-SXM4-80GB memory (a read kernel rather than a copy, of this card's own HBM2e); the
+# half values measured in bf16 or fp16 (one tensor rate: "half" above).
 _CONV_TF32_FROM_HALF = "the f16 convolution's fraction of peak"
 _CONV_FP32_FROM_SGEMM = "cuBLAS SGEMMs shaped as ResNet-50's 3x3 convolutions"
+_FROM_H200 = "the H200's, the same GH100 chip and clocks"
+_FROM_A100_PCIE = "an A100 80GB PCIe's, the same GA100 SMs and FP32 peak"
 PROXY = {
+    "V100-SXM2-16/32GB": {"memory": "a V100 16GB PCIe card's, the same HBM2 at 900 GB/s"},
     "A100-SXM4-40GB": {"conv_tf32": _CONV_TF32_FROM_HALF,
+                       "matmul_fp32": _FROM_A100_PCIE,
                        "memory": "the 80 GB card's fraction of its HBM2e"},
-    "A100-SXM4-80GB": {"conv_tf32": _CONV_TF32_FROM_HALF},
-    "H100-SXM5-80GB": {"conv_fp32": _CONV_FP32_FROM_SGEMM},
-    "H200-SXM-141GB": {"conv_fp32": _CONV_FP32_FROM_SGEMM},
+    "A100-SXM4-80GB": {"conv_tf32": _CONV_TF32_FROM_HALF, "matmul_fp32": _FROM_A100_PCIE},
+    "H100-SXM5-80GB": {"conv_fp32": _CONV_FP32_FROM_SGEMM,
+                       **{k: _FROM_H200 for k in ("conv_tf32", "conv_tf32_fwd", "conv_tf32_bwd",
+                                                  "conv_half", "matmul_fp32", "matmul_tf32",
+                                                  "matmul_unaligned_half")}},
+    "H200-SXM-141GB": {"conv_fp32": _CONV_FP32_FROM_SGEMM,
+                       "matmul_half": "a GH200's, its GH100 with 141 GB HBM3e at 900 W"},
 }
 # conv_MATH_fwd and conv_MATH_bwd (a convolution's forward and backward apart, each
 # beside its pooled conv_MATH, which gpu_table.c requires with them)

@@ -161,8 +161,9 @@ def unmeasured(out, row):
     own backs: ddpsim's compute_rates column (NAME=SOURCE;...) names a
     typical one (the topology's flops_efficiency / mem_efficiency),
     attention at matmul's rate (as_matmul) or a GPU table value the table
-    marks a stand-in (gpu_table_proxy: another math's or operation's
-    measurement, e.g. A100's conv_tf32 at the f16 convolution's fraction)
+    marks a stand-in (gpu_table_proxy: another GPU's, math's or operation's
+    measurement, e.g. A100's conv_tf32 at the f16 convolution's fraction,
+    H100's values taken from the H200)
     or a calibration file's flops_efficiency pricing a class it has no value
     for (calib_flops: its GEMMs, in one math). None where no rate enters the
     metric (peak memory) or the output has no such column (collectives)."""

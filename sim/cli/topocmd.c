@@ -162,12 +162,19 @@ static void print_gpu(FILE *out, const struct ds_topo *t) {
     fprintf(out, " matmul_unaligned_half %.3f;", e->matmul_unaligned_half);
   if (e->memory > 0) fprintf(out, " memory %.3f\n", e->memory);
   else fprintf(out, " memory -\n");
-  /* of those, the ones the table marks as another math's or operation's
-   * measurement standing in (gpus.yaml efficiency_proxy), with its reason */
+  /* of those, the ones the table marks as another GPU's, math's or
+   * operation's measurement standing in (gpus.yaml efficiency_proxy), the
+   * keys of one reason together (the H100's seven H200 values) */
   const char *sep = "  stand-ins  ";
   for (int k = 0; k < DS_GPU_EFF_KEYS; k++) {
-    if (!g->eff_proxy[k][0]) continue;
-    fprintf(out, "%s%s (%s)", sep, ds_gpu_efficiency_keys[k], g->eff_proxy[k]);
+    const char *why = g->eff_proxy[k];
+    int first = why[0] != '\0';
+    for (int j = 0; j < k && first; j++) first = strcmp(g->eff_proxy[j], why) != 0;
+    if (!first) continue;
+    fprintf(out, "%s%s", sep, ds_gpu_efficiency_keys[k]);
+    for (int j = k + 1; j < DS_GPU_EFF_KEYS; j++)
+      if (strcmp(g->eff_proxy[j], why) == 0) fprintf(out, ", %s", ds_gpu_efficiency_keys[j]);
+    fprintf(out, " (%s)", why);
     sep = "; ";
   }
   if (sep[0] == ';') fputc('\n', out);

@@ -312,7 +312,7 @@ static ds_status read_strings(const struct ds_cnode *entry, const char *key,
 }
 
 /* An optional `efficiency_proxy` map, {KEY: "reason"}: the entry's
- * efficiency values that are another math's or another operation's
+ * efficiency values that are another GPU's, math's or operation's
  * measurement standing in for one of their own (tools/gen_gpus.py says
  * which and why). Each KEY needs a value in the entry's efficiency map; the
  * reason, which the run's compute-rates line prints (and its JSON quotes),

@@ -53,8 +53,9 @@ enum ds_gpu_math { DS_GPU_MATH_FP32, DS_GPU_MATH_TF32, DS_GPU_MATH_HALF, DS_GPU_
  * file (--calib); the topology's own per-class key (conv_efficiency, ...);
  * or, for attention without an entry of its own, matmul's (measured or
  * set) rate; or a GPU table value that stands in for a measurement of its
- * own (its `efficiency_proxy`: another math's or another operation's
- * measured fraction, e.g. the f16 convolution's for TF32's). */
+ * own (its `efficiency_proxy`: another GPU's, math's or operation's
+ * measured fraction, e.g. the f16 convolution's for TF32's, the H200's
+ * for the H100's). */
 enum ds_rate_source {
   DS_RATE_TYPICAL,
   DS_RATE_GPU_TABLE,

@@ -5,7 +5,7 @@
  * and the source of its efficiency (topo.h enum ds_rate_source: the GPU
  * table's measurement, a calibration file, the topology's own per-class
  * key, matmul's rate standing in for attention, a GPU table value the table
- * marks a stand-in (another math's or operation's measurement), or the typical
+ * marks a stand-in (another GPU's, math's or operation's measurement), or the typical
  * flops_efficiency / mem_efficiency no measurement backs). The summary
  * prints it (docs/architecture.md, "Compute"), so a prediction priced by
  * placeholders says so.

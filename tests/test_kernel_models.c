@@ -165,7 +165,7 @@ Test(kernel_models, the_record_is_made_where_the_model_prices) {
   cr_assert_float_eq(k.sm_rate_ns, 2 * 30687.5, 1e-6, "half the SMs, twice the time");
   struct ds_kernel_models km;
   ds_kernel_models_fill(&f.c, "ClockGPU", charged.kernel_models, &km);
-  cr_assert_eq(ds_kernel_model_source(&km, DS_KM_MAX_POOL), DS_KM_SCALED);
+  cr_assert_eq(ds_kernel_models_source(&km, DS_KM_MAX_POOL), DS_KM_SCALED);
   char line[256];
   ds_kernel_models_describe(&km, line, sizeof line);
   cr_assert_str_eq(line, "kernel models: H200's SM cycles on ClockGPU's 2 SMs at 1000 MHz for "
@@ -180,7 +180,7 @@ Test(kernel_models, the_record_is_made_where_the_model_prices) {
   cr_assert_float_eq(k.cycles, 0, 0, "no clock: the roofline");
   cr_assert_eq(charged.kernel_models, 1u << DS_KM_MAX_POOL);
   ds_kernel_models_fill(&f.c, "NoClockGPU", charged.kernel_models, &km);
-  cr_assert_eq(ds_kernel_model_source(&km, DS_KM_MAX_POOL), DS_KM_ROOFLINE);
+  cr_assert_eq(ds_kernel_models_source(&km, DS_KM_MAX_POOL), DS_KM_ROOFLINE);
   ds_test_compute_free(&f);
 }
 

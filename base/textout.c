@@ -16,7 +16,8 @@ void ds_textout_append(char *buf, size_t size, size_t *used, const char *fmt, ..
 
 int ds_textout_csv_needs_quotes(const char *s) {
   size_t n = strlen(s);
-  return strpbrk(s, "\",\r\n") != NULL || (n > 0 && (s[0] == ' ' || s[n - 1] == ' '));
+  if (n > 0 && (s[0] == ' ' || s[0] == '\t' || s[n - 1] == ' ' || s[n - 1] == '\t')) return 1;
+  return strpbrk(s, "\",\r\n") != NULL;
 }
 
 int ds_textout_csv_field(FILE *fp, const char *s) {

@@ -24,7 +24,7 @@ __attribute__((format(printf, 4, 5))) void ds_textout_append(char *buf, size_t s
                                                              const char *fmt, ...);
 
 /* Whether s must be quoted as a CSV field: it holds a quote, a comma, a CR
- * or LF, or starts or ends with a space (which readers may trim). */
+ * or LF, or starts or ends with a space or tab (libcsv trims unquoted blanks). */
 int ds_textout_csv_needs_quotes(const char *s);
 
 /* Writes s as one CSV field (no separator): as is, or through csv_fwrite

@@ -271,8 +271,12 @@ static void print_json_rates(FILE *fp, const struct ds_rates *rates) {
     if (ds_rate_key(u)) fprintf(fp, ", \"key\": \"%s\", \"value\": %g", ds_rate_key(u),
                                 u->efficiency);
     if (u->grad_gemm) fputs(", \"for\": \"powersgd\"", fp);
-    /* the GPU table's reason: printable, no quotes or backslashes (gpu_table.c) */
-    if (u->proxy[0]) fprintf(fp, ", \"proxy\": \"%s\"", u->proxy);
+    /* the GPU table's reason (printable, no quotes or backslashes:
+     * gpu_table.c), escaped all the same */
+    if (u->proxy[0]) {
+      fputs(", \"proxy\": ", fp);
+      ds_textout_json_string(fp, u->proxy);
+    }
     fputc('}', fp);
   }
 }

@@ -130,13 +130,15 @@ static void group_head(const struct ds_kernel_models *km, enum group g, int roof
   }
 }
 
-/* "batch norm (NCHW; bytes bound 99 of 106 passes)": the clause where the
- * bytes at the roofline, not the model, set some of its passes' times. */
+/* "batch norm (NCHW; roofline bound 99 of 106 passes)": the clause where the
+ * roofline, not the model, set some of its passes' times (the memory
+ * roofline; for grouped convolutions the conv class's rate or their bytes,
+ * compute.c layer_kernel_ns). */
 static void model_entry(const struct ds_kernel_models *km, enum ds_kernel_model k, int applied,
                         char *buf, size_t size, size_t *used) {
   const char *label = ds_kernel_models_label(k);
-  int32_t n = km->passes[k], by_bytes = n - km->bound_passes[k];
-  if (!applied || n <= 0 || by_bytes <= 0) {
+  int32_t n = km->passes[k], by_roofline = n - km->bound_passes[k];
+  if (!applied || n <= 0 || by_roofline <= 0) {
     ds_textout_append(buf, size, used, "%s", label);
     return;
   }
@@ -144,11 +146,12 @@ static void model_entry(const struct ds_kernel_models *km, enum ds_kernel_model 
   int paren = len > 0 && label[len - 1] == ')';
   ds_textout_append(buf, size, used, "%.*s%s", (int)(paren ? len - 1 : len), label,
                     paren ? "; " : " (");
-  if (n == 1) ds_textout_append(buf, size, used, "bytes bound its one pass)");
-  else if (by_bytes == n)
-    ds_textout_append(buf, size, used, "bytes bound all %d passes)", (int)n);
+  if (n == 1)
+    ds_textout_append(buf, size, used, "roofline bound its one pass)");
+  else if (by_roofline == n)
+    ds_textout_append(buf, size, used, "roofline bound all %d passes)", (int)n);
   else
-    ds_textout_append(buf, size, used, "bytes bound %d of %d passes)", (int)by_bytes, (int)n);
+    ds_textout_append(buf, size, used, "roofline bound %d of %d passes)", (int)by_roofline, (int)n);
 }
 
 void ds_kernel_models_describe(const struct ds_kernel_models *km, char *buf, size_t size) {

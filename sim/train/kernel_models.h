@@ -16,8 +16,8 @@
  *
  * Every model takes the longer of its own time and its bytes at the
  * roofline: each pass that consults a model is counted, and whether the
- * model's time won (bound it), so the line can say where bytes bound most
- * of a model's passes.
+ * model's time won (bound it), so the line can say where the roofline
+ * bound some of a model's passes.
  *
  * Which models a run charges is recorded where each prices its kernel
  * (ds_compute_charge_model, compute.h, called from the pricing code of
@@ -115,8 +115,8 @@ void ds_kernel_models_merge(struct ds_kernel_models *dst, const struct ds_kernel
 /* The summary's line, without a newline, grouped by source: "kernel
  * models: measured on this GPU (H200) for batch norm (NCHW), max-pool";
  * "kernel models: H200's SM cycles on V100-SXM2-16GB's 80 SMs at 1530 MHz
- * for batch norm (NCHW; bytes bound 99 of 106 passes), ..." (the clause
- * where bytes at the roofline set the time of some of a model's passes);
+ * for batch norm (NCHW; roofline bound 99 of 106 passes), ..." (the clause
+ * where the roofline set the time of some of a model's passes);
  * "kernel models: none" when the run charges none. */
 void ds_kernel_models_describe(const struct ds_kernel_models *km, char *buf, size_t size);
 /* The CSV field: KEY=SOURCE joined by ';' ("batch_norm_nchw=scaled_H200"); "" for none. */

@@ -584,7 +584,15 @@ static ds_status load(struct loaded *ld, const struct ds_options *o, struct ds_e
     ds_calib_gconv_table(ld->calib, &ld->gconv);
     ld->compute.gconv = &ld->gconv;
     const struct ds_gpu_spec *g = &ld->topo->gpu;
-    if (g->sms != ld->gconv.sms || g->boost_mhz * 1e6 != ld->gconv.clock_hz)
+    /* applied at the file's own SMs and clock (ds_gconv_ns), even where the
+     * GPU table has no boost_mhz and the built-in models fall to the roofline */
+    if (g->boost_mhz <= 0)
+      fprintf(stderr,
+              "ddpsim: note: --calib's grouped convolutions were measured on a GPU of %d SMs "
+              "at %g MHz, %s's %s has no boost_mhz: their times apply as measured (the other "
+              "kernel models run at the roofline)\n",
+              ld->gconv.sms, ld->gconv.clock_hz / 1e6, ld->topo_path, g->name);
+    else if (g->sms != ld->gconv.sms || g->boost_mhz * 1e6 != ld->gconv.clock_hz)
       fprintf(stderr,
               "ddpsim: note: --calib's grouped convolutions were measured on a GPU of %d SMs "
               "at %g MHz, %s's %s has %d at %d MHz: their times apply as measured\n",

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/atomic_file.h"
+#include "base/textout.h"
 
 static void us(FILE *fp, int64_t ns) {
   fprintf(fp, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
@@ -32,7 +33,7 @@ static void events(FILE *fp, const struct ds_trace *t, int pid_base) {
     const struct ds_trace_row *r = &t->rows[i];
     const struct ds_op *o = &r->sched->ops[r->op];
     fputs(",\n{\"name\": ", fp);
-    ds__json_string(fp, o->name[0] ? o->name : ds_op_kind_name(o->kind));
+    ds_textout_json_string(fp, o->name[0] ? o->name : ds_op_kind_name(o->kind));
     fprintf(fp, ", \"cat\": \"%s\", \"ph\": \"X\", \"ts\": ", ds_op_kind_name(o->kind));
     us(fp, r->start_ns);
     fputs(", \"dur\": ", fp);

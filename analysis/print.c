@@ -11,30 +11,8 @@
 #include <string.h>
 
 #include "analysis/compare.h"
+#include "base/textout.h"
 
-void ds__json_string(FILE *fp, const char *s) {
-  fputc('"', fp);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\') fprintf(fp, "\\%c", *p);
-    else if (*p < 0x20) fprintf(fp, "\\u%04x", *p);
-    else fputc(*p, fp);
-  }
-  fputc('"', fp);
-}
-
-static void csv_string(FILE *fp, const char *s) {
-  if (strpbrk(s, ",\"\r\n") == NULL && s[0] != ' ' &&
-      (s[0] == '\0' || s[strlen(s) - 1] != ' ')) {
-    fputs(s, fp);
-    return;
-  }
-  fputc('"', fp);
-  for (; *s; s++) {
-    if (*s == '"') fputc('"', fp);
-    fputc(*s, fp);
-  }
-  fputc('"', fp);
-}
 
 static double rel(double pred, double meas) {
   return meas != 0 ? (pred - meas) / meas : NAN;
@@ -87,7 +65,7 @@ static void print_csv_ops(FILE *fp, const struct ds_compare *c) {
     const struct ds_compare_op *o = &c->ops[i];
     fprintf(fp, "%d,%lld,%s,%s,", o->op->rank, (long long)o->op->id,
             ds_stream_name(o->op->stream), ds_op_kind_name(o->op->kind));
-    csv_string(fp, o->op->name);
+    ds_textout_csv_field(fp, o->op->name);
     fprintf(fp, ",%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,", o->op->bucket,
             o->pred_start_ms, o->pred_dur_ms, o->meas_start_ms, o->meas_dur_ms,
             o->meas_dur_sd_ms, o->pred_dur_ms - o->meas_dur_ms);
@@ -107,7 +85,7 @@ static void json_op(FILE *fp, const struct ds_compare_op *o) {
   fprintf(fp, "{\"rank\": %d, \"id\": %lld, \"stream\": \"%s\", \"kind\": \"%s\", "
           "\"name\": ", o->op->rank, (long long)o->op->id,
           ds_stream_name(o->op->stream), ds_op_kind_name(o->op->kind));
-  ds__json_string(fp, o->op->name);
+  ds_textout_json_string(fp, o->op->name);
   fprintf(fp, ", \"bucket\": %d, \"predicted_start_ms\": %.6f, "
           "\"predicted_ms\": %.6f, \"measured_start_ms\": %.6f, "
           "\"measured_ms\": %.6f, \"measured_sd_ms\": %.6f, \"error_ms\": %.6f, "
@@ -120,11 +98,11 @@ static void json_op(FILE *fp, const struct ds_compare_op *o) {
 
 static void print_json(FILE *fp, const struct ds_compare *c, int per_op) {
   fputs("{\n  \"predicted\": {\"file\": ", fp);
-  ds__json_string(fp, c->pred_path);
+  ds_textout_json_string(fp, c->pred_path);
   fprintf(fp, ", \"source\": \"%s\", \"iteration\": %d},\n", c->pred->source,
           c->pred_iter);
   fputs("  \"measured\": {\"file\": ", fp);
-  ds__json_string(fp, c->meas_path);
+  ds_textout_json_string(fp, c->meas_path);
   fprintf(fp, ", \"source\": \"%s\", \"iterations\": [", c->meas->source);
   for (size_t i = 0; i < c->n_meas_iters; i++)
     fprintf(fp, "%s%d", i ? ", " : "", c->meas_iters[i]);
@@ -282,14 +260,14 @@ static void print_one_csv(FILE *fp, const struct ds_compare *c, int per_op) {
     const struct ds_compare_op *o = &c->ops[i];
     fprintf(fp, "%d,%lld,%s,%s,", o->op->rank, (long long)o->op->id,
             ds_stream_name(o->op->stream), ds_op_kind_name(o->op->kind));
-    csv_string(fp, o->op->name);
+    ds_textout_csv_field(fp, o->op->name);
     fprintf(fp, ",%d,%.6f,%.6f\n", o->op->bucket, o->pred_start_ms, o->pred_dur_ms);
   }
 }
 
 static void print_one_json(FILE *fp, const struct ds_compare *c, int per_op) {
   fputs("{\n  \"trace\": {\"file\": ", fp);
-  ds__json_string(fp, c->pred_path);
+  ds_textout_json_string(fp, c->pred_path);
   fprintf(fp, ", \"source\": \"%s\", \"iteration\": %d, \"chosen\": \"%s\", "
           "\"iterations\": {\"first\": %d, \"last\": %d, \"count\": %zu}},\n",
           c->pred->source, c->pred_iter, choice_names[c->iter_choice], c->first_iter,
@@ -307,7 +285,7 @@ static void print_one_json(FILE *fp, const struct ds_compare *c, int per_op) {
       fprintf(fp, "    {\"rank\": %d, \"id\": %lld, \"stream\": \"%s\", \"kind\": "
               "\"%s\", \"name\": ", o->op->rank, (long long)o->op->id,
               ds_stream_name(o->op->stream), ds_op_kind_name(o->op->kind));
-      ds__json_string(fp, o->op->name);
+      ds_textout_json_string(fp, o->op->name);
       fprintf(fp, ", \"bucket\": %d, \"start_ms\": %.6f, \"ms\": %.6f}%s\n",
               o->op->bucket, o->pred_start_ms, o->pred_dur_ms,
               i + 1 < c->n_ops ? "," : "");

@@ -67,28 +67,36 @@ Test(kernel_models, h200_resnet50_is_measured_on_this_gpu) {
 
 /* A V100 runs the H200's cycles on its 80 SMs at 1530 MHz (gpus.yaml's
  * V100-SXM2-16GB), and the JSON says both GPUs; ResNeXt adds its grouped
- * convolutions, moved the same way. */
+ * convolutions, moved the same way. ResNet-50's 53 batch norms make 106
+ * passes (forward and backward), its max-pool 2: on the V100's 900 GB/s
+ * the roofline binds some of them, which the line counts. */
 Test(kernel_models, v100_says_the_models_are_moved) {
   struct ds_test_result r =
       ddpsim("--topo dgx1-v100 --model resnet50 --world-size 1 --strategy single");
   char line[640];
   line_of(r.out, line, sizeof line);
   const char *want = "kernel models: H200's SM cycles on V100-SXM2-16GB's 80 SMs at 1530 MHz "
-                     "for batch norm (NCHW), max-pool";
+                     "for batch norm (NCHW; roofline bound ";
   cr_assert(strncmp(line, want, strlen(want)) == 0, "%s", line);
+  cr_assert(strstr(line, " of 106 passes), max-pool ("), "%s", line);
+  cr_assert(!strstr(line, "the same SMs and clock"), "%s", line);
   cr_assert(!strstr(line, "grouped"), "ResNet-50 has no grouped convolution: %s", line);
   cr_assert(!strstr(line, "this GPU"), "%s", line);
   ds_test_release(&r);
   r = ddpsim("--topo dgx1-v100 --model resnext101_32x4d --world-size 1 --strategy single");
   line_of(r.out, line, sizeof line);
-  cr_assert(strstr(line, "80 SMs at 1530 MHz for batch norm (NCHW), max-pool, grouped "
-                         "convolutions (per shape)"), "%s", line);
+  cr_assert(strstr(line, "80 SMs at 1530 MHz for batch norm (NCHW; "), "%s", line);
+  cr_assert(strstr(line, "), grouped convolutions (per shape"), "%s", line);
   ds_test_release(&r);
   r = ddpsim("--topo dgx1-v100 --model resnet50 --world-size 1 --strategy single "
              "--format json");
   cr_assert(strstr(r.out, "\"kernel_models\": [{\"kernel\": \"batch_norm_nchw\", \"source\": "
                           "\"scaled_H200\", \"measured_on\": \"H200-SXM-141GB\", \"sms\": 80, "
-                          "\"clock_mhz\": 1530}, {\"kernel\": \"max_pool\""), "%s", r.out);
+                          "\"clock_mhz\": 1530, \"passes\": 106, \"model_bound\": "),
+            "%s", r.out);
+  cr_assert(strstr(r.out, "{\"kernel\": \"max_pool\", \"source\": \"scaled_H200\", "
+                          "\"measured_on\": \"H200-SXM-141GB\", \"sms\": 80, \"clock_mhz\": 1530, "
+                          "\"passes\": 2, \"model_bound\": "), "%s", r.out);
   ds_test_release(&r);
 }
 
@@ -164,8 +172,8 @@ Test(kernel_models, the_record_is_made_where_the_model_prices) {
   ds_compute_max_pool_ns(&f.c, &f.m->layers[0], 1000, 0, &k);
   cr_assert_float_eq(k.sm_rate_ns, 2 * 30687.5, 1e-6, "half the SMs, twice the time");
   struct ds_kernel_models km;
-  ds_kernel_models_fill(&f.c, "ClockGPU", charged.kernel_models, &km);
-  cr_assert_eq(ds_kernel_model_source(&km, DS_KM_MAX_POOL), DS_KM_SCALED);
+  ds_kernel_models_fill(&f.c, "ClockGPU", charged.kernel_models, &charged, &km);
+  cr_assert_eq(ds_kernel_models_source(&km, DS_KM_MAX_POOL), DS_KM_SCALED);
   char line[256];
   ds_kernel_models_describe(&km, line, sizeof line);
   cr_assert_str_eq(line, "kernel models: H200's SM cycles on ClockGPU's 2 SMs at 1000 MHz for "
@@ -179,8 +187,8 @@ Test(kernel_models, the_record_is_made_where_the_model_prices) {
   ds_compute_max_pool_ns(&f.c, &f.m->layers[0], 1000, 0, &k);
   cr_assert_float_eq(k.cycles, 0, 0, "no clock: the roofline");
   cr_assert_eq(charged.kernel_models, 1u << DS_KM_MAX_POOL);
-  ds_kernel_models_fill(&f.c, "NoClockGPU", charged.kernel_models, &km);
-  cr_assert_eq(ds_kernel_model_source(&km, DS_KM_MAX_POOL), DS_KM_ROOFLINE);
+  ds_kernel_models_fill(&f.c, "NoClockGPU", charged.kernel_models, &charged, &km);
+  cr_assert_eq(ds_kernel_models_source(&km, DS_KM_MAX_POOL), DS_KM_ROOFLINE);
   ds_test_compute_free(&f);
 }
 
@@ -277,9 +285,163 @@ Test(kernel_models, calib_grouped_convolutions_are_this_machines) {
   char line[640];
   line_of(r.out, line, sizeof line);
   cr_assert(strstr(line, "; measured on this machine (--calib) for grouped convolutions (per "
-                         "shape)"), "%s", line);
+                         "shape"), "%s", line);
   cr_assert(strstr(line, "H200's SM cycles on V100-SXM2-16GB's 80 SMs at 1530 MHz for batch "
-                         "norm (NCHW), max-pool, non-vectorised"), "%s", line);
+                         "norm (NCHW; "), "%s", line);
+  cr_assert(strstr(line, "), max-pool ("), "%s", line);
+  ds_test_release(&r);
+  unlink(calib);
+  rmdir(dir);
+}
+
+/* GPT-2 under bf16 autocast on an H100 (132 SMs at 1980 MHz, the H200's
+ * own: the line says so) charges exactly the models its layers have
+ * (models/gpt2.yaml): layer_norm (layer norm), legacy_ew (non-vectorised
+ * elementwise), amp_cast_ew under autocast (mixed-dtype elementwise:
+ * legacy_ew.c), cat_copy (torch.cat's generic kernel), amp_upcast_bytes
+ * (half-to-fp32 casts) and row_reductions (bias gradients); no batch norm,
+ * max-pool or grouped convolution. */
+Test(kernel_models, gpt2_bf16_names_exactly_its_models) {
+  struct ds_test_result r =
+      ddpsim("--topo dgx-h100 --model gpt2 --amp bf16 --world-size 1 --strategy single");
+  char line[640];
+  line_of(r.out, line, sizeof line);
+  const char *want = "kernel models: H200's SM cycles on H100-SXM5-80GB's 132 SMs at 1980 MHz "
+                     "(the same SMs and clock) for layer norm";
+  cr_assert(strncmp(line, want, strlen(want)) == 0, "%s", line);
+  const char *models[] = {"layer norm", "non-vectorised elementwise", "mixed-dtype elementwise",
+                          "torch.cat's generic kernel", "half-to-fp32 casts",
+                          "bias-gradient reductions"};
+  for (size_t i = 0; i < sizeof models / sizeof *models; i++)
+    cr_assert(strstr(line, models[i]), "%s missing: %s", models[i], line);
+  cr_assert(!strstr(line, "batch norm") && !strstr(line, "max-pool") && !strstr(line, "grouped"),
+            "%s", line);
+  ds_test_release(&r);
+  r = ddpsim("--topo dgx-h100 --model gpt2 --amp bf16 --world-size 1 --strategy single "
+             "--format csv");
+  char field[512];
+  ds_test_csv_str(r.out, "kernel_models", 0, field, sizeof field);
+  cr_assert_str_eq(field, "layer_norm=scaled_H200;legacy_elementwise=scaled_H200;"
+                          "mixed_dtype_elementwise=scaled_H200;cat=scaled_H200;"
+                          "upcast=scaled_H200;row_reduce=scaled_H200");
+  ds_test_release(&r);
+}
+
+/* ResNet-50 channels-last: under fp16 autocast cuDNN's persistent NHWC
+ * batch norm runs (norm.c cudnn_nhwc, Normalization.cpp use_cudnn), not the
+ * NCHW one; under bf16 PyTorch's own batch-norm kernels run (no cuDNN), at
+ * the roofline, so no batch-norm model is named, max-pool still is. */
+Test(kernel_models, resnet50_channels_last_batch_norm_per_dtype) {
+  struct ds_test_result r = ddpsim("--topo dgx-h100 --model resnet50 --channels-last "
+                                   "--amp fp16 --world-size 1 --strategy single");
+  char line[640];
+  line_of(r.out, line, sizeof line);
+  cr_assert(strstr(line, "for batch norm (channels-last"), "%s", line);
+  cr_assert(!strstr(line, "NCHW"), "%s", line);
+  cr_assert(strstr(line, "half-to-fp32 casts"), "%s", line);
+  ds_test_release(&r);
+  r = ddpsim("--topo dgx-h100 --model resnet50 --channels-last --amp fp16 --world-size 1 "
+             "--strategy single --format csv");
+  char field[512];
+  ds_test_csv_str(r.out, "kernel_models", 0, field, sizeof field);
+  const char *nhwc = "batch_norm_nhwc=scaled_H200;max_pool=scaled_H200;";
+  cr_assert(strncmp(field, nhwc, strlen(nhwc)) == 0, "%s", field);
+  ds_test_release(&r);
+  r = ddpsim("--topo dgx-h100 --model resnet50 --channels-last --amp bf16 --world-size 1 "
+             "--strategy single");
+  line_of(r.out, line, sizeof line);
+  cr_assert(!strstr(line, "batch norm"), "bf16: PyTorch's own kernels: %s", line);
+  cr_assert(strstr(line, "for max-pool"), "%s", line);
+  ds_test_release(&r);
+}
+
+/* A sweep's CSV rows each carry the field (each row's own models). */
+Test(kernel_models, sweep_rows_each_carry_the_field) {
+  struct ds_test_result r = ddpsim("--topo dgx1-v100 --model resnet50 --world-size 1 "
+                                   "--strategy single --batch 16,32 --format csv");
+  const char *want = "batch_norm_nchw=scaled_H200;max_pool=scaled_H200;";
+  for (int row = 0; row < 2; row++) {
+    char field[512];
+    ds_test_csv_str(r.out, "kernel_models", row, field, sizeof field);
+    cr_assert(strncmp(field, want, strlen(want)) == 0, "row %d: %s", row, field);
+  }
+  ds_test_release(&r);
+}
+
+/* A model's own time is counted where it beats its bytes at the roofline:
+ * the max-pool above (30687.5 ns of SM cycles on ClockGPU's 4 SMs, against
+ * 1000 x 896 B at 1000 GB/s x 0.5 = 1792 ns) binds; on a million SMs its
+ * cycles take 0.12 ns and the bytes bind. The line then counts them. */
+Test(kernel_models, bound_passes_are_counted) {
+  struct ds_test_compute f;
+  ds_test_compute_setup(&f, ds_test_clock_gpus, "ClockGPU", 0.5, 0, pool_model, DS_DTYPE_FP32,
+                        DS_AMP_NONE);
+  struct ds_compute_charged charged = {0};
+  f.c.charged = &charged;
+  ds_compute_max_pool_ns(&f.c, &f.m->layers[0], 1000, 0, NULL);
+  cr_assert_eq(charged.passes[DS_KM_MAX_POOL], 1);
+  cr_assert_eq(charged.bound_passes[DS_KM_MAX_POOL], 1, "its SM cycles bind");
+  f.c.sms = 1000000;
+  ds_compute_max_pool_ns(&f.c, &f.m->layers[0], 1000, 0, NULL);
+  cr_assert_eq(charged.passes[DS_KM_MAX_POOL], 2);
+  cr_assert_eq(charged.bound_passes[DS_KM_MAX_POOL], 1, "the roofline binds");
+  f.c.sms = 4;
+  struct ds_kernel_models km;
+  ds_kernel_models_fill(&f.c, "ClockGPU", charged.kernel_models, &charged, &km);
+  char line[256];
+  ds_kernel_models_describe(&km, line, sizeof line);
+  cr_assert_str_eq(line, "kernel models: H200's SM cycles on ClockGPU's 4 SMs at 1000 MHz for "
+                         "max-pool (roofline bound 1 of 2 passes)");
+  ds_test_compute_free(&f);
+  /* by hand: a label with its own parentheses takes the clause inside */
+  struct ds_kernel_models h = {.used = (1u << DS_KM_BN_NCHW) | (1u << DS_KM_LAYER_NORM),
+                               .knows_sms = 1, .sms = 80, .clock_mhz = 1530, .gpu = "V"};
+  h.passes[DS_KM_BN_NCHW] = 106, h.bound_passes[DS_KM_BN_NCHW] = 7;
+  h.passes[DS_KM_LAYER_NORM] = 50;
+  ds_kernel_models_describe(&h, line, sizeof line);
+  cr_assert_str_eq(line, "kernel models: H200's SM cycles on V's 80 SMs at 1530 MHz for batch "
+                         "norm (NCHW; roofline bound 99 of 106 passes), layer norm (roofline "
+                         "bound all 50 passes)");
+}
+
+/* On a GPU without boost_mhz, grouped convolutions fall back to the conv
+ * class's rate (compute.c layer_kernel_ns: the longer of their FLOPs at
+ * that rate and their bytes), the other models to the memory roofline; a
+ * calibration file's grouped-convolution table was measured on this
+ * machine at its own SMs and clock, so it applies there all the same: a
+ * 400 ms forward for layer1's shape (3 such layers at batch 32) makes the
+ * forward at least 1200 ms. */
+Test(kernel_models, gpu_without_boost_clock_grouped_convolutions) {
+  const char *base = "--topo tests/data/dgx-b200.yaml --model resnext50_32x4d --world-size 1 "
+                     "--strategy single --batch 32";
+  struct ds_test_result r = ddpsim(base);
+  char line[640];
+  line_of(r.out, line, sizeof line);
+  cr_assert(strstr(line, "not applied (B200-SXM-180GB has no boost_mhz), the memory roofline for "
+                         "batch norm (NCHW), max-pool, non-vectorised elementwise, bias-gradient "
+                         "reductions; the conv class's rate (roofline) for grouped convolutions "
+                         "(per shape)"), "%s", line);
+  ds_test_release(&r);
+  char dir[] = "/tmp/ddpsim-kmodels-XXXXXX", calib[64], args[512];
+  cr_assert(mkdtemp(dir) != NULL);
+  snprintf(calib, sizeof calib, "%s/c.yaml", dir);
+  FILE *f = fopen(calib, "w");
+  cr_assert(f);
+  fputs("schema_version: 1\ngrouped_conv:\n  sms: 148\n  boost_mhz: 1965\n  entries:\n", f);
+  for (int m = 0; m < 2; m++)
+    fprintf(f, "    - {mode: %s, group_width: 4, out_channels: 128, out_positions: 3136, "
+               "stride: 1, batch: 32, fwd_us: 400000, dgrad_us: 600, wgrad_us: 700}\n",
+            m ? "fp32" : "tf32");
+  fclose(f);
+  snprintf(args, sizeof args, "%s --calib %s --format csv", base, calib);
+  r = ddpsim(args);
+  char field[512];
+  ds_test_csv_str(r.out, "kernel_models", 0, field, sizeof field);
+  cr_assert(strstr(field, "grouped_conv=calib"), "%s", field);
+  cr_assert(strstr(field, "batch_norm_nchw=roofline"), "%s", field);
+  cr_assert_geq(ds_test_csv_num(r.out, "fwd_ms", 0), 1200.0, "%s", r.out);
+  cr_assert(strstr(r.err, "B200-SXM-180GB has no boost_mhz: their times apply as measured"),
+            "%s", r.err);
   ds_test_release(&r);
   unlink(calib);
   rmdir(dir);

@@ -41,8 +41,8 @@ static struct ds_test_result targets_of(const char *rows) {
  * at the bound), 50 below 1 MiB left out, an approx 30 shown, not counted.
  * Training: 10 (host-bound), -3 (GPU-bound), 12 (approx, host-bound): 2 of
  * 3 within 10 %. DDP in %: PyTorch FP32 +1, -2, +3, DLE AMP +5 (a row in ms
- * left out): 2 of 4 within 2 points, median of 1 2 3 5 = 2.5, each source's
- * line aligned on the longest source name (cabe9ba). Pairs 3 of 4. */
+ * left out): 2 of 4 within 2 points, median of 1 2 3 5 = 2.5. Pairs 3 of 4.
+ * The per-source lines align on the longest source name (run.py). */
 Test(validation_targets, numbers_and_met_from_hand_worked_rows) {
   struct ds_test_result r = targets_of(
       "t.rows['collectives'] = [(row(1 << 20), 4.0, 0, False, None),\n"

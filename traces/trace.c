@@ -22,6 +22,7 @@
 
 #include "base/atomic_file.h"
 #include "base/csvread.h"
+#include "base/textout.h"
 
 /* X(ENUM, "name"): the schedule columns in file order. */
 #define DS_SCHED_COLUMNS(X) \
@@ -159,20 +160,8 @@ static void fmt_time_ns(char *buf, size_t n, int64_t ns) {
 
 /* ---- writer ----------------------------------------------------------- */
 
-/* libcsv trims unquoted leading and trailing blanks, so those need quotes
- * as much as separators, quotes and line breaks do. */
-static int needs_quotes(const char *s) {
-  size_t len = strlen(s);
-  if (len == 0) return 0;
-  if (s[0] == ' ' || s[0] == '\t' || s[len - 1] == ' ' || s[len - 1] == '\t')
-    return 1;
-  return strpbrk(s, ",\"\r\n") != NULL;
-}
-
-static int write_text(FILE *fp, const char *s) {
-  if (needs_quotes(s)) return csv_fwrite(fp, s, strlen(s)) == 0 ? 0 : -1;
-  return fputs(s, fp) < 0 ? -1 : 0;
-}
+/* A text field: quoted only where it must be (base/textout.h). */
+static int write_text(FILE *fp, const char *s) { return ds_textout_csv_field(fp, s) == 0 ? 0 : -1; }
 
 /* A `#` line; line breaks in the value would end the comment early. */
 static void write_comment(FILE *fp, const char *key, const char *value) {

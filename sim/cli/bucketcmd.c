@@ -10,6 +10,7 @@
 
 #include "base/cli.h"
 #include "base/lookup.h"
+#include "base/textout.h"
 #include "base/values.h"
 #include "base/units.h"
 #include "sim/train/ddp.h"
@@ -105,7 +106,8 @@ static ds_status parse_args(int argc, char **argv, struct bucketcmd_options *o,
 static void print_layout(FILE *out, const struct ds_model *m, const char *rule,
                          const char *cap, const char *phase, const struct ds_buckets *bk) {
   for (int32_t b = 0; b < bk->n; b++) {
-    fprintf(out, "%s,%s,%s,%s,%d,%.0f,", m->name, rule, cap, phase, b, bk->b[b].bytes);
+    ds_textout_csv_field(out, m->name); /* the model file's name: user text */
+    fprintf(out, ",%s,%s,%s,%d,%.0f,", rule, cap, phase, b, bk->b[b].bytes);
     for (int32_t k = 0; k < bk->b[b].count; k++)
       fprintf(out, "%s%d", k ? " " : "",
               ds_model_registration_index(m, bk->order[bk->b[b].first + k]));

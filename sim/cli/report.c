@@ -5,9 +5,12 @@
  */
 #include "sim/cli/report.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/textout.h"
 #include "base/units.h"
 #include "analysis/metrics.h"
 #include "sim/coll/nccl_model.h"
@@ -206,6 +209,24 @@ ds_status ds_report_measure_shared(const struct ds_report_times *t, size_t b0, s
 
 static int is_string_format(const char *fmt) { return strcmp(fmt, "%s") == 0; }
 
+/* One value of a column: a string (the names from flags and YAML: GPU,
+ * topology, model) as a CSV field or JSON string that its quotes, commas,
+ * backslashes or control characters cannot break (base/textout.h), any
+ * other value as its format prints it. */
+__attribute__((format(printf, 3, 4))) static void print_value(FILE *fp, int json,
+                                                              const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  if (is_string_format(fmt)) {
+    const char *s = va_arg(ap, const char *);
+    if (json) ds_textout_json_string(fp, s);
+    else ds_textout_csv_field(fp, s);
+  } else {
+    vfprintf(fp, fmt, ap);
+  }
+  va_end(ap);
+}
+
 static void print_csv(FILE *fp, const struct ds_summary *rows, int32_t n) {
   const char *sep = "";
 #define DS__CSV_HEAD(col, fmt, expr) fprintf(fp, "%s%s", sep, #col); sep = ",";
@@ -217,7 +238,7 @@ static void print_csv(FILE *fp, const struct ds_summary *rows, int32_t n) {
   for (int32_t i = 0; i < n; i++) {
     const struct ds_summary *r = &rows[i];
     sep = "";
-#define DS__CSV_ROW(col, fmt, expr) fprintf(fp, "%s" fmt, sep, expr); sep = ",";
+#define DS__CSV_ROW(col, fmt, expr) fputs(sep, fp); print_value(fp, 0, fmt, expr); sep = ",";
     DS_SUMMARY_COLUMNS(DS__CSV_ROW)
     if (r->has_sweep_ids) { DS_SWEEP_ID_COLUMNS(DS__CSV_ROW) }
     if (r->has_quantiles) { DS_QUANTILE_COLUMNS(DS__CSV_ROW) }
@@ -250,26 +271,34 @@ static void print_json_rates(FILE *fp, const struct ds_rates *rates) {
     if (ds_rate_key(u)) fprintf(fp, ", \"key\": \"%s\", \"value\": %g", ds_rate_key(u),
                                 u->efficiency);
     if (u->grad_gemm) fputs(", \"for\": \"powersgd\"", fp);
-    /* the GPU table's reason: printable, no quotes or backslashes (gpu_table.c) */
-    if (u->proxy[0]) fprintf(fp, ", \"proxy\": \"%s\"", u->proxy);
+    /* the GPU table's reason (printable, no quotes or backslashes:
+     * gpu_table.c), escaped all the same */
+    if (u->proxy[0]) {
+      fputs(", \"proxy\": ", fp);
+      ds_textout_json_string(fp, u->proxy);
+    }
     fputc('}', fp);
   }
 }
 
-/* Each measured kernel model charged: {"kernel", "source"}, and the GPU
- * it was measured on and the SMs and clock it runs on where it was moved
- * (kernel_models.h). */
+/* Each measured kernel model charged: {"kernel", "source"}, the GPU it
+ * was measured on and the SMs and clock it runs on where it was moved, and
+ * its passes and model-bound passes (kernel_models.h). */
 static void print_json_kernel_models(FILE *fp, const struct ds_kernel_models *km) {
   const char *sep = "";
   for (int k = 0; k < DS_KM_COUNT; k++) {
     if (!(km->used & (1u << k))) continue;
-    enum ds_km_source src = ds_kernel_model_source(km, (enum ds_kernel_model)k);
+    enum ds_km_source src = ds_kernel_models_source(km, (enum ds_kernel_model)k);
     fprintf(fp, "%s{\"kernel\": \"%s\", \"source\": \"%s\"", sep,
-            ds_kernel_model_key((enum ds_kernel_model)k), ds_kernel_model_source_name(src));
+            ds_kernel_models_key((enum ds_kernel_model)k), ds_kernel_models_source_name(src));
     if (src == DS_KM_THIS_GPU || src == DS_KM_SCALED)
       fprintf(fp, ", \"measured_on\": \"%s\"", DS_KM_MEASURED_GPU);
     if (src == DS_KM_SCALED)
       fprintf(fp, ", \"sms\": %d, \"clock_mhz\": %g", km->sms, km->clock_mhz);
+    /* the passes that consulted it and those its own time bound (the rest
+     * at their bytes' roofline) */
+    if (km->passes[k] > 0)
+      fprintf(fp, ", \"passes\": %d, \"model_bound\": %d", km->passes[k], km->bound_passes[k]);
     fputc('}', fp);
     sep = ", ";
   }
@@ -282,9 +311,8 @@ static void print_json(FILE *fp, const struct ds_summary *rows, int32_t n) {
     const char *sep = "";
     fputs("  {", fp);
 #define DS__JSON_FIELD(col, fmt, expr)                                 \
-  fprintf(fp, "%s\"%s\": %s" fmt "%s", sep, #col,                      \
-          is_string_format(fmt) ? "\"" : "", expr,                     \
-          is_string_format(fmt) ? "\"" : "");                          \
+  fprintf(fp, "%s\"%s\": ", sep, #col);                                  \
+  print_value(fp, 1, fmt, expr);                                       \
   sep = ", ";
     DS_SUMMARY_COLUMNS(DS__JSON_FIELD)
     if (r->has_sweep_ids) { DS_SWEEP_ID_COLUMNS(DS__JSON_FIELD) }

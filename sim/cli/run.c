@@ -584,7 +584,15 @@ static ds_status load(struct loaded *ld, const struct ds_options *o, struct ds_e
     ds_calib_gconv_table(ld->calib, &ld->gconv);
     ld->compute.gconv = &ld->gconv;
     const struct ds_gpu_spec *g = &ld->topo->gpu;
-    if (g->sms != ld->gconv.sms || g->boost_mhz * 1e6 != ld->gconv.clock_hz)
+    /* applied at the file's own SMs and clock (ds_gconv_ns), even where the
+     * GPU table has no boost_mhz and the built-in models fall to the roofline */
+    if (g->boost_mhz <= 0)
+      fprintf(stderr,
+              "ddpsim: note: --calib's grouped convolutions were measured on a GPU of %d SMs "
+              "at %g MHz, %s's %s has no boost_mhz: their times apply as measured (the other "
+              "kernel models run at the roofline)\n",
+              ld->gconv.sms, ld->gconv.clock_hz / 1e6, ld->topo_path, g->name);
+    else if (g->sms != ld->gconv.sms || g->boost_mhz * 1e6 != ld->gconv.clock_hz)
       fprintf(stderr,
               "ddpsim: note: --calib's grouped convolutions were measured on a GPU of %d SMs "
               "at %g MHz, %s's %s has %d at %d MHz: their times apply as measured\n",
@@ -753,19 +761,31 @@ static ds_status ps_memory(const struct config_run *c, struct ds_summary *s,
   return DS_OK;
 }
 
-/* --strategy ps: sim/train/ps.c runs its own event loop (the order in which an
- * asynchronous server applies pushes is no static schedule); this fills
- * the row from its result, once per --samples seed. */
 /* After a row's run: what its pricing charged (compute.h struct
  * ds_compute_charged, which run_config points c->compute at): PowerSGD's
- * GEMM rate among the compute rates, and the kernel models. */
+ * GEMM rate among the compute rates, and the kernel models. Their pass
+ * counts come from a census that prices each layer's forward and backward
+ * and the loss once at the row's batch (the run prices a layer as often as
+ * its schedule asks, so its own counts are no count of passes). */
 static void record_charged(const struct config_run *c, struct ds_summary *s) {
   const struct ds_compute_charged *ch = c->compute.charged;
   if (ch && ch->grad_gemm) ds_rates_add_grad_gemm(&c->compute, &s->rates);
-  ds_kernel_models_fill(&c->compute, c->topo->gpu.name, ch ? ch->kernel_models : 0,
+  struct ds_compute_charged census = {0};
+  struct ds_compute priced = c->compute;
+  priced.charged = &census;
+  for (int32_t i = 0; i < c->model->n_layers; i++) {
+    ds_compute_fwd_ns(&priced, &c->model->layers[i], c->batch);
+    ds_compute_bwd_ns(&priced, &c->model->layers[i], c->batch);
+  }
+  double loss_bytes;
+  ds_compute_loss_ns(&priced, c->model, (double)c->batch, &loss_bytes);
+  ds_kernel_models_fill(&c->compute, c->topo->gpu.name, ch ? ch->kernel_models : 0, &census,
                         &s->kernel_models);
 }
 
+/* --strategy ps: sim/train/ps.c runs its own event loop (the order in which an
+ * asynchronous server applies pushes is no static schedule); this fills
+ * the row from its result, once per --samples seed. */
 static ds_status run_ps(struct config_run *c, struct ds_summary *s, struct ds_err *err) {
   const struct ds_options *o = c->opt;
   struct ds_ps_result r = {0};

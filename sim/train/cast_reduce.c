@@ -72,13 +72,16 @@ ds_status ds_cast_reduce_read(const struct ds_cnode *item, struct ds_layer *l,
 
 double ds_upcast_ns(const struct ds_compute *c, double bytes, double kernels) {
   if (bytes <= 0) return 0;
-  ds_compute_charge_model(c, DS_KM_UPCAST);
   double extra = (kernels > 1 ? kernels - 1 : 0) * c->params.kernel_overhead_ns;
   double roofline = ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, bytes) + extra;
-  if (!ds_compute_knows_sms(c)) return roofline;
+  if (!ds_compute_knows_sms(c)) {
+    ds_compute_charge_model(c, DS_KM_UPCAST, 0);
+    return roofline;
+  }
   double elems = bytes / 6.0; /* 2 B read, 4 B written */
   double sm = elems * DS_UPCAST_CYCLES / ((double)c->sms * c->sm_clock_hz) * 1e9 +
               kernels * c->params.kernel_overhead_ns;
+  ds_compute_charge_model(c, DS_KM_UPCAST, sm > roofline);
   return sm > roofline ? sm : roofline;
 }
 
@@ -139,7 +142,9 @@ double ds_row_reduce_elem_bytes(const struct ds_compute *c, const struct ds_laye
 double ds_row_reduce_ns(const struct ds_compute *c, const struct ds_layer *l, int64_t batch,
                         double *bytes) {
   *bytes = 0;
-  if (l->n_row_reductions > 0) ds_compute_charge_model(c, DS_KM_ROW_REDUCE);
+  /* the steps' cycles add to the bytes' roofline: bound wherever applied */
+  if (l->n_row_reductions > 0)
+    ds_compute_charge_model(c, DS_KM_ROW_REDUCE, ds_compute_knows_sms(c));
   if (l->n_row_reductions == 0 || !ds_compute_knows_sms(c)) return 0;
   double ns = 0;
   for (int32_t i = 0; i < l->n_row_reductions; i++) {

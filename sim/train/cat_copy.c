@@ -51,7 +51,7 @@ ds_status ds_cat_copy_read(const struct ds_cnode *item, struct ds_layer *l, stru
 double ds_cat_copy_extra_ns(const struct ds_compute *c, const struct ds_layer *l, int pass,
                             int64_t batch) {
   double divisions = l->cat_copy[pass].divisions * (double)batch;
-  if (divisions > 0) ds_compute_charge_model(c, DS_KM_CAT);
+  if (divisions > 0 && !ds_compute_knows_sms(c)) ds_compute_charge_model(c, DS_KM_CAT, 0);
   if (divisions <= 0 || !ds_compute_knows_sms(c)) return 0;
   /* the cats copy activations or their gradients: the activation dtype's
    * bytes (bf16 under autocast: the KV cache's key and value come from a
@@ -61,5 +61,6 @@ double ds_cat_copy_extra_ns(const struct ds_compute *c, const struct ds_layer *l
   /* the roofline's launch is charged with the pass's other kernels */
   double roofline = ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, bytes) -
                     c->params.kernel_overhead_ns;
+  ds_compute_charge_model(c, DS_KM_CAT, sm > roofline);
   return sm > roofline ? sm - roofline : 0;
 }

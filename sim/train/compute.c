@@ -519,15 +519,20 @@ static int grouped_shape(const struct ds_layer *l) {
 }
 
 int ds_compute_grouped_conv(const struct ds_compute *c, const struct ds_layer *l) {
-  return grouped_shape(l) && ds_compute_knows_sms(c);
+  /* the built-in table moves to the GPU's SMs and clock; a calibration
+   * file's was measured on the simulated machine and carries its own
+   * (ds_gconv_ns), so it applies where the GPU table has no boost_mhz */
+  return grouped_shape(l) && (ds_compute_knows_sms(c) || (c->gconv && c->gconv->on_target));
 }
 
 /* ds_compute_grouped_conv for the passes' pricing, which records the model
  * (kernel_models.h) also where the GPU's missing clock leaves the layer at
- * the roofline; grouped_pass_ns records it where it applies. */
+ * its class's rate (layer_kernel_ns); the callers record it where it
+ * applies, bound where its measured time beats that. */
 static int grouped_conv_priced(const struct ds_compute *c, const struct ds_layer *l) {
-  if (grouped_shape(l) && !ds_compute_knows_sms(c)) ds_compute_charge_model(c, DS_KM_GROUPED_CONV);
-  return ds_compute_grouped_conv(c, l);
+  int applies = ds_compute_grouped_conv(c, l);
+  if (grouped_shape(l) && !applies) ds_compute_charge_model(c, DS_KM_GROUPED_CONV, 0);
+  return applies;
 }
 
 /* A grouped convolution's pass at its measured time (grouped_conv.h): the
@@ -549,8 +554,8 @@ static double grouped_pass_ns(const struct ds_compute *c, const struct ds_layer 
   };
   double ns = ds_gconv_ns(c->gconv ? c->gconv : &ds_gconv_builtin, mode, pass, &s, batch,
                           c->sms, c->sm_clock_hz);
-  /* 0: the table has no entry of this mode (a calibration file's): the roofline */
-  if (ns > 0) ds_compute_charge_model(c, DS_KM_GROUPED_CONV);
+  /* 0: the table has no entry of this mode (a calibration file's): the
+   * class's rate (the callers record the model only where it priced) */
   return ns;
 }
 
@@ -636,7 +641,6 @@ double ds_compute_max_pool_ns(const struct ds_compute *c, const struct ds_layer 
   kk.roofline_ns = ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, kk.bytes - kk.fill_bytes);
   if (kk.fill_bytes > 0)
     kk.fill_ns = ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, kk.fill_bytes);
-  if (l->pool.kernel[0] > 0) ds_compute_charge_model(c, DS_KM_MAX_POOL);
   if (l->pool.kernel[0] > 0 && ds_compute_knows_sms(c)) {
     double per_elem, per_pair, elems = backward ? inputs : outputs;
     if (c->channels_last) {
@@ -650,6 +654,8 @@ double ds_compute_max_pool_ns(const struct ds_compute *c, const struct ds_layer 
     kk.sm_rate_ns = kk.cycles / ((double)c->sms * c->sm_clock_hz) * 1e9 +
                     c->params.kernel_overhead_ns;
   }
+  if (l->pool.kernel[0] > 0)
+    ds_compute_charge_model(c, DS_KM_MAX_POOL, kk.sm_rate_ns > kk.roofline_ns);
   if (k) *k = kk;
   if (kk.sm_rate_ns == 0) /* no SM clock: the one roofline of all the bytes, as before */
     return ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, kk.bytes);
@@ -770,6 +776,7 @@ static struct pass_time fwd_time(const struct ds_compute *c, const struct ds_lay
   double sm = flop_bound ? kernel : 0;
   if (grouped_conv_priced(c, l)) {
     double measured = grouped_pass_ns(c, l, DS_CONV_FWD, batch);
+    if (measured > 0) ds_compute_charge_model(c, DS_KM_GROUPED_CONV, measured > own);
     if (measured > own) own = sm = measured;
   }
   /* the generic cats' divisions past their bytes' roofline (cat_copy.h) */
@@ -834,6 +841,7 @@ static struct pass_time bwd_time(const struct ds_compute *c, const struct ds_lay
      * the model's input (its backward FLOPs are then the forward's) */
     double measured = grouped_pass_ns(c, l, DS_CONV_WGRAD, batch);
     if (ds_layer_input_grad(l)) measured += grouped_pass_ns(c, l, DS_CONV_DGRAD, batch);
+    if (measured > 0) ds_compute_charge_model(c, DS_KM_GROUPED_CONV, measured > own);
     if (measured > own) own = sm = measured;
   }
   return (struct pass_time){own + casts + ds_compute_bwd_extra_ns(c, l, batch), sm};

@@ -99,7 +99,12 @@ struct ds_precision {
  * rates.h): the measured kernel models that priced a kernel, and whether a
  * GEMM on the gradients was priced (ds_compute_grad_gemm_ns). */
 struct ds_compute_charged {
-  uint32_t kernel_models; /* bit per enum ds_kernel_model */
+  uint32_t kernel_models; /* bit per enum ds_kernel_model: consulted */
+  /* per model, the calls that consulted it and those where its own time
+   * (SM cycles, a sync, a measured time) beat its bytes at the roofline:
+   * every model takes the longer of the two */
+  int32_t passes[DS_KM_COUNT];
+  int32_t bound_passes[DS_KM_COUNT];
   int32_t grad_gemm;
 };
 
@@ -193,12 +198,17 @@ struct ds_compute {
   struct ds_compute_charged *charged;
 };
 
-/* Records that kernel model k priced a kernel of the run (kernel_models.h):
- * called beside the code that applies the model's constants, also where
- * the GPU's missing clock sends the kernel to the roofline instead (the
- * line says so). */
-static inline void ds_compute_charge_model(const struct ds_compute *c, enum ds_kernel_model k) {
-  if (c->charged) c->charged->kernel_models |= 1u << k;
+/* Records that kernel model k priced a pass's kernels (kernel_models.h),
+ * and whether its own time set their time (bound: it beat their bytes at
+ * the roofline, or added to them): called where the model's constants
+ * are applied, also where the GPU's missing clock sends the kernels to the
+ * roofline instead (bound 0; the line says so). */
+static inline void ds_compute_charge_model(const struct ds_compute *c, enum ds_kernel_model k,
+                                           int bound) {
+  if (!c->charged) return;
+  c->charged->kernel_models |= 1u << k;
+  c->charged->passes[k]++;
+  if (bound) c->charged->bound_passes[k]++;
 }
 
 /* Whether the GPU table gives the SMs and their clock: the kernels priced
@@ -227,7 +237,9 @@ ds_status ds_compute_init(const struct ds_topo *topo, enum ds_dtype dtype, enum 
  * than one channel per group) charged at its measured kernel times
  * (sim/train/grouped_conv.h): forward, and backward's weight and input
  * gradients, each at least its roofline; no layout transposes. Needs the
- * GPU's SMs and clock; depthwise convolutions keep the roofline. */
+ * GPU's SMs and clock, or a calibration file's table (--calib: measured on
+ * this machine, at its own SMs and clock); depthwise convolutions keep the
+ * roofline. */
 int ds_compute_grouped_conv(const struct ds_compute *c, const struct ds_layer *l);
 
 /* Sets the per-class math for --tf32 (DS_TF32_CONV at init). */

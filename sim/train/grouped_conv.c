@@ -54,8 +54,9 @@ static double cycles_per_output(const struct ds_gconv_table *t, const struct ds_
 double ds_gconv_ns(const struct ds_gconv_table *t, enum ds_gconv_mode mode,
                    enum ds_conv_pass pass, const struct ds_gconv_shape *s, int64_t batch,
                    int32_t sms, double clock_hz) {
-  if (t->on_target && sms > 0 && clock_hz > 0) /* the table's GPU is the target */
-    sms = t->sms, clock_hz = t->clock_hz;
+  /* the table's GPU is the target: its own SMs and clock, whatever the GPU
+   * table knows (cycles x outputs / (its SMs x clock) gives back its times) */
+  if (t->on_target) sms = t->sms, clock_hz = t->clock_hz;
   if (sms <= 0 || clock_hz <= 0 || batch <= 0 || s->group_width <= 0 || s->out_positions <= 0)
     return 0;
   int first = nearest(t, mode, s);

@@ -49,9 +49,10 @@ struct ds_gconv_shape {
 extern const struct ds_gconv_table ds_gconv_builtin;
 
 /* Nanoseconds of one pass of a grouped convolution of shape s at batch
- * (> 0) on a GPU of sms SMs at clock_hz (t's own when t->on_target), from
- * table t's entry nearest s in mode (steps 1-3 above); 0 when sms or
- * clock_hz is unknown or t has no entry of mode. */
+ * (> 0) on a GPU of sms SMs at clock_hz (t's own when t->on_target,
+ * whatever sms and clock_hz say), from table t's entry nearest s in mode
+ * (steps 1-3 above); 0 when sms or clock_hz is unknown (and t not on
+ * target) or t has no entry of mode. */
 double ds_gconv_ns(const struct ds_gconv_table *t, enum ds_gconv_mode mode,
                    enum ds_conv_pass pass, const struct ds_gconv_shape *s, int64_t batch,
                    int32_t sms, double clock_hz);

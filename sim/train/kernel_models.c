@@ -6,10 +6,10 @@
  */
 #include "sim/train/kernel_models.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "base/textout.h"
 #include "sim/train/compute.h"
 #include "sim/train/grouped_conv.h"
 
@@ -28,19 +28,24 @@ static const struct {
     [DS_KM_ROW_REDUCE] = {"bias-gradient reductions", "row_reduce"},
 };
 
-const char *ds_kernel_model_label(enum ds_kernel_model k) {
+const char *ds_kernel_models_label(enum ds_kernel_model k) {
   return (unsigned)k < DS_KM_COUNT ? models[k].label : "?";
 }
 
-const char *ds_kernel_model_key(enum ds_kernel_model k) {
+const char *ds_kernel_models_key(enum ds_kernel_model k) {
   return (unsigned)k < DS_KM_COUNT ? models[k].key : "?";
 }
 
 void ds_kernel_models_fill(const struct ds_compute *c, const char *gpu, uint32_t used,
-                           struct ds_kernel_models *out) {
+                           const struct ds_compute_charged *census, struct ds_kernel_models *out) {
   const struct ds_gconv_table *t = c->gconv ? c->gconv : &ds_gconv_builtin;
   memset(out, 0, sizeof *out);
   out->used = used;
+  if (census)
+    for (int k = 0; k < DS_KM_COUNT; k++) {
+      out->passes[k] = census->passes[k];
+      out->bound_passes[k] = census->bound_passes[k];
+    }
   out->knows_sms = ds_compute_knows_sms(c);
   out->sms = c->sms;
   out->clock_mhz = c->sm_clock_hz / 1e6;
@@ -50,13 +55,15 @@ void ds_kernel_models_fill(const struct ds_compute *c, const char *gpu, uint32_t
   snprintf(out->gpu, sizeof out->gpu, "%s", gpu ? gpu : "");
 }
 
-enum ds_km_source ds_kernel_model_source(const struct ds_kernel_models *km,
-                                         enum ds_kernel_model k) {
+enum ds_km_source ds_kernel_models_source(const struct ds_kernel_models *km,
+                                          enum ds_kernel_model k) {
+  /* ds_gconv_ns: a calibration file's table applies as measured, at its own
+   * SMs and clock, even where the GPU table has none (ds_compute_grouped_conv)
+   */
+  if (k == DS_KM_GROUPED_CONV && km->gconv_on_target) return DS_KM_CALIB;
   /* the pricing code's own test (ds_compute_knows_sms): without both, the
    * kernels run at the roofline */
   if (!km->knows_sms) return DS_KM_ROOFLINE;
-  /* ds_gconv_ns: a calibration file's table applies as measured */
-  if (k == DS_KM_GROUPED_CONV && km->gconv_on_target) return DS_KM_CALIB;
   int32_t sms = k == DS_KM_GROUPED_CONV ? km->gconv_sms : DS_KM_MEASURED_SMS;
   double mhz = k == DS_KM_GROUPED_CONV ? km->gconv_clock_mhz : DS_KM_MEASURED_CLOCK_MHZ;
   /* the measured GPU itself: its cycles on its own SMs and clock */
@@ -65,7 +72,7 @@ enum ds_km_source ds_kernel_model_source(const struct ds_kernel_models *km,
   return DS_KM_SCALED;
 }
 
-const char *ds_kernel_model_source_name(enum ds_km_source s) {
+const char *ds_kernel_models_source_name(enum ds_km_source s) {
   switch (s) {
   case DS_KM_THIS_GPU: return "this_gpu";
   case DS_KM_SCALED: return "scaled_" DS_KM_MEASURED_GPU_SHORT;
@@ -76,57 +83,101 @@ const char *ds_kernel_model_source_name(enum ds_km_source s) {
 
 void ds_kernel_models_merge(struct ds_kernel_models *dst, const struct ds_kernel_models *src) {
   dst->used |= src->used;
+  for (int k = 0; k < DS_KM_COUNT; k++) {
+    dst->passes[k] += src->passes[k];
+    dst->bound_passes[k] += src->bound_passes[k];
+  }
 }
 
-/* Appends printf output at *used, never past size (buf stays terminated). */
-__attribute__((format(printf, 4, 5))) static void append(char *buf, size_t size,
-                                                         size_t *used, const char *fmt, ...) {
-  if (*used >= size) return;
-  va_list ap;
-  va_start(ap, fmt);
-  int k = vsnprintf(buf + *used, size - *used, fmt, ap);
-  va_end(ap);
-  if (k > 0) *used += (size_t)k;
+/* The groups of the line, in order: a source, and at the roofline the
+ * grouped convolutions apart (they fall back to the conv class's rate, the
+ * others to the memory roofline). */
+enum group { G_THIS_GPU, G_SCALED, G_CALIB, G_MEMORY_ROOFLINE, G_CONV_ROOFLINE, G_COUNT };
+
+static enum group group_of(const struct ds_kernel_models *km, enum ds_kernel_model k) {
+  switch (ds_kernel_models_source(km, k)) {
+  case DS_KM_THIS_GPU: return G_THIS_GPU;
+  case DS_KM_SCALED: return G_SCALED;
+  case DS_KM_CALIB: return G_CALIB;
+  default: return k == DS_KM_GROUPED_CONV ? G_CONV_ROOFLINE : G_MEMORY_ROOFLINE;
+  }
+}
+
+static void group_head(const struct ds_kernel_models *km, enum group g, int roofline_named,
+                       char *buf, size_t size, size_t *used) {
+  switch (g) {
+  case G_THIS_GPU:
+    ds_textout_append(buf, size, used, "measured on this GPU (%s) for", DS_KM_MEASURED_GPU_SHORT);
+    break;
+  case G_SCALED:
+    ds_textout_append(buf, size, used, "%s's SM cycles on %s's %d SMs at %g MHz%s for",
+                      DS_KM_MEASURED_GPU_SHORT, km->gpu, km->sms, km->clock_mhz,
+                      km->sms == DS_KM_MEASURED_SMS && km->clock_mhz == DS_KM_MEASURED_CLOCK_MHZ
+                          ? " (the same SMs and clock)"
+                          : "");
+    break;
+  case G_CALIB: ds_textout_append(buf, size, used, "measured on this machine (--calib) for"); break;
+  case G_MEMORY_ROOFLINE:
+    ds_textout_append(buf, size, used, "not applied (%s has no boost_mhz), the memory roofline for",
+                      km->gpu);
+    break;
+  default: /* compute.c layer_kernel_ns: its FLOPs at the conv rate or its bytes
+            */
+    if (!roofline_named)
+      ds_textout_append(buf, size, used, "not applied (%s has no boost_mhz), ", km->gpu);
+    ds_textout_append(buf, size, used, "the conv class's rate (roofline) for");
+    break;
+  }
+}
+
+/* "batch norm (NCHW; roofline bound 99 of 106 passes)": the clause where the
+ * roofline, not the model, set some of its passes' times (the memory
+ * roofline; for grouped convolutions the conv class's rate or their bytes,
+ * compute.c layer_kernel_ns). */
+static void model_entry(const struct ds_kernel_models *km, enum ds_kernel_model k, int applied,
+                        char *buf, size_t size, size_t *used) {
+  const char *label = ds_kernel_models_label(k);
+  int32_t n = km->passes[k], by_roofline = n - km->bound_passes[k];
+  if (!applied || n <= 0 || by_roofline <= 0) {
+    ds_textout_append(buf, size, used, "%s", label);
+    return;
+  }
+  size_t len = strlen(label);
+  int paren = len > 0 && label[len - 1] == ')';
+  ds_textout_append(buf, size, used, "%.*s%s", (int)(paren ? len - 1 : len), label,
+                    paren ? "; " : " (");
+  if (n == 1)
+    ds_textout_append(buf, size, used, "roofline bound its one pass)");
+  else if (by_roofline == n)
+    ds_textout_append(buf, size, used, "roofline bound all %d passes)", (int)n);
+  else
+    ds_textout_append(buf, size, used, "roofline bound %d of %d passes)", (int)by_roofline, (int)n);
 }
 
 void ds_kernel_models_describe(const struct ds_kernel_models *km, char *buf, size_t size) {
-  static const enum ds_km_source order[] = {DS_KM_THIS_GPU, DS_KM_SCALED, DS_KM_CALIB,
-                                            DS_KM_ROOFLINE};
   size_t used = 0;
   buf[0] = '\0';
-  append(buf, size, &used, "kernel models:");
+  ds_textout_append(buf, size, &used, "kernel models:");
   if (km->used == 0) {
-    append(buf, size, &used, " none");
+    ds_textout_append(buf, size, &used, " none");
     return;
   }
   const char *group_sep = " ";
-  for (size_t g = 0; g < sizeof order / sizeof *order; g++) {
+  int roofline_named = 0;
+  for (int g = 0; g < G_COUNT; g++) {
     const char *sep = NULL;
     for (int k = 0; k < DS_KM_COUNT; k++) {
       enum ds_kernel_model model = (enum ds_kernel_model)k;
-      if (!(km->used & (1u << k)) || ds_kernel_model_source(km, model) != order[g]) continue;
+      if (!(km->used & (1u << k)) || group_of(km, model) != (enum group)g) continue;
       if (!sep) {
-        append(buf, size, &used, "%s", group_sep);
-        switch (order[g]) {
-        case DS_KM_THIS_GPU:
-          append(buf, size, &used, "measured on this GPU (%s) for", DS_KM_MEASURED_GPU_SHORT);
-          break;
-        case DS_KM_SCALED:
-          append(buf, size, &used, "%s's SM cycles on %s's %d SMs at %g MHz for",
-                 DS_KM_MEASURED_GPU_SHORT, km->gpu, km->sms, km->clock_mhz);
-          break;
-        case DS_KM_CALIB:
-          append(buf, size, &used, "measured on this machine (--calib) for");
-          break;
-        default:
-          append(buf, size, &used, "not applied (%s has no boost_mhz), the memory roofline for",
-                 km->gpu);
-          break;
-        }
+        ds_textout_append(buf, size, &used, "%s", group_sep);
+        group_head(km, (enum group)g, roofline_named, buf, size, &used);
+        if (g == G_MEMORY_ROOFLINE) roofline_named = 1;
         sep = " ";
         group_sep = "; ";
       }
-      append(buf, size, &used, "%s%s", sep, ds_kernel_model_label(model));
+      ds_textout_append(buf, size, &used, "%s", sep);
+      model_entry(km, model, g < G_MEMORY_ROOFLINE, buf, size, &used);
       sep = ", ";
     }
   }
@@ -137,7 +188,8 @@ void ds_kernel_models_field(const struct ds_kernel_models *km, char *buf, size_t
   buf[0] = '\0';
   for (int k = 0; k < DS_KM_COUNT; k++)
     if (km->used & (1u << k))
-      append(buf, size, &used, "%s%s=%s", used ? ";" : "",
-             ds_kernel_model_key((enum ds_kernel_model)k),
-             ds_kernel_model_source_name(ds_kernel_model_source(km, (enum ds_kernel_model)k)));
+      ds_textout_append(
+          buf, size, &used, "%s%s=%s", used ? ";" : "",
+          ds_kernel_models_key((enum ds_kernel_model)k),
+          ds_kernel_models_source_name(ds_kernel_models_source(km, (enum ds_kernel_model)k)));
 }

@@ -9,8 +9,15 @@
  * H200 (132 SMs at 1980 MHz) and is applied to another GPU as the same SM
  * cycles on that GPU's SMs at its boost clock; a GPU whose table entry has
  * no SM count or boost clock (boost_mhz) runs those kernels at the memory
- * roofline instead; grouped convolutions from a calibration file's table
- * (--calib) apply as measured on the simulated machine.
+ * roofline instead (grouped convolutions at the conv class's rate, its
+ * roofline: compute.c layer_kernel_ns); grouped convolutions from a
+ * calibration file's table (--calib) apply as measured on the simulated
+ * machine, at the file's own SMs and clock, whatever the GPU table knows.
+ *
+ * Every model takes the longer of its own time and its bytes at the
+ * roofline: each pass that consults a model is counted, and whether the
+ * model's time won (bound it), so the line can say where the roofline
+ * bound some of a model's passes.
  *
  * Which models a run charges is recorded where each prices its kernel
  * (ds_compute_charge_model, compute.h, called from the pricing code of
@@ -25,6 +32,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "sim/net/topo.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,6 +53,8 @@ enum ds_kernel_model {
   DS_KM_ROW_REDUCE,     /* bias gradients' row reductions (cast_reduce.h) */
   DS_KM_COUNT
 };
+/* struct ds_compute_charged and struct ds_kernel_models keep a bit per model */
+_Static_assert(DS_KM_COUNT <= 32, "enum ds_kernel_model must fit a uint32_t bit set");
 
 /* How a model's constants reach the simulated GPU. */
 enum ds_km_source {
@@ -53,12 +64,14 @@ enum ds_km_source {
   DS_KM_CALIB      /* grouped convolutions from --calib's table, as measured */
 };
 
-#define DS_KM_GPU_NAME_MAX 64
-
 /* What the summary keeps: the models charged and the GPU they were moved
  * to. Plain data: summaries cross process boundaries. */
 struct ds_kernel_models {
   uint32_t used;    /* bit k: enum ds_kernel_model k priced a kernel of the run */
+  /* per model: the model's layer passes at the row's batch (forward,
+   * backward and the loss, each priced once) and those its own time bound */
+  int32_t passes[DS_KM_COUNT];
+  int32_t bound_passes[DS_KM_COUNT];
   int32_t knows_sms; /* ds_compute_knows_sms: the GPU's SMs and clock known */
   int32_t sms;
   double clock_mhz;
@@ -67,7 +80,7 @@ struct ds_kernel_models {
   int32_t gconv_on_target;
   int32_t gconv_sms;
   double gconv_clock_mhz;
-  char gpu[DS_KM_GPU_NAME_MAX];
+  char gpu[sizeof((struct ds_gpu_spec *)0)->name]; /* the GPU table's name */
 };
 
 /* The GPU the built-in models were measured on (the GPU table's name) and
@@ -78,27 +91,33 @@ struct ds_kernel_models {
 #define DS_KM_MEASURED_CLOCK_MHZ 1980.0
 
 struct ds_compute;
+struct ds_compute_charged;
 
 /* The summary's record of a run: the models `used` records (struct
- * ds_compute_charged, compute.h) and the GPU they price on, read from c's
- * SMs, clock and grouped-convolution table; gpu is the GPU table's name. */
+ * ds_compute_charged, compute.h), the passes and bound passes a census
+ * counted (charged by pricing each layer pass once; NULL: none), and the
+ * GPU they price on, read from c's SMs, clock and grouped-convolution
+ * table; gpu is the GPU table's name. */
 void ds_kernel_models_fill(const struct ds_compute *c, const char *gpu, uint32_t used,
+                           const struct ds_compute_charged *census,
                            struct ds_kernel_models *out);
 /* The model's name in the text ("batch norm (NCHW)") and in the CSV and
  * JSON ("batch_norm_nchw"). */
-const char *ds_kernel_model_label(enum ds_kernel_model k);
-const char *ds_kernel_model_key(enum ds_kernel_model k);
+const char *ds_kernel_models_label(enum ds_kernel_model k);
+const char *ds_kernel_models_key(enum ds_kernel_model k);
 /* Where model k's constants reach this run's GPU. */
-enum ds_km_source ds_kernel_model_source(const struct ds_kernel_models *km,
-                                         enum ds_kernel_model k);
+enum ds_km_source ds_kernel_models_source(const struct ds_kernel_models *km,
+                                          enum ds_kernel_model k);
 /* "this_gpu", "scaled_H200", "roofline", "calib". */
-const char *ds_kernel_model_source_name(enum ds_km_source s);
-/* Adds src's models to dst (the same GPU: a run's rows). */
+const char *ds_kernel_models_source_name(enum ds_km_source s);
+/* Adds src's models and counts to dst (the same GPU: a run's rows). */
 void ds_kernel_models_merge(struct ds_kernel_models *dst, const struct ds_kernel_models *src);
 /* The summary's line, without a newline, grouped by source: "kernel
  * models: measured on this GPU (H200) for batch norm (NCHW), max-pool";
  * "kernel models: H200's SM cycles on V100-SXM2-16GB's 80 SMs at 1530 MHz
- * for ..."; "kernel models: none" when the run charges none. */
+ * for batch norm (NCHW; roofline bound 99 of 106 passes), ..." (the clause
+ * where the roofline set the time of some of a model's passes);
+ * "kernel models: none" when the run charges none. */
 void ds_kernel_models_describe(const struct ds_kernel_models *km, char *buf, size_t size);
 /* The CSV field: KEY=SOURCE joined by ';' ("batch_norm_nchw=scaled_H200"); "" for none. */
 void ds_kernel_models_field(const struct ds_kernel_models *km, char *buf, size_t size);

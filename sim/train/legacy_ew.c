@@ -184,6 +184,7 @@ static double counts_ns(const struct ds_compute *c, const struct ds_legacy_ew *e
   /* a kernel of their own: the launch overhead either way */
   double sm_ns = cycles / ((double)c->sms * c->sm_clock_hz) * 1e9 + c->params.kernel_overhead_ns;
   double roofline = ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, bytes);
+  ds_compute_charge_model(c, DS_KM_LEGACY_EW, sm_ns > roofline);
   return sm_ns > roofline ? sm_ns : roofline;
 }
 
@@ -191,7 +192,7 @@ double ds_legacy_ew_ns(const struct ds_compute *c, const struct ds_layer *l,
                        enum ds_legacy_pass p, int64_t batch, double *bytes) {
   const struct ds_legacy_ew *e = &l->legacy[c->channels_last ? 1 : 0][p];
   *bytes = 0;
-  if (e->bytes > 0) ds_compute_charge_model(c, DS_KM_LEGACY_EW);
+  if (e->bytes > 0 && !ds_compute_knows_sms(c)) ds_compute_charge_model(c, DS_KM_LEGACY_EW, 0);
   if (!ds_compute_knows_sms(c) || e->bytes <= 0) return 0;
   *bytes = ds_legacy_ew_bytes(c, l, p, batch);
   return counts_ns(c, e, pass_scale(c, l, p), (double)batch, *bytes);
@@ -219,7 +220,7 @@ double ds_legacy_loss_ns(const struct ds_compute *c, const struct ds_model *m, d
                          double *bytes) {
   const struct ds_legacy_ew *e = &m->loss_legacy;
   *bytes = 0;
-  if (e->bytes > 0) ds_compute_charge_model(c, DS_KM_LEGACY_EW);
+  if (e->bytes > 0 && !ds_compute_knows_sms(c)) ds_compute_charge_model(c, DS_KM_LEGACY_EW, 0);
   if (!ds_compute_knows_sms(c) || e->bytes <= 0) return 0;
   double scale = c->precision.act_bytes / 4.0; /* the copies move the model's outputs */
   *bytes = e->bytes * scale * samples;
@@ -231,13 +232,16 @@ double ds_legacy_cast_ew_ns(const struct ds_compute *c, const struct ds_layer *l
   *bytes = 0;
   if (c->amp == DS_AMP_NONE || !ds_compute_autocast_traffic(c, l) || l->amp_cast_ew_bytes <= 0)
     return 0;
-  ds_compute_charge_model(c, DS_KM_MIXED_EW);
-  if (!ds_compute_knows_sms(c)) return 0;
+  if (!ds_compute_knows_sms(c)) {
+    ds_compute_charge_model(c, DS_KM_MIXED_EW, 0);
+    return 0;
+  }
   double b = (double)batch;
   *bytes = l->amp_cast_ew_bytes * b;
   double sm_ns = l->amp_cast_ew_elems * b * DS_LEGACY_UNROLLED_CAST_CYCLES /
                      ((double)c->sms * c->sm_clock_hz) * 1e9 +
                  c->params.kernel_overhead_ns;
   double roofline = ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, *bytes);
+  ds_compute_charge_model(c, DS_KM_MIXED_EW, sm_ns > roofline);
   return sm_ns > roofline ? sm_ns : roofline;
 }

@@ -124,11 +124,6 @@ double ds_batch_norm_ns(const struct ds_compute *c, const struct ds_layer *l,
    * half batch norm requires: Normalization.cpp use_cudnn) */
   int cudnn_nhwc = cudnn && c->channels_last && c->amp == DS_AMP_FP16 &&
                    ds_compute_knows_sms(c) && l->bn_channels > 0;
-  /* the measured models of cuDNN's kernels (kernel_models.h), applied
-   * below where the GPU's SMs and clock are known */
-  if (cudnn_nchw && l->bn_channels > 0) ds_compute_charge_model(c, DS_KM_BN_NCHW);
-  if (cudnn && c->channels_last && c->amp == DS_AMP_FP16 && l->bn_channels > 0)
-    ds_compute_charge_model(c, DS_KM_BN_NHWC);
   kk.kernels = 1;
   if (cudnn_nchw && cached <= BN_SINGLE_READ_MAX_BYTES) kk.passes = backward ? 3 : 2;
   else kk.passes = backward ? 5 : 3;
@@ -172,6 +167,13 @@ double ds_batch_norm_ns(const struct ds_compute *c, const struct ds_layer *l,
   }
   if (k) *k = kk;
   double t = kk.roofline_ns + kk.sync_ns;
+  /* the measured models of cuDNN's kernels (kernel_models.h), applied
+   * above where the GPU's SMs and clock are known: bound where the per-CTA
+   * or per-SM rate beats the bytes, or the NHWC kernel's syncs add to them */
+  if (cudnn_nchw && l->bn_channels > 0)
+    ds_compute_charge_model(c, DS_KM_BN_NCHW, kk.sm_rate_ns > t);
+  if (cudnn && c->channels_last && c->amp == DS_AMP_FP16 && l->bn_channels > 0)
+    ds_compute_charge_model(c, DS_KM_BN_NHWC, kk.sync_ns > 0 || kk.sm_rate_ns > t);
   return kk.sm_rate_ns > t ? kk.sm_rate_ns : t;
 }
 
@@ -267,14 +269,15 @@ static void ln_gamma_beta(const struct ds_compute *c, double m, int64_t n, doubl
   }
   double bytes = reads + tensors * cols * esz;
   double t = ln_roofline(c, bytes);
-  ds_compute_charge_model(c, DS_KM_LAYER_NORM); /* LN_GB_ELEMS_PER_CTA_CYCLE */
+  int bound = 0;
   if (ds_compute_knows_sms(c)) {
     double waves = ceil(ctas / (double)c->sms);
     double s = waves * 2.0 * m * LN_GB_COLUMNS_PER_CTA /
                    (LN_GB_ELEMS_PER_CTA_CYCLE * c->sm_clock_hz) * 1e9 +
                c->params.kernel_overhead_ns;
-    if (s > t) t = s;
+    if (s > t) t = s, bound = 1;
   }
+  ds_compute_charge_model(c, DS_KM_LAYER_NORM, bound); /* LN_GB_ELEMS_PER_CTA_CYCLE */
   kk->gamma_beta_ns = t;
   kk->kernels += 1;
   kk->bytes += bytes;
@@ -295,14 +298,15 @@ double ds_layer_norm_ns(const struct ds_compute *c, const struct ds_layer *l,
     if (l->ln_cols % LN_VEC_ELEMS == 0) {
       kk.kernels = 1;
       kk.row_ns = ln_roofline(c, kk.bytes);
-      ds_compute_charge_model(c, DS_KM_LAYER_NORM); /* LN_FWD_ELEMS_PER_SM_CYCLE* */
+      int bound = 0;
       if (ds_compute_knows_sms(c)) {
         double sms = m < c->sms ? m : (double)c->sms;
         double rate = esz < 4.0 ? LN_FWD_ELEMS_PER_SM_CYCLE_HALF : LN_FWD_ELEMS_PER_SM_CYCLE;
         double t = 2.0 * elems / (sms * rate * c->sm_clock_hz) * 1e9 +
                    c->params.kernel_overhead_ns;
-        if (t > kk.row_ns) kk.row_ns = t;
+        if (t > kk.row_ns) kk.row_ns = t, bound = 1;
       }
+      ds_compute_charge_model(c, DS_KM_LAYER_NORM, bound); /* LN_FWD_ELEMS_PER_SM_CYCLE* */
     } else { /* RowwiseMomentsCUDAKernel, then LayerNormForwardCUDAKernel */
       kk.kernels = 2;
       kk.row_ns = ln_roofline(c, elems * esz + stats) +

@@ -6,9 +6,10 @@
  */
 #include "sim/train/rates.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "base/textout.h"
 
 /* Whether layer l is charged FLOPs, so its class's rate prices something. */
 static int has_flops(const struct ds_layer *l) { return l->fwd_flops > 0 || l->bwd_flops > 0; }
@@ -132,16 +133,6 @@ static void text_name(const struct ds_rate_used *r, char *buf, size_t size) {
   snprintf(buf, size, "%s%s", name, r->grad_gemm ? " (PowerSGD's GEMMs)" : "");
 }
 
-/* Appends printf output at *used, never past size (buf stays terminated). */
-__attribute__((format(printf, 4, 5))) static void append(char *buf, size_t size,
-                                                         size_t *used, const char *fmt, ...) {
-  if (*used >= size) return;
-  va_list ap;
-  va_start(ap, fmt);
-  int k = vsnprintf(buf + *used, size - *used, fmt, ap);
-  va_end(ap);
-  if (k > 0) *used += (size_t)k;
-}
 
 /* Whether rates a and b fall in one group: the same source and, for the
  * sources with a key, the same key and value; stand-ins, the same reason. */
@@ -157,24 +148,33 @@ static void group(const struct ds_rates *rates, int32_t first, char *buf, size_t
                   size_t *used) {
   const struct ds_rate_used *r = &rates->r[first];
   const char *key = ds_rate_key(r);
-  if (*used > 0) append(buf, size, used, "; ");
+  if (*used > 0) ds_textout_append(buf, size, used, "; ");
   switch (r->source) {
-  case DS_RATE_GPU_TABLE: append(buf, size, used, "measured (GPU table)"); break;
-  case DS_RATE_CALIB: append(buf, size, used, "measured (--calib)"); break;
-  case DS_RATE_TOPOLOGY: append(buf, size, used, "topology's %s %g", key, r->efficiency); break;
-  case DS_RATE_AS_MATMUL: append(buf, size, used, "matmul's rate (attention not measured)"); break;
-  case DS_RATE_GPU_PROXY: append(buf, size, used, "a stand-in (GPU table: %s)", r->proxy); break;
-  case DS_RATE_CALIB_FLOPS:
-    append(buf, size, used, "a stand-in (--calib's flops_efficiency %g, its GEMMs)", r->efficiency);
+  case DS_RATE_GPU_TABLE: ds_textout_append(buf, size, used, "measured (GPU table)"); break;
+  case DS_RATE_CALIB: ds_textout_append(buf, size, used, "measured (--calib)"); break;
+  case DS_RATE_TOPOLOGY:
+    ds_textout_append(buf, size, used, "topology's %s %g", key, r->efficiency);
     break;
-  default: append(buf, size, used, "typical %s %g (not measured)", key, r->efficiency); break;
+  case DS_RATE_AS_MATMUL:
+    ds_textout_append(buf, size, used, "matmul's rate (attention not measured)");
+    break;
+  case DS_RATE_GPU_PROXY:
+    ds_textout_append(buf, size, used, "a stand-in (GPU table: %s)", r->proxy);
+    break;
+  case DS_RATE_CALIB_FLOPS:
+    ds_textout_append(buf, size, used, "a stand-in (--calib's flops_efficiency %g, its GEMMs)",
+                      r->efficiency);
+    break;
+  default:
+    ds_textout_append(buf, size, used, "typical %s %g (not measured)", key, r->efficiency);
+    break;
   }
   const char *sep = " for ";
   for (int32_t i = first; i < rates->n; i++) {
     if (!same_group(&rates->r[i], r)) continue;
     char name[64];
     text_name(&rates->r[i], name, sizeof name);
-    append(buf, size, used, "%s%s", sep, name);
+    ds_textout_append(buf, size, used, "%s%s", sep, name);
     sep = ", ";
   }
 }
@@ -189,11 +189,11 @@ void ds_rates_describe(const struct ds_rates *rates, char *buf, size_t size) {
   buf[0] = '\0';
   for (int32_t i = 0; i < rates->n; i++) all_table &= rates->r[i].source == DS_RATE_GPU_TABLE;
   if (all_table) {
-    append(buf, size, &used, "compute rates: all measured (GPU table):");
+    ds_textout_append(buf, size, &used, "compute rates: all measured (GPU table):");
     for (int32_t i = 0; i < rates->n; i++) {
       char name[64];
       text_name(&rates->r[i], name, sizeof name);
-      append(buf, size, &used, "%s%s", i ? ", " : " ", name);
+      ds_textout_append(buf, size, &used, "%s%s", i ? ", " : " ", name);
     }
     return;
   }
@@ -207,7 +207,7 @@ void ds_rates_describe(const struct ds_rates *rates, char *buf, size_t size) {
       for (int32_t j = 0; j < i && head; j++) head = !same_group(&rates->r[j], &rates->r[i]);
       if (head) group(rates, i, groups, sizeof groups, &g_used);
     }
-  append(buf, size, &used, "compute rates: %s", groups);
+  ds_textout_append(buf, size, &used, "compute rates: %s", groups);
 }
 
 void ds_rates_field(const struct ds_rates *rates, char *buf, size_t size) {
@@ -216,7 +216,7 @@ void ds_rates_field(const struct ds_rates *rates, char *buf, size_t size) {
   for (int32_t i = 0; i < rates->n; i++) {
     char name[32];
     ds_rate_name(&rates->r[i], name, sizeof name);
-    append(buf, size, &used, "%s%s=%s", i ? ";" : "", name,
+    ds_textout_append(buf, size, &used, "%s%s=%s", i ? ";" : "", name,
            ds_rate_source_name(rates->r[i].source));
   }
 }

@@ -1,0 +1,41 @@
+/*
+ * Writing text the outputs share: printf appended to a bounded buffer (the
+ * summary's lines), and user strings (GPU, topology and model names from
+ * YAML or flags) written into CSV and JSON so that a quote, a comma, a
+ * semicolon, a backslash or a control character cannot break the record:
+ * CSV fields per RFC 4180 as libcsv writes them (csv_fwrite: the field in
+ * double quotes, each quote doubled), quoted only where they must be, so
+ * plain names print as before; JSON strings with '"', '\\' and control
+ * characters escaped (RFC 8259 section 7).
+ */
+#ifndef DS_TEXTOUT_H
+#define DS_TEXTOUT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Appends printf output at *used, never past size (buf stays terminated;
+ * *used counts what would have been written, so a full buffer stays full). */
+__attribute__((format(printf, 4, 5))) void ds_textout_append(char *buf, size_t size, size_t *used,
+                                                             const char *fmt, ...);
+
+/* Whether s must be quoted as a CSV field: it holds a quote, a comma, a CR
+ * or LF, or starts or ends with a space or tab (libcsv trims unquoted blanks). */
+int ds_textout_csv_needs_quotes(const char *s);
+
+/* Writes s as one CSV field (no separator): as is, or through csv_fwrite
+ * where ds_textout_csv_needs_quotes. Returns 0, or EOF on a write error. */
+int ds_textout_csv_field(FILE *fp, const char *s);
+
+/* Writes s as a JSON string, its quotes included. */
+void ds_textout_json_string(FILE *fp, const char *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DS_TEXTOUT_H */

@@ -41,7 +41,8 @@ static struct ds_test_result targets_of(const char *rows) {
  * at the bound), 50 below 1 MiB left out, an approx 30 shown, not counted.
  * Training: 10 (host-bound), -3 (GPU-bound), 12 (approx, host-bound): 2 of
  * 3 within 10 %. DDP in %: PyTorch FP32 +1, -2, +3, DLE AMP +5 (a row in ms
- * left out): 2 of 4 within 2 points, median of 1 2 3 5 = 2.5. Pairs 3 of 4. */
+ * left out): 2 of 4 within 2 points, median of 1 2 3 5 = 2.5; the per-source
+ * lines aligned on the longest name ("pytorch/pytorch FP32:", 21). Pairs 3 of 4. */
 Test(validation_targets, numbers_and_met_from_hand_worked_rows) {
   struct ds_test_result r = targets_of(
       "t.rows['collectives'] = [(row(1 << 20), 4.0, 0, False, None),\n"
@@ -68,9 +69,9 @@ Test(validation_targets, numbers_and_met_from_hand_worked_rows) {
       "        host-bound rows within the measured hosts' range: 1 of 2\n"
       "  (3) DDP over single within 2 points, every row in %: met no\n"
       "      all rows: 2 of 4 within, |points| median 2.5, worst 5.0 (-2.0 to +5.0)\n"
-      "        pytorch/pytorch FP32:                   2 of 3 within, |points| median 2.0, "
+      "        pytorch/pytorch FP32: 2 of 3 within, |points| median 2.0, "
       "worst 3.0 (-2.0 to +3.0)\n"
-      "        NVIDIA/DLE AMP:                         0 of 1 within, |points| median 5.0, "
+      "        NVIDIA/DLE AMP:       0 of 1 within, |points| median 5.0, "
       "worst 5.0 (+5.0 to +5.0)\n"
       "  (4) bucket-size comparisons with the measured sign, every pair: met no\n"
       "      3 of 4 pairs\n";

@@ -174,6 +174,35 @@ def bert_base(batch=2, attention="eager", seq=128):
     return model, x, meta
 
 
+def _squad_qa(batch, attention, seq, default_batch, **config):
+    """The question-answering model and input bert_base_squad and
+    bert_large_squad share: Hugging Face's BertForQuestionAnswering on a
+    BertConfig with the vocabulary 30522 padded to 30528 (run_squad.py rounds
+    vocab_size up to a multiple of 8) and config's sizes, its start and end
+    logits stacked as (batch, 2, seq) for the exporter's "classify" loss."""
+    from transformers import BertConfig, BertForQuestionAnswering
+
+    class SquadQA(BertForQuestionAnswering):
+        def forward(self, input_ids, token_type_ids, attention_mask):
+            out = super().forward(input_ids=input_ids, token_type_ids=token_type_ids,
+                                  attention_mask=attention_mask)
+            return torch.stack((out.start_logits, out.end_logits), dim=1)
+
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=30528, **config)
+    cfg._attn_implementation = _attn(attention)
+    model = SquadQA(cfg)
+    g = torch.Generator().manual_seed(0)
+    x = {
+        "input_ids": torch.randint(0, 30522, (batch, seq), generator=g),
+        "token_type_ids": torch.zeros(batch, seq, dtype=torch.long),
+        "attention_mask": torch.ones(batch, seq, dtype=torch.long),
+    }
+    meta = {"sample": "one SQuAD feature of %d tokens" % seq, "default_batch": default_batch,
+            "optimizer": "adam", "loss": "classify"}
+    return model, x, meta
+
+
 def bert_base_squad(batch=2, attention="eager", seq=384):
     """BERT-base fine-tuned on SQuAD v1.1 as NVIDIA DeepLearningExamples'
     PyTorch/LanguageModeling/BERT/run_squad.py trains it (the script Lambda's
@@ -189,27 +218,7 @@ def bert_base_squad(batch=2, attention="eager", seq=384):
     and discards it (run_squad.py keeps it out of the optimizer): 2*768*768
     FLOPs per sample left out.
     """
-    from transformers import BertConfig, BertForQuestionAnswering
-
-    class SquadQA(BertForQuestionAnswering):
-        def forward(self, input_ids, token_type_ids, attention_mask):
-            out = super().forward(input_ids=input_ids, token_type_ids=token_type_ids,
-                                  attention_mask=attention_mask)
-            return torch.stack((out.start_logits, out.end_logits), dim=1)
-
-    torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=30528)  # bert-base-uncased 30522, padded to a multiple of 8
-    cfg._attn_implementation = _attn(attention)
-    model = SquadQA(cfg)
-    g = torch.Generator().manual_seed(0)
-    x = {
-        "input_ids": torch.randint(0, 30522, (batch, seq), generator=g),
-        "token_type_ids": torch.zeros(batch, seq, dtype=torch.long),
-        "attention_mask": torch.ones(batch, seq, dtype=torch.long),
-    }
-    meta = {"sample": "one SQuAD feature of %d tokens" % seq, "default_batch": 24,
-            "optimizer": "adam", "loss": "classify"}
-    return model, x, meta
+    return _squad_qa(batch, attention, seq, 24)  # bert-base-uncased's sizes
 
 
 def bert_large_squad(batch=2, attention="eager", seq=384):
@@ -226,30 +235,9 @@ def bert_large_squad(batch=2, attention="eager", seq=384):
     2*1024*1024 FLOPs per sample left out), and it runs the encoder
     sequence-first, (seq, batch, hidden), with two transposes around it.
     """
-    from transformers import BertConfig, BertForQuestionAnswering
-
-    class SquadQA(BertForQuestionAnswering):
-        def forward(self, input_ids, token_type_ids, attention_mask):
-            out = super().forward(input_ids=input_ids, token_type_ids=token_type_ids,
-                                  attention_mask=attention_mask)
-            return torch.stack((out.start_logits, out.end_logits), dim=1)
-
-    torch.manual_seed(0)
-    # bert-large-uncased (DeepLearningExamples' bert_configs/large.json), vocabulary
-    # 30522 padded to a multiple of 8
-    cfg = BertConfig(vocab_size=30528, hidden_size=1024, num_hidden_layers=24,
+    # bert-large-uncased (DeepLearningExamples' bert_configs/large.json)
+    return _squad_qa(batch, attention, seq, 32, hidden_size=1024, num_hidden_layers=24,
                      num_attention_heads=16, intermediate_size=4096)
-    cfg._attn_implementation = _attn(attention)
-    model = SquadQA(cfg)
-    g = torch.Generator().manual_seed(0)
-    x = {
-        "input_ids": torch.randint(0, 30522, (batch, seq), generator=g),
-        "token_type_ids": torch.zeros(batch, seq, dtype=torch.long),
-        "attention_mask": torch.ones(batch, seq, dtype=torch.long),
-    }
-    meta = {"sample": "one SQuAD feature of %d tokens" % seq, "default_batch": 32,
-            "optimizer": "adam", "loss": "classify"}
-    return model, x, meta
 
 
 def gpt2(batch=2, attention="eager", seq=1024):

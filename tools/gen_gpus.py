@@ -455,27 +455,30 @@ EFFICIENCY = {
 #    FP32 peak; a PCIe card, at 300 W).
 #  - V100-SXM2 memory (16 and 32 GB): a V100 16GB PCIe card's cudaMemcpy (the paranumal
 #    post: "The V100 16GB PCI-E card"), the same HBM2 at 900 GB/s on another board.
+#  - A100 conv_fp32 and conv_half (both SXM4 cards): CUTLASS's implicit-GEMM convolutions
+#    from its README's profiler example (see _CUTLASS), which names no GPU: taken as an
+#    A100's, a measurement no source ties to this GPU (a 2026-11-27 review).
 # Not stand-ins, with why: H100's matmul_half (MAMF's "H100 SXM") and memory (its own
 # cudaMemcpy); H100's attention_* (the H100 timed on the same products as the H200, GPT-2
 # b8's, the ratio scaling the H200's model mix: the H100's own measurement of how it
 # differs); V100 conv_* (DeepBench's DGX-1 V100 SXM2, memory variant unnamed) and matmul_*
 # (a "Tesla V100", variant unnamed; its 14.0 FP32 TFLOPS would be a PCIe card's whole
 # peak, so an SXM2); A100 matmul_tf32 (PyTorch's "GA100", SKU unnamed) and matmul_half
-# (MAMF's "A100 SXM", memory unnamed); A100 conv_fp32 and conv_half (CUTLASS's
-# implicit-GEMM convolutions, taken as an A100's: see _CUTLASS; a convolution in that
-# math, forward only and one problem, a narrow measurement but of the operation itself);
-# A100-SXM4-80GB memory (a read kernel rather than a copy, of this card's own HBM2e); the
+# (MAMF's "A100 SXM", memory unnamed); A100-SXM4-80GB memory (a read kernel rather than a copy, of this card's own HBM2e); the
 # half values measured in bf16 or fp16 (one tensor rate: "half" above).
 _CONV_TF32_FROM_HALF = "the f16 convolution's fraction of peak"
 _CONV_FP32_FROM_SGEMM = "cuBLAS SGEMMs shaped as ResNet-50's 3x3 convolutions"
 _FROM_H200 = "the H200's, the same GH100 chip and clocks"
 _FROM_A100_PCIE = "an A100 80GB PCIe's, the same GA100 SMs and FP32 peak"
+_CUTLASS_UNNAMED = "CUTLASS's README profiler run on a GPU it does not name"
 PROXY = {
     "V100-SXM2-16/32GB": {"memory": "a V100 16GB PCIe card's, the same HBM2 at 900 GB/s"},
     "A100-SXM4-40GB": {"conv_tf32": _CONV_TF32_FROM_HALF,
+                       "conv_fp32": _CUTLASS_UNNAMED, "conv_half": _CUTLASS_UNNAMED,
                        "matmul_fp32": _FROM_A100_PCIE,
                        "memory": "the 80 GB card's fraction of its HBM2e"},
-    "A100-SXM4-80GB": {"conv_tf32": _CONV_TF32_FROM_HALF, "matmul_fp32": _FROM_A100_PCIE},
+    "A100-SXM4-80GB": {"conv_tf32": _CONV_TF32_FROM_HALF, "matmul_fp32": _FROM_A100_PCIE,
+                       "conv_fp32": _CUTLASS_UNNAMED, "conv_half": _CUTLASS_UNNAMED},
     "H100-SXM5-80GB": {"conv_fp32": _CONV_FP32_FROM_SGEMM,
                        **{k: _FROM_H200 for k in ("conv_tf32", "conv_tf32_fwd", "conv_tf32_bwd",
                                                   "conv_half", "matmul_fp32", "matmul_tf32",

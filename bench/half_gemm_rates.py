@@ -24,9 +24,9 @@ FLOPs: 2 M K N of each GEMM op, from its own input shapes in the trace (record_s
 aten::mm [[M, K], [K, N]], aten::addmm [[bias], [M, K], [K, N]]. Pass: a GEMM with no
 autograd node above it is the forward; under AddmmBackward0 or MmBackward0 it is the input
 gradient (dgrad) when its first operand is the node's incoming gradient (the node's own
-Input Dims, [M, N]), else the weight gradient (wgrad). With --model-check (default on for
-traces named MODEL-MATH-bBATCH[-...].json.gz whose models/MODEL.yaml exists) the sum is
-checked against the model file's fwd_flops + bwd_flops of its matmul layers with
+Input Dims, [M, N]), else the weight gradient (wgrad). For a trace named
+MODEL-MATH-bBATCH[-...].json.gz whose models/MODEL.yaml exists (unless --no-model-check)
+the sum is checked against the model file's fwd_flops + bwd_flops of its matmul layers with
 gemm_align 8, times the batch.
 
 Rate: total FLOPs / total time, never a mean of rates (bench/gemm_rates.py says why).
@@ -117,7 +117,7 @@ def read_trace(path, iters):
         try:
             m, k, n = gemm_mkn(op)
             pss = gemm_pass(chain, op)
-        except ValueError as err:
+        except (ValueError, IndexError, TypeError) as err:
             raise InputError("%s: GEMM op %s (External id %s): cannot read its shapes: %s"
                              % (path, op["name"], op["args"].get("External id"), err))
         eid = op["args"].get("External id")
@@ -251,7 +251,8 @@ def trace_report(path, iters, overhead_us, table, shapes, check):
     for o in unaligned.values():
         left[(o["pass"], "%dx%dx%d" % o["mkn"])] += o["us"] / iters
     for (pss, mkn), left_us in sorted(left.items()):
-        print("  left out (unaligned: matmul_unaligned_half's): %s %s, %.1f us" % (pss, mkn, left_us))
+        print("  left out (unaligned: matmul_unaligned_half's): %s %s, %.1f us"
+              % (pss, mkn, left_us))
     if check:
         model, batch = check
         mf, layers = model_matmul_flops(model)
@@ -282,28 +283,27 @@ def main(argv):
         for t in traces:
             check = None if a.no_model_check else trace_model(t)
             res.append(trace_report(t, a.iters, a.kernel_overhead_us, a.gpus, a.shapes, check))
-        if len(res) > 1:
-            peaks = set(r["peak"] for r in res)
-            if len(peaks) != 1:
-                raise InputError("the traces' peaks differ (%s): pool them by hand"
-                                 % ", ".join("%g" % p for p in sorted(peaks)))
-            peak = peaks.pop()
-            print("pooled, every trace's iteration once:")
-            rate_line("forward", sum(r["passes"]["fwd"][0] for r in res),
-                      sum(r["passes"]["fwd"][1] for r in res), a.kernel_overhead_us,
-                      sum(r["nf"] for r in res), peak)
-            rate_line("backward (dgrad + wgrad)",
-                      sum(r["passes"]["dgrad"][0] + r["passes"]["wgrad"][0] for r in res),
-                      sum(r["passes"]["dgrad"][1] + r["passes"]["wgrad"][1] for r in res),
-                      a.kernel_overhead_us, sum(r["nb"] for r in res), peak)
-            rate_line("all, an overhead per GEMM kernel", sum(r["flops"] for r in res),
-                      sum(r["us"] for r in res), a.kernel_overhead_us,
-                      sum(r["kernels"] for r in res), peak)
-            rate = rate_line("all (ddpsim's kernels)", sum(r["flops"] for r in res),
-                             sum(r["us"] for r in res), a.kernel_overhead_us,
-                             sum(r["charged"] for r in res), peak)
-            print("gpus.yaml matmul_half: %.1f / %g TFLOPS = %.3f" % (rate, peak,
-                                                                      round(rate / peak, 3)))
+        peaks = set(r["peak"] for r in res)
+        if len(peaks) != 1:
+            raise InputError("the traces' peaks differ (%s): pool them by hand"
+                             % ", ".join("%g" % p for p in sorted(peaks)))
+        peak = peaks.pop()
+        print("pooled, every trace's iteration once:")
+        rate_line("forward", sum(r["passes"]["fwd"][0] for r in res),
+                  sum(r["passes"]["fwd"][1] for r in res), a.kernel_overhead_us,
+                  sum(r["nf"] for r in res), peak)
+        rate_line("backward (dgrad + wgrad)",
+                  sum(r["passes"]["dgrad"][0] + r["passes"]["wgrad"][0] for r in res),
+                  sum(r["passes"]["dgrad"][1] + r["passes"]["wgrad"][1] for r in res),
+                  a.kernel_overhead_us, sum(r["nb"] for r in res), peak)
+        rate_line("all, an overhead per GEMM kernel", sum(r["flops"] for r in res),
+                  sum(r["us"] for r in res), a.kernel_overhead_us,
+                  sum(r["kernels"] for r in res), peak)
+        rate = rate_line("all (ddpsim's kernels)", sum(r["flops"] for r in res),
+                         sum(r["us"] for r in res), a.kernel_overhead_us,
+                         sum(r["charged"] for r in res), peak)
+        print("gpus.yaml matmul_half: %.1f / %g TFLOPS = %.3f" % (rate, peak,
+                                                                  round(rate / peak, 3)))
     except InputError as e:
         print("half_gemm_rates: %s" % e, file=sys.stderr)
         return 2

@@ -239,13 +239,15 @@ _LINEARS_TF32 = ("matmul_tf32", 227.53, 494.7, "TFLOPS", "the same GEMMs in TF32
 # run: both traces ran the same tile configurations for the same (K, N) (192x128 for the
 # 768-wide outputs, 256x128 for the 3072-wide, 128x160 for the wide weight gradients), the
 # rate rises with the GEMM's size in both (768x768: 405-494 TFLOP/s at 4096 tokens,
-# 445-576 at 8192; the 2304- and 3072-wide ones 619-752), and the H100's kernel tables of the same
-# runs put these kernels at 1.012-1.032x the H200's time (bench/results/gpu-2026-11-26-h200/
-# README.md, call 3): bound inside the SMs. Below MAMF's best shape on a GH200 (828.6,
-# 0.838), which it replaces: that is one large GEMM's rate, an upper bound for these
-# K = 768-3072 shapes. At 0.719 ddpsim's H200 ridge is 711.3 / 4.172 = 170 FLOPs per byte;
-# of these GEMMs only BERT's pooler (M = 32) is under it. H100 keeps its own MAMF value
-# (0.803, an H100 SXM's): these traces are the H200's.
+# 445-576 at 8192; the 2304- and 3072-wide ones 619-752), and the H100's kernel tables of
+# the same runs put these kernels at 1.012-1.032x the H200's time
+# (bench/results/gpu-2026-11-26-h200/README.md, call 3): bound inside the SMs. Below MAMF's
+# best shape on a GH200 (828.6, 0.838), which it replaces: that is one large GEMM's rate,
+# an upper bound for these K = 768-3072 shapes. At 0.719 ddpsim's H200 ridge is 711.3 /
+# 4.172 = 170 FLOPs per byte; the 4096- and 8192-token GEMMs move 350 or more in their
+# forward (half activations in and out, the weight once), BERT's pooler (M = 32) about 30:
+# the value binds for all but the pooler. H100 keeps its own MAMF value (0.803, an H100
+# SXM's): these traces are the H200's.
 _LINEARS_HALF_TRACES = ("bench/results/gpu-2026-11-26-h200/prof/bert-base-amp-b32-p.json.gz and "
                         "gpt2-bf16-b8-p.json.gz, `python3 bench/half_gemm_rates.py` on them "
                         "(this project, 2026-11-26; FIT on the H200 BERT-base AMP and GPT-2 bf16 "

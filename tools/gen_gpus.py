@@ -214,6 +214,48 @@ _LINEARS_FP32 = ("matmul_fp32", 45.80, 66.9, "TFLOPS", "cuBLAS FP32 GEMMs of BER
                  "gradients, total FLOPs / total time, H200", _LINEARS_CSV)
 _LINEARS_TF32 = ("matmul_tf32", 227.53, 494.7, "TFLOPS", "the same GEMMs in TF32 math "
                  "(torch.backends.cuda.matmul.allow_tf32), H200", _LINEARS_CSV)
+# matmul_half of H200: the transformers' aligned linears in half precision as the fit rows'
+# own H200 traces ran them (validation/training.csv marks both runs `fit`):
+# bench/results/gpu-2026-11-26-h200/prof/bert-base-amp-b32-p.json.gz (BERT-base, autocast
+# fp16, batch 32: cuBLASLt's nvjet_sm90_hsh_* kernels) and gpt2-bf16-b8-p.json.gz (GPT-2,
+# autocast bf16, batch 8: nvjet_sm90_tst_*). Every GEMM kernel of class `matmul`
+# (tools/trace_classes.py: not the attention's batched products, which attention_half
+# prices, nor the LM head) with half inputs and M, K, N multiples of 8 (BERT's 3-way
+# classifier is not: matmul_unaligned_half's), with the memsets its op launches; FLOPs
+# 2 M K N from each GEMM op's own input shapes in the trace, which sum to the model files'
+# matmul FLOPs (fwd_flops + bwd_flops of the gemm_align-8 matmul layers x batch: 2087.5 and
+# 4174.7 GFLOP, equal). By the rule above: ddpsim charges a matmul layer one kernel forward
+# and one backward (dgrad and wgrad in one roofline, sim/train/compute.c bwd_time), so the
+# time is less 4 us per forward GEMM op and per backward node: BERT-base 2087.5 GFLOP in
+# 3.615 ms less 146 x 4 us, 688.7 TFLOP/s (0.696); GPT-2 4174.7 GFLOP in 6.157 ms less 96 x
+# 4 us, 723.2 (0.731); pooled (each trace's iteration once) 6262.2 GFLOP in 9.772 ms less
+# 242 x 4 us = 8.804 ms, 711.3 TFLOP/s. `python3 bench/half_gemm_rates.py` prints them
+# (its output: bench/results/gpu-2026-11-26-h200/half_gemm_rates.txt). Forward 0.759,
+# backward 0.700 pooled; as timed 0.584 (BERT-base) and 0.685 (GPT-2), 0.648 pooled: the
+# two traces differ as timed by BERT's shorter kernels (4096 tokens against 8192; the
+# 768x768 GEMMs take 10-12 us against 17-22), and agree within 5 % once each charged kernel
+# gives back its 4 us; with 4 us off every GEMM kernel instead (dgrad and wgrad each) the
+# pooled value would be 0.761. A property of cuBLAS's GEMMs at these shapes, not of one
+# run: both traces ran the same tile configurations for the same (K, N) (192x128 for the
+# 768-wide outputs, 256x128 for the 3072-wide, 128x160 for the wide weight gradients), the
+# rate rises with the GEMM's size in both (768x768: 405-494 TFLOP/s at 4096 tokens,
+# 445-576 at 8192; the 2304- and 3072-wide ones 619-752), and the H100's kernel tables of
+# the same runs put these kernels at 1.012-1.032x the H200's time
+# (bench/results/gpu-2026-11-26-h200/README.md, call 3): bound inside the SMs. Below MAMF's
+# best shape on a GH200 (828.6, 0.838), which it replaces: that is one large GEMM's rate,
+# an upper bound for these K = 768-3072 shapes. At 0.719 ddpsim's H200 ridge is 711.3 /
+# 4.172 = 170 FLOPs per byte; the 4096- and 8192-token GEMMs move 350 or more in their
+# forward (half activations in and out, the weight once), BERT's pooler (M = 32) about 30:
+# the value binds for all but the pooler. H100 keeps its own MAMF value (0.803, an H100
+# SXM's): these traces are the H200's.
+_LINEARS_HALF_TRACES = ("bench/results/gpu-2026-11-26-h200/prof/bert-base-amp-b32-p.json.gz and "
+                        "gpt2-bf16-b8-p.json.gz, `python3 bench/half_gemm_rates.py` on them "
+                        "(this project, 2026-11-26; FIT on the H200 BERT-base AMP and GPT-2 bf16 "
+                        "runs)")
+_LINEARS_HALF = ("matmul_half", 711.3, 989.4, "TFLOPS", "cuBLASLt fp16 and bf16 GEMMs of "
+                 "BERT-base's (AMP b32) and GPT-2's (bf16 b8) aligned linears in training, "
+                 "forward and both gradients: 6262.2 GFLOP in 9.772 ms less 242 x 4 us "
+                 "kernel_overhead, H200", _LINEARS_HALF_TRACES)
 # conv_half of H200 and H100: cuDNN's dense 3x3 convolutions in fp16, channels-last (NHWC),
 # timed one at a time on a lent H200 (`bench/gpu_kernels.py --only conv --batch B`, B = 32,
 # 64, 128: the groups-1 rows, ResNeXt-50/101's 3x3 layers at full width, 128 to 2048
@@ -406,8 +448,7 @@ _H200_CAL = ("bench/results/gpu-2026-11-26-h200/calibrate-bert-base.log and cali
 _H200 = [
     _LINEARS_FP32,
     _LINEARS_TF32,
-    ("matmul_half", 828.6, 989, "TFLOPS", "BF16 matmul, best shape 1024x15360x4096 (MAMF), "
-     "GH200 (GH100, 141 GB HBM3e)", _MAMF),
+    _LINEARS_HALF,
     ("conv_fp32", 41.54, 66.9, "TFLOPS", "convolution proxy: SGEMMs shaped as ResNet-50's 3x3 "
      "implicit GEMMs at batch 32 (FP32 math), H200; cuBLAS, not cuDNN", _H200_CAL),
     _CONV_TF32,
@@ -449,8 +490,6 @@ EFFICIENCY = {
 #    matmul_unaligned_half: the H200's (the same GH100 chip, 132 SMs and 1980 MHz, but
 #    another GPU: HBM3e at 4.8 TB/s against HBM3 at 3.35, and its own board); conv_tiles'
 #    half values are the H200's too, and reach the run's line through conv_half.
-#  - H200 matmul_half: a GH200's MAMF (the GH100 of a Grace Hopper module, 141 GB HBM3e,
-#    900 W), not an H200 SXM's.
 #  - A100 matmul_fp32 (both SXM4 cards): an A100 80GB PCIe's SGEMM (the same GA100 SMs and
 #    FP32 peak; a PCIe card, at 300 W).
 #  - V100-SXM2 memory (16 and 32 GB): a V100 16GB PCIe card's cudaMemcpy (the paranumal
@@ -483,8 +522,7 @@ PROXY = {
                        **{k: _FROM_H200 for k in ("conv_tf32", "conv_tf32_fwd", "conv_tf32_bwd",
                                                   "conv_half", "matmul_fp32", "matmul_tf32",
                                                   "matmul_unaligned_half")}},
-    "H200-SXM-141GB": {"conv_fp32": _CONV_FP32_FROM_SGEMM,
-                       "matmul_half": "a GH200's, its GH100 with 141 GB HBM3e at 900 W"},
+    "H200-SXM-141GB": {"conv_fp32": _CONV_FP32_FROM_SGEMM},
 }
 # conv_MATH_fwd and conv_MATH_bwd (a convolution's forward and backward apart, each
 # beside its pooled conv_MATH, which gpu_table.c requires with them)

@@ -296,6 +296,15 @@ const char ds_test_clock_gpus[] =
     "  - name: NoClockGPU\n    arch: Test\n    sms: 4\n    fp32: 10TFLOPS\n    fp16: 160TFLOPS\n"
     "    mem: 16GB\n    mem_bw: 1000GBps\n";
 
+const char ds_test_pool_model[] =
+    "schema_version: 1\nname: t\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n"
+    "  - {name: pool, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 640,"
+    " act_bytes: 256, op_fwd_bytes: 896, bwd_bytes: 1408, amp_bwd_bytes: 896,"
+    " pool_kernel: [3, 3], pool_stride: [2, 2], pool_padding: [1, 1],"
+    " pool_input: [2, 8, 8], params: []}\n"
+    "  - {name: relu, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 640,"
+    " act_bytes: 0, params: [{name: w, numel: 1}]}\n";
+
 void ds_test_one_layer_model(char *text, size_t cap, const char *cls, const char *keys) {
   snprintf(text, cap,
            "schema_version: 1\nname: b\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"

@@ -131,6 +131,11 @@ ds_status ds_test_load_model_text(const char *text, struct ds_model **out, struc
  * boost_mhz. */
 extern const char ds_test_clock_gpus[];
 
+/* A model file of a max-pool layer and a ReLU (test_max_pool.c works its
+ * windows, elements and bytes by hand): pool 3x3, stride 2, padding 1 on 2
+ * channels of 8x8 per sample, then relu, a memory layer without pool keys. */
+extern const char ds_test_pool_model[];
+
 /* Into text (cap bytes): a model file of one layer `l` of class cls, with
  * `keys` (lines indented by four spaces, each ending in a newline) written
  * at line 13, after its fwd_flops, bwd_flops, fwd_bytes and act_bytes, and

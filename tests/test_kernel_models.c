@@ -146,14 +146,7 @@ Test(kernel_models, gpu_without_boost_clock_says_roofline) {
  * GPU (ClockGPU: 4 SMs at 1000 MHz, no kernel overhead) doubles it; the
  * record says the model was charged, and a GPU without a clock records it
  * too while pricing the roofline (no SM cycles). */
-static const char *pool_model =
-    "schema_version: 1\nname: t\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n"
-    "  - {name: pool, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 640,"
-    " act_bytes: 256, op_fwd_bytes: 896, bwd_bytes: 1408, amp_bwd_bytes: 896,"
-    " pool_kernel: [3, 3], pool_stride: [2, 2], pool_padding: [1, 1],"
-    " pool_input: [2, 8, 8], params: []}\n"
-    "  - {name: relu, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 640,"
-    " act_bytes: 0, params: [{name: w, numel: 1}]}\n";
+static const char *pool_model = ds_test_pool_model;
 
 Test(kernel_models, the_record_is_made_where_the_model_prices) {
   struct ds_test_compute f;

@@ -27,14 +27,7 @@
  * y 128, the int64 indices 256; forward x + y + indices = 896 (op_fwd_bytes),
  * backward dy 128 + indices 256 + dx zero-filled and written 2 x 512 =
  * 1408 (bwd_bytes). relu: a memory layer without the keys. */
-static const char *model_text =
-    "schema_version: 1\nname: t\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n"
-    "  - {name: pool, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 640,"
-    " act_bytes: 256, op_fwd_bytes: 896, bwd_bytes: 1408, amp_bwd_bytes: 896,"
-    " pool_kernel: [3, 3], pool_stride: [2, 2], pool_padding: [1, 1],"
-    " pool_input: [2, 8, 8], params: []}\n"
-    "  - {name: relu, class: memory, fwd_flops: 0, bwd_flops: 0, fwd_bytes: 640,"
-    " act_bytes: 0, params: [{name: w, numel: 1}]}\n";
+static const char *model_text = ds_test_pool_model;
 
 static void setup(struct ds_test_compute *f, const char *gpu) {
   ds_test_compute_setup(f, ds_test_clock_gpus, gpu, 0.5, 0, model_text, DS_DTYPE_FP32, DS_AMP_NONE);

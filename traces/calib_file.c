@@ -53,6 +53,7 @@ int ds_calib_write(FILE *fp, const struct ds_calib *c, const char *header) {
   }
   if (c->n_gconv > 0) {
     fputs("grouped_conv:\n", fp);
+    if (c->gconv_gpu[0]) fprintf(fp, "  gpu: \"%s\"\n", c->gconv_gpu);
     fprintf(fp, "  sms: %d\n", c->gconv_sms);
     fprintf(fp, "  boost_mhz: %.6g\n", c->gconv_clock_hz / 1e6);
     fputs("  entries:\n", fp);

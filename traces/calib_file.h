@@ -35,9 +35,10 @@
  *     fit_r2: 0.998
  *     fit_rms_rel_residual: 0.12
  *   grouped_conv:             # optional: grouped 3x3 convolutions' measured
- *     sms: 132                # kernel times (sim/train/grouped_conv.h),
- *     boost_mhz: 1980         # replacing the built-in H200 table; the GPU
- *     entries:                # measured on: its SMs and boost clock
+ *     gpu: NVIDIA H200        # kernel times (sim/train/grouped_conv.h),
+ *     sms: 132                # replacing the built-in H200 table; the GPU
+ *     boost_mhz: 1980         # measured on: its name as the device reports
+ *     entries:                # it (optional: older files), SMs, boost clock
  *       - {mode: tf32, group_width: 4, out_channels: 128, out_positions: 3136,
  *          stride: 1, batch: 32, fwd_us: 151.4, dgrad_us: 141.7, wgrad_us: 253.2}
  *   host:                     # optional: this machine's host (CPU) per unit
@@ -50,7 +51,11 @@
  *                             # unit is required (a bare 27 is refused,
  *                             # not read as 27 s)
  *
- * grouped_conv: every key required. entries: 1 to DS_GCONV_MAX_ENTRIES
+ * grouped_conv: every key but gpu required. gpu: the measured GPU's name
+ * as the CUDA device (and nvidia-smi) reports it; ddpsim applies the table
+ * as measured only on that GPU (the topology's GPU name or one of its
+ * smi_names, sim/train/calib.h ds_calib_gconv_fit), and on a file without
+ * it only where the SM counts agree. entries: 1 to DS_GCONV_MAX_ENTRIES
  * mappings, each with every key: mode fp32 | tf32 | half | half_nhwc (the
  * math the convolution ran in: FP32, TF32, half precision NCHW or
  * channels-last), group_width (input channels per group), out_channels,
@@ -119,6 +124,7 @@ struct ds_calib {
    * n_gconv entries (0 = section absent) */
   int32_t n_gconv;
   int32_t gconv_sms;       /* >= 1 */
+  char gconv_gpu[64];      /* its name as the device reports it; "": not named */
   double gconv_clock_hz;   /* > 0, read and written in MHz */
   struct ds_gconv_entry gconv[DS_GCONV_MAX_ENTRIES];
   /* host: each applies only when its has_ flag is set */

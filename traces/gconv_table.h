@@ -63,6 +63,9 @@ struct ds_gconv_table {
    * no transfer to the topology's SMs and clock. 0: the built-in table,
    * moved to the target GPU by SMs x clock. */
   int on_target;
+  /* 1: a calibration file's table (as measured, or moved by SMs x clock
+   * where it names another GPU: sim/train/calib.h ds_calib_gconv_fit) */
+  int from_calib;
 };
 
 #ifdef __cplusplus

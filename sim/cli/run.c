@@ -26,6 +26,7 @@
 #include "sim/train/calib.h"
 #include "sim/coll/coll.h"
 #include "sim/train/compute.h"
+#include "sim/train/grouped_conv.h"
 #include "sim/train/ddp.h"
 #include "sim/train/dp.h"
 #include "sim/train/exec.h"
@@ -549,6 +550,83 @@ static ds_status setup_nccl(struct config_run *c, const struct ds_options *o,
   return DS_OK;
 }
 
+
+/* The modes --calib's grouped-convolution table has ("fp32, tf32"). */
+static void gconv_modes(const struct ds_gconv_table *t, char *buf, size_t cap) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int m = 0; m < DS_GCONV_MODES; m++)
+    if (ds_gconv_has_mode(t, (enum ds_gconv_mode)m))
+      used += (size_t)snprintf(buf + used, used < cap ? cap - used : 0, "%s%s",
+                               used ? ", " : "", ds_gconv_mode_names[m]);
+}
+
+/* --calib's grouped-convolution table, where it fits the topology's GPU
+ * (calib.h ds_calib_gconv_fit): as measured on the GPU it names (or, a
+ * file naming none, of the same SMs), moved by SMs x clock to another GPU
+ * whose table entry has boost_mhz, else not applied; a note says which
+ * when it is not plainly this GPU's, and when the table lacks the run's
+ * mode (those convolutions then run at the conv class's rate). */
+static ds_status plug_calib_gconv(struct loaded *ld, const char *gpus_path,
+                                  struct ds_err *err) {
+  const struct ds_gpu_spec *g = &ld->topo->gpu;
+  struct ds_gpu_table table;
+  DS_CHECK(ds_gpu_table_load(gpus_path, &table, err)); /* for g's smi_names */
+  enum ds_gconv_fit fit = ds_calib_gconv_fit(ld->calib, g, ds_gpu_table_find(&table, g->name));
+  ds_gpu_table_release(&table);
+  char measured_on[160];
+  const char *named = ld->calib->gconv_gpu;
+  if (named[0])
+    snprintf(measured_on, sizeof measured_on, "%s (%d SMs at %g MHz)", named,
+             ld->calib->gconv_sms, ld->calib->gconv_clock_hz / 1e6);
+  else
+    snprintf(measured_on, sizeof measured_on, "a GPU of %d SMs at %g MHz", ld->calib->gconv_sms,
+             ld->calib->gconv_clock_hz / 1e6);
+  if (fit == DS_GCONV_FIT_REFUSED) {
+    fprintf(stderr,
+            "ddpsim: note: --calib's grouped convolutions were measured on %s, not %s's %s "
+            "(%s), which has no boost_mhz to move them to: not applied (grouped convolutions "
+            "at the conv class's rate)\n",
+            measured_on, ld->topo_path, g->name,
+            named[0] ? "another name" : "another SM count");
+    return DS_OK;
+  }
+  ds_calib_gconv_table(ld->calib, &ld->gconv);
+  ld->compute.gconv = &ld->gconv;
+  /* another GPU's: its SM cycles on g's SMs and clock (ds_gconv_ns) */
+  if (fit == DS_GCONV_FIT_SCALED) ld->gconv.on_target = 0;
+  enum ds_gconv_mode mode = ds_compute_gconv_mode(&ld->compute);
+  if (!ds_gconv_has_mode(&ld->gconv, mode)) {
+    /* nothing of the table prices this run (ds_gconv_ns gives 0) */
+    char modes[64];
+    gconv_modes(&ld->gconv, modes, sizeof modes);
+    fprintf(stderr,
+            "ddpsim: note: --calib's grouped convolutions have no %s entries (the file has %s, "
+            "measured on %s): this run's grouped convolutions run at the conv class's rate\n",
+            ds_gconv_mode_names[mode], modes, measured_on);
+  } else if (fit == DS_GCONV_FIT_SCALED) {
+    fprintf(stderr,
+            "ddpsim: note: --calib's grouped convolutions were measured on %s, not %s's %s "
+            "(%s): their SM cycles run on its %d SMs at %d MHz, not as measured\n",
+            measured_on, ld->topo_path, g->name,
+            named[0] ? "another name" : "another SM count", g->sms, g->boost_mhz);
+  } else if (g->boost_mhz <= 0) {
+    /* applied at the file's own SMs and clock (ds_gconv_ns), even where the
+     * GPU table has no boost_mhz and the built-in models fall to the roofline */
+    fprintf(stderr,
+            "ddpsim: note: --calib's grouped convolutions were measured on %s, %s's %s has "
+            "no boost_mhz: their times apply as measured (the other kernel models run at the "
+            "roofline)\n",
+            measured_on, ld->topo_path, g->name);
+  } else if (g->sms != ld->gconv.sms || g->boost_mhz * 1e6 != ld->gconv.clock_hz) {
+    fprintf(stderr,
+            "ddpsim: note: --calib's grouped convolutions were measured on %s, %s's %s has "
+            "%d at %d MHz: their times apply as measured\n",
+            measured_on, ld->topo_path, g->name, g->sms, g->boost_mhz);
+  }
+  return DS_OK;
+}
+
 static ds_status load(struct loaded *ld, const struct ds_options *o, struct ds_err *err) {
   char gpus_path[4096];
   DS_CHECK(ds_lookup_file("topologies", "topology", o->topo, ld->topo_path,
@@ -580,25 +658,7 @@ static ds_status load(struct loaded *ld, const struct ds_options *o, struct ds_e
   ld->compute.zero_grad_fill = o->ddp_rules == DS_DDP_RULES_TORCH_1_9;
   ld->compute.weight_decay = o->weight_decay;
   ld->compute.no_bn_weight_decay = o->no_bn_weight_decay;
-  if (ld->calib && ld->calib->n_gconv > 0) { /* grouped convolutions measured on this GPU */
-    ds_calib_gconv_table(ld->calib, &ld->gconv);
-    ld->compute.gconv = &ld->gconv;
-    const struct ds_gpu_spec *g = &ld->topo->gpu;
-    /* applied at the file's own SMs and clock (ds_gconv_ns), even where the
-     * GPU table has no boost_mhz and the built-in models fall to the roofline */
-    if (g->boost_mhz <= 0)
-      fprintf(stderr,
-              "ddpsim: note: --calib's grouped convolutions were measured on a GPU of %d SMs "
-              "at %g MHz, %s's %s has no boost_mhz: their times apply as measured (the other "
-              "kernel models run at the roofline)\n",
-              ld->gconv.sms, ld->gconv.clock_hz / 1e6, ld->topo_path, g->name);
-    else if (g->sms != ld->gconv.sms || g->boost_mhz * 1e6 != ld->gconv.clock_hz)
-      fprintf(stderr,
-              "ddpsim: note: --calib's grouped convolutions were measured on a GPU of %d SMs "
-              "at %g MHz, %s's %s has %d at %d MHz: their times apply as measured\n",
-              ld->gconv.sms, ld->gconv.clock_hz / 1e6, ld->topo_path, g->name, g->sms,
-              g->boost_mhz);
-  }
+  if (ld->calib && ld->calib->n_gconv > 0) DS_CHECK(plug_calib_gconv(ld, gpus_path, err));
   return DS_OK;
 }
 

@@ -13,6 +13,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <strings.h>
 
 #include "base/config.h"
 #include "base/units.h"
@@ -145,7 +146,7 @@ static ds_status read_collective(const struct ds_cnode *root, struct ds_calib *c
   return DS_OK;
 }
 
-static const char *const gconv_keys[] = {"sms", "boost_mhz", "entries", NULL};
+static const char *const gconv_keys[] = {"gpu", "sms", "boost_mhz", "entries", NULL};
 static const char *const gconv_entry_keys[] = {
     "mode",  "group_width", "out_channels", "out_positions", "stride",
     "batch", "fwd_us",      "dgrad_us",     "wgrad_us",      NULL};
@@ -212,6 +213,14 @@ static ds_status read_gconv(const struct ds_cnode *root, struct ds_calib *c,
   double mhz;
   if (!ds_cmap_get(root, "grouped_conv", &map)) return DS_OK;
   DS_CHECK(ds_cmap_check_keys(&map, gconv_keys, err));
+  if (ds_cmap_get(&map, "gpu", &node)) { /* optional: files before 2026-11-27 lack it */
+    const char *s;
+    DS_CHECK(ds_cnode_string(&node, &s, err));
+    if (!s[0] || strlen(s) >= sizeof c->gconv_gpu)
+      return ds_cnode_error(&node, err, "expected the GPU's name (1 to %zu characters)",
+                            sizeof c->gconv_gpu - 1);
+    snprintf(c->gconv_gpu, sizeof c->gconv_gpu, "%s", s);
+  }
   DS_CHECK(read_count(&map, "sms", 100000, &c->gconv_sms, err));
   DS_CHECK(ds_cmap_require(&map, "boost_mhz", "the measured GPU's boost clock in MHz", &node,
                            err));
@@ -258,7 +267,27 @@ static ds_status read_host(const struct ds_cnode *root, struct ds_calib *c,
 }
 
 void ds_calib_gconv_table(const struct ds_calib *c, struct ds_gconv_table *out) {
-  *out = (struct ds_gconv_table){c->gconv, c->n_gconv, c->gconv_sms, c->gconv_clock_hz, 1};
+  *out = (struct ds_gconv_table){c->gconv, c->n_gconv, c->gconv_sms, c->gconv_clock_hz, 1, 1};
+}
+
+enum ds_gconv_fit ds_calib_gconv_fit(const struct ds_calib *c, const struct ds_gpu_spec *g,
+                                     const struct ds_gpu_info *info) {
+  int same;
+  if (c->gconv_gpu[0]) {
+    /* the device's name (cudaDeviceProp.name, which nvidia-smi prints too)
+     * against the table's name and its smi_names, as `topo import` matches
+     * them (ds_gpu_table_by_smi_name: exact, case insensitive) */
+    same = strcasecmp(c->gconv_gpu, g->name) == 0;
+    for (int32_t k = 0; info && k < info->n_smi_names; k++)
+      if (strcasecmp(c->gconv_gpu, info->smi_names[k]) == 0) same = 1;
+  } else {
+    /* an older file names no GPU: another SM count is another GPU */
+    same = g->sms > 0 && g->sms == c->gconv_sms;
+  }
+  if (same) return DS_GCONV_FIT_THIS_GPU;
+  /* another GPU's cycles, as the built-in H200 table's (grouped_conv.h) */
+  if (g->sms > 0 && g->boost_mhz > 0) return DS_GCONV_FIT_SCALED;
+  return DS_GCONV_FIT_REFUSED;
 }
 
 ds_status ds_calib_load(const char *path, struct ds_calib *out, struct ds_err *err) {

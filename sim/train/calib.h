@@ -9,6 +9,7 @@
 
 #include "base/status.h"
 #include "traces/calib_file.h"
+#include "sim/net/gpu_table.h"
 #include "sim/net/topo.h"
 
 #ifdef __cplusplus
@@ -36,10 +37,26 @@ void ds_calib_apply_gpu(const struct ds_calib *c, struct ds_gpu_spec *g);
 
 /* The file's grouped_conv table as a lookup table (sim/train/
  * grouped_conv.h) borrowing c's entries: valid while c lives, and only when
- * c->n_gconv > 0 (otherwise keep the built-in table). on_target is set: a
- * calibration describes the simulated machine, so its times apply as
- * measured (no SMs x clock transfer). */
+ * c->n_gconv > 0 (otherwise keep the built-in table). on_target and
+ * from_calib are set: measured on the simulated machine, its times apply
+ * as measured (no SMs x clock transfer); clear on_target where
+ * ds_calib_gconv_fit says DS_GCONV_FIT_SCALED. */
 void ds_calib_gconv_table(const struct ds_calib *c, struct ds_gconv_table *out);
+
+/* How the file's grouped_conv table reaches the topology's GPU g (info:
+ * its GPU table entry, for its smi_names; NULL: none known). */
+enum ds_gconv_fit {
+  /* the GPU it was measured on: the file's gpu is g's name or one of its
+   * smi_names (case insensitive), or, a file without gpu, the same SMs */
+  DS_GCONV_FIT_THIS_GPU,
+  /* another GPU, g's SMs and boost clock known: the table's SM cycles on
+   * them, as the built-in H200 table's */
+  DS_GCONV_FIT_SCALED,
+  /* another GPU, g without boost_mhz: not applied (the conv class's rate) */
+  DS_GCONV_FIT_REFUSED
+};
+enum ds_gconv_fit ds_calib_gconv_fit(const struct ds_calib *c, const struct ds_gpu_spec *g,
+                                     const struct ds_gpu_info *info);
 
 #ifdef __cplusplus
 }

@@ -535,15 +535,20 @@ static int grouped_conv_priced(const struct ds_compute *c, const struct ds_layer
   return applies;
 }
 
+enum ds_gconv_mode ds_compute_gconv_mode(const struct ds_compute *c) {
+  return c->class_math[DS_LAYER_CONV] == DS_GPU_MATH_FP32   ? DS_GCONV_FP32
+         : c->class_math[DS_LAYER_CONV] == DS_GPU_MATH_TF32 ? DS_GCONV_TF32
+         : c->channels_last                                 ? DS_GCONV_HALF_NHWC
+                                                            : DS_GCONV_HALF;
+}
+
 /* A grouped convolution's pass at its measured time (grouped_conv.h): the
  * table of the math its class runs in; output positions from the forward's
  * FLOPs (2 x out elements x channels per group x kernel area). */
+
 static double grouped_pass_ns(const struct ds_compute *c, const struct ds_layer *l,
                               enum ds_conv_pass pass, int64_t batch) {
-  enum ds_gconv_mode mode = c->class_math[DS_LAYER_CONV] == DS_GPU_MATH_FP32   ? DS_GCONV_FP32
-                            : c->class_math[DS_LAYER_CONV] == DS_GPU_MATH_TF32 ? DS_GCONV_TF32
-                            : c->channels_last                                 ? DS_GCONV_HALF_NHWC
-                                                                               : DS_GCONV_HALF;
+  enum ds_gconv_mode mode = ds_compute_gconv_mode(c);
   struct ds_gconv_shape s = {
       .group_width = l->conv_group_width,
       .out_channels = l->conv_out_channels,
@@ -555,7 +560,8 @@ static double grouped_pass_ns(const struct ds_compute *c, const struct ds_layer 
   double ns = ds_gconv_ns(c->gconv ? c->gconv : &ds_gconv_builtin, mode, pass, &s, batch,
                           c->sms, c->sm_clock_hz);
   /* 0: the table has no entry of this mode (a calibration file's): the
-   * class's rate (the callers record the model only where it priced) */
+   * class's rate, recorded as such (the callers charge the model unbound;
+   * kernel_models.c words it from ds_gconv_has_mode) */
   return ns;
 }
 
@@ -776,7 +782,7 @@ static struct pass_time fwd_time(const struct ds_compute *c, const struct ds_lay
   double sm = flop_bound ? kernel : 0;
   if (grouped_conv_priced(c, l)) {
     double measured = grouped_pass_ns(c, l, DS_CONV_FWD, batch);
-    if (measured > 0) ds_compute_charge_model(c, DS_KM_GROUPED_CONV, measured > own);
+    ds_compute_charge_model(c, DS_KM_GROUPED_CONV, measured > own);
     if (measured > own) own = sm = measured;
   }
   /* the generic cats' divisions past their bytes' roofline (cat_copy.h) */
@@ -841,7 +847,7 @@ static struct pass_time bwd_time(const struct ds_compute *c, const struct ds_lay
      * the model's input (its backward FLOPs are then the forward's) */
     double measured = grouped_pass_ns(c, l, DS_CONV_WGRAD, batch);
     if (ds_layer_input_grad(l)) measured += grouped_pass_ns(c, l, DS_CONV_DGRAD, batch);
-    if (measured > 0) ds_compute_charge_model(c, DS_KM_GROUPED_CONV, measured > own);
+    ds_compute_charge_model(c, DS_KM_GROUPED_CONV, measured > own);
     if (measured > own) own = sm = measured;
   }
   return (struct pass_time){own + casts + ds_compute_bwd_extra_ns(c, l, batch), sm};

@@ -241,6 +241,9 @@ ds_status ds_compute_init(const struct ds_topo *topo, enum ds_dtype dtype, enum 
  * this machine, at its own SMs and clock); depthwise convolutions keep the
  * roofline. */
 int ds_compute_grouped_conv(const struct ds_compute *c, const struct ds_layer *l);
+/* The grouped-convolution table's mode the run's convolutions look up: their
+ * class's math (fp32, tf32, or half in NCHW or channels-last). */
+enum ds_gconv_mode ds_compute_gconv_mode(const struct ds_compute *c);
 
 /* Sets the per-class math for --tf32 (DS_TF32_CONV at init). */
 void ds_compute_set_tf32(struct ds_compute *c, const struct ds_topo *topo, enum ds_tf32 tf32);

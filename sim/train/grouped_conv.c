@@ -8,7 +8,7 @@
 
 const struct ds_gconv_table ds_gconv_builtin = {
     gconv_table, (int32_t)(sizeof gconv_table / sizeof gconv_table[0]), GCONV_MEASURED_SMS,
-    GCONV_MEASURED_CLOCK_HZ, 0};
+    GCONV_MEASURED_CLOCK_HZ, 0, 0};
 
 /* A stride other than the layer's counts as this many doublings of shape
  * away: a strided 3x3's input gradient runs other kernels (2-4x slower per
@@ -32,6 +32,12 @@ static int nearest(const struct ds_gconv_table *t, enum ds_gconv_mode mode,
     if (d < best_d) best = i, best_d = d;
   }
   return best;
+}
+
+int ds_gconv_has_mode(const struct ds_gconv_table *t, enum ds_gconv_mode mode) {
+  for (int i = 0; i < t->n; i++)
+    if (t->entries[i].mode == mode) return 1;
+  return 0;
 }
 
 int ds_gconv_nearest(const struct ds_gconv_table *t, enum ds_gconv_mode mode,

@@ -59,6 +59,9 @@ double ds_gconv_ns(const struct ds_gconv_table *t, enum ds_gconv_mode mode,
 
 /* The entry of t step 1 picks: its shape into *out; -1 when mode has
  * none. */
+/* Whether t has an entry of mode (a calibration file's may lack some). */
+int ds_gconv_has_mode(const struct ds_gconv_table *t, enum ds_gconv_mode mode);
+
 int ds_gconv_nearest(const struct ds_gconv_table *t, enum ds_gconv_mode mode,
                      const struct ds_gconv_shape *s, struct ds_gconv_shape *out);
 

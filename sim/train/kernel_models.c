@@ -50,6 +50,9 @@ void ds_kernel_models_fill(const struct ds_compute *c, const char *gpu, uint32_t
   out->sms = c->sms;
   out->clock_mhz = c->sm_clock_hz / 1e6;
   out->gconv_on_target = t->on_target;
+  out->gconv_from_calib = t->from_calib;
+  enum ds_gconv_mode mode = ds_compute_gconv_mode(c);
+  if (t->from_calib && !ds_gconv_has_mode(t, mode)) out->gconv_missing_mode = 1 + (int32_t)mode;
   out->gconv_sms = t->sms;
   out->gconv_clock_mhz = t->clock_hz / 1e6;
   snprintf(out->gpu, sizeof out->gpu, "%s", gpu ? gpu : "");
@@ -60,10 +63,14 @@ enum ds_km_source ds_kernel_models_source(const struct ds_kernel_models *km,
   /* ds_gconv_ns: a calibration file's table applies as measured, at its own
    * SMs and clock, even where the GPU table has none (ds_compute_grouped_conv)
    */
+  /* a calibration table without the run's mode prices nothing
+   * (ds_gconv_ns gives 0): the conv class's rate */
+  if (k == DS_KM_GROUPED_CONV && km->gconv_missing_mode) return DS_KM_ROOFLINE;
   if (k == DS_KM_GROUPED_CONV && km->gconv_on_target) return DS_KM_CALIB;
   /* the pricing code's own test (ds_compute_knows_sms): without both, the
    * kernels run at the roofline */
   if (!km->knows_sms) return DS_KM_ROOFLINE;
+  if (k == DS_KM_GROUPED_CONV && km->gconv_from_calib) return DS_KM_CALIB_SCALED;
   int32_t sms = k == DS_KM_GROUPED_CONV ? km->gconv_sms : DS_KM_MEASURED_SMS;
   double mhz = k == DS_KM_GROUPED_CONV ? km->gconv_clock_mhz : DS_KM_MEASURED_CLOCK_MHZ;
   /* the measured GPU itself: its cycles on its own SMs and clock */
@@ -77,6 +84,7 @@ const char *ds_kernel_models_source_name(enum ds_km_source s) {
   case DS_KM_THIS_GPU: return "this_gpu";
   case DS_KM_SCALED: return "scaled_" DS_KM_MEASURED_GPU_SHORT;
   case DS_KM_CALIB: return "calib";
+  case DS_KM_CALIB_SCALED: return "scaled_calib";
   default: return "roofline";
   }
 }
@@ -91,15 +99,28 @@ void ds_kernel_models_merge(struct ds_kernel_models *dst, const struct ds_kernel
 
 /* The groups of the line, in order: a source, and at the roofline the
  * grouped convolutions apart (they fall back to the conv class's rate, the
- * others to the memory roofline). */
-enum group { G_THIS_GPU, G_SCALED, G_CALIB, G_MEMORY_ROOFLINE, G_CONV_ROOFLINE, G_COUNT };
+ * others to the memory roofline), those of a --calib table without the
+ * run's mode apart again (the groups before G_MEMORY_ROOFLINE apply). */
+enum group {
+  G_THIS_GPU,
+  G_SCALED,
+  G_CALIB,
+  G_CALIB_SCALED,
+  G_MEMORY_ROOFLINE,
+  G_CALIB_NO_MODE,
+  G_CONV_ROOFLINE,
+  G_COUNT
+};
 
 static enum group group_of(const struct ds_kernel_models *km, enum ds_kernel_model k) {
   switch (ds_kernel_models_source(km, k)) {
   case DS_KM_THIS_GPU: return G_THIS_GPU;
   case DS_KM_SCALED: return G_SCALED;
   case DS_KM_CALIB: return G_CALIB;
-  default: return k == DS_KM_GROUPED_CONV ? G_CONV_ROOFLINE : G_MEMORY_ROOFLINE;
+  case DS_KM_CALIB_SCALED: return G_CALIB_SCALED;
+  default:
+    if (k != DS_KM_GROUPED_CONV) return G_MEMORY_ROOFLINE;
+    return km->gconv_missing_mode ? G_CALIB_NO_MODE : G_CONV_ROOFLINE;
   }
 }
 
@@ -117,6 +138,19 @@ static void group_head(const struct ds_kernel_models *km, enum group g, int roof
                           : "");
     break;
   case G_CALIB: ds_textout_append(buf, size, used, "measured on this machine (--calib) for"); break;
+  case G_CALIB_SCALED:
+    ds_textout_append(buf, size, used,
+                      "--calib's SM cycles (another GPU's: %d SMs at %g MHz) on %s's %d SMs at "
+                      "%g MHz for",
+                      km->gconv_sms, km->gconv_clock_mhz, km->gpu, km->sms, km->clock_mhz);
+    break;
+  case G_CALIB_NO_MODE: {
+    int32_t m = km->gconv_missing_mode - 1;
+    ds_textout_append(buf, size, used,
+                      "--calib has no %s entries: the conv class's rate (roofline) for",
+                      m >= 0 && m < DS_GCONV_MODES ? ds_gconv_mode_names[m] : "?");
+    break;
+  }
   case G_MEMORY_ROOFLINE:
     ds_textout_append(buf, size, used, "not applied (%s has no boost_mhz), the memory roofline for",
                       km->gpu);

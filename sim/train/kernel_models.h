@@ -61,7 +61,11 @@ enum ds_km_source {
   DS_KM_THIS_GPU,  /* measured on this GPU: its own SMs and clock */
   DS_KM_SCALED,    /* the measured GPU's SM cycles on this GPU's SMs at its clock */
   DS_KM_ROOFLINE,  /* not applied: the GPU has no SM count or boost clock */
-  DS_KM_CALIB      /* grouped convolutions from --calib's table, as measured */
+  DS_KM_CALIB,     /* grouped convolutions from --calib's table, as measured */
+  /* grouped convolutions from --calib's table measured on another GPU (its
+   * gpu or SMs not this one's: calib.h ds_calib_gconv_fit), its SM cycles
+   * on this GPU's SMs at its clock */
+  DS_KM_CALIB_SCALED
 };
 
 /* What the summary keeps: the models charged and the GPU they were moved
@@ -78,6 +82,11 @@ struct ds_kernel_models {
   /* the grouped-convolution table's GPU: its SMs and clock, and whether it
    * was measured on the simulated machine (--calib) */
   int32_t gconv_on_target;
+  int32_t gconv_from_calib; /* the table is --calib's (as measured or moved) */
+  /* --calib's table has no entry of the run's mode (compute.h
+   * ds_compute_gconv_mode): 1 + that mode, its convolutions at the conv
+   * class's rate; 0 otherwise */
+  int32_t gconv_missing_mode;
   int32_t gconv_sms;
   double gconv_clock_mhz;
   char gpu[sizeof((struct ds_gpu_spec *)0)->name]; /* the GPU table's name */
@@ -108,7 +117,7 @@ const char *ds_kernel_models_key(enum ds_kernel_model k);
 /* Where model k's constants reach this run's GPU. */
 enum ds_km_source ds_kernel_models_source(const struct ds_kernel_models *km,
                                           enum ds_kernel_model k);
-/* "this_gpu", "scaled_H200", "roofline", "calib". */
+/* "this_gpu", "scaled_H200", "roofline", "calib", "scaled_calib". */
 const char *ds_kernel_models_source_name(enum ds_km_source s);
 /* Adds src's models and counts to dst (the same GPU: a run's rows). */
 void ds_kernel_models_merge(struct ds_kernel_models *dst, const struct ds_kernel_models *src);

@@ -243,3 +243,141 @@ Test(gconv_calib, ddpsim_uses_the_files_table) {
   cr_assert_gt(slow, builtin + 3 * 9 * (151.4 + 141.7 + 253.2) / 1e3 - 1e-6,
                "builtin %g ms, slow %g ms", builtin, slow);
 }
+
+/* The section's optional gpu: the measured device's name, read and written
+ * back; an empty one is refused, located. */
+#define NAMED(GPU)                                                                       \
+  "schema_version: 1\n"                                                                 \
+  "grouped_conv:\n"                                                                     \
+  "  gpu: \"" GPU "\"\n"                                                                \
+  "  sms: 100\n"                                                                        \
+  "  boost_mhz: 1000\n"                                                                 \
+  "  entries:\n"                                                                        \
+  "    - {mode: tf32, group_width: 4, out_channels: 128, out_positions: 3136, stride: 1," \
+  " batch: 32, fwd_us: 100, dgrad_us: 200, wgrad_us: 300}\n"
+
+Test(gconv_calib, the_gpu_name_loads_and_writes_back) {
+  struct ds_calib *c = load_ok(NAMED("NVIDIA H200"));
+  cr_assert_str_eq(c->gconv_gpu, "NVIDIA H200");
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *fp = open_memstream(&buf, &len);
+  cr_assert_not_null(fp);
+  cr_assert_eq(ds_calib_write(fp, c, NULL), 0);
+  fclose(fp);
+  cr_assert_str_eq(buf, NAMED("NVIDIA H200"));
+  free(buf);
+  free(c);
+  c = load_ok(ONE_ENTRY);
+  cr_assert_str_eq(c->gconv_gpu, "", "an older file names no GPU");
+  free(c);
+  expect_bad(NAMED(""), ":3:8: key 'gpu'", "expected the GPU's name");
+}
+
+/* Which GPU the table fits (ds_calib_gconv_fit), by hand: the file's gpu
+ * against the topology GPU's table name and smi_names, any case; a file
+ * without gpu by its SM count; another GPU's table moves by SMs x clock
+ * where the GPU table has boost_mhz, and is refused where it has not. */
+Test(gconv_calib, the_table_fits_only_the_gpu_it_names) {
+  struct ds_gpu_spec h200 = {.name = "H200-SXM-141GB", .sms = 132, .boost_mhz = 1980};
+  struct ds_gpu_spec b200 = {.name = "B200-SXM-180GB", .sms = 148};
+  struct ds_gpu_info info = {.n_smi_names = 1, .smi_names = {"NVIDIA H200"}};
+  struct ds_calib *c = load_ok(NAMED("nvidia h200"));
+  cr_assert_eq(ds_calib_gconv_fit(c, &h200, &info), DS_GCONV_FIT_THIS_GPU, "an smi_name");
+  cr_assert_eq(ds_calib_gconv_fit(c, &h200, NULL), DS_GCONV_FIT_SCALED,
+               "no smi_names known: another name, moved by SMs x clock");
+  cr_assert_eq(ds_calib_gconv_fit(c, &b200, NULL), DS_GCONV_FIT_REFUSED,
+               "another GPU without boost_mhz: not applied");
+  free(c);
+  c = load_ok(NAMED("B200-SXM-180GB"));
+  cr_assert_eq(ds_calib_gconv_fit(c, &b200, NULL), DS_GCONV_FIT_THIS_GPU, "the table's name");
+  free(c);
+  c = load_ok(ONE_ENTRY); /* 100 SMs, no gpu */
+  cr_assert_eq(ds_calib_gconv_fit(c, &b200, NULL), DS_GCONV_FIT_REFUSED, "148 SMs, not 100");
+  cr_assert_eq(ds_calib_gconv_fit(c, &h200, NULL), DS_GCONV_FIT_SCALED, "132 SMs, not 100");
+  b200.sms = 100;
+  cr_assert_eq(ds_calib_gconv_fit(c, &b200, NULL), DS_GCONV_FIT_THIS_GPU, "the same SMs");
+  free(c);
+}
+
+/* ddpsim --calib on tests/data/dgx-b200.yaml (a B200 of 148 SMs whose GPU
+ * table entry has no boost_mhz): a table of ResNeXt-50's layer1 at 10x the
+ * H200's times, measured on 132 SMs, is another GPU's whether it names it
+ * (NVIDIA H200) or not (an older file: 132 SMs, not 148), so it is not
+ * applied: the iteration is the one without it, and a note says why. The
+ * same table naming the B200 applies as measured (slower). */
+static struct ds_test_result b200_run(const char *calib_text, const char *format) {
+  char path[64] = "/tmp/ddpsim-gcb200-XXXXXX", args[384];
+  if (calib_text) ds_test_write_temp(path, calib_text);
+  snprintf(args, sizeof args,
+           "--topo tests/data/dgx-b200.yaml --model resnext50_32x4d --world-size 1 "
+           "--strategy single --batch 32 --format %s%s%s", format,
+           calib_text ? " --calib " : "", calib_text ? path : "");
+  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  if (calib_text) unlink(path);
+  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  return r;
+}
+
+#define SLOW_LAYER1(GPU_LINE, MODE)                                                    \
+  "schema_version: 1\ngrouped_conv:\n" GPU_LINE "  sms: 132\n  boost_mhz: 1980\n"       \
+  "  entries:\n    - {mode: " MODE ", group_width: 4, out_channels: 128,"               \
+  " out_positions: 3136, stride: 1, batch: 32, fwd_us: 1514, dgrad_us: 1417,"            \
+  " wgrad_us: 2532}\n"
+
+Test(gconv_calib, another_gpus_table_is_not_applied_as_measured) {
+  struct ds_test_result r = b200_run(NULL, "csv");
+  double without = ds_test_csv_num(r.out, "iter_ms", 0);
+  ds_test_release(&r);
+  const char *other[] = {SLOW_LAYER1("", "tf32"), SLOW_LAYER1("  gpu: NVIDIA H200\n", "tf32")};
+  const char *why[] = {"measured on a GPU of 132 SMs at 1980 MHz, not ",
+                       "measured on NVIDIA H200 (132 SMs at 1980 MHz), not "};
+  for (int i = 0; i < 2; i++) {
+    r = b200_run(other[i], "csv");
+    cr_assert_eq(ds_test_csv_num(r.out, "iter_ms", 0), without, "%s", r.out);
+    cr_assert(strstr(r.err, why[i]), "%s", r.err);
+    cr_assert(strstr(r.err, "B200-SXM-180GB (another "), "%s", r.err);
+    cr_assert(strstr(r.err, "which has no boost_mhz to move them to: not applied"), "%s", r.err);
+    char field[512];
+    ds_test_csv_str(r.out, "kernel_models", 0, field, sizeof field);
+    cr_assert(strstr(field, "grouped_conv=roofline"), "%s", field);
+    ds_test_release(&r);
+  }
+  r = b200_run(SLOW_LAYER1("  gpu: B200-SXM-180GB\n", "tf32"), "csv");
+  cr_assert_gt(ds_test_csv_num(r.out, "iter_ms", 0), without + 3 * 1.5, "%s", r.out);
+  char field[512];
+  ds_test_csv_str(r.out, "kernel_models", 0, field, sizeof field);
+  cr_assert(strstr(field, "grouped_conv=calib"), "%s", field);
+  ds_test_release(&r);
+}
+
+/* A table of this GPU (an older file of the B200's 148 SMs) without the
+ * run's math (fp32 entries, TF32 convolutions) prices nothing: the
+ * iteration is the one without it, the note says so and lists the file's
+ * modes (not "apply as measured"), and the kernel-models line keeps
+ * grouped convolutions at the conv class's rate, naming the missing mode. */
+#define B200_FP32                                                                       \
+  "schema_version: 1\ngrouped_conv:\n  sms: 148\n  boost_mhz: 1965\n  entries:\n"       \
+  "    - {mode: fp32, group_width: 4, out_channels: 128, out_positions: 3136, stride: 1," \
+  " batch: 32, fwd_us: 1514, dgrad_us: 1417, wgrad_us: 2532}\n"
+Test(gconv_calib, a_table_without_the_runs_mode_says_so) {
+  struct ds_test_result r = b200_run(NULL, "csv");
+  double without = ds_test_csv_num(r.out, "iter_ms", 0);
+  ds_test_release(&r);
+  r = b200_run(B200_FP32, "csv");
+  cr_assert_eq(ds_test_csv_num(r.out, "iter_ms", 0), without, "%s", r.out);
+  cr_assert(strstr(r.err, "--calib's grouped convolutions have no tf32 entries (the file has "
+                          "fp32, measured on a GPU of 148 SMs at 1965 MHz): this run's "
+                          "grouped convolutions run at the conv class's rate"),
+            "%s", r.err);
+  cr_assert_null(strstr(r.err, "apply as measured"), "%s", r.err);
+  char field[512];
+  ds_test_csv_str(r.out, "kernel_models", 0, field, sizeof field);
+  cr_assert(strstr(field, "grouped_conv=roofline"), "%s", field);
+  ds_test_release(&r);
+  /* the text summary's line */
+  r = b200_run(B200_FP32, "text");
+  cr_assert(strstr(r.out, "; --calib has no tf32 entries: the conv class's rate (roofline) for "
+                          "grouped convolutions (per shape)"), "%s", r.out);
+  ds_test_release(&r);
+}

@@ -187,8 +187,9 @@ Test(kernel_models, the_record_is_made_where_the_model_prices) {
 
 /* The sources by hand: the H200's name with its 132 SMs at 1980 MHz is
  * this GPU; the same name with other SMs (a topology's own table) is
- * moved; a calibration file's grouped convolutions apply as measured; no
- * model charged says none. The built-in grouped-convolution table was
+ * moved; a calibration file's grouped convolutions apply as measured,
+ * another GPU's are its SM cycles moved, one without the run's mode is the
+ * conv class's rate; no model charged says none. The built-in grouped-convolution table was
  * measured on the same GPU as the other models. */
 Test(kernel_models, sources_and_words) {
   cr_assert_eq(ds_gconv_builtin.sms, DS_KM_MEASURED_SMS);
@@ -215,6 +216,28 @@ Test(kernel_models, sources_and_words) {
                         "shape)");
   ds_kernel_models_field(&km, buf, sizeof buf);
   cr_assert_str_eq(buf, "batch_norm_nchw=this_gpu;grouped_conv=calib");
+  /* --calib's table of another GPU (calib.h ds_calib_gconv_fit): its SM
+   * cycles moved, not the H200's */
+  km.gconv_on_target = 0;
+  km.gconv_from_calib = 1;
+  km.gconv_sms = 100;
+  km.gconv_clock_mhz = 1000;
+  ds_kernel_models_describe(&km, buf, sizeof buf);
+  cr_assert_str_eq(buf, "kernel models: measured on this GPU (H200) for batch norm (NCHW); "
+                        "--calib's SM cycles (another GPU's: 100 SMs at 1000 MHz) on "
+                        "H200-SXM-141GB's 132 SMs at 1980 MHz for grouped convolutions (per "
+                        "shape)");
+  ds_kernel_models_field(&km, buf, sizeof buf);
+  cr_assert_str_eq(buf, "batch_norm_nchw=this_gpu;grouped_conv=scaled_calib");
+  /* --calib's table without the run's mode (tf32): the conv class's rate */
+  km.gconv_on_target = 1;
+  km.gconv_missing_mode = 1 + DS_GCONV_TF32;
+  ds_kernel_models_describe(&km, buf, sizeof buf);
+  cr_assert_str_eq(buf, "kernel models: measured on this GPU (H200) for batch norm (NCHW); "
+                        "--calib has no tf32 entries: the conv class's rate (roofline) for "
+                        "grouped convolutions (per shape)");
+  ds_kernel_models_field(&km, buf, sizeof buf);
+  cr_assert_str_eq(buf, "batch_norm_nchw=this_gpu;grouped_conv=roofline");
   km.used = 0;
   ds_kernel_models_describe(&km, buf, sizeof buf);
   cr_assert_str_eq(buf, "kernel models: none");

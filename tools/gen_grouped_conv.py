@@ -80,6 +80,10 @@ def main():
         sys.exit("no grouped convolutions (kind conv, groups > 1) in %s" % ", ".join(a.csv))
     measured = "%s (cuDNN %s) by bench/gpu_kernels.py: %d SMs at %g MHz" % (
         ", ".join(sorted(gpus)), ", ".join(sorted(cudnn)), a.sms, a.clock_mhz)
+    if a.calib and len(gpus) > 1:
+        sys.exit("--calib: the CSVs were measured on %s: one GPU per calibration file"
+                 % ", ".join(sorted(gpus)))
+    a.gpus = gpus
     (write_calib if a.calib else write_c_table)(a, times, measured)
 
 
@@ -110,6 +114,8 @@ def write_calib(a, times, measured):
     print("# Grouped 3x3 convolutions' kernel times for ddpsim --calib (traces/calib_file.h).")
     print("schema_version: 1")
     print("grouped_conv:")
+    if len(a.gpus) == 1:  # the device's name: ddpsim applies it as measured only there
+        print("  gpu: \"%s\"" % next(iter(a.gpus)))
     print("  sms: %d" % a.sms)
     print("  boost_mhz: %.6g" % a.clock_mhz)
     print("  entries:")

@@ -22,9 +22,14 @@ and the memsets the same op launches (cuBLASLt's workspace) are its time.
 
 FLOPs: 2 M K N of each GEMM op, from its own input shapes in the trace (record_shapes):
 aten::mm [[M, K], [K, N]], aten::addmm [[bias], [M, K], [K, N]]. Pass: a GEMM with no
-autograd node above it is the forward; under AddmmBackward0 or MmBackward0 it is the input
-gradient (dgrad) when its first operand is the node's incoming gradient (the node's own
-Input Dims, [M, N]), else the weight gradient (wgrad). For a trace named
+autograd node above it is the forward; under AddmmBackward0 or MmBackward0, of the node's
+two GEMMs the first is the input gradient (dgrad) and the second the weight gradient
+(wgrad), the order PyTorch computes them in; a node's one GEMM is told by what it
+contracts over (the output features: dgrad; the tokens: wgrad), and the shapes, where
+they can tell, must agree with the order (split_passes). Not by operand shapes alone:
+nn.Linear's weight gradient runs grad.t().mm(mat1).t() (first operand [N, M]), equal to
+the incoming gradient's [M, N] when M == N, and a column-major input's gradient runs
+mat2.mm(grad.t()).t(). For a trace named
 MODEL-MATH-bBATCH[-...].json.gz whose models/MODEL.yaml exists (unless --no-model-check)
 the sum is checked against the model file's fwd_flops + bwd_flops of its matmul layers with
 gemm_align 8, times the batch.
@@ -77,18 +82,57 @@ def gemm_mkn(op):
     return a[0], a[1], b[1]
 
 
-def gemm_pass(chain, op):
-    """fwd, dgrad or wgrad of the GEMM op `op` launched inside `chain`."""
-    nodes = [c["name"].split("evaluate_function: ")[-1] for c in chain
-             if "evaluate_function:" in c["name"]]
-    if not nodes:
-        return "fwd"
-    node = next((c for c in chain if c["name"] == nodes[-1] and tc.dims(c)), None)
+def grad_out(chain):
+    """(tokens, output features) of the autograd node above a backward GEMM: its incoming
+    gradient's Input Dims, [..., N] (tokens: the product of the rest); None in the
+    forward."""
+    node = tc.autograd_node(chain)
     if node is None:
-        raise ValueError("no input dims on autograd node %s" % nodes[-1])
-    grad_out = tc.dims(node)[0]
-    first = tc.dims(op)[1] if op["name"] == "aten::addmm" else tc.dims(op)[0]
-    return "dgrad" if first == grad_out else "wgrad"
+        if any("evaluate_function:" in c["name"] for c in chain):
+            raise ValueError("no input dims on autograd node")
+        return None
+    g = tc.dims(node)[0]
+    tokens = 1
+    for d in g[:-1]:
+        tokens *= d
+    return tokens, g[-1]
+
+
+def contraction_pass(mkn, grad):
+    """dgrad or wgrad of one backward GEMM from what it contracts over, None where that
+    cannot tell: the input gradient sums over the output features (grad [M, N] x W, in
+    either operand order or transposed), the weight gradient over the tokens (grad^T x X,
+    or nn.Linear's grad.t().mm(mat1).t() whose first operand is [N, M]). M == N leaves
+    it open."""
+    tokens, n = grad
+    k = mkn[1]
+    if k == n and k != tokens:
+        return "dgrad"
+    if k == tokens and k != n:
+        return "wgrad"
+    return None
+
+
+def split_passes(path, node_ops):
+    """Sets "pass" on the GEMM ops of one autograd node (in launch order). PyTorch's
+    AddmmBackward0 and MmBackward0 compute mat1's gradient (the input's, dgrad) before
+    mat2's (the weight's, wgrad): the order of tools/autograd/derivatives.yaml's entries
+    for addmm and mm, which the generated Functions.cpp follows. So two GEMMs are dgrad
+    then wgrad whatever their shapes; one alone (the other input needs no gradient) is
+    told by contraction_pass, and where M == N leaves that open, wgrad (the node of the
+    model's first layer, whose input needs no gradient). Where the shapes can tell, they
+    must agree with the order, else the trace is not what this assumes (an error)."""
+    if len(node_ops) > 2:
+        raise InputError("%s: autograd node %s launched %d GEMMs, expected 1 or 2"
+                         % (path, node_ops[0]["node"], len(node_ops)))
+    order = ["dgrad", "wgrad"] if len(node_ops) == 2 else [None]
+    for o, by_order in zip(node_ops, order):
+        by_shape = contraction_pass(o["mkn"], o["grad"])
+        if by_order and by_shape and by_order != by_shape:
+            raise InputError("%s: autograd node %s: GEMM %dx%dx%d is its %s by launch order "
+                             "but contracts as a %s" % ((path, o["node"]) + o["mkn"] +
+                                                        (by_order, by_shape)))
+        o["pass"] = by_order or by_shape or "wgrad"
 
 
 def read_trace(path, iters):
@@ -116,14 +160,15 @@ def read_trace(path, iters):
             continue  # an fp32 linear: not this script's
         try:
             m, k, n = gemm_mkn(op)
-            pss = gemm_pass(chain, op)
+            grad = grad_out(chain)
         except (ValueError, IndexError, TypeError) as err:
             raise InputError("%s: GEMM op %s (External id %s): cannot read its shapes: %s"
                              % (path, op["name"], op["args"].get("External id"), err))
         eid = op["args"].get("External id")
         node = next((c for c in chain if "evaluate_function:" in c["name"]), None)
         into = ops if m % ALIGN == 0 and k % ALIGN == 0 and n % ALIGN == 0 else unaligned
-        o = into.setdefault(eid, {"pass": pss, "mkn": (m, k, n), "math": HALF[types[0]],
+        o = into.setdefault(eid, {"pass": "fwd" if grad is None else None, "mkn": (m, k, n),
+                                  "grad": grad, "ts": op["ts"], "math": HALF[types[0]],
                                   "flops": 2.0 * m * k * n, "us": 0.0, "kernels": 0,
                                   "names": set(), "node": node["args"].get("External id")
                                   if node else None})
@@ -133,6 +178,12 @@ def read_trace(path, iters):
             o["names"].add(e["name"].split("(")[0][:60])
     if not ops:
         raise InputError("%s: no half-precision GEMMs of class matmul" % path)
+    by_node = collections.defaultdict(list)
+    for o in list(ops.values()) + list(unaligned.values()):
+        if o["pass"] is None:
+            by_node[o["node"]].append(o)
+    for node_ops in by_node.values():
+        split_passes(path, sorted(node_ops, key=lambda o: o["ts"]))
     return ops, unaligned, gpu, other_ms
 
 
@@ -184,6 +235,9 @@ def charged(ops):
 
 
 def rate_line(label, flops, us, overhead_us, n, peak):
+    if flops == 0 and us == 0:  # no GEMM of that pass
+        print("  %-34s none" % label)
+        return 0.0
     busy = us - n * overhead_us
     if busy <= 0:
         raise InputError("%s: %d kernels x %g us exceed the GEMMs' %.1f us"
@@ -228,6 +282,9 @@ def trace_report(path, iters, overhead_us, table, shapes, check):
         us = sum(o["us"] for o in s) / iters
         k = sum(o["kernels"] for o in s) / iters
         tot[pss] = (fl, us, k)
+        if not s:  # a forward-only trace, or a node whose input needs no gradient
+            print("  %-6s %10.1f %8.0f %9.3f %9s %6s" % (pss, 0, 0, 0, "-", "-"))
+            continue
         print("  %-6s %10.1f %8.0f %9.3f %9.1f %6.3f  (as timed)"
               % (pss, fl / 1e9, k, us / 1e3, fl / us / 1e6, fl / us / 1e6 / peak))
     fl = sum(v[0] for v in tot.values())

@@ -131,6 +131,42 @@ def types(e):
     return e["args"].get("Input type") or []
 
 
+# where a forward GEMM op's weight (the operand whose last or first dimension is the
+# layer's output features) sits in its Input Dims: (operand index, dimension index)
+WEIGHT_OUT = {"aten::linear": (1, 0), "aten::matmul": (1, -1), "aten::mm": (1, -1),
+              "aten::bmm": (1, -1), "aten::_scaled_mm": (1, -1), "aten::addmm": (2, -1),
+              "aten::baddbmm": (2, -1), "aten::addbmm": (2, -1), "aten::addmv": (1, 0),
+              "aten::mv": (0, 0)}
+
+
+def autograd_node(chain):
+    """The innermost autograd node op of chain that carries Input Dims (its incoming
+    gradient first), or None: the node "X" under "autograd::engine::evaluate_function: X"."""
+    nodes = [c["name"].split("evaluate_function: ")[-1] for c in chain
+             if "evaluate_function:" in c["name"]]
+    if not nodes:
+        return None
+    return next((c for c in chain if c["name"] == nodes[-1] and dims(c)), None)
+
+
+def out_features(chain, gemm):
+    """The output features of the layer whose GEMM `gemm` (an op of chain) is: in a
+    backward, the last dimension of the autograd node's incoming gradient (the forward's
+    output [tokens, N]); in the forward, the weight operand's N (WEIGHT_OUT). Never the
+    token count M, which a long sequence or a big batch takes past VOCAB_MIN (32768
+    tokens of a 768 -> 3072 addmm are not an LM head). 0 where the shapes are missing."""
+    node = autograd_node(chain)
+    if node is not None:
+        g = dims(node)[0]
+        return g[-1] if isinstance(g, list) and g and isinstance(g[-1], int) else 0
+    at = WEIGHT_OUT.get(gemm["name"])
+    d = dims(gemm)
+    if at is None or len(d) <= at[0] or not isinstance(d[at[0]], list) or not d[at[0]]:
+        return 0
+    n = d[at[0]][at[1]]
+    return n if isinstance(n, int) else 0
+
+
 def classify(chain):
     """The class of a kernel launched inside `chain` (outermost first)."""
     names = [e["name"] for e in chain]
@@ -162,7 +198,7 @@ def classify(chain):
         if "Bmm" in node or "UnsafeViewBackward" in node or gemm["name"] in ("aten::bmm",
                                                                                "aten::baddbmm"):
             return "attention"
-        if any(any(d > VOCAB_MIN for d in s) for s in shapes if isinstance(s, list)):
+        if out_features(chain, gemm) > VOCAB_MIN:
             return "lmhead"
         return "matmul"
     if any(t in DTYPES and isinstance(s, list) and len(s) >= 2 and isinstance(s[-1], int) and

@@ -42,7 +42,8 @@ PCIE_X16_GBPS = {3: 16, 4: 32, 5: 64}  # per direction
 # was not measured: the topology's flops_efficiency (mem_efficiency) applies.
 # Rules: never chosen to make a validation/ row fit; a derived value shows
 # its arithmetic. One rule for every efficiency fitted from measured kernel times (conv_*
-# of V100, H200 and H100, attention_* of H200 and H100): ddpsim charges each kernel
+# of V100, H200 and H100, attention_* of H200 and H100, matmul_half of H200; not the
+# H200's matmul_fp32 and matmul_tf32, below): ddpsim charges each kernel
 # kernel_overhead + max(FLOPs / (efficiency x peak), bytes / (memory efficiency x
 # bandwidth)) (sim/train/compute.h), so the efficiency is total FLOPs / (peak x (total time
 # - kernel_overhead x the kernels ddpsim charges for them)), every measured pass pooled,
@@ -204,6 +205,17 @@ _UNALIGNED = ("matmul_unaligned_half", 123.2, 989.4, "TFLOPS",
 # forward and input gradient (29.5 and 30.0 us; 29.7 and 30.3 in the 2026-11-27 repeat)
 # are such rows (`bench/gemm_rates.py` warns
 # under 35 us). Not re-timed: the values stay.
+# Two rules for one GPU's matmul rates: these two are gemm.csv's intervals as timed, with
+# no kernel_overhead taken off, where the H200's matmul_half (below) follows the rule at
+# the top (less 4 us per kernel ddpsim charges). They were set on 2026-11-26, before that
+# rule was applied to matmul values, from CUDA-event intervals (which hold the ~1.2 us
+# gap between back-to-back kernels, and for the shortest rows the host's dispatch pace),
+# not profiler kernel times; so ddpsim charges each of these GEMMs 4 us on top of an
+# interval that already holds part of it, and the two values are slightly low. By the
+# rule (2 charged kernels per layer, forward and backward, 32 for the three models' blocks
+# weighted as above): matmul_fp32 46.10 TFLOP/s = 0.689 (0.685 now), matmul_tf32 235.03 =
+# 0.475 (0.460 now). Not changed here: re-deriving them from kernel times (a trace of the
+# same GEMMs) is the honest fix, the rule applied to intervals only an approximation.
 # H100 SXM takes the H200's values: the same GH100 chip (132 SMs, 1980 MHz boost); the
 # GEMMs are bound inside the SMs (the fastest, GPT-2's 768x768 TF32 forward, would move its
 # operands through the H100's 3.35 TB/s HBM in 42 % of its time). Not measured on an H100.

@@ -11,8 +11,9 @@ as ddpsim's op classes (compute.h):
 
   conv, matmul, attention         GEMM-like (attention: 4-d batched products,
                                   scaled_dot_product_attention)
-  lmhead                          a matmul whose output has the vocabulary as its
-                                  last dimension (> 30000): the LM head (matmul)
+  lmhead                          a matmul whose layer has the vocabulary as its
+                                  output features (> 30000; out_features, never
+                                  the token count): the LM head (matmul)
   memory:elementwise              pointwise ops (add, mul, gelu, dropout, where, ...)
   memory:norm                     layer_norm, batch_norm (and their backward)
   memory:softmax                  softmax (attention's)

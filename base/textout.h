@@ -31,8 +31,16 @@ int ds_textout_csv_needs_quotes(const char *s);
  * where ds_textout_csv_needs_quotes. Returns 0, or EOF on a write error. */
 int ds_textout_csv_field(FILE *fp, const char *s);
 
-/* Writes s as a JSON string, its quotes included. */
+/* Writes s as a JSON string, its quotes included. Well-formed UTF-8 is
+ * written as is; each ill-formed sequence (a stray continuation byte, an
+ * overlong form, a surrogate, a code point past U+10FFFF, a sequence cut
+ * short) becomes one \ufffd, so the output is valid JSON whatever the
+ * bytes (a trace's op name, a path from the command line). */
 void ds_textout_json_string(FILE *fp, const char *s);
+
+/* The first byte of s that does not begin a well-formed UTF-8 sequence
+ * (RFC 3629), or NULL when all of s is well formed. */
+const char *ds_textout_utf8_invalid(const char *s);
 
 #ifdef __cplusplus
 }

@@ -6,10 +6,11 @@
 #include <string.h>
 
 void ds_textout_append(char *buf, size_t size, size_t *used, const char *fmt, ...) {
-  if (*used >= size) return;
   va_list ap;
   va_start(ap, fmt);
-  int k = vsnprintf(buf + *used, size - *used, fmt, ap);
+  /* once full, only counted: *used ends as the whole text's length */
+  int k = *used >= size ? vsnprintf(NULL, 0, fmt, ap)
+                        : vsnprintf(buf + *used, size - *used, fmt, ap);
   va_end(ap);
   if (k > 0) *used += (size_t)k;
 }

@@ -19,7 +19,8 @@ extern "C" {
 #endif
 
 /* Appends printf output at *used, never past size (buf stays terminated;
- * *used counts what would have been written, so a full buffer stays full). */
+ * *used counts what would have been written, so a full buffer stays full
+ * and *used ends as the whole text's length: *used >= size says it was cut). */
 __attribute__((format(printf, 4, 5))) void ds_textout_append(char *buf, size_t size, size_t *used,
                                                              const char *fmt, ...);
 

@@ -275,6 +275,7 @@ Test(output_escaping, textout_by_hand) {
   cr_assert_eq(used, 9u);
   ds_textout_append(out, sizeof out, &used, "more");
   cr_assert_str_eq(out, "abcd123", "a full buffer stays full");
+  cr_assert_eq(used, 13u, "the whole text's length, counted past the buffer");
 }
 
 /* ds_textout_utf8_invalid and the JSON writer on hand-made bytes: well

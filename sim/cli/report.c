@@ -5,6 +5,7 @@
  */
 #include "sim/cli/report.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -561,19 +562,38 @@ void ds_report_print_side_by_side(FILE *fp, const struct ds_summary *rows, int32
  * models the run charged (kernel_models.h): a line each, for every row of
  * a run (one topology, model and precision), the rows' own merged (a
  * PowerSGD row adds its GEMMs' rate; a row's batch or strategy may charge
- * a kernel model another does not). */
+ * a kernel model another does not). A census of passes is the first row's,
+ * the model's passes at one batch (README.md "kernel models"): rows'
+ * censuses are not added, and a sweep of batches says which batch. */
 static void print_rates(FILE *fp, const struct ds_summary *rows, int32_t n) {
   char line[640];
   struct ds_rates rates = rows[0].rates;
   struct ds_kernel_models km = rows[0].kernel_models;
+  int64_t census_batch = 0;
   for (int32_t i = 1; i < n; i++) {
     ds_rates_merge(&rates, &rows[i].rates);
     ds_kernel_models_merge(&km, &rows[i].kernel_models);
+    if (rows[i].batch_per_gpu != rows[0].batch_per_gpu) census_batch = rows[0].batch_per_gpu;
   }
   ds_rates_describe(&rates, line, sizeof line);
   fprintf(fp, "%s\n", line);
-  ds_kernel_models_describe(&km, line, sizeof line);
-  fprintf(fp, "%s\n", line);
+  /* The line names the GPU (64 bytes) and every model: grown past line
+   * rather than cut. */
+  size_t len = ds_kernel_models_describe(&km, census_batch, line, sizeof line);
+  if (len < sizeof line) {
+    fprintf(fp, "%s\n", line);
+    return;
+  }
+  char *whole = malloc(len + 1);
+  if (!whole) {
+    fprintf(fp, "%s...\n", line); /* out of memory: the line cut, and said so */
+    return;
+  }
+  size_t again = ds_kernel_models_describe(&km, census_batch, whole, len + 1);
+  assert(again == len);
+  (void)again;
+  fprintf(fp, "%s\n", whole);
+  free(whole);
 }
 
 static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {

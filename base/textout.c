@@ -53,6 +53,20 @@ static size_t utf8_sequence(const unsigned char *p, int *ok) {
   return (size_t)more + 1;
 }
 
+const char *ds_textout_printable(const char *s, char *buf, size_t size) {
+  size_t n = strlen(s);
+  if (n >= size) {
+    n = size - 1;
+    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--; /* s[n] starts a character */
+  }
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    buf[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+  }
+  buf[n] = '\0';
+  return buf;
+}
+
 const char *ds_textout_utf8_invalid(const char *s) {
   const unsigned char *p = (const unsigned char *)s;
   int ok;

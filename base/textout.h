@@ -39,6 +39,12 @@ int ds_textout_csv_field(FILE *fp, const char *s);
  * bytes (a trace's op name, a path from the command line). */
 void ds_textout_json_string(FILE *fp, const char *s);
 
+/* s for a terminal's text: copied into buf (size bytes) with each control
+ * character (below 0x20, and 0x7f: a CR or ESC in a GPU name would move
+ * the cursor or start an escape sequence) written as '?'; cut at size - 1
+ * bytes, never inside a UTF-8 character. Returns buf. */
+const char *ds_textout_printable(const char *s, char *buf, size_t size);
+
 /* The first byte of s that does not begin a well-formed UTF-8 sequence
  * (RFC 3629), or NULL when all of s is well formed. */
 const char *ds_textout_utf8_invalid(const char *s);

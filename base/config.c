@@ -610,6 +610,18 @@ ds_status ds_cnode_string(const struct ds_cnode *node, const char **out,
   return DS_OK;
 }
 
+ds_status ds_cnode_name(const struct ds_cnode *node, const char *what, const char **out,
+                        struct ds_err *err) {
+  const char *s;
+  DS_CHECK(ds_cnode_string(node, &s, err));
+  size_t n = strlen(s);
+  if (n == 0 || n >= DS_NAME_CAP)
+    return ds_cnode_error(node, err, "expected %s of 1 to %d bytes, got %zu", what,
+                          DS_NAME_CAP - 1, n);
+  *out = s;
+  return DS_OK;
+}
+
 /* Plain decimal text to int64: 0 when s is one, 1 when it is not an
  * integer at all, 2 when it is one but does not fit in 64 bits. Plain
  * decimal digits only: strtoll alone would take blanks and hex, and YAML 1.1

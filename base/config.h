@@ -106,6 +106,19 @@ ds_status ds_cseq_at(const struct ds_cnode *seq, size_t i,
  * returned string is borrowed from the config. */
 ds_status ds_cnode_string(const struct ds_cnode *node, const char **out,
                           struct ds_err *err);
+
+/* The most bytes a name (model, topology, GPU) may have, its terminator
+ * included: the outputs copy names into fixed buffers of this size (a
+ * sweep row, sim/cli/sweep.h, travels between processes as plain data),
+ * so a longer name is refused where it is read, never cut there (a cut
+ * could split a UTF-8 character and make the JSON invalid). */
+#define DS_NAME_CAP 128
+
+/* A name: a string of 1 to DS_NAME_CAP - 1 bytes; anything else fails with
+ * "expected WHAT of 1 to 127 bytes, got N". *out is borrowed from the
+ * config. */
+ds_status ds_cnode_name(const struct ds_cnode *node, const char *what, const char **out,
+                        struct ds_err *err);
 ds_status ds_cnode_int64(const struct ds_cnode *node, int64_t *out,
                          struct ds_err *err);
 /* An integer from lo to hi, both included (lo <= hi). Anything else fails

@@ -6,10 +6,11 @@
 #include <string.h>
 
 void ds_textout_append(char *buf, size_t size, size_t *used, const char *fmt, ...) {
-  if (*used >= size) return;
   va_list ap;
   va_start(ap, fmt);
-  int k = vsnprintf(buf + *used, size - *used, fmt, ap);
+  /* once full, only counted: *used ends as the whole text's length */
+  int k = *used >= size ? vsnprintf(NULL, 0, fmt, ap)
+                        : vsnprintf(buf + *used, size - *used, fmt, ap);
   va_end(ap);
   if (k > 0) *used += (size_t)k;
 }
@@ -25,9 +26,69 @@ int ds_textout_csv_field(FILE *fp, const char *s) {
   return csv_fwrite(fp, s, strlen(s));
 }
 
+/* The length of the UTF-8 sequence at p when it is well formed (RFC 3629
+ * section 4's table: no overlong form, no surrogate D800-DFFF, nothing past
+ * U+10FFFF), with *ok set; else the length of its longest prefix that
+ * could begin a well-formed sequence (at least 1: Unicode's "maximal
+ * subpart", which is replaced by one U+FFFD), with *ok cleared. A NUL ends
+ * the sequence as any other byte outside the continuation range would. */
+static size_t utf8_sequence(const unsigned char *p, int *ok) {
+  unsigned c = p[0], lo = 0x80, hi = 0xBF;
+  int more;
+  *ok = 0;
+  if (c < 0x80) more = 0;
+  else if (c >= 0xC2 && c <= 0xDF) more = 1;
+  else if (c == 0xE0) more = 2, lo = 0xA0;               /* overlong below */
+  else if (c == 0xED) more = 2, hi = 0x9F;               /* surrogates above */
+  else if (c >= 0xE1 && c <= 0xEF) more = 2;
+  else if (c == 0xF0) more = 3, lo = 0x90;               /* overlong below */
+  else if (c >= 0xF1 && c <= 0xF3) more = 3;
+  else if (c == 0xF4) more = 3, hi = 0x8F;               /* past U+10FFFF above */
+  else return 1; /* 80-C1 (a continuation, an overlong lead), F5-FF */
+  for (int i = 1; i <= more; i++) {
+    if (p[i] < lo || p[i] > hi) return (size_t)i;
+    lo = 0x80, hi = 0xBF;
+  }
+  *ok = 1;
+  return (size_t)more + 1;
+}
+
+const char *ds_textout_printable(const char *s, char *buf, size_t size) {
+  size_t n = strlen(s);
+  if (n >= size) {
+    n = size - 1;
+    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--; /* s[n] starts a character */
+  }
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    buf[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+  }
+  buf[n] = '\0';
+  return buf;
+}
+
+const char *ds_textout_utf8_invalid(const char *s) {
+  const unsigned char *p = (const unsigned char *)s;
+  int ok;
+  while (*p) {
+    size_t n = utf8_sequence(p, &ok);
+    if (!ok) return (const char *)p;
+    p += n;
+  }
+  return NULL;
+}
+
 void ds_textout_json_string(FILE *fp, const char *s) {
   fputc('"', fp);
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p >= 0x80) {
+      int ok;
+      size_t n = utf8_sequence(p, &ok);
+      if (ok) fwrite(p, 1, n, fp);
+      else fputs("\\ufffd", fp);
+      p += n - 1;
+      continue;
+    }
     switch (*p) {
     case '"': fputs("\\\"", fp); break;
     case '\\': fputs("\\\\", fp); break;

@@ -19,7 +19,8 @@ extern "C" {
 #endif
 
 /* Appends printf output at *used, never past size (buf stays terminated;
- * *used counts what would have been written, so a full buffer stays full). */
+ * *used counts what would have been written, so a full buffer stays full
+ * and *used ends as the whole text's length: *used >= size says it was cut). */
 __attribute__((format(printf, 4, 5))) void ds_textout_append(char *buf, size_t size, size_t *used,
                                                              const char *fmt, ...);
 
@@ -31,8 +32,22 @@ int ds_textout_csv_needs_quotes(const char *s);
  * where ds_textout_csv_needs_quotes. Returns 0, or EOF on a write error. */
 int ds_textout_csv_field(FILE *fp, const char *s);
 
-/* Writes s as a JSON string, its quotes included. */
+/* Writes s as a JSON string, its quotes included. Well-formed UTF-8 is
+ * written as is; each ill-formed sequence (a stray continuation byte, an
+ * overlong form, a surrogate, a code point past U+10FFFF, a sequence cut
+ * short) becomes one \ufffd, so the output is valid JSON whatever the
+ * bytes (a trace's op name, a path from the command line). */
 void ds_textout_json_string(FILE *fp, const char *s);
+
+/* s for a terminal's text: copied into buf (size bytes) with each control
+ * character (below 0x20, and 0x7f: a CR or ESC in a GPU name would move
+ * the cursor or start an escape sequence) written as '?'; cut at size - 1
+ * bytes, never inside a UTF-8 character. Returns buf. */
+const char *ds_textout_printable(const char *s, char *buf, size_t size);
+
+/* The first byte of s that does not begin a well-formed UTF-8 sequence
+ * (RFC 3629), or NULL when all of s is well formed. */
+const char *ds_textout_utf8_invalid(const char *s);
 
 #ifdef __cplusplus
 }

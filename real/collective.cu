@@ -168,20 +168,10 @@ static void print_header(const struct ds_collective_args *o, int32_t world, int 
 static void print_row(const struct ds_collective_args *o, int32_t world, size_t size_bytes,
                       size_t count, double time_us, unsigned long long wrong, int first) {
   double algbw = time_us > 0 ? (double)size_bytes / (time_us * 1e3) : 0; /* GB/s */
-  double busbw = algbw * bus_factor(o->op, world);
-  const char *op = ds_collective_op_name(o->op);
-  const char *algo = env_or_auto("NCCL_ALGO"), *proto = env_or_auto("NCCL_PROTO");
-  if (o->format == DS_COLLECTIVE_FORMAT_CSV)
-    printf("%s,%s,%s,%d,%zu,%.3f,%.3f,%.3f,%llu\n", op, algo, proto, world,
-           size_bytes, time_us, algbw, busbw, wrong);
-  else if (o->format == DS_COLLECTIVE_FORMAT_JSON)
-    printf("%s\n  {\"op\": \"%s\", \"algo\": \"%s\", \"proto\": \"%s\", \"nranks\": %d, "
-           "\"size_bytes\": %zu, \"time_us\": %.3f, \"algbw_gbps\": %.3f, "
-           "\"busbw_gbps\": %.3f, \"wrong\": %llu}",
-           first ? "" : ",", op, algo, proto, world, size_bytes, time_us, algbw, busbw, wrong);
-  else
-    printf(" %13zu %12zu %6s %10.2f %12.2f %12.2f %8llu\n", size_bytes, count, "float",
-           time_us, algbw, busbw, wrong);
+  struct ds_collective_result r = {o->op, env_or_auto("NCCL_ALGO"), env_or_auto("NCCL_PROTO"),
+                                   world, size_bytes, count, time_us, algbw,
+                                   algbw * bus_factor(o->op, world), wrong};
+  ds_collective_result_write(stdout, o->format, &r, first);
   fflush(stdout);
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/textout.h"
 #include "base/units.h"
 
 #define PROGRAM "ddpreal collective"
@@ -171,4 +172,31 @@ ds_status ds_collective_args_parse(int argc, char **argv, struct ds_collective_a
     return ds_err_set(err, DS_EUSAGE, "-b %zu is more than -e %zu", a->min_bytes,
                       a->max_bytes);
   return DS_OK;
+}
+
+int ds_collective_result_write(FILE *fp, enum ds_collective_format format,
+                               const struct ds_collective_result *r, int first) {
+  const char *op = ds_collective_op_name(r->op);
+  int bad = 0;
+  if (format == DS_COLLECTIVE_FORMAT_CSV) {
+    bad |= fprintf(fp, "%s,", op) < 0;
+    bad |= ds_textout_csv_field(fp, r->algo) != 0;
+    bad |= fputc(',', fp) == EOF;
+    bad |= ds_textout_csv_field(fp, r->proto) != 0;
+    bad |= fprintf(fp, ",%d,%zu,%.3f,%.3f,%.3f,%llu\n", r->nranks, r->size_bytes, r->time_us,
+                   r->algbw_gbps, r->busbw_gbps, r->wrong) < 0;
+  } else if (format == DS_COLLECTIVE_FORMAT_JSON) {
+    bad |= fprintf(fp, "%s\n  {\"op\": \"%s\", \"algo\": ", first ? "" : ",", op) < 0;
+    ds_textout_json_string(fp, r->algo);
+    bad |= fputs(", \"proto\": ", fp) == EOF;
+    ds_textout_json_string(fp, r->proto);
+    bad |= fprintf(fp, ", \"nranks\": %d, \"size_bytes\": %zu, \"time_us\": %.3f, "
+                   "\"algbw_gbps\": %.3f, \"busbw_gbps\": %.3f, \"wrong\": %llu}",
+                   r->nranks, r->size_bytes, r->time_us, r->algbw_gbps, r->busbw_gbps,
+                   r->wrong) < 0;
+  } else if (format == DS_COLLECTIVE_FORMAT_TEXT) {
+    bad |= fprintf(fp, " %13zu %12zu %6s %10.2f %12.2f %12.2f %8llu\n", r->size_bytes, r->count,
+                   "float", r->time_us, r->algbw_gbps, r->busbw_gbps, r->wrong) < 0;
+  }
+  return bad || ferror(fp) ? EOF : 0;
 }

@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "base/cli.h"
 #include "base/status.h"
@@ -66,6 +67,25 @@ const struct ds_cli_option *ds_collective_args_flags(void);
 
 /* "allreduce", "broadcast", ...: --op's spelling of op. */
 const char *ds_collective_op_name(enum ds_collective_op op);
+
+/* One size's result, as the sweep's table prints it. */
+struct ds_collective_result {
+  enum ds_collective_op op;
+  const char *algo, *proto; /* NCCL_ALGO's and NCCL_PROTO's values, or "auto" */
+  int32_t nranks;
+  size_t size_bytes, count;
+  double time_us, algbw_gbps, busbw_gbps;
+  unsigned long long wrong;
+};
+
+/* Writes r as one row of the sweep's output in format (text: nccl-tests'
+ * columns; CSV: a line; JSON: an object, after ",\n" unless first).
+ * algo and proto are the user's environment, in NCCL's syntax a list
+ * ("Tree,Ring", "^NVLS,CollnetDirect"): CSV-quoted and JSON-escaped
+ * (base/textout.h), so they stay one field. Plain C, so a CPU test checks
+ * it (collective.cu calls it). Returns 0, or EOF on a write error. */
+int ds_collective_result_write(FILE *fp, enum ds_collective_format format,
+                               const struct ds_collective_result *r, int first);
 
 #ifdef __cplusplus
 }

@@ -168,7 +168,7 @@ Test(kernel_models, the_record_is_made_where_the_model_prices) {
   ds_kernel_models_fill(&f.c, "ClockGPU", charged.kernel_models, &charged, &km);
   cr_assert_eq(ds_kernel_models_source(&km, DS_KM_MAX_POOL), DS_KM_SCALED);
   char line[256];
-  ds_kernel_models_describe(&km, line, sizeof line);
+  ds_kernel_models_describe(&km, 0, line, sizeof line);
   cr_assert_str_eq(line, "kernel models: H200's SM cycles on ClockGPU's 2 SMs at 1000 MHz for "
                          "max-pool");
   ds_test_compute_free(&f);
@@ -199,18 +199,18 @@ Test(kernel_models, sources_and_words) {
                                 .gconv_sms = 132, .gconv_clock_mhz = 1980,
                                 .gpu = DS_KM_MEASURED_GPU};
   char buf[512];
-  ds_kernel_models_describe(&km, buf, sizeof buf);
+  ds_kernel_models_describe(&km, 0, buf, sizeof buf);
   cr_assert_str_eq(buf, "kernel models: measured on this GPU (H200) for batch norm (NCHW), "
                         "grouped convolutions (per shape)");
   ds_kernel_models_field(&km, buf, sizeof buf);
   cr_assert_str_eq(buf, "batch_norm_nchw=this_gpu;grouped_conv=this_gpu");
   km.sms = 66;
-  ds_kernel_models_describe(&km, buf, sizeof buf);
+  ds_kernel_models_describe(&km, 0, buf, sizeof buf);
   cr_assert_str_eq(buf, "kernel models: H200's SM cycles on H200-SXM-141GB's 66 SMs at 1980 MHz "
                         "for batch norm (NCHW), grouped convolutions (per shape)");
   km.sms = 132;
   km.gconv_on_target = 1;
-  ds_kernel_models_describe(&km, buf, sizeof buf);
+  ds_kernel_models_describe(&km, 0, buf, sizeof buf);
   cr_assert_str_eq(buf, "kernel models: measured on this GPU (H200) for batch norm (NCHW); "
                         "measured on this machine (--calib) for grouped convolutions (per "
                         "shape)");
@@ -239,7 +239,7 @@ Test(kernel_models, sources_and_words) {
   ds_kernel_models_field(&km, buf, sizeof buf);
   cr_assert_str_eq(buf, "batch_norm_nchw=this_gpu;grouped_conv=roofline");
   km.used = 0;
-  ds_kernel_models_describe(&km, buf, sizeof buf);
+  ds_kernel_models_describe(&km, 0, buf, sizeof buf);
   cr_assert_str_eq(buf, "kernel models: none");
   ds_kernel_models_field(&km, buf, sizeof buf);
   cr_assert_str_eq(buf, "");
@@ -411,7 +411,7 @@ Test(kernel_models, bound_passes_are_counted) {
   struct ds_kernel_models km;
   ds_kernel_models_fill(&f.c, "ClockGPU", charged.kernel_models, &charged, &km);
   char line[256];
-  ds_kernel_models_describe(&km, line, sizeof line);
+  ds_kernel_models_describe(&km, 0, line, sizeof line);
   cr_assert_str_eq(line, "kernel models: H200's SM cycles on ClockGPU's 4 SMs at 1000 MHz for "
                          "max-pool (roofline bound 1 of 2 passes)");
   ds_test_compute_free(&f);
@@ -420,7 +420,7 @@ Test(kernel_models, bound_passes_are_counted) {
                                .knows_sms = 1, .sms = 80, .clock_mhz = 1530, .gpu = "V"};
   h.passes[DS_KM_BN_NCHW] = 106, h.bound_passes[DS_KM_BN_NCHW] = 7;
   h.passes[DS_KM_LAYER_NORM] = 50;
-  ds_kernel_models_describe(&h, line, sizeof line);
+  ds_kernel_models_describe(&h, 0, line, sizeof line);
   cr_assert_str_eq(line, "kernel models: H200's SM cycles on V's 80 SMs at 1530 MHz for batch "
                          "norm (NCHW; roofline bound 99 of 106 passes), layer norm (roofline "
                          "bound all 50 passes)");

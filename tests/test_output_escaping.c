@@ -4,15 +4,21 @@
  * model named with a quote, a comma, a semicolon and a backslash
  * (tests/data/oddname) come back from a strict CSV parse (libcsv,
  * CSV_STRICT) and a strict JSON parse as written, and every row keeps as
- * many fields as the header.
+ * many fields as the header. Names are bounded where they are read (127
+ * bytes, base/config.h DS_NAME_CAP), never cut in the outputs; JSON
+ * strings are well-formed UTF-8 whatever the bytes.
  */
 #include <criterion/criterion.h>
 #include <csv.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/textout.h"
+#include "sim/cli/bucketcmd.h"
+#include "sim/cli/options.h"
+#include "sim/cli/run.h"
 #include "tests/support.h"
 
 #define ODD_GPU "My \"GPU\", a;b\\ x"
@@ -72,6 +78,14 @@ static const char *column(const struct table *t, int row, const char *name) {
 }
 
 /* ---- a strict JSON parse (RFC 8259): every value, nothing after ---- */
+
+/* Bytes 0x80 and up must be well-formed UTF-8 (RFC 8259 section 8.1). */
+static int utf8_ok(const char *p, size_t n) {
+  char *s = strndup(p, n);
+  int ok = s && ds_textout_utf8_invalid(s) == NULL;
+  free(s);
+  return ok;
+}
 
 static void ws(const char **p) {
   while (**p == ' ' || **p == '\t' || **p == '\n' || **p == '\r') (*p)++;
@@ -162,6 +176,7 @@ static int value(const char **p) {
 }
 
 static void assert_json(const char *text) {
+  cr_assert(utf8_ok(text, strlen(text)), "ill-formed UTF-8 in: %s", text);
   const char *p = text;
   cr_assert(value(&p), "invalid JSON near: %.60s", p);
   ws(&p);
@@ -263,4 +278,263 @@ Test(output_escaping, textout_by_hand) {
   cr_assert_eq(used, 9u);
   ds_textout_append(out, sizeof out, &used, "more");
   cr_assert_str_eq(out, "abcd123", "a full buffer stays full");
+  cr_assert_eq(used, 13u, "the whole text's length, counted past the buffer");
+}
+
+/* ds_textout_utf8_invalid and the JSON writer on hand-made bytes: well
+ * formed 1- to 4-byte sequences (U+007F, U+0080, U+07FF, U+0800, U+FFFD,
+ * U+10000, U+10FFFF) pass unchanged; each ill-formed kind is one \ufffd per
+ * maximal subpart (Unicode 15 section 3.9, "U+FFFD Substitution of Maximal
+ * Subparts"). */
+Test(output_escaping, json_strings_are_well_formed_utf8) {
+  static const char valid[] = "a\xc2\x80\xdf\xbf\xe0\xa0\x80\xef\xbf\xbd\xf0\x90\x80\x80"
+                              "\xf4\x8f\xbf\xbf \xc3\xbc\xe2\x82\xac";
+  cr_assert_null(ds_textout_utf8_invalid(valid));
+  static const struct {
+    const char *in, *json;
+  } cases[] = {
+      {"a\xff" "b", "\"a\\ufffdb\""},                          /* never a UTF-8 byte */
+      {"\x80x", "\"\\ufffdx\""},                               /* a stray continuation */
+      {"\xc0\xaf", "\"\\ufffd\\ufffd\""},                      /* overlong '/' (C0 never leads) */
+      {"\xe0\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\""},           /* overlong 3-byte '/' */
+      {"\xf0\x8f\xbf\xbf", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""}, /* overlong U+FFFF */
+      {"\xed\xa0\x80z", "\"\\ufffd\\ufffd\\ufffdz\""},         /* the surrogate U+D800 */
+      {"\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""}, /* U+110000, past the last */
+      {"\xe2\x82", "\"\\ufffd\""},                             /* cut at the end: one subpart */
+      {"\xe2\x82z", "\"\\ufffdz\""},                           /* cut before an ASCII byte */
+      {"\xf0\x9f\x98", "\"\\ufffd\""},                         /* a 4-byte sequence cut */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    cr_assert_not_null(ds_textout_utf8_invalid(cases[i].in), "case %zu", i);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    cr_assert(fp);
+    ds_textout_json_string(fp, cases[i].in);
+    fclose(fp);
+    cr_assert_str_eq(buf, cases[i].json, "case %zu", i);
+    free(buf);
+  }
+  cr_assert_eq(ds_textout_utf8_invalid("ok\xc3\xbc\xff") - "ok\xc3\xbc\xff", 4, "the first bad byte");
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *fp = open_memstream(&buf, &len);
+  cr_assert(fp);
+  ds_textout_json_string(fp, valid);
+  fclose(fp);
+  cr_assert_eq(len, strlen(valid) + 2);
+  cr_assert(memcmp(buf + 1, valid, strlen(valid)) == 0, "well-formed bytes pass unchanged");
+  free(buf);
+}
+
+/* tests/data/oddname/FILE.yaml with its top-level name replaced, written
+ * into dir (which gets gpus.yaml too, so a topology finds its GPU). */
+static void write_named(const char *dir, const char *file, const char *name, char *out,
+                        size_t cap) {
+  char src[256];
+  snprintf(src, sizeof src, "tests/data/oddname/%s", file);
+  char *text = ds_test_slurp(src);
+  char *line = strstr(text, "\nname: ");
+  cr_assert(line, "%s has no name line", src);
+  char *end = strchr(line + 1, '\n');
+  snprintf(out, cap, "%s/%s", dir, file);
+  FILE *fp = fopen(out, "w");
+  cr_assert(fp, "%s", out);
+  fprintf(fp, "%.*s\nname: %s%s", (int)(line - text), text, name, end);
+  cr_assert_eq(fclose(fp), 0);
+  free(text);
+  char gpus[300];
+  snprintf(gpus, sizeof gpus, "%s/gpus.yaml", dir);
+  text = ds_test_slurp("tests/data/oddname/gpus.yaml");
+  fp = fopen(gpus, "w");
+  cr_assert(fp);
+  fputs(text, fp);
+  cr_assert_eq(fclose(fp), 0);
+  free(text);
+}
+
+/* A model or topology name of 128 bytes or more is refused where it is
+ * read (file:line:col and the key, exit 2): a sweep row keeps names in
+ * 128-byte buffers, which used to cut them, mid-character for a name with
+ * a 'ü' across byte 127 (and the JSON was then invalid). 127 bytes, the
+ * 'ü' included, come back whole in CSV and JSON. */
+Test(output_escaping, long_names_are_refused_where_they_are_read) {
+  char dir[] = "/tmp/ddpsim-names-XXXXXX", model[300], topo[300], args[1200], msg[600];
+  cr_assert_not_null(mkdtemp(dir));
+  char long_name[201], fits[128];
+  memset(long_name, 'a', 200);
+  long_name[200] = '\0';
+  memset(fits, 'a', 124);
+  snprintf(fits + 124, sizeof fits - 124, "\xc3\xbc" "b"); /* 127 bytes */
+  cr_assert_eq(strlen(fits), 127u);
+
+  write_named(dir, "model.yaml", long_name, model, sizeof model);
+  snprintf(args, sizeof args, "--topo tests/data/oddname/topo.yaml --model %s", model);
+  snprintf(msg, sizeof msg, "%s:6:7: key 'name': expected a model name of 1 to 127 bytes, got 200",
+           model);
+  ds_test_ddpsim_refuses(args, msg);
+  write_named(dir, "topo.yaml", long_name, topo, sizeof topo);
+  snprintf(args, sizeof args, "--topo %s --model tests/data/oddname/model.yaml", topo);
+  snprintf(msg, sizeof msg, "%s:", topo);
+  ds_test_ddpsim_refuses(args, msg);
+  ds_test_ddpsim_refuses(args, "key 'name': expected a topology name of 1 to 127 bytes, got 200");
+  snprintf(args, sizeof args, "topo import tests/data/topo_import/dgx-a100.xml --name %s",
+           long_name);
+  ds_test_ddpsim_refuses(args, "option --name: expected a topology name of 1 to 127 bytes");
+
+  write_named(dir, "model.yaml", fits, model, sizeof model);
+  write_named(dir, "topo.yaml", fits, topo, sizeof topo);
+  snprintf(args, sizeof args, "--topo %s --model %s --bucket-mb 1,25", topo, model);
+  char json_args[1300];
+  snprintf(json_args, sizeof json_args, "%s --format json", args);
+  struct ds_test_result r = ddpsim(json_args);
+  assert_json(r.out);
+  char s[256];
+  json_str(r.out, "model", s, sizeof s);
+  cr_assert_str_eq(s, fits);
+  json_str(r.out, "topology", s, sizeof s);
+  cr_assert_str_eq(s, fits);
+  ds_test_release(&r);
+  snprintf(json_args, sizeof json_args, "%s --format csv", args);
+  r = ddpsim(json_args);
+  struct table t;
+  parse_csv(r.out, &t);
+  cr_assert_eq(t.n_records, 3, "%s", r.out);
+  cr_assert_str_eq(column(&t, 2, "model"), fits);
+  cr_assert_str_eq(column(&t, 2, "topology"), fits);
+  free_table(&t);
+  ds_test_release(&r);
+  unlink(model);
+  unlink(topo);
+  snprintf(model, sizeof model, "%s/gpus.yaml", dir);
+  unlink(model);
+  rmdir(dir);
+}
+
+/* Ill-formed UTF-8 in a trace's op name is refused at its line, naming
+ * the column (exit 2); a path from the command line that is not UTF-8
+ * still gives valid JSON (its bad byte written as \ufffd). */
+Test(output_escaping, a_trace_with_ill_formed_utf8_is_refused) {
+  char dir[] = "/tmp/ddpsim-utf8-XXXXXX", t[300], bad[300], args[1000], msg[400];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(t, sizeof t, "%s/t.csv", dir);
+  snprintf(args, sizeof args, "--topo 4gpu --model tests/data/tiny-model.yaml --trace %s", t);
+  struct ds_test_result r = ddpsim(args);
+  ds_test_release(&r);
+  char *text = ds_test_slurp(t);
+  /* Line 6 is the first op row (4 '#' lines, the header). */
+  char *row = text;
+  for (int i = 0; i < 5; i++) row = strchr(row, '\n') + 1;
+  char *name = row;
+  for (int k = 0; k < 4; k++) name = strchr(name, ',') + 1; /* id,rank,stream,kind, */
+  char *end = strchr(name, ',');
+  snprintf(bad, sizeof bad, "%s/bad.csv", dir);
+  FILE *fp = fopen(bad, "w");
+  cr_assert(fp);
+  fprintf(fp, "%.*sl0\xff\xfe%s", (int)(name - text), text, end);
+  cr_assert_eq(fclose(fp), 0);
+  snprintf(args, sizeof args, "analyze %s --format json --per-op", bad);
+  snprintf(msg, sizeof msg, "%s:6: column 'name': invalid UTF-8 (byte 0xff", bad);
+  ds_test_ddpsim_refuses(args, msg);
+
+  snprintf(bad, sizeof bad, "%s/t\xff.csv", dir);
+  cr_assert_eq(rename(t, bad), 0);
+  snprintf(args, sizeof args, "analyze '%s' --format json", bad);
+  r = ddpsim(args);
+  assert_json(r.out);
+  cr_assert(strstr(r.out, "t\\ufffd.csv"), "%s", r.out);
+  ds_test_release(&r);
+  free(text);
+  unlink(bad);
+  snprintf(bad, sizeof bad, "%s/bad.csv", dir);
+  unlink(bad);
+  rmdir(dir);
+}
+
+/* An unbuffered /dev/full: every write fails at once (ENOSPC). */
+static FILE *full_device(void) {
+  FILE *fp = fopen("/dev/full", "w");
+  cr_assert(fp);
+  setvbuf(fp, NULL, _IONBF, 0);
+  return fp;
+}
+
+/* A write error in the summary's CSV and JSON (each field's write checked,
+ * the model's name through ds_textout_csv_field) and in `ddpsim buckets`
+ * is DS_EIO with a message, as the trace writer's is. */
+Test(output_escaping, write_errors_are_failures) {
+  static const char *const formats[] = {"csv", "json", "text"};
+  for (size_t i = 0; i < 3; i++) {
+    char args[200];
+    snprintf(args, sizeof args, ODD_ARGS " --format %s", formats[i]);
+    struct ds_options o;
+    ds_test_options_ok(args, &o);
+    struct ds_err err = {0};
+    FILE *fp = full_device();
+    cr_assert_eq(ds_run(&o, fp, &err), DS_EIO, "%s: %s", formats[i], err.msg);
+    cr_assert(strstr(err.msg, "writing the report failed: No space left on device"), "%s",
+              err.msg);
+    fclose(fp);
+  }
+  char *argv[] = {"buckets", "--model", "tests/data/oddname/model.yaml", NULL};
+  struct ds_err err = {0};
+  FILE *fp = full_device();
+  cr_assert_eq(ds_bucketcmd_main(3, argv, fp, &err), DS_EIO, "%s", err.msg);
+  cr_assert(strstr(err.msg, "writing the bucket layout failed: No space left on device"), "%s",
+            err.msg);
+  fclose(fp);
+}
+
+/* text with every occurrence of `from` replaced by `to` (owned). */
+static char *replaced(const char *text, const char *from, const char *to) {
+  const char *at = strstr(text, from);
+  cr_assert(at, "no %s", from);
+  size_t n = strlen(text) - strlen(from) + strlen(to) + 1;
+  char *out = malloc(n);
+  cr_assert(out);
+  snprintf(out, n, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+  return out;
+}
+
+static void write_text_file(const char *path, const char *text) {
+  FILE *fp = fopen(path, "w");
+  cr_assert(fp, "%s", path);
+  fputs(text, fp);
+  cr_assert_eq(fclose(fp), 0);
+}
+
+/* The text summary shows a name's control characters as '?': a GPU named
+ * with a CR and an ESC sequence, a model with a tab, reach the terminal as
+ * "My?GPU?[31m" and "odd?model" (CSV and JSON keep them, quoted and
+ * escaped). By hand: a cut never splits a UTF-8 character. */
+Test(output_escaping, the_text_summary_shows_control_characters_as_question_marks) {
+  char buf[8];
+  cr_assert_str_eq(ds_textout_printable("a\rb\x1b[c\x7f", buf, sizeof buf), "a?b?[c?");
+  cr_assert_str_eq(ds_textout_printable("abcdef\xc3\xbc", buf, sizeof buf), "abcdef",
+                   "the 'u' with its dots would end past byte 7: cut before it");
+  cr_assert_str_eq(ds_textout_printable("abcde\xc3\xbcx", buf, sizeof buf), "abcde\xc3\xbc");
+  cr_assert_str_eq(ds_textout_printable("ab\xc3\xbc", buf, sizeof buf), "ab\xc3\xbc");
+
+  char dir[] = "/tmp/ddpsim-ctl-XXXXXX", model[300], path[300], args[800];
+  cr_assert_not_null(mkdtemp(dir));
+  write_named(dir, "model.yaml", "\"odd\\tmodel\"", model, sizeof model);
+  char *gpus = ds_test_slurp("tests/data/oddname/gpus.yaml");
+  char *g = replaced(gpus, "name: 'My \"GPU\", a;b\\ x'", "name: \"My\\rGPU\\e[31m\"");
+  snprintf(path, sizeof path, "%s/gpus.yaml", dir);
+  write_text_file(path, g);
+  char *topo = ds_test_slurp("tests/data/oddname/topo.yaml");
+  char *t = replaced(topo, "gpu: 'My \"GPU\", a;b\\ x'", "gpu: \"My\\rGPU\\e[31m\"");
+  snprintf(path, sizeof path, "%s/topo.yaml", dir);
+  write_text_file(path, t);
+  snprintf(args, sizeof args, "--topo %s --model %s", path, model);
+  struct ds_test_result r = ddpsim(args);
+  cr_assert_null(strpbrk(r.out, "\r\x1b\t"), "a control character reached the text: %s", r.out);
+  cr_assert(strstr(r.out, "odd?model on odd \"topo\", x;y\\ z (2 x My?GPU?[31m)"), "%s", r.out);
+  ds_test_release(&r);
+  free(gpus), free(g), free(topo), free(t);
+  unlink(path);
+  unlink(model);
+  snprintf(path, sizeof path, "%s/gpus.yaml", dir);
+  unlink(path);
+  rmdir(dir);
 }

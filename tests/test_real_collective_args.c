@@ -3,9 +3,12 @@
  * run without CUDA: the flags its parser knows, the ones its --help shows
  * and its dispatch agree (options_help.c); a flag given last is missing
  * its value or unknown; values reach their fields; bad ones are refused
- * naming the flag.
+ * naming the flag. And the rows it writes: NCCL_ALGO's lists stay one
+ * CSV field and one JSON string.
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "real/collective_args.h"
@@ -160,4 +163,44 @@ Test(real_collective_args, a_long_flag_takes_its_value_after_an_equals_sign) {
   char *share[] = {"collective", "--share-gpus=1", NULL};
   cr_assert_eq(ds_collective_args_parse(2, share, &a, &err), DS_EUSAGE);
   cr_assert_str_eq(err.msg, "option --share-gpus takes no value");
+}
+
+static char *written(enum ds_collective_format format, const struct ds_collective_result *r,
+                     int first) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *fp = open_memstream(&buf, &len);
+  cr_assert(fp);
+  cr_assert_eq(ds_collective_result_write(fp, format, r, first), 0);
+  fclose(fp);
+  return buf;
+}
+
+/* NCCL_ALGO and NCCL_PROTO are lists in NCCL's syntax ("Tree,Ring",
+ * "^NVLS,CollnetDirect"): one CSV field each (RFC 4180 quotes), one JSON
+ * string each; before, "Tree,Ring" shifted every later CSV column. */
+Test(real_collective_args, algo_and_proto_lists_stay_one_field) {
+  struct ds_collective_result r = {DS_COLLECTIVE_OP_ALLREDUCE, "Tree,Ring", "^NVLS,CollnetDirect",
+                                   8, 1048576, 262144, 50.0, 20.97152, 36.70016, 0};
+  char *csv = written(DS_COLLECTIVE_FORMAT_CSV, &r, 1);
+  cr_assert_str_eq(csv, "allreduce,\"Tree,Ring\",\"^NVLS,CollnetDirect\",8,1048576,50.000,"
+                        "20.972,36.700,0\n");
+  free(csv);
+  char *json = written(DS_COLLECTIVE_FORMAT_JSON, &r, 0);
+  cr_assert_str_eq(json, ",\n  {\"op\": \"allreduce\", \"algo\": \"Tree,Ring\", \"proto\": "
+                         "\"^NVLS,CollnetDirect\", \"nranks\": 8, \"size_bytes\": 1048576, "
+                         "\"time_us\": 50.000, \"algbw_gbps\": 20.972, \"busbw_gbps\": 36.700, "
+                         "\"wrong\": 0}");
+  free(json);
+  r.algo = "a\"b\\", r.proto = "auto";
+  csv = written(DS_COLLECTIVE_FORMAT_CSV, &r, 1);
+  cr_assert_str_eq(csv, "allreduce,\"a\"\"b\\\",auto,8,1048576,50.000,20.972,36.700,0\n");
+  free(csv);
+  json = written(DS_COLLECTIVE_FORMAT_JSON, &r, 1);
+  cr_assert(strstr(json, "\"algo\": \"a\\\"b\\\\\", \"proto\": \"auto\""), "%s", json);
+  free(json);
+  char *text = written(DS_COLLECTIVE_FORMAT_TEXT, &r, 1);
+  cr_assert_str_eq(text, "       1048576       262144  float      50.00        20.97        "
+                         "36.70        0\n");
+  free(text);
 }

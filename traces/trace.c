@@ -491,8 +491,22 @@ static void parse_field(struct reader *r, enum col c, const char *text) {
         bad = list;
       }
       break;
-    case COL_NAME: intern_field(r, text, &o->name); break;
-    case COL_ALGO: intern_field(r, text, &o->algo); break;
+    case COL_NAME:
+    case COL_ALGO: {
+      /* Text that reaches the outputs: the JSON writer would replace bad
+       * bytes, but the file is wrong, so say where. */
+      const char *invalid = ds_textout_utf8_invalid(text);
+      if (invalid != NULL) {
+        r->st = ds_err_set(r->err, DS_EINPUT,
+                           "%s:%zu: column '%s': invalid UTF-8 (byte 0x%02x at byte %zu of "
+                           "the field): save the file as UTF-8",
+                           r->path, r->row_line, col_names[c], (unsigned char)*invalid,
+                           (size_t)(invalid - text) + 1);
+        break;
+      }
+      intern_field(r, text, c == COL_NAME ? &o->name : &o->algo);
+      break;
+    }
     case COL_LAYER:
     case COL_BUCKET:
     case COL_ROOT:

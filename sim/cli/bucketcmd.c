@@ -6,6 +6,7 @@
  */
 #include "sim/cli/bucketcmd.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "base/cli.h"
@@ -103,16 +104,19 @@ static ds_status parse_args(int argc, char **argv, struct bucketcmd_options *o,
   return st;
 }
 
-static void print_layout(FILE *out, const struct ds_model *m, const char *rule,
-                         const char *cap, const char *phase, const struct ds_buckets *bk) {
+/* Returns 0, or EOF on a write error (as traces/trace.c's writer). */
+static int print_layout(FILE *out, const struct ds_model *m, const char *rule,
+                        const char *cap, const char *phase, const struct ds_buckets *bk) {
   for (int32_t b = 0; b < bk->n; b++) {
-    ds_textout_csv_field(out, m->name); /* the model file's name: user text */
+    /* the model file's name: user text */
+    if (ds_textout_csv_field(out, m->name) != 0) return EOF;
     fprintf(out, ",%s,%s,%s,%d,%.0f,", rule, cap, phase, b, bk->b[b].bytes);
     for (int32_t k = 0; k < bk->b[b].count; k++)
       fprintf(out, "%s%d", k ? " " : "",
               ds_model_registration_index(m, bk->order[bk->b[b].first + k]));
     fputc('\n', out);
   }
+  return ferror(out) ? EOF : 0;
 }
 
 ds_status ds_bucketcmd_check_args(int argc, char **argv, struct ds_err *err) {
@@ -150,12 +154,16 @@ ds_status ds_bucketcmd_main(int argc, char **argv, FILE *out, struct ds_err *err
                      : o.static_graph                  ? "static_graph"
                                                        : "default";
   fputs("model,rule,bucket_cap_mb,phase,bucket,bytes,params\n", out);
-  print_layout(out, m, rule, cap_text, "iter0", ds_ddp_plan_layout(&plan, 0));
-  if (plan.rebuild_iter > 1)
-    print_layout(out, m, rule, cap_text, "iter1", ds_ddp_plan_layout(&plan, 1));
-  if (plan.rebuild_iter > 0)
-    print_layout(out, m, rule, cap_text, "rebuilt", &plan.rebuilt);
+  int failed = print_layout(out, m, rule, cap_text, "iter0", ds_ddp_plan_layout(&plan, 0));
+  if (!failed && plan.rebuild_iter > 1)
+    failed = print_layout(out, m, rule, cap_text, "iter1", ds_ddp_plan_layout(&plan, 1));
+  if (!failed && plan.rebuild_iter > 0)
+    failed = print_layout(out, m, rule, cap_text, "rebuilt", &plan.rebuilt);
+  int e = errno;
   ds_ddp_plan_release(&plan);
   ds_model_free(m);
+  if (failed)
+    return ds_err_set(err, DS_EIO, "writing the bucket layout failed: %s",
+                      e ? strerror(e) : "write error");
   return DS_OK;
 }

@@ -9,6 +9,7 @@
 
 #include "base/atomic_file.h"
 #include "base/cli.h"
+#include "base/config.h"
 #include "base/lookup.h"
 #include "base/units.h"
 #include "sim/net/gpu_table.h"
@@ -100,6 +101,10 @@ static ds_status parse_words(int argc, char **argv, struct import_args *a, struc
       a->gpus = argv[++i];
     } else if (strcmp(f, "--name") == 0) {
       a->o.name = argv[++i];
+      size_t n = strlen(a->o.name);
+      if (n == 0 || n >= DS_NAME_CAP) /* the topology loader's bound (base/config.h) */
+        return ds_err_set(err, DS_EUSAGE, "option --name: expected a topology name of 1 to %d "
+                          "bytes, got %zu", DS_NAME_CAP - 1, n);
     } else if (strcmp(f, "-o") == 0 || strcmp(f, "--output") == 0) {
       a->output = argv[++i];
     } else {

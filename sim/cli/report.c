@@ -5,11 +5,13 @@
  */
 #include "sim/cli/report.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/config.h"
 #include "base/textout.h"
 #include "base/units.h"
 #include "analysis/metrics.h"
@@ -212,23 +214,27 @@ static int is_string_format(const char *fmt) { return strcmp(fmt, "%s") == 0; }
 /* One value of a column: a string (the names from flags and YAML: GPU,
  * topology, model) as a CSV field or JSON string that its quotes, commas,
  * backslashes or control characters cannot break (base/textout.h), any
- * other value as its format prints it. */
-__attribute__((format(printf, 3, 4))) static void print_value(FILE *fp, int json,
-                                                              const char *fmt, ...) {
+ * other value as its format prints it. Returns 0, or EOF on a write error
+ * (as traces/trace.c's writer, the caller passes it on). */
+__attribute__((format(printf, 3, 4))) static int print_value(FILE *fp, int json,
+                                                             const char *fmt, ...) {
   va_list ap;
+  int failed = 0;
   va_start(ap, fmt);
   if (is_string_format(fmt)) {
     const char *s = va_arg(ap, const char *);
     if (json) ds_textout_json_string(fp, s);
-    else ds_textout_csv_field(fp, s);
+    else failed = ds_textout_csv_field(fp, s) != 0;
   } else {
-    vfprintf(fp, fmt, ap);
+    failed = vfprintf(fp, fmt, ap) < 0;
   }
   va_end(ap);
+  return failed ? EOF : 0;
 }
 
-static void print_csv(FILE *fp, const struct ds_summary *rows, int32_t n) {
+static int print_csv(FILE *fp, const struct ds_summary *rows, int32_t n) {
   const char *sep = "";
+  int failed = 0;
 #define DS__CSV_HEAD(col, fmt, expr) fprintf(fp, "%s%s", sep, #col); sep = ",";
   DS_SUMMARY_COLUMNS(DS__CSV_HEAD)
   if (n > 0 && rows[0].has_sweep_ids) { DS_SWEEP_ID_COLUMNS(DS__CSV_HEAD) }
@@ -238,7 +244,10 @@ static void print_csv(FILE *fp, const struct ds_summary *rows, int32_t n) {
   for (int32_t i = 0; i < n; i++) {
     const struct ds_summary *r = &rows[i];
     sep = "";
-#define DS__CSV_ROW(col, fmt, expr) fputs(sep, fp); print_value(fp, 0, fmt, expr); sep = ",";
+#define DS__CSV_ROW(col, fmt, expr)                                     \
+  fputs(sep, fp);                                                      \
+  failed |= print_value(fp, 0, fmt, expr) != 0;                        \
+  sep = ",";
     DS_SUMMARY_COLUMNS(DS__CSV_ROW)
     if (r->has_sweep_ids) { DS_SWEEP_ID_COLUMNS(DS__CSV_ROW) }
     if (r->has_quantiles) { DS_QUANTILE_COLUMNS(DS__CSV_ROW) }
@@ -256,6 +265,7 @@ static void print_csv(FILE *fp, const struct ds_summary *rows, int32_t n) {
     ds_kernel_models_field(&r->kernel_models, models, sizeof models);
     fprintf(fp, ",%s,%s\n", rates, models);
   }
+  return failed || ferror(fp) ? EOF : 0;
 }
 
 /* Each rate charged: {"rate", "source"}, for a typical or topology one
@@ -304,7 +314,8 @@ static void print_json_kernel_models(FILE *fp, const struct ds_kernel_models *km
   }
 }
 
-static void print_json(FILE *fp, const struct ds_summary *rows, int32_t n) {
+static int print_json(FILE *fp, const struct ds_summary *rows, int32_t n) {
+  int failed = 0;
   fputs("[\n", fp);
   for (int32_t i = 0; i < n; i++) {
     const struct ds_summary *r = &rows[i];
@@ -312,7 +323,7 @@ static void print_json(FILE *fp, const struct ds_summary *rows, int32_t n) {
     fputs("  {", fp);
 #define DS__JSON_FIELD(col, fmt, expr)                                 \
   fprintf(fp, "%s\"%s\": ", sep, #col);                                  \
-  print_value(fp, 1, fmt, expr);                                       \
+  failed |= print_value(fp, 1, fmt, expr) != 0;                        \
   sep = ", ";
     DS_SUMMARY_COLUMNS(DS__JSON_FIELD)
     if (r->has_sweep_ids) { DS_SWEEP_ID_COLUMNS(DS__JSON_FIELD) }
@@ -328,6 +339,7 @@ static void print_json(FILE *fp, const struct ds_summary *rows, int32_t n) {
     fprintf(fp, "]}%s\n", i + 1 < n ? "," : "");
   }
   fputs("]\n", fp);
+  return failed || ferror(fp) ? EOF : 0;
 }
 
 /* Whose host costs the measured hosts' factors multiply (host_range.h),
@@ -561,19 +573,40 @@ void ds_report_print_side_by_side(FILE *fp, const struct ds_summary *rows, int32
  * models the run charged (kernel_models.h): a line each, for every row of
  * a run (one topology, model and precision), the rows' own merged (a
  * PowerSGD row adds its GEMMs' rate; a row's batch or strategy may charge
- * a kernel model another does not). */
+ * a kernel model another does not). A census of passes is the first row's,
+ * the model's passes at one batch (README.md "kernel models"): rows'
+ * censuses are not added, and a sweep of batches says which batch. */
 static void print_rates(FILE *fp, const struct ds_summary *rows, int32_t n) {
   char line[640];
   struct ds_rates rates = rows[0].rates;
   struct ds_kernel_models km = rows[0].kernel_models;
+  int64_t census_batch = 0;
   for (int32_t i = 1; i < n; i++) {
     ds_rates_merge(&rates, &rows[i].rates);
     ds_kernel_models_merge(&km, &rows[i].kernel_models);
+    if (rows[i].batch_per_gpu != rows[0].batch_per_gpu) census_batch = rows[0].batch_per_gpu;
   }
+  char shown[sizeof line];
   ds_rates_describe(&rates, line, sizeof line);
-  fprintf(fp, "%s\n", line);
-  ds_kernel_models_describe(&km, line, sizeof line);
-  fprintf(fp, "%s\n", line);
+  fprintf(fp, "%s\n", ds_textout_printable(line, shown, sizeof shown));
+  /* The line names the GPU (64 bytes) and every model: grown past line
+   * rather than cut. */
+  size_t len = ds_kernel_models_describe(&km, census_batch, line, sizeof line);
+  if (len < sizeof line) {
+    fprintf(fp, "%s\n", ds_textout_printable(line, shown, sizeof shown));
+    return;
+  }
+  char *whole = malloc(len + 1);
+  if (!whole) {
+    /* out of memory: the line cut, and said so */
+    fprintf(fp, "%s...\n", ds_textout_printable(line, shown, sizeof shown));
+    return;
+  }
+  size_t again = ds_kernel_models_describe(&km, census_batch, whole, len + 1);
+  assert(again == len);
+  (void)again;
+  fprintf(fp, "%s\n", ds_textout_printable(whole, whole, len + 1));
+  free(whole);
 }
 
 static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
@@ -582,8 +615,11 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
   if (!ddp_only) {
     /* Strategies side by side: a common header, then a block per row. */
     const struct ds_summary *r = &rows[0];
+    char model[DS_NAME_CAP], topology[DS_NAME_CAP], gpu[DS_NAME_CAP];
     fprintf(fp, "%s on %s (%s), %s, network %s; iterations simulated: %d, reporting "
-                "iteration %d\n", r->model, r->topology, r->gpu, precision_name(r), r->net_model,
+                "iteration %d\n", ds_textout_printable(r->model, model, sizeof model),
+            ds_textout_printable(r->topology, topology, sizeof topology),
+            ds_textout_printable(r->gpu, gpu, sizeof gpu), precision_name(r), r->net_model,
             r->iters, r->reported_iter);
     print_rates(fp, rows, n);
     for (int32_t i = 0; i < n; i++) print_strategy_row(fp, &rows[i]);
@@ -603,6 +639,7 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     vary_straggler |= rows[i].straggler_factor != rows[0].straggler_factor;
     vary_jitter |= rows[i].jitter_cv != rows[0].jitter_cv;
   }
+  char model[DS_NAME_CAP], topology[DS_NAME_CAP], gpu[DS_NAME_CAP];
   for (int32_t i = 0; i < n; i++) {
     const struct ds_summary *r = &rows[i];
     if (i == 0)
@@ -610,7 +647,9 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
               "%s: %s on %s (%d x %s), batch %lld/GPU, %s, network %s, ring %s\n"
               "iterations simulated: %d; reporting iteration %d "
               "(iteration 0: %.3f ms)\n",
-              r->strategy, r->model, r->topology, r->world_size, r->gpu,
+              r->strategy, ds_textout_printable(r->model, model, sizeof model),
+              ds_textout_printable(r->topology, topology, sizeof topology), r->world_size,
+              ds_textout_printable(r->gpu, gpu, sizeof gpu),
               (long long)r->batch_per_gpu, precision_name(r), r->net_model,
               strcmp(r->coll_model, "flow") == 0 ? "per flow" : "aggregated",
               r->iters,
@@ -653,17 +692,12 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
   }
 }
 
-void ds_report_print(FILE *fp, enum ds_format fmt, const struct ds_summary *rows,
-                     int32_t n) {
+int ds_report_print(FILE *fp, enum ds_format fmt, const struct ds_summary *rows, int32_t n) {
   switch (fmt) {
-  case DS_FORMAT_CSV:
-    print_csv(fp, rows, n);
-    break;
-  case DS_FORMAT_JSON:
-    print_json(fp, rows, n);
-    break;
+  case DS_FORMAT_CSV: return print_csv(fp, rows, n);
+  case DS_FORMAT_JSON: return print_json(fp, rows, n);
   default:
     print_text(fp, rows, n);
-    break;
+    return ferror(fp) ? EOF : 0;
   }
 }

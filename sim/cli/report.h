@@ -185,9 +185,9 @@ int ds_report_fits_memory(const struct ds_summary *s);
 void ds_report_print_side_by_side(FILE *fp, const struct ds_summary *rows, int32_t n);
 
 /* Prints rows in the format; CSV and JSON carry the header / brackets once
- * for all n rows. */
-void ds_report_print(FILE *fp, enum ds_format fmt, const struct ds_summary *rows,
-                     int32_t n);
+ * for all n rows. Returns 0, or EOF when a write failed (a field's write
+ * or fp's error indicator; errno says why). */
+int ds_report_print(FILE *fp, enum ds_format fmt, const struct ds_summary *rows, int32_t n);
 
 #ifdef __cplusplus
 }

@@ -18,6 +18,7 @@
  */
 #include "sim/cli/run.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@
 #include "sim/train/exec.h"
 #include "sim/train/jitter.h"
 #include "base/lookup.h"
+#include "base/textout.h"
 #include "base/units.h"
 #include "sim/train/model.h"
 #include "sim/coll/nccl_model.h"
@@ -1131,7 +1133,12 @@ static ds_status run_all(const struct ds_options *o, FILE *out, struct ds_run_tr
   if (o->plot)
     DS_CHECK_GOTO(ds_sweep_plot(o, sums, (int32_t)n, o->measured ? &meas : NULL, err), st,
                   done);
-  ds_report_print(out, o->format, sums, (int32_t)n);
+  if (ds_report_print(out, o->format, sums, (int32_t)n) != 0) {
+    int e = errno;
+    st = ds_err_set(err, DS_EIO, "writing the report failed: %s",
+                    e ? strerror(e) : "write error");
+    goto done;
+  }
   /* A list of strategies ends with them side by side; one strategy's sweep
    * with its best configuration. */
   if (o->format == DS_FORMAT_TEXT && o->n_strategies > 1)
@@ -1141,9 +1148,12 @@ static ds_status run_all(const struct ds_options *o, FILE *out, struct ds_run_tr
   if (o->measured && o->format == DS_FORMAT_TEXT)
     DS_CHECK_GOTO(ds_measured_report(out, o, sums, (int32_t)n, &meas, err), st, done);
   double mem = ds_report_peak_mem_gib(&sums[worst_mem]) * DS_UNITS_GIB;
-  if (mem > ld.topo->gpu.mem_bytes && o->format == DS_FORMAT_TEXT)
+  if (mem > ld.topo->gpu.mem_bytes && o->format == DS_FORMAT_TEXT) {
+    char gpu[sizeof ld.topo->gpu.name];
     fprintf(out, "\nwarning: %.2f GiB per GPU exceeds the %s's %.0f GB of memory\n",
-            mem / DS_UNITS_GIB, ld.topo->gpu.name, ld.topo->gpu.mem_bytes / 1e9);
+            mem / DS_UNITS_GIB, ds_textout_printable(ld.topo->gpu.name, gpu, sizeof gpu),
+            ld.topo->gpu.mem_bytes / 1e9);
+  }
   st = DS_OK;
 done:
   for (int64_t i = 0; rows && i < n; i++) ds_row_release(&rows[i]);

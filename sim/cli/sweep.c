@@ -10,6 +10,7 @@
  */
 #include "sim/cli/sweep.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -22,9 +23,13 @@
 
 void ds_row_own(struct ds_row *r) {
   struct ds_summary *s = &r->sum;
-#define DS__OWN(field)                                                  \
-  snprintf(r->field, sizeof r->field, "%s", s->field ? s->field : "");  \
-  s->field = r->field;
+#define DS__OWN(field)                                            \
+  {                                                               \
+    const char *from = s->field ? s->field : "";                  \
+    assert(strlen(from) < sizeof r->field);                       \
+    memcpy(r->field, from, strlen(from) + 1);                     \
+    s->field = r->field;                                          \
+  }
   DS__OWN(strategy) DS__OWN(model) DS__OWN(topology) DS__OWN(gpu) DS__OWN(dtype)
   DS__OWN(net_model) DS__OWN(coll_model) DS__OWN(coll_algo) DS__OWN(ddp_options)
 #undef DS__OWN

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "base/config.h"
 #include "base/status.h"
 #include "sim/cli/options.h"
 #include "sim/cli/report.h"
@@ -21,16 +22,19 @@ extern "C" {
 
 /* One configuration's summary as plain data that owns what it points to:
  * sum's strings point into the buffers below (ds_row_own sets them), and
- * sum.bucket_bytes is bucket_bytes. */
+ * sum.bucket_bytes is bucket_bytes. The names fit: their loaders refuse a
+ * name of DS_NAME_CAP bytes or more (base/config.h). */
 struct ds_row {
   struct ds_summary sum;
-  char strategy[16], model[128], topology[128], gpu[128], dtype[8];
+  char strategy[16], model[DS_NAME_CAP], topology[DS_NAME_CAP], gpu[DS_NAME_CAP], dtype[8];
   char net_model[16], coll_model[16], coll_algo[32], ddp_options[128];
   double *bucket_bytes; /* owned, [sum.n_buckets] */
 };
 
-/* Copies sum's strings into r's buffers (truncating) and points sum at
- * them; r->sum must already hold the summary. */
+/* Copies sum's strings into r's buffers and points sum at them; r->sum
+ * must already hold the summary. Each string must fit its buffer (the
+ * loaders bound the names; the others are the program's own words):
+ * asserted, never cut. */
 void ds_row_own(struct ds_row *r);
 
 /* Frees r's bucket sizes (r may be NULL). */

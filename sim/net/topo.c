@@ -773,7 +773,7 @@ static ds_status load(struct ds_topo *t, const char *path,
 
   DS_CHECK_GOTO(ds_config_open(path, root_keys, &cfg, &root, err), st, out);
   DS_CHECK_GOTO(ds_cmap_require(&root, "name", "a name", &node, err), st, out);
-  DS_CHECK_GOTO(ds_cnode_string(&node, &s, err), st, out);
+  DS_CHECK_GOTO(ds_cnode_name(&node, "a topology name", &s, err), st, out);
   t->name = strdup(s);
   if (!t->name) { st = DS_ENOMEM; goto out; }
   DS_CHECK_GOTO(read_count(&root, "nodes", 1 << 16, &nodes, err), st, out);

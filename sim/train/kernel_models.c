@@ -91,10 +91,6 @@ const char *ds_kernel_models_source_name(enum ds_km_source s) {
 
 void ds_kernel_models_merge(struct ds_kernel_models *dst, const struct ds_kernel_models *src) {
   dst->used |= src->used;
-  for (int k = 0; k < DS_KM_COUNT; k++) {
-    dst->passes[k] += src->passes[k];
-    dst->bound_passes[k] += src->bound_passes[k];
-  }
 }
 
 /* The groups of the line, in order: a source, and at the roofline the
@@ -169,7 +165,7 @@ static void group_head(const struct ds_kernel_models *km, enum group g, int roof
  * roofline; for grouped convolutions the conv class's rate or their bytes,
  * compute.c layer_kernel_ns). */
 static void model_entry(const struct ds_kernel_models *km, enum ds_kernel_model k, int applied,
-                        char *buf, size_t size, size_t *used) {
+                        int64_t census_batch, char *buf, size_t size, size_t *used) {
   const char *label = ds_kernel_models_label(k);
   int32_t n = km->passes[k], by_roofline = n - km->bound_passes[k];
   if (!applied || n <= 0 || by_roofline <= 0) {
@@ -181,20 +177,23 @@ static void model_entry(const struct ds_kernel_models *km, enum ds_kernel_model 
   ds_textout_append(buf, size, used, "%.*s%s", (int)(paren ? len - 1 : len), label,
                     paren ? "; " : " (");
   if (n == 1)
-    ds_textout_append(buf, size, used, "roofline bound its one pass)");
+    ds_textout_append(buf, size, used, "roofline bound its one pass");
   else if (by_roofline == n)
-    ds_textout_append(buf, size, used, "roofline bound all %d passes)", (int)n);
+    ds_textout_append(buf, size, used, "roofline bound all %d passes", (int)n);
   else
-    ds_textout_append(buf, size, used, "roofline bound %d of %d passes)", (int)by_roofline, (int)n);
+    ds_textout_append(buf, size, used, "roofline bound %d of %d passes", (int)by_roofline, (int)n);
+  if (census_batch > 0) ds_textout_append(buf, size, used, " at batch %lld", (long long)census_batch);
+  ds_textout_append(buf, size, used, ")");
 }
 
-void ds_kernel_models_describe(const struct ds_kernel_models *km, char *buf, size_t size) {
+size_t ds_kernel_models_describe(const struct ds_kernel_models *km, int64_t census_batch, char *buf,
+                                 size_t size) {
   size_t used = 0;
   buf[0] = '\0';
   ds_textout_append(buf, size, &used, "kernel models:");
   if (km->used == 0) {
     ds_textout_append(buf, size, &used, " none");
-    return;
+    return used;
   }
   const char *group_sep = " ";
   int roofline_named = 0;
@@ -211,10 +210,11 @@ void ds_kernel_models_describe(const struct ds_kernel_models *km, char *buf, siz
         group_sep = "; ";
       }
       ds_textout_append(buf, size, &used, "%s", sep);
-      model_entry(km, model, g < G_MEMORY_ROOFLINE, buf, size, &used);
+      model_entry(km, model, g < G_MEMORY_ROOFLINE, census_batch, buf, size, &used);
       sep = ", ";
     }
   }
+  return used;
 }
 
 void ds_kernel_models_field(const struct ds_kernel_models *km, char *buf, size_t size) {

@@ -119,7 +119,9 @@ enum ds_km_source ds_kernel_models_source(const struct ds_kernel_models *km,
                                           enum ds_kernel_model k);
 /* "this_gpu", "scaled_H200", "roofline", "calib", "scaled_calib". */
 const char *ds_kernel_models_source_name(enum ds_km_source s);
-/* Adds src's models and counts to dst (the same GPU: a run's rows). */
+/* Adds src's models to dst (the same GPU: a run's rows). dst's census
+ * (passes, bound_passes) stays as it is: a census counts one row's passes
+ * of the model, and adding rows' would count the model several times. */
 void ds_kernel_models_merge(struct ds_kernel_models *dst, const struct ds_kernel_models *src);
 /* The summary's line, without a newline, grouped by source: "kernel
  * models: measured on this GPU (H200) for batch norm (NCHW), max-pool";
@@ -127,7 +129,12 @@ void ds_kernel_models_merge(struct ds_kernel_models *dst, const struct ds_kernel
  * for batch norm (NCHW; roofline bound 99 of 106 passes), ..." (the clause
  * where the roofline set the time of some of a model's passes);
  * "kernel models: none" when the run charges none. */
-void ds_kernel_models_describe(const struct ds_kernel_models *km, char *buf, size_t size);
+/* census_batch > 0 says the census is that batch's ("roofline bound 13 of
+ * 37 passes at batch 16)": a sweep of batches prints its first row's); 0
+ * says nothing. Returns the line's length in full: the line was cut where
+ * that is size or more (buf stays terminated). */
+size_t ds_kernel_models_describe(const struct ds_kernel_models *km, int64_t census_batch, char *buf,
+                                 size_t size);
 /* The CSV field: KEY=SOURCE joined by ';' ("batch_norm_nchw=scaled_H200"); "" for none. */
 void ds_kernel_models_field(const struct ds_kernel_models *km, char *buf, size_t size);
 

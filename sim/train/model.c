@@ -694,7 +694,10 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
   ds_status st;
 
   DS_CHECK_GOTO(ds_config_open(path, root_keys, &cfg, &root, err), st, out);
-  DS_CHECK_GOTO(read_string(&root, "name", "a model name", &m->name, err), st, out);
+  DS_CHECK_GOTO(ds_cmap_require(&root, "name", "a model name", &node, err), st, out);
+  DS_CHECK_GOTO(ds_cnode_name(&node, "a model name", &s, err), st, out);
+  m->name = strdup(s);
+  if (!m->name) { st = DS_ENOMEM; goto out; }
   DS_CHECK_GOTO(read_string(&root, "sample", "a description of one sample",
                             &m->sample, err), st, out);
   DS_CHECK_GOTO(ds_cmap_require(&root, "default_batch", "a positive integer",

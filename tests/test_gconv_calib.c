@@ -381,3 +381,21 @@ Test(gconv_calib, a_table_without_the_runs_mode_says_so) {
                           "grouped convolutions (per shape)"), "%s", r.out);
   ds_test_release(&r);
 }
+
+/* The same H200 table on dgx-a100 (an A100 of 108 SMs at 1410 MHz, another
+ * GPU with a clock): moved by SMs x clock, and the JSON names both GPUs'
+ * SMs and clocks as the text line does. */
+Test(gconv_calib, another_gpus_table_moved_is_named_in_json) {
+  char path[64] = "/tmp/ddpsim-gca100-XXXXXX", args[384];
+  ds_test_write_temp(path, SLOW_LAYER1("  gpu: NVIDIA H200\n", "tf32"));
+  snprintf(args, sizeof args,
+           "--topo dgx-a100 --model resnext50_32x4d --world-size 1 --strategy single "
+           "--batch 32 --format json --calib %s", path);
+  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  unlink(path);
+  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  cr_assert(strstr(r.out, "{\"kernel\": \"grouped_conv\", \"source\": \"scaled_calib\", "
+                          "\"measured_sms\": 132, \"measured_clock_mhz\": 1980, \"sms\": 108, "
+                          "\"clock_mhz\": 1410"), "%s", r.out);
+  ds_test_release(&r);
+}

@@ -305,6 +305,11 @@ static void print_json_kernel_models(FILE *fp, const struct ds_kernel_models *km
       fprintf(fp, ", \"measured_on\": \"%s\"", DS_KM_MEASURED_GPU);
     if (src == DS_KM_SCALED)
       fprintf(fp, ", \"sms\": %d, \"clock_mhz\": %g", km->sms, km->clock_mhz);
+    /* --calib's table of another GPU, moved: the GPU it was measured on and
+     * the one it was moved to, as the text line gives them */
+    if (src == DS_KM_CALIB_SCALED)
+      fprintf(fp, ", \"measured_sms\": %d, \"measured_clock_mhz\": %g, \"sms\": %d, "
+              "\"clock_mhz\": %g", km->gconv_sms, km->gconv_clock_mhz, km->sms, km->clock_mhz);
     /* the passes that consulted it and those its own time bound (the rest
      * at their bytes' roofline) */
     if (km->passes[k] > 0)

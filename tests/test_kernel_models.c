@@ -222,7 +222,7 @@ Test(kernel_models, sources_and_words) {
   km.gconv_from_calib = 1;
   km.gconv_sms = 100;
   km.gconv_clock_mhz = 1000;
-  ds_kernel_models_describe(&km, buf, sizeof buf);
+  ds_kernel_models_describe(&km, 0, buf, sizeof buf);
   cr_assert_str_eq(buf, "kernel models: measured on this GPU (H200) for batch norm (NCHW); "
                         "--calib's SM cycles (another GPU's: 100 SMs at 1000 MHz) on "
                         "H200-SXM-141GB's 132 SMs at 1980 MHz for grouped convolutions (per "
@@ -232,7 +232,7 @@ Test(kernel_models, sources_and_words) {
   /* --calib's table without the run's mode (tf32): the conv class's rate */
   km.gconv_on_target = 1;
   km.gconv_missing_mode = 1 + DS_GCONV_TF32;
-  ds_kernel_models_describe(&km, buf, sizeof buf);
+  ds_kernel_models_describe(&km, 0, buf, sizeof buf);
   cr_assert_str_eq(buf, "kernel models: measured on this GPU (H200) for batch norm (NCHW); "
                         "--calib has no tf32 entries: the conv class's rate (roofline) for "
                         "grouped convolutions (per shape)");

@@ -300,6 +300,22 @@ Test(gconv_calib, the_table_fits_only_the_gpu_it_names) {
   free(c);
 }
 
+/* ResNeXt-50 at batch 32 alone on topo's GPU, with calib_text as --calib
+ * (NULL: none), in format; the run must succeed. */
+static struct ds_test_result calib_run(const char *topo, const char *calib_text,
+                                       const char *format) {
+  char path[64] = "/tmp/ddpsim-gcrun-XXXXXX", args[384];
+  if (calib_text) ds_test_write_temp(path, calib_text);
+  snprintf(args, sizeof args,
+           "--topo %s --model resnext50_32x4d --world-size 1 "
+           "--strategy single --batch 32 --format %s%s%s", topo, format,
+           calib_text ? " --calib " : "", calib_text ? path : "");
+  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  if (calib_text) unlink(path);
+  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  return r;
+}
+
 /* ddpsim --calib on tests/data/dgx-b200.yaml (a B200 of 148 SMs whose GPU
  * table entry has no boost_mhz): a table of ResNeXt-50's layer1 at 10x the
  * H200's times, measured on 132 SMs, is another GPU's whether it names it
@@ -307,16 +323,7 @@ Test(gconv_calib, the_table_fits_only_the_gpu_it_names) {
  * applied: the iteration is the one without it, and a note says why. The
  * same table naming the B200 applies as measured (slower). */
 static struct ds_test_result b200_run(const char *calib_text, const char *format) {
-  char path[64] = "/tmp/ddpsim-gcb200-XXXXXX", args[384];
-  if (calib_text) ds_test_write_temp(path, calib_text);
-  snprintf(args, sizeof args,
-           "--topo tests/data/dgx-b200.yaml --model resnext50_32x4d --world-size 1 "
-           "--strategy single --batch 32 --format %s%s%s", format,
-           calib_text ? " --calib " : "", calib_text ? path : "");
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
-  if (calib_text) unlink(path);
-  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
-  return r;
+  return calib_run("tests/data/dgx-b200.yaml", calib_text, format);
 }
 
 #define SLOW_LAYER1(GPU_LINE, MODE)                                                    \
@@ -386,14 +393,8 @@ Test(gconv_calib, a_table_without_the_runs_mode_says_so) {
  * GPU with a clock): moved by SMs x clock, and the JSON names both GPUs'
  * SMs and clocks as the text line does. */
 Test(gconv_calib, another_gpus_table_moved_is_named_in_json) {
-  char path[64] = "/tmp/ddpsim-gca100-XXXXXX", args[384];
-  ds_test_write_temp(path, SLOW_LAYER1("  gpu: NVIDIA H200\n", "tf32"));
-  snprintf(args, sizeof args,
-           "--topo dgx-a100 --model resnext50_32x4d --world-size 1 --strategy single "
-           "--batch 32 --format json --calib %s", path);
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
-  unlink(path);
-  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  struct ds_test_result r =
+      calib_run("dgx-a100", SLOW_LAYER1("  gpu: NVIDIA H200\n", "tf32"), "json");
   cr_assert(strstr(r.out, "{\"kernel\": \"grouped_conv\", \"source\": \"scaled_calib\", "
                           "\"measured_sms\": 132, \"measured_clock_mhz\": 1980, \"sms\": 108, "
                           "\"clock_mhz\": 1410"), "%s", r.out);

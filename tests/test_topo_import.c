@@ -440,3 +440,30 @@ Test(gpu_table, a_bad_compute_capability_is_located) {
     unlink(path);
   }
 }
+
+/* A --name that is not a plain YAML word (a colon, a comma, quotes, a
+ * backslash) is written double-quoted and escaped, so the file loads and
+ * names the topology exactly that (before, `name: a: b, ...` was a YAML
+ * error on the next load). */
+Test(topo_import, an_odd_name_reads_back_as_itself) {
+  char dir[] = "/tmp/ddpsim-oddimport-XXXXXX", args[512];
+  cr_assert(mkdtemp(dir) != NULL);
+  snprintf(args, sizeof args,
+           "topo import " D "dgx-a100.xml --name 'a: b, \"c\"\\d' -o %s/t.yaml", dir);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  ds_test_release(&r);
+  char path[512];
+  snprintf(path, sizeof path, "%s/t.yaml", dir);
+  char *text = ds_test_slurp(path);
+  cr_assert(strstr(text, "\nname: \"a: b, \\\"c\\\"\\\\d\"\n"), "%s", text);
+  free(text);
+  snprintf(args, sizeof args,
+           "--topo %s/t.yaml --world-size 1 --strategy single --format json", dir);
+  r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\"topology\": \"a: b, \\\"c\\\"\\\\d\""), "%s", r.out);
+  ds_test_release(&r);
+  unlink(path);
+  rmdir(dir);
+}

@@ -279,6 +279,28 @@ static ds_status cluster_of(const struct ds_import_node *nodes, int32_t n_files,
   return DS_OK;
 }
 
+/* s as a YAML scalar: plain where it is only letters, digits and ._+-/
+ * (every shipped name), else double-quoted with its quotes, backslashes and
+ * control characters escaped, so that a name like `a: b` or one with a
+ * quote reads back as itself (YAML 1.2, 7.3.1 double-quoted scalars). */
+static void write_yaml_scalar(FILE *out, const char *s) {
+  int plain = s[0] != '\0' && s[0] != '-' && s[0] != '.';
+  for (const char *p = s; *p && plain; p++)
+    plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+            strchr("._+-/", *p) != NULL;
+  if (plain) {
+    fputs(s, out);
+    return;
+  }
+  fputc('"', out);
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\') fprintf(out, "\\%c", *p);
+    else if (*p < 0x20 || *p == 0x7f) fprintf(out, "\\x%02x", *p);
+    else fputc(*p, out);
+  }
+  fputc('"', out);
+}
+
 static void write_header(FILE *out, const struct ds_import_node *nodes, int32_t n_files,
                          const struct cluster *c) {
   fprintf(out, "# Written by `ddpsim topo import` from:\n");
@@ -369,8 +391,11 @@ ds_status ds_import_write(FILE *out, const struct ds_import_node *nodes, int32_t
     base = name;
   }
   write_header(out, nodes, n_files, &c);
-  fprintf(out, "schema_version: 1\nname: %s\ngpu: %s\nnodes: %d\ngpus_per_node: %d\n", base,
-          n0->gpu.spec.name, c.nodes, gpn);
+  fputs("schema_version: 1\nname: ", out);
+  write_yaml_scalar(out, base);
+  fputs("\ngpu: ", out);
+  write_yaml_scalar(out, n0->gpu.spec.name);
+  fprintf(out, "\nnodes: %d\ngpus_per_node: %d\n", c.nodes, gpn);
   if (nvs_bw > 0) {
     fprintf(out, "intra_node:\n  template: nvswitch  # every GPU's NVLinks go into the NVSwitches "
             "(one vertex, as NCCL's NVS node)\n");

@@ -577,3 +577,29 @@ Test(rates, calib_flops_for_unclassed_half) {
   unlink(calib);
   rmdir(dir);
 }
+
+/* The line is never cut: seven stand-ins of seven long reasons make a line
+ * longer than the summary's 640-byte buffer; the describer returns its
+ * whole length, fills a short buffer with its start, and a buffer of that
+ * length + 1 with all of it, the last group's name last. */
+Test(rates, a_long_line_gives_its_whole_length) {
+  struct ds_rates r = {.n = DS_RATES_MAX};
+  for (int32_t i = 0; i < r.n; i++) {
+    r.r[i] = (struct ds_rate_used){.cls = DS_LAYER_CONV, .math = i % DS_GPU_MATH_COUNT,
+                                   .source = DS_RATE_GPU_PROXY};
+    snprintf(r.r[i].proxy, sizeof r.r[i].proxy,
+             "reason %c of seven, each long enough that all outgrow a line", (char)('0' + i));
+  }
+  char small[64];
+  size_t len = ds_rates_describe(&r, small, sizeof small);
+  cr_assert_gt(len, 640);
+  cr_assert_eq(strlen(small), sizeof small - 1);
+  char *whole = malloc(len + 1);
+  cr_assert(whole);
+  cr_assert_eq(ds_rates_describe(&r, whole, len + 1), len);
+  cr_assert_eq(strlen(whole), len);
+  cr_assert(strncmp(whole, small, sizeof small - 1) == 0);
+  cr_assert(strstr(whole, "; a stand-in (GPU table: reason 6 of seven, each long enough that all "
+                          "outgrow a line) for "), "%s", whole);
+  free(whole);
+}

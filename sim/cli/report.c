@@ -574,29 +574,14 @@ void ds_report_print_side_by_side(FILE *fp, const struct ds_summary *rows, int32
   }
 }
 
-/* Where the compute rates came from (rates.h), and the measured kernel
- * models the run charged (kernel_models.h): a line each, for every row of
- * a run (one topology, model and precision), the rows' own merged (a
- * PowerSGD row adds its GEMMs' rate; a row's batch or strategy may charge
- * a kernel model another does not). A census of passes is the first row's,
- * the model's passes at one batch (README.md "kernel models"): rows'
- * censuses are not added, and a sweep of batches says which batch. */
-static void print_rates(FILE *fp, const struct ds_summary *rows, int32_t n) {
-  char line[640];
-  struct ds_rates rates = rows[0].rates;
-  struct ds_kernel_models km = rows[0].kernel_models;
-  int64_t census_batch = 0;
-  for (int32_t i = 1; i < n; i++) {
-    ds_rates_merge(&rates, &rows[i].rates);
-    ds_kernel_models_merge(&km, &rows[i].kernel_models);
-    if (rows[i].batch_per_gpu != rows[0].batch_per_gpu) census_batch = rows[0].batch_per_gpu;
-  }
-  char shown[sizeof line];
-  ds_rates_describe(&rates, line, sizeof line);
-  fprintf(fp, "%s\n", ds_textout_printable(line, shown, sizeof shown));
-  /* The line names the GPU (64 bytes) and every model: grown past line
-   * rather than cut. */
-  size_t len = ds_kernel_models_describe(&km, census_batch, line, sizeof line);
+/* A line a describer wrote (rates.h, kernel_models.h): each returns the
+ * whole line's length, so a line longer than the buffer here is described
+ * again into one of its length rather than cut. */
+typedef size_t (*describe_fn)(const void *what, char *buf, size_t size);
+
+static void print_described(FILE *fp, describe_fn describe, const void *what) {
+  char line[640], shown[sizeof line];
+  size_t len = describe(what, line, sizeof line);
   if (len < sizeof line) {
     fprintf(fp, "%s\n", ds_textout_printable(line, shown, sizeof shown));
     return;
@@ -607,11 +592,48 @@ static void print_rates(FILE *fp, const struct ds_summary *rows, int32_t n) {
     fprintf(fp, "%s...\n", ds_textout_printable(line, shown, sizeof shown));
     return;
   }
-  size_t again = ds_kernel_models_describe(&km, census_batch, whole, len + 1);
+  size_t again = describe(what, whole, len + 1);
   assert(again == len);
   (void)again;
   fprintf(fp, "%s\n", ds_textout_printable(whole, whole, len + 1));
   free(whole);
+}
+
+static size_t describe_rates(const void *rates, char *buf, size_t size) {
+  return ds_rates_describe(rates, buf, size);
+}
+
+/* The kernel models and the batch their census was taken at (0: the
+ * rows' only batch). */
+struct kernel_models_line {
+  const struct ds_kernel_models *km;
+  int64_t census_batch;
+};
+
+static size_t describe_kernel_models(const void *what, char *buf, size_t size) {
+  const struct kernel_models_line *l = what;
+  return ds_kernel_models_describe(l->km, l->census_batch, buf, size);
+}
+
+/* Where the compute rates came from (rates.h), and the measured kernel
+ * models the run charged (kernel_models.h): a line each, for every row of
+ * a run (one topology, model and precision), the rows' own merged (a
+ * PowerSGD row adds its GEMMs' rate; a row's batch or strategy may charge
+ * a kernel model another does not). A census of passes is the first row's,
+ * the model's passes at one batch (README.md "kernel models"): rows'
+ * censuses are not added, and a sweep of batches says which batch. */
+static void print_rates(FILE *fp, const struct ds_summary *rows, int32_t n) {
+  struct ds_rates rates = rows[0].rates;
+  struct ds_kernel_models km = rows[0].kernel_models;
+  struct kernel_models_line models = {&km, 0};
+  for (int32_t i = 1; i < n; i++) {
+    ds_rates_merge(&rates, &rows[i].rates);
+    ds_kernel_models_merge(&km, &rows[i].kernel_models);
+    if (rows[i].batch_per_gpu != rows[0].batch_per_gpu)
+      models.census_batch = rows[0].batch_per_gpu;
+  }
+  print_described(fp, describe_rates, &rates);
+  print_described(fp, describe_kernel_models, &models);
 }
 
 static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {

@@ -143,12 +143,13 @@ static int same_group(const struct ds_rate_used *a, const struct ds_rate_used *b
   return !ka || (strcmp(ka, kb) == 0 && a->efficiency == b->efficiency);
 }
 
-/* "; HEAD for NAME, NAME" of the group whose first rate is rates->r[first]. */
-static void group(const struct ds_rates *rates, int32_t first, char *buf, size_t size,
-                  size_t *used) {
+/* "HEAD for NAME, NAME" of the group whose first rate is rates->r[first],
+ * after "; " unless it is the line's first group. */
+static void group(const struct ds_rates *rates, int32_t first, int first_group, char *buf,
+                  size_t size, size_t *used) {
   const struct ds_rate_used *r = &rates->r[first];
   const char *key = ds_rate_key(r);
-  if (*used > 0) ds_textout_append(buf, size, used, "; ");
+  if (!first_group) ds_textout_append(buf, size, used, "; ");
   switch (r->source) {
   case DS_RATE_GPU_TABLE: ds_textout_append(buf, size, used, "measured (GPU table)"); break;
   case DS_RATE_CALIB: ds_textout_append(buf, size, used, "measured (--calib)"); break;
@@ -179,7 +180,7 @@ static void group(const struct ds_rates *rates, int32_t first, char *buf, size_t
   }
 }
 
-void ds_rates_describe(const struct ds_rates *rates, char *buf, size_t size) {
+size_t ds_rates_describe(const struct ds_rates *rates, char *buf, size_t size) {
   static const enum ds_rate_source order[] = {DS_RATE_GPU_TABLE, DS_RATE_CALIB,
                                               DS_RATE_GPU_PROXY, DS_RATE_CALIB_FLOPS,
                                               DS_RATE_TOPOLOGY,
@@ -195,19 +196,20 @@ void ds_rates_describe(const struct ds_rates *rates, char *buf, size_t size) {
       text_name(&rates->r[i], name, sizeof name);
       ds_textout_append(buf, size, &used, "%s%s", i ? ", " : " ", name);
     }
-    return;
+    return used;
   }
   /* the groups after the prefix, by source, each at its first rate */
-  char groups[512];
-  size_t g_used = 0;
-  groups[0] = '\0';
+  ds_textout_append(buf, size, &used, "compute rates: ");
+  int first_group = 1;
   for (size_t k = 0; k < sizeof order / sizeof *order; k++)
     for (int32_t i = 0; i < rates->n; i++) {
       int head = rates->r[i].source == (int32_t)order[k];
       for (int32_t j = 0; j < i && head; j++) head = !same_group(&rates->r[j], &rates->r[i]);
-      if (head) group(rates, i, groups, sizeof groups, &g_used);
+      if (!head) continue;
+      group(rates, i, first_group, buf, size, &used);
+      first_group = 0;
     }
-  ds_textout_append(buf, size, &used, "compute rates: %s", groups);
+  return used;
 }
 
 void ds_rates_field(const struct ds_rates *rates, char *buf, size_t size) {

@@ -78,8 +78,10 @@ int ds_rates_unmeasured(const struct ds_rates *rates);
  * table) for conv_tf32, memory; typical flops_efficiency 0.5 (not measured)
  * for attention_fp32", grouped by source (a stand-in: "a stand-in (GPU
  * table: REASON) for conv_tf32"); "compute rates: all measured (GPU
- * table): ..." when every rate is the table's own measurement. */
-void ds_rates_describe(const struct ds_rates *rates, char *buf, size_t size);
+ * table): ..." when every rate is the table's own measurement. Returns the
+ * whole line's length, which size may not have held (then buf holds its
+ * first size - 1 bytes: describe again into a buffer of that length + 1). */
+size_t ds_rates_describe(const struct ds_rates *rates, char *buf, size_t size);
 /* The CSV field: NAME=SOURCE joined by ';' ("conv_tf32=gpu_table;memory=typical"). */
 void ds_rates_field(const struct ds_rates *rates, char *buf, size_t size);
 

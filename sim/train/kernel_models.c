@@ -60,12 +60,11 @@ void ds_kernel_models_fill(const struct ds_compute *c, const char *gpu, uint32_t
 
 enum ds_km_source ds_kernel_models_source(const struct ds_kernel_models *km,
                                           enum ds_kernel_model k) {
-  /* ds_gconv_ns: a calibration file's table applies as measured, at its own
-   * SMs and clock, even where the GPU table has none (ds_compute_grouped_conv)
-   */
   /* a calibration table without the run's mode prices nothing
    * (ds_gconv_ns gives 0): the conv class's rate */
   if (k == DS_KM_GROUPED_CONV && km->gconv_missing_mode) return DS_KM_ROOFLINE;
+  /* ds_gconv_ns: a calibration file's table applies as measured, at its own
+   * SMs and clock, even where the GPU table has none (ds_compute_grouped_conv) */
   if (k == DS_KM_GROUPED_CONV && km->gconv_on_target) return DS_KM_CALIB;
   /* the pricing code's own test (ds_compute_knows_sms): without both, the
    * kernels run at the roofline */
@@ -151,8 +150,7 @@ static void group_head(const struct ds_kernel_models *km, enum group g, int roof
     ds_textout_append(buf, size, used, "not applied (%s has no boost_mhz), the memory roofline for",
                       km->gpu);
     break;
-  default: /* compute.c layer_kernel_ns: its FLOPs at the conv rate or its bytes
-            */
+  default: /* compute.c layer_kernel_ns: its FLOPs at the conv rate or its bytes */
     if (!roofline_named)
       ds_textout_append(buf, size, used, "not applied (%s has no boost_mhz), ", km->gpu);
     ds_textout_append(buf, size, used, "the conv class's rate (roofline) for");
@@ -182,7 +180,8 @@ static void model_entry(const struct ds_kernel_models *km, enum ds_kernel_model 
     ds_textout_append(buf, size, used, "roofline bound all %d passes", (int)n);
   else
     ds_textout_append(buf, size, used, "roofline bound %d of %d passes", (int)by_roofline, (int)n);
-  if (census_batch > 0) ds_textout_append(buf, size, used, " at batch %lld", (long long)census_batch);
+  if (census_batch > 0)
+    ds_textout_append(buf, size, used, " at batch %lld", (long long)census_batch);
   ds_textout_append(buf, size, used, ")");
 }
 

@@ -76,8 +76,9 @@ static const struct ds_cli_option options[] = {
 
 const struct ds_cli_option *ds_analyze_options(void) { return options; }
 
-static ds_status parse_words(int argc, char **argv, struct analyze_options *o,
-                             struct ds_err *err) {
+/* ds_cli_parse_split's parse: the words, "--flag=value" already split. */
+static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *err) {
+  struct analyze_options *o = ctx;
   *o = (struct analyze_options){.cmp = {.pred_iter = -1, .skip_measured = -1}};
   int positional = 0;
   struct ds_cli_seen seen = {0};
@@ -142,23 +143,14 @@ static ds_status parse_words(int argc, char **argv, struct analyze_options *o,
   return DS_OK;
 }
 
-/* "--flag=value" read as "--flag value" (base/cli.h), then the words. */
-static ds_status parse_args(int argc, char **argv, struct analyze_options *o, struct ds_err *err) {
-  struct ds_cli_words words;
-  DS_CHECK(ds_cli_split_values(options, argc, argv, &words, err));
-  ds_status st = parse_words(words.argc, words.argv, o, err);
-  ds_cli_words_free(&words);
-  return st;
-}
-
 ds_status ds_analyze_check_args(int argc, char **argv, struct ds_err *err) {
   struct analyze_options o;
-  return parse_args(argc, argv, &o, err);
+  return ds_cli_parse_split(options, argc, argv, parse_words, &o, err);
 }
 
 ds_status ds_analyze_main(int argc, char **argv, FILE *out, struct ds_err *err) {
   struct analyze_options o;
-  DS_CHECK(parse_args(argc, argv, &o, err));
+  DS_CHECK(ds_cli_parse_split(options, argc, argv, parse_words, &o, err));
   if (o.help) {
     fputs(usage, out);
     return DS_OK;

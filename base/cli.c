@@ -111,6 +111,15 @@ void ds_cli_words_free(struct ds_cli_words *words) {
   *words = (struct ds_cli_words){0};
 }
 
+ds_status ds_cli_parse_split(const struct ds_cli_option *options, int argc, char **argv,
+                             ds_cli_parse_words parse, void *ctx, struct ds_err *err) {
+  struct ds_cli_words words;
+  DS_CHECK(ds_cli_split_values(options, argc, argv, &words, err));
+  ds_status st = parse(words.argc, words.argv, ctx, err);
+  ds_cli_words_free(&words);
+  return st;
+}
+
 ds_status ds_cli_walk_flags(const struct ds_cli_option *options, const char *program, int argc,
                             char **argv, ds_cli_on_flag on_flag, void *ctx, int *help,
                             struct ds_err *err) {

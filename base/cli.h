@@ -97,6 +97,16 @@ ds_status ds_cli_split_values(const struct ds_cli_option *options, int argc, cha
                               struct ds_cli_words *out, struct ds_err *err);
 void ds_cli_words_free(struct ds_cli_words *words);
 
+/* A hand-written parser of words (ctx: its options): argv as
+ * ds_cli_split_values leaves it. */
+typedef ds_status (*ds_cli_parse_words)(int argc, char **argv, void *ctx, struct ds_err *err);
+
+/* argv split by ds_cli_split_values, then parse on the words (every
+ * hand-walked subcommand: analyze, buckets, collective, topo, topo import):
+ * the split's error, else parse's. */
+ds_status ds_cli_parse_split(const struct ds_cli_option *options, int argc, char **argv,
+                             ds_cli_parse_words parse, void *ctx, struct ds_err *err);
+
 /* What a command whose every word is a flag or a flag's value (ddpreal
  * collective, ddpreal calibrate) does with one: value is NULL for a flag
  * that takes none. */

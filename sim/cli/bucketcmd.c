@@ -54,8 +54,9 @@ static const struct ds_cli_option options[] = {
 
 const struct ds_cli_option *ds_bucketcmd_options(void) { return options; }
 
-static ds_status parse_words(int argc, char **argv, struct bucketcmd_options *o,
-                             struct ds_err *err) {
+/* ds_cli_parse_split's parse: the words, "--flag=value" already split. */
+static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *err) {
+  struct bucketcmd_options *o = ctx;
   *o = (struct bucketcmd_options){.model = "resnet50"};
   struct ds_cli_seen seen = {0};
   for (int i = 1; i < argc; i++) {
@@ -94,16 +95,6 @@ static ds_status parse_words(int argc, char **argv, struct bucketcmd_options *o,
   return DS_OK;
 }
 
-/* "--flag=value" read as "--flag value" (base/cli.h), then the words. */
-static ds_status parse_args(int argc, char **argv, struct bucketcmd_options *o,
-                            struct ds_err *err) {
-  struct ds_cli_words words;
-  DS_CHECK(ds_cli_split_values(options, argc, argv, &words, err));
-  ds_status st = parse_words(words.argc, words.argv, o, err);
-  ds_cli_words_free(&words);
-  return st;
-}
-
 /* Returns 0, or EOF on a write error (as traces/trace.c's writer). */
 static int print_layout(FILE *out, const struct ds_model *m, const char *rule,
                         const char *cap, const char *phase, const struct ds_buckets *bk) {
@@ -121,12 +112,12 @@ static int print_layout(FILE *out, const struct ds_model *m, const char *rule,
 
 ds_status ds_bucketcmd_check_args(int argc, char **argv, struct ds_err *err) {
   struct bucketcmd_options o;
-  return parse_args(argc, argv, &o, err);
+  return ds_cli_parse_split(options, argc, argv, parse_words, &o, err);
 }
 
 ds_status ds_bucketcmd_main(int argc, char **argv, FILE *out, struct ds_err *err) {
   struct bucketcmd_options o;
-  DS_CHECK(parse_args(argc, argv, &o, err));
+  DS_CHECK(ds_cli_parse_split(options, argc, argv, parse_words, &o, err));
   if (o.help) {
     fputs(usage, out);
     return DS_OK;

@@ -169,8 +169,9 @@ static const struct ds_cli_option options[] = {
 
 const struct ds_cli_option *ds_collbench_options(void) { return options; }
 
-static ds_status parse_words(int argc, char **argv, struct collbench_options *o,
-                             struct ds_err *err) {
+/* ds_cli_parse_split's parse: the words, "--flag=value" already split. */
+static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *err) {
+  struct collbench_options *o = ctx;
   *o = (struct collbench_options){.op = "allreduce", .algo = "ring",
                                   .min_bytes = 8, .max_bytes = 128.0 * 1024 * 1024,
                                   .factor = 2, .ring_chunks = 1, .nccl_extra = 1};
@@ -338,16 +339,6 @@ static ds_status parse_words(int argc, char **argv, struct collbench_options *o,
     return ds_err_set(err, DS_EUSAGE, "option -e: %.0f bytes is below -b %.0f bytes",
                       o->max_bytes, o->min_bytes);
   return DS_OK;
-}
-
-/* "--flag=value" read as "--flag value" (base/cli.h), then the words. */
-static ds_status parse_args(int argc, char **argv, struct collbench_options *o,
-                            struct ds_err *err) {
-  struct ds_cli_words words;
-  DS_CHECK(ds_cli_split_values(options, argc, argv, &words, err));
-  ds_status st = parse_words(words.argc, words.argv, o, err);
-  ds_cli_words_free(&words);
-  return st;
 }
 
 /* One all-reduce on its own engine and network. */
@@ -724,13 +715,13 @@ static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
 
 ds_status ds_collbench_check_args(int argc, char **argv, struct ds_err *err) {
   struct collbench_options o;
-  return parse_args(argc, argv, &o, err);
+  return ds_cli_parse_split(options, argc, argv, parse_words, &o, err);
 }
 
 ds_status ds_collbench_main(int argc, char **argv, FILE *out,
                             struct ds_err *err) {
   struct collbench_options o;
-  DS_CHECK(parse_args(argc, argv, &o, err));
+  DS_CHECK(ds_cli_parse_split(options, argc, argv, parse_words, &o, err));
   if (o.help) {
     fputs(usage, out);
     fputs(usage_rest, out);

@@ -70,7 +70,9 @@ static const struct ds_cli_option options[] = {
 
 const struct ds_cli_option *ds_importcmd_options(void) { return options; }
 
-static ds_status parse_words(int argc, char **argv, struct import_args *a, struct ds_err *err) {
+/* ds_cli_parse_split's parse: the words, "--flag=value" already split. */
+static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *err) {
+  struct import_args *a = ctx;
   struct ds_cli_seen seen = {0};
   for (int i = 1; i < argc; i++) {
     const char *f = argv[i];
@@ -116,15 +118,6 @@ static ds_status parse_words(int argc, char **argv, struct import_args *a, struc
   return DS_OK;
 }
 
-/* "--flag=value" read as "--flag value" (base/cli.h), then the words. */
-static ds_status parse_args(int argc, char **argv, struct import_args *a, struct ds_err *err) {
-  struct ds_cli_words words;
-  DS_CHECK(ds_cli_split_values(options, argc, argv, &words, err));
-  ds_status st = parse_words(words.argc, words.argv, a, err);
-  ds_cli_words_free(&words);
-  return st;
-}
-
 static ds_status run(struct import_args *a, const struct ds_gpu_table *table, FILE *out,
                      struct ds_err *err) {
   const struct ds_gpu_info *forced = NULL;
@@ -162,7 +155,7 @@ static ds_status run(struct import_args *a, const struct ds_gpu_table *table, FI
 ds_status ds_importcmd_check_args(int argc, char **argv, struct ds_err *err) {
   struct import_args *a = calloc(1, sizeof *a);
   if (!a) return ds_err_set(err, DS_ENOMEM, "out of memory");
-  ds_status st = parse_args(argc, argv, a, err);
+  ds_status st = ds_cli_parse_split(options, argc, argv, parse_words, a, err);
   free(a);
   return st;
 }
@@ -170,7 +163,7 @@ ds_status ds_importcmd_check_args(int argc, char **argv, struct ds_err *err) {
 ds_status ds_importcmd_main(int argc, char **argv, FILE *out, struct ds_err *err) {
   struct import_args *a = calloc(1, sizeof *a);
   if (!a) return ds_err_set(err, DS_ENOMEM, "out of memory");
-  ds_status st = parse_args(argc, argv, a, err);
+  ds_status st = ds_cli_parse_split(options, argc, argv, parse_words, a, err);
   if (st == DS_OK && a->help) {
     fputs(usage, out);
   } else if (st == DS_OK) {

@@ -61,8 +61,9 @@ static const struct ds_cli_option options[] = {
 
 const struct ds_cli_option *ds_topocmd_options(void) { return options; }
 
-static ds_status parse_words(int argc, char **argv, struct topocmd_options *o,
-                             struct ds_err *err) {
+/* ds_cli_parse_split's parse: the words, "--flag=value" already split. */
+static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *err) {
+  struct topocmd_options *o = ctx;
   *o = (struct topocmd_options){.from = -1, .to = -1};
   struct ds_cli_seen seen = {0};
   for (int i = 1; i < argc; i++) {
@@ -95,15 +96,6 @@ static ds_status parse_words(int argc, char **argv, struct topocmd_options *o,
   if (!o->help && !o->topo)
     return ds_err_set(err, DS_EUSAGE, "ddpsim topo: missing the topology (see --help)");
   return DS_OK;
-}
-
-/* "--flag=value" read as "--flag value" (base/cli.h), then the words. */
-static ds_status parse_args(int argc, char **argv, struct topocmd_options *o, struct ds_err *err) {
-  struct ds_cli_words words;
-  DS_CHECK(ds_cli_split_values(options, argc, argv, &words, err));
-  ds_status st = parse_words(words.argc, words.argv, o, err);
-  ds_cli_words_free(&words);
-  return st;
 }
 
 /* "gpu3", "switch0", "nic2@node1", "switch0@fabric": the vertex's kind, its
@@ -359,14 +351,14 @@ ds_status ds_topocmd_check_args(int argc, char **argv, struct ds_err *err) {
   if (argc > 1 && strcmp(argv[1], "import") == 0)
     return ds_importcmd_check_args(argc - 1, argv + 1, err);
   struct topocmd_options o;
-  return parse_args(argc, argv, &o, err);
+  return ds_cli_parse_split(options, argc, argv, parse_words, &o, err);
 }
 
 ds_status ds_topocmd_main(int argc, char **argv, FILE *out, struct ds_err *err) {
   if (argc > 1 && strcmp(argv[1], "import") == 0)
     return ds_importcmd_main(argc - 1, argv + 1, out, err);
   struct topocmd_options o;
-  DS_CHECK(parse_args(argc, argv, &o, err));
+  DS_CHECK(ds_cli_parse_split(options, argc, argv, parse_words, &o, err));
   if (o.help) {
     fputs(usage, out);
     return DS_OK;

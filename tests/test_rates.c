@@ -493,9 +493,9 @@ Test(rates, unaligned_half_gemms_are_named) {
                   "--topo dgx-h100 --model gpt2 --amp bf16 --batch 1 --world-size 1 "
                   "--strategy single");
   cr_assert_eq(r.status, 0, "%s", r.err);
-  cr_assert(strstr(r.out, "compute rates: measured (GPU table) for matmul_half, attention_half, "
-                          "memory; a stand-in (GPU table: the H200's, the same GH100 chip and "
-                          "clocks) for matmul_unaligned_half\n"),
+  cr_assert(strstr(r.out, "compute rates: measured (GPU table) for attention_half, memory; a "
+                          "stand-in (GPU table: the H200's, the same GH100 chip and clocks) for "
+                          "matmul_half, matmul_unaligned_half\n"),
             "%s", r.out);
   ds_test_release(&r);
   /* the A100 has no value for it: its unaligned GEMMs take matmul_half's */

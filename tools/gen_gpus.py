@@ -258,8 +258,12 @@ _LINEARS_TF32 = ("matmul_tf32", 227.53, 494.7, "TFLOPS", "the same GEMMs in TF32
 # an upper bound for these K = 768-3072 shapes. At 0.719 ddpsim's H200 ridge is 711.3 /
 # 4.172 = 170 FLOPs per byte; the 4096- and 8192-token GEMMs move 350 or more in their
 # forward (half activations in and out, the weight once), BERT's pooler (M = 32) about 30:
-# the value binds for all but the pooler. H100 keeps its own MAMF value (0.803, an H100
-# SXM's): these traces are the H200's.
+# the value binds for all but the pooler. The H100 SXM takes this value as a stand-in
+# (2026-11-27), not its own MAMF best shape (794.5 TFLOP/s, 0.803): the quantity ddpsim
+# charges is the rate at the linears' shapes, which MAMF's one large GEMM bounds from
+# above, as it did on the GH200; the H100 is the same GH100 chip at the same clocks, and
+# its own kernel tables of these runs (validation rows' traces, not fitted to) put these
+# GEMMs at 1.012-1.032x the H200's time, as the SM-bound rate of one chip would.
 _LINEARS_HALF_TRACES = ("bench/results/gpu-2026-11-26-h200/prof/bert-base-amp-b32-p.json.gz and "
                         "gpt2-bf16-b8-p.json.gz, `python3 bench/half_gemm_rates.py` on them "
                         "(this project, 2026-11-26; FIT on the H200 BERT-base AMP and GPT-2 bf16 "
@@ -436,8 +440,8 @@ _H100 = [
                          _LINEARS_FP32[5]),
     _LINEARS_TF32[:4] + ("H200's (same GH100 chip and clocks): " + _LINEARS_TF32[4],
                          _LINEARS_TF32[5]),
-    ("matmul_half", 794.5, 989, "TFLOPS", "BF16 matmul, best shape 2048x2048x13312 (MAMF), "
-     "H100 SXM", _MAMF),
+    _LINEARS_HALF[:4] + ("H200's (same GH100 chip and clocks): " + _LINEARS_HALF[4],
+                         _LINEARS_HALF[5]),
     ("conv_fp32", 41.77, 66.9, "TFLOPS", "convolution proxy: SGEMMs shaped as ResNet-50's 3x3 "
      "implicit GEMMs at batch 32 (FP32 math), H100 SXM; cuBLAS, not cuDNN", _H100_CAL2),
     _CONV_TF32[:4] + ("H200's (same GH100 chip and clocks): " + _CONV_TF32[4], _CONV_TF32[5]),
@@ -499,7 +503,7 @@ EFFICIENCY = {
 #  - A100-SXM4-40GB memory: the 80 GB card's read-kernel fraction of its HBM2e's 2039 GB/s,
 #    applied to the 40 GB card's HBM2 at 1555 GB/s, another memory at another clock.
 #  - H100 conv_tf32, conv_tf32_fwd, conv_tf32_bwd, conv_half, matmul_fp32, matmul_tf32,
-#    matmul_unaligned_half: the H200's (the same GH100 chip, 132 SMs and 1980 MHz, but
+#    matmul_half, matmul_unaligned_half: the H200's (the same GH100 chip, 132 SMs and 1980 MHz, but
 #    another GPU: HBM3e at 4.8 TB/s against HBM3 at 3.35, and its own board); conv_tiles'
 #    half values are the H200's too, and reach the run's line through conv_half.
 #  - A100 matmul_fp32 (both SXM4 cards): an A100 80GB PCIe's SGEMM (the same GA100 SMs and
@@ -509,8 +513,7 @@ EFFICIENCY = {
 #  - A100 conv_fp32 and conv_half (both SXM4 cards): CUTLASS's implicit-GEMM convolutions
 #    from its README's profiler example (see _CUTLASS), which names no GPU: taken as an
 #    A100's, a measurement no source ties to this GPU (a 2026-11-27 review).
-# Not stand-ins, with why: H100's matmul_half (MAMF's "H100 SXM") and memory (its own
-# cudaMemcpy); H100's attention_* (the H100 timed on the same products as the H200, GPT-2
+# Not stand-ins, with why: H100's memory (its own cudaMemcpy); H100's attention_* (the H100 timed on the same products as the H200, GPT-2
 # b8's, the ratio scaling the H200's model mix: the H100's own measurement of how it
 # differs); V100 conv_* (DeepBench's DGX-1 V100 SXM2, memory variant unnamed) and matmul_*
 # (a "Tesla V100", variant unnamed; its 14.0 FP32 TFLOPS would be a PCIe card's whole
@@ -533,7 +536,7 @@ PROXY = {
     "H100-SXM5-80GB": {"conv_fp32": _CONV_FP32_FROM_SGEMM,
                        **{k: _FROM_H200 for k in ("conv_tf32", "conv_tf32_fwd", "conv_tf32_bwd",
                                                   "conv_half", "matmul_fp32", "matmul_tf32",
-                                                  "matmul_unaligned_half")}},
+                                                  "matmul_half", "matmul_unaligned_half")}},
     "H200-SXM-141GB": {"conv_fp32": _CONV_FP32_FROM_SGEMM},
 }
 # conv_MATH_fwd and conv_MATH_bwd (a convolution's forward and backward apart, each

@@ -243,8 +243,10 @@ Test(trace, trace_round_trip) {
   cr_assert_eq(ds_trace_new("real", &t), DS_OK);
   int64_t starts[] = {0, 1, 999, 1000, 123456789, 9007199254740993};
   for (size_t i = 0; i < 6; i++) {
-    struct ds_trace_row row = {i < 3 ? s : s2, (uint32_t)(i + 1), (int32_t)(i / 3),
-                               starts[i], starts[i] + (int64_t)i * 7};
+    /* rank 0's ops of s in iteration 0, then rank 1's first three of s2 in
+     * iteration 1: every dependency is in the trace (trace_keys.h) */
+    struct ds_trace_row row = {i < 3 ? s : s2, (uint32_t)(i < 3 ? i : i + 1),
+                               (int32_t)(i / 3), starts[i], starts[i] + (int64_t)i * 7};
     cr_assert_eq(ds_trace_add(t, &row), DS_OK);
   }
   struct ds_err err = {0};
@@ -533,6 +535,49 @@ Test(trace, an_absurd_rank_is_refused_at_its_line) {
                     ":3: column 'rank': rank 49999999 in a file of 1 rows");
 }
 
+/* (iter, rank, id) is the join key analyze matches two traces on, so it
+ * names one row; a dependency names an op of its rank in its iteration or
+ * an earlier one (iteration 1's first op may name iteration 0's last step:
+ * traces/SCHEMA.md). */
+Test(trace, a_trace_key_names_one_op_and_deps_resolve) {
+  const char *path = in_dir("keys.csv");
+  spit(path,
+       "# ddpsim-trace v2\n" TRACE_HEADER
+       "5,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,,sim,0,0,1\n"
+       "6,0,compute,fwd,b,0,-1,-1,-1,,0,0,1,5,sim,0,1,2\n"
+       "7,1,compute,fwd,a,0,-1,-1,-1,,0,0,1,,sim,0,0,1\n"
+       "1,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,6,sim,1,2,3\n"
+       "5,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,,sim,1,3,4\n# end: 5 rows\n");
+  struct ds_trace *t = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_trace_read_csv(path, &t, &err), DS_OK, "%s", err.msg);
+  ds_trace_free(t);
+  expect_read_error(1,
+                    "# ddpsim-trace v2\n" TRACE_HEADER
+                    "5,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,,sim,0,0,1\n"
+                    "6,0,compute,fwd,b,0,-1,-1,-1,,0,0,1,,sim,0,1,2\n"
+                    "5,0,compute,bwd,a,0,-1,-1,-1,,0,0,1,,sim,0,2,3\n# end: 3 rows\n",
+                    ":5: column 'id': op 5 of rank 0 in iteration 0 appears twice; (iter, "
+                    "rank, id) names one op (first at line 3)");
+  expect_read_error(1,
+                    "# ddpsim-trace v2\n" TRACE_HEADER
+                    "5,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,,sim,0,0,1\n"
+                    "6,0,compute,fwd,b,0,-1,-1,-1,,0,0,1,999,sim,0,1,2\n# end: 2 rows\n",
+                    ":4: column 'deps': 999 names no op of rank 0 in iteration 0 or an "
+                    "earlier one");
+  /* another rank's op, and a later iteration's, do not count */
+  expect_read_error(1,
+                    "# ddpsim-trace v2\n" TRACE_HEADER
+                    "5,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,,sim,0,0,1\n"
+                    "6,1,compute,fwd,b,0,-1,-1,-1,,0,0,1,5,sim,0,1,2\n# end: 2 rows\n",
+                    ":4: column 'deps': 5 names no op of rank 1 in iteration 0");
+  expect_read_error(1,
+                    "# ddpsim-trace v2\n" TRACE_HEADER
+                    "6,0,compute,fwd,b,0,-1,-1,-1,,0,0,1,5,sim,0,0,1\n"
+                    "5,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,,sim,1,1,2\n# end: 2 rows\n",
+                    ":3: column 'deps': 5 names no op of rank 0 in iteration 0");
+}
+
 /* A file that does not exist is an I/O error naming it. */
 Test(trace, reader_missing_file) {
   struct ds_schedule *s = NULL;
@@ -653,8 +698,8 @@ Test(trace, a_detached_copy_is_the_trace_read_back) {
   struct ds_trace *t, *copy = NULL, *back = NULL;
   cr_assert_eq(ds_trace_new("sim", &t), DS_OK);
   for (size_t i = 0; i < 6; i++) {
-    struct ds_trace_row row = {i < 3 ? s : s2, (uint32_t)(i + 2) % 8, (int32_t)(i / 3),
-                               (int64_t)i * 1000, (int64_t)i * 1000 + 7};
+    struct ds_trace_row row = {i < 3 ? s : s2, (uint32_t)(i < 3 ? i : i + 1),
+                               (int32_t)(i / 3), (int64_t)i * 1000, (int64_t)i * 1000 + 7};
     cr_assert_eq(ds_trace_add(t, &row), DS_OK);
   }
   struct ds_err err = {0};

@@ -11,6 +11,7 @@
  * three decimals and parsed back without floating point).
  */
 #include "traces/trace.h"
+#include "traces/trace_keys.h"
 
 #include <csv.h>
 #include <errno.h>
@@ -913,10 +914,25 @@ ds_status ds_trace_read_csv(const char *path, struct ds_trace **out,
     return ds_err_set(err, st, "%s: out of memory", path);
   }
   /* Ids repeat across iterations, so the owned schedule is not validated
-   * as a whole; every field was checked as it was read. */
+   * as a schedule; every field was checked as it was read, and the keys
+   * and dependencies as a whole below (trace_keys.h). */
   r.t->owned = r.s;
   st = read_file(&r);
   if (st == DS_OK) st = check_ranks(&r);
+  if (st == DS_OK) {
+    struct ds_err kerr = {0};
+    size_t bad = 0, other = 0;
+    st = ds_trace_check_keys(r.t, &bad, &other, &kerr);
+    /* The line a row began on, through its op (one op per row). */
+    size_t bad_line = st == DS_EINPUT ? r.op_line[r.t->rows[bad].op] : 0;
+    if (st == DS_EINPUT && other != bad)
+      ds_err_set(err, st, "%s:%zu: %s (first at line %zu)", path, bad_line, kerr.msg,
+                 r.op_line[r.t->rows[other].op]);
+    else if (st == DS_EINPUT)
+      ds_err_set(err, st, "%s:%zu: %s", path, bad_line, kerr.msg);
+    else if (st != DS_OK)
+      ds_err_set(err, st, "%s: %s", path, kerr.msg);
+  }
   free(r.op_line);
   if (st != DS_OK) {
     ds_trace_free(r.t);

@@ -1,0 +1,78 @@
+#include "traces/trace_keys.h"
+
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+/* One row's key; sorted by rank, id, then iteration (then row, so equal
+ * keys keep file order and the later row is the one reported). */
+struct key {
+  int32_t rank;
+  int32_t iter;
+  int64_t id;
+  size_t row;
+};
+
+static int cmp_key(const void *pa, const void *pb) {
+  const struct key *a = pa, *b = pb;
+  if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
+  if (a->id != b->id) return a->id < b->id ? -1 : 1;
+  if (a->iter != b->iter) return a->iter < b->iter ? -1 : 1;
+  return (a->row > b->row) - (a->row < b->row);
+}
+
+/* The first key of (rank, id): its earliest iteration, or NULL. */
+static const struct key *first_of(const struct key *keys, size_t n, int32_t rank,
+                                  int64_t id) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    const struct key *k = &keys[mid];
+    if (k->rank < rank || (k->rank == rank && k->id < id))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < n && keys[lo].rank == rank && keys[lo].id == id ? &keys[lo] : NULL;
+}
+
+ds_status ds_trace_check_keys(const struct ds_trace *t, size_t *bad, size_t *other,
+                              struct ds_err *err) {
+  size_t n = t->n_rows;
+  if (n == 0) return DS_OK;
+  struct key *keys = malloc(n * sizeof *keys);
+  if (!keys) return ds_err_set(err, DS_ENOMEM, "out of memory");
+  for (size_t i = 0; i < n; i++) {
+    const struct ds_op *op = &t->rows[i].sched->ops[t->rows[i].op];
+    keys[i] = (struct key){op->rank, t->rows[i].iter, op->id, i};
+  }
+  qsort(keys, n, sizeof *keys, cmp_key);
+  ds_status st = DS_OK;
+  for (size_t i = 1; i < n && st == DS_OK; i++) {
+    const struct key *a = &keys[i - 1], *b = &keys[i];
+    if (a->rank == b->rank && a->id == b->id && a->iter == b->iter) {
+      *bad = b->row;
+      *other = a->row;
+      st = ds_err_set(err, DS_EINPUT,
+                      "column 'id': op %" PRId64 " of rank %" PRId32 " in iteration %" PRId32
+                      " appears twice; (iter, rank, id) names one op",
+                      b->id, b->rank, b->iter);
+    }
+  }
+  for (size_t i = 0; i < n && st == DS_OK; i++) {
+    const struct ds_schedule *s = t->rows[i].sched;
+    const struct ds_op *op = &s->ops[t->rows[i].op];
+    for (uint32_t d = 0; d < op->dep_count && st == DS_OK; d++) {
+      int64_t dep = s->deps[op->dep_first + d];
+      const struct key *k = first_of(keys, n, op->rank, dep);
+      if (k && k->iter <= t->rows[i].iter) continue;
+      *bad = *other = i;
+      st = ds_err_set(err, DS_EINPUT,
+                      "column 'deps': %" PRId64 " names no op of rank %" PRId32
+                      " in iteration %" PRId32 " or an earlier one",
+                      dep, op->rank, t->rows[i].iter);
+    }
+  }
+  free(keys);
+  return st;
+}

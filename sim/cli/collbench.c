@@ -721,6 +721,8 @@ static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
               ref->n == 1 ? "" : "s", o->reference, o->plot);
   }
   if (st == DS_OK && o->plot) {
+    /* fits: --op is a known name (ds_coll_desc_find), the topology's name
+     * is under DS_NAME_CAP (base/config.c ds_cnode_name), the GPU's 64 bytes */
     char title[512];
     snprintf(title, sizeof title, "ddpsim collective: %s, %d ranks on %s (%d x %s): busbw "
              "against size", o->op, n, topo->name, topo->n_gpus, topo->gpu.name);

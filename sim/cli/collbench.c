@@ -486,7 +486,8 @@ static void print_text_header(FILE *out, const struct collbench_options *o,
             pl->p2p.chunk_bytes / 1024, o->nccl_extra ? "launch (fitted on 8x A100)" : "none");
   else
     fprintf(out, "# extra effects: %s; nccl(us): NCCL's own prediction; ch: channels "
-            "(tree: per tree)\n", o->nccl_extra ? "launch + slice syncs + pipeline fill (fitted on 8x A100)" : "none");
+            "(tree: per tree)\n",
+            o->nccl_extra ? "launch + slice syncs + pipeline fill (fitted on 8x A100)" : "none");
   if (pl->m.proto_disabled) {
     char set[24];
     ds_proto_flag_set_name(pl->m.proto_disabled, ',', set, sizeof set);

@@ -14,6 +14,10 @@
 #include "base/textout.h"
 
 
+/* The text tables' name column: "%-28s", a trace's op name (user text)
+ * with its control characters shown as '?' (ds_textout_put_printable). */
+#define OP_NAME_WIDTH 28
+
 static double rel(double pred, double meas) {
   return meas != 0 ? (pred - meas) / meas : NAN;
 }
@@ -212,9 +216,10 @@ static void print_text(FILE *fp, const struct ds_compare *c, int per_op) {
           "op id", "rank", "kind", "name", "predicted us", "measured us", "error us");
   for (size_t i = 0; i < c->n_top; i++) {
     const struct ds_compare_op *o = &c->ops[c->top[i]];
-    fprintf(fp, "  %8lld %5d %-10s %-28s %12.3f %12.3f %+12.3f\n",
-            (long long)o->op->id, o->op->rank, ds_op_kind_name(o->op->kind),
-            o->op->name, o->pred_dur_ms * 1e3, o->meas_dur_ms * 1e3,
+    fprintf(fp, "  %8lld %5d %-10s ", (long long)o->op->id, o->op->rank,
+            ds_op_kind_name(o->op->kind));
+    ds_textout_put_printable(fp, o->op->name, OP_NAME_WIDTH);
+    fprintf(fp, " %12.3f %12.3f %+12.3f\n", o->pred_dur_ms * 1e3, o->meas_dur_ms * 1e3,
             (o->pred_dur_ms - o->meas_dur_ms) * 1e3);
   }
   if (!per_op) return;
@@ -223,9 +228,10 @@ static void print_text(FILE *fp, const struct ds_compare *c, int per_op) {
           "pred dur", "meas start", "meas dur", "meas sd");
   for (size_t i = 0; i < c->n_ops; i++) {
     const struct ds_compare_op *o = &c->ops[i];
-    fprintf(fp, "  %5d %8lld %-10s %-28s %10.4f %10.4f %10.4f %10.4f %10.4f\n",
-            o->op->rank, (long long)o->op->id, ds_op_kind_name(o->op->kind),
-            o->op->name, o->pred_start_ms, o->pred_dur_ms,
+    fprintf(fp, "  %5d %8lld %-10s ", o->op->rank, (long long)o->op->id,
+            ds_op_kind_name(o->op->kind));
+    ds_textout_put_printable(fp, o->op->name, OP_NAME_WIDTH);
+    fprintf(fp, " %10.4f %10.4f %10.4f %10.4f %10.4f\n", o->pred_start_ms, o->pred_dur_ms,
             o->meas_start_ms, o->meas_dur_ms, o->meas_dur_sd_ms);
   }
 }
@@ -311,9 +317,10 @@ static void print_one_text(FILE *fp, const struct ds_compare *c, int per_op) {
           "%10s %10s\n", "rank", "op id", "kind", "name", "bucket", "start", "dur");
   for (size_t i = 0; i < c->n_ops; i++) {
     const struct ds_compare_op *o = &c->ops[i];
-    fprintf(fp, "  %5d %8lld %-10s %-28s %6d %10.4f %10.4f\n", o->op->rank,
-            (long long)o->op->id, ds_op_kind_name(o->op->kind), o->op->name,
-            o->op->bucket, o->pred_start_ms, o->pred_dur_ms);
+    fprintf(fp, "  %5d %8lld %-10s ", o->op->rank, (long long)o->op->id,
+            ds_op_kind_name(o->op->kind));
+    ds_textout_put_printable(fp, o->op->name, OP_NAME_WIDTH);
+    fprintf(fp, " %6d %10.4f %10.4f\n", o->op->bucket, o->pred_start_ms, o->pred_dur_ms);
   }
 }
 

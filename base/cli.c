@@ -70,8 +70,17 @@ ds_status ds_cli_once(struct ds_cli_seen *seen, const struct ds_cli_option *opti
   return DS_OK;
 }
 
+/* The word ds_cli_split_values puts, by address, where it refused an
+ * argument (its text only in a message that should never be). */
+static char refused_word[] = "(an argument ddpsim refused)";
+
+ds_status ds_cli_split_refused(const char *word) {
+  return word == refused_word ? DS_EUSAGE : DS_OK;
+}
+
 ds_status ds_cli_split_values(const struct ds_cli_option *options, int argc, char **argv,
                               struct ds_cli_words *out, struct ds_err *err) {
+  *out = (struct ds_cli_words){0};
   /* each word becomes at most two, and the array ends with NULL as argv */
   char **words = calloc(2 * (size_t)(argc > 0 ? argc : 0) + 1, sizeof *words);
   if (!words) return ds_err_set(err, DS_ENOMEM, "out of memory");
@@ -79,19 +88,24 @@ ds_status ds_cli_split_values(const struct ds_cli_option *options, int argc, cha
   for (int i = 0; i < argc; i++) {
     const char *arg = argv[i], *eq = strchr(arg, '=');
     const struct ds_cli_option *o = ds_cli_option_find(options, arg), *joined = NULL;
+    /* the first refusal's message; a later one only its word */
+    struct ds_err *problem = out->problem.status == DS_OK ? &out->problem : NULL;
     if (i > 0 && !o && eq && strncmp(arg, "--", 2) == 0)
       for (const struct ds_cli_option *r = options; r->flag && !joined; r++)
         if (strncmp(r->flag, arg, (size_t)(eq - arg)) == 0 && r->flag[eq - arg] == '\0')
           joined = r;
     if (joined && !joined->takes_value) {
-      free(words);
-      return takes_no_value(err, joined->flag);
+      takes_no_value(problem, joined->flag);
+      words[n++] = refused_word;
+      continue;
     }
     const char *value = joined ? eq + 1 : i > 0 && o && o->takes_value && i + 1 < argc
                                                    ? argv[i + 1] : NULL;
     if (value && !value[0]) {
-      free(words);
-      return empty_value(err, joined ? joined->flag : arg);
+      empty_value(problem, joined ? joined->flag : arg);
+      words[n++] = refused_word;
+      if (!joined) i++; /* the empty word after the flag goes with it */
+      continue;
     }
     if (joined) {
       words[n++] = (char *)joined->flag;
@@ -102,7 +116,8 @@ ds_status ds_cli_split_values(const struct ds_cli_option *options, int argc, cha
     /* a flag's value is a word of its own, whatever it looks like */
     if (value) words[n++] = argv[++i];
   }
-  *out = (struct ds_cli_words){.argc = n, .argv = words};
+  out->argc = n;
+  out->argv = words;
   return DS_OK;
 }
 
@@ -115,7 +130,15 @@ ds_status ds_cli_parse_split(const struct ds_cli_option *options, int argc, char
                              ds_cli_parse_words parse, void *ctx, struct ds_err *err) {
   struct ds_cli_words words;
   DS_CHECK(ds_cli_split_values(options, argc, argv, &words, err));
+  int refused = words.problem.status != DS_OK;
+  /* parse returns at the refused word with err as set here, or earlier
+   * with an earlier word's error in its place: the first bad argument */
+  if (refused && err) *err = words.problem;
   ds_status st = parse(words.argc, words.argv, ctx, err);
+  if (st == DS_OK && refused) { /* a parser that stopped short of it (--help) */
+    if (err) *err = words.problem;
+    st = words.problem.status;
+  }
   ds_cli_words_free(&words);
   return st;
 }

@@ -82,28 +82,39 @@ ds_status ds_cli_once(struct ds_cli_seen *seen, const struct ds_cli_option *opti
 
 /* argv (argc words, argv[0] the command) as the hand-written parsers read
  * it: each "--flag=value" of a flag options knows split into "--flag"
- * (the table's string) and "value" (which may be empty), as
- * ds_cli_next_option reads it, so that every parser takes both forms. The
- * word after a flag that takes a value is its value and left as it is
- * (--reference --a=b.csv); an unknown "--x=y" is left whole for the
- * parser's unknown-option error. DS_EUSAGE "option FLAG takes no value"
- * for "--flag=value" of a flag that takes none. The words point into argv
- * and the table; free the array with ds_cli_words_free. */
+ * (the table's string) and "value", as ds_cli_next_option reads it, so
+ * that every parser takes both forms. The word after a flag that takes a
+ * value is its value and left as it is (--reference --a=b.csv); an unknown
+ * "--x=y" is left whole for the parser's unknown-option error. An argument
+ * it refuses becomes one word that ds_cli_split_refused knows, and the
+ * first refusal's DS_EUSAGE error goes in problem (status DS_OK: none):
+ * "option FLAG takes no value" for "--flag=value" of a flag that takes
+ * none, "option FLAG: expected a value, got an empty string" for "--flag="
+ * or "--flag ''". The words point into argv and the table; free the array
+ * with ds_cli_words_free. DS_ENOMEM, or DS_OK. */
 struct ds_cli_words {
   int argc;
   char **argv;
+  struct ds_err problem;
 };
 ds_status ds_cli_split_values(const struct ds_cli_option *options, int argc, char **argv,
                               struct ds_cli_words *out, struct ds_err *err);
 void ds_cli_words_free(struct ds_cli_words *words);
+/* DS_EUSAGE for the word ds_cli_split_values put where it refused an
+ * argument, else DS_OK: a parser checks each word it reads as a flag or a
+ * positional, so that an earlier bad word is reported first. */
+ds_status ds_cli_split_refused(const char *word);
 
 /* A hand-written parser of words (ctx: its options): argv as
- * ds_cli_split_values leaves it. */
+ * ds_cli_split_values leaves it. It calls DS_CHECK(ds_cli_split_refused(w))
+ * on each word w it reads as a flag or a positional, which returns with err
+ * as it was handed (ds_cli_parse_split put the refusal's message there). */
 typedef ds_status (*ds_cli_parse_words)(int argc, char **argv, void *ctx, struct ds_err *err);
 
 /* argv split by ds_cli_split_values, then parse on the words (every
  * hand-walked subcommand: analyze, buckets, collective, topo, topo import):
- * the split's error, else parse's. */
+ * the error of the first bad argument, left to right, as ddpsim's own
+ * flags report it (a refused split, or parse's own). */
 ds_status ds_cli_parse_split(const struct ds_cli_option *options, int argc, char **argv,
                              ds_cli_parse_words parse, void *ctx, struct ds_err *err);
 

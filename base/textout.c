@@ -53,18 +53,30 @@ static size_t utf8_sequence(const unsigned char *p, int *ok) {
   return (size_t)more + 1;
 }
 
+/* The byte a terminal is shown for c: c, or '?' for a control character. */
+static char printable_byte(char c) {
+  unsigned char u = (unsigned char)c;
+  return u < 0x20 || u == 0x7f ? '?' : c;
+}
+
 const char *ds_textout_printable(const char *s, char *buf, size_t size) {
   size_t n = strlen(s);
   if (n >= size) {
     n = size - 1;
     while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--; /* s[n] starts a character */
   }
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    buf[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
-  }
+  for (size_t i = 0; i < n; i++) buf[i] = printable_byte(s[i]);
   buf[n] = '\0';
   return buf;
+}
+
+int ds_textout_put_printable(FILE *fp, const char *s, int width) {
+  size_t n = 0;
+  for (; s[n]; n++)
+    if (putc(printable_byte(s[n]), fp) == EOF) return EOF;
+  for (; width > 0 && n < (size_t)width; n++)
+    if (putc(' ', fp) == EOF) return EOF;
+  return 0;
 }
 
 const char *ds_textout_utf8_invalid(const char *s) {

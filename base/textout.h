@@ -6,7 +6,8 @@
  * CSV fields per RFC 4180 as libcsv writes them (csv_fwrite: the field in
  * double quotes, each quote doubled), quoted only where they must be, so
  * plain names print as before; JSON strings with '"', '\\' and control
- * characters escaped (RFC 8259 section 7).
+ * characters escaped (RFC 8259 section 7); and user strings in a
+ * terminal's text with their control characters shown as '?'.
  */
 #ifndef DS_TEXTOUT_H
 #define DS_TEXTOUT_H
@@ -44,6 +45,11 @@ void ds_textout_json_string(FILE *fp, const char *s);
  * the cursor or start an escape sequence) written as '?'; cut at size - 1
  * bytes, never inside a UTF-8 character. Returns buf. */
 const char *ds_textout_printable(const char *s, char *buf, size_t size);
+
+/* Writes s as ds_textout_printable shows it, whole (a name of any length:
+ * a trace's op), then spaces up to width bytes as printf's "%-*s" pads
+ * (width 0: none). Returns 0, or EOF on a write error. */
+int ds_textout_put_printable(FILE *fp, const char *s, int width);
 
 /* The first byte of s that does not begin a well-formed UTF-8 sequence
  * (RFC 3629), or NULL when all of s is well formed. */

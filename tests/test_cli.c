@@ -844,13 +844,28 @@ Test(cli, base_cli_walks_count_an_alias_as_its_flag) {
   for (int i = 0; i < 7; i++) cr_assert_str_eq(split.argv[i], want[i], "word %d", i);
   cr_assert_null(split.argv[7]);
   ds_cli_words_free(&split);
-  /* an empty value, joined or apart, is a slip of the shell: ddpsim's wording */
-  char *empty_joined[] = {"toy", "--minbytes=", NULL}, *empty_apart[] = {"toy", "-b", "", NULL};
-  cr_assert_eq(ds_cli_split_values(toy, 2, empty_joined, &split, &err), DS_EUSAGE);
-  cr_assert_str_eq(err.msg, "option --minbytes: expected a value, got an empty string");
-  cr_assert_eq(ds_cli_split_values(toy, 3, empty_apart, &split, &err), DS_EUSAGE);
-  cr_assert_str_eq(err.msg, "option -b: expected a value, got an empty string");
-  char *verbose[] = {"toy", "--verbose=1", NULL};
-  cr_assert_eq(ds_cli_split_values(toy, 2, verbose, &split, &err), DS_EUSAGE);
-  cr_assert_str_eq(err.msg, "option --verbose takes no value");
+  /* an empty value, joined or apart, is a slip of the shell: ddpsim's
+   * wording; a refused argument is one word in its place (the empty value
+   * apart goes with its flag), the words after it split as ever */
+  char *empty_joined[] = {"toy", "--minbytes=", "--minbytes=2", NULL};
+  cr_assert_eq(ds_cli_split_values(toy, 3, empty_joined, &split, &err), DS_OK);
+  cr_assert_eq(split.problem.status, DS_EUSAGE);
+  cr_assert_str_eq(split.problem.msg, "option --minbytes: expected a value, got an empty string");
+  cr_assert_eq(split.argc, 4);
+  cr_assert_eq(ds_cli_split_refused(split.argv[1]), DS_EUSAGE);
+  cr_assert_str_eq(split.argv[3], "2");
+  ds_cli_words_free(&split);
+  char *empty_apart[] = {"toy", "-b", "", "--verbose", NULL};
+  cr_assert_eq(ds_cli_split_values(toy, 4, empty_apart, &split, &err), DS_OK);
+  cr_assert_str_eq(split.problem.msg, "option -b: expected a value, got an empty string");
+  cr_assert_eq(split.argc, 3);
+  cr_assert_eq(ds_cli_split_refused(split.argv[1]), DS_EUSAGE);
+  cr_assert_eq(ds_cli_split_refused(split.argv[2]), DS_OK);
+  ds_cli_words_free(&split);
+  /* the first refusal's message, a later one only its word */
+  char *verbose[] = {"toy", "--verbose=1", "--minbytes=", NULL};
+  cr_assert_eq(ds_cli_split_values(toy, 3, verbose, &split, &err), DS_OK);
+  cr_assert_str_eq(split.problem.msg, "option --verbose takes no value");
+  cr_assert_eq(ds_cli_split_refused(split.argv[2]), DS_EUSAGE);
+  ds_cli_words_free(&split);
 }

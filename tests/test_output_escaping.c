@@ -6,7 +6,9 @@
  * CSV_STRICT) and a strict JSON parse as written, and every row keeps as
  * many fields as the header. Names are bounded where they are read (127
  * bytes, base/config.h DS_NAME_CAP), never cut in the outputs; JSON
- * strings are well-formed UTF-8 whatever the bytes.
+ * strings are well-formed UTF-8 whatever the bytes. The texts (the
+ * summary, `ddpsim collective`, `ddpsim analyze`) show a name's control
+ * characters as '?'.
  */
 #include <criterion/criterion.h>
 #include <csv.h>
@@ -15,11 +17,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/compare.h"
 #include "base/textout.h"
 #include "sim/cli/bucketcmd.h"
 #include "sim/cli/options.h"
 #include "sim/cli/run.h"
 #include "tests/support.h"
+#include "traces/schedule.h"
+#include "traces/trace.h"
 
 #define ODD_GPU "My \"GPU\", a;b\\ x"
 #define ODD_TOPO "odd \"topo\", x;y\\ z"
@@ -537,4 +542,98 @@ Test(output_escaping, the_text_summary_shows_control_characters_as_question_mark
   snprintf(path, sizeof path, "%s/gpus.yaml", dir);
   unlink(path);
   rmdir(dir);
+}
+
+/* `ddpsim collective`'s text on a topology named with a tab and its GPU
+ * with a CR and an ESC sequence: the header line shows them as '?', and so
+ * does the line saying why NCCL's model is unavailable (the GPU's
+ * architecture, "Test", is none NCCL knows: nccl_model.c), which names the
+ * GPU. */
+Test(output_escaping, collective_text_shows_control_characters_as_question_marks) {
+  char dir[] = "/tmp/ddpsim-ctlcoll-XXXXXX", path[300], args[400];
+  cr_assert_not_null(mkdtemp(dir));
+  char *gpus = ds_test_slurp("tests/data/oddname/gpus.yaml");
+  char *g = replaced(gpus, "name: 'My \"GPU\", a;b\\ x'", "name: \"My\\rGPU\\e[31m\"");
+  snprintf(path, sizeof path, "%s/gpus.yaml", dir);
+  write_text_file(path, g);
+  char *topo = ds_test_slurp("tests/data/oddname/topo.yaml");
+  char *t1 = replaced(topo, "gpu: 'My \"GPU\", a;b\\ x'", "gpu: \"My\\rGPU\\e[31m\"");
+  char *t2 = replaced(t1, "name: 'odd \"topo\", x;y\\ z'", "name: \"odd\\ttopo\"");
+  snprintf(path, sizeof path, "%s/topo.yaml", dir);
+  write_text_file(path, t2);
+  snprintf(args, sizeof args, "--topo %s -b 1K -e 1K --proto auto", path);
+  char *text = NULL;
+  struct ds_err err;
+  cr_assert_eq(ds_test_collective(args, &text, &err), DS_OK, "%s", err.msg);
+  cr_assert_null(strpbrk(text, "\r\x1b\t"), "a control character reached the text: %s", text);
+  cr_assert(strstr(text, "2 ranks on odd?topo (2 x My?GPU?[31m)\n"), "%s", text);
+  cr_assert(strstr(text, "\n# NCCL's model is unavailable for GPU 'My?GPU?[31m'"), "%s", text);
+  free(text);
+  free(gpus), free(g), free(topo), free(t1), free(t2);
+  unlink(path);
+  snprintf(path, sizeof path, "%s/gpus.yaml", dir);
+  unlink(path);
+  rmdir(dir);
+}
+
+/* A trace of one iteration of one backward op, named name, on rank 0
+ * from 0 to dur_us, written to path. */
+static void write_one_op_trace(const char *path, const char *source, const char *name,
+                               int64_t dur_us) {
+  struct ds_schedule *s = NULL;
+  cr_assert_eq(ds_schedule_new(1, &s), DS_OK);
+  struct ds_op b = {.id = 0, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD, .name = name,
+                    .layer = 0, .bucket = -1, .coll = -1, .root = -1, .algo = ""};
+  cr_assert_eq(ds_schedule_add(s, &b, NULL, 0, NULL), DS_OK);
+  struct ds_trace *t = NULL;
+  cr_assert_eq(ds_trace_new(source, &t), DS_OK);
+  struct ds_trace_row row = {s, 0, 0, 0, dur_us * 1000};
+  cr_assert_eq(ds_trace_add(t, &row), DS_OK);
+  struct ds_err err = {0};
+  cr_assert_eq(ds_trace_write_csv(path, t, NULL, &err), DS_OK, "%s", err.msg);
+  ds_trace_free(t);
+  ds_schedule_free(s);
+}
+
+/* c's text with its per-op table (owned). */
+static char *compare_text(const struct ds_compare *c) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *fp = open_memstream(&text, &len);
+  cr_assert(fp);
+  ds_compare_print(fp, c, DS_COMPARE_TEXT, 1);
+  cr_assert_eq(fclose(fp), 0);
+  return text;
+}
+
+/* `ddpsim analyze`'s text on traces whose op is named with an ESC
+ * sequence and a CR: the largest-errors and per-op tables of two traces,
+ * and one trace's per-op table, show them as '?', padded to the name
+ * column's 28 bytes as before. */
+Test(output_escaping, analyze_text_shows_control_characters_as_question_marks) {
+  char pred[64], meas[64];
+  snprintf(pred, sizeof pred, "/tmp/ddpsim-ctl-pred-%d.csv", (int)getpid());
+  snprintf(meas, sizeof meas, "/tmp/ddpsim-ctl-meas-%d.csv", (int)getpid());
+  write_one_op_trace(pred, "sim", "fc\x1b[31m\rx", 100);
+  write_one_op_trace(meas, "real", "fc\x1b[31m\rx", 120);
+  struct ds_compare_options opt = {.pred_iter = -1};
+  struct ds_compare *c = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_compare_load(pred, meas, &opt, &c, &err), DS_OK, "%s", err.msg);
+  char *text = compare_text(c);
+  cr_assert_null(strpbrk(text, "\r\x1b"), "a control character reached the text: %s", text);
+  const char *shown = "bwd        fc?[31m?x                    ";
+  cr_assert(strstr(text, shown), "the largest errors' row: %s", text);
+  cr_assert(strstr(strstr(text, shown) + 1, shown), "the per-op row: %s", text);
+  free(text);
+  ds_compare_free(c);
+  c = NULL;
+  cr_assert_eq(ds_compare_load_one(pred, &opt, &c, &err), DS_OK, "%s", err.msg);
+  text = compare_text(c);
+  cr_assert_null(strpbrk(text, "\r\x1b"), "a control character reached the text: %s", text);
+  cr_assert(strstr(text, shown), "one trace's per-op row: %s", text);
+  free(text);
+  ds_compare_free(c);
+  unlink(pred);
+  unlink(meas);
 }

@@ -191,6 +191,27 @@ Test(sweep_measured, malformed_tables_name_file_line_and_column) {
                          "(2 given");
 }
 
+/* A value that is none of twenty swept hooks lists them all (the list
+ * was cut at 255 bytes, after the 17th). */
+Test(sweep_measured, an_unknown_hook_lists_every_swept_one) {
+  char args[400], want[400];
+  size_t a = 0, w = 0;
+  a += (size_t)snprintf(args, sizeof args, "--comm-hook ");
+  w += (size_t)snprintf(want, sizeof want, "expected one of the swept hooks (");
+  for (int k = 1001; k <= 1020; k++) {
+    a += (size_t)snprintf(args + a, sizeof args - a, "%spowersgd:%d", k > 1001 ? "," : "", k);
+    w += (size_t)snprintf(want + w, sizeof want - w, "%spowersgd:%d", k > 1001 ? ", " : "", k);
+  }
+  snprintf(want + w, sizeof want - w, "), got \"bf16\"");
+  cr_assert_lt(a, sizeof args);
+  cr_assert_gt(strlen(want), 255u);
+  struct ds_measured m;
+  struct ds_err err = {0};
+  char path[64];
+  cr_assert_eq(load_text(args, "comm_hook,iter_ms\nbf16,2\n", &m, &err, path), DS_EINPUT);
+  cr_assert(strstr(err.msg, want), "%s\nwant %s", err.msg, want);
+}
+
 /* ---- end to end ---------------------------------------------------------- */
 
 Test(sweep_measured, report_prints_errors_and_the_optimum) {

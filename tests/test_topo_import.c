@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sim/net/gpu_table.h"
@@ -465,5 +466,35 @@ Test(topo_import, an_odd_name_reads_back_as_itself) {
   cr_assert(strstr(r.out, "\"topology\": \"a: b, \\\"c\\\"\\\\d\""), "%s", r.out);
   ds_test_release(&r);
   unlink(path);
+  rmdir(dir);
+}
+
+/* A file whose path is longer than 255 bytes (a deep directory) is named
+ * whole in the written comments, and the topology takes its base name
+ * (the node kept the path in 256 bytes, so both were cut silently and the
+ * name came from the middle of a directory's). */
+Test(topo_import, a_long_path_is_named_whole) {
+  char dir[] = "/tmp/ddpsim-longimport-XXXXXX", deep[400], path[500], args[1200];
+  cr_assert(mkdtemp(dir) != NULL);
+  snprintf(deep, sizeof deep, "%s/%0200d", dir, 0);
+  cr_assert_eq(mkdir(deep, 0700), 0, "%s", deep);
+  snprintf(path, sizeof path, "%s/dgx-a100-with-a-long-name.xml", deep);
+  cr_assert_gt(strlen(path), 255u);
+  char *xml = ds_test_slurp(D "dgx-a100.xml");
+  FILE *fp = fopen(path, "w");
+  cr_assert(fp, "%s", path);
+  fputs(xml, fp);
+  cr_assert_eq(fclose(fp), 0);
+  free(xml);
+  snprintf(args, sizeof args, "topo import %s", path);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  char comment[600];
+  snprintf(comment, sizeof comment, "\n#   %s (NCCL topology XML)\n", path);
+  cr_assert(strstr(r.out, comment), "%s", r.out);
+  cr_assert(strstr(r.out, "\nname: dgx-a100-with-a-long-name\n"), "%s", r.out);
+  ds_test_release(&r);
+  unlink(path);
+  rmdir(deep);
   rmdir(dir);
 }

@@ -61,6 +61,7 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
   struct ds_cli_seen seen = {0};
   for (int i = 1; i < argc; i++) {
     const char *f = argv[i];
+    DS_CHECK(ds_cli_split_refused(f)); /* a "--flag=" the split refused, in its turn */
     const struct ds_cli_option *known = ds_cli_option_find(options, f);
     if (!known) return ds_cli_unknown_option(err, f, "ddpsim buckets");
     if (known->takes_value && i + 1 >= argc)

@@ -13,6 +13,7 @@
 #include "base/cli.h"
 #include "base/gnuplot.h"
 #include "base/outputs.h"
+#include "base/textout.h"
 #include "sim/coll/coll.h"
 #include "sim/cli/collbench_plot.h"
 #include "sim/net/engine.h"
@@ -178,6 +179,7 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
   struct ds_cli_seen seen = {0};
   for (int i = 1; i < argc; i++) {
     const char *f = argv[i];
+    DS_CHECK(ds_cli_split_refused(f)); /* a "--flag=" the split refused, in its turn */
     if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
       o->help = 1;
       continue;
@@ -443,12 +445,63 @@ static const char *coll_model_of(const struct collbench_options *o, const struct
   return pl->model == DS_COLL_FLOW || per_flow_only ? "flow" : "aggregate";
 }
 
-static void print_header(FILE *out, const struct collbench_options *o,
-                         const struct ds_topo *topo, const struct plan *pl) {
+/* nccl-tests' header: what runs, on which topology, and the columns. */
+static void print_text_header(FILE *out, const struct collbench_options *o,
+                              const struct ds_topo *topo, const struct plan *pl) {
   const char *net = o->net_mode == DS_NET_CONSTANT ? "alpha-beta" : "maxmin";
   const char *exec = pl->model == DS_COLL_FLOW ? "per flow" : "aggregated";
   const char *plain_exec =
       strcmp(coll_model_of(o, pl, o->ar_algo), "flow") == 0 ? "per flow" : "aggregated";
+  /* the topology's and GPU's names are the user's: control characters
+   * shown as '?', as the summary shows them */
+  fprintf(out, "# ddpsim collective: %s, algo %s, %d ranks on ", o->op, o->algo, pl->n);
+  ds_textout_put_printable(out, topo->name, 0);
+  fprintf(out, " (%d x ", topo->n_gpus);
+  ds_textout_put_printable(out, topo->gpu.name, 0);
+  fputc(')', out);
+  if (o->desc->rooted) fprintf(out, ", root %d", o->root);
+  fputc('\n', out);
+  if (!pl->nccl) {
+    fprintf(out, "# network %s, %s %s; simulated (NCCL protocols and channels not modelled)\n",
+            net, o->desc->kind == DS_COLL_ALLREDUCE ? ds_ar_algo_name(o->ar_algo)
+                                                    : o->desc->algo, plain_exec);
+    if (pl->fallback[0]) { /* it may name the GPU and its architecture */
+      fputs("# ", out);
+      ds_textout_put_printable(out, pl->fallback, 0);
+      fputc('\n', out);
+    }
+    fprintf(out, "#\n# %12s %12s %6s %10s %8s %8s\n# %12s %12s %6s %10s %8s %8s\n",
+            "size", "count", "type", "time", "algbw", "busbw", "(B)", "(elements)", "",
+            "(us)", "(GB/s)", "(GB/s)");
+    return;
+  }
+  fprintf(out, "# network %s, %s %s; NCCL %s model: %s, %d node(s), %d channels of %.1f GB/s\n",
+          net, is_p2p_kind(o->desc->kind) ? "p2p" : "ring", exec,
+          ds_nccl_constants_version(), ds_nccl_arch_name(pl->m.arch), pl->m.nnodes,
+          pl->m.channels, pl->m.chan_bw_bytes_per_s / 1e9);
+  if (is_p2p_kind(o->desc->kind))
+    fprintf(out, "# p2p: %d channels, %d per peer, chunk %.0f KiB, LL up to 16 KiB per "
+            "channel; extra effects: %s; ch: channels per transfer; NCCL has no p2p cost "
+            "model\n", pl->p2p.p2p_channels, pl->p2p.per_peer_channels,
+            pl->p2p.chunk_bytes / 1024, o->nccl_extra ? "launch (fitted on 8x A100)" : "none");
+  else
+    fprintf(out, "# extra effects: %s; nccl(us): NCCL's own prediction; ch: channels "
+            "(tree: per tree)\n",
+            o->nccl_extra ? "launch + slice syncs + pipeline fill (fitted on 8x A100)" : "none");
+  if (pl->m.proto_disabled) {
+    char set[24];
+    ds_proto_flag_set_name(pl->m.proto_disabled, ',', set, sizeof set);
+    fprintf(out, "# --proto %s: NCCL's choice per size among these protocols only "
+            "(NCCL_PROTO)\n", set);
+  }
+  fprintf(out, "#\n# %12s %12s %6s %10s %8s %8s %5s %6s %3s %10s\n"
+          "# %12s %12s %6s %10s %8s %8s %5s %6s %3s %10s\n",
+          "size", "count", "type", "time", "algbw", "busbw", "algo", "proto", "ch",
+          "nccl", "(B)", "(elements)", "", "(us)", "(GB/s)", "(GB/s)", "", "", "", "(us)");
+}
+
+static void print_header(FILE *out, const struct collbench_options *o,
+                         const struct ds_topo *topo, const struct plan *pl) {
   switch (o->format) {
   case DS_FORMAT_CSV:
     fputs("op,algo,proto,nranks,size_bytes,count,type,time_us,algbw_gbps,"
@@ -458,42 +511,8 @@ static void print_header(FILE *out, const struct collbench_options *o,
     fputs("[\n", out);
     break;
   default:
-    fprintf(out, "# ddpsim collective: %s, algo %s, %d ranks on %s (%d x %s)", o->op,
-            o->algo, pl->n, topo->name, topo->n_gpus, topo->gpu.name);
-    if (o->desc->rooted) fprintf(out, ", root %d", o->root);
-    fputc('\n', out);
-    if (!pl->nccl) {
-      fprintf(out, "# network %s, %s %s; simulated (NCCL protocols and channels not modelled)\n",
-              net, o->desc->kind == DS_COLL_ALLREDUCE ? ds_ar_algo_name(o->ar_algo)
-                                                      : o->desc->algo, plain_exec);
-      if (pl->fallback[0]) fprintf(out, "# %s\n", pl->fallback);
-      fprintf(out, "#\n# %12s %12s %6s %10s %8s %8s\n# %12s %12s %6s %10s %8s %8s\n",
-              "size", "count", "type", "time", "algbw", "busbw", "(B)", "(elements)", "",
-              "(us)", "(GB/s)", "(GB/s)");
-      break;
-    }
-    fprintf(out, "# network %s, %s %s; NCCL %s model: %s, %d node(s), %d channels of %.1f GB/s\n",
-            net, is_p2p_kind(o->desc->kind) ? "p2p" : "ring", exec,
-            ds_nccl_constants_version(), ds_nccl_arch_name(pl->m.arch), pl->m.nnodes,
-            pl->m.channels, pl->m.chan_bw_bytes_per_s / 1e9);
-    if (is_p2p_kind(o->desc->kind))
-      fprintf(out, "# p2p: %d channels, %d per peer, chunk %.0f KiB, LL up to 16 KiB per "
-              "channel; extra effects: %s; ch: channels per transfer; NCCL has no p2p cost "
-              "model\n", pl->p2p.p2p_channels, pl->p2p.per_peer_channels,
-              pl->p2p.chunk_bytes / 1024, o->nccl_extra ? "launch (fitted on 8x A100)" : "none");
-    else
-      fprintf(out, "# extra effects: %s; nccl(us): NCCL's own prediction; ch: channels "
-              "(tree: per tree)\n", o->nccl_extra ? "launch + slice syncs + pipeline fill (fitted on 8x A100)" : "none");
-    if (pl->m.proto_disabled) {
-      char set[24];
-      ds_proto_flag_set_name(pl->m.proto_disabled, ',', set, sizeof set);
-      fprintf(out, "# --proto %s: NCCL's choice per size among these protocols only "
-              "(NCCL_PROTO)\n", set);
-    }
-    fprintf(out, "#\n# %12s %12s %6s %10s %8s %8s %5s %6s %3s %10s\n"
-            "# %12s %12s %6s %10s %8s %8s %5s %6s %3s %10s\n",
-            "size", "count", "type", "time", "algbw", "busbw", "algo", "proto", "ch",
-            "nccl", "(B)", "(elements)", "", "(us)", "(GB/s)", "(GB/s)", "", "", "", "(us)");
+    print_text_header(out, o, topo, pl);
+    break;
   }
 }
 
@@ -703,6 +722,8 @@ static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
               ref->n == 1 ? "" : "s", o->reference, o->plot);
   }
   if (st == DS_OK && o->plot) {
+    /* fits: --op is a known name (ds_coll_desc_find), the topology's name
+     * is under DS_NAME_CAP (base/config.c ds_cnode_name), the GPU's 64 bytes */
     char title[512];
     snprintf(title, sizeof title, "ddpsim collective: %s, %d ranks on %s (%d x %s): busbw "
              "against size", o->op, n, topo->name, topo->n_gpus, topo->gpu.name);

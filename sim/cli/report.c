@@ -256,14 +256,14 @@ static int print_csv(FILE *fp, const struct ds_summary *rows, int32_t n) {
     fputc(',', fp);
     for (int32_t b = 0; b < r->n_buckets; b++)
       fprintf(fp, "%s%.6f", b ? ";" : "", r->bucket_bytes[b] / DS_UNITS_MIB);
-    /* last: where the compute rates came from (rates.h), NAME=SOURCE by ';' */
-    char rates[256];
-    ds_rates_field(&r->rates, rates, sizeof rates);
-    /* then the measured kernel models it charged (kernel_models.h),
-     * KEY=SOURCE by ';' */
-    char models[512];
-    ds_kernel_models_field(&r->kernel_models, models, sizeof models);
-    fprintf(fp, ",%s,%s\n", rates, models);
+    /* last: where the compute rates came from (rates.h), NAME=SOURCE by
+     * ';', then the measured kernel models it charged (kernel_models.h),
+     * KEY=SOURCE by ';': written whole, however many */
+    fputc(',', fp);
+    failed |= ds_rates_write_field(fp, &r->rates) != 0;
+    fputc(',', fp);
+    failed |= ds_kernel_models_write_field(fp, &r->kernel_models) != 0;
+    fputc('\n', fp);
   }
   return failed || ferror(fp) ? EOF : 0;
 }

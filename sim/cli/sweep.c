@@ -328,17 +328,16 @@ void ds_sweep_points(const struct ds_options *o, const struct ds_summary *rows, 
 
 /* "world-size=8 bucket-mb=25": the values of configuration i's options
  * that vary. */
-static void describe(const struct ds_options *o, int32_t i, char *buf, size_t cap) {
+static void print_config(FILE *out, const struct ds_options *o, int32_t i) {
   static struct ds_options c; /* large: off the stack */
   ds_options_config(o, i, &c);
-  buf[0] = '\0';
+  const char *sep = "";
   for (int k = 0; k < DS_VAR_COUNT; k++) {
     if (o->sweep[k].n < 2) continue;
-    char text[32];
-    size_t used = strlen(buf);
+    char text[32]; /* a number as %g, or a hook's name ("powersgd:4") */
     ds_options_var_text(&c, (enum ds_sweep_var)k, text, sizeof text);
-    snprintf(buf + used, cap - used, "%s%s=%s", used ? " " : "",
-             ds_options_var_flag((enum ds_sweep_var)k) + 2, text);
+    fprintf(out, "%s%s=%s", sep, ds_options_var_flag((enum ds_sweep_var)k) + 2, text);
+    sep = " ";
   }
 }
 
@@ -377,14 +376,14 @@ void ds_sweep_print_best(FILE *out, const struct ds_options *o,
     if (ms_per_sample(&rows[i]) > ms_per_sample(&rows[worst])) worst = i;
   double b = ms_per_sample(&rows[best]), w = ms_per_sample(&rows[worst]);
   for (int32_t i = 0; i < n; i++) flat += ms_per_sample(&rows[i]) <= b * 1.01;
-  char bs[256], ws[256];
-  describe(o, best, bs, sizeof bs);
-  describe(o, worst, ws, sizeof ws);
-  fprintf(out, "\nbest configuration: %s (%.3f ms per iteration, %.1f samples/s, "
-          "%.1f%% faster per sample than the slowest, %s at %.3f ms); within 1%% of "
-          "the best: %d of %d configurations (flatness)%s\n",
-          bs, ds_sweep_rank_ms(&rows[best]), b > 0 ? 1000.0 / b : 0.0,
-          w > 0 ? 100.0 * (w - b) / w : 0.0, ws, ds_sweep_rank_ms(&rows[worst]), flat, n,
-          median_note(&rows[0], note, sizeof note));
+  /* the configurations written whole, however many options are swept */
+  fputs("\nbest configuration: ", out);
+  print_config(out, o, best);
+  fprintf(out, " (%.3f ms per iteration, %.1f samples/s, %.1f%% faster per sample than the "
+          "slowest, ", ds_sweep_rank_ms(&rows[best]), b > 0 ? 1000.0 / b : 0.0,
+          w > 0 ? 100.0 * (w - b) / w : 0.0);
+  print_config(out, o, worst);
+  fprintf(out, " at %.3f ms); within 1%% of the best: %d of %d configurations (flatness)%s\n",
+          ds_sweep_rank_ms(&rows[worst]), flat, n, median_note(&rows[0], note, sizeof note));
   if (ds_sweep_single_var(o) == DS_VAR_WORLD_SIZE) print_scaling(out, rows, n);
 }

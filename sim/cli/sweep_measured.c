@@ -12,6 +12,11 @@
 #include <string.h>
 
 #include "base/csvread.h"
+#include "base/textout.h"
+
+/* Room for a hook's name: "none", "fp16", "bf16" or "powersgd:RANK"
+ * (comm_hook.c ds_comm_hook_name), at most 20 bytes. */
+#define HOOK_NAME_MAX 32
 
 /* The columns and the values of the row being read. */
 struct reader {
@@ -24,7 +29,7 @@ struct reader {
 
 /* The index of the swept hook named text ("fp16", " powersgd:4 "), or -1. */
 static int hook_index(const struct ds_options *o, const char *text) {
-  char buf[64], name[32];
+  char buf[64], name[HOOK_NAME_MAX];
   struct ds_comm_hook h;
   struct ds_err e;
   while (*text == ' ' || *text == '\t') text++;
@@ -34,7 +39,7 @@ static int hook_index(const struct ds_options *o, const char *text) {
     buf[--n] = '\0';
   if (ds_comm_hook_parse("comm_hook", buf, &h, &e) != DS_OK) return -1;
   for (int32_t k = 0; k < o->sweep[DS_VAR_COMM_HOOK].n; k++) {
-    char have[32];
+    char have[HOOK_NAME_MAX];
     ds_comm_hook_name(&o->comm_hooks[k], have, sizeof have);
     ds_comm_hook_name(&h, name, sizeof name);
     if (strcmp(have, name) == 0) return (int)k;
@@ -80,15 +85,15 @@ static void on_field(struct ds_csvread *t, int c, const char *text, size_t len) 
   if (c == r->x_col) {
     if (r->var == DS_VAR_COMM_HOOK) {
       int k = hook_index(r->o, text);
-      char swept[256] = "";
+      /* every swept hook's name, whole: up to DS_MAX_SWEEP of them */
+      char swept[DS_MAX_SWEEP * (HOOK_NAME_MAX + 2)] = "";
+      size_t used = 0;
       for (int32_t j = 0; k < 0 && j < r->o->sweep[DS_VAR_COMM_HOOK].n; j++) {
-        size_t used = strlen(swept);
-        ds_comm_hook_name(&r->o->comm_hooks[j], swept + used, sizeof swept - used);
-        used = strlen(swept);
-        if (j + 1 < r->o->sweep[DS_VAR_COMM_HOOK].n)
-          snprintf(swept + used, sizeof swept - used, ", ");
+        char name[HOOK_NAME_MAX];
+        ds_comm_hook_name(&r->o->comm_hooks[j], name, sizeof name);
+        ds_textout_append(swept, sizeof swept, &used, "%s%s", j ? ", " : "", name);
       }
-      char what[300];
+      char what[sizeof swept + 32];
       snprintf(what, sizeof what, "one of the swept hooks (%s)", swept);
       if (k < 0) ds_csvread_bad_value(t, c, what, text, len);
       else r->x = k;

@@ -87,6 +87,9 @@ static void write_script(FILE *gp, const char *term, const char *out,
   enum ds_sweep_var var = x->var;
   int log_x = ds_sweep_plot_log_x(var, x->o->sweep[var].log_spaced, x->pts, x->n);
   int hooks = var == DS_VAR_COMM_HOOK, y2 = ds_sweep_per_sample(var);
+  /* both fit: the model's and topology's names are under DS_NAME_CAP
+   * (base/config.c ds_cnode_name), a label under 24 bytes, a time in ms
+   * under 20 digits (int64 ns), the rest under 100 bytes */
   char title[512], mark[256];
   fprintf(gp, "set terminal %s size 1000,600 noenhanced font ',11'\nset output ", term);
   ds_gnuplot_string(gp, out);

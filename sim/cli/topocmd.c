@@ -68,6 +68,7 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
   struct ds_cli_seen seen = {0};
   for (int i = 1; i < argc; i++) {
     const char *f = argv[i];
+    DS_CHECK(ds_cli_split_refused(f)); /* a "--flag=" the split refused, in its turn */
     if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
       o->help = 1;
     } else if (f[0] != '-') {

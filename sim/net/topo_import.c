@@ -17,6 +17,7 @@
 #include "sim/net/topo_import.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,7 +102,7 @@ ds_status ds_import_read(const char *path, const struct ds_gpu_table *table,
                          const struct ds_gpu_info *forced_gpu,
                          struct ds_import_node *out, struct ds_err *err) {
   memset(out, 0, sizeof *out);
-  snprintf(out->file, sizeof out->file, "%s", path);
+  out->file = path;
   struct stat sb;
   if (stat(path, &sb) != 0)
     return ds_err_set(err, DS_EUSAGE, "%s: cannot read: %s", path, strerror(errno));
@@ -382,7 +383,7 @@ ds_status ds_import_write(FILE *out, const struct ds_import_node *nodes, int32_t
                       "device list keeps the file's NICs)", n0->file, count_kind(n0, DS_IMPORT_NIC),
                       c.nics);
   const char *base = o->name;
-  char name[256];
+  char name[NAME_MAX + 1]; /* a base name: the file was read, so it is at most NAME_MAX */
   if (!base) {
     const char *slash = strrchr(n0->file, '/');
     snprintf(name, sizeof name, "%s", slash ? slash + 1 : n0->file);

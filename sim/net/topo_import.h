@@ -40,7 +40,7 @@ struct ds_import_link {
 
 /* One node: one file. */
 struct ds_import_node {
-  char file[256];
+  const char *file;   /* the path read (borrowed: ds_import_read's path) */
   const char *format; /* "NCCL topology XML" or "nvidia-smi topo -m" */
   struct ds_gpu_info gpu;
   char gpu_why[512];  /* how the GPU was recognised */
@@ -75,7 +75,8 @@ void ds_import_node_release(struct ds_import_node *n);
 double ds_import_nvlink_link_bw(const struct ds_gpu_info *g);
 
 /* Reads FILE (format detected: '<' first is XML, else the matrix) into *out.
- * forced_gpu: a table entry naming the GPU (--gpu), or NULL. */
+ * forced_gpu: a table entry naming the GPU (--gpu), or NULL. out->file is
+ * path itself, which must outlive *out (the command line's word). */
 ds_status ds_import_read(const char *path, const struct ds_gpu_table *table,
                          const struct ds_gpu_info *forced_gpu,
                          struct ds_import_node *out, struct ds_err *err);

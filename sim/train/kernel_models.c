@@ -216,13 +216,15 @@ size_t ds_kernel_models_describe(const struct ds_kernel_models *km, int64_t cens
   return used;
 }
 
-void ds_kernel_models_field(const struct ds_kernel_models *km, char *buf, size_t size) {
-  size_t used = 0;
-  buf[0] = '\0';
-  for (int k = 0; k < DS_KM_COUNT; k++)
-    if (km->used & (1u << k))
-      ds_textout_append(
-          buf, size, &used, "%s%s=%s", used ? ";" : "",
-          ds_kernel_models_key((enum ds_kernel_model)k),
-          ds_kernel_models_source_name(ds_kernel_models_source(km, (enum ds_kernel_model)k)));
+int ds_kernel_models_write_field(FILE *fp, const struct ds_kernel_models *km) {
+  const char *sep = "";
+  for (int k = 0; k < DS_KM_COUNT; k++) {
+    if (!(km->used & (1u << k))) continue;
+    enum ds_kernel_model model = (enum ds_kernel_model)k;
+    if (fprintf(fp, "%s%s=%s", sep, ds_kernel_models_key(model),
+                ds_kernel_models_source_name(ds_kernel_models_source(km, model))) < 0)
+      return EOF;
+    sep = ";";
+  }
+  return 0;
 }

@@ -32,6 +32,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "sim/net/topo.h"
 
@@ -135,8 +136,11 @@ void ds_kernel_models_merge(struct ds_kernel_models *dst, const struct ds_kernel
  * that is size or more (buf stays terminated). */
 size_t ds_kernel_models_describe(const struct ds_kernel_models *km, int64_t census_batch, char *buf,
                                  size_t size);
-/* The CSV field: KEY=SOURCE joined by ';' ("batch_norm_nchw=scaled_H200"); "" for none. */
-void ds_kernel_models_field(const struct ds_kernel_models *km, char *buf, size_t size);
+/* Writes the CSV field, whole: KEY=SOURCE joined by ';'
+ * ("batch_norm_nchw=scaled_H200"), nothing for none; keys and sources are
+ * identifiers, so the field never needs CSV quoting. Returns 0, or EOF on a
+ * write error. */
+int ds_kernel_models_write_field(FILE *fp, const struct ds_kernel_models *km);
 
 #ifdef __cplusplus
 }

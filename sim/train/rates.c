@@ -212,13 +212,12 @@ size_t ds_rates_describe(const struct ds_rates *rates, char *buf, size_t size) {
   return used;
 }
 
-void ds_rates_field(const struct ds_rates *rates, char *buf, size_t size) {
-  size_t used = 0;
-  buf[0] = '\0';
+int ds_rates_write_field(FILE *fp, const struct ds_rates *rates) {
   for (int32_t i = 0; i < rates->n; i++) {
     char name[32];
     ds_rate_name(&rates->r[i], name, sizeof name);
-    ds_textout_append(buf, size, &used, "%s%s=%s", i ? ";" : "", name,
-           ds_rate_source_name(rates->r[i].source));
+    if (fprintf(fp, "%s%s=%s", i ? ";" : "", name, ds_rate_source_name(rates->r[i].source)) < 0)
+      return EOF;
   }
+  return 0;
 }

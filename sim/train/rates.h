@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "sim/train/compute.h"
 #include "sim/train/model.h"
@@ -82,8 +83,11 @@ int ds_rates_unmeasured(const struct ds_rates *rates);
  * whole line's length, which size may not have held (then buf holds its
  * first size - 1 bytes: describe again into a buffer of that length + 1). */
 size_t ds_rates_describe(const struct ds_rates *rates, char *buf, size_t size);
-/* The CSV field: NAME=SOURCE joined by ';' ("conv_tf32=gpu_table;memory=typical"). */
-void ds_rates_field(const struct ds_rates *rates, char *buf, size_t size);
+/* Writes the CSV field, whole: NAME=SOURCE joined by ';'
+ * ("conv_tf32=gpu_table;memory=typical"); names and sources are
+ * identifiers, so the field never needs CSV quoting. Returns 0, or EOF on a
+ * write error. */
+int ds_rates_write_field(FILE *fp, const struct ds_rates *rates);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,56 @@
+/*
+ * The hand-walked subcommands (analyze, buckets, collective, topo, topo
+ * import: base/cli.h ds_cli_parse_split) report the first bad argument,
+ * left to right, as ddpsim's own flags do (`ddpsim --bogus --batch=`:
+ * "--bogus"): an unknown flag or a word too many before a "--flag=" with
+ * nothing after '=' (or "--flag ''", or a value given to a flag that takes
+ * none) is the one named, and the refused split is named when it comes
+ * first. No file is read (check_args; none of these files exists).
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "analysis/analyze.h"
+#include "base/cli.h"
+#include "sim/cli/bucketcmd.h"
+#include "sim/cli/collbench.h"
+#include "sim/cli/topocmd.h"
+
+typedef ds_status (*check_fn)(int argc, char **argv, struct ds_err *err);
+
+/* check(argv) refuses it with a message holding want. */
+static void refuses(check_fn check, char **argv, const char *want) {
+  int argc = 0;
+  while (argv[argc]) argc++;
+  struct ds_err err = {0};
+  cr_assert_eq(check(argc, argv, &err), DS_EUSAGE, "%s %s: %s", argv[0], argv[1], err.msg);
+  cr_assert(strstr(err.msg, want), "%s %s ...: got \"%s\", want \"%s\"", argv[0], argv[1],
+            err.msg, want);
+}
+
+Test(cli_split, the_first_bad_argument_is_reported) {
+  char *analyze[] = {"analyze", "--bogus", "--per-op=1", NULL};
+  refuses(ds_analyze_check_args, analyze, "unknown option \"--bogus\"");
+  char *analyze3[] = {"analyze", "a.csv", "b.csv", "c.csv", "--iter=", NULL};
+  refuses(ds_analyze_check_args, analyze3, "unexpected argument \"c.csv\"");
+  char *buckets[] = {"buckets", "--bogus", "--model=", NULL};
+  refuses(ds_bucketcmd_check_args, buckets, "unknown option \"--bogus\"");
+  char *collective[] = {"collective", "--bogus", "--op", "", NULL};
+  refuses(ds_collbench_check_args, collective, "unknown option \"--bogus\"");
+  char *topo[] = {"topo", "a.yaml", "b.yaml", "--from=", NULL};
+  refuses(ds_topocmd_check_args, topo, "one topology, got \"a.yaml\" and \"b.yaml\"");
+  char *import[] = {"topo", "import", "--bogus", "--nodes=", NULL};
+  refuses(ds_topocmd_check_args, import, "unknown option \"--bogus\"");
+}
+
+/* The refused split first: its own message, before a later bad word's. */
+Test(cli_split, a_refused_split_first_is_reported_first) {
+  char *analyze[] = {"analyze", "--per-op=1", "--bogus", NULL};
+  refuses(ds_analyze_check_args, analyze, "option --per-op takes no value");
+  char *collective[] = {"collective", "--op=", "--bogus", NULL};
+  refuses(ds_collbench_check_args, collective, "option --op: expected a value, got an empty");
+  char *help[] = {"collective", "--help", "--op=", NULL};
+  refuses(ds_collbench_check_args, help, "option --op: expected a value, got an empty");
+  char *import[] = {"topo", "import", "--nodes", "", "--nodes", "0", NULL};
+  refuses(ds_topocmd_check_args, import, "option --nodes: expected a value, got an empty");
+}

@@ -1,0 +1,69 @@
+/*
+ * The summary's CSV writer (sim/cli/report.c) on hand-made rows: the
+ * compute_rates and kernel_models fields come out whole however long they
+ * are (they were cut at a fixed buffer's 255 and 511 bytes before).
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/cli/options.h"
+#include "sim/cli/report.h"
+
+/* A row whose strings are set (the CSV prints each) and nothing else. */
+static struct ds_summary plain_row(void) {
+  return (struct ds_summary){.strategy = "ddp", .model = "m", .topology = "t", .gpu = "g",
+                             .dtype = "fp32", .net_model = "maxmin", .coll_model = "flow",
+                             .coll_algo = "ring", .ddp_options = "none", .amp = "none",
+                             .optimizer = "sgd"};
+}
+
+/* The row's CSV text (owned). */
+static char *csv_of(const struct ds_summary *row) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *fp = open_memstream(&text, &len);
+  cr_assert(fp);
+  cr_assert_eq(ds_report_print(fp, DS_FORMAT_CSV, row, 1), 0);
+  cr_assert_eq(fclose(fp), 0);
+  return text;
+}
+
+/* Seven stand-ins (DS_RATES_MAX) of the long names ds_rate_name forms
+ * (a run charges fewer), 272 bytes of field, and all ten kernel models,
+ * each a roofline (no SM count known: kernel_models.c
+ * ds_kernel_models_source), 219 bytes: both end the row whole, in the
+ * order charged. */
+Test(report, csv_rates_and_kernel_models_are_written_whole) {
+  struct ds_summary row = plain_row();
+  static const struct {
+    int32_t cls, math;
+  } rates[DS_RATES_MAX] = {
+      {DS_LAYER_ATTENTION, DS_GPU_MATH_HALF}, {DS_LAYER_ATTENTION, DS_GPU_MATH_TF32},
+      {DS_LAYER_ATTENTION, DS_GPU_MATH_FP32}, {DS_LAYER_MATMUL, DS_GPU_MATH_HALF},
+      {DS_LAYER_MATMUL, DS_GPU_MATH_TF32},    {DS_LAYER_MATMUL, DS_GPU_MATH_FP32},
+      {DS_LAYER_CONV, DS_GPU_MATH_HALF}};
+  for (int i = 0; i < DS_RATES_MAX; i++)
+    row.rates.r[i] = (struct ds_rate_used){.cls = rates[i].cls, .math = rates[i].math,
+                                           .unaligned = 1, .source = DS_RATE_GPU_PROXY};
+  row.rates.n = DS_RATES_MAX;
+  row.kernel_models.used = (1u << DS_KM_COUNT) - 1;
+  const char *rates_field =
+      "attention_unaligned_half=gpu_table_proxy;attention_unaligned_tf32=gpu_table_proxy;"
+      "attention_unaligned_fp32=gpu_table_proxy;matmul_unaligned_half=gpu_table_proxy;"
+      "matmul_unaligned_tf32=gpu_table_proxy;matmul_unaligned_fp32=gpu_table_proxy;"
+      "conv_unaligned_half=gpu_table_proxy";
+  const char *models_field =
+      "batch_norm_nchw=roofline;batch_norm_nhwc=roofline;layer_norm=roofline;"
+      "max_pool=roofline;grouped_conv=roofline;legacy_elementwise=roofline;"
+      "mixed_dtype_elementwise=roofline;cat=roofline;upcast=roofline;row_reduce=roofline";
+  cr_assert_gt(strlen(rates_field), 255u, "longer than the old buffer held");
+  char expect_end[1024];
+  snprintf(expect_end, sizeof expect_end, ",%s,%s\n", rates_field, models_field);
+  char *csv = csv_of(&row);
+  size_t len = strlen(csv), end = strlen(expect_end);
+  cr_assert_geq(len, end);
+  cr_assert_str_eq(csv + len - end, expect_end);
+  free(csv);
+}

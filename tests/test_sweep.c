@@ -579,6 +579,13 @@ Test(sweep, scaling_efficiency_is_per_strategy_and_per_other_values) {
   scaling_rows("--topo x --world-size 8,2", &o, rows, 2, w2, s2);
   cr_assert_float_eq(rows[0].scaling_efficiency_pct, 90, 1e-9);
   cr_assert_float_eq(rows[1].scaling_efficiency_pct, 100, 1e-9);
+  char buf[512] = "";
+  FILE *f = fmemopen(buf, sizeof buf, "w");
+  cr_assert_not_null(f);
+  ds_sweep_print_best(f, &o, rows, 2);
+  fclose(f);
+  cr_assert(strstr(buf, "\nscaling efficiency (samples/s per rank over world-size=2's): 8: 90.0%\n"),
+            "the text line prints the same values: %s", buf);
   /* with --samples a row's median stands for it: rank_samples_per_s =
    * samples_per_s x iter_ms / iter_p50_ms; the 2-rank row's median is
    * 12.5 ms for 10 ms -> 160 samples/s, 80 a rank, over the 1-rank row's 100 */

@@ -536,6 +536,113 @@ Test(sweep, world_size_sweep_reports_scaling_efficiency) {
   ds_test_release(&r);
 }
 
+/* n rows of options args, by hand: world size and samples/s of each (batch 32). */
+static void scaling_rows(const char *args, struct ds_options *o, struct ds_summary *rows,
+                         int n, const int *world, const double *samples_per_s) {
+  ds_test_options_ok(args, o);
+  cr_assert_eq(ds_options_n_configs(o), n, "%s", args);
+  memset(rows, 0, (size_t)n * sizeof *rows);
+  for (int i = 0; i < n; i++) {
+    rows[i].world_size = world[i];
+    rows[i].batch_per_gpu = 32;
+    rows[i].samples_per_s = samples_per_s[i];
+    rows[i].iter_ms = 10;
+  }
+  struct ds_err err = {0};
+  cr_assert_eq(ds_sweep_fill_scaling(o, rows, n, &err), DS_OK, "%s", err.msg);
+}
+
+Test(sweep, scaling_efficiency_is_per_strategy_and_per_other_values) {
+  /* single,ddp x world 1,2,4 x batch 16,32: single does not use the world
+   * size (2 rows, one per batch), ddp 6 rows, the world size varying
+   * slowest. Each ddp row is over the world-size-1 row of its own batch:
+   * batch 16: 100, 180, 320 samples/s -> per rank 100, 90, 80 -> 100, 90,
+   * 80 %; batch 32: 200, 380, 700 -> 200, 190, 175 -> 100, 95, 87.5 %.
+   * single's rows have none (absent). */
+  struct ds_options o;
+  struct ds_summary rows[8];
+  const int world[8] = {1, 1, 1, 1, 2, 2, 4, 4};
+  const double sps[8] = {110, 210, 100, 200, 180, 380, 320, 700};
+  scaling_rows("--topo x --strategy single,ddp --world-size 1,2,4 --batch 16,32", &o, rows, 8,
+               world, sps);
+  const double want[8] = {NAN, NAN, 100, 100, 90, 95, 80, 87.5};
+  for (int i = 0; i < 8; i++) {
+    cr_assert_eq(rows[i].has_scaling, 1, "row %d", i);
+    if (isnan(want[i])) cr_assert(isnan(rows[i].scaling_efficiency_pct), "row %d", i);
+    else cr_assert_float_eq(rows[i].scaling_efficiency_pct, want[i], 1e-9, "row %d", i);
+  }
+  /* the smallest world size is the baseline wherever it comes in the list:
+   * 8,2 -> the 2-rank row (200 samples/s, 100 a rank) gives 100, the
+   * 8-rank row (720, 90 a rank) 90 % */
+  const int w2[2] = {8, 2};
+  const double s2[2] = {720, 200};
+  scaling_rows("--topo x --world-size 8,2", &o, rows, 2, w2, s2);
+  cr_assert_float_eq(rows[0].scaling_efficiency_pct, 90, 1e-9);
+  cr_assert_float_eq(rows[1].scaling_efficiency_pct, 100, 1e-9);
+  char buf[512] = "";
+  FILE *f = fmemopen(buf, sizeof buf, "w");
+  cr_assert_not_null(f);
+  ds_sweep_print_best(f, &o, rows, 2);
+  fclose(f);
+  cr_assert(strstr(buf, "\nscaling efficiency (samples/s per rank over world-size=2's): 8: 90.0%\n"),
+            "the text line prints the same values: %s", buf);
+  /* with --samples a row's median stands for it: rank_samples_per_s =
+   * samples_per_s x iter_ms / iter_p50_ms; the 2-rank row's median is
+   * 12.5 ms for 10 ms -> 160 samples/s, 80 a rank, over the 1-rank row's 100 */
+  const int w3[2] = {1, 2};
+  const double s3[2] = {100, 200};
+  scaling_rows("--topo x --world-size 1,2 --jitter 0.05 --samples 4", &o, rows, 2, w3, s3);
+  for (int i = 0; i < 2; i++) {
+    rows[i].has_quantiles = 1;
+    rows[i].samples = 4;
+    rows[i].iter_p50_ms = i ? 12.5 : 10;
+  }
+  struct ds_err err = {0};
+  cr_assert_eq(ds_sweep_fill_scaling(&o, rows, 2, &err), DS_OK);
+  cr_assert_float_eq(rows[1].scaling_efficiency_pct, 80, 1e-9);
+  /* a baseline without throughput: no ratio for its rows */
+  const double s4[2] = {0, 200};
+  scaling_rows("--topo x --world-size 1,2", &o, rows, 2, w3, s4);
+  cr_assert(isnan(rows[0].scaling_efficiency_pct) && isnan(rows[1].scaling_efficiency_pct));
+  /* one world size: no column at all */
+  scaling_rows("--topo x --bucket-mb 1,25", &o, rows, 2, w3, s3);
+  cr_assert_eq(rows[0].has_scaling + rows[1].has_scaling, 0);
+}
+
+Test(sweep, scaling_efficiency_in_csv_and_json) {
+  /* The same per-GPU batch: the ddp rows' ratio is iter_ms(1) / iter_ms(2)
+   * (samples/s = world x batch / iter_ms); single's field is empty in the
+   * CSV and null in the JSON. A run of one world size has no such column. */
+  struct ds_test_result c = run(TINY "--strategy single,ddp --world-size 1,2 --format csv");
+  struct ds_test_result j = run(TINY "--strategy single,ddp --world-size 1,2 --format json");
+  struct ds_test_result one = run(TINY "--strategy single,ddp --world-size 2 --format csv");
+  struct ds_test_result onej = run(TINY "--strategy single,ddp --world-size 2 --format json");
+  cr_assert_eq(c.status + j.status + one.status + onej.status, 0, "%s%s%s%s", c.err, j.err,
+               one.err, onej.err);
+  char f[32];
+  ds_test_csv_str(c.out, "scaling_efficiency_pct", 0, f, sizeof f);
+  cr_assert_str_eq(f, "", "single: absent");
+  ds_test_csv_str(c.out, "scaling_efficiency_pct", 1, f, sizeof f);
+  cr_assert_str_eq(f, "100.000", "the smallest world size");
+  double t1 = ds_test_csv_num(c.out, "iter_ms", 1), t2 = ds_test_csv_num(c.out, "iter_ms", 2);
+  char want[64];
+  snprintf(want, sizeof want, "%.3f", 100 * t1 / t2);
+  ds_test_csv_str(c.out, "scaling_efficiency_pct", 2, f, sizeof f);
+  cr_assert_str_eq(f, want);
+  cr_assert_lt(t1 / t2, 1.0, "communication makes 2 ranks less than linear");
+  cr_assert(strstr(j.out, "\"scaling_efficiency_pct\": null"), "%s", j.out);
+  cr_assert(strstr(j.out, "\"scaling_efficiency_pct\": 100.000"), "%s", j.out);
+  char field[96];
+  snprintf(field, sizeof field, "\"scaling_efficiency_pct\": %s", want);
+  cr_assert(strstr(j.out, field), "want %s in %s", field, j.out);
+  cr_assert_null(strstr(one.out, "scaling_efficiency_pct"), "%s", one.out);
+  cr_assert_null(strstr(onej.out, "scaling_efficiency_pct"), "%s", onej.out);
+  ds_test_release(&c);
+  ds_test_release(&j);
+  ds_test_release(&one);
+  ds_test_release(&onej);
+}
+
 Test(sweep, with_samples_the_best_is_the_lowest_median) {
   /* With --samples a row's iter_ms is its first seed's, noisy; the sweep
    * ranks by the median over the seeds. Two caps: 1 MiB's first seed the

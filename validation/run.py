@@ -13,7 +13,7 @@ of its iter_ms or more, as ddpsim's summary flags it), and for rows that form a 
 rows that repeat one command (the same model and setup measured on several
 machines or days) are listed with their spread: each stays a row of its own.
 Rows whose prediction is host-bound and whose metric is a time or rate
-(iter_ms, samples_per_s, speedup_vs_single) are also run at the measured hosts'
+(iter_ms, samples_per_s, speedup_vs_single, scaling_efficiency_pct) are also run at the measured hosts'
 range (the command with --host-scale at sim/net/topo.c's
 ds_topo_host_factor_fastest and _slowest, as ddpsim's text summary does):
 per row whether the measured value lies in that range, and per group and
@@ -45,7 +45,9 @@ bin/ddpsim).
 Row columns (docs/validation.md): source, machine, software, measured, unit,
 value, fit (yes|no), command (ddpsim arguments, or - when ddpsim cannot
 express the measurement yet), metric (an output column, or an arithmetic
-expression over columns such as 100*speedup_vs_single/world_size), select
+expression over columns such as 100*speedup_vs_single/world_size; a
+world-size sweep's rows add scaling_efficiency_pct, each row over the
+smallest world size's of its strategy, empty where undefined), select
 (k=v;k=v: which output row), pair (rows sharing an id are compared by sign),
 expressible (yes | approx: the command only approximates the setup | no),
 note.
@@ -66,7 +68,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.environ.get("DDPSIM_BIN", "bin/ddpsim")
 NAME_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 # metrics the host's speed moves (the host range applies; memory it does not)
-TIMED = {"iter_ms", "samples_per_s", "speedup_vs_single"}
+TIMED = {"iter_ms", "samples_per_s", "speedup_vs_single", "scaling_efficiency_pct"}
 # issue #12's targets: the thresholds "met" follows from
 COLL_MIN_BYTES = 1 << 20  # collectives of 1 MiB and more
 COLL_MEDIAN_PCT, COLL_WORST_PCT = 10.0, 20.0  # their median and worst |error|

@@ -6,6 +6,7 @@
 #include "sim/cli/report.h"
 
 #include <assert.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,6 +207,15 @@ ds_status ds_report_measure_shared(const struct ds_report_times *t, size_t b0, s
   X(ring_chunks, "%d", r->opt_ring_chunks)                      \
   X(comm_hook, "%s", r->comm_hook)
 
+/* After DS_SUMMARY_COLUMNS when the run sweeps the world size
+ * (has_scaling): the scaling efficiency, or the absent value (empty in the
+ * CSV, null in the JSON, as `ddpsim analyze` writes an undefined error)
+ * where the row has none. */
+static int print_scaling(FILE *fp, int json, const struct ds_summary *r) {
+  if (isnan(r->scaling_efficiency_pct)) return json && fputs("null", fp) == EOF ? EOF : 0;
+  return fprintf(fp, "%.3f", r->scaling_efficiency_pct) < 0 ? EOF : 0;
+}
+
 /* Machine-readable times carry six decimals of a millisecond: the engine's
  * nanosecond, so nothing it computed is lost in the CSV or JSON. */
 
@@ -237,6 +247,7 @@ static int print_csv(FILE *fp, const struct ds_summary *rows, int32_t n) {
   int failed = 0;
 #define DS__CSV_HEAD(col, fmt, expr) fprintf(fp, "%s%s", sep, #col); sep = ",";
   DS_SUMMARY_COLUMNS(DS__CSV_HEAD)
+  if (n > 0 && rows[0].has_scaling) fputs(",scaling_efficiency_pct", fp);
   if (n > 0 && rows[0].has_sweep_ids) { DS_SWEEP_ID_COLUMNS(DS__CSV_HEAD) }
   if (n > 0 && rows[0].has_quantiles) { DS_QUANTILE_COLUMNS(DS__CSV_HEAD) }
 #undef DS__CSV_HEAD
@@ -249,6 +260,7 @@ static int print_csv(FILE *fp, const struct ds_summary *rows, int32_t n) {
   failed |= print_value(fp, 0, fmt, expr) != 0;                        \
   sep = ",";
     DS_SUMMARY_COLUMNS(DS__CSV_ROW)
+    if (r->has_scaling) failed |= fputc(',', fp) == EOF || print_scaling(fp, 0, r) != 0;
     if (r->has_sweep_ids) { DS_SWEEP_ID_COLUMNS(DS__CSV_ROW) }
     if (r->has_quantiles) { DS_QUANTILE_COLUMNS(DS__CSV_ROW) }
 #undef DS__CSV_ROW
@@ -331,6 +343,10 @@ static int print_json(FILE *fp, const struct ds_summary *rows, int32_t n) {
   failed |= print_value(fp, 1, fmt, expr) != 0;                        \
   sep = ", ";
     DS_SUMMARY_COLUMNS(DS__JSON_FIELD)
+    if (r->has_scaling) {
+      fputs(", \"scaling_efficiency_pct\": ", fp);
+      failed |= print_scaling(fp, 1, r) != 0;
+    }
     if (r->has_sweep_ids) { DS_SWEEP_ID_COLUMNS(DS__JSON_FIELD) }
     if (r->has_quantiles) { DS_QUANTILE_COLUMNS(DS__JSON_FIELD) }
 #undef DS__JSON_FIELD

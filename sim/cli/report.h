@@ -89,6 +89,14 @@ struct ds_summary {
    * single-GPU training at the same per-GPU batch (whose samples/s is
    * single_samples_per_s). */
   double samples_per_s, single_samples_per_s, speedup_vs_single;
+  /* A world-size sweep (has_scaling: --world-size took several values;
+   * ds_sweep_fill_scaling, sweep.h): 100 x this row's samples/s per rank
+   * over that of the smallest world size among the rows of its strategy
+   * and its other options' values (100: linear scaling); NAN where no such
+   * ratio exists (a strategy that does not use the world size, single, or
+   * a baseline without throughput): empty in the CSV, null in the JSON. */
+  int has_scaling;
+  double scaling_efficiency_pct;
   /* Parameter server (--strategy ps, sim/train/ps.h), when has_ps: its mode
    * (ps_async: 1 for async, 0 for sync), servers, the staleness of the applied gradients
    * (0 in sync mode) and the slowest and fastest worker's step time (the

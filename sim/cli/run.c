@@ -1129,6 +1129,7 @@ static ds_status run_all(const struct ds_options *o, FILE *out, struct ds_run_tr
     if (ds_report_peak_mem_gib(&sums[i]) > ds_report_peak_mem_gib(&sums[worst_mem]))
       worst_mem = (int32_t)i;
   }
+  DS_CHECK_GOTO(ds_sweep_fill_scaling(o, sums, (int32_t)n, err), st, done);
   /* The plot is written before the report, so a failed plot prints none. */
   if (o->plot)
     DS_CHECK_GOTO(ds_sweep_plot(o, sums, (int32_t)n, o->measured ? &meas : NULL, err), st,

@@ -12,6 +12,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -341,18 +342,70 @@ static void print_config(FILE *out, const struct ds_options *o, int32_t i) {
   }
 }
 
-/* A world-size sweep's scaling efficiency: samples/s per rank of each row
- * over the first row's (100%: linear scaling from the first world size). */
+/* The options that set which row configuration i's scaling efficiency is
+ * over: its strategy and every swept value but the world size. */
+struct scaling_key {
+  enum ds_strategy strategy;
+  double v[DS_VAR_COUNT];
+};
+
+static int same_key(const struct scaling_key *a, const struct scaling_key *b) {
+  if (a->strategy != b->strategy) return 0;
+  for (int v = 0; v < DS_VAR_COUNT; v++)
+    if (v != DS_VAR_WORLD_SIZE && a->v[v] != b->v[v]) return 0;
+  return 1;
+}
+
+static double per_rank(const struct ds_summary *r) {
+  return r->world_size > 0 ? ds_sweep_rank_samples_per_s(r) / r->world_size : 0;
+}
+
+ds_status ds_sweep_fill_scaling(const struct ds_options *o, struct ds_summary *rows, int32_t n,
+                                struct ds_err *err) {
+  int swept = o->sweep[DS_VAR_WORLD_SIZE].n > 1;
+  static struct ds_options c; /* large: off the stack */
+  for (int32_t i = 0; i < n; i++) {
+    rows[i].has_scaling = swept;
+    rows[i].scaling_efficiency_pct = NAN;
+  }
+  if (!swept || n < 1) return DS_OK;
+  struct scaling_key *key = malloc((size_t)n * sizeof *key);
+  if (!key) return ds_err_set(err, DS_ENOMEM, "sweep: out of memory");
+  for (int32_t i = 0; i < n; i++) {
+    ds_options_config(o, i, &c);
+    key[i].strategy = c.strategy_id;
+    for (int v = 0; v < DS_VAR_COUNT; v++) key[i].v[v] = c.sweep[v].v[0];
+  }
+  for (int32_t i = 0; i < n; i++) {
+    /* single's rows do not vary with --world-size: no ratio to state */
+    if (!ds_strategy_uses_var(key[i].strategy, DS_VAR_WORLD_SIZE)) continue;
+    int32_t base = -1; /* the first row of the smallest world size among i's */
+    for (int32_t j = 0; j < n; j++)
+      if (same_key(&key[j], &key[i]) &&
+          (base < 0 || rows[j].world_size < rows[base].world_size))
+        base = j;
+    double b = per_rank(&rows[base]);
+    if (b > 0) rows[i].scaling_efficiency_pct = 100.0 * per_rank(&rows[i]) / b;
+  }
+  free(key);
+  return DS_OK;
+}
+
+/* A world-size sweep's scaling efficiency (ds_sweep_fill_scaling's): each
+ * row's over the smallest world size's, which is the first row with it. */
 static void print_scaling(FILE *out, const struct ds_summary *rows, int32_t n) {
-  const struct ds_summary *r0 = &rows[0];
-  double s0 = ds_sweep_rank_samples_per_s(r0);
-  if (!(s0 > 0) || r0->world_size <= 0) return;
-  fprintf(out, "scaling efficiency (samples/s per rank over world-size=%d's):",
-          r0->world_size);
+  int32_t base = 0;
   for (int32_t i = 1; i < n; i++)
-    fprintf(out, "%s %d: %.1f%%", i > 1 ? "," : "", rows[i].world_size,
-            100.0 * (ds_sweep_rank_samples_per_s(&rows[i]) / rows[i].world_size) /
-                (s0 / r0->world_size));
+    if (rows[i].world_size < rows[base].world_size) base = i;
+  if (!rows[base].has_scaling || isnan(rows[base].scaling_efficiency_pct)) return;
+  fprintf(out, "scaling efficiency (samples/s per rank over world-size=%d's):",
+          rows[base].world_size);
+  const char *sep = "";
+  for (int32_t i = 0; i < n; i++) {
+    if (i == base) continue;
+    fprintf(out, "%s %d: %.1f%%", sep, rows[i].world_size, rows[i].scaling_efficiency_pct);
+    sep = ",";
+  }
   fputc('\n', out);
 }
 

@@ -94,10 +94,22 @@ double ds_sweep_rank_samples_per_s(const struct ds_summary *r);
 int32_t ds_sweep_best_row(const struct ds_options *o, const struct ds_summary *rows,
                           int32_t n);
 
+/* Sets every row's has_scaling (1 when --world-size took several values)
+ * and scaling_efficiency_pct (report.h): 100 x its samples/s per rank over
+ * that of the baseline, the first row of the smallest world size among the
+ * rows of the same strategy and the same values of every other swept
+ * option, never a ratio across strategies; NAN (absent) for a strategy
+ * that does not use the world size (single) or a baseline without
+ * throughput. Throughput as ds_sweep_rank_samples_per_s (the median with
+ * --samples). rows[i] is configuration i of o. DS_ENOMEM. */
+ds_status ds_sweep_fill_scaling(const struct ds_options *o, struct ds_summary *rows, int32_t n,
+                                struct ds_err *err);
+
 /* The text closing line of a sweep of n > 1 rows: for a sweep of the
  * bucket cap alone, the best cap; otherwise the best configuration by time
  * per sample and how many lie within 1% of it, and for a sweep of the
- * world size alone each size's scaling efficiency over the first. */
+ * world size alone each size's scaling efficiency over the smallest's
+ * (ds_sweep_fill_scaling's, which must have filled rows). */
 void ds_sweep_print_best(FILE *out, const struct ds_options *o,
                          const struct ds_summary *rows, int32_t n);
 

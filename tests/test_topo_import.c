@@ -180,6 +180,12 @@ Test(topo_import, bad_inputs_are_located_errors) {
       {D "dgx-a100.xml --gpu Z80", "option --gpu: unknown GPU 'Z80' (known: V100-SXM2-16GB,"},
       {D "dgx-a100.xml --nic 8x", "option --nic: expected COUNTxBW (8x400Gbps) or a bandwidth "
                                   "(400Gbps), got \"8x\""},
+      /* a bare 200 would be 200 B/s: 1.6e-06Gbps in the file, 33 h an iteration */
+      {D "dgx-a100.xml --nodes 2 --nic 8x200",
+       "option --nic: expected the bandwidth with its unit, got \"8x200\": write the unit you "
+       "mean, e.g. 8x200Gbps (bits, as NICs are sold) or 8x200GBps"},
+      {D "dgx-a100.xml --nodes 2 --nic 400", "got \"400\": write the unit you mean, e.g. "
+                                             "400Gbps (bits, as NICs are sold) or 400GBps"},
       {D "missing.xml", D "missing.xml: cannot read: No such file or directory"},
       {"", "ddpsim topo import: missing FILE (see --help)"},
   };

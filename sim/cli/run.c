@@ -1150,9 +1150,11 @@ static ds_status run_all(const struct ds_options *o, FILE *out, struct ds_run_tr
   double mem = ds_report_peak_mem_gib(&sums[worst_mem]) * DS_UNITS_GIB;
   if (mem > ld.topo->gpu.mem_bytes && o->format == DS_FORMAT_TEXT) {
     char gpu[sizeof ld.topo->gpu.name];
-    fprintf(out, "\nwarning: %.2f GiB per GPU exceeds the %s's %.0f GB of memory\n",
+    /* GiB against GiB: the table's mem is the device's capacity in bytes
+     * (nvidia-smi's MiB), the peak an allocation count in bytes */
+    fprintf(out, "\nwarning: %.2f GiB per GPU exceeds the %s's %.2f GiB of memory\n",
             mem / DS_UNITS_GIB, ds_textout_printable(ld.topo->gpu.name, gpu, sizeof gpu),
-            ld.topo->gpu.mem_bytes / 1e9);
+            ld.topo->gpu.mem_bytes / DS_UNITS_GIB);
   }
   st = DS_OK;
 done:

@@ -222,6 +222,17 @@ Test(cli, static_graph_runs_one_bucket_twice_then_rebuilds) {
   cr_assert_eq(n[1], 4);
   cr_assert_eq(n[2], 8);
   unlink(path);
+  /* --iters 2 would report iteration 1 (one bucket, 35.750 ms on 4gpu's
+   * ResNet-50) under the rebuilt buckets' list: refused, naming why; 3
+   * reports the rebuilt iteration, whose buckets the summary lists */
+  ds_test_ddpsim_refuses("--topo 4gpu --static-graph --iters 2",
+                         "option --iters: --static-graph needs 3 or more (PyTorch rebuilds its "
+                         "buckets before iteration 2, and the last iteration is the one "
+                         "reported), got 2");
+  r = run("--topo 4gpu --static-graph --iters 3 --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert_eq(ds_test_csv_num(r.out, "n_buckets", 0), 5);
+  ds_test_release(&r);
 }
 
 Test(cli, pytorch_1_4_pays_one_div_per_bucket) {

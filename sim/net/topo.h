@@ -151,11 +151,11 @@ struct ds_gpu_spec {
   } conv_tiles[DS_GPU_MATH_COUNT];
 };
 
-/* Efficiency factors of the roofline compute model (see compute.h). */
 /* A calibration file's GPU against the run's (sim/train/calib.h
  * ds_calib_gpu_fit): the one it names, none named, or another. */
 enum ds_calib_gpu_fit { DS_CALIB_GPU_SAME, DS_CALIB_GPU_UNNAMED, DS_CALIB_GPU_OTHER };
 
+/* Efficiency factors of the roofline compute model (see compute.h). */
 struct ds_compute_params {
   double flops_efficiency;  /* achieved / peak FLOP/s, (0, 1] */
   /* Per op class (model files' `class`; compute.h), keys conv_efficiency,

@@ -731,11 +731,10 @@ static ds_status convert_with_unit(const struct ds_cnode *node, const char *what
                                    struct ds_err *err) {
   DS_CHECK(convert(node, what, parse, out, err));
   const char *s = NULL;
-  double bare;
   DS_CHECK(scalar_of(node, what, &s, err));
   /* which unit the number was meant in, the message cannot know: it names
    * the usual one and the base unit a bare number used to be read in */
-  if (*out != 0 && ds_units_parse_number(s, &bare) == DS_OK)
+  if (ds_units_unit_left_out(s))
     return ds_cnode_error(node, err,
                           "expected %s with its unit, got \"%s\": write the unit you mean, "
                           "e.g. \"%s%s\" or \"%s%s\"",

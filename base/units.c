@@ -166,6 +166,11 @@ ds_status ds_units_parse_number(const char *text, double *out) {
   return parse_with(text, number_units, COUNT(number_units), 1, out);
 }
 
+int ds_units_unit_left_out(const char *text) {
+  double bare;
+  return ds_units_parse_number(text, &bare) == DS_OK && bare != 0;
+}
+
 int64_t ds_units_round_ns(double ns) {
   /* Callers only pass durations they computed; a negative or NaN one is a
    * bug upstream. Without assertions it becomes 0 rather than undefined

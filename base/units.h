@@ -73,6 +73,13 @@ ds_status ds_units_parse_flops(const char *text, double *out_flops_per_s);
 /* Plain numbers: a finite decimal number with no unit. */
 ds_status ds_units_parse_number(const char *text, double *out);
 
+/* 1 when text is a number without a unit other than 0: for a time,
+ * bandwidth or compute rate that is a unit left out (the parsers above read
+ * a bare "200" as 200 s or 200 B/s, where a file or flag meant us or Gbps),
+ * which every reader of a file or flag refuses with this one check. A
+ * size keeps its bare bytes (nccl-tests' -b 8), 0 needs no unit. */
+int ds_units_unit_left_out(const char *text);
+
 /* Rounds a non-negative duration in nanoseconds to the nearest integer
  * nanosecond (halves away from zero). This is the only place where a double
  * duration becomes simulated time. A duration past DS_UNITS_NS_MAX (or

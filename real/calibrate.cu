@@ -854,6 +854,10 @@ static ds_status finish(struct cal_ctx *c, const struct compute_meas *m, int32_t
   double mem_bw = mm.memcpy_bw > mm.kernel_bw ? mm.memcpy_bw : mm.kernel_bw;
   struct ds_calib cal;
   memset(&cal, 0, sizeof cal);
+  /* the device measured, as CUDA names it (nvidia-smi prints the same):
+   * ddpsim calls the efficiencies measured only on that GPU (sim/train/
+   * calib.h ds_calib_gpu_fit) */
+  snprintf(cal.gpu, sizeof cal.gpu, "%.63s", mm.gpu_name);
   cal.has_flops_efficiency = 1;
   cal.flops_efficiency = fmin(rate / peak, 1.0);
   cal.has_mem_efficiency = 1;

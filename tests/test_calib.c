@@ -248,6 +248,7 @@ static void round_trip(const struct ds_calib *c) {
   cr_assert_eq(back.has_collective, c->has_collective);
   cr_assert_eq(back.has_host_dispatch, c->has_host_dispatch);
   cr_assert_eq(back.has_host_node, c->has_host_node);
+  cr_assert_str_eq(back.gpu, c->gpu);
   if (c->has_host_dispatch)
     cr_assert_float_eq(back.host_dispatch_ns, c->host_dispatch_ns, 5e-6 * c->host_dispatch_ns);
   if (c->has_host_node)
@@ -302,6 +303,7 @@ Test(calib, round_trip_full) {
   c.host_dispatch_ns = 27312.3456;
   c.has_host_node = 1;
   c.host_node_ns = 26251.98765;
+  snprintf(c.gpu, sizeof c.gpu, "NVIDIA H200"); /* ddpreal calibrate's device name */
   round_trip(&c);
 }
 
@@ -413,4 +415,95 @@ Test(calib, host_time_without_a_unit_exits_2_with_its_place) {
                                        NULL),
                DS_OK, "%s", err.msg);
   cr_assert_float_eq(c.host_dispatch_ns, 0, 1e-12);
+}
+
+/* The top-level gpu (ddpreal calibrate writes the CUDA device's name): the
+ * writer puts it right after schema_version, the loader reads it back, an
+ * empty one is located. */
+Test(calib, the_gpu_name_is_written_and_read) {
+  struct ds_calib c;
+  memset(&c, 0, sizeof c);
+  snprintf(c.gpu, sizeof c.gpu, "NVIDIA A100-SXM4-80GB");
+  c.has_mem_efficiency = 1;
+  c.mem_efficiency = 0.8;
+  char path[64];
+  char *text = write_text(&c, NULL, path);
+  unlink(path);
+  cr_assert_str_eq(text, "schema_version: 1\ngpu: \"NVIDIA A100-SXM4-80GB\"\ncompute:\n"
+                         "  mem_efficiency: 0.8\n");
+  free(text);
+  struct bad_case b = {"schema_version: 1\ngpu: \"\"\n", ":2:6: key 'gpu'",
+                       "expected the GPU's name"};
+  expect_bad(&b);
+}
+
+/* Which GPU the file names (ds_calib_gpu_fit), by hand: the table's name
+ * or one of its smi_names (case insensitive) is this GPU; another name is
+ * another GPU; no name is unnamed, whatever the SMs. */
+Test(calib, the_gpu_fit_is_by_name_only) {
+  struct ds_gpu_spec a100 = {.name = "A100-SXM4-80GB", .sms = 108};
+  struct ds_gpu_info info = {.n_smi_names = 1, .smi_names = {"NVIDIA A100-SXM4-80GB"}};
+  struct ds_calib c;
+  memset(&c, 0, sizeof c);
+  cr_assert_eq(ds_calib_gpu_fit(&c, &a100, &info), DS_CALIB_GPU_UNNAMED);
+  snprintf(c.gpu, sizeof c.gpu, "nvidia a100-sxm4-80gb");
+  cr_assert_eq(ds_calib_gpu_fit(&c, &a100, &info), DS_CALIB_GPU_SAME);
+  cr_assert_eq(ds_calib_gpu_fit(&c, &a100, NULL), DS_CALIB_GPU_OTHER, "no smi_names known");
+  snprintf(c.gpu, sizeof c.gpu, "A100-SXM4-80GB");
+  cr_assert_eq(ds_calib_gpu_fit(&c, &a100, NULL), DS_CALIB_GPU_SAME);
+  snprintf(c.gpu, sizeof c.gpu, "NVIDIA H200");
+  cr_assert_eq(ds_calib_gpu_fit(&c, &a100, &info), DS_CALIB_GPU_OTHER);
+}
+
+/* ddpsim with an efficiency file on 4gpu's A100: measured where the file
+ * names the A100, a stand-in labelled with the other GPU (the table's name
+ * for the device's) and a warning naming file, key and both GPUs where it
+ * names an H200, and "names no GPU" where it names none. The same values
+ * apply in all three (fractions of this GPU's peak): the iteration does
+ * not move. */
+#define GPU_CALIB(GPU) "schema_version: 1\n" GPU "efficiency:\n  conv_tf32: 0.3\n" \
+                       "  matmul_fp32: 0.6\ncompute:\n  mem_efficiency: 0.8\n"
+static struct ds_test_result gpu_calib_run(const char *text, const char *format) {
+  char path[64] = "/tmp/ddpsim-calibg-XXXXXX", args[256];
+  ds_test_write_temp(path, text);
+  snprintf(args, sizeof args, "--topo 4gpu --calib %s --format %s", path, format);
+  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  unlink(path);
+  cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
+  return r;
+}
+
+Test(calib, a_file_from_another_gpu_is_not_called_measured) {
+  struct ds_test_result same = gpu_calib_run(GPU_CALIB("gpu: \"NVIDIA A100-SXM4-80GB\"\n"), "text");
+  cr_assert(strstr(same.out, "compute rates: measured (--calib) for conv_tf32, matmul_fp32, "
+                             "memory\n"), "%s", same.out);
+  cr_assert_str_eq(same.err, "");
+  struct ds_test_result other = gpu_calib_run(GPU_CALIB("gpu: \"NVIDIA H200\"\n"), "text");
+  cr_assert(strstr(other.out, "compute rates: a stand-in (--calib's, measured on "
+                              "H200-SXM-141GB) for conv_tf32, matmul_fp32, memory\n"),
+            "%s", other.out);
+  cr_assert(strstr(other.err, "ddpsim: warning: /tmp/ddpsim-calibg-"), "%s", other.err);
+  cr_assert(strstr(other.err, ": key 'gpu': measured on NVIDIA H200, not "), "%s", other.err);
+  cr_assert(strstr(other.err, "4gpu.yaml's A100-SXM4-80GB: its efficiencies (fractions of that "
+                              "GPU's peak) stand in for this GPU's"), "%s", other.err);
+  struct ds_test_result none = gpu_calib_run(GPU_CALIB(""), "text");
+  cr_assert(strstr(none.out, "compute rates: measured (--calib; the file names no GPU) for "
+                             "conv_tf32, matmul_fp32, memory\n"), "%s", none.out);
+  cr_assert_str_eq(none.err, "");
+  const char *a = strstr(same.out, "  iteration "), *b = strstr(other.out, "  iteration ");
+  cr_assert(a && b && strcspn(a, "\n") == strcspn(b, "\n") &&
+                strncmp(a, b, strcspn(a, "\n")) == 0,
+            "%s\n%s", same.out, other.out);
+  ds_test_release(&same);
+  ds_test_release(&other);
+  ds_test_release(&none);
+  /* CSV and JSON name the source apart */
+  struct ds_test_result csv = gpu_calib_run(GPU_CALIB("gpu: \"NVIDIA H200\"\n"), "csv");
+  cr_assert(strstr(csv.out, "conv_tf32=calib_other_gpu;matmul_fp32=calib_other_gpu;"
+                            "memory=calib_other_gpu"), "%s", csv.out);
+  ds_test_release(&csv);
+  struct ds_test_result json = gpu_calib_run(GPU_CALIB("gpu: \"NVIDIA H200\"\n"), "json");
+  cr_assert(strstr(json.out, "{\"rate\": \"memory\", \"source\": \"calib_other_gpu\", "
+                             "\"proxy\": \"measured on H200-SXM-141GB\"}"), "%s", json.out);
+  ds_test_release(&json);
 }

@@ -222,6 +222,17 @@ Test(cli, static_graph_runs_one_bucket_twice_then_rebuilds) {
   cr_assert_eq(n[1], 4);
   cr_assert_eq(n[2], 8);
   unlink(path);
+  /* --iters 2 would report iteration 1 (one bucket, 35.750 ms on 4gpu's
+   * ResNet-50) under the rebuilt buckets' list: refused, naming why; 3
+   * reports the rebuilt iteration, whose buckets the summary lists */
+  ds_test_ddpsim_refuses("--topo 4gpu --static-graph --iters 2",
+                         "option --iters: --static-graph needs 3 or more (PyTorch rebuilds its "
+                         "buckets before iteration 2, and the last iteration is the one "
+                         "reported), got 2");
+  r = run("--topo 4gpu --static-graph --iters 3 --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert_eq(ds_test_csv_num(r.out, "n_buckets", 0), 5);
+  ds_test_release(&r);
 }
 
 Test(cli, pytorch_1_4_pays_one_div_per_bucket) {
@@ -271,11 +282,12 @@ Test(cli, buckets_prints_pytorch_1_4s_layout) {
 }
 
 Test(cli, csv_and_json_say_whether_a_configuration_fits_the_gpu) {
-  /* 4gpu's A100-SXM4-80GB holds 80e9 B = 74.505806 GiB. ResNet-50's DDP
-   * peak (at backward's start) grows by 0.0801 GiB per sample: 74.479829
-   * GiB at batch 926 fits, 74.559952 GiB at 927 does not. Every row's
+  /* 4gpu's A100-SXM4-80GB holds 81920 MiB = 80 GiB (nvidia-smi's total,
+   * tools/gen_gpus.py MEM_MIB), not 80e9 B = 74.5 GiB. ResNet-50's DDP
+   * peak (at backward's start) grows by 0.0801 GiB per sample: 79.928215
+   * GiB at batch 994 fits, 80.008339 GiB at 995 does not. Every row's
    * fits_memory must say peak_mem_gib <= gpu_mem_gib. */
-  struct ds_test_result r = run("--topo 4gpu --batch 925:928:1 --format csv");
+  struct ds_test_result r = run("--topo 4gpu --batch 993:996:1 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   const char *want[] = {"yes", "yes", "no", "no"};
   for (int i = 0; i < 4; i++) {
@@ -284,13 +296,24 @@ Test(cli, csv_and_json_say_whether_a_configuration_fits_the_gpu) {
     cr_assert_str_eq(fits, want[i], "row %d", i);
     double peak = ds_test_csv_num(r.out, "peak_mem_gib", i);
     double cap = ds_test_csv_num(r.out, "gpu_mem_gib", i);
-    cr_assert_float_eq(cap, 80e9 / (1024.0 * 1024 * 1024), 1e-6);
+    cr_assert_float_eq(cap, 80.0, 1e-6);
     cr_assert_eq(peak <= cap, strcmp(fits, "yes") == 0, "row %d: %g of %g", i, peak, cap);
   }
   ds_test_release(&r);
-  r = run("--topo 4gpu --batch 927 --format json");
+  r = run("--topo 4gpu --batch 995 --format json");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "\"fits_memory\": \"no\""), "%s", r.out);
+  ds_test_release(&r);
+  /* the text warning compares and says GiB on both sides; at batch 950
+   * (76.40 GiB) it is silent, where the decimal 74.5 "GB" warned */
+  r = run("--topo 4gpu --batch 995");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "warning: 80.01 GiB per GPU exceeds the A100-SXM4-80GB's 80.00 GiB of "
+                          "memory"), "%s", r.out);
+  ds_test_release(&r);
+  r = run("--topo 4gpu --batch 950");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert_null(strstr(r.out, "warning:"), "%s", r.out);
   ds_test_release(&r);
 }
 

@@ -493,7 +493,8 @@ Test(rates, unaligned_half_gemms_are_named) {
   snprintf(calib, sizeof calib, "%s/c.yaml", dir);
   FILE *f = fopen(calib, "w");
   cr_assert(f);
-  fputs("schema_version: 1\nefficiency:\n  matmul_half: 0.5\n", f);
+  /* named as the device names itself (gpus.yaml smi_names): measured */
+  fputs("schema_version: 1\ngpu: \"NVIDIA H200\"\nefficiency:\n  matmul_half: 0.5\n", f);
   fclose(f);
   snprintf(args, sizeof args, "%s --calib %s", h200, calib);
   r = ds_test_run("", ds_test_ddpsim(), args);
@@ -572,7 +573,8 @@ Test(rates, calib_flops_for_unclassed_half) {
   snprintf(calib, sizeof calib, "%s/c.yaml", dir);
   FILE *f = fopen(calib, "w");
   cr_assert(f);
-  fputs("schema_version: 1\ncompute:\n  flops_efficiency: 0.45\n", f);
+  fputs("schema_version: 1\ngpu: \"NVIDIA H100 80GB HBM3\"\ncompute:\n  flops_efficiency: 0.45\n",
+        f);
   fclose(f);
   const char *amp[] = {"", "--amp bf16"};
   const char *want[] = {"compute rates: measured (GPU table) for memory; measured (--calib) for "

@@ -181,6 +181,12 @@ Test(topo_import, bad_inputs_are_located_errors) {
       {D "dgx-a100.xml --gpu Z80", "option --gpu: unknown GPU 'Z80' (known: V100-SXM2-16GB,"},
       {D "dgx-a100.xml --nic 8x", "option --nic: expected COUNTxBW (8x400Gbps) or a bandwidth "
                                   "(400Gbps), got \"8x\""},
+      /* a bare 200 would be 200 B/s: 1.6e-06Gbps in the file, 33 h an iteration */
+      {D "dgx-a100.xml --nodes 2 --nic 8x200",
+       "option --nic: expected the bandwidth with its unit, got \"8x200\": write the unit you "
+       "mean, e.g. 8x200Gbps (bits, as NICs are sold) or 8x200GBps"},
+      {D "dgx-a100.xml --nodes 2 --nic 400", "got \"400\": write the unit you mean, e.g. "
+                                             "400Gbps (bits, as NICs are sold) or 400GBps"},
       {D "missing.xml", D "missing.xml: cannot read: No such file or directory"},
       {"", "ddpsim topo import: missing FILE (see --help)"},
   };
@@ -227,9 +233,9 @@ static const char user_table[] =
     "gpus:\n"
     "  - name: A100-SXM4-80GB\n"      /* overrides the shipped entry */
     "    sms: 108\n    fp32: 19.5TFLOPS\n    fp16: 312TFLOPS\n"
-    "    mem: 80GB\n    mem_bw: 1000GBps\n"
+    "    mem: 80GiB\n    mem_bw: 1000GBps\n"
     "  - name: MyGPU\n"               /* a new GPU, importable by its id */
-    "    sms: 10\n    fp32: 10TFLOPS\n    fp16: 20TFLOPS\n    mem: 8GB\n    mem_bw: 500GBps\n"
+    "    sms: 10\n    fp32: 10TFLOPS\n    fp16: 20TFLOPS\n    mem: 8GiB\n    mem_bw: 500GBps\n"
     "    pcie_bw: 16GBps\n    pci_ids: [\"0x1234\"]\n";
 
 Test(gpu_table, a_users_table_adds_to_and_overrides_the_shipped_one) {
@@ -266,9 +272,9 @@ Test(gpu_table, a_users_table_adds_to_and_overrides_the_shipped_one) {
   free(h100);
   char args[1024];
   snprintf(args, sizeof args, "topo %s/a.yaml", dir);
-  topo_says(args, "A100-SXM4-80GB x 8 (1 node x 8), 108 SMs, 80 GB, HBM 1000 GB/s");
+  topo_says(args, "A100-SXM4-80GB x 8 (1 node x 8), 108 SMs, 80.0 GiB, HBM 1000 GB/s");
   snprintf(args, sizeof args, "topo %s/h.yaml", dir);
-  topo_says(args, "H100-SXM5-80GB x 8 (1 node x 8), 132 SMs, 80 GB, HBM 3350 GB/s");
+  topo_says(args, "H100-SXM5-80GB x 8 (1 node x 8), 132 SMs, 79.6 GiB, HBM 3350 GB/s");
 
   /* The import finds MyGPU by its PCI id through the table beside the XML. */
   char *xml = ds_test_slurp(D "bad-device.xml");

@@ -283,3 +283,14 @@ Test(units, rejects_values_past_bounds) {
   cr_assert_eq(ds_units_parse_bytes("1e18", &v), DS_OK);
   cr_assert_eq(ds_units_parse_flops("1e21", &v), DS_OK);
 }
+
+Test(units, unit_left_out_is_a_bare_number_other_than_zero) {
+  /* A bare "200" parses as 200 B/s or 200 s; every file key and flag that
+   * takes a rate or time refuses it through this one check. */
+  cr_assert(ds_units_unit_left_out("200"));
+  cr_assert(ds_units_unit_left_out("1.5e3"));
+  cr_assert_not(ds_units_unit_left_out("0"), "0 needs no unit");
+  cr_assert_not(ds_units_unit_left_out("200Gbps"));
+  cr_assert_not(ds_units_unit_left_out("1.5 us"));
+  cr_assert_not(ds_units_unit_left_out("x"), "malformed is the parser's to refuse");
+}

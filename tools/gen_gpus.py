@@ -707,7 +707,7 @@ CSV_FACTS = {
 # The GPUs the CSV lacks. Rates in TFLOPS, dense (the datasheets' sparse
 # figures halved); fp16/bf16 are tensor rates with FP32 accumulate, what
 # PyTorch's autocast matmuls use (GeForce cards run them at half their FP16-
-# accumulate rate; the whitepapers list both). mem in decimal GB, mem_bw in
+# accumulate rate; the whitepapers list both). mem: the marketed GB (MEM_MIB), mem_bw in
 # GB/s, nvlink_bw per direction over all links (datasheets quote both
 # directions together: halved), pcie: generation of the x16 host link.
 # Each record's `src` names the entries of DS its values come from; `cc`
@@ -797,6 +797,58 @@ EXTRA_GPUS = [
 ]
 
 
+# Memory capacity, gpus.yaml `mem`: what the device has, as nvidia-smi reports it
+# (`Memory-Usage` total or `nvidia-smi -q`'s FB Memory Usage Total, in MiB). ddpsim
+# compares a run's peak allocation, counted in bytes and printed in GiB, with it: the
+# datasheets' "80 GB" read as decimal GB (80e9 B = 74.5 GiB) called an A100 full 5.5 GiB
+# early. Recent drivers' totals (R525 and later) include the few hundred MiB the driver
+# reserves (the H200's `nvidia-smi -q`: Total 143771, Reserved 616 MiB); older drivers
+# left it out (V100-SXM2-16GB: 16160 MiB under R440, 4paradigm/k8s-vgpu-scheduler
+# issue 7), so one era is used throughout. What a process can allocate is a little less
+# again (the CUDA context), not modelled. name: (MiB, source)
+MEM_MIB = {
+    "V100-SXM2-16GB": (16384, "nvidia-smi 570.211.01, Tesla V100-SXM2-16GB: 16384MiB "
+                              "(https://github.com/1CatAI/1Cat-vLLM/issues/85)"),
+    "V100-SXM2-32GB": (32768, "nvidia-smi 525.105.17, Tesla V100-SXM2 (name cut; 32 GB): 32768MiB "
+                              "(https://github.com/Wan-Video/Wan2.1/issues/5)"),
+    "A100-SXM4-40GB": (40960, "nvidia-smi 580.126.09, NVIDIA A100-SXM4-40GB: 40960MiB "
+                              "(https://github.com/bottlerocket-os/bottlerocket-core-kit/pull/834)"),
+    "A100-SXM4-80GB": (81920, "nvidia-smi (NVML), A100 80GB: 81,920 MiB; the form factor not "
+                              "named (https://thundergolfer.com/blog/nvidia-gpu-memory-capacity)"),
+    "H100-SXM5-80GB": (81559, "nvidia-smi 580.159.04, NVIDIA H100 80GB HBM3: 81559MiB, this "
+                              "project's bench/results/gpu-2026-11-23-h100/nvidia-smi.txt"),
+    "H200-SXM-141GB": (143771, "nvidia-smi -q 580.159.04, NVIDIA H200: FB Memory Usage Total 143771 MiB, this "
+                               "project's bench/results/gpu-2026-11-26d-h200/nvidia-smi-q.log"),
+    "A10-24GB": (23028, "nvidia-smi (NVML), A10: 23,028 MiB "
+                        "(https://thundergolfer.com/blog/nvidia-gpu-memory-capacity)"),
+    "L40S-48GB": (46068, "nvidia-smi (NVML), L40S: 46,068 MiB "
+                         "(https://thundergolfer.com/blog/nvidia-gpu-memory-capacity)"),
+    "RTX4090-24GB": (24564, "nvidia-smi 535.54.03, NVIDIA GeForce RTX 4090: 24564MiB "
+                            "(https://github.com/vllm-project/vllm/issues/7553)"),
+    "L4-24GB": (23034, "nvidia-smi (NVML), L4: 23,034 MiB "
+                       "(https://thundergolfer.com/blog/nvidia-gpu-memory-capacity)"),
+}
+# A GPU without a published nvidia-smi total: its marketed number read as GiB, the memory
+# its DRAM chips hold (power-of-two dies: A100 80GB reports exactly 81920 MiB, V100 16 GB
+# 16384), an upper bound where parts are fused off (H100 SXM 80GB: 81559 MiB, 0.4 % less)
+# or ECC takes its share (GDDR6 with ECC on, as A10, L4 and L40S ship: 6 % less).
+MEM_MARKETED = ("no nvidia-smi total found (searched 2026-11-27): the marketed %d GB read as "
+                "GiB, what its memory chips hold; an upper bound where part is fused off or "
+                "ECC takes its share")
+
+
+def mem_lines(name, marketed_gb):
+    """gpus.yaml's mem of one GPU in MiB, with the comment saying where it comes from."""
+    if name in MEM_MIB:
+        mib, src = MEM_MIB[name]
+        # the nvidia-smi total is within 7 % under the marketed figure read as GiB (the
+        # H100's 0.4 %, the GDDR6 cards' with ECC 6 %): a guard against a mistyped entry
+        check(0.93 <= mib / (marketed_gb * 1024.0) <= 1.0, "%s: MEM_MIB %d" % (name, mib))
+    else:
+        mib, src = int(marketed_gb) * 1024, MEM_MARKETED % int(marketed_gb)
+    return ["    # mem: %s" % src, "    mem: %dMiB" % mib]
+
+
 # The CUDA compute capability of each GPU: the CSV's compute_capability
 # column, and for EXTRA_GPUS their `cc`, from NVIDIA's list of CUDA GPUs and
 # their compute capabilities and the architecture whitepapers of DS (GA100
@@ -844,7 +896,7 @@ def extra_entry(g):
     for key in ("tf32", "fp16", "bf16"):
         if key in g:
             out.append("    %s: %gTFLOPS" % (key, g[key]))
-    out += ["    mem: %dGB" % g["mem"], "    mem_bw: %gGBps" % g["mem_bw"]]
+    out += mem_lines(g["name"], g["mem"]) + ["    mem_bw: %gGBps" % g["mem_bw"]]
     if g["nvlink_gen"]:
         out.append("    nvlink_bw: %gGBps" % g["nvlink_bw"])
     out.append("    pcie_bw: %dGBps" % PCIE_X16_GBPS[g["pcie"]])
@@ -863,7 +915,8 @@ def gpus(data):
         "# GPU table. Generated by tools/gen_gpus.py from %s/gpu_specs.csv (NVIDIA datasheets "
         "via the pages named there); do not edit by hand." % SRC,
         "# fp32: vector FP32; tf32/fp16/bf16: tensor cores, dense (no sparsity), key omitted "
-        "where the GPU has none. mem: HBM capacity (decimal GB); mem_bw: HBM bandwidth.",
+        "where the GPU has none. mem: memory capacity as nvidia-smi reports it (MiB; MEM_MIB in "
+        "tools/gen_gpus.py), else the marketed GB read as GiB; mem_bw: HBM bandwidth.",
         "# nvlink_bw: NVLink per direction, all links together; pcie_bw: PCIe x16 per direction "
         "(Gen3 16, Gen4 32, Gen5 64 GBps).",
         "# boost_mhz: boost clock; nvlink_gen, nvlink_links: NVLink generation and link count "
@@ -921,8 +974,7 @@ def gpus(data):
                     check(key != "fp16", "%s: fp16 is required" % gpu)
                     continue
                 out.append("    %s: %sTFLOPS" % (key, num(v, key, gpu)))
-            out += [
-                "    mem: %sGB" % mem,
+            out += mem_lines(name, int(mem)) + [
                 "    mem_bw: %sGBps" % num(r["hbm_bw_GBps"], "hbm_bw_GBps", gpu),
             ]
             if nvlink is not None:

@@ -14,6 +14,7 @@ const char *const ds_calib_efficiency_keys[DS_CALIB_EFF_KEYS] = {
 int ds_calib_write(FILE *fp, const struct ds_calib *c, const char *header) {
   if (header) fputs(header, fp);
   fputs("schema_version: 1\n", fp);
+  if (c->gpu[0]) fprintf(fp, "gpu: \"%s\"\n", c->gpu);
   if (c->has_flops_efficiency || c->has_mem_efficiency || c->has_kernel_overhead ||
       c->has_fp32_math) {
     fputs("compute:\n", fp);

@@ -4,11 +4,14 @@
  * (efficiencies, kernel_overhead, fp32_math, comm_interference,
  * host_dispatch, host_node), NCCL's per-call launch cost, and the GPU
  * table's efficiencies and grouped convolution times. Written
- * by `ddpreal calibrate` (compute, efficiency, nccl, collective),
+ * by `ddpreal calibrate` (gpu, compute, efficiency, nccl, collective),
  * tools/gen_grouped_conv.py --calib (grouped_conv) and
  * bench/host_calibrate.py --calib-out (host).
  *
  *   schema_version: 1
+ *   gpu: "NVIDIA H200"        # optional: the device measured, as CUDA and
+ *                             # nvidia-smi name it (ddpreal calibrate writes
+ *                             # it; files before 2026-11-27 lack it)
  *   compute:                  # every key optional; only present keys apply
  *     flops_efficiency: 0.62  # achieved / peak FLOP/s of the fp32_math below
  *     mem_efficiency: 0.87    # achieved / peak memory bandwidth
@@ -50,6 +53,11 @@
  *                             # (bench/host_calibrate.py --calib-out); a
  *                             # unit is required (a bare 27 is refused,
  *                             # not read as 27 s)
+ *
+ * gpu: ddpsim calls the file's efficiencies measured only on the GPU it
+ * names (the topology's GPU name or one of its smi_names, sim/train/calib.h
+ * ds_calib_gpu_fit); on another GPU they stand in, labelled so, and a file
+ * without it is said to name none.
  *
  * grouped_conv: every key but gpu required. gpu: the measured GPU's name
  * as the CUDA device (and nvidia-smi) reports it; ddpsim applies the table
@@ -93,6 +101,8 @@ extern "C" {
 extern const char *const ds_calib_efficiency_keys[DS_CALIB_EFF_KEYS];
 
 struct ds_calib {
+  /* the GPU measured, as the device reports its name; "": not named */
+  char gpu[64];
   /* compute: each value applies only when its has_ flag is set */
   int has_flops_efficiency;
   double flops_efficiency; /* (0, 1] */

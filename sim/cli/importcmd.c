@@ -27,7 +27,7 @@ static const char usage[] =
     "GPU); the format is detected. Comments say where every value came from and\n"
     "what was assumed. One FILE per node, or one FILE and --nodes N for N alike.\n"
     "  --nic COUNTxBW    NICs per node and their speed (8x400Gbps; or BW alone),\n"
-    "                    over what the files say\n"
+    "                    over what the files say; BW needs its unit (Gbps, GBps)\n"
     "  --gpu NAME        the GPU (a name of the GPU table), over the files' device\n"
     "                    ids\n"
     "  --gpus TABLE      a gpus.yaml adding to the shipped table (default: gpus.yaml\n"
@@ -55,6 +55,13 @@ static ds_status parse_nic(const char *v, struct ds_import_options *o, struct ds
     o->nic_count = (int32_t)n;
     v = x + 1;
   }
+  /* a bare "200" would parse as 200 B/s (a run hours long): refused, as
+   * in a file (base/units.h's ds_units_unit_left_out) */
+  if (ds_units_unit_left_out(v))
+    return ds_err_set(err, DS_EUSAGE, "option --nic: expected the bandwidth with its unit, "
+                      "got \"%s\": write the unit you mean, e.g. %.*s%sGbps (bits, as NICs "
+                      "are sold) or %.*s%sGBps", o->nic_spec, (int)(v - o->nic_spec), o->nic_spec,
+                      v, (int)(v - o->nic_spec), o->nic_spec, v);
   if (ds_units_parse_bw(v, &o->nic_bw) != DS_OK || o->nic_bw <= 0)
     return ds_err_set(err, DS_EUSAGE, "option --nic: expected COUNTxBW (8x400Gbps) or a "
                       "bandwidth (400Gbps), got \"%s\"", o->nic_spec);

@@ -132,7 +132,7 @@ static const char usage_ddp[] =
     "  --find-unused-parameters  buckets binned in registration order, the list reversed,\n"
     "                         never rebuilt (the graph traversal's CPU cost is not modelled)\n"
     "  --static-graph         static_graph=True: one bucket in iterations 0 and 1, rebuilt\n"
-    "                         before iteration 2 (default --iters 3)\n"
+    "                         before iteration 2 (--iters 3 or more, default 3)\n"
     "  --pytorch-version V    PyTorch V's rules: current (default), 1.4 or 1.9. 1.4 (every\n"
     "                         strategy: the optimizer as a Python loop, kernels per parameter\n"
     "                         tensor, AccumulateGrad's add into the kept .grad; DDP: buckets\n"
@@ -754,8 +754,19 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
   }
   set_scalars(o);
   if (o->help || o->version) return DS_OK;
-  /* the reported (last) iteration is the first with rebuilt buckets */
+  /* the reported (last) iteration is the first with rebuilt buckets: under
+   * static_graph PyTorch's first backward records no gradient order
+   * (reducer.cpp autograd_hook returns at static_graph_first_iteration),
+   * the second does, and DDP's forward rebuilds before iteration 2. An
+   * earlier last iteration would report a time with the initial buckets
+   * beside the rebuilt ones' list, a state training leaves after two
+   * steps: refused, as --iters 1 is without static_graph. */
   if (o->static_graph && !o->iters_set) o->iters = 3;
+  if (o->static_graph && o->iters < 3)
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --iters: --static-graph needs 3 or more (PyTorch rebuilds its "
+                      "buckets before iteration 2, and the last iteration is the one "
+                      "reported), got %d", (int)o->iters);
   if (o->static_graph && o->find_unused_parameters)
     return ds_err_set(err, DS_EUSAGE,
                       "--static-graph and --find-unused-parameters: choose one (PyTorch "

@@ -289,7 +289,7 @@ static void print_json_rates(FILE *fp, const struct ds_rates *rates) {
     char name[32];
     ds_rate_name(u, name, sizeof name);
     fprintf(fp, "%s{\"rate\": \"%s\", \"source\": \"%s\"", i ? ", " : "", name,
-            ds_rate_source_name(u->source));
+            ds_rate_used_source_name(u));
     if (ds_rate_key(u)) fprintf(fp, ", \"key\": \"%s\", \"value\": %g", ds_rate_key(u),
                                 u->efficiency);
     if (u->grad_gemm) fputs(", \"for\": \"powersgd\"", fp);

@@ -629,6 +629,47 @@ static ds_status plug_calib_gconv(struct loaded *ld, const char *gpus_path,
   return DS_OK;
 }
 
+/* --calib's GPU against the topology's (calib.h ds_calib_gpu_fit), which
+ * words its rates. The file's efficiencies are fractions of the measured
+ * GPU's peak, and ddpsim multiplies each into this GPU's own peak: on
+ * another GPU they are that GPU's fractions standing in for this one's,
+ * as the GPU table's stand-ins are (the H100's matmul_half is the H200's
+ * fraction), not nonsense and not a measurement of this GPU. So they
+ * apply, labelled as another GPU's on the compute-rates line, with a
+ * warning, rather than being refused (which would leave the typical
+ * placeholders, further from any GPU); the absolute values (kernel_overhead,
+ * nccl, host) apply as measured there. A file naming no GPU (older
+ * ddpreal) is said to name none: which GPU it was, ddpsim cannot know. */
+static ds_status note_calib_gpu(struct loaded *ld, const char *calib_path, const char *gpus_path,
+                                struct ds_err *err) {
+  struct ds_compute_params *p = &ld->topo->compute;
+  const struct ds_calib *c = ld->calib;
+  const struct ds_gpu_spec *g = &ld->topo->gpu;
+  struct ds_gpu_table table;
+  DS_CHECK(ds_gpu_table_load(gpus_path, &table, err)); /* for g's smi_names */
+  p->calib_gpu_fit = ds_calib_gpu_fit(c, g, ds_gpu_table_find(&table, g->name));
+  if (p->calib_gpu_fit == DS_CALIB_GPU_OTHER) {
+    /* the table's name for the file's device name, where the table has it */
+    const struct ds_gpu_info *named = ds_gpu_table_find(&table, c->gpu);
+    if (!named) named = ds_gpu_table_by_smi_name(&table, c->gpu);
+    char file_gpu[sizeof c->gpu], path[256], topo[256];
+    ds_textout_printable(named ? named->spec.name : c->gpu, p->calib_gpu, sizeof p->calib_gpu);
+    int rates = c->has_flops_efficiency || c->has_mem_efficiency;
+    for (int k = 0; k < DS_CALIB_EFF_KEYS; k++) rates |= c->eff[k] > 0;
+    fprintf(stderr,
+            "ddpsim: warning: %s: key 'gpu': measured on %s, not %s's %s: %s; "
+            "its kernel_overhead, nccl and host values apply as measured there\n",
+            ds_textout_printable(calib_path, path, sizeof path),
+            ds_textout_printable(c->gpu, file_gpu, sizeof file_gpu),
+            ds_textout_printable(ld->topo_path, topo, sizeof topo), g->name,
+            rates ? "its efficiencies (fractions of that GPU's peak) stand in for this GPU's, "
+                    "not as measured (the compute-rates line says so)"
+                  : "it has no efficiencies");
+  }
+  ds_gpu_table_release(&table);
+  return DS_OK;
+}
+
 static ds_status load(struct loaded *ld, const struct ds_options *o, struct ds_err *err) {
   char gpus_path[4096];
   DS_CHECK(ds_lookup_file("topologies", "topology", o->topo, ld->topo_path,
@@ -645,6 +686,7 @@ static ds_status load(struct loaded *ld, const struct ds_options *o, struct ds_e
     if (cst != DS_OK) return ds_err_prefix(err, cst, "option --calib: ");
     ds_calib_apply_compute(ld->calib, &ld->topo->compute);
     ds_calib_apply_gpu(ld->calib, &ld->topo->gpu);
+    DS_CHECK(note_calib_gpu(ld, o->calib, gpus_path, err));
   }
   DS_CHECK(ds_model_load(ld->model_path, &ld->model, err));
   /* --optimizer: every reader of the optimizer (compute.c, host.c,
@@ -1151,9 +1193,11 @@ static ds_status run_all(const struct ds_options *o, FILE *out, struct ds_run_tr
   double mem = ds_report_peak_mem_gib(&sums[worst_mem]) * DS_UNITS_GIB;
   if (mem > ld.topo->gpu.mem_bytes && o->format == DS_FORMAT_TEXT) {
     char gpu[sizeof ld.topo->gpu.name];
-    fprintf(out, "\nwarning: %.2f GiB per GPU exceeds the %s's %.0f GB of memory\n",
+    /* GiB against GiB: the table's mem is the device's capacity in bytes
+     * (nvidia-smi's MiB), the peak an allocation count in bytes */
+    fprintf(out, "\nwarning: %.2f GiB per GPU exceeds the %s's %.2f GiB of memory\n",
             mem / DS_UNITS_GIB, ds_textout_printable(ld.topo->gpu.name, gpu, sizeof gpu),
-            ld.topo->gpu.mem_bytes / 1e9);
+            ld.topo->gpu.mem_bytes / DS_UNITS_GIB);
   }
   st = DS_OK;
 done:

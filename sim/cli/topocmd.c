@@ -13,6 +13,7 @@
 #include "sim/cli/importcmd.h"
 #include "sim/coll/coll.h"
 #include "base/lookup.h"
+#include "base/units.h"
 #include "sim/coll/nccl_model.h"
 #include "sim/net/gpu_table.h"
 #include "sim/net/topo.h"
@@ -118,9 +119,9 @@ static void vertex_label(const struct ds_topo *t, int32_t v, char *buf, size_t c
 
 static void print_gpu(FILE *out, const struct ds_topo *t) {
   const struct ds_gpu_spec *g = &t->gpu;
-  fprintf(out, "  gpu        %s x %d (%d node%s x %d), %d SMs, %.0f GB, HBM %.0f GB/s\n",
+  fprintf(out, "  gpu        %s x %d (%d node%s x %d), %d SMs, %.1f GiB, HBM %.0f GB/s\n",
           g->name, t->n_gpus, t->n_nodes, t->n_nodes == 1 ? "" : "s", t->gpus_per_node,
-          g->sms, g->mem_bytes / 1e9, g->mem_bw_bytes_per_s / 1e9);
+          g->sms, g->mem_bytes / DS_UNITS_GIB, g->mem_bw_bytes_per_s / 1e9);
   fprintf(out, "             dense TFLOP/s: fp32 %.1f, tf32 %.1f, fp16 %.1f, bf16 %.1f\n",
           g->fp32_flops_per_s / 1e12, g->tf32_flops_per_s / 1e12,
           g->fp16_flops_per_s / 1e12, g->bf16_flops_per_s / 1e12);

@@ -151,6 +151,10 @@ struct ds_gpu_spec {
   } conv_tiles[DS_GPU_MATH_COUNT];
 };
 
+/* A calibration file's GPU against the run's (sim/train/calib.h
+ * ds_calib_gpu_fit): the one it names, none named, or another. */
+enum ds_calib_gpu_fit { DS_CALIB_GPU_SAME, DS_CALIB_GPU_UNNAMED, DS_CALIB_GPU_OTHER };
+
 /* Efficiency factors of the roofline compute model (see compute.h). */
 struct ds_compute_params {
   double flops_efficiency;  /* achieved / peak FLOP/s, (0, 1] */
@@ -167,6 +171,11 @@ struct ds_compute_params {
    * (the topology's keys or their defaults), DS_RATE_GPU_TABLE (mem: the
    * table's eff.memory), DS_RATE_CALIB (--calib's compute section). */
   enum ds_rate_source flops_efficiency_source, mem_efficiency_source;
+  /* --calib's GPU against this run's, which words its DS_RATE_CALIB and
+   * _CALIB_FLOPS rates (sim/train/rates.c); calib_gpu: the GPU it names
+   * (the table's name where the table knows it), for DS_CALIB_GPU_OTHER */
+  enum ds_calib_gpu_fit calib_gpu_fit;
+  char calib_gpu[DS_GPU_PROXY_WHY_MAX];
   double kernel_overhead_ns; /* fixed cost added to every kernel */
   double comm_interference; /* compute slowdown while a collective runs on the GPU */
   /* Per-call NCCL launch cost measured on this machine (a calibration

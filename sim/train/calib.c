@@ -1,6 +1,6 @@
 /*
  * Loader of calibration files (format in traces/calib_file.h): written by
- * `ddpreal calibrate` (compute, efficiency, nccl, collective; writer in
+ * `ddpreal calibrate` (gpu, compute, efficiency, nccl, collective; writer in
  * traces/calib_file.c), tools/gen_grouped_conv.py --calib (grouped_conv)
  * and bench/host_calibrate.py --calib-out (host).
  *
@@ -20,7 +20,7 @@
 #include "sim/net/gpu_table.h"
 
 static const char *const root_keys[] = {"schema_version", "compute", "efficiency", "nccl",
-                                        "collective", "grouped_conv", "host", NULL};
+                                        "collective", "grouped_conv", "host", "gpu", NULL};
 static const char *const nccl_keys[] = {"launch", "interference_blocks",
                                         "interference_slowdown", "interference_predicted",
                                         NULL};
@@ -206,6 +206,20 @@ static ds_status read_gconv_entry(const struct ds_cnode *item, size_t i,
   return DS_OK;
 }
 
+/* A map's optional gpu key (the top level's or grouped_conv's) into out
+ * (cap bytes); files before 2026-11-27 lack it. */
+static ds_status read_gpu_name(const struct ds_cnode *map, char *out, size_t cap,
+                               struct ds_err *err) {
+  struct ds_cnode node;
+  if (!ds_cmap_get(map, "gpu", &node)) return DS_OK;
+  const char *s;
+  DS_CHECK(ds_cnode_string(&node, &s, err));
+  if (!s[0] || strlen(s) >= cap)
+    return ds_cnode_error(&node, err, "expected the GPU's name (1 to %zu characters)", cap - 1);
+  snprintf(out, cap, "%s", s);
+  return DS_OK;
+}
+
 static ds_status read_gconv(const struct ds_cnode *root, struct ds_calib *c,
                             struct ds_err *err) {
   struct ds_cnode map, node, list;
@@ -213,14 +227,7 @@ static ds_status read_gconv(const struct ds_cnode *root, struct ds_calib *c,
   double mhz;
   if (!ds_cmap_get(root, "grouped_conv", &map)) return DS_OK;
   DS_CHECK(ds_cmap_check_keys(&map, gconv_keys, err));
-  if (ds_cmap_get(&map, "gpu", &node)) { /* optional: files before 2026-11-27 lack it */
-    const char *s;
-    DS_CHECK(ds_cnode_string(&node, &s, err));
-    if (!s[0] || strlen(s) >= sizeof c->gconv_gpu)
-      return ds_cnode_error(&node, err, "expected the GPU's name (1 to %zu characters)",
-                            sizeof c->gconv_gpu - 1);
-    snprintf(c->gconv_gpu, sizeof c->gconv_gpu, "%s", s);
-  }
+  DS_CHECK(read_gpu_name(&map, c->gconv_gpu, sizeof c->gconv_gpu, err));
   DS_CHECK(read_count(&map, "sms", 100000, &c->gconv_sms, err));
   DS_CHECK(ds_cmap_require(&map, "boost_mhz", "the measured GPU's boost clock in MHz", &node,
                            err));
@@ -270,16 +277,29 @@ void ds_calib_gconv_table(const struct ds_calib *c, struct ds_gconv_table *out) 
   *out = (struct ds_gconv_table){c->gconv, c->n_gconv, c->gconv_sms, c->gconv_clock_hz, 1, 1};
 }
 
+/* Whether a file's GPU name is g: the device's name (cudaDeviceProp.name,
+ * which nvidia-smi prints too) against the table's name and its smi_names,
+ * as `topo import` matches them (ds_gpu_table_by_smi_name: exact, case
+ * insensitive). */
+static int names_gpu(const char *name, const struct ds_gpu_spec *g,
+                     const struct ds_gpu_info *info) {
+  int same = strcasecmp(name, g->name) == 0;
+  for (int32_t k = 0; info && k < info->n_smi_names; k++)
+    if (strcasecmp(name, info->smi_names[k]) == 0) same = 1;
+  return same;
+}
+
+enum ds_calib_gpu_fit ds_calib_gpu_fit(const struct ds_calib *c, const struct ds_gpu_spec *g,
+                                       const struct ds_gpu_info *info) {
+  if (!c->gpu[0]) return DS_CALIB_GPU_UNNAMED;
+  return names_gpu(c->gpu, g, info) ? DS_CALIB_GPU_SAME : DS_CALIB_GPU_OTHER;
+}
+
 enum ds_gconv_fit ds_calib_gconv_fit(const struct ds_calib *c, const struct ds_gpu_spec *g,
                                      const struct ds_gpu_info *info) {
   int same;
   if (c->gconv_gpu[0]) {
-    /* the device's name (cudaDeviceProp.name, which nvidia-smi prints too)
-     * against the table's name and its smi_names, as `topo import` matches
-     * them (ds_gpu_table_by_smi_name: exact, case insensitive) */
-    same = strcasecmp(c->gconv_gpu, g->name) == 0;
-    for (int32_t k = 0; info && k < info->n_smi_names; k++)
-      if (strcasecmp(c->gconv_gpu, info->smi_names[k]) == 0) same = 1;
+    same = names_gpu(c->gconv_gpu, g, info);
   } else {
     /* an older file names no GPU: another SM count is another GPU */
     same = g->sms > 0 && g->sms == c->gconv_sms;
@@ -297,6 +317,7 @@ ds_status ds_calib_load(const char *path, struct ds_calib *out, struct ds_err *e
   ds_status st = ds_config_open(path, root_keys, &cfg, &root, err);
   if (st == DS_EIO) st = DS_EINPUT; /* an unreadable file named on the command line */
   DS_CHECK_GOTO(st, st, done);
+  DS_CHECK_GOTO(read_gpu_name(&root, out->gpu, sizeof out->gpu, err), st, done);
   DS_CHECK_GOTO(read_compute(&root, out, err), st, done);
   DS_CHECK_GOTO(read_efficiency(&root, out, err), st, done);
   DS_CHECK_GOTO(read_nccl(&root, out, err), st, done);

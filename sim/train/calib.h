@@ -43,6 +43,12 @@ void ds_calib_apply_gpu(const struct ds_calib *c, struct ds_gpu_spec *g);
  * ds_calib_gconv_fit says DS_GCONV_FIT_SCALED. */
 void ds_calib_gconv_table(const struct ds_calib *c, struct ds_gconv_table *out);
 
+/* Whether the file's top-level gpu names g (info: its GPU table entry, for
+ * its smi_names; NULL: none known): the GPU's name or one of its
+ * smi_names, case insensitive (enum in sim/net/topo.h). */
+enum ds_calib_gpu_fit ds_calib_gpu_fit(const struct ds_calib *c, const struct ds_gpu_spec *g,
+                                       const struct ds_gpu_info *info);
+
 /* How the file's grouped_conv table reaches the topology's GPU g (info:
  * its GPU table entry, for its smi_names; NULL: none known). */
 enum ds_gconv_fit {

@@ -25,8 +25,20 @@ static void add_unaligned(const struct ds_compute *c, const struct ds_model *m,
   if (!unaligned) return;
   struct ds_rate_used *r = &out->r[out->n++];
   *r = (struct ds_rate_used){DS_LAYER_MATMUL, DS_GPU_MATH_HALF, c->unaligned_half_source,
-                             c->unaligned_half_efficiency, "", 1, 0};
+                             c->unaligned_half_efficiency, "", 1, 0, 0};
   snprintf(r->proxy, sizeof r->proxy, "%s", c->unaligned_half_proxy);
+}
+
+/* A calibration file's rate: which GPU the file was measured on, against
+ * the run's (compute params calib_gpu_fit, set where --calib is loaded). */
+static void mark_calib(const struct ds_compute *c, struct ds_rate_used *r) {
+  if (r->source != DS_RATE_CALIB && r->source != DS_RATE_CALIB_FLOPS) return;
+  r->calib_fit = c->params.calib_gpu_fit;
+  if (r->calib_fit == DS_CALIB_GPU_OTHER)
+    /* table names are short (H200-SXM-141GB): 50 bytes hold any of them */
+    snprintf(r->proxy, sizeof r->proxy, "measured on %.50s", c->params.calib_gpu);
+  else if (r->calib_fit == DS_CALIB_GPU_UNNAMED)
+    snprintf(r->proxy, sizeof r->proxy, "the file names no GPU");
 }
 
 void ds_rates_used(const struct ds_compute *c, const struct ds_model *m, struct ds_rates *out) {
@@ -42,15 +54,16 @@ void ds_rates_used(const struct ds_compute *c, const struct ds_model *m, struct 
     if (!charged) continue;
     struct ds_rate_used *r = &out->r[out->n++];
     *r = (struct ds_rate_used){cls, c->class_math[cls], c->class_source[cls],
-                               c->class_efficiency[cls], "", 0, 0};
+                               c->class_efficiency[cls], "", 0, 0, 0};
     snprintf(r->proxy, sizeof r->proxy, "%s", c->class_proxy[cls]);
   }
   /* every run moves bytes: activations, copies */
   struct ds_rate_used *mem = &out->r[out->n++];
   *mem = (struct ds_rate_used){DS_LAYER_MEMORY, DS_GPU_MATH_FP32,
                                c->class_source[DS_LAYER_MEMORY], c->params.mem_efficiency, "",
-                               0, 0};
+                               0, 0, 0};
   snprintf(mem->proxy, sizeof mem->proxy, "%s", c->class_proxy[DS_LAYER_MEMORY]);
+  for (int32_t i = 0; i < out->n; i++) mark_calib(c, &out->r[i]);
 }
 
 void ds_rates_add_grad_gemm(const struct ds_compute *c, struct ds_rates *out) {
@@ -61,8 +74,9 @@ void ds_rates_add_grad_gemm(const struct ds_compute *c, struct ds_rates *out) {
   if (out->n >= DS_RATES_MAX) return;
   struct ds_rate_used *r = &out->r[out->n++];
   *r = (struct ds_rate_used){DS_LAYER_MATMUL, c->grad_gemm_math, c->grad_gemm_source,
-                             c->grad_gemm_efficiency, "", 0, 1};
+                             c->grad_gemm_efficiency, "", 0, 1, 0};
   snprintf(r->proxy, sizeof r->proxy, "%s", c->grad_gemm_proxy);
+  mark_calib(c, r);
 }
 
 /* Whether a and b are the same rate: class, math, unaligned and whether
@@ -90,6 +104,13 @@ const char *ds_rate_source_name(enum ds_rate_source source) {
   case DS_RATE_CALIB_FLOPS: return "calib_flops";
   default: return "typical";
   }
+}
+
+const char *ds_rate_used_source_name(const struct ds_rate_used *r) {
+  if (r->calib_fit == DS_CALIB_GPU_OTHER && r->source == DS_RATE_CALIB) return "calib_other_gpu";
+  if (r->calib_fit == DS_CALIB_GPU_OTHER && r->source == DS_RATE_CALIB_FLOPS)
+    return "calib_flops_other_gpu";
+  return ds_rate_source_name(r->source);
 }
 
 void ds_rate_name(const struct ds_rate_used *r, char *buf, size_t size) {
@@ -120,7 +141,8 @@ const char *ds_rate_key(const struct ds_rate_used *r) {
 int ds_rates_unmeasured(const struct ds_rates *rates) {
   for (int32_t i = 0; i < rates->n; i++)
     if (rates->r[i].source == DS_RATE_TYPICAL || rates->r[i].source == DS_RATE_AS_MATMUL ||
-        rates->r[i].source == DS_RATE_GPU_PROXY || rates->r[i].source == DS_RATE_CALIB_FLOPS)
+        rates->r[i].source == DS_RATE_GPU_PROXY || rates->r[i].source == DS_RATE_CALIB_FLOPS ||
+        rates->r[i].calib_fit == DS_CALIB_GPU_OTHER)
       return 1;
   return 0;
 }
@@ -137,7 +159,7 @@ static void text_name(const struct ds_rate_used *r, char *buf, size_t size) {
 /* Whether rates a and b fall in one group: the same source and, for the
  * sources with a key, the same key and value; stand-ins, the same reason. */
 static int same_group(const struct ds_rate_used *a, const struct ds_rate_used *b) {
-  if (a->source != b->source) return 0;
+  if (a->source != b->source || a->calib_fit != b->calib_fit) return 0;
   if (a->source == DS_RATE_GPU_PROXY) return strcmp(a->proxy, b->proxy) == 0;
   const char *ka = ds_rate_key(a), *kb = ds_rate_key(b);
   return !ka || (strcmp(ka, kb) == 0 && a->efficiency == b->efficiency);
@@ -152,7 +174,15 @@ static void group(const struct ds_rates *rates, int32_t first, int first_group, 
   if (!first_group) ds_textout_append(buf, size, used, "; ");
   switch (r->source) {
   case DS_RATE_GPU_TABLE: ds_textout_append(buf, size, used, "measured (GPU table)"); break;
-  case DS_RATE_CALIB: ds_textout_append(buf, size, used, "measured (--calib)"); break;
+  case DS_RATE_CALIB:
+    /* another GPU's fractions of its peak, on this GPU's peak: a stand-in */
+    if (r->calib_fit == DS_CALIB_GPU_OTHER)
+      ds_textout_append(buf, size, used, "a stand-in (--calib's, %s)", r->proxy);
+    else if (r->calib_fit == DS_CALIB_GPU_UNNAMED)
+      ds_textout_append(buf, size, used, "measured (--calib; %s)", r->proxy);
+    else
+      ds_textout_append(buf, size, used, "measured (--calib)");
+    break;
   case DS_RATE_TOPOLOGY:
     ds_textout_append(buf, size, used, "topology's %s %g", key, r->efficiency);
     break;
@@ -163,8 +193,9 @@ static void group(const struct ds_rates *rates, int32_t first, int first_group, 
     ds_textout_append(buf, size, used, "a stand-in (GPU table: %s)", r->proxy);
     break;
   case DS_RATE_CALIB_FLOPS:
-    ds_textout_append(buf, size, used, "a stand-in (--calib's flops_efficiency %g, its GEMMs)",
-                      r->efficiency);
+    ds_textout_append(buf, size, used,
+                      "a stand-in (--calib's flops_efficiency %g, its GEMMs%s%s)", r->efficiency,
+                      r->proxy[0] ? "; " : "", r->proxy);
     break;
   default:
     ds_textout_append(buf, size, used, "typical %s %g (not measured)", key, r->efficiency);
@@ -216,7 +247,7 @@ int ds_rates_write_field(FILE *fp, const struct ds_rates *rates) {
   for (int32_t i = 0; i < rates->n; i++) {
     char name[32];
     ds_rate_name(&rates->r[i], name, sizeof name);
-    if (fprintf(fp, "%s%s=%s", i ? ";" : "", name, ds_rate_source_name(rates->r[i].source)) < 0)
+    if (fprintf(fp, "%s%s=%s", i ? ";" : "", name, ds_rate_used_source_name(&rates->r[i])) < 0)
       return EOF;
   }
   return 0;

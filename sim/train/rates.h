@@ -31,7 +31,9 @@ struct ds_rate_used {
   int32_t source;    /* enum ds_rate_source */
   double efficiency; /* the class's (a convolution's pooled), memory's mem_efficiency */
   /* DS_RATE_GPU_PROXY: the GPU table's reason ("the f16 convolution's
-   * fraction"); "" for the other sources */
+   * fraction"); DS_RATE_CALIB and _CALIB_FLOPS: "measured on GPU" where
+   * the file names another GPU, "the file names no GPU" where it names
+   * none (calib_fit); "" otherwise */
   char proxy[DS_GPU_PROXY_WHY_MAX];
   /* 1: half GEMMs on unaligned operands (matmul_unaligned_half), which
    * layers of class matmul or attention run at in place of their class's */
@@ -39,6 +41,9 @@ struct ds_rate_used {
   /* 1: the GEMMs on the gradients (PowerSGD's, ds_compute_grad_gemm_ns),
    * listed apart where the model's matmuls do not run their math (--amp) */
   int32_t grad_gemm;
+  /* DS_RATE_CALIB and _CALIB_FLOPS: enum ds_calib_gpu_fit (topo.h), the
+   * file's GPU against the run's; 0 (DS_CALIB_GPU_SAME) otherwise */
+  int32_t calib_fit;
 };
 
 /* Conv, matmul, attention, unaligned half GEMMs, class-less, memory: at
@@ -64,6 +69,10 @@ void ds_rates_merge(struct ds_rates *dst, const struct ds_rates *src);
 /* "gpu_table", "calib", "topology", "as_matmul", "gpu_table_proxy",
  * "calib_flops", "typical". */
 const char *ds_rate_source_name(enum ds_rate_source source);
+/* r's source as the CSV and JSON name it: ds_rate_source_name's, with
+ * "_other_gpu" after a calibration file's measured on another GPU
+ * ("calib_other_gpu", "calib_flops_other_gpu"). */
+const char *ds_rate_used_source_name(const struct ds_rate_used *r);
 /* The rate's name, the GPU table's key where it has one: "conv_tf32",
  * "matmul_fp32", "attention_half", "memory"; class-less layers
  * "unclassed_MATH". */

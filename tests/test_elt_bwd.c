@@ -46,9 +46,13 @@ static const char *model_text =
     "    fwd_bytes: 5000000\n    act_bytes: 2000000\n    op_fwd_bytes: 7000000\n"
     "    bwd_bytes: 11000000\n    amp_bwd_bytes: 7500000\n    params: []\n"
     "  - name: old\n    class: memory\n    fwd_flops: 0\n    bwd_flops: 0\n"
-    "    fwd_bytes: 2000000\n    act_bytes: 0\n    params: []\n";
+    "    fwd_bytes: 2000000\n    act_bytes: 0\n    params: []\n"
+    "  - name: drop\n    class: memory\n    fwd_flops: 0\n    bwd_flops: 0\n"
+    "    fwd_bytes: 2000000\n    act_bytes: 250000\n    act_int_bytes: 250000\n"
+    "    op_fwd_bytes: 2250000\n    bwd_bytes: 2250000\n    amp_bwd_bytes: 1250000\n"
+    "    params: []\n";
 
-enum { CONV, RELU, ADD, POOL, OLD };
+enum { CONV, RELU, ADD, POOL, OLD, DROP };
 
 struct fixture {
   struct ds_topo *topo;
@@ -112,6 +116,25 @@ Test(elt_bwd, half_types_scale_the_bytes_and_amp_takes_autocasts) {
   cr_assert_float_eq(ds_compute_bwd_ns(&amp, &L[RELU], 4), 12000, 1e-6);
   /* pool has no amp_fwd_bytes: its fp32 bytes scaled to 2 B, 22 us */
   cr_assert_float_eq(ds_compute_bwd_ns(&amp, &L[POOL], 4), 22000, 1e-6);
+  teardown(&f);
+}
+
+Test(elt_bwd, a_half_dtype_leaves_a_bool_mask_its_byte) {
+  /* drop: dropout on 1 MB of fp32 (250,000 elements): forward reads 1 MB,
+   * writes 1 MB and the 0.25 MB bool mask it saves (act_int_bytes);
+   * backward reads the gradient and the mask, writes 1 MB. fp32, batch 4:
+   * 2.25 MB x 4 = 9 us each way. --dtype fp16 halves the float bytes, not
+   * the mask's: (2 / 2 + 0.25) MB x 4 = 5 us each way (4.5 if the mask
+   * were halved too). */
+  struct fixture f;
+  setup(&f);
+  const struct ds_layer *L = f.model->layers;
+  struct ds_compute fp32 = init(&f, DS_DTYPE_FP32, DS_AMP_NONE);
+  cr_assert_float_eq(ds_compute_fwd_ns(&fp32, &L[DROP], 4), 9000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&fp32, &L[DROP], 4), 9000, 1e-6);
+  struct ds_compute half = init(&f, DS_DTYPE_FP16, DS_AMP_NONE);
+  cr_assert_float_eq(ds_compute_fwd_ns(&half, &L[DROP], 4), 5000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&half, &L[DROP], 4), 5000, 1e-6);
   teardown(&f);
 }
 

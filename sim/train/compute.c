@@ -460,13 +460,25 @@ double ds_compute_bwd_extra_ns(const struct ds_compute *c, const struct ds_layer
   return ns + memory_pass_ns(c, l, DS_LEGACY_ACCUM, batch, accum);
 }
 
+/* A pass's bytes from the model file (fp32 sizes) at the activation
+ * dtype: the integer and bool part keeps its size. That part is
+ * act_int_bytes (model.h): the dropout masks, embedding ids and max-pool
+ * indices a layer saves, which its forward writes or reads once (a bool
+ * mask is 1 byte in any --dtype) and its backward reads once; the memory
+ * model keeps the same bytes unscaled in the saved activations
+ * (memory.c). Capped at the pass's bytes. */
+static double dtype_bytes(const struct ds_compute *c, const struct ds_layer *l, double bytes) {
+  double ints = l->act_int_bytes < bytes ? l->act_int_bytes : bytes;
+  return (bytes - ints) * act_scale(c) + ints;
+}
+
 /* Under --amp with the model file's autocast traffic (model.h): the layer's
  * activation bytes as autocast's dtypes make them; otherwise every op's
  * bytes (op_fwd_bytes, else the module's inputs and outputs, fwd_bytes)
- * scaled to the activation dtype. */
+ * at the activation dtype (dtype_bytes). */
 static double fwd_act_bytes(const struct ds_compute *c, const struct ds_layer *l) {
   if (ds_compute_autocast_traffic(c, l)) return l->amp_fwd_bytes;
-  return ds_layer_op_fwd_bytes(l) * act_scale(c);
+  return dtype_bytes(c, l, ds_layer_op_fwd_bytes(l));
 }
 
 /* Backward's activation traffic: a memory layer's own backward ops' bytes
@@ -478,7 +490,7 @@ static double bwd_act_bytes(const struct ds_compute *c, const struct ds_layer *l
   if (l->cls != DS_LAYER_MEMORY && !ds_layer_input_grad(l)) return fwd_act_bytes(c, l);
   if (l->cls != DS_LAYER_MEMORY || l->bwd_bytes < 0) return 2 * fwd_act_bytes(c, l);
   if (ds_compute_autocast_traffic(c, l)) return l->amp_bwd_bytes;
-  return l->bwd_bytes * act_scale(c);
+  return dtype_bytes(c, l, l->bwd_bytes);
 }
 
 /* Cast kernels of `bytes` per sample: separate memory-bound kernels
@@ -730,7 +742,8 @@ static struct pass_time attn_core_time(const struct ds_compute *c, const struct 
            (p->kernels - 1) * ovh;
     if (flop_bound) sm = prod;
   }
-  double rbytes = (amp ? r->amp_bytes : r->bytes * act_scale(c)) * b;
+  /* the dropout's bool mask, the core's act_int_bytes, at its size */
+  double rbytes = (amp ? r->amp_bytes : dtype_bytes(c, l, r->bytes)) * b;
   enum ds_legacy_pass lp = pass == DS_ATTN_FWD ? DS_LEGACY_FWD : DS_LEGACY_BWD;
   double moved, legacy = ds_legacy_ew_ns(c, l, lp, batch, &moved);
   /* a GPU without a clock: those kernels' bytes at the roofline, as the

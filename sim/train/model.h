@@ -113,7 +113,9 @@ struct ds_layer {
   double act_bytes;    /* saved activations per sample, fp32 */
   /* Optional, per sample (tools/export_model.py): act_int_bytes, the part
    * of act_bytes in integer and bool tensors (max-pool indices, dropout
-   * masks; 0 when absent), which a half --dtype leaves as they are; and
+   * masks; 0 when absent), which a half --dtype leaves as they are, in
+   * the saved activations (memory.c) and in the passes' bytes (compute.c:
+   * written or read once by the forward, read once by the backward); and
    * amp_act_bytes, what autograd saves under CUDA autocast (each save in
    * the dtype autocast gives it: a half op's inputs half, an fp32 op's
    * fp32, a cast and its source apart), -1 when absent: --amp then halves

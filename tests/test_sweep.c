@@ -519,6 +519,49 @@ Test(sweep, other_options_bad_values_name_the_flag) {
                          "uses it (dp does)");
 }
 
+/* One value of an option no strategy of the run uses is refused as a list
+ * is, unless it is what those strategies run anyway (single's one GPU,
+ * the option's default): each of these exited 0 with the result of the
+ * same run without it. */
+Test(sweep, one_value_no_strategy_uses_is_refused) {
+  static const char *const refused[][2] = {
+      {"--strategy single --comm-hook fp16", "option --comm-hook fp16: no strategy of the run "
+                                             "uses it (ddp does)"},
+      {"--strategy single --world-size 2", "option --world-size 2: no strategy of the run "
+                                           "uses it (dp, ddp, ps do)"},
+      {"--strategy dp --no-sync 2", "option --no-sync 2: no strategy of the run uses it "
+                                    "(ddp does)"},
+      {"--strategy ps --ring-chunks 2", "option --ring-chunks 2: no strategy of the run uses "
+                                        "it (dp, ddp do)"},
+      {"--strategy ddp --ps-mode async", "option --ps-mode async: no strategy of the run "
+                                         "uses it (ps does)"},
+      {"--strategy ddp --ps-push per-layer", "option --ps-push per-layer:"},
+      {"--strategy ddp --dp-parallel-loss", "option --dp-parallel-loss: no strategy of the "
+                                            "run uses it (dp does)"},
+      {"--strategy ps --no-overlap", "option --no-overlap: no strategy of the run uses it "
+                                     "(ddp does)"},
+      {"--strategy single,dp --static-graph", "option --static-graph:"},
+      {"--strategy dp --bucket-mb 5", "option --bucket-mb 5:"},
+  };
+  for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+    char args[256];
+    snprintf(args, sizeof args, TINY "%s", refused[i][0]);
+    ds_test_ddpsim_refuses(args, refused[i][1]);
+  }
+  /* what the run does anyway, or a strategy of the run that uses it */
+  static const char *const accepted[] = {
+      "--strategy single --world-size 1", "--strategy single --comm-hook none",
+      "--strategy dp --no-sync 1", "--strategy ddp --ps-mode sync --ps-servers 1",
+      "--strategy single,ddp --comm-hook fp16", "--strategy single,ps --ps-mode async"};
+  for (size_t i = 0; i < sizeof accepted / sizeof *accepted; i++) {
+    char args[256];
+    snprintf(args, sizeof args, TINY "%s --format csv", accepted[i]);
+    struct ds_test_result r = run(args);
+    cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
+    ds_test_release(&r);
+  }
+}
+
 Test(sweep, world_size_sweep_reports_scaling_efficiency) {
   /* Same batch per GPU: samples/s = world * batch / iter, so the per-rank
    * throughput of row i over row 0's is iter_ms[0] / iter_ms[i]. */

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,7 +176,9 @@ static const char usage_ps[] =
     "  --no-sync, --ps-servers, --dp-output-device, --jitter (a linear range may start\n"
     "  at 0), --ring-chunks; --comm-hook a list none,fp16,powersgd:4 (ranks:\n"
     "  powersgd:1,2,4 or powersgd:1:16:log5); --straggler 3:1,1.5,2 or 3:1:2:0.25 (one\n"
-    "  rank's factors). --iters, --seed, --samples take one value.\n"
+    "  rank's factors). --iters, --seed, --samples take one value. An option no\n"
+    "  strategy of the run uses is refused, unless its value is what they do anyway\n"
+    "  (--strategy single --world-size 1, --comm-hook none, a default).\n"
     "  --measured FILE.csv    with --plot or alone, a sweep of one option: measured\n"
     "                         iter_ms (and exposed_comm_ms) per value of its column\n"
     "                         (bucket_mb, world_size, ...); the report adds the\n"
@@ -265,6 +268,98 @@ int ds_strategy_uses_var(enum ds_strategy s, enum ds_sweep_var v) {
   default: return v != DS_VAR_PS_SERVERS && v != DS_VAR_DP_OUTPUT_DEVICE;
   }
 }
+
+int ds_options_given(const struct ds_options *o, const char *flag) {
+  for (int i = 0; i < o->given.n; i++)
+    if (strcmp(o->given.flag[i], flag) == 0) return 1;
+  return 0;
+}
+
+/* The strategies of a set (bit 1 << s for strategy s) as "ddp does" or
+ * "dp, ddp, ps do". */
+static void users_text(unsigned users, char *buf, size_t cap) {
+  int n = 0;
+  buf[0] = '\0';
+  for (int s = 0; s < DS_STRATEGY_COUNT; s++)
+    if (users & (1u << s)) {
+      size_t used = strlen(buf);
+      snprintf(buf + used, cap - used, "%s%s", n++ ? ", " : "", strategy_names[s]);
+    }
+  size_t used = strlen(buf);
+  snprintf(buf + used, cap - used, " %s", n > 1 ? "do" : "does");
+}
+
+/* Options of a few strategies that are not sweep variables, each an int
+ * field of ds_options that is 0 where the option is not given: what the
+ * other strategies do anyway (no such switch, PyTorch's defaults). */
+#define BIT(s) (1u << (s))
+static const struct strategy_switch {
+  const char *flag;
+  unsigned users;    /* the strategies that read it */
+  size_t field;      /* offsetof the int field */
+  const char *value; /* the value that sets it ("async"); NULL: a switch */
+} strategy_switches[] = {
+    {"--no-overlap", BIT(DS_STRATEGY_DDP), offsetof(struct ds_options, no_overlap), NULL},
+    {"--grad-as-bucket-view", BIT(DS_STRATEGY_DDP),
+     offsetof(struct ds_options, grad_as_bucket_view), NULL},
+    {"--no-broadcast-buffers", BIT(DS_STRATEGY_DDP),
+     offsetof(struct ds_options, no_broadcast_buffers), NULL},
+    {"--find-unused-parameters", BIT(DS_STRATEGY_DDP),
+     offsetof(struct ds_options, find_unused_parameters), NULL},
+    {"--static-graph", BIT(DS_STRATEGY_DDP), offsetof(struct ds_options, static_graph), NULL},
+    {"--dp-parallel-loss", BIT(DS_STRATEGY_DP), offsetof(struct ds_options, dp_parallel_loss),
+     NULL},
+    {"--ps-mode", BIT(DS_STRATEGY_PS), offsetof(struct ds_options, ps_async), "async"},
+    {"--ps-push", BIT(DS_STRATEGY_PS), offsetof(struct ds_options, ps_push_per_layer),
+     "per-layer"},
+};
+
+/* Whether sweep variable v, given one value, is what a strategy that does
+ * not use it runs anyway: single's world is one GPU (--world-size 1); the
+ * others' is the option's default (--no-sync 1, --ring-chunks 1,
+ * --comm-hook none, --ps-servers 1, --bucket-mb 25, ...). */
+static int var_inert(const struct ds_options *o, enum ds_sweep_var v, double dflt) {
+  if (v == DS_VAR_COMM_HOOK) return o->comm_hooks[0].kind == DS_HOOK_NONE;
+  return o->sweep[v].v[0] == (v == DS_VAR_WORLD_SIZE ? 1 : dflt);
+}
+
+/* An option no strategy of the run uses would be silently ignored: a list
+ * (it would give one value) or a value other than what those strategies
+ * run anyway (--strategy single --world-size 1 is consistent, 2 is not).
+ * --straggler is not checked here: single uses rank 0's factor, and the
+ * ranks are checked against the world size when the run starts. */
+static ds_status check_unused(const struct ds_options *o, const double *dflt,
+                              struct ds_err *err) {
+  unsigned run = 0;
+  char users[64];
+  for (int32_t k = 0; k < o->n_strategies; k++) run |= BIT(o->strategies[k]);
+  for (int v = 0; v < DS_VAR_COUNT; v++) {
+    unsigned by = 0;
+    for (int s = 0; s < DS_STRATEGY_COUNT; s++)
+      if (ds_strategy_uses_var((enum ds_strategy)s, (enum ds_sweep_var)v)) by |= BIT(s);
+    if ((by & run) || v == DS_VAR_STRAGGLER || !ds_options_given(o, var_flags[v])) continue;
+    users_text(by, users, sizeof users);
+    if (o->sweep[v].n > 1)
+      return ds_err_set(err, DS_EUSAGE, "option %s: %d values, but no strategy of the run "
+                        "uses it (%s)", var_flags[v], o->sweep[v].n, users);
+    if (!var_inert(o, (enum ds_sweep_var)v, dflt[v])) {
+      char text[32];
+      ds_options_var_text(o, (enum ds_sweep_var)v, text, sizeof text);
+      return ds_err_set(err, DS_EUSAGE, "option %s %s: no strategy of the run uses it (%s); "
+                        "it would be ignored", var_flags[v], text, users);
+    }
+  }
+  for (size_t i = 0; i < sizeof strategy_switches / sizeof *strategy_switches; i++) {
+    const struct strategy_switch *w = &strategy_switches[i];
+    if ((w->users & run) || *(const int *)((const char *)o + w->field) == 0) continue;
+    users_text(w->users, users, sizeof users);
+    return ds_err_set(err, DS_EUSAGE, "option %s%s%s: no strategy of the run uses it (%s); "
+                      "it would be ignored", w->flag, w->value ? " " : "",
+                      w->value ? w->value : "", users);
+  }
+  return DS_OK;
+}
+#undef BIT
 
 /* Configurations of one strategy: the cross product of its variables. */
 static int64_t strategy_configs(const struct ds_options *o, enum ds_strategy s) {
@@ -750,6 +845,7 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
     DS_CHECK(ds_cli_next_option(&walk, argc, argv, &i, flag, sizeof flag, &value, err));
     DS_CHECK(apply(o, flag, value, &proto_set, err));
   }
+  o->given = walk.seen;
   set_scalars(o);
   if (o->help || o->version) return DS_OK;
   /* the reported (last) iteration is the first with rebuilt buckets */
@@ -855,22 +951,7 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
       return ds_err_set(err, DS_EUSAGE,
                         "--trace and --schedule describe one configuration: give one %s value",
                         var_flags[v]);
-  /* A list no strategy of the run uses would silently give one value. */
-  for (int v = 0; v < DS_VAR_COUNT; v++) {
-    int used = 0;
-    char users[64] = "";
-    for (int32_t k = 0; k < o->n_strategies; k++)
-      used |= ds_strategy_uses_var(o->strategies[k], (enum ds_sweep_var)v);
-    if (used || o->sweep[v].n < 2) continue;
-    for (int s = 0; s < DS_STRATEGY_COUNT; s++)
-      if (ds_strategy_uses_var((enum ds_strategy)s, (enum ds_sweep_var)v)) {
-        size_t n = strlen(users);
-        snprintf(users + n, sizeof users - n, "%s%s", n ? ", " : "", strategy_names[s]);
-      }
-    return ds_err_set(err, DS_EUSAGE, "option %s: %d values, but no strategy of the run "
-                      "uses it (%s %s)", var_flags[v], o->sweep[v].n, users,
-                      strchr(users, ',') ? "do" : "does");
-  }
+  DS_CHECK(check_unused(o, defaults, err));
   /* --chrome is one run's timeline, as --trace is. */
   if (o->chrome && o->n_strategies > 1)
     return ds_err_set(err, DS_EUSAGE, "option --chrome writes one configuration's "

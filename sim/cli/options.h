@@ -193,7 +193,14 @@ struct ds_options {
                                      * configuration only */
   int help;
   int version;
+  /* The flags given on the command line (the walk's record, base/cli.h):
+   * ds_options_given. */
+  struct ds_cli_seen given;
 };
+
+/* Whether flag ("--world-size") was given on the command line (--straggler,
+ * which repeats, and --help are not recorded). */
+int ds_options_given(const struct ds_options *o, const char *flag);
 
 /* The micro-steps per optimizer step of a configuration of `world` ranks
  * at `batch` per GPU: --grad-accum's K, or --optimizer-batch N / (world x

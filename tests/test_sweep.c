@@ -284,10 +284,23 @@ Test(sweep, sample_quantiles_are_ordered_and_spread_with_noise) {
   /* the noise-free iteration (1.820569 ms) sits inside the samples' range */
   cr_assert_lt(fabs(p50 - 1.820569), 0.2, "%g", p50);
   ds_test_release(&r);
-  /* Samples without jitter: every seed runs the same timeline. */
-  r = run(TINY "--format csv --samples 3");
+}
+
+/* --jitter is the only random input: without it (or at CV 0) every seed
+ * runs one timeline, and p50/p95/p99 over them would be one number
+ * repeated (the old binary printed them, all 1.820569 ms here). A sweep
+ * with a noisy value keeps its CV 0 row as the noise-free reference. */
+Test(sweep, samples_without_jitter_are_refused) {
+  ds_test_ddpsim_refuses(TINY "--format csv --samples 3",
+                         "option --samples 3: seeds differ only in --jitter's draws");
+  ds_test_ddpsim_refuses(TINY "--samples 2 --jitter 0", "option --samples 2");
+  struct ds_test_result r = run(TINY "--format csv --samples 3 --jitter 0,0.1");
+  cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_eq(ds_test_csv_num(r.out, "iter_p50_ms", 0), ds_test_csv_num(r.out, "iter_p99_ms", 0));
   cr_assert_float_eq(ds_test_csv_num(r.out, "iter_p50_ms", 0), 1.820569, 1e-5);
+  ds_test_release(&r);
+  r = run(TINY "--format csv --samples 1");
+  cr_assert_eq(r.status, 0, "%s", r.err);
   ds_test_release(&r);
 }
 

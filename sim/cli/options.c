@@ -43,7 +43,8 @@ static const char usage[] =
     "  --jitter CV            per-kernel lognormal noise of mean 1 and this coefficient of\n"
     "                         variation on compute ops (GSL mt19937 seeded by --seed)\n"
     "  --samples N            seeds per configuration (--seed, --seed+1, ...); adds\n"
-    "                         iter_p50_ms, iter_p95_ms, iter_p99_ms (default 1)\n"
+    "                         iter_p50_ms, iter_p95_ms, iter_p99_ms (default 1); N > 1\n"
+    "                         needs --jitter CV > 0, the one random input\n"
     "  --plot FILE.png|.svg   a sweep of one option: iteration time and exposed\n"
     "                         communication against it; nothing swept: the reported\n"
     "                         iteration's timeline per rank and stream (gnuplot)\n"
@@ -875,6 +876,17 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
                       "(its experimental _set_static_graph() is not modelled)");
   DS_CHECK(check_grad_accum(o, err));
   DS_CHECK(check_loop(o, err));
+  /* --jitter's draws are the only random input (sim/train/jitter.c, the
+   * one use of the seed): without them every seed runs one timeline, and
+   * its p50/p95/p99 would pass a repeat off as a distribution. */
+  int noisy = 0;
+  for (int32_t k = 0; k < o->sweep[DS_VAR_JITTER].n; k++)
+    noisy |= o->sweep[DS_VAR_JITTER].v[k] > 0;
+  if (o->samples > 1 && !noisy)
+    return ds_err_set(err, DS_EUSAGE, "option --samples %d: seeds differ only in --jitter's "
+                      "draws, the one random input, so without --jitter (or at CV 0) every "
+                      "sample is the same timeline; give --jitter CV, or --samples 1",
+                      o->samples);
   if (o->no_bn_weight_decay && !o->weight_decay)
     return ds_err_set(err, DS_EUSAGE, "option --no-bn-weight-decay: needs --weight-decay "
                       "(without it no parameter decays)");

@@ -575,6 +575,30 @@ Test(sweep, one_value_no_strategy_uses_is_refused) {
   }
 }
 
+/* A value out of range is refused with the range it must be in: these
+ * said "greater than 0" of 1e9 MiB, 2e6 MiB and a factor 1e7 (the bound is
+ * 1e6, base/values.c), and buckets took the list "1,5" for a bad size. */
+Test(sweep, range_errors_name_the_bound) {
+  static const char *const cases[][2] = {
+      {TINY "--bucket-mb 1e9", "option --bucket-mb: expected a size in MiB greater than 0 "
+                               "and at most 1e6 (e.g. 25 or 0.5), got \"1e9\""},
+      {TINY "--first-bucket-mb 2e6", "option --first-bucket-mb: expected a size in MiB greater "
+                                     "than 0 and at most 1e6"},
+      {TINY "--bucket-mb 1:2e6:log3", "gives 2e+06, expected a size in MiB greater than 0 and "
+                                      "at most 1e6"},
+      {TINY "--straggler 1:1e7", "FACTOR a number greater than 0 and at most 1e6"},
+      {TINY "--straggler 1:1,2e7", "a factor greater than 0 and at most 1e6"},
+      {TINY "--straggler 2000000:2", "RANK an integer from 0 to 1048576"},
+      {"buckets --bucket-mb 1,5", "option --bucket-mb: ddpsim buckets takes one value"},
+      {"buckets --first-bucket-mb 1:4:1", "option --first-bucket-mb: ddpsim buckets takes one "
+                                          "value"},
+      {"collective --topo tests/data/tiny-topo.yaml -b 1e16", "at least 4 bytes and at most "
+                                                            "1e15"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    ds_test_ddpsim_refuses(cases[i][0], cases[i][1]);
+}
+
 Test(sweep, world_size_sweep_reports_scaling_efficiency) {
   /* Same batch per GPU: samples/s = world * batch / iter, so the per-rank
    * throughput of row i over row 0's is iter_ms[0] / iter_ms[i]. */

@@ -134,7 +134,8 @@ static const char usage_rest[] =
 static ds_status parse_size(const char *flag, const char *v, double *out,
                             struct ds_err *err) {
   if (ds_units_parse_bytes(v, out) != DS_OK || *out < FLOAT_BYTES || *out > 1e15)
-    return ds_cli_bad_value(err, flag, "a size of at least 4 bytes, e.g. 8, 1K, 32MiB, 1G", v);
+    return ds_cli_bad_value(err, flag, "a size of at least 4 bytes and at most 1e15, e.g. 8, "
+                            "1K, 32MiB, 1G", v);
   return DS_OK;
 }
 

@@ -504,7 +504,8 @@ static ds_status parse_stragglers(const char *flag, const char *v, struct ds_opt
       long rank = strtol(item, &stop, 10);
       const char *factor_text = item + (colon - p) + 1;
       if (item[0] == '\0' || *stop != '\0' || errno || rank < 0 || rank > (1 << 20))
-        return bad(err, flag, "RANK:FACTOR with RANK an integer >= 0, e.g. 3:2", v);
+        return bad(err, flag, "RANK:FACTOR with RANK an integer from 0 to 1048576, e.g. 3:2",
+                   v);
       for (int32_t k = 0; k < o->n_stragglers; k++)
         if (o->stragglers[k].rank == (int32_t)rank)
           return ds_err_set(err, DS_EUSAGE, "option %s: rank %ld given twice", flag, rank);
@@ -526,7 +527,8 @@ static ds_status parse_stragglers(const char *flag, const char *v, struct ds_opt
         o->straggler_swept_k = prev;
       } else if (ds_units_parse_number(factor_text, &o->stragglers[prev].factor) != DS_OK ||
                  !ds_value_in_kind(&ds_value_kind_factor, o->stragglers[prev].factor)) {
-        return bad(err, flag, "RANK:FACTOR with FACTOR a number > 0, e.g. 3:2", v);
+        return bad(err, flag, "RANK:FACTOR with FACTOR a number greater than 0 and at most "
+                   "1e6, e.g. 3:2", v);
       }
     }
     if (!end) return DS_OK;

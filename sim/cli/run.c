@@ -734,6 +734,11 @@ static ds_status configure(struct config_run *c, const struct loaded *ld,
    * the flow network's broadcast/reduce/gather/scatter (docs/strategies.md). */
   if (o->strategy_id == DS_STRATEGY_DDP) DS_CHECK(setup_nccl(c, o, quiet, err));
   else snprintf(c->coll_algo, sizeof c->coll_algo, "ring");
+  /* One rank has no peer: NCCL's one-rank all-reduce of DDP's bucket, in
+   * place, launches nothing (src/enqueue.cc, src/device/onerank.cu
+   * ncclLaunchOneRank: a cudaMemcpyAsync only out of place), and single's
+   * and dp's lone GPU communicates with none, so no algorithm runs. */
+  if (c->world == 1) snprintf(c->coll_algo, sizeof c->coll_algo, "none");
   describe_ddp_options(o, c->grad_accum, c->ddp_options, sizeof c->ddp_options);
   if (o->strategy_id == DS_STRATEGY_DP) {
     /* the ddp_options column carries the row's strategy's options */
@@ -1027,7 +1032,9 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
     mo.ddp = 1;
     mo.grad_as_bucket_view = oc.grad_as_bucket_view;
     DS_CHECK_GOTO(ddp_memory_with_hook(&c, &oc, mo, &s->mem, err), st, out);
-    s->peak_mem_gib_gpu0 = s->peak_mem_gib_other = s->mem.total / DS_UNITS_GIB;
+    /* every rank holds the same; "other" is 0 where there is none */
+    s->peak_mem_gib_gpu0 = s->mem.total / DS_UNITS_GIB;
+    s->peak_mem_gib_other = c.world > 1 ? s->peak_mem_gib_gpu0 : 0;
     break;
   }
   }

@@ -555,6 +555,11 @@ Test(sweep, one_value_no_strategy_uses_is_refused) {
                                      "(ddp does)"},
       {"--strategy single,dp --static-graph", "option --static-graph:"},
       {"--strategy dp --bucket-mb 5", "option --bucket-mb 5:"},
+      /* only ddp's all-reduces run on NCCL's model */
+      {"--strategy single,dp --algo tree", "option --algo: no strategy of the run uses it "
+                                           "(ddp does)"},
+      {"--strategy dp --proto LL", "option --proto:"},
+      {"--strategy ps --nccl-extra none", "option --nccl-extra none:"},
   };
   for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
     char args[256];
@@ -565,7 +570,8 @@ Test(sweep, one_value_no_strategy_uses_is_refused) {
   static const char *const accepted[] = {
       "--strategy single --world-size 1", "--strategy single --comm-hook none",
       "--strategy dp --no-sync 1", "--strategy ddp --ps-mode sync --ps-servers 1",
-      "--strategy single,ddp --comm-hook fp16", "--strategy single,ps --ps-mode async"};
+      "--strategy single,ddp --comm-hook fp16", "--strategy single,ps --ps-mode async",
+      "--strategy dp --algo auto --nccl-extra measured", "--strategy single,ddp --algo ring"};
   for (size_t i = 0; i < sizeof accepted / sizeof *accepted; i++) {
     char args[256];
     snprintf(args, sizeof args, TINY "%s --format csv", accepted[i]);

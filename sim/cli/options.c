@@ -291,27 +291,35 @@ static void users_text(unsigned users, char *buf, size_t cap) {
 }
 
 /* Options of a few strategies that are not sweep variables, each an int
- * field of ds_options that is 0 where the option is not given: what the
- * other strategies do anyway (no such switch, PyTorch's defaults). */
+ * field of ds_options whose default (what the other strategies do anyway:
+ * no such switch, PyTorch's and NCCL's defaults) changes nothing. */
 #define BIT(s) (1u << (s))
+#define NO_FIELD ((size_t)-1)
+#define DDP_ONLY BIT(DS_STRATEGY_DDP)
 static const struct strategy_switch {
   const char *flag;
   unsigned users;    /* the strategies that read it */
-  size_t field;      /* offsetof the int field */
-  const char *value; /* the value that sets it ("async"); NULL: a switch */
+  size_t field;      /* offsetof the int field; NO_FIELD: any value given counts */
+  int inert;         /* the field's default */
+  const char *value; /* the value that sets it ("async"), NULL: a switch or any value */
 } strategy_switches[] = {
-    {"--no-overlap", BIT(DS_STRATEGY_DDP), offsetof(struct ds_options, no_overlap), NULL},
-    {"--grad-as-bucket-view", BIT(DS_STRATEGY_DDP),
-     offsetof(struct ds_options, grad_as_bucket_view), NULL},
-    {"--no-broadcast-buffers", BIT(DS_STRATEGY_DDP),
-     offsetof(struct ds_options, no_broadcast_buffers), NULL},
-    {"--find-unused-parameters", BIT(DS_STRATEGY_DDP),
-     offsetof(struct ds_options, find_unused_parameters), NULL},
-    {"--static-graph", BIT(DS_STRATEGY_DDP), offsetof(struct ds_options, static_graph), NULL},
-    {"--dp-parallel-loss", BIT(DS_STRATEGY_DP), offsetof(struct ds_options, dp_parallel_loss),
+    {"--no-overlap", DDP_ONLY, offsetof(struct ds_options, no_overlap), 0, NULL},
+    {"--grad-as-bucket-view", DDP_ONLY, offsetof(struct ds_options, grad_as_bucket_view), 0,
      NULL},
-    {"--ps-mode", BIT(DS_STRATEGY_PS), offsetof(struct ds_options, ps_async), "async"},
-    {"--ps-push", BIT(DS_STRATEGY_PS), offsetof(struct ds_options, ps_push_per_layer),
+    {"--no-broadcast-buffers", DDP_ONLY, offsetof(struct ds_options, no_broadcast_buffers), 0,
+     NULL},
+    {"--find-unused-parameters", DDP_ONLY, offsetof(struct ds_options, find_unused_parameters),
+     0, NULL},
+    {"--static-graph", DDP_ONLY, offsetof(struct ds_options, static_graph), 0, NULL},
+    /* only ddp's all-reduces run on NCCL's model (run.c configure): dp's
+     * chains and ps's transfers are flows of their own */
+    {"--algo", DDP_ONLY, offsetof(struct ds_options, algo_auto), 1, NULL},
+    {"--proto", DDP_ONLY, NO_FIELD, 0, NULL},
+    {"--nccl-extra", DDP_ONLY, offsetof(struct ds_options, nccl_extra), 1, "none"},
+    {"--dp-parallel-loss", BIT(DS_STRATEGY_DP), offsetof(struct ds_options, dp_parallel_loss), 0,
+     NULL},
+    {"--ps-mode", BIT(DS_STRATEGY_PS), offsetof(struct ds_options, ps_async), 0, "async"},
+    {"--ps-push", BIT(DS_STRATEGY_PS), offsetof(struct ds_options, ps_push_per_layer), 0,
      "per-layer"},
 };
 
@@ -352,7 +360,9 @@ static ds_status check_unused(const struct ds_options *o, const double *dflt,
   }
   for (size_t i = 0; i < sizeof strategy_switches / sizeof *strategy_switches; i++) {
     const struct strategy_switch *w = &strategy_switches[i];
-    if ((w->users & run) || *(const int *)((const char *)o + w->field) == 0) continue;
+    if ((w->users & run) || !ds_options_given(o, w->flag) ||
+        (w->field != NO_FIELD && *(const int *)((const char *)o + w->field) == w->inert))
+      continue;
     users_text(w->users, users, sizeof users);
     return ds_err_set(err, DS_EUSAGE, "option %s%s%s: no strategy of the run uses it (%s); "
                       "it would be ignored", w->flag, w->value ? " " : "",
@@ -361,6 +371,8 @@ static ds_status check_unused(const struct ds_options *o, const double *dflt,
   return DS_OK;
 }
 #undef BIT
+#undef NO_FIELD
+#undef DDP_ONLY
 
 /* Configurations of one strategy: the cross product of its variables. */
 static int64_t strategy_configs(const struct ds_options *o, enum ds_strategy s) {
@@ -371,8 +383,8 @@ static int64_t strategy_configs(const struct ds_options *o, enum ds_strategy s) 
 }
 
 double ds_options_first_bucket_mb(const struct ds_options *o, double bucket_mb) {
-  return ds_ddp_first_bucket_mb(o->ddp_rules, o->bucket_mb_set ? bucket_mb : 0,
-                                o->first_bucket_mb_set ? o->first_bucket_mb : 0);
+  return ds_ddp_first_bucket_mb(o->ddp_rules, ds_options_given(o, "--bucket-mb") ? bucket_mb : 0,
+                                ds_options_given(o, "--first-bucket-mb") ? o->first_bucket_mb : 0);
 }
 
 int64_t ds_options_n_configs(const struct ds_options *o) {
@@ -624,10 +636,8 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
     DS_CHECK(parse_strategies(flag, v, o, err));
   else if (strcmp(flag, "--bucket-mb") == 0) {
     DS_CHECK(ds_values_parse(flag, v, &ds_value_kind_mib, &o->sweep[DS_VAR_BUCKET_MB], err));
-    o->bucket_mb_set = 1;
   } else if (strcmp(flag, "--first-bucket-mb") == 0) {
     DS_CHECK(ds_values_parse(flag, v, &ds_value_kind_mib, &o->sweep[DS_VAR_FIRST_BUCKET_MB], err));
-    o->first_bucket_mb_set = 1;
   }
   else if (strcmp(flag, "--world-size") == 0) {
     struct ds_value_kind k = ds_value_kind_int(1, 1 << 20);
@@ -639,7 +649,6 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
   else if (strcmp(flag, "--iters") == 0) {
     DS_CHECK(parse_int(flag, v, 2, 1000, &x, err));
     o->iters = (int32_t)x;
-    o->iters_set = 1;
   } else if (strcmp(flag, "--seed") == 0) {
     DS_CHECK(parse_int(flag, v, 0, INT64_MAX, &x, err));
     o->seed = (uint64_t)x;
@@ -669,7 +678,6 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
     struct ds_value_kind k = ds_value_kind_int(1, 4096);
     DS_CHECK(ds_values_parse(flag, v, &k, &o->sweep[DS_VAR_RING_CHUNKS], err));
   } else if (strcmp(flag, "--algo") == 0) {
-    o->algo_set = 1;
     o->algo_auto = strcmp(v, "auto") == 0;
     o->ar_algo = DS_AR_RING;
     if (!o->algo_auto && ds_ar_algo_parse(v, &o->ar_algo) != DS_OK)
@@ -716,7 +724,6 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
     static const char *const names[] = {"sgd", "adam", "none"};
     DS_CHECK(parse_choice(flag, v, names, 3, &c, err));
     o->optimizer = c == 0 ? DS_OPT_SGD : c == 1 ? DS_OPT_ADAM : DS_OPT_NONE;
-    o->optimizer_set = 1;
   }
   else if (strcmp(flag, "--no-bn-weight-decay") == 0) o->no_bn_weight_decay = 1;
   else if (strcmp(flag, "--find-unused-parameters") == 0) o->find_unused_parameters = 1;
@@ -730,7 +737,6 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
   } else if (strcmp(flag, "--grad-accum") == 0) {
     DS_CHECK(parse_int(flag, v, 1, 1024, &x, err));
     o->grad_accum = (int32_t)x;
-    o->grad_accum_set = 1;
   } else if (strcmp(flag, "--loop") == 0) {
     static const char *const names[] = {"sync", "free"};
     DS_CHECK(parse_choice(flag, v, names, 2, &c, err));
@@ -780,7 +786,7 @@ static ds_status check_loop(const struct ds_options *o, struct ds_err *err) {
  * ddp only, not with no_sync's micro-steps. */
 static ds_status check_grad_accum(const struct ds_options *o, struct ds_err *err) {
   const char *flag = o->optimizer_batch > 0 ? "--optimizer-batch" : "--grad-accum";
-  if (o->optimizer_batch > 0 && o->grad_accum_set)
+  if (o->optimizer_batch > 0 && ds_options_given(o, "--grad-accum"))
     return ds_err_set(err, DS_EUSAGE, "options --grad-accum and --optimizer-batch: give one "
                       "(--optimizer-batch sets K from the world size and batch)");
   if (o->grad_accum <= 1 && o->optimizer_batch == 0) return DS_OK;
@@ -852,7 +858,7 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
   set_scalars(o);
   if (o->help || o->version) return DS_OK;
   /* the reported (last) iteration is the first with rebuilt buckets */
-  if (o->static_graph && !o->iters_set) o->iters = 3;
+  if (o->static_graph && !ds_options_given(o, "--iters")) o->iters = 3;
   if (o->static_graph && o->find_unused_parameters)
     return ds_err_set(err, DS_EUSAGE,
                       "--static-graph and --find-unused-parameters: choose one (PyTorch "
@@ -908,20 +914,20 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
                         "to agree on skipping a step with an infinite gradient and send the "
                         "new scale back, which is not modelled); use --amp bf16, which "
                         "needs no GradScaler");
-  if (o->optimizer_set && o->optimizer == DS_OPT_NONE && o->weight_decay)
+  if (ds_options_given(o, "--optimizer") && o->optimizer == DS_OPT_NONE && o->weight_decay)
     return ds_err_set(err, DS_EUSAGE, "option --weight-decay: the optimizer's weight_decay, "
                       "but --optimizer none runs no optimizer");
   /* accumulation counts micro-steps per optimizer step: with no step there
    * is nothing to count (a loop of forward and backward alone is K = 1) */
-  if (o->optimizer_set && o->optimizer == DS_OPT_NONE && (o->grad_accum_set || o->optimizer_batch > 0))
+  int no_step = ds_options_given(o, "--optimizer") && o->optimizer == DS_OPT_NONE;
+  if (no_step && (ds_options_given(o, "--grad-accum") || o->optimizer_batch > 0))
     return ds_err_set(err, DS_EUSAGE, "option %s: micro-steps per optimizer step, but "
                       "--optimizer none runs no optimizer step",
                       o->optimizer_batch > 0 ? "--optimizer-batch" : "--grad-accum");
   /* A parameter server is the optimizer: its servers apply the pushed
    * gradients to the parameters the workers pull (ps.h), so a loop
    * without optimizer.step() has no meaning there. */
-  for (int32_t k = 0; o->optimizer_set && o->optimizer == DS_OPT_NONE && k < o->n_strategies;
-       k++)
+  for (int32_t k = 0; no_step && k < o->n_strategies; k++)
     if (o->strategies[k] == DS_STRATEGY_PS)
       return ds_err_set(err, DS_EUSAGE,
                         "option --optimizer none: not built for --strategy ps (its servers "

@@ -563,7 +563,7 @@ static ds_status setup_nccl(struct config_run *c, const struct ds_options *o,
   /* NCCL's choice by default: where its model is unavailable (a GPU it
    * has no constants for) the plain ring runs, as the summary says; only an
    * explicit --algo gets the note */
-  if (!quiet && o->algo_set)
+  if (!quiet && ds_options_given(o, "--algo"))
     fprintf(stderr, "ddpsim: note: %s; --algo %s runs the plain %s\n", why.msg,
             o->algo_auto ? "auto" : ds_ar_algo_name(o->ar_algo), ds_ar_algo_name(o->ar_algo));
   return DS_OK;
@@ -666,7 +666,7 @@ static ds_status load(struct loaded *ld, const struct ds_options *o, struct ds_e
   DS_CHECK(ds_model_load(ld->model_path, &ld->model, err));
   /* --optimizer: every reader of the optimizer (compute.c, host.c,
    * memory.c, the strategies) then sees it as the file's */
-  if (o->optimizer_set) ld->model->optimizer = o->optimizer;
+  if (ds_options_given(o, "--optimizer")) ld->model->optimizer = o->optimizer;
   for (int32_t k = 0; k < o->sweep[DS_VAR_COMM_HOOK].n; k++) /* every hook of a list */
     DS_CHECK(ds_comm_hook_check_model(&o->comm_hooks[k], ld->model, err));
   DS_CHECK(ds_compute_init(ld->topo, o->dtype, o->amp, &ld->compute, err));
@@ -772,7 +772,7 @@ static ds_status configure(struct config_run *c, const struct loaded *ld,
            o->calib ? o->calib : "none");
   if (len >= 0 && (size_t)len < sizeof c->inputs && o->channels_last)
     len += snprintf(c->inputs + len, sizeof c->inputs - (size_t)len, " channels_last=1");
-  if (len >= 0 && (size_t)len < sizeof c->inputs && o->optimizer_set)
+  if (len >= 0 && (size_t)len < sizeof c->inputs && ds_options_given(o, "--optimizer"))
     len += snprintf(c->inputs + len, sizeof c->inputs - (size_t)len, " optimizer=%s",
                     ds_optimizer_name(o->optimizer));
   if (len >= 0 && (size_t)len < sizeof c->inputs && o->weight_decay)

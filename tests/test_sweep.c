@@ -555,6 +555,10 @@ Test(sweep, one_value_no_strategy_uses_is_refused) {
                                      "(ddp does)"},
       {"--strategy single,dp --static-graph", "option --static-graph:"},
       {"--strategy dp --bucket-mb 5", "option --bucket-mb 5:"},
+      {"--strategy single --straggler 1:2", "option --straggler 1:2: no strategy of the run "
+                                            "uses it (dp, ddp, ps do; single runs rank 0 "
+                                            "alone)"},
+      {"--strategy single --straggler 0:1,2", "option --straggler: 2 values, but no strategy"},
       /* only ddp's all-reduces run on NCCL's model */
       {"--strategy single,dp --algo tree", "option --algo: no strategy of the run uses it "
                                            "(ddp does)"},
@@ -571,7 +575,8 @@ Test(sweep, one_value_no_strategy_uses_is_refused) {
       "--strategy single --world-size 1", "--strategy single --comm-hook none",
       "--strategy dp --no-sync 1", "--strategy ddp --ps-mode sync --ps-servers 1",
       "--strategy single,ddp --comm-hook fp16", "--strategy single,ps --ps-mode async",
-      "--strategy dp --algo auto --nccl-extra measured", "--strategy single,ddp --algo ring"};
+      "--strategy dp --algo auto --nccl-extra measured", "--strategy single,ddp --algo ring",
+      "--strategy single --straggler 0:2"};
   for (size_t i = 0; i < sizeof accepted / sizeof *accepted; i++) {
     char args[256];
     snprintf(args, sizeof args, TINY "%s --format csv", accepted[i]);

@@ -335,8 +335,8 @@ static int var_inert(const struct ds_options *o, enum ds_sweep_var v, double dfl
 /* An option no strategy of the run uses would be silently ignored: a list
  * (it would give one value) or a value other than what those strategies
  * run anyway (--strategy single --world-size 1 is consistent, 2 is not).
- * --straggler is not checked here: single uses rank 0's factor, and the
- * ranks are checked against the world size when the run starts. */
+ * A --straggler of rank 0 is single's too; the other ranks are checked
+ * against the world size when the run starts. */
 static ds_status check_unused(const struct ds_options *o, const double *dflt,
                               struct ds_err *err) {
   unsigned run = 0;
@@ -346,18 +346,25 @@ static ds_status check_unused(const struct ds_options *o, const double *dflt,
     unsigned by = 0;
     for (int s = 0; s < DS_STRATEGY_COUNT; s++)
       if (ds_strategy_uses_var((enum ds_strategy)s, (enum ds_sweep_var)v)) by |= BIT(s);
-    if ((by & run) || v == DS_VAR_STRAGGLER || !ds_options_given(o, var_flags[v])) continue;
+    if (by & run) continue;
     users_text(by, users, sizeof users);
     if (o->sweep[v].n > 1)
       return ds_err_set(err, DS_EUSAGE, "option %s: %d values, but no strategy of the run "
                         "uses it (%s)", var_flags[v], o->sweep[v].n, users);
-    if (!var_inert(o, (enum ds_sweep_var)v, dflt[v])) {
+    if (v != DS_VAR_STRAGGLER && ds_options_given(o, var_flags[v]) &&
+        !var_inert(o, (enum ds_sweep_var)v, dflt[v])) {
       char text[32];
       ds_options_var_text(o, (enum ds_sweep_var)v, text, sizeof text);
       return ds_err_set(err, DS_EUSAGE, "option %s %s: no strategy of the run uses it (%s); "
                         "it would be ignored", var_flags[v], text, users);
     }
   }
+  /* single runs rank 0 alone: another rank's factor changes nothing */
+  for (int32_t k = 0; run == BIT(DS_STRATEGY_SINGLE) && k < o->n_stragglers; k++)
+    if (o->stragglers[k].rank > 0)
+      return ds_err_set(err, DS_EUSAGE, "option --straggler %d:%g: no strategy of the run "
+                        "uses it (dp, ddp, ps do; single runs rank 0 alone); it would be "
+                        "ignored", o->stragglers[k].rank, o->stragglers[k].factor);
   for (size_t i = 0; i < sizeof strategy_switches / sizeof *strategy_switches; i++) {
     const struct strategy_switch *w = &strategy_switches[i];
     if ((w->users & run) || !ds_options_given(o, w->flag) ||

@@ -16,13 +16,13 @@
 #include "base/units.h"
 
 const struct ds_value_kind ds_value_kind_mib = {
-    0, 0, 1e6, 1, "a size in MiB greater than 0 (e.g. 25 or 0.5)",
+    0, 0, 1e6, 1, "a size in MiB greater than 0 and at most 1e6 (e.g. 25 or 0.5)",
     "a comma-separated list of sizes in MiB, e.g. 1,5,25"};
 const struct ds_value_kind ds_value_kind_cv = {
     0, 0, 10, 0, "a coefficient of variation from 0 to 10 (e.g. 0.05)",
     "a comma-separated list of coefficients of variation, e.g. 0,0.05,0.1"};
 const struct ds_value_kind ds_value_kind_factor = {
-    0, 0, 1e6, 1, "a factor greater than 0 (e.g. 1.5)",
+    0, 0, 1e6, 1, "a factor greater than 0 and at most 1e6 (e.g. 1.5)",
     "RANK:FACTOR, e.g. 3:2 (a list: 1:1.5,3:2; factors of one rank: 3:1,1.5,2)"};
 
 struct ds_value_kind ds_value_kind_int(int64_t lo, int64_t hi) {

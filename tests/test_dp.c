@@ -554,3 +554,34 @@ Test(dp, replicate_does_not_wait_for_the_input_scatter) {
   ds_model_free(m);
   ds_topo_free(t);
 }
+
+/* A world of one rank: its one GPU holds everything, so "other GiB" is 0
+ * (ddp printed GPU 0's 2.857 there on dgx-a100), and no collective runs:
+ * DDP's in-place all-reduce of one rank launches nothing in NCCL
+ * (src/device/onerank.cu ncclLaunchOneRank), so coll_algo is "none", not
+ * the "ring" it said under the default --algo auto. ddpsim collective
+ * refuses one rank (it printed time 0.00: NCCL's one-rank all-reduce is a
+ * device copy out of place, nothing in place). A world of two keeps its
+ * other GPU's memory and NCCL's choice. */
+Test(dp, a_world_of_one_has_no_other_gpu_and_no_collective) {
+  struct ds_test_result r = run(TINY "--strategy single,dp,ddp --world-size 1 --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  for (int row = 0; row < 3; row++) {
+    char algo[32];
+    ds_test_csv_str(r.out, "coll_algo", row, algo, sizeof algo);
+    cr_assert_str_eq(algo, "none", "row %d", row);
+    cr_assert_eq(ds_test_csv_num(r.out, "peak_mem_gib_other", row), 0, "row %d", row);
+    cr_assert_gt(ds_test_csv_num(r.out, "peak_mem_gib_gpu0", row), 0, "row %d", row);
+  }
+  ds_test_release(&r);
+  r = run(TINY "--strategy ddp --world-size 2 --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert_eq(ds_test_csv_num(r.out, "peak_mem_gib_other", 0),
+               ds_test_csv_num(r.out, "peak_mem_gib_gpu0", 0));
+  char algo[32];
+  ds_test_csv_str(r.out, "coll_algo", 0, algo, sizeof algo);
+  cr_assert_str_neq(algo, "none");
+  ds_test_release(&r);
+  ds_test_ddpsim_refuses("collective --topo tests/data/tiny-topo.yaml -g 1",
+                         "option -g: one rank, but a collective needs two or more");
+}

@@ -349,3 +349,55 @@ Test(optimizer_flag, the_outputs_name_the_optimizer) {
   cr_assert(strstr(r.out, "\"amp\": \"none\", \"optimizer\": \"none\""), "%s", r.out);
   ds_test_release(&r);
 }
+
+/* Every input that changes the answer is in the outputs that list a run's
+ * inputs: --weight-decay adds a kernel to the step (compute.h) and was in
+ * neither the CSV (optimizer "sgd", ddp_options "none") nor the trace's
+ * "# inputs:" line; --pytorch-version and --loop free change single's,
+ * dp's and ps's loop and were in no CSV column of theirs. The optimizer
+ * column now names the decay, each strategy's options column the version
+ * and the loop. */
+Test(optimizer_flag, the_outputs_record_the_optimizer_side_flags) {
+  static const char *const cases[][4] = {
+      /* flags, column, row 0's value, row 1's value or NULL */
+      {"--weight-decay", "optimizer", "sgd;weight_decay", NULL},
+      {"--weight-decay --no-bn-weight-decay --optimizer adam", "optimizer",
+       "adam;weight_decay;no_bn_weight_decay", NULL},
+      {"--strategy single,dp --world-size 2 --pytorch-version 1.9", "ddp_options",
+       "pytorch=1.9", "output_device=0;pytorch=1.9"},
+      {"--strategy ps --world-size 2 --pytorch-version 1.4", "ddp_options",
+       "mode=sync;servers=1;pytorch=1.4", NULL},
+      {"--strategy single,ddp --world-size 2 --loop free", "ddp_options", "loop=free",
+       "loop=free"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char args[256], got[64];
+    snprintf(args, sizeof args, GPU_TOPO TINY "--format csv %s", cases[i][0]);
+    struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+    cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
+    for (int row = 0; row < 2 && cases[i][2 + row]; row++) {
+      ds_test_csv_str(r.out, cases[i][1], row, got, sizeof got);
+      cr_assert_str_eq(got, cases[i][2 + row], "%s row %d", args, row);
+    }
+    ds_test_release(&r);
+  }
+  /* the trace's inputs line */
+  char dir[] = "/tmp/ddpsim-wdtrace-XXXXXX", args[512], path[300];
+  cr_assert(mkdtemp(dir) != NULL);
+  snprintf(path, sizeof path, "%s/t.csv", dir);
+  snprintf(args, sizeof args, GPU_TOPO TINY "--weight-decay --no-bn-weight-decay --trace %s",
+           path);
+  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  char *trace = ds_test_slurp(path);
+  const char *inputs = strstr(trace, "# inputs:");
+  cr_assert(inputs, "%s", trace);
+  char line[1024];
+  snprintf(line, sizeof line, "%.*s", (int)strcspn(inputs, "\n"), inputs);
+  cr_assert(strstr(line, " weight_decay=1") && strstr(line, " no_bn_weight_decay=1"), "%s",
+            line);
+  free(trace);
+  ds_test_release(&r);
+  unlink(path);
+  rmdir(dir);
+}

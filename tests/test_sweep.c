@@ -284,10 +284,23 @@ Test(sweep, sample_quantiles_are_ordered_and_spread_with_noise) {
   /* the noise-free iteration (1.820569 ms) sits inside the samples' range */
   cr_assert_lt(fabs(p50 - 1.820569), 0.2, "%g", p50);
   ds_test_release(&r);
-  /* Samples without jitter: every seed runs the same timeline. */
-  r = run(TINY "--format csv --samples 3");
+}
+
+/* --jitter is the only random input: without it (or at CV 0) every seed
+ * runs one timeline, and p50/p95/p99 over them would be one number
+ * repeated (the old binary printed them, all 1.820569 ms here). A sweep
+ * with a noisy value keeps its CV 0 row as the noise-free reference. */
+Test(sweep, samples_without_jitter_are_refused) {
+  ds_test_ddpsim_refuses(TINY "--format csv --samples 3",
+                         "option --samples 3: seeds differ only in --jitter's draws");
+  ds_test_ddpsim_refuses(TINY "--samples 2 --jitter 0", "option --samples 2");
+  struct ds_test_result r = run(TINY "--format csv --samples 3 --jitter 0,0.1");
+  cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_eq(ds_test_csv_num(r.out, "iter_p50_ms", 0), ds_test_csv_num(r.out, "iter_p99_ms", 0));
   cr_assert_float_eq(ds_test_csv_num(r.out, "iter_p50_ms", 0), 1.820569, 1e-5);
+  ds_test_release(&r);
+  r = run(TINY "--format csv --samples 1");
+  cr_assert_eq(r.status, 0, "%s", r.err);
   ds_test_release(&r);
 }
 
@@ -517,6 +530,84 @@ Test(sweep, other_options_bad_values_name_the_flag) {
   ds_test_ddpsim_refuses(TINY "--strategy ddp --dp-output-device 0,1",
                          "option --dp-output-device: 2 values, but no strategy of the run "
                          "uses it (dp does)");
+}
+
+/* One value of an option no strategy of the run uses is refused as a list
+ * is, unless it is what those strategies run anyway (single's one GPU,
+ * the option's default): each of these exited 0 with the result of the
+ * same run without it. */
+Test(sweep, one_value_no_strategy_uses_is_refused) {
+  static const char *const refused[][2] = {
+      {"--strategy single --comm-hook fp16", "option --comm-hook fp16: no strategy of the run "
+                                             "uses it (ddp does)"},
+      {"--strategy single --world-size 2", "option --world-size 2: no strategy of the run "
+                                           "uses it (dp, ddp, ps do)"},
+      {"--strategy dp --no-sync 2", "option --no-sync 2: no strategy of the run uses it "
+                                    "(ddp does)"},
+      {"--strategy ps --ring-chunks 2", "option --ring-chunks 2: no strategy of the run uses "
+                                        "it (dp, ddp do)"},
+      {"--strategy ddp --ps-mode async", "option --ps-mode async: no strategy of the run "
+                                         "uses it (ps does)"},
+      {"--strategy ddp --ps-push per-layer", "option --ps-push per-layer:"},
+      {"--strategy ddp --dp-parallel-loss", "option --dp-parallel-loss: no strategy of the "
+                                            "run uses it (dp does)"},
+      {"--strategy ps --no-overlap", "option --no-overlap: no strategy of the run uses it "
+                                     "(ddp does)"},
+      {"--strategy single,dp --static-graph", "option --static-graph:"},
+      {"--strategy dp --bucket-mb 5", "option --bucket-mb 5:"},
+      {"--strategy single --straggler 1:2", "option --straggler 1:2: no strategy of the run "
+                                            "uses it (dp, ddp, ps do; single runs rank 0 "
+                                            "alone)"},
+      {"--strategy single --straggler 0:1,2", "option --straggler: 2 values, but no strategy"},
+      /* only ddp's all-reduces run on NCCL's model */
+      {"--strategy single,dp --algo tree", "option --algo: no strategy of the run uses it "
+                                           "(ddp does)"},
+      {"--strategy dp --proto LL", "option --proto:"},
+      {"--strategy ps --nccl-extra none", "option --nccl-extra none:"},
+  };
+  for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+    char args[256];
+    snprintf(args, sizeof args, TINY "%s", refused[i][0]);
+    ds_test_ddpsim_refuses(args, refused[i][1]);
+  }
+  /* what the run does anyway, or a strategy of the run that uses it */
+  static const char *const accepted[] = {
+      "--strategy single --world-size 1", "--strategy single --comm-hook none",
+      "--strategy dp --no-sync 1", "--strategy ddp --ps-mode sync --ps-servers 1",
+      "--strategy single,ddp --comm-hook fp16", "--strategy single,ps --ps-mode async",
+      "--strategy dp --algo auto --nccl-extra measured", "--strategy single,ddp --algo ring",
+      "--strategy single --straggler 0:2"};
+  for (size_t i = 0; i < sizeof accepted / sizeof *accepted; i++) {
+    char args[256];
+    snprintf(args, sizeof args, TINY "%s --format csv", accepted[i]);
+    struct ds_test_result r = run(args);
+    cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
+    ds_test_release(&r);
+  }
+}
+
+/* A value out of range is refused with the range it must be in: these
+ * said "greater than 0" of 1e9 MiB, 2e6 MiB and a factor 1e7 (the bound is
+ * 1e6, base/values.c), and buckets took the list "1,5" for a bad size. */
+Test(sweep, range_errors_name_the_bound) {
+  static const char *const cases[][2] = {
+      {TINY "--bucket-mb 1e9", "option --bucket-mb: expected a size in MiB greater than 0 "
+                               "and at most 1e6 (e.g. 25 or 0.5), got \"1e9\""},
+      {TINY "--first-bucket-mb 2e6", "option --first-bucket-mb: expected a size in MiB greater "
+                                     "than 0 and at most 1e6"},
+      {TINY "--bucket-mb 1:2e6:log3", "gives 2e+06, expected a size in MiB greater than 0 and "
+                                      "at most 1e6"},
+      {TINY "--straggler 1:1e7", "FACTOR a number greater than 0 and at most 1e6"},
+      {TINY "--straggler 1:1,2e7", "a factor greater than 0 and at most 1e6"},
+      {TINY "--straggler 2000000:2", "RANK an integer from 0 to 1048576"},
+      {"buckets --bucket-mb 1,5", "option --bucket-mb: ddpsim buckets takes one value"},
+      {"buckets --first-bucket-mb 1:4:1", "option --first-bucket-mb: ddpsim buckets takes one "
+                                          "value"},
+      {"collective --topo tests/data/tiny-topo.yaml -b 1e16", "at least 4 bytes and at most "
+                                                            "1e15"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    ds_test_ddpsim_refuses(cases[i][0], cases[i][1]);
 }
 
 Test(sweep, world_size_sweep_reports_scaling_efficiency) {

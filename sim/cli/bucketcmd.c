@@ -35,13 +35,19 @@ static const char usage[] =
     "them, one CSV row per bucket: model, rule, bucket_cap_mb (unset without\n"
     "--bucket-mb), phase (iter0, iter1 under --static-graph, rebuilt), bucket (0 is\n"
     "all-reduced first), bytes (fp32), params (registration indices, in the\n"
-    "bucket's order). The format of tests/data/conformance/buckets.csv.\n"
+    "bucket's order). The format of tests/data/conformance/buckets.csv. C and F:\n"
+    "one size in MiB each, greater than 0 and at most 1e6 (no list: one layout).\n"
     "--pytorch-version 1.4: PyTorch 1.4's rule (registration order, a 1 MiB first\n"
     "bucket whatever --bucket-mb, never rebuilt; rule pytorch1.4). 1.9: iteration 0\n"
     "binned so too, rebuilt in gradient-ready order with a 1 MiB first bucket\n"
     "(rule pytorch1.9; find_unused under --find-unused-parameters).\n";
 
 static ds_status parse_mib(const char *flag, const char *v, double *out, struct ds_err *err) {
+  /* one layout per call: a list or range would otherwise read as a bad size */
+  if (strpbrk(v, ",:"))
+    return ds_err_set(err, DS_EUSAGE, "option %s: ddpsim buckets takes one value (one "
+                      "layout), got \"%s\" (a run sweeps a list: ddpsim --topo T %s %s)", flag, v,
+                      flag, v);
   return ds_values_parse_item(flag, v, &ds_value_kind_mib, out, err);
 }
 

@@ -115,7 +115,7 @@ static const char usage_rest[] =
     "  -b, --minbytes SIZE    smallest size, e.g. 8, 1K, 32MiB (default 8)\n"
     "  -e, --maxbytes SIZE    largest size (default 128M)\n"
     "  -f, --stepfactor X     multiply the size by X each step, > 1 (default 2)\n"
-    "  -g, --ranks N          ranks, on the first N GPUs (default: every GPU)\n"
+    "  -g, --ranks N          ranks, on the first N GPUs, 2 or more (default: every GPU)\n"
     "  --coll-model auto|flow|aggregate  ring, tree and NVLSTree (and\n"
     "                         hierarchical's ring phases) per flow or aggregated\n"
     "                         (default auto: flow up to 64 ranks; nvls on one node,\n"
@@ -135,7 +135,8 @@ static const char usage_rest[] =
 static ds_status parse_size(const char *flag, const char *v, double *out,
                             struct ds_err *err) {
   if (ds_units_parse_bytes(v, out) != DS_OK || *out < FLOAT_BYTES || *out > 1e15)
-    return ds_cli_bad_value(err, flag, "a size of at least 4 bytes, e.g. 8, 1K, 32MiB, 1G", v);
+    return ds_cli_bad_value(err, flag, "a size of at least 4 bytes and at most 1e15, e.g. 8, "
+                            "1K, 32MiB, 1G", v);
   return DS_OK;
 }
 
@@ -607,6 +608,14 @@ static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
   if (n > topo->n_gpus)
     return ds_err_set(err, DS_EUSAGE, "option -g: %d ranks but topology %s has %d GPUs",
                       n, topo->name, topo->n_gpus);
+  /* NCCL's collectives of one rank move nothing between GPUs
+   * (src/enqueue.cc, src/device/onerank.cu ncclLaunchOneRank): a
+   * cudaMemcpyAsync on the device out of place, nothing in place; the
+   * table's time 0 would be neither. */
+  if (n == 1)
+    return ds_err_set(err, DS_EUSAGE, "option -g: one rank, but a collective needs two or "
+                      "more (NCCL's one-rank all-reduce is a device copy out of place and "
+                      "nothing in place, not a communication ddpsim prices): give -g 2 or more");
   pl.model = o->coll_model == DS_COLL_CHOICE_FLOW        ? DS_COLL_FLOW
              : o->coll_model == DS_COLL_CHOICE_AGGREGATE ? DS_COLL_AGGREGATE
              : n > DS_AUTO_AGGREGATE_ABOVE               ? DS_COLL_AGGREGATE

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,8 @@ static const char usage[] =
     "  --jitter CV            per-kernel lognormal noise of mean 1 and this coefficient of\n"
     "                         variation on compute ops (GSL mt19937 seeded by --seed)\n"
     "  --samples N            seeds per configuration (--seed, --seed+1, ...); adds\n"
-    "                         iter_p50_ms, iter_p95_ms, iter_p99_ms (default 1)\n"
+    "                         iter_p50_ms, iter_p95_ms, iter_p99_ms (default 1); N > 1\n"
+    "                         needs --jitter CV > 0, the one random input\n"
     "  --plot FILE.png|.svg   a sweep of one option: iteration time and exposed\n"
     "                         communication against it; nothing swept: the reported\n"
     "                         iteration's timeline per rank and stream (gnuplot)\n"
@@ -177,7 +179,9 @@ static const char usage_ps[] =
     "  --no-sync, --ps-servers, --dp-output-device, --jitter (a linear range may start\n"
     "  at 0), --ring-chunks; --comm-hook a list none,fp16,powersgd:4 (ranks:\n"
     "  powersgd:1,2,4 or powersgd:1:16:log5); --straggler 3:1,1.5,2 or 3:1:2:0.25 (one\n"
-    "  rank's factors). --iters, --seed, --samples take one value.\n"
+    "  rank's factors). --iters, --seed, --samples take one value. An option no\n"
+    "  strategy of the run uses is refused, unless its value is what they do anyway\n"
+    "  (--strategy single --world-size 1, --comm-hook none, a default).\n"
     "  --measured FILE.csv    with --plot or alone, a sweep of one option: measured\n"
     "                         iter_ms (and exposed_comm_ms) per value of its column\n"
     "                         (bucket_mb, world_size, ...); the report adds the\n"
@@ -268,6 +272,117 @@ int ds_strategy_uses_var(enum ds_strategy s, enum ds_sweep_var v) {
   }
 }
 
+int ds_options_given(const struct ds_options *o, const char *flag) {
+  for (int i = 0; i < o->given.n; i++)
+    if (strcmp(o->given.flag[i], flag) == 0) return 1;
+  return 0;
+}
+
+/* The strategies of a set (bit 1 << s for strategy s) as "ddp does" or
+ * "dp, ddp, ps do". */
+static void users_text(unsigned users, char *buf, size_t cap) {
+  int n = 0;
+  buf[0] = '\0';
+  for (int s = 0; s < DS_STRATEGY_COUNT; s++)
+    if (users & (1u << s)) {
+      size_t used = strlen(buf);
+      snprintf(buf + used, cap - used, "%s%s", n++ ? ", " : "", strategy_names[s]);
+    }
+  size_t used = strlen(buf);
+  snprintf(buf + used, cap - used, " %s", n > 1 ? "do" : "does");
+}
+
+/* Options of a few strategies that are not sweep variables, each an int
+ * field of ds_options whose default (what the other strategies do anyway:
+ * no such switch, PyTorch's and NCCL's defaults) changes nothing. */
+#define BIT(s) (1u << (s))
+#define NO_FIELD ((size_t)-1)
+#define DDP_ONLY BIT(DS_STRATEGY_DDP)
+static const struct strategy_switch {
+  const char *flag;
+  unsigned users;    /* the strategies that read it */
+  size_t field;      /* offsetof the int field; NO_FIELD: any value given counts */
+  int inert;         /* the field's default */
+  const char *value; /* the value that sets it ("async"), NULL: a switch or any value */
+} strategy_switches[] = {
+    {"--no-overlap", DDP_ONLY, offsetof(struct ds_options, no_overlap), 0, NULL},
+    {"--grad-as-bucket-view", DDP_ONLY, offsetof(struct ds_options, grad_as_bucket_view), 0,
+     NULL},
+    {"--no-broadcast-buffers", DDP_ONLY, offsetof(struct ds_options, no_broadcast_buffers), 0,
+     NULL},
+    {"--find-unused-parameters", DDP_ONLY, offsetof(struct ds_options, find_unused_parameters),
+     0, NULL},
+    {"--static-graph", DDP_ONLY, offsetof(struct ds_options, static_graph), 0, NULL},
+    /* only ddp's all-reduces run on NCCL's model (run.c configure): dp's
+     * chains and ps's transfers are flows of their own */
+    {"--algo", DDP_ONLY, offsetof(struct ds_options, algo_auto), 1, NULL},
+    {"--proto", DDP_ONLY, NO_FIELD, 0, NULL},
+    {"--nccl-extra", DDP_ONLY, offsetof(struct ds_options, nccl_extra), 1, "none"},
+    {"--dp-parallel-loss", BIT(DS_STRATEGY_DP), offsetof(struct ds_options, dp_parallel_loss), 0,
+     NULL},
+    {"--ps-mode", BIT(DS_STRATEGY_PS), offsetof(struct ds_options, ps_async), 0, "async"},
+    {"--ps-push", BIT(DS_STRATEGY_PS), offsetof(struct ds_options, ps_push_per_layer), 0,
+     "per-layer"},
+};
+
+/* Whether sweep variable v, given one value, is what a strategy that does
+ * not use it runs anyway: single's world is one GPU (--world-size 1); the
+ * others' is the option's default (--no-sync 1, --ring-chunks 1,
+ * --comm-hook none, --ps-servers 1, --bucket-mb 25, ...). */
+static int var_inert(const struct ds_options *o, enum ds_sweep_var v, double dflt) {
+  if (v == DS_VAR_COMM_HOOK) return o->comm_hooks[0].kind == DS_HOOK_NONE;
+  return o->sweep[v].v[0] == (v == DS_VAR_WORLD_SIZE ? 1 : dflt);
+}
+
+/* An option no strategy of the run uses would be silently ignored: a list
+ * (it would give one value) or a value other than what those strategies
+ * run anyway (--strategy single --world-size 1 is consistent, 2 is not).
+ * A --straggler of rank 0 is single's too; the other ranks are checked
+ * against the world size when the run starts. */
+static ds_status check_unused(const struct ds_options *o, const double *dflt,
+                              struct ds_err *err) {
+  unsigned run = 0;
+  char users[64];
+  for (int32_t k = 0; k < o->n_strategies; k++) run |= BIT(o->strategies[k]);
+  for (int v = 0; v < DS_VAR_COUNT; v++) {
+    unsigned by = 0;
+    for (int s = 0; s < DS_STRATEGY_COUNT; s++)
+      if (ds_strategy_uses_var((enum ds_strategy)s, (enum ds_sweep_var)v)) by |= BIT(s);
+    if (by & run) continue;
+    users_text(by, users, sizeof users);
+    if (o->sweep[v].n > 1)
+      return ds_err_set(err, DS_EUSAGE, "option %s: %d values, but no strategy of the run "
+                        "uses it (%s)", var_flags[v], o->sweep[v].n, users);
+    if (v != DS_VAR_STRAGGLER && ds_options_given(o, var_flags[v]) &&
+        !var_inert(o, (enum ds_sweep_var)v, dflt[v])) {
+      char text[32];
+      ds_options_var_text(o, (enum ds_sweep_var)v, text, sizeof text);
+      return ds_err_set(err, DS_EUSAGE, "option %s %s: no strategy of the run uses it (%s); "
+                        "it would be ignored", var_flags[v], text, users);
+    }
+  }
+  /* single runs rank 0 alone: another rank's factor changes nothing */
+  for (int32_t k = 0; run == BIT(DS_STRATEGY_SINGLE) && k < o->n_stragglers; k++)
+    if (o->stragglers[k].rank > 0)
+      return ds_err_set(err, DS_EUSAGE, "option --straggler %d:%g: no strategy of the run "
+                        "uses it (dp, ddp, ps do; single runs rank 0 alone); it would be "
+                        "ignored", o->stragglers[k].rank, o->stragglers[k].factor);
+  for (size_t i = 0; i < sizeof strategy_switches / sizeof *strategy_switches; i++) {
+    const struct strategy_switch *w = &strategy_switches[i];
+    if ((w->users & run) || !ds_options_given(o, w->flag) ||
+        (w->field != NO_FIELD && *(const int *)((const char *)o + w->field) == w->inert))
+      continue;
+    users_text(w->users, users, sizeof users);
+    return ds_err_set(err, DS_EUSAGE, "option %s%s%s: no strategy of the run uses it (%s); "
+                      "it would be ignored", w->flag, w->value ? " " : "",
+                      w->value ? w->value : "", users);
+  }
+  return DS_OK;
+}
+#undef BIT
+#undef NO_FIELD
+#undef DDP_ONLY
+
 /* Configurations of one strategy: the cross product of its variables. */
 static int64_t strategy_configs(const struct ds_options *o, enum ds_strategy s) {
   int64_t n = 1;
@@ -277,8 +392,8 @@ static int64_t strategy_configs(const struct ds_options *o, enum ds_strategy s) 
 }
 
 double ds_options_first_bucket_mb(const struct ds_options *o, double bucket_mb) {
-  return ds_ddp_first_bucket_mb(o->ddp_rules, o->bucket_mb_set ? bucket_mb : 0,
-                                o->first_bucket_mb_set ? o->first_bucket_mb : 0);
+  return ds_ddp_first_bucket_mb(o->ddp_rules, ds_options_given(o, "--bucket-mb") ? bucket_mb : 0,
+                                ds_options_given(o, "--first-bucket-mb") ? o->first_bucket_mb : 0);
 }
 
 int64_t ds_options_n_configs(const struct ds_options *o) {
@@ -410,7 +525,8 @@ static ds_status parse_stragglers(const char *flag, const char *v, struct ds_opt
       long rank = strtol(item, &stop, 10);
       const char *factor_text = item + (colon - p) + 1;
       if (item[0] == '\0' || *stop != '\0' || errno || rank < 0 || rank > (1 << 20))
-        return bad(err, flag, "RANK:FACTOR with RANK an integer >= 0, e.g. 3:2", v);
+        return bad(err, flag, "RANK:FACTOR with RANK an integer from 0 to 1048576, e.g. 3:2",
+                   v);
       for (int32_t k = 0; k < o->n_stragglers; k++)
         if (o->stragglers[k].rank == (int32_t)rank)
           return ds_err_set(err, DS_EUSAGE, "option %s: rank %ld given twice", flag, rank);
@@ -432,7 +548,8 @@ static ds_status parse_stragglers(const char *flag, const char *v, struct ds_opt
         o->straggler_swept_k = prev;
       } else if (ds_units_parse_number(factor_text, &o->stragglers[prev].factor) != DS_OK ||
                  !ds_value_in_kind(&ds_value_kind_factor, o->stragglers[prev].factor)) {
-        return bad(err, flag, "RANK:FACTOR with FACTOR a number > 0, e.g. 3:2", v);
+        return bad(err, flag, "RANK:FACTOR with FACTOR a number greater than 0 and at most "
+                   "1e6, e.g. 3:2", v);
       }
     }
     if (!end) return DS_OK;
@@ -528,10 +645,8 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
     DS_CHECK(parse_strategies(flag, v, o, err));
   else if (strcmp(flag, "--bucket-mb") == 0) {
     DS_CHECK(ds_values_parse(flag, v, &ds_value_kind_mib, &o->sweep[DS_VAR_BUCKET_MB], err));
-    o->bucket_mb_set = 1;
   } else if (strcmp(flag, "--first-bucket-mb") == 0) {
     DS_CHECK(ds_values_parse(flag, v, &ds_value_kind_mib, &o->sweep[DS_VAR_FIRST_BUCKET_MB], err));
-    o->first_bucket_mb_set = 1;
   }
   else if (strcmp(flag, "--world-size") == 0) {
     struct ds_value_kind k = ds_value_kind_int(1, 1 << 20);
@@ -543,7 +658,6 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
   else if (strcmp(flag, "--iters") == 0) {
     DS_CHECK(parse_int(flag, v, 2, 1000, &x, err));
     o->iters = (int32_t)x;
-    o->iters_set = 1;
   } else if (strcmp(flag, "--seed") == 0) {
     DS_CHECK(parse_int(flag, v, 0, INT64_MAX, &x, err));
     o->seed = (uint64_t)x;
@@ -573,7 +687,6 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
     struct ds_value_kind k = ds_value_kind_int(1, 4096);
     DS_CHECK(ds_values_parse(flag, v, &k, &o->sweep[DS_VAR_RING_CHUNKS], err));
   } else if (strcmp(flag, "--algo") == 0) {
-    o->algo_set = 1;
     o->algo_auto = strcmp(v, "auto") == 0;
     o->ar_algo = DS_AR_RING;
     if (!o->algo_auto && ds_ar_algo_parse(v, &o->ar_algo) != DS_OK)
@@ -620,7 +733,6 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
     static const char *const names[] = {"sgd", "adam", "none"};
     DS_CHECK(parse_choice(flag, v, names, 3, &c, err));
     o->optimizer = c == 0 ? DS_OPT_SGD : c == 1 ? DS_OPT_ADAM : DS_OPT_NONE;
-    o->optimizer_set = 1;
   }
   else if (strcmp(flag, "--no-bn-weight-decay") == 0) o->no_bn_weight_decay = 1;
   else if (strcmp(flag, "--find-unused-parameters") == 0) o->find_unused_parameters = 1;
@@ -634,7 +746,6 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
   } else if (strcmp(flag, "--grad-accum") == 0) {
     DS_CHECK(parse_int(flag, v, 1, 1024, &x, err));
     o->grad_accum = (int32_t)x;
-    o->grad_accum_set = 1;
   } else if (strcmp(flag, "--loop") == 0) {
     static const char *const names[] = {"sync", "free"};
     DS_CHECK(parse_choice(flag, v, names, 2, &c, err));
@@ -684,7 +795,7 @@ static ds_status check_loop(const struct ds_options *o, struct ds_err *err) {
  * ddp only, not with no_sync's micro-steps. */
 static ds_status check_grad_accum(const struct ds_options *o, struct ds_err *err) {
   const char *flag = o->optimizer_batch > 0 ? "--optimizer-batch" : "--grad-accum";
-  if (o->optimizer_batch > 0 && o->grad_accum_set)
+  if (o->optimizer_batch > 0 && ds_options_given(o, "--grad-accum"))
     return ds_err_set(err, DS_EUSAGE, "options --grad-accum and --optimizer-batch: give one "
                       "(--optimizer-batch sets K from the world size and batch)");
   if (o->grad_accum <= 1 && o->optimizer_batch == 0) return DS_OK;
@@ -752,6 +863,7 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
     DS_CHECK(ds_cli_next_option(&walk, argc, argv, &i, flag, sizeof flag, &value, err));
     DS_CHECK(apply(o, flag, value, &proto_set, err));
   }
+  o->given = walk.seen;
   set_scalars(o);
   if (o->help || o->version) return DS_OK;
   /* the reported (last) iteration is the first with rebuilt buckets: under
@@ -761,7 +873,7 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
    * earlier last iteration would report a time with the initial buckets
    * beside the rebuilt ones' list, a state training leaves after two
    * steps: refused, as --iters 1 is without static_graph. */
-  if (o->static_graph && !o->iters_set) o->iters = 3;
+  if (o->static_graph && !ds_options_given(o, "--iters")) o->iters = 3;
   if (o->static_graph && o->iters < 3)
     return ds_err_set(err, DS_EUSAGE,
                       "option --iters: --static-graph needs 3 or more (PyTorch rebuilds its "
@@ -792,6 +904,17 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
                       "(its experimental _set_static_graph() is not modelled)");
   DS_CHECK(check_grad_accum(o, err));
   DS_CHECK(check_loop(o, err));
+  /* --jitter's draws are the only random input (sim/train/jitter.c, the
+   * one use of the seed): without them every seed runs one timeline, and
+   * its p50/p95/p99 would pass a repeat off as a distribution. */
+  int noisy = 0;
+  for (int32_t k = 0; k < o->sweep[DS_VAR_JITTER].n; k++)
+    noisy |= o->sweep[DS_VAR_JITTER].v[k] > 0;
+  if (o->samples > 1 && !noisy)
+    return ds_err_set(err, DS_EUSAGE, "option --samples %d: seeds differ only in --jitter's "
+                      "draws, the one random input, so without --jitter (or at CV 0) every "
+                      "sample is the same timeline; give --jitter CV, or --samples 1",
+                      o->samples);
   if (o->no_bn_weight_decay && !o->weight_decay)
     return ds_err_set(err, DS_EUSAGE, "option --no-bn-weight-decay: needs --weight-decay "
                       "(without it no parameter decays)");
@@ -811,20 +934,20 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
                         "to agree on skipping a step with an infinite gradient and send the "
                         "new scale back, which is not modelled); use --amp bf16, which "
                         "needs no GradScaler");
-  if (o->optimizer_set && o->optimizer == DS_OPT_NONE && o->weight_decay)
+  if (ds_options_given(o, "--optimizer") && o->optimizer == DS_OPT_NONE && o->weight_decay)
     return ds_err_set(err, DS_EUSAGE, "option --weight-decay: the optimizer's weight_decay, "
                       "but --optimizer none runs no optimizer");
   /* accumulation counts micro-steps per optimizer step: with no step there
    * is nothing to count (a loop of forward and backward alone is K = 1) */
-  if (o->optimizer_set && o->optimizer == DS_OPT_NONE && (o->grad_accum_set || o->optimizer_batch > 0))
+  int no_step = ds_options_given(o, "--optimizer") && o->optimizer == DS_OPT_NONE;
+  if (no_step && (ds_options_given(o, "--grad-accum") || o->optimizer_batch > 0))
     return ds_err_set(err, DS_EUSAGE, "option %s: micro-steps per optimizer step, but "
                       "--optimizer none runs no optimizer step",
                       o->optimizer_batch > 0 ? "--optimizer-batch" : "--grad-accum");
   /* A parameter server is the optimizer: its servers apply the pushed
    * gradients to the parameters the workers pull (ps.h), so a loop
    * without optimizer.step() has no meaning there. */
-  for (int32_t k = 0; o->optimizer_set && o->optimizer == DS_OPT_NONE && k < o->n_strategies;
-       k++)
+  for (int32_t k = 0; no_step && k < o->n_strategies; k++)
     if (o->strategies[k] == DS_STRATEGY_PS)
       return ds_err_set(err, DS_EUSAGE,
                         "option --optimizer none: not built for --strategy ps (its servers "
@@ -868,22 +991,7 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
       return ds_err_set(err, DS_EUSAGE,
                         "--trace and --schedule describe one configuration: give one %s value",
                         var_flags[v]);
-  /* A list no strategy of the run uses would silently give one value. */
-  for (int v = 0; v < DS_VAR_COUNT; v++) {
-    int used = 0;
-    char users[64] = "";
-    for (int32_t k = 0; k < o->n_strategies; k++)
-      used |= ds_strategy_uses_var(o->strategies[k], (enum ds_sweep_var)v);
-    if (used || o->sweep[v].n < 2) continue;
-    for (int s = 0; s < DS_STRATEGY_COUNT; s++)
-      if (ds_strategy_uses_var((enum ds_strategy)s, (enum ds_sweep_var)v)) {
-        size_t n = strlen(users);
-        snprintf(users + n, sizeof users - n, "%s%s", n ? ", " : "", strategy_names[s]);
-      }
-    return ds_err_set(err, DS_EUSAGE, "option %s: %d values, but no strategy of the run "
-                      "uses it (%s %s)", var_flags[v], o->sweep[v].n, users,
-                      strchr(users, ',') ? "do" : "does");
-  }
+  DS_CHECK(check_unused(o, defaults, err));
   /* --chrome is one run's timeline, as --trace is. */
   if (o->chrome && o->n_strategies > 1)
     return ds_err_set(err, DS_EUSAGE, "option --chrome writes one configuration's "

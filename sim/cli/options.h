@@ -109,13 +109,10 @@ struct ds_options {
   double bucket_mb[DS_MAX_SWEEP];
   int32_t n_bucket_mb;
   double first_bucket_mb;
-  /* Whether --bucket-mb, --first-bucket-mb and --iters were given: PyTorch
-   * caps the first bucket at 1 MiB only when bucket_cap_mb is unset
-   * (ds_options_first_bucket_mb), and --static-graph rebuilds one iteration
-   * later, so its default --iters is 3. */
-  int bucket_mb_set;
-  int first_bucket_mb_set;
-  int iters_set;
+  /* Whether --bucket-mb, --first-bucket-mb and --iters were given
+   * (ds_options_given): PyTorch caps the first bucket at 1 MiB only when
+   * bucket_cap_mb is unset (ds_options_first_bucket_mb), and --static-graph
+   * rebuilds one iteration later, so its default --iters is 3. */
   int32_t world_size;     /* 0: every GPU of the topology */
   int64_t batch;          /* 0: the model's default_batch */
   int32_t iters;
@@ -125,10 +122,9 @@ struct ds_options {
   enum ds_tf32 tf32;      /* --tf32: op classes on TF32 in fp32 training (conv) */
   int channels_last;      /* --channels-last: NHWC activations (compute.h batch norm) */
   int weight_decay;       /* --weight-decay: a nonzero weight_decay (compute.h step) */
-  /* --optimizer (optimizer_set when given): replaces the model file's
+  /* --optimizer (when given, ds_options_given): replaces the model file's
    * optimizer (model.h; DS_OPT_NONE: no step; not with ps) */
   enum ds_optimizer optimizer;
-  int optimizer_set;
   int no_bn_weight_decay; /* --no-bn-weight-decay: "bn" parameters undecayed (compute.h) */
   enum ds_format format;
   const char *trace;      /* NULL: none */
@@ -139,7 +135,6 @@ struct ds_options {
   enum ds_net_mode net_mode;
   int32_t ring_chunks;
   int algo_auto;                    /* --algo auto (the default): NCCL's choice */
-  int algo_set;                     /* --algo was given */
   enum ds_ar_algo ar_algo;          /* --algo: the all-reduce algorithm (ring with auto) */
   struct ds_proto_flag proto;       /* --proto (proto_flag.h), its choice resolved
                                        from --algo when not given */
@@ -157,11 +152,10 @@ struct ds_options {
    * buckets); under 1.4 and 1.9 also the per-tensor optimizer loop and
    * .grad kept (AccumulateGrad's adds), under 1.9 zero_grad's fills */
   enum ds_ddp_rules ddp_rules;
-  /* --grad-accum K (>= 1, grad_accum_set when given) or --optimizer-batch
-   * N (> 0; 0 without): gradient accumulation outside no_sync, single and
-   * ddp only; ds_options_grad_accum gives a configuration's K */
+  /* --grad-accum K (>= 1) or --optimizer-batch N (> 0; 0 without):
+   * gradient accumulation outside no_sync, single and ddp only;
+   * ds_options_grad_accum gives a configuration's K */
   int32_t grad_accum;
-  int grad_accum_set;
   int64_t optimizer_batch;
   /* --loop free (1): the training loop never syncs with the GPU, so the
    * host starts the next iteration after the step's host work (ddp.h
@@ -193,7 +187,14 @@ struct ds_options {
                                      * configuration only */
   int help;
   int version;
+  /* The flags given on the command line (the walk's record, base/cli.h):
+   * ds_options_given. */
+  struct ds_cli_seen given;
 };
+
+/* Whether flag ("--world-size") was given on the command line (--straggler,
+ * which repeats, and --help are not recorded). */
+int ds_options_given(const struct ds_options *o, const char *flag);
 
 /* The micro-steps per optimizer step of a configuration of `world` ranks
  * at `batch` per GPU: --grad-accum's K, or --optimizer-batch N / (world x

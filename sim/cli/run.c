@@ -426,10 +426,27 @@ out:
   return st;
 }
 
+/* The optimizer column: the loop's optimizer, and its weight decay when
+ * --weight-decay (and --no-bn-weight-decay) set one, which changes the
+ * step. String literals: a sweep's rows come back from its workers with
+ * only their own strings repointed (sweep.c). */
+static const char *optimizer_field(enum ds_optimizer opt, const struct ds_options *o) {
+  static const char *const decayed[][2] = {
+      [DS_OPT_SGD] = {"sgd;weight_decay", "sgd;weight_decay;no_bn_weight_decay"},
+      [DS_OPT_ADAM] = {"adam;weight_decay", "adam;weight_decay;no_bn_weight_decay"}};
+  if (!o->weight_decay || opt == DS_OPT_NONE) return ds_optimizer_name(opt);
+  return decayed[opt][o->no_bn_weight_decay ? 1 : 0];
+}
+
 /* Appends one ';'-separated item to buf (never overflows). */
 static void append_item(char *buf, size_t cap, const char *item) {
   size_t used = strlen(buf);
   snprintf(buf + used, cap - used, "%s%s", used ? ";" : "", item);
+}
+
+/* --pytorch-version as an options item ("pytorch=1.9"). */
+static const char *pytorch_item(enum ds_ddp_rules rules) {
+  return rules == DS_DDP_RULES_TORCH_1_4 ? "pytorch=1.4" : "pytorch=1.9";
 }
 
 /* The DDP options in effect, as one CSV-safe field. */
@@ -446,12 +463,12 @@ static void describe_ddp_options(const struct ds_options *o, int32_t grad_accum,
   if (o->no_broadcast_buffers) append_item(buf, cap, "broadcast_buffers=False");
   if (o->find_unused_parameters) append_item(buf, cap, "find_unused_parameters");
   if (o->static_graph) append_item(buf, cap, "static_graph");
-  if (o->ddp_rules == DS_DDP_RULES_TORCH_1_4) append_item(buf, cap, "pytorch=1.4");
-  if (o->ddp_rules == DS_DDP_RULES_TORCH_1_9) append_item(buf, cap, "pytorch=1.9");
+  if (o->ddp_rules != DS_DDP_RULES_CURRENT) append_item(buf, cap, pytorch_item(o->ddp_rules));
   if (grad_accum > 1) {
     snprintf(k, sizeof k, "grad_accum=%d", grad_accum);
     append_item(buf, cap, k);
   }
+  if (o->free_loop) append_item(buf, cap, "loop=free");
   if (o->comm_hook.kind != DS_HOOK_NONE) {
     char h[20];
     ds_comm_hook_name(&o->comm_hook, h, sizeof h);
@@ -546,7 +563,7 @@ static ds_status setup_nccl(struct config_run *c, const struct ds_options *o,
   /* NCCL's choice by default: where its model is unavailable (a GPU it
    * has no constants for) the plain ring runs, as the summary says; only an
    * explicit --algo gets the note */
-  if (!quiet && o->algo_set)
+  if (!quiet && ds_options_given(o, "--algo"))
     fprintf(stderr, "ddpsim: note: %s; --algo %s runs the plain %s\n", why.msg,
             o->algo_auto ? "auto" : ds_ar_algo_name(o->ar_algo), ds_ar_algo_name(o->ar_algo));
   return DS_OK;
@@ -691,7 +708,7 @@ static ds_status load(struct loaded *ld, const struct ds_options *o, struct ds_e
   DS_CHECK(ds_model_load(ld->model_path, &ld->model, err));
   /* --optimizer: every reader of the optimizer (compute.c, host.c,
    * memory.c, the strategies) then sees it as the file's */
-  if (o->optimizer_set) ld->model->optimizer = o->optimizer;
+  if (ds_options_given(o, "--optimizer")) ld->model->optimizer = o->optimizer;
   for (int32_t k = 0; k < o->sweep[DS_VAR_COMM_HOOK].n; k++) /* every hook of a list */
     DS_CHECK(ds_comm_hook_check_model(&o->comm_hooks[k], ld->model, err));
   DS_CHECK(ds_compute_init(ld->topo, o->dtype, o->amp, &ld->compute, err));
@@ -759,6 +776,11 @@ static ds_status configure(struct config_run *c, const struct loaded *ld,
    * the flow network's broadcast/reduce/gather/scatter (docs/strategies.md). */
   if (o->strategy_id == DS_STRATEGY_DDP) DS_CHECK(setup_nccl(c, o, quiet, err));
   else snprintf(c->coll_algo, sizeof c->coll_algo, "ring");
+  /* One rank has no peer: NCCL's one-rank all-reduce of DDP's bucket, in
+   * place, launches nothing (src/enqueue.cc, src/device/onerank.cu
+   * ncclLaunchOneRank: a cudaMemcpyAsync only out of place), and single's
+   * and dp's lone GPU communicates with none, so no algorithm runs. */
+  if (c->world == 1) snprintf(c->coll_algo, sizeof c->coll_algo, "none");
   describe_ddp_options(o, c->grad_accum, c->ddp_options, sizeof c->ddp_options);
   if (o->strategy_id == DS_STRATEGY_DP) {
     /* the ddp_options column carries the row's strategy's options */
@@ -768,11 +790,17 @@ static ds_status configure(struct config_run *c, const struct loaded *ld,
                      &c->dp_chunks) != DS_OK)
       return ds_err_set(err, DS_ENOMEM, "out of memory");
   } else if (o->strategy_id == DS_STRATEGY_SINGLE) {
+    c->ddp_options[0] = '\0';
     if (c->grad_accum > 1)
       snprintf(c->ddp_options, sizeof c->ddp_options, "grad_accum=%d", c->grad_accum);
-    else
-      snprintf(c->ddp_options, sizeof c->ddp_options, "none");
+    if (o->free_loop) append_item(c->ddp_options, sizeof c->ddp_options, "loop=free");
   }
+  /* PyTorch's version changes every strategy's optimizer loop and .grad
+   * (ddp's and ps's lists, describe_ddp_options', say it already) */
+  if ((o->strategy_id == DS_STRATEGY_SINGLE || o->strategy_id == DS_STRATEGY_DP) &&
+      o->ddp_rules != DS_DDP_RULES_CURRENT)
+    append_item(c->ddp_options, sizeof c->ddp_options, pytorch_item(o->ddp_rules));
+  if (c->ddp_options[0] == '\0') snprintf(c->ddp_options, sizeof c->ddp_options, "none");
   int len = snprintf(c->inputs, sizeof c->inputs,
            "topo=%s model=%s strategy=%s world_size=%d batch=%lld dtype=%s amp=%s tf32=%s "
            "bucket_mb=%g first_bucket_mb=%g iters=%d net=%s coll_model=%s "
@@ -786,11 +814,13 @@ static ds_status configure(struct config_run *c, const struct loaded *ld,
            o->calib ? o->calib : "none");
   if (len >= 0 && (size_t)len < sizeof c->inputs && o->channels_last)
     len += snprintf(c->inputs + len, sizeof c->inputs - (size_t)len, " channels_last=1");
-  if (len >= 0 && (size_t)len < sizeof c->inputs && o->optimizer_set)
+  if (len >= 0 && (size_t)len < sizeof c->inputs && ds_options_given(o, "--optimizer"))
     len += snprintf(c->inputs + len, sizeof c->inputs - (size_t)len, " optimizer=%s",
                     ds_optimizer_name(o->optimizer));
-  if (len >= 0 && (size_t)len < sizeof c->inputs && o->free_loop)
-    len += snprintf(c->inputs + len, sizeof c->inputs - (size_t)len, " loop=free");
+  if (len >= 0 && (size_t)len < sizeof c->inputs && o->weight_decay)
+    len += snprintf(c->inputs + len, sizeof c->inputs - (size_t)len, " weight_decay=1");
+  if (len >= 0 && (size_t)len < sizeof c->inputs && o->no_bn_weight_decay)
+    len += snprintf(c->inputs + len, sizeof c->inputs - (size_t)len, " no_bn_weight_decay=1");
   if (len >= 0 && (size_t)len < sizeof c->inputs && o->host_scale != 1)
     len += snprintf(c->inputs + len, sizeof c->inputs - (size_t)len, " host_scale=%g",
                     o->host_scale);
@@ -914,6 +944,8 @@ static ds_status run_ps(struct config_run *c, struct ds_summary *s, struct ds_er
        k++)
     len += snprintf(c->ddp_options + len, sizeof c->ddp_options - (size_t)len,
                     ";straggler=%d:%g", o->stragglers[k].rank, o->stragglers[k].factor);
+  if (o->ddp_rules != DS_DDP_RULES_CURRENT)
+    append_item(c->ddp_options, sizeof c->ddp_options, pytorch_item(o->ddp_rules));
   snprintf(inputs, sizeof inputs, "%s ps_mode=%s ps_servers=%d ps_push=%s", c->inputs,
            ds_ps_mode_name(po.mode), o->ps_servers, ds_ps_push_name(po.push));
   times = malloc((size_t)n_samples * sizeof *times);
@@ -972,7 +1004,7 @@ static ds_status run_ps(struct config_run *c, struct ds_summary *s, struct ds_er
   s->gpu = c->topo->gpu.name;
   s->dtype = ds_dtype_name(o->dtype);
   s->amp = ds_amp_name(o->amp);
-  s->optimizer = ds_optimizer_name(c->model->optimizer);
+  s->optimizer = optimizer_field(c->model->optimizer, o);
   s->net_model = o->net_mode == DS_NET_CONSTANT ? "alpha-beta" : "maxmin";
   s->coll_model = "flow";
   s->coll_algo = "p2p";
@@ -1042,7 +1074,9 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
     mo.ddp = 1;
     mo.grad_as_bucket_view = oc.grad_as_bucket_view;
     DS_CHECK_GOTO(ddp_memory_with_hook(&c, &oc, mo, &s->mem, err), st, out);
-    s->peak_mem_gib_gpu0 = s->peak_mem_gib_other = s->mem.total / DS_UNITS_GIB;
+    /* every rank holds the same; "other" is 0 where there is none */
+    s->peak_mem_gib_gpu0 = s->mem.total / DS_UNITS_GIB;
+    s->peak_mem_gib_other = c.world > 1 ? s->peak_mem_gib_gpu0 : 0;
     break;
   }
   }
@@ -1053,7 +1087,7 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
   s->gpu = c.topo->gpu.name;
   s->dtype = ds_dtype_name(oc.dtype);
   s->amp = ds_amp_name(oc.amp);
-  s->optimizer = ds_optimizer_name(c.model->optimizer);
+  s->optimizer = optimizer_field(c.model->optimizer, &oc);
   s->net_model = oc.net_mode == DS_NET_CONSTANT ? "alpha-beta" : "maxmin";
   s->coll_model = c.coll_model == DS_COLL_FLOW ? "flow" : "aggregate";
   s->coll_algo = c.coll_algo;

@@ -514,12 +514,12 @@ static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
     else
       fprintf(fp, "single: 1 GPU, batch %lld\n", (long long)r->batch_per_gpu);
   else if (strcmp(r->strategy, "dp") == 0)
-    fprintf(fp, "dp (torch.nn.DataParallel): %d GPUs, batch %lld/GPU, %s\n", r->world_size,
-            (long long)r->batch_per_gpu, r->ddp_options);
+    fprintf(fp, "dp (torch.nn.DataParallel): %d GPU%s, batch %lld/GPU, %s\n", r->world_size,
+            r->world_size == 1 ? "" : "s", (long long)r->batch_per_gpu, r->ddp_options);
   else if (is_ddp(r))
-    fprintf(fp, "ddp: %d GPUs, batch %lld/GPU, bucket cap %g MiB (first bucket %g MiB), "
-                "options %s\n", r->world_size, (long long)r->batch_per_gpu, r->bucket_mb,
-            r->first_bucket_mb, r->ddp_options);
+    fprintf(fp, "ddp: %d GPU%s, batch %lld/GPU, bucket cap %g MiB (first bucket %g MiB), "
+                "options %s\n", r->world_size, r->world_size == 1 ? "" : "s",
+            (long long)r->batch_per_gpu, r->bucket_mb, r->first_bucket_mb, r->ddp_options);
   else if (r->has_ps)
     fprintf(fp, "ps (parameter server, %s): %d workers, batch %lld/GPU, %d server%s, "
                 "options %s\n", r->ps_async ? "async" : "sync", r->world_size,

@@ -867,3 +867,27 @@ Test(collbench, a_long_flag_takes_its_value_after_an_equals_sign) {
   cr_assert_str_eq(o.err.msg, "unknown option \"--colour=red\" (see ddpsim collective --help)");
   free(o.text);
 }
+
+/* A refusal prints nothing on stdout, in every format: the table is
+ * printed whole once every size ran (a new user's review: the CSV header,
+ * then the error, exit 2, left a well-formed empty CSV for a script). The
+ * hierarchical all-reduce of 3 ranks on two nodes of 2 (2 + 1) is refused
+ * when its collective is built, after the options were read. */
+Test(collbench, a_refusal_prints_no_header_or_row_in_any_format) {
+  const char *formats[] = {"csv", "json", "text"};
+  for (size_t i = 0; i < 3; i++) {
+    char args[256];
+    snprintf(args, sizeof args, "collective --topo tests/data/twonode-2x2.yaml -g 3 "
+             "--algo hierarchical -b 1K -e 4K --format %s", formats[i]);
+    ds_test_ddpsim_refuses(args, "needs the same number of ranks on every node");
+  }
+  /* a plot that fails after every row ran: exit 1, no table either */
+  struct ds_test_result r =
+      ds_test_run("DDPSIM_GNUPLOT=/bin/false", ds_test_ddpsim(),
+                  "collective --topo tests/data/tiny-topo.yaml -e 64 --plot "
+                  "/tmp/ddpsim-collbench-refusal.svg");
+  cr_assert_eq(r.status, 1, "status %d, stderr %s", r.status, r.err);
+  cr_assert(strstr(r.err, "/bin/false failed"), "%s", r.err);
+  cr_assert_str_eq(r.out, "", "printed: %s", r.out);
+  ds_test_release(&r);
+}

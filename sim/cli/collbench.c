@@ -692,6 +692,11 @@ static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
                    chain_chunks, &t_ns, err);
     if (st != DS_OK) {
       if (!err->msg[0]) ds_err_set(err, st, "simulating %.0f bytes failed", r.size_bytes);
+      else if (n_rows > 0) { /* the sizes below ran: say which one did not */
+        char at[64];
+        snprintf(at, sizeof at, "at %.0f bytes: ", r.size_bytes);
+        ds_err_prefix(err, st, at);
+      }
       break;
     }
     r.time_us = (double)t_ns / 1e3;
@@ -758,7 +763,22 @@ ds_status ds_collbench_main(int argc, char **argv, FILE *out,
   ds_status st = o.plot ? ds_gnuplot_check(err) : DS_OK;
   struct ds_topo *topo = NULL;
   if (st == DS_OK) st = ds_topo_load(topo_path, gpus_path, &topo, err);
-  if (st == DS_OK) st = sweep(&o, topo, o.reference ? &ref : NULL, out, err);
+  /* The table is made in memory and printed whole once every size ran and
+   * the plot is drawn: a refusal (a collective that cannot run on these
+   * ranks, a size that overflows the engine, a plot that fails) leaves
+   * stdout empty, never a header or a part of the table that a script
+   * would take for a result (a new user's review: the CSV header, then
+   * the error, exit 2). */
+  char *table = NULL;
+  size_t table_len = 0;
+  FILE *mem = NULL;
+  if (st == DS_OK && !(mem = open_memstream(&table, &table_len)))
+    st = ds_err_set(err, DS_ENOMEM, "out of memory");
+  if (st == DS_OK) st = sweep(&o, topo, o.reference ? &ref : NULL, mem, err);
+  if (mem && fclose(mem) != 0 && st == DS_OK) st = ds_err_set(err, DS_ENOMEM, "out of memory");
+  if (st == DS_OK && fwrite(table, 1, table_len, out) != table_len)
+    st = ds_err_set(err, DS_EIO, "writing the table failed");
+  free(table);
   ds_topo_free(topo);
   ds_busbw_release(&ref);
   return st;

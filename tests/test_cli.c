@@ -869,3 +869,33 @@ Test(cli, base_cli_walks_count_an_alias_as_its_flag) {
   cr_assert_eq(ds_cli_split_refused(split.argv[2]), DS_EUSAGE);
   ds_cli_words_free(&split);
 }
+
+/* --ring-chunks pipelines the plain algorithms; where NCCL's model runs
+ * ddp's collectives (--algo auto, the default, or a --proto, on a GPU it
+ * knows) NCCL's own chunks and slices do, and the run is refused (a new
+ * user's review: the chunks pipelined NCCL's protocols twice). dp's
+ * collectives are the plain chains and keep them. --nccl-extra with the
+ * plain algorithm has nothing to add to. */
+Test(cli, ring_chunks_and_nccl_extra_only_where_they_mean_something) {
+  ds_test_ddpsim_refuses("--topo dgx-a100 --model tests/data/tiny-model.yaml --ring-chunks 4",
+                         "option --ring-chunks: NCCL's model runs ddp's collectives here "
+                         "(coll_algo auto)");
+  ds_test_ddpsim_refuses("--topo dgx-a100 --model tests/data/tiny-model.yaml --strategy dp,ddp "
+                         "--proto LL --ring-chunks 1,2", "(coll_algo auto/LL)");
+  ds_test_ddpsim_refuses("--topo dgx-a100 --model tests/data/tiny-model.yaml --algo ring "
+                         "--nccl-extra none", "option --nccl-extra: it adds the mechanisms");
+  ds_test_ddpsim_refuses("--topo dgx-a100 --model tests/data/tiny-model.yaml --algo direct "
+                         "--nccl-extra measured", "runs the plain algorithm, without it: "
+                         "drop --nccl-extra");
+  const char *ok[] = {"--algo ring --ring-chunks 4", "--strategy dp --ring-chunks 2",
+                      "--strategy dp,ddp --algo ring --ring-chunks 1,2",
+                      "--proto LL --nccl-extra none", "--ring-chunks 1"};
+  for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+    char args[256];
+    snprintf(args, sizeof args, "--topo dgx-a100 --model tests/data/tiny-model.yaml %s "
+             "--format csv", ok[i]);
+    struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+    cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
+    ds_test_release(&r);
+  }
+}

@@ -45,6 +45,7 @@ struct collbench_options {
   struct ds_proto_flag proto;
   int proto_set;
   int nccl_extra; /* add the mechanisms NCCL's model leaves out */
+  int nccl_extra_set; /* --nccl-extra given */
   double min_bytes, max_bytes, factor;
   int32_t ranks; /* 0: every GPU */
   enum ds_coll_choice coll_model;
@@ -111,7 +112,8 @@ static const char usage_rest[] =
     "  --nccl-extra measured|none  with a protocol: add the mechanisms NCCL's model\n"
     "                         leaves out (launch, Simple slice syncs, NVLS pipeline;\n"
     "                         fitted on 8x A100; default measured; broadcast and\n"
-    "                         reduce: the launch only; docs/collectives.md)\n"
+    "                         reduce: the launch only; docs/collectives.md); refused\n"
+    "                         with --proto none (nothing to add to)\n"
     "  -b, --minbytes SIZE    smallest size, e.g. 8, 1K, 32MiB (default 8)\n"
     "  -e, --maxbytes SIZE    largest size (default 128M)\n"
     "  -f, --stepfactor X     multiply the size by X each step, > 1 (default 2)\n"
@@ -121,7 +123,12 @@ static const char usage_rest[] =
     "                         (default auto: flow up to 64 ranks; nvls on one node,\n"
     "                         direct and reduce-broadcast always run per flow)\n"
     "  --net maxmin|alpha-beta  link sharing model (default maxmin)\n"
-    "  --ring-chunks N        pipelined chunks per ring step, flow only (default 1)\n"
+    "  --ring-chunks N        pipelined chunks per step of the plain algorithms\n"
+    "                         (proto none: the ring kinds, hierarchical's rings, the\n"
+    "                         chains; at least N pieces of the plain tree), flow only\n"
+    "                         (default 1); refused under NCCL's protocols, which\n"
+    "                         pipeline by NCCL's own chunks, and where there is no\n"
+    "                         ring step\n"
     "  --format text|csv|json (default text)\n"
     "  --plot FILE.png|.svg   draw busbw against size (gnuplot), one curve per\n"
     "                         op/algo/proto of the rows printed\n"
@@ -204,6 +211,7 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
       DS_CHECK(ds_proto_flag_parse(f, v, &o->proto, err));
       o->proto_set = 1;
     } else if (strcmp(f, "--nccl-extra") == 0) {
+      o->nccl_extra_set = 1;
       if (strcmp(v, "measured") == 0) o->nccl_extra = 1;
       else if (strcmp(v, "none") == 0) o->nccl_extra = 0;
       else return ds_cli_bad_value(err, f, "one of measured, none", v);
@@ -337,6 +345,33 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
     return ds_err_set(err, DS_EUSAGE,
                       "option --proto: none is the plain ring, not an NCCL choice: "
                       "use --algo ring --proto none, or a protocol with --algo auto");
+  /* The extras are added to NCCL's model; the plain algorithm has none. */
+  if (o->nccl_extra_set && o->proto.choice == DS_PROTO_CHOICE_NONE) {
+    int has_protocols = o->desc->kind == DS_COLL_ALLREDUCE
+                            ? !no_proto : ds_coll_kind_has_protocols(o->desc->kind);
+    if (has_protocols)
+      return ds_err_set(err, DS_EUSAGE,
+                        "option --nccl-extra: it adds the mechanisms NCCL's model leaves out "
+                        "to that model, but --proto none runs %s %s as the plain algorithm, "
+                        "without it: drop --nccl-extra, or give a protocol (--proto auto)",
+                        o->op, o->algo);
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --nccl-extra: it adds the mechanisms NCCL's model leaves out "
+                      "to that model, which does not run %s %s (NCCL has no protocol for "
+                      "it): drop --nccl-extra", o->op, o->algo);
+  }
+  /* --ring-chunks cuts a ring step (or the plain chain) into pieces; these
+   * have no ring step to cut, so it would be ignored */
+  int no_ring_step = o->desc->kind == DS_COLL_GATHER || o->desc->kind == DS_COLL_SCATTER ||
+                     is_p2p_kind(o->desc->kind) ||
+                     (o->desc->kind == DS_COLL_ALLREDUCE && !algo_auto &&
+                      (o->ar_algo == DS_AR_DIRECT || o->ar_algo == DS_AR_REDUCE_BCAST));
+  if (o->ring_chunks > 1 && no_ring_step)
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --ring-chunks: %s %s has no ring step to cut into pieces "
+                      "(--ring-chunks pipelines the plain ring, its all-gather and "
+                      "reduce-scatter, hierarchical's rings, the broadcast and reduce "
+                      "chains and the plain tree)", o->op, o->algo);
   if (o->max_bytes < o->min_bytes)
     return ds_err_set(err, DS_EUSAGE, "option -e: %.0f bytes is below -b %.0f bytes",
                       o->max_bytes, o->min_bytes);
@@ -391,7 +426,10 @@ static ds_status time_coll(struct ds_topo *topo, const struct ds_ring *ring,
   enum ds_coll_kind k = o->desc->kind;
   struct ds_coll_spec spec = {
       .kind = k, .topo = topo, .ring = ring, .net = r.net, .model = model,
+      /* --ring-chunks pipelines the plain algorithms; under a protocol
+       * the pieces are NCCL's (make_plan refuses the two together) */
       .chunks = chain_chunks > 0 ? chain_chunks
+                : proto ? 1
                 : ds_coll_kind_is_chain(k) ? ds_coll_chain_chunks(bytes, o->ring_chunks)
                                    : o->ring_chunks,
       .bytes = bytes, .root = o->root, .proto = proto, .algo = algo, .tag_base = 0,
@@ -570,9 +608,17 @@ static ds_status make_plan(const struct collbench_options *o, struct ds_topo *to
   if (st == DS_OK && is_p2p_kind(o->desc->kind))
     st = ds_nccl_p2p_build(topo, ring, &pl->m, &pl->p2p, err);
   if (st == DS_OK) {
-    if (pl->model == DS_COLL_AGGREGATE && o->ring_chunks > 1)
+    /* NCCL pipelines by its own chunks and slices, which the model derives
+     * (ds_nccl_chain, ds_nccl_algo_proto): more pieces would pipeline twice */
+    if (o->ring_chunks > 1) {
+      char proto[24];
+      ds_proto_flag_name(&o->proto, ',', proto, sizeof proto);
       return ds_err_set(err, DS_EUSAGE,
-                        "--ring-chunks > 1 needs the per-flow ring: add --coll-model flow");
+                        "option --ring-chunks: NCCL's model runs this %s (protocol %s), and "
+                        "NCCL pipelines by its own chunks and slices, which the model "
+                        "derives; --ring-chunks pipelines the plain algorithm only (give "
+                        "--algo ring --proto none, or drop --ring-chunks)", o->op, proto);
+    }
     pl->nccl = 1;
     /* a --proto set: NCCL chooses among its protocols only (NCCL_PROTO) */
     if (o->proto.choice == DS_PROTO_CHOICE_AUTO) pl->m.proto_disabled = o->proto.disabled;
@@ -657,7 +703,7 @@ static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
          * NCCL's channels for the size, latencies and launch */
         r.proto = o->proto.choice == DS_PROTO_CHOICE_FIXED
                       ? o->proto.fixed : ds_nccl_choose_coll_proto(&pl.m, k, r.size_bytes);
-        chain_chunks = ds_nccl_chain(&pl.m, r.proto, r.size_bytes, o->ring_chunks, &cp);
+        chain_chunks = ds_nccl_chain(&pl.m, r.proto, r.size_bytes, &cp);
         r.nccl_model_us = ds_nccl_predict_coll_ns(&pl.m, k, r.proto, r.size_bytes) / 1e3;
       } else if (is_p2p_kind(k)) {
         /* each transfer: the message (sendrecv) or S/N (alltoall) */

@@ -144,6 +144,7 @@ struct ds_options {
   struct ds_proto_flag proto;       /* --proto (proto_flag.h), its choice resolved
                                        from --algo when not given */
   int nccl_extra;                   /* add the measured effects (docs/collectives.md) */
+  int nccl_extra_set;               /* --nccl-extra was given */
   /* DDP's options (PyTorch's names) */
   int no_overlap;                   /* all-reduces wait for the end of backward */
   int32_t no_sync;                  /* K >= 1: K-1 accumulating micro-steps, then a sync one */

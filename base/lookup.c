@@ -74,6 +74,15 @@ static ds_status lookup(const char *kind, const char *what, const char *arg,
     if (!source_is_exe_parent && try_dir(dir, arg, out, cap, tried, sizeof tried))
       return DS_OK;
   }
+  /* Something is there but is no file: say what it is, not "not found". */
+  struct stat st;
+  if (search_cwd && stat(arg, &st) == 0) {
+    if (S_ISDIR(st.st_mode))
+      return ds_err_set(err, DS_EUSAGE, "%s '%s' is a directory, not a %s file: give the "
+                        "YAML file (a path, or a name in %s/)", what, arg, what, kind);
+    return ds_err_set(err, DS_EUSAGE, "%s '%s' is not a regular file: give the YAML file "
+                      "(a path, or a name in %s/)", what, arg, kind);
+  }
   return ds_err_set(err, DS_EUSAGE, "%s '%s' not found (looked for: %s)", what,
                     arg, tried);
 }

@@ -899,3 +899,32 @@ Test(cli, ring_chunks_and_nccl_extra_only_where_they_mean_something) {
     ds_test_release(&r);
   }
 }
+
+/* A file of the wrong kind, or no file at all, is said as such (a new
+ * user's review: --topo models/resnet50.yaml said "unknown key 'sample'
+ * (allowed: schema_version, name, gpu, ...)", --topo /tmp "not found"):
+ * each kind of ddpsim file is told by root keys only it has, and the
+ * message says where the file goes. */
+Test(cli, a_file_of_the_wrong_kind_or_a_directory_is_named_as_such) {
+  struct { const char *args, *msg; } cases[] = {
+      {"--topo models/resnet50.yaml",
+       "models/resnet50.yaml:21:1: this looks like a model file (it has 'sample', "
+       "'default_batch', 'layers', 'grad_ready', 'buffers'), not a topology: give it to "
+       "--model; --topo takes a topology"},
+      {"--topo 4gpu --model topologies/4gpu.yaml",
+       "topologies/4gpu.yaml:10:1: this looks like a topology (it has 'gpu', 'nodes', "
+       "'gpus_per_node', 'intra_node'), not a model: give it to --topo; --model takes a "
+       "model"},
+      {"--topo topologies/gpus.yaml", "this looks like a GPU table (it has 'gpus'), not a "
+       "topology"},
+      {"--topo 4gpu --model topologies/gpus.yaml", "this looks like a GPU table (it has "
+       "'gpus'), not a model"},
+      {"--topo tests/data", "topology 'tests/data' is a directory, not a topology file"},
+      {"--topo 4gpu --model models/", "model 'models/' is a directory, not a model file"},
+      {"--topo /dev/null", "topology '/dev/null' is not a regular file"},
+      {"collective --topo models/bert-base.yaml", "this looks like a model file"},
+      {"topo tests/data", "is a directory"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    ds_test_ddpsim_refuses(cases[i].args, cases[i].msg);
+}

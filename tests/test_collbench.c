@@ -949,3 +949,28 @@ Test(collbench, ring_chunks_and_nccl_extra_only_where_they_mean_something) {
   free(r.text);
   free(r1.text);
 }
+
+/* An unknown --op is said to be unknown, with the operations and the
+ * nearest of them (a new user's review: "allreduc" was "not simulated by
+ * this version", as if a real operation); send, a real one that the
+ * command does not time alone, points to sendrecv. */
+Test(collbench, an_unknown_op_is_named_with_the_nearest_known_one) {
+  const char *cases[][2] = {
+      {"allreduc", "unknown operation \"allreduc\" (did you mean allreduce?); the "
+                   "operations: allreduce, broadcast, reduce, allgather, reducescatter, "
+                   "gather, scatter, alltoall, sendrecv"},
+      {"all_gather", "(did you mean allgather?)"},
+      {"reduce-scatter", "(did you mean reducescatter?)"},
+      {"ALLTOALL", "(did you mean alltoall?)"},
+      {"bcast", "unknown operation \"bcast\"; the operations"},
+      {"send", "send is one side of a point-to-point pair"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char args[128];
+    snprintf(args, sizeof args, "--topo tests/data/ring8.yaml --op %s", cases[i][0]);
+    struct output o = run(args);
+    cr_assert_eq(o.st, DS_EUSAGE, "%s: status %d", args, o.st);
+    cr_assert(strstr(o.err.msg, cases[i][1]), "%s: \"%s\"", args, o.err.msg);
+    free(o.text);
+  }
+}

@@ -267,11 +267,23 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
   const struct ds_path_arg outs[] = {{"--plot", o->plot}}, ins[] = {{"--reference", o->reference}};
   DS_CHECK(ds_outputs_check(outs, 1, ins, 1, err));
   o->desc = ds_coll_desc_find(o->op);
-  if (!o->desc || o->desc->kind == DS_COLL_SEND)
+  if (o->desc && o->desc->kind == DS_COLL_SEND)
     return ds_err_set(err, DS_EUSAGE,
-                      "option --op: \"%s\" is not simulated by this version (allreduce, "
+                      "option --op: send is one side of a point-to-point pair, which "
+                      "ddpsim collective does not time alone: --op sendrecv times every "
+                      "rank sending to the next");
+  if (!o->desc) {
+    static const char *const ops[] = {"allreduce", "broadcast", "reduce", "allgather",
+                                      "reducescatter", "gather", "scatter", "alltoall",
+                                      "sendrecv", NULL};
+    const char *near = ds_cli_closest(o->op, ops);
+    char hint[64] = "";
+    if (near) snprintf(hint, sizeof hint, " (did you mean %s?)", near);
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --op: unknown operation \"%s\"%s; the operations: allreduce, "
                       "broadcast, reduce, allgather, reducescatter, gather, scatter, "
-                      "alltoall, sendrecv)", o->op);
+                      "alltoall, sendrecv", o->op, hint);
+  }
   if (o->root_set && !o->desc->rooted &&
       !(o->desc->kind == DS_COLL_ALLREDUCE && strcmp(o->algo, "reduce-broadcast") == 0))
     return ds_err_set(err, DS_EUSAGE, "option --root: %s has no root", o->op);

@@ -625,7 +625,7 @@ Test(cli, bad_flags_exit_2_with_a_message) {
       {"--bucket-mb 25", "missing --topo"},
       {"--topo 4gpu --batch", "option --batch needs a value"},
       {"--topo nowhere", "topology 'nowhere' not found"},
-      {"--topo 4gpu --model nomodel", "model 'nomodel' not found"},
+      {"--topo 4gpu --model nomodel", "model 'nomodel' not found (looked for: "},
       {"--topo 4gpu --bucket-mb 1,2 --trace /tmp/x.csv", "give one --bucket-mb value"},
       {"--topo 4gpu --trace ''", "option --trace: expected a value, got an empty string"},
       {"--topo '' --bucket-mb 25", "option --topo: expected a value, got an empty string"},
@@ -924,6 +924,9 @@ Test(cli, a_file_of_the_wrong_kind_or_a_directory_is_named_as_such) {
       {"--topo /dev/null", "topology '/dev/null' is not a regular file"},
       {"collective --topo models/bert-base.yaml", "this looks like a model file"},
       {"topo tests/data", "is a directory"},
+      {"--topo resnet50", "topology 'resnet50' not found, but "},
+      {"--topo 4gpu --model dgx-a100", "topologies/dgx-a100.yaml is a topology: give it to "
+       "--topo"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
     ds_test_ddpsim_refuses(cases[i].args, cases[i].msg);

@@ -28,6 +28,8 @@ static const char usage[] =
     "With one trace: that trace's own metrics of one iteration (a ddpsim\n"
     "trace's last, the reported one; a ddpreal trace's of median iteration\n"
     "time), and --chrome and --plot draw that trace alone.\n"
+    "The prediction comes first: a measured trace (source real) before a\n"
+    "predicted one (sim) is refused; two of one source are compared as given.\n"
     "\n"
     "  --format text|csv|json  report format (default text); csv: one row per\n"
     "                         metric: metric,predicted,measured,abs_error,rel_error\n"
@@ -44,8 +46,8 @@ static const char usage[] =
     "  --help\n"
     "\n"
     "Exit status: 0 ok; 2 bad usage, an unreadable or malformed trace, or two\n"
-    "traces of different schedules; 1 a file could not be written or gnuplot\n"
-    "is missing or failed.\n";
+    "traces of different schedules or a measured one first; 1 a file could\n"
+    "not be written or gnuplot is missing or failed.\n";
 
 struct analyze_options {
   const char *pred, *meas, *chrome, *plot;

@@ -451,6 +451,21 @@ static ds_status iter_range(const struct key *pk, size_t n, int32_t iter,
   return DS_OK;
 }
 
+/* A measurement first and a prediction second are the two traces swapped:
+ * every error would come out with its sign inverted, so the order is
+ * refused with the command that has it right (DS_EUSAGE, exit 2). Two
+ * predictions (two settings of ddpsim) or two measurements (two replays)
+ * are comparisons a user means, taken in the order given. */
+static ds_status check_order(const struct ds_compare *c, struct ds_err *err) {
+  if (strcmp(c->pred->source, "real") != 0 || strcmp(c->meas->source, "sim") != 0)
+    return DS_OK;
+  return ds_err_set(err, DS_EUSAGE, "%s is a measured trace (source real) and %s a "
+                    "predicted one (source sim), given in the wrong order: the "
+                    "prediction comes first, as in `ddpsim analyze %s %s`, or every "
+                    "error would have its sign inverted", c->pred_path, c->meas_path,
+                    c->meas_path, c->pred_path);
+}
+
 static int32_t world_size(const struct ds_trace *t) {
   return t->owned ? t->owned->world_size : 1;
 }
@@ -469,6 +484,7 @@ ds_status ds_compare_load(const char *pred_path, const char *meas_path,
   }
   DS_CHECK_GOTO(read_trace(pred_path, &c->pred, err), st, out);
   DS_CHECK_GOTO(read_trace(meas_path, &c->meas, err), st, out);
+  DS_CHECK_GOTO(check_order(c, err), st, out);
   if (sorted_keys(c->pred, &pk) != DS_OK || sorted_keys(c->meas, &mk) != DS_OK) {
     st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
     goto out;

@@ -111,7 +111,9 @@ struct ds_compare {
 };
 
 /* Reads both traces, joins and measures. Errors name the file (unreadable,
- * malformed, or the two traces of different schedules: DS_EINPUT, exit 2).
+ * malformed, or the two traces of different schedules: DS_EINPUT, exit 2;
+ * a measured trace (source real) first and a predicted one second, the two
+ * swapped: DS_EUSAGE, exit 2; two of one source are compared as given).
  * *out is owned by the caller (ds_compare_free). */
 ds_status ds_compare_load(const char *pred_path, const char *meas_path,
                           const struct ds_compare_options *opt,

@@ -5,6 +5,7 @@
  */
 #include "base/cli.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -46,6 +47,45 @@ static ds_status takes_no_value(struct ds_err *err, const char *flag) {
  * a later lookup fails on it or, for an output, after the work. */
 static ds_status empty_value(struct ds_err *err, const char *flag) {
   return ds_err_set(err, DS_EUSAGE, "option %s: expected a value, got an empty string", flag);
+}
+
+/* Optimal string alignment distance of a and b (lengths below 64), case
+ * ignored: edits as ds_cli_closest counts them. */
+static size_t typo_distance(const char *a, size_t na, const char *b, size_t nb) {
+  size_t d[64][64];
+  for (size_t i = 0; i <= na; i++) d[i][0] = i;
+  for (size_t j = 0; j <= nb; j++) d[0][j] = j;
+  for (size_t i = 1; i <= na; i++)
+    for (size_t j = 1; j <= nb; j++) {
+      size_t cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+      size_t best = d[i - 1][j - 1] + cost;
+      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 2]) &&
+          tolower((unsigned char)a[i - 2]) == tolower((unsigned char)b[j - 1]) &&
+          d[i - 2][j - 2] + 1 < best)
+        best = d[i - 2][j - 2] + 1;
+      d[i][j] = best;
+    }
+  return d[na][nb];
+}
+
+const char *ds_cli_closest(const char *word, const char *const names[]) {
+  size_t nw = strlen(word);
+  if (nw == 0 || nw >= 64) return NULL;
+  size_t limit = nw <= 4 ? 1 : nw / 3;
+  const char *best = NULL;
+  size_t best_d = limit + 1;
+  for (size_t k = 0; names[k] != NULL; k++) {
+    size_t nn = strlen(names[k]);
+    if (nn >= 64) continue;
+    size_t dist = typo_distance(word, nw, names[k], nn);
+    if (dist < best_d) {
+      best_d = dist;
+      best = names[k];
+    }
+  }
+  return best;
 }
 
 ds_status ds_cli_unknown_option(struct ds_err *err, const char *flag, const char *program) {

@@ -52,6 +52,13 @@ const struct ds_cli_option *ds_cli_option_find(const struct ds_cli_option *optio
  * itself (also for a flag not in options). */
 const char *ds_cli_canonical(const struct ds_cli_option *options, const char *flag);
 
+/* The name of names (NULL-terminated) nearest to word, when it is near
+ * enough to be what a typo meant: the fewest insertions, deletions,
+ * substitutions and swaps of neighbouring letters (case ignored), at most
+ * 1 for a word of up to 4 letters and a third of its length for a longer
+ * one; the first of a tie. NULL when none is that near. */
+const char *ds_cli_closest(const char *word, const char *const names[]);
+
 /* Sets "unknown option \"FLAG\" (see PROGRAM --help)" (DS_EUSAGE) and
  * returns DS_EUSAGE. */
 ds_status ds_cli_unknown_option(struct ds_err *err, const char *flag, const char *program);

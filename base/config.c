@@ -776,9 +776,46 @@ ds_status ds_cnode_bool(const struct ds_cnode *node, int *out,
   return DS_OK;
 }
 
+/* The lookalike whose keys root has (ds_config_open_as), said at the
+ * first such key in the file; DS_OK when none. */
+static ds_status check_lookalikes(const struct ds_cnode *root, const char *const allowed[],
+                                  const char *self, const struct ds_config_lookalike *like,
+                                  size_t n_like, struct ds_err *err) {
+  const yaml_node_t *node = cnode(root);
+  if (node == NULL || node->type != YAML_MAPPING_NODE) return DS_OK;
+  const struct ds_config *cfg = root->cfg;
+  const yaml_node_pair_t *pairs = node->data.mapping.pairs.start;
+  size_t n = (size_t)(node->data.mapping.pairs.top - pairs);
+  for (size_t l = 0; l < n_like; l++) {
+    const yaml_node_t *first = NULL;
+    char has[256] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < n; i++) {
+      const yaml_node_t *k = node_at(cfg, pairs[i].key);
+      if (k == NULL || k->type != YAML_SCALAR_NODE) continue;
+      const char *name = scalar_text(k);
+      if (!in_list(name, like[l].keys) || in_list(name, allowed)) continue;
+      if (!first) first = k;
+      int w = snprintf(has + used, sizeof has - used, "%s'%s'", used ? ", " : "", name);
+      if (w > 0 && (size_t)w < sizeof has - used) used += (size_t)w;
+    }
+    if (first)
+      return fail(err, cfg, first, NULL, "this looks like %s (it has %s), not %s: %s",
+                  like[l].what, has, self, like[l].advice);
+  }
+  return DS_OK;
+}
+
 ds_status ds_config_open(const char *path, const char *const allowed[],
                          struct ds_config **out, struct ds_cnode *root,
                          struct ds_err *err) {
+  return ds_config_open_as(path, allowed, NULL, NULL, 0, out, root, err);
+}
+
+ds_status ds_config_open_as(const char *path, const char *const allowed[], const char *self,
+                            const struct ds_config_lookalike *like, size_t n_like,
+                            struct ds_config **out, struct ds_cnode *root,
+                            struct ds_err *err) {
   struct ds_config *cfg = NULL;
   struct ds_cnode node;
   int64_t version;
@@ -786,6 +823,7 @@ ds_status ds_config_open(const char *path, const char *const allowed[],
   *out = NULL;
   DS_CHECK_GOTO(ds_config_load(path, &cfg, err), st, fail);
   DS_CHECK_GOTO(ds_config_root(cfg, root, err), st, fail);
+  DS_CHECK_GOTO(check_lookalikes(root, allowed, self, like, n_like, err), st, fail);
   DS_CHECK_GOTO(ds_cmap_check_keys(root, allowed, err), st, fail);
   DS_CHECK_GOTO(ds_cmap_require(root, "schema_version", "1", &node, err), st, fail);
   DS_CHECK_GOTO(ds_cnode_int64(&node, &version, err), st, fail);

@@ -63,6 +63,24 @@ ds_status ds_config_open(const char *path, const char *const allowed[],
                          struct ds_config **out, struct ds_cnode *root,
                          struct ds_err *err);
 
+/* Another kind of ddpsim file that the one being opened may be mistaken
+ * for: any of `keys` at the root (none of them allowed in this kind) tells
+ * it, as a model's `layers` tells a model given where a topology goes. */
+struct ds_config_lookalike {
+  const char *const *keys; /* NULL-terminated */
+  const char *what;        /* "a model file" */
+  const char *advice;      /* "give it to --model; --topo takes a topology" */
+};
+
+/* ds_config_open for a file of kind `self` ("a topology"), which first
+ * refuses a root that has a key of one of the n lookalikes, before its
+ * unknown keys are listed: DS_EINPUT at the first such key, "this looks
+ * like WHAT (it has 'KEY', ...), not SELF: ADVICE". */
+ds_status ds_config_open_as(const char *path, const char *const allowed[], const char *self,
+                            const struct ds_config_lookalike *like, size_t n_like,
+                            struct ds_config **out, struct ds_cnode *root,
+                            struct ds_err *err);
+
 /* 1-based line of a node (0 when absent). */
 int ds_cnode_line(const struct ds_cnode *node);
 int ds_cnode_is_map(const struct ds_cnode *node);

@@ -40,18 +40,20 @@ static int try_dir(const char *dir, const char *arg, char *out, size_t cap,
   return 0;
 }
 
-/* search_cwd 0: only the data directories, never arg as a path. */
-static ds_status lookup(const char *kind, const char *what, const char *arg,
-                        int search_cwd, char *out, size_t cap, struct ds_err *err) {
+/* 1 when arg names a file of kind (its path in out), else 0 with the
+ * places looked at in tried. search_cwd 0: only the data directories,
+ * never arg as a path. */
+static int find(const char *kind, const char *arg, int search_cwd, char *out, size_t cap,
+                char *tried, size_t tried_cap) {
   /* dir has room for exe plus the longest suffix, so it never truncates. */
-  char tried[2048] = "", exe[4096], dir[sizeof exe + 64];
-  if (search_cwd && try_dir(NULL, arg, out, cap, tried, sizeof tried)) return DS_OK;
+  char exe[4096], dir[sizeof exe + 64];
+  if (search_cwd && try_dir(NULL, arg, out, cap, tried, tried_cap)) return 1;
   /* A name with a slash is a path: do not search for it elsewhere. */
   if (strchr(arg, '/') == NULL) {
     const char *env = getenv("DDPSIM_DATA_DIR");
     if (env && *env) {
       snprintf(dir, sizeof dir, "%s/%s", env, kind);
-      if (try_dir(dir, arg, out, cap, tried, sizeof tried)) return DS_OK;
+      if (try_dir(dir, arg, out, cap, tried, tried_cap)) return 1;
     }
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     int source_is_exe_parent = 0;
@@ -65,15 +67,40 @@ static ds_status lookup(const char *kind, const char *what, const char *arg,
         if (slash) *slash = '\0';
       }
       snprintf(dir, sizeof dir, "%s/share/ddpsim/%s", exe, kind);
-      if (try_dir(dir, arg, out, cap, tried, sizeof tried)) return DS_OK;
+      if (try_dir(dir, arg, out, cap, tried, tried_cap)) return 1;
       snprintf(dir, sizeof dir, "%s/%s", exe, kind);
-      if (try_dir(dir, arg, out, cap, tried, sizeof tried)) return DS_OK;
+      if (try_dir(dir, arg, out, cap, tried, tried_cap)) return 1;
       source_is_exe_parent = strcmp(exe, DS_SOURCE_DIR) == 0;
     }
     snprintf(dir, sizeof dir, "%s/%s", DS_SOURCE_DIR, kind);
-    if (!source_is_exe_parent && try_dir(dir, arg, out, cap, tried, sizeof tried))
-      return DS_OK;
+    if (!source_is_exe_parent && try_dir(dir, arg, out, cap, tried, tried_cap)) return 1;
   }
+  return 0;
+}
+
+static ds_status lookup(const char *kind, const char *what, const char *arg,
+                        int search_cwd, char *out, size_t cap, struct ds_err *err) {
+  char tried[2048] = "";
+  if (find(kind, arg, search_cwd, out, cap, tried, sizeof tried)) return DS_OK;
+  /* Something is there but is no file: say what it is, not "not found". */
+  struct stat st;
+  if (search_cwd && stat(arg, &st) == 0) {
+    if (S_ISDIR(st.st_mode))
+      return ds_err_set(err, DS_EUSAGE, "%s '%s' is a directory, not a %s file: give the "
+                        "YAML file (a path, or a name in %s/)", what, arg, what, kind);
+    return ds_err_set(err, DS_EUSAGE, "%s '%s' is not a regular file: give the YAML file "
+                      "(a path, or a name in %s/)", what, arg, kind);
+  }
+  /* A shipped name of the other kind (--topo resnet50): say where it goes. */
+  const char *other = strcmp(kind, "topologies") == 0 ? "models"
+                      : strcmp(kind, "models") == 0   ? "topologies" : NULL;
+  char found[4096], tried_other[2048] = "";
+  if (other && strchr(arg, '/') == NULL &&
+      find(other, arg, 0, found, sizeof found, tried_other, sizeof tried_other))
+    return ds_err_set(err, DS_EUSAGE, "%s '%s' not found, but %s is a %s: give it to %s "
+                      "(looked for: %s)", what, arg, found,
+                      other[0] == 'm' ? "model" : "topology",
+                      other[0] == 'm' ? "--model" : "--topo", tried);
   return ds_err_set(err, DS_EUSAGE, "%s '%s' not found (looked for: %s)", what,
                     arg, tried);
 }

@@ -101,7 +101,7 @@ runs() {
   run ring64lat0 collective --topo "$tmp/star64lat0.yaml" -b 4 -e 1G -f 32 --coll-model flow --format csv
   run ring64chunks collective --topo "$tmp/star64.yaml" -b 4 -e 1G -f 16 --ring-chunks 3 --coll-model flow --format csv
   run ring64ll128 collective --topo "$tmp/star64.yaml" -b 4 -e 1G -f 16 --algo ring --proto LL128 --coll-model flow --format csv
-  run ring64simple collective --topo "$tmp/star64.yaml" -b 4 -e 1G -f 16 --algo ring --proto Simple --ring-chunks 2 --coll-model flow --format csv
+  run ring64simple collective --topo "$tmp/star64.yaml" -b 4 -e 1G -f 16 --algo ring --proto Simple --coll-model flow --format csv
   run ring64ag collective --topo "$tmp/star64.yaml" --op allgather -b 4 -e 1G -f 16 --coll-model flow --format csv
   run ring64rs collective --topo "$tmp/star64.yaml" --op reducescatter -b 4 -e 1G -f 16 --proto LL --algo ring --coll-model flow --format csv
   run ring64ab collective --topo "$tmp/star64.yaml" --net alpha-beta -b 4 -e 1G -f 16 --ring-chunks 2 --coll-model flow --format csv

@@ -230,6 +230,40 @@ Test(analyze, a_missing_op_is_refused_by_name) {
                        "predicted iteration 0 is missing from measured iteration 0");
 }
 
+Test(analyze, a_measurement_first_and_a_prediction_second_are_refused_as_swapped) {
+  /* The swapped pair would print every error with its sign inverted and
+   * exit 0; it is refused with the command in the right order. Two traces
+   * of one source (two predictions, two replays) are compared as given. */
+  char p[128], m[128], args[512], want[512];
+  tmpname(p, sizeof p, "sp");
+  tmpname(m, sizeof m, "sm");
+  write_trace(p, "sim", &HIDDEN, 1, 4096, 1);
+  write_trace(m, "real", &HALF, 1, 4096, 1);
+  snprintf(args, sizeof args, "%s %s --format csv", m, p);
+  struct ds_test_result r = run(NULL, args);
+  cr_assert_eq(r.status, 2, "stderr: %s", r.err);
+  cr_assert_str_empty(r.out);
+  snprintf(want, sizeof want, "%s is a measured trace (source real) and %s a predicted "
+           "one (source sim), given in the wrong order", m, p);
+  cr_assert(strstr(r.err, want), "expected \"%s\" in: %s", want, r.err);
+  snprintf(want, sizeof want, "`ddpsim analyze %s %s`", p, m);
+  cr_assert(strstr(r.err, want), "expected \"%s\" in: %s", want, r.err);
+  ds_test_release(&r);
+  const char *same[] = {"sim", "real"};
+  for (int i = 0; i < 2; i++) {
+    write_trace(p, same[i], &HIDDEN, 1, 4096, 1);
+    write_trace(m, same[i], &HALF, 1, 4096, 1);
+    snprintf(args, sizeof args, "%s %s --format csv", m, p);
+    r = run(NULL, args); /* HALF first: exposed 0.03 ms against 0 */
+    cr_assert_eq(r.status, 0, "%s: stderr: %s", same[i], r.err);
+    cr_assert(strstr(r.out, "\nexposed_comm_ms,0.030000,0.000000,0.030000,"), "%s: %s",
+              same[i], r.out);
+    ds_test_release(&r);
+  }
+  unlink(p);
+  unlink(m);
+}
+
 Test(analyze, an_unreadable_trace_exits_2_naming_it) {
   struct ds_test_result r = run(NULL, H100 "p1.csv /nonexistent/measured.csv");
   cr_assert_eq(r.status, 2, "stderr: %s", r.err);

@@ -648,7 +648,7 @@ Test(cli, bad_flags_exit_2_with_a_message) {
       {"--bucket-mb 25", "missing --topo"},
       {"--topo 4gpu --batch", "option --batch needs a value"},
       {"--topo nowhere", "topology 'nowhere' not found"},
-      {"--topo 4gpu --model nomodel", "model 'nomodel' not found"},
+      {"--topo 4gpu --model nomodel", "model 'nomodel' not found (looked for: "},
       {"--topo 4gpu --bucket-mb 1,2 --trace /tmp/x.csv", "give one --bucket-mb value"},
       {"--topo 4gpu --trace ''", "option --trace: expected a value, got an empty string"},
       {"--topo '' --bucket-mb 25", "option --topo: expected a value, got an empty string"},
@@ -891,4 +891,66 @@ Test(cli, base_cli_walks_count_an_alias_as_its_flag) {
   cr_assert_str_eq(split.problem.msg, "option --verbose takes no value");
   cr_assert_eq(ds_cli_split_refused(split.argv[2]), DS_EUSAGE);
   ds_cli_words_free(&split);
+}
+
+/* --ring-chunks pipelines the plain algorithms; where NCCL's model runs
+ * ddp's collectives (--algo auto, the default, or a --proto, on a GPU it
+ * knows) NCCL's own chunks and slices do, and the run is refused (a new
+ * user's review: the chunks pipelined NCCL's protocols twice). dp's
+ * collectives are the plain chains and keep them. --nccl-extra with the
+ * plain algorithm has nothing to add to. */
+Test(cli, ring_chunks_and_nccl_extra_only_where_they_mean_something) {
+  ds_test_ddpsim_refuses("--topo dgx-a100 --model tests/data/tiny-model.yaml --ring-chunks 4",
+                         "option --ring-chunks: NCCL's model runs ddp's collectives here "
+                         "(coll_algo auto)");
+  ds_test_ddpsim_refuses("--topo dgx-a100 --model tests/data/tiny-model.yaml --strategy dp,ddp "
+                         "--proto LL --ring-chunks 1,2", "(coll_algo auto/LL)");
+  ds_test_ddpsim_refuses("--topo dgx-a100 --model tests/data/tiny-model.yaml --algo ring "
+                         "--nccl-extra none", "option --nccl-extra: it adds the mechanisms");
+  ds_test_ddpsim_refuses("--topo dgx-a100 --model tests/data/tiny-model.yaml --algo direct "
+                         "--nccl-extra measured", "runs the plain algorithm, without it: "
+                         "drop --nccl-extra");
+  const char *ok[] = {"--algo ring --ring-chunks 4", "--strategy dp --ring-chunks 2",
+                      "--strategy dp,ddp --algo ring --ring-chunks 1,2",
+                      "--proto LL --nccl-extra none", "--ring-chunks 1"};
+  for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+    char args[256];
+    snprintf(args, sizeof args, "--topo dgx-a100 --model tests/data/tiny-model.yaml %s "
+             "--format csv", ok[i]);
+    struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+    cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
+    ds_test_release(&r);
+  }
+}
+
+/* A file of the wrong kind, or no file at all, is said as such (a new
+ * user's review: --topo models/resnet50.yaml said "unknown key 'sample'
+ * (allowed: schema_version, name, gpu, ...)", --topo /tmp "not found"):
+ * each kind of ddpsim file is told by root keys only it has, and the
+ * message says where the file goes. */
+Test(cli, a_file_of_the_wrong_kind_or_a_directory_is_named_as_such) {
+  struct { const char *args, *msg; } cases[] = {
+      {"--topo models/resnet50.yaml",
+       "models/resnet50.yaml:21:1: this looks like a model file (it has 'sample', "
+       "'default_batch', 'layers', 'grad_ready', 'buffers'), not a topology: give it to "
+       "--model; --topo takes a topology"},
+      {"--topo 4gpu --model topologies/4gpu.yaml",
+       "topologies/4gpu.yaml:10:1: this looks like a topology (it has 'gpu', 'nodes', "
+       "'gpus_per_node', 'intra_node'), not a model: give it to --topo; --model takes a "
+       "model"},
+      {"--topo topologies/gpus.yaml", "this looks like a GPU table (it has 'gpus'), not a "
+       "topology"},
+      {"--topo 4gpu --model topologies/gpus.yaml", "this looks like a GPU table (it has "
+       "'gpus'), not a model"},
+      {"--topo tests/data", "topology 'tests/data' is a directory, not a topology file"},
+      {"--topo 4gpu --model models/", "model 'models/' is a directory, not a model file"},
+      {"--topo /dev/null", "topology '/dev/null' is not a regular file"},
+      {"collective --topo models/bert-base.yaml", "this looks like a model file"},
+      {"topo tests/data", "is a directory"},
+      {"--topo resnet50", "topology 'resnet50' not found, but "},
+      {"--topo 4gpu --model dgx-a100", "topologies/dgx-a100.yaml is a topology: give it to "
+       "--topo"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    ds_test_ddpsim_refuses(cases[i].args, cases[i].msg);
 }

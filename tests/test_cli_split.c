@@ -54,3 +54,22 @@ Test(cli_split, a_refused_split_first_is_reported_first) {
   char *import[] = {"topo", "import", "--nodes", "", "--nodes", "0", NULL};
   refuses(ds_topocmd_check_args, import, "option --nodes: expected a value, got an empty");
 }
+
+/* ds_cli_closest: a typo's nearest name (a missing, extra, changed or
+ * swapped letter; case ignored), none when nothing is near: at most 1 edit
+ * up to 4 letters, a third of the word's length above. */
+Test(cli_split, the_closest_name_is_a_typos_and_only_a_typos) {
+  const char *const names[] = {"ring", "tree", "allreduce", "allgather", "reducescatter",
+                               NULL};
+  cr_assert_str_eq(ds_cli_closest("allreduc", names), "allreduce");   /* 1 missing */
+  cr_assert_str_eq(ds_cli_closest("allreudce", names), "allreduce");  /* 1 swap */
+  cr_assert_str_eq(ds_cli_closest("AllReduce", names), "allreduce");  /* case */
+  cr_assert_str_eq(ds_cli_closest("all_gather", names), "allgather"); /* 1 extra */
+  cr_assert_str_eq(ds_cli_closest("treee", names), "tree");           /* 1 of 5 letters */
+  cr_assert_str_eq(ds_cli_closest("rign", names), "ring");            /* 1 swap of 4 */
+  cr_assert_null(ds_cli_closest("rang", (const char *const[]){"tree", NULL})); /* 3 edits */
+  cr_assert_null(ds_cli_closest("trie", (const char *const[]){"ring", NULL}));
+  cr_assert_null(ds_cli_closest("bcast", names));
+  cr_assert_null(ds_cli_closest("", names));
+  cr_assert_str_eq(ds_cli_closest("reduce_scatter", names), "reducescatter");
+}

@@ -867,3 +867,110 @@ Test(collbench, a_long_flag_takes_its_value_after_an_equals_sign) {
   cr_assert_str_eq(o.err.msg, "unknown option \"--colour=red\" (see ddpsim collective --help)");
   free(o.text);
 }
+
+/* A refusal prints nothing on stdout, in every format: the table is
+ * printed whole once every size ran (a new user's review: the CSV header,
+ * then the error, exit 2, left a well-formed empty CSV for a script). The
+ * hierarchical all-reduce of 3 ranks on two nodes of 2 (2 + 1) is refused
+ * when its collective is built, after the options were read. */
+Test(collbench, a_refusal_prints_no_header_or_row_in_any_format) {
+  const char *formats[] = {"csv", "json", "text"};
+  for (size_t i = 0; i < 3; i++) {
+    char args[256];
+    snprintf(args, sizeof args, "collective --topo tests/data/twonode-2x2.yaml -g 3 "
+             "--algo hierarchical -b 1K -e 4K --format %s", formats[i]);
+    ds_test_ddpsim_refuses(args, "needs the same number of ranks on every node");
+  }
+  /* a plot that fails after every row ran: exit 1, no table either */
+  struct ds_test_result r =
+      ds_test_run("DDPSIM_GNUPLOT=/bin/false", ds_test_ddpsim(),
+                  "collective --topo tests/data/tiny-topo.yaml -e 64 --plot "
+                  "/tmp/ddpsim-collbench-refusal.svg");
+  cr_assert_eq(r.status, 1, "status %d, stderr %s", r.status, r.err);
+  cr_assert(strstr(r.err, "/bin/false failed"), "%s", r.err);
+  cr_assert_str_eq(r.out, "", "printed: %s", r.out);
+  ds_test_release(&r);
+}
+
+/* --ring-chunks pipelines the plain algorithms' steps. Under NCCL's
+ * protocols NCCL pipelines by its own chunks and slices, which the model
+ * derives, so more pieces would pipeline twice (a new user's review:
+ * --topo 4gpu --algo auto -b 1M took 60.37 us, 50.88 with --ring-chunks
+ * 4): refused, as it is where nothing has ring steps to cut. Where --algo
+ * auto has no NCCL model (TestGPU) it runs the plain ring, which the chunks
+ * cut as --algo ring's. --nccl-extra adds to NCCL's model: refused with the
+ * plain algorithm. */
+Test(collbench, ring_chunks_and_nccl_extra_only_where_they_mean_something) {
+  const char *refused[][2] = {
+      {"--algo auto --ring-chunks 4", "NCCL's model runs this allreduce (protocol auto)"},
+      {"--algo ring --proto LL --ring-chunks 2", "NCCL's model runs this allreduce (protocol LL)"},
+      {"--algo tree --proto Simple --ring-chunks 2", "pipelines the plain algorithm only"},
+      {"--op broadcast --algo auto --ring-chunks 2", "NCCL's model runs this broadcast"},
+      {"--op allgather --proto LL128 --ring-chunks 2", "NCCL's model runs this allgather"},
+      {"--op alltoall --ring-chunks 2", "alltoall p2p has no ring step"},
+      {"--op gather --ring-chunks 2", "gather p2p has no ring step"},
+      {"--algo direct --ring-chunks 2", "allreduce direct has no ring step"},
+      {"--algo ring --nccl-extra none", "--proto none runs allreduce ring as the plain"},
+      {"--op broadcast --nccl-extra measured", "--proto none runs broadcast ring as the plain"},
+      {"--op scatter --nccl-extra none", "which does not run scatter p2p"},
+      {"--algo hierarchical --nccl-extra none", "which does not run allreduce hierarchical"},
+  };
+  for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+    char args[256];
+    snprintf(args, sizeof args, "--topo topologies/dgx-a100.yaml -b 1M -e 1M %s", refused[i][0]);
+    struct output o = run(args);
+    cr_assert_eq(o.st, DS_EUSAGE, "%s: status %d", args, o.st);
+    cr_assert(strstr(o.err.msg, refused[i][1]), "%s: \"%s\"", args, o.err.msg);
+    free(o.text);
+  }
+  const char *accepted[] = {"--algo ring --ring-chunks 4", "--op broadcast --ring-chunks 4",
+                            "--op reducescatter --ring-chunks 4", "--algo tree --ring-chunks 4",
+                            "--algo hierarchical --ring-chunks 2", "--algo ring --ring-chunks 1",
+                            "--algo auto --ring-chunks 1", "--proto LL --nccl-extra none",
+                            "--algo auto --nccl-extra measured"};
+  for (size_t i = 0; i < sizeof accepted / sizeof *accepted; i++) {
+    char args[256];
+    snprintf(args, sizeof args, "--topo topologies/dgx-a100.yaml -b 1M -e 1M %s", accepted[i]);
+    struct output o = run(args);
+    cr_assert_eq(o.st, DS_OK, "%s: %s", args, o.err.msg);
+    free(o.text);
+  }
+  /* TestGPU: auto falls back to the plain ring, which the chunks cut */
+  struct output a = run("--topo tests/data/tiny-topo.yaml -b 1M -e 1M --algo auto "
+                        "--ring-chunks 4 --format csv");
+  struct output r = run("--topo tests/data/tiny-topo.yaml -b 1M -e 1M --algo ring "
+                        "--ring-chunks 4 --format csv");
+  struct output r1 = run("--topo tests/data/tiny-topo.yaml -b 1M -e 1M --algo ring "
+                         "--format csv");
+  cr_assert_eq(a.st + r.st + r1.st, DS_OK, "%s %s", a.err.msg, r.err.msg);
+  cr_assert_str_eq(a.text, r.text);
+  cr_assert_str_neq(r.text, r1.text);
+  free(a.text);
+  free(r.text);
+  free(r1.text);
+}
+
+/* An unknown --op is said to be unknown, with the operations and the
+ * nearest of them (a new user's review: "allreduc" was "not simulated by
+ * this version", as if a real operation); send, a real one that the
+ * command does not time alone, points to sendrecv. */
+Test(collbench, an_unknown_op_is_named_with_the_nearest_known_one) {
+  const char *cases[][2] = {
+      {"allreduc", "unknown operation \"allreduc\" (did you mean allreduce?); the "
+                   "operations: allreduce, broadcast, reduce, allgather, reducescatter, "
+                   "gather, scatter, alltoall, sendrecv"},
+      {"all_gather", "(did you mean allgather?)"},
+      {"reduce-scatter", "(did you mean reducescatter?)"},
+      {"ALLTOALL", "(did you mean alltoall?)"},
+      {"bcast", "unknown operation \"bcast\"; the operations"},
+      {"send", "send is one side of a point-to-point pair"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char args[128];
+    snprintf(args, sizeof args, "--topo tests/data/ring8.yaml --op %s", cases[i][0]);
+    struct output o = run(args);
+    cr_assert_eq(o.st, DS_EUSAGE, "%s: status %d", args, o.st);
+    cr_assert(strstr(o.err.msg, cases[i][1]), "%s: \"%s\"", args, o.err.msg);
+    free(o.text);
+  }
+}

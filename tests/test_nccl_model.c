@@ -244,17 +244,15 @@ Test(nccl_model, broadcast_cost_and_chain_on_dgx_a100) {
   cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_LL, 424), 53);
   cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_LL128, 0), 1);
   cr_assert_eq(ds_nccl_chain_chunks(&f.m, DS_PROTO_LL128, 1e6), 52);
-  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_SIMPLE, 8388608, 1, &p), 2);
+  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_SIMPLE, 8388608, &p), 2);
   cr_assert_eq(p.channels, 12);
   cr_assert_float_eq(p.piece_bytes, 524288, 1e-9);
   cr_assert_float_eq(p.share_bytes, 720896, 1e-9);
-  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_SIMPLE, 4194304, 1, &p), 1);
+  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_SIMPLE, 4194304, &p), 1);
   cr_assert_float_eq(p.piece_bytes, 0, 1e-9);
-  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_LL128, 1e6, 1, &p), 52);
+  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_LL128, 1e6, &p), 52);
   cr_assert_float_eq(p.piece_bytes, 1920, 1e-9);
-  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_LL, 1e6, 1, &p), 112); /* capped: equal */
-  cr_assert_float_eq(p.piece_bytes, 0, 1e-9);
-  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_SIMPLE, 8388608, 4, &p), 4); /* --ring-chunks */
+  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_LL, 1e6, &p), 112); /* capped: equal */
   cr_assert_float_eq(p.piece_bytes, 0, 1e-9);
   release(&f);
 }
@@ -285,7 +283,7 @@ Test(nccl_model, a_chain_lands_on_the_plans_cells) {
     cr_assert_eq(p.channels, cases[i].channels, "case %zu: %d", i, (int)p.channels);
   }
   /* Simple 512 KiB: one piece of 64 KiB per channel (store and forward). */
-  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_SIMPLE, 524288, 1, &p), 1);
+  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_SIMPLE, 524288, &p), 1);
   release(&f);
 }
 
@@ -311,10 +309,9 @@ Test(nccl_model, small_ring_collectives_run_on_fewer_channels) {
   cr_assert_eq(ds_nccl_ring_channels(&f.m, DS_PROTO_SIMPLE, 163840), 5);
   cr_assert_eq(ds_nccl_ring_channels(&f.m, DS_PROTO_SIMPLE, 393216), 12);
   struct ds_coll_proto p;
-  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_LL, 65536, 1, &p), 112);
+  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_LL, 65536, &p), 112);
   cr_assert_eq(p.channels, 2);
-  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_LL, 65536, 200, &p), 200); /* --ring-chunks */
-  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_LL, 424, 1, &p), 53);
+  cr_assert_eq(ds_nccl_chain(&f.m, DS_PROTO_LL, 424, &p), 53);
   cr_assert_float_eq(p.piece_bytes, 8, 1e-12);
   /* Simple with bwIntra * nChannels <= 12 GB/s (PCIe) runs 256 threads:
    * 16 KiB per channel. */

@@ -10,9 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/cli.h"
 #include "base/gnuplot.h"
-#include "base/outputs.h"
 #include "base/textout.h"
 #include "sim/coll/coll.h"
 #include "sim/cli/collbench_plot.h"
@@ -24,325 +22,6 @@
 #include "sim/cli/options.h"
 #include "sim/cli/report.h"
 #include "sim/net/topo.h"
-#include "base/units.h"
-
-#define FLOAT_BYTES 4
-
-struct collbench_options {
-  const char *topo;
-  const char *op;
-  const struct ds_coll_desc *desc; /* of op */
-  int32_t root;     /* rooted ops */
-  int root_set;
-  const char *algo; /* an all-reduce algorithm or "auto"; "p2p" for gather, scatter */
-  int algo_set;
-  enum ds_ar_algo ar_algo; /* allreduce: what --algo names (ring with auto) */
-  int ar_auto;             /* allreduce --algo auto: NCCL's choice of algorithm */
-  int bcast_auto;          /* broadcast, reduce --algo auto: the ring, NCCL's protocol */
-  /* --proto: none (plain ring), one protocol, or NCCL's choice per size
-   * (among a set's protocols when it disables any); its choice resolved
-   * from --algo when not given (proto_set 0) */
-  struct ds_proto_flag proto;
-  int proto_set;
-  int nccl_extra; /* add the mechanisms NCCL's model leaves out */
-  double min_bytes, max_bytes, factor;
-  int32_t ranks; /* 0: every GPU */
-  enum ds_coll_choice coll_model;
-  enum ds_net_mode net_mode;
-  int32_t ring_chunks;
-  enum ds_format format;
-  const char *plot;      /* --plot FILE: busbw against size (collbench_plot.h) */
-  const char *reference; /* --reference CSV: measured points on the plot */
-  int help;
-};
-
-static const char usage[] =
-    "usage: ddpsim collective --topo TOPOLOGY [options]\n"
-    "\n"
-    "Simulates one collective alone over a range of sizes and prints an\n"
-    "nccl-tests style table (time, algbw, busbw).\n"
-    "\n"
-    "  --topo FILE|NAME       topology YAML (a path, or a name in topologies/)\n"
-    "  --op OP                allreduce (default), broadcast, reduce, allgather,\n"
-    "                         reducescatter, gather, scatter, alltoall, sendrecv.\n"
-    "                         -b/-e sizes are the buffer as nccl-tests counts it\n"
-    "                         (all-gather, gather: received; reduce-scatter, scatter,\n"
-    "                         alltoall: sent, S/N to each rank; sendrecv: the message\n"
-    "                         each rank sends to the next)\n"
-    "  --root R               root rank of broadcast, reduce, gather, scatter and\n"
-    "                         the reduce-broadcast all-reduce (default 0)\n"
-    "  --algo ALGO            algorithm (default ring; p2p for gather, scatter,\n"
-    "                         alltoall, sendrecv).\n"
-    "                         allreduce: ring, tree (NCCL's double binary tree), nvls\n"
-    "                         (in-switch reduction; NVLS-capable NVSwitch; across\n"
-    "                         nodes NCCL's NVLSTree, a tree over the nodes' heads),\n"
-    "                         direct (all-to-all reduce-scatter + all-gather),\n"
-    "                         reduce-broadcast (all to rank --root and back),\n"
-    "                         hierarchical (in-node ring reduce-scatter, ring\n"
-    "                         all-reduce across nodes per local rank, in-node\n"
-    "                         all-gather), or auto: NCCL's choice of algorithm (ring,\n"
-    "                         tree, nvls) and protocol per size by its cost model\n"
-    "                         (v2.30.7 constants). The algo/proto columns say what ran.\n"
-    "                         Ring kinds across nodes run one ring per NIC (S/K each),\n"
-    "                         on a box with unequal links the fastest ring order\n"
-    "                         (ddpsim topo prints them; docs/collectives.md).\n"
-    "                         broadcast, reduce: ring (NCCL's only one for them), or\n"
-    "                         auto: the ring with the protocol NCCL picks per size\n";
-
-/* two strings: C99 guarantees literals up to 4095 characters */
-static const char usage_rest[] =
-    "  --proto none|LL|LL128|Simple|auto|SET  NCCL protocol (default: none with\n"
-    "                         --algo ring or tree, auto with auto or nvls; direct,\n"
-    "                         reduce-broadcast and hierarchical have none).\n"
-    "                         allgather and reducescatter: the ring's protocols;\n"
-    "                         broadcast and reduce: a chain on the ring's protocols,\n"
-    "                         as DDP's buffer broadcast runs (NCCL's channels for\n"
-    "                         the size: small ones run on fewer);\n"
-    "                         alltoall and sendrecv: NCCL's p2p (LL or Simple, LL up\n"
-    "                         to 16 KiB per channel). none: the\n"
-    "                         plain algorithm (one channel, the links' own latency);\n"
-    "                         a protocol: NCCL's channels, wire overhead, caps and\n"
-    "                         latencies for every size; auto:\n"
-    "                         the protocol NCCL's model picks for each size; SET:\n"
-    "                         NCCL_PROTO's allowed protocols (LL,Simple; ^LL128 for\n"
-    "                         all but LL128; not p2p's): NCCL's pick among them. Needs\n"
-    "                         the GPU table's arch Volta to Blackwell (NCCL's tuning\n"
-    "                         rows); else auto runs the plain ring and says so\n"
-    "  --nccl-extra measured|none  with a protocol: add the mechanisms NCCL's model\n"
-    "                         leaves out (launch, Simple slice syncs, NVLS pipeline;\n"
-    "                         fitted on 8x A100; default measured; broadcast and\n"
-    "                         reduce: the launch only; docs/collectives.md)\n"
-    "  -b, --minbytes SIZE    smallest size, e.g. 8, 1K, 32MiB (default 8)\n"
-    "  -e, --maxbytes SIZE    largest size (default 128M)\n"
-    "  -f, --stepfactor X     multiply the size by X each step, > 1 (default 2)\n"
-    "  -g, --ranks N          ranks, on the first N GPUs, 2 or more (default: every GPU)\n"
-    "  --coll-model auto|flow|aggregate  ring, tree and NVLSTree (and\n"
-    "                         hierarchical's ring phases) per flow or aggregated\n"
-    "                         (default auto: flow up to 64 ranks; nvls on one node,\n"
-    "                         direct and reduce-broadcast always run per flow)\n"
-    "  --net maxmin|alpha-beta  link sharing model (default maxmin)\n"
-    "  --ring-chunks N        pipelined chunks per ring step, flow only (default 1)\n"
-    "  --format text|csv|json (default text)\n"
-    "  --plot FILE.png|.svg   draw busbw against size (gnuplot), one curve per\n"
-    "                         op/algo/proto of the rows printed\n"
-    "  --reference CSV        with --plot: a measured table's points (nccl-tests'\n"
-    "                         size and busbw columns; docs/collectives.md)\n"
-    "  --help\n";
-
-/* Rows of one table: nccl-tests' own sweeps have a few dozen. */
-#define MAX_SIZES 1000
-
-static ds_status parse_size(const char *flag, const char *v, double *out,
-                            struct ds_err *err) {
-  if (ds_units_parse_bytes(v, out) != DS_OK || *out < FLOAT_BYTES || *out > 1e15)
-    return ds_cli_bad_value(err, flag, "a size of at least 4 bytes and at most 1e15, e.g. 8, "
-                            "1K, 32MiB, 1G", v);
-  return DS_OK;
-}
-
-static ds_status parse_int(const char *flag, const char *v, int32_t lo,
-                           int32_t hi, int32_t *out, struct ds_err *err) {
-  char *end;
-  long x = strtol(v, &end, 10);
-  if (*v == '\0' || *end != '\0' || x < lo || x > hi) {
-    char what[64];
-    snprintf(what, sizeof what, "an integer from %d to %d", lo, hi);
-    return ds_cli_bad_value(err, flag, what, v);
-  }
-  *out = (int32_t)x;
-  return DS_OK;
-}
-
-/* Kinds NCCL runs as grouped sends and receives. */
-static int is_p2p_kind(enum ds_coll_kind k) {
-  return k == DS_COLL_SENDRECV || k == DS_COLL_ALLTOALL;
-}
-
-/* Every flag collective knows (base/cli.h): its parser refuses the others
- * and says which of these is missing its value. */
-static const struct ds_cli_option options[] = {
-    {"--topo", 1, NULL}, {"--op", 1, NULL}, {"--root", 1, NULL}, {"--algo", 1, NULL},
-    {"--proto", 1, NULL}, {"--nccl-extra", 1, NULL}, {"-b", 1, "--minbytes"},
-    {"--minbytes", 1, NULL}, {"-e", 1, "--maxbytes"}, {"--maxbytes", 1, NULL},
-    {"-f", 1, "--stepfactor"}, {"--stepfactor", 1, NULL}, {"-g", 1, "--ranks"},
-    {"--ranks", 1, NULL}, {"--ring-chunks", 1, NULL}, {"--coll-model", 1, NULL}, {"--net", 1, NULL},
-    {"--plot", 1, NULL}, {"--reference", 1, NULL}, {"--format", 1, NULL}, {"--help", 0, NULL},
-    {"-h", 0, "--help"}, {NULL, 0, NULL}};
-
-const struct ds_cli_option *ds_collbench_options(void) { return options; }
-
-/* ds_cli_parse_split's parse: the words, "--flag=value" already split. */
-static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *err) {
-  struct collbench_options *o = ctx;
-  *o = (struct collbench_options){.op = "allreduce", .algo = "ring",
-                                  .min_bytes = 8, .max_bytes = 128.0 * 1024 * 1024,
-                                  .factor = 2, .ring_chunks = 1, .nccl_extra = 1};
-  struct ds_cli_seen seen = {0};
-  for (int i = 1; i < argc; i++) {
-    const char *f = argv[i];
-    DS_CHECK(ds_cli_split_refused(f)); /* a "--flag=" the split refused, in its turn */
-    if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
-      o->help = 1;
-      continue;
-    }
-    if (i + 1 >= argc)
-      return f[0] == '-' ? ds_cli_missing_value(err, f, options, "ddpsim collective")
-                         : ds_err_set(err, DS_EUSAGE, "unexpected argument \"%s\" (see --help)", f);
-    const char *v = argv[++i];
-    /* A repeated flag is refused, not silently replaced (issue #15). */
-    DS_CHECK(ds_cli_once(&seen, options, f, err));
-    if (!ds_cli_option_find(options, f)) return ds_cli_unknown_option(err, f, "ddpsim collective");
-    if (strcmp(f, "--topo") == 0) o->topo = v;
-    else if (strcmp(f, "--op") == 0) o->op = v;
-    else if (strcmp(f, "--root") == 0) {
-      DS_CHECK(parse_int(f, v, 0, (1 << 20) - 1, &o->root, err));
-      o->root_set = 1;
-    }
-    else if (strcmp(f, "--algo") == 0) {
-      o->algo = v;
-      o->algo_set = 1;
-    } else if (strcmp(f, "--proto") == 0) {
-      DS_CHECK(ds_proto_flag_parse(f, v, &o->proto, err));
-      o->proto_set = 1;
-    } else if (strcmp(f, "--nccl-extra") == 0) {
-      if (strcmp(v, "measured") == 0) o->nccl_extra = 1;
-      else if (strcmp(v, "none") == 0) o->nccl_extra = 0;
-      else return ds_cli_bad_value(err, f, "one of measured, none", v);
-    }
-    else if (strcmp(f, "-b") == 0 || strcmp(f, "--minbytes") == 0)
-      DS_CHECK(parse_size(f, v, &o->min_bytes, err));
-    else if (strcmp(f, "-e") == 0 || strcmp(f, "--maxbytes") == 0)
-      DS_CHECK(parse_size(f, v, &o->max_bytes, err));
-    else if (strcmp(f, "-f") == 0 || strcmp(f, "--stepfactor") == 0) {
-      if (ds_units_parse_number(v, &o->factor) != DS_OK || !(o->factor > 1) ||
-          o->factor > 1e6)
-        return ds_cli_bad_value(err, f, "a factor greater than 1 and at most 1e6, e.g. 2", v);
-    } else if (strcmp(f, "-g") == 0 || strcmp(f, "--ranks") == 0)
-      DS_CHECK(parse_int(f, v, 1, 1 << 20, &o->ranks, err));
-    else if (strcmp(f, "--ring-chunks") == 0)
-      DS_CHECK(parse_int(f, v, 1, 1 << 16, &o->ring_chunks, err));
-    else if (strcmp(f, "--coll-model") == 0) {
-      if (strcmp(v, "auto") == 0) o->coll_model = DS_COLL_CHOICE_AUTO;
-      else if (strcmp(v, "flow") == 0) o->coll_model = DS_COLL_CHOICE_FLOW;
-      else if (strcmp(v, "aggregate") == 0) o->coll_model = DS_COLL_CHOICE_AGGREGATE;
-      else return ds_cli_bad_value(err, f, "one of auto, flow, aggregate", v);
-    } else if (strcmp(f, "--net") == 0) {
-      if (strcmp(v, "maxmin") == 0) o->net_mode = DS_NET_MAXMIN;
-      else if (strcmp(v, "alpha-beta") == 0) o->net_mode = DS_NET_CONSTANT;
-      else return ds_cli_bad_value(err, f, "one of maxmin, alpha-beta", v);
-    } else if (strcmp(f, "--plot") == 0) {
-      if (!ds_gnuplot_terminal(v))
-        return ds_cli_bad_value(err, f, "a file name ending in .png or .svg", v);
-      o->plot = v;
-    } else if (strcmp(f, "--reference") == 0) {
-      o->reference = v;
-    } else if (strcmp(f, "--format") == 0) {
-      if (strcmp(v, "text") == 0) o->format = DS_FORMAT_TEXT;
-      else if (strcmp(v, "csv") == 0) o->format = DS_FORMAT_CSV;
-      else if (strcmp(v, "json") == 0) o->format = DS_FORMAT_JSON;
-      else return ds_cli_bad_value(err, f, "one of text, csv, json", v);
-    } else {
-      return ds_cli_unhandled(err, f);
-    }
-  }
-  if (o->help) return DS_OK;
-  if (o->reference && !o->plot)
-    return ds_err_set(err, DS_EUSAGE, "option --reference: it adds points to --plot: give "
-                      "--plot FILE.png|.svg too");
-  if (!o->topo) return ds_err_set(err, DS_EUSAGE, "missing --topo (see --help)");
-  /* -e 1M -f 1.0000001 asked for 1.2e8 identical rows (issue #15, defect 8). */
-  double n_sizes = o->max_bytes >= o->min_bytes
-                       ? floor(log(o->max_bytes / o->min_bytes) / log(o->factor)) + 1 : 0;
-  if (n_sizes > MAX_SIZES)
-    return ds_err_set(err, DS_EUSAGE,
-                      "options -b, -e and -f: %.0f sizes from %g to %g bytes; at most %d "
-                      "(give a larger -f)", n_sizes, o->min_bytes, o->max_bytes, MAX_SIZES);
-  const struct ds_path_arg outs[] = {{"--plot", o->plot}}, ins[] = {{"--reference", o->reference}};
-  DS_CHECK(ds_outputs_check(outs, 1, ins, 1, err));
-  o->desc = ds_coll_desc_find(o->op);
-  if (!o->desc || o->desc->kind == DS_COLL_SEND)
-    return ds_err_set(err, DS_EUSAGE,
-                      "option --op: \"%s\" is not simulated by this version (allreduce, "
-                      "broadcast, reduce, allgather, reducescatter, gather, scatter, "
-                      "alltoall, sendrecv)", o->op);
-  if (o->root_set && !o->desc->rooted &&
-      !(o->desc->kind == DS_COLL_ALLREDUCE && strcmp(o->algo, "reduce-broadcast") == 0))
-    return ds_err_set(err, DS_EUSAGE, "option --root: %s has no root", o->op);
-  if (o->desc->kind != DS_COLL_ALLREDUCE) {
-    if (!o->algo_set) o->algo = o->desc->algo;
-    /* broadcast and reduce: NCCL runs them on the ring only, so auto is
-     * the ring with NCCL's protocol per size */
-    if (strcmp(o->algo, "auto") == 0 && ds_coll_kind_is_chain(o->desc->kind)) o->bcast_auto = 1;
-    else if (strcmp(o->algo, o->desc->algo) != 0)
-      return ds_err_set(err, DS_EUSAGE,
-                        "option --algo: \"%s\" is not simulated for %s by this version "
-                        "(%s runs %s; auto: allreduce, broadcast and reduce only)",
-                        o->algo, o->op, o->op, o->desc->algo);
-    if (o->proto_set && o->proto.choice != DS_PROTO_CHOICE_NONE &&
-        !ds_coll_kind_has_protocols(o->desc->kind))
-      return ds_err_set(err, DS_EUSAGE,
-                        "option --proto: NCCL's protocols are simulated for allreduce, "
-                        "broadcast, reduce, allgather, reducescatter, alltoall and "
-                        "sendrecv, not %s (use --proto none)", o->op);
-    if (is_p2p_kind(o->desc->kind) && o->proto.choice == DS_PROTO_CHOICE_FIXED &&
-        o->proto.fixed == DS_PROTO_LL128)
-      return ds_err_set(err, DS_EUSAGE,
-                        "option --proto LL128: NCCL's p2p (%s) runs LL or Simple only",
-                        o->op);
-    /* NCCL_PROTO feeds the collectives' tuning model (tuning.cc); p2p's
-     * LL or Simple is enqueue.cc's size rule (P2P_LL_THRESHOLD), which
-     * does not read it */
-    if (is_p2p_kind(o->desc->kind) && o->proto.disabled)
-      return ds_err_set(err, DS_EUSAGE,
-                        "option --proto: a set of protocols is NCCL_PROTO, which NCCL's p2p "
-                        "(%s) does not read (it picks LL or Simple by size): use auto, LL "
-                        "or Simple", o->op);
-  }
-  int algo_auto = strcmp(o->algo, "auto") == 0;
-  /* broadcast and reduce have one algorithm: auto is the ring, the
-   * protocol NCCL's model picks per size */
-  if (o->bcast_auto) o->algo = o->desc->algo;
-  if (o->desc->kind == DS_COLL_ALLREDUCE) {
-    o->ar_auto = algo_auto;
-    if (!algo_auto && ds_ar_algo_parse(o->algo, &o->ar_algo) != DS_OK)
-      return ds_cli_bad_value(err, "--algo",
-                              "one of ring, tree, nvls, direct, reduce-broadcast, "
-                              "hierarchical, auto", o->algo);
-  } else if (strcmp(o->algo, "p2p") != 0 && strcmp(o->algo, "ring") != 0) {
-    return ds_err_set(err, DS_EUSAGE, "option --algo: \"%s\" is not simulated for %s",
-                      o->algo, o->op);
-  }
-  int nccl_only = o->ar_algo == DS_AR_NVLS && !algo_auto;
-  int no_proto = !algo_auto && (o->ar_algo == DS_AR_DIRECT ||
-                                o->ar_algo == DS_AR_REDUCE_BCAST || o->ar_algo == DS_AR_HIER);
-  if (!o->proto_set)
-    o->proto.choice = algo_auto || nccl_only ? DS_PROTO_CHOICE_AUTO : DS_PROTO_CHOICE_NONE;
-  if (no_proto && o->proto.choice != DS_PROTO_CHOICE_NONE)
-    return ds_err_set(err, DS_EUSAGE,
-                      "option --proto: NCCL has no %s algorithm, so no protocol: it runs on "
-                      "the links' own bandwidth and latency (use --proto none)", o->algo);
-  /* nvls needs Simple admitted; the message says which way it is not */
-  if (nccl_only && !ds_proto_flag_admits(&o->proto, DS_PROTO_SIMPLE)) {
-    if (o->proto.choice == DS_PROTO_CHOICE_NONE)
-      return ds_err_set(err, DS_EUSAGE,
-                        "option --proto: nvls runs only under NCCL's model, with Simple "
-                        "(use --proto Simple or auto)");
-    if (o->proto.choice == DS_PROTO_CHOICE_FIXED)
-      return ds_err_set(err, DS_EUSAGE, "option --proto %s: NCCL runs nvls with Simple only",
-                        ds_proto_name(o->proto.fixed));
-    return ds_err_set(err, DS_EUSAGE,
-                      "option --proto: NCCL runs nvls with Simple only, and the set leaves "
-                      "Simple out");
-  }
-  if (algo_auto && o->proto.choice == DS_PROTO_CHOICE_NONE)
-    return ds_err_set(err, DS_EUSAGE,
-                      "option --proto: none is the plain ring, not an NCCL choice: "
-                      "use --algo ring --proto none, or a protocol with --algo auto");
-  if (o->max_bytes < o->min_bytes)
-    return ds_err_set(err, DS_EUSAGE, "option -e: %.0f bytes is below -b %.0f bytes",
-                      o->max_bytes, o->min_bytes);
-  return DS_OK;
-}
 
 /* One all-reduce on its own engine and network. */
 struct one_run {
@@ -380,7 +59,7 @@ static void handle(void *ctx, struct ds_engine *eng, const struct ds_event *ev) 
  * is the last member's finish. chain_chunks: a broadcast's or reduce's
  * pieces under NCCL's protocol (ds_nccl_chain); 0 for the plain chain's. */
 static ds_status time_coll(struct ds_topo *topo, const struct ds_ring *ring,
-                           const struct collbench_options *o,
+                           const struct ds_collbench_args *o,
                            enum ds_coll_model model, double bytes, enum ds_ar_algo algo,
                            const struct ds_coll_proto *proto, int32_t chain_chunks,
                            int64_t *out_ns, struct ds_err *err) {
@@ -392,7 +71,10 @@ static ds_status time_coll(struct ds_topo *topo, const struct ds_ring *ring,
   enum ds_coll_kind k = o->desc->kind;
   struct ds_coll_spec spec = {
       .kind = k, .topo = topo, .ring = ring, .net = r.net, .model = model,
+      /* --ring-chunks pipelines the plain algorithms; under a protocol
+       * the pieces are NCCL's (make_plan refuses the two together) */
       .chunks = chain_chunks > 0 ? chain_chunks
+                : proto ? 1
                 : ds_coll_kind_is_chain(k) ? ds_coll_chain_chunks(bytes, o->ring_chunks)
                                    : o->ring_chunks,
       .bytes = bytes, .root = o->root, .proto = proto, .algo = algo, .tag_base = 0,
@@ -439,7 +121,7 @@ struct plan {
  * all-reduces, the ring, the hierarchical one's rings and the double binary
  * tree aggregate (sim/coll/coll_tree.c: nvls and reduce-broadcast run per flow
  * whatever the model, as direct does). */
-static const char *coll_model_of(const struct collbench_options *o, const struct plan *pl,
+static const char *coll_model_of(const struct ds_collbench_args *o, const struct plan *pl,
                                  enum ds_ar_algo algo) {
   int per_flow_only = o->desc->kind == DS_COLL_ALLREDUCE && algo != DS_AR_RING &&
                       algo != DS_AR_HIER && algo != DS_AR_TREE;
@@ -447,7 +129,7 @@ static const char *coll_model_of(const struct collbench_options *o, const struct
 }
 
 /* nccl-tests' header: what runs, on which topology, and the columns. */
-static void print_text_header(FILE *out, const struct collbench_options *o,
+static void print_text_header(FILE *out, const struct ds_collbench_args *o,
                               const struct ds_topo *topo, const struct plan *pl) {
   const char *net = o->net_mode == DS_NET_CONSTANT ? "alpha-beta" : "maxmin";
   const char *exec = pl->model == DS_COLL_FLOW ? "per flow" : "aggregated";
@@ -477,10 +159,10 @@ static void print_text_header(FILE *out, const struct collbench_options *o,
     return;
   }
   fprintf(out, "# network %s, %s %s; NCCL %s model: %s, %d node(s), %d channels of %.1f GB/s\n",
-          net, is_p2p_kind(o->desc->kind) ? "p2p" : "ring", exec,
+          net, ds_collbench_is_p2p(o->desc->kind) ? "p2p" : "ring", exec,
           ds_nccl_constants_version(), ds_nccl_arch_name(pl->m.arch), pl->m.nnodes,
           pl->m.channels, pl->m.chan_bw_bytes_per_s / 1e9);
-  if (is_p2p_kind(o->desc->kind))
+  if (ds_collbench_is_p2p(o->desc->kind))
     fprintf(out, "# p2p: %d channels, %d per peer, chunk %.0f KiB, LL up to 16 KiB per "
             "channel; extra effects: %s; ch: channels per transfer; NCCL has no p2p cost "
             "model\n", pl->p2p.p2p_channels, pl->p2p.per_peer_channels,
@@ -501,7 +183,7 @@ static void print_text_header(FILE *out, const struct collbench_options *o,
           "nccl", "(B)", "(elements)", "", "(us)", "(GB/s)", "(GB/s)", "", "", "", "(us)");
 }
 
-static void print_header(FILE *out, const struct collbench_options *o,
+static void print_header(FILE *out, const struct ds_collbench_args *o,
                          const struct ds_topo *topo, const struct plan *pl) {
   switch (o->format) {
   case DS_FORMAT_CSV:
@@ -517,7 +199,7 @@ static void print_header(FILE *out, const struct collbench_options *o,
   }
 }
 
-static void print_row(FILE *out, const struct collbench_options *o,
+static void print_row(FILE *out, const struct ds_collbench_args *o,
                       const struct plan *pl, const struct row *r, int first) {
   const char *net = o->net_mode == DS_NET_CONSTANT ? "alpha-beta" : "maxmin";
   const char *coll = coll_model_of(o, pl, r->algo);
@@ -557,7 +239,7 @@ static void print_row(FILE *out, const struct collbench_options *o,
 
 /* Decides plain ring or NCCL's model; a fixed protocol without the model is
  * a usage error, auto without it falls back to the plain ring and says so. */
-static ds_status make_plan(const struct collbench_options *o, struct ds_topo *topo,
+static ds_status make_plan(const struct ds_collbench_args *o, struct ds_topo *topo,
                            const struct ds_ring *ring, struct plan *pl, struct ds_err *err) {
   if (o->proto.choice == DS_PROTO_CHOICE_NONE) return DS_OK;
   struct ds_err why = {0};
@@ -568,12 +250,20 @@ static ds_status make_plan(const struct collbench_options *o, struct ds_topo *to
   if (st == DS_OK && !o->ar_auto && o->ar_algo == DS_AR_NVLS &&
       !ds_nccl_algo_available(&pl->m, DS_AR_NVLS, DS_PROTO_SIMPLE, &no))
     return ds_err_set(err, DS_EUSAGE, "option --algo nvls: cannot run here: %s", no);
-  if (st == DS_OK && is_p2p_kind(o->desc->kind))
+  if (st == DS_OK && ds_collbench_is_p2p(o->desc->kind))
     st = ds_nccl_p2p_build(topo, ring, &pl->m, &pl->p2p, err);
   if (st == DS_OK) {
-    if (pl->model == DS_COLL_AGGREGATE && o->ring_chunks > 1)
+    /* NCCL pipelines by its own chunks and slices, which the model derives
+     * (ds_nccl_chain, ds_nccl_algo_proto): more pieces would pipeline twice */
+    if (o->ring_chunks > 1) {
+      char proto[24];
+      ds_proto_flag_name(&o->proto, ',', proto, sizeof proto);
       return ds_err_set(err, DS_EUSAGE,
-                        "--ring-chunks > 1 needs the per-flow ring: add --coll-model flow");
+                        "option --ring-chunks: NCCL's model runs this %s (protocol %s), and "
+                        "NCCL pipelines by its own chunks and slices, which the model "
+                        "derives; --ring-chunks pipelines the plain algorithm only (give "
+                        "--algo ring --proto none, or drop --ring-chunks)", o->op, proto);
+    }
     pl->nccl = 1;
     /* a --proto set: NCCL chooses among its protocols only (NCCL_PROTO) */
     if (o->proto.choice == DS_PROTO_CHOICE_AUTO) pl->m.proto_disabled = o->proto.disabled;
@@ -591,7 +281,7 @@ static ds_status make_plan(const struct collbench_options *o, struct ds_topo *to
 }
 
 /* The plot curve a row belongs to: "allreduce ring/LL128", "broadcast chain". */
-static void row_group(const struct collbench_options *o, const struct row *r, char *buf,
+static void row_group(const struct ds_collbench_args *o, const struct row *r, char *buf,
                       size_t cap) {
   const char *algo = o->desc->kind == DS_COLL_ALLREDUCE ? ds_ar_algo_name(r->algo)
                                                         : o->desc->algo;
@@ -600,7 +290,7 @@ static void row_group(const struct collbench_options *o, const struct row *r, ch
 }
 
 /* ref: the --reference points, or NULL. */
-static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
+static ds_status sweep(const struct ds_collbench_args *o, struct ds_topo *topo,
                        const struct ds_busbw_set *ref, FILE *out, struct ds_err *err) {
   struct ds_busbw_set pts = {0};
   struct plan pl = {.n = o->ranks ? o->ranks : topo->n_gpus};
@@ -654,9 +344,9 @@ static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
   int32_t n_rows = 0;
   /* Sizes as nccl-tests makes them: whole elements, multiplied by -f. */
   for (double s = o->min_bytes; s <= o->max_bytes * (1 + 1e-12); s *= o->factor) {
-    struct row r = {.count = (double)(int64_t)(s / FLOAT_BYTES), .proto = DS_PROTO_COUNT,
+    struct row r = {.count = (double)(int64_t)(s / DS_COLLBENCH_FLOAT_BYTES), .proto = DS_PROTO_COUNT,
                     .algo = o->ar_algo, .channels = 1, .nccl_model_us = -1};
-    r.size_bytes = r.count * FLOAT_BYTES;
+    r.size_bytes = r.count * DS_COLLBENCH_FLOAT_BYTES;
     struct ds_coll_proto cp;
     int32_t chain_chunks = 0;
     if (pl.nccl && o->desc->kind != DS_COLL_ALLREDUCE) {
@@ -666,9 +356,9 @@ static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
          * NCCL's channels for the size, latencies and launch */
         r.proto = o->proto.choice == DS_PROTO_CHOICE_FIXED
                       ? o->proto.fixed : ds_nccl_choose_coll_proto(&pl.m, k, r.size_bytes);
-        chain_chunks = ds_nccl_chain(&pl.m, r.proto, r.size_bytes, o->ring_chunks, &cp);
+        chain_chunks = ds_nccl_chain(&pl.m, r.proto, r.size_bytes, &cp);
         r.nccl_model_us = ds_nccl_predict_coll_ns(&pl.m, k, r.proto, r.size_bytes) / 1e3;
-      } else if (is_p2p_kind(k)) {
+      } else if (ds_collbench_is_p2p(k)) {
         /* each transfer: the message (sendrecv) or S/N (alltoall) */
         double part = k == DS_COLL_SENDRECV ? r.size_bytes : r.size_bytes / n;
         r.proto = o->proto.choice == DS_PROTO_CHOICE_FIXED ? o->proto.fixed
@@ -701,6 +391,11 @@ static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
                    chain_chunks, &t_ns, err);
     if (st != DS_OK) {
       if (!err->msg[0]) ds_err_set(err, st, "simulating %.0f bytes failed", r.size_bytes);
+      else if (n_rows > 0) { /* the sizes below ran: say which one did not */
+        char at[64];
+        snprintf(at, sizeof at, "at %.0f bytes: ", r.size_bytes);
+        ds_err_prefix(err, st, at);
+      }
       break;
     }
     r.time_us = (double)t_ns / 1e3;
@@ -743,18 +438,12 @@ static ds_status sweep(const struct collbench_options *o, struct ds_topo *topo,
   return st;
 }
 
-ds_status ds_collbench_check_args(int argc, char **argv, struct ds_err *err) {
-  struct collbench_options o;
-  return ds_cli_parse_split(options, argc, argv, parse_words, &o, err);
-}
-
 ds_status ds_collbench_main(int argc, char **argv, FILE *out,
                             struct ds_err *err) {
-  struct collbench_options o;
-  DS_CHECK(ds_cli_parse_split(options, argc, argv, parse_words, &o, err));
+  struct ds_collbench_args o;
+  DS_CHECK(ds_collbench_args_parse(argc, argv, &o, err));
   if (o.help) {
-    fputs(usage, out);
-    fputs(usage_rest, out);
+    ds_collbench_args_usage(out);
     return DS_OK;
   }
   char topo_path[4096], gpus_path[4096];
@@ -767,7 +456,22 @@ ds_status ds_collbench_main(int argc, char **argv, FILE *out,
   ds_status st = o.plot ? ds_gnuplot_check(err) : DS_OK;
   struct ds_topo *topo = NULL;
   if (st == DS_OK) st = ds_topo_load(topo_path, gpus_path, &topo, err);
-  if (st == DS_OK) st = sweep(&o, topo, o.reference ? &ref : NULL, out, err);
+  /* The table is made in memory and printed whole once every size ran and
+   * the plot is drawn: a refusal (a collective that cannot run on these
+   * ranks, a size that overflows the engine, a plot that fails) leaves
+   * stdout empty, never a header or a part of the table that a script
+   * would take for a result (a new user's review: the CSV header, then
+   * the error, exit 2). */
+  char *table = NULL;
+  size_t table_len = 0;
+  FILE *mem = NULL;
+  if (st == DS_OK && !(mem = open_memstream(&table, &table_len)))
+    st = ds_err_set(err, DS_ENOMEM, "out of memory");
+  if (st == DS_OK) st = sweep(&o, topo, o.reference ? &ref : NULL, mem, err);
+  if (mem && fclose(mem) != 0 && st == DS_OK) st = ds_err_set(err, DS_ENOMEM, "out of memory");
+  if (st == DS_OK && fwrite(table, 1, table_len, out) != table_len)
+    st = ds_err_set(err, DS_EIO, "writing the table failed");
+  free(table);
   ds_topo_free(topo);
   ds_busbw_release(&ref);
   return st;

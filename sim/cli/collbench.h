@@ -15,8 +15,8 @@
 
 #include <stdio.h>
 
-#include "base/cli.h"
 #include "base/status.h"
+#include "sim/cli/collbench_args.h" /* its options, the check alone */
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,16 +26,6 @@ extern "C" {
  * errors are DS_EUSAGE with the flag named; --help prints the usage. */
 ds_status ds_collbench_main(int argc, char **argv, FILE *out,
                             struct ds_err *err);
-
-/* Parses and validates argv as ds_collbench_main does (--plot's file
- * checked as an output), then stops: no topology or table is read, nothing
- * runs. What the `subcmd` fuzz reader drives (fuzz/README.md). */
-ds_status ds_collbench_check_args(int argc, char **argv, struct ds_err *err);
-
-/* Every flag `ddpsim collective` knows, with whether it takes a value (ending with
- * {NULL}): what its parser accepts, for the tests that compare it with
- * its --help. */
-const struct ds_cli_option *ds_collbench_options(void);
 
 #ifdef __cplusplus
 }

@@ -62,7 +62,11 @@ static const char usage[] =
     "                         ring phases too) per flow, or aggregated (one flow per\n"
     "                         ring or tree; default auto: flow up to 64 ranks)\n"
     "  --net maxmin|alpha-beta  link sharing model (default maxmin)\n"
-    "  --ring-chunks N        pipelined chunks per ring step, flow model only (default 1)\n"
+    "  --ring-chunks N        pipelined chunks per step of the plain algorithms (ring,\n"
+    "                         hierarchical's rings, dp's chains), flow model only\n"
+    "                         (default 1); refused where NCCL's protocols run ddp's\n"
+    "                         collectives (--algo auto, the default), which pipeline by\n"
+    "                         NCCL's own chunks: give --algo ring\n"
     ;
 
 /* All-reduce algorithm and protocol (NCCL's model) and calibration. */
@@ -80,7 +84,8 @@ static const char usage_nccl[] =
     "                         SET: NCCL_PROTO's allowed protocols (LL,Simple; ^LL128\n"
     "                         for all but LL128): NCCL's choice among them per call\n"
     "  --nccl-extra measured|none  with a protocol: add the mechanisms NCCL's model leaves\n"
-    "                         out (launch, slice syncs, NVLS pipeline; default measured)\n"
+    "                         out (launch, slice syncs, NVLS pipeline; default measured);\n"
+    "                         refused with --proto none (nothing to add to)\n"
     "  --calib FILE           a calibration file (ddpreal calibrate): its compute\n"
     "                         factors replace the topology's, its measured efficiencies\n"
     "                         the GPU table's, its NCCL launch the fitted one, its\n"
@@ -977,6 +982,13 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
     return ds_err_set(err, DS_EUSAGE,
                       "option --proto: none is the plain ring, not an NCCL choice: use "
                       "--algo ring --proto none, or a protocol with --algo auto");
+  if (ds_options_given(o, "--nccl-extra") && o->proto.choice == DS_PROTO_CHOICE_NONE)
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --nccl-extra: it adds the mechanisms NCCL's model leaves out to "
+                      "that model, but --algo %s --proto none runs the plain algorithm, "
+                      "without it: drop --nccl-extra%s", ds_ar_algo_name(o->ar_algo),
+                      o->ar_algo == DS_AR_RING || o->ar_algo == DS_AR_TREE
+                          ? ", or give a protocol (--proto auto)" : "");
   if (!o->topo)
     return ds_err_set(err, DS_EUSAGE, "missing --topo (e.g. --topo 4gpu.yaml; see ddpsim --help)");
   int64_t n_configs = ds_options_n_configs(o);

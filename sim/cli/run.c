@@ -776,6 +776,15 @@ static ds_status configure(struct config_run *c, const struct loaded *ld,
    * the flow network's broadcast/reduce/gather/scatter (docs/strategies.md). */
   if (o->strategy_id == DS_STRATEGY_DDP) DS_CHECK(setup_nccl(c, o, quiet, err));
   else snprintf(c->coll_algo, sizeof c->coll_algo, "ring");
+  /* NCCL pipelines by its own chunks and slices, which its model derives
+   * (ds_nccl_algo_proto, ds_nccl_chain): --ring-chunks would pipeline twice */
+  if (c->use_nccl && o->ring_chunks > 1)
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --ring-chunks: NCCL's model runs ddp's collectives here "
+                      "(coll_algo %s), and NCCL pipelines by its own chunks and slices, "
+                      "which the model derives; --ring-chunks pipelines the plain "
+                      "algorithms only (give --algo ring and no --proto, or drop "
+                      "--ring-chunks for ddp)", c->coll_algo);
   /* One rank has no peer: NCCL's one-rank all-reduce of DDP's bucket, in
    * place, launches nothing (src/enqueue.cc, src/device/onerank.cu
    * ncclLaunchOneRank: a cudaMemcpyAsync only out of place), and single's

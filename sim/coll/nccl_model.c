@@ -830,14 +830,14 @@ int32_t ds_nccl_chain_chunks(const struct ds_nccl_model *m, enum ds_proto p, dou
 }
 
 int32_t ds_nccl_chain(const struct ds_nccl_model *m, enum ds_proto p, double bytes,
-                      int32_t min_chunks, struct ds_coll_proto *out) {
+                      struct ds_coll_proto *out) {
   ds_nccl_chain_proto(m, p, bytes, out);
   int32_t c = chain_pieces(m, p, out->share_bytes); /* the share chain_split just gave */
-  /* NCCL's pieces are whole but the last (runRing's nelem); --ring-chunks
-   * above that asks for c equal pieces instead. */
+  /* NCCL's pieces are whole but the last (runRing's nelem), unless the cap
+   * on pieces made them equal and larger. */
   double piece = chain_piece_bytes(p);
-  if (c > 1 && c >= min_chunks && c * piece >= out->share_bytes) out->piece_bytes = piece;
-  return c > min_chunks ? c : min_chunks;
+  if (c > 1 && c * piece >= out->share_bytes) out->piece_bytes = piece;
+  return c;
 }
 
 /* ---- point-to-point (src/enqueue.cc addP2pToPlan, src/graph/paths.cc) ---- */

@@ -362,12 +362,13 @@ int32_t ds_nccl_chain_chunks(const struct ds_nccl_model *m, enum ds_proto p, dou
 /* A broadcast or reduce of `bytes` under p as NCCL runs it, the one entry
  * DDP's buffer broadcast (sim/train/exec.c) and `ddpsim collective --op
  * broadcast|reduce` share: fills *out (ds_nccl_chain_proto) and returns the
- * pieces (ds_nccl_chain_chunks, at least min_chunks: --ring-chunks). NCCL's
- * loop cuts whole pieces and a last one of the rest (runRing: nelem =
- * min(chunkCount, what is left)): out->piece_bytes is the piece when there
- * are two or more; 0 (equal pieces) when min_chunks asks for more. */
+ * pieces (ds_nccl_chain_chunks). NCCL's loop cuts whole pieces and a last
+ * one of the rest (runRing: nelem = min(chunkCount, what is left)):
+ * out->piece_bytes is the piece when there are two or more and they are
+ * whole; 0 (equal pieces) where the cap on pieces makes them larger. The
+ * pieces are NCCL's alone: --ring-chunks pipelines the plain chain only. */
 int32_t ds_nccl_chain(const struct ds_nccl_model *m, enum ds_proto p, double bytes,
-                      int32_t min_chunks, struct ds_coll_proto *out);
+                      struct ds_coll_proto *out);
 
 /* NCCL's point-to-point setup (sendrecv, alltoall): src/graph/paths.cc and
  * src/enqueue.cc. NCCL has no cost model for p2p; these are its channel,

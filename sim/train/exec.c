@@ -758,6 +758,8 @@ static ds_status build_group(struct ds_exec *ex, struct coll_owner *owners,
   int64_t o_id = op_id(ex, c0, keys[0].rank, keys[0].op);
   enum ds_coll_kind ck = coll_kind_of(o->kind);
   const struct ds_coll_desc *d = ds_coll_desc_of(ck);
+  /* ring_chunks pipelines the plain algorithms' steps; under an NCCL
+   * protocol (below) the pieces are NCCL's, which its model derives */
   struct ds_coll_spec spec = {.kind = ck, .model = ex->opt.coll_model,
                               .chunks = ex->opt.ring_chunks, .bytes = o->bytes, .root = -1};
   struct ds_coll_proto cp;
@@ -787,6 +789,7 @@ static ds_status build_group(struct ds_exec *ex, struct coll_owner *owners,
     if (proto < DS_PROTO_COUNT) {
       ds_nccl_algo_proto(ex->opt.nccl, spec.algo, proto, o->bytes, &cp);
       spec.proto = &cp;
+      spec.chunks = 1;
     }
   } else if (ck == DS_COLL_BROADCAST && o->algo[0] && strcmp(o->algo, d->algo) != 0) {
     /* under an NCCL protocol ("ring/LL": DDP's buffer broadcast), the chain
@@ -801,7 +804,7 @@ static ds_status build_group(struct ds_exec *ex, struct coll_owner *owners,
                         "ranks, and %s", o_id, o->algo, n,
                         ex->opt.nccl ? "the model describes another ring size"
                                      : "none is available (unknown GPU architecture?)");
-    spec.chunks = ds_nccl_chain(ex->opt.nccl, bcast_proto, o->bytes, ex->opt.ring_chunks, &cp);
+    spec.chunks = ds_nccl_chain(ex->opt.nccl, bcast_proto, o->bytes, &cp);
     spec.proto = &cp;
   } else if (o->algo[0] && strcmp(o->algo, d->algo) != 0) {
     return ds_err_set(err, DS_EUSAGE,

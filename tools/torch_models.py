@@ -32,6 +32,11 @@ gate in every bottleneck (see SqueezeExcitation and SEBottleneck below).
 bert_large_squad (not in the shared data README): bert-large-uncased with the
 same question-answering head, sequence length 384, as DeepLearningExamples'
 run_squad.py fine-tunes it for its BERT-large throughput tables.
+bert_base_squad_dle and bert_large_squad_dle (not in the shared data README):
+the same two as DeepLearningExamples' own modeling.py runs them
+(DleBertForQuestionAnswering below), what Lambda's benchmark and DLE's SQuAD
+tables ran; bert_base_squad and bert_large_squad (Hugging Face's model) stay
+for this project's own measurements, which ran Hugging Face's.
 
 attention: "eager" (unfused: QK^T, softmax, dropout, AV as separate ops)
 or "fused" (Hugging Face's "sdpa": torch's scaled_dot_product_attention).

@@ -221,7 +221,9 @@ def bert_base_squad(batch=2, attention="eager", seq=384):
     over the rows) is run_squad.py's (start_loss + end_loss) / 2. Hugging Face's
     BertForQuestionAnswering has no pooler; DeepLearningExamples' computes one
     and discards it (run_squad.py keeps it out of the optimizer): 2*768*768
-    FLOPs per sample left out.
+    FLOPs per sample left out. bert_base_squad_dle is DLE's own model (its
+    kernels: the mask's add on every layer's scores and the rest); this one is
+    Hugging Face's, which this project's own SQuAD measurements ran.
     """
     return _squad_qa(batch, attention, seq, 24)  # bert-base-uncased's sizes
 

@@ -5,7 +5,9 @@ missing time goes (validation/notes-lambda-scaling.md, "Where the O2 FP16 time g
     python3 bench/o2_squad_step.py [--model base|large] [--batch 320] [--iters 5]
         [--device cuda] [--out DIR]
 
-The encoder is this file's own code, written from the op sequence of DLE's modeling.py
+The model is tools/torch_models.py's DleBertForQuestionAnswering (what
+models/bert-{base,large}-squad-dle.yaml are exported from), this project's own code, written
+from the op sequence of DLE's modeling.py
 (LambdaLabsML/DeepLearningExamples lambda/benchmark c1781a37,
 PyTorch/LanguageModeling/BERT/modeling.py): sequence-first (seq, batch, hidden) after one
 transpose of the embeddings; Q, K, V linears; torch.bmm on strided views (Q as
@@ -42,65 +44,22 @@ import sys
 import time
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
-SIZES = {"base": dict(layers=12, hidden=768, heads=12, inter=3072),
-         "large": dict(layers=24, hidden=1024, heads=16, inter=4096)}
-SEQ, VOCAB, FEATURES = 384, 30528, 88641
+SEQ, FEATURES = 384, 88641
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from torch_models import BERT_BASE, BERT_LARGE, DleBertForQuestionAnswering  # noqa: E402
 
-
-class Layer(nn.Module):
-    def __init__(self, h, heads, inter, p):
-        super().__init__()
-        self.heads, self.d, self.p = heads, h // heads, p
-        self.query, self.key, self.value = nn.Linear(h, h), nn.Linear(h, h), nn.Linear(h, h)
-        self.attn_out, self.ln1 = nn.Linear(h, h), nn.LayerNorm(h, eps=1e-12)
-        self.inter, self.out = nn.Linear(h, inter), nn.Linear(inter, h)
-        self.ln2 = nn.LayerNorm(h, eps=1e-12)
-
-    def forward(self, x, mask):  # x: (s, b, h)
-        s, b, _ = x.shape
-        q = self.query(x).view(s, b * self.heads, self.d).transpose(0, 1)
-        k = self.key(x).view(s, b * self.heads, self.d).permute(1, 2, 0)
-        v = self.value(x).view(s, b * self.heads, self.d).transpose(0, 1)
-        scores = torch.bmm(q, k).view(b, self.heads, s, s) / math.sqrt(self.d)
-        probs = F.dropout(F.softmax(scores + mask, dim=-1), self.p, self.training)
-        ctx = torch.bmm(probs.view(b * self.heads, s, s), v)
-        ctx = ctx.transpose(0, 1).contiguous().view(s, b, -1)
-        a = self.ln1(F.dropout(self.attn_out(ctx), self.p, self.training) + x)
-        m = F.gelu(self.inter(a), approximate="tanh")
-        return self.ln2(F.dropout(self.out(m), self.p, self.training) + a)
-
-
-class SquadBert(nn.Module):
-    def __init__(self, layers, hidden, heads, inter, p=0.1):
-        super().__init__()
-        self.word, self.pos = nn.Embedding(VOCAB, hidden), nn.Embedding(512, hidden)
-        self.token_type, self.ln = nn.Embedding(2, hidden), nn.LayerNorm(hidden, eps=1e-12)
-        self.layers = nn.ModuleList(Layer(hidden, heads, inter, p) for _ in range(layers))
-        self.pooler, self.qa = nn.Linear(hidden, hidden), nn.Linear(hidden, 2)
-        self.p = p
-
-    def forward(self, ids, types, mask):
-        pos = torch.arange(ids.size(1), device=ids.device).unsqueeze(0).expand_as(ids)
-        ext = (1.0 - mask.unsqueeze(1).unsqueeze(2).to(self.word.weight.dtype)) * -10000.0
-        x = self.word(ids) + self.pos(pos) + self.token_type(types)
-        x = F.dropout(self.ln(x), self.p, self.training).transpose(0, 1)
-        for layer in self.layers:
-            x = layer(x, ext)
-        x = x.transpose(0, 1).contiguous()
-        torch.tanh(self.pooler(x[:, 0]))  # computed and discarded, as DLE's BertModel
-        start, end = self.qa(x).split(1, dim=-1)
-        return start.squeeze(-1), end.squeeze(-1)
+SIZES = {"base": BERT_BASE, "large": BERT_LARGE}
 
 
 class O2Step:
     """apex O2's step on the GPU, in plain torch ops (see the module docstring)."""
 
     def __init__(self, model):
-        # run_squad.py leaves the pooler out of the optimizer (its output is discarded)
-        self.model = [p for n, p in model.named_parameters() if not n.startswith("pooler.")]
+        # run_squad.py leaves the pooler out of the optimizer (its output is discarded);
+        # DleBertForQuestionAnswering holds the pooler's weights as buffers
+        self.model = [p for n, p in model.named_parameters() if ".pooler." not in n]
         self.master = [p.detach().float().clone().requires_grad_(True) for p in self.model]
         self.opt = torch.optim.Adam(self.master, lr=0.0, fused=self.master[0].is_cuda)
         self.scale = 2.0 ** 16
@@ -154,7 +113,7 @@ def main():
     dev = torch.device(a.device)
     torch.manual_seed(0)
     sizes = dict(SIZES[a.model], **({"layers": a.layers} if a.layers else {}))
-    model = SquadBert(**sizes).to(dev).half().train()
+    model = DleBertForQuestionAnswering(**sizes).to(dev).half().train()
     step = O2Step(model)
     n = max(FEATURES if dev.type == "cuda" else 4 * a.batch, a.batch * (a.iters + 4))
     data = torch.utils.data.TensorDataset(

@@ -1,7 +1,9 @@
 /*
- * models/bert-base-squad.yaml and models/bert-large-squad.yaml, the BERT
- * SQuAD models of DeepLearningExamples' run_squad.py (validation/training.csv's
- * BERT rows), against their architectures worked by hand: bert-base-uncased
+ * models/bert-base-squad.yaml and models/bert-large-squad.yaml, Hugging Face's
+ * BertForQuestionAnswering at the sizes DeepLearningExamples' run_squad.py
+ * trains (this project's own SQuAD rows ran it; the rows that ran run_squad.py
+ * use DLE's own model, tests/test_model_bert_squad_dle.c), against their
+ * architectures worked by hand: bert-base-uncased
  * (hidden 768, 12 layers, 12 heads, intermediate 3072) and bert-large-uncased
  * (DeepLearningExamples' bert_configs/large.json: hidden 1024, 24 layers, 16
  * heads, intermediate 4096), both with 512 positions, 2 token types, the

@@ -419,8 +419,10 @@ Test(xfmr_kernels, the_shipped_cores_products_are_their_flops) {
    * 1024^2), PV reads the probabilities and V and writes the output. */
   static const char *const files[] = {"models/gpt2.yaml", "models/bert-base.yaml",
                                       "models/bert-base-squad.yaml",
-                                      "models/bert-large-squad.yaml"};
-  static const int layers[] = {12, 12, 12, 24};
+                                      "models/bert-large-squad.yaml",
+                                      "models/bert-base-squad-dle.yaml",
+                                      "models/bert-large-squad-dle.yaml"};
+  static const int layers[] = {12, 12, 12, 24, 12, 24};
   for (size_t k = 0; k < sizeof files / sizeof *files; k++) {
     struct ds_model *m;
     struct ds_err err = {0};

@@ -69,7 +69,9 @@ IMAGE_MODELS = ("resnet50", "resnet101", "resnext50_32x4d", "resnext101_32x8d",
                 "resnext101_32x4d", "se_resnext101_32x4d", "mobilenet_v2", "vgg16")
 SMALL = dict({m: {} for m in IMAGE_MODELS}, **{"bert-base": {"seq": 32}, "gpt2": {"seq": 32},
                                                "bert-base-squad": {"seq": 32},
-                                               "bert-large-squad": {"seq": 32}})
+                                               "bert-large-squad": {"seq": 32},
+                                               "bert-base-squad-dle": {"seq": 32},
+                                               "bert-large-squad-dle": {"seq": 32}})
 
 
 def small_input(name, batch):

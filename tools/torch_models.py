@@ -32,6 +32,11 @@ gate in every bottleneck (see SqueezeExcitation and SEBottleneck below).
 bert_large_squad (not in the shared data README): bert-large-uncased with the
 same question-answering head, sequence length 384, as DeepLearningExamples'
 run_squad.py fine-tunes it for its BERT-large throughput tables.
+bert_base_squad_dle and bert_large_squad_dle (not in the shared data README):
+the same two as DeepLearningExamples' own modeling.py runs them
+(DleBertForQuestionAnswering below), what Lambda's benchmark and DLE's SQuAD
+tables ran; bert_base_squad and bert_large_squad (Hugging Face's model) stay
+for this project's own measurements, which ran Hugging Face's.
 
 attention: "eager" (unfused: QK^T, softmax, dropout, AV as separate ops)
 or "fused" (Hugging Face's "sdpa": torch's scaled_dot_product_attention).
@@ -216,7 +221,9 @@ def bert_base_squad(batch=2, attention="eager", seq=384):
     over the rows) is run_squad.py's (start_loss + end_loss) / 2. Hugging Face's
     BertForQuestionAnswering has no pooler; DeepLearningExamples' computes one
     and discards it (run_squad.py keeps it out of the optimizer): 2*768*768
-    FLOPs per sample left out.
+    FLOPs per sample left out. bert_base_squad_dle is DLE's own model (its
+    kernels: the mask's add on every layer's scores and the rest); this one is
+    Hugging Face's, which this project's own SQuAD measurements ran.
     """
     return _squad_qa(batch, attention, seq, 24)  # bert-base-uncased's sizes
 
@@ -238,6 +245,263 @@ def bert_large_squad(batch=2, attention="eager", seq=384):
     # bert-large-uncased (DeepLearningExamples' bert_configs/large.json)
     return _squad_qa(batch, attention, seq, 32, hidden_size=1024, num_hidden_layers=24,
                      num_attention_heads=16, intermediate_size=4096)
+
+
+class _DleSelfAttention(torch.nn.Module):
+    """DeepLearningExamples' BertSelfAttention (modeling.py, LambdaLabsML lambda/benchmark
+    c1781a37 and NVIDIA a9e2c1d5 alike) on sequence-first input (seq, batch, hidden):
+    query, key, value linears; Q and V viewed (s, b*heads, d) and transposed, K permuted
+    to (b*heads, d, s), so torch.bmm reads all three as strided views (no copies);
+    the scores viewed (b, heads, s, s), divided by sqrt(d), plus the extended mask
+    (always: DLE adds it whatever its values), softmax, dropout, bmm with V, the context
+    transposed back and made contiguous, (s, b, hidden). The probabilities' dropout is
+    functional (DLE's is an nn.Dropout module: the same native_dropout kernel) so that the
+    exporter keeps the core one layer, as Hugging Face's eager attention is."""
+
+    def __init__(self, hidden, heads, p):
+        super().__init__()
+        self.heads, self.d, self.p = heads, hidden // heads, p
+        self.query = torch.nn.Linear(hidden, hidden)
+        self.key = torch.nn.Linear(hidden, hidden)
+        self.value = torch.nn.Linear(hidden, hidden)
+
+    def forward(self, x, mask):
+        import math
+        s, b = x.size(0), x.size(1)
+        q, k, v = self.query(x), self.key(x), self.value(x)
+        q = q.view(s, b * self.heads, self.d).transpose(0, 1)
+        k = k.view(s, b * self.heads, self.d).permute(1, 2, 0)
+        v = v.view(s, b * self.heads, self.d).transpose(0, 1)
+        scores = torch.bmm(q, k).view(b, self.heads, s, s)
+        scores = scores / math.sqrt(self.d)
+        scores = scores + mask
+        probs = torch.nn.functional.softmax(scores, dim=-1)
+        probs = torch.nn.functional.dropout(probs, self.p, self.training)
+        ctx = torch.bmm(probs.view(b * self.heads, s, s), v)
+        return ctx.transpose(0, 1).contiguous().view(s, b, self.heads * self.d)
+
+
+class _DleDenseOut(torch.nn.Module):
+    """DLE's BertSelfOutput and BertOutput: dense, dropout, LayerNorm(h + input)."""
+
+    def __init__(self, inp, hidden, p):
+        super().__init__()
+        self.dense = torch.nn.Linear(inp, hidden)
+        self.LayerNorm = torch.nn.LayerNorm(hidden, eps=1e-12)
+        self.dropout = torch.nn.Dropout(p)
+
+    def forward(self, h, residual):
+        return self.LayerNorm(self.dropout(self.dense(h)) + residual)
+
+
+class _DleLinearAct(torch.nn.Module):
+    """DLE's LinearActivation's parameters (weight, then bias, registered on the module
+    itself: `dense_act.weight`) and its F.linear; the activation DLE applies inside the
+    module runs in the caller here (the same kernels, F.linear then the activation), so
+    that the exporter makes it a layer of its own rather than part of a matmul layer.
+    frozen=True holds the weights as non-persistent buffers, not parameters (the
+    pooler's: see DleBertForQuestionAnswering): .half() and .to() cast them, and the
+    exporter counts them as state, not activation bytes."""
+
+    def __init__(self, inp, out, frozen=False):
+        super().__init__()
+        w, bias = torch.randn(out, inp) * 0.02, torch.zeros(out)
+        if frozen:
+            self.register_buffer("weight", w, persistent=False)
+            self.register_buffer("bias", bias, persistent=False)
+        else:
+            self.weight, self.bias = torch.nn.Parameter(w), torch.nn.Parameter(bias)
+
+    def forward(self, x):
+        return torch.nn.functional.linear(x, self.weight, self.bias)
+
+
+class _DleAttention(torch.nn.Module):
+    """DLE's BertAttention: self (the core), output (dense, dropout, add, LayerNorm)."""
+
+    def __init__(self, hidden, heads, p):
+        super().__init__()
+        self.self = _DleSelfAttention(hidden, heads, p)
+        self.output = _DleDenseOut(hidden, hidden, p)
+
+    def forward(self, x, mask):
+        return self.output(self.self(x, mask), x)
+
+
+class _DleIntermediate(torch.nn.Module):
+    """DLE's BertIntermediate: dense_act, a LinearActivation with modeling.py's gelu,
+    F.gelu(x, approximate='tanh') (a9e2c1d5: approximate=True)."""
+
+    def __init__(self, hidden, inter):
+        super().__init__()
+        self.dense_act = _DleLinearAct(hidden, inter)
+
+    def forward(self, x):
+        return torch.nn.functional.gelu(self.dense_act(x), approximate="tanh")
+
+
+class _DleLayer(torch.nn.Module):
+    """DLE's BertLayer: attention, intermediate, output, with DLE's module names."""
+
+    def __init__(self, hidden, heads, inter, p):
+        super().__init__()
+        self.attention = _DleAttention(hidden, heads, p)
+        self.intermediate = _DleIntermediate(hidden, inter)
+        self.output = _DleDenseOut(inter, hidden, p)
+
+    def forward(self, x, mask):
+        a = self.attention(x, mask)
+        return self.output(self.intermediate(a), a)
+
+
+class _DleEmbeddings(torch.nn.Module):
+    """DLE's BertEmbeddings: word, position and token-type lookups (in that order), two
+    adds, LayerNorm, dropout."""
+
+    def __init__(self, vocab, positions, types, hidden, p):
+        super().__init__()
+        self.word_embeddings = torch.nn.Embedding(vocab, hidden)
+        self.position_embeddings = torch.nn.Embedding(positions, hidden)
+        self.token_type_embeddings = torch.nn.Embedding(types, hidden)
+        self.LayerNorm = torch.nn.LayerNorm(hidden, eps=1e-12)
+        self.dropout = torch.nn.Dropout(p)
+
+    def forward(self, input_ids, token_type_ids):
+        pos = torch.arange(input_ids.size(1), dtype=torch.long, device=input_ids.device)
+        pos = pos.unsqueeze(0).expand_as(input_ids)
+        words, places = self.word_embeddings(input_ids), self.position_embeddings(pos)
+        kinds = self.token_type_embeddings(token_type_ids)
+        return self.dropout(self.LayerNorm(words + places + kinds))
+
+
+class _DleEncoder(torch.nn.Module):
+    """DLE's BertEncoder: (batch, seq, hidden) transposed to sequence-first (a view),
+    the layers, transposed back and made contiguous (a copy)."""
+
+    def __init__(self, layers, hidden, heads, inter, p):
+        super().__init__()
+        self.layer = torch.nn.ModuleList(_DleLayer(hidden, heads, inter, p)
+                                         for _ in range(layers))
+
+    def forward(self, x, mask):
+        x = x.transpose(0, 1)
+        for layer in self.layer:
+            x = layer(x, mask)
+        return x.transpose(0, 1).contiguous()
+
+
+class _DlePooler(torch.nn.Module):
+    """DLE's BertPooler: the first token, dense_act (weights held as buffers: see
+    DleBertForQuestionAnswering), tanh."""
+
+    def __init__(self, hidden):
+        super().__init__()
+        self.dense_act = _DleLinearAct(hidden, hidden, frozen=True)
+
+    def forward(self, x):
+        return torch.tanh(self.dense_act(x[:, 0]))
+
+
+class _DleBertModel(torch.nn.Module):
+    """DLE's BertModel: the extended mask (1 - m) * -10000, (b, 1, 1, s) in the word
+    embeddings' dtype, built once; embeddings; encoder; the pooler (its output returned
+    and discarded by the caller)."""
+
+    def __init__(self, layers, hidden, heads, inter, vocab, positions, types, p):
+        super().__init__()
+        self.embeddings = _DleEmbeddings(vocab, positions, types, hidden, p)
+        self.encoder = _DleEncoder(layers, hidden, heads, inter, p)
+        self.pooler = _DlePooler(hidden)
+
+    def forward(self, input_ids, token_type_ids, attention_mask):
+        ext = attention_mask.unsqueeze(1).unsqueeze(2)
+        ext = ext.to(dtype=self.embeddings.word_embeddings.weight.dtype)
+        ext = (1.0 - ext) * -10000.0
+        x = self.encoder(self.embeddings(input_ids, token_type_ids), ext)
+        return x, self.pooler(x)
+
+
+class DleBertForQuestionAnswering(torch.nn.Module):
+    """DeepLearningExamples' BertForQuestionAnswering (PyTorch/LanguageModeling/BERT/
+    modeling.py, the one the Lambda benchmark's and DLE's own SQuAD rows ran; the two
+    commits' encoders are the same), written here from its op sequence (not its code):
+    the extended mask (1 - m) * -10000 of shape (b, 1, 1, s) in the weights' dtype, built
+    once and added to every layer's scores; embeddings (word, position, token type, two
+    adds, LayerNorm, dropout); the encoder sequence-first after a transpose (a view), its
+    output transposed back and made contiguous; the pooler (first token, dense, tanh)
+    computed and discarded; the 2-wide QA head split into start and end logits.
+    Parameters, names and order as DLE registers them (bert.embeddings.word_embeddings
+    ... bert.encoder.layer.N.intermediate.dense_act.weight ... qa_outputs) but for the
+    pooler's two tensors: its output is discarded, so they never get a gradient, apex's
+    DistributedDataParallel (what run_squad.py wraps the model in) reduces only the
+    gradients that arrived, and run_squad.py leaves them out of the optimizer ("hack to
+    remove pooler"); they are held as non-persistent buffers (still read by the pooler's
+    forward), so the model's parameters are those DDP reduces and Adam updates (DLE's
+    model_weights_num counts them: 590,592 more for BERT-base, 1,049,600 for BERT-large).
+    torch's DDP would broadcast those buffers before each forward (broadcast_buffers);
+    apex's, which run_squad.py uses, broadcasts nothing then (--no-broadcast-buffers).
+    Returns (start, end) logits, (batch, seq) each."""
+
+    def __init__(self, layers, hidden, heads, inter, vocab=30528, positions=512, types=2,
+                 p=0.1):
+        super().__init__()
+        self.bert = _DleBertModel(layers, hidden, heads, inter, vocab, positions, types, p)
+        self.qa_outputs = torch.nn.Linear(hidden, 2)
+
+    def forward(self, input_ids, token_type_ids, attention_mask):
+        x, _ = self.bert(input_ids, token_type_ids, attention_mask)  # pooler's discarded
+        start, end = self.qa_outputs(x).split(1, dim=-1)
+        return start.squeeze(-1), end.squeeze(-1)
+
+
+def _squad_dle(batch, attention, seq, default_batch, **sizes):
+    """bert_base_squad_dle and bert_large_squad_dle's model and input: DLE's
+    BertForQuestionAnswering (DleBertForQuestionAnswering), its start and end logits
+    stacked as (batch, 2, seq) for the exporter's "classify" loss (as _squad_qa). The input
+    mask pads the second half of every other sample (a SQuAD feature shorter than 384):
+    its values change no kernel, DLE adds the mask whatever they are."""
+    if attention != "eager":
+        raise ValueError("DLE's BertForQuestionAnswering has one attention (eager), got %r"
+                         % attention)
+
+    class SquadDle(DleBertForQuestionAnswering):
+        def forward(self, input_ids, token_type_ids, attention_mask):
+            return torch.stack(super().forward(input_ids, token_type_ids, attention_mask), dim=1)
+
+    torch.manual_seed(0)
+    model = SquadDle(**sizes)
+    g = torch.Generator().manual_seed(0)
+    mask = torch.ones(batch, seq, dtype=torch.long)
+    mask[1::2, seq // 2:] = 0
+    x = {
+        "input_ids": torch.randint(0, 30522, (batch, seq), generator=g),
+        "token_type_ids": torch.zeros(batch, seq, dtype=torch.long),
+        "attention_mask": mask,
+    }
+    meta = {"sample": "one SQuAD feature of %d tokens" % seq, "default_batch": default_batch,
+            "optimizer": "adam", "loss": "classify"}
+    return model, x, meta
+
+
+BERT_BASE = dict(layers=12, hidden=768, heads=12, inter=3072)
+BERT_LARGE = dict(layers=24, hidden=1024, heads=16, inter=4096)
+
+
+def bert_base_squad_dle(batch=2, attention="eager", seq=384):
+    """bert_base_squad's model as DeepLearningExamples' own modeling.py runs it (what
+    Lambda's deeplearning-benchmark bert_base_squad ran): DleBertForQuestionAnswering with
+    bert-base-uncased's sizes, vocabulary 30528, sequence 384. Its kernels differ from
+    Hugging Face's (bert_base_squad): the mask's broadcast add on every layer's scores, no
+    Q/K^T/V head copies in forward, the key gradient's transposed copy, tanh GELU, the
+    pooler's forward, the scale as a div."""
+    return _squad_dle(batch, attention, seq, 24, **BERT_BASE)
+
+
+def bert_large_squad_dle(batch=2, attention="eager", seq=384):
+    """bert_large_squad's model (bert_configs/large.json's sizes, vocabulary 30528,
+    sequence 384) as DeepLearningExamples' modeling.py runs it: DleBertForQuestionAnswering,
+    as bert_base_squad_dle."""
+    return _squad_dle(batch, attention, seq, 32, **BERT_LARGE)
 
 
 def gpt2(batch=2, attention="eager", seq=1024):
@@ -271,4 +535,6 @@ MODELS = {
     "resnext101_32x8d": resnext101_32x8d,
     "se_resnext101_32x4d": se_resnext101_32x4d,
     "bert-large-squad": bert_large_squad,
+    "bert-base-squad-dle": bert_base_squad_dle,
+    "bert-large-squad-dle": bert_large_squad_dle,
 }

@@ -536,9 +536,9 @@ Test(trace, an_absurd_rank_is_refused_at_its_line) {
 }
 
 /* (iter, rank, id) is the join key analyze matches two traces on, so it
- * names one row; a dependency names an op of its rank in its iteration or
- * an earlier one (iteration 1's first op may name iteration 0's last step:
- * traces/SCHEMA.md). */
+ * names one row; a dependency names an op of its rank earlier in the file
+ * in its iteration, or one of the iteration before (iteration 1's first op
+ * may name iteration 0's last step: traces/SCHEMA.md). */
 Test(trace, a_trace_key_names_one_op_and_deps_resolve) {
   const char *path = in_dir("keys.csv");
   spit(path,
@@ -547,7 +547,7 @@ Test(trace, a_trace_key_names_one_op_and_deps_resolve) {
        "6,0,compute,fwd,b,0,-1,-1,-1,,0,0,1,5,sim,0,1,2\n"
        "7,1,compute,fwd,a,0,-1,-1,-1,,0,0,1,,sim,0,0,1\n"
        "1,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,6,sim,1,2,3\n"
-       "5,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,,sim,1,3,4\n# end: 5 rows\n");
+       "5,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,1,sim,1,3,4\n# end: 5 rows\n");
   struct ds_trace *t = NULL;
   struct ds_err err = {0};
   cr_assert_eq(ds_trace_read_csv(path, &t, &err), DS_OK, "%s", err.msg);
@@ -563,19 +563,38 @@ Test(trace, a_trace_key_names_one_op_and_deps_resolve) {
                     "# ddpsim-trace v2\n" TRACE_HEADER
                     "5,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,,sim,0,0,1\n"
                     "6,0,compute,fwd,b,0,-1,-1,-1,,0,0,1,999,sim,0,1,2\n# end: 2 rows\n",
-                    ":4: column 'deps': 999 names no op of rank 0 in iteration 0 or an "
-                    "earlier one");
-  /* another rank's op, and a later iteration's, do not count */
+                    ":4: column 'deps': 999 names no op of rank 0 earlier in iteration 0");
+  /* another rank's op does not count, */
   expect_read_error(1,
                     "# ddpsim-trace v2\n" TRACE_HEADER
                     "5,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,,sim,0,0,1\n"
                     "6,1,compute,fwd,b,0,-1,-1,-1,,0,0,1,5,sim,0,1,2\n# end: 2 rows\n",
-                    ":4: column 'deps': 5 names no op of rank 1 in iteration 0");
+                    ":4: column 'deps': 5 names no op of rank 1 earlier in iteration 0");
+  /* nor a later iteration's, */
   expect_read_error(1,
                     "# ddpsim-trace v2\n" TRACE_HEADER
                     "6,0,compute,fwd,b,0,-1,-1,-1,,0,0,1,5,sim,0,0,1\n"
                     "5,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,,sim,1,1,2\n# end: 2 rows\n",
-                    ":3: column 'deps': 5 names no op of rank 0 in iteration 0");
+                    ":3: column 'deps': 5 names no op of rank 0 earlier in iteration 0");
+  /* nor one later in the file (itself included), */
+  expect_read_error(1,
+                    "# ddpsim-trace v2\n" TRACE_HEADER
+                    "5,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,6,sim,0,0,1\n"
+                    "6,0,compute,fwd,b,0,-1,-1,-1,,0,0,1,,sim,0,1,2\n# end: 2 rows\n",
+                    ":3: column 'deps': 6 names no op of rank 0 earlier in iteration 0");
+  expect_read_error(1,
+                    "# ddpsim-trace v2\n" TRACE_HEADER
+                    "5,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,5,sim,0,0,1\n# end: 1 row\n",
+                    ":3: column 'deps': 5 names no op of rank 0 earlier in iteration 0");
+  /* nor an iteration's older than the one before: a dangling id of
+   * iteration 2 does not resolve in iteration 0 */
+  expect_read_error(1,
+                    "# ddpsim-trace v2\n" TRACE_HEADER
+                    "6,0,compute,fwd,b,0,-1,-1,-1,,0,0,1,,sim,0,0,1\n"
+                    "5,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,,sim,1,1,2\n"
+                    "5,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,6,sim,2,2,3\n# end: 3 rows\n",
+                    ":5: column 'deps': 6 names no op of rank 0 earlier in iteration 2 or in "
+                    "iteration 1");
 }
 
 /* A file that does not exist is an I/O error naming it. */

@@ -2,6 +2,7 @@
 
 #include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* One row's key; sorted by rank, id, then iteration (then row, so equal
@@ -36,6 +37,19 @@ static const struct key *first_of(const struct key *keys, size_t n, int32_t rank
   return lo < n && keys[lo].rank == rank && keys[lo].id == id ? &keys[lo] : NULL;
 }
 
+/* Whether a dependency of row `row` (rank, iteration iter) names an op
+ * of its rank earlier in the file in the same iteration, or one of the
+ * previous iteration (the exception: an iteration's first op may wait
+ * for the last step before it). The keys of one (rank, id) lie together,
+ * one per iteration. */
+static int resolves(const struct key *keys, size_t n, int32_t rank, int64_t id, int32_t iter,
+                    size_t row) {
+  for (const struct key *k = first_of(keys, n, rank, id);
+       k && k < keys + n && k->rank == rank && k->id == id; k++)
+    if ((k->iter == iter && k->row < row) || k->iter == iter - 1) return 1;
+  return 0;
+}
+
 ds_status ds_trace_check_keys(const struct ds_trace *t, size_t *bad, size_t *other,
                               struct ds_err *err) {
   size_t n = t->n_rows;
@@ -64,13 +78,15 @@ ds_status ds_trace_check_keys(const struct ds_trace *t, size_t *bad, size_t *oth
     const struct ds_op *op = &s->ops[t->rows[i].op];
     for (uint32_t d = 0; d < op->dep_count && st == DS_OK; d++) {
       int64_t dep = s->deps[op->dep_first + d];
-      const struct key *k = first_of(keys, n, op->rank, dep);
-      if (k && k->iter <= t->rows[i].iter) continue;
+      if (resolves(keys, n, op->rank, dep, t->rows[i].iter, i)) continue;
       *bad = *other = i;
+      int32_t iter = t->rows[i].iter;
+      char before[40] = "";
+      if (iter > 0) snprintf(before, sizeof before, " or in iteration %" PRId32, iter - 1);
       st = ds_err_set(err, DS_EINPUT,
                       "column 'deps': %" PRId64 " names no op of rank %" PRId32
-                      " in iteration %" PRId32 " or an earlier one",
-                      dep, op->rank, t->rows[i].iter);
+                      " earlier in iteration %" PRId32 "%s",
+                      dep, op->rank, iter, before);
     }
   }
   free(keys);

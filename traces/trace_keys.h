@@ -2,9 +2,9 @@
  * The checks a trace needs as a whole, which its reader cannot make row by
  * row: (iter, rank, id) names one op (the join key ddpsim analyze matches two
  * traces on, traces/SCHEMA.md "Join key"), and every dependency names an op
- * of its own rank in the same or an earlier iteration (SCHEMA.md,
- * "Dependencies in a trace": iteration 1's first op may name iteration 0's
- * last step).
+ * of its own rank earlier in the file in the same iteration, or one of the
+ * iteration before (SCHEMA.md, "Dependencies in a trace": iteration 1's
+ * first op may name iteration 0's last step).
  *
  * A schedule's ids are unique outright and ds_schedule_validate checks them;
  * a trace repeats them once per iteration, so it needs its own check.

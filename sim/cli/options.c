@@ -277,6 +277,13 @@ int ds_strategy_uses_var(enum ds_strategy s, enum ds_sweep_var v) {
   }
 }
 
+/* Single runs rank 0 alone: a swept factor of rank 0 is single's too. */
+int ds_options_uses_var(const struct ds_options *o, enum ds_strategy s, enum ds_sweep_var v) {
+  if (ds_strategy_uses_var(s, v)) return 1;
+  return s == DS_STRATEGY_SINGLE && v == DS_VAR_STRAGGLER && o->straggler_swept &&
+         o->stragglers[o->straggler_swept_k].rank == 0;
+}
+
 int ds_options_given(const struct ds_options *o, const char *flag) {
   for (int i = 0; i < o->given.n; i++)
     if (strcmp(o->given.flag[i], flag) == 0) return 1;
@@ -352,9 +359,13 @@ static ds_status check_unused(const struct ds_options *o, const double *dflt,
   for (int v = 0; v < DS_VAR_COUNT; v++) {
     unsigned by = 0;
     for (int s = 0; s < DS_STRATEGY_COUNT; s++)
-      if (ds_strategy_uses_var((enum ds_strategy)s, (enum ds_sweep_var)v)) by |= BIT(s);
+      if (ds_options_uses_var(o, (enum ds_strategy)s, (enum ds_sweep_var)v)) by |= BIT(s);
     if (by & run) continue;
     users_text(by, users, sizeof users);
+    if (o->sweep[v].n > 1 && v == DS_VAR_STRAGGLER)
+      return ds_err_set(err, DS_EUSAGE, "option --straggler %d: %d values, but no strategy of "
+                        "the run uses it (%s; single runs rank 0 alone)",
+                        o->stragglers[o->straggler_swept_k].rank, o->sweep[v].n, users);
     if (o->sweep[v].n > 1)
       return ds_err_set(err, DS_EUSAGE, "option %s: %d values, but no strategy of the run "
                         "uses it (%s)", var_flags[v], o->sweep[v].n, users);
@@ -392,7 +403,7 @@ static ds_status check_unused(const struct ds_options *o, const double *dflt,
 static int64_t strategy_configs(const struct ds_options *o, enum ds_strategy s) {
   int64_t n = 1;
   for (int v = 0; v < DS_VAR_COUNT; v++)
-    if (ds_strategy_uses_var(s, (enum ds_sweep_var)v)) n *= o->sweep[v].n;
+    if (ds_options_uses_var(o, s, (enum ds_sweep_var)v)) n *= o->sweep[v].n;
   return n;
 }
 
@@ -436,7 +447,7 @@ void ds_options_config(const struct ds_options *o, int64_t i, struct ds_options 
   for (int v = DS_VAR_COUNT - 1; v >= 0; v--) { /* the last varies fastest */
     struct ds_values *d = &out->sweep[v];
     int64_t j = 0;
-    if (ds_strategy_uses_var(out->strategy_id, (enum ds_sweep_var)v)) {
+    if (ds_options_uses_var(o, out->strategy_id, (enum ds_sweep_var)v)) {
       j = i % d->n;
       i /= d->n;
     }

@@ -1126,10 +1126,22 @@ out:
   return st;
 }
 
-/* The single-GPU row at each row's batch (from the run's own single rows
- * when it has them, else simulated here once per batch, without trace or
- * schedule files), and every row's speedup_vs_single: its samples/s over
- * single's at the same per-GPU batch. */
+/* Rank 0's --straggler factor in configuration i of o: the one single runs. */
+static double rank0_factor(const struct ds_options *o, int64_t i) {
+  struct ds_options c;
+  ds_options_config(o, i, &c);
+  for (int32_t k = 0; k < c.n_stragglers; k++)
+    if (c.stragglers[k].rank == 0) return c.stragglers[k].factor;
+  return 1;
+}
+
+/* Every row's speedup_vs_single: its samples/s over a healthy single GPU's
+ * (no straggler) at the same per-GPU batch. That baseline is the run's own
+ * single row at the batch when rank 0 has no straggler there, else
+ * simulated here once per batch (no stragglers, no trace or schedule
+ * files), so a row's speedup does not depend on whether single is listed
+ * nor on a straggler's factors; a single row with a straggler on rank 0
+ * reports its own slowdown (0.5 at factor 2). */
 static ds_status fill_speedups(const struct ds_options *o, const struct loaded *ld,
                                struct ds_row *rows, int64_t n, struct ds_err *err) {
   for (int64_t i = 0; i < n; i++) {
@@ -1140,7 +1152,7 @@ static ds_status fill_speedups(const struct ds_options *o, const struct loaded *
         base = rows[j].sum.single_samples_per_s;
     for (int64_t j = 0; j < n && base == 0; j++)
       if (strcmp(rows[j].sum.strategy, "single") == 0 &&
-          rows[j].sum.batch_per_gpu == s->batch_per_gpu)
+          rows[j].sum.batch_per_gpu == s->batch_per_gpu && rank0_factor(o, j) == 1)
         base = rows[j].sum.samples_per_s;
     if (base == 0) {
       struct ds_options so = *o;
@@ -1148,6 +1160,8 @@ static ds_status fill_speedups(const struct ds_options *o, const struct loaded *
       so.n_strategies = 1;
       so.trace = so.schedule = so.plot = NULL;
       so.n_stragglers = 0; /* the baseline is a healthy GPU */
+      so.straggler_swept = 0;
+      so.sweep[DS_VAR_STRAGGLER].n = 1;
       so.sweep[DS_VAR_BATCH].v[0] = (double)s->batch_per_gpu;
       so.sweep[DS_VAR_BATCH].n = 1;
       struct sweep_ctx ctx = {&so, ld, NULL, 0};

@@ -845,6 +845,29 @@ static ds_status walk_toy(int argc, char **argv, struct ds_err *err) {
   return DS_OK;
 }
 
+Test(cli, base_cli_record_keeps_values_and_refuses_overflow) {
+  /* the walk keeps each flag's value, as given (NULL for a switch) */
+  struct ds_err err = {0};
+  struct ds_cli_walk w = {.program = "toy", .options = toy};
+  char *argv[] = {"toy", "--minbytes=8", "--verbose", "--reference", "r.csv", NULL};
+  for (int i = 1; i < 5; i++) {
+    char flag[64];
+    const char *value;
+    cr_assert_eq(ds_cli_next_option(&w, 5, argv, &i, flag, sizeof flag, &value, &err), DS_OK,
+                 "%s", err.msg);
+  }
+  cr_assert_eq(w.seen.n, 3);
+  cr_assert_str_eq(w.seen.value[0], "8");
+  cr_assert_null(w.seen.value[1]);
+  cr_assert_str_eq(w.seen.value[2], "r.csv");
+  /* a full record is a bug, said, not a repeat that goes unnoticed */
+  struct ds_cli_seen seen = {0};
+  seen.n = DS_CLI_SEEN_MAX;
+  for (int i = 0; i < DS_CLI_SEEN_MAX; i++) seen.flag[i] = "--verbose";
+  cr_assert_eq(ds_cli_once(&seen, toy, "--minbytes", &err), DS_EINTERNAL);
+  cr_assert(strstr(err.msg, "DS_CLI_SEEN_MAX"), "%s", err.msg);
+}
+
 Test(cli, base_cli_walks_count_an_alias_as_its_flag) {
   struct ds_err err = {0};
   char *alias[] = {"toy", "-b", "8", "--minbytes=16", NULL};

@@ -574,10 +574,17 @@ Test(sweep, one_value_no_strategy_uses_is_refused) {
                                               "of the run uses it (dp, ddp, ps do; single "
                                               "runs rank 0 alone)"},
       /* only ddp's all-reduces run on NCCL's model */
-      {"--strategy single,dp --algo tree", "option --algo: no strategy of the run uses it "
-                                           "(ddp does)"},
-      {"--strategy dp --proto LL", "option --proto:"},
+      {"--strategy single,dp --algo tree", "option --algo tree: no strategy of the run uses "
+                                           "it (ddp does)"},
+      {"--strategy dp --proto LL", "option --proto LL: no strategy of the run uses it (ddp "
+                                   "does)"},
       {"--strategy ps --nccl-extra none", "option --nccl-extra none:"},
+      /* only ddp's ring and tree all-reduces aggregate; single sends nothing */
+      {"--strategy ps --coll-model aggregate", "option --coll-model aggregate: no strategy of "
+                                               "the run uses it (ddp does)"},
+      {"--strategy single,dp --coll-model aggregate", "option --coll-model aggregate:"},
+      {"--strategy single --net alpha-beta", "option --net alpha-beta: no strategy of the run "
+                                             "uses it (dp, ddp, ps do)"},
   };
   for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
     char args[256];
@@ -590,7 +597,13 @@ Test(sweep, one_value_no_strategy_uses_is_refused) {
       "--strategy dp --no-sync 1", "--strategy ddp --ps-mode sync --ps-servers 1",
       "--strategy single,ddp --comm-hook fp16", "--strategy single,ps --ps-mode async",
       "--strategy dp --algo auto --nccl-extra measured", "--strategy single,ddp --algo ring",
-      "--strategy single --straggler 0:2", "--strategy single --straggler 0:1,2"};
+      "--strategy single --straggler 0:2", "--strategy single --straggler 0:1,2",
+      /* the defaults, and what they resolve to: --algo auto's protocol is
+       * auto, dp's and ps's transfers are flows */
+      "--strategy single --proto auto", "--strategy single --algo auto --proto auto",
+      "--strategy dp,ps --coll-model flow", "--strategy single --coll-model auto",
+      "--strategy single --net maxmin", "--strategy dp --net alpha-beta",
+      "--strategy ps --net alpha-beta"};
   for (size_t i = 0; i < sizeof accepted / sizeof *accepted; i++) {
     char args[256];
     snprintf(args, sizeof args, TINY "%s --format csv", accepted[i]);

@@ -5,6 +5,7 @@
  */
 #include "sim/cli/options.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -284,10 +285,23 @@ int ds_options_uses_var(const struct ds_options *o, enum ds_strategy s, enum ds_
          o->stragglers[o->straggler_swept_k].rank == 0;
 }
 
-int ds_options_given(const struct ds_options *o, const char *flag) {
+/* The record's index of flag, -1 when not given. A flag ddpsim does not
+ * know is a typo in the caller, which would read as "not given" forever. */
+static int given_index(const struct ds_options *o, const char *flag) {
+  assert(ds_cli_option_find(ds_options_flags(), flag) && "flag not in ddpsim's table");
   for (int i = 0; i < o->given.n; i++)
-    if (strcmp(o->given.flag[i], flag) == 0) return 1;
-  return 0;
+    if (strcmp(o->given.flag[i], flag) == 0) return i;
+  return -1;
+}
+
+int ds_options_given(const struct ds_options *o, const char *flag) {
+  return given_index(o, flag) >= 0;
+}
+
+/* The value flag was given (NULL for a switch or a flag not given). */
+static const char *given_value(const struct ds_options *o, const char *flag) {
+  int i = given_index(o, flag);
+  return i >= 0 ? o->given.value[i] : NULL;
 }
 
 /* The strategies of a set (bit 1 << s for strategy s) as "ddp does" or
@@ -304,38 +318,47 @@ static void users_text(unsigned users, char *buf, size_t cap) {
   snprintf(buf + used, cap - used, " %s", n > 1 ? "do" : "does");
 }
 
-/* Options of a few strategies that are not sweep variables, each an int
- * field of ds_options whose default (what the other strategies do anyway:
- * no such switch, PyTorch's and NCCL's defaults) changes nothing. */
+/* Options of a few strategies that are not sweep variables: a switch,
+ * given, always changes what its strategies do; an option with a value
+ * changes nothing when its value is one of inert (what the other
+ * strategies do anyway: the option's default, or what it resolves to). */
 #define BIT(s) (1u << (s))
-#define NO_FIELD ((size_t)-1)
 #define DDP_ONLY BIT(DS_STRATEGY_DDP)
+#define COMMUNICATING (BIT(DS_STRATEGY_DP) | BIT(DS_STRATEGY_DDP) | BIT(DS_STRATEGY_PS))
+#define INERT(...) ((const char *const[]){__VA_ARGS__, NULL})
 static const struct strategy_switch {
   const char *flag;
-  unsigned users;    /* the strategies that read it */
-  size_t field;      /* offsetof the int field; NO_FIELD: any value given counts */
-  int inert;         /* the field's default */
-  const char *value; /* the value that sets it ("async"), NULL: a switch or any value */
+  unsigned users;           /* the strategies that read it */
+  const char *const *inert; /* NULL-ended values that change nothing; NULL: a switch */
 } strategy_switches[] = {
-    {"--no-overlap", DDP_ONLY, offsetof(struct ds_options, no_overlap), 0, NULL},
-    {"--grad-as-bucket-view", DDP_ONLY, offsetof(struct ds_options, grad_as_bucket_view), 0,
-     NULL},
-    {"--no-broadcast-buffers", DDP_ONLY, offsetof(struct ds_options, no_broadcast_buffers), 0,
-     NULL},
-    {"--find-unused-parameters", DDP_ONLY, offsetof(struct ds_options, find_unused_parameters),
-     0, NULL},
-    {"--static-graph", DDP_ONLY, offsetof(struct ds_options, static_graph), 0, NULL},
+    {"--no-overlap", DDP_ONLY, NULL},
+    {"--grad-as-bucket-view", DDP_ONLY, NULL},
+    {"--no-broadcast-buffers", DDP_ONLY, NULL},
+    {"--find-unused-parameters", DDP_ONLY, NULL},
+    {"--static-graph", DDP_ONLY, NULL},
     /* only ddp's all-reduces run on NCCL's model (run.c configure): dp's
-     * chains and ps's transfers are flows of their own */
-    {"--algo", DDP_ONLY, offsetof(struct ds_options, algo_auto), 1, NULL},
-    {"--proto", DDP_ONLY, NO_FIELD, 0, NULL},
-    {"--nccl-extra", DDP_ONLY, offsetof(struct ds_options, nccl_extra), 1, "none"},
-    {"--dp-parallel-loss", BIT(DS_STRATEGY_DP), offsetof(struct ds_options, dp_parallel_loss), 0,
-     NULL},
-    {"--ps-mode", BIT(DS_STRATEGY_PS), offsetof(struct ds_options, ps_async), 0, "async"},
-    {"--ps-push", BIT(DS_STRATEGY_PS), offsetof(struct ds_options, ps_push_per_layer), 0,
-     "per-layer"},
+     * chains and ps's transfers are flows of their own; --proto auto is
+     * what --algo auto resolves it to */
+    {"--algo", DDP_ONLY, INERT("auto")},
+    {"--proto", DDP_ONLY, INERT("auto")},
+    {"--nccl-extra", DDP_ONLY, INERT("measured")},
+    /* only the ring and tree all-reduces aggregate (sim/coll coll_ring.c,
+     * coll_tree.c); dp's chains, gathers and scatters and ps's transfers
+     * are always flows, and single has none */
+    {"--coll-model", DDP_ONLY, INERT("auto", "flow")},
+    /* single's one GPU sends nothing over the network */
+    {"--net", COMMUNICATING, INERT("maxmin")},
+    {"--dp-parallel-loss", BIT(DS_STRATEGY_DP), NULL},
+    {"--ps-mode", BIT(DS_STRATEGY_PS), INERT("sync")},
+    {"--ps-push", BIT(DS_STRATEGY_PS), INERT("after-backward")},
 };
+
+/* Whether value is one of the NULL-ended list inert. */
+static int is_inert(const char *const *inert, const char *value) {
+  for (; inert && *inert; inert++)
+    if (value && strcmp(*inert, value) == 0) return 1;
+  return 0;
+}
 
 /* Whether sweep variable v, given one value, is what a strategy that does
  * not use it runs anyway: single's world is one GPU (--world-size 1); the
@@ -385,19 +408,20 @@ static ds_status check_unused(const struct ds_options *o, const double *dflt,
                         "ignored", o->stragglers[k].rank, o->stragglers[k].factor);
   for (size_t i = 0; i < sizeof strategy_switches / sizeof *strategy_switches; i++) {
     const struct strategy_switch *w = &strategy_switches[i];
-    if ((w->users & run) || !ds_options_given(o, w->flag) ||
-        (w->field != NO_FIELD && *(const int *)((const char *)o + w->field) == w->inert))
+    const char *value = given_value(o, w->flag);
+    if ((w->users & run) || !ds_options_given(o, w->flag) || is_inert(w->inert, value))
       continue;
     users_text(w->users, users, sizeof users);
     return ds_err_set(err, DS_EUSAGE, "option %s%s%s: no strategy of the run uses it (%s); "
-                      "it would be ignored", w->flag, w->value ? " " : "",
-                      w->value ? w->value : "", users);
+                      "it would be ignored", w->flag, value ? " " : "", value ? value : "",
+                      users);
   }
   return DS_OK;
 }
 #undef BIT
-#undef NO_FIELD
 #undef DDP_ONLY
+#undef COMMUNICATING
+#undef INERT
 
 /* Configurations of one strategy: the cross product of its variables. */
 static int64_t strategy_configs(const struct ds_options *o, enum ds_strategy s) {
@@ -643,6 +667,10 @@ static const struct ds_cli_option options[] = {
     {"--jitter", 1, NULL}, {"--samples", 1, NULL}, {"--plot", 1, NULL}, {"--measured", 1, NULL},
     {"--chrome", 1, NULL}, {"--help", 0, NULL}, {"--version", 0, NULL}, {"-h", 0, "--help"},
     {NULL, 0, NULL}};
+
+/* the walk records each flag given (base/cli.h) */
+_Static_assert(sizeof options / sizeof *options - 1 <= DS_CLI_SEEN_MAX,
+               "ddpsim has more flags than struct ds_cli_seen records");
 
 const struct ds_cli_option *ds_options_flags(void) { return options; }
 

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -434,6 +435,16 @@ Test(sweep, single_sweeps_a_straggler_of_rank_0_only) {
   ds_test_options_ok("--topo t --strategy single,ddp --straggler 1:1,2", &o);
   cr_assert(!ds_options_uses_var(&o, DS_STRATEGY_SINGLE, DS_VAR_STRAGGLER));
   cr_assert_eq(ds_options_n_configs(&o), 3);
+}
+
+/* ds_options_given of a flag ddpsim does not know is a caller's typo,
+ * which would read as "not given" for ever: an assertion, not 0. */
+Test(sweep, options_given_of_an_unknown_flag_aborts, .signal = SIGABRT) {
+  struct ds_options o;
+  ds_test_options_ok("--topo t --bucket-mb 5", &o);
+  cr_assert(ds_options_given(&o, "--bucket-mb"));
+  cr_assert(!ds_options_given(&o, "--batch"));
+  (void)ds_options_given(&o, "--bucket-size");
 }
 
 Test(sweep, rows_say_their_configuration) {

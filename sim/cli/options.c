@@ -64,10 +64,13 @@ static const char usage[] =
     "                         ring or tree; default auto: flow up to 64 ranks)\n"
     "  --net maxmin|alpha-beta  link sharing model (default maxmin)\n"
     "  --ring-chunks N        pipelined chunks per step of the plain algorithms (ring,\n"
-    "                         hierarchical's rings, dp's chains), flow model only\n"
-    "                         (default 1); refused where NCCL's protocols run ddp's\n"
-    "                         collectives (--algo auto, the default), which pipeline by\n"
-    "                         NCCL's own chunks: give --algo ring\n"
+    "                         tree, hierarchical's rings, the chains of dp and of\n"
+    "                         ddp's buffer broadcast), flow model only (default 1);\n"
+    "                         refused where NCCL's protocols run ddp's collectives\n"
+    "                         (--algo auto, the default), which pipeline by NCCL's own\n"
+    "                         chunks (give --algo ring), and where ddp's run has no\n"
+    "                         ring step (--algo direct or reduce-broadcast without a\n"
+    "                         buffer broadcast), as in ddpsim collective\n"
     ;
 
 /* All-reduce algorithm and protocol (NCCL's model) and calibration. */
@@ -1021,13 +1024,11 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
     return ds_err_set(err, DS_EUSAGE,
                       "option --proto: none is the plain ring, not an NCCL choice: use "
                       "--algo ring --proto none, or a protocol with --algo auto");
-  if (ds_options_given(o, "--nccl-extra") && o->proto.choice == DS_PROTO_CHOICE_NONE)
-    return ds_err_set(err, DS_EUSAGE,
-                      "option --nccl-extra: it adds the mechanisms NCCL's model leaves out to "
-                      "that model, but --algo %s --proto none runs the plain algorithm, "
-                      "without it: drop --nccl-extra%s", ds_ar_algo_name(o->ar_algo),
-                      o->ar_algo == DS_AR_RING || o->ar_algo == DS_AR_TREE
-                          ? ", or give a protocol (--proto auto)" : "");
+  if (ds_options_given(o, "--nccl-extra") && o->proto.choice == DS_PROTO_CHOICE_NONE) {
+    char what[64];
+    snprintf(what, sizeof what, "ddp's all-reduce %s", ds_ar_algo_name(o->ar_algo));
+    return ds_nccl_extra_refuse(what, o->ar_algo == DS_AR_RING || o->ar_algo == DS_AR_TREE, err);
+  }
   if (!o->topo)
     return ds_err_set(err, DS_EUSAGE, "missing --topo (e.g. --topo 4gpu.yaml; see ddpsim --help)");
   int64_t n_configs = ds_options_n_configs(o);

@@ -731,6 +731,24 @@ static ds_status check_world(const struct loaded *ld, int32_t world, struct ds_e
   return DS_OK;
 }
 
+/* --ring-chunks > 1 under ddp: refused where it cuts none of ddp's
+ * collectives (sim/coll ds_coll_ring_chunks_use): NCCL's model runs them
+ * (it pipelines by its own chunks and slices), or the all-reduce has no
+ * ring step (direct, reduce-broadcast) and no buffer broadcast (a chain,
+ * which the chunks cut) runs. */
+static ds_status check_ddp_ring_chunks(const struct config_run *c, const struct ds_options *o,
+                                       struct ds_err *err) {
+  enum ds_ar_algo algo = o->algo_auto ? DS_AR_RING : o->ar_algo;
+  enum ds_ring_chunks_use use = ds_coll_ring_chunks_use(DS_COLL_ALLREDUCE, algo, c->use_nccl);
+  int broadcasts = !o->no_broadcast_buffers && c->model->n_buffers > 0;
+  if (use == DS_RING_CHUNKS_CUT || (use == DS_RING_CHUNKS_NO_STEP && broadcasts)) return DS_OK;
+  char what[96];
+  snprintf(what, sizeof what, use == DS_RING_CHUNKS_NCCL ? "ddp's collectives"
+                              : "ddp's run (all-reduce %s, no buffer broadcast)",
+           ds_ar_algo_name(algo));
+  return ds_ring_chunks_refuse(use, what, &o->proto, err);
+}
+
 /* One configuration's setup (o holds its values); quiet: notes already
  * said by configuration 0. */
 static ds_status configure(struct config_run *c, const struct loaded *ld,
@@ -778,13 +796,8 @@ static ds_status configure(struct config_run *c, const struct loaded *ld,
   else snprintf(c->coll_algo, sizeof c->coll_algo, "ring");
   /* NCCL pipelines by its own chunks and slices, which its model derives
    * (ds_nccl_algo_proto, ds_nccl_chain): --ring-chunks would pipeline twice */
-  if (c->use_nccl && o->ring_chunks > 1)
-    return ds_err_set(err, DS_EUSAGE,
-                      "option --ring-chunks: NCCL's model runs ddp's collectives here "
-                      "(coll_algo %s), and NCCL pipelines by its own chunks and slices, "
-                      "which the model derives; --ring-chunks pipelines the plain "
-                      "algorithms only (give --algo ring and no --proto, or drop "
-                      "--ring-chunks for ddp)", c->coll_algo);
+  if (o->strategy_id == DS_STRATEGY_DDP && c->world > 1 && o->ring_chunks > 1)
+    DS_CHECK(check_ddp_ring_chunks(c, o, err));
   /* One rank has no peer: NCCL's one-rank all-reduce of DDP's bucket, in
    * place, launches nothing (src/enqueue.cc, src/device/onerank.cu
    * ncclLaunchOneRank: a cudaMemcpyAsync only out of place), and single's

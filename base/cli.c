@@ -105,8 +105,12 @@ ds_status ds_cli_once(struct ds_cli_seen *seen, const struct ds_cli_option *opti
   for (int i = 0; i < seen->n; i++)
     if (strcmp(ds_cli_canonical(options, seen->flag[i]), option) == 0)
       return given_twice(err, options, seen->flag[i], flag);
-  /* every table has fewer flags than this; past it, repeats go unnoticed */
-  if (seen->n < (int)(sizeof seen->flag / sizeof *seen->flag)) seen->flag[seen->n++] = flag;
+  /* every table has fewer flags than this (DS_CLI_SEEN_MAX) */
+  if (seen->n >= DS_CLI_SEEN_MAX)
+    return ds_err_set(err, DS_EINTERNAL, "option %s: more than %d options recorded; "
+                      "raise DS_CLI_SEEN_MAX (base/cli.h)", flag, DS_CLI_SEEN_MAX);
+  seen->value[seen->n] = NULL;
+  seen->flag[seen->n++] = flag;
   return DS_OK;
 }
 
@@ -244,5 +248,7 @@ ds_status ds_cli_next_option(struct ds_cli_walk *w, int argc, char **argv, int *
   int repeatable = w->repeatable && strcmp(ds_cli_canonical(w->options, flag),
                                            ds_cli_canonical(w->options, w->repeatable)) == 0;
   if (help || repeatable) return DS_OK;
-  return ds_cli_once(&w->seen, w->options, opt->flag, err);
+  DS_CHECK(ds_cli_once(&w->seen, w->options, opt->flag, err));
+  w->seen.value[w->seen.n - 1] = *value;
+  return DS_OK;
 }

@@ -70,12 +70,19 @@ ds_status ds_cli_unknown_option(struct ds_err *err, const char *flag, const char
 ds_status ds_cli_missing_value(struct ds_err *err, const char *flag,
                                const struct ds_cli_option *options, const char *program);
 
+/* Most flags one record holds: more than any command's table (ddpsim's,
+ * the largest, checks it with a _Static_assert in sim/cli/options.c). */
+#define DS_CLI_SEEN_MAX 96
+
 /* The flags a hand-written parser (analyze, buckets, collective, topo,
  * topo import, ddpreal collective and calibrate) has met so far, so that
  * a flag given twice is refused as ds_cli_next_option refuses it rather
- * than silently keeping its last value. Zero it before the walk. */
+ * than silently keeping its last value; ds_cli_next_option also keeps each
+ * flag's value (NULL for a switch, and in ds_cli_once's records). Zero it
+ * before the walk. */
 struct ds_cli_seen {
-  const char *flag[64];
+  const char *flag[DS_CLI_SEEN_MAX];
+  const char *value[DS_CLI_SEEN_MAX];
   int n;
 };
 
@@ -83,7 +90,8 @@ struct ds_cli_seen {
  * the command's table, aliases one option) is there already: "option FLAG
  * given twice" when it was spelt the same, "option CANONICAL given twice
  * (as FIRST and FLAG)" when not (-b 8 --minbytes 16), as in
- * ds_cli_next_option. */
+ * ds_cli_next_option. DS_EINTERNAL when seen is full (a table larger than
+ * DS_CLI_SEEN_MAX: a bug, not the user's). */
 ds_status ds_cli_once(struct ds_cli_seen *seen, const struct ds_cli_option *options,
                       const char *flag, struct ds_err *err);
 

@@ -845,6 +845,29 @@ static ds_status walk_toy(int argc, char **argv, struct ds_err *err) {
   return DS_OK;
 }
 
+Test(cli, base_cli_record_keeps_values_and_refuses_overflow) {
+  /* the walk keeps each flag's value, as given (NULL for a switch) */
+  struct ds_err err = {0};
+  struct ds_cli_walk w = {.program = "toy", .options = toy};
+  char *argv[] = {"toy", "--minbytes=8", "--verbose", "--reference", "r.csv", NULL};
+  for (int i = 1; i < 5; i++) {
+    char flag[64];
+    const char *value;
+    cr_assert_eq(ds_cli_next_option(&w, 5, argv, &i, flag, sizeof flag, &value, &err), DS_OK,
+                 "%s", err.msg);
+  }
+  cr_assert_eq(w.seen.n, 3);
+  cr_assert_str_eq(w.seen.value[0], "8");
+  cr_assert_null(w.seen.value[1]);
+  cr_assert_str_eq(w.seen.value[2], "r.csv");
+  /* a full record is a bug, said, not a repeat that goes unnoticed */
+  struct ds_cli_seen seen = {0};
+  seen.n = DS_CLI_SEEN_MAX;
+  for (int i = 0; i < DS_CLI_SEEN_MAX; i++) seen.flag[i] = "--verbose";
+  cr_assert_eq(ds_cli_once(&seen, toy, "--minbytes", &err), DS_EINTERNAL);
+  cr_assert(strstr(err.msg, "DS_CLI_SEEN_MAX"), "%s", err.msg);
+}
+
 Test(cli, base_cli_walks_count_an_alias_as_its_flag) {
   struct ds_err err = {0};
   char *alias[] = {"toy", "-b", "8", "--minbytes=16", NULL};
@@ -901,15 +924,33 @@ Test(cli, base_cli_walks_count_an_alias_as_its_flag) {
  * plain algorithm has nothing to add to. */
 Test(cli, ring_chunks_and_nccl_extra_only_where_they_mean_something) {
   ds_test_ddpsim_refuses("--topo dgx-a100 --model tests/data/tiny-model.yaml --ring-chunks 4",
-                         "option --ring-chunks: NCCL's model runs ddp's collectives here "
-                         "(coll_algo auto)");
+                         "option --ring-chunks: NCCL's model runs ddp's collectives "
+                         "(protocol auto), and NCCL pipelines by its own chunks");
   ds_test_ddpsim_refuses("--topo dgx-a100 --model tests/data/tiny-model.yaml --strategy dp,ddp "
-                         "--proto LL --ring-chunks 1,2", "(coll_algo auto/LL)");
+                         "--proto LL --ring-chunks 1,2", "(protocol LL)");
   ds_test_ddpsim_refuses("--topo dgx-a100 --model tests/data/tiny-model.yaml --algo ring "
-                         "--nccl-extra none", "option --nccl-extra: it adds the mechanisms");
+                         "--nccl-extra none", "option --nccl-extra: it adds the mechanisms "
+                         "NCCL's model leaves out to that model, but --proto none runs ddp's "
+                         "all-reduce ring as the plain algorithm");
   ds_test_ddpsim_refuses("--topo dgx-a100 --model tests/data/tiny-model.yaml --algo direct "
-                         "--nccl-extra measured", "runs the plain algorithm, without it: "
-                         "drop --nccl-extra");
+                         "--nccl-extra measured", "which does not run ddp's all-reduce direct "
+                         "(NCCL has no protocol for it): drop --nccl-extra");
+  /* the direct and reduce-broadcast all-reduces have no ring step, and the
+   * tiny model no buffer to broadcast: nothing to cut, as in ddpsim
+   * collective (one rule, sim/coll ds_coll_ring_chunks_use, one wording) */
+  ds_test_ddpsim_refuses("--topo dgx-a100 --model tests/data/tiny-model.yaml --algo direct "
+                         "--ring-chunks 1,2", "option --ring-chunks: ddp's run (all-reduce "
+                         "direct, no buffer broadcast) has no ring step to cut into pieces "
+                         "(--ring-chunks pipelines the plain ring");
+  ds_test_ddpsim_refuses("collective --topo dgx-a100 -b 1M -e 1M --algo reduce-broadcast "
+                         "--ring-chunks 2", "option --ring-chunks: allreduce reduce-broadcast "
+                         "has no ring step to cut into pieces (--ring-chunks pipelines the "
+                         "plain ring");
+  /* resnet50's BatchNorm buffers broadcast in a chain, which the chunks cut */
+  struct ds_test_result bn = ds_test_run("", ds_test_ddpsim(), "--topo dgx-a100 --model "
+                                         "resnet50 --algo direct --ring-chunks 2 --format csv");
+  cr_assert_eq(bn.status, 0, "%s", bn.err);
+  ds_test_release(&bn);
   const char *ok[] = {"--algo ring --ring-chunks 4", "--strategy dp --ring-chunks 2",
                       "--strategy dp,ddp --algo ring --ring-chunks 1,2",
                       "--proto LL --nccl-extra none", "--ring-chunks 1"};

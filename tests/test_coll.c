@@ -359,3 +359,25 @@ Test(coll, per_flow_ring_is_the_step_dataflow_and_the_aggregate_its_upper_bound)
     ds_topo_free(h.topo);
   }
 }
+
+/* --ring-chunks' one rule for both commands: it cuts ring steps and
+ * chains; there are none in the p2p kinds and the direct and
+ * reduce-broadcast all-reduces, and NCCL's model pipelines by its own
+ * pieces (the no-step reason comes first, as `ddpsim collective` says it
+ * before it builds the model). */
+Test(coll, ring_chunks_cut_ring_steps_and_chains_only) {
+  cr_assert_eq(ds_coll_ring_chunks_use(DS_COLL_ALLREDUCE, DS_AR_RING, 0), DS_RING_CHUNKS_CUT);
+  cr_assert_eq(ds_coll_ring_chunks_use(DS_COLL_ALLREDUCE, DS_AR_TREE, 0), DS_RING_CHUNKS_CUT);
+  cr_assert_eq(ds_coll_ring_chunks_use(DS_COLL_ALLREDUCE, DS_AR_HIER, 0), DS_RING_CHUNKS_CUT);
+  cr_assert_eq(ds_coll_ring_chunks_use(DS_COLL_BROADCAST, DS_AR_DIRECT, 0), DS_RING_CHUNKS_CUT);
+  cr_assert_eq(ds_coll_ring_chunks_use(DS_COLL_ALLGATHER, DS_AR_RING, 0), DS_RING_CHUNKS_CUT);
+  cr_assert_eq(ds_coll_ring_chunks_use(DS_COLL_ALLREDUCE, DS_AR_RING, 1), DS_RING_CHUNKS_NCCL);
+  cr_assert_eq(ds_coll_ring_chunks_use(DS_COLL_REDUCE, DS_AR_RING, 1), DS_RING_CHUNKS_NCCL);
+  cr_assert_eq(ds_coll_ring_chunks_use(DS_COLL_ALLREDUCE, DS_AR_DIRECT, 0),
+               DS_RING_CHUNKS_NO_STEP);
+  cr_assert_eq(ds_coll_ring_chunks_use(DS_COLL_ALLREDUCE, DS_AR_REDUCE_BCAST, 1),
+               DS_RING_CHUNKS_NO_STEP);
+  cr_assert_eq(ds_coll_ring_chunks_use(DS_COLL_GATHER, DS_AR_RING, 0), DS_RING_CHUNKS_NO_STEP);
+  cr_assert_eq(ds_coll_ring_chunks_use(DS_COLL_ALLTOALL, DS_AR_RING, 1),
+               DS_RING_CHUNKS_NO_STEP);
+}

@@ -904,7 +904,7 @@ Test(collbench, ring_chunks_and_nccl_extra_only_where_they_mean_something) {
   const char *refused[][2] = {
       {"--algo auto --ring-chunks 4", "NCCL's model runs this allreduce (protocol auto)"},
       {"--algo ring --proto LL --ring-chunks 2", "NCCL's model runs this allreduce (protocol LL)"},
-      {"--algo tree --proto Simple --ring-chunks 2", "pipelines the plain algorithm only"},
+      {"--algo tree --proto Simple --ring-chunks 2", "pipelines the plain algorithms only"},
       {"--op broadcast --algo auto --ring-chunks 2", "NCCL's model runs this broadcast"},
       {"--op allgather --proto LL128 --ring-chunks 2", "NCCL's model runs this allgather"},
       {"--op alltoall --ring-chunks 2", "alltoall p2p has no ring step"},

@@ -207,6 +207,33 @@ Test(dp, two_gpu_iteration_by_hand) {
   ds_test_release(&r);
 }
 
+Test(dp, speedup_is_over_a_healthy_single_gpu) {
+  /* The baseline is single without stragglers, whether the run lists
+   * single or not and whatever rank 0's factors: ddp's speedup at factor 2
+   * is the same in all three runs; single's own row at factor 2 is its
+   * slowdown, its samples/s over the healthy row's. */
+  struct ds_test_result a = run(TINY "--strategy ddp --world-size 2 --straggler 0:2 "
+                                     "--format csv");
+  struct ds_test_result b = run(TINY "--strategy single,ddp --world-size 2 --straggler 0:2 "
+                                     "--format csv");
+  struct ds_test_result c = run(TINY "--strategy single,ddp --world-size 2 --straggler 0:2,1 "
+                                     "--format csv");
+  cr_assert_eq(a.status + b.status + c.status, 0, "%s%s%s", a.err, b.err, c.err);
+  cr_assert_eq(rows(c.out), 4, "%s", c.out); /* single and ddp at factors 2 and 1 */
+  double ddp = ds_test_csv_num(a.out, "speedup_vs_single", 0);
+  cr_assert_float_eq(ds_test_csv_num(b.out, "speedup_vs_single", 1), ddp, 1e-9);
+  cr_assert_float_eq(ds_test_csv_num(c.out, "speedup_vs_single", 2), ddp, 1e-9);
+  double healthy = ds_test_csv_num(c.out, "samples_per_s", 1);
+  cr_assert_float_eq(ds_test_csv_num(c.out, "speedup_vs_single", 1), 1, 1e-9);
+  cr_assert_float_eq(ds_test_csv_num(a.out, "samples_per_s", 0) / healthy, ddp, 1e-5);
+  cr_assert_float_eq(ds_test_csv_num(b.out, "speedup_vs_single", 0),
+                     ds_test_csv_num(b.out, "samples_per_s", 0) / healthy, 1e-5);
+  cr_assert_lt(ds_test_csv_num(b.out, "speedup_vs_single", 0), 1);
+  ds_test_release(&a);
+  ds_test_release(&b);
+  ds_test_release(&c);
+}
+
 Test(dp, speedup_column_is_samples_per_second_over_single) {
   struct ds_test_result r = run(TINY "--strategy single,dp,ddp --world-size 2 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -424,6 +425,28 @@ Test(sweep, other_options_cross_product_order_per_strategy) {
   cr_assert(ds_strategy_uses_var(DS_STRATEGY_SINGLE, DS_VAR_JITTER));
 }
 
+Test(sweep, single_sweeps_a_straggler_of_rank_0_only) {
+  /* single runs rank 0: a factor list of rank 0 is two single rows, of
+   * rank 1 none (single's one row) */
+  struct ds_options o;
+  ds_test_options_ok("--topo t --strategy single,ddp --straggler 0:1,2", &o);
+  cr_assert(ds_options_uses_var(&o, DS_STRATEGY_SINGLE, DS_VAR_STRAGGLER));
+  cr_assert_eq(ds_options_n_configs(&o), 4);
+  ds_test_options_ok("--topo t --strategy single,ddp --straggler 1:1,2", &o);
+  cr_assert(!ds_options_uses_var(&o, DS_STRATEGY_SINGLE, DS_VAR_STRAGGLER));
+  cr_assert_eq(ds_options_n_configs(&o), 3);
+}
+
+/* ds_options_given of a flag ddpsim does not know is a caller's typo,
+ * which would read as "not given" for ever: an assertion, not 0. */
+Test(sweep, options_given_of_an_unknown_flag_aborts, .signal = SIGABRT) {
+  struct ds_options o;
+  ds_test_options_ok("--topo t --bucket-mb 5", &o);
+  cr_assert(ds_options_given(&o, "--bucket-mb"));
+  cr_assert(!ds_options_given(&o, "--batch"));
+  (void)ds_options_given(&o, "--bucket-size");
+}
+
 Test(sweep, rows_say_their_configuration) {
   /* dp: 2 chunk counts; ddp: 2 x 2 hooks; ps: 2 server counts = 8 rows,
    * each naming its values in the sweep columns. */
@@ -558,12 +581,21 @@ Test(sweep, one_value_no_strategy_uses_is_refused) {
       {"--strategy single --straggler 1:2", "option --straggler 1:2: no strategy of the run "
                                             "uses it (dp, ddp, ps do; single runs rank 0 "
                                             "alone)"},
-      {"--strategy single --straggler 0:1,2", "option --straggler: 2 values, but no strategy"},
+      {"--strategy single --straggler 1:1,2", "option --straggler 1: 2 values, but no strategy "
+                                              "of the run uses it (dp, ddp, ps do; single "
+                                              "runs rank 0 alone)"},
       /* only ddp's all-reduces run on NCCL's model */
-      {"--strategy single,dp --algo tree", "option --algo: no strategy of the run uses it "
-                                           "(ddp does)"},
-      {"--strategy dp --proto LL", "option --proto:"},
+      {"--strategy single,dp --algo tree", "option --algo tree: no strategy of the run uses "
+                                           "it (ddp does)"},
+      {"--strategy dp --proto LL", "option --proto LL: no strategy of the run uses it (ddp "
+                                   "does)"},
       {"--strategy ps --nccl-extra none", "option --nccl-extra none:"},
+      /* only ddp's ring and tree all-reduces aggregate; single sends nothing */
+      {"--strategy ps --coll-model aggregate", "option --coll-model aggregate: no strategy of "
+                                               "the run uses it (ddp does)"},
+      {"--strategy single,dp --coll-model aggregate", "option --coll-model aggregate:"},
+      {"--strategy single --net alpha-beta", "option --net alpha-beta: no strategy of the run "
+                                             "uses it (dp, ddp, ps do)"},
   };
   for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
     char args[256];
@@ -576,7 +608,13 @@ Test(sweep, one_value_no_strategy_uses_is_refused) {
       "--strategy dp --no-sync 1", "--strategy ddp --ps-mode sync --ps-servers 1",
       "--strategy single,ddp --comm-hook fp16", "--strategy single,ps --ps-mode async",
       "--strategy dp --algo auto --nccl-extra measured", "--strategy single,ddp --algo ring",
-      "--strategy single --straggler 0:2"};
+      "--strategy single --straggler 0:2", "--strategy single --straggler 0:1,2",
+      /* the defaults, and what they resolve to: --algo auto's protocol is
+       * auto, dp's and ps's transfers are flows */
+      "--strategy single --proto auto", "--strategy single --algo auto --proto auto",
+      "--strategy dp,ps --coll-model flow", "--strategy single --coll-model auto",
+      "--strategy single --net maxmin", "--strategy dp --net alpha-beta",
+      "--strategy ps --net alpha-beta"};
   for (size_t i = 0; i < sizeof accepted / sizeof *accepted; i++) {
     char args[256];
     snprintf(args, sizeof args, TINY "%s --format csv", accepted[i]);

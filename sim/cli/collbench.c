@@ -256,13 +256,11 @@ static ds_status make_plan(const struct ds_collbench_args *o, struct ds_topo *to
     /* NCCL pipelines by its own chunks and slices, which the model derives
      * (ds_nccl_chain, ds_nccl_algo_proto): more pieces would pipeline twice */
     if (o->ring_chunks > 1) {
-      char proto[24];
-      ds_proto_flag_name(&o->proto, ',', proto, sizeof proto);
-      return ds_err_set(err, DS_EUSAGE,
-                        "option --ring-chunks: NCCL's model runs this %s (protocol %s), and "
-                        "NCCL pipelines by its own chunks and slices, which the model "
-                        "derives; --ring-chunks pipelines the plain algorithm only (give "
-                        "--algo ring --proto none, or drop --ring-chunks)", o->op, proto);
+      char what[64];
+      snprintf(what, sizeof what, "this %s", o->op);
+      return ds_ring_chunks_refuse(
+          ds_coll_ring_chunks_use(o->desc->kind, o->ar_auto ? DS_AR_RING : o->ar_algo, 1), what,
+          &o->proto, err);
     }
     pl->nccl = 1;
     /* a --proto set: NCCL chooses among its protocols only (NCCL_PROTO) */

@@ -311,32 +311,17 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
                       "option --proto: none is the plain ring, not an NCCL choice: "
                       "use --algo ring --proto none, or a protocol with --algo auto");
   /* The extras are added to NCCL's model; the plain algorithm has none. */
-  if (o->nccl_extra_set && o->proto.choice == DS_PROTO_CHOICE_NONE) {
-    int has_protocols = o->desc->kind == DS_COLL_ALLREDUCE
-                            ? !no_proto : ds_coll_kind_has_protocols(o->desc->kind);
-    if (has_protocols)
-      return ds_err_set(err, DS_EUSAGE,
-                        "option --nccl-extra: it adds the mechanisms NCCL's model leaves out "
-                        "to that model, but --proto none runs %s %s as the plain algorithm, "
-                        "without it: drop --nccl-extra, or give a protocol (--proto auto)",
-                        o->op, o->algo);
-    return ds_err_set(err, DS_EUSAGE,
-                      "option --nccl-extra: it adds the mechanisms NCCL's model leaves out "
-                      "to that model, which does not run %s %s (NCCL has no protocol for "
-                      "it): drop --nccl-extra", o->op, o->algo);
-  }
-  /* --ring-chunks cuts a ring step (or the plain chain) into pieces; these
-   * have no ring step to cut, so it would be ignored */
-  int no_ring_step = o->desc->kind == DS_COLL_GATHER || o->desc->kind == DS_COLL_SCATTER ||
-                     ds_collbench_is_p2p(o->desc->kind) ||
-                     (o->desc->kind == DS_COLL_ALLREDUCE && !algo_auto &&
-                      (o->ar_algo == DS_AR_DIRECT || o->ar_algo == DS_AR_REDUCE_BCAST));
-  if (o->ring_chunks > 1 && no_ring_step)
-    return ds_err_set(err, DS_EUSAGE,
-                      "option --ring-chunks: %s %s has no ring step to cut into pieces "
-                      "(--ring-chunks pipelines the plain ring, its all-gather and "
-                      "reduce-scatter, hierarchical's rings, the broadcast and reduce "
-                      "chains and the plain tree)", o->op, o->algo);
+  char what[64];
+  snprintf(what, sizeof what, "%s %s", o->op, o->algo);
+  if (o->nccl_extra_set && o->proto.choice == DS_PROTO_CHOICE_NONE)
+    return ds_nccl_extra_refuse(what, o->desc->kind == DS_COLL_ALLREDUCE
+                                          ? !no_proto : ds_coll_kind_has_protocols(o->desc->kind),
+                                err);
+  /* where there is no ring step; under NCCL's model make_plan refuses */
+  enum ds_ring_chunks_use use =
+      ds_coll_ring_chunks_use(o->desc->kind, algo_auto ? DS_AR_RING : o->ar_algo, 0);
+  if (o->ring_chunks > 1 && use != DS_RING_CHUNKS_CUT)
+    return ds_ring_chunks_refuse(use, what, &o->proto, err);
   if (o->max_bytes < o->min_bytes)
     return ds_err_set(err, DS_EUSAGE, "option -e: %.0f bytes is below -b %.0f bytes",
                       o->max_bytes, o->min_bytes);

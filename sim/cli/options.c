@@ -5,6 +5,7 @@
  */
 #include "sim/cli/options.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -16,6 +17,7 @@
 #include "base/cli.h"
 #include "base/units.h"
 #include "base/values.h"
+#include "sim/cli/options_check.h"
 #include "sim/train/ddp.h"
 
 static const char usage[] =
@@ -63,10 +65,13 @@ static const char usage[] =
     "                         ring or tree; default auto: flow up to 64 ranks)\n"
     "  --net maxmin|alpha-beta  link sharing model (default maxmin)\n"
     "  --ring-chunks N        pipelined chunks per step of the plain algorithms (ring,\n"
-    "                         hierarchical's rings, dp's chains), flow model only\n"
-    "                         (default 1); refused where NCCL's protocols run ddp's\n"
-    "                         collectives (--algo auto, the default), which pipeline by\n"
-    "                         NCCL's own chunks: give --algo ring\n"
+    "                         tree, hierarchical's rings, the chains of dp and of\n"
+    "                         ddp's buffer broadcast), flow model only (default 1);\n"
+    "                         refused where NCCL's protocols run ddp's collectives\n"
+    "                         (--algo auto, the default), which pipeline by NCCL's own\n"
+    "                         chunks (give --algo ring), and where ddp's run has no\n"
+    "                         ring step (--algo direct or reduce-broadcast without a\n"
+    "                         buffer broadcast), as in ddpsim collective\n"
     ;
 
 /* All-reduce algorithm and protocol (NCCL's model) and calibration. */
@@ -277,122 +282,32 @@ int ds_strategy_uses_var(enum ds_strategy s, enum ds_sweep_var v) {
   }
 }
 
-int ds_options_given(const struct ds_options *o, const char *flag) {
+/* Single runs rank 0 alone: a swept factor of rank 0 is single's too. */
+int ds_options_uses_var(const struct ds_options *o, enum ds_strategy s, enum ds_sweep_var v) {
+  if (ds_strategy_uses_var(s, v)) return 1;
+  return s == DS_STRATEGY_SINGLE && v == DS_VAR_STRAGGLER && o->straggler_swept &&
+         o->stragglers[o->straggler_swept_k].rank == 0;
+}
+
+/* The record's index of flag, -1 when not given. A flag ddpsim does not
+ * know is a typo in the caller, which would read as "not given" forever. */
+static int given_index(const struct ds_options *o, const char *flag) {
+  assert(ds_cli_option_find(ds_options_flags(), flag) && "flag not in ddpsim's table");
   for (int i = 0; i < o->given.n; i++)
-    if (strcmp(o->given.flag[i], flag) == 0) return 1;
-  return 0;
+    if (strcmp(o->given.flag[i], flag) == 0) return i;
+  return -1;
 }
 
-/* The strategies of a set (bit 1 << s for strategy s) as "ddp does" or
- * "dp, ddp, ps do". */
-static void users_text(unsigned users, char *buf, size_t cap) {
-  int n = 0;
-  buf[0] = '\0';
-  for (int s = 0; s < DS_STRATEGY_COUNT; s++)
-    if (users & (1u << s)) {
-      size_t used = strlen(buf);
-      snprintf(buf + used, cap - used, "%s%s", n++ ? ", " : "", strategy_names[s]);
-    }
-  size_t used = strlen(buf);
-  snprintf(buf + used, cap - used, " %s", n > 1 ? "do" : "does");
+int ds_options_given(const struct ds_options *o, const char *flag) {
+  return given_index(o, flag) >= 0;
 }
 
-/* Options of a few strategies that are not sweep variables, each an int
- * field of ds_options whose default (what the other strategies do anyway:
- * no such switch, PyTorch's and NCCL's defaults) changes nothing. */
-#define BIT(s) (1u << (s))
-#define NO_FIELD ((size_t)-1)
-#define DDP_ONLY BIT(DS_STRATEGY_DDP)
-static const struct strategy_switch {
-  const char *flag;
-  unsigned users;    /* the strategies that read it */
-  size_t field;      /* offsetof the int field; NO_FIELD: any value given counts */
-  int inert;         /* the field's default */
-  const char *value; /* the value that sets it ("async"), NULL: a switch or any value */
-} strategy_switches[] = {
-    {"--no-overlap", DDP_ONLY, offsetof(struct ds_options, no_overlap), 0, NULL},
-    {"--grad-as-bucket-view", DDP_ONLY, offsetof(struct ds_options, grad_as_bucket_view), 0,
-     NULL},
-    {"--no-broadcast-buffers", DDP_ONLY, offsetof(struct ds_options, no_broadcast_buffers), 0,
-     NULL},
-    {"--find-unused-parameters", DDP_ONLY, offsetof(struct ds_options, find_unused_parameters),
-     0, NULL},
-    {"--static-graph", DDP_ONLY, offsetof(struct ds_options, static_graph), 0, NULL},
-    /* only ddp's all-reduces run on NCCL's model (run.c configure): dp's
-     * chains and ps's transfers are flows of their own */
-    {"--algo", DDP_ONLY, offsetof(struct ds_options, algo_auto), 1, NULL},
-    {"--proto", DDP_ONLY, NO_FIELD, 0, NULL},
-    {"--nccl-extra", DDP_ONLY, offsetof(struct ds_options, nccl_extra), 1, "none"},
-    {"--dp-parallel-loss", BIT(DS_STRATEGY_DP), offsetof(struct ds_options, dp_parallel_loss), 0,
-     NULL},
-    {"--ps-mode", BIT(DS_STRATEGY_PS), offsetof(struct ds_options, ps_async), 0, "async"},
-    {"--ps-push", BIT(DS_STRATEGY_PS), offsetof(struct ds_options, ps_push_per_layer), 0,
-     "per-layer"},
-};
-
-/* Whether sweep variable v, given one value, is what a strategy that does
- * not use it runs anyway: single's world is one GPU (--world-size 1); the
- * others' is the option's default (--no-sync 1, --ring-chunks 1,
- * --comm-hook none, --ps-servers 1, --bucket-mb 25, ...). */
-static int var_inert(const struct ds_options *o, enum ds_sweep_var v, double dflt) {
-  if (v == DS_VAR_COMM_HOOK) return o->comm_hooks[0].kind == DS_HOOK_NONE;
-  return o->sweep[v].v[0] == (v == DS_VAR_WORLD_SIZE ? 1 : dflt);
-}
-
-/* An option no strategy of the run uses would be silently ignored: a list
- * (it would give one value) or a value other than what those strategies
- * run anyway (--strategy single --world-size 1 is consistent, 2 is not).
- * A --straggler of rank 0 is single's too; the other ranks are checked
- * against the world size when the run starts. */
-static ds_status check_unused(const struct ds_options *o, const double *dflt,
-                              struct ds_err *err) {
-  unsigned run = 0;
-  char users[64];
-  for (int32_t k = 0; k < o->n_strategies; k++) run |= BIT(o->strategies[k]);
-  for (int v = 0; v < DS_VAR_COUNT; v++) {
-    unsigned by = 0;
-    for (int s = 0; s < DS_STRATEGY_COUNT; s++)
-      if (ds_strategy_uses_var((enum ds_strategy)s, (enum ds_sweep_var)v)) by |= BIT(s);
-    if (by & run) continue;
-    users_text(by, users, sizeof users);
-    if (o->sweep[v].n > 1)
-      return ds_err_set(err, DS_EUSAGE, "option %s: %d values, but no strategy of the run "
-                        "uses it (%s)", var_flags[v], o->sweep[v].n, users);
-    if (v != DS_VAR_STRAGGLER && ds_options_given(o, var_flags[v]) &&
-        !var_inert(o, (enum ds_sweep_var)v, dflt[v])) {
-      char text[32];
-      ds_options_var_text(o, (enum ds_sweep_var)v, text, sizeof text);
-      return ds_err_set(err, DS_EUSAGE, "option %s %s: no strategy of the run uses it (%s); "
-                        "it would be ignored", var_flags[v], text, users);
-    }
-  }
-  /* single runs rank 0 alone: another rank's factor changes nothing */
-  for (int32_t k = 0; run == BIT(DS_STRATEGY_SINGLE) && k < o->n_stragglers; k++)
-    if (o->stragglers[k].rank > 0)
-      return ds_err_set(err, DS_EUSAGE, "option --straggler %d:%g: no strategy of the run "
-                        "uses it (dp, ddp, ps do; single runs rank 0 alone); it would be "
-                        "ignored", o->stragglers[k].rank, o->stragglers[k].factor);
-  for (size_t i = 0; i < sizeof strategy_switches / sizeof *strategy_switches; i++) {
-    const struct strategy_switch *w = &strategy_switches[i];
-    if ((w->users & run) || !ds_options_given(o, w->flag) ||
-        (w->field != NO_FIELD && *(const int *)((const char *)o + w->field) == w->inert))
-      continue;
-    users_text(w->users, users, sizeof users);
-    return ds_err_set(err, DS_EUSAGE, "option %s%s%s: no strategy of the run uses it (%s); "
-                      "it would be ignored", w->flag, w->value ? " " : "",
-                      w->value ? w->value : "", users);
-  }
-  return DS_OK;
-}
-#undef BIT
-#undef NO_FIELD
-#undef DDP_ONLY
 
 /* Configurations of one strategy: the cross product of its variables. */
 static int64_t strategy_configs(const struct ds_options *o, enum ds_strategy s) {
   int64_t n = 1;
   for (int v = 0; v < DS_VAR_COUNT; v++)
-    if (ds_strategy_uses_var(s, (enum ds_sweep_var)v)) n *= o->sweep[v].n;
+    if (ds_options_uses_var(o, s, (enum ds_sweep_var)v)) n *= o->sweep[v].n;
   return n;
 }
 
@@ -436,7 +351,7 @@ void ds_options_config(const struct ds_options *o, int64_t i, struct ds_options 
   for (int v = DS_VAR_COUNT - 1; v >= 0; v--) { /* the last varies fastest */
     struct ds_values *d = &out->sweep[v];
     int64_t j = 0;
-    if (ds_strategy_uses_var(out->strategy_id, (enum ds_sweep_var)v)) {
+    if (ds_options_uses_var(o, out->strategy_id, (enum ds_sweep_var)v)) {
       j = i % d->n;
       i /= d->n;
     }
@@ -633,6 +548,10 @@ static const struct ds_cli_option options[] = {
     {"--chrome", 1, NULL}, {"--help", 0, NULL}, {"--version", 0, NULL}, {"-h", 0, "--help"},
     {NULL, 0, NULL}};
 
+/* the walk records each flag given (base/cli.h) */
+_Static_assert(sizeof options / sizeof *options - 1 <= DS_CLI_SEEN_MAX,
+               "ddpsim has more flags than struct ds_cli_seen records");
+
 const struct ds_cli_option *ds_options_flags(void) { return options; }
 
 static ds_status apply(struct ds_options *o, const char *flag, const char *v,
@@ -783,40 +702,6 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
   return DS_OK;
 }
 
-/* --loop free: built for single and ddp, whose host chains one iteration
- * to the next on one rank; dp's replicas wait for GPU 0's main thread and
- * ps's workers for their servers, whose free-running loops are not
- * modelled. */
-static ds_status check_loop(const struct ds_options *o, struct ds_err *err) {
-  if (!o->free_loop) return DS_OK;
-  for (int32_t k = 0; k < o->n_strategies; k++)
-    if (o->strategies[k] != DS_STRATEGY_SINGLE && o->strategies[k] != DS_STRATEGY_DDP)
-      return ds_err_set(err, DS_EUSAGE, "option --loop free: built for --strategy single "
-                        "and ddp, not %s", strategy_names[o->strategies[k]]);
-  return DS_OK;
-}
-
-/* --grad-accum and --optimizer-batch: one of them, built for single and
- * ddp only, not with no_sync's micro-steps. */
-static ds_status check_grad_accum(const struct ds_options *o, struct ds_err *err) {
-  const char *flag = o->optimizer_batch > 0 ? "--optimizer-batch" : "--grad-accum";
-  if (o->optimizer_batch > 0 && ds_options_given(o, "--grad-accum"))
-    return ds_err_set(err, DS_EUSAGE, "options --grad-accum and --optimizer-batch: give one "
-                      "(--optimizer-batch sets K from the world size and batch)");
-  if (o->grad_accum <= 1 && o->optimizer_batch == 0) return DS_OK;
-  for (int32_t k = 0; k < o->n_strategies; k++)
-    if (o->strategies[k] != DS_STRATEGY_SINGLE && o->strategies[k] != DS_STRATEGY_DDP)
-      return ds_err_set(err, DS_EUSAGE, "option %s: gradient accumulation is built for "
-                        "--strategy single and ddp, not %s", flag,
-                        strategy_names[o->strategies[k]]);
-  for (int32_t k = 0; k < o->sweep[DS_VAR_NO_SYNC].n; k++)
-    if (o->sweep[DS_VAR_NO_SYNC].v[k] > 1)
-      return ds_err_set(err, DS_EUSAGE, "option %s with --no-sync %g: choose one (no_sync "
-                        "accumulates without the all-reduce, %s all-reduces every "
-                        "micro-step)", flag, o->sweep[DS_VAR_NO_SYNC].v[k], flag);
-  return DS_OK;
-}
-
 int ds_options_grad_accum(const struct ds_options *o, int32_t world, int64_t batch,
                           struct ds_err *err) {
   if (o->optimizer_batch <= 0) return o->grad_accum > 1 ? o->grad_accum : 1;
@@ -871,164 +756,5 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
   o->given = walk.seen;
   set_scalars(o);
   if (o->help || o->version) return DS_OK;
-  /* the reported (last) iteration is the first with rebuilt buckets: under
-   * static_graph PyTorch's first backward records no gradient order
-   * (reducer.cpp autograd_hook returns at static_graph_first_iteration),
-   * the second does, and DDP's forward rebuilds before iteration 2. An
-   * earlier last iteration would report a time with the initial buckets
-   * beside the rebuilt ones' list, a state training leaves after two
-   * steps: refused, as --iters 1 is without static_graph. */
-  if (o->static_graph && !ds_options_given(o, "--iters")) o->iters = 3;
-  if (o->static_graph && o->iters < 3)
-    return ds_err_set(err, DS_EUSAGE,
-                      "option --iters: --static-graph needs 3 or more (PyTorch rebuilds its "
-                      "buckets before iteration 2, and the last iteration is the one "
-                      "reported), got %d", (int)o->iters);
-  if (o->static_graph && o->find_unused_parameters)
-    return ds_err_set(err, DS_EUSAGE,
-                      "--static-graph and --find-unused-parameters: choose one (PyTorch "
-                      "ignores find_unused_parameters under a static graph)");
-  if (o->ddp_rules == DS_DDP_RULES_TORCH_1_4) {
-    /* DDP options PyTorch 1.4 did not have */
-    const char *newer = o->static_graph          ? "--static-graph"
-                        : o->grad_as_bucket_view ? "--grad-as-bucket-view"
-                        : o->amp != DS_AMP_NONE  ? "--amp"
-                        : NULL;
-    for (int32_t k = 0; !newer && k < o->sweep[DS_VAR_COMM_HOOK].n; k++)
-      if (o->comm_hooks[k].kind != DS_HOOK_NONE) newer = "--comm-hook";
-    if (newer)
-      return ds_err_set(err, DS_EUSAGE,
-                        "option --pytorch-version 1.4: PyTorch 1.4 has no %s "
-                        "(static_graph, gradient_as_bucket_view, comm hooks and torch.cuda.amp "
-                        "came later)",
-                        newer);
-  }
-  if (o->ddp_rules == DS_DDP_RULES_TORCH_1_9 && o->static_graph)
-    return ds_err_set(err, DS_EUSAGE,
-                      "option --pytorch-version 1.9: PyTorch 1.9 has no static_graph argument "
-                      "(its experimental _set_static_graph() is not modelled)");
-  DS_CHECK(check_grad_accum(o, err));
-  DS_CHECK(check_loop(o, err));
-  /* --jitter's draws are the only random input (sim/train/jitter.c, the
-   * one use of the seed): without them every seed runs one timeline, and
-   * its p50/p95/p99 would pass a repeat off as a distribution. */
-  int noisy = 0;
-  for (int32_t k = 0; k < o->sweep[DS_VAR_JITTER].n; k++)
-    noisy |= o->sweep[DS_VAR_JITTER].v[k] > 0;
-  if (o->samples > 1 && !noisy)
-    return ds_err_set(err, DS_EUSAGE, "option --samples %d: seeds differ only in --jitter's "
-                      "draws, the one random input, so without --jitter (or at CV 0) every "
-                      "sample is the same timeline; give --jitter CV, or --samples 1",
-                      o->samples);
-  if (o->no_bn_weight_decay && !o->weight_decay)
-    return ds_err_set(err, DS_EUSAGE, "option --no-bn-weight-decay: needs --weight-decay "
-                      "(without it no parameter decays)");
-  /* GradScaler's step() unscales and checks every gradient, then skips the
-   * whole step if any is infinite, all with the optimizer beside the
-   * gradients (torch/amp/grad_scaler.py). Under ps the optimizer runs on
-   * the servers, each over its shard: unscaling there is a kernel, but the
-   * all-shards skip decision and the new scale back to the workers are a
-   * protocol between servers and workers that PyTorch does not have and
-   * ps.c does not model, so the combination is refused rather than priced
-   * without them (bf16 autocast runs no GradScaler). */
-  for (int32_t k = 0; o->amp == DS_AMP_FP16 && k < o->n_strategies; k++)
-    if (o->strategies[k] == DS_STRATEGY_PS)
-      return ds_err_set(err, DS_EUSAGE,
-                        "option --amp fp16: not built for --strategy ps (GradScaler's step "
-                        "needs the optimizer beside the gradients; ps's servers would have "
-                        "to agree on skipping a step with an infinite gradient and send the "
-                        "new scale back, which is not modelled); use --amp bf16, which "
-                        "needs no GradScaler");
-  if (ds_options_given(o, "--optimizer") && o->optimizer == DS_OPT_NONE && o->weight_decay)
-    return ds_err_set(err, DS_EUSAGE, "option --weight-decay: the optimizer's weight_decay, "
-                      "but --optimizer none runs no optimizer");
-  /* accumulation counts micro-steps per optimizer step: with no step there
-   * is nothing to count (a loop of forward and backward alone is K = 1) */
-  int no_step = ds_options_given(o, "--optimizer") && o->optimizer == DS_OPT_NONE;
-  if (no_step && (ds_options_given(o, "--grad-accum") || o->optimizer_batch > 0))
-    return ds_err_set(err, DS_EUSAGE, "option %s: micro-steps per optimizer step, but "
-                      "--optimizer none runs no optimizer step",
-                      o->optimizer_batch > 0 ? "--optimizer-batch" : "--grad-accum");
-  /* A parameter server is the optimizer: its servers apply the pushed
-   * gradients to the parameters the workers pull (ps.h), so a loop
-   * without optimizer.step() has no meaning there. */
-  for (int32_t k = 0; no_step && k < o->n_strategies; k++)
-    if (o->strategies[k] == DS_STRATEGY_PS)
-      return ds_err_set(err, DS_EUSAGE,
-                        "option --optimizer none: not built for --strategy ps (its servers "
-                        "apply the pushed gradients, the optimizer's step, and the workers "
-                        "pull the result; without a step there is nothing to pull); use "
-                        "--optimizer sgd or adam, or --strategy single, dp or ddp");
-  for (int32_t k = 0; o->no_bn_weight_decay && k < o->n_strategies; k++)
-    if (o->strategies[k] == DS_STRATEGY_PS)
-      return ds_err_set(err, DS_EUSAGE, "option --no-bn-weight-decay: not built for "
-                        "--strategy ps (its servers decay every tensor)");
-  /* nvls exists only under NCCL's model; direct, reduce-broadcast and
-   * hierarchical are not NCCL's, so they have no protocol. */
-  int nccl_only = !o->algo_auto && o->ar_algo == DS_AR_NVLS;
-  if (!proto_set)
-    o->proto.choice = o->algo_auto || nccl_only ? DS_PROTO_CHOICE_AUTO : DS_PROTO_CHOICE_NONE;
-  if (!o->algo_auto && o->proto.choice != DS_PROTO_CHOICE_NONE &&
-      (o->ar_algo == DS_AR_DIRECT || o->ar_algo == DS_AR_REDUCE_BCAST ||
-       o->ar_algo == DS_AR_HIER))
-    return ds_err_set(err, DS_EUSAGE,
-                      "option --proto: NCCL has no %s algorithm, so no protocol (use "
-                      "--proto none)", ds_ar_algo_name(o->ar_algo));
-  if (nccl_only && !ds_proto_flag_admits(&o->proto, DS_PROTO_SIMPLE))
-    return ds_err_set(err, DS_EUSAGE,
-                      "option --proto: nvls runs only under NCCL's model, with Simple "
-                      "(use --proto Simple or auto, or a set with Simple)");
-  if (o->algo_auto && o->proto.choice == DS_PROTO_CHOICE_NONE)
-    return ds_err_set(err, DS_EUSAGE,
-                      "option --proto: none is the plain ring, not an NCCL choice: use "
-                      "--algo ring --proto none, or a protocol with --algo auto");
-  if (ds_options_given(o, "--nccl-extra") && o->proto.choice == DS_PROTO_CHOICE_NONE)
-    return ds_err_set(err, DS_EUSAGE,
-                      "option --nccl-extra: it adds the mechanisms NCCL's model leaves out to "
-                      "that model, but --algo %s --proto none runs the plain algorithm, "
-                      "without it: drop --nccl-extra%s", ds_ar_algo_name(o->ar_algo),
-                      o->ar_algo == DS_AR_RING || o->ar_algo == DS_AR_TREE
-                          ? ", or give a protocol (--proto auto)" : "");
-  if (!o->topo)
-    return ds_err_set(err, DS_EUSAGE, "missing --topo (e.g. --topo 4gpu.yaml; see ddpsim --help)");
-  int64_t n_configs = ds_options_n_configs(o);
-  if (n_configs > DS_MAX_CONFIGS)
-    return ds_err_set(err, DS_EUSAGE, "the sweep has %lld configurations; at most %d: "
-                      "give fewer values", (long long)n_configs, DS_MAX_CONFIGS);
-  if ((o->trace || o->schedule) && o->n_strategies > 1)
-    return ds_err_set(err, DS_EUSAGE,
-                      "--trace and --schedule describe one configuration: give one --strategy");
-  for (int v = DS_VAR_COUNT - 1; v >= 0; v--)
-    if ((o->trace || o->schedule) && o->sweep[v].n > 1)
-      return ds_err_set(err, DS_EUSAGE,
-                        "--trace and --schedule describe one configuration: give one %s value",
-                        var_flags[v]);
-  DS_CHECK(check_unused(o, defaults, err));
-  /* --chrome is one run's timeline, as --trace is. */
-  if (o->chrome && o->n_strategies > 1)
-    return ds_err_set(err, DS_EUSAGE, "option --chrome writes one configuration's "
-                      "timeline: give one --strategy");
-  for (int v = DS_VAR_COUNT - 1; v >= 0; v--)
-    if (o->chrome && o->sweep[v].n > 1)
-      return ds_err_set(err, DS_EUSAGE, "option --chrome writes one configuration's "
-                        "timeline: give one %s value, not a sweep", var_flags[v]);
-  int varying = 0;
-  for (int v = 0; v < DS_VAR_COUNT; v++) varying += o->sweep[v].n > 1;
-  /* --plot with nothing swept draws the run's timeline (analysis/). */
-  o->plot_timeline = o->plot && !o->measured && varying == 0 && o->n_strategies == 1;
-  const char *one = o->plot && !o->measured ? "--plot" : "--measured";
-  if ((o->plot || o->measured) && o->n_strategies > 1)
-    return ds_err_set(err, DS_EUSAGE, "option %s draws a sweep of one strategy%s: give "
-                      "one --strategy", one, o->plot && !o->measured && varying == 0
-                      ? " or one run's timeline" : "");
-  if ((o->plot || o->measured) && !o->plot_timeline && varying != 1)
-    return ds_err_set(err, DS_EUSAGE, "option %s draws a sweep of one option: give "
-                      "a list or range to exactly one option (%d given; docs/sweeps.md)%s",
-                      one, varying, o->plot && !o->measured
-                      ? ", or none for the run's timeline" : "");
-  for (int32_t k = 0; k < o->sweep[DS_VAR_RING_CHUNKS].n; k++)
-    if (o->sweep[DS_VAR_RING_CHUNKS].v[k] > 1 && o->coll_model == DS_COLL_CHOICE_AGGREGATE)
-      return ds_err_set(err, DS_EUSAGE,
-                        "--ring-chunks > 1 needs --coll-model flow (the aggregate ring moves one chunk per step)");
-  return DS_OK;
+  return ds__options_finish(o, proto_set, defaults, err);
 }

@@ -75,7 +75,7 @@ const char *ds_strategy_name(enum ds_strategy s);
  * their first value (and are not printed as varying for its rows), so
  * --strategy dp,ddp --bucket-mb 1,25 gives one dp row and two ddp rows.
  * Every strategy uses the batch and --jitter; single nothing else (its
- * world is one GPU, its straggler factor the first); dp also world size,
+ * world is one GPU, rank 0's straggler factor: ds_options_uses_var); dp also world size,
  * --dp-output-device, the straggler factor and --ring-chunks (its
  * broadcast and reduce chains); ps world size, --ps-servers and the
  * straggler factor; ddp everything but --ps-servers and
@@ -195,6 +195,11 @@ struct ds_options {
 /* Whether flag ("--world-size") was given on the command line (--straggler,
  * which repeats, and --help are not recorded). */
 int ds_options_given(const struct ds_options *o, const char *flag);
+
+/* ds_strategy_uses_var for the run o: single also uses the straggler
+ * factor when the swept straggler (--straggler 0:1,2) is rank 0, the rank
+ * it runs. What the sweep's cross product and the unused-option check use. */
+int ds_options_uses_var(const struct ds_options *o, enum ds_strategy s, enum ds_sweep_var v);
 
 /* The micro-steps per optimizer step of a configuration of `world` ranks
  * at `batch` per GPU: --grad-accum's K, or --optimizer-batch N / (world x

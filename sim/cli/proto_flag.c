@@ -106,3 +106,34 @@ ds_status ds_proto_flag_require_model(const char *flag, const struct ds_proto_fl
   ds_proto_flag_name(pf, ',', name, sizeof name);
   return ds_err_set(err, DS_EUSAGE, "option %s %s: %s", flag, name, why);
 }
+
+ds_status ds_ring_chunks_refuse(enum ds_ring_chunks_use use, const char *what,
+                                const struct ds_proto_flag *proto, struct ds_err *err) {
+  if (use == DS_RING_CHUNKS_NCCL) {
+    char name[24];
+    ds_proto_flag_name(proto, ',', name, sizeof name);
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --ring-chunks: NCCL's model runs %s (protocol %s), and NCCL "
+                      "pipelines by its own chunks and slices, which the model derives; "
+                      "--ring-chunks pipelines the plain algorithms only (give --algo ring "
+                      "--proto none, or drop --ring-chunks)", what, name);
+  }
+  return ds_err_set(err, DS_EUSAGE,
+                    "option --ring-chunks: %s has no ring step to cut into pieces "
+                    "(--ring-chunks pipelines the plain ring, its all-gather and "
+                    "reduce-scatter, hierarchical's rings, the broadcast and reduce chains "
+                    "and the plain tree; give one of those, or drop --ring-chunks)", what);
+}
+
+ds_status ds_nccl_extra_refuse(const char *what, int has_protocols, struct ds_err *err) {
+  if (has_protocols)
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --nccl-extra: it adds the mechanisms NCCL's model leaves out "
+                      "to that model, but --proto none runs %s as the plain algorithm, "
+                      "without it: drop --nccl-extra, or give a protocol (--proto auto)",
+                      what);
+  return ds_err_set(err, DS_EUSAGE,
+                    "option --nccl-extra: it adds the mechanisms NCCL's model leaves out to "
+                    "that model, which does not run %s (NCCL has no protocol for it): drop "
+                    "--nccl-extra", what);
+}

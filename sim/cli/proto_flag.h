@@ -58,6 +58,21 @@ void ds_proto_flag_name(const struct ds_proto_flag *flag, char sep, char *buf, s
 ds_status ds_proto_flag_require_model(const char *flag, const struct ds_proto_flag *pf,
                                       const char *why, struct ds_err *err);
 
+/* The usage error (DS_EUSAGE) of --ring-chunks > 1 on collectives it does
+ * not cut (use from sim/coll's ds_coll_ring_chunks_use, not
+ * DS_RING_CHUNKS_CUT), in both commands' one wording. what names them:
+ * "this allreduce" (NCCL) or "allreduce direct" (no ring step) in
+ * `ddpsim collective`, "ddp's collectives" in ddpsim; proto the NCCL
+ * protocol choice that runs them (DS_RING_CHUNKS_NCCL only). */
+ds_status ds_ring_chunks_refuse(enum ds_ring_chunks_use use, const char *what,
+                                const struct ds_proto_flag *proto, struct ds_err *err);
+
+/* The usage error (DS_EUSAGE) of --nccl-extra given where the plain
+ * algorithm runs (--proto none): the extras add to NCCL's model. what:
+ * the collective and its algorithm ("allreduce ring"); has_protocols:
+ * whether NCCL runs it under a protocol (then --proto auto is the way). */
+ds_status ds_nccl_extra_refuse(const char *what, int has_protocols, struct ds_err *err);
+
 /* The allowed protocols of a DS_PROTO_CHOICE_AUTO set, in NCCL's order,
  * separated by sep ("LL,Simple" with ','; "auto" when none is disabled). */
 void ds_proto_flag_set_name(unsigned disabled, char sep, char *buf, size_t cap);

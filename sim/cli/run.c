@@ -731,6 +731,24 @@ static ds_status check_world(const struct loaded *ld, int32_t world, struct ds_e
   return DS_OK;
 }
 
+/* --ring-chunks > 1 under ddp: refused where it cuts none of ddp's
+ * collectives (sim/coll ds_coll_ring_chunks_use): NCCL's model runs them
+ * (it pipelines by its own chunks and slices), or the all-reduce has no
+ * ring step (direct, reduce-broadcast) and no buffer broadcast (a chain,
+ * which the chunks cut) runs. */
+static ds_status check_ddp_ring_chunks(const struct config_run *c, const struct ds_options *o,
+                                       struct ds_err *err) {
+  enum ds_ar_algo algo = o->algo_auto ? DS_AR_RING : o->ar_algo;
+  enum ds_ring_chunks_use use = ds_coll_ring_chunks_use(DS_COLL_ALLREDUCE, algo, c->use_nccl);
+  int broadcasts = !o->no_broadcast_buffers && c->model->n_buffers > 0;
+  if (use == DS_RING_CHUNKS_CUT || (use == DS_RING_CHUNKS_NO_STEP && broadcasts)) return DS_OK;
+  char what[96];
+  snprintf(what, sizeof what, use == DS_RING_CHUNKS_NCCL ? "ddp's collectives"
+                              : "ddp's run (all-reduce %s, no buffer broadcast)",
+           ds_ar_algo_name(algo));
+  return ds_ring_chunks_refuse(use, what, &o->proto, err);
+}
+
 /* One configuration's setup (o holds its values); quiet: notes already
  * said by configuration 0. */
 static ds_status configure(struct config_run *c, const struct loaded *ld,
@@ -778,13 +796,8 @@ static ds_status configure(struct config_run *c, const struct loaded *ld,
   else snprintf(c->coll_algo, sizeof c->coll_algo, "ring");
   /* NCCL pipelines by its own chunks and slices, which its model derives
    * (ds_nccl_algo_proto, ds_nccl_chain): --ring-chunks would pipeline twice */
-  if (c->use_nccl && o->ring_chunks > 1)
-    return ds_err_set(err, DS_EUSAGE,
-                      "option --ring-chunks: NCCL's model runs ddp's collectives here "
-                      "(coll_algo %s), and NCCL pipelines by its own chunks and slices, "
-                      "which the model derives; --ring-chunks pipelines the plain "
-                      "algorithms only (give --algo ring and no --proto, or drop "
-                      "--ring-chunks for ddp)", c->coll_algo);
+  if (o->strategy_id == DS_STRATEGY_DDP && c->world > 1 && o->ring_chunks > 1)
+    DS_CHECK(check_ddp_ring_chunks(c, o, err));
   /* One rank has no peer: NCCL's one-rank all-reduce of DDP's bucket, in
    * place, launches nothing (src/enqueue.cc, src/device/onerank.cu
    * ncclLaunchOneRank: a cudaMemcpyAsync only out of place), and single's
@@ -1126,10 +1139,22 @@ out:
   return st;
 }
 
-/* The single-GPU row at each row's batch (from the run's own single rows
- * when it has them, else simulated here once per batch, without trace or
- * schedule files), and every row's speedup_vs_single: its samples/s over
- * single's at the same per-GPU batch. */
+/* Rank 0's --straggler factor in configuration i of o: the one single runs. */
+static double rank0_factor(const struct ds_options *o, int64_t i) {
+  struct ds_options c;
+  ds_options_config(o, i, &c);
+  for (int32_t k = 0; k < c.n_stragglers; k++)
+    if (c.stragglers[k].rank == 0) return c.stragglers[k].factor;
+  return 1;
+}
+
+/* Every row's speedup_vs_single: its samples/s over a healthy single GPU's
+ * (no straggler) at the same per-GPU batch. That baseline is the run's own
+ * single row at the batch when rank 0 has no straggler there, else
+ * simulated here once per batch (no stragglers, no trace or schedule
+ * files), so a row's speedup does not depend on whether single is listed
+ * nor on a straggler's factors; a single row with a straggler on rank 0
+ * reports its own slowdown (0.5 at factor 2). */
 static ds_status fill_speedups(const struct ds_options *o, const struct loaded *ld,
                                struct ds_row *rows, int64_t n, struct ds_err *err) {
   for (int64_t i = 0; i < n; i++) {
@@ -1140,7 +1165,7 @@ static ds_status fill_speedups(const struct ds_options *o, const struct loaded *
         base = rows[j].sum.single_samples_per_s;
     for (int64_t j = 0; j < n && base == 0; j++)
       if (strcmp(rows[j].sum.strategy, "single") == 0 &&
-          rows[j].sum.batch_per_gpu == s->batch_per_gpu)
+          rows[j].sum.batch_per_gpu == s->batch_per_gpu && rank0_factor(o, j) == 1)
         base = rows[j].sum.samples_per_s;
     if (base == 0) {
       struct ds_options so = *o;
@@ -1148,6 +1173,8 @@ static ds_status fill_speedups(const struct ds_options *o, const struct loaded *
       so.n_strategies = 1;
       so.trace = so.schedule = so.plot = NULL;
       so.n_stragglers = 0; /* the baseline is a healthy GPU */
+      so.straggler_swept = 0;
+      so.sweep[DS_VAR_STRAGGLER].n = 1;
       so.sweep[DS_VAR_BATCH].v[0] = (double)s->batch_per_gpu;
       so.sweep[DS_VAR_BATCH].n = 1;
       struct sweep_ctx ctx = {&so, ld, NULL, 0};

@@ -435,6 +435,20 @@ int ds_coll_kind_has_protocols(enum ds_coll_kind kind);
  * root (broadcast, reduce: coll_chain.c), NCCL's one algorithm for them. */
 int ds_coll_kind_is_chain(enum ds_coll_kind kind);
 
+/* What --ring-chunks N > 1 does to a collective of kind (an all-reduce
+ * runs algo; nccl: under one of NCCL's protocols). It cuts each step of
+ * the plain ring, its all-gather and reduce-scatter, hierarchical's rings,
+ * the broadcast and reduce chains and the plain tree into N pieces (or
+ * more); gather, scatter, sendrecv, alltoall and the direct and
+ * reduce-broadcast all-reduces have no ring step to cut; under NCCL's model
+ * NCCL pipelines by its own chunks and slices, which the model derives
+ * (ds_nccl_algo_proto, ds_nccl_chain), so more pieces would pipeline
+ * twice. The one rule of ddpsim and ddpsim collective (sim/cli/proto_flag.h
+ * ds_ring_chunks_refuse says it). */
+enum ds_ring_chunks_use { DS_RING_CHUNKS_CUT, DS_RING_CHUNKS_NO_STEP, DS_RING_CHUNKS_NCCL };
+enum ds_ring_chunks_use ds_coll_ring_chunks_use(enum ds_coll_kind kind, enum ds_ar_algo algo,
+                                                int nccl);
+
 /* The table entry of a kind, or of a name; NULL when there is none. */
 const struct ds_coll_desc *ds_coll_desc_of(enum ds_coll_kind kind);
 const struct ds_coll_desc *ds_coll_desc_find(const char *name);

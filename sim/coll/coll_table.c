@@ -225,6 +225,15 @@ ds_status ds_coll_new(const struct ds_coll_spec *spec, struct ds_coll **out,
   return d->create(spec, out, err);
 }
 
+enum ds_ring_chunks_use ds_coll_ring_chunks_use(enum ds_coll_kind kind, enum ds_ar_algo algo,
+                                                int nccl) {
+  if (kind == DS_COLL_GATHER || kind == DS_COLL_SCATTER || kind == DS_COLL_SENDRECV ||
+      kind == DS_COLL_ALLTOALL || kind == DS_COLL_SEND ||
+      (kind == DS_COLL_ALLREDUCE && (algo == DS_AR_DIRECT || algo == DS_AR_REDUCE_BCAST)))
+    return DS_RING_CHUNKS_NO_STEP;
+  return nccl ? DS_RING_CHUNKS_NCCL : DS_RING_CHUNKS_CUT;
+}
+
 int ds_coll_kind_is_chain(enum ds_coll_kind kind) {
   return kind == DS_COLL_BROADCAST || kind == DS_COLL_REDUCE;
 }

@@ -787,8 +787,8 @@ static int only_in(const char *key, const struct ds_config_lookalike *like, size
 
 /* The lookalike root looks like (ds_config_open_as): of the root keys
  * `allowed` lacks, the one with most keys only it has, else most keys of
- * its own, the earlier on a tie; said at the first key that told it, with
- * at most four keys listed. DS_OK when no lookalike has such a key. */
+ * its own (two at least), the earlier on a tie; said at the first key that
+ * told it, with at most four keys listed. DS_OK when none does. */
 static ds_status check_lookalikes(const struct ds_cnode *root, const char *const allowed[],
                                   const char *self, const struct ds_config_lookalike *like,
                                   size_t n_like, struct ds_err *err) {
@@ -808,7 +808,8 @@ static ds_status check_lookalikes(const struct ds_cnode *root, const char *const
       any++;
       only += (size_t)only_in(name, like, n_like, l);
     }
-    if (any > 0 && (only > best_only || (only == best_only && any > best_any))) {
+    /* one key another kind shares ('gpu', 'name') is no sign of that kind */
+    if ((only > 0 || any >= 2) && (only > best_only || (only == best_only && any > best_any))) {
       best = l;
       best_only = only;
       best_any = any;

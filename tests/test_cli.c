@@ -928,8 +928,9 @@ Test(cli, ring_chunks_and_nccl_extra_only_where_they_mean_something) {
  * `efficiency`, which only calibration files have), not "a topology (it has
  * 'gpu')" as the old hand-copied key lists said; one with nothing but `gpu`
  * and `compute` (both a topology's keys too) is a calibration file, the
- * earlier kind on the tie. And --calib tells the other kinds as --topo and
- * --model do, where it said "unknown key 'name'". */
+ * earlier kind on the tie; but one shared key alone (a model with a stray
+ * `gpu`) is an unknown key, not a topology. And --calib tells the other
+ * kinds as --topo and --model do, where it said "unknown key 'name'". */
 Test(cli, a_calibration_file_elsewhere_and_other_files_given_to_calib_are_named) {
   char full[] = "/tmp/ddpsim-calibkind-XXXXXX", bare[] = "/tmp/ddpsim-calibkind-XXXXXX";
   ds_test_write_temp(full, "schema_version: 1\ngpu: \"NVIDIA H200\"\ncompute:\n"
@@ -949,6 +950,18 @@ Test(cli, a_calibration_file_elsewhere_and_other_files_given_to_calib_are_named)
   snprintf(args, sizeof args, "--topo %s", full);
   ds_test_ddpsim_refuses(args, "this looks like a calibration file (ddpreal calibrate) (it "
                          "has 'efficiency'), not a topology: give it to --calib");
+  /* one key a topology shares is no sign of one: a stray 'gpu' in a model */
+  char *model = ds_test_slurp("tests/data/tiny-model.yaml");
+  char *stray = malloc(strlen(model) + 32);
+  cr_assert_not_null(stray);
+  sprintf(stray, "%sgpu: A100-SXM4-80GB\n", model);
+  char odd[] = "/tmp/ddpsim-calibkind-XXXXXX";
+  ds_test_write_temp(odd, stray);
+  snprintf(args, sizeof args, "--topo 4gpu --model %s", odd);
+  ds_test_ddpsim_refuses(args, "unknown key 'gpu'");
+  unlink(odd);
+  free(stray);
+  free(model);
   unlink(full);
   unlink(bare);
   struct { const char *args, *msg; } cases[] = {

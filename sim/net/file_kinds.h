@@ -31,8 +31,8 @@ const char *const *ds_file_kind_root_keys(enum ds_file_kind kind);
 
 /* ds_config_open_as for a file of `kind`, every other kind its lookalike:
  * a root with keys of another kind is said to look like that kind (the one
- * with most keys that only it has, else most keys it shares, ties to the
- * earlier kind in the enum), with where that file goes and what this
+ * with most keys that only it has, else most keys it shares, two at least,
+ * ties to the earlier kind in the enum), with where that file goes and what this
  * place takes. */
 ds_status ds_file_kind_open(const char *path, enum ds_file_kind kind, struct ds_config **out,
                             struct ds_cnode *root, struct ds_err *err);

@@ -776,8 +776,19 @@ ds_status ds_cnode_bool(const struct ds_cnode *node, int *out,
   return DS_OK;
 }
 
-/* The lookalike whose keys root has (ds_config_open_as), said at the
- * first such key in the file; DS_OK when none. */
+/* Whether key is one of like[l]'s and of no other lookalike's. */
+static int only_in(const char *key, const struct ds_config_lookalike *like, size_t n_like,
+                   size_t l) {
+  if (!in_list(key, like[l].keys)) return 0;
+  for (size_t m = 0; m < n_like; m++)
+    if (m != l && in_list(key, like[m].keys)) return 0;
+  return 1;
+}
+
+/* The lookalike root looks like (ds_config_open_as): of the root keys
+ * `allowed` lacks, the one with most keys only it has, else most keys of
+ * its own (two at least), the earlier on a tie; said at the first key that
+ * told it, with at most four keys listed. DS_OK when none does. */
 static ds_status check_lookalikes(const struct ds_cnode *root, const char *const allowed[],
                                   const char *self, const struct ds_config_lookalike *like,
                                   size_t n_like, struct ds_err *err) {
@@ -786,24 +797,44 @@ static ds_status check_lookalikes(const struct ds_cnode *root, const char *const
   const struct ds_config *cfg = root->cfg;
   const yaml_node_pair_t *pairs = node->data.mapping.pairs.start;
   size_t n = (size_t)(node->data.mapping.pairs.top - pairs);
+  size_t best = n_like, best_only = 0, best_any = 0;
   for (size_t l = 0; l < n_like; l++) {
-    const yaml_node_t *first = NULL;
-    char has[256] = "";
-    size_t used = 0;
+    size_t only = 0, any = 0;
     for (size_t i = 0; i < n; i++) {
       const yaml_node_t *k = node_at(cfg, pairs[i].key);
       if (k == NULL || k->type != YAML_SCALAR_NODE) continue;
       const char *name = scalar_text(k);
-      if (!in_list(name, like[l].keys) || in_list(name, allowed)) continue;
-      if (!first) first = k;
-      int w = snprintf(has + used, sizeof has - used, "%s'%s'", used ? ", " : "", name);
-      if (w > 0 && (size_t)w < sizeof has - used) used += (size_t)w;
+      if (in_list(name, allowed) || !in_list(name, like[l].keys)) continue;
+      any++;
+      only += (size_t)only_in(name, like, n_like, l);
     }
-    if (first)
-      return fail(err, cfg, first, NULL, "this looks like %s (it has %s), not %s: %s",
-                  like[l].what, has, self, like[l].advice);
+    /* one key another kind shares ('gpu', 'name') is no sign of that kind */
+    if ((only > 0 || any >= 2) && (only > best_only || (only == best_only && any > best_any))) {
+      best = l;
+      best_only = only;
+      best_any = any;
+    }
   }
-  return DS_OK;
+  if (best == n_like) return DS_OK;
+  const yaml_node_t *first = NULL;
+  char has[256] = "";
+  size_t used = 0, listed = 0;
+  for (size_t i = 0; i < n; i++) {
+    const yaml_node_t *k = node_at(cfg, pairs[i].key);
+    if (k == NULL || k->type != YAML_SCALAR_NODE) continue;
+    const char *name = scalar_text(k);
+    if (in_list(name, allowed) || !in_list(name, like[best].keys)) continue;
+    if (best_only > 0 && !only_in(name, like, n_like, best)) continue;
+    if (!first) first = k;
+    if (listed++ == 4) {
+      snprintf(has + used, sizeof has - used, ", ...");
+      break;
+    }
+    int w = snprintf(has + used, sizeof has - used, "%s'%s'", used ? ", " : "", name);
+    if (w > 0 && (size_t)w < sizeof has - used) used += (size_t)w;
+  }
+  return fail(err, cfg, first, NULL, "this looks like %s (it has %s), not %s: %s",
+              like[best].what, has, self, like[best].advice);
 }
 
 ds_status ds_config_open(const char *path, const char *const allowed[],

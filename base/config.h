@@ -64,8 +64,10 @@ ds_status ds_config_open(const char *path, const char *const allowed[],
                          struct ds_err *err);
 
 /* Another kind of ddpsim file that the one being opened may be mistaken
- * for: any of `keys` at the root (none of them allowed in this kind) tells
- * it, as a model's `layers` tells a model given where a topology goes. */
+ * for: `keys` is all the root keys that kind allows; those at the root that
+ * this kind does not allow tell it, as a model's `layers` tells a model
+ * given where a topology goes (one key another kind has too, a stray `gpu`
+ * in a model, does not). */
 struct ds_config_lookalike {
   const char *const *keys; /* NULL-terminated */
   const char *what;        /* "a model file" */
@@ -73,9 +75,11 @@ struct ds_config_lookalike {
 };
 
 /* ds_config_open for a file of kind `self` ("a topology"), which first
- * refuses a root that has a key of one of the n lookalikes, before its
- * unknown keys are listed: DS_EINPUT at the first such key, "this looks
- * like WHAT (it has 'KEY', ...), not SELF: ADVICE". */
+ * refuses a root that has a key `allowed` lacks and one of the n lookalikes
+ * has, before its unknown keys are listed. The lookalike named is the one
+ * with most such keys that no other lookalike has, else with most such
+ * keys (two or more), the earlier on a tie: DS_EINPUT at the first key that told it,
+ * "this looks like WHAT (it has 'KEY', ... at most four), not SELF: ADVICE". */
 ds_status ds_config_open_as(const char *path, const char *const allowed[], const char *self,
                             const struct ds_config_lookalike *like, size_t n_like,
                             struct ds_config **out, struct ds_cnode *root,

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "traces/calib_file.h"
@@ -506,4 +507,59 @@ Test(calib, a_file_from_another_gpu_is_not_called_measured) {
   cr_assert(strstr(json.out, "{\"rate\": \"memory\", \"source\": \"calib_other_gpu\", "
                              "\"proxy\": \"measured on H200-SXM-141GB\"}"), "%s", json.out);
   ds_test_release(&json);
+}
+
+/* The other-GPU warning writes its paths and GPU names whole and
+ * printable: a review found `path[256]` and `topo[256]` cut a long --calib
+ * path (and the topology's) silently, and the topology's GPU name printed
+ * raw (a BEL or ESC in a gpus.yaml name reached the terminal). Here both
+ * paths are over 300 bytes and both names hold a control character. */
+static void write_file(const char *path, const char *text) {
+  FILE *fp = fopen(path, "w");
+  cr_assert(fp, "%s", path);
+  cr_assert_geq(fputs(text, fp), 0);
+  cr_assert_eq(fclose(fp), 0);
+}
+
+Test(calib, the_other_gpu_warning_writes_long_paths_and_odd_names_whole) {
+  char dir[512] = "/tmp/ddpsim-calibwarn-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  size_t n = strlen(dir);
+  char *sub1 = dir + n;
+  snprintf(dir + n, sizeof dir - n, "/%0200d", 0); /* one 200-byte component of zeros */
+  cr_assert_eq(mkdir(dir, 0700), 0, "%s", dir);
+  n = strlen(dir);
+  snprintf(dir + n, sizeof dir - n, "/%0100d", 1);
+  cr_assert_eq(mkdir(dir, 0700), 0, "%s", dir);
+  char topo[600], gpus[600], calib[600], args[2048];
+  snprintf(topo, sizeof topo, "%s/t.yaml", dir);
+  snprintf(gpus, sizeof gpus, "%s/gpus.yaml", dir);
+  snprintf(calib, sizeof calib, "%s/c.yaml", dir);
+  cr_assert_gt(strlen(calib), 300);
+  write_file(gpus, "schema_version: 1\ngpus:\n  - name: \"Test\\aGPU\"\n    arch: Test\n"
+                   "    sms: 10\n    fp32: 10TFLOPS\n    fp16: 20TFLOPS\n    mem: 16GiB\n"
+                   "    mem_bw: 1000GBps\n");
+  write_file(topo, "schema_version: 1\nname: tiny\ngpu: \"Test\\aGPU\"\nnodes: 1\n"
+                   "gpus_per_node: 2\nintra_node:\n  template: nvswitch\n  link_bw: 10GBps\n"
+                   "  link_lat: 1us\n");
+  write_file(calib, "schema_version: 1\ngpu: \"NVIDIA\\eH200\"\ncompute:\n"
+                    "  flops_efficiency: 0.5\n");
+  snprintf(args, sizeof args, "--topo %s --model tests/data/tiny-model.yaml --calib %s", topo,
+           calib);
+  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  char want[2048];
+  snprintf(want, sizeof want, "ddpsim: warning: %s: key 'gpu': measured on NVIDIA?H200, not "
+           "%s's Test?GPU: its efficiencies", calib, topo);
+  cr_assert(strstr(r.err, want), "%s", r.err);
+  cr_assert_null(strpbrk(r.err, "\a\x1b"), "%s", r.err);
+  ds_test_release(&r);
+  unlink(topo);
+  unlink(gpus);
+  unlink(calib);
+  rmdir(dir);
+  *strrchr(dir, '/') = 0;
+  rmdir(dir);
+  *sub1 = 0;
+  rmdir(dir);
 }

@@ -964,6 +964,62 @@ Test(cli, ring_chunks_and_nccl_extra_only_where_they_mean_something) {
   }
 }
 
+/* A calibration file names its GPU since `ddpreal calibrate` writes `gpu`,
+ * a key topologies have too: given to --model it is a calibration file (by
+ * `efficiency`, which only calibration files have), not "a topology (it has
+ * 'gpu')" as the old hand-copied key lists said; one with nothing but `gpu`
+ * and `compute` (both a topology's keys too) is a calibration file, the
+ * earlier kind on the tie; but one shared key alone (a model with a stray
+ * `gpu`) is an unknown key, not a topology. And --calib tells the other
+ * kinds as --topo and --model do, where it said "unknown key 'name'". */
+Test(cli, a_calibration_file_elsewhere_and_other_files_given_to_calib_are_named) {
+  char full[] = "/tmp/ddpsim-calibkind-XXXXXX", bare[] = "/tmp/ddpsim-calibkind-XXXXXX";
+  ds_test_write_temp(full, "schema_version: 1\ngpu: \"NVIDIA H200\"\ncompute:\n"
+                           "  flops_efficiency: 0.5\nefficiency:\n  conv_bf16: 0.4\n");
+  ds_test_write_temp(bare, "schema_version: 1\ngpu: \"NVIDIA H200\"\ncompute:\n"
+                           "  flops_efficiency: 0.5\n");
+  char args[256], msg[256];
+  snprintf(args, sizeof args, "--topo 4gpu --model %s", full);
+  snprintf(msg, sizeof msg, "%s:5:1: this looks like a calibration file (ddpreal calibrate) "
+           "(it has 'efficiency'), not a model: give it to --calib; --model takes a model",
+           full);
+  ds_test_ddpsim_refuses(args, msg);
+  snprintf(args, sizeof args, "--topo 4gpu --model %s", bare);
+  snprintf(msg, sizeof msg, "%s:2:1: this looks like a calibration file (ddpreal calibrate) "
+           "(it has 'gpu', 'compute'), not a model: give it to --calib", bare);
+  ds_test_ddpsim_refuses(args, msg);
+  snprintf(args, sizeof args, "--topo %s", full);
+  ds_test_ddpsim_refuses(args, "this looks like a calibration file (ddpreal calibrate) (it "
+                         "has 'efficiency'), not a topology: give it to --calib");
+  /* one key a topology shares is no sign of one: a stray 'gpu' in a model */
+  char *model = ds_test_slurp("tests/data/tiny-model.yaml");
+  char *stray = malloc(strlen(model) + 32);
+  cr_assert_not_null(stray);
+  sprintf(stray, "%sgpu: A100-SXM4-80GB\n", model);
+  char odd[] = "/tmp/ddpsim-calibkind-XXXXXX";
+  ds_test_write_temp(odd, stray);
+  snprintf(args, sizeof args, "--topo 4gpu --model %s", odd);
+  ds_test_ddpsim_refuses(args, "unknown key 'gpu'");
+  unlink(odd);
+  free(stray);
+  free(model);
+  unlink(full);
+  unlink(bare);
+  struct { const char *args, *msg; } cases[] = {
+      {"--topo 4gpu --model resnet50 --calib models/resnet50.yaml",
+       "option --calib: models/resnet50.yaml:21:1: this looks like a model file (it has "
+       "'sample', 'default_batch', 'optimizer', 'input_bytes', ...), not a calibration "
+       "file: give it to --model; --calib takes a calibration file"},
+      {"--topo 4gpu --model resnet50 --calib topologies/4gpu.yaml",
+       "topologies/4gpu.yaml:11:1: this looks like a topology (it has 'nodes', "
+       "'gpus_per_node', 'intra_node'), not a calibration file: give it to --topo"},
+      {"--topo 4gpu --model resnet50 --calib topologies/gpus.yaml",
+       "this looks like a GPU table (it has 'gpus'), not a calibration file"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    ds_test_ddpsim_refuses(cases[i].args, cases[i].msg);
+}
+
 /* A file of the wrong kind, or no file at all, is said as such (a new
  * user's review: --topo models/resnet50.yaml said "unknown key 'sample'
  * (allowed: schema_version, name, gpu, ...)", --topo /tmp "not found"):
@@ -973,10 +1029,10 @@ Test(cli, a_file_of_the_wrong_kind_or_a_directory_is_named_as_such) {
   struct { const char *args, *msg; } cases[] = {
       {"--topo models/resnet50.yaml",
        "models/resnet50.yaml:21:1: this looks like a model file (it has 'sample', "
-       "'default_batch', 'layers', 'grad_ready', 'buffers'), not a topology: give it to "
+       "'default_batch', 'optimizer', 'input_bytes', ...), not a topology: give it to "
        "--model; --topo takes a topology"},
       {"--topo 4gpu --model topologies/4gpu.yaml",
-       "topologies/4gpu.yaml:10:1: this looks like a topology (it has 'gpu', 'nodes', "
+       "topologies/4gpu.yaml:11:1: this looks like a topology (it has 'nodes', "
        "'gpus_per_node', 'intra_node'), not a model: give it to --topo; --model takes a "
        "model"},
       {"--topo topologies/gpus.yaml", "this looks like a GPU table (it has 'gpus'), not a "

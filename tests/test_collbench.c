@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sim/cli/collbench.h"
 #include "tests/options_help.h"
@@ -100,6 +101,33 @@ Test(collbench, json_has_one_object_per_size) {
   free(o.text);
 }
 
+/* A rank count ddpsim refuses is blamed on -g only where -g gave it: a
+ * review found `collective --topo one.yaml` (1 GPU, no -g) told to "give
+ * -g 2 or more", and alltoall on a 4096-GPU topology "option -g". */
+Test(collbench, a_count_from_the_topology_names_the_topology_not_g) {
+  char path[] = "/tmp/ddpsim-onegpu-XXXXXX";
+  ds_test_write_temp(path, "schema_version: 1\nname: solo\ngpu: A100-SXM4-80GB\n"
+                           "nodes: 1\ngpus_per_node: 1\nintra_node:\n"
+                           "  template: nvlink-mesh\n  link_bw: 100GBps\n  link_lat: 3.4us\n");
+  char args[128];
+  snprintf(args, sizeof args, "--topo %s", path);
+  struct output o = run(args);
+  cr_assert_eq(o.st, DS_EUSAGE, "status %d", o.st);
+  cr_assert(strstr(o.err.msg, "topology solo has 1 GPU; a collective needs 2 or more"),
+            "%s", o.err.msg);
+  cr_assert_null(strstr(o.err.msg, "-g"), "%s", o.err.msg);
+  free(o.text);
+  unlink(path);
+  o = run("--topo topologies/4gpu.yaml -g 1");
+  cr_assert_eq(o.st, DS_EUSAGE, "status %d", o.st);
+  cr_assert(strstr(o.err.msg, "option -g: one rank"), "%s", o.err.msg);
+  free(o.text);
+  o = run("--topo topologies/cluster-512x8-h100.yaml --op alltoall");
+  cr_assert(strstr(o.err.msg, "topology cluster-512x8-h100: alltoall runs N(N-1) transfers"),
+            "%s", o.err.msg);
+  free(o.text);
+}
+
 Test(collbench, bad_flags_are_usage_errors_naming_the_flag) {
   const char *cases[][2] = {
       {"--topo tests/data/ring8.yaml --op alltoallv", "--op"},
@@ -111,7 +139,7 @@ Test(collbench, bad_flags_are_usage_errors_naming_the_flag) {
       {"--topo topologies/dgx-a100.yaml --op broadcast --algo auto --proto none", "--proto"},
       {"--topo topologies/dgx-a100.yaml --op reduce --proto LL129", "--proto"},
       {"--topo tests/data/ring8.yaml --op alltoall --algo ring", "--algo"},
-      {"--topo topologies/cluster-512x8-h100.yaml --op alltoall", "-g"},
+      {"--topo topologies/cluster-512x8-h100.yaml --op alltoall", "give -g 1024 or fewer"},
       {"--topo tests/data/ring8.yaml --op gather --algo ring", "--algo"},
       {"--topo tests/data/ring8.yaml --op allgather --proto LL", "--proto"},
       {"--topo tests/data/ring8.yaml --op allgather --root 1", "--root"},

@@ -27,9 +27,10 @@ that lend's own measured host costs beside the pooled one, and per group the
 median absolute error of each (validation/README.md).
 Rows whose prediction used a compute rate no measurement of its own backs
 (the output row's compute_rates column names a typical, an as_matmul, a
-gpu_table_proxy or a calib_flops source: a placeholder, or another class's,
-math's or memory's measurement standing in; metrics no rate enters, peak memory,
-excepted) are marked u, and each group's summary and the overall give
+gpu_table_proxy, a calib_flops or a calibration file's other-GPU source
+(calib_other_gpu, calib_flops_other_gpu): a placeholder, or another class's,
+math's, memory's or GPU's measurement standing in; metrics no rate enters, peak
+memory, excepted) are marked u, and each group's summary and the overall give
 their count and errors apart, and the u rows by their least backed kind
 (unmeasured()).
 Last, the targets of issue #12, each with the numbers that decide it and
@@ -153,9 +154,23 @@ def host_bound(out):
     return out["host_exposed_ms"] >= 0.1 * out["iter_ms"]
 
 
+# ddpsim's compute_rates sources (sim/train/rates.c ds_rate_used_source_name):
+# a calibration file's source measured on another GPU than the run's is
+# named with this suffix (calib_other_gpu, calib_flops_other_gpu), and
+# ds_rates_unmeasured counts every one of them as unmeasured.
+OTHER_GPU = "_other_gpu"
 # The compute_rates sources no measurement of the rate's own class and math
-# backs, least backed first: a u row is counted under the first it used.
-UNMEASURED_KINDS = ("typical", "gpu_table_proxy", "calib_flops", "as_matmul")
+# on this GPU backs, least backed first: a u row is counted under the first
+# it used. One list, matched by unmeasured_source(), which also takes any
+# other *_other_gpu source (tests/test_validation_unmeasured.c checks it
+# against ds_rates_unmeasured for every source ddpsim names).
+UNMEASURED_KINDS = ("typical", "gpu_table_proxy", "calib_flops" + OTHER_GPU,
+                    "calib" + OTHER_GPU, "calib_flops", "as_matmul")
+
+
+def unmeasured_source(source):
+    """Whether one compute_rates source is unmeasured (UNMEASURED_KINDS)."""
+    return source in UNMEASURED_KINDS or source.endswith(OTHER_GPU)
 
 
 def unmeasured(out, row):
@@ -165,9 +180,12 @@ def unmeasured(out, row):
     attention at matmul's rate (as_matmul) or a GPU table value the table
     marks a stand-in (gpu_table_proxy: another GPU's, math's or operation's
     measurement, e.g. A100's conv_tf32 at the f16 convolution's fraction,
-    H100's values taken from the H200)
-    or a calibration file's flops_efficiency pricing a class it has no value
-    for (calib_flops: its GEMMs, in one math). None where no rate enters the
+    H100's values taken from the H200),
+    a calibration file's flops_efficiency pricing a class it has no value
+    for (calib_flops: its GEMMs, in one math), or a calibration file's value
+    measured on another GPU than the run's (calib_other_gpu,
+    calib_flops_other_gpu: that GPU's fraction of its peak standing in for
+    this one's). None where no rate enters the
     metric (peak memory) or the output has no such column (collectives)."""
     if not out or "compute_rates" not in out:
         return None
@@ -177,10 +195,17 @@ def unmeasured(out, row):
 
 
 def unmeasured_kinds(out):
-    """The unmeasured sources (UNMEASURED_KINDS)
+    """The unmeasured sources (unmeasured_source())
     among the output row's compute_rates."""
     sources = [kv.split("=", 1)[-1] for kv in out.get("compute_rates", "").split(";") if kv]
-    return set(s for s in sources if s in UNMEASURED_KINDS)
+    return set(s for s in sources if unmeasured_source(s))
+
+
+def least_backed(kinds):
+    """The least backed of unmeasured sources: the first in UNMEASURED_KINDS,
+    else (a *_other_gpu source the list lacks) the first by name."""
+    listed = [k for k in UNMEASURED_KINDS if k in kinds]
+    return listed[0] if listed else sorted(kinds)[0]
 
 
 def host_range(cache, row, factors):
@@ -463,7 +488,7 @@ def report(tally):
                         overall_rates[um].append(err)
                     if um:
                         kinds = unmeasured_kinds(out)
-                        kind = next(k for k in UNMEASURED_KINDS if k in kinds)
+                        kind = least_backed(kinds)
                         by_kind.setdefault(kind, []).append(err)
                     if not approx:
                         per_src_exact[s].append(err)
@@ -509,12 +534,16 @@ def report(tally):
                   % stats(by_rates[True]))
             print("     measured rates only                                     : %s"
                   % stats(by_rates[False]))
-            for kind, what in (("typical", "a typical flops_/mem_efficiency"),
-                               ("gpu_table_proxy", "a GPU table stand-in, no typical"),
-                               ("calib_flops", "--calib's flops_efficiency standing in"),
-                               ("as_matmul", "attention at matmul's rate only")):
+            words = {"typical": "a typical flops_/mem_efficiency",
+                     "gpu_table_proxy": "a GPU table stand-in, no typical",
+                     "calib_flops" + OTHER_GPU: "another GPU's --calib flops_efficiency",
+                     "calib" + OTHER_GPU: "--calib's values of another GPU",
+                     "calib_flops": "--calib's flops_efficiency standing in",
+                     "as_matmul": "attention at matmul's rate only"}
+            for kind in list(UNMEASURED_KINDS) + sorted(set(by_kind) - set(UNMEASURED_KINDS)):
                 if kind in by_kind:
-                    print("     u rows with %-43s: %s" % (what, stats(by_kind[kind])))
+                    print("     u rows with %-43s: %s" % (words.get(kind, kind),
+                                                          stats(by_kind[kind])))
         if by_bound[True]:
             print("  predicted host-bound (host exposed >= 10 %% of the iteration): %s"
                   % stats(by_bound[True]))

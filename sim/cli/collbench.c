@@ -300,10 +300,15 @@ static ds_status sweep(const struct ds_collbench_args *o, struct ds_topo *topo,
    * (src/enqueue.cc, src/device/onerank.cu ncclLaunchOneRank): a
    * cudaMemcpyAsync on the device out of place, nothing in place; the
    * table's time 0 would be neither. */
-  if (n == 1)
+  /* Without -g the count is the topology's, so the topology is named. */
+  const char *one_rank_why = "NCCL's one-rank all-reduce is a device copy out of place and "
+                             "nothing in place, not a communication ddpsim prices";
+  if (n == 1 && o->ranks)
     return ds_err_set(err, DS_EUSAGE, "option -g: one rank, but a collective needs two or "
-                      "more (NCCL's one-rank all-reduce is a device copy out of place and "
-                      "nothing in place, not a communication ddpsim prices): give -g 2 or more");
+                      "more (%s): give -g 2 or more", one_rank_why);
+  if (n == 1)
+    return ds_err_set(err, DS_EUSAGE, "topology %s has 1 GPU; a collective needs 2 or more "
+                      "(%s): give a topology of 2 GPUs or more", topo->name, one_rank_why);
   pl.model = o->coll_model == DS_COLL_CHOICE_FLOW        ? DS_COLL_FLOW
              : o->coll_model == DS_COLL_CHOICE_AGGREGATE ? DS_COLL_AGGREGATE
              : n > DS_AUTO_AGGREGATE_ABOVE               ? DS_COLL_AGGREGATE
@@ -315,9 +320,10 @@ static ds_status sweep(const struct ds_collbench_args *o, struct ds_topo *topo,
     pl.model = DS_COLL_FLOW;
   if (o->desc->kind == DS_COLL_ALLTOALL && n > DS_ALLTOALL_MAX_RANKS)
     return ds_err_set(err, DS_EUSAGE,
-                      "option -g: alltoall runs N(N-1) transfers and is simulated up to %d "
-                      "ranks, not %d (give -g %d or fewer)", DS_ALLTOALL_MAX_RANKS, n,
-                      DS_ALLTOALL_MAX_RANKS);
+                      "%s%s: alltoall runs N(N-1) transfers and is simulated up to %d "
+                      "ranks, not %d (give -g %d or fewer)",
+                      o->ranks ? "option -g" : "topology ", o->ranks ? "" : topo->name,
+                      DS_ALLTOALL_MAX_RANKS, n, DS_ALLTOALL_MAX_RANKS);
   if ((o->desc->rooted || o->root_set) && o->root >= n)
     return ds_err_set(err, DS_EUSAGE, "option --root: %d is not a rank (%d ranks)", o->root,
                       n);

@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -580,6 +581,28 @@ static void gconv_modes(const struct ds_gconv_table *t, char *buf, size_t cap) {
                                used ? ", " : "", ds_gconv_mode_names[m]);
 }
 
+/* A note or warning on stderr whose %s arguments (paths from the command
+ * line, GPU names from files) are written whole, their control characters
+ * as '?' (ds_textout_put_printable), rather than cut to a buffer or printed
+ * raw; fmt takes %s, %d and %g alone, as printf's. */
+__attribute__((format(printf, 1, 2))) static void say_user(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  for (const char *p = fmt; *p; p++) {
+    if (*p != '%' || !p[1]) {
+      fputc(*p, stderr);
+      continue;
+    }
+    switch (*++p) {
+      case 's': ds_textout_put_printable(stderr, va_arg(ap, const char *), 0); break;
+      case 'd': fprintf(stderr, "%d", va_arg(ap, int)); break;
+      case 'g': fprintf(stderr, "%g", va_arg(ap, double)); break;
+      default: fputc(*p, stderr); break; /* "%%" */
+    }
+  }
+  va_end(ap);
+}
+
 /* --calib's grouped-convolution table, where it fits the topology's GPU
  * (calib.h ds_calib_gconv_fit): as measured on the GPU it names (or, a
  * file naming none, of the same SMs), moved by SMs x clock to another GPU
@@ -602,12 +625,12 @@ static ds_status plug_calib_gconv(struct loaded *ld, const char *gpus_path,
     snprintf(measured_on, sizeof measured_on, "a GPU of %d SMs at %g MHz", ld->calib->gconv_sms,
              ld->calib->gconv_clock_hz / 1e6);
   if (fit == DS_GCONV_FIT_REFUSED) {
-    fprintf(stderr,
-            "ddpsim: note: --calib's grouped convolutions were measured on %s, not %s's %s "
-            "(%s), which has no boost_mhz to move them to: not applied (grouped convolutions "
-            "at the conv class's rate)\n",
-            measured_on, ld->topo_path, g->name,
-            named[0] ? "another name" : "another SM count");
+    say_user(
+        "ddpsim: note: --calib's grouped convolutions were measured on %s, not %s's %s "
+        "(%s), which has no boost_mhz to move them to: not applied (grouped convolutions "
+        "at the conv class's rate)\n",
+        measured_on, ld->topo_path, g->name,
+        named[0] ? "another name" : "another SM count");
     return DS_OK;
   }
   ds_calib_gconv_table(ld->calib, &ld->gconv);
@@ -619,29 +642,29 @@ static ds_status plug_calib_gconv(struct loaded *ld, const char *gpus_path,
     /* nothing of the table prices this run (ds_gconv_ns gives 0) */
     char modes[64];
     gconv_modes(&ld->gconv, modes, sizeof modes);
-    fprintf(stderr,
-            "ddpsim: note: --calib's grouped convolutions have no %s entries (the file has %s, "
-            "measured on %s): this run's grouped convolutions run at the conv class's rate\n",
-            ds_gconv_mode_names[mode], modes, measured_on);
+    say_user(
+        "ddpsim: note: --calib's grouped convolutions have no %s entries (the file has %s, "
+        "measured on %s): this run's grouped convolutions run at the conv class's rate\n",
+        ds_gconv_mode_names[mode], modes, measured_on);
   } else if (fit == DS_GCONV_FIT_SCALED) {
-    fprintf(stderr,
-            "ddpsim: note: --calib's grouped convolutions were measured on %s, not %s's %s "
-            "(%s): their SM cycles run on its %d SMs at %d MHz, not as measured\n",
-            measured_on, ld->topo_path, g->name,
-            named[0] ? "another name" : "another SM count", g->sms, g->boost_mhz);
+    say_user(
+        "ddpsim: note: --calib's grouped convolutions were measured on %s, not %s's %s "
+        "(%s): their SM cycles run on its %d SMs at %d MHz, not as measured\n",
+        measured_on, ld->topo_path, g->name,
+        named[0] ? "another name" : "another SM count", g->sms, g->boost_mhz);
   } else if (g->boost_mhz <= 0) {
     /* applied at the file's own SMs and clock (ds_gconv_ns), even where the
      * GPU table has no boost_mhz and the built-in models fall to the roofline */
-    fprintf(stderr,
-            "ddpsim: note: --calib's grouped convolutions were measured on %s, %s's %s has "
-            "no boost_mhz: their times apply as measured (the other kernel models run at the "
-            "roofline)\n",
-            measured_on, ld->topo_path, g->name);
+    say_user(
+        "ddpsim: note: --calib's grouped convolutions were measured on %s, %s's %s has "
+        "no boost_mhz: their times apply as measured (the other kernel models run at the "
+        "roofline)\n",
+        measured_on, ld->topo_path, g->name);
   } else if (g->sms != ld->gconv.sms || g->boost_mhz * 1e6 != ld->gconv.clock_hz) {
-    fprintf(stderr,
-            "ddpsim: note: --calib's grouped convolutions were measured on %s, %s's %s has "
-            "%d at %d MHz: their times apply as measured\n",
-            measured_on, ld->topo_path, g->name, g->sms, g->boost_mhz);
+    say_user(
+        "ddpsim: note: --calib's grouped convolutions were measured on %s, %s's %s has "
+        "%d at %d MHz: their times apply as measured\n",
+        measured_on, ld->topo_path, g->name, g->sms, g->boost_mhz);
   }
   return DS_OK;
 }
@@ -669,17 +692,13 @@ static ds_status note_calib_gpu(struct loaded *ld, const char *calib_path, const
     /* the table's name for the file's device name, where the table has it */
     const struct ds_gpu_info *named = ds_gpu_table_find(&table, c->gpu);
     if (!named) named = ds_gpu_table_by_smi_name(&table, c->gpu);
-    char file_gpu[sizeof c->gpu], path[256], topo[256];
     ds_textout_printable(named ? named->spec.name : c->gpu, p->calib_gpu, sizeof p->calib_gpu);
     int rates = c->has_flops_efficiency || c->has_mem_efficiency;
     for (int k = 0; k < DS_CALIB_EFF_KEYS; k++) rates |= c->eff[k] > 0;
-    fprintf(stderr,
-            "ddpsim: warning: %s: key 'gpu': measured on %s, not %s's %s: %s; "
-            "its kernel_overhead, nccl and host values apply as measured there\n",
-            ds_textout_printable(calib_path, path, sizeof path),
-            ds_textout_printable(c->gpu, file_gpu, sizeof file_gpu),
-            ds_textout_printable(ld->topo_path, topo, sizeof topo), g->name,
-            rates ? "its efficiencies (fractions of that GPU's peak) stand in for this GPU's, "
+    say_user("ddpsim: warning: %s: key 'gpu': measured on %s, not %s's %s: %s; "
+             "its kernel_overhead, nccl and host values apply as measured there\n",
+             calib_path, c->gpu, ld->topo_path, g->name,
+             rates ? "its efficiencies (fractions of that GPU's peak) stand in for this GPU's, "
                     "not as measured (the compute-rates line says so)"
                   : "it has no efficiencies");
   }

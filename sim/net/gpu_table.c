@@ -16,9 +16,9 @@
 #include <sys/stat.h>
 
 #include "base/config.h"
+#include "sim/net/file_kinds.h"
 #include "base/lookup.h"
 
-static const char *const root_keys[] = {"schema_version", "gpus", NULL};
 static const char *const gpu_keys[] = {
     "name",       "arch",         "sms",     "fp32",      "tf32",   "fp16",
     "bf16",       "mem",          "mem_bw",  "nvlink_bw", "pcie_bw", "boost_mhz",
@@ -408,7 +408,7 @@ static ds_status merge_file(const char *path, const char *shown, struct ds_gpu_t
   struct ds_cnode root, gpus, entry;
   size_t n = 0, first_new = t->n;
   ds_status st;
-  DS_CHECK_GOTO(ds_config_open(path, root_keys, &cfg, &root, err), st, out);
+  DS_CHECK_GOTO(ds_file_kind_open(path, DS_FILE_GPU_TABLE, &cfg, &root, err), st, out);
   DS_CHECK_GOTO(ds_cmap_require(&root, "gpus", "a sequence of GPUs", &gpus, err), st, out);
   DS_CHECK_GOTO(ds_cseq_len(&gpus, &n, err), st, out);
   struct ds_gpu_info *grown = realloc(t->gpus, (t->n + n + 1) * sizeof *grown);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "base/config.h"
+#include "sim/net/file_kinds.h"
 #include "sim/net/gpu_table.h"
 #include "sim/net/topo_build.h"
 
@@ -38,26 +39,6 @@
  * a node's NVSwitch has one link per GPU (8 in the shipped boxes). */
 #define HUB_DEGREE 16
 
-static const char *const root_keys[] = {
-    "schema_version", "name", "gpu", "nodes", "gpus_per_node",
-    "intra_node", "inter_node", "devices", "links", "compute", NULL};
-/* The other files a topology's place may be given by mistake, told by root
- * keys only they have (sim/train/model.c, sim/net/gpu_table.c,
- * sim/train/calib.c): said as such rather than as their first unknown key. */
-static const char *const model_keys[] = {"layers", "sample", "default_batch", "grad_ready",
-                                         "registration", "buffers", NULL};
-static const char *const gpu_table_keys[] = {"gpus", NULL};
-static const char *const calib_keys[] = {"efficiency", "nccl", "collective", "grouped_conv",
-                                         "host", NULL};
-static const struct ds_config_lookalike lookalikes[] = {
-    {model_keys, "a model file",
-     "give it to --model; --topo takes a topology (a name in topologies/ such as 4gpu, or "
-     "its file)"},
-    {gpu_table_keys, "a GPU table",
-     "a topology names its GPU and the table is read from gpus.yaml beside it or from "
-     "topologies/ (docs/topologies.md); --topo takes a topology"},
-    {calib_keys, "a calibration file (ddpreal calibrate)",
-     "give it to --calib; --topo takes a topology"}};
 static const char *const intra_keys[] = {"template", "link_bw", "link_lat",
                                          "gpus_per_switch", "uplink_bw",
                                          "uplink_lat", "p2p", "nvls", "host_mem_bw",
@@ -788,9 +769,7 @@ static ds_status load(struct ds_topo *t, const char *path,
   char table[4096];
   ds_status st;
 
-  DS_CHECK_GOTO(ds_config_open_as(path, root_keys, "a topology", lookalikes,
-                                  sizeof lookalikes / sizeof *lookalikes, &cfg, &root, err),
-                st, out);
+  DS_CHECK_GOTO(ds_file_kind_open(path, DS_FILE_TOPOLOGY, &cfg, &root, err), st, out);
   DS_CHECK_GOTO(ds_cmap_require(&root, "name", "a name", &node, err), st, out);
   DS_CHECK_GOTO(ds_cnode_name(&node, "a topology name", &s, err), st, out);
   t->name = strdup(s);

@@ -16,11 +16,10 @@
 #include <strings.h>
 
 #include "base/config.h"
+#include "sim/net/file_kinds.h"
 #include "base/units.h"
 #include "sim/net/gpu_table.h"
 
-static const char *const root_keys[] = {"schema_version", "compute", "efficiency", "nccl",
-                                        "collective", "grouped_conv", "host", "gpu", NULL};
 static const char *const nccl_keys[] = {"launch", "interference_blocks",
                                         "interference_slowdown", "interference_predicted",
                                         NULL};
@@ -314,7 +313,7 @@ ds_status ds_calib_load(const char *path, struct ds_calib *out, struct ds_err *e
   struct ds_config *cfg = NULL;
   struct ds_cnode root;
   memset(out, 0, sizeof *out);
-  ds_status st = ds_config_open(path, root_keys, &cfg, &root, err);
+  ds_status st = ds_file_kind_open(path, DS_FILE_CALIB, &cfg, &root, err);
   if (st == DS_EIO) st = DS_EINPUT; /* an unreadable file named on the command line */
   DS_CHECK_GOTO(st, st, done);
   DS_CHECK_GOTO(read_gpu_name(&root, out->gpu, sizeof out->gpu, err), st, done);

@@ -10,31 +10,11 @@
 #include <string.h>
 
 #include "base/config.h"
+#include "sim/net/file_kinds.h"
 #include "sim/train/cast_reduce.h"
 #include "sim/train/legacy_ew.h"
 #include "sim/train/cat_copy.h"
 
-static const char *const root_keys[] = {"schema_version", "name", "sample",
-                                        "default_batch", "optimizer", "input_bytes",
-                                        "output_bytes", "output_classes", "loss_copy_bytes",
-                                        "loss_legacy_ew", "loss_act_bytes", "layers",
-                                        "grad_ready",
-                                        "registration", "buffers", NULL};
-/* The other files a model's place may be given by mistake, told by root
- * keys only they have (sim/net/topo.c, sim/net/gpu_table.c,
- * sim/train/calib.c): said as such rather than as their first unknown key. */
-static const char *const topo_keys[] = {"gpu", "nodes", "gpus_per_node", "intra_node",
-                                        "inter_node", "devices", "links", NULL};
-static const char *const gpu_table_keys[] = {"gpus", NULL};
-static const char *const calib_keys[] = {"efficiency", "nccl", "collective", "grouped_conv",
-                                         "host", NULL};
-static const struct ds_config_lookalike lookalikes[] = {
-    {topo_keys, "a topology", "give it to --topo; --model takes a model (a name in models/ "
-     "such as resnet50, or its file)"},
-    {gpu_table_keys, "a GPU table", "--model takes a model (a name in models/ such as "
-     "resnet50, or its file)"},
-    {calib_keys, "a calibration file (ddpreal calibrate)",
-     "give it to --calib; --model takes a model"}};
 static const char *const buffer_keys[] = {"name", "numel", "bytes", "dtype", NULL};
 static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
                                          "fwd_bytes", "act_bytes", "act_int_bytes",
@@ -708,9 +688,7 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
   const char *s;
   ds_status st;
 
-  DS_CHECK_GOTO(ds_config_open_as(path, root_keys, "a model", lookalikes,
-                                  sizeof lookalikes / sizeof *lookalikes, &cfg, &root, err),
-                st, out);
+  DS_CHECK_GOTO(ds_file_kind_open(path, DS_FILE_MODEL, &cfg, &root, err), st, out);
   DS_CHECK_GOTO(ds_cmap_require(&root, "name", "a model name", &node, err), st, out);
   DS_CHECK_GOTO(ds_cnode_name(&node, "a model name", &s, err), st, out);
   m->name = strdup(s);

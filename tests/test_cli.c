@@ -929,9 +929,9 @@ Test(cli, ring_chunks_and_nccl_extra_only_where_they_mean_something) {
   ds_test_ddpsim_refuses("--topo dgx-a100 --model tests/data/tiny-model.yaml --strategy dp,ddp "
                          "--proto LL --ring-chunks 1,2", "(protocol LL)");
   ds_test_ddpsim_refuses("--topo dgx-a100 --model tests/data/tiny-model.yaml --algo ring "
-                         "--nccl-extra none", "option --nccl-extra: it adds the mechanisms "
-                         "NCCL's model leaves out to that model, but --proto none runs ddp's "
-                         "all-reduce ring as the plain algorithm");
+                         "--nccl-extra measured", "option --nccl-extra measured: it adds the "
+                         "mechanisms NCCL's model leaves out to that model, but --proto none "
+                         "runs ddp's all-reduce ring as the plain algorithm");
   ds_test_ddpsim_refuses("--topo dgx-a100 --model tests/data/tiny-model.yaml --algo direct "
                          "--nccl-extra measured", "which does not run ddp's all-reduce direct "
                          "(NCCL has no protocol for it): drop --nccl-extra");
@@ -953,7 +953,9 @@ Test(cli, ring_chunks_and_nccl_extra_only_where_they_mean_something) {
   ds_test_release(&bn);
   const char *ok[] = {"--algo ring --ring-chunks 4", "--strategy dp --ring-chunks 2",
                       "--strategy dp,ddp --algo ring --ring-chunks 1,2",
-                      "--proto LL --nccl-extra none", "--ring-chunks 1"};
+                      "--proto LL --nccl-extra none", "--ring-chunks 1",
+                      /* none is what the plain ring has */
+                      "--algo ring --nccl-extra none"};
   for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
     char args[256];
     snprintf(args, sizeof args, "--topo dgx-a100 --model tests/data/tiny-model.yaml %s "

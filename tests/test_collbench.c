@@ -938,10 +938,10 @@ Test(collbench, ring_chunks_and_nccl_extra_only_where_they_mean_something) {
       {"--op alltoall --ring-chunks 2", "alltoall p2p has no ring step"},
       {"--op gather --ring-chunks 2", "gather p2p has no ring step"},
       {"--algo direct --ring-chunks 2", "allreduce direct has no ring step"},
-      {"--algo ring --nccl-extra none", "--proto none runs allreduce ring as the plain"},
+      {"--algo ring --nccl-extra measured", "--proto none runs allreduce ring as the plain"},
       {"--op broadcast --nccl-extra measured", "--proto none runs broadcast ring as the plain"},
-      {"--op scatter --nccl-extra none", "which does not run scatter p2p"},
-      {"--algo hierarchical --nccl-extra none", "which does not run allreduce hierarchical"},
+      {"--op scatter --nccl-extra measured", "which does not run scatter p2p"},
+      {"--algo hierarchical --nccl-extra measured", "which does not run allreduce hierarchical"},
   };
   for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
     char args[256];
@@ -955,7 +955,11 @@ Test(collbench, ring_chunks_and_nccl_extra_only_where_they_mean_something) {
                             "--op reducescatter --ring-chunks 4", "--algo tree --ring-chunks 4",
                             "--algo hierarchical --ring-chunks 2", "--algo ring --ring-chunks 1",
                             "--algo auto --ring-chunks 1", "--proto LL --nccl-extra none",
-                            "--algo auto --nccl-extra measured"};
+                            "--algo auto --nccl-extra measured",
+                            /* none is what the plain algorithms have (docs/collectives.md's
+                             * loop over --proto none LL LL128 Simple) */
+                            "--algo ring --nccl-extra none", "--op scatter --nccl-extra none",
+                            "--algo tree --proto none --nccl-extra none"};
   for (size_t i = 0; i < sizeof accepted / sizeof *accepted; i++) {
     char args[256];
     snprintf(args, sizeof args, "--topo topologies/dgx-a100.yaml -b 1M -e 1M %s", accepted[i]);

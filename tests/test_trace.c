@@ -586,6 +586,22 @@ Test(trace, a_trace_key_names_one_op_and_deps_resolve) {
                     "# ddpsim-trace v2\n" TRACE_HEADER
                     "5,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,5,sim,0,0,1\n# end: 1 row\n",
                     ":3: column 'deps': 5 names no op of rank 0 earlier in iteration 0");
+  /* in a later iteration too, where the id is also the iteration before's
+   * (ids repeat): itself and a later row stay refused */
+  expect_read_error(1,
+                    "# ddpsim-trace v2\n" TRACE_HEADER
+                    "5,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,,sim,0,0,1\n"
+                    "6,0,compute,fwd,b,0,-1,-1,-1,,0,0,1,5,sim,0,1,2\n"
+                    "5,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,5,sim,1,2,3\n"
+                    "6,0,compute,fwd,b,0,-1,-1,-1,,0,0,1,5,sim,1,3,4\n# end: 4 rows\n",
+                    ":5: column 'deps': 5 names no op of rank 0 earlier in iteration 1");
+  expect_read_error(1,
+                    "# ddpsim-trace v2\n" TRACE_HEADER
+                    "5,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,,sim,0,0,1\n"
+                    "6,0,compute,fwd,b,0,-1,-1,-1,,0,0,1,5,sim,0,1,2\n"
+                    "5,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,6,sim,1,2,3\n"
+                    "6,0,compute,fwd,b,0,-1,-1,-1,,0,0,1,5,sim,1,3,4\n# end: 4 rows\n",
+                    ":5: column 'deps': 6 names no op of rank 0 earlier in iteration 1");
   /* nor an iteration's older than the one before: a dangling id of
    * iteration 2 does not resolve in iteration 0 */
   expect_read_error(1,

@@ -38,16 +38,20 @@ static const struct key *first_of(const struct key *keys, size_t n, int32_t rank
 }
 
 /* Whether a dependency of row `row` (rank, iteration iter) names an op
- * of its rank earlier in the file in the same iteration, or one of the
- * previous iteration (the exception: an iteration's first op may wait
- * for the last step before it). The keys of one (rank, id) lie together,
- * one per iteration. */
+ * of its rank earlier in the file in the same iteration, or, when the id is
+ * not in this iteration at all, one of the previous iteration (the
+ * exception: an iteration's first op may wait for the last step before it,
+ * an id its own iteration does not have). The keys of one (rank, id) lie
+ * together, one per iteration. */
 static int resolves(const struct key *keys, size_t n, int32_t rank, int64_t id, int32_t iter,
                     size_t row) {
+  int in_iter = 0, in_previous = 0;
   for (const struct key *k = first_of(keys, n, rank, id);
-       k && k < keys + n && k->rank == rank && k->id == id; k++)
-    if ((k->iter == iter && k->row < row) || k->iter == iter - 1) return 1;
-  return 0;
+       k && k < keys + n && k->rank == rank && k->id == id; k++) {
+    if (k->iter == iter) in_iter = 1 + (k->row < row);
+    if (k->iter == iter - 1) in_previous = 1;
+  }
+  return in_iter ? in_iter == 2 : in_previous;
 }
 
 ds_status ds_trace_check_keys(const struct ds_trace *t, size_t *bad, size_t *other,

@@ -68,8 +68,8 @@ static const char usage_rest[] =
     "  --nccl-extra measured|none  with a protocol: add the mechanisms NCCL's model\n"
     "                         leaves out (launch, Simple slice syncs, NVLS pipeline;\n"
     "                         fitted on 8x A100; default measured; broadcast and\n"
-    "                         reduce: the launch only; docs/collectives.md); refused\n"
-    "                         with --proto none (nothing to add to)\n"
+    "                         reduce: the launch only; docs/collectives.md); measured\n"
+    "                         refused with --proto none (nothing to add to)\n"
     "  -b, --minbytes SIZE    smallest size, e.g. 8, 1K, 32MiB (default 8)\n"
     "  -e, --maxbytes SIZE    largest size (default 128M)\n"
     "  -f, --stepfactor X     multiply the size by X each step, > 1 (default 2)\n"
@@ -310,10 +310,11 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
     return ds_err_set(err, DS_EUSAGE,
                       "option --proto: none is the plain ring, not an NCCL choice: "
                       "use --algo ring --proto none, or a protocol with --algo auto");
-  /* The extras are added to NCCL's model; the plain algorithm has none. */
+  /* The extras are added to NCCL's model; the plain algorithm has none, so
+   * only measured ones are refused there (none is what it runs). */
   char what[64];
   snprintf(what, sizeof what, "%s %s", o->op, o->algo);
-  if (o->nccl_extra_set && o->proto.choice == DS_PROTO_CHOICE_NONE)
+  if (o->nccl_extra_set && o->nccl_extra && o->proto.choice == DS_PROTO_CHOICE_NONE)
     return ds_nccl_extra_refuse(what, o->desc->kind == DS_COLL_ALLREDUCE
                                           ? !no_proto : ds_coll_kind_has_protocols(o->desc->kind),
                                 err);

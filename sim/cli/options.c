@@ -90,7 +90,7 @@ static const char usage_nccl[] =
     "                         for all but LL128): NCCL's choice among them per call\n"
     "  --nccl-extra measured|none  with a protocol: add the mechanisms NCCL's model leaves\n"
     "                         out (launch, slice syncs, NVLS pipeline; default measured);\n"
-    "                         refused with --proto none (nothing to add to)\n"
+    "                         measured refused with --proto none (nothing to add to)\n"
     "  --calib FILE           a calibration file (ddpreal calibrate): its compute\n"
     "                         factors replace the topology's, its measured efficiencies\n"
     "                         the GPU table's, its NCCL launch the fitted one, its\n"

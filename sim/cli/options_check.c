@@ -290,7 +290,11 @@ ds_status ds__options_finish(struct ds_options *o, int proto_set, const double *
     return ds_err_set(err, DS_EUSAGE,
                       "option --proto: none is the plain ring, not an NCCL choice: use "
                       "--algo ring --proto none, or a protocol with --algo auto");
-  if (ds_options_given(o, "--nccl-extra") && o->proto.choice == DS_PROTO_CHOICE_NONE) {
+  /* measured extras on the plain algorithm mean nothing; none is what it
+   * has, so an explicit none (docs/collectives.md's protocol loops) is
+   * accepted */
+  if (ds_options_given(o, "--nccl-extra") && o->nccl_extra &&
+      o->proto.choice == DS_PROTO_CHOICE_NONE) {
     char what[64];
     snprintf(what, sizeof what, "ddp's all-reduce %s", ds_ar_algo_name(o->ar_algo));
     return ds_nccl_extra_refuse(what, o->ar_algo == DS_AR_RING || o->ar_algo == DS_AR_TREE, err);

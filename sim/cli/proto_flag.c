@@ -128,12 +128,12 @@ ds_status ds_ring_chunks_refuse(enum ds_ring_chunks_use use, const char *what,
 ds_status ds_nccl_extra_refuse(const char *what, int has_protocols, struct ds_err *err) {
   if (has_protocols)
     return ds_err_set(err, DS_EUSAGE,
-                      "option --nccl-extra: it adds the mechanisms NCCL's model leaves out "
-                      "to that model, but --proto none runs %s as the plain algorithm, "
-                      "without it: drop --nccl-extra, or give a protocol (--proto auto)",
-                      what);
+                      "option --nccl-extra measured: it adds the mechanisms NCCL's model "
+                      "leaves out to that model, but --proto none runs %s as the plain "
+                      "algorithm, without it: drop --nccl-extra (none is what the plain "
+                      "algorithm has), or give a protocol (--proto auto)", what);
   return ds_err_set(err, DS_EUSAGE,
-                    "option --nccl-extra: it adds the mechanisms NCCL's model leaves out to "
-                    "that model, which does not run %s (NCCL has no protocol for it): drop "
-                    "--nccl-extra", what);
+                    "option --nccl-extra measured: it adds the mechanisms NCCL's model leaves "
+                    "out to that model, which does not run %s (NCCL has no protocol for it): "
+                    "drop --nccl-extra (none is what %s has)", what, what);
 }

@@ -612,6 +612,7 @@ Test(sweep, one_value_no_strategy_uses_is_refused) {
       /* the defaults, and what they resolve to: --algo auto's protocol is
        * auto, dp's and ps's transfers are flows */
       "--strategy single --proto auto", "--strategy single --algo auto --proto auto",
+      "--strategy single --proto LL,LL128,Simple" /* every protocol: auto */,
       "--strategy dp,ps --coll-model flow", "--strategy single --coll-model auto",
       "--strategy single --net maxmin", "--strategy dp --net alpha-beta",
       "--strategy ps --net alpha-beta"};

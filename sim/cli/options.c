@@ -293,6 +293,9 @@ int ds_options_uses_var(const struct ds_options *o, enum ds_strategy s, enum ds_
  * know is a typo in the caller, which would read as "not given" forever. */
 static int given_index(const struct ds_options *o, const char *flag) {
   assert(ds_cli_option_find(ds_options_flags(), flag) && "flag not in ddpsim's table");
+  /* the walk records no repeatable flag (base/cli ds_cli_once): asking
+   * would always say no (o->n_stragglers says whether --straggler was) */
+  assert(strcmp(flag, "--straggler") != 0 && "a repeatable flag is not recorded");
   for (int i = 0; i < o->given.n; i++)
     if (strcmp(o->given.flag[i], flag) == 0) return i;
   return -1;

@@ -131,6 +131,10 @@ static ds_status check_unused(const struct ds_options *o, const double *dflt,
     const char *value = given_value(o, w->flag);
     if ((w->users & run) || !ds_options_given(o, w->flag) || is_inert(w->inert, value))
       continue;
+    /* a --proto list naming every protocol is auto (proto_flag.h), as inert */
+    if (strcmp(w->flag, "--proto") == 0 && o->proto.choice == DS_PROTO_CHOICE_AUTO &&
+        o->proto.disabled == 0)
+      continue;
     users_text(w->users, users, sizeof users);
     return ds_err_set(err, DS_EUSAGE, "option %s%s%s: no strategy of the run uses it (%s); "
                       "it would be ignored", w->flag, value ? " " : "", value ? value : "",

@@ -28,7 +28,7 @@
 #define MIB (1024.0 * 1024.0)
 #define ITERS 2
 
-/* A DDP run as sim/cli/run.c builds it: rank 0's template, one block of
+/* A DDP run as sim/cli/run_schedule.c builds it: rank 0's template, one block of
  * every rank per iteration. */
 struct lk_case {
   struct ds_model *m;

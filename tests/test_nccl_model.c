@@ -22,7 +22,7 @@ struct fixture {
   struct ds_nccl_model m;
 };
 
-/* The model of the ring the program runs (sim/cli/run.c, collbench.c):
+/* The model of the ring the program runs (sim/cli/run_setup.c, collbench.c):
  * ds_ring_build_rails, so that across nodes the oracle below sees the NIC
  * rails NCCL spreads its channels over. */
 static ds_status build_with_table(struct fixture *f, const char *path, const char *table,

@@ -54,7 +54,7 @@ struct ds_exec_options {
    * applied as one factor with dur_scale's: dur_scale[i] * rank_scale[r];
    * NULL: 1. Borrowed; world_size values. */
   const double *rank_scale;
-  /* A ring the caller has built already (ds_ring_build_rails; run.c builds
+  /* A ring the caller has built already (ds_ring_build_rails; run_setup.c builds
    * the world's for its closed forms and NCCL's model), used for
    * collectives over exactly its members instead of building it again:
    * rails over thousands of GPUs cost route searches. Borrowed; NULL: none. */

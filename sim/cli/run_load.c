@@ -1,0 +1,201 @@
+/*
+ * The files of a run, loaded once (see run_load.h), and the notes on
+ * --calib: where its GPU or its grouped-convolution table was measured on
+ * another GPU than the topology's, what applies and how, said on stderr
+ * before any configuration runs.
+ */
+#include "sim/cli/run_load.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "base/lookup.h"
+#include "base/textout.h"
+#include "sim/net/gpu_table.h"
+#include "sim/train/comm_hook.h"
+
+/* The modes --calib's grouped-convolution table has ("fp32, tf32"). */
+static void gconv_modes(const struct ds_gconv_table *t, char *buf, size_t cap) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int m = 0; m < DS_GCONV_MODES; m++)
+    if (ds_gconv_has_mode(t, (enum ds_gconv_mode)m))
+      used += (size_t)snprintf(buf + used, used < cap ? cap - used : 0, "%s%s",
+                               used ? ", " : "", ds_gconv_mode_names[m]);
+}
+
+/* A note or warning on stderr whose %s arguments (paths from the command
+ * line, GPU names from files) are written whole, their control characters
+ * as '?' (ds_textout_put_printable), rather than cut to a buffer or printed
+ * raw; fmt takes %s, %d and %g alone, as printf's. */
+__attribute__((format(printf, 1, 2))) static void say_user(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  for (const char *p = fmt; *p; p++) {
+    if (*p != '%' || !p[1]) {
+      fputc(*p, stderr);
+      continue;
+    }
+    switch (*++p) {
+      case 's': ds_textout_put_printable(stderr, va_arg(ap, const char *), 0); break;
+      case 'd': fprintf(stderr, "%d", va_arg(ap, int)); break;
+      case 'g': fprintf(stderr, "%g", va_arg(ap, double)); break;
+      default: fputc(*p, stderr); break; /* "%%" */
+    }
+  }
+  va_end(ap);
+}
+
+/* --calib's grouped-convolution table, where it fits the topology's GPU
+ * (calib.h ds_calib_gconv_fit): as measured on the GPU it names (or, a
+ * file naming none, of the same SMs), moved by SMs x clock to another GPU
+ * whose table entry has boost_mhz, else not applied; a note says which
+ * when it is not plainly this GPU's, and when the table lacks the run's
+ * mode (those convolutions then run at the conv class's rate). */
+static ds_status plug_calib_gconv(struct loaded *ld, const char *gpus_path,
+                                  struct ds_err *err) {
+  const struct ds_gpu_spec *g = &ld->topo->gpu;
+  struct ds_gpu_table table;
+  DS_CHECK(ds_gpu_table_load(gpus_path, &table, err)); /* for g's smi_names */
+  enum ds_gconv_fit fit = ds_calib_gconv_fit(ld->calib, g, ds_gpu_table_find(&table, g->name));
+  ds_gpu_table_release(&table);
+  char measured_on[160];
+  const char *named = ld->calib->gconv_gpu;
+  if (named[0])
+    snprintf(measured_on, sizeof measured_on, "%s (%d SMs at %g MHz)", named,
+             ld->calib->gconv_sms, ld->calib->gconv_clock_hz / 1e6);
+  else
+    snprintf(measured_on, sizeof measured_on, "a GPU of %d SMs at %g MHz", ld->calib->gconv_sms,
+             ld->calib->gconv_clock_hz / 1e6);
+  if (fit == DS_GCONV_FIT_REFUSED) {
+    say_user(
+        "ddpsim: note: --calib's grouped convolutions were measured on %s, not %s's %s "
+        "(%s), which has no boost_mhz to move them to: not applied (grouped convolutions "
+        "at the conv class's rate)\n",
+        measured_on, ld->topo_path, g->name,
+        named[0] ? "another name" : "another SM count");
+    return DS_OK;
+  }
+  ds_calib_gconv_table(ld->calib, &ld->gconv);
+  ld->compute.gconv = &ld->gconv;
+  /* another GPU's: its SM cycles on g's SMs and clock (ds_gconv_ns) */
+  if (fit == DS_GCONV_FIT_SCALED) ld->gconv.on_target = 0;
+  enum ds_gconv_mode mode = ds_compute_gconv_mode(&ld->compute);
+  if (!ds_gconv_has_mode(&ld->gconv, mode)) {
+    /* nothing of the table prices this run (ds_gconv_ns gives 0) */
+    char modes[64];
+    gconv_modes(&ld->gconv, modes, sizeof modes);
+    say_user(
+        "ddpsim: note: --calib's grouped convolutions have no %s entries (the file has %s, "
+        "measured on %s): this run's grouped convolutions run at the conv class's rate\n",
+        ds_gconv_mode_names[mode], modes, measured_on);
+  } else if (fit == DS_GCONV_FIT_SCALED) {
+    say_user(
+        "ddpsim: note: --calib's grouped convolutions were measured on %s, not %s's %s "
+        "(%s): their SM cycles run on its %d SMs at %d MHz, not as measured\n",
+        measured_on, ld->topo_path, g->name,
+        named[0] ? "another name" : "another SM count", g->sms, g->boost_mhz);
+  } else if (g->boost_mhz <= 0) {
+    /* applied at the file's own SMs and clock (ds_gconv_ns), even where the
+     * GPU table has no boost_mhz and the built-in models fall to the roofline */
+    say_user(
+        "ddpsim: note: --calib's grouped convolutions were measured on %s, %s's %s has "
+        "no boost_mhz: their times apply as measured (the other kernel models run at the "
+        "roofline)\n",
+        measured_on, ld->topo_path, g->name);
+  } else if (g->sms != ld->gconv.sms || g->boost_mhz * 1e6 != ld->gconv.clock_hz) {
+    say_user(
+        "ddpsim: note: --calib's grouped convolutions were measured on %s, %s's %s has "
+        "%d at %d MHz: their times apply as measured\n",
+        measured_on, ld->topo_path, g->name, g->sms, g->boost_mhz);
+  }
+  return DS_OK;
+}
+
+/* --calib's GPU against the topology's (calib.h ds_calib_gpu_fit), which
+ * words its rates. The file's efficiencies are fractions of the measured
+ * GPU's peak, and ddpsim multiplies each into this GPU's own peak: on
+ * another GPU they are that GPU's fractions standing in for this one's,
+ * as the GPU table's stand-ins are (the H100's matmul_half is the H200's
+ * fraction), not nonsense and not a measurement of this GPU. So they
+ * apply, labelled as another GPU's on the compute-rates line, with a
+ * warning, rather than being refused (which would leave the typical
+ * placeholders, further from any GPU); the absolute values (kernel_overhead,
+ * nccl, host) apply as measured there. A file naming no GPU (older
+ * ddpreal) is said to name none: which GPU it was, ddpsim cannot know. */
+static ds_status note_calib_gpu(struct loaded *ld, const char *calib_path, const char *gpus_path,
+                                struct ds_err *err) {
+  struct ds_compute_params *p = &ld->topo->compute;
+  const struct ds_calib *c = ld->calib;
+  const struct ds_gpu_spec *g = &ld->topo->gpu;
+  struct ds_gpu_table table;
+  DS_CHECK(ds_gpu_table_load(gpus_path, &table, err)); /* for g's smi_names */
+  p->calib_gpu_fit = ds_calib_gpu_fit(c, g, ds_gpu_table_find(&table, g->name));
+  if (p->calib_gpu_fit == DS_CALIB_GPU_OTHER) {
+    /* the table's name for the file's device name, where the table has it */
+    const struct ds_gpu_info *named = ds_gpu_table_find(&table, c->gpu);
+    if (!named) named = ds_gpu_table_by_smi_name(&table, c->gpu);
+    ds_textout_printable(named ? named->spec.name : c->gpu, p->calib_gpu, sizeof p->calib_gpu);
+    int rates = c->has_flops_efficiency || c->has_mem_efficiency;
+    for (int k = 0; k < DS_CALIB_EFF_KEYS; k++) rates |= c->eff[k] > 0;
+    say_user("ddpsim: warning: %s: key 'gpu': measured on %s, not %s's %s: %s; "
+             "its kernel_overhead, nccl and host values apply as measured there\n",
+             calib_path, c->gpu, ld->topo_path, g->name,
+             rates ? "its efficiencies (fractions of that GPU's peak) stand in for this GPU's, "
+                    "not as measured (the compute-rates line says so)"
+                  : "it has no efficiencies");
+  }
+  ds_gpu_table_release(&table);
+  return DS_OK;
+}
+
+ds_status ds__run_load(struct loaded *ld, const struct ds_options *o, struct ds_err *err) {
+  char gpus_path[4096];
+  DS_CHECK(ds_lookup_file("topologies", "topology", o->topo, ld->topo_path,
+                          sizeof ld->topo_path, err));
+  DS_CHECK(ds_lookup_file("models", "model", o->model, ld->model_path,
+                          sizeof ld->model_path, err));
+  DS_CHECK(ds_lookup_gpu_table(ld->topo_path, gpus_path, sizeof gpus_path, err));
+  DS_CHECK(ds_topo_load(ld->topo_path, gpus_path, &ld->topo, err));
+  if (o->calib) {
+    /* A measured machine's compute factors replace the topology file's. */
+    ld->calib = malloc(sizeof *ld->calib); /* its table of up to 1024 entries: not the stack */
+    if (!ld->calib) return ds_err_set(err, DS_ENOMEM, "out of memory");
+    ds_status cst = ds_calib_load(o->calib, ld->calib, err);
+    if (cst != DS_OK) return ds_err_prefix(err, cst, "option --calib: ");
+    ds_calib_apply_compute(ld->calib, &ld->topo->compute);
+    ds_calib_apply_gpu(ld->calib, &ld->topo->gpu);
+    DS_CHECK(note_calib_gpu(ld, o->calib, gpus_path, err));
+  }
+  DS_CHECK(ds_model_load(ld->model_path, &ld->model, err));
+  /* --optimizer: every reader of the optimizer (compute.c, host.c,
+   * memory.c, the strategies) then sees it as the file's */
+  if (ds_options_given(o, "--optimizer")) ld->model->optimizer = o->optimizer;
+  for (int32_t k = 0; k < o->sweep[DS_VAR_COMM_HOOK].n; k++) /* every hook of a list */
+    DS_CHECK(ds_comm_hook_check_model(&o->comm_hooks[k], ld->model, err));
+  DS_CHECK(ds_compute_init(ld->topo, o->dtype, o->amp, &ld->compute, err));
+  ds_compute_set_tf32(&ld->compute, ld->topo, o->tf32);
+  ld->compute.channels_last = o->channels_last;
+  ld->compute.optimizer_loop = o->ddp_rules != DS_DDP_RULES_CURRENT;
+  ld->compute.grad_kept = o->ddp_rules != DS_DDP_RULES_CURRENT;
+  ld->compute.zero_grad_fill = o->ddp_rules == DS_DDP_RULES_TORCH_1_9;
+  ld->compute.weight_decay = o->weight_decay;
+  ld->compute.no_bn_weight_decay = o->no_bn_weight_decay;
+  if (ld->calib && ld->calib->n_gconv > 0) DS_CHECK(plug_calib_gconv(ld, gpus_path, err));
+  return DS_OK;
+}
+
+ds_status ds__run_check_world(const struct loaded *ld, int32_t world, struct ds_err *err) {
+  if (world > ld->topo->n_gpus)
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --world-size: %d ranks but topology %s has %d GPUs",
+                      world, ld->topo_path, ld->topo->n_gpus);
+  return DS_OK;
+}
+
+void ds__run_unload(struct loaded *ld) {
+  ds_model_free(ld->model);
+  ds_topo_free(ld->topo);
+  free(ld->calib);
+}

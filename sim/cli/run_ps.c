@@ -1,0 +1,174 @@
+/*
+ * The parameter-server row (see run_ps.h): no schedule is built ahead (the
+ * order in which an asynchronous server applies pushes is no static one);
+ * the row's timing fields are analysis/metrics.c's definitions on the
+ * result's ops, as for every strategy.
+ */
+#include "sim/cli/run_ps.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "base/units.h"
+#include "sim/cli/run_schedule.h"
+#include "sim/train/jitter.h"
+#include "sim/train/ps.h"
+#include "sim/train/rates.h"
+#include "traces/trace.h"
+
+/* The ps row's trace (every op of every step, ids of the one-step
+ * schedule) and schedule (one step: what each rank runs, with same-rank
+ * dependencies; the cross-rank order is sim/train/ps.c's). */
+static ds_status write_ps_outputs(const struct config_run *c, const struct ds_ps_result *r,
+                                  const char *inputs, struct ds_err *err) {
+  const struct ds_options *o = c->opt;
+  struct ds_csv_meta meta = {"ddpsim " DS_VERSION, inputs, o->seed, NULL};
+  struct ds_trace *trace = NULL;
+  ds_status st = DS_OK;
+  if (o->schedule) DS_CHECK(ds_schedule_write_csv(o->schedule, r->step, &meta, err));
+  if (!o->trace && !c->capture) return DS_OK;
+  DS_CHECK_GOTO(ds_trace_new("sim", &trace), st, oom);
+  size_t ns = r->step->n_ops;
+  for (size_t i = 0; i < r->all->n_ops; i++) {
+    struct ds_trace_row row = {r->step, (uint32_t)(i % ns), (int32_t)(i / ns),
+                               r->op_start_ns[i], r->op_end_ns[i]};
+    DS_CHECK_GOTO(ds_trace_add(trace, &row), st, oom);
+  }
+  if (o->trace) DS_CHECK_GOTO(ds_trace_write_csv(o->trace, trace, &meta, err), st, out);
+  if (c->capture) DS_CHECK_GOTO(ds__run_keep_trace(c->capture, trace, inputs, o->seed), st, oom);
+  st = DS_OK;
+  goto out;
+oom:
+  ds_err_set(err, st, "writing outputs: out of memory");
+out:
+  ds_trace_free(trace);
+  return st;
+}
+
+/* Per-GPU memory of the ps row: GPU 0, the fullest other GPU, and the
+ * breakdown of the fullest of all (a server's GPU). */
+static ds_status ps_memory(const struct config_run *c, struct ds_summary *s,
+                           struct ds_err *err) {
+  const struct ds_options *o = c->opt;
+  struct ds_ps_shards sh;
+  DS_CHECK(ds_ps_shard(c->model, o->ps_servers, c->world, &sh, err));
+  for (int32_t g = 0; g < c->world; g++) {
+    struct ds_ddp_memory m;
+    struct ds_memory_options mo = ds__run_memory_options(c, o, DS_STRATEGY_PS);
+    ds_ps_memory(c->model, &c->compute.precision, c->batch, &mo, &sh, c->world, g, &m);
+    if (g == 0) s->peak_mem_gib_gpu0 = m.total / DS_UNITS_GIB;
+    else if (m.total / DS_UNITS_GIB > s->peak_mem_gib_other)
+      s->peak_mem_gib_other = m.total / DS_UNITS_GIB;
+    if (g == 0 || m.total > s->mem.total) s->mem = m;
+  }
+  s->peak_mem_gib = s->mem.total / DS_UNITS_GIB;
+  s->gpu_mem_gib = c->topo->gpu.mem_bytes / DS_UNITS_GIB;
+  ds_ps_shards_release(&sh);
+  return DS_OK;
+}
+
+/* --strategy ps: sim/train/ps.c runs its own event loop (the order in which an
+ * asynchronous server applies pushes is no static schedule); this fills
+ * the row from its result, once per --samples seed. */
+ds_status ds__run_ps(struct config_run *c, struct ds_summary *s, struct ds_err *err) {
+  const struct ds_options *o = c->opt;
+  struct ds_ps_result r = {0};
+  double *factor = NULL, *times = NULL;
+  int32_t n_samples = o->samples > 1 ? o->samples : 1;
+  char inputs[sizeof c->inputs + 64];
+  ds_status st;
+  DS_CHECK(ds__run_rank_factors(c, &factor, err));
+  struct ds_ps_options po = {.world_size = c->world, .batch = c->batch,
+                             .n_servers = o->ps_servers,
+                             .mode = o->ps_async ? DS_PS_ASYNC : DS_PS_SYNC,
+                             .push = o->ps_push_per_layer ? DS_PS_PUSH_PER_LAYER
+                                                          : DS_PS_PUSH_AFTER_BACKWARD,
+                             .iters = o->iters, .net_mode = o->net_mode,
+                             .rank_factor = factor, .jitter = o->jitter,
+                             .jitter_cv = o->jitter_cv};
+  /* the options column: mode, servers, stragglers */
+  int len = snprintf(c->ddp_options, sizeof c->ddp_options, "mode=%s;servers=%d%s",
+                     ds_ps_mode_name(po.mode), o->ps_servers,
+                     o->ps_push_per_layer ? ";push=per-layer" : "");
+  for (int32_t k = 0; k < o->n_stragglers && len > 0 && (size_t)len < sizeof c->ddp_options;
+       k++)
+    len += snprintf(c->ddp_options + len, sizeof c->ddp_options - (size_t)len,
+                    ";straggler=%d:%g", o->stragglers[k].rank, o->stragglers[k].factor);
+  if (o->ddp_rules != DS_DDP_RULES_CURRENT)
+    ds__run_append_item(c->ddp_options, sizeof c->ddp_options, ds__run_pytorch_item(o->ddp_rules));
+  snprintf(inputs, sizeof inputs, "%s ps_mode=%s ps_servers=%d ps_push=%s", c->inputs,
+           ds_ps_mode_name(po.mode), o->ps_servers, ds_ps_push_name(po.push));
+  times = malloc((size_t)n_samples * sizeof *times);
+  if (!times) {
+    st = ds_err_set(err, DS_ENOMEM, "out of memory");
+    goto out;
+  }
+  DS_CHECK_GOTO(ps_memory(c, s, err), st, out);
+  for (int32_t k = 0; k < n_samples; k++) {
+    po.seed = o->seed + (uint64_t)k;
+    DS_CHECK_GOTO(ds_ps_run(c->topo, c->model, &c->compute, &po, &r, err), st, out);
+    /* The timing fields: analysis/metrics.c's definitions on the last
+     * iteration's ops, as for every strategy (and as `ddpsim analyze` of the
+     * trace); throughput and the per-worker step times are ps's own. */
+    size_t ns = r.step->n_ops, last = (size_t)(o->iters - 1) * ns;
+    /* sample 0's timing fields are the row's (ds_report_measure writes
+     * those alone) */
+    struct ds_summary one = {0}, first_sum = {0}, *timed = k == 0 ? s : &one;
+    if (ds_report_measure(r.all, last, ns, r.op_start_ns, r.op_end_ns, timed) != DS_OK ||
+        ds_report_measure(r.all, 0, ns, r.op_start_ns, r.op_end_ns, &first_sum) != DS_OK) {
+      st = ds_err_set(err, DS_ENOMEM, "out of memory");
+      goto out;
+    }
+    times[k] = timed->iter_ms;
+    if (k == 0) {
+      s->first_iter_ms = first_sum.iter_ms;
+      s->samples_per_s = r.samples_per_s;
+      s->staleness_mean = r.staleness_mean;
+      s->staleness_max = r.staleness_max;
+      s->worker_step_min_ms = s->worker_step_max_ms = r.worker_step_ms[0];
+      for (int32_t w = 1; w < c->world; w++) {
+        double t = r.worker_step_ms[w];
+        if (t < s->worker_step_min_ms) s->worker_step_min_ms = t;
+        if (t > s->worker_step_max_ms) s->worker_step_max_ms = t;
+      }
+      if (o->trace || o->schedule || c->capture)
+        DS_CHECK_GOTO(write_ps_outputs(c, &r, inputs, err), st, out);
+    }
+    ds_ps_result_release(&r);
+  }
+  if (o->jitter || o->samples > 1) {
+    s->has_quantiles = 1;
+    s->samples = n_samples;
+    s->jitter_cv = o->jitter ? o->jitter_cv : 0;
+    ds_jitter_quantiles(times, (size_t)n_samples, &s->iter_p50_ms, &s->iter_p95_ms,
+                        &s->iter_p99_ms);
+  }
+  s->has_ps = 1;
+  s->ps_async = po.mode == DS_PS_ASYNC;
+  s->ps_servers = o->ps_servers;
+  ds_rates_used(&c->compute, c->model, &s->rates);
+  ds__run_record_charged(c, s);
+  s->strategy = o->strategy;
+  s->model = c->model->name;
+  s->topology = c->topo->name;
+  s->gpu = c->topo->gpu.name;
+  s->dtype = ds_dtype_name(o->dtype);
+  s->amp = ds_amp_name(o->amp);
+  s->optimizer = ds__run_optimizer_field(c->model->optimizer, o);
+  s->net_model = o->net_mode == DS_NET_CONSTANT ? "alpha-beta" : "maxmin";
+  s->coll_model = "flow";
+  s->coll_algo = "p2p";
+  s->ddp_options = c->ddp_options;
+  s->no_sync = 1;
+  s->grad_accum = 1;
+  s->world_size = c->world;
+  s->batch_per_gpu = c->batch;
+  s->iters = o->iters;
+  s->reported_iter = o->iters - 1;
+  st = DS_OK;
+out:
+  ds_ps_result_release(&r);
+  free(times);
+  free(factor);
+  return st;
+}

@@ -1,0 +1,29 @@
+/*
+ * A configuration's run on the executor (run.c): its strategy's schedule
+ * of every iteration (single, dp, ddp), run once per --samples seed, the
+ * row's timing and bucket fields, and the --trace and --schedule files.
+ * Internal to sim/cli/run*.c.
+ */
+#ifndef DS_RUN_SCHEDULE_H
+#define DS_RUN_SCHEDULE_H
+
+#include <stdint.h>
+
+#include "base/status.h"
+#include "sim/cli/report.h"
+#include "sim/cli/run.h"
+#include "sim/cli/run_setup.h"
+#include "traces/trace.h"
+
+/* Runs configuration c (single, dp or ddp) at bucket cap bucket_mb into
+ * sum; *bucket_bytes receives the row's bucket sizes (malloc'd, the
+ * caller's to free), which sum->bucket_bytes points at. */
+ds_status ds__run_schedule(struct config_run *c, double bucket_mb, struct ds_summary *sum,
+                           double **bucket_bytes, struct ds_err *err);
+
+/* ds_run_capture's copy of the run's trace t into cap, with its header's
+ * inputs and seed. */
+ds_status ds__run_keep_trace(struct ds_run_trace *cap, const struct ds_trace *t,
+                             const char *inputs, uint64_t seed);
+
+#endif /* DS_RUN_SCHEDULE_H */

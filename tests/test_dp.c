@@ -612,3 +612,21 @@ Test(dp, a_world_of_one_has_no_other_gpu_and_no_collective) {
   ds_test_ddpsim_refuses("collective --topo tests/data/tiny-topo.yaml -g 1",
                          "option -g: one rank, but a collective needs two or more");
 }
+
+/* Only ddp's ring and tree all-reduces aggregate: under --coll-model
+ * aggregate dp's row says flow, what its chains ran (and the same time as
+ * under flow), ddp's says aggregate. */
+Test(dp, only_ddp_rows_say_aggregate) {
+  struct ds_test_result a = run(TINY "--strategy dp,ddp --coll-model aggregate --format csv");
+  struct ds_test_result f = run(TINY "--strategy dp,ddp --coll-model flow --format csv");
+  cr_assert_eq(a.status, 0, "%s", a.err);
+  cr_assert_eq(f.status, 0, "%s", f.err);
+  char dp[16], ddp[16];
+  ds_test_csv_str(a.out, "coll_model", 0, dp, sizeof dp);
+  ds_test_csv_str(a.out, "coll_model", 1, ddp, sizeof ddp);
+  cr_assert_str_eq(dp, "flow");
+  cr_assert_str_eq(ddp, "aggregate");
+  cr_assert_eq(ds_test_csv_num(a.out, "iter_ms", 0), ds_test_csv_num(f.out, "iter_ms", 0));
+  ds_test_release(&a);
+  ds_test_release(&f);
+}

@@ -56,7 +56,7 @@ static const struct strategy_switch {
     {"--no-broadcast-buffers", DDP_ONLY, NULL},
     {"--find-unused-parameters", DDP_ONLY, NULL},
     {"--static-graph", DDP_ONLY, NULL},
-    /* only ddp's all-reduces run on NCCL's model (run.c configure): dp's
+    /* only ddp's all-reduces run on NCCL's model (run_setup.c ds__run_configure): dp's
      * chains and ps's transfers are flows of their own; --proto auto is
      * what --algo auto resolves it to */
     {"--algo", DDP_ONLY, INERT("auto")},

@@ -217,6 +217,11 @@ ds_status ds__run_configure(struct config_run *c, const struct loaded *ld,
     c->coll_model = c->world > DS_AUTO_AGGREGATE_ABOVE ? DS_COLL_AGGREGATE
                                                         : DS_COLL_FLOW;
   }
+  /* only ddp's ring and tree all-reduces aggregate (sim/coll); dp's chains,
+   * gathers and scatters are flows whatever --coll-model says, so its row
+   * says flow (a review: `--strategy dp,ddp --coll-model aggregate` labelled
+   * dp's row aggregate at the same time as flow) */
+  if (o->strategy_id != DS_STRATEGY_DDP) c->coll_model = DS_COLL_FLOW;
   if (o->ring_chunks > 1 && c->coll_model == DS_COLL_AGGREGATE)
     return ds_err_set(err, DS_EUSAGE,
                       "--ring-chunks > 1 needs the per-flow ring; with %d ranks "

@@ -946,6 +946,18 @@ Test(cli, ring_chunks_and_nccl_extra_only_where_they_mean_something) {
                          "--ring-chunks 2", "option --ring-chunks: allreduce reduce-broadcast "
                          "has no ring step to cut into pieces (--ring-chunks pipelines the "
                          "plain ring");
+  /* the aggregate ring moves one chunk per step: one wording in both
+   * commands, naming the rank count where --coll-model auto chose it */
+  ds_test_ddpsim_refuses("--topo dgx-a100 --model tests/data/tiny-model.yaml --algo ring "
+                         "--proto none --coll-model aggregate --ring-chunks 2",
+                         "option --ring-chunks: the aggregate ring moves one chunk per step, "
+                         "so --ring-chunks > 1 needs --coll-model flow");
+  ds_test_ddpsim_refuses("collective --topo dgx-a100 -b 1M -e 1M --coll-model aggregate "
+                         "--ring-chunks 2", "option --ring-chunks: the aggregate ring moves "
+                         "one chunk per step, so --ring-chunks > 1 needs --coll-model flow");
+  ds_test_ddpsim_refuses("collective --topo cluster-512x8-h100 -g 128 -b 1M -e 1M "
+                         "--ring-chunks 2", "and with 128 ranks --coll-model auto "
+                         "aggregates: add --coll-model flow");
   /* resnet50's BatchNorm buffers broadcast in a chain, which the chunks cut */
   struct ds_test_result bn = ds_test_run("", ds_test_ddpsim(), "--topo dgx-a100 --model "
                                          "resnet50 --algo direct --ring-chunks 2 --format csv");

@@ -20,6 +20,7 @@
 #include "sim/coll/nccl_model.h"
 #include "sim/net/net.h"
 #include "sim/cli/options.h"
+#include "sim/cli/proto_flag.h"
 #include "sim/cli/report.h"
 #include "sim/net/topo.h"
 
@@ -328,8 +329,8 @@ static ds_status sweep(const struct ds_collbench_args *o, struct ds_topo *topo,
     return ds_err_set(err, DS_EUSAGE, "option --root: %d is not a rank (%d ranks)", o->root,
                       n);
   if (o->ring_chunks > 1 && pl.model == DS_COLL_AGGREGATE)
-    return ds_err_set(err, DS_EUSAGE,
-                      "--ring-chunks > 1 needs the per-flow ring: add --coll-model flow");
+    return ds_ring_chunks_aggregate_refuse(
+        o->coll_model == DS_COLL_CHOICE_AGGREGATE ? 0 : n, err);
   int32_t *gpus = malloc((size_t)n * sizeof *gpus);
   if (!gpus) return ds_err_set(err, DS_ENOMEM, "out of memory");
   for (int32_t i = 0; i < n; i++) gpus[i] = i;

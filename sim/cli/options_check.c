@@ -342,7 +342,6 @@ ds_status ds__options_finish(struct ds_options *o, int proto_set, const double *
                       ? ", or none for the run's timeline" : "");
   for (int32_t k = 0; k < o->sweep[DS_VAR_RING_CHUNKS].n; k++)
     if (o->sweep[DS_VAR_RING_CHUNKS].v[k] > 1 && o->coll_model == DS_COLL_CHOICE_AGGREGATE)
-      return ds_err_set(err, DS_EUSAGE,
-                        "--ring-chunks > 1 needs --coll-model flow (the aggregate ring moves one chunk per step)");
+      return ds_ring_chunks_aggregate_refuse(0, err);
   return DS_OK;
 }

@@ -137,3 +137,14 @@ ds_status ds_nccl_extra_refuse(const char *what, int has_protocols, struct ds_er
                     "out to that model, which does not run %s (NCCL has no protocol for it): "
                     "drop --nccl-extra (none is what %s has)", what, what);
 }
+
+ds_status ds_ring_chunks_aggregate_refuse(int32_t ranks, struct ds_err *err) {
+  if (ranks > 0)
+    return ds_err_set(err, DS_EUSAGE,
+                      "option --ring-chunks: the aggregate ring moves one chunk per step, "
+                      "and with %d ranks --coll-model auto aggregates: add --coll-model "
+                      "flow (the per-flow ring, which the chunks pipeline)", (int)ranks);
+  return ds_err_set(err, DS_EUSAGE,
+                    "option --ring-chunks: the aggregate ring moves one chunk per step, so "
+                    "--ring-chunks > 1 needs --coll-model flow (the per-flow ring)");
+}

@@ -58,6 +58,12 @@ void ds_proto_flag_name(const struct ds_proto_flag *flag, char sep, char *buf, s
 ds_status ds_proto_flag_require_model(const char *flag, const struct ds_proto_flag *pf,
                                       const char *why, struct ds_err *err);
 
+/* The refusal of --ring-chunks > 1 where the aggregate ring runs, which
+ * moves one chunk per step, worded once for ddpsim and ddpsim collective:
+ * `ranks` > 0 when --coll-model auto chose it for that many ranks, 0 when
+ * --coll-model aggregate was given. */
+ds_status ds_ring_chunks_aggregate_refuse(int32_t ranks, struct ds_err *err);
+
 /* The usage error (DS_EUSAGE) of --ring-chunks > 1 on collectives it does
  * not cut (use from sim/coll's ds_coll_ring_chunks_use, not
  * DS_RING_CHUNKS_CUT), in both commands' one wording. what names them:

@@ -223,9 +223,8 @@ ds_status ds__run_configure(struct config_run *c, const struct loaded *ld,
    * dp's row aggregate at the same time as flow) */
   if (o->strategy_id != DS_STRATEGY_DDP) c->coll_model = DS_COLL_FLOW;
   if (o->ring_chunks > 1 && c->coll_model == DS_COLL_AGGREGATE)
-    return ds_err_set(err, DS_EUSAGE,
-                      "--ring-chunks > 1 needs the per-flow ring; with %d ranks "
-                      "--coll-model auto aggregates: add --coll-model flow", c->world);
+    return ds_ring_chunks_aggregate_refuse(
+        o->coll_model == DS_COLL_CHOICE_AGGREGATE ? 0 : c->world, err);
   int32_t *gpus = malloc((size_t)c->world * sizeof *gpus);
   if (!gpus) return ds_err_set(err, DS_ENOMEM, "out of memory");
   for (int32_t r = 0; r < c->world; r++) gpus[r] = r;

@@ -785,6 +785,16 @@ static int only_in(const char *key, const struct ds_config_lookalike *like, size
   return 1;
 }
 
+/* The root key of pair when it is one of keys that allowed lacks (a sign
+ * of another kind of file), else NULL. */
+static const yaml_node_t *foreign_key(const struct ds_config *cfg, const yaml_node_pair_t *pair,
+                                      const char *const allowed[], const char *const keys[]) {
+  const yaml_node_t *k = node_at(cfg, pair->key);
+  if (k == NULL || k->type != YAML_SCALAR_NODE) return NULL;
+  const char *name = scalar_text(k);
+  return in_list(name, allowed) || !in_list(name, keys) ? NULL : k;
+}
+
 /* The lookalike root looks like (ds_config_open_as): of the root keys
  * `allowed` lacks, the one with most keys only it has, else most keys of
  * its own (two at least), the earlier on a tie; said at the first key that
@@ -801,12 +811,10 @@ static ds_status check_lookalikes(const struct ds_cnode *root, const char *const
   for (size_t l = 0; l < n_like; l++) {
     size_t only = 0, any = 0;
     for (size_t i = 0; i < n; i++) {
-      const yaml_node_t *k = node_at(cfg, pairs[i].key);
-      if (k == NULL || k->type != YAML_SCALAR_NODE) continue;
-      const char *name = scalar_text(k);
-      if (in_list(name, allowed) || !in_list(name, like[l].keys)) continue;
+      const yaml_node_t *k = foreign_key(cfg, &pairs[i], allowed, like[l].keys);
+      if (k == NULL) continue;
       any++;
-      only += (size_t)only_in(name, like, n_like, l);
+      only += (size_t)only_in(scalar_text(k), like, n_like, l);
     }
     /* one key another kind shares ('gpu', 'name') is no sign of that kind */
     if ((only > 0 || any >= 2) && (only > best_only || (only == best_only && any > best_any))) {
@@ -820,10 +828,9 @@ static ds_status check_lookalikes(const struct ds_cnode *root, const char *const
   char has[256] = "";
   size_t used = 0, listed = 0;
   for (size_t i = 0; i < n; i++) {
-    const yaml_node_t *k = node_at(cfg, pairs[i].key);
-    if (k == NULL || k->type != YAML_SCALAR_NODE) continue;
+    const yaml_node_t *k = foreign_key(cfg, &pairs[i], allowed, like[best].keys);
+    if (k == NULL) continue;
     const char *name = scalar_text(k);
-    if (in_list(name, allowed) || !in_list(name, like[best].keys)) continue;
     if (best_only > 0 && !only_in(name, like, n_like, best)) continue;
     if (!first) first = k;
     if (listed++ == 4) {

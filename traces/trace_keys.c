@@ -80,8 +80,9 @@ ds_status ds_trace_check_keys(const struct ds_trace *t, size_t *bad, size_t *oth
   for (size_t i = 0; i < n && st == DS_OK; i++) {
     const struct ds_schedule *s = t->rows[i].sched;
     const struct ds_op *op = &s->ops[t->rows[i].op];
+    const int64_t *deps = ds_schedule_deps(s, op);
     for (uint32_t d = 0; d < op->dep_count && st == DS_OK; d++) {
-      int64_t dep = s->deps[op->dep_first + d];
+      int64_t dep = deps[d];
       if (resolves(keys, n, op->rank, dep, t->rows[i].iter, i)) continue;
       *bad = *other = i;
       int32_t iter = t->rows[i].iter;

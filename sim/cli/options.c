@@ -305,6 +305,11 @@ int ds_options_given(const struct ds_options *o, const char *flag) {
   return given_index(o, flag) >= 0;
 }
 
+const char *ds_options_given_value(const struct ds_options *o, const char *flag) {
+  int i = given_index(o, flag);
+  return i >= 0 ? o->given.value[i] : NULL;
+}
+
 
 /* Configurations of one strategy: the cross product of its variables. */
 static int64_t strategy_configs(const struct ds_options *o, enum ds_strategy s) {

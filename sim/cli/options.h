@@ -196,6 +196,9 @@ struct ds_options {
  * which repeats, and --help are not recorded). */
 int ds_options_given(const struct ds_options *o, const char *flag);
 
+/* The value flag was given with (NULL for a switch or a flag not given). */
+const char *ds_options_given_value(const struct ds_options *o, const char *flag);
+
 /* ds_strategy_uses_var for the run o: single also uses the straggler
  * factor when the swept straggler (--straggler 0:1,2) is rank 0, the rank
  * it runs. What the sweep's cross product and the unused-option check use. */

@@ -16,14 +16,6 @@
 #include "sim/coll/coll.h"
 #include "sim/train/ddp.h"
 
-/* The value flag was given (NULL for a switch or a flag not given). */
-static const char *given_value(const struct ds_options *o, const char *flag) {
-  if (!ds_options_given(o, flag)) return NULL; /* asserts flag is ddpsim's */
-  for (int i = 0; i < o->given.n; i++)
-    if (strcmp(o->given.flag[i], flag) == 0) return o->given.value[i];
-  return NULL;
-}
-
 /* The strategies of a set (bit 1 << s for strategy s) as "ddp does" or
  * "dp, ddp, ps do". */
 static void users_text(unsigned users, char *buf, size_t cap) {
@@ -128,7 +120,7 @@ static ds_status check_unused(const struct ds_options *o, const double *dflt,
                         "ignored", o->stragglers[k].rank, o->stragglers[k].factor);
   for (size_t i = 0; i < sizeof strategy_switches / sizeof *strategy_switches; i++) {
     const struct strategy_switch *w = &strategy_switches[i];
-    const char *value = given_value(o, w->flag);
+    const char *value = ds_options_given_value(o, w->flag);
     if ((w->users & run) || !ds_options_given(o, w->flag) || is_inert(w->inert, value))
       continue;
     /* a --proto list naming every protocol is auto (proto_flag.h), as inert */

@@ -62,11 +62,11 @@ LDFLAGS  += $(SAN)
 LDLIBS   += -lyaml -lxml2 -lcsv -lgsl -lgslcblas -lm
 
 # Folders by layer (docs/architecture.md): base/ <- traces/ <- sim/net <-
-# sim/coll <- sim/train <- analysis/ <- sim/cli (the ddpsim command). Link
+# sim/coll <- sim/train <- analysis/ <- sim/cli <- sim/cmd (the ddpsim command). Link
 # order is the reverse: libddpsim (sim/cli calls analysis/) before libddpanalysis.
 BASE_SRC  := $(sort $(wildcard base/*.c))
 TRACE_SRC := $(sort $(wildcard traces/*.c))
-SIM_SRC   := $(sort $(filter-out sim/cli/main.c,$(wildcard sim/*/*.c)))
+SIM_SRC   := $(sort $(filter-out sim/cmd/main.c,$(wildcard sim/*/*.c)))
 ANALYSIS_SRC := $(sort $(wildcard analysis/*.c))
 TEST_SRC  := $(sort $(wildcard tests/test_*.c))
 BENCH_SRC := $(sort $(wildcard bench/bench_*.c))
@@ -166,7 +166,7 @@ $(LIBANALYSIS): $(ANALYSIS_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(DDPSIM): $(BUILD)/sim/cli/main.o $(LIBSIM) $(LIBANALYSIS) $(LIBTRACE) $(LIBBASE)
+$(DDPSIM): $(BUILD)/sim/cmd/main.o $(LIBSIM) $(LIBANALYSIS) $(LIBTRACE) $(LIBBASE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 

@@ -1,7 +1,7 @@
 /*
  * What the option parsers of every command share (sim/cli/options.c,
- * base/values.c, sim/cli/collbench.c, sim/cli/bucketcmd.c,
- * sim/cli/topocmd.c, sim/cli/importcmd.c, analysis/analyze.c,
+ * base/values.c, sim/cmd/collbench.c, sim/cmd/bucketcmd.c,
+ * sim/cmd/topocmd.c, sim/cmd/importcmd.c, analysis/analyze.c,
  * real/options.c, real/collective_args.c, real/calibrate_args.c): the
  * table of the flags a command knows, the usage errors for an unknown
  * flag, a missing or bad value, one wording everywhere, integers within

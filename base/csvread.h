@@ -6,7 +6,7 @@
  * names FILE:LINE. What the columns mean is the caller's: it finds them in
  * the header and takes each data row's fields through callbacks. Shared by
  * `--measured` (sim/cli/sweep_measured.c) and `--reference`
- * (sim/cli/collbench_plot.c). The trace schema's reader (traces/trace.c: a
+ * (sim/cmd/collbench_plot.c). The trace schema's reader (traces/trace.c: a
  * schema line, comments only above the header, its own columns) shares the
  * loop that feeds libcsv (ds_csvread_lines), not the table above it.
  */

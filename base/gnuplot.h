@@ -1,6 +1,6 @@
 /*
  * Drawing with gnuplot (`--plot`), shared by the sweep plot (sim/cli/sweep.c),
- * the collective's busbw plot (sim/cli/collbench_plot.c) and the timeline
+ * the collective's busbw plot (sim/cmd/collbench_plot.c) and the timeline
  * (analysis/plot.c): finding the program, quoting strings for its scripts,
  * and running a script so that the picture appears atomically: gnuplot
  * writes a temporary file beside the target, which is renamed over it only

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks that includes only go down the layers of docs/architecture.md:
-#   base < traces < sim/net < sim/coll < sim/train < analysis < sim/cli
+#   base < traces < sim/net < sim/coll < sim/train < analysis < sim/cli < sim/cmd
 # and that real/ (the replay) includes only base/, traces/ and itself: the
 # simulator and the replay meet only in the schedule and trace files.
 # Prints each include that goes up or sideways; exit 1 if there is one.
@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 rank() {
   case "$1" in
     base/*) echo 0 ;; traces/*) echo 1 ;; sim/net/*) echo 2 ;; sim/coll/*) echo 3 ;;
-    sim/train/*) echo 4 ;; analysis/*) echo 5 ;; sim/cli/*) echo 6 ;; real/*) echo real ;;
+    sim/train/*) echo 4 ;; analysis/*) echo 5 ;; sim/cli/*) echo 6 ;; sim/cmd/*) echo 7 ;;
+    real/*) echo real ;;
     *) echo none ;;
   esac
 }

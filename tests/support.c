@@ -13,7 +13,7 @@
 #include "sim/net/topo.h"
 #include "sim/train/calib.h"
 #include "sim/train/model.h"
-#include "sim/cli/collbench.h"
+#include "sim/cmd/collbench.h"
 #include "sim/cli/options.h"
 
 char *ds_test_slurp(const char *path) {

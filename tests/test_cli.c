@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sim/cli/bucketcmd.h"
+#include "sim/cmd/bucketcmd.h"
 #include "sim/cli/options.h"
 #include "tests/options_help.h"
 #include "tests/support.h"

@@ -12,9 +12,9 @@
 
 #include "analysis/analyze.h"
 #include "base/cli.h"
-#include "sim/cli/bucketcmd.h"
-#include "sim/cli/collbench.h"
-#include "sim/cli/topocmd.h"
+#include "sim/cmd/bucketcmd.h"
+#include "sim/cmd/collbench.h"
+#include "sim/cmd/topocmd.h"
 
 typedef ds_status (*check_fn)(int argc, char **argv, struct ds_err *err);
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "sim/cli/collbench.h"
+#include "sim/cmd/collbench.h"
 #include "sim/coll/nccl_model.h"
 #include "tests/support.h"
 

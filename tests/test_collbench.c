@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/cli/collbench.h"
+#include "sim/cmd/collbench.h"
 #include "tests/options_help.h"
 #include "tests/support.h"
 

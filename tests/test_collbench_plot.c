@@ -1,5 +1,5 @@
 /*
- * `ddpsim collective --plot [--reference]` (sim/cli/collbench_plot.c,
+ * `ddpsim collective --plot [--reference]` (sim/cmd/collbench_plot.c,
  * base/gnuplot.c): the picture is written in the format asked for, with
  * one curve per op/algo/proto group and the reference's points; the
  * reference table is read with libcsv and its mistakes name FILE:LINE; a
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sim/cli/collbench_plot.h"
+#include "sim/cmd/collbench_plot.h"
 #include "support.h"
 
 static char dir[] = "/tmp/ddpsim-busbw-XXXXXX";

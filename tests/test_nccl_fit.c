@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/cli/collbench.h"
+#include "sim/cmd/collbench.h"
 #include "tests/support.h"
 #include "sim/coll/nccl_model.h"
 #include "sim/coll/ring_rails.h"

@@ -19,7 +19,7 @@
 
 #include "analysis/compare.h"
 #include "base/textout.h"
-#include "sim/cli/bucketcmd.h"
+#include "sim/cmd/bucketcmd.h"
 #include "sim/cli/options.h"
 #include "sim/cli/run.h"
 #include "tests/support.h"

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/cli/topocmd.h"
-#include "sim/cli/importcmd.h"
+#include "sim/cmd/topocmd.h"
+#include "sim/cmd/importcmd.h"
 #include "tests/options_help.h"
 #include "tests/support.h"
 

@@ -4,7 +4,7 @@
  * refuses what cannot run and what would be ignored (--ring-chunks under
  * NCCL's protocols or without ring steps, --nccl-extra with the plain
  * algorithm, an unknown --op with its nearest name), and the usage text.
- * sim/cli/collbench.c runs what it says.
+ * sim/cmd/collbench.c runs what it says.
  */
 #ifndef DS_COLLBENCH_ARGS_H
 #define DS_COLLBENCH_ARGS_H

@@ -2,7 +2,7 @@
  * `ddpsim topo import` (see importcmd.h): options, the GPU table, one
  * reader per file, the writer.
  */
-#include "sim/cli/importcmd.h"
+#include "sim/cmd/importcmd.h"
 
 #include <stdlib.h>
 #include <string.h>

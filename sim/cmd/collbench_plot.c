@@ -3,7 +3,7 @@
  * collbench_plot.h). The reference is read by base/csvread.h, so every
  * row knows the line it began on.
  */
-#include "sim/cli/collbench_plot.h"
+#include "sim/cmd/collbench_plot.h"
 
 #include <errno.h>
 #include <stdio.h>

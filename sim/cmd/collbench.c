@@ -4,7 +4,7 @@
  * being the last rank's finish, as nccl-tests times from before the launch
  * on every rank to after the last rank's completion.
  */
-#include "sim/cli/collbench.h"
+#include "sim/cmd/collbench.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -13,7 +13,7 @@
 #include "base/gnuplot.h"
 #include "base/textout.h"
 #include "sim/coll/coll.h"
-#include "sim/cli/collbench_plot.h"
+#include "sim/cmd/collbench_plot.h"
 #include "sim/net/engine.h"
 #include "sim/net/events.h"
 #include "base/lookup.h"

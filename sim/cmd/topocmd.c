@@ -4,13 +4,13 @@
  * simulator uses -- not from the file's text, so what is shown is what is
  * simulated.
  */
-#include "sim/cli/topocmd.h"
+#include "sim/cmd/topocmd.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/cli.h"
-#include "sim/cli/importcmd.h"
+#include "sim/cmd/importcmd.h"
 #include "sim/coll/coll.h"
 #include "base/lookup.h"
 #include "base/units.h"

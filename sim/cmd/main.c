@@ -16,12 +16,12 @@
 #include "base/atomic_file.h"
 #include "base/lookup.h"
 #include "base/outputs.h"
-#include "sim/cli/bucketcmd.h"
+#include "sim/cmd/bucketcmd.h"
 #include "sim/cli/timeline.h"
-#include "sim/cli/collbench.h"
+#include "sim/cmd/collbench.h"
 #include "sim/cli/options.h"
 #include "sim/cli/run.h"
-#include "sim/cli/topocmd.h"
+#include "sim/cmd/topocmd.h"
 
 /* Every output checked before any work (issue #15, defects 4 and 11): it
  * can be written, no two outputs name one file, none is an input. */

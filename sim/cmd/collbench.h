@@ -16,7 +16,7 @@
 #include <stdio.h>
 
 #include "base/status.h"
-#include "sim/cli/collbench_args.h" /* its options, the check alone */
+#include "sim/cmd/collbench_args.h" /* its options, the check alone */
 
 #ifdef __cplusplus
 extern "C" {

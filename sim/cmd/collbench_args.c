@@ -3,7 +3,7 @@
  * table of its flags, and the parser that reads and validates them, refusing
  * before anything is read or run what cannot run or would be ignored.
  */
-#include "sim/cli/collbench_args.h"
+#include "sim/cmd/collbench_args.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * simulated: iteration 0's layout (and iteration 1's under static_graph,
  * the same one) as phase iter0 (iter1), then the rebuilt one.
  */
-#include "sim/cli/bucketcmd.h"
+#include "sim/cmd/bucketcmd.h"
 
 #include <errno.h>
 #include <string.h>

@@ -25,26 +25,30 @@ static void gconv_modes(const struct ds_gconv_table *t, char *buf, size_t cap) {
                                used ? ", " : "", ds_gconv_mode_names[m]);
 }
 
-/* A note or warning on stderr whose %s arguments (paths from the command
- * line, GPU names from files) are written whole, their control characters
- * as '?' (ds_textout_put_printable), rather than cut to a buffer or printed
- * raw; fmt takes %s, %d and %g alone, as printf's. */
+/* A note or warning on stderr, formatted by printf whole (any conversion),
+ * then written with its control characters as '?' (ds_textout_put_printable):
+ * its %s arguments are paths from the command line and GPU names from
+ * files, written whole rather than cut to a buffer or printed raw. fmt ends
+ * in the one newline it may hold. */
 __attribute__((format(printf, 1, 2))) static void say_user(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  for (const char *p = fmt; *p; p++) {
-    if (*p != '%' || !p[1]) {
-      fputc(*p, stderr);
-      continue;
-    }
-    switch (*++p) {
-      case 's': ds_textout_put_printable(stderr, va_arg(ap, const char *), 0); break;
-      case 'd': fprintf(stderr, "%d", va_arg(ap, int)); break;
-      case 'g': fprintf(stderr, "%g", va_arg(ap, double)); break;
-      default: fputc(*p, stderr); break; /* "%%" */
-    }
-  }
+  int n = vsnprintf(NULL, 0, fmt, ap);
   va_end(ap);
+  if (n < 0) return;
+  char *line = malloc((size_t)n + 1);
+  if (!line) {
+    fputs("ddpsim: note: out of memory writing a --calib note\n", stderr);
+    return;
+  }
+  va_start(ap, fmt);
+  vsnprintf(line, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  int newline = n > 0 && line[n - 1] == '\n';
+  if (newline) line[n - 1] = '\0';
+  ds_textout_put_printable(stderr, line, 0);
+  if (newline) fputc('\n', stderr);
+  free(line);
 }
 
 /* --calib's grouped-convolution table, where it fits the topology's GPU

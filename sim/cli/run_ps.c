@@ -27,20 +27,16 @@ static ds_status write_ps_outputs(const struct config_run *c, const struct ds_ps
   ds_status st = DS_OK;
   if (o->schedule) DS_CHECK(ds_schedule_write_csv(o->schedule, r->step, &meta, err));
   if (!o->trace && !c->capture) return DS_OK;
-  DS_CHECK_GOTO(ds_trace_new("sim", &trace), st, oom);
+  DS_CHECK_GOTO(ds_trace_new("sim", &trace), st, out);
   size_t ns = r->step->n_ops;
   for (size_t i = 0; i < r->all->n_ops; i++) {
     struct ds_trace_row row = {r->step, (uint32_t)(i % ns), (int32_t)(i / ns),
                                r->op_start_ns[i], r->op_end_ns[i]};
-    DS_CHECK_GOTO(ds_trace_add(trace, &row), st, oom);
+    DS_CHECK_GOTO(ds_trace_add(trace, &row), st, out);
   }
-  if (o->trace) DS_CHECK_GOTO(ds_trace_write_csv(o->trace, trace, &meta, err), st, out);
-  if (c->capture) DS_CHECK_GOTO(ds__run_keep_trace(c->capture, trace, inputs, o->seed), st, oom);
-  st = DS_OK;
-  goto out;
-oom:
-  ds_err_set(err, st, "writing outputs: out of memory");
+  DS_CHECK_GOTO(ds__run_trace_outputs(c, trace, &meta, err), st, out);
 out:
+  if (st == DS_ENOMEM) ds_err_set(err, st, "writing outputs: out of memory");
   ds_trace_free(trace);
   return st;
 }

@@ -94,15 +94,19 @@ static ds_status build_strategy_iteration(const struct config_run *c,
   }
 }
 
-/* ds_run_capture's copy of the run's trace t (a self-contained one: t's
- * rows borrow schedules the run frees). */
-ds_status ds__run_keep_trace(struct ds_run_trace *cap, const struct ds_trace *t,
-                             const char *inputs, uint64_t seed) {
+/* The run's trace t where it goes: the --trace file (meta its header) and
+ * ds_run_capture's copy (a self-contained one: t's rows borrow schedules
+ * the run frees). */
+ds_status ds__run_trace_outputs(const struct config_run *c, const struct ds_trace *t,
+                                const struct ds_csv_meta *meta, struct ds_err *err) {
+  if (c->opt->trace) DS_CHECK(ds_trace_write_csv(c->opt->trace, t, meta, err));
+  if (!c->capture) return DS_OK;
+  struct ds_run_trace *cap = c->capture;
   ds_trace_free(cap->trace);
   cap->trace = NULL;
   DS_CHECK(ds_trace_detach(t, &cap->trace));
-  snprintf(cap->inputs, sizeof cap->inputs, "%s", inputs ? inputs : "");
-  cap->seed = seed;
+  snprintf(cap->inputs, sizeof cap->inputs, "%s", meta->inputs ? meta->inputs : "");
+  cap->seed = meta->seed;
   return DS_OK;
 }
 
@@ -140,9 +144,7 @@ static ds_status write_outputs(const struct config_run *c,
       }
       DS_CHECK_GOTO(ds_trace_add(trace, &row), st, out);
     }
-    if (o->trace) DS_CHECK_GOTO(ds_trace_write_csv(o->trace, trace, &meta, err), st, out);
-    if (c->capture)
-      DS_CHECK_GOTO(ds__run_keep_trace(c->capture, trace, meta.inputs, o->seed), st, out);
+    DS_CHECK_GOTO(ds__run_trace_outputs(c, trace, &meta, err), st, out);
   }
   st = DS_OK;
 out:

@@ -21,9 +21,10 @@
 ds_status ds__run_schedule(struct config_run *c, double bucket_mb, struct ds_summary *sum,
                            double **bucket_bytes, struct ds_err *err);
 
-/* ds_run_capture's copy of the run's trace t into cap, with its header's
- * inputs and seed. */
-ds_status ds__run_keep_trace(struct ds_run_trace *cap, const struct ds_trace *t,
-                             const char *inputs, uint64_t seed);
+/* Writes the run's trace t to c's --trace file (meta: its header) and
+ * keeps a copy in c's ds_run_capture, whichever c asks for; the one
+ * finisher of single's, dp's and ddp's traces and ps's. */
+ds_status ds__run_trace_outputs(const struct config_run *c, const struct ds_trace *t,
+                                const struct ds_csv_meta *meta, struct ds_err *err);
 
 #endif /* DS_RUN_SCHEDULE_H */

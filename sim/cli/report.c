@@ -189,7 +189,30 @@ ds_status ds_report_measure_shared(const struct ds_report_times *t, size_t b0, s
   X(amp, "%s", r->amp)                                          \
   X(optimizer, "%s", r->optimizer)                              \
   X(gpu_busy_ms, "%.6f", r->gpu_busy_ms)                        \
-  X(host_exposed_ms, "%.6f", r->host_exposed_ms)
+  X(host_exposed_ms, "%.6f", r->host_exposed_ms)                \
+  X(tf32, "%s", r->tf32)                                        \
+  X(memory_format, "%s", r->channels_last ? "channels_last" : "contiguous_format") \
+  X(host_scale, "%.*g", DS__EXACT(r->host_scale))               \
+  X(calib, "%s", r->calib)                                      \
+  X(calib_gpu, "%s", r->calib_gpu)                              \
+  X(nccl_extra, "%s", r->nccl_extra)                            \
+  X(ring_chunks, "%d", r->opt_ring_chunks)                      \
+  X(iters, "%d", r->iters)                                      \
+  X(seed, "%llu", (unsigned long long)r->seed)
+/* (then stragglers, a list: print_stragglers) */
+
+/* A double as the fewest of 15 to 17 significant digits that read back
+ * as the same number (strtod), for a "%.*g": an option's value as the
+ * run used it, never rounded to another run's. */
+static int exact_digits(double x) {
+  char buf[40];
+  for (int digits = 15; digits < 17; digits++) {
+    snprintf(buf, sizeof buf, "%.*g", digits, x);
+    if (strtod(buf, NULL) == x) return digits;
+  }
+  return 17;
+}
+#define DS__EXACT(x) exact_digits(x), (x)
 
 /* Printed after DS_SUMMARY_COLUMNS when the rows have quantiles. */
 #define DS_QUANTILE_COLUMNS(X)                                  \
@@ -204,8 +227,8 @@ ds_status ds_report_measure_shared(const struct ds_report_times *t, size_t b0, s
   X(ps_servers, "%d", r->opt_ps_servers)                        \
   X(dp_output_device, "%d", r->opt_dp_output_device)            \
   X(straggler_factor, "%g", r->straggler_factor)                \
-  X(ring_chunks, "%d", r->opt_ring_chunks)                      \
   X(comm_hook, "%s", r->comm_hook)
+/* (ring_chunks, once among them, is in every row: DS_SUMMARY_COLUMNS) */
 
 /* After DS_SUMMARY_COLUMNS when the run sweeps the world size
  * (has_scaling): the scaling efficiency, or the absent value (empty in the
@@ -232,8 +255,11 @@ __attribute__((format(printf, 3, 4))) static int print_value(FILE *fp, int json,
   int failed = 0;
   va_start(ap, fmt);
   if (is_string_format(fmt)) {
+    /* NULL: no value (calib without --calib): empty in the CSV, null in
+     * the JSON, as print_scaling's absent value */
     const char *s = va_arg(ap, const char *);
-    if (json) ds_textout_json_string(fp, s);
+    if (!s) failed = json && fputs("null", fp) == EOF;
+    else if (json) ds_textout_json_string(fp, s);
     else failed = ds_textout_csv_field(fp, s) != 0;
   } else {
     failed = vfprintf(fp, fmt, ap) < 0;
@@ -242,11 +268,30 @@ __attribute__((format(printf, 3, 4))) static int print_value(FILE *fp, int json,
   return failed ? EOF : 0;
 }
 
+/* The stragglers column: RANK:FACTOR by ';' in the CSV ("none" without
+ * one), [{"rank", "factor"}] in the JSON; factors exact (exact_digits). */
+static int print_stragglers(FILE *fp, int json, const struct ds_summary *r) {
+  int failed = 0;
+  if (json) failed |= fputc('[', fp) == EOF;
+  else if (r->n_stragglers == 0) failed |= fputs("none", fp) == EOF;
+  for (int32_t k = 0; k < r->n_stragglers; k++) {
+    const struct ds_summary_straggler *g = &r->stragglers[k];
+    if (json)
+      failed |= fprintf(fp, "%s{\"rank\": %d, \"factor\": %.*g}", k ? ", " : "", g->rank,
+                        DS__EXACT(g->factor)) < 0;
+    else
+      failed |= fprintf(fp, "%s%d:%.*g", k ? ";" : "", g->rank, DS__EXACT(g->factor)) < 0;
+  }
+  if (json) failed |= fputc(']', fp) == EOF;
+  return failed ? EOF : 0;
+}
+
 static int print_csv(FILE *fp, const struct ds_summary *rows, int32_t n) {
   const char *sep = "";
   int failed = 0;
 #define DS__CSV_HEAD(col, fmt, expr) fprintf(fp, "%s%s", sep, #col); sep = ",";
   DS_SUMMARY_COLUMNS(DS__CSV_HEAD)
+  fputs(",stragglers", fp);
   if (n > 0 && rows[0].has_scaling) fputs(",scaling_efficiency_pct", fp);
   if (n > 0 && rows[0].has_sweep_ids) { DS_SWEEP_ID_COLUMNS(DS__CSV_HEAD) }
   if (n > 0 && rows[0].has_quantiles) { DS_QUANTILE_COLUMNS(DS__CSV_HEAD) }
@@ -260,6 +305,7 @@ static int print_csv(FILE *fp, const struct ds_summary *rows, int32_t n) {
   failed |= print_value(fp, 0, fmt, expr) != 0;                        \
   sep = ",";
     DS_SUMMARY_COLUMNS(DS__CSV_ROW)
+    failed |= fputc(',', fp) == EOF || print_stragglers(fp, 0, r) != 0;
     if (r->has_scaling) failed |= fputc(',', fp) == EOF || print_scaling(fp, 0, r) != 0;
     if (r->has_sweep_ids) { DS_SWEEP_ID_COLUMNS(DS__CSV_ROW) }
     if (r->has_quantiles) { DS_QUANTILE_COLUMNS(DS__CSV_ROW) }
@@ -343,6 +389,8 @@ static int print_json(FILE *fp, const struct ds_summary *rows, int32_t n) {
   failed |= print_value(fp, 1, fmt, expr) != 0;                        \
   sep = ", ";
     DS_SUMMARY_COLUMNS(DS__JSON_FIELD)
+    fputs(", \"stragglers\": ", fp);
+    failed |= print_stragglers(fp, 1, r) != 0;
     if (r->has_scaling) {
       fputs(", \"scaling_efficiency_pct\": ", fp);
       failed |= print_scaling(fp, 1, r) != 0;
@@ -504,6 +552,63 @@ static void print_dp_gpu(FILE *fp, const char *what, const struct ds_dp_gpu_memo
     fprintf(fp, "      at %s\n", m->peak_at);
 }
 
+/* The flags of the run that change its numbers and that the header does
+ * not otherwise name, where not their defaults: one line, "flags: ...",
+ * for every row of a run (they do not vary between rows). */
+static void print_flags(FILE *fp, const struct ds_summary *r) {
+  static const char *const calib_gpu_words[][2] = {
+      {"this_gpu", "measured on this GPU"},
+      {"other_gpu", "another GPU's, standing in for this one's"},
+      {"not_named", "names no GPU: applied as this GPU's"}};
+  const char *sep = "flags: ";
+  int any = 0;
+  if (r->tf32 && strcmp(r->tf32, "conv") != 0) {
+    fprintf(fp, "%s--tf32 %s", sep, r->tf32);
+    sep = ", ";
+    any = 1;
+  }
+  if (r->channels_last) {
+    fprintf(fp, "%s--channels-last", sep);
+    sep = ", ";
+    any = 1;
+  }
+  if (r->host_scale != 1 && r->host_scale > 0) {
+    fprintf(fp, "%s--host-scale %.*g", sep, DS__EXACT(r->host_scale));
+    sep = ", ";
+    any = 1;
+  }
+  if (r->calib) {
+    const char *words = "";
+    for (size_t k = 0; r->calib_gpu && k < sizeof calib_gpu_words / sizeof *calib_gpu_words;
+         k++)
+      if (strcmp(r->calib_gpu, calib_gpu_words[k][0]) == 0) words = calib_gpu_words[k][1];
+    fprintf(fp, "%s--calib ", sep);
+    ds_textout_put_printable(fp, r->calib, 0);
+    fprintf(fp, " (%s)", words);
+    sep = ", ";
+    any = 1;
+  }
+  if (r->opt_ring_chunks > 1 && !r->has_sweep_ids) { /* a sweep's blocks say theirs */
+    fprintf(fp, "%s--ring-chunks %d", sep, r->opt_ring_chunks);
+    sep = ", ";
+    any = 1;
+  }
+  if (r->has_quantiles && r->jitter_cv > 0) { /* the seed moves only jittered numbers */
+    fprintf(fp, "%s--seed %llu", sep, (unsigned long long)r->seed);
+    any = 1;
+  }
+  if (any) fputc('\n', fp);
+}
+
+/* A row's --straggler ranks and factors, "stragglers 1:1.3, 5:2" and
+ * then `after`; nothing without. */
+static void print_stragglers_text(FILE *fp, const struct ds_summary *r, const char *after) {
+  for (int32_t k = 0; k < r->n_stragglers; k++)
+    fprintf(fp, "%s%d:%.*g", k ? ", " : "stragglers ", r->stragglers[k].rank,
+            DS__EXACT(r->stragglers[k].factor));
+  if (r->n_stragglers > 0) fputs(after, fp);
+}
+
 /* One row of a run that is not DDP alone (--strategy with other names). */
 static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
   fputc('\n', fp);
@@ -532,6 +637,10 @@ static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
     fprintf(fp, "  sweep options  ring chunks %d, straggler factor %g, comm hook %s "
                 "(docs/sweeps.md)\n", r->opt_ring_chunks, r->straggler_factor,
             r->comm_hook);
+  if (!r->has_ps) { /* ps's options say its stragglers */
+    if (r->n_stragglers > 0) fputs("  ", fp);
+    print_stragglers_text(fp, r, "\n");
+  }
   fprintf(fp, "  iteration      %10.3f ms\n", r->iter_ms);
   if (r->has_ps)
     fprintf(fp, "    per worker   %10.3f to %.3f ms  (each worker's mean step from the end "
@@ -664,6 +773,7 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
             ds_textout_printable(r->topology, topology, sizeof topology),
             ds_textout_printable(r->gpu, gpu, sizeof gpu), precision_name(r), r->net_model,
             r->iters, r->reported_iter);
+    print_flags(fp, r);
     print_rates(fp, rows, n);
     for (int32_t i = 0; i < n; i++) print_strategy_row(fp, &rows[i]);
     return;
@@ -701,11 +811,14 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
      * other names are the plain algorithms, the ring's without a line */
     if (i == 0 && r->coll_algo &&
         (strcmp(r->coll_algo, "auto") == 0 || strchr(r->coll_algo, '/') != NULL))
-      fprintf(fp, "all-reduce %s: NCCL's channels and protocols (cost model %s; "
-                  "docs/collectives.md)\n", r->coll_algo, ds_nccl_constants_version());
+      fprintf(fp, "all-reduce %s: NCCL's channels and protocols (cost model %s%s; "
+                  "docs/collectives.md)\n", r->coll_algo, ds_nccl_constants_version(),
+              r->nccl_extra && strcmp(r->nccl_extra, "none") == 0
+                  ? ", without the mechanisms it leaves out: --nccl-extra none" : "");
     else if (i == 0 && r->coll_algo && strcmp(r->coll_algo, "ring") != 0)
       fprintf(fp, "all-reduce %s: the plain algorithm on the links' own bandwidth and "
                   "latency, not NCCL's (docs/collectives.md)\n", r->coll_algo);
+    if (i == 0) print_flags(fp, r);
     if (i == 0) print_rates(fp, rows, n);
     fputc('\n', fp);
     if (vary_world) fprintf(fp, "world size %d, ", r->world_size);
@@ -715,6 +828,7 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     if (vary_jitter) fprintf(fp, "jitter CV %g, ", r->jitter_cv);
     if (vary_chunks) fprintf(fp, "ring chunks %d, ", r->opt_ring_chunks);
     if (vary_hook) fprintf(fp, "comm hook %s, ", r->comm_hook);
+    print_stragglers_text(fp, r, ", ");
     fprintf(fp, "bucket cap %g MiB (first bucket %g MiB)\n", r->bucket_mb,
             r->first_bucket_mb);
     fprintf(fp, "  iteration      %10.3f ms\n", r->iter_ms);

@@ -41,6 +41,7 @@ extern "C" {
 #endif
 
 #define DS_MAX_BUCKETS_SHOWN 4096
+#define DS_SUMMARY_MAX_STRAGGLERS 64 /* options.h DS_MAX_STRAGGLERS */
 
 struct ds_summary {
   const char *strategy;
@@ -82,6 +83,31 @@ struct ds_summary {
    * CSV's kernel_models column, the JSON's kernel_models list. */
   struct ds_kernel_models kernel_models;
   const char *amp;    /* --amp: "none", "fp16", "bf16" */
+  /* What else the row ran that changes its numbers, so that a row alone
+   * says how to reproduce it (the columns after host_exposed_ms; set by
+   * run_setup.c ds__run_fill_provenance). Strings are literals or, for
+   * calib, the command line's own argument: a sweep's worker, a fork,
+   * holds them at the addresses its parent does (sweep.c repoints only
+   * the row's own buffers). */
+  const char *tf32;       /* --tf32: "conv" (default), "all", "none" */
+  int channels_last;      /* --channels-last: memory_format channels_last */
+  const char *calib;      /* --calib's path as given, NULL without */
+  /* with --calib: "this_gpu" (the file names the topology's GPU: its
+   * measurement), "other_gpu" (another GPU's fractions standing in),
+   * "not_named" (an older file naming none: applied as this GPU's); NULL
+   * without (calib.h ds_calib_gpu_fit) */
+  const char *calib_gpu;
+  /* "measured" where NCCL's model runs the all-reduces with the
+   * mechanisms it leaves out added (--nccl-extra measured, the default),
+   * else "none" (--nccl-extra none, or no NCCL model runs) */
+  const char *nccl_extra;
+  uint64_t seed;          /* --seed: the first sample's (the timing fields') */
+  /* --straggler's ranks and factors that exist in this row's world */
+  int32_t n_stragglers;
+  struct ds_summary_straggler {
+    int32_t rank;
+    double factor;
+  } stragglers[DS_SUMMARY_MAX_STRAGGLERS];
   const char *optimizer; /* the loop's: the model file's or --optimizer's ("none": no step) */
   int has_dp_mem;
   struct ds_dp_memory dp_mem;
@@ -119,8 +145,9 @@ struct ds_summary {
    * factor, --ring-chunks or --comm-hook (has_sweep_ids), every row says
    * its values of them (docs/sweeps.md): the configuration's options, also
    * for strategies that do not use them; straggler_factor is the swept
-   * straggler's (else the first's; 1 without stragglers). Inline text:
-   * rows cross process boundaries. */
+   * straggler's (else the first's; 1 without stragglers). opt_ring_chunks
+   * is set for every row and always printed (the ring_chunks column, with
+   * the provenance columns). Inline text: rows cross process boundaries. */
   int has_sweep_ids;
   int32_t opt_ps_servers, opt_dp_output_device, opt_ring_chunks;
   double straggler_factor;
@@ -130,7 +157,8 @@ struct ds_summary {
    * the fastest and the slowest measured host's factor (sim/net/topo.c
    * ds_topo_host_factor_*), over the run's own (after --calib and
    * --host-scale). Not in the CSV or JSON. host_from_calib: the run's host
-   * costs came from --calib's host section; host_scale: --host-scale's F. */
+   * costs came from --calib's host section; host_scale: --host-scale's F
+   * (every row's: the host_scale column). */
   int has_host_range, host_from_calib;
   double host_scale;
   double host_factor_fast, host_factor_slow;

@@ -138,6 +138,7 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
   s->coll_model = c.coll_model == DS_COLL_FLOW ? "flow" : "aggregate";
   s->coll_algo = c.coll_algo;
   s->ddp_options = c.ddp_options;
+  ds__run_fill_provenance(&c, s);
   s->no_sync = oc.strategy_id == DS_STRATEGY_DDP ? oc.no_sync : 1; /* DDP's option */
   s->grad_accum = c.grad_accum;
   s->world_size = c.world;

@@ -155,6 +155,7 @@ ds_status ds__run_ps(struct config_run *c, struct ds_summary *s, struct ds_err *
   s->coll_model = "flow";
   s->coll_algo = "p2p";
   s->ddp_options = c->ddp_options;
+  ds__run_fill_provenance(c, s);
   s->no_sync = 1;
   s->grad_accum = 1;
   s->world_size = c->world;

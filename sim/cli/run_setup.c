@@ -67,6 +67,34 @@ static void describe_ddp_options(const struct ds_options *o, int32_t grad_accum,
   if (buf[0] == '\0') snprintf(buf, cap, "none");
 }
 
+_Static_assert(DS_SUMMARY_MAX_STRAGGLERS == DS_MAX_STRAGGLERS,
+               "a row holds every --straggler");
+
+/* The row's options that change its numbers and that no other column
+ * says (report.h): tf32, memory_format, host_scale, calib, calib_gpu,
+ * nccl_extra, ring_chunks, stragglers, seed. Each is the value in effect:
+ * nccl_extra "none" where no NCCL model runs (nothing to add to), the
+ * stragglers of the ranks the row has (a single row: rank 0's). */
+void ds__run_fill_provenance(const struct config_run *c, struct ds_summary *s) {
+  static const char *const calib_gpu[] = {[DS_CALIB_GPU_SAME] = "this_gpu",
+                                          [DS_CALIB_GPU_UNNAMED] = "not_named",
+                                          [DS_CALIB_GPU_OTHER] = "other_gpu"};
+  const struct ds_options *o = c->opt;
+  s->tf32 = ds_tf32_name(o->tf32);
+  s->channels_last = o->channels_last;
+  s->host_scale = o->host_scale;
+  s->calib = o->calib;
+  s->calib_gpu = o->calib ? calib_gpu[c->topo->compute.calib_gpu_fit] : NULL;
+  s->nccl_extra = c->use_nccl && o->nccl_extra ? "measured" : "none";
+  s->opt_ring_chunks = o->ring_chunks;
+  s->seed = o->seed;
+  s->n_stragglers = 0;
+  for (int32_t k = 0; k < o->n_stragglers; k++)
+    if (o->stragglers[k].rank < c->world)
+      s->stragglers[s->n_stragglers++] =
+          (struct ds_summary_straggler){o->stragglers[k].rank, o->stragglers[k].factor};
+}
+
 /* Who holds what, for ds_ddp_memory (memory.h), as the options say: .grad
  * live at backward's start when 1.4/1.9's zero_grad() keeps it or an
  * earlier micro-step of gradient accumulation or no_sync left it (the

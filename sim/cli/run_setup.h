@@ -65,6 +65,10 @@ struct ds_memory_options ds__run_memory_options(const struct config_run *c,
  * caller's to free; NULL on failure). */
 ds_status ds__run_rank_factors(const struct config_run *c, double **out, struct ds_err *err);
 
+/* The row's provenance fields (report.h: tf32 to stragglers), from
+ * c's options and setup. */
+void ds__run_fill_provenance(const struct config_run *c, struct ds_summary *s);
+
 /* After a row's run: what its pricing charged, into s's rates and kernel
  * models. */
 void ds__run_record_charged(const struct config_run *c, struct ds_summary *s);

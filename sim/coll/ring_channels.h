@@ -59,8 +59,9 @@
  * channels of 20, against 2 x 40 -> 4 x 20 from one route. On a 2-GPU pair
  * the search equals the one-route count except where a lower speed packs
  * more (b = 60: 2 x 30 against 1 x 40). Boxes without GPU-to-GPU links
- * (NVSwitch: every ring takes its neighbours' NVSwitch paths; PCIe) keep
- * the one-route count (nccl_model.c), which their search gives too.
+ * keep the one-route count (nccl_model.c): on NVSwitch, where every ring
+ * crosses each GPU's switch links once each way, it is the search's
+ * (dgx-a100 6 x 40, dgx-h100 6 x 60); PCIe trees are not checked.
  *
  * Not modelled: NCCL's paths through a third GPU (PATH_NVB; ddpsim routes
  * never cross a GPU), its sameChannels replay (an exhaustive search needs

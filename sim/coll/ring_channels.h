@@ -2,8 +2,9 @@
  * NCCL's ring channels on one node where some pair of GPUs is joined by a
  * direct link (DGX-1's hybrid cube-mesh, a uniform NVLink mesh such as
  * 4gpu, a 2-GPU NVLink pair): which rings NCCL's protocols run, one per
- * channel, and at what per-channel speed. In the spirit of NCCL's ncclTopoCompute and
- * ncclTopoSearchRec (src/graph/search.cc, v2.30.7), read, not copied:
+ * channel, and at what per-channel speed. In the spirit of NCCL's
+ * ncclTopoCompute and ncclTopoSearchRec (src/graph/search.cc, v2.30.7),
+ * read, not copied:
  *
  *   - NCCL's units: every link at NCCL's rate for its class
  *     (ds_nccl_link_gbps: NVLink 20 of 25 GB/s on Volta and Ampere, PCIe
@@ -50,7 +51,10 @@
  * choice of next GPU is NVSwitch's (ncclTopoSearchNextGpuSort :253-325,
  * its NVS case :293-324: only the next and previous GPU). So ddpsim
  * searches wherever a member pair has a direct GPU-to-GPU link, uniform or
- * not. On a uniform mesh of n GPUs, b per pair in NCCL's units, at speed s
+ * not. On a full mesh every pair's path is one NVLink (PATH_NVL; a
+ * PATH_NVB path, through a third GPU's NVLinks, is only kept where it
+ * beats the pair's own, paths.cc:73-93, never on a mesh of alike links).
+ * On a uniform mesh of n GPUs, b per pair in NCCL's units, at speed s
  * each directed link holds floor(b/s) rings and a ring crosses each GPU's
  * out-links once, so at most (n-1) floor(b/s) rings fit; 4gpu (b = 4 x 20
  * = 80, totalBw 240): at 40 the 6 directed rings of 4 GPUs cross every
@@ -67,8 +71,11 @@
  * never cross a GPU), its sameChannels replay (an exhaustive search needs
  * none; ds_ring_channels_same says whether the rings found are one order
  * repeated, what NCCL's replay-first search keeps when it reaches the same
- * bandwidth), and the PCI-order and replay trials that NCCL runs before
- * its free search (they can only find what the free search finds).
+ * bandwidth), the PCI-order and replay trials that NCCL runs before its
+ * free search (they can only find what the free search finds), and NCCL's
+ * step budget (NCCL_SEARCH_TIMEOUT 2^14 per search, :332-335): a budgeted
+ * depth-first search can stop short of the exhaustive packing (on an
+ * 8-GPU full mesh, 6 rings against 7; docs/collectives.md).
  */
 #ifndef DS_RING_CHANNELS_H
 #define DS_RING_CHANNELS_H

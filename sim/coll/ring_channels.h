@@ -52,8 +52,8 @@
  * its NVS case :293-324: only the next and previous GPU). So ddpsim
  * searches wherever a member pair has a direct GPU-to-GPU link, uniform or
  * not. On a full mesh every pair's path is one NVLink (PATH_NVL; a
- * PATH_NVB path, through a third GPU's NVLinks, is only kept where it
- * beats the pair's own, paths.cc:73-93, never on a mesh of alike links).
+ * PATH_NVB path, through a third GPU's NVLinks, is a worse type and never
+ * replaces a pair's own NVLink, paths.cc:90-100).
  * On a uniform mesh of n GPUs, b per pair in NCCL's units, at speed s
  * each directed link holds floor(b/s) rings and a ring crosses each GPU's
  * out-links once, so at most (n-1) floor(b/s) rings fit; 4gpu (b = 4 x 20

@@ -155,10 +155,10 @@ struct ds_ring {
   struct ds__tree_plan *tree_plans;
   /* NCCL's channels where they are not the rails above (filled only by
    * ds_ring_build_rails, on one node where some pair of GPUs has a direct
-   * link: sim/coll/ring_channels.h): a ring over the same members, in the same
-   * order, whose rails are the rings NCCL's search packs, one per channel
-   * (orders may repeat). NCCL's protocols run it (ds_ring_nccl); the plain
-   * ring runs this ring's rails, one ring. NULL: none (owned). */
+   * link: sim/coll/ring_channels.h): a ring over the same members, in the
+   * same order, whose rails are the rings NCCL's search packs, one per
+   * channel (orders may repeat). NCCL's protocols run it (ds_ring_nccl);
+   * the plain ring runs this ring's rails, one ring. NULL: none (owned). */
   struct ds_ring *chan;
   double chan_speed_bytes_per_s; /* the search's per-channel speed, NCCL's units */
   double chan_total_bytes_per_s; /* NCCL's totalBw: a GPU's links, NCCL's units */

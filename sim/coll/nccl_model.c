@@ -287,10 +287,11 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
    * first listed speed not above it is taken, and nChannels =
    * floor(bw / speed). Where the channel search ran (one node where some
    * pair of GPUs has a direct link, sim/coll/ring_channels.h), its rings
-   * are the channels and its speed theirs. Then channels are duplicated as ncclTopoDupChannels
-   * does: when the speed is at least 25 GB/s (from compute capability 8.1,
-   * Hopper and Blackwell here, unless below 50 GB/s with more than 4
-   * channels), twice the channels at half the speed. */
+   * are the channels and its speed theirs. Then channels are duplicated as
+   * ncclTopoDupChannels does: when the speed is at least 25 GB/s (from
+   * compute capability 8.1, Hopper and Blackwell here, unless below 50
+   * GB/s with more than 4 channels), twice the channels at half the
+   * speed. */
   size_t n_speeds;
   const double *speeds = ds_nccl_search_speeds(m->arch, m->nnodes > 1, &n_speeds);
   double speed = speeds[n_speeds - 1];

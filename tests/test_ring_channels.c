@@ -1,9 +1,10 @@
 /*
- * NCCL's ring channels on one node whose links differ
+ * NCCL's ring channels on one node with direct GPU-to-GPU links
  * (sim/coll/ring_channels.c): the rings the search packs on DGX-1's hybrid
- * cube-mesh and its subsets, worked by hand in NCCL's units (Volta: an
- * NVLink 20 of its 25 GB/s, PCIe 12 of 16), the busbw they run at, and the
- * boxes where nothing changes. Every result is also checked against the
+ * cube-mesh and its subsets, on the uniform 4gpu mesh and on NVLink pairs,
+ * worked by hand in NCCL's units (Volta and Ampere: an NVLink 20 of its 25
+ * GB/s, PCIe 12 of 16), the busbw they run at, and the boxes where nothing
+ * changes. Every result is also checked against the
  * links by an independent count (fits_links).
  */
 #include "coll_harness.h"
@@ -158,9 +159,10 @@ Test(ring_channels, dgx1_first_four_gpus_pack_four_rings_of_20) {
 Test(ring_channels, two_gpus_one_ring_each_way) {
   /* A pair of GPUs has one ring, both directions of its link. GPUs 0 and
    * 3 (doubled, 40): 1 ring of 40 = totalBw; GPUs 0 and 1 (single): 1 of
-   * 20. Neither is searched when the ring is built (one pair: its links do
-   * not differ), and NCCL's model gives what the search would after
-   * ncclTopoDupChannels: 2 channels of 20 on 0-3, 1 of 20 on 0-1. */
+   * 20. The pair is searched when the ring is built (it has a direct
+   * link); its rings are one order, so sameChannels holds, and NCCL's model
+   * gives what one route gave before, after ncclTopoDupChannels: 2
+   * channels of 20 on 0-3 (40 >= 25), 1 of 20 on 0-1. */
   struct ds_topo *t = load("topologies/dgx1-v100.yaml");
   const int32_t pair[2][2] = {{0, 3}, {0, 1}};
   const double speed[2] = {40, 20};
@@ -174,18 +176,106 @@ Test(ring_channels, two_gpus_one_ring_each_way) {
     fits_links(t, pair[i], &c, hits);
     cr_assert_eq(hits[link_between(t, pair[i][0], pair[i][1])], 1);
     cr_assert_eq(hits[link_between(t, pair[i][1], pair[i][0])], 1);
+    cr_assert(ds_ring_channels_same(&c));
     ds_ring_channels_release(&c);
-    cr_assert_not(ds__ring_links_differ(t, pair[i], 2));
+    cr_assert(ds__ring_has_direct_link(t, pair[i], 2));
     struct ds_ring r;
     struct ds_err err = {0};
     cr_assert_eq(ds_ring_build_rails(t, pair[i], 2, &r, &err), DS_OK, "%s", err.msg);
-    cr_assert_null(r.chan);
+    cr_assert_not_null(r.chan);
+    cr_assert_eq(r.chan->n_rails, 1);
     struct ds_nccl_model m;
     cr_assert_eq(ds_nccl_model_build(t, &r, DS_NCCL_EXTRA_NONE, &m, &err), DS_OK, "%s", err.msg);
     cr_assert_eq(m.channels, model_channels[i]);
     cr_assert_float_eq(m.chan_bw_bytes_per_s, 20e9, 1);
+    cr_assert(m.same_channels);
     ds_ring_release(&r);
   }
+  ds_topo_free(t);
+}
+
+Test(ring_channels, nvlink_pair_where_a_lower_speed_packs_more) {
+  /* Two A100s joined by 3 NVLinks (tests/data/pair3-a100: 75 GB/s a
+   * direction, 60 in NCCL's units; maxBw = totalBw = 60). Ampere's speeds
+   * 40, 30, 20, ...: at 40 the link holds 1 ring (40 < 60); 30/40 > 0.49,
+   * at 30 it holds 2: 60 = totalBw, stop. ncclTopoDupChannels (30 >= 25):
+   * 4 channels of 15 = 60. One route (the model's rule where nothing is
+   * searched) takes the first speed not above 60, 40, floor(60/40) = 1
+   * channel, duplicated to 2 of 20 = 40. */
+  struct ds_topo *t = load("tests/data/pair3-a100.yaml");
+  const int32_t gpus[2] = {0, 1};
+  struct ds_ring_channels c;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_ring_channels_search(t, gpus, 2, ds_nccl_arch_of_topo(t), &c, &err), DS_OK,
+               "%s", err.msg);
+  cr_assert_eq(c.n_rings, 2);
+  cr_assert_float_eq(c.speed_gbps, 30, 1e-9);
+  cr_assert_float_eq(c.max_gbps, 60, 1e-9);
+  cr_assert_float_eq(c.total_gbps, 60, 1e-9);
+  int32_t hits[MAXL];
+  fits_links(t, gpus, &c, hits);
+  cr_assert_eq(hits[link_between(t, 0, 1)], 2);
+  cr_assert_eq(hits[link_between(t, 1, 0)], 2);
+  ds_ring_channels_release(&c);
+  struct ds_ring r;
+  cr_assert_eq(ds_ring_build_rails(t, gpus, 2, &r, &err), DS_OK, "%s", err.msg);
+  cr_assert_not_null(r.chan);
+  struct ds_nccl_model m;
+  cr_assert_eq(ds_nccl_model_build(t, &r, DS_NCCL_EXTRA_NONE, &m, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(m.channels, 4);
+  cr_assert_float_eq(m.chan_bw_bytes_per_s, 15e9, 1);
+  cr_assert(m.same_channels);
+  ds_ring_release(&r);
+  ds_topo_free(t);
+}
+
+Test(ring_channels, uniform_4gpu_mesh_packs_all_six_rings_of_40) {
+  /* 4gpu: 4 A100s, every pair joined by 4 NVLinks, 100 GB/s a direction,
+   * 80 in NCCL's units (4 x SM80_NVLINK_BW 20). maxBw = 80, totalBw = a
+   * GPU's 3 pairs = 240. Ampere's speeds from the first not above 80: 40.
+   * At 40 each directed link holds 2 rings. The directed rings through 4
+   * GPUs from GPU 0 are 3! = 6 (0123 0132 0213 0231 0312 0321); each
+   * crosses 4 of the 12 directed links, 24 crossings, and by symmetry
+   * every directed link a -> b is crossed by exactly 2 of them (the rings
+   * with b right after a: 2 orders of the other two). So all 6 fit: 6 x 40
+   * = 240 = totalBw, the search stops. ncclTopoDupChannels (40 >= 25;
+   * Ampere's ccMin 80 is not > 80): 12 channels of 20 = 240 GB/s. One
+   * route gave floor(80/40) = 2 channels, duplicated to 4 of 20 = 80. */
+  struct ds_topo *t = load("topologies/4gpu.yaml");
+  const int32_t gpus[4] = {0, 1, 2, 3};
+  cr_assert(ds__ring_has_direct_link(t, gpus, 4));
+  struct ds_ring_channels c;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_ring_channels_search(t, gpus, 4, ds_nccl_arch_of_topo(t), &c, &err), DS_OK,
+               "%s", err.msg);
+  cr_assert_eq(c.n_rings, 6);
+  cr_assert_float_eq(c.speed_gbps, 40, 1e-9);
+  cr_assert_float_eq(c.max_gbps, 80, 1e-9);
+  cr_assert_float_eq(c.total_gbps, 240, 1e-9);
+  cr_assert_not(c.routed);
+  cr_assert_not(ds_ring_channels_same(&c));
+  int32_t hits[MAXL];
+  fits_links(t, gpus, &c, hits);
+  for (int32_t a = 0; a < 4; a++)
+    for (int32_t b = 0; b < 4; b++)
+      if (a != b) cr_assert_eq(hits[link_between(t, a, b)], 2, "%d -> %d", a, b);
+  /* the 6 rings are the 6 different orders */
+  for (int32_t x = 0; x < 6; x++)
+    for (int32_t y = x + 1; y < 6; y++)
+      cr_assert_neq(memcmp(c.orders + x * 4, c.orders + y * 4, 4 * sizeof *c.orders), 0,
+                    "rings %d and %d", x, y);
+  ds_ring_channels_release(&c);
+  struct ds_ring r;
+  cr_assert_eq(ds_ring_build_rails(t, gpus, 4, &r, &err), DS_OK, "%s", err.msg);
+  cr_assert_not_null(r.chan);
+  cr_assert_eq(r.chan->n_rails, 6);
+  struct ds_nccl_model m;
+  cr_assert_eq(ds_nccl_model_build(t, &r, DS_NCCL_EXTRA_NONE, &m, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(m.channels, 12);
+  cr_assert_float_eq(m.chan_bw_bytes_per_s, 20e9, 1);
+  cr_assert_float_eq(m.busbw_bytes_per_s[DS_PROTO_SIMPLE], 240e9, 1);
+  cr_assert_not(m.same_channels);
+  ds_ring_release(&r);
   ds_topo_free(t);
 }
 
@@ -317,47 +407,50 @@ Test(ring_channels, plain_ring_keeps_one_ring) {
   ds_topo_free(h.topo);
 }
 
-Test(ring_channels, uniform_boxes_are_not_searched) {
-  /* A mesh of alike NVLinks (4gpu, tests/data/mesh4), NVSwitch and PCIe
-   * boxes (no GPU-to-GPU links): no channel rings; NCCL's model as before
-   * (4gpu: 4 channels of 20 GB/s over its 100 GB/s pairs). */
-  const char *files[] = {"topologies/4gpu.yaml", "tests/data/mesh4.yaml",
-                         "topologies/dgx-a100.yaml", "topologies/dgx-h100.yaml",
+Test(ring_channels, boxes_without_gpu_links_are_not_searched) {
+  /* NVSwitch and PCIe boxes have no GPU-to-GPU link: no channel rings, and
+   * NCCL's model keeps the one-route count. dgx-a100: a GPU's 12 NVLinks
+   * to the switches, 240 in NCCL's units, 6 channels of 40, duplicated to
+   * 12 of 20. dgx-h100: 18 x 20.6 = 370.8; Hopper's first speed, 60, is
+   * not above it: floor(370.8/60) = 6 channels of 60, duplicated to 12 of
+   * 30 (60 is not below 50). pcie-8gpu: PCIe Gen4 x16 (32 GB/s) is 24 in
+   * NCCL's units: speed 20, 1 channel, no duplication (20 < 25). */
+  const char *files[] = {"topologies/dgx-a100.yaml", "topologies/dgx-h100.yaml",
                          "topologies/pcie-8gpu.yaml"};
+  const int32_t want_channels[] = {12, 12, 1};
+  const double want_speed[] = {20e9, 30e9, 20e9};
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
     struct ds_topo *t = load(files[i]);
     int32_t gpus[8];
     for (int32_t g = 0; g < t->n_gpus; g++) gpus[g] = g;
-    cr_assert_not(ds__ring_links_differ(t, gpus, t->n_gpus), "%s", files[i]);
+    cr_assert_not(ds__ring_has_direct_link(t, gpus, t->n_gpus), "%s", files[i]);
     struct ds_ring r;
     struct ds_err err = {0};
     cr_assert_eq(ds_ring_build_rails(t, gpus, t->n_gpus, &r, &err), DS_OK, "%s", err.msg);
     cr_assert_null(r.chan, "%s", files[i]);
     cr_assert_eq(ds_ring_nccl(&r), &r);
-    if (i == 0) {
-      struct ds_nccl_model m;
-      cr_assert_eq(ds_nccl_model_build(t, &r, DS_NCCL_EXTRA_NONE, &m, &err), DS_OK, "%s",
-                   err.msg);
-      cr_assert_eq(m.channels, 4);
-      cr_assert_float_eq(m.chan_bw_bytes_per_s, 20e9, 1);
-    }
+    struct ds_nccl_model m;
+    cr_assert_eq(ds_nccl_model_build(t, &r, DS_NCCL_EXTRA_NONE, &m, &err), DS_OK, "%s", err.msg);
+    cr_assert_eq(m.channels, want_channels[i], "%s: %d channels", files[i], m.channels);
+    cr_assert_float_eq(m.chan_bw_bytes_per_s, want_speed[i], 1, "%s", files[i]);
+    cr_assert(m.same_channels, "%s", files[i]);
     ds_ring_release(&r);
     ds_topo_free(t);
   }
-  /* dgx1-v100 differs; a GPU NCCL's model does not know (list4: TestGPU)
-   * is not searched although its links differ. */
-  struct ds_topo *t = load("topologies/dgx1-v100.yaml");
-  const int32_t gpus[4] = {0, 1, 2, 3};
-  cr_assert(ds__ring_links_differ(t, gpus, 4));
-  ds_topo_free(t);
-  t = load("tests/data/list4.yaml");
-  cr_assert(ds__ring_links_differ(t, gpus, 4));
-  struct ds_ring r;
-  struct ds_err err = {0};
-  cr_assert_eq(ds_ring_build_rails(t, gpus, 4, &r, &err), DS_OK, "%s", err.msg);
-  cr_assert_null(r.chan);
-  ds_ring_release(&r);
-  ds_topo_free(t);
+  /* A GPU NCCL's model does not know (mesh4, list4: TestGPU) is not
+   * searched although its GPUs have direct links. */
+  const char *unknown[] = {"tests/data/mesh4.yaml", "tests/data/list4.yaml"};
+  for (size_t i = 0; i < 2; i++) {
+    struct ds_topo *t = load(unknown[i]);
+    const int32_t gpus[4] = {0, 1, 2, 3};
+    cr_assert(ds__ring_has_direct_link(t, gpus, 4), "%s", unknown[i]);
+    struct ds_ring r;
+    struct ds_err err = {0};
+    cr_assert_eq(ds_ring_build_rails(t, gpus, 4, &r, &err), DS_OK, "%s", err.msg);
+    cr_assert_null(r.chan, "%s", unknown[i]);
+    ds_ring_release(&r);
+    ds_topo_free(t);
+  }
 }
 
 Test(ring_channels, search_is_deterministic) {

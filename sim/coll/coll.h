@@ -154,15 +154,16 @@ struct ds_ring {
    * use (sim/coll/coll_tree.c; owned, freed with the ring). */
   struct ds__tree_plan *tree_plans;
   /* NCCL's channels where they are not the rails above (filled only by
-   * ds_ring_build_rails, on one node whose GPUs' direct links differ:
-   * sim/coll/ring_channels.h): a ring over the same members, in the same
-   * order, whose rails are the rings NCCL's search packs, one per channel
-   * (orders may repeat). NCCL's protocols run it (ds_ring_nccl); the plain
-   * ring runs this ring's rails, one ring. NULL: none (owned). */
+   * ds_ring_build_rails, on one node where some pair of GPUs has a direct
+   * link: sim/coll/ring_channels.h): a ring over the same members, in the
+   * same order, whose rails are the rings NCCL's search packs, one per
+   * channel (orders may repeat). NCCL's protocols run it (ds_ring_nccl);
+   * the plain ring runs this ring's rails, one ring. NULL: none (owned). */
   struct ds_ring *chan;
   double chan_speed_bytes_per_s; /* the search's per-channel speed, NCCL's units */
   double chan_total_bytes_per_s; /* NCCL's totalBw: a GPU's links, NCCL's units */
   int32_t chan_routed;           /* 1: some ring takes a route where no direct link is */
+  int32_t chan_same;             /* 1: the rings are one order repeated (NCCL's sameChannels) */
 };
 
 /* Builds the ring gpus[0] -> gpus[1] -> ... -> gpus[n-1] -> gpus[0]. */

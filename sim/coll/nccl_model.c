@@ -285,12 +285,13 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
    * carry at that speed (at most 16). Here the GPU's bandwidth is the
    * ring's bottleneck hop (all channels share the ring's routes), the
    * first listed speed not above it is taken, and nChannels =
-   * floor(bw / speed). Where the channel search ran (one node whose links
-   * differ, sim/coll/ring_channels.h), its rings are the channels and its
-   * speed theirs. Then channels are duplicated as ncclTopoDupChannels
-   * does: when the speed is at least 25 GB/s (from compute capability 8.1,
-   * Hopper and Blackwell here, unless below 50 GB/s with more than 4
-   * channels), twice the channels at half the speed. */
+   * floor(bw / speed). Where the channel search ran (one node where some
+   * pair of GPUs has a direct link, sim/coll/ring_channels.h), its rings
+   * are the channels and its speed theirs. Then channels are duplicated as
+   * ncclTopoDupChannels does: when the speed is at least 25 GB/s (from
+   * compute capability 8.1, Hopper and Blackwell here, unless below 50
+   * GB/s with more than 4 channels), twice the channels at half the
+   * speed. */
   size_t n_speeds;
   const double *speeds = ds_nccl_search_speeds(m->arch, m->nnodes > 1, &n_speeds);
   double speed = speeds[n_speeds - 1];
@@ -316,7 +317,7 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
     nch = dup;
   }
   m->channels = nch;
-  m->same_channels = ring->chan == NULL;
+  m->same_channels = ring->chan == NULL || ring->chan_same;
   m->chan_bw_bytes_per_s = speed * DS_UNITS_GBPS;
   m->ll_max_bw_bytes_per_s = ds__nccl_ll_max_bw_gbps[m->arch][nidx] * DS_UNITS_GBPS;
   m->ll128_per_ch_max_bytes_per_s =

@@ -184,7 +184,9 @@ struct ds_nccl_model {
   /* NCCL's graph->sameChannels for the ring: 1 when every channel runs the
    * same ring order (search.cc tries that first and keeps it when it finds
    * the bandwidth), 0 where this model's channel search packed rings of
-   * their own (ring->chan: one node whose links differ). tuning.cc charges
+   * different orders (ring->chan with chan_same 0: one node with direct
+   * GPU-to-GPU links, e.g. dgx1-v100, 4gpu; a 2-GPU pair's rings are one
+   * order, so 1 there, as NCCL's replay finds them). tuning.cc charges
    * a broadcast or reduce one hop latency with it, nsteps without. */
   int same_channels;
   /* NCCL_PROTO's disabled protocols (--proto LL,Simple; bit 1u << p; 0 by

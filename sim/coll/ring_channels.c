@@ -52,18 +52,19 @@ static double direct_bw(const struct ds_topo *t, int32_t a, int32_t b) {
 }
 
 /* ring_channels.h */
-int ds__ring_links_differ(const struct ds_topo *t, const int32_t *gpus, int32_t n) {
-  double bw0 = -1;
-  int any = 0, uniform = 1;
+int ds__ring_has_direct_link(const struct ds_topo *t, const int32_t *gpus, int32_t n) {
   for (int32_t a = 0; a < n; a++)
-    for (int32_t b = 0; b < n; b++) {
-      if (a == b) continue;
-      double bw = direct_bw(t, t->gpu_vertex[gpus[a]], t->gpu_vertex[gpus[b]]);
-      if (bw > 0) any = 1;
-      if (bw0 < 0) bw0 = bw;
-      if (bw != bw0) uniform = 0;
-    }
-  return any && !uniform;
+    for (int32_t b = 0; b < n; b++)
+      if (a != b && direct_bw(t, t->gpu_vertex[gpus[a]], t->gpu_vertex[gpus[b]]) > 0) return 1;
+  return 0;
+}
+
+/* ring_channels.h */
+int ds_ring_channels_same(const struct ds_ring_channels *c) {
+  for (int32_t r = 1; r < c->n_rings; r++)
+    if (memcmp(c->orders + (size_t)r * c->n, c->orders, (size_t)c->n * sizeof *c->orders) != 0)
+      return 0;
+  return 1;
 }
 
 /* Charges (sign -1) or frees (+1) one ring's worth of hop a -> b; a charge

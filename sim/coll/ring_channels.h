@@ -1,8 +1,10 @@
 /*
- * NCCL's ring channels on one node whose GPU links differ (DGX-1's hybrid
- * cube-mesh): which rings NCCL's protocols run, one per channel, and at
- * what per-channel speed. In the spirit of NCCL's ncclTopoCompute and
- * ncclTopoSearchRec (src/graph/search.cc, v2.30.7), read, not copied:
+ * NCCL's ring channels on one node where some pair of GPUs is joined by a
+ * direct link (DGX-1's hybrid cube-mesh, a uniform NVLink mesh such as
+ * 4gpu, a 2-GPU NVLink pair): which rings NCCL's protocols run, one per
+ * channel, and at what per-channel speed. In the spirit of NCCL's
+ * ncclTopoCompute and ncclTopoSearchRec (src/graph/search.cc, v2.30.7),
+ * read, not copied:
  *
  *   - NCCL's units: every link at NCCL's rate for its class
  *     (ds_nccl_link_gbps: NVLink 20 of 25 GB/s on Volta and Ampere, PCIe
@@ -41,10 +43,39 @@
  * ncclTopoSearchNextGpuSort orders them: faster hop first, then fewer
  * links, then the next index after the current member's.
  *
+ * Where it runs (ds__ring_has_direct_link). NCCL searches every intra-node
+ * graph (ncclTopoCompute, search.cc:1074 at v2.30.7-1, 73cf1122); nothing
+ * in it treats a uniform mesh apart: the speed list is per architecture
+ * only (search.cc:1051-1067, chosen at :1154-1161), maxBw and totalBw are
+ * read from the links (:20-53), and the only topology special in the
+ * choice of next GPU is NVSwitch's (ncclTopoSearchNextGpuSort :253-325,
+ * its NVS case :293-324: only the next and previous GPU). So ddpsim
+ * searches wherever a member pair has a direct GPU-to-GPU link, uniform or
+ * not. On a full mesh every pair's path is one NVLink (PATH_NVL; a
+ * PATH_NVB path, through a third GPU's NVLinks, is a worse type and never
+ * replaces a pair's own NVLink, paths.cc:90-100).
+ * On a uniform mesh of n GPUs, b per pair in NCCL's units, at speed s
+ * each directed link holds floor(b/s) rings and a ring crosses each GPU's
+ * out-links once, so at most (n-1) floor(b/s) rings fit; 4gpu (b = 4 x 20
+ * = 80, totalBw 240): at 40 the 6 directed rings of 4 GPUs cross every
+ * directed link exactly twice, 6 x 40 = 240 = totalBw, then
+ * ncclTopoDupChannels (:1036-1049; Ampere is ccMin 80, not > 80) gives 12
+ * channels of 20, against 2 x 40 -> 4 x 20 from one route. On a 2-GPU pair
+ * the search equals the one-route count except where a lower speed packs
+ * more (b = 60: 2 x 30 against 1 x 40). Boxes without GPU-to-GPU links
+ * keep the one-route count (nccl_model.c): on NVSwitch, where every ring
+ * crosses each GPU's switch links once each way, it is the search's
+ * (dgx-a100 6 x 40, dgx-h100 6 x 60); PCIe trees are not checked.
+ *
  * Not modelled: NCCL's paths through a third GPU (PATH_NVB; ddpsim routes
  * never cross a GPU), its sameChannels replay (an exhaustive search needs
- * none), and the search on uniform boxes (ds__ring_links_differ: ddpsim
- * keeps its earlier channel count there, docs/collectives.md says why).
+ * none; ds_ring_channels_same says whether the rings found are one order
+ * repeated, what NCCL's replay-first search keeps when it reaches the same
+ * bandwidth), the PCI-order and replay trials that NCCL runs before its
+ * free search (they can only find what the free search finds), and NCCL's
+ * step budget (NCCL_SEARCH_TIMEOUT 2^14 per search, :332-335): a budgeted
+ * depth-first search can stop short of the exhaustive packing (on an
+ * 8-GPU full mesh, 6 rings against 7; docs/collectives.md).
  */
 #ifndef DS_RING_CHANNELS_H
 #define DS_RING_CHANNELS_H
@@ -82,11 +113,15 @@ ds_status ds_ring_channels_search(struct ds_topo *t, const int32_t *gpus, int32_
                                   struct ds_err *err);
 void ds_ring_channels_release(struct ds_ring_channels *c);
 
-/* Whether the members' direct GPU-to-GPU links differ: some pair has one,
- * and not every ordered pair is joined by direct links of one bandwidth
- * (a uniform NVLink mesh, and boxes without GPU-to-GPU links, are not
- * searched). */
-int ds__ring_links_differ(const struct ds_topo *t, const int32_t *gpus, int32_t n);
+/* Whether some ordered pair of the members is joined by a direct
+ * GPU-to-GPU link: where NCCL's channels are searched (NVSwitch and PCIe
+ * boxes, without such links, are not). */
+int ds__ring_has_direct_link(const struct ds_topo *t, const int32_t *gpus, int32_t n);
+/* Whether the rings found are one order repeated (NCCL's sameChannels: its
+ * search replays the first ring before it tries others, search.cc:1106,
+ * :849-881, and keeps the replay unless another packing is strictly
+ * better, ncclTopoCompareGraphs :445-468). */
+int ds_ring_channels_same(const struct ds_ring_channels *c);
 
 #ifdef __cplusplus
 }

@@ -393,12 +393,13 @@ out:
   return st;
 }
 
-/* NCCL's channels on one node whose members' direct links differ, for a
- * GPU NCCL's model knows (ring_channels.h): r->chan, a ring over r's
- * members whose rails are the rings found, one per channel. */
+/* NCCL's channels on one node where some pair of members has a direct
+ * GPU-to-GPU link, for a GPU NCCL's model knows (ring_channels.h): r->chan,
+ * a ring over r's members whose rails are the rings found, one per
+ * channel. */
 static ds_status plan_channels(struct ds_topo *t, struct ds_ring *r, struct ds_err *err) {
   enum ds_nccl_arch arch = ds_nccl_arch_of_topo(t);
-  if (arch == DS_NCCL_ARCH_UNKNOWN || !ds__ring_links_differ(t, r->gpus, r->n)) return DS_OK;
+  if (arch == DS_NCCL_ARCH_UNKNOWN || !ds__ring_has_direct_link(t, r->gpus, r->n)) return DS_OK;
   struct ds_ring_channels c;
   DS_CHECK(ds_ring_channels_search(t, r->gpus, r->n, arch, &c, err));
   ds_status st = DS_OK;
@@ -412,6 +413,7 @@ static ds_status plan_channels(struct ds_topo *t, struct ds_ring *r, struct ds_e
       r->chan_speed_bytes_per_s = c.speed_gbps * 1e9;
       r->chan_total_bytes_per_s = c.total_gbps * 1e9;
       r->chan_routed = c.routed;
+      r->chan_same = ds_ring_channels_same(&c);
     } else {
       ds_ring_release(q);
       free(q);

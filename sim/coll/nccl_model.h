@@ -187,18 +187,37 @@ struct ds_nccl_model {
    * their own (ring->chan: one node whose links differ). tuning.cc charges
    * a broadcast or reduce one hop latency with it, nsteps without. */
   int same_channels;
-  /* NCCL_PROTO's disabled protocols (--proto LL,Simple; bit 1u << p; 0 by
-   * default, set by the caller after ds_nccl_model_build): tuning.cc
-   * ncclTopoTuneModel zeroes their bandwidth, so no choice picks them.
-   * ds_nccl_algo_available refuses them, and every prediction by algorithm
-   * or collective kind is then INFINITY (ds_nccl_predict_ns is the bare
-   * cost model and ignores it). */
+  /* NCCL's default leaves LL128 off here (a ring crossing PCIe inside a
+   * node: tuning.cc enables it by default only up to PATH_NVB). */
+  int ll128_off_by_default;
+  /* The tree's graph pattern is NCCL_TOPO_PATTERN_TREE (a node with one
+   * GPU): its busBw takes tuning.cc's 0.85. */
+  int tree_pattern_tree;
+  /* NCCL_PROTO's disabled protocols (--proto LL,Simple; bit 1u << p):
+   * tuning.cc ncclTopoTuneModel zeroes their bandwidth, so no choice picks
+   * them. ds_nccl_model_build leaves NCCL's default (NCCL_PROTO unset:
+   * LL128 where ll128_off_by_default); callers set a --proto set with
+   * ds_nccl_model_proto_env. ds_nccl_algo_available refuses them, and
+   * every prediction by algorithm or collective kind is then INFINITY
+   * (ds_nccl_predict_ns is the bare cost model and ignores it). */
   unsigned proto_disabled;
 };
 
 /* NCCL's ring search packs at most this many channels (init.cc:
  * ringGraph.maxChannels = MAXCHANNELS / 2). */
 #define DS_NCCL_SEARCH_MAX_CHANNELS 16
+
+/* NCCL_PROTO on m: set 0 (unset) gives NCCL's default, every protocol but
+ * LL128 where ll128_off_by_default; set 1 gives the set's disabled mask
+ * (bit 1u << p), a set naming LL128 enabling it anywhere (parseList writes
+ * 1 or 0 over LL128's default 2). */
+void ds_nccl_model_proto_env(struct ds_nccl_model *m, int set, unsigned disabled);
+
+/* LL's bus bandwidth cap (llMaxBw), GB/s: on one node by the GPUs'
+ * architecture, on several by the hosts' CPU vendor (Intel row 39.0 / 20.4
+ * at 2 / more nodes, AMD 22.5 / 19.0), as tuning.cc picks it. */
+double ds_nccl_ll_max_bw_gbps(enum ds_nccl_arch arch, enum ds_cpu_vendor vendor,
+                              int32_t nnodes);
 
 /* The architecture of a GPU table name, DS_NCCL_ARCH_UNKNOWN if none. */
 enum ds_nccl_arch ds_nccl_arch_of_gpu(const char *gpu_name);

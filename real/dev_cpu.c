@@ -30,6 +30,7 @@
 #include "device.h"
 #include "launch.h"
 #include "schedule_check.h"
+#include "base/units.h"
 
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_version.h>
@@ -417,7 +418,11 @@ static ds_status check_same_schedule(struct ds_dev_rank *r, struct ds_err *err) 
 }
 
 static void spin_us(double dur_us) {
-  int64_t until = now_ns() + (int64_t)llround(dur_us * 1e3);
+  /* the schedule's readers refuse dur_us above DS_UNITS_TIME_MAX_NS; the
+   * clamp keeps llround in range whatever reaches here */
+  double ns = dur_us * 1e3;
+  int64_t until = now_ns() + (int64_t)llround(ns < DS_UNITS_TIME_MAX_NS ? ns
+                                                                       : DS_UNITS_TIME_MAX_NS);
   while (now_ns() < until) {
   }
 }

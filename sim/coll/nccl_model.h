@@ -17,7 +17,10 @@
  * and runs the (algorithm, protocol) of least time. hw is the class of the
  * ring's links: NVLINK, PCI, or NET once the ring leaves a node (then the
  * inter-node hops cost hwLat[NET]: (nsteps - nInterSteps) intra + nInterSteps
- * inter, as NCCL counts them).
+ * inter, as NCCL counts them). llMaxBw's row is the GPU architecture's on
+ * one node, the hosts' CPU vendor's on several (ds_nccl_ll_max_bw_gbps).
+ * LL128 is off by default where the rings cross PCIe inside a node
+ * (ll128_off_by_default; NCCL_PROTO, --proto, can name it).
  *
  * nChannels and bwIntra come from NCCL's topology search; this model does
  * it in spirit (ds_nccl_model_build says exactly how). Where the ring runs
@@ -36,6 +39,8 @@
  *   busBw = min(nCh bw 0.92, nCh perChMaxTreeBw), then
  *     LL:    min(busBw / 3.8, llMaxBw)
  *     LL128: min(busBw * (1 node ? 7/9 : 120/128), nCh perChMaxTreeLL128Bw)
+ *   then every protocol's busBw * 0.85 when a node holds one GPU (the tree
+ *     graph's pattern NCCL_TOPO_PATTERN_TREE: tree_pattern_tree)
  *   algbw = busBw / 2, times treeCorrectionFactor[p][log2(S >> 6)] (< 23)
  *   lat   = baseLat[Tree][p] + 2 ((N/nNodes - 1) hwLat[intra] + log2(nNodes) hwLat[NET])
  * NVLS (src/tuning/nvls.cc), one node of Hopper or later on an NVLS-capable

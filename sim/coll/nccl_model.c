@@ -480,6 +480,7 @@ static double nvls_tree_correction(enum ds_proto p, double bytes) {
 }
 
 void ds_nccl_model_proto_env(struct ds_nccl_model *m, int set, unsigned disabled) {
+  m->proto_set = set != 0;
   m->proto_disabled =
       set ? disabled : m->ll128_off_by_default ? 1u << DS_PROTO_LL128 : 0u;
 }
@@ -489,7 +490,7 @@ int ds_nccl_algo_available(const struct ds_nccl_model *m, enum ds_ar_algo a,
   const char *no = NULL;
   if ((int)p < 0 || p >= DS_PROTO_COUNT) no = "no NCCL protocol";
   else if (m->proto_disabled & (1u << p))
-    no = p == DS_PROTO_LL128 && m->ll128_off_by_default && m->proto_disabled == 1u << p
+    no = !m->proto_set && p == DS_PROTO_LL128 && m->ll128_off_by_default
              ? "NCCL enables LL128 by default only over NVLink inside a node (--proto LL128 "
                "forces it, as NCCL_PROTO=LL128)"
              : "the protocol is not in --proto's set (NCCL_PROTO)";

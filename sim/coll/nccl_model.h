@@ -206,6 +206,7 @@ struct ds_nccl_model {
    * every prediction by algorithm or collective kind is then INFINITY
    * (ds_nccl_predict_ns is the bare cost model and ignores it). */
   unsigned proto_disabled;
+  int proto_set; /* proto_disabled is a set's (NCCL_PROTO given), not the default */
 };
 
 /* NCCL's ring search packs at most this many channels (init.cc:

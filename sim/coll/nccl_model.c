@@ -328,6 +328,11 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
   }
   m->channels = nch;
   m->same_channels = ring->chan == NULL;
+  m->chan_bw_bytes_per_s = speed * DS_UNITS_GBPS;
+  m->ll_max_bw_bytes_per_s =
+      ds_nccl_ll_max_bw_gbps(m->arch, topo->cpu_vendor, m->nnodes) * DS_UNITS_GBPS;
+  m->ll128_per_ch_max_bytes_per_s =
+      ds__nccl_ring_ll128_per_ch_max_bw_gbps[m->arch][nidx] * DS_UNITS_GBPS;
   /* tuning.cc ncclTopoTuneModel, NCCL_PROTO unset (protoEnable 2): LL128
    * is on only where the graph's intra-node path type is PATH_NVB or
    * better (every intra-node hop NVLink, direct or through one GPU), so a
@@ -337,11 +342,6 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
    * capability, sm70 or later. */
   m->ll128_off_by_default = m->hw_intra == DS_HOP_PCI;
   ds_nccl_model_proto_env(m, 0, 0);
-  m->chan_bw_bytes_per_s = speed * DS_UNITS_GBPS;
-  m->ll_max_bw_bytes_per_s =
-      ds_nccl_ll_max_bw_gbps(m->arch, topo->cpu_vendor, m->nnodes) * DS_UNITS_GBPS;
-  m->ll128_per_ch_max_bytes_per_s =
-      ds__nccl_ring_ll128_per_ch_max_bw_gbps[m->arch][nidx] * DS_UNITS_GBPS;
 
   /* tuning.cc / ring.cc: latencies and bus bandwidths per protocol. */
   int32_t nsteps = 2 * (m->nranks - 1);

@@ -10,8 +10,6 @@
  */
 #include "traces/schedule.h"
 
-#include "base/units.h"
-
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -371,11 +369,6 @@ static ds_status check_op(const struct ds_schedule *s, const struct ds_op *o,
                       "op %" PRId64 ": bytes, flops and dur_us must be finite "
                       "and >= 0 (got %g, %g, %g)",
                       o->id, o->bytes, o->flops, o->dur_us);
-  /* The executors turn dur_us into int64_t nanoseconds: the readers' bound. */
-  if (o->dur_us * 1e3 > DS_UNITS_TIME_MAX_NS)
-    return ds_err_set(err, DS_EINPUT,
-                      "op %" PRId64 ": dur_us %g is above the longest time a schedule "
-                      "may hold (1e12 us, 1e6 s)", o->id, o->dur_us);
   /* The executors look collectives up by coll id. */
   if (ds_op_kind_is_collective(o->kind) && o->coll < 0)
     return ds_err_set(err, DS_EINPUT,

@@ -528,10 +528,11 @@ static void parse_field(struct reader *r, enum col c, const char *text) {
         bad = "a finite number >= 0";
       break;
     case COL_DUR_US:
-      /* the longest time a reader takes (base/units.h): the executors and
-       * ddpreal's devices turn dur_us into int64_t nanoseconds */
-      if (parse_number(text, &o->dur_us) != 0 || o->dur_us * 1e3 > DS_UNITS_TIME_MAX_NS)
-        bad = "microseconds >= 0 and at most 1e12 (1e6 s)";
+      /* at most the longest simulated time (base/units.h), so that no
+       * schedule ddpsim could have run is refused: ddpreal's devices turn
+       * dur_us into int64_t nanoseconds (llround), which 2^63 ns bounds */
+      if (parse_number(text, &o->dur_us) != 0 || o->dur_us * 1e3 > (double)DS_UNITS_NS_MAX)
+        bad = "microseconds >= 0 and at most 1e15 (1e18 ns, the longest simulated time)";
       break;
     case COL_DEPS:
       if (parse_deps(r, text) != 0)

@@ -30,6 +30,7 @@
 #include "device.h"
 #include "launch.h"
 #include "schedule_check.h"
+#include "base/units.h"
 
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_version.h>
@@ -417,7 +418,10 @@ static ds_status check_same_schedule(struct ds_dev_rank *r, struct ds_err *err) 
 }
 
 static void spin_us(double dur_us) {
-  int64_t until = now_ns() + (int64_t)llround(dur_us * 1e3);
+  /* the schedule's reader refuses dur_us past DS_UNITS_NS_MAX ns; the
+   * clamp keeps llround in range whatever reaches here */
+  double ns = dur_us * 1e3, max_ns = (double)DS_UNITS_NS_MAX;
+  int64_t until = now_ns() + (int64_t)llround(ns < max_ns ? ns : max_ns);
   while (now_ns() < until) {
   }
 }

@@ -29,6 +29,7 @@
 #include "device.h"
 #include "schedule_check.h"
 #include "dev_cuda.h"
+#include "base/units.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -499,7 +500,10 @@ static ds_status run_compute(struct ds_dev_rank *r, const struct ds_op *o, cudaS
   if (d == 0) {
     /* spin mode, and ops without flops (the optimizer step is memory-bound) */
     if (o->dur_us > 0) {
-      long long spin_ns = llround(o->dur_us * 1e3) - r->spin_overhead_ns;
+      /* the schedule's reader refuses dur_us past DS_UNITS_NS_MAX ns; the
+       * clamp keeps llround in range whatever reaches here */
+      double ns = o->dur_us * 1e3, max_ns = (double)DS_UNITS_NS_MAX;
+      long long spin_ns = llround(ns < max_ns ? ns : max_ns) - r->spin_overhead_ns;
       spin_kernel<<<(unsigned)r->sms, 128, 0, st>>>(
           (unsigned long long)(spin_ns > 0 ? spin_ns : 0));
       DS_CUDA_CHECK(cudaGetLastError());

@@ -319,6 +319,35 @@ Test(collbench, blackwell_auto_picks_nccls_choice) {
   free(o.text);
 }
 
+Test(collbench, pcie_rings_run_without_ll128_unless_named) {
+  /* topologies/pcie-8gpu.yaml: the rings cross PCIe inside the node, where
+   * NCCL leaves LL128 off by default (tuning.cc: typeIntra <= PATH_NVB).
+   * At 512 KiB NCCL's formula gives LL 112.35 us, LL128 98.86, Simple
+   * 134.07 (tests/test_nccl_model.c works them): --algo auto runs ring/LL
+   * and the header says why LL128 is missing; --proto LL128 (NCCL_PROTO=
+   * LL128) runs it, and so does a set naming it (LL,LL128: NCCL_PROTO
+   * names it, enabled). The old ddpsim ran ring/LL128 under auto. */
+  struct output o = run("--topo topologies/pcie-8gpu.yaml --algo auto -b 512K -e 512K");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert(strstr(o.text, "# LL128 off: NCCL enables it by default only over NVLink"), "%s",
+            o.text);
+  free(o.text);
+  const char *cases[][2] = {{"", "allreduce,ring,LL,8,524288,"},
+                            {"--proto LL128", "allreduce,ring,LL128,8,524288,"},
+                            {"--proto LL,LL128", "allreduce,ring,LL128,8,524288,"}};
+  for (size_t i = 0; i < 3; i++) {
+    char args[256];
+    snprintf(args, sizeof args,
+             "--topo topologies/pcie-8gpu.yaml --algo auto -b 512K -e 512K --format csv %s",
+             cases[i][0]);
+    o = run(args);
+    cr_assert_eq(o.st, DS_OK, "%s: %s", args, o.err.msg);
+    const char *first = strchr(o.text, '\n') + 1;
+    cr_assert(strncmp(first, cases[i][1], strlen(cases[i][1])) == 0, "%s: %s", args, o.text);
+    free(o.text);
+  }
+}
+
 Test(collbench, algo_and_proto_flags) {
   const char *cases[][2] = {
       {"--topo topologies/dgx-a100.yaml --algo nvls", "nvls"},

@@ -304,6 +304,38 @@ Test(interference, a_kernel_is_rerated_when_a_collective_starts_and_ends_beside_
   rig_close(&g);
 }
 
+Test(interference, without_the_compute_model_nothing_interferes) {
+  /* dgx-a100, 2 ranks, no compute model (exec.h: NULL, no interference),
+   * the topology's comm_interference set to 0.5. Rank r: a 64 MiB
+   * ring/Simple all-reduce from 0 (hundreds of us), and a 200 us kernel
+   * that starts at 10 us (after a 10 us op on the copy stream), while the
+   * all-reduce runs. Expected, because comm_interference is read in one
+   * place, the compute model's parameters: the kernel ends at 210 us (the
+   * old executor multiplied it by 1 + the topology's 0.5 here: 310 us). */
+  struct pair_rig g;
+  rig_open(&g);
+  g.t->compute.comm_interference = 0.5;
+  for (int32_t r = 0; r < 2; r++) {
+    struct ds_op ar = {.rank = r, .stream = DS_STREAM_COMM, .kind = DS_OP_ALLREDUCE,
+                       .name = "ar", .layer = -1, .bucket = 0, .coll = 0, .root = -1,
+                       .algo = "ring/Simple", .bytes = 64.0 * 1024 * 1024};
+    cr_assert_eq(ds_schedule_emit(&g.bd, &ar, NULL, 0), DS_OK);
+    struct ds_op wait = {.rank = r, .stream = DS_STREAM_COPY, .kind = DS_OP_BWD,
+                         .name = "wait", .layer = -1, .bucket = -1, .coll = -1, .root = -1,
+                         .dur_us = 10};
+    cr_assert_eq(ds_schedule_emit(&g.bd, &wait, NULL, 0), DS_OK);
+    struct ds_op k = {.rank = r, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD, .name = "k",
+                      .layer = -1, .bucket = -1, .coll = -1, .root = -1, .dur_us = 200};
+    cr_assert_eq(ds_schedule_emit(&g.bd, &k, &wait.id, 1), DS_OK);
+  }
+  int64_t start[6], end[6];
+  rig_run(&g, 0, start, end);
+  cr_assert_eq(start[2], 10000);
+  cr_assert_gt(end[0], end[2], "the all-reduce outlasts the kernel");
+  cr_assert_eq(end[2], 210000);
+  rig_close(&g);
+}
+
 Test(interference, a_collective_waiting_for_its_peer_holds_sms_but_moves_no_bytes) {
   /* dgx-a100, 2 ranks. Rank r: a memory-bound kernel of 1000 us (no
    * FLOPs) and, on the comm stream after a wait of 100 us (rank 0) or

@@ -15,6 +15,7 @@
 #include "sim/coll/nccl_model.h"
 #include "sim/coll/ring_rails.h"
 #include "sim/net/topo.h"
+#include "tests/support.h"
 
 struct fixture {
   struct ds_topo *topo;
@@ -438,7 +439,9 @@ static double nccl_time_us(int nodes, int a /* 0 tree 1 ring 2 nvls */, int p, d
       {0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.8, 0.7, 0.6, 0.6, 0.5, 0.5, 0.5, 0.5, 0.6, 0.7,
        0.8, 0.7, 0.7, 0.8, 0.9, 0.9}};
   int n = 8 * nodes, nch = nodes == 1 ? 12 : 8;
-  double bw = nodes == 1 ? 30 : 48, llmax = nodes == 1 ? 141 : 45;
+  /* llMaxBws: one node, the Hopper row; two, the CPU vendor's row, Intel's
+   * (the shipped topologies' default) 39.0, not the Hopper row's 45 */
+  double bw = nodes == 1 ? 30 : 48, llmax = nodes == 1 ? 141 : 39.0;
   double lat, busbw, algbw;
   if (a == 2) {
     if (p != 2) return INFINITY;
@@ -818,4 +821,110 @@ Test(nccl_model, a_protocol_set_limits_the_algorithm_choice) {
     release(&f);
   }
   cr_assert_gt(moved, 0); /* some size's choice was a left-out protocol */
+}
+
+/* A two-node H100 cluster as 2node-ib (8 GPUs and 8 NICs of 400 Gb/s per
+ * node) with `nodes` nodes and, when vendor is not NULL, cpu_vendor. */
+static void build_cluster(struct fixture *f, int nodes, const char *vendor) {
+  char text[1024], path[] = "/tmp/ddpsim-cpu-vendor-XXXXXX";
+  snprintf(text, sizeof text,
+           "schema_version: 1\nname: h100-cluster\ngpu: H100-SXM5-80GB\nnodes: %d\n"
+           "gpus_per_node: 8\n%s%s%s"
+           "intra_node:\n  template: nvswitch\n  link_bw: 450GBps\n  link_lat: 1.7us\n"
+           "inter_node:\n  template: ib\n  nics_per_node: 8\n  nic_bw: 400Gbps\n"
+           "  nic_lat: 6us\n  gpu_nic_bw: 64GBps\n  gpu_nic_lat: 1us\n",
+           nodes, vendor ? "cpu_vendor: " : "", vendor ? vendor : "", vendor ? "\n" : "");
+  ds_test_write_temp(path, text);
+  struct ds_err err = {0};
+  ds_status st = build_with_table(f, path, "topologies/gpus.yaml", 0, &err);
+  unlink(path);
+  cr_assert_eq(st, DS_OK, "%s", err.msg);
+}
+
+Test(nccl_model, lls_cap_across_nodes_is_the_cpu_vendors) {
+  /* tuning.cc: llMaxBws[index1][index2], index1 the GPU architecture on one
+   * node but the CPU vendor on several (0 Intel and by default, 1 AMD).
+   * Expected, because the Hopper row (141, 45, 35) is read on one node
+   * only: 2 nodes Intel 39.0, AMD 22.5; 4 nodes Intel 20.4, AMD 19.0 GB/s.
+   * The ring's LL busBw is min(llMaxBw, 8 channels x 48 GB/s / 2 = 192):
+   * the cap. (The old model read the Hopper row: 45 and 35.) The vendor
+   * also sets getNetOverhead, what a ring step inside a node costs at
+   * least across nodes: 1 us Intel, 2 us AMD (x 3 for Simple), against
+   * NVLink's 0.6 (LL) and 3.4 us (Simple): 1.0 / 3.4 us Intel, 2.0 / 6.0
+   * us AMD. */
+  const struct {
+    int nodes;
+    const char *vendor;
+    double cap_gbps, ll_step_us, simple_step_us;
+  } cases[] = {{2, NULL, 39.0, 1.0, 3.4},  {2, "intel", 39.0, 1.0, 3.4},
+               {2, "amd", 22.5, 2.0, 6.0}, {4, NULL, 20.4, 1.0, 3.4},
+               {4, "amd", 19.0, 2.0, 6.0}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    struct fixture f;
+    build_cluster(&f, cases[i].nodes, cases[i].vendor);
+    cr_assert_eq(f.m.nnodes, cases[i].nodes);
+    cr_assert_float_eq(f.m.ll_max_bw_bytes_per_s, cases[i].cap_gbps * 1e9, 1, "case %zu", i);
+    cr_assert_float_eq(f.m.busbw_bytes_per_s[DS_PROTO_LL], cases[i].cap_gbps * 1e9, 1,
+                       "case %zu", i);
+    cr_assert_float_eq(f.m.hw_lat_ns[DS_HOP_NVLINK][DS_PROTO_LL], cases[i].ll_step_us * 1e3,
+                       1e-6, "case %zu", i);
+    cr_assert_float_eq(f.m.hw_lat_ns[DS_HOP_NVLINK][DS_PROTO_SIMPLE],
+                       cases[i].simple_step_us * 1e3, 1e-6, "case %zu", i);
+    release(&f);
+  }
+  /* one node: the architecture's row whatever the host */
+  cr_assert_float_eq(ds_nccl_ll_max_bw_gbps(DS_NCCL_ARCH_HOPPER, DS_CPU_VENDOR_AMD, 1), 141.0,
+                     0);
+  cr_assert_float_eq(ds_nccl_ll_max_bw_gbps(DS_NCCL_ARCH_BLACKWELL, DS_CPU_VENDOR_INTEL, 2),
+                     39.0, 0);
+  /* a vendor ddpsim does not know is refused at its key */
+  char path[] = "/tmp/ddpsim-cpu-vendor-XXXXXX";
+  ds_test_write_temp(path, "schema_version: 1\nname: x\ngpu: H100-SXM5-80GB\nnodes: 1\n"
+                           "gpus_per_node: 2\ncpu_vendor: arm\nintra_node:\n"
+                           "  template: nvswitch\n  link_bw: 450GBps\n  link_lat: 1.7us\n");
+  struct ds_topo *t = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_load(path, "topologies/gpus.yaml", &t, &err), DS_EINPUT);
+  unlink(path);
+  cr_assert(strstr(err.msg, ":6:") && strstr(err.msg, "cpu_vendor") &&
+                strstr(err.msg, "expected intel or amd"),
+            "%s", err.msg);
+}
+
+Test(nccl_model, ll128_is_off_by_default_where_rings_cross_pcie) {
+  /* tuning.cc, NCCL_PROTO unset: LL128 only where the graph's typeIntra <=
+   * PATH_NVB. pcie-8gpu (8 A100 behind PCIe switches): 1 ring channel of
+   * 20 GB/s over PCI. At S = 512 KiB, N = 8 (nsteps 14, algbw = busBw x
+   * 8/14):
+   *   LL     6.6 + 14 x 1.0 = 20.6 us + S / (min(87.7, 10) x 8/14) = 112.35 us
+   *   LL128  14 + 14 x 2.5 = 49 us + S / (min(18.4, 20) x 8/14)   =  98.86 us
+   *   Simple 8.4 + 14 x 5.7 = 88.2 us + S / (20 x 8/14)            = 134.07 us
+   * so NCCL picks LL (the old model, with LL128 on, picked LL128); with
+   * LL128 named (NCCL_PROTO=LL128, or a set naming it) it is LL128. On
+   * dgx-a100 (NVSwitch) LL128 stays on. */
+  struct ds_err err = {0};
+  struct fixture f;
+  cr_assert_eq(build(&f, "topologies/pcie-8gpu.yaml", 0, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(f.m.channels, 1);
+  cr_assert_eq(f.m.hw_intra, DS_HOP_PCI);
+  cr_assert(f.m.ll128_off_by_default);
+  double s = 524288;
+  cr_assert_float_eq(ds_nccl_predict_algo_ns(&f.m, DS_AR_RING, DS_PROTO_LL, s) / 1e3,
+                     20.6 + s / (10e3 * 8 / 14), 1e-6);
+  cr_assert(isinf(ds_nccl_predict_algo_ns(&f.m, DS_AR_RING, DS_PROTO_LL128, s)));
+  cr_assert_eq(ds_nccl_choose_proto(&f.m, DS_AR_RING, s), DS_PROTO_LL);
+  const char *why = NULL;
+  cr_assert(!ds_nccl_algo_available(&f.m, DS_AR_RING, DS_PROTO_LL128, &why));
+  cr_assert(why && strstr(why, "only over NVLink"), "%s", why ? why : "(null)");
+  ds_nccl_model_proto_env(&f.m, 1, 0); /* NCCL_PROTO naming every protocol */
+  cr_assert_float_eq(ds_nccl_predict_algo_ns(&f.m, DS_AR_RING, DS_PROTO_LL128, s) / 1e3,
+                     49 + s / (18.4e3 * 8 / 14), 1e-6);
+  cr_assert_eq(ds_nccl_choose_proto(&f.m, DS_AR_RING, s), DS_PROTO_LL128);
+  ds_nccl_model_proto_env(&f.m, 0, 0); /* unset again: NCCL's default */
+  cr_assert_eq(f.m.proto_disabled, 1u << DS_PROTO_LL128);
+  release(&f);
+  cr_assert_eq(build(&f, "topologies/dgx-a100.yaml", 0, &err), DS_OK, "%s", err.msg);
+  cr_assert(!f.m.ll128_off_by_default);
+  cr_assert_eq(f.m.proto_disabled, 0u);
+  release(&f);
 }

@@ -125,6 +125,8 @@ Test(nvls_tree, nccls_model_on_2node_ib) {
   cr_assert_eq(m.nvls_channels, 8);
   cr_assert_float_eq(m.nvls_chan_bw_bytes_per_s, 40e9, 1);
   cr_assert_float_eq(m.nvls_busbw_bytes_per_s, 461.6e9, 1e3);
+  /* 8 GPUs per node: a balanced tree, no 0.85 */
+  cr_assert(!m.tree_pattern_tree);
   cr_assert_float_eq(m.nvls_lat_ns, 66800, 1e-6);
   cr_assert_float_eq(ds_nccl_predict_algo_ns(&m, DS_AR_NVLS, DS_PROTO_SIMPLE, 0), 66800,
                      1e-6);
@@ -249,29 +251,35 @@ Test(nvls_tree, double_binary_tree_over_four_single_gpu_nodes) {
    * NCCL's numbers: the ring's one network hop per node is 50 GB/s, so 1
    * channel of 48 GB/s, duplicated (48 >= 25, one channel) to 2 of 24:
    * busBw 48 GB/s; tree busBw min(48 x 0.92, 2 x 36.0 (Hopper, > 2 nodes))
-   * = 44.16 GB/s; at S = 64 MiB the correction is 0.8 (2^20 x 64 B): A =
-   * 44.16 / 2 x 0.8 = 17.664 GB/s. Latency 8.4 + 2 (0 + log2(4) x 14) =
-   * 64.4 us. NCCL: T = 64.4 us + S/A = 3863587.3 ns.
+   * = 44.16 GB/s, times 0.85 (tuning.cc: one GPU per node makes the tree
+   * graph's pattern NCCL_TOPO_PATTERN_TREE, search.cc) = 37.536 GB/s; at S
+   * = 64 MiB the correction is 0.8 (2^20 x 64 B): A = 37.536 / 2 x 0.8 =
+   * 15.0144 GB/s. Latency 8.4 + 2 (0 + log2(4) x 14) = 64.4 us. NCCL: T =
+   * 64.4 us + S/A = 4534033.4 ns (the old model, without the 0.85:
+   * 3863587.3).
    *
    * What runs: NCCL's trees over 4 nodes, 0 <- 2 <- {1, 3} and its mirror
    * 3 <- 1 <- {2, 0}, S/2 each; one channel per tree (C = ceil(2/2)), its
    * cap A/2 per stream: node 2 sends 4 streams (up and two down in tree 0,
-   * up in tree 1), 2A = 35.3 GB/s <= 50, so every stream runs at A/2 and a
+   * up in tree 1), 2A = 30.0 GB/s <= 50, so every stream runs at A/2 and a
    * piece of S/(2P) takes t = (S/(2P)) / (A/2) on every hop. The deepest
    * path is a leaf's: 2 network hops up, 2 down (H = 4), each charged
    * hwLat[NET][Tree][Simple] = 14 us, and baseLat 8.4 us at the start:
    *   T = 8.4 us + 4 x 14 us + (P + H - 1) t,
    * NCCL's time plus the pipeline's fill (H - 1) t. P = 64 (32 MiB / 512
-   * KiB), t = 59362.3 ns, T = 4041674.5 ns (+- 1 ns per piece and hop). */
+   * KiB), t = 69838.0 ns, T = 4743547.5 ns (+- 1 ns per piece and hop). */
   struct harness h;
   load_fournode_one_gpu(&h);
   struct ds_nccl_model m;
   model_of(&h, &m);
   cr_assert_eq(m.nnodes, 4);
   cr_assert_eq(m.channels, 2);
-  cr_assert_float_eq(m.tree_busbw_bytes_per_s[DS_PROTO_SIMPLE], 44.16e9, 1e3);
+  cr_assert(m.tree_pattern_tree);
+  cr_assert_float_eq(m.tree_busbw_bytes_per_s[DS_PROTO_SIMPLE], 37.536e9, 1e3);
   cr_assert_float_eq(m.tree_lat_ns[DS_PROTO_SIMPLE], 64400, 1e-6);
-  double s = 64.0 * 1024 * 1024, a = 17.664; /* GB/s = bytes per ns */
+  double s = 64.0 * 1024 * 1024, a = 15.0144; /* GB/s = bytes per ns */
+  cr_assert_float_eq(ds_nccl_predict_algo_ns(&m, DS_AR_TREE, DS_PROTO_SIMPLE, s), 4534033.4,
+                     1);
   cr_assert_float_eq(ds_nccl_predict_algo_ns(&m, DS_AR_TREE, DS_PROTO_SIMPLE, s),
                      64400 + s / a, 1);
   struct ds_coll_proto cp;

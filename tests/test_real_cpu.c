@@ -294,6 +294,27 @@ Test(real_cpu, unreadable_schedule_exit_2) {
   ds_test_release(&r);
 }
 
+/* A one-row schedule whose op lasts 1e300 us: the old reader took it and
+ * the cpu device's spin computed llround(1e303), out of range (LLONG_MIN on
+ * glibc), so the op "ran" in no time and ddpreal exited 0. Now the reader
+ * refuses it naming file, line and column, exit 2, before anything runs. */
+Test(real_cpu, a_duration_past_the_longest_time_exit_2) {
+  char sched[PATH_BUF], args[1024];
+  FILE *fp = fopen(in_dir(sched, "huge.csv"), "w");
+  cr_assert(fp != NULL);
+  fputs("# ddpsim-schedule v2\n"
+        "id,rank,stream,kind,name,layer,bucket,coll,root,algo,bytes,flops,dur_us,deps\n"
+        "0,0,compute,fwd,conv1,0,-1,-1,-1,,0,0,1e300,\n# end: 1 row\n", fp);
+  fclose(fp);
+  snprintf(args, sizeof args, "--device cpu --schedule %s --trace %s/t.csv --iters 1 "
+           "--warmup 0", sched, dir);
+  struct ds_test_result r = ds_test_run("ASAN_OPTIONS=detect_leaks=0 ", ds_test_ddpreal(), args);
+  cr_assert_eq(r.status, 2, "exit %d, stderr %s", r.status, r.err);
+  cr_assert(strstr(r.err, "huge.csv:3: column 'dur_us': expected microseconds >= 0 and at "
+                          "most 1e15") != NULL, "stderr: %s", r.err);
+  ds_test_release(&r);
+}
+
 /* With the cuda device, options are checked before any GPU is looked for,
  * so this runs on a machine without one. */
 #ifdef DS_HAVE_CUDA

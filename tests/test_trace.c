@@ -437,6 +437,39 @@ Test(trace, reader_bad_numbers) {
   }
 }
 
+/* dur_us past the longest simulated time (DS_UNITS_NS_MAX, 1e18 ns = 1e15
+ * us: no schedule ddpsim ran holds more) is refused at its line and column:
+ * ddpreal's devices turn it into int64_t nanoseconds with llround, which is
+ * out of range (LLONG_MIN on glibc) above ~9.2e15 us. 1e15 itself is
+ * accepted (the bound is inclusive), 1.000001e15 and 1e300 are not; the old
+ * reader took any finite number. Both readers (schedule and trace). */
+Test(trace, reader_dur_us_past_the_longest_time) {
+  const char *pre = "# ddpsim-schedule v2\n" SCHED_HEADER;
+  const char *bad[] = {"1e300", "1.000001e15"};
+  char text[512];
+  for (size_t i = 0; i < 2; i++) {
+    snprintf(text, sizeof text, "%s0,0,compute,fwd,a,0,-1,-1,-1,,0,0,%s,\n# end: 1 row\n", pre,
+             bad[i]);
+    char want[128];
+    snprintf(want, sizeof want,
+             ":3: column 'dur_us': expected microseconds >= 0 and at most 1e15 (1e18 ns, "
+             "the longest simulated time), got \"%s\"", bad[i]);
+    expect_read_error(0, text, want);
+  }
+  expect_read_error(1,
+                    "# ddpsim-trace v2\n" TRACE_HEADER
+                    "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,1e300,,real,0,0,1\n# end: 1 row\n",
+                    ":3: column 'dur_us'");
+  const char *path = in_dir("longest.csv");
+  spit(path, "# ddpsim-schedule v2\n" SCHED_HEADER
+             "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,1e15,\n# end: 1 row\n");
+  struct ds_schedule *s = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_schedule_read_csv(path, &s, &err), DS_OK, "%s", err.msg);
+  cr_assert_float_eq(s->ops[0].dur_us, 1e15, 1);
+  ds_schedule_free(s);
+}
+
 /* A row with a field missing (or one too many) is refused naming its line;
  * the line counts blank lines and line breaks inside quoted names, so the
  * number is the one an editor shows. */

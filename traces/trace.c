@@ -24,6 +24,7 @@
 #include "base/atomic_file.h"
 #include "base/csvread.h"
 #include "base/textout.h"
+#include "base/units.h"
 
 /* X(ENUM, "name"): the schedule columns in file order. */
 #define DS_SCHED_COLUMNS(X) \
@@ -523,11 +524,15 @@ static void parse_field(struct reader *r, enum col c, const char *text) {
       break;
     case COL_BYTES:
     case COL_FLOPS:
-    case COL_DUR_US:
-      if (parse_number(text, c == COL_BYTES   ? &o->bytes
-                             : c == COL_FLOPS ? &o->flops
-                                              : &o->dur_us) != 0)
+      if (parse_number(text, c == COL_BYTES ? &o->bytes : &o->flops) != 0)
         bad = "a finite number >= 0";
+      break;
+    case COL_DUR_US:
+      /* at most the longest simulated time (base/units.h), so that no
+       * schedule ddpsim could have run is refused: ddpreal's devices turn
+       * dur_us into int64_t nanoseconds (llround), which 2^63 ns bounds */
+      if (parse_number(text, &o->dur_us) != 0 || o->dur_us * 1e3 > (double)DS_UNITS_NS_MAX)
+        bad = "microseconds >= 0 and at most 1e15 (1e18 ns, the longest simulated time)";
       break;
     case COL_DEPS:
       if (parse_deps(r, text) != 0)

@@ -172,11 +172,15 @@ static void print_text_header(FILE *out, const struct ds_collbench_args *o,
     fprintf(out, "# extra effects: %s; nccl(us): NCCL's own prediction; ch: channels "
             "(tree: per tree)\n",
             o->nccl_extra ? "launch + slice syncs + pipeline fill (fitted on 8x A100)" : "none");
-  if (pl->m.proto_disabled) {
+  if (o->proto.choice == DS_PROTO_CHOICE_AUTO && o->proto.disabled) {
     char set[24];
     ds_proto_flag_set_name(pl->m.proto_disabled, ',', set, sizeof set);
     fprintf(out, "# --proto %s: NCCL's choice per size among these protocols only "
             "(NCCL_PROTO)\n", set);
+  } else if (o->proto.choice == DS_PROTO_CHOICE_AUTO && pl->m.ll128_off_by_default &&
+             !ds_collbench_is_p2p(o->desc->kind)) {
+    fprintf(out, "# LL128 off: NCCL enables it by default only over NVLink inside a node "
+            "(--proto LL128 forces it, as NCCL_PROTO=LL128)\n");
   }
   fprintf(out, "#\n# %12s %12s %6s %10s %8s %8s %5s %6s %3s %10s\n"
           "# %12s %12s %6s %10s %8s %8s %5s %6s %3s %10s\n",
@@ -265,7 +269,8 @@ static ds_status make_plan(const struct ds_collbench_args *o, struct ds_topo *to
     }
     pl->nccl = 1;
     /* a --proto set: NCCL chooses among its protocols only (NCCL_PROTO) */
-    if (o->proto.choice == DS_PROTO_CHOICE_AUTO) pl->m.proto_disabled = o->proto.disabled;
+    ds_nccl_model_proto_env(&pl->m, o->proto.choice == DS_PROTO_CHOICE_FIXED || o->proto.disabled,
+                            o->proto.choice == DS_PROTO_CHOICE_AUTO ? o->proto.disabled : 0);
     return DS_OK;
   }
   /* an explicit protocol or set of protocols needs NCCL's model */

@@ -21,9 +21,12 @@ const double ds__nccl_hw_lat_us[3][2][3] = {
     {{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}}, /* NET */
 };
 
-/* [arch Volta, Ampere, Hopper, Blackwell][nodes 1, 2, >2], GB/s. LL's bus
- * bandwidth cap (one node: by GPU architecture; several: by CPU vendor,
- * Intel/AMD rows, which this model does not distinguish). */
+/* [row][nodes 1, 2, >2], GB/s: LL's bus bandwidth cap (llMaxBws). tuning.cc
+ * picks the row by GPU architecture on one node (rows Volta, Ampere, Hopper,
+ * Blackwell) but by CPU vendor on several: row 0 (Intel and any non-AMD
+ * host) or row 1 (AMD), so only the first two rows' node-2 and node->2
+ * columns are ever read (the Hopper and Blackwell rows' 45/35 and 90/70
+ * never are); ds_nccl_ll_max_bw_gbps applies that. */
 const double ds__nccl_ll_max_bw_gbps[4][3] = {
     {39.0, 39.0, 20.4}, /* Volta */
     {87.7, 22.5, 19.0}, /* Ampere */

@@ -29,9 +29,10 @@
 /* Raw PCIe Gen3 x16 per direction, against NCCL's PCI_BW (12 GB/s). */
 #define RAW_PCI_GEN3_GBPS 16.0
 #define MAX_CHANNELS 32
-/* tuning.cc getNetOverhead: 1 us on Intel x86 and by default (2 on AMD;
- * topologies do not name the CPU vendor, and DGX H100 is Intel). */
-#define NET_OVERHEAD_US 1.0
+/* tuning.cc getNetOverhead: 1 us on Intel x86 and by default, 2 on AMD
+ * x86 (the topology's cpu_vendor). */
+#define NET_OVERHEAD_INTEL_US 1.0
+#define NET_OVERHEAD_AMD_US 2.0
 
 /* search.cc: the per-channel bandwidths the ring search tries, in order. */
 static const double speed_intra[] = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3};
@@ -95,6 +96,16 @@ const char *ds_nccl_arch_name(enum ds_nccl_arch a) {
   case DS_NCCL_ARCH_BLACKWELL: return "Blackwell";
   default: return "unknown";
   }
+}
+
+/* nccl_model.h. tuning.cc ncclTopoTuneModel: llMaxBws[index1][index2],
+ * index1 the GPU architecture on one node, the CPU vendor on several (1 for
+ * AMD or mixed hosts, else 0), index2 the node count (1, 2, more). */
+double ds_nccl_ll_max_bw_gbps(enum ds_nccl_arch arch, enum ds_cpu_vendor vendor,
+                              int32_t nnodes) {
+  if (nnodes <= 1) return ds__nccl_ll_max_bw_gbps[arch][0];
+  int row = vendor == DS_CPU_VENDOR_AMD ? 1 : 0;
+  return ds__nccl_ll_max_bw_gbps[row][nnodes == 2 ? 1 : 2];
 }
 
 /* The raw per-direction bandwidth of one NVLink of an architecture's GPUs
@@ -319,14 +330,26 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
   m->channels = nch;
   m->same_channels = ring->chan == NULL || ring->chan_same;
   m->chan_bw_bytes_per_s = speed * DS_UNITS_GBPS;
-  m->ll_max_bw_bytes_per_s = ds__nccl_ll_max_bw_gbps[m->arch][nidx] * DS_UNITS_GBPS;
+  m->ll_max_bw_bytes_per_s =
+      ds_nccl_ll_max_bw_gbps(m->arch, topo->cpu_vendor, m->nnodes) * DS_UNITS_GBPS;
   m->ll128_per_ch_max_bytes_per_s =
       ds__nccl_ring_ll128_per_ch_max_bw_gbps[m->arch][nidx] * DS_UNITS_GBPS;
+  /* tuning.cc ncclTopoTuneModel, NCCL_PROTO unset (protoEnable 2): LL128
+   * is on only where the graph's intra-node path type is PATH_NVB or
+   * better (every intra-node hop NVLink, direct or through one GPU), so a
+   * ring crossing PCIe inside a node has none. Its other conditions hold
+   * here: GPU to NIC at most PATH_PXB (PATH_PXN from sm90) -- the ib
+   * templates give each GPU its own PCIe link to its NIC --, one compute
+   * capability, sm70 or later. */
+  m->ll128_off_by_default = m->hw_intra == DS_HOP_PCI;
+  ds_nccl_model_proto_env(m, 0, 0);
 
   /* tuning.cc / ring.cc: latencies and bus bandwidths per protocol. */
   int32_t nsteps = 2 * (m->nranks - 1);
   int32_t ninter = m->nnodes > 1 ? 2 * (m->nnodes - 1) : 0;
   double bus = m->channels * m->chan_bw_bytes_per_s;
+  double net_over_us =
+      topo->cpu_vendor == DS_CPU_VENDOR_AMD ? NET_OVERHEAD_AMD_US : NET_OVERHEAD_INTEL_US;
   for (int p = 0; p < DS_PROTO_COUNT; p++) {
     m->base_lat_ns[p] = ds__nccl_base_lat_us[RING][p] * US;
     for (int h = 0; h < DS_HOP_CLASS_COUNT; h++)
@@ -336,7 +359,7 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
        * the network overhead (tripled for Simple); with one GPU per node
        * the network steps cost the tree's network latency ("latencies are
        * fully exposed"). */
-      double over = (p == DS_PROTO_SIMPLE ? 3 : 1) * NET_OVERHEAD_US * US;
+      double over = (p == DS_PROTO_SIMPLE ? 3 : 1) * net_over_us * US;
       m->hw_lat_ns[DS_HOP_NVLINK][p] = fmax(m->hw_lat_ns[DS_HOP_NVLINK][p], over);
       m->hw_lat_ns[DS_HOP_PCI][p] = fmax(m->hw_lat_ns[DS_HOP_PCI][p], over);
       if (m->nranks == m->nnodes)
@@ -359,6 +382,20 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
   m->tree_busbw_bytes_per_s[DS_PROTO_LL128] =
       fmin(tree_bus * (m->nnodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
            m->channels * ds__nccl_tree_ll128_per_ch_max_bw_gbps[m->arch][nidx] * DS_UNITS_GBPS);
+  /* tuning.cc: after those caps, every protocol's tree busBw *= 0.85 when
+   * comm->maxTreePattern is NCCL_TOPO_PATTERN_TREE, the largest tree graph
+   * pattern over the ranks (init.cc). search.cc forces that pattern on a
+   * rank whose node holds one GPU of the communicator (ngpus == 1); the
+   * one-GPU node is a member whose ring hops in and out are both network
+   * hops. (On sm90 and later the search can also fall back from the
+   * balanced tree to TREE when it finds no ideal graph; the tree's graph
+   * is not searched here, so that case is not modelled.) */
+  m->tree_pattern_tree = 0;
+  for (int32_t i = 0; m->nnodes > 1 && i < ring->n; i++)
+    if (ring->hop_class[i] == DS_HOP_NET && ring->hop_class[(i + 1) % ring->n] == DS_HOP_NET)
+      m->tree_pattern_tree = 1;
+  if (m->tree_pattern_tree)
+    for (int p = 0; p < DS_PROTO_COUNT; p++) m->tree_busbw_bytes_per_s[p] *= 0.85;
   int32_t log2_nodes = 0;
   while ((1 << (log2_nodes + 1)) <= m->nnodes) log2_nodes++;
   for (int p = 0; p < DS_PROTO_COUNT; p++) {
@@ -443,11 +480,21 @@ static double nvls_tree_correction(enum ds_proto p, double bytes) {
   return log_size < 24 ? ds__nccl_tree_correction[p][log_size] : 1;
 }
 
+void ds_nccl_model_proto_env(struct ds_nccl_model *m, int set, unsigned disabled) {
+  m->proto_set = set != 0;
+  m->proto_disabled =
+      set ? disabled : m->ll128_off_by_default ? 1u << DS_PROTO_LL128 : 0u;
+}
+
 int ds_nccl_algo_available(const struct ds_nccl_model *m, enum ds_ar_algo a,
                            enum ds_proto p, const char **why) {
   const char *no = NULL;
   if ((int)p < 0 || p >= DS_PROTO_COUNT) no = "no NCCL protocol";
-  else if (m->proto_disabled & (1u << p)) no = "the protocol is not in --proto's set (NCCL_PROTO)";
+  else if (m->proto_disabled & (1u << p))
+    no = !m->proto_set && p == DS_PROTO_LL128 && m->ll128_off_by_default
+             ? "NCCL enables LL128 by default only over NVLink inside a node (--proto LL128 "
+               "forces it, as NCCL_PROTO=LL128)"
+             : "the protocol is not in --proto's set (NCCL_PROTO)";
   else if (a == DS_AR_NVLS && !m->nvls_ok) no = m->nvls_why;
   else if (a == DS_AR_NVLS && p != DS_PROTO_SIMPLE) no = "NCCL runs NVLS with Simple only";
   else if (a != DS_AR_RING && a != DS_AR_TREE && a != DS_AR_NVLS)

@@ -17,7 +17,10 @@
  * and runs the (algorithm, protocol) of least time. hw is the class of the
  * ring's links: NVLINK, PCI, or NET once the ring leaves a node (then the
  * inter-node hops cost hwLat[NET]: (nsteps - nInterSteps) intra + nInterSteps
- * inter, as NCCL counts them).
+ * inter, as NCCL counts them). llMaxBw's row is the GPU architecture's on
+ * one node, the hosts' CPU vendor's on several (ds_nccl_ll_max_bw_gbps).
+ * LL128 is off by default where the rings cross PCIe inside a node
+ * (ll128_off_by_default; NCCL_PROTO, --proto, can name it).
  *
  * nChannels and bwIntra come from NCCL's topology search; this model does
  * it in spirit (ds_nccl_model_build says exactly how). Where the ring runs
@@ -36,6 +39,8 @@
  *   busBw = min(nCh bw 0.92, nCh perChMaxTreeBw), then
  *     LL:    min(busBw / 3.8, llMaxBw)
  *     LL128: min(busBw * (1 node ? 7/9 : 120/128), nCh perChMaxTreeLL128Bw)
+ *   then every protocol's busBw * 0.85 when a node holds one GPU (the tree
+ *     graph's pattern NCCL_TOPO_PATTERN_TREE: tree_pattern_tree)
  *   algbw = busBw / 2, times treeCorrectionFactor[p][log2(S >> 6)] (< 23)
  *   lat   = baseLat[Tree][p] + 2 ((N/nNodes - 1) hwLat[intra] + log2(nNodes) hwLat[NET])
  * NVLS (src/tuning/nvls.cc), one node of Hopper or later on an NVLS-capable
@@ -189,18 +194,38 @@ struct ds_nccl_model {
    * order, so 1 there, as NCCL's replay finds them). tuning.cc charges
    * a broadcast or reduce one hop latency with it, nsteps without. */
   int same_channels;
-  /* NCCL_PROTO's disabled protocols (--proto LL,Simple; bit 1u << p; 0 by
-   * default, set by the caller after ds_nccl_model_build): tuning.cc
-   * ncclTopoTuneModel zeroes their bandwidth, so no choice picks them.
-   * ds_nccl_algo_available refuses them, and every prediction by algorithm
-   * or collective kind is then INFINITY (ds_nccl_predict_ns is the bare
-   * cost model and ignores it). */
+  /* NCCL's default leaves LL128 off here (a ring crossing PCIe inside a
+   * node: tuning.cc enables it by default only up to PATH_NVB). */
+  int ll128_off_by_default;
+  /* The tree's graph pattern is NCCL_TOPO_PATTERN_TREE (a node with one
+   * GPU): its busBw takes tuning.cc's 0.85. */
+  int tree_pattern_tree;
+  /* NCCL_PROTO's disabled protocols (--proto LL,Simple; bit 1u << p):
+   * tuning.cc ncclTopoTuneModel zeroes their bandwidth, so no choice picks
+   * them. ds_nccl_model_build leaves NCCL's default (NCCL_PROTO unset:
+   * LL128 where ll128_off_by_default); callers set a --proto set with
+   * ds_nccl_model_proto_env. ds_nccl_algo_available refuses them, and
+   * every prediction by algorithm or collective kind is then INFINITY
+   * (ds_nccl_predict_ns is the bare cost model and ignores it). */
   unsigned proto_disabled;
+  int proto_set; /* proto_disabled is a set's (NCCL_PROTO given), not the default */
 };
 
 /* NCCL's ring search packs at most this many channels (init.cc:
  * ringGraph.maxChannels = MAXCHANNELS / 2). */
 #define DS_NCCL_SEARCH_MAX_CHANNELS 16
+
+/* NCCL_PROTO on m: set 0 (unset) gives NCCL's default, every protocol but
+ * LL128 where ll128_off_by_default; set 1 gives the set's disabled mask
+ * (bit 1u << p), a set naming LL128 enabling it anywhere (parseList writes
+ * 1 or 0 over LL128's default 2). */
+void ds_nccl_model_proto_env(struct ds_nccl_model *m, int set, unsigned disabled);
+
+/* LL's bus bandwidth cap (llMaxBw), GB/s: on one node by the GPUs'
+ * architecture, on several by the hosts' CPU vendor (Intel row 39.0 / 20.4
+ * at 2 / more nodes, AMD 22.5 / 19.0), as tuning.cc picks it. */
+double ds_nccl_ll_max_bw_gbps(enum ds_nccl_arch arch, enum ds_cpu_vendor vendor,
+                              int32_t nnodes);
 
 /* The architecture of a GPU table name, DS_NCCL_ARCH_UNKNOWN if none. */
 enum ds_nccl_arch ds_nccl_arch_of_gpu(const char *gpu_name);

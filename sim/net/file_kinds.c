@@ -15,7 +15,7 @@ static const char *const calib_keys[] = {"schema_version", "compute", "efficienc
 /* sim/net/topo.c */
 static const char *const topology_keys[] = {
     "schema_version", "name", "gpu", "nodes", "gpus_per_node",
-    "intra_node", "inter_node", "devices", "links", "compute", NULL};
+    "intra_node", "inter_node", "devices", "links", "compute", "cpu_vendor", NULL};
 /* sim/train/model.c */
 static const char *const model_keys[] = {"schema_version", "name", "sample",
                                          "default_batch", "optimizer", "input_bytes",

@@ -355,6 +355,11 @@ static ds_status read_system(struct reader *r, const xmlNode *sys, struct ds_err
     attr(c, "numaid", numa, sizeof numa);
     if (n_cpus == 64) return located(r, c, err, "numaid", "at most 64 <cpu> elements");
     snprintf(label, sizeof label, "numa %s", numa);
+    char arch[32] = "", vendor[32] = "";
+    attr(c, "arch", arch, sizeof arch);
+    attr(c, "vendor", vendor, sizeof vendor);
+    if (!r->n->cpu_amd_line && strcmp(arch, "x86_64") == 0 && strcmp(vendor, "AuthenticAMD") == 0)
+      r->n->cpu_amd_line = (int)xmlGetLineNo(c);
     DS_CHECK(ds_import_add_dev(r->n, DS_IMPORT_CPU, label, (int)xmlGetLineNo(c), &cpus[n_cpus], err));
     cpu_x[n_cpus++] = c;
     int below = 0;

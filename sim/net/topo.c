@@ -646,6 +646,23 @@ static ds_status read_bool(const struct ds_cnode *map, const char *key, int *ino
   return ds_cnode_bool(&node, inout, err);
 }
 
+/* Key cpu_vendor: intel (the default) or amd. */
+static ds_status read_cpu_vendor(const struct ds_cnode *root, enum ds_cpu_vendor *out,
+                                 struct ds_err *err) {
+  struct ds_cnode node;
+  const char *s;
+  *out = DS_CPU_VENDOR_INTEL;
+  if (!ds_cmap_get(root, "cpu_vendor", &node)) return DS_OK;
+  DS_CHECK(ds_cnode_string(&node, &s, err));
+  if (strcmp(s, "intel") == 0) return DS_OK;
+  if (strcmp(s, "amd") == 0) {
+    *out = DS_CPU_VENDOR_AMD;
+    return DS_OK;
+  }
+  return ds_cnode_error(&node, err, "expected intel or amd (the hosts' CPU vendor), not '%s'",
+                        s);
+}
+
 static ds_status read_intra(const struct ds_cnode *root, int64_t gpn,
                             struct intra_spec *s, struct ds_err *err) {
   struct ds_cnode map;
@@ -809,6 +826,7 @@ static ds_status load(struct ds_topo *t, const char *path,
     DS_CHECK_GOTO(read_inter(&root, nodes, gpn, &inter, err), st, out);
   }
   DS_CHECK_GOTO(read_compute(&root, &t->compute, err), st, out);
+  DS_CHECK_GOTO(read_cpu_vendor(&root, &t->cpu_vendor, err), st, out);
   snprintf(t->intra_template, sizeof t->intra_template, "%s", intra.template_name);
   snprintf(t->inter_template, sizeof t->inter_template, "%s",
            nodes > 1 ? inter.template_name : "none");

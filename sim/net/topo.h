@@ -247,6 +247,12 @@ struct ds_link {
 
 struct ds_route_cache_entry;
 
+/* The host CPU's vendor as NCCL's tuning tells hosts apart (tuning.cc
+ * v2.30.7: LL's bandwidth cap across nodes, getNetOverhead): AMD, or
+ * anything else, which NCCL treats as Intel. Intel is 0: a topology built
+ * without the key gets it. */
+enum ds_cpu_vendor { DS_CPU_VENDOR_INTEL = 0, DS_CPU_VENDOR_AMD };
+
 struct ds_topo {
   char *name;       /* owned */
   char *path;       /* owned: the file it was loaded from */
@@ -260,6 +266,8 @@ struct ds_topo {
                               "explicit", or "none" for one node */
   int nvls;                /* the nvswitch reduces in place (NVLS): key nvls,
                               default on for Hopper and later GPUs */
+  enum ds_cpu_vendor cpu_vendor; /* the hosts' CPU vendor: key cpu_vendor,
+                                    default Intel (NCCL's tuning reads it) */
   int32_t n_vertices;
   enum ds_vertex_kind *vertex_kind; /* [n_vertices] */
   int32_t *vertex_node;             /* [n_vertices], node index; -1: the fabric */

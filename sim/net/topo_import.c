@@ -397,6 +397,12 @@ ds_status ds_import_write(FILE *out, const struct ds_import_node *nodes, int32_t
   fputs("\ngpu: ", out);
   write_yaml_scalar(out, n0->gpu.spec.name);
   fprintf(out, "\nnodes: %d\ngpus_per_node: %d\n", c.nodes, gpn);
+  for (int f = 0; f < n_files; f++)
+    if (nodes[f].cpu_amd_line) {
+      fprintf(out, "cpu_vendor: amd  # an AMD x86 <cpu> at %s:%d (NCCL's tuning: LL's cap "
+              "across nodes, the network overhead)\n", nodes[f].file, nodes[f].cpu_amd_line);
+      break;
+    }
   if (nvs_bw > 0) {
     fprintf(out, "intra_node:\n  template: nvswitch  # every GPU's NVLinks go into the NVSwitches "
             "(one vertex, as NCCL's NVS node)\n");

@@ -49,6 +49,8 @@ struct ds_import_node {
   int32_t n_devs, n_links, cap_devs, cap_links;
   char notes[8][224]; /* assumptions this file needed */
   int32_t n_notes;
+  int cpu_amd_line;   /* the line of the first x86 AMD <cpu> (NCCL's tuning
+                         tells AMD hosts apart: topology key cpu_vendor); 0 none */
 };
 
 struct ds_import_options {

@@ -401,8 +401,9 @@ static void start_op(struct ds_exec *ex, int32_t k, uint32_t e) {
     schedule_running(ex, k);
     return;
   }
-  if (o->stream == DS_STREAM_COMPUTE && ex->comm_busy[k] > 0)
-    dur_ns *= 1.0 + ex->topo->compute.comm_interference;
+  /* without the compute model no interference (exec.h): comm_interference
+   * is read in one place, ds_interference_factor, from the compute model's
+   * parameters (which --calib may have set) */
   schedule_done(ex, k, e, o->stream, now + ds_units_round_ns(dur_ns));
 }
 

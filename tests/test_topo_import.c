@@ -45,6 +45,10 @@ Test(topo_import, nvidia_smi_goldens) {
   golden("topo import " D "hgx-a100-4gpu.txt", G "hgx-a100-4gpu.yaml");
   golden("topo import " D "dgx-h100.txt", G "dgx-h100.yaml");
   golden("topo import " D "rtx4090-2gpu.txt --gpu RTX4090-24GB", G "rtx4090-2gpu.yaml");
+  /* The documented recipe: `nvidia-smi topo -m > m.txt; nvidia-smi -L >>
+   * m.txt`, so the -L lines come after the legend real `topo -m` output
+   * ends with (the reader stopped at the legend and never saw them). */
+  golden("topo import " D "dgx-h100-appended.txt", G "dgx-h100-appended.yaml");
 }
 
 /* The CSV row of a run, without the topology's name (column 3). */
@@ -71,7 +75,8 @@ Test(topo_import, imports_of_shipped_machines_simulate_as_their_shipped_files) {
    * files' compute sections are the defaults. */
   const char *pairs[][2] = {{G "dgx-a100.yaml", "dgx-a100"},
                             {G "hgx-a100-4gpu.yaml", "4gpu"},
-                            {G "dgx-h100.yaml", "dgx-h100"}};
+                            {G "dgx-h100.yaml", "dgx-h100"},
+                            {G "dgx-h100-appended.yaml", "dgx-h100"}};
   for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
     char *a = run_row(pairs[i][0]), *b = run_row(pairs[i][1]);
     cr_assert_str_eq(a, b, "%s vs %s", pairs[i][0], pairs[i][1]);

@@ -222,6 +222,31 @@ Test(topo_import, a_failed_import_leaves_the_output_file_alone) {
   unlink(path);
 }
 
+/* -o naming one of the inputs (a FILE, the GPU table) is refused before
+ * anything is read or written: `topo import m.xml -o m.xml` replaced the
+ * machine's own description with the YAML, exit 0. */
+Test(topo_import, an_output_that_is_an_input_is_refused) {
+  char path[] = "/tmp/ddpsim-import-XXXXXX", args[512];
+  char *xml = ds_test_slurp(D "dgx-a100.xml");
+  ds_test_write_temp(path, xml);
+  snprintf(args, sizeof args, "topo import %s -o %s", path, path);
+  char want[256];
+  snprintf(want, sizeof want, "option -o/--output %s: would overwrite the input of FILE %s", path,
+           path);
+  ds_test_ddpsim_refuses(args, want);
+  snprintf(args, sizeof args, "topo import " D "dgx-a100.xml %s --output %s", path, path);
+  ds_test_ddpsim_refuses(args, want);
+  char *text = ds_test_slurp(path);
+  cr_assert_str_eq(text, xml, "the input was changed");
+  free(text);
+  free(xml);
+  unlink(path);
+  ds_test_ddpsim_refuses("topo import " D "dgx-a100.xml --gpus topologies/gpus.yaml "
+                         "-o topologies/gpus.yaml",
+                         "option -o/--output topologies/gpus.yaml: would overwrite the input of "
+                         "--gpus topologies/gpus.yaml");
+}
+
 /* ---- the GPU table: shipped entries, and a user's table over them ---- */
 
 static void put(const char *dir, const char *name, const char *text) {

@@ -670,6 +670,21 @@ static int trace_rows(const char *path) {
   return n;
 }
 
+/* --chrome - has standard output alone (the JSON was followed by the text
+ * report): the JSON whole, the report on standard error. */
+Test(analyze_one, chrome_on_stdout_is_the_json_alone) {
+  struct ds_test_result plain = run(NULL, H100 "p2.csv");
+  struct ds_test_result r = run(NULL, H100 "p2.csv --chrome -");
+  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  cr_assert(strncmp(r.out, "{\"displayTimeUnit\"", 18) == 0, "%.40s", r.out);
+  size_t n = strlen(r.out);
+  cr_assert(n > 3 && strcmp(r.out + n - 3, "]}\n") == 0, "stdout ends \"%s\"",
+            r.out + (n > 40 ? n - 40 : 0));
+  cr_assert_str_eq(r.err, plain.out);
+  ds_test_release(&r);
+  ds_test_release(&plain);
+}
+
 Test(analyze_one, chrome_has_only_the_traces_own_processes) {
   char dir[] = "/tmp/ddpsim-one-chrome-XXXXXX", out[256], args[512];
   cr_assert(mkdtemp(dir) != NULL);

@@ -59,6 +59,8 @@ static const char usage[] =
     "  --chrome FILE.json     the predicted timeline as Chrome trace JSON, a process per\n"
     "                         rank (ui.perfetto.dev); one configuration, no sweep\n"
     "  --schedule FILE.csv    write the steady-state iteration's schedule\n"
+    "                         FILE - of these three: standard output, the file alone\n"
+    "                         (the report then goes to standard error; one of them)\n"
     "  --coll-model auto|flow|aggregate\n"
     "                         ring, tree and NVLSTree all-reduces (hierarchical's\n"
     "                         ring phases too) per flow, or aggregated (one flow per\n"

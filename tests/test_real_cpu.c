@@ -314,6 +314,23 @@ Test(real_cpu, no_gpu_says_so_and_names_the_cpu_device) {
   ds_test_release(&r);
 }
 
+/* calibrate without a GPU says it needs one: the replay's way out,
+ * --device cpu, is one calibrate refuses. */
+Test(real_cpu, calibrate_without_a_gpu_says_it_needs_one) {
+  char sched[PATH_BUF], args[1024];
+  in_dir(sched, "s-nogpu-cal.csv");
+  predict(1, sched);
+  snprintf(args, sizeof args, "calibrate --schedule %s --out %s/cal-nogpu.yaml", sched, dir);
+  struct ds_test_result r =
+      ds_test_run("ASAN_OPTIONS=detect_leaks=0 CUDA_VISIBLE_DEVICES=", ds_test_ddpreal(), args);
+  cr_assert_neq(r.status, 0, "stderr: %s", r.err);
+  cr_assert(strstr(r.err, "no GPU found") &&
+                strstr(r.err, "calibrate measures a GPU and needs one (no --device cpu)") &&
+                !strstr(r.err, "replays on CPU ranks"),
+            "stderr: %s", r.err);
+  ds_test_release(&r);
+}
+
 Test(real_cpu, collective_algo_and_proto_are_checked) {
   const char *bad[][2] = {{"collective --algo foo", "--algo 'foo': expected ring, tree"},
                           {"collective --proto LL64", "--proto 'LL64': expected LL, LL128"}};

@@ -79,7 +79,8 @@ static ds_status finish(struct ds_launcher *l, struct ds_replay *rp, const int64
   }
   snprintf(extra, DESCRIBE_MAX + 256, "%s# device: %s\n# ranks: %d\n# launcher: %s\n",
            describe, rp->dev->name, l->world, l->kind);
-  struct ds_csv_meta meta = {"ddpreal " DS_REAL_VERSION, rp->inputs, 0, extra};
+  /* no seed line: the replay draws nothing (a "# seed: 0" read as a seed) */
+  struct ds_csv_meta meta = {"ddpreal " DS_REAL_VERSION, rp->inputs, 0, extra, 1};
   DS_CHECK_GOTO(ds_trace_write_csv(rp->trace_path, t, &meta, err), st, out);
   struct ds_quantiles q = ds_quantiles_of(wall_ms, (size_t)rp->iters);
   rp->p50_ms = q.p50;

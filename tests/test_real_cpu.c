@@ -147,6 +147,8 @@ Test(real_cpu, replay_two_ranks_under_mpirun) {
   char *text = ds_test_slurp(measured);
   cr_assert(strstr(text, "\n# device: cpu\n# ranks: 2\n# launcher: mpi\n") != NULL, "%s", text);
   cr_assert(strstr(text, "\n# mpi: ") != NULL, "%s", text);
+  /* the replay draws nothing: no seed line (it wrote "# seed: 0") */
+  cr_assert(strstr(text, "\n# seed") == NULL, "%s", text);
   /* ddpreal's trace ends with its row count: 36 ops x 3 iterations */
   const char *end = "\n# end: 108 rows\n";
   size_t len = strlen(text);

@@ -153,8 +153,11 @@ Test(topo_import, bad_inputs_are_located_errors) {
       {D "bad-device.xml", D "bad-device.xml:3: <pci> key 'device': expected a PCI device id of the "
                            "GPU table; 0x1234 is none: add it to a GPU's pci_ids in your "
                            "gpus.yaml, or pass --gpu NAME"},
+      /* a missing attribute says so (it read as a bad value) */
       {D "bad-speed.xml", D "bad-speed.xml:3: <pci> key 'link_speed': expected a PCIe link speed "
-                          "(\"16.0 GT/s PCIe\")"},
+                          "(\"16.0 GT/s PCIe\"), the attribute is missing"},
+      {D "bad-width.xml", D "bad-width.xml:3: <pci> key 'link_width': expected an integer, the "
+                          "attribute is missing"},
       {D "bad-nvlink.xml", D "bad-nvlink.xml:5: <nvlink> key 'target': expected the bus id of a "
                            "GPU in this file, got \"0000:99:00.0\""},
       {D "bad-cell.txt", D "bad-cell.txt:2: key 'GPU0': expected X on the diagonal, else NV#, PIX, "

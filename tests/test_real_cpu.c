@@ -170,6 +170,9 @@ Test(real_cpu, replay_one_rank_without_mpirun) {
   struct ds_test_result r = ds_test_run("ASAN_OPTIONS=detect_leaks=0 ", ds_test_ddpreal(), args);
   cr_assert_eq(r.status, 0, "exit %d\nstdout: %s\nstderr: %s", r.status, r.out, r.err);
   cr_assert(strstr(r.out, "#wrong: 0\n") != NULL, "stdout: %s", r.out);
+  /* one rank in the singular (it said "on 1 ranks") */
+  cr_assert(strstr(r.out, " ops on 1 rank, 2 iterations after 0 warmup ") != NULL, "stdout: %s",
+            r.out);
   check_trace(sched, measured, 2);
   ds_test_release(&r);
 }

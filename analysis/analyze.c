@@ -36,7 +36,8 @@ static const char usage[] =
     "                         (one trace: metric,value)\n"
     "  --per-op               add every op's row (csv: print the per-op table\n"
     "                         instead of the metrics)\n"
-    "  --chrome FILE          write the trace(s) as Chrome trace JSON (Perfetto)\n"
+    "  --chrome FILE          write the trace(s) as Chrome trace JSON (Perfetto); -:\n"
+    "                         standard output, the JSON alone (the report to stderr)\n"
     "  --plot FILE.png|.svg   draw the iteration(s) as a timeline with gnuplot\n"
     "  --pred-iter N          predicted iteration to compare (default: the last)\n"
     "  --skip-measured N      ignore the first N measured iterations and join every\n"
@@ -167,7 +168,9 @@ ds_status ds_analyze_main(int argc, char **argv, FILE *out, struct ds_err *err) 
   if (o.meas) DS_CHECK_GOTO(ds_compare_load(o.pred, o.meas, &o.cmp, &c, err), st, done);
   else DS_CHECK_GOTO(ds_compare_load_one(o.pred, &o.cmp, &c, err), st, done);
   DS_CHECK_GOTO(ds_export_write(c, o.plot, o.chrome, err), st, done);
-  ds_compare_print(out, c, o.format, o.per_op);
+  /* --chrome - has standard output alone (the JSON whole): the report goes
+   * to standard error, as ddpsim's does beside an output on "-". */
+  ds_compare_print(o.chrome && strcmp(o.chrome, "-") == 0 ? stderr : out, c, o.format, o.per_op);
 done:
   ds_compare_free(c);
   return st;

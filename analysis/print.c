@@ -3,8 +3,9 @@
  * definitions in docs/analysis.md). Every number comes from struct
  * ds_compare; nothing is computed here but differences and ratios. Machine
  * formats print ms with six decimals (the traces' nanosecond) and relative
- * errors as fractions; an undefined ratio (measured 0) is empty in CSV,
- * null in JSON and "n/a" in text. One trace alone prints its own values in
+ * errors as fractions; an undefined ratio (measured 0, or a `_pct`
+ * metric's, whose error is in points) is empty in CSV, null in JSON and
+ * "n/a" in text. One trace alone prints its own values in
  * the same formats, without the measured and error columns.
  */
 #include <math.h>
@@ -22,6 +23,14 @@ static double rel(double pred, double meas) {
   return meas != 0 ? (pred - meas) / meas : NAN;
 }
 
+/* A metric's relative error; none for a percentage (`_pct`): its error is
+ * already in points (58.19 vs 1.81 % is +56.4 points, not "+3122.9 %"). */
+static double metric_rel(const struct ds_metric *m) {
+  size_t n = strlen(m->name);
+  if (n >= 4 && strcmp(m->name + n - 4, "_pct") == 0) return NAN;
+  return rel(m->pred, m->meas);
+}
+
 /* A number, or the format's empty value when it is not finite. */
 static void num(FILE *fp, double v, const char *empty) {
   if (isfinite(v)) fprintf(fp, "%.6f", v);
@@ -33,7 +42,7 @@ static void print_csv_metrics(FILE *fp, const struct ds_compare *c) {
   for (size_t i = 0; i < c->n_metrics; i++) {
     const struct ds_metric *m = &c->metrics[i];
     fprintf(fp, "%s,%.6f,%.6f,%.6f,", m->name, m->pred, m->meas, m->pred - m->meas);
-    num(fp, rel(m->pred, m->meas), "");
+    num(fp, metric_rel(m), "");
     fputc('\n', fp);
   }
   struct {
@@ -122,7 +131,7 @@ static void print_json(FILE *fp, const struct ds_compare *c, int per_op) {
     fprintf(fp, "    {\"metric\": \"%s\", \"predicted\": %.6f, \"measured\": %.6f, "
             "\"abs_error\": %.6f, \"rel_error\": ", m->name, m->pred, m->meas,
             m->pred - m->meas);
-    num(fp, rel(m->pred, m->meas), "null");
+    num(fp, metric_rel(m), "null");
     fprintf(fp, "}%s\n", i + 1 < c->n_metrics ? "," : "");
   }
   fputs("  ],\n  \"op_errors\": {\n", fp);
@@ -190,7 +199,7 @@ static void print_text(FILE *fp, const struct ds_compare *c, int per_op) {
     const struct ds_metric *m = &c->metrics[i];
     fprintf(fp, "%-24s %12.4f %12.4f %+12.4f", m->name, m->pred, m->meas,
             m->pred - m->meas);
-    text_rel(fp, rel(m->pred, m->meas));
+    text_rel(fp, metric_rel(m));
     fputc('\n', fp);
   }
   fprintf(fp, "(ms unless _pct; error = predicted - measured; measured iteration "
@@ -223,13 +232,13 @@ static void print_text(FILE *fp, const struct ds_compare *c, int per_op) {
             (o->pred_dur_ms - o->meas_dur_ms) * 1e3);
   }
   if (!per_op) return;
-  fprintf(fp, "\nper op (ms from the iteration start)\n  %5s %8s %-10s %-28s %10s "
-          "%10s %10s %10s %10s\n", "rank", "op id", "kind", "name", "pred start",
+  fprintf(fp, "\nper op (ms from the iteration start)\n  %5s %8s %-7s %-10s %-28s %10s "
+          "%10s %10s %10s %10s\n", "rank", "op id", "stream", "kind", "name", "pred start",
           "pred dur", "meas start", "meas dur", "meas sd");
   for (size_t i = 0; i < c->n_ops; i++) {
     const struct ds_compare_op *o = &c->ops[i];
-    fprintf(fp, "  %5d %8lld %-10s ", o->op->rank, (long long)o->op->id,
-            ds_op_kind_name(o->op->kind));
+    fprintf(fp, "  %5d %8lld %-7s %-10s ", o->op->rank, (long long)o->op->id,
+            ds_stream_name(o->op->stream), ds_op_kind_name(o->op->kind));
     ds_textout_put_printable(fp, o->op->name, OP_NAME_WIDTH);
     fprintf(fp, " %10.4f %10.4f %10.4f %10.4f %10.4f\n", o->pred_start_ms, o->pred_dur_ms,
             o->meas_start_ms, o->meas_dur_ms, o->meas_dur_sd_ms);
@@ -313,12 +322,12 @@ static void print_one_text(FILE *fp, const struct ds_compare *c, int per_op) {
     fprintf(fp, "%-24s %12.4f\n", c->metrics[i].name, c->metrics[i].pred);
   fputs("(ms unless _pct)\n", fp);
   if (!per_op) return;
-  fprintf(fp, "\nper op (ms from the iteration start)\n  %5s %8s %-10s %-28s %6s "
-          "%10s %10s\n", "rank", "op id", "kind", "name", "bucket", "start", "dur");
+  fprintf(fp, "\nper op (ms from the iteration start)\n  %5s %8s %-7s %-10s %-28s %6s "
+          "%10s %10s\n", "rank", "op id", "stream", "kind", "name", "bucket", "start", "dur");
   for (size_t i = 0; i < c->n_ops; i++) {
     const struct ds_compare_op *o = &c->ops[i];
-    fprintf(fp, "  %5d %8lld %-10s ", o->op->rank, (long long)o->op->id,
-            ds_op_kind_name(o->op->kind));
+    fprintf(fp, "  %5d %8lld %-7s %-10s ", o->op->rank, (long long)o->op->id,
+            ds_stream_name(o->op->stream), ds_op_kind_name(o->op->kind));
     ds_textout_put_printable(fp, o->op->name, OP_NAME_WIDTH);
     fprintf(fp, " %6d %10.4f %10.4f\n", o->op->bucket, o->pred_start_ms, o->pred_dur_ms);
   }

@@ -52,7 +52,15 @@ ds_status ds_outputs_check(const struct ds_path_arg *outs, size_t n_out,
   }
   for (size_t i = 0; i < n_out; i++) {
     const char *p = outs[i].path;
-    if (!p || strcmp(p, "-") == 0) continue;
+    if (p && strcmp(p, "-") == 0) {
+      /* Standard output holds one file, or two files run together. */
+      for (size_t j = i + 1; j < n_out; j++)
+        if (outs[j].path && strcmp(outs[j].path, "-") == 0)
+          return ds_err_set(err, DS_EUSAGE, "options %s - and %s -: both write standard output",
+                            outs[i].flag, outs[j].flag);
+      continue;
+    }
+    if (!p) continue;
     for (size_t j = i + 1; j < n_out; j++) {
       const char *q = outs[j].path;
       if (q && strcmp(q, "-") != 0 && same_file(p, q))

@@ -22,7 +22,8 @@ struct ds_path_arg {
 };
 
 /* Checks outs[0..n_out) as above against each other and against the
- * existing files ins[0..n_in). "-" (standard output) is never compared. */
+ * existing files ins[0..n_in). "-" (standard output) is compared only with
+ * another "-": two outputs there are refused as two on one file are. */
 ds_status ds_outputs_check(const struct ds_path_arg *outs, size_t n_out,
                            const struct ds_path_arg *ins, size_t n_in, struct ds_err *err);
 

@@ -1081,7 +1081,9 @@ static ds_status cal_rank(struct ds_launcher *l, void *arg, struct ds_err *err) 
   memset(&m, 0, sizeof m);
   struct ds_coll_point pts[MAX_POINTS];
   size_t n_pts = 0;
-  DS_CHECK(ds__cuda_pick_gpu(rank, l->world, rank, o->share_gpus, 1, &gpu, &gpu_count, err));
+  DS_CHECK(ds__cuda_pick_gpu(rank, l->world, rank, o->share_gpus, 1,
+                             "calibrate measures a GPU and needs one (no --device cpu)", &gpu,
+                             &gpu_count, err));
   if (rank == 0) {
     ds_status st = measure_compute(c, gpu, &m, rank, err);
     /* the others wait at the barrier: a failure here ends them (fork

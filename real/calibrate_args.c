@@ -92,8 +92,8 @@ static ds_status apply(struct ds_calibrate_args *a, const char *f, const char *v
     a->out = v;
   } else if (!strcmp(f, "--device")) {
     if (strcmp(v, "cuda") != 0)
-      return ds_err_set(err, DS_EUSAGE, "--device '%s': calibrate measures "
-                        "the cuda device only (a CPU has no roofline to fit)", v);
+      return ds_err_set(err, DS_EUSAGE, "option --device: expected cuda, got \"%s\" (calibrate "
+                        "measures a GPU: a CPU has no roofline to fit)", v);
   } else if (!strcmp(f, "-g") || !strcmp(f, "--nranks")) {
     parse_count(v, 4096, "a rank count from 1 to 4096", &a->nranks, &what);
   } else if (!strcmp(f, "--iters")) {

@@ -100,16 +100,17 @@ extern "C" ds_status ds__cuda_wait_events(const cudaEvent_t *ev, size_t n, ncclC
 }
 
 extern "C" ds_status ds__cuda_pick_gpu(int32_t rank, int32_t world, int32_t ordinal,
-                                       int shared, int fork_local, int *gpu,
-                                       int *gpu_count, struct ds_err *err) {
+                                       int shared, int fork_local, const char *no_gpu_hint,
+                                       int *gpu, int *gpu_count, struct ds_err *err) {
   int count = 0;
   /* No driver (cudaErrorInsufficientDriver), no device or none visible:
    * say so in those words and name the way out (issue #15, defect 13). */
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || count < 1)
     return ds_err_set(err, DS_EIO, "rank %d: no GPU found (CUDA: %s; check nvidia-smi and "
-                      "CUDA_VISIBLE_DEVICES); --device cpu replays on CPU ranks", rank,
-                      e != cudaSuccess ? cudaGetErrorString(e) : "no device visible");
+                      "CUDA_VISIBLE_DEVICES); %s", rank,
+                      e != cudaSuccess ? cudaGetErrorString(e) : "no device visible",
+                      no_gpu_hint);
   if (ordinal >= count && !shared)
     return ds_err_set(err, DS_EUSAGE, "rank %d: %d ranks but %d GPU%s visible; pass "
                       "--share-gpus to put several ranks on one GPU", rank, world, count,

@@ -373,7 +373,8 @@ static ds_status cuda_open(const struct ds_dev_config *cfg, struct ds_dev_rank *
   DS_CHECK_GOTO(ds_check_collectives(r->s, r->world, &coll_rules, err), st, fail);
   DS_CHECK_GOTO(map_deps(r, err), st, fail);
   DS_CHECK_GOTO(ds__cuda_pick_gpu(rank, r->world, cfg->device_ordinal, cfg->shared,
-                                  fork_local, &r->gpu, &r->gpu_count, err),
+                                  fork_local, "--device cpu replays on CPU ranks", &r->gpu,
+                                  &r->gpu_count, err),
                 st, fail);
   r->shared_gpu = cfg->shared && r->world > r->gpu_count;
   {

@@ -66,9 +66,12 @@ double ds__cuda_timeout_s(void);
  * make it connect them through its network transport, over loopback when
  * fork_local) and NCCL_MULTI_RANK_GPU_ENABLE=1 (NCCL >= 2.30), and the
  * rank whose ordinal is the GPU count prints once to stderr that shared
- * GPUs do not time like separate ones. Must run before any NCCL call. */
+ * GPUs do not time like separate ones. Must run before any NCCL call.
+ * no_gpu_hint ends the message when no GPU is found: the way out for the
+ * caller's command (the replay's --device cpu; calibrate has none). */
 ds_status ds__cuda_pick_gpu(int32_t rank, int32_t world, int32_t ordinal, int shared,
-                            int fork_local, int *gpu, int *gpu_count, struct ds_err *err);
+                            int fork_local, const char *no_gpu_hint, int *gpu, int *gpu_count,
+                            struct ds_err *err);
 
 /* Creates the communicator of world ranks: rank 0's ncclGetUniqueId is
  * broadcast through l, every rank calls ncclCommInitRankConfig on a

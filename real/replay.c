@@ -79,16 +79,18 @@ static ds_status finish(struct ds_launcher *l, struct ds_replay *rp, const int64
   }
   snprintf(extra, DESCRIBE_MAX + 256, "%s# device: %s\n# ranks: %d\n# launcher: %s\n",
            describe, rp->dev->name, l->world, l->kind);
-  struct ds_csv_meta meta = {"ddpreal " DS_REAL_VERSION, rp->inputs, 0, extra};
+  /* no seed line: the replay draws nothing (a "# seed: 0" read as a seed) */
+  struct ds_csv_meta meta = {"ddpreal " DS_REAL_VERSION, rp->inputs, 0, extra, 1};
   DS_CHECK_GOTO(ds_trace_write_csv(rp->trace_path, t, &meta, err), st, out);
   struct ds_quantiles q = ds_quantiles_of(wall_ms, (size_t)rp->iters);
   rp->p50_ms = q.p50;
   rp->p95_ms = q.p95;
   rp->p99_ms = q.p99;
   fprintf(rp->out,
-          "ddpreal: %s: %zu ops on %d ranks, %d iterations after %d warmup "
+          "ddpreal: %s: %zu op%s on %d rank%s, %d iteration%s after %d warmup "
           "(device %s, launcher %s, compute %s)\n",
-          rp->schedule_path, n, l->world, rp->iters, rp->warmup, rp->dev->name, l->kind,
+          rp->schedule_path, n, n == 1 ? "" : "s", l->world, l->world == 1 ? "" : "s",
+          rp->iters, rp->iters == 1 ? "" : "s", rp->warmup, rp->dev->name, l->kind,
           rp->compute == DS_COMPUTE_GEMM ? "gemm" : "spin");
   fprintf(rp->out,
           "  iteration  p50 %.3f ms  p95 %.3f ms  p99 %.3f ms  (min %.3f, max %.3f; "

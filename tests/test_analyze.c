@@ -336,6 +336,58 @@ Test(analyze, h100_pair_matches_the_recorded_p50s) {
   ds_test_release(&r);
 }
 
+/* A percentage's error is in points: no relative error for the `_pct`
+ * metrics in any format (it printed overlap_pct 58.19 vs 1.81 as
+ * "+3122.9 %"); the ms metrics keep theirs. */
+Test(analyze, pct_metrics_have_no_relative_error) {
+  const char *args = H100 "p1.csv " H100 "t1-spin.csv";
+  char a[256];
+  snprintf(a, sizeof a, "%s --format csv", args);
+  struct ds_test_result r = run(NULL, a);
+  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  int pct = 0;
+  for (const char *p = r.out; (p = strstr(p, "_pct,")); p++) {
+    const char *eol = strchr(p, '\n');
+    cr_assert(eol && eol[-1] == ',', "a _pct row with a rel_error: %.80s", p);
+    pct++;
+  }
+  cr_assert_geq(pct, 2, "%s", r.out);
+  const char *iter = strstr(r.out, "\niter_ms,9.573268,9.927405,");
+  cr_assert(iter && strchr(iter + 1, '\n')[-1] != ',', "iter_ms keeps its rel_error: %s", r.out);
+  ds_test_release(&r);
+  snprintf(a, sizeof a, "%s --format json", args);
+  r = run(NULL, a);
+  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  for (const char *p = r.out; (p = strstr(p, "_pct\"")); p++) {
+    const char *end = strchr(p, '}');
+    cr_assert(end && strstr(p, "\"rel_error\": null") && strstr(p, "\"rel_error\": null") < end,
+              "%.160s", p);
+  }
+  ds_test_release(&r);
+  r = run(NULL, args);
+  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  const char *line = strstr(r.out, "\noverlap_pct ");
+  cr_assert(line, "%s", r.out);
+  const char *eol = strchr(line + 1, '\n');
+  cr_assert(eol - line > 4 && strncmp(eol - 3, "n/a", 3) == 0, "%.100s", line + 1);
+  ds_test_release(&r);
+}
+
+/* --per-op's text tables name each op's stream: a host launch and its
+ * kernel share a name (CSV and JSON had the column already). */
+Test(analyze, per_op_text_names_the_stream) {
+  const char *args[] = {H100 "p1.csv " H100 "t1-spin.csv --per-op", H100 "p1.csv --per-op"};
+  for (int i = 0; i < 2; i++) {
+    struct ds_test_result r = run(NULL, args[i]);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    const char *t = strstr(r.out, "per op (ms from the iteration start)\n");
+    cr_assert(t, "%s", r.out);
+    cr_assert(strstr(t, "  rank    op id stream  kind  "), "%.200s", t);
+    cr_assert(strstr(t, " compute fwd  "), "%.400s", t);
+    ds_test_release(&r);
+  }
+}
+
 Test(analyze, a_trace_against_itself_has_no_error) {
   /* ddpsim's own trace: iteration 0 is the pre-rebuild one, skipped. */
   struct ds_test_result r = run(NULL, H100 "p2.csv " H100 "p2.csv --skip-measured 1 --format json");
@@ -668,6 +720,21 @@ static int trace_rows(const char *path) {
   for (const char *p = text; *p; p = strchr(p, '\n') + 1) n += *p != '#';
   free(text);
   return n;
+}
+
+/* --chrome - has standard output alone (the JSON was followed by the text
+ * report): the JSON whole, the report on standard error. */
+Test(analyze_one, chrome_on_stdout_is_the_json_alone) {
+  struct ds_test_result plain = run(NULL, H100 "p2.csv");
+  struct ds_test_result r = run(NULL, H100 "p2.csv --chrome -");
+  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  cr_assert(strncmp(r.out, "{\"displayTimeUnit\"", 18) == 0, "%.40s", r.out);
+  size_t n = strlen(r.out);
+  cr_assert(n > 3 && strcmp(r.out + n - 3, "]}\n") == 0, "stdout ends \"%s\"",
+            r.out + (n > 40 ? n - 40 : 0));
+  cr_assert_str_eq(r.err, plain.out);
+  ds_test_release(&r);
+  ds_test_release(&plain);
 }
 
 Test(analyze_one, chrome_has_only_the_traces_own_processes) {

@@ -94,7 +94,8 @@ Test(timeline, chrome_has_only_the_predicted_ranks) {
 }
 
 Test(timeline, chrome_and_a_trace_on_stdout_keep_the_output) {
-  /* --trace - prints the trace before the report, with or without --chrome. */
+  /* --trace - has standard output alone, with or without --chrome; the
+   * report is on standard error. */
   char dir[] = "/tmp/ddpsim-timeline-test-XXXXXX", args[512];
   cr_assert(mkdtemp(dir) != NULL);
   struct ds_test_result plain = run("", TINY "--trace - --format csv");
@@ -103,10 +104,52 @@ Test(timeline, chrome_and_a_trace_on_stdout_keep_the_output) {
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strncmp(r.out, "# ddpsim-trace v2\n", 18) == 0, "%.40s", r.out);
   cr_assert_str_eq(r.out, plain.out);
+  cr_assert_str_eq(r.err, plain.err);
   ds_test_release(&r);
   ds_test_release(&plain);
   const char *names[] = {"t.json"};
   clean(dir, names, 1);
+}
+
+/* The last line of text (without its newline) into buf. */
+static const char *last_line(const char *text, char *buf, size_t cap) {
+  size_t n = strlen(text);
+  while (n > 0 && text[n - 1] == '\n') n--;
+  size_t start = n;
+  while (start > 0 && text[start - 1] != '\n') start--;
+  snprintf(buf, cap, "%.*s", (int)(n - start), text + start);
+  return buf;
+}
+
+/* An output file on "-" is standard output whole: the Chrome JSON ends the
+ * output (it was followed by the text report), a trace or schedule ends
+ * with its "# end" line; the report, as a run without it prints it, is on
+ * standard error. */
+Test(timeline, an_output_on_stdout_has_it_alone) {
+  struct ds_test_result plain = run("", TINY "--format csv");
+  cr_assert_eq(plain.status, 0, "%s", plain.err);
+  const char *cases[] = {"--chrome -", "--trace -", "--schedule -"};
+  const char *ends[] = {"]}", "# end: ", "# end: "};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char args[256], line[256];
+    snprintf(args, sizeof args, TINY "--format csv %s", cases[i]);
+    struct ds_test_result r = run("", args);
+    cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
+    cr_assert(strncmp(last_line(r.out, line, sizeof line), ends[i], strlen(ends[i])) == 0,
+              "%s: stdout ends with \"%s\"", args, line);
+    cr_assert_str_eq(r.err, plain.out, "%s: the report is not on stderr", args);
+    ds_test_release(&r);
+  }
+  ds_test_release(&plain);
+}
+
+/* Two outputs on "-" would run two files together: refused as two on one
+ * file are. */
+Test(timeline, two_outputs_on_stdout_are_refused) {
+  ds_test_ddpsim_refuses(TINY "--chrome - --trace -",
+                         "options --trace - and --chrome -: both write standard output");
+  ds_test_ddpsim_refuses(TINY "--trace - --schedule -",
+                         "options --trace - and --schedule -: both write standard output");
 }
 
 Test(timeline, chrome_with_a_sweep_is_refused) {

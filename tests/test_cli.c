@@ -275,10 +275,32 @@ Test(cli, buckets_prints_pytorch_1_4s_layout) {
   struct ds_test_result r = run("buckets --model tests/data/tiny-model.yaml "
                                 "--bucket-mb 25 --pytorch-version 1.4");
   cr_assert_eq(r.status, 0, "%s", r.err);
-  cr_assert_str_eq(r.out, "model,rule,bucket_cap_mb,phase,bucket,bytes,params\n"
-                          "tiny,pytorch1.4,25,iter0,0,6292480,1 2 3\n"
-                          "tiny,pytorch1.4,25,iter0,1,1048576,0\n");
+  cr_assert_str_eq(r.out, "model,rule,bucket_cap_mb,first_bucket_mb,phase,bucket,bytes,params\n"
+                          "tiny,pytorch1.4,25,1,iter0,0,6292480,1 2 3\n"
+                          "tiny,pytorch1.4,25,1,iter0,1,1048576,0\n");
   ds_test_release(&r);
+}
+
+Test(cli, buckets_names_the_first_buckets_cap) {
+  /* first_bucket_mb, the cap the layout was binned with: a given
+   * --bucket-mb caps the first bucket too (current rules), so at 25 MiB the
+   * first rebuilt bucket takes all 7 MiB, at 5 MiB l2.weight (4 MiB) and
+   * l1.weight (2 MiB); unset it is 1 MiB, and --first-bucket-mb 2 sets it:
+   * l2.weight alone closes bucket 0 in gradient-ready order. */
+  const char *args[] = {"--bucket-mb 25", "--bucket-mb 5", "",
+                        "--bucket-mb 25 --first-bucket-mb 2"};
+  const char *want[] = {"tiny,default,25,25,rebuilt,0,7341056,3 2 1 0\n",
+                        "tiny,default,5,5,rebuilt,0,6291456,3 2\n",
+                        "tiny,default,unset,1,rebuilt,0,4194304,3\n",
+                        "tiny,default,25,2,rebuilt,0,4194304,3\n"};
+  for (int i = 0; i < 4; i++) {
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "buckets --model tests/data/tiny-model.yaml %s", args[i]);
+    struct ds_test_result r = run(cmd);
+    cr_assert_eq(r.status, 0, "%s: %s", cmd, r.err);
+    cr_assert(strstr(r.out, want[i]), "%s: want %s in\n%s", cmd, want[i], r.out);
+    ds_test_release(&r);
+  }
 }
 
 Test(cli, csv_and_json_say_whether_a_configuration_fits_the_gpu) {

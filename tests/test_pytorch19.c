@@ -340,6 +340,16 @@ Test(pytorch19, refusals) {
                          "1024) of world size 2 x batch 3");
   ds_test_ddpsim_refuses(TINY "--pytorch-version 1.9 --static-graph",
                          "option --pytorch-version 1.9: PyTorch 1.9 has no static_graph");
+  /* 1.9's rebuild takes C++'s 1 MiB whatever --first-bucket-mb: the option
+   * left the reported iteration as it was while the summary named its cap */
+  const char *first[] = {TINY "--pytorch-version 1.9 --first-bucket-mb 20",
+                         TINY "--pytorch-version 1.9 --first-bucket-mb 1,20",
+                         "buckets --pytorch-version 1.9 --first-bucket-mb 20"};
+  for (size_t i = 0; i < sizeof first / sizeof *first; i++)
+    ds_test_ddpsim_refuses(first[i], "option --pytorch-version 1.9: PyTorch 1.9 has no "
+                                     "--first-bucket-mb (its rebuilt buckets, those of every "
+                                     "iteration after the first, take C++'s "
+                                     "kDefaultFirstBucketBytes, 1 MiB");
   ds_test_ddpsim_refuses(TINY "--pytorch-version 2.0", "--pytorch-version");
 }
 

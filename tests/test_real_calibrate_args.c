@@ -84,8 +84,8 @@ Test(real_calibrate_args, defaults) {
  * sizes' order; --help ends the parse, so it needs no files. */
 Test(real_calibrate_args, what_is_missing_or_bad_is_refused) {
   static const char *const cases[][3] = {
-      {"--device", "cpu", "--device 'cpu': calibrate measures the cuda device only (a CPU "
-                          "has no roofline to fit)"},
+      {"--device", "cpu", "option --device: expected cuda, got \"cpu\" (calibrate measures a "
+                          "GPU: a CPU has no roofline to fit)"},
       {"-g", "4097", "-g '4097': expected a rank count from 1 to 4096"},
       {"--iters", "2.5", "--iters '2.5': expected an integer from 1 to 1000"},
       {"--nccl-blocks", "0", "--nccl-blocks '0': expected an integer from 1 to 1024"},

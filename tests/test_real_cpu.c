@@ -147,6 +147,8 @@ Test(real_cpu, replay_two_ranks_under_mpirun) {
   char *text = ds_test_slurp(measured);
   cr_assert(strstr(text, "\n# device: cpu\n# ranks: 2\n# launcher: mpi\n") != NULL, "%s", text);
   cr_assert(strstr(text, "\n# mpi: ") != NULL, "%s", text);
+  /* the replay draws nothing: no seed line (it wrote "# seed: 0") */
+  cr_assert(strstr(text, "\n# seed") == NULL, "%s", text);
   /* ddpreal's trace ends with its row count: 36 ops x 3 iterations */
   const char *end = "\n# end: 108 rows\n";
   size_t len = strlen(text);
@@ -168,6 +170,9 @@ Test(real_cpu, replay_one_rank_without_mpirun) {
   struct ds_test_result r = ds_test_run("ASAN_OPTIONS=detect_leaks=0 ", ds_test_ddpreal(), args);
   cr_assert_eq(r.status, 0, "exit %d\nstdout: %s\nstderr: %s", r.status, r.out, r.err);
   cr_assert(strstr(r.out, "#wrong: 0\n") != NULL, "stdout: %s", r.out);
+  /* one rank in the singular (it said "on 1 ranks") */
+  cr_assert(strstr(r.out, " ops on 1 rank, 2 iterations after 0 warmup ") != NULL, "stdout: %s",
+            r.out);
   check_trace(sched, measured, 2);
   ds_test_release(&r);
 }
@@ -331,6 +336,23 @@ Test(real_cpu, no_gpu_says_so_and_names_the_cpu_device) {
       ds_test_run("ASAN_OPTIONS=detect_leaks=0 CUDA_VISIBLE_DEVICES=", ds_test_ddpreal(), args);
   cr_assert_eq(r.status, 1, "exit %d\nstderr: %s", r.status, r.err);
   cr_assert(strstr(r.err, "no GPU found") && strstr(r.err, "--device cpu replays on CPU ranks"),
+            "stderr: %s", r.err);
+  ds_test_release(&r);
+}
+
+/* calibrate without a GPU says it needs one: the replay's way out,
+ * --device cpu, is one calibrate refuses. */
+Test(real_cpu, calibrate_without_a_gpu_says_it_needs_one) {
+  char sched[PATH_BUF], args[1024];
+  in_dir(sched, "s-nogpu-cal.csv");
+  predict(1, sched);
+  snprintf(args, sizeof args, "calibrate --schedule %s --out %s/cal-nogpu.yaml", sched, dir);
+  struct ds_test_result r =
+      ds_test_run("ASAN_OPTIONS=detect_leaks=0 CUDA_VISIBLE_DEVICES=", ds_test_ddpreal(), args);
+  cr_assert_neq(r.status, 0, "stderr: %s", r.err);
+  cr_assert(strstr(r.err, "no GPU found") &&
+                strstr(r.err, "calibrate measures a GPU and needs one (no --device cpu)") &&
+                !strstr(r.err, "replays on CPU ranks"),
             "stderr: %s", r.err);
   ds_test_release(&r);
 }

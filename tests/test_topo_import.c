@@ -45,6 +45,10 @@ Test(topo_import, nvidia_smi_goldens) {
   golden("topo import " D "hgx-a100-4gpu.txt", G "hgx-a100-4gpu.yaml");
   golden("topo import " D "dgx-h100.txt", G "dgx-h100.yaml");
   golden("topo import " D "rtx4090-2gpu.txt --gpu RTX4090-24GB", G "rtx4090-2gpu.yaml");
+  /* The documented recipe: `nvidia-smi topo -m > m.txt; nvidia-smi -L >>
+   * m.txt`, so the -L lines come after the legend real `topo -m` output
+   * ends with (the reader stopped at the legend and never saw them). */
+  golden("topo import " D "dgx-h100-appended.txt", G "dgx-h100-appended.yaml");
 }
 
 /* The CSV row of a run, without the topology's name (column 3). */
@@ -71,7 +75,8 @@ Test(topo_import, imports_of_shipped_machines_simulate_as_their_shipped_files) {
    * files' compute sections are the defaults. */
   const char *pairs[][2] = {{G "dgx-a100.yaml", "dgx-a100"},
                             {G "hgx-a100-4gpu.yaml", "4gpu"},
-                            {G "dgx-h100.yaml", "dgx-h100"}};
+                            {G "dgx-h100.yaml", "dgx-h100"},
+                            {G "dgx-h100-appended.yaml", "dgx-h100"}};
   for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
     char *a = run_row(pairs[i][0]), *b = run_row(pairs[i][1]);
     cr_assert_str_eq(a, b, "%s vs %s", pairs[i][0], pairs[i][1]);
@@ -148,8 +153,11 @@ Test(topo_import, bad_inputs_are_located_errors) {
       {D "bad-device.xml", D "bad-device.xml:3: <pci> key 'device': expected a PCI device id of the "
                            "GPU table; 0x1234 is none: add it to a GPU's pci_ids in your "
                            "gpus.yaml, or pass --gpu NAME"},
+      /* a missing attribute says so (it read as a bad value) */
       {D "bad-speed.xml", D "bad-speed.xml:3: <pci> key 'link_speed': expected a PCIe link speed "
-                          "(\"16.0 GT/s PCIe\")"},
+                          "(\"16.0 GT/s PCIe\"), the attribute is missing"},
+      {D "bad-width.xml", D "bad-width.xml:3: <pci> key 'link_width': expected an integer, the "
+                          "attribute is missing"},
       {D "bad-nvlink.xml", D "bad-nvlink.xml:5: <nvlink> key 'target': expected the bus id of a "
                            "GPU in this file, got \"0000:99:00.0\""},
       {D "bad-cell.txt", D "bad-cell.txt:2: key 'GPU0': expected X on the diagonal, else NV#, PIX, "
@@ -215,6 +223,31 @@ Test(topo_import, a_failed_import_leaves_the_output_file_alone) {
   free(text);
   free(want);
   unlink(path);
+}
+
+/* -o naming one of the inputs (a FILE, the GPU table) is refused before
+ * anything is read or written: `topo import m.xml -o m.xml` replaced the
+ * machine's own description with the YAML, exit 0. */
+Test(topo_import, an_output_that_is_an_input_is_refused) {
+  char path[] = "/tmp/ddpsim-import-XXXXXX", args[512];
+  char *xml = ds_test_slurp(D "dgx-a100.xml");
+  ds_test_write_temp(path, xml);
+  snprintf(args, sizeof args, "topo import %s -o %s", path, path);
+  char want[256];
+  snprintf(want, sizeof want, "option -o/--output %s: would overwrite the input of FILE %s", path,
+           path);
+  ds_test_ddpsim_refuses(args, want);
+  snprintf(args, sizeof args, "topo import " D "dgx-a100.xml %s --output %s", path, path);
+  ds_test_ddpsim_refuses(args, want);
+  char *text = ds_test_slurp(path);
+  cr_assert_str_eq(text, xml, "the input was changed");
+  free(text);
+  free(xml);
+  unlink(path);
+  ds_test_ddpsim_refuses("topo import " D "dgx-a100.xml --gpus topologies/gpus.yaml "
+                         "-o topologies/gpus.yaml",
+                         "option -o/--output topologies/gpus.yaml: would overwrite the input of "
+                         "--gpus topologies/gpus.yaml");
 }
 
 /* ---- the GPU table: shipped entries, and a user's table over them ---- */

@@ -65,6 +65,20 @@ Test(topocmd, route_between_nodes_crosses_the_fabric) {
   free(o.text);
 }
 
+/* --from A --to A, and --from the last GPU with the default --to (the
+ * last): the route section says it is one GPU (it was left out). */
+Test(topocmd, a_route_from_a_gpu_to_itself_says_so) {
+  const char *args[] = {"4gpu --from 1 --to 1", "4gpu --from 3"};
+  const char *want[] = {"\n  route      gpu1 -> gpu1: the same GPU, no link crossed\n",
+                        "\n  route      gpu3 -> gpu3: the same GPU, no link crossed\n"};
+  for (int i = 0; i < 2; i++) {
+    struct output o = run(args[i]);
+    cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+    cr_assert(strstr(o.text, want[i]), "%s:\n%s", args[i], o.text);
+    free(o.text);
+  }
+}
+
 Test(topocmd, rails_over_every_nic_and_ring_order) {
   /* 2node-ib: 8 rails, one per NIC (tests/test_ring_rails.c); rail 0 enters
    * node 0 at GPU 0 (NIC 0) and leaves at GPU 1 (NIC 1), enters node 1 at

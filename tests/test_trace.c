@@ -140,7 +140,7 @@ static void assert_same_op(const struct ds_schedule *sa, const struct ds_op *a,
 }
 
 static const struct ds_csv_meta meta = {"ddpsim 0.1.0",
-                                        "topo=tiny.yaml bucket_mb=25", 42, NULL};
+                                        "topo=tiny.yaml bucket_mb=25", 42, NULL, 0};
 
 /* Writing then reading a schedule gives back every op with every field
  * identical, the world size, and the names with commas, quotes, blanks and
@@ -193,7 +193,7 @@ Test(trace, meta_lines_optional) {
   struct ds_schedule *s;
   cr_assert_eq(ds_schedule_new(1, &s), DS_OK);
   struct ds_err err = {0};
-  struct ds_csv_meta m = {NULL, "a\nb", 7, NULL};
+  struct ds_csv_meta m = {NULL, "a\nb", 7, NULL, 0};
   cr_assert_eq(ds_schedule_write_csv(in_dir("a.csv"), s, &m, &err), DS_OK);
   cr_assert_str_eq(slurp(in_dir("a.csv")),
                    "# ddpsim-schedule v2\n# inputs: a b\n# seed: 7\n"
@@ -219,10 +219,11 @@ Test(trace, meta_extra_lines) {
   cr_assert_eq(ds_schedule_new(1, &s), DS_OK);
   struct ds_err err = {0};
   struct ds_csv_meta m = {"ddpreal 0.1.0", NULL, 0,
-                          "# device: cpu\n\n  ranks: 2\r\n#launcher: mpi"};
+                          "# device: cpu\n\n  ranks: 2\r\n#launcher: mpi", 1};
   cr_assert_eq(ds_schedule_write_csv(in_dir("x.csv"), s, &m, &err), DS_OK);
+  /* no_seed (ddpreal, which draws nothing): no "# seed" line */
   cr_assert_str_eq(slurp(in_dir("x.csv")),
-                   "# ddpsim-schedule v2\n# program: ddpreal 0.1.0\n# seed: 0\n"
+                   "# ddpsim-schedule v2\n# program: ddpreal 0.1.0\n"
                    "# device: cpu\n# ranks: 2\n#launcher: mpi\n"
                    "id,rank,stream,kind,name,layer,bucket,coll,root,algo,"
                    "bytes,flops,dur_us,deps\n# end: 0 rows\n");

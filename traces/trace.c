@@ -196,7 +196,7 @@ static void write_preamble(FILE *fp, const char *schema,
   if (meta) {
     if (meta->program) write_comment(fp, "program", meta->program);
     if (meta->inputs) write_comment(fp, "inputs", meta->inputs);
-    fprintf(fp, "# seed: %" PRIu64 "\n", meta->seed);
+    if (!meta->no_seed) fprintf(fp, "# seed: %" PRIu64 "\n", meta->seed);
     if (meta->extra) write_extra(fp, meta->extra);
   }
   for (size_t c = 0; c < n_cols; c++)

@@ -40,6 +40,8 @@ struct ds_csv_meta {
                          * # ranks: 2"); each is written as a `#` line after
                          * the seed (a missing "# " is added, blank lines
                          * dropped) */
+  int no_seed;          /* 1: no `# seed` line (ddpreal: nothing it runs is
+                         * drawn from a seed) */
 };
 
 /* One executed op: which op (index into sched->ops), which iteration, and

@@ -211,6 +211,8 @@ ds_status ds__options_finish(struct ds_options *o, int proto_set, const double *
     return ds_err_set(err, DS_EUSAGE,
                       "option --pytorch-version 1.9: PyTorch 1.9 has no static_graph argument "
                       "(its experimental _set_static_graph() is not modelled)");
+  if (o->ddp_rules == DS_DDP_RULES_TORCH_1_9 && ds_options_given(o, "--first-bucket-mb"))
+    return ds_err_set(err, DS_EUSAGE, DS_DDP_TORCH19_FIRST_BUCKET_REFUSAL);
   DS_CHECK(check_grad_accum(o, err));
   DS_CHECK(check_loop(o, err));
   /* --jitter's draws are the only random input (sim/train/jitter.c, the

@@ -22,7 +22,7 @@
 static ds_status write_ps_outputs(const struct config_run *c, const struct ds_ps_result *r,
                                   const char *inputs, struct ds_err *err) {
   const struct ds_options *o = c->opt;
-  struct ds_csv_meta meta = {"ddpsim " DS_VERSION, inputs, o->seed, NULL};
+  struct ds_csv_meta meta = {"ddpsim " DS_VERSION, inputs, o->seed, NULL, 0};
   struct ds_trace *trace = NULL;
   ds_status st = DS_OK;
   if (o->schedule) DS_CHECK(ds_schedule_write_csv(o->schedule, r->step, &meta, err));

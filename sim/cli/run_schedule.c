@@ -124,7 +124,7 @@ static ds_status write_outputs(const struct config_run *c,
   const struct ds_options *o = c->opt;
   struct ds_schedule *steady = NULL;
   struct ds_trace *trace = NULL;
-  struct ds_csv_meta meta = {"ddpsim " DS_VERSION, c->inputs, o->seed, NULL};
+  struct ds_csv_meta meta = {"ddpsim " DS_VERSION, c->inputs, o->seed, NULL, 0};
   ds_status st;
   int64_t n_coll;
   DS_CHECK_GOTO(ds_schedule_new(c->world, &steady), st, out);

@@ -52,7 +52,7 @@ ds_status ds_timeline_run(const struct ds_options *opt, FILE *out, struct ds_err
   DS_CHECK_GOTO(ds_export_write(c, opt->plot_timeline ? opt->plot : NULL, opt->chrome,
                                 err), st, out);
   if (to_stdout) {
-    struct ds_csv_meta meta = {"ddpsim " DS_VERSION, cap.inputs, cap.seed, NULL};
+    struct ds_csv_meta meta = {"ddpsim " DS_VERSION, cap.inputs, cap.seed, NULL, 0};
     fflush(out);
     DS_CHECK_GOTO(ds_trace_write_csv("-", cap.trace, &meta, err), st, out);
   }

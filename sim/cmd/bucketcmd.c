@@ -33,14 +33,18 @@ static const char usage[] =
     "\n"
     "Prints DDP's bucket layouts of a model (default resnet50) as PyTorch builds\n"
     "them, one CSV row per bucket: model, rule, bucket_cap_mb (unset without\n"
-    "--bucket-mb), phase (iter0, iter1 under --static-graph, rebuilt), bucket (0 is\n"
-    "all-reduced first), bytes (fp32), params (registration indices, in the\n"
-    "bucket's order). The format of tests/data/conformance/buckets.csv. C and F:\n"
-    "one size in MiB each, greater than 0 and at most 1e6 (no list: one layout).\n"
+    "--bucket-mb), first_bucket_mb (the first bucket's cap), phase (iter0, iter1\n"
+    "under --static-graph, rebuilt), bucket (0 is all-reduced first), bytes (fp32),\n"
+    "params (registration indices, in the bucket's order). The format of\n"
+    "tests/data/conformance/buckets.csv, with first_bucket_mb added. C and F: one\n"
+    "size in MiB each, greater than 0 and at most 1e6 (no list: one layout). F is\n"
+    "torch.distributed._DEFAULT_FIRST_BUCKET_BYTES assigned before DDP is built (no\n"
+    "DDP argument sets it).\n"
     "--pytorch-version 1.4: PyTorch 1.4's rule (registration order, a 1 MiB first\n"
     "bucket whatever --bucket-mb, never rebuilt; rule pytorch1.4). 1.9: iteration 0\n"
     "binned so too, rebuilt in gradient-ready order with a 1 MiB first bucket\n"
-    "(rule pytorch1.9; find_unused under --find-unused-parameters).\n";
+    "(rule pytorch1.9; find_unused under --find-unused-parameters); the rebuild's\n"
+    "1 MiB is C++'s, so 1.9 refuses F.\n";
 
 static ds_status parse_mib(const char *flag, const char *v, double *out, struct ds_err *err) {
   /* one layout per call: a list or range would otherwise read as a bad size */
@@ -99,16 +103,19 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
   if (o->rules == DS_DDP_RULES_TORCH_1_9 && o->static_graph)
     return ds_err_set(err, DS_EUSAGE, "option --pytorch-version 1.9: PyTorch 1.9's DDP has no "
                       "static_graph argument");
+  if (o->rules == DS_DDP_RULES_TORCH_1_9 && o->first_bucket_mb > 0)
+    return ds_err_set(err, DS_EUSAGE, DS_DDP_TORCH19_FIRST_BUCKET_REFUSAL);
   return DS_OK;
 }
 
 /* Returns 0, or EOF on a write error (as traces/trace.c's writer). */
 static int print_layout(FILE *out, const struct ds_model *m, const char *rule,
-                        const char *cap, const char *phase, const struct ds_buckets *bk) {
+                        const char *cap, double first_mb, const char *phase,
+                        const struct ds_buckets *bk) {
   for (int32_t b = 0; b < bk->n; b++) {
     /* the model file's name: user text */
     if (ds_textout_csv_field(out, m->name) != 0) return EOF;
-    fprintf(out, ",%s,%s,%s,%d,%.0f,", rule, cap, phase, b, bk->b[b].bytes);
+    fprintf(out, ",%s,%s,%g,%s,%d,%.0f,", rule, cap, first_mb, phase, b, bk->b[b].bytes);
     for (int32_t k = 0; k < bk->b[b].count; k++)
       fprintf(out, "%s%d", k ? " " : "",
               ds_model_registration_index(m, bk->order[bk->b[b].first + k]));
@@ -151,12 +158,13 @@ ds_status ds_bucketcmd_main(int argc, char **argv, FILE *out, struct ds_err *err
                      : o.rules == DS_DDP_RULES_TORCH_1_9 ? "pytorch1.9"
                      : o.static_graph                  ? "static_graph"
                                                        : "default";
-  fputs("model,rule,bucket_cap_mb,phase,bucket,bytes,params\n", out);
-  int failed = print_layout(out, m, rule, cap_text, "iter0", ds_ddp_plan_layout(&plan, 0));
+  fputs("model,rule,bucket_cap_mb,first_bucket_mb,phase,bucket,bytes,params\n", out);
+  int failed =
+      print_layout(out, m, rule, cap_text, first, "iter0", ds_ddp_plan_layout(&plan, 0));
   if (!failed && plan.rebuild_iter > 1)
-    failed = print_layout(out, m, rule, cap_text, "iter1", ds_ddp_plan_layout(&plan, 1));
+    failed = print_layout(out, m, rule, cap_text, first, "iter1", ds_ddp_plan_layout(&plan, 1));
   if (!failed && plan.rebuild_iter > 0)
-    failed = print_layout(out, m, rule, cap_text, "rebuilt", &plan.rebuilt);
+    failed = print_layout(out, m, rule, cap_text, first, "rebuilt", &plan.rebuilt);
   int e = errno;
   ds_ddp_plan_release(&plan);
   ds_model_free(m);

@@ -11,6 +11,7 @@
 #include "base/cli.h"
 #include "base/config.h"
 #include "base/lookup.h"
+#include "base/outputs.h"
 #include "base/units.h"
 #include "sim/net/gpu_table.h"
 #include "sim/net/topo_import.h"
@@ -33,7 +34,8 @@ static const char usage[] =
     "  --gpus TABLE      a gpus.yaml adding to the shipped table (default: gpus.yaml\n"
     "                    beside the first FILE, if any)\n"
     "  --name NAME       the topology's name (default: the first FILE's base name)\n"
-    "  -o, --output OUT  write OUT (atomically) instead of standard output\n"
+    "  -o, --output OUT  write OUT (atomically; never one of the inputs) instead of\n"
+    "                    standard output\n"
     "  --help\n";
 
 struct import_args {
@@ -160,6 +162,19 @@ static ds_status run(struct import_args *a, const struct ds_gpu_table *table, FI
   return st;
 }
 
+/* ds_outputs_check of -o against every FILE and the GPU table read. */
+static ds_status check_output(const struct import_args *a, const char *gpus_path,
+                              struct ds_err *err) {
+  struct ds_path_arg out = {"-o/--output", a->output};
+  struct ds_path_arg *ins = calloc((size_t)a->n_files + 1, sizeof *ins);
+  if (!ins) return ds_err_set(err, DS_ENOMEM, "out of memory");
+  for (int i = 0; i < a->n_files; i++) ins[i] = (struct ds_path_arg){"FILE", a->files[i]};
+  ins[a->n_files] = (struct ds_path_arg){"--gpus", gpus_path};
+  ds_status st = ds_outputs_check(&out, 1, ins, (size_t)a->n_files + 1, err);
+  free(ins);
+  return st;
+}
+
 ds_status ds_importcmd_check_args(int argc, char **argv, struct ds_err *err) {
   struct import_args *a = calloc(1, sizeof *a);
   if (!a) return ds_err_set(err, DS_ENOMEM, "out of memory");
@@ -175,15 +190,15 @@ ds_status ds_importcmd_main(int argc, char **argv, FILE *out, struct ds_err *err
   if (st == DS_OK && a->help) {
     fputs(usage, out);
   } else if (st == DS_OK) {
-    if (a->output) st = ds_atomic_file_check("-o/--output", a->output, err);
     char path[4096];
-    if (st == DS_OK) {
-      if (a->gpus) {
-        snprintf(path, sizeof path, "%s", a->gpus);
-      } else {
-        st = ds_lookup_gpu_table(a->files[0], path, sizeof path, err);
-      }
+    if (a->gpus) {
+      snprintf(path, sizeof path, "%s", a->gpus);
+    } else {
+      st = ds_lookup_gpu_table(a->files[0], path, sizeof path, err);
     }
+    /* Before any reading: OUT can be written and is none of the inputs
+     * (`-o victim.xml` of victim.xml replaced the machine's own file). */
+    if (st == DS_OK) st = check_output(a, path, err);
     struct ds_gpu_table table = {0};
     if (st == DS_OK) st = ds_gpu_table_load(path, &table, err);
     if (st == DS_OK) st = run(a, &table, out, err);

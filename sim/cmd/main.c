@@ -51,6 +51,16 @@ static ds_status check_outputs(const struct ds_options *o, struct ds_err *err) {
   return DS_OK;
 }
 
+/* An output file on standard output (`--trace -`, `--schedule -`,
+ * `--chrome -`) has it alone, so that it is that file whole (a pipe into
+ * `ddpsim analyze -`, a JSON parser): the report goes to standard error. */
+static FILE *report_stream(const struct ds_options *o) {
+  const char *files[] = {o->trace, o->schedule, o->chrome};
+  for (size_t i = 0; i < sizeof files / sizeof *files; i++)
+    if (files[i] && strcmp(files[i], "-") == 0) return stderr;
+  return stdout;
+}
+
 /* A standard output that cannot take what was printed (`> /dev/full`, a
  * closed pipe) is a failure with a message, for --help too (defect 12).
  * print_errno: errno after the printing, 0 if unknown. Output longer than
@@ -104,9 +114,9 @@ int main(int argc, char **argv) {
   if (st == DS_OK) st = check_outputs(&opt, &err);
   /* --chrome, and --plot with nothing swept, draw the run's own trace. */
   if (st == DS_OK && (opt.chrome || opt.plot_timeline))
-    st = ds_timeline_run(&opt, stdout, &err);
+    st = ds_timeline_run(&opt, report_stream(&opt), &err);
   else if (st == DS_OK)
-    st = ds_run(&opt, stdout, &err);
+    st = ds_run(&opt, report_stream(&opt), &err);
   ds_status fst = ds_atomic_file_finish(st == DS_OK, &err);
   if (st == DS_OK) st = fst;
   return finish(st, &err);

@@ -37,8 +37,9 @@ static const char usage[] =
     "\n"
     "Prints what the topology describes, as the simulator understood it: the\n"
     "GPU, the compute factors, devices and links, the route between two GPUs\n"
-    "(default: GPU 0 to the last), and the ring of the first N GPUs (default:\n"
-    "all) with its bottleneck. Unreachable GPUs are an error that names them.\n"
+    "(default: GPU 0 to the last; one GPU to itself says so), and the ring of\n"
+    "the first N GPUs (default: all) with its bottleneck. Unreachable GPUs are\n"
+    "an error that names them.\n"
     "\n"
     "`ddpsim topo import` writes a topology from NCCL's topology XML or\n"
     "`nvidia-smi topo -m` (ddpsim topo import --help).\n";
@@ -332,7 +333,15 @@ static ds_status describe(FILE *out, struct ds_topo *t, const struct topocmd_opt
   fprintf(out, "topology %s (%s)\n", t->name, t->path);
   print_gpu(out, t);
   print_devices_and_links(out, t);
-  if (from != to) DS_CHECK(print_route(out, t, from, to, err));
+  /* --from A --to A (or --from the last GPU, the default --to): said, where
+   * the route section was left out without a word */
+  if (from != to) {
+    DS_CHECK(print_route(out, t, from, to, err));
+  } else {
+    char label[48];
+    vertex_label(t, t->gpu_vertex[from], label, sizeof label);
+    fprintf(out, "  route      %s -> %s: the same GPU, no link crossed\n", label, label);
+  }
   if (world < 2) {
     fprintf(out, "  ring       one rank: no communication\n");
     return DS_OK;

@@ -59,7 +59,9 @@ static const char *attr(const xmlNode *x, const char *key, char *buf, size_t cap
 
 static ds_status need_attr(const struct reader *r, const xmlNode *x, const char *key,
                            const char *what, char *buf, size_t cap, struct ds_err *err) {
-  if (!attr(x, key, buf, cap) || buf[0] == '\0') return located(r, x, err, key, "%s", what);
+  /* said as such: "expected an integer" alone read as a bad value */
+  if (!attr(x, key, buf, cap)) return located(r, x, err, key, "%s, the attribute is missing", what);
+  if (buf[0] == '\0') return located(r, x, err, key, "%s, the attribute is empty", what);
   return DS_OK;
 }
 

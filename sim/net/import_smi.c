@@ -120,7 +120,9 @@ static ds_status parse(const char *path, const char *text, struct matrix *m, cha
       header = lineno;
       continue;
     }
-    if (rows == m->n) break; /* the legend follows */
+    /* The legend follows the matrix; `nvidia-smi -L` lines appended after it
+     * (the documented recipe) were taken above, so skip the rest, not stop. */
+    if (rows == m->n) continue;
     if (header && !is_dev_label(tok[0])) continue;
     if (strcmp(tok[0], m->label[rows]) != 0) {
       /* A row whose device has no column: the header lost it, so the error

@@ -112,6 +112,19 @@ enum ds_ddp_rules {
   DS_DDP_RULES_TORCH_1_9,   /* PyTorch 1.9's reducer */
 };
 
+/* --first-bucket-mb under --pytorch-version 1.9, refused (exit 2) by ddpsim
+ * and `ddpsim buckets`. What the option models: assigning
+ * torch.distributed._DEFAULT_FIRST_BUCKET_BYTES before DDP is built (no
+ * release has a DDP argument for it; distributed.py reads the attribute and,
+ * after 1.9, passes it to the Reducer's rebuild, current releases only with
+ * bucket_cap_mb unset). 1.9's Reducer has no such argument: its
+ * rebuild_buckets takes C++'s kDefaultFirstBucketBytes, so only iteration
+ * 0's layout would change, never the reported iteration's. */
+#define DS_DDP_TORCH19_FIRST_BUCKET_REFUSAL                                                   \
+  "option --pytorch-version 1.9: PyTorch 1.9 has no --first-bucket-mb (its rebuilt buckets, " \
+  "those of every iteration after the first, take C++'s kDefaultFirstBucketBytes, 1 MiB, "   \
+  "whatever torch.distributed._DEFAULT_FIRST_BUCKET_BYTES is)"
+
 /* The first bucket's cap in MiB by distributed.py's rule: first_bucket_mb
  * when given (> 0; _DEFAULT_FIRST_BUCKET_BYTES tuning), else bucket_cap_mb
  * when given (> 0: a given cap caps the first bucket too), else 1 MiB

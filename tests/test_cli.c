@@ -498,7 +498,10 @@ Test(cli, allreduce_algorithms_in_ddp) {
                          {"--topo 2node-ib --algo tree --proto auto", ",tree/auto,"},
                          {"--topo dgx-h100 --algo nvls", ",nvls/auto,"},
                          {"--topo 2node-ib --algo nvls", ",nvls/auto,"},
-                         {"--topo dgx-a100 --algo direct", ",direct,"}};
+                         {"--topo dgx-a100 --algo direct", ",direct,"},
+                         /* every protocol named is NCCL_PROTO set, not auto */
+                         {"--topo pcie-8gpu --proto LL,LL128,Simple", ",auto/LL+LL128+Simple,"},
+                         {"--topo pcie-8gpu --proto auto", ",auto,"}};
   for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
     char args[256];
     snprintf(args, sizeof args, "%s --model bert-base --format csv", ok[i][0]);

@@ -325,17 +325,23 @@ Test(collbench, pcie_rings_run_without_ll128_unless_named) {
    * At 512 KiB NCCL's formula gives LL 112.35 us, LL128 98.86, Simple
    * 134.07 (tests/test_nccl_model.c works them): --algo auto runs ring/LL
    * and the header says why LL128 is missing; --proto LL128 (NCCL_PROTO=
-   * LL128) runs it, and so does a set naming it (LL,LL128: NCCL_PROTO
-   * names it, enabled). The old ddpsim ran ring/LL128 under auto. */
+   * LL128) runs it, and so does a set naming it (LL,LL128, or every
+   * protocol: NCCL_PROTO names it, enabled; ddpsim once read a set of all
+   * three as auto, LL128 off). The old ddpsim ran ring/LL128 under auto. */
   struct output o = run("--topo topologies/pcie-8gpu.yaml --algo auto -b 512K -e 512K");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert(strstr(o.text, "# LL128 off: NCCL enables it by default only over NVLink"), "%s",
             o.text);
   free(o.text);
+  o = run("--topo topologies/pcie-8gpu.yaml --algo auto -b 512K -e 512K --proto LL,LL128,Simple");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert_null(strstr(o.text, "# LL128 off"), "%s", o.text);
+  free(o.text);
   const char *cases[][2] = {{"", "allreduce,ring,LL,8,524288,"},
                             {"--proto LL128", "allreduce,ring,LL128,8,524288,"},
-                            {"--proto LL,LL128", "allreduce,ring,LL128,8,524288,"}};
-  for (size_t i = 0; i < 3; i++) {
+                            {"--proto LL,LL128", "allreduce,ring,LL128,8,524288,"},
+                            {"--proto LL,LL128,Simple", "allreduce,ring,LL128,8,524288,"}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     char args[256];
     snprintf(args, sizeof args,
              "--topo topologies/pcie-8gpu.yaml --algo auto -b 512K -e 512K --format csv %s",

@@ -43,10 +43,16 @@ Test(proto_flag, sets_disable_what_they_leave_out) {
   cr_assert_eq(x.choice, DS_PROTO_CHOICE_AUTO);
   cr_assert_eq(x.disabled, BIT(DS_PROTO_LL128));
   cr_assert_eq(parse_ok("^LL,LL128").disabled, BIT(DS_PROTO_LL) | BIT(DS_PROTO_LL128));
-  /* every protocol named: auto */
+  /* every protocol named: chosen among all as auto, but named (NCCL_PROTO
+   * set: LL128 on where NCCL's default turns it off); auto and none are not */
   struct ds_proto_flag all = parse_ok("LL,LL128,Simple");
   cr_assert_eq(all.choice, DS_PROTO_CHOICE_AUTO);
   cr_assert_eq(all.disabled, 0u);
+  cr_assert(all.named);
+  cr_assert(parse_ok("^LL").named);
+  cr_assert(parse_ok("Simple").named);
+  cr_assert(!parse_ok("auto").named);
+  cr_assert(!parse_ok("none").named);
   char name[32];
   ds_proto_flag_set_name(BIT(DS_PROTO_LL128), ',', name, sizeof name);
   cr_assert_str_eq(name, "LL,Simple");
@@ -104,6 +110,10 @@ Test(proto_flag, name_is_the_fixed_protocol_or_the_set) {
   f = parse_ok("auto");
   ds_proto_flag_name(&f, ',', name, sizeof name);
   cr_assert_str_eq(name, "auto");
+  /* every protocol named is not auto's name: it differs where LL128 is off */
+  f = parse_ok("Simple,LL128,LL");
+  ds_proto_flag_name(&f, '+', name, sizeof name);
+  cr_assert_str_eq(name, "LL+LL128+Simple");
 }
 
 Test(proto_flag, require_model_refuses_only_what_names_protocols) {

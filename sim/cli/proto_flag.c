@@ -57,6 +57,7 @@ ds_status ds_proto_flag_parse(const char *flag, const char *v, struct ds_proto_f
   if (allowed == 0)
     return ds_err_set(err, DS_EUSAGE, "option %s '%s': the set leaves no protocol; expected %s",
                       flag, v, EXPECTED);
+  r.named = 1;
   if (!exclude && n_names == 1) {
     r.choice = DS_PROTO_CHOICE_FIXED; /* one name: that protocol for every call */
   } else {
@@ -95,8 +96,20 @@ int ds_proto_flag_admits(const struct ds_proto_flag *flag, enum ds_proto p) {
 }
 
 void ds_proto_flag_name(const struct ds_proto_flag *flag, char sep, char *buf, size_t cap) {
-  if (flag->choice == DS_PROTO_CHOICE_FIXED) snprintf(buf, cap, "%s", ds_proto_name(flag->fixed));
-  else ds_proto_flag_set_name(flag->disabled, sep, buf, cap);
+  if (flag->choice == DS_PROTO_CHOICE_FIXED) {
+    snprintf(buf, cap, "%s", ds_proto_name(flag->fixed));
+  } else if (flag->named && (flag->disabled & ALL_PROTOS) == 0) {
+    /* a set naming every protocol: named, since it is not auto's default
+     * everywhere (LL128 where NCCL turns it off) */
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int p = 0; p < DS_PROTO_COUNT && off < cap; p++) {
+      if (p > 0) off += (size_t)snprintf(buf + off, cap - off, "%c", sep);
+      if (off < cap) off += (size_t)snprintf(buf + off, cap - off, "%s", ds_proto_name((enum ds_proto)p));
+    }
+  } else {
+    ds_proto_flag_set_name(flag->disabled, sep, buf, cap);
+  }
 }
 
 ds_status ds_proto_flag_require_model(const char *flag, const struct ds_proto_flag *pf,

@@ -27,13 +27,19 @@ struct ds_proto_flag {
   enum ds_proto fixed;   /* with DS_PROTO_CHOICE_FIXED */
   unsigned disabled;     /* with DS_PROTO_CHOICE_AUTO: bit 1u << p for each
                             protocol the set leaves out (0: auto, all) */
+  int named;             /* protocols were named (a fixed one or a set, as
+                            NCCL_PROTO set), not none or auto: NCCL then
+                            enables what the set holds, LL128 included where
+                            its default leaves it off (tuning.cc) */
 };
 
 /* Parses v (flag names the option in messages, "--proto"): "none", "auto",
  * one protocol name, or NCCL_PROTO's list: names separated by commas (any
  * case, as NCCL's strcasecmp), with a leading '^' meaning every protocol
- * but those. A list that names every protocol is auto; a one-name list
- * without '^' is that protocol fixed. DS_EUSAGE (err names the flag and
+ * but those. A list that names every protocol chooses as auto does among
+ * all of them, but is `named` (NCCL_PROTO set: LL128 enabled even where
+ * NCCL's default turns it off); a one-name list without '^' is that
+ * protocol fixed. DS_EUSAGE (err names the flag and
  * what was expected) for an unknown name, an empty element, or a set that
  * leaves no protocol. */
 ds_status ds_proto_flag_parse(const char *flag, const char *v, struct ds_proto_flag *out,

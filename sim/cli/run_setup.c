@@ -174,11 +174,11 @@ static ds_status setup_nccl(struct config_run *c, const struct ds_options *o,
       return ds_err_set(err, DS_EUSAGE, "option --algo nvls: cannot run here: %s", no);
     c->use_nccl = 1;
     /* a --proto set: NCCL chooses among its protocols only (NCCL_PROTO) */
-    ds_nccl_model_proto_env(&c->nccl, o->proto.choice == DS_PROTO_CHOICE_FIXED || o->proto.disabled,
+    ds_nccl_model_proto_env(&c->nccl, o->proto.named,
                             o->proto.choice == DS_PROTO_CHOICE_AUTO ? o->proto.disabled : 0);
     char proto[24]; /* "+" between a set's names: coll_algo is a CSV column */
     ds_proto_flag_name(&o->proto, '+', proto, sizeof proto);
-    if (o->algo_auto && o->proto.choice != DS_PROTO_CHOICE_FIXED && !o->proto.disabled)
+    if (o->algo_auto && !o->proto.named)
       snprintf(c->coll_algo, sizeof c->coll_algo, "auto");
     else
       snprintf(c->coll_algo, sizeof c->coll_algo, "%s/%s",

@@ -177,7 +177,8 @@ static void print_text_header(FILE *out, const struct ds_collbench_args *o,
     ds_proto_flag_set_name(pl->m.proto_disabled, ',', set, sizeof set);
     fprintf(out, "# --proto %s: NCCL's choice per size among these protocols only "
             "(NCCL_PROTO)\n", set);
-  } else if (o->proto.choice == DS_PROTO_CHOICE_AUTO && pl->m.ll128_off_by_default &&
+  } else if (o->proto.choice == DS_PROTO_CHOICE_AUTO && !o->proto.named &&
+             pl->m.ll128_off_by_default &&
              !ds_collbench_is_p2p(o->desc->kind)) {
     fprintf(out, "# LL128 off: NCCL enables it by default only over NVLink inside a node "
             "(--proto LL128 forces it, as NCCL_PROTO=LL128)\n");
@@ -269,7 +270,7 @@ static ds_status make_plan(const struct ds_collbench_args *o, struct ds_topo *to
     }
     pl->nccl = 1;
     /* a --proto set: NCCL chooses among its protocols only (NCCL_PROTO) */
-    ds_nccl_model_proto_env(&pl->m, o->proto.choice == DS_PROTO_CHOICE_FIXED || o->proto.disabled,
+    ds_nccl_model_proto_env(&pl->m, o->proto.named,
                             o->proto.choice == DS_PROTO_CHOICE_AUTO ? o->proto.disabled : 0);
     return DS_OK;
   }

@@ -4,12 +4,17 @@
 Reads every validation/*.csv (one file per group), runs each row's ddpsim
 command (cached: identical commands run once), picks the predicted number out
 of the command's --format csv output and prints, per group, a table of
-measured against predicted with the signed error (pred - meas) / meas, then
-the median and worst absolute error per source, per group and overall
-(excluding the rows used to fit constants), the same split by whether the
+measured against predicted with the signed error (pred - meas) / meas, in
+the unit the row was published in (a throughput's +10 % is an iteration
+time's -9.1 %), then the median and worst absolute error per source, per
+group and overall (excluding the rows used to fit constants; rows in %,
+ratios, are summarised apart in points, pred - meas, as their relative
+error is small by construction), the same split, for times and rates, by whether the
 prediction is host-bound (the selected output row's host_exposed_ms a tenth
 of its iter_ms or more, as ddpsim's summary flags it), and for rows that form a pair
-(two bucket sizes) whether the predicted ordering matches the measured one;
+(two bucket sizes) whether the predicted ordering matches the measured one
+(signs of the values as published: a measured tie matches only a predicted
+tie; a pair without two rows with a prediction is not met);
 rows that repeat one command (the same model and setup measured on several
 machines or days) are listed with their spread: each stays a row of its own.
 Rows whose prediction is host-bound and whose metric is a time or rate
@@ -34,12 +39,15 @@ memory, excepted) are marked u, and each group's summary and the overall give
 their count and errors apart, and the u rows by their least backed kind
 (unmeasured()).
 Last, the targets of issue #12, each with the numbers that decide it and
-whether it is met, computed from the same rows (targets()); with --targets
+whether it is met, computed from the same rows (targets(): every target on
+all non-fit rows with a prediction, approx ones included, and its numbers
+without the approx rows beside); with --targets
 only that summary is printed (the report is still computed, not shown).
 
 A benchmark, not a test: it reports errors and asserts nothing. Exit status
-0, or 1 when a command could not be run or its output had no matching row
-(2 on an unknown option).
+0, or 1 when a command could not be run, its output had no row or several
+rows matching a row's select, or no numeric column the metric names (2 on
+an unknown option).
 Python 3 standard library only; builds nothing (DDPSIM_BIN, default
 bin/ddpsim).
 

@@ -870,6 +870,12 @@ Test(nccl_model, lls_cap_across_nodes_is_the_cpu_vendors) {
                        1e-6, "case %zu", i);
     cr_assert_float_eq(f.m.hw_lat_ns[DS_HOP_NVLINK][DS_PROTO_SIMPLE],
                        cases[i].simple_step_us * 1e3, 1e-6, "case %zu", i);
+    /* the floor is the ring's: NVLSTree's NVLink hops (the pipeline term)
+     * keep the table's 3.4 us Simple step whatever the host, base latency
+     * plus three of them (the old model took the ring's floored 6.0 on AMD) */
+    cr_assert(f.m.nvls_ok, "case %zu", i);
+    cr_assert_float_eq(f.m.nvls_hops_lat_ns, ds__nccl_nvls_base_lat_us * 1e3 + 3 * 3.4e3, 1e-6,
+                       "case %zu", i);
     release(&f);
   }
   /* one node: the architecture's row whatever the host */

@@ -233,9 +233,11 @@ static void nvls_tree_build(struct ds_nccl_model *m, const char *gpu_name,
   m->nvls_net_hop_lat_ns = inter * US;
   m->nvls_lat_ns = ds__nccl_nvls_tree_base_lat_us * US + m->nvls_intra_lat_ns +
                    2 * log2_floor(m->nnodes) * m->nvls_net_hop_lat_ns;
-  /* the NVLink part as on one node: three synchronised NVLink Simple steps */
+  /* the NVLink part as on one node: three synchronised NVLink Simple
+   * steps at the table's latency (the floor the ring's steps take across
+   * nodes, getNetOverhead's, is the ring's alone in tuning.cc) */
   m->nvls_hops_lat_ns = ds__nccl_nvls_base_lat_us * US +
-                        3 * m->hw_lat_ns[DS_HOP_NVLINK][DS_PROTO_SIMPLE];
+                        3 * ds__nccl_hw_lat_us[DS_HOP_NVLINK][RING][DS_PROTO_SIMPLE] * US;
 }
 
 ds_status ds_nccl_model_build(const struct ds_topo *topo,
@@ -446,7 +448,7 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
        * reduce and multicast through the switch, gather), each charged as
        * NCCL charges a ring's NVLink Simple step. */
       m->nvls_hops_lat_ns = ds__nccl_nvls_base_lat_us * US +
-                            3 * m->hw_lat_ns[DS_HOP_NVLINK][DS_PROTO_SIMPLE];
+                            3 * ds__nccl_hw_lat_us[DS_HOP_NVLINK][RING][DS_PROTO_SIMPLE] * US;
     }
   }
   return DS_OK;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/atomic_file.h"
 
@@ -44,11 +45,28 @@ static int same_file(const char *a, const char *b) {
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* Whether path is the regular file standard output writes to (a shell's
+ * "> x.csv"): an output renamed over it would leave what the command
+ * writes to standard output in the replaced, unlinked file. */
+static int is_stdout_file(const char *path) {
+  struct stat so, sp;
+  if (fstat(STDOUT_FILENO, &so) != 0 || !S_ISREG(so.st_mode)) return 0;
+  return stat(path, &sp) == 0 && sp.st_dev == so.st_dev && sp.st_ino == so.st_ino;
+}
+
 ds_status ds_outputs_check(const struct ds_path_arg *outs, size_t n_out,
                            const struct ds_path_arg *ins, size_t n_in, struct ds_err *err) {
   for (size_t i = 0; i < n_out; i++) {
     if (!outs[i].path) continue;
     DS_CHECK(ds_atomic_file_check(outs[i].flag, outs[i].path, err));
+  }
+  for (size_t i = 0; i < n_out; i++) {
+    const char *p = outs[i].path;
+    if (p && strcmp(p, "-") != 0 && is_stdout_file(p))
+      return ds_err_set(err, DS_EUSAGE,
+                        "option %s %s: standard output is redirected to that file; written "
+                        "in its place, it would lose what goes to standard output",
+                        outs[i].flag, p);
   }
   for (size_t i = 0; i < n_out; i++) {
     const char *p = outs[i].path;

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tests/support.h"
@@ -150,6 +152,36 @@ Test(timeline, two_outputs_on_stdout_are_refused) {
                          "options --trace - and --chrome -: both write standard output");
   ds_test_ddpsim_refuses(TINY "--trace - --schedule -",
                          "options --trace - and --schedule -: both write standard output");
+}
+
+/* A named output that is the file standard output is redirected to (a
+ * shell's "> x.csv", or /dev/stdout) would be renamed over it, and what
+ * goes to standard output (the report, or a "-" output) would be lost in
+ * the unlinked file: refused before any work, the file left as the shell
+ * made it (empty). The old ddpsim exited 0 with x.csv the schedule alone. */
+Test(timeline, an_output_on_the_file_stdout_writes_is_refused) {
+  char dir[] = "/tmp/ddpsim-timeline-test-XXXXXX", cmd[2048], path[64];
+  cr_assert(mkdtemp(dir) != NULL);
+  snprintf(path, sizeof path, "%s/x.csv", dir);
+  const char *extra[] = {"", "--trace - "};
+  for (size_t i = 0; i < 2; i++) {
+    snprintf(cmd, sizeof cmd, "%s " TINY "%s--schedule %s > %s 2> %s/err.txt", ds_test_ddpsim(),
+             extra[i], path, path, dir);
+    int rc = system(cmd);
+    cr_assert(WIFEXITED(rc) && WEXITSTATUS(rc) == 2, "%s: %d", cmd, rc);
+    char errpath[600];
+    snprintf(errpath, sizeof errpath, "%s/err.txt", dir);
+    char *err = ds_test_slurp(errpath);
+    cr_assert(strstr(err, "option --schedule") &&
+                  strstr(err, "standard output is redirected to that file"),
+              "%s", err);
+    free(err);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_size, 0, "%s: the file was written", cmd);
+  }
+  const char *names[] = {"x.csv", "err.txt"};
+  clean(dir, names, 2);
 }
 
 Test(timeline, chrome_with_a_sweep_is_refused) {

@@ -221,12 +221,12 @@ static void print_text(FILE *fp, const struct ds_compare *c, int per_op) {
   } else {
     fputs("run-to-run spread: one measured iteration, none to report\n", fp);
   }
-  fprintf(fp, "\nlargest duration errors\n  %8s %5s %-10s %-28s %12s %12s %12s\n",
-          "op id", "rank", "kind", "name", "predicted us", "measured us", "error us");
+  fprintf(fp, "\nlargest duration errors\n  %8s %5s %-7s %-10s %-28s %12s %12s %12s\n",
+          "op id", "rank", "stream", "kind", "name", "predicted us", "measured us", "error us");
   for (size_t i = 0; i < c->n_top; i++) {
     const struct ds_compare_op *o = &c->ops[c->top[i]];
-    fprintf(fp, "  %8lld %5d %-10s ", (long long)o->op->id, o->op->rank,
-            ds_op_kind_name(o->op->kind));
+    fprintf(fp, "  %8lld %5d %-7s %-10s ", (long long)o->op->id, o->op->rank,
+            ds_stream_name(o->op->stream), ds_op_kind_name(o->op->kind));
     ds_textout_put_printable(fp, o->op->name, OP_NAME_WIDTH);
     fprintf(fp, " %12.3f %12.3f %+12.3f\n", o->pred_dur_ms * 1e3, o->meas_dur_ms * 1e3,
             (o->pred_dur_ms - o->meas_dur_ms) * 1e3);

@@ -386,6 +386,14 @@ Test(analyze, per_op_text_names_the_stream) {
     cr_assert(strstr(t, " compute fwd  "), "%.400s", t);
     ds_test_release(&r);
   }
+  /* and so does the largest-errors table every comparison prints */
+  struct ds_test_result r = run(NULL, H100 "p1.csv " H100 "t1-spin.csv");
+  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  const char *t = strstr(r.out, "largest duration errors\n");
+  cr_assert(t, "%s", r.out);
+  cr_assert(strstr(t, "   op id  rank stream  kind  "), "%.200s", t);
+  cr_assert(strstr(t, " comm    allreduce  bucket"), "%.400s", t);
+  ds_test_release(&r);
 }
 
 Test(analyze, a_trace_against_itself_has_no_error) {

@@ -522,6 +522,27 @@ Test(cli, allreduce_algorithms_in_ddp) {
   }
 }
 
+/* Where NCCL's default leaves LL128 off (pcie-8gpu's rings cross PCIe
+ * inside the node), the text says so under the all-reduce line, as
+ * `ddpsim collective` does; a set naming LL128, or an NVLink box, has no
+ * such line. */
+Test(cli, the_text_says_where_ll128_is_off_by_default) {
+  const char *note = "  LL128 off: NCCL enables it by default only over NVLink inside a node";
+  const struct {
+    const char *args;
+    int has;
+  } cases[] = {{"--topo pcie-8gpu", 1},
+               {"--topo pcie-8gpu --proto LL,LL128,Simple", 0},
+               {"--topo pcie-8gpu --algo ring", 0},
+               {"--topo dgx-a100", 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    struct ds_test_result r = run(cases[i].args);
+    cr_assert_eq(r.status, 0, "%s: %s", cases[i].args, r.err);
+    cr_assert_eq(strstr(r.out, note) != NULL, cases[i].has, "%s: %s", cases[i].args, r.out);
+    ds_test_release(&r);
+  }
+}
+
 Test(cli, a_user_topology_outside_the_tree_uses_the_shipped_gpu_table) {
   /* Expected, because a user's own file rarely sits beside a gpus.yaml:
    * the shipped table is found as data files are. */

@@ -810,12 +810,15 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     /* NCCL's when it chooses (auto) or runs a protocol (nvls/auto); the
      * other names are the plain algorithms, the ring's without a line */
     if (i == 0 && r->coll_algo &&
-        (strcmp(r->coll_algo, "auto") == 0 || strchr(r->coll_algo, '/') != NULL))
+        (strcmp(r->coll_algo, "auto") == 0 || strchr(r->coll_algo, '/') != NULL)) {
       fprintf(fp, "all-reduce %s: NCCL's channels and protocols (cost model %s%s; "
                   "docs/collectives.md)\n", r->coll_algo, ds_nccl_constants_version(),
               r->nccl_extra && strcmp(r->nccl_extra, "none") == 0
                   ? ", without the mechanisms it leaves out: --nccl-extra none" : "");
-    else if (i == 0 && r->coll_algo && strcmp(r->coll_algo, "ring") != 0)
+      if (r->ll128_default_off)
+        fprintf(fp, "  LL128 off: NCCL enables it by default only over NVLink inside a node "
+                    "(--proto LL128 forces it, as NCCL_PROTO=LL128)\n");
+    } else if (i == 0 && r->coll_algo && strcmp(r->coll_algo, "ring") != 0)
       fprintf(fp, "all-reduce %s: the plain algorithm on the links' own bandwidth and "
                   "latency, not NCCL's (docs/collectives.md)\n", r->coll_algo);
     if (i == 0) print_flags(fp, r);

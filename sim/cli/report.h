@@ -101,6 +101,9 @@ struct ds_summary {
    * mechanisms it leaves out added (--nccl-extra measured, the default),
    * else "none" (--nccl-extra none, or no NCCL model runs) */
   const char *nccl_extra;
+  /* NCCL's model runs with LL128 off as NCCL's default leaves it where the
+   * rings cross PCIe inside a node (no --proto set naming it): the text says so */
+  int ll128_default_off;
   uint64_t seed;          /* --seed: the first sample's (the timing fields') */
   /* --straggler's ranks and factors that exist in this row's world */
   int32_t n_stragglers;

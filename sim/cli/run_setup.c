@@ -86,6 +86,7 @@ void ds__run_fill_provenance(const struct config_run *c, struct ds_summary *s) {
   s->calib = o->calib;
   s->calib_gpu = o->calib ? calib_gpu[c->topo->compute.calib_gpu_fit] : NULL;
   s->nccl_extra = c->use_nccl && o->nccl_extra ? "measured" : "none";
+  s->ll128_default_off = c->use_nccl && !o->proto.named && c->nccl.ll128_off_by_default;
   s->opt_ring_chunks = o->ring_chunks;
   s->seed = o->seed;
   s->n_stragglers = 0;

@@ -150,6 +150,15 @@ ds_status ds_report_measure_shared(const struct ds_report_times *t, size_t b0, s
   return DS_OK;
 }
 
+/* --calib's GPU (report.h calib_gpu_fit): the calib_gpu column's value and
+ * the text's words for it. */
+static const struct {
+  const char *column, *words;
+} calib_gpu_names[] = {
+    [DS_CALIB_GPU_SAME] = {"this_gpu", "measured on this GPU"},
+    [DS_CALIB_GPU_OTHER] = {"other_gpu", "another GPU's, standing in for this one's"},
+    [DS_CALIB_GPU_UNNAMED] = {"not_named", "names no GPU: applied as this GPU's"}};
+
 /* X(column, printf format, expression over const struct ds_summary *r) */
 #define DS_SUMMARY_COLUMNS(X)                                   \
   X(strategy, "%s", r->strategy)                                \
@@ -194,7 +203,7 @@ ds_status ds_report_measure_shared(const struct ds_report_times *t, size_t b0, s
   X(memory_format, "%s", r->channels_last ? "channels_last" : "contiguous_format") \
   X(host_scale, "%.*g", DS__EXACT(r->host_scale))               \
   X(calib, "%s", r->calib)                                      \
-  X(calib_gpu, "%s", r->calib_gpu)                              \
+  X(calib_gpu, "%s", r->calib ? calib_gpu_names[r->calib_gpu_fit].column : NULL) \
   X(nccl_extra, "%s", r->nccl_extra)                            \
   X(ring_chunks, "%d", r->opt_ring_chunks)                      \
   X(iters, "%d", r->iters)                                      \
@@ -556,48 +565,35 @@ static void print_dp_gpu(FILE *fp, const char *what, const struct ds_dp_gpu_memo
  * not otherwise name, where not their defaults: one line, "flags: ...",
  * for every row of a run (they do not vary between rows). */
 static void print_flags(FILE *fp, const struct ds_summary *r) {
-  static const char *const calib_gpu_words[][2] = {
-      {"this_gpu", "measured on this GPU"},
-      {"other_gpu", "another GPU's, standing in for this one's"},
-      {"not_named", "names no GPU: applied as this GPU's"}};
-  const char *sep = "flags: ";
-  int any = 0;
+  static const char first[] = "flags: ";
+  const char *sep = first; /* after the first flag, ", " */
   if (r->tf32 && strcmp(r->tf32, "conv") != 0) {
     fprintf(fp, "%s--tf32 %s", sep, r->tf32);
     sep = ", ";
-    any = 1;
   }
   if (r->channels_last) {
     fprintf(fp, "%s--channels-last", sep);
     sep = ", ";
-    any = 1;
   }
   if (r->host_scale != 1 && r->host_scale > 0) {
     fprintf(fp, "%s--host-scale %.*g", sep, DS__EXACT(r->host_scale));
     sep = ", ";
-    any = 1;
   }
   if (r->calib) {
-    const char *words = "";
-    for (size_t k = 0; r->calib_gpu && k < sizeof calib_gpu_words / sizeof *calib_gpu_words;
-         k++)
-      if (strcmp(r->calib_gpu, calib_gpu_words[k][0]) == 0) words = calib_gpu_words[k][1];
     fprintf(fp, "%s--calib ", sep);
     ds_textout_put_printable(fp, r->calib, 0);
-    fprintf(fp, " (%s)", words);
+    fprintf(fp, " (%s)", calib_gpu_names[r->calib_gpu_fit].words);
     sep = ", ";
-    any = 1;
   }
   if (r->opt_ring_chunks > 1 && !r->has_sweep_ids) { /* a sweep's blocks say theirs */
     fprintf(fp, "%s--ring-chunks %d", sep, r->opt_ring_chunks);
     sep = ", ";
-    any = 1;
   }
   if (r->has_quantiles && r->jitter_cv > 0) { /* the seed moves only jittered numbers */
     fprintf(fp, "%s--seed %llu", sep, (unsigned long long)r->seed);
-    any = 1;
+    sep = ", ";
   }
-  if (any) fputc('\n', fp);
+  if (sep != first) fputc('\n', fp);
 }
 
 /* A row's --straggler ranks and factors, "stragglers 1:1.3, 5:2" and

@@ -92,11 +92,11 @@ struct ds_summary {
   const char *tf32;       /* --tf32: "conv" (default), "all", "none" */
   int channels_last;      /* --channels-last: memory_format channels_last */
   const char *calib;      /* --calib's path as given, NULL without */
-  /* with --calib: "this_gpu" (the file names the topology's GPU: its
-   * measurement), "other_gpu" (another GPU's fractions standing in),
-   * "not_named" (an older file naming none: applied as this GPU's); NULL
-   * without (calib.h ds_calib_gpu_fit) */
-  const char *calib_gpu;
+  /* with --calib: whether the file names the topology's GPU (its
+   * measurement), another GPU (its fractions standing in) or none (an
+   * older file: applied as this GPU's) (calib.h ds_calib_gpu_fit); the
+   * calib_gpu column and the text's flags line name it */
+  enum ds_calib_gpu_fit calib_gpu_fit;
   /* "measured" where NCCL's model runs the all-reduces with the
    * mechanisms it leaves out added (--nccl-extra measured, the default),
    * else "none" (--nccl-extra none, or no NCCL model runs) */

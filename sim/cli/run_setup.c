@@ -76,15 +76,12 @@ _Static_assert(DS_SUMMARY_MAX_STRAGGLERS == DS_MAX_STRAGGLERS,
  * nccl_extra "none" where no NCCL model runs (nothing to add to), the
  * stragglers of the ranks the row has (a single row: rank 0's). */
 void ds__run_fill_provenance(const struct config_run *c, struct ds_summary *s) {
-  static const char *const calib_gpu[] = {[DS_CALIB_GPU_SAME] = "this_gpu",
-                                          [DS_CALIB_GPU_UNNAMED] = "not_named",
-                                          [DS_CALIB_GPU_OTHER] = "other_gpu"};
   const struct ds_options *o = c->opt;
   s->tf32 = ds_tf32_name(o->tf32);
   s->channels_last = o->channels_last;
   s->host_scale = o->host_scale;
   s->calib = o->calib;
-  s->calib_gpu = o->calib ? calib_gpu[c->topo->compute.calib_gpu_fit] : NULL;
+  s->calib_gpu_fit = c->topo->compute.calib_gpu_fit;
   s->nccl_extra = c->use_nccl && o->nccl_extra ? "measured" : "none";
   s->ll128_default_off = c->use_nccl && !o->proto.named && c->nccl.ll128_off_by_default;
   s->opt_ring_chunks = o->ring_chunks;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/textout.h"
 #include "sim/cli/proto_flag.h"
 #include "sim/train/comm_hook.h"
 #include "sim/train/kernel_models.h"
@@ -291,7 +292,11 @@ ds_status ds__run_configure(struct config_run *c, const struct loaded *ld,
       o->ddp_rules != DS_DDP_RULES_CURRENT)
     ds__run_append_item(c->ddp_options, sizeof c->ddp_options, ds__run_pytorch_item(o->ddp_rules));
   if (c->ddp_options[0] == '\0') snprintf(c->ddp_options, sizeof c->ddp_options, "none");
-  int len = snprintf(c->inputs, sizeof c->inputs,
+  /* the trace header's inputs: ds_textout_append keeps counting past the
+   * buffer, so one check at the end finds a cut line */
+  size_t used = 0;
+  c->inputs[0] = '\0';
+  ds_textout_append(c->inputs, sizeof c->inputs, &used,
            "topo=%s model=%s strategy=%s world_size=%d batch=%lld dtype=%s amp=%s tf32=%s "
            "bucket_mb=%g first_bucket_mb=%g iters=%d net=%s coll_model=%s "
            "ring_chunks=%d algo=%s nccl_extra=%s ddp_options=%s calib=%s",
@@ -302,25 +307,21 @@ ds_status ds__run_configure(struct config_run *c, const struct loaded *ld,
            c->coll_model == DS_COLL_FLOW ? "flow" : "aggregate", o->ring_chunks,
            c->coll_algo, o->nccl_extra ? "measured" : "none", c->ddp_options,
            o->calib ? o->calib : "none");
-  if (len >= 0 && (size_t)len < sizeof c->inputs && o->channels_last)
-    len += snprintf(c->inputs + len, sizeof c->inputs - (size_t)len, " channels_last=1");
-  if (len >= 0 && (size_t)len < sizeof c->inputs && ds_options_given(o, "--optimizer"))
-    len += snprintf(c->inputs + len, sizeof c->inputs - (size_t)len, " optimizer=%s",
-                    ds_optimizer_name(o->optimizer));
-  if (len >= 0 && (size_t)len < sizeof c->inputs && o->weight_decay)
-    len += snprintf(c->inputs + len, sizeof c->inputs - (size_t)len, " weight_decay=1");
-  if (len >= 0 && (size_t)len < sizeof c->inputs && o->no_bn_weight_decay)
-    len += snprintf(c->inputs + len, sizeof c->inputs - (size_t)len, " no_bn_weight_decay=1");
-  if (len >= 0 && (size_t)len < sizeof c->inputs && o->host_scale != 1)
-    len += snprintf(c->inputs + len, sizeof c->inputs - (size_t)len, " host_scale=%g",
-                    o->host_scale);
-  if (len >= 0 && (size_t)len < sizeof c->inputs && o->jitter)
-    len += snprintf(c->inputs + len, sizeof c->inputs - (size_t)len, " jitter_cv=%g",
-                    o->jitter_cv);
-  for (int32_t k = 0; k < o->n_stragglers && len >= 0 && (size_t)len < sizeof c->inputs; k++)
-    len += snprintf(c->inputs + len, sizeof c->inputs - (size_t)len, " straggler=%d:%g",
-                    o->stragglers[k].rank, o->stragglers[k].factor);
-  if (len < 0 || (size_t)len >= sizeof c->inputs)
+  if (o->channels_last) ds_textout_append(c->inputs, sizeof c->inputs, &used, " channels_last=1");
+  if (ds_options_given(o, "--optimizer"))
+    ds_textout_append(c->inputs, sizeof c->inputs, &used, " optimizer=%s",
+                      ds_optimizer_name(o->optimizer));
+  if (o->weight_decay) ds_textout_append(c->inputs, sizeof c->inputs, &used, " weight_decay=1");
+  if (o->no_bn_weight_decay)
+    ds_textout_append(c->inputs, sizeof c->inputs, &used, " no_bn_weight_decay=1");
+  if (o->host_scale != 1)
+    ds_textout_append(c->inputs, sizeof c->inputs, &used, " host_scale=%g", o->host_scale);
+  if (o->jitter)
+    ds_textout_append(c->inputs, sizeof c->inputs, &used, " jitter_cv=%g", o->jitter_cv);
+  for (int32_t k = 0; k < o->n_stragglers; k++)
+    ds_textout_append(c->inputs, sizeof c->inputs, &used, " straggler=%d:%g",
+                      o->stragglers[k].rank, o->stragglers[k].factor);
+  if (used >= sizeof c->inputs)
     return ds_err_set(err, DS_EUSAGE,
                       "input paths too long for the trace header (%zu bytes max)",
                       sizeof c->inputs - 1);

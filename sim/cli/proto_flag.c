@@ -68,14 +68,9 @@ ds_status ds_proto_flag_parse(const char *flag, const char *v, struct ds_proto_f
   return DS_OK;
 }
 
-void ds_proto_flag_set_name(unsigned disabled, char sep, char *buf, size_t cap) {
+/* The protocols disabled leaves in, joined by sep, into buf (cut at cap). */
+static void allowed_names(unsigned disabled, char sep, char *buf, size_t cap) {
   size_t off = 0;
-  if (cap == 0) return;
-  buf[0] = '\0';
-  if ((disabled & ALL_PROTOS) == 0) {
-    snprintf(buf, cap, "auto");
-    return;
-  }
   for (int p = 0; p < DS_PROTO_COUNT; p++) {
     if (disabled & (1u << p)) continue;
     int w = off ? snprintf(buf + off, cap - off, "%c%s", sep, ds_proto_name((enum ds_proto)p))
@@ -83,6 +78,13 @@ void ds_proto_flag_set_name(unsigned disabled, char sep, char *buf, size_t cap) 
     if (w < 0 || (size_t)w >= cap - off) return;
     off += (size_t)w;
   }
+}
+
+void ds_proto_flag_set_name(unsigned disabled, char sep, char *buf, size_t cap) {
+  if (cap == 0) return;
+  buf[0] = '\0';
+  if ((disabled & ALL_PROTOS) == 0) snprintf(buf, cap, "auto");
+  else allowed_names(disabled, sep, buf, cap);
 }
 
 int ds_proto_flag_admits(const struct ds_proto_flag *flag, enum ds_proto p) {
@@ -98,15 +100,11 @@ int ds_proto_flag_admits(const struct ds_proto_flag *flag, enum ds_proto p) {
 void ds_proto_flag_name(const struct ds_proto_flag *flag, char sep, char *buf, size_t cap) {
   if (flag->choice == DS_PROTO_CHOICE_FIXED) {
     snprintf(buf, cap, "%s", ds_proto_name(flag->fixed));
-  } else if (flag->named && (flag->disabled & ALL_PROTOS) == 0) {
-    /* a set naming every protocol: named, since it is not auto's default
-     * everywhere (LL128 where NCCL turns it off) */
-    size_t off = 0;
+  } else if (flag->named && (flag->disabled & ALL_PROTOS) == 0 && cap > 0) {
+    /* a set naming every protocol: its names, not "auto", since it is not
+     * auto's default everywhere (LL128 where NCCL turns it off) */
     buf[0] = '\0';
-    for (int p = 0; p < DS_PROTO_COUNT && off < cap; p++) {
-      if (p > 0) off += (size_t)snprintf(buf + off, cap - off, "%c", sep);
-      if (off < cap) off += (size_t)snprintf(buf + off, cap - off, "%s", ds_proto_name((enum ds_proto)p));
-    }
+    allowed_names(0, sep, buf, cap);
   } else {
     ds_proto_flag_set_name(flag->disabled, sep, buf, cap);
   }

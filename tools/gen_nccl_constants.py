@@ -28,6 +28,7 @@ HWS = ["NVLINK", "PCI", "NET"]
 ARCHS = ["Volta", "Ampere", "Hopper", "Blackwell"]
 NODES = ["N1", "N2", "N4"]
 LINK_KEYS = [("SM70_NVLINK_BW", "volta_nvlink"), ("SM80_NVLINK_BW", "ampere_nvlink"),
+             ("SM86_NVLINK_BW", "sm86_nvlink"),
              ("SM90_NVLINK_BW", "hopper_nvlink"), ("SM100_NVLINK_BW", "blackwell_nvlink"),
              ("PCI_BW (Gen3 x16)", "pci_gen3_x16"), ("NET_BW (100Gbit)", "net_100g")]
 

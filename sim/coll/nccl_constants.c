@@ -105,6 +105,7 @@ const int ds__nccl_nvls_ctas[4] = {0, 0, 16, 24};
 /* Bandwidth NCCL's topology search assumes per link, GB/s (topo.h). */
 const double ds__nccl_volta_nvlink_gbps = 20.0;
 const double ds__nccl_ampere_nvlink_gbps = 20.0;
+const double ds__nccl_sm86_nvlink_gbps = 12.0;
 const double ds__nccl_hopper_nvlink_gbps = 20.6;
 const double ds__nccl_blackwell_nvlink_gbps = 40.1;
 const double ds__nccl_pci_gen3_x16_gbps = 12.0;

@@ -21,9 +21,9 @@
 /* Raw per-link, per-direction NVLink bandwidth of NVLink 2, 3 and 4 (V100,
  * A100, H100 datasheets: 25 GB/s per link per direction) and of NVLink 5
  * (B200/GB200: 1.8 TB/s over 18 links both ways, 50 GB/s per link per
- * direction; the GPU table's nvlink_bw 900 GBps over nvlink_links 18),
- * against which NCCL's own per-link figure (topo.h SM70/SM80/SM90/
- * SM100_NVLINK_BW) is a derate. */
+ * direction; the GPU table's nvlink_bw 900 GBps over nvlink_links 18): the
+ * rate a topology's NVLink bandwidth is counted in where the GPU table
+ * gives no link count (ds_nccl_nvlink_of). */
 #define RAW_NVLINK_GBPS 25.0
 #define RAW_NVLINK5_GBPS 50.0
 /* Raw PCIe Gen3 x16 per direction, against NCCL's PCI_BW (12 GB/s). */
@@ -108,24 +108,31 @@ double ds_nccl_ll_max_bw_gbps(enum ds_nccl_arch arch, enum ds_cpu_vendor vendor,
   return ds__nccl_ll_max_bw_gbps[row][nnodes == 2 ? 1 : 2];
 }
 
-/* The raw per-direction bandwidth of one NVLink of an architecture's GPUs
- * (NVLink 5 on Blackwell, 25 GB/s before), in GB/s. */
-static double raw_nvlink_gbps(enum ds_nccl_arch arch) {
-  return arch == DS_NCCL_ARCH_BLACKWELL ? RAW_NVLINK5_GBPS : RAW_NVLINK_GBPS;
+/* nccl_model.h. topo.h ncclTopoNVLinkBw's order: compute capability 8.6
+ * exactly takes SM86_NVLINK_BW before the >= 8.0 row; every other
+ * capability the GPU table knows falls in its architecture's row (Turing
+ * 7.5 in SM70's, Ada 8.9 in SM80's, sm_120 in SM100's), as arch indexes
+ * them. */
+struct ds_nccl_nvlink ds_nccl_nvlink_of(enum ds_nccl_arch arch, const struct ds_gpu_spec *gpu) {
+  struct ds_nccl_nvlink nv;
+  nv.nccl_gbps = gpu->compute_capability == 86   ? ds__nccl_sm86_nvlink_gbps
+                 : arch == DS_NCCL_ARCH_VOLTA    ? ds__nccl_volta_nvlink_gbps
+                 : arch == DS_NCCL_ARCH_AMPERE   ? ds__nccl_ampere_nvlink_gbps
+                 : arch == DS_NCCL_ARCH_HOPPER   ? ds__nccl_hopper_nvlink_gbps
+                                                 : ds__nccl_blackwell_nvlink_gbps;
+  nv.raw_gbps = gpu->nvlink_link_bw_bytes_per_s > 0
+                    ? gpu->nvlink_link_bw_bytes_per_s / DS_UNITS_GBPS
+                    : arch == DS_NCCL_ARCH_BLACKWELL ? RAW_NVLINK5_GBPS : RAW_NVLINK_GBPS;
+  return nv;
 }
 
 /* nccl_model.h. NCCL's view of a hop's bandwidth: the topology's figure
- * derated as NCCL derates the link (its per-link constant, topo.h
- * ncclTopoNVLinkBw by compute capability, over the raw per-link rate). */
-double ds_nccl_link_bw(enum ds_nccl_arch arch, enum ds_hop_class cls, double bw) {
+ * derated as NCCL derates the link (bw counts bw / raw_gbps links, NCCL
+ * gives each nccl_gbps). */
+double ds_nccl_link_bw(const struct ds_nccl_nvlink *nv, enum ds_hop_class cls, double bw) {
   switch (cls) {
-  case DS_HOP_NVLINK: {
-    double per_link = arch == DS_NCCL_ARCH_VOLTA    ? ds__nccl_volta_nvlink_gbps
-                      : arch == DS_NCCL_ARCH_AMPERE ? ds__nccl_ampere_nvlink_gbps
-                      : arch == DS_NCCL_ARCH_HOPPER ? ds__nccl_hopper_nvlink_gbps
-                                                    : ds__nccl_blackwell_nvlink_gbps;
-    return bw * per_link / raw_nvlink_gbps(arch);
-  }
+  case DS_HOP_NVLINK:
+    return bw * nv->nccl_gbps / nv->raw_gbps;
   case DS_HOP_PCI:
     return bw * ds__nccl_pci_gen3_x16_gbps / RAW_PCI_GEN3_GBPS;
   default:
@@ -134,11 +141,12 @@ double ds_nccl_link_bw(enum ds_nccl_arch arch, enum ds_hop_class cls, double bw)
 }
 
 /* The bottleneck of one ring as NCCL sees it (derated per hop class). */
-static void bw_gpbs_of_ring(enum ds_nccl_arch arch, const struct ds_ring *r, double *bw_gbps) {
+static void bw_gpbs_of_ring(const struct ds_nccl_nvlink *nv, const struct ds_ring *r,
+                            double *bw_gbps) {
   *bw_gbps = INFINITY;
   for (int32_t i = 0; i < r->n; i++) {
     double b =
-        ds_nccl_link_bw(arch, (enum ds_hop_class)r->hop_class[i], r->hop_bw[i]) / DS_UNITS_GBPS;
+        ds_nccl_link_bw(nv, (enum ds_hop_class)r->hop_class[i], r->hop_bw[i]) / DS_UNITS_GBPS;
     if (b < *bw_gbps) *bw_gbps = b;
   }
 }
@@ -146,7 +154,7 @@ static void bw_gpbs_of_ring(enum ds_nccl_arch arch, const struct ds_ring *r, dou
 /* K rails together: min over links of the link's bandwidth (derated by the
  * class of a hop crossing it) over the hops of all rails crossing it, in
  * GB/s; -1 when out of memory. */
-static double rails_share_gbps(enum ds_nccl_arch arch, const struct ds_topo *topo,
+static double rails_share_gbps(const struct ds_nccl_nvlink *nv, const struct ds_topo *topo,
                                const struct ds_ring *ring) {
   uint32_t *hops = calloc((size_t)topo->n_links + 1, sizeof *hops);
   double *bw = malloc(((size_t)topo->n_links + 1) * sizeof *bw);
@@ -160,7 +168,7 @@ static double rails_share_gbps(enum ds_nccl_arch arch, const struct ds_topo *top
     for (int32_t i = 0; i < r->n; i++)
       for (int32_t h = r->hop_first[i]; h < r->hop_first[i + 1]; h++) {
         int32_t l = r->hop_links[h];
-        double b = ds_nccl_link_bw(arch, (enum ds_hop_class)r->hop_class[i],
+        double b = ds_nccl_link_bw(nv, (enum ds_hop_class)r->hop_class[i],
                                topo->links[l].bw_bytes_per_s) / DS_UNITS_GBPS;
         if (hops[l] == 0 || b < bw[l]) bw[l] = b;
         hops[l]++;
@@ -196,7 +204,7 @@ static void nvls_tree_build(struct ds_nccl_model *m, const char *gpu_name,
   double intra = INFINITY, net = INFINITY;
   for (int32_t i = 0; i < ring->n; i++) {
     enum ds_hop_class cls = (enum ds_hop_class)ring->hop_class[i];
-    double b = ds_nccl_link_bw(m->arch, cls, ring->hop_bw[i]) / DS_UNITS_GBPS;
+    double b = ds_nccl_link_bw(&m->nvlink, cls, ring->hop_bw[i]) / DS_UNITS_GBPS;
     if (cls == DS_HOP_NET && b < net) net = b;
     if (cls != DS_HOP_NET && b < intra) intra = b;
   }
@@ -246,6 +254,7 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
                               struct ds_nccl_model *m, struct ds_err *err) {
   memset(m, 0, sizeof *m);
   m->arch = ds_nccl_arch_of_topo(topo);
+  m->nvlink = ds_nccl_nvlink_of(m->arch, &topo->gpu);
   if (m->arch == DS_NCCL_ARCH_UNKNOWN)
     return ds_err_set(err, DS_EINPUT,
                       "NCCL's model is unavailable for GPU '%s': unknown architecture "
@@ -267,7 +276,7 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
     enum ds_hop_class cls = (enum ds_hop_class)ring->hop_class[i];
     if (cls == DS_HOP_NET) net_hops++;
     if (cls == DS_HOP_PCI) m->hw_intra = DS_HOP_PCI;
-    double b = ds_nccl_link_bw(m->arch, cls, ring->hop_bw[i]) / DS_UNITS_GBPS;
+    double b = ds_nccl_link_bw(&m->nvlink, cls, ring->hop_bw[i]) / DS_UNITS_GBPS;
     if (b < bw_gbps) bw_gbps = b;
   }
   m->nnodes = net_hops > 0 ? net_hops : 1;
@@ -286,9 +295,9 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
    * the ring; K rails share the links, each channel of a rail getting its
    * share of every link its rail crosses (ncclTopoSearch charges a
    * channel's speed on each link of its path). */
-  if (runs->n_rails == 1) bw_gpbs_of_ring(m->arch, &runs->rails[0], &bw_gbps);
+  if (runs->n_rails == 1) bw_gpbs_of_ring(&m->nvlink, &runs->rails[0], &bw_gbps);
   if (runs->n_rails > 1) {
-    double share = rails_share_gbps(m->arch, topo, runs);
+    double share = rails_share_gbps(&m->nvlink, topo, runs);
     if (share < 0) return ds_err_set(err, DS_ENOMEM, "NCCL's model: out of memory");
     bw_gbps = share;
   }
@@ -909,8 +918,10 @@ static int32_t pow2_up(int32_t x) {
  * of the path (at least 2); PCIe (or host memory): 2; network: 2, or one
  * per NIC, or one per 14 GB/s of NIC (NCCL_P2P_PER_CHANNEL_NET_BW), the
  * most. The NVLink count is the path's bandwidth over the raw per-link rate
- * (paths.cc: NCCL's path bandwidth over ncclTopoNVLinkBw, the same ratio). */
-static int32_t peer_channels(const struct ds_topo *t, enum ds_nccl_arch arch,
+ * (paths.cc:935-936 at v2.30.7-1: NCCL's path bandwidth, count x
+ * ncclTopoNVLinkBw, over ncclTopoNVLinkBw, the same ratio; a 3090 pair's
+ * 56.25 GB/s is 4 links of 14.0625, 8 channels). */
+static int32_t peer_channels(const struct ds_topo *t, const struct ds_nccl_nvlink *nv,
                              const int32_t *route, int32_t len) {
   double bw = INFINITY, nic_bw = 0;
   int pci = 0, net = 0;
@@ -929,7 +940,7 @@ static int32_t peer_channels(const struct ds_topo *t, enum ds_nccl_arch arch,
     return per_bw > 2 ? per_bw : 2;
   }
   if (pci) return 2;
-  int32_t links = (int32_t)floor(bw / (raw_nvlink_gbps(arch) * DS_UNITS_GBPS) + 1e-9);
+  int32_t links = (int32_t)floor(bw / (nv->raw_gbps * DS_UNITS_GBPS) + 1e-9);
   return 2 * (links > 1 ? links : 1);
 }
 
@@ -943,7 +954,7 @@ ds_status ds_nccl_p2p_build(struct ds_topo *topo, const struct ds_ring *ring,
   int32_t route[64], len, per_peer = 1 << 30;
   for (int32_t i = 1; i < ring->n; i++) {
     DS_CHECK(ds_topo_route(topo, ring->gpus[0], ring->gpus[i], route, 64, &len, err));
-    int32_t c = peer_channels(topo, m->arch, route, len);
+    int32_t c = peer_channels(topo, &m->nvlink, route, len);
     if (c < per_peer) per_peer = c;
   }
   per_peer = pow2_up(per_peer);

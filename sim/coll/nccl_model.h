@@ -148,8 +148,24 @@ struct ds_nccl_chunking {
   double fill_ns;
 };
 
+/* One NVLink as NCCL's topology rates it, and the raw rate a topology's
+ * NVLink bandwidths count links in, GB/s per direction. NCCL gives a GPU
+ * pair count x ncclTopoNVLinkBw(cudaCompCap) (src/graph/topo.cc:830-842 at
+ * v2.30.7-1, 73cf1122): topo.h:274-281 takes the figure by compute
+ * capability, SM100_NVLINK_BW 40.1 from 10.0, SM90 20.6 from 9.0,
+ * SM86_NVLINK_BW 12.0 for exactly 8.6 (GA102/GA10x: RTX 3090, RTX A6000,
+ * A40, whose links run at 14.0625 GB/s, not the 25 of GA100's), SM80 20
+ * from 8.0 (Ada's 8.9 too), SM70 20 from 7.0 (Turing's 7.5 too) (topo.h:
+ * 19-24). nccl_gbps is that figure; raw_gbps the GPU table's nvlink_bw
+ * over nvlink_links, else 25 GB/s (50 on Blackwell, NVLink 5). */
+struct ds_nccl_nvlink {
+  double nccl_gbps;
+  double raw_gbps;
+};
+
 struct ds_nccl_model {
   enum ds_nccl_arch arch;
+  struct ds_nccl_nvlink nvlink; /* NCCL's NVLink for the topology's GPUs */
   int32_t nranks;
   int32_t nnodes;
   int32_t hw_intra;              /* DS_HOP_NVLINK or DS_HOP_PCI */
@@ -236,11 +252,14 @@ const char *ds_nccl_arch_name(enum ds_nccl_arch arch);
 /* The architecture of a topology's GPUs: by the GPU table's name, else its
  * family (arch); DS_NCCL_ARCH_UNKNOWN when neither is known. */
 enum ds_nccl_arch ds_nccl_arch_of_topo(const struct ds_topo *topo);
+/* NCCL's NVLink for a GPU of architecture arch (its tuning row) and table
+ * entry gpu (compute_capability, nvlink_link_bw_bytes_per_s; 0s: by arch
+ * alone). */
+struct ds_nccl_nvlink ds_nccl_nvlink_of(enum ds_nccl_arch arch, const struct ds_gpu_spec *gpu);
 /* A link of bandwidth bw crossed by a hop of class cls as NCCL rates it
- * (bytes/s): NVLink at NCCL's per-link figure over the raw per-link rate
- * (topo.h SM70/SM80/SM90/SM100_NVLINK_BW), PCIe at PCI_BW over Gen3 x16,
- * the network as given. */
-double ds_nccl_link_bw(enum ds_nccl_arch arch, enum ds_hop_class cls, double bw);
+ * (bytes/s): NVLink as bw / nv->raw_gbps links of nv->nccl_gbps each, PCIe
+ * at PCI_BW over Gen3 x16, the network as given. */
+double ds_nccl_link_bw(const struct ds_nccl_nvlink *nv, enum ds_hop_class cls, double bw);
 /* The per-channel speeds NCCL's search tries (GB/s, highest first;
  * search.cc speedArrayIntra/Inter, sm90 and sm100 arrays), inside one node
  * (inter 0) or across nodes; *n gets their count. */
@@ -441,6 +460,7 @@ extern const double ds__nccl_ll_max_bw_gbps[4][3];
 extern const double ds__nccl_ring_ll128_per_ch_max_bw_gbps[4][3];
 extern const double ds__nccl_volta_nvlink_gbps;
 extern const double ds__nccl_ampere_nvlink_gbps;
+extern const double ds__nccl_sm86_nvlink_gbps;
 extern const double ds__nccl_hopper_nvlink_gbps;
 extern const double ds__nccl_blackwell_nvlink_gbps;
 extern const double ds__nccl_pci_gen3_x16_gbps;

@@ -183,6 +183,7 @@ static ds_status prepare(struct ds_topo *t, const int32_t *gpus, int32_t n,
                          enum ds_nccl_arch arch, struct search *s, struct ds_ring_channels *c,
                          int *routed_pairs, struct ds_err *err) {
   int32_t used = 0, route[DS_TOPO_MAX_ROUTE], len;
+  struct ds_nccl_nvlink nvl = ds_nccl_nvlink_of(arch, &t->gpu);
   for (int32_t l = 0; l < t->n_links; l++) s->cap[l] = -1;
   *routed_pairs = 0;
   for (int32_t a = 0; a < n; a++)
@@ -198,7 +199,7 @@ static ds_status prepare(struct ds_topo *t, const int32_t *gpus, int32_t n,
       h->gbps = INFINITY;
       for (int32_t k = 0; k < len; k++) {
         int32_t l = route[k];
-        double g = ds_nccl_link_bw(arch, cls, t->links[l].bw_bytes_per_s) / DS_UNITS_GBPS;
+        double g = ds_nccl_link_bw(&nvl, cls, t->links[l].bw_bytes_per_s) / DS_UNITS_GBPS;
         if (s->cap[l] < 0 || g < s->cap[l]) s->cap[l] = g;
         if (g < h->gbps) h->gbps = g;
         s->links[used++] = l;
@@ -217,7 +218,7 @@ static ds_status prepare(struct ds_topo *t, const int32_t *gpus, int32_t n,
       const struct ds_link *l = &t->links[t->out_links[k]];
       if (t->vertex_kind[l->dst] == DS_VERTEX_GPU && !member[l->dst]) continue;
       enum ds_hop_class cls = ds_link_hop_class(l);
-      double g = ds_nccl_link_bw(arch, cls, l->bw_bytes_per_s) / DS_UNITS_GBPS;
+      double g = ds_nccl_link_bw(&nvl, cls, l->bw_bytes_per_s) / DS_UNITS_GBPS;
       if (cls == DS_HOP_NVLINK && !(l->kind && strcmp(l->kind, "mem") == 0)) nv += g;
       if (cls == DS_HOP_PCI && g > pci) pci = g;
     }

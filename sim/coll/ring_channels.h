@@ -7,9 +7,10 @@
  * read, not copied:
  *
  *   - NCCL's units: every link at NCCL's rate for its class
- *     (ds_nccl_link_gbps: NVLink 20 of 25 GB/s on Volta and Ampere, PCIe
- *     12 of 16); a hop is its route (ds_topo_route), a direct GPU-to-GPU
- *     link where there is one;
+ *     (ds_nccl_link_bw: NVLink 20 of 25 GB/s on Volta and Ampere, 12 of
+ *     14.0625 on compute capability 8.6, ds_nccl_nvlink_of; PCIe 12 of
+ *     16); a hop is its route (ds_topo_route), a direct GPU-to-GPU link
+ *     where there is one;
  *   - maxBw, the largest hop bandwidth between two members; totalBw, the
  *     largest over members of max(its NVLinks to members or switches
  *     summed, its PCIe link) (search.cc getMaxBw, getTotalBw; NCCL trims

@@ -387,6 +387,7 @@ static ds_status read_entry(const struct ds_cnode *entry, struct ds_gpu_info *g,
     DS_CHECK(ds_cmap_require(entry, "nvlink_gen", "", &node, err));
     return ds_cnode_error(&node, err, "expected nvlink_bw with nvlink_gen and nvlink_links");
   }
+  if (g->nvlink_links > 0) spec->nvlink_link_bw_bytes_per_s = g->nvlink_bw / g->nvlink_links;
   DS_CHECK(read_strings(entry, "pci_ids", &g->pci_ids[0][0], sizeof g->pci_ids[0],
                         &g->n_pci_ids, 1, err));
   DS_CHECK(read_strings(entry, "smi_names", &g->smi_names[0][0], sizeof g->smi_names[0],

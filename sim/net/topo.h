@@ -93,6 +93,11 @@ struct ds_gpu_spec {
   /* The table's compute_capability as 10 x major + minor (89: 8.9, 120:
    * 12.0); 0 when not given. gpu_table.h derives per-SM limits from it. */
   int32_t compute_capability;
+  /* One NVLink's raw per-direction rate: the table's nvlink_bw over
+   * nvlink_links (A100 25 GB/s, GA102's 14.0625); 0 when the table gives
+   * no NVLink or no link count. NCCL's model counts a topology's NVLink
+   * bandwidth in these links (sim/coll/nccl_model.h ds_nccl_nvlink_of). */
+  double nvlink_link_bw_bytes_per_s;
   int32_t sms;
   int32_t boost_mhz;       /* the table's boost_mhz (0: not given): per-SM rates */
   double fp32_flops_per_s; /* vector FP32 */

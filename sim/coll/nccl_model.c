@@ -321,8 +321,9 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
   /* The ring search, in spirit: NCCL tries per-channel bandwidths from a
    * fixed list, highest first, and packs as many rings as the GPU's links
    * carry at that speed (at most 16). Here the GPU's bandwidth is the
-   * ring's bottleneck hop (all channels share the ring's routes), the
-   * first listed speed not above it is taken, and nChannels =
+   * rings' share of their most loaded link (rings_share_gbps: all channels
+   * share the rings' routes), the first listed speed not above it is
+   * taken, and nChannels =
    * floor(bw / speed). Where the channel search ran (one node where some
    * pair of GPUs has a direct link, sim/coll/ring_channels.h), its rings
    * are the channels and its speed theirs. Then channels are duplicated as

@@ -1041,3 +1041,23 @@ Test(collbench, an_unknown_op_is_named_with_the_nearest_known_one) {
     free(o.text);
   }
 }
+
+Test(collbench, without_p2p_the_channel_cap_binds_on_the_shared_uplink) {
+  /* pcie2-nop2p-v100: 2 V100s under one Gen3 switch without peer-to-peer,
+   * Intel host. Both ring hops climb the switch's 16 GB/s uplink to the CPU
+   * and come back down, so each flow's link share is 8 GB/s; NCCL's search
+   * charges each hop 6/5 of the speed on the uplink (12 of NCCL's GB/s):
+   * 1 channel of 5 GB/s, and that cap binds. NCCL's model alone (--nccl-
+   * extra none), Simple: T = baseLat 8.4 + 2 steps * hwLat[PCI][Ring][Simple]
+   * 5.7 + 2(N-1)/N * S / 5 GB/s = 19.8 us + 214748.3648 us at S = 1 GiB.
+   * (With the hop alone searched, 12 GB/s, the 8 GB/s share bound:
+   * 134237.5 us.) */
+  struct output o = run("--topo tests/data/pcie2-nop2p-v100.yaml --algo auto --proto Simple "
+                        "-b 1G -e 1G --nccl-extra none --format csv");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  struct nccl_row rows[2];
+  cr_assert_eq(parse_nccl_rows(o.text, rows, 2), 1, "%s", o.text);
+  cr_assert_eq(rows[0].channels, 1);
+  cr_assert_float_eq(rows[0].time_us, 19.8 + 1073741824 / 5e9 * 1e6, 1e-2, "%s", o.text);
+  free(o.text);
+}

@@ -408,6 +408,53 @@ Test(nccl_model, hopper_and_two_nodes) {
   release(&f);
 }
 
+Test(nccl_model, hops_without_p2p_share_the_uplink_with_intels_overhead) {
+  /* pcie2-nop2p-v100: NCCL counts 12 of each Gen3 x16 link's 16 GB/s. Both
+   * hops of the 2-GPU ring go GPU -> switch -> CPU -> switch -> GPU, so the
+   * uplink's up and down halves each carry both, each charged 6/5 of the
+   * channel's speed on its PCI links (INTEL_P2P_OVERHEAD, Intel host):
+   * 12 / (2 * 1.2) = 5 GB/s, the Volta speed 5 fits once: 1 channel of 5.
+   * The hop alone (what was taken before) gave 12. On an AMD host no
+   * overhead: 12 / 2 = 6, 1 channel of 6. Simple's busbw = 1 * speed. */
+  struct ds_err err = {0};
+  struct fixture f;
+  cr_assert_eq(build_with_table(&f, "tests/data/pcie2-nop2p-v100.yaml", "topologies/gpus.yaml",
+                                0, &err),
+               DS_OK, "%s", err.msg);
+  cr_assert_eq(f.m.channels, 1);
+  cr_assert_float_eq(f.m.chan_bw_bytes_per_s, 5e9, 1);
+  cr_assert_float_eq(f.m.busbw_bytes_per_s[DS_PROTO_SIMPLE], 5e9, 1e3);
+  release(&f);
+  cr_assert_eq(build_with_table(&f, "tests/data/pcie2-nop2p-v100-amd.yaml",
+                                "topologies/gpus.yaml", 0, &err),
+               DS_OK, "%s", err.msg);
+  cr_assert_eq(f.m.channels, 1);
+  cr_assert_float_eq(f.m.chan_bw_bytes_per_s, 6e9, 1);
+  release(&f);
+}
+
+Test(nccl_model, p2p_through_the_root_complex_pays_intels_overhead) {
+  /* pcie4-v100 (p2p on, two GPUs per switch): hops 0 -> 1 and 2 -> 3 stay
+   * under their switch (PATH_PIX: 12 GB/s); 1 -> 2 and 3 -> 0 cross the
+   * CPU (PATH_PHB), each uplink half carrying one of them at 6/5:
+   * 12 / 1.2 = 10 GB/s, the Volta speed 10: 1 channel of 10 (12 before). */
+  struct ds_err err = {0};
+  struct fixture f;
+  cr_assert_eq(build_with_table(&f, "tests/data/pcie4-v100.yaml", "topologies/gpus.yaml", 0,
+                                &err),
+               DS_OK, "%s", err.msg);
+  cr_assert_eq(f.m.channels, 1);
+  cr_assert_float_eq(f.m.chan_bw_bytes_per_s, 10e9, 1);
+  release(&f);
+  /* Two GPUs of one switch: no CPU on the way, 12 GB/s, 1 channel of 12. */
+  cr_assert_eq(build_with_table(&f, "tests/data/pcie4-v100.yaml", "topologies/gpus.yaml", 2,
+                                &err),
+               DS_OK, "%s", err.msg);
+  cr_assert_eq(f.m.channels, 1);
+  cr_assert_float_eq(f.m.chan_bw_bytes_per_s, 12e9, 1);
+  release(&f);
+}
+
 Test(nccl_model, unknown_architecture_is_unavailable) {
   struct ds_err err = {0};
   struct fixture f;

@@ -140,44 +140,66 @@ double ds_nccl_link_bw(const struct ds_nccl_nvlink *nv, enum ds_hop_class cls, d
   }
 }
 
-/* The bottleneck of one ring as NCCL sees it (derated per hop class). */
-static void bw_gpbs_of_ring(const struct ds_nccl_nvlink *nv, const struct ds_ring *r,
-                            double *bw_gbps) {
-  *bw_gbps = INFINITY;
-  for (int32_t i = 0; i < r->n; i++) {
-    double b =
-        ds_nccl_link_bw(nv, (enum ds_hop_class)r->hop_class[i], r->hop_bw[i]) / DS_UNITS_GBPS;
-    if (b < *bw_gbps) *bw_gbps = b;
+/* topo.h INTEL_P2P_OVERHEAD(bw) = bw * 6 / 5: search.cc followPath charges
+ * the PCI links of a GPU's path through an Intel x86 CPU (PATH_PHB: it
+ * passes the host bridge, not the link between sockets) 6/5 of the
+ * channel's speed, "P2P inefficiency through Intel CPU RC". A GPU pair
+ * without peer-to-peer gets such a path (paths.cc: addInterStep through
+ * the CPU, typed PATH_PHB), as does peer-to-peer across root ports. */
+#define INTEL_P2P_OVERHEAD 1.2
+
+/* The weight NCCL's search charges on hop i's PCIe links: the Intel root
+ * complex's overhead where the hop's route passes a CPU vertex (a host
+ * bridge, or the host memory behind it) and no inter-socket (qpi) link,
+ * on an Intel host (the topology's cpu_vendor; NCCL tells the vendor from
+ * cpuid); else 1. */
+static double hop_pci_weight(const struct ds_topo *topo, const struct ds_ring *r, int32_t i) {
+  if (topo->cpu_vendor != DS_CPU_VENDOR_INTEL || r->hop_class[i] != DS_HOP_PCI) return 1;
+  int via_cpu = 0;
+  for (int32_t h = r->hop_first[i]; h < r->hop_first[i + 1]; h++) {
+    const struct ds_link *l = &topo->links[r->hop_links[h]];
+    if (l->kind && strcmp(l->kind, "qpi") == 0) return 1; /* PATH_SYS */
+    if (topo->vertex_kind[l->dst] == DS_VERTEX_CPU) via_cpu = 1;
   }
+  return via_cpu ? INTEL_P2P_OVERHEAD : 1;
 }
 
-/* K rails together: min over links of the link's bandwidth (derated by the
- * class of a hop crossing it) over the hops of all rails crossing it, in
- * GB/s; -1 when out of memory. */
-static double rails_share_gbps(const struct ds_nccl_nvlink *nv, const struct ds_topo *topo,
-                               const struct ds_ring *ring) {
-  uint32_t *hops = calloc((size_t)topo->n_links + 1, sizeof *hops);
+/* K rings together (rails, or one ring): min over links of the link's
+ * bandwidth (derated by the class of a hop crossing it) over the load the
+ * hops of all rings put on it, in GB/s; -1 when out of memory. Each hop
+ * loads every link of its route once (NCCL's followPath charges a
+ * channel's speed on each link of a hop's path: a switch uplink that the
+ * hops of several GPUs cross, as without peer-to-peer, is shared), its
+ * PCIe links hop_pci_weight. Host memory (kind mem) is not a link of
+ * NCCL's graph (topo.cc has CPU nodes, no memory): left out. */
+static double rings_share_gbps(const struct ds_nccl_nvlink *nv, const struct ds_topo *topo,
+                               const struct ds_ring *rings, int32_t n_rings) {
+  double *load = calloc((size_t)topo->n_links + 1, sizeof *load);
   double *bw = malloc(((size_t)topo->n_links + 1) * sizeof *bw);
-  if (!hops || !bw) {
-    free(hops);
+  if (!load || !bw) {
+    free(load);
     free(bw);
     return -1;
   }
-  for (int32_t k = 0; k < ring->n_rails; k++) {
-    const struct ds_ring *r = &ring->rails[k];
-    for (int32_t i = 0; i < r->n; i++)
+  for (int32_t k = 0; k < n_rings; k++) {
+    const struct ds_ring *r = &rings[k];
+    for (int32_t i = 0; i < r->n; i++) {
+      double pci_weight = hop_pci_weight(topo, r, i);
       for (int32_t h = r->hop_first[i]; h < r->hop_first[i + 1]; h++) {
         int32_t l = r->hop_links[h];
+        const char *kind = topo->links[l].kind;
+        if (kind && strcmp(kind, "mem") == 0) continue;
         double b = ds_nccl_link_bw(nv, (enum ds_hop_class)r->hop_class[i],
-                               topo->links[l].bw_bytes_per_s) / DS_UNITS_GBPS;
-        if (hops[l] == 0 || b < bw[l]) bw[l] = b;
-        hops[l]++;
+                                   topo->links[l].bw_bytes_per_s) / DS_UNITS_GBPS;
+        if (load[l] == 0 || b < bw[l]) bw[l] = b;
+        load[l] += kind && strcmp(kind, "pcie") == 0 ? pci_weight : 1;
       }
+    }
   }
   double share = INFINITY;
   for (int32_t l = 0; l < topo->n_links; l++)
-    if (hops[l] > 0 && bw[l] / hops[l] < share) share = bw[l] / hops[l];
-  free(hops);
+    if (load[l] > 0 && bw[l] / load[l] < share) share = bw[l] / load[l];
+  free(load);
   free(bw);
   return share;
 }
@@ -291,13 +313,15 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
       for (int32_t i = 0; i < runs->rails[k].n; i++)
         if (runs->rails[k].hop_class[i] == DS_HOP_PCI) m->hw_intra = DS_HOP_PCI;
   }
-  /* The rings that run (coll.h rails): one reordered ring is searched as
-   * the ring; K rails share the links, each channel of a rail getting its
-   * share of every link its rail crosses (ncclTopoSearch charges a
-   * channel's speed on each link of its path). */
-  if (runs->n_rails == 1) bw_gpbs_of_ring(&m->nvlink, &runs->rails[0], &bw_gbps);
-  if (runs->n_rails > 1) {
-    double share = rails_share_gbps(&m->nvlink, topo, runs);
+  /* The rings that run (coll.h rails; the ring itself where it has none):
+   * they share the links, each channel of a ring getting its share of
+   * every link its ring crosses (ncclTopoSearch charges a channel's speed
+   * on each link of its path, search.cc followPath). On one ring this is
+   * its bottleneck hop unless hops share a link: without peer-to-peer
+   * every GPU's hop climbs its switch's uplink to the CPU. */
+  {
+    double share = runs->n_rails > 0 ? rings_share_gbps(&m->nvlink, topo, runs->rails, runs->n_rails)
+                                     : rings_share_gbps(&m->nvlink, topo, runs, 1);
     if (share < 0) return ds_err_set(err, DS_ENOMEM, "NCCL's model: out of memory");
     bw_gbps = share;
   }
@@ -305,8 +329,9 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
   /* The ring search, in spirit: NCCL tries per-channel bandwidths from a
    * fixed list, highest first, and packs as many rings as the GPU's links
    * carry at that speed (at most 16). Here the GPU's bandwidth is the
-   * ring's bottleneck hop (all channels share the ring's routes), the
-   * first listed speed not above it is taken, and nChannels =
+   * rings' share of their most loaded link (rings_share_gbps: all channels
+   * share the rings' routes), the first listed speed not above it is
+   * taken, and nChannels =
    * floor(bw / speed). Where the channel search ran (one node where some
    * pair of GPUs has a direct link, sim/coll/ring_channels.h), its rings
    * are the channels and its speed theirs. Then channels are duplicated as

@@ -28,7 +28,11 @@
  * the NICs: the bandwidth searched is a channel's share of the links the
  * rails cross (each link's derated bandwidth over the rail hops crossing
  * it), each rail gets floor(share / speed) channels, nChannels is K times
- * that; one reordered ring is searched as the ring. On one node whose GPU
+ * that; one reordered ring is searched as the ring, and a single ring
+ * likewise: its share of the links its hops cross (hops that share a link,
+ * as without peer-to-peer every GPU's hop climbs its switch's uplink,
+ * share it), PCIe links of a hop through an Intel root complex charged 6/5
+ * (NCCL's INTEL_P2P_OVERHEAD). On one node whose GPU
  * links differ the channel search itself runs (sim/coll/ring_channels.h,
  * ring->chan): nChannels is its rings, bwIntra its speed, and the
  * intra-node class that of its rings.

@@ -589,6 +589,12 @@ static double step_payload_bytes(enum ds_proto p) {
   return step;
 }
 
+int32_t ds_nccl_nvls_ctas(const struct ds_nccl_model *m) {
+  int32_t ctas = (unsigned)m->arch < DS_NCCL_ARCH_COUNT ? ds__nccl_nvls_ctas[m->arch] : 0;
+  if (ctas < 1) ctas = m->nvls_channels > 0 ? m->nvls_channels : 1;
+  return ctas;
+}
+
 void ds_nccl_chunking(const struct ds_nccl_model *m, enum ds_ar_algo a, enum ds_proto p,
                       double bytes, struct ds_nccl_chunking *out) {
   memset(out, 0, sizeof *out);
@@ -599,8 +605,7 @@ void ds_nccl_chunking(const struct ds_nccl_model *m, enum ds_ar_algo a, enum ds_
      * against concurrentOps = CTAs * heads chunks; all_reduce.h: a loop
      * covers concurrentOps chunks, each CTA's scatter, reduce and gather
      * warps take one slice of it (ProtoSimple<1, 1>). */
-    int32_t ctas = ds__nccl_nvls_ctas[m->arch];
-    if (ctas < 1) ctas = m->nvls_channels > 0 ? m->nvls_channels : 1;
+    int32_t ctas = ds_nccl_nvls_ctas(m);
     double ops = (double)ctas * n, c = ds__nccl_nvls_chunk_bytes;
     if (m->nvls_tree) {
       /* NVLSTree: concurrentOps = CTAs * heads; the chunk starts at

@@ -221,9 +221,10 @@ static void nvls_tree_build(struct ds_nccl_model *m, const char *gpu_name,
   m->nvls_ok = 1;
   m->nvls_tree = 1;
   /* tuning.cc ncclTopoGetAlgoTime: on Blackwell with x86 hosts NVLSTree's
-   * bandwidth takes the tree's size correction too. Topologies do not name
-   * the CPU: GB200 superchips have Grace (Arm) hosts, other Blackwell
-   * boards (DGX B200) x86 ones. */
+   * bandwidth takes the tree's size correction too. Told from the GPU's
+   * name, not the topology's cpu_vendor (intel or amd, no Arm value): GB200
+   * superchips have Grace (Arm) hosts, other Blackwell boards (DGX B200)
+   * x86 ones. */
   m->nvls_tree_size_corrected = m->arch == DS_NCCL_ARCH_BLACKWELL &&
                                 strncmp(gpu_name, "GB", 2) != 0;
   m->nvls_channels = heads;

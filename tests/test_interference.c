@@ -179,7 +179,8 @@ Test(interference, what_a_collective_holds) {
   m.channels = 12;
   m.busbw_bytes_per_s[DS_PROTO_SIMPLE] = 200e9;
   m.tree_busbw_bytes_per_s[DS_PROTO_LL] = 50e9;
-  m.nvls_channels = 16;
+  m.arch = DS_NCCL_ARCH_HOPPER;
+  m.nvls_channels = 8; /* the heads: NVLS holds NCCL's 16 CTAs on Hopper */
   m.nvls_busbw_bytes_per_s = 400e9;
   struct ds_op op = {.kind = DS_OP_ALLREDUCE, .algo = "ring/Simple", .bytes = 16e6,
                      .dur_us = 280};
@@ -206,6 +207,44 @@ Test(interference, what_a_collective_holds) {
   cr_assert_eq(ds_interference_load(NULL, &op).sms, 0);
   op.kind = DS_OP_BROADCAST;
   cr_assert_eq(ds_interference_load(&m, &op).sms, 0);
+}
+
+/* NCCL launches an NVLS or NVLSTree all-reduce as one CTA per NVLS channel,
+ * nvlsChannels = NVLS_NCHANNELS_SM90 = 16 on Hopper (src/transport/nvls.cc:
+ * 209-214, src/enqueue.cc:2084-2090 and 1756-1758, v2.30.7), each channel
+ * over every head: dgx-h100's NVLS and 2node-ib's NVLSTree have 8 heads
+ * (one per GPU, one per NIC) but hold 16 of H100's 132 SMs, so an SM-bound
+ * kernel beside them runs 132 / (132 - 16) = 1.1379 times slower (8 SMs
+ * would give 132 / 124 = 1.0645). */
+static void nvls_holds_16_ctas(const char *path) {
+  struct ds_err err = {0};
+  struct ds_topo *t = NULL;
+  struct ds_ring ring;
+  struct ds_nccl_model m;
+  struct ds_compute c;
+  int32_t gpus[16];
+  cr_assert_eq(ds_topo_load(path, NULL, &t, &err), DS_OK, "%s", err.msg);
+  for (int32_t i = 0; i < t->n_gpus; i++) gpus[i] = i;
+  cr_assert_eq(ds_ring_build_rails(t, gpus, t->n_gpus, &ring, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_nccl_model_build(t, &ring, DS_NCCL_EXTRA_NONE, &m, &err), DS_OK, "%s",
+               err.msg);
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_NONE, &c, &err), DS_OK);
+  cr_assert(m.nvls_ok, "%s: %s", path, m.nvls_why);
+  cr_assert_eq(m.nvls_channels, 8, "%s: heads", path);
+  cr_assert_eq(c.sms, 132);
+  struct ds_op op = {.kind = DS_OP_ALLREDUCE, .algo = "nvls/Simple", .bytes = 16e6,
+                     .dur_us = 100};
+  struct ds_coll_load l = ds_interference_load(&m, &op);
+  cr_assert_eq(l.sms, 16, "%s: %d SMs held", path, (int)l.sms);
+  cr_assert_float_eq(ds_interference_factor(&c, 1, (struct ds_coll_load){l.sms, 0}, 0),
+                     132.0 / 116, 1e-12);
+  ds_ring_release(&ring);
+  ds_topo_free(t);
+}
+
+Test(interference, nvls_holds_ncclS_ctas_not_its_heads) {
+  nvls_holds_16_ctas("topologies/dgx-h100.yaml");
+  nvls_holds_16_ctas("topologies/2node-ib.yaml");
 }
 
 /* Two ranks of dgx-a100 with NCCL's model of their ring (no extras), the

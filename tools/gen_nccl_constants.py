@@ -15,6 +15,9 @@ Standard library only; output is deterministic.
     python3 tools/gen_nccl_constants.py              # (re)write sim/coll/nccl_constants.c
     python3 tools/gen_nccl_constants.py --data DIR   # read the CSV from DIR
     python3 tools/gen_nccl_constants.py --check      # write nothing; exit 1 if out of date
+    python3 tools/gen_nccl_constants.py --markdown T # print table T of the same values in
+                                                     # markdown (latency, caps, nvls, links,
+                                                     # correction: docs/collectives.md pastes them)
 """
 import argparse
 import csv
@@ -189,14 +192,85 @@ def render(table, src):
     return "\n".join(out) + "\n"
 
 
+def size_name(b):
+    for unit, div in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= div:
+            return "%d %s" % (b // div, unit)
+    return "%d B" % b
+
+
+MARKDOWN_TABLES = ["latency", "caps", "nvls", "links", "correction"]
+
+
+def render_markdown(table, which):
+    """One of the tables docs/collectives.md pastes (MARKDOWN_TABLES): the
+    values render() writes into sim/coll/nccl_constants.c, read from the same
+    rows by the same keys; no blank line, so that docs-check takes the table
+    as the block after its marker."""
+    out = []
+    w = out.append
+    if which == "latency":  # baseLatencies, hwLatencies[link][algo][proto], us
+        w("| algorithm | protocol | base (µs) | NVLink hop | PCI hop | network hop |")
+        w("|---|---|---:|---:|---:|---:|")
+        for a in ALGOS:
+            for p in PROTOS:
+                w("| %s | %s | %s | %s |" % (a, p, fmt(get(table, "baseLatencies_us", a, p, "")),
+                                             " | ".join(fmt(get(table, "hwLatencies_us", a, p, h))
+                                                        for h in HWS)))
+        for a in ("NVLS", "NVLSTree"):
+            w("| %s | Simple | %s | %s |" % (
+                a, fmt(get(table, "baseLatencies_us", a, "Simple", "")),
+                " | ".join(fmt(get(table, "hwLatencies_us", a, "Simple", h)) for h in HWS)))
+    elif which == "caps":  # GB/s by architecture and node count
+        w("| cap (GB/s) | architecture | 1 node | 2 nodes | > 2 nodes |")
+        w("|---|---|---:|---:|---:|")
+        for name, key in (("LL, bus (llMaxBws)", "llMaxBws_GBps"),
+                          ("ring LL128, per channel (perChMaxRingLL128Bws)",
+                           "perChMaxRingLL128Bws_GBps"),
+                          ("tree Simple, per channel (perChMaxTreeBws)", "perChMaxTreeBws_GBps"),
+                          ("tree LL128, per channel (perChMaxTreeLL128Bws)",
+                           "perChMaxTreeLL128Bws_GBps"),
+                          ("NVLSTree, per channel (perChMaxNVLSTreeBws)",
+                           "perChMaxNVLSTreeBws_GBps")):
+            for a in ARCHS:
+                w("| %s | %s | %s |" % (name, a, " | ".join(fmt(get(table, key, a, "", n))
+                                                            for n in NODES)))
+    elif which == "nvls":  # nvlsEfficiency (CSV) and nvlsChannels (CHUNKING)
+        ctas = dict((name, value) for name, _, value, _ in CHUNKING)
+        cta = ctas["NVLS CTAs [Volta, Ampere, Hopper, Blackwell]"].strip("{}").split(", ")
+        w("| architecture | NVLS efficiency | NVLS CTAs |")
+        w("|---|---:|---:|")
+        for i, a in enumerate(ARCHS):
+            w("| %s | %s | %s |" % (a, fmt(get(table, "nvlsEfficiency", a, "", "")), cta[i]))
+    elif which == "links":  # topo.h
+        w("| link (topo.h) | GB/s |")
+        w("|---|---:|")
+        for k, _ in LINK_KEYS:
+            w("| %s | %s |" % (k, fmt(get(table, "topo.h per-link bandwidth GB/s", k, "", ""))))
+    elif which == "correction":  # treeCorrectionFactor by log2(bytes >> 6)
+        w("| bytes from | LL | LL128 | Simple |")
+        w("|---:|---:|---:|---:|")
+        for i in range(24):
+            w("| %s | %s |" % (size_name(64 << i),
+                               " | ".join(fmt(get(table, "treeCorrectionFactor", "Tree", p,
+                                                  "%dB" % (64 << i))) for p in PROTOS)))
+    else:
+        fail("--markdown: %s is not one of %s" % (which, ", ".join(MARKDOWN_TABLES)))
+    return "\n".join(out) + "\n"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "data"))
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--markdown", metavar="TABLE", choices=MARKDOWN_TABLES)
     args = ap.parse_args()
     path = os.path.join(args.data, "nccl_tuning_constants.csv")
     if not os.path.exists(path):
         fail("%s not found (use --data DIR)" % path)
+    if args.markdown:
+        sys.stdout.write(render_markdown(load(path), args.markdown))
+        return 0
     text = render(load(path), "../shared/data/nccl_tuning_constants.csv")
     if args.check:
         cur = open(OUT).read() if os.path.exists(OUT) else ""

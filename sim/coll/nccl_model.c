@@ -251,9 +251,10 @@ static void nvls_tree_build(struct ds_nccl_model *m, const char *gpu_name,
   m->nvls_ok = 1;
   m->nvls_tree = 1;
   /* tuning.cc ncclTopoGetAlgoTime: on Blackwell with x86 hosts NVLSTree's
-   * bandwidth takes the tree's size correction too. Topologies do not name
-   * the CPU: GB200 superchips have Grace (Arm) hosts, other Blackwell
-   * boards (DGX B200) x86 ones. */
+   * bandwidth takes the tree's size correction too. Told from the GPU's
+   * name, not the topology's cpu_vendor (intel or amd, no Arm value): GB200
+   * superchips have Grace (Arm) hosts, other Blackwell boards (DGX B200)
+   * x86 ones. */
   m->nvls_tree_size_corrected = m->arch == DS_NCCL_ARCH_BLACKWELL &&
                                 strncmp(gpu_name, "GB", 2) != 0;
   m->nvls_channels = heads;
@@ -623,6 +624,12 @@ static double step_payload_bytes(enum ds_proto p) {
   return step;
 }
 
+int32_t ds_nccl_nvls_ctas(const struct ds_nccl_model *m) {
+  int32_t ctas = (unsigned)m->arch < DS_NCCL_ARCH_COUNT ? ds__nccl_nvls_ctas[m->arch] : 0;
+  if (ctas < 1) ctas = m->nvls_channels > 0 ? m->nvls_channels : 1;
+  return ctas;
+}
+
 void ds_nccl_chunking(const struct ds_nccl_model *m, enum ds_ar_algo a, enum ds_proto p,
                       double bytes, struct ds_nccl_chunking *out) {
   memset(out, 0, sizeof *out);
@@ -633,8 +640,7 @@ void ds_nccl_chunking(const struct ds_nccl_model *m, enum ds_ar_algo a, enum ds_
      * against concurrentOps = CTAs * heads chunks; all_reduce.h: a loop
      * covers concurrentOps chunks, each CTA's scatter, reduce and gather
      * warps take one slice of it (ProtoSimple<1, 1>). */
-    int32_t ctas = ds__nccl_nvls_ctas[m->arch];
-    if (ctas < 1) ctas = m->nvls_channels > 0 ? m->nvls_channels : 1;
+    int32_t ctas = ds_nccl_nvls_ctas(m);
     double ops = (double)ctas * n, c = ds__nccl_nvls_chunk_bytes;
     if (m->nvls_tree) {
       /* NVLSTree: concurrentOps = CTAs * heads; the chunk starts at

@@ -287,6 +287,13 @@ enum ds_proto ds_nccl_choose(const struct ds_nccl_model *m, double bytes);
 /* NCCL's chunking of an all-reduce of `bytes` by (a, p) (see above). */
 void ds_nccl_chunking(const struct ds_nccl_model *m, enum ds_ar_algo a, enum ds_proto p,
                       double bytes, struct ds_nccl_chunking *out);
+/* The CTAs an NVLS or NVLSTree kernel launches, one per NVLS channel:
+ * NCCL's nvlsChannels (src/transport/nvls.cc:209-214 and :238, NVLS_NCHANNELS_SM90 16
+ * on Hopper), which enqueue.cc:2084-2090 gives the collective as its
+ * channels and enqueue.cc:1756-1758 launches as the grid; each channel
+ * works on every head. The heads (nvls_channels) where the table has no
+ * count for the architecture. */
+int32_t ds_nccl_nvls_ctas(const struct ds_nccl_model *m);
 /* The extra effects of an all-reduce of `bytes` by (a, p), ns: launch +
  * syncs * sync + fill (0 with DS_NCCL_EXTRA_NONE). */
 double ds_nccl_extra_ns(const struct ds_nccl_model *m, enum ds_ar_algo a, enum ds_proto p,

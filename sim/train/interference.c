@@ -32,8 +32,10 @@ struct ds_coll_load ds_interference_load(const struct ds_nccl_model *nccl,
     hbm = n > 1 ? 3 * op->bytes * 2 * (n - 1) / n : 0;
     break;
   case DS_AR_NVLS:
-    /* the switch reads this GPU's input once and writes its output once */
-    sms = nccl->nvls_channels;
+    /* the switch reads this GPU's input once and writes its output once;
+     * the kernel runs one CTA per NVLS channel (ds_nccl_nvls_ctas: 16 on
+     * Hopper, whatever the heads) */
+    sms = ds_nccl_nvls_ctas(nccl);
     hbm = n > 1 ? 2 * op->bytes : 0;
     break;
   default:

@@ -39,7 +39,8 @@ struct ds_coll_load {
 };
 
 /* The load of collective op `op` (its algo names NCCL's algorithm and
- * protocol, "ring/LL128"): NCCL's channels for that algorithm, and HBM
+ * protocol, "ring/LL128"): NCCL's channels for that algorithm (NVLS and
+ * NVLSTree: its CTAs, ds_nccl_nvls_ctas, not its heads), and HBM
  * bytes at the collective's average rate: for ring and tree its bus bytes
  * (2 (n - 1) / n x op.bytes, n = nccl's ranks) times 3 (the peer writes
  * each received byte into this GPU's memory, the reduction reads it back

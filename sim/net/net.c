@@ -322,6 +322,20 @@ static void heap_push(struct ds_net *net, int32_t slot) {
   heap_up(net, net->n_heap++, k);
 }
 
+/* Restores the heap's order after the due time of a flow in it changed:
+ * a walk from its place. Mostly it did not (a re-solve of a per-flow tree
+ * all-reduce's component leaves every due time as it was: 12.8 M of 12.8 M
+ * at BERT-base on 2node-ib, 16 ranks, 1 MiB buckets), and the heap is
+ * left alone. */
+static void heap_move(struct ds_net *net, int32_t slot) {
+  const struct flow *f = &net->flows[slot];
+  int32_t i = f->heap_pos;
+  if (net->heap[i].due_ns == f->due_ns) return;
+  struct heap_key k = {f->due_ns, f->seq, slot};
+  if (i > 0 && key_less(&k, &net->heap[(i - 1) / 2])) heap_up(net, i, k);
+  else heap_down(net, i, k);
+}
+
 /* The flow's index field for list l: slow_pos or fresh_pos. */
 static int32_t *list_pos(struct ds_net *net, const struct slot_list *l, int32_t slot) {
   struct flow *f = &net->flows[slot];
@@ -341,23 +355,29 @@ static void list_remove(struct ds_net *net, struct slot_list *l, int32_t slot) {
   *list_pos(net, l, slot) = -1;
 }
 
-/* Takes a flow out of whichever of the heap, the slow list and the fresh
- * list holds it. */
-static void unqueue(struct ds_net *net, int32_t slot) {
-  if (net->flows[slot].heap_pos >= 0) heap_remove(net, slot);
-  else if (net->flows[slot].slow_pos >= 0) list_remove(net, &net->slow, slot);
-  else if (net->flows[slot].fresh_pos >= 0) list_remove(net, &net->fresh, slot);
-}
-
-/* Puts a flow whose rate and mark are set where completion looks for it. */
+/* Puts a flow whose rate and mark are set where completion looks for it:
+ * the heap, or the slow list below SLOW_RATE (a fresh flow is in neither:
+ * resolve() takes every one off its list first). A flow already in the
+ * heap is moved to its new key's place there, where taking it out before
+ * its re-solve and pushing it back after walked the heap twice per flow
+ * (40 % of a per-flow tree all-reduce's run, docs/sweeps.md). Where in the
+ * heap a flow sits changes no result: everything read from the heap (its
+ * top, the flows due by a time) depends only on the set of keys, and the
+ * flows that end together are sorted by start sequence. */
 static void enqueue(struct ds_net *net, int32_t slot) {
   struct flow *f = &net->flows[slot];
   double left = f->left_bytes > 0 ? f->left_bytes : 0;
   double t = isinf(f->rate) ? 0 : left / f->rate * 1e9;
   /* rate 0 (not solved yet): never, unless the rule ends it (0/0 is NaN) */
   f->due_ns = !(f->rate > 0) || isinf(t) ? INT64_MAX : f->mark_ns + ds_units_round_ns(t);
-  if (f->rate < SLOW_RATE) list_push(net, &net->slow, slot);
-  else heap_push(net, slot);
+  if (f->rate < SLOW_RATE) {
+    if (f->heap_pos >= 0) heap_remove(net, slot);
+    if (f->slow_pos < 0) list_push(net, &net->slow, slot);
+  } else {
+    if (f->slow_pos >= 0) list_remove(net, &net->slow, slot);
+    if (f->heap_pos >= 0) heap_move(net, slot);
+    else heap_push(net, slot);
+  }
 }
 
 /* ---- link member lists ------------------------------------------------ */
@@ -559,14 +579,13 @@ static void solve_maxmin(struct ds_net *net, const int32_t *slots, int32_t n) {
     net->link_touched[net->touched[t]] = 0;
 }
 
-/* Brings a flow's bytes to now at its old rate and takes it out of the
- * completion queues, before its rate changes. */
+/* Brings a flow's bytes to now at its old rate, before its rate changes
+ * (enqueue() then files it under its new due time). */
 static void advance(struct ds_net *net, int32_t slot, int64_t now) {
   struct flow *f = &net->flows[slot];
   double dt = (double)(now - f->mark_ns) * 1e-9;
   if (dt > 0) f->left_bytes -= f->rate * dt;
   f->mark_ns = now;
-  unqueue(net, slot);
 }
 
 /* 1 when the flow is alone on every link of its route and crosses each

@@ -2,7 +2,8 @@
 # Benchmarks (not tests): engine events per second, wall time and peak
 # memory of one simulated DDP run of GPT-2 (25 MiB buckets) at growing world
 # sizes on the 4096-GPU cluster topology, and of `ddpsim collective` sweeps
-# of every all-reduce algorithm at 8 and 64 GPUs, and bench/ring_table.sh.
+# of every all-reduce algorithm at 8 and 64 GPUs, docs/sweeps.md's bucket
+# sweep, and bench/ring_table.sh.
 # Usage: bench/run.sh BUILD/bench
 # (make bench). Prints one line per measurement; record results with the
 # command in bench/README.md.
@@ -39,6 +40,14 @@ for g in 8 64; do
     echo "ddpsim_collective g=$g algo=$algo sizes=32 wall_s=$wall peak_rss_mib=$((rss_kb / 1024)) last: $last"
   done
 done
+# docs/sweeps.md's bucket sweep: BERT-base on 2node-ib, 16 bucket caps x
+# world sizes 4, 8, 16 (48 configurations) in one process; at 16 ranks and
+# small buckets NCCL's choice is the per-flow tree (most of the time).
+/usr/bin/time -f "%e %U %M" -o /tmp/ddpsim-bench.$$ \
+  "$bin" --topo 2node-ib --model bert-base --bucket-mb 1:200:log16 --world-size 4,8,16 \
+  --iters 20 --format csv --jobs 1 >/tmp/ddpsim-bench-out.$$
+read -r wall user rss_kb </tmp/ddpsim-bench.$$
+echo "bucket_sweep bert-base 2node-ib configs=48 jobs=1 wall_s=$wall user_s=$user peak_rss_mib=$((rss_kb / 1024))"
 # Issue #14's table: a 25 MiB ring all-reduce on one switch at 8, 256 and
 # 1024 ranks, per flow and aggregated (SIMGRID=1: SimGrid beside it).
 "$(dirname "$0")/ring_table.sh" "$dir"

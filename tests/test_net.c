@@ -422,7 +422,7 @@ static void rnd_make(uint64_t seed, double *caps, struct rnd_flow *spec) {
 }
 
 static void rnd_run(struct rnd_run *r, const double *caps, const struct rnd_flow *spec,
-                    enum ds_net_mode mode, int reference) {
+                    enum ds_net_mode mode, int reference, int no_shortcut) {
   memset(r, 0, sizeof *r);
   for (int l = 0; l < RND_LINKS; l++) r->links[l] = (struct ds_link){0, 1, caps[l], 0, "test"};
   r->topo.links = r->links;
@@ -432,6 +432,7 @@ static void rnd_run(struct rnd_run *r, const double *caps, const struct rnd_flow
   cr_assert_eq(ds_engine_new(0, rnd_handle, r, &r->eng), DS_OK);
   cr_assert_eq(ds_net_new(&r->topo, r->eng, mode, rnd_on_done, rnd_on_sent, r, &r->net), DS_OK);
   ds__net_set_reference(r->net, reference);
+  ds__net_set_no_shortcut(r->net, no_shortcut);
   for (int32_t j = 0; j < RND_FLOWS; j++) {
     if (spec[j].start_ns < 0) continue;
     struct ds_event ev = {.kind = EV_START, .a = j};
@@ -455,8 +456,8 @@ static void compare_with_reference(enum ds_net_mode mode) {
   uint64_t solved_inc = 0, solved_ref = 0;
   for (uint64_t seed = 1; seed <= 200; seed++) {
     rnd_make(seed, caps, spec);
-    rnd_run(&ref, caps, spec, mode, 1);
-    rnd_run(&inc, caps, spec, mode, 0);
+    rnd_run(&ref, caps, spec, mode, 1, 0);
+    rnd_run(&inc, caps, spec, mode, 0, 0);
     for (int32_t j = 0; j < RND_FLOWS; j++) {
       cr_assert_eq(inc.done_ns[j], ref.done_ns[j], "seed %llu flow %d: delivered at %lld, "
                    "reference %lld", (unsigned long long)seed, j, (long long)inc.done_ns[j],
@@ -485,6 +486,46 @@ Test(net, incremental_maxmin_matches_the_full_resolve_on_random_flow_sets) {
 
 Test(net, incremental_alpha_beta_matches_the_full_resolve_on_random_flow_sets) {
   compare_with_reference(DS_NET_CONSTANT);
+}
+
+/* The shortcut for a component whose flows all stop at one cap
+ * (all_at_one_cap in sim/net/net.c) must give progressive filling's very
+ * doubles: random flow sets as above, every capped flow at one of two caps
+ * (0.1 GB/s, below most links' shares, so many components take the
+ * shortcut; 2 GB/s, above some, so others do not), run with and without
+ * the shortcut: every rate after every re-solve equal bit for bit, every
+ * flow sent and delivered at the same nanosecond. */
+Test(net, one_cap_shortcut_gives_progressive_fillings_rates_bit_for_bit) {
+  static struct rnd_run fast, full;
+  struct rnd_flow spec[RND_FLOWS];
+  double caps[RND_LINKS];
+  uint64_t shortcut = 0, general = 0;
+  for (uint64_t seed = 1; seed <= 200; seed++) {
+    rnd_make(seed, caps, spec);
+    for (int32_t j = 0; j < RND_FLOWS; j++)
+      if (isfinite(spec[j].cap) || seed % 2 == 0) spec[j].cap = j % 4 == 0 ? 2e9 : 0.1e9;
+    rnd_run(&full, caps, spec, DS_NET_MAXMIN, 0, 1);
+    rnd_run(&fast, caps, spec, DS_NET_MAXMIN, 0, 0);
+    for (int32_t j = 0; j < RND_FLOWS; j++) {
+      cr_assert_eq(fast.done_ns[j], full.done_ns[j], "seed %llu flow %d: delivered",
+                   (unsigned long long)seed, j);
+      cr_assert_eq(fast.sent_ns[j], full.sent_ns[j], "seed %llu flow %d: sent",
+                   (unsigned long long)seed, j);
+    }
+    cr_assert_eq(fast.n_rates, full.n_rates, "seed %llu: re-solves differ", (unsigned long long)seed);
+    for (int32_t i = 0; i < fast.n_rates; i++)
+      cr_assert(fast.rates[i] == full.rates[i], "seed %llu, re-solve %d, flow %d: %.17g, %.17g",
+                (unsigned long long)seed, i / RND_FLOWS, i % RND_FLOWS, fast.rates[i],
+                full.rates[i]);
+    cr_assert_eq(ds__net_shortcut_solved(full.net), 0);
+    shortcut += ds__net_shortcut_solved(fast.net);
+    general += ds__net_solved(fast.net) - ds__net_shortcut_solved(fast.net);
+    rnd_free(&full);
+    rnd_free(&fast);
+  }
+  /* both ways were taken, many times */
+  cr_assert_gt(shortcut, 1000, "%llu", (unsigned long long)shortcut);
+  cr_assert_gt(general, 1000, "%llu", (unsigned long long)general);
 }
 
 Test(net, flows_ending_within_a_nanosecond_end_together) {

@@ -46,6 +46,15 @@ enum flow_state { FLOW_FREE, FLOW_LATENCY, FLOW_MOVING };
  * event are candidates (the rule ends flows whose exact end is at most
  * 1 ns plus 1e-6 bytes' time away; rounding puts that within 2 ns). */
 #define DUE_WINDOW_NS 2
+/* What one step of a removal from the heap's top (two comparisons and a
+ * move, down a path through the array) costs, counted in steps of a
+ * rebuild (a scan and sifts near the leaves): measured, BERT-base on
+ * 2node-ib at 16 ranks, 1 MiB buckets, 4 iterations (a per-flow tree
+ * all-reduce, 23 flows ending per completion in a heap of ~180; perf stat
+ * task-clock, 3 runs each): 1 938 ms, 2 861 ms, 4 828 ms, 8 827 ms,
+ * always rebuilding 824 ms; the 1024- and 2048-rank per-flow rings and
+ * GPT-2 on 4096 ranks unchanged at 4. */
+#define POP_STEP_COST 4
 /* Distinct trailing latencies among the flows ending at one instant that
  * get a delivery batch each; more fall back to fresh batches. */
 #define OPEN_BATCHES 8
@@ -55,27 +64,30 @@ enum flow_state { FLOW_FREE, FLOW_LATENCY, FLOW_MOVING };
  * beside the flows costs fewer cache misses than one allocation per flow. */
 #define FLAT_LINKS 6
 
+/* The fields a re-solve reads and writes of every flow of its component
+ * come first, within 64 bytes (fewer cache lines touched per flow: 3 %
+ * less time on a per-flow tree all-reduce). */
 struct flow {
   const int32_t *links;
-  const uint32_t *mult;
   int32_t n_links;
-  enum flow_state state;
+  uint32_t visit; /* component search stamp */
   double left_bytes; /* bytes left at mark_ns */
   int64_t mark_ns;
   double rate; /* bytes per second while moving */
   double cap;  /* rate never above this (INFINITY: uncapped) */
   int64_t due_ns; /* when it ends at this rate (INT64_MAX: never) */
+  int32_t heap_pos;   /* index in net->heap, or -1 */
+  int32_t slow_pos;   /* index in net->slow, or -1 */
+  const uint32_t *mult;
+  enum flow_state state;
+  int frozen;     /* progressive filling scratch */
   int64_t trail_lat_ns;
   uint64_t tag;
   uint64_t seq;       /* start order: completions at one instant fire in it */
-  int32_t heap_pos;   /* index in net->heap, or -1 */
-  int32_t slow_pos;   /* index in net->slow, or -1 */
   int32_t fresh_pos;  /* index in net->fresh (not solved yet), or -1 */
   int32_t next_free;
   int32_t *member_pos; /* [n_links] when n_links > FLAT_LINKS, else unused */
   int32_t member_cap;
-  uint32_t visit; /* component search stamp */
-  int frozen;     /* progressive filling scratch */
 };
 
 /* A moving flow on a link: its slot and the index of the link in its route. */
@@ -87,6 +99,7 @@ struct member {
 struct link_members {
   struct member *m;
   int32_t n, cap;
+  int64_t weight; /* the members' multiplicities summed */
 };
 
 /* An unordered list of flow slots. Each flow keeps its index in the list
@@ -128,7 +141,9 @@ struct ds_net {
   ds_net_sent_fn on_sent;
   void *owner;
   int reference; /* re-solve every flow at every event (tests) */
+  int no_shortcut; /* never all_at_one_cap (tests) */
   uint64_t n_solved; /* flows (re-)solved so far, for tests */
+  uint64_t n_shortcut; /* of which by all_at_one_cap, for tests */
   struct flow *flows;
   int32_t *flat_pos; /* [cap_flows * FLAT_LINKS]: see member_pos() */
   int32_t cap_flows;
@@ -235,6 +250,10 @@ void ds_net_free(struct ds_net *net) {
 
 void ds__net_set_reference(struct ds_net *net, int on) { net->reference = on; }
 
+void ds__net_set_no_shortcut(struct ds_net *net, int on) { net->no_shortcut = on; }
+
+uint64_t ds__net_shortcut_solved(const struct ds_net *net) { return net->n_shortcut; }
+
 uint64_t ds__net_solved(const struct ds_net *net) { return net->n_solved; }
 
 static ds_status grow_array(void **p, size_t n, size_t size) {
@@ -322,6 +341,20 @@ static void heap_push(struct ds_net *net, int32_t slot) {
   heap_up(net, net->n_heap++, k);
 }
 
+/* Restores the heap's order after the due time of a flow in it changed:
+ * a walk from its place. Mostly it did not (a re-solve of a per-flow tree
+ * all-reduce's component leaves every due time as it was: 12.8 M of 12.8 M
+ * at BERT-base on 2node-ib, 16 ranks, 1 MiB buckets), and the heap is
+ * left alone. */
+static void heap_move(struct ds_net *net, int32_t slot) {
+  const struct flow *f = &net->flows[slot];
+  int32_t i = f->heap_pos;
+  if (net->heap[i].due_ns == f->due_ns) return;
+  struct heap_key k = {f->due_ns, f->seq, slot};
+  if (i > 0 && key_less(&k, &net->heap[(i - 1) / 2])) heap_up(net, i, k);
+  else heap_down(net, i, k);
+}
+
 /* The flow's index field for list l: slow_pos or fresh_pos. */
 static int32_t *list_pos(struct ds_net *net, const struct slot_list *l, int32_t slot) {
   struct flow *f = &net->flows[slot];
@@ -341,26 +374,36 @@ static void list_remove(struct ds_net *net, struct slot_list *l, int32_t slot) {
   *list_pos(net, l, slot) = -1;
 }
 
-/* Takes a flow out of whichever of the heap, the slow list and the fresh
- * list holds it. */
-static void unqueue(struct ds_net *net, int32_t slot) {
-  if (net->flows[slot].heap_pos >= 0) heap_remove(net, slot);
-  else if (net->flows[slot].slow_pos >= 0) list_remove(net, &net->slow, slot);
-  else if (net->flows[slot].fresh_pos >= 0) list_remove(net, &net->fresh, slot);
-}
-
-/* Puts a flow whose rate and mark are set where completion looks for it. */
+/* Puts a flow whose rate and mark are set where completion looks for it:
+ * the heap, or the slow list below SLOW_RATE (a fresh flow is in neither:
+ * resolve() takes every one off its list first). A flow already in the
+ * heap is moved to its new key's place there, where taking it out before
+ * its re-solve and pushing it back after walked the heap twice per flow
+ * (40 % of a per-flow tree all-reduce's run, docs/sweeps.md). Where in the
+ * heap a flow sits changes no result: everything read from the heap (its
+ * top, the flows due by a time) depends only on the set of keys, and the
+ * flows that end together are sorted by start sequence. */
 static void enqueue(struct ds_net *net, int32_t slot) {
   struct flow *f = &net->flows[slot];
   double left = f->left_bytes > 0 ? f->left_bytes : 0;
   double t = isinf(f->rate) ? 0 : left / f->rate * 1e9;
   /* rate 0 (not solved yet): never, unless the rule ends it (0/0 is NaN) */
   f->due_ns = !(f->rate > 0) || isinf(t) ? INT64_MAX : f->mark_ns + ds_units_round_ns(t);
-  if (f->rate < SLOW_RATE) list_push(net, &net->slow, slot);
-  else heap_push(net, slot);
+  if (f->rate < SLOW_RATE) {
+    if (f->heap_pos >= 0) heap_remove(net, slot);
+    if (f->slow_pos < 0) list_push(net, &net->slow, slot);
+  } else {
+    if (f->slow_pos >= 0) list_remove(net, &net->slow, slot);
+    if (f->heap_pos >= 0) heap_move(net, slot);
+    else heap_push(net, slot);
+  }
 }
 
 /* ---- link member lists ------------------------------------------------ */
+
+static uint32_t mult_at(const struct flow *f, int32_t i) {
+  return f->mult ? f->mult[i] : 1;
+}
 
 static void mark_dirty(struct ds_net *net, int32_t l) {
   if (net->link_dirty[l]) return;
@@ -394,6 +437,7 @@ static ds_status join_links(struct ds_net *net, int32_t slot) {
     }
     pos[k] = lm->n;
     lm->m[lm->n++] = (struct member){slot, k};
+    lm->weight += mult_at(f, k);
   }
   return DS_OK;
 }
@@ -405,6 +449,7 @@ static void leave_links(struct ds_net *net, int32_t slot) {
     int32_t l = f->links[k];
     struct link_members *lm = &net->members[l];
     int32_t i = pos[k];
+    lm->weight -= mult_at(f, k);
     if (i != --lm->n) { /* (it was the last, as a lone flow is: nothing moves) */
       struct member last = lm->m[lm->n];
       lm->m[i] = last;
@@ -470,10 +515,6 @@ ds_status ds_net_flow_start_capped(struct ds_net *net, const int32_t *links,
 }
 
 /* ---- solving ---------------------------------------------------------- */
-
-static uint32_t mult_at(const struct flow *f, int32_t i) {
-  return f->mult ? f->mult[i] : 1;
-}
 
 static double route_bottleneck(const struct ds_net *net, const struct flow *f) {
   double best = INFINITY;
@@ -559,14 +600,13 @@ static void solve_maxmin(struct ds_net *net, const int32_t *slots, int32_t n) {
     net->link_touched[net->touched[t]] = 0;
 }
 
-/* Brings a flow's bytes to now at its old rate and takes it out of the
- * completion queues, before its rate changes. */
+/* Brings a flow's bytes to now at its old rate, before its rate changes
+ * (enqueue() then files it under its new due time). */
 static void advance(struct ds_net *net, int32_t slot, int64_t now) {
   struct flow *f = &net->flows[slot];
   double dt = (double)(now - f->mark_ns) * 1e-9;
   if (dt > 0) f->left_bytes -= f->rate * dt;
   f->mark_ns = now;
-  unqueue(net, slot);
 }
 
 /* 1 when the flow is alone on every link of its route and crosses each
@@ -589,13 +629,39 @@ static void solve_one(struct ds_net *net, int32_t slot, int64_t now) {
   enqueue(net, slot);
 }
 
-/* Re-solves slots[0..n) and puts each back in the completion queues. */
-static void solve_set(struct ds_net *net, const int32_t *slots, int32_t n) {
+/* What progressive filling's first round sees of a component, gathered by
+ * collect_component on its way through it. */
+struct comp_bounds {
+  double cap_lo, cap_hi; /* its flows' lowest and highest cap */
+  double link_step;      /* its links' lowest bandwidth / weight (weight > 0) */
+};
+
+/* 1 when progressive filling would end every flow of the component at one
+ * finite cap c in its first round: its step is min(lowest link step, c) =
+ * c, its level 0 + c, and every flow freezes there at rate c, the very
+ * double solve_maxmin gives. A per-flow tree all-reduce's components are
+ * all such (14.6 M of 14.6 M flows re-solved at BERT-base on 2node-ib, 16
+ * ranks, 1 MiB buckets: the protocol's per-channel cap binds), and the
+ * first round's weights, which cost as much as the rest of a re-solve,
+ * are the links' running sums instead. */
+static int all_at_one_cap(const struct comp_bounds *b) {
+  return b->cap_lo == b->cap_hi && isfinite(b->cap_lo) && b->link_step >= b->cap_lo;
+}
+
+/* Re-solves slots[0..n) and puts each back in the completion queues.
+ * bounds: the component's (collect_component), or NULL (any set). */
+static void solve_set(struct ds_net *net, const int32_t *slots, int32_t n,
+                      const struct comp_bounds *bounds) {
   int64_t now = ds_engine_now(net->eng);
   net->n_solved += (uint64_t)n;
   for (int32_t i = 0; i < n; i++) advance(net, slots[i], now);
   if (net->mode == DS_NET_MAXMIN && !(n == 1 && alone(net, &net->flows[slots[0]]))) {
-    solve_maxmin(net, slots, n);
+    if (bounds && !net->no_shortcut && all_at_one_cap(bounds)) {
+      net->n_shortcut += (uint64_t)n;
+      for (int32_t i = 0; i < n; i++) net->flows[slots[i]].rate = bounds->cap_lo;
+    } else {
+      solve_maxmin(net, slots, n);
+    }
   } else {
     for (int32_t i = 0; i < n; i++) {
       struct flow *f = &net->flows[slots[i]];
@@ -607,18 +673,28 @@ static void solve_set(struct ds_net *net, const int32_t *slots, int32_t n) {
 }
 
 /* The component of the moving flow `seed`: every flow reachable from it
- * through shared links, into net->comp. Stamps what it visits. */
-static int32_t collect_component(struct ds_net *net, int32_t seed) {
+ * through shared links, into net->comp, and its bounds. Stamps what it
+ * visits. */
+static int32_t collect_component(struct ds_net *net, int32_t seed, struct comp_bounds *b) {
   int32_t n = 0;
   net->flows[seed].visit = net->visit; /* (the caller may have done it) */
   net->comp[n++] = seed;
+  *b = (struct comp_bounds){INFINITY, -INFINITY, INFINITY};
   for (int32_t q = 0; q < n; q++) {
     const struct flow *f = &net->flows[net->comp[q]];
+    if (f->cap < b->cap_lo) b->cap_lo = f->cap;
+    if (f->cap > b->cap_hi) b->cap_hi = f->cap;
     for (int32_t k = 0; k < f->n_links; k++) {
       int32_t l = f->links[k];
       if (net->link_visit[l] == net->visit) continue;
       net->link_visit[l] = net->visit;
       const struct link_members *lm = &net->members[l];
+      /* (every member is in the component: the sum is solve_maxmin's
+       * weight, exact in a double) */
+      if (lm->weight > 0) {
+        double step = net->topo->links[l].bw_bytes_per_s / (double)lm->weight;
+        if (step < b->link_step) b->link_step = step;
+      }
       for (int32_t j = 0; j < lm->n; j++) {
         int32_t s = lm->m[j].slot;
         if (net->flows[s].visit == net->visit) continue;
@@ -649,25 +725,31 @@ static void resolve(struct ds_net *net) {
     int32_t n = 0;
     for (int32_t s = 0; s < net->cap_flows; s++)
       if (net->flows[s].state == FLOW_MOVING) net->comp[n++] = s;
-    solve_set(net, net->comp, n);
+    solve_set(net, net->comp, n, NULL);
   } else if (net->mode == DS_NET_CONSTANT) {
     /* Every flow alone: only the new ones need a rate. */
     int64_t now = ds_engine_now(net->eng);
     for (int32_t i = 0; i < n_fresh; i++) solve_one(net, net->fresh.slot[i], now);
   } else {
     int64_t now = ds_engine_now(net->eng);
+    struct comp_bounds b;
     new_visit(net);
     for (int32_t i = 0; i < n_fresh; i++) {
       int32_t s = net->fresh.slot[i];
       if (net->flows[s].visit == net->visit) continue; /* in an earlier one's component */
       net->flows[s].visit = net->visit;
-      if (alone(net, &net->flows[s])) solve_one(net, s, now);
-      else solve_set(net, net->comp, collect_component(net, s));
+      if (alone(net, &net->flows[s])) {
+        solve_one(net, s, now);
+        continue;
+      }
+      int32_t n = collect_component(net, s, &b);
+      solve_set(net, net->comp, n, &b);
     }
     for (int32_t d = 0; d < net->n_dirty; d++) {
       const struct link_members *lm = &net->members[net->dirty[d]];
       if (lm->n == 0 || net->flows[lm->m[0].slot].visit == net->visit) continue;
-      solve_set(net, net->comp, collect_component(net, lm->m[0].slot));
+      int32_t n = collect_component(net, lm->m[0].slot, &b);
+      solve_set(net, net->comp, n, &b);
     }
   }
   for (int32_t d = 0; d < net->n_dirty; d++) net->link_dirty[net->dirty[d]] = 0;
@@ -822,7 +904,8 @@ static void deliver(struct ds_net *net, int32_t id) {
 /* Takes every heap entry due by `limit` out of the heap, into net->kept;
  * returns their number. A depth-first walk finds the k of them in O(k)
  * (below an entry due later, all are); removing them one by one costs
- * O(k log n), rebuilding the heap from the rest O(n): whichever is less.
+ * O(k log n), rebuilding the heap from the rest O(n): whichever is less,
+ * a removal's step counted POP_STEP_COST rebuild steps.
  * (The flows of a symmetric collective all end together; pushed in start
  * order with one due time, they sit in the array in that order, which the
  * rebuild's scan keeps, so they need no sorting.) */
@@ -840,7 +923,7 @@ static int32_t heap_pop_due(struct ds_net *net, int64_t limit) {
   }
   int32_t log_n = 1;
   while ((1 << log_n) < n) log_n++;
-  if ((int64_t)k * log_n < n) {
+  if ((int64_t)k * log_n * POP_STEP_COST < n) {
     /* From the top: by (due, start), so a few ascending runs to sort. */
     for (int32_t i = 0; i < k; i++) {
       net->kept[i] = net->heap[0].slot;

@@ -86,6 +86,12 @@ double ds_net_flow_rate(const struct ds_net *net, uint64_t tag);
  * at once (the straightforward full re-solve the incremental one replaces),
  * as the reference the incremental solver is checked against. */
 void ds__net_set_reference(struct ds_net *net, int on);
+/* Internal, for tests only: on, every component is solved by progressive
+ * filling, without the shortcut for one whose flows all stop at one cap
+ * (which must give the very same doubles). */
+void ds__net_set_no_shortcut(struct ds_net *net, int on);
+/* Internal, for tests only: how many flow rates that shortcut gave. */
+uint64_t ds__net_shortcut_solved(const struct ds_net *net);
 /* Internal, for tests only: how many flow rates were computed so far (a
  * flow re-solved k times counts k). */
 uint64_t ds__net_solved(const struct ds_net *net);

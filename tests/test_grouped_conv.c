@@ -108,7 +108,9 @@ static const char *gpus_text =
     "    boost_mhz: 1980\n"
     "  - name: SlowGPU\n    arch: Test\n    sms: 132\n    fp32: 1TFLOPS\n    tf32: 8TFLOPS\n"
     "    fp16: 16TFLOPS\n    bf16: 16TFLOPS\n    mem: 16GB\n    mem_bw: 100GBps\n"
-    "    boost_mhz: 1980\n";
+    "    boost_mhz: 1980\n"
+    "  - name: NoTf32GPU\n    arch: Test\n    sms: 132\n    fp32: 1000TFLOPS\n"
+    "    fp16: 16000TFLOPS\n    mem: 16GB\n    mem_bw: 1000000GBps\n    boost_mhz: 1980\n";
 
 /* gc: layer1's grouped 3x3 per sample (fwd_flops 2 * 128 * 3136 * 4 * 9);
  * dw: a depthwise 3x3 (one channel per group); the first layer has no
@@ -159,6 +161,36 @@ Test(grouped_conv, a_grouped_layer_is_charged_its_measured_passes) {
   /* --tf32 none: the FP32 entry */
   ds_compute_set_tf32(&f.c, f.topo_loaded, DS_TF32_NONE);
   cr_assert_float_eq(ds_compute_fwd_ns(&f.c, gc, 32), 314400, 1e-6);
+  ds_test_compute_free(&f);
+}
+
+/* Pure fp16 (model.half()): on a GPU with TF32 the table's half entry, 105.0
+ * us forward at batch 32; on one without (Volta, Turing: cuDNN 7 runs half
+ * grouped convolutions off the tensor cores) the FP32 entry, 314.4 us forward
+ * and 516.2 + 586.7 us backward; channels-last keeps its own entry (45.7 us);
+ * a calibration file's table (measured with the machine's cuDNN) keeps its
+ * half entry: 200 us at its own 132 SMs and 1980 MHz. */
+Test(grouped_conv, half_grouped_convolutions_without_tf32_take_the_fp32_entries) {
+  struct ds_test_compute f;
+  ds_test_compute_setup(&f, gpus_text, "GcGPU", 1, 0, model_text, DS_DTYPE_FP16, DS_AMP_NONE);
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, &f.m->layers[1], 32), 105000, 1e-6);
+  ds_test_compute_free(&f);
+
+  ds_test_compute_setup(&f, gpus_text, "NoTf32GPU", 1, 0, model_text, DS_DTYPE_FP16,
+                        DS_AMP_NONE);
+  const struct ds_layer *gc = &f.m->layers[1];
+  cr_assert_eq(ds_compute_gconv_mode(&f.c), DS_GCONV_FP32);
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, gc, 32), 314400, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&f.c, gc, 32), 516200 + 586700, 1e-6);
+  f.c.channels_last = 1;
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, gc, 32), 45700, 1e-6);
+  f.c.channels_last = 0;
+  static const struct ds_gconv_entry measured[] = {
+      {DS_GCONV_HALF, 4, 128, 3136, 1, 32, {200, 300, 400}}};
+  const struct ds_gconv_table calib = {measured, 1, 132, 1980e6, 1, 1};
+  f.c.gconv = &calib;
+  cr_assert_eq(ds_compute_gconv_mode(&f.c), DS_GCONV_HALF);
+  cr_assert_float_eq(ds_compute_fwd_ns(&f.c, gc, 32), 200000, 1e-6);
   ds_test_compute_free(&f);
 }
 

@@ -547,10 +547,28 @@ static int grouped_conv_priced(const struct ds_compute *c, const struct ds_layer
   return applies;
 }
 
+/* Half-precision NCHW grouped convolutions on a GPU without TF32 (Volta,
+ * Turing) take the built-in table's FP32 entries: the cuDNN 7 these GPUs
+ * ran under PyTorch 1.x does not put them on the tensor cores, so half runs
+ * them about as fast as float. Sources: pytorch/pytorch#10290 (Titan V:
+ * "grouped convolution doesn't utilize the tensor core", a loop of dense
+ * per-group convolutions ran faster); NVIDIA/apex#196 (RTX 2080 Ti: FP16
+ * over FP32 throughput 2.0x for ResNet-101, 1.43x for ResNeXt-101 32x4d);
+ * checked, not fitted, on pytorch/pytorch#34977's V100 row
+ * (validation/kernels/grouped_conv_published.csv: cuDNN 7.6.3, half NCHW,
+ * ResNeXt-101 32x8d's layer4.0.conv2 at batch 100, forward and weight
+ * gradient 4110 us with a sum and its backward; the FP32 entry charges
+ * 2967 us there, the half entry 650). The built-in half entries are cuDNN
+ * 9's tensor-core kernels on an H200. A calibration file's table was
+ * measured with the machine's own cuDNN: its half entries hold. Channels-last
+ * keeps its entry (cuDNN 7.6.3's NHWC grouped kernels were a defect 35x
+ * slower still, #34977, which nothing here models). */
 enum ds_gconv_mode ds_compute_gconv_mode(const struct ds_compute *c) {
+  const struct ds_gconv_table *t = c->gconv ? c->gconv : &ds_gconv_builtin;
   return c->class_math[DS_LAYER_CONV] == DS_GPU_MATH_FP32   ? DS_GCONV_FP32
          : c->class_math[DS_LAYER_CONV] == DS_GPU_MATH_TF32 ? DS_GCONV_TF32
          : c->channels_last                                 ? DS_GCONV_HALF_NHWC
+         : !c->gpu_has_tf32 && !t->from_calib               ? DS_GCONV_FP32
                                                             : DS_GCONV_HALF;
 }
 

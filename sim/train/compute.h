@@ -242,7 +242,9 @@ ds_status ds_compute_init(const struct ds_topo *topo, enum ds_dtype dtype, enum 
  * roofline. */
 int ds_compute_grouped_conv(const struct ds_compute *c, const struct ds_layer *l);
 /* The grouped-convolution table's mode the run's convolutions look up: their
- * class's math (fp32, tf32, or half in NCHW or channels-last). */
+ * class's math (fp32, tf32, or half in NCHW or channels-last); half NCHW on a
+ * GPU without TF32 (Volta, Turing: cuDNN 7 off the tensor cores) the built-in
+ * table's fp32 entries, a calibration file's half ones (compute.c). */
 enum ds_gconv_mode ds_compute_gconv_mode(const struct ds_compute *c);
 
 /* Sets the per-class math for --tf32 (DS_TF32_CONV at init). */

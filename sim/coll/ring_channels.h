@@ -72,10 +72,11 @@
  * Not modelled: NCCL's paths through a third GPU (PATH_NVB; ddpsim routes
  * never cross a GPU, so such a pair's rings take PCIe; only the LL128
  * default that NVB paths give is, ds__ring_nvb_bridged), its sameChannels
- * replay (an exhaustive search needs none; ds_ring_channels_same says whether the rings found are one order
- * repeated, what NCCL's replay-first search keeps when it reaches the same
- * bandwidth), the PCI-order and replay trials that NCCL runs before its
- * free search (they can only find what the free search finds), and NCCL's
+ * replay (an exhaustive search needs none; ds_ring_channels_same says
+ * whether the rings found are one order repeated, what NCCL's replay-first
+ * search keeps when it reaches the same bandwidth), the PCI-order and
+ * replay trials that NCCL runs before its free search (they can only find
+ * what the free search finds), and NCCL's
  * step budget (NCCL_SEARCH_TIMEOUT 2^14 per search, :332-335): a budgeted
  * depth-first search can stop short of the exhaustive packing (on an
  * 8-GPU full mesh, 6 rings against 7; docs/collectives.md).

@@ -90,6 +90,21 @@ const char *ds_textout_utf8_invalid(const char *s) {
   return NULL;
 }
 
+int ds_textout_put_comment(FILE *fp, const char *s) {
+  const unsigned char *p = (const unsigned char *)s;
+  int ok;
+  while (*p) {
+    size_t n = utf8_sequence(p, &ok);
+    if (!ok || (n == 1 && printable_byte((char)*p) != (char)*p)) {
+      if (putc('?', fp) == EOF) return EOF;
+    } else if (fwrite(p, 1, n, fp) != n) {
+      return EOF;
+    }
+    p += n;
+  }
+  return 0;
+}
+
 void ds_textout_json_string(FILE *fp, const char *s) {
   fputc('"', fp);
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {

@@ -51,6 +51,12 @@ const char *ds_textout_printable(const char *s, char *buf, size_t size);
  * (width 0: none). Returns 0, or EOF on a write error. */
 int ds_textout_put_printable(FILE *fp, const char *s, int width);
 
+/* Writes s for a comment line of a YAML or text file: each control
+ * character (a newline would end the comment and start a line the reader
+ * parses) and each ill-formed UTF-8 sequence (a YAML reader refuses the
+ * whole file for one) written as '?'. Returns 0, or EOF on a write error. */
+int ds_textout_put_comment(FILE *fp, const char *s);
+
 /* The first byte of s that does not begin a well-formed UTF-8 sequence
  * (RFC 3629), or NULL when all of s is well formed. */
 const char *ds_textout_utf8_invalid(const char *s);

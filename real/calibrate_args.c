@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/atomic_file.h"
+#include "base/outputs.h"
 #include "base/units.h"
 
 #define PROGRAM "ddpreal calibrate"
@@ -163,7 +163,12 @@ ds_status ds_calibrate_args_parse(int argc, char **argv, struct ds_calibrate_arg
   size_t used = (size_t)snprintf(a->command, sizeof a->command, "ddpreal");
   for (int i = 0; i < argc && used < sizeof a->command; i++)
     used += (size_t)snprintf(a->command + used, sizeof a->command - used, " %s", argv[i]);
-  /* the output can be written, before the GPU is measured (issue #15) */
-  if (st == DS_OK && !a->help) st = ds_atomic_file_check("--out", a->out, err);
+  /* before the GPU is measured (issue #15): the output can be written, is
+   * not the schedule read, and is not where standard output goes
+   * (calibrate prints its tables there), as every command checks */
+  if (st == DS_OK && !a->help) {
+    const struct ds_path_arg out = {"--out", a->out}, in = {"--schedule", a->schedule};
+    st = ds_outputs_check(&out, 1, &in, 1, err);
+  }
   return st;
 }

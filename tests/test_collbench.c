@@ -327,7 +327,9 @@ Test(collbench, pcie_rings_run_without_ll128_unless_named) {
    * and the header says why LL128 is missing; --proto LL128 (NCCL_PROTO=
    * LL128) runs it, and so does a set naming it (LL,LL128, or every
    * protocol: NCCL_PROTO names it, enabled; ddpsim once read a set of all
-   * three as auto, LL128 off). The old ddpsim ran ring/LL128 under auto. */
+   * three as auto, LL128 off). The old ddpsim ran ring/LL128 under auto.
+   * The header names the set whenever one is given, even one naming every
+   * protocol (it once said nothing there, though LL128 then ran). */
   struct output o = run("--topo topologies/pcie-8gpu.yaml --algo auto -b 512K -e 512K");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert(strstr(o.text, "# LL128 off: NCCL enables it by default only over NVLink"), "%s",
@@ -336,6 +338,9 @@ Test(collbench, pcie_rings_run_without_ll128_unless_named) {
   o = run("--topo topologies/pcie-8gpu.yaml --algo auto -b 512K -e 512K --proto LL,LL128,Simple");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert_null(strstr(o.text, "# LL128 off"), "%s", o.text);
+  cr_assert(strstr(o.text, "\n# --proto LL,LL128,Simple: NCCL's choice per size among these "
+                           "protocols only (NCCL_PROTO)\n"),
+            "%s", o.text);
   free(o.text);
   const char *cases[][2] = {{"", "allreduce,ring,LL,8,524288,"},
                             {"--proto LL128", "allreduce,ring,LL128,8,524288,"},

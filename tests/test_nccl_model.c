@@ -898,14 +898,17 @@ Test(nccl_model, lls_cap_across_nodes_is_the_cpu_vendors) {
    * also sets getNetOverhead, what a ring step inside a node costs at
    * least across nodes: 1 us Intel, 2 us AMD (x 3 for Simple), against
    * NVLink's 0.6 (LL) and 3.4 us (Simple): 1.0 / 3.4 us Intel, 2.0 / 6.0
-   * us AMD. */
+   * us AMD. Mixed hosts (init.cc: every rank's vendor MIXED) take AMD's LL
+   * row (tuning.cc reads index1 1 for AMD or MIXED) but getNetOverhead's 1
+   * us (2 only for AMD itself): 22.5 / 19.0 GB/s with 1.0 / 3.4 us. */
   const struct {
     int nodes;
     const char *vendor;
     double cap_gbps, ll_step_us, simple_step_us;
   } cases[] = {{2, NULL, 39.0, 1.0, 3.4},  {2, "intel", 39.0, 1.0, 3.4},
                {2, "amd", 22.5, 2.0, 6.0}, {4, NULL, 20.4, 1.0, 3.4},
-               {4, "amd", 19.0, 2.0, 6.0}};
+               {4, "amd", 19.0, 2.0, 6.0}, {2, "mixed", 22.5, 1.0, 3.4},
+               {4, "mixed", 19.0, 1.0, 3.4}};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     struct fixture f;
     build_cluster(&f, cases[i].nodes, cases[i].vendor);
@@ -940,7 +943,7 @@ Test(nccl_model, lls_cap_across_nodes_is_the_cpu_vendors) {
   cr_assert_eq(ds_topo_load(path, "topologies/gpus.yaml", &t, &err), DS_EINPUT);
   unlink(path);
   cr_assert(strstr(err.msg, ":6:") && strstr(err.msg, "cpu_vendor") &&
-                strstr(err.msg, "expected intel or amd"),
+                strstr(err.msg, "expected intel, amd or mixed"),
             "%s", err.msg);
 }
 

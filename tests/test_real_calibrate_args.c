@@ -6,7 +6,11 @@
  * bad is refused naming the flag.
  */
 #include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "real/calibrate_args.h"
 #include "tests/options_help.h"
@@ -170,4 +174,48 @@ Test(real_calibrate_args, the_output_is_checked_before_any_measurement) {
   char *empty[] = {"calibrate", "--schedule", "s.csv", "--out=", NULL};
   cr_assert_eq(ds_calibrate_args_parse(4, empty, &a, &err), DS_EUSAGE);
   cr_assert_str_eq(err.msg, "option --out: expected a value, got an empty string");
+}
+
+/* --out goes through the checks every command's outputs get
+ * (base/outputs.h): it may not be the schedule it reads (on a GPU machine
+ * the calibration would replace its own input) nor the file standard
+ * output is redirected to (calibrate prints its tables there: the renamed
+ * file would lose them). Both usage errors naming the flags and path. */
+Test(real_calibrate_args, the_output_is_not_an_input_or_standard_output) {
+  char dir[] = "/tmp/ddpsim-calargs-XXXXXX", sched[64], out[64];
+  cr_assert(mkdtemp(dir) != NULL);
+  snprintf(sched, sizeof sched, "%s/s.csv", dir);
+  snprintf(out, sizeof out, "%s/cal.yaml", dir);
+  FILE *fp = fopen(sched, "w");
+  cr_assert(fp);
+  fputs("# a schedule\n", fp);
+  cr_assert_eq(fclose(fp), 0);
+  struct ds_err err = {0};
+  struct ds_calibrate_args a;
+  char *same[] = {"calibrate", "--schedule", sched, "--out", sched, NULL};
+  cr_assert_eq(ds_calibrate_args_parse(5, same, &a, &err), DS_EUSAGE);
+  cr_assert(strstr(err.msg, "--out") && strstr(err.msg, "--schedule") && strstr(err.msg, sched),
+            "%s", err.msg);
+
+  /* standard output redirected to the --out file, as `> cal.yaml` does */
+  fflush(stdout);
+  int saved = dup(STDOUT_FILENO);
+  int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  cr_assert(saved >= 0 && fd >= 0);
+  cr_assert_eq(dup2(fd, STDOUT_FILENO), STDOUT_FILENO);
+  close(fd);
+  char *redirected[] = {"calibrate", "--schedule", sched, "--out", out, NULL};
+  ds_status st = ds_calibrate_args_parse(5, redirected, &a, &err);
+  fflush(stdout);
+  dup2(saved, STDOUT_FILENO);
+  close(saved);
+  cr_assert_eq(st, DS_EUSAGE);
+  cr_assert(strstr(err.msg, "--out") && strstr(err.msg, "standard output"), "%s", err.msg);
+
+  /* elsewhere it is accepted */
+  char *fine[] = {"calibrate", "--schedule", sched, "--out", out, NULL};
+  cr_assert_eq(ds_calibrate_args_parse(5, fine, &a, &err), DS_OK, "%s", err.msg);
+  unlink(out);
+  unlink(sched);
+  rmdir(dir);
 }

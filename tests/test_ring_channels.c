@@ -470,3 +470,82 @@ Test(ring_channels, search_is_deterministic) {
   ds_ring_channels_release(&b);
   ds_topo_free(t);
 }
+
+Test(ring_channels, a_mesh_packs_more_than_sixteen_rings) {
+  /* tests/data/nvmesh30.yaml: 30 V100s, one NVLink (20 in NCCL's units)
+   * per pair. maxBw 20, so the speed is 20 and every directed link holds
+   * one ring; a ring leaves each GPU once, so at most 29 rings (totalBw 29
+   * x 20 = 580). NCCL's search stops at ringGraph.maxChannels =
+   * MAXCHANNELS / 2 = 32 in v2.30.7 (init.cc:1177, device.h:91), not 16
+   * (MAXCHANNELS 32 before v2.25): the greedy packing (30 members) finds
+   * more than 16 here, each one a permutation that fits the links. */
+  cr_assert_eq(DS_NCCL_SEARCH_MAX_CHANNELS, 32);
+  struct ds_topo *t = load("tests/data/nvmesh30.yaml");
+  int32_t gpus[30];
+  for (int32_t i = 0; i < 30; i++) gpus[i] = i;
+  struct ds_ring_channels c;
+  search(t, gpus, 30, &c);
+  cr_assert_float_eq(c.speed_gbps, 20, 1e-9);
+  cr_assert_gt(c.n_rings, 16, "%d rings: capped at 16", c.n_rings);
+  cr_assert_leq(c.n_rings, 29);
+  for (int32_t k = 0; k < c.n_rings; k++) {
+    int seen[30] = {0};
+    for (int32_t p = 0; p < 30; p++) seen[c.orders[k * 30 + p]]++;
+    for (int32_t g = 0; g < 30; g++) cr_assert_eq(seen[g], 1, "ring %d: GPU %d", k, g);
+  }
+  int32_t *hits = calloc((size_t)t->n_links, sizeof *hits);
+  cr_assert(hits);
+  fits_links(t, gpus, &c, hits);
+  free(hits);
+  ds_ring_channels_release(&c);
+  ds_topo_free(t);
+}
+
+Test(ring_channels, pairs_without_nvlink_bridged_by_a_member_gpu) {
+  /* NCCL's PATH_NVB (paths.cc: one GPU crossed, NVLink in and out; the
+   * GPU a member). dgx1-v100's NVLinks (above): 0-1 0-2 0-3 0-4, 1-2 1-3
+   * 1-5, 2-3 2-6, 3-7, 4-5 4-6 4-7, 5-6 5-7, 6-7.
+   *   0..4: 4 has no NVLink to 1, 2, 3; GPU 0 has NVLinks to all four:
+   *         bridged (NCCL's paths NVB, LL128 on by default);
+   *   0..3: every pair direct: bridged (nothing to bridge);
+   *   all 8: each missing pair (0-5 via 1 or 4, 3-6 via 2 or 7, ...) has
+   *         two bridges;
+   *   0 5 6: 0-5 and 0-6 have no NVLink and 5, 6 no NVLink to 0: no;
+   *   1 4:   no third GPU: no;
+   *   0 1 5 6: 0-6 needs 2 or 4, neither a member: no. */
+  struct ds_topo *t = load("topologies/dgx1-v100.yaml");
+  const int32_t first5[] = {0, 1, 2, 3, 4}, all8[] = {0, 1, 2, 3, 4, 5, 6, 7};
+  const int32_t g056[] = {0, 5, 6}, g14[] = {1, 4}, g0156[] = {0, 1, 5, 6};
+  cr_assert(ds__ring_nvb_bridged(t, first5, 5));
+  cr_assert(ds__ring_nvb_bridged(t, first5, 4));
+  cr_assert(ds__ring_nvb_bridged(t, all8, 8));
+  cr_assert_not(ds__ring_nvb_bridged(t, g056, 3));
+  cr_assert_not(ds__ring_nvb_bridged(t, g14, 2));
+  cr_assert_not(ds__ring_nvb_bridged(t, g0156, 4));
+  ds_topo_free(t);
+}
+
+Test(ring_channels, ll128_is_on_where_nccl_bridges_the_pcie_hops) {
+  /* dgx1-v100, GPUs 0-4: ddpsim's rings cross PCIe (4's only NVLink is to
+   * 0), but NCCL routes 4 <-> 1, 2, 3 through GPU 0 (PATH_NVB), so its
+   * typeIntra is at most NVB and LL128 is on by default (tuning.cc:531);
+   * the hop latency stays PCI's (tuning.cc:285: NVLink's row only for
+   * PATH_NVL). GPUs 0-3 are all NVLink: on, NVLink latency. */
+  struct harness h;
+  harness_load(&h, "topologies/dgx1-v100.yaml");
+  const int32_t ns[2] = {5, 4};
+  const int32_t hw[2] = {DS_HOP_PCI, DS_HOP_NVLINK};
+  for (int i = 0; i < 2; i++) {
+    struct ds_nccl_model m;
+    struct ds_err err = {0};
+    open_dgx1(&h, ns[i]);
+    cr_assert_eq(ds_nccl_model_build(h.topo, &h.ring, DS_NCCL_EXTRA_NONE, &m, &err), DS_OK,
+                 "%s", err.msg);
+    cr_assert_eq(m.hw_intra, hw[i], "%d GPUs", ns[i]);
+    cr_assert_eq(h.ring.chan_nvb, 1, "%d GPUs", ns[i]);
+    cr_assert_eq(m.ll128_off_by_default, 0, "%d GPUs", ns[i]);
+    cr_assert_eq(m.proto_disabled & (1u << DS_PROTO_LL128), 0u, "%d GPUs", ns[i]);
+    harness_release(&h);
+  }
+  ds_topo_free(h.topo);
+}

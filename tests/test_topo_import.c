@@ -537,3 +537,80 @@ Test(topo_import, a_long_path_is_named_whole) {
   rmdir(deep);
   rmdir(dir);
 }
+
+/* Hosts whose first <cpu> differ (here AMD and Intel x86) are NCCL's MIXED
+ * vendor on every rank (init.cc:1306-1307): `cpu_vendor: mixed`, AMD's LL
+ * row but Intel's network overhead, where `amd` (before) doubled the
+ * overhead. Two AMD hosts stay `amd`. The written file loads as said. */
+Test(topo_import, hosts_of_two_cpu_vendors_are_mixed) {
+  char dir[] = "/tmp/ddpsim-mixedimport-XXXXXX", intel[128], out[128], args[512];
+  cr_assert(mkdtemp(dir) != NULL);
+  snprintf(intel, sizeof intel, "%s/intel.xml", dir);
+  snprintf(out, sizeof out, "%s/m.yaml", dir);
+  char *xml = ds_test_slurp(D "dgx-a100.xml");
+  for (char *p = strstr(xml, "AuthenticAMD"); p; p = strstr(p, "AuthenticAMD"))
+    memcpy(p, "GenuineIntel", 12);
+  FILE *fp = fopen(intel, "w");
+  cr_assert(fp, "%s", intel);
+  fputs(xml, fp);
+  cr_assert_eq(fclose(fp), 0);
+  free(xml);
+  snprintf(args, sizeof args, "topo import " D "dgx-a100.xml %s -o %s", intel, out);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  ds_test_release(&r);
+  char *text = ds_test_slurp(out);
+  cr_assert(strstr(text, "\ncpu_vendor: mixed  # "), "%s", text);
+  free(text);
+  snprintf(args, sizeof args, "topo %s", out);
+  r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\n  cpu_vendor mixed ("), "%s", r.out);
+  ds_test_release(&r);
+  snprintf(args, sizeof args, "topo import " D "dgx-a100.xml " D "dgx-a100.xml -o %s", out);
+  r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  ds_test_release(&r);
+  text = ds_test_slurp(out);
+  cr_assert(strstr(text, "\ncpu_vendor: amd  # "), "%s", text);
+  free(text);
+  unlink(out);
+  unlink(intel);
+  rmdir(dir);
+}
+
+/* An input path is written into the YAML's comments: a newline in it (or
+ * bytes that are not UTF-8) would end the comment and start a line the
+ * reader parses -- "a<newline>name: evil.xml" gave a second `name:` key,
+ * a file `ddpsim topo` then refused. Shown as '?', the file loads. */
+Test(topo_import, a_path_with_a_newline_stays_inside_its_comment) {
+  char dir[] = "/tmp/ddpsim-nlimport-XXXXXX", path[128], out[128], args[512];
+  cr_assert(mkdtemp(dir) != NULL);
+  snprintf(path, sizeof path, "%s/a\nname: evil\xff.xml", dir);
+  snprintf(out, sizeof out, "%s/t.yaml", dir);
+  char *xml = ds_test_slurp(D "dgx-a100.xml");
+  FILE *fp = fopen(path, "w");
+  cr_assert(fp, "%s", path);
+  fputs(xml, fp);
+  cr_assert_eq(fclose(fp), 0);
+  free(xml);
+  snprintf(args, sizeof args, "topo import '%s' -o %s", path, out);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  ds_test_release(&r);
+  char *text = ds_test_slurp(out);
+  char want[160];
+  snprintf(want, sizeof want, "\n#   %s/a?name: evil?.xml (NCCL topology XML)\n", dir);
+  cr_assert(strstr(text, want), "%s", text);
+  cr_assert(strstr(text, "/a?name: evil?.xml:2 (NCCL's tuning"), "%s", text);
+  /* the name, the base name, escaped; its byte 0xff, not UTF-8, as '?' */
+  cr_assert(strstr(text, "\nname: \"a\\x0aname: evil?\"\n"), "%s", text);
+  free(text);
+  snprintf(args, sizeof args, "topo %s", out);
+  r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  ds_test_release(&r);
+  unlink(out);
+  unlink(path);
+  rmdir(dir);
+}

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sim/cmd/topocmd.h"
 #include "sim/cmd/importcmd.h"
@@ -190,4 +191,29 @@ Test(topocmd, an_alias_is_one_option_and_a_value_may_follow_an_equals_sign) {
   char *twice[] = {"topo", "topologies/4gpu.yaml", "--from=0", "--from", "1", NULL};
   cr_assert_eq(ds_topocmd_check_args(5, twice, &err), DS_EUSAGE);
   cr_assert_str_eq(err.msg, "option --from given twice");
+}
+
+/* The hosts' CPU vendor, which NCCL's tuning reads across nodes (LL's cap,
+ * the network overhead), is shown as loaded: the default intel where the
+ * key is absent, and each value a file gives. */
+Test(topocmd, shows_the_cpu_vendor) {
+  struct output o = run("topologies/2node-ib.yaml");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert(strstr(o.text, "\n  cpu_vendor intel ("), "%s", o.text);
+  free(o.text);
+  const char *vendors[] = {"intel", "amd", "mixed"};
+  for (int i = 0; i < 3; i++) {
+    char path[] = "/tmp/ddpsim-topocmd-vendor-XXXXXX", text[512], want[64];
+    snprintf(text, sizeof text,
+             "schema_version: 1\nname: v\ngpu: H100-SXM5-80GB\nnodes: 1\ngpus_per_node: 2\n"
+             "cpu_vendor: %s\nintra_node:\n  template: nvswitch\n  link_bw: 450GBps\n"
+             "  link_lat: 1.7us\n", vendors[i]);
+    ds_test_write_temp(path, text);
+    o = run(path);
+    unlink(path);
+    cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+    snprintf(want, sizeof want, "\n  cpu_vendor %s (", vendors[i]);
+    cr_assert(strstr(o.text, want), "%s: %s", vendors[i], o.text);
+    free(o.text);
+  }
 }

@@ -172,9 +172,12 @@ static void print_text_header(FILE *out, const struct ds_collbench_args *o,
     fprintf(out, "# extra effects: %s; nccl(us): NCCL's own prediction; ch: channels "
             "(tree: per tree)\n",
             o->nccl_extra ? "launch + slice syncs + pipeline fill (fitted on 8x A100)" : "none");
-  if (o->proto.choice == DS_PROTO_CHOICE_AUTO && o->proto.disabled) {
+  /* a set, even one naming every protocol (nothing disabled), is
+   * NCCL_PROTO given: it enables LL128 where NCCL's default leaves it off,
+   * so the header says which set ran */
+  if (o->proto.choice == DS_PROTO_CHOICE_AUTO && o->proto.named) {
     char set[24];
-    ds_proto_flag_set_name(pl->m.proto_disabled, ',', set, sizeof set);
+    ds_proto_flag_name(&o->proto, ',', set, sizeof set);
     fprintf(out, "# --proto %s: NCCL's choice per size among these protocols only "
             "(NCCL_PROTO)\n", set);
   } else if (o->proto.choice == DS_PROTO_CHOICE_AUTO && !o->proto.named &&

@@ -13,6 +13,7 @@
 #include "sim/cmd/importcmd.h"
 #include "sim/coll/coll.h"
 #include "base/lookup.h"
+#include "base/textout.h"
 #include "base/units.h"
 #include "sim/coll/nccl_model.h"
 #include "sim/net/gpu_table.h"
@@ -183,6 +184,9 @@ static void print_devices_and_links(FILE *out, const struct ds_topo *t) {
     fprintf(out, "%s%d %s", k ? ", " : "", count[k], ds_vertex_kind_name((enum ds_vertex_kind)k));
   fprintf(out, "  (intra-node %s%s%s)\n", t->intra_template,
           t->n_nodes > 1 ? ", inter-node " : "", t->n_nodes > 1 ? t->inter_template : "");
+  /* the key NCCL's tuning reads across nodes (topo.h ds_cpu_vendor) */
+  fprintf(out, "  cpu_vendor %s (NCCL's LL cap across nodes and network overhead)\n",
+          ds_topo_cpu_vendor_name(t->cpu_vendor));
   /* Links grouped by (kind, bandwidth, latency), in order of first
    * appearance: a handful of lines even for thousands of GPUs. */
   int32_t *group = malloc((size_t)t->n_links * sizeof *group);
@@ -330,7 +334,12 @@ static ds_status describe(FILE *out, struct ds_topo *t, const struct topocmd_opt
                       from >= t->n_gpus ? "--from" : "--to", from >= t->n_gpus ? from : to,
                       t->name, t->n_gpus - 1);
   if (world > 1) DS_CHECK(check_reachable(t, world, err));
-  fprintf(out, "topology %s (%s)\n", t->name, t->path);
+  /* the name and path are the user's: control characters shown as '?' */
+  fputs("topology ", out);
+  ds_textout_put_printable(out, t->name, 0);
+  fputs(" (", out);
+  ds_textout_put_printable(out, t->path, 0);
+  fputs(")\n", out);
   print_gpu(out, t);
   print_devices_and_links(out, t);
   /* --from A --to A (or --from the last GPU, the default --to): said, where

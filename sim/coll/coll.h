@@ -164,6 +164,8 @@ struct ds_ring {
   double chan_total_bytes_per_s; /* NCCL's totalBw: a GPU's links, NCCL's units */
   int32_t chan_routed;           /* 1: some ring takes a route where no direct link is */
   int32_t chan_same;             /* 1: the rings are one order repeated (NCCL's sameChannels) */
+  int32_t chan_nvb;              /* 1: every member pair without an NVLink is bridged by a
+                                    member's NVLinks (NCCL's PATH_NVB, ds__ring_nvb_bridged) */
 };
 
 /* Builds the ring gpus[0] -> gpus[1] -> ... -> gpus[n-1] -> gpus[0]. */

@@ -28,9 +28,9 @@
 #define RAW_NVLINK5_GBPS 50.0
 /* Raw PCIe Gen3 x16 per direction, against NCCL's PCI_BW (12 GB/s). */
 #define RAW_PCI_GEN3_GBPS 16.0
-#define MAX_CHANNELS 32
-/* tuning.cc getNetOverhead: 1 us on Intel x86 and by default, 2 on AMD
- * x86 (the topology's cpu_vendor). */
+/* tuning.cc getNetOverhead (:228-233): 1 us on Intel x86 and by default
+ * (mixed hosts among them: their vendor is MIXED, not AMD), 2 on AMD x86
+ * (the topology's cpu_vendor). */
 #define NET_OVERHEAD_INTEL_US 1.0
 #define NET_OVERHEAD_AMD_US 2.0
 
@@ -104,7 +104,7 @@ const char *ds_nccl_arch_name(enum ds_nccl_arch a) {
 double ds_nccl_ll_max_bw_gbps(enum ds_nccl_arch arch, enum ds_cpu_vendor vendor,
                               int32_t nnodes) {
   if (nnodes <= 1) return ds__nccl_ll_max_bw_gbps[arch][0];
-  int row = vendor == DS_CPU_VENDOR_AMD ? 1 : 0;
+  int row = vendor == DS_CPU_VENDOR_AMD || vendor == DS_CPU_VENDOR_MIXED ? 1 : 0;
   return ds__nccl_ll_max_bw_gbps[row][nnodes == 2 ? 1 : 2];
 }
 
@@ -329,7 +329,7 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
 
   /* The ring search, in spirit: NCCL tries per-channel bandwidths from a
    * fixed list, highest first, and packs as many rings as the GPU's links
-   * carry at that speed (at most 16). Here the GPU's bandwidth is the
+   * carry at that speed (at most 32). Here the GPU's bandwidth is the
    * rings' share of their most loaded link (rings_share_gbps: all channels
    * share the rings' routes), the first listed speed not above it is
    * taken, and nChannels =
@@ -360,7 +360,7 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
   if (nch > DS_NCCL_SEARCH_MAX_CHANNELS) nch = DS_NCCL_SEARCH_MAX_CHANNELS;
   int sm90_up = m->arch == DS_NCCL_ARCH_HOPPER || m->arch == DS_NCCL_ARCH_BLACKWELL;
   if (speed >= 25.0 && !(sm90_up && speed < 50.0 && nch > 4)) {
-    int32_t dup = 2 * nch > MAX_CHANNELS ? MAX_CHANNELS : 2 * nch;
+    int32_t dup = 2 * nch > DS_NCCL_SEARCH_MAX_CHANNELS ? DS_NCCL_SEARCH_MAX_CHANNELS : 2 * nch;
     speed /= (dup + nch - 1) / nch;
     nch = dup;
   }
@@ -373,12 +373,18 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
       ds__nccl_ring_ll128_per_ch_max_bw_gbps[m->arch][nidx] * DS_UNITS_GBPS;
   /* tuning.cc ncclTopoTuneModel, NCCL_PROTO unset (protoEnable 2): LL128
    * is on only where the graph's intra-node path type is PATH_NVB or
-   * better (every intra-node hop NVLink, direct or through one GPU), so a
-   * ring crossing PCIe inside a node has none. Its other conditions hold
-   * here: GPU to NIC at most PATH_PXB (PATH_PXN from sm90) -- the ib
-   * templates give each GPU its own PCIe link to its NIC --, one compute
-   * capability, sm70 or later. */
-  m->ll128_off_by_default = m->hw_intra == DS_HOP_PCI;
+   * better (:531: every intra-node hop NVLink, direct or through one GPU),
+   * so a ring crossing PCIe inside a node has none -- unless NCCL would
+   * not cross PCIe there: on one node where every member pair without an
+   * NVLink is bridged through a member GPU (ring->chan_nvb, a DGX-1 subset
+   * such as GPUs 0-4), every pair's path is NVB or better and LL128 is on,
+   * although ddpsim's rings, which never cross a GPU, take PCIe (their
+   * bandwidth and hop latency stay PCIe's: NCCL's PCI latency row is what
+   * an NVB graph gets too, tuning.cc:285). Its other conditions hold here:
+   * GPU to NIC at most PATH_PXB (PATH_PXN from sm90) -- the ib templates
+   * give each GPU its own PCIe link to its NIC --, one compute capability,
+   * sm70 or later. */
+  m->ll128_off_by_default = m->hw_intra == DS_HOP_PCI && !(m->nnodes == 1 && ring->chan_nvb);
   ds_nccl_model_proto_env(m, 0, 0);
 
   /* tuning.cc / ring.cc: latencies and bus bandwidths per protocol. */
@@ -990,7 +996,8 @@ ds_status ds_nccl_p2p_build(struct ds_topo *topo, const struct ds_ring *ring,
   }
   per_peer = pow2_up(per_peer);
   /* ncclTopoComputeP2pChannels: p2pnChannels = pow2Up(nChannels) */
-  int32_t p2p_channels = pow2_up(m->channels < MAX_CHANNELS ? m->channels : MAX_CHANNELS);
+  int32_t p2p_channels =
+      pow2_up(m->channels < DS_NCCL_MAXCHANNELS ? m->channels : DS_NCCL_MAXCHANNELS);
   if (m->nnodes > 1) {
     int32_t batches = (ring->n + P2P_PER_BATCH - 1) / P2P_PER_BATCH;
     while (per_peer * batches > p2p_channels && per_peer > 1) per_peer /= 2;

@@ -215,7 +215,8 @@ struct ds_nccl_model {
    * a broadcast or reduce one hop latency with it, nsteps without. */
   int same_channels;
   /* NCCL's default leaves LL128 off here (a ring crossing PCIe inside a
-   * node: tuning.cc enables it by default only up to PATH_NVB). */
+   * node: tuning.cc enables it by default only up to PATH_NVB; not where
+   * NCCL bridges every such pair through a member GPU, ring->chan_nvb). */
   int ll128_off_by_default;
   /* The tree's graph pattern is NCCL_TOPO_PATTERN_TREE (a node with one
    * GPU): its busBw takes tuning.cc's 0.85. */
@@ -231,9 +232,13 @@ struct ds_nccl_model {
   int proto_set; /* proto_disabled is a set's (NCCL_PROTO given), not the default */
 };
 
-/* NCCL's ring search packs at most this many channels (init.cc:
- * ringGraph.maxChannels = MAXCHANNELS / 2). */
-#define DS_NCCL_SEARCH_MAX_CHANNELS 16
+/* NCCL's channel limit, MAXCHANNELS (src/include/device.h:91 at v2.30.7;
+ * 64 since v2.25, 32 before). */
+#define DS_NCCL_MAXCHANNELS 64
+/* NCCL's ring search packs at most this many channels, and
+ * ncclTopoDupChannels duplicates up to it (init.cc:1177 at v2.30.7:
+ * ringGraph->maxChannels = MAXCHANNELS / 2; search.cc:1042). */
+#define DS_NCCL_SEARCH_MAX_CHANNELS (DS_NCCL_MAXCHANNELS / 2)
 
 /* NCCL_PROTO on m: set 0 (unset) gives NCCL's default, every protocol but
  * LL128 where ll128_off_by_default; set 1 gives the set's disabled mask

@@ -59,6 +59,31 @@ int ds__ring_has_direct_link(const struct ds_topo *t, const int32_t *gpus, int32
   return 0;
 }
 
+/* Whether GPU vertex a has an NVLink straight to GPU vertex b. */
+static int nvlink_to(const struct ds_topo *t, int32_t a, int32_t b) {
+  for (int32_t k = t->out_first[a]; k < t->out_first[a + 1]; k++) {
+    const struct ds_link *l = &t->links[t->out_links[k]];
+    if (l->dst == b && strcmp(l->kind, "nvlink") == 0) return 1;
+  }
+  return 0;
+}
+
+/* ring_channels.h */
+int ds__ring_nvb_bridged(const struct ds_topo *t, const int32_t *gpus, int32_t n) {
+  for (int32_t a = 0; a < n; a++)
+    for (int32_t b = 0; b < n; b++) {
+      int32_t va = t->gpu_vertex[gpus[a]], vb = t->gpu_vertex[gpus[b]];
+      if (a == b || nvlink_to(t, va, vb)) continue;
+      int bridged = 0;
+      for (int32_t w = 0; w < n && !bridged; w++) {
+        int32_t vw = t->gpu_vertex[gpus[w]];
+        bridged = w != a && w != b && nvlink_to(t, va, vw) && nvlink_to(t, vw, vb);
+      }
+      if (!bridged) return 0;
+    }
+  return 1;
+}
+
 /* ring_channels.h */
 int ds_ring_channels_same(const struct ds_ring_channels *c) {
   for (int32_t r = 1; r < c->n_rings; r++)

@@ -22,10 +22,11 @@
  *     floor(bw / s) rings. First over direct links alone (NCCL's PATH_NVL),
  *     then, while no ring has been found over direct links at any speed,
  *     with the route of any pair that has none (NCCL raises typeIntra
- *     before it lowers the speed); at most 16 rings (NCCL's maxChannels);
+ *     before it lowers the speed); at most 32 rings (NCCL's maxChannels,
+ *     DS_NCCL_SEARCH_MAX_CHANNELS);
  *   - the best is the most bandwidth, rings x s (strictly more), then the
  *     fewest links crossed; the search stops once rings x s reaches
- *     totalBw or 16 rings are found, and lowers the speed while none is
+ *     totalBw or 32 rings are found, and lowers the speed while none is
  *     found or the next speed is above 0.49 of the best's (NCCL's pass 1;
  *     its pass 2, raising the speed, finds nothing an exhaustive pass 1
  *     missed).
@@ -69,11 +70,13 @@
  * (dgx-a100 6 x 40, dgx-h100 6 x 60); PCIe trees are not checked.
  *
  * Not modelled: NCCL's paths through a third GPU (PATH_NVB; ddpsim routes
- * never cross a GPU), its sameChannels replay (an exhaustive search needs
- * none; ds_ring_channels_same says whether the rings found are one order
- * repeated, what NCCL's replay-first search keeps when it reaches the same
- * bandwidth), the PCI-order and replay trials that NCCL runs before its
- * free search (they can only find what the free search finds), and NCCL's
+ * never cross a GPU, so such a pair's rings take PCIe; only the LL128
+ * default that NVB paths give is, ds__ring_nvb_bridged), its sameChannels
+ * replay (an exhaustive search needs none; ds_ring_channels_same says
+ * whether the rings found are one order repeated, what NCCL's replay-first
+ * search keeps when it reaches the same bandwidth), the PCI-order and
+ * replay trials that NCCL runs before its free search (they can only find
+ * what the free search finds), and NCCL's
  * step budget (NCCL_SEARCH_TIMEOUT 2^14 per search, :332-335): a budgeted
  * depth-first search can stop short of the exhaustive packing (on an
  * 8-GPU full mesh, 6 rings against 7; docs/collectives.md).
@@ -118,6 +121,18 @@ void ds_ring_channels_release(struct ds_ring_channels *c);
  * GPU-to-GPU link: where NCCL's channels are searched (NVSwitch and PCIe
  * boxes, without such links, are not). */
 int ds__ring_has_direct_link(const struct ds_topo *t, const int32_t *gpus, int32_t n);
+/* Whether every ordered pair of the members (one node) without an NVLink
+ * of its own has a member GPU with NVLinks to both: the pair's path in
+ * NCCL is then PATH_NVB, through that GPU (paths.cc ncclTopoSetPaths
+ * :72-93 at v2.30.7: a path may cross one GPU, NVLink in and NVLink out;
+ * NCCL's topology holds the communicator's GPUs only, topo.cc:1800-1803,
+ * so the GPU is a member), and every pair's path is NVB or better, so the
+ * ring graph's typeIntra is at most PATH_NVB (search.cc:1092, the largest
+ * GPU-to-GPU path type bounds it) and LL128 is on by default (tuning.cc
+ * :531). Not checked: NCCL_P2P_LEVEL below NVB, NCCL_NVB_DISABLE=1, or P2P
+ * reported off by NVML (ncclTopoCheckP2p :298-405), which move such paths
+ * through the CPU; ddpsim models no such environment. */
+int ds__ring_nvb_bridged(const struct ds_topo *t, const int32_t *gpus, int32_t n);
 /* Whether the rings found are one order repeated (NCCL's sameChannels: its
  * search replays the first ring before it tries others, search.cc:1106,
  * :849-881, and keeps the replay unless another packing is strictly

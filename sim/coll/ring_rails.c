@@ -414,6 +414,7 @@ static ds_status plan_channels(struct ds_topo *t, struct ds_ring *r, struct ds_e
       r->chan_total_bytes_per_s = c.total_gbps * 1e9;
       r->chan_routed = c.routed;
       r->chan_same = ds_ring_channels_same(&c);
+      r->chan_nvb = ds__ring_nvb_bridged(t, r->gpus, r->n);
     } else {
       ds_ring_release(q);
       free(q);

@@ -360,8 +360,12 @@ static ds_status read_system(struct reader *r, const xmlNode *sys, struct ds_err
     char arch[32] = "", vendor[32] = "";
     attr(c, "arch", arch, sizeof arch);
     attr(c, "vendor", vendor, sizeof vendor);
-    if (!r->n->cpu_amd_line && strcmp(arch, "x86_64") == 0 && strcmp(vendor, "AuthenticAMD") == 0)
-      r->n->cpu_amd_line = (int)xmlGetLineNo(c);
+    if (!r->n->cpu_line) {
+      snprintf(r->n->cpu_arch, sizeof r->n->cpu_arch, "%s", arch);
+      snprintf(r->n->cpu_vendor, sizeof r->n->cpu_vendor, "%s",
+               strcmp(arch, "x86_64") == 0 ? vendor : "");
+      r->n->cpu_line = (int)xmlGetLineNo(c);
+    }
     DS_CHECK(ds_import_add_dev(r->n, DS_IMPORT_CPU, label, (int)xmlGetLineNo(c), &cpus[n_cpus], err));
     cpu_x[n_cpus++] = c;
     int below = 0;

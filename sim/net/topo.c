@@ -646,21 +646,27 @@ static ds_status read_bool(const struct ds_cnode *map, const char *key, int *ino
   return ds_cnode_bool(&node, inout, err);
 }
 
-/* Key cpu_vendor: intel (the default) or amd. */
+const char *ds_topo_cpu_vendor_name(enum ds_cpu_vendor v) {
+  return v == DS_CPU_VENDOR_AMD ? "amd" : v == DS_CPU_VENDOR_MIXED ? "mixed" : "intel";
+}
+
+/* Key cpu_vendor: intel (the default), amd or mixed. */
 static ds_status read_cpu_vendor(const struct ds_cnode *root, enum ds_cpu_vendor *out,
                                  struct ds_err *err) {
+  static const enum ds_cpu_vendor all[] = {DS_CPU_VENDOR_INTEL, DS_CPU_VENDOR_AMD,
+                                           DS_CPU_VENDOR_MIXED};
   struct ds_cnode node;
   const char *s;
   *out = DS_CPU_VENDOR_INTEL;
   if (!ds_cmap_get(root, "cpu_vendor", &node)) return DS_OK;
   DS_CHECK(ds_cnode_string(&node, &s, err));
-  if (strcmp(s, "intel") == 0) return DS_OK;
-  if (strcmp(s, "amd") == 0) {
-    *out = DS_CPU_VENDOR_AMD;
-    return DS_OK;
-  }
-  return ds_cnode_error(&node, err, "expected intel or amd (the hosts' CPU vendor), not '%s'",
-                        s);
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+    if (strcmp(s, ds_topo_cpu_vendor_name(all[i])) == 0) {
+      *out = all[i];
+      return DS_OK;
+    }
+  return ds_cnode_error(&node, err,
+                        "expected intel, amd or mixed (the hosts' CPU vendor), not '%s'", s);
 }
 
 static ds_status read_intra(const struct ds_cnode *root, int64_t gpn,

@@ -253,10 +253,15 @@ struct ds_link {
 struct ds_route_cache_entry;
 
 /* The host CPU's vendor as NCCL's tuning tells hosts apart (tuning.cc
- * v2.30.7: LL's bandwidth cap across nodes, getNetOverhead): AMD, or
- * anything else, which NCCL treats as Intel. Intel is 0: a topology built
- * without the key gets it. */
-enum ds_cpu_vendor { DS_CPU_VENDOR_INTEL = 0, DS_CPU_VENDOR_AMD };
+ * v2.30.7: LL's bandwidth cap across nodes, getNetOverhead): AMD, anything
+ * else on every host, which NCCL treats as Intel, or mixed, hosts whose
+ * CPUs differ (init.cc:1306-1307 gives every rank NCCL_TOPO_CPU_VENDOR_MIXED:
+ * AMD's LL cap, tuning.cc:270, but Intel's network overhead, :228-233).
+ * Intel is 0: a topology built without the key gets it. */
+enum ds_cpu_vendor { DS_CPU_VENDOR_INTEL = 0, DS_CPU_VENDOR_AMD, DS_CPU_VENDOR_MIXED };
+
+/* The key's value for v: "intel", "amd" or "mixed". */
+const char *ds_topo_cpu_vendor_name(enum ds_cpu_vendor v);
 
 struct ds_topo {
   char *name;       /* owned */

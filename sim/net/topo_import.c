@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/textout.h"
 #include "sim/net/import_nccl_xml.h"
 #include "sim/net/import_smi.h"
 
@@ -283,7 +284,10 @@ static ds_status cluster_of(const struct ds_import_node *nodes, int32_t n_files,
 /* s as a YAML scalar: plain where it is only letters, digits and ._+-/
  * (every shipped name), else double-quoted with its quotes, backslashes and
  * control characters escaped, so that a name like `a: b` or one with a
- * quote reads back as itself (YAML 1.2, 7.3.1 double-quoted scalars). */
+ * quote reads back as itself (YAML 1.2, 7.3.1 double-quoted scalars). A
+ * byte that does not begin well-formed UTF-8 (a file name's) is written
+ * '?': the reader refuses a file that is not UTF-8, and YAML's escapes
+ * name characters, not bytes. */
 static void write_yaml_scalar(FILE *out, const char *s) {
   int plain = s[0] != '\0' && s[0] != '-' && s[0] != '.';
   for (const char *p = s; *p && plain; p++)
@@ -294,24 +298,49 @@ static void write_yaml_scalar(FILE *out, const char *s) {
     return;
   }
   fputc('"', out);
+  const char *bad = ds_textout_utf8_invalid(s);
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\') fprintf(out, "\\%c", *p);
+    if ((const char *)p == bad) {
+      fputc('?', out);
+      bad = ds_textout_utf8_invalid((const char *)p + 1);
+    } else if (*p == '"' || *p == '\\') fprintf(out, "\\%c", *p);
     else if (*p < 0x20 || *p == 0x7f) fprintf(out, "\\x%02x", *p);
     else fputc(*p, out);
   }
   fputc('"', out);
 }
 
+/* A line that ends in a comment, formatted, then its newline: the comment
+ * names input paths and strings read from the files (labels, notes), any
+ * of which may hold a newline or bytes that are not UTF-8, so it goes through
+ * ds_textout_put_comment (each shown as '?'); else a path such as
+ * "a<newline>name: x.xml" would write a second `name:` key into the YAML. */
+__attribute__((format(printf, 2, 3))) static void comment(FILE *out, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *text = n >= 0 ? malloc((size_t)n + 1) : NULL;
+  if (text) {
+    va_start(ap, fmt);
+    vsnprintf(text, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    ds_textout_put_comment(out, text);
+    free(text);
+  }
+  fputc('\n', out);
+}
+
 static void write_header(FILE *out, const struct ds_import_node *nodes, int32_t n_files,
                          const struct cluster *c) {
   fprintf(out, "# Written by `ddpsim topo import` from:\n");
   for (int32_t f = 0; f < n_files; f++)
-    fprintf(out, "#   %s (%s)%s\n", nodes[f].file, nodes[f].format,
+    comment(out, "#   %s (%s)%s", nodes[f].file, nodes[f].format,
             n_files == 1 && c->nodes > 1 ? ", for every node" : "");
-  fprintf(out, "# GPU: %s, from %s.\n", nodes[0].gpu.spec.name, nodes[0].gpu_why);
+  comment(out, "# GPU: %s, from %s.", nodes[0].gpu.spec.name, nodes[0].gpu_why);
   for (int32_t f = 0; f < n_files; f++)
     for (int32_t i = 0; i < nodes[f].n_notes; i++)
-      fprintf(out, "# Assumed (%s): %s.\n", nodes[f].file, nodes[f].notes[i]);
+      comment(out, "# Assumed (%s): %s.", nodes[f].file, nodes[f].notes[i]);
   fprintf(out, "# Latencies are assumed, as in the shipped topologies: NVSwitch link %s, NVLink "
           "pair %s,\n# PCIe or CPU link %s, NIC %s, GPU-NIC %s (NCCL's per-step latencies of "
           "src/graph/tuning.cc\n# v2.30.7 split over the links a hop crosses).\n", LAT_NVSWITCH,
@@ -333,26 +362,55 @@ static void write_explicit_node(FILE *out, const struct ds_import_node *n, int32
   if (devices) {
     for (int32_t i = 0; i < n_gpus; i++) {
       const struct ds_import_dev *d = &n->devs[order[i]];
-      fprintf(out, "  - {name: %s, kind: gpu, node: %d}  # %s, %s:%d\n", names[order[i]], node,
-              d->label, n->file, d->line);
+      fprintf(out, "  - {name: %s, kind: gpu, node: %d}  # ", names[order[i]], node);
+      comment(out, "%s, %s:%d", d->label, n->file, d->line);
     }
     for (int32_t i = 0; i < n->n_devs; i++) {
       const struct ds_import_dev *d = &n->devs[i];
       if (d->kind == DS_IMPORT_GPU || (d->kind == DS_IMPORT_NIC && !multi)) continue;
-      fprintf(out, "  - {name: %s, kind: %s, node: %d}  # %s, %s:%d\n", names[i],
-              kind_name(d->kind), node, d->label, n->file, d->line);
+      fprintf(out, "  - {name: %s, kind: %s, node: %d}  # ", names[i], kind_name(d->kind), node);
+      comment(out, "%s, %s:%d", d->label, n->file, d->line);
     }
   } else {
     for (int32_t l = 0; l < n->n_links; l++) {
       const struct ds_import_link *k = &n->links[l];
       if (!multi && (n->devs[k->a].kind == DS_IMPORT_NIC || n->devs[k->b].kind == DS_IMPORT_NIC))
         continue;
-      fprintf(out, "  - {from: %s, to: %s, bw: %gGBps, lat: %s, kind: %s}  # %s\n", names[k->a],
-              names[k->b], k->bw / 1e9, lat_of(n, k), link_kind(k->kind), k->why);
+      fprintf(out, "  - {from: %s, to: %s, bw: %gGBps, lat: %s, kind: %s}  # ", names[k->a],
+              names[k->b], k->bw / 1e9, lat_of(n, k), link_kind(k->kind));
+      comment(out, "%s", k->why);
     }
   }
   free(names);
   free(order);
+}
+
+/* Key cpu_vendor, as NCCL's tuning reads the hosts: each rank takes its
+ * host's first CPU (search.cc ncclTopoComputeCommCPU), and where two ranks'
+ * vendors differ every rank's becomes NCCL_TOPO_CPU_VENDOR_MIXED (init.cc
+ * :1306-1307, before ncclTopoTuneModel). So `mixed` where two files' first
+ * <cpu> differ in arch or x86 vendor, `amd` where every file's is an x86
+ * AMD, nothing (intel) otherwise; files without a <cpu> do not count. */
+static void write_cpu_vendor(FILE *out, const struct ds_import_node *nodes, int32_t n_files) {
+  const struct ds_import_node *first = NULL;
+  for (int32_t f = 0; f < n_files; f++) {
+    const struct ds_import_node *n = &nodes[f];
+    if (!n->cpu_line) continue;
+    if (!first) {
+      first = n;
+    } else if (strcmp(n->cpu_arch, first->cpu_arch) != 0 ||
+               strcmp(n->cpu_vendor, first->cpu_vendor) != 0) {
+      comment(out, "cpu_vendor: mixed  # hosts' CPUs differ: %s %s at %s:%d, %s %s at %s:%d "
+              "(NCCL: every rank's vendor MIXED, AMD's LL cap across nodes, Intel's network "
+              "overhead)", first->cpu_arch, first->cpu_vendor, first->file, first->cpu_line,
+              n->cpu_arch, n->cpu_vendor, n->file, n->cpu_line);
+      return;
+    }
+  }
+  if (first && strcmp(first->cpu_arch, "x86_64") == 0 &&
+      strcmp(first->cpu_vendor, "AuthenticAMD") == 0)
+    comment(out, "cpu_vendor: amd  # an AMD x86 <cpu> at %s:%d (NCCL's tuning: LL's cap across "
+            "nodes, the network overhead)", first->file, first->cpu_line);
 }
 
 ds_status ds_import_write(FILE *out, const struct ds_import_node *nodes, int32_t n_files,
@@ -397,18 +455,14 @@ ds_status ds_import_write(FILE *out, const struct ds_import_node *nodes, int32_t
   fputs("\ngpu: ", out);
   write_yaml_scalar(out, n0->gpu.spec.name);
   fprintf(out, "\nnodes: %d\ngpus_per_node: %d\n", c.nodes, gpn);
-  for (int f = 0; f < n_files; f++)
-    if (nodes[f].cpu_amd_line) {
-      fprintf(out, "cpu_vendor: amd  # an AMD x86 <cpu> at %s:%d (NCCL's tuning: LL's cap "
-              "across nodes, the network overhead)\n", nodes[f].file, nodes[f].cpu_amd_line);
-      break;
-    }
+  write_cpu_vendor(out, nodes, n_files);
   if (nvs_bw > 0) {
     fprintf(out, "intra_node:\n  template: nvswitch  # every GPU's NVLinks go into the NVSwitches "
             "(one vertex, as NCCL's NVS node)\n");
     for (int32_t l = 0; l < n0->n_links; l++)
       if (n0->links[l].kind == DS_IMPORT_NVLINK) {
-        fprintf(out, "  link_bw: %gGBps  # %s\n", nvs_bw / 1e9, n0->links[l].why);
+        fprintf(out, "  link_bw: %gGBps  # ", nvs_bw / 1e9);
+        comment(out, "%s", n0->links[l].why);
         break;
       }
     fprintf(out, "  link_lat: %s\n", LAT_NVSWITCH);
@@ -425,9 +479,11 @@ ds_status ds_import_write(FILE *out, const struct ds_import_node *nodes, int32_t
       }
       fprintf(out, "  nics_per_node: %d  # %s\n", nics,
               o->nic_count ? "--nic" : "the file's NICs (<net> elements)");
-      fprintf(out, "  nic_bw: %gGbps  # %s\n  nic_lat: %s\n", bw * 8 / 1e9, c.nic_why, LAT_NIC);
-      fprintf(out, "  gpu_nic_bw: %gGBps  # %s\n  gpu_nic_lat: %s\n", c.gpu_nic_bw / 1e9,
-              c.gpu_nic_why, LAT_GPU_NIC);
+      fprintf(out, "  nic_bw: %gGbps  # ", bw * 8 / 1e9);
+      comment(out, "%s", c.nic_why);
+      fprintf(out, "  nic_lat: %s\n  gpu_nic_bw: %gGBps  # ", LAT_NIC, c.gpu_nic_bw / 1e9);
+      comment(out, "%s", c.gpu_nic_why);
+      fprintf(out, "  gpu_nic_lat: %s\n", LAT_GPU_NIC);
     }
     return DS_OK;
   }
@@ -447,8 +503,8 @@ ds_status ds_import_write(FILE *out, const struct ds_import_node *nodes, int32_t
       const struct ds_import_node *n = &nodes[n_files == 1 ? 0 : k];
       for (int32_t i = 0, nic = 0; i < n->n_devs; i++)
         if (n->devs[i].kind == DS_IMPORT_NIC)
-          fprintf(out, "  - {from: n%d_nic%d, to: fabric, bw: %gGbps, lat: %s, kind: ib}  # %s\n",
-                  k, nic++, c.nic_bw * 8 / 1e9, LAT_NIC, c.nic_why);
+          comment(out, "  - {from: n%d_nic%d, to: fabric, bw: %gGbps, lat: %s, kind: ib}  # %s", k,
+                  nic++, c.nic_bw * 8 / 1e9, LAT_NIC, c.nic_why);
     }
   return DS_OK;
 }

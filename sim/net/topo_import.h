@@ -49,8 +49,13 @@ struct ds_import_node {
   int32_t n_devs, n_links, cap_devs, cap_links;
   char notes[8][224]; /* assumptions this file needed */
   int32_t n_notes;
-  int cpu_amd_line;   /* the line of the first x86 AMD <cpu> (NCCL's tuning
-                         tells AMD hosts apart: topology key cpu_vendor); 0 none */
+  /* The host's CPU type as NCCL takes it, from the file's first <cpu>
+   * (search.cc ncclTopoComputeCommCPU reads the system's first CPU; topo.cc
+   * ncclTopoAddCpu reads the vendor on x86 only): its arch, its vendor
+   * ("" off x86) and line; cpu_line 0 where the file names no CPU
+   * (nvidia-smi's matrix). Topology key cpu_vendor. */
+  char cpu_arch[32], cpu_vendor[32];
+  int cpu_line;
 };
 
 struct ds_import_options {

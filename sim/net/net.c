@@ -16,9 +16,9 @@
  * with the same trailing latency are delivered by one DS_EV_NET_DELIVER
  * event holding all their tags, instead of one event each.
  *
- * The max-min solver and the links' member lists are net_maxmin.c, the
- * due-time heap and the slot lists net_heap.c; net_impl.h is what the three
- * files share.
+ * The links' member lists are kept here; the max-min solver that reads
+ * them is net_maxmin.c, the due-time heap net_heap.c; net_impl.h is what
+ * the three files share.
  */
 #include "sim/net/net.h"
 
@@ -142,6 +142,62 @@ static ds_status request_resolve(struct ds_net *net) {
   return ds_engine_schedule(net->eng, ds_engine_now(net->eng), &ev, NULL);
 }
 
+/* ---- link member lists ------------------------------------------------ */
+
+static void mark_dirty(struct ds_net *net, int32_t l) {
+  if (net->link_dirty[l]) return;
+  net->link_dirty[l] = 1;
+  net->dirty[net->n_dirty++] = l;
+}
+
+/* Index in each of the flow's links' member lists, [n_links]. */
+static int32_t *member_pos(struct ds_net *net, int32_t slot) {
+  const struct flow *f = &net->flows[slot];
+  return f->n_links <= FLAT_LINKS ? net->flat_pos + (size_t)slot * FLAT_LINKS : f->member_pos;
+}
+
+static ds_status join_links(struct ds_net *net, int32_t slot) {
+  struct flow *f = &net->flows[slot];
+  if (f->n_links > FLAT_LINKS && f->n_links > f->member_cap) {
+    int32_t *p = realloc(f->member_pos, (size_t)f->n_links * sizeof *p);
+    if (!p) return DS_ENOMEM;
+    f->member_pos = p;
+    f->member_cap = f->n_links;
+  }
+  int32_t *pos = member_pos(net, slot);
+  for (int32_t k = 0; k < f->n_links; k++) {
+    struct link_members *lm = &net->members[f->links[k]];
+    if (lm->n == lm->cap) {
+      int32_t nc = lm->cap ? 2 * lm->cap : 4;
+      struct member *m = realloc(lm->m, (size_t)nc * sizeof *m);
+      if (!m) return DS_ENOMEM;
+      lm->m = m;
+      lm->cap = nc;
+    }
+    pos[k] = lm->n;
+    lm->m[lm->n++] = (struct member){slot, k};
+    lm->weight += ds__net_mult_at(f, k);
+  }
+  return DS_OK;
+}
+
+static void leave_links(struct ds_net *net, int32_t slot) {
+  const struct flow *f = &net->flows[slot];
+  const int32_t *pos = member_pos(net, slot);
+  for (int32_t k = 0; k < f->n_links; k++) {
+    int32_t l = f->links[k];
+    struct link_members *lm = &net->members[l];
+    int32_t i = pos[k];
+    lm->weight -= ds__net_mult_at(f, k);
+    if (i != --lm->n) { /* (it was the last, as a lone flow is: nothing moves) */
+      struct member last = lm->m[lm->n];
+      lm->m[i] = last;
+      member_pos(net, last.slot)[last.k] = i;
+    }
+    if (lm->n > 0) mark_dirty(net, l); /* its other flows may speed up */
+  }
+}
+
 /* ---- starting flows --------------------------------------------------- */
 
 static ds_status start_moving(struct ds_net *net, int32_t slot) {
@@ -151,7 +207,7 @@ static ds_status start_moving(struct ds_net *net, int32_t slot) {
   f->mark_ns = ds_engine_now(net->eng);
   net->n_active++;
   ds__net_list_push(net, &net->fresh, slot);
-  if (net->mode == DS_NET_MAXMIN) DS_CHECK(ds__net_join_links(net, slot));
+  if (net->mode == DS_NET_MAXMIN) DS_CHECK(join_links(net, slot));
   return DS_OK;
 }
 
@@ -374,7 +430,7 @@ static void complete(struct ds_net *net) {
   for (int32_t i = 0; i < n_done; i++) {
     int32_t slot = net->done[i].slot;
     net->n_active--;
-    if (net->mode == DS_NET_MAXMIN) ds__net_leave_links(net, slot);
+    if (net->mode == DS_NET_MAXMIN) leave_links(net, slot);
   }
   /* Callbacks may start flows (which may grow and move the flow array), so
    * copy what is needed and free the slots first. */

@@ -1,8 +1,8 @@
 /*
  * Where a moving flow waits for its completion: the binary heap of due
  * times keyed by (due_ns, start sequence), of the flows at SLOW_RATE or
- * above; the list of slower flows, checked one by one; the list of fresh
- * flows, not solved yet (net.c's complete() reads all three).
+ * above, or the list of slower flows, checked one by one (net.c's
+ * complete() reads both, and the list of fresh flows, not solved yet).
  */
 #include <math.h>
 #include <stdint.h>
@@ -87,25 +87,6 @@ static void heap_move(struct ds_net *net, int32_t slot) {
   struct heap_key k = {f->due_ns, f->seq, slot};
   if (i > 0 && key_less(&k, &net->heap[(i - 1) / 2])) heap_up(net, i, k);
   else heap_down(net, i, k);
-}
-
-/* The flow's index field for list l: slow_pos or fresh_pos. */
-static int32_t *list_pos(struct ds_net *net, const struct slot_list *l, int32_t slot) {
-  struct flow *f = &net->flows[slot];
-  return l == &net->slow ? &f->slow_pos : &f->fresh_pos;
-}
-
-void ds__net_list_push(struct ds_net *net, struct slot_list *l, int32_t slot) {
-  *list_pos(net, l, slot) = l->n;
-  l->slot[l->n++] = slot;
-}
-
-void ds__net_list_remove(struct ds_net *net, struct slot_list *l, int32_t slot) {
-  int32_t i = *list_pos(net, l, slot);
-  int32_t last = l->slot[--l->n];
-  l->slot[i] = last;
-  *list_pos(net, l, last) = i;
-  *list_pos(net, l, slot) = -1;
 }
 
 /* Puts a flow whose rate and mark are set where completion looks for it:

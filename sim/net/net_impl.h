@@ -144,13 +144,41 @@ struct ds_net {
   uint64_t open_sched; /* engine schedule count when open[] was last valid */
 };
 
+/* ---- inline: called per flow from more than one file ------------------ */
+/* (A call across files is never inlined: these run at every flow's start,
+ * end or re-solve.) */
+
+/* How many times the flow crosses the i-th link of its route. */
+static inline uint32_t ds__net_mult_at(const struct flow *f, int32_t i) {
+  return f->mult ? f->mult[i] : 1;
+}
+
+/* The flow's index field for list l: slow_pos or fresh_pos. */
+static inline int32_t *ds__net_list_pos(struct ds_net *net, const struct slot_list *l,
+                                        int32_t slot) {
+  struct flow *f = &net->flows[slot];
+  return l == &net->slow ? &f->slow_pos : &f->fresh_pos;
+}
+
+static inline void ds__net_list_push(struct ds_net *net, struct slot_list *l,
+                                     int32_t slot) {
+  *ds__net_list_pos(net, l, slot) = l->n;
+  l->slot[l->n++] = slot;
+}
+
+static inline void ds__net_list_remove(struct ds_net *net, struct slot_list *l,
+                                       int32_t slot) {
+  int32_t i = *ds__net_list_pos(net, l, slot);
+  int32_t last = l->slot[--l->n];
+  l->slot[i] = last;
+  *ds__net_list_pos(net, l, last) = i;
+  *ds__net_list_pos(net, l, slot) = -1;
+}
+
 /* ---- net_heap.c: where moving flows wait for completion --------------- */
 
 /* Pushes a moving flow onto the due-time heap at its due_ns. */
 void ds__net_heap_push(struct ds_net *net, int32_t slot);
-/* Adds a flow to, or takes it off, net->slow or net->fresh in O(1). */
-void ds__net_list_push(struct ds_net *net, struct slot_list *l, int32_t slot);
-void ds__net_list_remove(struct ds_net *net, struct slot_list *l, int32_t slot);
 /* Sets the due time of a flow whose rate and mark are set, and files it in
  * the heap or the slow list. */
 void ds__net_enqueue(struct ds_net *net, int32_t slot);
@@ -158,12 +186,8 @@ void ds__net_enqueue(struct ds_net *net, int32_t slot);
  * returns their number. */
 int32_t ds__net_heap_pop_due(struct ds_net *net, int64_t limit);
 
-/* ---- net_maxmin.c: link member lists and the rate solver -------------- */
+/* ---- net_maxmin.c: the rate solver ------------------------------------ */
 
-/* Puts a flow that starts moving on, or takes a flow that ends off, the
- * member list of every link of its route (DS_NET_MAXMIN only). */
-ds_status ds__net_join_links(struct ds_net *net, int32_t slot);
-void ds__net_leave_links(struct ds_net *net, int32_t slot);
 /* Brings a flow's bytes to now at its old rate. */
 void ds__net_advance(struct ds_net *net, int32_t slot, int64_t now);
 /* Gives a rate to every flow that started moving since the last re-solve

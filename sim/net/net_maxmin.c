@@ -1,6 +1,6 @@
 /*
- * Max-min fair rates of the moving flows, and the member lists of the links
- * they share.
+ * Max-min fair rates of the moving flows, from the member lists of the
+ * links they share (net.c keeps those lists).
  *
  * Incremental max-min: flows sharing a link, directly or through other
  * flows, form a component; a flow's max-min rate depends on its component
@@ -16,66 +16,6 @@
 #include <string.h>
 
 #include "sim/net/net_impl.h"
-
-/* ---- link member lists ------------------------------------------------ */
-
-static uint32_t mult_at(const struct flow *f, int32_t i) {
-  return f->mult ? f->mult[i] : 1;
-}
-
-static void mark_dirty(struct ds_net *net, int32_t l) {
-  if (net->link_dirty[l]) return;
-  net->link_dirty[l] = 1;
-  net->dirty[net->n_dirty++] = l;
-}
-
-/* Index in each of the flow's links' member lists, [n_links]. */
-static int32_t *member_pos(struct ds_net *net, int32_t slot) {
-  const struct flow *f = &net->flows[slot];
-  return f->n_links <= FLAT_LINKS ? net->flat_pos + (size_t)slot * FLAT_LINKS : f->member_pos;
-}
-
-ds_status ds__net_join_links(struct ds_net *net, int32_t slot) {
-  struct flow *f = &net->flows[slot];
-  if (f->n_links > FLAT_LINKS && f->n_links > f->member_cap) {
-    int32_t *p = realloc(f->member_pos, (size_t)f->n_links * sizeof *p);
-    if (!p) return DS_ENOMEM;
-    f->member_pos = p;
-    f->member_cap = f->n_links;
-  }
-  int32_t *pos = member_pos(net, slot);
-  for (int32_t k = 0; k < f->n_links; k++) {
-    struct link_members *lm = &net->members[f->links[k]];
-    if (lm->n == lm->cap) {
-      int32_t nc = lm->cap ? 2 * lm->cap : 4;
-      struct member *m = realloc(lm->m, (size_t)nc * sizeof *m);
-      if (!m) return DS_ENOMEM;
-      lm->m = m;
-      lm->cap = nc;
-    }
-    pos[k] = lm->n;
-    lm->m[lm->n++] = (struct member){slot, k};
-    lm->weight += mult_at(f, k);
-  }
-  return DS_OK;
-}
-
-void ds__net_leave_links(struct ds_net *net, int32_t slot) {
-  const struct flow *f = &net->flows[slot];
-  const int32_t *pos = member_pos(net, slot);
-  for (int32_t k = 0; k < f->n_links; k++) {
-    int32_t l = f->links[k];
-    struct link_members *lm = &net->members[l];
-    int32_t i = pos[k];
-    lm->weight -= mult_at(f, k);
-    if (i != --lm->n) { /* (it was the last, as a lone flow is: nothing moves) */
-      struct member last = lm->m[lm->n];
-      lm->m[i] = last;
-      member_pos(net, last.slot)[last.k] = i;
-    }
-    if (lm->n > 0) mark_dirty(net, l); /* its other flows may speed up */
-  }
-}
 
 /* ---- solving ---------------------------------------------------------- */
 
@@ -116,7 +56,7 @@ static void solve_maxmin(struct ds_net *net, const int32_t *slots, int32_t n) {
         net->link_cap_left[l] = links[l].bw_bytes_per_s;
         net->link_weight[l] = 0;
       }
-      net->link_weight[l] += mult_at(f, k);
+      net->link_weight[l] += ds__net_mult_at(f, k);
     }
   }
   double level = 0; /* rate every unfrozen flow has reached */
@@ -156,7 +96,7 @@ static void solve_maxmin(struct ds_net *net, const int32_t *slots, int32_t n) {
       f->rate = level < f->cap ? level : f->cap;
       unfrozen--;
       for (int32_t k = 0; k < f->n_links; k++)
-        net->link_weight[f->links[k]] -= mult_at(f, k);
+        net->link_weight[f->links[k]] -= ds__net_mult_at(f, k);
     }
   }
   for (int32_t t = 0; t < net->n_touched; t++)

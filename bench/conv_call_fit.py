@@ -158,7 +158,7 @@ def main():
                     help="gpu_kernels.py --only convwidth CSVs (queued): each shape of --mode "
                     "against every model")
     ap.add_argument("--overhead-us", type=float, default=4.0,
-                    help="ddpsim's kernel_overhead (sim/net/topo.c read_compute: 4000 ns)")
+                    help="ddpsim's kernel_overhead (sim/net/topo_compute.c: 4000 ns)")
     ap.add_argument("--gpus", default=os.path.join(cpf.REPO, "topologies", "gpus.yaml"),
                     help="the GPU table the peaks come from")
     a = ap.parse_args()

@@ -22,7 +22,7 @@ cuDNN's compute kernels, split-K reductions, memsets); `raw`, FLOPs / time; `per
 FLOPs / (time - launches x overhead); `ddpsim`, FLOPs / (time - charges x overhead), a
 charge being what ddpsim charges one overhead for (a layer's forward; its backward, both
 gradients together); each in TFLOP/s with its fraction of the math's peak.
---overhead-us is sim/net/topo.c's default kernel_overhead (4 us; read_compute).
+--overhead-us is sim/net/topo_compute.c's default kernel_overhead (4 us).
 
 Then the fit kernel time = t0 + FLOPs / rate per pass (least squares over the shapes,
 each weighted by its count; the time as above, no overhead taken off: t0 is the fixed
@@ -296,7 +296,7 @@ def main(argv):
                                  "and rate back")
     ap.add_argument("csv", nargs="+", help="gpu_kernels.py --only rn50conv CSVs")
     ap.add_argument("--overhead-us", type=float, default=4.0,
-                    help="ddpsim's kernel_overhead (sim/net/topo.c read_compute: 4000 ns)")
+                    help="ddpsim's kernel_overhead (sim/net/topo_compute.c: 4000 ns)")
     ap.add_argument("--mem-gbps", type=float, default=4172.0,
                     help="ddpsim's memory bandwidth for the byte check (H200: 4172, "
                     "notes-rn50conv.md section 4)")

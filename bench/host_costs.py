@@ -18,7 +18,7 @@ The profiler inflates host time; the run's own unprofiled iteration U (gpu_ms of
 its row, the same process, host-bound) gives s = U / mean(I). Then per trace:
   per op   s * (F - X) / ops,  per cast s * X / casts,  per node s * B / nodes.
 Pooled over the traces given: time sums over count sums (each trace weighs by its
-work). Prints every term, so the constants in sim/net/topo.c can be re-derived:
+work). Prints every term, so the constants in sim/net/topo_compute.c can be re-derived:
   python3 bench/host_costs.py \\
     bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32.json.gz=18.048 \\
     bench/results/gpu-2026-11-26-h200/prof/bert-base-amp-b32-p.json.gz=58.325

@@ -28,7 +28,7 @@ backward's kinds nearly agree (gemm 72 / 78 us, view 10.8 / 10.4, accumulate 6.3
 addmm, _unsafe_view) than ResNet's (conv2d: convolution). Given each trace's model
 file (TRACE=MS=MODEL.yaml, tools/export_model.py's host_dispatches), it prints the
 forward per aten op dispatched, nested ones included, which agrees within 10 %:
-that is the cost ddpsim charges (host_dispatch, sim/net/topo.c). Backward per node
+that is the cost ddpsim charges (host_dispatch, sim/net/topo_compute.c). Backward per node
 (host_nodes, plus host_amp_nodes where the trace has autocast's casts) likewise.
   python3 bench/host_kinds.py \\
     bench/results/gpu-2026-11-26-h200/prof/resnet50-fp32-b32.json.gz=18.048=models/resnet50.yaml \\

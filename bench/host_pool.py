@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Pool bench/host_calibrate.py runs into one host_dispatch and one host_node
-(sim/net/topo.c's defaults): per file and phase, the median of the
+(sim/net/topo_compute.c's defaults): per file and phase, the median of the
 iterations whose spin outlasted the phase (its *_free flag 1; a phase with
 none is left out and said so), then forward total ms over total dispatches
 and backward total ms over total nodes, per folder (a host) and over all;
 then each folder's host factor: the mean of its dispatch and node ratios to
-the pool's (sim/net/topo.c's ds_topo_host_factor_fastest and _slowest are the
+the pool's (sim/net/topo_compute.c's ds_topo_host_factor_fastest and _slowest are the
 smallest and largest, the hosts' range that ddpsim's summary prints for a
 host-bound run).
 The phase times are host_calibrate's own: with --pauses the pauses are
@@ -16,7 +16,7 @@ pooled dispatch and node, <lend> being the folder's first component under
 bench/results (a lend's results folder; the host_calibrate runs may lie in a
 subfolder of it); a folder without both figures writes none (said so).
 Last, the optimizer step (host_step_call and host_step_param, sim/net/
-topo.c): per file the median of its step_ms over the iterations whose
+topo_compute.c): per file the median of its step_ms over the iterations whose
 step_free is 1, over the model's parameter tensors (a `tensors` column where
 the CSV has one, else models/<model>.yaml's params entries, what
 model.parameters() yields); per optimizer (the model file's `optimizer:`),

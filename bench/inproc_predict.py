@@ -21,7 +21,7 @@ markdown table row:
                 the pooled in-process one (--calib PREFIX-pooled.yaml), each
                 with its error and whether the measurement lies inside the
                 range ddpsim's summary prints for it (--host-scale at
-                sim/net/topo.c's ds_topo_host_factor_fastest and _slowest).
+                sim/net/topo_compute.c's ds_topo_host_factor_fastest and _slowest).
 
 Then the same at the rounds' median (host_inproc's summary figure), and per
 prediction the median |error| over the rounds and how many lie in range.
@@ -58,7 +58,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from csv_input import InputError, num  # noqa: E402
 sys.path.insert(0, os.path.join(ROOT, "validation"))
-from run import host_factors  # noqa: E402  (one reader of topo.c's host factors)
+from run import host_factors  # noqa: E402  (one reader of topo_compute.c's host factors)
 
 BIN = os.environ.get("DDPSIM_BIN", "bin/ddpsim")
 

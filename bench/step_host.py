@@ -2,7 +2,7 @@
 """The optimizer step's host time against the parameter tensor count, every
 model in ONE process: a call and a per-tensor cost for Adam as for SGD.
 
-Why: sim/net/topo.c's `host_step_call` (370 us) and `host_step_param`
+Why: sim/net/topo_compute.c's `host_step_call` (370 us) and `host_step_param`
 (5.403 us a tensor) are a line over eleven SGD host_calibrate CSVs of four
 models (158-446 tensors), each from its own process, while
 `host_step_param_adam` (13.31 us) rests on one BERT-base file less SGD's

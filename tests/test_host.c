@@ -340,7 +340,7 @@ Test(host, unset_host_costs_are_pytorchs_measured_defaults) {
   cr_assert_float_eq(t->compute.host_grad_hook_ns, 7700, 0);
   cr_assert_float_eq(t->compute.host_grad_copy_ns, 5800, 0);
   cr_assert_float_eq(t->compute.host_collective_ns, 21000, 0);
-  /* bench/torch_ddp_host.py --buffers 53 on 2026-11-27 (sim/net/topo.c) */
+  /* bench/torch_ddp_host.py --buffers 53 on 2026-11-27 (sim/net/topo_compute.c) */
   cr_assert_float_eq(t->compute.host_buffer_ns, 11450, 0);
   ds_topo_free(t);
   cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);

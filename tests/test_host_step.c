@@ -1,7 +1,7 @@
 /*
  * The foreach optimizer step's host (sim/train/host.h
  * ds_host_foreach_step_ns; the keys host_step_call, host_step_param,
- * host_step_param_adam of sim/net/topo.c), worked by hand on the tiny
+ * host_step_param_adam of sim/net/topo_compute.c), worked by hand on the tiny
  * model: 4 parameter tensors, SGD with momentum. tests/data/tiny-host-
  * topo.yaml is host-bound and sets the step's keys to 0; each test here
  * writes its own from it.
@@ -181,7 +181,7 @@ Test(host_step, a_step_host_shorter_than_the_gpus_tail_hides) {
 }
 
 Test(host_step, defaults_are_the_pools_line_and_bad_values_name_the_key) {
-  /* sim/net/topo.c: bench/host_pool.py's line over the twelve
+  /* sim/net/topo_compute.c: bench/host_pool.py's line over the twelve
    * host_calibrate CSVs (SGD), BERT-base's file for Adam. */
   struct ds_topo *t = NULL;
   struct ds_err err = {0};

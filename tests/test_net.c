@@ -379,9 +379,10 @@ static void rnd_handle(void *ctx, struct ds_engine *eng, const struct ds_event *
 
 /* A random flow set: 10 links of 1 to 20 GB/s; 60 flows over 0 to 4
  * distinct links, one in ten over 7 to 9 (longer than the net's flat
- * member slots, FLAT_LINKS in sim/net/net.c), some crossing a link up to 3 times, 0 or 10 kB to
- * 100 MB, with or without leading and trailing latency and a cap; most
- * start at random times in the first 2 ms, the rest when another is sent. */
+ * member slots, FLAT_LINKS in sim/net/net_impl.h), some crossing a link up
+ * to 3 times, 0 or 10 kB to 100 MB, with or without leading and trailing
+ * latency and a cap; most start at random times in the first 2 ms, the rest
+ * when another is sent. */
 static void rnd_make(uint64_t seed, double *caps, struct rnd_flow *spec) {
   uint64_t s = seed * 0x9E3779B97F4A7C15u + 1;
   for (int l = 0; l < RND_LINKS; l++) caps[l] = 1e9 * (1 + 19 * rnd_unit(&s));
@@ -489,7 +490,7 @@ Test(net, incremental_alpha_beta_matches_the_full_resolve_on_random_flow_sets) {
 }
 
 /* The shortcut for a component whose flows all stop at one cap
- * (all_at_one_cap in sim/net/net.c) must give progressive filling's very
+ * (all_at_one_cap in sim/net/net_maxmin.c) must give progressive filling's very
  * doubles: random flow sets as above, every capped flow at one of two caps
  * (0.1 GB/s, below most links' shares, so many components take the
  * shortcut; 2 GB/s, above some, so others do not), run with and without

@@ -934,7 +934,7 @@ Test(ps, a_worker_launches_its_backward_from_the_autograd_thread) {
 }
 
 Test(ps_cli, one_worker_is_never_faster_than_single_with_the_autograd_threads_host) {
-  /* The shipped 4gpu host costs (host_node 29.05 us, sim/net/topo.c's
+  /* The shipped 4gpu host costs (host_node 29.05 us, sim/net/topo_compute.c's
    * default): BERT-base under autocast bf16 (ps refuses fp16: no GradScaler)
    * is host-bound in backward, 1132 nodes x 29.05 us = 32.88 ms against
    * 16.44 ms of kernels. A ps worker does single's work

@@ -1,5 +1,5 @@
 /*
- * The route search (sim/net/topo.c ds__topo_search) expands hubs lazily and
+ * The route search (sim/net/topo_route.c ds__topo_search) expands hubs lazily and
  * stops once the target's link is known (issue #14); it must find exactly
  * the links of the plain breadth-first search it replaced, written out
  * again here: on every shipped topology and test topology, with hubs at

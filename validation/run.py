@@ -19,7 +19,7 @@ rows that repeat one command (the same model and setup measured on several
 machines or days) are listed with their spread: each stays a row of its own.
 Rows whose prediction is host-bound and whose metric is a time or rate
 (iter_ms, samples_per_s, speedup_vs_single, scaling_efficiency_pct) are also run at the measured hosts'
-range (the command with --host-scale at sim/net/topo.c's
+range (the command with --host-scale at sim/net/topo_compute.c's
 ds_topo_host_factor_fastest and _slowest, as ddpsim's text summary does):
 per row whether the measured value lies in that range, and per group and
 overall how many non-fit rows do.
@@ -90,12 +90,13 @@ PRECISION_RE = re.compile(r"\b(AMP|FP32|TF32|FP16|BF16)\b")
 
 
 def host_factors():
-    """(fastest, slowest) host factor, from sim/net/topo.c (one source)."""
-    with open(os.path.join(ROOT, "sim", "net", "topo.c")) as f:
+    """(fastest, slowest) host factor, from sim/net/topo_compute.c (one source)."""
+    with open(os.path.join(ROOT, "sim", "net", "topo_compute.c")) as f:
         text = f.read()
     got = [re.search(r"ds_topo_host_factor_%s = ([0-9.]+);" % k, text) for k in ("fastest", "slowest")]
     if not all(got):
-        sys.exit("validation/run.py: no ds_topo_host_factor_fastest/_slowest in sim/net/topo.c")
+        sys.exit("validation/run.py: no ds_topo_host_factor_fastest/_slowest in "
+                 "sim/net/topo_compute.c")
     return tuple(float(m.group(1)) for m in got)
 
 

@@ -2,7 +2,7 @@
  * The measured hosts' range of a run's host-bound rows (report.h
  * ds_report_host_bound): each such configuration simulated again with its
  * host_* costs times the fastest and then the slowest measured host's
- * factor (sim/net/topo.c ds_topo_host_factor_*). Only the text summary
+ * factor (sim/net/topo_compute.c ds_topo_host_factor_*). Only the text summary
  * prints it (report.c print_gpu_time).
  */
 #ifndef DS_HOST_RANGE_H

@@ -30,7 +30,7 @@ extern "C" {
 
 /* Largest --host-scale F: a host a thousand times slower than the topology's
  * is far past any measured one (the lent hosts span x0.752 to x1.236,
- * sim/net/topo.c), and the bound keeps every scaled host cost, also at the
+ * sim/net/topo_compute.c), and the bound keeps every scaled host cost, also at the
  * host range's x1.236 re-run, far below the engine's longest simulated time
  * (sim/net/engine.h), which a huge F would hit with a message that does not
  * name the option. */

@@ -157,7 +157,7 @@ struct ds_summary {
   char comm_hook[24];
   /* The text summary of a host-bound row (ds_report_host_bound), when
    * has_host_range: its iteration re-simulated with every host_* cost times
-   * the fastest and the slowest measured host's factor (sim/net/topo.c
+   * the fastest and the slowest measured host's factor (sim/net/topo_compute.c
    * ds_topo_host_factor_*), over the run's own (after --calib and
    * --host-scale). Not in the CSV or JSON. host_from_calib: the run's host
    * costs came from --calib's host section; host_scale: --host-scale's F

@@ -200,13 +200,13 @@ struct ds_compute_params {
    * per gradient copied back in finalize_backward (host_grad_copy, 5.8us)
    * and per collective call of a bucket (host_collective, 21us); on the
    * Python thread before the forward, per buffer broadcast_buffers syncs
-   * (host_buffer, 11.45us: sim/net/topo.c). 0: no host op. */
+   * (host_buffer, 11.45us: sim/net/topo_compute.c). 0: no host op. */
   double host_backward_ns;
   /* The host per unit of work, for model files with host counts (model.h,
    * sim/train/host.h): per top-level ATen op a forward dispatches from
    * Python (host_op), per cast autocast dispatches inside those ops
    * (host_cast), per autograd node the backward runs (host_node). Measured
-   * on H200 (sim/net/topo.c cites the arithmetic). host_launch and
+   * on H200 (sim/net/topo_compute.c cites the arithmetic). host_launch and
    * host_backward then apply only to model files without counts. */
   double host_op_ns;
   /* Per aten op a forward dispatches, nested ones included, for model
@@ -221,7 +221,7 @@ struct ds_compute_params {
   /* The foreach optimizer step's Python thread (PyTorch's default; the
    * --optimizer-loop path charges its launches instead): host_step_call
    * per optimizer.step() and, per parameter tensor, host_step_param under
-   * SGD and host_step_param_adam under Adam (sim/net/topo.c: measured). */
+   * SGD and host_step_param_adam under Adam (sim/net/topo_compute.c: measured). */
   double host_step_call_ns;
   double host_step_param_ns;
   double host_step_param_adam_ns;
@@ -236,7 +236,7 @@ struct ds_compute_params {
 void ds_topo_scale_host(struct ds_compute_params *p, double factor);
 
 /* The fastest and slowest measured H200 host's host costs over the pooled
- * defaults (sim/net/topo.c says how they are derived): the range ddpsim's
+ * defaults (sim/net/topo_compute.c says how they are derived): the range ddpsim's
  * summary prints for a host-bound run. */
 extern const double ds_topo_host_factor_fastest;
 extern const double ds_topo_host_factor_slowest;
@@ -289,7 +289,7 @@ struct ds_topo {
   int32_t *in_first;  /* CSR of in links: links into v are */
   int32_t *in_links;  /* in_links[in_first[v] .. in_first[v+1]) */
   /* Links into v from a hub (a vertex of more than hub_degree out links),
-   * hub_in[hub_in_first[v] ..): a search expands a hub lazily (topo.c). */
+   * hub_in[hub_in_first[v] ..): a search expands a hub lazily (topo_route.c). */
   int32_t *hub_in_first;
   int32_t *hub_in;
   int32_t hub_degree;

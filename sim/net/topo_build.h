@@ -1,8 +1,9 @@
 /*
- * Internal to the topology module (sim/net/topo.c, sim/net/topo_list.c): building
- * the vertex and link arrays of a struct ds_topo, and the route search both
- * the router and the load-time reachability check use. Not for other
- * modules.
+ * Internal to the topology module (sim/net/topo.c, sim/net/topo_list.c,
+ * sim/net/topo_route.c, sim/net/topo_compute.c): building the vertex and
+ * link arrays of a struct ds_topo, the route search both the router and the
+ * load-time reachability check use, and reading the compute section. Not
+ * for other modules.
  */
 #ifndef DS_TOPO_BUILD_H
 #define DS_TOPO_BUILD_H
@@ -29,7 +30,7 @@ ds_status ds__topo_build_adjacency(struct ds_topo *t);
  * marks, in scratch_seen, the vertices reached (with a target: `to` and
  * the vertices of its route among others); scratch_prev holds the link
  * that reached each. The links are those of a plain breadth-first search
- * (out links in creation order; topo.c says how hubs are expanded
+ * (out links in creation order; topo_route.c says how hubs are expanded
  * lazily). */
 uint32_t ds__topo_search(struct ds_topo *t, int32_t from, int32_t to);
 
@@ -49,5 +50,12 @@ ds_status ds__topo_first_unreached(struct ds_topo *t, int32_t *out);
  * other. */
 ds_status ds__topo_build_list(struct ds_topo *t, const struct ds_cnode *root,
                               struct ds_err *err);
+
+/* The `compute` section at the root of a topology file into *c, every key
+ * it leaves out at its default (sim/net/topo_compute.c says where each one
+ * comes from); mem_efficiency 0 when absent (ds_topo_load resolves it after
+ * the GPU table). */
+ds_status ds__topo_read_compute(const struct ds_cnode *root,
+                                struct ds_compute_params *c, struct ds_err *err);
 
 #endif /* DS_TOPO_BUILD_H */

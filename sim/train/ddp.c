@@ -550,7 +550,7 @@ static ds_status buffer_buckets(const struct ds_model *m, const struct ds_comput
  * the last two are finished after the loop, oldest first. So two buckets
  * (BatchNorm's float32 and int64 ones) run flatten0, broadcast0, flatten1,
  * broadcast1, copies0, copies1: broadcast1 overlaps copies0's host work.
- * The host's per-buffer work, host_buffer each (sim/net/topo.c: measured as
+ * The host's per-buffer work, host_buffer each (sim/net/topo_compute.c: measured as
  * a whole), is charged at the copies: the copy_'s launch, unflatten's
  * narrow and view, and also what runs before the cat (the flatten's view,
  * _sync_buffers' walk over the modules' buffers). All of it is serial on

@@ -52,7 +52,7 @@ double ds_host_bwd_ns(const struct ds_compute *c, const struct ds_model *m, int3
 
 /* The foreach optimizer step's host time, ns: host_step_call plus the
  * model's parameter tensors times host_step_param (SGD) or
- * host_step_param_adam (Adam) (sim/net/topo.c: measured on the lent
+ * host_step_param_adam (Adam) (sim/net/topo_compute.c: measured on the lent
  * H200s' hosts); 0 under --optimizer-loop, whose launches are charged
  * instead (ds_compute_step_host_ops). */
 double ds_host_foreach_step_ns(const struct ds_compute *c, const struct ds_model *m);

@@ -1,0 +1,269 @@
+/*
+ * The `compute` section of a topology file: the GPU's efficiencies, the
+ * per-kernel overhead and the host's CPU costs, each with its default and
+ * where that default comes from, and the measured hosts' range around the
+ * host costs (ds_topo_host_factor_fastest / _slowest, --host-scale).
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "base/config.h"
+#include "sim/net/topo_build.h"
+
+static const char *const compute_keys[] = {
+    "flops_efficiency", "mem_efficiency", "kernel_overhead",
+    "comm_interference", "fp32_math", "host_launch", "host_replicate",
+    "host_backward", "host_grad_hook", "host_grad_copy", "host_collective",
+    "host_buffer", "host_op", "host_dispatch", "host_cast", "host_node",
+    "host_step_call", "host_step_param", "host_step_param_adam",
+    "conv_efficiency", "matmul_efficiency", "attention_efficiency", NULL};
+
+static ds_status read_fraction(const struct ds_cnode *map, const char *key,
+                               double lo, double hi, double *inout,
+                               struct ds_err *err) {
+  struct ds_cnode node;
+  if (!ds_cmap_get(map, key, &node)) return DS_OK;
+  DS_CHECK(ds_cnode_number(&node, inout, err));
+  if (!(*inout > lo && *inout <= hi))
+    return ds_cnode_error(&node, err, "expected a number in (%g, %g], got %g",
+                          lo, hi, *inout);
+  return DS_OK;
+}
+
+/* An optional time key of the compute section, e.g. "4us": *inout keeps its
+ * default when the key is absent. */
+static ds_status read_time(const struct ds_cnode *map, const char *key, double *inout,
+                           struct ds_err *err) {
+  struct ds_cnode node;
+  if (!ds_cmap_get(map, key, &node)) return DS_OK;
+  return ds_cnode_time_ns(&node, inout, err);
+}
+
+/* The measured hosts' range around the pooled host_dispatch and host_node
+ * (read_compute below): per host (a folder of host_calibrate runs), the
+ * mean of its dispatch and node figures over the pool's, as
+ * `python3 bench/host_pool.py` over the twelve CSVs named there prints them:
+ *   2026-11-26d call2  23.05 / 30.73 = 0.7500, 21.90 / 29.05 = 0.7539: 0.752
+ *   2026-11-27         29.00 / 30.73 = 0.9436, 31.29 / 29.05 = 1.0770: 1.010
+ *   2026-11-27c        39.70 / 30.73 = 1.2918, 34.29 / 29.05 = 1.1802: 1.236
+ *   2026-11-27d        24.41 / 30.73 = 0.7942, 30.89 / 29.05 = 1.0631: 0.929
+ *   2026-11-27e        31.52 / 30.73 = 1.0257, 30.44 / 29.05 = 1.0479: 1.037
+ * The fastest and the slowest of the five lends (27d and 27e may be one
+ * machine lent twice, an hour apart: a lend is what a folder records). One
+ * factor per host for every host_* cost (not one per cost): the other costs
+ * were not measured per host, and a host's Python and dispatcher are slower
+ * or faster as a whole (its dispatch and node ratios differ by at most
+ * 0.27). A host also moves
+ * within that range between processes (docs/strategies.md, "The host
+ * costs"), so the range is where a run on a lent H200 lands, not a bound. */
+const double ds_topo_host_factor_fastest = 0.752;
+const double ds_topo_host_factor_slowest = 1.236;
+
+void ds_topo_scale_host(struct ds_compute_params *p, double factor) {
+  double *const host[] = {&p->host_launch_ns, &p->host_replicate_ns, &p->host_backward_ns,
+                          &p->host_op_ns, &p->host_dispatch_ns, &p->host_cast_ns,
+                          &p->host_node_ns, &p->host_grad_hook_ns, &p->host_grad_copy_ns,
+                          &p->host_collective_ns, &p->host_buffer_ns,
+                          &p->host_step_call_ns, &p->host_step_param_ns,
+                          &p->host_step_param_adam_ns};
+  for (size_t i = 0; i < sizeof host / sizeof host[0]; i++) *host[i] *= factor;
+}
+
+ds_status ds__topo_read_compute(const struct ds_cnode *root,
+                                struct ds_compute_params *c, struct ds_err *err) {
+  struct ds_cnode map, node;
+  /* Defaults: see docs/architecture.md ("Compute model"). */
+  c->flops_efficiency = 0.5;
+  c->mem_efficiency = 0; /* resolved after the GPU table: ds_topo_load */
+  c->flops_efficiency_source = c->mem_efficiency_source = DS_RATE_TYPICAL;
+  c->kernel_overhead_ns = 4000;
+  c->comm_interference = 0.0;
+  c->fp32_uses_tf32 = 1;
+  c->host_launch_ns = 20000;   /* docs/strategies.md: why these values */
+  c->host_replicate_ns = 5000;
+  c->host_backward_ns = 46000;
+  /* Per op, cast and node: torch.profiler traces of two host-bound runs on
+   * H200 (bench/results/gpu-2026-11-26-h200/prof), each scaled by its own
+   * run's unprofiled iteration over the profiled one (the profiler's
+   * inflation), pooled; `python3 bench/host_costs.py
+   * prof/resnet50-fp32-b32.json.gz=18.048 prof/bert-base-amp-b32-p.json.gz=58.325`
+   * (gpu_ms of torch.csv's and torch2.csv's rows) prints every term:
+   *   ResNet-50 fp32 b32: s = 18048 / 28777 = 0.6272; forward 14245 us over
+   *     234 top-level ops, backward 12709 us over 340 nodes;
+   *   BERT-base AMP b32: s = 58325 / 84467 = 0.6905; forward 37599 us, of it
+   *     7271 us in 212 autocast casts, over 360 ops; backward 35174 us over
+   *     1137 nodes;
+   *   per op (0.6272 x 14244 + 0.6905 x 30328) / 594 = 50.3 us; per cast
+   *   0.6905 x 7271 / 212 (+ ResNet's one of 1 us) = 23.6 us; per node
+   *   (0.6272 x 12709 + 0.6905 x 35174) / 1477 = 21.8 us (host_node is now
+   *   measured directly: below).
+   * So the H200 ResNet-50 fp32 batch 32 row of validation/training.csv is
+   * fit (its run's 18.048 ms sets s); docs/strategies.md, "The host costs". */
+  c->host_op_ns = 50300;
+  /* Per aten op dispatched in forward, nested ones included (model files
+   * with host_dispatches), and per autograd node in backward: measured on
+   * five lent H200s' hosts with the GPU held behind a spin kernel per phase,
+   * so the host never waits for it (bench/host_calibrate.py, default mode),
+   * medians of 10 iterations over the model files' counts, batch 32 fp32,
+   * every phase whose spin outlasted it, pooled as total ms over total units:
+   *   bench/results/gpu-2026-11-26d-h200/call2: forward ResNet-50 6.823 ms /
+   *     282, ResNeXt-101 32x4d 12.445 / 554 (23.05 us on this host);
+   *     backward ResNet-50 12.417 / 337, ResNeXt-101 15.200 / 660, BERT-base
+   *     14.439 / 923 (21.90 us);
+   *   bench/results/gpu-2026-11-27-h200: forward ResNet-50 7.508 / 282,
+   *     ResNet-101 16.438 / 554, ResNeXt-101 15.542 / 554, SE-ResNeXt-101
+   *     21.676 / 719 (29.00 us); backward ResNet-50 9.747 / 337, ResNet-101
+   *     17.610 / 660, ResNeXt-101 24.490 / 660 (31.29 us);
+   *   bench/results/gpu-2026-11-27c-h200 (unpinned): forward ResNet-101
+   *     21.609 / 554 (host-resnet101.csv), SE-ResNeXt-101 28.931 / 719
+   *     (host-se-pauses.csv, --pauses 8: the pauses' drains subtracted by
+   *     host_calibrate itself) (39.70 us); backward ResNet-101 19.134 / 660,
+   *     SE-ResNeXt-101 36.308 / 957 (--pauses 8) (34.29 us);
+   *   bench/results/gpu-2026-11-27d-h200/hostcalib (unpinned, the run that
+   *     also wrote host-resnet50.yaml with --calib-out): forward ResNet-50
+   *     6.883 / 282 (24.41 us), backward 10.409 / 337 (30.89 us);
+   *   bench/results/gpu-2026-11-27e-h200 (two fresh processes, an hour
+   *     later): forward ResNet-50 9.149 and 8.630 / 282 (31.52 us), backward
+   *     10.663 and 9.856 / 337 (30.44 us);
+   *   pooled: forward 155.636 ms / 5064 = 30.73 us a dispatch, backward
+   *     180.273 ms / 6205 = 29.05 us a node. `python3 bench/host_pool.py`
+   *     over the twelve CSVs named above (R=bench/results:
+   *     $R/gpu-2026-11-26d-h200/call2/host-{resnet50,resnext101_32x4d,
+   *     bert-base}.csv $R/gpu-2026-11-27-h200/host-{resnet50,resnet101,
+   *     resnext101_32x4d,se_resnext101_32x4d}.csv
+   *     $R/gpu-2026-11-27c-h200/host-{resnet101,se-pauses}.csv
+   *     $R/gpu-2026-11-27d-h200/hostcalib/host-resnet50.csv
+   *     $R/gpu-2026-11-27e-h200/host-resnet50-r{1,2}.csv) prints
+   *     every term, each host's, the pool and each host's factor (below).
+   * Left out: phases whose spin ended first (BERT's forward waits at its mask
+   * check; SE-ResNeXt's backward without pauses, ~1358 launches, fills the
+   * driver's launch queue, 1020-1021 deep (27c launch_queue.csv), behind the
+   * spin: 309.9 ms, the spin's), the 26d part h run (one spin per
+   * iteration), 26b's host_phases.py (phases the GPU can gate) and 27c's run
+   * pinned to two CPUs (host-resnet101-pinned.csv, 22.3 / 24.5 us: taskset
+   * is not how PyTorch runs by default, and pinning did not make training
+   * faster on that host: 27c notes-host2.md).
+   * The hosts differ (23.05, 29.00, 39.70, 24.41, 31.52 us a dispatch;
+   * 21.90, 31.29, 34.29, 30.89, 30.44 a node) and each switches speed within a run
+   * (ResNet-101's forward 22.6-54.6 us a dispatch on 2026-11-27, 34.6-52.1
+   * on 27c) and between fresh processes (the fit row's command: 24.55,
+   * 22.03, 18.03 ms on 27d) while running, not descheduled (27c: CPU time =
+   * wall time, no run-queue wait, no steal):
+   * bench/results/gpu-2026-11-27-h200/notes-host.md and
+   * bench/results/gpu-2026-11-27c-h200/notes-host2.md. So a host-bound
+   * answer has a range: ds_topo_host_factor_fastest and _slowest below.
+   * The traces' estimates (bench/host_kinds.py, docs/strategies.md "The
+   * host costs") put the forward at 29.6 us a dispatch (ResNet-50 31.7,
+   * BERT AMP 28.8, ResNeXt-101 46.2) and the node at 21.8 us. No validation
+   * row sets either. A user's own host: `bench/host_calibrate.py --calib-out
+   * FILE`, whose host section --calib applies over these (sim/train/calib.h). */
+  c->host_dispatch_ns = 30730;
+  c->host_cast_ns = 23600;
+  c->host_node_ns = 29050;
+  c->host_grad_hook_ns = 7700;  /* docs/strategies.md "The host costs": measured */
+  c->host_grad_copy_ns = 5800;
+  c->host_collective_ns = 21000;
+  /* Per buffer that broadcast_buffers syncs before each forward, beyond the
+   * per-bucket cat launch and broadcast call (host_grad_copy +
+   * host_collective, sim/train/ddp.c emit_buffers): _sync_buffers' walk
+   * (named_buffers over the modules, the version counters), the flatten's
+   * view, BroadcastWork::finish's narrow and view, and the copy_ back's
+   * launch (comm.cpp). Measured unprofiled on two lent H200 hosts,
+   * `python3 bench/torch_ddp_host.py --layers 161 --width 512 --buffers 53`
+   * (bench/results/gpu-2026-11-27g-h200/ddp_host_161x512_b53.csv and
+   * gpu-2026-11-27h-h200/ddp_host_161x512_b53_view.csv: 159 buffers in two
+   * dtype buckets, as ResNet-50's). Each run interleaves its configs rep by
+   * rep, so each of the ten reps gives a paired difference: broadcast_buffers
+   * adds (ddp-one-bcast - ddp-one) a median 3.526 ms, 22.18 us a buffer, and
+   * DDP adds (ddp-one - plain) a median 4.089 ms, 25.40 us a gradient (27h's
+   * README works both). Those hosts were slower than the one that set the
+   * per-gradient defaults (host_grad_hook + host_grad_copy = 13.5 us), so
+   * only the ratio transfers: 3526 * 13.5 / 25.40 = 1874 us for the toy's
+   * buffers on the defaults' footing; less its two buckets' 2 * (5.8 + 21)
+   * = 53.6 us, over 159 buffers: 11.45 us. (Each run alone, paired the same
+   * way: 27g 10.4 us, 27h 16.4 us.) */
+  c->host_buffer_ns = 11450;
+  /* The foreach optimizer step's Python thread: optimizer.step()'s wrapper
+   * (torch/optim/optimizer.py profile_hook_step: record_function, the
+   * hooks), per group _init_group's Python loop over the parameters
+   * (sgd.py: the grad and momentum_buffer lists; adam.py: exp_avg,
+   * exp_avg_sq, step), _group_tensors_by_device_and_dtype over those lists,
+   * the foreach calls (each checks and packs every tensor, then launches
+   * multi_tensor_apply's kernels), and SGD's loop writing each
+   * momentum_buffer back; Adam's non-capturable path also adds 1 to every
+   * CPU step tensor and reads each back in Python four times for its bias
+   * corrections (_get_value). Read in torch 2.15's sgd.py and adam.py; the
+   * lends ran 2.11. Measured with the same twelve host_calibrate CSVs as
+   * host_dispatch above (each phase behind its own spin; every step phase
+   * ran unblocked, 10 of 10 iterations), each file's median step_ms over
+   * the model's parameter tensors (model files' params: ResNet-50 161,
+   * ResNet-101 and ResNeXt-101 32x4d 314, SE-ResNeXt-101 446, BERT-base
+   * 201): `python3 bench/host_pool.py` over them prints every term:
+   *   SGD with momentum, 11 files: ResNet-50 1.181, 1.269, 1.030, 1.371,
+   *     1.012 ms; ResNet-101 2.449, 2.628; ResNeXt-101 1.802, 2.111;
+   *     SE-ResNeXt-101 2.580, 2.589 (5.74-8.51 us a tensor). Total over
+   *     total, 20.023 ms / 2953 = 6.78 us a tensor, leaves residuals
+   *     -0.444..+0.499 ms (rms 0.297); the least-squares line over the
+   *     files' medians, 0.370 ms a call + 5.403 us a tensor, rms 0.257
+   *     (-0.264..+0.562). The line is taken: every lend with two tensor
+   *     counts gives a positive intercept (26d 0.53 ms, 27 0.66), and so do
+   *     the check runs below, which the line predicts better.
+   *   Adam, BERT-base's one file (26d call2): 3.046 ms; less the call's
+   *     0.370, over 201 tensors: 13.31 us a tensor (one lend, one model:
+   *     no line of its own).
+   * Check, not fit (bench/spin_bias.py stream mode, consecutive training
+   * iterations, other processes and lends 27g and 27h): ResNet-50 1.418
+   * and 1.373 ms, ResNet-101 2.545, ResNeXt-101 2.349, MobileNetV2 (158)
+   * 1.195; the line predicts 1.240 (-13 %, -10 %), 2.067 (-19 %), 2.067
+   * (-12 %), 1.224 (+2 %); per tensor alone -23, -21, -16, -9, -10 %.
+   * Only one call per step: the data have one parameter group each (a
+   * second group, --no-bn-weight-decay's, repeats part of the call's work
+   * and is not charged). zero_grad's own loop over the parameters and
+   * GradScaler.unscale_'s are not measured and not charged. */
+  c->host_step_call_ns = 370000;
+  c->host_step_param_ns = 5403;
+  c->host_step_param_adam_ns = 13310;
+  if (!ds_cmap_get(root, "compute", &map)) return DS_OK;
+  DS_CHECK(ds_cmap_check_keys(&map, compute_keys, err));
+  DS_CHECK(read_fraction(&map, "flops_efficiency", 0, 1, &c->flops_efficiency, err));
+  DS_CHECK(read_fraction(&map, "mem_efficiency", 0, 1, &c->mem_efficiency, err));
+  DS_CHECK(read_fraction(&map, "conv_efficiency", 0, 1, &c->conv_efficiency, err));
+  DS_CHECK(read_fraction(&map, "matmul_efficiency", 0, 1, &c->matmul_efficiency, err));
+  DS_CHECK(read_fraction(&map, "attention_efficiency", 0, 1, &c->attention_efficiency, err));
+  const struct {
+    const char *key;
+    double *ns;
+  } times[] = {
+      {"kernel_overhead", &c->kernel_overhead_ns},
+      {"host_launch", &c->host_launch_ns},
+      {"host_replicate", &c->host_replicate_ns},
+      {"host_backward", &c->host_backward_ns},
+      {"host_op", &c->host_op_ns},
+      {"host_dispatch", &c->host_dispatch_ns},
+      {"host_cast", &c->host_cast_ns},
+      {"host_node", &c->host_node_ns},
+      {"host_grad_hook", &c->host_grad_hook_ns},
+      {"host_grad_copy", &c->host_grad_copy_ns},
+      {"host_collective", &c->host_collective_ns},
+      {"host_buffer", &c->host_buffer_ns},
+      {"host_step_call", &c->host_step_call_ns},
+      {"host_step_param", &c->host_step_param_ns},
+      {"host_step_param_adam", &c->host_step_param_adam_ns},
+  };
+  for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
+    DS_CHECK(read_time(&map, times[i].key, times[i].ns, err));
+  if (ds_cmap_get(&map, "comm_interference", &node)) {
+    DS_CHECK(ds_cnode_number(&node, &c->comm_interference, err));
+    if (c->comm_interference < 0 || c->comm_interference > 10)
+      return ds_cnode_error(&node, err, "expected a slowdown fraction from 0 to 10, got %g",
+                            c->comm_interference);
+  }
+  if (ds_cmap_get(&map, "fp32_math", &node)) {
+    const char *s;
+    DS_CHECK(ds_cnode_string(&node, &s, err));
+    if (strcmp(s, "tf32") == 0) c->fp32_uses_tf32 = 1;
+    else if (strcmp(s, "fp32") == 0) c->fp32_uses_tf32 = 0;
+    else return ds_cnode_error(&node, err, "expected tf32 or fp32, got \"%s\"", s);
+  }
+  return DS_OK;
+}

@@ -801,8 +801,9 @@ Test(sweep, with_samples_the_best_is_the_lowest_median) {
   cr_assert_not_null(f);
   ds_sweep_print_best(f, &o, rows, 2);
   fclose(f);
-  cr_assert(strstr(buf, "best bucket cap: 25 MiB (10.100 ms per iteration, 1.9% faster than "
-                        "the slowest, 1 MiB at 10.300 ms) (medians of 8 seeds)"),
+  cr_assert(strstr(buf, "best bucket cap: 25 MiB (10.100 ms per iteration, 1.9% less time than "
+                        "the slowest, 1 MiB at 10.300 ms); within 1% of the best: 1 of 2 caps "
+                        "(flatness) (medians of 8 seeds)"),
             "%s", buf);
   /* the plotted points too */
   struct ds_sweep_point pts[2];
@@ -818,4 +819,113 @@ Test(sweep, with_samples_the_best_is_the_lowest_median) {
   fclose(f);
   cr_assert(strstr(buf, "best bucket cap: 1 MiB (10.000 ms per iteration"), "%s", buf);
   cr_assert_null(strstr(buf, "medians"), "%s", buf);
+}
+
+/* ---- the closing line: memory, wording, flatness (revuser2 1, 4, 14) ----- */
+
+/* rows of a --batch 64,256,1024 sweep on 4 ranks: iteration times chosen so
+ * the per-sample order is 1024 < 256 < 64 (10 ms, 20 ms, 60 ms for 4, 16,
+ * 64 units of work), peak memories 10, 40 and 90 GiB on an 80 GiB GPU. */
+static void batch_rows(struct ds_options *o, struct ds_summary *rows, const double *peak) {
+  ds_test_options_ok("--topo x --batch 64,256,1024", o);
+  memset(rows, 0, 3 * sizeof *rows);
+  const int batch[3] = {64, 256, 1024};
+  const double ms[3] = {10, 20, 60};
+  for (int i = 0; i < 3; i++) {
+    rows[i].world_size = 4;
+    rows[i].batch_per_gpu = batch[i];
+    rows[i].iter_ms = ms[i];
+    rows[i].peak_mem_gib = peak[i];
+    rows[i].gpu_mem_gib = 80;
+  }
+}
+
+static void print_best(const struct ds_options *o, const struct ds_summary *rows, int n,
+                       char *buf, size_t cap) {
+  FILE *f = fmemopen(buf, cap, "w");
+  cr_assert_not_null(f);
+  ds_sweep_print_best(f, o, rows, n);
+  fclose(f);
+}
+
+Test(sweep, a_configuration_over_memory_is_never_best) {
+  /* batch 1024 is the least time per sample (60/64 ms against 20/16 and
+   * 10/4 per unit) but needs 90 GiB of an 80 GiB GPU: the best is 256
+   * (256 x 4 samples in 20 ms = 51200 samples/s), the slowest 64 (25600),
+   * 2.00x; the line says 2 of 3 fit. None fits: no best at all. */
+  struct ds_options o;
+  struct ds_summary rows[3];
+  const double peak[3] = {10, 40, 90};
+  batch_rows(&o, rows, peak);
+  cr_assert_eq(ds_sweep_best_row(&o, rows, 3), 1);
+  char buf[1024] = "";
+  print_best(&o, rows, 3, buf, sizeof buf);
+  cr_assert(strstr(buf, "best configuration: batch=256 (20.000 ms per iteration, 51200.0 "
+                        "samples/s, 2.00x the samples/s of the slowest, batch=64 at 10.000 ms); "
+                        "within 1% of the best: 1 of 2 configurations (flatness); 2 of 3 "
+                        "configurations fit in the GPU's memory, the others are not ranked\n"),
+            "%s", buf);
+  /* each row over memory warned, by name; 80 GiB exactly fits */
+  rows[0].peak_mem_gib = 80;
+  FILE *f = fmemopen(buf, sizeof buf, "w");
+  cr_assert_not_null(f);
+  rows[1].peak_mem_gib = 80.5;
+  ds_sweep_print_memory_warnings(f, &o, rows, 3, "G");
+  fclose(f);
+  cr_assert_str_eq(buf, "\nwarning: batch=256: 80.50 GiB per GPU exceeds the G's 80.00 GiB of "
+                        "memory\nwarning: batch=1024: 90.00 GiB per GPU exceeds the G's 80.00 "
+                        "GiB of memory\n");
+  cr_assert_eq(ds_sweep_best_row(&o, rows, 3), 0);
+  rows[0].peak_mem_gib = 81;
+  cr_assert_eq(ds_sweep_best_row(&o, rows, 3), -1);
+  print_best(&o, rows, 3, buf, sizeof buf);
+  cr_assert_str_eq(buf, "\nbest configuration: none; not one of the 3 configurations fits in "
+                        "the GPU's memory\n");
+  /* all fit: no note, 1024 best at 68266.7 samples/s, 2.67x batch 64's */
+  const double small[3] = {1, 2, 3};
+  batch_rows(&o, rows, small);
+  print_best(&o, rows, 3, buf, sizeof buf);
+  cr_assert(strstr(buf, "best configuration: batch=1024 (60.000 ms per iteration, 68266.7 "
+                        "samples/s, 2.67x the samples/s of the slowest, batch=64 at 10.000 ms); "
+                        "within 1% of the best: 1 of 3 configurations (flatness)\n"),
+            "%s", buf);
+}
+
+Test(sweep, the_memory_warning_names_each_row_end_to_end) {
+  /* resnet50 on 4 A100 80GB: batch 1024 needs 82.33 GiB, 2048 164.38
+   * (revuser2 item 1): both warned by name, 256 the best */
+  struct ds_test_result r = run("--topo 4gpu --batch 64,256,1024,2048");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\nbest configuration: batch=256 "), "%s", r.out);
+  cr_assert(strstr(r.out, "\nwarning: batch=1024: 82.33 GiB per GPU exceeds"), "%s", r.out);
+  cr_assert(strstr(r.out, "\nwarning: batch=2048: 164.38 GiB per GPU exceeds"), "%s", r.out);
+  ds_test_release(&r);
+}
+
+Test(sweep, a_bucket_sweep_counts_the_caps_within_one_percent) {
+  /* caps 1, 5, 25 at 10.30, 10.05, 10.00 ms: 5 MiB is within 1% of 10.00
+   * (10.10), 1 MiB not; the cut is (10.3 - 10) / 10.3 = 2.9% less time */
+  struct ds_options o;
+  ds_test_options_ok("--topo x --bucket-mb 1,5,25", &o);
+  struct ds_summary rows[3];
+  memset(rows, 0, sizeof rows);
+  const double cap[3] = {1, 5, 25}, ms[3] = {10.30, 10.05, 10.00};
+  for (int i = 0; i < 3; i++) {
+    rows[i].bucket_mb = cap[i];
+    rows[i].iter_ms = ms[i];
+  }
+  char buf[512] = "";
+  print_best(&o, rows, 3, buf, sizeof buf);
+  cr_assert_str_eq(buf, "\nbest bucket cap: 25 MiB (10.000 ms per iteration, 2.9% less time "
+                        "than the slowest, 1 MiB at 10.300 ms); within 1% of the best: 2 of 3 "
+                        "caps (flatness)\n");
+}
+
+Test(sweep, a_value_listed_twice_is_refused) {
+  /* --bucket-mb 5,5 would run 5 MiB twice and rank it against itself */
+  const char *cases[][2] = {{"--bucket-mb 5,5", "\"5,5\" lists 5 twice"},
+                            {"--world-size 2,4,2", "option --world-size: \"2,4,2\" lists 2 twice"},
+                            {"--bucket-mb 5,5.0", "lists 5.0 twice"}};
+  expect_usage_errors(cases, sizeof cases / sizeof *cases);
+  ds_test_ddpsim_refuses(TINY "--bucket-mb 5,5", "option --bucket-mb: \"5,5\" lists 5 twice");
 }

@@ -58,7 +58,8 @@ static ds_status write_data(const char *path, const struct ds_sweep_point *pts,
   for (int32_t i = 0; i < n; i++)
     fprintf(fp, "%.9g %.6f %.6f %.3f \"%s\"\n", pts[i].x, pts[i].iter_ms,
             pts[i].exposed_comm_ms, ds_sweep_rank_samples_per_s(&rows[i]), pts[i].label);
-  fprintf(fp, "\n\n%.9g %.6f\n", pts[best].x, pts[best].iter_ms);
+  /* none fits in memory: row 0 keeps the blocks' numbering, not drawn */
+  fprintf(fp, "\n\n%.9g %.6f\n", pts[best >= 0 ? best : 0].x, pts[best >= 0 ? best : 0].iter_ms);
   if (m) {
     fputs("\n\n", fp);
     for (int32_t k = 0; k < m->n; k++) {
@@ -83,7 +84,7 @@ struct script_ctx {
 
 static void write_script(FILE *gp, const char *term, const char *out,
                          const struct script_ctx *x) {
-  const struct ds_summary *b = &x->rows[x->best];
+  const struct ds_summary *b = &x->rows[x->best >= 0 ? x->best : 0];
   enum ds_sweep_var var = x->var;
   int log_x = ds_sweep_plot_log_x(var, x->o->sweep[var].log_spaced, x->pts, x->n);
   int hooks = var == DS_VAR_COMM_HOOK, y2 = ds_sweep_per_sample(var);
@@ -93,8 +94,9 @@ static void write_script(FILE *gp, const char *term, const char *out,
   char title[512], mark[256];
   fprintf(gp, "set terminal %s size 1000,600 noenhanced font ',11'\nset output ", term);
   ds_gnuplot_string(gp, out);
-  snprintf(title, sizeof title, "ddpsim: %s %s on %s, %s sweep%s", b->strategy, b->model,
-           b->topology, ds_options_var_flag(var), x->m ? ", predicted and measured" : "");
+  snprintf(title, sizeof title, "ddpsim: %s %s on %s, %s sweep%s%s", b->strategy, b->model,
+           b->topology, ds_options_var_flag(var), x->m ? ", predicted and measured" : "",
+           x->best < 0 ? " (none fits in the GPU's memory)" : "");
   fputs("\nset title ", gp);
   ds_gnuplot_string(gp, title);
   fputs("\nset xlabel ", gp);
@@ -113,7 +115,8 @@ static void write_script(FILE *gp, const char *term, const char *out,
   }
   if (y2) fputs("set y2label 'samples/s'\nset y2tics\nset y2range [0:*]\nset ytics nomirror\n",
                 gp);
-  snprintf(mark, sizeof mark, "best: %s%s, %.3f ms per iteration%s", x->pts[x->best].label,
+  snprintf(mark, sizeof mark, "best: %s%s, %.3f ms per iteration%s",
+           x->pts[x->best >= 0 ? x->best : 0].label,
            var == DS_VAR_BUCKET_MB || var == DS_VAR_FIRST_BUCKET_MB ? " MiB" : "",
            ds_sweep_rank_ms(b), y2 ? " (least time per sample)" : "");
   const char *xcol = hooks ? "1:2:xtic(5)" : "1:2";
@@ -125,8 +128,10 @@ static void write_script(FILE *gp, const char *term, const char *out,
   if (y2)
     fputs(", \\\n  '' index 0 using 1:4 axes x1y2 with linespoints lw 1 dt 2 pt 4 "
           "title 'throughput (samples/s, right axis)'", gp);
-  fputs(", \\\n  '' index 1 using 1:2 with points pt 6 ps 3 lw 2 lc rgb 'black' title ", gp);
-  ds_gnuplot_string(gp, mark);
+  if (x->best >= 0) {
+    fputs(", \\\n  '' index 1 using 1:2 with points pt 6 ps 3 lw 2 lc rgb 'black' title ", gp);
+    ds_gnuplot_string(gp, mark);
+  }
   if (x->m) {
     fputs(", \\\n  '' index 2 using 1:2 with points pt 9 ps 2 lc rgb 'dark-red' "
           "title 'measured iteration'", gp);

@@ -1111,3 +1111,24 @@ Test(cli, a_file_of_the_wrong_kind_or_a_directory_is_named_as_such) {
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
     ds_test_ddpsim_refuses(cases[i].args, cases[i].msg);
 }
+
+Test(cli, schedule_header_says_nccl_extra_only_where_nccl_runs) {
+  /* The tiny topology runs the plain ring (no NCCL model), one rank no
+   * collective at all: the header's nccl_extra is none, as the summary's
+   * column says (revuser2 item 8); 4gpu's NCCL model (auto) keeps
+   * measured. */
+  const char *none[] = {"--algo ring", "--world-size 1"};
+  for (size_t k = 0; k < 2; k++) {
+    char args[256];
+    snprintf(args, sizeof args, "--topo tests/data/tiny-topo.yaml --model "
+             "tests/data/tiny-model.yaml %s --schedule -", none[k]);
+    struct ds_test_result r = run(args);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, " nccl_extra=none "), "%s: %s", args, r.out);
+    ds_test_release(&r);
+  }
+  struct ds_test_result r = run("--topo 4gpu --model tests/data/tiny-model.yaml --schedule -");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, " algo=auto nccl_extra=measured "), "%s", r.out);
+  ds_test_release(&r);
+}

@@ -929,3 +929,51 @@ Test(sweep, a_value_listed_twice_is_refused) {
   expect_usage_errors(cases, sizeof cases / sizeof *cases);
   ds_test_ddpsim_refuses(TINY "--bucket-mb 5,5", "option --bucket-mb: \"5,5\" lists 5 twice");
 }
+
+/* ---- what each text block says (revuser2 3, 7) -------------------------- */
+
+Test(sweep, each_block_says_its_all_reduce_when_it_varies) {
+  /* 4gpu at 1 and 2 ranks: one rank runs no collective, two run NCCL's
+   * model; the header names the range of world sizes and no all-reduce,
+   * each block its own; a sweep of the world size prints each block's
+   * throughput. One algorithm for all rows: the header's line alone. */
+  struct ds_test_result r = run("--topo 4gpu --model tests/data/tiny-model.yaml "
+                                "--world-size 1,2");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "on 4gpu (1 to 2 x A100-SXM4-80GB)"), "%s", r.out);
+  cr_assert(strstr(r.out, "\nworld size 1, bucket cap 25 MiB (first bucket 1 MiB)\n"
+                          "  all-reduce none: one rank, no collective runs\n"), "%s", r.out);
+  cr_assert(strstr(r.out, "\nworld size 2, bucket cap 25 MiB (first bucket 1 MiB)\n"
+                          "  all-reduce auto: NCCL's channels"), "%s", r.out);
+  cr_assert_null(strstr(r.out, "\nall-reduce"), "no header line: %s", r.out);
+  cr_assert_null(strstr(r.out, "the plain algorithm"), "%s", r.out);
+  const char *tp = strstr(r.out, "  throughput     ");
+  cr_assert_not_null(tp, "%s", r.out);
+  cr_assert_not_null(strstr(tp + 1, "  throughput     "), "one per block: %s", r.out);
+  ds_test_release(&r);
+  r = run("--topo 4gpu --model tests/data/tiny-model.yaml --world-size 2,4");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\nall-reduce auto: NCCL's channels"), "%s", r.out);
+  cr_assert_null(strstr(r.out, "  all-reduce"), "%s", r.out);
+  ds_test_release(&r);
+}
+
+Test(sweep, scaling_and_side_by_side_name_the_other_options) {
+  /* the world size swept with the bucket cap: the scaling line lists each
+   * larger world's rows, written whole; dp,ddp with two caps: the table's
+   * options column tells ddp's two rows apart, dp's has none */
+  struct ds_test_result r = run(TINY "--world-size 2,4 --bucket-mb 1,25");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\nscaling efficiency (samples/s per rank over world-size=2's with "
+                          "the same other options): world-size=4 bucket-mb=1: "),
+            "%s", r.out);
+  cr_assert(strstr(r.out, "%, world-size=4 bucket-mb=25: "), "%s", r.out);
+  ds_test_release(&r);
+  r = run(TINY "--strategy dp,ddp --bucket-mb 1,25");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "other GiB  options\n  dp "), "%s", r.out);
+  cr_assert(strstr(r.out, "  -\n  ddp "), "%s", r.out);
+  cr_assert(strstr(r.out, "  bucket-mb=1\n  ddp "), "%s", r.out);
+  cr_assert(strstr(r.out, "  bucket-mb=25\n"), "%s", r.out);
+  ds_test_release(&r);
+}

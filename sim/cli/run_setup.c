@@ -305,7 +305,7 @@ ds_status ds__run_configure(struct config_run *c, const struct loaded *ld,
            ds_options_first_bucket_mb(o, o->bucket_mb[0]),
            o->iters, o->net_mode == DS_NET_MAXMIN ? "maxmin" : "alpha-beta",
            c->coll_model == DS_COLL_FLOW ? "flow" : "aggregate", o->ring_chunks,
-           c->coll_algo, o->nccl_extra ? "measured" : "none", c->ddp_options,
+           c->coll_algo, c->use_nccl && o->nccl_extra ? "measured" : "none", c->ddp_options,
            o->calib ? o->calib : "none");
   if (o->channels_last) ds_textout_append(c->inputs, sizeof c->inputs, &used, " channels_last=1");
   if (ds_options_given(o, "--optimizer"))

@@ -425,6 +425,36 @@ static const char *fit_note(const struct ds_summary *rows, int32_t n, char *buf,
   return buf;
 }
 
+/* The same with other options swept too: each row's over the smallest
+ * world size's among the rows of its other values, written whole. */
+static void print_scaling_each(FILE *out, const struct ds_options *o,
+                               const struct ds_summary *rows, int32_t n) {
+  int32_t least = rows[0].world_size;
+  for (int32_t i = 1; i < n; i++)
+    if (rows[i].world_size < least) least = rows[i].world_size;
+  const char *sep = "";
+  for (int32_t i = 0; i < n; i++) {
+    if (rows[i].world_size == least || !rows[i].has_scaling ||
+        isnan(rows[i].scaling_efficiency_pct))
+      continue;
+    if (!*sep)
+      fprintf(out, "scaling efficiency (samples/s per rank over world-size=%d's with the same "
+              "other options):", least);
+    fputs(*sep ? ", " : " ", out);
+    print_config(out, o, i);
+    fprintf(out, ": %.1f%%", rows[i].scaling_efficiency_pct);
+    sep = ",";
+  }
+  if (*sep) fputc('\n', out);
+}
+
+/* The scaling line of a sweep of the world size, alone or with others. */
+static void print_any_scaling(FILE *out, const struct ds_options *o,
+                              const struct ds_summary *rows, int32_t n) {
+  if (ds_sweep_single_var(o) == DS_VAR_WORLD_SIZE) print_scaling(out, rows, n);
+  else if (o->sweep[DS_VAR_WORLD_SIZE].n > 1) print_scaling_each(out, o, rows, n);
+}
+
 void ds_sweep_print_best(FILE *out, const struct ds_options *o,
                          const struct ds_summary *rows, int32_t n) {
   if (n < 2) return;
@@ -433,7 +463,7 @@ void ds_sweep_print_best(FILE *out, const struct ds_options *o,
   if (best < 0) {
     fprintf(out, "\nbest configuration: none; not one of the %d configurations fits in the "
             "GPU's memory\n", n);
-    if (ds_sweep_single_var(o) == DS_VAR_WORLD_SIZE) print_scaling(out, rows, n);
+    print_any_scaling(out, o, rows, n);
     return;
   }
   int32_t worst = best, flat = 0, ranked = 0;
@@ -473,7 +503,7 @@ void ds_sweep_print_best(FILE *out, const struct ds_options *o,
   fprintf(out, " at %.3f ms); within 1%% of the best: %d of %d configurations (flatness)%s%s\n",
           ds_sweep_rank_ms(&rows[worst]), flat, ranked, fit_note(rows, n, fit, sizeof fit),
           median_note(&rows[0], note, sizeof note));
-  if (ds_sweep_single_var(o) == DS_VAR_WORLD_SIZE) print_scaling(out, rows, n);
+  print_any_scaling(out, o, rows, n);
 }
 
 void ds_sweep_print_memory_warnings(FILE *out, const struct ds_options *o,

@@ -441,6 +441,14 @@ static void print_gpu_time(FILE *fp, const struct ds_summary *r) {
           r->iter_ms > 0 ? 100.0 * r->gpu_busy_ms / r->iter_ms : 0);
   fprintf(fp, "    host exposed %10.3f ms  (GPU and network idle while the host works)\n",
           r->host_exposed_ms);
+  /* the rest of the iteration (analysis/metrics.h): rank 0 idle, waiting
+   * on other ranks (a straggler's all-reduce; a parameter server on rank 0
+   * waiting for the workers' pushes, which are their communication, not
+   * rank 0's); printed where it shows, so the lines add up */
+  double waiting = ds_report_waiting_ms(r);
+  if (waiting >= 0.0005)
+    fprintf(fp, "    waiting      %10.3f ms  (rank 0 idle: no kernel, copy, communication or "
+                "host work; waiting on other ranks)\n", waiting);
   /* A tenth of the iteration or more: the host's speed, which the GPU's
    * does not predict, then sets the answer (docs/strategies.md), and the
    * user's own host can be measured into a calibration file. */
@@ -458,6 +466,11 @@ static void print_gpu_time(FILE *fp, const struct ds_summary *r) {
   if (!r->host_from_calib)
     fputs("        measure yours: bench/host_calibrate.py --calib-out FILE, then --calib FILE\n",
           fp);
+}
+
+double ds_report_waiting_ms(const struct ds_summary *r) {
+  double rest = r->iter_ms - r->gpu_busy_ms - r->exposed_comm_ms - r->host_exposed_ms;
+  return rest > 0 ? rest : 0;
 }
 
 int ds_report_host_bound(const struct ds_summary *s) {

@@ -219,6 +219,11 @@ int32_t ds_summary_micro_steps(const struct ds_summary *s);
  * fits_memory; the text output warns after the table). */
 int ds_report_fits_memory(const struct ds_summary *s);
 
+/* The part of the iteration rank 0 is idle, waiting on other ranks:
+ * iter_ms less gpu_busy_ms, exposed_comm_ms and host_exposed_ms
+ * (analysis/metrics.h's "rest"), 0 where rounding makes it negative. */
+double ds_report_waiting_ms(const struct ds_summary *r);
+
 /* The closing table of a run of several strategies: one line per row with
  * iteration time, samples/s, speedup over single and GPU 0 / other memory. */
 void ds_report_print_side_by_side(FILE *fp, const struct ds_summary *rows, int32_t n);

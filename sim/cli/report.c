@@ -618,6 +618,16 @@ static void print_stragglers_text(FILE *fp, const struct ds_summary *r, const ch
   if (r->n_stragglers > 0) fputs(after, fp);
 }
 
+/* A row whose ranks fill nodes unevenly: the model's ring is a fallback
+ * (ds_ring_nodes_uneven), said where the numbers are. */
+static void print_uneven_note(FILE *fp, const struct ds_summary *r) {
+  if (!r->uneven_nodes[0]) return;
+  fprintf(fp, "  note: %d ranks fill the nodes unevenly (%s): the model runs one ring in rank "
+              "order, crossing each node boundary through one NIC, where NCCL would still "
+              "spread its channels over the NICs; the all-reduces' time is likely too long "
+              "(docs/collectives.md, \"Across nodes\")\n", r->world_size, r->uneven_nodes);
+}
+
 /* One row of a run that is not DDP alone (--strategy with other names). */
 static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
   fputc('\n', fp);
@@ -646,6 +656,7 @@ static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
     fprintf(fp, "  sweep options  ring chunks %d, straggler factor %g, comm hook %s "
                 "(docs/sweeps.md)\n", r->opt_ring_chunks, r->straggler_factor,
             r->comm_hook);
+  if (is_ddp(r)) print_uneven_note(fp, r);
   if (!r->has_ps) { /* ps's options say its stragglers */
     if (r->n_stragglers > 0) fputs("  ", fp);
     print_stragglers_text(fp, r, "\n");
@@ -913,6 +924,7 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     fprintf(fp, "bucket cap %g MiB (first bucket %g MiB)\n", r->bucket_mb,
             r->first_bucket_mb);
     if (vary_algo) print_allreduce(fp, r, "  ");
+    print_uneven_note(fp, r);
     fprintf(fp, "  iteration      %10.3f ms\n", r->iter_ms);
     if (r->has_quantiles)
       fprintf(fp, "    p50/p95/p99  %10.3f / %.3f / %.3f ms  (%d samples, jitter CV %g)\n",

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sim/cli/options.h"
@@ -302,4 +303,54 @@ Test(sweep_measured, repeated_rows_at_the_predictions_pick_report_its_best) {
   cr_assert_eq(c.meas_best, 2);
   cr_assert(!c.match);
   ds_measured_cmp_release(&c);
+}
+
+Test(sweep_measured, small_integer_ranges_and_flat_times_read_plainly) {
+  /* 1, 2, 4, 8 ranks span 8x but stay linear (a log axis makes linear
+   * scaling look super-linear), from a logN range too; 1..16 is log. */
+  struct ds_sweep_point p[5] = {{1, 10, 0, ""}, {2, 10, 0, ""}, {4, 10, 0, ""},
+                                {8, 10, 0, ""}, {16, 10, 0, ""}};
+  cr_assert(!ds_sweep_plot_log_x(DS_VAR_WORLD_SIZE, 0, p, 4), "1..8");
+  cr_assert(!ds_sweep_plot_log_x(DS_VAR_WORLD_SIZE, 1, p, 4), "1..8 from log4");
+  cr_assert(ds_sweep_plot_log_x(DS_VAR_WORLD_SIZE, 0, p, 5), "1..16");
+  cr_assert(ds_sweep_plot_log_x(DS_VAR_BUCKET_MB, 0, p, 4), "1..8 MiB: not an integer option");
+  /* the iteration axis: 66.0 to 66.4 ms (0.6 % apart) spans the times;
+   * 10 to 12 ms (17 %) starts at 0, as does a sweep ranked per sample */
+  struct ds_sweep_point t[2] = {{1, 66.0, 0, ""}, {200, 66.4, 0, ""}};
+  cr_assert(ds_sweep_plot_zoom_y(DS_VAR_BUCKET_MB, t, 2));
+  cr_assert(!ds_sweep_plot_zoom_y(DS_VAR_WORLD_SIZE, t, 2), "throughput on the right axis");
+  t[1].iter_ms = 12;
+  t[0].iter_ms = 10;
+  cr_assert(!ds_sweep_plot_zoom_y(DS_VAR_BUCKET_MB, t, 2));
+}
+
+Test(sweep_measured, a_flat_sweeps_plot_says_its_axis_is_not_from_zero) {
+  /* the script gnuplot reads, kept by a gnuplot that tees its input: the
+   * key below the plot, and for the tiny model's caps 1 and 4 MiB (1.828
+   * and 1.821 ms, within a tenth) the iteration axis spans the times and
+   * says so, exposed communication on the right axis */
+  ds_test_require_gnuplot();
+  char dir[] = "/tmp/ddpsim-swzoom-XXXXXX", fake[300], gp[300], env[400], args[512];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(fake, sizeof fake, "%s/gnuplot", dir);
+  snprintf(gp, sizeof gp, "%s/script.gp", dir);
+  FILE *f = fopen(fake, "w");
+  cr_assert_not_null(f);
+  fprintf(f, "#!/bin/sh\ntee '%s' | gnuplot\n", gp);
+  fclose(f);
+  cr_assert_eq(chmod(fake, 0755), 0);
+  snprintf(env, sizeof env, "DDPSIM_GNUPLOT=%s", fake);
+  snprintf(args, sizeof args, TINY "--bucket-mb 1,4 --plot %s/s.png", dir);
+  struct ds_test_result r = ds_test_run(env, ds_test_ddpsim(), args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  char *script = ds_test_slurp(gp);
+  cr_assert_not_null(script);
+  cr_assert(strstr(script, "set key below horizontal\n"), "%s", script);
+  cr_assert(strstr(script, "set ylabel 'iteration (ms; axis not from 0)'\n"), "%s", script);
+  cr_assert(strstr(script, "using 1:3 axes x1y2 with linespoints"), "%s", script);
+  free(script);
+  ds_test_release(&r);
+  char rm[400];
+  snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+  cr_assert_eq(system(rm), 0);
 }

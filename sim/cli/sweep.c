@@ -328,6 +328,7 @@ void ds_sweep_points(const struct ds_options *o, const struct ds_summary *rows, 
     out[i].x = ds_options_var_value(&c, var);
     out[i].iter_ms = ds_sweep_rank_ms(&rows[i]);
     out[i].exposed_comm_ms = rows[i].exposed_comm_ms;
+    out[i].over_memory = !fits(&rows[i]);
     ds_options_var_text(&c, var, out[i].label, sizeof out[i].label);
   }
 }

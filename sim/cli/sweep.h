@@ -70,6 +70,7 @@ struct ds_sweep_point {
   double iter_ms;
   double exposed_comm_ms;
   char label[24];         /* the value as text ("25", "powersgd:4") */
+  int over_memory;        /* its peak memory exceeds the GPU's: never the best */
 };
 
 /* The points of rows[0 .. n), configuration i's for row i, along the one

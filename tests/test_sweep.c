@@ -925,7 +925,10 @@ Test(sweep, a_value_listed_twice_is_refused) {
   /* --bucket-mb 5,5 would run 5 MiB twice and rank it against itself */
   const char *cases[][2] = {{"--bucket-mb 5,5", "\"5,5\" lists 5 twice"},
                             {"--world-size 2,4,2", "option --world-size: \"2,4,2\" lists 2 twice"},
-                            {"--bucket-mb 5,5.0", "lists 5.0 twice"}};
+                            {"--bucket-mb 5,5.0", "lists 5.0 twice"},
+                            {"--straggler 3:1,1", "\"3:1,1\" lists rank 3's factor 1 twice"},
+                            {"--comm-hook fp16,fp16", "\"fp16,fp16\" lists fp16 twice"},
+                            {"--comm-hook powersgd:1:4:1,2", "lists powersgd:2 twice"}};
   expect_usage_errors(cases, sizeof cases / sizeof *cases);
   ds_test_ddpsim_refuses(TINY "--bucket-mb 5,5", "option --bucket-mb: \"5,5\" lists 5 twice");
 }

@@ -281,7 +281,8 @@ Test(sweep_measured, plots_with_measured_points_png_and_svg) {
 Test(sweep_measured, log_axis_by_the_spread) {
   /* log when the values came from logN, or all > 0 spanning 8x or more
    * (8, 16, 32, 64 ranks); never for hooks (names) or with a 0 (jitter). */
-  struct ds_sweep_point p[4] = {{8, 0, 0, "", 0}, {16, 0, 0, "", 0}, {32, 0, 0, "", 0}, {64, 0, 0, "", 0}};
+  struct ds_sweep_point p[4] = {{8, 0, 0, "", 0}, {16, 0, 0, "", 0}, {32, 0, 0, "", 0},
+                                {64, 0, 0, "", 0}};
   cr_assert(!ds_sweep_plot_log_x(DS_VAR_WORLD_SIZE, 0, p, 3), "8..32: 4x");
   cr_assert(ds_sweep_plot_log_x(DS_VAR_WORLD_SIZE, 0, p, 4), "8..64: 8x");
   cr_assert(ds_sweep_plot_log_x(DS_VAR_BUCKET_MB, 1, p, 2), "a logN range");

@@ -830,6 +830,9 @@ static void print_rates(FILE *fp, const struct ds_summary *rows, int32_t n) {
   print_described(fp, describe_kernel_models, &models);
 }
 
+/* Whether two optional strings say the same (NULL as ""). */
+static int same_text(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : "") == 0; }
+
 /* The all-reduce's line, after `indent`: NCCL's model when it chooses
  * (auto) or runs a protocol (nvls/auto); the other names are the plain
  * algorithms, the ring's without a line; none (one rank) runs nothing. */
@@ -883,8 +886,8 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     vary_jitter |= rows[i].jitter_cv != rows[0].jitter_cv;
     /* one rank runs no collective, more NCCL's model: then each block
      * says its own */
-    vary_algo |= strcmp(rows[i].coll_algo, rows[0].coll_algo) != 0 ||
-                 strcmp(rows[i].nccl_extra, rows[0].nccl_extra) != 0;
+    vary_algo |= !same_text(rows[i].coll_algo, rows[0].coll_algo) ||
+                 !same_text(rows[i].nccl_extra, rows[0].nccl_extra);
   }
   int32_t least = rows[0].world_size, most = rows[0].world_size;
   for (int32_t i = 1; i < n; i++) {

@@ -980,3 +980,39 @@ Test(sweep, scaling_and_side_by_side_name_the_other_options) {
   cr_assert(strstr(r.out, "  bucket-mb=25\n"), "%s", r.out);
   ds_test_release(&r);
 }
+
+Test(sweep, a_memory_warning_names_the_strategy_of_its_row) {
+  /* --strategy dp,ddp: two rows, nothing swept but the strategy; a
+   * further swept option follows the strategy's name */
+  struct ds_options o;
+  struct ds_summary rows[2];
+  memset(rows, 0, sizeof rows);
+  const char *names[2] = {"dp", "ddp"};
+  for (int i = 0; i < 2; i++) {
+    rows[i].strategy = names[i];
+    rows[i].peak_mem_gib = 81 + i;
+    rows[i].gpu_mem_gib = 80;
+  }
+  char buf[512] = "";
+  ds_test_options_ok("--topo x --strategy dp,ddp", &o);
+  FILE *f = fmemopen(buf, sizeof buf, "w");
+  cr_assert_not_null(f);
+  ds_sweep_print_memory_warnings(f, &o, rows, 2, "G");
+  fclose(f);
+  cr_assert_str_eq(buf, "\nwarning: dp: 81.00 GiB per GPU exceeds the G's 80.00 GiB of memory\n"
+                        "warning: ddp: 82.00 GiB per GPU exceeds the G's 80.00 GiB of memory\n");
+  struct ds_summary four[4];
+  memset(four, 0, sizeof four);
+  for (int i = 0; i < 4; i++) {
+    four[i].strategy = names[i / 2];
+    four[i].peak_mem_gib = i % 2 ? 90 : 1;
+    four[i].gpu_mem_gib = 80;
+  }
+  ds_test_options_ok("--topo x --strategy dp,ddp --batch 64,1024", &o);
+  f = fmemopen(buf, sizeof buf, "w");
+  cr_assert_not_null(f);
+  ds_sweep_print_memory_warnings(f, &o, four, 4, "G");
+  fclose(f);
+  cr_assert(strstr(buf, "\nwarning: dp batch=1024: 90.00 GiB"), "%s", buf);
+  cr_assert(strstr(buf, "\nwarning: ddp batch=1024: 90.00 GiB"), "%s", buf);
+}

@@ -515,7 +515,10 @@ void ds_sweep_print_memory_warnings(FILE *out, const struct ds_options *o,
     if (fits(&rows[i])) continue;
     fputs(first ? "\nwarning: " : "warning: ", out);
     first = 0;
-    if (n > 1) {
+    if (n > 1) { /* several strategies: the row's first, then what it sweeps */
+      int swept = 0;
+      for (int k = 0; k < DS_VAR_COUNT; k++) swept |= o->sweep[k].n > 1;
+      if (o->n_strategies > 1) fprintf(out, "%s%s", rows[i].strategy, swept ? " " : "");
       print_config(out, o, i);
       fputs(": ", out);
     }

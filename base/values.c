@@ -167,7 +167,13 @@ ds_status ds_values_parse(const char *flag, const char *v, const struct ds_value
     if (out->n == DS_MAX_SWEEP) return ds_values_too_many(flag, err);
     memcpy(item, tok, len);
     item[len] = '\0';
-    DS_CHECK(ds_values_parse_item(flag, item, k, &out->v[out->n++], err));
+    DS_CHECK(ds_values_parse_item(flag, item, k, &out->v[out->n], err));
+    /* a repeat would run its configuration twice and rank it against
+     * itself ("0.0% faster than the slowest"): refuse it */
+    for (int32_t j = 0; j < out->n; j++)
+      if (out->v[j] == out->v[out->n])
+        return ds_err_set(err, DS_EUSAGE, "option %s: \"%s\" lists %s twice", flag, v, item);
+    out->n++;
     if (!end) return DS_OK;
     tok = end + 1;
   }

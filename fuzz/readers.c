@@ -168,7 +168,7 @@ static void run_measured(const char *path) {
   check_refusal("ds_measured_load", st, &err, path);
   if (st != DS_OK) return;
   static const struct ds_sweep_point pred[] = {
-      {1, 10, 2, "1"}, {5, 8, 1, "5"}, {25, 9, 1.5, "25"}};
+      {1, 10, 2, "1", 0}, {5, 8, 1, "5", 0}, {25, 9, 1.5, "25", 0}};
   struct ds_measured_cmp cmp;
   st = ds_measured_compare(pred, 3, 0, &m, &cmp, &err);
   check_refusal("ds_measured_compare", st, &err, NULL);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sim/cli/options.h"
@@ -39,7 +40,7 @@ static ds_status load_text(const char *args, const char *text, struct ds_measure
 
 /* Predicted: x 1, 5, 25 at 10, 8, 9 ms (exposed 2, 1, 1.5). */
 static const struct ds_sweep_point pred[] = {
-    {1, 10, 2, "1"}, {5, 8, 1, "5"}, {25, 9, 1.5, "25"}};
+    {1, 10, 2, "1", 0}, {5, 8, 1, "5", 0}, {25, 9, 1.5, "25", 0}};
 
 Test(sweep_measured, errors_at_exact_interpolated_and_outside_points) {
   /* measured x=5 at 10 ms: exact, error 8 - 10 = -2 ms, -20 %;
@@ -280,12 +281,13 @@ Test(sweep_measured, plots_with_measured_points_png_and_svg) {
 Test(sweep_measured, log_axis_by_the_spread) {
   /* log when the values came from logN, or all > 0 spanning 8x or more
    * (8, 16, 32, 64 ranks); never for hooks (names) or with a 0 (jitter). */
-  struct ds_sweep_point p[4] = {{8, 0, 0, ""}, {16, 0, 0, ""}, {32, 0, 0, ""}, {64, 0, 0, ""}};
+  struct ds_sweep_point p[4] = {{8, 0, 0, "", 0}, {16, 0, 0, "", 0}, {32, 0, 0, "", 0},
+                                {64, 0, 0, "", 0}};
   cr_assert(!ds_sweep_plot_log_x(DS_VAR_WORLD_SIZE, 0, p, 3), "8..32: 4x");
   cr_assert(ds_sweep_plot_log_x(DS_VAR_WORLD_SIZE, 0, p, 4), "8..64: 8x");
   cr_assert(ds_sweep_plot_log_x(DS_VAR_BUCKET_MB, 1, p, 2), "a logN range");
   cr_assert(!ds_sweep_plot_log_x(DS_VAR_COMM_HOOK, 1, p, 4), "hooks are names");
-  struct ds_sweep_point j[3] = {{0, 0, 0, ""}, {0.1, 0, 0, ""}, {1, 0, 0, ""}};
+  struct ds_sweep_point j[3] = {{0, 0, 0, "", 0}, {0.1, 0, 0, "", 0}, {1, 0, 0, "", 0}};
   cr_assert(!ds_sweep_plot_log_x(DS_VAR_JITTER, 0, j, 3), "a 0 on the axis");
 }
 
@@ -301,5 +303,75 @@ Test(sweep_measured, repeated_rows_at_the_predictions_pick_report_its_best) {
   cr_assert_eq(c.pred_best_measured, 1);
   cr_assert_eq(c.meas_best, 2);
   cr_assert(!c.match);
+  ds_measured_cmp_release(&c);
+}
+
+Test(sweep_measured, small_integer_ranges_and_flat_times_read_plainly) {
+  /* 1, 2, 4, 8 ranks span 8x but stay linear (a log axis makes linear
+   * scaling look super-linear), from a logN range too; 1..16 is log. */
+  struct ds_sweep_point p[5] = {{1, 10, 0, "", 0}, {2, 10, 0, "", 0}, {4, 10, 0, "", 0},
+                                {8, 10, 0, "", 0}, {16, 10, 0, "", 0}};
+  cr_assert(!ds_sweep_plot_log_x(DS_VAR_WORLD_SIZE, 0, p, 4), "1..8");
+  cr_assert(!ds_sweep_plot_log_x(DS_VAR_WORLD_SIZE, 1, p, 4), "1..8 from log4");
+  cr_assert(ds_sweep_plot_log_x(DS_VAR_WORLD_SIZE, 0, p, 5), "1..16");
+  cr_assert(ds_sweep_plot_log_x(DS_VAR_BUCKET_MB, 0, p, 4), "1..8 MiB: not an integer option");
+  /* the iteration axis: 66.0 to 66.4 ms (0.6 % apart) spans the times;
+   * 10 to 12 ms (17 %) starts at 0, as does a sweep ranked per sample */
+  struct ds_sweep_point t[2] = {{1, 66.0, 0, "", 0}, {200, 66.4, 0, "", 0}};
+  cr_assert(ds_sweep_plot_zoom_y(DS_VAR_BUCKET_MB, t, 2));
+  cr_assert(!ds_sweep_plot_zoom_y(DS_VAR_WORLD_SIZE, t, 2), "throughput on the right axis");
+  t[1].iter_ms = 12;
+  t[0].iter_ms = 10;
+  cr_assert(!ds_sweep_plot_zoom_y(DS_VAR_BUCKET_MB, t, 2));
+}
+
+Test(sweep_measured, a_flat_sweeps_plot_says_its_axis_is_not_from_zero) {
+  /* the script gnuplot reads, kept by a gnuplot that tees its input: the
+   * key below the plot, and for the tiny model's caps 1 and 4 MiB (1.828
+   * and 1.821 ms, within a tenth) the iteration axis spans the times and
+   * says so, exposed communication on the right axis */
+  ds_test_require_gnuplot();
+  char dir[] = "/tmp/ddpsim-swzoom-XXXXXX", fake[300], gp[300], env[400], args[512];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(fake, sizeof fake, "%s/gnuplot", dir);
+  snprintf(gp, sizeof gp, "%s/script.gp", dir);
+  FILE *f = fopen(fake, "w");
+  cr_assert_not_null(f);
+  fprintf(f, "#!/bin/sh\ntee '%s' | gnuplot\n", gp);
+  fclose(f);
+  cr_assert_eq(chmod(fake, 0755), 0);
+  snprintf(env, sizeof env, "DDPSIM_GNUPLOT=%s", fake);
+  snprintf(args, sizeof args, TINY "--bucket-mb 1,4 --plot %s/s.png", dir);
+  struct ds_test_result r = ds_test_run(env, ds_test_ddpsim(), args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  char *script = ds_test_slurp(gp);
+  cr_assert_not_null(script);
+  cr_assert(strstr(script, "set key below horizontal\n"), "%s", script);
+  cr_assert(strstr(script, "set ylabel 'iteration (ms; axis not from 0)'\n"), "%s", script);
+  cr_assert(strstr(script, "using 1:3 axes x1y2 with linespoints"), "%s", script);
+  free(script);
+  ds_test_release(&r);
+  char rm[400];
+  snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+  cr_assert_eq(system(rm), 0);
+}
+
+Test(sweep_measured, the_predicted_optimum_fits_in_memory) {
+  /* per sample, x 1, 5, 25 at 10, 8, 9 ms cost 10, 1.6, 0.36: x=25, but
+   * its memory does not fit: the predicted optimum is x=5, as the closing
+   * line's best; none fitting: over all, x=25 again */
+  struct ds_sweep_point q[3];
+  memcpy(q, pred, sizeof q);
+  q[2].over_memory = 1;
+  struct ds_measured_point p[] = {{5, 10, NAN, 2}};
+  struct ds_measured m = {p, 1, 1, 0};
+  struct ds_measured_cmp c;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_measured_compare(q, 3, 1, &m, &c, &err), DS_OK);
+  cr_assert_eq(c.pred_best, 1);
+  ds_measured_cmp_release(&c);
+  q[0].over_memory = q[1].over_memory = 1;
+  cr_assert_eq(ds_measured_compare(q, 3, 1, &m, &c, &err), DS_OK);
+  cr_assert_eq(c.pred_best, 2);
   ds_measured_cmp_release(&c);
 }

@@ -447,6 +447,11 @@ static ds_status parse_stragglers(const char *flag, const char *v, struct ds_opt
         sw->log_spaced = 0;
       }
       if (sw->n == DS_MAX_SWEEP) return ds_values_too_many(flag, err);
+      /* a repeat would run one configuration twice (ds_values_parse) */
+      for (int32_t j = 0; j < sw->n; j++)
+        if (sw->v[j] == f)
+          return ds_err_set(err, DS_EUSAGE, "option %s: \"%s\" lists rank %d's factor %s "
+                            "twice", flag, v, o->stragglers[prev].rank, item);
       sw->v[sw->n++] = f;
       o->straggler_swept = 1;
       o->straggler_swept_k = prev;
@@ -488,6 +493,24 @@ static ds_status parse_stragglers(const char *flag, const char *v, struct ds_opt
   }
 }
 
+/* Appends hook h to --comm-hook's list; a hook already listed is a usage
+ * error, since it would run one configuration twice (ds_values_parse). */
+static ds_status add_hook(const char *flag, const char *v, struct ds_options *o,
+                          struct ds_comm_hook h, struct ds_err *err) {
+  struct ds_values *sw = &o->sweep[DS_VAR_COMM_HOOK];
+  if (sw->n == DS_MAX_SWEEP) return ds_values_too_many(flag, err);
+  for (int32_t j = 0; j < sw->n; j++)
+    if (o->comm_hooks[j].kind == h.kind && o->comm_hooks[j].rank == h.rank) {
+      char name[32];
+      ds_comm_hook_name(&h, name, sizeof name);
+      return ds_err_set(err, DS_EUSAGE, "option %s: \"%s\" lists %s twice", flag, v, name);
+    }
+  o->comm_hooks[sw->n] = h;
+  sw->v[sw->n] = sw->n;
+  sw->n++;
+  return DS_OK;
+}
+
 /* --comm-hook: one hook, a list of them ("none,fp16,powersgd:4"), where
  * a bare integer is a further rank of the powersgd before it
  * ("powersgd:1,2,4"), or powersgd:A:B:STEP / powersgd:A:B:logN, a range of
@@ -521,17 +544,12 @@ static ds_status parse_hooks(const char *flag, const char *v, struct ds_options 
     } else {
       struct ds_comm_hook h;
       DS_CHECK(ds_comm_hook_parse(flag, item, &h, err));
-      if (sw->n == DS_MAX_SWEEP) return ds_values_too_many(flag, err);
-      o->comm_hooks[sw->n] = h;
-      sw->v[sw->n] = sw->n;
-      sw->n++;
+      DS_CHECK(add_hook(flag, v, o, h, err));
       prev_psgd = h.kind == DS_HOOK_POWERSGD;
     }
     for (int32_t i = 0; i < ranks.n; i++) {
-      if (sw->n == DS_MAX_SWEEP) return ds_values_too_many(flag, err);
-      o->comm_hooks[sw->n] = (struct ds_comm_hook){DS_HOOK_POWERSGD, (int32_t)ranks.v[i]};
-      sw->v[sw->n] = sw->n;
-      sw->n++;
+      DS_CHECK(add_hook(flag, v, o,
+                        (struct ds_comm_hook){DS_HOOK_POWERSGD, (int32_t)ranks.v[i]}, err));
       prev_psgd = 1;
     }
     if (!end) return DS_OK;

@@ -441,6 +441,14 @@ static void print_gpu_time(FILE *fp, const struct ds_summary *r) {
           r->iter_ms > 0 ? 100.0 * r->gpu_busy_ms / r->iter_ms : 0);
   fprintf(fp, "    host exposed %10.3f ms  (GPU and network idle while the host works)\n",
           r->host_exposed_ms);
+  /* the rest of the iteration (analysis/metrics.h): rank 0 idle, waiting
+   * on other ranks (a straggler's all-reduce; a parameter server on rank 0
+   * waiting for the workers' pushes, which are their communication, not
+   * rank 0's); printed where it shows, so the lines add up */
+  double waiting = ds_report_waiting_ms(r);
+  if (waiting >= 0.0005)
+    fprintf(fp, "    waiting      %10.3f ms  (rank 0 idle: no kernel, copy, communication or "
+                "host work; waiting on other ranks)\n", waiting);
   /* A tenth of the iteration or more: the host's speed, which the GPU's
    * does not predict, then sets the answer (docs/strategies.md), and the
    * user's own host can be measured into a calibration file. */
@@ -458,6 +466,11 @@ static void print_gpu_time(FILE *fp, const struct ds_summary *r) {
   if (!r->host_from_calib)
     fputs("        measure yours: bench/host_calibrate.py --calib-out FILE, then --calib FILE\n",
           fp);
+}
+
+double ds_report_waiting_ms(const struct ds_summary *r) {
+  double rest = r->iter_ms - r->gpu_busy_ms - r->exposed_comm_ms - r->host_exposed_ms;
+  return rest > 0 ? rest : 0;
 }
 
 int ds_report_host_bound(const struct ds_summary *s) {
@@ -605,6 +618,16 @@ static void print_stragglers_text(FILE *fp, const struct ds_summary *r, const ch
   if (r->n_stragglers > 0) fputs(after, fp);
 }
 
+/* A row whose ranks fill nodes unevenly: the model's ring is a fallback
+ * (ds_ring_nodes_uneven), said where the numbers are. */
+static void print_uneven_note(FILE *fp, const struct ds_summary *r) {
+  if (!r->uneven_nodes[0]) return;
+  fprintf(fp, "  note: %d ranks fill the nodes unevenly (%s): the model runs one ring in rank "
+              "order, crossing each node boundary through one NIC, where NCCL would still "
+              "spread its channels over the NICs; the all-reduces' time is likely too long "
+              "(docs/collectives.md, \"Across nodes\")\n", r->world_size, r->uneven_nodes);
+}
+
 /* One row of a run that is not DDP alone (--strategy with other names). */
 static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
   fputc('\n', fp);
@@ -633,6 +656,7 @@ static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
     fprintf(fp, "  sweep options  ring chunks %d, straggler factor %g, comm hook %s "
                 "(docs/sweeps.md)\n", r->opt_ring_chunks, r->straggler_factor,
             r->comm_hook);
+  if (is_ddp(r)) print_uneven_note(fp, r);
   if (!r->has_ps) { /* ps's options say its stragglers */
     if (r->n_stragglers > 0) fputs("  ", fp);
     print_stragglers_text(fp, r, "\n");
@@ -683,15 +707,64 @@ static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
   }
 }
 
+/* The options that vary between two rows of one strategy and that the
+ * table's other columns do not show (the bucket cap, no_sync, the swept
+ * ids): each a bit of the mask, so that rows alike in the shown columns
+ * are told apart. */
+enum { SBS_BUCKET = 1, SBS_NO_SYNC = 2, SBS_CHUNKS = 4, SBS_HOOK = 8, SBS_STRAGGLER = 16,
+       SBS_PS = 32, SBS_DP_OUT = 64, SBS_JITTER = 128 };
+
+static int sbs_differ(const struct ds_summary *a, const struct ds_summary *b) {
+  if (strcmp(a->strategy, b->strategy) != 0) return 0;
+  return (a->bucket_mb != b->bucket_mb ? SBS_BUCKET : 0) |
+         (a->no_sync != b->no_sync ? SBS_NO_SYNC : 0) |
+         (a->opt_ring_chunks != b->opt_ring_chunks ? SBS_CHUNKS : 0) |
+         (strcmp(a->comm_hook, b->comm_hook) != 0 ? SBS_HOOK : 0) |
+         (a->straggler_factor != b->straggler_factor ? SBS_STRAGGLER : 0) |
+         (a->opt_ps_servers != b->opt_ps_servers ? SBS_PS : 0) |
+         (a->opt_dp_output_device != b->opt_dp_output_device ? SBS_DP_OUT : 0) |
+         (a->jitter_cv != b->jitter_cv ? SBS_JITTER : 0);
+}
+
+static void sbs_options(FILE *fp, const struct ds_summary *r, int mask) {
+  fputc(' ', fp);
+  if (mask & SBS_BUCKET) fprintf(fp, " bucket-mb=%g", r->bucket_mb);
+  if (mask & SBS_NO_SYNC) fprintf(fp, " no-sync=%d", r->no_sync);
+  if (mask & SBS_CHUNKS) fprintf(fp, " ring-chunks=%d", r->opt_ring_chunks);
+  if (mask & SBS_HOOK) fprintf(fp, " comm-hook=%s", r->comm_hook);
+  if (mask & SBS_STRAGGLER) fprintf(fp, " straggler=%g", r->straggler_factor);
+  if (mask & SBS_PS) fprintf(fp, " ps-servers=%d", r->opt_ps_servers);
+  if (mask & SBS_DP_OUT) fprintf(fp, " dp-output-device=%d", r->opt_dp_output_device);
+  if (mask & SBS_JITTER) fprintf(fp, " jitter=%g", r->jitter_cv);
+}
+
 void ds_report_print_side_by_side(FILE *fp, const struct ds_summary *rows, int32_t n) {
+  int mask = 0, scaling = 0;
+  for (int32_t i = 0; i < n; i++) {
+    scaling |= rows[i].has_scaling;
+    for (int32_t j = i + 1; j < n; j++) mask |= sbs_differ(&rows[i], &rows[j]);
+  }
   fputs("\nside by side:\n"
         "  strategy  GPUs  batch/GPU   iteration ms     samples/s  vs single  "
-        "GPU 0 GiB  other GiB\n", fp);
+        "GPU 0 GiB  other GiB", fp);
+  /* a sweep of the world size: each row's scaling efficiency (sweep.h) */
+  if (scaling) fputs("  scaling", fp);
+  if (mask) fputs("  options", fp);
+  fputc('\n', fp);
   for (int32_t i = 0; i < n; i++) {
     const struct ds_summary *r = &rows[i];
-    fprintf(fp, "  %-8s  %4d  %9lld  %13.3f  %12.1f  %8.3fx  %9.3f  %9.3f\n", r->strategy,
+    fprintf(fp, "  %-8s  %4d  %9lld  %13.3f  %12.1f  %8.3fx  %9.3f  %9.3f", r->strategy,
             r->world_size, (long long)r->batch_per_gpu, r->iter_ms, r->samples_per_s,
             r->speedup_vs_single, r->peak_mem_gib_gpu0, r->peak_mem_gib_other);
+    if (scaling && isnan(r->scaling_efficiency_pct)) fputs("        -", fp);
+    else if (scaling) fprintf(fp, "  %6.1f%%", r->scaling_efficiency_pct);
+    if (mask) { /* a row's own strategy's varying options; none: "-" */
+      int own = 0;
+      for (int32_t j = 0; j < n; j++) own |= sbs_differ(r, &rows[j]);
+      if (own) sbs_options(fp, r, own);
+      else fputs("  -", fp);
+    }
+    fputc('\n', fp);
   }
 }
 
@@ -757,6 +830,30 @@ static void print_rates(FILE *fp, const struct ds_summary *rows, int32_t n) {
   print_described(fp, describe_kernel_models, &models);
 }
 
+/* Whether two optional strings say the same (NULL as ""). */
+static int same_text(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : "") == 0; }
+
+/* The all-reduce's line, after `indent`: NCCL's model when it chooses
+ * (auto) or runs a protocol (nvls/auto); the other names are the plain
+ * algorithms, the ring's without a line; none (one rank) runs nothing. */
+static void print_allreduce(FILE *fp, const struct ds_summary *r, const char *indent) {
+  if (!r->coll_algo) return;
+  if (strcmp(r->coll_algo, "auto") == 0 || strchr(r->coll_algo, '/') != NULL) {
+    fprintf(fp, "%sall-reduce %s: NCCL's channels and protocols (cost model %s%s; "
+                "docs/collectives.md)\n", indent, r->coll_algo, ds_nccl_constants_version(),
+            r->nccl_extra && strcmp(r->nccl_extra, "none") == 0
+                ? ", without the mechanisms it leaves out: --nccl-extra none" : "");
+    if (r->ll128_default_off)
+      fprintf(fp, "%s  LL128 off: NCCL enables it by default only over NVLink inside a node "
+                  "(--proto LL128 forces it, as NCCL_PROTO=LL128)\n", indent);
+  } else if (strcmp(r->coll_algo, "none") == 0)
+    /* run_setup.c: NCCL's one-rank in-place all-reduce launches nothing */
+    fprintf(fp, "%sall-reduce none: one rank, no collective runs\n", indent);
+  else if (strcmp(r->coll_algo, "ring") != 0)
+    fprintf(fp, "%sall-reduce %s: the plain algorithm on the links' own bandwidth and "
+                "latency, not NCCL's (docs/collectives.md)\n", indent, r->coll_algo);
+}
+
 static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
   int ddp_only = 1;
   for (int32_t i = 0; i < n; i++) ddp_only &= is_ddp(&rows[i]);
@@ -778,7 +875,7 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
    * chunks or hook names them on every block (the header line shows the
    * first configuration's). */
   int vary_world = 0, vary_batch = 0, vary_sync = 0, vary_chunks = 0, vary_hook = 0;
-  int vary_straggler = 0, vary_jitter = 0;
+  int vary_straggler = 0, vary_jitter = 0, vary_algo = 0;
   for (int32_t i = 1; i < n; i++) {
     vary_world |= rows[i].world_size != rows[0].world_size;
     vary_batch |= rows[i].batch_per_gpu != rows[0].batch_per_gpu;
@@ -787,36 +884,35 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     vary_hook |= strcmp(rows[i].comm_hook, rows[0].comm_hook) != 0;
     vary_straggler |= rows[i].straggler_factor != rows[0].straggler_factor;
     vary_jitter |= rows[i].jitter_cv != rows[0].jitter_cv;
+    /* one rank runs no collective, more NCCL's model: then each block
+     * says its own */
+    vary_algo |= !same_text(rows[i].coll_algo, rows[0].coll_algo) ||
+                 !same_text(rows[i].nccl_extra, rows[0].nccl_extra);
+  }
+  int32_t least = rows[0].world_size, most = rows[0].world_size;
+  for (int32_t i = 1; i < n; i++) {
+    if (rows[i].world_size < least) least = rows[i].world_size;
+    if (rows[i].world_size > most) most = rows[i].world_size;
   }
   char model[DS_NAME_CAP], topology[DS_NAME_CAP], gpu[DS_NAME_CAP];
   for (int32_t i = 0; i < n; i++) {
     const struct ds_summary *r = &rows[i];
+    char ranks[32]; /* "8" or, for a sweep of the world size, "1 to 8" */
+    if (least == most) snprintf(ranks, sizeof ranks, "%d", least);
+    else snprintf(ranks, sizeof ranks, "%d to %d", least, most);
     if (i == 0)
       fprintf(fp,
-              "%s: %s on %s (%d x %s), batch %lld/GPU, %s, network %s, ring %s\n"
+              "%s: %s on %s (%s x %s), batch %lld/GPU, %s, network %s, ring %s\n"
               "iterations simulated: %d; reporting iteration %d "
               "(iteration 0: %.3f ms)\n",
               r->strategy, ds_textout_printable(r->model, model, sizeof model),
-              ds_textout_printable(r->topology, topology, sizeof topology), r->world_size,
+              ds_textout_printable(r->topology, topology, sizeof topology), ranks,
               ds_textout_printable(r->gpu, gpu, sizeof gpu),
               (long long)r->batch_per_gpu, precision_name(r), r->net_model,
               strcmp(r->coll_model, "flow") == 0 ? "per flow" : "aggregated",
               r->iters,
               r->reported_iter, r->first_iter_ms);
-    /* NCCL's when it chooses (auto) or runs a protocol (nvls/auto); the
-     * other names are the plain algorithms, the ring's without a line */
-    if (i == 0 && r->coll_algo &&
-        (strcmp(r->coll_algo, "auto") == 0 || strchr(r->coll_algo, '/') != NULL)) {
-      fprintf(fp, "all-reduce %s: NCCL's channels and protocols (cost model %s%s; "
-                  "docs/collectives.md)\n", r->coll_algo, ds_nccl_constants_version(),
-              r->nccl_extra && strcmp(r->nccl_extra, "none") == 0
-                  ? ", without the mechanisms it leaves out: --nccl-extra none" : "");
-      if (r->ll128_default_off)
-        fprintf(fp, "  LL128 off: NCCL enables it by default only over NVLink inside a node "
-                    "(--proto LL128 forces it, as NCCL_PROTO=LL128)\n");
-    } else if (i == 0 && r->coll_algo && strcmp(r->coll_algo, "ring") != 0)
-      fprintf(fp, "all-reduce %s: the plain algorithm on the links' own bandwidth and "
-                  "latency, not NCCL's (docs/collectives.md)\n", r->coll_algo);
+    if (i == 0 && !vary_algo) print_allreduce(fp, r, "");
     if (i == 0) print_flags(fp, r);
     if (i == 0) print_rates(fp, rows, n);
     fputc('\n', fp);
@@ -830,6 +926,8 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     print_stragglers_text(fp, r, ", ");
     fprintf(fp, "bucket cap %g MiB (first bucket %g MiB)\n", r->bucket_mb,
             r->first_bucket_mb);
+    if (vary_algo) print_allreduce(fp, r, "  ");
+    print_uneven_note(fp, r);
     fprintf(fp, "  iteration      %10.3f ms\n", r->iter_ms);
     if (r->has_quantiles)
       fprintf(fp, "    p50/p95/p99  %10.3f / %.3f / %.3f ms  (%d samples, jitter CV %g)\n",
@@ -844,6 +942,10 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     fprintf(fp, "    overlap      %10.1f %%\n", r->overlap_pct);
     print_gpu_time(fp, r);
     print_buckets(fp, r);
+    /* a sweep that changes the work of an iteration is ranked per sample:
+     * each block's throughput (as the strategies' blocks print it) */
+    if (vary_world || vary_batch || vary_sync)
+      fprintf(fp, "  throughput     %10.1f samples/s\n", r->samples_per_s);
     print_memory(fp, r);
   }
 }

@@ -104,6 +104,10 @@ struct ds_summary {
   /* NCCL's model runs with LL128 off as NCCL's default leaves it where the
    * rings cross PCIe inside a node (no --proto set naming it): the text says so */
   int ll128_default_off;
+  /* ddp's ranks filling two or more nodes unevenly, each node's count
+   * ("8 + 4"; ds_ring_nodes_uneven): the ring's bandwidth is a fallback's
+   * (text: a note); "" otherwise */
+  char uneven_nodes[48];
   uint64_t seed;          /* --seed: the first sample's (the timing fields') */
   /* --straggler's ranks and factors that exist in this row's world */
   int32_t n_stragglers;
@@ -218,6 +222,11 @@ int32_t ds_summary_micro_steps(const struct ds_summary *s);
 /* 1 when that peak fits the GPU's memory (the csv and json column
  * fits_memory; the text output warns after the table). */
 int ds_report_fits_memory(const struct ds_summary *s);
+
+/* The part of the iteration rank 0 is idle, waiting on other ranks:
+ * iter_ms less gpu_busy_ms, exposed_comm_ms and host_exposed_ms
+ * (analysis/metrics.h's "rest"), 0 where rounding makes it negative. */
+double ds_report_waiting_ms(const struct ds_summary *r);
 
 /* The closing table of a run of several strategies: one line per row with
  * iteration time, samples/s, speedup over single and GPU 0 / other memory. */

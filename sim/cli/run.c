@@ -260,12 +260,7 @@ static ds_status run_all(const struct ds_options *o, FILE *out, struct ds_run_tr
     DS_CHECK_GOTO(ds_host_range_fill(o, run_host_range, &ld, host_from_calib, rows, n, err), st,
                   done);
   }
-  int32_t worst_mem = 0;
-  for (int64_t i = 0; i < n; i++) {
-    sums[i] = rows[i].sum;
-    if (ds_report_peak_mem_gib(&sums[i]) > ds_report_peak_mem_gib(&sums[worst_mem]))
-      worst_mem = (int32_t)i;
-  }
+  for (int64_t i = 0; i < n; i++) sums[i] = rows[i].sum;
   DS_CHECK_GOTO(ds_sweep_fill_scaling(o, sums, (int32_t)n, err), st, done);
   /* The plot is written before the report, so a failed plot prints none. */
   if (o->plot)
@@ -285,14 +280,12 @@ static ds_status run_all(const struct ds_options *o, FILE *out, struct ds_run_tr
     ds_sweep_print_best(out, o, sums, (int32_t)n);
   if (o->measured && o->format == DS_FORMAT_TEXT)
     DS_CHECK_GOTO(ds_measured_report(out, o, sums, (int32_t)n, &meas, err), st, done);
-  double mem = ds_report_peak_mem_gib(&sums[worst_mem]) * DS_UNITS_GIB;
-  if (mem > ld.topo->gpu.mem_bytes && o->format == DS_FORMAT_TEXT) {
+  if (o->format == DS_FORMAT_TEXT) {
     char gpu[sizeof ld.topo->gpu.name];
     /* GiB against GiB: the table's mem is the device's capacity in bytes
      * (nvidia-smi's MiB), the peak an allocation count in bytes */
-    fprintf(out, "\nwarning: %.2f GiB per GPU exceeds the %s's %.2f GiB of memory\n",
-            mem / DS_UNITS_GIB, ds_textout_printable(ld.topo->gpu.name, gpu, sizeof gpu),
-            ld.topo->gpu.mem_bytes / DS_UNITS_GIB);
+    ds_sweep_print_memory_warnings(out, o, sums, (int32_t)n,
+                                   ds_textout_printable(ld.topo->gpu.name, gpu, sizeof gpu));
   }
   st = DS_OK;
 done:

@@ -11,6 +11,7 @@
 
 #include "base/textout.h"
 #include "sim/cli/proto_flag.h"
+#include "sim/coll/ring_rails.h"
 #include "sim/train/comm_hook.h"
 #include "sim/train/kernel_models.h"
 #include "sim/train/rates.h"
@@ -85,6 +86,11 @@ void ds__run_fill_provenance(const struct config_run *c, struct ds_summary *s) {
   s->calib_gpu_fit = c->topo->compute.calib_gpu_fit;
   s->nccl_extra = c->use_nccl && o->nccl_extra ? "measured" : "none";
   s->ll128_default_off = c->use_nccl && !o->proto.named && c->nccl.ll128_off_by_default;
+  s->uneven_nodes[0] = '\0';
+  /* out of memory here only loses the note (ds_ring_nodes_uneven: -1) */
+  if (o->strategy_id == DS_STRATEGY_DDP && c->world > 1 && c->ring.gpus)
+    (void)ds_ring_nodes_uneven(c->topo, c->ring.gpus, c->world, s->uneven_nodes,
+                               sizeof s->uneven_nodes);
   s->opt_ring_chunks = o->ring_chunks;
   s->seed = o->seed;
   s->n_stragglers = 0;
@@ -305,7 +311,7 @@ ds_status ds__run_configure(struct config_run *c, const struct loaded *ld,
            ds_options_first_bucket_mb(o, o->bucket_mb[0]),
            o->iters, o->net_mode == DS_NET_MAXMIN ? "maxmin" : "alpha-beta",
            c->coll_model == DS_COLL_FLOW ? "flow" : "aggregate", o->ring_chunks,
-           c->coll_algo, o->nccl_extra ? "measured" : "none", c->ddp_options,
+           c->coll_algo, c->use_nccl && o->nccl_extra ? "measured" : "none", c->ddp_options,
            o->calib ? o->calib : "none");
   if (o->channels_last) ds_textout_append(c->inputs, sizeof c->inputs, &used, " channels_last=1");
   if (ds_options_given(o, "--optimizer"))

@@ -286,13 +286,18 @@ int ds_sweep_per_sample(enum ds_sweep_var var) {
   return var == DS_VAR_WORLD_SIZE || var == DS_VAR_BATCH || var == DS_VAR_NO_SYNC;
 }
 
+/* A configuration whose peak memory does not fit in the GPU's cannot run:
+ * it is never called best (nor slowest), however fast its simulation. */
+static int fits(const struct ds_summary *r) { return ds_report_fits_memory(r); }
+
 int32_t ds_sweep_best_row(const struct ds_options *o, const struct ds_summary *rows,
                           int32_t n) {
   int by_iter = ds_sweep_single_var(o) == DS_VAR_BUCKET_MB;
-  int32_t best = 0;
-  for (int32_t i = 1; i < n; i++)
-    if (by_iter ? ds_sweep_rank_ms(&rows[i]) < ds_sweep_rank_ms(&rows[best])
-                : ms_per_sample(&rows[i]) < ms_per_sample(&rows[best]))
+  int32_t best = -1;
+  for (int32_t i = 0; i < n; i++)
+    if (fits(&rows[i]) &&
+        (best < 0 || (by_iter ? ds_sweep_rank_ms(&rows[i]) < ds_sweep_rank_ms(&rows[best])
+                              : ms_per_sample(&rows[i]) < ms_per_sample(&rows[best]))))
       best = i;
   return best;
 }
@@ -323,6 +328,7 @@ void ds_sweep_points(const struct ds_options *o, const struct ds_summary *rows, 
     out[i].x = ds_options_var_value(&c, var);
     out[i].iter_ms = ds_sweep_rank_ms(&rows[i]);
     out[i].exposed_comm_ms = rows[i].exposed_comm_ms;
+    out[i].over_memory = !fits(&rows[i]);
     ds_options_var_text(&c, var, out[i].label, sizeof out[i].label);
   }
 }
@@ -409,34 +415,114 @@ static void print_scaling(FILE *out, const struct ds_summary *rows, int32_t n) {
   fputc('\n', out);
 }
 
+/* " (K of N configurations fit in the GPU's memory; the others are not
+ * ranked)" when some do not fit, else "". */
+static const char *fit_note(const struct ds_summary *rows, int32_t n, char *buf, size_t cap) {
+  int32_t k = 0;
+  for (int32_t i = 0; i < n; i++) k += fits(&rows[i]);
+  if (k == n) return "";
+  snprintf(buf, cap, "; %d of %d configurations fit in the GPU's memory, the others are not "
+           "ranked", k, n);
+  return buf;
+}
+
+/* The same with other options swept too: each row's over the smallest
+ * world size's among the rows of its other values, written whole. */
+static void print_scaling_each(FILE *out, const struct ds_options *o,
+                               const struct ds_summary *rows, int32_t n) {
+  int32_t least = rows[0].world_size;
+  for (int32_t i = 1; i < n; i++)
+    if (rows[i].world_size < least) least = rows[i].world_size;
+  const char *sep = "";
+  for (int32_t i = 0; i < n; i++) {
+    if (rows[i].world_size == least || !rows[i].has_scaling ||
+        isnan(rows[i].scaling_efficiency_pct))
+      continue;
+    if (!*sep)
+      fprintf(out, "scaling efficiency (samples/s per rank over world-size=%d's with the same "
+              "other options):", least);
+    fputs(*sep ? ", " : " ", out);
+    print_config(out, o, i);
+    fprintf(out, ": %.1f%%", rows[i].scaling_efficiency_pct);
+    sep = ",";
+  }
+  if (*sep) fputc('\n', out);
+}
+
+/* The scaling line of a sweep of the world size, alone or with others. */
+static void print_any_scaling(FILE *out, const struct ds_options *o,
+                              const struct ds_summary *rows, int32_t n) {
+  if (ds_sweep_single_var(o) == DS_VAR_WORLD_SIZE) print_scaling(out, rows, n);
+  else if (o->sweep[DS_VAR_WORLD_SIZE].n > 1) print_scaling_each(out, o, rows, n);
+}
+
 void ds_sweep_print_best(FILE *out, const struct ds_options *o,
                          const struct ds_summary *rows, int32_t n) {
   if (n < 2) return;
-  char note[48];
-  if (ds_sweep_single_var(o) == DS_VAR_BUCKET_MB) {
-    int32_t best = ds_sweep_best_row(o, rows, n), worst = 0;
-    for (int32_t i = 1; i < n; i++)
-      if (ds_sweep_rank_ms(&rows[i]) > ds_sweep_rank_ms(&rows[worst])) worst = i;
-    double fast = ds_sweep_rank_ms(&rows[best]), slow = ds_sweep_rank_ms(&rows[worst]);
-    fprintf(out, "\nbest bucket cap: %g MiB (%.3f ms per iteration, %.1f%% faster than "
-            "the slowest, %g MiB at %.3f ms)%s\n",
-            rows[best].bucket_mb, fast, slow > 0 ? 100.0 * (slow - fast) / slow : 0.0,
-            rows[worst].bucket_mb, slow, median_note(&rows[0], note, sizeof note));
+  char note[48], fit[128];
+  int32_t best = ds_sweep_best_row(o, rows, n);
+  if (best < 0) {
+    fprintf(out, "\nbest configuration: none; not one of the %d configurations fits in the "
+            "GPU's memory\n", n);
+    print_any_scaling(out, o, rows, n);
     return;
   }
-  int32_t best = ds_sweep_best_row(o, rows, n), worst = 0, flat = 0;
-  for (int32_t i = 1; i < n; i++)
-    if (ms_per_sample(&rows[i]) > ms_per_sample(&rows[worst])) worst = i;
+  int32_t worst = best, flat = 0, ranked = 0;
+  if (ds_sweep_single_var(o) == DS_VAR_BUCKET_MB) {
+    for (int32_t i = 0; i < n; i++)
+      if (fits(&rows[i]) && ds_sweep_rank_ms(&rows[i]) > ds_sweep_rank_ms(&rows[worst]))
+        worst = i;
+    double fast = ds_sweep_rank_ms(&rows[best]), slow = ds_sweep_rank_ms(&rows[worst]);
+    for (int32_t i = 0; i < n; i++) {
+      ranked += fits(&rows[i]);
+      flat += fits(&rows[i]) && ds_sweep_rank_ms(&rows[i]) <= fast * 1.01;
+    }
+    /* the cut in iteration time, not a ratio of speeds */
+    fprintf(out, "\nbest bucket cap: %g MiB (%.3f ms per iteration, %.1f%% less time than "
+            "the slowest, %g MiB at %.3f ms); within 1%% of the best: %d of %d caps "
+            "(flatness)%s%s\n",
+            rows[best].bucket_mb, fast, slow > 0 ? 100.0 * (slow - fast) / slow : 0.0,
+            rows[worst].bucket_mb, slow, flat, ranked, fit_note(rows, n, fit, sizeof fit),
+            median_note(&rows[0], note, sizeof note));
+    return;
+  }
+  for (int32_t i = 0; i < n; i++)
+    if (fits(&rows[i]) && ms_per_sample(&rows[i]) > ms_per_sample(&rows[worst])) worst = i;
   double b = ms_per_sample(&rows[best]), w = ms_per_sample(&rows[worst]);
-  for (int32_t i = 0; i < n; i++) flat += ms_per_sample(&rows[i]) <= b * 1.01;
+  for (int32_t i = 0; i < n; i++) {
+    ranked += fits(&rows[i]);
+    flat += fits(&rows[i]) && ms_per_sample(&rows[i]) <= b * 1.01;
+  }
   /* the configurations written whole, however many options are swept */
   fputs("\nbest configuration: ", out);
   print_config(out, o, best);
-  fprintf(out, " (%.3f ms per iteration, %.1f samples/s, %.1f%% faster per sample than the "
+  /* throughput over throughput: time per sample w / b */
+  fprintf(out, " (%.3f ms per iteration, %.1f samples/s, %.2fx the samples/s of the "
           "slowest, ", ds_sweep_rank_ms(&rows[best]), b > 0 ? 1000.0 / b : 0.0,
-          w > 0 ? 100.0 * (w - b) / w : 0.0);
+          b > 0 ? w / b : 0.0);
   print_config(out, o, worst);
-  fprintf(out, " at %.3f ms); within 1%% of the best: %d of %d configurations (flatness)%s\n",
-          ds_sweep_rank_ms(&rows[worst]), flat, n, median_note(&rows[0], note, sizeof note));
-  if (ds_sweep_single_var(o) == DS_VAR_WORLD_SIZE) print_scaling(out, rows, n);
+  fprintf(out, " at %.3f ms); within 1%% of the best: %d of %d configurations (flatness)%s%s\n",
+          ds_sweep_rank_ms(&rows[worst]), flat, ranked, fit_note(rows, n, fit, sizeof fit),
+          median_note(&rows[0], note, sizeof note));
+  print_any_scaling(out, o, rows, n);
+}
+
+void ds_sweep_print_memory_warnings(FILE *out, const struct ds_options *o,
+                                    const struct ds_summary *rows, int32_t n,
+                                    const char *gpu) {
+  int first = 1; /* the warnings as one block after a blank line */
+  for (int32_t i = 0; i < n; i++) {
+    if (fits(&rows[i])) continue;
+    fputs(first ? "\nwarning: " : "warning: ", out);
+    first = 0;
+    if (n > 1) { /* several strategies: the row's first, then what it sweeps */
+      int swept = 0;
+      for (int k = 0; k < DS_VAR_COUNT; k++) swept |= o->sweep[k].n > 1;
+      if (o->n_strategies > 1) fprintf(out, "%s%s", rows[i].strategy, swept ? " " : "");
+      print_config(out, o, i);
+      fputs(": ", out);
+    }
+    fprintf(out, "%.2f GiB per GPU exceeds the %s's %.2f GiB of memory\n",
+            ds_report_peak_mem_gib(&rows[i]), gpu, rows[i].gpu_mem_gib);
+  }
 }

@@ -70,6 +70,7 @@ struct ds_sweep_point {
   double iter_ms;
   double exposed_comm_ms;
   char label[24];         /* the value as text ("25", "powersgd:4") */
+  int over_memory;        /* its peak memory exceeds the GPU's: never the best */
 };
 
 /* The points of rows[0 .. n), configuration i's for row i, along the one
@@ -83,14 +84,15 @@ void ds_sweep_points(const struct ds_options *o, const struct ds_summary *rows, 
  * per sample when only var varies. */
 int ds_sweep_per_sample(enum ds_sweep_var var);
 
-/* The row the closing line calls best (least iteration time for a bucket
- * sweep, least time per sample otherwise). */
 /* The iteration time a sweep ranks, plots and compares by: with --samples
  * N > 1 the median over the seeds (iter_p50_ms), not the first seed's noisy
  * one (iter_ms); and the throughput at that time. */
 double ds_sweep_rank_ms(const struct ds_summary *r);
 double ds_sweep_rank_samples_per_s(const struct ds_summary *r);
 
+/* The row the closing line calls best (least iteration time for a bucket
+ * sweep, least time per sample otherwise) among the rows whose peak memory
+ * fits in the GPU's (ds_report_fits_memory); -1 when none fits. */
 int32_t ds_sweep_best_row(const struct ds_options *o, const struct ds_summary *rows,
                           int32_t n);
 
@@ -107,11 +109,20 @@ ds_status ds_sweep_fill_scaling(const struct ds_options *o, struct ds_summary *r
 
 /* The text closing line of a sweep of n > 1 rows: for a sweep of the
  * bucket cap alone, the best cap; otherwise the best configuration by time
- * per sample and how many lie within 1% of it, and for a sweep of the
+ * per sample; how many lie within 1% of it; only rows that fit in the
+ * GPU's memory ranked (none best when none fits); and for a sweep of the
  * world size alone each size's scaling efficiency over the smallest's
  * (ds_sweep_fill_scaling's, which must have filled rows). */
 void ds_sweep_print_best(FILE *out, const struct ds_options *o,
                          const struct ds_summary *rows, int32_t n);
+
+/* One warning per row whose peak memory exceeds the GPU's ("warning:
+ * batch=1024: 82.33 GiB per GPU exceeds the A100-SXM4-80GB's 80.00 GiB of
+ * memory"), naming its configuration when there are several; gpu is the
+ * GPU's printable name. */
+void ds_sweep_print_memory_warnings(FILE *out, const struct ds_options *o,
+                                    const struct ds_summary *rows, int32_t n,
+                                    const char *gpu);
 
 #ifdef __cplusplus
 }

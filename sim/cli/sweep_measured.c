@@ -188,10 +188,18 @@ ds_status ds_measured_compare(const struct ds_sweep_point *pred, int32_t n_pred,
   cmp->pred_best_measured = -1;
   cmp->e = calloc((size_t)(m->n > 0 ? m->n : 1), sizeof *cmp->e);
   if (!cmp->e) return ds_err_set(err, DS_ENOMEM, "--measured: out of memory");
-  for (int32_t i = 1; i < n_pred; i++)
-    if (cost(per_sample, pred[i].x, pred[i].iter_ms) <
-        cost(per_sample, pred[cmp->pred_best].x, pred[cmp->pred_best].iter_ms))
+  /* the predicted optimum among the points that fit in memory, as the
+   * closing line's best (sweep.h); over all when none fits */
+  int any_fit = 0;
+  for (int32_t i = 0; i < n_pred; i++) any_fit |= !pred[i].over_memory;
+  cmp->pred_best = -1;
+  for (int32_t i = 0; i < n_pred; i++)
+    if ((!any_fit || !pred[i].over_memory) &&
+        (cmp->pred_best < 0 || cost(per_sample, pred[i].x, pred[i].iter_ms) <
+                                   cost(per_sample, pred[cmp->pred_best].x,
+                                        pred[cmp->pred_best].iter_ms)))
       cmp->pred_best = i;
+  if (cmp->pred_best < 0) cmp->pred_best = 0;
   /* The measured best is over every measured point, those outside the
    * predicted range too (the measurements may favour a value the sweep did
    * not reach: the optima then differ); the prediction's pick is over the

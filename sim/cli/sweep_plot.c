@@ -39,13 +39,26 @@ static int is_integer_var(enum ds_sweep_var v) {
 int ds_sweep_plot_log_x(enum ds_sweep_var var, int log_spaced, const struct ds_sweep_point *pts,
                         int32_t n) {
   if (var == DS_VAR_COMM_HOOK || n < 2) return 0;
-  if (log_spaced) return 1;
   double lo = pts[0].x, hi = pts[0].x;
   for (int32_t i = 1; i < n; i++) {
     lo = fmin(lo, pts[i].x);
     hi = fmax(hi, pts[i].x);
   }
+  /* an integer option up to 8 (world sizes 1, 2, 4, 8) stays linear, even
+   * from a logN range: on a log axis linear scaling looks super-linear */
+  if (is_integer_var(var) && hi <= 8) return 0;
+  if (log_spaced) return 1;
   return lo > 0 && hi >= 8 * lo;
+}
+
+int ds_sweep_plot_zoom_y(enum ds_sweep_var var, const struct ds_sweep_point *pts, int32_t n) {
+  if (ds_sweep_per_sample(var) || n < 2) return 0;
+  double lo = pts[0].iter_ms, hi = pts[0].iter_ms;
+  for (int32_t i = 1; i < n; i++) {
+    lo = fmin(lo, pts[i].iter_ms);
+    hi = fmax(hi, pts[i].iter_ms);
+  }
+  return hi > 0 && hi - lo < 0.1 * hi;
 }
 
 static ds_status write_data(const char *path, const struct ds_sweep_point *pts,
@@ -58,7 +71,8 @@ static ds_status write_data(const char *path, const struct ds_sweep_point *pts,
   for (int32_t i = 0; i < n; i++)
     fprintf(fp, "%.9g %.6f %.6f %.3f \"%s\"\n", pts[i].x, pts[i].iter_ms,
             pts[i].exposed_comm_ms, ds_sweep_rank_samples_per_s(&rows[i]), pts[i].label);
-  fprintf(fp, "\n\n%.9g %.6f\n", pts[best].x, pts[best].iter_ms);
+  /* none fits in memory: row 0 keeps the blocks' numbering, not drawn */
+  fprintf(fp, "\n\n%.9g %.6f\n", pts[best >= 0 ? best : 0].x, pts[best >= 0 ? best : 0].iter_ms);
   if (m) {
     fputs("\n\n", fp);
     for (int32_t k = 0; k < m->n; k++) {
@@ -83,7 +97,7 @@ struct script_ctx {
 
 static void write_script(FILE *gp, const char *term, const char *out,
                          const struct script_ctx *x) {
-  const struct ds_summary *b = &x->rows[x->best];
+  const struct ds_summary *b = &x->rows[x->best >= 0 ? x->best : 0];
   enum ds_sweep_var var = x->var;
   int log_x = ds_sweep_plot_log_x(var, x->o->sweep[var].log_spaced, x->pts, x->n);
   int hooks = var == DS_VAR_COMM_HOOK, y2 = ds_sweep_per_sample(var);
@@ -93,15 +107,26 @@ static void write_script(FILE *gp, const char *term, const char *out,
   char title[512], mark[256];
   fprintf(gp, "set terminal %s size 1000,600 noenhanced font ',11'\nset output ", term);
   ds_gnuplot_string(gp, out);
-  snprintf(title, sizeof title, "ddpsim: %s %s on %s, %s sweep%s", b->strategy, b->model,
-           b->topology, ds_options_var_flag(var), x->m ? ", predicted and measured" : "");
+  snprintf(title, sizeof title, "ddpsim: %s %s on %s, %s sweep%s%s", b->strategy, b->model,
+           b->topology, ds_options_var_flag(var), x->m ? ", predicted and measured" : "",
+           x->best < 0 ? " (none fits in the GPU's memory)" : "");
   fputs("\nset title ", gp);
   ds_gnuplot_string(gp, title);
   fputs("\nset xlabel ", gp);
   ds_gnuplot_string(gp, var_label[var]);
-  /* more than three curves: the key goes below, off the data */
-  fprintf(gp, "\nset ylabel 'ms'\nset grid\nset key %s\nset yrange [0:*]\n"
-              "set datafile missing '-'\n", x->m || y2 ? "below horizontal" : "top left");
+  /* the key below, off the data, whatever the curves */
+  fputs("\nset grid\nset key below horizontal\nset datafile missing '-'\n", gp);
+  /* iteration times within a tenth of each other: the axis from 0 would
+   * flatten the curve (BERT-base's caps differ by 0.6 %), so it spans the
+   * times, its label says so, and exposed communication (near 0) moves to
+   * the right axis, which holds no throughput in such a sweep */
+  int zoom = ds_sweep_plot_zoom_y(var, x->pts, x->n);
+  if (zoom)
+    fputs("set ylabel 'iteration (ms; axis not from 0)'\nset yrange [*:*]\n"
+          "set y2label 'exposed communication (ms, from 0)'\nset y2tics\n"
+          "set y2range [0:*]\nset ytics nomirror\n", gp);
+  else fputs("set ylabel 'ms'\nset yrange [0:*]\n", gp);
+  const char *exposed_axes = zoom ? " axes x1y2" : "";
   if (hooks) fputs("set xrange [-0.5:*]\nset offsets 0, 0.5, 0, 0\n", gp);
   else fputs("set autoscale xfix\nset offsets graph 0.02, graph 0.02, 0, 0\n", gp);
   if (log_x) fputs("set logscale x\n", gp);
@@ -113,26 +138,29 @@ static void write_script(FILE *gp, const char *term, const char *out,
   }
   if (y2) fputs("set y2label 'samples/s'\nset y2tics\nset y2range [0:*]\nset ytics nomirror\n",
                 gp);
-  snprintf(mark, sizeof mark, "best: %s%s, %.3f ms per iteration%s", x->pts[x->best].label,
+  snprintf(mark, sizeof mark, "best: %s%s, %.3f ms per iteration%s",
+           x->pts[x->best >= 0 ? x->best : 0].label,
            var == DS_VAR_BUCKET_MB || var == DS_VAR_FIRST_BUCKET_MB ? " MiB" : "",
            ds_sweep_rank_ms(b), y2 ? " (least time per sample)" : "");
   const char *xcol = hooks ? "1:2:xtic(5)" : "1:2";
   fputs("plot ", gp);
   ds_gnuplot_string(gp, x->data);
   fprintf(gp, " index 0 using %s with linespoints lw 2 pt 7 title 'iteration', \\\n"
-              "  '' index 0 using 1:3 with linespoints lw 2 pt 5 title 'exposed communication'",
-          xcol);
+              "  '' index 0 using 1:3%s with linespoints lw 2 pt 5 title 'exposed communication%s'",
+          xcol, exposed_axes, zoom ? " (right axis)" : "");
   if (y2)
     fputs(", \\\n  '' index 0 using 1:4 axes x1y2 with linespoints lw 1 dt 2 pt 4 "
           "title 'throughput (samples/s, right axis)'", gp);
-  fputs(", \\\n  '' index 1 using 1:2 with points pt 6 ps 3 lw 2 lc rgb 'black' title ", gp);
-  ds_gnuplot_string(gp, mark);
+  if (x->best >= 0) {
+    fputs(", \\\n  '' index 1 using 1:2 with points pt 6 ps 3 lw 2 lc rgb 'black' title ", gp);
+    ds_gnuplot_string(gp, mark);
+  }
   if (x->m) {
     fputs(", \\\n  '' index 2 using 1:2 with points pt 9 ps 2 lc rgb 'dark-red' "
           "title 'measured iteration'", gp);
     if (x->m->has_exposed)
-      fputs(", \\\n  '' index 2 using 1:3 with points pt 11 ps 2 lc rgb 'dark-green' "
-            "title 'measured exposed communication'", gp);
+      fprintf(gp, ", \\\n  '' index 2 using 1:3%s with points pt 11 ps 2 lc rgb 'dark-green' "
+              "title 'measured exposed communication'", exposed_axes);
   }
   fputc('\n', gp);
 }

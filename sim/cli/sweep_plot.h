@@ -23,9 +23,17 @@ extern "C" {
 /* Whether the plot of pts[0 .. n) along var uses a log x axis: when the
  * values came from an A:B:logN range (log_spaced), or when all are > 0
  * and the largest is at least 8 times the smallest; never for
- * --comm-hook, whose axis is the hooks' names in the order given. */
+ * --comm-hook, whose axis is the hooks' names in the order given, nor for
+ * an integer option whose values are all at most 8 (1, 2, 4, 8 ranks). */
 int ds_sweep_plot_log_x(enum ds_sweep_var var, int log_spaced, const struct ds_sweep_point *pts,
                         int32_t n);
+
+/* Whether the plot's iteration axis spans the predicted times rather than
+ * starting at 0: when they lie within a tenth of the largest (the axis
+ * label then says "not from 0" and exposed communication goes to the right
+ * axis), never in a sweep drawn with its throughput on the right axis
+ * (ds_sweep_per_sample). */
+int ds_sweep_plot_zoom_y(enum ds_sweep_var var, const struct ds_sweep_point *pts, int32_t n);
 
 /* Draws rows[0 .. n) (configuration i's in row i) of o's one swept option
  * into o->plot with gnuplot ($DDPSIM_GNUPLOT or the first on PATH), and

@@ -18,6 +18,7 @@
 #include "sim/net/events.h"
 #include "base/lookup.h"
 #include "sim/coll/nccl_model.h"
+#include "sim/coll/ring_rails.h"
 #include "sim/net/net.h"
 #include "sim/cli/options.h"
 #include "sim/cli/proto_flag.h"
@@ -116,6 +117,7 @@ struct plan {
   struct ds_nccl_model m;
   struct ds_nccl_p2p p2p;    /* alltoall, sendrecv */
   char fallback[1200];       /* why auto runs the plain ring; "" if it does not */
+  char uneven[48];           /* ranks per node when they fill nodes unevenly: "8 + 4" */
 };
 
 /* What ran: "flow" or "aggregate". Only the ring kinds and, of the
@@ -145,6 +147,11 @@ static void print_text_header(FILE *out, const struct ds_collbench_args *o,
   fputc(')', out);
   if (o->desc->rooted) fprintf(out, ", root %d", o->root);
   fputc('\n', out);
+  if (pl->uneven[0])
+    fprintf(out, "# note: %d ranks fill the nodes unevenly (%s): the model runs one ring in "
+            "rank order, crossing each node boundary through one NIC, where NCCL would still "
+            "spread its channels over the NICs; the bandwidth is likely too low "
+            "(docs/collectives.md, \"Across nodes\")\n", pl->n, pl->uneven);
   if (!pl->nccl) {
     fprintf(out, "# network %s, %s %s; simulated (NCCL protocols and channels not modelled)\n",
             net, o->desc->kind == DS_COLL_ALLREDUCE ? ds_ar_algo_name(o->ar_algo)
@@ -348,6 +355,16 @@ static ds_status sweep(const struct ds_collbench_args *o, struct ds_topo *topo,
   free(gpus);
   DS_CHECK(st);
   st = make_plan(o, topo, &ring, &pl, err);
+  /* the ring kinds' rails (ds_ring_plan_rails) need nodes filled alike:
+   * else a fallback, said beside the table (out of memory: no note) */
+  enum ds_coll_kind kind = o->desc->kind;
+  if (st == DS_OK && (kind == DS_COLL_ALLREDUCE || kind == DS_COLL_ALLGATHER ||
+                      kind == DS_COLL_REDUCESCATTER) &&
+      ds_ring_nodes_uneven(topo, ring.gpus, n, pl.uneven, sizeof pl.uneven) == 1 &&
+      o->format != DS_FORMAT_TEXT)
+    fprintf(stderr, "ddpsim collective: note: %d ranks fill the nodes unevenly (%s): one ring "
+            "in rank order through one NIC per node boundary, where NCCL would spread its "
+            "channels over the NICs (docs/collectives.md, \"Across nodes\")\n", n, pl.uneven);
   if (st != DS_OK) {
     ds_ring_release(&ring);
     return st;

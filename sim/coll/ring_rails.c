@@ -7,6 +7,7 @@
 #include "sim/coll/ring_rails.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,6 +64,23 @@ ds_status ds_ring_nodes_group(const struct ds_topo *t, const int32_t *gpus, int3
   if (g->l > 0)
     for (int32_t i = 0; i < n; i++) g->member[g->node_of[i] * g->l + g->local_of[i]] = i;
   return DS_OK;
+}
+
+int ds_ring_nodes_uneven(const struct ds_topo *t, const int32_t *gpus, int32_t n, char *buf,
+                         size_t cap) {
+  struct ds_ring_nodes g;
+  struct ds_err err;
+  if (cap > 0) buf[0] = '\0';
+  if (ds_ring_nodes_group(t, gpus, n, &g, &err) != DS_OK) return -1;
+  int uneven = g.m >= 2 && g.l == 0;
+  size_t used = 0;
+  for (int32_t j = 0; uneven && j < g.m && used < cap; j++) {
+    int k = snprintf(buf + used, cap - used, "%s%d", j ? " + " : "", g.count[j]);
+    if (k < 0) break;
+    used += (size_t)k;
+  }
+  ds_ring_nodes_release(&g);
+  return uneven;
 }
 
 void ds_ring_nodes_release(struct ds_ring_nodes *g) {

@@ -80,6 +80,16 @@ ds_status ds_ring_nodes_group(const struct ds_topo *topo, const int32_t *gpus, i
                               struct ds_ring_nodes *out, struct ds_err *err);
 void ds_ring_nodes_release(struct ds_ring_nodes *g);
 
+/* Whether the n GPUs span two or more nodes holding different numbers of
+ * them (12 ranks on two 8-GPU nodes: 8 + 4). Then no rails are planned
+ * (ds_ring_plan_rails): the ring runs in rank order and crosses each node
+ * boundary through one NIC, where NCCL would still spread its channels
+ * over the NICs, so the model's bandwidth is a fallback's. Writes each
+ * node's count ("8 + 4", cut to cap) into buf, "" when even; -1 out of
+ * memory. */
+int ds_ring_nodes_uneven(const struct ds_topo *t, const int32_t *gpus, int32_t n, char *buf,
+                         size_t cap);
+
 /* Scratch of ds_nearest_nic: a breadth-first queue and visit stamps, each
  * [topo->n_vertices]; seen zeroed and stamp 0 before the first search. */
 struct ds_nic_search {

@@ -966,6 +966,29 @@ Test(analyze, the_ddp_logger_metrics_time_the_buckets_not_the_buffers_broadcast)
   cr_assert(fabs(m.v[DS_METRIC_comm_ms] - 0.080) < EPS);
 }
 
+Test(analyze, no_communication_time_is_no_ddp_overlap) {
+  /* One rank: the backward kernel k [20, 100) us, buckets 0 and 1's
+   * all-reduces a0 at 50 and a1 at 90, each taking no time (NCCL's one-rank
+   * in-place all-reduce does nothing). The logger's span reads comm 40 us
+   * and overlap 50 (100 %), but nothing communicates: comm_ms 0, and the
+   * overlap 0 ms and 0 %, as overlap_pct (it read 100). */
+  static const struct ds_op ops[] = {
+      {.stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD, .name = "k", .bucket = -1},
+      {.stream = DS_STREAM_COMM, .kind = DS_OP_ALLREDUCE, .name = "a0", .bucket = 0},
+      {.stream = DS_STREAM_COMM, .kind = DS_OP_ALLREDUCE, .name = "a1", .bucket = 1},
+  };
+  struct ds_timed_op t[] = {{&ops[0], 20000, 100000}, {&ops[1], 50000, 50000},
+                            {&ops[2], 90000, 90000}};
+  struct ds_metrics m;
+  cr_assert_eq(ds_metrics_measure(t, 3, DS_METRICS_NO_PREVIOUS, &m), DS_OK);
+  cr_assert(fabs(m.v[DS_METRIC_comm_ms]) < EPS, "%g", m.v[DS_METRIC_comm_ms]);
+  cr_assert(fabs(m.v[DS_METRIC_ddp_bwd_comm_ms] - 0.040) < EPS, "%g",
+            m.v[DS_METRIC_ddp_bwd_comm_ms]);
+  cr_assert(fabs(m.v[DS_METRIC_ddp_overlap_ms]) < EPS, "%g", m.v[DS_METRIC_ddp_overlap_ms]);
+  cr_assert(fabs(m.v[DS_METRIC_ddp_overlap_pct]) < EPS, "%g", m.v[DS_METRIC_ddp_overlap_pct]);
+  cr_assert(fabs(m.v[DS_METRIC_overlap_pct]) < EPS);
+}
+
 Test(analyze, the_ddp_logger_times_the_synchronised_micro_step_and_not_a_servers_pushes) {
   /* Rank 0 under no_sync 2: forward f1 [0, 10) us, backward b1 [10, 30),
    * forward f2 [30, 40), backward b2 [40, 70) with bucket 0's all-reduce a

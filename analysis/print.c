@@ -173,8 +173,14 @@ static void text_dist(FILE *fp, const char *label, const struct ds_dist *d,
 }
 
 static void print_text(FILE *fp, const struct ds_compare *c, int per_op) {
-  fprintf(fp, "predicted  %s (%s): iteration %d\n", c->pred_path, c->pred->source,
+  fprintf(fp, "predicted  %s (%s): iteration %d", c->pred_path, c->pred->source,
           c->pred_iter);
+  if (c->iter_choice == DS_ITER_MEDIAN) { /* a measured first trace (compare.c) */
+    char note[128];
+    ds__compare_iter_note(c, note, sizeof note);
+    fprintf(fp, " (%s)", note);
+  }
+  fputc('\n', fp);
   fprintf(fp, "measured   %s (%s): %zu iteration%s (%d..%d), mean per op\n",
           c->meas_path, c->meas->source, c->n_meas_iters,
           c->n_meas_iters == 1 ? "" : "s", c->meas_iters[0],

@@ -631,6 +631,37 @@ Test(analyze_one, a_real_trace_reports_its_median_iteration) {
   ds_compare_free(c);
 }
 
+/* Two replays compared: the first trace's iteration is chosen by the rule
+ * it has alone (its median one, iteration 2 here), not its last (3, which
+ * it was), so `analyze A B` and `analyze A` describe the same iteration of
+ * A. A prediction first keeps its last. */
+Test(analyze_one, a_real_first_trace_of_two_gives_its_median_iteration_too) {
+  char a[128], b[128];
+  tmpname(a, sizeof a, "realA");
+  tmpname(b, sizeof b, "realB");
+  struct us_times t[] = {EXPOSED, HIDDEN, HALF, {0, 100, 85, 145}};
+  write_trace(a, "real", t, 4, 4096, 1);
+  write_trace(b, "real", t, 2, 4096, 1);
+  struct ds_compare *c = NULL, *alone = NULL;
+  struct ds_err err = {0};
+  struct ds_compare_options opt = {.pred_iter = -1, .skip_measured = -1};
+  cr_assert_eq(ds_compare_load(a, b, &opt, &c, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_compare_load_one(a, &opt, &alone, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(c->iter_choice, DS_ITER_MEDIAN);
+  cr_assert_eq(c->pred_iter, 2);
+  cr_assert_eq(c->pred_iter, alone->pred_iter);
+  cr_assert(fabs(ds_compare_metric(c, "iter_ms")->pred - 0.130) < EPS);
+  ds_compare_free(c);
+  ds_compare_free(alone);
+  write_trace(a, "sim", t, 4, 4096, 1);
+  cr_assert_eq(ds_compare_load(a, b, &opt, &c, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(c->iter_choice, DS_ITER_LAST);
+  cr_assert_eq(c->pred_iter, 3);
+  ds_compare_free(c);
+  unlink(a);
+  unlink(b);
+}
+
 Test(analyze_one, formats_print_its_values) {
   char p[128], args[512];
   tmpname(p, sizeof p, "fmt");

@@ -266,3 +266,24 @@ Test(model, op_fwd_bytes_is_read_and_absent_is_minus_one) {
   cr_assert_null(m);
   cr_assert(strstr(err.msg, "m.yaml:") && strstr(err.msg, "op_fwd_bytes"), "%s", err.msg);
 }
+
+/* tools/export_model.py checks its flags and the factory file before it
+ * imports torch (seconds, or missing: `make test` runs without it): a
+ * missing file is one line naming it, exit 2 (it was a FileNotFoundError
+ * traceback, exit 1, under torch; without torch the install message hid
+ * the typo). The other mistakes (no such function, a factory returning no
+ * model, the default 3x224x224 input not fitting the model) need torch
+ * and are checked by hand (tools/README.md). */
+Test(model, the_exporter_names_a_missing_factory_file_in_one_line) {
+  struct ds_test_result r =
+      ds_test_run("", "python3", "tools/export_model.py /nonexistent/m.py --name x");
+  cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+  cr_assert_str_eq(r.err, "export_model.py: /nonexistent/m.py: no such file (FACTORY is "
+                          "module:function or file.py[:function])\n");
+  cr_assert_str_eq(r.out, "");
+  ds_test_release(&r);
+  r = ds_test_run("", "python3", "tools/export_model.py /nonexistent/m.py:make --name x");
+  cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+  cr_assert(strstr(r.err, "/nonexistent/m.py: no such file"), "%s", r.err);
+  ds_test_release(&r);
+}

@@ -7,6 +7,7 @@
  */
 #include "analysis/metrics.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -176,15 +177,16 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
   if (comm_first <= comm_last) {
     int64_t span = comm_last - comm_first;
     v[DS_METRIC_ddp_bwd_comm_ms] = (double)span / DS_UNITS_NS_PER_MS;
-    /* without communication time (one rank: the all-reduces do nothing)
-     * there is nothing to overlap: 0, as overlap_pct (the logger's span
-     * between zero-length ops would read 100) */
-    if (bwd_first <= bwd_last && bwd_last > comm_first && c > 0) {
+    if (bwd_first <= bwd_last && bwd_last > comm_first) {
       int64_t ov = bwd_last - comm_first;
       v[DS_METRIC_ddp_overlap_ms] = (double)ov / DS_UNITS_NS_PER_MS;
       v[DS_METRIC_ddp_overlap_pct] =
           span > 0 ? 100.0 * (double)(ov < span ? ov : span) / (double)span : 0;
     }
+    /* without communication time (one rank: the all-reduces do nothing)
+     * the share of it hidden is undefined, not the 100 the logger's span
+     * between zero-length ops gives: n/a (docs/analysis.md) */
+    if (c == 0) v[DS_METRIC_ddp_overlap_pct] = NAN;
   }
   m->t0_ns = n ? t0 : 0;
   free(comm);

@@ -997,12 +997,13 @@ Test(analyze, the_ddp_logger_metrics_time_the_buckets_not_the_buffers_broadcast)
   cr_assert(fabs(m.v[DS_METRIC_comm_ms] - 0.080) < EPS);
 }
 
-Test(analyze, no_communication_time_is_no_ddp_overlap) {
+Test(analyze, no_communication_time_leaves_the_ddp_overlap_share_undefined) {
   /* One rank: the backward kernel k [20, 100) us, buckets 0 and 1's
    * all-reduces a0 at 50 and a1 at 90, each taking no time (NCCL's one-rank
-   * in-place all-reduce does nothing). The logger's span reads comm 40 us
-   * and overlap 50 (100 %), but nothing communicates: comm_ms 0, and the
-   * overlap 0 ms and 0 %, as overlap_pct (it read 100). */
+   * in-place all-reduce does nothing). The logger's times stay (comm span
+   * 40 us, overlap 100 - 50 = 50 us), but no communication time is there
+   * to hide: comm_ms 0 and ddp_overlap_pct undefined (NaN, printed n/a),
+   * where it read 100. */
   static const struct ds_op ops[] = {
       {.stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD, .name = "k", .bucket = -1},
       {.stream = DS_STREAM_COMM, .kind = DS_OP_ALLREDUCE, .name = "a0", .bucket = 0},
@@ -1015,9 +1016,30 @@ Test(analyze, no_communication_time_is_no_ddp_overlap) {
   cr_assert(fabs(m.v[DS_METRIC_comm_ms]) < EPS, "%g", m.v[DS_METRIC_comm_ms]);
   cr_assert(fabs(m.v[DS_METRIC_ddp_bwd_comm_ms] - 0.040) < EPS, "%g",
             m.v[DS_METRIC_ddp_bwd_comm_ms]);
-  cr_assert(fabs(m.v[DS_METRIC_ddp_overlap_ms]) < EPS, "%g", m.v[DS_METRIC_ddp_overlap_ms]);
-  cr_assert(fabs(m.v[DS_METRIC_ddp_overlap_pct]) < EPS, "%g", m.v[DS_METRIC_ddp_overlap_pct]);
+  cr_assert(fabs(m.v[DS_METRIC_ddp_overlap_ms] - 0.050) < EPS, "%g",
+            m.v[DS_METRIC_ddp_overlap_ms]);
+  cr_assert(isnan(m.v[DS_METRIC_ddp_overlap_pct]), "%g", m.v[DS_METRIC_ddp_overlap_pct]);
   cr_assert(fabs(m.v[DS_METRIC_overlap_pct]) < EPS);
+}
+
+/* An undefined metric prints as the formats' empty value: "n/a" in text,
+ * empty in CSV, null in JSON (it printed "nan" in CSV and broke JSON). */
+Test(analyze_one, an_undefined_metric_prints_as_n_a_empty_and_null) {
+  char p[128], args[512];
+  tmpname(p, sizeof p, "nocomm");
+  struct us_times t[] = {{0, 100, 50, 50}};
+  write_trace(p, "sim", t, 1, 4096, 1);
+  const char *fmt[][2] = {{"text", "\nddp_overlap_pct                   n/a\n"},
+                          {"csv", "\nddp_overlap_pct,\n"},
+                          {"json", "{\"metric\": \"ddp_overlap_pct\", \"value\": null}"}};
+  for (size_t i = 0; i < 3; i++) {
+    snprintf(args, sizeof args, "%s --format %s", p, fmt[i][0]);
+    struct ds_test_result r = run(NULL, args);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_assert(strstr(r.out, fmt[i][1]), "%s: %s", fmt[i][0], r.out);
+    ds_test_release(&r);
+  }
+  unlink(p);
 }
 
 Test(analyze, the_ddp_logger_times_the_synchronised_micro_step_and_not_a_servers_pushes) {

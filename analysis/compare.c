@@ -470,6 +470,9 @@ static int32_t world_size(const struct ds_trace *t) {
   return t->owned ? t->owned->world_size : 1;
 }
 
+static ds_status default_iter(struct ds_compare *c, const struct key *pk, size_t n,
+                              struct ds_err *err);
+
 ds_status ds_compare_load(const char *pred_path, const char *meas_path,
                           const struct ds_compare_options *opt,
                           struct ds_compare **out, struct ds_err *err) {
@@ -491,8 +494,16 @@ ds_status ds_compare_load(const char *pred_path, const char *meas_path,
   }
   int32_t ws_p = world_size(c->pred), ws_m = world_size(c->meas);
   c->world_size = ws_p > ws_m ? ws_p : ws_m;
-  c->pred_iter = opt && opt->pred_iter >= 0 ? opt->pred_iter : pk[c->pred->n_rows - 1].iter;
-  c->iter_choice = opt && opt->pred_iter >= 0 ? DS_ITER_GIVEN : DS_ITER_LAST;
+  /* the first trace's iteration by the rule a lone trace has (load_one):
+   * a measured first trace (two replays compared) gives its median one,
+   * as `analyze` of it alone and its plot do */
+  c->first_iter = pk[0].iter;
+  c->last_iter = c->pred_iter = pk[c->pred->n_rows - 1].iter;
+  c->iter_choice = opt && opt->pred_iter >= 0 ? DS_ITER_GIVEN
+                   : strcmp(c->pred->source, "real") == 0 ? DS_ITER_MEDIAN
+                                                           : DS_ITER_LAST;
+  if (c->iter_choice == DS_ITER_GIVEN) c->pred_iter = opt->pred_iter;
+  DS_CHECK_GOTO(default_iter(c, pk, c->pred->n_rows, err), st, out);
   size_t a, b;
   DS_CHECK_GOTO(iter_range(pk, c->pred->n_rows, c->pred_iter, pred_path, &a, &b, err),
                 st, out);

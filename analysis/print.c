@@ -5,7 +5,8 @@
  * formats print ms with six decimals (the traces' nanosecond) and relative
  * errors as fractions; an undefined ratio (measured 0, or a `_pct`
  * metric's, whose error is in points) is empty in CSV, null in JSON and
- * "n/a" in text. One trace alone prints its own values in
+ * "n/a" in text, and so is an undefined value (ddp_overlap_pct without
+ * communication). One trace alone prints its own values in
  * the same formats, without the measured and error columns.
  */
 #include <math.h>
@@ -41,7 +42,13 @@ static void print_csv_metrics(FILE *fp, const struct ds_compare *c) {
   fputs("metric,predicted,measured,abs_error,rel_error\n", fp);
   for (size_t i = 0; i < c->n_metrics; i++) {
     const struct ds_metric *m = &c->metrics[i];
-    fprintf(fp, "%s,%.6f,%.6f,%.6f,", m->name, m->pred, m->meas, m->pred - m->meas);
+    fprintf(fp, "%s,", m->name);
+    num(fp, m->pred, "");
+    fputc(',', fp);
+    num(fp, m->meas, "");
+    fputc(',', fp);
+    num(fp, m->pred - m->meas, "");
+    fputc(',', fp);
     num(fp, metric_rel(m), "");
     fputc('\n', fp);
   }
@@ -128,9 +135,13 @@ static void print_json(FILE *fp, const struct ds_compare *c, int per_op) {
           c->world_size, c->n_ops);
   for (size_t i = 0; i < c->n_metrics; i++) {
     const struct ds_metric *m = &c->metrics[i];
-    fprintf(fp, "    {\"metric\": \"%s\", \"predicted\": %.6f, \"measured\": %.6f, "
-            "\"abs_error\": %.6f, \"rel_error\": ", m->name, m->pred, m->meas,
-            m->pred - m->meas);
+    fprintf(fp, "    {\"metric\": \"%s\", \"predicted\": ", m->name);
+    num(fp, m->pred, "null");
+    fputs(", \"measured\": ", fp);
+    num(fp, m->meas, "null");
+    fputs(", \"abs_error\": ", fp);
+    num(fp, m->pred - m->meas, "null");
+    fputs(", \"rel_error\": ", fp);
     num(fp, metric_rel(m), "null");
     fprintf(fp, "}%s\n", i + 1 < c->n_metrics ? "," : "");
   }
@@ -161,6 +172,14 @@ static void print_json(FILE *fp, const struct ds_compare *c, int per_op) {
   fputs("}\n", fp);
 }
 
+/* A metric's value in text after a space, 12 wide (signed: an error), or "n/a"
+ * right-aligned when undefined (ddp_overlap_pct without communication). */
+static void text_value(FILE *fp, double v, int sign) {
+  if (!isfinite(v)) fprintf(fp, " %12s", "n/a");
+  else if (sign) fprintf(fp, " %+12.4f", v);
+  else fprintf(fp, " %12.4f", v);
+}
+
 static void text_rel(FILE *fp, double r) {
   if (isfinite(r)) fprintf(fp, " %+8.1f %%", 100 * r);
   else fputs("      n/a", fp);
@@ -173,8 +192,14 @@ static void text_dist(FILE *fp, const char *label, const struct ds_dist *d,
 }
 
 static void print_text(FILE *fp, const struct ds_compare *c, int per_op) {
-  fprintf(fp, "predicted  %s (%s): iteration %d\n", c->pred_path, c->pred->source,
+  fprintf(fp, "predicted  %s (%s): iteration %d", c->pred_path, c->pred->source,
           c->pred_iter);
+  if (c->iter_choice == DS_ITER_MEDIAN) { /* a measured first trace (compare.c) */
+    char note[128];
+    ds__compare_iter_note(c, note, sizeof note);
+    fprintf(fp, " (%s)", note);
+  }
+  fputc('\n', fp);
   fprintf(fp, "measured   %s (%s): %zu iteration%s (%d..%d), mean per op\n",
           c->meas_path, c->meas->source, c->n_meas_iters,
           c->n_meas_iters == 1 ? "" : "s", c->meas_iters[0],
@@ -197,8 +222,10 @@ static void print_text(FILE *fp, const struct ds_compare *c, int per_op) {
           "error", "rel");
   for (size_t i = 0; i < c->n_metrics; i++) {
     const struct ds_metric *m = &c->metrics[i];
-    fprintf(fp, "%-24s %12.4f %12.4f %+12.4f", m->name, m->pred, m->meas,
-            m->pred - m->meas);
+    fprintf(fp, "%-24s", m->name);
+    text_value(fp, m->pred, 0);
+    text_value(fp, m->meas, 0);
+    text_value(fp, m->pred - m->meas, 1);
     text_rel(fp, metric_rel(m));
     fputc('\n', fp);
   }
@@ -266,8 +293,11 @@ static const char *const choice_names[] = {"given", "last", "median"};
 static void print_one_csv(FILE *fp, const struct ds_compare *c, int per_op) {
   if (!per_op) {
     fputs("metric,value\n", fp);
-    for (size_t i = 0; i < c->n_metrics; i++)
-      fprintf(fp, "%s,%.6f\n", c->metrics[i].name, c->metrics[i].pred);
+    for (size_t i = 0; i < c->n_metrics; i++) {
+      fprintf(fp, "%s,", c->metrics[i].name);
+      num(fp, c->metrics[i].pred, "");
+      fputc('\n', fp);
+    }
     return;
   }
   fputs("rank,id,stream,kind,name,bucket,start_ms,dur_ms\n", fp);
@@ -289,9 +319,11 @@ static void print_one_json(FILE *fp, const struct ds_compare *c, int per_op) {
           c->last_iter, c->n_iters);
   fprintf(fp, "  \"world_size\": %d,\n  \"n_ops\": %zu,\n  \"metrics\": [\n",
           c->world_size, c->n_ops);
-  for (size_t i = 0; i < c->n_metrics; i++)
-    fprintf(fp, "    {\"metric\": \"%s\", \"value\": %.6f}%s\n", c->metrics[i].name,
-            c->metrics[i].pred, i + 1 < c->n_metrics ? "," : "");
+  for (size_t i = 0; i < c->n_metrics; i++) {
+    fprintf(fp, "    {\"metric\": \"%s\", \"value\": ", c->metrics[i].name);
+    num(fp, c->metrics[i].pred, "null");
+    fprintf(fp, "}%s\n", i + 1 < c->n_metrics ? "," : "");
+  }
   fprintf(fp, "  ]%s\n", per_op ? "," : "");
   if (per_op) {
     fputs("  \"ops\": [\n", fp);
@@ -318,8 +350,11 @@ static void print_one_text(FILE *fp, const struct ds_compare *c, int per_op) {
   fprintf(fp, "ops        %zu ops on %d rank%s; times from the iteration's start\n\n",
           c->n_ops, c->world_size, c->world_size == 1 ? "" : "s");
   fprintf(fp, "%-24s %12s\n", "metric", "value");
-  for (size_t i = 0; i < c->n_metrics; i++)
-    fprintf(fp, "%-24s %12.4f\n", c->metrics[i].name, c->metrics[i].pred);
+  for (size_t i = 0; i < c->n_metrics; i++) {
+    fprintf(fp, "%-24s", c->metrics[i].name);
+    text_value(fp, c->metrics[i].pred, 0);
+    fputc('\n', fp);
+  }
   fputs("(ms unless _pct)\n", fp);
   if (!per_op) return;
   fprintf(fp, "\nper op (ms from the iteration start)\n  %5s %8s %-7s %-10s %-28s %6s "

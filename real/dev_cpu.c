@@ -23,9 +23,11 @@
  * Collective buffers: every collective op of the rank has its own output
  * region (like DDP's per-bucket gradient buffers) and all read one constant
  * input buffer (element i of rank r is (r+1) + (i % 7)), so nothing is
- * written between ops of an iteration; end_iter checks every output
- * against the closed-form result, counts wrong elements, and refills the
- * outputs with -1 so a collective that did nothing is caught next time.
+ * written between ops of an iteration; an all-reduce runs in place, as
+ * DDP's does, on its region refilled with those input values. end_iter
+ * checks every output against the closed-form result, counts wrong
+ * elements, and refills the outputs (-1 where the output is not also the
+ * input) so a collective that did nothing is caught next time.
  */
 #include "device.h"
 #include "launch.h"
@@ -139,7 +141,7 @@ static void coll_counts(const struct ds_dev_rank *r, const struct ds_op *o,
   size_t per = n / (size_t)r->world, tot = per * (size_t)r->world;
   int root = o->root == r->rank;
   switch (o->kind) {
-    case DS_OP_ALLREDUCE: *n_in = n; *n_out = n; break;
+    case DS_OP_ALLREDUCE: *n_in = 0; *n_out = n; break; /* in place: out holds the input */
     case DS_OP_REDUCE: *n_in = n; *n_out = root ? n : 0; break;
     case DS_OP_BROADCAST: *n_in = 0; *n_out = n; break;
     case DS_OP_ALLGATHER: *n_in = per; *n_out = tot; break;
@@ -165,14 +167,15 @@ static float expected(const struct ds_dev_rank *r, const struct ds_op *o,
   }
 }
 
-/* Refills the op's output: -1 everywhere, except the root's broadcast
- * buffer, which is the broadcast's input. */
+/* Refills the op's output: -1 everywhere, except where the output is the
+ * op's input too: the root's broadcast buffer and an all-reduce's (in
+ * place), which hold this rank's input values. An all-reduce that did
+ * nothing is still caught at two ranks or more (its sum differs). */
 static void reset_output(struct ds_dev_rank *r, size_t i) {
   const struct ds_op *o = &r->s->ops[i];
   float *out = r->out + r->out_off[i];
-  int bcast_root = o->kind == DS_OP_BROADCAST && o->root == r->rank;
-  for (size_t k = 0; k < r->n_out[i]; k++)
-    out[k] = bcast_root ? in_value(r->rank, k) : -1.0f;
+  int own = (o->kind == DS_OP_BROADCAST && o->root == r->rank) || o->kind == DS_OP_ALLREDUCE;
+  for (size_t k = 0; k < r->n_out[i]; k++) out[k] = own ? in_value(r->rank, k) : -1.0f;
 }
 
 static int64_t count_wrong(const struct ds_dev_rank *r, size_t i) {
@@ -311,8 +314,11 @@ static void run_collective(struct ds_dev_rank *r, size_t i) {
   announce_arrival(r, i);
   switch (o->kind) {
     case DS_OP_ALLREDUCE:
+      /* in place, as DDP's all-reduce of its bucket is (ProcessGroupNCCL
+       * allreduce(bucket) with the bucket as input and output): at one rank
+       * MPI, like NCCL, then has nothing to copy */
       call = "MPI_Iallreduce";
-      rc = MPI_Iallreduce(r->in, out, cnt, MPI_FLOAT, MPI_SUM, comm, &q);
+      rc = MPI_Iallreduce(MPI_IN_PLACE, out, cnt, MPI_FLOAT, MPI_SUM, comm, &q);
       break;
     case DS_OP_REDUCE:
       call = "MPI_Ireduce";

@@ -631,6 +631,37 @@ Test(analyze_one, a_real_trace_reports_its_median_iteration) {
   ds_compare_free(c);
 }
 
+/* Two replays compared: the first trace's iteration is chosen by the rule
+ * it has alone (its median one, iteration 2 here), not its last (3, which
+ * it was), so `analyze A B` and `analyze A` describe the same iteration of
+ * A. A prediction first keeps its last. */
+Test(analyze_one, a_real_first_trace_of_two_gives_its_median_iteration_too) {
+  char a[128], b[128];
+  tmpname(a, sizeof a, "realA");
+  tmpname(b, sizeof b, "realB");
+  struct us_times t[] = {EXPOSED, HIDDEN, HALF, {0, 100, 85, 145}};
+  write_trace(a, "real", t, 4, 4096, 1);
+  write_trace(b, "real", t, 2, 4096, 1);
+  struct ds_compare *c = NULL, *alone = NULL;
+  struct ds_err err = {0};
+  struct ds_compare_options opt = {.pred_iter = -1, .skip_measured = -1};
+  cr_assert_eq(ds_compare_load(a, b, &opt, &c, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_compare_load_one(a, &opt, &alone, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(c->iter_choice, DS_ITER_MEDIAN);
+  cr_assert_eq(c->pred_iter, 2);
+  cr_assert_eq(c->pred_iter, alone->pred_iter);
+  cr_assert(fabs(ds_compare_metric(c, "iter_ms")->pred - 0.130) < EPS);
+  ds_compare_free(c);
+  ds_compare_free(alone);
+  write_trace(a, "sim", t, 4, 4096, 1);
+  cr_assert_eq(ds_compare_load(a, b, &opt, &c, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(c->iter_choice, DS_ITER_LAST);
+  cr_assert_eq(c->pred_iter, 3);
+  ds_compare_free(c);
+  unlink(a);
+  unlink(b);
+}
+
 Test(analyze_one, formats_print_its_values) {
   char p[128], args[512];
   tmpname(p, sizeof p, "fmt");
@@ -964,6 +995,51 @@ Test(analyze, the_ddp_logger_metrics_time_the_buckets_not_the_buffers_broadcast)
   cr_assert(fabs(m.v[DS_METRIC_ddp_overlap_pct] - 100.0 * 50 / 70) < 1e-9);
   /* the broadcast still counts as communication */
   cr_assert(fabs(m.v[DS_METRIC_comm_ms] - 0.080) < EPS);
+}
+
+Test(analyze, no_communication_time_leaves_the_ddp_overlap_share_undefined) {
+  /* One rank: the backward kernel k [20, 100) us, buckets 0 and 1's
+   * all-reduces a0 at 50 and a1 at 90, each taking no time (NCCL's one-rank
+   * in-place all-reduce does nothing). The logger's times stay (comm span
+   * 40 us, overlap 100 - 50 = 50 us), but no communication time is there
+   * to hide: comm_ms 0 and ddp_overlap_pct undefined (NaN, printed n/a),
+   * where it read 100. */
+  static const struct ds_op ops[] = {
+      {.stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD, .name = "k", .bucket = -1},
+      {.stream = DS_STREAM_COMM, .kind = DS_OP_ALLREDUCE, .name = "a0", .bucket = 0},
+      {.stream = DS_STREAM_COMM, .kind = DS_OP_ALLREDUCE, .name = "a1", .bucket = 1},
+  };
+  struct ds_timed_op t[] = {{&ops[0], 20000, 100000}, {&ops[1], 50000, 50000},
+                            {&ops[2], 90000, 90000}};
+  struct ds_metrics m;
+  cr_assert_eq(ds_metrics_measure(t, 3, DS_METRICS_NO_PREVIOUS, &m), DS_OK);
+  cr_assert(fabs(m.v[DS_METRIC_comm_ms]) < EPS, "%g", m.v[DS_METRIC_comm_ms]);
+  cr_assert(fabs(m.v[DS_METRIC_ddp_bwd_comm_ms] - 0.040) < EPS, "%g",
+            m.v[DS_METRIC_ddp_bwd_comm_ms]);
+  cr_assert(fabs(m.v[DS_METRIC_ddp_overlap_ms] - 0.050) < EPS, "%g",
+            m.v[DS_METRIC_ddp_overlap_ms]);
+  cr_assert(isnan(m.v[DS_METRIC_ddp_overlap_pct]), "%g", m.v[DS_METRIC_ddp_overlap_pct]);
+  cr_assert(fabs(m.v[DS_METRIC_overlap_pct]) < EPS);
+}
+
+/* An undefined metric prints as the formats' empty value: "n/a" in text,
+ * empty in CSV, null in JSON (it printed "nan" in CSV and broke JSON). */
+Test(analyze_one, an_undefined_metric_prints_as_n_a_empty_and_null) {
+  char p[128], args[512];
+  tmpname(p, sizeof p, "nocomm");
+  struct us_times t[] = {{0, 100, 50, 50}};
+  write_trace(p, "sim", t, 1, 4096, 1);
+  const char *fmt[][2] = {{"text", "\nddp_overlap_pct                   n/a\n"},
+                          {"csv", "\nddp_overlap_pct,\n"},
+                          {"json", "{\"metric\": \"ddp_overlap_pct\", \"value\": null}"}};
+  for (size_t i = 0; i < 3; i++) {
+    snprintf(args, sizeof args, "%s --format %s", p, fmt[i][0]);
+    struct ds_test_result r = run(NULL, args);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_assert(strstr(r.out, fmt[i][1]), "%s: %s", fmt[i][0], r.out);
+    ds_test_release(&r);
+  }
+  unlink(p);
 }
 
 Test(analyze, the_ddp_logger_times_the_synchronised_micro_step_and_not_a_servers_pushes) {

@@ -163,6 +163,28 @@ Test(collbench, bad_flags_are_usage_errors_naming_the_flag) {
   }
 }
 
+/* --algo auto on an op NCCL runs on one algorithm (allgather: ring;
+ * alltoall: p2p) is refused, and the message points at --proto auto, which
+ * runs NCCL's model for it (the protocol per size, the launch cost); an op
+ * without NCCL's protocols here (gather) is not pointed at it. */
+Test(collbench, algo_auto_on_a_one_algorithm_op_suggests_proto_auto) {
+  const char *with[] = {"allgather", "alltoall", "reducescatter"};
+  for (size_t i = 0; i < sizeof with / sizeof *with; i++) {
+    char *argv[] = {"collective", "--topo", "4gpu", "--op", (char *)with[i], "--algo", "auto",
+                    NULL};
+    struct ds_err err = {0};
+    cr_assert_eq(ds_collbench_check_args(7, argv, &err), DS_EUSAGE, "%s", with[i]);
+    cr_assert(strstr(err.msg, "option --algo") && strstr(err.msg, "use --proto auto"), "%s: %s",
+              with[i], err.msg);
+  }
+  char *gather[] = {"collective", "--topo", "4gpu", "--op", "gather", "--algo", "auto", NULL};
+  struct ds_err err = {0};
+  cr_assert_eq(ds_collbench_check_args(7, gather, &err), DS_EUSAGE);
+  cr_assert_null(strstr(err.msg, "--proto auto"), "%s", err.msg);
+  char *ok[] = {"collective", "--topo", "4gpu", "--op", "allgather", "--proto", "auto", NULL};
+  cr_assert_eq(ds_collbench_check_args(7, ok, &err), DS_OK, "%s", err.msg);
+}
+
 /* The seam the subcmd fuzz reader drives (fuzz/readers.c): the flags are
  * validated as ds_collbench_main validates them, and nothing is read, so a
  * topology that does not exist passes and a bad -b does not. */

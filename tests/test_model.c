@@ -216,6 +216,45 @@ Test(model, bad_buffers_name_the_line_and_key) {
   }
 }
 
+/* Names are unique paths in PyTorch (named_modules, named_parameters,
+ * named_buffers): a repeat in the file is refused at its second use, with
+ * the line of the first. HEAD is lines 1-5, "layers:" 6, L0 lines 7-14
+ * (a on 13), L1 lines 15-21; the tail starts at line 22. Before this check
+ * a second layer "l1" loaded (and a second "bn" lost its batch norm), a
+ * repeated parameter loaded until grad_ready blamed grad_ready's entry. */
+#define L2(name, params) "  - name: " name "\n    fwd_flops: 1\n    bwd_flops: 1\n" \
+  "    fwd_bytes: 0\n    act_bytes: 0\n    params:\n" params
+Test(model, repeated_names_and_unknown_dtypes_are_refused_with_both_lines) {
+  const char *bad[][2] = {
+      {L2("l1", "      - {name: d, numel: 2}\n"),
+       "m.yaml:22:11: key 'name': layer \"l1\" already given at line 15"},
+      {L2("l2", "      - {name: a, numel: 2}\n"),
+       "m.yaml:28:16: key 'name': parameter \"a\" already given at line 13"},
+      {L2("l2", "      - {name: a, numel: 4}\n") "grad_ready: [a, c, b, a]\n",
+       "m.yaml:28:16: key 'name': parameter \"a\" already given at line 13"},
+      {"buffers:\n  - {name: l0.running_mean, numel: 4, bytes: 16, dtype: float32}\n"
+       "  - {name: l0.running_mean, numel: 4, bytes: 16, dtype: float32}\n",
+       "m.yaml:24:12: key 'name': buffer \"l0.running_mean\" already given at line 23"},
+      {"buffers:\n  - {name: rm, numel: 4, bytes: 16, dtype: float33}\n",
+       "m.yaml:23:44: key 'dtype': expected one of PyTorch's dtype names"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    struct ds_model *m;
+    struct ds_err err;
+    cr_assert_eq(load("", bad[i][0], &m, &err), DS_EINPUT, "%s", bad[i][0]);
+    cr_assert_null(m);
+    cr_assert(strstr(err.msg, bad[i][1]), "%s: %s", bad[i][0], err.msg);
+  }
+  /* the longest dtype name fits, and distinct names load */
+  struct ds_model *m;
+  struct ds_err err;
+  cr_assert_eq(load("", L2("l2", "      - {name: d, numel: 2}\n")
+                    "buffers:\n  - {name: q, numel: 4, bytes: 4, dtype: float4_e2m1fn_x2}\n",
+                    &m, &err), DS_OK, "%s", err.msg);
+  cr_assert_str_eq(m->buffers[0].dtype, "float4_e2m1fn_x2");
+  ds_model_free(m);
+}
+
 Test(model, op_fwd_bytes_is_read_and_absent_is_minus_one) {
   struct ds_model *m;
   struct ds_err err;
@@ -226,4 +265,25 @@ Test(model, op_fwd_bytes_is_read_and_absent_is_minus_one) {
   cr_assert_eq(load("    op_fwd_bytes: -5\n", "", &m, &err), DS_EINPUT);
   cr_assert_null(m);
   cr_assert(strstr(err.msg, "m.yaml:") && strstr(err.msg, "op_fwd_bytes"), "%s", err.msg);
+}
+
+/* tools/export_model.py checks its flags and the factory file before it
+ * imports torch (seconds, or missing: `make test` runs without it): a
+ * missing file is one line naming it, exit 2 (it was a FileNotFoundError
+ * traceback, exit 1, under torch; without torch the install message hid
+ * the typo). The other mistakes (no such function, a factory returning no
+ * model, the default 3x224x224 input not fitting the model) need torch
+ * and are checked by hand (tools/README.md). */
+Test(model, the_exporter_names_a_missing_factory_file_in_one_line) {
+  struct ds_test_result r =
+      ds_test_run("", "python3", "tools/export_model.py /nonexistent/m.py --name x");
+  cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+  cr_assert_str_eq(r.err, "export_model.py: /nonexistent/m.py: no such file (FACTORY is "
+                          "module:function or file.py[:function])\n");
+  cr_assert_str_eq(r.out, "");
+  ds_test_release(&r);
+  r = ds_test_run("", "python3", "tools/export_model.py /nonexistent/m.py:make --name x");
+  cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+  cr_assert(strstr(r.err, "/nonexistent/m.py: no such file"), "%s", r.err);
+  ds_test_release(&r);
 }

@@ -195,6 +195,21 @@ Test(topo_import, bad_inputs_are_located_errors) {
        "mean, e.g. 8x200Gbps (bits, as NICs are sold) or 8x200GBps"},
       {D "dgx-a100.xml --nodes 2 --nic 400", "got \"400\": write the unit you mean, e.g. "
                                              "400Gbps (bits, as NICs are sold) or 400GBps"},
+      /* more NVLinks than the GPU has (A100: 12), over its lines: 6 to a
+       * GPU, then 8 into the NVSwitches; and a bus id given twice (both
+       * imported silently before) */
+      {D "bad-nvlink-count.xml", D "bad-nvlink-count.xml:6: <nvlink> key 'count': expected at "
+                                 "most 12 NVLinks on this GPU in all (the GPU table's "
+                                 "nvlink_links for A100-PCIE-80GB), got 14 (8 here)"},
+      {D "bad-busid.xml", D "bad-busid.xml:6: <pci> key 'busid': expected each PCI bus id once, "
+                          "got \"0000:18:00.0\" again (first at line 3)"},
+      /* the matrix's NV#: one cell above the GPU's links, or a row's direct
+       * links adding up past them */
+      {D "bad-nv-count.txt", D "bad-nv-count.txt:6: key 'GPU0': expected at most NV12 (the GPU "
+                             "table's nvlink_links for A100-SXM4-80GB), got NV13 (column GPU1)"},
+      {D "bad-nv-sum.txt", D "bad-nv-sum.txt:6: key 'GPU0': expected NV# cells adding up to at "
+                           "most 12 (the GPU table's nvlink_links for A100-SXM4-80GB; an "
+                           "NVSwitch machine shows NV12 to every GPU), got 13"},
       {D "missing.xml", D "missing.xml: cannot read: No such file or directory"},
       {"", "ddpsim topo import: missing FILE (see --help)"},
   };

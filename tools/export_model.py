@@ -89,6 +89,51 @@ import os
 import shlex
 import sys
 
+class ExportError(Exception):
+    pass
+
+
+def make_parser():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("factory", help="module:function or file.py[:function]")
+    ap.add_argument("--batch", type=int, default=2, help="batch of the recorded run (2)")
+    ap.add_argument("--attention", choices=("eager", "fused"), default="eager")
+    ap.add_argument("--name", required=True, help="the model's name in the file")
+    ap.add_argument("--output", "-o", help="file to write (default: standard output)")
+    ap.add_argument("--default-batch", type=int, help="default_batch to write (factory's or 32)")
+    ap.add_argument("--optimizer", choices=("sgd", "adam"), help="optimizer (factory's or sgd)")
+    ap.add_argument("--sample", help="what one sample is (factory's or 'one sample')")
+    ap.add_argument("--threads", type=int, default=2, help="torch CPU threads (2)")
+    return ap
+
+
+def factory_file(spec):
+    """FACTORY's (path, function) for file.py[:function], else None."""
+    if ".py" not in spec:
+        return None
+    path, _, fn = spec.partition(".py")
+    return path + ".py", fn.lstrip(":") or "build"
+
+
+def check_args(argv):
+    """The flags and the factory file, checked before torch is imported (which
+    takes seconds, or fails where torch is missing): one line and exit 2 for a
+    mistake, as argparse's own (usage, --help) are."""
+    ap = make_parser()
+    args = ap.parse_args(argv[1:])
+    if args.batch < 1:
+        ap.error("--batch must be positive")
+    f = factory_file(args.factory)
+    if f and not os.path.isfile(f[0]):
+        sys.stderr.write("export_model.py: %s: no such file (FACTORY is module:function or "
+                         "file.py[:function])\n" % f[0])
+        sys.exit(2)
+    return args
+
+
+if __name__ == "__main__":
+    check_args(sys.argv)
+
 INSTALL = ("this tool needs PyTorch; install it into a virtual environment outside the "
            "repository:\n  python3 -m venv /root/venv-torch\n"
            "  /root/venv-torch/bin/pip install torch torchvision transformers\n"
@@ -154,10 +199,6 @@ AMP_FIRST = _ops("native_batch_norm", "_native_batch_norm_legit",
                  "_adaptive_avg_pool2d", "adaptive_avg_pool2d", "native_dropout")
 AMP_FP32_OUT = _ops("_softmax", "_log_softmax", "sum", "prod", "cumsum", "cumprod",
                     "linalg_vector_norm")
-
-
-class ExportError(Exception):
-    pass
 
 
 def tensors(obj):
@@ -1248,7 +1289,7 @@ def record_nhwc_legacy(rec, x, factory, args, meta):
     not built again: channels-last changes nothing for them."""
     if not isinstance(x, torch.Tensor) or x.dim() != 4 or not x.is_floating_point():
         return
-    model, x, _ = build(factory, args.batch, args.attention)
+    model, x, _, _ = build(factory, args.batch, args.attention)
     model = model.to(memory_format=torch.channels_last)
     x = x.contiguous(memory_format=torch.channels_last)
     rec2, _, _ = record(model, x, meta.get("loss", "classify"))
@@ -1657,22 +1698,27 @@ def call(model, x):
 
 
 def load_factory(spec):
-    if ".py" in spec:
-        path, _, fn = spec.partition(".py")
-        path += ".py"
-        fn = fn.lstrip(":") or "build"
-        mod_spec = importlib.util.spec_from_file_location("export_factory", path)
-        if mod_spec is None:
-            raise ExportError("cannot load %s" % path)
-        mod = importlib.util.module_from_spec(mod_spec)
-        sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-        mod_spec.loader.exec_module(mod)
-    else:
-        modname, _, fn = spec.partition(":")
-        if not fn:
-            raise ExportError("factory %r: expected module:function or file.py[:function]" % spec)
-        mod = importlib.import_module(modname)
-    if not hasattr(mod, fn):
+    f = factory_file(spec)
+    try:
+        if f:
+            path, fn = f
+            mod_spec = importlib.util.spec_from_file_location("export_factory", path)
+            if mod_spec is None:
+                raise ExportError("%s: cannot load it as Python" % path)
+            mod = importlib.util.module_from_spec(mod_spec)
+            sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+            mod_spec.loader.exec_module(mod)
+        else:
+            modname, _, fn = spec.partition(":")
+            if not fn:
+                raise ExportError("factory %r: expected module:function or file.py[:function]"
+                                  % spec)
+            mod = importlib.import_module(modname)
+    except ExportError:
+        raise
+    except (ImportError, OSError, SyntaxError) as e:  # the user's file or module
+        raise ExportError("factory %r: cannot load it: %s: %s" % (spec, type(e).__name__, e))
+    if not callable(getattr(mod, fn, None)):
         raise ExportError("factory %r: no function %s" % (spec, fn))
     return getattr(mod, fn)
 
@@ -1686,15 +1732,22 @@ def build(factory, batch, attention):
         kw["attention"] = attention
     got = factory(**kw)
     meta = {}
+    shape = "a model, or (model, example_input) or (model, example_input, meta)"
     if isinstance(got, torch.nn.Module):
         model, x = got, None
-    elif len(got) == 2:
-        model, x = got
+    elif isinstance(got, (tuple, list)) and len(got) in (2, 3):
+        model, x, meta = (tuple(got) + ({},))[:3]
     else:
-        model, x, meta = got
-    if x is None:
+        raise ExportError("the factory returned %s; expected %s" % (type(got).__name__, shape))
+    if not isinstance(model, torch.nn.Module):
+        raise ExportError("the factory's model is a %s, not a torch.nn.Module; expected %s"
+                          % (type(model).__name__, shape))
+    if not isinstance(meta, dict):
+        raise ExportError("the factory's meta is a %s, not a dict" % type(meta).__name__)
+    default_input = x is None
+    if default_input:
         x = torch.randn(batch, 3, 224, 224, generator=torch.Generator().manual_seed(0))
-    return model, x, dict(meta)
+    return model, x, dict(meta), default_input
 
 
 def record(model, x, loss_kind):
@@ -1935,32 +1988,33 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
 
 
 def main(argv):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("factory", help="module:function or file.py[:function]")
-    ap.add_argument("--batch", type=int, default=2, help="batch of the recorded run (2)")
-    ap.add_argument("--attention", choices=("eager", "fused"), default="eager")
-    ap.add_argument("--name", required=True, help="the model's name in the file")
-    ap.add_argument("--output", "-o", help="file to write (default: standard output)")
-    ap.add_argument("--default-batch", type=int, help="default_batch to write (factory's or 32)")
-    ap.add_argument("--optimizer", choices=("sgd", "adam"), help="optimizer (factory's or sgd)")
-    ap.add_argument("--sample", help="what one sample is (factory's or 'one sample')")
-    ap.add_argument("--threads", type=int, default=2, help="torch CPU threads (2)")
-    args = ap.parse_args(argv[1:])
-    if args.batch < 1:
-        ap.error("--batch must be positive")
+    args = check_args(argv)
     torch.set_num_threads(args.threads)
     sys.path.insert(0, TOOLS)
     try:
         factory = load_factory(args.factory)
-        model, x, meta = build(factory, args.batch, args.attention)
-        rec, fc_fwd, fc_bwd = record(model, x, meta.get("loss", "classify"))
+        model, x, meta, default_input = build(factory, args.batch, args.attention)
+        if default_input:
+            sys.stderr.write("export_model.py: note: %s returned no example input: a batch of "
+                             "%d 3x224x224 images is used\n" % (args.factory, args.batch))
+        try:
+            rec, fc_fwd, fc_bwd = record(model, x, meta.get("loss", "classify"))
+        except (RuntimeError, TypeError, ValueError, IndexError) as e:
+            if not default_input:
+                raise
+            # the guessed image batch does not fit this model: no traceback
+            # from deep inside its forward, but what to do about it
+            raise ExportError("%s: the model's forward failed on the default input, a batch "
+                              "of 3x224x224 images (%s: %s): return (model, example_input) "
+                              "from the factory" % (args.factory, type(e).__name__,
+                                                    str(e).splitlines()[0] if str(e) else ""))
         record_nhwc_legacy(rec, x, factory, args, meta)
         command = "python3 " + " ".join(shlex.quote(a) for a in
                                         ["tools/export_model.py"] + argv[1:])
         text, s = emit(rec, args, meta, x, fc_fwd, fc_bwd, command)
     except ExportError as e:
         sys.stderr.write("export_model.py: %s\n" % e)
-        return 1
+        return 2
     if args.output:
         tmp = args.output + ".tmp"
         with open(tmp, "w", encoding="utf-8") as f:

@@ -127,7 +127,8 @@ static ds_status plug_calib_gconv(struct loaded *ld, const char *gpus_path,
  * warning, rather than being refused (which would leave the typical
  * placeholders, further from any GPU); the absolute values (kernel_overhead,
  * nccl, host) apply as measured there. A file naming no GPU (older
- * ddpreal) is said to name none: which GPU it was, ddpsim cannot know. */
+ * ddpreal) is said to name none, with a warning too: which GPU it was,
+ * ddpsim cannot know. */
 static ds_status note_calib_gpu(struct loaded *ld, const char *calib_path, const char *gpus_path,
                                 struct ds_err *err) {
   struct ds_compute_params *p = &ld->topo->compute;
@@ -149,6 +150,11 @@ static ds_status note_calib_gpu(struct loaded *ld, const char *calib_path, const
              rates ? "its efficiencies (fractions of that GPU's peak) stand in for this GPU's, "
                     "not as measured (the compute-rates line says so)"
                   : "it has no efficiencies");
+  } else if (p->calib_gpu_fit == DS_CALIB_GPU_UNNAMED) {
+    say_user("ddpsim: warning: %s: names no GPU (no top-level key 'gpu': an older ddpreal "
+             "calibrate's file): applied as %s's %s's, which ddpsim cannot check; add "
+             "gpu: with the measured GPU's name to have it checked\n",
+             calib_path, ld->topo_path, g->name);
   }
   ds_gpu_table_release(&table);
   return DS_OK;

@@ -246,10 +246,16 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
      * the ring with NCCL's protocol per size */
     if (strcmp(o->algo, "auto") == 0 && ds_coll_kind_is_chain(o->desc->kind)) o->bcast_auto = 1;
     else if (strcmp(o->algo, o->desc->algo) != 0)
+      /* NCCL picks no algorithm for these (one each), only the protocol:
+       * --proto auto is its model for them */
       return ds_err_set(err, DS_EUSAGE,
                         "option --algo: \"%s\" is not simulated for %s by this version "
-                        "(%s runs %s; auto: allreduce, broadcast and reduce only)",
-                        o->algo, o->op, o->op, o->desc->algo);
+                        "(%s runs %s; auto: allreduce, broadcast and reduce only)%s",
+                        o->algo, o->op, o->op, o->desc->algo,
+                        strcmp(o->algo, "auto") == 0 && ds_coll_kind_has_protocols(o->desc->kind)
+                            ? "; for NCCL's model of it (protocol per size, launch cost) "
+                              "use --proto auto"
+                            : "");
     if (o->proto_set && o->proto.choice != DS_PROTO_CHOICE_NONE &&
         !ds_coll_kind_has_protocols(o->desc->kind))
       return ds_err_set(err, DS_EUSAGE,

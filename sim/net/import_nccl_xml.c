@@ -171,6 +171,12 @@ static ds_status walk_pci(struct reader *r, const xmlNode *x, int32_t parent,
   DS_CHECK(need_attr(r, x, "class", "a PCI class (\"0x030200\")", cls, sizeof cls, err));
   int line = (int)xmlGetLineNo(x);
   int32_t d;
+  /* a bus id names one PCI function: NCCL's XML keeps one <pci> per bus id
+   * (xmlFindTagKv on busid, src/graph/xml.cc), so a repeat is a hand edit */
+  for (int32_t i = 0; i < r->n->n_devs; i++)
+    if (r->n->devs[i].kind != DS_IMPORT_CPU && strcasecmp(r->n->devs[i].label, busid) == 0)
+      return located(r, x, err, "busid", "each PCI bus id once, got \"%s\" again (first at "
+                     "line %d)", busid, r->n->devs[i].line);
   if (class_is(cls, "0x03")) { /* a GPU */
     DS_CHECK(pcie_bw(r, x, &bw, why, sizeof why, err));
     DS_CHECK(set_gpu(r, x, err));
@@ -329,11 +335,22 @@ static ds_status add_nvlinks(struct reader *r, const xmlNode *x, struct ds_err *
       attr(x, "busid", busid, sizeof busid);
       if (attr(x, "class", cls, sizeof cls) && class_is(cls, "0x03")) {
         int32_t me = find_gpu(r->n, busid);
+        long links = 0; /* this GPU's NVLinks so far (C2C is not among them) */
         for (const xmlNode *g = x->children; g; g = g->next) {
           if (!is(g, "gpu")) continue;
           for (const xmlNode *l = g->children; l; l = l->next) {
             if (!is(l, "nvlink") && !is(l, "c2c")) continue;
             DS_CHECK(add_one_nvlink(r, me, l, err));
+            if (is(l, "c2c")) continue;
+            long count;
+            DS_CHECK(int_attr(r, l, "count", 1, 1024, &count, err));
+            links += count;
+            /* a GPU has the links the table gives it (A100: 12); more is a
+             * typo, and each would add nvlink_bw / nvlink_links */
+            if (r->n->gpu.nvlink_links > 0 && links > r->n->gpu.nvlink_links)
+              return located(r, l, err, "count", "at most %d NVLinks on this GPU in all (the "
+                             "GPU table's nvlink_links for %s), got %ld (%ld here)",
+                             r->n->gpu.nvlink_links, r->n->gpu.spec.name, links, count);
           }
         }
         continue;

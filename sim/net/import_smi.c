@@ -303,6 +303,12 @@ static ds_status build(const char *path, const struct matrix *m, struct ds_impor
                  "nvlink_links); correct it in your gpus.yaml", n->gpu.spec.name);
         return fail(path, m->row_line[i], m->label[i], err, msg);
       }
+      if (n->gpu.nvlink_links > 0 && k > n->gpu.nvlink_links) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "at most NV%d (the GPU table's nvlink_links for %s), got %s "
+                 "(column %s)", n->gpu.nvlink_links, n->gpu.spec.name, c, m->label[j]);
+        return fail(path, m->row_line[i], m->label[i], err, msg);
+      }
       if (k_all < 0) k_all = k;
       if (k != k_all) all_nv = 0;
     }
@@ -318,6 +324,21 @@ static ds_status build(const char *path, const struct matrix *m, struct ds_impor
                                   m->row_line[i], why, err));
     }
     return DS_OK;
+  }
+  /* Direct links: a GPU's NV# cells share its links (an NVSwitch machine
+   * shows all of them to every GPU, handled above) */
+  for (int i = 0; i < m->n && n->gpu.nvlink_links > 0; i++) {
+    int sum = 0;
+    for (int j = 0; j < m->n; j++)
+      if (m->is_gpu[i] && m->is_gpu[j] && i != j && strncmp(m->cell[i][j], "NV", 2) == 0)
+        sum += atoi(m->cell[i][j] + 2);
+    if (sum > n->gpu.nvlink_links) {
+      char msg[320];
+      snprintf(msg, sizeof msg, "NV# cells adding up to at most %d (the GPU table's "
+               "nvlink_links for %s; an NVSwitch machine shows NV%d to every GPU), got %d",
+               n->gpu.nvlink_links, n->gpu.spec.name, n->gpu.nvlink_links, sum);
+      return fail(path, m->row_line[i], m->label[i], err, msg);
+    }
   }
   for (int i = 0; i < m->n; i++)
     for (int j = i + 1; j < m->n; j++) {

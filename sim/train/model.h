@@ -292,7 +292,7 @@ struct ds_layer {
 struct ds_buffer {
   int64_t numel;
   double bytes;   /* in its own dtype */
-  char dtype[16]; /* PyTorch's name ("float32", "int64"): broadcast_coalesced
+  char dtype[24]; /* PyTorch's name ("float32", "int64"): broadcast_coalesced
                    * buckets tensors of one dtype together */
 };
 

@@ -265,7 +265,7 @@ Test(coll_exec, refuses_what_is_not_simulated_by_name) {
   expect_refusal(&x, "op 1: fwd is not a collective", "coll 3");
 }
 
-/* Under an NCCL protocol the pieces are NCCL's (sim/coll/nccl_model.c: its
+/* Under an NCCL protocol the pieces are NCCL's (sim/coll/nccl_chunking.c: its
  * chunks and slices in the ring's per-step form, the chain's pieces from
  * runRing), so the executor's ring_chunks, which pipelines the plain
  * algorithms' steps, must leave a ring/LL128 all-reduce and a ring/Simple

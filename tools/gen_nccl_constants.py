@@ -3,8 +3,8 @@
 
 The CSV holds NCCL's cost-model constants as read in NVIDIA/nccl
 src/graph/tuning.cc (v2.30.7; src/tuning/ in the newest tree). Only the rows
-of the version named by VERSION are used, and only what sim/coll/nccl_model.c
-needs: base and hardware latencies of Ring and Tree per protocol, LL's
+of the version named by VERSION are used, and only what sim/coll/nccl_*.c
+need: base and hardware latencies of Ring and Tree per protocol, LL's
 bandwidth cap per GPU architecture and node count, LL128's per-channel cap
 for rings, Tree's per-channel caps and size correction, NVLS's efficiency
 and latencies, NVLSTree's latencies and per-channel cap, and the per-link bandwidths NCCL's topology search assumes;

@@ -151,7 +151,7 @@ struct ds_ring {
   struct ds_ring *rails_one;
   int32_t rails_one_state;
   /* Tree collectives' shapes and routes over these members, built on first
-   * use (sim/coll/coll_tree.c; owned, freed with the ring). */
+   * use (sim/coll/coll_tree_plan.c; owned, freed with the ring). */
   struct ds__tree_plan *tree_plans;
   /* NCCL's channels where they are not the rails above (filled only by
    * ds_ring_build_rails, on one node where some pair of GPUs has a direct
@@ -347,7 +347,7 @@ ds_status ds_allreduce_algo_parse(const char *algo, enum ds_ar_algo *a,
                                   enum ds_proto *p);
 
 /* The parent of node r (0..m-1) in tree 0 or 1 of NCCL's double binary tree
- * over m nodes (sim/coll/coll_tree.c), -1 for the tree's root. */
+ * over m nodes (sim/coll/coll_tree_plan.c), -1 for the tree's root. */
 int32_t ds_coll_dtree_parent(int tree, int32_t r, int32_t m);
 
 /* Pieces a tree of `depth` levels cuts `bytes` into (sim/coll/coll_tree.c): NCCL

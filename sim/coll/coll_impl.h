@@ -75,7 +75,7 @@ ds_status ds__coll_tree_new(const struct ds_coll_spec *spec, struct ds_coll **ou
                             struct ds_err *err);
 ds_status ds__coll_reduce_bcast_new(const struct ds_coll_spec *spec, struct ds_coll **out,
                                     struct ds_err *err);
-/* Frees the tree plans cached on a ring (sim/coll/coll_tree.c); NULL is fine. */
+/* Frees the tree plans cached on a ring (sim/coll/coll_tree_plan.c); NULL is fine. */
 void ds__coll_tree_plans_free(struct ds__tree_plan *plans);
 ds_status ds__coll_nvls_new(const struct ds_coll_spec *spec, struct ds_coll **out,
                             struct ds_err *err);

@@ -1,7 +1,8 @@
 /*
- * What sim/coll/coll_tree.c and sim/coll/coll_tree_agg.c share: the trees a tree
- * collective runs (double binary tree, star, hub) and the collective's
- * state. Private to those two files.
+ * What sim/coll/coll_tree.c, sim/coll/coll_tree_plan.c and
+ * sim/coll/coll_tree_agg.c share: the trees a tree collective runs (double
+ * binary tree, star, hub) and the collective's state. Private to those
+ * three files.
  */
 #ifndef DS_COLL_TREE_IMPL_H
 #define DS_COLL_TREE_IMPL_H
@@ -111,5 +112,16 @@ struct tree_coll {
  * load: per link, the streams of every tree crossing it. */
 ds_status ds__coll_tree_agg_setup(struct tree_coll *c, const struct ds_topo *topo,
                                   uint32_t chan, const uint32_t *load, struct ds_err *err);
+
+/* sim/coll/coll_tree_plan.c: frees a tree's own arrays (and its shape's
+ * unless shared); the plan of a shape over the ring's members, cached on
+ * the ring; the aggregate's part of a plan (streams per link, each tree's
+ * links), filled on first use. */
+void ds__coll_tree_release(struct tree *t);
+ds_status ds__coll_tree_plan_get(struct ds_topo *topo, const struct ds_ring *r,
+                                 enum tree_shape shape, int32_t root,
+                                 struct ds__tree_plan **out, struct ds_err *err);
+ds_status ds__coll_tree_plan_agg(struct ds__tree_plan *p, const struct ds_topo *topo,
+                                 struct ds_err *err);
 
 #endif /* DS_COLL_TREE_IMPL_H */

@@ -408,7 +408,7 @@ void ds_nccl_chain_proto(const struct ds_nccl_model *m, enum ds_proto p, double 
  * and reduce-scatter still run on every channel. */
 int32_t ds_nccl_ring_channels(const struct ds_nccl_model *m, enum ds_proto p, double bytes);
 /* Pieces of a chain of `bytes` under p, per channel (spec.chunks): what a
- * rank must hold before the next can start on it (NCCL v2.30.7; nccl_model.c
+ * rank must hold before the next can start on it (NCCL v2.30.7; nccl_chunking.c
  * chain_piece_bytes cites each line). Simple: one 512 KiB step
  * (buffSize / NCCL_STEPS, BROADCAST_CHUNKSTEPS = 1). runRing hands the
  * primitives one chunk per call, at most a step and never shrunk for the
@@ -417,7 +417,7 @@ int32_t ds_nccl_ring_channels(const struct ds_nccl_model *m, enum ds_proto p, do
  * share under a step crosses every hop whole (store and forward). LL and
  * LL128 forward per line (8 B) and per warp slice (1920 B) as the tree does
  * (coll.h ds_coll_forward_unit_bytes), so ceil(s / unit), at most 16 (N-1)
- * and 1024 (simulation cost; nccl_model.c CHAIN_PIECES_PER_HOP says what the
+ * and 1024 (simulation cost; nccl_chunking.c CHAIN_PIECES_PER_HOP says what the
  * cap costs). Simple: ceil(s / step). s = ds_nccl_chain_proto's share_bytes
  * (the fullest channel's); at least 1. */
 int32_t ds_nccl_chain_chunks(const struct ds_nccl_model *m, enum ds_proto p, double bytes);

@@ -390,7 +390,10 @@ static void write_explicit_node(FILE *out, const struct ds_import_node *n, int32
  * vendors differ every rank's becomes NCCL_TOPO_CPU_VENDOR_MIXED (init.cc
  * :1306-1307, before ncclTopoTuneModel). So `mixed` where two files' first
  * <cpu> differ in arch or x86 vendor, `amd` where every file's is an x86
- * AMD, nothing (intel) otherwise; files without a <cpu> do not count. */
+ * AMD, `arm` where every file's is not x86 (arm64, or ppc64: NCCL's tuning
+ * and search treat every non-x86 host alike but for Power's tree latency,
+ * tuning.cc:278, not modelled), nothing (intel) otherwise; files without a
+ * <cpu> do not count. */
 static void write_cpu_vendor(FILE *out, const struct ds_import_node *nodes, int32_t n_files) {
   const struct ds_import_node *first = NULL;
   for (int32_t f = 0; f < n_files; f++) {
@@ -411,6 +414,10 @@ static void write_cpu_vendor(FILE *out, const struct ds_import_node *nodes, int3
       strcmp(first->cpu_vendor, "AuthenticAMD") == 0)
     comment(out, "cpu_vendor: amd  # an AMD x86 <cpu> at %s:%d (NCCL's tuning: LL's cap across "
             "nodes, the network overhead)", first->file, first->cpu_line);
+  else if (first && strcmp(first->cpu_arch, "x86_64") != 0)
+    comment(out, "cpu_vendor: arm  # a %s <cpu> at %s:%d, not x86 (NCCL: Intel's LL cap and "
+            "network overhead, no 6/5 charge through the root complex)", first->cpu_arch,
+            first->file, first->cpu_line);
 }
 
 ds_status ds_import_write(FILE *out, const struct ds_import_node *nodes, int32_t n_files,

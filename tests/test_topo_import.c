@@ -589,6 +589,28 @@ Test(topo_import, hosts_of_two_cpu_vendors_are_mixed) {
   text = ds_test_slurp(out);
   cr_assert(strstr(text, "\ncpu_vendor: amd  # "), "%s", text);
   free(text);
+  /* an arm64 host (not x86: NCCL charges no 6/5 through its root complex)
+   * is `arm`, and loads as such */
+  xml = ds_test_slurp(D "dgx-a100.xml");
+  for (char *p = strstr(xml, "arch=\"x86_64\""); p; p = strstr(p, "arch=\"x86_64\""))
+    memcpy(p, "arch=\"arm64\"  ", 14);
+  fp = fopen(intel, "w");
+  cr_assert(fp, "%s", intel);
+  fputs(xml, fp);
+  cr_assert_eq(fclose(fp), 0);
+  free(xml);
+  snprintf(args, sizeof args, "topo import %s -o %s", intel, out);
+  r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  ds_test_release(&r);
+  text = ds_test_slurp(out);
+  cr_assert(strstr(text, "\ncpu_vendor: arm  # an arm64 <cpu> at "), "%s", text);
+  free(text);
+  snprintf(args, sizeof args, "topo %s", out);
+  r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\n  cpu_vendor arm ("), "%s", r.out);
+  ds_test_release(&r);
   unlink(out);
   unlink(intel);
   rmdir(dir);

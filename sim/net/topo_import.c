@@ -415,7 +415,7 @@ static void write_cpu_vendor(FILE *out, const struct ds_import_node *nodes, int3
     comment(out, "cpu_vendor: amd  # an AMD x86 <cpu> at %s:%d (NCCL's tuning: LL's cap across "
             "nodes, the network overhead)", first->file, first->cpu_line);
   else if (first && strcmp(first->cpu_arch, "x86_64") != 0)
-    comment(out, "cpu_vendor: arm  # a %s <cpu> at %s:%d, not x86 (NCCL: Intel's LL cap and "
+    comment(out, "cpu_vendor: arm  # an %s <cpu> at %s:%d, not x86 (NCCL: Intel's LL cap and "
             "network overhead, no 6/5 charge through the root complex)", first->cpu_arch,
             first->file, first->cpu_line);
 }

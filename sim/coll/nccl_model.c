@@ -338,7 +338,8 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
         speed = speeds[k];
         break;
       }
-    nch = (int32_t)floor(bw_gbps / speed * (1 + 1e-9));
+    /* clamped in double: a huge share must not overflow the cast */
+    nch = (int32_t)floor(fmin(bw_gbps / speed * (1 + 1e-9), DS_NCCL_SEARCH_MAX_CHANNELS));
     if (nch < 1) nch = 1;
     if (ring->n_rails > 1) nch *= ring->n_rails; /* channels spread over the NICs */
   }
@@ -962,7 +963,7 @@ static int32_t peer_channels(const struct ds_topo *t, const struct ds_nccl_nvlin
     return per_bw > 2 ? per_bw : 2;
   }
   if (pci) return 2;
-  int32_t links = (int32_t)floor(bw / (nv->raw_gbps * DS_UNITS_GBPS) + 1e-9);
+  int32_t links = (int32_t)floor(fmin(bw / (nv->raw_gbps * DS_UNITS_GBPS) + 1e-9, INT32_MAX / 4));
   return 2 * (links > 1 ? links : 1);
 }
 

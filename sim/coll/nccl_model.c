@@ -237,7 +237,7 @@ static void nvls_tree_build(struct ds_nccl_model *m, const char *gpu_name,
   m->nvls_tree = 1;
   /* tuning.cc ncclTopoGetAlgoTime: on Blackwell with x86 hosts NVLSTree's
    * bandwidth takes the tree's size correction too. Told from the GPU's
-   * name, not the topology's cpu_vendor (intel or amd, no Arm value): GB200
+   * name, not the topology's cpu_vendor (a hand-written file may lack arm): GB200
    * superchips have Grace (Arm) hosts, other Blackwell boards (DGX B200)
    * x86 ones. */
   m->nvls_tree_size_corrected = m->arch == DS_NCCL_ARCH_BLACKWELL &&

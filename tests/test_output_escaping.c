@@ -708,9 +708,11 @@ Test(output_escaping, yaml_unsafe_code_points_at_their_edges) {
   FILE *fp = open_memstream(&buf, &len);
   cr_assert_not_null(fp);
   cr_assert_eq(ds_textout_put_comment(fp, "a\xc2\x85" "b\xe2\x80\xa8" "c\xe2\x80\xa9"
-                                          "d\xc2\x80" "e\xef\xbf\xbe" "f\xe2\x80" "g\xc3\xbc\xe2\x82\xac"),
+                                          "d\xc2\x80" "e\xef\xbf\xbe" "f\xe2\x80"
+                                          "g\xc3\xbc\xe2\x82\xac"),
                0);
-  ds_textout_yaml_quoted(fp, "\"\\\xc2\x85\xe2\x80\xa8\xe2\x80\xa9\xc2\x80\xef\xbf\xbe\x01\xff\xc3\xbc");
+  ds_textout_yaml_quoted(fp, "\"\\\xc2\x85\xe2\x80\xa8\xe2\x80\xa9\xc2\x80"
+                             "\xef\xbf\xbe\x01\xff\xc3\xbc");
   cr_assert_eq(fclose(fp), 0);
   cr_assert_str_eq(buf, "a?b?c?d?e?f?g\xc3\xbc\xe2\x82\xac"
                         "\"\\\"\\\\\\N\\L\\P\\x80\\ufffe\\x01?\xc3\xbc\"");

@@ -353,8 +353,8 @@ ds_status ds_ring_channels_search(struct ds_topo *t, const int32_t *gpus, int32_
   s.best = malloc(maxc * n * sizeof *s.best);
   c->orders = malloc(maxc * n * sizeof *c->orders);
   ds_status st = DS_OK;
-  if (!s.hops || !s.links || !s.weights || !s.cap || !s.next || !s.units || !s.ring || !s.rank || !s.used ||
-      !s.best || !c->orders) {
+  if (!s.hops || !s.links || !s.weights || !s.cap || !s.next || !s.units || !s.ring ||
+      !s.rank || !s.used || !s.best || !c->orders) {
     st = ds_err_set(err, DS_ENOMEM, "channel search over %d GPUs: out of memory", n);
     goto out;
   }

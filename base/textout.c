@@ -3,6 +3,7 @@
 
 #include <csv.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <string.h>
 
 void ds_textout_append(char *buf, size_t size, size_t *used, const char *fmt, ...) {
@@ -53,6 +54,48 @@ static size_t utf8_sequence(const unsigned char *p, int *ok) {
   return (size_t)more + 1;
 }
 
+/* The code point of the well-formed sequence of n bytes at p. */
+static uint32_t utf8_decode(const unsigned char *p, size_t n) {
+  static const unsigned lead_mask[5] = {0, 0x7F, 0x1F, 0x0F, 0x07};
+  uint32_t cp = p[0] & lead_mask[n];
+  for (size_t i = 1; i < n; i++) cp = cp << 6 | (p[i] & 0x3F);
+  return cp;
+}
+
+/* textout.h */
+void ds_textout_yaml_quoted(FILE *fp, const char *s) {
+  const unsigned char *p = (const unsigned char *)s;
+  int ok;
+  fputc('"', fp);
+  while (*p) {
+    size_t n = utf8_sequence(p, &ok);
+    uint32_t cp = ok ? utf8_decode(p, n) : 0;
+    if (!ok) fputc('?', fp);
+    else if (cp == '"' || cp == '\\') fprintf(fp, "\\%c", (int)cp);
+    else if (cp == 0x85) fputs("\\N", fp);
+    else if (cp == 0x2028) fputs("\\L", fp);
+    else if (cp == 0x2029) fputs("\\P", fp);
+    else if (ds_textout_yaml_unsafe(cp) && cp <= 0xFF) fprintf(fp, "\\x%02x", (unsigned)cp);
+    else if (ds_textout_yaml_unsafe(cp)) fprintf(fp, "\\u%04x", (unsigned)cp);
+    else fwrite(p, 1, n, fp);
+    p += n;
+  }
+  fputc('"', fp);
+}
+
+/* textout.h */
+int ds_textout_yaml_unsafe(uint32_t cp) {
+  /* libyaml's reader (reader.c:411-415, 0.2.5) refuses anything but tab,
+   * LF, CR, 20-7E, NEL, A0-D7FF, E000-FFFD and 10000-10FFFF; its scanner
+   * breaks a line at CR, LF, NEL, LS and PS (yaml_private.h IS_BREAK); a
+   * BOM is skipped where a line starts (scanner.c:1930). Control
+   * characters (C0, DEL) go too: a terminal shows the file. */
+  if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F)) return 1; /* C0, DEL, C1, NEL */
+  if (cp == 0x2028 || cp == 0x2029 || cp == 0xFEFF) return 1;           /* LS, PS, BOM */
+  if (cp >= 0xD800 && cp <= 0xDFFF) return 1;
+  return cp == 0xFFFE || cp == 0xFFFF || cp > 0x10FFFF;
+}
+
 /* The byte a terminal is shown for c: c, or '?' for a control character. */
 static char printable_byte(char c) {
   unsigned char u = (unsigned char)c;
@@ -95,7 +138,7 @@ int ds_textout_put_comment(FILE *fp, const char *s) {
   int ok;
   while (*p) {
     size_t n = utf8_sequence(p, &ok);
-    if (!ok || (n == 1 && printable_byte((char)*p) != (char)*p)) {
+    if (!ok || ds_textout_yaml_unsafe(utf8_decode(p, n))) {
       if (putc('?', fp) == EOF) return EOF;
     } else if (fwrite(p, 1, n, fp) != n) {
       return EOF;

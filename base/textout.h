@@ -13,6 +13,7 @@
 #define DS_TEXTOUT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #ifdef __cplusplus
@@ -51,11 +52,26 @@ const char *ds_textout_printable(const char *s, char *buf, size_t size);
  * (width 0: none). Returns 0, or EOF on a write error. */
 int ds_textout_put_printable(FILE *fp, const char *s, int width);
 
-/* Writes s for a comment line of a YAML or text file: each control
- * character (a newline would end the comment and start a line the reader
- * parses) and each ill-formed UTF-8 sequence (a YAML reader refuses the
- * whole file for one) written as '?'. Returns 0, or EOF on a write error. */
+/* Writes s for a comment line of a YAML or text file: each character
+ * ds_textout_yaml_unsafe (a line break, NEL, LS or PS as much as a
+ * newline, would end the comment and start a line the reader parses) and
+ * each ill-formed UTF-8 sequence (a YAML reader refuses the whole file for
+ * one) written as '?'. Returns 0, or EOF on a write error. */
 int ds_textout_put_comment(FILE *fp, const char *s);
+
+/* Whether code point cp may not stand raw in a YAML file read by libyaml:
+ * a character its reader refuses (C0 but tab, LF, CR; DEL; C1 but NEL;
+ * surrogates; U+FFFE, U+FFFF), a line break (CR, LF, NEL U+0085, LS
+ * U+2028, PS U+2029: a comment ends there), a BOM (U+FEFF), a tab or a
+ * control character (a terminal shows the file). */
+int ds_textout_yaml_unsafe(uint32_t cp);
+
+/* Writes s as a YAML double-quoted scalar that reads back as s: quotes and
+ * backslashes escaped, NEL, LS and PS as \N \L \P, every other
+ * ds_textout_yaml_unsafe character as \xXX or \uXXXX (YAML 1.2, 5.7),
+ * each ill-formed UTF-8 sequence as '?' (YAML's escapes name characters,
+ * not bytes). */
+void ds_textout_yaml_quoted(FILE *fp, const char *s);
 
 /* The first byte of s that does not begin a well-formed UTF-8 sequence
  * (RFC 3629), or NULL when all of s is well formed. */

@@ -936,14 +936,14 @@ Test(nccl_model, lls_cap_across_nodes_is_the_cpu_vendors) {
   /* a vendor ddpsim does not know is refused at its key */
   char path[] = "/tmp/ddpsim-cpu-vendor-XXXXXX";
   ds_test_write_temp(path, "schema_version: 1\nname: x\ngpu: H100-SXM5-80GB\nnodes: 1\n"
-                           "gpus_per_node: 2\ncpu_vendor: arm\nintra_node:\n"
+                           "gpus_per_node: 2\ncpu_vendor: power\nintra_node:\n"
                            "  template: nvswitch\n  link_bw: 450GBps\n  link_lat: 1.7us\n");
   struct ds_topo *t = NULL;
   struct ds_err err = {0};
   cr_assert_eq(ds_topo_load(path, "topologies/gpus.yaml", &t, &err), DS_EINPUT);
   unlink(path);
   cr_assert(strstr(err.msg, ":6:") && strstr(err.msg, "cpu_vendor") &&
-                strstr(err.msg, "expected intel, amd or mixed"),
+                strstr(err.msg, "expected intel, amd, mixed or arm"),
             "%s", err.msg);
 }
 

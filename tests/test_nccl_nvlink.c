@@ -167,3 +167,51 @@ Test(nccl_nvlink, sm86_constant_is_the_csvs) {
   cr_assert_eq(seen, 1);
   cr_assert_float_eq(ds__nccl_sm86_nvlink_gbps, 12.0, 1e-12);
 }
+
+Test(nccl_nvlink, a_link_rate_below_1_gbps_is_refused) {
+  /* nvlink_bw over nvlink_links is the raw rate NCCL's view divides by
+   * (ds_nccl_link_bw): 1 Bps over 1024 links made a 300 GB/s topology
+   * count ~6e15 links, past int32_t. Refused at nvlink_bw (file, line);
+   * 12 GBps over 12 links, exactly 1 GB/s, is accepted. */
+  ds_test_gpu_entry_refused("nvlink_bw: 1Bps\n    nvlink_links: 1024",
+                            "key 'nvlink_bw': expected at least 1 GBps per NVLink link");
+  ds_test_gpu_entry_refused("nvlink_bw: 11GBps\n    nvlink_links: 12",
+                            "key 'nvlink_bw': expected at least 1 GBps per NVLink link");
+  struct ds_gpu_spec g;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_test_lookup_gpu_text("schema_version: 1\ngpus:\n  - name: G\n    sms: 1\n"
+                                       "    fp32: 1TFLOPS\n    tf32: 8TFLOPS\n    fp16: 2TFLOPS\n"
+                                       "    mem: 1GB\n    mem_bw: 1GBps\n    nvlink_bw: 12GBps\n"
+                                       "    nvlink_links: 12\n",
+                                       "G", &g, &err, NULL),
+               DS_OK, "%s", err.msg);
+  cr_assert_float_eq(g.nvlink_link_bw_bytes_per_s, 1e9, 1e-3);
+}
+
+Test(nccl_nvlink, huge_link_counts_clamp_before_the_cast) {
+  /* A raw rate the table now refuses (1 Bps / 1024 links), set on the
+   * topology directly: dgx-a100's 300 GB/s switch links count ~6e15 of
+   * NCCL's 20 GB/s links. The one-route model: speed 40 (Ampere's first),
+   * nChannels floor(share / 40) clamped at 32 in double (the cast of
+   * ~1.5e14 was undefined: INT_MIN, raised to 1, gave 2 channels of 20),
+   * then ncclTopoDupChannels (40 >= 25, Ampere): min(64, 32) = 32
+   * channels, 40 / ((32 + 31) / 32) = 40 each. P2P: 2 per NVLink of the
+   * path, clamped before the cast, pow2Up, then at most p2pnChannels =
+   * pow2Up(32) = 32 (the old cast gave 2). */
+  struct ds_topo *t = load("topologies/dgx-a100.yaml");
+  t->gpu.nvlink_link_bw_bytes_per_s = 1.0 / 1024;
+  const int32_t gpus[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  struct ds_ring r;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_ring_build_rails(t, gpus, 8, &r, &err), DS_OK, "%s", err.msg);
+  struct ds_nccl_model m;
+  cr_assert_eq(ds_nccl_model_build(t, &r, DS_NCCL_EXTRA_NONE, &m, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(m.channels, 32);
+  cr_assert_float_eq(m.chan_bw_bytes_per_s, 40e9, 1);
+  struct ds_nccl_p2p q;
+  cr_assert_eq(ds_nccl_p2p_build(t, &r, &m, &q, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(q.p2p_channels, 32);
+  cr_assert_eq(q.per_peer_channels, 32);
+  ds_ring_release(&r);
+  ds_topo_free(t);
+}

@@ -686,3 +686,35 @@ Test(output_escaping, analyze_text_shows_control_characters_as_question_marks) {
   unlink(pred);
   unlink(meas);
 }
+
+/* libyaml's reader accepts tab, LF, CR, 20-7E, NEL, A0-D7FF, E000-FFFD and
+ * 10000-10FFFF (reader.c:411-415) and breaks lines at CR, LF, NEL, LS, PS
+ * (IS_BREAK): what may stand raw in a YAML comment or quoted scalar is the
+ * rest, less BOM and the control characters; each edge by hand. */
+Test(output_escaping, yaml_unsafe_code_points_at_their_edges) {
+  static const uint32_t unsafe[] = {0x00, 0x09, 0x0A, 0x0D, 0x1F, 0x7F, 0x80, 0x85, 0x9F,
+                                    0x2028, 0x2029, 0xD800, 0xDFFF, 0xFEFF, 0xFFFE, 0xFFFF,
+                                    0x110000};
+  static const uint32_t safe[] = {0x20, 0x7E, 0xA0, 0xFC, 0x2027, 0x202A, 0xD7FF,
+                                  0xE000, 0xFEFE, 0xFFFD, 0x10000, 0x10FFFF};
+  for (size_t i = 0; i < sizeof unsafe / sizeof *unsafe; i++)
+    cr_assert(ds_textout_yaml_unsafe(unsafe[i]), "U+%04X", unsafe[i]);
+  for (size_t i = 0; i < sizeof safe / sizeof *safe; i++)
+    cr_assert_not(ds_textout_yaml_unsafe(safe[i]), "U+%04X", safe[i]);
+  /* a comment: each unsafe character one '?', an ill-formed sequence one
+   * '?', the rest as is (u-umlaut, the euro sign) */
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *fp = open_memstream(&buf, &len);
+  cr_assert_not_null(fp);
+  cr_assert_eq(ds_textout_put_comment(fp, "a\xc2\x85" "b\xe2\x80\xa8" "c\xe2\x80\xa9"
+                                          "d\xc2\x80" "e\xef\xbf\xbe" "f\xe2\x80"
+                                          "g\xc3\xbc\xe2\x82\xac"),
+               0);
+  ds_textout_yaml_quoted(fp, "\"\\\xc2\x85\xe2\x80\xa8\xe2\x80\xa9\xc2\x80"
+                             "\xef\xbf\xbe\x01\xff\xc3\xbc");
+  cr_assert_eq(fclose(fp), 0);
+  cr_assert_str_eq(buf, "a?b?c?d?e?f?g\xc3\xbc\xe2\x82\xac"
+                        "\"\\\"\\\\\\N\\L\\P\\x80\\ufffe\\x01?\xc3\xbc\"");
+  free(buf);
+}

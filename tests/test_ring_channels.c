@@ -9,6 +9,10 @@
  */
 #include "coll_harness.h"
 
+#include <unistd.h>
+
+#include "support.h"
+
 #include "sim/coll/nccl_model.h"
 #include "sim/coll/ring_channels.h"
 #include "sim/coll/ring_rails.h"
@@ -548,4 +552,98 @@ Test(ring_channels, ll128_is_on_where_nccl_bridges_the_pcie_hops) {
     harness_release(&h);
   }
   ds_topo_free(h.topo);
+}
+
+/* Four V100s, NVLink pairs 0-1 and 2-3 (25 GB/s, NCCL's 20), each GPU on
+ * PCIe (16 GB/s, NCCL's 12) to one CPU (the reviewer's bridged4), or the
+ * same without the NVLinks; cpu_vendor as given ("" leaves the key out). */
+static struct ds_topo *load_bridged4(int nvlinks, const char *vendor) {
+  char text[1024], path[] = "/tmp/ddpsim-bridged4-XXXXXX";
+  snprintf(text, sizeof text,
+           "schema_version: 1\nname: bridged4\ngpu: V100-SXM2-16GB\nnodes: 1\n"
+           "gpus_per_node: 4\n%s%s%s"
+           "devices:\n  - {name: gpu0, kind: gpu}\n  - {name: gpu1, kind: gpu}\n"
+           "  - {name: gpu2, kind: gpu}\n  - {name: gpu3, kind: gpu}\n"
+           "  - {name: cpu0, kind: cpu}\nlinks:\n%s"
+           "  - {from: gpu0, to: cpu0, bw: 16GBps, lat: 1.5us, kind: pcie}\n"
+           "  - {from: gpu1, to: cpu0, bw: 16GBps, lat: 1.5us, kind: pcie}\n"
+           "  - {from: gpu2, to: cpu0, bw: 16GBps, lat: 1.5us, kind: pcie}\n"
+           "  - {from: gpu3, to: cpu0, bw: 16GBps, lat: 1.5us, kind: pcie}\n"
+           "compute:\n  flops_efficiency: 1\n  kernel_overhead: 0us\n",
+           vendor[0] ? "cpu_vendor: " : "", vendor, vendor[0] ? "\n" : "",
+           nvlinks ? "  - {from: gpu0, to: gpu1, bw: 25GBps, lat: 3.4us, kind: nvlink}\n"
+                     "  - {from: gpu2, to: gpu3, bw: 25GBps, lat: 3.4us, kind: nvlink}\n"
+                   : "");
+  ds_test_write_temp(path, text);
+  struct ds_topo *t = NULL;
+  struct ds_err err = {0};
+  ds_status st = ds_topo_load(path, "topologies/gpus.yaml", &t, &err);
+  unlink(path);
+  cr_assert_eq(st, DS_OK, "%s", err.msg);
+  return t;
+}
+
+Test(ring_channels, intel_root_complex_charges_six_fifths_on_pcie) {
+  /* bridged4: maxBw 20 (an NVLink), totalBw 20 (a GPU's NVLink; its PCIe
+   * is 12). No ring of direct links (0-2 has none); with routes, a pair
+   * across the pairs goes GPU -> CPU -> GPU (NCCL's PATH_PHB): speeds 20,
+   * 18, 15 exceed a PCIe link. On an Intel host NCCL's followPath charges
+   * 6/5 x speed on those PCIe links: at 12, 14.4 > 12 fits none; at 10,
+   * 12 fits one hop per directed PCIe link. Every ring crosses between
+   * the pairs once each way, taking one GPU's up-link and another's
+   * down-link, and there are 4 of each: 2 rings, 0 1 2 3 (from 0 the
+   * NVLink first, from 1 on to 2, the next index) and 0 3 2 1 (0 -> 1 -> x
+   * finds 1's up-link spent, 0 -> 2 2's down-link; 0 -> 3 fits), 2 x 10 =
+   * totalBw: done. Mixed hosts as Intel (an Intel node's graph binds,
+   * init.cc's min over ranks). On AMD and Arm hosts no 6/5: at 12 each
+   * directed PCIe link fits one hop, the same 2 rings, 24 >= totalBw. */
+  const char *vendors[] = {"", "intel", "mixed", "amd", "arm"};
+  const double speed[] = {10, 10, 10, 12, 12};
+  const int32_t gpus[4] = {0, 1, 2, 3}, want[2][4] = {{0, 1, 2, 3}, {0, 3, 2, 1}};
+  for (int v = 0; v < 5; v++) {
+    struct ds_topo *t = load_bridged4(1, vendors[v]);
+    struct ds_ring_channels c;
+    search(t, gpus, 4, &c);
+    cr_assert_eq(c.n_rings, 2, "%s: %d rings", vendors[v], c.n_rings);
+    cr_assert_float_eq(c.speed_gbps, speed[v], 1e-9, "%s: %g", vendors[v], c.speed_gbps);
+    cr_assert_float_eq(c.total_gbps, 20, 1e-9);
+    for (int k = 0; k < 2; k++) assert_order(&c, k, want[k]);
+    /* an independent count: each PCIe link carries one hop, charged 6/5 of
+     * the speed through an Intel root complex, within NCCL's 12 */
+    int32_t hits[MAXL];
+    fits_links(t, gpus, &c, hits);
+    for (int32_t l = 0; l < t->n_links; l++)
+      if (strcmp(t->links[l].kind, "pcie") == 0) {
+        cr_assert_eq(hits[l], 1, "%s: link %d", vendors[v], l);
+        cr_assert_leq(hits[l] * c.speed_gbps * (speed[v] < 12 ? 1.2 : 1), 12 * (1 + 1e-9),
+                      "%s: link %d", vendors[v], l);
+      }
+    ds_ring_channels_release(&c);
+    ds_topo_free(t);
+  }
+}
+
+Test(ring_channels, one_route_model_charges_six_fifths_on_intel_only) {
+  /* bridged4 without NVLinks: no search (no direct link); the one ring
+   * 0 1 2 3 goes GPU -> CPU -> GPU on every hop, each directed PCIe link
+   * crossed once. Intel (and mixed): NCCL's 12 over a load of 6/5 = 10,
+   * 1 channel of 10; AMD and Arm: 1 channel of 12. */
+  const char *vendors[] = {"", "intel", "mixed", "amd", "arm"};
+  const double speed[] = {10, 10, 10, 12, 12};
+  for (int v = 0; v < 5; v++) {
+    struct harness h = {0};
+    h.topo = load_bridged4(0, vendors[v]);
+    struct ds_err err = {0};
+    harness_open(&h, NULL, 4, DS_NET_MAXMIN);
+    cr_assert_eq(ds_ring_plan_rails(h.topo, &h.ring, &err), DS_OK, "%s", err.msg);
+    cr_assert_null(h.ring.chan);
+    struct ds_nccl_model m;
+    cr_assert_eq(ds_nccl_model_build(h.topo, &h.ring, DS_NCCL_EXTRA_NONE, &m, &err), DS_OK,
+                 "%s", err.msg);
+    cr_assert_eq(m.channels, 1, "%s", vendors[v]);
+    cr_assert_float_eq(m.chan_bw_bytes_per_s / 1e9, speed[v], 1e-9, "%s: %g", vendors[v],
+                       m.chan_bw_bytes_per_s / 1e9);
+    harness_release(&h);
+    ds_topo_free(h.topo);
+  }
 }

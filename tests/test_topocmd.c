@@ -201,8 +201,8 @@ Test(topocmd, shows_the_cpu_vendor) {
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert(strstr(o.text, "\n  cpu_vendor intel ("), "%s", o.text);
   free(o.text);
-  const char *vendors[] = {"intel", "amd", "mixed"};
-  for (int i = 0; i < 3; i++) {
+  const char *vendors[] = {"intel", "amd", "mixed", "arm"};
+  for (int i = 0; i < 4; i++) {
     char path[] = "/tmp/ddpsim-topocmd-vendor-XXXXXX", text[512], want[64];
     snprintf(text, sizeof text,
              "schema_version: 1\nname: v\ngpu: H100-SXM5-80GB\nnodes: 1\ngpus_per_node: 2\n"

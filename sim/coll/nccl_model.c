@@ -17,6 +17,7 @@
 
 #include "base/units.h"
 #include "sim/coll/nccl_model_impl.h"
+#include "sim/coll/ring_channels.h"
 
 /* Raw per-link, per-direction NVLink bandwidth of NVLink 2, 3 and 4 (V100,
  * A100, H100 datasheets: 25 GB/s per link per direction) and of NVLink 5
@@ -140,28 +141,12 @@ double ds_nccl_link_bw(const struct ds_nccl_nvlink *nv, enum ds_hop_class cls, d
   }
 }
 
-/* topo.h INTEL_P2P_OVERHEAD(bw) = bw * 6 / 5: search.cc followPath charges
- * the PCI links of a GPU's path through an Intel x86 CPU (PATH_PHB: it
- * passes the host bridge, not the link between sockets) 6/5 of the
- * channel's speed, "P2P inefficiency through Intel CPU RC". A GPU pair
- * without peer-to-peer gets such a path (paths.cc: addInterStep through
- * the CPU, typed PATH_PHB), as does peer-to-peer across root ports. */
-#define INTEL_P2P_OVERHEAD 1.2
-
-/* The weight NCCL's search charges on hop i's PCIe links: the Intel root
- * complex's overhead where the hop's route passes a CPU vertex (a host
- * bridge, or the host memory behind it) and no inter-socket (qpi) link,
- * on an Intel host (the topology's cpu_vendor; NCCL tells the vendor from
- * cpuid); else 1. */
+/* The weight NCCL's search charges on hop i's PCIe links: 6/5 through an
+ * Intel root complex (ring_channels.h ds__ring_pci_overhead), else 1. */
 static double hop_pci_weight(const struct ds_topo *topo, const struct ds_ring *r, int32_t i) {
-  if (topo->cpu_vendor != DS_CPU_VENDOR_INTEL || r->hop_class[i] != DS_HOP_PCI) return 1;
-  int via_cpu = 0;
-  for (int32_t h = r->hop_first[i]; h < r->hop_first[i + 1]; h++) {
-    const struct ds_link *l = &topo->links[r->hop_links[h]];
-    if (l->kind && strcmp(l->kind, "qpi") == 0) return 1; /* PATH_SYS */
-    if (topo->vertex_kind[l->dst] == DS_VERTEX_CPU) via_cpu = 1;
-  }
-  return via_cpu ? INTEL_P2P_OVERHEAD : 1;
+  return ds__ring_pci_overhead(topo, r->hop_links + r->hop_first[i],
+                               r->hop_first[i + 1] - r->hop_first[i],
+                               (enum ds_hop_class)r->hop_class[i]);
 }
 
 /* K rings together (rails, or one ring): min over links of the link's
@@ -252,7 +237,7 @@ static void nvls_tree_build(struct ds_nccl_model *m, const char *gpu_name,
   m->nvls_tree = 1;
   /* tuning.cc ncclTopoGetAlgoTime: on Blackwell with x86 hosts NVLSTree's
    * bandwidth takes the tree's size correction too. Told from the GPU's
-   * name, not the topology's cpu_vendor (intel or amd, no Arm value): GB200
+   * name, not the topology's cpu_vendor (a hand-written file may lack arm): GB200
    * superchips have Grace (Arm) hosts, other Blackwell boards (DGX B200)
    * x86 ones. */
   m->nvls_tree_size_corrected = m->arch == DS_NCCL_ARCH_BLACKWELL &&
@@ -353,7 +338,8 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
         speed = speeds[k];
         break;
       }
-    nch = (int32_t)floor(bw_gbps / speed * (1 + 1e-9));
+    /* clamped in double: a huge share must not overflow the cast */
+    nch = (int32_t)floor(fmin(bw_gbps / speed * (1 + 1e-9), DS_NCCL_SEARCH_MAX_CHANNELS));
     if (nch < 1) nch = 1;
     if (ring->n_rails > 1) nch *= ring->n_rails; /* channels spread over the NICs */
   }

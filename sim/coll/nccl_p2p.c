@@ -52,7 +52,7 @@ static int32_t peer_channels(const struct ds_topo *t, const struct ds_nccl_nvlin
     return per_bw > 2 ? per_bw : 2;
   }
   if (pci) return 2;
-  int32_t links = (int32_t)floor(bw / (nv->raw_gbps * DS_UNITS_GBPS) + 1e-9);
+  int32_t links = (int32_t)floor(fmin(bw / (nv->raw_gbps * DS_UNITS_GBPS) + 1e-9, INT32_MAX / 4));
   return 2 * (links > 1 ? links : 1);
 }
 

@@ -15,6 +15,15 @@
 #include "base/units.h"
 
 #define REL 1e-9
+/* A link's units are fifths of the speed (NCCL's 6/5 is then whole): a
+ * hop charges WEIGHT_ONE on each of its links, WEIGHT_INTEL_RC on the PCIe
+ * links of a path through an Intel root complex (ds__ring_pci_overhead). */
+#define WEIGHT_ONE 5
+#define WEIGHT_INTEL_RC 6
+/* Units above this are as good as unlimited (at most 32 rings, each
+ * charging a link at most members x WEIGHT_INTEL_RC): clamped before the
+ * cast, so that a huge capacity over speed cannot overflow int32_t. */
+#define UNITS_MAX 1e9
 
 /* A hop from member a to member b: its route's links, in NCCL's units. */
 struct hop {
@@ -28,6 +37,7 @@ struct search {
   int32_t n_links;
   struct hop *hops;   /* [n*n] */
   int32_t *links;     /* the hops' links, concatenated */
+  int32_t *weights;   /* [as links]: units the hop charges on that link per ring */
   double *cap;        /* [n_links]: NCCL's bandwidth of each link; < 0 unused */
   int32_t *next;      /* [n*(n-1)]: members after a, in the order tried */
   /* one packing (a speed and a level) */
@@ -84,6 +94,26 @@ int ds__ring_nvb_bridged(const struct ds_topo *t, const int32_t *gpus, int32_t n
   return 1;
 }
 
+static int is_pcie(const struct ds_link *l) { return l->kind && strcmp(l->kind, "pcie") == 0; }
+
+/* ring_channels.h */
+int ds__ring_intel_root_complex(enum ds_cpu_vendor v) {
+  return v == DS_CPU_VENDOR_INTEL || v == DS_CPU_VENDOR_MIXED;
+}
+
+/* ring_channels.h */
+double ds__ring_pci_overhead(const struct ds_topo *t, const int32_t *route, int32_t len,
+                             enum ds_hop_class cls) {
+  if (!ds__ring_intel_root_complex(t->cpu_vendor) || cls != DS_HOP_PCI) return 1;
+  int via_cpu = 0;
+  for (int32_t k = 0; k < len; k++) {
+    const struct ds_link *l = &t->links[route[k]];
+    if (l->kind && strcmp(l->kind, "qpi") == 0) return 1; /* PATH_SYS */
+    if (t->vertex_kind[l->dst] == DS_VERTEX_CPU) via_cpu = 1;
+  }
+  return via_cpu ? (double)WEIGHT_INTEL_RC / WEIGHT_ONE : 1;
+}
+
 /* ring_channels.h */
 int ds_ring_channels_same(const struct ds_ring_channels *c) {
   for (int32_t r = 1; r < c->n_rings; r++)
@@ -99,9 +129,10 @@ static int charge_hop(struct search *s, int32_t a, int32_t b, int sign) {
   if (sign < 0 && s->level == 0 && !h->direct) return 0;
   for (int32_t k = 0; k < h->len; k++) {
     int32_t l = s->links[h->first + k];
-    s->units[l] += sign;
+    s->units[l] += sign * s->weights[h->first + k];
     if (s->units[l] < 0) {
-      for (int32_t j = 0; j <= k; j++) s->units[s->links[h->first + j]] -= sign;
+      for (int32_t j = 0; j <= k; j++)
+        s->units[s->links[h->first + j]] -= sign * s->weights[h->first + j];
       return 0;
     }
   }
@@ -109,7 +140,8 @@ static int charge_hop(struct search *s, int32_t a, int32_t b, int sign) {
 }
 
 /* At most how many more rings fit: each ring leaves every member by one
- * hop, and hop a -> b is left at most as often as its fullest link allows. */
+ * hop, and hop a -> b is left at most as often as its fullest link allows
+ * (its units over the hop's weight there). */
 static int32_t rings_bound(const struct search *s) {
   int32_t best = DS_NCCL_SEARCH_MAX_CHANNELS;
   for (int32_t a = 0; a < s->n; a++) {
@@ -118,8 +150,10 @@ static int32_t rings_bound(const struct search *s) {
       const struct hop *h = &s->hops[a * s->n + b];
       if (a == b || (s->level == 0 && !h->direct)) continue;
       int32_t u = INT32_MAX;
-      for (int32_t k = 0; k < h->len; k++)
-        if (s->units[s->links[h->first + k]] < u) u = s->units[s->links[h->first + k]];
+      for (int32_t k = 0; k < h->len; k++) {
+        int32_t fit = s->units[s->links[h->first + k]] / s->weights[h->first + k];
+        if (fit < u) u = fit;
+      }
       sum += u;
     }
     if (sum < best) best = sum;
@@ -176,10 +210,12 @@ static void build(struct search *s, int32_t k, int32_t depth, int tight) {
   }
 }
 
-/* Units of every link at `speed`, all free. */
+/* Units of every link at `speed`, all free: fifths of the speed it holds. */
 static void set_units(struct search *s, double speed) {
   for (int32_t l = 0; l < s->n_links; l++)
-    s->units[l] = s->cap[l] < 0 ? 0 : (int32_t)floor(s->cap[l] / speed * (1 + REL));
+    s->units[l] = s->cap[l] < 0 ? 0
+                                : (int32_t)floor(fmin(WEIGHT_ONE * s->cap[l] / speed * (1 + REL),
+                                                      UNITS_MAX));
 }
 
 /* The most rings that fit at `speed` over level's hops (ring_channels.h):
@@ -222,11 +258,13 @@ static ds_status prepare(struct ds_topo *t, const int32_t *gpus, int32_t n,
       h->len = len;
       h->direct = len == 1 && t->links[route[0]].dst == t->gpu_vertex[gpus[b]];
       h->gbps = INFINITY;
+      int rc = ds__ring_pci_overhead(t, route, len, cls) > 1;
       for (int32_t k = 0; k < len; k++) {
         int32_t l = route[k];
         double g = ds_nccl_link_bw(&nvl, cls, t->links[l].bw_bytes_per_s) / DS_UNITS_GBPS;
         if (s->cap[l] < 0 || g < s->cap[l]) s->cap[l] = g;
         if (g < h->gbps) h->gbps = g;
+        s->weights[used] = rc && is_pcie(&t->links[l]) ? WEIGHT_INTEL_RC : WEIGHT_ONE;
         s->links[used++] = l;
       }
       if (h->gbps > c->max_gbps) c->max_gbps = h->gbps;
@@ -275,6 +313,7 @@ static ds_status prepare(struct ds_topo *t, const int32_t *gpus, int32_t n,
 static void search_free(struct search *s) {
   free(s->hops);
   free(s->links);
+  free(s->weights);
   free(s->cap);
   free(s->next);
   free(s->units);
@@ -304,6 +343,7 @@ ds_status ds_ring_channels_search(struct ds_topo *t, const int32_t *gpus, int32_
   size_t nn = (size_t)n * n, maxc = DS_NCCL_SEARCH_MAX_CHANNELS;
   s.hops = malloc(nn * sizeof *s.hops);
   s.links = malloc(nn * DS_TOPO_MAX_ROUTE * sizeof *s.links);
+  s.weights = malloc(nn * DS_TOPO_MAX_ROUTE * sizeof *s.weights);
   s.cap = malloc(((size_t)t->n_links + 1) * sizeof *s.cap);
   s.next = malloc(nn * sizeof *s.next);
   s.units = malloc(((size_t)t->n_links + 1) * sizeof *s.units);
@@ -313,8 +353,8 @@ ds_status ds_ring_channels_search(struct ds_topo *t, const int32_t *gpus, int32_
   s.best = malloc(maxc * n * sizeof *s.best);
   c->orders = malloc(maxc * n * sizeof *c->orders);
   ds_status st = DS_OK;
-  if (!s.hops || !s.links || !s.cap || !s.next || !s.units || !s.ring || !s.rank || !s.used ||
-      !s.best || !c->orders) {
+  if (!s.hops || !s.links || !s.weights || !s.cap || !s.next || !s.units || !s.ring ||
+      !s.rank || !s.used || !s.best || !c->orders) {
     st = ds_err_set(err, DS_ENOMEM, "channel search over %d GPUs: out of memory", n);
     goto out;
   }

@@ -18,8 +18,11 @@
  *   - speeds from NCCL's list for the architecture (ds_nccl_search_speeds),
  *     from the first not above maxBw (nor totalBw). At each speed s, rings
  *     are packed: a ring is an order of the members (member 0 first), and
- *     it charges s on every directed link of each of its hops; a link holds
- *     floor(bw / s) rings. First over direct links alone (NCCL's PATH_NVL),
+ *     it charges s on every directed link of each of its hops, 6/5 s on
+ *     the PCIe links of a hop through an Intel CPU's root complex
+ *     (ds__ring_pci_overhead, NCCL's followPath); a link holds what fits
+ *     in bw (counted in fifths of s: floor(5 bw / s), a hop charging 5 or
+ *     6). First over direct links alone (NCCL's PATH_NVL),
  *     then, while no ring has been found over direct links at any speed,
  *     with the route of any pair that has none (NCCL raises typeIntra
  *     before it lowers the speed); at most 32 rings (NCCL's maxChannels,
@@ -133,6 +136,28 @@ int ds__ring_has_direct_link(const struct ds_topo *t, const int32_t *gpus, int32
  * reported off by NVML (ncclTopoCheckP2p :298-405), which move such paths
  * through the CPU; ddpsim models no such environment. */
 int ds__ring_nvb_bridged(const struct ds_topo *t, const int32_t *gpus, int32_t n);
+/* Whether NCCL's search, on hosts of CPU vendor v, charges 6/5 of the
+ * speed on the PCIe links of a GPU's path through a CPU's root complex:
+ * search.cc followPath (:81-92 at v2.30.7) does where that CPU is x86 and
+ * Intel (topo.h INTEL_P2P_OVERHEAD(bw) = bw * 6 / 5, "P2P inefficiency
+ * through Intel CPU RC"). NCCL reads the local CPU (cpuid), so on mixed
+ * hosts every Intel node's search charges it, and the graphs' bandwidth
+ * and channels are the least over ranks (init.cc:1439-1442): an Intel
+ * node's binds, so mixed is charged (assuming one of its hosts is x86
+ * Intel; mixed Arm and AMD hosts would not be). Not on AMD, nor on Arm
+ * (cpu.arch not x86). */
+int ds__ring_intel_root_complex(enum ds_cpu_vendor v);
+/* The factor NCCL's search charges on the PCIe links of a GPU-to-GPU hop
+ * of class cls over route[0 .. len): 6/5 where the hosts are
+ * ds__ring_intel_root_complex, the hop is PCIe and it passes a CPU vertex
+ * (a host bridge, or the host memory behind it) and no inter-socket (qpi)
+ * link (NCCL's PATH_PHB; across sockets it is PATH_SYS, not charged); a
+ * GPU pair without peer-to-peer gets such a path (paths.cc: addInterStep
+ * through the CPU), as does peer-to-peer across root ports. Else 1. Both
+ * the one-route model (nccl_model.c rings_share_gbps) and the channel
+ * search charge it. */
+double ds__ring_pci_overhead(const struct ds_topo *t, const int32_t *route, int32_t len,
+                             enum ds_hop_class cls);
 /* Whether the rings found are one order repeated (NCCL's sameChannels: its
  * search replays the first ring before it tries others, search.cc:1106,
  * :849-881, and keeps the replay unless another packing is strictly

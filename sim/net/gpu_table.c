@@ -155,6 +155,26 @@ static ds_status read_optional_bw(const struct ds_cnode *entry, const char *key,
   return ds_cnode_bw(&node, out, err);
 }
 
+/* Per-link NVLink bandwidths (nvlink_bw over nvlink_links) below this are
+ * refused: every NVLink generation runs 20 to 50 GB/s per link and
+ * direction (the table's own entries), and NCCL's view of a link counts
+ * the topology's bandwidth in such links (nccl_model.c ds_nccl_link_bw:
+ * bw x NCCL's rate / the link's), so a tiny one turned a topology's
+ * 300 GB/s into channel counts past int32_t. At 1 GB/s, with bandwidths
+ * at most 1e15 B/s (base/config.c), counts stay below 1e8. */
+#define MIN_NVLINK_LINK_BW (1e9)
+
+static ds_status check_nvlink_link_bw(const struct ds_cnode *entry, double link_bw,
+                                      int32_t links, struct ds_err *err) {
+  struct ds_cnode node;
+  if (link_bw >= MIN_NVLINK_LINK_BW) return DS_OK;
+  DS_CHECK(ds_cmap_require(entry, "nvlink_bw", "a bandwidth", &node, err));
+  return ds_cnode_error(&node, err,
+                        "expected at least 1 GBps per NVLink link: nvlink_bw over "
+                        "nvlink_links (%d) is %g Bps",
+                        links, link_bw);
+}
+
 static ds_status read_optional_int(const struct ds_cnode *entry, const char *key,
                                    int64_t lo, int64_t hi, int32_t *out,
                                    struct ds_err *err) {
@@ -387,7 +407,10 @@ static ds_status read_entry(const struct ds_cnode *entry, struct ds_gpu_info *g,
     DS_CHECK(ds_cmap_require(entry, "nvlink_gen", "", &node, err));
     return ds_cnode_error(&node, err, "expected nvlink_bw with nvlink_gen and nvlink_links");
   }
-  if (g->nvlink_links > 0) spec->nvlink_link_bw_bytes_per_s = g->nvlink_bw / g->nvlink_links;
+  if (g->nvlink_links > 0) {
+    spec->nvlink_link_bw_bytes_per_s = g->nvlink_bw / g->nvlink_links;
+    DS_CHECK(check_nvlink_link_bw(entry, spec->nvlink_link_bw_bytes_per_s, g->nvlink_links, err));
+  }
   DS_CHECK(read_strings(entry, "pci_ids", &g->pci_ids[0][0], sizeof g->pci_ids[0],
                         &g->n_pci_ids, 1, err));
   DS_CHECK(read_strings(entry, "smi_names", &g->smi_names[0][0], sizeof g->smi_names[0],

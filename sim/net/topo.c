@@ -313,14 +313,17 @@ static ds_status read_bool(const struct ds_cnode *map, const char *key, int *ino
 }
 
 const char *ds_topo_cpu_vendor_name(enum ds_cpu_vendor v) {
-  return v == DS_CPU_VENDOR_AMD ? "amd" : v == DS_CPU_VENDOR_MIXED ? "mixed" : "intel";
+  return v == DS_CPU_VENDOR_AMD     ? "amd"
+         : v == DS_CPU_VENDOR_MIXED ? "mixed"
+         : v == DS_CPU_VENDOR_ARM   ? "arm"
+                                    : "intel";
 }
 
-/* Key cpu_vendor: intel (the default), amd or mixed. */
+/* Key cpu_vendor: intel (the default), amd, mixed or arm. */
 static ds_status read_cpu_vendor(const struct ds_cnode *root, enum ds_cpu_vendor *out,
                                  struct ds_err *err) {
   static const enum ds_cpu_vendor all[] = {DS_CPU_VENDOR_INTEL, DS_CPU_VENDOR_AMD,
-                                           DS_CPU_VENDOR_MIXED};
+                                           DS_CPU_VENDOR_MIXED, DS_CPU_VENDOR_ARM};
   struct ds_cnode node;
   const char *s;
   *out = DS_CPU_VENDOR_INTEL;
@@ -332,7 +335,7 @@ static ds_status read_cpu_vendor(const struct ds_cnode *root, enum ds_cpu_vendor
       return DS_OK;
     }
   return ds_cnode_error(&node, err,
-                        "expected intel, amd or mixed (the hosts' CPU vendor), not '%s'", s);
+                        "expected intel, amd, mixed or arm (the hosts' CPU vendor), not '%s'", s);
 }
 
 static ds_status read_intra(const struct ds_cnode *root, int64_t gpn,

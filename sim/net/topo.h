@@ -253,14 +253,22 @@ struct ds_link {
 struct ds_route_cache_entry;
 
 /* The host CPU's vendor as NCCL's tuning tells hosts apart (tuning.cc
- * v2.30.7: LL's bandwidth cap across nodes, getNetOverhead): AMD, anything
- * else on every host, which NCCL treats as Intel, or mixed, hosts whose
+ * v2.30.7: LL's bandwidth cap across nodes, getNetOverhead; search.cc
+ * followPath's 6/5 through an x86 Intel root complex): x86 Intel, x86 AMD,
+ * Arm (any non-x86 host: NCCL's tuning takes Intel's LL row, :270, and
+ * its 1 us network overhead, :228-233, but the search charges no 6/5,
+ * ring_channels.h ds__ring_intel_root_complex), or mixed, hosts whose
  * CPUs differ (init.cc:1306-1307 gives every rank NCCL_TOPO_CPU_VENDOR_MIXED:
  * AMD's LL cap, tuning.cc:270, but Intel's network overhead, :228-233).
  * Intel is 0: a topology built without the key gets it. */
-enum ds_cpu_vendor { DS_CPU_VENDOR_INTEL = 0, DS_CPU_VENDOR_AMD, DS_CPU_VENDOR_MIXED };
+enum ds_cpu_vendor {
+  DS_CPU_VENDOR_INTEL = 0,
+  DS_CPU_VENDOR_AMD,
+  DS_CPU_VENDOR_MIXED,
+  DS_CPU_VENDOR_ARM
+};
 
-/* The key's value for v: "intel", "amd" or "mixed". */
+/* The key's value for v: "intel", "amd", "mixed" or "arm". */
 const char *ds_topo_cpu_vendor_name(enum ds_cpu_vendor v);
 
 struct ds_topo {

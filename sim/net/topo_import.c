@@ -282,12 +282,10 @@ static ds_status cluster_of(const struct ds_import_node *nodes, int32_t n_files,
 }
 
 /* s as a YAML scalar: plain where it is only letters, digits and ._+-/
- * (every shipped name), else double-quoted with its quotes, backslashes and
- * control characters escaped, so that a name like `a: b` or one with a
- * quote reads back as itself (YAML 1.2, 7.3.1 double-quoted scalars). A
- * byte that does not begin well-formed UTF-8 (a file name's) is written
- * '?': the reader refuses a file that is not UTF-8, and YAML's escapes
- * name characters, not bytes. */
+ * (every shipped name), else double-quoted (ds_textout_yaml_quoted: quotes,
+ * backslashes, control characters and Unicode line breaks escaped, an
+ * ill-formed UTF-8 byte '?'), so that a name like `a: b` or one with a
+ * quote reads back as itself (YAML 1.2, 7.3.1 double-quoted scalars). */
 static void write_yaml_scalar(FILE *out, const char *s) {
   int plain = s[0] != '\0' && s[0] != '-' && s[0] != '.';
   for (const char *p = s; *p && plain; p++)
@@ -297,23 +295,13 @@ static void write_yaml_scalar(FILE *out, const char *s) {
     fputs(s, out);
     return;
   }
-  fputc('"', out);
-  const char *bad = ds_textout_utf8_invalid(s);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if ((const char *)p == bad) {
-      fputc('?', out);
-      bad = ds_textout_utf8_invalid((const char *)p + 1);
-    } else if (*p == '"' || *p == '\\') fprintf(out, "\\%c", *p);
-    else if (*p < 0x20 || *p == 0x7f) fprintf(out, "\\x%02x", *p);
-    else fputc(*p, out);
-  }
-  fputc('"', out);
+  ds_textout_yaml_quoted(out, s);
 }
 
 /* A line that ends in a comment, formatted, then its newline: the comment
  * names input paths and strings read from the files (labels, notes), any
- * of which may hold a newline or bytes that are not UTF-8, so it goes through
- * ds_textout_put_comment (each shown as '?'); else a path such as
+ * of which may hold a line break (a newline, NEL, LS, PS) or bytes that are
+ * not UTF-8, so it goes through ds_textout_put_comment (each shown as '?'); else a path such as
  * "a<newline>name: x.xml" would write a second `name:` key into the YAML. */
 __attribute__((format(printf, 2, 3))) static void comment(FILE *out, const char *fmt, ...) {
   va_list ap;
@@ -390,7 +378,10 @@ static void write_explicit_node(FILE *out, const struct ds_import_node *n, int32
  * vendors differ every rank's becomes NCCL_TOPO_CPU_VENDOR_MIXED (init.cc
  * :1306-1307, before ncclTopoTuneModel). So `mixed` where two files' first
  * <cpu> differ in arch or x86 vendor, `amd` where every file's is an x86
- * AMD, nothing (intel) otherwise; files without a <cpu> do not count. */
+ * AMD, `arm` where every file's is not x86 (arm64, or ppc64: NCCL's tuning
+ * and search treat every non-x86 host alike but for Power's tree latency,
+ * tuning.cc:278, not modelled), nothing (intel) otherwise; files without a
+ * <cpu> do not count. */
 static void write_cpu_vendor(FILE *out, const struct ds_import_node *nodes, int32_t n_files) {
   const struct ds_import_node *first = NULL;
   for (int32_t f = 0; f < n_files; f++) {
@@ -411,6 +402,10 @@ static void write_cpu_vendor(FILE *out, const struct ds_import_node *nodes, int3
       strcmp(first->cpu_vendor, "AuthenticAMD") == 0)
     comment(out, "cpu_vendor: amd  # an AMD x86 <cpu> at %s:%d (NCCL's tuning: LL's cap across "
             "nodes, the network overhead)", first->file, first->cpu_line);
+  else if (first && strcmp(first->cpu_arch, "x86_64") != 0)
+    comment(out, "cpu_vendor: arm  # an %s <cpu> at %s:%d, not x86 (NCCL: Intel's LL cap and "
+            "network overhead, no 6/5 charge through the root complex)", first->cpu_arch,
+            first->file, first->cpu_line);
 }
 
 ds_status ds_import_write(FILE *out, const struct ds_import_node *nodes, int32_t n_files,

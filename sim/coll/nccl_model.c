@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/units.h"
+#include "sim/coll/ring_rails.h"
 
 #define US 1e3
 #define TREE 0 /* algorithm indices of the generated tables */
@@ -164,7 +165,13 @@ static double hop_pci_weight(const struct ds_topo *topo, const struct ds_ring *r
   return via_cpu ? INTEL_P2P_OVERHEAD : 1;
 }
 
-/* K rings together (rails, or one ring): min over links of the link's
+/* The links rings_share_gbps counts: every one (ALL_LINKS), the fabric's
+ * (FABRIC_LINKS: between vertices of no node), or a node's (node >= 0:
+ * those with an end in it). */
+#define ALL_LINKS (-1)
+#define FABRIC_LINKS (-2)
+
+/* K rings together (rails, or one ring): min over the links `node` names of the link's
  * bandwidth (derated by the class of a hop crossing it) over the load the
  * hops of all rings put on it, in GB/s; -1 when out of memory. Each hop
  * loads every link of its route once (NCCL's followPath charges a
@@ -173,7 +180,7 @@ static double hop_pci_weight(const struct ds_topo *topo, const struct ds_ring *r
  * PCIe links hop_pci_weight. Host memory (kind mem) is not a link of
  * NCCL's graph (topo.cc has CPU nodes, no memory): left out. */
 static double rings_share_gbps(const struct ds_nccl_nvlink *nv, const struct ds_topo *topo,
-                               const struct ds_ring *rings, int32_t n_rings) {
+                               const struct ds_ring *rings, int32_t n_rings, int32_t node) {
   double *load = calloc((size_t)topo->n_links + 1, sizeof *load);
   double *bw = malloc(((size_t)topo->n_links + 1) * sizeof *bw);
   if (!load || !bw) {
@@ -197,11 +204,45 @@ static double rings_share_gbps(const struct ds_nccl_nvlink *nv, const struct ds_
     }
   }
   double share = INFINITY;
-  for (int32_t l = 0; l < topo->n_links; l++)
+  for (int32_t l = 0; l < topo->n_links; l++) {
+    int32_t a = topo->vertex_node[topo->links[l].src], b = topo->vertex_node[topo->links[l].dst];
+    if (node == FABRIC_LINKS && (a >= 0 || b >= 0)) continue;
+    if (node >= 0 && a != node && b != node) continue;
     if (load[l] > 0 && bw[l] / load[l] < share) share = bw[l] / load[l];
+  }
   free(load);
   free(bw);
   return share;
+}
+
+/* ncclTopoDupChannels (search.cc): twice the channels at half the speed
+ * when the speed is at least 25 GB/s, unless from compute capability 8.1
+ * (Hopper and Blackwell here) below 50 GB/s with more than 4 channels. */
+static void dup_channels(enum ds_nccl_arch arch, int32_t *nch, double *speed) {
+  if (*nch > DS_NCCL_SEARCH_MAX_CHANNELS) *nch = DS_NCCL_SEARCH_MAX_CHANNELS;
+  int sm90_up = arch == DS_NCCL_ARCH_HOPPER || arch == DS_NCCL_ARCH_BLACKWELL;
+  if (*speed >= 25.0 && !(sm90_up && *speed < 50.0 && *nch > 4)) {
+    int32_t dup = 2 * *nch > DS_NCCL_SEARCH_MAX_CHANNELS ? DS_NCCL_SEARCH_MAX_CHANNELS : 2 * *nch;
+    *speed /= (dup + *nch - 1) / *nch;
+    *nch = dup;
+  }
+}
+
+/* One search (nccl_model.h): the first listed speed not above the share
+ * `bw` a channel gets, floor(bw / speed) channels on each of k NICs (k 1
+ * for a ring without rails), then dup_channels. */
+static void search_channels(enum ds_nccl_arch arch, const double *speeds, size_t n_speeds,
+                            double bw, int32_t k, int32_t *nch, double *speed) {
+  *speed = speeds[n_speeds - 1];
+  for (size_t i = 0; i < n_speeds; i++)
+    if (speeds[i] <= bw * (1 + 1e-9)) {
+      *speed = speeds[i];
+      break;
+    }
+  *nch = (int32_t)floor(bw / *speed * (1 + 1e-9));
+  if (*nch < 1) *nch = 1;
+  if (k > 1) *nch *= k; /* channels spread over the NICs */
+  dup_channels(arch, nch, speed);
 }
 
 /* log2i of NCCL (floor of log2; 0 for 1). */
@@ -214,7 +255,8 @@ static int log2_floor(int32_t v) {
 /* NVLSTree across nodes (nccl_model.h): heads, speed, bus bandwidth and
  * latency; nvls_why says why not where it is unavailable. */
 static void nvls_tree_build(struct ds_nccl_model *m, const char *gpu_name,
-                            const struct ds_ring *ring, double eff, int nidx) {
+                            const struct ds_ring *ring, double eff, int nidx,
+                            int32_t nics_max) {
   int32_t heads = ring->n_rails > 1 ? ring->n_rails : 1;
   if (heads < 2) {
     snprintf(m->nvls_why, sizeof m->nvls_why,
@@ -230,7 +272,11 @@ static void nvls_tree_build(struct ds_nccl_model *m, const char *gpu_name,
     if (cls == DS_HOP_NET && b < net) net = b;
     if (cls != DS_HOP_NET && b < intra) intra = b;
   }
-  double limit = fmin(net, intra / (heads + 1)), speed = 0;
+  /* Each node searches its NVLS graph alone (a head per NIC: its own
+   * nics), init.cc keeps the least speed: that of the node with the most
+   * NICs (nics_max; every node's on even nodes), the heads the least
+   * count (the rails). */
+  double limit = fmin(net, intra / ((nics_max > heads ? nics_max : heads) + 1)), speed = 0;
   size_t ns;
   const double *sp = ds_nccl_search_speeds(m->arch, 1, &ns);
   for (size_t k = 0; k < ns; k++)
@@ -271,7 +317,7 @@ static void nvls_tree_build(struct ds_nccl_model *m, const char *gpu_name,
                         3 * ds__nccl_hw_lat_us[DS_HOP_NVLINK][RING][DS_PROTO_SIMPLE] * US;
 }
 
-ds_status ds_nccl_model_build(const struct ds_topo *topo,
+ds_status ds_nccl_model_build(struct ds_topo *topo,
                               const struct ds_ring *ring,
                               struct ds_nccl_extra extra,
                               struct ds_nccl_model *m, struct ds_err *err) {
@@ -321,8 +367,9 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
    * its bottleneck hop unless hops share a link: without peer-to-peer
    * every GPU's hop climbs its switch's uplink to the CPU. */
   {
-    double share = runs->n_rails > 0 ? rings_share_gbps(&m->nvlink, topo, runs->rails, runs->n_rails)
-                                     : rings_share_gbps(&m->nvlink, topo, runs, 1);
+    double share = runs->n_rails > 0
+                       ? rings_share_gbps(&m->nvlink, topo, runs->rails, runs->n_rails, ALL_LINKS)
+                       : rings_share_gbps(&m->nvlink, topo, runs, 1, ALL_LINKS);
     if (share < 0) return ds_err_set(err, DS_ENOMEM, "NCCL's model: out of memory");
     bw_gbps = share;
   }
@@ -342,27 +389,54 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
    * speed. */
   size_t n_speeds;
   const double *speeds = ds_nccl_search_speeds(m->arch, m->nnodes > 1, &n_speeds);
-  double speed = speeds[n_speeds - 1];
-  int32_t nch;
+  double speed;
+  int32_t nch, nics_max = ring->n_rails;
   if (ring->chan) {
     speed = ring->chan_speed_bytes_per_s / DS_UNITS_GBPS;
     nch = ring->chan->n_rails;
-  } else {
-    for (size_t k = 0; k < n_speeds; k++)
-      if (speeds[k] <= bw_gbps * (1 + 1e-9)) {
-        speed = speeds[k];
+    dup_channels(m->arch, &nch, &speed);
+  } else if (m->nnodes > 1 && ring->n_rails > 1) {
+    /* Across nodes each node searches alone, over its own GPUs and NICs
+     * (search.cc ncclTopoCompute on the node's system, ncclTopoDupChannels
+     * at its end), and init.cc:1439-1442 (v2.30.7) keeps the least
+     * nChannels and the least bwIntra/bwInter over the ranks. Node j's
+     * search is the one above on its own links under K_j rails, one per
+     * NIC of its own (ds_ring_search_rails; the rails that run where K_j
+     * is their count, as on even nodes), the fabric's links under the
+     * rails that run (NCCL's search does not see them; the rails cross
+     * them), and floor(share_j / speed_j) channels per NIC. */
+    struct ds_node_nics nn;
+    DS_CHECK(ds_ring_node_nics(topo, ring->gpus, ring->n, &nn, err));
+    double fabric = rings_share_gbps(&m->nvlink, topo, ring->rails, ring->n_rails, FABRIC_LINKS);
+    ds_status st = fabric < 0 ? ds_err_set(err, DS_ENOMEM, "NCCL's model: out of memory") : DS_OK;
+    nch = DS_NCCL_SEARCH_MAX_CHANNELS;
+    speed = INFINITY;
+    for (int32_t j = 0; j < nn.m && st == DS_OK; j++) {
+      if (nn.nics[j] > nics_max) nics_max = nn.nics[j];
+      double sj;
+      if (nn.nics[j] == ring->n_rails) {
+        sj = rings_share_gbps(&m->nvlink, topo, ring->rails, ring->n_rails, nn.node_id[j]);
+      } else {
+        struct ds_ring own;
+        st = ds_ring_search_rails(topo, ring, nn.nics[j], &own, err);
+        if (st != DS_OK) break;
+        sj = rings_share_gbps(&m->nvlink, topo, own.rails, own.n_rails, nn.node_id[j]);
+        ds_ring_release(&own);
+      }
+      if (sj < 0) {
+        st = ds_err_set(err, DS_ENOMEM, "NCCL's model: out of memory");
         break;
       }
-    nch = (int32_t)floor(bw_gbps / speed * (1 + 1e-9));
-    if (nch < 1) nch = 1;
-    if (ring->n_rails > 1) nch *= ring->n_rails; /* channels spread over the NICs */
-  }
-  if (nch > DS_NCCL_SEARCH_MAX_CHANNELS) nch = DS_NCCL_SEARCH_MAX_CHANNELS;
-  int sm90_up = m->arch == DS_NCCL_ARCH_HOPPER || m->arch == DS_NCCL_ARCH_BLACKWELL;
-  if (speed >= 25.0 && !(sm90_up && speed < 50.0 && nch > 4)) {
-    int32_t dup = 2 * nch > DS_NCCL_SEARCH_MAX_CHANNELS ? DS_NCCL_SEARCH_MAX_CHANNELS : 2 * nch;
-    speed /= (dup + nch - 1) / nch;
-    nch = dup;
+      int32_t nj;
+      double vj;
+      search_channels(m->arch, speeds, n_speeds, fmin(sj, fabric), nn.nics[j], &nj, &vj);
+      if (nj < nch) nch = nj;
+      if (vj < speed) speed = vj;
+    }
+    ds_node_nics_release(&nn);
+    DS_CHECK(st);
+  } else {
+    search_channels(m->arch, speeds, n_speeds, bw_gbps, 1, &nch, &speed);
   }
   m->channels = nch;
   m->same_channels = ring->chan == NULL || ring->chan_same;
@@ -460,7 +534,7 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
     snprintf(m->nvls_why, sizeof m->nvls_why, "NCCL has no NVLS on %s",
              ds_nccl_arch_name(m->arch));
   else if (m->nnodes > 1)
-    nvls_tree_build(m, topo->gpu.name, ring, eff, nidx);
+    nvls_tree_build(m, topo->gpu.name, ring, eff, nidx, nics_max);
   else {
     /* The NVLS search: a channel per GPU (its head), its speed charged on
      * every GPU's switch link and twice on the head's. */

@@ -277,7 +277,7 @@ const double *ds_nccl_search_speeds(enum ds_nccl_arch arch, int inter, size_t *n
 /* Builds NCCL's model for a ring all-reduce over ring (built on topo).
  * DS_EINPUT when unavailable (unknown architecture, fewer than 2 ranks):
  * err says why. */
-ds_status ds_nccl_model_build(const struct ds_topo *topo,
+ds_status ds_nccl_model_build(struct ds_topo *topo,
                               const struct ds_ring *ring,
                               struct ds_nccl_extra extra,
                               struct ds_nccl_model *out, struct ds_err *err);

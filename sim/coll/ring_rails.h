@@ -52,7 +52,10 @@ extern "C" {
 struct ds_ring_nodes {
   int32_t m;         /* nodes */
   int32_t l;         /* members per node; 0 when nodes hold different counts */
-  int32_t *member;   /* [m*l] member at (node j, local q); filled when l > 0 */
+  int32_t *member;   /* [n] node 0's members, then node 1's, ...: member at
+                        (node j, local q) is member[first[j] + q] (= [j*l + q]
+                        when l > 0) */
+  int32_t *first;    /* [m+1] where node j's members start in member */
   int32_t *node_of;  /* [n] node index of each member */
   int32_t *local_of; /* [n] its index among its node's members */
   int32_t *count;    /* [m] members of each node */
@@ -89,6 +92,31 @@ void ds_ring_nodes_release(struct ds_ring_nodes *g);
  * memory. */
 int ds_ring_nodes_uneven(const struct ds_topo *t, const int32_t *gpus, int32_t n, char *buf,
                          size_t cap);
+
+/* Each node's distinct NICs among the n GPUs on it (a GPU's NIC:
+ * ds_nearest_nic), nodes in order of first appearance: what NCCL's search
+ * on that node spreads its channels over (sim/coll/nccl_model.c searches
+ * each node alone, then takes the least, as init.cc does). nics[j] is 0
+ * where no rails run (one node, or a node holding fewer than 2 GPUs). */
+struct ds_node_nics {
+  int32_t m;
+  int32_t *node_id; /* [m] the topology's node */
+  int32_t *nics;    /* [m] distinct NICs of node j's GPUs */
+};
+ds_status ds_ring_node_nics(const struct ds_topo *topo, const int32_t *gpus, int32_t n,
+                            struct ds_node_nics *out, struct ds_err *err);
+void ds_node_nics_release(struct ds_node_nics *x);
+
+/* NCCL's search on one node of r, whose rails run (ds_ring_plan_rails:
+ * one per NIC of the node with fewest), as if every node were like it:
+ * out is r's ring with k_rails rails (that node's NIC count), node i
+ * running rail k between its NICs k and k+1 mod k_rails where it has
+ * k_rails or more, else between k mod K_i and the next (its K_i NICs);
+ * sim/coll/nccl_model.c measures the node's own links under them.
+ * DS_EINPUT where r's members run no rails across nodes. Release out with
+ * ds_ring_release. */
+ds_status ds_ring_search_rails(struct ds_topo *topo, const struct ds_ring *r, int32_t k_rails,
+                               struct ds_ring *out, struct ds_err *err);
 
 /* Scratch of ds_nearest_nic: a breadth-first queue and visit stamps, each
  * [topo->n_vertices]; seen zeroed and stamp 0 before the first search. */

@@ -3,12 +3,13 @@
  * rails, sim/coll/coll.h), as NCCL's topology search chooses them
  * (ds_ring_build_rails; the ring itself stays the members in their order).
  *
- * Across nodes (M >= 2 nodes holding the same number L >= 2 of members, K
- * >= 2 distinct NICs among each node's members): K rails, one per NIC, each
- * carrying S/K. NCCL's inter-node search (src/graph/search.cc, v2.30.7)
- * starts every channel at a NIC, walks the node's GPUs and leaves through a
- * NIC; NCCL_CROSS_NIC=2 (its default) keeps a channel on the same NIC index
- * on every node when it can, so its node-boundary traffic stays on one rail
+ * Across nodes (M >= 2 nodes, each holding 2 or more members, K_j >= 2
+ * distinct NICs among node j's members; nodes may hold different counts):
+ * K = min K_j rails, one per NIC, each carrying S/K. NCCL's inter-node
+ * search (src/graph/search.cc, v2.30.7) starts every channel at a NIC,
+ * walks the node's GPUs and leaves through a NIC; NCCL_CROSS_NIC=2 (its
+ * default) keeps a channel on the same NIC index on every node when it
+ * can, so its node-boundary traffic stays on one rail
  * of a rail-optimized fabric; channels are spread over the NICs (DGX H100:
  * 8 NICs, a ring per NIC). Here a GPU sends only through its own NIC (no
  * PXN), so a ring cannot enter and leave a node through one NIC with one
@@ -84,12 +85,12 @@ ds_status ds_ring_nodes_group(const struct ds_topo *topo, const int32_t *gpus, i
 void ds_ring_nodes_release(struct ds_ring_nodes *g);
 
 /* Whether the n GPUs span two or more nodes holding different numbers of
- * them (12 ranks on two 8-GPU nodes: 8 + 4). Then no rails are planned
- * (ds_ring_plan_rails): the ring runs in rank order and crosses each node
- * boundary through one NIC, where NCCL would still spread its channels
- * over the NICs, so the model's bandwidth is a fallback's. Writes each
- * node's count ("8 + 4", cut to cap) into buf, "" when even; -1 out of
- * memory. */
+ * them and run no rails (ds_ring_plan_rails): a node holds one of them or
+ * reaches one NIC (9 ranks on two 8-GPU nodes: 8 + 1; 12, 8 + 4, run 4
+ * rails). Then the ring runs in rank order and crosses each node boundary
+ * through one NIC, where NCCL may spread its channels over more NICs, so
+ * the model's bandwidth is a fallback's. Writes each node's count ("8 +
+ * 1", cut to cap) into buf, "" otherwise; -1 out of memory. */
 int ds_ring_nodes_uneven(const struct ds_topo *t, const int32_t *gpus, int32_t n, char *buf,
                          size_t cap);
 

@@ -165,22 +165,19 @@ static double hop_pci_weight(const struct ds_topo *topo, const struct ds_ring *r
   return via_cpu ? INTEL_P2P_OVERHEAD : 1;
 }
 
-/* The links rings_share_gbps counts: every one (ALL_LINKS), the fabric's
- * (FABRIC_LINKS: between vertices of no node), or a node's (node >= 0:
- * those with an end in it). */
-#define ALL_LINKS (-1)
-#define FABRIC_LINKS (-2)
-
-/* K rings together (rails, or one ring): min over the links `node` names of the link's
+/* K rings together (rails, or one ring): min over links of the link's
  * bandwidth (derated by the class of a hop crossing it) over the load the
  * hops of all rings put on it, in GB/s; -1 when out of memory. Each hop
  * loads every link of its route once (NCCL's followPath charges a
  * channel's speed on each link of a hop's path: a switch uplink that the
  * hops of several GPUs cross, as without peer-to-peer, is shared), its
  * PCIe links hop_pci_weight. Host memory (kind mem) is not a link of
- * NCCL's graph (topo.cc has CPU nodes, no memory): left out. */
+ * NCCL's graph (topo.cc has CPU nodes, no memory): left out. by_node, when
+ * not NULL ([topo->n_nodes + 1]), gets the same min over the fabric's
+ * links (slot 0: between vertices of no node) and over each node v's
+ * (slot v + 1: links with an end in it), INFINITY where none is loaded. */
 static double rings_share_gbps(const struct ds_nccl_nvlink *nv, const struct ds_topo *topo,
-                               const struct ds_ring *rings, int32_t n_rings, int32_t node) {
+                               const struct ds_ring *rings, int32_t n_rings, double *by_node) {
   double *load = calloc((size_t)topo->n_links + 1, sizeof *load);
   double *bw = malloc(((size_t)topo->n_links + 1) * sizeof *bw);
   if (!load || !bw) {
@@ -204,11 +201,16 @@ static double rings_share_gbps(const struct ds_nccl_nvlink *nv, const struct ds_
     }
   }
   double share = INFINITY;
+  for (int32_t v = 0; by_node && v <= topo->n_nodes; v++) by_node[v] = INFINITY;
   for (int32_t l = 0; l < topo->n_links; l++) {
+    if (load[l] == 0) continue;
+    double s = bw[l] / load[l];
+    if (s < share) share = s;
+    if (!by_node) continue;
     int32_t a = topo->vertex_node[topo->links[l].src], b = topo->vertex_node[topo->links[l].dst];
-    if (node == FABRIC_LINKS && (a >= 0 || b >= 0)) continue;
-    if (node >= 0 && a != node && b != node) continue;
-    if (load[l] > 0 && bw[l] / load[l] < share) share = bw[l] / load[l];
+    if (a < 0 && b < 0 && s < by_node[0]) by_node[0] = s;
+    if (a >= 0 && s < by_node[a + 1]) by_node[a + 1] = s;
+    if (b >= 0 && s < by_node[b + 1]) by_node[b + 1] = s;
   }
   free(load);
   free(bw);
@@ -239,8 +241,10 @@ static void search_channels(enum ds_nccl_arch arch, const double *speeds, size_t
       *speed = speeds[i];
       break;
     }
-  *nch = (int32_t)floor(bw / *speed * (1 + 1e-9));
-  if (*nch < 1) *nch = 1;
+  double fit = floor(bw / *speed * (1 + 1e-9)); /* capped below: no int overflow */
+  *nch = fit >= DS_NCCL_SEARCH_MAX_CHANNELS ? DS_NCCL_SEARCH_MAX_CHANNELS
+         : fit < 1                          ? 1
+                                            : (int32_t)fit;
   if (k > 1) *nch *= k; /* channels spread over the NICs */
   dup_channels(arch, nch, speed);
 }
@@ -368,8 +372,8 @@ ds_status ds_nccl_model_build(struct ds_topo *topo,
    * every GPU's hop climbs its switch's uplink to the CPU. */
   {
     double share = runs->n_rails > 0
-                       ? rings_share_gbps(&m->nvlink, topo, runs->rails, runs->n_rails, ALL_LINKS)
-                       : rings_share_gbps(&m->nvlink, topo, runs, 1, ALL_LINKS);
+                       ? rings_share_gbps(&m->nvlink, topo, runs->rails, runs->n_rails, NULL)
+                       : rings_share_gbps(&m->nvlink, topo, runs, 1, NULL);
     if (share < 0) return ds_err_set(err, DS_ENOMEM, "NCCL's model: out of memory");
     bw_gbps = share;
   }
@@ -407,32 +411,45 @@ ds_status ds_nccl_model_build(struct ds_topo *topo,
      * them), and floor(share_j / speed_j) channels per NIC. */
     struct ds_node_nics nn;
     DS_CHECK(ds_ring_node_nics(topo, ring->gpus, ring->n, &nn, err));
-    double fabric = rings_share_gbps(&m->nvlink, topo, ring->rails, ring->n_rails, FABRIC_LINKS);
-    ds_status st = fabric < 0 ? ds_err_set(err, DS_ENOMEM, "NCCL's model: out of memory") : DS_OK;
+    /* the shares of each node's links and (slot 0) the fabric's */
+    size_t slots = (size_t)topo->n_nodes + 1;
+    double *runs_share = malloc(slots * sizeof *runs_share);
+    double *own_share = malloc(slots * sizeof *own_share);
+    uint8_t *done = calloc((size_t)nn.m, 1);
+    ds_status st = DS_OK;
+    if (!runs_share || !own_share || !done ||
+        rings_share_gbps(&m->nvlink, topo, ring->rails, ring->n_rails, runs_share) < 0)
+      st = ds_err_set(err, DS_ENOMEM, "NCCL's model: out of memory");
     nch = DS_NCCL_SEARCH_MAX_CHANNELS;
     speed = INFINITY;
+    /* one layout per distinct NIC count (the rails that run for theirs) */
     for (int32_t j = 0; j < nn.m && st == DS_OK; j++) {
-      if (nn.nics[j] > nics_max) nics_max = nn.nics[j];
-      double sj;
-      if (nn.nics[j] == ring->n_rails) {
-        sj = rings_share_gbps(&m->nvlink, topo, ring->rails, ring->n_rails, nn.node_id[j]);
-      } else {
-        struct ds_ring own;
-        st = ds_ring_search_rails(topo, ring, nn.nics[j], &own, err);
-        if (st != DS_OK) break;
-        sj = rings_share_gbps(&m->nvlink, topo, own.rails, own.n_rails, nn.node_id[j]);
+      if (done[j]) continue;
+      int32_t kj = nn.nics[j];
+      const double *share = runs_share;
+      struct ds_ring own = {0};
+      if (kj != ring->n_rails) {
+        st = ds_ring_search_rails(topo, ring, kj, &own, err);
+        if (st == DS_OK && rings_share_gbps(&m->nvlink, topo, own.rails, own.n_rails, own_share) < 0)
+          st = ds_err_set(err, DS_ENOMEM, "NCCL's model: out of memory");
         ds_ring_release(&own);
+        share = own_share;
       }
-      if (sj < 0) {
-        st = ds_err_set(err, DS_ENOMEM, "NCCL's model: out of memory");
-        break;
+      if (kj > nics_max) nics_max = kj;
+      for (int32_t i = j; i < nn.m && st == DS_OK; i++) {
+        if (done[i] || nn.nics[i] != kj) continue;
+        done[i] = 1;
+        int32_t ni;
+        double vi;
+        search_channels(m->arch, speeds, n_speeds,
+                        fmin(share[nn.node_id[i] + 1], runs_share[0]), kj, &ni, &vi);
+        if (ni < nch) nch = ni;
+        if (vi < speed) speed = vi;
       }
-      int32_t nj;
-      double vj;
-      search_channels(m->arch, speeds, n_speeds, fmin(sj, fabric), nn.nics[j], &nj, &vj);
-      if (nj < nch) nch = nj;
-      if (vj < speed) speed = vj;
     }
+    free(runs_share);
+    free(own_share);
+    free(done);
     ds_node_nics_release(&nn);
     DS_CHECK(st);
   } else {

@@ -93,7 +93,7 @@ static void groups_free(struct groups *g) {
   ds_ring_nodes_release(&g->nodes);
 }
 
-/* Groups r's members by node; finds each member's NIC where rails may run
+/* Groups the n GPUs by node; finds each one's NIC where rails may run
  * (two or more nodes, each holding two or more members). */
 static ds_status group_gpus(const struct ds_topo *t, const int32_t *gpus, int32_t n,
                             struct groups *g, struct ds_err *err) {

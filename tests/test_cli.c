@@ -1164,23 +1164,27 @@ Test(cli, the_parts_of_a_ps_iteration_add_up) {
 }
 
 Test(cli, ranks_filling_nodes_unevenly_get_a_note) {
-  /* 12 ranks on 2node-ib's two 8-GPU nodes (8 + 4): no rails (one ring
-   * per NIC needs nodes filled alike), the ring in rank order crosses each
-   * boundary through one NIC, where NCCL would spread its channels: the
-   * training summary and the collective table say so (revuser2 item 5);
-   * 16 ranks (8 + 8) and one node's 8 do not. */
+  /* 9 ranks on 2node-ib's two 8-GPU nodes (8 + 1): no rails (node 1
+   * holds one GPU), the ring in rank order crosses each boundary through
+   * one NIC, where NCCL would spread its channels: the training summary
+   * and the collective table say so (revuser2 item 5); 12 ranks (8 + 4,
+   * rails over 4 NICs), 16 (8 + 8) and one node's 8 do not. */
   struct ds_test_result r =
-      run("--topo 2node-ib --model tests/data/tiny-model.yaml --world-size 8,12,16");
+      run("--topo 2node-ib --model tests/data/tiny-model.yaml --world-size 8,9,12,16");
   cr_assert_eq(r.status, 0, "%s", r.err);
-  const char *note = "  note: 12 ranks fill the nodes unevenly (8 + 4): the model runs one "
+  const char *note = "  note: 9 ranks fill the nodes unevenly (8 + 1): the model runs one "
                      "ring in rank order";
   const char *at = strstr(r.out, note);
   cr_assert_not_null(at, "%s", r.out);
   cr_assert_null(strstr(at + strlen(note), "fill the nodes unevenly"), "one note: %s", r.out);
   ds_test_release(&r);
+  r = run("collective --topo 2node-ib -g 9 -b 1M -e 1M");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\n# note: 9 ranks fill the nodes unevenly (8 + 1): "), "%s", r.out);
+  ds_test_release(&r);
   r = run("collective --topo 2node-ib -g 12 -b 1M -e 1M");
   cr_assert_eq(r.status, 0, "%s", r.err);
-  cr_assert(strstr(r.out, "\n# note: 12 ranks fill the nodes unevenly (8 + 4): "), "%s", r.out);
+  cr_assert_null(strstr(r.out, "unevenly"), "%s", r.out);
   ds_test_release(&r);
   r = run("collective --topo 2node-ib -g 16 -b 1M -e 1M");
   cr_assert_eq(r.status, 0, "%s", r.err);

@@ -130,14 +130,105 @@ Test(ring_rails, rail_optimized_fabric_keeps_each_hop_on_its_rail) {
   unload(&h);
 }
 
-Test(ring_rails, none_on_one_node_or_uneven_nodes) {
-  /* ring8 is one node: the ring itself runs. twonode with 6 ranks (4 on
-   * node 0, 2 on node 1): nodes unlike, no rails either. */
+Test(ring_rails, none_on_one_node_or_one_nic) {
+  /* ring8 is one node: the ring itself runs. twonode (2 NICs per node, 2
+   * GPUs on each) with 6 ranks: node 0 holds GPUs 0-3 (NICs 0 and 1),
+   * node 1 GPUs 4 and 5, both on its NIC 0: a node reaching one NIC runs
+   * no rails (the fewest NICs is 1), and the uneven nodes get the note
+   * (ds_ring_nodes_uneven), as 9 ranks on 2node-ib do (8 + 1: a node
+   * holding one GPU); 12 there (8 + 4) run rails, no note. */
   struct harness h;
   const struct ds_ring *r = load_rails(&h, "tests/data/ring8.yaml", 8, 0);
   cr_assert_float_eq(ds_ring_busbw(r), r->min_bw, 1e-9);
   unload(&h);
   load_rails(&h, "tests/data/twonode.yaml", 6, 0);
+  char buf[32];
+  cr_assert_eq(ds_ring_nodes_uneven(h.topo, h.ring.gpus, 6, buf, sizeof buf), 1);
+  cr_assert_str_eq(buf, "4 + 2");
+  unload(&h);
+  load_rails(&h, "topologies/2node-ib.yaml", 9, 0);
+  cr_assert_eq(ds_ring_nodes_uneven(h.topo, h.ring.gpus, 9, buf, sizeof buf), 1);
+  cr_assert_str_eq(buf, "8 + 1");
+  unload(&h);
+  load_rails(&h, "topologies/2node-ib.yaml", 12, 4);
+  cr_assert_eq(ds_ring_nodes_uneven(h.topo, h.ring.gpus, 12, buf, sizeof buf), 0);
+  cr_assert_str_eq(buf, "");
+  unload(&h);
+}
+
+Test(ring_rails, uneven_nodes_run_one_rail_per_nic_of_the_fewest) {
+  /* 2node-ib with 12 ranks: node 0 holds GPUs 0-7 (8 NICs), node 1 GPUs
+   * 8-11 (NICs 0-3 of node 1): K = 4 rails, rail k between NICs k and k+1
+   * of each node (entering node 0 through GPU k, node 1 through GPU 8 +
+   * (k+1) mod 4). Each used NIC carries one rail each way: bound 4 x 50 =
+   * 200 GB/s (a node-0 GPU's NVSwitch link carries at most 4 rail hops:
+   * 450 / 4; node 1's 3 of 4: 450 / 3; the PCIe 64 / 1). Each rail crosses
+   * the nodes twice; node 0's NICs 4-7 carry nothing. */
+  struct harness h;
+  const struct ds_ring *r = load_rails(&h, "topologies/2node-ib.yaml", 12, 4);
+  cr_assert_float_eq(ds_ring_busbw(r), 200e9, 1);
+  for (int32_t k = 0; k < 4; k++) {
+    const struct ds_ring *q = &r->rails[k];
+    int32_t net = 0;
+    for (int32_t i = 0; i < q->n; i++) net += q->hop_class[i] == DS_HOP_NET;
+    cr_assert_eq(net, 2, "rail %d", k);
+    cr_assert_eq(q->gpus[0], k, "rail %d enters node 0 through GPU %d", k, k);
+    cr_assert_eq(q->gpus[8], 8 + (k + 1) % 4, "rail %d enters node 1 at %d", k, q->gpus[8]);
+    cr_assert_eq(q->gpus[11], 8 + k, "rail %d leaves node 1 at %d", k, q->gpus[11]);
+  }
+  unload(&h);
+}
+
+Test(ring_rails, a_nodes_own_search_wraps_the_nodes_with_fewer_nics) {
+  /* Node 0's own search on 2node-ib with 12 ranks: 8 rails, node 0 running
+   * rail k between its NICs k and k+1 mod 8 (entered through GPU k), node
+   * 1 (4 NICs, odd) between NICs k mod 4 and the next, entered through the
+   * latter (GPU 8 + (k mod 4 + 1) mod 4) and left through the former. Node
+   * 0's NICs each carry one rail each way, node 1's two. */
+  struct ds_err err = {0};
+  struct harness h;
+  load_rails(&h, "topologies/2node-ib.yaml", 12, 4);
+  struct ds_ring own;
+  cr_assert_eq(ds_ring_search_rails(h.topo, &h.ring, 8, &own, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(own.n_rails, 8);
+  check_maps(&own);
+  for (int32_t k = 0; k < 8; k++) {
+    cr_assert_eq(own.rails[k].gpus[0], k, "rail %d", k);
+    cr_assert_eq(own.rails[k].gpus[8], 8 + (k % 4 + 1) % 4, "rail %d", k);
+    cr_assert_eq(own.rails[k].gpus[11], 8 + k % 4, "rail %d", k);
+  }
+  ds_ring_release(&own);
+  /* no rails across nodes: refused */
+  unload(&h);
+  load_rails(&h, "topologies/2node-ib.yaml", 9, 0);
+  cr_assert_eq(ds_ring_search_rails(h.topo, &h.ring, 8, &own, &err), DS_EINPUT);
+  unload(&h);
+}
+
+Test(ring_rails, nccl_model_takes_the_least_over_uneven_nodes) {
+  /* 12 ranks on 2node-ib (8 + 4). NCCL searches each node alone
+   * (search.cc) and keeps the least nChannels and bwIntra over the ranks
+   * (init.cc:1439-1442). Node 0 (8 GPUs, 8 NICs), as 16 ranks: share 50
+   * GB/s (NIC; NVSwitch 370.8 / 7 = 53), speed 48, one channel per NIC: 8
+   * x 48, no duplication (Hopper, below 50 GB/s, more than 4). Node 1 (4
+   * GPUs, 4 NICs): share 50 (NIC; NVSwitch 370.8 / 3, PCIe 64), speed 48,
+   * 4 channels, duplicated (4 is not more than 4): 8 x 24. Least: 8
+   * channels x 24 GB/s = 192 GB/s of Simple busbw (the rank-order ring
+   * alone: 2 x 24). NVLSTree: a head per NIC on each node, speed the
+   * first inter-node speed not above min(50, 370.8 / (heads + 1)): node 0
+   * 41.2 -> 40, node 1 74.2 -> 48; least 40, heads the least, 4. */
+  struct ds_err err = {0};
+  struct harness h;
+  load_rails(&h, "topologies/2node-ib.yaml", 12, 4);
+  struct ds_nccl_model m;
+  cr_assert_eq(ds_nccl_model_build(h.topo, &h.ring, DS_NCCL_EXTRA_NONE, &m, &err), DS_OK,
+               "%s", err.msg);
+  cr_assert_eq(m.nnodes, 2);
+  cr_assert_eq(m.channels, 8);
+  cr_assert_float_eq(m.chan_bw_bytes_per_s, 24e9, 1);
+  cr_assert_float_eq(m.busbw_bytes_per_s[DS_PROTO_SIMPLE], 192e9, 1);
+  cr_assert_eq(m.nvls_channels, 4);
+  cr_assert_float_eq(m.nvls_chan_bw_bytes_per_s, 40e9, 1);
   unload(&h);
 }
 

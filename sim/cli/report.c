@@ -618,13 +618,15 @@ static void print_stragglers_text(FILE *fp, const struct ds_summary *r, const ch
   if (r->n_stragglers > 0) fputs(after, fp);
 }
 
-/* A row whose ranks fill nodes unevenly: the model's ring is a fallback
+/* A row whose ranks fill nodes unevenly with no rails (a node holding one
+ * of them or reaching one NIC): the model's ring is a fallback
  * (ds_ring_nodes_uneven), said where the numbers are. */
 static void print_uneven_note(FILE *fp, const struct ds_summary *r) {
   if (!r->uneven_nodes[0]) return;
   fprintf(fp, "  note: %d ranks fill the nodes unevenly (%s): the model runs one ring in rank "
-              "order, crossing each node boundary through one NIC, where NCCL would still "
-              "spread its channels over the NICs; the all-reduces' time is likely too long "
+              "order, crossing each node boundary through one NIC (a node holds one rank or "
+              "reaches one NIC), where NCCL may spread its channels over more NICs; the "
+              "all-reduces' time may be too long "
               "(docs/collectives.md, \"Across nodes\")\n", r->world_size, r->uneven_nodes);
 }
 

@@ -104,8 +104,9 @@ struct ds_summary {
   /* NCCL's model runs with LL128 off as NCCL's default leaves it where the
    * rings cross PCIe inside a node (no --proto set naming it): the text says so */
   int ll128_default_off;
-  /* ddp's ranks filling two or more nodes unevenly, each node's count
-   * ("8 + 4"; ds_ring_nodes_uneven): the ring's bandwidth is a fallback's
+  /* ddp's ranks filling two or more nodes unevenly where no rails run
+   * (a node holding one of them or reaching one NIC), each node's count
+   * ("8 + 1"; ds_ring_nodes_uneven): the ring's bandwidth is a fallback's
    * (text: a note); "" otherwise */
   char uneven_nodes[48];
   uint64_t seed;          /* --seed: the first sample's (the timing fields') */

@@ -149,8 +149,9 @@ static void print_text_header(FILE *out, const struct ds_collbench_args *o,
   fputc('\n', out);
   if (pl->uneven[0])
     fprintf(out, "# note: %d ranks fill the nodes unevenly (%s): the model runs one ring in "
-            "rank order, crossing each node boundary through one NIC, where NCCL would still "
-            "spread its channels over the NICs; the bandwidth is likely too low "
+            "rank order, crossing each node boundary through one NIC (a node holds one rank or "
+            "reaches one NIC), where NCCL may spread its channels over more NICs; the "
+            "bandwidth may be too low "
             "(docs/collectives.md, \"Across nodes\")\n", pl->n, pl->uneven);
   if (!pl->nccl) {
     fprintf(out, "# network %s, %s %s; simulated (NCCL protocols and channels not modelled)\n",
@@ -355,16 +356,19 @@ static ds_status sweep(const struct ds_collbench_args *o, struct ds_topo *topo,
   free(gpus);
   DS_CHECK(st);
   st = make_plan(o, topo, &ring, &pl, err);
-  /* the ring kinds' rails (ds_ring_plan_rails) need nodes filled alike:
-   * else a fallback, said beside the table (out of memory: no note) */
+  /* the ring kinds' rails (ds_ring_plan_rails) need every node to hold 2
+   * or more members on 2 or more NICs: where nodes are filled unevenly
+   * and one does not, a fallback, said beside the table (out of memory:
+   * no note) */
   enum ds_coll_kind kind = o->desc->kind;
   if (st == DS_OK && (kind == DS_COLL_ALLREDUCE || kind == DS_COLL_ALLGATHER ||
                       kind == DS_COLL_REDUCESCATTER) &&
       ds_ring_nodes_uneven(topo, ring.gpus, n, pl.uneven, sizeof pl.uneven) == 1 &&
       o->format != DS_FORMAT_TEXT)
     fprintf(stderr, "ddpsim collective: note: %d ranks fill the nodes unevenly (%s): one ring "
-            "in rank order through one NIC per node boundary, where NCCL would spread its "
-            "channels over the NICs (docs/collectives.md, \"Across nodes\")\n", n, pl.uneven);
+            "in rank order through one NIC per node boundary (a node holds one rank or reaches "
+            "one NIC), where NCCL may spread its channels over more NICs (docs/collectives.md, "
+            "\"Across nodes\")\n", n, pl.uneven);
   if (st != DS_OK) {
     ds_ring_release(&ring);
     return st;

@@ -294,7 +294,7 @@ static void print_channels(FILE *out, const struct ds_ring *r) {
   }
 }
 
-static void print_ring(FILE *out, const struct ds_topo *t, const struct ds_ring *r) {
+static void print_ring(FILE *out, struct ds_topo *t, const struct ds_ring *r) {
   int32_t slow = 0;
   for (int32_t i = 1; i < r->n; i++)
     if (r->hop_bw[i] < r->hop_bw[slow]) slow = i;

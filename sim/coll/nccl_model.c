@@ -18,6 +18,7 @@
 #include "base/units.h"
 #include "sim/coll/nccl_model_impl.h"
 #include "sim/coll/ring_channels.h"
+#include "sim/coll/ring_rails.h"
 
 /* Raw per-link, per-direction NVLink bandwidth of NVLink 2, 3 and 4 (V100,
  * A100, H100 datasheets: 25 GB/s per link per direction) and of NVLink 5
@@ -156,9 +157,12 @@ static double hop_pci_weight(const struct ds_topo *topo, const struct ds_ring *r
  * channel's speed on each link of a hop's path: a switch uplink that the
  * hops of several GPUs cross, as without peer-to-peer, is shared), its
  * PCIe links hop_pci_weight. Host memory (kind mem) is not a link of
- * NCCL's graph (topo.cc has CPU nodes, no memory): left out. */
+ * NCCL's graph (topo.cc has CPU nodes, no memory): left out. by_node, when
+ * not NULL ([topo->n_nodes + 1]), gets the same min over the fabric's
+ * links (slot 0: between vertices of no node) and over each node v's
+ * (slot v + 1: links with an end in it), INFINITY where none is loaded. */
 static double rings_share_gbps(const struct ds_nccl_nvlink *nv, const struct ds_topo *topo,
-                               const struct ds_ring *rings, int32_t n_rings) {
+                               const struct ds_ring *rings, int32_t n_rings, double *by_node) {
   double *load = calloc((size_t)topo->n_links + 1, sizeof *load);
   double *bw = malloc(((size_t)topo->n_links + 1) * sizeof *bw);
   if (!load || !bw) {
@@ -182,11 +186,52 @@ static double rings_share_gbps(const struct ds_nccl_nvlink *nv, const struct ds_
     }
   }
   double share = INFINITY;
-  for (int32_t l = 0; l < topo->n_links; l++)
-    if (load[l] > 0 && bw[l] / load[l] < share) share = bw[l] / load[l];
+  for (int32_t v = 0; by_node && v <= topo->n_nodes; v++) by_node[v] = INFINITY;
+  for (int32_t l = 0; l < topo->n_links; l++) {
+    if (load[l] == 0) continue;
+    double s = bw[l] / load[l];
+    if (s < share) share = s;
+    if (!by_node) continue;
+    int32_t a = topo->vertex_node[topo->links[l].src], b = topo->vertex_node[topo->links[l].dst];
+    if (a < 0 && b < 0 && s < by_node[0]) by_node[0] = s;
+    if (a >= 0 && s < by_node[a + 1]) by_node[a + 1] = s;
+    if (b >= 0 && s < by_node[b + 1]) by_node[b + 1] = s;
+  }
   free(load);
   free(bw);
   return share;
+}
+
+/* ncclTopoDupChannels (search.cc): twice the channels at half the speed
+ * when the speed is at least 25 GB/s, unless from compute capability 8.1
+ * (Hopper and Blackwell here) below 50 GB/s with more than 4 channels. */
+static void dup_channels(enum ds_nccl_arch arch, int32_t *nch, double *speed) {
+  if (*nch > DS_NCCL_SEARCH_MAX_CHANNELS) *nch = DS_NCCL_SEARCH_MAX_CHANNELS;
+  int sm90_up = arch == DS_NCCL_ARCH_HOPPER || arch == DS_NCCL_ARCH_BLACKWELL;
+  if (*speed >= 25.0 && !(sm90_up && *speed < 50.0 && *nch > 4)) {
+    int32_t dup = 2 * *nch > DS_NCCL_SEARCH_MAX_CHANNELS ? DS_NCCL_SEARCH_MAX_CHANNELS : 2 * *nch;
+    *speed /= (dup + *nch - 1) / *nch;
+    *nch = dup;
+  }
+}
+
+/* One search (nccl_model.h): the first listed speed not above the share
+ * `bw` a channel gets, floor(bw / speed) channels on each of k NICs (k 1
+ * for a ring without rails), then dup_channels. */
+static void search_channels(enum ds_nccl_arch arch, const double *speeds, size_t n_speeds,
+                            double bw, int32_t k, int32_t *nch, double *speed) {
+  *speed = speeds[n_speeds - 1];
+  for (size_t i = 0; i < n_speeds; i++)
+    if (speeds[i] <= bw * (1 + 1e-9)) {
+      *speed = speeds[i];
+      break;
+    }
+  double fit = floor(bw / *speed * (1 + 1e-9)); /* capped below: no int overflow */
+  *nch = fit >= DS_NCCL_SEARCH_MAX_CHANNELS ? DS_NCCL_SEARCH_MAX_CHANNELS
+         : fit < 1                          ? 1
+                                            : (int32_t)fit;
+  if (k > 1) *nch *= k; /* channels spread over the NICs */
+  dup_channels(arch, nch, speed);
 }
 
 /* log2i of NCCL (floor of log2; 0 for 1). */
@@ -199,7 +244,8 @@ static int log2_floor(int32_t v) {
 /* NVLSTree across nodes (nccl_model.h): heads, speed, bus bandwidth and
  * latency; nvls_why says why not where it is unavailable. */
 static void nvls_tree_build(struct ds_nccl_model *m, const char *gpu_name,
-                            const struct ds_ring *ring, double eff, int nidx) {
+                            const struct ds_ring *ring, double eff, int nidx,
+                            int32_t nics_max) {
   int32_t heads = ring->n_rails > 1 ? ring->n_rails : 1;
   if (heads < 2) {
     snprintf(m->nvls_why, sizeof m->nvls_why,
@@ -215,7 +261,11 @@ static void nvls_tree_build(struct ds_nccl_model *m, const char *gpu_name,
     if (cls == DS_HOP_NET && b < net) net = b;
     if (cls != DS_HOP_NET && b < intra) intra = b;
   }
-  double limit = fmin(net, intra / (heads + 1)), speed = 0;
+  /* Each node searches its NVLS graph alone (a head per NIC: its own
+   * nics), init.cc keeps the least speed: that of the node with the most
+   * NICs (nics_max; every node's on even nodes), the heads the least
+   * count (the rails). */
+  double limit = fmin(net, intra / ((nics_max > heads ? nics_max : heads) + 1)), speed = 0;
   size_t ns;
   const double *sp = ds_nccl_search_speeds(m->arch, 1, &ns);
   for (size_t k = 0; k < ns; k++)
@@ -256,7 +306,7 @@ static void nvls_tree_build(struct ds_nccl_model *m, const char *gpu_name,
                         3 * ds__nccl_hw_lat_us[DS_HOP_NVLINK][RING][DS_PROTO_SIMPLE] * US;
 }
 
-ds_status ds_nccl_model_build(const struct ds_topo *topo,
+ds_status ds_nccl_model_build(struct ds_topo *topo,
                               const struct ds_ring *ring,
                               struct ds_nccl_extra extra,
                               struct ds_nccl_model *m, struct ds_err *err) {
@@ -306,8 +356,9 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
    * its bottleneck hop unless hops share a link: without peer-to-peer
    * every GPU's hop climbs its switch's uplink to the CPU. */
   {
-    double share = runs->n_rails > 0 ? rings_share_gbps(&m->nvlink, topo, runs->rails, runs->n_rails)
-                                     : rings_share_gbps(&m->nvlink, topo, runs, 1);
+    double share = runs->n_rails > 0
+                       ? rings_share_gbps(&m->nvlink, topo, runs->rails, runs->n_rails, NULL)
+                       : rings_share_gbps(&m->nvlink, topo, runs, 1, NULL);
     if (share < 0) return ds_err_set(err, DS_ENOMEM, "NCCL's model: out of memory");
     bw_gbps = share;
   }
@@ -327,28 +378,67 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
    * speed. */
   size_t n_speeds;
   const double *speeds = ds_nccl_search_speeds(m->arch, m->nnodes > 1, &n_speeds);
-  double speed = speeds[n_speeds - 1];
-  int32_t nch;
+  double speed;
+  int32_t nch, nics_max = ring->n_rails;
   if (ring->chan) {
     speed = ring->chan_speed_bytes_per_s / DS_UNITS_GBPS;
     nch = ring->chan->n_rails;
-  } else {
-    for (size_t k = 0; k < n_speeds; k++)
-      if (speeds[k] <= bw_gbps * (1 + 1e-9)) {
-        speed = speeds[k];
-        break;
+    dup_channels(m->arch, &nch, &speed);
+  } else if (m->nnodes > 1 && ring->n_rails > 1) {
+    /* Across nodes each node searches alone, over its own GPUs and NICs
+     * (search.cc ncclTopoCompute on the node's system, ncclTopoDupChannels
+     * at its end), and init.cc:1439-1442 (v2.30.7) keeps the least
+     * nChannels and the least bwIntra/bwInter over the ranks. Node j's
+     * search is the one above on its own links under K_j rails, one per
+     * NIC of its own (ds_ring_search_rails; the rails that run where K_j
+     * is their count, as on even nodes), the fabric's links under the
+     * rails that run (NCCL's search does not see them; the rails cross
+     * them), and floor(share_j / speed_j) channels per NIC. */
+    struct ds_node_nics nn;
+    DS_CHECK(ds_ring_node_nics(topo, ring->gpus, ring->n, &nn, err));
+    /* the shares of each node's links and (slot 0) the fabric's */
+    size_t slots = (size_t)topo->n_nodes + 1;
+    double *runs_share = malloc(slots * sizeof *runs_share);
+    double *own_share = malloc(slots * sizeof *own_share);
+    uint8_t *done = calloc((size_t)nn.m, 1);
+    ds_status st = DS_OK;
+    if (!runs_share || !own_share || !done ||
+        rings_share_gbps(&m->nvlink, topo, ring->rails, ring->n_rails, runs_share) < 0)
+      st = ds_err_set(err, DS_ENOMEM, "NCCL's model: out of memory");
+    nch = DS_NCCL_SEARCH_MAX_CHANNELS;
+    speed = INFINITY;
+    /* one layout per distinct NIC count (the rails that run for theirs) */
+    for (int32_t j = 0; j < nn.m && st == DS_OK; j++) {
+      if (done[j]) continue;
+      int32_t kj = nn.nics[j];
+      const double *share = runs_share;
+      struct ds_ring own = {0};
+      if (kj != ring->n_rails) {
+        st = ds_ring_search_rails(topo, ring, kj, &own, err);
+        if (st == DS_OK && rings_share_gbps(&m->nvlink, topo, own.rails, own.n_rails, own_share) < 0)
+          st = ds_err_set(err, DS_ENOMEM, "NCCL's model: out of memory");
+        ds_ring_release(&own);
+        share = own_share;
       }
-    /* clamped in double: a huge share must not overflow the cast */
-    nch = (int32_t)floor(fmin(bw_gbps / speed * (1 + 1e-9), DS_NCCL_SEARCH_MAX_CHANNELS));
-    if (nch < 1) nch = 1;
-    if (ring->n_rails > 1) nch *= ring->n_rails; /* channels spread over the NICs */
-  }
-  if (nch > DS_NCCL_SEARCH_MAX_CHANNELS) nch = DS_NCCL_SEARCH_MAX_CHANNELS;
-  int sm90_up = m->arch == DS_NCCL_ARCH_HOPPER || m->arch == DS_NCCL_ARCH_BLACKWELL;
-  if (speed >= 25.0 && !(sm90_up && speed < 50.0 && nch > 4)) {
-    int32_t dup = 2 * nch > DS_NCCL_SEARCH_MAX_CHANNELS ? DS_NCCL_SEARCH_MAX_CHANNELS : 2 * nch;
-    speed /= (dup + nch - 1) / nch;
-    nch = dup;
+      if (kj > nics_max) nics_max = kj;
+      for (int32_t i = j; i < nn.m && st == DS_OK; i++) {
+        if (done[i] || nn.nics[i] != kj) continue;
+        done[i] = 1;
+        int32_t ni;
+        double vi;
+        search_channels(m->arch, speeds, n_speeds,
+                        fmin(share[nn.node_id[i] + 1], runs_share[0]), kj, &ni, &vi);
+        if (ni < nch) nch = ni;
+        if (vi < speed) speed = vi;
+      }
+    }
+    free(runs_share);
+    free(own_share);
+    free(done);
+    ds_node_nics_release(&nn);
+    DS_CHECK(st);
+  } else {
+    search_channels(m->arch, speeds, n_speeds, bw_gbps, 1, &nch, &speed);
   }
   m->channels = nch;
   m->same_channels = ring->chan == NULL || ring->chan_same;
@@ -446,7 +536,7 @@ ds_status ds_nccl_model_build(const struct ds_topo *topo,
     snprintf(m->nvls_why, sizeof m->nvls_why, "NCCL has no NVLS on %s",
              ds_nccl_arch_name(m->arch));
   else if (m->nnodes > 1)
-    nvls_tree_build(m, topo->gpu.name, ring, eff, nidx);
+    nvls_tree_build(m, topo->gpu.name, ring, eff, nidx, nics_max);
   else {
     /* The NVLS search: a channel per GPU (its head), its speed charged on
      * every GPU's switch link and twice on the head's. */

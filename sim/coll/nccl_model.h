@@ -28,7 +28,12 @@
  * the NICs: the bandwidth searched is a channel's share of the links the
  * rails cross (each link's derated bandwidth over the rail hops crossing
  * it), each rail gets floor(share / speed) channels, nChannels is K times
- * that; one reordered ring is searched as the ring, and a single ring
+ * that. Each node searches alone (its own links under one rail per NIC of
+ * its own, K_j; the fabric's under the rails that run) and nChannels and
+ * the speed are the least over the nodes, as init.cc keeps them: on nodes
+ * filled alike every node finds the same, on uneven ones (8 + 4 GPUs) the
+ * smaller node's duplicated channels bind (docs/collectives.md, "Nodes
+ * filled unevenly"). One reordered ring is searched as the ring, and a single ring
  * likewise: its share of the links its hops cross (hops that share a link,
  * as without peer-to-peer every GPU's hop climbs its switch's uplink,
  * share it), PCIe links of a hop through an Intel root complex charged 6/5
@@ -277,7 +282,7 @@ const double *ds_nccl_search_speeds(enum ds_nccl_arch arch, int inter, size_t *n
 /* Builds NCCL's model for a ring all-reduce over ring (built on topo).
  * DS_EINPUT when unavailable (unknown architecture, fewer than 2 ranks):
  * err says why. */
-ds_status ds_nccl_model_build(const struct ds_topo *topo,
+ds_status ds_nccl_model_build(struct ds_topo *topo,
                               const struct ds_ring *ring,
                               struct ds_nccl_extra extra,
                               struct ds_nccl_model *out, struct ds_err *err);

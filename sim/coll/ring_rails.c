@@ -47,7 +47,8 @@ ds_status ds_ring_nodes_group(const struct ds_topo *t, const int32_t *gpus, int3
   g->node_of = malloc((size_t)n * sizeof *g->node_of);
   g->local_of = malloc((size_t)n * sizeof *g->local_of);
   g->member = malloc((size_t)n * sizeof *g->member);
-  if (!g->node_id || !g->count || !g->node_of || !g->local_of || !g->member) {
+  g->first = malloc(((size_t)n + 1) * sizeof *g->first);
+  if (!g->node_id || !g->count || !g->node_of || !g->local_of || !g->member || !g->first) {
     ds_ring_nodes_release(g);
     return ds_err_set(err, DS_ENOMEM, "ring of %d GPUs: out of memory", n);
   }
@@ -61,26 +62,10 @@ ds_status ds_ring_nodes_group(const struct ds_topo *t, const int32_t *gpus, int3
   g->l = n > 0 ? g->count[0] : 0;
   for (int32_t j = 1; j < g->m; j++)
     if (g->count[j] != g->l) g->l = 0;
-  if (g->l > 0)
-    for (int32_t i = 0; i < n; i++) g->member[g->node_of[i] * g->l + g->local_of[i]] = i;
+  g->first[0] = 0;
+  for (int32_t j = 0; j < g->m; j++) g->first[j + 1] = g->first[j] + g->count[j];
+  for (int32_t i = 0; i < n; i++) g->member[g->first[g->node_of[i]] + g->local_of[i]] = i;
   return DS_OK;
-}
-
-int ds_ring_nodes_uneven(const struct ds_topo *t, const int32_t *gpus, int32_t n, char *buf,
-                         size_t cap) {
-  struct ds_ring_nodes g;
-  struct ds_err err;
-  if (cap > 0) buf[0] = '\0';
-  if (ds_ring_nodes_group(t, gpus, n, &g, &err) != DS_OK) return -1;
-  int uneven = g.m >= 2 && g.l == 0;
-  size_t used = 0;
-  for (int32_t j = 0; uneven && j < g.m && used < cap; j++) {
-    int k = snprintf(buf + used, cap - used, "%s%d", j ? " + " : "", g.count[j]);
-    if (k < 0) break;
-    used += (size_t)k;
-  }
-  ds_ring_nodes_release(&g);
-  return uneven;
 }
 
 void ds_ring_nodes_release(struct ds_ring_nodes *g) {
@@ -90,13 +75,15 @@ void ds_ring_nodes_release(struct ds_ring_nodes *g) {
   free(g->node_of);
   free(g->local_of);
   free(g->member);
+  free(g->first);
   memset(g, 0, sizeof *g);
 }
 
 /* Members grouped by node (ds_ring_nodes) and each member's NIC. */
 struct groups {
-  int32_t m, l;          /* as struct ds_ring_nodes */
-  const int32_t *member;
+  int32_t m;             /* nodes */
+  int32_t min_count;     /* the fewest members a node holds */
+  const int32_t *member, *first, *count; /* as struct ds_ring_nodes */
   int32_t *nic;          /* [n] NIC vertex of each member, -1 if none */
   struct ds_ring_nodes nodes;
 };
@@ -106,22 +93,27 @@ static void groups_free(struct groups *g) {
   ds_ring_nodes_release(&g->nodes);
 }
 
-static ds_status group(struct ds_topo *t, const struct ds_ring *r, struct groups *g,
-                       struct ds_err *err) {
-  int32_t n = r->n;
+/* Groups the n GPUs by node; finds each one's NIC where rails may run
+ * (two or more nodes, each holding two or more members). */
+static ds_status group_gpus(const struct ds_topo *t, const int32_t *gpus, int32_t n,
+                            struct groups *g, struct ds_err *err) {
   memset(g, 0, sizeof *g);
-  DS_CHECK(ds_ring_nodes_group(t, r->gpus, n, &g->nodes, err));
+  DS_CHECK(ds_ring_nodes_group(t, gpus, n, &g->nodes, err));
   g->m = g->nodes.m;
-  g->l = g->nodes.l;
   g->member = g->nodes.member;
-  if (g->m < 2 || g->l < 2) return DS_OK;
+  g->first = g->nodes.first;
+  g->count = g->nodes.count;
+  g->min_count = n;
+  for (int32_t j = 0; j < g->m; j++)
+    if (g->count[j] < g->min_count) g->min_count = g->count[j];
+  if (g->m < 2 || g->min_count < 2) return DS_OK;
   g->nic = malloc((size_t)n * sizeof *g->nic);
   struct ds_nic_search ns = {.queue = malloc((size_t)t->n_vertices * sizeof *ns.queue),
                           .seen = calloc((size_t)t->n_vertices, sizeof *ns.seen)};
   ds_status st = DS_OK;
   if (!g->nic || !ns.queue || !ns.seen)
     st = ds_err_set(err, DS_ENOMEM, "ring of %d GPUs: out of memory", n);
-  for (int32_t i = 0; i < n && st == DS_OK; i++) g->nic[i] = ds_nearest_nic(t, &ns, r->gpus[i]);
+  for (int32_t i = 0; i < n && st == DS_OK; i++) g->nic[i] = ds_nearest_nic(t, &ns, gpus[i]);
   free(ns.queue);
   free(ns.seen);
   return st;
@@ -130,12 +122,79 @@ static ds_status group(struct ds_topo *t, const struct ds_ring *r, struct groups
 /* The distinct NICs of node j's members, in member order; their count. */
 static int32_t node_nics(const struct groups *g, int32_t j, int32_t *nics) {
   int32_t k = 0;
-  for (int32_t q = 0; q < g->l; q++) {
-    int32_t v = g->nic[g->member[j * g->l + q]], seen = 0;
+  for (int32_t q = 0; q < g->count[j]; q++) {
+    int32_t v = g->nic[g->member[g->first[j] + q]], seen = 0;
     for (int32_t p = 0; p < k && !seen; p++) seen = nics[p] == v;
     if (v >= 0 && !seen) nics[k++] = v;
   }
   return k;
+}
+
+/* The rails a ring over these members runs across nodes: the fewest
+ * distinct NICs of a node (ring_rails.h); 0 where no rails run (one node,
+ * a node with fewer than 2 members, or with fewer than 2 NICs). */
+static int32_t rails_of(const struct groups *g, int32_t *nics) {
+  if (g->m < 2 || g->min_count < 2) return 0;
+  int32_t k_rails = g->min_count;
+  for (int32_t j = 0; j < g->m; j++) {
+    int32_t kj = node_nics(g, j, nics + g->first[j]);
+    if (kj < k_rails) k_rails = kj;
+  }
+  return k_rails >= 2 ? k_rails : 0;
+}
+
+int ds_ring_nodes_uneven(const struct ds_topo *t, const int32_t *gpus, int32_t n, char *buf,
+                         size_t cap) {
+  struct groups g;
+  struct ds_err err;
+  if (cap > 0) buf[0] = '\0';
+  if (group_gpus(t, gpus, n, &g, &err) != DS_OK) return -1;
+  int32_t *nics = g.nic ? malloc((size_t)n * sizeof *nics) : NULL;
+  if (g.nic && !nics) {
+    groups_free(&g);
+    return -1;
+  }
+  int uneven = g.m >= 2 && g.nodes.l == 0 && (!nics || rails_of(&g, nics) == 0);
+  size_t used = 0;
+  for (int32_t j = 0; uneven && j < g.m && used < cap; j++) {
+    int k = snprintf(buf + used, cap - used, "%s%d", j ? " + " : "", g.count[j]);
+    if (k < 0) break;
+    used += (size_t)k;
+  }
+  free(nics);
+  groups_free(&g);
+  return uneven;
+}
+
+/* ring_rails.h */
+ds_status ds_ring_node_nics(const struct ds_topo *t, const int32_t *gpus, int32_t n,
+                            struct ds_node_nics *out, struct ds_err *err) {
+  struct groups g;
+  memset(out, 0, sizeof *out);
+  DS_CHECK(group_gpus(t, gpus, n, &g, err));
+  int32_t *nics = g.nic ? malloc((size_t)n * sizeof *nics) : NULL;
+  out->node_id = malloc((size_t)g.m * sizeof *out->node_id);
+  out->nics = malloc((size_t)g.m * sizeof *out->nics);
+  ds_status st = DS_OK;
+  if ((g.nic && !nics) || !out->node_id || !out->nics) {
+    st = ds_err_set(err, DS_ENOMEM, "ring of %d GPUs: out of memory", n);
+  } else {
+    out->m = g.m;
+    for (int32_t j = 0; j < g.m; j++) {
+      out->node_id[j] = g.nodes.node_id[j];
+      out->nics[j] = nics ? node_nics(&g, j, nics + g.first[j]) : 0;
+    }
+  }
+  free(nics);
+  groups_free(&g);
+  if (st != DS_OK) ds_node_nics_release(out);
+  return st;
+}
+
+void ds_node_nics_release(struct ds_node_nics *x) {
+  free(x->node_id);
+  free(x->nics);
+  memset(x, 0, sizeof *x);
 }
 
 /* Node j's members in rail k's order: the entry GPU (first member on NIC
@@ -143,16 +202,16 @@ static int32_t node_nics(const struct groups *g, int32_t j, int32_t *nics) {
  * out) last. */
 static void node_order(const struct groups *g, int32_t j, int32_t nic_in, int32_t nic_out,
                        int32_t *out) {
-  const int32_t *mem = g->member + (size_t)j * g->l;
-  int32_t entry = -1, leave = -1;
-  for (int32_t q = 0; q < g->l; q++) {
+  const int32_t *mem = g->member + g->first[j];
+  int32_t l = g->count[j], entry = -1, leave = -1;
+  for (int32_t q = 0; q < l; q++) {
     if (entry < 0 && g->nic[mem[q]] == nic_in) entry = q;
     if (g->nic[mem[q]] == nic_out) leave = q;
   }
   int32_t w = 0;
   out[w++] = mem[entry];
-  for (int32_t d = 1; d < g->l; d++) {
-    int32_t q = (entry + d) % g->l;
+  for (int32_t d = 1; d < l; d++) {
+    int32_t q = (entry + d) % l;
     if (q != leave) out[w++] = mem[q];
   }
   out[w] = mem[leave];
@@ -209,35 +268,85 @@ static ds_status set_rails(struct ds_topo *t, struct ds_ring *r, int32_t k_rails
   return rails_bound(t, r, err);
 }
 
-/* K >= 2 rails across nodes (ring_rails.h); none when the members do not
- * fill every node alike or a node has fewer than 2 NICs among them. */
+/* k_rails >= 2 rails over g's nodes into r (ring_rails.h): node i, with
+ * K_i distinct NICs (nics, at first[i]), runs rail k between its NICs
+ * a = k and b = k+1 mod k_rails where K_i >= k_rails (all nodes for the
+ * rails that run: k_rails is the least K_i), else a = k mod K_i and b = a+1
+ * mod K_i (a node's own search laid out over nodes with fewer NICs:
+ * ds_ring_search_rails). */
+static ds_status lay_rails(struct ds_topo *t, struct ds_ring *r, const struct groups *g,
+                           const int32_t *nics, int32_t k_rails, struct ds_err *err) {
+  int32_t n = r->n;
+  int32_t *orders = malloc((size_t)k_rails * n * sizeof *orders);
+  int32_t *kn = malloc((size_t)g->m * sizeof *kn);
+  if (!orders || !kn) {
+    free(orders);
+    free(kn);
+    return ds_err_set(err, DS_ENOMEM, "ring of %d GPUs: out of memory", n);
+  }
+  for (int32_t j = 0; j < g->m; j++) {
+    int32_t k = 0;
+    const int32_t *nj = nics + g->first[j];
+    while (k < g->count[j] && nj[k] >= 0) k++;
+    kn[j] = k;
+  }
+  for (int32_t k = 0; k < k_rails; k++)
+    for (int32_t j = 0; j < g->m; j++) {
+      const int32_t *nj = nics + g->first[j];
+      int32_t ia = kn[j] >= k_rails ? k : k % kn[j];
+      int32_t ib = kn[j] >= k_rails ? (k + 1) % k_rails : (ia + 1) % kn[j];
+      node_order(g, j, j % 2 ? nj[ib] : nj[ia], j % 2 ? nj[ia] : nj[ib],
+                 orders + (size_t)k * n + g->first[j]);
+    }
+  ds_status st = set_rails(t, r, k_rails, orders, err);
+  free(orders);
+  free(kn);
+  return st;
+}
+
+/* Each node's distinct NICs at nics + first[j], the rest of its slots -1. */
+static void fill_nics(const struct groups *g, int32_t *nics) {
+  for (int32_t i = 0; i < g->nodes.first[g->m]; i++) nics[i] = -1;
+  for (int32_t j = 0; j < g->m; j++) (void)node_nics(g, j, nics + g->first[j]);
+}
+
+/* K >= 2 rails across nodes (ring_rails.h); none where rails_of finds
+ * none. */
 static ds_status plan_nodes(struct ds_topo *t, struct ds_ring *r, const struct groups *g,
                             struct ds_err *err) {
-  int32_t l = g->l, m = g->m, n = r->n;
-  int32_t *nics = malloc((size_t)m * l * sizeof *nics);
-  int32_t *orders = NULL;
+  int32_t n = r->n;
+  int32_t *nics = malloc((size_t)n * sizeof *nics);
   if (!nics) return ds_err_set(err, DS_ENOMEM, "ring of %d GPUs: out of memory", n);
-  int32_t k_rails = l;
-  for (int32_t j = 0; j < m; j++) {
-    int32_t kj = node_nics(g, j, nics + (size_t)j * l);
-    if (kj < k_rails) k_rails = kj;
-  }
+  int32_t k_rails = rails_of(g, nics);
   ds_status st = DS_OK;
   if (k_rails >= 2) {
-    orders = malloc((size_t)k_rails * n * sizeof *orders);
-    if (!orders) {
-      free(nics);
-      return ds_err_set(err, DS_ENOMEM, "ring of %d GPUs: out of memory", n);
-    }
-    for (int32_t k = 0; k < k_rails; k++)
-      for (int32_t j = 0; j < m; j++) {
-        int32_t a = nics[(size_t)j * l + k], b = nics[(size_t)j * l + (k + 1) % k_rails];
-        node_order(g, j, j % 2 ? b : a, j % 2 ? a : b, orders + (size_t)k * n + (size_t)j * l);
-      }
-    st = set_rails(t, r, k_rails, orders, err);
+    fill_nics(g, nics);
+    st = lay_rails(t, r, g, nics, k_rails, err);
   }
   free(nics);
-  free(orders);
+  return st;
+}
+
+/* ring_rails.h */
+ds_status ds_ring_search_rails(struct ds_topo *t, const struct ds_ring *r, int32_t k_rails,
+                               struct ds_ring *out, struct ds_err *err) {
+  struct groups g;
+  memset(out, 0, sizeof *out);
+  DS_CHECK(group_gpus(t, r->gpus, r->n, &g, err));
+  int32_t *nics = g.nic ? malloc((size_t)r->n * sizeof *nics) : NULL;
+  ds_status st = DS_OK;
+  if (g.nic && !nics)
+    st = ds_err_set(err, DS_ENOMEM, "ring of %d GPUs: out of memory", r->n);
+  else if (!g.nic || k_rails < 2 || rails_of(&g, nics) < 2)
+    st = ds_err_set(err, DS_EINPUT, "ring of %d GPUs: no rails across nodes", r->n);
+  if (st == DS_OK) {
+    fill_nics(&g, nics);
+    st = ds_ring_build(t, r->gpus, r->n, out, err);
+    if (st == DS_OK) st = lay_rails(t, out, &g, nics, k_rails, err);
+    if (st != DS_OK) ds_ring_release(out);
+  }
+  free(nics);
+  groups_free(&g);
   return st;
 }
 
@@ -445,8 +554,8 @@ static ds_status plan_channels(struct ds_topo *t, struct ds_ring *r, struct ds_e
 ds_status ds_ring_plan_rails(struct ds_topo *t, struct ds_ring *r, struct ds_err *err) {
   if (r->n < 2 || r->n_rails > 0) return DS_OK;
   struct groups g;
-  ds_status st = group(t, r, &g, err);
-  if (st == DS_OK && g.m >= 2 && g.l >= 2) st = plan_nodes(t, r, &g, err);
+  ds_status st = group_gpus(t, r->gpus, r->n, &g, err);
+  if (st == DS_OK && g.m >= 2 && g.min_count >= 2) st = plan_nodes(t, r, &g, err);
   else if (st == DS_OK && g.m == 1 && r->n > 2) st = plan_order(t, r, err);
   if (st == DS_OK && g.m == 1 && !r->chan) st = plan_channels(t, r, err);
   groups_free(&g);

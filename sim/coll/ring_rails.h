@@ -3,12 +3,13 @@
  * rails, sim/coll/coll.h), as NCCL's topology search chooses them
  * (ds_ring_build_rails; the ring itself stays the members in their order).
  *
- * Across nodes (M >= 2 nodes holding the same number L >= 2 of members, K
- * >= 2 distinct NICs among each node's members): K rails, one per NIC, each
- * carrying S/K. NCCL's inter-node search (src/graph/search.cc, v2.30.7)
- * starts every channel at a NIC, walks the node's GPUs and leaves through a
- * NIC; NCCL_CROSS_NIC=2 (its default) keeps a channel on the same NIC index
- * on every node when it can, so its node-boundary traffic stays on one rail
+ * Across nodes (M >= 2 nodes, each holding 2 or more members, K_j >= 2
+ * distinct NICs among node j's members; nodes may hold different counts):
+ * K = min K_j rails, one per NIC, each carrying S/K. NCCL's inter-node
+ * search (src/graph/search.cc, v2.30.7) starts every channel at a NIC,
+ * walks the node's GPUs and leaves through a NIC; NCCL_CROSS_NIC=2 (its
+ * default) keeps a channel on the same NIC index on every node when it
+ * can, so its node-boundary traffic stays on one rail
  * of a rail-optimized fabric; channels are spread over the NICs (DGX H100:
  * 8 NICs, a ring per NIC). Here a GPU sends only through its own NIC (no
  * PXN), so a ring cannot enter and leave a node through one NIC with one
@@ -52,7 +53,10 @@ extern "C" {
 struct ds_ring_nodes {
   int32_t m;         /* nodes */
   int32_t l;         /* members per node; 0 when nodes hold different counts */
-  int32_t *member;   /* [m*l] member at (node j, local q); filled when l > 0 */
+  int32_t *member;   /* [n] node 0's members, then node 1's, ...: member at
+                        (node j, local q) is member[first[j] + q] (= [j*l + q]
+                        when l > 0) */
+  int32_t *first;    /* [m+1] where node j's members start in member */
   int32_t *node_of;  /* [n] node index of each member */
   int32_t *local_of; /* [n] its index among its node's members */
   int32_t *count;    /* [m] members of each node */
@@ -81,14 +85,39 @@ ds_status ds_ring_nodes_group(const struct ds_topo *topo, const int32_t *gpus, i
 void ds_ring_nodes_release(struct ds_ring_nodes *g);
 
 /* Whether the n GPUs span two or more nodes holding different numbers of
- * them (12 ranks on two 8-GPU nodes: 8 + 4). Then no rails are planned
- * (ds_ring_plan_rails): the ring runs in rank order and crosses each node
- * boundary through one NIC, where NCCL would still spread its channels
- * over the NICs, so the model's bandwidth is a fallback's. Writes each
- * node's count ("8 + 4", cut to cap) into buf, "" when even; -1 out of
- * memory. */
+ * them and run no rails (ds_ring_plan_rails): a node holds one of them or
+ * reaches one NIC (9 ranks on two 8-GPU nodes: 8 + 1; 12, 8 + 4, run 4
+ * rails). Then the ring runs in rank order and crosses each node boundary
+ * through one NIC, where NCCL may spread its channels over more NICs, so
+ * the model's bandwidth is a fallback's. Writes each node's count ("8 +
+ * 1", cut to cap) into buf, "" otherwise; -1 out of memory. */
 int ds_ring_nodes_uneven(const struct ds_topo *t, const int32_t *gpus, int32_t n, char *buf,
                          size_t cap);
+
+/* Each node's distinct NICs among the n GPUs on it (a GPU's NIC:
+ * ds_nearest_nic), nodes in order of first appearance: what NCCL's search
+ * on that node spreads its channels over (sim/coll/nccl_model.c searches
+ * each node alone, then takes the least, as init.cc does). nics[j] is 0
+ * where no rails run (one node, or a node holding fewer than 2 GPUs). */
+struct ds_node_nics {
+  int32_t m;
+  int32_t *node_id; /* [m] the topology's node */
+  int32_t *nics;    /* [m] distinct NICs of node j's GPUs */
+};
+ds_status ds_ring_node_nics(const struct ds_topo *topo, const int32_t *gpus, int32_t n,
+                            struct ds_node_nics *out, struct ds_err *err);
+void ds_node_nics_release(struct ds_node_nics *x);
+
+/* NCCL's search on one node of r, whose rails run (ds_ring_plan_rails:
+ * one per NIC of the node with fewest), as if every node were like it:
+ * out is r's ring with k_rails rails (that node's NIC count), node i
+ * running rail k between its NICs k and k+1 mod k_rails where it has
+ * k_rails or more, else between k mod K_i and the next (its K_i NICs);
+ * sim/coll/nccl_model.c measures the node's own links under them.
+ * DS_EINPUT where r's members run no rails across nodes. Release out with
+ * ds_ring_release. */
+ds_status ds_ring_search_rails(struct ds_topo *topo, const struct ds_ring *r, int32_t k_rails,
+                               struct ds_ring *out, struct ds_err *err);
 
 /* Scratch of ds_nearest_nic: a breadth-first queue and visit stamps, each
  * [topo->n_vertices]; seen zeroed and stamp 0 before the first search. */

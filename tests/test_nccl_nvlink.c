@@ -7,6 +7,7 @@
  * by hand on GA102 pairs (tests/data/pair3-3090, pair4-3090), where the old
  * rule (20 of 25 GB/s for every Ampere) gave NCCL 45 GB/s for a bridge and
  * 2 channels of 15 for a 3-link pair; and the other families unchanged.
+ * Also the Hopper pair of NVIDIA/nccl#1161 (12 links), worked for v2.30.7.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -212,6 +213,36 @@ Test(nccl_nvlink, huge_link_counts_clamp_before_the_cast) {
   cr_assert_eq(ds_nccl_p2p_build(t, &r, &m, &q, &err), DS_OK, "%s", err.msg);
   cr_assert_eq(q.p2p_channels, 32);
   cr_assert_eq(q.per_peer_channels, 32);
+
+Test(nccl_nvlink, an_h100_pcie_pair_of_12_links_is_8_graph_channels_of_30) {
+  /* validation/topologies/h100pcie-2x-nvlink.yaml (NVIDIA/nccl#1161): 12
+   * links of 25 GB/s, NCCL v2.30.7 12 x SM90_NVLINK_BW 20.6 = 247.2 =
+   * maxBw = totalBw. sm90 speeds from 60: 4 rings = 240 < 247.2; 50: 4 =
+   * 200; 40: 6 = 240, 30: 8, 24: 10, 20: 12, 15: 16 (maxChannels) = 240,
+   * none more; 12/60 < 0.49, stop at 4 of 60. ncclTopoDupChannels (60 >=
+   * 25 and not < 50): 8 graph channels of 30 = 240. (ncclTopoPostset then
+   * doubles comm->nChannels, connect.cc:459, so this NCCL would print
+   * Trees [0]..[15]; the issue's [0]..[23] is 12 graph channels.) */
+  struct ds_topo *t = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_load("validation/topologies/h100pcie-2x-nvlink.yaml", "topologies/gpus.yaml",
+                            &t, &err),
+               DS_OK, "%s", err.msg);
+  const int32_t gpus[2] = {0, 1};
+  struct ds_ring_channels c;
+  cr_assert_eq(ds_ring_channels_search(t, gpus, 2, ds_nccl_arch_of_topo(t), &c, &err), DS_OK,
+               "%s", err.msg);
+  cr_assert_float_eq(c.total_gbps, 247.2, 1e-9);
+  cr_assert_eq(c.n_rings, 4);
+  cr_assert_float_eq(c.speed_gbps, 60, 1e-9);
+  ds_ring_channels_release(&c);
+  struct ds_ring r;
+  cr_assert_eq(ds_ring_build_rails(t, gpus, 2, &r, &err), DS_OK, "%s", err.msg);
+  struct ds_nccl_model m;
+  cr_assert_eq(ds_nccl_model_build(t, &r, DS_NCCL_EXTRA_NONE, &m, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(m.channels, 8);
+  cr_assert_float_eq(m.chan_bw_bytes_per_s, 30e9, 1);
+  cr_assert_float_eq(m.busbw_bytes_per_s[DS_PROTO_SIMPLE], 240e9, 1);
   ds_ring_release(&r);
   ds_topo_free(t);
 }

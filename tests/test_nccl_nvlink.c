@@ -213,6 +213,9 @@ Test(nccl_nvlink, huge_link_counts_clamp_before_the_cast) {
   cr_assert_eq(ds_nccl_p2p_build(t, &r, &m, &q, &err), DS_OK, "%s", err.msg);
   cr_assert_eq(q.p2p_channels, 32);
   cr_assert_eq(q.per_peer_channels, 32);
+  ds_ring_release(&r);
+  ds_topo_free(t);
+}
 
 Test(nccl_nvlink, an_h100_pcie_pair_of_12_links_is_8_graph_channels_of_30) {
   /* validation/topologies/h100pcie-2x-nvlink.yaml (NVIDIA/nccl#1161): 12

@@ -322,6 +322,14 @@ ds_status ds_topo_load(const char *path, const char *gpus_path,
                        struct ds_topo **out, struct ds_err *err);
 void ds_topo_free(struct ds_topo *topo);
 
+struct ds_cnode;
+/* Reads an fp32_math value (tf32 or fp32) into *uses_tf32: the topology's
+ * compute section and a --calib file's share this reader, so the two
+ * files cannot disagree on the key's values. Exit-2 error naming the node
+ * otherwise. */
+ds_status ds_topo_read_fp32_math(const struct ds_cnode *node, int *uses_tf32,
+                                 struct ds_err *err);
+
 /* Links a route may have: the cap every caller of ds_topo_route gives
  * (its route arrays' size). Machines' routes are a few links (GPU, switches,
  * NICs, the fabric's tiers); one longer is DS_EINTERNAL, not a crash. */

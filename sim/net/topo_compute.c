@@ -258,12 +258,17 @@ ds_status ds__topo_read_compute(const struct ds_cnode *root,
       return ds_cnode_error(&node, err, "expected a slowdown fraction from 0 to 10, got %g",
                             c->comm_interference);
   }
-  if (ds_cmap_get(&map, "fp32_math", &node)) {
-    const char *s;
-    DS_CHECK(ds_cnode_string(&node, &s, err));
-    if (strcmp(s, "tf32") == 0) c->fp32_uses_tf32 = 1;
-    else if (strcmp(s, "fp32") == 0) c->fp32_uses_tf32 = 0;
-    else return ds_cnode_error(&node, err, "expected tf32 or fp32, got \"%s\"", s);
-  }
+  if (ds_cmap_get(&map, "fp32_math", &node))
+    DS_CHECK(ds_topo_read_fp32_math(&node, &c->fp32_uses_tf32, err));
+  return DS_OK;
+}
+
+ds_status ds_topo_read_fp32_math(const struct ds_cnode *node, int *uses_tf32,
+                                 struct ds_err *err) {
+  const char *s;
+  DS_CHECK(ds_cnode_string(node, &s, err));
+  if (strcmp(s, "tf32") == 0) *uses_tf32 = 1;
+  else if (strcmp(s, "fp32") == 0) *uses_tf32 = 0;
+  else return ds_cnode_error(node, err, "expected tf32 or fp32, got \"%s\"", s);
   return DS_OK;
 }

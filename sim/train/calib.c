@@ -19,6 +19,7 @@
 #include "sim/net/file_kinds.h"
 #include "base/units.h"
 #include "sim/net/gpu_table.h"
+#include "sim/net/topo.h"
 
 static const char *const nccl_keys[] = {"launch", "interference_blocks",
                                         "interference_slowdown", "interference_predicted",
@@ -55,11 +56,7 @@ static ds_status read_compute(const struct ds_cnode *root, struct ds_calib *c,
     c->has_kernel_overhead = 1;
   }
   if (ds_cmap_get(&map, "fp32_math", &node)) {
-    const char *s;
-    DS_CHECK(ds_cnode_string(&node, &s, err));
-    if (strcmp(s, "tf32") == 0) c->fp32_uses_tf32 = 1;
-    else if (strcmp(s, "fp32") == 0) c->fp32_uses_tf32 = 0;
-    else return ds_cnode_error(&node, err, "expected tf32 or fp32, got \"%s\"", s);
+    DS_CHECK(ds_topo_read_fp32_math(&node, &c->fp32_uses_tf32, err));
     c->has_fp32_math = 1;
   }
   return DS_OK;

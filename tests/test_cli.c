@@ -1186,6 +1186,11 @@ Test(cli, ranks_filling_nodes_unevenly_get_a_note) {
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_null(strstr(r.out, "unevenly"), "%s", r.out);
   ds_test_release(&r);
+  /* the note is about the ring: none over a tree (revlate 3) */
+  r = run("collective --topo 2node-ib -g 9 --algo tree -b 1M -e 1M");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert_null(strstr(r.out, "unevenly"), "%s", r.out);
+  ds_test_release(&r);
   r = run("collective --topo 2node-ib -g 16 -b 1M -e 1M");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_null(strstr(r.out, "unevenly"), "%s", r.out);

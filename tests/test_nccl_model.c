@@ -738,10 +738,12 @@ Test(nccl_model, blackwell_nvswitch_by_hand) {
   release(&f);
 }
 
-/* Writes 2node-ib with gpu and its NVLink bandwidth to a temp file. */
-static void write_two_blackwell_nodes(const char *path, const char *gpu) {
+/* Writes 2node-ib with gpu and its NVLink bandwidth to a temp file, with
+ * cpu_vendor unless it is NULL. */
+static void write_two_blackwell_nodes(const char *path, const char *gpu, const char *vendor) {
   FILE *f = fopen(path, "w");
   cr_assert(f != NULL);
+  if (vendor) fprintf(f, "cpu_vendor: %s\n", vendor);
   fprintf(f, "schema_version: 1\nname: bw2\ngpu: %s\nnodes: 2\ngpus_per_node: 8\n"
              "intra_node:\n  template: nvswitch\n  link_bw: 900GBps\n  link_lat: 1.7us\n"
              "inter_node:\n  template: ib\n  nics_per_node: 8\n  nic_bw: 400Gbps\n"
@@ -757,12 +759,15 @@ Test(nccl_model, blackwell_nvls_tree_by_hand) {
    * 7/8 * 2 = 62.16, 48 * 2, perChMaxNVLSTreeBw[Blackwell][2 nodes] 96):
    * busBw 497.28 GB/s, algbw 497.28 * 16/30; latency 25 + 2 * 20.9 us. On
    * B200 (x86 hosts) algbw takes treeCorrectionFactor[Simple][log2(16 MiB /
-   * 64) = 18] = 0.7 at 16 MiB; on GB200 (Grace hosts) it does not. */
-  const char *gpus[] = {"B200-SXM-180GB", "GB200-186GB"};
-  for (int g = 0; g < 2; g++) {
+   * 64) = 18] = 0.7 at 16 MiB; on GB200 (Grace hosts) it does not, nor on
+   * B200 where the topology says its hosts are Arm (tuning.cc:644 reads the
+   * CPU's arch, x86 only). */
+  const char *gpus[] = {"B200-SXM-180GB", "GB200-186GB", "B200-SXM-180GB"};
+  const char *vendors[] = {NULL, NULL, "arm"};
+  for (int g = 0; g < 3; g++) {
     char path[64];
     snprintf(path, sizeof path, "/tmp/ddpsim-bw2-%d.yaml", (int)getpid());
-    write_two_blackwell_nodes(path, gpus[g]);
+    write_two_blackwell_nodes(path, gpus[g], vendors[g]);
     struct ds_err err = {0};
     struct fixture f;
     /* the shipped table: no gpus.yaml sits beside a file in /tmp */

@@ -156,6 +156,20 @@ Test(ring_rails, none_on_one_node_or_one_nic) {
   unload(&h);
 }
 
+Test(ring_rails, the_uneven_note_writes_runs_of_equal_counts) {
+  /* 57 ranks on cluster-64x8-h100 (8 GPUs a node): 7 nodes of 8 and one
+   * of 1, written "7 x 8 + 1" so the node that stops the rails is kept; a
+   * buffer too small for it ends in "..." (its last 4 bytes). */
+  struct harness h;
+  load_rails(&h, "topologies/cluster-64x8-h100.yaml", 57, 0);
+  char buf[48], small[8];
+  cr_assert_eq(ds_ring_nodes_uneven(h.topo, h.ring.gpus, 57, buf, sizeof buf), 1);
+  cr_assert_str_eq(buf, "7 x 8 + 1");
+  cr_assert_eq(ds_ring_nodes_uneven(h.topo, h.ring.gpus, 57, small, sizeof small), 1);
+  cr_assert_str_eq(small, "7 x ...");
+  unload(&h);
+}
+
 Test(ring_rails, uneven_nodes_run_one_rail_per_nic_of_the_fewest) {
   /* 2node-ib with 12 ranks: node 0 holds GPUs 0-7 (8 NICs), node 1 GPUs
    * 8-11 (NICs 0-3 of node 1): K = 4 rails, rail k between NICs k and k+1

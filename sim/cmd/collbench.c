@@ -363,6 +363,7 @@ static ds_status sweep(const struct ds_collbench_args *o, struct ds_topo *topo,
   enum ds_coll_kind kind = o->desc->kind;
   if (st == DS_OK && (kind == DS_COLL_ALLREDUCE || kind == DS_COLL_ALLGATHER ||
                       kind == DS_COLL_REDUCESCATTER) &&
+      o->ar_algo == DS_AR_RING &&
       ds_ring_nodes_uneven(topo, ring.gpus, n, pl.uneven, sizeof pl.uneven) == 1 &&
       o->format != DS_FORMAT_TEXT)
     fprintf(stderr, "ddpsim collective: note: %d ranks fill the nodes unevenly (%s): one ring "

@@ -244,8 +244,8 @@ static int log2_floor(int32_t v) {
 /* NVLSTree across nodes (nccl_model.h): heads, speed, bus bandwidth and
  * latency; nvls_why says why not where it is unavailable. */
 static void nvls_tree_build(struct ds_nccl_model *m, const char *gpu_name,
-                            const struct ds_ring *ring, double eff, int nidx,
-                            int32_t nics_max) {
+                            enum ds_cpu_vendor cpu_vendor, const struct ds_ring *ring,
+                            double eff, int nidx, int32_t nics_max) {
   int32_t heads = ring->n_rails > 1 ? ring->n_rails : 1;
   if (heads < 2) {
     snprintf(m->nvls_why, sizeof m->nvls_why,
@@ -285,13 +285,15 @@ static void nvls_tree_build(struct ds_nccl_model *m, const char *gpu_name,
                               : ds__nccl_nvls_tree_hw_lat_us[DS_HOP_NET];
   m->nvls_ok = 1;
   m->nvls_tree = 1;
-  /* tuning.cc ncclTopoGetAlgoTime: on Blackwell with x86 hosts NVLSTree's
-   * bandwidth takes the tree's size correction too. Told from the GPU's
-   * name, not the topology's cpu_vendor (a hand-written file may lack arm): GB200
-   * superchips have Grace (Arm) hosts, other Blackwell boards (DGX B200)
-   * x86 ones. */
+  /* tuning.cc ncclTopoGetAlgoTime (:644): on Blackwell with x86 hosts
+   * NVLSTree's bandwidth takes the tree's size correction too. Not x86: a
+   * topology's cpu_vendor arm (what topo import writes for non-x86 hosts),
+   * or a GB-named GPU, whatever the file says (GB200 superchips have Grace
+   * hosts; a hand-written file may lack arm); other Blackwell boards (DGX
+   * B200) are x86. */
   m->nvls_tree_size_corrected = m->arch == DS_NCCL_ARCH_BLACKWELL &&
-                                strncmp(gpu_name, "GB", 2) != 0;
+                                strncmp(gpu_name, "GB", 2) != 0 &&
+                                cpu_vendor != DS_CPU_VENDOR_ARM;
   m->nvls_channels = heads;
   m->nvls_chan_bw_bytes_per_s = speed * DS_UNITS_GBPS;
   m->nvls_busbw_bytes_per_s = heads * per_ch * DS_UNITS_GBPS;
@@ -536,7 +538,7 @@ ds_status ds_nccl_model_build(struct ds_topo *topo,
     snprintf(m->nvls_why, sizeof m->nvls_why, "NCCL has no NVLS on %s",
              ds_nccl_arch_name(m->arch));
   else if (m->nnodes > 1)
-    nvls_tree_build(m, topo->gpu.name, ring, eff, nidx, nics_max);
+    nvls_tree_build(m, topo->gpu.name, topo->cpu_vendor, ring, eff, nidx, nics_max);
   else {
     /* The NVLS search: a channel per GPU (its head), its speed charged on
      * every GPU's switch link and twice on the head's. */

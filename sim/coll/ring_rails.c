@@ -155,12 +155,17 @@ int ds_ring_nodes_uneven(const struct ds_topo *t, const int32_t *gpus, int32_t n
     return -1;
   }
   int uneven = g.m >= 2 && g.nodes.l == 0 && (!nics || rails_of(&g, nics) == 0);
+  /* runs of equal counts as "R x C" ("125 x 8 + 1"), so the node that
+   * stops the rails stays in a short buffer; "..." where it is cut */
   size_t used = 0;
-  for (int32_t j = 0; uneven && j < g.m && used < cap; j++) {
-    int k = snprintf(buf + used, cap - used, "%s%d", j ? " + " : "", g.count[j]);
+  for (int32_t j = 0, r; uneven && j < g.m && used < cap; j += r) {
+    for (r = 1; j + r < g.m && g.count[j + r] == g.count[j]; r++) continue;
+    int k = r > 1 ? snprintf(buf + used, cap - used, "%s%d x %d", j ? " + " : "", r, g.count[j])
+                  : snprintf(buf + used, cap - used, "%s%d", j ? " + " : "", g.count[j]);
     if (k < 0) break;
     used += (size_t)k;
   }
+  if (uneven && used >= cap && cap >= 4) memcpy(buf + cap - 4, "...", 4);
   free(nics);
   groups_free(&g);
   return uneven;

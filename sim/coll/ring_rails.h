@@ -90,7 +90,8 @@ void ds_ring_nodes_release(struct ds_ring_nodes *g);
  * rails). Then the ring runs in rank order and crosses each node boundary
  * through one NIC, where NCCL may spread its channels over more NICs, so
  * the model's bandwidth is a fallback's. Writes each node's count ("8 +
- * 1", cut to cap) into buf, "" otherwise; -1 out of memory. */
+ * 1"; runs of equal counts as "125 x 8 + 1"; cut to cap, ending "...")
+ * into buf, "" otherwise; -1 out of memory. */
 int ds_ring_nodes_uneven(const struct ds_topo *t, const int32_t *gpus, int32_t n, char *buf,
                          size_t cap);
 

@@ -627,7 +627,8 @@ static void print_uneven_note(FILE *fp, const struct ds_summary *r) {
               "order, crossing each node boundary through one NIC (a node holds one rank or "
               "reaches one NIC), where NCCL may spread its channels over more NICs; the "
               "all-reduces' time may be too long "
-              "(docs/collectives.md, \"Across nodes\")\n", r->world_size, r->uneven_nodes);
+              "(docs/collectives.md, \"Nodes filled unevenly\")\n",
+          r->world_size, r->uneven_nodes);
 }
 
 /* One row of a run that is not DDP alone (--strategy with other names). */

@@ -152,7 +152,7 @@ static void print_text_header(FILE *out, const struct ds_collbench_args *o,
             "rank order, crossing each node boundary through one NIC (a node holds one rank or "
             "reaches one NIC), where NCCL may spread its channels over more NICs; the "
             "bandwidth may be too low "
-            "(docs/collectives.md, \"Across nodes\")\n", pl->n, pl->uneven);
+            "(docs/collectives.md, \"Nodes filled unevenly\")\n", pl->n, pl->uneven);
   if (!pl->nccl) {
     fprintf(out, "# network %s, %s %s; simulated (NCCL protocols and channels not modelled)\n",
             net, o->desc->kind == DS_COLL_ALLREDUCE ? ds_ar_algo_name(o->ar_algo)
@@ -369,7 +369,7 @@ static ds_status sweep(const struct ds_collbench_args *o, struct ds_topo *topo,
     fprintf(stderr, "ddpsim collective: note: %d ranks fill the nodes unevenly (%s): one ring "
             "in rank order through one NIC per node boundary (a node holds one rank or reaches "
             "one NIC), where NCCL may spread its channels over more NICs (docs/collectives.md, "
-            "\"Across nodes\")\n", n, pl.uneven);
+            "\"Nodes filled unevenly\")\n", n, pl.uneven);
   if (st != DS_OK) {
     ds_ring_release(&ring);
     return st;

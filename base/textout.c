@@ -133,19 +133,38 @@ const char *ds_textout_utf8_invalid(const char *s) {
   return NULL;
 }
 
-int ds_textout_put_comment(FILE *fp, const char *s) {
-  const unsigned char *p = (const unsigned char *)s;
+/* What the character at p shows as in a comment: itself (*len bytes at p)
+ * or "?"; *n is the bytes it takes in s. */
+static const char *comment_piece(const unsigned char *p, size_t *n, size_t *len) {
   int ok;
-  while (*p) {
-    size_t n = utf8_sequence(p, &ok);
-    if (!ok || ds_textout_yaml_unsafe(utf8_decode(p, n))) {
-      if (putc('?', fp) == EOF) return EOF;
-    } else if (fwrite(p, 1, n, fp) != n) {
-      return EOF;
-    }
-    p += n;
+  *n = utf8_sequence(p, &ok);
+  if (!ok || ds_textout_yaml_unsafe(utf8_decode(p, *n))) {
+    *len = 1;
+    return "?";
+  }
+  *len = *n;
+  return (const char *)p;
+}
+
+int ds_textout_put_comment(FILE *fp, const char *s) {
+  size_t n, len;
+  for (const unsigned char *p = (const unsigned char *)s; *p; p += n) {
+    const char *piece = comment_piece(p, &n, &len);
+    if (fwrite(piece, 1, len, fp) != len) return EOF;
   }
   return 0;
+}
+
+const char *ds_textout_comment_text(const char *s, char *buf, size_t size) {
+  size_t used = 0, n, len;
+  for (const unsigned char *p = (const unsigned char *)s; *p; p += n) {
+    const char *piece = comment_piece(p, &n, &len);
+    if (used + len >= size) break; /* whole characters only */
+    memcpy(buf + used, piece, len);
+    used += len;
+  }
+  if (size > 0) buf[used] = '\0';
+  return buf;
 }
 
 void ds_textout_json_string(FILE *fp, const char *s) {

@@ -59,6 +59,11 @@ int ds_textout_put_printable(FILE *fp, const char *s, int width);
  * one) written as '?'. Returns 0, or EOF on a write error. */
 int ds_textout_put_comment(FILE *fp, const char *s);
 
+/* s as ds_textout_put_comment writes it, into buf (size > 0), cut at a
+ * whole character where it does not fit; returns buf. For comment lines
+ * built in memory (a calibration file's header). */
+const char *ds_textout_comment_text(const char *s, char *buf, size_t size);
+
 /* Whether code point cp may not stand raw in a YAML file read by libyaml:
  * a character its reader refuses (C0 but tab, LF, CR; DEL; C1 but NEL;
  * surrogates; U+FFFE, U+FFFF), a line break (CR, LF, NEL U+0085, LS

@@ -82,6 +82,7 @@
 #include <time.h>
 
 #include "base/atomic_file.h"
+#include "base/textout.h"
 #include "traces/trace.h"
 
 #define LAUNCHES 1000
@@ -958,9 +959,11 @@ static ds_status finish(struct cal_ctx *c, const struct compute_meas *m, int32_t
   if (row && !(o->peak_tflops > 0 || o->mem_gbps > 0))
     add(&h, "#   (table: topologies/gpus.yaml %s, dense rates from "
         "glennklockwood.com/garden/processors)\n", row->table_name);
+  char schedule_shown[512]; /* the path on a comment line (ds_textout_comment_text) */
   add(&h, "# gemm: %zu shapes from %zu fwd/bwd ops of rank 0 in %s (cuBLAS SGEMM, edge "
       "cbrt(flops/2) <= %d, repeated to the flops), median of %d\n", c->n_shapes, c->n_ops,
-      o->schedule, DS_CUDA_GEMM_MAX_DIM, o->iters);
+      ds_textout_comment_text(o->schedule, schedule_shown, sizeof schedule_shown),
+      DS_CUDA_GEMM_MAX_DIM, o->iters);
   for (int math = 0; math < 1 + mm.have_tf32; math++) {
     const struct linfit *ff = &mm.free_fit[math], *fx = &mm.fixed_fit[math];
     add(&h, "#   %s: free fit t = %.3gus + F/(%.4g TFLOP/s), R2 %.5f, rms rel residual "

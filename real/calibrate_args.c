@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/outputs.h"
+#include "base/textout.h"
 #include "base/units.h"
 
 #define PROGRAM "ddpreal calibrate"
@@ -159,10 +160,16 @@ static ds_status parse_flags(int argc, char **argv, struct ds_calibrate_args *a,
 ds_status ds_calibrate_args_parse(int argc, char **argv, struct ds_calibrate_args *a,
                                   struct ds_err *err) {
   ds_status st = parse_flags(argc, argv, a, err);
-  /* the command as given, for the calibration file's header */
+  /* the command as given, for the calibration file's header: a comment
+   * line, so each word as ds_textout_comment_text shows it (a newline, NEL,
+   * LS or PS in a path would end the comment and start a line the reader
+   * parses, as in topo import's comments) */
   size_t used = (size_t)snprintf(a->command, sizeof a->command, "ddpreal");
-  for (int i = 0; i < argc && used < sizeof a->command; i++)
-    used += (size_t)snprintf(a->command + used, sizeof a->command - used, " %s", argv[i]);
+  for (int i = 0; i < argc && used + 1 < sizeof a->command; i++) {
+    a->command[used++] = ' ';
+    ds_textout_comment_text(argv[i], a->command + used, sizeof a->command - used);
+    used += strlen(a->command + used);
+  }
   /* before the GPU is measured (issue #15): the output can be written, is
    * not the schedule read, and is not where standard output goes
    * (calibrate prints its tables there), as every command checks */

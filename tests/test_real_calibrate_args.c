@@ -144,6 +144,20 @@ Test(real_calibrate_args, an_alias_and_its_flag_are_one_option) {
   cr_assert_str_eq(err.msg, "option --nranks given twice (as -g and --nranks)");
 }
 
+/* The command goes on a comment line of the calibration file: a newline,
+ * NEL or LS in a path would end the comment and start a line the YAML
+ * reader parses, so each shows as '?' (ds_textout_comment_text); an
+ * ordinary UTF-8 name stays as given. */
+Test(real_calibrate_args, the_command_line_stays_on_its_comment_line) {
+  struct ds_err err = {0};
+  struct ds_calibrate_args a;
+  char *argv[] = {"calibrate", "--schedule", "s\nout: x.csv", "--out",
+                  "c\xc2\x85\xe2\x80\xa8\xc3\xa9.yaml", NULL};
+  cr_assert_eq(ds_calibrate_args_parse(5, argv, &a, &err), DS_OK, "%s", err.msg);
+  cr_assert_str_eq(a.command,
+                   "ddpreal calibrate --schedule s?out: x.csv --out c??\xc3\xa9.yaml");
+}
+
 /* A long flag takes its value after "=", as ddpreal's own options do
  * (base/cli.h ds_cli_split_values); the command kept for the calibration
  * file's header is the one given. */

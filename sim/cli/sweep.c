@@ -415,11 +415,9 @@ static void print_scaling(FILE *out, const struct ds_summary *rows, int32_t n) {
   fputc('\n', out);
 }
 
-/* " (K of N configurations fit in the GPU's memory; the others are not
- * ranked)" when some do not fit, else "". */
-static const char *fit_note(const struct ds_summary *rows, int32_t n, char *buf, size_t cap) {
-  int32_t k = 0;
-  for (int32_t i = 0; i < n; i++) k += fits(&rows[i]);
+/* "; K of N configurations fit in the GPU's memory, the others are not
+ * ranked" when only k of the n fit, else "". */
+static const char *fit_note(int32_t k, int32_t n, char *buf, size_t cap) {
   if (k == n) return "";
   snprintf(buf, cap, "; %d of %d configurations fit in the GPU's memory, the others are not "
            "ranked", k, n);
@@ -482,7 +480,7 @@ void ds_sweep_print_best(FILE *out, const struct ds_options *o,
             "the slowest, %g MiB at %.3f ms); within 1%% of the best: %d of %d caps "
             "(flatness)%s%s\n",
             rows[best].bucket_mb, fast, slow > 0 ? 100.0 * (slow - fast) / slow : 0.0,
-            rows[worst].bucket_mb, slow, flat, ranked, fit_note(rows, n, fit, sizeof fit),
+            rows[worst].bucket_mb, slow, flat, ranked, fit_note(ranked, n, fit, sizeof fit),
             median_note(&rows[0], note, sizeof note));
     return;
   }
@@ -502,7 +500,7 @@ void ds_sweep_print_best(FILE *out, const struct ds_options *o,
           b > 0 ? w / b : 0.0);
   print_config(out, o, worst);
   fprintf(out, " at %.3f ms); within 1%% of the best: %d of %d configurations (flatness)%s%s\n",
-          ds_sweep_rank_ms(&rows[worst]), flat, ranked, fit_note(rows, n, fit, sizeof fit),
+          ds_sweep_rank_ms(&rows[worst]), flat, ranked, fit_note(ranked, n, fit, sizeof fit),
           median_note(&rows[0], note, sizeof note));
   print_any_scaling(out, o, rows, n);
 }

@@ -27,7 +27,7 @@ done
 # the same switch with no link latency (every flow's delivery is its send)
 sed 's/link_lat: 1us/link_lat: 0us/; s/name: star64/name: star64lat0/' "$tmp/star64.yaml" >"$tmp/star64lat0.yaml"
 cp "$here/topologies/gpus.yaml" "$tmp/"
-# Training runs where ranks run in lockstep (sim/train/exec.c's cohorts) or
+# Training runs where ranks run in lockstep (sim/train/exec_cohort.c's cohorts) or
 # are told apart: every strategy, algorithm and collective model on one
 # and several nodes, stragglers (a cohort of their own), jitter (every rank
 # alone), comm hooks and DDP's options, traces of every op. One output

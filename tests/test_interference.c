@@ -1,7 +1,7 @@
 /*
  * Interference of NCCL collectives with compute (sim/train/interference.c)
  * and the executor's re-rating of a kernel when a collective starts or ends
- * beside it (sim/train/exec.c), worked by hand.
+ * beside it (sim/train/exec_ops.c), worked by hand.
  */
 #include <criterion/criterion.h>
 #include <math.h>

@@ -388,7 +388,7 @@ static ds_status sweep(const struct ds_collbench_args *o, struct ds_topo *topo,
     if (pl.nccl && o->desc->kind != DS_COLL_ALLREDUCE) {
       enum ds_coll_kind k = o->desc->kind;
       if (ds_coll_kind_is_chain(k)) {
-        /* DDP's buffer broadcast's path (sim/train/exec.c): the chain with
+        /* DDP's buffer broadcast's path (sim/train/exec_colls.c): the chain with
          * NCCL's channels for the size, latencies and launch */
         r.proto = o->proto.choice == DS_PROTO_CHOICE_FIXED
                       ? o->proto.fixed : ds_nccl_choose_coll_proto(&pl.m, k, r.size_bytes);

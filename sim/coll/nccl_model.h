@@ -427,7 +427,7 @@ int32_t ds_nccl_ring_channels(const struct ds_nccl_model *m, enum ds_proto p, do
  * (the fullest channel's); at least 1. */
 int32_t ds_nccl_chain_chunks(const struct ds_nccl_model *m, enum ds_proto p, double bytes);
 /* A broadcast or reduce of `bytes` under p as NCCL runs it, the one entry
- * DDP's buffer broadcast (sim/train/exec.c) and `ddpsim collective --op
+ * DDP's buffer broadcast (sim/train/exec_colls.c) and `ddpsim collective --op
  * broadcast|reduce` share: fills *out (ds_nccl_chain_proto) and returns the
  * pieces (ds_nccl_chain_chunks). NCCL's loop cuts whole pieces and a last
  * one of the rest (runRing: nelem = min(chunkCount, what is left)):

@@ -587,7 +587,7 @@ static ds_status issue_buffer_bucket(const struct ds_compute *c,
   /* under NCCL's model (the all-reduces' --algo auto or a --proto), NCCL's
    * ring broadcast: the protocol NCCL's tuning picks for a broadcast of
    * these bytes (or the fixed one), its channels, latencies and launch
-   * (exec.c, ds_nccl_chain_proto); else the plain chain */
+   * (exec_colls.c, ds_nccl_chain_proto); else the plain chain */
   char algo[DS_RING_ALGO_MAX] = "";
   if (opt->nccl)
     ds_ring_algo_name(opt->proto_fixed < DS_PROTO_COUNT

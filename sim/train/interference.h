@@ -3,7 +3,7 @@
  * an NCCL collective runs on a GPU, its kernel holds SMs (one thread block
  * per channel, as NCCL launches it), from the moment its rank reaches it,
  * spinning while it waits for its peers, and moves bytes through HBM once
- * every member has reached it (sim/train/exec.c). A compute
+ * every member has reached it (sim/train/exec_ops.c). A compute
  * kernel that overlaps it runs on what is left: a compute-bound kernel on
  * the SMs left, a memory-bound one on the HBM bandwidth left.
  *

@@ -10,9 +10,10 @@
  * cycles on that GPU's SMs at its boost clock; a GPU whose table entry has
  * no SM count or boost clock (boost_mhz) runs those kernels at the memory
  * roofline instead (grouped convolutions at the conv class's rate, its
- * roofline: compute_roofline.c ds__compute_layer_kernel_ns); grouped convolutions from a
- * calibration file's table (--calib) apply as measured on the simulated
- * machine, at the file's own SMs and clock, whatever the GPU table knows.
+ * roofline: compute_roofline.c ds__compute_layer_kernel_ns); grouped
+ * convolutions from a calibration file's table (--calib) apply as measured
+ * on the simulated machine, at the file's own SMs and clock, whatever the
+ * GPU table knows.
  *
  * Every model takes the longer of its own time and its bytes at the
  * roofline: each pass that consults a model is counted, and whether the

@@ -14,7 +14,7 @@ pooled value is the products' time of one layer. All three models have 12 layers
 one layer of each weights them as their runs do. Pooling is total FLOPs / total time less
 --kernel-overhead-us (default 4, the H200 and H100 topologies' kernel_overhead) per row:
 ddpsim charges each product kernel kernel_overhead + max(FLOPs / (efficiency x peak),
-bytes / (memory efficiency x bandwidth)) (sim/train/compute.c attn_core_time: fwd 2, bwd 4
+bytes / (memory efficiency x bandwidth)) (sim/train/compute_layer.c attn_core_time: fwd 2, bwd 4
 kernels per layer), so the efficiency whose FLOP time gives the rows' time back is
 FLOPs / ((time - overhead) x peak). Every product is pooled, also those ddpsim charges by
 their bytes (the memory floor binds most TF32 and half products: K = 64 or N = 64 moves

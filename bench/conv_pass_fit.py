@@ -10,7 +10,7 @@ Per mode and batch, ResNet-50's shapes each weighted by how often the model runs
 (`elements`), the stem's input gradient left out (training computes none for the model's
 input), a row per pass: fwd, dgrad, wgrad, and `bwd`, a layer's input and weight
 gradients together, the one backward kernel ddpsim charges per convolution layer
-(sim/train/compute.c bwd_time: max(bwd_flops / rate, bytes / bandwidth) +
+(sim/train/compute_layer.c bwd_time: max(bwd_flops / rate, bytes / bandwidth) +
 kernel_overhead). FLOPs are tools/export_model.py's (conv_pass_flops: 2 x output elements
 x input channels x kernel area per pass, the CSV's `flops`), so the rates below are in the
 FLOPs ddpsim charges. Each row's time is the queued interval less its NCHW<->NHWC
@@ -29,7 +29,7 @@ each weighted by its count; the time as above, no overhead taken off: t0 is the 
 cost of one call in place of kernel_overhead), and how many of the shapes ddpsim would
 charge by their bytes at the fitted rate (its bytes: input and output activations read or
 written once forward, twice backward, weights once forward and twice backward, in the
-mode's element size: the convolution's part of compute.c fwd_time / bwd_time) at
+mode's element size: the convolution's part of compute_layer.c fwd_time / bwd_time) at
 --mem-gbps: where the bytes bind, ddpsim's charge and the fit disagree
 (notes-rn50conv.md section 4).
 
@@ -72,7 +72,7 @@ def shape_of(name, shape, path, line):
 
 
 def ddpsim_bytes(cin, cout, k, stride, batch, side, esz, backward, input_grad):
-    """The bytes ddpsim charges the convolution's own kernel (compute.c fwd_time /
+    """The bytes ddpsim charges the convolution's own kernel (compute_layer.c fwd_time /
     bwd_time; ResNet-50's paddings are k // 2): activations x and y once forward, twice
     backward (once where no input gradient is computed), weights once / twice."""
     out = (side + 2 * (k // 2) - k) // stride + 1

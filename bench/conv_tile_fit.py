@@ -48,7 +48,7 @@ def useful_share(m, n, tm, tn, sms):
     return m * n / (math.ceil(tiles / sms) * sms * tm * tn)
 
 
-# ddpsim's GEMM on NCHW (compute.c CONV_NCHW_GEMM_MIN_POSITIONS): a 1x1 stride-1
+# ddpsim's GEMM on NCHW (compute_conv.c CONV_NCHW_GEMM_MIN_POSITIONS): a 1x1 stride-1
 # convolution of at least this many output positions an image runs without transposes
 NCHW_GEMM_MIN_POSITIONS = 196
 

@@ -25,7 +25,7 @@ the same work at BATCH: the activation casts (amp_cast_bytes, split into the upc
 amp_upcast_bytes names and the rest; their backward the reverse), the engine's casts
 (amp_grad_cast_bytes), the weights' casts (fp32 -> half forward, the gradient's
 half -> fp32 backward, one kernel per tensor), bwd_reduce_bytes, bwd_copy_bytes and
-loss_copy_bytes, in the run's dtypes as compute.c scales them.
+loss_copy_bytes, in the run's dtypes as compute_layer.c scales them.
 Standard library only.
 """
 import argparse
@@ -149,7 +149,7 @@ def model_layers(path):
 
 def model_families(path, batch, amp):
     layers, root = model_layers(path)
-    act = 0.5 if amp else 1.0  # compute.c's act_scale: activation dtype over fp32
+    act = 0.5 if amp else 1.0  # compute_impl.h's ds__compute_act_scale: activation dtype over fp32
     rows = collections.OrderedDict((k, [0.0, 0]) for k in (
         "act casts fwd: up", "act casts fwd: down", "act casts bwd: up",
         "act casts bwd: down", "grad casts (down)", "weight casts fwd (down)",

@@ -21,7 +21,7 @@ have no row and are left out (3.0 % of the forward FLOPs).
 
 Time: the sheet's times less --kernel-overhead-us (default 4, dgx1-v100.yaml's
 kernel_overhead) per kernel ddpsim charges: a convolution layer's forward is one kernel and
-its backward (input and weight gradients) one more (sim/train/compute.c), and each is
+its backward (input and weight gradients) one more (sim/train/compute_layer.c), and each is
 charged kernel_overhead + max(FLOPs / (efficiency x peak), bytes / (memory efficiency x
 bandwidth)), so the efficiency whose FLOP time gives the sheet's time back is FLOPs / ((time
 - overhead) x peak). Every pass is pooled, also those ddpsim may charge by their bytes (the

@@ -10,7 +10,7 @@ NHWC fp16) times one shape at one batch per row: forward, input gradient, weight
 (ms). A row is a point per pass as conv_tile_fit.py's: forward = its forward; backward =
 input + weight gradients, one charge as ddpsim charges it (weight gradient alone where the
 sheet has no input gradient, "N/A*": an input layer). F = 2 N P Q K C R S per gradient;
-bytes = ddpsim's (compute.c: x and y once forward, twice backward or once without an input
+bytes = ddpsim's (compute_layer.c: x and y once forward, twice backward or once without an input
 gradient, weights once / twice); M = N P Q, n = min(C R S, K). Every parseable row once;
 rows of an identical shape and batch (the sheet repeats a few) once. Same fit as
 conv_tile_fit.py (its `fit`: tile from its grid, E and t0 per pass, t0 0-60 us in 2 us).

@@ -64,7 +64,7 @@ over the shapes the models have, so a rate can be read per shape (issue #12):
            fp16 and bf16 inputs and autocast's fp32 layer norm on a bf16
            input: the pass's time, then each kernel's (torch.profiler), so
            ddpsim's per-SM forward rate and per-CTA gamma/beta rate
-           (sim/train/compute.c, fitted on one trace) can be checked per kernel.
+           (sim/train/norm.c, fitted on one trace) can be checked per kernel.
 
 Each row is the median of `--iters` CUDA-event intervals after `--warmup`
 calls (cudnn.benchmark on, as in training), with the FLOPs and the bytes the
@@ -331,7 +331,7 @@ RN50_SMOKE_LAYERS = [((8, 8, 1, 1, 0, 8), 3), ((8, 16, 3, 1, 1, 8), 2), ((3, 8, 
 # min(Cin k^2, Cout), as ResNet-50 against ResNeXt's widths suggests
 # (bench/results/gpu-2026-11-27d-h200/notes-conv-call.md section 5). At 28 x 28 (784
 # positions) NCHW 1x1s are where ddpsim expects cuDNN's GEMM on NCHW, no transposes
-# (compute.c CONV_NCHW_GEMM_MIN_POSITIONS 196).
+# (compute_conv.c CONV_NCHW_GEMM_MIN_POSITIONS 196).
 CONV_WIDTHS = (64, 128, 256, 512, 1024, 2048)
 CONV_WIDTH_SIDE = 28
 CONV_WIDTH_SMOKE_LAYERS = [((8, 16, 1, 1, 0, 8), 1), ((16, 8, 1, 1, 0, 8), 1),

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Time PyTorch's max-pool CUDA kernels alone, over windows, sizes and layouts (issue #12).
 
-ddpsim charges max-pool at a rate per SM clock (sim/train/compute.c): SM cycles per output
+ddpsim charges max-pool at a rate per SM clock (sim/train/compute_pool.c): SM cycles per output
 (forward) or input (backward) element plus cycles per (element, window) pair. This script
 measures what those constants are fitted on: for each shape, the forward
 (max_pool2d_with_indices: max_pool_forward_nchw / _nhwc) and the backward

@@ -39,7 +39,7 @@ By the rule tools/gen_gpus.py states for every efficiency fitted from measured k
 times, the time is less kernel_overhead (--kernel-overhead-us, default 4: the H200
 topologies') for each kernel ddpsim charges for these GEMMs: a matmul layer's forward is
 one kernel and its backward one more (dgrad and wgrad in one roofline with one overhead:
-sim/train/compute.c bwd_time), so one overhead per forward GEMM op and one per backward
+sim/train/compute_layer.c bwd_time), so one overhead per forward GEMM op and one per backward
 autograd node. The per-pass lines show dgrad and wgrad as timed and the backward pooled by
 that rule; a line also gives the pooled value with one overhead per GEMM kernel instead
 (dgrad and wgrad each), the sensitivity to how the overhead is counted.

@@ -25,7 +25,7 @@ cost   Per family and byte range, over every kernel of the roofline families (ve
        unrolled, reduce: ddpsim charges the legacy kernels SM cycles, sim/train/legacy_ew.h):
          traced  dur + the fit traces' median gap (what the kernel costs a stream the host
                  keeps full; the "queued" line sums dur + its own gap over queued kernels)
-         ddpsim  bytes / --mem-gbps + --overhead-us           (compute.c's roofline)
+         ddpsim  bytes / --mem-gbps + --overhead-us           (compute_roofline.c's roofline)
          max     gap + max(floor, bytes / --mem-gbps)
          sum     gap + floor + bytes / --mem-gbps
        gap and floor (per family) pooled over the --fit traces only: the --check traces are

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Max-pool's SM-cycle constants (sim/train/compute.c POOL_*_CYCLES_PER_*) from
+"""Max-pool's SM-cycle constants (sim/train/compute_pool.c POOL_*_CYCLES_PER_*) from
 bench/gpu_maxpool.py's output: for each layout and direction, over the rows of at least
 --min-us (40) us, each kernel's SM cycles per element, (kernel_us - kernel_overhead) x SMs x
 clock / elements (outputs forward, inputs backward), against its (element, window) pairs per
 element, fitted by ordinary least squares to a line: its intercept is the cycles per element,
 its slope the cycles per pair. ddpsim charges cycles / (SMs x clock) + kernel_overhead
-(compute.c ds_compute_max_pool_ns), so the fit takes the topology's kernel_overhead
+(compute_pool.c ds_compute_max_pool_ns), so the fit takes the topology's kernel_overhead
 (--overhead-us, default 4: the shipped topologies') out of each kernel time first; with
 --overhead-us 0 it prints the constants fitted before that convention (2.42 + 0.207, 2.45 +
 0.208, 2.29 + 0.256, 1.05 + 0.578). Prints each row's charge beside its time. Standard

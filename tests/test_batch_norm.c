@@ -344,7 +344,7 @@ Test(batch_norm, h200_grids_are_the_traced_ones) {
 }
 
 /* bench/bn_nhwc.py, which compares the traced kernels with this model, and
- * compute.c charge the same: ResNet-50's batch norms at batch 128 on the
+ * compute_layer.c charge the same: ResNet-50's batch norms at batch 128 on the
  * H200 (--amp fp16 --channels-last), forward and backward, sum to the
  * script's "model" total for the trace, 7.268 ms (its rule without the
  * weights' 0.5 MB), against 7.044 ms of kernels traced. */
@@ -379,7 +379,7 @@ Test(batch_norm, compute_and_bn_nhwc_py_agree_on_resnet50) {
   cr_assert_not_null(total, "%s", out);
   double script_ms = atof(total + strlen("total: measured 7.044 ms/iter  model "));
   cr_assert_float_eq(script_ms, 7.268, 1e-9, "%s", out);
-  cr_assert_float_eq(ns / 1e6, script_ms, 0.002, "compute.c %.4f ms", ns / 1e6);
+  cr_assert_float_eq(ns / 1e6, script_ms, 0.002, "compute_layer.c %.4f ms", ns / 1e6);
   ds_topo_free(t);
   ds_model_free(m);
 }

@@ -1,6 +1,6 @@
 /*
  * Tests for cuDNN's layout transposes around NCHW convolutions
- * (sim/train/compute.c ds_compute_conv_transpose_bytes/_ns, compute.h):
+ * (sim/train/compute_conv.c ds_compute_conv_transpose_bytes/_ns, compute.h):
  * which convolutions get them, the tensors and bytes per pass, and where
  * the rule does not apply (no TF32 tensor cores as on V100, FP32 math,
  * --channels-last, depthwise). Worked by hand on a made-up GPU with TF32

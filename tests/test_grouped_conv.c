@@ -1,10 +1,10 @@
 /*
  * Tests for grouped convolutions at their measured kernel times
- * (sim/train/grouped_conv.c, compute.c ds_compute_grouped_conv): the table's
- * lookup (nearest shape, the same stride first), the scaling to a GPU's SMs
- * and clock, the interpolation over batch, how compute.c charges a grouped
- * layer (at least its roofline, no layout transposes; depthwise untouched),
- * and the model file's groups/stride keys. The table's times are what
+ * (sim/train/grouped_conv.c, compute_conv.c ds_compute_grouped_conv): the
+ * table's lookup (nearest shape, the same stride first), the scaling to a
+ * GPU's SMs and clock, the interpolation over batch, how compute_layer.c
+ * charges a grouped layer (at least its roofline, no layout transposes;
+ * depthwise untouched), and the model file's groups/stride keys. The table's times are what
  * bench/gpu_kernels.py measured on the H200 (132 SMs at 1980 MHz); at that
  * GPU, shape and batch the lookup must give the measured time back.
  */

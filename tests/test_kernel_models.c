@@ -441,12 +441,12 @@ Test(kernel_models, bound_passes_are_counted) {
 }
 
 /* On a GPU without boost_mhz, grouped convolutions fall back to the conv
- * class's rate (compute.c layer_kernel_ns: the longer of their FLOPs at
- * that rate and their bytes), the other models to the memory roofline; a
- * calibration file's grouped-convolution table was measured on this
- * machine at its own SMs and clock, so it applies there all the same: a
- * 400 ms forward for layer1's shape (3 such layers at batch 32) makes the
- * forward at least 1200 ms. */
+ * class's rate (compute_roofline.c ds__compute_layer_kernel_ns: the longer
+ * of their FLOPs at that rate and their bytes), the other models to the
+ * memory roofline; a calibration file's grouped-convolution table was
+ * measured on this machine at its own SMs and clock, so it applies there
+ * all the same: a 400 ms forward for layer1's shape (3 such layers at
+ * batch 32) makes the forward at least 1200 ms. */
 Test(kernel_models, gpu_without_boost_clock_grouped_convolutions) {
   const char *base = "--topo tests/data/dgx-b200.yaml --model resnext50_32x4d --world-size 1 "
                      "--strategy single --batch 32";

@@ -1,11 +1,11 @@
 /*
- * Tests for max-pool's kernels (sim/train/compute.c ds_compute_max_pool_ns,
+ * Tests for max-pool's kernels (sim/train/compute_pool.c ds_compute_max_pool_ns,
  * compute.h): the model file's pool keys (model.c), the windows counted
  * from them, the per-SM-clock rates of PyTorch's NCHW and channels-last
  * kernels, the zero fill before the backward, and the roofline where it is
  * the longer or the GPU has no clock. Expected values are worked by hand on
  * made-up GPUs (ds_test_clock_gpus): ClockGPU, 4 SMs at 1000 MHz and 1000
- * GB/s reached in full, no kernel overhead; the rates are compute.c's (SM
+ * GB/s reached in full, no kernel overhead; the rates are compute_pool.c's (SM
  * cycles per element plus per (element, window) pair, fitted on kernel
  * times less kernel_overhead): NCHW forward 2.21 + 0.215, backward 2.43 +
  * 0.193; channels-last forward 2.35 + 0.231, backward 1.06 + 0.559.
@@ -209,7 +209,7 @@ Test(max_pool, ddpsim_refuses_a_bad_pool_key) {
 
 /* The shipped files end to end: ResNet-50's stem pool on the H200 (132 SMs
  * at 1980 MHz, kernel_overhead 4 us) against this project's measurements
- * of it (compute.c: the fp32 batch-32 trace's 103.5 us forward and 288 us
+ * of it (compute_pool.c: the fp32 batch-32 trace's 103.5 us forward and 288 us
  * backward kernel, and the fill measured at 22.6 us beside it): forward
  * 32 x (200704 x 2.21 + 64 x 167^2 x 0.215) cycles = 101.3 us + 4 =
  * 105.3, within 3 % of the kernel's 103.5 (the constants were fitted on

@@ -778,7 +778,7 @@ def note_max_pool(layer, func, args, kwargs):
 # multiple of 4 elements), the backward two (layer_norm_grad_input_kernel_vectorized, then
 # LaunchGammaBetaBackwardCUDAKernel's column reduction, which re-reads dY and X). Which
 # kernels and how fast follow the rows M and the normalized size N, so the file gives them
-# (sim/train/compute.c prices the kernels from these).
+# (sim/train/norm.c prices the kernels from these).
 LAYER_NORM = _ops("native_layer_norm")
 
 

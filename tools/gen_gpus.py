@@ -237,7 +237,7 @@ _LINEARS_TF32 = ("matmul_tf32", 227.53, 494.7, "TFLOPS", "the same GEMMs in TF32
 # 2 M K N from each GEMM op's own input shapes in the trace, which sum to the model files'
 # matmul FLOPs (fwd_flops + bwd_flops of the gemm_align-8 matmul layers x batch: 2087.5 and
 # 4174.7 GFLOP, equal). By the rule above: ddpsim charges a matmul layer one kernel forward
-# and one backward (dgrad and wgrad in one roofline, sim/train/compute.c bwd_time), so the
+# and one backward (dgrad and wgrad in one roofline, sim/train/compute_layer.c bwd_time), so the
 # time is less 4 us per forward GEMM op and per backward node: BERT-base 2087.5 GFLOP in
 # 3.615 ms less 146 x 4 us, 688.7 TFLOP/s (0.696); GPT-2 4174.7 GFLOP in 6.157 ms less 96 x
 # 4 us, 723.2 (0.731); pooled (each trace's iteration once) 6262.2 GFLOP in 9.772 ms less
@@ -284,7 +284,7 @@ _LINEARS_HALF = ("matmul_half", 711.3, 989.4, "TFLOPS", "cuBLASLt fp16 and bf16 
 # 682.5 and 669.9 TFLOP/s at batch 32, 64, 128 as timed; another H200's run of the same
 # tool, bench/results/gpu-2026-11-26b-h200/kernels*.csv, within 3 %). Channels-last
 # only: the NCHW rows (434.6 pooled) time cuDNN's NCHW<->NHWC transposes with the kernel,
-# and ddpsim charges those apart (compute.c, conv_transpose_bytes). It replaces the bf16
+# and ddpsim charges those apart (compute_conv.c, conv_transpose_bytes). It replaces the bf16
 # matmul MAMF (828.6, 0.838). An upper bound for ResNet-50's narrower layers: its AMP b128
 # channels-last trace (a validation row's: a check, not fitted) ran them at 398.8 TFLOP/s
 # (0.403; 3x3s 547.3, 1x1s 351.4), ResNeXt-101 32x4d's wider dense ones at 532.0.
@@ -357,7 +357,7 @@ _CONV_HALF = ("conv_half", 672.1, 989.4, "TFLOPS", "cuDNN fp16 channels-last den
 # device call at c83220b, on gpu_kernels.py's helpers; the same timing
 # bench/gpu_kernels.py's bmm rows use since 98ebbaf: bench/results/gpu-2026-11-27-h200/
 # notes-bmm.md). By the rule above: ddpsim charges each product kernel_overhead (the
-# attention pass's roofline + (kernels - 1) x overhead, sim/train/compute.c attn_core_time;
+# attention pass's roofline + (kernels - 1) x overhead, sim/train/compute_layer.c attn_core_time;
 # 2 kernels forward, 4 backward per layer), so each row's time less 4 us. `python3
 # bench/bmm_rates.py bench/results/gpu-2026-11-27-h200/bmm-queued.csv --gpu "NVIDIA H200"`
 # prints the values: total FLOPs / total (time - 4 us per product), each product once per
@@ -580,7 +580,7 @@ def efficiency_lines(gpu, has_tf32):
     return out
 
 
-# conv_tiles (gpus.yaml; sim/net/topo.h struct ds_conv_tiles, sim/train/compute.c
+# conv_tiles (gpus.yaml; sim/net/topo.h struct ds_conv_tiles, sim/train/compute_roofline.c
 # conv_tiles): a dense convolution in that math takes fwd_us / bwd_us + max(FLOPs / (fwd /
 # bwd x peak x u), bytes' time) beside kernel_overhead, u = M n / (ceil(T / SMs) SMs tile_m
 # tile_n), T = ceil(M / tile_m) ceil(n / tile_n), M = batch x output positions, n =

@@ -179,7 +179,7 @@ ds_status ds__run_load(struct loaded *ld, const struct ds_options *o, struct ds_
     DS_CHECK(note_calib_gpu(ld, o->calib, gpus_path, err));
   }
   DS_CHECK(ds_model_load(ld->model_path, &ld->model, err));
-  /* --optimizer: every reader of the optimizer (compute.c, host.c,
+  /* --optimizer: every reader of the optimizer (compute_step.c, host.c,
    * memory.c, the strategies) then sees it as the file's */
   if (ds_options_given(o, "--optimizer")) ld->model->optimizer = o->optimizer;
   for (int32_t k = 0; k < o->sweep[DS_VAR_COMM_HOOK].n; k++) /* every hook of a list */

@@ -47,6 +47,10 @@
  * convolutions (measured times per shape, sim/train/grouped_conv.h); and
  * the other models kernel_models.h lists, each recorded where it prices
  * (ds_compute_charge_model) so the summary names it.
+ *
+ * Implemented by compute.c (the maths and rates) and its parts
+ * compute_roofline.c, compute_layer.c, compute_conv.c, compute_pool.c,
+ * compute_loss.c and compute_step.c (compute_impl.h says which does what).
  */
 #ifndef DS_COMPUTE_H
 #define DS_COMPUTE_H
@@ -244,7 +248,7 @@ int ds_compute_grouped_conv(const struct ds_compute *c, const struct ds_layer *l
 /* The grouped-convolution table's mode the run's convolutions look up: their
  * class's math (fp32, tf32, or half in NCHW or channels-last); half NCHW on a
  * GPU without TF32 (Volta, Turing: cuDNN 7 off the tensor cores) the built-in
- * table's fp32 entries, a calibration file's half ones (compute.c). */
+ * table's fp32 entries, a calibration file's half ones (compute_conv.c). */
 enum ds_gconv_mode ds_compute_gconv_mode(const struct ds_compute *c);
 
 /* Sets the per-class math for --tf32 (DS_TF32_CONV at init). */
@@ -364,7 +368,7 @@ double ds_compute_sm_bound_ns(const struct ds_compute *c, const struct ds_layer 
  * forward and backward, as PyTorch's CUDA kernels run it
  * (aten/src/ATen/native/cuda/DilatedMaxPool2d.cu): not at the bytes' rate
  * but at a rate per SM clock set by the loops (this project's H200 and H100
- * measurements; the constants, fitted rows and checks in compute.c):
+ * measurements; the constants, fitted rows and checks in compute_pool.c):
  *   NCHW forward, max_pool_forward_nchw: a thread per output element scans
  *   its window and writes the maximum and its int64 index;
  *   NCHW backward: zero_ fills the input gradient (a memory-bound kernel of
@@ -379,7 +383,7 @@ double ds_compute_sm_bound_ns(const struct ds_compute *c, const struct ds_layer 
  *   cycles = batch * (elements * a + pairs * b) / (SMs * boost clock),
  * elements the outputs (forward) or inputs (backward), pairs the (element,
  * window) pairs (ds_compute_pool_geometry), a and b per direction and
- * layout (compute.c), plus kernel_overhead; or its bytes at the roofline if
+ * layout (compute_pool.c), plus kernel_overhead; or its bytes at the roofline if
  * that is longer. The backward adds the fill: the input gradient written
  * once at the roofline (the model file's bwd_bytes count it), the kernel
  * the rest of the bytes. On a GPU without a clock (boost_mhz) the layer
@@ -522,7 +526,7 @@ int ds_compute_step_kernels(const struct ds_compute *c, const struct ds_model *m
  * foreach each call's multi_tensor_apply launches over its parameter group
  * (MultiTensorApply.cuh, 4 KB argument: a launch per 320 chunks of 65,536
  * elements, or per 110, 64, 48, 36, 30 complete tensors at depth 1-5, 96 for a
- * depth-1 scalar list; the depth of each call in compute.c), as the H200 traces
+ * depth-1 scalar list; the depth of each call in compute_step.c), as the H200 traces
  * launch them (ResNet-50's SGD: 3 calls, 9 launches). ds_compute_step_ns pays
  * kernel_overhead per launch. */
 int ds_compute_step_launches(const struct ds_compute *c, const struct ds_model *model);

@@ -32,7 +32,7 @@
  * 2021); cuDNN's kernels for other generations (V100's FP32, A100's TF32)
  * are assumed to do as well per SM cycle as Hopper's did, unless a
  * calibration file measured them. The compute model keeps the roofline as
- * a lower bound (compute.c).
+ * a lower bound (compute_layer.c).
  */
 #include <stdint.h>
 

@@ -68,7 +68,7 @@ double ds_interference_sm_share(const struct ds_compute *c, const struct ds_mode
     int backward = op->kind == DS_OP_BWD;
     double flops = (backward ? l->bwd_flops : l->fwd_flops) * (double)batch;
     /* the layer's pass itself (not its transposes or reducer copies, which
-     * carry no FLOPs): its parts, as compute.c timed them */
+     * carry no FLOPs): its parts, as compute_layer.c timed them */
     if (batch > 0 && op->flops > 0 && dur_ns > 0 && fabs(op->flops - flops) <= 1e-9 * flops) {
       double share = ds_compute_sm_bound_ns(c, l, backward, batch) / dur_ns;
       return share < 0 ? 0 : share > 1 ? 1 : share;

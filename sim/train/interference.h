@@ -70,7 +70,7 @@ double ds_interference_factor(const struct ds_compute *c, double sm_share,
 
 /* The share of compute op `op`'s time that its SMs bound, from 0 to 1. A
  * layer's forward or backward pass itself (op.layer, its FLOPs those of the
- * layer at `batch` samples) is timed in parts by compute.c: the layer's own
+ * layer at `batch` samples) is timed in parts by compute_layer.c: the layer's own
  * kernel when its FLOPs set its time (or a grouped convolution's measured
  * time), over the op's duration (ds_compute_sm_bound_ns); its other kernels
  * (casts, bias reductions, gradient additions, copies) are memory-bound. Any

@@ -150,7 +150,8 @@ static void group_head(const struct ds_kernel_models *km, enum group g, int roof
     ds_textout_append(buf, size, used, "not applied (%s has no boost_mhz), the memory roofline for",
                       km->gpu);
     break;
-  default: /* compute.c layer_kernel_ns: its FLOPs at the conv rate or its bytes */
+  default: /* compute_roofline.c ds__compute_layer_kernel_ns: its FLOPs at the conv rate or
+            * its bytes */
     if (!roofline_named)
       ds_textout_append(buf, size, used, "not applied (%s has no boost_mhz), ", km->gpu);
     ds_textout_append(buf, size, used, "the conv class's rate (roofline) for");
@@ -161,7 +162,7 @@ static void group_head(const struct ds_kernel_models *km, enum group g, int roof
 /* "batch norm (NCHW; roofline bound 99 of 106 passes)": the clause where the
  * roofline, not the model, set some of its passes' times (the memory
  * roofline; for grouped convolutions the conv class's rate or their bytes,
- * compute.c layer_kernel_ns). */
+ * compute_roofline.c ds__compute_layer_kernel_ns). */
 static void model_entry(const struct ds_kernel_models *km, enum ds_kernel_model k, int applied,
                         int64_t census_batch, char *buf, size_t size, size_t *used) {
   const char *label = ds_kernel_models_label(k);

@@ -10,9 +10,10 @@
  * cycles on that GPU's SMs at its boost clock; a GPU whose table entry has
  * no SM count or boost clock (boost_mhz) runs those kernels at the memory
  * roofline instead (grouped convolutions at the conv class's rate, its
- * roofline: compute.c layer_kernel_ns); grouped convolutions from a
- * calibration file's table (--calib) apply as measured on the simulated
- * machine, at the file's own SMs and clock, whatever the GPU table knows.
+ * roofline: compute_roofline.c ds__compute_layer_kernel_ns); grouped
+ * convolutions from a calibration file's table (--calib) apply as measured
+ * on the simulated machine, at the file's own SMs and clock, whatever the
+ * GPU table knows.
  *
  * Every model takes the longer of its own time and its bytes at the
  * roofline: each pass that consults a model is counted, and whether the
@@ -21,7 +22,8 @@
  *
  * Which models a run charges is recorded where each prices its kernel
  * (ds_compute_charge_model, compute.h, called from the pricing code of
- * norm.c, compute.c, legacy_ew.c, cat_copy.c, cast_reduce.c), and the
+ * norm.c, compute_pool.c, compute_conv.c and compute_layer.c, legacy_ew.c,
+ * cat_copy.c, cast_reduce.c), and the
  * transfer is read from the same fields of struct ds_compute the prices
  * use (SMs, clock, the grouped-convolution table), so the words and the
  * numbers cannot disagree. The summary prints them (docs/architecture.md,
@@ -45,7 +47,7 @@ enum ds_kernel_model {
   DS_KM_BN_NCHW,        /* cuDNN's NCHW batch norm, per CTA / SM clock (norm.c BN_*) */
   DS_KM_BN_NHWC,        /* cuDNN's persistent channels-last batch norm (norm.c BN_NHWC_*) */
   DS_KM_LAYER_NORM,     /* PyTorch's layer norm kernels (norm.c LN_*) */
-  DS_KM_MAX_POOL,       /* max-pool, cycles per element and pair (compute.c POOL_*) */
+  DS_KM_MAX_POOL,       /* max-pool, cycles per element and pair (compute_pool.c POOL_*) */
   DS_KM_GROUPED_CONV,   /* grouped convolutions, times per shape (grouped_conv_table.inc) */
   DS_KM_LEGACY_EW,      /* elementwise_kernel off the vectorised path (legacy_ew.h) */
   DS_KM_MIXED_EW,       /* contiguous mixed-dtype elementwise (legacy_ew.h UNROLLED_CAST) */

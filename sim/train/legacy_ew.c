@@ -140,8 +140,8 @@ void ds_legacy_ew_finish(struct ds_layer *layers, size_t n) {
 /* What one fp32 byte of pass p weighs in this run: under --amp with the
  * file's autocast bytes, the layer's own ratio for the pass (an op autocast
  * keeps in fp32, such as BERT's embedding sum, keeps its bytes); else, and
- * for the copies (bwd_copy_bytes has no autocast twin: compute.c scales it
- * so), the activation dtype's size over fp32's. */
+ * for the copies (bwd_copy_bytes has no autocast twin: compute_layer.c scales
+ * it so), the activation dtype's size over fp32's. */
 static double pass_scale(const struct ds_compute *c, const struct ds_layer *l,
                          enum ds_legacy_pass p) {
   if (c->amp != DS_AMP_NONE && l->amp_fwd_bytes >= 0 && p != DS_LEGACY_COPY) {

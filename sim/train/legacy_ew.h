@@ -22,7 +22,7 @@
  * (one element of one tensor operand, output included), in two kinds by
  * how their loads coalesce, and of the strided ones those that mix dtypes
  * under autocast. Their time is the slower of
- *   - their bytes at the memory roofline (compute.c), and
+ *   - their bytes at the memory roofline (compute_roofline.c), and
  *   - their operand-elements times SM cycles per operand-element, over the
  *     GPU's SMs x boost clock, by kind and by the kernel's element size:
  *       strided (an operand broadcast or not dense, or operands in other

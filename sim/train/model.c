@@ -664,8 +664,8 @@ static ds_status read_layer_norm(const struct ds_cnode *item, struct ds_layer *l
   if (l->cls != DS_LAYER_MEMORY)
     return ds_cnode_error(&node, err, "layer_norm is for memory-class layers (class: memory); "
                           "this layer's class is %s", ds_layer_class_name(l->cls));
-  /* one normalisation or pool a layer: compute.c prices a layer's pass
-   * by the first of them it finds and would drop the others */
+  /* one normalisation or pool a layer: compute_layer.c prices a layer's
+   * pass by the first of them it finds and would drop the others */
   if (l->pool.kernel[0] > 0)
     return ds_cnode_error(&node, err, "expected layer_norm or pool_kernel on one layer, not "
                           "both (a layer runs one op: layer norm or a max-pool)");

@@ -114,7 +114,7 @@ struct ds_layer {
   /* Optional, per sample (tools/export_model.py): act_int_bytes, the part
    * of act_bytes in integer and bool tensors (max-pool indices, dropout
    * masks; 0 when absent), which a half --dtype leaves as they are, in
-   * the saved activations (memory.c) and in the passes' bytes (compute.c:
+   * the saved activations (memory.c) and in the passes' bytes (compute_layer.c:
    * written or read once by the forward, read once by the backward); and
    * amp_act_bytes, what autograd saves under CUDA autocast (each save in
    * the dtype autocast gives it: a half op's inputs half, an fp32 op's

@@ -4,7 +4,7 @@
 /*
  * Normalisation layers' kernels: batch norm as cuDNN (or, where cuDNN does
  * not run, PyTorch) launches it, and layer norm as PyTorch's own kernels
- * run it. compute.c's forward and backward passes call them for a layer
+ * run it. compute_layer.c's forward and backward passes call them for a layer
  * with bn_channels or layer_norm (model.h); the tests call them directly.
  */
 #include <stdint.h>

@@ -15,7 +15,7 @@
 static int has_flops(const struct ds_layer *l) { return l->fwd_flops > 0 || l->bwd_flops > 0; }
 
 /* A half GEMM on unaligned operands (GPT-2's LM head, BERT's decoder) runs
- * at matmul_unaligned_half, whatever priced its class (compute.c
+ * at matmul_unaligned_half, whatever priced its class (compute_roofline.c
  * layer_flops_per_s): its own entry, after attention, where a layer runs one. */
 static void add_unaligned(const struct ds_compute *c, const struct ds_model *m,
                           struct ds_rates *out) {

@@ -1,0 +1,254 @@
+/*
+ * The optimizer step's kernels (compute.h ds_compute_step_ns): PyTorch's
+ * foreach calls and the launches multi_tensor_apply splits them into, or
+ * 1.4's and 1.9's per-tensor loop, with weight decay and
+ * --no-bn-weight-decay's groups; GradScaler's unscale_ before it, zero_grad's
+ * fills after it, and AccumulateGrad's additions where .grad is kept.
+ */
+#include "sim/train/compute.h"
+
+#include <string.h>
+
+/* compute.h: PyTorch's foreach optimizers, kernel by kernel, and 1.4's
+ * per-tensor loop (kernels and passes per tensor); weight decay adds one
+ * kernel of 3 passes to either */
+enum { SGD_KERNELS = 3, SGD_PASSES = 8, ADAM_KERNELS = 7, ADAM_PASSES = 18 };
+enum { LOOP_SGD_KERNELS = 3, LOOP_SGD_PASSES = 8, LOOP_ADAM_KERNELS = 8, LOOP_ADAM_PASSES = 20 };
+enum { DECAY_PASSES = 3 };
+
+/* Kernels per foreach call set, or per tensor under the loop (an
+ * optimizer's: both callers return before it under --optimizer none). */
+static int step_kernels_each(const struct ds_compute *c, enum ds_optimizer opt) {
+  int adam = opt == DS_OPT_ADAM;
+  int k = c->optimizer_loop ? (adam ? LOOP_ADAM_KERNELS : LOOP_SGD_KERNELS)
+                            : (adam ? ADAM_KERNELS : SGD_KERNELS);
+  return k + (c->weight_decay ? 1 : 0);
+}
+
+/* Whether parameter p sits in --no-bn-weight-decay's group of weight_decay
+ * 0: a name containing "bn" (DeepLearningExamples' optimizers.py
+ * get_sgd_optimizer: [v for n, v in parameters if "bn" in n]). */
+static int skips_decay(const struct ds_compute *c, const struct ds_model *m, int32_t p) {
+  return c->weight_decay && c->no_bn_weight_decay && m->params[p].name &&
+         strstr(m->params[p].name, "bn") != NULL;
+}
+
+/* The tensors and elements of that group (0 and 0 without it). */
+static int32_t undecayed(const struct ds_compute *c, const struct ds_model *m, double *numel) {
+  int32_t n = 0;
+  *numel = 0;
+  for (int32_t p = 0; p < m->n_params; p++)
+    if (skips_decay(c, m, p)) {
+      n++;
+      *numel += (double)m->params[p].numel;
+    }
+  return n;
+}
+
+int ds_compute_step_kernels(const struct ds_compute *c, const struct ds_model *model) {
+  if (model->optimizer == DS_OPT_NONE) return 0;
+  int k = step_kernels_each(c, model->optimizer);
+  double numel;
+  int32_t skip = undecayed(c, model, &numel);
+  /* the loop: no decay kernel on the undecayed group's tensors */
+  if (c->optimizer_loop) return k * model->n_params - skip;
+  if (skip == 0) return k;
+  /* foreach: each parameter group its own calls, the undecayed group's
+   * without the decay's */
+  return (k - 1) + (skip < model->n_params ? k : 0);
+}
+
+/* GradScaler.unscale_ (compute.h): its scalar kernels (inv_scale's
+ * double(), reciprocal() and float(), found_inf's torch.full, and
+ * _MultiDeviceReplicator.get's copies of both, .to(copy=True)), and the
+ * Python ops that launch them plus the foreach call. */
+enum { UNSCALE_SCALAR_KERNELS = 6, UNSCALE_HOST_OPS = UNSCALE_SCALAR_KERNELS + 1 };
+/* multi_tensor_apply's chunk and its launch limits
+ * (aten/src/ATen/native/cuda/MultiTensorApply.cuh: kChunkSize,
+ * DepthToMaxConfig<false>'s depth_to_max_tensors, _scalarlist and
+ * depth_to_max_blocks), indexed by depth - 1 (the tensor lists a call
+ * passes, its output list included). The 4 KB kernel argument's: every
+ * foreach call of the H200 traces launches what these limits give and not
+ * what the 32 KB argument's (770 tensors, 2240 blocks) would
+ * (bench/results/gpu-2026-11-26-h200/notes-rn50-classes-2026-11-27.md:
+ * ResNet-50's _foreach_mul_ and both _foreach_add_ 3 launches each and
+ * unscale_ 3, where 32 KB gives 1; ResNet-101's 4 and 6, SE-ResNeXt-101's
+ * 5 and 8, BERT-base's Adam 6 and GPT-2's 7 per call, all 20 traces of
+ * 2026-11-26). */
+#define MTA_CHUNK 65536
+enum { MTA_BLOCKS = 320, MTA_MAX_DEPTH = 5 };
+/* [0]: tensor lists only; [1]: with a scalar per tensor (a scalar list) */
+static const int32_t MTA_TENSORS[2][MTA_MAX_DEPTH] = {{110, 64, 48, 36, 30},
+                                                      {96, 64, 48, 36, 30}};
+
+/* The parameter groups a foreach call runs over: every parameter, or
+ * --no-bn-weight-decay's decayed and undecayed groups (skips_decay). */
+enum mta_group { MTA_ALL, MTA_DECAYED, MTA_UNDECAYED };
+
+/* The launches of one foreach call over `group`'s parameters with at most
+ * max_tensors tensors a launch: a block per chunk, in parameter order; a
+ * launch when the blocks fill, or the tensors do at a tensor's last chunk;
+ * a tensor cut by a full launch carries on as the next launch's first;
+ * empty tensors take no block. */
+static int mta_launches(const struct ds_compute *c, const struct ds_model *model,
+                        enum mta_group group, int32_t max_tensors) {
+  int launches = 0;
+  int32_t blocks = 0, tensors = 0;
+  for (int32_t p = 0; p < model->n_params; p++) {
+    int64_t numel = model->params[p].numel;
+    if (numel <= 0) continue;
+    if (group != MTA_ALL && (group == MTA_UNDECAYED) != skips_decay(c, model, p)) continue;
+    tensors++;
+    int64_t chunks = (numel + MTA_CHUNK - 1) / MTA_CHUNK;
+    for (int64_t k = 0; k < chunks; k++) {
+      blocks++;
+      int last = k == chunks - 1;
+      if ((tensors == max_tensors && last) || blocks == MTA_BLOCKS) {
+        launches++;
+        blocks = 0;
+        tensors = last ? 0 : 1;
+      }
+    }
+  }
+  return launches + (blocks > 0);
+}
+
+int ds_compute_unscale_launches(const struct ds_compute *c, const struct ds_model *model) {
+  /* no optimizer, no scaler.step(): nothing unscales */
+  if (c->amp != DS_AMP_FP16 || model->optimizer == DS_OPT_NONE) return 0;
+  /* one list, the gradients read and written in place: depth 1 */
+  return mta_launches(c, model, MTA_ALL, MTA_TENSORS[0][0]);
+}
+
+/* The foreach step's calls per parameter group, as (depth, scalar list)
+ * pairs: torch/optim/sgd.py _multi_tensor_sgd (momentum, not the first
+ * step): _foreach_mul_(bufs, momentum) 1, _foreach_add_(bufs, grads) 2,
+ * _foreach_add_(params, bufs) 2; adam.py _multi_tensor_adam (capturable
+ * off): _foreach_lerp_(exp_avgs, grads) 2, _foreach_mul_(exp_avg_sqs) 1,
+ * _foreach_addcmul_(exp_avg_sqs, grads, grads) 3, _foreach_sqrt 2 (out of
+ * place), _foreach_div_(.., bias_correction2_sqrt) 1 with a scalar list,
+ * _foreach_add_(.., eps) 1, _foreach_addcdiv_(params, exp_avgs, denom,
+ * step_size) 3 with a scalar list; weight decay first _foreach_add(grads,
+ * params) 3 (out of place). */
+static const int SGD_CALL_DEPTH[] = {1, 2, 2};
+static const int ADAM_CALL_DEPTH[] = {2, 1, 3, 2, 1, 1, 3};
+static const int ADAM_CALL_SCALARLIST[] = {0, 0, 0, 0, 1, 0, 1};
+enum { DECAY_CALL_DEPTH = 3 };
+
+static int group_launches(const struct ds_compute *c, const struct ds_model *model,
+                          enum mta_group group, int decays) {
+  int adam = model->optimizer == DS_OPT_ADAM;
+  int n = adam ? ADAM_KERNELS : SGD_KERNELS;
+  int launches = decays ? mta_launches(c, model, group, MTA_TENSORS[0][DECAY_CALL_DEPTH - 1]) : 0;
+  for (int i = 0; i < n; i++) {
+    int depth = adam ? ADAM_CALL_DEPTH[i] : SGD_CALL_DEPTH[i];
+    int list = adam && ADAM_CALL_SCALARLIST[i];
+    launches += mta_launches(c, model, group, MTA_TENSORS[list][depth - 1]);
+  }
+  return launches;
+}
+
+int ds_compute_step_launches(const struct ds_compute *c, const struct ds_model *model) {
+  if (c->optimizer_loop || model->optimizer == DS_OPT_NONE)
+    return ds_compute_step_kernels(c, model);
+  double numel;
+  int32_t skip = undecayed(c, model, &numel);
+  if (skip == 0) return group_launches(c, model, MTA_ALL, c->weight_decay);
+  return group_launches(c, model, MTA_UNDECAYED, 0) +
+         (skip < model->n_params ? group_launches(c, model, MTA_DECAYED, 1) : 0);
+}
+
+double ds_compute_unscale_ns(const struct ds_compute *c, const struct ds_model *model,
+                             double *bytes) {
+  *bytes = 0;
+  int launches = ds_compute_unscale_launches(c, model);
+  if (c->amp != DS_AMP_FP16 || model->optimizer == DS_OPT_NONE) return 0;
+  /* _amp_foreach_non_finite_check_and_unscale_ reads and writes every fp32
+   * gradient (2 passes); the scalars move a few bytes each */
+  *bytes = 2.0 * (double)model->total_numel * c->precision.param_bytes;
+  double overheads = UNSCALE_SCALAR_KERNELS + launches;
+  if (launches == 0) return overheads * c->params.kernel_overhead_ns;
+  return ds_compute_kernel_ns(c, 0, *bytes) + (overheads - 1) * c->params.kernel_overhead_ns;
+}
+
+int ds_compute_unscale_host_ops(const struct ds_compute *c) {
+  return c->amp == DS_AMP_FP16 && c->optimizer_loop ? UNSCALE_HOST_OPS : 0;
+}
+
+int ds_compute_optimizer_passes(const struct ds_compute *c, enum ds_optimizer opt) {
+  if (opt == DS_OPT_NONE) return 0;
+  int adam = opt == DS_OPT_ADAM;
+  int p = c->optimizer_loop ? (adam ? LOOP_ADAM_PASSES : LOOP_SGD_PASSES)
+                            : (adam ? ADAM_PASSES : SGD_PASSES);
+  return p + (c->weight_decay ? DECAY_PASSES : 0);
+}
+
+int ds_compute_step_host_ops(const struct ds_compute *c, const struct ds_model *model) {
+  if (!c->optimizer_loop) return 0;
+  return ds_compute_step_kernels(c, model) + (c->zero_grad_fill ? model->n_params : 0);
+}
+
+/* One kernel per parameter tensor first .. first + count - 1, each
+ * `passes` over its gradient: their time, and in *bytes what they move. */
+static double per_tensor_kernels_ns(const struct ds_compute *c, const struct ds_model *model,
+                                    int32_t first, int32_t count, double passes,
+                                    double *bytes) {
+  double ns = 0;
+  *bytes = 0;
+  for (int32_t p = first; p < first + count; p++) {
+    double b = passes * (double)model->params[p].numel * c->precision.param_bytes;
+    *bytes += b;
+    ns += ds_compute_kernel_ns(c, 0, b);
+  }
+  return ns;
+}
+
+double ds_compute_zero_grad_ns(const struct ds_compute *c, const struct ds_model *model,
+                               double *bytes) {
+  *bytes = 0;
+  if (!c->zero_grad_fill) return 0;
+  return per_tensor_kernels_ns(c, model, 0, model->n_params, 1, bytes);
+}
+
+double ds_compute_accum_grad_ns(const struct ds_compute *c, const struct ds_model *model,
+                                int32_t layer, double *bytes) {
+  const struct ds_layer *ly = &model->layers[layer];
+  return per_tensor_kernels_ns(c, model, ly->param_first, ly->param_count, 3, bytes);
+}
+
+double ds_compute_step_host_op_ns(const struct ds_compute *c) {
+  return c->params.host_grad_copy_ns;
+}
+
+double ds_compute_step_bytes(const struct ds_compute *c,
+                             const struct ds_model *model) {
+  if (model->optimizer == DS_OPT_NONE) return 0;
+  int passes = ds_compute_optimizer_passes(c, model->optimizer);
+  double skipped;
+  undecayed(c, model, &skipped); /* --no-bn-weight-decay: no decay pass over these */
+  return (double)model->total_numel * c->precision.param_bytes * passes -
+         skipped * c->precision.param_bytes * DECAY_PASSES;
+}
+
+double ds_compute_step_ns(const struct ds_compute *c,
+                          const struct ds_model *model) {
+  if (model->optimizer == DS_OPT_NONE) return 0;
+  if (c->optimizer_loop) {
+    /* 1.4: every tensor's kernels, each its own bytes and overhead */
+    int k = step_kernels_each(c, model->optimizer);
+    double passes = ds_compute_optimizer_passes(c, model->optimizer) / (double)k;
+    double ns = 0;
+    for (int32_t p = 0; p < model->n_params; p++) {
+      double b = (double)model->params[p].numel * c->precision.param_bytes;
+      if (skips_decay(c, model, p)) /* its kernels without the decay's */
+        ns += (k - 1) * ds_compute_kernel_ns(
+                            c, 0, (passes * k - DECAY_PASSES) / (k - 1) * b);
+      else
+        ns += k * ds_compute_kernel_ns(c, 0, passes * b);
+    }
+    return ns;
+  }
+  /* one kernel over all the bytes, plus the other launches' overheads */
+  return ds_compute_kernel_ns(c, 0, ds_compute_step_bytes(c, model)) +
+         (ds_compute_step_launches(c, model) - 1) * c->params.kernel_overhead_ns;
+}

@@ -1,6 +1,6 @@
 /*
  * Tests for batch norm's kernels (sim/train/norm.c ds_batch_norm_ns,
- * norm.h): which layers are BatchNorms (model.c: the buffer
+ * norm.h): which layers are BatchNorms (model_names.c: the buffer
  * NAME.running_mean), cuDNN's passes per kernel family, the NCHW kernels'
  * one-CTA-per-channel rates, and where they do not apply (--channels-last,
  * bf16, a GPU without a clock). Expected values are worked by hand on a

@@ -1,5 +1,5 @@
 /*
- * The summary's "kernel models" line across a run's rows (sim/cli/report.c
+ * The summary's "kernel models" line across a run's rows (sim/cli/report_text.c
  * print_rates, kernel_models.h): the models charged are the rows' union,
  * but a census of passes is one row's, the model's passes at one batch
  * (README.md, "kernel models"). Adding rows' censuses said "52 of 148

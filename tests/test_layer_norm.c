@@ -1,6 +1,6 @@
 /*
  * Tests for layer norm's kernels (sim/train/norm.c ds_layer_norm_ns,
- * norm.h): the model file's layer_norm [rows, N] (model.c), PyTorch's
+ * norm.h): the model file's layer_norm [rows, N] (model_ops.c), PyTorch's
  * kernels per pass (layer_norm_kernel.cu: the vectorised forward, or two
  * kernels where N is not a multiple of 4; the backward's input gradient and
  * gamma/beta reduction, or its partial path for many rows), their bytes,

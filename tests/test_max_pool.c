@@ -1,6 +1,6 @@
 /*
  * Tests for max-pool's kernels (sim/train/compute_pool.c ds_compute_max_pool_ns,
- * compute.h): the model file's pool keys (model.c), the windows counted
+ * compute.h): the model file's pool keys (model_ops.c), the windows counted
  * from them, the per-SM-clock rates of PyTorch's NCHW and channels-last
  * kernels, the zero fill before the backward, and the roofline where it is
  * the longer or the GPU has no clock. Expected values are worked by hand on

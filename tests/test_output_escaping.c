@@ -1,6 +1,6 @@
 /*
  * User strings in ddpsim's CSV and JSON (base/textout.c, the summary's
- * writer in sim/cli/report.c, `ddpsim buckets`): a GPU, a topology and a
+ * writer in sim/cli/report_csv_json.c, `ddpsim buckets`): a GPU, a topology and a
  * model named with a quote, a comma, a semicolon and a backslash
  * (tests/data/oddname) come back from a strict CSV parse (libcsv,
  * CSV_STRICT) and a strict JSON parse as written, and every row keeps as
@@ -236,7 +236,7 @@ Test(output_escaping, summary_json_escapes_user_names) {
   ds_test_release(&r);
 }
 
-/* --calib's path, as given, in the calib column (sim/cli/report.c): a
+/* --calib's path, as given, in the calib column (sim/cli/report_csv_json.c): a
  * name with a quote, a comma, a semicolon, a backslash and a space comes
  * back whole from the strict CSV parse and the strict JSON parse; without
  * --calib the CSV field is empty and the JSON value null; the stragglers

@@ -1,5 +1,5 @@
 /*
- * The summary's CSV writer (sim/cli/report.c) on hand-made rows: the
+ * The summary's CSV writer (sim/cli/report_csv_json.c) on hand-made rows: the
  * compute_rates and kernel_models fields come out whole however long they
  * are (they were cut at a fixed buffer's 255 and 511 bytes before).
  */

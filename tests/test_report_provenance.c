@@ -1,5 +1,5 @@
 /*
- * The summary's provenance columns (sim/cli/report.c DS_SUMMARY_COLUMNS
+ * The summary's provenance columns (sim/cli/report_csv_json.c DS_SUMMARY_COLUMNS
  * after host_exposed_ms, filled by run_setup.c ds__run_fill_provenance):
  * two runs that differ only in a flag that changes the numbers differ in
  * the column named for it, so a pasted CSV row says how to reproduce it.

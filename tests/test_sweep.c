@@ -472,7 +472,7 @@ Test(sweep, rows_say_their_configuration) {
   for (const char *p = r.out; *p; p++) lines += *p == '\n';
   cr_assert_eq(lines, 9);
   ds_test_release(&r);
-  /* JSON carries the same fields (ring_chunks among every row's: report.c) */
+  /* JSON carries the same fields (ring_chunks among every row's: report_csv_json.c) */
   r = run(TINY "--comm-hook none,fp16 --format json");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "\"straggler_factor\": 1, \"comm_hook\": \"fp16\""), "%s", r.out);

@@ -322,7 +322,7 @@ def schedule_class(name, layer_class):
 
 def model_classes(path):
     """Layer name -> class, from a model file (no YAML library: its layers' lines);
-    a layer owning a NAME.running_mean buffer is a BatchNorm (as model.c reads it)."""
+    a layer owning a NAME.running_mean buffer is a BatchNorm (as model_names.c reads it)."""
     cls, name = {}, None
     with open(path) as f:
         for line in f:

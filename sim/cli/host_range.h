@@ -3,7 +3,7 @@
  * ds_report_host_bound): each such configuration simulated again with its
  * host_* costs times the fastest and then the slowest measured host's
  * factor (sim/net/topo_compute.c ds_topo_host_factor_*). Only the text summary
- * prints it (report.c print_gpu_time).
+ * prints it (report_text.c print_gpu_time).
  */
 #ifndef DS_HOST_RANGE_H
 #define DS_HOST_RANGE_H

@@ -153,7 +153,7 @@ static void fit(const struct fit_rows *r, int first, int step, double *launch_us
 Test(nccl_fit, the_whole_table_gives_the_committed_constants) {
   /* Reproduces DS_NCCL_EXTRA_MEASURED. Measured today: launch 14 us, sync
    * 2.5 us per slice; in sample the median error is 2.4% (NCCL's model
-   * alone: 29.5%), Simple from 256 MiB up within 1.3%, and the worst rows
+   * alone: 24.9%), Simple from 256 MiB up within 1.3%, and the worst rows
    * are LL128 at 8 and 16 MiB (36%, 45% optimistic). */
   struct fit_rows r;
   load_rows(&r);

@@ -8,7 +8,7 @@ does the work, one module per responsibility, each importing only those above it
   ops        the aten op sets, CUDA autocast's cast policies, tensor helpers
   flops      FLOPs per aten op (convolutions by their groups, else FlopCounterMode's table)
   host       the host's work per layer (host_ops, host_dispatches, host_nodes, ...)
-  legacy_ew  elementwise kernels off PyTorch's vectorised path (legacy_ew, cast_ew)
+  legacy_ew  elementwise kernels off PyTorch's vectorised path (legacy_ew, amp_cast_ew)
   kernels    kernels beside a layer's math: GEMM alignment, grouped convolutions, cat,
              the backward's reductions and copies, the loss's copies, max-pool, layer norm
   attention  an unfused attention core's products and other kernels per pass

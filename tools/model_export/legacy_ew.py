@@ -1,6 +1,7 @@
 """Elementwise kernels off PyTorch's vectorised path (tools/export_model.py's legacy_ew,
-nhwc_legacy_ew, cast_ew and loss_legacy_ew): how an op's operands classify, the
-per-pass tallies, and the lines and header notes that write them."""
+nhwc_legacy_ew and amp_cast_ew): how an op's operands classify, the per-pass tallies,
+and the lines and header notes that write them (the note on loss_legacy_ew too, which
+kernels.py counts)."""
 
 import torch
 

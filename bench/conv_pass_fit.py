@@ -11,8 +11,9 @@ Per mode and batch, ResNet-50's shapes each weighted by how often the model runs
 input), a row per pass: fwd, dgrad, wgrad, and `bwd`, a layer's input and weight
 gradients together, the one backward kernel ddpsim charges per convolution layer
 (sim/train/compute_layer.c bwd_time: max(bwd_flops / rate, bytes / bandwidth) +
-kernel_overhead). FLOPs are tools/export_model.py's (conv_pass_flops: 2 x output elements
-x input channels x kernel area per pass, the CSV's `flops`), so the rates below are in the
+kernel_overhead). FLOPs are tools/export_model.py's (model_export/flops.py
+conv_pass_flops: 2 x output elements x input channels x kernel area per pass, the CSV's
+`flops`), so the rates below are in the
 FLOPs ddpsim charges. Each row's time is the queued interval less its NCHW<->NHWC
 transposes (`xpose_us`, profiled: ddpsim charges those apart, compute.h); channels-last
 rows have none.

@@ -5,7 +5,7 @@ for the same op, shape, dtype and layout, and the SM cycles per operand-element 
 For every row this writes a model file of one memory layer whose forward is that op (its
 bytes as fp32 sizes, as tools/export_model.py writes them; for an op off PyTorch's
 vectorised path its legacy_ew counts: the bytes and the operand-elements, strided or
-transposed as export_model.py's legacy_kind classifies it) and runs bin/ddpsim on it
+transposed as tools/model_export/legacy_ew.py's legacy_kind classifies it) and runs bin/ddpsim on it
 (`--strategy single --batch 1`, `--dtype` the row's, `--channels-last` for NHWC rows):
 the layer's forward op in the --schedule is the charge, one kernel_overhead included.
 

@@ -358,7 +358,7 @@ def rn50_conv_rows(dev, batch, warmup, iters, plan, info, modes=None, timing="qu
     (the H200 trace ran its TF32 convolutions at 122.4 TFLOP/s, the 3x3-only
     dense tables at 193-225: bench/results/gpu-2026-11-26d-h200/README.md).
     `elements` is how many times the model runs the shape; `flops` the
-    pass's as tools/export_model.py counts it (conv_pass_flops: 2 x output
+    pass's as tools/export_model.py counts it (model_export/flops.py conv_pass_flops: 2 x output
     elements x input channels x kernel area, each gradient alike).
 
     timing "queued" (the default since 2026-11-27): each pass's calls are

@@ -14,8 +14,8 @@ applies to the aten ops a call dispatches, host_kind_of_call):
          nested in it: view, reshape of a contiguous tensor, transpose, flatten, ...);
   other  every other op (elementwise, normalisation, pooling, embedding, loss, ...).
 Backward: each autograd node of the window B is charged its duration plus the gap
-to the next node. Kinds by node name (tools/export_model.py: HOST_NODE_GEMM,
-HOST_NODE_VIEW): gemm (ConvolutionBackward0, AddmmBackward0, MmBackward0,
+to the next node. Kinds by node name (NODE_GEMM and
+NODE_VIEW below): gemm (ConvolutionBackward0, AddmmBackward0, MmBackward0,
 BmmBackward0), view (the backward of a view: ViewBackward0, TBackward0, ...; it
 reshapes a gradient and launches nothing), accumulate (AccumulateGrad), cast
 (ToCopyBackward0, autocast's casts), other (the rest).

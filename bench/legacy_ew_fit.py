@@ -9,7 +9,7 @@ elements in the trace, this finds the aten op that launched it (the innermost cp
 the kernel's External id), its tensor operands from the op's recorded Input Dims and Input
 Strides (the output is the largest; TensorIterator counts the output as one more operand,
 an in-place op's self too, but copy_'s destination, which it does not read, once),
-classifies it as tools/export_model.py does (legacy_kind):
+classifies it as tools/export_model.py does (legacy_kind, tools/model_export/legacy_ew.py):
   strided     an operand of other dims than the output's, or with a stride 0 on a dimension
               longer than 1 (a broadcast), or operands in other layouts that share their
               unit-stride dimension;

@@ -46,12 +46,13 @@
  * = 4 in Shape.cu), and is written once in at least 1 byte (the smallest
  * dtype cat dispatches: bool, int8, uint8, the fp8 types). The bytes count
  * every element's write and, where the exporter counts it, its read
- * (tools/export_model.py note_cat: user_bytes leaves out the reads of
- * parameters and buffers), so the file's bytes are at least the elements
- * and the divisions at most 6 a byte. With every read counted the bound
+ * (tools/model_export/kernels.py note_cat: recorder.py's user_bytes leaves
+ * out the reads of parameters and buffers), so the file's bytes are at
+ * least the elements and the divisions at most 6 a byte. With every read
+ * counted the bound
  * would be 3 a byte (1 byte read and 1 written an element); fp32's 8 bytes
  * an element give 0.75 (GPT-2's KV cat), bf16's 4 give 1.5. The file gives
- * both counts per sample, each rounded to an integer (export_model.py
+ * both counts per sample, each rounded to an integer (model_export/ops.py
  * per_sample): within 0.5 of its value, so a count may be 6 x 0.5 + 0.5
  * above the bound; DS_CAT_DIVISIONS_ROUNDING = 3 allows that. A count
  * beyond it (a file's [0, 1e15]) is an error (exit 2) naming the key.

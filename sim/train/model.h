@@ -202,7 +202,7 @@ struct ds_layer {
   double host_ops;
   /* Optional host_dispatches (with the keys above, every layer or none:
    * ds_model.host_dispatch_counts): the aten ops those top-level ops
-   * dispatch, nested ones included (tools/export_model.py,
+   * dispatch, nested ones included (tools/model_export/host.py
    * host_count_dispatches). The forward is then charged per dispatch
    * (host_dispatch), not per top-level op (sim/train/host.h). */
   double host_dispatches;

@@ -171,7 +171,7 @@ static ds_status read_params(struct ds_model *m, const struct ds_cnode *layer,
     m->n_params++; /* counted now so ds_model_free releases the name */
     DS_CHECK(read_string(&item, "name", "a tensor name", &p->name, err));
     DS_CHECK(ds_cmap_require(&item, "numel", "a positive integer", &node, err));
-    DS_CHECK(ds_cnode_int_range(&node, 1, INT64_MAX, &p->numel, err));
+    DS_CHECK(ds_cnode_int_range(&node, 1, DS_MODEL_NUMEL_MAX, &p->numel, err));
     if (ds_cmap_get(&item, "shape", &node)) DS_CHECK(read_shape(&node, p, err));
     p->layer = li;
     l->param_numel += p->numel;
@@ -283,7 +283,7 @@ static ds_status read_buffers(struct ds_model *m, const struct ds_cnode *seq,
     DS_CHECK_GOTO(ds_cnode_string(&node, &names[i], err), st, out);
     DS_CHECK_GOTO(ds_cmap_require(&item, "numel", "a non-negative integer", &node, err), st,
                   out);
-    DS_CHECK_GOTO(ds_cnode_int_range(&node, 0, INT64_MAX, &b->numel, err), st, out);
+    DS_CHECK_GOTO(ds_cnode_int_range(&node, 0, DS_MODEL_NUMEL_MAX, &b->numel, err), st, out);
     DS_CHECK_GOTO(read_nonneg(&item, "bytes", &b->bytes, err), st, out);
     DS_CHECK_GOTO(ds_cmap_require(&item, "bytes", "a non-negative integer", &node, err), st,
                   out);

@@ -64,6 +64,14 @@ struct ds_pool {
  * from the simulated clock's limit. */
 #define DS_MODEL_COUNT_MAX INT64_C(1000000000000000)
 
+/* The most elements a parameter or buffer tensor takes: 1e12, 4 TB in
+ * fp32, about 28 times the largest GPU memory in topologies/gpus.yaml
+ * (H200's 141 GB), and DDP keeps every parameter on every GPU, so no
+ * model that runs is refused; without a bound, 1e18 kept the loader's
+ * callers busy for days (the optimizer's launch count walked every
+ * 64 Ki-element chunk until it became closed-form). */
+#define DS_MODEL_NUMEL_MAX INT64_C(1000000000000)
+
 /* The passes of a layer's elementwise kernels that model files split by
  * kernel path (ds_legacy_ew). */
 enum ds_legacy_pass {

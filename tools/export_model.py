@@ -812,6 +812,42 @@ LAYER_NORM_HEADER = (
     "reduction, which re-reads dY and X; layer_norm_kernel.cu).")
 
 
+# Embedding (aten/src/ATen/native/Embedding.cpp embedding: weight.index_select(0, indices);
+# cuda/Embedding.cu embedding_dense_backward_cuda: at::zeros of the weight's size, then the
+# looked-up rows' gradients added into their rows): the forward reads the rows it looks up,
+# not the table. The file gives the lookups and the row length (sim/train/compute_layer.c).
+EMBEDDING = _ops("embedding")
+
+
+def note_embedding(layer, func, args, quiet):
+    """Forward: a layer's embedding(weight, indices, padding_idx, scale_grad_by_freq,
+    sparse) as layer.embedding = [lookups, D] (over the whole batch); None where the layer
+    runs any other op, a second embedding, or a sparse or frequency-scaled one (other
+    backward kernels)."""
+    if quiet or getattr(layer, "embedding", 0) is None:
+        return
+    if func._overloadpacket not in EMBEDDING or hasattr(layer, "embedding") or \
+            any(bool(a) for a in args[3:5]):
+        layer.embedding = None
+        return
+    layer.embedding = [args[1].numel(), int(args[0].shape[-1])]
+
+
+def embedding_lines(layer, batch):
+    """The model file's embedding key, on a layer whose one op is an embedding."""
+    e = getattr(layer, "embedding", None)
+    if not e or e[0] % batch:
+        return []
+    return ["    embedding: [%d, %d]" % (e[0] // batch, e[1])]
+
+
+EMBEDDING_HEADER = (
+    "embedding = [lookups per sample, D] of a layer whose one op is aten::embedding (D: a "
+    "row's elements): the simulator charges the rows it reads (index_select) and, in "
+    "backward, the zero-filled table and the rows' additions (embedding_dense_backward), "
+    "not whole-table passes.")
+
+
 def pool_lines(layer):
     """The model file's max-pool keys, on a layer with one 2-d max-pool only."""
     pool = getattr(layer, "pool", None)
@@ -1580,6 +1616,7 @@ class Dispatch(TorchDispatchMode):
             note_conv_groups(layer, func, args)
             note_max_pool(layer, func, args, kwargs)
             note_layer_norm(layer, func, args, quiet)
+            note_embedding(layer, func, args, quiet)
             if not top.leaf:
                 if not quiet:
                     layer.fwd_bytes += rec.user_bytes((args, kwargs, out))
@@ -1892,7 +1929,8 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         "autocast's fp32 ops (where nonzero; the rest casts fp32 to half).",
         KERNEL_HEADER,
     ] + ([POOL_HEADER] if any(pool_lines(l) for l in layers) else []) + (
-        [LAYER_NORM_HEADER] if any(layer_norm_lines(l, B) for l in layers) else []) + [
+        [LAYER_NORM_HEADER] if any(layer_norm_lines(l, B) for l in layers) else []) + (
+        [EMBEDDING_HEADER] if any(embedding_lines(l, B) for l in layers) else []) + [
         BWD_BYTES_HEADER,
     ] + ([ATTN_HEADER] if any(attn_lines(l, l.cls, B) for l in layers) else []) + (
         [LEGACY_HEADER] if any(legacy_lines(l, B) for l in layers) else []) + (
@@ -1950,6 +1988,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         out += kernel_lines(l, B)
         out += pool_lines(l)
         out += layer_norm_lines(l, B)
+        out += embedding_lines(l, B)
         out += bwd_bytes_lines(l, l.cls, B)
         out += attn_lines(l, l.cls, B)
         out += legacy_lines(l, B)

@@ -3,7 +3,9 @@
  * a memory layer's backward moves the file's bwd_bytes (amp_bwd_bytes
  * under --amp) when it has them, else twice its forward traffic; a
  * backward that runs no op launches no kernel; autograd's gradient
- * accumulations (bwd_accum_bytes) are a kernel of their own on any layer.
+ * accumulations (bwd_accum_bytes) are a kernel of their own on any layer;
+ * an embedding (model.h embed_lookups) moves the rows it looks up, and in
+ * backward a zero-filled table and those rows, not whole-table passes.
  * Worked by hand on tiny-topo's TestGPU (1000 GB/s, efficiencies 1, no
  * kernel overhead unless the test sets one).
  */
@@ -204,4 +206,78 @@ Test(elt_bwd, shipped_resnet50_relu_add_and_pool_follow_the_ops) {
   }
   cr_assert_eq(accum, 16);
   ds_model_free(m);
+}
+
+/* revuser3 finding 3: an embedding was charged its whole table in forward
+ * and twice in backward. Per sample, as tools/export_model.py writes an
+ * nn.Embedding of 1000 rows of 100 fp32 (400,000 B) looked up 50 times:
+ * op_fwd_bytes 50 x 8 B of int64 ids + 50 x 100 x 4 B out = 20,400;
+ * bwd_bytes the output gradient and the ids, 20,400; embedding [50, 100].
+ * "plain" is the same layer without the key (the table rule). */
+#define EMBED_LAYER(name, key)                                                      \
+  "  - name: " name "\n    class: memory\n    fwd_flops: 0\n    bwd_flops: 0\n"     \
+  "    fwd_bytes: 20400\n    act_bytes: 400\n    act_int_bytes: 400\n"              \
+  "    op_fwd_bytes: 20400\n    bwd_bytes: 20400\n    amp_bwd_bytes: 20400\n" key     \
+  "    params:\n      - {name: " name ".weight, numel: 100000, shape: [1000, 100]}\n"
+static const char *embed_text =
+    "schema_version: 1\nname: em\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n" EMBED_LAYER(
+        "embed", "    embedding: [50, 100]\n") EMBED_LAYER("plain", "");
+
+Test(elt_bwd, an_embedding_moves_the_rows_it_looks_up) {
+  /* TestGPU: 1000 GB/s, 1 B/ns, efficiency 1, no kernel overhead. fp32,
+   * batch 4: forward the ids and output, 4 x 20,400 = 81,600 B, plus the
+   * 200 rows looked up, 200 x 100 x 4 = 80,000 B (index_select): 161.6 ns
+   * (the table rule: 81,600 + 400,000 = 481.6 ns). Backward: 81,600 B of
+   * gradient and ids, the zero-filled table 400,000 B, each looked-up
+   * row's gradient added into its row, read and written, 2 x 80,000:
+   * 641.6 ns (the table rule: 81,600 + 2 x 400,000 = 881.6 ns). Batch 40:
+   * 2000 lookups, but a row read once from memory: the table's 1000 rows,
+   * 400,000 B; forward 816,000 + 400,000 = 1216 ns, backward 816,000 +
+   * 400,000 + 800,000 = 2016 ns. */
+  struct fixture f;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_test_load_model_text(embed_text, &f.model, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &f.topo, &err), DS_OK, "%s",
+               err.msg);
+  const struct ds_layer *e = &f.model->layers[0], *plain = &f.model->layers[1];
+  cr_assert_eq(e->embed_lookups, 50);
+  cr_assert_eq(e->embed_dim, 100);
+  cr_assert_eq(plain->embed_lookups, 0);
+  struct ds_compute c = init(&f, DS_DTYPE_FP32, DS_AMP_NONE);
+  cr_assert_float_eq(ds_compute_fwd_ns(&c, e, 4), 161.6, 1e-6);
+  cr_assert_float_eq(ds_compute_fwd_ns(&c, plain, 4), 481.6, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, e, 4), 641.6, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, plain, 4), 881.6, 1e-6);
+  cr_assert_float_eq(ds_compute_fwd_ns(&c, e, 40), 1216, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, e, 40), 2016, 1e-6);
+  teardown(&f);
+}
+
+Test(elt_bwd, a_bad_embedding_key_names_its_line) {
+  /* a memory layer of one parameter whose rows are D long: a matmul, two
+   * tensors, or a D the table's shape contradicts are refused */
+  const char *bad[][2] = {
+      {"schema_version: 1\nname: em\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n"
+       "  - name: e\n    class: matmul\n    fwd_flops: 1\n    bwd_flops: 1\n    fwd_bytes: 0\n"
+       "    act_bytes: 0\n    embedding: [5, 10]\n    params:\n"
+       "      - {name: w, numel: 100, shape: [10, 10]}\n",
+       ":13:16: key 'embedding': embedding is for memory-class layers"},
+      {"schema_version: 1\nname: em\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n"
+       "  - name: e\n    class: memory\n    fwd_flops: 0\n    bwd_flops: 0\n    fwd_bytes: 0\n"
+       "    act_bytes: 0\n    embedding: [5, 10]\n    params:\n"
+       "      - {name: w, numel: 100}\n      - {name: v, numel: 10}\n",
+       "expected embedding on a layer of one parameter (its table), got 2"},
+      {"schema_version: 1\nname: em\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n"
+       "  - name: e\n    class: memory\n    fwd_flops: 0\n    bwd_flops: 0\n    fwd_bytes: 0\n"
+       "    act_bytes: 0\n    embedding: [5, 20]\n    params:\n"
+       "      - {name: w, numel: 100, shape: [10, 10]}\n",
+       "expected embedding's D to be the row length of w"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    struct ds_model *m = NULL;
+    struct ds_err err = {0};
+    cr_assert_eq(ds_test_load_model_text(bad[i][0], &m, &err), DS_EINPUT, "case %zu", i);
+    cr_assert(strstr(err.msg, bad[i][1]) && strstr(err.msg, "/tmp/ddpsim-test-model-"),
+              "case %zu: %s", i, err.msg);
+  }
 }

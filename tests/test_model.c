@@ -204,6 +204,10 @@ Test(model, bad_buffers_name_the_line_and_key) {
        "m.yaml:23:33: key 'bytes'"},
       {"buffers:\n  - {name: rm, numel: -1, bytes: 0, dtype: float32}\n", "numel"},
       {"buffers:\n  - {name: rm, numel: 4, bytes: 16}\n", "dtype"},
+      /* past DS_MODEL_NUMEL_MAX (1e12 elements, model.h) */
+      {"buffers:\n  - {name: rm, numel: 1000000000001, bytes: 1000000000001, dtype: uint8}\n",
+       "m.yaml:23:23: key 'numel': expected an integer from 0 to 1000000000000, got "
+       "1000000000001"},
       {"buffers:\n  - {name: rm, numel: 4, bytes: 16, dtype: float32, x: 1}\n", "x"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {

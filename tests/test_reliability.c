@@ -94,6 +94,19 @@ Test(reliability, per_sample_flops_past_1e15_are_refused) {
   unlink(model);
 }
 
+/* revuser3 finding 1: numel 2e13 ran 8.5-12.6 s and 1e18 for days (the
+ * optimizer's launch count walked every 64 Ki-element chunk). A tensor
+ * past 1e12 elements (4 TB in fp32, no GPU's memory) is refused at its
+ * line; 1e12 itself loads (the next test runs it). */
+Test(reliability, a_tensor_past_1e12_elements_is_refused_at_its_numel) {
+  char model[] = "/tmp/ddpsim-rel-model-XXXXXX", args[256];
+  write_model(model, "1000", "1000000000001");
+  snprintf(args, sizeof args, "--topo 4gpu --model %s", model);
+  ds_test_ddpsim_refuses(args, ":13:26: key 'numel': expected an integer from 1 to "
+                               "1000000000000, got 1000000000001");
+  unlink(model);
+}
+
 /* Defect 1, the computed side: every value is within bounds, but 4e12
  * bytes of gradients over a 1 B/s link take 4e12 s, past the longest
  * simulated time. A message and exit 2, not a wrapped clock or an

@@ -482,6 +482,14 @@ EFFICIENCY = {
     "V100-SXM2-16/32GB": _V100,
     "A100-SXM4-40GB": _A100,  # the 80 GB card's memory (a stand-in, PROXY); same SMs and clocks
     "A100-SXM4-80GB": _A100,
+    # The PCIe card's own (an EXTRA_GPUS entry): matmul_fp32's SGEMM was measured on an
+    # A100 80GB PCIe (YHs_Sample issue 4, above); the rest are the SXM4 cards' GA100
+    # fractions, each a stand-in (PROXY). The peaks they divide are the same (19.5, 156,
+    # 312 TFLOPS: the datasheet's PCIe and SXM columns agree), so the fractions carry over
+    # as far as the chip sets them; what may not is the board: 300 W against SXM4's 400 W
+    # (the datasheet's max TDP), which can hold tensor-core clocks lower, and HBM2e at 1935
+    # against 2039 GB/s.
+    "A100-PCIE-80GB": _A100,
     "H100-SXM5-80GB": _H100,
     "H200-SXM-141GB": _H200,
 }
@@ -507,7 +515,13 @@ EFFICIENCY = {
 #    another GPU: HBM3e at 4.8 TB/s against HBM3 at 3.35, and its own board); conv_tiles'
 #    half values are the H200's too, and reach the run's line through conv_half.
 #  - A100 matmul_fp32 (both SXM4 cards): an A100 80GB PCIe's SGEMM (the same GA100 SMs and
-#    FP32 peak; a PCIe card, at 300 W).
+#    FP32 peak; a PCIe card, at 300 W). Not a stand-in on A100-PCIE-80GB: its own.
+#  - A100-PCIE-80GB's other values: the SXM4 cards' GA100 fractions. conv_*: as the SXM4
+#    cards' (CUTLASS's unnamed GPU; TF32 the f16 fraction). matmul_tf32 (PyTorch's "GA100",
+#    SKU unnamed, which the SXM4 cards take as their own) and matmul_half (MAMF's "A100
+#    SXM"): a 400 W SXM4 board most likely, where this card is held to 300 W. memory: the
+#    80 GB SXM4 card's read-kernel fraction of its HBM2e at 2039 GB/s, applied to this
+#    card's HBM2e at 1935 GB/s (another clock, as A100-SXM4-40GB's).
 #  - V100-SXM2 memory (16 and 32 GB): a V100 16GB PCIe card's cudaMemcpy (the paranumal
 #    post: "The V100 16GB PCI-E card"), the same HBM2 at 900 GB/s on another board.
 #  - A100 conv_fp32 and conv_half (both SXM4 cards): CUTLASS's implicit-GEMM convolutions
@@ -533,6 +547,11 @@ PROXY = {
                        "memory": "the 80 GB card's fraction of its HBM2e"},
     "A100-SXM4-80GB": {"conv_tf32": _CONV_TF32_FROM_HALF, "matmul_fp32": _FROM_A100_PCIE,
                        "conv_fp32": _CUTLASS_UNNAMED, "conv_half": _CUTLASS_UNNAMED},
+    "A100-PCIE-80GB": {"conv_tf32": _CONV_TF32_FROM_HALF,
+                       "conv_fp32": _CUTLASS_UNNAMED, "conv_half": _CUTLASS_UNNAMED,
+                       "matmul_tf32": "a GA100 of unnamed SKU; this card is held to 300 W",
+                       "matmul_half": "an A100 SXM's, the same GA100; this card is held to 300 W",
+                       "memory": "the 80 GB SXM4's fraction of its HBM2e at 2039 GB/s"},
     "H100-SXM5-80GB": {"conv_fp32": _CONV_FP32_FROM_SGEMM,
                        **{k: _FROM_H200 for k in ("conv_tf32", "conv_tf32_fwd", "conv_tf32_bwd",
                                                   "conv_half", "matmul_fp32", "matmul_tf32",
@@ -902,13 +921,16 @@ def extra_entry(g):
     out.append("    pcie_bw: %dGBps" % PCIE_X16_GBPS[g["pcie"]])
     out += facts_lines(g)
     out.append('    source: "%s"' % "; ".join(DS[k] for k in g["src"]))
+    out += efficiency_lines(g["name"], "tf32" in g)
+    out += conv_tiles_lines(g["name"])
     return out
 
 
 def gpus(data):
     rows = read_csv(data, "gpu_specs.csv")
     for gpu in EFFICIENCY:
-        check(any(r["gpu"] == gpu for r in rows), "EFFICIENCY names %r, not in gpu_specs.csv" % gpu)
+        check(any(r["gpu"] == gpu for r in rows) or any(g["name"] == gpu for g in EXTRA_GPUS),
+              "EFFICIENCY names %r, not in gpu_specs.csv or EXTRA_GPUS" % gpu)
     for gpu in PROXY:
         check(gpu in EFFICIENCY, "PROXY names %r, not in EFFICIENCY" % gpu)
     out = [

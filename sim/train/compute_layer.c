@@ -210,6 +210,23 @@ static struct pass_time attn_core_time(const struct ds_compute *c, const struct 
   return (struct pass_time){prod + rest + legacy, sm};
 }
 
+/* An embedding's weight traffic (model.h embed_lookups), elem_bytes a
+ * table element: the forward's index_select reads the rows it looks up,
+ * each distinct row from memory once (a repeated row, such as a
+ * 2-row token-type table's, is a cache hit), so min(lookups x batch, the
+ * table's rows) rows; the backward's embedding_dense_backward_cuda writes
+ * a zero table (at::zeros, the weight's numel) and adds the looked-up
+ * rows' gradients into those rows (read and write each; the gradient rows
+ * read are bwd_bytes'). */
+static double embedding_weight_bytes(const struct ds_layer *l, double batch, double elem_bytes,
+                                     int bwd) {
+  double table_rows = (double)l->param_numel / (double)l->embed_dim;
+  double rows = (double)l->embed_lookups * batch;
+  if (rows > table_rows) rows = table_rows;
+  double row_bytes = rows * (double)l->embed_dim * elem_bytes;
+  return bwd ? (double)l->param_numel * elem_bytes + 2.0 * row_bytes : row_bytes;
+}
+
 static struct pass_time fwd_time(const struct ds_compute *c, const struct ds_layer *l,
                                  int64_t batch) {
   double b = (double)batch;
@@ -231,7 +248,8 @@ static struct pass_time fwd_time(const struct ds_compute *c, const struct ds_lay
                      : p->half_weight_bytes && ds_layer_autocast_casts_weights(l)
                          ? p->param_bytes + 2.0 * p->half_weight_bytes
                          : p->param_bytes;
-  double weights = (double)l->param_numel * per_param;
+  double weights = l->embed_lookups > 0 ? embedding_weight_bytes(l, b, per_param, 0)
+                                         : (double)l->param_numel * per_param;
   if (ds_layer_attn_parts(l)) {
     struct pass_time t = attn_core_time(c, l, DS_ATTN_FWD, batch, weights);
     return (struct pass_time){t.total_ns + casts + weight_casts +
@@ -295,7 +313,10 @@ static struct pass_time bwd_time(const struct ds_compute *c, const struct ds_lay
     casts += ds_upcast_ns(c, cast_numel(l) * (p->half_weight_bytes + p->param_bytes),
                           cast_tensors(l));
   }
-  double weights = (double)l->param_numel * per_param;
+  /* an embedding (a memory layer, its table never cast: 2 x param_bytes
+   * above) by its rows */
+  double weights = l->embed_lookups > 0 ? embedding_weight_bytes(l, b, per_param / 2.0, 1)
+                                         : (double)l->param_numel * per_param;
   if (ds_layer_attn_parts(l)) {
     struct pass_time t = attn_core_time(c, l, DS_ATTN_BWD, batch, weights);
     return (struct pass_time){t.total_ns + casts + ds_compute_bwd_extra_ns(c, l, batch),

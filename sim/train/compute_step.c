@@ -7,6 +7,7 @@
  */
 #include "sim/train/compute.h"
 
+#include <limits.h>
 #include <string.h>
 
 /* compute.h: PyTorch's foreach optimizers, kernel by kernel, and 1.4's
@@ -89,35 +90,49 @@ enum mta_group { MTA_ALL, MTA_DECAYED, MTA_UNDECAYED };
  * max_tensors tensors a launch: a block per chunk, in parameter order; a
  * launch when the blocks fill, or the tensors do at a tensor's last chunk;
  * a tensor cut by a full launch carries on as the next launch's first;
- * empty tensors take no block. */
-static int mta_launches(const struct ds_compute *c, const struct ds_model *model,
-                        enum mta_group group, int32_t max_tensors) {
-  int launches = 0;
-  int32_t blocks = 0, tensors = 0;
+ * empty tensors take no block. Closed form per tensor (no walk over its
+ * chunks, which took seconds for numel 1e13): of the blocks already
+ * queued plus its chunks, every MTA_BLOCKS-th fills a launch; each fill
+ * before its last chunk leaves it alone in the next launch (tensors 1),
+ * and its last chunk launches if the blocks fill there or the tensors
+ * have reached max_tensors. */
+static int64_t mta_launches(const struct ds_compute *c, const struct ds_model *model,
+                            enum mta_group group, int32_t max_tensors) {
+  int64_t launches = 0, blocks = 0;
+  int32_t tensors = 0;
   for (int32_t p = 0; p < model->n_params; p++) {
     int64_t numel = model->params[p].numel;
     if (numel <= 0) continue;
     if (group != MTA_ALL && (group == MTA_UNDECAYED) != skips_decay(c, model, p)) continue;
     tensors++;
-    int64_t chunks = (numel + MTA_CHUNK - 1) / MTA_CHUNK;
-    for (int64_t k = 0; k < chunks; k++) {
-      blocks++;
-      int last = k == chunks - 1;
-      if ((tensors == max_tensors && last) || blocks == MTA_BLOCKS) {
-        launches++;
-        blocks = 0;
-        tensors = last ? 0 : 1;
-      }
+    int64_t queued = blocks + (numel + MTA_CHUNK - 1) / MTA_CHUNK;
+    int fills_at_last = queued % MTA_BLOCKS == 0;
+    int64_t fills_before_last = queued / MTA_BLOCKS - fills_at_last;
+    if (fills_before_last > 0) tensors = 1;
+    launches += fills_before_last;
+    if (fills_at_last || tensors == max_tensors) {
+      launches++;
+      blocks = 0;
+      tensors = 0;
+    } else {
+      blocks = queued % MTA_BLOCKS;
     }
   }
   return launches + (blocks > 0);
+}
+
+/* A launch count as the int the callers take: at most about 47,684 a
+ * tensor under model.c's numel limit, but many such tensors could pass
+ * INT_MAX; such a model fits no GPU's memory, so saturating is enough. */
+static int launch_count(int64_t launches) {
+  return launches > INT_MAX ? INT_MAX : (int)launches;
 }
 
 int ds_compute_unscale_launches(const struct ds_compute *c, const struct ds_model *model) {
   /* no optimizer, no scaler.step(): nothing unscales */
   if (c->amp != DS_AMP_FP16 || model->optimizer == DS_OPT_NONE) return 0;
   /* one list, the gradients read and written in place: depth 1 */
-  return mta_launches(c, model, MTA_ALL, MTA_TENSORS[0][0]);
+  return launch_count(mta_launches(c, model, MTA_ALL, MTA_TENSORS[0][0]));
 }
 
 /* The foreach step's calls per parameter group, as (depth, scalar list)
@@ -135,11 +150,11 @@ static const int ADAM_CALL_DEPTH[] = {2, 1, 3, 2, 1, 1, 3};
 static const int ADAM_CALL_SCALARLIST[] = {0, 0, 0, 0, 1, 0, 1};
 enum { DECAY_CALL_DEPTH = 3 };
 
-static int group_launches(const struct ds_compute *c, const struct ds_model *model,
-                          enum mta_group group, int decays) {
+static int64_t group_launches(const struct ds_compute *c, const struct ds_model *model,
+                              enum mta_group group, int decays) {
   int adam = model->optimizer == DS_OPT_ADAM;
   int n = adam ? ADAM_KERNELS : SGD_KERNELS;
-  int launches = decays ? mta_launches(c, model, group, MTA_TENSORS[0][DECAY_CALL_DEPTH - 1]) : 0;
+  int64_t launches = decays ? mta_launches(c, model, group, MTA_TENSORS[0][DECAY_CALL_DEPTH - 1]) : 0;
   for (int i = 0; i < n; i++) {
     int depth = adam ? ADAM_CALL_DEPTH[i] : SGD_CALL_DEPTH[i];
     int list = adam && ADAM_CALL_SCALARLIST[i];
@@ -153,9 +168,9 @@ int ds_compute_step_launches(const struct ds_compute *c, const struct ds_model *
     return ds_compute_step_kernels(c, model);
   double numel;
   int32_t skip = undecayed(c, model, &numel);
-  if (skip == 0) return group_launches(c, model, MTA_ALL, c->weight_decay);
-  return group_launches(c, model, MTA_UNDECAYED, 0) +
-         (skip < model->n_params ? group_launches(c, model, MTA_DECAYED, 1) : 0);
+  if (skip == 0) return launch_count(group_launches(c, model, MTA_ALL, c->weight_decay));
+  return launch_count(group_launches(c, model, MTA_UNDECAYED, 0) +
+                      (skip < model->n_params ? group_launches(c, model, MTA_DECAYED, 1) : 0));
 }
 
 double ds_compute_unscale_ns(const struct ds_compute *c, const struct ds_model *model,

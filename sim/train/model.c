@@ -30,7 +30,8 @@ static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
                                          "host_amp_casts", "host_amp_nodes", "host_syncs",
                                          "groups", "stride",
                                          "pool_kernel", "pool_stride", "pool_padding", "pool_input",
-                                         "layer_norm", "legacy_ew", "nhwc_legacy_ew", "attn_products",
+                                         "layer_norm", "embedding", "legacy_ew", "nhwc_legacy_ew",
+                                         "attn_products",
                                          "attn_rest", "cat_copy", "tied_params", "amp_cast_ew", NULL};
 static const char *const param_keys[] = {"name", "numel", "shape", NULL};
 
@@ -173,7 +174,7 @@ static ds_status read_params(struct ds_model *m, const struct ds_cnode *layer,
     m->n_params++; /* counted now so ds_model_free releases the name */
     DS_CHECK(read_string(&item, "name", "a tensor name", &p->name, err));
     DS_CHECK(ds_cmap_require(&item, "numel", "a positive integer", &node, err));
-    DS_CHECK(ds_cnode_int_range(&node, 1, INT64_MAX, &p->numel, err));
+    DS_CHECK(ds_cnode_int_range(&node, 1, DS_MODEL_NUMEL_MAX, &p->numel, err));
     if (ds_cmap_get(&item, "shape", &node)) DS_CHECK(read_shape(&node, p, err));
     p->layer = li;
     l->param_numel += p->numel;
@@ -393,6 +394,7 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
     DS_CHECK_GOTO(ds__model_read_attn_parts(&item, l, err), st, out);
     DS_CHECK_GOTO(read_host_counts(m, &item, l, i, err), st, out);
     DS_CHECK_GOTO(read_params(m, &item, l, (int32_t)i, &param_cap, err), st, out);
+    DS_CHECK_GOTO(ds__model_read_embedding(m, &item, l, err), st, out);
     DS_CHECK_GOTO(ds__model_grouped_conv_weight(m, &item, l, err), st, out);
   }
   ds_legacy_ew_finish(m->layers, (size_t)m->n_layers);

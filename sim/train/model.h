@@ -64,6 +64,14 @@ struct ds_pool {
  * from the simulated clock's limit. */
 #define DS_MODEL_COUNT_MAX INT64_C(1000000000000000)
 
+/* The most elements a parameter or buffer tensor takes: 1e12, 4 TB in
+ * fp32, about 28 times the largest GPU memory in topologies/gpus.yaml
+ * (H200's 141 GB), and DDP keeps every parameter on every GPU, so no
+ * model that runs is refused; without a bound, 1e18 kept the loader's
+ * callers busy for days (the optimizer's launch count walked every
+ * 64 Ki-element chunk until it became closed-form). */
+#define DS_MODEL_NUMEL_MAX INT64_C(1000000000000)
+
 /* The passes of a layer's elementwise kernels that model files split by
  * kernel path (ds_legacy_ew). */
 enum ds_legacy_pass {
@@ -256,6 +264,17 @@ struct ds_layer {
    * and each row's elements. compute.h costs PyTorch's layer-norm kernels
    * from them. Both 0 when absent. */
   int64_t ln_rows, ln_cols;
+  /* Optional embedding [lookups per sample, D] on a memory-class layer
+   * whose one op is aten::embedding (tools/export_model.py), its one
+   * parameter the table of rows of D elements: the forward is
+   * weight.index_select(0, indices) (aten/src/ATen/native/Embedding.cpp
+   * embedding), which reads the rows it looks up, not the table; the
+   * backward, embedding_dense_backward_cuda (cuda/Embedding.cu), fills a
+   * zero table of the weight's size (at::zeros) and adds each looked-up
+   * row's gradient into its row. compute_layer.c charges that. Both 0 when
+   * absent: the table read in forward and twice in backward, as any
+   * layer's weights. */
+  int64_t embed_lookups, embed_dim;
   /* Optional attn_products with attn_rest (tools/export_model.py), on an
    * attention-class layer whose forward runs GEMMs (an unfused core: QK^T,
    * scale, mask, softmax, dropout, PV), per pass: its batched products

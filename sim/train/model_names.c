@@ -116,7 +116,7 @@ ds_status ds__model_read_buffers(struct ds_model *m, const struct ds_cnode *seq,
     DS_CHECK_GOTO(ds_cnode_string(&node, &names[i], err), st, out);
     DS_CHECK_GOTO(ds_cmap_require(&item, "numel", "a non-negative integer", &node, err), st,
                   out);
-    DS_CHECK_GOTO(ds_cnode_int_range(&node, 0, INT64_MAX, &b->numel, err), st, out);
+    DS_CHECK_GOTO(ds_cnode_int_range(&node, 0, DS_MODEL_NUMEL_MAX, &b->numel, err), st, out);
     DS_CHECK_GOTO(ds__model_read_nonneg(&item, "bytes", &b->bytes, err), st, out);
     DS_CHECK_GOTO(ds_cmap_require(&item, "bytes", "a non-negative integer", &node, err), st,
                   out);

@@ -202,3 +202,31 @@ ds_status ds__model_read_layer_norm(const struct ds_cnode *item, struct ds_layer
   l->ln_cols = v[1];
   return DS_OK;
 }
+
+/* Optional embedding [lookups per sample, D] (model.h embed_lookups,
+ * embed_dim), on a memory-class layer whose one parameter holds rows of D
+ * elements (its shape's second dimension where the file gives one).
+ * Called after read_params. */
+ds_status ds__model_read_embedding(const struct ds_model *m, const struct ds_cnode *item,
+                                   struct ds_layer *l, struct ds_err *err) {
+  struct ds_cnode node;
+  int64_t v[2];
+  l->embed_lookups = l->embed_dim = 0;
+  if (!ds_cmap_get(item, "embedding", &node)) return DS_OK;
+  if (l->cls != DS_LAYER_MEMORY)
+    return ds_cnode_error(&node, err, "embedding is for memory-class layers (class: memory); "
+                          "this layer's class is %s", ds_layer_class_name(l->cls));
+  if (l->param_count != 1)
+    return ds_cnode_error(&node, err, "expected embedding on a layer of one parameter (its "
+                          "table), got %d", (int)l->param_count);
+  const struct ds_param *w = &m->params[l->param_first];
+  DS_CHECK(ds_cnode_int_list(&node, "embedding [lookups per sample, D]", 2, 1,
+                             DS_MODEL_COUNT_MAX, v, err));
+  if (w->numel % v[1] != 0 || (w->ndim >= 2 && w->dim1 != v[1]))
+    return ds_cnode_error(&node, err, "expected embedding's D to be the row length of %s "
+                          "(numel %lld%s), got %lld", w->name, (long long)w->numel,
+                          w->ndim >= 2 ? ", shape's second dimension" : "", (long long)v[1]);
+  l->embed_lookups = v[0];
+  l->embed_dim = v[1];
+  return DS_OK;
+}

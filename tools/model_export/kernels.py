@@ -322,6 +322,42 @@ LAYER_NORM_HEADER = (
     "reduction, which re-reads dY and X; layer_norm_kernel.cu).")
 
 
+# Embedding (aten/src/ATen/native/Embedding.cpp embedding: weight.index_select(0, indices);
+# cuda/Embedding.cu embedding_dense_backward_cuda: at::zeros of the weight's size, then the
+# looked-up rows' gradients added into their rows): the forward reads the rows it looks up,
+# not the table. The file gives the lookups and the row length (sim/train/compute_layer.c).
+EMBEDDING = _ops("embedding")
+
+
+def note_embedding(layer, func, args, quiet):
+    """Forward: a layer's embedding(weight, indices, padding_idx, scale_grad_by_freq,
+    sparse) as layer.embedding = [lookups, D] (over the whole batch); None where the layer
+    runs any other op, a second embedding, or a sparse or frequency-scaled one (other
+    backward kernels)."""
+    if quiet or getattr(layer, "embedding", 0) is None:
+        return
+    if func._overloadpacket not in EMBEDDING or hasattr(layer, "embedding") or \
+            any(bool(a) for a in args[3:5]):
+        layer.embedding = None
+        return
+    layer.embedding = [args[1].numel(), int(args[0].shape[-1])]
+
+
+def embedding_lines(layer, batch):
+    """The model file's embedding key, on a layer whose one op is an embedding."""
+    e = getattr(layer, "embedding", None)
+    if not e or e[0] % batch:
+        return []
+    return ["    embedding: [%d, %d]" % (e[0] // batch, e[1])]
+
+
+EMBEDDING_HEADER = (
+    "embedding = [lookups per sample, D] of a layer whose one op is aten::embedding (D: a "
+    "row's elements): the simulator charges the rows it reads (index_select) and, in "
+    "backward, the zero-filled table and the rows' additions (embedding_dense_backward), "
+    "not whole-table passes.")
+
+
 def pool_lines(layer):
     """The model file's max-pool keys, on a layer with one 2-d max-pool only."""
     pool = getattr(layer, "pool", None)

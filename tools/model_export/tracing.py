@@ -24,7 +24,7 @@ from .host import (amp_cast_call, host_copy_call, host_count_dispatch, host_coun
                    host_count_op, host_count_sync, host_dispatched, host_sync_dispatch,
                    is_dtype_read)
 from .kernels import (note_bwd_kernels, note_cat, note_conv_groups, note_gemm_align,
-                      note_layer_norm, note_loss_copy, note_max_pool)
+                      note_embedding, note_layer_norm, note_loss_copy, note_max_pool)
 from .legacy_ew import amp_mixes_dtypes, note_cast_ew, note_legacy
 from .ops import NO_TRAFFIC, tensors
 from .recorder import Recorder
@@ -71,6 +71,7 @@ class Dispatch(TorchDispatchMode):
             note_conv_groups(layer, func, args)
             note_max_pool(layer, func, args, kwargs)
             note_layer_norm(layer, func, args, quiet)
+            note_embedding(layer, func, args, quiet)
             if not top.leaf:
                 if not quiet:
                     layer.fwd_bytes += rec.user_bytes((args, kwargs, out))

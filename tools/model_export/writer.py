@@ -7,8 +7,9 @@ from .attention import ATTN_HEADER, attn_lines
 from .bwd_bytes import BWD_BYTES_HEADER, bwd_bytes_lines
 from .cli import ExportError
 from .host import HOST_HEADER, host_lines
-from .kernels import (CAT_HEADER, KERNEL_HEADER, LAYER_NORM_HEADER, POOL_HEADER, cat_lines,
-                      kernel_lines, layer_norm_lines, loss_lines, pool_lines)
+from .kernels import (CAT_HEADER, EMBEDDING_HEADER, KERNEL_HEADER, LAYER_NORM_HEADER, POOL_HEADER,
+                      cat_lines, embedding_lines, kernel_lines, layer_norm_lines, loss_lines,
+                      pool_lines)
 from .legacy_ew import (CAST_EW_HEADER, LEGACY_CAST_HEADER, LEGACY_HEADER, LOSS_LEGACY_HEADER,
                         MODEL_CAST_HEADER, cast_ew_lines, has_legacy_cast, legacy_lines)
 from .ops import ATTN, BMM, CONV, COPIES, MM, nbytes, per_sample, tensors
@@ -114,7 +115,8 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         "autocast's fp32 ops (where nonzero; the rest casts fp32 to half).",
         KERNEL_HEADER,
     ] + ([POOL_HEADER] if any(pool_lines(l) for l in layers) else []) + (
-        [LAYER_NORM_HEADER] if any(layer_norm_lines(l, B) for l in layers) else []) + [
+        [LAYER_NORM_HEADER] if any(layer_norm_lines(l, B) for l in layers) else []) + (
+        [EMBEDDING_HEADER] if any(embedding_lines(l, B) for l in layers) else []) + [
         BWD_BYTES_HEADER,
     ] + ([ATTN_HEADER] if any(attn_lines(l, l.cls, B) for l in layers) else []) + (
         [LEGACY_HEADER] if any(legacy_lines(l, B) for l in layers) else []) + (
@@ -172,6 +174,7 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         out += kernel_lines(l, B)
         out += pool_lines(l)
         out += layer_norm_lines(l, B)
+        out += embedding_lines(l, B)
         out += bwd_bytes_lines(l, l.cls, B)
         out += attn_lines(l, l.cls, B)
         out += legacy_lines(l, B)

@@ -217,3 +217,27 @@ Test(topocmd, shows_the_cpu_vendor) {
     free(o.text);
   }
 }
+
+/* gpus_per_switch 3 on 5 GPUs per node: switches of 3 and 2 GPUs, said on
+ * a line of its own (docs/topologies.md); 1 node's 2 PCIe switches + 0
+ * fabric switches = "2 switch". A divisor (pcie4: 2 of 4) prints no line. */
+Test(topocmd, a_partial_last_pcie_switch_is_said) {
+  char path[] = "/tmp/ddpsim-topocmd-pcie-XXXXXX";
+  ds_test_write_temp(path, "schema_version: 1\nname: p\ngpu: H100-SXM5-80GB\nnodes: 1\n"
+                           "gpus_per_node: 5\nintra_node:\n  template: pcie-switch\n"
+                           "  link_bw: 10GBps\n  link_lat: 1us\n  gpus_per_switch: 3\n"
+                           "  uplink_bw: 10GBps\n  uplink_lat: 1us\n");
+  struct output o = run(path);
+  unlink(path);
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert(strstr(o.text, "5 gpu, 2 switch,"), "%s", o.text);
+  cr_assert(strstr(o.text, "\n  pcie       2 switches per node of 3+2 GPUs (gpus_per_switch 3 "
+                           "does not divide gpus_per_node 5: the last switch holds the rest)\n"),
+            "%s", o.text);
+  free(o.text);
+  o = run("tests/data/pcie4.yaml");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert(strstr(o.text, "4 gpu, 2 switch,"), "%s", o.text);
+  cr_assert_null(strstr(o.text, "\n  pcie "), "%s", o.text);
+  free(o.text);
+}

@@ -184,6 +184,16 @@ static void print_devices_and_links(FILE *out, const struct ds_topo *t) {
     fprintf(out, "%s%d %s", k ? ", " : "", count[k], ds_vertex_kind_name((enum ds_vertex_kind)k));
   fprintf(out, "  (intra-node %s%s%s)\n", t->intra_template,
           t->n_nodes > 1 ? ", inter-node " : "", t->n_nodes > 1 ? t->inter_template : "");
+  /* a gpus_per_switch that does not divide gpus_per_node leaves the node's
+   * last PCIe switch partly filled (topo.c): "3+3+2" for 8 GPUs by 3 */
+  int32_t per = t->gpus_per_switch, gpn = t->gpus_per_node;
+  if (per > 0 && gpn % per != 0) {
+    fprintf(out, "  pcie       %d switches per node of ", (gpn + per - 1) / per);
+    for (int32_t a = 0; a < gpn; a += per)
+      fprintf(out, "%s%d", a ? "+" : "", a + per <= gpn ? per : gpn - a);
+    fprintf(out, " GPUs (gpus_per_switch %d does not divide gpus_per_node %d: the last "
+            "switch holds the rest)\n", per, gpn);
+  }
   /* the key NCCL's tuning reads across nodes (topo.h ds_cpu_vendor) */
   fprintf(out, "  cpu_vendor %s (NCCL's LL cap across nodes and network overhead)\n",
           ds_topo_cpu_vendor_name(t->cpu_vendor));

@@ -469,6 +469,37 @@ Test(collbench, text_header_names_the_op_and_root) {
   free(o.text);
 }
 
+/* The header names the algorithm and, apart, the collective model; the
+ * plain all-reduce (this command's default ring, or tree) adds that
+ * training defaults to --algo auto, so the two can be compared; NCCL's
+ * rows (auto) name the collectives' model, not a ring, as auto may run a
+ * tree or NVLS; a one-algorithm op (allgather) has no such line. */
+Test(collbench, text_header_names_the_algorithm_and_the_collective_model) {
+  static const char note[] = "\n# training runs default to --algo auto (NCCL's choice of "
+                             "algorithm and protocol per call): add --algo auto to compare\n";
+  static const struct {
+    const char *args, *line;
+    int note;
+  } cases[] = {
+      {"", "\n# network maxmin, ring executed per flow; simulated", 1},
+      {"--algo tree", "\n# network maxmin, tree executed per flow; simulated", 1},
+      {"--coll-model aggregate", "\n# network maxmin, ring executed aggregated; simulated", 1},
+      {"--algo auto", "\n# network maxmin, collectives per flow; NCCL v", 0},
+      {"--algo auto --coll-model aggregate", "\n# network maxmin, rings and trees aggregated; "
+                                             "NCCL v", 0},
+      {"--op allgather", "\n# network maxmin, ring executed per flow; simulated", 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char args[128];
+    snprintf(args, sizeof args, "--topo 2node-ib -b 1M -e 1M %s", cases[i].args);
+    struct output o = run(args);
+    cr_assert_eq(o.st, DS_OK, "%s: %s", args, o.err.msg);
+    cr_assert(strstr(o.text, cases[i].line), "%s:\n%s", args, o.text);
+    cr_assert_eq(strstr(o.text, note) != NULL, cases[i].note, "%s:\n%s", args, o.text);
+    free(o.text);
+  }
+}
+
 /* All-reduce algorithms beyond the ring (--algo). */
 
 struct algo_row {

@@ -947,7 +947,7 @@ Test(sweep, each_block_says_its_all_reduce_when_it_varies) {
   cr_assert(strstr(r.out, "\nworld size 1, bucket cap 25 MiB (first bucket 1 MiB)\n"
                           "  all-reduce none: one rank, no collective runs\n"), "%s", r.out);
   cr_assert(strstr(r.out, "\nworld size 2, bucket cap 25 MiB (first bucket 1 MiB)\n"
-                          "  all-reduce auto: NCCL's channels"), "%s", r.out);
+                          "  all-reduce auto: NCCL's choice"), "%s", r.out);
   cr_assert_null(strstr(r.out, "\nall-reduce"), "no header line: %s", r.out);
   cr_assert_null(strstr(r.out, "the plain algorithm"), "%s", r.out);
   const char *tp = strstr(r.out, "  throughput     ");
@@ -956,7 +956,7 @@ Test(sweep, each_block_says_its_all_reduce_when_it_varies) {
   ds_test_release(&r);
   r = run("--topo 4gpu --model tests/data/tiny-model.yaml --world-size 2,4");
   cr_assert_eq(r.status, 0, "%s", r.err);
-  cr_assert(strstr(r.out, "\nall-reduce auto: NCCL's channels"), "%s", r.out);
+  cr_assert(strstr(r.out, "\nall-reduce auto: NCCL's choice"), "%s", r.out);
   cr_assert_null(strstr(r.out, "  all-reduce"), "%s", r.out);
   ds_test_release(&r);
 }

@@ -836,14 +836,26 @@ static void print_rates(FILE *fp, const struct ds_summary *rows, int32_t n) {
 /* Whether two optional strings say the same (NULL as ""). */
 static int same_text(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : "") == 0; }
 
+/* The header's collective model (--coll-model): how the ring, tree and
+ * NVLSTree collectives execute, whatever algorithm ran (the other
+ * algorithms always run per flow). */
+static const char *coll_model_text(const char *coll_model) {
+  return strcmp(coll_model, "flow") == 0 ? "collectives per flow"
+                                         : "rings and trees aggregated";
+}
+
 /* The all-reduce's line, after `indent`: NCCL's model when it chooses
- * (auto) or runs a protocol (nvls/auto); the other names are the plain
- * algorithms, the ring's without a line; none (one rank) runs nothing. */
+ * (auto: the algorithm too, per call) or runs a protocol (nvls/auto); the
+ * other names are the plain algorithms; none (one rank) runs nothing. */
 static void print_allreduce(FILE *fp, const struct ds_summary *r, const char *indent) {
   if (!r->coll_algo) return;
   if (strcmp(r->coll_algo, "auto") == 0 || strchr(r->coll_algo, '/') != NULL) {
-    fprintf(fp, "%sall-reduce %s: NCCL's channels and protocols (cost model %s%s; "
-                "docs/collectives.md)\n", indent, r->coll_algo, ds_nccl_constants_version(),
+    fprintf(fp, "%sall-reduce %s: %s (cost model %s%s; docs/collectives.md)\n", indent,
+            r->coll_algo,
+            strcmp(r->coll_algo, "auto") == 0
+                ? "NCCL's choice of algorithm and protocol per call, on its channels"
+                : "NCCL's channels and protocols",
+            ds_nccl_constants_version(),
             r->nccl_extra && strcmp(r->nccl_extra, "none") == 0
                 ? ", without the mechanisms it leaves out: --nccl-extra none" : "");
     if (r->ll128_default_off)
@@ -852,7 +864,7 @@ static void print_allreduce(FILE *fp, const struct ds_summary *r, const char *in
   } else if (strcmp(r->coll_algo, "none") == 0)
     /* run_setup.c: NCCL's one-rank in-place all-reduce launches nothing */
     fprintf(fp, "%sall-reduce none: one rank, no collective runs\n", indent);
-  else if (strcmp(r->coll_algo, "ring") != 0)
+  else
     fprintf(fp, "%sall-reduce %s: the plain algorithm on the links' own bandwidth and "
                 "latency, not NCCL's (docs/collectives.md)\n", indent, r->coll_algo);
 }
@@ -905,14 +917,14 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     else snprintf(ranks, sizeof ranks, "%d to %d", least, most);
     if (i == 0)
       fprintf(fp,
-              "%s: %s on %s (%s x %s), batch %lld/GPU, %s, network %s, ring %s\n"
+              "%s: %s on %s (%s x %s), batch %lld/GPU, %s, network %s, %s\n"
               "iterations simulated: %d; reporting iteration %d "
               "(iteration 0: %.3f ms)\n",
               r->strategy, ds_textout_printable(r->model, model, sizeof model),
               ds_textout_printable(r->topology, topology, sizeof topology), ranks,
               ds_textout_printable(r->gpu, gpu, sizeof gpu),
               (long long)r->batch_per_gpu, precision_name(r), r->net_model,
-              strcmp(r->coll_model, "flow") == 0 ? "per flow" : "aggregated",
+              coll_model_text(r->coll_model),
               r->iters,
               r->reported_iter, r->first_iter_ms);
     if (i == 0 && !vary_algo) print_allreduce(fp, r, "");

@@ -135,7 +135,11 @@ static const char *coll_model_of(const struct ds_collbench_args *o, const struct
 static void print_text_header(FILE *out, const struct ds_collbench_args *o,
                               const struct ds_topo *topo, const struct plan *pl) {
   const char *net = o->net_mode == DS_NET_CONSTANT ? "alpha-beta" : "maxmin";
-  const char *exec = pl->model == DS_COLL_FLOW ? "per flow" : "aggregated";
+  /* NCCL's rows: the ring's, tree's and NVLSTree's steps per flow or
+   * aggregated, whichever algorithm each row runs (NVLS on one node and
+   * p2p always per flow) */
+  const char *exec = pl->model == DS_COLL_FLOW ? "collectives per flow"
+                                               : "rings and trees aggregated";
   const char *plain_exec =
       strcmp(coll_model_of(o, pl, o->ar_algo), "flow") == 0 ? "per flow" : "aggregated";
   /* the topology's and GPU's names are the user's: control characters
@@ -154,21 +158,27 @@ static void print_text_header(FILE *out, const struct ds_collbench_args *o,
             "bandwidth may be too low "
             "(docs/collectives.md, \"Nodes filled unevenly\")\n", pl->n, pl->uneven);
   if (!pl->nccl) {
-    fprintf(out, "# network %s, %s %s; simulated (NCCL protocols and channels not modelled)\n",
+    fprintf(out, "# network %s, %s executed %s; simulated (NCCL protocols and channels not "
+            "modelled)\n",
             net, o->desc->kind == DS_COLL_ALLREDUCE ? ds_ar_algo_name(o->ar_algo)
                                                     : o->desc->algo, plain_exec);
     if (pl->fallback[0]) { /* it may name the GPU and its architecture */
       fputs("# ", out);
       ds_textout_put_printable(out, pl->fallback, 0);
       fputc('\n', out);
+    } else if (o->desc->kind == DS_COLL_ALLREDUCE) {
+      /* this command's default is the plain ring; DDP's is NCCL's choice,
+       * so the same bucket differs between the two (docs/collectives.md) */
+      fprintf(out, "# training runs default to --algo auto (NCCL's choice of algorithm and "
+              "protocol per call): add --algo auto to compare\n");
     }
     fprintf(out, "#\n# %12s %12s %6s %10s %8s %8s\n# %12s %12s %6s %10s %8s %8s\n",
             "size", "count", "type", "time", "algbw", "busbw", "(B)", "(elements)", "",
             "(us)", "(GB/s)", "(GB/s)");
     return;
   }
-  fprintf(out, "# network %s, %s %s; NCCL %s model: %s, %d node(s), %d channels of %.1f GB/s\n",
-          net, ds_collbench_is_p2p(o->desc->kind) ? "p2p" : "ring", exec,
+  fprintf(out, "# network %s, %s; NCCL %s model: %s, %d node(s), %d channels of %.1f GB/s\n",
+          net, ds_collbench_is_p2p(o->desc->kind) ? "p2p per flow" : exec,
           ds_nccl_constants_version(), ds_nccl_arch_name(pl->m.arch), pl->m.nnodes,
           pl->m.channels, pl->m.chan_bw_bytes_per_s / 1e9);
   if (ds_collbench_is_p2p(o->desc->kind))

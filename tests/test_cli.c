@@ -1198,3 +1198,52 @@ Test(cli, ranks_filling_nodes_unevenly_get_a_note) {
   cr_assert_null(strstr(r.out, "unevenly"), "%s", r.out);
   ds_test_release(&r);
 }
+
+/* The summary's interference line is rank 0's compute kernels' time less
+ * their time alone in the reported iteration: on 2node-ib NCCL's kernels
+ * (auto) hold SMs and HBM beside the backward, so the trace's rank-0
+ * compute rows of iteration 1 sum (end - start) - dur_us to it (each end
+ * rounded to the ns: 1e-6 ms a row). The plain ring holds nothing: no line.
+ * Fails where the line is missing or counts anything else. */
+Test(cli, the_interference_line_is_the_traces_slowdown) {
+  char dir[] = "/tmp/ddpsim-interf-XXXXXX", args[256], path[128];
+  make_dir(dir);
+  snprintf(path, sizeof path, "%s/t.csv", dir);
+  snprintf(args, sizeof args, "--topo 2node-ib --model tests/data/tiny-model.yaml --trace %s",
+           path);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  const char *line = strstr(r.out, "\n    interference ");
+  cr_assert_not_null(line, "%s", r.out);
+  double shown = strtod(line + strlen("\n    interference "), NULL);
+  char *csv = ds_test_slurp(path);
+  const char *hdr = csv;
+  while (*hdr == '#') hdr = strchr(hdr, '\n') + 1;
+  int c_rank = ds_test_csv_column(hdr, "rank"), c_iter = ds_test_csv_column(hdr, "iter");
+  int c_dur = ds_test_csv_column(hdr, "dur_us"), c_start = ds_test_csv_column(hdr, "start_us");
+  int c_end = ds_test_csv_column(hdr, "end_us");
+  double sum_us = 0;
+  int rows = 0;
+  for (const char *p = strchr(hdr, '\n'); p && p[1]; p = strchr(p + 1, '\n')) {
+    const char *row = p + 1;
+    if (*row == '#') break; /* the closing "# end: N rows" */
+    if (ds_test_csv_field(row, c_rank) != 0 || ds_test_csv_field(row, c_iter) != 1 ||
+        strncmp(strchr(row, ',') + 1, "0,compute,", 10) != 0)
+      continue;
+    sum_us += ds_test_csv_field(row, c_end) - ds_test_csv_field(row, c_start) -
+              ds_test_csv_field(row, c_dur);
+    rows++;
+  }
+  cr_assert_gt(rows, 0);
+  cr_assert_gt(shown, 0, "%s", r.out);
+  cr_assert_float_eq(shown, sum_us / 1e3, 5e-4 + rows * 1e-6, "%g vs %g ms", shown,
+                     sum_us / 1e3);
+  free(csv);
+  ds_test_release(&r);
+  unlink(path);
+  rmdir(dir);
+  r = run("--topo 2node-ib --model tests/data/tiny-model.yaml --algo ring");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert_null(strstr(r.out, "interference"), "%s", r.out);
+  ds_test_release(&r);
+}

@@ -49,6 +49,9 @@ Test(topocmd, nvswitch_box_links_ring_and_nccl_channels) {
   cr_assert(strstr(o.text, "2 links, bottleneck 300.0 GB/s, latency 3.40 us"), "%s", o.text);
   cr_assert(strstr(o.text, "cross 47.60 us in all"), "%s", o.text);
   cr_assert(strstr(o.text, "12 channels x 20.0 GB/s = 240.0 GB/s"), "%s", o.text);
+  /* comm_interference 0 is the extra factor only, not "no interference" */
+  cr_assert(strstr(o.text, "comm_interference 0 (an extra factor: NCCL's kernels slow compute "
+                           "beside them anyway"), "%s", o.text);
   free(o.text);
 }
 

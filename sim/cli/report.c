@@ -60,13 +60,14 @@ ds_status ds_report_times_new(const struct ds_shared_schedule *s, int full,
   t->slot_at[s->n_blocks] = slots;
   t->r0_start = malloc((nt + 1) * sizeof *t->r0_start);
   t->r0_end = malloc((nt + 1) * sizeof *t->r0_end);
+  t->r0_slowed_ns = malloc((nt + 1) * sizeof *t->r0_slowed_ns);
   t->first_start = malloc((slots + 1) * sizeof *t->first_start);
   t->last_end = malloc((slots + 1) * sizeof *t->last_end);
   if (full) {
     t->start = malloc((s->n_ops + 1) * sizeof *t->start);
     t->end = malloc((s->n_ops + 1) * sizeof *t->end);
   }
-  if (!t->r0_start || !t->r0_end || !t->first_start || !t->last_end ||
+  if (!t->r0_start || !t->r0_end || !t->r0_slowed_ns || !t->first_start || !t->last_end ||
       (full && (!t->start || !t->end))) {
     ds_report_times_release(t);
     return DS_ENOMEM;
@@ -77,7 +78,10 @@ ds_status ds_report_times_new(const struct ds_shared_schedule *s, int full,
 
 void ds_report_times_reset(struct ds_report_times *t) {
   size_t slots = t->slot_at[t->s->n_blocks];
-  for (size_t i = 0; i < t->s->tmpl->n_ops; i++) t->r0_start[i] = t->r0_end[i] = -1;
+  for (size_t i = 0; i < t->s->tmpl->n_ops; i++) {
+    t->r0_start[i] = t->r0_end[i] = -1;
+    t->r0_slowed_ns[i] = 0;
+  }
   for (size_t i = 0; i < slots; i++) {
     t->first_start[i] = INT64_MAX;
     t->last_end[i] = INT64_MIN;
@@ -88,6 +92,7 @@ void ds_report_times_reset(struct ds_report_times *t) {
 void ds_report_times_release(struct ds_report_times *t) {
   free(t->r0_start);
   free(t->r0_end);
+  free(t->r0_slowed_ns);
   free(t->slot_at);
   free(t->first_start);
   free(t->last_end);
@@ -127,12 +132,13 @@ ds_status ds_report_measure_shared(const struct ds_report_times *t, size_t b0, s
   struct ds_timed_op *ops = malloc(n * sizeof *ops);
   if (!ops) return DS_ENOMEM;
   n = 0;
-  int64_t first = INT64_MAX, last = INT64_MIN, prev = DS_METRICS_NO_PREVIOUS;
+  int64_t first = INT64_MAX, last = INT64_MIN, prev = DS_METRICS_NO_PREVIOUS, slowed = 0;
   for (size_t b = b0; b < b1; b++) {
     const struct ds_sched_block *bl = &sh->blocks[b];
     for (uint32_t k = 0; bl->first_rank == 0 && k < bl->n_ops; k++) {
       uint32_t op = bl->first_op + k;
       ops[n++] = (struct ds_timed_op){&sh->tmpl->ops[op], t->r0_start[op], t->r0_end[op]};
+      slowed += t->r0_slowed_ns[op];
     }
     for (size_t i = t->slot_at[b]; i < t->slot_at[b + 1]; i++) {
       if (t->first_start[i] < first) first = t->first_start[i];
@@ -140,6 +146,7 @@ ds_status ds_report_measure_shared(const struct ds_report_times *t, size_t b0, s
     }
   }
   if (first <= last) ops[n++] = (struct ds_timed_op){&span_op, first, last};
+  s->interference_ms = (double)slowed / DS_UNITS_NS_PER_MS;
   for (size_t i = 0; i < t->slot_at[b0]; i++)
     if (t->last_end[i] > prev) prev = t->last_end[i];
   struct ds_metrics m;
@@ -631,6 +638,16 @@ static void print_uneven_note(FILE *fp, const struct ds_summary *r) {
           r->world_size, r->uneven_nodes);
 }
 
+/* The time NCCL's kernels beside rank 0's compute kernels added to them
+ * (interference.h), part of forward, backward and optimizer above; printed
+ * where it shows (the plain algorithms hold nothing). */
+static void print_interference(FILE *fp, const struct ds_summary *r) {
+  if (r->interference_ms >= 0.0005)
+    fprintf(fp, "    interference %10.3f ms  (rank 0's kernels slowed beside NCCL's: their time "
+                "less their time alone, within the three above; docs/architecture.md)\n",
+            r->interference_ms);
+}
+
 /* One row of a run that is not DDP alone (--strategy with other names). */
 static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
   fputc('\n', fp);
@@ -675,6 +692,7 @@ static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
   fprintf(fp, "    forward      %10.3f ms\n", r->fwd_ms);
   fprintf(fp, "    backward     %10.3f ms\n", r->bwd_ms);
   fprintf(fp, "    optimizer    %10.3f ms%s\n", r->step_ms, optimizer_note(r));
+  print_interference(fp, r);
   if (r->has_ps)
     fprintf(fp, "  communication  %10.3f ms  (rank 0's pushes and pulls to other GPUs' servers)\n",
             r->comm_ms);
@@ -950,6 +968,7 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     fprintf(fp, "    forward      %10.3f ms\n", r->fwd_ms);
     fprintf(fp, "    backward     %10.3f ms\n", r->bwd_ms);
     fprintf(fp, "    optimizer    %10.3f ms%s\n", r->step_ms, optimizer_note(r));
+    print_interference(fp, r);
     fprintf(fp, "  communication  %10.3f ms  (all-reduces and any buffer broadcast on rank 0)\n",
             r->comm_ms);
     fprintf(fp, "    exposed      %10.3f ms  (not hidden under compute)\n",

@@ -129,7 +129,8 @@ static void print_gpu(FILE *out, const struct ds_topo *t) {
           g->fp16_flops_per_s / 1e12, g->bf16_flops_per_s / 1e12);
   const struct ds_compute_params *c = &t->compute;
   fprintf(out, "  compute    flops_efficiency %g, mem_efficiency %g, kernel_overhead %g us, "
-          "fp32 math %s, comm_interference %g\n", c->flops_efficiency, c->mem_efficiency,
+          "fp32 math %s, comm_interference %g (an extra factor: NCCL's kernels slow compute "
+          "beside them anyway, interference.h)\n", c->flops_efficiency, c->mem_efficiency,
           c->kernel_overhead_ns / 1e3, c->fp32_uses_tf32 ? "tf32" : "fp32",
           c->comm_interference);
   /* the GPU table's measured efficiencies (gpus.yaml efficiency), "-" where

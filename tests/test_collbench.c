@@ -595,6 +595,18 @@ Test(collbench, auto_names_nccls_algorithm_per_size) {
   o = run("--topo topologies/dgx-h100.yaml --algo auto -b 1G -e 1G");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert(strstr(o.text, " nvls Simple   8 "), "%s", o.text);
+  cr_assert_null(strstr(o.text, "nvls_tree"), "one node: plain NVLS\n%s", o.text);
+  free(o.text);
+  /* Across nodes NCCL's NVLS is NVLSTree (nccl_model.h): 2node-ib's 256 MiB
+   * picks it; the text table says nvls_tree, the CSV keeps --algo's nvls. */
+  o = run("--topo topologies/2node-ib.yaml --algo auto -b 256M -e 256M");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert(strstr(o.text, " nvls_tree Simple   8 "), "%s", o.text);
+  free(o.text);
+  o = run("--topo topologies/2node-ib.yaml --algo auto -b 256M -e 256M --format csv");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert_eq(parse_algo_rows(o.text, rows, 4), 1);
+  cr_assert_str_eq(rows[0].algo, "nvls");
   free(o.text);
   /* Asked for explicitly, tree runs with NCCL's protocol choice for it. */
   o = run("--topo topologies/dgx-h100.yaml --algo tree --proto auto -b 1G -e 1G --format csv");

@@ -643,7 +643,7 @@ Test(cli, same_inputs_give_byte_identical_traces) {
   make_dir(dir);
   for (int i = 0; i < 2; i++) {
     snprintf(args, sizeof args,
-             "--topo 2node-ib --model bert-base --iters 3 --seed 7 --trace %s/t%d.csv "
+             "--topo 2node-ib --model bert-base --iters 3 --jitter 0.05 --seed 7 --trace %s/t%d.csv "
              "--schedule %s/s%d.csv", dir, i, dir, i);
     struct ds_test_result r = run(args);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
@@ -1245,5 +1245,29 @@ Test(cli, the_interference_line_is_the_traces_slowdown) {
   r = run("--topo 2node-ib --model tests/data/tiny-model.yaml --algo ring");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_null(strstr(r.out, "interference"), "%s", r.out);
+  ds_test_release(&r);
+}
+
+/* --jitter alone is one sample: its p50, p95 and p99 would be the
+ * iteration three times, so the text prints none of them, and says how to
+ * get them; --samples 3 prints the three. --seed without --jitter is
+ * refused as --samples is (nothing random to seed), exit 2. */
+Test(cli, one_jittered_sample_prints_no_percentiles_and_a_lone_seed_is_refused) {
+  struct ds_test_result r = run("--topo 4gpu --model tests/data/tiny-model.yaml --jitter 0.1");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\n    jitter       CV 0.1, one sample: the iteration above "
+                          "(--samples N for p50/p95/p99)\n"), "%s", r.out);
+  cr_assert_null(strstr(r.out, "p50/p95/p99  "), "%s", r.out);
+  ds_test_release(&r);
+  r = run("--topo 4gpu --model tests/data/tiny-model.yaml --jitter 0.1 --samples 3");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\n    p50/p95/p99  ") && strstr(r.out, "(3 samples, jitter CV 0.1)"),
+            "%s", r.out);
+  ds_test_release(&r);
+  ds_test_ddpsim_refuses("--topo 4gpu --seed 7", "option --seed 7: seeds differ only in "
+                         "--jitter's draws");
+  ds_test_ddpsim_refuses("--topo 4gpu --seed 7 --jitter 0", "option --seed 7:");
+  r = run("--topo 4gpu --model tests/data/tiny-model.yaml --jitter 0,0.1 --seed 7");
+  cr_assert_eq(r.status, 0, "a sweep with a noisy row takes a seed: %s", r.err);
   ds_test_release(&r);
 }

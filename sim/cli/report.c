@@ -638,6 +638,18 @@ static void print_uneven_note(FILE *fp, const struct ds_summary *r) {
           r->world_size, r->uneven_nodes);
 }
 
+/* --jitter's percentiles over --samples; of one sample they are the
+ * iteration itself, so one number is printed, and how to get more. */
+static void print_quantiles(FILE *fp, const struct ds_summary *r) {
+  if (!r->has_quantiles) return;
+  if (r->samples > 1)
+    fprintf(fp, "    p50/p95/p99  %10.3f / %.3f / %.3f ms  (%d samples, jitter CV %g)\n",
+            r->iter_p50_ms, r->iter_p95_ms, r->iter_p99_ms, r->samples, r->jitter_cv);
+  else
+    fprintf(fp, "    jitter       CV %g, one sample: the iteration above (--samples N for "
+                "p50/p95/p99)\n", r->jitter_cv);
+}
+
 /* The time NCCL's kernels beside rank 0's compute kernels added to them
  * (interference.h), part of forward, backward and optimizer above; printed
  * where it shows (the plain algorithms hold nothing). */
@@ -686,9 +698,7 @@ static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
     fprintf(fp, "    per worker   %10.3f to %.3f ms  (each worker's mean step from the end "
                 "of iteration 0 to the last; throughput from these)\n",
             r->worker_step_min_ms, r->worker_step_max_ms);
-  if (r->has_quantiles)
-    fprintf(fp, "    p50/p95/p99  %10.3f / %.3f / %.3f ms  (%d samples, jitter CV %g)\n",
-            r->iter_p50_ms, r->iter_p95_ms, r->iter_p99_ms, r->samples, r->jitter_cv);
+  print_quantiles(fp, r);
   fprintf(fp, "    forward      %10.3f ms\n", r->fwd_ms);
   fprintf(fp, "    backward     %10.3f ms\n", r->bwd_ms);
   fprintf(fp, "    optimizer    %10.3f ms%s\n", r->step_ms, optimizer_note(r));
@@ -962,9 +972,7 @@ static void print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     if (vary_algo) print_allreduce(fp, r, "  ");
     print_uneven_note(fp, r);
     fprintf(fp, "  iteration      %10.3f ms\n", r->iter_ms);
-    if (r->has_quantiles)
-      fprintf(fp, "    p50/p95/p99  %10.3f / %.3f / %.3f ms  (%d samples, jitter CV %g)\n",
-              r->iter_p50_ms, r->iter_p95_ms, r->iter_p99_ms, r->samples, r->jitter_cv);
+    print_quantiles(fp, r);
     fprintf(fp, "    forward      %10.3f ms\n", r->fwd_ms);
     fprintf(fp, "    backward     %10.3f ms\n", r->bwd_ms);
     fprintf(fp, "    optimizer    %10.3f ms%s\n", r->step_ms, optimizer_note(r));

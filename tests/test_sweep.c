@@ -1016,3 +1016,45 @@ Test(sweep, a_memory_warning_names_the_strategy_of_its_row) {
   cr_assert(strstr(buf, "\nwarning: dp batch=1024: 90.00 GiB"), "%s", buf);
   cr_assert(strstr(buf, "\nwarning: ddp batch=1024: 90.00 GiB"), "%s", buf);
 }
+
+/* When nothing is slower than the best (every row that fits ties, or one
+ * fits) the closing line names no slowest: a configuration named as both
+ * best and slowest read as a difference (revuser3). Batches 64, 256 at the
+ * same time per sample (10 and 40 ms for 256 and 1024 samples): a tie at
+ * 25600 samples/s; then 256 over memory: batch 64 the one that fits. Bucket
+ * caps 1 and 25 at 10 ms both: a tie; 25 over memory: 1 MiB fits alone. */
+Test(sweep, a_tie_names_no_slowest) {
+  struct ds_options o;
+  struct ds_summary rows[3];
+  const double peak[3] = {10, 40, 90};
+  batch_rows(&o, rows, peak);
+  rows[1].iter_ms = 40;
+  char buf[1024] = "";
+  print_best(&o, rows, 2, buf, sizeof buf);
+  cr_assert(strstr(buf, "\nbest configuration: none better: every configuration ties at 10.000 "
+                        "ms per iteration, 25600.0 samples/s\n"), "%s", buf);
+  cr_assert_null(strstr(buf, "slowest"), "%s", buf);
+  rows[1].peak_mem_gib = 90;
+  print_best(&o, rows, 2, buf, sizeof buf);
+  cr_assert(strstr(buf, "\nbest configuration: batch=64, the one configuration that fits: "
+                        "10.000 ms per iteration, 25600.0 samples/s; 1 of 2 configurations fit "
+                        "in the GPU's memory"), "%s", buf);
+  cr_assert_null(strstr(buf, "slowest"), "%s", buf);
+  ds_test_options_ok("--topo x --bucket-mb 1,25", &o);
+  memset(rows, 0, sizeof rows);
+  for (int i = 0; i < 2; i++) {
+    rows[i].bucket_mb = i ? 25 : 1;
+    rows[i].iter_ms = 10;
+    rows[i].world_size = 4;
+    rows[i].batch_per_gpu = 32;
+    rows[i].gpu_mem_gib = 80;
+  }
+  print_best(&o, rows, 2, buf, sizeof buf);
+  cr_assert(strstr(buf, "\nbest bucket cap: none better: every cap ties at 10.000 ms per "
+                        "iteration\n"), "%s", buf);
+  rows[1].peak_mem_gib = 90;
+  print_best(&o, rows, 2, buf, sizeof buf);
+  cr_assert(strstr(buf, "\nbest bucket cap: 1 MiB (10.000 ms per iteration), the one cap that "
+                        "fits; 1 of 2 configurations fit"), "%s", buf);
+  cr_assert_null(strstr(buf, "slowest"), "%s", buf);
+}

@@ -244,3 +244,20 @@ Test(topocmd, a_partial_last_pcie_switch_is_said) {
   cr_assert_null(strstr(o.text, "\n  pcie "), "%s", o.text);
   free(o.text);
 }
+
+/* The GPU table knows a GPU's memory bandwidth, not its kind: an L40S's
+ * GDDR6 (864 GB/s) is "memory", never "HBM". */
+Test(topocmd, gddr_memory_is_not_called_hbm) {
+  char path[] = "/tmp/ddpsim-topocmd-l40s-XXXXXX";
+  ds_test_write_temp(path, "schema_version: 1\nname: l\ngpu: L40S-48GB\nnodes: 1\n"
+                           "gpus_per_node: 2\nintra_node:\n  template: pcie-switch\n"
+                           "  link_bw: 32GBps\n  link_lat: 1us\n  gpus_per_switch: 2\n"
+                           "  uplink_bw: 32GBps\n  uplink_lat: 1us\n");
+  struct output o = run(path);
+  unlink(path);
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert(strstr(o.text, "L40S-48GB x 2 (1 node x 2), 142 SMs, 45.0 GiB, memory 864 GB/s\n"),
+            "%s", o.text);
+  cr_assert_null(strstr(o.text, "HBM"), "%s", o.text);
+  free(o.text);
+}

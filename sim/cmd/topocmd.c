@@ -121,7 +121,9 @@ static void vertex_label(const struct ds_topo *t, int32_t v, char *buf, size_t c
 
 static void print_gpu(FILE *out, const struct ds_topo *t) {
   const struct ds_gpu_spec *g = &t->gpu;
-  fprintf(out, "  gpu        %s x %d (%d node%s x %d), %d SMs, %.1f GiB, HBM %.0f GB/s\n",
+  /* "memory": the table knows its bandwidth, not whether it is HBM or
+   * GDDR (an L40S's GDDR6) */
+  fprintf(out, "  gpu        %s x %d (%d node%s x %d), %d SMs, %.1f GiB, memory %.0f GB/s\n",
           g->name, t->n_gpus, t->n_nodes, t->n_nodes == 1 ? "" : "s", t->gpus_per_node,
           g->sms, g->mem_bytes / DS_UNITS_GIB, g->mem_bw_bytes_per_s / 1e9);
   fprintf(out, "             dense TFLOP/s: fp32 %.1f, tf32 %.1f, fp16 %.1f, bf16 %.1f\n",

@@ -410,6 +410,8 @@ static ds_status join(struct ds_compare *c, const struct key *ref, size_t nr,
   if (median_iter(iter_ms, c->meas_iters, c->n_meas_iters, &c->plot_meas_iter) != DS_OK ||
       summarize(c) != DS_OK)
     st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
+  for (size_t i = 0; i < c->n_meas_iters; i++)
+    if (c->meas_iters[i] == c->plot_meas_iter) c->meas_iter_median_ms = iter_ms[i];
 out:
   free(m2);
   free(iter_ms);

@@ -90,6 +90,7 @@ struct ds_compare {
   int32_t n_skipped;        /* measured iterations skipped (skip_measured) */
   size_t n_meas_iters;
   int32_t plot_meas_iter;   /* the measured iteration of median time */
+  double meas_iter_median_ms; /* ... its time (the lower median) */
   struct ds_compare_op *ops; /* sorted by (rank, id) */
   size_t n_ops;
   struct ds_metric *metrics;

@@ -200,7 +200,8 @@ static void print_text(FILE *fp, const struct ds_compare *c, int per_op) {
     fprintf(fp, " (%s)", note);
   }
   fputc('\n', fp);
-  fprintf(fp, "measured   %s (%s): %zu iteration%s (%d..%d), mean per op\n",
+  fprintf(fp, "measured   %s (%s): %zu iteration%s (%d..%d); metrics and op times: "
+          "the mean over them\n",
           c->meas_path, c->meas->source, c->n_meas_iters,
           c->n_meas_iters == 1 ? "" : "s", c->meas_iters[0],
           c->meas_iters[c->n_meas_iters - 1]);
@@ -229,8 +230,14 @@ static void print_text(FILE *fp, const struct ds_compare *c, int per_op) {
     text_rel(fp, metric_rel(m));
     fputc('\n', fp);
   }
-  fprintf(fp, "(ms unless _pct; error = predicted - measured; measured iteration "
-          "time stddev %.4f ms)\n\n", c->meas_iter_sd_ms);
+  /* the measured column holds means; ddpreal's p50 and --plot's iteration
+   * are the median one: both, so neither reads as the other */
+  fprintf(fp, "(ms unless _pct; measured: the mean over the %zu measured iteration%s; "
+          "error = predicted - measured)\n", c->n_meas_iters,
+          c->n_meas_iters == 1 ? "" : "s");
+  fprintf(fp, "measured iter_ms: mean %.4f, median %.4f (iteration %d, which --plot draws), "
+          "stddev %.4f ms\n\n", ds_compare_metric(c, "iter_ms")->meas,
+          c->meas_iter_median_ms, c->plot_meas_iter, c->meas_iter_sd_ms);
   fprintf(fp, "op errors (over ops)       %10s %10s %10s %10s\n", "mean", "median",
           "p95", "max");
   text_dist(fp, "|duration error| us", &c->dur_abs_ms, 1e3);

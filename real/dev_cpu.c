@@ -625,7 +625,8 @@ static ds_status cpu_open(const struct ds_dev_config *cfg, struct ds_dev_rank **
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (size != r->world) {
     st = ds_err_set(err, DS_EUSAGE, "cpu device: the schedule has %d ranks but MPI has "
-                    "%d processes (run mpirun -np %d)", r->world, size, r->world);
+                    "%d process%s (run mpirun -np %d)", r->world, size, size == 1 ? "" : "es",
+                    r->world);
     goto fail;
   }
   if (MPI_Get_library_version(r->mpi_version, &len) != MPI_SUCCESS) r->mpi_version[0] = '\0';

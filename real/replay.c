@@ -224,8 +224,8 @@ ds_status ds_replay_command(int *argc, char ***argv, const struct ds_real_option
     if (np != world)
       st = ds_err_set(err, DS_EUSAGE,
                       "the schedule %s has %d ranks (world size %d) but mpirun started %d "
-                      "processes: run mpirun -np %d",
-                      opt->schedule, world, world, np, world);
+                      "process%s: run mpirun -np %d",
+                      opt->schedule, world, world, np, np == 1 ? "" : "es", world);
     else
       st = ds_launch_mpi(argc, argv, ds_replay_rank, &rp, err);
   } else if (opt->device == DS_REAL_DEVICE_CUDA) {

@@ -409,7 +409,7 @@ Test(analyze, a_trace_against_itself_has_no_error) {
    * iteration 1 joins, with no error. */
   r = run(NULL, H100 "p2.csv " H100 "p2.csv");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
-  cr_assert(strstr(r.out, "(sim): 1 iteration (1..1), mean per op\n"), "%s", r.out);
+  cr_assert(strstr(r.out, "(sim): 1 iteration (1..1); metrics and op times: the mean over them\n"), "%s", r.out);
   cr_assert(strstr(r.out, "\nleft out   measured iteration 0: not predicted iteration 1's "
                           "schedule"), "%s", r.out);
   cr_assert(strstr(r.out, "\niter_ms ") && strstr(r.out, "+0.0000"), "%s", r.out);
@@ -442,7 +442,7 @@ Test(analyze, static_graph_runs_two_iterations_before_the_rebuild) {
   r = run(NULL, cmd);
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   cr_assert(strstr(r.out, "predicted  ") && strstr(r.out, "(sim): iteration 3\n"), "%s", r.out);
-  cr_assert(strstr(r.out, "(sim): 2 iterations (2..3), mean per op\n"), "%s", r.out);
+  cr_assert(strstr(r.out, "(sim): 2 iterations (2..3); metrics and op times: the mean over them\n"), "%s", r.out);
   cr_assert(strstr(r.out, "\nleft out   measured iterations 0, 1: "), "%s", r.out);
   ds_test_release(&r);
   unlink(t);
@@ -1277,4 +1277,43 @@ Test(analyze, a_long_flag_takes_its_value_after_an_equals_sign) {
   char *empty[] = {"analyze", "p.csv", "--format=", NULL};
   cr_assert_eq(ds_analyze_check_args(3, empty, &err), DS_EUSAGE);
   cr_assert_str_eq(err.msg, "option --format: expected a value, got an empty string");
+}
+
+/* The measured column is the mean over the measured iterations, and the
+ * text says so; ddpreal's p50 and --plot's iteration are the (lower)
+ * median one, printed beside it. Expected, because each of t1-spin's 10
+ * iterations, measured alone (--iter), has its own iter_ms: their mean,
+ * and the 5th smallest with its iteration, are the line's numbers. */
+Test(analyze, the_measured_iteration_time_says_mean_and_median) {
+  double ms[10], sorted[10], sum = 0;
+  for (int i = 0; i < 10; i++) {
+    char args[160];
+    snprintf(args, sizeof args, H100 "t1-spin.csv --iter %d --format csv", i);
+    struct ds_test_result r = run(NULL, args);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    const char *v = strstr(r.out, "\niter_ms,");
+    cr_assert_not_null(v, "%s", r.out);
+    ms[i] = sorted[i] = strtod(v + strlen("\niter_ms,"), NULL);
+    sum += ms[i];
+    ds_test_release(&r);
+  }
+  for (int i = 1; i < 10; i++) /* insertion sort: the lower median is sorted[4] */
+    for (int j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+      double t = sorted[j];
+      sorted[j] = sorted[j - 1];
+      sorted[j - 1] = t;
+    }
+  int at = 0;
+  while (ms[at] != sorted[4]) at++;
+  struct ds_test_result r = run(NULL, H100 "p1.csv " H100 "t1-spin.csv");
+  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  cr_assert(strstr(r.out, "(real): 10 iterations (0..9); metrics and op times: the mean over "
+                          "them\n"), "%s", r.out);
+  cr_assert(strstr(r.out, "(ms unless _pct; measured: the mean over the 10 measured iterations; "
+                          "error = predicted - measured)\n"), "%s", r.out);
+  char want[160];
+  snprintf(want, sizeof want, "\nmeasured iter_ms: mean %.4f, median %.4f (iteration %d, which "
+           "--plot draws), stddev ", sum / 10, sorted[4], at);
+  cr_assert(strstr(r.out, want), "%s\nin:\n%s", want, r.out);
+  ds_test_release(&r);
 }

@@ -553,8 +553,11 @@ Test(calib, the_other_gpu_warning_writes_long_paths_and_odd_names_whole) {
   struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   char want[2048];
-  snprintf(want, sizeof want, "ddpsim: warning: %s: key 'gpu': measured on NVIDIA?H200, not "
-           "%s's Test?GPU: its efficiencies", calib, topo);
+  /* this table has no such GPU: the warning lists its names between */
+  snprintf(want, sizeof want, "ddpsim: warning: %s: key 'gpu': measured on NVIDIA?H200 (a GPU "
+           "the GPU table does not know: ", calib);
+  cr_assert(strstr(r.err, want), "%s", r.err);
+  snprintf(want, sizeof want, "Test?GPU), not %s's Test?GPU: its efficiencies", topo);
   cr_assert(strstr(r.err, want), "%s", r.err);
   cr_assert_null(strpbrk(r.err, "\a\x1b"), "%s", r.err);
   ds_test_release(&r);
@@ -566,4 +569,66 @@ Test(calib, the_other_gpu_warning_writes_long_paths_and_odd_names_whole) {
   rmdir(dir);
   *sub1 = 0;
   rmdir(dir);
+}
+
+/* nccl.interference_blocks against the measured GPU's SMs (4gpu: the
+ * A100-SXM4-80GB's 108): 108 blocks leave the GEMM no SM and are refused,
+ * exit 2, naming file, line and key; interference_predicted must be
+ * 108 / (108 - 16) = 1.17391 within 1 % (1.17 passes: 0.3 %; H100's 1.1379
+ * for 16 blocks of 132 SMs is 3 % off and refused). A file naming the H200
+ * is checked against the H200's 132 SMs instead. */
+#define INTERF(GPU, BLOCKS, PRED) "schema_version: 1\n" GPU "nccl:\n  interference_blocks: " \
+  BLOCKS "\n  interference_slowdown: 1.2\n  interference_predicted: " PRED "\n"
+static struct ds_test_result interf_run(const char *text, char *path) {
+  char args[256];
+  strcpy(path, "/tmp/ddpsim-calibi-XXXXXX");
+  ds_test_write_temp(path, text);
+  snprintf(args, sizeof args, "--topo 4gpu --model tests/data/tiny-model.yaml --calib %s",
+           path);
+  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  unlink(path);
+  return r;
+}
+
+Test(calib, interference_blocks_are_checked_against_the_gpus_sms) {
+  char path[64], want[256];
+  struct ds_test_result r = interf_run(INTERF("", "108", "2"), path);
+  snprintf(want, sizeof want, "%s:3: key 'interference_blocks': expected fewer blocks than "
+           "A100-SXM4-80GB's 108 SMs", path);
+  cr_assert_eq(r.status, 2, "%s", r.err);
+  cr_assert(strstr(r.err, want), "%s\nin: %s", want, r.err);
+  ds_test_release(&r);
+  r = interf_run(INTERF("", "16", "1.1379"), path);
+  snprintf(want, sizeof want, "%s:5: key 'interference_predicted': expected A100-SXM4-80GB's "
+           "SMs / (SMs - interference_blocks) = 108 / (108 - 16) = 1.17391 (within 1 %%), got "
+           "1.1379", path);
+  cr_assert_eq(r.status, 2, "%s", r.err);
+  cr_assert(strstr(r.err, want), "%s\nin: %s", want, r.err);
+  ds_test_release(&r);
+  r = interf_run(INTERF("", "16", "1.17"), path);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  ds_test_release(&r);
+  r = interf_run(INTERF("gpu: \"NVIDIA H200\"\n", "16", "1.1379"), path);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  ds_test_release(&r);
+  r = interf_run(INTERF("gpu: \"NVIDIA H200\"\n", "132", "2"), path);
+  cr_assert_eq(r.status, 2, "%s", r.err);
+  cr_assert(strstr(r.err, "key 'interference_blocks': expected fewer blocks than "
+                          "H200-SXM-141GB's 132 SMs"), "%s", r.err);
+  ds_test_release(&r);
+}
+
+/* A gpu the GPU table does not know (a typo, or a GPU without a row)
+ * applies as another GPU's stand-in, as docs/architecture.md gives the
+ * reason for (fractions of its peak), and the warning lists the table's
+ * names so that a typo shows. */
+Test(calib, an_unknown_gpu_name_warns_with_the_tables_names) {
+  struct ds_test_result r = gpu_calib_run(GPU_CALIB("gpu: Banana 9000\n"), "text");
+  cr_assert(strstr(r.err, ": key 'gpu': measured on Banana 9000 (a GPU the GPU table does not "
+                          "know: V100-SXM2-16GB, "), "%s", r.err);
+  cr_assert(strstr(r.err, "H100-SXM5-80GB, ") && strstr(r.err, "L40S-48GB"), "%s", r.err);
+  ds_test_release(&r);
+  r = gpu_calib_run(GPU_CALIB("gpu: \"NVIDIA H200\"\n"), "text");
+  cr_assert_null(strstr(r.err, "does not know"), "%s", r.err);
+  ds_test_release(&r);
 }

@@ -643,7 +643,7 @@ Test(cli, same_inputs_give_byte_identical_traces) {
   make_dir(dir);
   for (int i = 0; i < 2; i++) {
     snprintf(args, sizeof args,
-             "--topo 2node-ib --model bert-base --iters 3 --seed 7 --trace %s/t%d.csv "
+             "--topo 2node-ib --model bert-base --iters 3 --jitter 0.05 --seed 7 --trace %s/t%d.csv "
              "--schedule %s/s%d.csv", dir, i, dir, i);
     struct ds_test_result r = run(args);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
@@ -847,17 +847,20 @@ Test(cli, the_memory_warning_fires_exactly_above_the_gpus_memory) {
 }
 
 Test(cli, the_header_names_nccl_only_where_it_runs) {
-  /* --algo auto (the default) and nvls run NCCL's cost model; tree and the
-   * other named algorithms are the plain ones on the links, and say so;
-   * the plain ring adds no line. */
+  /* --algo auto (the default) runs NCCL's cost model, which chooses the
+   * algorithm per call, and nvls runs NCCL's protocols; tree and ring are
+   * the plain ones on the links, and say so. The header's first line names
+   * the collective model (per flow here: 8 ranks), never an algorithm. */
   static const struct {
     const char *algo, *line;
   } cases[] = {
-      {"auto", "\nall-reduce auto: NCCL's channels and protocols"},
+      {"auto", "\nall-reduce auto: NCCL's choice of algorithm and protocol per call, on its "
+               "channels"},
       {"nvls", "\nall-reduce nvls/auto: NCCL's channels and protocols"},
       {"tree", "\nall-reduce tree: the plain algorithm on the links' own bandwidth and "
                "latency, not NCCL's"},
-      {"ring", NULL},
+      {"ring", "\nall-reduce ring: the plain algorithm on the links' own bandwidth and "
+               "latency, not NCCL's"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     char args[256];
@@ -865,10 +868,9 @@ Test(cli, the_header_names_nccl_only_where_it_runs) {
              cases[i].algo);
     struct ds_test_result r = run(args);
     cr_assert_eq(r.status, 0, "%s: %s", cases[i].algo, r.err);
-    if (cases[i].line)
-      cr_assert(strstr(r.out, cases[i].line), "%s:\n%s", cases[i].algo, r.out);
-    else
-      cr_assert_null(strstr(r.out, "\nall-reduce "), "%s:\n%s", cases[i].algo, r.out);
+    cr_assert(strstr(r.out, cases[i].line), "%s:\n%s", cases[i].algo, r.out);
+    cr_assert(strstr(r.out, ", network maxmin, collectives per flow\n"), "%s:\n%s",
+              cases[i].algo, r.out);
     ds_test_release(&r);
   }
 }
@@ -1194,5 +1196,78 @@ Test(cli, ranks_filling_nodes_unevenly_get_a_note) {
   r = run("collective --topo 2node-ib -g 16 -b 1M -e 1M");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_null(strstr(r.out, "unevenly"), "%s", r.out);
+  ds_test_release(&r);
+}
+
+/* The summary's interference line is rank 0's compute kernels' time less
+ * their time alone in the reported iteration: on 2node-ib NCCL's kernels
+ * (auto) hold SMs and HBM beside the backward, so the trace's rank-0
+ * compute rows of iteration 1 sum (end - start) - dur_us to it (each end
+ * rounded to the ns: 1e-6 ms a row). The plain ring holds nothing: no line.
+ * Fails where the line is missing or counts anything else. */
+Test(cli, the_interference_line_is_the_traces_slowdown) {
+  char dir[] = "/tmp/ddpsim-interf-XXXXXX", args[256], path[128];
+  make_dir(dir);
+  snprintf(path, sizeof path, "%s/t.csv", dir);
+  snprintf(args, sizeof args, "--topo 2node-ib --model tests/data/tiny-model.yaml --trace %s",
+           path);
+  struct ds_test_result r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  const char *line = strstr(r.out, "\n    interference ");
+  cr_assert_not_null(line, "%s", r.out);
+  double shown = strtod(line + strlen("\n    interference "), NULL);
+  char *csv = ds_test_slurp(path);
+  const char *hdr = csv;
+  while (*hdr == '#') hdr = strchr(hdr, '\n') + 1;
+  int c_rank = ds_test_csv_column(hdr, "rank"), c_iter = ds_test_csv_column(hdr, "iter");
+  int c_dur = ds_test_csv_column(hdr, "dur_us"), c_start = ds_test_csv_column(hdr, "start_us");
+  int c_end = ds_test_csv_column(hdr, "end_us");
+  double sum_us = 0;
+  int rows = 0;
+  for (const char *p = strchr(hdr, '\n'); p && p[1]; p = strchr(p + 1, '\n')) {
+    const char *row = p + 1;
+    if (*row == '#') break; /* the closing "# end: N rows" */
+    if (ds_test_csv_field(row, c_rank) != 0 || ds_test_csv_field(row, c_iter) != 1 ||
+        strncmp(strchr(row, ',') + 1, "0,compute,", 10) != 0)
+      continue;
+    sum_us += ds_test_csv_field(row, c_end) - ds_test_csv_field(row, c_start) -
+              ds_test_csv_field(row, c_dur);
+    rows++;
+  }
+  cr_assert_gt(rows, 0);
+  cr_assert_gt(shown, 0, "%s", r.out);
+  cr_assert_float_eq(shown, sum_us / 1e3, 5e-4 + rows * 1e-6, "%g vs %g ms", shown,
+                     sum_us / 1e3);
+  free(csv);
+  ds_test_release(&r);
+  unlink(path);
+  rmdir(dir);
+  r = run("--topo 2node-ib --model tests/data/tiny-model.yaml --algo ring");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert_null(strstr(r.out, "interference"), "%s", r.out);
+  ds_test_release(&r);
+}
+
+/* --jitter alone is one sample: its p50, p95 and p99 would be the
+ * iteration three times, so the text prints none of them, and says how to
+ * get them; --samples 3 prints the three. --seed without --jitter is
+ * refused as --samples is (nothing random to seed), exit 2. */
+Test(cli, one_jittered_sample_prints_no_percentiles_and_a_lone_seed_is_refused) {
+  struct ds_test_result r = run("--topo 4gpu --model tests/data/tiny-model.yaml --jitter 0.1");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\n    jitter       CV 0.1, one sample: the iteration above "
+                          "(--samples N for p50/p95/p99)\n"), "%s", r.out);
+  cr_assert_null(strstr(r.out, "p50/p95/p99  "), "%s", r.out);
+  ds_test_release(&r);
+  r = run("--topo 4gpu --model tests/data/tiny-model.yaml --jitter 0.1 --samples 3");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\n    p50/p95/p99  ") && strstr(r.out, "(3 samples, jitter CV 0.1)"),
+            "%s", r.out);
+  ds_test_release(&r);
+  ds_test_ddpsim_refuses("--topo 4gpu --seed 7", "option --seed 7: seeds differ only in "
+                         "--jitter's draws");
+  ds_test_ddpsim_refuses("--topo 4gpu --seed 7 --jitter 0", "option --seed 7:");
+  r = run("--topo 4gpu --model tests/data/tiny-model.yaml --jitter 0,0.1 --seed 7");
+  cr_assert_eq(r.status, 0, "a sweep with a noisy row takes a seed: %s", r.err);
   ds_test_release(&r);
 }

@@ -469,6 +469,37 @@ Test(collbench, text_header_names_the_op_and_root) {
   free(o.text);
 }
 
+/* The header names the algorithm and, apart, the collective model; the
+ * plain all-reduce (this command's default ring, or tree) adds that
+ * training defaults to --algo auto, so the two can be compared; NCCL's
+ * rows (auto) name the collectives' model, not a ring, as auto may run a
+ * tree or NVLS; a one-algorithm op (allgather) has no such line. */
+Test(collbench, text_header_names_the_algorithm_and_the_collective_model) {
+  static const char note[] = "\n# training runs default to --algo auto (NCCL's choice of "
+                             "algorithm and protocol per call): add --algo auto to compare\n";
+  static const struct {
+    const char *args, *line;
+    int note;
+  } cases[] = {
+      {"", "\n# network maxmin, ring executed per flow; simulated", 1},
+      {"--algo tree", "\n# network maxmin, tree executed per flow; simulated", 1},
+      {"--coll-model aggregate", "\n# network maxmin, ring executed aggregated; simulated", 1},
+      {"--algo auto", "\n# network maxmin, collectives per flow; NCCL v", 0},
+      {"--algo auto --coll-model aggregate", "\n# network maxmin, rings and trees aggregated; "
+                                             "NCCL v", 0},
+      {"--op allgather", "\n# network maxmin, ring executed per flow; simulated", 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char args[128];
+    snprintf(args, sizeof args, "--topo 2node-ib -b 1M -e 1M %s", cases[i].args);
+    struct output o = run(args);
+    cr_assert_eq(o.st, DS_OK, "%s: %s", args, o.err.msg);
+    cr_assert(strstr(o.text, cases[i].line), "%s:\n%s", args, o.text);
+    cr_assert_eq(strstr(o.text, note) != NULL, cases[i].note, "%s:\n%s", args, o.text);
+    free(o.text);
+  }
+}
+
 /* All-reduce algorithms beyond the ring (--algo). */
 
 struct algo_row {
@@ -564,6 +595,18 @@ Test(collbench, auto_names_nccls_algorithm_per_size) {
   o = run("--topo topologies/dgx-h100.yaml --algo auto -b 1G -e 1G");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert(strstr(o.text, " nvls Simple   8 "), "%s", o.text);
+  cr_assert_null(strstr(o.text, "nvls_tree"), "one node: plain NVLS\n%s", o.text);
+  free(o.text);
+  /* Across nodes NCCL's NVLS is NVLSTree (nccl_model.h): 2node-ib's 256 MiB
+   * picks it; the text table says nvls_tree, the CSV keeps --algo's nvls. */
+  o = run("--topo topologies/2node-ib.yaml --algo auto -b 256M -e 256M");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert(strstr(o.text, " nvls_tree Simple   8 "), "%s", o.text);
+  free(o.text);
+  o = run("--topo topologies/2node-ib.yaml --algo auto -b 256M -e 256M --format csv");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert_eq(parse_algo_rows(o.text, rows, 4), 1);
+  cr_assert_str_eq(rows[0].algo, "nvls");
   free(o.text);
   /* Asked for explicitly, tree runs with NCCL's protocol choice for it. */
   o = run("--topo topologies/dgx-h100.yaml --algo tree --proto auto -b 1G -e 1G --format csv");

@@ -291,3 +291,39 @@ Test(model, the_exporter_names_a_missing_factory_file_in_one_line) {
   cr_assert(strstr(r.err, "/nonexistent/m.py: no such file"), "%s", r.err);
   ds_test_release(&r);
 }
+
+/* docs/models.md's hand-written example loads as the page shows it: two
+ * layers, the ReLU with `params: []` (no tensors of its own), fc's two
+ * tensors 1048576 + 1024 elements. */
+Test(model, the_docs_example_loads) {
+  char *doc = ds_test_slurp("docs/models.md");
+  const char *mark = "<!-- docs-example: model -->\n```yaml\n";
+  char *start = strstr(doc, mark);
+  cr_assert_not_null(start, "docs/models.md has no example block");
+  start += strlen(mark);
+  char *end = strstr(start, "```\n");
+  cr_assert_not_null(end);
+  *end = '\0';
+  struct ds_model *m = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_test_load_model_text(start, &m, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(m->n_layers, 2);
+  cr_assert_eq(m->n_params, 2);
+  cr_assert_eq(m->layers[1].param_count, 0);
+  cr_assert_eq(m->total_numel, 1048576 + 1024);
+  cr_assert_eq(m->layers[0].cls, DS_LAYER_MATMUL);
+  ds_model_free(m);
+  free(doc);
+}
+
+/* A byte count with a unit is refused, and the message says a model file's
+ * sizes are integer bytes (a topology's take units; these do not). */
+Test(model, a_byte_count_with_a_unit_says_integer_bytes) {
+  ds_test_assert_model_refused(HEAD "layers:\n  - name: l0\n    fwd_flops: 1\n    bwd_flops: 1\n"
+                               "    fwd_bytes: 12MiB\n    act_bytes: 0\n    params:\n"
+                               "      - {name: a, numel: 4}\n",
+                               "key 'fwd_bytes': expected an integer from 0 to "
+                               "1000000000000000, got \"12MiB\": integer bytes per sample, "
+                               "without a unit (12582912, not 12MiB",
+                               "fwd_bytes 12MiB");
+}

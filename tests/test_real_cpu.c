@@ -252,7 +252,7 @@ Test(real_cpu, rank_count_mismatch_exit_2) {
   snprintf(args, sizeof args, "--device cpu --schedule %s --trace %s/never.csv", sched, dir);
   struct ds_test_result r = ds_test_run(MPIRUN "-np 1 ", ds_test_ddpreal(), args);
   cr_assert_eq(r.status, 2, "exit %d, stderr %s", r.status, r.err);
-  cr_assert(strstr(r.err, "has 2 ranks (world size 2) but mpirun started 1 processes: run "
+  cr_assert(strstr(r.err, "has 2 ranks (world size 2) but mpirun started 1 process: run "
                           "mpirun -np 2") != NULL,
             "stderr: %s", r.err);
   ds_test_release(&r);

@@ -947,7 +947,7 @@ Test(sweep, each_block_says_its_all_reduce_when_it_varies) {
   cr_assert(strstr(r.out, "\nworld size 1, bucket cap 25 MiB (first bucket 1 MiB)\n"
                           "  all-reduce none: one rank, no collective runs\n"), "%s", r.out);
   cr_assert(strstr(r.out, "\nworld size 2, bucket cap 25 MiB (first bucket 1 MiB)\n"
-                          "  all-reduce auto: NCCL's channels"), "%s", r.out);
+                          "  all-reduce auto: NCCL's choice"), "%s", r.out);
   cr_assert_null(strstr(r.out, "\nall-reduce"), "no header line: %s", r.out);
   cr_assert_null(strstr(r.out, "the plain algorithm"), "%s", r.out);
   const char *tp = strstr(r.out, "  throughput     ");
@@ -956,7 +956,7 @@ Test(sweep, each_block_says_its_all_reduce_when_it_varies) {
   ds_test_release(&r);
   r = run("--topo 4gpu --model tests/data/tiny-model.yaml --world-size 2,4");
   cr_assert_eq(r.status, 0, "%s", r.err);
-  cr_assert(strstr(r.out, "\nall-reduce auto: NCCL's channels"), "%s", r.out);
+  cr_assert(strstr(r.out, "\nall-reduce auto: NCCL's choice"), "%s", r.out);
   cr_assert_null(strstr(r.out, "  all-reduce"), "%s", r.out);
   ds_test_release(&r);
 }
@@ -1015,4 +1015,46 @@ Test(sweep, a_memory_warning_names_the_strategy_of_its_row) {
   fclose(f);
   cr_assert(strstr(buf, "\nwarning: dp batch=1024: 90.00 GiB"), "%s", buf);
   cr_assert(strstr(buf, "\nwarning: ddp batch=1024: 90.00 GiB"), "%s", buf);
+}
+
+/* When nothing is slower than the best (every row that fits ties, or one
+ * fits) the closing line names no slowest: a configuration named as both
+ * best and slowest read as a difference (revuser3). Batches 64, 256 at the
+ * same time per sample (10 and 40 ms for 256 and 1024 samples): a tie at
+ * 25600 samples/s; then 256 over memory: batch 64 the one that fits. Bucket
+ * caps 1 and 25 at 10 ms both: a tie; 25 over memory: 1 MiB fits alone. */
+Test(sweep, a_tie_names_no_slowest) {
+  struct ds_options o;
+  struct ds_summary rows[3];
+  const double peak[3] = {10, 40, 90};
+  batch_rows(&o, rows, peak);
+  rows[1].iter_ms = 40;
+  char buf[1024] = "";
+  print_best(&o, rows, 2, buf, sizeof buf);
+  cr_assert(strstr(buf, "\nbest configuration: none better: every configuration ties at 10.000 "
+                        "ms per iteration, 25600.0 samples/s\n"), "%s", buf);
+  cr_assert_null(strstr(buf, "slowest"), "%s", buf);
+  rows[1].peak_mem_gib = 90;
+  print_best(&o, rows, 2, buf, sizeof buf);
+  cr_assert(strstr(buf, "\nbest configuration: batch=64, the one configuration that fits: "
+                        "10.000 ms per iteration, 25600.0 samples/s; 1 of 2 configurations fit "
+                        "in the GPU's memory"), "%s", buf);
+  cr_assert_null(strstr(buf, "slowest"), "%s", buf);
+  ds_test_options_ok("--topo x --bucket-mb 1,25", &o);
+  memset(rows, 0, sizeof rows);
+  for (int i = 0; i < 2; i++) {
+    rows[i].bucket_mb = i ? 25 : 1;
+    rows[i].iter_ms = 10;
+    rows[i].world_size = 4;
+    rows[i].batch_per_gpu = 32;
+    rows[i].gpu_mem_gib = 80;
+  }
+  print_best(&o, rows, 2, buf, sizeof buf);
+  cr_assert(strstr(buf, "\nbest bucket cap: none better: every cap ties at 10.000 ms per "
+                        "iteration\n"), "%s", buf);
+  rows[1].peak_mem_gib = 90;
+  print_best(&o, rows, 2, buf, sizeof buf);
+  cr_assert(strstr(buf, "\nbest bucket cap: 1 MiB (10.000 ms per iteration), the one cap that "
+                        "fits; 1 of 2 configurations fit"), "%s", buf);
+  cr_assert_null(strstr(buf, "slowest"), "%s", buf);
 }

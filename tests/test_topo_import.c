@@ -320,9 +320,9 @@ Test(gpu_table, a_users_table_adds_to_and_overrides_the_shipped_one) {
   free(h100);
   char args[1024];
   snprintf(args, sizeof args, "topo %s/a.yaml", dir);
-  topo_says(args, "A100-SXM4-80GB x 8 (1 node x 8), 108 SMs, 80.0 GiB, HBM 1000 GB/s");
+  topo_says(args, "A100-SXM4-80GB x 8 (1 node x 8), 108 SMs, 80.0 GiB, memory 1000 GB/s");
   snprintf(args, sizeof args, "topo %s/h.yaml", dir);
-  topo_says(args, "H100-SXM5-80GB x 8 (1 node x 8), 132 SMs, 79.6 GiB, HBM 3350 GB/s");
+  topo_says(args, "H100-SXM5-80GB x 8 (1 node x 8), 132 SMs, 79.6 GiB, memory 3350 GB/s");
 
   /* The import finds MyGPU by its PCI id through the table beside the XML. */
   char *xml = ds_test_slurp(D "bad-device.xml");

@@ -49,6 +49,9 @@ Test(topocmd, nvswitch_box_links_ring_and_nccl_channels) {
   cr_assert(strstr(o.text, "2 links, bottleneck 300.0 GB/s, latency 3.40 us"), "%s", o.text);
   cr_assert(strstr(o.text, "cross 47.60 us in all"), "%s", o.text);
   cr_assert(strstr(o.text, "12 channels x 20.0 GB/s = 240.0 GB/s"), "%s", o.text);
+  /* comm_interference 0 is the extra factor only, not "no interference" */
+  cr_assert(strstr(o.text, "comm_interference 0 (an extra factor: NCCL's kernels slow compute "
+                           "beside them anyway"), "%s", o.text);
   free(o.text);
 }
 
@@ -216,4 +219,45 @@ Test(topocmd, shows_the_cpu_vendor) {
     cr_assert(strstr(o.text, want), "%s: %s", vendors[i], o.text);
     free(o.text);
   }
+}
+
+/* gpus_per_switch 3 on 5 GPUs per node: switches of 3 and 2 GPUs, said on
+ * a line of its own (docs/topologies.md); 1 node's 2 PCIe switches + 0
+ * fabric switches = "2 switch". A divisor (pcie4: 2 of 4) prints no line. */
+Test(topocmd, a_partial_last_pcie_switch_is_said) {
+  char path[] = "/tmp/ddpsim-topocmd-pcie-XXXXXX";
+  ds_test_write_temp(path, "schema_version: 1\nname: p\ngpu: H100-SXM5-80GB\nnodes: 1\n"
+                           "gpus_per_node: 5\nintra_node:\n  template: pcie-switch\n"
+                           "  link_bw: 10GBps\n  link_lat: 1us\n  gpus_per_switch: 3\n"
+                           "  uplink_bw: 10GBps\n  uplink_lat: 1us\n");
+  struct output o = run(path);
+  unlink(path);
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert(strstr(o.text, "5 gpu, 2 switch,"), "%s", o.text);
+  cr_assert(strstr(o.text, "\n  pcie       2 switches per node of 3+2 GPUs (gpus_per_switch 3 "
+                           "does not divide gpus_per_node 5: the last switch holds the rest)\n"),
+            "%s", o.text);
+  free(o.text);
+  o = run("tests/data/pcie4.yaml");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert(strstr(o.text, "4 gpu, 2 switch,"), "%s", o.text);
+  cr_assert_null(strstr(o.text, "\n  pcie "), "%s", o.text);
+  free(o.text);
+}
+
+/* The GPU table knows a GPU's memory bandwidth, not its kind: an L40S's
+ * GDDR6 (864 GB/s) is "memory", never "HBM". */
+Test(topocmd, gddr_memory_is_not_called_hbm) {
+  char path[] = "/tmp/ddpsim-topocmd-l40s-XXXXXX";
+  ds_test_write_temp(path, "schema_version: 1\nname: l\ngpu: L40S-48GB\nnodes: 1\n"
+                           "gpus_per_node: 2\nintra_node:\n  template: pcie-switch\n"
+                           "  link_bw: 32GBps\n  link_lat: 1us\n  gpus_per_switch: 2\n"
+                           "  uplink_bw: 32GBps\n  uplink_lat: 1us\n");
+  struct output o = run(path);
+  unlink(path);
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert(strstr(o.text, "L40S-48GB x 2 (1 node x 2), 142 SMs, 45.0 GiB, memory 864 GB/s\n"),
+            "%s", o.text);
+  cr_assert_null(strstr(o.text, "HBM"), "%s", o.text);
+  free(o.text);
 }

@@ -121,6 +121,9 @@ struct ds_calib {
   int32_t interference_blocks;    /* >= 1 */
   double interference_slowdown;   /* >= 1 */
   double interference_predicted;  /* >= 1 */
+  /* lines of interference_blocks and interference_predicted in the file
+   * read (ds_calib_load), for the check against the GPU's SMs; 0 else */
+  int32_t interference_blocks_line, interference_predicted_line;
   /* collective: the all-reduce fit, when has_collective */
   int has_collective;
   int32_t coll_nranks;      /* >= 1 */

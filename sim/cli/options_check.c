@@ -217,7 +217,8 @@ ds_status ds__options_finish(struct ds_options *o, int proto_set, const double *
   DS_CHECK(check_loop(o, err));
   /* --jitter's draws are the only random input (sim/train/jitter.c, the
    * one use of the seed): without them every seed runs one timeline, and
-   * its p50/p95/p99 would pass a repeat off as a distribution. */
+   * its p50/p95/p99 would pass a repeat off as a distribution, and a
+   * --seed would change nothing it seems to. */
   int noisy = 0;
   for (int32_t k = 0; k < o->sweep[DS_VAR_JITTER].n; k++)
     noisy |= o->sweep[DS_VAR_JITTER].v[k] > 0;
@@ -226,6 +227,11 @@ ds_status ds__options_finish(struct ds_options *o, int proto_set, const double *
                       "draws, the one random input, so without --jitter (or at CV 0) every "
                       "sample is the same timeline; give --jitter CV, or --samples 1",
                       o->samples);
+  if (ds_options_given(o, "--seed") && !noisy)
+    return ds_err_set(err, DS_EUSAGE, "option --seed %llu: seeds differ only in --jitter's "
+                      "draws, the one random input, so without --jitter (or at CV 0) every "
+                      "seed is the same timeline; give --jitter CV, or leave --seed out",
+                      (unsigned long long)o->seed);
   if (o->no_bn_weight_decay && !o->weight_decay)
     return ds_err_set(err, DS_EUSAGE, "option --no-bn-weight-decay: needs --weight-decay "
                       "(without it no parameter decays)");

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/units.h"
 #include "analysis/metrics.h"
 #include "sim/cli/report_impl.h"
 
@@ -55,13 +56,14 @@ ds_status ds_report_times_new(const struct ds_shared_schedule *s, int full,
   t->slot_at[s->n_blocks] = slots;
   t->r0_start = malloc((nt + 1) * sizeof *t->r0_start);
   t->r0_end = malloc((nt + 1) * sizeof *t->r0_end);
+  t->r0_slowed_ns = malloc((nt + 1) * sizeof *t->r0_slowed_ns);
   t->first_start = malloc((slots + 1) * sizeof *t->first_start);
   t->last_end = malloc((slots + 1) * sizeof *t->last_end);
   if (full) {
     t->start = malloc((s->n_ops + 1) * sizeof *t->start);
     t->end = malloc((s->n_ops + 1) * sizeof *t->end);
   }
-  if (!t->r0_start || !t->r0_end || !t->first_start || !t->last_end ||
+  if (!t->r0_start || !t->r0_end || !t->r0_slowed_ns || !t->first_start || !t->last_end ||
       (full && (!t->start || !t->end))) {
     ds_report_times_release(t);
     return DS_ENOMEM;
@@ -72,7 +74,10 @@ ds_status ds_report_times_new(const struct ds_shared_schedule *s, int full,
 
 void ds_report_times_reset(struct ds_report_times *t) {
   size_t slots = t->slot_at[t->s->n_blocks];
-  for (size_t i = 0; i < t->s->tmpl->n_ops; i++) t->r0_start[i] = t->r0_end[i] = -1;
+  for (size_t i = 0; i < t->s->tmpl->n_ops; i++) {
+    t->r0_start[i] = t->r0_end[i] = -1;
+    t->r0_slowed_ns[i] = 0;
+  }
   for (size_t i = 0; i < slots; i++) {
     t->first_start[i] = INT64_MAX;
     t->last_end[i] = INT64_MIN;
@@ -83,6 +88,7 @@ void ds_report_times_reset(struct ds_report_times *t) {
 void ds_report_times_release(struct ds_report_times *t) {
   free(t->r0_start);
   free(t->r0_end);
+  free(t->r0_slowed_ns);
   free(t->slot_at);
   free(t->first_start);
   free(t->last_end);
@@ -122,12 +128,13 @@ ds_status ds_report_measure_shared(const struct ds_report_times *t, size_t b0, s
   struct ds_timed_op *ops = malloc(n * sizeof *ops);
   if (!ops) return DS_ENOMEM;
   n = 0;
-  int64_t first = INT64_MAX, last = INT64_MIN, prev = DS_METRICS_NO_PREVIOUS;
+  int64_t first = INT64_MAX, last = INT64_MIN, prev = DS_METRICS_NO_PREVIOUS, slowed = 0;
   for (size_t b = b0; b < b1; b++) {
     const struct ds_sched_block *bl = &sh->blocks[b];
     for (uint32_t k = 0; bl->first_rank == 0 && k < bl->n_ops; k++) {
       uint32_t op = bl->first_op + k;
       ops[n++] = (struct ds_timed_op){&sh->tmpl->ops[op], t->r0_start[op], t->r0_end[op]};
+      slowed += t->r0_slowed_ns[op];
     }
     for (size_t i = t->slot_at[b]; i < t->slot_at[b + 1]; i++) {
       if (t->first_start[i] < first) first = t->first_start[i];
@@ -135,6 +142,7 @@ ds_status ds_report_measure_shared(const struct ds_report_times *t, size_t b0, s
     }
   }
   if (first <= last) ops[n++] = (struct ds_timed_op){&span_op, first, last};
+  s->interference_ms = (double)slowed / DS_UNITS_NS_PER_MS;
   for (size_t i = 0; i < t->slot_at[b0]; i++)
     if (t->last_end[i] > prev) prev = t->last_end[i];
   struct ds_metrics m;

@@ -67,6 +67,9 @@ struct ds_summary {
   double first_iter_ms;
   double iter_ms, fwd_ms, bwd_ms, step_ms, comm_ms, exposed_comm_ms;
   double overlap_pct, gpu_busy_ms, host_exposed_ms;
+  /* rank 0's compute ops' time added by interference in the iteration
+   * (exec.h r0_slowed_ns; ds_report_measure_shared): the text's line only */
+  double interference_ms;
   struct ds_ddp_memory mem;
   double peak_mem_gib;
   /* Every strategy (docs/strategies.md): peak memory of GPU 0 and of the
@@ -188,6 +191,7 @@ ds_status ds_report_measure(const struct ds_schedule *sched, size_t first, size_
 struct ds_report_times {
   const struct ds_shared_schedule *s; /* borrowed */
   int64_t *r0_start, *r0_end;         /* [template ops] */
+  int64_t *r0_slowed_ns;              /* [template ops]: exec.h's, 0 until set */
   size_t *slot_at;                    /* [blocks + 1]: block b's ranks' slots */
   int64_t *first_start, *last_end;    /* [slots] */
   int64_t *start, *end;               /* [s->n_ops], or NULL without full */

@@ -203,6 +203,28 @@ static void print_uneven_note(FILE *fp, const struct ds_summary *r) {
           r->world_size, r->uneven_nodes);
 }
 
+/* --jitter's percentiles over --samples; of one sample they are the
+ * iteration itself, so one number is printed, and how to get more. */
+static void print_quantiles(FILE *fp, const struct ds_summary *r) {
+  if (!r->has_quantiles) return;
+  if (r->samples > 1)
+    fprintf(fp, "    p50/p95/p99  %10.3f / %.3f / %.3f ms  (%d samples, jitter CV %g)\n",
+            r->iter_p50_ms, r->iter_p95_ms, r->iter_p99_ms, r->samples, r->jitter_cv);
+  else
+    fprintf(fp, "    jitter       CV %g, one sample: the iteration above (--samples N for "
+                "p50/p95/p99)\n", r->jitter_cv);
+}
+
+/* The time NCCL's kernels beside rank 0's compute kernels added to them
+ * (interference.h), part of forward, backward and optimizer above; printed
+ * where it shows (the plain algorithms hold nothing). */
+static void print_interference(FILE *fp, const struct ds_summary *r) {
+  if (r->interference_ms >= 0.0005)
+    fprintf(fp, "    interference %10.3f ms  (rank 0's kernels slowed beside NCCL's: their time "
+                "less their time alone, within the three above; docs/architecture.md)\n",
+            r->interference_ms);
+}
+
 /* One row of a run that is not DDP alone (--strategy with other names). */
 static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
   fputc('\n', fp);
@@ -241,12 +263,11 @@ static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
     fprintf(fp, "    per worker   %10.3f to %.3f ms  (each worker's mean step from the end "
                 "of iteration 0 to the last; throughput from these)\n",
             r->worker_step_min_ms, r->worker_step_max_ms);
-  if (r->has_quantiles)
-    fprintf(fp, "    p50/p95/p99  %10.3f / %.3f / %.3f ms  (%d samples, jitter CV %g)\n",
-            r->iter_p50_ms, r->iter_p95_ms, r->iter_p99_ms, r->samples, r->jitter_cv);
+  print_quantiles(fp, r);
   fprintf(fp, "    forward      %10.3f ms\n", r->fwd_ms);
   fprintf(fp, "    backward     %10.3f ms\n", r->bwd_ms);
   fprintf(fp, "    optimizer    %10.3f ms%s\n", r->step_ms, optimizer_note(r));
+  print_interference(fp, r);
   if (r->has_ps)
     fprintf(fp, "  communication  %10.3f ms  (rank 0's pushes and pulls to other GPUs' servers)\n",
             r->comm_ms);
@@ -408,14 +429,26 @@ static void print_rates(FILE *fp, const struct ds_summary *rows, int32_t n) {
 /* Whether two optional strings say the same (NULL as ""). */
 static int same_text(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : "") == 0; }
 
+/* The header's collective model (--coll-model): how the ring, tree and
+ * NVLSTree collectives execute, whatever algorithm ran (the other
+ * algorithms always run per flow). */
+static const char *coll_model_text(const char *coll_model) {
+  return strcmp(coll_model, "flow") == 0 ? "collectives per flow"
+                                         : "rings and trees aggregated";
+}
+
 /* The all-reduce's line, after `indent`: NCCL's model when it chooses
- * (auto) or runs a protocol (nvls/auto); the other names are the plain
- * algorithms, the ring's without a line; none (one rank) runs nothing. */
+ * (auto: the algorithm too, per call) or runs a protocol (nvls/auto); the
+ * other names are the plain algorithms; none (one rank) runs nothing. */
 static void print_allreduce(FILE *fp, const struct ds_summary *r, const char *indent) {
   if (!r->coll_algo) return;
   if (strcmp(r->coll_algo, "auto") == 0 || strchr(r->coll_algo, '/') != NULL) {
-    fprintf(fp, "%sall-reduce %s: NCCL's channels and protocols (cost model %s%s; "
-                "docs/collectives.md)\n", indent, r->coll_algo, ds_nccl_constants_version(),
+    fprintf(fp, "%sall-reduce %s: %s (cost model %s%s; docs/collectives.md)\n", indent,
+            r->coll_algo,
+            strcmp(r->coll_algo, "auto") == 0
+                ? "NCCL's choice of algorithm and protocol per call, on its channels"
+                : "NCCL's channels and protocols",
+            ds_nccl_constants_version(),
             r->nccl_extra && strcmp(r->nccl_extra, "none") == 0
                 ? ", without the mechanisms it leaves out: --nccl-extra none" : "");
     if (r->ll128_default_off)
@@ -424,7 +457,7 @@ static void print_allreduce(FILE *fp, const struct ds_summary *r, const char *in
   } else if (strcmp(r->coll_algo, "none") == 0)
     /* run_setup.c: NCCL's one-rank in-place all-reduce launches nothing */
     fprintf(fp, "%sall-reduce none: one rank, no collective runs\n", indent);
-  else if (strcmp(r->coll_algo, "ring") != 0)
+  else
     fprintf(fp, "%sall-reduce %s: the plain algorithm on the links' own bandwidth and "
                 "latency, not NCCL's (docs/collectives.md)\n", indent, r->coll_algo);
 }
@@ -477,14 +510,14 @@ void ds__report_print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     else snprintf(ranks, sizeof ranks, "%d to %d", least, most);
     if (i == 0)
       fprintf(fp,
-              "%s: %s on %s (%s x %s), batch %lld/GPU, %s, network %s, ring %s\n"
+              "%s: %s on %s (%s x %s), batch %lld/GPU, %s, network %s, %s\n"
               "iterations simulated: %d; reporting iteration %d "
               "(iteration 0: %.3f ms)\n",
               r->strategy, ds_textout_printable(r->model, model, sizeof model),
               ds_textout_printable(r->topology, topology, sizeof topology), ranks,
               ds_textout_printable(r->gpu, gpu, sizeof gpu),
               (long long)r->batch_per_gpu, precision_name(r), r->net_model,
-              strcmp(r->coll_model, "flow") == 0 ? "per flow" : "aggregated",
+              coll_model_text(r->coll_model),
               r->iters,
               r->reported_iter, r->first_iter_ms);
     if (i == 0 && !vary_algo) print_allreduce(fp, r, "");
@@ -504,12 +537,11 @@ void ds__report_print_text(FILE *fp, const struct ds_summary *rows, int32_t n) {
     if (vary_algo) print_allreduce(fp, r, "  ");
     print_uneven_note(fp, r);
     fprintf(fp, "  iteration      %10.3f ms\n", r->iter_ms);
-    if (r->has_quantiles)
-      fprintf(fp, "    p50/p95/p99  %10.3f / %.3f / %.3f ms  (%d samples, jitter CV %g)\n",
-              r->iter_p50_ms, r->iter_p95_ms, r->iter_p99_ms, r->samples, r->jitter_cv);
+    print_quantiles(fp, r);
     fprintf(fp, "    forward      %10.3f ms\n", r->fwd_ms);
     fprintf(fp, "    backward     %10.3f ms\n", r->bwd_ms);
     fprintf(fp, "    optimizer    %10.3f ms%s\n", r->step_ms, optimizer_note(r));
+    print_interference(fp, r);
     fprintf(fp, "  communication  %10.3f ms  (all-reduces and any buffer broadcast on rank 0)\n",
             r->comm_ms);
     fprintf(fp, "    exposed      %10.3f ms  (not hidden under compute)\n",

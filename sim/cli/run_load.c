@@ -128,7 +128,10 @@ static ds_status plug_calib_gconv(struct loaded *ld, const char *gpus_path,
  * placeholders, further from any GPU); the absolute values (kernel_overhead,
  * nccl, host) apply as measured there. A file naming no GPU (older
  * ddpreal) is said to name none, with a warning too: which GPU it was,
- * ddpsim cannot know. */
+ * ddpsim cannot know. A name the GPU table does not know (a GPU it has no
+ * row for, or a typo) applies alike, its warning listing the table's names.
+ * The nccl section's interference_blocks is checked against the measured
+ * GPU's SMs where the table knows them (ds_calib_check_interference). */
 static ds_status note_calib_gpu(struct loaded *ld, const char *calib_path, const char *gpus_path,
                                 struct ds_err *err) {
   struct ds_compute_params *p = &ld->topo->compute;
@@ -137,16 +140,28 @@ static ds_status note_calib_gpu(struct loaded *ld, const char *calib_path, const
   struct ds_gpu_table table;
   DS_CHECK(ds_gpu_table_load(gpus_path, &table, err)); /* for g's smi_names */
   p->calib_gpu_fit = ds_calib_gpu_fit(c, g, ds_gpu_table_find(&table, g->name));
+  /* the GPU measured: this one, or the one the file names (its SMs where
+   * the table knows it, else 0: unchecked) */
+  int32_t sms = g->sms;
+  const char *measured = g->name;
   if (p->calib_gpu_fit == DS_CALIB_GPU_OTHER) {
     /* the table's name for the file's device name, where the table has it */
     const struct ds_gpu_info *named = ds_gpu_table_find(&table, c->gpu);
     if (!named) named = ds_gpu_table_by_smi_name(&table, c->gpu);
-    ds_textout_printable(named ? named->spec.name : c->gpu, p->calib_gpu, sizeof p->calib_gpu);
+    sms = named ? named->spec.sms : 0;
+    measured = named ? named->spec.name : c->gpu;
+    ds_textout_printable(measured, p->calib_gpu, sizeof p->calib_gpu);
     int rates = c->has_flops_efficiency || c->has_mem_efficiency;
     for (int k = 0; k < DS_CALIB_EFF_KEYS; k++) rates |= c->eff[k] > 0;
-    say_user("ddpsim: warning: %s: key 'gpu': measured on %s, not %s's %s: %s; "
+    char unknown[900] = "";
+    if (!named) {
+      char known[768];
+      ds_gpu_table_names(&table, known, sizeof known);
+      snprintf(unknown, sizeof unknown, " (a GPU the GPU table does not know: %s)", known);
+    }
+    say_user("ddpsim: warning: %s: key 'gpu': measured on %s%s, not %s's %s: %s; "
              "its kernel_overhead, nccl and host values apply as measured there\n",
-             calib_path, c->gpu, ld->topo_path, g->name,
+             calib_path, c->gpu, unknown, ld->topo_path, g->name,
              rates ? "its efficiencies (fractions of that GPU's peak) stand in for this GPU's, "
                     "not as measured (the compute-rates line says so)"
                   : "it has no efficiencies");
@@ -156,8 +171,10 @@ static ds_status note_calib_gpu(struct loaded *ld, const char *calib_path, const
              "gpu: with the measured GPU's name to have it checked\n",
              calib_path, ld->topo_path, g->name);
   }
+  /* before the table goes: measured may be its name */
+  ds_status st = ds_calib_check_interference(c, calib_path, sms, measured, err);
   ds_gpu_table_release(&table);
-  return DS_OK;
+  return st;
 }
 
 ds_status ds__run_load(struct loaded *ld, const struct ds_options *o, struct ds_err *err) {

@@ -272,7 +272,8 @@ ds_status ds__run_schedule(struct config_run *c, double bucket_mb, struct ds_sum
                                    .prebuilt_ring = &c->ring,
                                    .compute = &c->compute,
                                    .model = c->model,
-                                   .batch = c->batch};
+                                   .batch = c->batch,
+                                   .r0_slowed_ns = tm.r0_slowed_ns};
     memset(rank_time, 0, (size_t)c->world * sizeof *rank_time);
     ds_report_times_reset(&tm);
     DS_CHECK_GOTO(ds_exec_new(c->topo, &eopt, &ex, err), st, out);

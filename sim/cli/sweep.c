@@ -475,6 +475,20 @@ void ds_sweep_print_best(FILE *out, const struct ds_options *o,
       ranked += fits(&rows[i]);
       flat += fits(&rows[i]) && ds_sweep_rank_ms(&rows[i]) <= fast * 1.01;
     }
+    /* nothing slower: every cap that fits ties (or one fits), and naming
+     * one as both best and slowest would read as a difference */
+    if (worst == best && ranked > 1) {
+      fprintf(out, "\nbest bucket cap: none better: every cap ties at %.3f ms per iteration%s%s\n",
+              fast, fit_note(ranked, n, fit, sizeof fit),
+              median_note(&rows[0], note, sizeof note));
+      return;
+    }
+    if (worst == best) {
+      fprintf(out, "\nbest bucket cap: %g MiB (%.3f ms per iteration), the one cap that fits%s%s\n",
+              rows[best].bucket_mb, fast, fit_note(ranked, n, fit, sizeof fit),
+              median_note(&rows[0], note, sizeof note));
+      return;
+    }
     /* the cut in iteration time, not a ratio of speeds */
     fprintf(out, "\nbest bucket cap: %g MiB (%.3f ms per iteration, %.1f%% less time than "
             "the slowest, %g MiB at %.3f ms); within 1%% of the best: %d of %d caps "
@@ -490,6 +504,20 @@ void ds_sweep_print_best(FILE *out, const struct ds_options *o,
   for (int32_t i = 0; i < n; i++) {
     ranked += fits(&rows[i]);
     flat += fits(&rows[i]) && ms_per_sample(&rows[i]) <= b * 1.01;
+  }
+  if (worst == best) { /* as for the bucket caps above */
+    if (ranked > 1) {
+      fputs("\nbest configuration: none better: every configuration ties at", out);
+    } else {
+      fputs("\nbest configuration: ", out);
+      print_config(out, o, best);
+      fputs(", the one configuration that fits:", out);
+    }
+    fprintf(out, " %.3f ms per iteration, %.1f samples/s%s%s\n", ds_sweep_rank_ms(&rows[best]),
+            b > 0 ? 1000.0 / b : 0.0, fit_note(ranked, n, fit, sizeof fit),
+            median_note(&rows[0], note, sizeof note));
+    print_any_scaling(out, o, rows, n);
+    return;
   }
   /* the configurations written whole, however many options are swept */
   fputs("\nbest configuration: ", out);

@@ -135,7 +135,11 @@ static const char *coll_model_of(const struct ds_collbench_args *o, const struct
 static void print_text_header(FILE *out, const struct ds_collbench_args *o,
                               const struct ds_topo *topo, const struct plan *pl) {
   const char *net = o->net_mode == DS_NET_CONSTANT ? "alpha-beta" : "maxmin";
-  const char *exec = pl->model == DS_COLL_FLOW ? "per flow" : "aggregated";
+  /* NCCL's rows: the ring's, tree's and NVLSTree's steps per flow or
+   * aggregated, whichever algorithm each row runs (NVLS on one node and
+   * p2p always per flow) */
+  const char *exec = pl->model == DS_COLL_FLOW ? "collectives per flow"
+                                               : "rings and trees aggregated";
   const char *plain_exec =
       strcmp(coll_model_of(o, pl, o->ar_algo), "flow") == 0 ? "per flow" : "aggregated";
   /* the topology's and GPU's names are the user's: control characters
@@ -154,21 +158,27 @@ static void print_text_header(FILE *out, const struct ds_collbench_args *o,
             "bandwidth may be too low "
             "(docs/collectives.md, \"Nodes filled unevenly\")\n", pl->n, pl->uneven);
   if (!pl->nccl) {
-    fprintf(out, "# network %s, %s %s; simulated (NCCL protocols and channels not modelled)\n",
+    fprintf(out, "# network %s, %s executed %s; simulated (NCCL protocols and channels not "
+            "modelled)\n",
             net, o->desc->kind == DS_COLL_ALLREDUCE ? ds_ar_algo_name(o->ar_algo)
                                                     : o->desc->algo, plain_exec);
     if (pl->fallback[0]) { /* it may name the GPU and its architecture */
       fputs("# ", out);
       ds_textout_put_printable(out, pl->fallback, 0);
       fputc('\n', out);
+    } else if (o->desc->kind == DS_COLL_ALLREDUCE) {
+      /* this command's default is the plain ring; DDP's is NCCL's choice,
+       * so the same bucket differs between the two (docs/collectives.md) */
+      fprintf(out, "# training runs default to --algo auto (NCCL's choice of algorithm and "
+              "protocol per call): add --algo auto to compare\n");
     }
     fprintf(out, "#\n# %12s %12s %6s %10s %8s %8s\n# %12s %12s %6s %10s %8s %8s\n",
             "size", "count", "type", "time", "algbw", "busbw", "(B)", "(elements)", "",
             "(us)", "(GB/s)", "(GB/s)");
     return;
   }
-  fprintf(out, "# network %s, %s %s; NCCL %s model: %s, %d node(s), %d channels of %.1f GB/s\n",
-          net, ds_collbench_is_p2p(o->desc->kind) ? "p2p" : "ring", exec,
+  fprintf(out, "# network %s, %s; NCCL %s model: %s, %d node(s), %d channels of %.1f GB/s\n",
+          net, ds_collbench_is_p2p(o->desc->kind) ? "p2p per flow" : exec,
           ds_nccl_constants_version(), ds_nccl_arch_name(pl->m.arch), pl->m.nnodes,
           pl->m.channels, pl->m.chan_bw_bytes_per_s / 1e9);
   if (ds_collbench_is_p2p(o->desc->kind))
@@ -194,8 +204,8 @@ static void print_text_header(FILE *out, const struct ds_collbench_args *o,
     fprintf(out, "# LL128 off: NCCL enables it by default only over NVLink inside a node "
             "(--proto LL128 forces it, as NCCL_PROTO=LL128)\n");
   }
-  fprintf(out, "#\n# %12s %12s %6s %10s %8s %8s %5s %6s %3s %10s\n"
-          "# %12s %12s %6s %10s %8s %8s %5s %6s %3s %10s\n",
+  fprintf(out, "#\n# %12s %12s %6s %10s %8s %8s %9s %6s %3s %10s\n"
+          "# %12s %12s %6s %10s %8s %8s %9s %6s %3s %10s\n",
           "size", "count", "type", "time", "algbw", "busbw", "algo", "proto", "ch",
           "nccl", "(B)", "(elements)", "", "(us)", "(GB/s)", "(GB/s)", "", "", "", "(us)");
 }
@@ -214,6 +224,17 @@ static void print_header(FILE *out, const struct ds_collbench_args *o,
     print_text_header(out, o, topo, pl);
     break;
   }
+}
+
+/* The human-readable name of what a row ran: across nodes NCCL runs NVLS
+ * as NVLSTree (nccl_model.h nvls_tree), "nvls_tree" in the text table and
+ * the plot's curves; the CSV and JSON keep --algo's name, nvls, as the
+ * trace's algo column does (docs/collectives.md). */
+static const char *row_algo_text(const struct ds_collbench_args *o, const struct plan *pl,
+                                 enum ds_ar_algo algo) {
+  if (o->desc->kind != DS_COLL_ALLREDUCE) return o->desc->algo;
+  if (algo == DS_AR_NVLS && pl->nccl && pl->m.nvls_tree) return "nvls_tree";
+  return ds_ar_algo_name(algo);
 }
 
 static void print_row(FILE *out, const struct ds_collbench_args *o,
@@ -248,9 +269,9 @@ static void print_row(FILE *out, const struct ds_collbench_args *o,
       fprintf(out, "  %12.0f %12.0f %6s %10.2f %8.2f %8.2f\n", r->size_bytes,
               r->count, "float", r->time_us, r->algbw_gbps, r->busbw_gbps);
     else
-      fprintf(out, "  %12.0f %12.0f %6s %10.2f %8.2f %8.2f %5s %6s %3d %10s\n",
+      fprintf(out, "  %12.0f %12.0f %6s %10.2f %8.2f %8.2f %9s %6s %3d %10s\n",
               r->size_bytes, r->count, "float", r->time_us, r->algbw_gbps,
-              r->busbw_gbps, algo, proto, r->channels, pred2);
+              r->busbw_gbps, row_algo_text(o, pl, r->algo), proto, r->channels, pred2);
   }
 }
 
@@ -297,10 +318,9 @@ static ds_status make_plan(const struct ds_collbench_args *o, struct ds_topo *to
 }
 
 /* The plot curve a row belongs to: "allreduce ring/LL128", "broadcast chain". */
-static void row_group(const struct ds_collbench_args *o, const struct row *r, char *buf,
-                      size_t cap) {
-  const char *algo = o->desc->kind == DS_COLL_ALLREDUCE ? ds_ar_algo_name(r->algo)
-                                                        : o->desc->algo;
+static void row_group(const struct ds_collbench_args *o, const struct plan *pl,
+                      const struct row *r, char *buf, size_t cap) {
+  const char *algo = row_algo_text(o, pl, r->algo);
   if (r->proto == DS_PROTO_COUNT) snprintf(buf, cap, "%s %s", o->op, algo);
   else snprintf(buf, cap, "%s %s/%s", o->op, algo, ds_proto_name(r->proto));
 }
@@ -443,7 +463,7 @@ static ds_status sweep(const struct ds_collbench_args *o, struct ds_topo *topo,
     n_rows++;
     if (o->plot) {
       char group[DS_BUSBW_GROUP_MAX];
-      row_group(o, &r, group, sizeof group);
+      row_group(o, &pl, &r, group, sizeof group);
       if (ds_busbw_add(&pts, group, r.size_bytes, r.busbw_gbps) != DS_OK) {
         st = ds_err_set(err, DS_ENOMEM, "--plot: out of memory");
         break;

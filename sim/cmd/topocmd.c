@@ -121,7 +121,9 @@ static void vertex_label(const struct ds_topo *t, int32_t v, char *buf, size_t c
 
 static void print_gpu(FILE *out, const struct ds_topo *t) {
   const struct ds_gpu_spec *g = &t->gpu;
-  fprintf(out, "  gpu        %s x %d (%d node%s x %d), %d SMs, %.1f GiB, HBM %.0f GB/s\n",
+  /* "memory": the table knows its bandwidth, not whether it is HBM or
+   * GDDR (an L40S's GDDR6) */
+  fprintf(out, "  gpu        %s x %d (%d node%s x %d), %d SMs, %.1f GiB, memory %.0f GB/s\n",
           g->name, t->n_gpus, t->n_nodes, t->n_nodes == 1 ? "" : "s", t->gpus_per_node,
           g->sms, g->mem_bytes / DS_UNITS_GIB, g->mem_bw_bytes_per_s / 1e9);
   fprintf(out, "             dense TFLOP/s: fp32 %.1f, tf32 %.1f, fp16 %.1f, bf16 %.1f\n",
@@ -129,7 +131,8 @@ static void print_gpu(FILE *out, const struct ds_topo *t) {
           g->fp16_flops_per_s / 1e12, g->bf16_flops_per_s / 1e12);
   const struct ds_compute_params *c = &t->compute;
   fprintf(out, "  compute    flops_efficiency %g, mem_efficiency %g, kernel_overhead %g us, "
-          "fp32 math %s, comm_interference %g\n", c->flops_efficiency, c->mem_efficiency,
+          "fp32 math %s, comm_interference %g (an extra factor: NCCL's kernels slow compute "
+          "beside them anyway, interference.h)\n", c->flops_efficiency, c->mem_efficiency,
           c->kernel_overhead_ns / 1e3, c->fp32_uses_tf32 ? "tf32" : "fp32",
           c->comm_interference);
   /* the GPU table's measured efficiencies (gpus.yaml efficiency), "-" where
@@ -184,6 +187,16 @@ static void print_devices_and_links(FILE *out, const struct ds_topo *t) {
     fprintf(out, "%s%d %s", k ? ", " : "", count[k], ds_vertex_kind_name((enum ds_vertex_kind)k));
   fprintf(out, "  (intra-node %s%s%s)\n", t->intra_template,
           t->n_nodes > 1 ? ", inter-node " : "", t->n_nodes > 1 ? t->inter_template : "");
+  /* a gpus_per_switch that does not divide gpus_per_node leaves the node's
+   * last PCIe switch partly filled (topo.c): "3+3+2" for 8 GPUs by 3 */
+  int32_t per = t->gpus_per_switch, gpn = t->gpus_per_node;
+  if (per > 0 && gpn % per != 0) {
+    fprintf(out, "  pcie       %d switches per node of ", (gpn + per - 1) / per);
+    for (int32_t a = 0; a < gpn; a += per)
+      fprintf(out, "%s%d", a ? "+" : "", a + per <= gpn ? per : gpn - a);
+    fprintf(out, " GPUs (gpus_per_switch %d does not divide gpus_per_node %d: the last "
+            "switch holds the rest)\n", per, gpn);
+  }
   /* the key NCCL's tuning reads across nodes (topo.h ds_cpu_vendor) */
   fprintf(out, "  cpu_vendor %s (NCCL's LL cap across nodes and network overhead)\n",
           ds_topo_cpu_vendor_name(t->cpu_vendor));

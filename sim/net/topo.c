@@ -158,6 +158,8 @@ static ds_status build_node(struct ds_topo *t, int32_t n,
       DS_CHECK(ds__topo_add_vertex(t, DS_VERTEX_CPU, n, &mem));
       DS_CHECK(ds__topo_add_link(t, cpu, mem, intra->host_mem_bw / 2, 0, "mem"));
     }
+    /* a new switch every gpus_per_switch GPUs: when that does not divide
+     * gpus_per_node the last switch holds the rest (docs/topologies.md) */
     for (int32_t a = 0; a < gpn; a++) {
       if (a % intra->gpus_per_switch == 0) {
         DS_CHECK(ds__topo_add_vertex(t, DS_VERTEX_SWITCH, n, &up));
@@ -503,6 +505,8 @@ static ds_status load(struct ds_topo *t, const char *path,
   DS_CHECK_GOTO(ds__topo_read_compute(&root, &t->compute, err), st, out);
   DS_CHECK_GOTO(read_cpu_vendor(&root, &t->cpu_vendor, err), st, out);
   snprintf(t->intra_template, sizeof t->intra_template, "%s", intra.template_name);
+  if (strcmp(intra.template_name, "pcie-switch") == 0)
+    t->gpus_per_switch = (int32_t)intra.gpus_per_switch;
   snprintf(t->inter_template, sizeof t->inter_template, "%s",
            nodes > 1 ? inter.template_name : "none");
 

@@ -280,6 +280,9 @@ struct ds_topo {
   int32_t gpus_per_node;
   int32_t n_gpus;
   char intra_template[16]; /* template name, or "explicit" */
+  int32_t gpus_per_switch; /* pcie-switch: GPUs per PCIe switch; when it does
+                              not divide gpus_per_node the node's last switch
+                              holds the rest (3 + 1 for 4 GPUs). 0 otherwise */
   char inter_template[16]; /* "ib", "ib-rail", "ib-fattree", "ib-rail-fattree",
                               "explicit", or "none" for one node */
   int nvls;                /* the nvswitch reduces in place (NVLS): key nvls,

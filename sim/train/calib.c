@@ -99,8 +99,11 @@ static ds_status read_nccl(const struct ds_cnode *root, struct ds_calib *c,
     int64_t n;
     DS_CHECK(ds_cnode_int_range(&node, 1, 100000, &n, err));
     c->interference_blocks = (int32_t)n;
+    c->interference_blocks_line = ds_cnode_line(&node);
     DS_CHECK(read_factor(&map, "interference_slowdown", &c->interference_slowdown, err));
     DS_CHECK(read_factor(&map, "interference_predicted", &c->interference_predicted, err));
+    if (ds_cmap_get(&map, "interference_predicted", &node))
+      c->interference_predicted_line = ds_cnode_line(&node);
     c->has_interference = 1;
   } else if (ds_cmap_get(&map, "interference_slowdown", &node) ||
              ds_cmap_get(&map, "interference_predicted", &node)) {
@@ -324,6 +327,28 @@ done:
   ds_config_free(cfg);
   if (st != DS_OK) memset(out, 0, sizeof *out);
   return st;
+}
+
+ds_status ds_calib_check_interference(const struct ds_calib *c, const char *path, int32_t sms,
+                                      const char *gpu, struct ds_err *err) {
+  if (!c->has_interference || sms <= 0) return DS_OK;
+  int32_t b = c->interference_blocks;
+  if (b >= sms)
+    return ds_err_set(err, DS_EINPUT, "%s:%d: key 'interference_blocks': expected fewer "
+                      "blocks than %s's %d SMs (the GEMM beside them runs on SMs - blocks), "
+                      "got %d", path, c->interference_blocks_line, gpu, sms, b);
+  /* ddpreal calibrate writes SMs / (SMs - blocks) (real/calibrate.cu) with
+   * 6 significant digits; a hand-written file may round it to 3 (1.14 for
+   * 132 / 116 = 1.1379: 0.2 %). Off by more than 1 % it is another GPU's
+   * (16 blocks: 1.1739 on 108 SMs, 1.1379 on 132) or a mistake. */
+  double want = (double)sms / (sms - b);
+  if (fabs(c->interference_predicted / want - 1) > 0.01)
+    return ds_err_set(err, DS_EINPUT, "%s:%d: key 'interference_predicted': expected %s's "
+                      "SMs / (SMs - interference_blocks) = %d / (%d - %d) = %.6g (within 1 %%), "
+                      "got %.6g",
+                      path, c->interference_predicted_line, gpu, sms, sms, b, want,
+                      c->interference_predicted);
+  return DS_OK;
 }
 
 void ds_calib_apply_compute(const struct ds_calib *c, struct ds_compute_params *p) {

@@ -43,6 +43,14 @@ void ds_calib_apply_gpu(const struct ds_calib *c, struct ds_gpu_spec *g);
  * ds_calib_gconv_fit says DS_GCONV_FIT_SCALED. */
 void ds_calib_gconv_table(const struct ds_calib *c, struct ds_gconv_table *out);
 
+/* Refuses (DS_EINPUT, naming path, the key's line and the key) a file's
+ * nccl.interference_blocks of sms or more, or an interference_predicted
+ * more than 1 % from sms / (sms - blocks), sms the SM count of the GPU the file was measured on (gpu its
+ * name, for the message); DS_OK without those keys or with sms 0 (the GPU
+ * unknown). */
+ds_status ds_calib_check_interference(const struct ds_calib *c, const char *path, int32_t sms,
+                                      const char *gpu, struct ds_err *err);
+
 /* Whether the file's top-level gpu names g (info: its GPU table entry, for
  * its smi_names; NULL: none known): the GPU's name or one of its
  * smi_names, case insensitive (enum in sim/net/topo.h). */

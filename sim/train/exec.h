@@ -69,6 +69,12 @@ struct ds_exec_options {
   /* The samples per GPU of the layers' passes, for what bounds each part of
    * a pass (ds_interference_sm_share); 0: each op as one kernel. */
   int64_t batch;
+  /* Rank 0's compute-stream ops' time added by interference
+   * (interference.h): slowed_ns[t], for template op t (on_op's t), set as
+   * the op ends to its duration less its stand-alone one (the schedule's
+   * times --jitter's and --straggler's factors), 0 where nothing slowed it.
+   * Borrowed, one value per template op; NULL: not recorded. */
+  int64_t *r0_slowed_ns;
   /* Every rank its own cohort: the per-rank execution, which the lockstep
    * one must equal event for event in its results (tests). */
   int no_lockstep;

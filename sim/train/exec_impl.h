@@ -74,6 +74,7 @@ struct running {
   uint32_t op;        /* local index; UINT32_MAX: none */
   double sm_share;    /* of its time, what its SMs bound (interference.h) */
   double left_ns;     /* at factor 1 */
+  double dur_ns;      /* its stand-alone duration: left_ns as it started */
   double factor;      /* >= 1 */
   int64_t since;
 };

@@ -72,7 +72,14 @@ void ds__exec_finish_op(struct ds_exec *ex, int32_t k, uint32_t e) {
   uint32_t q = queue_index(k, o->stream);
   ex->ops_done += (size_t)co->n;
   if (now > ex->last_end[k]) ex->last_end[k] = now;
-  if (ex->running[k].op == e) ex->running[k].op = UINT32_MAX;
+  if (ex->running[k].op == e) {
+    /* rank 0 leads its cohort when in it (members ascending): what the
+     * collectives beside it added, against the end it had alone */
+    if (ex->opt.r0_slowed_ns && co->mem[0] == 0)
+      ex->opt.r0_slowed_ns[c->tmpl[e]] =
+          now - ex->head_start[q] - ds_units_round_ns(ex->running[k].dur_ns);
+    ex->running[k].op = UINT32_MAX;
+  }
   if (c->inst[e] >= 0) {
     ex->comm_busy[k]--;
     change_load(ex, k, o, -1, LOAD_ALL);
@@ -159,6 +166,7 @@ static void start_op(struct ds_exec *ex, int32_t k, uint32_t e) {
     run->op = e;
     run->sm_share = ds_interference_sm_share(ex->opt.compute, ex->opt.model, ex->opt.batch, o);
     run->left_ns = dur_ns;
+    run->dur_ns = dur_ns;
     run->factor = ds_interference_factor(ex->opt.compute, run->sm_share,
                                          ex->held[k], ex->comm_busy[k] > 0);
     run->since = now;

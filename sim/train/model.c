@@ -8,6 +8,7 @@
  */
 #include "sim/train/model.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,7 +106,18 @@ ds_status ds__model_read_nonneg(const struct ds_cnode *map, const char *key,
   struct ds_cnode node;
   int64_t v;
   DS_CHECK(ds_cmap_require(map, key, "a non-negative integer", &node, err));
-  DS_CHECK(ds_cnode_int_range(&node, 0, DS_MODEL_COUNT_MAX, &v, err));
+  ds_status st = ds_cnode_int_range(&node, 0, DS_MODEL_COUNT_MAX, &v, err);
+  /* A size here is a plain count of bytes per sample, as
+   * tools/export_model.py writes it, never "12MiB" as a topology's sizes
+   * are: the message says so where the key is one (the file's *_bytes) */
+  size_t n = strlen(key), k = strlen("_bytes");
+  if (st != DS_OK && err && n > k && strcmp(key + n - k, "_bytes") == 0) {
+    size_t used = strlen(err->msg);
+    snprintf(err->msg + used, sizeof err->msg - used,
+             ": integer bytes per sample, without a unit (12582912, not 12MiB; "
+             "docs/models.md)");
+  }
+  DS_CHECK(st);
   *out = (double)v;
   return DS_OK;
 }

@@ -938,6 +938,16 @@ ds_status ds_trace_read_csv(const char *path, struct ds_trace **out,
     else if (st != DS_OK)
       ds_err_set(err, st, "%s: %s", path, kerr.msg);
   }
+  if (st == DS_OK) {
+    struct ds_err kerr = {0};
+    size_t bad = 0, other = 0;
+    st = ds_trace_check_iter_ends(r.t, &bad, &other, &kerr);
+    if (st == DS_EINPUT)
+      ds_err_set(err, st, "%s:%zu: %s (line %zu)", path, r.op_line[r.t->rows[bad].op],
+                 kerr.msg, r.op_line[r.t->rows[other].op]);
+    else if (st != DS_OK)
+      ds_err_set(err, st, "%s: %s", path, kerr.msg);
+  }
   free(r.op_line);
   if (st != DS_OK) {
     ds_trace_free(r.t);

@@ -1,0 +1,98 @@
+/*
+ * Tests for the trace reader's checks on a trace as a whole and on its
+ * header and its comment lines (traces/trace.c, traces/trace_keys.c), from
+ * the review of traces/ and analysis/ (revana): each case is a hand-made
+ * file the reader refused too little of, or too much, with the message it
+ * must give ("FILE:LINE: ...").
+ *
+ * Every test works in its own fresh directory under /tmp.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "traces/trace.h"
+
+static char dir[64];
+static char path[128];
+
+static void make_dir(void) {
+  strcpy(dir, "/tmp/ds_test_trace_checks_XXXXXX");
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/t.csv", dir);
+}
+
+static void remove_dir(void) {
+  unlink(path);
+  rmdir(dir);
+}
+
+TestSuite(trace_checks, .init = make_dir, .fini = remove_dir);
+
+#define HEADER                                                             \
+  "id,rank,stream,kind,name,layer,bucket,coll,root,algo,bytes,flops,dur_us," \
+  "deps,source,iter,start_us,end_us"
+
+/* Writes n bytes of text to path. */
+static void spit_n(const char *text, size_t n) {
+  FILE *fp = fopen(path, "wb");
+  cr_assert_not_null(fp);
+  cr_assert_eq(fwrite(text, 1, n, fp), n);
+  cr_assert_eq(fclose(fp), 0);
+}
+
+/* Reads text as a trace: its status, and its message in err. */
+static ds_status read_text(const char *text, struct ds_err *err, struct ds_trace **t) {
+  spit_n(text, strlen(text));
+  *t = NULL;
+  return ds_trace_read_csv(path, t, err);
+}
+
+/* The read of text fails with DS_EINPUT and a message "PATH<want>". */
+static void expect_error(const char *text, const char *want) {
+  struct ds_err err = {0};
+  struct ds_trace *t;
+  ds_status st = read_text(text, &err, &t);
+  cr_assert_eq(st, DS_EINPUT, "want failure \"%s\", got %d: %s", want, st, err.msg);
+  cr_assert_null(t);
+  char full[512];
+  snprintf(full, sizeof full, "%s%s", path, want);
+  cr_assert(strstr(err.msg, full), "message \"%s\"\nlacks \"%s\"", err.msg, full);
+}
+
+/* The read of text succeeds; the trace is returned (owned). */
+static struct ds_trace *expect_ok(const char *text) {
+  struct ds_err err = {0};
+  struct ds_trace *t;
+  ds_status st = read_text(text, &err, &t);
+  cr_assert_eq(st, DS_OK, "want success, got %d: %s", st, err.msg);
+  return t;
+}
+
+/* Finding 1: iteration 0 runs [0, 10] us, iteration 1 [2, 5] us: timed from
+ * iteration 0's end (10) to its own (5), iteration 1 would last -5 us, so
+ * the reader refuses it at the row of iteration 1's last end (line 4),
+ * naming iteration 0's (line 3). Iteration 1 ending at 10 exactly lasts 0
+ * and is read. */
+Test(trace_checks, an_iteration_ending_before_the_previous_one_is_refused) {
+  expect_error("# ddpsim-trace v2\n" HEADER "\n"
+               "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,10,,sim,0,0.000,10.000\n"
+               "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,10,,sim,1,2.000,5.000\n"
+               "# end: 2 rows\n",
+               ":4: column 'end_us': iteration 1 ends at 5.000 us, before iteration 0 "
+               "(10.000 us); an iteration's last op ends no earlier than the iterations "
+               "before it (line 3)");
+  /* the rows' order does not matter, nor a gap in the iterations: iteration
+   * 2 is checked against iteration 0's end */
+  expect_error("# ddpsim-trace v2\n" HEADER "\n"
+               "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,10,,sim,2,2.000,5.000\n"
+               "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,10,,sim,0,0.000,10.000\n"
+               "# end: 2 rows\n",
+               ":3: column 'end_us': iteration 2 ends at 5.000 us, before iteration 0");
+  ds_trace_free(expect_ok("# ddpsim-trace v2\n" HEADER "\n"
+                          "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,10,,sim,0,0.000,10.000\n"
+                          "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,10,,sim,1,2.000,10.000\n"
+                          "# end: 2 rows\n"));
+}

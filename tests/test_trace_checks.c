@@ -96,3 +96,24 @@ Test(trace_checks, an_iteration_ending_before_the_previous_one_is_refused) {
                           "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,10,,sim,1,2.000,10.000\n"
                           "# end: 2 rows\n"));
 }
+
+/* Finding 2: times past the longest simulated time (1e15 us = 1e18 ns, as
+ * dur_us) are refused, so that the analysis's sums of them stay in range;
+ * 1e15 itself is read. */
+Test(trace_checks, times_past_the_longest_simulated_time_are_refused) {
+  expect_error("# ddpsim-trace v2\n" HEADER "\n"
+               "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,10,,sim,0,0.000,9000000000000000.000\n"
+               "# end: 1 row\n",
+               ":3: column 'end_us': expected microseconds >= 0 with at most 3 decimals, "
+               "at most 1e15");
+  expect_error("# ddpsim-trace v2\n" HEADER "\n"
+               "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,10,,sim,0,1000000000000000.001,"
+               "1000000000000000.001\n# end: 1 row\n",
+               ":3: column 'start_us'");
+  struct ds_trace *t =
+      expect_ok("# ddpsim-trace v2\n" HEADER "\n"
+                "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,10,,sim,0,0,1000000000000000.000\n"
+                "# end: 1 row\n");
+  cr_assert_eq(t->rows[0].end_ns, INT64_C(1000000000000000000));
+  ds_trace_free(t);
+}

@@ -338,8 +338,9 @@ static int parse_number(const char *s, double *out) {
   return 0;
 }
 
-/* Microseconds with at most three decimals, to exact integer nanoseconds:
- * parsed digit by digit because 123456.789 has no exact double. */
+/* Microseconds with at most three decimals, to exact integer nanoseconds
+ * in [0, DS_UNITS_NS_MAX]: parsed digit by digit because 123456.789 has no
+ * exact double. */
 static int parse_time_ns(const char *s, int64_t *out) {
   const char *p = s;
   if (*p < '0' || *p > '9') return -1;
@@ -358,7 +359,9 @@ static int parse_time_ns(const char *s, int64_t *out) {
   }
   if (*p) return -1;
   for (int k = n_frac; k < 3; k++) frac *= 10;
-  if (us > ((uint64_t)INT64_MAX - frac) / 1000) return -1;
+  /* at most the longest simulated time (base/units.h), as dur_us: what
+   * reads past it no run produced, and the analysis adds times up */
+  if (us > ((uint64_t)DS_UNITS_NS_MAX - frac) / 1000) return -1;
   *out = (int64_t)(us * 1000 + frac);
   return 0;
 }
@@ -551,7 +554,8 @@ static void parse_field(struct reader *r, enum col c, const char *text) {
     case COL_START_US:
     case COL_END_US:
       if (parse_time_ns(text, c == COL_START_US ? &r->start_ns : &r->end_ns) != 0)
-        bad = "microseconds >= 0 with at most 3 decimals";
+        bad = "microseconds >= 0 with at most 3 decimals, at most 1e15 (1e18 ns, the "
+              "longest simulated time)";
       break;
     case N_TRACE_COLS: break;
   }

@@ -7,9 +7,43 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "analysis/compare.h"
 #include "analysis/metrics.h"
+
+#define HEADER                                                             \
+  "id,rank,stream,kind,name,layer,bucket,coll,root,algo,bytes,flops,dur_us," \
+  "deps,source,iter,start_us,end_us\n"
+
+/* Writes the trace text to a fresh file and analyzes it alone (its last
+ * iteration); the file is removed. */
+static struct ds_compare *analyze_text(const char *text) {
+  char path[] = "/tmp/ds_test_analyze_checks_XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert_geq(fd, 0);
+  FILE *fp = fdopen(fd, "w");
+  cr_assert_not_null(fp);
+  cr_assert_eq(fputs(text, fp) >= 0, 1);
+  cr_assert_eq(fclose(fp), 0);
+  struct ds_compare_options opt = {-1, 0, NULL};
+  struct ds_compare *c = NULL;
+  struct ds_err err = {0};
+  ds_status st = ds_compare_load_one(path, &opt, &c, &err);
+  unlink(path);
+  cr_assert_eq(st, DS_OK, "analyze failed (%d): %s", st, err.msg);
+  return c;
+}
+
+/* The metric's (predicted) value; it must exist. */
+static double metric(const struct ds_compare *c, const char *name) {
+  const struct ds_metric *m = ds_compare_metric(c, name);
+  cr_assert_not_null(m, "no metric %s", name);
+  return m->pred;
+}
 
 /* One op of rank 0 on the compute stream. */
 static struct ds_op compute_op(enum ds_op_kind kind) {
@@ -39,4 +73,26 @@ Test(analyze_checks, sums_of_long_overlapping_ops_do_not_overflow) {
   cr_assert_eq(m.v[DS_METRIC_fwd_ms], 1e13, "fwd_ms %.17g", m.v[DS_METRIC_fwd_ms]);
   cr_assert_eq(m.v[DS_METRIC_iter_ms], 1e12, "iter_ms %.17g", m.v[DS_METRIC_iter_ms]);
   cr_assert_eq(m.v[DS_METRIC_gpu_busy_ms], 1e12);
+}
+
+/* Finding 3: bucket numbers are labels, not sizes: buckets 3, 1e9 and
+ * 2^31 - 1 each get their rows (backward [0, 10] us, then each bucket's
+ * all-reduce 10 us after the one before), as bucket 3 alone always did. */
+Test(analyze_checks, any_bucket_number_gets_its_metrics) {
+  struct ds_compare *c = analyze_text(
+      "# ddpsim-trace v2\n" HEADER
+      "0,0,compute,bwd,b,0,-1,-1,-1,,0,0,10,,sim,0,0.000,10.000\n"
+      "1,0,comm,allreduce,x,-1,1000000000,0,-1,,4,0,10,0,sim,0,20.000,30.000\n"
+      "2,0,comm,allreduce,y,-1,3,1,-1,,4,0,10,0,sim,0,10.000,20.000\n"
+      "3,0,comm,allreduce,z,-1,2147483647,2,-1,,4,0,10,0,sim,0,30.000,40.000\n"
+      "# end: 4 rows\n");
+  cr_assert_float_eq(metric(c, "bucket3_start_ms"), 0.010, 1e-12);
+  cr_assert_float_eq(metric(c, "bucket1000000000_start_ms"), 0.020, 1e-12);
+  cr_assert_float_eq(metric(c, "bucket2147483647_start_ms"), 0.030, 1e-12);
+  cr_assert_float_eq(metric(c, "bucket2147483647_dur_ms"), 0.010, 1e-12);
+  /* in bucket order, after the iteration metrics */
+  const struct ds_metric *m3 = ds_compare_metric(c, "bucket3_start_ms");
+  const struct ds_metric *m9 = ds_compare_metric(c, "bucket1000000000_start_ms");
+  cr_assert_lt(m3, m9);
+  ds_compare_free(c);
 }

@@ -117,3 +117,18 @@ Test(trace_checks, times_past_the_longest_simulated_time_are_refused) {
   cr_assert_eq(t->rows[0].end_ns, INT64_C(1000000000000000000));
   ds_trace_free(t);
 }
+
+/* Finding 4: a header with all 18 columns and then a 19th is refused at the
+ * header line: an unknown name as unknown, a known one as a repeat (before,
+ * the first was read, and the second blamed every data row's 19 fields). */
+Test(trace_checks, a_column_after_the_eighteenth_is_refused) {
+  expect_error("# ddpsim-trace v2\n" HEADER ",comment\n"
+               "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,10,,sim,0,0.000,10.000\n"
+               "# end: 1 row\n",
+               ":2: unknown column 'comment'; the header row of a ddpsim-trace v2 file "
+               "names the columns id,rank,");
+  expect_error("# ddpsim-trace v2\n" HEADER ",end_us\n"
+               "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,10,,sim,0,0.000,10.000,99.000\n"
+               "# end: 1 row\n",
+               ":2: column 'end_us' appears twice in the header");
+}

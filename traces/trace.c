@@ -562,17 +562,20 @@ static void parse_field(struct reader *r, enum col c, const char *text) {
   if (bad) field_error(r, c, bad, text);
 }
 
+/* Header field k (0-based). Past the n_cols-th field every column was
+ * named once already (an earlier unknown or repeated name stopped the
+ * read), so a known name there is a repeat. */
 static void header_field(struct reader *r, size_t k, const char *text) {
   for (size_t c = 0; c < r->n_cols; c++) {
     if (strcmp(text, col_names[c]) != 0) continue;
-    for (size_t j = 0; j < k; j++)
+    for (size_t j = 0; j < k && j < r->n_cols; j++)
       if (r->col_of_field[j] == (enum col)c) {
         r->st = ds_err_set(r->err, DS_EINPUT,
                            "%s:%zu: column '%s' appears twice in the header",
                            r->path, r->row_line, text);
         return;
       }
-    r->col_of_field[k] = (enum col)c;
+    if (k < r->n_cols) r->col_of_field[k] = (enum col)c;
     return;
   }
   /* The header is where a missing header row or a newer schema shows, so
@@ -618,9 +621,7 @@ static void on_field(void *data, size_t len, void *ctx) {
     return;
   }
   if (!r->header_done) {
-    /* More header fields than columns means an unknown or repeated name
-     * was already reported, so k stays in range here. */
-    if (k < N_TRACE_COLS) header_field(r, k, r->text);
+    header_field(r, k, r->text);
     return;
   }
   if (k < r->n_cols) parse_field(r, r->col_of_field[k], r->text);

@@ -132,3 +132,36 @@ Test(trace_checks, a_column_after_the_eighteenth_is_refused) {
                "# end: 1 row\n",
                ":2: column 'end_us' appears twice in the header");
 }
+
+/* Finding 5: a trace with rank 1 only (no rank 0) read as two ranks whose
+ * rank 0 had no ops, and analyze printed its metrics as 0: refused at the
+ * highest rank's line naming rank 0; ranks 0 and 2 without 1 name rank 1.
+ * The schedule reader applies the same rule. */
+Test(trace_checks, ranks_with_a_gap_are_refused) {
+  expect_error("# ddpsim-trace v2\n" HEADER "\n"
+               "0,1,compute,fwd,a,0,-1,-1,-1,,0,0,10,,sim,0,0.000,10.000\n"
+               "1,1,compute,bwd,b,0,-1,-1,-1,,0,0,10,0,sim,0,10.000,20.000\n"
+               "# end: 2 rows\n",
+               ":3: column 'rank': rank 1, but no row has rank 0; ranks must be numbered "
+               "0, 1, ... without gaps");
+  expect_error("# ddpsim-trace v2\n" HEADER "\n"
+               "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,10,,sim,0,0.000,10.000\n"
+               "0,2,compute,fwd,a,0,-1,-1,-1,,0,0,10,,sim,0,0.000,10.000\n"
+               "0,2,compute,fwd,a,0,-1,-1,-1,,0,0,10,,sim,1,10.000,20.000\n"
+               "# end: 3 rows\n",
+               ":4: column 'rank': rank 2, but no row has rank 1");
+  ds_trace_free(expect_ok("# ddpsim-trace v2\n" HEADER "\n"
+                          "0,1,compute,fwd,a,0,-1,-1,-1,,0,0,10,,sim,0,0.000,10.000\n"
+                          "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,10,,sim,0,0.000,10.000\n"
+                          "# end: 2 rows\n"));
+  static const char sched[] =
+      "# ddpsim-schedule v2\n"
+      "id,rank,stream,kind,name,layer,bucket,coll,root,algo,bytes,flops,dur_us,deps\n"
+      "0,1,compute,fwd,a,0,-1,-1,-1,,0,0,1,\n1,1,compute,fwd,b,0,-1,-1,-1,,0,0,1,\n"
+      "# end: 2 rows\n";
+  spit_n(sched, strlen(sched));
+  struct ds_schedule *s = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_schedule_read_csv(path, &s, &err), DS_EINPUT);
+  cr_assert(strstr(err.msg, ":3: column 'rank': rank 1, but no row has rank 0"), "%s", err.msg);
+}

@@ -696,15 +696,29 @@ static void finish_row(struct reader *r) {
 }
 
 /* Ranks size every per-rank array downstream (world size = largest rank
- * + 1), so a rank no smaller than the number of rows cannot be dense
- * (every rank 0..R has a row) and is refused at its line: one row naming
- * rank 49,999,999 made `ddpsim analyze` allocate 5 GB (issue #15, defect 7). */
+ * + 1), and every rank in 0..R is one that ran: a rank no smaller than the
+ * number of rows cannot be dense and is refused at its line first (one row
+ * naming rank 49,999,999 made `ddpsim analyze` allocate 5 GB: issue #15,
+ * defect 7), then the first rank below the largest that no row has (a trace
+ * without rank 0 read as rank 0's metrics all 0: revana finding 5). */
 static ds_status check_ranks(struct reader *r) {
-  if (r->max_rank >= 0 && (size_t)r->max_rank >= r->s->n_ops)
+  if (r->max_rank < 0) return DS_OK;
+  if ((size_t)r->max_rank >= r->s->n_ops)
     return ds_err_set(r->err, DS_EINPUT,
                       "%s:%zu: column 'rank': rank %" PRId32 " in a file of %zu rows; ranks "
                       "must be numbered 0, 1, ... without gaps",
                       r->path, r->max_rank_line, r->max_rank, r->s->n_ops);
+  unsigned char *seen = calloc((size_t)r->max_rank + 1, 1);
+  if (!seen) return ds_err_set(r->err, DS_ENOMEM, "%s: out of memory", r->path);
+  for (size_t i = 0; i < r->s->n_ops; i++) seen[r->s->ops[i].rank] = 1;
+  int32_t missing = 0;
+  while (missing < r->max_rank && seen[missing]) missing++;
+  free(seen);
+  if (missing < r->max_rank)
+    return ds_err_set(r->err, DS_EINPUT,
+                      "%s:%zu: column 'rank': rank %" PRId32 ", but no row has rank %" PRId32
+                      "; ranks must be numbered 0, 1, ... without gaps",
+                      r->path, r->max_rank_line, r->max_rank, missing);
   return DS_OK;
 }
 

@@ -230,26 +230,32 @@ static ds_status add_op_metrics(struct ds_compare *c) {
     add_metric(c, name, pe - ps, me - ms);
   }
   free(bo);
-  for (int32_t r = 0; r < c->world_size; r++) {
-    double pc = 0, mc = 0, pm = 0, mm = 0;
-    for (size_t i = 0; i < n; i++) {
-      const struct ds_compare_op *o = &c->ops[i];
-      if (o->op->rank != r) continue;
-      enum ds_metrics_class cls = ds_metrics_class(o->op);
-      if (cls == DS_METRICS_HOST) continue; /* neither compute nor comm */
-      if (cls == DS_METRICS_COMM) {
-        pm += o->pred_dur_ms;
-        mm += o->meas_dur_ms;
-      } else {
-        pc += o->pred_dur_ms;
-        mc += o->meas_dur_ms;
-      }
+  /* each rank's compute and communication sums, in one pass over the ops
+   * (each rank's terms added in op order, as a pass per rank would) */
+  size_t nr = (size_t)c->world_size;
+  double *sum = calloc(4 * nr + 1, sizeof *sum);
+  if (!sum) return DS_ENOMEM;
+  double *pc = sum, *mc = pc + nr, *pm = mc + nr, *mm = pm + nr;
+  for (size_t i = 0; i < n; i++) {
+    const struct ds_compare_op *o = &c->ops[i];
+    size_t r = (size_t)o->op->rank; /* < world_size: the reader's ranks */
+    enum ds_metrics_class cls = ds_metrics_class(o->op);
+    if (cls == DS_METRICS_HOST) continue; /* neither compute nor comm */
+    if (cls == DS_METRICS_COMM) {
+      pm[r] += o->pred_dur_ms;
+      mm[r] += o->meas_dur_ms;
+    } else {
+      pc[r] += o->pred_dur_ms;
+      mc[r] += o->meas_dur_ms;
     }
-    snprintf(name, sizeof name, "rank%d_compute_ms", r);
-    add_metric(c, name, pc, mc);
-    snprintf(name, sizeof name, "rank%d_comm_ms", r);
-    add_metric(c, name, pm, mm);
   }
+  for (size_t r = 0; r < nr; r++) {
+    snprintf(name, sizeof name, "rank%zu_compute_ms", r);
+    add_metric(c, name, pc[r], mc[r]);
+    snprintf(name, sizeof name, "rank%zu_comm_ms", r);
+    add_metric(c, name, pm[r], mm[r]);
+  }
+  free(sum);
   return DS_OK;
 }
 

@@ -96,3 +96,33 @@ Test(analyze_checks, any_bucket_number_gets_its_metrics) {
   cr_assert_lt(m3, m9);
   ds_compare_free(c);
 }
+
+/* Finding 6 (the per-rank sums in one pass): three ranks, ops listed rank by
+ * rank, each rank r a compute op of (r + 1) * 10 us and an all-reduce of
+ * 5 us, plus a host op that counts in neither: rank r's compute is
+ * (r + 1) * 0.010 ms, its comm 0.005 ms, and the rows come in rank order. */
+Test(analyze_checks, per_rank_sums_in_one_pass) {
+  struct ds_compare *c = analyze_text(
+      "# ddpsim-trace v2\n" HEADER
+      "0,0,compute,bwd,b,0,-1,-1,-1,,0,0,10,,sim,0,0.000,10.000\n"
+      "1,0,comm,allreduce,x,-1,0,0,-1,,4,0,5,0,sim,0,30.000,35.000\n"
+      "2,0,host,fwd,launch,0,-1,-1,-1,,0,0,7,,sim,0,0.000,7.000\n"
+      "0,1,compute,bwd,b,0,-1,-1,-1,,0,0,20,,sim,0,0.000,20.000\n"
+      "1,1,comm,allreduce,x,-1,0,0,-1,,4,0,5,0,sim,0,30.000,35.000\n"
+      "0,2,compute,bwd,b,0,-1,-1,-1,,0,0,30,,sim,0,0.000,30.000\n"
+      "1,2,comm,allreduce,x,-1,0,0,-1,,4,0,5,0,sim,0,30.000,35.000\n"
+      "# end: 7 rows\n");
+  char name[40];
+  const struct ds_metric *prev = NULL;
+  for (int r = 0; r < 3; r++) {
+    snprintf(name, sizeof name, "rank%d_compute_ms", r);
+    cr_assert_float_eq(metric(c, name), (r + 1) * 0.010, 1e-12, "%s", name);
+    const struct ds_metric *m = ds_compare_metric(c, name);
+    cr_assert(prev == NULL || m > prev, "rank order");
+    prev = m;
+    snprintf(name, sizeof name, "rank%d_comm_ms", r);
+    cr_assert_float_eq(metric(c, name), 0.005, 1e-12, "%s", name);
+  }
+  cr_assert_null(ds_compare_metric(c, "rank3_compute_ms"));
+  ds_compare_free(c);
+}

@@ -187,11 +187,13 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
       v[DS_METRIC_ddp_overlap_pct] =
           span > 0 ? 100.0 * (double)(ov < span ? ov : span) / (double)span : 0;
     }
-    /* without communication time (one rank: the all-reduces do nothing)
-     * the share of it hidden is undefined, not the 100 the logger's span
-     * between zero-length ops gives: n/a (docs/analysis.md) */
-    if (c == 0) v[DS_METRIC_ddp_overlap_pct] = NAN;
   }
+  /* without communication time (one rank: the all-reduces do nothing;
+   * --strategy single: none at all) or without a bucket collective
+   * (DataParallel, a parameter server: no gradient bucket to overlap) the
+   * share of it hidden is undefined, not the 100 the logger's span between
+   * zero-length ops gives nor a 0: n/a (docs/analysis.md) */
+  if (c == 0 || comm_first > comm_last) v[DS_METRIC_ddp_overlap_pct] = NAN;
   m->t0_ns = n ? t0 : 0;
   free(comm);
   return DS_OK;

@@ -126,3 +126,24 @@ Test(analyze_checks, per_rank_sums_in_one_pass) {
   cr_assert_null(ds_compare_metric(c, "rank3_compute_ms"));
   ds_compare_free(c);
 }
+
+/* Finding 7: the DDP logger's overlap share is undefined (NaN, printed n/a)
+ * without communication or without a bucket collective: one rank's
+ * backward alone (--strategy single: comm_ms 0), and a backward with a
+ * broadcast of buffers (bucket -1, 60 us of communication but no gradient
+ * bucket: DataParallel's kind). Before, both read 0. */
+Test(analyze_checks, ddp_overlap_pct_is_undefined_without_bucket_communication) {
+  struct ds_op bwd = compute_op(DS_OP_BWD);
+  struct ds_timed_op alone[1] = {{&bwd, 0, 100000}};
+  struct ds_metrics m;
+  cr_assert_eq(ds_metrics_measure(alone, 1, DS_METRICS_NO_PREVIOUS, &m), DS_OK);
+  cr_assert(isnan(m.v[DS_METRIC_ddp_overlap_pct]), "single: %g", m.v[DS_METRIC_ddp_overlap_pct]);
+  struct ds_op bcast = compute_op(DS_OP_BROADCAST);
+  bcast.stream = DS_STREAM_COMM;
+  bcast.coll = 0;
+  struct ds_timed_op with_bcast[2] = {{&bwd, 0, 100000}, {&bcast, 20000, 80000}};
+  cr_assert_eq(ds_metrics_measure(with_bcast, 2, DS_METRICS_NO_PREVIOUS, &m), DS_OK);
+  cr_assert_float_eq(m.v[DS_METRIC_comm_ms], 0.060, 1e-12);
+  cr_assert(isnan(m.v[DS_METRIC_ddp_overlap_pct]), "no bucket: %g",
+            m.v[DS_METRIC_ddp_overlap_pct]);
+}

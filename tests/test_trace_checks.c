@@ -165,3 +165,32 @@ Test(trace_checks, ranks_with_a_gap_are_refused) {
   cr_assert_eq(ds_schedule_read_csv(path, &s, &err), DS_EINPUT);
   cr_assert(strstr(err.msg, ":3: column 'rank': rank 1, but no row has rank 0"), "%s", err.msg);
 }
+
+/* Writes n bytes (NULs included) and expects the read to fail with
+ * "PATH<want>". */
+static void expect_error_n(const char *text, size_t n, const char *want) {
+  spit_n(text, n);
+  struct ds_trace *t = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_trace_read_csv(path, &t, &err), DS_EINPUT, "want \"%s\": %s", want, err.msg);
+  char full[512];
+  snprintf(full, sizeof full, "%s%s", path, want);
+  cr_assert(strstr(err.msg, full), "message \"%s\"\nlacks \"%s\"", err.msg, full);
+}
+
+#define ROW "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,10,,sim,0,0.000,10.000\n"
+
+/* Finding 8a: NUL bytes in the schema line, the end line, a provenance line
+ * or a line of blanks are refused at their line (the C-string checks read
+ * "# end: 1 row\0 and 5 more" as the end line). */
+Test(trace_checks, nul_bytes_in_comment_lines_are_refused) {
+  static const char schema[] = "# ddpsim-trace v2\0junk\n" HEADER "\n" ROW "# end: 1 row\n";
+  expect_error_n(schema, sizeof schema - 1, ":1: a NUL byte in the schema line (byte 18)");
+  static const char end[] = "# ddpsim-trace v2\n" HEADER "\n" ROW "# end: 1 row\0 and 5 more\n";
+  expect_error_n(end, sizeof end - 1, ":4: a NUL byte in a comment line (byte 13)");
+  static const char prov[] = "# ddpsim-trace v2\n# program: x\0y\n" HEADER "\n" ROW
+                             "# end: 1 row\n";
+  expect_error_n(prov, sizeof prov - 1, ":2: a NUL byte in a comment line (byte 13)");
+  static const char blank[] = "# ddpsim-trace v2\n" HEADER "\n" ROW " \0\n# end: 1 row\n";
+  expect_error_n(blank, sizeof blank - 1, ":4: field 1 contains a NUL byte");
+}

@@ -746,7 +746,7 @@ static const char *quoted_more(const char *line) {
 }
 
 /* The first line names the schema and its version. */
-static ds_status check_schema(struct reader *r, const char *line) {
+static ds_status check_schema(struct reader *r, const char *line, size_t len) {
   const char *want = r->is_trace ? DS_TRACE_SCHEMA : DS_SCHEDULE_SCHEMA;
   const char *other = r->is_trace ? DS_SCHEDULE_SCHEMA : DS_TRACE_SCHEMA;
   if (!line)
@@ -754,6 +754,12 @@ static ds_status check_schema(struct reader *r, const char *line) {
                       "%s:1: the file is empty; expected the schema line "
                       "\"# %s v%d\"",
                       r->path, want, DS_SCHEMA_VERSION);
+  /* the checks below read a C string, which a NUL would cut short */
+  const char *nul = memchr(line, '\0', len);
+  if (nul)
+    return ds_err_set(r->err, DS_EINPUT,
+                      "%s:1: a NUL byte in the schema line (byte %zu); expected \"# %s v%d\"",
+                      r->path, (size_t)(nul - line) + 1, want, DS_SCHEMA_VERSION);
   const char *p = line;
   if (*p == '#') {
     p++;
@@ -820,8 +826,15 @@ static int parse_end(const char *line, uint64_t *n) {
 
 /* `#` lines: before the header row provenance, skipped; after it only the
  * end line, once, counting the rows read. */
-static int comment_ok(void *ctx, const char *line) {
+static int comment_ok(void *ctx, const char *line, size_t len) {
   struct reader *r = ctx;
+  /* the checks below read C strings, which a NUL would cut short: "# end:
+   * 1 row\0 and 5 more" would pass as the end line */
+  if (memchr(line, '\0', len)) {
+    r->st = ds_err_set(r->err, DS_EINPUT, "%s:%zu: a NUL byte in a comment line (byte %zu)",
+                       r->path, r->line, (size_t)((const char *)memchr(line, '\0', len) - line) + 1);
+    return 0;
+  }
   if (!r->header_done) return 1;
   if (r->end_line) {
     r->st = ds_err_set(r->err, DS_EINPUT,
@@ -865,7 +878,7 @@ static ds_status read_file(struct reader *r) {
   size_t cap = 0;
   ssize_t len = getline(&line, &cap, fp);
   r->line = 1;
-  r->st = check_schema(r, len < 0 ? NULL : line);
+  r->st = check_schema(r, len < 0 ? NULL : line, len < 0 ? 0 : (size_t)len);
   free(line);
   r->at_row_start = 1;
   if (r->st == DS_OK) {

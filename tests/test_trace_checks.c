@@ -194,3 +194,21 @@ Test(trace_checks, nul_bytes_in_comment_lines_are_refused) {
   static const char blank[] = "# ddpsim-trace v2\n" HEADER "\n" ROW " \0\n# end: 1 row\n";
   expect_error_n(blank, sizeof blank - 1, ":4: field 1 contains a NUL byte");
 }
+
+/* Finding 8b: a subnormal double, which the writer prints (the shortest
+ * round-trip form of the smallest one is 4.9406564584124654e-324), reads
+ * back to the same double, and a number below every double (1e-400) reads
+ * as the nearest, 0; only overflow (1e999) is refused, as not finite. */
+Test(trace_checks, subnormal_numbers_read_back) {
+  struct ds_trace *t = expect_ok(
+      "# ddpsim-trace v2\n" HEADER "\n"
+      "0,0,compute,fwd,a,0,-1,-1,-1,,1e-400,0,4.9406564584124654e-324,,sim,0,0.000,10.000\n"
+      "# end: 1 row\n");
+  cr_assert_eq(t->owned->ops[0].dur_us, 4.9406564584124654e-324);
+  cr_assert_eq(t->owned->ops[0].bytes, 0.0);
+  ds_trace_free(t);
+  expect_error("# ddpsim-trace v2\n" HEADER "\n"
+               "0,0,compute,fwd,a,0,-1,-1,-1,,1e999,0,1,,sim,0,0.000,10.000\n"
+               "# end: 1 row\n",
+               ":3: column 'bytes': expected a finite number >= 0, got \"1e999\"");
+}

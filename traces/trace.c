@@ -327,13 +327,15 @@ static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out) {
 }
 
 /* A finite decimal number >= 0. strtod alone would also take "inf",
- * "nan" and hexadecimal, which no writer produces. */
+ * "nan" and hexadecimal, which no writer produces. Its ERANGE is not a
+ * refusal: on overflow the value is HUGE_VAL, refused as not finite, but
+ * on underflow it is the nearest double, a subnormal fmt_double writes
+ * (4.9406564584124654e-324) or 0, which must read back. */
 static int parse_number(const char *s, double *out) {
   if (!*s || strspn(s, "0123456789.eE+-") != strlen(s)) return -1;
   char *end;
-  errno = 0;
   double v = strtod(s, &end);
-  if (*end || end == s || errno == ERANGE || !isfinite(v) || v < 0) return -1;
+  if (*end || end == s || !isfinite(v) || v < 0) return -1;
   *out = v;
   return 0;
 }

@@ -212,3 +212,16 @@ Test(trace_checks, subnormal_numbers_read_back) {
                "# end: 1 row\n",
                ":3: column 'bytes': expected a finite number >= 0, got \"1e999\"");
 }
+
+/* Finding 8c: a directory given as a trace cannot be read (EISDIR), and
+ * says so, not that the file is empty. */
+Test(trace_checks, a_directory_is_not_an_empty_file) {
+  struct ds_trace *t = NULL;
+  struct ds_err err = {0};
+  ds_status st = ds_trace_read_csv(dir, &t, &err);
+  cr_assert_neq(st, DS_OK);
+  cr_assert_null(t);
+  char want[128];
+  snprintf(want, sizeof want, "%s: cannot read: Is a directory", dir);
+  cr_assert_str_eq(err.msg, want);
+}

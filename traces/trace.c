@@ -878,9 +878,15 @@ static ds_status read_file(struct reader *r) {
                       strerror(errno));
   char *line = NULL;
   size_t cap = 0;
+  errno = 0;
   ssize_t len = getline(&line, &cap, fp);
   r->line = 1;
-  r->st = check_schema(r, len < 0 ? NULL : line, len < 0 ? 0 : (size_t)len);
+  /* a read that fails (a directory: EISDIR) is not an empty file */
+  if (len < 0 && ferror(fp))
+    r->st = ds_err_set(r->err, DS_EIO, "%s: cannot read: %s", r->path,
+                       strerror(errno ? errno : EIO));
+  else
+    r->st = check_schema(r, len < 0 ? NULL : line, len < 0 ? 0 : (size_t)len);
   free(line);
   r->at_row_start = 1;
   if (r->st == DS_OK) {

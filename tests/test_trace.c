@@ -429,7 +429,7 @@ Test(trace, reader_bad_numbers) {
        ":3: column 'layer': expected an integer >= -1"},
       {"0,0,compute,fwd,a,0,1.5,-1,-1,,0,0,1,\n", ":3: column 'bucket'"},
       {"0,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,1;2\n",
-       ":3: column 'deps': expected op ids (integers >= 0) separated by spaces, "
+       ":3: column 'deps': expected op ids (integers >= 0) separated by single spaces, "
        "got \"1;2\""},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {

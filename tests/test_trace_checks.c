@@ -225,3 +225,35 @@ Test(trace_checks, a_directory_is_not_an_empty_file) {
   snprintf(want, sizeof want, "%s: cannot read: Is a directory", dir);
   cr_assert_str_eq(err.msg, want);
 }
+
+/* Finding 8d: deps are ids separated by single spaces (SCHEMA.md's
+ * contract, what the writer prints); runs of spaces and leading or trailing
+ * ones were read. "0 1" is still read. (Blanks around an unquoted field are
+ * libcsv's to trim, in every column: quoted, they reach the check.) */
+Test(trace_checks, deps_are_separated_by_single_spaces) {
+  static const char *const bad[] = {"0  1", "\" 0 1\"", "\"0 1 \"", "\" \""};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char text[1024], want[256];
+    snprintf(text, sizeof text,
+             "# ddpsim-trace v2\n" HEADER "\n"
+             "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,10,,sim,0,0.000,10.000\n"
+             "1,0,compute,fwd,b,0,-1,-1,-1,,0,0,10,,sim,0,10.000,20.000\n"
+             "2,0,compute,fwd,c,0,-1,-1,-1,,0,0,10,%s,sim,0,20.000,30.000\n"
+             "# end: 3 rows\n", bad[i]);
+    char unquoted[16];
+    size_t n = strlen(bad[i]);
+    snprintf(unquoted, sizeof unquoted, "%.*s", (int)(bad[i][0] == '"' ? n - 2 : n),
+             bad[i] + (bad[i][0] == '"'));
+    snprintf(want, sizeof want,
+             ":5: column 'deps': expected op ids (integers >= 0) separated by single "
+             "spaces, got \"%s\"", unquoted);
+    expect_error(text, want);
+  }
+  struct ds_trace *t = expect_ok("# ddpsim-trace v2\n" HEADER "\n"
+                                 "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,10,,sim,0,0.000,10.000\n"
+                                 "1,0,compute,fwd,b,0,-1,-1,-1,,0,0,10,,sim,0,10.000,20.000\n"
+                                 "2,0,compute,fwd,c,0,-1,-1,-1,,0,0,10,0 1,sim,0,20.000,30.000\n"
+                                 "# end: 3 rows\n");
+  cr_assert_eq(t->owned->ops[2].dep_count, 2);
+  ds_trace_free(t);
+}

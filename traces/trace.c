@@ -437,16 +437,16 @@ static void intern_field(struct reader *r, const char *text,
                        r->row_line);
 }
 
-/* Returns -1 when text is not a list of ids (an out-of-memory failure is
- * recorded in r and returns 0). */
+/* Returns -1 when text is not a list of ids separated by single spaces
+ * (SCHEMA.md; what the writer prints: no leading, trailing or doubled
+ * space), 0 otherwise (an out-of-memory failure is recorded in r and
+ * returns 0). */
 static int parse_deps(struct reader *r, const char *text) {
   const char *p = text;
   r->n_deps = 0;
   while (*p) {
-    if (*p == ' ') {
-      p++;
-      continue;
-    }
+    if (p != text && *p++ != ' ') return -1; /* the separator */
+    if (*p == ' ' || *p == '\0') return -1;   /* an empty id */
     char id[24];
     size_t n = strcspn(p, " ");
     int64_t v;
@@ -541,7 +541,7 @@ static void parse_field(struct reader *r, enum col c, const char *text) {
       break;
     case COL_DEPS:
       if (parse_deps(r, text) != 0)
-        bad = "op ids (integers >= 0) separated by spaces";
+        bad = "op ids (integers >= 0) separated by single spaces";
       break;
     case COL_SOURCE:
       if (!valid_source(text))

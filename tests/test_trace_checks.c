@@ -257,3 +257,22 @@ Test(trace_checks, deps_are_separated_by_single_spaces) {
   cr_assert_eq(t->owned->ops[2].dep_count, 2);
   ds_trace_free(t);
 }
+
+/* Finding 8e (SCHEMA.md now states the reader's rule): a dependency on an id
+ * the row's iteration lacks names the op of the iteration just before, on
+ * any row of it, not only the first (here the second row of iteration 1
+ * names iteration 0's op 5); an id of two iterations before is refused. */
+Test(trace_checks, a_previous_iteration_dependency_on_any_row) {
+  ds_trace_free(expect_ok("# ddpsim-trace v2\n" HEADER "\n"
+                          "5,0,compute,step,s,0,-1,-1,-1,,0,0,10,,sim,0,0.000,10.000\n"
+                          "6,0,compute,fwd,a,0,-1,-1,-1,,0,0,10,,sim,1,10.000,20.000\n"
+                          "7,0,compute,fwd,b,0,-1,-1,-1,,0,0,10,5 6,sim,1,20.000,30.000\n"
+                          "# end: 3 rows\n"));
+  expect_error("# ddpsim-trace v2\n" HEADER "\n"
+               "5,0,compute,step,s,0,-1,-1,-1,,0,0,10,,sim,0,0.000,10.000\n"
+               "6,0,compute,fwd,a,0,-1,-1,-1,,0,0,10,,sim,1,10.000,20.000\n"
+               "7,0,compute,fwd,b,0,-1,-1,-1,,0,0,10,5,sim,2,20.000,30.000\n"
+               "# end: 3 rows\n",
+               ":5: column 'deps': 5 names no op of rank 0 earlier in iteration 2 or in "
+               "iteration 1");
+}

@@ -41,8 +41,9 @@ static const struct key *first_of(const struct key *keys, size_t n, int32_t rank
  * of its rank earlier in the file in the same iteration, or, when the id is
  * not in this iteration at all, one of the previous iteration (the
  * exception: an iteration's first op may wait for the last step before it,
- * an id its own iteration does not have). The keys of one (rank, id) lie
- * together, one per iteration. */
+ * an id its own iteration does not have; any row may, SCHEMA.md
+ * "Dependencies in a trace"). The keys of one (rank, id) lie together, one
+ * per iteration. */
 static int resolves(const struct key *keys, size_t n, int32_t rank, int64_t id, int32_t iter,
                     size_t row) {
   int in_iter = 0, in_previous = 0;

@@ -90,8 +90,9 @@ int64_t ds_metrics_last_end(const struct ds_timed_op *ops, size_t n) {
 ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t prev_end_ns,
                              struct ds_metrics *m) {
   /* rank 0's communication, compute and host intervals, and room for the
-   * union of the first two */
-  struct ds_interval *comm = malloc(5 * (n + 1) * sizeof *comm);
+   * union of the first two: each op is in one of the three, so the first
+   * two hold at most n together */
+  struct ds_interval *comm = malloc(4 * (n + 1) * sizeof *comm);
   if (!comm) return DS_ENOMEM;
   struct ds_interval *comp = comm + (n + 1), *host = comp + (n + 1), *gpu = host + (n + 1);
   size_t n_comm = 0, n_comp = 0, n_host = 0;

@@ -147,3 +147,25 @@ Test(analyze_checks, ddp_overlap_pct_is_undefined_without_bucket_communication) 
   cr_assert(isnan(m.v[DS_METRIC_ddp_overlap_pct]), "no bucket: %g",
             m.v[DS_METRIC_ddp_overlap_pct]);
 }
+
+/* Finding 8f (four scratch arrays, not five): the GPU's union takes the
+ * compute and communication intervals together, at most n of them; with
+ * every op one or the other and none overlapping (compute [0, 10], comm
+ * [10, 30], compute [30, 40], comm [40, 45] us) it holds all four, and
+ * under ASan a smaller array would be caught. comm 25 us, all exposed;
+ * gpu_busy (compute only) 20 us. */
+Test(analyze_checks, the_gpu_union_fits_every_op) {
+  struct ds_op fwd = compute_op(DS_OP_FWD);
+  struct ds_op ar = compute_op(DS_OP_ALLREDUCE);
+  ar.stream = DS_STREAM_COMM;
+  ar.bucket = 0;
+  ar.coll = 0;
+  struct ds_timed_op ops[4] = {
+      {&fwd, 0, 10000}, {&ar, 10000, 30000}, {&fwd, 30000, 40000}, {&ar, 40000, 45000}};
+  struct ds_metrics m;
+  cr_assert_eq(ds_metrics_measure(ops, 4, DS_METRICS_NO_PREVIOUS, &m), DS_OK);
+  cr_assert_float_eq(m.v[DS_METRIC_comm_ms], 0.025, 1e-12);
+  cr_assert_float_eq(m.v[DS_METRIC_exposed_comm_ms], 0.025, 1e-12);
+  cr_assert_float_eq(m.v[DS_METRIC_gpu_busy_ms], 0.020, 1e-12);
+  cr_assert_float_eq(m.v[DS_METRIC_iter_ms], 0.045, 1e-12);
+}

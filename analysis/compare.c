@@ -168,12 +168,18 @@ static int cmp_ranked(const void *a, const void *b) {
   return (x->i > y->i) - (x->i < y->i);
 }
 
-/* One bucket's collectives on rank 0 (a comm hook runs several): the first
- * start and the span to the last end, predicted and measured. */
-struct bucket_span {
-  int seen;
-  double pred_start, pred_end, meas_start, meas_end;
+/* One of rank 0's bucket collectives of the last micro-step: its bucket
+ * and the op's index in c->ops. */
+struct bucket_op {
+  int32_t bucket;
+  size_t i;
 };
+
+static int cmp_bucket_op(const void *a, const void *b) {
+  const struct bucket_op *x = a, *y = b;
+  if (x->bucket != y->bucket) return x->bucket < y->bucket ? -1 : 1;
+  return (x->i > y->i) - (x->i < y->i);
+}
 
 /* Whether op o is rank 0's forward or loss (the micro-steps' boundaries). */
 static int rank0_forward(const struct ds_op *o) {
@@ -182,61 +188,75 @@ static int rank0_forward(const struct ds_op *o) {
 }
 
 /* The per-bucket (rank 0's bucket collectives of the last micro-step, once
- * per bucket, in bucket order) and per-rank metrics, from the ops. */
-static void add_op_metrics(struct ds_compare *c) {
+ * per bucket, in bucket order) and per-rank metrics, from the ops. The
+ * buckets are found by sorting the ops that have one, not by indexing an
+ * array with the bucket number, which a trace may set to anything up to
+ * 2^31 - 1. DS_ENOMEM when the scratch array cannot be allocated. */
+static ds_status add_op_metrics(struct ds_compare *c) {
   size_t n = c->n_ops;
   char name[40];
-  int32_t nb = 0;
   /* the last micro-step starts with the last forward (the same ops on
    * both sides: one schedule) */
   double pred_fwd = -INFINITY;
-  for (size_t i = 0; i < n; i++) {
-    int32_t b = ds_metrics_bucket(c->ops[i].op);
-    if (b >= nb) nb = b + 1;
+  for (size_t i = 0; i < n; i++)
     if (rank0_forward(c->ops[i].op) && c->ops[i].pred_start_ms > pred_fwd)
       pred_fwd = c->ops[i].pred_start_ms;
+  struct bucket_op *bo = malloc((n + 1) * sizeof *bo);
+  if (!bo) return DS_ENOMEM;
+  size_t nb = 0;
+  for (size_t i = 0; i < n; i++) {
+    int32_t b = ds_metrics_bucket(c->ops[i].op);
+    if (b >= 0 && c->ops[i].pred_start_ms >= pred_fwd) bo[nb++] = (struct bucket_op){b, i};
   }
-  struct bucket_span *bs = nb > 0 ? calloc((size_t)nb, sizeof *bs) : NULL;
-  for (size_t i = 0; bs && i < n; i++) {
-    const struct ds_compare_op *o = &c->ops[i];
-    int32_t b = ds_metrics_bucket(o->op);
-    if (b < 0 || o->pred_start_ms < pred_fwd) continue;
-    struct bucket_span *x = &bs[b];
-    double pe = o->pred_start_ms + o->pred_dur_ms, me = o->meas_start_ms + o->meas_dur_ms;
-    if (!x->seen) *x = (struct bucket_span){1, o->pred_start_ms, pe, o->meas_start_ms, me};
-    if (o->pred_start_ms < x->pred_start) x->pred_start = o->pred_start_ms;
-    if (pe > x->pred_end) x->pred_end = pe;
-    if (o->meas_start_ms < x->meas_start) x->meas_start = o->meas_start_ms;
-    if (me > x->meas_end) x->meas_end = me;
-  }
-  for (int32_t b = 0; bs && b < nb; b++) {
-    if (!bs[b].seen) continue;
-    snprintf(name, sizeof name, "bucket%d_start_ms", b);
-    add_metric(c, name, bs[b].pred_start, bs[b].meas_start);
-    snprintf(name, sizeof name, "bucket%d_dur_ms", b);
-    add_metric(c, name, bs[b].pred_end - bs[b].pred_start, bs[b].meas_end - bs[b].meas_start);
-  }
-  free(bs);
-  for (int32_t r = 0; r < c->world_size; r++) {
-    double pc = 0, mc = 0, pm = 0, mm = 0;
-    for (size_t i = 0; i < n; i++) {
-      const struct ds_compare_op *o = &c->ops[i];
-      if (o->op->rank != r) continue;
-      enum ds_metrics_class cls = ds_metrics_class(o->op);
-      if (cls == DS_METRICS_HOST) continue; /* neither compute nor comm */
-      if (cls == DS_METRICS_COMM) {
-        pm += o->pred_dur_ms;
-        mm += o->meas_dur_ms;
-      } else {
-        pc += o->pred_dur_ms;
-        mc += o->meas_dur_ms;
-      }
+  qsort(bo, nb, sizeof *bo, cmp_bucket_op);
+  /* one bucket's collectives (a comm hook runs several): the first start
+   * and the span to the last end, predicted and measured */
+  for (size_t j = 0; j < nb;) {
+    int32_t b = bo[j].bucket;
+    const struct ds_compare_op *o = &c->ops[bo[j].i];
+    double ps = o->pred_start_ms, pe = ps + o->pred_dur_ms;
+    double ms = o->meas_start_ms, me = ms + o->meas_dur_ms;
+    for (; j < nb && bo[j].bucket == b; j++) {
+      o = &c->ops[bo[j].i];
+      double ope = o->pred_start_ms + o->pred_dur_ms, ome = o->meas_start_ms + o->meas_dur_ms;
+      if (o->pred_start_ms < ps) ps = o->pred_start_ms;
+      if (ope > pe) pe = ope;
+      if (o->meas_start_ms < ms) ms = o->meas_start_ms;
+      if (ome > me) me = ome;
     }
-    snprintf(name, sizeof name, "rank%d_compute_ms", r);
-    add_metric(c, name, pc, mc);
-    snprintf(name, sizeof name, "rank%d_comm_ms", r);
-    add_metric(c, name, pm, mm);
+    snprintf(name, sizeof name, "bucket%d_start_ms", b);
+    add_metric(c, name, ps, ms);
+    snprintf(name, sizeof name, "bucket%d_dur_ms", b);
+    add_metric(c, name, pe - ps, me - ms);
   }
+  free(bo);
+  /* each rank's compute and communication sums, in one pass over the ops
+   * (each rank's terms added in op order, as a pass per rank would) */
+  size_t nr = (size_t)c->world_size;
+  double *sum = calloc(4 * nr + 1, sizeof *sum);
+  if (!sum) return DS_ENOMEM;
+  double *pc = sum, *mc = pc + nr, *pm = mc + nr, *mm = pm + nr;
+  for (size_t i = 0; i < n; i++) {
+    const struct ds_compare_op *o = &c->ops[i];
+    size_t r = (size_t)o->op->rank; /* < world_size: the reader's ranks */
+    enum ds_metrics_class cls = ds_metrics_class(o->op);
+    if (cls == DS_METRICS_HOST) continue; /* neither compute nor comm */
+    if (cls == DS_METRICS_COMM) {
+      pm[r] += o->pred_dur_ms;
+      mm[r] += o->meas_dur_ms;
+    } else {
+      pc[r] += o->pred_dur_ms;
+      mc[r] += o->meas_dur_ms;
+    }
+  }
+  for (size_t r = 0; r < nr; r++) {
+    snprintf(name, sizeof name, "rank%zu_compute_ms", r);
+    add_metric(c, name, pc[r], mc[r]);
+    snprintf(name, sizeof name, "rank%zu_comm_ms", r);
+    add_metric(c, name, pm[r], mm[r]);
+  }
+  free(sum);
+  return DS_OK;
 }
 
 /* Distributions and the top ops by |duration error| (both only with a
@@ -244,10 +264,7 @@ static void add_op_metrics(struct ds_compare *c) {
  * means are known. */
 static ds_status summarize(struct ds_compare *c) {
   size_t n = c->n_ops;
-  if (!c->meas) {
-    add_op_metrics(c);
-    return DS_OK;
-  }
+  if (!c->meas) return add_op_metrics(c);
   double *v = malloc((n + 1) * sizeof *v);
   struct ranked *rk = malloc((n + 1) * sizeof *rk);
   if (!v || !rk) {
@@ -283,8 +300,7 @@ static ds_status summarize(struct ds_compare *c) {
   for (size_t i = 0; i < c->n_top; i++) c->top[i] = rk[i].i;
   free(v);
   free(rk);
-  add_op_metrics(c);
-  return DS_OK;
+  return add_op_metrics(c);
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -599,7 +615,10 @@ static ds_status load_one(const char *path, struct ds_trace *t,
     goto out;
   }
   for (int i = 0; i < IM_COUNT; i++) add_metric(c, ds_metrics_name((enum ds_metric_id)i), pm[i], 0);
-  DS_CHECK_GOTO(summarize(c), st, out); /* no measured side: cannot fail */
+  if (summarize(c) != DS_OK) {
+    st = ds_err_set(err, DS_ENOMEM, "analyze: out of memory");
+    goto out;
+  }
 out:
   free(pk);
   if (st != DS_OK) {

@@ -90,12 +90,17 @@ int64_t ds_metrics_last_end(const struct ds_timed_op *ops, size_t n) {
 ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t prev_end_ns,
                              struct ds_metrics *m) {
   /* rank 0's communication, compute and host intervals, and room for the
-   * union of the first two */
-  struct ds_interval *comm = malloc(5 * (n + 1) * sizeof *comm);
+   * union of the first two: each op is in one of the three, so the first
+   * two hold at most n together */
+  struct ds_interval *comm = malloc(4 * (n + 1) * sizeof *comm);
   if (!comm) return DS_ENOMEM;
   struct ds_interval *comp = comm + (n + 1), *host = comp + (n + 1), *gpu = host + (n + 1);
   size_t n_comm = 0, n_comp = 0, n_host = 0;
-  int64_t t0 = INT64_MAX, t1 = INT64_MIN, fwd = 0, bwd = 0, step = 0;
+  int64_t t0 = INT64_MAX, t1 = INT64_MIN;
+  /* Sums of durations, in double: each is at most 1e18 ns (the reader's
+   * cap) but overlapping ops' add past int64_t; below 2^53 ns (104 days)
+   * the double sum of integers is exact, so no real trace's value moves. */
+  double fwd = 0, bwd = 0, step = 0;
   int64_t bwd_first = INT64_MAX, bwd_last = INT64_MIN, fwd_last_start = INT64_MIN;
   int64_t comm_first = INT64_MAX, comm_last = INT64_MIN;
   for (size_t i = 0; i < n; i++) {
@@ -108,7 +113,7 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
      * included: ds_metrics_class), not the optimizer's launches (PyTorch
      * 1.4's loop), which overlap its kernels. Host ops enter nothing else. */
     enum ds_metrics_class cls = ds_metrics_class(o);
-    if (o->kind == DS_OP_STEP && cls == DS_METRICS_COMPUTE) step += e - s;
+    if (o->kind == DS_OP_STEP && cls == DS_METRICS_COMPUTE) step += (double)(e - s);
     struct ds_interval iv = {s, e};
     if (cls == DS_METRICS_HOST) {
       host[n_host++] = iv;
@@ -120,10 +125,10 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
     }
     comp[n_comp++] = iv;
     if (o->kind == DS_OP_FWD || o->kind == DS_OP_LOSS) {
-      fwd += e - s;
+      fwd += (double)(e - s);
       if (o->kind == DS_OP_FWD && s > fwd_last_start) fwd_last_start = s;
     } else if (o->kind == DS_OP_BWD) {
-      bwd += e - s;
+      bwd += (double)(e - s);
       if (logger_backward(o) && e > bwd_last) bwd_last = e;
     }
   }
@@ -152,9 +157,9 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
   int64_t x = ds_overlap_uncovered_ns(comm, n_comm, comp, n_comp);
   int64_t origin = prev_end_ns > t0 ? prev_end_ns : t0;
   v[DS_METRIC_iter_ms] = n ? (double)(t1 - origin) / DS_UNITS_NS_PER_MS : 0;
-  v[DS_METRIC_fwd_ms] = (double)fwd / DS_UNITS_NS_PER_MS;
-  v[DS_METRIC_bwd_ms] = (double)bwd / DS_UNITS_NS_PER_MS;
-  v[DS_METRIC_step_ms] = (double)step / DS_UNITS_NS_PER_MS;
+  v[DS_METRIC_fwd_ms] = fwd / DS_UNITS_NS_PER_MS;
+  v[DS_METRIC_bwd_ms] = bwd / DS_UNITS_NS_PER_MS;
+  v[DS_METRIC_step_ms] = step / DS_UNITS_NS_PER_MS;
   v[DS_METRIC_comm_ms] = (double)c / DS_UNITS_NS_PER_MS;
   v[DS_METRIC_exposed_comm_ms] = (double)x / DS_UNITS_NS_PER_MS;
   v[DS_METRIC_overlap_pct] = c > 0 ? 100.0 * (double)(c - x) / (double)c : 0;
@@ -183,11 +188,13 @@ ds_status ds_metrics_measure(const struct ds_timed_op *ops, size_t n, int64_t pr
       v[DS_METRIC_ddp_overlap_pct] =
           span > 0 ? 100.0 * (double)(ov < span ? ov : span) / (double)span : 0;
     }
-    /* without communication time (one rank: the all-reduces do nothing)
-     * the share of it hidden is undefined, not the 100 the logger's span
-     * between zero-length ops gives: n/a (docs/analysis.md) */
-    if (c == 0) v[DS_METRIC_ddp_overlap_pct] = NAN;
   }
+  /* without communication time (one rank: the all-reduces do nothing;
+   * --strategy single: none at all) or without a bucket collective
+   * (DataParallel, a parameter server: no gradient bucket to overlap) the
+   * share of it hidden is undefined, not the 100 the logger's span between
+   * zero-length ops gives nor a 0: n/a (docs/analysis.md) */
+  if (c == 0 || comm_first > comm_last) v[DS_METRIC_ddp_overlap_pct] = NAN;
   m->t0_ns = n ? t0 : 0;
   free(comm);
   return DS_OK;

@@ -34,23 +34,33 @@ struct lane {
   int stream;
 };
 
-/* Rows of the chart: the (rank, stream) pairs that have ops, rank-major. */
-static size_t lanes(const struct ds_compare *c, struct lane *out) {
+/* Rows of the chart: the (rank, stream) pairs that have ops, rank-major,
+ * from one marking pass over the ops (seen: world_size * DS_STREAM_COUNT
+ * bytes, zeroed). */
+static size_t lanes(const struct ds_compare *c, unsigned char *seen, struct lane *out) {
+  for (size_t i = 0; i < c->n_ops; i++) {
+    const struct ds_op *o = c->ops[i].op;
+    seen[(size_t)o->rank * DS_STREAM_COUNT + (size_t)o->stream] = 1;
+  }
   size_t n = 0;
   for (int32_t r = 0; r < c->world_size; r++)
     for (int s = 0; s < DS_STREAM_COUNT; s++)
-      for (size_t i = 0; i < c->n_ops; i++)
-        if (c->ops[i].op->rank == r && (int)c->ops[i].op->stream == s) {
-          out[n++] = (struct lane){r, s};
-          break;
-        }
+      if (seen[(size_t)r * DS_STREAM_COUNT + (size_t)s]) out[n++] = (struct lane){r, s};
   return n;
 }
 
+/* The lane of op o, or -1: a binary search, the lanes being sorted by
+ * (rank, stream). */
 static int lane_of(const struct lane *l, size_t n, const struct ds_op *o) {
-  for (size_t i = 0; i < n; i++)
-    if (l[i].rank == o->rank && l[i].stream == (int)o->stream) return (int)i;
-  return -1;
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (l[mid].rank < o->rank || (l[mid].rank == o->rank && l[mid].stream < (int)o->stream))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < n && l[lo].rank == o->rank && l[lo].stream == (int)o->stream ? (int)lo : -1;
 }
 
 /* The sides drawn: predicted above measured, or one trace alone. */
@@ -187,11 +197,18 @@ ds_status ds_plot_write(const char *path, const struct ds_compare *c,
     return ds_err_set(err, DS_EUSAGE, "--plot %s: expected a file name ending in "
                       ".png or .svg", path);
   ds_status st = DS_OK;
-  struct lane *l = malloc((size_t)(c->world_size + 1) * DS_STREAM_COUNT * sizeof *l);
+  size_t n_pairs = (size_t)(c->world_size + 1) * DS_STREAM_COUNT;
+  struct lane *l = malloc(n_pairs * sizeof *l);
+  unsigned char *seen = calloc(n_pairs, 1);
   char data[] = "/tmp/ddpsim-plot-XXXXXX";
   int data_made = 0;
-  if (!l) return ds_err_set(err, DS_ENOMEM, "--plot: out of memory");
-  size_t nl = lanes(c, l);
+  if (!l || !seen) {
+    free(l);
+    free(seen);
+    return ds_err_set(err, DS_ENOMEM, "--plot: out of memory");
+  }
+  size_t nl = lanes(c, seen, l);
+  free(seen);
   int fd = ds_temp_mkstemp(data);
   if (fd < 0) {
     st = ds_err_set(err, DS_EIO, "--plot: cannot create a temporary file: %s",

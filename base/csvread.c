@@ -63,9 +63,10 @@ ds_status ds_csvread_lines(FILE *fp, const struct ds_csvread_lines *l) {
   while (*l->st == DS_OK && (len = getline(&line, &cap, fp)) >= 0) {
     ++*l->line;
     if (*l->at_row_start) {
-      if (ds_csvread_blank(line)) continue;
+      /* a NUL byte is never blank: the line goes on to be refused */
+      if (ds_csvread_blank(line) && !memchr(line, '\0', (size_t)len)) continue;
       if (line[0] == '#') {
-        if (!l->comment_ok || l->comment_ok(l->ctx, line)) continue;
+        if (!l->comment_ok || l->comment_ok(l->ctx, line, (size_t)len)) continue;
         if (*l->st != DS_OK) break; /* refused with the reader's own message */
         *l->st = ds_err_set(l->err, DS_EINPUT, "%s:%zu: comment lines are allowed only "
                             "before the header row", l->path, *l->line);

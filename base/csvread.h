@@ -76,7 +76,9 @@ struct ds_csvread_lines {
   ds_status *st;
   size_t *line, *row_line;
   int *at_row_start;
-  int (*comment_ok)(void *ctx, const char *line); /* NULL: `#` lines are skipped anywhere */
+  /* NULL: `#` lines are skipped anywhere; len: the line's length, NUL
+   * bytes and its line break included */
+  int (*comment_ok)(void *ctx, const char *line, size_t len);
   void (*on_field)(void *data, size_t len, void *ctx); /* libcsv's callbacks */
   void (*on_row)(int term, void *ctx);
   void *ctx;

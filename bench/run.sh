@@ -3,7 +3,8 @@
 # memory of one simulated DDP run of GPT-2 (25 MiB buckets) at growing world
 # sizes on the 4096-GPU cluster topology, and of `ddpsim collective` sweeps
 # of every all-reduce algorithm at 8 and 64 GPUs, docs/sweeps.md's bucket
-# sweep, and bench/ring_table.sh.
+# sweep, `ddpsim analyze` of a 512-rank ResNet-50 trace, and
+# bench/ring_table.sh.
 # Usage: bench/run.sh BUILD/bench
 # (make bench). Prints one line per measurement; record results with the
 # command in bench/README.md.
@@ -48,6 +49,16 @@ done
   --iters 20 --format csv --jobs 1 >/tmp/ddpsim-bench-out.$$
 read -r wall user rss_kb </tmp/ddpsim-bench.$$
 echo "bucket_sweep bert-base 2node-ib configs=48 jobs=1 wall_s=$wall user_s=$user peak_rss_mib=$((rss_kb / 1024))"
+# ddpsim analyze of one big trace: ResNet-50 DDP on 512 GPUs of
+# cluster-64x8-h100 (1.12 M rows, 110 MB); the per-rank metrics and the
+# timeline's lanes were once a pass over the ops per rank (revana finding 6).
+"$bin" --topo cluster-64x8-h100 --world-size 512 --model resnet50 \
+  --trace /tmp/ddpsim-bench-trace.$$.csv >/dev/null
+/usr/bin/time -f "%e %U %M" -o /tmp/ddpsim-bench.$$ \
+  "$bin" analyze /tmp/ddpsim-bench-trace.$$.csv >/tmp/ddpsim-bench-out.$$
+read -r wall user rss_kb </tmp/ddpsim-bench.$$
+echo "analyze resnet50 world=512 rows=$(grep -c '^[0-9]' /tmp/ddpsim-bench-trace.$$.csv) wall_s=$wall user_s=$user peak_rss_mib=$((rss_kb / 1024))"
+rm -f /tmp/ddpsim-bench-trace.$$.csv
 # Issue #14's table: a 25 MiB ring all-reduce on one switch at 8, 256 and
 # 1024 ranks, per flow and aggregated (SIMGRID=1: SimGrid beside it).
 "$(dirname "$0")/ring_table.sh" "$dir"

@@ -438,6 +438,27 @@ Test(calib, the_gpu_name_is_written_and_read) {
   expect_bad(&b);
 }
 
+/* revana finding 9: a device name with a quote and a backslash is escaped
+ * in the file (YAML double-quoted: \" and \\), so the loader reads the same
+ * name back; written raw, the file was refused. */
+Test(calib, a_gpu_name_with_quotes_round_trips) {
+  struct ds_calib c;
+  memset(&c, 0, sizeof c);
+  snprintf(c.gpu, sizeof c.gpu, "NVIDIA \"H100\" a\\b");
+  c.has_mem_efficiency = 1;
+  c.mem_efficiency = 0.8;
+  char path[64];
+  char *text = write_text(&c, NULL, path);
+  cr_assert(strstr(text, "gpu: \"NVIDIA \\\"H100\\\" a\\\\b\"\n"), "%s", text);
+  struct ds_calib back;
+  struct ds_err err = {0};
+  ds_status st = ds_calib_load(path, &back, &err);
+  unlink(path);
+  cr_assert_eq(st, DS_OK, "%s\n%s", err.msg, text);
+  cr_assert_str_eq(back.gpu, c.gpu);
+  free(text);
+}
+
 /* Which GPU the file names (ds_calib_gpu_fit), by hand: the table's name
  * or one of its smi_names (case insensitive) is this GPU; another name is
  * another GPU; no name is unnamed, whatever the SMs. */

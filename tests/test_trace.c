@@ -429,7 +429,7 @@ Test(trace, reader_bad_numbers) {
        ":3: column 'layer': expected an integer >= -1"},
       {"0,0,compute,fwd,a,0,1.5,-1,-1,,0,0,1,\n", ":3: column 'bucket'"},
       {"0,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,1;2\n",
-       ":3: column 'deps': expected op ids (integers >= 0) separated by spaces, "
+       ":3: column 'deps': expected op ids (integers >= 0) separated by single spaces, "
        "got \"1;2\""},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -499,7 +499,8 @@ Test(trace, reader_bad_times) {
                     "# ddpsim-trace v2\n" TRACE_HEADER
                     "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,,sim,0,1.0001,2\n",
                     ":3: column 'start_us': expected microseconds >= 0 with at "
-                    "most 3 decimals, got \"1.0001\"");
+                    "most 3 decimals, at most 1e15 (1e18 ns, the longest simulated "
+                    "time), got \"1.0001\"");
   expect_read_error(1,
                     "# ddpsim-trace v2\n" TRACE_HEADER
                     "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,1,,sim,0,-1,2\n",

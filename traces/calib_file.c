@@ -5,6 +5,17 @@
  */
 #include "traces/calib_file.h"
 
+#include "base/textout.h"
+
+/* `KEY: "NAME"` with the name escaped as YAML needs: a device's name is the
+ * driver's text, and a quote or backslash in it would make a file the
+ * loader refuses. */
+static void write_name(FILE *fp, const char *indent_key, const char *name) {
+  fprintf(fp, "%s: ", indent_key);
+  ds_textout_yaml_quoted(fp, name);
+  fputc('\n', fp);
+}
+
 const char *const ds_calib_efficiency_keys[DS_CALIB_EFF_KEYS] = {
     "conv_fp32",   "conv_tf32",      "conv_half",      "matmul_fp32",   "matmul_tf32",
     "matmul_half", "attention_fp32", "attention_tf32", "attention_half",
@@ -14,7 +25,7 @@ const char *const ds_calib_efficiency_keys[DS_CALIB_EFF_KEYS] = {
 int ds_calib_write(FILE *fp, const struct ds_calib *c, const char *header) {
   if (header) fputs(header, fp);
   fputs("schema_version: 1\n", fp);
-  if (c->gpu[0]) fprintf(fp, "gpu: \"%s\"\n", c->gpu);
+  if (c->gpu[0]) write_name(fp, "gpu", c->gpu);
   if (c->has_flops_efficiency || c->has_mem_efficiency || c->has_kernel_overhead ||
       c->has_fp32_math) {
     fputs("compute:\n", fp);
@@ -54,7 +65,7 @@ int ds_calib_write(FILE *fp, const struct ds_calib *c, const char *header) {
   }
   if (c->n_gconv > 0) {
     fputs("grouped_conv:\n", fp);
-    if (c->gconv_gpu[0]) fprintf(fp, "  gpu: \"%s\"\n", c->gconv_gpu);
+    if (c->gconv_gpu[0]) write_name(fp, "  gpu", c->gconv_gpu);
     fprintf(fp, "  sms: %d\n", c->gconv_sms);
     fprintf(fp, "  boost_mhz: %.6g\n", c->gconv_clock_hz / 1e6);
     fputs("  entries:\n", fp);

@@ -327,19 +327,22 @@ static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out) {
 }
 
 /* A finite decimal number >= 0. strtod alone would also take "inf",
- * "nan" and hexadecimal, which no writer produces. */
+ * "nan" and hexadecimal, which no writer produces. Its ERANGE is not a
+ * refusal: on overflow the value is HUGE_VAL, refused as not finite, but
+ * on underflow it is the nearest double, a subnormal fmt_double writes
+ * (4.9406564584124654e-324) or 0, which must read back. */
 static int parse_number(const char *s, double *out) {
   if (!*s || strspn(s, "0123456789.eE+-") != strlen(s)) return -1;
   char *end;
-  errno = 0;
   double v = strtod(s, &end);
-  if (*end || end == s || errno == ERANGE || !isfinite(v) || v < 0) return -1;
+  if (*end || end == s || !isfinite(v) || v < 0) return -1;
   *out = v;
   return 0;
 }
 
-/* Microseconds with at most three decimals, to exact integer nanoseconds:
- * parsed digit by digit because 123456.789 has no exact double. */
+/* Microseconds with at most three decimals, to exact integer nanoseconds
+ * in [0, DS_UNITS_NS_MAX]: parsed digit by digit because 123456.789 has no
+ * exact double. */
 static int parse_time_ns(const char *s, int64_t *out) {
   const char *p = s;
   if (*p < '0' || *p > '9') return -1;
@@ -358,7 +361,9 @@ static int parse_time_ns(const char *s, int64_t *out) {
   }
   if (*p) return -1;
   for (int k = n_frac; k < 3; k++) frac *= 10;
-  if (us > ((uint64_t)INT64_MAX - frac) / 1000) return -1;
+  /* at most the longest simulated time (base/units.h), as dur_us: what
+   * reads past it no run produced, and the analysis adds times up */
+  if (us > ((uint64_t)DS_UNITS_NS_MAX - frac) / 1000) return -1;
   *out = (int64_t)(us * 1000 + frac);
   return 0;
 }
@@ -432,16 +437,16 @@ static void intern_field(struct reader *r, const char *text,
                        r->row_line);
 }
 
-/* Returns -1 when text is not a list of ids (an out-of-memory failure is
- * recorded in r and returns 0). */
+/* Returns -1 when text is not a list of ids separated by single spaces
+ * (SCHEMA.md; what the writer prints: no leading, trailing or doubled
+ * space), 0 otherwise (an out-of-memory failure is recorded in r and
+ * returns 0). */
 static int parse_deps(struct reader *r, const char *text) {
   const char *p = text;
   r->n_deps = 0;
   while (*p) {
-    if (*p == ' ') {
-      p++;
-      continue;
-    }
+    if (p != text && *p++ != ' ') return -1; /* the separator */
+    if (*p == ' ' || *p == '\0') return -1;   /* an empty id */
     char id[24];
     size_t n = strcspn(p, " ");
     int64_t v;
@@ -536,7 +541,7 @@ static void parse_field(struct reader *r, enum col c, const char *text) {
       break;
     case COL_DEPS:
       if (parse_deps(r, text) != 0)
-        bad = "op ids (integers >= 0) separated by spaces";
+        bad = "op ids (integers >= 0) separated by single spaces";
       break;
     case COL_SOURCE:
       if (!valid_source(text))
@@ -551,24 +556,28 @@ static void parse_field(struct reader *r, enum col c, const char *text) {
     case COL_START_US:
     case COL_END_US:
       if (parse_time_ns(text, c == COL_START_US ? &r->start_ns : &r->end_ns) != 0)
-        bad = "microseconds >= 0 with at most 3 decimals";
+        bad = "microseconds >= 0 with at most 3 decimals, at most 1e15 (1e18 ns, the "
+              "longest simulated time)";
       break;
     case N_TRACE_COLS: break;
   }
   if (bad) field_error(r, c, bad, text);
 }
 
+/* Header field k (0-based). Past the n_cols-th field every column was
+ * named once already (an earlier unknown or repeated name stopped the
+ * read), so a known name there is a repeat. */
 static void header_field(struct reader *r, size_t k, const char *text) {
   for (size_t c = 0; c < r->n_cols; c++) {
     if (strcmp(text, col_names[c]) != 0) continue;
-    for (size_t j = 0; j < k; j++)
+    for (size_t j = 0; j < k && j < r->n_cols; j++)
       if (r->col_of_field[j] == (enum col)c) {
         r->st = ds_err_set(r->err, DS_EINPUT,
                            "%s:%zu: column '%s' appears twice in the header",
                            r->path, r->row_line, text);
         return;
       }
-    r->col_of_field[k] = (enum col)c;
+    if (k < r->n_cols) r->col_of_field[k] = (enum col)c;
     return;
   }
   /* The header is where a missing header row or a newer schema shows, so
@@ -614,9 +623,7 @@ static void on_field(void *data, size_t len, void *ctx) {
     return;
   }
   if (!r->header_done) {
-    /* More header fields than columns means an unknown or repeated name
-     * was already reported, so k stays in range here. */
-    if (k < N_TRACE_COLS) header_field(r, k, r->text);
+    header_field(r, k, r->text);
     return;
   }
   if (k < r->n_cols) parse_field(r, r->col_of_field[k], r->text);
@@ -691,15 +698,29 @@ static void finish_row(struct reader *r) {
 }
 
 /* Ranks size every per-rank array downstream (world size = largest rank
- * + 1), so a rank no smaller than the number of rows cannot be dense
- * (every rank 0..R has a row) and is refused at its line: one row naming
- * rank 49,999,999 made `ddpsim analyze` allocate 5 GB (issue #15, defect 7). */
+ * + 1), and every rank in 0..R is one that ran: a rank no smaller than the
+ * number of rows cannot be dense and is refused at its line first (one row
+ * naming rank 49,999,999 made `ddpsim analyze` allocate 5 GB: issue #15,
+ * defect 7), then the first rank below the largest that no row has (a trace
+ * without rank 0 read as rank 0's metrics all 0: revana finding 5). */
 static ds_status check_ranks(struct reader *r) {
-  if (r->max_rank >= 0 && (size_t)r->max_rank >= r->s->n_ops)
+  if (r->max_rank < 0) return DS_OK;
+  if ((size_t)r->max_rank >= r->s->n_ops)
     return ds_err_set(r->err, DS_EINPUT,
                       "%s:%zu: column 'rank': rank %" PRId32 " in a file of %zu rows; ranks "
                       "must be numbered 0, 1, ... without gaps",
                       r->path, r->max_rank_line, r->max_rank, r->s->n_ops);
+  unsigned char *seen = calloc((size_t)r->max_rank + 1, 1);
+  if (!seen) return ds_err_set(r->err, DS_ENOMEM, "%s: out of memory", r->path);
+  for (size_t i = 0; i < r->s->n_ops; i++) seen[r->s->ops[i].rank] = 1;
+  int32_t missing = 0;
+  while (missing < r->max_rank && seen[missing]) missing++;
+  free(seen);
+  if (missing < r->max_rank)
+    return ds_err_set(r->err, DS_EINPUT,
+                      "%s:%zu: column 'rank': rank %" PRId32 ", but no row has rank %" PRId32
+                      "; ranks must be numbered 0, 1, ... without gaps",
+                      r->path, r->max_rank_line, r->max_rank, missing);
   return DS_OK;
 }
 
@@ -727,7 +748,7 @@ static const char *quoted_more(const char *line) {
 }
 
 /* The first line names the schema and its version. */
-static ds_status check_schema(struct reader *r, const char *line) {
+static ds_status check_schema(struct reader *r, const char *line, size_t len) {
   const char *want = r->is_trace ? DS_TRACE_SCHEMA : DS_SCHEDULE_SCHEMA;
   const char *other = r->is_trace ? DS_SCHEDULE_SCHEMA : DS_TRACE_SCHEMA;
   if (!line)
@@ -735,6 +756,12 @@ static ds_status check_schema(struct reader *r, const char *line) {
                       "%s:1: the file is empty; expected the schema line "
                       "\"# %s v%d\"",
                       r->path, want, DS_SCHEMA_VERSION);
+  /* the checks below read a C string, which a NUL would cut short */
+  const char *nul = memchr(line, '\0', len);
+  if (nul)
+    return ds_err_set(r->err, DS_EINPUT,
+                      "%s:1: a NUL byte in the schema line (byte %zu); expected \"# %s v%d\"",
+                      r->path, (size_t)(nul - line) + 1, want, DS_SCHEMA_VERSION);
   const char *p = line;
   if (*p == '#') {
     p++;
@@ -801,8 +828,15 @@ static int parse_end(const char *line, uint64_t *n) {
 
 /* `#` lines: before the header row provenance, skipped; after it only the
  * end line, once, counting the rows read. */
-static int comment_ok(void *ctx, const char *line) {
+static int comment_ok(void *ctx, const char *line, size_t len) {
   struct reader *r = ctx;
+  /* the checks below read C strings, which a NUL would cut short: "# end:
+   * 1 row\0 and 5 more" would pass as the end line */
+  if (memchr(line, '\0', len)) {
+    r->st = ds_err_set(r->err, DS_EINPUT, "%s:%zu: a NUL byte in a comment line (byte %zu)",
+                       r->path, r->line, (size_t)((const char *)memchr(line, '\0', len) - line) + 1);
+    return 0;
+  }
   if (!r->header_done) return 1;
   if (r->end_line) {
     r->st = ds_err_set(r->err, DS_EINPUT,
@@ -844,9 +878,15 @@ static ds_status read_file(struct reader *r) {
                       strerror(errno));
   char *line = NULL;
   size_t cap = 0;
+  errno = 0;
   ssize_t len = getline(&line, &cap, fp);
   r->line = 1;
-  r->st = check_schema(r, len < 0 ? NULL : line);
+  /* a read that fails (a directory: EISDIR) is not an empty file */
+  if (len < 0 && ferror(fp))
+    r->st = ds_err_set(r->err, DS_EIO, "%s: cannot read: %s", r->path,
+                       strerror(errno ? errno : EIO));
+  else
+    r->st = check_schema(r, len < 0 ? NULL : line, len < 0 ? 0 : (size_t)len);
   free(line);
   r->at_row_start = 1;
   if (r->st == DS_OK) {
@@ -935,6 +975,16 @@ ds_status ds_trace_read_csv(const char *path, struct ds_trace **out,
                  r.op_line[r.t->rows[other].op]);
     else if (st == DS_EINPUT)
       ds_err_set(err, st, "%s:%zu: %s", path, bad_line, kerr.msg);
+    else if (st != DS_OK)
+      ds_err_set(err, st, "%s: %s", path, kerr.msg);
+  }
+  if (st == DS_OK) {
+    struct ds_err kerr = {0};
+    size_t bad = 0, other = 0;
+    st = ds_trace_check_iter_ends(r.t, &bad, &other, &kerr);
+    if (st == DS_EINPUT)
+      ds_err_set(err, st, "%s:%zu: %s (line %zu)", path, r.op_line[r.t->rows[bad].op],
+                 kerr.msg, r.op_line[r.t->rows[other].op]);
     else if (st != DS_OK)
       ds_err_set(err, st, "%s: %s", path, kerr.msg);
   }

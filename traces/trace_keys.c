@@ -41,8 +41,9 @@ static const struct key *first_of(const struct key *keys, size_t n, int32_t rank
  * of its rank earlier in the file in the same iteration, or, when the id is
  * not in this iteration at all, one of the previous iteration (the
  * exception: an iteration's first op may wait for the last step before it,
- * an id its own iteration does not have). The keys of one (rank, id) lie
- * together, one per iteration. */
+ * an id its own iteration does not have; any row may, SCHEMA.md
+ * "Dependencies in a trace"). The keys of one (rank, id) lie together, one
+ * per iteration. */
 static int resolves(const struct key *keys, size_t n, int32_t rank, int64_t id, int32_t iter,
                     size_t row) {
   int in_iter = 0, in_previous = 0;
@@ -95,5 +96,56 @@ ds_status ds_trace_check_keys(const struct ds_trace *t, size_t *bad, size_t *oth
     }
   }
   free(keys);
+  return st;
+}
+
+/* One iteration's latest end: the row that holds it. */
+struct iter_end {
+  int32_t iter;
+  int64_t end_ns;
+  size_t row;
+};
+
+static int cmp_iter_end(const void *pa, const void *pb) {
+  const struct iter_end *a = pa, *b = pb;
+  if (a->iter != b->iter) return a->iter < b->iter ? -1 : 1;
+  if (a->end_ns != b->end_ns) return a->end_ns > b->end_ns ? -1 : 1; /* latest first */
+  return (a->row > b->row) - (a->row < b->row);
+}
+
+/* Integer nanoseconds as "123.456" microseconds (times are >= 0 here). */
+static void fmt_us(char *buf, size_t n, int64_t ns) {
+  snprintf(buf, n, "%" PRId64 ".%03" PRId64, ns / 1000, ns % 1000);
+}
+
+ds_status ds_trace_check_iter_ends(const struct ds_trace *t, size_t *bad, size_t *other,
+                                   struct ds_err *err) {
+  size_t n = t->n_rows;
+  if (n == 0) return DS_OK;
+  struct iter_end *e = malloc(n * sizeof *e);
+  if (!e) return ds_err_set(err, DS_ENOMEM, "out of memory");
+  for (size_t i = 0; i < n; i++) e[i] = (struct iter_end){t->rows[i].iter, t->rows[i].end_ns, i};
+  qsort(e, n, sizeof *e, cmp_iter_end);
+  ds_status st = DS_OK;
+  /* the first key of each iteration is its latest end; prev that of the
+   * iterations before it together */
+  const struct iter_end *prev = NULL;
+  for (size_t i = 0; i < n && st == DS_OK; i++) {
+    if (i > 0 && e[i].iter == e[i - 1].iter) continue;
+    if (prev && e[i].end_ns < prev->end_ns) {
+      char at[32], before[32];
+      fmt_us(at, sizeof at, e[i].end_ns);
+      fmt_us(before, sizeof before, prev->end_ns);
+      *bad = e[i].row;
+      *other = prev->row;
+      st = ds_err_set(err, DS_EINPUT,
+                      "column 'end_us': iteration %" PRId32 " ends at %s us, before "
+                      "iteration %" PRId32 " (%s us); an iteration's last op ends no "
+                      "earlier than the iterations before it",
+                      e[i].iter, at, prev->iter, before);
+    }
+    if (!prev || e[i].end_ns >= prev->end_ns) prev = &e[i];
+  }
+  free(e);
   return st;
 }

@@ -444,12 +444,20 @@ static ds_status emit_to_bucket(const struct ds_model *m, const struct ds_comput
  * bucket, the compute stream waits for the bucket's communication, then
  * copy_bucket_to_grad copies each averaged gradient back to its .grad;
  * with gradient_as_bucket_view there is nothing to copy unless a comm hook
- * returned a new tensor (then bucket_view_in.copy_(bucket_view_out)). */
+ * returned a new tensor (reducer.cpp, finalize_bucket_dense: `if
+ * (!bucket_view_in.is_alias_of(bucket_view_out)) bucket_view_in.copy_(
+ * bucket_view_out)`). None of the hooks modelled does: fp16/bf16's
+ * decompress copies into bucket.buffer() and returns it (default_hooks.py,
+ * "Decompress in place", pytorch#45968), PowerSGD's returns input_tensor,
+ * the bucket's buffer (powerSGD_hook.py, decompress: `return
+ * [input_tensor]`), and its warm-up's _allreduce_fut the all-reduced
+ * buffer itself (div_ in place). So with gradient_as_bucket_view there is
+ * never a copy back; the step still waits for every stream's tail. */
 static ds_status emit_from_bucket(const struct ds_model *m, const struct ds_compute *c,
                                   const struct ds_ddp_options *opt, const struct ds_buckets *bk,
                                   int32_t b, int64_t comm_done, int32_t rank,
                                   struct rank_tails *t, struct ds_schedule_builder *bd) {
-  if (opt->grad_as_bucket_view && opt->hook.kind == DS_HOOK_NONE) return DS_OK;
+  if (opt->grad_as_bucket_view) return DS_OK;
   double ns = 0, bytes = 0;
   for (int32_t k = 0; k < bk->b[b].count; k++)
     ns += reducer_copy_ns(m, c, bk->order[bk->b[b].first + k], &bytes);

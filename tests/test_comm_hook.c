@@ -259,9 +259,9 @@ Test(comm_hook, powersgd_schedule_by_hand) {
   cr_assert_eq(b.n, 2);
   struct ds_schedule *s = build(m, &c, &b, (struct ds_comm_hook){DS_HOOK_POWERSGD, 2}, 1);
   /* per rank: (host launch, fwd) x2, loss, bwd l1, its copy into the
-   * bucket, 10 hook ops, bwd l0, its copy, 10 hook ops, the two copies back
-   * to .grad, step */
-  cr_assert_eq(s->n_ops, 2 * 32);
+   * bucket, 10 hook ops and the host's synchronize, bwd l0, its copy, 10
+   * hook ops and the synchronize, the two copies back to .grad, step */
+  cr_assert_eq(s->n_ops, 2 * 34);
   const char *b0[] = {"bucket0.psgd_prep", "bucket0.psgd_orth_q", "bucket0.psgd_p_gemm",
                       "bucket0.uncompressed", "bucket0.psgd_unpack", "bucket0.p",
                       "bucket0.psgd_orth_p", "bucket0.psgd_q_gemm", "bucket0.q",
@@ -311,18 +311,29 @@ Test(comm_hook, powersgd_schedule_by_hand) {
   /* bucket 1's P = M Q: 1,048,576 FLOPs (0.105 us at 10 TFLOPS) but
    * (262144 + 512 + 2048) 4 = 1,058,816 B: 1.058816 us. */
   cr_assert_float_eq(s->ops[find(s, "bucket1.psgd_p_gemm")].dur_us, 1.058816, 1e-12);
-  /* torch.cuda.synchronize in decompress: l0's backward (op 17) waits for
-   * bucket 0's decompress (op 16) as well as for the compute stream's last
-   * op (P = M Q, op 9). finalize_backward's first copy back waits for the
-   * compute stream (bucket 1's P = M Q, op 21), bucket 1's synchronize (its
-   * decompress, op 28) and bucket 0's last op (op 16); the step for every
-   * stream's last op. */
-  cr_assert_str_eq(s->ops[17].name, "l0");
-  assert_deps(s, 17, (int64_t[]){9, 16}, 2);
-  cr_assert_str_eq(s->ops[29].name, "bucket0.to_grad");
-  assert_deps(s, 29, (int64_t[]){21, 28, 16}, 3);
-  cr_assert_eq(s->ops[31].kind, DS_OP_STEP);
-  assert_deps(s, 31, (int64_t[]){30, 27, 28, 2}, 4); /* 2: the last forward launch */
+  /* torch.cuda.synchronize in decompress runs on the autograd thread (the
+   * hook's callbacks run inline: NCCL's futures complete at enqueue): a
+   * 0 us host op (17) after every stream's tail, the compute stream's P =
+   * M Q (op 9), the Q all-reduce (15) and the decompress (16); every later
+   * host op follows it on the host stream (the old code had no such op:
+   * the host ran on through the synchronize). l0's backward (op 18) waits
+   * for bucket 0's decompress (op 16) as well as for the compute stream's
+   * last op (P = M Q, op 9). finalize_backward's first copy back waits for
+   * the compute stream (bucket 1's P = M Q, op 22), bucket 1's decompress
+   * (op 29) and bucket 0's last op (op 16); the step for every stream's
+   * last op and the host's last, bucket 1's synchronize (op 30). */
+  cr_assert_str_eq(s->ops[17].name, "bucket0.psgd_sync");
+  cr_assert_eq(s->ops[17].stream, DS_STREAM_HOST);
+  cr_assert_float_eq(s->ops[17].dur_us, 0, 0);
+  assert_deps(s, 17, (int64_t[]){9, 15, 16}, 3);
+  cr_assert_str_eq(s->ops[18].name, "l0");
+  assert_deps(s, 18, (int64_t[]){9, 16}, 2);
+  cr_assert_str_eq(s->ops[30].name, "bucket1.psgd_sync");
+  assert_deps(s, 30, (int64_t[]){22, 28, 29}, 3);
+  cr_assert_str_eq(s->ops[31].name, "bucket0.to_grad");
+  assert_deps(s, 31, (int64_t[]){22, 29, 16}, 3);
+  cr_assert_eq(s->ops[33].kind, DS_OP_STEP);
+  assert_deps(s, 33, (int64_t[]){32, 28, 29, 30}, 4);
   ds_schedule_free(s);
   ds_ddp_buckets_release(&b);
   ds_model_free(m);

@@ -98,7 +98,9 @@ struct ds_hook_op {
 #define DS_HOOK_MAX_OPS 12
 
 /* One bucket's communication: ops in dependency order (each after the one
- * before). blocks_backward: the next compute-stream op waits for the last. */
+ * before). blocks_backward: the hook ends in torch.cuda.synchronize on the
+ * autograd thread: the host waits for the device (ddp.c's psgd_sync op)
+ * and the next compute-stream op for the last. */
 struct ds_hook_plan {
   struct ds_hook_op op[DS_HOOK_MAX_OPS];
   int32_t n;

@@ -367,7 +367,30 @@ static ds_status emit_bucket(const struct ds_model *m, const struct ds_compute *
     call = -1;
     prev = op.id;
   }
-  if (plan.blocks_backward) t->sync = prev;
+  if (plan.blocks_backward) {
+    /* PowerSGD's decompress ends with torch.cuda.synchronize(device)
+     * (powerSGD_hook.py, decompress). ProcessGroupNCCL marks a
+     * collective's future completed as soon as it is enqueued
+     * (ProcessGroupNCCL.cpp, collective: work->future_->markCompleted), so
+     * the hook's `then` callbacks run inline on the autograd thread that
+     * called the hook, and the synchronize holds that thread until the
+     * device is idle: a 0 us host op after every stream's tail. Nothing
+     * later on the host (the next layer's launch, its hooks) starts
+     * before; the next compute op also waits on the GPU side (t->sync). */
+    char sync_name[48];
+    snprintf(sync_name, sizeof sync_name, "bucket%d.psgd_sync", b);
+    struct ds_op op = {.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_BWD,
+                       .name = sync_name, .layer = -1, .bucket = b, .coll = -1, .root = -1};
+    int64_t deps[4];
+    size_t n = 0;
+    add_dep(deps, &n, t->compute);
+    add_dep(deps, &n, t->comm);
+    add_dep(deps, &n, t->callback);
+    if (prev != t->callback && prev != t->compute && prev != t->comm) add_dep(deps, &n, prev);
+    DS_CHECK(ds_schedule_emit(bd, &op, deps, n));
+    t->host = op.id;
+    t->sync = prev;
+  }
   *last = prev;
   return DS_OK;
 }

@@ -613,6 +613,31 @@ Test(dp, a_world_of_one_has_no_other_gpu_and_no_collective) {
                          "option -g: one rank, but a collective needs two or more");
 }
 
+/* DataParallel with one device: forward returns self.module(*inputs[0])
+ * before replicate (torch/nn/parallel/data_parallel.py), so the iteration
+ * is single's, worked as in single_gpu_iteration_by_hand:
+ *   T = L + fwd + loss + bwd + step = 20 + 400 + 2 + 800 + 58.728 us,
+ * and so is the memory: (3 params + the 1e6-byte output) x 4 bytes; under
+ * --pytorch-version 1.9 also the kept .grad, as single keeps it. The old
+ * code charged replicate's host time (5 us per tensor) and dropped the
+ * kept .grad from dp's walk at one GPU: it fails both. */
+Test(dp, a_world_of_one_is_single) {
+  struct ds_test_result r = run(TINY "--strategy dp --world-size 1 --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  double want = LAUNCH_US + FWD_US + 2 * OUT_BYTES / 1e12 * 1e6 + BWD_US + step_us();
+  cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", 0), want / 1e3, 1e-6, "%s", r.out);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "peak_mem_gib_gpu0", 0),
+                     (3 * PARAMS * 4 + 1e6) / GIB, 1e-6);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "comm_ms", 0), 0, 0);
+  ds_test_release(&r);
+  r = run(TINY "--strategy single,dp --world-size 1 --pytorch-version 1.9 --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert_eq(ds_test_csv_num(r.out, "iter_ms", 1), ds_test_csv_num(r.out, "iter_ms", 0));
+  cr_assert_eq(ds_test_csv_num(r.out, "peak_mem_gib_gpu0", 1),
+               ds_test_csv_num(r.out, "peak_mem_gib_gpu0", 0));
+  ds_test_release(&r);
+}
+
 /* Only ddp's ring and tree all-reduces aggregate: under --coll-model
  * aggregate dp's row says flow, what its chains ran (and the same time as
  * under flow), ddp's says aggregate. */

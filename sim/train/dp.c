@@ -310,7 +310,13 @@ ds_status ds_dp_build(const struct ds_model *m, const struct ds_compute *c,
    * (single only, dp.h) when its host has ended its own last op. */
   int64_t prev_step = -1;
   ds_host_loop_anchors(out, opt->single && opt->free_loop, 1, &prev_step);
-  if (opt->single) {
+  /* DataParallel with one device calls the module itself: forward's
+   * `if len(self.device_ids) == 1: return self.module(*inputs[0],
+   * **kwargs[0])` (torch/nn/parallel/data_parallel.py, DataParallel.forward)
+   * comes before replicate, parallel_apply and gather, and the scatter to
+   * the device the input is on copies nothing (comm.cpp's scatter,
+   * `.to(device, non_blocking, copy=false)`): single's iteration. */
+  if (opt->single || opt->world_size == 1) {
     *n_coll = 0;
     return build_single(&bd, prev_step);
   }

@@ -31,7 +31,11 @@
  *
  * NCCL's broadcast and reduce are the flow network's pipelined chains
  * (sim/coll/coll_chain.c), scatter and gather its point-to-point kinds.
- * Single-GPU training is steps 3, 5 and 7 on one GPU with one thread.
+ * Single-GPU training is steps 3, 5 and 7 on one GPU with one thread; so is
+ * DataParallel with one GPU, whose forward calls the module directly
+ * (data_parallel.py: `if len(self.device_ids) == 1: return
+ * self.module(...)`, before replicate), and whose memory is single's
+ * (ds_ddp_memory, not ds_dp_memory: run.c).
  */
 #ifndef DS_DP_H
 #define DS_DP_H

@@ -524,13 +524,37 @@ Test(dp, coalesced_groups_close_before_passing_10_mib) {
   const double want[] = {8, 4, 12, 1};
   cr_assert_eq(c.n, 4);
   for (int i = 0; i < 4; i++) cr_assert_float_eq(c.bytes[i], want[i] * 1024 * 1024, 0);
+  /* replicate's broadcast_coalesced groups by C++ take_tensors
+   * (tensor_flatten.cpp): the tensor joins, and the group closes once it
+   * holds 10 MiB or more: 4 + 4 + 4 = 12 closes, 12 alone, then 1. (The
+   * old code broadcast the reduce's 4 groups: fails.) */
+  const double want_bcast[] = {12, 12, 1};
+  cr_assert_eq(c.n_bcast, 3);
+  for (int i = 0; i < 3; i++)
+    cr_assert_float_eq(c.bcast_bytes[i], want_bcast[i] * 1024 * 1024, 0);
   ds_dp_chunks_release(&c);
-  /* ResNet-50 in fp32 (97.5 MiB): 13 groups, the count the CLI reports */
+  /* at exactly 10 MiB both close: 6 + 4 is one group under either rule,
+   * the next 1 MiB opens another (Python: 10 + 1 > 10; C++: 10 >= 10) */
+  struct ds_param q[3] = {{.numel = 6 * mib}, {.numel = 4 * mib}, {.numel = 1 * mib}};
+  m = (struct ds_model){.params = q, .n_params = 3};
+  cr_assert_eq(ds_dp_chunks(&m, 4, DS_DP_COALESCE_BYTES, &c), DS_OK);
+  cr_assert_eq(c.n, 2);
+  cr_assert_eq(c.n_bcast, 2);
+  cr_assert_float_eq(c.bcast_bytes[0], 10.0 * 1024 * 1024, 0);
+  ds_dp_chunks_release(&c);
+  /* ResNet-50 in fp32 (97.5 MiB): 13 reduce groups, the count the CLI
+   * reports, and 9 broadcasts in the schedule */
   struct ds_test_result r = run("--topo 4gpu --strategy dp --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_float_eq(ds_test_csv_num(r.out, "n_buckets", 0), 13, 0);
   cr_assert_float_eq(ds_test_csv_num(r.out, "bucket_mb", 0), 10, 0);
   ds_test_release(&r);
+  struct ds_model *rn = ds_test_model("models/resnet50.yaml");
+  cr_assert_eq(ds_dp_chunks(rn, 4, DS_DP_COALESCE_BYTES, &c), DS_OK);
+  cr_assert_eq(c.n, 13);
+  cr_assert_eq(c.n_bcast, 9);
+  ds_dp_chunks_release(&c);
+  ds_model_free(rn);
 }
 
 Test(dp, replicate_does_not_wait_for_the_input_scatter) {

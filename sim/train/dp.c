@@ -21,13 +21,25 @@ ds_status ds_dp_chunks(const struct ds_model *m, int dtype_bytes, double cap,
                        struct ds_dp_chunks *out) {
   memset(out, 0, sizeof *out);
   out->bytes = calloc((size_t)m->n_params + 1, sizeof *out->bytes);
-  if (!out->bytes) return DS_ENOMEM;
+  out->bcast_bytes = calloc((size_t)m->n_params + 1, sizeof *out->bcast_bytes);
+  if (!out->bytes || !out->bcast_bytes) {
+    ds_dp_chunks_release(out);
+    return DS_ENOMEM;
+  }
+  int open_bcast = 0;
   for (int32_t i = 0; i < m->n_params; i++) {
     double b = (double)m->params[i].numel * dtype_bytes;
-    /* _take_tensors: flush before a tensor would pass the limit */
+    /* _take_tensors (torch/_utils.py): flush before a tensor would pass
+     * the limit */
     if (out->n == 0 || (out->bytes[out->n - 1] > 0 && out->bytes[out->n - 1] + b > cap))
       out->n++;
     out->bytes[out->n - 1] += b;
+    /* take_tensors (torch/csrc/utils/tensor_flatten.cpp, not fine
+     * grained): `type_group.size += tensor_size; if (type_group.size >=
+     * size_limit)` the group goes out */
+    if (!open_bcast) out->n_bcast++;
+    out->bcast_bytes[out->n_bcast - 1] += b;
+    open_bcast = out->bcast_bytes[out->n_bcast - 1] < cap;
   }
   return DS_OK;
 }
@@ -35,6 +47,7 @@ ds_status ds_dp_chunks(const struct ds_model *m, int dtype_bytes, double cap,
 void ds_dp_chunks_release(struct ds_dp_chunks *c) {
   if (!c) return;
   free(c->bytes);
+  free(c->bcast_bytes);
   memset(c, 0, sizeof *c);
 }
 
@@ -232,21 +245,23 @@ static ds_status build_single(struct builder *bd, int64_t prev_step) {
   return step(bd, last);
 }
 
-/* Collective ids within the iteration: 0 input scatter, 1..K broadcasts,
- * K+1 gather, K+2 output-gradient scatter, K+3.. reduces. */
+/* Collective ids within the iteration: 0 input scatter, 1..B broadcasts
+ * (B = n_bcast), B+1 gather, B+2 output-gradient scatter, B+3.. the K
+ * reduces (K = n). */
 static ds_status build_rank(struct builder *bd, int32_t r, int64_t prev_step,
                             int64_t host_start) {
   const struct ds_dp_options *o = bd->opt;
   const struct ds_model *m = bd->m;
-  int32_t k_n = bd->chunks->n, w = o->world_size, od = o->output_device;
+  int32_t k_n = bd->chunks->n, b_n = bd->chunks->n_bcast, w = o->world_size;
+  int32_t od = o->output_device;
   double samples = (double)w * (double)o->batch;
   int64_t scatter, last, id;
   DS_CHECK(emit_coll(bd, r, DS_OP_SCATTER, "input", 0, 0, samples * m->input_bytes,
                      r == 0 ? prev_step : -1, &scatter));
   int64_t bcast = scatter;
-  for (int32_t k = 0; k < k_n; k++)
-    DS_CHECK(emit_coll(bd, r, DS_OP_BROADCAST, "replicate", 1 + k, 0, bd->chunks->bytes[k], -1,
-                       &bcast));
+  for (int32_t k = 0; k < b_n; k++)
+    DS_CHECK(emit_coll(bd, r, DS_OP_BROADCAST, "replicate", 1 + k, 0,
+                       bd->chunks->bcast_bytes[k], -1, &bcast));
   /* replicate()'s Python (module copies, parameter rebinding) runs on the
    * main thread before parallel_apply starts any replica's thread, right
    * after the scatter's launch: its copies are non_blocking (comm.cpp's
@@ -273,12 +288,12 @@ static ds_status build_rank(struct builder *bd, int32_t r, int64_t prev_step,
     DS_CHECK(emit_compute(bd, r, DS_OP_LOSS, "loss", -1, 0, lbytes, ns, last, -1, &last));
     out_bytes = 4.0 * w;
   }
-  DS_CHECK(emit_coll(bd, r, DS_OP_GATHER, "outputs", k_n + 1, od, out_bytes, last, &id));
+  DS_CHECK(emit_coll(bd, r, DS_OP_GATHER, "outputs", b_n + 1, od, out_bytes, last, &id));
   if (!o->parallel_loss && r == od) {
     double ns = loss_ns(bd, samples, &lbytes);
     DS_CHECK(emit_compute(bd, r, DS_OP_LOSS, "loss", -1, 0, lbytes, ns, id, -1, &id));
   }
-  DS_CHECK(emit_coll(bd, r, DS_OP_SCATTER, "output_grad", k_n + 2, od, out_bytes, id, &id));
+  DS_CHECK(emit_coll(bd, r, DS_OP_SCATTER, "output_grad", b_n + 2, od, out_bytes, id, &id));
   /* DataParallel's replicas are fresh each iteration: their gradients are
    * new tensors, never added into */
   DS_CHECK(backward(bd, r, id, 0, &last));
@@ -286,7 +301,7 @@ static ds_status build_rank(struct builder *bd, int32_t r, int64_t prev_step,
    * first reduce waits for this rank's whole backward, the collective for
    * every other rank's. */
   for (int32_t k = 0; k < k_n; k++)
-    DS_CHECK(emit_coll(bd, r, DS_OP_REDUCE, "grads", k_n + 3 + k, 0, bd->chunks->bytes[k],
+    DS_CHECK(emit_coll(bd, r, DS_OP_REDUCE, "grads", b_n + 3 + k, 0, bd->chunks->bytes[k],
                        k == 0 ? last : -1, &last));
   if (r != 0) return DS_OK;
   /* The reduced gradients reach the module's own parameters through
@@ -329,7 +344,7 @@ ds_status ds_dp_build(const struct ds_model *m, const struct ds_compute *c,
   if (st == DS_OK) st = build_rank(&bd, 0, prev_step, prev_step);
   free(prev_reduce);
   DS_CHECK(st);
-  *n_coll = 2 * (int64_t)chunks->n + 3;
+  *n_coll = (int64_t)chunks->n_bcast + chunks->n + 3;
   return DS_OK;
 }
 

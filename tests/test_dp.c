@@ -662,6 +662,53 @@ Test(dp, a_world_of_one_is_single) {
   ds_test_release(&r);
 }
 
+/* DataParallel's gather moves the outputs in the dtype the last layer
+ * writes (memory.h ds_output_bytes): under --amp fp16 a layer autocast
+ * casts (tiny-model's classless l2) writes half, so 2 GPUs x batch 1 x
+ * 1e6 fp32 bytes x 2/4 = 1e6 bytes; a last layer autocast leaves in fp32
+ * (class memory) writes fp32: 2e6. The memory walk holds the gathered
+ * outputs by the same rule: 2e6 - 1e6 more bytes on GPU 0 after the loss.
+ * (The old gather scaled by the parameters' dtype, fp32 under --amp, 2e6
+ * in both; the old walk by the activations', half in both: fails.) */
+Test(dp, gather_moves_the_outputs_in_the_last_layers_dtype) {
+  struct ds_err err = {0};
+  struct ds_topo *t;
+  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
+  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
+  struct ds_compute c;
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_FP16, &c, &err), DS_OK, "%s", err.msg);
+  struct ds_dp_chunks ch;
+  cr_assert_eq(ds_dp_chunks(m, 4, DS_DP_COALESCE_BYTES, &ch), DS_OK);
+  struct ds_dp_options o = {.world_size = 2, .batch = 1};
+  struct ds_dp_memory mem[2];
+  for (int k = 0; k < 2; k++) {
+    if (k == 1) m->layers[2].cls = DS_LAYER_MEMORY;
+    struct ds_schedule *s;
+    int64_t n_coll;
+    cr_assert_eq(ds_schedule_new(2, &s), DS_OK);
+    cr_assert_eq(ds_dp_build(m, &c, &o, &ch, 0, 0, s, &n_coll), DS_OK);
+    int found = 0;
+    for (size_t i = 0; i < s->n_ops; i++)
+      if (s->ops[i].kind == DS_OP_GATHER) {
+        cr_assert_float_eq(s->ops[i].bytes, k == 0 ? 1e6 : 2e6, 1e-6, "case %d", k);
+        found = 1;
+      }
+    cr_assert(found);
+    ds_schedule_free(s);
+    ds_dp_memory(m, &c.precision, &o, &mem[k]);
+  }
+  /* GPU 0's peak comes after the loss's backward (backward, the reduce or
+   * the step: 1e6 bytes of activations per layer are less than the
+   * gradients added), where it holds the gathered outputs: W x batch x
+   * (4 - 2)/4 x 1e6 = 1e6 bytes more in fp32 */
+  cr_assert_float_eq(mem[1].gpu0.total - mem[0].gpu0.total, 1e6, 1.0,
+                     "%.1f %.1f (%s, %s)", mem[0].gpu0.total, mem[1].gpu0.total,
+                     mem[0].gpu0.peak_at, mem[1].gpu0.peak_at);
+  ds_dp_chunks_release(&ch);
+  ds_model_free(m);
+  ds_topo_free(t);
+}
+
 /* Only ddp's ring and tree all-reduces aggregate: under --coll-model
  * aggregate dp's row says flow, what its chains ran (and the same time as
  * under flow), ddp's says aggregate. */

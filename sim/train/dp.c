@@ -58,7 +58,6 @@ struct builder {
   const struct ds_dp_options *opt;
   const struct ds_dp_chunks *chunks;
   int64_t coll_base;
-  double dsz; /* dtype bytes per element */
 };
 
 /* Appends op after the n deps (ids; negative ones are skipped); *id gets
@@ -280,7 +279,9 @@ static ds_status build_rank(struct builder *bd, int32_t r, int64_t prev_step,
   int64_t host;
   DS_CHECK(emit(bd, &rep, host_start, -1, &host));
   DS_CHECK(forward(bd, r, host, bcast, &last));
-  double out_bytes = samples * m->output_bytes * bd->dsz / 4, lbytes;
+  /* the outputs in the dtype the last layer writes (half under autocast
+   * where it casts, ds_output_bytes), as DDP's memory walk counts them */
+  double out_bytes = samples * ds_output_bytes(m, &bd->c->precision), lbytes;
   if (o->parallel_loss) {
     /* Each replica's loss over its own outputs; only the scalars (fp32)
      * travel. */
@@ -318,7 +319,7 @@ ds_status ds_dp_build(const struct ds_model *m, const struct ds_compute *c,
                       const struct ds_dp_options *opt, const struct ds_dp_chunks *chunks,
                       int64_t id_base, int64_t coll_base, struct ds_schedule *out,
                       int64_t *n_coll) {
-  struct builder bd = {{out, id_base}, m, c, opt, chunks, coll_base, ds_dtype_bytes(c->dtype)};
+  struct builder bd = {{out, id_base}, m, c, opt, chunks, coll_base};
   /* The previous iteration already in out (none in a schedule of its own):
    * the host starts this one when GPU 0's step has ended, found as DDP
    * finds each rank's (ds_host_loop_anchors); under --loop free
@@ -411,7 +412,7 @@ void ds_dp_memory(const struct ds_model *m, const struct ds_precision *pr,
                   const struct ds_dp_options *opt, struct ds_dp_memory *out) {
   double p = (double)m->total_numel * pr->param_bytes;
   double w = opt->world_size, b = (double)opt->batch;
-  double out_b = m->output_bytes * pr->act_bytes / 4.0; /* per sample */
+  double out_b = ds_output_bytes(m, pr); /* per sample, as the gather moves it */
   memset(out, 0, sizeof *out);
   /* GPU 0 holds the module, the optimizer state and the input batch; a
    * kept .grad (PyTorch 1.4, 1.9) lives on while the reduce writes the sum

@@ -557,6 +557,28 @@ Test(dp, coalesced_groups_close_before_passing_10_mib) {
   ds_model_free(rn);
 }
 
+/* DataParallel's groups walk module.parameters(), the registration order:
+ * tensors a, b, c of 6, 6, 4 MiB in the file, registered c, a, b. Reduce
+ * (Python rule): c + a = 10 (not past 10), then b: 10, 6; broadcast (C++
+ * rule): c, then c + a = 10 closes, then b: 10, 6. In file order they
+ * were 6, 10 and 12, 4. (The old code walked the file's order: fails.) */
+Test(dp, groups_follow_registration_order) {
+  const int64_t mib = 1024 * 1024 / 4;
+  struct ds_param p[3] = {{.numel = 6 * mib}, {.numel = 6 * mib}, {.numel = 4 * mib}};
+  int32_t reg[3] = {2, 0, 1}, reg_index[3] = {1, 2, 0};
+  struct ds_model m = {.params = p, .n_params = 3, .registration = reg,
+                       .registration_index = reg_index};
+  struct ds_dp_chunks c;
+  cr_assert_eq(ds_dp_chunks(&m, 4, DS_DP_COALESCE_BYTES, &c), DS_OK);
+  cr_assert_eq(c.n, 2);
+  cr_assert_float_eq(c.bytes[0], 10.0 * 1024 * 1024, 0);
+  cr_assert_float_eq(c.bytes[1], 6.0 * 1024 * 1024, 0);
+  cr_assert_eq(c.n_bcast, 2);
+  cr_assert_float_eq(c.bcast_bytes[0], 10.0 * 1024 * 1024, 0);
+  cr_assert_float_eq(c.bcast_bytes[1], 6.0 * 1024 * 1024, 0);
+  ds_dp_chunks_release(&c);
+}
+
 Test(dp, replicate_does_not_wait_for_the_input_scatter) {
   /* The scatter's copies are non_blocking (comm.cpp), so replicate()'s
    * Python starts on the main thread right after the scatter's launch:

@@ -107,6 +107,27 @@ Test(ps, shards_whole_tensors_greedily_by_bytes) {
   unload(&f);
 }
 
+/* Sharding walks model.parameters(), the registration order, not the
+ * file's (the forward's): tensors a, b, c of 6, 6, 4 elements in the file,
+ * registered c, a, b (key registration, as BERT's embeddings). Greedy over
+ * 2 servers in registration order: c -> s0 (4), a -> s1 (6), b -> s0
+ * (4 < 6: 10); in file order it was a -> s0, b -> s1, c -> s0. (The old
+ * code walked the file's order: fails.) */
+Test(ps, shards_in_registration_order) {
+  struct ds_param p[3] = {{.numel = 6}, {.numel = 6}, {.numel = 4}};
+  int32_t reg[3] = {2, 0, 1}, reg_index[3] = {1, 2, 0};
+  struct ds_model m = {.params = p, .n_params = 3, .registration = reg,
+                       .registration_index = reg_index};
+  struct ds_ps_shards sh;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_ps_shard(&m, 2, 2, &sh, &err), DS_OK, "%s", err.msg);
+  const int32_t want[] = {1, 0, 0}; /* a, b, c by file index */
+  for (int i = 0; i < 3; i++) cr_assert_eq(sh.server_of_param[i], want[i], "tensor %d", i);
+  cr_assert_eq(sh.numel[0], 10);
+  cr_assert_eq(sh.numel[1], 6);
+  ds_ps_shards_release(&sh);
+}
+
 Test(ps, update_bytes_and_memory) {
   struct fixture f;
   load(&f, "tests/data/ps-model.yaml");

@@ -27,8 +27,10 @@ ds_status ds_dp_chunks(const struct ds_model *m, int dtype_bytes, double cap,
     return DS_ENOMEM;
   }
   int open_bcast = 0;
+  /* both walk module.parameters(), registration order (the file's order
+   * is the forward's: ds_model_registered) */
   for (int32_t i = 0; i < m->n_params; i++) {
-    double b = (double)m->params[i].numel * dtype_bytes;
+    double b = (double)m->params[ds_model_registered(m, i)].numel * dtype_bytes;
     /* _take_tensors (torch/_utils.py): flush before a tensor would pass
      * the limit */
     if (out->n == 0 || (out->bytes[out->n - 1] > 0 && out->bytes[out->n - 1] + b > cap))

@@ -79,8 +79,10 @@ ds_status ds_ps_shard(const struct ds_model *m, int32_t n_servers, int32_t world
   }
   for (int32_t k = 0; k < n_servers; k++)
     out->gpu[k] = (int32_t)((int64_t)k * world / n_servers);
-  for (int32_t p = 0; p < m->n_params; p++) {
-    int32_t best = 0;
+  /* whole tensors in registration order (ds_model_registered; the
+   * file's order is the forward's), each to the least-loaded server */
+  for (int32_t i = 0; i < m->n_params; i++) {
+    int32_t p = ds_model_registered(m, i), best = 0;
     for (int32_t k = 1; k < n_servers; k++)
       if (out->numel[k] < out->numel[best]) best = k;
     out->server_of_param[p] = best;

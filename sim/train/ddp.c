@@ -282,7 +282,7 @@ static ds_status emit_transposes(const struct ds_model *m, const struct ds_compu
   int bwd = kind == DS_OP_BWD;
   double bytes, ns = ds_compute_conv_transpose(c, m, l, batch, bwd, &bytes);
   if (ns <= 0) return DS_OK;
-  char name[160];
+  char name[DS_OP_NAME_CAP];
   snprintf(name, sizeof name, "%s.transpose", m->layers[l].name);
   struct ds_op op = {.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = kind, .name = name,
                      .layer = l, .bucket = -1, .coll = -1, .root = -1,
@@ -300,7 +300,7 @@ static ds_status emit_bn_counter(const struct ds_model *m, const struct ds_compu
                                  struct ds_schedule_builder *bd) {
   double bytes, ns = ds_batch_norm_counter_ns(c, &m->layers[l], &bytes);
   if (ns <= 0) return DS_OK;
-  char name[160];
+  char name[DS_OP_NAME_CAP];
   snprintf(name, sizeof name, "%s.num_batches_tracked", m->layers[l].name);
   struct ds_op op = {.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD,
                      .name = name, .layer = l, .bucket = -1, .coll = -1, .root = -1,
@@ -414,7 +414,7 @@ static ds_status emit_accum_grad(const struct ds_model *m, const struct ds_compu
                                  struct ds_schedule_builder *bd) {
   double bytes, ns = ds_compute_accum_grad_ns(c, m, l, &bytes);
   if (ns <= 0) return DS_OK;
-  char name[96];
+  char name[DS_OP_NAME_CAP];
   snprintf(name, sizeof name, "%s.accum_grad", m->layers[l].name);
   struct ds_op op = {.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD,
                      .name = name, .layer = l, .bucket = -1, .coll = -1, .root = -1,
@@ -452,7 +452,7 @@ static ds_status emit_to_bucket(const struct ds_model *m, const struct ds_comput
   double ns = 0, bytes = 0;
   for (int32_t k = 0; k < ly->param_count; k++)
     ns += reducer_copy_ns(m, c, ly->param_first + k, &bytes);
-  char name[96];
+  char name[DS_OP_NAME_CAP];
   snprintf(name, sizeof name, "%s.%s", ly->name,
            opt->grad_as_bucket_view ? "grad_div" : "to_bucket");
   struct ds_op op = {.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD,

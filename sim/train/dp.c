@@ -106,7 +106,7 @@ static ds_status transposes(struct builder *bd, int32_t rank, enum ds_op_kind ki
   int bwd = kind == DS_OP_BWD;
   double bytes, ns = ds_compute_conv_transpose(bd->c, bd->m, l, batch, bwd, &bytes);
   if (ns <= 0) return DS_OK;
-  char name[160];
+  char name[DS_OP_NAME_CAP];
   snprintf(name, sizeof name, "%s.transpose", bd->m->layers[l].name);
   return emit_compute(bd, rank, kind, name, l, 0, bytes, ns, *prev, -1, prev);
 }
@@ -117,7 +117,7 @@ static ds_status bn_counter(struct builder *bd, int32_t rank, int32_t l, int64_t
                             int64_t *prev) {
   double bytes, ns = ds_batch_norm_counter_ns(bd->c, &bd->m->layers[l], &bytes);
   if (ns <= 0) return DS_OK;
-  char name[160];
+  char name[DS_OP_NAME_CAP];
   snprintf(name, sizeof name, "%s.num_batches_tracked", bd->m->layers[l].name);
   return emit_compute(bd, rank, DS_OP_FWD, name, l, 0, bytes, ns, launch, *prev, prev);
 }
@@ -174,7 +174,7 @@ static ds_status forward(struct builder *bd, int32_t rank, int64_t launch_dep,
 static ds_status accum_grad_op(struct builder *bd, int32_t rank, int32_t l, int64_t *prev) {
   double bytes, ns = ds_compute_accum_grad_ns(bd->c, bd->m, l, &bytes);
   if (ns <= 0) return DS_OK;
-  char name[160];
+  char name[DS_OP_NAME_CAP];
   snprintf(name, sizeof name, "%s.accum_grad", bd->m->layers[l].name);
   return emit_compute(bd, rank, DS_OP_BWD, name, l, 0, bytes, ns, *prev, -1, prev);
 }

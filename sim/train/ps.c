@@ -280,7 +280,7 @@ static ds_status build_iteration(const struct ps_sim *s, int64_t id_base,
   enum ds_ps_mode mode = o->mode;
   struct ds_schedule_builder bd = {out, id_base};
   int dsz = ds_dtype_bytes(c->dtype);
-  char name[160];
+  char name[DS_OP_NAME_CAP];
   /* a worker's first forward waits for its K pulls of the previous step */
   int64_t *deps = malloc(((size_t)y->K + 2) * sizeof *deps);
   ds_status st = DS_ENOMEM;

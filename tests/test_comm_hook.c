@@ -339,6 +339,39 @@ Test(comm_hook, powersgd_schedule_by_hand) {
   ds_model_free(m);
 }
 
+/* powerSGD_hook.py calls dist.all_reduce three times per bucket whatever
+ * it holds: the uncompressed buffer (torch.tensor([]) when every tensor
+ * compresses), then P and Q in the callbacks (empty when none does). An
+ * empty one moves nothing and is left out of the ops, but its
+ * ProcessGroupNCCL call costs host_collective like the others. psgd
+ * model, one tensor a bucket (caps of 1 byte), host_collective 1 us: each
+ * bucket's call is 3 us, the uncompressed-only buckets (l0.bias, l1.small
+ * at rank 2) included; the warm-up's one all-reduce 1 us, fp16's 1 us.
+ * (The old code charged 1 call for l0.bias's bucket, 2 for l0.weight's:
+ * fails.) */
+Test(comm_hook, powersgd_calls_three_all_reduces_per_bucket) {
+  struct ds_model *m = ds_test_model("tests/data/psgd-model.yaml");
+  struct ds_compute c = test_gpu();
+  c.params.host_collective_ns = 1000;
+  struct ds_buckets b;
+  cr_assert_eq(ds_ddp_buckets(m, 4, 1, 1, DS_BUCKETS_READY, &b), DS_OK);
+  cr_assert_eq(b.n, 4);
+  const struct { struct ds_comm_hook hook; int32_t iter; double us; } cases[] = {
+      {{DS_HOOK_POWERSGD, 2}, 1, 3}, {{DS_HOOK_POWERSGD, 2}, 0, 1}, {{DS_HOOK_FP16, 0}, 1, 1}};
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    struct ds_schedule *s = build(m, &c, &b, cases[k].hook, cases[k].iter);
+    for (int32_t j = 0; j < b.n; j++) {
+      char name[32];
+      snprintf(name, sizeof name, "bucket%d.call", j);
+      cr_assert_float_eq(s->ops[find(s, name)].dur_us, cases[k].us, 1e-9, "case %zu %s", k,
+                         name);
+    }
+    ds_schedule_free(s);
+  }
+  ds_ddp_buckets_release(&b);
+  ds_model_free(m);
+}
+
 /* PowerSGD's GEMMs are torch.matmul's on the gradients: priced at the
  * matmul rate of the gradients' math (grad_gemm_flops_per_s), not at the
  * unclassed peak and typical flops_efficiency. At 2.5 TFLOP/s, bucket 1's

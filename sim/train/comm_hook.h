@@ -105,6 +105,10 @@ struct ds_hook_plan {
   struct ds_hook_op op[DS_HOOK_MAX_OPS];
   int32_t n;
   int blocks_backward;
+  /* dist.all_reduce calls the hook makes (each host_collective, ddp.c):
+   * its all-reduce ops, and PowerSGD's of an empty buffer, left out of op
+   * (they move nothing) but still called */
+  int32_t pg_calls;
 };
 
 /* The plan of one bucket whose tensors are params[idx[0..count)] (indices

@@ -322,9 +322,9 @@ static ds_status emit_bucket(const struct ds_model *m, const struct ds_compute *
   int64_t prev = t->compute;
   /* The reducer calls the process group once per all-reduce of the bucket
    * (ProcessGroupNCCL: work and events, the stream wait, the NCCL enqueue):
-   * host_collective each, before the bucket's first op. */
-  int32_t calls = 0;
-  for (int32_t k = 0; k < plan.n; k++) calls += plan.op[k].where == DS_HOOK_ALLREDUCE;
+   * host_collective each, before the bucket's first op; PowerSGD's of an
+   * empty buffer too (comm_hook.h pg_calls). */
+  int32_t calls = plan.pg_calls;
   char call_name[48];
   snprintf(call_name, sizeof call_name, "bucket%d.call", b);
   int64_t call;

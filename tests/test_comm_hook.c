@@ -259,9 +259,9 @@ Test(comm_hook, powersgd_schedule_by_hand) {
   cr_assert_eq(b.n, 2);
   struct ds_schedule *s = build(m, &c, &b, (struct ds_comm_hook){DS_HOOK_POWERSGD, 2}, 1);
   /* per rank: (host launch, fwd) x2, loss, bwd l1, its copy into the
-   * bucket, 10 hook ops, bwd l0, its copy, 10 hook ops, the two copies back
-   * to .grad, step */
-  cr_assert_eq(s->n_ops, 2 * 32);
+   * bucket, 10 hook ops and the host's synchronize, bwd l0, its copy, 10
+   * hook ops and the synchronize, the two copies back to .grad, step */
+  cr_assert_eq(s->n_ops, 2 * 34);
   const char *b0[] = {"bucket0.psgd_prep", "bucket0.psgd_orth_q", "bucket0.psgd_p_gemm",
                       "bucket0.uncompressed", "bucket0.psgd_unpack", "bucket0.p",
                       "bucket0.psgd_orth_p", "bucket0.psgd_q_gemm", "bucket0.q",
@@ -311,19 +311,63 @@ Test(comm_hook, powersgd_schedule_by_hand) {
   /* bucket 1's P = M Q: 1,048,576 FLOPs (0.105 us at 10 TFLOPS) but
    * (262144 + 512 + 2048) 4 = 1,058,816 B: 1.058816 us. */
   cr_assert_float_eq(s->ops[find(s, "bucket1.psgd_p_gemm")].dur_us, 1.058816, 1e-12);
-  /* torch.cuda.synchronize in decompress: l0's backward (op 17) waits for
-   * bucket 0's decompress (op 16) as well as for the compute stream's last
-   * op (P = M Q, op 9). finalize_backward's first copy back waits for the
-   * compute stream (bucket 1's P = M Q, op 21), bucket 1's synchronize (its
-   * decompress, op 28) and bucket 0's last op (op 16); the step for every
-   * stream's last op. */
-  cr_assert_str_eq(s->ops[17].name, "l0");
-  assert_deps(s, 17, (int64_t[]){9, 16}, 2);
-  cr_assert_str_eq(s->ops[29].name, "bucket0.to_grad");
-  assert_deps(s, 29, (int64_t[]){21, 28, 16}, 3);
-  cr_assert_eq(s->ops[31].kind, DS_OP_STEP);
-  assert_deps(s, 31, (int64_t[]){30, 27, 28, 2}, 4); /* 2: the last forward launch */
+  /* torch.cuda.synchronize in decompress runs on the autograd thread (the
+   * hook's callbacks run inline: NCCL's futures complete at enqueue): a
+   * 0 us host op (17) after every stream's tail, the compute stream's P =
+   * M Q (op 9), the Q all-reduce (15) and the decompress (16); every later
+   * host op follows it on the host stream (the old code had no such op:
+   * the host ran on through the synchronize). l0's backward (op 18) waits
+   * for bucket 0's decompress (op 16) as well as for the compute stream's
+   * last op (P = M Q, op 9). finalize_backward's first copy back waits for
+   * the compute stream (bucket 1's P = M Q, op 22), bucket 1's decompress
+   * (op 29) and bucket 0's last op (op 16); the step for every stream's
+   * last op and the host's last, bucket 1's synchronize (op 30). */
+  cr_assert_str_eq(s->ops[17].name, "bucket0.psgd_sync");
+  cr_assert_eq(s->ops[17].stream, DS_STREAM_HOST);
+  cr_assert_float_eq(s->ops[17].dur_us, 0, 0);
+  assert_deps(s, 17, (int64_t[]){9, 15, 16}, 3);
+  cr_assert_str_eq(s->ops[18].name, "l0");
+  assert_deps(s, 18, (int64_t[]){9, 16}, 2);
+  cr_assert_str_eq(s->ops[30].name, "bucket1.psgd_sync");
+  assert_deps(s, 30, (int64_t[]){22, 28, 29}, 3);
+  cr_assert_str_eq(s->ops[31].name, "bucket0.to_grad");
+  assert_deps(s, 31, (int64_t[]){22, 29, 16}, 3);
+  cr_assert_eq(s->ops[33].kind, DS_OP_STEP);
+  assert_deps(s, 33, (int64_t[]){32, 28, 29, 30}, 4);
   ds_schedule_free(s);
+  ds_ddp_buckets_release(&b);
+  ds_model_free(m);
+}
+
+/* powerSGD_hook.py calls dist.all_reduce three times per bucket whatever
+ * it holds: the uncompressed buffer (torch.tensor([]) when every tensor
+ * compresses), then P and Q in the callbacks (empty when none does). An
+ * empty one moves nothing and is left out of the ops, but its
+ * ProcessGroupNCCL call costs host_collective like the others. psgd
+ * model, one tensor a bucket (caps of 1 byte), host_collective 1 us: each
+ * bucket's call is 3 us, the uncompressed-only buckets (l0.bias, l1.small
+ * at rank 2) included; the warm-up's one all-reduce 1 us, fp16's 1 us.
+ * (The old code charged 1 call for l0.bias's bucket, 2 for l0.weight's:
+ * fails.) */
+Test(comm_hook, powersgd_calls_three_all_reduces_per_bucket) {
+  struct ds_model *m = ds_test_model("tests/data/psgd-model.yaml");
+  struct ds_compute c = test_gpu();
+  c.params.host_collective_ns = 1000;
+  struct ds_buckets b;
+  cr_assert_eq(ds_ddp_buckets(m, 4, 1, 1, DS_BUCKETS_READY, &b), DS_OK);
+  cr_assert_eq(b.n, 4);
+  const struct { struct ds_comm_hook hook; int32_t iter; double us; } cases[] = {
+      {{DS_HOOK_POWERSGD, 2}, 1, 3}, {{DS_HOOK_POWERSGD, 2}, 0, 1}, {{DS_HOOK_FP16, 0}, 1, 1}};
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    struct ds_schedule *s = build(m, &c, &b, cases[k].hook, cases[k].iter);
+    for (int32_t j = 0; j < b.n; j++) {
+      char name[32];
+      snprintf(name, sizeof name, "bucket%d.call", j);
+      cr_assert_float_eq(s->ops[find(s, name)].dur_us, cases[k].us, 1e-9, "case %zu %s", k,
+                         name);
+    }
+    ds_schedule_free(s);
+  }
   ds_ddp_buckets_release(&b);
   ds_model_free(m);
 }

@@ -341,8 +341,12 @@ Test(ddp, gradient_as_bucket_view_divides_in_place_and_copies_nothing_back) {
    * already is the bucket view: mark_variable_ready_dense divides it in
    * place (div_, the same bytes as mul_out's copy), finalize_bucket_dense
    * copies nothing back. Under a comm hook the view is not divided (the
-   * hook divides), and the hook's result, a new tensor (fp16's
-   * decompressed buffer), is copied into the view (bucket_view_in.copy_). */
+   * hook divides), and nothing is copied back either: finalize_bucket_dense
+   * copies only when the hook's result is not an alias of the bucket
+   * (is_alias_of), and fp16's and bf16's decompress write into
+   * bucket.buffer() and return it, PowerSGD returns input_tensor (the
+   * buffer), its warm-up the all-reduced buffer itself. (The old code
+   * charged 2 copies back under every hook: fails there.) */
   struct fixture f;
   setup(&f, TINY_TOPO, TINY_MODEL, DS_AMP_NONE);
   struct ds_buckets b;
@@ -351,22 +355,76 @@ Test(ddp, gradient_as_bucket_view_divides_in_place_and_copies_nothing_back) {
       {0, DS_HOOK_NONE, 3, 0, 2},
       {1, DS_HOOK_NONE, 0, 3, 0},
       {0, DS_HOOK_FP16, 3, 0, 2},
-      {1, DS_HOOK_FP16, 0, 0, 2},
+      {1, DS_HOOK_FP16, 0, 0, 0},
+      {1, DS_HOOK_BF16, 0, 0, 0},
+      {1, DS_HOOK_POWERSGD, 0, 0, 0},
   };
-  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+  for (size_t k = 0; k < 2 * sizeof cases / sizeof *cases; k++) {
+    /* each case in iteration 1, then in iteration 0 (PowerSGD's warm-up) */
+    size_t c = k % (sizeof cases / sizeof *cases);
     struct ds_schedule *s;
     cr_assert_eq(ds_schedule_new(1, &s), DS_OK);
     struct ds_ddp_options opt = {.world_size = 1, .batch = 1, .proto_fixed = DS_PROTO_COUNT,
-                                 .hook = {cases[k].hook, 0}, .iter = 1,
-                                 .grad_as_bucket_view = cases[k].view};
+                                 .hook = {cases[c].hook, 1},
+                                 .iter = k < sizeof cases / sizeof *cases,
+                                 .grad_as_bucket_view = cases[c].view};
     cr_assert_eq(ds_ddp_build(f.m, &f.c, &opt, &b, 0, 0, s), DS_OK);
-    cr_assert_eq(count_named(s, ".to_bucket"), cases[k].in, "case %zu", k);
-    cr_assert_eq(count_named(s, ".grad_div"), cases[k].div, "case %zu", k);
-    cr_assert_eq(count_named(s, ".to_grad"), cases[k].back, "case %zu", k);
+    cr_assert_eq(count_named(s, ".to_bucket"), cases[c].in, "case %zu", k);
+    cr_assert_eq(count_named(s, ".grad_div"), cases[c].div, "case %zu", k);
+    cr_assert_eq(count_named(s, ".to_grad"), cases[c].back, "case %zu", k);
     ds_schedule_free(s);
   }
   ds_ddp_buckets_release(&b);
   teardown(&f);
+}
+
+/* Op names carry the layer's name whole: the loader refuses a layer name
+ * past DS_LAYER_NAME_MAX (96) bytes, naming file, key and limit, and the
+ * op-name buffers (DS_OP_NAME_CAP) hold a 96-byte name with any suffix:
+ * "<name>.to_bucket" is 96 + 10 bytes, "<name>.accum_grad" (1.9's kept
+ * .grad) 96 + 11. (The old code loaded a 97-byte name and cut these ops'
+ * names at 95 bytes, so "<name>.to_bucket" read as a prefix of the layer's
+ * own op: fails.) */
+Test(ddp, long_layer_names_are_refused_or_kept_whole) {
+  char name[DS_LAYER_NAME_MAX + 2], text[1024];
+#define LONG_NAME_MODEL                                                              \
+  "schema_version: 1\nname: t\nsample: s\ndefault_batch: 1\n"                      \
+  "optimizer: sgd\nlayers:\n  - name: %s\n    fwd_flops: 1\n"                      \
+  "    bwd_flops: 1\n    fwd_bytes: 0\n    act_bytes: 0\n"                          \
+  "    params:\n      - {name: w, numel: 1024}\n"
+  memset(name, 'x', DS_LAYER_NAME_MAX + 1);
+  name[DS_LAYER_NAME_MAX + 1] = '\0';
+  snprintf(text, sizeof text, LONG_NAME_MODEL, name);
+  ds_test_assert_model_refused(text, "key 'name': expected a layer name of at most 96 bytes, "
+                               "got 97", "97 bytes");
+  name[DS_LAYER_NAME_MAX] = '\0';
+  snprintf(text, sizeof text, LONG_NAME_MODEL, name);
+  struct ds_model *m = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_test_load_model_text(text, &m, &err), DS_OK, "%s", err.msg);
+  struct fixture f;
+  setup(&f, TINY_TOPO, TINY_MODEL, DS_AMP_NONE);
+  f.c.grad_kept = 1; /* the accum_grad op too */
+  struct ds_buckets b;
+  cr_assert_eq(ds_ddp_buckets(m, 4, 1 * MIB, 25 * MIB, DS_BUCKETS_READY, &b), DS_OK);
+  struct ds_schedule *s;
+  cr_assert_eq(ds_schedule_new(1, &s), DS_OK);
+  struct ds_ddp_options opt = {.world_size = 1, .batch = 1, .proto_fixed = DS_PROTO_COUNT,
+                               .iter = 1};
+  cr_assert_eq(ds_ddp_build(m, &f.c, &opt, &b, 0, 0, s), DS_OK);
+  char want[2][DS_OP_NAME_CAP];
+  snprintf(want[0], sizeof want[0], "%s.to_bucket", name);
+  snprintf(want[1], sizeof want[1], "%s.accum_grad", name);
+  for (int k = 0; k < 2; k++) {
+    int found = 0;
+    for (size_t i = 0; i < s->n_ops; i++) found |= strcmp(s->ops[i].name, want[k]) == 0;
+    cr_assert(found, "no op named %s", want[k]);
+  }
+  ds_schedule_free(s);
+  ds_ddp_buckets_release(&b);
+  ds_model_free(m);
+  teardown(&f);
+#undef LONG_NAME_MODEL
 }
 
 Test(ddp, pytorch_1_4_bins_in_registration_order_with_a_1_mib_first_bucket) {

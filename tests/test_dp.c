@@ -524,13 +524,59 @@ Test(dp, coalesced_groups_close_before_passing_10_mib) {
   const double want[] = {8, 4, 12, 1};
   cr_assert_eq(c.n, 4);
   for (int i = 0; i < 4; i++) cr_assert_float_eq(c.bytes[i], want[i] * 1024 * 1024, 0);
+  /* replicate's broadcast_coalesced groups by C++ take_tensors
+   * (tensor_flatten.cpp): the tensor joins, and the group closes once it
+   * holds 10 MiB or more: 4 + 4 + 4 = 12 closes, 12 alone, then 1. (The
+   * old code broadcast the reduce's 4 groups: fails.) */
+  const double want_bcast[] = {12, 12, 1};
+  cr_assert_eq(c.n_bcast, 3);
+  for (int i = 0; i < 3; i++)
+    cr_assert_float_eq(c.bcast_bytes[i], want_bcast[i] * 1024 * 1024, 0);
   ds_dp_chunks_release(&c);
-  /* ResNet-50 in fp32 (97.5 MiB): 13 groups, the count the CLI reports */
+  /* at exactly 10 MiB both close: 6 + 4 is one group under either rule,
+   * the next 1 MiB opens another (Python: 10 + 1 > 10; C++: 10 >= 10) */
+  struct ds_param q[3] = {{.numel = 6 * mib}, {.numel = 4 * mib}, {.numel = 1 * mib}};
+  m = (struct ds_model){.params = q, .n_params = 3};
+  cr_assert_eq(ds_dp_chunks(&m, 4, DS_DP_COALESCE_BYTES, &c), DS_OK);
+  cr_assert_eq(c.n, 2);
+  cr_assert_eq(c.n_bcast, 2);
+  cr_assert_float_eq(c.bcast_bytes[0], 10.0 * 1024 * 1024, 0);
+  ds_dp_chunks_release(&c);
+  /* ResNet-50 in fp32 (97.5 MiB): 13 reduce groups, the count the CLI
+   * reports, and 9 broadcasts in the schedule */
   struct ds_test_result r = run("--topo 4gpu --strategy dp --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_float_eq(ds_test_csv_num(r.out, "n_buckets", 0), 13, 0);
   cr_assert_float_eq(ds_test_csv_num(r.out, "bucket_mb", 0), 10, 0);
   ds_test_release(&r);
+  struct ds_model *rn = ds_test_model("models/resnet50.yaml");
+  cr_assert_eq(ds_dp_chunks(rn, 4, DS_DP_COALESCE_BYTES, &c), DS_OK);
+  cr_assert_eq(c.n, 13);
+  cr_assert_eq(c.n_bcast, 9);
+  ds_dp_chunks_release(&c);
+  ds_model_free(rn);
+}
+
+/* DataParallel's groups walk module.parameters(), the registration order:
+ * tensors a, b, c of 6, 6, 4 MiB in the file, registered c, a, b. Reduce
+ * (Python rule): c + a = 10 (not past 10), then b: 10, 6; broadcast (C++
+ * rule): c, then c + a = 10 closes, then b: 10, 6. In file order they
+ * were 6, 10 and 12, 4. (The old code walked the file's order: fails.) */
+Test(dp, groups_follow_registration_order) {
+  const int64_t mib = 1024 * 1024 / 4;
+  struct ds_param p[3] = {{.numel = 6 * mib}, {.numel = 6 * mib}, {.numel = 4 * mib}};
+  int32_t reg[3] = {2, 0, 1}, reg_index[3] = {1, 2, 0};
+  struct ds_model m = {.params = p, .n_params = 3, .registration = reg,
+                       .registration_index = reg_index};
+  struct ds_dp_chunks c;
+  cr_assert_eq(ds_dp_chunks(&m, 4, DS_DP_COALESCE_BYTES, &c), DS_OK);
+  cr_assert_eq(c.n, 2);
+  cr_assert_float_eq(c.bytes[0], 10.0 * 1024 * 1024, 0);
+  cr_assert_float_eq(c.bytes[1], 6.0 * 1024 * 1024, 0);
+  cr_assert_eq(c.n_bcast, 2);
+  cr_assert_float_eq(c.bcast_bytes[0], 10.0 * 1024 * 1024, 0);
+  cr_assert_float_eq(c.bcast_bytes[1], 6.0 * 1024 * 1024, 0);
+  ds_dp_chunks_release(&c);
 }
 
 Test(dp, replicate_does_not_wait_for_the_input_scatter) {
@@ -611,6 +657,78 @@ Test(dp, a_world_of_one_has_no_other_gpu_and_no_collective) {
   ds_test_release(&r);
   ds_test_ddpsim_refuses("collective --topo tests/data/tiny-topo.yaml -g 1",
                          "option -g: one rank, but a collective needs two or more");
+}
+
+/* DataParallel with one device: forward returns self.module(*inputs[0])
+ * before replicate (torch/nn/parallel/data_parallel.py), so the iteration
+ * is single's, worked as in single_gpu_iteration_by_hand:
+ *   T = L + fwd + loss + bwd + step = 20 + 400 + 2 + 800 + 58.728 us,
+ * and so is the memory: (3 params + the 1e6-byte output) x 4 bytes; under
+ * --pytorch-version 1.9 also the kept .grad, as single keeps it. The old
+ * code charged replicate's host time (5 us per tensor) and dropped the
+ * kept .grad from dp's walk at one GPU: it fails both. */
+Test(dp, a_world_of_one_is_single) {
+  struct ds_test_result r = run(TINY "--strategy dp --world-size 1 --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  double want = LAUNCH_US + FWD_US + 2 * OUT_BYTES / 1e12 * 1e6 + BWD_US + step_us();
+  cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", 0), want / 1e3, 1e-6, "%s", r.out);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "peak_mem_gib_gpu0", 0),
+                     (3 * PARAMS * 4 + 1e6) / GIB, 1e-6);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "comm_ms", 0), 0, 0);
+  ds_test_release(&r);
+  r = run(TINY "--strategy single,dp --world-size 1 --pytorch-version 1.9 --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert_eq(ds_test_csv_num(r.out, "iter_ms", 1), ds_test_csv_num(r.out, "iter_ms", 0));
+  cr_assert_eq(ds_test_csv_num(r.out, "peak_mem_gib_gpu0", 1),
+               ds_test_csv_num(r.out, "peak_mem_gib_gpu0", 0));
+  ds_test_release(&r);
+}
+
+/* DataParallel's gather moves the outputs in the dtype the last layer
+ * writes (memory.h ds_output_bytes): under --amp fp16 a layer autocast
+ * casts (tiny-model's classless l2) writes half, so 2 GPUs x batch 1 x
+ * 1e6 fp32 bytes x 2/4 = 1e6 bytes; a last layer autocast leaves in fp32
+ * (class memory) writes fp32: 2e6. The memory walk holds the gathered
+ * outputs by the same rule: 2e6 - 1e6 more bytes on GPU 0 after the loss.
+ * (The old gather scaled by the parameters' dtype, fp32 under --amp, 2e6
+ * in both; the old walk by the activations', half in both: fails.) */
+Test(dp, gather_moves_the_outputs_in_the_last_layers_dtype) {
+  struct ds_err err = {0};
+  struct ds_topo *t;
+  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
+  struct ds_model *m = ds_test_model("tests/data/tiny-model.yaml");
+  struct ds_compute c;
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_FP16, &c, &err), DS_OK, "%s", err.msg);
+  struct ds_dp_chunks ch;
+  cr_assert_eq(ds_dp_chunks(m, 4, DS_DP_COALESCE_BYTES, &ch), DS_OK);
+  struct ds_dp_options o = {.world_size = 2, .batch = 1};
+  struct ds_dp_memory mem[2];
+  for (int k = 0; k < 2; k++) {
+    if (k == 1) m->layers[2].cls = DS_LAYER_MEMORY;
+    struct ds_schedule *s;
+    int64_t n_coll;
+    cr_assert_eq(ds_schedule_new(2, &s), DS_OK);
+    cr_assert_eq(ds_dp_build(m, &c, &o, &ch, 0, 0, s, &n_coll), DS_OK);
+    int found = 0;
+    for (size_t i = 0; i < s->n_ops; i++)
+      if (s->ops[i].kind == DS_OP_GATHER) {
+        cr_assert_float_eq(s->ops[i].bytes, k == 0 ? 1e6 : 2e6, 1e-6, "case %d", k);
+        found = 1;
+      }
+    cr_assert(found);
+    ds_schedule_free(s);
+    ds_dp_memory(m, &c.precision, &o, &mem[k]);
+  }
+  /* GPU 0's peak comes after the loss's backward (backward, the reduce or
+   * the step: 1e6 bytes of activations per layer are less than the
+   * gradients added), where it holds the gathered outputs: W x batch x
+   * (4 - 2)/4 x 1e6 = 1e6 bytes more in fp32 */
+  cr_assert_float_eq(mem[1].gpu0.total - mem[0].gpu0.total, 1e6, 1.0,
+                     "%.1f %.1f (%s, %s)", mem[0].gpu0.total, mem[1].gpu0.total,
+                     mem[0].gpu0.peak_at, mem[1].gpu0.peak_at);
+  ds_dp_chunks_release(&ch);
+  ds_model_free(m);
+  ds_topo_free(t);
 }
 
 /* Only ddp's ring and tree all-reduces aggregate: under --coll-model

@@ -146,6 +146,25 @@ Test(interference, a_pass_slows_by_its_parts) {
   ds_test_compute_free(&f);
 }
 
+/* A comm hook's op with FLOPs (no layer, a bucket: PowerSGD's GEMMs) is
+ * priced at the gradients' matmul rate plus an overhead per kernel
+ * (comm_hook.c), so that rate decides: 1e7 FLOPs at 2.5 TFLOP/s are 4 us,
+ * 1e6 bytes at 1000 GB/s 1 us: compute-bound (share 1), though at the
+ * unclassed 10 TFLOP/s the FLOPs (1 us) fall short of the duration (4 us
+ * plus 3 overheads of 4 us): the old rule said memory-bound (0), fails.
+ * With 1e7 bytes (10 us) it is memory-bound. */
+Test(interference, a_hook_op_is_judged_at_the_rate_that_priced_it) {
+  struct ds_compute c = round_gpu();
+  c.params.kernel_overhead_ns = 4000;
+  c.grad_gemm_flops_per_s = 2.5e12;
+  struct ds_op op = {.kind = DS_OP_BWD, .layer = -1, .bucket = 0, .flops = 1e7, .bytes = 1e6,
+                     .dur_us = 4 + 4 * 4};
+  cr_assert_eq(ds_interference_sm_share(&c, NULL, 1, &op), 1);
+  op.bytes = 1e7;
+  op.dur_us = 10 + 4 * 4;
+  cr_assert_eq(ds_interference_sm_share(&c, NULL, 1, &op), 0);
+}
+
 Test(interference, the_roofline_says_what_bounds_a_kernel) {
   /* 1 GFLOP at 10 TFLOPS is 100 us: compute-bound when that is its whole
    * duration (4 us of overhead on top), memory-bound when it lasts longer;

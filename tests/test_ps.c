@@ -18,6 +18,7 @@
 
 #include "analysis/metrics.h"
 #include "sim/train/compute.h"
+#include "sim/train/host.h"
 #include "sim/train/model.h"
 #include "sim/train/ps.h"
 #include "sim/net/topo.h"
@@ -105,6 +106,27 @@ Test(ps, shards_whole_tensors_greedily_by_bytes) {
   cr_assert(strstr(err.msg, "--ps-servers") != NULL, "%s", err.msg);
   cr_assert_eq(ds_ps_shard(f.model, 0, 4, &sh, &err), DS_EUSAGE);
   unload(&f);
+}
+
+/* Sharding walks model.parameters(), the registration order, not the
+ * file's (the forward's): tensors a, b, c of 6, 6, 4 elements in the file,
+ * registered c, a, b (key registration, as BERT's embeddings). Greedy over
+ * 2 servers in registration order: c -> s0 (4), a -> s1 (6), b -> s0
+ * (4 < 6: 10); in file order it was a -> s0, b -> s1, c -> s0. (The old
+ * code walked the file's order: fails.) */
+Test(ps, shards_in_registration_order) {
+  struct ds_param p[3] = {{.numel = 6}, {.numel = 6}, {.numel = 4}};
+  int32_t reg[3] = {2, 0, 1}, reg_index[3] = {1, 2, 0};
+  struct ds_model m = {.params = p, .n_params = 3, .registration = reg,
+                       .registration_index = reg_index};
+  struct ds_ps_shards sh;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_ps_shard(&m, 2, 2, &sh, &err), DS_OK, "%s", err.msg);
+  const int32_t want[] = {1, 0, 0}; /* a, b, c by file index */
+  for (int i = 0; i < 3; i++) cr_assert_eq(sh.server_of_param[i], want[i], "tensor %d", i);
+  cr_assert_eq(sh.numel[0], 10);
+  cr_assert_eq(sh.numel[1], 6);
+  ds_ps_shards_release(&sh);
 }
 
 Test(ps, update_bytes_and_memory) {
@@ -256,6 +278,51 @@ Test(ps, pytorch_1_4_update_is_the_loops_kernels_over_the_shard) {
   double roof = 11 * S / MEM_BW * 1e6;
   cr_assert_float_eq(dur[0], roof + 4 * 3, 1e-6, "foreach %.6f us", dur[0]);
   cr_assert_float_eq(dur[1], roof + 16 * 3, 1e-6, "1.4 loop %.6f us", dur[1]);
+  unload(&f);
+}
+
+/* multi_tensor_apply splits each foreach call of a server's update by the
+ * shard's own tensors and chunks (ds_compute_step_launches_of), as it
+ * splits a rank's step by the model's. By hand, SGD (3 calls of depth 1,
+ * 2, 2: at most 110, 64, 64 tensors and 320 chunks of 65,536 elements a
+ * launch): p0 of 330 chunks on server 0, p1 of 1 element on server 1.
+ * Server 0: each call fills 320 blocks, then 10: 2 launches, 6; server 1:
+ * 1 each, 3; both together: 320, then p0's last 10 and p1's one block, 6,
+ * what the whole step launches. Under 1.4's loop, 3 kernels a tensor. */
+Test(ps, a_servers_update_launches_over_its_shards_tensors) {
+  struct fixture f;
+  load(&f, "tests/data/tiny-model.yaml");
+  struct ds_param p[2] = {{.numel = 330 * 65536}, {.numel = 1}};
+  struct ds_model m = {.params = p, .n_params = 2, .optimizer = DS_OPT_SGD};
+  const int32_t server_of[2] = {0, 1};
+  cr_assert_eq(ds_compute_step_launches_of(&f.c, &m, server_of, 0), 6);
+  cr_assert_eq(ds_compute_step_launches_of(&f.c, &m, server_of, 1), 3);
+  cr_assert_eq(ds_compute_step_launches_of(&f.c, &m, NULL, 0), 6);
+  cr_assert_eq(ds_compute_step_launches(&f.c, &m), 6);
+  f.c.optimizer_loop = 1;
+  cr_assert_eq(ds_compute_step_launches_of(&f.c, &m, server_of, 0), 3);
+  cr_assert_eq(ds_compute_step_launches_of(&f.c, &m, NULL, 0), 6);
+  f.c.optimizer_loop = 0;
+  unload(&f);
+  /* ResNet-50 on one server at world size 1 (no gradient sum): its update
+   * is a rank's whole step, 9 launches (its 161 tensors: 3 per call, as
+   * the H200 traces launch them), so with a 3 us kernel_overhead it takes
+   * the step's time plus the foreach step's host; the old update charged
+   * 3 launches, 18 us short: fails there. */
+  load(&f, "models/resnet50.yaml");
+  f.c.params.kernel_overhead_ns = 3000;
+  cr_assert_eq(ds_compute_step_launches(&f.c, f.model), 9);
+  struct ds_ps_options o = opts(1, 1, DS_PS_SYNC, 2, 1);
+  struct ds_ps_result r;
+  run(&f, &o, &r);
+  double dur = -1;
+  for (size_t i = 0; i < r.step->n_ops; i++)
+    if (r.step->ops[i].kind == DS_OP_STEP) dur = r.step->ops[i].dur_us;
+  ds_ps_result_release(&r);
+  double want = (ds_compute_step_ns(&f.c, f.model) +
+                 ds_host_foreach_step_tensors_ns(&f.c, f.model->optimizer, f.model->n_params)) /
+                1000;
+  cr_assert_float_eq(dur, want, 1e-6, "update %.6f us, step + host %.6f us", dur, want);
   unload(&f);
 }
 

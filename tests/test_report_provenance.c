@@ -150,6 +150,28 @@ Test(report_provenance, seed) {
   cr_assert_str_eq(a, "1");
 }
 
+/* GSL's mt19937 keeps a seed's low 32 bits and takes 0 as its default
+ * 4357, so seeds 1 and 2^32 + 1 ran the same timeline, and 0 ran 4357's:
+ * only 1 .. 2^32 - 1 are accepted, and with --samples N the last sample's
+ * seed (--seed + N - 1) too, exit 2 naming the seed it would repeat. The
+ * largest accepted seed runs. (The old code accepted 0 and 4294967297:
+ * fails.) */
+Test(report_provenance, seeds_mt19937_would_alias_are_refused) {
+  ds_test_ddpsim_refuses("--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
+                         "--jitter 0.1 --seed 0",
+                         "option --seed: expected an integer from 1 to 4294967295");
+  ds_test_ddpsim_refuses("--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
+                         "--jitter 0.1 --seed 4294967297",
+                         "takes 0 as its default seed 4357");
+  ds_test_ddpsim_refuses("--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
+                         "--jitter 0.1 --seed 4294967295 --samples 3",
+                         "seed 4294967297 passes 4294967295 (GSL's mt19937 keeps a seed's low "
+                         "32 bits, so it would repeat seed 1's timeline)");
+  char a[32];
+  column_of("--jitter 0.1 --seed 4294967295", "seed", a, sizeof a);
+  cr_assert_str_eq(a, "4294967295");
+}
+
 /* --straggler: every straggler of the row's world, RANK:FACTOR by ';',
  * exact; single's one GPU keeps only rank 0's (run_setup.c
  * ds__run_rank_factors); none: "none". */

@@ -54,7 +54,8 @@ static const char usage[] =
     "                         communication against it; nothing swept: the reported\n"
     "                         iteration's timeline per rank and stream (gnuplot)\n"
     "  --iters N              iterations to simulate, >= 2 (default 2); the last is reported\n"
-    "  --seed N               seed of --jitter, recorded in outputs (default 1)\n"
+    "  --seed N               seed of --jitter, 1 to 4294967295, recorded in outputs\n"
+    "                         (default 1)\n"
     "  --format text|csv|json summary format (default text)\n"
     "  --trace FILE.csv       write the predicted timeline of every iteration\n"
     "  --chrome FILE.json     the predicted timeline as Chrome trace JSON, a process per\n"
@@ -612,7 +613,14 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
     DS_CHECK(parse_int(flag, v, 2, 1000, &x, err));
     o->iters = (int32_t)x;
   } else if (strcmp(flag, "--seed") == 0) {
-    DS_CHECK(parse_int(flag, v, 0, INT64_MAX, &x, err));
+    /* GSL's mt19937 keeps a seed's low 32 bits and replaces 0 by its
+     * default 4357 (jitter.c): 1 .. 2^32 - 1 are the distinct seeds */
+    struct ds_err scratch = {0};
+    if (ds_cli_parse_int(flag, v, 1, DS_SEED_MAX, &x, &scratch) != DS_OK)
+      return ds_err_set(err, DS_EUSAGE, "option --seed: expected an integer from 1 to %lld "
+                        "(GSL's mt19937 keeps a seed's low 32 bits and takes 0 as its "
+                        "default seed 4357, so other values would repeat one of these "
+                        "timelines), got '%s'", (long long)DS_SEED_MAX, v);
     o->seed = (uint64_t)x;
   } else if (strcmp(flag, "--dtype") == 0) {
     if (ds_dtype_parse(v, &o->dtype) != 0) return bad(err, flag, "fp32, fp16 or bf16", v);

@@ -87,6 +87,11 @@ enum ds_coll_choice { DS_COLL_CHOICE_AUTO, DS_COLL_CHOICE_FLOW, DS_COLL_CHOICE_A
 /* Above this many ranks `--coll-model auto` aggregates ring steps. */
 #define DS_AUTO_AGGREGATE_ABOVE 64
 
+/* Largest --seed (with --samples, the last sample's): GSL's mt19937
+ * keeps a seed's low 32 bits and takes 0 as its default seed 4357
+ * (sim/train/jitter.c), so 1 .. 2^32 - 1 are the distinct seeds. */
+#define DS_SEED_MAX 4294967295LL
+
 struct ds_options {
   const char *topo;       /* required */
   const char *model;      /* default "resnet50" */
@@ -116,7 +121,7 @@ struct ds_options {
   int32_t world_size;     /* 0: every GPU of the topology */
   int64_t batch;          /* 0: the model's default_batch */
   int32_t iters;
-  uint64_t seed;
+  uint64_t seed;          /* 1 .. DS_SEED_MAX */
   enum ds_dtype dtype;
   enum ds_amp amp;        /* --amp: autocast's half type, DS_AMP_NONE without */
   enum ds_tf32 tf32;      /* --tf32: op classes on TF32 in fp32 training (conv) */

@@ -232,6 +232,16 @@ ds_status ds__options_finish(struct ds_options *o, int proto_set, const double *
                       "draws, the one random input, so without --jitter (or at CV 0) every "
                       "seed is the same timeline; give --jitter CV, or leave --seed out",
                       (unsigned long long)o->seed);
+  unsigned long long last_seed = (unsigned long long)o->seed + (unsigned long long)o->samples - 1;
+  if (last_seed > (unsigned long long)DS_SEED_MAX) {
+    /* what mt19937 would make of it (jitter.c): the low 32 bits, 0 as 4357 */
+    unsigned long long as = last_seed & 0xffffffffULL ? last_seed & 0xffffffffULL : 4357;
+    return ds_err_set(err, DS_EUSAGE, "options --seed %llu --samples %d: the last sample's "
+                      "seed %llu passes %lld (GSL's mt19937 keeps a seed's low 32 bits, so it "
+                      "would repeat seed %llu's timeline); give a smaller --seed",
+                      (unsigned long long)o->seed, o->samples, last_seed,
+                      (long long)DS_SEED_MAX, as);
+  }
   if (o->no_bn_weight_decay && !o->weight_decay)
     return ds_err_set(err, DS_EUSAGE, "option --no-bn-weight-decay: needs --weight-decay "
                       "(without it no parameter decays)");

@@ -281,8 +281,8 @@ static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
   print_gpu_time(fp, r);
   if (is_ddp(r)) print_buckets(fp, r);
   else if (strcmp(r->strategy, "dp") == 0)
-    fprintf(fp, "  coalesced      %10d chunks of at most %g MiB (broadcast and reduce)\n",
-            r->n_buckets, r->bucket_mb);
+    fprintf(fp, "  coalesced      %10d reduce chunks of at most %g MiB (broadcast chunks "
+                "close at %g MiB or more)\n", r->n_buckets, r->bucket_mb, r->bucket_mb);
   if (r->has_ps)
     fprintf(fp, "  staleness      %10.3f mean, %lld max  (updates applied between a "
                 "worker's pull and its gradient's)\n", r->staleness_mean,

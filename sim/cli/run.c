@@ -91,6 +91,13 @@ static ds_status run_config(void *ctx, int64_t i, struct ds_row *row, struct ds_
     st = DS_OK;
     goto out;
   case DS_STRATEGY_DP: {
+    if (c.world == 1) { /* DataParallel on one GPU runs the module alone: single's walk (dp.h) */
+      struct ds_memory_options mo = ds__run_memory_options(&c, &oc, DS_STRATEGY_SINGLE);
+      ds_ddp_memory(c.model, &c.compute.precision, c.batch, &mo, &s->mem);
+      s->peak_mem_gib_gpu0 = s->mem.total / DS_UNITS_GIB;
+      s->peak_mem_gib_other = 0;
+      break;
+    }
     struct ds_dp_options dopt = {.world_size = c.world, .batch = c.batch,
                                  .output_device = oc.dp_output_device,
                                  .parallel_loss = oc.dp_parallel_loss,

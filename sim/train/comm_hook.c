@@ -214,6 +214,11 @@ static void plan_powersgd(int32_t rank, const struct ds_model *m, const struct d
   add_kernel(dec, 0, 3 * numel * d); /* error = input_tensor_cp - input */
   /* decompress ends with torch.cuda.synchronize(device) */
   p->blocks_backward = 1;
+  /* powerSGD_hook.py calls dist.all_reduce three times whatever the
+   * bucket holds: the uncompressed buffer is `torch.tensor([])` when no
+   * tensor is left uncompressed, and P's and Q's (empty without a
+   * compressed tensor) are all-reduced in the callbacks unconditionally */
+  p->pg_calls = 3;
 }
 
 void ds_comm_hook_plan(const struct ds_comm_hook *h, const struct ds_model *m,
@@ -237,7 +242,11 @@ void ds_comm_hook_plan(const struct ds_comm_hook *h, const struct ds_model *m,
     break;
   default: allreduce(out, "", numel * d); break;
   }
-  for (int32_t i = 0; i < out->n; i++) price(c, &out->op[i]);
+  for (int32_t i = 0; i < out->n; i++) {
+    price(c, &out->op[i]);
+    if (h->kind != DS_HOOK_POWERSGD || warmup)
+      out->pg_calls += out->op[i].where == DS_HOOK_ALLREDUCE;
+  }
 }
 
 int32_t ds_comm_hook_colls_per_bucket(const struct ds_comm_hook *h) {

@@ -530,6 +530,12 @@ int ds_compute_step_kernels(const struct ds_compute *c, const struct ds_model *m
  * launch them (ResNet-50's SGD: 3 calls, 9 launches). ds_compute_step_ns pays
  * kernel_overhead per launch. */
 int ds_compute_step_launches(const struct ds_compute *c, const struct ds_model *model);
+/* The same over the parameters p with set_of_param[p] == set only (every
+ * parameter when set_of_param is NULL): an optimizer holding that subset,
+ * a parameter server's shard (ps.c), whose foreach calls multi_tensor_apply
+ * splits by the subset's own tensors and chunks; 0 for an empty subset. */
+int ds_compute_step_launches_of(const struct ds_compute *c, const struct ds_model *model,
+                                const int32_t *set_of_param, int32_t set);
 /* The step's host: under the loop (1.4, 1.9) one Python-dispatched op per
  * kernel (ds_compute_step_kernels, 0 under --optimizer none), and
  * under 1.9 one per zero_grad fill (the model's parameter tensors), each

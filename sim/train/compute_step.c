@@ -86,23 +86,32 @@ static const int32_t MTA_TENSORS[2][MTA_MAX_DEPTH] = {{110, 64, 48, 36, 30},
  * --no-bn-weight-decay's decayed and undecayed groups (skips_decay). */
 enum mta_group { MTA_ALL, MTA_DECAYED, MTA_UNDECAYED };
 
-/* The launches of one foreach call over `group`'s parameters with at most
- * max_tensors tensors a launch: a block per chunk, in parameter order; a
- * launch when the blocks fill, or the tensors do at a tensor's last chunk;
- * a tensor cut by a full launch carries on as the next launch's first;
- * empty tensors take no block. Closed form per tensor (no walk over its
- * chunks, which took seconds for numel 1e13): of the blocks already
- * queued plus its chunks, every MTA_BLOCKS-th fills a launch; each fill
- * before its last chunk leaves it alone in the next launch (tensors 1),
- * and its last chunk launches if the blocks fill there or the tensors
+/* Which parameters an optimizer steps: every one (of NULL), or those p
+ * with of[p] == set (a parameter server's shard, ps.h). */
+struct step_set {
+  const int32_t *of;
+  int32_t set;
+};
+
+static int in_set(struct step_set s, int32_t p) { return !s.of || s.of[p] == s.set; }
+
+/* The launches of one foreach call over `group`'s parameters in `s` with
+ * at most max_tensors tensors a launch: a block per chunk, in parameter
+ * order; a launch when the blocks fill, or the tensors do at a tensor's
+ * last chunk; a tensor cut by a full launch carries on as the next
+ * launch's first; empty tensors take no block. Closed form per tensor (no
+ * walk over its chunks, which took seconds for numel 1e13): of the blocks
+ * already queued plus its chunks, every MTA_BLOCKS-th fills a launch; each
+ * fill before its last chunk leaves it alone in the next launch (tensors
+ * 1), and its last chunk launches if the blocks fill there or the tensors
  * have reached max_tensors. */
 static int64_t mta_launches(const struct ds_compute *c, const struct ds_model *model,
-                            enum mta_group group, int32_t max_tensors) {
+                            struct step_set s, enum mta_group group, int32_t max_tensors) {
   int64_t launches = 0, blocks = 0;
   int32_t tensors = 0;
   for (int32_t p = 0; p < model->n_params; p++) {
     int64_t numel = model->params[p].numel;
-    if (numel <= 0) continue;
+    if (numel <= 0 || !in_set(s, p)) continue;
     if (group != MTA_ALL && (group == MTA_UNDECAYED) != skips_decay(c, model, p)) continue;
     tensors++;
     int64_t queued = blocks + (numel + MTA_CHUNK - 1) / MTA_CHUNK;
@@ -132,7 +141,8 @@ int ds_compute_unscale_launches(const struct ds_compute *c, const struct ds_mode
   /* no optimizer, no scaler.step(): nothing unscales */
   if (c->amp != DS_AMP_FP16 || model->optimizer == DS_OPT_NONE) return 0;
   /* one list, the gradients read and written in place: depth 1 */
-  return launch_count(mta_launches(c, model, MTA_ALL, MTA_TENSORS[0][0]));
+  return launch_count(
+      mta_launches(c, model, (struct step_set){NULL, 0}, MTA_ALL, MTA_TENSORS[0][0]));
 }
 
 /* The foreach step's calls per parameter group, as (depth, scalar list)
@@ -151,14 +161,15 @@ static const int ADAM_CALL_SCALARLIST[] = {0, 0, 0, 0, 1, 0, 1};
 enum { DECAY_CALL_DEPTH = 3 };
 
 static int64_t group_launches(const struct ds_compute *c, const struct ds_model *model,
-                              enum mta_group group, int decays) {
+                              struct step_set s, enum mta_group group, int decays) {
   int adam = model->optimizer == DS_OPT_ADAM;
   int n = adam ? ADAM_KERNELS : SGD_KERNELS;
-  int64_t launches = decays ? mta_launches(c, model, group, MTA_TENSORS[0][DECAY_CALL_DEPTH - 1]) : 0;
+  int64_t launches =
+      decays ? mta_launches(c, model, s, group, MTA_TENSORS[0][DECAY_CALL_DEPTH - 1]) : 0;
   for (int i = 0; i < n; i++) {
     int depth = adam ? ADAM_CALL_DEPTH[i] : SGD_CALL_DEPTH[i];
     int list = adam && ADAM_CALL_SCALARLIST[i];
-    launches += mta_launches(c, model, group, MTA_TENSORS[list][depth - 1]);
+    launches += mta_launches(c, model, s, group, MTA_TENSORS[list][depth - 1]);
   }
   return launches;
 }
@@ -166,11 +177,31 @@ static int64_t group_launches(const struct ds_compute *c, const struct ds_model 
 int ds_compute_step_launches(const struct ds_compute *c, const struct ds_model *model) {
   if (c->optimizer_loop || model->optimizer == DS_OPT_NONE)
     return ds_compute_step_kernels(c, model);
+  struct step_set all = {NULL, 0};
   double numel;
   int32_t skip = undecayed(c, model, &numel);
-  if (skip == 0) return launch_count(group_launches(c, model, MTA_ALL, c->weight_decay));
-  return launch_count(group_launches(c, model, MTA_UNDECAYED, 0) +
-                      (skip < model->n_params ? group_launches(c, model, MTA_DECAYED, 1) : 0));
+  if (skip == 0) return launch_count(group_launches(c, model, all, MTA_ALL, c->weight_decay));
+  return launch_count(group_launches(c, model, all, MTA_UNDECAYED, 0) +
+                      (skip < model->n_params ? group_launches(c, model, all, MTA_DECAYED, 1)
+                                              : 0));
+}
+
+int ds_compute_step_launches_of(const struct ds_compute *c, const struct ds_model *model,
+                                const int32_t *set_of_param, int32_t set) {
+  if (model->optimizer == DS_OPT_NONE) return 0;
+  struct step_set s = {set_of_param, set};
+  int32_t tensors = 0, skip = 0;
+  for (int32_t p = 0; p < model->n_params; p++)
+    if (in_set(s, p)) {
+      tensors++;
+      skip += skips_decay(c, model, p);
+    }
+  if (tensors == 0) return 0;
+  /* the loop: its kernels per tensor, no decay kernel on the undecayed */
+  if (c->optimizer_loop) return tensors * step_kernels_each(c, model->optimizer) - skip;
+  if (skip == 0) return launch_count(group_launches(c, model, s, MTA_ALL, c->weight_decay));
+  return launch_count(group_launches(c, model, s, MTA_UNDECAYED, 0) +
+                      (skip < tensors ? group_launches(c, model, s, MTA_DECAYED, 1) : 0));
 }
 
 double ds_compute_unscale_ns(const struct ds_compute *c, const struct ds_model *model,

@@ -282,7 +282,7 @@ static ds_status emit_transposes(const struct ds_model *m, const struct ds_compu
   int bwd = kind == DS_OP_BWD;
   double bytes, ns = ds_compute_conv_transpose(c, m, l, batch, bwd, &bytes);
   if (ns <= 0) return DS_OK;
-  char name[160];
+  char name[DS_OP_NAME_CAP];
   snprintf(name, sizeof name, "%s.transpose", m->layers[l].name);
   struct ds_op op = {.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = kind, .name = name,
                      .layer = l, .bucket = -1, .coll = -1, .root = -1,
@@ -300,7 +300,7 @@ static ds_status emit_bn_counter(const struct ds_model *m, const struct ds_compu
                                  struct ds_schedule_builder *bd) {
   double bytes, ns = ds_batch_norm_counter_ns(c, &m->layers[l], &bytes);
   if (ns <= 0) return DS_OK;
-  char name[160];
+  char name[DS_OP_NAME_CAP];
   snprintf(name, sizeof name, "%s.num_batches_tracked", m->layers[l].name);
   struct ds_op op = {.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_FWD,
                      .name = name, .layer = l, .bucket = -1, .coll = -1, .root = -1,
@@ -322,9 +322,9 @@ static ds_status emit_bucket(const struct ds_model *m, const struct ds_compute *
   int64_t prev = t->compute;
   /* The reducer calls the process group once per all-reduce of the bucket
    * (ProcessGroupNCCL: work and events, the stream wait, the NCCL enqueue):
-   * host_collective each, before the bucket's first op. */
-  int32_t calls = 0;
-  for (int32_t k = 0; k < plan.n; k++) calls += plan.op[k].where == DS_HOOK_ALLREDUCE;
+   * host_collective each, before the bucket's first op; PowerSGD's of an
+   * empty buffer too (comm_hook.h pg_calls). */
+  int32_t calls = plan.pg_calls;
   char call_name[48];
   snprintf(call_name, sizeof call_name, "bucket%d.call", b);
   int64_t call;
@@ -367,7 +367,30 @@ static ds_status emit_bucket(const struct ds_model *m, const struct ds_compute *
     call = -1;
     prev = op.id;
   }
-  if (plan.blocks_backward) t->sync = prev;
+  if (plan.blocks_backward) {
+    /* PowerSGD's decompress ends with torch.cuda.synchronize(device)
+     * (powerSGD_hook.py, decompress). ProcessGroupNCCL marks a
+     * collective's future completed as soon as it is enqueued
+     * (ProcessGroupNCCL.cpp, collective: work->future_->markCompleted), so
+     * the hook's `then` callbacks run inline on the autograd thread that
+     * called the hook, and the synchronize holds that thread until the
+     * device is idle: a 0 us host op after every stream's tail. Nothing
+     * later on the host (the next layer's launch, its hooks) starts
+     * before; the next compute op also waits on the GPU side (t->sync). */
+    char sync_name[48];
+    snprintf(sync_name, sizeof sync_name, "bucket%d.psgd_sync", b);
+    struct ds_op op = {.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_BWD,
+                       .name = sync_name, .layer = -1, .bucket = b, .coll = -1, .root = -1};
+    int64_t deps[4];
+    size_t n = 0;
+    add_dep(deps, &n, t->compute);
+    add_dep(deps, &n, t->comm);
+    add_dep(deps, &n, t->callback);
+    if (prev != t->callback && prev != t->compute && prev != t->comm) add_dep(deps, &n, prev);
+    DS_CHECK(ds_schedule_emit(bd, &op, deps, n));
+    t->host = op.id;
+    t->sync = prev;
+  }
   *last = prev;
   return DS_OK;
 }
@@ -391,7 +414,7 @@ static ds_status emit_accum_grad(const struct ds_model *m, const struct ds_compu
                                  struct ds_schedule_builder *bd) {
   double bytes, ns = ds_compute_accum_grad_ns(c, m, l, &bytes);
   if (ns <= 0) return DS_OK;
-  char name[96];
+  char name[DS_OP_NAME_CAP];
   snprintf(name, sizeof name, "%s.accum_grad", m->layers[l].name);
   struct ds_op op = {.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD,
                      .name = name, .layer = l, .bucket = -1, .coll = -1, .root = -1,
@@ -429,7 +452,7 @@ static ds_status emit_to_bucket(const struct ds_model *m, const struct ds_comput
   double ns = 0, bytes = 0;
   for (int32_t k = 0; k < ly->param_count; k++)
     ns += reducer_copy_ns(m, c, ly->param_first + k, &bytes);
-  char name[96];
+  char name[DS_OP_NAME_CAP];
   snprintf(name, sizeof name, "%s.%s", ly->name,
            opt->grad_as_bucket_view ? "grad_div" : "to_bucket");
   struct ds_op op = {.rank = rank, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD,
@@ -444,12 +467,20 @@ static ds_status emit_to_bucket(const struct ds_model *m, const struct ds_comput
  * bucket, the compute stream waits for the bucket's communication, then
  * copy_bucket_to_grad copies each averaged gradient back to its .grad;
  * with gradient_as_bucket_view there is nothing to copy unless a comm hook
- * returned a new tensor (then bucket_view_in.copy_(bucket_view_out)). */
+ * returned a new tensor (reducer.cpp, finalize_bucket_dense: `if
+ * (!bucket_view_in.is_alias_of(bucket_view_out)) bucket_view_in.copy_(
+ * bucket_view_out)`). None of the hooks modelled does: fp16/bf16's
+ * decompress copies into bucket.buffer() and returns it (default_hooks.py,
+ * "Decompress in place", pytorch#45968), PowerSGD's returns input_tensor,
+ * the bucket's buffer (powerSGD_hook.py, decompress: `return
+ * [input_tensor]`), and its warm-up's _allreduce_fut the all-reduced
+ * buffer itself (div_ in place). So with gradient_as_bucket_view there is
+ * never a copy back; the step still waits for every stream's tail. */
 static ds_status emit_from_bucket(const struct ds_model *m, const struct ds_compute *c,
                                   const struct ds_ddp_options *opt, const struct ds_buckets *bk,
                                   int32_t b, int64_t comm_done, int32_t rank,
                                   struct rank_tails *t, struct ds_schedule_builder *bd) {
-  if (opt->grad_as_bucket_view && opt->hook.kind == DS_HOOK_NONE) return DS_OK;
+  if (opt->grad_as_bucket_view) return DS_OK;
   double ns = 0, bytes = 0;
   for (int32_t k = 0; k < bk->b[b].count; k++)
     ns += reducer_copy_ns(m, c, bk->order[bk->b[b].first + k], &bytes);

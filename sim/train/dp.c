@@ -21,13 +21,27 @@ ds_status ds_dp_chunks(const struct ds_model *m, int dtype_bytes, double cap,
                        struct ds_dp_chunks *out) {
   memset(out, 0, sizeof *out);
   out->bytes = calloc((size_t)m->n_params + 1, sizeof *out->bytes);
-  if (!out->bytes) return DS_ENOMEM;
+  out->bcast_bytes = calloc((size_t)m->n_params + 1, sizeof *out->bcast_bytes);
+  if (!out->bytes || !out->bcast_bytes) {
+    ds_dp_chunks_release(out);
+    return DS_ENOMEM;
+  }
+  int open_bcast = 0;
+  /* both walk module.parameters(), registration order (the file's order
+   * is the forward's: ds_model_registered) */
   for (int32_t i = 0; i < m->n_params; i++) {
-    double b = (double)m->params[i].numel * dtype_bytes;
-    /* _take_tensors: flush before a tensor would pass the limit */
+    double b = (double)m->params[ds_model_registered(m, i)].numel * dtype_bytes;
+    /* _take_tensors (torch/_utils.py): flush before a tensor would pass
+     * the limit */
     if (out->n == 0 || (out->bytes[out->n - 1] > 0 && out->bytes[out->n - 1] + b > cap))
       out->n++;
     out->bytes[out->n - 1] += b;
+    /* take_tensors (torch/csrc/utils/tensor_flatten.cpp, not fine
+     * grained): `type_group.size += tensor_size; if (type_group.size >=
+     * size_limit)` the group goes out */
+    if (!open_bcast) out->n_bcast++;
+    out->bcast_bytes[out->n_bcast - 1] += b;
+    open_bcast = out->bcast_bytes[out->n_bcast - 1] < cap;
   }
   return DS_OK;
 }
@@ -35,6 +49,7 @@ ds_status ds_dp_chunks(const struct ds_model *m, int dtype_bytes, double cap,
 void ds_dp_chunks_release(struct ds_dp_chunks *c) {
   if (!c) return;
   free(c->bytes);
+  free(c->bcast_bytes);
   memset(c, 0, sizeof *c);
 }
 
@@ -45,7 +60,6 @@ struct builder {
   const struct ds_dp_options *opt;
   const struct ds_dp_chunks *chunks;
   int64_t coll_base;
-  double dsz; /* dtype bytes per element */
 };
 
 /* Appends op after the n deps (ids; negative ones are skipped); *id gets
@@ -92,7 +106,7 @@ static ds_status transposes(struct builder *bd, int32_t rank, enum ds_op_kind ki
   int bwd = kind == DS_OP_BWD;
   double bytes, ns = ds_compute_conv_transpose(bd->c, bd->m, l, batch, bwd, &bytes);
   if (ns <= 0) return DS_OK;
-  char name[160];
+  char name[DS_OP_NAME_CAP];
   snprintf(name, sizeof name, "%s.transpose", bd->m->layers[l].name);
   return emit_compute(bd, rank, kind, name, l, 0, bytes, ns, *prev, -1, prev);
 }
@@ -103,7 +117,7 @@ static ds_status bn_counter(struct builder *bd, int32_t rank, int32_t l, int64_t
                             int64_t *prev) {
   double bytes, ns = ds_batch_norm_counter_ns(bd->c, &bd->m->layers[l], &bytes);
   if (ns <= 0) return DS_OK;
-  char name[160];
+  char name[DS_OP_NAME_CAP];
   snprintf(name, sizeof name, "%s.num_batches_tracked", bd->m->layers[l].name);
   return emit_compute(bd, rank, DS_OP_FWD, name, l, 0, bytes, ns, launch, *prev, prev);
 }
@@ -160,7 +174,7 @@ static ds_status forward(struct builder *bd, int32_t rank, int64_t launch_dep,
 static ds_status accum_grad_op(struct builder *bd, int32_t rank, int32_t l, int64_t *prev) {
   double bytes, ns = ds_compute_accum_grad_ns(bd->c, bd->m, l, &bytes);
   if (ns <= 0) return DS_OK;
-  char name[160];
+  char name[DS_OP_NAME_CAP];
   snprintf(name, sizeof name, "%s.accum_grad", bd->m->layers[l].name);
   return emit_compute(bd, rank, DS_OP_BWD, name, l, 0, bytes, ns, *prev, -1, prev);
 }
@@ -232,21 +246,23 @@ static ds_status build_single(struct builder *bd, int64_t prev_step) {
   return step(bd, last);
 }
 
-/* Collective ids within the iteration: 0 input scatter, 1..K broadcasts,
- * K+1 gather, K+2 output-gradient scatter, K+3.. reduces. */
+/* Collective ids within the iteration: 0 input scatter, 1..B broadcasts
+ * (B = n_bcast), B+1 gather, B+2 output-gradient scatter, B+3.. the K
+ * reduces (K = n). */
 static ds_status build_rank(struct builder *bd, int32_t r, int64_t prev_step,
                             int64_t host_start) {
   const struct ds_dp_options *o = bd->opt;
   const struct ds_model *m = bd->m;
-  int32_t k_n = bd->chunks->n, w = o->world_size, od = o->output_device;
+  int32_t k_n = bd->chunks->n, b_n = bd->chunks->n_bcast, w = o->world_size;
+  int32_t od = o->output_device;
   double samples = (double)w * (double)o->batch;
   int64_t scatter, last, id;
   DS_CHECK(emit_coll(bd, r, DS_OP_SCATTER, "input", 0, 0, samples * m->input_bytes,
                      r == 0 ? prev_step : -1, &scatter));
   int64_t bcast = scatter;
-  for (int32_t k = 0; k < k_n; k++)
-    DS_CHECK(emit_coll(bd, r, DS_OP_BROADCAST, "replicate", 1 + k, 0, bd->chunks->bytes[k], -1,
-                       &bcast));
+  for (int32_t k = 0; k < b_n; k++)
+    DS_CHECK(emit_coll(bd, r, DS_OP_BROADCAST, "replicate", 1 + k, 0,
+                       bd->chunks->bcast_bytes[k], -1, &bcast));
   /* replicate()'s Python (module copies, parameter rebinding) runs on the
    * main thread before parallel_apply starts any replica's thread, right
    * after the scatter's launch: its copies are non_blocking (comm.cpp's
@@ -265,7 +281,9 @@ static ds_status build_rank(struct builder *bd, int32_t r, int64_t prev_step,
   int64_t host;
   DS_CHECK(emit(bd, &rep, host_start, -1, &host));
   DS_CHECK(forward(bd, r, host, bcast, &last));
-  double out_bytes = samples * m->output_bytes * bd->dsz / 4, lbytes;
+  /* the outputs in the dtype the last layer writes (half under autocast
+   * where it casts, ds_output_bytes), as DDP's memory walk counts them */
+  double out_bytes = samples * ds_output_bytes(m, &bd->c->precision), lbytes;
   if (o->parallel_loss) {
     /* Each replica's loss over its own outputs; only the scalars (fp32)
      * travel. */
@@ -273,12 +291,12 @@ static ds_status build_rank(struct builder *bd, int32_t r, int64_t prev_step,
     DS_CHECK(emit_compute(bd, r, DS_OP_LOSS, "loss", -1, 0, lbytes, ns, last, -1, &last));
     out_bytes = 4.0 * w;
   }
-  DS_CHECK(emit_coll(bd, r, DS_OP_GATHER, "outputs", k_n + 1, od, out_bytes, last, &id));
+  DS_CHECK(emit_coll(bd, r, DS_OP_GATHER, "outputs", b_n + 1, od, out_bytes, last, &id));
   if (!o->parallel_loss && r == od) {
     double ns = loss_ns(bd, samples, &lbytes);
     DS_CHECK(emit_compute(bd, r, DS_OP_LOSS, "loss", -1, 0, lbytes, ns, id, -1, &id));
   }
-  DS_CHECK(emit_coll(bd, r, DS_OP_SCATTER, "output_grad", k_n + 2, od, out_bytes, id, &id));
+  DS_CHECK(emit_coll(bd, r, DS_OP_SCATTER, "output_grad", b_n + 2, od, out_bytes, id, &id));
   /* DataParallel's replicas are fresh each iteration: their gradients are
    * new tensors, never added into */
   DS_CHECK(backward(bd, r, id, 0, &last));
@@ -286,7 +304,7 @@ static ds_status build_rank(struct builder *bd, int32_t r, int64_t prev_step,
    * first reduce waits for this rank's whole backward, the collective for
    * every other rank's. */
   for (int32_t k = 0; k < k_n; k++)
-    DS_CHECK(emit_coll(bd, r, DS_OP_REDUCE, "grads", k_n + 3 + k, 0, bd->chunks->bytes[k],
+    DS_CHECK(emit_coll(bd, r, DS_OP_REDUCE, "grads", b_n + 3 + k, 0, bd->chunks->bytes[k],
                        k == 0 ? last : -1, &last));
   if (r != 0) return DS_OK;
   /* The reduced gradients reach the module's own parameters through
@@ -303,14 +321,20 @@ ds_status ds_dp_build(const struct ds_model *m, const struct ds_compute *c,
                       const struct ds_dp_options *opt, const struct ds_dp_chunks *chunks,
                       int64_t id_base, int64_t coll_base, struct ds_schedule *out,
                       int64_t *n_coll) {
-  struct builder bd = {{out, id_base}, m, c, opt, chunks, coll_base, ds_dtype_bytes(c->dtype)};
+  struct builder bd = {{out, id_base}, m, c, opt, chunks, coll_base};
   /* The previous iteration already in out (none in a schedule of its own):
    * the host starts this one when GPU 0's step has ended, found as DDP
    * finds each rank's (ds_host_loop_anchors); under --loop free
    * (single only, dp.h) when its host has ended its own last op. */
   int64_t prev_step = -1;
   ds_host_loop_anchors(out, opt->single && opt->free_loop, 1, &prev_step);
-  if (opt->single) {
+  /* DataParallel with one device calls the module itself: forward's
+   * `if len(self.device_ids) == 1: return self.module(*inputs[0],
+   * **kwargs[0])` (torch/nn/parallel/data_parallel.py, DataParallel.forward)
+   * comes before replicate, parallel_apply and gather, and the scatter to
+   * the device the input is on copies nothing (comm.cpp's scatter,
+   * `.to(device, non_blocking, copy=false)`): single's iteration. */
+  if (opt->single || opt->world_size == 1) {
     *n_coll = 0;
     return build_single(&bd, prev_step);
   }
@@ -323,7 +347,7 @@ ds_status ds_dp_build(const struct ds_model *m, const struct ds_compute *c,
   if (st == DS_OK) st = build_rank(&bd, 0, prev_step, prev_step);
   free(prev_reduce);
   DS_CHECK(st);
-  *n_coll = 2 * (int64_t)chunks->n + 3;
+  *n_coll = (int64_t)chunks->n_bcast + chunks->n + 3;
   return DS_OK;
 }
 
@@ -390,7 +414,7 @@ void ds_dp_memory(const struct ds_model *m, const struct ds_precision *pr,
                   const struct ds_dp_options *opt, struct ds_dp_memory *out) {
   double p = (double)m->total_numel * pr->param_bytes;
   double w = opt->world_size, b = (double)opt->batch;
-  double out_b = m->output_bytes * pr->act_bytes / 4.0; /* per sample */
+  double out_b = ds_output_bytes(m, pr); /* per sample, as the gather moves it */
   memset(out, 0, sizeof *out);
   /* GPU 0 holds the module, the optimizer state and the input batch; a
    * kept .grad (PyTorch 1.4, 1.9) lives on while the reduce writes the sum

@@ -7,7 +7,8 @@
  *      chunk to each replica, non_blocking: the host goes on at once, each
  *      replica's first kernel waits for its chunk;
  *   2. replicate: parameters broadcast from GPU 0 with
- *      comm.broadcast_coalesced (NCCL broadcasts of at most 10 MiB groups),
+ *      comm.broadcast_coalesced (NCCL broadcasts of groups closed once they
+ *      reach 10 MiB: C++ take_tensors, ds_dp_chunks),
  *      and the module copied for every replica in Python on the main
  *      thread (host time per parameter tensor per replica);
  *   3. parallel_apply: one Python thread per replica runs the forward; the
@@ -31,7 +32,11 @@
  *
  * NCCL's broadcast and reduce are the flow network's pipelined chains
  * (sim/coll/coll_chain.c), scatter and gather its point-to-point kinds.
- * Single-GPU training is steps 3, 5 and 7 on one GPU with one thread.
+ * Single-GPU training is steps 3, 5 and 7 on one GPU with one thread; so is
+ * DataParallel with one GPU, whose forward calls the module directly
+ * (data_parallel.py: `if len(self.device_ids) == 1: return
+ * self.module(...)`, before replicate), and whose memory is single's
+ * (ds_ddp_memory, not ds_dp_memory: run.c).
  */
 #ifndef DS_DP_H
 #define DS_DP_H
@@ -50,14 +55,23 @@ extern "C" {
 /* broadcast_coalesced's and reduce_add_coalesced's buffer_size: 10 MiB. */
 #define DS_DP_COALESCE_BYTES (10.0 * 1024 * 1024)
 
-/* The coalesced groups of the parameters (registration order), bytes each. */
+/* The coalesced groups of the parameters (registration order), bytes each,
+ * under the two rules PyTorch has for them:
+ *   bytes, n: reduce_add_coalesced's (torch/nn/parallel/comm.py), Python's
+ *     torch._utils._take_tensors: a group closes before a tensor would take
+ *     it past cap (a larger tensor is a group alone);
+ *   bcast_bytes, n_bcast: replicate's broadcast_coalesced (torch/csrc/cuda/
+ *     comm.cpp), C++ torch::utils::take_tensors (tensor_flatten.cpp): the
+ *     tensor joins the group, which closes once it holds cap or more. */
 struct ds_dp_chunks {
   double *bytes; /* owned */
   int32_t n;
+  double *bcast_bytes; /* owned */
+  int32_t n_bcast;
 };
 
-/* Groups the model's parameters in registration order into groups of at
- * most cap bytes (dtype_bytes per element) as _take_tensors does. */
+/* Groups the model's parameters (dtype_bytes per element) under both
+ * rules above with limit cap. */
 ds_status ds_dp_chunks(const struct ds_model *model, int dtype_bytes, double cap,
                        struct ds_dp_chunks *out);
 void ds_dp_chunks_release(struct ds_dp_chunks *c);

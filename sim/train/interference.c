@@ -74,6 +74,18 @@ double ds_interference_sm_share(const struct ds_compute *c, const struct ds_mode
       return share < 0 ? 0 : share > 1 ? 1 : share;
     }
   }
+  /* A comm hook's kernels (a bucket's op with FLOPs and no layer: PowerSGD's
+   * GEMMs, orthogonalisations and decompression): comm_hook.c prices them
+   * at the gradients' matmul rate (ds_compute_grad_gemm_ns) plus an
+   * overhead per kernel, so judge them by that roofline's max(), their
+   * FLOPs at that rate against their bytes at the memory bandwidth
+   * (compute_roofline.c), not at the unclassed rate against a duration
+   * holding several overheads. */
+  if (op->layer < 0 && op->bucket >= 0 && op->flops > 0) {
+    double t_flops = op->flops / c->grad_gemm_flops_per_s;
+    double t_mem = op->bytes / (c->mem_bw_bytes_per_s * c->params.mem_efficiency);
+    return t_flops > t_mem ? 1 : 0;
+  }
   /* A known gap: this fallback judges a conv-class op at the pooled pass
    * rate (ds_compute_pass_flops_per_s), not the tiles' per-layer rate
    * (compute.h conv_tiles) that timed a dense half convolution on a GPU

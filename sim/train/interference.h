@@ -75,7 +75,9 @@ double ds_interference_factor(const struct ds_compute *c, double sm_share,
  * time), over the op's duration (ds_compute_sm_bound_ns); its other kernels
  * (casts, bias reductions, gradient additions, copies) are memory-bound. Any
  * other op (m NULL, batch 0, no FLOPs) is one kernel:
- * ds_interference_memory_bound on its scheduled duration gives 0 or 1. The
+ * ds_interference_memory_bound on its scheduled duration gives 0 or 1; a
+ * comm hook's op with FLOPs (no layer, a bucket) is judged at the rate
+ * that priced it, the gradients' matmul rate, against its bytes. The
  * schedule's duration, not --jitter's or --straggler's, so noise does not
  * change what bounds an op. */
 double ds_interference_sm_share(const struct ds_compute *c, const struct ds_model *m,

@@ -21,8 +21,11 @@ struct draws {
 static ds_status draws_new(struct draws *d, double cv, uint64_t seed) {
   d->rng = gsl_rng_alloc(gsl_rng_mt19937);
   if (!d->rng) return DS_ENOMEM;
-  /* gsl_rng_set takes an unsigned long (64 bits on Linux); mt19937 treats
-   * seed 0 as its default seed 4357. */
+  /* gsl_rng_set takes an unsigned long, but GSL's mt19937 (rng/mt.c,
+   * mt_set) keeps only its low 32 bits (mt[0] = s & 0xffffffff) and
+   * replaces 0 by its default seed 4357: the options refuse 0 and seeds
+   * past 2^32 - 1 (DS_SEED_MAX, sim/cli/options.h), which would repeat
+   * another seed's draws. */
   gsl_rng_set(d->rng, (unsigned long)seed);
   double sigma2 = log1p(cv * cv);
   d->sigma = sqrt(sigma2);

@@ -40,10 +40,7 @@ double ds_ddp_saved_bytes(const struct ds_model *m, const struct ds_precision *p
   return saved + ds_loss_saved_bytes(m, pr, (double)batch);
 }
 
-/* The model's output in the dtype its last layer writes: half under
- * autocast when that layer is one autocast runs in half (a matmul's, a
- * convolution's), the activations' dtype otherwise. */
-static double output_bytes(const struct ds_model *m, const struct ds_precision *pr) {
+double ds_output_bytes(const struct ds_model *m, const struct ds_precision *pr) {
   const struct ds_layer *last = m->n_layers ? &m->layers[m->n_layers - 1] : NULL;
   if (pr->half_weight_bytes)
     return last && ds_layer_autocast_casts_weights(last)
@@ -82,7 +79,7 @@ void ds_ddp_memory(const struct ds_model *m, const struct ds_precision *pr, int6
   out->grads = opt->ddp && opt->grad_as_bucket_view ? 0 : p;
   out->optimizer = p * ds_optimizer_states(m->optimizer);
   out->activations = ds_ddp_saved_bytes(m, pr, batch);
-  out->output = output_bytes(m, pr) * (double)batch;
+  out->output = ds_output_bytes(m, pr) * (double)batch;
   /* CrossEntropyLoss's backward (every model file's loss): nll_loss's
    * gradient, then log_softmax's, each the size of the log-probs it
    * saved, both live beside them (the H200's GPT-2 runs: 3.06 GiB above

@@ -100,6 +100,13 @@ double ds_step_temporaries(const struct ds_model *model, const struct ds_precisi
 double ds_loss_saved_bytes(const struct ds_model *model, const struct ds_precision *pr,
                            double samples);
 
+/* The model's output per sample, bytes, in the dtype its last layer
+ * writes: half under autocast when that layer is one autocast runs in half
+ * (a matmul's, a convolution's), the activations' dtype otherwise (fp32
+ * under --amp; --dtype's). What the training loop holds, and what
+ * DataParallel's gather moves. */
+double ds_output_bytes(const struct ds_model *model, const struct ds_precision *pr);
+
 /* What autograd saves for backward over `batch` samples: the model's
  * activations (under --amp the model file's amp_act_bytes where it has
  * them; otherwise float tensors in the activation dtype, act_int_bytes as

@@ -354,6 +354,12 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
     DS_CHECK_GOTO(ds_cseq_at(&layers, i, &item, err), st, out);
     DS_CHECK_GOTO(ds_cmap_check_keys(&item, layer_keys, err), st, out);
     DS_CHECK_GOTO(read_string(&item, "name", "a layer name", &l->name, err), st, out);
+    if (strlen(l->name) > DS_LAYER_NAME_MAX) { /* op names must hold it whole (model.h) */
+      ds_cmap_get(&item, "name", &node);
+      st = ds_cnode_error(&node, err, "expected a layer name of at most %d bytes, got %zu",
+                          DS_LAYER_NAME_MAX, strlen(l->name));
+      goto out;
+    }
     DS_CHECK_GOTO(ds__model_read_nonneg(&item, "fwd_flops", &l->fwd_flops, err), st, out);
     DS_CHECK_GOTO(ds__model_read_nonneg(&item, "bwd_flops", &l->bwd_flops, err), st, out);
     DS_CHECK_GOTO(ds__model_read_nonneg(&item, "fwd_bytes", &l->fwd_bytes, err), st, out);

@@ -113,8 +113,15 @@ struct ds_attn_part {
 /* The passes of ds_layer.attn_products and attn_rest. */
 enum { DS_ATTN_FWD, DS_ATTN_BWD, DS_ATTN_PASSES };
 
+/* Longest layer name the loader accepts, bytes: the schedule's op names
+ * append a suffix (".num_batches_tracked", "shardK.") in buffers of
+ * DS_OP_NAME_CAP, which then never cut one (a cut name could read as the
+ * layer's own op). BERT's longest is 54. */
+#define DS_LAYER_NAME_MAX 96
+#define DS_OP_NAME_CAP (DS_LAYER_NAME_MAX + 32)
+
 struct ds_layer {
-  char *name;          /* owned by the model */
+  char *name;          /* owned by the model; at most DS_LAYER_NAME_MAX bytes */
   double fwd_flops;    /* per sample */
   double bwd_flops;    /* per sample */
   double fwd_bytes;    /* memory traffic per sample, fp32 */

@@ -79,8 +79,10 @@ ds_status ds_ps_shard(const struct ds_model *m, int32_t n_servers, int32_t world
   }
   for (int32_t k = 0; k < n_servers; k++)
     out->gpu[k] = (int32_t)((int64_t)k * world / n_servers);
-  for (int32_t p = 0; p < m->n_params; p++) {
-    int32_t best = 0;
+  /* whole tensors in registration order (ds_model_registered; the
+   * file's order is the forward's), each to the least-loaded server */
+  for (int32_t i = 0; i < m->n_params; i++) {
+    int32_t p = ds_model_registered(m, i), best = 0;
     for (int32_t k = 1; k < n_servers; k++)
       if (out->numel[k] < out->numel[best]) best = k;
     out->server_of_param[p] = best;
@@ -125,14 +127,16 @@ void ds_ps_memory(const struct ds_model *m, const struct ds_precision *pr, int64
 
 /* ---- the schedule ---- */
 
-/* A server's update is several kernels, each paying kernel_overhead, as
+/* A server's update is several launches, each paying kernel_overhead, as
  * a rank's own step does (ds_compute_step_ns, compute.h): the optimizer's
- * kernels over the shard -- PyTorch's foreach calls (SGD with momentum 3,
- * Adam 7, one more with weight decay: ds_compute_step_kernels, which
- * leaves GradScaler's unscale_ out (compute.h); one parameter group:
- * ps refuses --no-bn-weight-decay), or under --pytorch-version 1.4's loop a kernel
- * per op per tensor of the shard -- and in sync mode with several workers
- * first the sum of their gradients, one kernel. The update's roofline
+ * over the shard -- PyTorch's foreach calls (SGD with momentum 3, Adam 7,
+ * one more with weight decay), each split by multi_tensor_apply into
+ * launches over the shard's own tensors and chunks
+ * (ds_compute_step_launches_of; GradScaler's unscale_ left out, compute.h;
+ * one parameter group: ps refuses --no-bn-weight-decay), or under
+ * --pytorch-version 1.4's loop a kernel per op per tensor of the shard --
+ * and in sync mode with several workers first the sum of their gradients,
+ * one kernel. The update's roofline
  * (ds_compute_kernel_ns) charges one overhead; this returns the K servers'
  * others, plus each server's foreach step host (malloc'd; NULL when out of
  * memory), counting every server's tensors in one pass over the
@@ -148,12 +152,11 @@ static double *update_extra_ns(const struct ds_model *m, const struct ds_compute
     free(tensors);
     return NULL;
   }
-  int step = ds_compute_step_kernels(c, m);
   int sum = mode == DS_PS_SYNC && world > 1;
   for (int32_t p = 0; p < m->n_params; p++) tensors[sh->server_of_param[p]]++;
   for (int32_t k = 0; k < sh->n && m->n_params > 0; k++) {
     if (tensors[k] == 0) continue;
-    int kernels = c->optimizer_loop ? tensors[k] * (step / m->n_params) : step;
+    int kernels = ds_compute_step_launches_of(c, m, sh->server_of_param, k);
     /* and, before its kernels, the server's Python running optimizer.step()
      * over its shard, as a rank's foreach step does (host.h; 0 under the
      * loop, whose launches ps does not charge) */
@@ -278,7 +281,7 @@ static ds_status build_iteration(const struct ps_sim *s, int64_t id_base,
   enum ds_ps_mode mode = o->mode;
   struct ds_schedule_builder bd = {out, id_base};
   int dsz = ds_dtype_bytes(c->dtype);
-  char name[160];
+  char name[DS_OP_NAME_CAP];
   /* a worker's first forward waits for its K pulls of the previous step */
   int64_t *deps = malloc(((size_t)y->K + 2) * sizeof *deps);
   ds_status st = DS_ENOMEM;

@@ -1,6 +1,6 @@
 /*
  * Every reader of user input behind one call (readers.h): the YAML files
- * (topology, model, calibration), the CSV files (schedule, trace and its
+ * (topology, model, calibration, GPU table), the CSV files (schedule, trace and its
  * analysis, nccl-tests reference tables), ddpsim's command line, its
  * subcommands' and ddpreal's (`ddpreal collective` and `calibrate` too),
  * and the unit and value grammars. The file readers take a path, so the
@@ -45,7 +45,7 @@
 
 const char *const ds_fuzz_readers[] = {"topo",  "model", "calib",  "schedule", "trace",
                                        "reference", "cli", "units", "import", "measured",
-                                       "subcmd", NULL};
+                                       "subcmd", "gpus", NULL};
 
 /* Aborts unless st is success or a refusal as promised: exit status 2
  * (DS_EINPUT, DS_EUSAGE) and a message naming `path` (when not NULL). */
@@ -80,6 +80,41 @@ static void run_topo(const char *path) {
   struct ds_err err = {0};
   ds_status st = ds_topo_load(path, DS_SOURCE_DIR "/topologies/gpus.yaml", &t, &err);
   check_refusal("ds_topo_load", st, &err, path);
+  if (st == DS_OK && t->n_gpus > 1) {
+    int32_t links[256], n = 0;
+    ds_topo_route(t, 0, t->n_gpus - 1, links, 256, &n, &err);
+  }
+  ds_topo_free(t);
+}
+
+/* A GPU table (`gpus.yaml` beside a topology, `topo import --gpus`),
+ * merged over the shipped one as ds_gpu_table_load does, then used as a
+ * topology (4gpu.yaml names an A100 entry the input may replace) and as
+ * `topo import` of an nvidia-smi matrix and an NCCL XML (which look
+ * GPUs up by smi name and by PCI id) use it. */
+static void run_gpus(const char *path) {
+  static const char *const imports[] = {DS_SOURCE_DIR "/tests/data/topo_import/dgx-h100.txt",
+                                        DS_SOURCE_DIR "/tests/data/topo_import/dgx-a100.xml"};
+  struct ds_gpu_table table = {0};
+  struct ds_err err = {0};
+  ds_status st = ds_gpu_table_load(path, &table, &err);
+  check_refusal("ds_gpu_table_load", st, &err, path);
+  if (st != DS_OK) return;
+  for (size_t i = 0; i < sizeof imports / sizeof *imports; i++) {
+    struct ds_import_node node;
+    if (ds_import_read(imports[i], &table, NULL, &node, &err) != DS_OK) continue;
+    FILE *sink = fopen("/dev/null", "w");
+    struct ds_import_options one = {0};
+    if (sink) {
+      ds_import_write(sink, &node, 1, &one, &err);
+      fclose(sink);
+    }
+    ds_import_node_release(&node);
+  }
+  ds_gpu_table_release(&table);
+  struct ds_topo *t = NULL;
+  st = ds_topo_load(DS_SOURCE_DIR "/topologies/4gpu.yaml", path, &t, &err);
+  check_refusal("ds_topo_load", st, &err, NULL);
   if (st == DS_OK && t->n_gpus > 1) {
     int32_t links[256], n = 0;
     ds_topo_route(t, 0, t->n_gpus - 1, links, 256, &n, &err);
@@ -310,7 +345,8 @@ int ds_fuzz_run(const char *name, const uint8_t *data, size_t size) {
   } files[] = {{"topo", ".yaml", run_topo},           {"model", ".yaml", run_model},
                {"calib", ".yaml", run_calib},         {"schedule", ".csv", run_schedule},
                {"trace", ".csv", run_trace},          {"reference", ".csv", run_reference},
-               {"import", ".txt", run_import},        {"measured", ".csv", run_measured}};
+               {"import", ".txt", run_import},        {"measured", ".csv", run_measured},
+               {"gpus", ".yaml", run_gpus}};
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
     if (strcmp(name, files[i].name) != 0) continue;
     char path[512];

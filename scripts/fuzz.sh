@@ -16,11 +16,14 @@ rm -rf "$seeds"
 mkdir -p "$seeds"
 
 # Seeds: what the readers are meant to read.
-for r in topo model calib schedule trace reference cli units import measured subcmd; do
+for r in topo model calib schedule trace reference cli units import measured subcmd gpus; do
   mkdir -p "$seeds/$r"
 done
 for r in "$@"; do mkdir -p "build/fuzz/corpus/$r" "tests/data/fuzz/$r"; done
 cp topologies/*.yaml tests/data/*.yaml "$seeds/topo/" 2>/dev/null
+for f in topologies/gpus.yaml tests/data/gpus.yaml tests/data/oddname/gpus.yaml; do
+  cp "$f" "$seeds/gpus/$(echo "$f" | tr / -)"
+done
 cp models/*.yaml tests/data/*model*.yaml "$seeds/model/" 2>/dev/null
 cp tests/data/*calib*.yaml validation/host_calibs/*.yaml bench/results/*/calib-*.yaml \
   "$seeds/calib/" 2>/dev/null

@@ -570,6 +570,23 @@ Test(trace, an_absurd_rank_is_refused_at_its_line) {
                     ":3: column 'rank': rank 49999999 in a file of 1 rows");
 }
 
+/* Bucket numbers size `ddpsim analyze`'s per-bucket spans the same way:
+ * one allreduce row naming bucket 100,000,000 cost 1.3 s and 4 GB of
+ * address space, and bucket 2,000,000,000 silently dropped every bucket
+ * metric (the allocation failed). Refused at its line in both readers. */
+Test(trace, an_absurd_bucket_is_refused_at_its_line) {
+  expect_read_error(0,
+                    "# ddpsim-schedule v2\n" SCHED_HEADER
+                    "0,0,comm,allreduce,b,-1,0,0,-1,ring,8,0,1,\n"
+                    "1,0,comm,allreduce,b,-1,2,1,-1,ring,8,0,1,0\n# end: 2 rows\n",
+                    ":4: column 'bucket': bucket 2 in a file of 2 rows");
+  expect_read_error(1,
+                    "# ddpsim-trace v2\n" TRACE_HEADER
+                    "0,0,comm,allreduce,bucket0,-1,2000000000,0,-1,ring,1000,0,10,,sim,0,0,10\n"
+                    "# end: 1 row\n",
+                    ":3: column 'bucket': bucket 2000000000 in a file of 1 rows");
+}
+
 /* (iter, rank, id) is the join key analyze matches two traces on, so it
  * names one row; a dependency names an op of its rank earlier in the file
  * in its iteration, or one of the iteration before (iteration 1's first op

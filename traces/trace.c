@@ -397,8 +397,8 @@ struct reader {
   /* results */
   struct ds_schedule *s;
   struct ds_trace *t;
-  int32_t max_rank;
-  size_t max_rank_line;
+  int32_t max_rank, max_bucket;
+  size_t max_rank_line, max_bucket_line;
   size_t *op_line;  /* [op index] the line each row began on */
   size_t op_line_cap;
 };
@@ -684,6 +684,8 @@ static void finish_row(struct reader *r) {
     return;
   }
   if (r->op.rank > r->max_rank) r->max_rank = r->op.rank, r->max_rank_line = r->row_line;
+  if (r->op.bucket > r->max_bucket)
+    r->max_bucket = r->op.bucket, r->max_bucket_line = r->row_line;
   if (idx >= r->op_line_cap) {
     size_t cap = r->op_line_cap ? 2 * r->op_line_cap : 1024;
     size_t *p = realloc(r->op_line, cap * sizeof *p);
@@ -698,18 +700,30 @@ static void finish_row(struct reader *r) {
 }
 
 /* Ranks size every per-rank array downstream (world size = largest rank
- * + 1), and every rank in 0..R is one that ran: a rank no smaller than the
- * number of rows cannot be dense and is refused at its line first (one row
- * naming rank 49,999,999 made `ddpsim analyze` allocate 5 GB: issue #15,
- * defect 7), then the first rank below the largest that no row has (a trace
- * without rank 0 read as rank 0's metrics all 0: revana finding 5). */
-static ds_status check_ranks(struct reader *r) {
-  if (r->max_rank < 0) return DS_OK;
-  if ((size_t)r->max_rank >= r->s->n_ops)
+ * + 1), so a rank no smaller than the number of rows cannot be dense
+ * (every rank 0..R has a row) and is refused at its line: one row naming
+ * rank 49,999,999 made `ddpsim analyze` allocate 5 GB (issue #15, defect 7).
+ * Bucket numbers size the per-bucket spans of `ddpsim analyze` the same
+ * way (analysis/compare.c, add_op_metrics): one row naming bucket 10^8
+ * took 1.3 s and 4 GB of address space, and bucket 2*10^9 lost every
+ * bucket metric without a word (the allocation failed). DDP numbers its
+ * buckets 0..B-1 and every bucket has a collective, so the same rule
+ * holds for them. */
+static ds_status check_dense(struct reader *r, int32_t max, size_t line, const char *col) {
+  if (max >= 0 && (size_t)max >= r->s->n_ops)
     return ds_err_set(r->err, DS_EINPUT,
-                      "%s:%zu: column 'rank': rank %" PRId32 " in a file of %zu rows; ranks "
+                      "%s:%zu: column '%s': %s %" PRId32 " in a file of %zu rows; %ss "
                       "must be numbered 0, 1, ... without gaps",
-                      r->path, r->max_rank_line, r->max_rank, r->s->n_ops);
+                      r->path, line, col, col, max, r->s->n_ops, col);
+  return DS_OK;
+}
+
+/* Every rank in 0..R is one that ran (after check_dense, so R is below
+ * the row count): the first rank below the largest that no row has is
+ * refused (a trace without rank 0 read as rank 0's metrics all 0: revana
+ * finding 5). Buckets need not be dense: a rank's trace may hold some. */
+static ds_status check_rank_gaps(struct reader *r) {
+  if (r->max_rank < 0) return DS_OK;
   unsigned char *seen = calloc((size_t)r->max_rank + 1, 1);
   if (!seen) return ds_err_set(r->err, DS_ENOMEM, "%s: out of memory", r->path);
   for (size_t i = 0; i < r->s->n_ops; i++) seen[r->s->ops[i].rank] = 1;
@@ -722,6 +736,12 @@ static ds_status check_ranks(struct reader *r) {
                       "; ranks must be numbered 0, 1, ... without gaps",
                       r->path, r->max_rank_line, r->max_rank, missing);
   return DS_OK;
+}
+
+static ds_status check_ranks_and_buckets(struct reader *r) {
+  DS_CHECK(check_dense(r, r->max_rank, r->max_rank_line, "rank"));
+  DS_CHECK(check_rank_gaps(r));
+  return check_dense(r, r->max_bucket, r->max_bucket_line, "bucket");
 }
 
 static void on_row(int c, void *ctx) {
@@ -922,11 +942,11 @@ static ds_status read_file(struct reader *r) {
 ds_status ds_schedule_read_csv(const char *path, struct ds_schedule **out,
                                struct ds_err *err) {
   struct reader r = {.path = path, .err = err, .n_cols = N_SCHED_COLS,
-                     .max_rank = -1};
+                     .max_rank = -1, .max_bucket = -1};
   ds_status st = ds_schedule_new(1, &r.s);
   if (st != DS_OK) return ds_err_set(err, st, "%s: out of memory", path);
   st = read_file(&r);
-  if (st == DS_OK) st = check_ranks(&r);
+  if (st == DS_OK) st = check_ranks_and_buckets(&r);
   if (st == DS_OK) {
     /* The file has no world-size line: the ranks that have ops are it. */
     r.s->world_size = r.max_rank + 1 > 1 ? r.max_rank + 1 : 1;
@@ -951,7 +971,7 @@ ds_status ds_schedule_read_csv(const char *path, struct ds_schedule **out,
 ds_status ds_trace_read_csv(const char *path, struct ds_trace **out,
                             struct ds_err *err) {
   struct reader r = {.path = path, .err = err, .n_cols = N_TRACE_COLS,
-                     .is_trace = 1, .max_rank = -1};
+                     .is_trace = 1, .max_rank = -1, .max_bucket = -1};
   r.t = calloc(1, sizeof *r.t);
   ds_status st = r.t ? ds_schedule_new(1, &r.s) : DS_ENOMEM;
   if (st != DS_OK) {
@@ -963,7 +983,7 @@ ds_status ds_trace_read_csv(const char *path, struct ds_trace **out,
    * and dependencies as a whole below (trace_keys.h). */
   r.t->owned = r.s;
   st = read_file(&r);
-  if (st == DS_OK) st = check_ranks(&r);
+  if (st == DS_OK) st = check_ranks_and_buckets(&r);
   if (st == DS_OK) {
     struct ds_err kerr = {0};
     size_t bad = 0, other = 0;

@@ -217,9 +217,13 @@ static void print_quantiles(FILE *fp, const struct ds_summary *r) {
 
 /* The time NCCL's kernels beside rank 0's compute kernels added to them
  * (interference.h), part of forward, backward and optimizer above; printed
- * where it shows (the plain algorithms hold nothing). */
+ * where it shows (the plain algorithms hold nothing), and under ps, which
+ * runs no NCCL kernel, as the 0 it is, and why. */
 static void print_interference(FILE *fp, const struct ds_summary *r) {
-  if (r->interference_ms >= 0.0005)
+  if (r->has_ps)
+    fprintf(fp, "    interference %10.3f ms  (pushes and pulls are no NCCL kernels: they slow "
+                "no kernel; docs/strategies.md)\n", r->interference_ms);
+  else if (r->interference_ms >= 0.0005)
     fprintf(fp, "    interference %10.3f ms  (rank 0's kernels slowed beside NCCL's: their time "
                 "less their time alone, within the three above; docs/architecture.md)\n",
             r->interference_ms);

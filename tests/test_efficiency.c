@@ -355,6 +355,53 @@ static int64_t walked_launches(const struct ds_param *ps, int32_t n, int32_t max
   return launches + (blocks > 0);
 }
 
+Test(efficiency, foreach_launches_walk_the_registration_order) {
+  /* PyTorch's optimizer and GradScaler hand multi_tensor_apply the
+   * parameters in model.parameters()'s order (compute_step.c mta_launches),
+   * not the model file's. File order: a tensor of 321 chunks (p0), then 110
+   * one-chunk tensors (p1 .. p110); registered p1 .. p109, p0, p110.
+   * unscale_ (depth 1, 110 tensors, 320 blocks a launch):
+   *   file order: p0's 320th block launches (1), its last chunk carries on
+   *     (1 tensor, 1 block); the 109th small tensor is the 110th tensor (2);
+   *     the last small tensor is the last launch (3): 3.
+   *   registration: 109 small tensors (109 blocks), then p0: block 320 is
+   *     its 211th chunk (1); its 110 other chunks and p110 are the last
+   *     launch (2 tensors, 111 blocks): 2.
+   * SGD with momentum adds two depth-2 calls (64 tensors): in registration
+   * order the 64th small tensor launches (1), 45 small tensors and p0 fill
+   * 320 blocks in p0 (2), the rest of p0 and p110 the last (3): 3 each, 2 +
+   * 3 + 3 = 8 (file order 3 + 3 + 3 = 9). (The old code walked the file's
+   * order: 3 and 9.) */
+  struct files f;
+  struct ds_topo *t;
+  load_topo(&f, "EffGPU", "  kernel_overhead: 5us\n", &t);
+  struct ds_compute c;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_FP16, &c, &err), DS_OK, "%s", err.msg);
+  struct ds_param ps[111];
+  int32_t reg[111], reg_index[111];
+  memset(ps, 0, sizeof ps);
+  ps[0].numel = 320 * 65536 + 1;
+  for (int i = 1; i < 111; i++) ps[i].numel = 1000;
+  for (int i = 0; i < 109; i++) reg[i] = i + 1;
+  reg[109] = 0;
+  reg[110] = 110;
+  for (int i = 0; i < 111; i++) reg_index[reg[i]] = i;
+  struct ds_model m = {.params = ps, .n_params = 111, .optimizer = DS_OPT_SGD};
+  cr_assert_eq(ds_compute_unscale_launches(&c, &m), 3);
+  cr_assert_eq(ds_compute_step_launches(&c, &m), 9);
+  m.registration = reg;
+  m.registration_index = reg_index;
+  cr_assert_eq(ds_compute_unscale_launches(&c, &m), 2);
+  cr_assert_eq(ds_compute_step_launches(&c, &m), 8);
+  /* the walk over the registered order agrees */
+  struct ds_param in_order[111];
+  for (int i = 0; i < 111; i++) in_order[i] = ps[reg[i]];
+  cr_assert_eq(walked_launches(in_order, 111, 110), 2);
+  cr_assert_eq(walked_launches(in_order, 111, 64), 3);
+  unload(&f, t);
+}
+
 Test(efficiency, foreach_launches_in_closed_form_match_the_chunk_walk) {
   /* 200 random parameter lists (1 to 200 tensors: empty ones, a chunk or
    * two, up to 3 x 320 chunks, exact multiples of a chunk and of a full

@@ -284,6 +284,9 @@ static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
   fprintf(fp, "    overlap      %10.1f %%\n", r->overlap_pct);
   print_gpu_time(fp, r);
   if (is_ddp(r)) print_buckets(fp, r);
+  else if (strcmp(r->strategy, "dp") == 0 && r->world_size == 1)
+    fprintf(fp, "  coalesced      %10d reduce chunks (one GPU: DataParallel calls the module "
+                "itself, nothing is reduced)\n", r->n_buckets);
   else if (strcmp(r->strategy, "dp") == 0)
     fprintf(fp, "  coalesced      %10d reduce chunks of at most %g MiB (broadcast chunks "
                 "close at %g MiB or more)\n", r->n_buckets, r->bucket_mb, r->bucket_mb);

@@ -208,6 +208,36 @@ Test(efficiency, the_a100_pcie_card_has_its_own_sgemm_and_ga100_stand_ins) {
   ds_topo_free(t);
 }
 
+Test(efficiency, the_a100_pcie_40gb_card_takes_ga100_stand_ins) {
+  /* A100-PCIE-40GB had no efficiency map (typical 0.5 and 0.7): nothing
+   * measured on it was found, so it takes the GA100 fractions the other
+   * A100 cards have (tools/gen_gpus.py _A100), every one marked a stand-in,
+   * the SGEMM's too (an A100 80GB PCIe's at 300 W; this card is held to
+   * 250 W): matmul_fp32 18.88 / 19.49 = 0.969, TF32 134.2 / 156 = 0.860,
+   * and the copy 1.80 / 2.04 = 0.882, charged on this card's own HBM2 at
+   * 1555 GB/s. (The old table: no map, 0.5 and 0.7, no stand-in: fails.) */
+  char topo[] = "/tmp/ddpsim-a100pcie40-XXXXXX";
+  ds_test_write_temp(topo, "schema_version: 1\nname: a100pcie40\ngpu: A100-PCIE-40GB\n"
+                           "nodes: 1\ngpus_per_node: 1\nintra_node:\n  template: nvswitch\n"
+                           "  link_bw: 100GBps\n  link_lat: 1us\ncompute:\n"
+                           "  flops_efficiency: 0.5\n  kernel_overhead: 4us\n");
+  struct ds_topo *t = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_load(topo, "topologies/gpus.yaml", &t, &err), DS_OK, "%s", err.msg);
+  unlink(topo);
+  cr_assert_str_eq(t->gpu.name, "A100-PCIE-40GB");
+  cr_assert_float_eq(t->gpu.eff.matmul[DS_GPU_MATH_FP32], 0.969, 1e-12);
+  cr_assert(strstr(t->gpu.eff_proxy[DS_GPU_EFF_MATMUL + DS_GPU_MATH_FP32], "250 W"), "%s",
+            t->gpu.eff_proxy[DS_GPU_EFF_MATMUL + DS_GPU_MATH_FP32]);
+  cr_assert_float_eq(t->gpu.eff.matmul[DS_GPU_MATH_TF32], 0.860, 1e-12);
+  cr_assert_str_neq(t->gpu.eff_proxy[DS_GPU_EFF_MATMUL + DS_GPU_MATH_TF32], "");
+  cr_assert_float_eq(t->gpu.eff.memory, 0.882, 1e-12);
+  cr_assert_float_eq(t->compute.mem_efficiency, 0.882, 1e-12);
+  cr_assert_str_neq(t->gpu.eff_proxy[DS_GPU_EFF_MEMORY], "");
+  cr_assert_float_eq(t->gpu.mem_bw_bytes_per_s, 1555e9, 1);
+  ds_topo_free(t);
+}
+
 Test(efficiency, optimizer_step_is_pytorchs_foreach_kernels) {
   /* EffGPU, kernel_overhead 5 us, copies at 1000 GB/s x 0.8. tiny-model
    * (SGD with momentum, 1,835,264 fp32 parameters): 8 passes of 7,341,056

@@ -1242,9 +1242,19 @@ Test(cli, the_interference_line_is_the_traces_slowdown) {
   ds_test_release(&r);
   unlink(path);
   rmdir(dir);
+  /* the CSV's interference_ms is the same sum, to the ns */
+  r = run("--topo 2node-ib --model tests/data/tiny-model.yaml --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  double col = ds_test_csv_num(r.out, "interference_ms", 0);
+  cr_assert_float_eq(col, sum_us / 1e3, rows * 1e-6, "%g vs %g ms", col, sum_us / 1e3);
+  ds_test_release(&r);
   r = run("--topo 2node-ib --model tests/data/tiny-model.yaml --algo ring");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_null(strstr(r.out, "interference"), "%s", r.out);
+  ds_test_release(&r);
+  r = run("--topo 2node-ib --model tests/data/tiny-model.yaml --algo ring --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "interference_ms", 0), 0, 0, "%s", r.out);
   ds_test_release(&r);
 }
 

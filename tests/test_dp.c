@@ -675,6 +675,21 @@ Test(dp, a_world_of_one_is_single) {
   cr_assert_float_eq(ds_test_csv_num(r.out, "peak_mem_gib_gpu0", 0),
                      (3 * PARAMS * 4 + 1e6) / GIB, 1e-6);
   cr_assert_float_eq(ds_test_csv_num(r.out, "comm_ms", 0), 0, 0);
+  /* nothing is reduced: no reduce_add_coalesced group (the old row said
+   * 1, the group two GPUs reduce); the cap stays dp's 10 MiB */
+  cr_assert_eq(ds_test_csv_num(r.out, "n_buckets", 0), 0, "%s", r.out);
+  cr_assert_eq(ds_test_csv_num(r.out, "bucket_mb", 0), 10);
+  ds_test_release(&r);
+  r = run(TINY "--strategy dp --world-size 1");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "  coalesced               0 reduce chunks (one GPU: DataParallel "
+                          "calls the module itself, nothing is reduced)\n"), "%s", r.out);
+  ds_test_release(&r);
+  /* two GPUs reduce: the 4 gradients, 1 MiB + 1 KiB + 2 MiB + 4 MiB in
+   * fp32 (PARAMS x 4 B = 7.00098 MiB), fit one 10 MiB group */
+  r = run(TINY "--strategy dp --world-size 2 --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert_eq(ds_test_csv_num(r.out, "n_buckets", 0), 1, "%s", r.out);
   ds_test_release(&r);
   r = run(TINY "--strategy single,dp --world-size 1 --pytorch-version 1.9 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);

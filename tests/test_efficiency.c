@@ -208,6 +208,36 @@ Test(efficiency, the_a100_pcie_card_has_its_own_sgemm_and_ga100_stand_ins) {
   ds_topo_free(t);
 }
 
+Test(efficiency, the_a100_pcie_40gb_card_takes_ga100_stand_ins) {
+  /* A100-PCIE-40GB had no efficiency map (typical 0.5 and 0.7): nothing
+   * measured on it was found, so it takes the GA100 fractions the other
+   * A100 cards have (tools/gen_gpus.py _A100), every one marked a stand-in,
+   * the SGEMM's too (an A100 80GB PCIe's at 300 W; this card is held to
+   * 250 W): matmul_fp32 18.88 / 19.49 = 0.969, TF32 134.2 / 156 = 0.860,
+   * and the copy 1.80 / 2.04 = 0.882, charged on this card's own HBM2 at
+   * 1555 GB/s. (The old table: no map, 0.5 and 0.7, no stand-in: fails.) */
+  char topo[] = "/tmp/ddpsim-a100pcie40-XXXXXX";
+  ds_test_write_temp(topo, "schema_version: 1\nname: a100pcie40\ngpu: A100-PCIE-40GB\n"
+                           "nodes: 1\ngpus_per_node: 1\nintra_node:\n  template: nvswitch\n"
+                           "  link_bw: 100GBps\n  link_lat: 1us\ncompute:\n"
+                           "  flops_efficiency: 0.5\n  kernel_overhead: 4us\n");
+  struct ds_topo *t = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_load(topo, "topologies/gpus.yaml", &t, &err), DS_OK, "%s", err.msg);
+  unlink(topo);
+  cr_assert_str_eq(t->gpu.name, "A100-PCIE-40GB");
+  cr_assert_float_eq(t->gpu.eff.matmul[DS_GPU_MATH_FP32], 0.969, 1e-12);
+  cr_assert(strstr(t->gpu.eff_proxy[DS_GPU_EFF_MATMUL + DS_GPU_MATH_FP32], "250 W"), "%s",
+            t->gpu.eff_proxy[DS_GPU_EFF_MATMUL + DS_GPU_MATH_FP32]);
+  cr_assert_float_eq(t->gpu.eff.matmul[DS_GPU_MATH_TF32], 0.860, 1e-12);
+  cr_assert_str_neq(t->gpu.eff_proxy[DS_GPU_EFF_MATMUL + DS_GPU_MATH_TF32], "");
+  cr_assert_float_eq(t->gpu.eff.memory, 0.882, 1e-12);
+  cr_assert_float_eq(t->compute.mem_efficiency, 0.882, 1e-12);
+  cr_assert_str_neq(t->gpu.eff_proxy[DS_GPU_EFF_MEMORY], "");
+  cr_assert_float_eq(t->gpu.mem_bw_bytes_per_s, 1555e9, 1);
+  ds_topo_free(t);
+}
+
 Test(efficiency, optimizer_step_is_pytorchs_foreach_kernels) {
   /* EffGPU, kernel_overhead 5 us, copies at 1000 GB/s x 0.8. tiny-model
    * (SGD with momentum, 1,835,264 fp32 parameters): 8 passes of 7,341,056
@@ -353,6 +383,53 @@ static int64_t walked_launches(const struct ds_param *ps, int32_t n, int32_t max
     }
   }
   return launches + (blocks > 0);
+}
+
+Test(efficiency, foreach_launches_walk_the_registration_order) {
+  /* PyTorch's optimizer and GradScaler hand multi_tensor_apply the
+   * parameters in model.parameters()'s order (compute_step.c mta_launches),
+   * not the model file's. File order: a tensor of 321 chunks (p0), then 110
+   * one-chunk tensors (p1 .. p110); registered p1 .. p109, p0, p110.
+   * unscale_ (depth 1, 110 tensors, 320 blocks a launch):
+   *   file order: p0's 320th block launches (1), its last chunk carries on
+   *     (1 tensor, 1 block); the 109th small tensor is the 110th tensor (2);
+   *     the last small tensor is the last launch (3): 3.
+   *   registration: 109 small tensors (109 blocks), then p0: block 320 is
+   *     its 211th chunk (1); its 110 other chunks and p110 are the last
+   *     launch (2 tensors, 111 blocks): 2.
+   * SGD with momentum adds two depth-2 calls (64 tensors): in registration
+   * order the 64th small tensor launches (1), 45 small tensors and p0 fill
+   * 320 blocks in p0 (2), the rest of p0 and p110 the last (3): 3 each, 2 +
+   * 3 + 3 = 8 (file order 3 + 3 + 3 = 9). (The old code walked the file's
+   * order: 3 and 9.) */
+  struct files f;
+  struct ds_topo *t;
+  load_topo(&f, "EffGPU", "  kernel_overhead: 5us\n", &t);
+  struct ds_compute c;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_compute_init(t, DS_DTYPE_FP32, DS_AMP_FP16, &c, &err), DS_OK, "%s", err.msg);
+  struct ds_param ps[111];
+  int32_t reg[111], reg_index[111];
+  memset(ps, 0, sizeof ps);
+  ps[0].numel = 320 * 65536 + 1;
+  for (int i = 1; i < 111; i++) ps[i].numel = 1000;
+  for (int i = 0; i < 109; i++) reg[i] = i + 1;
+  reg[109] = 0;
+  reg[110] = 110;
+  for (int i = 0; i < 111; i++) reg_index[reg[i]] = i;
+  struct ds_model m = {.params = ps, .n_params = 111, .optimizer = DS_OPT_SGD};
+  cr_assert_eq(ds_compute_unscale_launches(&c, &m), 3);
+  cr_assert_eq(ds_compute_step_launches(&c, &m), 9);
+  m.registration = reg;
+  m.registration_index = reg_index;
+  cr_assert_eq(ds_compute_unscale_launches(&c, &m), 2);
+  cr_assert_eq(ds_compute_step_launches(&c, &m), 8);
+  /* the walk over the registered order agrees */
+  struct ds_param in_order[111];
+  for (int i = 0; i < 111; i++) in_order[i] = ps[reg[i]];
+  cr_assert_eq(walked_launches(in_order, 111, 110), 2);
+  cr_assert_eq(walked_launches(in_order, 111, 64), 3);
+  unload(&f, t);
 }
 
 Test(efficiency, foreach_launches_in_closed_form_match_the_chunk_walk) {

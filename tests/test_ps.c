@@ -609,6 +609,10 @@ Test(ps_cli, sync_row_is_the_hand_period) {
   double gpu0 = json_num(r.out, 0, "peak_mem_gib_gpu0");
   double other = json_num(r.out, 0, "peak_mem_gib_other");
   cr_assert_float_eq((gpu0 - other) * 1024, 48, 1e-3, "gpu0 %g other %g", gpu0, other);
+  /* No NCCL kernel runs (pushes and pulls are flows and local copies), so
+   * nothing slows rank 0's kernels: interference_ms is 0, as the hand
+   * period above, which charges every kernel its time alone, says. */
+  cr_assert_float_eq(json_num(r.out, 0, "interference_ms"), 0, 0, "%s", r.out);
   ds_test_release(&r);
 }
 
@@ -637,7 +641,8 @@ Test(ps_cli, async_text_reports_staleness_and_per_worker_steps) {
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   const char *want[] = {"ps (parameter server, async): 4 workers", "2 servers",
                         "mode=async;servers=2;straggler=3:2", "  staleness ",
-                        "    per worker ", "(rank 0's pushes and pulls to other GPUs' servers)"};
+                        "    per worker ", "(rank 0's pushes and pulls to other GPUs' servers)",
+                        "    interference      0.000 ms  (pushes and pulls are no NCCL kernels"};
   for (size_t i = 0; i < sizeof want / sizeof *want; i++)
     cr_assert(strstr(r.out, want[i]), "missing \"%s\" in:\n%s", want[i], r.out);
   ds_test_release(&r);

@@ -490,6 +490,15 @@ EFFICIENCY = {
     # (the datasheet's max TDP), which can hold tensor-core clocks lower, and HBM2e at 1935
     # against 2039 GB/s.
     "A100-PCIE-80GB": _A100,
+    # The 40 GB PCIe card: nothing measured on it was found (searched 2026-11-27), so every
+    # value is the GA100 fractions above, each a stand-in (PROXY). The peaks divided are the
+    # same (19.5, 156, 312 TFLOPS) and so are the SMs and boost clock (108, 1410 MHz); the
+    # board is not: 250 W against the 80 GB PCIe card's 300 W and SXM4's 400 W, which NVIDIA
+    # put at up to 90 % of the 400 W card's performance in sustained loads at its launch
+    # (https://wccftech.com/nvidia-ampere-a100-pcie-gpu-launch-20x-volta/, 2020-06-22: 250 W,
+    # 40 GB HBM2 at 1555 GB/s), so each fraction is an upper bound as far as power holds the
+    # clocks; memory is HBM2 at 1555 GB/s, as A100-SXM4-40GB's.
+    "A100-PCIE-40GB": _A100,
     "H100-SXM5-80GB": _H100,
     "H200-SXM-141GB": _H200,
 }
@@ -522,6 +531,10 @@ EFFICIENCY = {
 #    SXM"): a 400 W SXM4 board most likely, where this card is held to 300 W. memory: the
 #    80 GB SXM4 card's read-kernel fraction of its HBM2e at 2039 GB/s, applied to this
 #    card's HBM2e at 1935 GB/s (another clock, as A100-SXM4-40GB's).
+#  - A100-PCIE-40GB: every value. matmul_fp32: the A100 80GB PCIe's SGEMM (another card, at
+#    300 W; this one is held to 250 W). The rest as A100-PCIE-80GB's, at 250 W; memory: the
+#    80 GB SXM4 card's fraction of its HBM2e, applied to this card's HBM2 at 1555 GB/s (as
+#    A100-SXM4-40GB's).
 #  - V100-SXM2 memory (16 and 32 GB): a V100 16GB PCIe card's cudaMemcpy (the paranumal
 #    post: "The V100 16GB PCI-E card"), the same HBM2 at 900 GB/s on another board.
 #  - A100 conv_fp32 and conv_half (both SXM4 cards): CUTLASS's implicit-GEMM convolutions
@@ -551,6 +564,12 @@ PROXY = {
                        "conv_fp32": _CUTLASS_UNNAMED, "conv_half": _CUTLASS_UNNAMED,
                        "matmul_tf32": "a GA100 of unnamed SKU; this card is held to 300 W",
                        "matmul_half": "an A100 SXM's, the same GA100; this card is held to 300 W",
+                       "memory": "the 80 GB SXM4's fraction of its HBM2e at 2039 GB/s"},
+    "A100-PCIE-40GB": {"conv_tf32": _CONV_TF32_FROM_HALF,
+                       "conv_fp32": _CUTLASS_UNNAMED, "conv_half": _CUTLASS_UNNAMED,
+                       "matmul_fp32": "an A100 80GB PCIe's at 300 W; this card is held to 250 W",
+                       "matmul_tf32": "a GA100 of unnamed SKU; this card is held to 250 W",
+                       "matmul_half": "an A100 SXM's, the same GA100; this card is held to 250 W",
                        "memory": "the 80 GB SXM4's fraction of its HBM2e at 2039 GB/s"},
     "H100-SXM5-80GB": {"conv_fp32": _CONV_FP32_FROM_SGEMM,
                        **{k: _FROM_H200 for k in ("conv_tf32", "conv_tf32_fwd", "conv_tf32_bwd",

@@ -68,7 +68,9 @@ struct ds_summary {
   double iter_ms, fwd_ms, bwd_ms, step_ms, comm_ms, exposed_comm_ms;
   double overlap_pct, gpu_busy_ms, host_exposed_ms;
   /* rank 0's compute ops' time added by interference in the iteration
-   * (exec.h r0_slowed_ns; ds_report_measure_shared): the text's line only */
+   * (exec.h r0_slowed_ns; ds_report_measure_shared): the text's
+   * interference line, the interference_ms column; 0 under ps, whose
+   * pushes and pulls are no NCCL kernels (run_ps.c) */
   double interference_ms;
   struct ds_ddp_memory mem;
   double peak_mem_gib;

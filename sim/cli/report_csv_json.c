@@ -50,6 +50,7 @@
   X(fits_memory, "%s", ds_report_fits_memory(r) ? "yes" : "no") \
   X(amp, "%s", r->amp)                                          \
   X(optimizer, "%s", r->optimizer)                              \
+  X(interference_ms, "%.6f", r->interference_ms)                \
   X(gpu_busy_ms, "%.6f", r->gpu_busy_ms)                        \
   X(host_exposed_ms, "%.6f", r->host_exposed_ms)                \
   X(tf32, "%s", r->tf32)                                        \

@@ -217,9 +217,13 @@ static void print_quantiles(FILE *fp, const struct ds_summary *r) {
 
 /* The time NCCL's kernels beside rank 0's compute kernels added to them
  * (interference.h), part of forward, backward and optimizer above; printed
- * where it shows (the plain algorithms hold nothing). */
+ * where it shows (the plain algorithms hold nothing), and under ps, which
+ * runs no NCCL kernel, as the 0 it is, and why. */
 static void print_interference(FILE *fp, const struct ds_summary *r) {
-  if (r->interference_ms >= 0.0005)
+  if (r->has_ps)
+    fprintf(fp, "    interference %10.3f ms  (pushes and pulls are no NCCL kernels: they slow "
+                "no kernel; docs/strategies.md)\n", r->interference_ms);
+  else if (r->interference_ms >= 0.0005)
     fprintf(fp, "    interference %10.3f ms  (rank 0's kernels slowed beside NCCL's: their time "
                 "less their time alone, within the three above; docs/architecture.md)\n",
             r->interference_ms);
@@ -280,6 +284,9 @@ static void print_strategy_row(FILE *fp, const struct ds_summary *r) {
   fprintf(fp, "    overlap      %10.1f %%\n", r->overlap_pct);
   print_gpu_time(fp, r);
   if (is_ddp(r)) print_buckets(fp, r);
+  else if (strcmp(r->strategy, "dp") == 0 && r->world_size == 1)
+    fprintf(fp, "  coalesced      %10d reduce chunks (one GPU: DataParallel calls the module "
+                "itself, nothing is reduced)\n", r->n_buckets);
   else if (strcmp(r->strategy, "dp") == 0)
     fprintf(fp, "  coalesced      %10d reduce chunks of at most %g MiB (broadcast chunks "
                 "close at %g MiB or more)\n", r->n_buckets, r->bucket_mb, r->bucket_mb);

@@ -139,6 +139,11 @@ ds_status ds__run_ps(struct config_run *c, struct ds_summary *s, struct ds_err *
     ds_jitter_quantiles(times, (size_t)n_samples, &s->iter_p50_ms, &s->iter_p95_ms,
                         &s->iter_p99_ms);
   }
+  /* Interference (the interference_ms column, the text's line): none. A
+   * push or pull is a flow or a device-local copy, not an NCCL kernel, so
+   * it holds no SMs or HBM beside rank 0's kernels (interference.h), and
+   * comm_interference applies while collectives run, which ps has none of. */
+  s->interference_ms = 0;
   s->has_ps = 1;
   s->ps_async = po.mode == DS_PS_ASYNC;
   s->ps_servers = o->ps_servers;

@@ -322,9 +322,13 @@ ds_status ds__run_schedule(struct config_run *c, double bucket_mb, struct ds_sum
   sum->bucket_rule = plan.rule;
   sum->n_buckets = plan.rebuilt.n;
   if (o->strategy_id != DS_STRATEGY_DDP) {
-    /* dp's "buckets" are reduce_add_coalesced's groups; single has none */
-    sum->bucket_mb = o->strategy_id == DS_STRATEGY_DP ? DS_DP_COALESCE_BYTES / DS_UNITS_MIB : 0;
-    sum->n_buckets = o->strategy_id == DS_STRATEGY_DP ? c->dp_chunks.n : 0;
+    /* dp's "buckets" are reduce_add_coalesced's groups; single has none,
+     * nor has dp on one GPU, where DataParallel calls the module itself and
+     * reduces nothing (dp.c: single's iteration); its bucket_mb stays the
+     * cap, the value that identifies dp's rows in a world-size sweep */
+    int dp = o->strategy_id == DS_STRATEGY_DP;
+    sum->bucket_mb = dp ? DS_DP_COALESCE_BYTES / DS_UNITS_MIB : 0;
+    sum->n_buckets = dp && c->world > 1 ? c->dp_chunks.n : 0;
     sum->first_bucket_mb = o->first_bucket_mb;
     sum->bucket_rule = NULL;
   }

@@ -523,8 +523,9 @@ int ds_compute_optimizer_passes(const struct ds_compute *c, enum ds_optimizer op
  * 1.4 loop those per tensor times the model's parameter tensors (above). */
 int ds_compute_step_kernels(const struct ds_compute *c, const struct ds_model *model);
 /* The launches those kernels take: under the loop the kernels themselves; under
- * foreach each call's multi_tensor_apply launches over its parameter group
- * (MultiTensorApply.cuh, 4 KB argument: a launch per 320 chunks of 65,536
+ * foreach each call's multi_tensor_apply launches over its parameter group,
+ * in registration order (ds_model_registered), as PyTorch's param_groups
+ * hold them (MultiTensorApply.cuh, 4 KB argument: a launch per 320 chunks of 65,536
  * elements, or per 110, 64, 48, 36, 30 complete tensors at depth 1-5, 96 for a
  * depth-1 scalar list; the depth of each call in compute_step.c), as the H200 traces
  * launch them (ResNet-50's SGD: 3 calls, 9 launches). ds_compute_step_ns pays
@@ -583,7 +584,8 @@ double ds_compute_unscale_ns(const struct ds_compute *c, const struct ds_model *
                              double *bytes);
 /* The launches of that foreach call: multi_tensor_apply
  * (aten/src/ATen/native/cuda/MultiTensorApply.cuh) gives each 65,536
- * element chunk of each tensor a block, in parameter order, and launches
+ * element chunk of each tensor a block, in registration order (the order
+ * GradScaler and the optimizer hold them: compute_step.c), and launches
  * when 320 blocks are queued or 110 tensors are complete (the 4 KB kernel
  * argument's limits, in 1.9 and in current PyTorch alike: the H200 AMP traces'
  * unscale_ launches 3 for ResNet-50, where the 32 KB argument's 2240 and 770

@@ -96,8 +96,18 @@ struct step_set {
 static int in_set(struct step_set s, int32_t p) { return !s.of || s.of[p] == s.set; }
 
 /* The launches of one foreach call over `group`'s parameters in `s` with
- * at most max_tensors tensors a launch: a block per chunk, in parameter
- * order; a launch when the blocks fill, or the tensors do at a tensor's
+ * at most max_tensors tensors a launch: a block per chunk, in registration
+ * order (ds_model_registered: model.parameters()'s, which the file's order
+ * is not for BERT's embeddings). PyTorch's optimizer keeps each param
+ * group's tensors as list(params) (torch/optim/optimizer.py
+ * add_param_group), _init_group appends them in that order, and
+ * _group_tensors_by_device_and_dtype (torch/utils/_foreach_utils.py, in C++
+ * aten/src/ATen/native/ForeachUtils.h
+ * _group_tensors_by_first_tensors_device_and_dtype) splits them by
+ * (device, dtype) appending each in input order; GradScaler's
+ * _unscale_grads_ walks param_groups' params the same way. A rank's
+ * parameters share one device and one dtype here (the model's, or fp32
+ * masters under --amp), so each call's list is that one group. A launch when the blocks fill, or the tensors do at a tensor's
  * last chunk; a tensor cut by a full launch carries on as the next
  * launch's first; empty tensors take no block. Closed form per tensor (no
  * walk over its chunks, which took seconds for numel 1e13): of the blocks
@@ -109,7 +119,8 @@ static int64_t mta_launches(const struct ds_compute *c, const struct ds_model *m
                             struct step_set s, enum mta_group group, int32_t max_tensors) {
   int64_t launches = 0, blocks = 0;
   int32_t tensors = 0;
-  for (int32_t p = 0; p < model->n_params; p++) {
+  for (int32_t i = 0; i < model->n_params; i++) {
+    int32_t p = ds_model_registered(model, i);
     int64_t numel = model->params[p].numel;
     if (numel <= 0 || !in_set(s, p)) continue;
     if (group != MTA_ALL && (group == MTA_UNDECAYED) != skips_decay(c, model, p)) continue;

@@ -6,7 +6,7 @@
  * names FILE:LINE. What the columns mean is the caller's: it finds them in
  * the header and takes each data row's fields through callbacks. Shared by
  * `--measured` (sim/cli/sweep_measured.c) and `--reference`
- * (sim/cmd/collbench_plot.c). The trace schema's reader (traces/trace.c: a
+ * (sim/cmd/collbench_plot.c). The trace schema's reader (traces/trace_read.c: a
  * schema line, comments only above the header, its own columns) shares the
  * loop that feeds libcsv (ds_csvread_lines), not the table above it.
  */
@@ -58,7 +58,7 @@ struct ds_csvread {
 };
 
 /* The one CSV read loop (both table readers': ds_csvread_file and
- * traces/trace.c's): feeds fp to libcsv line by line from its current
+ * traces/trace_read.c's): feeds fp to libcsv line by line from its current
  * position; a blank line or a `#` line while libcsv is between rows is
  * skipped, or with comment_ok returning 0 refused ("comment lines are
  * allowed only before the header row"), so a `#` inside a quoted field

@@ -282,7 +282,7 @@ Test(host, ddp_schedule_puts_each_host_op_before_its_kernel) {
   cr_assert_eq(ds_schedule_validate(s, &err), DS_OK, "%s", err.msg);
   /* the backward part, from l2's launch. host: 1 = a host op whose next op
    * waits for it (the first launch of a run), 2 = the rest of a run of
-   * launches (emit_host_rest: only the host stream's order follows it) */
+   * launches (ds__ddp_emit_host_rest: only the host stream's order follows it) */
   const struct { const char *name; int host; double us; } want[] = {
       {"launch", 1, H_US}, {"l2", 0, 200},           {"hook", 1, K_US},
       {"l2.to_bucket", 0, copy_us(1048576)},         {"bucket0.call", 1, C_US},

@@ -1,5 +1,5 @@
 /*
- * Parameter server (sim/train/ps.c): sharding, the server's update cost, a sync
+ * Parameter server (sim/train/ps*.c): sharding, the server's update cost, a sync
  * step worked by hand on tiny-topo (the server's link is the shared
  * bottleneck), two servers halving it, stragglers under sync and async,
  * staleness, errors and determinism.

@@ -1,5 +1,5 @@
 /*
- * Tests for traces/trace.c and base/atomic_file.c: schedule and trace
+ * Tests for traces/trace*.c and base/atomic_file.c: schedule and trace
  * files round-trip every field exactly, start with the schema and
  * provenance lines, readers refuse each kind of malformed file with a
  * "FILE:LINE: column ..." message, and writes are atomic.

@@ -1,6 +1,6 @@
 /*
  * Tests for the trace reader's checks on a trace as a whole and on its
- * header and its comment lines (traces/trace.c, traces/trace_keys.c), from
+ * header and its comment lines (traces/trace_read.c, traces/trace_keys.c), from
  * the review of traces/ and analysis/ (revana): each case is a hand-made
  * file the reader refused too little of, or too much, with the message it
  * must give ("FILE:LINE: ...").

@@ -119,7 +119,8 @@ ds_status ds_schedule_add(struct ds_schedule *s, const struct ds_op *op,
                           size_t *out_index);
 
 /* Appends ops numbered in the order they are built: what the strategies'
- * schedule builders (sim/train/ddp.c, sim/train/dp.c, sim/train/ps.c) share. s is borrowed. */
+ * schedule builders (sim/train/ddp*.c, sim/train/dp.c, sim/train/ps_schedule.c) share. s is
+ * borrowed. */
 struct ds_schedule_builder {
   struct ds_schedule *s;
   int64_t next_id; /* the id the next op gets */

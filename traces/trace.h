@@ -2,7 +2,7 @@
  * Schedule and trace files: CSV (libcsv) in one versioned schema.
  *
  * The column list is written once (DS_SCHED_COLUMNS / DS_TRACE_EXTRA_COLUMNS
- * in trace.c, documented in traces/SCHEMA.md) and used by both writer and
+ * in trace_impl.h, documented in traces/SCHEMA.md) and used by both writer and
  * reader. Files begin with `#` comment lines: the schema line
  * "# ddpsim-schedule v2" or "# ddpsim-trace v2" first, then the program
  * version, the inputs and the seed; they end with "# end: N rows" after the

@@ -98,7 +98,7 @@ static int is_string_format(const char *fmt) { return strcmp(fmt, "%s") == 0; }
  * topology, model) as a CSV field or JSON string that its quotes, commas,
  * backslashes or control characters cannot break (base/textout.h), any
  * other value as its format prints it. Returns 0, or EOF on a write error
- * (as traces/trace.c's writer, the caller passes it on). */
+ * (as traces/trace_write.c's writer, the caller passes it on). */
 __attribute__((format(printf, 3, 4))) static int print_value(FILE *fp, int json,
                                                              const char *fmt, ...) {
   va_list ap;

@@ -108,7 +108,7 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
   return DS_OK;
 }
 
-/* Returns 0, or EOF on a write error (as traces/trace.c's writer). */
+/* Returns 0, or EOF on a write error (as traces/trace_write.c's writer). */
 static int print_layout(FILE *out, const struct ds_model *m, const char *rule,
                         const char *cap, double first_mb, const char *phase,
                         const struct ds_buckets *bk) {

@@ -165,7 +165,7 @@ ds_status ds__topo_read_compute(const struct ds_cnode *root,
   c->host_collective_ns = 21000;
   /* Per buffer that broadcast_buffers syncs before each forward, beyond the
    * per-bucket cat launch and broadcast call (host_grad_copy +
-   * host_collective, sim/train/ddp.c emit_buffers): _sync_buffers' walk
+   * host_collective, sim/train/ddp_buffers.c): _sync_buffers' walk
    * (named_buffers over the modules, the version counters), the flatten's
    * view, BroadcastWork::finish's narrow and view, and the copy_ back's
    * launch (comm.cpp). Measured unprofiled on two lent H200 hosts,

@@ -99,13 +99,13 @@ struct ds_hook_op {
 
 /* One bucket's communication: ops in dependency order (each after the one
  * before). blocks_backward: the hook ends in torch.cuda.synchronize on the
- * autograd thread: the host waits for the device (ddp.c's psgd_sync op)
+ * autograd thread: the host waits for the device (ddp_reducer.c's psgd_sync op)
  * and the next compute-stream op for the last. */
 struct ds_hook_plan {
   struct ds_hook_op op[DS_HOOK_MAX_OPS];
   int32_t n;
   int blocks_backward;
-  /* dist.all_reduce calls the hook makes (each host_collective, ddp.c):
+  /* dist.all_reduce calls the hook makes (each host_collective, ddp_reducer.c):
    * its all-reduce ops, and PowerSGD's of an empty buffer, left out of op
    * (they move nothing) but still called */
   int32_t pg_calls;

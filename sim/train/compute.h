@@ -533,7 +533,7 @@ int ds_compute_step_kernels(const struct ds_compute *c, const struct ds_model *m
 int ds_compute_step_launches(const struct ds_compute *c, const struct ds_model *model);
 /* The same over the parameters p with set_of_param[p] == set only (every
  * parameter when set_of_param is NULL): an optimizer holding that subset,
- * a parameter server's shard (ps.c), whose foreach calls multi_tensor_apply
+ * a parameter server's shard (ps_schedule.c), whose foreach calls multi_tensor_apply
  * splits by the subset's own tensors and chunks; 0 for an empty subset. */
 int ds_compute_step_launches_of(const struct ds_compute *c, const struct ds_model *model,
                                 const int32_t *set_of_param, int32_t set);

@@ -58,7 +58,7 @@ double ds_host_bwd_ns(const struct ds_compute *c, const struct ds_model *m, int3
 double ds_host_foreach_step_ns(const struct ds_compute *c, const struct ds_model *m);
 
 /* The same over `tensors` parameter tensors (a parameter server's shard,
- * sim/train/ps.c); 0 for none. */
+ * sim/train/ps_schedule.c); 0 for none. */
 double ds_host_foreach_step_tensors_ns(const struct ds_compute *c, enum ds_optimizer opt,
                                        int32_t tensors);
 

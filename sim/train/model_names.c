@@ -81,7 +81,7 @@ static void mark_batch_norm(struct ds_model *m, const char *buffer, int64_t nume
 
 /* PyTorch's dtypes as str(torch.dtype) names them without "torch." (the
  * exporter's spelling; the torch.dtype objects of torch 2.15's namespace):
- * an unknown name would open a broadcast bucket of its own (ddp.c). */
+ * an unknown name would open a broadcast bucket of its own (ddp_buffers.c). */
 static int known_dtype(const char *s) {
   static const char *const names[] = {
       "float32", "float64", "float16", "bfloat16", "complex32", "complex64", "complex128",

@@ -1,0 +1,118 @@
+/*
+ * Internal to the parameter server (sim/train/ps.c, the event loop and the
+ * run; sim/train/ps_schedule.c, the workers' program and each iteration's
+ * ops; sim/train/ps_shard.c, the sharding, needs none of this): the
+ * simulation's state, the layout of an iteration's ops and the routes.
+ * Not for other modules.
+ */
+#ifndef DS_PS_IMPL_H
+#define DS_PS_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/net/engine.h"
+#include "sim/train/ps.h"
+
+struct layout {
+  int32_t W, K;
+  int32_t per_w;    /* program length: compute ops and pushes */
+  int32_t n_update; /* K or W * K */
+  size_t n_step;    /* ops per iteration */
+};
+
+/* One entry of a worker's program (the same for every worker). */
+struct entry {
+  enum ds_op_kind kind; /* fwd, loss, bwd or push */
+  int32_t layer;        /* -1 for the loss and whole-shard pushes */
+  int32_t k;            /* push: the server */
+  double bytes;         /* push: gradient bytes */
+  int host;             /* a host launch (fwd: the Python thread's, bwd: the
+                           autograd thread's) of the next entry's kernel */
+  int sync;             /* host: a sync after the entry before it (host.h), which
+                           waits for that kernel; the launches after it are timed
+                           from its wait's end */
+  int64_t host_from_ns, host_to_ns; /* host: when it runs, from the step's start,
+                                       its host work alone (no wait) */
+};
+
+static inline size_t ds__ps_ix_prog(const struct layout *y, int32_t w, int32_t j) {
+  return (size_t)w * (size_t)y->per_w + (size_t)j;
+}
+/* w is ignored in sync mode (one update per server). */
+static inline size_t ds__ps_ix_update(const struct layout *y, int32_t w, int32_t k) {
+  size_t base = (size_t)y->W * (size_t)y->per_w;
+  return base + (y->n_update == y->K ? (size_t)k : (size_t)w * (size_t)y->K + (size_t)k);
+}
+static inline size_t ds__ps_ix_pull(const struct layout *y, int32_t w, int32_t k) {
+  return (size_t)y->W * (size_t)y->per_w + (size_t)y->n_update +
+         (size_t)w * (size_t)y->K + (size_t)k;
+}
+
+/* A worker-server route, one per direction. */
+struct route {
+  int32_t first, len; /* into ps_sim.links; len 0: device-local copy */
+  double lat_ns;
+  double bw;          /* bottleneck alone (local: the copy rate) */
+};
+
+/* The simulation's state (ps.c), which the schedule's builders read
+ * (ps_schedule.c). */
+struct ps_sim {
+  struct ds_topo *topo;
+  const struct ds_model *model;
+  const struct ds_compute *c;
+  const struct ds_ps_options *opt;
+  struct ds_ps_shards sh;
+  struct layout y;
+  struct entry *prog;     /* [n_prog] */
+  int32_t n_prog;
+  int32_t *pieces;        /* [K] pushes per worker to server k */
+  int32_t *last_push;     /* [K] program index of the last push to server k */
+  /* [K] server k's update beyond its roofline: its other kernels'
+   * overheads and its foreach step's host (update_extra_ns) */
+  double *update_extra_ns;
+  struct ds_schedule *all;
+  double *scale;          /* [all->n_ops] jitter x straggler, compute ops */
+  int32_t *links;         /* route link ids */
+  struct route *routes;   /* [(w * K + k) * 2 + dir], dir 0 push, 1 pull */
+  double local_bw;
+  struct ds_engine *eng;
+  struct ds_net *net;
+  ds_status failure;
+  int64_t *start, *end;
+  /* workers */
+  int32_t *iter;          /* [W] current iteration */
+  int32_t *pos;           /* [W] next program entry of the iteration */
+  int32_t *pulls_left;    /* [W] */
+  int64_t *iter_end;      /* [W * iters] */
+  /* servers */
+  int32_t *arrived;       /* sync: [K] pushes of the step; async: [W * K] */
+  int64_t *version;       /* [K] updates applied */
+  int64_t *pulled;        /* [W * K] version each worker last pulled */
+  size_t *queue;          /* [K * (W + 1)] FIFO of update op indices */
+  int32_t *q_head, *q_len;
+  uint8_t *busy;          /* [K] */
+  double stale_sum;
+  int64_t stale_max, n_updates;
+};
+
+/* Worker w's route to server k (pull 0) or back (pull 1). */
+static inline const struct route *ds__ps_route_of(const struct ps_sim *s, int32_t w, int32_t k,
+                                                  int pull) {
+  return &s->routes[((size_t)w * (size_t)s->y.K + (size_t)k) * 2 + (size_t)pull];
+}
+
+/* Server k's update beyond its roofline for each of the sh->n servers
+ * (malloc'd; NULL when out of memory) (ps_schedule.c). */
+double *ds__ps_update_extra_ns(const struct ds_model *m, const struct ds_compute *c,
+                               const struct ds_ps_shards *sh, enum ds_ps_mode mode,
+                               int32_t world);
+/* The worker's program, s->prog (ps_schedule.c). */
+ds_status ds__ps_build_program(struct ps_sim *s);
+/* One iteration's ops with ids id_base + index; prev_base < 0 for the
+ * one-step schedule (ps_schedule.c). */
+ds_status ds__ps_build_iteration(const struct ps_sim *s, int64_t id_base,
+                                 int64_t prev_base, struct ds_schedule *out);
+
+#endif /* DS_PS_IMPL_H */

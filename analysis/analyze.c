@@ -85,32 +85,20 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
   struct analyze_options *o = ctx;
   *o = (struct analyze_options){.cmp = {.pred_iter = -1, .skip_measured = -1}};
   int positional = 0;
-  struct ds_cli_seen seen = {0};
+  struct ds_cli_walk w = {.program = "ddpsim analyze", .options = options,
+                          .positionals = DS_CLI_POSITIONALS_PLAIN_OR_DASH};
   for (int i = 1; i < argc; i++) {
-    const char *f = argv[i];
-    DS_CHECK(ds_cli_split_refused(f)); /* a "--flag=" the split refused, in its turn */
-    if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
-      o->help = 1;
-      continue;
-    }
-    if (strcmp(f, "--per-op") == 0) {
-      DS_CHECK(ds_cli_once(&seen, options, f, err));
-      o->per_op = 1;
-      continue;
-    }
-    if (f[0] != '-' || strcmp(f, "-") == 0) {
+    const char *f, *v;
+    DS_CHECK(ds_cli_next_word(&w, argc, argv, &i, &f, &v, err));
+    if (!f) {
       if (positional == 2)
         return ds_err_set(err, DS_EUSAGE, "unexpected argument \"%s\": analyze takes "
-                          "one trace or two (see ddpsim analyze --help)", f);
-      if (positional++ == 0) o->pred = f;
-      else o->meas = f;
-      continue;
-    }
-    if (i + 1 >= argc) return ds_cli_missing_value(err, f, options, "ddpsim analyze");
-    if (!ds_cli_option_find(options, f)) return ds_cli_unknown_option(err, f, "ddpsim analyze");
-    DS_CHECK(ds_cli_once(&seen, options, f, err));
-    const char *v = argv[++i];
-    if (strcmp(f, "--format") == 0) {
+                          "one trace or two (see ddpsim analyze --help)", v);
+      if (positional++ == 0) o->pred = v;
+      else o->meas = v;
+    } else if (ds_cli_is_help(f)) o->help = 1;
+    else if (strcmp(f, "--per-op") == 0) o->per_op = 1;
+    else if (strcmp(f, "--format") == 0) {
       if (strcmp(v, "text") == 0) o->format = DS_COMPARE_TEXT;
       else if (strcmp(v, "csv") == 0) o->format = DS_COMPARE_CSV;
       else if (strcmp(v, "json") == 0) o->format = DS_COMPARE_JSON;

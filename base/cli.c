@@ -29,6 +29,10 @@ const char *ds_cli_canonical(const struct ds_cli_option *options, const char *fl
   return o && o->alias_of ? o->alias_of : flag;
 }
 
+int ds_cli_is_help(const char *flag) {
+  return strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0;
+}
+
 /* The repeat error: first and again are the spellings, one option. */
 static ds_status given_twice(struct ds_err *err, const struct ds_cli_option *options,
                              const char *first, const char *again) {
@@ -90,13 +94,6 @@ const char *ds_cli_closest(const char *word, const char *const names[]) {
 
 ds_status ds_cli_unknown_option(struct ds_err *err, const char *flag, const char *program) {
   return ds_err_set(err, DS_EUSAGE, "unknown option \"%s\" (see %s --help)", flag, program);
-}
-
-ds_status ds_cli_missing_value(struct ds_err *err, const char *flag,
-                               const struct ds_cli_option *options, const char *program) {
-  const struct ds_cli_option *o = ds_cli_option_find(options, flag);
-  if (o && o->takes_value) return ds_err_set(err, DS_EUSAGE, "option %s needs a value", flag);
-  return ds_cli_unknown_option(err, flag, program);
 }
 
 ds_status ds_cli_once(struct ds_cli_seen *seen, const struct ds_cli_option *options,
@@ -195,7 +192,7 @@ ds_status ds_cli_walk_flags(const struct ds_cli_option *options, const char *pro
     char flag[64];
     const char *value;
     DS_CHECK(ds_cli_next_option(&w, argc, argv, &i, flag, sizeof flag, &value, err));
-    if (!strcmp(flag, "-h") || !strcmp(flag, "--help")) {
+    if (ds_cli_is_help(flag)) {
       *help = 1;
       return DS_OK;
     }
@@ -223,6 +220,27 @@ ds_status ds_cli_parse_int(const char *flag, const char *v, int64_t lo, int64_t 
   return DS_OK;
 }
 
+/* The rest of a walk's step once opt is known, alike for argv as typed
+ * (ds_cli_next_option) and as split (ds_cli_next_word): its value (*value
+ * from "--flag=value", else the next word) and the repeat check. */
+static ds_status take_option(struct ds_cli_walk *w, const struct ds_cli_option *opt, int argc,
+                             char **argv, int *i, const char **value, struct ds_err *err) {
+  if (opt->takes_value && !*value) {
+    if (*i + 1 >= argc) return ds_err_set(err, DS_EUSAGE, "option %s needs a value", opt->flag);
+    *value = argv[++*i];
+  } else if (!opt->takes_value && *value) {
+    return takes_no_value(err, opt->flag);
+  }
+  /* help twice is still help; the table's string, not the caller's
+   * buffer, is what seen keeps */
+  int repeatable = w->repeatable && strcmp(ds_cli_canonical(w->options, opt->flag),
+                                           ds_cli_canonical(w->options, w->repeatable)) == 0;
+  if (ds_cli_is_help(opt->flag) || repeatable) return DS_OK;
+  DS_CHECK(ds_cli_once(&w->seen, w->options, opt->flag, err));
+  w->seen.value[w->seen.n - 1] = *value;
+  return DS_OK;
+}
+
 ds_status ds_cli_next_option(struct ds_cli_walk *w, int argc, char **argv, int *i, char *flag,
                              size_t cap, const char **value, struct ds_err *err) {
   const char *arg = argv[*i], *eq = strchr(arg, '=');
@@ -235,20 +253,30 @@ ds_status ds_cli_next_option(struct ds_cli_walk *w, int argc, char **argv, int *
   }
   const struct ds_cli_option *opt = ds_cli_option_find(w->options, flag);
   if (!opt) return ds_cli_unknown_option(err, arg, w->program);
-  int needs = opt->takes_value;
-  if (needs && !*value) {
-    if (*i + 1 >= argc) return ds_err_set(err, DS_EUSAGE, "option %s needs a value", flag);
-    *value = argv[++*i];
-  } else if (!needs && *value) {
-    return takes_no_value(err, flag);
+  return take_option(w, opt, argc, argv, i, value, err);
+}
+
+/* Whether a walk with these positionals reads word as one. */
+static int is_positional(enum ds_cli_positionals positionals, const char *word) {
+  switch (positionals) {
+  case DS_CLI_POSITIONALS_PLAIN: return word[0] != '-';
+  case DS_CLI_POSITIONALS_PLAIN_OR_DASH: return word[0] != '-' || strcmp(word, "-") == 0;
+  default: return 0;
   }
-  /* help twice is still help (every subcommand's own walk agrees); the
-   * table's string, not the flag buffer, is what seen keeps */
-  int help = strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0;
-  int repeatable = w->repeatable && strcmp(ds_cli_canonical(w->options, flag),
-                                           ds_cli_canonical(w->options, w->repeatable)) == 0;
-  if (help || repeatable) return DS_OK;
-  DS_CHECK(ds_cli_once(&w->seen, w->options, opt->flag, err));
-  w->seen.value[w->seen.n - 1] = *value;
-  return DS_OK;
+}
+
+ds_status ds_cli_next_word(struct ds_cli_walk *w, int argc, char **argv, int *i,
+                           const char **flag, const char **value, struct ds_err *err) {
+  const char *word = argv[*i];
+  *flag = NULL;
+  *value = NULL;
+  DS_CHECK(ds_cli_split_refused(word)); /* before anything reads it as a word */
+  if (is_positional(w->positionals, word)) {
+    *value = word;
+    return DS_OK;
+  }
+  const struct ds_cli_option *opt = ds_cli_option_find(w->options, word);
+  if (!opt) return ds_cli_unknown_option(err, word, w->program);
+  *flag = opt->flag;
+  return take_option(w, opt, argc, argv, i, value, err);
 }

@@ -7,7 +7,7 @@
  * flag, a missing or bad value, one wording everywhere, integers within
  * bounds, and the walk over argv ("--flag value" or "--flag=value", a flag
  * given twice refused, under either of its spellings; ds_cli_split_values
- * and ds_cli_once do the same for a parser that walks argv itself).
+ * and ds_cli_next_word do the same for a subcommand with positionals).
  * Nothing here knows a flag; errors are DS_EUSAGE naming the flag and what
  * was expected.
  */
@@ -63,23 +63,15 @@ const char *ds_cli_closest(const char *word, const char *const names[]);
  * returns DS_EUSAGE. */
 ds_status ds_cli_unknown_option(struct ds_err *err, const char *flag, const char *program);
 
-/* The usage error for a flag given last, with no word after it: "option
- * FLAG needs a value" when options says FLAG takes one, else the unknown
- * option error, so that a mistyped or made-up flag at the end of a line is
- * named as unknown rather than as missing a value. Returns DS_EUSAGE. */
-ds_status ds_cli_missing_value(struct ds_err *err, const char *flag,
-                               const struct ds_cli_option *options, const char *program);
-
 /* Most flags one record holds: more than any command's table (ddpsim's,
  * the largest, checks it with a _Static_assert in sim/cli/options.c). */
 #define DS_CLI_SEEN_MAX 96
 
-/* The flags a hand-written parser (analyze, buckets, collective, topo,
- * topo import, ddpreal collective and calibrate) has met so far, so that
- * a flag given twice is refused as ds_cli_next_option refuses it rather
- * than silently keeping its last value; ds_cli_next_option also keeps each
- * flag's value (NULL for a switch, and in ds_cli_once's records). Zero it
- * before the walk. */
+/* The flags a walk (struct ds_cli_walk) has met so far, so that a flag
+ * given twice is refused rather than silently keeping its last value;
+ * ds_cli_next_option and ds_cli_next_word also keep each flag's value
+ * (NULL for a switch, and in ds_cli_once's records). Zero it before the
+ * walk. */
 struct ds_cli_seen {
   const char *flag[DS_CLI_SEEN_MAX];
   const char *value[DS_CLI_SEEN_MAX];
@@ -116,14 +108,14 @@ ds_status ds_cli_split_values(const struct ds_cli_option *options, int argc, cha
                               struct ds_cli_words *out, struct ds_err *err);
 void ds_cli_words_free(struct ds_cli_words *words);
 /* DS_EUSAGE for the word ds_cli_split_values put where it refused an
- * argument, else DS_OK: a parser checks each word it reads as a flag or a
- * positional, so that an earlier bad word is reported first. */
+ * argument, else DS_OK: ds_cli_next_word checks each word it reads as a
+ * flag or a positional, so that an earlier bad word is reported first. */
 ds_status ds_cli_split_refused(const char *word);
 
 /* A hand-written parser of words (ctx: its options): argv as
- * ds_cli_split_values leaves it. It calls DS_CHECK(ds_cli_split_refused(w))
- * on each word w it reads as a flag or a positional, which returns with err
- * as it was handed (ds_cli_parse_split put the refusal's message there). */
+ * ds_cli_split_values leaves it. It reads each word with ds_cli_next_word,
+ * which returns at the refused word with err as it was handed
+ * (ds_cli_parse_split put the refusal's message there). */
 typedef ds_status (*ds_cli_parse_words)(int argc, char **argv, void *ctx, struct ds_err *err);
 
 /* argv split by ds_cli_split_values, then parse on the words (every
@@ -141,8 +133,8 @@ typedef ds_status (*ds_cli_on_flag)(void *ctx, const char *flag, const char *val
 
 /* Walks argv[1..argc) of such a command: an unknown word is
  * ds_cli_unknown_option's error, -h or --help sets *help and ends the walk,
- * a flag given last without its value is ds_cli_missing_value's, a repeat
- * ds_cli_once's; every other flag goes to on_flag. */
+ * a flag given last without its value is "option FLAG needs a value", a
+ * repeat ds_cli_once's; every other flag goes to on_flag. */
 ds_status ds_cli_walk_flags(const struct ds_cli_option *options, const char *program, int argc,
                             char **argv, ds_cli_on_flag on_flag, void *ctx, int *help,
                             struct ds_err *err);
@@ -155,15 +147,28 @@ ds_status ds_cli_unhandled(struct ds_err *err, const char *flag);
 ds_status ds_cli_parse_int(const char *flag, const char *v, int64_t lo, int64_t hi,
                            int64_t *out, struct ds_err *err);
 
+/* Which words a hand-walked subcommand reads as positionals rather than
+ * flags (ds_cli_next_word; ds_cli_next_option reads every word as a flag). */
+enum ds_cli_positionals {
+  DS_CLI_POSITIONALS_NONE,         /* every word is a flag or its value (buckets) */
+  DS_CLI_POSITIONALS_PLAIN,        /* a word not starting with '-' (topo, topo import) */
+  DS_CLI_POSITIONALS_PLAIN_OR_DASH /* those and "-" alone (analyze's traces) */
+};
+
 /* A command's option walk: the flags it knows (its table), the one flag
- * that may repeat (or NULL), and the flags seen so far (ds_cli_once's).
- * Zero seen before the walk. */
+ * that may repeat (or NULL), its positionals, and the flags seen so far
+ * (ds_cli_once's). Zero seen before the walk. */
 struct ds_cli_walk {
-  const char *program; /* "ddpsim", "ddpreal": for "see PROGRAM --help" */
+  const char *program; /* "ddpsim", "ddpsim topo": for "see PROGRAM --help" */
   const struct ds_cli_option *options;
   const char *repeatable;
+  enum ds_cli_positionals positionals;
   struct ds_cli_seen seen;
 };
+
+/* Whether flag is -h or --help (given twice, still help: never recorded
+ * in seen). */
+int ds_cli_is_help(const char *flag);
 
 /* Reads the option at argv[*i] into flag (cap bytes) and *value (NULL when
  * it takes none), moving *i past a separate value; DS_EUSAGE for an
@@ -172,6 +177,17 @@ struct ds_cli_walk {
  * its last value; the wording is ds_cli_once's). */
 ds_status ds_cli_next_option(struct ds_cli_walk *w, int argc, char **argv, int *i, char *flag,
                              size_t cap, const char **value, struct ds_err *err);
+
+/* The loop of every hand-walked subcommand, on the words ds_cli_parse_split
+ * hands its parse ("--flag=value" already split): reads argv[*i] as a
+ * positional (w->positionals says which words are), *flag NULL and the word
+ * in *value, or as a flag of w->options, *flag its row's spelling and
+ * *value its value (NULL when it takes none), *i moved past the value.
+ * DS_EUSAGE, err as handed, for the word ds_cli_split_values refused (its
+ * message is there already), and ds_cli_next_option's errors, in the same
+ * words: an unknown flag, a flag given last without its value, a repeat. */
+ds_status ds_cli_next_word(struct ds_cli_walk *w, int argc, char **argv, int *i,
+                           const char **flag, const char **value, struct ds_err *err);
 
 #ifdef __cplusplus
 }

@@ -93,7 +93,7 @@ static ds_status apply(struct ds_real_options *o, const char *flag,
       return ds_cli_bad_value(err, flag, "a number of seconds from 0 to 1e6, e.g. 60", v);
     if (setenv("DDPREAL_TIMEOUT_S", v, 1) != 0)
       return ds_err_set(err, DS_ENOMEM, "option --timeout: out of memory");
-  } else if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) o->help = 1;
+  } else if (ds_cli_is_help(flag)) o->help = 1;
   else if (strcmp(flag, "--version") == 0) o->version = 1;
   else return ds_cli_unhandled(err, flag);
   return DS_OK;

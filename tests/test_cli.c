@@ -965,6 +965,80 @@ Test(cli, base_cli_walks_count_an_alias_as_its_flag) {
   ds_cli_words_free(&split);
 }
 
+/* ds_cli_next_word, the loop of the subcommands that take positionals,
+ * on toy's table through ds_cli_parse_split: ctx is the walk's
+ * positionals in, what it read out ("P:word" for a positional, "flag=value"
+ * or "flag" for a switch, space-separated). */
+struct toy_words {
+  enum ds_cli_positionals positionals;
+  char read[256];
+};
+
+static ds_status parse_toy_words(int argc, char **argv, void *ctx, struct ds_err *err) {
+  struct toy_words *t = ctx;
+  struct ds_cli_walk w = {.program = "toy", .options = toy, .positionals = t->positionals};
+  t->read[0] = '\0';
+  for (int i = 1; i < argc; i++) {
+    const char *f, *v;
+    DS_CHECK(ds_cli_next_word(&w, argc, argv, &i, &f, &v, err));
+    size_t n = strlen(t->read);
+    snprintf(t->read + n, sizeof t->read - n, "%s%s%s%s", n ? " " : "", f ? f : "P:",
+             f && v ? "=" : "", v ? v : "");
+  }
+  return DS_OK;
+}
+
+/* Reads argv (NULL-terminated) with positionals; the status, err and
+ * what was read in t. */
+static ds_status words_toy(enum ds_cli_positionals positionals, char **argv,
+                           struct toy_words *t, struct ds_err *err) {
+  int argc = 0;
+  while (argv[argc]) argc++;
+  *t = (struct toy_words){.positionals = positionals};
+  *err = (struct ds_err){0};
+  return ds_cli_parse_split(toy, argc, argv, parse_toy_words, t, err);
+}
+
+Test(cli, base_cli_next_word_reads_positionals_flags_and_their_values) {
+  struct toy_words t;
+  struct ds_err err;
+  /* a flag's value is the next word whatever it looks like; "-" is a
+   * positional only where the command says so (analyze) */
+  char *mixed[] = {"toy", "a.csv", "-", "-b", "8", "--verbose", "--reference", "--x=y", NULL};
+  cr_assert_eq(words_toy(DS_CLI_POSITIONALS_PLAIN_OR_DASH, mixed, &t, &err), DS_OK, "%s",
+               err.msg);
+  cr_assert_str_eq(t.read, "P:a.csv P:- -b=8 --verbose --reference=--x=y");
+  cr_assert_eq(words_toy(DS_CLI_POSITIONALS_PLAIN, mixed, &t, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "unknown option \"-\" (see toy --help)");
+  cr_assert_eq(words_toy(DS_CLI_POSITIONALS_NONE, mixed, &t, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "unknown option \"a.csv\" (see toy --help)");
+  /* given last: a known flag misses its value, an unknown one is unknown */
+  char *last[] = {"toy", "--reference", NULL}, *unknown_last[] = {"toy", "--refrence", NULL};
+  cr_assert_eq(words_toy(DS_CLI_POSITIONALS_PLAIN, last, &t, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option --reference needs a value");
+  cr_assert_eq(words_toy(DS_CLI_POSITIONALS_PLAIN, unknown_last, &t, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "unknown option \"--refrence\" (see toy --help)");
+  /* a repeat under either spelling, as ds_cli_next_option says it; help
+   * twice is help */
+  char *twice[] = {"toy", "-b", "8", "--minbytes=16", NULL}, *help[] = {"toy", "-h", "--help", NULL};
+  cr_assert_eq(words_toy(DS_CLI_POSITIONALS_PLAIN, twice, &t, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option --minbytes given twice (as -b and --minbytes)");
+  cr_assert_eq(words_toy(DS_CLI_POSITIONALS_PLAIN, help, &t, &err), DS_OK, "%s", err.msg);
+  cr_assert_str_eq(t.read, "-h --help");
+  /* the first bad word, left to right: a refused split or the walk's own */
+  char *refused_first[] = {"toy", "--verbose=1", "--bogus", NULL};
+  cr_assert_eq(words_toy(DS_CLI_POSITIONALS_PLAIN, refused_first, &t, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option --verbose takes no value");
+  char *refused_later[] = {"toy", "--bogus", "--verbose=1", NULL};
+  cr_assert_eq(words_toy(DS_CLI_POSITIONALS_PLAIN, refused_later, &t, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "unknown option \"--bogus\" (see toy --help)");
+  /* the refused word is never read as a positional */
+  char *empty[] = {"toy", "a.csv", "--minbytes=", NULL};
+  cr_assert_eq(words_toy(DS_CLI_POSITIONALS_PLAIN, empty, &t, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "option --minbytes: expected a value, got an empty string");
+  cr_assert_str_eq(t.read, "P:a.csv");
+}
+
 /* --ring-chunks pipelines the plain algorithms; where NCCL's model runs
  * ddp's collectives (--algo auto, the default, or a --proto, on a GPU it
  * knows) NCCL's own chunks and slices do, and the run is refused (a new

@@ -73,3 +73,26 @@ Test(cli_split, the_closest_name_is_a_typos_and_only_a_typos) {
   cr_assert_null(ds_cli_closest("", names));
   cr_assert_str_eq(ds_cli_closest("reduce_scatter", names), "reducescatter");
 }
+
+/* Which words each subcommand reads as positionals (base/cli.h
+ * ds_cli_next_word): collective takes none, and names a plain word as an
+ * unknown option, or as an argument too many when it is the last word;
+ * buckets takes none; topo's and topo import's are the words not starting
+ * with '-', analyze's those and "-" alone. */
+Test(cli_split, each_subcommand_reads_its_own_positionals) {
+  char *mid[] = {"collective", "dgx-a100", "--op", "allreduce", NULL};
+  refuses(ds_collbench_check_args, mid, "unknown option \"dgx-a100\" (see ddpsim collective "
+          "--help)");
+  char *last[] = {"collective", "--op", "allreduce", "dgx-a100", NULL};
+  refuses(ds_collbench_check_args, last, "unexpected argument \"dgx-a100\" (see --help)");
+  char *buckets[] = {"buckets", "resnet50", NULL};
+  refuses(ds_bucketcmd_check_args, buckets, "unknown option \"resnet50\" (see ddpsim buckets "
+          "--help)");
+  char *topo[] = {"topo", "-", NULL};
+  refuses(ds_topocmd_check_args, topo, "unknown option \"-\" (see ddpsim topo --help)");
+  char *import[] = {"topo", "import", "a.xml", "-", NULL};
+  refuses(ds_topocmd_check_args, import, "unknown option \"-\" (see ddpsim topo import --help)");
+  char *analyze[] = {"analyze", "-", "-", "-", NULL};
+  refuses(ds_analyze_check_args, analyze, "unexpected argument \"-\": analyze takes one trace "
+          "or two");
+}

@@ -733,7 +733,7 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
     o->ps_push_per_layer = c == 1;
   } else if (strcmp(flag, "--straggler") == 0)
     DS_CHECK(parse_stragglers(flag, v, o, err));
-  else if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) o->help = 1;
+  else if (ds_cli_is_help(flag)) o->help = 1;
   else if (strcmp(flag, "--version") == 0) o->version = 1;
   else return ds_cli_unhandled(err, flag);
   return DS_OK;

@@ -68,25 +68,18 @@ const struct ds_cli_option *ds_bucketcmd_options(void) { return options; }
 static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *err) {
   struct bucketcmd_options *o = ctx;
   *o = (struct bucketcmd_options){.model = "resnet50"};
-  struct ds_cli_seen seen = {0};
+  struct ds_cli_walk w = {.program = "ddpsim buckets", .options = options};
   for (int i = 1; i < argc; i++) {
-    const char *f = argv[i];
-    DS_CHECK(ds_cli_split_refused(f)); /* a "--flag=" the split refused, in its turn */
-    const struct ds_cli_option *known = ds_cli_option_find(options, f);
-    if (!known) return ds_cli_unknown_option(err, f, "ddpsim buckets");
-    if (known->takes_value && i + 1 >= argc)
-      return ds_err_set(err, DS_EUSAGE, "option %s needs a value", f);
-    int help = strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0;
-    if (!help) DS_CHECK(ds_cli_once(&seen, options, f, err));
-    if (help) o->help = 1;
-    else if (strcmp(f, "--model") == 0) o->model = argv[++i];
-    else if (strcmp(f, "--bucket-mb") == 0) DS_CHECK(parse_mib(f, argv[++i], &o->bucket_mb, err));
+    const char *f, *v;
+    DS_CHECK(ds_cli_next_word(&w, argc, argv, &i, &f, &v, err));
+    if (ds_cli_is_help(f)) o->help = 1;
+    else if (strcmp(f, "--model") == 0) o->model = v;
+    else if (strcmp(f, "--bucket-mb") == 0) DS_CHECK(parse_mib(f, v, &o->bucket_mb, err));
     else if (strcmp(f, "--first-bucket-mb") == 0)
-      DS_CHECK(parse_mib(f, argv[++i], &o->first_bucket_mb, err));
+      DS_CHECK(parse_mib(f, v, &o->first_bucket_mb, err));
     else if (strcmp(f, "--find-unused-parameters") == 0) o->find_unused = 1;
     else if (strcmp(f, "--static-graph") == 0) o->static_graph = 1;
     else if (strcmp(f, "--pytorch-version") == 0) {
-      const char *v = argv[++i];
       if (strcmp(v, "1.4") == 0) o->rules = DS_DDP_RULES_TORCH_1_4;
       else if (strcmp(v, "1.9") == 0) o->rules = DS_DDP_RULES_TORCH_1_9;
       else if (strcmp(v, "current") == 0) o->rules = DS_DDP_RULES_CURRENT;

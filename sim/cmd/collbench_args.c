@@ -136,22 +136,18 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
   *o = (struct ds_collbench_args){.op = "allreduce", .algo = "ring",
                                   .min_bytes = 8, .max_bytes = 128.0 * 1024 * 1024,
                                   .factor = 2, .ring_chunks = 1, .nccl_extra = 1};
-  struct ds_cli_seen seen = {0};
+  /* collective takes no positional: a plain word is an unknown option,
+   * named as an argument too many when it is the last word */
+  struct ds_cli_walk w = {.program = "ddpsim collective", .options = options,
+                          .positionals = DS_CLI_POSITIONALS_PLAIN};
   for (int i = 1; i < argc; i++) {
-    const char *f = argv[i];
-    DS_CHECK(ds_cli_split_refused(f)); /* a "--flag=" the split refused, in its turn */
-    if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
-      o->help = 1;
-      continue;
-    }
-    if (i + 1 >= argc)
-      return f[0] == '-' ? ds_cli_missing_value(err, f, options, "ddpsim collective")
-                         : ds_err_set(err, DS_EUSAGE, "unexpected argument \"%s\" (see --help)", f);
-    const char *v = argv[++i];
-    /* A repeated flag is refused, not silently replaced (issue #15). */
-    DS_CHECK(ds_cli_once(&seen, options, f, err));
-    if (!ds_cli_option_find(options, f)) return ds_cli_unknown_option(err, f, "ddpsim collective");
-    if (strcmp(f, "--topo") == 0) o->topo = v;
+    const char *f, *v;
+    DS_CHECK(ds_cli_next_word(&w, argc, argv, &i, &f, &v, err));
+    if (!f)
+      return i + 1 < argc ? ds_cli_unknown_option(err, v, w.program)
+                          : ds_err_set(err, DS_EUSAGE, "unexpected argument \"%s\" (see --help)", v);
+    if (ds_cli_is_help(f)) o->help = 1;
+    else if (strcmp(f, "--topo") == 0) o->topo = v;
     else if (strcmp(f, "--op") == 0) o->op = v;
     else if (strcmp(f, "--root") == 0) {
       DS_CHECK(parse_int(f, v, 0, (1 << 20) - 1, &o->root, err));

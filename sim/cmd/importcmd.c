@@ -82,43 +82,38 @@ const struct ds_cli_option *ds_importcmd_options(void) { return options; }
 /* ds_cli_parse_split's parse: the words, "--flag=value" already split. */
 static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *err) {
   struct import_args *a = ctx;
-  struct ds_cli_seen seen = {0};
+  struct ds_cli_walk w = {.program = "ddpsim topo import", .options = options,
+                          .positionals = DS_CLI_POSITIONALS_PLAIN};
   for (int i = 1; i < argc; i++) {
-    const char *f = argv[i];
-    DS_CHECK(ds_cli_split_refused(f)); /* a "--flag=" the split refused, in its turn */
-    if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
-      a->help = 1;
-    } else if (f[0] != '-') {
+    const char *f, *v;
+    DS_CHECK(ds_cli_next_word(&w, argc, argv, &i, &f, &v, err));
+    if (!f) {
       if (a->n_files == IMPORT_FILES_MAX)
         return ds_err_set(err, DS_EUSAGE, "ddpsim topo import: at most %d files", IMPORT_FILES_MAX);
-      a->files[a->n_files++] = f;
-    } else if (i + 1 >= argc) {
-      return ds_cli_missing_value(err, f, options, "ddpsim topo import");
-    } else if (!ds_cli_option_find(options, f)) {
-      return ds_cli_unknown_option(err, f, "ddpsim topo import");
-    } else if (ds_cli_once(&seen, options, f, err) != DS_OK) {
-      return DS_EUSAGE;
+      a->files[a->n_files++] = v;
+    } else if (ds_cli_is_help(f)) {
+      a->help = 1;
     } else if (strcmp(f, "--nodes") == 0) {
       char *end;
-      long n = strtol(argv[++i], &end, 10);
-      if (*argv[i] == '\0' || *end != '\0' || n < 1 || n > 65536)
+      long n = strtol(v, &end, 10);
+      if (*v == '\0' || *end != '\0' || n < 1 || n > 65536)
         return ds_err_set(err, DS_EUSAGE, "option --nodes: expected a node count from 1 to "
-                          "65536, got \"%s\"", argv[i]);
+                          "65536, got \"%s\"", v);
       a->o.nodes = (int32_t)n;
     } else if (strcmp(f, "--nic") == 0) {
-      DS_CHECK(parse_nic(argv[++i], &a->o, err));
+      DS_CHECK(parse_nic(v, &a->o, err));
     } else if (strcmp(f, "--gpu") == 0) {
-      a->gpu = argv[++i];
+      a->gpu = v;
     } else if (strcmp(f, "--gpus") == 0) {
-      a->gpus = argv[++i];
+      a->gpus = v;
     } else if (strcmp(f, "--name") == 0) {
-      a->o.name = argv[++i];
+      a->o.name = v;
       size_t n = strlen(a->o.name);
       if (n == 0 || n >= DS_NAME_CAP) /* the topology loader's bound (base/config.h) */
         return ds_err_set(err, DS_EUSAGE, "option --name: expected a topology name of 1 to %d "
                           "bytes, got %zu", DS_NAME_CAP - 1, n);
     } else if (strcmp(f, "-o") == 0 || strcmp(f, "--output") == 0) {
-      a->output = argv[++i];
+      a->output = v;
     } else {
       return ds_cli_unhandled(err, f);
     }

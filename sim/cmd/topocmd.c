@@ -68,29 +68,24 @@ const struct ds_cli_option *ds_topocmd_options(void) { return options; }
 static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *err) {
   struct topocmd_options *o = ctx;
   *o = (struct topocmd_options){.from = -1, .to = -1};
-  struct ds_cli_seen seen = {0};
+  struct ds_cli_walk w = {.program = "ddpsim topo", .options = options,
+                          .positionals = DS_CLI_POSITIONALS_PLAIN};
   for (int i = 1; i < argc; i++) {
-    const char *f = argv[i];
-    DS_CHECK(ds_cli_split_refused(f)); /* a "--flag=" the split refused, in its turn */
-    if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
-      o->help = 1;
-    } else if (f[0] != '-') {
+    const char *f, *v;
+    DS_CHECK(ds_cli_next_word(&w, argc, argv, &i, &f, &v, err));
+    if (!f) {
       if (o->topo)
         return ds_err_set(err, DS_EUSAGE, "ddpsim topo: one topology, got \"%s\" and \"%s\"",
-                          o->topo, f);
-      o->topo = f;
-    } else if (i + 1 >= argc) {
-      return ds_cli_missing_value(err, f, options, "ddpsim topo");
-    } else if (!ds_cli_option_find(options, f)) {
-      return ds_cli_unknown_option(err, f, "ddpsim topo");
-    } else if (ds_cli_once(&seen, options, f, err) != DS_OK) {
-      return DS_EUSAGE;
+                          o->topo, v);
+      o->topo = v;
+    } else if (ds_cli_is_help(f)) {
+      o->help = 1;
     } else if (strcmp(f, "--from") == 0) {
-      DS_CHECK(parse_gpu(f, argv[++i], &o->from, err));
+      DS_CHECK(parse_gpu(f, v, &o->from, err));
     } else if (strcmp(f, "--to") == 0) {
-      DS_CHECK(parse_gpu(f, argv[++i], &o->to, err));
+      DS_CHECK(parse_gpu(f, v, &o->to, err));
     } else if (strcmp(f, "--world-size") == 0) {
-      DS_CHECK(parse_gpu(f, argv[++i], &o->world, err));
+      DS_CHECK(parse_gpu(f, v, &o->world, err));
       if (o->world < 1)
         return ds_err_set(err, DS_EUSAGE, "option --world-size: expected at least 1");
     } else {

@@ -260,6 +260,8 @@ static double embedding_fwd_bytes(const struct ds_layer *l, double batch, double
 #define EMBED_IDS_PER_PARTIAL 10.0
 #define EMBED_ID_BYTES 8.0
 #define EMBED_PARTIAL_ELEM_BYTES 4.0
+#define EMBED_FEATURE_PATH_KERNELS 2
+#define EMBED_SORT_PATH_KERNELS 9
 struct embed_bwd {
   double bytes;
   int kernels;
@@ -270,13 +272,14 @@ static struct embed_bwd embedding_bwd(const struct ds_layer *l, double batch,
   double ids = embedding_ids(l, batch), rows = embedding_rows(l, ids);
   double d = (double)l->embed_dim, table = (double)l->param_numel * elem_bytes;
   if (ids <= EMBED_FEATURE_KERNEL_MAX_IDS)
-    return (struct embed_bwd){table + 2.0 * rows * d * elem_bytes, 2};
+    return (struct embed_bwd){table + 2.0 * rows * d * elem_bytes, EMBED_FEATURE_PATH_KERNELS};
   double partials = rows * ceil(ids / rows / EMBED_IDS_PER_PARTIAL);
+  /* arange's positions written; the sort's ids and positions read and written */
   double index_bytes = ids * EMBED_ID_BYTES + 4.0 * ids * EMBED_ID_BYTES;
   return (struct embed_bwd){index_bytes + table +
                                 2.0 * partials * d * EMBED_PARTIAL_ELEM_BYTES +
                                 rows * d * elem_bytes,
-                            9};
+                            EMBED_SORT_PATH_KERNELS};
 }
 
 static struct pass_time fwd_time(const struct ds_compute *c, const struct ds_layer *l,

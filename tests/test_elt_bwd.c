@@ -5,7 +5,10 @@
  * backward that runs no op launches no kernel; autograd's gradient
  * accumulations (bwd_accum_bytes) are a kernel of their own on any layer;
  * an embedding (model.h embed_lookups) moves the rows it looks up, and in
- * backward a zero-filled table and those rows, not whole-table passes.
+ * backward a zero-filled table and those rows, not whole-table passes,
+ * its ids per sample or shared by the batch (embed_step_lookups), by
+ * embedding_dense_backward_cuda's one-kernel path up to 3072 ids and its
+ * sort path above.
  * Worked by hand on tiny-topo's TestGPU (1000 GB/s, efficiencies 1, no
  * kernel overhead unless the test sets one).
  */
@@ -253,6 +256,68 @@ Test(elt_bwd, an_embedding_moves_the_rows_it_looks_up) {
   teardown(&f);
 }
 
+/* revtonight finding 1: ids the batch shares ([1, seq] position ids) were
+ * written per sample at the export batch and charged x batch. The same
+ * table, its 50 ids per step: [0, 100, 50]. fp32, batch 4: the layer's
+ * ids and output bytes as before, 81,600 B, and 50 rows, 20,000 B, not
+ * 200: forward 101.6 ns; backward 81,600 + the 400,000 B zero-filled
+ * table + 2 x 20,000 (each row read and written) = 521.6 ns. At batch 40
+ * still 50 ids: forward 816,000 + 20,000 = 836 ns. */
+static const char *embed_step_text =
+    "schema_version: 1\nname: em\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n" EMBED_LAYER(
+        "embed", "    embedding: [0, 100, 50]\n");
+
+Test(elt_bwd, ids_the_batch_shares_are_counted_once_per_step) {
+  struct fixture f;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_test_load_model_text(embed_step_text, &f.model, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &f.topo, &err), DS_OK, "%s",
+               err.msg);
+  const struct ds_layer *e = &f.model->layers[0];
+  cr_assert_eq(e->embed_lookups, 0);
+  cr_assert_eq(e->embed_step_lookups, 50);
+  cr_assert_eq(e->embed_dim, 100);
+  struct ds_compute c = init(&f, DS_DTYPE_FP32, DS_AMP_NONE);
+  cr_assert_float_eq(ds_compute_fwd_ns(&c, e, 4), 101.6, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, e, 4), 521.6, 1e-6);
+  cr_assert_float_eq(ds_compute_fwd_ns(&c, e, 40), 836, 1e-6);
+  teardown(&f);
+}
+
+/* revtonight finding 2: above 3072 ids embedding_dense_backward_cuda
+ * sorts (Embedding.cu:295-344, EmbeddingBackwardKernel.cu:188). The
+ * [50, 100] table of 1000 rows, fp32, gradient and ids 20,400 B a sample.
+ * Batch 60: 3000 ids, the one-kernel path: 60 x 20,400 = 1,224,000 + the
+ * zero table 400,000 + the 1000 rows read and written 800,000 = 2424 ns.
+ * Batch 80: 4000 ids, the sort path: the ids' 8 B positions written
+ * (arange, 32,000) and ids and positions read and written once (the
+ * radix sort, 128,000), the zero table 400,000, 1000 rows of 4000 ids =
+ * 1000 x ceil(4 / 10) = 1000 fp32 partial rows written and read (2 x
+ * 400,000), each row written once (400,000): 1,760,000 + 80 x 20,400 =
+ * 3392 ns (the zero table and the rows read and written: 2832 ns).
+ * Batch 240: 12,000 ids, 1000 rows, 1000 x ceil(12 / 10) = 2000 partial
+ * rows: 96,000 + 384,000 + 400,000 + 2 x 800,000 + 400,000 + 240 x 20,400
+ * = 7776 ns. Kernels: a kernel overhead of 1000 ns adds 2 x 1000 at batch
+ * 60 (at::zeros and the feature kernel) and 9 x 1000 at batch 80 (arange,
+ * the sort, at::zeros, unique_by_key, the partial counts, their scan,
+ * their offsets, compute_grad_weight, sum_and_scatter). */
+Test(elt_bwd, an_embedding_backward_takes_the_sort_path_above_3072_ids) {
+  struct fixture f;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_test_load_model_text(embed_text, &f.model, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &f.topo, &err), DS_OK, "%s",
+               err.msg);
+  const struct ds_layer *e = &f.model->layers[0];
+  struct ds_compute c = init(&f, DS_DTYPE_FP32, DS_AMP_NONE);
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, e, 60), 2424, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, e, 80), 3392, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, e, 240), 7776, 1e-6);
+  c.params.kernel_overhead_ns = 1000;
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, e, 60), 2424 + 2000, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, e, 80), 3392 + 9000, 1e-6);
+  teardown(&f);
+}
+
 Test(elt_bwd, a_bad_embedding_key_names_its_line) {
   /* a memory layer of one parameter whose rows are D long: a matmul, two
    * tensors, or a D the table's shape contradicts are refused */
@@ -272,6 +337,21 @@ Test(elt_bwd, a_bad_embedding_key_names_its_line) {
        "    act_bytes: 0\n    embedding: [5, 20]\n    params:\n"
        "      - {name: w, numel: 100, shape: [10, 10]}\n",
        "expected embedding's D to be the row length of w"},
+      {"schema_version: 1\nname: em\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n"
+       "  - name: e\n    class: memory\n    fwd_flops: 0\n    bwd_flops: 0\n    fwd_bytes: 0\n"
+       "    act_bytes: 0\n    embedding: [0, 10, 0]\n    params:\n"
+       "      - {name: w, numel: 100, shape: [10, 10]}\n",
+       "expected embedding to look up at least one row"},
+      {"schema_version: 1\nname: em\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n"
+       "  - name: e\n    class: memory\n    fwd_flops: 0\n    bwd_flops: 0\n    fwd_bytes: 0\n"
+       "    act_bytes: 0\n    embedding: [5, 10, 1, 1]\n    params:\n"
+       "      - {name: w, numel: 100, shape: [10, 10]}\n",
+       "or [lookups per sample, D, lookups per step], got 4 numbers"},
+      {"schema_version: 1\nname: em\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n"
+       "  - name: e\n    class: memory\n    fwd_flops: 0\n    bwd_flops: 0\n    fwd_bytes: 0\n"
+       "    act_bytes: 0\n    embedding: [5, 0]\n    params:\n"
+       "      - {name: w, numel: 100, shape: [10, 10]}\n",
+       "expected embedding's D (its second number) at least 1"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     struct ds_model *m = NULL;

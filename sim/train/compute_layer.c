@@ -4,10 +4,13 @@
  * or its measured kernel model (batch norm and layer norm, norm.c; max-pool,
  * compute_pool.c; a grouped convolution, compute_conv.c), autocast's casts
  * of its activations and weights, an unfused attention core by its parts,
- * the kernels off the vectorised path (legacy_ew.h), and the backward's
- * reductions, copies and additions; and the part of each pass the SMs bound.
+ * the kernels off the vectorised path (legacy_ew.h), an embedding's rows and
+ * its backward's two paths, and the backward's reductions, copies and
+ * additions; and the part of each pass the SMs bound.
  */
 #include "sim/train/compute.h"
+
+#include <math.h>
 
 #include "sim/train/cast_reduce.h"
 #include "sim/train/cat_copy.h"
@@ -210,21 +213,73 @@ static struct pass_time attn_core_time(const struct ds_compute *c, const struct 
   return (struct pass_time){prod + rest + legacy, sm};
 }
 
-/* An embedding's weight traffic (model.h embed_lookups), elem_bytes a
- * table element: the forward's index_select reads the rows it looks up,
- * each distinct row from memory once (a repeated row, such as a
- * 2-row token-type table's, is a cache hit), so min(lookups x batch, the
- * table's rows) rows; the backward's embedding_dense_backward_cuda writes
- * a zero table (at::zeros, the weight's numel) and adds the looked-up
- * rows' gradients into those rows (read and write each; the gradient rows
- * read are bwd_bytes'). */
-static double embedding_weight_bytes(const struct ds_layer *l, double batch, double elem_bytes,
-                                     int bwd) {
+/* An embedding's traffic (model.h embed_lookups), elem_bytes a table
+ * element. The ids of a step: embed_lookups x batch + embed_step_lookups.
+ * How many distinct rows they name depends on the data, which the model
+ * file does not carry: at most min(ids, the table's rows), charged as that
+ * bound (a repeated row a cache hit, each distinct row read or written
+ * once). */
+static double embedding_ids(const struct ds_layer *l, double batch) {
+  return (double)l->embed_lookups * batch + (double)l->embed_step_lookups;
+}
+
+static double embedding_rows(const struct ds_layer *l, double ids) {
   double table_rows = (double)l->param_numel / (double)l->embed_dim;
-  double rows = (double)l->embed_lookups * batch;
-  if (rows > table_rows) rows = table_rows;
-  double row_bytes = rows * (double)l->embed_dim * elem_bytes;
-  return bwd ? (double)l->param_numel * elem_bytes + 2.0 * row_bytes : row_bytes;
+  return ids < table_rows ? ids : table_rows;
+}
+
+/* The forward, index_select (aten/src/ATen/native/Embedding.cpp
+ * embedding): the rows above, in the layer's one kernel. */
+static double embedding_fwd_bytes(const struct ds_layer *l, double batch, double elem_bytes) {
+  return embedding_rows(l, embedding_ids(l, batch)) * (double)l->embed_dim * elem_bytes;
+}
+
+/* The backward, embedding_dense_backward_cuda (PyTorch
+ * aten/src/ATen/native/cuda/Embedding.cu:248, commit 1c94016e), beside the
+ * output gradient and ids bwd_bytes already counts; ids int64 (8 B).
+ * - At most 3072 ids (:262): at::zeros of the table (:264, a fill kernel
+ *   writing it) and embedding_backward_feature_kernel (:278), which adds
+ *   each id's gradient row into its table row (grad_weight[...] +=: each
+ *   row read and written). 2 kernels.
+ * - Above (:295-344): at::arange of the ids' positions (a kernel writing
+ *   8 B each), cub radix_sort_pairs of ids and positions (reading and
+ *   writing both once: the digit passes past one, and CUB's own helper
+ *   kernels, are left out), then embedding_backward_cuda_kernel
+ *   (EmbeddingBackwardKernel.cu:188, commit d2999467): at::zeros of the
+ *   table (:203), unique_by_key into segments (:212), krn_partials_per_
+ *   segment (:219), cub exclusive_sum (:232), krn_partial_segment_offset
+ *   (:245), compute_grad_weight (:285), which sums up to NROWS_PER_THREAD
+ *   = 10 ids (:34) of a segment into an fp32 partial row (:269, acc_type
+ *   of fp32, half and bf16 alike), and sum_and_scatter (:300), which adds
+ *   a row's partials and writes the row (:179: written, not read). 9
+ *   kernels; the segment arrays (8 B per id or row each) and the two
+ *   .item() reads of the partial count (:238) are left out. The partial
+ *   rows, rows x ceil(ids / rows / 10), take the ids spread evenly over
+ *   the distinct rows, as the bound above. */
+#define EMBED_FEATURE_KERNEL_MAX_IDS 3072.0
+#define EMBED_IDS_PER_PARTIAL 10.0
+#define EMBED_ID_BYTES 8.0
+#define EMBED_PARTIAL_ELEM_BYTES 4.0
+#define EMBED_FEATURE_PATH_KERNELS 2
+#define EMBED_SORT_PATH_KERNELS 9
+struct embed_bwd {
+  double bytes;
+  int kernels;
+};
+
+static struct embed_bwd embedding_bwd(const struct ds_layer *l, double batch,
+                                      double elem_bytes) {
+  double ids = embedding_ids(l, batch), rows = embedding_rows(l, ids);
+  double d = (double)l->embed_dim, table = (double)l->param_numel * elem_bytes;
+  if (ids <= EMBED_FEATURE_KERNEL_MAX_IDS)
+    return (struct embed_bwd){table + 2.0 * rows * d * elem_bytes, EMBED_FEATURE_PATH_KERNELS};
+  double partials = rows * ceil(ids / rows / EMBED_IDS_PER_PARTIAL);
+  /* arange's positions written; the sort's ids and positions read and written */
+  double index_bytes = ids * EMBED_ID_BYTES + 4.0 * ids * EMBED_ID_BYTES;
+  return (struct embed_bwd){index_bytes + table +
+                                2.0 * partials * d * EMBED_PARTIAL_ELEM_BYTES +
+                                rows * d * elem_bytes,
+                            EMBED_SORT_PATH_KERNELS};
 }
 
 static struct pass_time fwd_time(const struct ds_compute *c, const struct ds_layer *l,
@@ -248,8 +303,8 @@ static struct pass_time fwd_time(const struct ds_compute *c, const struct ds_lay
                      : p->half_weight_bytes && ds_layer_autocast_casts_weights(l)
                          ? p->param_bytes + 2.0 * p->half_weight_bytes
                          : p->param_bytes;
-  double weights = l->embed_lookups > 0 ? embedding_weight_bytes(l, b, per_param, 0)
-                                         : (double)l->param_numel * per_param;
+  double weights = l->embed_dim > 0 ? embedding_fwd_bytes(l, b, per_param)
+                                     : (double)l->param_numel * per_param;
   if (ds_layer_attn_parts(l)) {
     struct pass_time t = attn_core_time(c, l, DS_ATTN_FWD, batch, weights);
     return (struct pass_time){t.total_ns + casts + weight_casts +
@@ -314,9 +369,10 @@ static struct pass_time bwd_time(const struct ds_compute *c, const struct ds_lay
                           cast_tensors(l));
   }
   /* an embedding (a memory layer, its table never cast: 2 x param_bytes
-   * above) by its rows */
-  double weights = l->embed_lookups > 0 ? embedding_weight_bytes(l, b, per_param / 2.0, 1)
-                                         : (double)l->param_numel * per_param;
+   * above) by its rows, and the kernels past the layer's one */
+  struct embed_bwd embed = {0, 1};
+  if (l->embed_dim > 0) embed = embedding_bwd(l, b, per_param / 2.0);
+  double weights = l->embed_dim > 0 ? embed.bytes : (double)l->param_numel * per_param;
   if (ds_layer_attn_parts(l)) {
     struct pass_time t = attn_core_time(c, l, DS_ATTN_BWD, batch, weights);
     return (struct pass_time){t.total_ns + casts + ds_compute_bwd_extra_ns(c, l, batch),
@@ -332,6 +388,7 @@ static struct pass_time bwd_time(const struct ds_compute *c, const struct ds_lay
                       ? ds__compute_layer_kernel_ns(c, l, 1, batch, l->bwd_flops * b, bytes,
                                                     &flop_bound)
                       : 0;
+  kernel += (embed.kernels - 1) * c->params.kernel_overhead_ns;
   double own = kernel + legacy;
   double sm = flop_bound ? kernel : 0;
   if (ds__compute_grouped_conv_priced(c, l)) {

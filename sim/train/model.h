@@ -271,17 +271,20 @@ struct ds_layer {
    * and each row's elements. compute.h costs PyTorch's layer-norm kernels
    * from them. Both 0 when absent. */
   int64_t ln_rows, ln_cols;
-  /* Optional embedding [lookups per sample, D] on a memory-class layer
-   * whose one op is aten::embedding (tools/export_model.py), its one
-   * parameter the table of rows of D elements: the forward is
-   * weight.index_select(0, indices) (aten/src/ATen/native/Embedding.cpp
-   * embedding), which reads the rows it looks up, not the table; the
-   * backward, embedding_dense_backward_cuda (cuda/Embedding.cu), fills a
-   * zero table of the weight's size (at::zeros) and adds each looked-up
-   * row's gradient into its row. compute_layer.c charges that. Both 0 when
-   * absent: the table read in forward and twice in backward, as any
-   * layer's weights. */
-  int64_t embed_lookups, embed_dim;
+  /* Optional embedding [lookups per sample, D] or [lookups per sample, D,
+   * lookups per step] on a memory-class layer whose one op is
+   * aten::embedding (tools/export_model.py), its one parameter the table
+   * of rows of D elements. A step looks up embed_lookups x batch +
+   * embed_step_lookups rows: the third number counts ids shared by the
+   * whole batch (Hugging Face's position ids, shaped [1, seq]), which do
+   * not grow with it. The forward is weight.index_select(0, indices)
+   * (aten/src/ATen/native/Embedding.cpp embedding), which reads the rows
+   * it looks up, not the table; the backward is
+   * embedding_dense_backward_cuda (cuda/Embedding.cu), a zero-filled table
+   * and one kernel up to 3072 ids, a sort and segment kernels above.
+   * compute_layer.c charges both paths. All 0 when absent: the table read
+   * in forward and twice in backward, as any layer's weights. */
+  int64_t embed_lookups, embed_step_lookups, embed_dim;
   /* Optional attn_products with attn_rest (tools/export_model.py), on an
    * attention-class layer whose forward runs GEMMs (an unfused core: QK^T,
    * scale, mask, softmax, dropout, PV), per pass: its batched products

@@ -30,7 +30,8 @@ ds_status ds__model_read_pool(const struct ds_cnode *item, struct ds_layer *l,
                               struct ds_err *err);
 ds_status ds__model_read_layer_norm(const struct ds_cnode *item, struct ds_layer *l,
                                     struct ds_err *err);
-/* embedding [lookups per sample, D], after read_params (model_ops.c) */
+/* embedding [lookups per sample, D(, lookups per step)], after read_params
+ * (model_ops.c) */
 ds_status ds__model_read_embedding(const struct ds_model *m, const struct ds_cnode *item,
                                    struct ds_layer *l, struct ds_err *err);
 

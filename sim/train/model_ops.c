@@ -1,8 +1,9 @@
 /*
  * The model file's keys of a layer's op geometry, which the kernel models
  * price by: a grouped convolution's groups, stride and weight shape, an
- * attention core's parts, a max-pool's window and a layer norm's rows.
- * Each read after the layer's class, on the class it is for.
+ * attention core's parts, a max-pool's window, a layer norm's rows and an
+ * embedding's lookups and row length. Each read after the layer's class,
+ * on the class it is for.
  */
 #include "sim/train/model_impl.h"
 
@@ -203,15 +204,17 @@ ds_status ds__model_read_layer_norm(const struct ds_cnode *item, struct ds_layer
   return DS_OK;
 }
 
-/* Optional embedding [lookups per sample, D] (model.h embed_lookups,
+/* Optional embedding [lookups per sample, D] or [lookups per sample, D,
+ * lookups per step] (model.h embed_lookups, embed_step_lookups,
  * embed_dim), on a memory-class layer whose one parameter holds rows of D
- * elements (its shape's second dimension where the file gives one).
- * Called after read_params. */
+ * elements (its shape's second dimension where the file gives one), with
+ * at least one lookup. Called after read_params. */
 ds_status ds__model_read_embedding(const struct ds_model *m, const struct ds_cnode *item,
                                    struct ds_layer *l, struct ds_err *err) {
   struct ds_cnode node;
-  int64_t v[2];
-  l->embed_lookups = l->embed_dim = 0;
+  int64_t v[3] = {0, 0, 0};
+  size_t n = 2;
+  l->embed_lookups = l->embed_step_lookups = l->embed_dim = 0;
   if (!ds_cmap_get(item, "embedding", &node)) return DS_OK;
   if (l->cls != DS_LAYER_MEMORY)
     return ds_cnode_error(&node, err, "embedding is for memory-class layers (class: memory); "
@@ -220,13 +223,22 @@ ds_status ds__model_read_embedding(const struct ds_model *m, const struct ds_cno
     return ds_cnode_error(&node, err, "expected embedding on a layer of one parameter (its "
                           "table), got %d", (int)l->param_count);
   const struct ds_param *w = &m->params[l->param_first];
-  DS_CHECK(ds_cnode_int_list(&node, "embedding [lookups per sample, D]", 2, 1,
-                             DS_MODEL_COUNT_MAX, v, err));
+  const char *what = "embedding [lookups per sample, D] or [lookups per sample, D, lookups "
+                     "per step]";
+  if (ds_cnode_is_seq(&node)) DS_CHECK(ds_cseq_len(&node, &n, err));
+  DS_CHECK(ds_cnode_int_list(&node, what, n == 3 ? 3 : 2, 0, DS_MODEL_COUNT_MAX, v, err));
+  if (v[1] < 1)
+    return ds_cnode_error(&node, err, "expected embedding's D (its second number) at least "
+                          "1, got 0");
+  if (v[0] + v[2] < 1)
+    return ds_cnode_error(&node, err, "expected embedding to look up at least one row (per "
+                          "sample or per step), got none");
   if (w->numel % v[1] != 0 || (w->ndim >= 2 && w->dim1 != v[1]))
     return ds_cnode_error(&node, err, "expected embedding's D to be the row length of %s "
                           "(numel %lld%s), got %lld", w->name, (long long)w->numel,
                           w->ndim >= 2 ? ", shape's second dimension" : "", (long long)v[1]);
   l->embed_lookups = v[0];
   l->embed_dim = v[1];
+  l->embed_step_lookups = v[2];
   return DS_OK;
 }

@@ -1,10 +1,11 @@
 """Kernels beside a layer's own math (tools/export_model.py): GEMM operand alignment,
 grouped convolutions, cat's index steps, the backward's reductions and layout copies,
-the loss's copies, max-pool's geometry and layer norm's rows; the lines and header
-notes that write them."""
+the loss's copies, max-pool's geometry, layer norm's rows and an embedding's lookups;
+the lines and header notes that write them."""
 
 import torch
 
+from .cli import ExportError
 from .legacy_ew import legacy_kind, note_legacy
 from .ops import CONV, _ops, aten, per_sample, storage_key, tensors
 
@@ -323,39 +324,56 @@ LAYER_NORM_HEADER = (
 
 
 # Embedding (aten/src/ATen/native/Embedding.cpp embedding: weight.index_select(0, indices);
-# cuda/Embedding.cu embedding_dense_backward_cuda: at::zeros of the weight's size, then the
-# looked-up rows' gradients added into their rows): the forward reads the rows it looks up,
-# not the table. The file gives the lookups and the row length (sim/train/compute_layer.c).
+# cuda/Embedding.cu embedding_dense_backward_cuda: a zero-filled table and one kernel up to
+# 3072 ids, a sort and segment sums above): the forward reads the rows it looks up, not the
+# table. The file gives the lookups and the row length (sim/train/compute_layer.c).
 EMBEDDING = _ops("embedding")
 
 
 def note_embedding(layer, func, args, quiet):
     """Forward: a layer's embedding(weight, indices, padding_idx, scale_grad_by_freq,
-    sparse) as layer.embedding = [lookups, D] (over the whole batch); None where the layer
-    runs any other op, a second embedding, or a sparse or frequency-scaled one (other
-    backward kernels)."""
+    sparse) as layer.embedding = [ids, D, ids' shape]; None where the layer runs any
+    other op, a second embedding, or a sparse or frequency-scaled one (other backward
+    kernels)."""
     if quiet or getattr(layer, "embedding", 0) is None:
         return
     if func._overloadpacket not in EMBEDDING or hasattr(layer, "embedding") or \
             any(bool(a) for a in args[3:5]):
         layer.embedding = None
         return
-    layer.embedding = [args[1].numel(), int(args[0].shape[-1])]
+    layer.embedding = [args[1].numel(), int(args[0].shape[-1]), tuple(args[1].shape)]
 
 
 def embedding_lines(layer, batch):
-    """The model file's embedding key, on a layer whose one op is an embedding."""
+    """The model file's embedding key, on a layer whose one op is an embedding: ids shaped
+    [batch, ...] are per sample ([lookups per sample, D]); ids shaped [1, ...] (position
+    ids a batch shares, as Hugging Face's BERT and GPT-2 make them) are per step ([0, D,
+    lookups per step]), the same at any batch."""
     e = getattr(layer, "embedding", None)
-    if not e or e[0] % batch:
+    if not e:
         return []
-    return ["    embedding: [%d, %d]" % (e[0] // batch, e[1])]
+    ids, d, shape = e
+    if batch == 1:
+        # [1, seq] is then per sample and shared alike: the recorded run cannot tell
+        raise ExportError("layer %s: an embedding needs a recorded batch of 2 or more "
+                          "(--batch) to tell per-sample ids from ids the batch shares"
+                          % layer.name)
+    if len(shape) >= 2 and shape[0] == batch:
+        return ["    embedding: [%d, %d]" % (ids // batch, d)]
+    if len(shape) >= 2 and shape[0] == 1:
+        return ["    embedding: [0, %d, %d]" % (d, ids)]
+    raise ExportError("layer %s: embedding ids shaped %s at batch %d: expected [batch, ...] "
+                      "(per sample) or [1, ...] (shared by the batch)"
+                      % (layer.name, list(shape), batch))
 
 
 EMBEDDING_HEADER = (
     "embedding = [lookups per sample, D] of a layer whose one op is aten::embedding (D: a "
-    "row's elements): the simulator charges the rows it reads (index_select) and, in "
-    "backward, the zero-filled table and the rows' additions (embedding_dense_backward), "
-    "not whole-table passes.")
+    "row's elements), or [0, D, lookups per step] where the batch shares its ids ([1, seq] "
+    "position ids): the simulator charges the rows it reads (index_select) and, in "
+    "backward, embedding_dense_backward's path for the step's ids (a zero-filled table "
+    "and one kernel up to 3072 ids; a sort, segment sums and a scatter above), not "
+    "whole-table passes.")
 
 
 def pool_lines(layer):

@@ -80,7 +80,7 @@ Test(analyze_checks, sums_of_long_overlapping_ops_do_not_overflow) {
  * all-reduce 10 us long), in bucket order whatever the file's order. */
 Test(analyze_checks, any_bucket_number_gets_its_metrics) {
   /* the readers refuse a bucket at or above the row count (trace.c
-   * check_dense), so the largest here is 3 in 4 rows, listed out of
+   * check_dense in trace_read.c), so the largest here is 3 in 4 rows, listed out of
    * order and with bucket 0 missing */
   struct ds_compare *c = analyze_text(
       "# ddpsim-trace v2\n" HEADER

@@ -584,7 +584,8 @@ Test(trace, an_absurd_bucket_is_refused_at_its_line) {
                     "# ddpsim-trace v2\n" TRACE_HEADER
                     "0,0,comm,allreduce,bucket0,-1,2000000000,0,-1,ring,1000,0,10,,sim,0,0,10\n"
                     "# end: 1 row\n",
-                    ":3: column 'bucket': bucket 2000000000 in a file of 1 rows");
+                    ":3: column 'bucket': bucket 2000000000 in a file of 1 rows; a bucket "
+                    "number must be below the number of rows");
 }
 
 /* (iter, rank, id) is the join key analyze matches two traces on, so it

@@ -163,11 +163,15 @@ static void finish_row(struct reader *r) {
  * buckets 0..B-1 and every bucket has a collective, so the same rule
  * holds for them. */
 static ds_status check_dense(struct reader *r, int32_t max, size_t line, const char *col) {
+  /* ranks must also leave no gap (check_rank_gaps); buckets only the bound */
+  int ranks = strcmp(col, "rank") == 0;
   if (max >= 0 && (size_t)max >= r->s->n_ops)
     return ds_err_set(r->err, DS_EINPUT,
-                      "%s:%zu: column '%s': %s %" PRId32 " in a file of %zu rows; %ss "
-                      "must be numbered 0, 1, ... without gaps",
-                      r->path, line, col, col, max, r->s->n_ops, col);
+                      "%s:%zu: column '%s': %s %" PRId32 " in a file of %zu rows; %s",
+                      r->path, line, col, col, max, r->s->n_ops,
+                      ranks ? "ranks must be numbered 0, 1, ... without gaps"
+                            : "a bucket number must be below the number of rows (DDP numbers "
+                              "its buckets 0, 1, ..., each with a row)");
   return DS_OK;
 }
 

@@ -253,7 +253,10 @@ static double embedding_fwd_bytes(const struct ds_layer *l, double batch, double
  *   of fp32, half and bf16 alike), and sum_and_scatter (:300), which adds
  *   a row's partials and writes the row (:179: written, not read). 9
  *   kernels; the segment arrays (8 B per id or row each) and the two
- *   .item() reads of the partial count (:238) are left out. The partial
+ *   .item() reads of the partial count (:238) are left out (torch 2.15's
+ *   libtorch_cuda.so has compute_num_of_partial_segments: newer versions
+ *   seem to count on the device, one kernel more, no wait; its source was
+ *   not read, so d2999467's list stands). The partial
  *   rows, rows x ceil(ids / rows / 10), take the ids spread evenly over
  *   the distinct rows, as the bound above. */
 #define EMBED_FEATURE_KERNEL_MAX_IDS 3072.0

@@ -29,8 +29,8 @@
  * one kernel. The update's roofline
  * (ds_compute_kernel_ns) charges one overhead; this returns the K servers'
  * others, plus each server's foreach step host (malloc'd; NULL when out of
- * memory), counting every server's tensors in one pass over the
- * parameters, once for all the updates of every iteration. A server
+ * memory), counting each server's tensors in a pass over the parameters
+ * (K passes, K <= world), once for all the updates of every iteration. A server
  * holding no tensor runs one empty kernel. */
 double *ds__ps_update_extra_ns(const struct ds_model *m, const struct ds_compute *c,
                                const struct ds_ps_shards *sh, enum ds_ps_mode mode,

@@ -207,7 +207,10 @@ static void print_uneven_note(FILE *fp, const struct ds_summary *r) {
  * iteration itself, so one number is printed, and how to get more. */
 static void print_quantiles(FILE *fp, const struct ds_summary *r) {
   if (!r->has_quantiles) return;
-  if (r->samples > 1)
+  /* a sweep's CV 0 row draws nothing: its samples are one timeline */
+  if (r->jitter_cv <= 0)
+    fprintf(fp, "    jitter       CV 0: no draws, every sample the iteration above\n");
+  else if (r->samples > 1)
     fprintf(fp, "    p50/p95/p99  %10.3f / %.3f / %.3f ms  (%d samples, jitter CV %g)\n",
             r->iter_p50_ms, r->iter_p95_ms, r->iter_p99_ms, r->samples, r->jitter_cv);
   else

@@ -16,7 +16,7 @@ rm -rf "$seeds"
 mkdir -p "$seeds"
 
 # Seeds: what the readers are meant to read.
-for r in topo model calib schedule trace reference cli units import measured subcmd gpus; do
+for r in topo model calib schedule trace reference cli units import measured subcmd gpus analyze; do
   mkdir -p "$seeds/$r"
 done
 for r in "$@"; do mkdir -p "build/fuzz/corpus/$r" "tests/data/fuzz/$r"; done
@@ -51,6 +51,28 @@ bin/ddpsim --topo 4gpu --strategy dp --schedule "$seeds/schedule/dp.csv" --trace
 bin/ddpsim --topo tests/data/tiny-hostops-topo.yaml --model tests/data/tiny-model-host.yaml \
   --world-size 2 --strategy ddp --loop free --schedule "$seeds/schedule/free.csv" \
   --trace "$seeds/trace/free.csv" >/dev/null
+# analyze: a predicted trace, a "====" line (with --iter and --skip-measured
+# values or none), a measured one (fuzz/readers.c). The measured side is
+# the predicted trace as ddpreal would write it (source real, times 10 %
+# longer), of the tiny and the --loop free runs (the dp one is 600 KB);
+# each pair also in the wrong order, with --iter 1 --skip-measured 0, and
+# one trace joined with itself; and one pair the project measured (H100,
+# BERT-base, 120 KB).
+for t in tiny free; do
+  p="$seeds/trace/$t.csv"
+  m="$seeds/analyze/$t-real.part"
+  awk -F, -v OFS=, '/^#/ || $1 == "id" { print; next }
+    { $15 = "real"; $17 = sprintf("%.3f", $17 * 1.1); $18 = sprintf("%.3f", $18 * 1.1); print }' \
+    "$p" >"$m"
+  { cat "$p"; echo "===="; cat "$m"; } >"$seeds/analyze/$t"
+  { cat "$p"; echo "==== 1 0"; cat "$m"; } >"$seeds/analyze/$t-iter1-skip0"
+  { cat "$m"; echo "===="; cat "$p"; } >"$seeds/analyze/$t-swapped"
+  cp "$p" "$seeds/analyze/$t-self"
+  rm "$m"
+done
+h100=bench/results/gpu-2026-11-23-h100
+{ cat $h100/p-bert-base.csv; echo "===="; cat $h100/t-bert-base-gemm.csv; } \
+  >"$seeds/analyze/h100-bert-base"
 # --measured tables: ddpsim's own sweep CSV and a hand-written one
 bin/ddpsim $tiny --bucket-mb 1,5,25 --format csv >"$seeds/measured/own.csv"
 printf '# measured\nbucket_mb,iter_ms,exposed_comm_ms\n1,10.5,2\n"5",8,\n15,8.5,1\n' \

@@ -25,6 +25,42 @@ for f in topologies/gpus.yaml tests/data/gpus.yaml tests/data/oddname/gpus.yaml;
   cp "$f" "$seeds/gpus/$(echo "$f" | tr / -)"
 done
 cp models/*.yaml tests/data/*model*.yaml "$seeds/model/" 2>/dev/null
+# a small model with both embedding forms ([lookups per sample, D] and
+# [0, D, lookups per step]: sim/train/model.c), which only the large shipped
+# models have
+cat >"$seeds/model/embedding.yaml" <<'EOF'
+schema_version: 1
+name: emb
+sample: "one sequence of 4 tokens"
+default_batch: 2
+optimizer: sgd
+layers:
+  - name: word
+    class: memory
+    fwd_flops: 0
+    bwd_flops: 0
+    fwd_bytes: 4096
+    act_bytes: 64
+    embedding: [4, 16]
+    params:
+      - {name: word.weight, numel: 1600, shape: [100, 16]}
+  - name: pos
+    class: memory
+    fwd_flops: 0
+    bwd_flops: 0
+    fwd_bytes: 256
+    act_bytes: 64
+    embedding: [0, 16, 4]
+    params:
+      - {name: pos.weight, numel: 128, shape: [8, 16]}
+  - name: fc
+    fwd_flops: 1000000
+    bwd_flops: 2000000
+    fwd_bytes: 0
+    act_bytes: 64
+    params:
+      - {name: fc.weight, numel: 256}
+EOF
 cp tests/data/*calib*.yaml validation/host_calibs/*.yaml bench/results/*/calib-*.yaml \
   "$seeds/calib/" 2>/dev/null
 # every section and key of a calibration file (sim/train/calib.c), one value each

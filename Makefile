@@ -185,7 +185,7 @@ $(BUILD)/tests/test_fuzz_regress: $(BUILD)/tests/test_fuzz_regress.o $(FUZZ_READ
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ -lcriterion $(LDLIBS) -o $@
 
-FUZZ_READERS := topo model calib schedule trace reference cli units import measured subcmd gpus
+FUZZ_READERS := topo model calib schedule trace reference cli units import measured subcmd gpus analyze
 FUZZ_SECONDS ?= 60
 $(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/fuzz_%.o $(FUZZ_READERS_OBJ) $(LIBANALYSIS) $(LIBSIM) $(LIBTRACE) $(LIBBASE)
 	@$(if $(Q),echo "  LD      $@")

@@ -1,7 +1,7 @@
 /*
  * Every reader of user input behind one call (readers.h): the YAML files
  * (topology, model, calibration, GPU table), the CSV files (schedule, trace and its
- * analysis, nccl-tests reference tables), ddpsim's command line, its
+ * analysis, two traces compared, nccl-tests reference tables), ddpsim's command line, its
  * subcommands' and ddpreal's (`ddpreal collective` and `calibrate` too),
  * and the unit and value grammars. The file readers take a path, so the
  * input is written to a file first; the gpu table is the shipped one.
@@ -45,7 +45,7 @@
 
 const char *const ds_fuzz_readers[] = {"topo",  "model", "calib",  "schedule", "trace",
                                        "reference", "cli", "units", "import", "measured",
-                                       "subcmd", "gpus", NULL};
+                                       "subcmd", "gpus", "analyze", NULL};
 
 /* Aborts unless st is success or a refusal as promised: exit status 2
  * (DS_EINPUT, DS_EUSAGE) and a message naming `path` (when not NULL). */
@@ -296,6 +296,70 @@ static void run_subcmd(const uint8_t *data, size_t size) {
   free(text);
 }
 
+/* Where the line beginning "====" between analyze's two traces starts
+ * (fuzz/README.md), or size without one. */
+static size_t analyze_sep(const uint8_t *data, size_t size) {
+  for (size_t i = 0; i + 4 <= size; i++)
+    if ((i == 0 || data[i - 1] == '\n') && memcmp(data + i, "====", 4) == 0) return i;
+  return size;
+}
+
+/* An integer of the separator line's rest at *p, -1 without one; kept in
+ * [-1, 1000] so the fuzzer picks iterations a trace can have. */
+static int32_t sep_int(const char **p) {
+  char *end;
+  long v = strtol(*p, &end, 10);
+  if (end == *p) return -1;
+  *p = end;
+  return v < -1 ? -1 : v > 1000 ? 1000 : (int32_t)v;
+}
+
+/* `ddpsim analyze PRED MEAS`: the input is the predicted trace, a line
+ * beginning "====" (optionally followed by --iter's and --skip-measured's
+ * values), then the measured trace; without the line the input is both
+ * (a trace joined with itself). Reads both, joins and compares op by op
+ * (ds_compare_load), then prints the report in every format, per op too. A
+ * refusal must name one of the two files. */
+static void run_analyze(const uint8_t *data, size_t size) {
+  const uint8_t *meas = data;
+  size_t pred_size = size, meas_size = size;
+  struct ds_compare_options opt = {.pred_iter = -1, .skip_measured = -1};
+  size_t sep = analyze_sep(data, size);
+  if (sep < size) {
+    size_t eol = sep;
+    while (eol < size && data[eol] != '\n') eol++;
+    char line[64] = "";
+    size_t rest = eol - sep - 4;
+    memcpy(line, data + sep + 4, rest < sizeof line - 1 ? rest : sizeof line - 1);
+    const char *p = line;
+    opt.pred_iter = sep_int(&p);
+    opt.skip_measured = sep_int(&p);
+    pred_size = sep;
+    meas = data + (eol < size ? eol + 1 : size);
+    meas_size = size - (size_t)(meas - data);
+  }
+  char pred_path[512], meas_path[512];
+  const char *pp = to_file(data, pred_size, "-pred.csv", pred_path, sizeof pred_path);
+  const char *mp = to_file(meas, meas_size, "-meas.csv", meas_path, sizeof meas_path);
+  if (pp && mp) {
+    struct ds_compare *c = NULL;
+    struct ds_err err = {0};
+    ds_status st = ds_compare_load(pp, mp, &opt, &c, &err);
+    check_refusal("ds_compare_load", st, &err, strstr(err.msg, pp) ? pp : mp);
+    FILE *sink = st == DS_OK ? fopen("/dev/null", "w") : NULL;
+    if (sink) {
+      ds_compare_print(sink, c, DS_COMPARE_TEXT, 1);
+      ds_compare_print(sink, c, DS_COMPARE_CSV, 0);
+      ds_compare_print(sink, c, DS_COMPARE_CSV, 1);
+      ds_compare_print(sink, c, DS_COMPARE_JSON, 1);
+      fclose(sink);
+    }
+    ds_compare_free(c);
+  }
+  if (pp) unlink(pp);
+  if (mp) unlink(mp);
+}
+
 /* The unit and value grammars: the first byte picks the parser. */
 static void run_units(const uint8_t *data, size_t size) {
   if (size == 0) return;
@@ -337,6 +401,10 @@ int ds_fuzz_run(const char *name, const uint8_t *data, size_t size) {
   }
   if (strcmp(name, "subcmd") == 0) {
     run_subcmd(data, size);
+    return 0;
+  }
+  if (strcmp(name, "analyze") == 0) {
+    run_analyze(data, size);
     return 0;
   }
   static const struct {

@@ -16,7 +16,7 @@ rm -rf "$seeds"
 mkdir -p "$seeds"
 
 # Seeds: what the readers are meant to read.
-for r in topo model calib schedule trace reference cli units import measured subcmd gpus; do
+for r in topo model calib schedule trace reference cli units import measured subcmd gpus analyze; do
   mkdir -p "$seeds/$r"
 done
 for r in "$@"; do mkdir -p "build/fuzz/corpus/$r" "tests/data/fuzz/$r"; done
@@ -25,6 +25,42 @@ for f in topologies/gpus.yaml tests/data/gpus.yaml tests/data/oddname/gpus.yaml;
   cp "$f" "$seeds/gpus/$(echo "$f" | tr / -)"
 done
 cp models/*.yaml tests/data/*model*.yaml "$seeds/model/" 2>/dev/null
+# a small model with both embedding forms ([lookups per sample, D] and
+# [0, D, lookups per step]: sim/train/model.c), which only the large shipped
+# models have
+cat >"$seeds/model/embedding.yaml" <<'EOF'
+schema_version: 1
+name: emb
+sample: "one sequence of 4 tokens"
+default_batch: 2
+optimizer: sgd
+layers:
+  - name: word
+    class: memory
+    fwd_flops: 0
+    bwd_flops: 0
+    fwd_bytes: 4096
+    act_bytes: 64
+    embedding: [4, 16]
+    params:
+      - {name: word.weight, numel: 1600, shape: [100, 16]}
+  - name: pos
+    class: memory
+    fwd_flops: 0
+    bwd_flops: 0
+    fwd_bytes: 256
+    act_bytes: 64
+    embedding: [0, 16, 4]
+    params:
+      - {name: pos.weight, numel: 128, shape: [8, 16]}
+  - name: fc
+    fwd_flops: 1000000
+    bwd_flops: 2000000
+    fwd_bytes: 0
+    act_bytes: 64
+    params:
+      - {name: fc.weight, numel: 256}
+EOF
 cp tests/data/*calib*.yaml validation/host_calibs/*.yaml bench/results/*/calib-*.yaml \
   "$seeds/calib/" 2>/dev/null
 # every section and key of a calibration file (sim/train/calib.c), one value each
@@ -51,6 +87,28 @@ bin/ddpsim --topo 4gpu --strategy dp --schedule "$seeds/schedule/dp.csv" --trace
 bin/ddpsim --topo tests/data/tiny-hostops-topo.yaml --model tests/data/tiny-model-host.yaml \
   --world-size 2 --strategy ddp --loop free --schedule "$seeds/schedule/free.csv" \
   --trace "$seeds/trace/free.csv" >/dev/null
+# analyze: a predicted trace, a "====" line (with --iter and --skip-measured
+# values or none), a measured one (fuzz/readers.c). The measured side is
+# the predicted trace as ddpreal would write it (source real, times 10 %
+# longer), of the tiny and the --loop free runs (the dp one is 600 KB);
+# each pair also in the wrong order, with --iter 1 --skip-measured 0, and
+# one trace joined with itself; and one pair the project measured (H100,
+# BERT-base, 120 KB).
+for t in tiny free; do
+  p="$seeds/trace/$t.csv"
+  m="$seeds/analyze/$t-real.part"
+  awk -F, -v OFS=, '/^#/ || $1 == "id" { print; next }
+    { $15 = "real"; $17 = sprintf("%.3f", $17 * 1.1); $18 = sprintf("%.3f", $18 * 1.1); print }' \
+    "$p" >"$m"
+  { cat "$p"; echo "===="; cat "$m"; } >"$seeds/analyze/$t"
+  { cat "$p"; echo "==== 1 0"; cat "$m"; } >"$seeds/analyze/$t-iter1-skip0"
+  { cat "$m"; echo "===="; cat "$p"; } >"$seeds/analyze/$t-swapped"
+  cp "$p" "$seeds/analyze/$t-self"
+  rm "$m"
+done
+h100=bench/results/gpu-2026-11-23-h100
+{ cat $h100/p-bert-base.csv; echo "===="; cat $h100/t-bert-base-gemm.csv; } \
+  >"$seeds/analyze/h100-bert-base"
 # --measured tables: ddpsim's own sweep CSV and a hand-written one
 bin/ddpsim $tiny --bucket-mb 1,5,25 --format csv >"$seeds/measured/own.csv"
 printf '# measured\nbucket_mb,iter_ms,exposed_comm_ms\n1,10.5,2\n"5",8,\n15,8.5,1\n' \

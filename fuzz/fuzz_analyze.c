@@ -1,0 +1,13 @@
+/* libFuzzer target: two traces compared, `ddpsim analyze PRED MEAS`
+ * (fuzz/readers.c, fuzz/README.md). */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fuzz/readers.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  ds_fuzz_run("analyze", data, size);
+  return 0;
+}

@@ -688,7 +688,9 @@ ds_status ds_cnode_int_list(const struct ds_cnode *node, const char *what, size_
   size_t len;
   if (!ds_cnode_is_seq(node)) return ds_cnode_error(node, err, "expected %s", what);
   DS_CHECK(ds_cseq_len(node, &len, err));
-  if (len != n) return ds_cnode_error(node, err, "expected %s, got %zu numbers", what, len);
+  if (len != n)
+    return ds_cnode_error(node, err, "expected %s, got %zu number%s", what, len,
+                          len == 1 ? "" : "s");
   for (size_t i = 0; i < n; i++) {
     DS_CHECK(ds_cseq_at(node, i, &item, err));
     DS_CHECK(ds_cnode_int_range(&item, lo, hi, &out[i], err));

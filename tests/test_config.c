@@ -127,6 +127,22 @@ Test(config, bad_bandwidth_message_exact) {
   ds_config_free(cfg);
 }
 
+/* A list of the wrong length names how many numbers it has, in the
+ * singular for one: "got 1 number", "got 3 numbers". */
+Test(config, a_list_of_the_wrong_length_counts_its_numbers) {
+  struct ds_config *cfg = load("one: [4]\nthree: [1, 2, 3]\n");
+  struct ds_cnode root = root_of(cfg);
+  int64_t v[2];
+  struct ds_err err = {DS_OK, ""};
+  struct ds_cnode one = get(&root, "one"), three = get(&root, "three");
+  cr_assert_eq(ds_cnode_int_list(&one, "[a, b]", 2, 0, 9, v, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml:1:6: key 'one': expected [a, b], got 1 number");
+  err = (struct ds_err){DS_OK, ""};
+  cr_assert_eq(ds_cnode_int_list(&three, "[a, b]", 2, 0, 9, v, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml:2:8: key 'three': expected [a, b], got 3 numbers");
+  ds_config_free(cfg);
+}
+
 /* A time in a file carries its unit: the units parser reads a bare number
  * as seconds, which for a latency or a host cost (microseconds) is a unit
  * left out. 0 needs none; a unit makes any value a time. */

@@ -182,7 +182,7 @@ Test(layer_norm, no_clock_means_the_roofline) {
 Test(layer_norm, bad_keys_are_located) {
   static const char *const bad[][3] = {
       {"matmul", "    layer_norm: [128, 768]\n", "memory-class layers"},
-      {"memory", "    layer_norm: [128]\n", "layer_norm [rows, N], got 1 numbers"},
+      {"memory", "    layer_norm: [128]\n", "layer_norm [rows, N], got 1 number"},
       {"memory", "    layer_norm: [0, 768]\n", "expected an integer from 1"},
       {"memory", "    layer_norm: [128, 20000000]\n", "N at most 16777216"},
       {"memory", "    layer_norm: 768\n", ":13:"},

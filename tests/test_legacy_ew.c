@@ -358,7 +358,7 @@ Test(legacy_ew, bad_keys_are_located) {
        ":16:18: key 'amp_cast_ew': expected amp_cast_ew bytes at most the layer's amp_fwd_bytes "
        "(3), got 4"},
       {AMP "    amp_cast_ew: [1]\n",
-       "expected [autocast bytes, operand-elements], got 1 numbers"},
+       "expected [autocast bytes, operand-elements], got 1 number"},
       {AMP "    amp_cast_ew: [3, 5]\n",
        ":16:22: key 'amp_cast_ew[1]': expected operand-elements at most the bytes + 1 (4: each "
        "moves at least a byte), got 5"},

@@ -163,7 +163,7 @@ Test(max_pool, bad_keys_are_located) {
       {"memory", "    pool_kernel: [3, 3]\n", "pool_padding and pool_input together"},
       {"conv", NULL, "memory-class layers"},
       {"memory", "    pool_kernel: [3]\n    pool_stride: [2, 2]\n    pool_padding: [1, 1]\n"
-                 "    pool_input: [64, 112, 112]\n", "pool_kernel [h, w], got 1 numbers"},
+                 "    pool_input: [64, 112, 112]\n", "pool_kernel [h, w], got 1 number"},
       {"memory", "    pool_kernel: [3, 3]\n    pool_stride: [0, 2]\n    pool_padding: [1, 1]\n"
                  "    pool_input: [64, 112, 112]\n",
        ":14:19: key 'pool_stride[0]': expected an integer from 1 to 1024, got 0"},

@@ -162,16 +162,12 @@ static void finish_row(struct reader *r) {
  * bucket metric without a word (the allocation failed). DDP numbers its
  * buckets 0..B-1 and every bucket has a collective, so the same rule
  * holds for them. */
-static ds_status check_dense(struct reader *r, int32_t max, size_t line, const char *col) {
-  /* ranks must also leave no gap (check_rank_gaps); buckets only the bound */
-  int ranks = strcmp(col, "rank") == 0;
+static ds_status check_dense(struct reader *r, int32_t max, size_t line, const char *col,
+                             const char *rule) {
   if (max >= 0 && (size_t)max >= r->s->n_ops)
     return ds_err_set(r->err, DS_EINPUT,
                       "%s:%zu: column '%s': %s %" PRId32 " in a file of %zu rows; %s",
-                      r->path, line, col, col, max, r->s->n_ops,
-                      ranks ? "ranks must be numbered 0, 1, ... without gaps"
-                            : "a bucket number must be below the number of rows (DDP numbers "
-                              "its buckets 0, 1, ..., each with a row)");
+                      r->path, line, col, col, max, r->s->n_ops, rule);
   return DS_OK;
 }
 
@@ -196,9 +192,13 @@ static ds_status check_rank_gaps(struct reader *r) {
 }
 
 static ds_status check_ranks_and_buckets(struct reader *r) {
-  DS_CHECK(check_dense(r, r->max_rank, r->max_rank_line, "rank"));
+  /* ranks must also leave no gap (check_rank_gaps); buckets only the bound */
+  DS_CHECK(check_dense(r, r->max_rank, r->max_rank_line, "rank",
+                       "ranks must be numbered 0, 1, ... without gaps"));
   DS_CHECK(check_rank_gaps(r));
-  return check_dense(r, r->max_bucket, r->max_bucket_line, "bucket");
+  return check_dense(r, r->max_bucket, r->max_bucket_line, "bucket",
+                     "a bucket number must be below the number of rows (DDP numbers its "
+                     "buckets 0, 1, ..., each with a row)");
 }
 
 static void on_row(int c, void *ctx) {

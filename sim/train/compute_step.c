@@ -186,15 +186,8 @@ static int64_t group_launches(const struct ds_compute *c, const struct ds_model 
 }
 
 int ds_compute_step_launches(const struct ds_compute *c, const struct ds_model *model) {
-  if (c->optimizer_loop || model->optimizer == DS_OPT_NONE)
-    return ds_compute_step_kernels(c, model);
-  struct step_set all = {NULL, 0};
-  double numel;
-  int32_t skip = undecayed(c, model, &numel);
-  if (skip == 0) return launch_count(group_launches(c, model, all, MTA_ALL, c->weight_decay));
-  return launch_count(group_launches(c, model, all, MTA_UNDECAYED, 0) +
-                      (skip < model->n_params ? group_launches(c, model, all, MTA_DECAYED, 1)
-                                              : 0));
+  /* every parameter: the shard form's rule over the whole model */
+  return ds_compute_step_launches_of(c, model, NULL, 0);
 }
 
 int ds_compute_step_launches_of(const struct ds_compute *c, const struct ds_model *model,

@@ -23,6 +23,8 @@ Here one process repeats `--rounds` times:
         ddp-nobcast        DDP, broadcast_buffers=False
         ddp-view           DDP, gradient_as_bucket_view=True
         ddp-nobcast-view   DDP, both
+        ddp-cap1           DDP, bucket_cap_mb 1 (not in the default --configs)
+        ddp-cap100         DDP, bucket_cap_mb 100 (not in the default --configs)
 
 DDP runs over a one-rank process group (NCCL on cuda, gloo on cpu): the
 difference to plain is the reducer's cost with no traffic; real DDP at world
@@ -85,7 +87,12 @@ CONFIGS = {
     "ddp-nobcast": dict(ddp_cap=25, broadcast_buffers=False),
     "ddp-view": dict(ddp_cap=25, grad_view=True),
     "ddp-nobcast-view": dict(ddp_cap=25, broadcast_buffers=False, grad_view=True),
+    # the bucket-size pairs (validation/ddp_scaling.csv's torch-h200-* rows), timed beside
+    # the 25 MB default in one process, rotated per round: not in the default --configs
+    "ddp-cap1": dict(ddp_cap=1),
+    "ddp-cap100": dict(ddp_cap=100),
 }
+DEFAULT_CONFIGS = ("plain", "ddp", "ddp-nobcast", "ddp-view", "ddp-nobcast-view")
 
 CALIB_MODES = ("spin", "stream")  # host_calibrate's --mode
 
@@ -123,7 +130,7 @@ def parse_args(argv=None):
     ap.add_argument("--drain-ms", type=float, default=1.0,
                     help="--calib-modes stream: the GPU's largest lag behind the host's end of "
                     "a phase that still counts as drained (host_calibrate's --drain-ms)")
-    ap.add_argument("--configs", default=",".join(CONFIGS),
+    ap.add_argument("--configs", default=",".join(DEFAULT_CONFIGS),
                     help="comma list of: " + ", ".join(CONFIGS))
     ap.add_argument("--out", required=True, help="CSV, one row per (round, config) and per "
                     "(round, calibration)")

@@ -270,7 +270,11 @@ def write_calib(path, a, keys, left, dry_run, spin_ms, comments=()):
         lines.append("# %s: %s" % (key, note))
     for key, why in left.items():
         lines.append("# %s not written: %s" % (key, why))
-    lines += ["schema_version: 1", "host:"]
+    lines.append("schema_version: 1")
+    if a.device.startswith("cuda") and not dry_run:
+        # ddpsim checks the name against the topology's GPU (sim/cli/run_load.c)
+        lines.append('gpu: "%s"' % dev.replace("\\", "\\\\").replace('"', '\\"'))
+    lines.append("host:")
     lines += ["  %s: %.3fus" % (key, us) for key, (us, _) in keys.items()]
     tmp = path + ".tmp"
     with open(tmp, "w") as f:

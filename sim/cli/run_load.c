@@ -166,8 +166,8 @@ static ds_status note_calib_gpu(struct loaded *ld, const char *calib_path, const
                     "not as measured (the compute-rates line says so)"
                   : "it has no efficiencies");
   } else if (p->calib_gpu_fit == DS_CALIB_GPU_UNNAMED) {
-    say_user("ddpsim: warning: %s: names no GPU (no top-level key 'gpu': an older ddpreal "
-             "calibrate's file): applied as %s's %s's, which ddpsim cannot check; add "
+    say_user("ddpsim: warning: %s: names no GPU (no top-level key 'gpu': a file of an older "
+             "ddpreal calibrate or bench/host_calibrate.py): applied as %s's %s's, which ddpsim cannot check; add "
              "gpu: with the measured GPU's name to have it checked\n",
              calib_path, ld->topo_path, g->name);
   }

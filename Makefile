@@ -213,7 +213,8 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBSIM) $(LIBANALYSIS) $(LIBTRACE) $(LIBB
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # The test suite: sanitizer build of the library, the tests and the command
-# (tests/test_cli.c runs $(DDPSIM) of the same build).
+# (tests/test_cli*.c and the other end-to-end tests run $(DDPSIM) of the same
+# build).
 test: deps
 	$(Q)scripts/check_layers.sh
 	$(Q)$(MAKE) --no-print-directory docs-check

@@ -1,12 +1,12 @@
 /*
  * One check of a command's options, shared by the tests of every parser
- * (test_cli for ddpsim and buckets, test_collbench, test_analyze,
- * test_topocmd, test_real_options, test_real_collective_args,
- * test_real_calibrate_args): its option table (base/cli.h), its --help
- * text and its parser must agree, so that a flag added to one and not the
- * others fails a test instead of reaching a user as a wrong message or an
- * undocumented option. Linked into every test binary (Makefile:
- * TEST_SUPPORT_OBJ); failures are Criterion assertions.
+ * (test_cli_input for ddpsim and buckets, test_collbench_flags,
+ * test_analyze_cmd, test_topocmd, test_real_options,
+ * test_real_collective_args, test_real_calibrate_args): its option table
+ * (base/cli.h), its --help text and its parser must agree, so that a flag
+ * added to one and not the others fails a test instead of reaching a user
+ * as a wrong message or an undocumented option. Linked into every test
+ * binary (Makefile: TEST_SUPPORT_OBJ); failures are Criterion assertions.
  */
 #ifndef DS_TESTS_OPTIONS_HELP_H
 #define DS_TESTS_OPTIONS_HELP_H

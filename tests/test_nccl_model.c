@@ -617,7 +617,7 @@ Test(nccl_model, family_picks_nccls_tuning_row) {
 
 Test(nccl_model, constants_are_what_gen_nccl_constants_writes) {
   /* sim/coll/nccl_constants.c is generated from the shared CSV (as
-   * gpus.yaml is, tests/test_efficiency.c); a hand edit or a stale file
+   * gpus.yaml is, tests/test_efficiency_conv.c); a hand edit or a stale file
    * fails here. */
   if (access("../shared/data/nccl_tuning_constants.csv", R_OK) != 0)
     cr_skip_test("../shared/data (the generator's input) is not beside the repository");

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes a made-up DeepBench V100 workbook for tests/test_efficiency.c: every ResNet-50
+"""Writes a made-up DeepBench V100 workbook for tests/test_efficiency_conv.c: every ResNet-50
 shape bench/deepbench_conv.py pools, at batch 8 and 16, in both sheets, each pass timed
 at 0.4 of the sheet's peak plus ddpsim's 4 us kernel_overhead per kernel it charges: the
 forward 4 us, the input and weight gradients (one backward kernel) 2 us each, the stem's

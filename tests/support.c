@@ -322,6 +322,26 @@ void ds_test_assert_model_refused(const char *text, const char *expect, const ch
             err.msg);
 }
 
+void ds_test_assert_bytes_hint(const char *text, const char *where, int per_sample) {
+  char path[] = "/tmp/ddpsim-test-model-XXXXXX", expect[512], args[256];
+  ds_test_write_temp(path, text);
+  snprintf(expect, sizeof expect,
+           "%s%s: expected an integer from 0 to 1000000000000000, got \"12MiB\": integer "
+           "bytes%s, without a unit (12582912, not 12MiB; docs/models.md)",
+           path, where, per_sample ? " per sample" : "");
+  struct ds_model *m = NULL;
+  struct ds_err err = {0};
+  ds_status st = ds_model_load(path, &m, &err);
+  snprintf(args, sizeof args, "--topo tests/data/tiny-topo.yaml --model %s", path);
+  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  unlink(path);
+  cr_assert_eq(st, DS_EINPUT, "%s: loaded", where);
+  cr_assert(strstr(err.msg, expect), "expected \"%s\" in: %s", expect, err.msg);
+  cr_assert_eq(r.status, 2, "%s: exit %d: %s", where, r.status, r.err);
+  cr_assert(strstr(r.err, expect), "expected \"%s\" on stderr: %s", expect, r.err);
+  ds_test_release(&r);
+}
+
 void ds_test_compute_setup(struct ds_test_compute *f, const char *gpus_text, const char *gpu,
                            double flops_efficiency, double kernel_overhead_us,
                            const char *model_text,

@@ -147,6 +147,16 @@ void ds_test_one_layer_model(char *text, size_t cap, const char *cls, const char
  * says which case in the failure message. */
 void ds_test_assert_model_refused(const char *text, const char *expect, const char *label);
 
+/* Fails unless the model file text, whose byte count at `where` (":LINE:COL:
+ * key 'KEY'") is "12MiB", is refused naming its file there, with the
+ * reminder that a model file's sizes are plain integers: by ds_model_load
+ * (DS_EINPUT) and by `ddpsim --topo tests/data/tiny-topo.yaml --model FILE`
+ * (exit 2, the same message on stderr). The message ends "expected an
+ * integer from 0 to 1000000000000000, got "12MiB": integer bytes per sample,
+ * without a unit (12582912, not 12MiB; docs/models.md)", "per sample" left
+ * out where per_sample is 0 (a buffer's bytes). */
+void ds_test_assert_bytes_hint(const char *text, const char *where, int per_sample);
+
 /* A compute model to test kernels on: a one-GPU topology on GPU `gpu` of
  * the GPU table gpus_text (NVSwitch template, mem_efficiency 1, the
  * given flops_efficiency and kernel_overhead in microseconds), the model file

@@ -358,3 +358,15 @@ Test(cast_reduce, bad_keys_are_located) {
     ds_test_assert_model_refused(text, bad[i][1], label);
   }
 }
+
+/* amp_upcast_bytes written with a unit ("12MiB") is refused at its line
+ * (16, after AMP's three keys) naming the file and the key, with the
+ * reminder that a model file's sizes are integer bytes per sample, also
+ * through the CLI (exit 2). */
+Test(cast_reduce, a_byte_count_with_a_unit_says_integer_bytes) {
+  char text[1024];
+  ds_test_one_layer_model(text, sizeof text, "memory",
+                          "    amp_fwd_bytes: 1\n    amp_cast_bytes: 2\n"
+                          "    amp_grad_cast_bytes: 0\n    amp_upcast_bytes: 12MiB\n");
+  ds_test_assert_bytes_hint(text, ":16:23: key 'amp_upcast_bytes'", 1);
+}

@@ -132,3 +132,19 @@ Test(cat_copy, divisions_at_the_bound_load) {
   cr_assert_float_eq(m->layers[0].cat_copy[DS_ATTN_FWD].divisions, 6003, 0);
   ds_model_free(m);
 }
+
+/* A cat's bytes written with a unit ("12MiB") are refused at their line
+ * and column naming the file and the key, with the reminder that a model
+ * file's sizes are integer bytes per sample, also through the CLI (exit
+ * 2); the index divisions beside them are no bytes: no reminder there. */
+Test(cat_copy, a_byte_count_with_a_unit_says_integer_bytes) {
+  char text[1024];
+  ds_test_one_layer_model(text, sizeof text, "memory", "    cat_copy: {bwd: [12MiB, 0]}\n");
+  ds_test_assert_bytes_hint(text, ":13:22: key 'cat_copy.bwd[0]'", 1);
+  ds_test_one_layer_model(text, sizeof text, "memory", "    cat_copy: {fwd: [1, 12MiB]}\n");
+  struct ds_model *m = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_test_load_model_text(text, &m, &err), DS_EINPUT);
+  cr_assert(strstr(err.msg, "key 'cat_copy.fwd[1]'") && !strstr(err.msg, "integer bytes"), "%s",
+            err.msg);
+}

@@ -137,6 +137,22 @@ Test(collbench, unknown_architecture_falls_back_and_says_so) {
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert(strstr(o.text, "unknown architecture") && strstr(o.text, "plain ring"), "%s",
             o.text);
+  /* the line names the flag that asked for auto, as the first line does
+   * (it said --proto auto under --algo auto) */
+  cr_assert(strstr(o.text, "# ddpsim collective: allreduce, algo auto, 8 ranks") &&
+                strstr(o.text, "'Test' (known: Volta, Turing, Ampere, Ada, Hopper, Blackwell); "
+                               "--algo auto runs the plain ring (proto none)\n"),
+            "%s", o.text);
+  free(o.text);
+  o = run("--topo tests/data/ring8.yaml --op broadcast --algo auto -b 1M -e 1M");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert(strstr(o.text, "; --algo auto runs the plain ring (proto none)\n"), "%s", o.text);
+  free(o.text);
+  o = run("--topo tests/data/ring8.yaml --algo tree --proto auto -b 1M -e 1M");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  cr_assert(strstr(o.text, "# ddpsim collective: allreduce, algo tree, 8 ranks") &&
+                strstr(o.text, "; --proto auto runs the plain tree (proto none)\n"),
+            "%s", o.text);
   free(o.text);
   o = run("--topo tests/data/ring8.yaml --algo auto -b 1M -e 1M --format csv");
   cr_assert_eq(o.st, DS_OK);

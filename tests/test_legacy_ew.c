@@ -455,3 +455,37 @@ Test(legacy_ew, a_loss_without_the_key_keeps_one_roofline_and_bad_ones_are_locat
     ds_test_assert_model_refused(text, bad[i][1], label);
   }
 }
+
+/* A byte count written with a unit ("12MiB", as a topology's sizes take)
+ * is refused at its line and column, naming the file and the key, with
+ * the reminder that a model file's sizes are integer bytes per sample,
+ * also through the CLI (exit 2): the first number of legacy_ew's and
+ * nhwc_legacy_ew's passes, of amp_cast_ew and of loss_legacy_ew (line 7,
+ * after the five of the head and loss_copy_bytes). Their operand-element
+ * counts are no bytes: no reminder there. */
+Test(legacy_ew, a_byte_count_with_a_unit_says_integer_bytes) {
+  char text[1024];
+  ds_test_one_layer_model(text, sizeof text, "memory", "    legacy_ew: {fwd: [12MiB, 0, 0]}\n");
+  ds_test_assert_bytes_hint(text, ":13:23: key 'legacy_ew.fwd[0]'", 1);
+  ds_test_one_layer_model(text, sizeof text, "memory",
+                          "    nhwc_legacy_ew: {copy: [12MiB, 0, 0]}\n");
+  ds_test_assert_bytes_hint(text, ":13:29: key 'nhwc_legacy_ew.copy[0]'", 1);
+  ds_test_one_layer_model(text, sizeof text, "memory", AMP "    amp_cast_ew: [12MiB, 0]\n");
+  ds_test_assert_bytes_hint(text, ":16:19: key 'amp_cast_ew[0]'", 1);
+  ds_test_assert_bytes_hint("schema_version: 1\nname: t\nsample: s\ndefault_batch: 1\n"
+                            "optimizer: sgd\nloss_copy_bytes: 100\nloss_legacy_ew: [12MiB, 0, 0]\n"
+                            "layers:\n  - {name: a, class: memory, fwd_flops: 0, bwd_flops: 0,"
+                            " fwd_bytes: 1, act_bytes: 0, params: [{name: w, numel: 1}]}\n",
+                            ":7:18: key 'loss_legacy_ew[0]'", 1);
+  static const char *const counts[] = {"    legacy_ew: {fwd: [100, 12MiB, 0]}\n",
+                                       "    legacy_ew: {bwd: [100, 0, 12MiB]}\n",
+                                       AMP "    amp_cast_ew: [1, 12MiB]\n"};
+  for (size_t i = 0; i < sizeof counts / sizeof *counts; i++) {
+    struct ds_model *m = NULL;
+    struct ds_err err = {0};
+    ds_test_one_layer_model(text, sizeof text, "memory", counts[i]);
+    cr_assert_eq(ds_test_load_model_text(text, &m, &err), DS_EINPUT, "%s", counts[i]);
+    cr_assert(strstr(err.msg, "got \"12MiB\"") && !strstr(err.msg, "integer bytes"), "%s: %s",
+              counts[i], err.msg);
+  }
+}

@@ -326,4 +326,20 @@ Test(model, a_byte_count_with_a_unit_says_integer_bytes) {
                                "1000000000000000, got \"12MiB\": integer bytes per sample, "
                                "without a unit (12582912, not 12MiB",
                                "fwd_bytes 12MiB");
+  /* the whole message, and through the CLI: exit 2 */
+  ds_test_assert_bytes_hint(HEAD "layers:\n  - name: l0\n    fwd_flops: 1\n    bwd_flops: 1\n"
+                            "    fwd_bytes: 12MiB\n    act_bytes: 0\n    params:\n"
+                            "      - {name: a, numel: 4}\n",
+                            ":10:16: key 'fwd_bytes'", 1);
+}
+
+/* A buffer's bytes (its whole size, not per sample) written with a unit
+ * are refused the same way, line 23 after the two layers, also through the
+ * CLI (exit 2). */
+Test(model, a_buffers_bytes_with_a_unit_says_integer_bytes) {
+  ds_test_assert_bytes_hint(HEAD "layers:\n  - name: l0\n    fwd_flops: 1\n    bwd_flops: 1\n"
+                            "    fwd_bytes: 0\n    act_bytes: 0\n    params:\n"
+                            "      - {name: a, numel: 4}\n"
+                            "buffers:\n  - {name: rm, numel: 4, bytes: 12MiB, dtype: float32}\n",
+                            ":15:33: key 'bytes'", 0);
 }

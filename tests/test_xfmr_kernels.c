@@ -409,6 +409,44 @@ Test(xfmr_kernels, bad_attention_parts_are_located) {
   }
 }
 
+/* An attention part's bytes or amp bytes written with a unit ("12MiB") are
+ * refused at their line and column naming the file and the key, with the
+ * reminder that a model file's sizes are integer bytes per sample, also
+ * through the CLI (exit 2); its kernels and FLOPs are no bytes: no
+ * reminder there. */
+#define PARTS(products, rest)                                                               \
+  "schema_version: 1\nname: b\nsample: s\ndefault_batch: 1\noptimizer: sgd\n"               \
+  "layers:\n  - name: l\n    class: attention\n    fwd_flops: 1\n    bwd_flops: 1\n"          \
+  "    fwd_bytes: 1\n    act_bytes: 0\n    attn_products: " products "\n"                   \
+  "    attn_rest: " rest "\n    params:\n      - {name: w, numel: 1}\n"
+Test(xfmr_kernels, a_byte_count_with_a_unit_says_integer_bytes) {
+  ds_test_assert_bytes_hint(PARTS("{fwd: [1, 1, 12MiB, 0], bwd: [0, 0, 0, 0]}",
+                                  "{fwd: [0, 0, 0], bwd: [0, 0, 0]}"),
+                            ":13:33: key 'attn_products.fwd[2]'", 1);
+  ds_test_assert_bytes_hint(PARTS("{fwd: [1, 1, 0, 0], bwd: [0, 0, 0, 12MiB]}",
+                                  "{fwd: [0, 0, 0], bwd: [0, 0, 0]}"),
+                            ":13:55: key 'attn_products.bwd[3]'", 1);
+  ds_test_assert_bytes_hint(PARTS("{fwd: [1, 1, 0, 0], bwd: [0, 0, 0, 0]}",
+                                  "{fwd: [1, 12MiB, 0], bwd: [0, 0, 0]}"),
+                            ":14:26: key 'attn_rest.fwd[1]'", 1);
+  ds_test_assert_bytes_hint(PARTS("{fwd: [1, 1, 0, 0], bwd: [0, 0, 0, 0]}",
+                                  "{fwd: [1, 0, 0], bwd: [0, 0, 12MiB]}"),
+                            ":14:45: key 'attn_rest.bwd[2]'", 1);
+  static const char *const counts[] = {
+      PARTS("{fwd: [12MiB, 1, 0, 0], bwd: [0, 0, 0, 0]}", "{fwd: [0, 0, 0], bwd: [0, 0, 0]}"),
+      PARTS("{fwd: [1, 12MiB, 0, 0], bwd: [0, 0, 0, 0]}", "{fwd: [0, 0, 0], bwd: [0, 0, 0]}"),
+      PARTS("{fwd: [1, 1, 0, 0], bwd: [0, 0, 0, 0]}", "{fwd: [12MiB, 0, 0], bwd: [0, 0, 0]}"),
+  };
+  for (size_t i = 0; i < sizeof counts / sizeof *counts; i++) {
+    struct ds_model *m = NULL;
+    struct ds_err err = {0};
+    cr_assert_eq(ds_test_load_model_text(counts[i], &m, &err), DS_EINPUT, "case %zu", i);
+    cr_assert(strstr(err.msg, "got \"12MiB\"") && !strstr(err.msg, "integer bytes"),
+              "case %zu: %s", i, err.msg);
+  }
+}
+#undef PARTS
+
 Test(xfmr_kernels, the_shipped_cores_products_are_their_flops) {
   /* The re-exported files: every attention core of GPT-2 and BERT runs
    * two products forward and four backward (two per product), which hold

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "traces/coll_key.h"
+
 /* ---- names ------------------------------------------------------------ */
 
 static const char *const stream_names[] = {
@@ -406,33 +408,20 @@ static ds_status check_deps(struct ds_schedule *s, size_t i,
   return DS_OK;
 }
 
-struct coll_key {
-  int64_t coll;
-  int32_t rank;
-  uint32_t op;
-};
-
-static int cmp_coll_key(const void *a, const void *b) {
-  const struct coll_key *x = a, *y = b;
-  if (x->coll != y->coll) return x->coll < y->coll ? -1 : 1;
-  if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
-  return (x->op > y->op) - (x->op < y->op);
-}
-
 /* Ops sharing a coll id form one collective instance: one op per rank, all
  * of one kind and with the same per-rank payload. */
 static ds_status check_colls(const struct ds_schedule *s, size_t *bad, struct ds_err *err) {
   size_t n = 0;
   for (size_t i = 0; i < s->n_ops; i++) n += s->ops[i].coll >= 0;
   if (n == 0) return DS_OK;
-  struct coll_key *keys = malloc(n * sizeof *keys);
+  struct ds_coll_key *keys = malloc(n * sizeof *keys);
   if (!keys)
     return ds_err_set(err, DS_ENOMEM, "validating the schedule: out of memory");
   n = 0;
   for (size_t i = 0; i < s->n_ops; i++)
     if (s->ops[i].coll >= 0)
-      keys[n++] = (struct coll_key){s->ops[i].coll, s->ops[i].rank, (uint32_t)i};
-  qsort(keys, n, sizeof *keys, cmp_coll_key);
+      keys[n++] = (struct ds_coll_key){s->ops[i].coll, s->ops[i].rank, (uint32_t)i};
+  qsort(keys, n, sizeof *keys, ds_coll_key_cmp);
   ds_status st = DS_OK;
   size_t first = 0;
   for (size_t k = 1; k < n && st == DS_OK; k++) {

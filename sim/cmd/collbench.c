@@ -310,8 +310,11 @@ static ds_status make_plan(const struct ds_collbench_args *o, struct ds_topo *to
   DS_CHECK(ds_proto_flag_require_model("--proto", &o->proto, why.msg, err));
   if (!o->ar_auto && o->ar_algo == DS_AR_NVLS)
     return ds_err_set(err, DS_EUSAGE, "option --algo nvls: %s", why.msg);
+  /* only auto reaches here: named by the flag that asked for it, --algo
+   * auto as the header's first line has it, else --proto auto */
   snprintf(pl->fallback, sizeof pl->fallback,
-           "%s; --proto auto runs the plain %s (proto none)", why.msg,
+           "%s; --%s auto runs the plain %s (proto none)", why.msg,
+           o->ar_auto || o->bcast_auto ? "algo" : "proto",
            o->desc->kind == DS_COLL_ALLREDUCE ? ds_ar_algo_name(o->ar_algo) : o->desc->algo);
   if (o->format != DS_FORMAT_TEXT) fprintf(stderr, "ddpsim collective: %s\n", pl->fallback);
   return DS_OK;

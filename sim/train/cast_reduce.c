@@ -31,7 +31,8 @@ ds_status ds_cast_reduce_read(const struct ds_cnode *item, struct ds_layer *l,
   l->n_row_reductions = 0;
   if (ds_cmap_get(item, "amp_upcast_bytes", &node)) {
     int64_t v;
-    DS_CHECK(ds_cnode_int_range(&node, 0, DS_MODEL_COUNT_MAX, &v, err));
+    DS_CHECK(ds_model_bytes_hint(ds_cnode_int_range(&node, 0, DS_MODEL_COUNT_MAX, &v, err), 1,
+                                 err));
     if ((double)v > l->amp_cast_bytes)
       return ds_cnode_error(&node, err, "expected amp_upcast_bytes at most amp_cast_bytes "
                             "(%.0f), got %lld", l->amp_cast_bytes, (long long)v);

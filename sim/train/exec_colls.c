@@ -11,6 +11,7 @@
 
 #include "sim/coll/nccl_model.h"
 #include "sim/train/exec_impl.h"
+#include "traces/coll_key.h"
 
 /* A flow's tag: its instance above this bit, its member below. */
 #define TAG_SHIFT 32
@@ -54,19 +55,6 @@ static ds_status get_ring(struct ds_exec *ex, const int32_t *gpus, int32_t n,
   return DS_OK;
 }
 
-/* A member of a collective: rank's local op e. */
-struct coll_key {
-  int64_t coll;
-  int32_t rank;
-  uint32_t op;
-};
-
-static int cmp_coll_key(const void *a, const void *b) {
-  const struct coll_key *x = a, *y = b;
-  if (x->coll != y->coll) return x->coll < y->coll ? -1 : 1;
-  return (x->rank > y->rank) - (x->rank < y->rank);
-}
-
 /* A send or a recv, by (source rank, destination rank, order on its rank). */
 struct p2p_key {
   int32_t src, dst;
@@ -101,7 +89,7 @@ static enum ds_coll_kind coll_kind_of(enum ds_op_kind k) {
  * gpus[k]'s local op) and creates its collective from *spec (ring and tag
  * filled here). */
 static ds_status add_inst(struct ds_exec *ex, struct coll_owner *owners, int64_t coll_id,
-                          const struct coll_key *keys, const int32_t *gpus, int32_t n,
+                          const struct ds_coll_key *keys, const int32_t *gpus, int32_t n,
                           struct ds_coll_spec *spec, struct ds_err *err) {
   int32_t idx = ex->n_colls;
   struct coll_inst *ci = &ex->colls[ex->n_colls++];
@@ -129,7 +117,7 @@ static ds_status add_inst(struct ds_exec *ex, struct coll_owner *owners, int64_t
 
 /* One instance per coll id of a collective kind. */
 static ds_status build_group(struct ds_exec *ex, struct coll_owner *owners,
-                             const struct coll_key *keys, int32_t n, int32_t *gpus,
+                             const struct ds_coll_key *keys, int32_t n, int32_t *gpus,
                              struct ds_err *err) {
   const struct rank_class *c0 = class_of(ex, keys[0].rank);
   const struct ds_op *o = op_at(ex, c0, keys[0].op);
@@ -293,7 +281,7 @@ static ds_status build_p2p(struct ds_exec *ex, struct coll_owner *owners,
                       op_id(ex, rc, keys[b].rank, keys[b].op), ro->bytes);
       goto out;
     }
-    struct coll_key members[2] = {{-1, keys[a].rank, keys[a].op}, {-1, keys[b].rank, keys[b].op}};
+    struct ds_coll_key members[2] = {{-1, keys[a].rank, keys[a].op}, {-1, keys[b].rank, keys[b].op}};
     int32_t gpus[2] = {keys[a].rank, keys[b].rank};
     struct ds_coll_spec spec = {.kind = DS_COLL_SEND, .model = ex->opt.coll_model,
                                 .chunks = 1, .bytes = so->bytes, .root = 0};
@@ -317,7 +305,7 @@ ds_status ds__exec_build_colls(struct ds_exec *ex, struct coll_owner **owners,
       n_keys += (size_t)c->n_ranks * (o->coll >= 0 && !is_p2p(o->kind));
     }
   }
-  struct coll_key *keys = malloc((n_keys + 1) * sizeof *keys);
+  struct ds_coll_key *keys = malloc((n_keys + 1) * sizeof *keys);
   int32_t *gpus = malloc(((size_t)ex->sched->world_size + 1) * sizeof *gpus);
   ex->colls = calloc(n_keys + n_p2p + 1, sizeof *ex->colls);
   *owners = calloc(n_keys + n_p2p + 1, sizeof **owners);
@@ -332,11 +320,11 @@ ds_status ds__exec_build_colls(struct ds_exec *ex, struct coll_owner **owners,
     for (uint32_t e = 0; e < c->n; e++) {
       const struct ds_op *o = op_at(ex, c, e);
       if (o->coll < 0 || is_p2p(o->kind)) continue;
-      for (int32_t j = 0; j < c->n_ranks; j++)
-        keys[n_keys++] = (struct coll_key){o->coll, c->first_rank + j, e};
+      for (int32_t j = 0; j < c->n_ranks; j++) /* a member: rank's local op e */
+        keys[n_keys++] = (struct ds_coll_key){o->coll, c->first_rank + j, e};
     }
   }
-  qsort(keys, n_keys, sizeof *keys, cmp_coll_key);
+  qsort(keys, n_keys, sizeof *keys, ds_coll_key_cmp);
   for (size_t i = 0; i < n_keys && st == DS_OK;) {
     size_t j = i;
     while (j < n_keys && keys[j].coll == keys[i].coll) j++;

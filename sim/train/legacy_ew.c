@@ -33,14 +33,14 @@ static ds_status read_counts(const struct ds_cnode *node, int fwd, struct ds_leg
   size_t len = 0;
   if (ds_cnode_is_seq(node)) DS_CHECK(ds_cseq_len(node, &len, err));
   size_t want = len == 4 ? 4 : 3;
-  DS_CHECK(ds_cnode_int_list(node, want == 4 ? "[bytes, strided operand-elements, transposed "
-                                               "operand-elements, autocast cast "
-                                               "operand-elements]"
-                                             : "[bytes, strided operand-elements, transposed "
-                                               "operand-elements, autocast cast "
-                                               "operand-elements] or [bytes, strided "
-                                               "operand-elements, transposed operand-elements]",
-                             want, 0, DS_MODEL_COUNT_MAX, v, err));
+  DS_CHECK(ds_model_read_counts(node, want == 4 ? "[bytes, strided operand-elements, transposed "
+                                                  "operand-elements, autocast cast "
+                                                  "operand-elements]"
+                                                : "[bytes, strided operand-elements, transposed "
+                                                  "operand-elements, autocast cast "
+                                                  "operand-elements] or [bytes, strided "
+                                                  "operand-elements, transposed operand-elements]",
+                                want, 1u, v, err));
   DS_CHECK(check_elems_within_bytes(node, v, err));
   if (want == 4 && (!fwd || v[3] > v[1])) {
     /* the exporter counts autocast's mixed-dtype ops on forward ops only */
@@ -77,8 +77,7 @@ static ds_status read_cast_ew(const struct ds_cnode *item, struct ds_layer *l,
   l->amp_cast_ew_bytes = l->amp_cast_ew_elems = 0;
   if (!ds_cmap_get(item, "amp_cast_ew", &node)) return DS_OK;
   int64_t v[2] = {0, 0};
-  DS_CHECK(ds_cnode_int_list(&node, "[autocast bytes, operand-elements]", 2, 0,
-                             DS_MODEL_COUNT_MAX, v, err));
+  DS_CHECK(ds_model_read_counts(&node, "[autocast bytes, operand-elements]", 2, 1u, v, err));
   if (l->amp_fwd_bytes < 0)
     return ds_cnode_error(&node, err, "expected amp_cast_ew only beside amp_fwd_bytes");
   if ((double)v[0] > l->amp_fwd_bytes)
@@ -204,8 +203,8 @@ ds_status ds_legacy_ew_read_loss(const struct ds_cnode *root, struct ds_model *m
   memset(&m->loss_legacy, 0, sizeof m->loss_legacy);
   if (!ds_cmap_get(root, "loss_legacy_ew", &node)) return DS_OK;
   int64_t v[3] = {0, 0, 0};
-  DS_CHECK(ds_cnode_int_list(&node, "[bytes, strided operand-elements, transposed "
-                             "operand-elements]", 3, 0, DS_MODEL_COUNT_MAX, v, err));
+  DS_CHECK(ds_model_read_counts(&node, "[bytes, strided operand-elements, transposed "
+                                "operand-elements]", 3, 1u, v, err));
   DS_CHECK(check_elems_within_bytes(&node, v, err));
   if ((double)v[0] > m->loss_copy_bytes)
     return ds_cnode_error(&node, err, "expected loss_legacy_ew bytes at most loss_copy_bytes "

@@ -107,18 +107,38 @@ ds_status ds__model_read_nonneg(const struct ds_cnode *map, const char *key,
   int64_t v;
   DS_CHECK(ds_cmap_require(map, key, "a non-negative integer", &node, err));
   ds_status st = ds_cnode_int_range(&node, 0, DS_MODEL_COUNT_MAX, &v, err);
-  /* A size here is a plain count of bytes per sample, as
-   * tools/export_model.py writes it, never "12MiB" as a topology's sizes
-   * are: the message says so where the key is one (the file's *_bytes) */
+  /* the file's *_bytes are byte counts per sample: the message says so */
   size_t n = strlen(key), k = strlen("_bytes");
-  if (st != DS_OK && err && n > k && strcmp(key + n - k, "_bytes") == 0) {
-    size_t used = strlen(err->msg);
-    snprintf(err->msg + used, sizeof err->msg - used,
-             ": integer bytes per sample, without a unit (12582912, not 12MiB; "
-             "docs/models.md)");
-  }
+  if (n > k && strcmp(key + n - k, "_bytes") == 0) st = ds_model_bytes_hint(st, 1, err);
   DS_CHECK(st);
   *out = (double)v;
+  return DS_OK;
+}
+
+/* A size here is a plain count of bytes, as tools/export_model.py writes
+ * it, never "12MiB" as a topology's sizes are. */
+ds_status ds_model_bytes_hint(ds_status st, int per_sample, struct ds_err *err) {
+  if (st != DS_EINPUT || !err) return st;
+  size_t used = strlen(err->msg);
+  snprintf(err->msg + used, sizeof err->msg - used,
+           ": integer bytes%s, without a unit (12582912, not 12MiB; docs/models.md)",
+           per_sample ? " per sample" : "");
+  return st;
+}
+
+ds_status ds_model_read_counts(const struct ds_cnode *node, const char *what, size_t n,
+                               uint32_t bytes_at, int64_t *out, struct ds_err *err) {
+  size_t len = 0;
+  if (ds_cnode_is_seq(node)) DS_CHECK(ds_cseq_len(node, &len, err));
+  /* not a list of n: ds_cnode_int_list's message for that */
+  if (len != n) return ds_cnode_int_list(node, what, n, 0, DS_MODEL_COUNT_MAX, out, err);
+  for (size_t i = 0; i < n; i++) {
+    struct ds_cnode item;
+    DS_CHECK(ds_cseq_at(node, i, &item, err));
+    ds_status st = ds_cnode_int_range(&item, 0, DS_MODEL_COUNT_MAX, &out[i], err);
+    if (i < 32 && (bytes_at >> i & 1)) st = ds_model_bytes_hint(st, 1, err);
+    DS_CHECK(st);
+  }
   return DS_OK;
 }
 

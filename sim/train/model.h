@@ -389,6 +389,21 @@ struct ds_model {
 ds_status ds_model_load(const char *path, struct ds_model **out,
                         struct ds_err *err);
 
+/* The readers of a model file's byte counts (model.c, model_ops.c,
+ * model_names.c, legacy_ew.c, cast_reduce.c, cat_copy.c) say what one is.
+ * ds_model_bytes_hint: st as it is; when st is DS_EINPUT (a bad value read
+ * for a byte count), err's message gains ": integer bytes per sample,
+ * without a unit (12582912, not 12MiB; docs/models.md)", "per sample" left
+ * out where per_sample is 0 (a buffer's whole size). A model file's sizes
+ * are plain integers, never "12MiB" as a topology's are. */
+struct ds_cnode;
+ds_status ds_model_bytes_hint(ds_status st, int per_sample, struct ds_err *err);
+/* ds_cnode_int_list(node, what, n, 0, DS_MODEL_COUNT_MAX, out, err) for a
+ * list whose elements at the bits of bytes_at (1 << i: element i) are
+ * byte counts per sample: a bad one's message carries ds_model_bytes_hint. */
+ds_status ds_model_read_counts(const struct ds_cnode *node, const char *what, size_t n,
+                               uint32_t bytes_at, int64_t *out, struct ds_err *err);
+
 /* The parameter at position i of the registration order. */
 int32_t ds_model_registered(const struct ds_model *m, int32_t i);
 /* Parameter p's position in the registration order (what PyTorch's bucket

@@ -117,9 +117,13 @@ ds_status ds__model_read_buffers(struct ds_model *m, const struct ds_cnode *seq,
     DS_CHECK_GOTO(ds_cmap_require(&item, "numel", "a non-negative integer", &node, err), st,
                   out);
     DS_CHECK_GOTO(ds_cnode_int_range(&node, 0, DS_MODEL_NUMEL_MAX, &b->numel, err), st, out);
-    DS_CHECK_GOTO(ds__model_read_nonneg(&item, "bytes", &b->bytes, err), st, out);
+    /* a buffer's whole size, not per sample */
+    int64_t bytes;
     DS_CHECK_GOTO(ds_cmap_require(&item, "bytes", "a non-negative integer", &node, err), st,
                   out);
+    DS_CHECK_GOTO(ds_model_bytes_hint(ds_cnode_int_range(&node, 0, DS_MODEL_COUNT_MAX, &bytes,
+                                                         err), 0, err), st, out);
+    b->bytes = (double)bytes;
     if (b->numel > 0 && (fmod(b->bytes, (double)b->numel) != 0 || b->bytes < b->numel)) {
       st = ds_cnode_error(&node, err, "expected bytes a whole multiple (>= 1) of numel %lld, "
                           "got %.0f", (long long)b->numel, b->bytes);

@@ -81,7 +81,8 @@ static ds_status read_attn_part(const struct ds_cnode *item, const char *key, in
     int64_t v[4];
     DS_CHECK(ds_cmap_require(&map, attn_pass_keys[p], what, &node, err));
     DS_CHECK(ds_cnode_key_under(&map, &node, err));
-    DS_CHECK(ds_cnode_int_list(&node, what, (size_t)n, 0, DS_MODEL_COUNT_MAX, v, err));
+    /* the last two, bytes and amp bytes, are byte counts */
+    DS_CHECK(ds_model_read_counts(&node, what, (size_t)n, 3u << (n - 2), v, err));
     out[p].kernels = (double)v[0];
     out[p].flops = n == 4 ? (double)v[1] : 0;
     out[p].bytes = (double)v[n - 2];

@@ -8,7 +8,8 @@
  * backward a zero-filled table and those rows, not whole-table passes,
  * its ids per sample or shared by the batch (embed_step_lookups), by
  * embedding_dense_backward_cuda's one-kernel path up to 3072 ids and its
- * sort path above.
+ * sort path above; an embedding of shared ids whose file gives its bytes
+ * per step (bytes_per: step) moves them once a step, at any batch.
  * Worked by hand on tiny-topo's TestGPU (1000 GB/s, efficiencies 1, no
  * kernel overhead unless the test sets one).
  */
@@ -20,6 +21,7 @@
 
 #include "sim/net/topo.h"
 #include "sim/train/compute.h"
+#include "sim/train/memory.h"
 #include "sim/train/model.h"
 #include "tests/support.h"
 
@@ -282,6 +284,147 @@ Test(elt_bwd, ids_the_batch_shares_are_counted_once_per_step) {
   cr_assert_float_eq(ds_compute_bwd_ns(&c, e, 4), 521.6, 1e-6);
   cr_assert_float_eq(ds_compute_fwd_ns(&c, e, 40), 836, 1e-6);
   teardown(&f);
+}
+
+/* posemb: the layer's own bytes were per sample too. With ids shaped
+ * [1, 50] every tensor of the layer is the batch's: PyTorch's forward,
+ * embedding -> weight.index_select(0, ids.reshape(-1)) (Embedding.cpp),
+ * reads the 50 ids (400 B) and the 50 rows and writes [1, 50, 100]
+ * (20,000 B); its backward, embedding_dense_backward_cuda (Embedding.cu,
+ * 1c94016e: grad_.contiguous() of the [1, 50, 100] gradient, which the
+ * broadcast add's backward has already summed over the batch; at::zeros
+ * of the table; embedding_backward_feature_kernel reading the ids and
+ * that gradient and adding each into its row) reads 20,000 + 400 B
+ * beside the table and rows. tools/export_model.py writes them per step:
+ * fwd_bytes 20,400, act_bytes 400 (the ids saved), bwd_bytes 20,400,
+ * bytes_per: step (tests/data/shared-ids-model.yaml's pos layer, at
+ * --batch 2 and 4 alike). fp32 on TestGPU (1 B/ns), batch 4 or 40:
+ * forward 20,400 + 50 rows x 400 B = 40,400 B, 40.4 ns (as per sample,
+ * embed_step_text above: 101.6 ns at batch 4, 836 at 40); backward 20,400
+ * + the 400,000 B zero-filled table + 2 x 20,000 = 460.4 ns (521.6 per
+ * sample at batch 4). --dtype fp16: the float part halves, the 400 B of
+ * ids stay: 10,400, rows of 2 B, 10,000: 20.4 ns; backward 10,400 +
+ * 200,000 + 2 x 10,000 = 230.4 ns. Under --amp the file's autocast bytes,
+ * the same 20,400 (the fp32 table's rows, which autocast leaves fp32),
+ * and the fp32 rows: 40.4 ns. Saved for backward: 400 B a step (1600 B at
+ * batch 4 per sample). */
+static const char *embed_shared_text =
+    "schema_version: 1\nname: em\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n" EMBED_LAYER(
+        "embed", "    amp_act_bytes: 400\n    amp_fwd_bytes: 20400\n    amp_cast_bytes: 0\n"
+                 "    amp_grad_cast_bytes: 0\n    embedding: [0, 100, 50]\n    bytes_per: step\n");
+
+Test(elt_bwd, an_embedding_of_shared_ids_moves_its_bytes_once_per_step) {
+  struct fixture f;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_test_load_model_text(embed_shared_text, &f.model, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &f.topo, &err), DS_OK, "%s",
+               err.msg);
+  const struct ds_layer *e = &f.model->layers[0];
+  cr_assert_eq(e->bytes_per_step, 1);
+  struct ds_compute c = init(&f, DS_DTYPE_FP32, DS_AMP_NONE);
+  for (int64_t b = 4; b <= 40; b += 36) {
+    cr_assert_float_eq(ds_compute_fwd_ns(&c, e, b), 40.4, 1e-6, "batch %lld", (long long)b);
+    cr_assert_float_eq(ds_compute_bwd_ns(&c, e, b), 460.4, 1e-6, "batch %lld", (long long)b);
+    cr_assert_float_eq(ds_layer_saved_bytes(f.model, &c.precision, 0, b), 400, 1e-9);
+  }
+  c = init(&f, DS_DTYPE_FP16, DS_AMP_NONE);
+  cr_assert_float_eq(ds_compute_fwd_ns(&c, e, 40), 20.4, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, e, 40), 230.4, 1e-6);
+  c = init(&f, DS_DTYPE_FP32, DS_AMP_FP16);
+  cr_assert_float_eq(ds_compute_fwd_ns(&c, e, 40), 40.4, 1e-6);
+  cr_assert_float_eq(ds_layer_saved_bytes(f.model, &c.precision, 0, 40), 400, 1e-9);
+  teardown(&f);
+  /* the same layer without the key, or with bytes_per: sample, keeps the
+   * old meaning: per sample, x batch */
+  cr_assert_eq(ds_test_load_model_text(embed_step_text, &f.model, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &f.topo, &err), DS_OK, "%s",
+               err.msg);
+  cr_assert_eq(f.model->layers[0].bytes_per_step, 0);
+  c = init(&f, DS_DTYPE_FP32, DS_AMP_NONE);
+  cr_assert_float_eq(ds_layer_saved_bytes(f.model, &c.precision, 0, 4), 1600, 1e-9);
+  teardown(&f);
+}
+
+/* The toy tools/export_model.py exported (tests/data/shared_ids_toy.py:
+ * its command is the file's second line): token ids [batch, 50] into
+ * 1000 rows of 100 fp32, position ids [1, 50] (an arange) into 64 rows,
+ * their broadcast sum, a linear head. The position layer's bytes are per
+ * step, worked by hand as above: 50 int64 ids + [1, 50, 100] fp32 out =
+ * 20,400 forward and backward, the ids saved 400; the token layer's per
+ * sample, the same numbers. fp32, TestGPU: pos forward 20,400 + 50 rows
+ * (20,000) = 40.4 ns at every batch; backward 20,400 + its 25,600 B table
+ * zero-filled + 2 x 20,000 = 86 ns. tok at batch 4: 4 x 20,400 + 200 rows
+ * (80,000) = 161.6 ns, at batch 8: 163,200 + 160,000 = 323.2 ns. */
+Test(elt_bwd, the_exporter_writes_a_shared_embeddings_bytes_per_step) {
+  struct fixture f;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_model_load("tests/data/shared-ids-model.yaml", &f.model, &err), DS_OK, "%s",
+               err.msg);
+  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &f.topo, &err), DS_OK, "%s",
+               err.msg);
+  const struct ds_layer *tok = &f.model->layers[1], *pos = &f.model->layers[2];
+  cr_assert_str_eq(tok->name, "tok");
+  cr_assert_str_eq(pos->name, "pos");
+  cr_assert_eq(tok->bytes_per_step, 0);
+  cr_assert_eq(tok->embed_lookups, 50);
+  cr_assert_eq(pos->bytes_per_step, 1);
+  cr_assert_eq(pos->embed_step_lookups, 50);
+  cr_assert_float_eq(pos->fwd_bytes, 20400, 0);
+  cr_assert_float_eq(pos->act_bytes, 400, 0);
+  cr_assert_float_eq(pos->bwd_bytes, 20400, 0);
+  struct ds_compute c = init(&f, DS_DTYPE_FP32, DS_AMP_NONE);
+  for (int64_t b = 1; b <= 64; b *= 4) {
+    cr_assert_float_eq(ds_compute_fwd_ns(&c, pos, b), 40.4, 1e-6, "batch %lld", (long long)b);
+    cr_assert_float_eq(ds_compute_bwd_ns(&c, pos, b), 86, 1e-6, "batch %lld", (long long)b);
+  }
+  cr_assert_float_eq(ds_compute_fwd_ns(&c, tok, 4), 161.6, 1e-6);
+  cr_assert_float_eq(ds_compute_fwd_ns(&c, tok, 8), 323.2, 1e-6);
+  teardown(&f);
+}
+
+Test(elt_bwd, bytes_per_step_is_refused_off_an_embedding_of_shared_ids) {
+#define BP_HEAD                                                                               \
+  "schema_version: 1\nname: em\nsample: s\ndefault_batch: 1\noptimizer: sgd\nlayers:\n" \
+  "  - name: e\n    class: memory\n"
+#define BP_TAIL "    params:\n      - {name: w, numel: 100, shape: [10, 10]}\n"
+  const char *bad[][2] = {
+      {BP_HEAD "    fwd_flops: 0\n    bwd_flops: 0\n    fwd_bytes: 0\n    act_bytes: 0\n"
+               "    embedding: [5, 10]\n    bytes_per: step\n" BP_TAIL,
+       ":14:16: key 'bytes_per': bytes_per: step is for an embedding of ids the batch shares "
+       "(embedding [0, D, lookups per step]); this layer has lookups per sample"},
+      {BP_HEAD "    fwd_flops: 0\n    bwd_flops: 0\n    fwd_bytes: 0\n    act_bytes: 0\n"
+               "    bytes_per: step\n" BP_TAIL,
+       "this layer has no embedding key"},
+      {BP_HEAD "    fwd_flops: 0\n    bwd_flops: 0\n    fwd_bytes: 0\n    act_bytes: 0\n"
+               "    embedding: [0, 10, 5]\n    bytes_per: batch\n" BP_TAIL,
+       "expected bytes_per sample or step, got \"batch\""},
+      {BP_HEAD "    fwd_flops: 1\n    bwd_flops: 0\n    fwd_bytes: 0\n    act_bytes: 0\n"
+               "    embedding: [0, 10, 5]\n    bytes_per: step\n" BP_TAIL,
+       "expected fwd_flops and bwd_flops 0 beside bytes_per: step"},
+      {BP_HEAD "    fwd_flops: 0\n    bwd_flops: 0\n    fwd_bytes: 0\n    act_bytes: 0\n"
+               "    bwd_reduce_bytes: 8\n    embedding: [0, 10, 5]\n    bytes_per: step\n" BP_TAIL,
+       ":13:23: key 'bwd_reduce_bytes': bwd_reduce_bytes is per sample; bytes_per: step (line "
+       "15) is for an embedding whose bytes are all per step"},
+  };
+#undef BP_HEAD
+#undef BP_TAIL
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    struct ds_model *m = NULL;
+    struct ds_err err = {0};
+    cr_assert_eq(ds_test_load_model_text(bad[i][0], &m, &err), DS_EINPUT, "case %zu", i);
+    cr_assert(strstr(err.msg, bad[i][1]) && strstr(err.msg, "/tmp/ddpsim-test-model-"),
+              "case %zu: %s", i, err.msg);
+  }
+  /* bytes_per: sample is the default, said out loud */
+  struct ds_model *m = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_test_load_model_text("schema_version: 1\nname: em\nsample: s\ndefault_batch: "
+                                       "1\noptimizer: sgd\nlayers:\n" EMBED_LAYER(
+                                           "e", "    embedding: [5, 100]\n    bytes_per: sample\n"),
+                                       &m, &err),
+               DS_OK, "%s", err.msg);
+  cr_assert_eq(m->layers[0].bytes_per_step, 0);
+  ds_model_free(m);
 }
 
 /* revtonight finding 2: above 3072 ids embedding_dense_backward_cuda

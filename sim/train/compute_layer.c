@@ -43,7 +43,9 @@ static double memory_pass_ns(const struct ds_compute *c, const struct ds_layer *
 
 double ds_compute_bwd_extra_ns(const struct ds_compute *c, const struct ds_layer *l,
                                int64_t batch) {
-  double scale = ds__compute_act_scale(c) * (double)batch, ns = 0;
+  /* per sample x batch, or per step (model.h bytes_per_step) */
+  double per = ds_layer_bytes_batch(l, batch);
+  double scale = ds__compute_act_scale(c) * per, ns = 0;
   if (l->bwd_reduce_bytes > 0) {
     /* the bias gradients' row reductions at reduce_kernel's rate
      * (cast_reduce.h), any other reduction's bytes at the roofline */
@@ -66,7 +68,7 @@ double ds_compute_bwd_extra_ns(const struct ds_compute *c, const struct ds_layer
   if (l->bwd_copy_bytes > 0)
     ns += memory_pass_ns(c, l, DS_LEGACY_COPY, batch, l->bwd_copy_bytes * scale);
   ns += ds_cat_copy_extra_ns(c, l, DS_ATTN_BWD, batch); /* cat_copy.h */
-  double accum = ds_compute_autocast_traffic(c, l) ? l->amp_bwd_accum_bytes * (double)batch
+  double accum = ds_compute_autocast_traffic(c, l) ? l->amp_bwd_accum_bytes * per
                                         : l->bwd_accum_bytes * scale;
   return ns + memory_pass_ns(c, l, DS_LEGACY_ACCUM, batch, accum);
 }
@@ -287,8 +289,11 @@ static struct embed_bwd embedding_bwd(const struct ds_layer *l, double batch,
 
 static struct pass_time fwd_time(const struct ds_compute *c, const struct ds_layer *l,
                                  int64_t batch) {
-  double b = (double)batch;
-  double casts = autocast_casts_ns(c, l, 0, b);
+  /* b scales the per-sample counts; per the layer's bytes: b, or 1 where
+   * the file gives them per step (model.h bytes_per_step: an embedding of
+   * ids the batch shares) */
+  double b = (double)batch, per = ds_layer_bytes_batch(l, batch);
+  double casts = autocast_casts_ns(c, l, 0, per);
   if (l->bn_channels > 0)
     return (struct pass_time){ds_batch_norm_ns(c, l, batch, 0, NULL) + casts, 0};
   if (l->pool.kernel[0] > 0)
@@ -315,7 +320,7 @@ static struct pass_time fwd_time(const struct ds_compute *c, const struct ds_lay
                               t.sm_bound_ns};
   }
   /* the kernels off PyTorch's vectorised path at their own rate (legacy_ew.h) */
-  double act = ds__compute_fwd_act_bytes(c, l) * b;
+  double act = ds__compute_fwd_act_bytes(c, l) * per;
   double legacy = off_path_ns(c, l, DS_LEGACY_FWD, batch, &act);
   /* no other kernel where those kernels are all the forward runs */
   int rest = legacy == 0 || act > 0 || weights > 0 || l->fwd_flops > 0;
@@ -343,11 +348,11 @@ double ds_compute_fwd_ns(const struct ds_compute *c, const struct ds_layer *l,
 
 static struct pass_time bwd_time(const struct ds_compute *c, const struct ds_layer *l,
                                  int64_t batch) {
-  double b = (double)batch;
+  double b = (double)batch, per = ds_layer_bytes_batch(l, batch); /* as fwd_time */
   /* the casts' backward (none for an input that needs no gradient: the
    * model's, cast by the first layer), and the engine's casts of promoted
    * inputs' gradients */
-  double casts = autocast_casts_ns(c, l, 1, b);
+  double casts = autocast_casts_ns(c, l, 1, per);
   if (l->bn_channels > 0)
     return (struct pass_time){ds_batch_norm_ns(c, l, batch, 1, NULL) + casts +
                                   ds_compute_bwd_extra_ns(c, l, batch), 0};
@@ -381,7 +386,7 @@ static struct pass_time bwd_time(const struct ds_compute *c, const struct ds_lay
     return (struct pass_time){t.total_ns + casts + ds_compute_bwd_extra_ns(c, l, batch),
                               t.sm_bound_ns};
   }
-  double act = ds__compute_bwd_act_bytes(c, l) * b;
+  double act = ds__compute_bwd_act_bytes(c, l) * per;
   double legacy = off_path_ns(c, l, DS_LEGACY_BWD, batch, &act);
   double bytes = act + weights;
   /* a backward that runs no op (the residual add's: it hands the gradient

@@ -30,7 +30,9 @@ double ds_layer_saved_bytes(const struct ds_model *m, const struct ds_precision 
   double cast = ds_layer_autocast_casts_weights(ly)
                     ? (double)(ly->param_numel + ly->tied_cast_numel) * pr->half_weight_bytes
                     : 0;
-  return layer_saved_bytes(ly, pr) * (double)batch + cast;
+  /* per sample, or per step (model.h bytes_per_step: an embedding's
+   * shared ids) */
+  return layer_saved_bytes(ly, pr) * ds_layer_bytes_batch(ly, batch) + cast;
 }
 
 double ds_ddp_saved_bytes(const struct ds_model *m, const struct ds_precision *pr,

@@ -118,7 +118,8 @@ double ds_ddp_saved_bytes(const struct ds_model *model, const struct ds_precisio
                           int64_t batch);
 
 /* What layer l saves for backward over `batch` samples: its share of
- * ds_ddp_saved_bytes (the loss's excluded), freed by its backward. */
+ * ds_ddp_saved_bytes (the loss's excluded), freed by its backward; a
+ * layer of bytes per step (model.h bytes_per_step) saves them once. */
 double ds_layer_saved_bytes(const struct ds_model *model, const struct ds_precision *pr,
                             int32_t l, int64_t batch);
 

@@ -31,7 +31,7 @@ static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
                                          "host_amp_casts", "host_amp_nodes", "host_syncs",
                                          "groups", "stride",
                                          "pool_kernel", "pool_stride", "pool_padding", "pool_input",
-                                         "layer_norm", "embedding", "legacy_ew", "nhwc_legacy_ew",
+                                         "layer_norm", "embedding", "bytes_per", "legacy_ew", "nhwc_legacy_ew",
                                          "attn_products",
                                          "attn_rest", "cat_copy", "tied_params", "amp_cast_ew", NULL};
 static const char *const param_keys[] = {"name", "numel", "shape", NULL};
@@ -67,6 +67,10 @@ int ds_layer_autocast_casts_weights(const struct ds_layer *l) {
 
 double ds_layer_op_fwd_bytes(const struct ds_layer *l) {
   return l->op_fwd_bytes >= 0 ? l->op_fwd_bytes : l->fwd_bytes;
+}
+
+double ds_layer_bytes_batch(const struct ds_layer *l, int64_t batch) {
+  return l->bytes_per_step ? 1.0 : (double)batch;
 }
 
 /* class: conv | matmul | attention | memory (optional; unknown when absent). */
@@ -433,6 +437,7 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
     DS_CHECK_GOTO(read_host_counts(m, &item, l, i, err), st, out);
     DS_CHECK_GOTO(read_params(m, &item, l, (int32_t)i, &param_cap, err), st, out);
     DS_CHECK_GOTO(ds__model_read_embedding(m, &item, l, err), st, out);
+    DS_CHECK_GOTO(ds__model_read_bytes_per(&item, l, err), st, out);
     DS_CHECK_GOTO(ds__model_grouped_conv_weight(m, &item, l, err), st, out);
   }
   ds_legacy_ew_finish(m->layers, (size_t)m->n_layers);
@@ -449,6 +454,10 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
   m->input_bytes = m->layers[0].fwd_bytes - m->layers[0].act_bytes;
   if (m->input_bytes < 0) m->input_bytes = 0;
   m->output_bytes = m->layers[m->n_layers - 1].act_bytes;
+  /* a layer of bytes per step (bytes_per: step) feeds and makes nothing
+   * per sample */
+  if (m->layers[0].bytes_per_step) m->input_bytes = 0;
+  if (m->layers[m->n_layers - 1].bytes_per_step) m->output_bytes = 0;
   if (ds_cmap_get(&root, "input_bytes", &node))
     DS_CHECK_GOTO(ds__model_read_nonneg(&root, "input_bytes", &m->input_bytes, err), st, out);
   if (ds_cmap_get(&root, "output_bytes", &node))

@@ -285,6 +285,22 @@ struct ds_layer {
    * compute_layer.c charges both paths. All 0 when absent: the table read
    * in forward and twice in backward, as any layer's weights. */
   int64_t embed_lookups, embed_step_lookups, embed_dim;
+  /* Optional bytes_per: step (tools/export_model.py), on a layer with
+   * embedding [0, D, lookups per step] only: its byte counts (fwd_bytes,
+   * op_fwd_bytes, act_bytes, act_int_bytes, amp_act_bytes, the amp_*
+   * bytes, bwd_bytes, amp_bwd_bytes, bwd_accum_bytes,
+   * amp_bwd_accum_bytes) are per step, not per sample: every tensor of
+   * its forward and backward is one the batch shares (the [1, seq] ids,
+   * the [1, seq, D] rows it writes, their [1, seq, D] gradient, which the
+   * broadcast add's backward has already summed over the batch), so none
+   * grows with it. Only the broadcast add that follows, a layer of its
+   * own, does. Its FLOPs are 0 and it has none of the keys priced per
+   * sample elsewhere (legacy_ew, amp_cast_ew, cat_copy, bwd_reduce_bytes,
+   * bwd_copy_bytes, bwd_row_reductions, layer_norm, pool_*: the loader
+   * refuses them). 0 when absent or bytes_per: sample, as in every file
+   * exported before it: per sample. ds_layer_bytes_batch gives the
+   * factor. */
+  int bytes_per_step;
   /* Optional attn_products with attn_rest (tools/export_model.py), on an
    * attention-class layer whose forward runs GEMMs (an unfused core: QK^T,
    * scale, mask, softmax, dropout, PV), per pass: its batched products
@@ -423,6 +439,10 @@ const char *ds_layer_class_name(enum ds_layer_class cls);
  * op_fwd_bytes, else (a file without them) the module's inputs and outputs,
  * fwd_bytes. */
 double ds_layer_op_fwd_bytes(const struct ds_layer *l);
+
+/* What layer l's per-sample bytes scale by at `batch`: 1 where its file
+ * gives them per step (bytes_per_step), else batch. */
+double ds_layer_bytes_batch(const struct ds_layer *l, int64_t batch);
 
 /* 1 when layer l carries attn_products and attn_rest (an unfused attention
  * core, priced by its parts: compute.h); 0 else. */

@@ -34,6 +34,10 @@ ds_status ds__model_read_layer_norm(const struct ds_cnode *item, struct ds_layer
  * (model_ops.c) */
 ds_status ds__model_read_embedding(const struct ds_model *m, const struct ds_cnode *item,
                                    struct ds_layer *l, struct ds_err *err);
+/* bytes_per: sample | step, after read_embedding and every key it excludes
+ * (model_ops.c) */
+ds_status ds__model_read_bytes_per(const struct ds_cnode *item, struct ds_layer *l,
+                                   struct ds_err *err);
 
 /* model_names.c: the checks and lists across layers, once every layer
  * (layers: the file's sequence of them) is read. */

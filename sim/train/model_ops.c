@@ -2,7 +2,8 @@
  * The model file's keys of a layer's op geometry, which the kernel models
  * price by: a grouped convolution's groups, stride and weight shape, an
  * attention core's parts, a max-pool's window, a layer norm's rows and an
- * embedding's lookups and row length. Each read after the layer's class,
+ * embedding's lookups and row length (and bytes_per: an embedding of
+ * shared ids gives its bytes per step). Each read after the layer's class,
  * on the class it is for.
  */
 #include "sim/train/model_impl.h"
@@ -241,5 +242,39 @@ ds_status ds__model_read_embedding(const struct ds_model *m, const struct ds_cno
   l->embed_lookups = v[0];
   l->embed_dim = v[1];
   l->embed_step_lookups = v[2];
+  return DS_OK;
+}
+
+/* Optional bytes_per: sample | step (model.h bytes_per_step): step only on
+ * an embedding of ids the batch shares ([0, D, lookups per step]), of no
+ * FLOPs, and without the keys other kernel models price per sample (those
+ * would scale with the batch while the layer's bytes do not). */
+ds_status ds__model_read_bytes_per(const struct ds_cnode *item, struct ds_layer *l,
+                                   struct ds_err *err) {
+  static const char *const per_sample_keys[] = {
+      "legacy_ew",      "nhwc_legacy_ew",     "amp_cast_ew", "cat_copy",    "bwd_reduce_bytes",
+      "bwd_copy_bytes", "bwd_row_reductions", "layer_norm",  "pool_kernel", NULL};
+  struct ds_cnode node, other;
+  const char *s;
+  l->bytes_per_step = 0;
+  if (!ds_cmap_get(item, "bytes_per", &node)) return DS_OK;
+  DS_CHECK(ds_cnode_string(&node, &s, err));
+  if (strcmp(s, "sample") == 0) return DS_OK;
+  if (strcmp(s, "step") != 0)
+    return ds_cnode_error(&node, err, "expected bytes_per sample or step, got \"%s\"", s);
+  if (l->embed_dim == 0 || l->embed_lookups != 0)
+    return ds_cnode_error(&node, err, "bytes_per: step is for an embedding of ids the batch "
+                          "shares (embedding [0, D, lookups per step]); this layer has %s",
+                          l->embed_dim == 0 ? "no embedding key" : "lookups per sample");
+  if (l->fwd_flops != 0 || l->bwd_flops != 0)
+    return ds_cnode_error(&node, err, "expected fwd_flops and bwd_flops 0 beside bytes_per: "
+                          "step (an embedding's gather and scatter run none), got %.17g and "
+                          "%.17g", l->fwd_flops, l->bwd_flops);
+  for (size_t i = 0; per_sample_keys[i]; i++)
+    if (ds_cmap_get(item, per_sample_keys[i], &other))
+      return ds_cnode_error(&other, err, "%s is per sample; bytes_per: step (line %d) is for "
+                            "an embedding whose bytes are all per step", per_sample_keys[i],
+                            ds_cnode_line(&node));
+  l->bytes_per_step = 1;
   return DS_OK;
 }

@@ -344,11 +344,22 @@ def note_embedding(layer, func, args, quiet):
     layer.embedding = [args[1].numel(), int(args[0].shape[-1]), tuple(args[1].shape)]
 
 
+def shared_embedding(layer, batch):
+    """Whether the layer is an embedding of ids the batch shares (ids shaped [1, ...] at a
+    recorded batch of 2 or more, as Hugging Face's BERT and GPT-2 make position ids): its
+    one op's tensors are then all the batch's (the ids, the [1, seq, D] rows it writes,
+    their gradient, which the broadcast add's backward sums over the batch first), and the
+    file gives its bytes per step (bytes_per: step)."""
+    e = getattr(layer, "embedding", None)
+    return bool(e) and batch > 1 and len(e[2]) >= 2 and e[2][0] == 1
+
+
 def embedding_lines(layer, batch):
     """The model file's embedding key, on a layer whose one op is an embedding: ids shaped
     [batch, ...] are per sample ([lookups per sample, D]); ids shaped [1, ...] (position
     ids a batch shares, as Hugging Face's BERT and GPT-2 make them) are per step ([0, D,
-    lookups per step]), the same at any batch."""
+    lookups per step]), the same at any batch, and so are the layer's bytes (bytes_per:
+    step)."""
     e = getattr(layer, "embedding", None)
     if not e:
         return []
@@ -360,8 +371,8 @@ def embedding_lines(layer, batch):
                           % layer.name)
     if len(shape) >= 2 and shape[0] == batch:
         return ["    embedding: [%d, %d]" % (ids // batch, d)]
-    if len(shape) >= 2 and shape[0] == 1:
-        return ["    embedding: [0, %d, %d]" % (d, ids)]
+    if shared_embedding(layer, batch):
+        return ["    embedding: [0, %d, %d]" % (d, ids), "    bytes_per: step"]
     raise ExportError("layer %s: embedding ids shaped %s at batch %d: expected [batch, ...] "
                       "(per sample) or [1, ...] (shared by the batch)"
                       % (layer.name, list(shape), batch))
@@ -374,6 +385,14 @@ EMBEDDING_HEADER = (
     "backward, embedding_dense_backward's path for the step's ids (a zero-filled table "
     "and one kernel up to 3072 ids; a sort, segment sums and a scatter above), not "
     "whole-table passes.")
+
+STEP_BYTES_HEADER = (
+    "bytes_per: step on such an embedding of shared ids: its own bytes (fwd_bytes, "
+    "op_fwd_bytes, act_bytes, the amp_ bytes, bwd_bytes) are per step, not per sample, "
+    "the same at any batch: every tensor its forward and backward move is the batch's "
+    "(the ids read, the [1, seq, D] rows written; their gradient, which the broadcast "
+    "add's backward has summed over the batch, and the ids read). Only that add, a layer "
+    "of its own, grows with the batch.")
 
 
 def pool_lines(layer):

@@ -8,8 +8,8 @@ from .bwd_bytes import BWD_BYTES_HEADER, bwd_bytes_lines
 from .cli import ExportError
 from .host import HOST_HEADER, host_lines
 from .kernels import (CAT_HEADER, EMBEDDING_HEADER, KERNEL_HEADER, LAYER_NORM_HEADER, POOL_HEADER,
-                      cat_lines, embedding_lines, kernel_lines, layer_norm_lines, loss_lines,
-                      pool_lines)
+                      STEP_BYTES_HEADER, cat_lines, embedding_lines, kernel_lines,
+                      layer_norm_lines, loss_lines, pool_lines, shared_embedding)
 from .legacy_ew import (CAST_EW_HEADER, LEGACY_CAST_HEADER, LEGACY_HEADER, LOSS_LEGACY_HEADER,
                         MODEL_CAST_HEADER, cast_ew_lines, has_legacy_cast, legacy_lines)
 from .ops import ATTN, BMM, CONV, COPIES, MM, nbytes, per_sample, tensors
@@ -29,6 +29,22 @@ def classify(layer):
     return "memory"
 
 
+# Keys the simulator prices per sample by other kernel models: a layer of bytes per step
+# must have none (sim/train/model_ops.c refuses them beside bytes_per: step).
+PER_SAMPLE_KEYS = ("legacy_ew", "nhwc_legacy_ew", "amp_cast_ew", "cat_copy", "bwd_reduce_bytes",
+                   "bwd_copy_bytes", "bwd_row_reductions", "layer_norm", "pool_kernel")
+
+
+def check_step_bytes(layer, lines):
+    """A layer written with bytes_per: step runs no FLOPs and has none of PER_SAMPLE_KEYS."""
+    keys = [x.split(":")[0].strip() for x in lines]
+    bad = [k for k in keys if k in PER_SAMPLE_KEYS]
+    if layer.f or layer.b or bad:
+        raise ExportError("layer %s: an embedding of shared ids with %s: the simulator "
+                          "prices only bytes per step there" % (
+                              layer.name, ", ".join(bad) or "FLOPs"))
+
+
 def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
     B = args.batch
     layers = [l for l in rec.layers
@@ -46,17 +62,21 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
     tot = dict(fwd=0, bwd=0, act=0, byt=0)
     for l in layers:
         l.cls = classify(l)
-        l.f, l.b = per_sample(l.fwd_flops, B), per_sample(l.bwd_flops, B)
-        l.y, l.a = per_sample(l.fwd_bytes, B), per_sample(l.act_bytes, B)
-        l.ai, l.aa = per_sample(l.act_int_bytes, B), per_sample(l.amp_act_bytes, B)
-        l.ay, l.ac = per_sample(l.amp_bytes, B), per_sample(l.amp_cast_bytes, B)
-        l.oy = per_sample(l.op_bytes, B)
-        l.ag = per_sample(l.amp_grad_cast_bytes, B)
-        l.au = per_sample(l.amp_upcast_bytes, B)
-        tot["fwd"] += l.f
-        tot["bwd"] += l.b
-        tot["act"] += l.a
-        tot["byt"] += l.y
+        # the recorded run's counts per sample (/ B); an embedding of ids the batch shares
+        # per step (/ 1: bytes_per: step), every tensor it moves being the batch's
+        l.per = 1 if shared_embedding(l, B) else B
+        l.f, l.b = per_sample(l.fwd_flops, l.per), per_sample(l.bwd_flops, l.per)
+        l.y, l.a = per_sample(l.fwd_bytes, l.per), per_sample(l.act_bytes, l.per)
+        l.ai, l.aa = per_sample(l.act_int_bytes, l.per), per_sample(l.amp_act_bytes, l.per)
+        l.ay, l.ac = per_sample(l.amp_bytes, l.per), per_sample(l.amp_cast_bytes, l.per)
+        l.oy = per_sample(l.op_bytes, l.per)
+        l.ag = per_sample(l.amp_grad_cast_bytes, l.per)
+        l.au = per_sample(l.amp_upcast_bytes, l.per)
+        # the header's totals stay per sample at the recorded batch
+        tot["fwd"] += per_sample(l.fwd_flops, B)
+        tot["bwd"] += per_sample(l.bwd_flops, B)
+        tot["act"] += per_sample(l.act_bytes, B)
+        tot["byt"] += per_sample(l.fwd_bytes, B)
     numel = sum(p.numel() for _, p in rec.params)
     in_bytes = per_sample(sum(nbytes(t) for t in tensors(x)), B)
     outs = [t for t in tensors(rec.out) if t.is_floating_point()]
@@ -116,7 +136,8 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
         KERNEL_HEADER,
     ] + ([POOL_HEADER] if any(pool_lines(l) for l in layers) else []) + (
         [LAYER_NORM_HEADER] if any(layer_norm_lines(l, B) for l in layers) else []) + (
-        [EMBEDDING_HEADER] if any(embedding_lines(l, B) for l in layers) else []) + [
+        [EMBEDDING_HEADER] if any(embedding_lines(l, B) for l in layers) else []) + (
+        [STEP_BYTES_HEADER] if any(l.per == 1 for l in layers) else []) + [
         BWD_BYTES_HEADER,
     ] + ([ATTN_HEADER] if any(attn_lines(l, l.cls, B) for l in layers) else []) + (
         [LEGACY_HEADER] if any(legacy_lines(l, B) for l in layers) else []) + (
@@ -171,15 +192,18 @@ def emit(rec, args, meta, x, fc_fwd, fc_bwd, command):
             "    amp_grad_cast_bytes: %d" % l.ag,
         ] + (["    amp_upcast_bytes: %d" % l.au] if l.au else []) + [
         ]
-        out += kernel_lines(l, B)
+        n = len(out)
+        out += kernel_lines(l, l.per)
         out += pool_lines(l)
-        out += layer_norm_lines(l, B)
+        out += layer_norm_lines(l, l.per)
         out += embedding_lines(l, B)
-        out += bwd_bytes_lines(l, l.cls, B)
-        out += attn_lines(l, l.cls, B)
-        out += legacy_lines(l, B)
-        out += cast_ew_lines(l, B)
-        out += cat_lines(l, B)
+        out += bwd_bytes_lines(l, l.cls, l.per)
+        out += attn_lines(l, l.cls, l.per)
+        out += legacy_lines(l, l.per)
+        out += cast_ew_lines(l, l.per)
+        out += cat_lines(l, l.per)
+        if l.per == 1 and B > 1:
+            check_step_bytes(l, out[n:])
         out += host_lines(rec, l)
         if l.params:
             out.append("    params:")

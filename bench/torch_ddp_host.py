@@ -212,7 +212,7 @@ def read_csv(path, a):
                  "(they are paired rep by rep)" % path)
     if "ddp-one-bcast" in names and not a.buffers:
         sys.exit("torch_ddp_host.py: --from-csv %s: its ddp-one-bcast rows need --buffers N "
-                 "(the BatchNorm1d modules that run had: the CSV does not say)" % path)
+                 "(that run's BatchNorm1d count: the CSV does not say)" % path)
     if a.buffers and "ddp-one-bcast" not in names:
         sys.exit("torch_ddp_host.py: --from-csv %s: --buffers given, but no ddp-one-bcast rows"
                  % path)

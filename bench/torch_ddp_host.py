@@ -60,11 +60,42 @@ gradient; the summary prints each count's paired medians, the line through
 them and the median of the per-rep lines. With one layer count the run is
 the one it was.
 Writes one CSV row per configuration (and layer count).
+
+--calib-out FILE (2026-11-28) writes a calibration file (schema_version 1,
+its host section: traces/calib_file.h; ddpsim --calib FILE) with DDP's host
+costs on this host, in place of the topology's defaults:
+
+  ddp_grad    per gradient (host_grad_hook + host_grad_copy, which ddpsim
+              splits 7.7 : 5.8 as its defaults): with several layer counts
+              the median of the per-rep lines' slopes (DDP's per-iteration
+              cost in their intercepts); with one, the median of the per-rep
+              paired (ddp-one - plain) / layers, which also holds that
+              per-iteration cost spread over the gradients (an upper bound)
+  ddp_bucket  per bucket call (host_collective): per rep the paired
+              ddp-each - ddp-one at each count against its extra buckets,
+              the median of the per-rep lines' slopes where the counts give
+              two or more bucket differences, else of the per-rep
+              differences over the buckets
+  ddp_buffer  with --buffers N, per buffer (host_buffer): the median over the
+              reps (and counts) of the paired ddp-one-bcast - ddp-one, less
+              what ddpsim charges the buffers' two dtype buckets (float32,
+              int64), 2 (copy + ddp_bucket), copy = ddp_grad x 5.8 / 13.5
+              (sim/train/ddp_buffers.c), over the 3 N buffers
+
+A key whose fit is not above 0 is not written (the header says why); the
+header says the command, the host, the torch version and the numbers used.
+--from-csv CSV refits an earlier run's CSV (its reps_ms) without measuring:
+the summary lines and --calib-out as that run would have printed and written
+them (--buffers N then says how many BatchNorm1d it ran: the CSV does not).
+On the CPU (--device cpu, DDP over gloo) the file is a dry run: its kernels
+run inline, so its times are not DDP's host costs, and its header says so.
 """
 
 import argparse
 import csv
 import os
+import platform
+import shlex
 import statistics
 import sys
 import time
@@ -73,6 +104,15 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from host_pool import line_fit  # noqa: E402  (host_pool.py fits the same lines)
+from kernel_timing import cpu_model  # noqa: E402
+
+# ddpsim's defaults of host_grad_hook and host_grad_copy (us; sim/net/
+# topo_compute.c): the split ddpsim gives ddp_grad, whose copy part the
+# buffers' dtype buckets pay too
+GRAD_HOOK_US, GRAD_COPY_US = 7.7, 5.8
+# the --buffers toy's broadcast buckets: BatchNorm1d's float32 running stats
+# and its int64 num_batches_tracked (comm.cpp buckets by dtype)
+BUFFER_DTYPE_BUCKETS = 2
 
 
 class WithBuffers(torch.nn.Module):
@@ -135,9 +175,62 @@ def measure(step, dev, iters):
     return statistics.median(out)
 
 
+def read_csv(path, a):
+    """An earlier run's CSV (--from-csv): (counts, configs, times, buckets,
+    gpu, torch version), as main's measuring part would have them; exits
+    with the file and row on a bad one."""
+    counts, names, times, buckets, gpus, torches, widths = [], [], {}, {}, set(), set(), set()
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as e:
+        sys.exit("torch_ddp_host.py: --from-csv %s: %s" % (path, e.strerror))
+    for i, row in enumerate(rows, 2):
+        try:
+            n, name = int(row["layers"]), row["config"]
+            reps = [float(v) for v in row["reps_ms"].split()]
+            buckets[n, name] = int(row["buckets"])
+            widths.add(int(row["width"]))
+        except (KeyError, TypeError, ValueError) as e:
+            sys.exit("torch_ddp_host.py: --from-csv %s:%d: expected torch_ddp_host.py's "
+                     "columns (config, layers, width, buckets, reps_ms, ...): %s" % (path, i, e))
+        if n not in counts:
+            counts.append(n)
+        if name not in names:
+            names.append(name)
+        times[n, name] = reps
+        gpus.add(row.get("gpu", ""))
+        torches.add(row.get("torch", ""))
+    for need in ("plain", "ddp-one", "ddp-each"):
+        if need not in names:
+            sys.exit("torch_ddp_host.py: --from-csv %s: no %s rows" % (path, need))
+    if any((n, name) not in times for n in counts for name in names):
+        sys.exit("torch_ddp_host.py: --from-csv %s: expected every configuration at every "
+                 "layer count" % path)
+    if len(set(len(v) for v in times.values())) != 1:
+        sys.exit("torch_ddp_host.py: --from-csv %s: expected the same reps in every row "
+                 "(they are paired rep by rep)" % path)
+    if "ddp-one-bcast" in names and not a.buffers:
+        sys.exit("torch_ddp_host.py: --from-csv %s: its ddp-one-bcast rows need --buffers N "
+                 "(that run's BatchNorm1d count: the CSV does not say)" % path)
+    if a.buffers and "ddp-one-bcast" not in names:
+        sys.exit("torch_ddp_host.py: --from-csv %s: --buffers given, but no ddp-one-bcast rows"
+                 % path)
+    a.view = "ddp-one-view" in names
+    a.width = widths.pop() if len(widths) == 1 else None
+    return (counts, [(name, None) for name in names], times, buckets, " / ".join(sorted(gpus)),
+            " / ".join(sorted(torches)))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out", help="the CSV to write (required unless --from-csv)")
+    ap.add_argument("--calib-out", metavar="FILE",
+                    help="write a calibration file (host: ddp_grad, ddp_bucket, ddp_buffer) "
+                    "from the fit, for ddpsim --calib FILE")
+    ap.add_argument("--from-csv", metavar="CSV",
+                    help="refit an earlier run's CSV instead of measuring (--buffers N: its "
+                    "BatchNorm1d count when it ran ddp-one-bcast)")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--layers", default="100", help="Linear layers (parameters), or a comma "
                     "list of counts built in one process, their reps interleaved")
@@ -149,6 +242,14 @@ def main():
     ap.add_argument("--view", action="store_true",
                     help="also ddp-one-view: ddp-one with gradient_as_bucket_view=True")
     a = ap.parse_args()
+    if a.buffers < 0:
+        ap.error("--buffers: expected 0 or more, got %d" % a.buffers)
+    if a.from_csv:
+        counts, configs, times, buckets, gpu, version = read_csv(a.from_csv, a)
+        report(a, counts, configs, times, buckets, gpu, version)
+        return
+    if not a.out:
+        ap.error("--out is required unless --from-csv")
     try:
         counts = [int(v) for v in a.layers.split(",") if v]
     except ValueError:
@@ -186,12 +287,143 @@ def main():
                 w.writerow([name, n, a.width, buckets[n, name],
                             "%.4f" % statistics.median(times[n, name]),
                             " ".join("%.4f" % v for v in times[n, name]), gpu, torch.__version__])
+    report(a, counts, configs, times, buckets, gpu, torch.__version__)
+    dist.destroy_process_group()
+
+
+def report(a, counts, configs, times, buckets, gpu, version):
+    """The summary lines and, with --calib-out, the calibration file."""
     for n in counts:
         summarise(a, n, {name: statistics.median(times[n, name]) for name, _ in configs},
                   {name: buckets[n, name] for name, _ in configs}, gpu)
     if len(counts) > 1:
         per_iteration_line(counts, times)
-    dist.destroy_process_group()
+    if a.calib_out:
+        keys, notes, left = calib_fit(a, counts, times, buckets)
+        write_calib(a, keys, notes, left, gpu, version)
+        print("wrote %s: %s" % (a.calib_out, ", ".join("%s %.3fus" % kv for kv in keys.items())
+                                if keys else "no key (see its header)"))
+
+
+def median_slope(points_per_rep):
+    """The per-rep lines' slopes (us) over [[(x, y), ...] per rep] and their
+    median; None where the points have fewer than two distinct x."""
+    slopes = [line_fit(pts)[1] for pts in points_per_rep]
+    if any(b is None for b in slopes):
+        return None, None
+    return slopes, statistics.median(slopes)
+
+
+def calib_fit(a, counts, times, buckets):
+    """The host section's keys from the reps: ({key: us}, [header lines
+    with the numbers used], {key: why not written})."""
+    reps = len(times[counts[0], "plain"])
+    keys, notes, left = {}, [], {}
+    ms_us = 1e3
+    # per gradient: ddp-one - plain, paired per rep
+    diff = {n: [(times[n, "ddp-one"][r] - times[n, "plain"][r]) * ms_us for r in range(reps)]
+            for n in counts}
+    for n in counts:
+        notes.append("ddp-one - plain at %d layers, paired per rep (us): %s; median %.2f"
+                     % (n, " ".join("%.1f" % v for v in diff[n]), statistics.median(diff[n])))
+    if len(counts) > 1:
+        slopes, grad = median_slope([[(n, diff[n][r]) for n in counts] for r in range(reps)])
+        notes.append("ddp_grad: the median of the per-rep lines' slopes over %s layers: %s us "
+                     "-> %.3f us" % (",".join(map(str, counts)),
+                                     " ".join("%.2f" % v for v in slopes), grad))
+    else:
+        n = counts[0]
+        grad = statistics.median(v / n for v in diff[n])
+        notes.append("ddp_grad: one layer count (%d), the median of the per-rep (ddp-one - "
+                     "plain) / layers: %.3f us, DDP's per-iteration cost spread over the "
+                     "gradients too (an upper bound)" % (n, grad))
+    if grad > 0:
+        keys["ddp_grad"] = grad
+    else:
+        left["ddp_grad"] = "the fit is %.3f us, not above 0" % grad
+    # per bucket: ddp-each - ddp-one, paired per rep, against the extra buckets
+    extra = {n: buckets[n, "ddp-each"] - buckets[n, "ddp-one"] for n in counts}
+    each = {n: [(times[n, "ddp-each"][r] - times[n, "ddp-one"][r]) * ms_us for r in range(reps)]
+            for n in counts}
+    for n in counts:
+        notes.append("ddp-each - ddp-one at %d layers (%d - %d buckets), paired per rep (us): "
+                     "%s; median %.2f" % (n, buckets[n, "ddp-each"], buckets[n, "ddp-one"],
+                                          " ".join("%.1f" % v for v in each[n]),
+                                          statistics.median(each[n])))
+    usable = [n for n in counts if extra[n] >= 0]
+    bucket = None
+    if len(set(extra[n] for n in usable)) > 1:
+        slopes, bucket = median_slope([[(extra[n], each[n][r]) for n in usable]
+                                       for r in range(reps)])
+        notes.append("ddp_bucket: the median of the per-rep lines' slopes over %s extra "
+                     "buckets: %s us -> %.3f us"
+                     % (",".join(str(extra[n]) for n in usable),
+                        " ".join("%.2f" % v for v in slopes), bucket))
+    elif usable and extra[usable[0]] > 0:
+        n = usable[0]
+        bucket = statistics.median(v / extra[n] for v in each[n])
+        notes.append("ddp_bucket: one bucket difference (%d at %d layers), the median of the "
+                     "per-rep differences over it: %.3f us" % (extra[n], n, bucket))
+    if bucket is None:
+        left["ddp_bucket"] = "no layer count gave ddp-each more buckets than ddp-one"
+    elif bucket > 0:
+        keys["ddp_bucket"] = bucket
+    else:
+        left["ddp_bucket"] = "the fit is %.3f us, not above 0" % bucket
+    # per buffer: ddp-one-bcast - ddp-one, paired per rep, less the two
+    # dtype buckets' copy launch and call as ddpsim charges them
+    if a.buffers:
+        bc = [(times[n, "ddp-one-bcast"][r] - times[n, "ddp-one"][r]) * ms_us
+              for n in counts for r in range(reps)]
+        med = statistics.median(bc)
+        copy = keys.get("ddp_grad", 0) * GRAD_COPY_US / (GRAD_HOOK_US + GRAD_COPY_US)
+        call = keys.get("ddp_bucket", 0)
+        nbuf = 3 * a.buffers
+        buf = (med - BUFFER_DTYPE_BUCKETS * (copy + call)) / nbuf
+        notes.append("ddp-one-bcast - ddp-one, paired per rep%s (us): %s; median %.2f"
+                     % (" and count" if len(counts) > 1 else "",
+                        " ".join("%.1f" % v for v in bc), med))
+        notes.append("ddp_buffer: (%.2f - %d x (copy %.3f + ddp_bucket %.3f)) / %d buffers "
+                     "= %.3f us" % (med, BUFFER_DTYPE_BUCKETS, copy, call, nbuf, buf))
+        if buf > 0:
+            keys["ddp_buffer"] = buf
+        else:
+            left["ddp_buffer"] = "the fit is %.3f us, not above 0" % buf
+    return keys, notes, left
+
+
+def write_calib(a, keys, notes, left, gpu, version):
+    """The calibration file (schema_version 1, host section; traces/
+    calib_file.h), written to a temporary file beside it and renamed."""
+    cmd = " ".join(shlex.quote(v) for v in ["bench/torch_ddp_host.py"] + sys.argv[1:])
+    lines = ["# %s" % cmd,
+             "# bench/torch_ddp_host.py --calib-out: DDP's host costs at world size 1 "
+             "(a stack of Linear layers at batch 1, host-bound): per gradient, per bucket call"
+             + (", per broadcast buffer" if a.buffers else "")]
+    if a.from_csv:
+        lines += ["# refit at %s from %s (its rows: device %s, torch %s; the measuring "
+                  "host's name and CPU are not in the CSV)"
+                  % (time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), a.from_csv, gpu,
+                     version)]
+    else:
+        lines += ["# device: %s; CPU: %s; host: %s" % (gpu, cpu_model(), platform.node()),
+                  "# torch %s, python %s, %s" % (version, platform.python_version(),
+                                                 time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                               time.gmtime()))]
+    if gpu == "cpu":
+        lines.append("# DRY RUN on the CPU (DDP over gloo): kernels ran inline, so these times "
+                     "are NOT DDP's host costs")
+    lines += ["# " + v for v in notes]
+    for key, why in left.items():
+        lines.append("# %s not written: %s" % (key, why))
+    lines.append("schema_version: 1")
+    if keys:
+        lines.append("host:")
+        lines += ["  %s: %.3fus" % kv for kv in keys.items()]
+    tmp = a.calib_out + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(tmp, a.calib_out)
 
 
 def summarise(a, layers, med, buckets, gpu):

@@ -26,6 +26,10 @@ static void assert_params_eq(const struct ds_compute_params *p,
   cr_assert_eq(p->fp32_uses_tf32, q->fp32_uses_tf32);
   cr_assert_eq(p->host_dispatch_ns, q->host_dispatch_ns);
   cr_assert_eq(p->host_node_ns, q->host_node_ns);
+  cr_assert_eq(p->host_grad_hook_ns, q->host_grad_hook_ns);
+  cr_assert_eq(p->host_grad_copy_ns, q->host_grad_copy_ns);
+  cr_assert_eq(p->host_collective_ns, q->host_collective_ns);
+  cr_assert_eq(p->host_buffer_ns, q->host_buffer_ns);
 }
 
 /* A topology's compute section with values no calibration writes. */
@@ -35,7 +39,9 @@ static struct ds_compute_params topo_params(void) {
                                 .fp32_uses_tf32 = 1, .host_launch_ns = 20000.0,
                                 .host_replicate_ns = 5000.0, .host_op_ns = 50300.0,
                                 .host_dispatch_ns = 27310.0, .host_cast_ns = 23600.0,
-                                .host_node_ns = 26250.0};
+                                .host_node_ns = 26250.0, .host_grad_hook_ns = 300000.0,
+                                .host_grad_copy_ns = 200000.0, .host_collective_ns = 500000.0,
+                                .host_buffer_ns = 400000.0};
   return p;
 }
 
@@ -108,6 +114,50 @@ Test(calib, host_section_replaces_dispatch_and_node_only) {
   cr_assert_eq(p.host_dispatch_ns, q.host_dispatch_ns);
 }
 
+Test(calib, host_ddp_keys_set_the_reducers_costs_split_as_the_defaults) {
+  struct ds_calib c;
+  struct ds_err err = {0};
+  ds_status st = ds_test_load_calib_text("schema_version: 1\nhost:\n  dispatch: 31.5us\n"
+                                         "  ddp_grad: 27us\n  ddp_bucket: 0.045ms\n"
+                                         "  ddp_buffer: 14.2us\n", &c, &err, NULL);
+  cr_assert_eq(st, DS_OK, "%s", err.msg);
+  cr_assert_eq(c.has_host_ddp_grad + c.has_host_ddp_bucket + c.has_host_ddp_buffer, 3);
+  cr_assert_eq(c.has_host_node, 0);
+  struct ds_compute_params p = topo_params(), q = topo_params();
+  ds_calib_apply_compute(&c, &p);
+  /* expected: 27 us a gradient split 7.7 : 5.8 as the defaults (7700 and
+   * 5800 ns of 13500): hook 27000 x 7.7 / 13.5 = 15400 ns, copy
+   * 27000 x 5.8 / 13.5 = 11600 ns; whatever the topology's own split was
+   * (300 : 200 us here) */
+  cr_assert_float_eq(p.host_grad_hook_ns, 15400.0, 1e-9);
+  cr_assert_float_eq(p.host_grad_copy_ns, 11600.0, 1e-9);
+  cr_assert_float_eq(p.host_collective_ns, 45000.0, 1e-9);
+  cr_assert_float_eq(p.host_buffer_ns, 14200.0, 1e-9);
+  cr_assert_float_eq(p.host_dispatch_ns, 31500.0, 1e-9);
+  /* node, and the host costs the file has no key for, as the topology said */
+  cr_assert_eq(p.host_node_ns, q.host_node_ns);
+  cr_assert_eq(p.host_op_ns, q.host_op_ns);
+  cr_assert_eq(p.host_launch_ns, q.host_launch_ns);
+  /* each key alone leaves the others: the per-bucket call alone */
+  cr_assert_eq(ds_test_load_calib_text("schema_version: 1\nhost:\n  ddp_bucket: 40us\n", &c,
+                                       &err, NULL),
+               DS_OK, "%s", err.msg);
+  p = topo_params();
+  ds_calib_apply_compute(&c, &p);
+  cr_assert_float_eq(p.host_collective_ns, 40000.0, 1e-9);
+  cr_assert_eq(p.host_grad_hook_ns, q.host_grad_hook_ns);
+  cr_assert_eq(p.host_grad_copy_ns, q.host_grad_copy_ns);
+  cr_assert_eq(p.host_buffer_ns, q.host_buffer_ns);
+  cr_assert_eq(p.host_dispatch_ns, q.host_dispatch_ns);
+  /* 0 is a time too: no reducer cost at all */
+  cr_assert_eq(ds_test_load_calib_text("schema_version: 1\nhost:\n  ddp_grad: 0\n", &c, &err,
+                                       NULL),
+               DS_OK, "%s", err.msg);
+  p = topo_params();
+  ds_calib_apply_compute(&c, &p);
+  cr_assert_eq(p.host_grad_hook_ns + p.host_grad_copy_ns, 0);
+}
+
 Test(calib, collective_section_reads_units) {
   struct ds_calib c;
   struct ds_err err = {0};
@@ -150,7 +200,8 @@ static void expect_bad(const struct bad_case *b) {
   cr_assert(strstr(err.msg, b->what) != NULL, "message: %s\nwant: %s", err.msg, b->what);
   /* nothing half-loaded */
   cr_assert_eq(c.has_flops_efficiency + c.has_kernel_overhead + c.has_collective +
-                   c.has_host_dispatch + c.has_host_node, 0);
+                   c.has_host_dispatch + c.has_host_node + c.has_host_ddp_grad +
+                   c.has_host_ddp_bucket + c.has_host_ddp_buffer, 0);
 }
 
 Test(calib, unknown_key_is_located) {
@@ -185,6 +236,28 @@ Test(calib, unknown_host_key_is_located) {
   struct bad_case b = {"schema_version: 1\nhost:\n  dispatch: 27us\n  cast: 20us\n",
                        ":4:3: unknown key 'cast'", "allowed: dispatch, node"};
   expect_bad(&b);
+}
+
+Test(calib, unknown_ddp_host_key_is_located) {
+  /* the reducer's keys are ddp_grad, ddp_bucket, ddp_buffer: the topology's
+   * own names are refused here */
+  struct bad_case b = {"schema_version: 1\nhost:\n  ddp_grad: 27us\n  grad_hook: 20us\n",
+                       ":4:3: unknown key 'grad_hook'",
+                       "allowed: dispatch, node, ddp_grad, ddp_bucket, ddp_buffer"};
+  expect_bad(&b);
+}
+
+Test(calib, bad_ddp_host_times_are_located) {
+  /* a negative time, one past 1e6 s, a unit that is none, on line 4 */
+  struct bad_case neg = {"schema_version: 1\nhost:\n  ddp_grad: 27us\n  ddp_bucket: -40us\n",
+                         ":4:15: key 'ddp_bucket'", "expected a time like \"1.5us\""};
+  expect_bad(&neg);
+  struct bad_case big = {"schema_version: 1\nhost:\n  node: 20us\n  ddp_buffer: 2e6s\n",
+                         ":4:15: key 'ddp_buffer'", "(at most 1e6 s), got \"2e6s\""};
+  expect_bad(&big);
+  struct bad_case unit = {"schema_version: 1\nhost:\n  ddp_bucket: 4us\n  ddp_grad: 33 ms2\n",
+                          ":4:13: key 'ddp_grad'", "expected a time"};
+  expect_bad(&unit);
 }
 
 Test(calib, bad_host_unit_is_located) {
@@ -249,6 +322,17 @@ static void round_trip(const struct ds_calib *c) {
   cr_assert_eq(back.has_collective, c->has_collective);
   cr_assert_eq(back.has_host_dispatch, c->has_host_dispatch);
   cr_assert_eq(back.has_host_node, c->has_host_node);
+  cr_assert_eq(back.has_host_ddp_grad, c->has_host_ddp_grad);
+  cr_assert_eq(back.has_host_ddp_bucket, c->has_host_ddp_bucket);
+  cr_assert_eq(back.has_host_ddp_buffer, c->has_host_ddp_buffer);
+  if (c->has_host_ddp_grad)
+    cr_assert_float_eq(back.host_ddp_grad_ns, c->host_ddp_grad_ns, 5e-6 * c->host_ddp_grad_ns);
+  if (c->has_host_ddp_bucket)
+    cr_assert_float_eq(back.host_ddp_bucket_ns, c->host_ddp_bucket_ns,
+                       5e-6 * c->host_ddp_bucket_ns);
+  if (c->has_host_ddp_buffer)
+    cr_assert_float_eq(back.host_ddp_buffer_ns, c->host_ddp_buffer_ns,
+                       5e-6 * c->host_ddp_buffer_ns);
   cr_assert_str_eq(back.gpu, c->gpu);
   if (c->has_host_dispatch)
     cr_assert_float_eq(back.host_dispatch_ns, c->host_dispatch_ns, 5e-6 * c->host_dispatch_ns);
@@ -304,6 +388,12 @@ Test(calib, round_trip_full) {
   c.host_dispatch_ns = 27312.3456;
   c.has_host_node = 1;
   c.host_node_ns = 26251.98765;
+  c.has_host_ddp_grad = 1;
+  c.host_ddp_grad_ns = 33003.21;
+  c.has_host_ddp_bucket = 1;
+  c.host_ddp_bucket_ns = 45123.456;
+  c.has_host_ddp_buffer = 1;
+  c.host_ddp_buffer_ns = 14234.5678;
   snprintf(c.gpu, sizeof c.gpu, "NVIDIA H200"); /* ddpreal calibrate's device name */
   round_trip(&c);
 }
@@ -323,6 +413,8 @@ Test(calib, round_trip_partial_and_copy) {
   c.coll_fit_r2 = -0.5;
   c.has_host_node = 1; /* node alone: no dispatch key written */
   c.host_node_ns = 19876.5;
+  c.has_host_ddp_bucket = 1; /* and the bucket call without the gradient's */
+  c.host_ddp_bucket_ns = 40840.0;
   round_trip(&c);
 }
 
@@ -652,4 +744,122 @@ Test(calib, an_unknown_gpu_name_warns_with_the_tables_names) {
   r = gpu_calib_run(GPU_CALIB("gpu: \"NVIDIA H200\"\n"), "text");
   cr_assert_null(strstr(r.err, "does not know"), "%s", r.err);
   ds_test_release(&r);
+}
+
+/* --calib's DDP keys through ddpsim, worked by hand on tests/test_host.c's
+ * host-bound DDP toy: tests/data/tiny-model.yaml (4 gradients) on
+ * tests/data/tiny-host-topo.yaml (host_launch L = 1000 us, host_backward
+ * H = 2000, host_grad_hook K = 300, host_grad_copy P = 200, host_collective
+ * C = 500, host_buffer B = 400). At one rank the iteration is 3 L + 3 H +
+ * 4 K + n C + 4 P + the step (58.728 us), n buckets: the host's sum, so a
+ * per-gradient cost G in place of K + P moves it by 4 (G - K - P) and a
+ * per-bucket cost by n (C' - C). */
+#define DDP_TOY "--topo tests/data/tiny-host-topo.yaml --strategy ddp --world-size 1 " \
+                "--format csv "
+#define TOY_L 1000.0
+#define TOY_H 2000.0
+#define TOY_K 300.0
+#define TOY_P 200.0
+#define TOY_C 500.0
+#define TOY_B 400.0
+#define TOY_STEP 58.728
+
+/* ddpsim DDP_TOY with `--calib FILE` when text is not NULL (FILE holds
+ * text), then `extra`; the iteration (us) of each of its n rows into it. */
+static void ddp_toy_iter_us(const char *text, const char *extra, double *it, int n) {
+  char path[64] = "", args[768];
+  if (text) {
+    strcpy(path, "/tmp/ddpsim-calibd-XXXXXX");
+    ds_test_write_temp(path, text);
+  }
+  snprintf(args, sizeof args, DDP_TOY "%s%s %s", text ? "--calib " : "", path, extra);
+  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  if (text) unlink(path);
+  cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
+  for (int k = 0; k < n; k++) it[k] = ds_test_csv_num(r.out, "iter_ms", k) * 1e3;
+  ds_test_release(&r);
+}
+
+Test(calib, ddp_keys_move_a_host_bound_ddp_iteration_by_hand) {
+  /* --bucket-mb 1,25: 3 buckets and 1 (tests/test_host.c) */
+  const int n_b[] = {3, 1};
+  double base[2], grad[2], both[2];
+  ddp_toy_iter_us(NULL, "--model tests/data/tiny-model.yaml --bucket-mb 1,25", base, 2);
+  for (int k = 0; k < 2; k++)
+    cr_assert_float_eq(base[k], 3 * TOY_L + 3 * TOY_H + 4 * (TOY_K + TOY_P) + n_b[k] * TOY_C +
+                       TOY_STEP, 1e-3, "%g", base[k]);
+  /* ddp_grad 1350 us a gradient: 4 x (1350 - 500) = 3400 us more, either cap */
+  ddp_toy_iter_us("schema_version: 1\nhost:\n  ddp_grad: 1350us\n",
+                  "--model tests/data/tiny-model.yaml --bucket-mb 1,25", grad, 2);
+  for (int k = 0; k < 2; k++)
+    cr_assert_float_eq(grad[k] - base[k], 4 * (1350 - TOY_K - TOY_P), 1e-3, "%g -> %g",
+                       base[k], grad[k]);
+  /* and ddp_bucket 700 us a call: n x 200 us more, 600 at 3 buckets, 200 at 1 */
+  ddp_toy_iter_us("schema_version: 1\nhost:\n  ddp_grad: 1350us\n  ddp_bucket: 700us\n",
+                  "--model tests/data/tiny-model.yaml --bucket-mb 1,25", both, 2);
+  for (int k = 0; k < 2; k++)
+    cr_assert_float_eq(both[k] - grad[k], n_b[k] * (700 - TOY_C), 1e-3, "%g -> %g", grad[k],
+                       both[k]);
+}
+
+Test(calib, ddp_grad_under_the_bucket_view_keeps_the_hooks_share) {
+  /* --grad-as-bucket-view drops the copies back (P per gradient): 3 L +
+   * 3 H + 4 K + 2 C + step (default caps: 2 buckets). With ddp_grad 1350
+   * us, K = 1350 x 7.7 / 13.5 = 770 us: 4 x (770 - 300) = 1880 us more,
+   * not 4 x 850 (the copies' 5.8 / 13.5 share goes with the view). */
+  double base, view;
+  ddp_toy_iter_us(NULL, "--model tests/data/tiny-model.yaml --grad-as-bucket-view", &base, 1);
+  cr_assert_float_eq(base, 3 * TOY_L + 3 * TOY_H + 4 * TOY_K + 2 * TOY_C + TOY_STEP, 1e-3, "%g",
+                     base);
+  ddp_toy_iter_us("schema_version: 1\nhost:\n  ddp_grad: 1350us\n",
+                  "--model tests/data/tiny-model.yaml --grad-as-bucket-view", &view, 1);
+  cr_assert_float_eq(view - base, 4 * (1350 * 7.7 / 13.5 - TOY_K), 1e-3, "%g -> %g", base,
+                     view);
+}
+
+Test(calib, ddp_buffer_moves_broadcast_buffers_by_hand) {
+  /* tests/test_host.c broadcast_buffers_by_hand's model: three buffers in
+   * two dtype buckets; broadcast_buffers adds 2 (P + C) + 3 B of host
+   * before the first forward. ddp_buffer 900 us: 3 x (900 - 400) = 1500
+   * us more; with ddp_grad 1350 and ddp_bucket 700 too, the buckets' part
+   * is 2 (580 + 700) (P = 1350 x 5.8 / 13.5 = 580 us). */
+  char path[64] = "/tmp/ddpsim-calibm-XXXXXX", model[96];
+  char *tiny = ds_test_slurp("tests/data/tiny-model.yaml");
+  size_t cap = strlen(tiny) + 512;
+  char *text = malloc(cap);
+  cr_assert(text);
+  cr_assert_lt(snprintf(text, cap, "%sbuffers:\n"
+                        "  - {name: bn.running_mean, numel: 1000, bytes: 4000, dtype: float32}\n"
+                        "  - {name: bn.num_batches_tracked, numel: 1, bytes: 8, dtype: int64}\n"
+                        "  - {name: bn.running_var, numel: 3000, bytes: 12000, dtype: float32}\n",
+                        tiny), (int)cap);
+  ds_test_write_temp(path, text);
+  free(text);
+  free(tiny);
+  snprintf(model, sizeof model, "--model %s", path);
+  char nob[160];
+  snprintf(nob, sizeof nob, "%s --no-broadcast-buffers", model);
+  double with, without, buf, buf_off, all, all_off;
+  ddp_toy_iter_us(NULL, model, &with, 1);
+  ddp_toy_iter_us(NULL, nob, &without, 1);
+  cr_assert_float_eq(with - without, 2 * (TOY_P + TOY_C) + 3 * TOY_B, 1e-3);
+  ddp_toy_iter_us("schema_version: 1\nhost:\n  ddp_buffer: 900us\n", model, &buf, 1);
+  ddp_toy_iter_us("schema_version: 1\nhost:\n  ddp_buffer: 900us\n", nob, &buf_off, 1);
+  cr_assert_float_eq(buf - with, 3 * (900 - TOY_B), 1e-3, "%g -> %g", with, buf);
+  cr_assert_float_eq(buf_off, without, 1e-3, "no broadcast, no buffer cost");
+  const char *three = "schema_version: 1\nhost:\n  ddp_grad: 1350us\n  ddp_bucket: 700us\n"
+                      "  ddp_buffer: 900us\n";
+  ddp_toy_iter_us(three, model, &all, 1);
+  ddp_toy_iter_us(three, nob, &all_off, 1);
+  cr_assert_float_eq(all - all_off, 2 * (1350 * 5.8 / 13.5 + 700) + 3 * 900, 1e-3, "%g - %g",
+                     all, all_off);
+  unlink(path);
+}
+
+Test(calib, bad_ddp_host_key_exits_2_with_its_place) {
+  host_calib_refused("schema_version: 1\nhost:\n  ddp_grad: 33us\n  ddp_buckets: 45us\n",
+                     ":4:3: unknown key 'ddp_buckets'",
+                     "allowed: dispatch, node, ddp_grad, ddp_bucket, ddp_buffer");
+  host_calib_refused("schema_version: 1\nhost:\n  ddp_grad: 33\n",
+                     ":3:13: key 'ddp_grad'", "expected a time with its unit, got \"33\"");
 }

@@ -683,6 +683,18 @@ Test(host, range_line_over_calib_host_costs_drops_the_hint) {
   unlink(path);
 }
 
+Test(host, range_line_over_calib_ddp_costs_keeps_the_hint) {
+  /* a host section with DDP's keys only (bench/torch_ddp_host.py's): the
+   * range multiplies --calib's costs, and says so, but the host's dispatch
+   * and node are the topology's still: the hint stays (single: the DDP
+   * keys leave the iteration 3 L + 3 H + the tail) */
+  char path[] = "/tmp/ddpsim-hostcal-XXXXXX", args[512];
+  ds_test_write_temp(path, "schema_version: 1\nhost:\n  ddp_grad: 30us\n  ddp_bucket: 40us\n");
+  snprintf(args, sizeof args, HOST_TOPO "--strategy single --calib %s", path);
+  expect_range_line(args, 1, "this run's host costs, --calib's", 1);
+  unlink(path);
+}
+
 Test(host, range_line_only_when_host_bound_and_text) {
   /* GPU-bound (the launches shorter than the kernels): no range */
   char dir[] = "/tmp/ddpsim-host-XXXXXX", topo[512], args[1024];

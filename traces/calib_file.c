@@ -79,10 +79,16 @@ int ds_calib_write(FILE *fp, const struct ds_calib *c, const char *header) {
               e->us[DS_CONV_WGRAD]);
     }
   }
-  if (c->has_host_dispatch || c->has_host_node) {
+  if (c->has_host_dispatch || c->has_host_node || c->has_host_ddp_grad ||
+      c->has_host_ddp_bucket || c->has_host_ddp_buffer) {
     fputs("host:\n", fp);
     if (c->has_host_dispatch) fprintf(fp, "  dispatch: %.6gus\n", c->host_dispatch_ns / 1e3);
     if (c->has_host_node) fprintf(fp, "  node: %.6gus\n", c->host_node_ns / 1e3);
+    if (c->has_host_ddp_grad) fprintf(fp, "  ddp_grad: %.6gus\n", c->host_ddp_grad_ns / 1e3);
+    if (c->has_host_ddp_bucket)
+      fprintf(fp, "  ddp_bucket: %.6gus\n", c->host_ddp_bucket_ns / 1e3);
+    if (c->has_host_ddp_buffer)
+      fprintf(fp, "  ddp_buffer: %.6gus\n", c->host_ddp_buffer_ns / 1e3);
   }
   return ferror(fp) ? -1 : 0;
 }

@@ -2,11 +2,14 @@
  * Calibration files: what was measured on a machine, read back by ddpsim
  * (`--calib FILE`) to override keys of the topology's `compute` section
  * (efficiencies, kernel_overhead, fp32_math, comm_interference,
- * host_dispatch, host_node), NCCL's per-call launch cost, and the GPU
+ * host_dispatch, host_node, and DDP's host_grad_hook, host_grad_copy,
+ * host_collective, host_buffer), NCCL's per-call launch cost, and the GPU
  * table's efficiencies and grouped convolution times. Written
  * by `ddpreal calibrate` (gpu, compute, efficiency, nccl, collective),
- * tools/gen_grouped_conv.py --calib (grouped_conv) and
- * bench/host_calibrate.py --calib-out (host).
+ * tools/gen_grouped_conv.py --calib (grouped_conv),
+ * bench/host_calibrate.py --calib-out (host: dispatch, node) and
+ * bench/torch_ddp_host.py --calib-out (host: ddp_grad, ddp_bucket,
+ * ddp_buffer).
  *
  *   schema_version: 1
  *   gpu: "NVIDIA H200"        # optional: the device measured, as CUDA and
@@ -53,6 +56,14 @@
  *                             # (bench/host_calibrate.py --calib-out); a
  *                             # unit is required (a bare 27 is refused,
  *                             # not read as 27 s)
+ *     ddp_grad: 33.0us        # DDP's reducer per gradient: host_grad_hook
+ *                             # + host_grad_copy, split 7.7 : 5.8 as the
+ *                             # defaults (the copy part is what
+ *                             # --grad-as-bucket-view drops)
+ *     ddp_bucket: 45.1us      # per bucket's collective call: host_collective
+ *     ddp_buffer: 14.2us      # per buffer broadcast_buffers syncs:
+ *                             # host_buffer (the ddp_* keys from
+ *                             # bench/torch_ddp_host.py --calib-out)
  *
  * gpu: ddpsim calls the file's efficiencies measured only on the GPU it
  * names (the topology's GPU name or one of its smi_names, sim/train/calib.h
@@ -145,6 +156,15 @@ struct ds_calib {
   double host_dispatch_ns; /* >= 0 */
   int has_host_node;
   double host_node_ns; /* >= 0 */
+  /* DDP's reducer (bench/torch_ddp_host.py --calib-out): per gradient
+   * (host_grad_hook + host_grad_copy), per bucket call (host_collective),
+   * per broadcast buffer (host_buffer) */
+  int has_host_ddp_grad;
+  double host_ddp_grad_ns; /* >= 0 */
+  int has_host_ddp_bucket;
+  double host_ddp_bucket_ns; /* >= 0 */
+  int has_host_ddp_buffer;
+  double host_ddp_buffer_ns; /* >= 0 */
 };
 
 /* Writes `header` as is (comment lines, each starting with '#' and ending

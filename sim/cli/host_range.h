@@ -27,8 +27,8 @@ typedef ds_status (*ds_host_range_fn)(const void *ctx, const struct ds_options *
 /* Sets has_host_range and the range's fields of every host-bound row of
  * rows[0 .. n) (report.h), re-running each with run: no output files, one
  * sample (the row's timings are its first sample's). host_from_calib says
- * the run's host costs came from --calib's host section, which the summary
- * then says. A re-run's error is prefixed "host range (xF): ". */
+ * the run's host costs came from --calib's host section (report.h: 2 its
+ * dispatch or node, 1 only its DDP keys), which the summary then says. A re-run's error is prefixed "host range (xF): ". */
 ds_status ds_host_range_fill(const struct ds_options *o, ds_host_range_fn run, const void *ctx,
                              int host_from_calib, struct ds_row *rows, int64_t n,
                              struct ds_err *err);

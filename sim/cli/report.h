@@ -170,7 +170,9 @@ struct ds_summary {
    * the fastest and the slowest measured host's factor (sim/net/topo_compute.c
    * ds_topo_host_factor_*), over the run's own (after --calib and
    * --host-scale). Not in the CSV or JSON. host_from_calib: the run's host
-   * costs came from --calib's host section; host_scale: --host-scale's F
+   * costs came from --calib's host section (2: its dispatch or node, which
+   * bench/host_calibrate.py measures; 1: only its DDP keys, ddp_grad,
+   * ddp_bucket, ddp_buffer); host_scale: --host-scale's F
    * (every row's: the host_scale column). */
   int has_host_range, host_from_calib;
   double host_scale;

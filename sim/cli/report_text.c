@@ -58,8 +58,9 @@ static void print_gpu_time(FILE *fp, const struct ds_summary *r) {
                 "%.3f to %.3f ms;\n", r->host_factor_fast, r->host_factor_slow, whose,
             r->host_fast_iter_ms, r->host_slow_iter_ms);
   }
-  /* a calibration's host section is the user's host measured already */
-  if (!r->host_from_calib)
+  /* a calibration's dispatch and node are the user's host measured
+   * already (its DDP keys alone are not what host_calibrate.py measures) */
+  if (r->host_from_calib < 2)
     fputs("        measure yours: bench/host_calibrate.py --calib-out FILE, then --calib FILE\n",
           fp);
 }

@@ -263,7 +263,15 @@ static ds_status run_all(const struct ds_options *o, FILE *out, struct ds_run_tr
   DS_CHECK_GOTO(ds_sweep_run(n, o->jobs, run_config, &ctx, rows, 1, err), st, done);
   DS_CHECK_GOTO(fill_speedups(o, &ld, rows, n, err), st, done);
   if (o->format == DS_FORMAT_TEXT) {
-    int host_from_calib = ld.calib && (ld.calib->has_host_dispatch || ld.calib->has_host_node);
+    /* 2: --calib's dispatch or node (host_calibrate.py's, the hint's
+     * measurement, done); 1: only its DDP keys (torch_ddp_host.py's) */
+    const struct ds_calib *cb = ld.calib;
+    int host_from_calib = !cb ? 0
+                          : cb->has_host_dispatch || cb->has_host_node ? 2
+                          : cb->has_host_ddp_grad || cb->has_host_ddp_bucket ||
+                                  cb->has_host_ddp_buffer
+                              ? 1
+                              : 0;
     DS_CHECK_GOTO(ds_host_range_fill(o, run_host_range, &ld, host_from_calib, rows, n, err), st,
                   done);
   }

@@ -241,6 +241,12 @@ void ds_topo_scale_host(struct ds_compute_params *p, double factor);
 extern const double ds_topo_host_factor_fastest;
 extern const double ds_topo_host_factor_slowest;
 
+/* The defaults of host_grad_hook and host_grad_copy, ns (sim/net/topo_compute.c
+ * says how they were measured): a calibration's per-gradient DDP cost (the
+ * host section's ddp_grad, sim/train/calib.h) splits in their proportion. */
+extern const double ds_topo_host_grad_hook_default_ns;
+extern const double ds_topo_host_grad_copy_default_ns;
+
 struct ds_link {
   int32_t src;    /* vertex ids */
   int32_t dst;

@@ -59,6 +59,12 @@ static ds_status read_time(const struct ds_cnode *map, const char *key, double *
 const double ds_topo_host_factor_fastest = 0.752;
 const double ds_topo_host_factor_slowest = 1.236;
 
+/* DDP's per-gradient host cost, 13.5 us, split in the torch.profiler's
+ * proportion of the AccumulateGrad hook to copy_bucket_to_grad
+ * (docs/strategies.md "The host costs"). */
+const double ds_topo_host_grad_hook_default_ns = 7700;
+const double ds_topo_host_grad_copy_default_ns = 5800;
+
 void ds_topo_scale_host(struct ds_compute_params *p, double factor) {
   double *const host[] = {&p->host_launch_ns, &p->host_replicate_ns, &p->host_backward_ns,
                           &p->host_op_ns, &p->host_dispatch_ns, &p->host_cast_ns,
@@ -160,8 +166,9 @@ ds_status ds__topo_read_compute(const struct ds_cnode *root,
   c->host_dispatch_ns = 30730;
   c->host_cast_ns = 23600;
   c->host_node_ns = 29050;
-  c->host_grad_hook_ns = 7700;  /* docs/strategies.md "The host costs": measured */
-  c->host_grad_copy_ns = 5800;
+  /* docs/strategies.md "The host costs": measured */
+  c->host_grad_hook_ns = ds_topo_host_grad_hook_default_ns;
+  c->host_grad_copy_ns = ds_topo_host_grad_copy_default_ns;
   c->host_collective_ns = 21000;
   /* Per buffer that broadcast_buffers syncs before each forward, beyond the
    * per-bucket cat launch and broadcast call (host_grad_copy +

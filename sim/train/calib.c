@@ -1,8 +1,10 @@
 /*
  * Loader of calibration files (format in traces/calib_file.h): written by
  * `ddpreal calibrate` (gpu, compute, efficiency, nccl, collective; writer in
- * traces/calib_file.c), tools/gen_grouped_conv.py --calib (grouped_conv)
- * and bench/host_calibrate.py --calib-out (host).
+ * traces/calib_file.c), tools/gen_grouped_conv.py --calib (grouped_conv),
+ * bench/host_calibrate.py --calib-out (host: dispatch, node) and
+ * bench/torch_ddp_host.py --calib-out (host: ddp_grad, ddp_bucket,
+ * ddp_buffer).
  *
  * Invariant: a key absent from the file leaves its has_ flag 0 (its eff[]
  * slot 0), and ds_calib_apply_compute / ds_calib_apply_gpu change exactly
@@ -26,7 +28,8 @@ static const char *const nccl_keys[] = {"launch", "interference_blocks",
                                         NULL};
 static const char *const compute_keys[] = {"flops_efficiency", "mem_efficiency",
                                            "kernel_overhead", "fp32_math", NULL};
-static const char *const host_keys[] = {"dispatch", "node", NULL};
+static const char *const host_keys[] = {"dispatch", "node", "ddp_grad", "ddp_bucket",
+                                        "ddp_buffer", NULL};
 static const char *const coll_keys[] = {"op", "nranks", "shared", "copy", "alpha",
                                         "bus_bw", "fit_r2", "fit_rms_rel_residual", NULL};
 
@@ -261,7 +264,9 @@ static ds_status read_host_time(const struct ds_cnode *map, const char *key, int
 }
 
 /* The host section: bench/host_calibrate.py's medians, in the units of the
- * topology's host_dispatch and host_node (a unit required). */
+ * topology's host_dispatch and host_node, and bench/torch_ddp_host.py's
+ * fits of DDP's reducer: per gradient, per bucket call, per broadcast
+ * buffer (a unit required on each). */
 static ds_status read_host(const struct ds_cnode *root, struct ds_calib *c,
                            struct ds_err *err) {
   struct ds_cnode map;
@@ -269,6 +274,11 @@ static ds_status read_host(const struct ds_cnode *root, struct ds_calib *c,
   DS_CHECK(ds_cmap_check_keys(&map, host_keys, err));
   DS_CHECK(read_host_time(&map, "dispatch", &c->has_host_dispatch, &c->host_dispatch_ns, err));
   DS_CHECK(read_host_time(&map, "node", &c->has_host_node, &c->host_node_ns, err));
+  DS_CHECK(read_host_time(&map, "ddp_grad", &c->has_host_ddp_grad, &c->host_ddp_grad_ns, err));
+  DS_CHECK(read_host_time(&map, "ddp_bucket", &c->has_host_ddp_bucket, &c->host_ddp_bucket_ns,
+                          err));
+  DS_CHECK(read_host_time(&map, "ddp_buffer", &c->has_host_ddp_buffer, &c->host_ddp_buffer_ns,
+                          err));
   return DS_OK;
 }
 
@@ -365,6 +375,17 @@ void ds_calib_apply_compute(const struct ds_calib *c, struct ds_compute_params *
   if (c->has_nccl_launch) p->nccl_launch_ns = c->nccl_launch_ns;
   if (c->has_host_dispatch) p->host_dispatch_ns = c->host_dispatch_ns;
   if (c->has_host_node) p->host_node_ns = c->host_node_ns;
+  /* DDP's per-gradient cost measured as a whole (torch_ddp_host.py's
+   * ddp-one - plain), split as the defaults are (7.7 : 5.8, the profile's
+   * hook against copy_bucket_to_grad): the copy part is what
+   * --grad-as-bucket-view drops, so the view keeps 7.7 / 13.5 of it */
+  if (c->has_host_ddp_grad) {
+    double hook = ds_topo_host_grad_hook_default_ns, copy = ds_topo_host_grad_copy_default_ns;
+    p->host_grad_hook_ns = c->host_ddp_grad_ns * hook / (hook + copy);
+    p->host_grad_copy_ns = c->host_ddp_grad_ns * copy / (hook + copy);
+  }
+  if (c->has_host_ddp_bucket) p->host_collective_ns = c->host_ddp_bucket_ns;
+  if (c->has_host_ddp_buffer) p->host_buffer_ns = c->host_ddp_buffer_ns;
   /* what the measured slowdown leaves beyond the mechanism's SMs/(SMs-blocks)
    * (sim/train/interference.h): never negative */
   if (c->has_interference)

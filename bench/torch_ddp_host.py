@@ -417,6 +417,9 @@ def write_calib(a, keys, notes, left, gpu, version):
     for key, why in left.items():
         lines.append("# %s not written: %s" % (key, why))
     lines.append("schema_version: 1")
+    if gpu and gpu != "cpu":
+        # ddpsim checks the name against the topology's GPU (sim/cli/run_load.c)
+        lines.append('gpu: "%s"' % gpu.replace("\\", "\\\\").replace('"', '\\"'))
     if keys:
         lines.append("host:")
         lines += ["  %s: %.3fus" % kv for kv in keys.items()]

@@ -488,8 +488,10 @@ ds_status ds_coll_new(const struct ds_coll_spec *spec, struct ds_coll **out,
 /* Chunks of a pipelined chain (broadcast, reduce) as NCCL cuts it: its
  * Simple protocol moves a chain in steps of buffSize/NCCL_STEPS = 4 MiB / 8
  * = 512 KiB (BROADCAST_CHUNKSTEPS = 1), so ceil(bytes / 512 KiB), at least
- * min_chunks and at least 1. The plain chain cuts them equal; under a
- * protocol NCCL's whole pieces and a last of the rest (ds_nccl_chain). */
+ * min_chunks and at least 1. The chain cuts whole 512 KiB pieces and a
+ * last of the rest when chunks is ceil(bytes / 512 KiB) (plain; under a
+ * protocol NCCL's own pieces, ds_nccl_chain), equal pieces where
+ * min_chunks asks for more. */
 #define DS_CHAIN_CHUNK_BYTES (512.0 * 1024)
 int32_t ds_coll_chain_chunks(double bytes, int32_t min_chunks);
 

@@ -408,6 +408,45 @@ Test(nccl_model, hopper_and_two_nodes) {
   release(&f);
 }
 
+Test(nccl_model, no_duplication_above_compute_capability_8_0) {
+  /* Two nodes of 8 GPUs on an NVSwitch with 8 NICs of 50 GB/s (2node-ib's
+   * network), GPUs of NCCL's Ampere row (sm80 search speeds): 8 rails of 1
+   * channel at 48 GB/s, the first inter speed not above the NIC. Expected,
+   * because ncclTopoDupChannels (search.cc:1040, v2.30.7) keeps them when
+   * ccMin > 80 and the speed is under 50 GB/s with more than 4 channels:
+   * an L40S (8.9) and an RTX 3090 (8.6) keep 8 of 48 GB/s; an A100 (8.0)
+   * duplicates them to 16 of 24. */
+  const struct {
+    const char *gpu;
+    int32_t channels;
+    double speed;
+  } cases[] = {{"L40S-48GB", 8, 48e9}, {"RTX3090-24GB", 8, 48e9}, {"A100-SXM4-80GB", 16, 24e9}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char path[] = "/tmp/ddpsim_dup_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    FILE *fp = fdopen(fd, "w");
+    cr_assert(fp != NULL);
+    fprintf(fp, "schema_version: 1\nname: dup2\ngpu: %s\nnodes: 2\ngpus_per_node: 8\n"
+                "intra_node:\n  template: nvswitch\n  link_bw: 450GBps\n  link_lat: 1.7us\n"
+                "inter_node:\n  template: ib\n  nics_per_node: 8\n  nic_bw: 400Gbps\n"
+                "  nic_lat: 6us\n  gpu_nic_bw: 64GBps\n  gpu_nic_lat: 1us\n",
+            cases[i].gpu);
+    fclose(fp);
+    struct ds_err err = {0};
+    struct fixture f;
+    cr_assert_eq(build_with_table(&f, path, "topologies/gpus.yaml", 0, &err), DS_OK, "%s",
+                 err.msg);
+    unlink(path);
+    cr_assert_eq(f.m.arch, DS_NCCL_ARCH_AMPERE, "%s", cases[i].gpu);
+    cr_assert_eq(f.m.channels, cases[i].channels, "%s: %d channels", cases[i].gpu,
+                 (int)f.m.channels);
+    cr_assert_float_eq(f.m.chan_bw_bytes_per_s, cases[i].speed, 1, "%s: %g", cases[i].gpu,
+                       f.m.chan_bw_bytes_per_s);
+    release(&f);
+  }
+}
+
 Test(nccl_model, hops_without_p2p_share_the_uplink_with_intels_overhead) {
   /* pcie2-nop2p-v100: NCCL counts 12 of each Gen3 x16 link's 16 GB/s. Both
    * hops of the 2-GPU ring go GPU -> switch -> CPU -> switch -> GPU, so the

@@ -134,6 +134,37 @@ Test(nccl_model, simulation_parameters) {
   release(&f);
 }
 
+Test(nccl_model, all_gather_syncs_walk_n_minus_1_steps_a_loop) {
+  /* dgx-a100 (8 ranks, 12 channels), Simple, 1 GiB, measured extras
+   * (launch 14 us, 2.5 us a slice sync). A channel's share 1 GiB / 12 in
+   * loops of N = 8 chunks of 2 MiB (4 steps of 512 KiB): ceil(89478485.3 /
+   * 16 MiB) = 6 loops. Expected, because a loop walks 2(N-1) = 14 steps in
+   * the all-reduce (enqueue.cc ncclPatternRingTwice) and N-1 = 7 in
+   * all-gather and reduce-scatter (ncclPatternRing), 2 slices a step
+   * (ALLGATHER_ and REDUCESCATTER_CHUNKSTEPS / SLICESTEPS = 4 / 2, as the
+   * all-reduce's): 6 * 14 * 2 = 168 syncs (420 us) against 6 * 7 * 2 = 84
+   * (210 us), each on top of baseLat 8.4 us and the launch. */
+  struct ds_err err = {0};
+  struct fixture f;
+  cr_assert_eq(build(&f, "topologies/dgx-a100.yaml", 0, &err), DS_OK);
+  f.m.extra = DS_NCCL_EXTRA_MEASURED;
+  double s = 1 << 30;
+  struct ds_coll_proto ar, ag, rs, bc;
+  ds_nccl_ring_kind_proto(&f.m, DS_COLL_ALLREDUCE, DS_PROTO_SIMPLE, s, &ar);
+  ds_nccl_ring_kind_proto(&f.m, DS_COLL_ALLGATHER, DS_PROTO_SIMPLE, s, &ag);
+  ds_nccl_ring_kind_proto(&f.m, DS_COLL_REDUCESCATTER, DS_PROTO_SIMPLE, s, &rs);
+  ds_nccl_coll_proto(&f.m, DS_PROTO_SIMPLE, s, &bc);
+  cr_assert_float_eq(ar.start_lat_ns, 8400 + 14000 + 168 * 2500.0, 1e-6);
+  cr_assert_float_eq(bc.start_lat_ns, ar.start_lat_ns, 1e-6);
+  cr_assert_float_eq(ag.start_lat_ns, 8400 + 14000 + 84 * 2500.0, 1e-6, "%g", ag.start_lat_ns);
+  cr_assert_float_eq(rs.start_lat_ns, ag.start_lat_ns, 1e-6);
+  /* LL and LL128 have no slice syncs: the launch alone, for every kind */
+  ds_nccl_ring_kind_proto(&f.m, DS_COLL_ALLGATHER, DS_PROTO_LL128, s, &ag);
+  ds_nccl_coll_proto(&f.m, DS_PROTO_LL128, s, &bc);
+  cr_assert_float_eq(ag.start_lat_ns, bc.start_lat_ns, 1e-6);
+  release(&f);
+}
+
 Test(nccl_model, ring_chunking_on_dgx_a100) {
   /* all_reduce.h runRing on 12 channels of 8 ranks: a channel's share in
    * loops of 8 chunks. Expected, by hand:

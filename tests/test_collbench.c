@@ -208,6 +208,83 @@ Test(collbench, every_op_closed_form_and_bus_factor) {
   }
 }
 
+Test(collbench, the_plain_chain_cuts_whole_512k_pieces_and_a_last_of_the_rest) {
+  /* ring8 (alpha = 2 us, B = 12.5 GB/s, N = 8), S = 1500000 B: C =
+   * ceil(S / 512 KiB) = 3 pieces, two whole (P = 524288 B, 41.94304 us)
+   * and a last of r = 451424 B (36.11392 us), which trails them. Expected,
+   * because T = 7 alpha + ((N + C - 3) P + r) / B = 14 + 8 * 41.94304 +
+   * 36.11392 = 385.65824 us, for broadcast and reduce alike (three equal
+   * pieces of 500000 B gave 14 + 9 * 40 = 374 us). */
+  const char *ops[] = {"broadcast", "reduce"};
+  for (int i = 0; i < 2; i++) {
+    char args[160];
+    snprintf(args, sizeof args, "--topo tests/data/ring8.yaml --op %s -b 1500000 -e 1500000 "
+             "--format csv", ops[i]);
+    struct output o = run(args);
+    cr_assert_eq(o.st, DS_OK, "%s: %s", ops[i], o.err.msg);
+    double t = ds_test_csv_num(o.text, "time_us", 0);
+    cr_assert_leq(fabs(t - 385.65824), 0.002, "%s: %g us", ops[i], t);
+    free(o.text);
+  }
+}
+
+Test(collbench, broadcast_and_reduce_never_get_faster_with_size) {
+  /* The plain chain over sizes 3 % apart from 256 KiB to 8 MiB (every
+   * count of 512 KiB pieces from 1 to 16, and sizes just past each whole
+   * count) on a PCIe box and a 4-GPU box. Expected, because a larger buffer
+   * moves more bytes through the same pieces: whole 512 KiB pieces and a
+   * last of the rest cost ((N + C - 3) P + r) / B, rising with r and
+   * continuous where C steps up (r = P with C pieces is r = 0 with C + 1);
+   * equal pieces of S/C fell at each step, 512000 B in 25.56 us and 640000
+   * B in 23.00 on 4gpu. */
+  const char *topos[] = {"topologies/4gpu.yaml", "topologies/pcie-8gpu.yaml"};
+  const char *ops[] = {"broadcast", "reduce"};
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < 2; i++) {
+      char args[200];
+      snprintf(args, sizeof args, "--topo %s --op %s -b 256K -e 8M -f 1.03 --format csv",
+               topos[k], ops[i]);
+      struct output o = run(args);
+      cr_assert_eq(o.st, DS_OK, "%s: %s", args, o.err.msg);
+      double prev = 0, prev_size = 0;
+      int rows = -1; /* the header line */
+      for (const char *c = o.text; *c; c++) rows += *c == '\n';
+      for (int r = 0; r < rows; r++) {
+        double size = ds_test_csv_num(o.text, "size_bytes", r);
+        double t = ds_test_csv_num(o.text, "time_us", r);
+        cr_assert_geq(t, prev - 1e-3, "%s: %g B in %g us after %g B in %g us", args, size, t,
+                      prev_size, prev);
+        prev = t, prev_size = size;
+      }
+      cr_assert_geq(rows, 100, "%s: %d rows", args, rows);
+      free(o.text);
+    }
+}
+
+Test(collbench, all_gather_and_reduce_scatter_pay_their_own_slice_syncs) {
+  /* dgx-a100, Simple, 1 GiB: the measured extras over --nccl-extra none are
+   * the launch (14 us) and the slice syncs at 2.5 us each: 6 loops of N-1 =
+   * 7 steps of 2 slices = 84 for all-gather and reduce-scatter (224 us in
+   * all), where the all-reduce walks 14 steps a loop (168 syncs, 434 us;
+   * tests/test_nccl_model.c works the loops apart). They were charged the
+   * all-reduce's 434 us. */
+  const char *ops[] = {"allgather", "reducescatter", "allreduce"};
+  const double extra_us[] = {224, 224, 434};
+  for (int i = 0; i < 3; i++) {
+    double t[2];
+    for (int x = 0; x < 2; x++) {
+      char args[200];
+      snprintf(args, sizeof args, "--topo topologies/dgx-a100.yaml --op %s --proto Simple "
+               "--nccl-extra %s -b 1G -e 1G --format csv", ops[i], x ? "none" : "measured");
+      struct output o = run(args);
+      cr_assert_eq(o.st, DS_OK, "%s: %s", args, o.err.msg);
+      t[x] = ds_test_csv_num(o.text, "time_us", 0);
+      free(o.text);
+    }
+    cr_assert_float_eq(t[0] - t[1], extra_us[i], 0.002, "%s: %g - %g us", ops[i], t[0], t[1]);
+  }
+}
+
 Test(collbench, text_header_names_the_op_and_root) {
   struct output o = run("--topo tests/data/ring8.yaml --op scatter --root 5 -b 1M -e 1M");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);

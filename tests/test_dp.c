@@ -170,8 +170,10 @@ Test(dp, two_gpu_iteration_by_hand) {
    * step (the period; every term is on the critical path):
    *   input scatter of 0 bytes:              a
    *   broadcast of S = 4 * PARAMS bytes, NCCL's chain in C = ceil(S / 512
-   *   KiB) = 15 chunks, each c = S/(C B) rounded to the ns; the replica
-   *   has it all at                          a + (N + C - 2) c   (N = 2)
+   *   KiB) = 15 pieces, 14 whole of P = 512 KiB and the last r = S - 14 P
+   *   = 1024 B, each piece's time rounded to the ns; the replica has it
+   *   all at (a + ((N + C - 3) P + r) / B, N = 2)
+   *                                          a + (C - 1) P/B + r/B
    *   (replicate's host time 5 us * 4 tensors * 2 replicas = 40 us and the
    *   launches, 20 us then 40 us each, finish long before);
    *   forward on the replica                 400
@@ -179,13 +181,15 @@ Test(dp, two_gpu_iteration_by_hand) {
    *   loss over both outputs (read + write 4e6 bytes):     4
    *   scatter of the output gradient:        a + 1e6 / B
    *   backward                               800
-   *   reduce onto GPU 0 (the chain again)    a + (N + C - 2) c
+   *   reduce onto GPU 0 (the chain again)    a + (C - 1) P/B + r/B
    *   SGD step on GPU 0 only                 58.728 */
   struct ds_test_result r = run(TINY "--strategy dp --world-size 2 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
-  double s = PARAMS * 4, chunks = ceil(s / 524288.0);
-  double c_us = round(s / chunks / B_BPS * 1e9) / 1e3;
-  double chain = A_US + (2 + chunks - 2) * c_us;
+  double s = PARAMS * 4, chunks = ceil(s / 524288.0), rest = s - (chunks - 1) * 524288.0;
+  cr_assert_eq(chunks, 15);
+  cr_assert_eq(rest, 1024);
+  double chain = A_US + ((chunks - 1) * round(524288.0 / B_BPS * 1e9) +
+                         round(rest / B_BPS * 1e9)) / 1e3;
   double p2p = A_US + OUT_BYTES / B_BPS * 1e6;
   double loss = 2 * 2 * OUT_BYTES / 1e12 * 1e6;
   double want = A_US + chain + FWD_US + p2p + loss + p2p + BWD_US + chain + step_us();

@@ -134,6 +134,37 @@ Test(nccl_model, simulation_parameters) {
   release(&f);
 }
 
+Test(nccl_model, all_gather_syncs_walk_n_minus_1_steps_a_loop) {
+  /* dgx-a100 (8 ranks, 12 channels), Simple, 1 GiB, measured extras
+   * (launch 14 us, 2.5 us a slice sync). A channel's share 1 GiB / 12 in
+   * loops of N = 8 chunks of 2 MiB (4 steps of 512 KiB): ceil(89478485.3 /
+   * 16 MiB) = 6 loops. Expected, because a loop walks 2(N-1) = 14 steps in
+   * the all-reduce (enqueue.cc ncclPatternRingTwice) and N-1 = 7 in
+   * all-gather and reduce-scatter (ncclPatternRing), 2 slices a step
+   * (ALLGATHER_ and REDUCESCATTER_CHUNKSTEPS / SLICESTEPS = 4 / 2, as the
+   * all-reduce's): 6 * 14 * 2 = 168 syncs (420 us) against 6 * 7 * 2 = 84
+   * (210 us), each on top of baseLat 8.4 us and the launch. */
+  struct ds_err err = {0};
+  struct fixture f;
+  cr_assert_eq(build(&f, "topologies/dgx-a100.yaml", 0, &err), DS_OK);
+  f.m.extra = DS_NCCL_EXTRA_MEASURED;
+  double s = 1 << 30;
+  struct ds_coll_proto ar, ag, rs, bc;
+  ds_nccl_ring_kind_proto(&f.m, DS_COLL_ALLREDUCE, DS_PROTO_SIMPLE, s, &ar);
+  ds_nccl_ring_kind_proto(&f.m, DS_COLL_ALLGATHER, DS_PROTO_SIMPLE, s, &ag);
+  ds_nccl_ring_kind_proto(&f.m, DS_COLL_REDUCESCATTER, DS_PROTO_SIMPLE, s, &rs);
+  ds_nccl_coll_proto(&f.m, DS_PROTO_SIMPLE, s, &bc);
+  cr_assert_float_eq(ar.start_lat_ns, 8400 + 14000 + 168 * 2500.0, 1e-6);
+  cr_assert_float_eq(bc.start_lat_ns, ar.start_lat_ns, 1e-6);
+  cr_assert_float_eq(ag.start_lat_ns, 8400 + 14000 + 84 * 2500.0, 1e-6, "%g", ag.start_lat_ns);
+  cr_assert_float_eq(rs.start_lat_ns, ag.start_lat_ns, 1e-6);
+  /* LL and LL128 have no slice syncs: the launch alone, for every kind */
+  ds_nccl_ring_kind_proto(&f.m, DS_COLL_ALLGATHER, DS_PROTO_LL128, s, &ag);
+  ds_nccl_coll_proto(&f.m, DS_PROTO_LL128, s, &bc);
+  cr_assert_float_eq(ag.start_lat_ns, bc.start_lat_ns, 1e-6);
+  release(&f);
+}
+
 Test(nccl_model, ring_chunking_on_dgx_a100) {
   /* all_reduce.h runRing on 12 channels of 8 ranks: a channel's share in
    * loops of 8 chunks. Expected, by hand:
@@ -406,6 +437,45 @@ Test(nccl_model, hopper_and_two_nodes) {
                   2 * 14000;
   cr_assert_float_eq(f.m.lat_ns[DS_PROTO_SIMPLE], expect, 1e-6);
   release(&f);
+}
+
+Test(nccl_model, no_duplication_above_compute_capability_8_0) {
+  /* Two nodes of 8 GPUs on an NVSwitch with 8 NICs of 50 GB/s (2node-ib's
+   * network), GPUs of NCCL's Ampere row (sm80 search speeds): 8 rails of 1
+   * channel at 48 GB/s, the first inter speed not above the NIC. Expected,
+   * because ncclTopoDupChannels (search.cc:1040, v2.30.7) keeps them when
+   * ccMin > 80 and the speed is under 50 GB/s with more than 4 channels:
+   * an L40S (8.9) and an RTX 3090 (8.6) keep 8 of 48 GB/s; an A100 (8.0)
+   * duplicates them to 16 of 24. */
+  const struct {
+    const char *gpu;
+    int32_t channels;
+    double speed;
+  } cases[] = {{"L40S-48GB", 8, 48e9}, {"RTX3090-24GB", 8, 48e9}, {"A100-SXM4-80GB", 16, 24e9}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char path[] = "/tmp/ddpsim_dup_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    FILE *fp = fdopen(fd, "w");
+    cr_assert(fp != NULL);
+    fprintf(fp, "schema_version: 1\nname: dup2\ngpu: %s\nnodes: 2\ngpus_per_node: 8\n"
+                "intra_node:\n  template: nvswitch\n  link_bw: 450GBps\n  link_lat: 1.7us\n"
+                "inter_node:\n  template: ib\n  nics_per_node: 8\n  nic_bw: 400Gbps\n"
+                "  nic_lat: 6us\n  gpu_nic_bw: 64GBps\n  gpu_nic_lat: 1us\n",
+            cases[i].gpu);
+    fclose(fp);
+    struct ds_err err = {0};
+    struct fixture f;
+    cr_assert_eq(build_with_table(&f, path, "topologies/gpus.yaml", 0, &err), DS_OK, "%s",
+                 err.msg);
+    unlink(path);
+    cr_assert_eq(f.m.arch, DS_NCCL_ARCH_AMPERE, "%s", cases[i].gpu);
+    cr_assert_eq(f.m.channels, cases[i].channels, "%s: %d channels", cases[i].gpu,
+                 (int)f.m.channels);
+    cr_assert_float_eq(f.m.chan_bw_bytes_per_s, cases[i].speed, 1, "%s: %g", cases[i].gpu,
+                       f.m.chan_bw_bytes_per_s);
+    release(&f);
+  }
 }
 
 Test(nccl_model, hops_without_p2p_share_the_uplink_with_intels_overhead) {

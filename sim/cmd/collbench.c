@@ -426,7 +426,7 @@ static ds_status sweep(const struct ds_collbench_args *o, struct ds_topo *topo,
       } else {
         r.proto = o->proto.choice == DS_PROTO_CHOICE_FIXED
                       ? o->proto.fixed : ds_nccl_choose_coll_proto(&pl.m, k, r.size_bytes);
-        ds_nccl_coll_proto(&pl.m, r.proto, r.size_bytes, &cp);
+        ds_nccl_ring_kind_proto(&pl.m, k, r.proto, r.size_bytes, &cp);
         r.nccl_model_us = ds_nccl_predict_coll_ns(&pl.m, k, r.proto, r.size_bytes) / 1e3;
       }
       r.channels = cp.channels;

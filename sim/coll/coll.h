@@ -118,6 +118,11 @@ struct ds_ring {
                             interchangeable rails sets it, ring_rails.h) */
   double *hop_lat_ns;    /* [n] */
   double *hop_bw;        /* [n] bottleneck bandwidth of hop i (alone) */
+  /* [n] hop i's bottleneck when every hop of the ring sends at once: min over
+   * its links of bw / (hops of this ring crossing it), the shares the
+   * aggregated ring runs at (hop_bw where no link is crossed twice; owned;
+   * NULL: hop_bw, as in the rails' quotient) */
+  double *hop_share_bw;
   double max_lat_ns;
   /* Latency on the critical path of 2(N-1) steps: data advances one hop per
    * step, so the chain crosses 2(N-1) consecutive hops; this is the largest
@@ -185,13 +190,29 @@ double ds_ring_busbw(const struct ds_ring *ring);
  * else path_lat_ns. */
 double ds_ring_path_lat_ns(const struct ds_ring *ring);
 
+/* The time of `steps` ring steps of step_bytes on every hop, one piece per
+ * step, every member in at t = 0 and nothing else on the net, each hop
+ * moving at hop_share_bw after its hop_lat_ns (ns): the longest path of the
+ * per-flow ring's step dataflow
+ *   S(i,k) = max(S(i,k-1) + d_i, S(i-1,k-1) + d_(i-1) + l_(i-1)),
+ * d_i = step_bytes / hop_share_bw[i]. A path crosses a run W of L
+ * consecutive hops (1 <= L <= steps) and spends its other steps - L sends on
+ * the slowest of them, so
+ *   T = max over runs W of  sum_W (d + l) + (steps - L) * max_W d,
+ * at least both lower bounds: the chain of `steps` consecutive hops
+ * (latency and fill each) and steps * d_slow + l_slow. Uniform ring (d, a):
+ * steps * (a + d). n_rails is not looked at: this ring's own hops. */
+double ds_ring_steps_ns(const struct ds_ring *ring, int32_t steps, double step_bytes);
+
 /* Closed form of a ring all-reduce of `bytes` on this ring with one chunk
- * per step and no contention: path_lat + 2(N-1) * bytes/N / min_bw, in ns;
- * on a uniform ring 2(N-1)*alpha + 2(N-1)/N * S/B. Exact for the per-flow
- * ring when every hop has the same bandwidth; with unequal hops the slowest
- * one paces every step and this is a lower bound within the latency sum.
- * With rails: ds_ring_path_lat_ns + 2(N-1)/N * bytes / ds_ring_busbw (each
- * rail moves S/K at its share K * bw / hops of the bottleneck link). */
+ * per step and no other traffic: ds_ring_steps_ns(2(N-1), bytes/N); on a
+ * uniform ring 2(N-1)*alpha + 2(N-1)/N * S/B. Exact for the per-flow ring
+ * of one ring (hops sharing a link at their shares), and for the aggregated
+ * ring, which runs this form: its latency is the form less the pacing
+ * 2(N-1) * d_slow. With rails: the largest such latency of the rails (each
+ * S/K) + 2(N-1)/N * bytes / ds_ring_busbw; per flow the rails' hops that
+ * share a link (the NVLink ports the rails cross in a node) slow each other
+ * where they overlap, which this form leaves out (docs/collectives.md). */
 double ds_ring_allreduce_ns(const struct ds_ring *ring, double bytes);
 
 struct ds_coll;
@@ -467,8 +488,10 @@ ds_status ds_coll_new(const struct ds_coll_spec *spec, struct ds_coll **out,
 /* Chunks of a pipelined chain (broadcast, reduce) as NCCL cuts it: its
  * Simple protocol moves a chain in steps of buffSize/NCCL_STEPS = 4 MiB / 8
  * = 512 KiB (BROADCAST_CHUNKSTEPS = 1), so ceil(bytes / 512 KiB), at least
- * min_chunks and at least 1. The plain chain cuts them equal; under a
- * protocol NCCL's whole pieces and a last of the rest (ds_nccl_chain). */
+ * min_chunks and at least 1. The chain cuts whole 512 KiB pieces and a
+ * last of the rest when chunks is ceil(bytes / 512 KiB) (plain; under a
+ * protocol NCCL's own pieces, ds_nccl_chain), equal pieces where
+ * min_chunks asks for more. */
 #define DS_CHAIN_CHUNK_BYTES (512.0 * 1024)
 int32_t ds_coll_chain_chunks(double bytes, int32_t min_chunks);
 

@@ -8,6 +8,11 @@
  * on a uniform chain of hop latency a, bandwidth B, t = S/(C B):
  *   start(p, c) = p (t + a) + c t,
  *   T = (N-1) a + (N+C-2) t = (N-1) a + (N+C-2) S/(C B).
+ * Without a protocol the C chunks are NCCL's (ds_coll_chain_chunks, coll.h):
+ * whole 512 KiB pieces P and a last of the rest r = S - (C-1) P, which
+ * trails the whole ones (as under a protocol, below):
+ *   T = (N-1) a + ((N+C-3) P + r) / B      (C >= 2),
+ * equal pieces only where --ring-chunks asks for more than NCCL's count.
  * Position p finishes when it has received C chunks (p > 0) and its C sends
  * have left (p < N-1). The reduction arithmetic is not charged (as for the
  * all-reduce). Always per flow: (N-1) C flows.
@@ -164,6 +169,14 @@ ds_status ds__coll_chain_new(const struct ds_coll_spec *spec, int reduce,
   c->chunks = spec->chunks;
   c->chunk_bytes = spec->bytes / spec->chunks;
   c->last_chunk_bytes = c->chunk_bytes;
+  if (!spec->proto && spec->chunks > 1 &&
+      spec->chunks == ds_coll_chain_chunks(spec->bytes, 1)) {
+    /* NCCL's cut (ds_coll_chain_chunks): whole 512 KiB steps and a last of
+     * the rest, so a larger buffer never runs faster (equal pieces of S/C
+     * did: 640000 B in two pieces of 320000 beat 512000 B in one) */
+    c->chunk_bytes = DS_CHAIN_CHUNK_BYTES;
+    c->last_chunk_bytes = spec->bytes - (spec->chunks - 1) * DS_CHAIN_CHUNK_BYTES;
+  }
   c->tag_base = spec->tag_base;
   c->on_done = spec->on_done;
   c->owner = spec->owner;

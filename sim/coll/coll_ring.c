@@ -42,7 +42,7 @@ struct ring_coll {
   struct ds_coll_proto proto;
   double *hop_lat_ns;    /* [n] per-step latency of each hop (proto only) */
   double path_lat_ns;    /* critical path of hop_lat_ns (proto only) */
-  double agg_lat_ns;     /* critical path of `steps` hops (plain aggregate) */
+  double agg_lat_ns;     /* plain aggregate: ds_ring_steps_ns less the pacing */
   uint32_t *chan_mult;   /* [max_hop_links] all C: a hop's C channels */
   uint32_t *agg_mult;    /* [n_agg] ring->agg_mult times C */
   struct ds_net *net;
@@ -91,6 +91,91 @@ static double window_lat(const double *lat, int32_t n, int32_t steps) {
     if (sum > best) best = sum;
   }
   return best;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* ds_ring_steps_ns (coll.h) on hops of data time d[i] and latency l[i].
+ * For each value m of d, the runs with no d above m and some d equal to m
+ * score sum_W (d + l - m) + steps * m, which is their time exactly (their
+ * slowest hop is m): a largest sum over runs of at most `steps` hops that
+ * hold a hop of m, found with the prefix sums P over the hops unrolled
+ * (run [s, e) starting at s < n) and a sliding minimum of P[s] over the
+ * starts allowed, s in [max(e - steps, last hop above m + 1), min(n - 1,
+ * last hop of m)], both ends only rising with e: O(n + steps) per distinct
+ * d, one or two on the shipped topologies (NVLink and network hops). Out of
+ * memory: the chain of `steps` latencies plus steps * d_slow, the upper
+ * bound the aggregate charged before. */
+static double steps_time(const double *d, const double *l, int32_t n, int32_t steps) {
+  if (n < 2 || steps < 1) return 0;
+  int32_t u = n + steps - 1; /* hops unrolled: runs [s, e), s < n, e <= u */
+  double *vals = malloc((size_t)n * sizeof *vals);
+  double *pre = malloc(((size_t)u + 1) * sizeof *pre);
+  int32_t *dq = malloc(((size_t)u + 1) * sizeof *dq);
+  double best = 0, d_max = 0;
+  for (int32_t i = 0; i < n; i++)
+    if (d[i] > d_max) d_max = d[i];
+  if (!vals || !pre || !dq) {
+    free(vals);
+    free(pre);
+    free(dq);
+    return window_lat(l, n, steps) + steps * d_max;
+  }
+  memcpy(vals, d, (size_t)n * sizeof *vals);
+  qsort(vals, (size_t)n, sizeof *vals, cmp_double);
+  for (int32_t v = 0; v < n; v++) {
+    double m = vals[v];
+    if (v > 0 && m == vals[v - 1]) continue;
+    int32_t last_wall = -1, last_mark = -1, head = 0, tail = 0, next_s = 0;
+    pre[0] = 0;
+    for (int32_t e = 1; e <= u; e++) {
+      int32_t x = e - 1, h = x % n;
+      if (d[h] > m) last_wall = x;
+      if (d[h] == m) last_mark = x;
+      pre[e] = pre[x] + d[h] + l[h] - m;
+      int32_t hi = last_mark < n - 1 ? last_mark : n - 1;
+      int32_t lo = e - steps > last_wall + 1 ? e - steps : last_wall + 1;
+      for (; next_s <= hi; next_s++) {
+        while (tail > head && pre[dq[tail - 1]] >= pre[next_s]) tail--;
+        dq[tail++] = next_s;
+      }
+      while (tail > head && dq[head] < lo) head++;
+      if (tail > head && lo <= hi) {
+        double t = pre[e] - pre[dq[head]] + steps * m;
+        if (t > best) best = t;
+      }
+    }
+  }
+  free(vals);
+  free(pre);
+  free(dq);
+  return best;
+}
+
+/* steps_time on ring r with step_bytes a step; *pace_ns (may be NULL) gets
+ * steps * d_slow, the part the slowest hop's rate paces. */
+static double ring_steps(const struct ds_ring *r, int32_t steps, double step_bytes,
+                         double *pace_ns) {
+  if (pace_ns) *pace_ns = 0;
+  if (r->n < 2 || steps < 1) return 0;
+  double *d = malloc((size_t)r->n * sizeof *d), d_max = 0;
+  const double *bw = r->hop_share_bw ? r->hop_share_bw : r->hop_bw;
+  if (!d) return r->path_lat_ns + steps * step_bytes / r->min_bw * 1e9;
+  for (int32_t i = 0; i < r->n; i++) {
+    d[i] = step_bytes / bw[i] * 1e9;
+    if (d[i] > d_max) d_max = d[i];
+  }
+  double t = steps_time(d, r->hop_lat_ns, r->n, steps);
+  free(d);
+  if (pace_ns) *pace_ns = steps * d_max;
+  return t;
+}
+
+double ds_ring_steps_ns(const struct ds_ring *r, int32_t steps, double step_bytes) {
+  return ring_steps(r, steps, step_bytes, NULL);
 }
 
 const char *ds_proto_name(enum ds_proto p) {
@@ -154,8 +239,9 @@ ds_status ds_ring_build(struct ds_topo *topo, const int32_t *gpus, int32_t n,
   r->hop_lat_ns = calloc((size_t)n, sizeof *r->hop_lat_ns);
   r->hop_bw = calloc((size_t)n, sizeof *r->hop_bw);
   r->hop_class = calloc((size_t)n, sizeof *r->hop_class);
+  r->hop_share_bw = calloc((size_t)n, sizeof *r->hop_share_bw);
   if (!r->gpus || !r->hop_first || !r->hop_links || !r->hop_lat_ns || !r->hop_bw ||
-      !r->hop_class)
+      !r->hop_class || !r->hop_share_bw)
     goto fail;
   memcpy(r->gpus, gpus, (size_t)n * sizeof *gpus);
   r->min_bw = 0;
@@ -208,6 +294,21 @@ ds_status ds_ring_build(struct ds_topo *topo, const int32_t *gpus, int32_t n,
     }
   }
   free(sorted);
+  /* each hop's share: its links' bandwidth over the hops crossing them */
+  for (int32_t i = 0; i < n && n > 1; i++) {
+    double share = 0;
+    for (int32_t k = r->hop_first[i]; k < r->hop_first[i + 1]; k++) {
+      int32_t lo = 0, hi = r->n_agg - 1, l = r->hop_links[k];
+      while (lo < hi) { /* agg_links is sorted and holds l */
+        int32_t mid = (lo + hi) / 2;
+        if (r->agg_links[mid] < l) lo = mid + 1;
+        else hi = mid;
+      }
+      double b = topo->links[l].bw_bytes_per_s / r->agg_mult[lo];
+      if (k == r->hop_first[i] || b < share) share = b;
+    }
+    r->hop_share_bw[i] = share;
+  }
   return DS_OK;
 fail:
   if (st == DS_ENOMEM) ds_err_set(err, st, "ring of %d GPUs: out of memory", n);
@@ -223,6 +324,7 @@ void ds_ring_release(struct ds_ring *r) {
   free(r->hop_mult);
   free(r->hop_lat_ns);
   free(r->hop_bw);
+  free(r->hop_share_bw);
   free(r->agg_links);
   free(r->agg_mult);
   free(r->hop_class);
@@ -254,8 +356,14 @@ double ds_ring_path_lat_ns(const struct ds_ring *r) {
 
 double ds_ring_allreduce_ns(const struct ds_ring *r, double bytes) {
   if (r->n < 2) return 0;
-  double steps = 2.0 * (r->n - 1);
-  return ds_ring_path_lat_ns(r) + steps * bytes / r->n / ds_ring_busbw(r) * 1e9;
+  int32_t steps = 2 * (r->n - 1);
+  if (r->n_rails == 0) return ring_steps(r, steps, bytes / r->n, NULL);
+  double lat = 0, pace;
+  for (int32_t k = 0; k < r->n_rails; k++) {
+    double t = ring_steps(&r->rails[k], steps, bytes / r->n_rails / r->n, &pace);
+    if (t - pace > lat) lat = t - pace;
+  }
+  return lat + (double)steps * bytes / r->n / ds_ring_busbw(r) * 1e9;
 }
 
 /* Per-step protocol latency on the critical path of one ring. */
@@ -366,8 +474,13 @@ ds_status ds__coll_ring_new(const struct ds_ring *ring, struct ds_net *net,
   c->chunks = chunks;
   c->steps = steps;
   c->total_sends = steps * chunks;
-  c->agg_lat_ns = steps == 2 * (ring->n - 1) ? ring->path_lat_ns
-                                             : window_lat(ring->hop_lat_ns, ring->n, steps);
+  if (model == DS_COLL_AGGREGATE && !proto) {
+    /* the closed form (ds_ring_steps_ns) less the slowest hop's pacing,
+     * which the one flow's rate charges */
+    double pace;
+    c->agg_lat_ns = ring_steps(ring, steps, bytes / ring->n, &pace);
+    c->agg_lat_ns -= pace;
+  }
   c->chunk_bytes = bytes / ring->n / chunks;
   c->bytes = bytes;
   c->tag_base = tag_base;

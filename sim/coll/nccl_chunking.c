@@ -28,8 +28,13 @@ int32_t ds_nccl_nvls_ctas(const struct ds_nccl_model *m) {
   return ctas;
 }
 
-void ds_nccl_chunking(const struct ds_nccl_model *m, enum ds_ar_algo a, enum ds_proto p,
-                      double bytes, struct ds_nccl_chunking *out) {
+/* ds_nccl_chunking, the ring's `steps` steps a loop: 2(N-1) for the
+ * all-reduce (enqueue.cc ncclPatternRingTwice), N-1 for all-gather and
+ * reduce-scatter (ncclPatternRing); both cut N chunks a loop and Simple's
+ * chunk into CHUNKSTEPS / SLICESTEPS = 2 slices (collectives.h: ALLREDUCE_,
+ * ALLGATHER_ and REDUCESCATTER_ alike). */
+static void chunking(const struct ds_nccl_model *m, enum ds_ar_algo a, enum ds_proto p,
+                     double bytes, double ring_steps, struct ds_nccl_chunking *out) {
   memset(out, 0, sizeof *out);
   if (!(bytes > 0) || (int)p < 0 || p >= DS_PROTO_COUNT) return;
   int32_t n = m->nranks;
@@ -77,26 +82,36 @@ void ds_nccl_chunking(const struct ds_nccl_model *m, enum ds_ar_algo a, enum ds_
     return;
   }
   /* The ring (all_reduce.h runRing): a CTA's share in loops of N chunks,
-   * 2(N-1) steps each; Simple splits a chunk into CHUNKSTEPS/SLICESTEPS
+   * ring_steps steps each; Simple splits a chunk into CHUNKSTEPS/SLICESTEPS
    * slices (prims_simple.h genericOp: empty slices still synchronise). */
   out->chunk_bytes = step_payload_bytes(p) *
                      (p == DS_PROTO_SIMPLE ? ds__nccl_allreduce_chunk_steps : 1);
   out->loops = ceil(per_cta / (n * out->chunk_bytes));
   if (p == DS_PROTO_SIMPLE)
-    out->syncs = out->loops * 2.0 * (n - 1) *
+    out->syncs = out->loops * ring_steps *
                  (ds__nccl_allreduce_chunk_steps / ds__nccl_allreduce_slice_steps);
 }
 
-double ds_nccl_extra_ns(const struct ds_nccl_model *m, enum ds_ar_algo a, enum ds_proto p,
-                        double bytes) {
+void ds_nccl_chunking(const struct ds_nccl_model *m, enum ds_ar_algo a, enum ds_proto p,
+                      double bytes, struct ds_nccl_chunking *out) {
+  chunking(m, a, p, bytes, 2.0 * (m->nranks - 1), out);
+}
+
+static double extra_ns(const struct ds_nccl_model *m, enum ds_ar_algo a, enum ds_proto p,
+                       double bytes, double ring_steps) {
   const struct ds_nccl_extra *e = &m->extra;
   double t = e->launch_ns;
   if (e->pipeline) {
     struct ds_nccl_chunking c;
-    ds_nccl_chunking(m, a, p, bytes, &c);
+    chunking(m, a, p, bytes, ring_steps, &c);
     t += c.syncs * e->sync_ns + c.fill_ns;
   }
   return t;
+}
+
+double ds_nccl_extra_ns(const struct ds_nccl_model *m, enum ds_ar_algo a, enum ds_proto p,
+                        double bytes) {
+  return extra_ns(m, a, p, bytes, 2.0 * (m->nranks - 1));
 }
 
 /* The NVLS latency the simulation charges at the start: the NVLink part
@@ -127,6 +142,13 @@ void ds_nccl_coll_proto(const struct ds_nccl_model *m, enum ds_proto p,
                                 .start_lat_ns = m->base_lat_ns[p] +
                                                 ds_nccl_extra_ns(m, DS_AR_RING, p, bytes)};
   for (int h = 0; h < DS_HOP_CLASS_COUNT; h++) out->hop_lat_ns[h] = m->hw_lat_ns[h][p];
+}
+
+void ds_nccl_ring_kind_proto(const struct ds_nccl_model *m, enum ds_coll_kind k,
+                             enum ds_proto p, double bytes, struct ds_coll_proto *out) {
+  ds_nccl_coll_proto(m, p, bytes, out);
+  if (k != DS_COLL_ALLGATHER && k != DS_COLL_REDUCESCATTER) return;
+  out->start_lat_ns = m->base_lat_ns[p] + extra_ns(m, DS_AR_RING, p, bytes, m->nranks - 1.0);
 }
 
 void ds_nccl_algo_proto(const struct ds_nccl_model *m, enum ds_ar_algo a,

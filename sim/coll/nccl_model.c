@@ -202,23 +202,37 @@ static double rings_share_gbps(const struct ds_nccl_nvlink *nv, const struct ds_
   return share;
 }
 
-/* ncclTopoDupChannels (search.cc): twice the channels at half the speed
- * when the speed is at least 25 GB/s, unless from compute capability 8.1
- * (Hopper and Blackwell here) below 50 GB/s with more than 4 channels. */
-static void dup_channels(enum ds_nccl_arch arch, int32_t *nch, double *speed) {
+/* ncclTopoDupChannels (search.cc:1036-1046, v2.30.7): twice the channels at
+ * half the speed when the speed is at least 25 GB/s, unless the lowest
+ * compute capability is above 8.0 (ccMin > 80: sm_86 and sm_89 as well as
+ * Hopper and Blackwell) and the speed below 50 GB/s with more than 4
+ * channels. cc: 10 x major + minor (dup_cc). */
+static void dup_channels(int32_t cc, int32_t *nch, double *speed) {
   if (*nch > DS_NCCL_SEARCH_MAX_CHANNELS) *nch = DS_NCCL_SEARCH_MAX_CHANNELS;
-  int sm90_up = arch == DS_NCCL_ARCH_HOPPER || arch == DS_NCCL_ARCH_BLACKWELL;
-  if (*speed >= 25.0 && !(sm90_up && *speed < 50.0 && *nch > 4)) {
+  if (*speed >= 25.0 && !(cc > 80 && *speed < 50.0 && *nch > 4)) {
     int32_t dup = 2 * *nch > DS_NCCL_SEARCH_MAX_CHANNELS ? DS_NCCL_SEARCH_MAX_CHANNELS : 2 * *nch;
     *speed /= (dup + *nch - 1) / *nch;
     *nch = dup;
   }
 }
 
+/* The compute capability dup_channels tests: the GPU table's, else the
+ * lowest of the architecture's row (Ampere 8.0, Hopper 9.0, Blackwell 10.0;
+ * Volta's row 7.0), as tuning.cc indexes rows by it. */
+static int32_t dup_cc(const struct ds_topo *topo, enum ds_nccl_arch arch) {
+  if (topo->gpu.compute_capability > 0) return topo->gpu.compute_capability;
+  switch (arch) {
+  case DS_NCCL_ARCH_BLACKWELL: return 100;
+  case DS_NCCL_ARCH_HOPPER: return 90;
+  case DS_NCCL_ARCH_AMPERE: return 80;
+  default: return 70;
+  }
+}
+
 /* One search (nccl_model.h): the first listed speed not above the share
  * `bw` a channel gets, floor(bw / speed) channels on each of k NICs (k 1
  * for a ring without rails), then dup_channels. */
-static void search_channels(enum ds_nccl_arch arch, const double *speeds, size_t n_speeds,
+static void search_channels(int32_t cc, const double *speeds, size_t n_speeds,
                             double bw, int32_t k, int32_t *nch, double *speed) {
   *speed = speeds[n_speeds - 1];
   for (size_t i = 0; i < n_speeds; i++)
@@ -231,7 +245,7 @@ static void search_channels(enum ds_nccl_arch arch, const double *speeds, size_t
          : fit < 1                          ? 1
                                             : (int32_t)fit;
   if (k > 1) *nch *= k; /* channels spread over the NICs */
-  dup_channels(arch, nch, speed);
+  dup_channels(cc, nch, speed);
 }
 
 /* log2i of NCCL (floor of log2; 0 for 1). */
@@ -374,18 +388,18 @@ ds_status ds_nccl_model_build(struct ds_topo *topo,
    * floor(bw / speed). Where the channel search ran (one node where some
    * pair of GPUs has a direct link, sim/coll/ring_channels.h), its rings
    * are the channels and its speed theirs. Then channels are duplicated as
-   * ncclTopoDupChannels does: when the speed is at least 25 GB/s (from
-   * compute capability 8.1, Hopper and Blackwell here, unless below 50
-   * GB/s with more than 4 channels), twice the channels at half the
-   * speed. */
+   * ncclTopoDupChannels does: when the speed is at least 25 GB/s (above
+   * compute capability 8.0, sm_86 and sm_89 too, unless below 50 GB/s with
+   * more than 4 channels), twice the channels at half the speed. */
   size_t n_speeds;
+  int32_t cc = dup_cc(topo, m->arch);
   const double *speeds = ds_nccl_search_speeds(m->arch, m->nnodes > 1, &n_speeds);
   double speed;
   int32_t nch, nics_max = ring->n_rails;
   if (ring->chan) {
     speed = ring->chan_speed_bytes_per_s / DS_UNITS_GBPS;
     nch = ring->chan->n_rails;
-    dup_channels(m->arch, &nch, &speed);
+    dup_channels(cc, &nch, &speed);
   } else if (m->nnodes > 1 && ring->n_rails > 1) {
     /* Across nodes each node searches alone, over its own GPUs and NICs
      * (search.cc ncclTopoCompute on the node's system, ncclTopoDupChannels
@@ -428,7 +442,7 @@ ds_status ds_nccl_model_build(struct ds_topo *topo,
         done[i] = 1;
         int32_t ni;
         double vi;
-        search_channels(m->arch, speeds, n_speeds,
+        search_channels(cc, speeds, n_speeds,
                         fmin(share[nn.node_id[i] + 1], runs_share[0]), kj, &ni, &vi);
         if (ni < nch) nch = ni;
         if (vi < speed) speed = vi;
@@ -440,7 +454,7 @@ ds_status ds_nccl_model_build(struct ds_topo *topo,
     ds_node_nics_release(&nn);
     DS_CHECK(st);
   } else {
-    search_channels(m->arch, speeds, n_speeds, bw_gbps, 1, &nch, &speed);
+    search_channels(cc, speeds, n_speeds, bw_gbps, 1, &nch, &speed);
   }
   m->channels = nch;
   m->same_channels = ring->chan == NULL || ring->chan_same;

@@ -329,6 +329,13 @@ double ds_nccl_sim_algo_ns(const struct ds_nccl_model *m, enum ds_ar_algo a, enu
  * LL128 (NCCL derates by 0.92 where the wire carries 120/128 = 0.9375). */
 void ds_nccl_coll_proto(const struct ds_nccl_model *m, enum ds_proto p,
                         double bytes, struct ds_coll_proto *out);
+/* ds_nccl_coll_proto for ring collective k of `bytes` (the buffer as
+ * nccl-tests counts it): all-gather and reduce-scatter walk N-1 steps a
+ * loop where the all-reduce walks 2(N-1) (enqueue.cc ncclPatternRing /
+ * RingTwice), so Simple's slice syncs in start_lat_ns are loops * (N-1) * 2;
+ * any other kind: ds_nccl_coll_proto. */
+void ds_nccl_ring_kind_proto(const struct ds_nccl_model *m, enum ds_coll_kind k,
+                             enum ds_proto p, double bytes, struct ds_coll_proto *out);
 
 /* NCCL's predicted time of an all-reduce by algorithm a (ring, tree or
  * nvls) and protocol p, ns; INFINITY where NCCL would not run it (NVLS not
@@ -368,9 +375,9 @@ void ds_nccl_algo_proto(const struct ds_nccl_model *m, enum ds_ar_algo a,
  *   lat   = baseLat[Ring][p] + (N-1 - nInter) hwLat[intra] + nInter hwLat[NET],
  *           nInter = nNodes - 1 across nodes, else 0
  *   algbw = busBw(p) N / (N-1)   (busBw(p) as the all-reduce ring's)
- * and no plateau (that is all-reduce's). They run with ds_nccl_coll_proto's
- * parameters (the ring's channels, wire factors, caps, latencies) over N-1
- * steps. kind DS_COLL_ALLREDUCE is ds_nccl_predict_ns; other kinds INFINITY;
+ * and no plateau (that is all-reduce's). They run with ds_nccl_ring_kind_proto's
+ * parameters (the ring's channels, wire factors, caps, latencies; Simple's
+ * slice syncs for N-1 steps a loop) over N-1 steps. kind DS_COLL_ALLREDUCE is ds_nccl_predict_ns; other kinds INFINITY;
  * a protocol of proto_disabled INFINITY for every kind. */
 double ds_nccl_predict_coll_ns(const struct ds_nccl_model *m, enum ds_coll_kind kind,
                                enum ds_proto p, double bytes);

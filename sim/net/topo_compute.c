@@ -160,29 +160,64 @@ ds_status ds__topo_read_compute(const struct ds_cnode *root,
   c->host_dispatch_ns = 30730;
   c->host_cast_ns = 23600;
   c->host_node_ns = 29050;
-  c->host_grad_hook_ns = 7700;  /* docs/strategies.md "The host costs": measured */
-  c->host_grad_copy_ns = 5800;
-  c->host_collective_ns = 21000;
+  /* DDP's reducer (docs/strategies.md "The host costs"), measured unprofiled
+   * with bench/torch_ddp_host.py (a host-bound toy of bias-free
+   * Linear(W, W) at batch 1; DDP over one NCCL rank) and pooled as
+   * host_dispatch and host_node above: one value per lend, then the median
+   * over lends, never fitted to a validation row. Each run interleaves its
+   * configurations rep by rep, so each lend's value is the median of its
+   * paired per-rep differences, at 161 layers (ResNet-50's parameter
+   * tensors: DDP's per-iteration cost spreads over the gradients as over
+   * ResNet-50's) where the lend ran them (26b ran only 100 x 256):
+   *   lend  CSV (R=bench/results)                            gradient  bucket
+   *   26    $R/gpu-2026-11-26-h200/ddp_host_161x512.csv       17.35   21.74
+   *   26b   $R/gpu-2026-11-26b-h200/ddp_host_100x256.csv      35.42   37.94
+   *   27g   $R/gpu-2026-11-27g-h200/ddp_host_161x512_b53.csv  26.30   44.09
+   *   27h   $R/gpu-2026-11-27h-h200/ddp_host_161x512_b53_view.csv
+   *                                                           24.02   54.63
+   *   28    $R/gpu-2026-11-28-h200/ddp_host_layers.csv        36.63   45.13
+   *   median                                                  26.30   44.09 us
+   * gradient: (ddp-one - plain) / layers; bucket: (ddp-each - ddp-one) /
+   * (buckets - 1). `python3 bench/ddp_host_pool.py` over those CSVs (and
+   * 26's ddp_host_100x256.csv, which the 161-layer run outranks) prints
+   * every rep, the unpaired figures the READMEs quote (26: 14.47 / 20.50,
+   * 26b 30.58 / 42.57, 27g 26.30 / 46.70, 27h 17.11 / 54.63, 28 35.21 /
+   * 53.27) and the defaults. The medians hold with 26's 100-layer run
+   * (13.50 / 25.83) or 28's paired line over 1, 81, 161 layers (34.9 us a
+   * gradient; 81 layers: 36.33 / 39.34, which would make the bucket's
+   * median 39.34). Until 2026-11-28 the three were 26's host alone (13.5
+   * and 21 us), the fastest lend measured since.
+   * The per-gradient median splits into the hook and the copy back in the
+   * old proportion, 7.7 : 5.8 (hook 15.0 and 13.7 us against copy 10.3-11.0
+   * in 26's profile, bench/results/gpu-2026-11-26-h200/prof): no unprofiled
+   * run splits them (27h's --view run: the copy's share a paired median
+   * 5.75 us of 24.0, reps -30.6 to +37.7, inside the host's swings).
+   * host_grad_copy is also the host cost of each launch of the
+   * --pytorch-version 1.4 / 1.9 optimizer loop, zero_grad fill and unscale
+   * (compute_step.c ds_compute_step_host_op_ns), so those move with it. */
+  c->host_grad_hook_ns = 15000; /* 26.30 x 7.7 / 13.5 */
+  c->host_grad_copy_ns = 11300; /* 26.30 x 5.8 / 13.5 */
+  c->host_collective_ns = 44100;
   /* Per buffer that broadcast_buffers syncs before each forward, beyond the
    * per-bucket cat launch and broadcast call (host_grad_copy +
    * host_collective, sim/train/ddp_buffers.c): _sync_buffers' walk
    * (named_buffers over the modules, the version counters), the flatten's
    * view, BroadcastWork::finish's narrow and view, and the copy_ back's
-   * launch (comm.cpp). Measured unprofiled on two lent H200 hosts,
-   * `python3 bench/torch_ddp_host.py --layers 161 --width 512 --buffers 53`
-   * (bench/results/gpu-2026-11-27g-h200/ddp_host_161x512_b53.csv and
-   * gpu-2026-11-27h-h200/ddp_host_161x512_b53_view.csv: 159 buffers in two
-   * dtype buckets, as ResNet-50's). Each run interleaves its configs rep by
-   * rep, so each of the ten reps gives a paired difference: broadcast_buffers
-   * adds (ddp-one-bcast - ddp-one) a median 3.526 ms, 22.18 us a buffer, and
-   * DDP adds (ddp-one - plain) a median 4.089 ms, 25.40 us a gradient (27h's
-   * README works both). Those hosts were slower than the one that set the
-   * per-gradient defaults (host_grad_hook + host_grad_copy = 13.5 us), so
-   * only the ratio transfers: 3526 * 13.5 / 25.40 = 1874 us for the toy's
-   * buffers on the defaults' footing; less its two buckets' 2 * (5.8 + 21)
-   * = 53.6 us, over 159 buffers: 11.45 us. (Each run alone, paired the same
-   * way: 27g 10.4 us, 27h 16.4 us.) */
-  c->host_buffer_ns = 11450;
+   * launch (comm.cpp). Measured on the two lends that ran `python3
+   * bench/torch_ddp_host.py --layers 161 --width 512 --buffers 53` (159
+   * buffers in two dtype buckets, as ResNet-50's), each on its own footing:
+   * its paired median of ddp-one-bcast - ddp-one over the reps, less what
+   * the defaults above charge the two buckets, 2 x (11.3 + 44.1) = 110.8 us,
+   * over 159 buffers:
+   *   27g ddp_host_161x512_b53.csv       (3322.5 - 110.8) / 159 = 20.20 us
+   *   27h ddp_host_161x512_b53_view.csv  (4724.7 - 110.8) / 159 = 29.02 us
+   *   median (of two: the mean)                                  24.61 us
+   * (bench/ddp_host_pool.py prints it; the reps' per-buffer differences
+   * range 1.2-61 us, so the value is known to a few us at best). Until
+   * 2026-11-28 it was 11.45 us: both lends' reps pooled, scaled by 13.5 /
+   * 25.40 to 26's per-gradient footing, which the pooled defaults no longer
+   * are. */
+  c->host_buffer_ns = 24610;
   /* The foreach optimizer step's Python thread: optimizer.step()'s wrapper
    * (torch/optim/optimizer.py profile_hook_step: record_function, the
    * hooks), per group _init_group's Python loop over the parameters

@@ -5,9 +5,9 @@ the key; each script's main() prints the message and exits 2.
 Also the rows of one kind in bench/gpu_kernels.py's CSVs (kind_rows) and the check
 that they come from one GPU (one_gpu).
 
-A module, not a script: bench/host_pool.py, bench/per_iter_summary.py,
-bench/conv_pass_fit.py and bench/conv_rates.py import it from bench/ (their own directory is first on
-sys.path). Standard library only.
+A module, not a script: bench/host_pool.py, bench/ddp_host_pool.py,
+bench/per_iter_summary.py, bench/conv_pass_fit.py and bench/conv_rates.py import it
+from bench/ (their own directory is first on sys.path). Standard library only.
 """
 
 import csv

@@ -66,7 +66,8 @@ its host section: traces/calib_file.h; ddpsim --calib FILE) with DDP's host
 costs on this host, in place of the topology's defaults:
 
   ddp_grad    per gradient (host_grad_hook + host_grad_copy, which ddpsim
-              splits 7.7 : 5.8 as its defaults): with several layer counts
+              splits as its defaults: the copy's launch 5.8 us, the hook the
+              rest): with several layer counts
               the median of the per-rep lines' slopes (DDP's per-iteration
               cost in their intercepts); with one, the median of the per-rep
               paired (ddp-one - plain) / layers, which also holds that

@@ -125,14 +125,24 @@ Test(calib, host_ddp_keys_set_the_reducers_costs_split_as_the_defaults) {
   cr_assert_eq(c.has_host_node, 0);
   struct ds_compute_params p = topo_params(), q = topo_params();
   ds_calib_apply_compute(&c, &p);
-  /* expected: 27 us a gradient split 7.7 : 5.8 as the defaults (7700 and
-   * 5800 ns of 13500): hook 27000 x 7.7 / 13.5 = 15400 ns, copy
-   * 27000 x 5.8 / 13.5 = 11600 ns; whatever the topology's own split was
-   * (300 : 200 us here) */
-  cr_assert_float_eq(p.host_grad_hook_ns, 15400.0, 1e-9);
-  cr_assert_float_eq(p.host_grad_copy_ns, 11600.0, 1e-9);
+  /* expected: 27 us a gradient split as the defaults are: the copy back's
+   * launch the default's 5800 ns, the hook the rest, 21200 ns; whatever the
+   * topology's own split was (300 : 200 us here) */
+  cr_assert_float_eq(p.host_grad_hook_ns, 21200.0, 1e-9);
+  cr_assert_float_eq(p.host_grad_copy_ns, 5800.0, 1e-9);
   cr_assert_float_eq(p.host_collective_ns, 45000.0, 1e-9);
   cr_assert_float_eq(p.host_buffer_ns, 14200.0, 1e-9);
+  {
+    /* a measurement below the launch's 5.8 us is all copy, no hook */
+    struct ds_calib small;
+    cr_assert_eq(ds_test_load_calib_text("schema_version: 1\nhost:\n  ddp_grad: 4us\n", &small,
+                                         &err, NULL),
+                 DS_OK, "%s", err.msg);
+    struct ds_compute_params r = topo_params();
+    ds_calib_apply_compute(&small, &r);
+    cr_assert_float_eq(r.host_grad_copy_ns, 4000.0, 1e-9);
+    cr_assert_float_eq(r.host_grad_hook_ns, 0.0, 1e-9);
+  }
   cr_assert_float_eq(p.host_dispatch_ns, 31500.0, 1e-9);
   /* node, and the host costs the file has no key for, as the topology said */
   cr_assert_eq(p.host_node_ns, q.host_node_ns);
@@ -805,15 +815,15 @@ Test(calib, ddp_keys_move_a_host_bound_ddp_iteration_by_hand) {
 Test(calib, ddp_grad_under_the_bucket_view_keeps_the_hooks_share) {
   /* --grad-as-bucket-view drops the copies back (P per gradient): 3 L +
    * 3 H + 4 K + 2 C + step (default caps: 2 buckets). With ddp_grad 1350
-   * us, K = 1350 x 7.7 / 13.5 = 770 us: 4 x (770 - 300) = 1880 us more,
-   * not 4 x 850 (the copies' 5.8 / 13.5 share goes with the view). */
+   * us, K = 1350 - 5.8 = 1344.2 us: 4 x (1344.2 - 300) = 4176.8 us more,
+   * not 4 x (1350 - 300) (the copy's 5.8 us goes with the view). */
   double base, view;
   ddp_toy_iter_us(NULL, "--model tests/data/tiny-model.yaml --grad-as-bucket-view", &base, 1);
   cr_assert_float_eq(base, 3 * TOY_L + 3 * TOY_H + 4 * TOY_K + 2 * TOY_C + TOY_STEP, 1e-3, "%g",
                      base);
   ddp_toy_iter_us("schema_version: 1\nhost:\n  ddp_grad: 1350us\n",
                   "--model tests/data/tiny-model.yaml --grad-as-bucket-view", &view, 1);
-  cr_assert_float_eq(view - base, 4 * (1350 * 7.7 / 13.5 - TOY_K), 1e-3, "%g -> %g", base,
+  cr_assert_float_eq(view - base, 4 * (1350 - 5.8 - TOY_K), 1e-3, "%g -> %g", base,
                      view);
 }
 
@@ -822,7 +832,7 @@ Test(calib, ddp_buffer_moves_broadcast_buffers_by_hand) {
    * two dtype buckets; broadcast_buffers adds 2 (P + C) + 3 B of host
    * before the first forward. ddp_buffer 900 us: 3 x (900 - 400) = 1500
    * us more; with ddp_grad 1350 and ddp_bucket 700 too, the buckets' part
-   * is 2 (580 + 700) (P = 1350 x 5.8 / 13.5 = 580 us). */
+   * is 2 (5.8 + 700) (P = the copy's launch, 5.8 us). */
   char path[64] = "/tmp/ddpsim-calibm-XXXXXX", model[96];
   char *tiny = ds_test_slurp("tests/data/tiny-model.yaml");
   size_t cap = strlen(tiny) + 512;
@@ -851,7 +861,7 @@ Test(calib, ddp_buffer_moves_broadcast_buffers_by_hand) {
                       "  ddp_buffer: 900us\n";
   ddp_toy_iter_us(three, model, &all, 1);
   ddp_toy_iter_us(three, nob, &all_off, 1);
-  cr_assert_float_eq(all - all_off, 2 * (1350 * 5.8 / 13.5 + 700) + 3 * 900, 1e-3, "%g - %g",
+  cr_assert_float_eq(all - all_off, 2 * (5.8 + 700) + 3 * 900, 1e-3, "%g - %g",
                      all, all_off);
   unlink(path);
 }

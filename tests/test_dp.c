@@ -274,11 +274,13 @@ Test(dp, slower_than_ddp_on_4_gpus_for_resnet50_and_bert) {
     double dp = ds_test_csv_num(r.out, "iter_ms", 0), ddp = ds_test_csv_num(r.out, "iter_ms", 1);
     /* Same work per iteration (4 x 32 samples): DataParallel's replicate,
      * scatter and gather, its serialised launches and its reduction after
-     * the whole backward cost more than DDP's overlapped all-reduce: at
-     * least 10% for ResNet-50, whose kernels are short; BERT-base's FP32
-     * matmuls (PyTorch's default math) are long enough that the gap is a
-     * few percent. */
-    cr_assert_gt(dp, (i == 0 ? 1.1 : 1.01) * ddp, "%s: dp %.3f ms, ddp %.3f ms", models[i],
+     * the whole backward cost more than DDP's overlapped all-reduce and
+     * its reducer's host work: at least 5% for ResNet-50, whose kernels
+     * are short (7 % at the host defaults pooled over lends on 2026-11-28,
+     * 14 % at the one fast host's before); BERT-base's FP32 matmuls
+     * (PyTorch's default math) are long enough that the gap is a few
+     * percent. */
+    cr_assert_gt(dp, (i == 0 ? 1.05 : 1.01) * ddp, "%s: dp %.3f ms, ddp %.3f ms", models[i],
                  dp, ddp);
     cr_assert_lt(ds_test_csv_num(r.out, "speedup_vs_single", 0),
                  ds_test_csv_num(r.out, "speedup_vs_single", 1));

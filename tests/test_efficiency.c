@@ -511,7 +511,7 @@ Test(efficiency, pytorch_1_4_optimizer_is_a_loop_of_kernels_per_tensor) {
   c.optimizer_loop = 1;
   cr_assert_eq(ds_compute_step_kernels(&c, m), 12);
   cr_assert_eq(ds_compute_step_host_ops(&c, m), 12);
-  cr_assert_float_eq(ds_compute_step_host_op_ns(&c), 5800, 0);
+  cr_assert_float_eq(ds_compute_step_host_op_ns(&c), 5800, 0); /* host_grad_copy */
   cr_assert_float_eq(ds_compute_step_bytes(&c, m), 58728448, 0.5);
   cr_assert_float_eq(ds_compute_step_ns(&c, m), 133410.56, 1e-6);
   cr_assert_float_eq(ds_compute_step_ns(&c, m) - foreach_ns, 9 * 5000, 1e-6);

@@ -376,13 +376,15 @@ void ds_calib_apply_compute(const struct ds_calib *c, struct ds_compute_params *
   if (c->has_host_dispatch) p->host_dispatch_ns = c->host_dispatch_ns;
   if (c->has_host_node) p->host_node_ns = c->host_node_ns;
   /* DDP's per-gradient cost measured as a whole (torch_ddp_host.py's
-   * ddp-one - plain), split as the defaults are (7.7 : 5.8, the profile's
-   * hook against copy_bucket_to_grad): the copy part is what
-   * --grad-as-bucket-view drops, so the view keeps 7.7 / 13.5 of it */
+   * ddp-one - plain), split as the defaults are: the copy back is a
+   * kernel launch, whose host cost does not grow with a host's DDP cost
+   * (sim/net/topo_compute.c), so it keeps the default's 5.8 us (all of a
+   * smaller measurement) and the hook takes the rest; the copy part is
+   * what --grad-as-bucket-view drops */
   if (c->has_host_ddp_grad) {
-    double hook = ds_topo_host_grad_hook_default_ns, copy = ds_topo_host_grad_copy_default_ns;
-    p->host_grad_hook_ns = c->host_ddp_grad_ns * hook / (hook + copy);
-    p->host_grad_copy_ns = c->host_ddp_grad_ns * copy / (hook + copy);
+    double copy = fmin(ds_topo_host_grad_copy_default_ns, c->host_ddp_grad_ns);
+    p->host_grad_copy_ns = copy;
+    p->host_grad_hook_ns = c->host_ddp_grad_ns - copy;
   }
   if (c->has_host_ddp_bucket) p->host_collective_ns = c->host_ddp_bucket_ns;
   if (c->has_host_ddp_buffer) p->host_buffer_ns = c->host_ddp_buffer_ns;

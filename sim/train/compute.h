@@ -544,8 +544,9 @@ int ds_compute_step_launches_of(const struct ds_compute *c, const struct ds_mode
  * time is not modelled). */
 int ds_compute_step_host_ops(const struct ds_compute *c, const struct ds_model *model);
 /* Host time to dispatch one op of the loop: the topology's host_grad_copy,
- * the measured host cost of launching one elementwise op (docs/strategies.md
- * "The host costs"). */
+ * DDP's host cost per gradient copied back (one elementwise launch and its
+ * share of the reducer's per-gradient cost: sim/net/topo_compute.c,
+ * docs/strategies.md "The host costs"). */
 double ds_compute_step_host_op_ns(const struct ds_compute *c);
 /* zero_grad() under 1.9 (c->zero_grad_fill; torch/optim/optimizer.py
  * zero_grad, set_to_none=False): per parameter with a gradient,

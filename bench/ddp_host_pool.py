@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Pool bench/torch_ddp_host.py runs into DDP's host defaults (sim/net/
+topo_compute.c: host_grad_hook + host_grad_copy, host_collective,
+host_buffer): one value per lend, then the median over lends, as
+bench/host_pool.py pools host_dispatch and host_node.
+
+A lend is a CSV's folder (several CSVs in one folder are one lend). Each
+CSV's configurations ran interleaved, rep by rep (its reps_ms columns), so
+every rep gives a paired difference, steadier than a difference of medians
+on hosts that swing between reps:
+  per gradient  (ddp-one - plain) / layers
+  per bucket    (ddp-each - ddp-one) / (ddp-each's buckets - ddp-one's)
+  per buffer    ddp-one-bcast - ddp-one (the toy's buffers, all in)
+A lend's value is the median over the reps of its run at --layers (161 by
+default: ResNet-50's parameter tensors, so DDP's per-iteration cost spreads
+over its gradients as over ResNet-50's), or of its largest count where it
+ran no such run. The medians of the configurations' medians (the script's
+own summary, unpaired) print beside them.
+Then the defaults: the per-gradient median split into the copy back,
+--copy-us (a kernel launch's host cost, which does not grow with a host's
+DDP cost: 5.8 us by default), and the hook, the rest; the per-bucket
+median; per lend that
+measured buffers, its paired ddp-one-bcast - ddp-one less what the new
+defaults already charge the buffers' --buffer-buckets dtype buckets (each a
+cat launch, host_grad_copy, and a broadcast call, host_collective: sim/
+train/ddp_buffers.c), over --buffer-count buffers, and their median.
+Standard library only.
+
+    python3 bench/ddp_host_pool.py [--layers 161] [--copy-us 5.8]
+        [--buffer-count 159] [--buffer-buckets 2] CSV...
+"""
+
+import argparse
+import csv
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from csv_input import InputError, num  # noqa: E402
+
+
+def read_runs(path):
+    """{layers: {config: (buckets, [rep ms], median ms)}} of one CSV."""
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as e:
+        raise InputError("cannot read %s: %s" % (path, e.strerror))
+    runs = {}
+    for line, r in enumerate(rows, start=2):
+        for key in ("config", "reps_ms"):
+            if not r.get(key):
+                raise InputError("%s:%d: %s is empty or missing" % (path, line, key))
+        try:
+            reps = [float(v) for v in r["reps_ms"].split()]
+        except ValueError:
+            raise InputError("%s:%d: reps_ms %r is not a list of numbers"
+                             % (path, line, r["reps_ms"]))
+        layers = int(num(r, "layers", path, line))
+        runs.setdefault(layers, {})[r["config"]] = (
+            int(num(r, "buckets", path, line)), reps, num(r, "iter_ms_median", path, line))
+    for layers, cfg in runs.items():
+        for need in ("plain", "ddp-one", "ddp-each"):
+            if need not in cfg:
+                raise InputError("%s: no %s row at %d layers" % (path, need, layers))
+        if len({len(v[1]) for v in cfg.values()}) != 1:
+            raise InputError("%s: the configurations at %d layers ran different rep counts"
+                             % (path, layers))
+    return runs
+
+
+def paired(a, b, scale):
+    """Per rep (a - b) * scale, and their median."""
+    d = [(x - y) * scale for x, y in zip(a, b)]
+    return d, statistics.median(d)
+
+
+def lend_terms(paths, want_layers):
+    """One lend's (layers, path, per-gradient, per-bucket, per-buffer) terms,
+    each (per-rep list, paired median, unpaired); per-buffer None without
+    ddp-one-bcast. us; the buffers' term is the toy's total, not per buffer."""
+    best = None
+    for path in paths:
+        for layers, cfg in read_runs(path).items():
+            rank = (layers == want_layers, layers)
+            if best is None or rank > best[0]:
+                best = (rank, layers, path, cfg)
+    _, layers, path, cfg = best
+    plain, one, each = cfg["plain"], cfg["ddp-one"], cfg["ddp-each"]
+    grad = paired(one[1], plain[1], 1e3 / layers) + ((one[2] - plain[2]) * 1e3 / layers,)
+    extra = each[0] - one[0]
+    if extra < 1:
+        raise InputError("%s: ddp-each has %d buckets at %d layers, ddp-one %d: no bucket "
+                         "to time" % (path, each[0], layers, one[0]))
+    bucket = paired(each[1], one[1], 1e3 / extra) + ((each[2] - one[2]) * 1e3 / extra,)
+    buf = None
+    if "ddp-one-bcast" in cfg:
+        bc = cfg["ddp-one-bcast"]
+        buf = paired(bc[1], one[1], 1e3) + ((bc[2] - one[2]) * 1e3,)
+    return layers, path, grad, bucket, buf
+
+
+def reps(v):
+    return " ".join("%.1f" % x for x in v)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("csvs", nargs="+", metavar="CSV")
+    ap.add_argument("--layers", type=int, default=161,
+                    help="the layer count whose run a lend's value comes from, where it ran one")
+    ap.add_argument("--copy-us", type=float, default=5.8,
+                    help="host_grad_copy, us: the copy back's launch (sim/net/topo_compute.c "
+                    "says why it is not a share of the median); the hook gets the rest")
+    ap.add_argument("--buffer-count", type=int, default=159,
+                    help="the toy's buffers (torch_ddp_host.py --buffers N: 3 N)")
+    ap.add_argument("--buffer-buckets", type=int, default=2,
+                    help="the buffers' dtype buckets (each a cat launch and a broadcast call)")
+    a = ap.parse_args()
+    if not 0 <= a.copy_us < float("inf"):
+        ap.error("--copy-us: %s: expected a non-negative number of microseconds" % a.copy_us)
+    if a.buffer_count < 1 or a.buffer_buckets < 0:
+        ap.error("--buffer-count must be 1 or more, --buffer-buckets 0 or more")
+    lends = {}
+    for p in a.csvs:
+        lends.setdefault(os.path.basename(os.path.dirname(os.path.abspath(p))), []).append(p)
+    try:
+        terms = {lend: lend_terms(paths, a.layers) for lend, paths in lends.items()}
+    except InputError as e:
+        print("ddp_host_pool.py: %s" % e, file=sys.stderr)
+        sys.exit(2)
+
+    print("per lend (us; paired per rep, their median; unpaired: the configurations' medians)")
+    for lend, (layers, path, grad, bucket, buf) in terms.items():
+        print("%s (%s, %d layers)" % (lend, os.path.basename(path), layers))
+        print("  per gradient: %s, median %.2f (unpaired %.2f)" % (reps(grad[0]), grad[1], grad[2]))
+        print("  per bucket:   %s, median %.2f (unpaired %.2f)"
+              % (reps(bucket[0]), bucket[1], bucket[2]))
+        if buf:
+            print("  buffers, all: %s, median %.1f (unpaired %.1f): %.2f a buffer raw"
+                  % (reps(buf[0]), buf[1], buf[2], buf[1] / a.buffer_count))
+    grad_med = statistics.median(t[2][1] for t in terms.values())
+    bucket_med = statistics.median(t[3][1] for t in terms.values())
+    print("median over %d lends: %.2f us a gradient (%s), %.2f us a bucket (%s)"
+          % (len(terms), grad_med, " ".join("%.2f" % t[2][1] for t in terms.values()),
+             bucket_med, " ".join("%.2f" % t[3][1] for t in terms.values())))
+    copy = round(min(a.copy_us, grad_med), 1)
+    hook = round(grad_med - copy, 1)
+    coll = round(bucket_med, 1)
+    print("host_grad_hook %.1f us, host_grad_copy %.1f us (%.2f less the copy's launch), "
+          "host_collective %.1f us" % (hook, copy, grad_med, coll))
+    charged = a.buffer_buckets * (copy + coll)
+    per_buf = {}
+    for lend, t in terms.items():
+        if t[4]:
+            per_buf[lend] = (t[4][1] - charged) / a.buffer_count
+            print("%s: (%.1f - %d x (%.1f + %.1f)) / %d = %.2f us a buffer"
+                  % (lend, t[4][1], a.buffer_buckets, copy, coll, a.buffer_count, per_buf[lend]))
+    if per_buf:
+        print("host_buffer: median over %d lends %.2f us"
+              % (len(per_buf), statistics.median(per_buf.values())))
+
+
+if __name__ == "__main__":
+    main()

@@ -281,7 +281,7 @@ static ds_status coll_rank(struct ds_launcher *l, void *arg, struct ds_err *err)
   const struct ds_collective_args *o = ((struct coll_ctx *)arg)->o;
   struct coll_state c;
   memset(&c, 0, sizeof c);
-  ds_status st = ds__cuda_pick_gpu(l->rank, l->world, l->rank, o->share_gpus, 1,
+  ds_status st = ds__cuda_pick_gpu(l->rank, l->local_world, l->local_rank, o->share_gpus, 1,
                                    "collective measures GPUs and needs one", &c.gpu,
                                    &c.gpu_count, err);
   if (st == DS_OK) {

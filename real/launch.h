@@ -26,6 +26,11 @@ extern "C" {
 struct ds_launcher {
   int32_t rank;
   int32_t world;
+  /* This rank among the ranks on its node, and their number: the GPU a
+   * rank takes and whether ranks must share GPUs are node matters (MPI:
+   * MPI_Comm_split_type MPI_COMM_TYPE_SHARED; fork: rank and world). */
+  int32_t local_rank;
+  int32_t local_world;
   const char *kind; /* "mpi" or "fork" */
   ds_status (*barrier)(struct ds_launcher *l, struct ds_err *err);
   /* Copies root's len bytes at buf to every rank's buf. */

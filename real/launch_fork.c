@@ -169,6 +169,8 @@ static void run_child(struct fork_shared *sh, int32_t rank, ds_launch_main_fn fn
   struct ds_launcher l = {
       .rank = rank,
       .world = sh->world,
+      .local_rank = rank,
+      .local_world = sh->world,
       .kind = "fork",
       .barrier = fork_barrier,
       .broadcast = fork_broadcast,

@@ -119,9 +119,22 @@ ds_status ds_launch_mpi(int *argc, char ***argv, ds_launch_main_fn fn, void *arg
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world);
+  /* The ranks of this node: a rank's GPU is its place among them, as in
+   * nccl-tests (the global rank would pass the node's GPU count on the
+   * second node). */
+  int local_rank = rank, local_world = world;
+  MPI_Comm node;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) ==
+      MPI_SUCCESS) {
+    MPI_Comm_rank(node, &local_rank);
+    MPI_Comm_size(node, &local_world);
+    MPI_Comm_free(&node);
+  }
   struct ds_launcher l = {
       .rank = rank,
       .world = world,
+      .local_rank = local_rank,
+      .local_world = local_world,
       .kind = "mpi",
       .barrier = mpi_barrier,
       .broadcast = mpi_broadcast,
@@ -131,8 +144,14 @@ ds_status ds_launch_mpi(int *argc, char ***argv, ds_launch_main_fn fn, void *arg
   };
   ds_status st = fn(&l, arg, err);
   if (st != DS_OK && !l.finished) {
-    fprintf(stderr, "ddpreal: rank %d: %s\n", rank,
-            err && err->msg[0] ? err->msg : ds_status_message(st));
+    const char *msg = err && err->msg[0] ? err->msg : ds_status_message(st);
+    char prefix[32];
+    int n = snprintf(prefix, sizeof prefix, "rank %d:", rank);
+    /* messages that already name the rank keep one prefix */
+    if (strncmp(msg, prefix, (size_t)n) == 0)
+      fprintf(stderr, "ddpreal: %s\n", msg);
+    else
+      fprintf(stderr, "ddpreal: rank %d: %s\n", rank, msg);
     fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, ds_status_exit_code(st));
   }

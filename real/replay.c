@@ -129,7 +129,8 @@ ds_status ds_replay_rank(struct ds_launcher *l, void *arg, struct ds_err *err) {
       .rank = l->rank,
       .world = l->world,
       .compute = rp->compute,
-      .device_ordinal = l->rank,
+      .device_ordinal = l->local_rank,
+      .local_world = l->local_world,
       .shared = rp->shared,
       .launcher = l,
   };

@@ -100,11 +100,6 @@ static int is_compute(enum ds_op_kind k) {
   return k == DS_OP_FWD || k == DS_OP_BWD || k == DS_OP_LOSS || k == DS_OP_STEP;
 }
 
-/* The collectives' rules this device checks before it runs (schedule_check.h). */
-/* (positional: nvcc compiles this file as C++) */
-static const struct ds_coll_rules coll_rules = {
-    "cuda", " (one NCCL communicator)", "(one NCCL communicator)", "NCCL", "",
-    0 /* NCCL counts are size_t */};
 
 /* Elements read from the input and written to the op's region; `bytes` is
  * the full buffer as nccl-tests counts it (as in the cpu device). */
@@ -371,7 +366,7 @@ static ds_status cuda_open(const struct ds_dev_config *cfg, struct ds_dev_rank *
   int fork_local = cfg->launcher && cfg->launcher->kind &&
                    strcmp(cfg->launcher->kind, "fork") == 0;
   cudaDeviceProp prop;
-  DS_CHECK_GOTO(ds_check_collectives(r->s, r->world, &coll_rules, err), st, fail);
+  DS_CHECK_GOTO(ds_check_collectives(r->s, r->world, &ds_coll_rules_cuda, err), st, fail);
   DS_CHECK_GOTO(map_deps(r, err), st, fail);
   DS_CHECK_GOTO(ds__cuda_pick_gpu(rank, cfg->local_world, cfg->device_ordinal, cfg->shared,
                                   fork_local, "--device cpu replays on CPU ranks", &r->gpu,

@@ -91,22 +91,35 @@ static ds_status mpi_gather(struct ds_launcher *l, const void *mine, size_t len,
   return rc == MPI_SUCCESS ? DS_OK : mpi_fail(l, "MPI_Gather", rc, err);
 }
 
-static int32_t env_int(const char *a, const char *b) {
+/* The first of the variables that is set, as a whole number >= 0, else -1. */
+static int32_t env_int(const char *a, const char *b, const char *c) {
   const char *v = getenv(a);
   if (!v || !*v) v = getenv(b);
+  if ((!v || !*v) && c) v = getenv(c);
   if (!v || !*v) return -1;
   char *end;
   long x = strtol(v, &end, 10);
   return *end == '\0' && x >= 0 && x <= INT32_MAX ? (int32_t)x : -1;
 }
 
+/* Open MPI's mpirun (OMPI_COMM_WORLD_*), PMI-1/2 launchers such as MPICH's
+ * hydra or srun --mpi=pmi2 (PMI_*), and PMIx ones such as srun --mpi=pmix
+ * (PMIX_RANK; PMIx puts no size in the environment: Slurm's SLURM_NTASKS
+ * when there, else unknown until MPI_Init). */
 int ds_under_mpi(void) {
-  return getenv("OMPI_COMM_WORLD_SIZE") != NULL || getenv("PMI_SIZE") != NULL;
+  return getenv("OMPI_COMM_WORLD_SIZE") != NULL || getenv("PMI_SIZE") != NULL ||
+         getenv("PMIX_RANK") != NULL;
 }
 
-int32_t ds_mpi_env_rank(void) { return env_int("OMPI_COMM_WORLD_RANK", "PMI_RANK"); }
+int32_t ds_mpi_env_rank(void) {
+  return env_int("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK");
+}
 
-int32_t ds_mpi_env_world(void) { return env_int("OMPI_COMM_WORLD_SIZE", "PMI_SIZE"); }
+int32_t ds_mpi_env_world(void) {
+  if (getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE"))
+    return env_int("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", NULL);
+  return getenv("PMIX_RANK") ? env_int("SLURM_NTASKS", "SLURM_NPROCS", NULL) : -1;
+}
 
 ds_status ds_launch_mpi(int *argc, char ***argv, ds_launch_main_fn fn, void *arg,
                         struct ds_err *err) {

@@ -101,7 +101,7 @@ int main(int argc, char **argv) {
     const char *msg = err.msg[0] ? err.msg : ds_status_message(st);
     char prefix[32];
     int n = snprintf(prefix, sizeof prefix, "rank %d:", (int)env_rank);
-    if (env_rank >= 0 && ds_mpi_env_world() > 1 && strncmp(msg, prefix, (size_t)n) != 0)
+    if (env_rank >= 0 && ds_mpi_env_world() != 1 && strncmp(msg, prefix, (size_t)n) != 0)
       fprintf(stderr, "ddpreal: %s %s\n", prefix, msg);
     else
       fprintf(stderr, "ddpreal: %s\n", msg);

@@ -284,7 +284,9 @@ ds_status ds_replay_command(int *argc, char ***argv, const struct ds_real_option
   };
   if (ds_under_mpi()) {
     int32_t np = ds_mpi_env_world();
-    if (np != world)
+    /* np -1: the launcher did not say (PMIx without Slurm); ds_replay_rank
+     * compares the MPI world after MPI_Init */
+    if (np >= 0 && np != world)
       st = ds_err_set(err, DS_EUSAGE,
                       "the schedule %s has %d ranks (world size %d) but mpirun started %d "
                       "process%s: run mpirun -np %d",

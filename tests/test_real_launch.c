@@ -1,5 +1,7 @@
 /*
- * The fork launcher (real/launch_fork.c) alone: ranks are forked processes
+ * The launchers (real/launch_*.c) alone. The MPI launcher's view of the
+ * environment before MPI_Init (which launcher started us, rank, world).
+ * The fork launcher: ranks are forked processes
  * running a test body. A rank that fails while the others wait in the
  * shared barrier must end the job promptly with that rank's message (the
  * launcher used to hang for ever in pthread_barrier_destroy, waiting for
@@ -30,7 +32,7 @@ static ds_status rank1_fails(struct ds_launcher *l, void *arg, struct ds_err *er
   return l->barrier(l, err);
 }
 
-Test(real_fork, a_failing_rank_ends_the_waiting_ones_and_its_error_comes_back,
+Test(real_launch, a_failing_rank_ends_the_waiting_ones_and_its_error_comes_back,
      .timeout = 60) {
   setenv("DDPREAL_TIMEOUT_S", "300", 1); /* the failure, not the limit, must end it */
   struct ds_err err = {0};
@@ -50,7 +52,7 @@ static ds_status rank1_hangs(struct ds_launcher *l, void *arg, struct ds_err *er
   return l->barrier(l, err);
 }
 
-Test(real_fork, the_barrier_gives_up_after_the_timeout_naming_the_missing_rank,
+Test(real_launch, the_barrier_gives_up_after_the_timeout_naming_the_missing_rank,
      .timeout = 60) {
   setenv("DDPREAL_TIMEOUT_S", "1", 1);
   struct ds_err err = {0};
@@ -71,8 +73,35 @@ static ds_status many_barriers(struct ds_launcher *l, void *arg, struct ds_err *
   return DS_OK;
 }
 
-Test(real_fork, consecutive_barriers_with_every_rank_pass, .timeout = 120) {
+Test(real_launch, consecutive_barriers_with_every_rank_pass, .timeout = 120) {
   setenv("DDPREAL_TIMEOUT_S", "60", 1);
   struct ds_err err = {0};
   cr_assert_eq(ds_launch_fork(4, many_barriers, NULL, &err), DS_OK, "%s", err.msg);
+}
+
+/* Before MPI_Init ddpreal learns from the environment whether an MPI
+ * launcher started it, its rank and the world size. srun --mpi=pmix sets
+ * PMIX_RANK (PMIx has no size variable; Slurm's SLURM_NTASKS is there):
+ * such a job used to be taken for no MPI at all. */
+Test(real_launch, a_pmix_launch_is_recognised) {
+  unsetenv("OMPI_COMM_WORLD_SIZE");
+  unsetenv("OMPI_COMM_WORLD_RANK");
+  unsetenv("PMI_SIZE");
+  unsetenv("PMI_RANK");
+  unsetenv("SLURM_NTASKS");
+  unsetenv("SLURM_NPROCS");
+  unsetenv("PMIX_RANK");
+  cr_assert_eq(ds_under_mpi(), 0);
+  cr_assert_eq(ds_mpi_env_rank(), -1);
+  setenv("PMIX_RANK", "3", 1);
+  cr_assert_eq(ds_under_mpi(), 1);
+  cr_assert_eq(ds_mpi_env_rank(), 3);
+  cr_assert_eq(ds_mpi_env_world(), -1, "PMIx alone does not say the size");
+  setenv("SLURM_NTASKS", "8", 1);
+  cr_assert_eq(ds_mpi_env_world(), 8);
+  /* Open MPI's own variables win where both are set */
+  setenv("OMPI_COMM_WORLD_SIZE", "4", 1);
+  setenv("OMPI_COMM_WORLD_RANK", "1", 1);
+  cr_assert_eq(ds_mpi_env_rank(), 1);
+  cr_assert_eq(ds_mpi_env_world(), 4);
 }

@@ -535,3 +535,42 @@ Test(real_cpu, an_error_before_the_launcher_prints_on_every_rank) {
   cr_assert(strstr(r.err, "ddpreal: rank 1: option --schedule:") != NULL, "stderr: %s", r.err);
   ds_test_release(&r);
 }
+
+/* Each rank sends rank 0 the times of its own ops only (records as long as
+ * the busiest rank's): with ranks of unequal op counts (3 compute ops on
+ * rank 0, 1 on rank 1, then an all-reduce) every op still lands on its own
+ * row: rank 1's 70 us op lasts at least 70 us and rank 0's 50 us ones at
+ * least 50 us, which a mix-up of the ranks' slots would break. */
+Test(real_cpu, ranks_with_unequal_op_counts_keep_their_times) {
+  char sched[PATH_BUF], trace[PATH_BUF], args[2048];
+  FILE *fp = fopen(in_dir(sched, "uneven.csv"), "w");
+  cr_assert(fp != NULL);
+  fputs("# ddpsim-schedule v2\n"
+        "id,rank,stream,kind,name,layer,bucket,coll,root,algo,bytes,flops,dur_us,deps\n"
+        "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,50,\n"
+        "1,0,compute,fwd,b,0,-1,-1,-1,,0,0,50,0\n"
+        "2,0,compute,fwd,c,0,-1,-1,-1,,0,0,50,1\n"
+        "3,1,compute,fwd,a,0,-1,-1,-1,,0,0,70,\n"
+        "4,0,comm,allreduce,ar,-1,0,0,-1,,4096,0,10,2\n"
+        "5,1,comm,allreduce,ar,-1,0,0,-1,,4096,0,10,3\n"
+        "# end: 6 rows\n",
+        fp);
+  fclose(fp);
+  in_dir(trace, "uneven-measured.csv");
+  snprintf(args, sizeof args, "--device cpu --schedule %s --trace %s --iters 3", sched, trace);
+  struct ds_test_result r = ds_test_run(MPIRUN "-np 2 ", ds_test_ddpreal(), args);
+  cr_assert_eq(r.status, 0, "exit %d, stderr %s", r.status, r.err);
+  ds_test_release(&r);
+  check_trace(sched, trace, 3);
+  struct ds_err err = {0};
+  struct ds_trace *t;
+  cr_assert_eq(ds_trace_read_csv(trace, &t, &err), DS_OK, "%s", err.msg);
+  for (size_t i = 0; i < t->n_rows; i++) {
+    const struct ds_op *o = &t->rows[i].sched->ops[t->rows[i].op];
+    double us = (double)(t->rows[i].end_ns - t->rows[i].start_ns) / 1e3;
+    if (o->kind == DS_OP_FWD)
+      cr_assert_geq(us, o->dur_us, "op %lld lasted %.1f us, its dur_us is %.0f",
+                    (long long)o->id, us, o->dur_us);
+  }
+  ds_trace_free(t);
+}

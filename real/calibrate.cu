@@ -133,7 +133,7 @@ static ds_status cal_rank(struct ds_launcher *l, void *arg, struct ds_err *err) 
   memset(&m, 0, sizeof m);
   struct ds_coll_point pts[MAX_POINTS];
   size_t n_pts = 0;
-  DS_CHECK(ds__cuda_pick_gpu(rank, l->world, rank, o->share_gpus, 1,
+  DS_CHECK(ds__cuda_pick_gpu(rank, l->local_world, l->local_rank, o->share_gpus, 1,
                              "calibrate measures a GPU and needs one (no --device cpu)", &gpu,
                              &gpu_count, err));
   if (rank == 0) {

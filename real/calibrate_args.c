@@ -16,6 +16,7 @@
 #include "base/outputs.h"
 #include "base/textout.h"
 #include "base/units.h"
+#include "collective_args.h"
 
 #define PROGRAM "ddpreal calibrate"
 
@@ -39,9 +40,11 @@ static const char usage[] =
     "  --nccl-blocks N      blocks of the copy kernel run beside a GEMM to measure\n"
     "                       interference: NCCL's channels on the machine modelled\n"
     "                       (one block each; default 16)\n"
-    "  -b, --minbytes SIZE  all-reduce sizes: the smallest, >= 4 (default 8)\n"
+    "  -b, --minbytes SIZE  all-reduce sizes: the smallest, >= 4 (default 8; units\n"
+    "                       as nccl-tests: 1K, 1M, 1G binary, k/m/g too, 1MB = 1M)\n"
     "  -e, --maxbytes SIZE  the largest (default 256M)\n"
-    "  -f, --stepfactor X   multiply the size by X each step (default 2)\n"
+    "  -f, --stepfactor X   multiply the size by X each step (default 2; at most 64\n"
+    "                       sizes, the fit's)\n"
     "  -h, --help           this text\n";
 
 const char *ds_calibrate_args_usage(void) { return usage; }
@@ -57,13 +60,9 @@ static const struct ds_cli_option options[] = {
 
 const struct ds_cli_option *ds_calibrate_args_flags(void) { return options; }
 
-/* A size as every ddpsim tool reads one (base/units.h: "8", "1K", "256M",
- * "1G" binary as nccl-tests, "1MiB" binary, "1MB" decimal), up to 16 GiB. */
+/* A size as ddpreal collective (and nccl-tests) reads one, up to 16 GiB. */
 static int parse_size(const char *s, size_t *out) {
-  double v;
-  if (ds_units_parse_bytes(s, &v) != DS_OK || v > 16.0 * 1024 * 1024 * 1024) return -1;
-  *out = (size_t)v;
-  return 0;
+  return ds_collective_parse_size(s, 16.0 * 1024 * 1024 * 1024, out);
 }
 
 static int parse_num(const char *s, double lo, double *out) {
@@ -144,7 +143,15 @@ static ds_status parse_flags(int argc, char **argv, struct ds_calibrate_args *a,
   a->min_bytes = 8;
   a->max_bytes = (size_t)256 << 20;
   a->factor = 2;
-  DS_CHECK(ds_cli_walk_flags(options, PROGRAM, argc, argv, on_flag, a, &a->help, err));
+  /* "-b8M" as nccl-tests takes it (collective_args.h) */
+  static const char *const shorts[] = {"-b", "-e", "-f", "-g", NULL};
+  char **words;
+  int n_words;
+  if (ds_collective_split_attached(argc, argv, shorts, &n_words, &words))
+    return ds_err_set(err, DS_ENOMEM, "out of memory");
+  ds_status st = ds_cli_walk_flags(options, PROGRAM, n_words, words, on_flag, a, &a->help, err);
+  free(words);
+  DS_CHECK(st);
   if (a->help) return DS_OK;
   if (!a->schedule)
     return ds_err_set(err, DS_EUSAGE, "missing --schedule (a file written by "
@@ -154,6 +161,15 @@ static ds_status parse_flags(int argc, char **argv, struct ds_calibrate_args *a,
                       "calibration file)");
   if (a->max_bytes < a->min_bytes)
     return ds_err_set(err, DS_EUSAGE, "-e %zu is below -b %zu", a->max_bytes, a->min_bytes);
+  /* every size is a point of the fit, which keeps DS_CALIBRATE_MAX_POINTS */
+  if (ds_collective_sweep_steps(a->min_bytes, a->max_bytes, a->factor,
+                                DS_CALIBRATE_MAX_POINTS) > DS_CALIBRATE_MAX_POINTS)
+    return ds_err_set(err, DS_EUSAGE,
+                      "-f %.10g: the sweep from %zu to %zu bytes would take more than %d sizes, "
+                      "the most the fit keeps; use -f %.5f or more",
+                      a->factor, a->min_bytes, a->max_bytes, DS_CALIBRATE_MAX_POINTS,
+                      ds_collective_min_factor(a->min_bytes, a->max_bytes,
+                                               DS_CALIBRATE_MAX_POINTS));
   return DS_OK;
 }
 

@@ -23,6 +23,10 @@
 extern "C" {
 #endif
 
+/* The all-reduce sizes one calibration fits, at most (-b, -e, -f are
+ * refused beyond). */
+#define DS_CALIBRATE_MAX_POINTS 64
+
 struct ds_calibrate_args {
   const char *schedule, *out; /* required unless help; borrowed from argv */
   int32_t nranks;             /* -g, default 1 */
@@ -31,7 +35,8 @@ struct ds_calibrate_args {
   double peak_tflops, mem_gbps; /* 0: from the GPU table */
   int32_t iters;                /* default 10 */
   int32_t nccl_blocks;          /* the interference copy's blocks (NCCL's channels), 16 */
-  size_t min_bytes, max_bytes;  /* the all-reduce sweep: 8 .. 256 MiB */
+  size_t min_bytes, max_bytes;  /* the all-reduce sweep: 8 .. 256 MiB, at most
+                                 * DS_CALIBRATE_MAX_POINTS sizes */
   double factor;                /* 2 */
   char command[1024];           /* "ddpreal calibrate ...", for the file's header */
   int help;                     /* -h, --help: nothing after it is read */

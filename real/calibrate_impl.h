@@ -23,7 +23,7 @@
 #include "launch.h"
 
 #define LAUNCHES 1000 /* the launch floor's empty kernels, back to back */
-#define MAX_POINTS 64 /* the all-reduce sweep's sizes, at most */
+#define MAX_POINTS DS_CALIBRATE_MAX_POINTS /* the all-reduce sweep's sizes (calibrate_args.c) */
 #define INTERF_EDGE 4096  /* the interference GEMM: compute-bound at every peak */
 #define INTERF_GEMMS 9    /* timed GEMMs, alone and beside the copy */
 #define INTERF_THREADS 512 /* NCCL_MAX_NTHREADS: threads per NCCL block */

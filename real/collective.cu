@@ -230,11 +230,14 @@ static ds_status sweep(struct ds_launcher *l, const struct ds_collective_args *o
     DS_CUDA_CHECK(cudaMemsetAsync(c->d_wrong, 0, sizeof *c->d_wrong, c->s));
     DS_CHECK(launch_op(o->op, c->in, c->out, count, per, c->comm, c->s, rank, err));
     DS_CHECK(check_op(o->op, c->out, count, per, rank, world, c->d_wrong, c->s, err));
-    struct coll_row mine = {(double)ms * 1e3 / o->iters, 0};
-    DS_CUDA_CHECK(cudaMemcpyAsync(&mine.wrong, c->d_wrong, sizeof mine.wrong,
-                                  cudaMemcpyDeviceToHost, c->s));
     DS_CUDA_CHECK(cudaEventRecord(c->b, c->s));
     DS_CHECK(ds__cuda_wait_events(&c->b, 1, c->comm, rank, "the checked call", err));
+    /* Read only once the bounded wait saw the stream finish: a copy to
+     * pageable memory blocks the host until it is done, and behind a hung
+     * peer's collective that would be for ever. */
+    struct coll_row mine = {(double)ms * 1e3 / o->iters, 0};
+    DS_CUDA_CHECK(cudaMemcpy(&mine.wrong, c->d_wrong, sizeof mine.wrong,
+                             cudaMemcpyDeviceToHost));
     DS_CHECK(l->gather(l, &mine, sizeof mine, c->rows, err));
     if (rank == 0) {
       double t = 0;
@@ -281,7 +284,7 @@ static ds_status coll_rank(struct ds_launcher *l, void *arg, struct ds_err *err)
   const struct ds_collective_args *o = ((struct coll_ctx *)arg)->o;
   struct coll_state c;
   memset(&c, 0, sizeof c);
-  ds_status st = ds__cuda_pick_gpu(l->rank, l->world, l->rank, o->share_gpus, 1,
+  ds_status st = ds__cuda_pick_gpu(l->rank, l->local_world, l->local_rank, o->share_gpus, 1,
                                    "collective measures GPUs and needs one", &c.gpu,
                                    &c.gpu_count, err);
   if (st == DS_OK) {

@@ -8,6 +8,7 @@
 #include "collective_args.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,9 +23,11 @@ static const char usage[] =
     "usage: ddpreal collective [options]\n"
     "  --op NAME            allreduce (default), broadcast, reduce, allgather,\n"
     "                       reducescatter\n"
-    "  -b, --minbytes SIZE  smallest message, with units: 8, 1K, 1M, 1G (default 8)\n"
+    "  -b, --minbytes SIZE  smallest message, with units as nccl-tests: 8, 1K, 1M, 1G\n"
+    "                       (binary; k/m/g too; 1MB = 1M; default 8)\n"
     "  -e, --maxbytes SIZE  largest message (default 1G)\n"
-    "  -f, --stepfactor X   multiply the size by X each step (default 2)\n"
+    "  -f, --stepfactor X   multiply the size by X each step (default 2; at most 1000\n"
+    "                       sizes)\n"
     "  -g, --nranks N       ranks, one process each (default: one per GPU)\n"
     "  --share-gpus         allow more ranks than GPUs (timings then do not represent\n"
     "                       separate GPUs)\n"
@@ -63,13 +66,69 @@ static const char *const algo_names[][2] = {
     {"collnetdirect", "CollnetDirect"}, {"collnetchain", "CollnetChain"}, {"pat", "PAT"}};
 static const char *const proto_names[] = {"LL", "LL128", "Simple"};
 
-/* A size as every ddpsim tool reads one (base/units.h: "8", "1K", "256M",
- * "1G" binary as nccl-tests, "1MiB" binary, "1MB" decimal), up to 64 GiB. */
-static int parse_size(const char *s, size_t *out) {
-  double v;
-  if (ds_units_parse_bytes(s, &v) != DS_OK || v > 64.0 * 1024 * 1024 * 1024) return -1;
+int ds_collective_parse_size(const char *s, double max, size_t *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (end == s || errno || !isfinite(v) || v < 0) return -1;
+  double unit = 1;
+  switch (*end) {
+  case 'k': case 'K': unit = 1024.0; end++; break;
+  case 'm': case 'M': unit = 1024.0 * 1024; end++; break;
+  case 'g': case 'G': unit = 1024.0 * 1024 * 1024; end++; break;
+  default: break;
+  }
+  if (unit > 1 && *end == 'i' && end[1] == 'B') end += 2;
+  else if (*end == 'B') end++;
+  if (*end) return -1;
+  v *= unit;
+  if (v > max) return -1;
   *out = (size_t)v;
   return 0;
+}
+
+long ds_collective_sweep_steps(size_t min, size_t max, double factor, long limit) {
+  long n = 0;
+  for (double b = (double)min; b <= (double)max && n <= limit; b *= factor) n++;
+  return n;
+}
+
+int ds_collective_split_attached(int argc, char **argv, const char *const *shorts,
+                                 int *out_argc, char ***out) {
+  char **v = malloc((2 * (size_t)argc + 1) * sizeof *v);
+  if (!v) return -1;
+  int n = 0;
+  for (int i = 0; i < argc; i++) {
+    const char *w = argv[i];
+    int split = 0;
+    if (i > 0 && w[0] == '-' && w[1] && w[1] != '-' && w[2])
+      for (const char *const *s = shorts; *s && !split; s++)
+        if (w[1] == (*s)[1] && w[2] != '=') {
+          v[n++] = (char *)*s;
+          v[n++] = argv[i] + 2;
+          split = 1;
+        }
+    if (!split) v[n++] = argv[i];
+  }
+  v[n] = NULL;
+  *out_argc = n;
+  *out = v;
+  return 0;
+}
+
+double ds_collective_min_factor(size_t min, size_t max, long limit) {
+  /* 5 decimals, rounded up, then up again until it fits */
+  /* floor(ln(max/min) / ln f) + 1 sizes: at most limit once f > (max/min)^(1/limit) */
+  double f = ceil(pow((double)max / (double)min, 1.0 / (double)limit) * 1e5) / 1e5;
+  while (ds_collective_sweep_steps(min, max, f, limit) > limit) f += 1e-5;
+  return f;
+}
+
+/* At most this many sizes in one sweep (-b, -e, -f). */
+#define MAX_SWEEP 1000
+
+static int parse_size(const char *s, size_t *out) {
+  return ds_collective_parse_size(s, 64.0 * 1024 * 1024 * 1024, out);
 }
 
 /* The command's own wording of a bad value: "-b 'x': expected WHAT". */
@@ -106,13 +165,16 @@ static ds_status apply(struct ds_collective_args *a, const char *f, const char *
   if (!strcmp(f, "-b") || !strcmp(f, "--minbytes")) {
     /* 0 would never grow: the sweep multiplied it by -f for ever */
     if (parse_size(v, &a->min_bytes) || a->min_bytes == 0)
-      return bad_value(err, f, v, "a size like 8, 1K, 1M, 1G (>= 1)");
+      return bad_value(err, f, v, "a size like 8, 1K, 1M, 1G (>= 1, at most 64G)");
   } else if (!strcmp(f, "-e") || !strcmp(f, "--maxbytes")) {
-    if (parse_size(v, &a->max_bytes)) return bad_value(err, f, v, "a size like 8, 1K, 1M, 1G");
+    if (parse_size(v, &a->max_bytes))
+      return bad_value(err, f, v, "a size like 8, 1K, 1M, 1G (at most 64G)");
   } else if (!strcmp(f, "-f") || !strcmp(f, "--stepfactor")) {
     char *end;
+    errno = 0;
     a->factor = strtod(v, &end);
-    if (*end || !(a->factor > 1)) return bad_value(err, f, v, "a factor > 1");
+    if (end == v || *end || errno || !isfinite(a->factor) || !(a->factor > 1))
+      return bad_value(err, f, v, "a finite factor > 1");
   } else if (!strcmp(f, "-g") || !strcmp(f, "--nranks")) {
     DS_CHECK(parse_int(err, f, v, 1, &a->nranks));
   } else if (!strcmp(f, "--iters")) {
@@ -155,10 +217,26 @@ static ds_status on_flag(void *ctx, const char *f, const char *v, struct ds_err 
   return DS_OK;
 }
 
-/* ds_cli_walk_flags reads "--flag=value" as ds_cli_next_option does. */
+static ds_status parse_split(int argc, char **argv, struct ds_collective_args *a,
+                             struct ds_err *err);
+
+/* ds_cli_walk_flags reads "--flag=value" as ds_cli_next_option does; "-b8M"
+ * is split first (ds_collective_split_attached). */
 ds_status ds_collective_args_parse(int argc, char **argv, struct ds_collective_args *a,
                                    struct ds_err *err) {
   memset(a, 0, sizeof *a);
+  static const char *const shorts[] = {"-b", "-e", "-f", "-g", NULL};
+  char **words;
+  int n_words;
+  if (ds_collective_split_attached(argc, argv, shorts, &n_words, &words))
+    return ds_err_set(err, DS_ENOMEM, "out of memory");
+  ds_status st = parse_split(n_words, words, a, err);
+  free(words);
+  return st;
+}
+
+static ds_status parse_split(int argc, char **argv, struct ds_collective_args *a,
+                             struct ds_err *err) {
   a->op = DS_COLLECTIVE_OP_ALLREDUCE;
   a->min_bytes = 8;
   a->max_bytes = (size_t)1 << 30;
@@ -171,6 +249,12 @@ ds_status ds_collective_args_parse(int argc, char **argv, struct ds_collective_a
   if (a->min_bytes > a->max_bytes)
     return ds_err_set(err, DS_EUSAGE, "-b %zu is more than -e %zu", a->min_bytes,
                       a->max_bytes);
+  if (ds_collective_sweep_steps(a->min_bytes, a->max_bytes, a->factor, MAX_SWEEP) > MAX_SWEEP)
+    return ds_err_set(err, DS_EUSAGE,
+                      "-f %.10g: the sweep from %zu to %zu bytes would take more than %d sizes; "
+                      "use -f %.5f or more",
+                      a->factor, a->min_bytes, a->max_bytes, MAX_SWEEP,
+                      ds_collective_min_factor(a->min_bytes, a->max_bytes, MAX_SWEEP));
   return DS_OK;
 }
 

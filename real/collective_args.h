@@ -61,6 +61,29 @@ ds_status ds_collective_args_parse(int argc, char **argv, struct ds_collective_a
 /* The --help text. */
 const char *ds_collective_args_usage(void);
 
+/* A size for -b/-e as nccl-tests reads one (src/common.cu, parsesize): a
+ * number, then optionally k, m or g in either case, binary (1K = 1024);
+ * ddpreal also takes a trailing "B" or "iB" after the letter, binary too
+ * ("1MB" = "1MiB" = 1048576, as nccl-tests reads "1MB"), and "B" alone.
+ * -1 when not a size, negative, not finite or over max bytes. */
+int ds_collective_parse_size(const char *s, double max, size_t *out);
+
+/* The sizes a sweep from min to max multiplying by factor visits (the
+ * loop's steps), counted up to limit + 1: a factor barely above 1 would
+ * make the sweep endless in practice. */
+long ds_collective_sweep_steps(size_t min, size_t max, double factor, long limit);
+/* The smallest factor (5 decimals) whose sweep from min to max takes at
+ * most limit (>= 2) sizes: what the refusal of a smaller -f proposes. */
+double ds_collective_min_factor(size_t min, size_t max, long limit);
+
+/* nccl-tests' short flags with the value attached ("-b8M", "-g2"): argv
+ * copied into *out (malloc'd, argc words at most doubled, *out_argc set),
+ * each such word split into the flag and its value; shorts lists the
+ * short flags that take a value ("-b", "-e", "-f", "-g"). -1 when out of
+ * memory. The strings are argv's or static. */
+int ds_collective_split_attached(int argc, char **argv, const char *const *shorts,
+                                 int *out_argc, char ***out);
+
 /* Every flag the parser knows, with whether it takes a value (ending with
  * {NULL}), for the tests that compare it with --help. */
 const struct ds_cli_option *ds_collective_args_flags(void);

@@ -99,7 +99,7 @@ extern "C" ds_status ds__cuda_wait_events(const cudaEvent_t *ev, size_t n, ncclC
   return DS_OK;
 }
 
-extern "C" ds_status ds__cuda_pick_gpu(int32_t rank, int32_t world, int32_t ordinal,
+extern "C" ds_status ds__cuda_pick_gpu(int32_t rank, int32_t local_world, int32_t ordinal,
                                        int shared, int fork_local, const char *no_gpu_hint,
                                        int *gpu, int *gpu_count, struct ds_err *err) {
   int count = 0;
@@ -112,10 +112,10 @@ extern "C" ds_status ds__cuda_pick_gpu(int32_t rank, int32_t world, int32_t ordi
                       e != cudaSuccess ? cudaGetErrorString(e) : "no device visible",
                       no_gpu_hint);
   if (ordinal >= count && !shared)
-    return ds_err_set(err, DS_EUSAGE, "rank %d: %d ranks but %d GPU%s visible; pass "
-                      "--share-gpus to put several ranks on one GPU", rank, world, count,
+    return ds_err_set(err, DS_EUSAGE, "rank %d: %d ranks on this node but %d GPU%s visible; "
+                      "pass --share-gpus to put several ranks on one GPU", rank, local_world, count,
                       count == 1 ? "" : "s");
-  if (shared && world > count) {
+  if (shared && local_world > count) {
     /* One host id per rank: NCCL 2.28 refuses two ranks of one host on one
      * GPU ("Duplicate GPU detected"); NCCL 2.30 has a switch for it. */
     char id[256];
@@ -129,7 +129,7 @@ extern "C" ds_status ds__cuda_pick_gpu(int32_t rank, int32_t world, int32_t ordi
     if (ordinal == count)
       fprintf(stderr, "ddpreal: note: %d ranks share %d GPU%s (--share-gpus): their "
               "timings do not represent separate GPUs, and NCCL connects them through its "
-              "network transport\n", world, count, count == 1 ? "" : "s");
+              "network transport\n", local_world, count, count == 1 ? "" : "s");
   }
   *gpu = ordinal % count;
   *gpu_count = count;

@@ -121,16 +121,6 @@ static int is_compute(enum ds_op_kind k) {
   return k == DS_OP_FWD || k == DS_OP_BWD || k == DS_OP_LOSS || k == DS_OP_STEP;
 }
 
-/* The collectives' rules this device checks before it runs (schedule_check.h). */
-static const struct ds_coll_rules coll_rules = {
-    .device = "cpu",
-    .comm_note = "",
-    .group = "(MPI_COMM_WORLD)",
-    .library = "MPI",
-    .all_ranks = " (MPI_COMM_WORLD)",
-    .max_floats = 2147483647.0, /* an MPI count is an int */
-};
-
 /* Elements the op reads from the input buffer and writes to its region.
  * `bytes` is the full buffer as nccl-tests counts it: all-gather and gather
  * receive it (bytes/world from each rank), reduce-scatter and scatter send
@@ -633,7 +623,7 @@ static ds_status cpu_open(const struct ds_dev_config *cfg, struct ds_dev_rank **
   r->mpi_version[strcspn(r->mpi_version, "\r\n,")] = '\0';
   r->timeout_s = timeout_from_env();
   DS_CHECK_GOTO(check_same_schedule(r, err), st, fail);
-  DS_CHECK_GOTO(ds_check_collectives(r->s, r->world, &coll_rules, err), st, fail);
+  DS_CHECK_GOTO(ds_check_collectives(r->s, r->world, &ds_coll_rules_cpu, err), st, fail);
   DS_CHECK_GOTO(map_deps(r, err), st, fail);
   r->arrive_seq = calloc(r->s->n_ops ? r->s->n_ops : 1, sizeof *r->arrive_seq);
   r->arrived = calloc((size_t)r->world, sizeof *r->arrived);

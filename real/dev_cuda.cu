@@ -54,6 +54,7 @@ struct ds_dev_rank {
   int32_t rank, world;
   enum ds_compute_mode compute;
   int gpu, gpu_count, sms, shared_gpu;
+  int32_t local_world; /* ranks on this node */
   cudaStream_t stream[DS_STREAM_COUNT];
   cudaEvent_t stream_done[DS_STREAM_COUNT];
   int used[DS_STREAM_COUNT];
@@ -99,11 +100,6 @@ static int is_compute(enum ds_op_kind k) {
   return k == DS_OP_FWD || k == DS_OP_BWD || k == DS_OP_LOSS || k == DS_OP_STEP;
 }
 
-/* The collectives' rules this device checks before it runs (schedule_check.h). */
-/* (positional: nvcc compiles this file as C++) */
-static const struct ds_coll_rules coll_rules = {
-    "cuda", " (one NCCL communicator)", "(one NCCL communicator)", "NCCL", "",
-    0 /* NCCL counts are size_t */};
 
 /* Elements read from the input and written to the op's region; `bytes` is
  * the full buffer as nccl-tests counts it (as in the cpu device). */
@@ -370,13 +366,14 @@ static ds_status cuda_open(const struct ds_dev_config *cfg, struct ds_dev_rank *
   int fork_local = cfg->launcher && cfg->launcher->kind &&
                    strcmp(cfg->launcher->kind, "fork") == 0;
   cudaDeviceProp prop;
-  DS_CHECK_GOTO(ds_check_collectives(r->s, r->world, &coll_rules, err), st, fail);
+  DS_CHECK_GOTO(ds_check_collectives(r->s, r->world, &ds_coll_rules_cuda, err), st, fail);
   DS_CHECK_GOTO(map_deps(r, err), st, fail);
-  DS_CHECK_GOTO(ds__cuda_pick_gpu(rank, r->world, cfg->device_ordinal, cfg->shared,
+  DS_CHECK_GOTO(ds__cuda_pick_gpu(rank, cfg->local_world, cfg->device_ordinal, cfg->shared,
                                   fork_local, "--device cpu replays on CPU ranks", &r->gpu,
                                   &r->gpu_count, err),
                 st, fail);
-  r->shared_gpu = cfg->shared && r->world > r->gpu_count;
+  r->local_world = cfg->local_world;
+  r->shared_gpu = cfg->shared && cfg->local_world > r->gpu_count;
   {
     cudaError_t e = cudaGetDeviceProperties(&prop, r->gpu);
     if (e != cudaSuccess) {
@@ -646,7 +643,7 @@ static void cuda_describe(const struct ds_dev_rank *r, char *buf, size_t cap) {
          r->gpu_count, r->sms);
   if (r->shared_gpu)
     append(buf, cap, "# shared_gpus: %d ranks on %d GPU%s (timings do not represent "
-           "separate GPUs)\n", r->world, r->gpu_count, r->gpu_count == 1 ? "" : "s");
+           "separate GPUs)\n", r->local_world, r->gpu_count, r->gpu_count == 1 ? "" : "s");
   append(buf, cap, "# compute: %s\n",
          r->compute == DS_COMPUTE_GEMM
              ? "gemm (cuBLAS SGEMM, edge cbrt(flops/2) up to 8192, repeated to the flops; "

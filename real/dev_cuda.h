@@ -59,9 +59,10 @@ ds_status ds__nccl_fail(struct ds_err *err, int32_t rank, const char *call,
 /* Seconds a wait on the GPU or NCCL may take before it is an error. */
 double ds__cuda_timeout_s(void);
 
-/* Picks the GPU of a rank (ordinal % GPU count) and makes it current.
+/* Picks the GPU of a rank (ordinal % GPU count; the ordinal is the rank's
+ * place among the local_world ranks of its node) and makes it current.
  * Ordinals past the GPU count need shared (--share-gpus), else DS_EUSAGE;
- * when world > GPU count and shared, sets NCCL_HOSTID to a per-rank value
+ * when local_world > GPU count and shared, sets NCCL_HOSTID to a per-rank value
  * (NCCL 2.28 refuses two ranks of one host on one GPU; distinct host ids
  * make it connect them through its network transport, over loopback when
  * fork_local) and NCCL_MULTI_RANK_GPU_ENABLE=1 (NCCL >= 2.30), and the
@@ -69,7 +70,7 @@ double ds__cuda_timeout_s(void);
  * GPUs do not time like separate ones. Must run before any NCCL call.
  * no_gpu_hint ends the message when no GPU is found: the way out for the
  * caller's command (the replay's --device cpu; calibrate has none). */
-ds_status ds__cuda_pick_gpu(int32_t rank, int32_t world, int32_t ordinal, int shared,
+ds_status ds__cuda_pick_gpu(int32_t rank, int32_t local_world, int32_t ordinal, int shared,
                             int fork_local, const char *no_gpu_hint, int *gpu, int *gpu_count,
                             struct ds_err *err);
 

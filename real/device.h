@@ -40,7 +40,8 @@ struct ds_dev_config {
   int32_t rank;
   int32_t world;                   /* sched->world_size */
   enum ds_compute_mode compute;
-  int32_t device_ordinal;          /* cuda: GPU index; cpu: unused */
+  int32_t device_ordinal;          /* cuda: GPU index (the node-local rank); cpu: unused */
+  int32_t local_world;             /* cuda: ranks on this node; cpu: unused */
   int shared;                      /* several ranks share this device */
   struct ds_launcher *launcher;    /* barrier/broadcast for bootstrap */
 };

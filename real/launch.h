@@ -26,6 +26,11 @@ extern "C" {
 struct ds_launcher {
   int32_t rank;
   int32_t world;
+  /* This rank among the ranks on its node, and their number: the GPU a
+   * rank takes and whether ranks must share GPUs are node matters (MPI:
+   * MPI_Comm_split_type MPI_COMM_TYPE_SHARED; fork: rank and world). */
+  int32_t local_rank;
+  int32_t local_world;
   const char *kind; /* "mpi" or "fork" */
   ds_status (*barrier)(struct ds_launcher *l, struct ds_err *err);
   /* Copies root's len bytes at buf to every rank's buf. */
@@ -62,11 +67,13 @@ ds_status ds_launch_mpi(int *argc, char ***argv, ds_launch_main_fn fn, void *arg
 ds_status ds_launch_fork(int32_t world, ds_launch_main_fn fn, void *arg,
                          struct ds_err *err);
 
-/* Whether this process was started by an MPI launcher (OMPI_/PMI_ env). */
+/* Whether this process was started by an MPI launcher (OMPI_COMM_WORLD_SIZE,
+ * PMI_SIZE or PMIX_RANK in the environment). */
 int ds_under_mpi(void);
 /* The rank and world size the MPI launcher put in the environment
- * (OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE), known before MPI_Init; -1 when
- * not under MPI or not readable. */
+ * (OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE, PMIX_RANK with Slurm's
+ * SLURM_NTASKS), known before MPI_Init; -1 when not under MPI or not
+ * readable (the world under PMIx without Slurm). */
 int32_t ds_mpi_env_rank(void);
 int32_t ds_mpi_env_world(void);
 

@@ -4,7 +4,8 @@
  * --share-gpus) and waits for them.
  *
  * The ranks share one anonymous MAP_SHARED mapping made before the fork: a
- * process-shared pthread barrier, a staging area for broadcast and gather
+ * barrier of their own (a process-shared mutex and condition variable with a
+ * generation count, so that a wait has a deadline: --timeout), a staging area for broadcast and gather
  * (any size: bigger transfers go through it in rounds), and one status slot
  * per rank where a failing body leaves its status and message for the
  * parent.
@@ -14,7 +15,9 @@
  * with a failure or dies by a signal, the parent kills the others (SIGKILL;
  * a rank stuck in the barrier or in the driver ends at once) and returns
  * the first failure, naming the rank. Children die with the parent
- * (PR_SET_PDEATHSIG).
+ * (PR_SET_PDEATHSIG). The shared mutex and condition variable are never
+ * destroyed, only unmapped: glibc's destroy waits for the waiters to leave,
+ * and a killed rank never does (the launcher hung for ever after a failure).
  */
 #define _GNU_SOURCE /* prctl's PR_SET_PDEATHSIG */
 #include "launch.h"
@@ -29,6 +32,7 @@
 #include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Staging area shared by all ranks; transfers larger than it go in rounds.
@@ -37,11 +41,15 @@
 
 struct fork_slot {
   int status; /* ds_status of the rank's body; DS_OK until it returns */
+  uint64_t passed; /* barriers this rank has arrived at (under the mutex) */
   char msg[DS_ERR_MSG_MAX];
 };
 
 struct fork_shared {
-  pthread_barrier_t barrier;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int32_t arrived;     /* ranks in the current generation's barrier */
+  uint64_t generation; /* bumped when the last rank arrives */
   int32_t world;
   size_t slots_off, area_off, map_bytes;
 };
@@ -54,12 +62,68 @@ static unsigned char *area(struct fork_shared *sh) {
   return (unsigned char *)sh + sh->area_off;
 }
 
+/* The limit on a wait for the other ranks: DDPREAL_TIMEOUT_S (--timeout),
+ * as the MPI launcher and the devices read it. */
+static double timeout_s(void) {
+  const char *v = getenv("DDPREAL_TIMEOUT_S");
+  char *end;
+  double x = v && *v ? strtod(v, &end) : 0;
+  return v && *v && *end == '\0' && x > 0 ? x : DS_REAL_TIMEOUT_S;
+}
+
+/* Past the deadline: the ranks that have not reached this barrier, as
+ * "1, 3" (called with the mutex held). */
+static void missing_ranks(struct fork_shared *sh, uint64_t gen_passed, char *buf, size_t cap) {
+  size_t n = 0;
+  buf[0] = '\0';
+  for (int32_t q = 0; q < sh->world && n < cap; q++)
+    if (slots(sh)[q].passed < gen_passed)
+      n += (size_t)snprintf(buf + n, cap - n, "%s%d", n ? ", " : "", q);
+}
+
 static ds_status fork_barrier(struct ds_launcher *l, struct ds_err *err) {
   struct fork_shared *sh = l->impl;
-  int rc = pthread_barrier_wait(&sh->barrier);
-  if (rc != 0 && rc != PTHREAD_BARRIER_SERIAL_THREAD)
-    return ds_err_set(err, DS_EIO, "rank %d: pthread_barrier_wait failed: %s", l->rank,
+  double limit = timeout_s();
+  struct timespec dl;
+  clock_gettime(CLOCK_MONOTONIC, &dl);
+  double whole = (double)(time_t)limit;
+  dl.tv_sec += (time_t)limit;
+  dl.tv_nsec += (long)((limit - whole) * 1e9);
+  if (dl.tv_nsec >= 1000000000L) {
+    dl.tv_sec++;
+    dl.tv_nsec -= 1000000000L;
+  }
+  int rc = pthread_mutex_lock(&sh->mu);
+  if (rc != 0)
+    return ds_err_set(err, DS_EIO, "rank %d: pthread_mutex_lock failed: %s", l->rank,
                       strerror(rc));
+  uint64_t gen = sh->generation;
+  uint64_t passed = ++slots(sh)[l->rank].passed;
+  if (++sh->arrived == sh->world) {
+    sh->arrived = 0;
+    sh->generation++;
+    pthread_cond_broadcast(&sh->cv);
+    pthread_mutex_unlock(&sh->mu);
+    return DS_OK;
+  }
+  while (sh->generation == gen) {
+    rc = pthread_cond_timedwait(&sh->cv, &sh->mu, &dl);
+    if (rc == ETIMEDOUT && sh->generation == gen) {
+      char who[256];
+      missing_ranks(sh, passed, who, sizeof who);
+      pthread_mutex_unlock(&sh->mu);
+      return ds_err_set(err, DS_EIO,
+                        "rank %d: the barrier waited %g s for rank(s) %s; --timeout S sets "
+                        "the limit",
+                        l->rank, limit, who);
+    }
+    if (rc != 0 && rc != ETIMEDOUT) {
+      pthread_mutex_unlock(&sh->mu);
+      return ds_err_set(err, DS_EIO, "rank %d: pthread_cond_timedwait failed: %s", l->rank,
+                        strerror(rc));
+    }
+  }
+  pthread_mutex_unlock(&sh->mu);
   return DS_OK;
 }
 
@@ -97,11 +161,16 @@ static ds_status fork_gather(struct ds_launcher *l, const void *mine, size_t len
   return DS_OK;
 }
 
-static void run_child(struct fork_shared *sh, int32_t rank, ds_launch_main_fn fn, void *arg) {
+static void run_child(struct fork_shared *sh, int32_t rank, ds_launch_main_fn fn, void *arg,
+                      pid_t parent) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
+  /* The parent may have died between fork and prctl: no signal then. */
+  if (getppid() != parent) _exit(1);
   struct ds_launcher l = {
       .rank = rank,
       .world = sh->world,
+      .local_rank = rank,
+      .local_world = sh->world,
       .kind = "fork",
       .barrier = fork_barrier,
       .broadcast = fork_broadcast,
@@ -141,14 +210,20 @@ ds_status ds_launch_fork(int32_t world, ds_launch_main_fn fn, void *arg, struct 
   sh->slots_off = slots_off;
   sh->area_off = area_off;
   sh->map_bytes = map_bytes;
-  pthread_barrierattr_t ba;
-  pthread_barrierattr_init(&ba);
-  pthread_barrierattr_setpshared(&ba, PTHREAD_PROCESS_SHARED);
-  int rc = pthread_barrier_init(&sh->barrier, &ba, (unsigned)world);
-  pthread_barrierattr_destroy(&ba);
+  pthread_mutexattr_t ma;
+  pthread_condattr_t ca;
+  int rc = pthread_mutexattr_init(&ma);
+  if (rc == 0) rc = pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+  if (rc == 0) rc = pthread_mutex_init(&sh->mu, &ma);
+  pthread_mutexattr_destroy(&ma);
+  if (rc == 0) rc = pthread_condattr_init(&ca);
+  if (rc == 0) rc = pthread_condattr_setpshared(&ca, PTHREAD_PROCESS_SHARED);
+  if (rc == 0) rc = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  if (rc == 0) rc = pthread_cond_init(&sh->cv, &ca);
+  pthread_condattr_destroy(&ca);
   if (rc != 0) {
     munmap(m, map_bytes);
-    return ds_err_set(err, DS_EIO, "fork launcher: pthread_barrier_init failed: %s",
+    return ds_err_set(err, DS_EIO, "fork launcher: shared barrier setup failed: %s",
                       strerror(rc));
   }
   pid_t *pid = calloc((size_t)world, sizeof *pid);
@@ -159,9 +234,10 @@ ds_status ds_launch_fork(int32_t world, ds_launch_main_fn fn, void *arg, struct 
     goto out;
   }
   fflush(NULL); /* or the children would write the parent's buffered output again */
+  pid_t self = getpid();
   for (int32_t q = 0; q < world; q++) {
     pid_t p = fork();
-    if (p == 0) run_child(sh, q, fn, arg);
+    if (p == 0) run_child(sh, q, fn, arg, self);
     if (p < 0) {
       st = ds_err_set(err, DS_EIO, "fork launcher: fork of rank %d failed: %s", q,
                       strerror(errno));
@@ -206,7 +282,7 @@ ds_status ds_launch_fork(int32_t world, ds_launch_main_fn fn, void *arg, struct 
     kill_all(pid, alive, world);
   }
 out:
-  pthread_barrier_destroy(&sh->barrier);
+  /* No pthread_*_destroy: see the header comment (killed waiters). */
   munmap(m, map_bytes);
   free(pid);
   free(alive);

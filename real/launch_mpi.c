@@ -91,22 +91,35 @@ static ds_status mpi_gather(struct ds_launcher *l, const void *mine, size_t len,
   return rc == MPI_SUCCESS ? DS_OK : mpi_fail(l, "MPI_Gather", rc, err);
 }
 
-static int32_t env_int(const char *a, const char *b) {
+/* The first of the variables that is set, as a whole number >= 0, else -1. */
+static int32_t env_int(const char *a, const char *b, const char *c) {
   const char *v = getenv(a);
   if (!v || !*v) v = getenv(b);
+  if ((!v || !*v) && c) v = getenv(c);
   if (!v || !*v) return -1;
   char *end;
   long x = strtol(v, &end, 10);
   return *end == '\0' && x >= 0 && x <= INT32_MAX ? (int32_t)x : -1;
 }
 
+/* Open MPI's mpirun (OMPI_COMM_WORLD_*), PMI-1/2 launchers such as MPICH's
+ * hydra or srun --mpi=pmi2 (PMI_*), and PMIx ones such as srun --mpi=pmix
+ * (PMIX_RANK; PMIx puts no size in the environment: Slurm's SLURM_NTASKS
+ * when there, else unknown until MPI_Init). */
 int ds_under_mpi(void) {
-  return getenv("OMPI_COMM_WORLD_SIZE") != NULL || getenv("PMI_SIZE") != NULL;
+  return getenv("OMPI_COMM_WORLD_SIZE") != NULL || getenv("PMI_SIZE") != NULL ||
+         getenv("PMIX_RANK") != NULL;
 }
 
-int32_t ds_mpi_env_rank(void) { return env_int("OMPI_COMM_WORLD_RANK", "PMI_RANK"); }
+int32_t ds_mpi_env_rank(void) {
+  return env_int("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK");
+}
 
-int32_t ds_mpi_env_world(void) { return env_int("OMPI_COMM_WORLD_SIZE", "PMI_SIZE"); }
+int32_t ds_mpi_env_world(void) {
+  if (getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE"))
+    return env_int("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", NULL);
+  return getenv("PMIX_RANK") ? env_int("SLURM_NTASKS", "SLURM_NPROCS", NULL) : -1;
+}
 
 ds_status ds_launch_mpi(int *argc, char ***argv, ds_launch_main_fn fn, void *arg,
                         struct ds_err *err) {
@@ -119,9 +132,22 @@ ds_status ds_launch_mpi(int *argc, char ***argv, ds_launch_main_fn fn, void *arg
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world);
+  /* The ranks of this node: a rank's GPU is its place among them, as in
+   * nccl-tests (the global rank would pass the node's GPU count on the
+   * second node). */
+  int local_rank = rank, local_world = world;
+  MPI_Comm node;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) ==
+      MPI_SUCCESS) {
+    MPI_Comm_rank(node, &local_rank);
+    MPI_Comm_size(node, &local_world);
+    MPI_Comm_free(&node);
+  }
   struct ds_launcher l = {
       .rank = rank,
       .world = world,
+      .local_rank = local_rank,
+      .local_world = local_world,
       .kind = "mpi",
       .barrier = mpi_barrier,
       .broadcast = mpi_broadcast,
@@ -131,8 +157,14 @@ ds_status ds_launch_mpi(int *argc, char ***argv, ds_launch_main_fn fn, void *arg
   };
   ds_status st = fn(&l, arg, err);
   if (st != DS_OK && !l.finished) {
-    fprintf(stderr, "ddpreal: rank %d: %s\n", rank,
-            err && err->msg[0] ? err->msg : ds_status_message(st));
+    const char *msg = err && err->msg[0] ? err->msg : ds_status_message(st);
+    char prefix[32];
+    int n = snprintf(prefix, sizeof prefix, "rank %d:", rank);
+    /* messages that already name the rank keep one prefix */
+    if (strncmp(msg, prefix, (size_t)n) == 0)
+      fprintf(stderr, "ddpreal: %s\n", msg);
+    else
+      fprintf(stderr, "ddpreal: rank %d: %s\n", rank, msg);
     fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, ds_status_exit_code(st));
   }

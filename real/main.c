@@ -3,9 +3,11 @@
  * measured trace. `ddpreal collective ...` is the collective benchmark of
  * the cuda device, `ddpreal calibrate ...` measures the machine for ddpsim
  * (calibrate.h). Maps statuses to exit codes: 0 ok, 2 usage or input
- * error, 1 failure. Under mpirun every rank runs this; only rank 0 prints
- * the errors all ranks reach alike (ranks that fail alone have printed and
- * aborted the job in the launcher).
+ * error, 1 failure. Under mpirun every rank runs this; --help and
+ * --version print on rank 0 only, and an error found before the launcher
+ * starts (a flag, the schedule) prints on every rank that finds it, after
+ * "rank R:" when the job has several ranks (a rank may fail alone: its
+ * node may lack a file). Only rank 0 checks --trace, which only it writes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -83,7 +85,8 @@ int main(int argc, char **argv) {
   struct ds_real_options opt;
   struct ds_err err = {0};
   ds_status st = ds_real_options_parse(argc, argv, &opt, &err);
-  int quiet = ds_under_mpi() && ds_mpi_env_rank() > 0;
+  int32_t env_rank = ds_under_mpi() ? ds_mpi_env_rank() : -1;
+  int quiet = env_rank > 0;
   if (st == DS_OK && opt.help) {
     if (!quiet) fputs(ds_real_options_usage(), stdout);
     return flush_stdout();
@@ -92,10 +95,16 @@ int main(int argc, char **argv) {
     if (!quiet) puts("ddpreal " DS_REAL_VERSION);
     return flush_stdout();
   }
+  if (st == DS_OK && !quiet) st = ds_real_options_check_trace(&opt, &err);
   if (st == DS_OK) st = ds_replay_command(&argc, &argv, &opt, stdout, &err);
   if (st != DS_OK) {
-    if (!quiet)
-      fprintf(stderr, "ddpreal: %s\n", err.msg[0] ? err.msg : ds_status_message(st));
+    const char *msg = err.msg[0] ? err.msg : ds_status_message(st);
+    char prefix[32];
+    int n = snprintf(prefix, sizeof prefix, "rank %d:", (int)env_rank);
+    if (env_rank >= 0 && ds_mpi_env_world() != 1 && strncmp(msg, prefix, (size_t)n) != 0)
+      fprintf(stderr, "ddpreal: %s %s\n", prefix, msg);
+    else
+      fprintf(stderr, "ddpreal: %s\n", msg);
     return ds_status_exit_code(st);
   }
   return flush_stdout();

@@ -124,6 +124,10 @@ ds_status ds_real_options_parse(int argc, char **argv, struct ds_real_options *o
   if (!o->trace)
     return ds_err_set(err, DS_EUSAGE,
                       "missing --trace (where to write the measured trace; see ddpreal --help)");
+  return DS_OK;
+}
+
+ds_status ds_real_options_check_trace(const struct ds_real_options *o, struct ds_err *err) {
   /* Before any iteration runs: the trace can be written and is not the
    * schedule (issue #15, defects 4 and 11). */
   const struct ds_path_arg out = {"--trace", o->trace}, in = {"--schedule", o->schedule};

@@ -37,6 +37,12 @@ struct ds_real_options {
 ds_status ds_real_options_parse(int argc, char **argv, struct ds_real_options *opt,
                                 struct ds_err *err);
 
+/* Checks before anything runs that --trace can be written (its directory
+ * exists and is writable) and is not the schedule. Only the process that
+ * writes it (rank 0) calls it: under mpirun on several nodes the other
+ * ranks may have no such directory. */
+ds_status ds_real_options_check_trace(const struct ds_real_options *opt, struct ds_err *err);
+
 /* The --help text. */
 const char *ds_real_options_usage(void);
 

@@ -9,8 +9,10 @@
  *
  * Results travel in one fixed-size record per rank (launcher gather): the
  * rank's wrong-element count, its host clock at each kept begin_iter, and a
- * start/end pair per schedule op and kept iteration (-1 for ops of other
- * ranks). Rank 0 places iteration k at rank 0's host offset of that
+ * start/end pair per op of the rank and kept iteration (records are as long
+ * as the busiest rank's; a shorter rank's tail stays -1). The record's size
+ * is checked before any rank starts: one MPI_Gather carries at most INT_MAX
+ * bytes, so --iters has a ceiling that the message names. Rank 0 places iteration k at rank 0's host offset of that
  * iteration from the first kept one (all ranks begin right after the same
  * barrier), builds one trace row per op per iteration and writes the trace
  * atomically; it is the only writer.
@@ -18,11 +20,13 @@
 #include "replay.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "traces/trace.h"
+#include "schedule_check.h"
 #include "stats.h"
 
 #define DESCRIBE_MAX 4096
@@ -33,7 +37,22 @@ static int64_t host_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Record layout, in int64s. */
+/* Each op's place among its rank's ops (own[i], when own is not NULL) and
+ * the most ops one rank has; SIZE_MAX when out of memory. */
+static size_t own_places(const struct ds_schedule *s, size_t *own) {
+  size_t *count = calloc((size_t)s->world_size, sizeof *count);
+  if (!count) return SIZE_MAX;
+  size_t most = 0;
+  for (size_t i = 0; i < s->n_ops; i++) {
+    size_t k = count[s->ops[i].rank]++;
+    if (own) own[i] = k;
+    if (k + 1 > most) most = k + 1;
+  }
+  free(count);
+  return most;
+}
+
+/* Record layout, in int64s; n_ops is the busiest rank's op count. */
 static size_t rec_len(size_t n_ops, int32_t iters) {
   return 1 + (size_t)iters + 2 * n_ops * (size_t)iters;
 }
@@ -43,9 +62,10 @@ static size_t rec_time(size_t n_ops, int32_t iters, int32_t k, size_t i) {
 
 /* Rank 0: the trace rows, the per-iteration wall times and the summary. */
 static ds_status finish(struct ds_launcher *l, struct ds_replay *rp, const int64_t *all,
-                        const char *describe, struct ds_err *err) {
+                        const size_t *own, size_t most, const char *describe,
+                        struct ds_err *err) {
   const struct ds_schedule *s = rp->sched;
-  size_t n = s->n_ops, len = rec_len(n, rp->iters);
+  size_t n = s->n_ops, len = rec_len(most, rp->iters);
   struct ds_trace *t = NULL;
   double *wall_ms = calloc((size_t)rp->iters, sizeof *wall_ms);
   char *extra = malloc(DESCRIBE_MAX + 256);
@@ -61,7 +81,7 @@ static ds_status finish(struct ds_launcher *l, struct ds_replay *rp, const int64
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (size_t i = 0; i < n; i++) {
       const int64_t *rec = all + (size_t)s->ops[i].rank * len;
-      size_t at = rec_time(n, rp->iters, k, i);
+      size_t at = rec_time(most, rp->iters, k, own[i]);
       int64_t start = rec[at], end = rec[at + 1];
       if (start < 0 || end < start) {
         st = ds_err_set(err, DS_EINTERNAL,
@@ -119,7 +139,7 @@ ds_status ds_replay_rank(struct ds_launcher *l, void *arg, struct ds_err *err) {
   struct ds_replay *rp = arg;
   const struct ds_schedule *s = rp->sched;
   const struct ds_device *dev = rp->dev;
-  size_t n = s->n_ops, len = rec_len(n, rp->iters);
+  size_t n = s->n_ops;
   if (l->world != s->world_size)
     return ds_err_set(err, DS_EUSAGE,
                       "the schedule %s has %d ranks but the %s launcher started %d",
@@ -129,18 +149,22 @@ ds_status ds_replay_rank(struct ds_launcher *l, void *arg, struct ds_err *err) {
       .rank = l->rank,
       .world = l->world,
       .compute = rp->compute,
-      .device_ordinal = l->rank,
+      .device_ordinal = l->local_rank,
+      .local_world = l->local_world,
       .shared = rp->shared,
       .launcher = l,
   };
   struct ds_dev_rank *dr = NULL;
+  size_t *own = malloc((n ? n : 1) * sizeof *own);
+  size_t most = own ? own_places(s, own) : SIZE_MAX;
+  size_t len = most == SIZE_MAX ? 1 : rec_len(most, rp->iters);
   int64_t *start = malloc((n ? n : 1) * sizeof *start);
   int64_t *end = malloc((n ? n : 1) * sizeof *end);
   int64_t *rec = malloc(len * sizeof *rec);
   int64_t *all = NULL;
   char *describe = calloc(DESCRIBE_MAX, 1);
   ds_status st = DS_OK;
-  if (!start || !end || !rec || !describe) {
+  if (most == SIZE_MAX || !start || !end || !rec || !describe) {
     st = ds_err_set(err, DS_ENOMEM, "out of memory");
     goto out;
   }
@@ -163,7 +187,8 @@ ds_status ds_replay_rank(struct ds_launcher *l, void *arg, struct ds_err *err) {
     if (k < 0) continue;
     rec[1 + k] = begin;
     for (size_t i = 0; i < n; i++) {
-      size_t at = rec_time(n, rp->iters, k, i);
+      if (s->ops[i].rank != l->rank) continue;
+      size_t at = rec_time(most, rp->iters, k, own[i]);
       rec[at] = start[i];
       rec[at + 1] = end[i];
     }
@@ -177,10 +202,11 @@ ds_status ds_replay_rank(struct ds_launcher *l, void *arg, struct ds_err *err) {
     /* Everything below happens after the last communication: no other
      * rank waits on rank 0 any more. */
     l->finished = 1;
-    st = finish(l, rp, all, describe, err);
+    st = finish(l, rp, all, own, most, describe, err);
   }
 out:
   if (dr) dev->close(dr);
+  free(own);
   free(start);
   free(end);
   free(rec);
@@ -194,13 +220,49 @@ out:
 ds_status ds_replay_command(int *argc, char ***argv, const struct ds_real_options *opt,
                             FILE *out, struct ds_err *err) {
   struct ds_schedule *s = NULL;
-  ds_status st = ds_schedule_read_csv(opt->schedule, &s, err);
+  size_t *op_line = NULL;
+  ds_status st = ds_schedule_read_csv_lines(opt->schedule, &s, &op_line, err);
   if (st == DS_EIO) st = DS_EINPUT; /* a schedule that cannot be read is bad input */
   if (st != DS_OK) return ds_err_prefix(err, st, "option --schedule: ");
   const struct ds_device *dev = &ds_device_cpu;
+  const struct ds_coll_rules *rules = &ds_coll_rules_cpu;
 #ifdef DS_HAVE_CUDA
-  if (opt->device == DS_REAL_DEVICE_CUDA) dev = &ds_device_cuda;
+  if (opt->device == DS_REAL_DEVICE_CUDA) dev = &ds_device_cuda, rules = &ds_coll_rules_cuda;
 #endif
+  int32_t world = s->world_size;
+  int use_mpi = ds_under_mpi() || opt->device != DS_REAL_DEVICE_CUDA;
+  /* What the device would refuse when it opens, said once, before any rank
+   * starts, with the file's line. */
+  size_t bad = SIZE_MAX;
+  struct ds_err cerr = {0};
+  st = ds_check_collectives_at(s, world, rules, &bad, &cerr);
+  if (st != DS_OK && bad < s->n_ops)
+    ds_err_set(err, st, "%s:%zu: %s", opt->schedule, op_line[bad], cerr.msg);
+  else if (st != DS_OK)
+    ds_err_set(err, st, "%s: %s", opt->schedule, cerr.msg);
+  free(op_line);
+  if (st != DS_OK) {
+    ds_schedule_free(s);
+    return st;
+  }
+  /* Each rank's results go to rank 0 in one gather: under MPI one call
+   * carries at most INT_MAX bytes. Refused now rather than after the run. */
+  size_t most = own_places(s, NULL);
+  if (most == SIZE_MAX) {
+    ds_schedule_free(s);
+    return ds_err_set(err, DS_ENOMEM, "out of memory");
+  }
+  double rec_bytes = 8.0 * (1.0 + (double)opt->iters * (1.0 + 2.0 * (double)most));
+  if (use_mpi && rec_bytes > (double)INT_MAX) {
+    long long fits = (long long)(((double)INT_MAX / 8.0 - 1.0) / (1.0 + 2.0 * (double)most));
+    st = ds_err_set(err, DS_EUSAGE,
+                    "option --iters: %d iterations of %zu ops on one rank make %.0f bytes of "
+                    "results per rank, more than one MPI_Gather carries (%d); use --iters "
+                    "%lld or fewer",
+                    opt->iters, most, rec_bytes, INT_MAX, fits);
+    ds_schedule_free(s);
+    return st;
+  }
   char inputs[1024];
   snprintf(inputs, sizeof inputs, "schedule=%s iters=%d warmup=%d device=%s compute=%s%s",
            opt->schedule, opt->iters, opt->warmup, dev->name,
@@ -216,12 +278,15 @@ ds_status ds_replay_command(int *argc, char ***argv, const struct ds_real_option
       .trace_path = opt->trace,
       .schedule_path = opt->schedule,
       .inputs = inputs,
-      .out = out,
+      /* --trace - puts the trace on standard output: the summary goes to
+       * standard error then, as ddpsim's does (docs/analysis.md) */
+      .out = strcmp(opt->trace, "-") == 0 ? stderr : out,
   };
-  int32_t world = s->world_size;
   if (ds_under_mpi()) {
     int32_t np = ds_mpi_env_world();
-    if (np != world)
+    /* np -1: the launcher did not say (PMIx without Slurm); ds_replay_rank
+     * compares the MPI world after MPI_Init */
+    if (np >= 0 && np != world)
       st = ds_err_set(err, DS_EUSAGE,
                       "the schedule %s has %d ranks (world size %d) but mpirun started %d "
                       "process%s: run mpirun -np %d",

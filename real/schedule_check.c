@@ -2,7 +2,26 @@
 #include "schedule_check.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+
+const struct ds_coll_rules ds_coll_rules_cpu = {
+    .device = "cpu",
+    .comm_note = "",
+    .group = "(MPI_COMM_WORLD)",
+    .library = "MPI",
+    .all_ranks = " (MPI_COMM_WORLD)",
+    .max_floats = 2147483647.0, /* an MPI count is an int */
+};
+
+const struct ds_coll_rules ds_coll_rules_cuda = {
+    .device = "cuda",
+    .comm_note = " (one NCCL communicator)",
+    .group = "(one NCCL communicator)",
+    .library = "NCCL",
+    .all_ranks = "",
+    .max_floats = 0, /* NCCL counts are size_t */
+};
 
 int ds_op_kind_is_rooted(enum ds_op_kind k) {
   return k == DS_OP_REDUCE || k == DS_OP_BROADCAST || k == DS_OP_GATHER ||
@@ -37,7 +56,15 @@ static ds_status check_op(const struct ds_op *o, int32_t world,
 
 ds_status ds_check_collectives(const struct ds_schedule *s, int32_t world,
                                const struct ds_coll_rules *rules, struct ds_err *err) {
+  size_t bad;
+  return ds_check_collectives_at(s, world, rules, &bad, err);
+}
+
+ds_status ds_check_collectives_at(const struct ds_schedule *s, int32_t world,
+                                  const struct ds_coll_rules *rules, size_t *bad,
+                                  struct ds_err *err) {
   size_t n = s->n_ops;
+  *bad = SIZE_MAX;
   size_t *pos = calloc((size_t)world, sizeof *pos); /* per rank: collectives seen */
   size_t *seq0 = malloc((n ? n : 1) * sizeof *seq0); /* rank 0's collectives */
   size_t n0 = 0;
@@ -51,10 +78,12 @@ ds_status ds_check_collectives(const struct ds_schedule *s, int32_t world,
   for (size_t i = 0; i < n && st == DS_OK; i++) {
     const struct ds_op *o = &s->ops[i];
     st = check_op(o, world, rules, err);
+    if (st != DS_OK) *bad = i;
     if (st != DS_OK || !ds_op_kind_is_collective(o->kind)) continue;
     size_t k = pos[o->rank]++;
     const struct ds_op *p = k < n0 ? &s->ops[seq0[k]] : NULL;
-    if (!p || p->coll != o->coll || p->root != o->root)
+    if (!p || p->coll != o->coll || p->root != o->root) {
+      *bad = i;
       st = ds_err_set(err, DS_EINPUT,
                       "op %lld: rank %d's collective #%zu is coll %lld (root %d) but "
                       "rank 0's is %s%lld (root %d); the %s device needs every rank to "
@@ -63,6 +92,7 @@ ds_status ds_check_collectives(const struct ds_schedule *s, int32_t world,
                       (long long)o->id, o->rank, k + 1, (long long)o->coll, o->root,
                       p ? "coll " : "none, ", p ? (long long)p->coll : -1LL,
                       p ? p->root : -1, rules->device, rules->group, rules->library);
+    }
   }
   for (int32_t q = 0; q < world && st == DS_OK; q++)
     if (pos[q] != n0)

@@ -31,9 +31,20 @@ struct ds_coll_rules {
 /* Reduce, broadcast, gather and scatter name a root rank. */
 int ds_op_kind_is_rooted(enum ds_op_kind k);
 
+/* The devices' rules: dev_cpu.c's (MPI) and dev_cuda.cu's (NCCL). The
+ * replay command checks the schedule against its device's before it starts
+ * any rank, so that a bad schedule is one message naming FILE:LINE. */
+extern const struct ds_coll_rules ds_coll_rules_cpu;
+extern const struct ds_coll_rules ds_coll_rules_cuda;
+
 /* DS_OK, or DS_EINPUT naming the first op that breaks a rule (DS_ENOMEM). */
 ds_status ds_check_collectives(const struct ds_schedule *s, int32_t world,
                                const struct ds_coll_rules *rules, struct ds_err *err);
+/* The same; on DS_EINPUT *bad is the index of the op the message names, or
+ * SIZE_MAX when it names a rank (too few or too many collectives). */
+ds_status ds_check_collectives_at(const struct ds_schedule *s, int32_t world,
+                                  const struct ds_coll_rules *rules, size_t *bad,
+                                  struct ds_err *err);
 
 #ifdef __cplusplus
 }

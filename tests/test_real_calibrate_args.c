@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "real/calibrate_args.h"
+#include "real/collective_args.h"
 #include "tests/options_help.h"
 
 static ds_status check_calibrate(int argc, char **argv, struct ds_err *err) {
@@ -232,4 +233,28 @@ Test(real_calibrate_args, the_output_is_not_an_input_or_standard_output) {
   unlink(out);
   unlink(sched);
   rmdir(dir);
+}
+
+/* Every all-reduce size is a point of calibrate's fit, which keeps at most
+ * DS_CALIBRATE_MAX_POINTS (64): the sweep used to drop the sizes past the
+ * 64th silently (-f 1.1 from 8 B to 256 MiB is 182 sizes). It is refused,
+ * proposing (2^25)^(1/64) = 1.3109612, rounded up 1.31097 (64 sizes; 1.31096
+ * gives 65). Sizes
+ * read as ddpreal collective reads them (nccl-tests: "-b8M", 1MB = 1 MiB). */
+Test(real_calibrate_args, a_sweep_past_the_fits_points_is_refused) {
+  struct ds_calibrate_args a;
+  struct ds_err err = {0};
+  char *many[] = {"calibrate", "--schedule", "s.csv", "--out", "c.yaml", "-f", "1.1", NULL};
+  cr_assert_eq(check_calibrate(7, many, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "-f 1.1: the sweep from 8 to 268435456 bytes would take more than "
+                   "64 sizes, the most the fit keeps; use -f 1.31097 or more");
+  char *fits[] = {"calibrate", "--schedule", "s.csv", "--out", "c.yaml", "-f", "1.31097", NULL};
+  cr_assert_eq(check_calibrate(7, fits, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_collective_sweep_steps(8, (size_t)256 << 20, 1.31097, 64), 64);
+  cr_assert_eq(ds_collective_sweep_steps(8, (size_t)256 << 20, 1.31096, 64), 65);
+  char *sizes[] = {"calibrate", "--schedule", "s.csv", "--out", "c.yaml", "-b8M", "-e", "1GB",
+                   NULL};
+  cr_assert_eq(ds_calibrate_args_parse(8, sizes, &a, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(a.min_bytes, (size_t)8 << 20);
+  cr_assert_eq(a.max_bytes, (size_t)1 << 30);
 }

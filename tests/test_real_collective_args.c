@@ -91,9 +91,13 @@ Test(real_collective_args, bad_values_are_refused_naming_the_flag) {
   static const char *const cases[][4] = {
       {"--op", "alltoall", "--op 'alltoall': expected allreduce, broadcast, reduce, "
                            "allgather or reducescatter"},
-      {"-b", "0", "-b '0': expected a size like 8, 1K, 1M, 1G (>= 1)"},
-      {"-e", "lots", "-e 'lots': expected a size like 8, 1K, 1M, 1G"},
-      {"-f", "1", "-f '1': expected a factor > 1"},
+      {"-b", "0", "-b '0': expected a size like 8, 1K, 1M, 1G (>= 1, at most 64G)"},
+      {"-e", "lots", "-e 'lots': expected a size like 8, 1K, 1M, 1G (at most 64G)"},
+      {"-e", "1Mx", "-e '1Mx': expected a size like 8, 1K, 1M, 1G (at most 64G)"},
+      {"-f", "1", "-f '1': expected a finite factor > 1"},
+      {"-f", "inf", "-f 'inf': expected a finite factor > 1"},
+      {"-f", "1e400", "-f '1e400': expected a finite factor > 1"},
+      {"-f", "nan", "-f 'nan': expected a finite factor > 1"},
       {"-g", "0", "-g '0': expected a whole number from 1 to 1000000"},
       {"--warmup", "-1", "--warmup '-1': expected a whole number from 0 to 1000000"},
       {"--format", "xml", "--format 'xml': expected text, csv or json"},
@@ -203,4 +207,55 @@ Test(real_collective_args, algo_and_proto_lists_stay_one_field) {
   cr_assert_str_eq(text, "       1048576       262144  float      50.00        20.97        "
                          "36.70        0\n");
   free(text);
+}
+
+/* Sizes as nccl-tests reads them (src/common.cu, parsesize: a number and
+ * one letter k, m or g in either case, binary): "-b8M" with the value
+ * attached, lowercase units, and "1MB" = 1 MiB as nccl-tests reads it
+ * (ddpsim's own files read 1MB as 10^6; this command follows nccl-tests,
+ * whose flags it copies). The old parser refused -b8M as an unknown flag
+ * and read 1MB as 1000000. */
+Test(real_collective_args, sizes_are_read_as_nccl_tests_reads_them) {
+  struct ds_collective_args a;
+  struct ds_err err = {0};
+  char *attached[] = {"collective", "-b8M", "-e1g", "-g2", "-f4", NULL};
+  cr_assert_eq(ds_collective_args_parse(5, attached, &a, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(a.min_bytes, (size_t)8 << 20);
+  cr_assert_eq(a.max_bytes, (size_t)1 << 30);
+  cr_assert_eq(a.nranks, 2);
+  cr_assert_float_eq(a.factor, 4.0, 0);
+  char *units[] = {"collective", "-b", "1MB", "-e", "3m", NULL};
+  cr_assert_eq(ds_collective_args_parse(5, units, &a, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(a.min_bytes, (size_t)1 << 20);
+  cr_assert_eq(a.max_bytes, (size_t)3 << 20);
+  char *more[] = {"collective", "-b", "1KiB", "-e", "5k", NULL};
+  cr_assert_eq(ds_collective_args_parse(5, more, &a, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(a.min_bytes, 1024);
+  cr_assert_eq(a.max_bytes, 5 * 1024);
+  char *bytes[] = {"collective", "-b", "12B", "-e", "1.5K", NULL};
+  cr_assert_eq(ds_collective_args_parse(5, bytes, &a, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(a.min_bytes, 12);
+  cr_assert_eq(a.max_bytes, 1536);
+}
+
+/* A factor barely above 1 made the sweep endless in practice (-f
+ * 1.0000001 from 8 B to 1 GiB: about 1.9e8 sizes). At most 1000 sizes,
+ * floor(ln(2^27) / ln f) + 1: f must pass (2^27)^(1/1000) = 1.0188912;
+ * the message proposes the smallest factor that fits at 5 decimals,
+ * 1.01890 (1000 sizes), and 1.01889 (1001) is refused. */
+Test(real_collective_args, a_factor_too_close_to_one_is_refused_with_the_limit) {
+  struct ds_collective_args a;
+  struct ds_err err = {0};
+  char *tiny[] = {"collective", "-f", "1.0000001", NULL};
+  cr_assert_eq(ds_collective_args_parse(3, tiny, &a, &err), DS_EUSAGE);
+  cr_assert_str_eq(err.msg, "-f 1.0000001: the sweep from 8 to 1073741824 bytes would take "
+                   "more than 1000 sizes; use -f 1.01890 or more");
+  char *fits[] = {"collective", "-f", "1.0189", NULL};
+  cr_assert_eq(ds_collective_args_parse(3, fits, &a, &err), DS_OK, "%s", err.msg);
+  char *just_not[] = {"collective", "-f", "1.01889", NULL};
+  cr_assert_eq(ds_collective_args_parse(3, just_not, &a, &err), DS_EUSAGE);
+  cr_assert_eq(ds_collective_sweep_steps(8, (size_t)1 << 30, 1.0189, 1000), 1000);
+  cr_assert_eq(ds_collective_sweep_steps(8, (size_t)1 << 30, 1.01889, 1000), 1001);
+  /* nccl-tests' defaults for -b 8 -e 128M -f 2: 25 sizes */
+  cr_assert_eq(ds_collective_sweep_steps(8, (size_t)128 << 20, 2, 1000), 25);
 }

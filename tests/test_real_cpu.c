@@ -450,3 +450,127 @@ Test(real_cpu, collective_needs_cuda) {
   ds_test_release(&r);
 }
 #endif
+
+/* A collective the device cannot run (here an all-reduce on the compute
+ * stream) used to be found when the device opened, inside the MPI job:
+ * no file or line, and an MPI_ABORT banner even on one rank. It is now
+ * checked right after the schedule is read: FILE:LINE: op N, exit 2. */
+Test(real_cpu, a_collective_the_device_cannot_run_names_file_and_line) {
+  char sched[PATH_BUF], args[1024];
+  FILE *fp = fopen(in_dir(sched, "comp-ar.csv"), "w");
+  cr_assert(fp != NULL);
+  fputs("# ddpsim-schedule v2\n"
+        "id,rank,stream,kind,name,layer,bucket,coll,root,algo,bytes,flops,dur_us,deps\n"
+        "0,0,compute,fwd,l0,0,-1,-1,-1,,0,0,5,\n"
+        "1,0,compute,allreduce,ar,-1,0,0,-1,,1024,0,10,0\n"
+        "# end: 2 rows\n",
+        fp);
+  fclose(fp);
+  snprintf(args, sizeof args, "--device cpu --schedule %s --trace %s/never.csv", sched, dir);
+  struct ds_test_result r = ds_test_run("ASAN_OPTIONS=detect_leaks=0 ", ds_test_ddpreal(), args);
+  cr_assert_eq(r.status, 2, "exit %d, stderr %s", r.status, r.err);
+  cr_assert(strstr(r.err, "comp-ar.csv:4: op 1: allreduce on the compute stream") != NULL,
+            "stderr: %s", r.err);
+  cr_assert(strstr(r.err, "MPI_ABORT") == NULL, "stderr: %s", r.err);
+  ds_test_release(&r);
+}
+
+/* Rank 0 gathers every rank's times in one MPI_Gather, at most INT_MAX
+ * bytes: 8 * (1 + iters * (1 + 2 * ops of the busiest rank)). With 1344
+ * ops on one rank the ceiling is (INT_MAX / 8 - 1) / 2689 = 99827
+ * iterations. --iters 99828 used to run (about 70 s) and then fail at the
+ * gather; it is refused before anything runs, naming the ceiling. */
+Test(real_cpu, iters_past_what_the_results_gather_carries_exit_2_before_running) {
+  char sched[PATH_BUF], never[PATH_BUF], args[2048];
+  FILE *fp = fopen(in_dir(sched, "many.csv"), "w");
+  cr_assert(fp != NULL);
+  fputs("# ddpsim-schedule v2\n"
+        "id,rank,stream,kind,name,layer,bucket,coll,root,algo,bytes,flops,dur_us,deps\n",
+        fp);
+  for (int i = 0; i < 1344; i++) fprintf(fp, "%d,0,host,fwd,h,-1,-1,-1,-1,,0,0,0,\n", i);
+  fputs("# end: 1344 rows\n", fp);
+  fclose(fp);
+  in_dir(never, "never.csv");
+  snprintf(args, sizeof args, "--device cpu --schedule %s --trace %s --iters 99828 --warmup 0",
+           sched, never);
+  struct ds_test_result r = ds_test_run("ASAN_OPTIONS=detect_leaks=0 ", ds_test_ddpreal(), args);
+  cr_assert_eq(r.status, 2, "exit %d, stderr %s", r.status, r.err);
+  cr_assert(strstr(r.err, "option --iters: 99828 iterations of 1344 ops on one rank") != NULL,
+            "stderr: %s", r.err);
+  cr_assert(strstr(r.err, "use --iters 99827 or fewer") != NULL, "stderr: %s", r.err);
+  ds_test_release(&r);
+  cr_assert_neq(access(never, F_OK), 0, "a trace was written");
+}
+
+/* --trace - writes the trace on standard output; the summary used to
+ * follow it there, and `ddpsim analyze` refused the result. The summary
+ * goes to standard error then, as ddpsim's report does. */
+Test(real_cpu, trace_to_stdout_keeps_the_summary_off_it) {
+  char sched[PATH_BUF], trace[PATH_BUF], args[1024];
+  in_dir(sched, "s1-dash.csv");
+  predict(1, sched);
+  snprintf(args, sizeof args, "--device cpu --schedule %s --trace - --iters 2", sched);
+  struct ds_test_result r = ds_test_run("ASAN_OPTIONS=detect_leaks=0 ", ds_test_ddpreal(), args);
+  cr_assert_eq(r.status, 0, "exit %d, stderr %s", r.status, r.err);
+  cr_assert(strstr(r.out, "#wrong:") == NULL, "the summary is on stdout: %s", r.out);
+  cr_assert(strstr(r.err, "#wrong: 0") != NULL, "stderr: %s", r.err);
+  FILE *fp = fopen(in_dir(trace, "dash.csv"), "w");
+  cr_assert(fp != NULL);
+  fputs(r.out, fp);
+  fclose(fp);
+  ds_test_release(&r);
+  check_trace(sched, trace, 2);
+}
+
+/* Under mpirun every rank reads the flags and the schedule; an error there
+ * used to print on rank 0 only, so a rank that failed alone (its node
+ * lacking the file, say) said nothing. Every rank prints, after "rank R:". */
+Test(real_cpu, an_error_before_the_launcher_prints_on_every_rank) {
+  char args[1024];
+  snprintf(args, sizeof args, "--device cpu --schedule %s/missing.csv --trace %s/t.csv", dir,
+           dir);
+  struct ds_test_result r = ds_test_run(MPIRUN "-np 2 ", ds_test_ddpreal(), args);
+  cr_assert_eq(r.status, 2, "exit %d, stderr %s", r.status, r.err);
+  cr_assert(strstr(r.err, "ddpreal: rank 0: option --schedule:") != NULL, "stderr: %s", r.err);
+  cr_assert(strstr(r.err, "ddpreal: rank 1: option --schedule:") != NULL, "stderr: %s", r.err);
+  ds_test_release(&r);
+}
+
+/* Each rank sends rank 0 the times of its own ops only (records as long as
+ * the busiest rank's): with ranks of unequal op counts (3 compute ops on
+ * rank 0, 1 on rank 1, then an all-reduce) every op still lands on its own
+ * row: rank 1's 70 us op lasts at least 70 us and rank 0's 50 us ones at
+ * least 50 us, which a mix-up of the ranks' slots would break. */
+Test(real_cpu, ranks_with_unequal_op_counts_keep_their_times) {
+  char sched[PATH_BUF], trace[PATH_BUF], args[2048];
+  FILE *fp = fopen(in_dir(sched, "uneven.csv"), "w");
+  cr_assert(fp != NULL);
+  fputs("# ddpsim-schedule v2\n"
+        "id,rank,stream,kind,name,layer,bucket,coll,root,algo,bytes,flops,dur_us,deps\n"
+        "0,0,compute,fwd,a,0,-1,-1,-1,,0,0,50,\n"
+        "1,0,compute,fwd,b,0,-1,-1,-1,,0,0,50,0\n"
+        "2,0,compute,fwd,c,0,-1,-1,-1,,0,0,50,1\n"
+        "3,1,compute,fwd,a,0,-1,-1,-1,,0,0,70,\n"
+        "4,0,comm,allreduce,ar,-1,0,0,-1,,4096,0,10,2\n"
+        "5,1,comm,allreduce,ar,-1,0,0,-1,,4096,0,10,3\n"
+        "# end: 6 rows\n",
+        fp);
+  fclose(fp);
+  in_dir(trace, "uneven-measured.csv");
+  snprintf(args, sizeof args, "--device cpu --schedule %s --trace %s --iters 3", sched, trace);
+  struct ds_test_result r = ds_test_run(MPIRUN "-np 2 ", ds_test_ddpreal(), args);
+  cr_assert_eq(r.status, 0, "exit %d, stderr %s", r.status, r.err);
+  ds_test_release(&r);
+  check_trace(sched, trace, 3);
+  struct ds_err err = {0};
+  struct ds_trace *t;
+  cr_assert_eq(ds_trace_read_csv(trace, &t, &err), DS_OK, "%s", err.msg);
+  for (size_t i = 0; i < t->n_rows; i++) {
+    const struct ds_op *o = &t->rows[i].sched->ops[t->rows[i].op];
+    double us = (double)(t->rows[i].end_ns - t->rows[i].start_ns) / 1e3;
+    if (o->kind == DS_OP_FWD)
+      cr_assert_geq(us, o->dur_us, "op %lld lasted %.1f us, its dur_us is %.0f",
+                    (long long)o->id, us, o->dur_us);
+  }
+  ds_trace_free(t);
+}

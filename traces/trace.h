@@ -77,6 +77,10 @@ ds_status ds_schedule_write_csv(const char *path, const struct ds_schedule *s,
  * validates it (ds_schedule_validate). *out is owned by the caller. */
 ds_status ds_schedule_read_csv(const char *path, struct ds_schedule **out,
                                struct ds_err *err);
+/* The same, and *op_line (owned by the caller, n_ops entries) the file line
+ * of each op's row, for callers whose own checks name FILE:LINE. */
+ds_status ds_schedule_read_csv_lines(const char *path, struct ds_schedule **out,
+                                     size_t **op_line, struct ds_err *err);
 
 /* A self-contained copy of t in *out (owned by the caller): every row's op
  * copied into a schedule the copy owns, one op per row, as the reader

@@ -398,6 +398,11 @@ static ds_status read_file(struct reader *r) {
 
 ds_status ds_schedule_read_csv(const char *path, struct ds_schedule **out,
                                struct ds_err *err) {
+  return ds_schedule_read_csv_lines(path, out, NULL, err);
+}
+
+ds_status ds_schedule_read_csv_lines(const char *path, struct ds_schedule **out,
+                                     size_t **op_line, struct ds_err *err) {
   struct reader r = {.path = path, .err = err, .n_cols = N_SCHED_COLS,
                      .max_rank = -1, .max_bucket = -1};
   ds_status st = ds_schedule_new(1, &r.s);
@@ -416,8 +421,19 @@ ds_status ds_schedule_read_csv(const char *path, struct ds_schedule **out,
     else if (st != DS_OK)
       ds_err_set(err, st, "%s: %s", path, verr.msg);
   }
+  if (st == DS_OK && op_line) {
+    if (!r.op_line) /* no ops: an empty array the caller can free */
+      r.op_line = malloc(sizeof *r.op_line);
+    if (!r.op_line) st = ds_err_set(err, DS_ENOMEM, "%s: out of memory", path);
+    *op_line = r.op_line;
+    r.op_line = NULL;
+  }
   free(r.op_line);
   if (st != DS_OK) {
+    if (op_line) {
+      free(*op_line);
+      *op_line = NULL;
+    }
     ds_schedule_free(r.s);
     return st;
   }

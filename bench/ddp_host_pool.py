@@ -148,8 +148,8 @@ def main():
     copy = round(min(a.copy_us, grad_med), 1)
     hook = round(grad_med - copy, 1)
     coll = round(bucket_med, 1)
-    print("host_grad_hook %.1f us, host_grad_copy %.1f us (%.2f less the copy's launch), "
-          "host_collective %.1f us" % (hook, copy, grad_med, coll))
+    print("host_grad_hook %.1f us (%.2f less the copy's launch), host_grad_copy %.1f us, "
+          "host_collective %.1f us" % (hook, grad_med, copy, coll))
     charged = a.buffer_buckets * (copy + coll)
     per_buf = {}
     for lend, t in terms.items():

@@ -80,8 +80,10 @@ costs on this host, in place of the topology's defaults:
   ddp_buffer  with --buffers N, per buffer (host_buffer): the median over the
               reps (and counts) of the paired ddp-one-bcast - ddp-one, less
               what ddpsim charges the buffers' two dtype buckets (float32,
-              int64), 2 (copy + ddp_bucket), copy = ddp_grad x 5.8 / 13.5
-              (sim/train/ddp_buffers.c), over the 3 N buffers
+              int64), 2 (copy + ddp_bucket), copy = min(5.8 us, ddp_grad)
+              as ddpsim splits ddp_grad (sim/train/calib.c; the topology's
+              defaults, 5.8 and 44.1 us, for a key not written;
+              sim/train/ddp_buffers.c), over the 3 N buffers
 
 A key whose fit is not above 0 is not written (the header says why); the
 header says the command, the host, the torch version and the numbers used.
@@ -107,10 +109,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from host_pool import line_fit  # noqa: E402  (host_pool.py fits the same lines)
 from kernel_timing import cpu_model  # noqa: E402
 
-# ddpsim's defaults of host_grad_hook and host_grad_copy (us; sim/net/
-# topo_compute.c): the split ddpsim gives ddp_grad, whose copy part the
-# buffers' dtype buckets pay too
-GRAD_HOOK_US, GRAD_COPY_US = 7.7, 5.8
+# ddpsim's defaults of host_grad_copy and host_collective (us; sim/net/
+# topo_compute.c): ddpsim gives ddp_grad's copy part min(5.8, ddp_grad)
+# (sim/train/calib.c), and the buffers' dtype buckets pay a copy and a call
+GRAD_COPY_US, BUCKET_CALL_US = 5.8, 44.1
 # the --buffers toy's broadcast buckets: BatchNorm1d's float32 running stats
 # and its int64 num_batches_tracked (comm.cpp buckets by dtype)
 BUFFER_DTYPE_BUCKETS = 2
@@ -377,8 +379,8 @@ def calib_fit(a, counts, times, buckets):
         bc = [(times[n, "ddp-one-bcast"][r] - times[n, "ddp-one"][r]) * ms_us
               for n in counts for r in range(reps)]
         med = statistics.median(bc)
-        copy = keys.get("ddp_grad", 0) * GRAD_COPY_US / (GRAD_HOOK_US + GRAD_COPY_US)
-        call = keys.get("ddp_bucket", 0)
+        copy = min(GRAD_COPY_US, keys.get("ddp_grad", GRAD_COPY_US))
+        call = keys.get("ddp_bucket", BUCKET_CALL_US)
         nbuf = 3 * a.buffers
         buf = (med - BUFFER_DTYPE_BUCKETS * (copy + call)) / nbuf
         notes.append("ddp-one-bcast - ddp-one, paired per rep%s (us): %s; median %.2f"

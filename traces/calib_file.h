@@ -57,8 +57,9 @@
  *                             # unit is required (a bare 27 is refused,
  *                             # not read as 27 s)
  *     ddp_grad: 33.0us        # DDP's reducer per gradient: host_grad_hook
- *                             # + host_grad_copy, split 7.7 : 5.8 as the
- *                             # defaults (the copy part is what
+ *                             # + host_grad_copy, split as the defaults:
+ *                             # the copy 5.8us (all of a smaller value),
+ *                             # the hook the rest (the copy part is what
  *                             # --grad-as-bucket-view drops)
  *     ddp_bucket: 45.1us      # per bucket's collective call: host_collective
  *     ddp_buffer: 14.2us      # per buffer broadcast_buffers syncs:

@@ -167,7 +167,7 @@ static ds_status note_calib_gpu(struct loaded *ld, const char *calib_path, const
                   : "it has no efficiencies");
   } else if (p->calib_gpu_fit == DS_CALIB_GPU_UNNAMED) {
     say_user("ddpsim: warning: %s: names no GPU (no top-level key 'gpu': a file of an older "
-             "ddpreal calibrate or bench/host_calibrate.py): applied as %s's %s's, which ddpsim cannot check; add "
+             "ddpreal calibrate, bench/host_calibrate.py or bench/torch_ddp_host.py): applied as %s's %s's, which ddpsim cannot check; add "
              "gpu: with the measured GPU's name to have it checked\n",
              calib_path, ld->topo_path, g->name);
   }

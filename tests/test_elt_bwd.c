@@ -66,12 +66,15 @@ struct fixture {
   struct ds_model *model;
 };
 
-static void setup(struct fixture *f) {
+/* the model `text` on tiny-topo.yaml */
+static void load(struct fixture *f, const char *text) {
   struct ds_err err = {0};
-  cr_assert_eq(ds_test_load_model_text(model_text, &f->model, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_test_load_model_text(text, &f->model, &err), DS_OK, "%s", err.msg);
   cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &f->topo, &err), DS_OK, "%s",
                err.msg);
 }
+
+static void setup(struct fixture *f) { load(f, model_text); }
 
 static void teardown(struct fixture *f) {
   ds_model_free(f->model);
@@ -240,10 +243,7 @@ Test(elt_bwd, an_embedding_moves_the_rows_it_looks_up) {
    * 400,000 B; forward 816,000 + 400,000 = 1216 ns, backward 816,000 +
    * 400,000 + 800,000 = 2016 ns. */
   struct fixture f;
-  struct ds_err err = {0};
-  cr_assert_eq(ds_test_load_model_text(embed_text, &f.model, &err), DS_OK, "%s", err.msg);
-  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &f.topo, &err), DS_OK, "%s",
-               err.msg);
+  load(&f, embed_text);
   const struct ds_layer *e = &f.model->layers[0], *plain = &f.model->layers[1];
   cr_assert_eq(e->embed_lookups, 50);
   cr_assert_eq(e->embed_dim, 100);
@@ -271,10 +271,7 @@ static const char *embed_step_text =
 
 Test(elt_bwd, ids_the_batch_shares_are_counted_once_per_step) {
   struct fixture f;
-  struct ds_err err = {0};
-  cr_assert_eq(ds_test_load_model_text(embed_step_text, &f.model, &err), DS_OK, "%s", err.msg);
-  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &f.topo, &err), DS_OK, "%s",
-               err.msg);
+  load(&f, embed_step_text);
   const struct ds_layer *e = &f.model->layers[0];
   cr_assert_eq(e->embed_lookups, 0);
   cr_assert_eq(e->embed_step_lookups, 50);
@@ -315,10 +312,7 @@ static const char *embed_shared_text =
 
 Test(elt_bwd, an_embedding_of_shared_ids_moves_its_bytes_once_per_step) {
   struct fixture f;
-  struct ds_err err = {0};
-  cr_assert_eq(ds_test_load_model_text(embed_shared_text, &f.model, &err), DS_OK, "%s", err.msg);
-  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &f.topo, &err), DS_OK, "%s",
-               err.msg);
+  load(&f, embed_shared_text);
   const struct ds_layer *e = &f.model->layers[0];
   cr_assert_eq(e->bytes_per_step, 1);
   struct ds_compute c = init(&f, DS_DTYPE_FP32, DS_AMP_NONE);
@@ -336,9 +330,7 @@ Test(elt_bwd, an_embedding_of_shared_ids_moves_its_bytes_once_per_step) {
   teardown(&f);
   /* the same layer without the key, or with bytes_per: sample, keeps the
    * old meaning: per sample, x batch */
-  cr_assert_eq(ds_test_load_model_text(embed_step_text, &f.model, &err), DS_OK, "%s", err.msg);
-  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &f.topo, &err), DS_OK, "%s",
-               err.msg);
+  load(&f, embed_step_text);
   cr_assert_eq(f.model->layers[0].bytes_per_step, 0);
   c = init(&f, DS_DTYPE_FP32, DS_AMP_NONE);
   cr_assert_float_eq(ds_layer_saved_bytes(f.model, &c.precision, 0, 4), 1600, 1e-9);
@@ -446,10 +438,7 @@ Test(elt_bwd, bytes_per_step_is_refused_off_an_embedding_of_shared_ids) {
  * their offsets, compute_grad_weight, sum_and_scatter). */
 Test(elt_bwd, an_embedding_backward_takes_the_sort_path_above_3072_ids) {
   struct fixture f;
-  struct ds_err err = {0};
-  cr_assert_eq(ds_test_load_model_text(embed_text, &f.model, &err), DS_OK, "%s", err.msg);
-  cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &f.topo, &err), DS_OK, "%s",
-               err.msg);
+  load(&f, embed_text);
   const struct ds_layer *e = &f.model->layers[0];
   struct ds_compute c = init(&f, DS_DTYPE_FP32, DS_AMP_NONE);
   cr_assert_float_eq(ds_compute_bwd_ns(&c, e, 60), 2424, 1e-6);

@@ -110,7 +110,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import torch_measure  # noqa: E402  (its model builder and losses)
 import host_sched  # noqa: E402
-from kernel_timing import cpu_model  # noqa: E402  (the CPU's name for the comments)
+from kernel_timing import calib_gpu_line, cpu_model  # noqa: E402  (the CPU's name for the comments)
 
 
 class Spin:
@@ -272,8 +272,7 @@ def write_calib(path, a, keys, left, dry_run, spin_ms, comments=()):
         lines.append("# %s not written: %s" % (key, why))
     lines.append("schema_version: 1")
     if a.device.startswith("cuda") and not dry_run:
-        # ddpsim checks the name against the topology's GPU (sim/cli/run_load.c)
-        lines.append('gpu: "%s"' % dev.replace("\\", "\\\\").replace('"', '\\"'))
+        lines.append(calib_gpu_line(dev))
     lines.append("host:")
     lines += ["  %s: %.3fus" % (key, us) for key, (us, _) in keys.items()]
     tmp = path + ".tmp"

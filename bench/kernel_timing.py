@@ -38,6 +38,13 @@ def cpu_model():
     return platform.processor() or "unknown"
 
 
+def calib_gpu_line(name):
+    """A calibration file's `gpu:` line (traces/calib_file.h) naming the GPU
+    as CUDA does, a YAML double-quoted scalar: ddpsim checks it against the
+    topology's GPU (sim/cli/run_load.c)."""
+    return 'gpu: "%s"' % name.replace("\\", "\\\\").replace('"', '\\"')
+
+
 def nvidia_smi_clocks():
     """SM and memory clocks as nvidia-smi reads them (MHz), {} where it cannot."""
     fields = ("clocks.max.sm", "clocks.sm", "clocks.max.mem", "clocks.mem")

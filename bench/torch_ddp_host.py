@@ -107,7 +107,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from host_pool import line_fit  # noqa: E402  (host_pool.py fits the same lines)
-from kernel_timing import cpu_model  # noqa: E402
+from kernel_timing import calib_gpu_line, cpu_model  # noqa: E402
 
 # ddpsim's defaults of host_grad_copy and host_collective (us; sim/net/
 # topo_compute.c): ddpsim gives ddp_grad's copy part min(5.8, ddp_grad)
@@ -421,8 +421,7 @@ def write_calib(a, keys, notes, left, gpu, version):
         lines.append("# %s not written: %s" % (key, why))
     lines.append("schema_version: 1")
     if gpu and gpu != "cpu":
-        # ddpsim checks the name against the topology's GPU (sim/cli/run_load.c)
-        lines.append('gpu: "%s"' % gpu.replace("\\", "\\\\").replace('"', '\\"'))
+        lines.append(calib_gpu_line(gpu))
     if keys:
         lines.append("host:")
         lines += ["  %s: %.3fus" % kv for kv in keys.items()]

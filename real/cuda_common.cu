@@ -5,11 +5,12 @@
  * that fill inputs and count wrong results.
  *
  * Key invariant: no wait here is unbounded. Every poll loop watches the
- * clock (ds__cuda_timeout_s) and, where there is a communicator, its async
+ * clock (ds_real_timeout_s, options.h) and, where there is a communicator, its async
  * error, so a rank whose peer died returns an error naming itself and the
  * call instead of hanging in the driver.
  */
 #include "dev_cuda.h"
+#include "options.h"
 
 #include <cuda_runtime.h>
 #include <math.h>
@@ -27,14 +28,6 @@ static double now_s(void) {
 static void nap(void) {
   struct timespec ts = {0, 20000}; /* 20 us: short against any iteration */
   nanosleep(&ts, NULL);
-}
-
-extern "C" double ds__cuda_timeout_s(void) {
-  const char *v = getenv("DDPREAL_TIMEOUT_S");
-  if (!v || !*v) return DS_REAL_TIMEOUT_S;
-  char *end;
-  double x = strtod(v, &end);
-  return *end == '\0' && x > 0 ? x : DS_REAL_TIMEOUT_S;
 }
 
 extern "C" ds_status ds__cuda_fail(struct ds_err *err, int32_t rank, const char *call,
@@ -55,7 +48,7 @@ extern "C" ds_status ds__nccl_fail(struct ds_err *err, int32_t rank, const char 
 
 extern "C" ncclResult_t ds__nccl_settle(ncclComm_t comm, int32_t rank, const char *call,
                                         struct ds_err *err) {
-  double deadline = now_s() + ds__cuda_timeout_s();
+  double deadline = now_s() + ds_real_timeout_s();
   ncclResult_t state = ncclInProgress;
   for (;;) {
     ncclResult_t r = ncclCommGetAsyncError(comm, &state);
@@ -64,7 +57,7 @@ extern "C" ncclResult_t ds__nccl_settle(ncclComm_t comm, int32_t rank, const cha
     if (now_s() > deadline) {
       ds_err_set(err, DS_EIO, "rank %d: %s still in progress after %.0f s (a peer rank "
                  "hung or died; DDPREAL_TIMEOUT_S sets the limit)", rank, call,
-                 ds__cuda_timeout_s());
+                 ds_real_timeout_s());
       return ncclSystemError;
     }
     nap();
@@ -74,7 +67,7 @@ extern "C" ncclResult_t ds__nccl_settle(ncclComm_t comm, int32_t rank, const cha
 extern "C" ds_status ds__cuda_wait_events(const cudaEvent_t *ev, size_t n, ncclComm_t comm,
                                           int32_t rank, const char *what,
                                           struct ds_err *err) {
-  double deadline = now_s() + ds__cuda_timeout_s();
+  double deadline = now_s() + ds_real_timeout_s();
   size_t done = 0;
   while (done < n) {
     cudaError_t e = cudaEventQuery(ev[done]);
@@ -93,7 +86,7 @@ extern "C" ds_status ds__cuda_wait_events(const cudaEvent_t *ev, size_t n, ncclC
     if (now_s() > deadline)
       return ds_err_set(err, DS_EIO, "rank %d: %s: the GPU work did not finish within "
                         "%.0f s (a peer rank hung or died; DDPREAL_TIMEOUT_S sets the "
-                        "limit)", rank, what, ds__cuda_timeout_s());
+                        "limit)", rank, what, ds_real_timeout_s());
     nap();
   }
   return DS_OK;

@@ -31,6 +31,7 @@
  */
 #include "device.h"
 #include "launch.h"
+#include "options.h"
 #include "schedule_check.h"
 #include "base/units.h"
 
@@ -197,16 +198,6 @@ static void die_mpi(const struct ds_dev_rank *r, const struct ds_op *o,
           (long long)o->coll, msg);
   fflush(stderr);
   MPI_Abort(MPI_COMM_WORLD, 1);
-}
-
-/* The collective wait's limit: DDPREAL_TIMEOUT_S (set by --timeout), the
- * same variable the cuda device reads. */
-static double timeout_from_env(void) {
-  const char *v = getenv("DDPREAL_TIMEOUT_S");
-  if (!v || !*v) return DS_REAL_TIMEOUT_S;
-  char *end;
-  double x = strtod(v, &end);
-  return *end == '\0' && x > 0 ? x : DS_REAL_TIMEOUT_S;
 }
 
 /* Rank 0: takes in every arrival announced so far. */
@@ -621,7 +612,7 @@ static ds_status cpu_open(const struct ds_dev_config *cfg, struct ds_dev_rank **
   }
   if (MPI_Get_library_version(r->mpi_version, &len) != MPI_SUCCESS) r->mpi_version[0] = '\0';
   r->mpi_version[strcspn(r->mpi_version, "\r\n,")] = '\0';
-  r->timeout_s = timeout_from_env();
+  r->timeout_s = ds_real_timeout_s(); /* the collective wait's limit */
   DS_CHECK_GOTO(check_same_schedule(r, err), st, fail);
   DS_CHECK_GOTO(ds_check_collectives(r->s, r->world, &ds_coll_rules_cpu, err), st, fail);
   DS_CHECK_GOTO(map_deps(r, err), st, fail);

@@ -6,7 +6,7 @@
  * and the call. Internal to real/ (ds__ names); the device itself is
  * ds_device_cuda, declared in device.h.
  *
- * Every wait on the GPU or on NCCL is bounded (ds__cuda_timeout_s, env
+ * Every wait on the GPU or on NCCL is bounded (ds_real_timeout_s, options.h, env
  * DDPREAL_TIMEOUT_S, default 300 s) and watches ncclCommGetAsyncError, so a
  * rank whose peer died returns an error instead of hanging.
  */
@@ -55,9 +55,6 @@ ds_status ds__nccl_fail(struct ds_err *err, int32_t rank, const char *call,
       ds__r_ = ds__nccl_settle((comm), rank, #call, err);           \
     if (ds__r_ != ncclSuccess) return ds__nccl_fail(err, rank, #call, ds__r_, (comm)); \
   } while (0)
-
-/* Seconds a wait on the GPU or NCCL may take before it is an error. */
-double ds__cuda_timeout_s(void);
 
 /* Picks the GPU of a rank (ordinal % GPU count; the ordinal is the rank's
  * place among the local_world ranks of its node) and makes it current.

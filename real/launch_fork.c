@@ -21,6 +21,7 @@
  */
 #define _GNU_SOURCE /* prctl's PR_SET_PDEATHSIG */
 #include "launch.h"
+#include "options.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -62,15 +63,6 @@ static unsigned char *area(struct fork_shared *sh) {
   return (unsigned char *)sh + sh->area_off;
 }
 
-/* The limit on a wait for the other ranks: DDPREAL_TIMEOUT_S (--timeout),
- * as the MPI launcher and the devices read it. */
-static double timeout_s(void) {
-  const char *v = getenv("DDPREAL_TIMEOUT_S");
-  char *end;
-  double x = v && *v ? strtod(v, &end) : 0;
-  return v && *v && *end == '\0' && x > 0 ? x : DS_REAL_TIMEOUT_S;
-}
-
 /* Past the deadline: the ranks that have not reached this barrier, as
  * "1, 3" (called with the mutex held). */
 static void missing_ranks(struct fork_shared *sh, uint64_t gen_passed, char *buf, size_t cap) {
@@ -83,7 +75,7 @@ static void missing_ranks(struct fork_shared *sh, uint64_t gen_passed, char *buf
 
 static ds_status fork_barrier(struct ds_launcher *l, struct ds_err *err) {
   struct fork_shared *sh = l->impl;
-  double limit = timeout_s();
+  double limit = ds_real_timeout_s();
   struct timespec dl;
   clock_gettime(CLOCK_MONOTONIC, &dl);
   double whole = (double)(time_t)limit;

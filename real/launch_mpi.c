@@ -14,6 +14,7 @@
  * the launcher between iterations, never both at once.
  */
 #include "launch.h"
+#include "options.h"
 
 #include <limits.h>
 #include <mpi.h>
@@ -31,15 +32,6 @@ static ds_status mpi_fail(struct ds_launcher *l, const char *call, int rc,
   return ds_err_set(err, DS_EIO, "%s failed: %s", call, msg);
 }
 
-/* The limit on a wait for the other ranks: DDPREAL_TIMEOUT_S (--timeout),
- * as the devices read it. */
-static double timeout_s(void) {
-  const char *v = getenv("DDPREAL_TIMEOUT_S");
-  char *end;
-  double x = v && *v ? strtod(v, &end) : 0;
-  return v && *v && *end == '\0' && x > 0 ? x : DS_REAL_TIMEOUT_S;
-}
-
 /* A barrier that a stopped or hung rank cannot hold for ever (issue #15,
  * defect 6): past the limit the job ends with a message. Which rank is
  * missing is not knowable from a barrier; the device's collectives name it. */
@@ -47,7 +39,7 @@ static ds_status mpi_barrier(struct ds_launcher *l, struct ds_err *err) {
   MPI_Request q;
   int rc = MPI_Ibarrier(MPI_COMM_WORLD, &q);
   if (rc != MPI_SUCCESS) return mpi_fail(l, "MPI_Ibarrier", rc, err);
-  double limit = timeout_s();
+  double limit = ds_real_timeout_s();
   struct timespec t0, now;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (;;) {

@@ -5,6 +5,7 @@
  * same argv and reaches the same verdict.
  */
 #include "options.h"
+#include "launch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,6 +126,14 @@ ds_status ds_real_options_parse(int argc, char **argv, struct ds_real_options *o
     return ds_err_set(err, DS_EUSAGE,
                       "missing --trace (where to write the measured trace; see ddpreal --help)");
   return DS_OK;
+}
+
+double ds_real_timeout_s(void) {
+  const char *v = getenv("DDPREAL_TIMEOUT_S");
+  if (!v || !*v) return DS_REAL_TIMEOUT_S;
+  char *end;
+  double x = strtod(v, &end);
+  return *end == '\0' && x > 0 ? x : DS_REAL_TIMEOUT_S;
 }
 
 ds_status ds_real_options_check_trace(const struct ds_real_options *o, struct ds_err *err) {

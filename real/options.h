@@ -51,6 +51,12 @@ const char *ds_real_options_usage(void);
  * --help. */
 const struct ds_cli_option *ds_real_options_flags(void);
 
+/* The limit in seconds on any wait for other ranks (the launchers'
+ * barriers, the devices' collectives): DDPREAL_TIMEOUT_S, which --timeout
+ * sets in the environment that forked and mpirun'd ranks share, else
+ * DS_REAL_TIMEOUT_S (launch.h). */
+double ds_real_timeout_s(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -259,11 +259,14 @@ def runs_for(plan):
     for cap in (100, 25, 5, 1):
         runs.append(dict(r50, name="resnet50-fp32-b32-ddp%d-r" % cap, batch=32, ddp_cap=cap))
     runs.append(dict(r50, name="resnet50-fp32-b32-r", batch=32))
-    if plan == "bert-large":  # DeepLearningExamples' BERT-large SQuAD rows (notes-dlebert.md)
-        big = dict(model="bert-large-squad", batch=32)
-        return [dict(big, name="bert-large-squad-tf32-b32", tf32_matmul=True),
-                dict(big, name="bert-large-squad-half-b32", half=True),
-                dict(big, name="bert-large-squad-amp-b32", amp="fp16")]
+    if plan in ("bert-large", "bert-large-dle"):
+        # DeepLearningExamples' BERT-large SQuAD rows (notes-dlebert.md): Hugging Face's
+        # model, or (bert-large-dle) DLE's own modeling.py as the published rows ran it
+        m = "bert-large-squad" + ("-dle" if plan == "bert-large-dle" else "")
+        big = dict(model=m, batch=32)
+        return [dict(big, name="%s-tf32-b32" % m, tf32_matmul=True),
+                dict(big, name="%s-half-b32" % m, half=True),
+                dict(big, name="%s-amp-b32" % m, amp="fp16")]
     if plan == "smoke":  # a CPU check of every code path at toy sizes
         keep = ("resnet50-fp32-b32", "resnet50-fp32-b32-ddp1", "resnet50-amp-b128-nhwc")
         runs = [dict(r, batch=2) for r in runs if r["name"] in keep]
@@ -315,7 +318,7 @@ def main():
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--warmup", type=int, default=8)
     ap.add_argument("--iters", type=int, default=20)
-    ap.add_argument("--plan", default="full", choices=("full", "smoke", "bert-large"))
+    ap.add_argument("--plan", default="full", choices=("full", "smoke", "bert-large", "bert-large-dle"))
     ap.add_argument("--only", help="comma-separated run names")
     ap.add_argument("--profile-all", action="store_true",
                     help="profile every run (with --profile-dir), not only the plan's marked ones")

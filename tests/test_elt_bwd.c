@@ -337,6 +337,66 @@ Test(elt_bwd, an_embedding_of_shared_ids_moves_its_bytes_once_per_step) {
   teardown(&f);
 }
 
+/* issue 12: embedding_backward_feature_kernel (Embedding.cu, 1c94016e)
+ * runs ceil(D / 32) CTAs of 32 x 32 threads, each walking every id of the
+ * step 32 at a time, a chunk two dependent global round trips and two
+ * barriers: DS_EMBED_FEATURE_CHUNK_CYCLES = 1484 SM cycles a chunk
+ * (compute_layer.c), the kernel's time where longer than its bytes at the
+ * roofline. TestGPU given 2 SMs at 1.484 GHz: 1000 ns a chunk. The shared
+ * ids above, 50 a step of D = 100: 4 CTAs; 2048 threads an SM hold 2 CTAs
+ * each, 4 on 2 SMs, one wave; 2 chunks: 2000 ns. The feature kernel's
+ * bytes, the gradient and ids (20,400) and the 50 rows read and written
+ * (40,000), take 60.4 ns at 1 B/ns, so the chain adds 2000 - 60.4: the
+ * backward 460.4 + 1939.6 = 2400 ns (the zero-filled table's 400 + the
+ * chain), at batch 4 and 40 alike. 1024 threads an SM: 1 CTA each, two
+ * waves, 4000 ns: 4400. An unknown thread count reads as 2048: 2400. A
+ * clock 1000 times faster, 1 ns a chunk: the chain (2 ns) is shorter than
+ * the bytes, 460.4 unchanged. Ids per sample ([50, 100]) at batch 4: 200
+ * ids, 7 chunks, 7000 ns beside 641.6 ns of bytes of which the kernel's
+ * are 81,600 + 2 x 80,000 (241.6 ns): 641.6 - 241.6 + 7000 = 7400; batch
+ * 60, 3000 ids, 94 chunks: 2424 - (1,224,000 + 800,000) / 1000 + 94,000 =
+ * 94,400; batch 80 (4000 ids) takes the sort path: 3392 as without SMs. */
+Test(elt_bwd, the_feature_kernel_walks_every_id_32_at_a_time) {
+  struct fixture f;
+  load(&f, embed_shared_text);
+  const struct ds_layer *e = &f.model->layers[0];
+  struct ds_compute c = init(&f, DS_DTYPE_FP32, DS_AMP_NONE);
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, e, 4), 460.4, 1e-6, "no SMs: the roofline");
+  struct ds_compute_charged ch = {0};
+  c.charged = &ch;
+  c.sms = 2;
+  c.sm_clock_hz = 1.484e9;
+  c.sm_max_threads = 2048;
+  for (int64_t b = 4; b <= 40; b += 36) {
+    double ns = ds_compute_bwd_ns(&c, e, b); /* once: the census counts each call */
+    cr_assert_float_eq(ns, 2400, 1e-6, "batch %lld", (long long)b);
+  }
+  cr_assert(ch.kernel_models & (1u << DS_KM_EMBED_FEATURE));
+  cr_assert_eq(ch.passes[DS_KM_EMBED_FEATURE], 2);
+  cr_assert_eq(ch.bound_passes[DS_KM_EMBED_FEATURE], 2);
+  c.sm_max_threads = 1024;
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, e, 4), 4400, 1e-6);
+  c.sm_max_threads = 0;
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, e, 4), 2400, 1e-6);
+  c.sm_clock_hz = 1.484e12;
+  ch = (struct ds_compute_charged){0};
+  double fast = ds_compute_bwd_ns(&c, e, 4);
+  cr_assert_float_eq(fast, 460.4, 1e-6);
+  cr_assert_eq(ch.passes[DS_KM_EMBED_FEATURE], 1);
+  cr_assert_eq(ch.bound_passes[DS_KM_EMBED_FEATURE], 0, "the bytes bound it");
+  teardown(&f);
+  load(&f, embed_text);
+  e = &f.model->layers[0];
+  c = init(&f, DS_DTYPE_FP32, DS_AMP_NONE);
+  c.sms = 2;
+  c.sm_clock_hz = 1.484e9;
+  c.sm_max_threads = 2048;
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, e, 4), 7400, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, e, 60), 94400, 1e-6);
+  cr_assert_float_eq(ds_compute_bwd_ns(&c, e, 80), 3392, 1e-6);
+  teardown(&f);
+}
+
 /* The toy tools/export_model.py exported (tests/data/shared_ids_toy.py:
  * its command is the file's second line): token ids [batch, 50] into
  * 1000 rows of 100 fp32, position ids [1, 50] (an arange) into 64 rows,

@@ -335,8 +335,11 @@ Test(kernel_models, calib_grouped_convolutions_are_this_machines) {
  * (models/gpt2.yaml): layer_norm (layer norm), legacy_ew (non-vectorised
  * elementwise), amp_cast_ew under autocast (mixed-dtype elementwise:
  * legacy_ew.c), cat_copy (torch.cat's generic kernel), amp_upcast_bytes
- * (half-to-fp32 casts) and row_reductions (bias gradients); no batch norm,
- * max-pool or grouped convolution. */
+ * (half-to-fp32 casts), row_reductions (bias gradients) and the
+ * position embeddings' 1024 ids a step (embedding [0, 768, 1024]: the
+ * embedding backward's feature kernel, compute_layer.c; the word
+ * embeddings' 8192 take the sort path); no batch norm, max-pool or grouped
+ * convolution. */
 Test(kernel_models, gpt2_bf16_names_exactly_its_models) {
   struct ds_test_result r =
       ddpsim("--topo dgx-h100 --model gpt2 --amp bf16 --world-size 1 --strategy single");
@@ -347,7 +350,7 @@ Test(kernel_models, gpt2_bf16_names_exactly_its_models) {
   cr_assert(strncmp(line, want, strlen(want)) == 0, "%s", line);
   const char *models[] = {"layer norm", "non-vectorised elementwise", "mixed-dtype elementwise",
                           "torch.cat's generic kernel", "half-to-fp32 casts",
-                          "bias-gradient reductions"};
+                          "bias-gradient reductions", "embedding backward's feature kernel"};
   for (size_t i = 0; i < sizeof models / sizeof *models; i++)
     cr_assert(strstr(line, models[i]), "%s missing: %s", models[i], line);
   cr_assert(!strstr(line, "batch norm") && !strstr(line, "max-pool") && !strstr(line, "grouped"),
@@ -359,7 +362,8 @@ Test(kernel_models, gpt2_bf16_names_exactly_its_models) {
   ds_test_csv_str(r.out, "kernel_models", 0, field, sizeof field);
   cr_assert_str_eq(field, "layer_norm=scaled_H200;legacy_elementwise=scaled_H200;"
                           "mixed_dtype_elementwise=scaled_H200;cat=scaled_H200;"
-                          "upcast=scaled_H200;row_reduce=scaled_H200");
+                          "upcast=scaled_H200;row_reduce=scaled_H200;"
+                          "embedding_feature=scaled_H200");
   ds_test_release(&r);
 }
 

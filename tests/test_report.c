@@ -57,7 +57,8 @@ Test(report, csv_rates_and_kernel_models_are_written_whole) {
   const char *models_field =
       "batch_norm_nchw=roofline;batch_norm_nhwc=roofline;layer_norm=roofline;"
       "max_pool=roofline;grouped_conv=roofline;legacy_elementwise=roofline;"
-      "mixed_dtype_elementwise=roofline;cat=roofline;upcast=roofline;row_reduce=roofline";
+      "mixed_dtype_elementwise=roofline;cat=roofline;upcast=roofline;row_reduce=roofline;"
+      "embedding_feature=roofline";
   cr_assert_gt(strlen(rates_field), 255u, "longer than the old buffer held");
   char expect_end[1024];
   snprintf(expect_end, sizeof expect_end, ",%s,%s\n", rates_field, models_field);

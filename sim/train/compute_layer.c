@@ -242,7 +242,9 @@ static double embedding_fwd_bytes(const struct ds_layer *l, double batch, double
  * - At most 3072 ids (:262): at::zeros of the table (:264, a fill kernel
  *   writing it) and embedding_backward_feature_kernel (:278), which adds
  *   each id's gradient row into its table row (grad_weight[...] +=: each
- *   row read and written). 2 kernels.
+ *   row read and written). 2 kernels; the feature kernel's time is its
+ *   chain of dependent steps where that is longer than its bytes at the
+ *   roofline (embed_feature_chain_ns below).
  * - Above (:295-344): at::arange of the ids' positions (a kernel writing
  *   8 B each), cub radix_sort_pairs of ids and positions (reading and
  *   writing both once: the digit passes past one, and CUB's own helper
@@ -270,21 +272,101 @@ static double embedding_fwd_bytes(const struct ds_layer *l, double batch, double
 struct embed_bwd {
   double bytes;
   int kernels;
+  /* the feature kernel's own bytes (the rows read and written; the ids
+   * and gradient are the layer's bwd_bytes), 0 on the sort path */
+  double feature_bytes;
 };
 
 static struct embed_bwd embedding_bwd(const struct ds_layer *l, double batch,
                                       double elem_bytes) {
   double ids = embedding_ids(l, batch), rows = embedding_rows(l, ids);
   double d = (double)l->embed_dim, table = (double)l->param_numel * elem_bytes;
-  if (ids <= EMBED_FEATURE_KERNEL_MAX_IDS)
-    return (struct embed_bwd){table + 2.0 * rows * d * elem_bytes, EMBED_FEATURE_PATH_KERNELS};
+  if (ids <= EMBED_FEATURE_KERNEL_MAX_IDS) {
+    double rows_bytes = 2.0 * rows * d * elem_bytes;
+    return (struct embed_bwd){table + rows_bytes, EMBED_FEATURE_PATH_KERNELS, rows_bytes};
+  }
   double partials = rows * ceil(ids / rows / EMBED_IDS_PER_PARTIAL);
   /* arange's positions written; the sort's ids and positions read and written */
   double index_bytes = ids * EMBED_ID_BYTES + 4.0 * ids * EMBED_ID_BYTES;
   return (struct embed_bwd){index_bytes + table +
                                 2.0 * partials * d * EMBED_PARTIAL_ELEM_BYTES +
                                 rows * d * elem_bytes,
-                            EMBED_SORT_PATH_KERNELS};
+                            EMBED_SORT_PATH_KERNELS, 0};
+}
+
+/* embedding_backward_feature_kernel's chain (Embedding.cu, its launch at
+ * :278 of 1c94016e; the kernel's body as PyTorch's source has it, from
+ * memory of that file, not re-read for this: the geometry below is what
+ * the traces confirm). The launch: grid ceil_div(stride, warp_size) CTAs
+ * (stride the table's row, D), block (warp_size, BLOCKDIMY = 32): 32 x 32
+ * = 1024 threads, a lane per feature, a warp per id (the H200 traces show
+ * grid [24, 1, 1], block [32, 32, 1] at D = 768). Every CTA walks every
+ * id of the step: it loads 1024 ids into shared memory at a time, then
+ * takes them 32 at a time (a chunk, one per warp): __syncthreads; each
+ * warp loads its id's gradient row slice from global memory into shared
+ * memory; __syncthreads; a ballot finds the warps of the chunk with the
+ * same row and the first of them adds the others' slices from shared
+ * memory, then reads, adds to and writes its table row (grad_weight
+ * [dst_row * stride + f] +=, a second global round trip that the next
+ * chunk's barrier waits for). So a chunk is two dependent global-memory
+ * round trips and two CTA-wide barriers, whatever D, and the kernel's time
+ * is ceil(ids / 32) chunks, one after another, not its bytes: few CTAs (24
+ * at D = 768, on 132 SMs) each waiting on memory. DS_EMBED_FEATURE_CHUNK_CYCLES SM cycles a chunk: the
+ * mean of the two wpe feature kernels of the H200 GPT-2 bf16 autocast
+ * trace (1024 ids, 32 chunks; its wpe gradient is fp32, as in fp32
+ * training: 28.10 and 27.87 us), less the 4 us kernel_overhead, over 32
+ * chunks: 0.7495 us = 1484 cycles at 1980 MHz (bench/results/
+ * gpu-2026-11-26-h200/prof/gpt2-bf16-b8-p.json.gz; FIT on that run, whose
+ * validation row is marked fit already). Validation, the same H200's other
+ * traces: the GPT-2 fp32 run's two (1024 ids) predicted 27.99 us,
+ * measured 28.38 and 28.26 (gpt2-fp32-b8.json.gz); 128 ids (4 chunks)
+ * 7.0 us, measured 4.61 to 4.99 (bert-base fp32 and AMP b32, 8 kernels:
+ * the 4 us kernel_overhead is more than this kernel's fixed part); 384
+ * ids (12 chunks) 13.0 us, measured 11.36 and 11.52 (bert-base-squad tf32
+ * b24, gpu-2026-11-26d-h200). A line through all 14 calls gives 1.38 us
+ * + 26.1 ns an id (837 ns a chunk): the cost is per id, not per byte.
+ * bench/embed_feature_fit.py prints the calls, the fit and the line. CTAs beyond
+ * the SMs' room run in waves: a CTA of 1024 threads, floor(the SM's most
+ * resident threads / 1024) CTAs an SM (registers and shared memory, 8 KB
+ * a CTA, not checked; 2048 threads where the GPU table does not say);
+ * one wave up to D = 8448 on 132 SMs. Other GPUs: the same cycles at
+ * their clock. The index loads once per 1024 ids are in the fit (one in
+ * GPT-2's). */
+#define DS_EMBED_FEATURE_CHUNK_CYCLES 1484.0
+#define EMBED_FEATURE_WARP 32.0           /* warp_size: a lane per feature */
+#define EMBED_FEATURE_BLOCKDIMY 32.0      /* BLOCKDIMY: warps a CTA, ids a chunk */
+#define EMBED_FEATURE_CTA_THREADS 1024.0  /* EMBED_FEATURE_WARP x EMBED_FEATURE_BLOCKDIMY */
+#define EMBED_SM_THREADS_UNKNOWN 2048.0
+
+static double embed_feature_chain_ns(double ids, double dim, int32_t sms,
+                                     int32_t sm_max_threads, double clock_hz) {
+  if (ids <= 0 || dim <= 0 || sms <= 0 || clock_hz <= 0) return 0;
+  double ctas = ceil(dim / EMBED_FEATURE_WARP);
+  double sm_threads = sm_max_threads > 0 ? sm_max_threads : EMBED_SM_THREADS_UNKNOWN;
+  double per_sm = floor(sm_threads / EMBED_FEATURE_CTA_THREADS);
+  if (per_sm < 1) per_sm = 1;
+  double waves = ceil(ctas / ((double)sms * per_sm));
+  double chunks = ceil(ids / EMBED_FEATURE_BLOCKDIMY);
+  return waves * chunks * DS_EMBED_FEATURE_CHUNK_CYCLES / clock_hz * 1e9;
+}
+
+/* What the feature kernel's chain adds to the layer's backward: the chain
+ * less the time its bytes (act: the gradient and ids, bwd_bytes; the rows
+ * read and written) take at the roofline, where longer; 0 on the sort path
+ * or where the GPU has no SMs or clock (its bytes at the roofline). */
+static double embed_feature_extra_ns(const struct ds_compute *c, const struct ds_layer *l,
+                                     double batch, const struct embed_bwd *e, double act) {
+  if (l->embed_dim <= 0 || e->kernels != EMBED_FEATURE_PATH_KERNELS) return 0;
+  if (!ds_compute_knows_sms(c)) {
+    ds_compute_charge_model(c, DS_KM_EMBED_FEATURE, 0);
+    return 0;
+  }
+  double chain = embed_feature_chain_ns(embedding_ids(l, batch), (double)l->embed_dim, c->sms,
+                                        c->sm_max_threads, c->sm_clock_hz);
+  double bytes_ns = ds_compute_class_kernel_ns(c, DS_LAYER_MEMORY, 0, act + e->feature_bytes) -
+                    c->params.kernel_overhead_ns;
+  ds_compute_charge_model(c, DS_KM_EMBED_FEATURE, chain > bytes_ns);
+  return chain > bytes_ns ? chain - bytes_ns : 0;
 }
 
 static struct pass_time fwd_time(const struct ds_compute *c, const struct ds_layer *l,
@@ -378,7 +460,7 @@ static struct pass_time bwd_time(const struct ds_compute *c, const struct ds_lay
   }
   /* an embedding (a memory layer, its table never cast: 2 x param_bytes
    * above) by its rows, and the kernels past the layer's one */
-  struct embed_bwd embed = {0, 1};
+  struct embed_bwd embed = {0, 1, 0};
   if (l->embed_dim > 0) embed = embedding_bwd(l, b, per_param / 2.0);
   double weights = l->embed_dim > 0 ? embed.bytes : (double)l->param_numel * per_param;
   if (ds_layer_attn_parts(l)) {
@@ -396,7 +478,8 @@ static struct pass_time bwd_time(const struct ds_compute *c, const struct ds_lay
                       ? ds__compute_layer_kernel_ns(c, l, 1, batch, l->bwd_flops * b, bytes,
                                                     &flop_bound)
                       : 0;
-  kernel += (embed.kernels - 1) * c->params.kernel_overhead_ns;
+  kernel += (embed.kernels - 1) * c->params.kernel_overhead_ns +
+            embed_feature_extra_ns(c, l, b, &embed, act);
   double own = kernel + legacy;
   double sm = flop_bound ? kernel : 0;
   if (ds__compute_grouped_conv_priced(c, l)) {

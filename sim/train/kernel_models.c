@@ -26,6 +26,7 @@ static const struct {
     [DS_KM_CAT] = {"torch.cat's generic kernel", "cat"},
     [DS_KM_UPCAST] = {"half-to-fp32 casts", "upcast"},
     [DS_KM_ROW_REDUCE] = {"bias-gradient reductions", "row_reduce"},
+    [DS_KM_EMBED_FEATURE] = {"embedding backward's feature kernel", "embedding_feature"},
 };
 
 const char *ds_kernel_models_label(enum ds_kernel_model k) {

@@ -4,7 +4,8 @@
  * this project's GPUs and moved to the simulated one: cuDNN's batch norm,
  * layer norm, max-pool, grouped convolutions, the elementwise kernels off
  * PyTorch's vectorised path, torch.cat's generic kernel, half-to-fp32
- * casts and bias gradients' row reductions (each listed below with the
+ * casts, bias gradients' row reductions and the embedding backward's
+ * feature kernel (each listed below with the
  * file that sets its constants). Every one of them was measured on the
  * H200 (132 SMs at 1980 MHz) and is applied to another GPU as the same SM
  * cycles on that GPU's SMs at its boost clock; a GPU whose table entry has
@@ -54,6 +55,7 @@ enum ds_kernel_model {
   DS_KM_CAT,            /* torch.cat's generic kernel (cat_copy.h) */
   DS_KM_UPCAST,         /* half-to-fp32 casts (cast_reduce.h DS_UPCAST_CYCLES) */
   DS_KM_ROW_REDUCE,     /* bias gradients' row reductions (cast_reduce.h) */
+  DS_KM_EMBED_FEATURE,  /* embedding_backward_feature_kernel's chain (compute_layer.c) */
   DS_KM_COUNT
 };
 /* struct ds_compute_charged and struct ds_kernel_models keep a bit per model */

@@ -294,10 +294,10 @@ static struct embed_bwd embedding_bwd(const struct ds_layer *l, double batch,
                             EMBED_SORT_PATH_KERNELS, 0};
 }
 
-/* embedding_backward_feature_kernel's chain (Embedding.cu, its launch at
- * :278 of 1c94016e; the kernel's body as PyTorch's source has it, from
- * memory of that file, not re-read for this: the geometry below is what
- * the traces confirm). The launch: grid ceil_div(stride, warp_size) CTAs
+/* embedding_backward_feature_kernel's chain (PyTorch's
+ * aten/src/ATen/native/cuda/Embedding.cu at 1c94016e: the kernel's body and
+ * embedding_dense_backward_cuda's launch, taken for num_indices <= 3072
+ * without scale_grad_by_freq; the traces confirm the geometry). The launch: grid ceil_div(stride, warp_size) CTAs
  * (stride the table's row, D), block (warp_size, BLOCKDIMY = 32): 32 x 32
  * = 1024 threads, a lane per feature, a warp per id (the H200 traces show
  * grid [24, 1, 1], block [32, 32, 1] at D = 768). Every CTA walks every

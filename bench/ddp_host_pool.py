@@ -4,18 +4,24 @@ topo_compute.c: host_grad_hook + host_grad_copy, host_collective,
 host_buffer): one value per lend, then the median over lends, as
 bench/host_pool.py pools host_dispatch and host_node.
 
-A lend is a CSV's folder (several CSVs in one folder are one lend). Each
-CSV's configurations ran interleaved, rep by rep (its reps_ms columns), so
-every rep gives a paired difference, steadier than a difference of medians
-on hosts that swing between reps:
+A lend is a CSV's folder, or, under a results directory, the folder's first
+component there (bench/results/gpu-2026-11-28c-h200/call2 ->
+gpu-2026-11-28c-h200: bench/host_pool.py's lend_name), so several CSVs, and
+several calls on one lent machine, are one lend. Each CSV's configurations
+ran interleaved, rep by rep (its reps_ms columns), so every rep gives a
+paired difference, steadier than a difference of medians on hosts that
+swing between reps:
   per gradient  (ddp-one - plain) / layers
   per bucket    (ddp-each - ddp-one) / (ddp-each's buckets - ddp-one's)
   per buffer    ddp-one-bcast - ddp-one (the toy's buffers, all in)
 A lend's value is the median over the reps of its run at --layers (161 by
 default: ResNet-50's parameter tensors, so DDP's per-iteration cost spreads
 over its gradients as over ResNet-50's), or of its largest count where it
-ran no such run. The medians of the configurations' medians (the script's
-own summary, unpaired) print beside them.
+ran no such run; where it ran several at that count (several calls on one
+machine), the median over all their reps pooled, each rep paired within its
+own run. The medians of the configurations' medians (the script's own
+summary, unpaired; with several runs, the median of the runs' figures)
+print beside them.
 Then the defaults: the per-gradient median split into the copy back,
 --copy-us (a kernel launch's host cost, which does not grow with a host's
 DDP cost: 5.8 us by default), and the hook, the rest; the per-bucket
@@ -38,6 +44,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from csv_input import InputError, num  # noqa: E402
+from host_pool import lend_name  # noqa: E402
 
 
 def read_runs(path):
@@ -77,28 +84,42 @@ def paired(a, b, scale):
 
 
 def lend_terms(paths, want_layers):
-    """One lend's (layers, path, per-gradient, per-bucket, per-buffer) terms,
-    each (per-rep list, paired median, unpaired); per-buffer None without
-    ddp-one-bcast. us; the buffers' term is the toy's total, not per buffer."""
-    best = None
-    for path in paths:
-        for layers, cfg in read_runs(path).items():
-            rank = (layers == want_layers, layers)
-            if best is None or rank > best[0]:
-                best = (rank, layers, path, cfg)
-    _, layers, path, cfg = best
-    plain, one, each = cfg["plain"], cfg["ddp-one"], cfg["ddp-each"]
-    grad = paired(one[1], plain[1], 1e3 / layers) + ((one[2] - plain[2]) * 1e3 / layers,)
-    extra = each[0] - one[0]
-    if extra < 1:
-        raise InputError("%s: ddp-each has %d buckets at %d layers, ddp-one %d: no bucket "
-                         "to time" % (path, each[0], layers, one[0]))
-    bucket = paired(each[1], one[1], 1e3 / extra) + ((each[2] - one[2]) * 1e3 / extra,)
-    buf = None
-    if "ddp-one-bcast" in cfg:
-        bc = cfg["ddp-one-bcast"]
-        buf = paired(bc[1], one[1], 1e3) + ((bc[2] - one[2]) * 1e3,)
-    return layers, path, grad, bucket, buf
+    """One lend's (layers, paths, per-gradient, per-bucket, per-buffer) terms,
+    each (per-rep list, paired median, unpaired); per-buffer None unless
+    every run at that count has ddp-one-bcast. The runs at --layers (else
+    at the lend's largest count) pool their paired reps. us; the buffers'
+    term is the toy's total, not per buffer."""
+    runs = [(layers, path, cfg) for path in paths for layers, cfg in read_runs(path).items()]
+    layers = max((l == want_layers, l) for l, _, _ in runs)[1]
+    chosen = [(path, cfg) for l, path, cfg in runs if l == layers]
+    grad, bucket, buf = ([], []), ([], []), ([], [])
+    for path, cfg in chosen:
+        plain, one, each = cfg["plain"], cfg["ddp-one"], cfg["ddp-each"]
+        grad[0].extend(paired(one[1], plain[1], 1e3 / layers)[0])
+        grad[1].append((one[2] - plain[2]) * 1e3 / layers)
+        extra = each[0] - one[0]
+        if extra < 1:
+            raise InputError("%s: ddp-each has %d buckets at %d layers, ddp-one %d: no bucket "
+                             "to time" % (path, each[0], layers, one[0]))
+        bucket[0].extend(paired(each[1], one[1], 1e3 / extra)[0])
+        bucket[1].append((each[2] - one[2]) * 1e3 / extra)
+        if "ddp-one-bcast" in cfg:
+            bc = cfg["ddp-one-bcast"]
+            buf[0].extend(paired(bc[1], one[1], 1e3)[0])
+            buf[1].append((bc[2] - one[2]) * 1e3)
+
+    def term(t):
+        return t[0], statistics.median(t[0]), statistics.median(t[1])
+    return (layers, [p for p, _ in chosen], term(grad), term(bucket),
+            term(buf) if len(buf[1]) == len(chosen) else None)
+
+
+def in_lend(path):
+    """A CSV's path under its lend's folder (call2/ddp_host_layers.csv), else its name."""
+    parts = os.path.normpath(os.path.abspath(path)).split(os.sep)
+    if "results" in parts[:-2]:
+        return os.path.join(*parts[parts.index("results") + 2:])
+    return os.path.basename(path)
 
 
 def reps(v):
@@ -124,7 +145,7 @@ def main():
         ap.error("--buffer-count must be 1 or more, --buffer-buckets 0 or more")
     lends = {}
     for p in a.csvs:
-        lends.setdefault(os.path.basename(os.path.dirname(os.path.abspath(p))), []).append(p)
+        lends.setdefault(lend_name(os.path.dirname(os.path.abspath(p))), []).append(p)
     try:
         terms = {lend: lend_terms(paths, a.layers) for lend, paths in lends.items()}
     except InputError as e:
@@ -132,8 +153,10 @@ def main():
         sys.exit(2)
 
     print("per lend (us; paired per rep, their median; unpaired: the configurations' medians)")
-    for lend, (layers, path, grad, bucket, buf) in terms.items():
-        print("%s (%s, %d layers)" % (lend, os.path.basename(path), layers))
+    for lend, (layers, paths, grad, bucket, buf) in terms.items():
+        print("%s (%s, %d layers%s)" % (lend, ", ".join(in_lend(p) for p in paths), layers,
+                                         ", %d runs' reps pooled" % len(paths)
+                                         if len(paths) > 1 else ""))
         print("  per gradient: %s, median %.2f (unpaired %.2f)" % (reps(grad[0]), grad[1], grad[2]))
         print("  per bucket:   %s, median %.2f (unpaired %.2f)"
               % (reps(bucket[0]), bucket[1], bucket[2]))

@@ -82,7 +82,7 @@ costs on this host, in place of the topology's defaults:
               what ddpsim charges the buffers' two dtype buckets (float32,
               int64), 2 (copy + ddp_bucket), copy = min(5.8 us, ddp_grad)
               as ddpsim splits ddp_grad (sim/train/calib.c; the topology's
-              defaults, 5.8 and 44.1 us, for a key not written;
+              defaults, 5.8 and 43.1 us, for a key not written;
               sim/train/ddp_buffers.c), over the 3 N buffers
 
 A key whose fit is not above 0 is not written (the header says why); the
@@ -112,7 +112,7 @@ from kernel_timing import calib_gpu_line, cpu_model  # noqa: E402
 # ddpsim's defaults of host_grad_copy and host_collective (us; sim/net/
 # topo_compute.c): ddpsim gives ddp_grad's copy part min(5.8, ddp_grad)
 # (sim/train/calib.c), and the buffers' dtype buckets pay a copy and a call
-GRAD_COPY_US, BUCKET_CALL_US = 5.8, 44.1
+GRAD_COPY_US, BUCKET_CALL_US = 5.8, 43.1
 # the --buffers toy's broadcast buckets: BatchNorm1d's float32 running stats
 # and its int64 num_batches_tracked (comm.cpp buckets by dtype)
 BUFFER_DTYPE_BUCKETS = 2

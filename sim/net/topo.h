@@ -196,11 +196,11 @@ struct ds_compute_params {
   double host_replicate_ns;
   /* The autograd engine's thread (docs/strategies.md, "The host costs"): host
    * time per backward layer (host_backward, default 46us); DDP's reducer
-   * on that thread per gradient as its hook fires (host_grad_hook, 20.5us),
+   * on that thread per gradient as its hook fires (host_grad_hook, 19.4us),
    * per gradient copied back in finalize_backward (host_grad_copy, 5.8us)
-   * and per collective call of a bucket (host_collective, 44.1us); on the
+   * and per collective call of a bucket (host_collective, 43.1us); on the
    * Python thread before the forward, per buffer broadcast_buffers syncs
-   * (host_buffer, 24.68us: sim/net/topo_compute.c). 0: no host op. */
+   * (host_buffer, 24.69us: sim/net/topo_compute.c). 0: no host op. */
   double host_backward_ns;
   /* The host per unit of work, for model files with host counts (model.h,
    * sim/train/host.h): per top-level ATen op a forward dispatches from

@@ -59,11 +59,11 @@ static ds_status read_time(const struct ds_cnode *map, const char *key, double *
 const double ds_topo_host_factor_fastest = 0.752;
 const double ds_topo_host_factor_slowest = 1.236;
 
-/* DDP's per-gradient host cost, 26.3 us pooled over lends (below, in
+/* DDP's per-gradient host cost, 25.2 us pooled over lends (below, in
  * ds_topo_default_compute), split into copy_bucket_to_grad's launch, 5.8
  * us, and the AccumulateGrad hook, the rest (docs/strategies.md "The host
  * costs"). */
-const double ds_topo_host_grad_hook_default_ns = 20500;
+const double ds_topo_host_grad_hook_default_ns = 19400;
 const double ds_topo_host_grad_copy_default_ns = 5800;
 
 void ds_topo_scale_host(struct ds_compute_params *p, double factor) {
@@ -175,7 +175,9 @@ ds_status ds__topo_read_compute(const struct ds_cnode *root,
    * configurations rep by rep, so each lend's value is the median of its
    * paired per-rep differences, at 161 layers (ResNet-50's parameter
    * tensors: DDP's per-iteration cost spreads over the gradients as over
-   * ResNet-50's) where the lend ran them (26b ran only 100 x 256):
+   * ResNet-50's) where the lend ran them (26b ran only 100 x 256); a lend
+   * that ran several (28c: three calls on one machine) pools their paired
+   * reps, 21 at 161 layers:
    *   lend  CSV (R=bench/results)                            gradient  bucket
    *   26    $R/gpu-2026-11-26-h200/ddp_host_161x512.csv       17.35   21.74
    *   26b   $R/gpu-2026-11-26b-h200/ddp_host_100x256.csv      35.42   37.94
@@ -183,19 +185,26 @@ ds_status ds__topo_read_compute(const struct ds_cnode *root,
    *   27h   $R/gpu-2026-11-27h-h200/ddp_host_161x512_b53_view.csv
    *                                                           24.02   54.63
    *   28    $R/gpu-2026-11-28-h200/ddp_host_layers.csv        36.63   45.13
-   *   median                                                  26.30   44.09 us
+   *   28c   $R/gpu-2026-11-28c-h200/{,call2/,call3/}ddp_host_layers.csv
+   *                                                           21.00   42.10
+   *   median (of six: the mean of the middle two)             25.16   43.09 us
    * gradient: (ddp-one - plain) / layers; bucket: (ddp-each - ddp-one) /
    * (buckets - 1). `python3 bench/ddp_host_pool.py` over those CSVs (and
    * 26's ddp_host_100x256.csv, which the 161-layer run outranks) prints
    * every rep, the unpaired figures the READMEs quote (26: 14.47 / 20.50,
    * 26b 30.58 / 42.57, 27g 26.30 / 46.70, 27h 17.11 / 54.63, 28 35.21 /
-   * 53.27) and the defaults. The medians hold with 26's 100-layer run
-   * (13.50 / 25.83) or 28's paired line over 1, 81, 161 layers (34.9 us a
-   * gradient; 81 layers: 36.33 / 39.34, which would make the bucket's
-   * median 39.34). Until 2026-11-28 the three were 26's host alone (13.5
-   * and 21 us), the fastest lend measured since.
+   * 53.27; 28c's three calls 8.90 / 67.87, 26.45 / 43.10, 19.55 / 37.58)
+   * and the defaults. 28c's calls' own paired medians, 11.39 / 54.38,
+   * 22.81 / 42.10 and 22.43 / 35.23, give the same lend value by their
+   * median (22.43 / 42.10) and the same medians over lends. The medians
+   * also hold with 26's 100-layer run (13.50 / 25.83) or 28's paired line
+   * over 1, 81, 161 layers (34.9 us a gradient); 28's 81-layer run (36.33
+   * / 39.34) would make the bucket's median 40.72. Until 2026-11-28 the
+   * three were 26's host alone (13.5 and 21 us), the fastest lend measured
+   * since; from then until 28c, the five lends above it (26.30 and 44.09
+   * us: hook 20.5, bucket 44.1).
    * The per-gradient median splits into the copy back's launch, kept at
-   * 5.8 us, and the hook, the rest, 20.5 us: a launch does not grow with a
+   * 5.8 us, and the hook, the rest, 19.4 us: a launch does not grow with a
    * host's DDP cost (26b, at 35.4 us a gradient, launched a one-element add
    * in 5.9 us: bench/results/gpu-2026-11-26b-h200/README.md), and the one
    * unprofiled run that drops the copy (27h, --view) dropped a paired
@@ -204,9 +213,9 @@ ds_status ds__topo_read_compute(const struct ds_cnode *root,
    * --pytorch-version 1.4 / 1.9 optimizer loop, zero_grad fill and unscale
    * (compute_step.c ds_compute_step_host_op_ns), which a share of the
    * median would have moved with DDP's cost. */
-  c->host_grad_hook_ns = ds_topo_host_grad_hook_default_ns; /* 26.30 - 5.8 */
+  c->host_grad_hook_ns = ds_topo_host_grad_hook_default_ns; /* 25.16 - 5.8 */
   c->host_grad_copy_ns = ds_topo_host_grad_copy_default_ns;
-  c->host_collective_ns = 44100;
+  c->host_collective_ns = 43100;
   /* Per buffer that broadcast_buffers syncs before each forward, beyond the
    * per-bucket cat launch and broadcast call (host_grad_copy +
    * host_collective, sim/train/ddp_buffers.c): _sync_buffers' walk
@@ -216,17 +225,17 @@ ds_status ds__topo_read_compute(const struct ds_cnode *root,
    * bench/torch_ddp_host.py --layers 161 --width 512 --buffers 53` (159
    * buffers in two dtype buckets, as ResNet-50's), each on its own footing:
    * its paired median of ddp-one-bcast - ddp-one over the reps, less what
-   * the defaults above charge the two buckets, 2 x (5.8 + 44.1) = 99.8 us,
+   * the defaults above charge the two buckets, 2 x (5.8 + 43.1) = 97.8 us,
    * over 159 buffers:
-   *   27g ddp_host_161x512_b53.csv       (3322.5 - 99.8) / 159 = 20.27 us
-   *   27h ddp_host_161x512_b53_view.csv  (4724.7 - 99.8) / 159 = 29.09 us
-   *   median (of two: the mean)                                 24.68 us
+   *   27g ddp_host_161x512_b53.csv       (3322.5 - 97.8) / 159 = 20.28 us
+   *   27h ddp_host_161x512_b53_view.csv  (4724.7 - 97.8) / 159 = 29.10 us
+   *   median (of two: the mean)                                 24.69 us
    * (bench/ddp_host_pool.py prints it; the reps' per-buffer differences
    * range 1.2-61 us, so the value is known to a few us at best). Until
    * 2026-11-28 it was 11.45 us: both lends' reps pooled, scaled by 13.5 /
    * 25.40 to 26's per-gradient footing, which the pooled defaults no longer
    * are. */
-  c->host_buffer_ns = 24680;
+  c->host_buffer_ns = 24690;
   /* The foreach optimizer step's Python thread: optimizer.step()'s wrapper
    * (torch/optim/optimizer.py profile_hook_step: record_function, the
    * hooks), per group _init_group's Python loop over the parameters

@@ -14,6 +14,7 @@
 
 #include "analysis/compare.h"
 #include "analysis/export.h"
+#include "base/atomic_file.h"
 #include "base/cli.h"
 #include "base/outputs.h"
 
@@ -152,15 +153,21 @@ ds_status ds_analyze_main(int argc, char **argv, FILE *out, struct ds_err *err) 
   const struct ds_path_arg outs[] = {{"--chrome", o.chrome}, {"--plot", o.plot}},
                            ins[] = {{"predicted trace", o.pred}, {"measured trace", o.meas}};
   DS_CHECK(ds_outputs_check(outs, 2, ins, 2, err));
+  /* Both outputs or neither: each is renamed into place only once both
+   * were written, and a user's old files stay as they were on failure. */
   struct ds_compare *c = NULL;
   ds_status st = DS_OK;
+  for (size_t i = 0; i < 2; i++)
+    if (outs[i].path) DS_CHECK_GOTO(ds_atomic_file_defer(outs[i].path, err), st, done);
   if (o.meas) DS_CHECK_GOTO(ds_compare_load(o.pred, o.meas, &o.cmp, &c, err), st, done);
   else DS_CHECK_GOTO(ds_compare_load_one(o.pred, &o.cmp, &c, err), st, done);
   DS_CHECK_GOTO(ds_export_write(c, o.plot, o.chrome, err), st, done);
+  DS_CHECK_GOTO(ds_atomic_file_finish(1, err), st, done);
   /* --chrome - has standard output alone (the JSON whole): the report goes
    * to standard error, as ddpsim's does beside an output on "-". */
   ds_compare_print(o.chrome && strcmp(o.chrome, "-") == 0 ? stderr : out, c, o.format, o.per_op);
 done:
+  ds_atomic_file_finish(0, NULL); /* on failure: removes what is pending */
   ds_compare_free(c);
   return st;
 }

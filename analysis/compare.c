@@ -410,8 +410,12 @@ static ds_status join(struct ds_compare *c, const struct key *ref, size_t nr,
     goto out;
   }
   if (c->n_meas_iters == 0) {
-    st = ds_err_set(err, DS_EINPUT, "%s: no measured iterations left to compare "
-                    "(%d iterations skipped)", c->meas_path, skip);
+    /* the count the trace has, not the N asked for */
+    st = skip > 0 ? ds_err_set(err, DS_EINPUT, "%s: no measured iterations left to "
+                               "compare: --skip-measured %d skips all %d of them",
+                               c->meas_path, skip, c->n_skipped)
+                  : ds_err_set(err, DS_EINPUT, "%s: no measured iterations to compare",
+                               c->meas_path);
     goto out;
   }
   for (size_t i = 0; i < nr; i++)

@@ -33,8 +33,11 @@ ds_status ds_chrome_write(const char *path, const struct ds_compare *c,
 ds_status ds_plot_write(const char *path, const struct ds_compare *c,
                         struct ds_err *err);
 
-/* Writes the plot (when plot is not NULL) and the Chrome JSON (when chrome
- * is not NULL): both or, on failure, neither, and no temporary file. */
+/* Writes the Chrome JSON (when chrome is not NULL) and the plot (when plot
+ * is not NULL). Both or, on failure, neither, and no temporary file, when
+ * the caller registered both with ds_atomic_file_defer and ends with
+ * ds_atomic_file_finish (the renames happen there); "-" (standard output)
+ * is written at once. */
 ds_status ds_export_write(const struct ds_compare *c, const char *plot,
                           const char *chrome, struct ds_err *err);
 

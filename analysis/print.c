@@ -192,17 +192,21 @@ static void text_dist(FILE *fp, const char *label, const struct ds_dist *d,
 }
 
 static void print_text(FILE *fp, const struct ds_compare *c, int per_op) {
-  fprintf(fp, "predicted  %s (%s): iteration %d", c->pred_path, c->pred->source,
-          c->pred_iter);
+  /* paths and labels as given, their control characters shown as '?' */
+  fputs("predicted  ", fp);
+  ds_textout_put_printable(fp, c->pred_path, 0);
+  fprintf(fp, " (%s): iteration %d", c->pred->source, c->pred_iter);
   if (c->iter_choice == DS_ITER_MEDIAN) { /* a measured first trace (compare.c) */
     char note[128];
     ds__compare_iter_note(c, note, sizeof note);
     fprintf(fp, " (%s)", note);
   }
   fputc('\n', fp);
-  fprintf(fp, "measured   %s (%s): %zu iteration%s (%d..%d); metrics and op times: "
+  fputs("measured   ", fp);
+  ds_textout_put_printable(fp, c->meas_path, 0);
+  fprintf(fp, " (%s): %zu iteration%s (%d..%d); metrics and op times: "
           "the mean over them\n",
-          c->meas_path, c->meas->source, c->n_meas_iters,
+          c->meas->source, c->n_meas_iters,
           c->n_meas_iters == 1 ? "" : "s", c->meas_iters[0],
           c->meas_iters[c->n_meas_iters - 1]);
   if (c->n_skipped > 0)
@@ -352,8 +356,9 @@ static void print_one_json(FILE *fp, const struct ds_compare *c, int per_op) {
 static void print_one_text(FILE *fp, const struct ds_compare *c, int per_op) {
   char note[128];
   ds__compare_iter_note(c, note, sizeof note);
-  fprintf(fp, "trace      %s (%s): iteration %d (%s)\n", c->label, c->pred->source,
-          c->pred_iter, note);
+  fputs("trace      ", fp);
+  ds_textout_put_printable(fp, c->label, 0);
+  fprintf(fp, " (%s): iteration %d (%s)\n", c->pred->source, c->pred_iter, note);
   fprintf(fp, "ops        %zu ops on %d rank%s; times from the iteration's start\n\n",
           c->n_ops, c->world_size, c->world_size == 1 ? "" : "s");
   fprintf(fp, "%-24s %12s\n", "metric", "value");

@@ -68,6 +68,9 @@ static void install_handlers(void) {
 void ds_temp_track(const char *path) {
   install_handlers();
   if (strlen(path) >= sizeof live[0].path) return;
+  /* listed once: one ds_temp_untrack unlists it */
+  for (int i = 0; i < LIVE_MAX; i++)
+    if (live[i].used && strcmp(live[i].path, path) == 0) return;
   for (int i = 0; i < LIVE_MAX; i++)
     if (!live[i].used) {
       live[i].pid = getpid();
@@ -101,7 +104,7 @@ void ds_temp_remove(const char *path) {
 /* The path a write to `path` lands on: symlinks followed (40 at most, as
  * the kernel does), a dangling one to the file it would create. Returns
  * an owned string, or NULL with errno set. */
-static char *resolve(const char *path) {
+char *ds_atomic_file_resolve(const char *path) {
   char *cur = strdup(path);
   for (int hops = 0; cur && hops < 40; hops++) {
     struct stat st;
@@ -137,6 +140,45 @@ static char *resolve(const char *path) {
   return NULL;
 }
 
+mode_t ds_atomic_file_mode(const char *target) {
+  struct stat st;
+  if (stat(target, &st) == 0 && S_ISREG(st.st_mode)) return st.st_mode & 07777;
+  /* umask() can only be read by setting it, so set and restore it. */
+  mode_t mask = umask(022);
+  umask(mask);
+  return 0644 & ~mask;
+}
+
+ds_status ds_atomic_file_temp(const char *path, char *tmp, size_t cap, struct ds_err *err) {
+  char *target = ds_atomic_file_resolve(path);
+  if (!target)
+    return ds_err_set(err, errno == ENOMEM ? DS_ENOMEM : DS_EIO,
+                      "%s: cannot follow the path: %s", path, strerror(errno));
+  static const char suffix[] = ".tmp.XXXXXX";
+  if (strlen(target) + sizeof suffix > cap) {
+    free(target);
+    return ds_err_set(err, DS_EUSAGE, "%s: path too long", path);
+  }
+  snprintf(tmp, cap, "%s%s", target, suffix);
+  mode_t mode = ds_atomic_file_mode(target);
+  free(target);
+  int fd = ds_temp_mkstemp(tmp);
+  if (fd < 0)
+    return ds_err_set(err, DS_EIO,
+                      "%s: cannot create a temporary file next to it: %s "
+                      "(does the directory exist and is it writable?)",
+                      path, strerror(errno));
+  if (fchmod(fd, mode) != 0) {
+    int e = errno;
+    close(fd);
+    ds_temp_remove(tmp);
+    return ds_err_set(err, DS_EIO, "%s: cannot prepare the temporary file: %s", path,
+                      strerror(e));
+  }
+  close(fd);
+  return DS_OK;
+}
+
 static char *dir_of(const char *path) {
   const char *slash = strrchr(path, '/');
   return slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
@@ -147,7 +189,7 @@ ds_status ds_atomic_file_check(const char *flag, const char *path, struct ds_err
     return ds_err_set(err, DS_EUSAGE, "option %s: expected a value, got an empty string",
                       flag);
   if (strcmp(path, "-") == 0) return DS_OK;
-  char *target = resolve(path);
+  char *target = ds_atomic_file_resolve(path);
   if (!target)
     return ds_err_set(err, DS_EIO, "%s %s: cannot follow the path: %s", flag, path,
                       strerror(errno));
@@ -195,7 +237,7 @@ ds_status ds_atomic_file_defer(const char *path, struct ds_err *err) {
   if (strcmp(path, "-") == 0) return DS_OK;
   if (n_defer == DEFER_MAX)
     return ds_err_set(err, DS_EINTERNAL, "more than %d outputs deferred", DEFER_MAX);
-  char *target = resolve(path);
+  char *target = ds_atomic_file_resolve(path);
   if (!target)
     return ds_err_set(err, DS_EIO, "%s: cannot follow the path: %s", path, strerror(errno));
   defer_target[n_defer++] = target;
@@ -226,14 +268,14 @@ static void add_pending(char *path, char *tmp) {
 }
 
 ds_status ds_atomic_file_place(const char *tmp, const char *path, struct ds_err *err) {
-  char *target = resolve(path);
+  char *target = ds_atomic_file_resolve(path);
   if (target && is_deferred(target)) {
     char *t = strdup(tmp);
     if (!t) {
       free(target);
       return ds_err_set(err, DS_ENOMEM, "out of memory");
     }
-    ds_temp_track(t);
+    ds_temp_track(t); /* listed once, however the caller made it */
     add_pending(target, t);
     return DS_OK;
   }
@@ -246,7 +288,7 @@ ds_status ds_atomic_file_place(const char *tmp, const char *path, struct ds_err 
 }
 
 const char *ds_atomic_file_pending_path(const char *path) {
-  char *target = resolve(path);
+  char *target = ds_atomic_file_resolve(path);
   const char *found = path;
   for (int i = 0; target && i < n_pending; i++)
     if (strcmp(pending[i].path, target) == 0) found = pending[i].tmp;
@@ -319,7 +361,7 @@ ds_status ds_atomic_file_open(const char *path, struct ds_atomic_file *af,
   }
   if (path[0] == '\0') return ds_err_set(err, DS_EUSAGE, "an output path is empty");
   static const char suffix[] = ".tmp.XXXXXX";
-  af->path = resolve(path);
+  af->path = ds_atomic_file_resolve(path);
   if (!af->path) {
     int e = errno;
     release(af);
@@ -351,12 +393,7 @@ ds_status ds_atomic_file_open(const char *path, struct ds_atomic_file *af,
                       "(does the directory exist and is it writable?)",
                       path, strerror(e));
   }
-  /* mkstemp creates the file 0600; outputs should get the usual
-   * permissions, 0644 less the umask. umask() can only be read by setting
-   * it, so set and restore it. */
-  mode_t mask = umask(022);
-  umask(mask);
-  if (fchmod(fd, 0644 & ~mask) != 0 || !(af->fp = fdopen(fd, "w"))) {
+  if (fchmod(fd, ds_atomic_file_mode(af->path)) != 0 || !(af->fp = fdopen(fd, "w"))) {
     int e = errno;
     close(fd);
     unlink(af->tmp_path);

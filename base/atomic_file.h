@@ -16,6 +16,7 @@
 #define DS_ATOMIC_FILE_H
 
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "base/status.h"
 
@@ -48,6 +49,23 @@ ds_status ds_atomic_file_commit(struct ds_atomic_file *af, struct ds_err *err);
 /* Closes and removes the temporary file; the target is untouched. Safe to
  * call on a zeroed or already committed struct. */
 void ds_atomic_file_abort(struct ds_atomic_file *af);
+
+/* The path a write to path lands on: symbolic links followed (40 at most,
+ * as the kernel does), a dangling one to the file it would create. Returned
+ * owned; NULL with errno set when a link cannot be read or there are too
+ * many. A temporary file renamed over the target must be made beside this
+ * path, not beside a link to it: a rename does not cross file systems. */
+char *ds_atomic_file_resolve(const char *path);
+
+/* The permissions an output written to target (resolved) gets: those of
+ * the regular file it replaces (& 07777), else 0644 less the umask. */
+mode_t ds_atomic_file_mode(const char *target);
+
+/* A temporary file for a program other than ddpsim to write (gnuplot):
+ * made empty, with ds_atomic_file_mode's permissions, beside path's
+ * resolved target ("TARGET.tmp.XXXXXX" into tmp, cap bytes) and listed for
+ * removal on a fatal signal (ds_temp_remove, or ds_atomic_file_place). */
+ds_status ds_atomic_file_temp(const char *path, char *tmp, size_t cap, struct ds_err *err);
 
 /* Outputs committed together (issue #15, defect 4). A command registers
  * each final output with ds_atomic_file_defer before its work; a commit to

@@ -441,6 +441,10 @@ ds_status ds_cmap_check_keys(const struct ds_cnode *map,
                   k != NULL && k->type == YAML_MAPPING_NODE ? "mapping"
                                                             : "sequence");
     const char *name = scalar_text(k);
+    /* a "\0" escape: the C string would be a shorter key, silently */
+    if (strlen(name) != k->data.scalar.length)
+      return fail(err, cfg, k, NULL, "key '%s' contains a NUL byte (byte %zu); expected a "
+                  "plain word", name, strlen(name) + 1);
     if (!in_list(name, allowed)) {
       char list[DS_ERR_MSG_MAX];
       size_t o = 0;
@@ -595,6 +599,11 @@ static ds_status scalar_of(const struct ds_cnode *n, const char *what,
   const yaml_node_t *node = cnode(n);
   if (node == NULL || node->type != YAML_SCALAR_NODE)
     return fail_expected(n, what, err);
+  /* a "\0" escape: read as a C string, the value would be cut there */
+  size_t len = strlen(scalar_text(node));
+  if (len != node->data.scalar.length)
+    return fail(err, n->cfg, node, n->key, "the value contains a NUL byte (byte %zu); "
+                "expected %s", len + 1, what);
   *out = scalar_text(node);
   return DS_OK;
 }

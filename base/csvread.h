@@ -42,8 +42,8 @@ struct ds_csvread {
   struct ds_err *err;             /* borrowed */
   int max_cols;                   /* a header of more columns is an error; at most
                                      DS_CSVREAD_MAX_COLS */
-  ds_csvread_fn on_header;        /* names[0 .. n_cols) are the header's (it may
-                                     rewrite them: trim) */
+  ds_csvread_fn on_header;        /* names[0 .. n_cols) are the header's, trimmed
+                                     and each named once (checked first) */
   ds_csvread_field_fn on_field;   /* field col of a data row, NUL-terminated (col may
                                      pass the header's in a row then refused) */
   ds_csvread_fn on_row;           /* a data row ended, with n_cols fields */
@@ -54,7 +54,11 @@ struct ds_csvread {
   size_t row_line;                /* the line the current row began on */
   int at_row_start, header_done;
   int n_cols, field, n_rows;      /* n_rows: data rows read */
+  /* the header's names, blanks around them dropped; a longer name is cut
+   * to DS_CSVREAD_NAME_MAX - 1 bytes and name_cut set: such a column is
+   * never found by name */
   char names[DS_CSVREAD_MAX_COLS][DS_CSVREAD_NAME_MAX];
+  char name_cut[DS_CSVREAD_MAX_COLS];
 };
 
 /* The one CSV read loop (both table readers': ds_csvread_file and
@@ -65,7 +69,10 @@ struct ds_csvread {
  * stays data. The reader's own state is borrowed through pointers: the
  * loop stops once *st is not DS_OK, advances *line, sets *row_line to the
  * line each row begins on and clears *at_row_start there (the reader's row
- * callback sets it again). comment_ok sees the `#` line (a trace's end line
+ * callback sets it again). A carriage return not followed by a line feed
+ * ends a line as a line feed does (old Mac files: each line counted), and
+ * a UTF-8 byte order mark before the file's first line (*line 0) is
+ * skipped. comment_ok sees the `#` line (a trace's end line
  * is one) and may also refuse it with its own message: it sets *st and
  * returns 0. Errors (into *st and err): malformed CSV, DS_EINPUT naming
  * PATH:LINE; a read failure, DS_EIO; a quoted field not closed at the end,
@@ -86,9 +93,12 @@ struct ds_csvread_lines {
 ds_status ds_csvread_lines(FILE *fp, const struct ds_csvread_lines *l);
 
 /* Reads r->path (flag names the option that gave it, for "FLAG PATH:
- * cannot open"). Errors are DS_EINPUT naming FILE:LINE (a file with no
- * header row or no data row is one), DS_EIO, DS_ENOMEM; the status is also
- * left in r->st. */
+ * cannot open", "FLAG PATH: is a directory; ...", "FLAG PATH: the file is
+ * empty; ..."). A UTF-8 byte order mark before the first line is skipped;
+ * a carriage return alone ends a line (ds_csvread_lines). Errors are
+ * DS_EINPUT naming FILE:LINE (a file with no header row or no data row is
+ * one, and so are a NUL byte in a field and a header naming a column
+ * twice), DS_EIO, DS_ENOMEM; the status is also left in r->st. */
 ds_status ds_csvread_file(struct ds_csvread *r, const char *flag);
 
 /* The index of the header's column named name, or -1. */
@@ -99,7 +109,8 @@ int ds_csvread_column(const struct ds_csvread *r, const char *name);
 void ds_csvread_bad_value(struct ds_csvread *r, int col, const char *what, const char *text,
                           size_t len);
 
-/* A finite number, the whole of text (blanks after it allowed): 0, else -1. */
+/* A finite decimal number, the whole of text (blanks around it allowed;
+ * hexadecimal, "inf" and "nan" refused): 0, else -1. */
 int ds_csvread_number(const char *text, double *out);
 
 /* Whether s is only blanks (spaces, tabs, line ends). */

@@ -105,18 +105,16 @@ ds_status ds_gnuplot_draw(const char *path, ds_gnuplot_script_fn script, void *c
   if (strlen(path) > MAX_PATH - 32) return ds_err_set(err, DS_EUSAGE, "--plot: path too long");
   char gnuplot[MAX_PATH], tmp_out[MAX_PATH];
   DS_CHECK(find_gnuplot(gnuplot, sizeof gnuplot, err));
-  snprintf(tmp_out, sizeof tmp_out, "%s.tmp.XXXXXX", path);
-  int fd = ds_temp_mkstemp(tmp_out);
-  if (fd < 0)
-    return ds_err_set(err, DS_EIO, "--plot: cannot write next to %s: %s", path,
-                      strerror(errno));
-  close(fd);
+  /* beside the resolved target, so that the rename stays on its file
+   * system; the output's permissions set before gnuplot writes it */
+  struct ds_err terr = {0};
+  ds_status tst = ds_atomic_file_temp(path, tmp_out, sizeof tmp_out, &terr);
+  if (tst != DS_OK) return ds_err_set(err, tst, "--plot %s", terr.msg);
   ds_status st = run(gnuplot, term, tmp_out, path, script, ctx, err);
   struct stat sb;
   if (st == DS_OK && (stat(tmp_out, &sb) != 0 || sb.st_size == 0))
     st = ds_err_set(err, DS_EIO, "--plot: gnuplot wrote nothing to %s", path);
   if (st == DS_OK) {
-    chmod(tmp_out, 0644);
     /* renamed now, or with the command's other outputs */
     if (ds_atomic_file_place(tmp_out, path, err) != DS_OK)
       st = ds_err_set(err, DS_EIO, "--plot: cannot rename into %s: %s", path,

@@ -2,7 +2,8 @@
  * Checking a command's outputs before its work (outputs.h). Two paths name
  * the same file when both exist and share device and inode (hard links,
  * symlinks, "./x" and "x"), or when neither exists, their directories are
- * the same directory (device and inode) and the last components are equal.
+ * the same directory (device and inode) and the last components are equal,
+ * symbolic links followed first (a dangling link names its target).
  *
  * Invariant: nothing here creates, opens for writing or removes a file.
  */
@@ -37,12 +38,22 @@ static int same_file(const char *a, const char *b) {
   int ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
   if (ea && eb) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
   if (ea != eb) return 0;
-  /* Neither exists yet: the same name in the same directory. */
-  char da[PATH_MAX], db[PATH_MAX];
-  const char *na = split(a, da, sizeof da), *nb = split(b, db, sizeof db);
-  if (strcmp(na, nb) != 0) return 0;
-  if (stat(da, &sa) != 0 || stat(db, &sb) != 0) return strcmp(a, b) == 0;
-  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  /* Neither exists yet: the same name in the same directory, once symbolic
+   * links are followed (a dangling link names the file a write creates). */
+  char *ra = ds_atomic_file_resolve(a), *rb = ds_atomic_file_resolve(b);
+  int same;
+  if (!ra || !rb) {
+    same = strcmp(a, b) == 0;
+  } else {
+    char da[PATH_MAX], db[PATH_MAX];
+    const char *na = split(ra, da, sizeof da), *nb = split(rb, db, sizeof db);
+    if (strcmp(na, nb) != 0) same = 0;
+    else if (stat(da, &sa) != 0 || stat(db, &sb) != 0) same = strcmp(ra, rb) == 0;
+    else same = sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  }
+  free(ra);
+  free(rb);
+  return same;
 }
 
 /* Whether path is the regular file standard output writes to (a shell's

@@ -55,6 +55,17 @@ Test(analyze, bad_usage_exits_2) {
   }
 }
 
+/* --skip-measured past the measured trace's iterations: the message gives
+ * the count skipped, t2-spin.csv's 10, beside the N asked for (it said "50
+ * iterations skipped"). */
+Test(analyze, skipping_every_measured_iteration_says_how_many_there_were) {
+  struct ds_test_result r = run(NULL, H100 "p2.csv " H100 "t2-spin.csv --skip-measured 50");
+  cr_assert_eq(r.status, 2, "%s", r.err);
+  cr_assert(strstr(r.err, "t2-spin.csv: no measured iterations left to compare: "
+                   "--skip-measured 50 skips all 10 of them"), "%s", r.err);
+  ds_test_release(&r);
+}
+
 /* The seam the subcmd fuzz reader drives (fuzz/readers.c): the flags,
  * --plot's extension included, are validated as ds_analyze_main validates
  * them, and no trace is read (these do not exist). */

@@ -221,3 +221,42 @@ Test(atomic_file, deferred_outputs_are_committed_or_dropped_together) {
   }
   rm_rf(dir);
 }
+
+/* A temporary file placed on a deferred target (gnuplot's picture) is
+ * listed for signal cleanup once, not twice: 40 plots put in place and
+ * committed leave the 32 slots free, so two writes after them are both
+ * removed when SIGTERM comes (each place left a stale slot behind, 31 of
+ * them after 40, and the second write was no longer listed and survived
+ * the signal). */
+Test(atomic_file, placed_temporaries_leave_no_slot_behind) {
+  char dir[] = "/tmp/ddpsim-af-XXXXXX", path[300], path2[300], pic[300];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/trace.csv", dir);
+  snprintf(path2, sizeof path2, "%s/schedule.csv", dir);
+  snprintf(pic, sizeof pic, "%s/p.png", dir);
+  pid_t pid = fork();
+  cr_assert(pid >= 0);
+  if (pid == 0) {
+    struct ds_err err = {0};
+    for (int i = 0; i < 40; i++) {
+      char tmp[320];
+      if (ds_atomic_file_defer(pic, &err) != DS_OK) _exit(3);
+      if (ds_atomic_file_temp(pic, tmp, sizeof tmp, &err) != DS_OK) _exit(4);
+      if (ds_atomic_file_place(tmp, pic, &err) != DS_OK) _exit(5);
+      if (ds_atomic_file_finish(1, &err) != DS_OK) _exit(6);
+    }
+    unlink(pic);
+    struct ds_atomic_file af, af2;
+    if (ds_atomic_file_open(path, &af, &err) != DS_OK) _exit(7);
+    if (ds_atomic_file_open(path2, &af2, &err) != DS_OK) _exit(8);
+    fputs("half a trace", af.fp);
+    fflush(af.fp);
+    raise(SIGTERM);
+    _exit(9);
+  }
+  int ws;
+  cr_assert_eq(waitpid(pid, &ws, 0), pid);
+  cr_assert(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGTERM, "status %d", ws);
+  cr_assert_eq(ds_test_count_entries(dir), 0, "a temporary file was left behind");
+  rm_rf(dir);
+}

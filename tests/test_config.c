@@ -440,6 +440,35 @@ Test(config, check_keys) {
   ds_config_free(cfg);
 }
 
+/* A "\0" escape in a double-quoted key or value is a NUL byte, which a C
+ * string would silently cut at ("nodes\0x" was the key nodes, "ring\0x"
+ * the name ring): refused where it stands, naming the key and the byte.
+ * The key starts line 2, column 1; the value line 1, column 7. */
+Test(config, a_nul_byte_in_a_key_or_value_is_refused) {
+  static const char *const allowed[] = {"nodes", "name", NULL};
+  struct ds_err err = {DS_OK, ""};
+  struct ds_config *cfg = load("name: \"ring\\0x\"\n\"nodes\\0x\": 2\n");
+  struct ds_cnode root = root_of(cfg);
+  cr_assert_eq(ds_cmap_check_keys(&root, allowed, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml:2:1: key 'nodes' contains a NUL byte (byte 6); "
+                            "expected a plain word");
+  struct ds_cnode name = get(&root, "name");
+  const char *s = NULL;
+  cr_assert_eq(ds_cnode_string(&name, &s, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "t.yaml:1:7: key 'name': the value contains a NUL byte "
+                            "(byte 5); expected a string");
+  ds_config_free(cfg);
+  /* a number's text too: "12\0" was 12 */
+  cfg = load("n: \"12\\0\"\n");
+  root = root_of(cfg);
+  struct ds_cnode n = get(&root, "n");
+  int64_t v = 0;
+  cr_assert_eq(ds_cnode_int64(&n, &v, &err), DS_EINPUT, "read as %lld", (long long)v);
+  cr_assert(strstr(err.msg, "t.yaml:1:4: key 'n': the value contains a NUL byte (byte 3)"),
+            "%s", err.msg);
+  ds_config_free(cfg);
+}
+
 /* ds_cmap_get reports absence; ds_cmap_require turns it into a message
  * located at the map (its first key, line 2 column 3 here). */
 Test(config, missing_key) {

@@ -687,6 +687,55 @@ Test(output_escaping, analyze_text_shows_control_characters_as_question_marks) {
   unlink(meas);
 }
 
+/* `ddpsim analyze`'s text names its traces as given: a path with an ESC
+ * sequence and a CR in it is shown with them as '?' in the header lines
+ * of two traces and of one (they went out raw), and in an error message
+ * about it on standard error. */
+Test(output_escaping, analyze_shows_control_characters_in_paths_as_question_marks) {
+  char pred[96], meas[96], shown[96];
+  snprintf(pred, sizeof pred, "/tmp/ddpsim-ctl-\x1b[31m\r-%d-pred.csv", (int)getpid());
+  snprintf(meas, sizeof meas, "/tmp/ddpsim-ctl-\x1b[31m\r-%d-meas.csv", (int)getpid());
+  write_one_op_trace(pred, "sim", "fc", 100);
+  write_one_op_trace(meas, "real", "fc", 120);
+  struct ds_compare_options opt = {.pred_iter = -1};
+  struct ds_compare *c = NULL;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_compare_load(pred, meas, &opt, &c, &err), DS_OK, "%s", err.msg);
+  char *text = compare_text(c);
+  cr_assert_null(strpbrk(text, "\r\x1b"), "a control character reached the text: %s", text);
+  snprintf(shown, sizeof shown, "predicted  /tmp/ddpsim-ctl-?[31m?-%d-pred.csv (sim)",
+           (int)getpid());
+  cr_assert(strstr(text, shown), "%s", text);
+  snprintf(shown, sizeof shown, "measured   /tmp/ddpsim-ctl-?[31m?-%d-meas.csv (real)",
+           (int)getpid());
+  cr_assert(strstr(text, shown), "%s", text);
+  free(text);
+  ds_compare_free(c);
+  c = NULL;
+  cr_assert_eq(ds_compare_load_one(meas, &opt, &c, &err), DS_OK, "%s", err.msg);
+  text = compare_text(c);
+  cr_assert_null(strpbrk(text, "\r\x1b"), "a control character reached the text: %s", text);
+  snprintf(shown, sizeof shown, "trace      /tmp/ddpsim-ctl-?[31m?-%d-meas.csv (real)",
+           (int)getpid());
+  cr_assert(strstr(text, shown), "%s", text);
+  free(text);
+  ds_compare_free(c);
+  /* end to end, and an error naming such a path (a trace missing) */
+  char args[256];
+  snprintf(args, sizeof args, "analyze '%s' '%s'", pred, meas);
+  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert_null(strpbrk(r.out, "\r\x1b"), "%s", r.out);
+  ds_test_release(&r);
+  unlink(meas);
+  r = ds_test_run("", ds_test_ddpsim(), args);
+  cr_assert_eq(r.status, 2, "%s", r.err);
+  cr_assert_null(strpbrk(r.err, "\r\x1b"), "a control character reached stderr: %s", r.err);
+  cr_assert(strstr(r.err, "/tmp/ddpsim-ctl-?[31m?-"), "%s", r.err);
+  ds_test_release(&r);
+  unlink(pred);
+}
+
 /* libyaml's reader accepts tab, LF, CR, 20-7E, NEL, A0-D7FF, E000-FFFD and
  * 10000-10FFFF (reader.c:411-415) and breaks lines at CR, LF, NEL, LS, PS
  * (IS_BREAK): what may stand raw in a YAML comment or quoted scalar is the

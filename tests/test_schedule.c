@@ -203,6 +203,28 @@ Test(schedule, find_by_id) {
   ds_schedule_free(s);
 }
 
+/* Ids at the ends of int64_t: the check whether ids run densely from the
+ * first (ops[0].id + i) is done in uint64_t, since INT64_MAX + 1 overflows
+ * int64_t (the sanitizer build stopped here before); both ops are found,
+ * in either order, and ids missing are not. */
+Test(schedule, find_by_id_at_the_ends_of_int64) {
+  static const int64_t cases[][2] = {
+      {INT64_MAX, 0}, {INT64_MAX, INT64_MIN}, {INT64_MIN, INT64_MAX}};
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    struct ds_schedule *s;
+    cr_assert_eq(ds_schedule_new(1, &s), DS_OK);
+    for (size_t i = 0; i < 2; i++) add(s, op_on(cases[c][i], 0), NULL, 0);
+    size_t idx = 9;
+    for (size_t i = 0; i < 2; i++) {
+      cr_assert_eq(ds_schedule_find(s, cases[c][i], &idx), 0, "case %zu id %zu", c, i);
+      cr_assert_eq(idx, i, "case %zu", c);
+    }
+    cr_assert_eq(ds_schedule_find(s, 1, &idx), -1, "case %zu", c);
+    cr_assert_eq(ds_schedule_find(s, INT64_MAX - 1, &idx), -1, "case %zu", c);
+    ds_schedule_free(s);
+  }
+}
+
 /* The two-rank iteration satisfies every rule. */
 Test(schedule, validate_accepts_a_good_schedule) {
   struct ds_schedule *s = two_rank_iteration();

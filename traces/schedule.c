@@ -297,7 +297,8 @@ static int build_index(struct ds_schedule *s) {
     s->sorted_ids[2 * i] = s->ops[i].id;
     s->sorted_ids[2 * i + 1] = (int64_t)i;
     if (i > 0 && s->ops[i].id < s->ops[i - 1].id) sorted = 0;
-    if (s->ops[i].id != s->ops[0].id + (int64_t)i) s->ids_dense = 0;
+    /* in uint64_t: ids near INT64_MAX would overflow int64_t */
+    if ((uint64_t)s->ops[i].id != (uint64_t)s->ops[0].id + (uint64_t)i) s->ids_dense = 0;
   }
   if (!sorted) qsort(s->sorted_ids, s->n_ops, 2 * sizeof *s->sorted_ids, cmp_pair);
   s->n_sorted = s->n_ops;

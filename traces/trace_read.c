@@ -240,6 +240,9 @@ static ds_status check_schema(struct reader *r, const char *line, size_t len) {
                       "%s:1: a NUL byte in the schema line (byte %zu); expected \"# %s v%d\"",
                       r->path, (size_t)(nul - line) + 1, want, DS_SCHEMA_VERSION);
   const char *p = line;
+  /* a UTF-8 byte order mark (an editor's "UTF-8 with BOM") is not part of
+   * the schema line */
+  if (len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;
   if (*p == '#') {
     p++;
     p += strspn(p, " \t");

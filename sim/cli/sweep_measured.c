@@ -49,24 +49,7 @@ static int hook_index(const struct ds_options *o, const char *text) {
 
 static void on_header(struct ds_csvread *t) {
   struct reader *r = t->ctx;
-  /* a header written by hand may pad its names */
-  for (int c = 0; c < t->n_cols; c++) {
-    char *n = t->names[c];
-    size_t k = strlen(n);
-    while (k > 0 && (n[k - 1] == ' ' || n[k - 1] == '\r')) n[--k] = '\0';
-    size_t lead = strspn(n, " ");
-    memmove(n, n + lead, strlen(n + lead) + 1);
-  }
-  /* a column named twice would leave which one counts to chance */
-  for (int c = 0; c < t->n_cols && t->st == DS_OK; c++)
-    for (int d = 0; d < c; d++)
-      if (t->names[c][0] && strcmp(t->names[c], t->names[d]) == 0) {
-        t->st = ds_err_set(t->err, DS_EINPUT,
-                           "%s:%zu: the header row names %s twice (columns %d and %d); "
-                           "expected each column once", t->path, t->row_line, t->names[c],
-                           d + 1, c + 1);
-        return;
-      }
+  /* names trimmed and each named once by base/csvread.c */
   const char *xname = ds_options_var_column(r->var);
   r->x_col = ds_csvread_column(t, xname);
   r->iter_col = ds_csvread_column(t, "iter_ms");

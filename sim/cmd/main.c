@@ -16,6 +16,7 @@
 #include "base/atomic_file.h"
 #include "base/lookup.h"
 #include "base/outputs.h"
+#include "base/textout.h"
 #include "sim/cmd/bucketcmd.h"
 #include "sim/cli/timeline.h"
 #include "sim/cmd/collbench.h"
@@ -78,7 +79,11 @@ static int flush_stdout(int print_errno) {
 
 static int finish(ds_status st, const struct ds_err *err) {
   if (st != DS_OK) {
-    fprintf(stderr, "ddpsim: %s\n", err->msg[0] ? err->msg : ds_status_message(st));
+    /* a message quotes paths and names as given: control characters in
+     * them shown as '?', never sent to the terminal raw */
+    fputs("ddpsim: ", stderr);
+    ds_textout_put_printable(stderr, err->msg[0] ? err->msg : ds_status_message(st), 0);
+    fputc('\n', stderr);
     return ds_status_exit_code(st);
   }
   return flush_stdout(0);

@@ -1,0 +1,208 @@
+/*
+ * Where an output's temporary file is made, what its old file keeps and
+ * which paths are one file (base/atomic_file.c, base/gnuplot.c,
+ * base/outputs.c, analysis/export.c): a plot or a Chrome JSON written
+ * through a symbolic link to another file system is made beside the link's
+ * target, since a rename cannot cross file systems; `ddpsim analyze` keeps
+ * the user's old files unless both outputs were written; a dangling link
+ * and its target are one output; a replaced output keeps its permissions
+ * and a new one follows the umask. The cross-file-system cases need
+ * /dev/shm on another file system than /tmp and skip, saying so, without.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests/support.h"
+
+#define H100 "bench/results/gpu-2026-11-23-h100/"
+#define PNG_MAGIC "\x89PNG\r\n\x1a\n", 8
+
+static void rm_rf(const char *dir) {
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  cr_assert_eq(system(cmd), 0);
+}
+
+/* A directory in /tmp (here) and one in /dev/shm (there), on two file
+ * systems; skips the test when /dev/shm is missing or on /tmp's. */
+static void two_file_systems(char *here, char *there) {
+  struct stat a, b;
+  if (stat("/dev/shm", &b) != 0 || !S_ISDIR(b.st_mode) || access("/dev/shm", W_OK) != 0)
+    cr_skip_test("no writable /dev/shm: the cross-file-system case is not run");
+  cr_assert_eq(stat("/tmp", &a), 0);
+  if (a.st_dev == b.st_dev)
+    cr_skip_test("/dev/shm and /tmp are one file system: the cross-file-system case is "
+                 "not run");
+  cr_assert_not_null(mkdtemp(here));
+  cr_assert_not_null(mkdtemp(there));
+}
+
+static void link_to(const char *here, const char *name, const char *there,
+                    const char *target, char *link, size_t cap) {
+  char to[512];
+  snprintf(link, cap, "%s/%s", here, name);
+  snprintf(to, sizeof to, "%s/%s", there, target);
+  cr_assert_eq(symlink(to, link), 0);
+}
+
+static void expect_ok(const char *args) {
+  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  cr_assert_eq(r.status, 0, "ddpsim %s: status %d, stderr %s", args, r.status, r.err);
+  ds_test_release(&r);
+}
+
+/* Every command that plots, through a link in /tmp to a file in /dev/shm:
+ * the picture lands on the target, the link stays, and neither directory
+ * keeps a temporary file (before the fix: "cannot rename ... Invalid
+ * cross-device link", exit 1, after all the work). */
+Test(output_paths, a_plot_through_a_link_to_another_file_system) {
+  ds_test_require_gnuplot();
+  char here[] = "/tmp/ddpsim-xfs-XXXXXX", there[] = "/dev/shm/ddpsim-xfs-XXXXXX";
+  two_file_systems(here, there);
+  static const char *const commands[] = {
+      "analyze " H100 "p2.csv " H100 "t2-spin.csv --plot ",
+      "analyze " H100 "p2.csv --plot ",
+      "--topo 4gpu --plot ",
+      "--topo 4gpu --batch 16,32 --plot ",
+      "collective --topo 4gpu --plot ",
+  };
+  for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
+    char link[600], target[600], name[32], args[1024];
+    snprintf(name, sizeof name, "p%zu.png", i);
+    link_to(here, name, there, name, link, sizeof link);
+    snprintf(target, sizeof target, "%s/%s", there, name);
+    snprintf(args, sizeof args, "%s%s", commands[i], link);
+    expect_ok(args);
+    ds_test_assert_image(target, PNG_MAGIC);
+    struct stat st;
+    cr_assert_eq(lstat(link, &st), 0);
+    cr_assert(S_ISLNK(st.st_mode), "%s: the link was replaced", args);
+    cr_assert_eq(ds_test_count_entries(there), (int)i + 1, "%s: a file left in %s", args,
+                 there);
+    cr_assert_eq(ds_test_count_entries(here), (int)i + 1, "%s: a file left in %s", args, here);
+  }
+  rm_rf(here);
+  rm_rf(there);
+}
+
+/* `analyze --chrome LINK --plot plot.png` with the link to another file
+ * system: both written, and the user's plot.png replaced by the new
+ * picture (before the fix the Chrome JSON's rename failed after the new
+ * plot had replaced the old one, which was then unlinked: the old plot
+ * lost, exit 1). */
+Test(output_paths, analyze_chrome_through_a_link_keeps_the_plot) {
+  ds_test_require_gnuplot();
+  char here[] = "/tmp/ddpsim-xfs-XXXXXX", there[] = "/dev/shm/ddpsim-xfs-XXXXXX";
+  two_file_systems(here, there);
+  char link[600], plot[600], target[600], args[2048];
+  link_to(here, "c.json", there, "c.json", link, sizeof link);
+  snprintf(target, sizeof target, "%s/c.json", there);
+  snprintf(plot, sizeof plot, "%s/plot.png", here);
+  FILE *fp = fopen(plot, "w");
+  cr_assert_not_null(fp);
+  fputs("the user's old plot\n", fp);
+  fclose(fp);
+  snprintf(args, sizeof args, "analyze " H100 "p2.csv --chrome %s --plot %s", link, plot);
+  expect_ok(args);
+  ds_test_assert_image(plot, PNG_MAGIC);
+  char *json = ds_test_slurp(target);
+  cr_assert(strstr(json, "\"traceEvents\""), "%s: %.80s", target, json);
+  free(json);
+  cr_assert_eq(ds_test_count_entries(here), 2);  /* the link and plot.png */
+  cr_assert_eq(ds_test_count_entries(there), 1); /* c.json */
+  rm_rf(here);
+  rm_rf(there);
+}
+
+/* The second output failing (gnuplot missing) leaves both of the user's
+ * old files as they were and no temporary file. */
+Test(output_paths, analyze_keeps_both_old_files_when_one_fails) {
+  char dir[] = "/tmp/ddpsim-keep-XXXXXX", json[300], png[300], args[1024];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(json, sizeof json, "%s/old.json", dir);
+  snprintf(png, sizeof png, "%s/old.png", dir);
+  const char *paths[] = {json, png};
+  for (int i = 0; i < 2; i++) {
+    FILE *fp = fopen(paths[i], "w");
+    cr_assert_not_null(fp);
+    fputs("old\n", fp);
+    fclose(fp);
+  }
+  snprintf(args, sizeof args, "analyze " H100 "p2.csv --chrome %s --plot %s", json, png);
+  struct ds_test_result r = ds_test_run("DDPSIM_GNUPLOT=/nonexistent/gnuplot",
+                                        ds_test_ddpsim(), args);
+  cr_assert_eq(r.status, 1, "stderr: %s", r.err);
+  ds_test_release(&r);
+  for (int i = 0; i < 2; i++) {
+    char *text = ds_test_slurp(paths[i]);
+    cr_assert_str_eq(text, "old\n", "%s was changed", paths[i]);
+    free(text);
+  }
+  cr_assert_eq(ds_test_count_entries(dir), 2, "a temporary file was left in %s", dir);
+  rm_rf(dir);
+}
+
+/* A dangling link and the file it names are one output: refused before
+ * any work (before the fix: exit 0, the schedule written over by the
+ * trace). */
+Test(output_paths, a_dangling_link_and_its_target_are_one_output) {
+  char dir[] = "/tmp/ddpsim-dangle-XXXXXX", link[300], target[300], args[1024];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(link, sizeof link, "%s/link2.csv", dir);
+  snprintf(target, sizeof target, "%s/target.csv", dir);
+  cr_assert_eq(symlink("target.csv", link), 0);
+  snprintf(args, sizeof args, "--topo 4gpu --trace %s --schedule %s", link, target);
+  ds_test_ddpsim_refuses(args, "both write the same file");
+  snprintf(args, sizeof args, "--topo 4gpu --schedule %s --trace %s", link, target);
+  ds_test_ddpsim_refuses(args, "both write the same file");
+  cr_assert_eq(ds_test_count_entries(dir), 1, "a file was written in %s", dir);
+  rm_rf(dir);
+}
+
+static unsigned mode_of(const char *path) {
+  struct stat st;
+  cr_assert_eq(stat(path, &st), 0, "%s", path);
+  return (unsigned)(st.st_mode & 07777);
+}
+
+/* A replaced output keeps its permissions (0600 stays 0600, 0640 stays
+ * 0640: before the fix both became 0644), through the atomic writer
+ * (--trace, --chrome) and through gnuplot (--plot); a new output gets
+ * 0644 less the umask (umask 077: 0600). */
+Test(output_paths, outputs_keep_their_permissions_and_follow_the_umask) {
+  ds_test_require_gnuplot();
+  char dir[] = "/tmp/ddpsim-mode-XXXXXX", args[2048], p[4][300];
+  cr_assert_not_null(mkdtemp(dir));
+  static const char *const names[] = {"t.csv", "c.json", "p.png", "s.csv"};
+  for (int i = 0; i < 4; i++) snprintf(p[i], sizeof p[i], "%s/%s", dir, names[i]);
+  for (unsigned mode = 0600; mode <= 0640; mode += 040) {
+    for (int i = 0; i < 3; i++) {
+      FILE *fp = fopen(p[i], "w");
+      cr_assert_not_null(fp);
+      fclose(fp);
+      cr_assert_eq(chmod(p[i], mode), 0);
+    }
+    snprintf(args, sizeof args, "--topo 4gpu --trace %s", p[0]);
+    expect_ok(args);
+    snprintf(args, sizeof args, "analyze %s --chrome %s --plot %s", p[0], p[1], p[2]);
+    expect_ok(args);
+    for (int i = 0; i < 3; i++)
+      cr_assert_eq(mode_of(p[i]), mode, "%s: mode %o, was %o", p[i], mode_of(p[i]), mode);
+  }
+  for (int i = 0; i < 3; i++) unlink(p[i]);
+  snprintf(args, sizeof args, "--topo 4gpu --trace %s --schedule %s", p[0], p[3]);
+  struct ds_test_result r = ds_test_run("umask 077;", ds_test_ddpsim(), args);
+  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  ds_test_release(&r);
+  snprintf(args, sizeof args, "analyze %s --chrome %s --plot %s", p[0], p[1], p[2]);
+  r = ds_test_run("umask 077;", ds_test_ddpsim(), args);
+  cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+  ds_test_release(&r);
+  for (int i = 0; i < 4; i++)
+    cr_assert_eq(mode_of(p[i]), 0600u, "%s: mode %o under umask 077", p[i], mode_of(p[i]));
+  rm_rf(dir);
+}

@@ -402,6 +402,41 @@ Test(collbench, every_algorithm_stays_under_its_bound_and_names_itself) {
   free(o.text);
 }
 
+Test(collbench, alpha_beta_says_its_busbw_may_pass_the_links) {
+  /* --net alpha-beta gives every flow its route's bottleneck as if alone
+   * (sim/net/net.h). The direct all-reduce on ring8 (12.5 GB/s per GPU
+   * link, 2 us rank to rank) puts a rank's N-1 shards of S/N on its link at
+   * once: under alpha-beta each moves at 12.5 GB/s, a phase takes 2 us +
+   * S/(N B), T = 4 us + 2 S/(8 x 12.5 GB/s): 80 MB in 1.604 ms, busbw =
+   * 2 x 7/8 x 80 MB / T = 87.3 GB/s, seven times the link. The ring (one
+   * flow per link at a time) is the same as under max-min. The text header
+   * says so under alpha-beta, and only there. */
+  struct output o = run("--topo tests/data/ring8.yaml --algo direct --net alpha-beta "
+                        "-b 80000000 -e 80000000 --format csv");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  struct algo_row rows[4];
+  cr_assert_eq(parse_algo_rows(o.text, rows, 4), 1, "%s", o.text);
+  cr_assert_leq(fabs(rows[0].time_us - 1604.0), 0.01, "%g", rows[0].time_us);
+  cr_assert_gt(rows[0].busbw, 87.0, "%g", rows[0].busbw);
+  free(o.text);
+  const char *nets[] = {"alpha-beta", "maxmin"};
+  for (int k = 0; k < 2; k++) {
+    char args[160];
+    snprintf(args, sizeof args, "--topo tests/data/ring8.yaml --algo direct --net %s -b 1M -e 1M",
+             nets[k]);
+    o = run(args);
+    cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+    const char *note = strstr(o.text, "# note: --net alpha-beta gives every flow");
+    if (k == 0) {
+      cr_assert_not_null(note, "%s", o.text);
+      cr_assert_not_null(strstr(o.text, "busbw may exceed the links' bandwidth"), "%s", o.text);
+    } else {
+      cr_assert_null(note, "%s", o.text);
+    }
+    free(o.text);
+  }
+}
+
 Test(collbench, auto_names_nccls_algorithm_per_size) {
   /* dgx-h100: NCCL's model picks ring/LL at 1 KiB (15 us against NVLS's
    * 25 us) and NVLS at 1 GiB (272 GB/s of algorithm bandwidth against the

@@ -197,6 +197,29 @@ static int parse_op_rows(const char *text, struct op_row *rows, int cap) {
   return n;
 }
 
+Test(collbench, dgx1_tree_chains_stay_on_nvlink_across_nodes) {
+  /* dgx1-v100-2node (2 DGX-1, 4 NICs each, one per GPU pair): K = 4 tree
+   * rails. Each rail's chain inside a node runs from its head over the
+   * node's GPUs; in member order from the head it crossed PCIe and QPI
+   * (3 -> 4: 10 GB/s), 3.3 times NCCL's own time at 1 GiB. On NVLink
+   * chains NCCL's tree bandwidth A binds (its caps), and "Across nodes"'
+   * closed form holds: T = NCCL's time + (2D - 1)/P S/A, D = (L - 1) +
+   * log2 M = 8, P = a tree's S/(2K) = 128 MiB in 512 KiB pieces = 256, S/A
+   * = NCCL's time less its latency 8.4 + 2 (7 x 4.0 + 1 x 14.0) = 92.4 us
+   * (Tree/Simple baseLat, NVLink and network hwLat). Expected, because
+   * every chain hop then moves faster than the cap. */
+  struct output o = run("--topo validation/topologies/dgx1-v100-2node.yaml --algo tree "
+                        "--proto Simple --nccl-extra none -b 1G -e 1G --format csv");
+  cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
+  struct op_row rows[2];
+  cr_assert_eq(parse_op_rows(o.text, rows, 2), 1, "%s", o.text);
+  double nccl = atof(rows[0].pred), expect = nccl + 15.0 / 256 * (nccl - 92.4);
+  cr_assert_gt(nccl, 0, "%s", o.text);
+  cr_assert_leq(fabs(rows[0].time_us - expect), 1.0, "%g us vs %g (NCCL %g)", rows[0].time_us,
+                expect, nccl);
+  free(o.text);
+}
+
 Test(collbench, alltoall_and_sendrecv_closed_forms) {
   /* ring8, plain: alltoall T = alpha + (N-1)/N S/B, sendrecv T = alpha +
    * S/B (tests/test_coll_alltoall.c works them by hand); busbw = S/T times

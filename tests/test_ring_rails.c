@@ -130,6 +130,43 @@ Test(ring_rails, rail_optimized_fabric_keeps_each_hop_on_its_rail) {
   unload(&h);
 }
 
+Test(ring_rails, dgx1_rails_stay_on_nvlink_inside_a_node) {
+  /* dgx1-v100-2node: 2 DGX-1 (hybrid cube-mesh: 0-1 0-2 0-3 0-4 1-2 1-3
+   * 1-5 2-3 2-6 3-7 4-5 4-6 4-7 5-6 5-7 6-7), NIC q for local GPUs 2q and
+   * 2q+1 (12.5 GB/s each; GPU to NIC through a PCIe switch, 16 GB/s).
+   * Rail k enters a node at a GPU of one NIC and leaves at one of the next;
+   * in member order rail 0 went 0 1 2 4 ..., and 2 -> 4 has no NVLink: PCIe
+   * and QPI (10 GB/s), the rails' bottleneck, 4 channels of 2.4 GB/s in
+   * NCCL's model. NCCL walks a node's GPUs over NVLink first (search.cc
+   * ncclTopoCompute, typeIntra from PATH_NVL), and a path over NVLinks
+   * between the entry and exit GPUs exists for every rail (rail 0: 0 4 7 6
+   * 5 1 2 3). Expected, because every intra-node hop is then one NVLink and
+   * each link carries at most as many rails as its NCCL rate holds at the
+   * NIC's speed: every hop NVLink or network, each rail's bottleneck the
+   * NIC (12.5 GB/s), and NCCL's model the NIC-bound 4 channels of 12 GB/s
+   * (PCIe's 16 GB/s at NCCL's 12/16, not duplicated below 25). */
+  struct harness h = {0};
+  struct ds_err err = {0};
+  cr_assert_eq(ds_topo_load("validation/topologies/dgx1-v100-2node.yaml", "topologies/gpus.yaml",
+                            &h.topo, &err),
+               DS_OK, "%s", err.msg);
+  open_rails(&h, NULL, 16, 4);
+  const struct ds_ring *r = &h.ring;
+  for (int32_t k = 0; k < 4; k++) {
+    const struct ds_ring *q = &r->rails[k];
+    for (int32_t i = 0; i < 16; i++)
+      cr_assert(q->hop_class[i] == DS_HOP_NVLINK || q->hop_class[i] == DS_HOP_NET,
+                "rail %d hop %d: class %d", k, i, q->hop_class[i]);
+    cr_assert_float_eq(q->min_bw, 12.5e9, 1, "rail %d: %g", k, q->min_bw);
+  }
+  struct ds_nccl_model m;
+  cr_assert_eq(ds_nccl_model_build(h.topo, &h.ring, DS_NCCL_EXTRA_NONE, &m, &err), DS_OK, "%s",
+               err.msg);
+  cr_assert_eq(m.channels, 4);
+  cr_assert_float_eq(m.chan_bw_bytes_per_s, 12e9, 1, "%g", m.chan_bw_bytes_per_s);
+  unload(&h);
+}
+
 Test(ring_rails, none_on_one_node_or_one_nic) {
   /* ring8 is one node: the ring itself runs. twonode (2 NICs per node, 2
    * GPUs on each) with 6 ranks: node 0 holds GPUs 0-3 (NICs 0 and 1),

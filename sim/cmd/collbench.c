@@ -157,6 +157,15 @@ static void print_text_header(FILE *out, const struct ds_collbench_args *o,
             "reaches one NIC), where NCCL may spread its channels over more NICs; the "
             "bandwidth may be too low "
             "(docs/collectives.md, \"Nodes filled unevenly\")\n", pl->n, pl->uneven);
+  /* alpha-beta is contention-free by definition (sim/net/net.h
+   * DS_NET_CONSTANT): flows crossing one link at once each get all of it,
+   * so busbw is no longer bounded by the links (docs/collectives.md,
+   * "Bounds") */
+  if (o->net_mode == DS_NET_CONSTANT)
+    fprintf(out, "# note: --net alpha-beta gives every flow its route's bottleneck as if "
+            "alone: flows that cross a link at once (the tree's up and down streams, "
+            "direct's shards, a GPU's p2p transfers) each get all of it, so busbw may exceed "
+            "the links' bandwidth (docs/collectives.md, \"Bounds\")\n");
   if (!pl->nccl) {
     fprintf(out, "# network %s, %s executed %s; simulated (NCCL protocols and channels not "
             "modelled)\n",

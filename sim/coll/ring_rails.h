@@ -19,7 +19,12 @@
  * every node-to-node hop goes from NIC q of one node to NIC q of the next
  * (the same rail) and each NIC carries one rail in each direction. Inside a
  * node the ring visits the entry GPU, the node's other members in member
- * order (cyclically after the entry), then the exit GPU. With an odd number
+ * order (cyclically after the entry), then the exit GPU; where the node's
+ * GPUs have links of their own (not every order alike:
+ * ds__ring_all_orders_equal) and it holds 4 to 10 members, the path from
+ * entry to exit of best score instead (smallest hop bandwidth, each hop's
+ * links shared with the node's rails laid before; then latency sum) when it
+ * beats member order strictly: a DGX-1's rails stay on NVLink. With an odd number
  * of nodes the hop from the last node back to the first goes from NIC b to
  * NIC a (crosses rails once). Ranks keep their GPUs; only ring positions
  * change. A member's NIC is the first NIC on its route to another node.

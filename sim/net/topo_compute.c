@@ -155,17 +155,19 @@ ds_status ds__topo_read_compute(const struct ds_cnode *root,
    * 686 of 1188) of their forward's dispatches. With one factor per call,
    * `python3 bench/host_views_fit.py` over its 17 fp32 forward CSVs
    * (R=bench/results/gpu-2026-11-28c-h200: $R/host-{rn50,bl-dle,bb-dle}.csv
-   * $R/call2/host-*.csv $R/call3/host-*.csv) fits 32.54 us a
-   * kernel-launching dispatch + -0.01 us a view: nothing. One cost per
+   * $R/call2/host-*.csv $R/call3/host-*.csv) fits 32.36 us a
+   * kernel-launching dispatch + 0.30 us a view: next to nothing. One cost per
    * dispatch, views included, misses the files by 34.2 % rms (BERT +3 to
-   * +41 %, the CNNs -13 to -66 %), left out model by model 40.0 %; one
-   * cost per kernel-launching dispatch 18.3 %, left out 21.4 % (VGG-16,
-   * 39 of them launching 108 kernels, -30 and -47 %; without VGG-16 12.7
-   * and 16.2 %, against one cost per dispatch's 27.8 and 34.4 %, and the
-   * split fits 30.16 us + 2.18 us a view). The level is the five lends' above, not this host's (its calls
-   * at 35.2, 29.1 and 33.6 us a kernel-launching dispatch: inside their
-   * range). The backward stays per node: BERT's node is ~0.7 of a CNN's
-   * there, not modelled.
+   * +41 %, the CNNs -66 to +4 %), left out model by model 40.0 %; one
+   * cost per kernel-launching dispatch (32.57 us) 19.7 %, left out 22.7 %
+   * (VGG-16, 39 of them launching 108 kernels, -36 and -52 %; without
+   * VGG-16 12.7 and 16.2 %, against one cost per dispatch's 27.8 and
+   * 34.4 %, and the split fits 30.16 us + 2.18 us a view). The level is
+   * the five lends' above, not this host's (its calls at 35.2, 29.2 and
+   * 33.6 us a kernel-launching dispatch: inside their range). The backward
+   * stays per node: BERT's node cost 0.54-0.77 of ResNet-50's in the same
+   * call there, not modelled (bench/results/gpu-2026-11-28c-h200/
+   * notes-hostkinds.md).
    * Left out: phases whose spin ended first (BERT's forward waits at its mask
    * check; SE-ResNeXt's backward without pauses, ~1358 launches, fills the
    * driver's launch queue, 1020-1021 deep (27c launch_queue.csv), behind the

@@ -244,7 +244,8 @@ def write_calib(calib_dir, folder, paths, dispatch_us, node_us):
     temporary file first and renamed (a reader never sees half a file)."""
     out = os.path.join(calib_dir, "host-%s.yaml" % lend_name(folder))
     text = ("# bench/host_pool.py --calib-dir: the pooled host costs of one lend\n"
-            "# (%s): forward ms over dispatches and backward ms over\n"
+            "# (%s): forward ms over kernel-launching dispatches (the\n"
+            "# model files' host_dispatches less host_views) and backward ms over\n"
             "# nodes, each file's median over the iterations whose spin outlasted\n"
             "# the phase, of these runs:\n"
             "%s"

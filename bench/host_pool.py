@@ -5,7 +5,8 @@ iterations whose spin outlasted the phase (its *_free flag 1; a phase with
 none is left out and said so), then forward total ms over total kernel-launching dispatches
 (the CSV's dispatches less the views of models/<model>.yaml: its host_views,
 the dispatches that launch no kernel, which cost the host nothing measurable)
-and backward total ms over total nodes, per folder (a host) and over all;
+and backward total ms over total nodes that are not a view's backward (the
+model file's host_view_nodes, free likewise), per folder (a host) and over all;
 then each folder's host factor: the mean of its dispatch and node ratios to
 the pool's (sim/net/topo_compute.c's ds_topo_host_factor_fastest and _slowest are the
 smallest and largest, the hosts' range that ddpsim's summary prints for a
@@ -77,6 +78,9 @@ def phase_terms(path):
             views = model_views(first.get("model", ""), int(units), path)
             VIEWS[path] = (first.get("model", ""), views, int(units))
             units -= views
+        else:
+            units -= model_view_nodes(first.get("model", ""), int(units),
+                                      bool(first.get("amp", "")), path)
         terms.append((key, statistics.median(free) if free else None, int(units), len(free),
                       len(rows)))
     return terms
@@ -97,6 +101,24 @@ def model_views(model, dispatches, path):
         raise InputError("%s: model %s: %s dispatches %d, the CSV's %d" % (
             path, model, name, total, dispatches))
     return sum(int(v) for v in re.findall(r"^    host_views: (\d+)$", text, re.M))
+
+
+def model_view_nodes(model, nodes, amp, path, check=True):
+    """The backward's nodes that are a view's backward (host_view_nodes
+    summed over models/<model>.yaml's layers; 0 for a file without them),
+    after checking that the file's host_nodes (with host_amp_nodes under
+    autocast) sum to the CSV's count."""
+    name = os.path.join(MODELS, model + ".yaml")
+    with open(name) as f:
+        text = f.read()
+
+    def total(key):
+        return sum(int(v) for v in re.findall(r"^    %s: (\d+)$" % key, text, re.M))
+    if check and total("host_nodes") + (total("host_amp_nodes") if amp else 0) != nodes:
+        raise InputError("%s: model %s: %s nodes %d, the CSV's %d" % (
+            path, model, name, total("host_nodes") + (total("host_amp_nodes") if amp else 0),
+            nodes))
+    return total("host_view_nodes")
 
 
 def print_kinds(files):
@@ -246,7 +268,8 @@ def write_calib(calib_dir, folder, paths, dispatch_us, node_us):
     text = ("# bench/host_pool.py --calib-dir: the pooled host costs of one lend\n"
             "# (%s): forward ms over kernel-launching dispatches (the\n"
             "# model files' host_dispatches less host_views) and backward ms over\n"
-            "# nodes, each file's median over the iterations whose spin outlasted\n"
+            "# nodes that are not a view's backward (host_nodes less host_view_nodes):\n"
+            "# each file's median over the iterations whose spin outlasted\n"
             "# the phase, of these runs:\n"
             "%s"
             "schema_version: 1\n"

@@ -14,9 +14,12 @@ the costs shared, minimising the squared relative residuals. Three rules:
   split    kernel-launching dispatches and views, a cost each.
 Prints each rule's costs, per file residual, rms, and leave-one-model-out:
 each model's files predicted by the costs fitted without that model (its
-folders' factors fitted on the other models). Standard library only.
+folders' factors fitted on the other models). With --backward the same for
+the backward: nodes (the model files' host_nodes) and view nodes (their
+host_view_nodes, a view's backward) in place of dispatches and views.
+Standard library only.
 
-    python3 bench/host_views_fit.py bench/results/gpu-2026-11-28c-h200/host-rn50.csv ...
+    python3 bench/host_views_fit.py [--backward] bench/results/gpu-2026-11-28c-h200/host-rn50.csv ...
 """
 
 import math
@@ -70,16 +73,19 @@ def predict(costs, f, r, rule):
     return f[r[0]] * sum(c * x for c, x in zip(costs, RULES[rule](r[3], r[4])))
 
 
-def main(paths):
+def main(paths, backward=False):
     rows = []
     for p in paths:
         terms = host_pool.phase_terms(p)
-        fwd = next(t for t in terms if t[0] == "fwd")
+        phase = next(t for t in terms if t[0] == ("bwd" if backward else "fwd"))
         model, views, dispatches = host_pool.VIEWS[p]
-        if fwd[1] is None:
-            print("  %s: forward left out (the spin ended first)" % p)
+        if backward:  # phase_terms' units are the nodes less the view nodes
+            views = host_pool.model_view_nodes(model, 0, False, None, check=False)
+            dispatches = phase[2] + views
+        if phase[1] is None:
+            print("  %s: %s left out (the spin ended first)" % (p, phase[0]))
             continue
-        rows.append((os.path.dirname(p), model, fwd[1], dispatches, views))
+        rows.append((os.path.dirname(p), model, phase[1], dispatches, views))
     models = sorted(set(r[1] for r in rows))
     for rule in RULES:
         costs, f = fit(rows, rule)
@@ -109,10 +115,12 @@ def main(paths):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 3:
+    argv = sys.argv[1:]
+    back = argv[:1] == ["--backward"]
+    if len(argv) - back < 2:
         sys.exit(__doc__)
     try:
-        sys.exit(main(sys.argv[1:]))
+        sys.exit(main(argv[back:], back))
     except InputError as e:
         print("host_views_fit: %s" % e, file=sys.stderr)
         sys.exit(2)

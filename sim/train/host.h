@@ -46,8 +46,8 @@ int ds_host_syncs(const struct ds_model *m, int32_t l);
  * some of its dispatches, charged after the wait rather than before). */
 double ds_host_sync_ns(const struct ds_compute *c, const struct ds_model *m, int32_t l);
 
-/* Host time of layer l's backward on the autograd thread, ns: host_nodes x
- * host_node, plus under --amp host_amp_nodes x host_node (the casts'
+/* Host time of layer l's backward on the autograd thread, ns: (host_nodes -
+ * host_view_nodes) x host_node (a file without host_view_nodes: every node), plus under --amp host_amp_nodes x host_node (the casts'
  * ToCopyBackward0 nodes); per_layer_ns (host_backward) without counts. */
 double ds_host_bwd_ns(const struct ds_compute *c, const struct ds_model *m, int32_t l,
                       double per_layer_ns);

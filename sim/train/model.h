@@ -238,6 +238,13 @@ struct ds_layer {
    * (sim/train/host.h; the measurement: sim/net/topo_compute.c). */
   double host_views;
   double host_nodes;
+  /* Optional host_view_nodes (with the host counts, every layer or none:
+   * ds_model.host_view_node_counts; at most host_nodes): the part of
+   * host_nodes that is a view's backward (ViewBackward0, TBackward0,
+   * TransposeBackward0, ...: tools/model_export/host.py NODE_VIEW), which
+   * launches nothing; the backward is charged per other node
+   * (sim/train/host.h). */
+  double host_view_nodes;
   double host_amp_casts;
   double host_amp_nodes;
   int32_t param_first; /* params[param_first .. +param_count) */
@@ -410,6 +417,8 @@ struct ds_model {
   int host_dispatch_counts;
   /* 1 when every layer has host_views, 0 when none has. */
   int host_view_counts;
+  /* 1 when every layer has host_view_nodes, 0 when none has. */
+  int host_view_node_counts;
 };
 
 ds_status ds_model_load(const char *path, struct ds_model **out,

@@ -27,7 +27,9 @@ HOST_HEADER = (
     "launches nothing on CUDA (views and aliases: view, t, transpose, permute, expand, "
     "_unsafe_view, detach; empty tensors), which ddpsim leaves uncharged (a host's forward "
     "is per kernel-launching dispatch: bench/host_pool.py); host_nodes = autograd nodes "
-    "its backward runs, AccumulateGrad of its parameters included; host_amp_casts = the "
+    "its backward runs, AccumulateGrad of its parameters included; host_view_nodes = the part of "
+    "them that are a view's backward (ViewBackward0, TBackward0, TransposeBackward0, ...: they "
+    "launch nothing), which ddpsim leaves uncharged; host_amp_casts = the "
     "cast dispatches CUDA autocast adds in its forward (each half op's fp32 inputs, a "
     "parameter once per forward as autocast caches it; each fp32 op's half inputs); "
     "host_amp_nodes = the ToCopyBackward0 nodes those casts add (inputs that require "
@@ -241,8 +243,22 @@ def amp_cast_call(rec, layer, func, args, kwargs, out, dtype_read):
     layer.amp_model_casts = getattr(layer, "amp_model_casts", 0) + 1
 
 
-def host_count_node(layer):
+# The backward's nodes that launch nothing: the backward of a view reshapes (or, for a
+# slice or select, places) the gradient as a view of it or by an op that the next node
+# fuses (bench/results/gpu-2026-11-28c-h200/notes-hostkinds.md: charged per node, the
+# spin measurements fit best with these free). Keep in step with bench/host_kinds.py's
+# NODE_VIEW, a subset.
+NODE_VIEW = {"ViewBackward0", "UnsafeViewBackward0", "TBackward0", "TransposeBackward0",
+             "PermuteBackward0", "ReshapeAliasBackward0", "ExpandBackward0",
+             "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "UnsqueezeBackward0",
+             "AliasBackward0", "SelectBackward0", "SliceBackward0", "SplitBackward0",
+             "UnbindBackward0", "AsStridedBackward0"}
+
+
+def host_count_node(layer, node=None):
     layer.host_nodes = getattr(layer, "host_nodes", 0) + 1
+    if node is not None and type(node).__name__ in NODE_VIEW:
+        layer.host_view_nodes = getattr(layer, "host_view_nodes", 0) + 1
 
 
 def host_lines(rec, l):
@@ -252,6 +268,7 @@ def host_lines(rec, l):
             "    host_dispatches: %d" % getattr(l, "host_dispatches", 0),
             "    host_views: %d" % getattr(l, "host_views", 0),
             "    host_nodes: %d" % nodes,
+            "    host_view_nodes: %d" % getattr(l, "host_view_nodes", 0),
             "    host_amp_casts: %d" % getattr(l, "host_amp_casts", 0),
             "    host_amp_nodes: %d" % getattr(l, "host_amp_nodes", 0)] + \
         (["    host_syncs: %d" % l.host_syncs] if getattr(l, "host_syncs", 0) else [])

@@ -253,10 +253,10 @@ def record(model, x, loss_kind):
                 loss = loss_of(out, loss_kind)
                 rec.phase = None
         for node, layer in rec.node_layer.items():
-            def pre(grad_outputs, layer=layer):
+            def pre(grad_outputs, layer=layer, node=node):
                 rec.bwd_layer = layer
                 rec.accum_to = None
-                host_count_node(layer)
+                host_count_node(layer, node)
 
             def post(grad_inputs, grad_outputs, node=node):
                 note_node_outputs(rec, node, grad_inputs)

@@ -24,9 +24,16 @@ The model file's counts (tools/export_model.py: the aten
 ops each layer's forward dispatches, `host_dispatches`, and the autograd
 nodes its backward runs, `host_nodes`) turn the phases into per-unit costs:
 
-    host_dispatch = forward ms / dispatches,  host_node = backward ms / nodes
+    host_dispatch = forward ms / kernel-launching dispatches,
+    host_node = backward ms / nodes that are not a view's backward
 
-(the loss's few ops and nodes are in the phases but not in the counts: a
+(kernel-launching dispatches: host_dispatches less the model file's
+host_views, the dispatches that launch no kernel, which ddpsim charges
+nothing, so that --calib-out's dispatch is the cost ddpsim charges per
+remaining dispatch; a file without host_views: all of them. The CSV's
+dispatches, nodes, dispatch_us and node_us columns stay per dispatch and
+node, views included; the
+loss's few ops and nodes are in the phases but not in the counts: a
 slight overestimate). A launch queue that fills (more kernels than the
 driver queues, about a thousand) or a synchronising op makes the host wait
 even behind the spin; the phase's flag 0 then marks its time as not the
@@ -196,16 +203,20 @@ def launch_counts(fn):
 
 
 def model_counts(name, amp):
-    """Sum of host_dispatches and host_nodes over the model file's layers,
-    with host_amp_nodes under autocast (its casts' ToCopyBackward0 nodes run
-    in the backward too; the casts' own dispatches are host_cast's)."""
+    """Sums over the model file's layers: host_dispatches, host_views,
+    host_nodes (with host_amp_nodes under autocast) and host_view_nodes (a
+    view's backward, uncharged as views are) (its casts'
+    ToCopyBackward0 nodes run in the backward too; the casts' own dispatches
+    are host_cast's)."""
     path = os.path.join(HERE, "..", "models", name + ".yaml")
     with open(path) as f:
         text = f.read()
 
     def total(key):
         return sum(int(v) for v in re.findall(r"^\s+%s: (\d+)" % key, text, re.M))
-    return total("host_dispatches"), total("host_nodes") + (total("host_amp_nodes") if amp else 0)
+    return (total("host_dispatches"), total("host_views"),
+            total("host_nodes") + (total("host_amp_nodes") if amp else 0),
+            total("host_view_nodes"))
 
 
 def calib_host_keys(a, rows, dispatches, nodes, cuda, dry_run):
@@ -473,7 +484,7 @@ def print_phases(a, rows, dispatches, nodes, cuda, spin_ms):
             if units and free:
                 print("  %s: %.1fus  # %d %s, median of the %d drained iterations"
                       % (unit, statistics.median(free) * 1e3 / units, units,
-                         "dispatches" if key == "f" else "nodes", len(free)))
+                         "kernel-launching dispatches" if key == "f" else "nodes", len(free)))
             elif units:
                 print("  %s: not measured: %s" % (unit, "the GPU was still behind when the host "
                                                   "finished in every iteration (the GPU is the "
@@ -488,7 +499,7 @@ def print_phases(a, rows, dispatches, nodes, cuda, spin_ms):
         if free:
             print("  %s: %.1fus  # %d %s, median of the %d unblocked iterations"
                   % (unit, statistics.median(free) * 1e3 / units, units,
-                     "dispatches" if key == "f" else "nodes", len(free)))
+                     "kernel-launching dispatches" if key == "f" else "nodes", len(free)))
         else:
             print("  %s: not measured: the spin ended before the host's %s in every iteration "
                   "(the host waited for the GPU: a full launch queue or a synchronising op; "
@@ -541,7 +552,8 @@ def main():
     loss_of = torch_measure.make_loss(meta["loss"], x)
     opt = (torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
            if meta["optimizer"] == "sgd" else torch.optim.Adam(model.parameters(), lr=1e-5))
-    dispatches, nodes = model_counts(a.model, a.amp)
+    dispatches, views, nodes, view_nodes = model_counts(a.model, a.amp)
+    kernel_dispatches, charged_nodes = dispatches - views, nodes - view_nodes
     cuda = dev.type == "cuda"
     spin, spin_ms = spin_for(cuda, a.sleep_ms, a.pauses)
     forward = make_forward(model, x, loss_of, a.amp, dev)
@@ -562,7 +574,7 @@ def main():
     if a.out:
         tensors = sum(len(g["params"]) for g in opt.param_groups)
         write_rows(a.out, a, rows, dispatches, nodes, tensors)
-    print_phases(a, rows, dispatches, nodes, cuda, spin_ms)
+    print_phases(a, rows, kernel_dispatches, charged_nodes, cuda, spin_ms)
     if a.count_launches and cuda:
         opt.zero_grad(set_to_none=True)
         loss, nf = launch_counts(forward)
@@ -571,7 +583,8 @@ def main():
         print("  launches (kernels, memsets, copies) in one profiled iteration: forward %d, "
               "backward %d, step %d%s" % (nf, nb, ns, " (pause hooks' spins included)" if points else ""))
     if a.calib_out:
-        keys, left = calib_host_keys(a, rows, dispatches, nodes, cuda, a.cpu_dry_run)
+        keys, left = calib_host_keys(a, rows, kernel_dispatches, charged_nodes, cuda,
+                                      a.cpu_dry_run)
         if not keys:
             sys.exit("host_calibrate.py: %s not written: no phase measured unblocked (%s)"
                      % (a.calib_out, "; ".join("%s: %s" % kv for kv in left.items())))

@@ -257,7 +257,9 @@ def main(argv=None):
     torch.backends.cudnn.benchmark = True  # as torch_measure and host_calibrate
     dist = torch_measure.one_rank_group(dev)
     info = torch_measure.print_versions(dev)
-    counts = host_calibrate.model_counts(a.model, a.amp)
+    # per kernel-launching dispatch (host_calibrate.py's docstring)
+    dispatches, views, nodes, view_nodes = host_calibrate.model_counts(a.model, a.amp)
+    counts = (dispatches - views, nodes - view_nodes)
     spin, spin_ms = host_calibrate.spin_for(cuda, a.sleep_ms, 0)
 
     t0 = time.perf_counter()

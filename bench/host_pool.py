@@ -2,12 +2,20 @@
 """Pool bench/host_calibrate.py runs into one host_dispatch and one host_node
 (sim/net/topo_compute.c's defaults): per file and phase, the median of the
 iterations whose spin outlasted the phase (its *_free flag 1; a phase with
-none is left out and said so), then forward total ms over total dispatches
-and backward total ms over total nodes, per folder (a host) and over all;
+none is left out and said so), then forward total ms over total kernel-launching dispatches
+(the CSV's dispatches less the views of models/<model>.yaml: its host_views,
+the dispatches that launch no kernel, which cost the host nothing measurable)
+and backward total ms over total nodes that are not a view's backward (the
+model file's host_view_nodes, free likewise), per folder (a host) and over all;
 then each folder's host factor: the mean of its dispatch and node ratios to
 the pool's (sim/net/topo_compute.c's ds_topo_host_factor_fastest and _slowest are the
 smallest and largest, the hosts' range that ddpsim's summary prints for a
 host-bound run).
+Per folder whose models' view shares differ by 0.2 or more it also prints the evidence
+for that rule: each file's forward per dispatch and per kernel-launching
+dispatch, their spread over the folder's files (max/min, coefficient of
+variation), and a least-squares fit fwd_ms = a x kernel dispatches + b x
+views over the folder's files (relative residuals), b being what a view costs.
 The phase times are host_calibrate's own: with --pauses the pauses are
 already subtracted. Standard library only.
 With --calib-dir DIR it also writes, per folder, DIR/host-<lend>.yaml: a
@@ -38,6 +46,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from csv_input import InputError, num  # noqa: E402
 
 PHASES = (("fwd", "dispatches", "dispatch"), ("bwd", "nodes", "node"))
+VIEWS = {}  # CSV path -> (model, views, dispatches) of its model file, from phase_terms
 MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models")
 
 
@@ -65,9 +74,88 @@ def phase_terms(path):
         units = num(first, count, path, line)
         if units != int(units) or units < 1:
             raise InputError("%s:%d: %s %r is not a count" % (path, line, count, first[count]))
+        if key == "fwd":
+            views = model_views(first.get("model", ""), int(units), path)
+            VIEWS[path] = (first.get("model", ""), views, int(units))
+            units -= views
+        else:
+            units -= model_view_nodes(first.get("model", ""), int(units),
+                                      bool(first.get("amp", "")), path)
         terms.append((key, statistics.median(free) if free else None, int(units), len(free),
                       len(rows)))
     return terms
+
+
+def model_views(model, dispatches, path):
+    """The forward's dispatches that launch no kernel (host_views summed over
+    models/<model>.yaml's layers; 0 for a file without them), after checking
+    that the file's host_dispatches sum to the CSV's count."""
+    name = os.path.join(MODELS, model + ".yaml")
+    try:
+        with open(name) as f:
+            text = f.read()
+    except OSError as e:
+        raise InputError("%s: model %s: cannot read %s: %s" % (path, model, name, e.strerror))
+    total = sum(int(v) for v in re.findall(r"^    host_dispatches: (\d+)$", text, re.M))
+    if total != dispatches:
+        raise InputError("%s: model %s: %s dispatches %d, the CSV's %d" % (
+            path, model, name, total, dispatches))
+    return sum(int(v) for v in re.findall(r"^    host_views: (\d+)$", text, re.M))
+
+
+def model_view_nodes(model, nodes, amp, path, check=True):
+    """The backward's nodes that are a view's backward (host_view_nodes
+    summed over models/<model>.yaml's layers; 0 for a file without them),
+    after checking that the file's host_nodes (with host_amp_nodes under
+    autocast) sum to the CSV's count."""
+    name = os.path.join(MODELS, model + ".yaml")
+    with open(name) as f:
+        text = f.read()
+
+    def total(key):
+        return sum(int(v) for v in re.findall(r"^    %s: (\d+)$" % key, text, re.M))
+    if check and total("host_nodes") + (total("host_amp_nodes") if amp else 0) != nodes:
+        raise InputError("%s: model %s: %s nodes %d, the CSV's %d" % (
+            path, model, name, total("host_nodes") + (total("host_amp_nodes") if amp else 0),
+            nodes))
+    return total("host_view_nodes")
+
+
+def print_kinds(files):
+    """Per folder: each file's forward per dispatch and per kernel-launching
+    dispatch, their spread, and the least-squares view cost (docstring)."""
+    by_folder = {}
+    for path, terms in files:
+        fwd = next(t for t in terms if t[0] == "fwd")
+        if fwd[1] is not None:
+            model, views, dispatches = VIEWS[path]
+            by_folder.setdefault(os.path.dirname(path), []).append(
+                (os.path.basename(path), model, fwd[1], dispatches, views))
+    for folder, rows in by_folder.items():
+        shares = [v / d for _, _, _, d, v in rows]
+        if max(shares) - min(shares) < 0.2:
+            continue  # views a like share of every model (CNNs: 15-20 %): nothing to tell
+        print("%s: forward per dispatch / per kernel-launching dispatch:" % folder)
+        for name, model, ms, d, v in rows:
+            print("  %-40s %8.3f ms: %4d dispatches %6.2f us, %4d kernel-launching %6.2f us "
+                  "(%d views)" % (name, ms, d, ms * 1e3 / d, d - v, ms * 1e3 / (d - v), v))
+        for label, rates in (("per dispatch", [ms * 1e3 / d for _, _, ms, d, _ in rows]),
+                             ("per kernel-launching dispatch",
+                              [ms * 1e3 / (d - v) for _, _, ms, d, v in rows])):
+            print("  %s: max/min %.2f, coefficient of variation %.1f %%" % (
+                label, max(rates) / min(rates),
+                100 * statistics.pstdev(rates) / statistics.mean(rates)))
+        # minimise sum ((a k + b v) / ms - 1)^2: normal equations in (a, b)
+        xs = [((d - v) / ms, v / ms) for _, _, ms, d, v in rows]
+        s11 = sum(x * x for x, _ in xs)
+        s12 = sum(x * y for x, y in xs)
+        s22 = sum(y * y for _, y in xs)
+        t1, t2 = sum(x for x, _ in xs), sum(y for _, y in xs)
+        det = s11 * s22 - s12 * s12
+        if det > 0:
+            a, b = (t1 * s22 - t2 * s12) / det, (t2 * s11 - t1 * s12) / det
+            print("  least squares: %.2f us a kernel-launching dispatch + %.2f us a view"
+                  % (a * 1e3, b * 1e3))
 
 
 def model_params(model, path):
@@ -178,8 +266,10 @@ def write_calib(calib_dir, folder, paths, dispatch_us, node_us):
     temporary file first and renamed (a reader never sees half a file)."""
     out = os.path.join(calib_dir, "host-%s.yaml" % lend_name(folder))
     text = ("# bench/host_pool.py --calib-dir: the pooled host costs of one lend\n"
-            "# (%s): forward ms over dispatches and backward ms over\n"
-            "# nodes, each file's median over the iterations whose spin outlasted\n"
+            "# (%s): forward ms over kernel-launching dispatches (the\n"
+            "# model files' host_dispatches less host_views) and backward ms over\n"
+            "# nodes that are not a view's backward (host_nodes less host_view_nodes):\n"
+            "# each file's median over the iterations whose spin outlasted\n"
             "# the phase, of these runs:\n"
             "%s"
             "schema_version: 1\n"
@@ -233,6 +323,7 @@ def main():
             parts.append("%s %.3f ms / %d = %.2f us" % (unit, ms, units, ms * 1e3 / units)
                          if units else "%s none" % unit)
         print("%s: %s" % (label, "; ".join(parts)))
+    print_kinds(files)
     for label in by_host:
         ratios = [per_unit[label, key] / per_unit["pooled", key] for key, _, _ in PHASES
                   if (label, key) in per_unit and ("pooled", key) in per_unit]

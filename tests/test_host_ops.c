@@ -21,6 +21,18 @@
  * l1 500, l2 700; the backward stays per node (2700; 3900 under --amp).
  * tiny-model-host.yaml, without host_dispatches, keeps host_op per
  * top-level op on the same topology (the fallback).
+ *
+ * tests/data/tiny-model-views.yaml adds host_views (the dispatches that
+ * launch no kernel) l0 2, l1 0, l2 3: only the other dispatches are
+ * charged, l0 (5 - 2) D = 450, l1 2 D = 300, l2 (4 - 3) D = 150 us (900),
+ * under --amp l0 450 + 3 X = 750, l1 300 + 2 X = 500, l2 150 + X = 250;
+ * the backward as before (2700; 3900 under --amp).
+ *
+ * tests/data/tiny-model-view-nodes.yaml adds host_view_nodes (a view's
+ * backward nodes) l0 1, l1 0, l2 1: only the other nodes are charged,
+ * l2 (2 - 1) N = 300, l1 3 N = 900, l0 (4 - 1) N = 900 us (2100), under
+ * --amp plus the cast nodes: l2 600, l1 1200, l0 1500; the forward as
+ * tiny-model-views.yaml's.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -39,6 +51,8 @@
 #define D_US 150.0 /* host_dispatch */
 #define DISPATCH_MODEL "tests/data/tiny-model-dispatch.yaml"
 #define DISPATCH TOPO "--model " DISPATCH_MODEL " "
+#define VIEWS_MODEL "tests/data/tiny-model-views.yaml"
+#define VIEW_NODES_MODEL "tests/data/tiny-model-view-nodes.yaml"
 #define N_US 300.0
 #define K_US 300.0 /* host_grad_hook */
 #define P_US 200.0 /* host_grad_copy */
@@ -202,6 +216,55 @@ Test(host_ops, dispatches_times_cost_per_layer_casts_and_nodes_as_before) {
   cr_assert_eq(system(cmd), 0);
 }
 
+Test(host_ops, a_file_with_views_charges_only_the_kernel_launching_dispatches) {
+  double want = (3 + 2 + 1) * D_US + (4 + 3 + 2) * N_US + 200 + STEP_US;
+  cr_assert_float_eq(iter_us(TOPO "--model " VIEWS_MODEL " --strategy single --format csv"),
+                     want, 1e-3);
+  /* the same file less its views is charged 5 views more: 5 D */
+  cr_assert_float_eq(iter_us(DISPATCH "--strategy single --format csv") - want, 5 * D_US, 1e-3);
+}
+
+Test(host_ops, views_cost_nothing_per_layer_casts_and_nodes_as_before) {
+  char dir[] = "/tmp/ddpsim-hostviews-XXXXXX", cmd[600];
+  cr_assert(mkdtemp(dir));
+  double fwd[3], bwd[3];
+  host_ops_in(VIEWS_MODEL, dir, "--strategy single", fwd, bwd);
+  const double f32_fwd[] = {450, 300, 150}, f32_bwd[] = {1200, 900, 600};
+  for (int l = 0; l < 3; l++) {
+    cr_assert_float_eq(fwd[l], f32_fwd[l], 1e-6, "fp32 forward l%d", l);
+    cr_assert_float_eq(bwd[l], f32_bwd[l], 1e-6, "fp32 backward l%d", l);
+  }
+  host_ops_in(VIEWS_MODEL, dir, "--strategy single --amp fp16", fwd, bwd);
+  const double amp_fwd[] = {750, 500, 250}, amp_bwd[] = {1800, 1200, 900};
+  for (int l = 0; l < 3; l++) {
+    cr_assert_float_eq(fwd[l], amp_fwd[l], 1e-6, "amp forward l%d", l);
+    cr_assert_float_eq(bwd[l], amp_bwd[l], 1e-6, "amp backward l%d", l);
+  }
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  cr_assert_eq(system(cmd), 0);
+}
+
+Test(host_ops, view_nodes_cost_nothing_in_backward) {
+  double want = (3 + 2 + 1) * D_US + (3 + 3 + 1) * N_US + 200 + STEP_US;
+  cr_assert_float_eq(
+      iter_us(TOPO "--model " VIEW_NODES_MODEL " --strategy single --format csv"), want, 1e-3);
+  char dir[] = "/tmp/ddpsim-hostviewnodes-XXXXXX", cmd[600];
+  cr_assert(mkdtemp(dir));
+  double fwd[3], bwd[3];
+  host_ops_in(VIEW_NODES_MODEL, dir, "--strategy single", fwd, bwd);
+  const double f32_fwd[] = {450, 300, 150}, f32_bwd[] = {900, 900, 300};
+  for (int l = 0; l < 3; l++) {
+    cr_assert_float_eq(fwd[l], f32_fwd[l], 1e-6, "fp32 forward l%d", l);
+    cr_assert_float_eq(bwd[l], f32_bwd[l], 1e-6, "fp32 backward l%d", l);
+  }
+  host_ops_in(VIEW_NODES_MODEL, dir, "--strategy single --amp fp16", fwd, bwd);
+  const double amp_bwd[] = {1500, 1200, 600};
+  for (int l = 0; l < 3; l++)
+    cr_assert_float_eq(bwd[l], amp_bwd[l], 1e-6, "amp backward l%d", l);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  cr_assert_eq(system(cmd), 0);
+}
+
 Test(host_ops, autocast_adds_its_casts_and_their_nodes) {
   char dir[] = "/tmp/ddpsim-hostops-XXXXXX", cmd[600];
   cr_assert(mkdtemp(dir));
@@ -277,6 +340,31 @@ Test(host_ops, bad_dispatches_name_file_line_and_key) {
   /* only with the four counts */
   refuses("    host_ops: 2\n    host_nodes: 4\n    host_amp_casts: 3\n    host_amp_nodes: 2\n",
           "    host_dispatches: 5\n", "host_dispatches only with", NULL);
+}
+
+Test(host_ops, bad_views_name_file_line_and_key) {
+  refuses_in(VIEWS_MODEL, "host_views: 2\n", "host_views: -1\n", "host_views", NULL);
+  refuses_in(VIEWS_MODEL, "host_views: 2\n", "host_views: 1.5\n", "host_views", NULL);
+  /* at most the layer's dispatches (less its syncs) */
+  refuses_in(VIEWS_MODEL, "host_views: 2\n", "host_views: 6\n",
+             "at most the layer's host_dispatches less its host_syncs (5)", NULL);
+  /* on every layer or none: the layer is named */
+  refuses_in(VIEWS_MODEL, "    host_views: 0\n", "", "host_views on every layer or on none",
+             "  - name: l1");
+  /* only in a file that counts the dispatches */
+  refuses("    host_amp_nodes: 2\n", "    host_views: 1\n    host_amp_nodes: 2\n",
+          "host_views only with host_dispatches", NULL);
+}
+
+Test(host_ops, bad_view_nodes_name_file_line_and_key) {
+  refuses_in(VIEW_NODES_MODEL, "host_view_nodes: 1\n", "host_view_nodes: -1\n",
+             "host_view_nodes", NULL);
+  refuses_in(VIEW_NODES_MODEL, "host_view_nodes: 1\n", "host_view_nodes: 0.5\n",
+             "host_view_nodes", NULL);
+  refuses_in(VIEW_NODES_MODEL, "host_view_nodes: 1\n", "host_view_nodes: 5\n",
+             "at most the layer's host_nodes (4)", NULL);
+  refuses_in(VIEW_NODES_MODEL, "    host_view_nodes: 0\n", "",
+             "host_view_nodes on every layer or on none", "  - name: l1");
 }
 
 Test(host_ops, bad_counts_name_file_line_and_key) {

@@ -210,7 +210,8 @@ struct ds_compute_params {
    * host_backward then apply only to model files without counts. */
   double host_op_ns;
   /* Per aten op a forward dispatches, nested ones included, for model
-   * files with host_dispatches (replaces host_op there). */
+   * files with host_dispatches (replaces host_op there); where the file
+   * has host_views, per dispatch that launches a kernel (views free). */
   double host_dispatch_ns;
   double host_cast_ns;
   double host_node_ns;

@@ -43,21 +43,24 @@ static ds_status read_time(const struct ds_cnode *map, const char *key, double *
  * (read_compute below): per host (a folder of host_calibrate runs), the
  * mean of its dispatch and node figures over the pool's, as
  * `python3 bench/host_pool.py` over the twelve CSVs named there prints them:
- *   2026-11-26d call2  23.05 / 30.73 = 0.7500, 21.90 / 29.05 = 0.7539: 0.752
- *   2026-11-27         29.00 / 30.73 = 0.9436, 31.29 / 29.05 = 1.0770: 1.010
- *   2026-11-27c        39.70 / 30.73 = 1.2918, 34.29 / 29.05 = 1.1802: 1.236
- *   2026-11-27d        24.41 / 30.73 = 0.7942, 30.89 / 29.05 = 1.0631: 0.929
- *   2026-11-27e        31.52 / 30.73 = 1.0257, 30.44 / 29.05 = 1.0479: 1.037
+ *   2026-11-26d call2  28.55 / 37.48 = 0.7617, 28.63 / 31.42 = 0.9112: 0.836
+ *   2026-11-27         35.23 / 37.48 = 0.9402, 31.40 / 31.42 = 0.9996: 0.970
+ *   2026-11-27c        47.63 / 37.48 = 1.2711, 34.37 / 31.42 = 1.0940: 1.183
+ *   2026-11-27d        30.32 / 37.48 = 0.8091, 31.07 / 31.42 = 0.9889: 0.899
+ *   2026-11-27e        39.16 / 37.48 = 1.0450, 30.63 / 31.42 = 0.9748: 1.010
+ * (dispatch: per kernel-launching dispatch, node: per node that is not a
+ * view's backward, host_dispatch and host_node below; per dispatch and
+ * node, views included, until 2026-11-28c: 0.752 to 1.236)
  * The fastest and the slowest of the five lends (27d and 27e may be one
  * machine lent twice, an hour apart: a lend is what a folder records). One
  * factor per host for every host_* cost (not one per cost): the other costs
  * were not measured per host, and a host's Python and dispatcher are slower
  * or faster as a whole (its dispatch and node ratios differ by at most
- * 0.27). A host also moves
+ * 0.18). A host also moves
  * within that range between processes (docs/strategies.md, "The host
  * costs"), so the range is where a run on a lent H200 lands, not a bound. */
-const double ds_topo_host_factor_fastest = 0.752;
-const double ds_topo_host_factor_slowest = 1.236;
+const double ds_topo_host_factor_fastest = 0.836;
+const double ds_topo_host_factor_slowest = 1.183;
 
 /* DDP's per-gradient host cost, 25.2 us pooled over lends (below, in
  * ds_topo_default_compute), split into copy_bucket_to_grad's launch, 5.8
@@ -107,33 +110,43 @@ ds_status ds__topo_read_compute(const struct ds_cnode *root,
    * So the H200 ResNet-50 fp32 batch 32 row of validation/training.csv is
    * fit (its run's 18.048 ms sets s); docs/strategies.md, "The host costs". */
   c->host_op_ns = 50300;
-  /* Per aten op dispatched in forward, nested ones included (model files
-   * with host_dispatches), and per autograd node in backward: measured on
+  /* Per aten op dispatched in forward that launches a kernel (model files
+   * with host_dispatches: those less host_views, the views, aliases and
+   * empty tensors, which are charged nothing; a file without host_views:
+   * every dispatch), and per autograd node in backward that is not a view's
+   * backward (host_nodes less host_view_nodes, likewise): measured on
    * five lent H200s' hosts with the GPU held behind a spin kernel per phase,
    * so the host never waits for it (bench/host_calibrate.py, default mode),
    * medians of 10 iterations over the model files' counts, batch 32 fp32,
-   * every phase whose spin outlasted it, pooled as total ms over total units:
+   * every phase whose spin outlasted it, pooled as total ms over total units
+   * (forward units: kernel-launching dispatches, ResNet-50 227 of 282,
+   * ResNet-101 and ResNeXt-101 448 of 554, SE-ResNeXt-101 613 of 719;
+   * backward units: nodes less view nodes, ResNet-50 335 of 337, the
+   * 101-layer CNNs 658 of 660, SE-ResNeXt-101 955 of 957, BERT-base 476 of
+   * 923):
    *   bench/results/gpu-2026-11-26d-h200/call2: forward ResNet-50 6.823 ms /
-   *     282, ResNeXt-101 32x4d 12.445 / 554 (23.05 us on this host);
-   *     backward ResNet-50 12.417 / 337, ResNeXt-101 15.200 / 660, BERT-base
-   *     14.439 / 923 (21.90 us);
-   *   bench/results/gpu-2026-11-27-h200: forward ResNet-50 7.508 / 282,
-   *     ResNet-101 16.438 / 554, ResNeXt-101 15.542 / 554, SE-ResNeXt-101
-   *     21.676 / 719 (29.00 us); backward ResNet-50 9.747 / 337, ResNet-101
-   *     17.610 / 660, ResNeXt-101 24.490 / 660 (31.29 us);
+   *     227, ResNeXt-101 32x4d 12.445 / 448 (28.55 us on this host);
+   *     backward ResNet-50 12.417 / 335, ResNeXt-101 15.200 / 658, BERT-base
+   *     14.439 / 476 (28.63 us);
+   *   bench/results/gpu-2026-11-27-h200: forward ResNet-50 7.508 / 227,
+   *     ResNet-101 16.438 / 448, ResNeXt-101 15.542 / 448, SE-ResNeXt-101
+   *     21.676 / 613 (35.23 us); backward ResNet-50 9.747 / 335, ResNet-101
+   *     17.610 / 658, ResNeXt-101 24.490 / 658 (31.40 us);
    *   bench/results/gpu-2026-11-27c-h200 (unpinned): forward ResNet-101
-   *     21.609 / 554 (host-resnet101.csv), SE-ResNeXt-101 28.931 / 719
+   *     21.609 / 448 (host-resnet101.csv), SE-ResNeXt-101 28.931 / 613
    *     (host-se-pauses.csv, --pauses 8: the pauses' drains subtracted by
-   *     host_calibrate itself) (39.70 us); backward ResNet-101 19.134 / 660,
-   *     SE-ResNeXt-101 36.308 / 957 (--pauses 8) (34.29 us);
+   *     host_calibrate itself) (47.63 us); backward ResNet-101 19.134 / 658,
+   *     SE-ResNeXt-101 36.308 / 955 (--pauses 8) (34.37 us);
    *   bench/results/gpu-2026-11-27d-h200/hostcalib (unpinned, the run that
    *     also wrote host-resnet50.yaml with --calib-out): forward ResNet-50
-   *     6.883 / 282 (24.41 us), backward 10.409 / 337 (30.89 us);
+   *     6.883 / 227 (30.32 us), backward 10.409 / 335 (31.07 us);
    *   bench/results/gpu-2026-11-27e-h200 (two fresh processes, an hour
-   *     later): forward ResNet-50 9.149 and 8.630 / 282 (31.52 us), backward
-   *     10.663 and 9.856 / 337 (30.44 us);
-   *   pooled: forward 155.636 ms / 5064 = 30.73 us a dispatch, backward
-   *     180.273 ms / 6205 = 29.05 us a node. `python3 bench/host_pool.py`
+   *     later): forward ResNet-50 9.149 and 8.630 / 227 (39.16 us), backward
+   *     10.663 and 9.856 / 335 (30.63 us);
+   *   pooled: forward 155.636 ms / 4153 = 37.48 us a kernel-launching
+   *     dispatch, backward 180.273 ms / 5738 = 31.42 us a node that is not
+   *     a view's backward.
+   *     `python3 bench/host_pool.py`
    *     over the twelve CSVs named above (R=bench/results:
    *     $R/gpu-2026-11-26d-h200/call2/host-{resnet50,resnext101_32x4d,
    *     bert-base}.csv $R/gpu-2026-11-27-h200/host-{resnet50,resnet101,
@@ -141,7 +154,28 @@ ds_status ds__topo_read_compute(const struct ds_cnode *root,
    *     $R/gpu-2026-11-27c-h200/host-{resnet101,se-pauses}.csv
    *     $R/gpu-2026-11-27d-h200/hostcalib/host-resnet50.csv
    *     $R/gpu-2026-11-27e-h200/host-resnet50-r{1,2}.csv) prints
-   *     every term, each host's, the pool and each host's factor (below).
+   *     every term, each host's, the pool and each host's factor (above).
+   * Why views are free (the rule, not the level): one host,
+   * bench/results/gpu-2026-11-28c-h200, three device calls, seven models
+   * whose views are 1 % (VGG-16) to 58 % (DeepLearningExamples' BERT:
+   * 686 of 1188) of their forward's dispatches. With one factor per call,
+   * `python3 bench/host_views_fit.py` over its 17 fp32 forward CSVs
+   * (R=bench/results/gpu-2026-11-28c-h200: $R/host-{rn50,bl-dle,bb-dle}.csv
+   * $R/call2/host-*.csv $R/call3/host-*.csv) fits 32.36 us a
+   * kernel-launching dispatch + 0.30 us a view: next to nothing. One cost per
+   * dispatch, views included, misses the files by 34.2 % rms (BERT +3 to
+   * +41 %, the CNNs -66 to +4 %), left out model by model 40.0 %; one
+   * cost per kernel-launching dispatch (32.57 us) 19.7 %, left out 22.7 %
+   * (VGG-16, 39 of them launching 108 kernels, -36 and -52 %; without
+   * VGG-16 12.7 and 16.2 %, against one cost per dispatch's 27.8 and
+   * 34.4 %, and the split fits 30.16 us + 2.18 us a view). The level is
+   * the five lends' above, not this host's (its calls at 35.2, 29.2 and
+   * 33.6 us a kernel-launching dispatch: inside their range). The backward
+   * likewise (`python3 bench/host_views_fit.py --backward` over the same
+   * CSVs): one cost per node 27.7 % rms, left out 35.9 %; per node that is
+   * not a view's backward (32.11 us) 17.9 %, left out 20.6 %; apart, 30.94
+   * us + 4.03 us a view node (bench/results/gpu-2026-11-28c-h200/
+   * notes-hostkinds.md).
    * Left out: phases whose spin ended first (BERT's forward waits at its mask
    * check; SE-ResNeXt's backward without pauses, ~1358 launches, fills the
    * driver's launch queue, 1020-1021 deep (27c launch_queue.csv), behind the
@@ -150,8 +184,8 @@ ds_status ds__topo_read_compute(const struct ds_cnode *root,
    * pinned to two CPUs (host-resnet101-pinned.csv, 22.3 / 24.5 us: taskset
    * is not how PyTorch runs by default, and pinning did not make training
    * faster on that host: 27c notes-host2.md).
-   * The hosts differ (23.05, 29.00, 39.70, 24.41, 31.52 us a dispatch;
-   * 21.90, 31.29, 34.29, 30.89, 30.44 a node) and each switches speed within a run
+   * The hosts differ (28.55, 35.23, 47.63, 30.32, 39.16 us a
+   * kernel-launching dispatch; 28.63, 31.40, 34.37, 31.07, 30.63 a node) and each switches speed within a run
    * (ResNet-101's forward 22.6-54.6 us a dispatch on 2026-11-27, 34.6-52.1
    * on 27c) and between fresh processes (the fit row's command: 24.55,
    * 22.03, 18.03 ms on 27d) while running, not descheduled (27c: CPU time =
@@ -164,9 +198,9 @@ ds_status ds__topo_read_compute(const struct ds_cnode *root,
    * BERT AMP 28.8, ResNeXt-101 46.2) and the node at 21.8 us. No validation
    * row sets either. A user's own host: `bench/host_calibrate.py --calib-out
    * FILE`, whose host section --calib applies over these (sim/train/calib.h). */
-  c->host_dispatch_ns = 30730;
+  c->host_dispatch_ns = 37480;
   c->host_cast_ns = 23600;
-  c->host_node_ns = 29050;
+  c->host_node_ns = 31420;
   /* DDP's reducer (docs/strategies.md "The host costs"), measured unprofiled
    * with bench/torch_ddp_host.py (a host-bound toy of bias-free
    * Linear(W, W) at batch 1; DDP over one NCCL rank) and pooled as

@@ -5,9 +5,12 @@ double ds_host_fwd_ns(const struct ds_compute *c, const struct ds_model *m, int3
   if (!m->host_counts) return per_layer_ns;
   const struct ds_layer *ly = &m->layers[l];
   /* per dispatched aten op where the file counts them: a top-level op costs
-   * what it decomposes into (bench/host_kinds.py); else per top-level op */
+   * what it decomposes into; of those, the ones that launch no kernel
+   * (host_views: views, aliases, empty tensors) cost nothing measurable
+   * (sim/net/topo_compute.c); else per top-level op */
   double ns = m->host_dispatch_counts
-                  ? (ly->host_dispatches - ly->host_syncs) * c->params.host_dispatch_ns
+                  ? (ly->host_dispatches - ly->host_syncs - ly->host_views) *
+                        c->params.host_dispatch_ns
                   : ly->host_ops * c->params.host_op_ns;
   /* autocast's casts nest inside the ops that need them (aten::linear's
    * aten::to): a cost of their own, with no Python around them */
@@ -27,7 +30,10 @@ double ds_host_bwd_ns(const struct ds_compute *c, const struct ds_model *m, int3
                       double per_layer_ns) {
   if (!m->host_counts) return per_layer_ns;
   const struct ds_layer *ly = &m->layers[l];
-  double nodes = ly->host_nodes + (c->amp != DS_AMP_NONE ? ly->host_amp_nodes : 0);
+  /* a view's backward node (host_view_nodes) launches nothing and costs
+   * nothing measurable (sim/net/topo_compute.c) */
+  double nodes = ly->host_nodes - ly->host_view_nodes +
+                 (c->amp != DS_AMP_NONE ? ly->host_amp_nodes : 0);
   return nodes * c->params.host_node_ns;
 }
 

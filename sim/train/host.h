@@ -3,8 +3,9 @@
  * autograd engine's thread in backward (docs/strategies.md, "The host
  * costs"). A model file with host counts (model.h: top-level ops, autograd
  * nodes, autocast's casts and their nodes, per layer) is charged per unit
- * of that work (host_dispatch per aten op dispatched, or host_op per
- * top-level op where the file lacks host_dispatches; host_cast, host_node);
+ * of that work (host_dispatch per aten op dispatched that launches a kernel,
+ * or host_op per top-level op where the file lacks host_dispatches;
+ * host_cast, host_node);
  * one without counts keeps the old
  * rule, one cost per layer whatever it runs (host_launch, host_backward).
  */
@@ -23,8 +24,9 @@ extern "C" {
 #endif
 
 /* Host time of layer l's forward before its kernels run, ns:
- * host_dispatches x host_dispatch (or, for files without host_dispatches,
- * host_ops x host_op), plus under --amp host_amp_casts x host_cast, less
+ * (host_dispatches - host_views) x host_dispatch (the dispatches that
+ * launch a kernel; a file without host_views: all of them; for files
+ * without host_dispatches, host_ops x host_op), plus under --amp host_amp_casts x host_cast, less
  * the syncs' part (ds_host_sync_ns); per_layer_ns (the caller's
  * host_launch) when the model has no counts. */
 double ds_host_fwd_ns(const struct ds_compute *c, const struct ds_model *m, int32_t l,
@@ -44,8 +46,8 @@ int ds_host_syncs(const struct ds_model *m, int32_t l);
  * some of its dispatches, charged after the wait rather than before). */
 double ds_host_sync_ns(const struct ds_compute *c, const struct ds_model *m, int32_t l);
 
-/* Host time of layer l's backward on the autograd thread, ns: host_nodes x
- * host_node, plus under --amp host_amp_nodes x host_node (the casts'
+/* Host time of layer l's backward on the autograd thread, ns: (host_nodes -
+ * host_view_nodes) x host_node (a file without host_view_nodes: every node), plus under --amp host_amp_nodes x host_node (the casts'
  * ToCopyBackward0 nodes); per_layer_ns (host_backward) without counts. */
 double ds_host_bwd_ns(const struct ds_compute *c, const struct ds_model *m, int32_t l,
                       double per_layer_ns);

@@ -27,7 +27,7 @@ static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
                                          "bwd_reduce_bytes", "bwd_row_reductions",
                                          "bwd_copy_bytes", "bwd_bytes", "amp_bwd_bytes",
                                          "bwd_accum_bytes", "amp_bwd_accum_bytes",
-                                         "host_ops", "host_dispatches", "host_nodes",
+                                         "host_ops", "host_dispatches", "host_views", "host_nodes", "host_view_nodes",
                                          "host_amp_casts", "host_amp_nodes", "host_syncs",
                                          "groups", "stride",
                                          "pool_kernel", "pool_stride", "pool_padding", "pool_input",
@@ -307,6 +307,56 @@ static ds_status read_host_syncs(struct ds_model *m, const struct ds_cnode *item
   return DS_OK;
 }
 
+/* Optional host_views (model.h): with host_dispatches, on every layer or on
+ * none (m->host_view_counts, set by layer 0); at most the layer's
+ * dispatches less its syncs (a sync is not a view). Read after host_syncs. */
+static ds_status read_host_views(struct ds_model *m, const struct ds_cnode *item,
+                                 struct ds_layer *l, size_t index, struct ds_err *err) {
+  struct ds_cnode node;
+  int has = ds_cmap_get(item, "host_views", &node);
+  l->host_views = 0;
+  if (has && !m->host_dispatch_counts)
+    return ds_cnode_error(&node, err, "expected host_views only with host_dispatches");
+  if (index == 0) m->host_view_counts = has;
+  if (has != m->host_view_counts)
+    return ds_cnode_error(item, err, "expected host_views on every layer or on none (the "
+                          "first layer %s it)", m->host_view_counts ? "has" : "lacks");
+  if (!has) return DS_OK;
+  int64_t v;
+  DS_CHECK(ds_cnode_int_range(&node, 0, 1000000, &v, err));
+  if ((double)v > l->host_dispatches - l->host_syncs)
+    return ds_cnode_error(&node, err, "expected at most the layer's host_dispatches less its "
+                          "host_syncs (%.0f) dispatches that launch no kernel, got %lld",
+                          l->host_dispatches - l->host_syncs, (long long)v);
+  l->host_views = (double)v;
+  return DS_OK;
+}
+
+/* Optional host_view_nodes (model.h): with the host counts, on every layer
+ * or on none (m->host_view_node_counts, set by layer 0); at most the
+ * layer's host_nodes. */
+static ds_status read_host_view_nodes(struct ds_model *m, const struct ds_cnode *item,
+                                      struct ds_layer *l, size_t index, struct ds_err *err) {
+  struct ds_cnode node;
+  int has = ds_cmap_get(item, "host_view_nodes", &node);
+  l->host_view_nodes = 0;
+  if (has && !m->host_counts)
+    return ds_cnode_error(&node, err, "expected host_view_nodes only with host_ops, host_nodes, "
+                          "host_amp_casts and host_amp_nodes");
+  if (index == 0) m->host_view_node_counts = has;
+  if (has != m->host_view_node_counts)
+    return ds_cnode_error(item, err, "expected host_view_nodes on every layer or on none (the "
+                          "first layer %s it)", m->host_view_node_counts ? "has" : "lacks");
+  if (!has) return DS_OK;
+  int64_t v;
+  DS_CHECK(ds_cnode_int_range(&node, 0, 1000000, &v, err));
+  if ((double)v > l->host_nodes)
+    return ds_cnode_error(&node, err, "expected at most the layer's host_nodes (%.0f) view "
+                          "nodes, got %lld", l->host_nodes, (long long)v);
+  l->host_view_nodes = (double)v;
+  return DS_OK;
+}
+
 /* The host counts of one layer (model.h): the four keys together, on every
  * layer or on none (m->host_counts is set by layer 0, the others must
  * agree). A count is a non-negative integer of at most 1e6 per iteration
@@ -334,7 +384,9 @@ static ds_status read_host_counts(struct ds_model *m, const struct ds_cnode *ite
     *field[k] = (double)v;
   }
   DS_CHECK(read_host_dispatches(m, item, l, index, err));
-  return read_host_syncs(m, item, l, err);
+  DS_CHECK(read_host_syncs(m, item, l, err));
+  DS_CHECK(read_host_views(m, item, l, index, err));
+  return read_host_view_nodes(m, item, l, index, err);
 }
 
 static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) {

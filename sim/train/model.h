@@ -229,7 +229,22 @@ struct ds_layer {
    * strategies emit them as a host op after the layer's kernels, waiting
    * for them (sim/train/host.h). */
   double host_syncs;
+  /* Optional host_views (only with host_dispatches, every layer or none:
+   * ds_model.host_view_counts; at most host_dispatches - host_syncs): the
+   * part of those dispatches that launches no kernel on CUDA (views and
+   * aliases, _unsafe_view, empty tensors: tools/model_export/host.py
+   * NO_KERNEL). The host charges the forward per kernel-launching dispatch,
+   * host_dispatches - host_syncs - host_views, and nothing for these
+   * (sim/train/host.h; the measurement: sim/net/topo_compute.c). */
+  double host_views;
   double host_nodes;
+  /* Optional host_view_nodes (with the host counts, every layer or none:
+   * ds_model.host_view_node_counts; at most host_nodes): the part of
+   * host_nodes that is a view's backward (ViewBackward0, TBackward0,
+   * TransposeBackward0, ...: tools/model_export/host.py NODE_VIEW), which
+   * launches nothing; the backward is charged per other node
+   * (sim/train/host.h). */
+  double host_view_nodes;
   double host_amp_casts;
   double host_amp_nodes;
   int32_t param_first; /* params[param_first .. +param_count) */
@@ -400,6 +415,10 @@ struct ds_model {
   int host_counts;
   /* 1 when every layer has host_dispatches, 0 when none has. */
   int host_dispatch_counts;
+  /* 1 when every layer has host_views, 0 when none has. */
+  int host_view_counts;
+  /* 1 when every layer has host_view_nodes, 0 when none has. */
+  int host_view_node_counts;
 };
 
 ds_status ds_model_load(const char *path, struct ds_model **out,

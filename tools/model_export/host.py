@@ -23,8 +23,13 @@ HOST_HEADER = (
     "host_ops = top-level ATen ops the layer's forward dispatches from Python (torch "
     "function calls that reach the dispatcher; views count); host_dispatches = the aten "
     "ops those calls dispatch, nested ones included (ddpsim charges the forward per "
-    "dispatch where a file has them); host_nodes = autograd nodes "
-    "its backward runs, AccumulateGrad of its parameters included; host_amp_casts = the "
+    "dispatch where a file has them); host_views = the part of those dispatches that "
+    "launches nothing on CUDA (views and aliases: view, t, transpose, permute, expand, "
+    "_unsafe_view, detach; empty tensors), which ddpsim leaves uncharged (a host's forward "
+    "is per kernel-launching dispatch: bench/host_pool.py); host_nodes = autograd nodes "
+    "its backward runs, AccumulateGrad of its parameters included; host_view_nodes = the part of "
+    "them that are a view's backward (ViewBackward0, TBackward0, TransposeBackward0, ...: they "
+    "launch nothing), which ddpsim leaves uncharged; host_amp_casts = the "
     "cast dispatches CUDA autocast adds in its forward (each half op's fp32 inputs, a "
     "parameter once per forward as autocast caches it; each fp32 op's half inputs); "
     "host_amp_nodes = the ToCopyBackward0 nodes those casts add (inputs that require "
@@ -40,10 +45,34 @@ def host_dispatched(rec):
     return getattr(rec, "host_dispatch_count", 0)
 
 
-def host_count_dispatch(rec):
-    """Every aten op the dispatch mode sees in forward (nested ones too)."""
+def host_viewed(rec):
+    return getattr(rec, "host_view_count", 0)
+
+
+# The dispatches that launch nothing on CUDA: a view or alias of its input (the
+# schema's is_view: view, t, transpose, permute, expand, slice, select, unsqueeze,
+# split, ...), or one of these, which make a tensor without running a kernel
+# (_unsafe_view: reshape's copy-free result; empty*: an allocation; as_strided_: a
+# metadata change). On the 2026-11-28c H200 host they cost the host nothing that the
+# spin measurement can see (bench/results/gpu-2026-11-28c-h200/notes-hostkinds.md):
+# DeepLearningExamples' BERT dispatches 686 of them among 1188 forward ops, a ResNet
+# 55 of 282, and its forward host per dispatch was half the ResNet's.
+NO_KERNEL = _ops("_unsafe_view", "alias", "detach", "lift_fresh", "empty", "empty_like",
+                 "empty_strided", "as_strided_", "t")
+
+
+def host_view_dispatch(func):
+    """Whether an aten op launches no kernel on CUDA (NO_KERNEL above)."""
+    return func.is_view or func._overloadpacket in NO_KERNEL
+
+
+def host_count_dispatch(rec, func=None, sync=False):
+    """Every aten op the dispatch mode sees in forward (nested ones too), and
+    among them those that launch no kernel (a sync is never one)."""
     if rec.phase == "fwd":
         rec.host_dispatch_count = host_dispatched(rec) + 1
+        if func is not None and not sync and host_view_dispatch(func):
+            rec.host_view_count = host_viewed(rec) + 1
 
 
 # The forward's host-device syncs (host_syncs). On CUDA these wait for every kernel queued
@@ -87,21 +116,25 @@ def host_copy_call(func):
         getattr(func, "__qualname__", "").startswith(("Tensor.", "TensorBase."))
 
 
-def host_count_op(rec, layer, dispatches):
+def host_count_op(rec, layer, dispatches, views=0):
     """One top-level call from Python that dispatched `dispatches` aten ops
-    (host_count_dispatches). A call no layer holds yet (a view in a composite
-    module before its first op) goes to the next layer that runs one."""
+    (host_count_dispatches), `views` of them launching no kernel. A call no
+    layer holds yet (a view in a composite module before its first op) goes to
+    the next layer that runs one."""
     if not dispatches:
         return
     pending = getattr(rec, "host_pending_ops", 0) + 1
     host_count_dispatches(rec, dispatches)
+    rec.host_pending_views = getattr(rec, "host_pending_views", 0) + views
     if layer is None:
         rec.host_pending_ops = pending
         return
     layer.host_ops = getattr(layer, "host_ops", 0) + pending
     layer.host_dispatches = getattr(layer, "host_dispatches", 0) + rec.host_pending_dispatches
+    layer.host_views = getattr(layer, "host_views", 0) + rec.host_pending_views
     layer.host_syncs = getattr(layer, "host_syncs", 0) + getattr(rec, "host_pending_syncs", 0)
     rec.host_pending_ops = 0
+    rec.host_pending_views = 0
     rec.host_pending_dispatches = 0
     rec.host_pending_syncs = 0
 
@@ -210,8 +243,22 @@ def amp_cast_call(rec, layer, func, args, kwargs, out, dtype_read):
     layer.amp_model_casts = getattr(layer, "amp_model_casts", 0) + 1
 
 
-def host_count_node(layer):
+# The backward's nodes that launch nothing: the backward of a view reshapes (or, for a
+# slice or select, places) the gradient as a view of it or by an op that the next node
+# fuses (bench/results/gpu-2026-11-28c-h200/notes-hostkinds.md: charged per node, the
+# spin measurements fit best with these free). Keep in step with bench/host_kinds.py's
+# NODE_VIEW, a subset.
+NODE_VIEW = {"ViewBackward0", "UnsafeViewBackward0", "TBackward0", "TransposeBackward0",
+             "PermuteBackward0", "ReshapeAliasBackward0", "ExpandBackward0",
+             "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "UnsqueezeBackward0",
+             "AliasBackward0", "SelectBackward0", "SliceBackward0", "SplitBackward0",
+             "UnbindBackward0", "AsStridedBackward0"}
+
+
+def host_count_node(layer, node=None):
     layer.host_nodes = getattr(layer, "host_nodes", 0) + 1
+    if node is not None and type(node).__name__ in NODE_VIEW:
+        layer.host_view_nodes = getattr(layer, "host_view_nodes", 0) + 1
 
 
 def host_lines(rec, l):
@@ -219,7 +266,9 @@ def host_lines(rec, l):
     nodes = getattr(l, "host_nodes", 0) + len(l.params)
     return ["    host_ops: %d" % getattr(l, "host_ops", 0),
             "    host_dispatches: %d" % getattr(l, "host_dispatches", 0),
+            "    host_views: %d" % getattr(l, "host_views", 0),
             "    host_nodes: %d" % nodes,
+            "    host_view_nodes: %d" % getattr(l, "host_view_nodes", 0),
             "    host_amp_casts: %d" % getattr(l, "host_amp_casts", 0),
             "    host_amp_nodes: %d" % getattr(l, "host_amp_nodes", 0)] + \
         (["    host_syncs: %d" % l.host_syncs] if getattr(l, "host_syncs", 0) else [])

@@ -22,7 +22,7 @@ from .cli import ExportError, factory_file
 from .flops import op_flops
 from .host import (amp_cast_call, host_copy_call, host_count_dispatch, host_count_node,
                    host_count_op, host_count_sync, host_dispatched, host_sync_dispatch,
-                   is_dtype_read)
+                   host_viewed, is_dtype_read)
 from .kernels import (note_bwd_kernels, note_cat, note_conv_groups, note_gemm_align,
                       note_embedding, note_layer_norm, note_loss_copy, note_max_pool)
 from .legacy_ew import amp_mixes_dtypes, note_cast_ew, note_legacy
@@ -40,9 +40,10 @@ class Dispatch(TorchDispatchMode):
         rec = self.rec
         rec.resolve_saved(func, args, kwargs)
         out = func(*args, **kwargs)
-        host_count_dispatch(rec)
         packet = func._overloadpacket
-        if host_sync_dispatch(func, args):
+        sync = host_sync_dispatch(func, args)
+        host_count_dispatch(rec, func, sync)
+        if sync:
             host_count_sync(rec)
         if rec.phase == "fwd" and rec.stack:
             quiet = func.is_view or packet in NO_TRAFFIC
@@ -102,7 +103,7 @@ class Functions(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         rec = self.rec
-        before = host_dispatched(rec)
+        before, before_views = host_dispatched(rec), host_viewed(rec)
         dtype_read, rec.dtype_read = getattr(rec, "dtype_read", None), None
         if func is F.dropout and rec.phase == "fwd":
             a = inspect.signature(F.dropout).bind(*args, **kwargs)
@@ -139,7 +140,7 @@ class Functions(TorchFunctionMode):
                 host_count_sync(rec)
                 dispatched = max(dispatched, 1)
             layer = rec.current(None)
-            host_count_op(rec, layer, dispatched)
+            host_count_op(rec, layer, dispatched, host_viewed(rec) - before_views)
             amp_cast_call(rec, layer, func, args, kwargs, out, dtype_read)
             if is_dtype_read(func) and args and isinstance(args[0], torch.Tensor):
                 rec.dtype_read = (out, rec.held_size(args[0]))
@@ -252,10 +253,10 @@ def record(model, x, loss_kind):
                 loss = loss_of(out, loss_kind)
                 rec.phase = None
         for node, layer in rec.node_layer.items():
-            def pre(grad_outputs, layer=layer):
+            def pre(grad_outputs, layer=layer, node=node):
                 rec.bwd_layer = layer
                 rec.accum_to = None
-                host_count_node(layer)
+                host_count_node(layer, node)
 
             def post(grad_inputs, grad_outputs, node=node):
                 note_node_outputs(rec, node, grad_inputs)

@@ -448,9 +448,6 @@ void ds_test_write_topo(const char *dir, const char *topo_path, const char *from
   char gpus[512];
   snprintf(gpus, sizeof gpus, "%s/gpus.yaml", dir);
   text = ds_test_slurp("tests/data/gpus.yaml");
-  fp = fopen(gpus, "w");
-  cr_assert(fp, "%s", gpus);
-  cr_assert_geq(fputs(text, fp), 0);
-  cr_assert_eq(fclose(fp), 0);
+  ds_test_write_file(gpus, text);
   free(text);
 }

@@ -394,10 +394,7 @@ static void write_named(const char *dir, const char *file, const char *name, cha
   char gpus[300];
   snprintf(gpus, sizeof gpus, "%s/gpus.yaml", dir);
   text = ds_test_slurp("tests/data/oddname/gpus.yaml");
-  fp = fopen(gpus, "w");
-  cr_assert(fp);
-  fputs(text, fp);
-  cr_assert_eq(fclose(fp), 0);
+  ds_test_write_file(gpus, text);
   free(text);
 }
 

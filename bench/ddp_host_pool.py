@@ -37,36 +37,21 @@ Standard library only.
 """
 
 import argparse
-import csv
 import os
 import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from csv_input import InputError, num  # noqa: E402
+from csv_input import InputError, ddp_host_rows  # noqa: E402
 from host_pool import lend_name  # noqa: E402
 
 
 def read_runs(path):
     """{layers: {config: (buckets, [rep ms], median ms)}} of one CSV."""
-    try:
-        with open(path, newline="", encoding="utf-8") as f:
-            rows = list(csv.DictReader(f))
-    except OSError as e:
-        raise InputError("cannot read %s: %s" % (path, e.strerror))
     runs = {}
-    for line, r in enumerate(rows, start=2):
-        for key in ("config", "reps_ms"):
-            if not r.get(key):
-                raise InputError("%s:%d: %s is empty or missing" % (path, line, key))
-        try:
-            reps = [float(v) for v in r["reps_ms"].split()]
-        except ValueError:
-            raise InputError("%s:%d: reps_ms %r is not a list of numbers"
-                             % (path, line, r["reps_ms"]))
-        layers = int(num(r, "layers", path, line))
-        runs.setdefault(layers, {})[r["config"]] = (
-            int(num(r, "buckets", path, line)), reps, num(r, "iter_ms_median", path, line))
+    for r in ddp_host_rows(path):
+        runs.setdefault(r["layers"], {})[r["config"]] = (r["buckets"], r["reps_ms"],
+                                                         r["iter_ms_median"])
     for layers, cfg in runs.items():
         for need in ("plain", "ddp-one", "ddp-each"):
             if need not in cfg:

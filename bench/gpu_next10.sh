@@ -84,10 +84,6 @@ PART_MIN_S=${PART_MIN_S:-40}
     --count-launches --out "$D/host-gpt2.csv" ${HOST_ARGS:-}
   part host-bert 60 python3 bench/host_calibrate.py --model bert-base --batch 32 --sleep-ms 100 \
     --count-launches --out "$D/host-bert-base.csv" ${HOST_ARGS:-}
-  nvidia-smi --query-gpu=name,clocks.sm,memory.used --format=csv 2>&1
-  echo "versions (the parts' own lines):"
-  grep -h '^# ' "$D"/*.log 2>/dev/null | sort -u
-  date -u
-  echo "total $((SECONDS - START)) s"
+  footer --smi
 } 2>&1 | tee "$RUN_LOG"
 pack

@@ -52,17 +52,12 @@ if [ "${DRY:-0}" = 1 ]; then
 else
   INPROC="" DDPHOST="" STEP="" HOST="" TORCH=""
 fi
-gpu_check() {
-  LD_LIBRARY_PATH=$R/.devcarry/lib:$NV/nccl/lib:$NV/cu13/lib:/usr/local/cuda/lib64 \
-    DDPSIM_DATA_DIR=$R DDPSIM=$R/.devcarry/bin/ddpsim DDPREAL=$R/.devcarry/bin/ddpreal \
-    GPU_CHECK_NO_MAKE=1 GPU_CHECK_TIMEOUT=60 DDPREAL_TIMEOUT_S=60 sh scripts/gpu-check.sh "$D/gpucheck"
-}
 {
   header --smi-table bench/gpu_next11.sh bench/host_inproc.py bench/host_calibrate.py \
     bench/torch_measure.py bench/torch_ddp_host.py bench/step_host.py bench/host_sched.py \
     bench/gpu_part.sh scripts/gpu-check.sh tools/torch_models.py .devcarry/bin/ddpsim \
     .devcarry/bin/ddpreal
-  part gpu-check 90 bash -c "$(declare -f gpu_check); R=$R NV=$NV D=$D gpu_check"
+  gpu_check_part 90
   part buckets-rn50 120 env MASTER_PORT=29561 python3 bench/host_inproc.py --model resnet50 \
     --batch 32 --configs plain,ddp-cap1,ddp,ddp-cap100 --calib-modes spin,stream --rounds 8 \
     --iters 30 --sleep-ms 60 --out "$D/buckets-rn50.csv" --calib-out "$D/inproc-rn50" $INPROC
@@ -79,10 +74,6 @@ gpu_check() {
     --out "$D/inproc-rn101.csv" --calib-out "$D/inproc-rn101" $INPROC
   part host-gpt2 60 python3 bench/host_calibrate.py --model gpt2 --batch 8 --sleep-ms 100 \
     --count-launches --out "$D/host-gpt2.csv" $HOST
-  nvidia-smi --query-gpu=name,clocks.sm,memory.used --format=csv 2>&1
-  echo "versions (the parts' own lines):"
-  grep -h '^# ' "$D"/*.log 2>/dev/null | sort -u
-  date -u
-  echo "total $((SECONDS - START)) s"
+  footer --smi
 } 2>&1 | tee "$RUN_LOG"
 pack

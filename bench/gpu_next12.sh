@@ -50,16 +50,11 @@ if [ "${DRY:-0}" = 1 ]; then
 else
   DDPHOST="" HOST="" TORCH=""
 fi
-gpu_check() {
-  LD_LIBRARY_PATH=$R/.devcarry/lib:$NV/nccl/lib:$NV/cu13/lib:/usr/local/cuda/lib64 \
-    DDPSIM_DATA_DIR=$R DDPSIM=$R/.devcarry/bin/ddpsim DDPREAL=$R/.devcarry/bin/ddpreal \
-    GPU_CHECK_NO_MAKE=1 GPU_CHECK_TIMEOUT=60 DDPREAL_TIMEOUT_S=60 sh scripts/gpu-check.sh "$D/gpucheck"
-}
 {
   header --smi-table bench/gpu_next12.sh bench/host_calibrate.py bench/torch_measure.py \
     bench/torch_ddp_host.py bench/host_sched.py bench/gpu_part.sh scripts/gpu-check.sh \
     tools/torch_models.py .devcarry/bin/ddpsim .devcarry/bin/ddpreal
-  part gpu-check 60 bash -c "$(declare -f gpu_check); R=$R NV=$NV D=$D gpu_check"
+  gpu_check_part 60
   part host-rn50 50 python3 bench/host_calibrate.py --model resnet50 --batch 32 \
     --count-launches --out "$D/host-rn50.csv" --calib-out "$D/host-rn50.yaml" $HOST
   part host-bl-dle 70 python3 bench/host_calibrate.py --model bert-large-squad-dle --batch 32 \
@@ -75,10 +70,6 @@ gpu_check() {
     --plan bert-large --out "$D/bert-large.csv" --per-iter "$D/bert-large-iters.csv" $TORCH
   part ddp-layers 90 env MASTER_PORT=29573 python3 bench/torch_ddp_host.py --layers 1,81,161 \
     --width 512 --reps 7 --out "$D/ddp_host_layers.csv" --calib-out "$D/ddp_host_layers-calib.yaml" $DDPHOST
-  nvidia-smi --query-gpu=name,clocks.sm,memory.used --format=csv 2>&1
-  echo "versions (the parts' own lines):"
-  grep -h '^# ' "$D"/*.log 2>/dev/null | sort -u
-  date -u
-  echo "total $((SECONDS - START)) s"
+  footer --smi
 } 2>&1 | tee "$RUN_LOG"
 pack

@@ -25,11 +25,6 @@ if [ "${DRY:-0}" = 1 ]; then
 else
   DDPHOST="" HOST="" TORCH=""
 fi
-gpu_check() {
-  LD_LIBRARY_PATH=$R/.devcarry/lib:$NV/nccl/lib:$NV/cu13/lib:/usr/local/cuda/lib64 \
-    DDPSIM_DATA_DIR=$R DDPSIM=$R/.devcarry/bin/ddpsim DDPREAL=$R/.devcarry/bin/ddpreal \
-    GPU_CHECK_NO_MAKE=1 GPU_CHECK_TIMEOUT=60 DDPREAL_TIMEOUT_S=60 sh scripts/gpu-check.sh "$D/gpucheck"
-}
 {
   header --smi-table bench/gpu_next12b.sh bench/host_calibrate.py bench/torch_ddp_host.py \
     bench/host_sched.py bench/gpu_part.sh tools/torch_models.py
@@ -41,10 +36,6 @@ gpu_check() {
   done
   part ddp-layers 90 env MASTER_PORT=29583 python3 bench/torch_ddp_host.py --layers 1,81,161 \
     --width 512 --reps 7 --out "$D/ddp_host_layers.csv" --calib-out "$D/ddp_host_layers-calib.yaml" $DDPHOST
-  nvidia-smi --query-gpu=name,clocks.sm,memory.used --format=csv 2>&1
-  echo "versions (the parts' own lines):"
-  grep -h '^# ' "$D"/*.log 2>/dev/null | sort -u
-  date -u
-  echo "total $((SECONDS - START)) s"
+  footer --smi
 } 2>&1 | tee "$RUN_LOG"
 pack

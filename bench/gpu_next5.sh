@@ -55,9 +55,6 @@ PART_TAIL=8
     ${INPROC_ARGS:-}
   part prof-ddp 55 env MASTER_PORT=29543 python3 bench/torch_measure.py \
     --only resnet50-fp32-b32,resnet50-fp32-b32-ddp25 --warmup 5 --iters 10 --out "$D/prof-ddp.csv" --profile-dir "$D/prof" ${PROF_ARGS:-}
-  echo "versions (the parts' own lines):"
-  grep -h '^# ' "$D"/*.log 2>/dev/null | sort -u
-  date -u
-  echo "total $((SECONDS - START)) s"
+  footer
 } 2>&1 | tee "$D/run.log"
 pack

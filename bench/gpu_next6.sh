@@ -38,9 +38,6 @@ PART_TAIL=8
     --calib-out "$D/inproc-rn50" ${INPROC_ARGS:-}
   part ddp-host 60 env MASTER_PORT=29545 python3 bench/torch_ddp_host.py --layers 161 --width 512 \
     --buffers 53 --out "$D/ddp_host_161x512_b53.csv" ${DDPHOST_ARGS:-}
-  echo "versions (the parts' own lines):"
-  grep -h '^# ' "$D"/*.log 2>/dev/null | sort -u
-  date -u
-  echo "total $((SECONDS - START)) s"
+  footer
 } 2>&1 | tee "$D/run.log"
 pack

@@ -32,9 +32,6 @@ PART_TAIL=8
   part convwidth14 100 python3 bench/gpu_kernels.py --only convwidth --width-side 14 \
     --modes fp32-tf32,fp32-tf32-nhwc,fp16-nhwc --out "$D/convwidth14.csv" ${WIDTH_ARGS:-}
   [ -f "$D/convwidth14.csv.tmp" ] && echo "convwidth14: cut; its rows kept in convwidth14.csv.tmp"
-  echo "versions (the parts' own lines):"
-  grep -h '^# ' "$D"/*.log 2>/dev/null | sort -u
-  date -u
-  echo "total $((SECONDS - START)) s"
+  footer
 } 2>&1 | tee "$D/run.log"
 pack

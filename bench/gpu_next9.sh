@@ -40,9 +40,6 @@ PART_TAIL=8
     --cycles 6 --out "$D/spin-rnx.csv" ${SPIN_ARGS:-}
   part spin-mnv2 45 python3 bench/spin_bias.py --model mobilenet_v2 --batch 32 --sleep-ms 60 \
     --out "$D/spin-mnv2.csv" ${SPIN_ARGS:-}
-  echo "versions (the parts' own lines):"
-  grep -h '^# ' "$D"/*.log 2>/dev/null | sort -u
-  date -u
-  echo "total $((SECONDS - START)) s"
+  footer
 } 2>&1 | tee "$D/run.log"
 pack

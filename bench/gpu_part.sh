@@ -1,4 +1,4 @@
-# Sourced by the device scripts (gpu_next.sh, gpu_next2-7.sh, gpu_next9.sh, gpu_next10.sh,
+# Sourced by the device scripts (gpu_next.sh, gpu_next2-7.sh, gpu_next9-12.sh, gpu_next12b.sh,
 # gpu_h100.sh): one call of the device tool runs several parts, each under its own timeout
 # cut to what is left of the script's budget, so a part that fails or overruns loses only
 # itself.
@@ -55,6 +55,32 @@ header() {
   fi
   echo "commit: ${GIT_COMMIT:-$(git -C "$R" rev-parse HEAD 2>/dev/null || echo 'no .git here')}"
   (cd "$R" && sha256sum "$@")
+}
+
+# footer [--smi]: run.log's last lines: with --smi the GPU after the parts (name, clock,
+# memory used), then the version lines the parts printed (their logs' '# ' lines), the
+# date and the seconds since START
+footer() {
+  if [ "${1:-}" = --smi ]; then
+    nvidia-smi --query-gpu=name,clocks.sm,memory.used --format=csv 2>&1
+  fi
+  echo "versions (the parts' own lines):"
+  grep -h '^# ' "$D"/*.log 2>/dev/null | sort -u
+  date -u
+  echo "total $((SECONDS - START)) s"
+}
+
+# gpu_check: scripts/gpu-check.sh on the carried binaries (.devcarry/bin/ddpsim and
+# ddpreal, .devcarry/lib; NV, the torch venv's nvidia folder, from the sourcing script),
+# its files in $D/gpucheck. A shell function, so part cannot run it itself:
+# gpu_check_part LIMIT_S runs it as the part gpu-check.
+gpu_check() {
+  LD_LIBRARY_PATH=$R/.devcarry/lib:$NV/nccl/lib:$NV/cu13/lib:/usr/local/cuda/lib64 \
+    DDPSIM_DATA_DIR=$R DDPSIM=$R/.devcarry/bin/ddpsim DDPREAL=$R/.devcarry/bin/ddpreal \
+    GPU_CHECK_NO_MAKE=1 GPU_CHECK_TIMEOUT=60 DDPREAL_TIMEOUT_S=60 sh scripts/gpu-check.sh "$D/gpucheck"
+}
+gpu_check_part() {
+  part gpu-check "$1" bash -c "$(declare -f gpu_check); R=$R NV=$NV D=$D gpu_check"
 }
 
 # snapshot: $TOP/$NAME.tar.gz of $D as it is now (RUN_LOG, where there is one, as its

@@ -106,6 +106,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from csv_input import DDP_HOST_COLUMNS, InputError, ddp_host_rows  # noqa: E402
 from host_pool import line_fit  # noqa: E402  (host_pool.py fits the same lines)
 from kernel_timing import calib_gpu_line, cpu_model  # noqa: E402
 
@@ -184,26 +185,20 @@ def read_csv(path, a):
     with the file and row on a bad one."""
     counts, names, times, buckets, gpus, torches, widths = [], [], {}, {}, set(), set(), set()
     try:
-        with open(path, newline="") as f:
-            rows = list(csv.DictReader(f))
-    except OSError as e:
-        sys.exit("torch_ddp_host.py: --from-csv %s: %s" % (path, e.strerror))
-    for i, row in enumerate(rows, 2):
-        try:
-            n, name = int(row["layers"]), row["config"]
-            reps = [float(v) for v in row["reps_ms"].split()]
-            buckets[n, name] = int(row["buckets"])
-            widths.add(int(row["width"]))
-        except (KeyError, TypeError, ValueError) as e:
-            sys.exit("torch_ddp_host.py: --from-csv %s:%d: expected torch_ddp_host.py's "
-                     "columns (config, layers, width, buckets, reps_ms, ...): %s" % (path, i, e))
+        rows = ddp_host_rows(path)
+    except InputError as e:
+        sys.exit("torch_ddp_host.py: --from-csv: %s" % e)
+    for row in rows:
+        n, name = row["layers"], row["config"]
+        buckets[n, name] = row["buckets"]
+        widths.add(row["width"])
         if n not in counts:
             counts.append(n)
         if name not in names:
             names.append(name)
-        times[n, name] = reps
-        gpus.add(row.get("gpu", ""))
-        torches.add(row.get("torch", ""))
+        times[n, name] = row["reps_ms"]
+        gpus.add(row["gpu"])
+        torches.add(row["torch"])
     for need in ("plain", "ddp-one", "ddp-each"):
         if need not in names:
             sys.exit("torch_ddp_host.py: --from-csv %s: no %s rows" % (path, need))
@@ -283,8 +278,7 @@ def main():
     gpu = torch.cuda.get_device_name(0) if dev.type == "cuda" else "cpu"
     with open(a.out, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["config", "layers", "width", "buckets", "iter_ms_median", "reps_ms", "gpu",
-                    "torch"])
+        w.writerow(DDP_HOST_COLUMNS)
         for n in counts:
             for name, _ in configs:
                 w.writerow([name, n, a.width, buckets[n, name],

@@ -61,10 +61,57 @@ struct ds_test_result ds_test_run(const char *prefix, const char *binary,
   return r;
 }
 
+struct ds_test_result ds_test_cli(const char *args) {
+  return ds_test_run("", ds_test_ddpsim(), args);
+}
+
+struct ds_test_result ds_test_cli_env(const char *env, const char *args) {
+  return ds_test_run(env ? env : "", ds_test_ddpsim(), args);
+}
+
+struct ds_test_result ds_test_cli_ok(const char *args) {
+  struct ds_test_result r = ds_test_cli(args);
+  cr_assert_eq(r.status, 0, "ddpsim %s: %s", args, r.err);
+  return r;
+}
+
+struct ds_test_result ds_test_analyze(const char *env, const char *args) {
+  size_t cap = strlen(args) + sizeof "analyze ";
+  char *cmd = malloc(cap);
+  cr_assert(cmd != NULL);
+  snprintf(cmd, cap, "analyze %s", args);
+  struct ds_test_result r = ds_test_cli_env(env, cmd);
+  free(cmd);
+  return r;
+}
+
+void ds_test_analyze_tmpname(char *buf, size_t n, const char *tag) {
+  snprintf(buf, n, "/tmp/ddpsim-analyze-%d-%s.csv", (int)getpid(), tag);
+}
+
 void ds_test_release(struct ds_test_result *r) {
   free(r->out);
   free(r->err);
   r->out = r->err = NULL;
+}
+
+void ds_test_write_file(const char *path, const char *text) {
+  FILE *fp = fopen(path, "w");
+  cr_assert_not_null(fp, "%s", path);
+  cr_assert_geq(fputs(text, fp), 0, "%s", path);
+  cr_assert_eq(fclose(fp), 0, "%s", path);
+}
+
+void ds_test_make_dir(char *tmpl) { cr_assert(mkdtemp(tmpl) != NULL, "mkdtemp %s", tmpl); }
+
+void ds_test_remove_dir(const char *dir) {
+  size_t cap = strlen(dir) + sizeof "rm -rf ";
+  char *cmd = malloc(cap);
+  cr_assert(cmd != NULL);
+  snprintf(cmd, cap, "rm -rf %s", dir);
+  int st = system(cmd);
+  free(cmd);
+  cr_assert_eq(st, 0, "rm -rf %s", dir);
 }
 
 void ds_test_write_temp(char *path, const char *text) {
@@ -114,7 +161,7 @@ ds_status ds_test_load_calib_text(const char *text, struct ds_calib *c, struct d
 }
 
 void ds_test_ddpsim_refuses(const char *args, const char *msg) {
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 2, "%s: status %d, stderr %s", args, r.status, r.err);
   cr_assert(strstr(r.err, msg), "%s: stderr \"%s\"", args, r.err);
   cr_assert_str_eq(r.out, "", "%s printed to stdout", args);
@@ -196,6 +243,12 @@ ds_status ds_test_collective(const char *args, char **text, struct ds_err *err) 
   ds_status st = ds_collbench_main(argc, argv, fp, err);
   cr_assert_eq(fclose(fp), 0);
   return st;
+}
+
+struct ds_test_output ds_test_collective_run(const char *args) {
+  struct ds_test_output o = {0};
+  o.st = ds_test_collective(args, &o.text, &o.err);
+  return o;
 }
 
 ds_status ds_test_options_parse(const char *args, struct ds_options *o, struct ds_err *err) {
@@ -333,7 +386,7 @@ void ds_test_assert_bytes_hint(const char *text, const char *where, int per_samp
   struct ds_err err = {0};
   ds_status st = ds_model_load(path, &m, &err);
   snprintf(args, sizeof args, "--topo tests/data/tiny-topo.yaml --model %s", path);
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  struct ds_test_result r = ds_test_cli(args);
   unlink(path);
   cr_assert_eq(st, DS_EINPUT, "%s: loaded", where);
   cr_assert(strstr(err.msg, expect), "expected \"%s\" in: %s", expect, err.msg);
@@ -395,9 +448,6 @@ void ds_test_write_topo(const char *dir, const char *topo_path, const char *from
   char gpus[512];
   snprintf(gpus, sizeof gpus, "%s/gpus.yaml", dir);
   text = ds_test_slurp("tests/data/gpus.yaml");
-  fp = fopen(gpus, "w");
-  cr_assert(fp, "%s", gpus);
-  cr_assert_geq(fputs(text, fp), 0);
-  cr_assert_eq(fclose(fp), 0);
+  ds_test_write_file(gpus, text);
   free(text);
 }

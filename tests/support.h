@@ -30,6 +30,16 @@ char *ds_test_slurp(const char *path);
  * and *err its message. */
 ds_status ds_test_collective(const char *args, char **text, struct ds_err *err);
 
+/* A subcommand run in process: its status, message and what it printed
+ * (text, owned: the caller frees it). */
+struct ds_test_output {
+  ds_status st;
+  struct ds_err err;
+  char *text;
+};
+/* ds_test_collective's status, message and text as one value. */
+struct ds_test_output ds_test_collective_run(const char *args);
+
 /* $DDPSIM_BIN, else the sanitizer build's ddpsim. */
 const char *ds_test_ddpsim(void);
 /* $DDPREAL_BIN, else the sanitizer build's ddpreal. */
@@ -39,6 +49,19 @@ const char *ds_test_ddpreal(void);
  * environment assignments, "" for none), capturing both outputs. */
 struct ds_test_result ds_test_run(const char *prefix, const char *binary,
                                   const char *args);
+
+/* `ddpsim args` (ds_test_run of ds_test_ddpsim() with no prefix). */
+struct ds_test_result ds_test_cli(const char *args);
+/* `env ddpsim args` (env: e.g. environment assignments; NULL or "" for
+ * none). */
+struct ds_test_result ds_test_cli_env(const char *env, const char *args);
+/* `ddpsim args`, failing the test (with its stderr) unless it exits 0. */
+struct ds_test_result ds_test_cli_ok(const char *args);
+/* `env ddpsim analyze args` (env as ds_test_cli_env's). */
+struct ds_test_result ds_test_analyze(const char *env, const char *args);
+/* /tmp/ddpsim-analyze-PID-TAG.csv into buf (n bytes): a trace file for
+ * ddpsim analyze; the caller removes it. */
+void ds_test_analyze_tmpname(char *buf, size_t n, const char *tag);
 
 void ds_test_release(struct ds_test_result *r);
 
@@ -51,6 +74,15 @@ void ds_test_replay_cpu2(const char *dir);
 /* Writes text to a new file named after the template path (ending in
  * XXXXXX, which the name replaces); the caller unlinks it. */
 void ds_test_write_temp(char *path, const char *text);
+
+/* Writes text to path (created or truncated). */
+void ds_test_write_file(const char *path, const char *text);
+
+/* mkdtemp(tmpl) (a template ending in XXXXXX, which the name replaces),
+ * failing the test if it cannot. */
+void ds_test_make_dir(char *tmpl);
+/* `rm -rf dir`, failing the test unless it succeeds. */
+void ds_test_remove_dir(const char *dir);
 
 /* Writes text to a temporary GPU table, looks up gpu in it into *g and
  * removes the file; returns ds_gpu_table_lookup's status (message in err).

@@ -29,13 +29,6 @@
 
 #define EPS 1e-9
 
-/* `env ddpsim analyze args`. */
-static struct ds_test_result run(const char *env, const char *args) {
-  char cmd[8192];
-  snprintf(cmd, sizeof cmd, "analyze %s", args);
-  return ds_test_run(env ? env : "", ds_test_ddpsim(), cmd);
-}
-
 /* The two-op schedule: backward (id 0) and bucket 0's all-reduce (id 1). */
 struct us_times {
   int64_t b0, b1, a0, a1;
@@ -75,15 +68,11 @@ static void write_trace(const char *path, const char *source,
   ds_schedule_free(s);
 }
 
-static void tmpname(char *buf, size_t n, const char *tag) {
-  snprintf(buf, n, "/tmp/ddpsim-analyze-%d-%s.csv", (int)getpid(), tag);
-}
-
 static struct ds_compare *compare(const struct us_times *pred, int np,
                                   const struct us_times *meas, int nm) {
   char p[128], m[128];
-  tmpname(p, sizeof p, "p");
-  tmpname(m, sizeof m, "m");
+  ds_test_analyze_tmpname(p, sizeof p, "p");
+  ds_test_analyze_tmpname(m, sizeof m, "m");
   write_trace(p, "sim", pred, np, 4096, 1);
   write_trace(m, "real", meas, nm, 4096, 1);
   struct ds_compare *c = NULL;
@@ -174,12 +163,12 @@ Test(analyze, the_predicted_iteration_is_the_last_by_default) {
 
 static void cli_refusal(double meas_bytes, int with_ar, const char *want) {
   char p[128], m[128], args[512];
-  tmpname(p, sizeof p, "rp");
-  tmpname(m, sizeof m, "rm");
+  ds_test_analyze_tmpname(p, sizeof p, "rp");
+  ds_test_analyze_tmpname(m, sizeof m, "rm");
   write_trace(p, "sim", &HIDDEN, 1, 4096, 1);
   write_trace(m, "real", &HIDDEN, 1, meas_bytes, with_ar);
   snprintf(args, sizeof args, "%s %s", p, m);
-  struct ds_test_result r = run(NULL, args);
+  struct ds_test_result r = ds_test_analyze(NULL, args);
   cr_assert_eq(r.status, 2, "stderr: %s", r.err);
   cr_assert(strstr(r.err, p) && strstr(r.err, m), "files not named: %s", r.err);
   cr_assert(strstr(r.err, want), "expected \"%s\" in: %s", want, r.err);
@@ -203,12 +192,12 @@ Test(analyze, a_measurement_first_and_a_prediction_second_are_refused_as_swapped
    * exit 0; it is refused with the command in the right order. Two traces
    * of one source (two predictions, two replays) are compared as given. */
   char p[128], m[128], args[512], want[512];
-  tmpname(p, sizeof p, "sp");
-  tmpname(m, sizeof m, "sm");
+  ds_test_analyze_tmpname(p, sizeof p, "sp");
+  ds_test_analyze_tmpname(m, sizeof m, "sm");
   write_trace(p, "sim", &HIDDEN, 1, 4096, 1);
   write_trace(m, "real", &HALF, 1, 4096, 1);
   snprintf(args, sizeof args, "%s %s --format csv", m, p);
-  struct ds_test_result r = run(NULL, args);
+  struct ds_test_result r = ds_test_analyze(NULL, args);
   cr_assert_eq(r.status, 2, "stderr: %s", r.err);
   cr_assert_str_empty(r.out);
   snprintf(want, sizeof want, "%s is a measured trace (source real) and %s a predicted "
@@ -222,7 +211,7 @@ Test(analyze, a_measurement_first_and_a_prediction_second_are_refused_as_swapped
     write_trace(p, same[i], &HIDDEN, 1, 4096, 1);
     write_trace(m, same[i], &HALF, 1, 4096, 1);
     snprintf(args, sizeof args, "%s %s --format csv", m, p);
-    r = run(NULL, args); /* HALF first: exposed 0.03 ms against 0 */
+    r = ds_test_analyze(NULL, args); /* HALF first: exposed 0.03 ms against 0 */
     cr_assert_eq(r.status, 0, "%s: stderr: %s", same[i], r.err);
     cr_assert(strstr(r.out, "\nexposed_comm_ms,0.030000,0.000000,0.030000,"), "%s: %s",
               same[i], r.out);
@@ -240,14 +229,14 @@ static int count(const char *text, const char *needle) {
 
 Test(analyze, chrome_json_has_one_complete_event_per_row) {
   char p[128], m[128], out[128], args[512];
-  tmpname(p, sizeof p, "cp");
-  tmpname(m, sizeof m, "cm");
+  ds_test_analyze_tmpname(p, sizeof p, "cp");
+  ds_test_analyze_tmpname(m, sizeof m, "cm");
   snprintf(out, sizeof out, "/tmp/ddpsim-analyze-%d-chrome.json", (int)getpid());
   struct us_times pred[] = {EXPOSED, HIDDEN}, meas[] = {HALF, HALF, HALF};
   write_trace(p, "sim", pred, 2, 4096, 1);
   write_trace(m, "real", meas, 3, 4096, 1);
   snprintf(args, sizeof args, "%s %s --chrome %s", p, m, out);
-  struct ds_test_result r = run(NULL, args);
+  struct ds_test_result r = ds_test_analyze(NULL, args);
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   char *json = ds_test_slurp(out);
   cr_assert(strncmp(json, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [", 42) == 0);
@@ -288,7 +277,7 @@ Test(analyze, chrome_json_has_one_complete_event_per_row) {
 static struct ds_compare *one(const char *source, const struct us_times *times, int n,
                               int32_t iter) {
   char p[128];
-  tmpname(p, sizeof p, "one");
+  ds_test_analyze_tmpname(p, sizeof p, "one");
   write_trace(p, source, times, n, 4096, 1);
   struct ds_compare *c = NULL;
   struct ds_err err = {0};
@@ -359,8 +348,8 @@ Test(analyze_one, a_real_trace_reports_its_median_iteration) {
  * A. A prediction first keeps its last. */
 Test(analyze_one, a_real_first_trace_of_two_gives_its_median_iteration_too) {
   char a[128], b[128];
-  tmpname(a, sizeof a, "realA");
-  tmpname(b, sizeof b, "realB");
+  ds_test_analyze_tmpname(a, sizeof a, "realA");
+  ds_test_analyze_tmpname(b, sizeof b, "realB");
   struct us_times t[] = {EXPOSED, HIDDEN, HALF, {0, 100, 85, 145}};
   write_trace(a, "real", t, 4, 4096, 1);
   write_trace(b, "real", t, 2, 4096, 1);
@@ -386,11 +375,11 @@ Test(analyze_one, a_real_first_trace_of_two_gives_its_median_iteration_too) {
 
 Test(analyze_one, formats_print_its_values) {
   char p[128], args[512];
-  tmpname(p, sizeof p, "fmt");
+  ds_test_analyze_tmpname(p, sizeof p, "fmt");
   struct us_times t[] = {EXPOSED, HIDDEN, HALF};
   write_trace(p, "real", t, 3, 4096, 1); /* median: HALF, iteration 2 */
   snprintf(args, sizeof args, "%s --format csv", p);
-  struct ds_test_result r = run(NULL, args);
+  struct ds_test_result r = ds_test_analyze(NULL, args);
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   const char *head = "metric,value\niter_ms,0.130000\nfwd_ms,0.000000\nbwd_ms,0.100000\n";
   cr_assert(strncmp(r.out, head, strlen(head)) == 0, "%s", r.out);
@@ -399,13 +388,13 @@ Test(analyze_one, formats_print_its_values) {
             r.out);
   ds_test_release(&r);
   snprintf(args, sizeof args, "%s --format csv --per-op", p);
-  r = run(NULL, args);
+  r = ds_test_analyze(NULL, args);
   cr_assert_str_eq(r.out, "rank,id,stream,kind,name,bucket,start_ms,dur_ms\n"
                           "0,0,compute,bwd,fc,-1,0.000000,0.100000\n"
                           "0,1,comm,allreduce,bucket0,0,0.070000,0.060000\n");
   ds_test_release(&r);
   snprintf(args, sizeof args, "%s --format json", p);
-  r = run(NULL, args);
+  r = ds_test_analyze(NULL, args);
   cr_assert(strstr(r.out, "\"source\": \"real\", \"iteration\": 2, \"chosen\": \"median\", "
                           "\"iterations\": {\"first\": 0, \"last\": 2, \"count\": 3}}"),
             "%s", r.out);
@@ -413,7 +402,7 @@ Test(analyze_one, formats_print_its_values) {
             r.out);
   ds_test_release(&r);
   snprintf(args, sizeof args, "%s --iter 0", p); /* text: iteration 0, exposed */
-  r = run(NULL, args);
+  r = ds_test_analyze(NULL, args);
   cr_assert(strstr(r.out, "(real): iteration 0 (as given; iterations 0..2)\n"), "%s", r.out);
   cr_assert(strstr(r.out, "\nexposed_comm_ms                0.0600\n"), "%s", r.out);
   ds_test_release(&r);
@@ -424,7 +413,7 @@ Test(analyze_one, formats_print_its_values) {
  * empty in CSV, null in JSON (it printed "nan" in CSV and broke JSON). */
 Test(analyze_one, an_undefined_metric_prints_as_n_a_empty_and_null) {
   char p[128], args[512];
-  tmpname(p, sizeof p, "nocomm");
+  ds_test_analyze_tmpname(p, sizeof p, "nocomm");
   struct us_times t[] = {{0, 100, 50, 50}};
   write_trace(p, "sim", t, 1, 4096, 1);
   const char *fmt[][2] = {{"text", "\nddp_overlap_pct                   n/a\n"},
@@ -432,7 +421,7 @@ Test(analyze_one, an_undefined_metric_prints_as_n_a_empty_and_null) {
                           {"json", "{\"metric\": \"ddp_overlap_pct\", \"value\": null}"}};
   for (size_t i = 0; i < 3; i++) {
     snprintf(args, sizeof args, "%s --format %s", p, fmt[i][0]);
-    struct ds_test_result r = run(NULL, args);
+    struct ds_test_result r = ds_test_analyze(NULL, args);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     cr_assert(strstr(r.out, fmt[i][1]), "%s: %s", fmt[i][0], r.out);
     ds_test_release(&r);

@@ -19,23 +19,12 @@
 #include "traces/trace.h"
 
 #define H100 "bench/results/gpu-2026-11-23-h100/"
-/* `env ddpsim analyze args`. */
-static struct ds_test_result run(const char *env, const char *args) {
-  char cmd[8192];
-  snprintf(cmd, sizeof cmd, "analyze %s", args);
-  return ds_test_run(env ? env : "", ds_test_ddpsim(), cmd);
-}
-
-static void tmpname(char *buf, size_t n, const char *tag) {
-  snprintf(buf, n, "/tmp/ddpsim-analyze-%d-%s.csv", (int)getpid(), tag);
-}
-
 Test(analyze, an_unreadable_trace_exits_2_naming_it) {
-  struct ds_test_result r = run(NULL, H100 "p1.csv /nonexistent/measured.csv");
+  struct ds_test_result r = ds_test_analyze(NULL, H100 "p1.csv /nonexistent/measured.csv");
   cr_assert_eq(r.status, 2, "stderr: %s", r.err);
   cr_assert(strstr(r.err, "/nonexistent/measured.csv"), "%s", r.err);
   ds_test_release(&r);
-  r = run(NULL, H100 "p1.csv " H100 "s1.csv"); /* a schedule, not a trace */
+  r = ds_test_analyze(NULL, H100 "p1.csv " H100 "s1.csv"); /* a schedule, not a trace */
   cr_assert_eq(r.status, 2, "stderr: %s", r.err);
   cr_assert(strstr(r.err, "s1.csv"), "%s", r.err);
   ds_test_release(&r);
@@ -48,7 +37,7 @@ Test(analyze, bad_usage_exits_2) {
                        H100 "p1.csv " H100 "t1-spin.csv --pred-iter 7",
                        H100 "p1.csv " H100 "t1-spin.csv --bogus 1"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    struct ds_test_result r = run(NULL, bad[i]);
+    struct ds_test_result r = ds_test_analyze(NULL, bad[i]);
     cr_assert_eq(r.status, 2, "%s: status %d, stderr %s", bad[i], r.status, r.err);
     cr_assert(strstr(r.err, "ddpsim: "), "%s", r.err);
     ds_test_release(&r);
@@ -103,7 +92,7 @@ Test(analyze, a_flag_given_last_is_missing_its_value_or_unknown) {
 Test(analyze, h100_pair_matches_the_recorded_p50s) {
   /* bench/results/gpu-2026-11-23-h100/README.md: prediction 9.573 ms, spin
    * replay p50 9.928 ms (the mean here, over the same 10 iterations). */
-  struct ds_test_result r = run(NULL, H100 "p1.csv " H100 "t1-spin.csv --format csv");
+  struct ds_test_result r = ds_test_analyze(NULL, H100 "p1.csv " H100 "t1-spin.csv --format csv");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   cr_assert(strncmp(r.out, "metric,predicted,measured,abs_error,rel_error\n", 46) == 0,
             "%s", r.out);
@@ -120,7 +109,7 @@ Test(analyze, pct_metrics_have_no_relative_error) {
   const char *args = H100 "p1.csv " H100 "t1-spin.csv";
   char a[256];
   snprintf(a, sizeof a, "%s --format csv", args);
-  struct ds_test_result r = run(NULL, a);
+  struct ds_test_result r = ds_test_analyze(NULL, a);
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   int pct = 0;
   for (const char *p = r.out; (p = strstr(p, "_pct,")); p++) {
@@ -133,7 +122,7 @@ Test(analyze, pct_metrics_have_no_relative_error) {
   cr_assert(iter && strchr(iter + 1, '\n')[-1] != ',', "iter_ms keeps its rel_error: %s", r.out);
   ds_test_release(&r);
   snprintf(a, sizeof a, "%s --format json", args);
-  r = run(NULL, a);
+  r = ds_test_analyze(NULL, a);
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   for (const char *p = r.out; (p = strstr(p, "_pct\"")); p++) {
     const char *end = strchr(p, '}');
@@ -141,7 +130,7 @@ Test(analyze, pct_metrics_have_no_relative_error) {
               "%.160s", p);
   }
   ds_test_release(&r);
-  r = run(NULL, args);
+  r = ds_test_analyze(NULL, args);
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   const char *line = strstr(r.out, "\noverlap_pct ");
   cr_assert(line, "%s", r.out);
@@ -155,7 +144,7 @@ Test(analyze, pct_metrics_have_no_relative_error) {
 Test(analyze, per_op_text_names_the_stream) {
   const char *args[] = {H100 "p1.csv " H100 "t1-spin.csv --per-op", H100 "p1.csv --per-op"};
   for (int i = 0; i < 2; i++) {
-    struct ds_test_result r = run(NULL, args[i]);
+    struct ds_test_result r = ds_test_analyze(NULL, args[i]);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     const char *t = strstr(r.out, "per op (ms from the iteration start)\n");
     cr_assert(t, "%s", r.out);
@@ -164,7 +153,7 @@ Test(analyze, per_op_text_names_the_stream) {
     ds_test_release(&r);
   }
   /* and so does the largest-errors table every comparison prints */
-  struct ds_test_result r = run(NULL, H100 "p1.csv " H100 "t1-spin.csv");
+  struct ds_test_result r = ds_test_analyze(NULL, H100 "p1.csv " H100 "t1-spin.csv");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   const char *t = strstr(r.out, "largest duration errors\n");
   cr_assert(t, "%s", r.out);
@@ -175,7 +164,8 @@ Test(analyze, per_op_text_names_the_stream) {
 
 Test(analyze, a_trace_against_itself_has_no_error) {
   /* ddpsim's own trace: iteration 0 is the pre-rebuild one, skipped. */
-  struct ds_test_result r = run(NULL, H100 "p2.csv " H100 "p2.csv --skip-measured 1 --format json");
+  struct ds_test_result r =
+      ds_test_analyze(NULL, H100 "p2.csv " H100 "p2.csv --skip-measured 1 --format json");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   cr_assert(strstr(r.out, "\"dur_abs_ms\": {\"n\": 450, \"mean\": 0.000000, \"median\": "
                           "0.000000, \"p95\": 0.000000, \"max\": 0.000000}"), "%s", r.out);
@@ -184,14 +174,14 @@ Test(analyze, a_trace_against_itself_has_no_error) {
   /* Without options: iteration 0 (one bucket, before the rebuild) is
    * another schedule than predicted iteration 1 and is left out, said so;
    * iteration 1 joins, with no error. */
-  r = run(NULL, H100 "p2.csv " H100 "p2.csv");
+  r = ds_test_analyze(NULL, H100 "p2.csv " H100 "p2.csv");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   cr_assert(strstr(r.out, "(sim): 1 iteration (1..1); metrics and op times: the mean over them\n"), "%s", r.out);
   cr_assert(strstr(r.out, "\nleft out   measured iteration 0: not predicted iteration 1's "
                           "schedule"), "%s", r.out);
   cr_assert(strstr(r.out, "\niter_ms ") && strstr(r.out, "+0.0000"), "%s", r.out);
   ds_test_release(&r);
-  r = run(NULL, H100 "p2.csv " H100 "p2.csv --format json");
+  r = ds_test_analyze(NULL, H100 "p2.csv " H100 "p2.csv --format json");
   cr_assert(strstr(r.out, "\"iterations\": [1], \"left_out\": [0], \"skipped\": 0"), "%s",
             r.out);
   cr_assert(strstr(r.out, "\"dur_abs_ms\": {\"n\": 450, \"mean\": 0.000000"), "%s", r.out);
@@ -199,7 +189,7 @@ Test(analyze, a_trace_against_itself_has_no_error) {
   /* Predicted iteration 0 against the same trace: measured iteration 0
    * joins, so iteration 1 (another schedule after a joined one) is refused:
    * only leading iterations are left out. */
-  r = run(NULL, H100 "p2.csv " H100 "p2.csv --pred-iter 0");
+  r = ds_test_analyze(NULL, H100 "p2.csv " H100 "p2.csv --pred-iter 0");
   cr_assert_eq(r.status, 2, "stderr: %s", r.err);
   cr_assert(strstr(r.err, "are not traces of one schedule") &&
             strstr(r.err, "measured iteration 1"), "%s", r.err);
@@ -210,13 +200,13 @@ Test(analyze, static_graph_runs_two_iterations_before_the_rebuild) {
   /* --static-graph rebuilds before iteration 2 (docs/architecture.md, DDP):
    * a trace of 4 iterations against itself joins 2 and 3, leaves out 0, 1. */
   char t[256], cmd[512];
-  tmpname(t, sizeof t, "sg");
+  ds_test_analyze_tmpname(t, sizeof t, "sg");
   snprintf(cmd, sizeof cmd, "--topo 4gpu --static-graph --iters 4 --trace %s", t);
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), cmd);
+  struct ds_test_result r = ds_test_cli(cmd);
   cr_assert_eq(r.status, 0, "%s", r.err);
   ds_test_release(&r);
   snprintf(cmd, sizeof cmd, "%s %s", t, t);
-  r = run(NULL, cmd);
+  r = ds_test_analyze(NULL, cmd);
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   cr_assert(strstr(r.out, "predicted  ") && strstr(r.out, "(sim): iteration 3\n"), "%s", r.out);
   cr_assert(strstr(r.out, "(sim): 2 iterations (2..3); metrics and op times: the mean over them\n"), "%s", r.out);
@@ -226,7 +216,8 @@ Test(analyze, static_graph_runs_two_iterations_before_the_rebuild) {
 }
 
 Test(analyze, per_op_csv_has_one_row_per_joined_op) {
-  struct ds_test_result r = run(NULL, H100 "p2.csv " H100 "t2-spin.csv --format csv --per-op");
+  struct ds_test_result r =
+      ds_test_analyze(NULL, H100 "p2.csv " H100 "t2-spin.csv --format csv --per-op");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   int lines = 0;
   for (const char *p = r.out; *p; p++) lines += *p == '\n';
@@ -239,7 +230,7 @@ Test(analyze, same_inputs_give_identical_output) {
   const char *args[] = {H100 "p2.csv " H100 "t2-gemm.csv",
                         H100 "p2.csv " H100 "t2-gemm.csv --format json --per-op"};
   for (size_t i = 0; i < 2; i++) {
-    struct ds_test_result a = run(NULL, args[i]), b = run(NULL, args[i]);
+    struct ds_test_result a = ds_test_analyze(NULL, args[i]), b = ds_test_analyze(NULL, args[i]);
     cr_assert_eq(a.status, 0, "stderr: %s", a.err);
     cr_assert_str_eq(a.out, b.out);
     cr_assert(strlen(a.out) > 1000);
@@ -260,7 +251,7 @@ Test(analyze, plot_writes_a_png) {
   cr_assert(mkdtemp(dir) != NULL);
   snprintf(png, sizeof png, "%s/timeline.png", dir);
   snprintf(args, sizeof args, H100 "p2.csv " H100 "t2-spin.csv --plot %s", png);
-  struct ds_test_result r = run(NULL, args);
+  struct ds_test_result r = ds_test_analyze(NULL, args);
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   FILE *fp = fopen(png, "rb");
   cr_assert(fp != NULL);
@@ -282,12 +273,12 @@ Test(analyze, a_missing_gnuplot_is_a_clear_error) {
   char args[512], png[128];
   snprintf(png, sizeof png, "/tmp/ddpsim-analyze-%d-none.png", (int)getpid());
   snprintf(args, sizeof args, H100 "p1.csv " H100 "t1-spin.csv --plot %s", png);
-  struct ds_test_result r = run("DDPSIM_GNUPLOT=/nonexistent/gnuplot", args);
+  struct ds_test_result r = ds_test_analyze("DDPSIM_GNUPLOT=/nonexistent/gnuplot", args);
   cr_assert_eq(r.status, 1, "stderr: %s", r.err);
   cr_assert(strstr(r.err, "gnuplot"), "%s", r.err);
   cr_assert(access(png, F_OK) != 0, "%s was written", png);
   ds_test_release(&r);
-  r = run("PATH=/nonexistent", args); /* no gnuplot on PATH */
+  r = ds_test_analyze("PATH=/nonexistent", args); /* no gnuplot on PATH */
   cr_assert_eq(r.status, 1, "stderr: %s", r.err);
   cr_assert(strstr(r.err, "gnuplot not found on PATH"), "%s", r.err);
   ds_test_release(&r);
@@ -299,8 +290,9 @@ Test(analyze_one, matches_its_side_of_a_comparison) {
   /* p2.csv alone: its numbers are the predicted column of p2 against
    * itself; t2-spin.csv's iteration 9 alone: the measured column with only
    * iteration 9 measured. */
-  struct ds_test_result a = run(NULL, H100 "p2.csv --format csv");
-  struct ds_test_result b = run(NULL, H100 "p2.csv " H100 "p2.csv --skip-measured 1 --format csv");
+  struct ds_test_result a = ds_test_analyze(NULL, H100 "p2.csv --format csv");
+  struct ds_test_result b =
+      ds_test_analyze(NULL, H100 "p2.csv " H100 "p2.csv --skip-measured 1 --format csv");
   cr_assert_eq(a.status, 0, "stderr: %s", a.err);
   cr_assert_eq(b.status, 0, "stderr: %s", b.err);
   int rows = 0;
@@ -314,8 +306,8 @@ Test(analyze_one, matches_its_side_of_a_comparison) {
   cr_assert_eq(rows, 27); /* 13 per iteration, 5 buckets x 2, 2 ranks x 2 */
   ds_test_release(&a);
   ds_test_release(&b);
-  a = run(NULL, H100 "t2-spin.csv --iter 9 --format csv");
-  b = run(NULL, H100 "p2.csv " H100 "t2-spin.csv --skip-measured 9 --format csv");
+  a = ds_test_analyze(NULL, H100 "t2-spin.csv --iter 9 --format csv");
+  b = ds_test_analyze(NULL, H100 "p2.csv " H100 "t2-spin.csv --skip-measured 9 --format csv");
   cr_assert(strstr(a.out, "\niter_ms,"), "%s", a.out);
   char want[64];
   const char *line = strstr(b.out, "\niter_ms,") + 1;  /* iter_ms,pred,meas,... */
@@ -340,7 +332,7 @@ Test(analyze_one, bad_usage_exits_2_naming_what_was_expected) {
       {H100 "p1.csv --plot out.jpg", "expected a file name ending in .png or .svg"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    struct ds_test_result r = run(NULL, bad[i].args);
+    struct ds_test_result r = ds_test_analyze(NULL, bad[i].args);
     cr_assert_eq(r.status, 2, "%s: status %d, stderr %s", bad[i].args, r.status, r.err);
     cr_assert(strstr(r.err, bad[i].msg), "%s: want \"%s\" in %s", bad[i].args, bad[i].msg,
               r.err);
@@ -361,8 +353,8 @@ static int trace_rows(const char *path) {
 /* --chrome - has standard output alone (the JSON was followed by the text
  * report): the JSON whole, the report on standard error. */
 Test(analyze_one, chrome_on_stdout_is_the_json_alone) {
-  struct ds_test_result plain = run(NULL, H100 "p2.csv");
-  struct ds_test_result r = run(NULL, H100 "p2.csv --chrome -");
+  struct ds_test_result plain = ds_test_analyze(NULL, H100 "p2.csv");
+  struct ds_test_result r = ds_test_analyze(NULL, H100 "p2.csv --chrome -");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   cr_assert(strncmp(r.out, "{\"displayTimeUnit\"", 18) == 0, "%.40s", r.out);
   size_t n = strlen(r.out);
@@ -380,7 +372,7 @@ Test(analyze_one, chrome_has_only_the_traces_own_processes) {
   const char *traces[] = {H100 "p2.csv", H100 "t2-spin.csv"};
   for (int k = 0; k < 2; k++) {
     snprintf(args, sizeof args, "%s --chrome %s", traces[k], out);
-    struct ds_test_result r = run(NULL, args);
+    struct ds_test_result r = ds_test_analyze(NULL, args);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     char *json = ds_test_slurp(out);
     /* Every row of every iteration, on pids 0 and 1 (2 ranks) only, named
@@ -408,7 +400,7 @@ static void one_plot(const char *trace, const char *ext, const char *magic) {
   cr_assert(mkdtemp(dir) != NULL);
   snprintf(img, sizeof img, "%s/one.%s", dir, ext);
   snprintf(args, sizeof args, "%s --plot %s", trace, img);
-  struct ds_test_result r = run(NULL, args);
+  struct ds_test_result r = ds_test_analyze(NULL, args);
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   cr_assert(strstr(r.out, "trace      "), "the report follows the plot: %s", r.out);
   ds_test_assert_image(img, magic, strlen(magic));
@@ -427,7 +419,7 @@ Test(analyze_one, a_failed_plot_leaves_no_file_and_no_report) {
   char dir[] = "/tmp/ddpsim-one-fail-XXXXXX", args[512];
   cr_assert(mkdtemp(dir) != NULL);
   snprintf(args, sizeof args, H100 "p2.csv --plot %s/one.png --chrome %s/one.json", dir, dir);
-  struct ds_test_result r = run("DDPSIM_GNUPLOT=/nonexistent/gnuplot", args);
+  struct ds_test_result r = ds_test_analyze("DDPSIM_GNUPLOT=/nonexistent/gnuplot", args);
   cr_assert_eq(r.status, 1, "stderr: %s", r.err);
   cr_assert(strstr(r.err, "gnuplot"), "%s", r.err);
   cr_assert_str_empty(r.out);
@@ -439,8 +431,10 @@ Test(analyze_one, a_failed_plot_leaves_no_file_and_no_report) {
  * ds_cli_split_values): the same output as "--flag value"; --per-op takes
  * no value; the joined form counts towards the repeat check. */
 Test(analyze, a_long_flag_takes_its_value_after_an_equals_sign) {
-  struct ds_test_result apart = run(NULL, H100 "p1.csv " H100 "t1-spin.csv --format csv");
-  struct ds_test_result joined = run(NULL, H100 "p1.csv " H100 "t1-spin.csv --format=csv");
+  struct ds_test_result apart =
+      ds_test_analyze(NULL, H100 "p1.csv " H100 "t1-spin.csv --format csv");
+  struct ds_test_result joined =
+      ds_test_analyze(NULL, H100 "p1.csv " H100 "t1-spin.csv --format=csv");
   cr_assert_eq(apart.status, 0, "%s", apart.err);
   cr_assert_eq(joined.status, 0, "%s", joined.err);
   cr_assert_str_eq(joined.out, apart.out);
@@ -468,7 +462,7 @@ Test(analyze, the_measured_iteration_time_says_mean_and_median) {
   for (int i = 0; i < 10; i++) {
     char args[160];
     snprintf(args, sizeof args, H100 "t1-spin.csv --iter %d --format csv", i);
-    struct ds_test_result r = run(NULL, args);
+    struct ds_test_result r = ds_test_analyze(NULL, args);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     const char *v = strstr(r.out, "\niter_ms,");
     cr_assert_not_null(v, "%s", r.out);
@@ -484,7 +478,7 @@ Test(analyze, the_measured_iteration_time_says_mean_and_median) {
     }
   int at = 0;
   while (ms[at] != sorted[4]) at++;
-  struct ds_test_result r = run(NULL, H100 "p1.csv " H100 "t1-spin.csv");
+  struct ds_test_result r = ds_test_analyze(NULL, H100 "p1.csv " H100 "t1-spin.csv");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   cr_assert(strstr(r.out, "(real): 10 iterations (0..9); metrics and op times: the mean over "
                           "them\n"), "%s", r.out);

@@ -20,17 +20,6 @@
 
 #define EPS 1e-9
 
-/* `env ddpsim analyze args`. */
-static struct ds_test_result run(const char *env, const char *args) {
-  char cmd[8192];
-  snprintf(cmd, sizeof cmd, "analyze %s", args);
-  return ds_test_run(env ? env : "", ds_test_ddpsim(), cmd);
-}
-
-static void tmpname(char *buf, size_t n, const char *tag) {
-  snprintf(buf, n, "/tmp/ddpsim-analyze-%d-%s.csv", (int)getpid(), tag);
-}
-
 Test(analyze, overlap_functions_agree_with_the_simulator_summary) {
   /* sim/cli/report.c's ds_report_measure over the same half-overlapped ops. */
   struct ds_schedule *s = NULL;
@@ -74,15 +63,15 @@ static double analyze_value(const char *csv, const char *name) {
  * decimals of a percent). Returns the summary's overlap_pct. */
 static double summary_equals_analyze(const char *args) {
   char trace[256], cmd[1024];
-  tmpname(trace, sizeof trace, "own");
+  ds_test_analyze_tmpname(trace, sizeof trace, "own");
   snprintf(cmd, sizeof cmd, "%s --trace %s --format csv", args, trace);
-  struct ds_test_result sim = ds_test_run("", ds_test_ddpsim(), cmd);
+  struct ds_test_result sim = ds_test_cli(cmd);
   cr_assert_eq(sim.status, 0, "ddpsim %s: %s", cmd, sim.err);
-  struct ds_test_result an = run(NULL, trace);
+  struct ds_test_result an = ds_test_analyze(NULL, trace);
   cr_assert_eq(an.status, 0, "analyze %s: %s", trace, an.err);
   ds_test_release(&an);
   snprintf(cmd, sizeof cmd, "%s --format csv", trace);
-  an = run(NULL, cmd);
+  an = ds_test_analyze(NULL, cmd);
   cr_assert_eq(an.status, 0, "analyze %s: %s", cmd, an.err);
   static const char *const ms[] = {"iter_ms",         "fwd_ms",      "bwd_ms",
                                    "step_ms",         "comm_ms",     "exposed_comm_ms",
@@ -271,13 +260,13 @@ Test(analyze, the_ddp_logger_times_the_synchronised_micro_step_and_not_a_servers
  * --trace T` (T a fresh temporary named by tag), analyzes T, removes it. */
 static struct ds_test_result analyze_own_run(const char *tag, const char *args) {
   char trace[256], cmd[1024];
-  tmpname(trace, sizeof trace, tag);
+  ds_test_analyze_tmpname(trace, sizeof trace, tag);
   snprintf(cmd, sizeof cmd, "%s --trace %s", args, trace);
-  struct ds_test_result sim = ds_test_run("", ds_test_ddpsim(), cmd);
+  struct ds_test_result sim = ds_test_cli(cmd);
   cr_assert_eq(sim.status, 0, "ddpsim %s: %s", cmd, sim.err);
   ds_test_release(&sim);
   snprintf(cmd, sizeof cmd, "%s --format csv", trace);
-  struct ds_test_result an = run(NULL, cmd);
+  struct ds_test_result an = ds_test_analyze(NULL, cmd);
   cr_assert_eq(an.status, 0, "analyze %s: %s", cmd, an.err);
   unlink(trace);
   return an;

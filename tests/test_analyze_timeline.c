@@ -20,10 +20,6 @@
 
 #define TINY "--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
 
-static struct ds_test_result run(const char *env, const char *args) {
-  return ds_test_run(env, ds_test_ddpsim(), args);
-}
-
 static int count(const char *text, const char *needle) {
   int n = 0;
   for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle)) n++;
@@ -45,12 +41,12 @@ Test(timeline, plot_without_a_sweep_draws_the_run) {
   ds_test_require_gnuplot();
   char dir[] = "/tmp/ddpsim-timeline-test-XXXXXX", args[512];
   cr_assert(mkdtemp(dir) != NULL);
-  struct ds_test_result plain = run("", TINY "--format csv");
+  struct ds_test_result plain = ds_test_cli_env("", TINY "--format csv");
   cr_assert_eq(plain.status, 0, "%s", plain.err);
   const char *ext[] = {"png", "svg"}, *magic[] = {"\x89PNG\r\n\x1a\n", "<?xml"};
   for (int k = 0; k < 2; k++) {
     snprintf(args, sizeof args, TINY "--format csv --plot %s/t.%s", dir, ext[k]);
-    struct ds_test_result r = run("", args);
+    struct ds_test_result r = ds_test_cli_env("", args);
     cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
     /* The report is the run's own, as without --plot. */
     cr_assert_str_eq(r.out, plain.out);
@@ -72,7 +68,7 @@ Test(timeline, chrome_has_only_the_predicted_ranks) {
   snprintf(trace, sizeof trace, "%s/run.csv", dir);
   snprintf(again, sizeof again, "%s/again.json", dir);
   snprintf(args, sizeof args, TINY "--world-size 2 --chrome %s --trace %s", json_path, trace);
-  struct ds_test_result r = run("", args);
+  struct ds_test_result r = ds_test_cli_env("", args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "reporting iteration 1"), "%s", r.out);
   char *json = ds_test_slurp(json_path);
@@ -83,7 +79,7 @@ Test(timeline, chrome_has_only_the_predicted_ranks) {
   cr_assert_gt(count(json, "\"ph\": \"X\""), 0);
   /* The same file as analyze draws from the run's trace, which was kept. */
   snprintf(args, sizeof args, "analyze %s --chrome %s", trace, again);
-  struct ds_test_result a = run("", args);
+  struct ds_test_result a = ds_test_cli_env("", args);
   cr_assert_eq(a.status, 0, "%s", a.err);
   char *json2 = ds_test_slurp(again);
   cr_assert_str_eq(json, json2);
@@ -100,9 +96,9 @@ Test(timeline, chrome_and_a_trace_on_stdout_keep_the_output) {
    * report is on standard error. */
   char dir[] = "/tmp/ddpsim-timeline-test-XXXXXX", args[512];
   cr_assert(mkdtemp(dir) != NULL);
-  struct ds_test_result plain = run("", TINY "--trace - --format csv");
+  struct ds_test_result plain = ds_test_cli_env("", TINY "--trace - --format csv");
   snprintf(args, sizeof args, TINY "--trace - --format csv --chrome %s/t.json", dir);
-  struct ds_test_result r = run("", args);
+  struct ds_test_result r = ds_test_cli_env("", args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strncmp(r.out, "# ddpsim-trace v2\n", 18) == 0, "%.40s", r.out);
   cr_assert_str_eq(r.out, plain.out);
@@ -128,14 +124,14 @@ static const char *last_line(const char *text, char *buf, size_t cap) {
  * with its "# end" line; the report, as a run without it prints it, is on
  * standard error. */
 Test(timeline, an_output_on_stdout_has_it_alone) {
-  struct ds_test_result plain = run("", TINY "--format csv");
+  struct ds_test_result plain = ds_test_cli_env("", TINY "--format csv");
   cr_assert_eq(plain.status, 0, "%s", plain.err);
   const char *cases[] = {"--chrome -", "--trace -", "--schedule -"};
   const char *ends[] = {"]}", "# end: ", "# end: "};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     char args[256], line[256];
     snprintf(args, sizeof args, TINY "--format csv %s", cases[i]);
-    struct ds_test_result r = run("", args);
+    struct ds_test_result r = ds_test_cli_env("", args);
     cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
     cr_assert(strncmp(last_line(r.out, line, sizeof line), ends[i], strlen(ends[i])) == 0,
               "%s: stdout ends with \"%s\"", args, line);
@@ -207,19 +203,19 @@ Test(timeline, a_failure_leaves_nothing_behind) {
   cr_assert(mkdtemp(dir) != NULL);
   /* No gnuplot: said before the simulation; no report, no file. */
   snprintf(args, sizeof args, TINY "--plot %s/t.png --chrome %s/t.json", dir, dir);
-  struct ds_test_result r = run("DDPSIM_GNUPLOT=/nonexistent/gnuplot", args);
+  struct ds_test_result r = ds_test_cli_env("DDPSIM_GNUPLOT=/nonexistent/gnuplot", args);
   cr_assert_eq(r.status, 1, "%s", r.err);
   cr_assert(strstr(r.err, "gnuplot"), "%s", r.err);
   cr_assert_str_empty(r.out);
   ds_test_release(&r);
   /* gnuplot fails: the Chrome JSON, written first, is not kept either. */
-  r = run("DDPSIM_GNUPLOT=/bin/false", args);
+  r = ds_test_cli_env("DDPSIM_GNUPLOT=/bin/false", args);
   cr_assert_eq(r.status, 1, "%s", r.err);
   cr_assert_str_empty(r.out);
   ds_test_release(&r);
   /* A directory that does not exist: exit 1 naming it. */
   snprintf(args, sizeof args, TINY "--chrome %s/no/t.json", dir);
-  r = run("", args);
+  r = ds_test_cli_env("", args);
   cr_assert_eq(r.status, 1, "%s", r.err);
   cr_assert(strstr(r.err, "/no/t.json"), "%s", r.err);
   cr_assert_str_empty(r.out);
@@ -246,10 +242,10 @@ Test(timeline, the_in_memory_trace_draws_as_the_trace_file_reads_back) {
   for (size_t i = 0; i < sizeof strategies / sizeof *strategies; i++) {
     snprintf(args, sizeof args, TINY "%s --chrome %s --trace %s", strategies[i], json_path,
              trace);
-    struct ds_test_result r = run("", args);
+    struct ds_test_result r = ds_test_cli_env("", args);
     cr_assert_eq(r.status, 0, "%s: %s", strategies[i], r.err);
     snprintf(args, sizeof args, "analyze %s --chrome %s", trace, again);
-    struct ds_test_result a = run("", args);
+    struct ds_test_result a = ds_test_cli_env("", args);
     cr_assert_eq(a.status, 0, "%s", a.err);
     char *json = ds_test_slurp(json_path), *json2 = ds_test_slurp(again);
     cr_assert_gt(count(json, "\"ph\": \"X\""), 0);

@@ -115,7 +115,7 @@ static struct times run(const char *topo, const char *model, const char *strateg
   char args[512];
   snprintf(args, sizeof args, "--topo %s --model %s --strategy %s --format csv", topo, model,
            strategy);
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
   struct times t = {ds_test_csv_num(r.out, "iter_ms", 0) * 1e3,
                     ds_test_csv_num(r.out, "gpu_busy_ms", 0) * 1e3,
@@ -213,7 +213,7 @@ Test(bn_counter, the_schedule_runs_each_counter_before_its_batch_norm) {
     snprintf(sched, sizeof sched, "%s/s.csv", t.dir);
     snprintf(args, sizeof args, "--topo %s --model %s --strategy %s --schedule %s", t.gpu_topo,
              t.counted, with_op[i], sched);
-    struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+    struct ds_test_result r = ds_test_cli(args);
     cr_assert_eq(r.status, 0, "%s", r.err);
     ds_test_release(&r);
     char *text = ds_test_slurp(sched);

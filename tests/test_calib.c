@@ -448,7 +448,7 @@ static double host_toy_iter_us(const char *text, const char *extra) {
     ds_test_write_temp(path, text);
   }
   snprintf(args, sizeof args, HOST_TOY "%s%s %s", text ? " --calib " : "", path, extra);
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  struct ds_test_result r = ds_test_cli(args);
   if (text) unlink(path);
   cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
   double us = ds_test_csv_num(r.out, "iter_ms", 0) * 1e3;
@@ -474,7 +474,7 @@ static void host_calib_refused(const char *text, const char *where, const char *
   char path[64] = "/tmp/ddpsim-calibh-XXXXXX", args[256], want[128];
   ds_test_write_temp(path, text);
   snprintf(args, sizeof args, HOST_TOY " --calib %s", path);
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  struct ds_test_result r = ds_test_cli(args);
   unlink(path);
   snprintf(want, sizeof want, "%s%s", path, where);
   cr_assert_eq(r.status, 2, "%s", r.err);
@@ -591,7 +591,7 @@ static struct ds_test_result gpu_calib_run(const char *text, const char *format)
   char path[64] = "/tmp/ddpsim-calibg-XXXXXX", args[256];
   ds_test_write_temp(path, text);
   snprintf(args, sizeof args, "--topo 4gpu --calib %s --format %s", path, format);
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  struct ds_test_result r = ds_test_cli(args);
   unlink(path);
   cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
   return r;
@@ -641,13 +641,6 @@ Test(calib, a_file_from_another_gpu_is_not_called_measured) {
  * path (and the topology's) silently, and the topology's GPU name printed
  * raw (a BEL or ESC in a gpus.yaml name reached the terminal). Here both
  * paths are over 300 bytes and both names hold a control character. */
-static void write_file(const char *path, const char *text) {
-  FILE *fp = fopen(path, "w");
-  cr_assert(fp, "%s", path);
-  cr_assert_geq(fputs(text, fp), 0);
-  cr_assert_eq(fclose(fp), 0);
-}
-
 Test(calib, the_other_gpu_warning_writes_long_paths_and_odd_names_whole) {
   char dir[512] = "/tmp/ddpsim-calibwarn-XXXXXX";
   cr_assert_not_null(mkdtemp(dir));
@@ -663,17 +656,20 @@ Test(calib, the_other_gpu_warning_writes_long_paths_and_odd_names_whole) {
   snprintf(gpus, sizeof gpus, "%s/gpus.yaml", dir);
   snprintf(calib, sizeof calib, "%s/c.yaml", dir);
   cr_assert_gt(strlen(calib), 300);
-  write_file(gpus, "schema_version: 1\ngpus:\n  - name: \"Test\\aGPU\"\n    arch: Test\n"
-                   "    sms: 10\n    fp32: 10TFLOPS\n    fp16: 20TFLOPS\n    mem: 16GiB\n"
-                   "    mem_bw: 1000GBps\n");
-  write_file(topo, "schema_version: 1\nname: tiny\ngpu: \"Test\\aGPU\"\nnodes: 1\n"
-                   "gpus_per_node: 2\nintra_node:\n  template: nvswitch\n  link_bw: 10GBps\n"
-                   "  link_lat: 1us\n");
-  write_file(calib, "schema_version: 1\ngpu: \"NVIDIA\\eH200\"\ncompute:\n"
-                    "  flops_efficiency: 0.5\n");
+  ds_test_write_file(gpus,
+                     "schema_version: 1\ngpus:\n  - name: \"Test\\aGPU\"\n    arch: Test\n"
+                     "    sms: 10\n    fp32: 10TFLOPS\n    fp16: 20TFLOPS\n    mem: 16GiB\n"
+                     "    mem_bw: 1000GBps\n");
+  ds_test_write_file(topo,
+                     "schema_version: 1\nname: tiny\ngpu: \"Test\\aGPU\"\nnodes: 1\n"
+                     "gpus_per_node: 2\nintra_node:\n  template: nvswitch\n  link_bw: 10GBps\n"
+                     "  link_lat: 1us\n");
+  ds_test_write_file(calib,
+                     "schema_version: 1\ngpu: \"NVIDIA\\eH200\"\ncompute:\n"
+                     "  flops_efficiency: 0.5\n");
   snprintf(args, sizeof args, "--topo %s --model tests/data/tiny-model.yaml --calib %s", topo,
            calib);
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   char want[2048];
   /* this table has no such GPU: the warning lists its names between */
@@ -708,7 +704,7 @@ static struct ds_test_result interf_run(const char *text, char *path) {
   ds_test_write_temp(path, text);
   snprintf(args, sizeof args, "--topo 4gpu --model tests/data/tiny-model.yaml --calib %s",
            path);
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  struct ds_test_result r = ds_test_cli(args);
   unlink(path);
   return r;
 }
@@ -783,7 +779,7 @@ static void ddp_toy_iter_us(const char *text, const char *extra, double *it, int
     ds_test_write_temp(path, text);
   }
   snprintf(args, sizeof args, DDP_TOY "%s%s %s", text ? "--calib " : "", path, extra);
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  struct ds_test_result r = ds_test_cli(args);
   if (text) unlink(path);
   cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
   for (int k = 0; k < n; k++) it[k] = ds_test_csv_num(r.out, "iter_ms", k) * 1e3;

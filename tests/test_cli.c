@@ -16,14 +16,8 @@
 #include "tests/support.h"
 #include "traces/trace.h"
 
-static struct ds_test_result run(const char *args) {
-  return ds_test_run("", ds_test_ddpsim(), args);
-}
-
-static void make_dir(char *tmpl) { cr_assert(mkdtemp(tmpl) != NULL); }
-
 Test(cli, design_card_example) {
-  struct ds_test_result r = run("--topo 4gpu.yaml --bucket-mb 25");
+  struct ds_test_result r = ds_test_cli("--topo 4gpu.yaml --bucket-mb 25");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   const char *want[] = {"ddp: resnet50 on 4gpu (4 x A100-SXM4-80GB)",
                         "  iteration ", "    forward ", "    backward ",
@@ -35,7 +29,7 @@ Test(cli, design_card_example) {
 }
 
 Test(cli, csv_has_the_promised_columns_and_one_row_per_bucket_size) {
-  struct ds_test_result r = run("--topo 4gpu --bucket-mb 1,5,25 --format csv");
+  struct ds_test_result r = ds_test_cli("--topo 4gpu --bucket-mb 1,5,25 --format csv");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   const char *cols[] = {"strategy", "model", "topology", "world_size", "batch_per_gpu",
                         "bucket_mb", "n_buckets", "iter_ms", "fwd_ms", "bwd_ms",
@@ -58,7 +52,7 @@ Test(cli, csv_has_the_promised_columns_and_one_row_per_bucket_size) {
 }
 
 Test(cli, json_has_one_object_per_configuration) {
-  struct ds_test_result r = run("--topo 4gpu --bucket-mb 5,25 --format json");
+  struct ds_test_result r = ds_test_cli("--topo 4gpu --bucket-mb 5,25 --format json");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   cr_assert_eq(r.out[0], '[');
   int objects = 0;
@@ -69,7 +63,7 @@ Test(cli, json_has_one_object_per_configuration) {
 }
 
 Test(cli, model_names_are_looked_up_without_suffix) {
-  struct ds_test_result r = run("--topo dgx-a100 --model bert-base --format csv");
+  struct ds_test_result r = ds_test_cli("--topo dgx-a100 --model bert-base --format csv");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   cr_assert(strstr(r.out, "ddp,bert-base,dgx-a100,"), "%s", r.out);
   ds_test_release(&r);
@@ -81,7 +75,7 @@ Test(cli, csv_and_json_say_whether_a_configuration_fits_the_gpu) {
    * peak (at backward's start) grows by 0.0801 GiB per sample: 79.928215
    * GiB at batch 994 fits, 80.008339 GiB at 995 does not. Every row's
    * fits_memory must say peak_mem_gib <= gpu_mem_gib. */
-  struct ds_test_result r = run("--topo 4gpu --batch 993:996:1 --format csv");
+  struct ds_test_result r = ds_test_cli("--topo 4gpu --batch 993:996:1 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   const char *want[] = {"yes", "yes", "no", "no"};
   for (int i = 0; i < 4; i++) {
@@ -94,18 +88,18 @@ Test(cli, csv_and_json_say_whether_a_configuration_fits_the_gpu) {
     cr_assert_eq(peak <= cap, strcmp(fits, "yes") == 0, "row %d: %g of %g", i, peak, cap);
   }
   ds_test_release(&r);
-  r = run("--topo 4gpu --batch 995 --format json");
+  r = ds_test_cli("--topo 4gpu --batch 995 --format json");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "\"fits_memory\": \"no\""), "%s", r.out);
   ds_test_release(&r);
   /* the text warning compares and says GiB on both sides; at batch 950
    * (76.40 GiB) it is silent, where the decimal 74.5 "GB" warned */
-  r = run("--topo 4gpu --batch 995");
+  r = ds_test_cli("--topo 4gpu --batch 995");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "warning: 80.01 GiB per GPU exceeds the A100-SXM4-80GB's 80.00 GiB of "
                           "memory"), "%s", r.out);
   ds_test_release(&r);
-  r = run("--topo 4gpu --batch 950");
+  r = ds_test_cli("--topo 4gpu --batch 950");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_null(strstr(r.out, "warning:"), "%s", r.out);
   ds_test_release(&r);
@@ -124,7 +118,7 @@ Test(cli, a_user_topology_outside_the_tree_uses_the_shipped_gpu_table) {
   fclose(fp);
   free(text);
   snprintf(args, sizeof args, "--topo %s --format csv", path);
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   cr_assert(strstr(r.out, "ddp,resnet50,4gpu,A100-SXM4-80GB,"), "%s", r.out);
   ds_test_release(&r);
@@ -144,8 +138,9 @@ Test(cli, a_user_topology_outside_the_tree_uses_the_shipped_gpu_table) {
  * step 58.728448 us (the timeline in the test's comment). Each ring step
  * is rounded to the nanosecond, hence the 0.00001 ms tolerance. */
 Test(cli, tiny_iteration_matches_the_hand_computation) {
-  struct ds_test_result r = run("--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
-                        "--format csv");
+  struct ds_test_result r = ds_test_cli(
+      "--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
+      "--format csv");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   const char *row = strchr(r.out, '\n') + 1;
   char strategy[16], model[16], topo[16], gpu[16], dtype[8];
@@ -196,8 +191,9 @@ Test(cli, golden_tiny_run) {
    *   bin/ddpsim --topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml \
    *     --bucket-mb 1,25 --iters 3 > tests/golden/tiny.txt
    * only after checking the change against the hand computation above. */
-  struct ds_test_result r = run("--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
-                        "--bucket-mb 1,25 --iters 3");
+  struct ds_test_result r = ds_test_cli(
+      "--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
+      "--bucket-mb 1,25 --iters 3");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   char *golden = ds_test_slurp("tests/golden/tiny.txt");
   cr_assert_str_eq(r.out, golden);
@@ -207,12 +203,12 @@ Test(cli, golden_tiny_run) {
 
 Test(cli, same_inputs_give_byte_identical_traces) {
   char dir[] = "/tmp/ddpsim-det-XXXXXX", args[512];
-  make_dir(dir);
+  ds_test_make_dir(dir);
   for (int i = 0; i < 2; i++) {
     snprintf(args, sizeof args,
              "--topo 2node-ib --model bert-base --iters 3 --jitter 0.05 --seed 7 --trace %s/t%d.csv "
              "--schedule %s/s%d.csv", dir, i, dir, i);
-    struct ds_test_result r = run(args);
+    struct ds_test_result r = ds_test_cli(args);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     ds_test_release(&r);
   }
@@ -248,11 +244,11 @@ Test(cli, same_inputs_give_byte_identical_traces) {
 }
 
 Test(cli, help_and_version) {
-  struct ds_test_result r = run("--help");
+  struct ds_test_result r = ds_test_cli("--help");
   cr_assert_eq(r.status, 0);
   cr_assert(strstr(r.out, "usage: ddpsim --topo"));
   ds_test_release(&r);
-  r = run("--version");
+  r = ds_test_cli("--version");
   cr_assert_eq(r.status, 0);
   cr_assert(strstr(r.out, "ddpsim 0."));
   ds_test_release(&r);
@@ -272,7 +268,7 @@ static void put_file(const char *dir, const char *name, const char *text) {
  * is mem (a size); 1 when it warns of the GPU's memory. */
 static int warns_of_memory(const char *mem) {
   char dir[] = "/tmp/ddpsim-oom-XXXXXX", args[1024], gpus[1024];
-  make_dir(dir);
+  ds_test_make_dir(dir);
   char *topo = ds_test_slurp("tests/data/tiny-topo.yaml");
   put_file(dir, "t.yaml", topo);
   free(topo);
@@ -282,7 +278,7 @@ static int warns_of_memory(const char *mem) {
            "    source: \"tests only\"\n", mem);
   put_file(dir, "gpus.yaml", gpus);
   snprintf(args, sizeof args, "--topo %s/t.yaml --model tests/data/tiny-model.yaml", dir);
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   int warned = strstr(r.out, "warning: ") && strstr(r.out, "of memory") != NULL;
   ds_test_release(&r);
@@ -314,7 +310,7 @@ Test(cli, the_parts_of_a_ps_iteration_add_up) {
                      "--ps-servers 1";
   char csv_args[256];
   snprintf(csv_args, sizeof csv_args, "%s --format csv", args);
-  struct ds_test_result t = run(args), c = run(csv_args);
+  struct ds_test_result t = ds_test_cli(args), c = ds_test_cli(csv_args);
   cr_assert_eq(t.status + c.status, 0, "%s%s", t.err, c.err);
   double rest = ds_test_csv_num(c.out, "iter_ms", 0) - ds_test_csv_num(c.out, "gpu_busy_ms", 0) -
                 ds_test_csv_num(c.out, "exposed_comm_ms", 0) -
@@ -340,7 +336,7 @@ Test(cli, ranks_filling_nodes_unevenly_get_a_note) {
    * and the collective table say so (revuser2 item 5); 12 ranks (8 + 4,
    * rails over 4 NICs), 16 (8 + 8) and one node's 8 do not. */
   struct ds_test_result r =
-      run("--topo 2node-ib --model tests/data/tiny-model.yaml --world-size 8,9,12,16");
+      ds_test_cli("--topo 2node-ib --model tests/data/tiny-model.yaml --world-size 8,9,12,16");
   cr_assert_eq(r.status, 0, "%s", r.err);
   const char *note = "  note: 9 ranks fill the nodes unevenly (8 + 1): the model runs one "
                      "ring in rank order";
@@ -348,20 +344,20 @@ Test(cli, ranks_filling_nodes_unevenly_get_a_note) {
   cr_assert_not_null(at, "%s", r.out);
   cr_assert_null(strstr(at + strlen(note), "fill the nodes unevenly"), "one note: %s", r.out);
   ds_test_release(&r);
-  r = run("collective --topo 2node-ib -g 9 -b 1M -e 1M");
+  r = ds_test_cli("collective --topo 2node-ib -g 9 -b 1M -e 1M");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "\n# note: 9 ranks fill the nodes unevenly (8 + 1): "), "%s", r.out);
   ds_test_release(&r);
-  r = run("collective --topo 2node-ib -g 12 -b 1M -e 1M");
+  r = ds_test_cli("collective --topo 2node-ib -g 12 -b 1M -e 1M");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_null(strstr(r.out, "unevenly"), "%s", r.out);
   ds_test_release(&r);
   /* the note is about the ring: none over a tree (revlate 3) */
-  r = run("collective --topo 2node-ib -g 9 --algo tree -b 1M -e 1M");
+  r = ds_test_cli("collective --topo 2node-ib -g 9 --algo tree -b 1M -e 1M");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_null(strstr(r.out, "unevenly"), "%s", r.out);
   ds_test_release(&r);
-  r = run("collective --topo 2node-ib -g 16 -b 1M -e 1M");
+  r = ds_test_cli("collective --topo 2node-ib -g 16 -b 1M -e 1M");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_null(strstr(r.out, "unevenly"), "%s", r.out);
   ds_test_release(&r);
@@ -375,11 +371,11 @@ Test(cli, ranks_filling_nodes_unevenly_get_a_note) {
  * Fails where the line is missing or counts anything else. */
 Test(cli, the_interference_line_is_the_traces_slowdown) {
   char dir[] = "/tmp/ddpsim-interf-XXXXXX", args[256], path[128];
-  make_dir(dir);
+  ds_test_make_dir(dir);
   snprintf(path, sizeof path, "%s/t.csv", dir);
   snprintf(args, sizeof args, "--topo 2node-ib --model tests/data/tiny-model.yaml --trace %s",
            path);
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   const char *line = strstr(r.out, "\n    interference ");
   cr_assert_not_null(line, "%s", r.out);
@@ -411,16 +407,16 @@ Test(cli, the_interference_line_is_the_traces_slowdown) {
   unlink(path);
   rmdir(dir);
   /* the CSV's interference_ms is the same sum, to the ns */
-  r = run("--topo 2node-ib --model tests/data/tiny-model.yaml --format csv");
+  r = ds_test_cli("--topo 2node-ib --model tests/data/tiny-model.yaml --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   double col = ds_test_csv_num(r.out, "interference_ms", 0);
   cr_assert_float_eq(col, sum_us / 1e3, rows * 1e-6, "%g vs %g ms", col, sum_us / 1e3);
   ds_test_release(&r);
-  r = run("--topo 2node-ib --model tests/data/tiny-model.yaml --algo ring");
+  r = ds_test_cli("--topo 2node-ib --model tests/data/tiny-model.yaml --algo ring");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_null(strstr(r.out, "interference"), "%s", r.out);
   ds_test_release(&r);
-  r = run("--topo 2node-ib --model tests/data/tiny-model.yaml --algo ring --format csv");
+  r = ds_test_cli("--topo 2node-ib --model tests/data/tiny-model.yaml --algo ring --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_float_eq(ds_test_csv_num(r.out, "interference_ms", 0), 0, 0, "%s", r.out);
   ds_test_release(&r);
@@ -431,20 +427,21 @@ Test(cli, the_interference_line_is_the_traces_slowdown) {
  * get them; --samples 3 prints the three. --seed without --jitter is
  * refused as --samples is (nothing random to seed), exit 2. */
 Test(cli, one_jittered_sample_prints_no_percentiles_and_a_lone_seed_is_refused) {
-  struct ds_test_result r = run("--topo 4gpu --model tests/data/tiny-model.yaml --jitter 0.1");
+  struct ds_test_result r =
+      ds_test_cli("--topo 4gpu --model tests/data/tiny-model.yaml --jitter 0.1");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "\n    jitter       CV 0.1, one sample: the iteration above "
                           "(--samples N for p50/p95/p99)\n"), "%s", r.out);
   cr_assert_null(strstr(r.out, "p50/p95/p99  "), "%s", r.out);
   ds_test_release(&r);
-  r = run("--topo 4gpu --model tests/data/tiny-model.yaml --jitter 0.1 --samples 3");
+  r = ds_test_cli("--topo 4gpu --model tests/data/tiny-model.yaml --jitter 0.1 --samples 3");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "\n    p50/p95/p99  ") && strstr(r.out, "(3 samples, jitter CV 0.1)"),
             "%s", r.out);
   ds_test_release(&r);
   /* a sweep's CV 0 row draws nothing: its three samples are one timeline,
    * so it prints no percentiles and does not ask for more samples */
-  r = run("--topo 4gpu --model tests/data/tiny-model.yaml --jitter 0,0.1 --samples 3");
+  r = ds_test_cli("--topo 4gpu --model tests/data/tiny-model.yaml --jitter 0,0.1 --samples 3");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "\n    jitter       CV 0: no draws, every sample the iteration above\n"),
             "%s", r.out);
@@ -454,7 +451,7 @@ Test(cli, one_jittered_sample_prints_no_percentiles_and_a_lone_seed_is_refused) 
   ds_test_ddpsim_refuses("--topo 4gpu --seed 7", "option --seed 7: seeds differ only in "
                          "--jitter's draws");
   ds_test_ddpsim_refuses("--topo 4gpu --seed 7 --jitter 0", "option --seed 7:");
-  r = run("--topo 4gpu --model tests/data/tiny-model.yaml --jitter 0,0.1 --seed 7");
+  r = ds_test_cli("--topo 4gpu --model tests/data/tiny-model.yaml --jitter 0,0.1 --seed 7");
   cr_assert_eq(r.status, 0, "a sweep with a noisy row takes a seed: %s", r.err);
   ds_test_release(&r);
 }

@@ -14,12 +14,6 @@
 
 #include "tests/support.h"
 
-static struct ds_test_result run(const char *args) {
-  return ds_test_run("", ds_test_ddpsim(), args);
-}
-
-static void make_dir(char *tmpl) { cr_assert(mkdtemp(tmpl) != NULL); }
-
 /* The summary's numeric columns 11.. of a one-row CSV: iter, fwd, bwd, step,
  * comm, exposed, overlap, peak_mem, first_iter. */
 struct row_times {
@@ -27,7 +21,7 @@ struct row_times {
 };
 
 static struct row_times times_of(const char *args) {
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
   struct row_times t;
   int n = sscanf(strchr(r.out, '\n') + 1,
@@ -79,7 +73,7 @@ Test(cli, ddp_options_on_the_tiny_model) {
    * 3 MB saved + 1 MB output + 7,341,056 B of grads, against the plain
    * run's peak after l0's backward (1 MB output + the grads): 3 MB more */
   cr_assert_float_eq((ns.mem - base.mem) * 1024 * 1024 * 1024, 3e6, 2200);
-  struct ds_test_result r = run(TINY "--no-sync 2");
+  struct ds_test_result r = ds_test_cli(TINY "--no-sync 2");
   cr_assert(strstr(r.out, ",no_sync=2,1.5175"), "%s", r.out);
   ds_test_release(&r);
   struct row_times view = times_of(TINY "--grad-as-bucket-view");
@@ -93,7 +87,7 @@ Test(cli, ddp_options_on_the_tiny_model) {
   struct row_times unused = times_of(TINY "--find-unused-parameters");
   cr_assert_float_eq(base.first, 2.423249, 1e-5);
   cr_assert_float_eq(unused.first, unused.iter, 1e-5);
-  struct ds_test_result both = run(TINY "--static-graph --find-unused-parameters");
+  struct ds_test_result both = ds_test_cli(TINY "--static-graph --find-unused-parameters");
   cr_assert_eq(both.status, 2);
   ds_test_release(&both);
 }
@@ -114,7 +108,7 @@ Test(cli, the_first_bucket_follows_pytorchs_rule_for_bucket_cap_mb) {
     char args[256];
     snprintf(args, sizeof args, "--topo tests/data/tiny-topo.yaml "
              "--model tests/data/tiny-model.yaml %s", cases[i].args);
-    struct ds_test_result r = run(args);
+    struct ds_test_result r = ds_test_cli(args);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, cases[i].want), "%s:\n%s", cases[i].args, r.out);
     ds_test_release(&r);
@@ -155,7 +149,7 @@ Test(cli, static_graph_runs_one_bucket_twice_then_rebuilds) {
   ds_test_write_temp(path, "");
   char args[256];
   snprintf(args, sizeof args, TINY "--static-graph --trace %s", path);
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   ds_test_release(&r);
   int n[3];
@@ -171,7 +165,7 @@ Test(cli, static_graph_runs_one_bucket_twice_then_rebuilds) {
                          "option --iters: --static-graph needs 3 or more (PyTorch rebuilds its "
                          "buckets before iteration 2, and the last iteration is the one "
                          "reported), got 2");
-  r = run("--topo 4gpu --static-graph --iters 3 --format csv");
+  r = ds_test_cli("--topo 4gpu --static-graph --iters 3 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_eq(ds_test_csv_num(r.out, "n_buckets", 0), 5);
   ds_test_release(&r);
@@ -187,8 +181,8 @@ Test(cli, pytorch_1_4_pays_one_div_per_bucket) {
    * AccumulateGrad's adds into the .grad 1.4 keeps, 3 passes, 22.023168
    * us (the executor rounds each op to the ns; the loop's step moves the
    * foreach step's bytes, with no kernel overhead here). */
-  struct ds_test_result a = run(TINY "--world-size 1");
-  struct ds_test_result b = run(TINY "--world-size 1 --pytorch-version 1.4");
+  struct ds_test_result a = ds_test_cli(TINY "--world-size 1");
+  struct ds_test_result b = ds_test_cli(TINY "--world-size 1 --pytorch-version 1.4");
   cr_assert_eq(a.status, 0, "%s", a.err);
   cr_assert_eq(b.status, 0, "%s", b.err);
   double d = ds_test_csv_num(b.out, "iter_ms", 0) - ds_test_csv_num(a.out, "iter_ms", 0);
@@ -214,8 +208,9 @@ Test(cli, buckets_prints_pytorch_1_4s_layout) {
    * l0.bias, l1.weight, l2.weight) with a 1 MiB first bucket whatever the
    * cap: l0.weight's 1,048,576 B close it; the rest, 6,292,480 B, fill the
    * second; reversed, and never rebuilt (no "rebuilt" phase). */
-  struct ds_test_result r = run("buckets --model tests/data/tiny-model.yaml "
-                                "--bucket-mb 25 --pytorch-version 1.4");
+  struct ds_test_result r = ds_test_cli(
+      "buckets --model tests/data/tiny-model.yaml "
+      "--bucket-mb 25 --pytorch-version 1.4");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_str_eq(r.out, "model,rule,bucket_cap_mb,first_bucket_mb,phase,bucket,bytes,params\n"
                           "tiny,pytorch1.4,25,1,iter0,0,6292480,1 2 3\n"
@@ -238,7 +233,7 @@ Test(cli, buckets_names_the_first_buckets_cap) {
   for (int i = 0; i < 4; i++) {
     char cmd[256];
     snprintf(cmd, sizeof cmd, "buckets --model tests/data/tiny-model.yaml %s", args[i]);
-    struct ds_test_result r = run(cmd);
+    struct ds_test_result r = ds_test_cli(cmd);
     cr_assert_eq(r.status, 0, "%s: %s", cmd, r.err);
     cr_assert(strstr(r.out, want[i]), "%s: want %s in\n%s", cmd, want[i], r.out);
     ds_test_release(&r);
@@ -249,7 +244,7 @@ Test(cli, amp_all_reduces_fp32_gradients) {
   /* Expected, because under autocast the gradients and DDP's buckets stay
    * fp32: ResNet-50's 25,557,032 parameters all-reduce 97.49 MiB whatever
    * --amp says, half that under --dtype fp16. */
-  struct ds_test_result r = run("--topo 4gpu --amp bf16 --bucket-mb 100 --format csv");
+  struct ds_test_result r = ds_test_cli("--topo 4gpu --amp bf16 --bucket-mb 100 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   char s[16];
   ds_test_csv_str(r.out, "amp", 0, s, sizeof s);
@@ -258,7 +253,7 @@ Test(cli, amp_all_reduces_fp32_gradients) {
   cr_assert_str_eq(s, "fp32");
   cr_assert_float_eq(ds_test_csv_num(r.out, "bucket_mib", 0), 25557032.0 * 4 / 1048576, 1e-5);
   ds_test_release(&r);
-  r = run("--topo 4gpu --dtype fp16 --bucket-mb 100 --format csv");
+  r = ds_test_cli("--topo 4gpu --dtype fp16 --bucket-mb 100 --format csv");
   cr_assert_float_eq(ds_test_csv_num(r.out, "bucket_mib", 0), 25557032.0 * 2 / 1048576, 1e-5);
   ds_test_release(&r);
   ds_test_ddpsim_refuses("--topo 4gpu --amp fp8", "option --amp: expected none, fp16 or bf16");
@@ -274,7 +269,7 @@ Test(cli, a_calibration_file_replaces_the_compute_factors) {
   struct row_times t = times_of(TINY "--calib tests/data/tiny-calib.yaml");
   cr_assert_float_eq(t.fwd, 0.842, 1e-9);
   cr_assert_float_eq(t.bwd, 1.739364224, 1e-6);
-  struct ds_test_result r = run(TINY "--calib tests/data/nope.yaml");
+  struct ds_test_result r = ds_test_cli(TINY "--calib tests/data/nope.yaml");
   cr_assert_eq(r.status, 2);
   cr_assert(strstr(r.err, "nope.yaml"), "%s", r.err);
   ds_test_release(&r);
@@ -299,8 +294,9 @@ Test(cli, nccl_protocols_in_ddp) {
    * and its all-reduces are slower than the plain ring's (--algo ring;
    * NCCL's 12 channels of 20 GB/s give 240 GB/s of bus bandwidth where the
    * links carry 300, before the per-call latencies). */
-  struct ds_test_result plain = run("--topo dgx-a100 --model bert-base --format csv --algo ring");
-  struct ds_test_result nccl = run("--topo dgx-a100 --model bert-base --format csv");
+  struct ds_test_result plain =
+      ds_test_cli("--topo dgx-a100 --model bert-base --format csv --algo ring");
+  struct ds_test_result nccl = ds_test_cli("--topo dgx-a100 --model bert-base --format csv");
   cr_assert_eq(plain.status, 0, "%s", plain.err);
   cr_assert_eq(nccl.status, 0, "%s", nccl.err);
   double comm_plain, comm_nccl;
@@ -319,23 +315,26 @@ Test(cli, nccl_protocols_in_ddp) {
    * --algo auto says so and runs the plain ring, the default runs it
    * silently (the summary says ring); an explicit protocol is a usage
    * error. */
-  struct ds_test_result quiet = run("--topo tests/data/tiny-topo.yaml --model "
-                                    "tests/data/tiny-model.yaml --format csv");
+  struct ds_test_result quiet = ds_test_cli(
+      "--topo tests/data/tiny-topo.yaml --model "
+      "tests/data/tiny-model.yaml --format csv");
   cr_assert_str_eq(quiet.err, "");
   cr_assert(strstr(quiet.out, ",ring,"), "%s", quiet.out);
   ds_test_release(&quiet);
-  struct ds_test_result fallback = run("--topo tests/data/tiny-topo.yaml --model "
-                               "tests/data/tiny-model.yaml --format csv --algo auto");
+  struct ds_test_result fallback = ds_test_cli(
+      "--topo tests/data/tiny-topo.yaml --model "
+      "tests/data/tiny-model.yaml --format csv --algo auto");
   cr_assert_eq(fallback.status, 0, "%s", fallback.err);
   cr_assert(strstr(fallback.err, "note:"), "%s", fallback.err);
   cr_assert(strstr(fallback.out, ",ring,"), "%s", fallback.out);
   ds_test_release(&fallback);
-  struct ds_test_result fixed = run("--topo tests/data/tiny-topo.yaml --model "
-                            "tests/data/tiny-model.yaml --proto LL128");
+  struct ds_test_result fixed = ds_test_cli(
+      "--topo tests/data/tiny-topo.yaml --model "
+      "tests/data/tiny-model.yaml --proto LL128");
   cr_assert_eq(fixed.status, 2);
   cr_assert(strstr(fixed.err, "--proto"), "%s", fixed.err);
   ds_test_release(&fixed);
-  struct ds_test_result none = run("--topo 4gpu --algo auto --proto none");
+  struct ds_test_result none = ds_test_cli("--topo 4gpu --algo auto --proto none");
   cr_assert_eq(none.status, 2);
   cr_assert(strstr(none.err, "--proto"), "%s", none.err);
   ds_test_release(&none);
@@ -361,7 +360,7 @@ Test(cli, a_protocol_set_in_ddp) {
    * 73.29 us. The summary names the set ('+' keeps the CSV column whole);
    * ^LL128 is the same set. A bad set exits 2 naming the flag. */
   char dir[] = "/tmp/ds_protoset_XXXXXX";
-  make_dir(dir);
+  ds_test_make_dir(dir);
   const char *flags[] = {"auto", "LL,Simple", "^LL128"};
   int ll128[3], ll[3];
   for (int i = 0; i < 3; i++) {
@@ -369,7 +368,7 @@ Test(cli, a_protocol_set_in_ddp) {
     snprintf(path, sizeof path, "%s/s%d.csv", dir, i);
     snprintf(args, sizeof args, "--topo dgx-a100 --model bert-base --format csv --proto %s "
              "--schedule %s", flags[i], path);
-    struct ds_test_result r = run(args);
+    struct ds_test_result r = ds_test_cli(args);
     cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
     cr_assert(strstr(r.out, i == 0 ? ",auto," : ",auto/LL+Simple,"), "%s: %s", args, r.out);
     ll128[i] = schedule_count(path, "/LL128,");
@@ -389,7 +388,7 @@ Test(cli, a_protocol_set_in_ddp) {
                           {"--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
                            "--proto LL,Simple", "option --proto LL,Simple"}};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    struct ds_test_result r = run(bad[i][0]);
+    struct ds_test_result r = ds_test_cli(bad[i][0]);
     cr_assert_eq(r.status, 2, "%s: %d", bad[i][0], r.status);
     cr_assert(strstr(r.err, bad[i][1]), "%s: %s", bad[i][0], r.err);
     ds_test_release(&r);
@@ -411,7 +410,7 @@ Test(cli, allreduce_algorithms_in_ddp) {
   for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
     char args[256];
     snprintf(args, sizeof args, "%s --model bert-base --format csv", ok[i][0]);
-    struct ds_test_result r = run(args);
+    struct ds_test_result r = ds_test_cli(args);
     cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
     cr_assert(strstr(r.out, ok[i][1]), "%s: %s", args, r.out);
     ds_test_release(&r);
@@ -421,7 +420,7 @@ Test(cli, allreduce_algorithms_in_ddp) {
                           {"--topo dgx-h100 --algo direct --proto Simple", "--proto"},
                           {"--topo dgx-h100 --algo trees", "--algo"}};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    struct ds_test_result r = run(bad[i][0]);
+    struct ds_test_result r = ds_test_cli(bad[i][0]);
     cr_assert_eq(r.status, 2, "%s: %d", bad[i][0], r.status);
     cr_assert(strstr(r.err, bad[i][1]), "%s: %s", bad[i][0], r.err);
     ds_test_release(&r);
@@ -442,7 +441,7 @@ Test(cli, the_text_says_where_ll128_is_off_by_default) {
                {"--topo pcie-8gpu --algo ring", 0},
                {"--topo dgx-a100", 0}};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    struct ds_test_result r = run(cases[i].args);
+    struct ds_test_result r = ds_test_cli(cases[i].args);
     cr_assert_eq(r.status, 0, "%s: %s", cases[i].args, r.err);
     cr_assert_eq(strstr(r.out, note) != NULL, cases[i].has, "%s: %s", cases[i].args, r.out);
     ds_test_release(&r);
@@ -469,7 +468,7 @@ Test(cli, the_header_names_nccl_only_where_it_runs) {
     char args[256];
     snprintf(args, sizeof args, "--topo dgx-h100 --model tests/data/tiny-model.yaml --algo %s",
              cases[i].algo);
-    struct ds_test_result r = run(args);
+    struct ds_test_result r = ds_test_cli(args);
     cr_assert_eq(r.status, 0, "%s: %s", cases[i].algo, r.err);
     cr_assert(strstr(r.out, cases[i].line), "%s:\n%s", cases[i].algo, r.out);
     cr_assert(strstr(r.out, ", network maxmin, collectives per flow\n"), "%s:\n%s",
@@ -521,8 +520,9 @@ Test(cli, ring_chunks_and_nccl_extra_only_where_they_mean_something) {
                          "--ring-chunks 2", "and with 128 ranks --coll-model auto "
                          "aggregates: add --coll-model flow");
   /* resnet50's BatchNorm buffers broadcast in a chain, which the chunks cut */
-  struct ds_test_result bn = ds_test_run("", ds_test_ddpsim(), "--topo dgx-a100 --model "
-                                         "resnet50 --algo direct --ring-chunks 2 --format csv");
+  struct ds_test_result bn = ds_test_cli(
+      "--topo dgx-a100 --model "
+      "resnet50 --algo direct --ring-chunks 2 --format csv");
   cr_assert_eq(bn.status, 0, "%s", bn.err);
   ds_test_release(&bn);
   const char *ok[] = {"--algo ring --ring-chunks 4", "--strategy dp --ring-chunks 2",
@@ -534,7 +534,7 @@ Test(cli, ring_chunks_and_nccl_extra_only_where_they_mean_something) {
     char args[256];
     snprintf(args, sizeof args, "--topo dgx-a100 --model tests/data/tiny-model.yaml %s "
              "--format csv", ok[i]);
-    struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+    struct ds_test_result r = ds_test_cli(args);
     cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
     ds_test_release(&r);
   }
@@ -550,12 +550,13 @@ Test(cli, schedule_header_says_nccl_extra_only_where_nccl_runs) {
     char args[256];
     snprintf(args, sizeof args, "--topo tests/data/tiny-topo.yaml --model "
              "tests/data/tiny-model.yaml %s --schedule -", none[k]);
-    struct ds_test_result r = run(args);
+    struct ds_test_result r = ds_test_cli(args);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, " nccl_extra=none "), "%s: %s", args, r.out);
     ds_test_release(&r);
   }
-  struct ds_test_result r = run("--topo 4gpu --model tests/data/tiny-model.yaml --schedule -");
+  struct ds_test_result r =
+      ds_test_cli("--topo 4gpu --model tests/data/tiny-model.yaml --schedule -");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, " algo=auto nccl_extra=measured "), "%s", r.out);
   ds_test_release(&r);

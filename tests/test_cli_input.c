@@ -17,12 +17,6 @@
 #include "tests/options_help.h"
 #include "tests/support.h"
 
-static struct ds_test_result run(const char *args) {
-  return ds_test_run("", ds_test_ddpsim(), args);
-}
-
-static void make_dir(char *tmpl) { cr_assert(mkdtemp(tmpl) != NULL); }
-
 Test(cli, bad_flags_exit_2_with_a_message) {
   struct { const char *args, *msg; } cases[] = {
       {"--topo 4gpu --bucket-mb abc", "option --bucket-mb: expected a size in MiB"},
@@ -97,7 +91,7 @@ Test(cli, buckets_takes_a_value_after_an_equals_sign) {
 
 Test(cli, bad_files_name_file_line_and_key_and_leave_nothing_behind) {
   char dir[] = "/tmp/ddpsim-bad-XXXXXX", path[600], args[1400];
-  make_dir(dir);
+  ds_test_make_dir(dir);
   struct { const char *text, *msg; } cases[] = {
       {"schema_version: 1\nname: x\nsample: s\ndefault_batch: 8\noptimizer: sgd\nlayers:\n"
        "  - name: a\n    fwd_flops: lots\n", ":8:16: key 'fwd_flops': expected an integer"},
@@ -113,7 +107,7 @@ Test(cli, bad_files_name_file_line_and_key_and_leave_nothing_behind) {
     fclose(fp);
     snprintf(args, sizeof args, "--topo 4gpu --model %s --trace %s/trace.csv --schedule %s/s.csv",
              path, dir, dir);
-    struct ds_test_result r = run(args);
+    struct ds_test_result r = ds_test_cli(args);
     cr_assert_eq(r.status, 2, "case %zu: status %d", i, r.status);
     cr_assert(strstr(r.err, path) && strstr(r.err, cases[i].msg), "case %zu: stderr \"%s\"",
               i, r.err);
@@ -126,7 +120,7 @@ Test(cli, bad_files_name_file_line_and_key_and_leave_nothing_behind) {
 
 Test(cli, unwritable_trace_fails_cleanly) {
   /* A trace into a missing directory: exit 1 (I/O), a message naming it. */
-  struct ds_test_result r = run("--topo 4gpu --trace /tmp/ddpsim-no-such-dir/t.csv");
+  struct ds_test_result r = ds_test_cli("--topo 4gpu --trace /tmp/ddpsim-no-such-dir/t.csv");
   cr_assert_eq(r.status, 1, "stderr: %s", r.err);
   cr_assert(strstr(r.err, "/tmp/ddpsim-no-such-dir/t.csv"), "stderr: %s", r.err);
   ds_test_release(&r);

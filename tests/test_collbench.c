@@ -15,18 +15,6 @@
 
 #include "tests/support.h"
 
-struct output {
-  ds_status st;
-  struct ds_err err;
-  char *text;
-};
-
-static struct output run(const char *args) {
-  struct output o = {0};
-  o.st = ds_test_collective(args, &o.text, &o.err);
-  return o;
-}
-
 struct csv_row {
   int nranks;
   double size, time_us, busbw;
@@ -53,7 +41,8 @@ Test(collbench, table_is_the_ring_closed_form_on_a_uniform_ring) {
   /* ring8: a hop crosses two 12.5 GB/s, 1 us links (alpha = 2 us).
    * Expected, because T = 2(N-1) alpha + 2(N-1)/N S/B, to within the
    * half-nanosecond rounding of each of the 2(N-1) steps. */
-  struct output o = run("--topo tests/data/ring8.yaml -b 8 -e 1G -f 8 --format csv");
+  struct ds_test_output o =
+      ds_test_collective_run("--topo tests/data/ring8.yaml -b 8 -e 1G -f 8 --format csv");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   struct csv_row rows[32];
   int n = parse_rows(o.text, rows, 32);
@@ -70,7 +59,8 @@ Test(collbench, table_is_the_ring_closed_form_on_a_uniform_ring) {
 Test(collbench, busbw_never_exceeds_the_bottleneck_and_reaches_it) {
   /* Expected, because each rank sends 2(N-1)/N S bytes through its 12.5 GB/s
    * link: busbw = that / T <= 12.5, and the latency term vanishes at 1 GiB. */
-  struct output o = run("--topo tests/data/ring8.yaml -b 1K -e 1G -f 4 --format csv");
+  struct ds_test_output o =
+      ds_test_collective_run("--topo tests/data/ring8.yaml -b 1K -e 1G -f 4 --format csv");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   struct csv_row rows[32];
   int n = parse_rows(o.text, rows, 32);
@@ -82,7 +72,8 @@ Test(collbench, busbw_never_exceeds_the_bottleneck_and_reaches_it) {
 
 Test(collbench, fewer_ranks_with_g) {
   /* -g 4: the first four GPUs; same formula with N = 4. */
-  struct output o = run("--topo tests/data/ring8.yaml -g 4 -b 100M -e 100M --format csv");
+  struct ds_test_output o =
+      ds_test_collective_run("--topo tests/data/ring8.yaml -g 4 -b 100M -e 100M --format csv");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   struct csv_row rows[4];
   cr_assert_eq(parse_rows(o.text, rows, 4), 1);
@@ -93,7 +84,8 @@ Test(collbench, fewer_ranks_with_g) {
 }
 
 Test(collbench, json_has_one_object_per_size) {
-  struct output o = run("--topo tests/data/ring8.yaml -b 1M -e 4M --format json");
+  struct ds_test_output o =
+      ds_test_collective_run("--topo tests/data/ring8.yaml -b 1M -e 4M --format json");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert(strncmp(o.text, "[\n", 2) == 0 && strstr(o.text, "\n]\n"), "%s", o.text);
   int objects = 0;
@@ -112,18 +104,18 @@ Test(collbench, a_count_from_the_topology_names_the_topology_not_g) {
                            "  template: nvlink-mesh\n  link_bw: 100GBps\n  link_lat: 3.4us\n");
   char args[128];
   snprintf(args, sizeof args, "--topo %s", path);
-  struct output o = run(args);
+  struct ds_test_output o = ds_test_collective_run(args);
   cr_assert_eq(o.st, DS_EUSAGE, "status %d", o.st);
   cr_assert(strstr(o.err.msg, "topology solo has 1 GPU; a collective needs 2 or more"),
             "%s", o.err.msg);
   cr_assert_null(strstr(o.err.msg, "-g"), "%s", o.err.msg);
   free(o.text);
   unlink(path);
-  o = run("--topo topologies/4gpu.yaml -g 1");
+  o = ds_test_collective_run("--topo topologies/4gpu.yaml -g 1");
   cr_assert_eq(o.st, DS_EUSAGE, "status %d", o.st);
   cr_assert(strstr(o.err.msg, "option -g: one rank"), "%s", o.err.msg);
   free(o.text);
-  o = run("--topo topologies/cluster-512x8-h100.yaml --op alltoall");
+  o = ds_test_collective_run("--topo topologies/cluster-512x8-h100.yaml --op alltoall");
   cr_assert(strstr(o.err.msg, "topology cluster-512x8-h100: alltoall runs N(N-1) transfers"),
             "%s", o.err.msg);
   free(o.text);
@@ -133,7 +125,8 @@ Test(collbench, unknown_architecture_falls_back_and_says_so) {
   /* ring8's TestGPU has no NCCL architecture: --algo auto runs the plain
    * ring (proto none, the closed form above) and the header says why; an
    * explicit protocol is a usage error naming --proto. */
-  struct output o = run("--topo tests/data/ring8.yaml --algo auto -b 1M -e 1M");
+  struct ds_test_output o =
+      ds_test_collective_run("--topo tests/data/ring8.yaml --algo auto -b 1M -e 1M");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert(strstr(o.text, "unknown architecture") && strstr(o.text, "plain ring"), "%s",
             o.text);
@@ -144,22 +137,22 @@ Test(collbench, unknown_architecture_falls_back_and_says_so) {
                                "--algo auto runs the plain ring (proto none)\n"),
             "%s", o.text);
   free(o.text);
-  o = run("--topo tests/data/ring8.yaml --op broadcast --algo auto -b 1M -e 1M");
+  o = ds_test_collective_run("--topo tests/data/ring8.yaml --op broadcast --algo auto -b 1M -e 1M");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert(strstr(o.text, "; --algo auto runs the plain ring (proto none)\n"), "%s", o.text);
   free(o.text);
-  o = run("--topo tests/data/ring8.yaml --algo tree --proto auto -b 1M -e 1M");
+  o = ds_test_collective_run("--topo tests/data/ring8.yaml --algo tree --proto auto -b 1M -e 1M");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert(strstr(o.text, "# ddpsim collective: allreduce, algo tree, 8 ranks") &&
                 strstr(o.text, "; --proto auto runs the plain tree (proto none)\n"),
             "%s", o.text);
   free(o.text);
-  o = run("--topo tests/data/ring8.yaml --algo auto -b 1M -e 1M --format csv");
+  o = ds_test_collective_run("--topo tests/data/ring8.yaml --algo auto -b 1M -e 1M --format csv");
   cr_assert_eq(o.st, DS_OK);
   struct csv_row rows[2];
   cr_assert_eq(parse_rows(o.text, rows, 2), 1); /* allreduce,ring,none,... */
   free(o.text);
-  o = run("--topo tests/data/ring8.yaml --proto LL");
+  o = ds_test_collective_run("--topo tests/data/ring8.yaml --proto LL");
   cr_assert_eq(o.st, DS_EUSAGE);
   cr_assert(strstr(o.err.msg, "--proto") && strstr(o.err.msg, "TestGPU"), "%s", o.err.msg);
   free(o.text);
@@ -190,7 +183,7 @@ Test(collbench, every_op_closed_form_and_bus_factor) {
              "--format csv", cases[i].op,
              strcmp(cases[i].algo, "p2p") == 0 || strcmp(cases[i].op, "broadcast") == 0 ||
              strcmp(cases[i].op, "reduce") == 0 ? " --root 3" : "");
-    struct output o = run(args);
+    struct ds_test_output o = ds_test_collective_run(args);
     cr_assert_eq(o.st, DS_OK, "%s: %s", cases[i].op, o.err.msg);
     snprintf(prefix, sizeof prefix, "%s,%s,none,", cases[i].op, cases[i].algo);
     const char *row = strchr(o.text, '\n');
@@ -220,7 +213,7 @@ Test(collbench, the_plain_chain_cuts_whole_512k_pieces_and_a_last_of_the_rest) {
     char args[160];
     snprintf(args, sizeof args, "--topo tests/data/ring8.yaml --op %s -b 1500000 -e 1500000 "
              "--format csv", ops[i]);
-    struct output o = run(args);
+    struct ds_test_output o = ds_test_collective_run(args);
     cr_assert_eq(o.st, DS_OK, "%s: %s", ops[i], o.err.msg);
     double t = ds_test_csv_num(o.text, "time_us", 0);
     cr_assert_leq(fabs(t - 385.65824), 0.002, "%s: %g us", ops[i], t);
@@ -244,7 +237,7 @@ Test(collbench, broadcast_and_reduce_never_get_faster_with_size) {
       char args[200];
       snprintf(args, sizeof args, "--topo %s --op %s -b 256K -e 8M -f 1.03 --format csv",
                topos[k], ops[i]);
-      struct output o = run(args);
+      struct ds_test_output o = ds_test_collective_run(args);
       cr_assert_eq(o.st, DS_OK, "%s: %s", args, o.err.msg);
       double prev = 0, prev_size = 0;
       int rows = -1; /* the header line */
@@ -276,7 +269,7 @@ Test(collbench, all_gather_and_reduce_scatter_pay_their_own_slice_syncs) {
       char args[200];
       snprintf(args, sizeof args, "--topo topologies/dgx-a100.yaml --op %s --proto Simple "
                "--nccl-extra %s -b 1G -e 1G --format csv", ops[i], x ? "none" : "measured");
-      struct output o = run(args);
+      struct ds_test_output o = ds_test_collective_run(args);
       cr_assert_eq(o.st, DS_OK, "%s: %s", args, o.err.msg);
       t[x] = ds_test_csv_num(o.text, "time_us", 0);
       free(o.text);
@@ -286,7 +279,8 @@ Test(collbench, all_gather_and_reduce_scatter_pay_their_own_slice_syncs) {
 }
 
 Test(collbench, text_header_names_the_op_and_root) {
-  struct output o = run("--topo tests/data/ring8.yaml --op scatter --root 5 -b 1M -e 1M");
+  struct ds_test_output o =
+      ds_test_collective_run("--topo tests/data/ring8.yaml --op scatter --root 5 -b 1M -e 1M");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert(strstr(o.text, "# ddpsim collective: scatter, algo p2p, 8 ranks on ring8"),
             "%s", o.text);
@@ -317,7 +311,7 @@ Test(collbench, text_header_names_the_algorithm_and_the_collective_model) {
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     char args[128];
     snprintf(args, sizeof args, "--topo 2node-ib -b 1M -e 1M %s", cases[i].args);
-    struct output o = run(args);
+    struct ds_test_output o = ds_test_collective_run(args);
     cr_assert_eq(o.st, DS_OK, "%s: %s", args, o.err.msg);
     cr_assert(strstr(o.text, cases[i].line), "%s:\n%s", args, o.text);
     cr_assert_eq(strstr(o.text, note) != NULL, cases[i].note, "%s:\n%s", args, o.text);
@@ -359,7 +353,7 @@ Test(collbench, every_algorithm_stays_under_its_bound_and_names_itself) {
     snprintf(args, sizeof args,
              "--topo tests/data/ring8.yaml --algo %s -b 1K -e 256M -f 16 --format csv",
              algos[a]);
-    struct output o = run(args);
+    struct ds_test_output o = ds_test_collective_run(args);
     cr_assert_eq(o.st, DS_OK, "%s: %s", algos[a], o.err.msg);
     struct algo_row rows[16];
     int n = parse_algo_rows(o.text, rows, 16);
@@ -375,8 +369,9 @@ Test(collbench, every_algorithm_stays_under_its_bound_and_names_itself) {
   /* NVLS reduces in the switch: its busbw passes the link (476 GB/s in
    * NCCL's model on a 450 GB/s link) but each GPU still sends and receives
    * S through its link: algbw <= 450 GB/s. */
-  struct output o = run("--topo topologies/dgx-h100.yaml --algo nvls -b 1M -e 8G -f 8 "
-                        "--format csv");
+  struct ds_test_output o = ds_test_collective_run(
+      "--topo topologies/dgx-h100.yaml --algo nvls -b 1M -e 8G -f 8 "
+      "--format csv");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   struct algo_row rows[16];
   int n = parse_algo_rows(o.text, rows, 16);
@@ -391,7 +386,8 @@ Test(collbench, every_algorithm_stays_under_its_bound_and_names_itself) {
   /* Across nodes NVLS is NVLSTree: on 2 nodes each of a node's K = 8 NICs
    * (50 GB/s) carries S/K each way (up in one tree of its rail, down in
    * the other), so algbw <= 8 x 50 = 400 GB/s. */
-  o = run("--topo topologies/2node-ib.yaml --algo nvls -b 1M -e 8G -f 8 --format csv");
+  o = ds_test_collective_run(
+      "--topo topologies/2node-ib.yaml --algo nvls -b 1M -e 8G -f 8 --format csv");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   n = parse_algo_rows(o.text, rows, 16);
   cr_assert_eq(n, 5);
@@ -442,8 +438,9 @@ Test(collbench, auto_names_nccls_algorithm_per_size) {
    * 25 us) and NVLS at 1 GiB (272 GB/s of algorithm bandwidth against the
    * ring's 205.7); test_nccl_model.c checks the choice against the formula
    * at more sizes. The text table and the csv say so. */
-  struct output o = run("--topo topologies/dgx-h100.yaml --algo auto -b 1K -e 1G -f 1024 "
-                        "--format csv");
+  struct ds_test_output o = ds_test_collective_run(
+      "--topo topologies/dgx-h100.yaml --algo auto -b 1K -e 1G -f 1024 "
+      "--format csv");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   struct algo_row rows[4];
   cr_assert_eq(parse_algo_rows(o.text, rows, 4), 3);
@@ -452,24 +449,26 @@ Test(collbench, auto_names_nccls_algorithm_per_size) {
   cr_assert_str_eq(rows[2].algo, "nvls");
   cr_assert_str_eq(rows[2].proto, "Simple");
   free(o.text);
-  o = run("--topo topologies/dgx-h100.yaml --algo auto -b 1G -e 1G");
+  o = ds_test_collective_run("--topo topologies/dgx-h100.yaml --algo auto -b 1G -e 1G");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert(strstr(o.text, " nvls Simple   8 "), "%s", o.text);
   cr_assert_null(strstr(o.text, "nvls_tree"), "one node: plain NVLS\n%s", o.text);
   free(o.text);
   /* Across nodes NCCL's NVLS is NVLSTree (nccl_model.h): 2node-ib's 256 MiB
    * picks it; the text table says nvls_tree, the CSV keeps --algo's nvls. */
-  o = run("--topo topologies/2node-ib.yaml --algo auto -b 256M -e 256M");
+  o = ds_test_collective_run("--topo topologies/2node-ib.yaml --algo auto -b 256M -e 256M");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert(strstr(o.text, " nvls_tree Simple   8 "), "%s", o.text);
   free(o.text);
-  o = run("--topo topologies/2node-ib.yaml --algo auto -b 256M -e 256M --format csv");
+  o = ds_test_collective_run(
+      "--topo topologies/2node-ib.yaml --algo auto -b 256M -e 256M --format csv");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert_eq(parse_algo_rows(o.text, rows, 4), 1);
   cr_assert_str_eq(rows[0].algo, "nvls");
   free(o.text);
   /* Asked for explicitly, tree runs with NCCL's protocol choice for it. */
-  o = run("--topo topologies/dgx-h100.yaml --algo tree --proto auto -b 1G -e 1G --format csv");
+  o = ds_test_collective_run(
+      "--topo topologies/dgx-h100.yaml --algo tree --proto auto -b 1G -e 1G --format csv");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert_eq(parse_algo_rows(o.text, rows, 4), 1);
   cr_assert_str_eq(rows[0].algo, "tree");
@@ -483,7 +482,7 @@ Test(collbench, every_algorithm_is_deterministic) {
     char args[256];
     snprintf(args, sizeof args, "--topo topologies/2node-ib.yaml --algo %s -b 1K -e 64M -f 32 "
              "--format csv", algos[a]);
-    struct output x = run(args), y = run(args);
+    struct ds_test_output x = ds_test_collective_run(args), y = ds_test_collective_run(args);
     cr_assert_eq(x.st, DS_OK, "%s: %s", algos[a], x.err.msg);
     cr_assert_str_eq(x.text, y.text, "%s", algos[a]);
     free(x.text);
@@ -498,14 +497,15 @@ Test(collbench, reduce_broadcast_takes_a_root) {
     char args[256];
     snprintf(args, sizeof args, "--topo tests/data/ring8.yaml --algo reduce-broadcast "
              "--root %d -b 1000000 -e 1000000 --format csv", root);
-    struct output o = run(args);
+    struct ds_test_output o = ds_test_collective_run(args);
     cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
     struct algo_row rows[2];
     cr_assert_eq(parse_algo_rows(o.text, rows, 2), 1);
     cr_assert_float_eq(rows[0].time_us, 1124.0, 1e-3, "%g", rows[0].time_us);
     free(o.text);
   }
-  struct output o = run("--topo tests/data/ring8.yaml --algo reduce-broadcast --root 8");
+  struct ds_test_output o =
+      ds_test_collective_run("--topo tests/data/ring8.yaml --algo reduce-broadcast --root 8");
   cr_assert_eq(o.st, DS_EUSAGE);
   cr_assert(strstr(o.err.msg, "--root"), "%s", o.err.msg);
   free(o.text);
@@ -521,14 +521,14 @@ Test(collbench, text_table_closes_with_the_mean_bus_bandwidth) {
   const char *args = "--topo tests/data/ring8.yaml -b 1M -e 4M";
   char csv_args[256];
   snprintf(csv_args, sizeof csv_args, "%s --format csv", args);
-  struct output c = run(csv_args);
+  struct ds_test_output c = ds_test_collective_run(csv_args);
   cr_assert_eq(c.st, DS_OK, "%s", c.err.msg);
   struct csv_row rows[8];
   int n = parse_rows(c.text, rows, 8);
   cr_assert_eq(n, 3);
   double mean = (rows[0].busbw + rows[1].busbw + rows[2].busbw) / 3;
   cr_assert_null(strstr(c.text, "Avg bus"), "%s", c.text);
-  struct output t = run(args);
+  struct ds_test_output t = ds_test_collective_run(args);
   cr_assert_eq(t.st, DS_OK, "%s", t.err.msg);
   const char *line = strstr(t.text, "# Avg bus bandwidth    : ");
   cr_assert_not_null(line, "%s", t.text);

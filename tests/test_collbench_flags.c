@@ -14,18 +14,6 @@
 #include "tests/options_help.h"
 #include "tests/support.h"
 
-struct output {
-  ds_status st;
-  struct ds_err err;
-  char *text;
-};
-
-static struct output run(const char *args) {
-  struct output o = {0};
-  o.st = ds_test_collective(args, &o.text, &o.err);
-  return o;
-}
-
 Test(collbench, bad_flags_are_usage_errors_naming_the_flag) {
   const char *cases[][2] = {
       {"--topo tests/data/ring8.yaml --op alltoallv", "--op"},
@@ -54,7 +42,7 @@ Test(collbench, bad_flags_are_usage_errors_naming_the_flag) {
       {"-b 8", "--topo"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    struct output o = run(cases[i][0]);
+    struct ds_test_output o = ds_test_collective_run(cases[i][0]);
     cr_assert_eq(o.st, DS_EUSAGE, "%s: status %d", cases[i][0], o.st);
     cr_assert(strstr(o.err.msg, cases[i][1]), "%s: message \"%s\"", cases[i][0], o.err.msg);
     free(o.text);
@@ -93,7 +81,7 @@ Test(collbench, check_args_validates_the_flags_without_reading_the_topology) {
   cr_assert(strstr(err.msg, "option -b: expected a size of at least 4 bytes"), "%s", err.msg);
   char *good[] = {"collective", "--topo", "no-such-topology", "--op", "broadcast", NULL};
   cr_assert_eq(ds_collbench_check_args(5, good, &err), DS_OK, "%s", err.msg);
-  struct output o = run("--topo no-such-topology --op broadcast");
+  struct ds_test_output o = ds_test_collective_run("--topo no-such-topology --op broadcast");
   cr_assert_eq(o.st, DS_EUSAGE, "the command itself reads it: %s", o.err.msg);
   free(o.text);
 }
@@ -141,14 +129,15 @@ Test(collbench, algo_and_proto_flags) {
       {"--topo tests/data/ring8.yaml --algo ring --proto LL,Simple", "--proto LL,Simple"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    struct output o = run(cases[i][0]);
+    struct ds_test_output o = ds_test_collective_run(cases[i][0]);
     cr_assert_eq(o.st, DS_EUSAGE, "%s: status %d", cases[i][0], o.st);
     cr_assert(strstr(o.err.msg, cases[i][1]), "%s: \"%s\"", cases[i][0], o.err.msg);
     free(o.text);
   }
   /* --algo ring keeps the plain ring unless a protocol is asked for; the
    * text table then names what ran per row. */
-  struct output o = run("--topo topologies/dgx-a100.yaml --algo ring --proto auto -b 1G -e 1G");
+  struct ds_test_output o = ds_test_collective_run(
+      "--topo topologies/dgx-a100.yaml --algo ring --proto auto -b 1G -e 1G");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert(strstr(o.text, " ring Simple  12 "), "%s", o.text);
   free(o.text);
@@ -160,15 +149,16 @@ Test(collbench, algo_and_proto_flags) {
  * one option: giving both is the repeat the check exists to refuse, not a
  * silent overwrite by the last (base/cli.h alias_of). */
 Test(collbench, an_alias_and_its_flag_are_one_option) {
-  struct output o = run("--topo tests/data/ring8.yaml -b 8 --minbytes 16");
+  struct ds_test_output o =
+      ds_test_collective_run("--topo tests/data/ring8.yaml -b 8 --minbytes 16");
   cr_assert_eq(o.st, DS_EUSAGE);
   cr_assert_str_eq(o.err.msg, "option --minbytes given twice (as -b and --minbytes)");
   free(o.text);
-  o = run("--topo tests/data/ring8.yaml --ranks 2 -g 4");
+  o = ds_test_collective_run("--topo tests/data/ring8.yaml --ranks 2 -g 4");
   cr_assert_eq(o.st, DS_EUSAGE);
   cr_assert_str_eq(o.err.msg, "option --ranks given twice (as --ranks and -g)");
   free(o.text);
-  o = run("--topo tests/data/ring8.yaml -e 1K -e 2K");
+  o = ds_test_collective_run("--topo tests/data/ring8.yaml -e 1K -e 2K");
   cr_assert_eq(o.st, DS_EUSAGE);
   cr_assert_str_eq(o.err.msg, "option -e given twice");
   free(o.text);
@@ -178,23 +168,26 @@ Test(collbench, an_alias_and_its_flag_are_one_option) {
  * ds_cli_split_values): the same table as "--flag value"; an unknown one
  * stays unknown, whole; a flag that takes no value refuses one. */
 Test(collbench, a_long_flag_takes_its_value_after_an_equals_sign) {
-  struct output apart = run("--topo tests/data/ring8.yaml --op broadcast --maxbytes 1K");
-  struct output joined = run("--topo=tests/data/ring8.yaml --op=broadcast --maxbytes=1K");
+  struct ds_test_output apart =
+      ds_test_collective_run("--topo tests/data/ring8.yaml --op broadcast --maxbytes 1K");
+  struct ds_test_output joined =
+      ds_test_collective_run("--topo=tests/data/ring8.yaml --op=broadcast --maxbytes=1K");
   cr_assert_eq(apart.st, DS_OK, "%s", apart.err.msg);
   cr_assert_eq(joined.st, DS_OK, "%s", joined.err.msg);
   cr_assert(strstr(joined.text, "broadcast"), "%s", joined.text);
   cr_assert_str_eq(joined.text, apart.text);
   free(apart.text);
   free(joined.text);
-  struct output o = run("--topo tests/data/ring8.yaml --op=allreduce --op broadcast");
+  struct ds_test_output o =
+      ds_test_collective_run("--topo tests/data/ring8.yaml --op=allreduce --op broadcast");
   cr_assert_eq(o.st, DS_EUSAGE);
   cr_assert_str_eq(o.err.msg, "option --op given twice");
   free(o.text);
-  o = run("--topo tests/data/ring8.yaml --help=1");
+  o = ds_test_collective_run("--topo tests/data/ring8.yaml --help=1");
   cr_assert_eq(o.st, DS_EUSAGE);
   cr_assert_str_eq(o.err.msg, "option --help takes no value");
   free(o.text);
-  o = run("--topo tests/data/ring8.yaml --colour=red");
+  o = ds_test_collective_run("--topo tests/data/ring8.yaml --colour=red");
   cr_assert_eq(o.st, DS_EUSAGE);
   cr_assert_str_eq(o.err.msg, "unknown option \"--colour=red\" (see ddpsim collective --help)");
   free(o.text);
@@ -250,7 +243,7 @@ Test(collbench, ring_chunks_and_nccl_extra_only_where_they_mean_something) {
   for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
     char args[256];
     snprintf(args, sizeof args, "--topo topologies/dgx-a100.yaml -b 1M -e 1M %s", refused[i][0]);
-    struct output o = run(args);
+    struct ds_test_output o = ds_test_collective_run(args);
     cr_assert_eq(o.st, DS_EUSAGE, "%s: status %d", args, o.st);
     cr_assert(strstr(o.err.msg, refused[i][1]), "%s: \"%s\"", args, o.err.msg);
     free(o.text);
@@ -267,17 +260,20 @@ Test(collbench, ring_chunks_and_nccl_extra_only_where_they_mean_something) {
   for (size_t i = 0; i < sizeof accepted / sizeof *accepted; i++) {
     char args[256];
     snprintf(args, sizeof args, "--topo topologies/dgx-a100.yaml -b 1M -e 1M %s", accepted[i]);
-    struct output o = run(args);
+    struct ds_test_output o = ds_test_collective_run(args);
     cr_assert_eq(o.st, DS_OK, "%s: %s", args, o.err.msg);
     free(o.text);
   }
   /* TestGPU: auto falls back to the plain ring, which the chunks cut */
-  struct output a = run("--topo tests/data/tiny-topo.yaml -b 1M -e 1M --algo auto "
-                        "--ring-chunks 4 --format csv");
-  struct output r = run("--topo tests/data/tiny-topo.yaml -b 1M -e 1M --algo ring "
-                        "--ring-chunks 4 --format csv");
-  struct output r1 = run("--topo tests/data/tiny-topo.yaml -b 1M -e 1M --algo ring "
-                         "--format csv");
+  struct ds_test_output a = ds_test_collective_run(
+      "--topo tests/data/tiny-topo.yaml -b 1M -e 1M --algo auto "
+      "--ring-chunks 4 --format csv");
+  struct ds_test_output r = ds_test_collective_run(
+      "--topo tests/data/tiny-topo.yaml -b 1M -e 1M --algo ring "
+      "--ring-chunks 4 --format csv");
+  struct ds_test_output r1 = ds_test_collective_run(
+      "--topo tests/data/tiny-topo.yaml -b 1M -e 1M --algo ring "
+      "--format csv");
   cr_assert_eq(a.st + r.st + r1.st, DS_OK, "%s %s", a.err.msg, r.err.msg);
   cr_assert_str_eq(a.text, r.text);
   cr_assert_str_neq(r.text, r1.text);
@@ -304,7 +300,7 @@ Test(collbench, an_unknown_op_is_named_with_the_nearest_known_one) {
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     char args[128];
     snprintf(args, sizeof args, "--topo tests/data/ring8.yaml --op %s", cases[i][0]);
-    struct output o = run(args);
+    struct ds_test_output o = ds_test_collective_run(args);
     cr_assert_eq(o.st, DS_EUSAGE, "%s: status %d", args, o.st);
     cr_assert(strstr(o.err.msg, cases[i][1]), "%s: \"%s\"", args, o.err.msg);
     free(o.text);

@@ -27,13 +27,6 @@ static void teardown(void) {
 
 TestSuite(collbench_plot, .init = setup, .fini = teardown);
 
-static void write_file(const char *path, const char *text) {
-  FILE *f = fopen(path, "w");
-  cr_assert_not_null(f, "%s", path);
-  fputs(text, f);
-  fclose(f);
-}
-
 static struct ds_test_result collective(const char *prefix, const char *args) {
   char cmd[1024];
   snprintf(cmd, sizeof cmd, "collective %s", args);
@@ -113,7 +106,7 @@ Test(collbench_plot, reference_errors_exit_2_naming_file_and_line) {
   snprintf(ref, sizeof ref, "%s/ref.csv", dir);
   snprintf(out, sizeof out, "%s/p.png", dir);
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    write_file(ref, bad[i].text);
+    ds_test_write_file(ref, bad[i].text);
     snprintf(args, sizeof args, "--topo tests/data/tiny-topo.yaml -b 1K -e 4K --plot %s "
              "--reference %s", out, ref);
     struct ds_test_result r = collective("", args);

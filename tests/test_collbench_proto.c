@@ -14,18 +14,6 @@
 
 #include "tests/support.h"
 
-struct output {
-  ds_status st;
-  struct ds_err err;
-  char *text;
-};
-
-static struct output run(const char *args) {
-  struct output o = {0};
-  o.st = ds_test_collective(args, &o.text, &o.err);
-  return o;
-}
-
 struct nccl_row {
   char proto[16];
   double size, time_us, busbw;
@@ -69,7 +57,7 @@ Test(collbench, each_protocol_closed_form_on_dgx_a100) {
     snprintf(args, sizeof args,
              "--topo topologies/dgx-a100.yaml --proto %s --nccl-extra none -b 1K -e 1G "
              "-f 32 --format csv", protos[p]);
-    struct output o = run(args);
+    struct ds_test_output o = ds_test_collective_run(args);
     cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
     struct nccl_row rows[16];
     int n = parse_nccl_rows(o.text, rows, 16);
@@ -88,9 +76,9 @@ Test(collbench, aggregate_agrees_with_flow_under_a_protocol) {
   /* Uniform ring: the aggregated execution gives the per-flow answer. */
   const char *base = "--topo topologies/dgx-a100.yaml --algo auto -b 4K -e 1G -f 64 --format csv";
   char args[256];
-  struct output a = run(base);
+  struct ds_test_output a = ds_test_collective_run(base);
   snprintf(args, sizeof args, "%s --coll-model aggregate", base);
-  struct output b = run(args);
+  struct ds_test_output b = ds_test_collective_run(args);
   cr_assert_eq(a.st, DS_OK);
   cr_assert_eq(b.st, DS_OK);
   struct nccl_row ra[16], rb[16];
@@ -111,11 +99,13 @@ Test(collbench, blackwell_auto_picks_nccls_choice) {
    * plain-ring fallback): ring LL at 1 MiB, NVLS Simple at 128 MiB, as
    * tests/test_nccl_model.c works out by hand; the nccl column is NCCL's
    * prediction (308.40 us at 128 MiB). */
-  struct output o = run("--topo tests/data/dgx-b200.yaml --algo auto -b 1M -e 128M -f 128");
+  struct ds_test_output o =
+      ds_test_collective_run("--topo tests/data/dgx-b200.yaml --algo auto -b 1M -e 128M -f 128");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert(strstr(o.text, "model: Blackwell") && !strstr(o.text, "plain ring"), "%s", o.text);
   free(o.text);
-  o = run("--topo tests/data/dgx-b200.yaml --algo auto -b 1M -e 128M -f 128 --format csv");
+  o = ds_test_collective_run(
+      "--topo tests/data/dgx-b200.yaml --algo auto -b 1M -e 128M -f 128 --format csv");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   const char *first = strchr(o.text, '\n') + 1, *second = strchr(first, '\n') + 1;
   cr_assert(strncmp(first, "allreduce,ring,LL,8,1048576,", 28) == 0, "%s", o.text);
@@ -136,12 +126,14 @@ Test(collbench, pcie_rings_run_without_ll128_unless_named) {
    * three as auto, LL128 off). The old ddpsim ran ring/LL128 under auto.
    * The header names the set whenever one is given, even one naming every
    * protocol (it once said nothing there, though LL128 then ran). */
-  struct output o = run("--topo topologies/pcie-8gpu.yaml --algo auto -b 512K -e 512K");
+  struct ds_test_output o =
+      ds_test_collective_run("--topo topologies/pcie-8gpu.yaml --algo auto -b 512K -e 512K");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert(strstr(o.text, "# LL128 off: NCCL enables it by default only over NVLink"), "%s",
             o.text);
   free(o.text);
-  o = run("--topo topologies/pcie-8gpu.yaml --algo auto -b 512K -e 512K --proto LL,LL128,Simple");
+  o = ds_test_collective_run(
+      "--topo topologies/pcie-8gpu.yaml --algo auto -b 512K -e 512K --proto LL,LL128,Simple");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert_null(strstr(o.text, "# LL128 off"), "%s", o.text);
   cr_assert(strstr(o.text, "\n# --proto LL,LL128,Simple: NCCL's choice per size among these "
@@ -157,7 +149,7 @@ Test(collbench, pcie_rings_run_without_ll128_unless_named) {
     snprintf(args, sizeof args,
              "--topo topologies/pcie-8gpu.yaml --algo auto -b 512K -e 512K --format csv %s",
              cases[i][0]);
-    o = run(args);
+    o = ds_test_collective_run(args);
     cr_assert_eq(o.st, DS_OK, "%s: %s", args, o.err.msg);
     const char *first = strchr(o.text, '\n') + 1;
     cr_assert(strncmp(first, cases[i][1], strlen(cases[i][1])) == 0, "%s: %s", args, o.text);
@@ -229,7 +221,7 @@ Test(collbench, alltoall_and_sendrecv_closed_forms) {
     char args[256];
     snprintf(args, sizeof args, "--topo tests/data/ring8.yaml --op %s -b 1M -e 1G -f 32 "
              "--format csv", ops[k]);
-    struct output o = run(args);
+    struct ds_test_output o = ds_test_collective_run(args);
     cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
     struct op_row rows[8];
     int n = parse_op_rows(o.text, rows, 8);
@@ -253,8 +245,9 @@ Test(collbench, p2p_protocols_follow_nccl_thresholds) {
   /* dgx-a100, --proto auto: NCCL's p2p runs LL while a transfer is at most
    * 16 KiB per channel (alltoall's transfer is S/8), Simple above; NCCL has
    * no p2p cost model, so no prediction column. */
-  struct output o = run("--topo topologies/dgx-a100.yaml --op alltoall --proto auto -b 8K "
-                        "-e 1G -f 128 --format csv");
+  struct ds_test_output o = ds_test_collective_run(
+      "--topo topologies/dgx-a100.yaml --op alltoall --proto auto -b 8K "
+      "-e 1G -f 128 --format csv");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   struct op_row rows[8];
   int n = parse_op_rows(o.text, rows, 8);
@@ -263,8 +256,9 @@ Test(collbench, p2p_protocols_follow_nccl_thresholds) {
   cr_assert_str_eq(rows[n - 1].proto, "Simple");
   for (int i = 0; i < n; i++) cr_assert_str_eq(rows[i].pred, "");
   free(o.text);
-  o = run("--topo topologies/dgx-a100.yaml --op sendrecv --proto Simple -b 8 -e 8 "
-          "--format csv");
+  o = ds_test_collective_run(
+      "--topo topologies/dgx-a100.yaml --op sendrecv --proto Simple -b 8 -e 8 "
+      "--format csv");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert_eq(parse_op_rows(o.text, rows, 8), 1);
   cr_assert_str_eq(rows[0].proto, "Simple");
@@ -276,8 +270,9 @@ Test(collbench, allgather_under_protocols_prints_nccls_prediction) {
    * prediction in the last column, LL at 1 KiB and Simple at 1 GiB, and the
    * simulated time never below NCCL's own (the simulation adds the measured
    * launch and ramp to the same start). */
-  struct output o = run("--topo topologies/dgx-a100.yaml --op allgather --proto auto -b 1K "
-                        "-e 1G -f 1024 --format csv");
+  struct ds_test_output o = ds_test_collective_run(
+      "--topo topologies/dgx-a100.yaml --op allgather --proto auto -b 1K "
+      "-e 1G -f 1024 --format csv");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   struct op_row rows[8];
   int n = parse_op_rows(o.text, rows, 8);
@@ -345,7 +340,7 @@ Test(collbench, broadcast_and_reduce_under_ll_closed_form_on_dgx_a100) {
       char args[256];
       snprintf(args, sizeof args, "--topo topologies/dgx-a100.yaml --op %s --proto LL "
                "--nccl-extra none -b %.0f -e %.0f --format csv", ops[k], sizes[i], sizes[i]);
-      struct output o = run(args);
+      struct ds_test_output o = ds_test_collective_run(args);
       cr_assert_eq(o.st, DS_OK, "%s: %s", args, o.err.msg);
       struct chain_row r;
       cr_assert_eq(parse_chain_rows(o.text, &r, 1), 1);
@@ -390,7 +385,7 @@ Test(collbench, a_chain_forwards_ll_per_line_and_ll128_per_warp_slice) {
     snprintf(args, sizeof args, "--topo topologies/dgx-a100.yaml -g 4 --op broadcast --proto %s "
              "--nccl-extra none -b %.0f -e %.0f --format csv", cases[i].proto, cases[i].bytes,
              cases[i].bytes);
-    struct output o = run(args);
+    struct ds_test_output o = ds_test_collective_run(args);
     cr_assert_eq(o.st, DS_OK, "%s: %s", args, o.err.msg);
     struct chain_row r;
     cr_assert_eq(parse_chain_rows(o.text, &r, 1), 1);
@@ -413,7 +408,7 @@ Test(collbench, broadcast_auto_picks_nccls_protocol_per_size) {
     char args[256];
     snprintf(args, sizeof args, "--topo topologies/dgx-a100.yaml --op broadcast %s -b 512K "
              "-e 1M --format csv", variants[v]);
-    struct output o = run(args);
+    struct ds_test_output o = ds_test_collective_run(args);
     cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
     struct chain_row r[4];
     cr_assert_eq(parse_chain_rows(o.text, r, 4), 2);
@@ -426,7 +421,8 @@ Test(collbench, broadcast_auto_picks_nccls_protocol_per_size) {
     cr_assert_eq(r[1].channels, 11);
     free(o.text);
   }
-  struct output o = run("--topo topologies/dgx-a100.yaml --op reduce -b 1M -e 1M --format csv");
+  struct ds_test_output o = ds_test_collective_run(
+      "--topo topologies/dgx-a100.yaml --op reduce -b 1M -e 1M --format csv");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert(strstr(o.text, "reduce,ring,none,8,1048576,"),
             "%s", o.text);
@@ -448,7 +444,7 @@ Test(collbench, a_protocol_set_is_nccls_choice_among_its_protocols) {
     char args[256], prefix[64];
     snprintf(args, sizeof args, "--topo topologies/dgx-a100.yaml --algo ring --proto %s "
              "-b 8M -e 8M --format csv", flags[i][0]);
-    struct output o = run(args);
+    struct ds_test_output o = ds_test_collective_run(args);
     cr_assert_eq(o.st, DS_OK, "%s: %s", args, o.err.msg);
     snprintf(prefix, sizeof prefix, "\nallreduce,ring,%s,8,8388608,", flags[i][1]);
     const char *row = strstr(o.text, prefix);
@@ -469,8 +465,9 @@ Test(collbench, without_p2p_the_channel_cap_binds_on_the_shared_uplink) {
    * 5.7 + 2(N-1)/N * S / 5 GB/s = 19.8 us + 214748.3648 us at S = 1 GiB.
    * (With the hop alone searched, 12 GB/s, the 8 GB/s share bound:
    * 134237.5 us.) */
-  struct output o = run("--topo tests/data/pcie2-nop2p-v100.yaml --algo auto --proto Simple "
-                        "-b 1G -e 1G --nccl-extra none --format csv");
+  struct ds_test_output o = ds_test_collective_run(
+      "--topo tests/data/pcie2-nop2p-v100.yaml --algo auto --proto Simple "
+      "-b 1G -e 1G --nccl-extra none --format csv");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   struct nccl_row rows[2];
   cr_assert_eq(parse_nccl_rows(o.text, rows, 2), 1, "%s", o.text);

@@ -479,7 +479,7 @@ Test(comm_hook, cli_bad_hooks_exit_2) {
     char args[256];
     snprintf(args, sizeof args, TINY "--model tests/data/psgd-model.yaml --comm-hook %s",
              bad[i]);
-    struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+    struct ds_test_result r = ds_test_cli(args);
     cr_assert_eq(r.status, 2, "%s: %d %s", bad[i], r.status, r.err);
     cr_assert(strstr(r.err, "--comm-hook") && strstr(r.err, bad[i]), "%s", r.err);
     ds_test_release(&r);
@@ -500,7 +500,7 @@ Test(comm_hook, cli_schedule_shows_the_hook_ops) {
   snprintf(path, sizeof path, "%s/s.csv", dir);
   snprintf(args, sizeof args, TINY "--model tests/data/psgd-model.yaml --comm-hook "
            "powersgd:2 --format csv --schedule %s", path);
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "comm_hook=powersgd:2"), "%s", r.out);
   char *text = ds_test_slurp(path);
@@ -521,10 +521,10 @@ Test(comm_hook, fp16_lowers_bert_communication_on_two_nodes) {
    * rails, 30/16 * 28.35 MB / 400 GB/s = 133 us. Expected, because only the
    * transfer halves: about (144 + 66) / (144 + 133) = 0.76 of the time. */
   const char *base = "--topo 2node-ib --model bert-base --format csv";
-  struct ds_test_result a = ds_test_run("", ds_test_ddpsim(), base);
+  struct ds_test_result a = ds_test_cli(base);
   char args[256];
   snprintf(args, sizeof args, "%s --comm-hook fp16", base);
-  struct ds_test_result h = ds_test_run("", ds_test_ddpsim(), args);
+  struct ds_test_result h = ds_test_cli(args);
   cr_assert_eq(a.status, 0, "%s", a.err);
   cr_assert_eq(h.status, 0, "%s", h.err);
   double none_ms = ds_test_csv_num(a.out, "comm_ms", 0);

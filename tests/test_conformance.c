@@ -146,7 +146,7 @@ Test(conformance, ddp_buckets_match_pytorch_byte_for_byte) {
              strcmp(rule, "find_unused") == 0    ? " --find-unused-parameters"
              : strcmp(rule, "static_graph") == 0 ? " --static-graph"
                                                  : "");
-    struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+    struct ds_test_result r = ds_test_cli(args);
     cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
     /* ddpsim adds first_bucket_mb (column 4), which the capture has not:
      * PyTorch's rule is 1 MiB with bucket_cap_mb unset, else the cap. */

@@ -170,7 +170,7 @@ Test(conv_pass, a_run_changes_by_the_passes_differences) {
     write_files(fx.dir, gpus[g], "", topo[g], sizeof topo[g]);
     snprintf(args, sizeof args, "--topo %s --model %s --strategy single --batch 2 --format csv",
              topo[g], model);
-    struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+    struct ds_test_result r = ds_test_cli(args);
     cr_assert_eq(r.status, 0, "%s", r.err);
     for (int k = 0; k < 3; k++) ms[g][k] = ds_test_csv_num(r.out, cols[k], 0);
     ds_test_release(&r);

@@ -144,7 +144,7 @@ static char *schedule_of(const char *args) {
   ds_test_write_temp(path, "");
   snprintf(cmd, sizeof cmd, "--model resnet50 --strategy single --world-size 1 --batch 8 %s "
            "--schedule %s", args, path);
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), cmd);
+  struct ds_test_result r = ds_test_cli(cmd);
   cr_assert_eq(r.status, 0, "%s", r.err);
   ds_test_release(&r);
   char *text = ds_test_slurp(path);

@@ -17,10 +17,6 @@
 #include "sim/train/model.h"
 #include "tests/support.h"
 
-static struct ds_test_result run(const char *args) {
-  return ds_test_run("", ds_test_ddpsim(), args);
-}
-
 static const char *write_file(const char *dir, const char *name, const char *text,
                               char *buf, size_t cap);
 
@@ -57,7 +53,7 @@ Test(dp, single_gpu_iteration_by_hand) {
    * later launches are ahead of the GPU (20 us < 100 us). The loss reads
    * the output and writes its gradient: 2 * 1e6 bytes at 1000 GB/s = 2 us.
    *   T = L + fwd + loss + bwd + step = 20 + 400 + 2 + 800 + 58.728 */
-  struct ds_test_result r = run(TINY "--strategy single --format csv");
+  struct ds_test_result r = ds_test_cli(TINY "--strategy single --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   double want = LAUNCH_US + FWD_US + 2 * OUT_BYTES / 1e12 * 1e6 + BWD_US + step_us();
   cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", 0), want / 1e3, 1e-6, "%s", r.out);
@@ -133,7 +129,7 @@ Test(dp, on_one_gpu_ddp_is_single_plus_its_reducer_and_a_ps_worker_is_no_faster)
              "--strategy single,ddp,ps --no-broadcast-buffers --format csv", topo, models[i]);
     snprintf(path, sizeof path, "models/%s.yaml", models[i]);
     double reducer = reducer_copies_ms(topo, path);
-    struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+    struct ds_test_result r = ds_test_cli(args);
     cr_assert_eq(r.status, 0, "%s: %s", models[i], r.err);
     /* rows: single at batch 1 and 32, then ddp, then ps, each at 1 and 32 */
     for (int b = 0; b < 2; b++) {
@@ -183,7 +179,7 @@ Test(dp, two_gpu_iteration_by_hand) {
    *   backward                               800
    *   reduce onto GPU 0 (the chain again)    a + (C - 1) P/B + r/B
    *   SGD step on GPU 0 only                 58.728 */
-  struct ds_test_result r = run(TINY "--strategy dp --world-size 2 --format csv");
+  struct ds_test_result r = ds_test_cli(TINY "--strategy dp --world-size 2 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   double s = PARAMS * 4, chunks = ceil(s / 524288.0), rest = s - (chunks - 1) * 524288.0;
   cr_assert_eq(chunks, 15);
@@ -216,12 +212,15 @@ Test(dp, speedup_is_over_a_healthy_single_gpu) {
    * single or not and whatever rank 0's factors: ddp's speedup at factor 2
    * is the same in all three runs; single's own row at factor 2 is its
    * slowdown, its samples/s over the healthy row's. */
-  struct ds_test_result a = run(TINY "--strategy ddp --world-size 2 --straggler 0:2 "
-                                     "--format csv");
-  struct ds_test_result b = run(TINY "--strategy single,ddp --world-size 2 --straggler 0:2 "
-                                     "--format csv");
-  struct ds_test_result c = run(TINY "--strategy single,ddp --world-size 2 --straggler 0:2,1 "
-                                     "--format csv");
+  struct ds_test_result a = ds_test_cli(TINY
+                                        "--strategy ddp --world-size 2 --straggler 0:2 "
+                                        "--format csv");
+  struct ds_test_result b = ds_test_cli(TINY
+                                        "--strategy single,ddp --world-size 2 --straggler 0:2 "
+                                        "--format csv");
+  struct ds_test_result c = ds_test_cli(TINY
+                                        "--strategy single,ddp --world-size 2 --straggler 0:2,1 "
+                                        "--format csv");
   cr_assert_eq(a.status + b.status + c.status, 0, "%s%s%s", a.err, b.err, c.err);
   cr_assert_eq(rows(c.out), 4, "%s", c.out); /* single and ddp at factors 2 and 1 */
   double ddp = ds_test_csv_num(a.out, "speedup_vs_single", 0);
@@ -239,7 +238,8 @@ Test(dp, speedup_is_over_a_healthy_single_gpu) {
 }
 
 Test(dp, speedup_column_is_samples_per_second_over_single) {
-  struct ds_test_result r = run(TINY "--strategy single,dp,ddp --world-size 2 --format csv");
+  struct ds_test_result r =
+      ds_test_cli(TINY "--strategy single,dp,ddp --world-size 2 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_eq(rows(r.out), 3, "%s", r.out);
   double single = ds_test_csv_num(r.out, "samples_per_s", 0);
@@ -264,7 +264,7 @@ Test(dp, slower_than_ddp_on_4_gpus_for_resnet50_and_bert) {
     char args[256];
     snprintf(args, sizeof args, "--topo 4gpu --model %s --strategy dp,ddp --format csv",
              models[i]);
-    struct ds_test_result r = run(args);
+    struct ds_test_result r = ds_test_cli(args);
     cr_assert_eq(r.status, 0, "%s", r.err);
     char s0[64], s1[64];
     ds_test_csv_str(r.out, "strategy", 0, s0, sizeof s0);
@@ -289,8 +289,9 @@ Test(dp, slower_than_ddp_on_4_gpus_for_resnet50_and_bert) {
 }
 
 Test(dp, gpu0_carries_more_memory_and_less_with_parallel_loss) {
-  struct ds_test_result a = run("--topo 4gpu --strategy dp --format csv");
-  struct ds_test_result b = run("--topo 4gpu --strategy dp --dp-parallel-loss --format csv");
+  struct ds_test_result a = ds_test_cli("--topo 4gpu --strategy dp --format csv");
+  struct ds_test_result b =
+      ds_test_cli("--topo 4gpu --strategy dp --dp-parallel-loss --format csv");
   cr_assert_eq(a.status + b.status, 0, "%s%s", a.err, b.err);
   double g0 = ds_test_csv_num(a.out, "peak_mem_gib_gpu0", 0);
   double other = ds_test_csv_num(a.out, "peak_mem_gib_other", 0);
@@ -314,8 +315,9 @@ Test(dp, gpu0_carries_more_memory_and_less_with_parallel_loss) {
 }
 
 Test(dp, output_device_moves_the_gathered_outputs) {
-  struct ds_test_result r = run("--topo 4gpu --strategy dp --dp-output-device 2 --format csv");
-  struct ds_test_result d = run("--topo 4gpu --strategy dp --format csv");
+  struct ds_test_result r =
+      ds_test_cli("--topo 4gpu --strategy dp --dp-output-device 2 --format csv");
+  struct ds_test_result d = ds_test_cli("--topo 4gpu --strategy dp --format csv");
   cr_assert_eq(r.status + d.status, 0, "%s", r.err);
   /* at the peak, after fc's backward, the gathered logits (128 x 4000 B)
    * are held where they were gathered: off GPU 0, onto GPU 2 (the loss's
@@ -341,8 +343,8 @@ Test(dp, mobilenet_gains_little_resnet50_gains) {
    * more of it. (Batch norm's one-CTA-per-channel kernels, compute.h,
    * lengthen MobileNetV2's 52 BatchNorms on the GPU.) */
   struct ds_test_result m =
-      run("--topo 4gpu --model mobilenet_v2 --strategy dp,single --format csv");
-  struct ds_test_result r = run("--topo 4gpu --model resnet50 --strategy dp --format csv");
+      ds_test_cli("--topo 4gpu --model mobilenet_v2 --strategy dp,single --format csv");
+  struct ds_test_result r = ds_test_cli("--topo 4gpu --model resnet50 --strategy dp --format csv");
   cr_assert_eq(m.status + r.status, 0, "%s%s", m.err, r.err);
   double sm = ds_test_csv_num(m.out, "speedup_vs_single", 0);
   double sr = ds_test_csv_num(r.out, "speedup_vs_single", 0);
@@ -369,7 +371,7 @@ Test(dp, strategy_lists_and_their_rows) {
   /* dp does not use the bucket cap: one dp row, two ddp rows, in the
    * order given; single ignores the world size. */
   struct ds_test_result r =
-      run(TINY "--strategy ddp,dp,single --bucket-mb 1,25 --format csv");
+      ds_test_cli(TINY "--strategy ddp,dp,single --bucket-mb 1,25 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_eq(rows(r.out), 4, "%s", r.out);
   const char *want[] = {"ddp", "ddp", "dp", "single"};
@@ -381,7 +383,7 @@ Test(dp, strategy_lists_and_their_rows) {
   cr_assert_float_eq(ds_test_csv_num(r.out, "world_size", 3), 1, 0);
   ds_test_release(&r);
   /* a plain ddp run prints no strategy table (its text is unchanged) */
-  struct ds_test_result t = run(TINY "--strategy single,dp");
+  struct ds_test_result t = ds_test_cli(TINY "--strategy single,dp");
   cr_assert_eq(t.status, 0);
   cr_assert(strstr(t.out, "side by side:"), "%s", t.out);
   ds_test_release(&t);
@@ -408,7 +410,7 @@ Test(dp, trace_and_schedule_are_deterministic_and_complete) {
   for (int k = 0; k < 2; k++) {
     snprintf(args, sizeof args, TINY "--strategy dp --iters 3 --trace %s/t%d.csv "
              "--schedule %s/s%d.csv", dir, k, dir, k);
-    struct ds_test_result r = run(args);
+    struct ds_test_result r = ds_test_cli(args);
     cr_assert_eq(r.status, 0, "%s", r.err);
     ds_test_release(&r);
     snprintf(args, sizeof args, "%s/t%d.csv", dir, k);
@@ -438,8 +440,10 @@ Test(dp, trace_and_schedule_are_deterministic_and_complete) {
 
 Test(dp, forked_sweep_rows_equal_in_process_rows) {
   /* strategies x batches in worker processes: the same bytes as in process */
-  struct ds_test_result a = run(TINY "--strategy single,dp,ddp --batch 1,2 --format csv --jobs 1");
-  struct ds_test_result b = run(TINY "--strategy single,dp,ddp --batch 1,2 --format csv --jobs 3");
+  struct ds_test_result a =
+      ds_test_cli(TINY "--strategy single,dp,ddp --batch 1,2 --format csv --jobs 1");
+  struct ds_test_result b =
+      ds_test_cli(TINY "--strategy single,dp,ddp --batch 1,2 --format csv --jobs 3");
   cr_assert_eq(a.status + b.status, 0, "%s%s", a.err, b.err);
   cr_assert_eq(rows(a.out), 6, "%s", a.out);
   cr_assert_str_eq(a.out, b.out);
@@ -474,7 +478,7 @@ Test(dp, bad_model_io_bytes_and_host_costs_name_the_key) {
       "    fwd_bytes: 0\n    act_bytes: 1\n    params:\n      - {name: w, numel: 1}\n";
   write_file(dir, "m.yaml", model, path, sizeof path);
   snprintf(args, sizeof args, "--topo tests/data/tiny-topo.yaml --model %s --strategy dp", path);
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 2, "%s", r.err);
   cr_assert(strstr(r.err, "m.yaml:6:") && strstr(r.err, "input_bytes"), "%s", r.err);
   ds_test_release(&r);
@@ -491,7 +495,7 @@ Test(dp, bad_model_io_bytes_and_host_costs_name_the_key) {
   free(table);
   snprintf(args, sizeof args, "--topo %s --model tests/data/tiny-model.yaml --strategy dp",
            path);
-  r = run(args);
+  r = ds_test_cli(args);
   cr_assert_eq(r.status, 2, "%s", r.err);
   cr_assert(strstr(r.err, "t.yaml:11:") && strstr(r.err, "host_launch"), "%s", r.err);
   ds_test_release(&r);
@@ -507,7 +511,7 @@ Test(dp, ddpreal_cpu_replays_a_dataparallel_schedule) {
   char dir[] = "/tmp/ddpsim-dpreal-XXXXXX", args[1024];
   cr_assert(mkdtemp(dir));
   snprintf(args, sizeof args, TINY "--strategy dp --world-size 2 --schedule %s/s.csv", dir);
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   ds_test_release(&r);
   ds_test_replay_cpu2(dir);
@@ -550,7 +554,7 @@ Test(dp, coalesced_groups_close_before_passing_10_mib) {
   ds_dp_chunks_release(&c);
   /* ResNet-50 in fp32 (97.5 MiB): 13 reduce groups, the count the CLI
    * reports, and 9 broadcasts in the schedule */
-  struct ds_test_result r = run("--topo 4gpu --strategy dp --format csv");
+  struct ds_test_result r = ds_test_cli("--topo 4gpu --strategy dp --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_float_eq(ds_test_csv_num(r.out, "n_buckets", 0), 13, 0);
   cr_assert_float_eq(ds_test_csv_num(r.out, "bucket_mb", 0), 10, 0);
@@ -643,7 +647,8 @@ Test(dp, replicate_does_not_wait_for_the_input_scatter) {
  * device copy out of place, nothing in place). A world of two keeps its
  * other GPU's memory and NCCL's choice. */
 Test(dp, a_world_of_one_has_no_other_gpu_and_no_collective) {
-  struct ds_test_result r = run(TINY "--strategy single,dp,ddp --world-size 1 --format csv");
+  struct ds_test_result r =
+      ds_test_cli(TINY "--strategy single,dp,ddp --world-size 1 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   for (int row = 0; row < 3; row++) {
     char algo[32];
@@ -653,7 +658,7 @@ Test(dp, a_world_of_one_has_no_other_gpu_and_no_collective) {
     cr_assert_gt(ds_test_csv_num(r.out, "peak_mem_gib_gpu0", row), 0, "row %d", row);
   }
   ds_test_release(&r);
-  r = run(TINY "--strategy ddp --world-size 2 --format csv");
+  r = ds_test_cli(TINY "--strategy ddp --world-size 2 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_eq(ds_test_csv_num(r.out, "peak_mem_gib_other", 0),
                ds_test_csv_num(r.out, "peak_mem_gib_gpu0", 0));
@@ -674,7 +679,7 @@ Test(dp, a_world_of_one_has_no_other_gpu_and_no_collective) {
  * code charged replicate's host time (5 us per tensor) and dropped the
  * kept .grad from dp's walk at one GPU: it fails both. */
 Test(dp, a_world_of_one_is_single) {
-  struct ds_test_result r = run(TINY "--strategy dp --world-size 1 --format csv");
+  struct ds_test_result r = ds_test_cli(TINY "--strategy dp --world-size 1 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   double want = LAUNCH_US + FWD_US + 2 * OUT_BYTES / 1e12 * 1e6 + BWD_US + step_us();
   cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", 0), want / 1e3, 1e-6, "%s", r.out);
@@ -686,18 +691,18 @@ Test(dp, a_world_of_one_is_single) {
   cr_assert_eq(ds_test_csv_num(r.out, "n_buckets", 0), 0, "%s", r.out);
   cr_assert_eq(ds_test_csv_num(r.out, "bucket_mb", 0), 10);
   ds_test_release(&r);
-  r = run(TINY "--strategy dp --world-size 1");
+  r = ds_test_cli(TINY "--strategy dp --world-size 1");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "  coalesced               0 reduce chunks (one GPU: DataParallel "
                           "calls the module itself, nothing is reduced)\n"), "%s", r.out);
   ds_test_release(&r);
   /* two GPUs reduce: the 4 gradients, 1 MiB + 1 KiB + 2 MiB + 4 MiB in
    * fp32 (PARAMS x 4 B = 7.00098 MiB), fit one 10 MiB group */
-  r = run(TINY "--strategy dp --world-size 2 --format csv");
+  r = ds_test_cli(TINY "--strategy dp --world-size 2 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_eq(ds_test_csv_num(r.out, "n_buckets", 0), 1, "%s", r.out);
   ds_test_release(&r);
-  r = run(TINY "--strategy single,dp --world-size 1 --pytorch-version 1.9 --format csv");
+  r = ds_test_cli(TINY "--strategy single,dp --world-size 1 --pytorch-version 1.9 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_eq(ds_test_csv_num(r.out, "iter_ms", 1), ds_test_csv_num(r.out, "iter_ms", 0));
   cr_assert_eq(ds_test_csv_num(r.out, "peak_mem_gib_gpu0", 1),
@@ -756,8 +761,9 @@ Test(dp, gather_moves_the_outputs_in_the_last_layers_dtype) {
  * aggregate dp's row says flow, what its chains ran (and the same time as
  * under flow), ddp's says aggregate. */
 Test(dp, only_ddp_rows_say_aggregate) {
-  struct ds_test_result a = run(TINY "--strategy dp,ddp --coll-model aggregate --format csv");
-  struct ds_test_result f = run(TINY "--strategy dp,ddp --coll-model flow --format csv");
+  struct ds_test_result a =
+      ds_test_cli(TINY "--strategy dp,ddp --coll-model aggregate --format csv");
+  struct ds_test_result f = ds_test_cli(TINY "--strategy dp,ddp --coll-model flow --format csv");
   cr_assert_eq(a.status, 0, "%s", a.err);
   cr_assert_eq(f.status, 0, "%s", f.err);
   char dp[16], ddp[16];

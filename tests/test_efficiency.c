@@ -710,7 +710,7 @@ Test(efficiency, ddpsim_calib_launch_replaces_the_fitted_per_call_cost) {
     snprintf(trace, sizeof trace, "%s.csv", cal);
     snprintf(args, sizeof args, "--topo dgx-a100 --model resnet50 --world-size 2 --algo auto "
              "--calib %s --trace %s", cal, trace);
-    struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+    struct ds_test_result r = ds_test_cli(args);
     cr_assert_eq(r.status, 0, "%s", r.err);
     total[k] = allreduce_us(trace, &n[k]);
     ds_test_release(&r);

@@ -221,7 +221,7 @@ static double iter_ms(const char *calib_text) {
            "--topo validation/topologies/nd-h200-v5.yaml --model resnext50_32x4d "
            "--world-size 1 --strategy single --format csv%s%s",
            calib_text ? " --calib " : "", calib_text ? path : "");
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  struct ds_test_result r = ds_test_cli(args);
   if (calib_text) unlink(path);
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   double ms = ds_test_csv_num(r.out, "iter_ms", 0);
@@ -310,7 +310,7 @@ static struct ds_test_result calib_run(const char *topo, const char *calib_text,
            "--topo %s --model resnext50_32x4d --world-size 1 "
            "--strategy single --batch 32 --format %s%s%s", topo, format,
            calib_text ? " --calib " : "", calib_text ? path : "");
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  struct ds_test_result r = ds_test_cli(args);
   if (calib_text) unlink(path);
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   return r;

@@ -43,10 +43,6 @@
  * the nanosecond as the executor does. */
 static double copy_us(double numel) { return round(numel * 8 / 1e12 * 1e9) / 1e3; }
 
-static struct ds_test_result run(const char *args) {
-  return ds_test_run("", ds_test_ddpsim(), args);
-}
-
 /* Writes dir/t.yaml, tiny-host-topo.yaml with its lines from `from` on
  * replaced by `tail`, and its GPU table beside it; path gets dir/t.yaml. */
 static void write_topo(const char *dir, const char *from, const char *tail, char *path,
@@ -54,17 +50,11 @@ static void write_topo(const char *dir, const char *from, const char *tail, char
   ds_test_write_topo(dir, "tests/data/tiny-host-topo.yaml", from, tail, path, cap);
 }
 
-static void remove_dir(const char *dir) {
-  char cmd[512];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  cr_assert_eq(system(cmd), 0);
-}
-
 Test(host, host_bound_single_is_the_host_threads_sum) {
   /* Each kernel waits for its launch: the forward launches end at 3 L, the
    * autograd thread's at 3 L + 3 H; then l0's backward kernel (200 us) and
    * the step. The GPU's other kernels hide in the host's gaps. */
-  struct ds_test_result r = run(HOST_TOPO "--strategy single --format csv");
+  struct ds_test_result r = ds_test_cli(HOST_TOPO "--strategy single --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   double want = 3 * L_US + 3 * H_US + 200 + STEP_US;
   cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", 0), want / 1e3, 1e-6, "%s", r.out);
@@ -80,7 +70,7 @@ Test(host, host_bound_single_is_the_host_threads_sum) {
   cr_assert_float_eq(ds_test_csv_num(r.out, "host_exposed_ms", 0), exposed / 1e3, 1e-6);
   cr_assert_float_eq(busy + exposed, want, 1e-3);
   ds_test_release(&r);
-  r = run(HOST_TOPO "--strategy single"); /* the text names it */
+  r = ds_test_cli(HOST_TOPO "--strategy single"); /* the text names it */
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "\n      host-bound: "), "%s", r.out);
   /* and says how to measure one's own host */
@@ -99,7 +89,7 @@ Test(host, gpu_bound_single_hides_the_host) {
              sizeof topo);
   snprintf(args, sizeof args,
            "--topo %s --model tests/data/tiny-model.yaml --strategy single --format csv", topo);
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   double want = 20 + 400 + 2 + 800 + STEP_US;
   cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", 0), want / 1e3, 1e-6, "%s", r.out);
@@ -108,11 +98,11 @@ Test(host, gpu_bound_single_hides_the_host) {
   ds_test_release(&r);
   snprintf(args, sizeof args, "--topo %s --model tests/data/tiny-model.yaml --strategy single",
            topo);
-  r = run(args);
+  r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "host exposed") && !strstr(r.out, "host-bound"), "%s", r.out);
   ds_test_release(&r);
-  remove_dir(dir);
+  ds_test_remove_dir(dir);
 }
 
 Test(host, pytorch_1_4_step_is_the_hosts_python_loop) {
@@ -125,8 +115,8 @@ Test(host, pytorch_1_4_step_is_the_hosts_python_loop) {
    * host's sum, where the foreach step left 3 L + 3 H + 200 + step. Under
    * dp with one GPU the same: DataParallel.forward calls the module itself
    * (no replicate, data_parallel.py), so no host_replicate either. */
-  struct ds_test_result r =
-      run(HOST_TOPO "--strategy single,dp --world-size 1 --pytorch-version 1.4 --format csv");
+  struct ds_test_result r = ds_test_cli(
+      HOST_TOPO "--strategy single,dp --world-size 1 --pytorch-version 1.4 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   double want = 3 * L_US + 3 * H_US + 12 * P_US;
   for (int row = 0; row < 2; row++) {
@@ -137,7 +127,7 @@ Test(host, pytorch_1_4_step_is_the_hosts_python_loop) {
   }
   ds_test_release(&r);
   /* --weight-decay: a fourth op per tensor (d_p.add_), 16 in all */
-  r = run(HOST_TOPO "--strategy single --pytorch-version 1.4 --weight-decay --format csv");
+  r = ds_test_cli(HOST_TOPO "--strategy single --pytorch-version 1.4 --weight-decay --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   want = 3 * L_US + 3 * H_US + 16 * P_US;
   cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", 0), want / 1e3, 1e-6, "%s", r.out);
@@ -166,7 +156,7 @@ Test(host, pytorch_1_4_step_pays_a_launch_per_kernel_when_gpu_bound) {
     snprintf(args, sizeof args,
              "--topo %s --model tests/data/tiny-model.yaml --strategy single "
              "--pytorch-version %s --format csv", topo, version[v]);
-    struct ds_test_result r = run(args);
+    struct ds_test_result r = ds_test_cli(args);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", 0), (gpu + adds[v] + step[v]) / 1e3,
                        1e-6, "%s: %s", version[v], r.out);
@@ -178,11 +168,11 @@ Test(host, pytorch_1_4_step_pays_a_launch_per_kernel_when_gpu_bound) {
   snprintf(args, sizeof args,
            "--topo %s --model tests/data/tiny-model.yaml --strategy ddp --world-size 1 "
            "--pytorch-version 1.4 --format csv", topo);
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_float_eq(ds_test_csv_num(r.out, "step_ms", 0), step[1] / 1e3, 1e-6, "%s", r.out);
   ds_test_release(&r);
-  remove_dir(dir);
+  ds_test_remove_dir(dir);
 }
 
 Test(host, pytorch_1_4_step_host_ops_are_the_first_launch_and_the_rest) {
@@ -235,7 +225,7 @@ Test(host, ddp_reducer_host_work_per_gradient_and_per_bucket) {
    * one of all four tensors. More buckets cost C each: the host-bound
    * sweep ranks the largest cap best, as PyTorch's per-call cost does. */
   struct ds_test_result r =
-      run(HOST_TOPO "--strategy ddp --world-size 1 --bucket-mb 1,5,25,100 --format csv");
+      ds_test_cli(HOST_TOPO "--strategy ddp --world-size 1 --bucket-mb 1,5,25,100 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   const int buckets[] = {3, 2, 1, 1};
   for (int row = 0; row < 4; row++) {
@@ -255,7 +245,7 @@ Test(host, gradient_as_bucket_view_has_no_copies_back) {
    * and the second bucket's call (C) only the step is left: 3 L + 3 H +
    * 4 K + 2 C + step (the default caps: [l2.weight] [the rest]). */
   struct ds_test_result r =
-      run(HOST_TOPO "--strategy ddp --world-size 1 --grad-as-bucket-view --format csv");
+      ds_test_cli(HOST_TOPO "--strategy ddp --world-size 1 --grad-as-bucket-view --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   double want = 3 * L_US + 3 * H_US + 4 * K_US + 2 * C_US + STEP_US;
   cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", 0), want / 1e3, 1e-6, "%s", r.out);
@@ -372,16 +362,16 @@ Test(host, a_bad_host_cost_names_file_line_and_key) {
   cr_assert(mkdtemp(dir));
   write_topo(dir, "  host_collective:", "  host_collective: soon\n", topo, sizeof topo);
   snprintf(args, sizeof args, "--topo %s --model tests/data/tiny-model.yaml", topo);
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 2, "%s", r.err);
   cr_assert(strstr(r.err, ":22:") && strstr(r.err, "host_collective"), "%s", r.err);
   ds_test_release(&r);
   write_topo(dir, "  host_buffer:", "  host_buffer: soon\n", topo, sizeof topo);
-  r = run(args);
+  r = ds_test_cli(args);
   cr_assert_eq(r.status, 2, "%s", r.err);
   cr_assert(strstr(r.err, ":23:") && strstr(r.err, "host_buffer"), "%s", r.err);
   ds_test_release(&r);
-  remove_dir(dir);
+  ds_test_remove_dir(dir);
 }
 
 Test(host, ddpreal_cpu_replays_the_reducers_host_ops) {
@@ -391,7 +381,7 @@ Test(host, ddpreal_cpu_replays_the_reducers_host_ops) {
   cr_assert(mkdtemp(dir));
   snprintf(args, sizeof args, HOST_TOPO "--strategy ddp --world-size 2 --schedule %s/s.csv",
            dir);
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   ds_test_release(&r);
   snprintf(args, sizeof args, "%s/s.csv", dir);
@@ -399,7 +389,7 @@ Test(host, ddpreal_cpu_replays_the_reducers_host_ops) {
   cr_assert(strstr(csv, ",host,bwd,bucket1.call,"), "%s", csv);
   free(csv);
   ds_test_replay_cpu2(dir);
-  remove_dir(dir);
+  ds_test_remove_dir(dir);
 }
 
 /* tiny-model.yaml plus buffers (two float32, one int64) in dir/m.yaml;
@@ -477,7 +467,7 @@ Test(host, buffer_broadcast_pays_nccls_latency_and_launch) {
   for (int a = 0; a < 2; a++) {
     snprintf(args, sizeof args, "--topo topologies/dgx-a100.yaml --model %s --strategy ddp "
              "--world-size 8 --algo %s --trace %s", model, algos[a], path);
-    struct ds_test_result r = run(args);
+    struct ds_test_result r = ds_test_cli(args);
     cr_assert_eq(r.status, 0, "%s", r.err);
     ds_test_release(&r);
     char *csv = ds_test_slurp(path);
@@ -498,7 +488,7 @@ Test(host, buffer_broadcast_pays_nccls_latency_and_launch) {
     }
     free(csv);
   }
-  remove_dir(dir);
+  ds_test_remove_dir(dir);
 }
 
 Test(host, broadcast_buffers_by_hand) {
@@ -520,13 +510,13 @@ Test(host, broadcast_buffers_by_hand) {
   ds_model_free(m);
   snprintf(args, sizeof args, "--topo tests/data/tiny-host-topo.yaml --model %s "
            "--strategy ddp --world-size 1 --format csv", model);
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   double with = ds_test_csv_num(r.out, "iter_ms", 0);
   ds_test_release(&r);
   snprintf(args, sizeof args, "--topo tests/data/tiny-host-topo.yaml --model %s "
            "--strategy ddp --world-size 1 --no-broadcast-buffers --format csv", model);
-  r = run(args);
+  r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   double without = ds_test_csv_num(r.out, "iter_ms", 0);
   cr_assert(strstr(r.out, "broadcast_buffers=False"), "%s", r.out);
@@ -538,21 +528,21 @@ Test(host, broadcast_buffers_by_hand) {
     snprintf(args, sizeof args, "--topo tests/data/tiny-host-topo.yaml --model %s "
              "--strategy ddp --world-size 1 --host-scale 2 %s--format csv", model,
              k ? "--no-broadcast-buffers " : "");
-    r = run(args);
+    r = ds_test_cli(args);
     cr_assert_eq(r.status, 0, "%s", r.err);
     scaled[k] = ds_test_csv_num(r.out, "iter_ms", 0);
     ds_test_release(&r);
   }
   cr_assert_float_eq(scaled[0] - scaled[1], 2 * (2 * (P_US + C_US) + 3 * B_US) / 1e3, 1e-6);
   /* without the flag the iteration is the one of the model without buffers */
-  r = run(HOST_TOPO "--strategy ddp --world-size 1 --format csv");
+  r = ds_test_cli(HOST_TOPO "--strategy ddp --world-size 1 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", 0), without, 1e-9);
   ds_test_release(&r);
   /* two ranks: every rank joins each broadcast from rank 0 */
   snprintf(args, sizeof args, "--topo tests/data/tiny-host-topo.yaml --model %s "
            "--strategy ddp --world-size 2 --schedule %s/s.csv", model, dir);
-  r = run(args);
+  r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   ds_test_release(&r);
   snprintf(args, sizeof args, "%s/s.csv", dir);
@@ -561,7 +551,7 @@ Test(host, broadcast_buffers_by_hand) {
   for (const char *at = csv; (at = strstr(at, ",comm,broadcast,buffers")) != NULL; at++) n++;
   cr_assert_eq(n, 4, "two buckets on two ranks:\n%s", csv);
   free(csv);
-  remove_dir(dir);
+  ds_test_remove_dir(dir);
 }
 
 Test(host, buffer_broadcasts_two_in_flight_by_hand) {
@@ -589,7 +579,7 @@ Test(host, buffer_broadcasts_two_in_flight_by_hand) {
   snprintf(path, sizeof path, "%s/t.csv", dir);
   snprintf(args, sizeof args, "--topo tests/data/tiny-host-topo.yaml --model %s "
            "--strategy ddp --world-size 2 --trace %s --format csv", model, path);
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   ds_test_release(&r);
   char *csv = ds_test_slurp(path);
@@ -614,14 +604,15 @@ Test(host, buffer_broadcasts_two_in_flight_by_hand) {
     cr_assert_float_eq(start, want[i].start_us, 1e-3, "%s at %f", want[i].row, start);
   }
   free(csv);
-  remove_dir(dir);
+  ds_test_remove_dir(dir);
 }
 
 Test(host, host_scale_multiplies_every_host_cost_of_the_reducer) {
   /* As ddp_reducer_host_work_per_gradient_and_per_bucket with every host
    * cost (L, H, K, C, P) times 2: the host part doubles, the step stays. */
-  struct ds_test_result r = run(HOST_TOPO "--strategy ddp --world-size 1 --bucket-mb 1,25 "
-                                          "--host-scale 2 --format csv");
+  struct ds_test_result r = ds_test_cli(HOST_TOPO
+                                        "--strategy ddp --world-size 1 --bucket-mb 1,25 "
+                                        "--host-scale 2 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   const int buckets[] = {3, 1};
   for (int row = 0; row < 2; row++) {
@@ -639,7 +630,7 @@ Test(host, bad_host_scale_exits_2_naming_the_option) {
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     char args[512];
     snprintf(args, sizeof args, HOST_TOPO "--strategy single --host-scale %s", bad[i]);
-    struct ds_test_result r = run(args);
+    struct ds_test_result r = ds_test_cli(args);
     cr_assert_eq(r.status, 2, "%s: %s", bad[i], r.err);
     cr_assert(strstr(r.err, "option --host-scale: expected a number > 0 and at most 1000"),
               "%s", r.err);
@@ -661,7 +652,7 @@ static void expect_range_line(const char *args, double scale, const char *whose,
            "iteration is %.3f to %.3f ms;\n", lo, hi, whose,
            (scale * lo * (3 * L_US + 3 * H_US) + 200 + STEP_US) / 1e3,
            (scale * hi * (3 * L_US + 3 * H_US) + 200 + STEP_US) / 1e3);
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, want), "want%s\ngot:\n%s", want, r.out);
   cr_assert_eq(strstr(r.out, MEASURE_HINT) != NULL, hint, "%s", r.out);
@@ -720,17 +711,17 @@ Test(host, range_line_only_when_host_bound_and_text) {
              sizeof topo);
   snprintf(args, sizeof args, "--topo %s --model tests/data/tiny-model.yaml --strategy single",
            topo);
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "host exposed") && !strstr(r.out, "measured hosts' range"), "%s",
             r.out);
   ds_test_release(&r);
-  remove_dir(dir);
+  ds_test_remove_dir(dir);
   /* host-bound in CSV and JSON: the columns are the run's own, no range */
   const char *formats[] = {"csv", "json"};
   for (int i = 0; i < 2; i++) {
     snprintf(args, sizeof args, HOST_TOPO "--strategy single --format %s", formats[i]);
-    r = run(args);
+    r = ds_test_cli(args);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(!strstr(r.out, "range") && !strstr(r.out, "host_fast"), "%s", r.out);
     ds_test_release(&r);

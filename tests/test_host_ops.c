@@ -59,12 +59,8 @@
 #define C_US 500.0 /* host_collective */
 #define STEP_US 58.728
 
-static struct ds_test_result run(const char *args) {
-  return ds_test_run("", ds_test_ddpsim(), args);
-}
-
 static double iter_us(const char *args) {
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
   double us = ds_test_csv_num(r.out, "iter_ms", 0) * 1e3;
   ds_test_release(&r);
@@ -136,7 +132,7 @@ static void host_ops_in(const char *model, const char *dir, const char *args, do
   char cmd[1024], path[512];
   snprintf(path, sizeof path, "%s/s.csv", dir);
   snprintf(cmd, sizeof cmd, TOPO "--model %s %s --schedule %s", model, args, path);
-  struct ds_test_result r = run(cmd);
+  struct ds_test_result r = ds_test_cli(cmd);
   cr_assert_eq(r.status, 0, "%s", r.err);
   ds_test_release(&r);
   struct ds_schedule *s;
@@ -172,7 +168,7 @@ Test(host_ops, dataparallel_threads_take_the_gil_in_turn_and_dispatch_beside_it)
   snprintf(cmd, sizeof cmd,
            "--topo %s/t.yaml --model tests/data/tiny-model-dispatch.yaml --strategy dp "
            "--world-size 2 --schedule %s/s.csv", dir, dir);
-  struct ds_test_result r = run(cmd);
+  struct ds_test_result r = ds_test_cli(cmd);
   cr_assert_eq(r.status, 0, "%s", r.err);
   ds_test_release(&r);
   snprintf(path, sizeof path, "%s/s.csv", dir);
@@ -314,7 +310,7 @@ static void refuses_in(const char *model, const char *from, const char *to, cons
   char args[700], where[600];
   snprintf(args, sizeof args, TOPO "--model %s", path);
   snprintf(where, sizeof where, "%s:%d:", path, line);
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 2, "%s -> %s: status %d, %s", from, to, r.status, r.err);
   cr_assert(strstr(r.err, where) && strstr(r.err, msg), "%s -> %s: want %s and %s in \"%s\"",
             from, to, where, msg, r.err);
@@ -407,7 +403,7 @@ static void bad_host_cost(const char *key) {
   snprintf(args, sizeof args, "--topo %s --model tests/data/tiny-model-dispatch.yaml", path);
   char where[600];
   snprintf(where, sizeof where, "%s:%d:", path, line);
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 2, "%s", r.err);
   cr_assert(strstr(r.err, where) && strstr(r.err, key), "%s: %s", key, r.err);
   ds_test_release(&r);
@@ -424,7 +420,7 @@ Test(host_ops, ddpreal_cpu_replays_the_counted_host_ops_as_delays) {
   snprintf(sched, sizeof sched, "%s/s.csv", dir);
   snprintf(meas, sizeof meas, "%s/m.csv", dir);
   snprintf(args, sizeof args, COUNTED "--strategy single --schedule %s", sched);
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   ds_test_release(&r);
   snprintf(args, sizeof args, "--device cpu --schedule %s --trace %s --iters 1 --warmup 0",
@@ -514,7 +510,7 @@ Test(host_ops, the_sync_op_waits_for_its_layers_kernel_on_every_rank) {
     snprintf(path, sizeof path, "%s/s.csv", dir);
     snprintf(cmd, sizeof cmd, TOPO "--model " SYNC_MODEL " %s --schedule %s",
              strategies[k], path);
-    struct ds_test_result r = run(cmd);
+    struct ds_test_result r = ds_test_cli(cmd);
     cr_assert_eq(r.status, 0, "%s: %s", strategies[k], r.err);
     ds_test_release(&r);
     struct ds_schedule *s;

@@ -41,12 +41,6 @@ static void write_topo(const char *dir, const char *tail, char *path, size_t cap
                      cap);
 }
 
-static void remove_dir(const char *dir) {
-  char cmd[512];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  cr_assert_eq(system(cmd), 0);
-}
-
 /* The topology with STEP_KEYS, the tiny model and its compute on it. */
 struct step_fixture {
   char dir[32], topo[512];
@@ -69,7 +63,7 @@ static void fixture_open(struct step_fixture *f) {
 static void fixture_close(struct step_fixture *f) {
   ds_model_free(f->m);
   ds_topo_free(f->t);
-  remove_dir(f->dir);
+  ds_test_remove_dir(f->dir);
 }
 
 /* iter_ms of ddpsim on the tiny model over topo with `args` (row 0). */
@@ -77,7 +71,7 @@ static double iter_us(const char *topo, const char *args) {
   char cmd[1024];
   snprintf(cmd, sizeof cmd, "--topo %s --model tests/data/tiny-model.yaml --format csv %s",
            topo, args);
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), cmd);
+  struct ds_test_result r = ds_test_cli(cmd);
   cr_assert_eq(r.status, 0, "%s: %s", cmd, r.err);
   double ms = ds_test_csv_num(r.out, "iter_ms", 0);
   ds_test_release(&r);
@@ -165,7 +159,7 @@ Test(host_step, host_bound_iterations_add_the_step_host_before_the_step) {
   /* PyTorch 1.4's loop: its 12 launches at P, the keys not charged */
   cr_assert_float_eq(iter_us(topo, "--strategy single --pytorch-version 1.4"),
                      single + 12 * P_US, 1e-3);
-  remove_dir(dir);
+  ds_test_remove_dir(dir);
 }
 
 Test(host_step, a_step_host_shorter_than_the_gpus_tail_hides) {
@@ -177,7 +171,7 @@ Test(host_step, a_step_host_shorter_than_the_gpus_tail_hides) {
   write_topo(dir, "  host_step_call: 50us\n  host_step_param: 25us\n", topo, sizeof topo);
   cr_assert_float_eq(iter_us(topo, "--strategy single"),
                      3 * L_US + 3 * H_US + 200 + STEP_US, 1e-3);
-  remove_dir(dir);
+  ds_test_remove_dir(dir);
 }
 
 Test(host_step, defaults_are_the_pools_line_and_bad_values_name_the_key) {
@@ -194,9 +188,9 @@ Test(host_step, defaults_are_the_pools_line_and_bad_values_name_the_key) {
   cr_assert(mkdtemp(dir));
   write_topo(dir, "  host_step_call: 1ms\n  host_step_param: soon\n", topo, sizeof topo);
   snprintf(args, sizeof args, "--topo %s --model tests/data/tiny-model.yaml", topo);
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 2, "%s", r.err);
   cr_assert(strstr(r.err, "t.yaml:26:") && strstr(r.err, "host_step_param"), "%s", r.err);
   ds_test_release(&r);
-  remove_dir(dir);
+  ds_test_remove_dir(dir);
 }

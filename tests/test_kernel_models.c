@@ -25,12 +25,6 @@
 
 /* Runs ddpsim with args, fails unless it succeeds, and returns its output
  * (the caller releases r). */
-static struct ds_test_result ddpsim(const char *args) {
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
-  cr_assert_eq(r.status, 0, "ddpsim %s: %s", args, r.err);
-  return r;
-}
-
 /* The text's line: "kernel models: ..." up to its newline, into buf. */
 static void line_of(const char *out, char *buf, size_t cap) {
   const char *p = strstr(out, "\nkernel models: ");
@@ -58,8 +52,9 @@ static void models_field(const struct ds_kernel_models *what, char *buf, size_t 
 /* The H200 is the GPU the models were measured on: ResNet-50's batch norms
  * and its max-pool are its own cycles, on its own 132 SMs at 1980 MHz. */
 Test(kernel_models, h200_resnet50_is_measured_on_this_gpu) {
-  struct ds_test_result r = ddpsim("--topo validation/topologies/nd-h200-v5.yaml "
-                                   "--model resnet50 --world-size 1 --strategy single");
+  struct ds_test_result r = ds_test_cli_ok(
+      "--topo validation/topologies/nd-h200-v5.yaml "
+      "--model resnet50 --world-size 1 --strategy single");
   char line[640];
   line_of(r.out, line, sizeof line);
   const char *want = "kernel models: measured on this GPU (H200) for batch norm (NCHW), max-pool";
@@ -69,8 +64,9 @@ Test(kernel_models, h200_resnet50_is_measured_on_this_gpu) {
   cr_assert(strstr(r.out, "compute rates: all measured (GPU table): conv_tf32, matmul_fp32, "
                           "memory\nkernel models: "), "%s", r.out);
   ds_test_release(&r);
-  r = ddpsim("--topo validation/topologies/nd-h200-v5.yaml --model resnet50 --world-size 1 "
-             "--strategy single --format csv");
+  r = ds_test_cli_ok(
+      "--topo validation/topologies/nd-h200-v5.yaml --model resnet50 --world-size 1 "
+      "--strategy single --format csv");
   char field[512];
   ds_test_csv_str(r.out, "kernel_models", 0, field, sizeof field);
   const char *want_field = "batch_norm_nchw=this_gpu;max_pool=this_gpu;";
@@ -86,7 +82,7 @@ Test(kernel_models, h200_resnet50_is_measured_on_this_gpu) {
  * the roofline binds some of them, which the line counts. */
 Test(kernel_models, v100_says_the_models_are_moved) {
   struct ds_test_result r =
-      ddpsim("--topo dgx1-v100 --model resnet50 --world-size 1 --strategy single");
+      ds_test_cli_ok("--topo dgx1-v100 --model resnet50 --world-size 1 --strategy single");
   char line[640];
   line_of(r.out, line, sizeof line);
   const char *want = "kernel models: H200's SM cycles on V100-SXM2-16GB's 80 SMs at 1530 MHz "
@@ -97,13 +93,14 @@ Test(kernel_models, v100_says_the_models_are_moved) {
   cr_assert(!strstr(line, "grouped"), "ResNet-50 has no grouped convolution: %s", line);
   cr_assert(!strstr(line, "this GPU"), "%s", line);
   ds_test_release(&r);
-  r = ddpsim("--topo dgx1-v100 --model resnext101_32x4d --world-size 1 --strategy single");
+  r = ds_test_cli_ok("--topo dgx1-v100 --model resnext101_32x4d --world-size 1 --strategy single");
   line_of(r.out, line, sizeof line);
   cr_assert(strstr(line, "80 SMs at 1530 MHz for batch norm (NCHW; "), "%s", line);
   cr_assert(strstr(line, "), grouped convolutions (per shape"), "%s", line);
   ds_test_release(&r);
-  r = ddpsim("--topo dgx1-v100 --model resnet50 --world-size 1 --strategy single "
-             "--format json");
+  r = ds_test_cli_ok(
+      "--topo dgx1-v100 --model resnet50 --world-size 1 --strategy single "
+      "--format json");
   cr_assert(strstr(r.out, "\"kernel_models\": [{\"kernel\": \"batch_norm_nchw\", \"source\": "
                           "\"scaled_H200\", \"measured_on\": \"H200-SXM-141GB\", \"sms\": 80, "
                           "\"clock_mhz\": 1530, \"passes\": 106, \"model_bound\": "),
@@ -118,15 +115,16 @@ Test(kernel_models, v100_says_the_models_are_moved) {
  * not the other, in the text and the CSV. */
 Test(kernel_models, bert_does_not_mention_batch_norm) {
   struct ds_test_result r =
-      ddpsim("--topo dgx1-v100 --model bert-base --world-size 1 --strategy single");
+      ds_test_cli_ok("--topo dgx1-v100 --model bert-base --world-size 1 --strategy single");
   char line[640];
   line_of(r.out, line, sizeof line);
   cr_assert(strstr(line, "layer norm"), "%s", line);
   cr_assert(!strstr(line, "batch norm"), "%s", line);
   cr_assert(!strstr(line, "max-pool"), "%s", line);
   ds_test_release(&r);
-  r = ddpsim("--topo dgx1-v100 --model bert-base --world-size 1 --strategy single "
-             "--format csv");
+  r = ds_test_cli_ok(
+      "--topo dgx1-v100 --model bert-base --world-size 1 --strategy single "
+      "--format csv");
   char field[512];
   ds_test_csv_str(r.out, "kernel_models", 0, field, sizeof field);
   cr_assert(strstr(field, "layer_norm=scaled_H200"), "%s", field);
@@ -138,16 +136,18 @@ Test(kernel_models, bert_does_not_mention_batch_norm) {
  * be moved to it, and its batch norms and max-pool run at the memory
  * roofline, which the line says. */
 Test(kernel_models, gpu_without_boost_clock_says_roofline) {
-  struct ds_test_result r = ddpsim("--topo tests/data/dgx-b200.yaml --model resnet50 "
-                                   "--world-size 1 --strategy single");
+  struct ds_test_result r = ds_test_cli_ok(
+      "--topo tests/data/dgx-b200.yaml --model resnet50 "
+      "--world-size 1 --strategy single");
   char line[640];
   line_of(r.out, line, sizeof line);
   const char *want = "kernel models: not applied (B200-SXM-180GB has no boost_mhz), the memory "
                      "roofline for batch norm (NCHW), max-pool";
   cr_assert(strncmp(line, want, strlen(want)) == 0, "%s", line);
   ds_test_release(&r);
-  r = ddpsim("--topo tests/data/dgx-b200.yaml --model resnet50 --world-size 1 --strategy "
-             "single --format csv");
+  r = ds_test_cli_ok(
+      "--topo tests/data/dgx-b200.yaml --model resnet50 --world-size 1 --strategy "
+      "single --format csv");
   char field[512];
   ds_test_csv_str(r.out, "kernel_models", 0, field, sizeof field);
   const char *want_field = "batch_norm_nchw=roofline;max_pool=roofline";
@@ -272,7 +272,7 @@ Test(kernel_models, sources_and_words) {
  * apart. Without --amp the model's matmul_fp32 is the same rate, listed
  * once; without the hook nothing is added. */
 Test(kernel_models, powersgd_gemms_rate_is_named) {
-  struct ds_test_result r = ddpsim("--topo 4gpu --comm-hook powersgd:4 --amp fp16");
+  struct ds_test_result r = ds_test_cli_ok("--topo 4gpu --comm-hook powersgd:4 --amp fp16");
   /* the A100's matmul_fp32 is an A100 80GB PCIe's SGEMM: a stand-in
    * (tools/gen_gpus.py PROXY), named apart from the measured rates */
   cr_assert(strstr(r.out, "compute rates: measured (GPU table) for matmul_half, memory; "
@@ -280,21 +280,21 @@ Test(kernel_models, powersgd_gemms_rate_is_named) {
                           A100_FP32_STAND_IN " for matmul_fp32 (PowerSGD's GEMMs)\n"),
             "%s", r.out);
   ds_test_release(&r);
-  r = ddpsim("--topo 4gpu --comm-hook powersgd:4 --amp fp16 --format csv");
+  r = ds_test_cli_ok("--topo 4gpu --comm-hook powersgd:4 --amp fp16 --format csv");
   char field[256];
   ds_test_csv_str(r.out, "compute_rates", 0, field, sizeof field);
   cr_assert_str_eq(field, "conv_half=gpu_table_proxy;matmul_half=gpu_table;memory=gpu_table;"
                           "matmul_fp32=gpu_table_proxy");
   ds_test_release(&r);
-  r = ddpsim("--topo 4gpu --amp fp16");
+  r = ds_test_cli_ok("--topo 4gpu --amp fp16");
   cr_assert(!strstr(r.out, "PowerSGD"), "%s", r.out);
   cr_assert(!strstr(r.out, "matmul_fp32"), "no hook, no fp32 GEMM: %s", r.out);
   ds_test_release(&r);
-  r = ddpsim("--topo 4gpu --comm-hook powersgd:4");
+  r = ds_test_cli_ok("--topo 4gpu --comm-hook powersgd:4");
   cr_assert(!strstr(r.out, "PowerSGD"), "fp32 training: the model's own matmul_fp32: %s", r.out);
   ds_test_release(&r);
   /* a sweep's line merges its rows: the hook's row adds its rate */
-  r = ddpsim("--topo 4gpu --comm-hook none,powersgd:4 --amp fp16");
+  r = ds_test_cli_ok("--topo 4gpu --comm-hook none,powersgd:4 --amp fp16");
   cr_assert(strstr(r.out, "memory; " A100_CONV_STAND_IN " for conv_half; "
                           A100_FP32_STAND_IN " for matmul_fp32 (PowerSGD's GEMMs)\n"),
             "%s", r.out);
@@ -317,7 +317,7 @@ Test(kernel_models, calib_grouped_convolutions_are_this_machines) {
   fclose(f);
   snprintf(args, sizeof args, "--topo dgx1-v100 --model resnext101_32x4d --world-size 1 "
            "--strategy single --calib %s", calib);
-  struct ds_test_result r = ddpsim(args);
+  struct ds_test_result r = ds_test_cli_ok(args);
   char line[640];
   line_of(r.out, line, sizeof line);
   cr_assert(strstr(line, "; measured on this machine (--calib) for grouped convolutions (per "
@@ -342,7 +342,7 @@ Test(kernel_models, calib_grouped_convolutions_are_this_machines) {
  * convolution. */
 Test(kernel_models, gpt2_bf16_names_exactly_its_models) {
   struct ds_test_result r =
-      ddpsim("--topo dgx-h100 --model gpt2 --amp bf16 --world-size 1 --strategy single");
+      ds_test_cli_ok("--topo dgx-h100 --model gpt2 --amp bf16 --world-size 1 --strategy single");
   char line[640];
   line_of(r.out, line, sizeof line);
   const char *want = "kernel models: H200's SM cycles on H100-SXM5-80GB's 132 SMs at 1980 MHz "
@@ -356,8 +356,9 @@ Test(kernel_models, gpt2_bf16_names_exactly_its_models) {
   cr_assert(!strstr(line, "batch norm") && !strstr(line, "max-pool") && !strstr(line, "grouped"),
             "%s", line);
   ds_test_release(&r);
-  r = ddpsim("--topo dgx-h100 --model gpt2 --amp bf16 --world-size 1 --strategy single "
-             "--format csv");
+  r = ds_test_cli_ok(
+      "--topo dgx-h100 --model gpt2 --amp bf16 --world-size 1 --strategy single "
+      "--format csv");
   char field[512];
   ds_test_csv_str(r.out, "kernel_models", 0, field, sizeof field);
   cr_assert_str_eq(field, "layer_norm=scaled_H200;legacy_elementwise=scaled_H200;"
@@ -372,23 +373,26 @@ Test(kernel_models, gpt2_bf16_names_exactly_its_models) {
  * NCHW one; under bf16 PyTorch's own batch-norm kernels run (no cuDNN), at
  * the roofline, so no batch-norm model is named, max-pool still is. */
 Test(kernel_models, resnet50_channels_last_batch_norm_per_dtype) {
-  struct ds_test_result r = ddpsim("--topo dgx-h100 --model resnet50 --channels-last "
-                                   "--amp fp16 --world-size 1 --strategy single");
+  struct ds_test_result r = ds_test_cli_ok(
+      "--topo dgx-h100 --model resnet50 --channels-last "
+      "--amp fp16 --world-size 1 --strategy single");
   char line[640];
   line_of(r.out, line, sizeof line);
   cr_assert(strstr(line, "for batch norm (channels-last"), "%s", line);
   cr_assert(!strstr(line, "NCHW"), "%s", line);
   cr_assert(strstr(line, "half-to-fp32 casts"), "%s", line);
   ds_test_release(&r);
-  r = ddpsim("--topo dgx-h100 --model resnet50 --channels-last --amp fp16 --world-size 1 "
-             "--strategy single --format csv");
+  r = ds_test_cli_ok(
+      "--topo dgx-h100 --model resnet50 --channels-last --amp fp16 --world-size 1 "
+      "--strategy single --format csv");
   char field[512];
   ds_test_csv_str(r.out, "kernel_models", 0, field, sizeof field);
   const char *nhwc = "batch_norm_nhwc=scaled_H200;max_pool=scaled_H200;";
   cr_assert(strncmp(field, nhwc, strlen(nhwc)) == 0, "%s", field);
   ds_test_release(&r);
-  r = ddpsim("--topo dgx-h100 --model resnet50 --channels-last --amp bf16 --world-size 1 "
-             "--strategy single");
+  r = ds_test_cli_ok(
+      "--topo dgx-h100 --model resnet50 --channels-last --amp bf16 --world-size 1 "
+      "--strategy single");
   line_of(r.out, line, sizeof line);
   cr_assert(!strstr(line, "batch norm"), "bf16: PyTorch's own kernels: %s", line);
   cr_assert(strstr(line, "for max-pool"), "%s", line);
@@ -397,8 +401,9 @@ Test(kernel_models, resnet50_channels_last_batch_norm_per_dtype) {
 
 /* A sweep's CSV rows each carry the field (each row's own models). */
 Test(kernel_models, sweep_rows_each_carry_the_field) {
-  struct ds_test_result r = ddpsim("--topo dgx1-v100 --model resnet50 --world-size 1 "
-                                   "--strategy single --batch 16,32 --format csv");
+  struct ds_test_result r = ds_test_cli_ok(
+      "--topo dgx1-v100 --model resnet50 --world-size 1 "
+      "--strategy single --batch 16,32 --format csv");
   const char *want = "batch_norm_nchw=scaled_H200;max_pool=scaled_H200;";
   for (int row = 0; row < 2; row++) {
     char field[512];
@@ -454,7 +459,7 @@ Test(kernel_models, bound_passes_are_counted) {
 Test(kernel_models, gpu_without_boost_clock_grouped_convolutions) {
   const char *base = "--topo tests/data/dgx-b200.yaml --model resnext50_32x4d --world-size 1 "
                      "--strategy single --batch 32";
-  struct ds_test_result r = ddpsim(base);
+  struct ds_test_result r = ds_test_cli_ok(base);
   char line[640];
   line_of(r.out, line, sizeof line);
   cr_assert(strstr(line, "not applied (B200-SXM-180GB has no boost_mhz), the memory roofline for "
@@ -474,7 +479,7 @@ Test(kernel_models, gpu_without_boost_clock_grouped_convolutions) {
             m ? "fp32" : "tf32");
   fclose(f);
   snprintf(args, sizeof args, "%s --calib %s --format csv", base, calib);
-  r = ddpsim(args);
+  r = ds_test_cli_ok(args);
   char field[512];
   ds_test_csv_str(r.out, "kernel_models", 0, field, sizeof field);
   cr_assert(strstr(field, "grouped_conv=calib"), "%s", field);

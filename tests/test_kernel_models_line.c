@@ -40,7 +40,7 @@ Test(kernel_models_line, merge_keeps_one_census) {
 }
 
 static char *kernel_line(const char *args) {
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "ddpsim %s: %s", args, r.err);
   char *p = strstr(r.out, "\nkernel models:");
   cr_assert(p, "%s", r.out);

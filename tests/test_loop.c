@@ -40,7 +40,7 @@
 
 /* iter_ms of CSV row `row` of ddpsim `args`. */
 static double iter_ms(const char *args, int row) {
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
   double v = ds_test_csv_num(r.out, "iter_ms", row);
   ds_test_release(&r);
@@ -56,12 +56,6 @@ static void step_host_topo(char *dir, char *topo, size_t cap) {
                      "  host_step_call: 100us\n  host_step_param: 0us\n"
                      "  host_step_param_adam: 0us\n",
                      topo, cap);
-}
-
-static void remove_dir(const char *dir) {
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  cr_assert_eq(system(cmd), 0);
 }
 
 Test(loop, host_bound_single_sync_adds_the_gpu_tail_free_is_the_hosts_sum) {
@@ -100,7 +94,7 @@ Test(loop, free_waits_for_the_steps_host_work) {
            "--loop free --format csv", topo);
   cr_assert_float_eq(iter_ms(args, 0), (3 * L_US + 3 * H_US + 100) / 1e3, 1e-6);
   cr_assert_float_eq(iter_ms(args, 1), (s + 100) / 1e3, 1e-6);
-  remove_dir(dir);
+  ds_test_remove_dir(dir);
 }
 
 Test(loop, gpu_bound_both_give_the_gpus_time) {
@@ -136,8 +130,8 @@ Test(loop, free_is_steady_from_iteration_1_and_deterministic) {
   snprintf(args, sizeof args, "%s --iters 5", base);
   for (int row = 0; row < 2; row++)
     cr_assert_float_eq(iter_ms(base, row), iter_ms(args, row), 1e-9, "row %d", row);
-  struct ds_test_result a = ds_test_run("", ds_test_ddpsim(), args);
-  struct ds_test_result b = ds_test_run("", ds_test_ddpsim(), args);
+  struct ds_test_result a = ds_test_cli(args);
+  struct ds_test_result b = ds_test_cli(args);
   cr_assert_eq(a.status, 0, "%s", a.err);
   cr_assert_str_eq(a.out, b.out);
   ds_test_release(&a);
@@ -192,7 +186,7 @@ Test(loop, grad_scalers_found_inf_sync_is_in_both_loops) {
   ds_schedule_free(s);
   ds_model_free(m);
   ds_topo_free(t);
-  remove_dir(dir);
+  ds_test_remove_dir(dir);
 }
 
 Test(loop, sync_fp16_foreach_step_host_waits_for_unscale) {
@@ -243,7 +237,7 @@ Test(loop, sync_fp16_foreach_step_host_waits_for_unscale) {
   ds_test_trace_span(csv, "host,step,optimizer", &start, &end);
   cr_assert_float_eq(start, unscale_end + P_US, 1e-3);
   free(csv);
-  remove_dir(dir);
+  ds_test_remove_dir(dir);
 }
 
 Test(loop, fp16_step_kernels_wait_for_found_inf_with_no_step_host_and_under_free) {
@@ -267,5 +261,5 @@ Test(loop, fp16_step_kernels_wait_for_found_inf_with_no_step_host_and_under_free
            "--loop free --format csv", topo);
   double free_us = 3 * L_US + 3 * H_US + l0_bwd_us + unscale_us + P_US + step_host_us;
   cr_assert_float_eq(iter_ms(args, 0), free_us / 1e3, 1e-6);
-  remove_dir(dir);
+  ds_test_remove_dir(dir);
 }

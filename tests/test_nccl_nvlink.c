@@ -143,7 +143,7 @@ Test(nccl_nvlink, the_binary_prints_the_sm86_channels) {
   /* `ddpsim topo` on the 3-link pair prints the search and the model
    * worked above: 2 rings of 18 over a GPU's 36 GB/s (the old rule
    * printed 1 ring of 30 over 33.8, then 2 channels x 15.0). */
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), "topo tests/data/pair3-3090.yaml");
+  struct ds_test_result r = ds_test_cli("topo tests/data/pair3-3090.yaml");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_not_null(strstr(r.out, "2 rings of 18.0 GB/s over direct links (a GPU's links: 36.0"),
                      "%s", r.out);

@@ -45,7 +45,7 @@
 
 /* Column col of ddpsim's CSV row 0 for args. */
 static double run_num(const char *args, const char *col) {
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
   double v = ds_test_csv_num(r.out, col, 0);
   ds_test_release(&r);
@@ -67,7 +67,7 @@ static char *schedule_ops(const char *args, const char *skip) {
   cr_assert(fd >= 0);
   close(fd); /* ddpsim replaces the file (an atomic rename): read it by name */
   snprintf(cmd, sizeof cmd, "%s --format csv --schedule %s", args, path);
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), cmd);
+  struct ds_test_result r = ds_test_cli(cmd);
   cr_assert_eq(r.status, 0, "%s: %s", cmd, r.err);
   ds_test_release(&r);
   FILE *f = fopen(path, "r");
@@ -321,7 +321,7 @@ Test(optimizer_flag, refused_for_ps_and_bad_values) {
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "0.007 ms  (--optimizer none: no step;"), "%s", r.out);
   ds_test_release(&r);
-  r = ds_test_run("", ds_test_ddpsim(), GPU_TOPO TINY);
+  r = ds_test_cli(GPU_TOPO TINY);
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(!strstr(r.out, "--optimizer none"), "%s", r.out);
   ds_test_release(&r);
@@ -337,14 +337,13 @@ Test(optimizer_flag, the_outputs_name_the_optimizer) {
   for (int k = 0; k < 3; k++) {
     char args[256], got[16];
     snprintf(args, sizeof args, GPU_TOPO TINY "--format csv %s", flags[k]);
-    struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+    struct ds_test_result r = ds_test_cli(args);
     cr_assert_eq(r.status, 0, "%s", r.err);
     ds_test_csv_str(r.out, "optimizer", 0, got, sizeof got);
     cr_assert_str_eq(got, want[k], "%s", flags[k]);
     ds_test_release(&r);
   }
-  struct ds_test_result r =
-      ds_test_run("", ds_test_ddpsim(), GPU_TOPO TINY "--format json --optimizer none");
+  struct ds_test_result r = ds_test_cli(GPU_TOPO TINY "--format json --optimizer none");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "\"amp\": \"none\", \"optimizer\": \"none\""), "%s", r.out);
   ds_test_release(&r);
@@ -373,7 +372,7 @@ Test(optimizer_flag, the_outputs_record_the_optimizer_side_flags) {
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     char args[256], got[64];
     snprintf(args, sizeof args, GPU_TOPO TINY "--format csv %s", cases[i][0]);
-    struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+    struct ds_test_result r = ds_test_cli(args);
     cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
     for (int row = 0; row < 2 && cases[i][2 + row]; row++) {
       ds_test_csv_str(r.out, cases[i][1], row, got, sizeof got);
@@ -387,7 +386,7 @@ Test(optimizer_flag, the_outputs_record_the_optimizer_side_flags) {
   snprintf(path, sizeof path, "%s/t.csv", dir);
   snprintf(args, sizeof args, GPU_TOPO TINY "--weight-decay --no-bn-weight-decay --trace %s",
            path);
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   char *trace = ds_test_slurp(path);
   const char *inputs = strstr(trace, "# inputs:");

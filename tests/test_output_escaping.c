@@ -198,16 +198,10 @@ static void json_str(const char *text, const char *key, char *out, size_t cap) {
   cr_assert(string(&p, out, cap), "%s is no string", key);
 }
 
-static struct ds_test_result ddpsim(const char *args) {
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
-  cr_assert_eq(r.status, 0, "ddpsim %s: %s", args, r.err);
-  return r;
-}
-
 /* The summary CSV: the names come back whole from a strict parse, and the
  * row has the header's fields. A sweep's rows too. */
 Test(output_escaping, summary_csv_quotes_user_names) {
-  struct ds_test_result r = ddpsim(ODD_ARGS " --format csv --bucket-mb 1,25");
+  struct ds_test_result r = ds_test_cli_ok(ODD_ARGS " --format csv --bucket-mb 1,25");
   struct table t;
   parse_csv(r.out, &t);
   cr_assert_eq(t.n_records, 3, "a header and two rows: %s", r.out);
@@ -224,7 +218,7 @@ Test(output_escaping, summary_csv_quotes_user_names) {
 
 /* The summary JSON parses strictly and its strings decode to the names. */
 Test(output_escaping, summary_json_escapes_user_names) {
-  struct ds_test_result r = ddpsim(ODD_ARGS " --format json");
+  struct ds_test_result r = ds_test_cli_ok(ODD_ARGS " --format json");
   assert_json(r.out);
   char s[128];
   json_str(r.out, "gpu", s, sizeof s);
@@ -255,7 +249,7 @@ Test(output_escaping, calib_path_and_provenance_parse_strictly) {
   /* single quotes for the shell: the name has none */
   snprintf(args, sizeof args, "--topo 4gpu --world-size 2 --straggler 1:1.5 --calib '%s' "
            "--format csv --bucket-mb 1,25", path);
-  struct ds_test_result r = ddpsim(args);
+  struct ds_test_result r = ds_test_cli_ok(args);
   struct table t;
   parse_csv(r.out, &t);
   cr_assert_eq(t.n_records, 3, "a header and two rows: %s", r.out);
@@ -269,13 +263,13 @@ Test(output_escaping, calib_path_and_provenance_parse_strictly) {
   ds_test_release(&r);
   snprintf(args, sizeof args, "--topo 4gpu --world-size 2 --straggler 1:1.5 --calib '%s' "
            "--format json", path);
-  r = ddpsim(args);
+  r = ds_test_cli_ok(args);
   assert_json(r.out);
   json_str(r.out, "calib", s, sizeof s);
   cr_assert_str_eq(s, path);
   cr_assert(strstr(r.out, "\"stragglers\": [{\"rank\": 1, \"factor\": 1.5}]"), "%s", r.out);
   ds_test_release(&r);
-  r = ddpsim("--topo 4gpu --world-size 2 --host-scale 1.1 --format json");
+  r = ds_test_cli_ok("--topo 4gpu --world-size 2 --host-scale 1.1 --format json");
   assert_json(r.out);
   cr_assert(strstr(r.out, "\"calib\": null, \"calib_gpu\": null"), "%s", r.out);
   cr_assert(strstr(r.out, "\"host_scale\": 1.1, "), "%s", r.out);
@@ -287,7 +281,7 @@ Test(output_escaping, calib_path_and_provenance_parse_strictly) {
 
 /* `ddpsim buckets` writes the model's name in its CSV's first column. */
 Test(output_escaping, buckets_csv_quotes_the_model_name) {
-  struct ds_test_result r = ddpsim("buckets --model tests/data/oddname/model.yaml");
+  struct ds_test_result r = ds_test_cli_ok("buckets --model tests/data/oddname/model.yaml");
   const char *body = r.out;
   while (*body == '#') body = strchr(body, '\n') + 1; /* the comment lines */
   struct table t;
@@ -400,10 +394,7 @@ static void write_named(const char *dir, const char *file, const char *name, cha
   char gpus[300];
   snprintf(gpus, sizeof gpus, "%s/gpus.yaml", dir);
   text = ds_test_slurp("tests/data/oddname/gpus.yaml");
-  fp = fopen(gpus, "w");
-  cr_assert(fp);
-  fputs(text, fp);
-  cr_assert_eq(fclose(fp), 0);
+  ds_test_write_file(gpus, text);
   free(text);
 }
 
@@ -441,7 +432,7 @@ Test(output_escaping, long_names_are_refused_where_they_are_read) {
   snprintf(args, sizeof args, "--topo %s --model %s --bucket-mb 1,25", topo, model);
   char json_args[1300];
   snprintf(json_args, sizeof json_args, "%s --format json", args);
-  struct ds_test_result r = ddpsim(json_args);
+  struct ds_test_result r = ds_test_cli_ok(json_args);
   assert_json(r.out);
   char s[256];
   json_str(r.out, "model", s, sizeof s);
@@ -450,7 +441,7 @@ Test(output_escaping, long_names_are_refused_where_they_are_read) {
   cr_assert_str_eq(s, fits);
   ds_test_release(&r);
   snprintf(json_args, sizeof json_args, "%s --format csv", args);
-  r = ddpsim(json_args);
+  r = ds_test_cli_ok(json_args);
   struct table t;
   parse_csv(r.out, &t);
   cr_assert_eq(t.n_records, 3, "%s", r.out);
@@ -473,7 +464,7 @@ Test(output_escaping, a_trace_with_ill_formed_utf8_is_refused) {
   cr_assert_not_null(mkdtemp(dir));
   snprintf(t, sizeof t, "%s/t.csv", dir);
   snprintf(args, sizeof args, "--topo 4gpu --model tests/data/tiny-model.yaml --trace %s", t);
-  struct ds_test_result r = ddpsim(args);
+  struct ds_test_result r = ds_test_cli_ok(args);
   ds_test_release(&r);
   char *text = ds_test_slurp(t);
   /* Line 6 is the first op row (4 '#' lines, the header). */
@@ -494,7 +485,7 @@ Test(output_escaping, a_trace_with_ill_formed_utf8_is_refused) {
   snprintf(bad, sizeof bad, "%s/t\xff.csv", dir);
   cr_assert_eq(rename(t, bad), 0);
   snprintf(args, sizeof args, "analyze '%s' --format json", bad);
-  r = ddpsim(args);
+  r = ds_test_cli_ok(args);
   assert_json(r.out);
   cr_assert(strstr(r.out, "t\\ufffd.csv"), "%s", r.out);
   ds_test_release(&r);
@@ -581,7 +572,7 @@ Test(output_escaping, the_text_summary_shows_control_characters_as_question_mark
   snprintf(path, sizeof path, "%s/topo.yaml", dir);
   write_text_file(path, t);
   snprintf(args, sizeof args, "--topo %s --model %s", path, model);
-  struct ds_test_result r = ddpsim(args);
+  struct ds_test_result r = ds_test_cli_ok(args);
   cr_assert_null(strpbrk(r.out, "\r\x1b\t"), "a control character reached the text: %s", r.out);
   cr_assert(strstr(r.out, "odd?model on odd \"topo\", x;y\\ z (2 x My?GPU?[31m)"), "%s", r.out);
   ds_test_release(&r);

@@ -19,10 +19,6 @@
 
 #define TINY "--topo tests/data/tiny-topo.yaml --model tests/data/ps-model.yaml "
 
-static struct ds_test_result cli(const char *args) {
-  return ds_test_run("", ds_test_ddpsim(), args);
-}
-
 /* The number after "key": in the k-th JSON object of out. */
 static double json_num(const char *out, int k, const char *key) {
   char pat[64];
@@ -38,7 +34,7 @@ static double json_num(const char *out, int k, const char *key) {
 
 Test(ps_cli, sync_row_is_the_hand_period) {
   /* As two_servers_...: one server, ps-model, batch 1, 4 workers. */
-  struct ds_test_result r = cli(TINY "--strategy ps --format json");
+  struct ds_test_result r = ds_test_cli(TINY "--strategy ps --format json");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   double S = 2 * 1048576.0 * 4;
   double T = sync_period_ns(LAUNCH_NS + 600e3 + LOSS_NS(1), S, 4);
@@ -63,8 +59,9 @@ Test(ps_cli, per_layer_push_row) {
    * summary's communication is rank 0's (analysis/metrics.c), and worker
    * 0 only copies to and from its own GPU's server: GPU work, no
    * communication (the remote workers' pushes are not rank 0's). */
-  struct ds_test_result r = cli(TINY "--strategy ps --ps-push per-layer --iters 3 "
-                                     "--format json");
+  struct ds_test_result r = ds_test_cli(TINY
+                                        "--strategy ps --ps-push per-layer --iters 3 "
+                                        "--format json");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   double S = 2 * 1048576.0 * 4;
   double T = sync_period_ns(LAUNCH_NS + 600e3 + LOSS_NS(1), S, 4) - 200e3;
@@ -79,7 +76,7 @@ Test(ps_cli, per_layer_push_row) {
 
 Test(ps_cli, async_text_reports_staleness_and_per_worker_steps) {
   struct ds_test_result r =
-      cli(TINY "--strategy ps --ps-mode async --ps-servers 2 --iters 6 --straggler 3:2");
+      ds_test_cli(TINY "--strategy ps --ps-mode async --ps-servers 2 --iters 6 --straggler 3:2");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   const char *want[] = {"ps (parameter server, async): 4 workers", "2 servers",
                         "mode=async;servers=2;straggler=3:2", "  staleness ",
@@ -111,7 +108,7 @@ Test(ps_cli, bad_values_exit_2_naming_the_flag) {
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     char args[256];
     snprintf(args, sizeof args, TINY "%s", bad[i][0]);
-    struct ds_test_result r = cli(args);
+    struct ds_test_result r = ds_test_cli(args);
     cr_assert_eq(r.status, 2, "%s: status %d, stderr %s", bad[i][0], r.status, r.err);
     cr_assert(strstr(r.err, bad[i][1]), "%s: stderr %s", bad[i][0], r.err);
     ds_test_release(&r);
@@ -125,7 +122,7 @@ Test(ps_cli, trace_and_schedule_files_read_back) {
   snprintf(sc, sizeof sc, "%s/s.csv", dir);
   snprintf(args, sizeof args,
            TINY "--strategy ps --ps-mode async --iters 3 --trace %s --schedule %s", tr, sc);
-  struct ds_test_result r = cli(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   struct ds_schedule *s = NULL;
   struct ds_trace *t = NULL;
@@ -161,7 +158,7 @@ Test(ps_cli, straggler_stretches_ddp_compute_too) {
   cr_assert(mkdtemp(dir) != NULL);
   snprintf(tr, sizeof tr, "%s/t.csv", dir);
   snprintf(args, sizeof args, TINY "--strategy ddp --straggler 1:2 --trace %s", tr);
-  struct ds_test_result r = cli(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   struct ds_trace *t = NULL;
   struct ds_err err = {0};
@@ -185,7 +182,7 @@ Test(ps_cli, straggler_stretches_ddp_compute_too) {
 Test(ps_cli, same_command_same_output) {
   const char *args = TINY "--strategy ps --ps-mode async --iters 8 --straggler 2:1.7 "
                           "--jitter 0.1 --samples 3 --format csv";
-  struct ds_test_result a = cli(args), b = cli(args);
+  struct ds_test_result a = ds_test_cli(args), b = ds_test_cli(args);
   cr_assert_eq(a.status, 0, "stderr: %s", a.err);
   cr_assert_str_eq(a.out, b.out);
   ds_test_release(&a);
@@ -202,7 +199,7 @@ Test(ps_cli, resnet50_straggler_sync_follows_it_async_keeps_the_others) {
     for (int k = 0; k < 2; k++) {
       snprintf(args, sizeof args, "%s--ps-mode %s %s", base, a ? "async" : "sync",
                k ? "--straggler 3:2" : "");
-      struct ds_test_result r = cli(args);
+      struct ds_test_result r = ds_test_cli(args);
       cr_assert_eq(r.status, 0, "stderr: %s", r.err);
       sps[a][k] = json_num(r.out, 0, "samples_per_s");
       step_max[a][k] = json_num(r.out, 0, "worker_step_max_ms");
@@ -237,8 +234,9 @@ Test(ps_cli, a_world_size_sweep_keeps_the_stragglers_each_world_has) {
    * both (bad_values_exit_2_naming_the_flag). At batch 1 the straggler
    * would not show: the server's link, busy with the others' pushes for
    * longer than its extra compute, hides it. */
-  struct ds_test_result r = cli(TINY "--strategy ps --world-size 2,4 --batch 16 "
-                                     "--straggler 3:2 --format json");
+  struct ds_test_result r = ds_test_cli(TINY
+                                        "--strategy ps --world-size 2,4 --batch 16 "
+                                        "--straggler 3:2 --format json");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   double S = 2 * 1048576.0 * 4, C = 9.6e6 + LOSS_NS(16);
   cr_assert_float_eq(json_num(r.out, 0, "iter_ms"), sync_period_ns(LAUNCH_NS + C, S, 2) / 1e6,
@@ -260,7 +258,7 @@ Test(ps_cli, per_layer_is_never_slower_without_link_sharing) {
   double t[2];
   for (int k = 0; k < 2; k++) {
     snprintf(args, sizeof args, "%s%s", base, k ? "per-layer" : "after-backward");
-    struct ds_test_result r = cli(args);
+    struct ds_test_result r = ds_test_cli(args);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     t[k] = json_num(r.out, 0, "iter_ms");
     ds_test_release(&r);
@@ -277,9 +275,9 @@ Test(ps_cli, one_worker_is_never_faster_than_single_with_the_autograd_threads_ho
    * (launches, forward, backward and their host) plus its push, update and
    * pull: never faster (it was 45.85 against 56.08 ms when ps charged no
    * backward host time). */
-  struct ds_test_result r =
-      cli("--topo topologies/4gpu.yaml --model bert-base --world-size 1 --batch 32 "
-          "--strategy single,ps --amp bf16 --format json");
+  struct ds_test_result r = ds_test_cli(
+      "--topo topologies/4gpu.yaml --model bert-base --world-size 1 --batch 32 "
+      "--strategy single,ps --amp bf16 --format json");
   cr_assert_eq(r.status, 0, "stderr: %s", r.err);
   double single = json_num(r.out, 0, "iter_ms"), ps = json_num(r.out, 1, "iter_ms");
   cr_assert_geq(ps, single, "ps %.3f single %.3f ms", ps, single);

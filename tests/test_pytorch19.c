@@ -33,10 +33,6 @@
 #define STEP_US 58.728  /* 7,341,056 B x 8 passes at 1000 GB/s */
 #define PARAM_B 7341056.0
 
-static struct ds_test_result run(const char *args) {
-  return ds_test_run("", ds_test_ddpsim(), args);
-}
-
 struct fixture {
   struct ds_model *m;
   struct ds_topo *t;
@@ -103,14 +99,15 @@ Test(pytorch19, host_bound_step_is_the_loop_and_zero_grad) {
    * .grad stays allocated after zero_grad), the step (58.728 us) and the
    * fills (7.341056 us) after the first launch. step_ms: the step and the
    * fills. --weight-decay: 4 more ops. */
-  struct ds_test_result r = run(HOST "--strategy single --pytorch-version 1.9 --format csv");
+  struct ds_test_result r =
+      ds_test_cli(HOST "--strategy single --pytorch-version 1.9 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", 0),
                      (3 * L_US + 3 * H_US + 16 * P_US) / 1e3, 1e-6, "%s", r.out);
   cr_assert_float_eq(ds_test_csv_num(r.out, "step_ms", 0), (STEP_US + 7.341056) / 1e3, 1e-6,
                      "%s", r.out);
   ds_test_release(&r);
-  r = run(HOST "--strategy single --pytorch-version 1.9 --weight-decay --format csv");
+  r = ds_test_cli(HOST "--strategy single --pytorch-version 1.9 --weight-decay --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", 0),
                      (3 * L_US + 3 * H_US + 20 * P_US) / 1e3, 1e-6, "%s", r.out);
@@ -126,8 +123,9 @@ Test(pytorch19, amp_fp16_step_waits_for_the_gpu_to_drain) {
    * host-bound: 3 L + 3 H + 7 P + 14.682112 + P + 16 P. Without the sync
    * the kernel would hide under the item's host op (3 L + 3 H + 24 P). */
   struct ds_test_result r =
-      run(HOST "--strategy single,ddp --world-size 1 --pytorch-version 1.9 --amp fp16 "
-               "--no-broadcast-buffers --format csv");
+      ds_test_cli(HOST
+                  "--strategy single,ddp --world-size 1 --pytorch-version 1.9 --amp fp16 "
+                  "--no-broadcast-buffers --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   double want = 3 * L_US + 3 * H_US + 24 * P_US + 14.682112;
   cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", 0), want / 1e3, 1e-6, "%s", r.out);
@@ -223,7 +221,7 @@ Test(pytorch19, grad_accum_single_steps_once_per_two_micro_steps) {
    * into the allocated .grad (l2 12.582912, l1 6.291456, l0 3.1488 us);
    * then one step: 2 x 1222 + 22.023168 + 58.728 us. per_batch_ms is half
    * of it; samples_per_s counts 2 batches. */
-  struct ds_test_result r = run(TINY "--strategy single --grad-accum 2 --format csv");
+  struct ds_test_result r = ds_test_cli(TINY "--strategy single --grad-accum 2 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   double iter = 2 * 1222 + 22.023168 + STEP_US;
   cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", 0), iter / 1e3, 1e-6, "%s", r.out);
@@ -299,7 +297,8 @@ Test(pytorch19, grad_accum_ddp_all_reduces_every_bucket_every_micro_step) {
   ds_ddp_buckets_release(&b);
   teardown(&f);
   /* The whole run: samples/s counts both micro-steps' batches */
-  struct ds_test_result r = run(TINY "--strategy ddp --world-size 2 --grad-accum 2 --format csv");
+  struct ds_test_result r =
+      ds_test_cli(TINY "--strategy ddp --world-size 2 --grad-accum 2 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   double iter = ds_test_csv_num(r.out, "iter_ms", 0);
   cr_assert_float_eq(ds_test_csv_num(r.out, "samples_per_s", 0), 2 * 2 / (iter / 1e3), 1e-3);
@@ -311,7 +310,7 @@ Test(pytorch19, optimizer_batch_gives_each_configuration_its_k) {
    * 4 / (1 x 1) = 4 for single, 4 / (2 x 1) = 2 for ddp on 2 GPUs; the
    * speedup over single is their samples/s ratio. */
   struct ds_test_result r =
-      run(TINY "--strategy single,ddp --world-size 2 --optimizer-batch 4 --format csv");
+      ds_test_cli(TINY "--strategy single,ddp --world-size 2 --optimizer-batch 4 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   char opts[64];
   ds_test_csv_str(r.out, "ddp_options", 0, opts, sizeof opts);

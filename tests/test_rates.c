@@ -291,7 +291,7 @@ Test(rates, ddpsim_outputs) {
   char args[512];
   write_files(&s, "MeasuredGPU", "  flops_efficiency: 0.5\n", 1);
   snprintf(args, sizeof args, "--topo %s --model %s", s.topo, s.model);
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   const char *want = "\ncompute rates: measured (GPU table) for conv_tf32, matmul_fp32, memory; "
                      "matmul's rate (attention not measured) for attention_fp32\n"
@@ -299,7 +299,7 @@ Test(rates, ddpsim_outputs) {
   cr_assert(strstr(r.out, want), "%s", r.out);
   ds_test_release(&r);
   snprintf(args, sizeof args, "--topo %s --model %s --format csv", s.topo, s.model);
-  r = ds_test_run("", ds_test_ddpsim(), args);
+  r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   char field[256];
   ds_test_csv_str(r.out, "compute_rates", 0, field, sizeof field);
@@ -308,7 +308,7 @@ Test(rates, ddpsim_outputs) {
   cr_assert(strstr(r.out, ",bucket_mib,compute_rates,kernel_models\n"), "%s", r.out);
   ds_test_release(&r);
   snprintf(args, sizeof args, "--topo %s --model %s --format json --tf32 none", s.topo, s.model);
-  r = ds_test_run("", ds_test_ddpsim(), args);
+  r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   /* --tf32 none: conv in FP32, which the table lacks: flops_efficiency */
   cr_assert(strstr(r.out, "\"compute_rates\": [{\"rate\": \"conv_fp32\", \"source\": \"typical\", "
@@ -414,14 +414,14 @@ Test(rates, ddpsim_outputs_a_stand_in) {
   char args[512], field[256];
   write_files(&s, "ProxyGPU", "  flops_efficiency: 0.5\n", 0);
   snprintf(args, sizeof args, "--topo %s --model %s --format csv", s.topo, s.model);
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   ds_test_csv_str(r.out, "compute_rates", 0, field, sizeof field);
   cr_assert_str_eq(field, "conv_tf32=gpu_table_proxy;matmul_fp32=gpu_table;"
                           "memory=gpu_table_proxy");
   ds_test_release(&r);
   snprintf(args, sizeof args, "--topo %s --model %s --format json", s.topo, s.model);
-  r = ds_test_run("", ds_test_ddpsim(), args);
+  r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "{\"rate\": \"conv_tf32\", \"source\": \"gpu_table_proxy\", "
                           "\"proxy\": \"the half value's fraction\"}"), "%s", r.out);
@@ -429,7 +429,7 @@ Test(rates, ddpsim_outputs_a_stand_in) {
   /* `ddpsim topo` lists the table's values, then which of them are
    * stand-ins, the keys of one reason together */
   snprintf(args, sizeof args, "topo %s", s.topo);
-  r = ds_test_run("", ds_test_ddpsim(), args);
+  r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "\n  stand-ins  conv_tf32, matmul_tf32 (the half value's fraction); "
                           "memory (another card's copy)\n"),
@@ -482,7 +482,7 @@ Test(rates, bad_stand_ins_are_refused) {
 Test(rates, unaligned_half_gemms_are_named) {
   static const char *const h200 = "--topo validation/topologies/nd-h200-v5.yaml --model gpt2 "
                                   "--amp bf16 --batch 1 --world-size 1 --strategy single";
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), h200);
+  struct ds_test_result r = ds_test_cli(h200);
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "compute rates: all measured (GPU table): matmul_half, attention_half, "
                           "matmul_unaligned_half, memory\n"),
@@ -497,7 +497,7 @@ Test(rates, unaligned_half_gemms_are_named) {
   fputs("schema_version: 1\ngpu: \"NVIDIA H200\"\nefficiency:\n  matmul_half: 0.5\n", f);
   fclose(f);
   snprintf(args, sizeof args, "%s --calib %s", h200, calib);
-  r = ds_test_run("", ds_test_ddpsim(), args);
+  r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "compute rates: measured (GPU table) for attention_half, "
                           "matmul_unaligned_half, memory; measured (--calib) for matmul_half\n"),
@@ -541,13 +541,13 @@ Test(rates, shipped_h100_names_the_h200s_values_stand_ins) {
     char args[256], field[256];
     snprintf(args, sizeof args, "--topo %s --model resnet50 --world-size 1 --strategy single",
              topo[k]);
-    struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+    struct ds_test_result r = ds_test_cli(args);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, line[k]), "%s", r.out);
     ds_test_release(&r);
     snprintf(args, sizeof args, "--topo %s --model resnet50 --world-size 1 --strategy single "
              "--format csv", topo[k]);
-    r = ds_test_run("", ds_test_ddpsim(), args);
+    r = ds_test_cli(args);
     cr_assert_eq(r.status, 0, "%s", r.err);
     ds_test_csv_str(r.out, "compute_rates", 0, field, sizeof field);
     cr_assert_str_eq(field, csv[k]);
@@ -584,7 +584,7 @@ Test(rates, calib_flops_for_unclassed_half) {
   for (int k = 0; k < 2; k++) {
     snprintf(args, sizeof args, "--topo dgx-h100 --model tests/data/psgd-model.yaml "
              "--world-size 1 --strategy single --calib %s %s", calib, amp[k]);
-    struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+    struct ds_test_result r = ds_test_cli(args);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, want[k]), "%s", r.out);
     ds_test_release(&r);

@@ -54,7 +54,7 @@ static void predict(int world, const char *schedule) {
            "--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
            "--world-size %d --schedule %s",
            world, schedule);
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "ddpsim failed: %s", r.err);
   ds_test_release(&r);
 }
@@ -190,7 +190,7 @@ Test(real_cpu, a_one_rank_all_reduce_runs_in_place_and_copies_nothing) {
   in_dir(measured, "mr1.csv");
   snprintf(args, sizeof args, "--topo tests/data/tiny-topo.yaml --model models/resnet50.yaml "
            "--world-size 1 --bucket-mb 100 --batch 1 --schedule %s", sched);
-  struct ds_test_result p = ds_test_run("", ds_test_ddpsim(), args);
+  struct ds_test_result p = ds_test_cli(args);
   cr_assert_eq(p.status, 0, "ddpsim failed: %s", p.err);
   ds_test_release(&p);
   snprintf(args, sizeof args, "--device cpu --schedule %s --trace %s --iters 3 --warmup 0",
@@ -275,7 +275,7 @@ Test(real_cpu, ranks_with_different_schedules_are_refused) {
   snprintf(pargs, sizeof pargs,
            "--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
            "--world-size 2 --bucket-mb 1 --schedule %s", b);
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), pargs);
+  struct ds_test_result r = ds_test_cli(pargs);
   cr_assert_eq(r.status, 0, "ddpsim failed: %s", r.err);
   ds_test_release(&r);
   snprintf(args, sizeof args,

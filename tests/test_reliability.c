@@ -16,17 +16,6 @@
 
 #include "tests/support.h"
 
-static struct ds_test_result run(const char *args) {
-  return ds_test_run("", ds_test_ddpsim(), args);
-}
-
-static void write_file(const char *path, const char *text) {
-  FILE *fp = fopen(path, "w");
-  cr_assert_not_null(fp, "%s", path);
-  fputs(text, fp);
-  fclose(fp);
-}
-
 /* tests/data/tiny-topo.yaml on an A100 (a temporary file is not beside the
  * test GPU table), with one line replaced by `line`. */
 static void write_topo(char *path, const char *link_lat, const char *link_bw) {
@@ -120,7 +109,7 @@ Test(reliability, a_duration_past_the_clock_is_an_input_error) {
   ds_test_ddpsim_refuses(args, "exceeds the longest simulated time");
   /* The collective table prints its header before the first size runs. */
   snprintf(args, sizeof args, "collective --topo %s -b 1e15 -e 1e15", topo);
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 2, "status %d, stderr %s", r.status, r.err);
   cr_assert(strstr(r.err, "exceeds the longest simulated time"), "stderr %s", r.err);
   ds_test_release(&r);
@@ -150,9 +139,9 @@ Test(reliability, a_bad_output_is_found_before_any_other_is_written) {
   char dir[] = "/tmp/ddpsim-rel-XXXXXX", args[1000], t[300];
   cr_assert_not_null(mkdtemp(dir));
   snprintf(t, sizeof t, "%s/t.csv", dir);
-  write_file(t, "old");
+  ds_test_write_file(t, "old");
   snprintf(args, sizeof args, "--topo 4gpu --trace %s --chrome %s/no-dir/c.json", t, dir);
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 1, "status %d, stderr %s", r.status, r.err);
   cr_assert(strstr(r.err, "--chrome") && strstr(r.err, "does not exist"), "stderr %s", r.err);
   cr_assert_str_eq(r.out, "");
@@ -196,7 +185,7 @@ Test(reliability, colliding_outputs_and_repeated_flags_are_refused) {
   /* help given twice is still help, in ddpsim's own walk as in its subcommands' */
   const char *helps[] = {"-h -h", "--help --help", "buckets -h -h", "collective --help -h"};
   for (size_t k = 0; k < sizeof helps / sizeof *helps; k++) {
-    struct ds_test_result h = ds_test_run("", ds_test_ddpsim(), helps[k]);
+    struct ds_test_result h = ds_test_cli(helps[k]);
     cr_assert_eq(h.status, 0, "ddpsim %s: %s", helps[k], h.err);
     ds_test_release(&h);
   }
@@ -204,7 +193,7 @@ Test(reliability, colliding_outputs_and_repeated_flags_are_refused) {
   ds_test_ddpsim_refuses(args, "both write the same file");
   snprintf(topo, sizeof topo, "%s/topo.yaml", dir);
   char *text = ds_test_slurp("topologies/4gpu.yaml");
-  write_file(topo, text);
+  ds_test_write_file(topo, text);
   snprintf(args, sizeof args, "--topo %s --trace %s", topo, topo);
   ds_test_ddpsim_refuses(args, "would overwrite the input of --topo");
   char *after = ds_test_slurp(topo);
@@ -230,7 +219,7 @@ Test(reliability, a_trace_through_a_symlink_lands_on_its_target) {
   snprintf(target, sizeof target, "%s/real.csv", dir);
   cr_assert_eq(symlink("real.csv", link), 0);
   snprintf(args, sizeof args, "--topo 4gpu --trace %s", link);
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "stderr %s", r.err);
   ds_test_release(&r);
   struct stat st;
@@ -315,7 +304,7 @@ Test(reliability, outputs_are_committed_together_at_the_end) {
   char dir[] = "/tmp/ddpsim-rel-XXXXXX", args[1000], t[300];
   cr_assert_not_null(mkdtemp(dir));
   snprintf(t, sizeof t, "%s/t.csv", dir);
-  write_file(t, "old");
+  ds_test_write_file(t, "old");
   snprintf(args, sizeof args, "--topo 4gpu --trace %s --schedule %s/s.csv --plot %s/p.png", t,
            dir, dir);
   struct ds_test_result r = ds_test_run("DDPSIM_GNUPLOT=/bin/false", ds_test_ddpsim(), args);
@@ -336,7 +325,7 @@ Test(reliability, analyze_refuses_to_overwrite_its_trace) {
   cr_assert_not_null(mkdtemp(dir));
   snprintf(t, sizeof t, "%s/t.csv", dir);
   snprintf(args, sizeof args, "--topo 4gpu --trace %s", t);
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   ds_test_release(&r);
   char *before = ds_test_slurp(t);
@@ -364,7 +353,7 @@ Test(reliability, a_cut_or_edited_schedule_or_trace_is_refused) {
            "--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
            "--world-size 2 --schedule %s --trace %s",
            path[0], path[1]);
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "stderr %s", r.err);
   ds_test_release(&r);
 

@@ -21,7 +21,7 @@
 static struct ds_test_result run_csv(const char *args) {
   char all[512];
   snprintf(all, sizeof all, BASE "%s", args);
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), all);
+  struct ds_test_result r = ds_test_cli(all);
   cr_assert_eq(r.status, 0, "%s: %s", all, r.err);
   return r;
 }
@@ -204,7 +204,7 @@ Test(report_provenance, text_names_the_flags) {
             r.out);
   cr_assert(strstr(r.out, "\nstragglers 1:2, bucket cap"), "%s", r.out);
   ds_test_release(&r);
-  r = ds_test_run("", ds_test_ddpsim(), "--topo 4gpu --world-size 2");
+  r = ds_test_cli("--topo 4gpu --world-size 2");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(!strstr(r.out, "flags:"), "%s", r.out);
   cr_assert(!strstr(r.out, "stragglers"), "%s", r.out);

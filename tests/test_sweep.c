@@ -21,12 +21,6 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static struct ds_test_result run_env(const char *env, const char *args) {
-  return ds_test_run(env, ds_test_ddpsim(), args);
-}
-
-static struct ds_test_result run(const char *args) { return run_env("", args); }
-
 #define TINY "--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
 
 /* ---- range grammar ------------------------------------------------------ */
@@ -95,7 +89,8 @@ Test(sweep, cross_product_count_and_order) {
     cr_assert_eq(c.n_bucket_mb, 1);
     cr_assert_eq(ds_options_n_configs(&c), 1);
   }
-  struct ds_test_result r = run(TINY "--world-size 2,4 --batch 1:3:1 --bucket-mb 1,25 --format csv");
+  struct ds_test_result r =
+      ds_test_cli(TINY "--world-size 2,4 --batch 1:3:1 --bucket-mb 1,25 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   int lines = 0;
   for (const char *p = r.out; *p; p++) lines += *p == '\n';
@@ -121,7 +116,7 @@ Test(sweep, parallel_output_is_byte_identical_to_in_process) {
     char a[512], b[512];
     snprintf(a, sizeof a, "%s --jobs 1", sweeps[i]);
     snprintf(b, sizeof b, "%s --jobs 3", sweeps[i]);
-    struct ds_test_result one = run(a), many = run(b);
+    struct ds_test_result one = ds_test_cli(a), many = ds_test_cli(b);
     cr_assert_eq(one.status, 0, "%s", one.err);
     cr_assert_eq(many.status, 0, "%s", many.err);
     cr_assert_str_eq(many.out, one.out);
@@ -136,16 +131,16 @@ Test(sweep, closing_lines) {
    * names the best configuration and how flat the optimum is. */
   /* --first-bucket-mb 1: both caps bin a small first bucket, so 25 MiB
    * wins (with bucket_cap_mb=25's own first cap one bucket does not). */
-  struct ds_test_result r = run(TINY "--bucket-mb 1,25 --first-bucket-mb 1");
+  struct ds_test_result r = ds_test_cli(TINY "--bucket-mb 1,25 --first-bucket-mb 1");
   cr_assert(strstr(r.out, "\nbest bucket cap: 25 MiB (1.821 ms"), "%s", r.out);
   ds_test_release(&r);
-  r = run(TINY "--world-size 2,4 --bucket-mb 1,25 --first-bucket-mb 1");
+  r = ds_test_cli(TINY "--world-size 2,4 --bucket-mb 1,25 --first-bucket-mb 1");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "\nworld size 2, bucket cap 1 MiB"), "%s", r.out);
   cr_assert(strstr(r.out, "\nbest configuration: world-size=4 bucket-mb=25 ("), "%s", r.out);
   cr_assert(strstr(r.out, "configurations (flatness)\n"), "%s", r.out);
   ds_test_release(&r);
-  r = run(TINY "--world-size 2,4 --trace /tmp/ddpsim-never.csv");
+  r = ds_test_cli(TINY "--world-size 2,4 --trace /tmp/ddpsim-never.csv");
   cr_assert_eq(r.status, 2);
   cr_assert(strstr(r.err, "--world-size"), "%s", r.err);
   cr_assert_eq(access("/tmp/ddpsim-never.csv", F_OK), -1);
@@ -203,11 +198,11 @@ Test(sweep, quantiles_interpolate_order_statistics) {
 }
 
 Test(sweep, jitter_is_deterministic_and_cv_0_equals_no_jitter) {
-  struct ds_test_result base = run(TINY "--format csv --bucket-mb 1,25");
-  struct ds_test_result zero = run(TINY "--format csv --bucket-mb 1,25 --jitter 0");
-  struct ds_test_result a = run(TINY "--format csv --bucket-mb 1,25 --jitter 0.1 --seed 5");
-  struct ds_test_result b = run(TINY "--format csv --bucket-mb 1,25 --jitter 0.1 --seed 5");
-  struct ds_test_result c = run(TINY "--format csv --bucket-mb 1,25 --jitter 0.1 --seed 6");
+  struct ds_test_result base = ds_test_cli(TINY "--format csv --bucket-mb 1,25");
+  struct ds_test_result zero = ds_test_cli(TINY "--format csv --bucket-mb 1,25 --jitter 0");
+  struct ds_test_result a = ds_test_cli(TINY "--format csv --bucket-mb 1,25 --jitter 0.1 --seed 5");
+  struct ds_test_result b = ds_test_cli(TINY "--format csv --bucket-mb 1,25 --jitter 0.1 --seed 5");
+  struct ds_test_result c = ds_test_cli(TINY "--format csv --bucket-mb 1,25 --jitter 0.1 --seed 6");
   cr_assert_eq(base.status + zero.status + a.status + b.status + c.status, 0, "%s%s", a.err,
                c.err);
   cr_assert_str_eq(a.out, b.out);
@@ -236,7 +231,7 @@ Test(sweep, jitter_is_deterministic_and_cv_0_equals_no_jitter) {
 }
 
 Test(sweep, sample_quantiles_are_ordered_and_spread_with_noise) {
-  struct ds_test_result r = run(TINY "--format csv --jitter 0.1 --samples 40");
+  struct ds_test_result r = ds_test_cli(TINY "--format csv --jitter 0.1 --samples 40");
   cr_assert_eq(r.status, 0, "%s", r.err);
   double p50 = ds_test_csv_num(r.out, "iter_p50_ms", 0),
          p95 = ds_test_csv_num(r.out, "iter_p95_ms", 0),
@@ -257,12 +252,12 @@ Test(sweep, samples_without_jitter_are_refused) {
   ds_test_ddpsim_refuses(TINY "--format csv --samples 3",
                          "option --samples 3: seeds differ only in --jitter's draws");
   ds_test_ddpsim_refuses(TINY "--samples 2 --jitter 0", "option --samples 2");
-  struct ds_test_result r = run(TINY "--format csv --samples 3 --jitter 0,0.1");
+  struct ds_test_result r = ds_test_cli(TINY "--format csv --samples 3 --jitter 0,0.1");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_eq(ds_test_csv_num(r.out, "iter_p50_ms", 0), ds_test_csv_num(r.out, "iter_p99_ms", 0));
   cr_assert_float_eq(ds_test_csv_num(r.out, "iter_p50_ms", 0), 1.820569, 1e-5);
   ds_test_release(&r);
-  r = run(TINY "--format csv --samples 1");
+  r = ds_test_cli(TINY "--format csv --samples 1");
   cr_assert_eq(r.status, 0, "%s", r.err);
   ds_test_release(&r);
 }
@@ -275,7 +270,7 @@ Test(sweep, plot_writes_a_png) {
   cr_assert(mkdtemp(dir) != NULL);
   snprintf(path, sizeof path, "%s/s.png", dir);
   snprintf(args, sizeof args, TINY "--bucket-mb 1:100:log5 --plot %s", path);
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   ds_test_assert_image(path, "\x89PNG\r\n\x1a\n", 8);
   ds_test_release(&r);
@@ -287,13 +282,13 @@ Test(sweep, plot_needs_gnuplot_and_one_swept_option) {
   char dir[] = "/tmp/ddpsim-swplot-XXXXXX", args[512];
   cr_assert(mkdtemp(dir) != NULL);
   snprintf(args, sizeof args, TINY "--bucket-mb 1,25 --plot %s/s.png", dir);
-  struct ds_test_result r = run_env("DDPSIM_GNUPLOT=/nonexistent/gnuplot", args);
+  struct ds_test_result r = ds_test_cli_env("DDPSIM_GNUPLOT=/nonexistent/gnuplot", args);
   cr_assert_eq(r.status, 1);
   cr_assert(strstr(r.err, "gnuplot"), "%s", r.err);
   cr_assert_str_eq(r.out, "", "a failed plot prints no report");
   ds_test_release(&r);
   cr_assert_eq(rmdir(dir), 0, "nothing left behind in %s", dir);
-  r = run(TINY "--world-size 2,4 --bucket-mb 1,25 --plot /tmp/x.png");
+  r = ds_test_cli(TINY "--world-size 2,4 --bucket-mb 1,25 --plot /tmp/x.png");
   cr_assert_eq(r.status, 2);
   cr_assert(strstr(r.err, "--plot"), "%s", r.err);
   ds_test_release(&r);

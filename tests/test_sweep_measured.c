@@ -128,7 +128,7 @@ Test(sweep_measured, reads_hand_written_tables_and_ddpsims_own_csv) {
   cr_assert(isnan(m.p[1].exposed_comm_ms));
   ds_measured_release(&m);
   /* ddpsim's own --format csv output of a world-size sweep */
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), TINY "--world-size 2,4 --format csv");
+  struct ds_test_result r = ds_test_cli(TINY "--world-size 2,4 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert_eq(load_text("--world-size 1,2,4", r.out, &m, &err, path), DS_OK, "%s", err.msg);
   cr_assert_eq(m.n, 2);
@@ -220,7 +220,7 @@ Test(sweep_measured, report_prints_errors_and_the_optimum) {
    * MiB: errors -0.100 and +0.050 ms; the measured best is 25 MiB, which
    * the prediction also ranks best (it is below 1 MiB's by 12 us; both
    * caps with a 1 MiB first bucket). */
-  struct ds_test_result p = ds_test_run("", ds_test_ddpsim(), TINY "--bucket-mb 1,25 --first-bucket-mb 1 --format csv");
+  struct ds_test_result p = ds_test_cli(TINY "--bucket-mb 1,25 --first-bucket-mb 1 --format csv");
   cr_assert_eq(p.status, 0, "%s", p.err);
   double t1 = ds_test_csv_num(p.out, "iter_ms", 0), t25 = ds_test_csv_num(p.out, "iter_ms", 1);
   cr_assert_lt(t25, t1);
@@ -228,7 +228,7 @@ Test(sweep_measured, report_prints_errors_and_the_optimum) {
   snprintf(text, sizeof text, "bucket_mb,iter_ms\n1,%.6f\n25,%.6f\n", t1 + 0.1, t25 - 0.05);
   ds_test_write_temp(path, text);
   snprintf(args, sizeof args, TINY "--bucket-mb 1,25 --first-bucket-mb 1 --measured %s", path);
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   snprintf(want, sizeof want, "\n                 1  %12.3f  %12.3f      -0.100  %+7.1f%%\n",
            t1 + 0.1, t1, -100 * 0.1 / (t1 + 0.1));
@@ -241,7 +241,7 @@ Test(sweep_measured, report_prints_errors_and_the_optimum) {
   ds_test_release(&r);
   /* csv and json stay tables: no comparison text */
   snprintf(args, sizeof args, TINY "--bucket-mb 1,25 --first-bucket-mb 1 --measured %s --format csv", path);
-  r = ds_test_run("", ds_test_ddpsim(), args);
+  r = ds_test_cli(args);
   cr_assert_str_eq(r.out, p.out);
   ds_test_release(&r);
   ds_test_release(&p);
@@ -256,7 +256,7 @@ static void plot_and_check(const char *sweep, const char *measured, const char *
   snprintf(img, sizeof img, "%s/s.%s", dir, ext);
   snprintf(args, sizeof args, TINY "%s --plot %s%s%s", sweep, img,
            measured ? " --measured " : "", measured ? measured : "");
-  struct ds_test_result r = ds_test_run("", ds_test_ddpsim(), args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
   ds_test_assert_image(img, magic, magic_len);
   ds_test_release(&r);

@@ -22,12 +22,6 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static struct ds_test_result run_env(const char *env, const char *args) {
-  return ds_test_run(env, ds_test_ddpsim(), args);
-}
-
-static struct ds_test_result run(const char *args) { return run_env("", args); }
-
 #define TINY "--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
 
 /* Each case {options, flag}: "--topo x OPTIONS" is a usage error naming flag. */
@@ -61,7 +55,7 @@ Test(sweep, bad_ranges_are_usage_errors_naming_the_flag) {
       {"--world-size 0.2:0.4:0.1", "--world-size"}, /* rounds to 0 */
   };
   expect_usage_errors(cases, sizeof cases / sizeof *cases);
-  struct ds_test_result r = run(TINY "--bucket-mb 5:1:1");
+  struct ds_test_result r = ds_test_cli(TINY "--bucket-mb 5:1:1");
   cr_assert_eq(r.status, 2);
   cr_assert(strstr(r.err, "--bucket-mb") && strstr(r.err, "start must be less"), "%s",
             r.err);
@@ -181,8 +175,9 @@ Test(sweep, options_given_of_an_unknown_flag_aborts, .signal = SIGABRT) {
 Test(sweep, rows_say_their_configuration) {
   /* dp: 2 chunk counts; ddp: 2 x 2 hooks; ps: 2 server counts = 8 rows,
    * each naming its values in the sweep columns. */
-  struct ds_test_result r = run(TINY "--strategy dp,ddp,ps --ps-servers 1,2 --ring-chunks 1,2 "
-                                "--comm-hook none,fp16 --format csv");
+  struct ds_test_result r = ds_test_cli(TINY
+                                        "--strategy dp,ddp,ps --ps-servers 1,2 --ring-chunks 1,2 "
+                                        "--comm-hook none,fp16 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   const char *want_strategy[] = {"dp", "dp", "ddp", "ddp", "ddp", "ddp", "ps", "ps"};
   const int want_chunks[] = {1, 2, 1, 1, 2, 2, 1, 1}, want_servers[] = {1, 1, 1, 1, 1, 1, 1, 2};
@@ -204,14 +199,14 @@ Test(sweep, rows_say_their_configuration) {
   cr_assert_eq(lines, 9);
   ds_test_release(&r);
   /* JSON carries the same fields (ring_chunks among every row's: report_csv_json.c) */
-  r = run(TINY "--comm-hook none,fp16 --format json");
+  r = ds_test_cli(TINY "--comm-hook none,fp16 --format json");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "\"straggler_factor\": 1, \"comm_hook\": \"fp16\""), "%s", r.out);
   cr_assert(strstr(r.out, "\"ring_chunks\": 1, "), "%s", r.out);
   ds_test_release(&r);
   /* Without such a sweep the sweep columns are absent (existing outputs
    * unchanged); ring_chunks, which changes the numbers, is in every row. */
-  r = run(TINY "--ring-chunks 2 --format csv");
+  r = ds_test_cli(TINY "--ring-chunks 2 --format csv");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(!strstr(r.out, "ps_servers") && !strstr(r.out, "comm_hook"), "%s", r.out);
   cr_assert_eq(ds_test_csv_num(r.out, "ring_chunks", 0), 2);
@@ -227,7 +222,7 @@ Test(sweep, other_options_parallel_output_is_identical) {
     char a[512], b[512];
     snprintf(a, sizeof a, "%s --jobs 1", sweeps[i]);
     snprintf(b, sizeof b, "%s --jobs 2", sweeps[i]);
-    struct ds_test_result one = run(a), two = run(b);
+    struct ds_test_result one = ds_test_cli(a), two = ds_test_cli(b);
     cr_assert_eq(one.status, 0, "%s: %s", sweeps[i], one.err);
     cr_assert_eq(two.status, 0, "%s", two.err);
     cr_assert_str_eq(two.out, one.out);
@@ -241,8 +236,8 @@ Test(sweep, straggler_factor_sweep_stretches_the_iteration) {
    * F takes F times as long for its compute; the iteration cannot be
    * shorter than F * (forward + backward) of the healthy rank, so
    * it grows with F, and factor 1 is exactly the run without --straggler. */
-  struct ds_test_result base = run(TINY "--format csv");
-  struct ds_test_result r = run(TINY "--straggler 1:1,2,3 --format csv");
+  struct ds_test_result base = ds_test_cli(TINY "--format csv");
+  struct ds_test_result r = ds_test_cli(TINY "--straggler 1:1,2,3 --format csv");
   cr_assert_eq(r.status + base.status, 0, "%s", r.err);
   double t0 = ds_test_csv_num(base.out, "iter_ms", 0);
   cr_assert_eq(ds_test_csv_num(r.out, "iter_ms", 0), t0);
@@ -353,7 +348,7 @@ Test(sweep, one_value_no_strategy_uses_is_refused) {
   for (size_t i = 0; i < sizeof accepted / sizeof *accepted; i++) {
     char args[256];
     snprintf(args, sizeof args, TINY "%s --format csv", accepted[i]);
-    struct ds_test_result r = run(args);
+    struct ds_test_result r = ds_test_cli(args);
     cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
     ds_test_release(&r);
   }
@@ -386,8 +381,8 @@ Test(sweep, range_errors_name_the_bound) {
 Test(sweep, world_size_sweep_reports_scaling_efficiency) {
   /* Same batch per GPU: samples/s = world * batch / iter, so the per-rank
    * throughput of row i over row 0's is iter_ms[0] / iter_ms[i]. */
-  struct ds_test_result c = run(TINY "--world-size 1,2,4 --format csv");
-  struct ds_test_result r = run(TINY "--world-size 1,2,4");
+  struct ds_test_result c = ds_test_cli(TINY "--world-size 1,2,4 --format csv");
+  struct ds_test_result r = ds_test_cli(TINY "--world-size 1,2,4");
   cr_assert_eq(c.status + r.status, 0, "%s%s", c.err, r.err);
   double t0 = ds_test_csv_num(c.out, "iter_ms", 0), t1 = ds_test_csv_num(c.out, "iter_ms", 1),
          t2 = ds_test_csv_num(c.out, "iter_ms", 2);
@@ -477,10 +472,12 @@ Test(sweep, scaling_efficiency_in_csv_and_json) {
   /* The same per-GPU batch: the ddp rows' ratio is iter_ms(1) / iter_ms(2)
    * (samples/s = world x batch / iter_ms); single's field is empty in the
    * CSV and null in the JSON. A run of one world size has no such column. */
-  struct ds_test_result c = run(TINY "--strategy single,ddp --world-size 1,2 --format csv");
-  struct ds_test_result j = run(TINY "--strategy single,ddp --world-size 1,2 --format json");
-  struct ds_test_result one = run(TINY "--strategy single,ddp --world-size 2 --format csv");
-  struct ds_test_result onej = run(TINY "--strategy single,ddp --world-size 2 --format json");
+  struct ds_test_result c = ds_test_cli(TINY "--strategy single,ddp --world-size 1,2 --format csv");
+  struct ds_test_result j =
+      ds_test_cli(TINY "--strategy single,ddp --world-size 1,2 --format json");
+  struct ds_test_result one = ds_test_cli(TINY "--strategy single,ddp --world-size 2 --format csv");
+  struct ds_test_result onej =
+      ds_test_cli(TINY "--strategy single,ddp --world-size 2 --format json");
   cr_assert_eq(c.status + j.status + one.status + onej.status, 0, "%s%s%s%s", c.err, j.err,
                one.err, onej.err);
   char f[32];

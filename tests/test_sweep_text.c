@@ -17,12 +17,6 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static struct ds_test_result run_env(const char *env, const char *args) {
-  return ds_test_run(env, ds_test_ddpsim(), args);
-}
-
-static struct ds_test_result run(const char *args) { return run_env("", args); }
-
 #define TINY "--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
 
 /* ---- the closing line: memory, wording, flatness (revuser2 1, 4, 14) ----- */
@@ -98,7 +92,7 @@ Test(sweep, a_configuration_over_memory_is_never_best) {
 Test(sweep, the_memory_warning_names_each_row_end_to_end) {
   /* resnet50 on 4 A100 80GB: batch 1024 needs 82.33 GiB, 2048 164.38
    * (revuser2 item 1): both warned by name, 256 the best */
-  struct ds_test_result r = run("--topo 4gpu --batch 64,256,1024,2048");
+  struct ds_test_result r = ds_test_cli("--topo 4gpu --batch 64,256,1024,2048");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "\nbest configuration: batch=256 "), "%s", r.out);
   cr_assert(strstr(r.out, "\nwarning: batch=1024: 82.33 GiB per GPU exceeds"), "%s", r.out);
@@ -132,8 +126,9 @@ Test(sweep, each_block_says_its_all_reduce_when_it_varies) {
    * model; the header names the range of world sizes and no all-reduce,
    * each block its own; a sweep of the world size prints each block's
    * throughput. One algorithm for all rows: the header's line alone. */
-  struct ds_test_result r = run("--topo 4gpu --model tests/data/tiny-model.yaml "
-                                "--world-size 1,2");
+  struct ds_test_result r = ds_test_cli(
+      "--topo 4gpu --model tests/data/tiny-model.yaml "
+      "--world-size 1,2");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "on 4gpu (1 to 2 x A100-SXM4-80GB)"), "%s", r.out);
   cr_assert(strstr(r.out, "\nworld size 1, bucket cap 25 MiB (first bucket 1 MiB)\n"
@@ -146,7 +141,7 @@ Test(sweep, each_block_says_its_all_reduce_when_it_varies) {
   cr_assert_not_null(tp, "%s", r.out);
   cr_assert_not_null(strstr(tp + 1, "  throughput     "), "one per block: %s", r.out);
   ds_test_release(&r);
-  r = run("--topo 4gpu --model tests/data/tiny-model.yaml --world-size 2,4");
+  r = ds_test_cli("--topo 4gpu --model tests/data/tiny-model.yaml --world-size 2,4");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "\nall-reduce auto: NCCL's choice"), "%s", r.out);
   cr_assert_null(strstr(r.out, "  all-reduce"), "%s", r.out);
@@ -157,14 +152,14 @@ Test(sweep, scaling_and_side_by_side_name_the_other_options) {
   /* the world size swept with the bucket cap: the scaling line lists each
    * larger world's rows, written whole; dp,ddp with two caps: the table's
    * options column tells ddp's two rows apart, dp's has none */
-  struct ds_test_result r = run(TINY "--world-size 2,4 --bucket-mb 1,25");
+  struct ds_test_result r = ds_test_cli(TINY "--world-size 2,4 --bucket-mb 1,25");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "\nscaling efficiency (samples/s per rank over world-size=2's with "
                           "the same other options): world-size=4 bucket-mb=1: "),
             "%s", r.out);
   cr_assert(strstr(r.out, "%, world-size=4 bucket-mb=25: "), "%s", r.out);
   ds_test_release(&r);
-  r = run(TINY "--strategy dp,ddp --bucket-mb 1,25");
+  r = ds_test_cli(TINY "--strategy dp,ddp --bucket-mb 1,25");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "other GiB  options\n  dp "), "%s", r.out);
   cr_assert(strstr(r.out, "  -\n  ddp "), "%s", r.out);

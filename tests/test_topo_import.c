@@ -20,12 +20,8 @@
 #define D "tests/data/topo_import/"
 #define G "tests/golden/topo_import/"
 
-static struct ds_test_result run(const char *args) {
-  return ds_test_run("", ds_test_ddpsim(), args);
-}
-
 static void golden(const char *args, const char *golden_path) {
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
   char *want = ds_test_slurp(golden_path);
   cr_assert_str_eq(r.out, want, "%s differs from %s", args, golden_path);
@@ -55,7 +51,7 @@ Test(topo_import, nvidia_smi_goldens) {
 static char *run_row(const char *topo) {
   char args[512];
   snprintf(args, sizeof args, "--topo %s --bucket-mb 25 --format csv", topo);
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
   const char *row = ds_test_csv_row(r.out, 0);
   const char *c2 = strchr(strchr(row, ',') + 1, ',') + 1, *c3 = strchr(c2, ',');
@@ -96,7 +92,7 @@ Test(topo_import, every_golden_loads_and_runs) {
 }
 
 static void topo_says(const char *args, const char *want) {
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
   cr_assert(strstr(r.out, want), "%s: want \"%s\" in\n%s", args, want, r.out);
   ds_test_release(&r);
@@ -135,7 +131,7 @@ Test(topo_import, a_hand_written_topo_file_needs_the_gpu_and_the_nic_speed) {
   ds_test_write_temp(path, "");
   snprintf(args, sizeof args, "topo import " D "hand-written.xml --gpu A100-SXM4-40GB --nodes 2 "
            "--nic 200Gbps -o %s", path);
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   ds_test_release(&r);
   /* GPU 0 to GPU 2 (node 1): GPU -> switch -> NIC at 32 GB/s (Gen4 x16),
@@ -229,7 +225,7 @@ Test(topo_import, a_failed_import_leaves_the_output_file_alone) {
   cr_assert_str_eq(text, "before\n");
   free(text);
   snprintf(args, sizeof args, "topo import " D "dgx-a100.xml -o %s", path);
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   ds_test_release(&r);
   text = ds_test_slurp(path);
@@ -505,7 +501,7 @@ Test(topo_import, an_odd_name_reads_back_as_itself) {
   cr_assert(mkdtemp(dir) != NULL);
   snprintf(args, sizeof args,
            "topo import " D "dgx-a100.xml --name 'a: b, \"c\"\\d' -o %s/t.yaml", dir);
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   ds_test_release(&r);
   char path[512];
@@ -515,7 +511,7 @@ Test(topo_import, an_odd_name_reads_back_as_itself) {
   free(text);
   snprintf(args, sizeof args,
            "--topo %s/t.yaml --world-size 1 --strategy single --format json", dir);
-  r = run(args);
+  r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "\"topology\": \"a: b, \\\"c\\\"\\\\d\""), "%s", r.out);
   ds_test_release(&r);
@@ -541,7 +537,7 @@ Test(topo_import, a_long_path_is_named_whole) {
   cr_assert_eq(fclose(fp), 0);
   free(xml);
   snprintf(args, sizeof args, "topo import %s", path);
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   char comment[600];
   snprintf(comment, sizeof comment, "\n#   %s (NCCL topology XML)\n", path);
@@ -571,19 +567,19 @@ Test(topo_import, hosts_of_two_cpu_vendors_are_mixed) {
   cr_assert_eq(fclose(fp), 0);
   free(xml);
   snprintf(args, sizeof args, "topo import " D "dgx-a100.xml %s -o %s", intel, out);
-  struct ds_test_result r = run(args);
+  struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   ds_test_release(&r);
   char *text = ds_test_slurp(out);
   cr_assert(strstr(text, "\ncpu_vendor: mixed  # "), "%s", text);
   free(text);
   snprintf(args, sizeof args, "topo %s", out);
-  r = run(args);
+  r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "\n  cpu_vendor mixed ("), "%s", r.out);
   ds_test_release(&r);
   snprintf(args, sizeof args, "topo import " D "dgx-a100.xml " D "dgx-a100.xml -o %s", out);
-  r = run(args);
+  r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   ds_test_release(&r);
   text = ds_test_slurp(out);
@@ -600,14 +596,14 @@ Test(topo_import, hosts_of_two_cpu_vendors_are_mixed) {
   cr_assert_eq(fclose(fp), 0);
   free(xml);
   snprintf(args, sizeof args, "topo import %s -o %s", intel, out);
-  r = run(args);
+  r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   ds_test_release(&r);
   text = ds_test_slurp(out);
   cr_assert(strstr(text, "\ncpu_vendor: arm  # an arm64 <cpu> at "), "%s", text);
   free(text);
   snprintf(args, sizeof args, "topo %s", out);
-  r = run(args);
+  r = ds_test_cli(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "\n  cpu_vendor arm ("), "%s", r.out);
   ds_test_release(&r);
@@ -642,7 +638,7 @@ Test(topo_import, a_path_with_a_newline_stays_inside_its_comment) {
     cr_assert_eq(fclose(fp), 0);
     free(xml);
     snprintf(args, sizeof args, "topo import '%s' -o %s", path, out);
-    struct ds_test_result r = run(args);
+    struct ds_test_result r = ds_test_cli(args);
     cr_assert_eq(r.status, 0, "case %zu: %s", k, r.err);
     ds_test_release(&r);
     char *text = ds_test_slurp(out);
@@ -655,7 +651,7 @@ Test(topo_import, a_path_with_a_newline_stays_inside_its_comment) {
     cr_assert(strstr(text, want), "case %zu: %s", k, text);
     free(text);
     snprintf(args, sizeof args, "topo %s", out);
-    r = run(args);
+    r = ds_test_cli(args);
     cr_assert_eq(r.status, 0, "case %zu: %s", k, r.err);
     ds_test_release(&r);
     unlink(out);

@@ -15,19 +15,13 @@
 #include "tests/options_help.h"
 #include "tests/support.h"
 
-struct output {
-  ds_status st;
-  struct ds_err err;
-  char *text;
-};
-
-static struct output run(const char *args) {
+static struct ds_test_output run(const char *args) {
   char buf[512], *argv[32];
   int argc = 0;
   snprintf(buf, sizeof buf, "topo %s", args);
   for (char *tok = strtok(buf, " "); tok && argc < 31; tok = strtok(NULL, " ")) argv[argc++] = tok;
   argv[argc] = NULL;
-  struct output o = {0};
+  struct ds_test_output o = {0};
   size_t len = 0;
   FILE *fp = open_memstream(&o.text, &len);
   cr_assert(fp != NULL);
@@ -41,7 +35,7 @@ Test(topocmd, nvswitch_box_links_ring_and_nccl_channels) {
    * (16 directed links, 1.7 us); a GPU-to-GPU route is 2 links (3.4 us);
    * the ring's 14 steps cross 14 * 3.4 = 47.6 us; NCCL's search gives 12
    * channels of 20 GB/s on DGX A100 (docs/collectives.md). */
-  struct output o = run("topologies/dgx-a100.yaml");
+  struct ds_test_output o = run("topologies/dgx-a100.yaml");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert(strstr(o.text, "A100-SXM4-80GB x 8 (1 node x 8)"), "%s", o.text);
   cr_assert(strstr(o.text, "links      16 directed"), "%s", o.text);
@@ -60,7 +54,7 @@ Test(topocmd, route_between_nodes_crosses_the_fabric) {
    * 1 us), crosses the IB switch (2 x 50 GB/s, 6 us), enters GPU 9's NIC
    * and PCIe: 4 links, 50 GB/s bottleneck, 1 + 6 + 6 + 1 = 14 us. The ring's
    * slowest hop is the first that leaves node 0, 7 -> 8. */
-  struct output o = run("2node-ib --from 0 --to 9");
+  struct ds_test_output o = run("2node-ib --from 0 --to 9");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert(strstr(o.text, "gpu0 -[pcie 64 GB/s]-> nic0@node0 -[ib 50 GB/s]-> switch0@fabric"),
             "%s", o.text);
@@ -76,7 +70,7 @@ Test(topocmd, a_route_from_a_gpu_to_itself_says_so) {
   const char *want[] = {"\n  route      gpu1 -> gpu1: the same GPU, no link crossed\n",
                         "\n  route      gpu3 -> gpu3: the same GPU, no link crossed\n"};
   for (int i = 0; i < 2; i++) {
-    struct output o = run(args[i]);
+    struct ds_test_output o = run(args[i]);
     cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
     cr_assert(strstr(o.text, want[i]), "%s:\n%s", args[i], o.text);
     free(o.text);
@@ -89,7 +83,7 @@ Test(topocmd, rails_over_every_nic_and_ring_order) {
    * GPU 9 (NIC 1) and leaves at GPU 8 (NIC 0). Bound 8 x 50 = 400 GB/s;
    * NCCL: 8 channels of 48 GB/s. dgx1-v100: rank order's 16 GB/s ring is
    * replaced by the doubled-NVLink cycle at 50 GB/s. */
-  struct output o = run("2node-ib");
+  struct ds_test_output o = run("2node-ib");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert(strstr(o.text, "rails      8 rings, one per NIC"), "%s", o.text);
   cr_assert(strstr(o.text, "rail 0: GPUs 0 2 3 4 5 6 7 1 | 9 10 11 12 13 14 15 8;"), "%s",
@@ -106,7 +100,7 @@ Test(topocmd, rails_over_every_nic_and_ring_order) {
 }
 
 Test(topocmd, unknown_architecture_has_no_nccl_model) {
-  struct output o = run("tests/data/ring8.yaml --world-size 4");
+  struct ds_test_output o = run("tests/data/ring8.yaml --world-size 4");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert(strstr(o.text, "ring       4 ranks"), "%s", o.text);
   cr_assert(strstr(o.text, "NCCL model: unavailable"), "%s", o.text);
@@ -124,7 +118,7 @@ Test(topocmd, bad_arguments_name_the_flag) {
       {"no-such-topology", "not found"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    struct output o = run(cases[i][0]);
+    struct ds_test_output o = run(cases[i][0]);
     cr_assert_eq(o.st, DS_EUSAGE, "%s: status %d", cases[i][0], o.st);
     cr_assert(strstr(o.err.msg, cases[i][1]), "%s: \"%s\"", cases[i][0], o.err.msg);
     free(o.text);
@@ -200,7 +194,7 @@ Test(topocmd, an_alias_is_one_option_and_a_value_may_follow_an_equals_sign) {
  * the network overhead), is shown as loaded: the default intel where the
  * key is absent, and each value a file gives. */
 Test(topocmd, shows_the_cpu_vendor) {
-  struct output o = run("topologies/2node-ib.yaml");
+  struct ds_test_output o = run("topologies/2node-ib.yaml");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert(strstr(o.text, "\n  cpu_vendor intel ("), "%s", o.text);
   free(o.text);
@@ -230,7 +224,7 @@ Test(topocmd, a_partial_last_pcie_switch_is_said) {
                            "gpus_per_node: 5\nintra_node:\n  template: pcie-switch\n"
                            "  link_bw: 10GBps\n  link_lat: 1us\n  gpus_per_switch: 3\n"
                            "  uplink_bw: 10GBps\n  uplink_lat: 1us\n");
-  struct output o = run(path);
+  struct ds_test_output o = run(path);
   unlink(path);
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert(strstr(o.text, "5 gpu, 2 switch,"), "%s", o.text);
@@ -253,7 +247,7 @@ Test(topocmd, gddr_memory_is_not_called_hbm) {
                            "gpus_per_node: 2\nintra_node:\n  template: pcie-switch\n"
                            "  link_bw: 32GBps\n  link_lat: 1us\n  gpus_per_switch: 2\n"
                            "  uplink_bw: 32GBps\n  uplink_lat: 1us\n");
-  struct output o = run(path);
+  struct ds_test_output o = run(path);
   unlink(path);
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   cr_assert(strstr(o.text, "L40S-48GB x 2 (1 node x 2), 142 SMs, 45.0 GiB, memory 864 GB/s\n"),

@@ -48,7 +48,7 @@ Test(analyze, bad_usage_exits_2) {
  * the count skipped, t2-spin.csv's 10, beside the N asked for (it said "50
  * iterations skipped"). */
 Test(analyze, skipping_every_measured_iteration_says_how_many_there_were) {
-  struct ds_test_result r = run(NULL, H100 "p2.csv " H100 "t2-spin.csv --skip-measured 50");
+  struct ds_test_result r = ds_test_analyze(NULL, H100 "p2.csv " H100 "t2-spin.csv --skip-measured 50");
   cr_assert_eq(r.status, 2, "%s", r.err);
   cr_assert(strstr(r.err, "t2-spin.csv: no measured iterations left to compare: "
                    "--skip-measured 50 skips all 10 of them"), "%s", r.err);

@@ -407,7 +407,7 @@ Test(collbench, alpha_beta_says_its_busbw_may_pass_the_links) {
    * 2 x 7/8 x 80 MB / T = 87.3 GB/s, seven times the link. The ring (one
    * flow per link at a time) is the same as under max-min. The text header
    * says so under alpha-beta, and only there. */
-  struct output o = run("--topo tests/data/ring8.yaml --algo direct --net alpha-beta "
+  struct ds_test_output o = ds_test_collective_run("--topo tests/data/ring8.yaml --algo direct --net alpha-beta "
                         "-b 80000000 -e 80000000 --format csv");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   struct algo_row rows[4];
@@ -420,7 +420,7 @@ Test(collbench, alpha_beta_says_its_busbw_may_pass_the_links) {
     char args[160];
     snprintf(args, sizeof args, "--topo tests/data/ring8.yaml --algo direct --net %s -b 1M -e 1M",
              nets[k]);
-    o = run(args);
+    o = ds_test_collective_run(args);
     cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
     const char *note = strstr(o.text, "# note: --net alpha-beta gives every flow");
     if (k == 0) {

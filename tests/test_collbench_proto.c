@@ -200,7 +200,7 @@ Test(collbench, dgx1_tree_chains_stay_on_nvlink_across_nodes) {
    * = NCCL's time less its latency 8.4 + 2 (7 x 4.0 + 1 x 14.0) = 92.4 us
    * (Tree/Simple baseLat, NVLink and network hwLat). Expected, because
    * every chain hop then moves faster than the cap. */
-  struct output o = run("--topo validation/topologies/dgx1-v100-2node.yaml --algo tree "
+  struct ds_test_output o = ds_test_collective_run("--topo validation/topologies/dgx1-v100-2node.yaml --algo tree "
                         "--proto Simple --nccl-extra none -b 1G -e 1G --format csv");
   cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
   struct op_row rows[2];

@@ -86,16 +86,22 @@ def phase_terms(path):
     return terms
 
 
+def model_text(model, path):
+    """(models/<model>.yaml's path, its text); a file that cannot be read is
+    the CSV's error (path names the CSV)."""
+    name = os.path.join(MODELS, model + ".yaml")
+    try:
+        with open(name) as f:
+            return name, f.read()
+    except OSError as e:
+        raise InputError("%s: model %s: cannot read %s: %s" % (path, model, name, e.strerror))
+
+
 def model_views(model, dispatches, path):
     """The forward's dispatches that launch no kernel (host_views summed over
     models/<model>.yaml's layers; 0 for a file without them), after checking
     that the file's host_dispatches sum to the CSV's count."""
-    name = os.path.join(MODELS, model + ".yaml")
-    try:
-        with open(name) as f:
-            text = f.read()
-    except OSError as e:
-        raise InputError("%s: model %s: cannot read %s: %s" % (path, model, name, e.strerror))
+    name, text = model_text(model, path)
     total = sum(int(v) for v in re.findall(r"^    host_dispatches: (\d+)$", text, re.M))
     if total != dispatches:
         raise InputError("%s: model %s: %s dispatches %d, the CSV's %d" % (
@@ -108,9 +114,7 @@ def model_view_nodes(model, nodes, amp, path, check=True):
     summed over models/<model>.yaml's layers; 0 for a file without them),
     after checking that the file's host_nodes (with host_amp_nodes under
     autocast) sum to the CSV's count."""
-    name = os.path.join(MODELS, model + ".yaml")
-    with open(name) as f:
-        text = f.read()
+    name, text = model_text(model, path)
 
     def total(key):
         return sum(int(v) for v in re.findall(r"^    %s: (\d+)$" % key, text, re.M))
@@ -162,12 +166,7 @@ def model_params(model, path):
     """(parameter tensors, optimizer) of models/<model>.yaml: its params
     entries (6-space list items under a layer's params:, each tensor once,
     as model.parameters() yields them) and its optimizer: line."""
-    name = os.path.join(MODELS, model + ".yaml")
-    try:
-        with open(name) as f:
-            text = f.read()
-    except OSError as e:
-        raise InputError("%s: model %s: cannot read %s: %s" % (path, model, name, e.strerror))
+    name, text = model_text(model, path)
     tensors = len(re.findall(r"^      - \{name: .*numel:", text, re.M))
     opt = re.search(r"^optimizer: (\w+)", text, re.M)
     if not tensors or not opt:

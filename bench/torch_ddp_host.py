@@ -179,6 +179,12 @@ def measure(step, dev, iters):
     return statistics.median(out)
 
 
+def bad_input(msg):
+    """The project's bad-input rule: the message on stderr, exit status 2."""
+    print(msg, file=sys.stderr)
+    sys.exit(2)
+
+
 def read_csv(path, a):
     """An earlier run's CSV (--from-csv): (counts, configs, times, buckets,
     gpu, torch version), as main's measuring part would have them; exits
@@ -187,7 +193,7 @@ def read_csv(path, a):
     try:
         rows = ddp_host_rows(path)
     except InputError as e:
-        sys.exit("torch_ddp_host.py: --from-csv: %s" % e)
+        bad_input("torch_ddp_host.py: --from-csv: %s" % e)
     for row in rows:
         n, name = row["layers"], row["config"]
         buckets[n, name] = row["buckets"]
@@ -201,18 +207,18 @@ def read_csv(path, a):
         torches.add(row["torch"])
     for need in ("plain", "ddp-one", "ddp-each"):
         if need not in names:
-            sys.exit("torch_ddp_host.py: --from-csv %s: no %s rows" % (path, need))
+            bad_input("torch_ddp_host.py: --from-csv %s: no %s rows" % (path, need))
     if any((n, name) not in times for n in counts for name in names):
-        sys.exit("torch_ddp_host.py: --from-csv %s: expected every configuration at every "
+        bad_input("torch_ddp_host.py: --from-csv %s: expected every configuration at every "
                  "layer count" % path)
     if len(set(len(v) for v in times.values())) != 1:
-        sys.exit("torch_ddp_host.py: --from-csv %s: expected the same reps in every row "
+        bad_input("torch_ddp_host.py: --from-csv %s: expected the same reps in every row "
                  "(they are paired rep by rep)" % path)
     if "ddp-one-bcast" in names and not a.buffers:
-        sys.exit("torch_ddp_host.py: --from-csv %s: its ddp-one-bcast rows need --buffers N "
+        bad_input("torch_ddp_host.py: --from-csv %s: its ddp-one-bcast rows need --buffers N "
                  "(that run's BatchNorm1d count: the CSV does not say)" % path)
     if a.buffers and "ddp-one-bcast" not in names:
-        sys.exit("torch_ddp_host.py: --from-csv %s: --buffers given, but no ddp-one-bcast rows"
+        bad_input("torch_ddp_host.py: --from-csv %s: --buffers given, but no ddp-one-bcast rows"
                  % path)
     a.view = "ddp-one-view" in names
     a.width = widths.pop() if len(widths) == 1 else None

@@ -266,26 +266,41 @@ static ds_status read_bwd_bytes(const struct ds_cnode *item, struct ds_layer *l,
 static const char *const host_keys[] = {"host_ops", "host_nodes", "host_amp_casts",
                                         "host_amp_nodes"};
 
-/* Optional host_dispatches (model.h): with the host counts, on every layer
- * or on none (m->host_dispatch_counts, set by layer 0); a count from 0 to
- * 1e6. */
-static ds_status read_host_dispatches(struct ds_model *m, const struct ds_cnode *item,
-                                      struct ds_layer *l, size_t index, struct ds_err *err) {
+/* One of the optional per-layer host counts (model.h): allowed only where
+ * `allowed` (else "expected KEY only with WITH"), on every layer or on none
+ * (*every, set by layer 0), a count from 0 to 1e6 and, where cap_name is
+ * given, at most `cap` ("the layer's CAP_NAME (cap) UNIT"); 0 where absent. */
+static ds_status read_every_layer_count(const struct ds_cnode *item, const char *key,
+                                        int allowed, const char *with, size_t index,
+                                        int *every, const char *cap_name, double cap,
+                                        const char *unit, double *out, struct ds_err *err) {
   struct ds_cnode node;
-  int has = ds_cmap_get(item, "host_dispatches", &node);
-  l->host_dispatches = 0;
-  if (has && !m->host_counts)
-    return ds_cnode_error(&node, err, "expected host_dispatches only with host_ops, host_nodes, "
-                          "host_amp_casts and host_amp_nodes");
-  if (index == 0) m->host_dispatch_counts = has;
-  if (has != m->host_dispatch_counts)
-    return ds_cnode_error(item, err, "expected host_dispatches on every layer or on none (the "
-                          "first layer %s it)", m->host_dispatch_counts ? "has" : "lacks");
+  int has = ds_cmap_get(item, key, &node);
+  *out = 0;
+  if (has && !allowed) return ds_cnode_error(&node, err, "expected %s only with %s", key, with);
+  if (index == 0) *every = has;
+  if (has != *every)
+    return ds_cnode_error(item, err, "expected %s on every layer or on none (the first layer "
+                          "%s it)", key, *every ? "has" : "lacks");
   if (!has) return DS_OK;
   int64_t v;
   DS_CHECK(ds_cnode_int_range(&node, 0, 1000000, &v, err));
-  l->host_dispatches = (double)v;
+  if (cap_name && (double)v > cap)
+    return ds_cnode_error(&node, err, "expected at most the layer's %s (%.0f) %s, got %lld",
+                          cap_name, cap, unit, (long long)v);
+  *out = (double)v;
   return DS_OK;
+}
+
+#define HOST_COUNT_KEYS "host_ops, host_nodes, host_amp_casts and host_amp_nodes"
+
+/* Optional host_dispatches (model.h): with the host counts, on every layer
+ * or on none (m->host_dispatch_counts). */
+static ds_status read_host_dispatches(struct ds_model *m, const struct ds_cnode *item,
+                                      struct ds_layer *l, size_t index, struct ds_err *err) {
+  return read_every_layer_count(item, "host_dispatches", m->host_counts, HOST_COUNT_KEYS, index,
+                                &m->host_dispatch_counts, NULL, 0, NULL, &l->host_dispatches,
+                                err);
 }
 
 /* Optional host_syncs (model.h): per layer, absent means none; the syncs
@@ -308,53 +323,24 @@ static ds_status read_host_syncs(struct ds_model *m, const struct ds_cnode *item
 }
 
 /* Optional host_views (model.h): with host_dispatches, on every layer or on
- * none (m->host_view_counts, set by layer 0); at most the layer's
- * dispatches less its syncs (a sync is not a view). Read after host_syncs. */
+ * none (m->host_view_counts); at most the layer's dispatches less its syncs
+ * (a sync is not a view). Read after host_syncs. */
 static ds_status read_host_views(struct ds_model *m, const struct ds_cnode *item,
                                  struct ds_layer *l, size_t index, struct ds_err *err) {
-  struct ds_cnode node;
-  int has = ds_cmap_get(item, "host_views", &node);
-  l->host_views = 0;
-  if (has && !m->host_dispatch_counts)
-    return ds_cnode_error(&node, err, "expected host_views only with host_dispatches");
-  if (index == 0) m->host_view_counts = has;
-  if (has != m->host_view_counts)
-    return ds_cnode_error(item, err, "expected host_views on every layer or on none (the "
-                          "first layer %s it)", m->host_view_counts ? "has" : "lacks");
-  if (!has) return DS_OK;
-  int64_t v;
-  DS_CHECK(ds_cnode_int_range(&node, 0, 1000000, &v, err));
-  if ((double)v > l->host_dispatches - l->host_syncs)
-    return ds_cnode_error(&node, err, "expected at most the layer's host_dispatches less its "
-                          "host_syncs (%.0f) dispatches that launch no kernel, got %lld",
-                          l->host_dispatches - l->host_syncs, (long long)v);
-  l->host_views = (double)v;
-  return DS_OK;
+  return read_every_layer_count(item, "host_views", m->host_dispatch_counts, "host_dispatches",
+                                index, &m->host_view_counts,
+                                "host_dispatches less its host_syncs",
+                                l->host_dispatches - l->host_syncs,
+                                "dispatches that launch no kernel", &l->host_views, err);
 }
 
 /* Optional host_view_nodes (model.h): with the host counts, on every layer
- * or on none (m->host_view_node_counts, set by layer 0); at most the
- * layer's host_nodes. */
+ * or on none (m->host_view_node_counts); at most the layer's host_nodes. */
 static ds_status read_host_view_nodes(struct ds_model *m, const struct ds_cnode *item,
                                       struct ds_layer *l, size_t index, struct ds_err *err) {
-  struct ds_cnode node;
-  int has = ds_cmap_get(item, "host_view_nodes", &node);
-  l->host_view_nodes = 0;
-  if (has && !m->host_counts)
-    return ds_cnode_error(&node, err, "expected host_view_nodes only with host_ops, host_nodes, "
-                          "host_amp_casts and host_amp_nodes");
-  if (index == 0) m->host_view_node_counts = has;
-  if (has != m->host_view_node_counts)
-    return ds_cnode_error(item, err, "expected host_view_nodes on every layer or on none (the "
-                          "first layer %s it)", m->host_view_node_counts ? "has" : "lacks");
-  if (!has) return DS_OK;
-  int64_t v;
-  DS_CHECK(ds_cnode_int_range(&node, 0, 1000000, &v, err));
-  if ((double)v > l->host_nodes)
-    return ds_cnode_error(&node, err, "expected at most the layer's host_nodes (%.0f) view "
-                          "nodes, got %lld", l->host_nodes, (long long)v);
-  l->host_view_nodes = (double)v;
-  return DS_OK;
+  return read_every_layer_count(item, "host_view_nodes", m->host_counts, HOST_COUNT_KEYS, index,
+                                &m->host_view_node_counts, "host_nodes", l->host_nodes,
+                                "view nodes", &l->host_view_nodes, err);
 }
 
 /* The host counts of one layer (model.h): the four keys together, on every

@@ -4,11 +4,11 @@
  * layout by node and NIC, each shape's parents, edges and routes, the
  * plans cached on the ring, and the aggregate's streams per link.
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim/coll/coll_tree_impl.h"
+#include "sim/coll/node_path.h"
 #include "sim/coll/ring_rails.h"
 
 /* NCCL's binary tree over m nodes (trees.cc ncclGetBtree): the parent of
@@ -129,140 +129,53 @@ out:
   return st;
 }
 
-/* Above this many members a node's chains keep member order. */
-#define CHAIN_SEARCH_MAX 10
-
-struct chain_search {
-  int32_t l;
-  const double *lat;                 /* [l*l] */
-  const int32_t *route, *len;        /* [l*l*DS_TOPO_MAX_ROUTE], [l*l] */
-  const struct ds_topo *t;
-  const uint32_t *load;              /* [n_links] earlier rails' chain hops */
-  int32_t cur[CHAIN_SEARCH_MAX], best[CHAIN_SEARCH_MAX];
-  uint8_t used[CHAIN_SEARCH_MAX];
-  double best_bw, best_lat;
-};
-
-/* A hop's share for one more chain: the least over its route's links of
- * bandwidth over (the earlier chains' hops crossing it + 1). */
-static double chain_hop_share(const struct chain_search *s, int32_t a, int32_t b) {
-  size_t ab = (size_t)a * s->l + b;
-  double bw = INFINITY;
-  for (int32_t k = 0; k < s->len[ab]; k++) {
-    int32_t l = s->route[ab * DS_TOPO_MAX_ROUTE + k];
-    bw = fmin(bw, s->t->links[l].bw_bytes_per_s / (1.0 + s->load[l]));
-  }
-  return bw;
-}
-
-/* Whether (bw, lat) beats (best_bw, best_lat), as the ring order's search
- * scores (ring_rails.c): bandwidth first, then latency, both strictly. */
-static int chain_better(double bw, double lat, double best_bw, double best_lat) {
-  if (bw > best_bw * (1 + 1e-9)) return 1;
-  return bw >= best_bw * (1 - 1e-9) && lat < best_lat * (1 - 1e-9) - 1e-6;
-}
-
-static void chain_dfs(struct chain_search *s, int32_t depth, double bw, double lat) {
-  if (depth == s->l) {
-    if (chain_better(bw, lat, s->best_bw, s->best_lat)) {
-      s->best_bw = bw;
-      s->best_lat = lat;
-      memcpy(s->best, s->cur, sizeof s->cur);
-    }
-    return;
-  }
-  int32_t last = s->cur[depth - 1];
-  for (int32_t b = 0; b < s->l; b++) {
-    if (s->used[b]) continue;
-    double nb = fmin(bw, chain_hop_share(s, last, b)), nl = lat + s->lat[last * s->l + b];
-    if (nb < s->best_bw * (1 - 1e-9) ||
-        (nb <= s->best_bw * (1 + 1e-9) && nl >= s->best_lat * (1 - 1e-9) - 1e-6))
-      continue;
-    s->used[b] = 1;
-    s->cur[depth] = b;
-    chain_dfs(s, depth + 1, nb, nl);
-    s->used[b] = 0;
-  }
-}
-
 /* Across nodes with rails (g->rails >= 2): each node's chain for each rail,
  * from the rail's head over the node's members, as the rings' rails are
  * laid (ring_rails.h): member order from the head (cyclically) unless a
- * chain scores strictly better (its smallest hop share, then latency sum),
- * searched where the node's GPUs have links of their own (not every order
- * alike: ds__ring_all_orders_equal) and it holds 4 to CHAIN_SEARCH_MAX
- * members. NCCL searches its tree graph NVLink first as its ring graph
+ * chain scores strictly better (node_path.h: its smallest hop share, then
+ * latency sum), searched where the node's GPUs have links of their own
+ * (not every order alike: ds__ring_all_orders_equal) and it holds 4 to
+ * DS_NODE_PATH_SEARCH_MAX members. NCCL searches its tree graph NVLink first as its ring graph
  * (search.cc ncclTopoCompute, typeIntra from PATH_NVL): a DGX-1's chains
  * stay on NVLink. g->chain stays NULL where no node searches. */
 static ds_status layout_chains(struct ds_topo *topo, const int32_t *gpus,
                                struct dbtree_layout *g, struct ds_err *err) {
   int32_t n = g->first[g->m], any = 0;
   for (int32_t j = 0; j < g->m && !any; j++) {
-    int32_t l = g->first[j + 1] - g->first[j], sel[CHAIN_SEARCH_MAX];
-    if (l < 4 || l > CHAIN_SEARCH_MAX) continue;
+    int32_t l = g->first[j + 1] - g->first[j], sel[DS_NODE_PATH_SEARCH_MAX];
+    if (l < 4 || l > DS_NODE_PATH_SEARCH_MAX) continue;
     for (int32_t q = 0; q < l; q++) sel[q] = gpus[g->order[g->first[j] + q]];
     any = !ds__ring_all_orders_equal(topo, sel, l);
   }
   if (g->rails < 2 || !any) return DS_OK;
-  size_t lmax = CHAIN_SEARCH_MAX * CHAIN_SEARCH_MAX;
   g->chain = malloc((size_t)g->rails * n * sizeof *g->chain);
   uint32_t *load = calloc((size_t)topo->n_links + 1, sizeof *load);
-  double *lat = malloc(lmax * sizeof *lat);
-  int32_t *route = malloc(lmax * DS_TOPO_MAX_ROUTE * sizeof *route);
-  int32_t *len = malloc(lmax * sizeof *len);
   ds_status st = DS_OK;
-  if (!g->chain || !load || !lat || !route || !len)
-    st = ds_err_set(err, DS_ENOMEM, "all-reduce tree: out of memory");
+  if (!g->chain || !load) st = ds_err_set(err, DS_ENOMEM, "all-reduce tree: out of memory");
   for (int32_t j = 0; j < g->m && st == DS_OK; j++) {
-    int32_t f = g->first[j], l = g->first[j + 1] - f, sel[CHAIN_SEARCH_MAX];
+    int32_t f = g->first[j], l = g->first[j + 1] - f, sel[DS_NODE_PATH_SEARCH_MAX];
     /* member order from each rail's head, the default */
     for (int32_t r = 0; r < g->rails; r++) {
       int32_t h = g->head[r * g->m + j] - f;
       for (int32_t q = 0; q < l; q++) g->chain[(size_t)r * n + f + q] = g->order[f + (h + q) % l];
     }
-    if (l < 4 || l > CHAIN_SEARCH_MAX) continue;
+    if (l < 4 || l > DS_NODE_PATH_SEARCH_MAX) continue;
     for (int32_t q = 0; q < l; q++) sel[q] = gpus[g->order[f + q]];
-    if (ds__ring_all_orders_equal(topo, sel, l)) continue;
-    for (int32_t a = 0; a < l && st == DS_OK; a++)
-      for (int32_t b = 0; b < l && st == DS_OK; b++) {
-        size_t ab = (size_t)a * l + b;
-        lat[ab] = 0;
-        len[ab] = 0;
-        if (a == b) continue;
-        st = ds_topo_route(topo, sel[a], sel[b], route + ab * DS_TOPO_MAX_ROUTE,
-                           DS_TOPO_MAX_ROUTE, &len[ab], err);
-        for (int32_t k = 0; st == DS_OK && k < len[ab]; k++)
-          lat[ab] += topo->links[route[ab * DS_TOPO_MAX_ROUTE + k]].lat_ns;
-      }
-    for (int32_t r = 0; r < g->rails && st == DS_OK; r++) {
-      struct chain_search s = {.l = l, .lat = lat, .route = route, .len = len, .t = topo,
-                               .load = load, .best_bw = INFINITY, .best_lat = 0};
-      int32_t *ch = g->chain + (size_t)r * n + f;
-      /* local index q of member order[f + q]; the default chain's score */
-      for (int32_t q = 0; q < l; q++) {
-        s.best[q] = s.cur[q] = -1;
+    struct ds_node_hops hops;
+    st = ds_node_hops_of(topo, sel, l, load, "all-reduce tree", &hops, err);
+    for (int32_t r = 0; r < g->rails && st == DS_OK && hops.l > 0; r++) {
+      int32_t *ch = g->chain + (size_t)r * n + f, path[DS_NODE_PATH_SEARCH_MAX];
+      /* local index q of member order[f + q] */
+      for (int32_t q = 0; q < l; q++)
         for (int32_t p = 0; p < l; p++)
-          if (g->order[f + p] == ch[q]) s.best[q] = s.cur[q] = p;
-      }
-      for (int32_t q = 0; q + 1 < l; q++) {
-        s.best_bw = fmin(s.best_bw, chain_hop_share(&s, s.best[q], s.best[q + 1]));
-        s.best_lat += lat[s.best[q] * l + s.best[q + 1]];
-      }
-      s.used[s.cur[0]] = 1;
-      chain_dfs(&s, 1, INFINITY, 0);
-      for (int32_t q = 0; q < l; q++) ch[q] = g->order[f + s.best[q]];
+          if (g->order[f + p] == ch[q]) path[q] = p;
       /* the chain carries both ways: its hops load their links each way */
-      for (int32_t q = 0; q + 1 < l; q++) {
-        size_t ab = (size_t)s.best[q] * l + s.best[q + 1], ba = (size_t)s.best[q + 1] * l + s.best[q];
-        for (int32_t k = 0; k < len[ab]; k++) load[route[ab * DS_TOPO_MAX_ROUTE + k]]++;
-        for (int32_t k = 0; k < len[ba]; k++) load[route[ba * DS_TOPO_MAX_ROUTE + k]]++;
-      }
+      ds_node_path_search(&hops, path, 0, 1);
+      for (int32_t q = 0; q < l; q++) ch[q] = g->order[f + path[q]];
     }
+    ds_node_hops_release(&hops);
   }
   free(load);
-  free(lat);
-  free(route);
-  free(len);
   return st;
 }
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "sim/coll/nccl_model.h"
+#include "sim/coll/node_path.h"
 #include "sim/coll/ring_channels.h"
 
 
@@ -222,145 +223,36 @@ static void node_order(const struct groups *g, int32_t j, int32_t nic_in, int32_
   out[w] = mem[leave];
 }
 
-static int better(double bw, double lat, double best_bw, double best_lat);
-
-/* The hops between a node's members, for node_path: bw[a*l + b] and
- * lat[a*l + b] the route's bottleneck bandwidth and latency sum from local
- * member a to b (as plan_order scores a ring's hops). */
-struct node_hops {
-  int32_t l;
-  double *lat;          /* [l*l] */
-  int32_t *route, *len; /* [l*l*DS_TOPO_MAX_ROUTE], [l*l]: the hop's links */
-  const struct ds_topo *t;
-  uint32_t *load;       /* [t->n_links] the hops of the rails laid so far */
-};
-
-/* Above this many members a node keeps node_order's path (no search). */
-#define NODE_PATH_EXHAUSTIVE_MAX 10
-
-/* Fills h for node j, or leaves h->l 0 where no path can beat another:
- * every order over its members scores alike (ds__ring_all_orders_equal:
- * the NVSwitch boxes), or more than NODE_PATH_EXHAUSTIVE_MAX members. */
-static ds_status node_hops_of(struct ds_topo *t, const int32_t *gpus,
-                              const struct groups *g, int32_t j, uint32_t *load,
-                              struct node_hops *h, struct ds_err *err) {
-  int32_t l = g->count[j], sel[NODE_PATH_EXHAUSTIVE_MAX];
+/* Node j's hops for node_path (node_path.h: h->l 0 where no search). */
+static ds_status node_hops_of(struct ds_topo *t, const int32_t *gpus, const struct groups *g,
+                              int32_t j, uint32_t *load, struct ds_node_hops *h,
+                              struct ds_err *err) {
+  int32_t l = g->count[j], sel[DS_NODE_PATH_SEARCH_MAX];
   const int32_t *mem = g->member + g->first[j];
+  char what[48];
   memset(h, 0, sizeof *h);
-  if (l < 4 || l > NODE_PATH_EXHAUSTIVE_MAX) return DS_OK; /* 2 or 3: one path */
+  if (l < 4 || l > DS_NODE_PATH_SEARCH_MAX) return DS_OK;
   for (int32_t q = 0; q < l; q++) sel[q] = gpus[mem[q]];
-  if (ds__ring_all_orders_equal(t, sel, l)) return DS_OK;
-  size_t ll = (size_t)l * l;
-  h->lat = malloc(ll * sizeof *h->lat);
-  h->route = malloc(ll * DS_TOPO_MAX_ROUTE * sizeof *h->route);
-  h->len = malloc(ll * sizeof *h->len);
-  ds_status st = DS_OK;
-  if (!h->lat || !h->route || !h->len)
-    st = ds_err_set(err, DS_ENOMEM, "ring of %d GPUs: out of memory", l);
-  for (int32_t a = 0; a < l && st == DS_OK; a++)
-    for (int32_t b = 0; b < l && st == DS_OK; b++) {
-      size_t ab = (size_t)a * l + b;
-      int32_t *route = h->route + ab * DS_TOPO_MAX_ROUTE;
-      h->lat[ab] = 0;
-      h->len[ab] = 0;
-      if (a == b) continue;
-      st = ds_topo_route(t, sel[a], sel[b], route, DS_TOPO_MAX_ROUTE, &h->len[ab], err);
-      for (int32_t k = 0; st == DS_OK && k < h->len[ab]; k++)
-        h->lat[ab] += t->links[route[k]].lat_ns;
-    }
-  if (st != DS_OK) {
-    free(h->lat);
-    free(h->route);
-    free(h->len);
-    memset(h, 0, sizeof *h);
-    return st;
-  }
-  h->l = l;
-  h->t = t;
-  h->load = load;
-  return DS_OK;
-}
-
-struct path_search {
-  const struct node_hops *h;
-  int32_t *cur, *best; /* [l] local indices; [0] and [l-1] fixed */
-  uint8_t *used;       /* [l] */
-  double best_bw, best_lat;
-};
-
-/* The hop a -> b's share for one more rail: the least over its route's
- * links of the link's bandwidth over the hops of the rails laid so far
- * that cross it, plus this one (NCCL's search charges each channel's speed
- * on every link of its path, search.cc followPath, so the next channel
- * takes other links where they are faster). */
-static double hop_share(const struct node_hops *h, int32_t a, int32_t b) {
-  size_t ab = (size_t)a * h->l + b;
-  const int32_t *route = h->route + ab * DS_TOPO_MAX_ROUTE;
-  double bw = INFINITY;
-  for (int32_t k = 0; k < h->len[ab]; k++)
-    bw = fmin(bw, h->t->links[route[k]].bw_bytes_per_s / (1.0 + h->load[route[k]]));
-  return bw;
-}
-
-static void path_dfs(struct path_search *s, int32_t depth, double bw, double lat) {
-  int32_t l = s->h->l, last = s->cur[depth - 1];
-  if (depth == l - 1) {
-    int32_t end = s->cur[l - 1];
-    double b = fmin(bw, hop_share(s->h, last, end)), t = lat + s->h->lat[last * l + end];
-    if (better(b, t, s->best_bw, s->best_lat)) {
-      s->best_bw = b;
-      s->best_lat = t;
-      memcpy(s->best, s->cur, (size_t)l * sizeof *s->cur);
-    }
-    return;
-  }
-  for (int32_t b = 0; b < l; b++) {
-    if (s->used[b]) continue;
-    double nb = fmin(bw, hop_share(s->h, last, b)), nl = lat + s->h->lat[last * l + b];
-    /* a partial path only loses bandwidth and gains latency */
-    if (nb < s->best_bw * (1 - 1e-9) ||
-        (nb <= s->best_bw * (1 + 1e-9) && nl >= s->best_lat * (1 - 1e-9) - 1e-6))
-      continue;
-    s->used[b] = 1;
-    s->cur[depth] = b;
-    path_dfs(s, depth + 1, nb, nl);
-    s->used[b] = 0;
-  }
+  snprintf(what, sizeof what, "ring of %d GPUs", l);
+  return ds_node_hops_of(t, sel, l, load, what, h, err);
 }
 
 /* Node j's path in a rail, entry out[0] and exit out[l-1] kept: the order
- * of the members between them of best score (smallest hop bandwidth,
- * higher first; then hop latency sum, lower first), in place of
+ * of the members between them of best score (node_path.h), in place of
  * node_order's cyclic one where it scores strictly better. NCCL walks a
  * node's GPUs from the NIC's GPU to the next NIC's over the fastest path
  * type it can (search.cc ncclTopoCompute starts typeIntra at PATH_NVL and
  * raises it only when nothing is found; ncclTopoSearchRecGpu), so on a
  * DGX-1 its rails stay on NVLink where member order would cross PCIe and
- * QPI (hop 2 -> 4). */
-static void node_path(struct node_hops *h, const struct groups *g, int32_t *out) {
-  int32_t l = h->l, cur[NODE_PATH_EXHAUSTIVE_MAX], best[NODE_PATH_EXHAUSTIVE_MAX];
-  uint8_t used[NODE_PATH_EXHAUSTIVE_MAX] = {0};
-  int32_t local[NODE_PATH_EXHAUSTIVE_MAX], member_of_local[NODE_PATH_EXHAUSTIVE_MAX];
+ * QPI (hop 2 -> 4). A rail's hops load their links one way. */
+static void node_path(const struct ds_node_hops *h, const struct groups *g, int32_t *out) {
+  int32_t l = h->l, local[DS_NODE_PATH_SEARCH_MAX], member_of_local[DS_NODE_PATH_SEARCH_MAX];
   for (int32_t q = 0; q < l; q++) {
     local[q] = g->nodes.local_of[out[q]];
     member_of_local[local[q]] = out[q];
   }
-  struct path_search s = {.h = h, .cur = cur, .best = best, .used = used,
-                          .best_bw = INFINITY, .best_lat = 0};
-  for (int32_t q = 0; q < l; q++) {
-    best[q] = cur[q] = local[q];
-    if (q + 1 < l) {
-      s.best_bw = fmin(s.best_bw, hop_share(h, local[q], local[q + 1]));
-      s.best_lat += h->lat[local[q] * l + local[q + 1]];
-    }
-  }
-  used[local[0]] = used[local[l - 1]] = 1;
-  path_dfs(&s, 1, INFINITY, 0);
-  for (int32_t q = 0; q < l; q++) out[q] = member_of_local[best[q]];
-  for (int32_t q = 0; q + 1 < l; q++) {
-    size_t ab = (size_t)best[q] * l + best[q + 1];
-    for (int32_t k = 0; k < h->len[ab]; k++) h->load[h->route[ab * DS_TOPO_MAX_ROUTE + k]]++;
-  }
+  ds_node_path_search(h, local, 1, 0);
+  for (int32_t q = 0; q < l; q++) out[q] = member_of_local[local[q]];
 }
 
 /* rails_busbw: K * min over links of bw / (hops of all rails crossing it);
@@ -439,9 +331,9 @@ static ds_status lay_rails(struct ds_topo *t, struct ds_ring *r, const struct gr
   ds_status st = DS_OK;
   uint32_t *load = NULL; /* node_path's link loads, on first use */
   for (int32_t j = 0; j < g->m && st == DS_OK; j++) {
-    struct node_hops h;
+    struct ds_node_hops h;
     int32_t l = g->count[j];
-    if (!load && l >= 4 && l <= NODE_PATH_EXHAUSTIVE_MAX) {
+    if (!load && l >= 4 && l <= DS_NODE_PATH_SEARCH_MAX) {
       load = calloc((size_t)t->n_links + 1, sizeof *load);
       if (!load) st = ds_err_set(err, DS_ENOMEM, "ring of %d GPUs: out of memory", n);
     }
@@ -455,9 +347,7 @@ static ds_status lay_rails(struct ds_topo *t, struct ds_ring *r, const struct gr
       node_order(g, j, j % 2 ? nj[ib] : nj[ia], j % 2 ? nj[ia] : nj[ib], out);
       if (h.l > 0) node_path(&h, g, out);
     }
-    free(h.lat);
-    free(h.route);
-    free(h.len);
+    ds_node_hops_release(&h);
   }
   free(load);
   if (st == DS_OK) st = set_rails(t, r, k_rails, orders, err);
@@ -531,19 +421,12 @@ struct order_search {
   double best_bw, best_lat;
 };
 
-/* Whether (bw, lat) beats (best_bw, best_lat). */
-static int better(double bw, double lat, double best_bw, double best_lat) {
-  const double rel = 1e-9;
-  if (bw > best_bw * (1 + rel)) return 1;
-  return bw >= best_bw * (1 - rel) && lat < best_lat * (1 - rel) - 1e-6;
-}
-
 static void order_dfs(struct order_search *s, int32_t depth, double bw, double lat) {
   int32_t n = s->n, last = s->cur[depth - 1];
   if (depth == n) {
     double b = fmin(bw, s->bw[last * n + s->cur[0]]);
     double l = lat + s->lat[last * n + s->cur[0]];
-    if (better(b, l, s->best_bw, s->best_lat)) {
+    if (ds_path_better(b, l, s->best_bw, s->best_lat)) {
       s->best_bw = b;
       s->best_lat = l;
       memcpy(s->best, s->cur, (size_t)n * sizeof *s->cur);
@@ -584,7 +467,7 @@ static void order_greedy(struct order_search *s) {
   }
   bw = fmin(bw, s->bw[s->cur[n - 1] * n]);
   lat += s->lat[s->cur[n - 1] * n];
-  if (better(bw, lat, s->best_bw, s->best_lat)) {
+  if (ds_path_better(bw, lat, s->best_bw, s->best_lat)) {
     s->best_bw = bw;
     s->best_lat = lat;
     memcpy(s->best, s->cur, (size_t)n * sizeof *s->cur);

@@ -670,8 +670,8 @@ Test(host, host_bound_summary_prints_the_measured_hosts_range) {
 }
 
 Test(host, host_scale_at_its_bound_runs_with_its_range) {
-  /* F = DS_MAX_HOST_SCALE is accepted, and the range's x1.236 re-run of it
-   * (1236 times the toy's host costs) succeeds as the run does */
+  /* F = DS_MAX_HOST_SCALE is accepted, and the range's x1.183 re-run of it
+   * (1183 times the toy's host costs) succeeds as the run does */
   cr_assert_float_eq(DS_MAX_HOST_SCALE, 1000.0, 0);
   expect_range_line(HOST_TOPO "--strategy single --host-scale 1000", 1000,
                     "this run's host costs, x1000 by --host-scale", 1);

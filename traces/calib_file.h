@@ -50,8 +50,9 @@
  *   host:                     # optional: this machine's host (CPU) per unit
  *     dispatch: 27.3us        # of work, replacing the topology's compute
  *     node: 26.2us            # keys host_dispatch and host_node (topo.h):
- *                             # per aten op a forward dispatches, per
- *                             # autograd node a backward runs; measured with
+ *                             # per kernel-launching aten op a forward
+ *                             # dispatches, per autograd node a backward
+ *                             # runs that is not a view's; measured with
  *                             # the GPU held behind a spin
  *                             # (bench/host_calibrate.py --calib-out); a
  *                             # unit is required (a bare 27 is refused,

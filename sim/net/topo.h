@@ -204,8 +204,10 @@ struct ds_compute_params {
   double host_backward_ns;
   /* The host per unit of work, for model files with host counts (model.h,
    * sim/train/host.h): per top-level ATen op a forward dispatches from
-   * Python (host_op), per cast autocast dispatches inside those ops
-   * (host_cast), per autograd node the backward runs (host_node). Measured
+   * Python (host_op), per aten op those calls dispatch that launches a
+   * kernel (host_dispatch: host_dispatches less host_views), per cast
+   * autocast dispatches inside those ops (host_cast), per autograd node the
+   * backward runs that is not a view's backward (host_node). Measured
    * on H200 (sim/net/topo_compute.c cites the arithmetic). host_launch and
    * host_backward then apply only to model files without counts. */
   double host_op_ns;

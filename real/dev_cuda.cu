@@ -17,9 +17,12 @@
  *
  * Collective buffers are those of the cpu device: one constant input
  * (element i of rank r is (r+1) + (i % 7)) and one output region per
- * collective op, so nothing written during an iteration is read by it.
+ * collective op, so nothing written during an iteration is read by it; an
+ * all-reduce runs in place on its region holding that input, as DDP's
+ * all-reduce of its bucket does (at one rank NCCL then copies nothing).
  * end_iter checks every output with a kernel counting wrong elements
- * (nccl-tests' #wrong) and refills it with -1, outside the timed window.
+ * (nccl-tests' #wrong) and refills it (-1, or the input for an all-reduce),
+ * outside the timed window.
  *
  * Key invariant: every rank issues the same NCCL calls in the same order on
  * one communicator (open() checks that on the whole schedule, so every rank
@@ -109,7 +112,7 @@ static void coll_counts(const struct ds_dev_rank *r, const struct ds_op *o, size
   size_t per = n / (size_t)r->world, tot = per * (size_t)r->world;
   int root = o->root == r->rank;
   switch (o->kind) {
-    case DS_OP_ALLREDUCE: *n_in = n; *n_out = n; break;
+    case DS_OP_ALLREDUCE: *n_in = 0; *n_out = n; break; /* in place: out holds the input */
     case DS_OP_REDUCE: *n_in = n; *n_out = root ? n : 0; break;
     case DS_OP_BROADCAST: *n_in = root ? n : 0; *n_out = n; break;
     case DS_OP_ALLGATHER: *n_in = per; *n_out = tot; break;
@@ -190,10 +193,18 @@ static ds_status map_deps(struct ds_dev_rank *r, struct ds_err *err) {
   return st;
 }
 
-/* Resets every collective output of the rank to -1 on the compute stream. */
+/* Resets every collective output of the rank on the compute stream: to -1,
+ * except an all-reduce's, which runs in place (as DDP's all-reduce of its
+ * bucket does) and so gets the input back. */
 static ds_status reset_outputs(struct ds_dev_rank *r, struct ds_err *err) {
   int32_t rank = r->rank;
-  DS_CUDA_CHECK(ds__cuda_fill(r->out, r->out_len, -1.0f, r->stream[DS_STREAM_COMPUTE]));
+  cudaStream_t cs = r->stream[DS_STREAM_COMPUTE];
+  DS_CUDA_CHECK(ds__cuda_fill(r->out, r->out_len, -1.0f, cs));
+  for (size_t i = 0; i < r->s->n_ops; i++) {
+    const struct ds_op *o = &r->s->ops[i];
+    if (o->rank != rank || o->kind != DS_OP_ALLREDUCE) continue;
+    DS_CUDA_CHECK(ds__cuda_fill_input(r->out + r->out_off[i], r->n_out[i], rank, cs));
+  }
   return DS_OK;
 }
 
@@ -422,7 +433,7 @@ static ds_status run_collective(struct ds_dev_rank *r, size_t i, cudaStream_t st
   int root = o->root;
   switch (o->kind) {
     case DS_OP_ALLREDUCE:
-      DS_NCCL_CHECK(c, ncclAllReduce(in, out, n, ncclFloat, ncclSum, c, st));
+      DS_NCCL_CHECK(c, ncclAllReduce(out, out, n, ncclFloat, ncclSum, c, st));
       break;
     case DS_OP_REDUCE:
       DS_NCCL_CHECK(c, ncclReduce(in, out, n, ncclFloat, ncclSum, root, c, st));

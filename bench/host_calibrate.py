@@ -25,7 +25,7 @@ ops each layer's forward dispatches, `host_dispatches`, and the autograd
 nodes its backward runs, `host_nodes`) turn the phases into per-unit costs:
 
     host_dispatch = forward ms / kernel-launching dispatches,
-    host_node = backward ms / nodes that are not a view's backward
+    host_node = backward ms / nodes that launch a kernel
 
 (kernel-launching dispatches: host_dispatches less the model file's
 host_views, the dispatches that launch no kernel, which ddpsim charges
@@ -204,8 +204,8 @@ def launch_counts(fn):
 
 def model_counts(name, amp):
     """Sums over the model file's layers: host_dispatches, host_views,
-    host_nodes (with host_amp_nodes under autocast) and host_view_nodes (a
-    view's backward, uncharged as views are) (its casts'
+    host_nodes (with host_amp_nodes under autocast) and host_view_nodes (the
+    nodes that launch nothing, uncharged as views are) (its casts'
     ToCopyBackward0 nodes run in the backward too; the casts' own dispatches
     are host_cast's)."""
     path = os.path.join(HERE, "..", "models", name + ".yaml")
@@ -285,6 +285,9 @@ def write_calib(path, a, keys, left, dry_run, spin_ms, comments=()):
     if a.device.startswith("cuda") and not dry_run:
         lines.append(calib_gpu_line(dev))
     lines.append("host:")
+    # the unit of dispatch and node: per dispatch and node that launch a kernel
+    # (sim/train/calib.c refuses the two without it: files of an older unit)
+    lines.append("  unit: launching")
     lines += ["  %s: %.3fus" % (key, us) for key, (us, _) in keys.items()]
     tmp = path + ".tmp"
     with open(tmp, "w") as f:

@@ -12,8 +12,9 @@ Here one process repeats `--rounds` times:
   (a) host_calibrate's phase measurement (its functions: each phase of an
       iteration, forward with the loss, backward, the step, timed on the host
       behind a spin kernel; dispatch_us = forward / the model file's
-      dispatches, node_us = backward / its nodes, medians over the iterations
-      whose phase finished before the spin did);
+      kernel-launching dispatches, node_us = backward / its nodes that launch a
+      kernel, the units ddpsim charges, medians over the iterations whose phase
+      finished before the spin did);
   (b) torch_measure's timings (its functions: gpu_ms the median gap between
       CUDA events of consecutive free-running iterations, sync_ms the median
       synchronised iteration) of each config, in an order rotated per round:
@@ -195,9 +196,13 @@ def calibrate(a, rnd, mode, parts, dev, counts, spin, spin_ms, cuda, writer, inf
     """One round's phase measurement in `mode` (spin: host_calibrate's
     phase_rows; stream: its stream_rows) on the plain model: its CSV row,
     and with --calib-out its calibration file and per-iteration CSV.
-    Returns the rows and whether the file was written."""
+    counts: (kernel-launching dispatches, nodes that launch a kernel, every
+    dispatch, every node); the per-iteration CSV carries every dispatch and
+    node, as host_calibrate.py's does (bench/host_pool.py reads both and
+    takes the free ones out itself). Returns the rows and whether the file
+    was written."""
     t0 = time.perf_counter()
-    dispatches, nodes = counts
+    dispatches, nodes, all_dispatches, all_nodes = counts
     forward = host_calibrate.make_forward(parts["model"], parts["x"], parts["loss"], a.amp, dev)
     if mode == "stream":
         iters = a.stream_iters
@@ -228,7 +233,8 @@ def calibrate(a, rnd, mode, parts, dev, counts, spin, spin_ms, cuda, writer, inf
     written = False
     if a.calib_out:
         prefix = mode_prefix(a, mode)
-        host_calibrate.write_rows("%s-r%d.csv" % (prefix, rnd), ca, rows, dispatches, nodes,
+        host_calibrate.write_rows("%s-r%d.csv" % (prefix, rnd), ca, rows, all_dispatches,
+                                  all_nodes,
                                   sum(len(g["params"]) for g in parts["opt"].param_groups))
         written = write_file("%s-r%d.yaml" % (prefix, rnd), ca, rows, counts, cuda, spin_ms,
                              ["bench/host_inproc.py round %d of %d, in the training run's process"
@@ -259,7 +265,7 @@ def main(argv=None):
     info = torch_measure.print_versions(dev)
     # per kernel-launching dispatch (host_calibrate.py's docstring)
     dispatches, views, nodes, view_nodes = host_calibrate.model_counts(a.model, a.amp)
-    counts = (dispatches - views, nodes - view_nodes)
+    counts = (dispatches - views, nodes - view_nodes, dispatches, nodes)
     spin, spin_ms = host_calibrate.spin_for(cuda, a.sleep_ms, 0)
 
     t0 = time.perf_counter()

@@ -45,7 +45,9 @@ GEMM_OPS = {"aten::convolution", "aten::_convolution", "aten::cudnn_convolution"
             "aten::addmm", "aten::mm", "aten::bmm", "aten::baddbmm"}
 LAUNCHES = ("cudaLaunchKernel", "cudaMemsetAsync", "cudaMemcpyAsync", "cuLaunchKernel")
 CASTS = ("aten::to", "aten::_to_copy")
-# keep in step with tools/export_model.py
+# by name, as a trace names its nodes: the kinds that launch nothing whatever their
+# shapes (tools/model_export/host.py decides per node by what it dispatches: an
+# AddBackward0 or ExpandBackward0 is free there unless it broadcast)
 NODE_GEMM = {"ConvolutionBackward0", "AddmmBackward0", "MmBackward0", "BmmBackward0"}
 NODE_VIEW = {"ViewBackward0", "UnsafeViewBackward0", "TBackward0", "TransposeBackward0",
              "PermuteBackward0", "ReshapeAliasBackward0", "CloneBackward0",

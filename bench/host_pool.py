@@ -5,8 +5,8 @@ iterations whose spin outlasted the phase (its *_free flag 1; a phase with
 none is left out and said so), then forward total ms over total kernel-launching dispatches
 (the CSV's dispatches less the views of models/<model>.yaml: its host_views,
 the dispatches that launch no kernel, which cost the host nothing measurable)
-and backward total ms over total nodes that are not a view's backward (the
-model file's host_view_nodes, free likewise), per folder (a host) and over all;
+and backward total ms over total nodes that launch a kernel (host_nodes less the
+model file's host_view_nodes, the nodes that launch nothing, free likewise), per folder (a host) and over all;
 then each folder's host factor: the mean of its dispatch and node ratios to
 the pool's (sim/net/topo_compute.c's ds_topo_host_factor_fastest and _slowest are the
 smallest and largest, the hosts' range that ddpsim's summary prints for a
@@ -110,7 +110,7 @@ def model_views(model, dispatches, path):
 
 
 def model_view_nodes(model, nodes, amp, path, check=True):
-    """The backward's nodes that are a view's backward (host_view_nodes
+    """The backward's nodes that launch nothing (host_view_nodes
     summed over models/<model>.yaml's layers; 0 for a file without them),
     after checking that the file's host_nodes (with host_amp_nodes under
     autocast) sum to the CSV's count."""
@@ -267,12 +267,13 @@ def write_calib(calib_dir, folder, paths, dispatch_us, node_us):
     text = ("# bench/host_pool.py --calib-dir: the pooled host costs of one lend\n"
             "# (%s): forward ms over kernel-launching dispatches (the\n"
             "# model files' host_dispatches less host_views) and backward ms over\n"
-            "# nodes that are not a view's backward (host_nodes less host_view_nodes):\n"
+            "# nodes that launch a kernel (host_nodes less host_view_nodes):\n"
             "# each file's median over the iterations whose spin outlasted\n"
             "# the phase, of these runs:\n"
             "%s"
             "schema_version: 1\n"
             "host:\n"
+            "  unit: launching\n"
             "  dispatch: %.3fus\n"
             "  node: %.3fus\n") % (folder, "".join("#   %s\n" % p for p in paths),
                                    dispatch_us, node_us)

@@ -16,7 +16,7 @@ Prints each rule's costs, per file residual, rms, and leave-one-model-out:
 each model's files predicted by the costs fitted without that model (its
 folders' factors fitted on the other models). With --backward the same for
 the backward: nodes (the model files' host_nodes) and view nodes (their
-host_view_nodes, a view's backward) in place of dispatches and views.
+host_view_nodes, the nodes that launch nothing) in place of dispatches and views.
 Standard library only.
 
     python3 bench/host_views_fit.py [--backward] bench/results/gpu-2026-11-28c-h200/host-rn50.csv ...

@@ -10,7 +10,10 @@ markdown table row:
   measured      gpu_ms (the round's median gap between CUDA events of
                 consecutive iterations) and gpu_ms_min;
   host          host_ms, the training run's host enqueue time per iteration;
-  calibration   the round's dispatch_us / node_us, and its host sum: the
+  calibration   the round's dispatch_us / node_us as the CSV has them (runs
+                before 2026-11-28d: per every dispatch and node; the
+                predictions rescale their files to ddpsim's unit,
+                in_current_unit), and its host sum: the
                 medians of forward, backward and step over the round's
                 iterations (PREFIX-rN.csv); sum / host says, without ddpsim,
                 whether the calibration's phases took the training
@@ -47,8 +50,11 @@ Standard library only; runs DDPSIM_BIN (default bin/ddpsim).
 """
 
 import argparse
+import atexit
 import csv
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -57,6 +63,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from csv_input import InputError, num  # noqa: E402
+import host_pool  # noqa: E402  (the model files' free dispatches and nodes)
 sys.path.insert(0, os.path.join(ROOT, "validation"))
 from run import host_factors  # noqa: E402  (one reader of topo_compute.c's host factors)
 
@@ -102,15 +109,55 @@ def verdict(meas, p):
                                      " [%s]" % p[3] if len(p) > 3 and p[3] else "")
 
 
-def at_file(args, factors, path):
+def launching_counts(args, csv_path):
+    """(every dispatch, every node, those that launch a kernel of each) for a
+    round's per-iteration CSV (host_calibrate.py's columns: every dispatch and
+    node), the free ones from the model file, whose counts must match the CSV's."""
+    rows = read_rows(csv_path)
+    if not rows:
+        raise InputError("%s: no rows" % csv_path)
+    line, first = rows[0]
+    dispatches = int(num(first, "dispatches", csv_path, line))
+    nodes = int(num(first, "nodes", csv_path, line))
+    views = host_pool.model_views(args.model, dispatches, csv_path)
+    view_nodes = host_pool.model_view_nodes(args.model, nodes, bool(args.amp), csv_path)
+    return dispatches, nodes, dispatches - views, nodes - view_nodes
+
+
+def in_current_unit(args, path, csv_path, tmpdir):
+    """path itself where its host section says `unit: launching`; else (the
+    files host_inproc.py wrote before 2026-11-28d: per every dispatch and node)
+    a copy in tmpdir with dispatch and node rescaled to ddpsim's unit, per
+    dispatch and node that launch a kernel: x every / launching, the counts of
+    the round's CSV and the model file."""
+    with open(path) as f:
+        text = f.read()
+    if re.search(r"^  unit: launching$", text, re.M):
+        return path
+    every_d, every_n, launch_d, launch_n = launching_counts(args, csv_path)
+    scale = {"dispatch": every_d / launch_d, "node": every_n / launch_n}
+
+    def rescaled(m):
+        return "  %s: %.3fus" % (m.group(1), float(m.group(2)) * scale[m.group(1)])
+    text, n = re.subn(r"^  (dispatch|node): ([0-9.]+)us$", rescaled, text, flags=re.M)
+    text = text.replace("host:\n", "host:\n  unit: launching\n", 1)
+    out = os.path.join(tmpdir, os.path.basename(path))
+    with open(out, "w") as f:
+        f.write(text)
+    return out
+
+
+def at_file(args, factors, path, csv_path, tmpdir):
     """at() for a calibration file that may be missing (None) or lack a key:
     the prediction then carries "dispatch only" or "node only" (ddpsim took
-    the topology's default for the other)."""
+    the topology's default for the other). An old file's dispatch and node are
+    rescaled to ddpsim's unit first (in_current_unit)."""
     if not os.path.isfile(path):
         return None
     with open(path) as f:
         keys = [k for k in ("dispatch", "node")
                 if any(line.startswith("  %s:" % k) for line in f)]
+    path = in_current_unit(args, path, csv_path, tmpdir)
     return at(args, factors, path) + ("" if len(keys) == 2 else "%s only" % keys[0],)
 
 
@@ -120,13 +167,13 @@ def all_iterations(args, factors, path, tmpdir):
     rows = read_rows(path)
     if not rows:
         raise InputError("%s: no rows" % path)
-    line, first = rows[0]
     med = {k: statistics.median(num(r, k, path, n) for n, r in rows) for k in ("fwd_ms", "bwd_ms")}
+    _, _, launch_d, launch_n = launching_counts(args, path)
     calib = os.path.join(tmpdir, os.path.basename(path)[:-len(".csv")] + "-all.yaml")
     with open(calib, "w") as f:
-        f.write("schema_version: 1\nhost:\n  dispatch: %.3fus\n  node: %.3fus\n"
-                % (med["fwd_ms"] * 1e3 / num(first, "dispatches", path, line),
-                   med["bwd_ms"] * 1e3 / num(first, "nodes", path, line)))
+        f.write("schema_version: 1\nhost:\n  unit: launching\n  dispatch: %.3fus\n"
+                "  node: %.3fus\n" % (med["fwd_ms"] * 1e3 / launch_d,
+                                       med["bwd_ms"] * 1e3 / launch_n))
     return at(args, factors, calib)
 
 
@@ -177,8 +224,12 @@ def main(argv=None):
         args.batch = int(num(first, "batch", args.csv, line))
         factors = host_factors()
         default = at(args, factors, None)
+        # rescaled calibration files and the all-iterations ones: removed on the way out
+        tmpdir = tempfile.mkdtemp(prefix="inproc_predict-")
+        atexit.register(shutil.rmtree, tmpdir, True)
         pooled_path = prefix + "-pooled.yaml"
-        pooled = at_file(args, factors, pooled_path)
+        pooled = at_file(args, factors, pooled_path,
+                         "%s-r%s.csv" % (prefix, train[0][1].get("round")), tmpdir)
         print("%s, config %s: %s batch %d; ddpsim --topo %s%s, range x%g to x%g%s"
               % ((args.csv, args.config, args.model, args.batch, args.topo,
                   "" if args.loop == "sync" else " --loop " + args.loop) + factors
@@ -191,33 +242,32 @@ def main(argv=None):
               % (" --- |" if stream else ""))
         errs = {"default": [], "round": [], "pooled": [], "all": []}
         measured = []
-        # the all-iterations calibration files (stream): removed on the way out
-        with tempfile.TemporaryDirectory(prefix="inproc_predict-") as tmpdir:
-            for line, r in train:
-                rnd = r.get("round")
-                meas = num(r, "gpu_ms", args.csv, line)
-                host = num(r, "host_ms", args.csv, line)
-                measured.append(meas)
-                if rnd not in calib:
-                    raise InputError("%s:%d: round %s has no calib row" % (args.csv, line, rnd))
-                cl, c = calib[rnd]
-                total = phase_sum("%s-r%s.csv" % (prefix, rnd))
-                own = at_file(args, factors, "%s-r%s.yaml" % (prefix, rnd))
-                every = (all_iterations(args, factors, "%s-r%s.csv" % (prefix, rnd), tmpdir)
-                         if stream else None)
-                cells = [("default", default), ("round", own), ("pooled", pooled),
-                         ("all", every)]
-                for key, p in cells:
-                    if p:
-                        errs[key].append((abs(100.0 * (p[0] - meas) / meas),
-                                          p[1] <= meas <= p[2]))
-                print("| %s | %.3f (%.3f) | %.3f | %s / %s | %.3f | x%.3f | %s | %s | %s |%s"
-                      % (rnd, meas, num(r, "gpu_ms_min", args.csv, line), host,
-                         us_cell(c, "dispatch_us", args.csv, cl),
-                         us_cell(c, "node_us", args.csv, cl),
-                         total, total / host, verdict(meas, default), verdict(meas, own),
-                         verdict(meas, pooled),
-                         " %s |" % verdict(meas, every) if stream else ""))
+        for line, r in train:
+            rnd = r.get("round")
+            meas = num(r, "gpu_ms", args.csv, line)
+            host = num(r, "host_ms", args.csv, line)
+            measured.append(meas)
+            if rnd not in calib:
+                raise InputError("%s:%d: round %s has no calib row" % (args.csv, line, rnd))
+            cl, c = calib[rnd]
+            total = phase_sum("%s-r%s.csv" % (prefix, rnd))
+            own = at_file(args, factors, "%s-r%s.yaml" % (prefix, rnd),
+                          "%s-r%s.csv" % (prefix, rnd), tmpdir)
+            every = (all_iterations(args, factors, "%s-r%s.csv" % (prefix, rnd), tmpdir)
+                     if stream else None)
+            cells = [("default", default), ("round", own), ("pooled", pooled),
+                     ("all", every)]
+            for key, p in cells:
+                if p:
+                    errs[key].append((abs(100.0 * (p[0] - meas) / meas),
+                                      p[1] <= meas <= p[2]))
+            print("| %s | %.3f (%.3f) | %.3f | %s / %s | %.3f | x%.3f | %s | %s | %s |%s"
+                  % (rnd, meas, num(r, "gpu_ms_min", args.csv, line), host,
+                     us_cell(c, "dispatch_us", args.csv, cl),
+                     us_cell(c, "node_us", args.csv, cl),
+                     total, total / host, verdict(meas, default), verdict(meas, own),
+                     verdict(meas, pooled),
+                     " %s |" % verdict(meas, every) if stream else ""))
         med = statistics.median(measured)
         print("| median | %.3f | | | | | %s | | %s |%s"
               % (med, verdict(med, default), verdict(med, pooled), " |" if stream else ""))

@@ -338,8 +338,8 @@ Test(dp, mobilenet_gains_little_resnet50_gains) {
    * ms) and the forward's launches, each at least the 4 threads' GIL turns
    * (4 x 20 us x 152 layers = 12.16 ms, more where a layer's own dispatches
    * take longer), are on the critical path, on top of the host work that
-   * paces single GPU training too (310 autograd nodes, 312 less 2 view
-   * nodes, x 31.42 us in backward: sim/train/host.h). ResNet-50's layers are long enough to hide
+   * paces single GPU training too (300 autograd nodes, 312 less 12 that
+   * launch nothing, x 32.76 us in backward: sim/train/host.h). ResNet-50's layers are long enough to hide
    * more of it. (Batch norm's one-CTA-per-channel kernels, compute.h,
    * lengthen MobileNetV2's 52 BatchNorms on the GPU.) */
   struct ds_test_result m =

@@ -670,8 +670,8 @@ Test(host, host_bound_summary_prints_the_measured_hosts_range) {
 }
 
 Test(host, host_scale_at_its_bound_runs_with_its_range) {
-  /* F = DS_MAX_HOST_SCALE is accepted, and the range's x1.183 re-run of it
-   * (1183 times the toy's host costs) succeeds as the run does */
+  /* F = DS_MAX_HOST_SCALE is accepted, and the range's x1.171 re-run of it
+   * (1171 times the toy's host costs) succeeds as the run does */
   cr_assert_float_eq(DS_MAX_HOST_SCALE, 1000.0, 0);
   expect_range_line(HOST_TOPO "--strategy single --host-scale 1000", 1000,
                     "this run's host costs, x1000 by --host-scale", 1);
@@ -683,7 +683,7 @@ Test(host, range_line_over_calib_host_costs_drops_the_hint) {
    * the tail): the line says the factors multiply --calib's costs, and
    * the measure-yours hint, done already, is gone. */
   char path[] = "/tmp/ddpsim-hostcal-XXXXXX", args[512];
-  ds_test_write_temp(path, "schema_version: 1\nhost:\n  dispatch: 30us\n  node: 20us\n");
+  ds_test_write_temp(path, "schema_version: 1\nhost:\n  unit: launching\n  dispatch: 30us\n  node: 20us\n");
   snprintf(args, sizeof args, HOST_TOPO "--strategy single --calib %s", path);
   expect_range_line(args, 1, "this run's host costs, --calib's", 0);
   snprintf(args, sizeof args, HOST_TOPO "--strategy single --calib %s --host-scale 2", path);

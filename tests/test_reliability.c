@@ -124,7 +124,7 @@ Test(reliability, a_duration_past_the_clock_is_an_input_error) {
  * it names the host costs, --calib and --host-scale too. */
 Test(reliability, a_duration_past_the_clock_from_host_costs_names_them) {
   char calib[] = "/tmp/ddpsim-rel-calib-XXXXXX", args[256];
-  ds_test_write_temp(calib, "schema_version: 1\nhost:\n  dispatch: 1e6s\n  node: 1e6s\n");
+  ds_test_write_temp(calib, "schema_version: 1\nhost:\n  unit: launching\n  dispatch: 1e6s\n  node: 1e6s\n");
   snprintf(args, sizeof args, "--topo 4gpu --calib %s", calib);
   ds_test_ddpsim_refuses(args, "exceeds the longest simulated time");
   ds_test_ddpsim_refuses(args, "host_* costs, and --calib's and --host-scale's values");

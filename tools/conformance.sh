@@ -1,7 +1,8 @@
 #!/bin/bash
 # Re-runs tools/export_model.py and tools/capture_conformance.py with real
 # PyTorch into a temporary directory and diffs the results against the
-# committed files (models/*.yaml, tests/data/conformance/*.csv).
+# committed files (models/*.yaml, tests/data/conformance/*.csv, and the
+# exporter's toys tests/data/*-model.yaml from tests/data/*_toy.py).
 # Comment lines (versions, dates, commands) are left out of the comparison.
 # The models: tools/torch_models.py's MODELS, in its order (the order of the
 # committed CSVs' rows), which must name exactly the shipped models/*.yaml;
@@ -51,6 +52,14 @@ for m in "${list[@]}"; do
     --output "$TMP/$m.yaml" || { echo "export of $m failed"; exit 1; }
   same "models/$m.yaml" "$TMP/$m.yaml"
 done
+# the exporter's toys (tests/data; C tests pin what their files say), whole runs only
+if [ $# -eq 0 ]; then
+  for toy in shared-ids:shared_ids_toy view-nodes:view_nodes_toy; do
+    "$PY" tools/export_model.py "tests/data/${toy#*:}.py" --name "${toy%%:*}" \
+      --output "$TMP/${toy%%:*}-model.yaml" || { echo "export of ${toy%%:*} failed"; exit 1; }
+    same "tests/data/${toy%%:*}-model.yaml" "$TMP/${toy%%:*}-model.yaml"
+  done
+fi
 models=$(IFS=,; echo "${list[*]}")
 "$PY" tools/capture_conformance.py --models "$models" --out "$TMP/fresh" ||
   { echo "capture failed"; exit 1; }

@@ -48,11 +48,13 @@
  *       - {mode: tf32, group_width: 4, out_channels: 128, out_positions: 3136,
  *          stride: 1, batch: 32, fwd_us: 151.4, dgrad_us: 141.7, wgrad_us: 253.2}
  *   host:                     # optional: this machine's host (CPU) per unit
+ *     unit: launching         # (required with dispatch or node: their unit;
+ *                             # files of older units have none, refused)
  *     dispatch: 27.3us        # of work, replacing the topology's compute
  *     node: 26.2us            # keys host_dispatch and host_node (topo.h):
  *                             # per kernel-launching aten op a forward
  *                             # dispatches, per autograd node a backward
- *                             # runs that is not a view's; measured with
+ *                             # runs that launches a kernel; measured with
  *                             # the GPU held behind a spin
  *                             # (bench/host_calibrate.py --calib-out); a
  *                             # unit is required (a bare 27 is refused,

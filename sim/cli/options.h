@@ -29,9 +29,9 @@ extern "C" {
 #define DS_MAX_STRAGGLERS 64
 
 /* Largest --host-scale F: a host a thousand times slower than the topology's
- * is far past any measured one (the lent hosts span x0.836 to x1.183,
+ * is far past any measured one (the lent hosts span x0.841 to x1.171,
  * sim/net/topo_compute.c), and the bound keeps every scaled host cost, also at the
- * host range's x1.183 re-run, far below the engine's longest simulated time
+ * host range's x1.171 re-run, far below the engine's longest simulated time
  * (sim/net/engine.h), which a huge F would hit with a message that does not
  * name the option. */
 #define DS_MAX_HOST_SCALE 1000.0

@@ -207,7 +207,8 @@ struct ds_compute_params {
    * Python (host_op), per aten op those calls dispatch that launches a
    * kernel (host_dispatch: host_dispatches less host_views), per cast
    * autocast dispatches inside those ops (host_cast), per autograd node the
-   * backward runs that is not a view's backward (host_node). Measured
+   * backward runs that launches a kernel (host_node: host_nodes less
+   * host_view_nodes). Measured
    * on H200 (sim/net/topo_compute.c cites the arithmetic). host_launch and
    * host_backward then apply only to model files without counts. */
   double host_op_ns;

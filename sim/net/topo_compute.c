@@ -43,24 +43,25 @@ static ds_status read_time(const struct ds_cnode *map, const char *key, double *
  * (read_compute below): per host (a folder of host_calibrate runs), the
  * mean of its dispatch and node figures over the pool's, as
  * `python3 bench/host_pool.py` over the twelve CSVs named there prints them:
- *   2026-11-26d call2  28.55 / 37.48 = 0.7617, 28.63 / 31.42 = 0.9112: 0.836
- *   2026-11-27         35.23 / 37.48 = 0.9402, 31.40 / 31.42 = 0.9996: 0.970
- *   2026-11-27c        47.63 / 37.48 = 1.2711, 34.37 / 31.42 = 1.0940: 1.183
- *   2026-11-27d        30.32 / 37.48 = 0.8091, 31.07 / 31.42 = 0.9889: 0.899
- *   2026-11-27e        39.16 / 37.48 = 1.0450, 30.63 / 31.42 = 0.9748: 1.010
- * (dispatch: per kernel-launching dispatch, node: per node that is not a
- * view's backward, host_dispatch and host_node below; per dispatch and
- * node, views included, until 2026-11-28c: 0.752 to 1.236)
+ *   2026-11-26d call2  28.55 / 37.48 = 0.7617, 30.13 / 32.76 = 0.9194: 0.841
+ *   2026-11-27         35.23 / 37.48 = 0.9402, 33.04 / 32.76 = 1.0085: 0.974
+ *   2026-11-27c        47.63 / 37.48 = 1.2711, 35.09 / 32.76 = 1.0710: 1.171
+ *   2026-11-27d        30.32 / 37.48 = 0.8091, 32.63 / 32.76 = 0.9958: 0.902
+ *   2026-11-27e        39.16 / 37.48 = 1.0450, 32.16 / 32.76 = 0.9816: 1.013
+ * (dispatch: per kernel-launching dispatch, node: per node that launches a
+ * kernel, host_dispatch and host_node below; per dispatch and node, views
+ * included, until 2026-11-28c: 0.752 to 1.236; per node that is not a
+ * view's backward by name until 2026-11-28d: 0.836 to 1.183)
  * The fastest and the slowest of the five lends (27d and 27e may be one
  * machine lent twice, an hour apart: a lend is what a folder records). One
  * factor per host for every host_* cost (not one per cost): the other costs
  * were not measured per host, and a host's Python and dispatcher are slower
  * or faster as a whole (its dispatch and node ratios differ by at most
- * 0.18). A host also moves
+ * 0.20). A host also moves
  * within that range between processes (docs/strategies.md, "The host
  * costs"), so the range is where a run on a lent H200 lands, not a bound. */
-const double ds_topo_host_factor_fastest = 0.836;
-const double ds_topo_host_factor_slowest = 1.183;
+const double ds_topo_host_factor_fastest = 0.841;
+const double ds_topo_host_factor_slowest = 1.171;
 
 /* DDP's per-gradient host cost, 25.2 us pooled over lends (below, in
  * ds_topo_default_compute), split into copy_bucket_to_grad's launch, 5.8
@@ -121,31 +122,33 @@ ds_status ds__topo_read_compute(const struct ds_cnode *root,
    * every phase whose spin outlasted it, pooled as total ms over total units
    * (forward units: kernel-launching dispatches, ResNet-50 227 of 282,
    * ResNet-101 and ResNeXt-101 448 of 554, SE-ResNeXt-101 613 of 719;
-   * backward units: nodes less view nodes, ResNet-50 335 of 337, the
-   * 101-layer CNNs 658 of 660, SE-ResNeXt-101 955 of 957, BERT-base 476 of
-   * 923):
+   * backward units: nodes that launch a kernel (host_nodes less
+   * host_view_nodes), ResNet-50 319 of 337, the 101-layer CNNs 625 of 660,
+   * SE-ResNeXt-101 955 of 957, BERT-base 452 of 923):
    *   bench/results/gpu-2026-11-26d-h200/call2: forward ResNet-50 6.823 ms /
    *     227, ResNeXt-101 32x4d 12.445 / 448 (28.55 us on this host);
-   *     backward ResNet-50 12.417 / 335, ResNeXt-101 15.200 / 658, BERT-base
-   *     14.439 / 476 (28.63 us);
+   *     backward ResNet-50 12.417 / 319, ResNeXt-101 15.200 / 625, BERT-base
+   *     14.439 / 452 (30.13 us);
    *   bench/results/gpu-2026-11-27-h200: forward ResNet-50 7.508 / 227,
    *     ResNet-101 16.438 / 448, ResNeXt-101 15.542 / 448, SE-ResNeXt-101
-   *     21.676 / 613 (35.23 us); backward ResNet-50 9.747 / 335, ResNet-101
-   *     17.610 / 658, ResNeXt-101 24.490 / 658 (31.40 us);
+   *     21.676 / 613 (35.23 us); backward ResNet-50 9.747 / 319, ResNet-101
+   *     17.610 / 625, ResNeXt-101 24.490 / 625 (33.04 us);
    *   bench/results/gpu-2026-11-27c-h200 (unpinned): forward ResNet-101
    *     21.609 / 448 (host-resnet101.csv), SE-ResNeXt-101 28.931 / 613
    *     (host-se-pauses.csv, --pauses 8: the pauses' drains subtracted by
-   *     host_calibrate itself) (47.63 us); backward ResNet-101 19.134 / 658,
-   *     SE-ResNeXt-101 36.308 / 955 (--pauses 8) (34.37 us);
+   *     host_calibrate itself) (47.63 us); backward ResNet-101 19.134 / 625,
+   *     SE-ResNeXt-101 36.308 / 955 (--pauses 8) (35.09 us);
    *   bench/results/gpu-2026-11-27d-h200/hostcalib (unpinned, the run that
    *     also wrote host-resnet50.yaml with --calib-out): forward ResNet-50
-   *     6.883 / 227 (30.32 us), backward 10.409 / 335 (31.07 us);
+   *     6.883 / 227 (30.32 us), backward 10.409 / 319 (32.63 us);
    *   bench/results/gpu-2026-11-27e-h200 (two fresh processes, an hour
    *     later): forward ResNet-50 9.149 and 8.630 / 227 (39.16 us), backward
-   *     10.663 and 9.856 / 335 (30.63 us);
+   *     10.663 and 9.856 / 319 (32.16 us);
    *   pooled: forward 155.636 ms / 4153 = 37.48 us a kernel-launching
-   *     dispatch, backward 180.273 ms / 5738 = 31.42 us a node that is not
-   *     a view's backward.
+   *     dispatch, backward 180.273 ms / 5502 = 32.76 us a node that launches
+   *     a kernel (31.42 us over 5738 nodes until 2026-11-28d, when a node
+   *     was free by its name: a view's backward, select's, slice's and
+   *     split's too; by what it runs since: tools/model_export/host.py).
    *     `python3 bench/host_pool.py`
    *     over the twelve CSVs named above (R=bench/results:
    *     $R/gpu-2026-11-26d-h200/call2/host-{resnet50,resnext101_32x4d,
@@ -172,10 +175,10 @@ ds_status ds__topo_read_compute(const struct ds_cnode *root,
    * the five lends' above, not this host's (its calls at 35.2, 29.2 and
    * 33.6 us a kernel-launching dispatch: inside their range). The backward
    * likewise (`python3 bench/host_views_fit.py --backward` over the same
-   * CSVs): one cost per node 27.7 % rms, left out 35.9 %; per node that is
-   * not a view's backward (32.11 us) 17.9 %, left out 20.6 %; apart, 30.94
-   * us + 4.03 us a view node (bench/results/gpu-2026-11-28c-h200/
-   * notes-hostkinds.md).
+   * CSVs): one cost per node 27.7 % rms, left out 35.9 %; per node that
+   * launches a kernel (33.48 us) 17.3 %, left out 20.0 %; apart, 32.30 us +
+   * 3.42 us a node that launches nothing (bench/results/gpu-2026-11-28c-h200/
+   * notes-hostkinds.md; by name, a view's backward free, 17.9 and 20.6 %).
    * Left out: phases whose spin ended first (BERT's forward waits at its mask
    * check; SE-ResNeXt's backward without pauses, ~1358 launches, fills the
    * driver's launch queue, 1020-1021 deep (27c launch_queue.csv), behind the
@@ -185,7 +188,7 @@ ds_status ds__topo_read_compute(const struct ds_cnode *root,
    * is not how PyTorch runs by default, and pinning did not make training
    * faster on that host: 27c notes-host2.md).
    * The hosts differ (28.55, 35.23, 47.63, 30.32, 39.16 us a
-   * kernel-launching dispatch; 28.63, 31.40, 34.37, 31.07, 30.63 a node) and each switches speed within a run
+   * kernel-launching dispatch; 30.13, 33.04, 35.09, 32.63, 32.16 a node) and each switches speed within a run
    * (ResNet-101's forward 22.6-54.6 us a dispatch on 2026-11-27, 34.6-52.1
    * on 27c) and between fresh processes (the fit row's command: 24.55,
    * 22.03, 18.03 ms on 27d) while running, not descheduled (27c: CPU time =
@@ -194,13 +197,15 @@ ds_status ds__topo_read_compute(const struct ds_cnode *root,
    * bench/results/gpu-2026-11-27c-h200/notes-host2.md. So a host-bound
    * answer has a range: ds_topo_host_factor_fastest and _slowest below.
    * The traces' estimates (bench/host_kinds.py, docs/strategies.md "The
-   * host costs") put the forward at 29.6 us a dispatch (ResNet-50 31.7,
-   * BERT AMP 28.8, ResNeXt-101 46.2) and the node at 21.8 us. No validation
-   * row sets either. A user's own host: `bench/host_calibrate.py --calib-out
+   * host costs") put the forward at 29.6 us a dispatch counting every
+   * dispatch, views included (ResNet-50 31.7, BERT AMP 28.8, ResNeXt-101
+   * 46.2), and the node at 21.8 us counting every node: the units before
+   * 2026-11-28c, lower than the pool's per kernel-launching dispatch and
+   * node by the free ones they spread over. No validation row sets either. A user's own host: `bench/host_calibrate.py --calib-out
    * FILE`, whose host section --calib applies over these (sim/train/calib.h). */
   c->host_dispatch_ns = 37480;
   c->host_cast_ns = 23600;
-  c->host_node_ns = 31420;
+  c->host_node_ns = 32760;
   /* DDP's reducer (docs/strategies.md "The host costs"), measured unprofiled
    * with bench/torch_ddp_host.py (a host-bound toy of bias-free
    * Linear(W, W) at batch 1; DDP over one NCCL rank) and pooled as

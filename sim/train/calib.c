@@ -28,7 +28,7 @@ static const char *const nccl_keys[] = {"launch", "interference_blocks",
                                         NULL};
 static const char *const compute_keys[] = {"flops_efficiency", "mem_efficiency",
                                            "kernel_overhead", "fp32_math", NULL};
-static const char *const host_keys[] = {"dispatch", "node", "ddp_grad", "ddp_bucket",
+static const char *const host_keys[] = {"unit", "dispatch", "node", "ddp_grad", "ddp_bucket",
                                         "ddp_buffer", NULL};
 static const char *const coll_keys[] = {"op", "nranks", "shared", "copy", "alpha",
                                         "bus_bw", "fit_r2", "fit_rms_rel_residual", NULL};
@@ -263,15 +263,50 @@ static ds_status read_host_time(const struct ds_cnode *map, const char *key, int
   return DS_OK;
 }
 
+/* The unit the host section's dispatch and node are in, which its writers
+ * name (`unit: launching`): per aten op dispatched that launches a kernel
+ * and per autograd node that launches one, the model files' host_views and
+ * host_view_nodes left out (topology keys host_dispatch and host_node). The
+ * files of the units before it (per every dispatch and node, until
+ * 2026-11-28c; per node not a view's backward by name, until 2026-11-28d)
+ * have no such key and would apply 5-25 % low on a CNN, silently: refused,
+ * with how to mend them. */
+#define DS_HOST_UNIT "launching"
+
+static ds_status check_host_unit(const struct ds_cnode *map, struct ds_err *err) {
+  struct ds_cnode node;
+  const char *unit = NULL;
+  if (!ds_cmap_get(map, "unit", &node)) {
+    struct ds_cnode cost;
+    if (!ds_cmap_get(map, "dispatch", &cost)) ds_cmap_get(map, "node", &cost);
+    return ds_cnode_error(&cost, err,
+                          "a host cost without `unit: " DS_HOST_UNIT "` in its section: a file "
+                          "written before 2026-11-28d divided by every dispatch or node, or "
+                          "counted a node free by its name; write it again (bench/host_pool.py "
+                          "--calib-dir over its CSVs, bench/host_calibrate.py --calib-out) or "
+                          "scale dispatch by dispatches / kernel-launching dispatches and node "
+                          "by nodes / nodes that launch a kernel (the model file's "
+                          "host_dispatches, host_views, host_nodes, host_view_nodes), then add "
+                          "`unit: " DS_HOST_UNIT "`");
+  }
+  DS_CHECK(ds_cnode_string(&node, &unit, err));
+  if (strcmp(unit, DS_HOST_UNIT) != 0)
+    return ds_cnode_error(&node, err, "expected `" DS_HOST_UNIT "` (per dispatch and per "
+                          "node that launch a kernel), got '%s'", unit);
+  return DS_OK;
+}
+
 /* The host section: bench/host_calibrate.py's medians, in the units of the
- * topology's host_dispatch and host_node, and bench/torch_ddp_host.py's
- * fits of DDP's reducer: per gradient, per bucket call, per broadcast
- * buffer (a unit required on each). */
+ * topology's host_dispatch and host_node (check_host_unit), and
+ * bench/torch_ddp_host.py's fits of DDP's reducer: per gradient, per bucket
+ * call, per broadcast buffer (a unit required on each). */
 static ds_status read_host(const struct ds_cnode *root, struct ds_calib *c,
                            struct ds_err *err) {
-  struct ds_cnode map;
+  struct ds_cnode map, node;
   if (!ds_cmap_get(root, "host", &map)) return DS_OK;
   DS_CHECK(ds_cmap_check_keys(&map, host_keys, err));
+  if (ds_cmap_get(&map, "dispatch", &node) || ds_cmap_get(&map, "node", &node))
+    DS_CHECK(check_host_unit(&map, err));
   DS_CHECK(read_host_time(&map, "dispatch", &c->has_host_dispatch, &c->host_dispatch_ns, err));
   DS_CHECK(read_host_time(&map, "node", &c->has_host_node, &c->host_node_ns, err));
   DS_CHECK(read_host_time(&map, "ddp_grad", &c->has_host_ddp_grad, &c->host_ddp_grad_ns, err));

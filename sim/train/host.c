@@ -30,8 +30,9 @@ double ds_host_bwd_ns(const struct ds_compute *c, const struct ds_model *m, int3
                       double per_layer_ns) {
   if (!m->host_counts) return per_layer_ns;
   const struct ds_layer *ly = &m->layers[l];
-  /* a view's backward node (host_view_nodes) launches nothing and costs
-   * nothing measurable (sim/net/topo_compute.c) */
+  /* a node that launches nothing (host_view_nodes: a view's backward,
+   * clone's, add's without broadcasting) costs nothing measurable
+   * (sim/net/topo_compute.c) */
   double nodes = ly->host_nodes - ly->host_view_nodes +
                  (c->amp != DS_AMP_NONE ? ly->host_amp_nodes : 0);
   return nodes * c->params.host_node_ns;

@@ -240,10 +240,10 @@ struct ds_layer {
   double host_nodes;
   /* Optional host_view_nodes (with the host counts, every layer or none:
    * ds_model.host_view_node_counts; at most host_nodes): the part of
-   * host_nodes that is a view's backward (ViewBackward0, TBackward0,
-   * TransposeBackward0, ...: tools/model_export/host.py NODE_VIEW), which
-   * launches nothing; the backward is charged per other node
-   * (sim/train/host.h). */
+   * host_nodes that launches nothing (a view's backward such as
+   * ViewBackward0 or TBackward0, clone's, add's without broadcasting:
+   * tools/model_export/host.py classifies a node by the aten ops it
+   * dispatches); the backward is charged per other node (sim/train/host.h). */
   double host_view_nodes;
   double host_amp_casts;
   double host_amp_nodes;

@@ -28,8 +28,11 @@ HOST_HEADER = (
     "_unsafe_view, detach; empty tensors), which ddpsim leaves uncharged (a host's forward "
     "is per kernel-launching dispatch: bench/host_pool.py); host_nodes = autograd nodes "
     "its backward runs, AccumulateGrad of its parameters included; host_view_nodes = the part of "
-    "them that are a view's backward (ViewBackward0, TBackward0, TransposeBackward0, ...: they "
-    "launch nothing), which ddpsim leaves uncharged; host_amp_casts = the "
+    "them that launch nothing (every aten op the node dispatches, the engine's sum over a "
+    "broadcast dimension included, is a view or makes an empty tensor: a view's backward "
+    "such as ViewBackward0 or TBackward0, clone's, add's without broadcasting, an expand's "
+    "to its own size; not select's, slice's, split's or unbind's, which fill and copy or "
+    "concatenate), which ddpsim leaves uncharged; host_amp_casts = the "
     "cast dispatches CUDA autocast adds in its forward (each half op's fp32 inputs, a "
     "parameter once per forward as autocast caches it; each fp32 op's half inputs); "
     "host_amp_nodes = the ToCopyBackward0 nodes those casts add (inputs that require "
@@ -58,7 +61,11 @@ def host_viewed(rec):
 # DeepLearningExamples' BERT dispatches 686 of them among 1188 forward ops, a ResNet
 # 55 of 282, and its forward host per dispatch was half the ResNet's.
 NO_KERNEL = _ops("_unsafe_view", "alias", "detach", "lift_fresh", "empty", "empty_like",
-                 "empty_strided", "as_strided_", "t")
+                 "empty_strided", "empty_permuted", "new_empty", "new_empty_strided", "t",
+                 # in-place views and storage changes: metadata only (is_view is False
+                 # for them, their return is the input written, not an alias)
+                 "as_strided_", "t_", "transpose_", "squeeze_", "unsqueeze_", "swapdims_",
+                 "swapaxes_", "resize_", "set_")
 
 
 def host_view_dispatch(func):
@@ -243,22 +250,34 @@ def amp_cast_call(rec, layer, func, args, kwargs, out, dtype_read):
     layer.amp_model_casts = getattr(layer, "amp_model_casts", 0) + 1
 
 
-# The backward's nodes that launch nothing: the backward of a view reshapes (or, for a
-# slice or select, places) the gradient as a view of it or by an op that the next node
-# fuses (bench/results/gpu-2026-11-28c-h200/notes-hostkinds.md: charged per node, the
-# spin measurements fit best with these free). Keep in step with bench/host_kinds.py's
-# NODE_VIEW, a subset.
-NODE_VIEW = {"ViewBackward0", "UnsafeViewBackward0", "TBackward0", "TransposeBackward0",
-             "PermuteBackward0", "ReshapeAliasBackward0", "ExpandBackward0",
-             "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "UnsqueezeBackward0",
-             "AliasBackward0", "SelectBackward0", "SliceBackward0", "SplitBackward0",
-             "UnbindBackward0", "AsStridedBackward0"}
-
-
+# The backward's nodes that launch nothing: a node is a view node when every aten op it
+# dispatches launches no kernel (host_view_dispatch; none at all for clone's backward,
+# which returns its gradient, or expand's where nothing was broadcast). The backward of
+# a view reshapes its gradient (ViewBackward0, TBackward0, PermuteBackward0, ...); that of
+# select, slice, split, unbind or as_strided does not: it fills a zero tensor and copies
+# the gradient into it, or concatenates (FunctionsManual.cpp), and an expand that
+# broadcast sums (sum_to_size): those launch kernels, and the host pays them as any node
+# (bench/results/gpu-2026-11-28c-h200/notes-hostkinds.md). Classified by what runs, on the
+# export's CPU run, which dispatches the same ops for these nodes as CUDA does.
 def host_count_node(layer, node=None):
     layer.host_nodes = getattr(layer, "host_nodes", 0) + 1
-    if node is not None and type(node).__name__ in NODE_VIEW:
+
+
+def host_node_dispatch(rec, func):
+    """An aten op dispatched inside a node of the backward (between its pre-hook and its
+    hook): whether the node launched a kernel."""
+    if rec.bwd_node_open and not host_view_dispatch(func):
+        rec.bwd_node_launched = True
+
+
+def host_node_begin(rec):
+    rec.bwd_node_open, rec.bwd_node_launched = True, False
+
+
+def host_node_end(rec, layer):
+    if rec.bwd_node_open and not rec.bwd_node_launched:
         layer.host_view_nodes = getattr(layer, "host_view_nodes", 0) + 1
+    rec.bwd_node_open = False
 
 
 def host_lines(rec, l):

@@ -46,6 +46,8 @@ class Recorder:
         self.group = None  # the open op run (a Layer) inside the top non-leaf module
         self.phase = None  # "fwd", "bwd" or None (outside the model: input, loss)
         self.bwd_layer = None
+        self.bwd_node_open = False     # inside a node of the backward (its pre-hook ran)
+        self.bwd_node_launched = False  # and it dispatched an op that launches a kernel
         self.node_layer = {}
         self.names_used = {}
         self.saved = set()

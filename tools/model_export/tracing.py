@@ -21,8 +21,9 @@ from .bwd_bytes import note_accum, note_amp_out, note_bwd_bytes, note_bwd_made, 
 from .cli import ExportError, factory_file
 from .flops import op_flops
 from .host import (amp_cast_call, host_copy_call, host_count_dispatch, host_count_node,
-                   host_count_op, host_count_sync, host_dispatched, host_sync_dispatch,
-                   host_viewed, is_dtype_read)
+                   host_count_op, host_count_sync, host_dispatched, host_node_begin,
+                   host_node_dispatch, host_node_end, host_sync_dispatch, host_viewed,
+                   is_dtype_read)
 from .kernels import (note_bwd_kernels, note_cat, note_conv_groups, note_gemm_align,
                       note_embedding, note_layer_norm, note_loss_copy, note_max_pool)
 from .legacy_ew import amp_mixes_dtypes, note_cast_ew, note_legacy
@@ -43,6 +44,8 @@ class Dispatch(TorchDispatchMode):
         packet = func._overloadpacket
         sync = host_sync_dispatch(func, args)
         host_count_dispatch(rec, func, sync)
+        if rec.phase == "bwd":
+            host_node_dispatch(rec, func)
         if sync:
             host_count_sync(rec)
         if rec.phase == "fwd" and rec.stack:
@@ -257,8 +260,10 @@ def record(model, x, loss_kind):
                 rec.bwd_layer = layer
                 rec.accum_to = None
                 host_count_node(layer, node)
+                host_node_begin(rec)
 
-            def post(grad_inputs, grad_outputs, node=node):
+            def post(grad_inputs, grad_outputs, node=node, layer=layer):
+                host_node_end(rec, layer)
                 note_node_outputs(rec, node, grad_inputs)
             rec.handles.append(node.register_prehook(pre))
             rec.handles.append(node.register_hook(post))

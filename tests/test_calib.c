@@ -91,7 +91,8 @@ Test(calib, host_section_replaces_dispatch_and_node_only) {
   struct ds_calib c;
   struct ds_err err = {0};
   ds_status st = ds_test_load_calib_text(
-      "schema_version: 1\nhost:\n  unit: launching\n  dispatch: 31.5us\n  node: 0.0224ms\n", &c, &err, NULL);
+      "schema_version: 1\nhost:\n  unit: launching\n"
+      "  dispatch: 31.5us\n  node: 0.0224ms\n", &c, &err, NULL);
   cr_assert_eq(st, DS_OK, "%s", err.msg);
   cr_assert_eq(c.has_host_dispatch, 1);
   cr_assert_eq(c.has_host_node, 1);
@@ -106,7 +107,8 @@ Test(calib, host_section_replaces_dispatch_and_node_only) {
   cr_assert_eq(p.host_launch_ns, q.host_launch_ns);
   cr_assert_eq(p.kernel_overhead_ns, q.kernel_overhead_ns);
   /* one key alone leaves the other */
-  cr_assert_eq(ds_test_load_calib_text("schema_version: 1\nhost:\n  unit: launching\n  node: 40us\n", &c, &err, NULL),
+  cr_assert_eq(ds_test_load_calib_text("schema_version: 1\nhost:\n  unit: launching\n"
+                                       "  node: 40us\n", &c, &err, NULL),
                DS_OK, "%s", err.msg);
   p = topo_params();
   ds_calib_apply_compute(&c, &p);
@@ -117,7 +119,8 @@ Test(calib, host_section_replaces_dispatch_and_node_only) {
 Test(calib, host_ddp_keys_set_the_reducers_costs_split_as_the_defaults) {
   struct ds_calib c;
   struct ds_err err = {0};
-  ds_status st = ds_test_load_calib_text("schema_version: 1\nhost:\n  unit: launching\n  dispatch: 31.5us\n"
+  ds_status st = ds_test_load_calib_text("schema_version: 1\nhost:\n  unit: launching\n"
+                                         "  dispatch: 31.5us\n"
                                          "  ddp_grad: 27us\n  ddp_bucket: 0.045ms\n"
                                          "  ddp_buffer: 14.2us\n", &c, &err, NULL);
   cr_assert_eq(st, DS_OK, "%s", err.msg);
@@ -243,7 +246,8 @@ Test(calib, bad_bandwidth_unit_is_located) {
 
 Test(calib, unknown_host_key_is_located) {
   /* host_calibrate.py measures dispatch and node only: 'cast' is refused */
-  struct bad_case b = {"schema_version: 1\nhost:\n  unit: launching\n  dispatch: 27us\n  cast: 20us\n",
+  struct bad_case b = {"schema_version: 1\nhost:\n  unit: launching\n"
+                       "  dispatch: 27us\n  cast: 20us\n",
                        ":5:3: unknown key 'cast'", "allowed: unit, dispatch, node"};
   expect_bad(&b);
 }
@@ -262,7 +266,8 @@ Test(calib, bad_ddp_host_times_are_located) {
   struct bad_case neg = {"schema_version: 1\nhost:\n  ddp_grad: 27us\n  ddp_bucket: -40us\n",
                          ":4:15: key 'ddp_bucket'", "expected a time like \"1.5us\""};
   expect_bad(&neg);
-  struct bad_case big = {"schema_version: 1\nhost:\n  unit: launching\n  node: 20us\n  ddp_buffer: 2e6s\n",
+  struct bad_case big = {"schema_version: 1\nhost:\n  unit: launching\n"
+                         "  node: 20us\n  ddp_buffer: 2e6s\n",
                          ":5:15: key 'ddp_buffer'", "(at most 1e6 s), got \"2e6s\""};
   expect_bad(&big);
   struct bad_case unit = {"schema_version: 1\nhost:\n  ddp_bucket: 4us\n  ddp_grad: 33 ms2\n",
@@ -272,7 +277,8 @@ Test(calib, bad_ddp_host_times_are_located) {
 
 Test(calib, bad_host_unit_is_located) {
   /* '27.3 furlongs' starts line 4, column 9 */
-  struct bad_case b = {"schema_version: 1\nhost:\n  unit: launching\n  node: 27.3 furlongs\n", ":4:9: key 'node'",
+  struct bad_case b = {"schema_version: 1\nhost:\n  unit: launching\n"
+                       "  node: 27.3 furlongs\n", ":4:9: key 'node'",
                        "expected a time"};
   expect_bad(&b);
 }
@@ -480,11 +486,13 @@ Test(calib, host_section_moves_a_host_bound_iteration_by_hand) {
   double base = host_toy_iter_us(NULL, "");
   cr_assert_float_eq(base, 11 * d_us + 9 * n_us + tail_us, 1e-3);
   /* host dispatch doubled: + 11 x 150 = 1650 us exactly */
-  double twice = host_toy_iter_us("schema_version: 1\nhost:\n  unit: launching\n  dispatch: 300us\n", "");
+  double twice = host_toy_iter_us("schema_version: 1\nhost:\n  unit: launching\n"
+                                  "  dispatch: 300us\n", "");
   cr_assert_float_eq(twice - base, 11 * d_us, 1e-3, "%g -> %g", base, twice);
   /* and the node too: + 9 x 300 = 2700 us more */
   double both =
-      host_toy_iter_us("schema_version: 1\nhost:\n  unit: launching\n  dispatch: 300us\n  node: 600us\n", "");
+      host_toy_iter_us("schema_version: 1\nhost:\n  unit: launching\n"
+                       "  dispatch: 300us\n  node: 600us\n", "");
   cr_assert_float_eq(both - twice, 9 * n_us, 1e-3, "%g -> %g", twice, both);
 }
 
@@ -520,7 +528,8 @@ Test(calib, host_scale_doubles_exactly_the_host_part) {
   cr_assert_float_eq(twice, 2 * (11 * d_us + 9 * n_us) + tail_us, 1e-3, "%g", twice);
   cr_assert_float_eq(twice - base, 11 * d_us + 9 * n_us, 1e-3, "%g -> %g", base, twice);
   /* after --calib: its D = 300 us and N = 600 us, then doubled */
-  double both = host_toy_iter_us("schema_version: 1\nhost:\n  unit: launching\n  dispatch: 300us\n  node: 600us\n",
+  double both = host_toy_iter_us("schema_version: 1\nhost:\n  unit: launching\n"
+                                 "  dispatch: 300us\n  node: 600us\n",
                                  "--host-scale 2");
   cr_assert_float_eq(both, 2 * (11 * 300 + 9 * 600) + tail_us, 1e-3, "%g", both);
 }
@@ -531,11 +540,13 @@ Test(calib, host_time_without_a_unit_exits_2_with_its_place) {
    * (ds_cnode_time_ns, as every time a file holds); a bare 0 needs none */
   host_calib_refused("schema_version: 1\nhost:\n  unit: launching\n  dispatch: 27\n",
                      ":4:13: key 'dispatch'", "expected a time with its unit, got \"27\"");
-  host_calib_refused("schema_version: 1\nhost:\n  unit: launching\n  dispatch: 27.3us\n  node: \"26.25\"\n",
+  host_calib_refused("schema_version: 1\nhost:\n  unit: launching\n"
+                     "  dispatch: 27.3us\n  node: \"26.25\"\n",
                      ":5:9: key 'node'", "e.g. \"26.25us\" or \"26.25s\"");
   struct ds_calib c;
   struct ds_err err = {0};
-  cr_assert_eq(ds_test_load_calib_text("schema_version: 1\nhost:\n  unit: launching\n  dispatch: 0\n", &c, &err,
+  cr_assert_eq(ds_test_load_calib_text("schema_version: 1\nhost:\n  unit: launching\n"
+                                       "  dispatch: 0\n", &c, &err,
                                        NULL),
                DS_OK, "%s", err.msg);
   cr_assert_float_eq(c.host_dispatch_ns, 0, 1e-12);

@@ -188,7 +188,8 @@ ds_status ds__topo_read_compute(const struct ds_cnode *root,
    * is not how PyTorch runs by default, and pinning did not make training
    * faster on that host: 27c notes-host2.md).
    * The hosts differ (28.55, 35.23, 47.63, 30.32, 39.16 us a
-   * kernel-launching dispatch; 30.13, 33.04, 35.09, 32.63, 32.16 a node) and each switches speed within a run
+   * kernel-launching dispatch; 30.13, 33.04, 35.09, 32.63, 32.16 a node)
+   * and each switches speed within a run
    * (ResNet-101's forward 22.6-54.6 us a dispatch on 2026-11-27, 34.6-52.1
    * on 27c) and between fresh processes (the fit row's command: 24.55,
    * 22.03, 18.03 ms on 27d) while running, not descheduled (27c: CPU time =
@@ -201,8 +202,9 @@ ds_status ds__topo_read_compute(const struct ds_cnode *root,
    * dispatch, views included (ResNet-50 31.7, BERT AMP 28.8, ResNeXt-101
    * 46.2), and the node at 21.8 us counting every node: the units before
    * 2026-11-28c, lower than the pool's per kernel-launching dispatch and
-   * node by the free ones they spread over. No validation row sets either. A user's own host: `bench/host_calibrate.py --calib-out
-   * FILE`, whose host section --calib applies over these (sim/train/calib.h). */
+   * node by the free ones they spread over. No validation row sets either.
+   * A user's own host: `bench/host_calibrate.py --calib-out FILE`, whose
+   * host section --calib applies over these (sim/train/calib.h). */
   c->host_dispatch_ns = 37480;
   c->host_cast_ns = 23600;
   c->host_node_ns = 32760;

@@ -13,14 +13,18 @@ error is small by construction), the same split, for times and rates, by whether
 prediction is host-bound (the selected output row's host_exposed_ms a tenth
 of its iter_ms or more, as ddpsim's summary flags it), and for rows that form a pair
 (two bucket sizes) whether the predicted ordering matches the measured one
-(signs of the values as published: a measured tie matches only a predicted
-tie; a pair without two rows with a prediction is not met);
+(signs of the two values, each side a tie where they differ by at most
+TIE_REL of the larger, below the published values' last digit and ddpsim's
+printed precision; a tie matches only a tie; a pair without two rows with a
+prediction is not met);
 rows that repeat one command (the same model and setup measured on several
 machines or days) are listed with their spread: each stays a row of its own.
 Rows whose prediction is host-bound and whose metric is a time or rate
 (iter_ms, samples_per_s, speedup_vs_single, scaling_efficiency_pct) are also run at the measured hosts'
 range (the command with --host-scale at sim/net/topo_compute.c's
-ds_topo_host_factor_fastest and _slowest, as ddpsim's text summary does):
+ds_topo_host_factor_fastest and _slowest, as ddpsim's text summary does, and
+the default's between them: a ratio of two host-bound runs need not move one
+way with the host, so the range spans all three):
 per row whether the measured value lies in that range, and per group and
 overall how many non-fit rows do.
 Rows with such a metric whose source names a results folder that has a
@@ -46,8 +50,9 @@ only that summary is printed (the report is still computed, not shown).
 
 A benchmark, not a test: it reports errors and asserts nothing. Exit status
 0, or 1 when a command could not be run, its output had no row or several
-rows matching a row's select, or no numeric column the metric names (2 on
-an unknown option).
+rows matching a row's select, or no numeric column the metric names; 2 on an
+unknown option or a malformed CSV (checked before any command runs: the
+message names the file, line and column).
 Python 3 standard library only; builds nothing (DDPSIM_BIN, default
 bin/ddpsim).
 
@@ -87,6 +92,89 @@ DDP_POINTS = 2.0  # every DDP-over-single row (unit %) within this many points
 RATE_FREE = {"peak_mem_gib", "peak_mem_gib_gpu0", "peak_mem_gib_other", "gpu_mem_gib",
              "n_buckets", "bucket_mb", "first_bucket_mb", "world_size", "batch_per_gpu"}
 PRECISION_RE = re.compile(r"\b(AMP|FP32|TF32|FP16|BF16)\b")
+# a pair's two values tie where they differ by at most this share of the larger:
+# 10 ppm, below the last published digit of every pair's values (3 decimals of
+# ms, 0.001 / 451.8 = 2.2 ppm at the largest, but 0.011 ms / 61.5 ms = 180 ppm
+# is a measured difference) and below what ddpsim's outputs resolve (two BERT
+# caps 12 ns apart in 59.54 ms: 0.2 ppm, float noise of the schedule's sums)
+TIE_REL = 1e-5
+COLUMNS = ("source", "machine", "software", "measured", "unit", "value", "fit", "command",
+           "metric", "select", "pair", "expressible", "note")
+METRIC_RE = re.compile(r"^[A-Za-z_0-9.+\-*/() ]+$")
+
+
+class CsvError(Exception):
+    """A malformed validation CSV: FILE:LINE: column C: what."""
+
+
+def load_group(path):
+    """A validation CSV's rows (dicts), each checked: every column, a finite
+    non-zero value, fit yes|no, expressible yes|approx|no, select k=v terms,
+    a metric of names, numbers and arithmetic only. Raises CsvError."""
+    name = os.path.relpath(path, ROOT)
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+            if missing:
+                raise CsvError("%s:1: header: no column %s (expected %s)"
+                               % (name, ", ".join(missing), ",".join(COLUMNS)))
+            rows = []
+            for r in reader:
+                line = reader.line_num
+
+                def bad(col, what):
+                    return CsvError("%s:%d: column %s: %s" % (name, line, col, what))
+                if None in r:
+                    raise bad("note", "%d fields, expected %d (an unquoted comma?)"
+                              % (len(COLUMNS) + len(r[None]), len(COLUMNS)))
+                for c in COLUMNS:
+                    if r[c] is None:
+                        raise bad(c, "missing (the row has fewer than %d fields)" % len(COLUMNS))
+                try:
+                    v = float(r["value"])
+                except ValueError:
+                    raise bad("value", "expected a number, got %r" % r["value"])
+                if not (v == v and abs(v) != float("inf") and v != 0):
+                    raise bad("value", "expected a finite non-zero number, got %r" % r["value"])
+                if r["fit"].strip() not in ("yes", "no"):
+                    raise bad("fit", "expected yes or no, got %r" % r["fit"])
+                if r["expressible"].strip() not in ("yes", "approx", "no"):
+                    raise bad("expressible", "expected yes, approx or no, got %r"
+                              % r["expressible"])
+                for term in filter(None, (t.strip() for t in r["select"].split(";"))):
+                    if "=" not in term or not term.split("=", 1)[0].strip():
+                        raise bad("select", "expected k=v terms separated by ;, got %r" % term)
+                if r["command"].strip() not in ("", "-") and not METRIC_RE.match(r["metric"]):
+                    raise bad("metric", "expected an output column or arithmetic over columns,"
+                              " got %r" % r["metric"])
+                r["_line"] = line
+                rows.append(r)
+            return rows
+    except OSError as e:
+        raise CsvError("%s: cannot read: %s" % (name, e.strerror))
+    except UnicodeDecodeError as e:
+        raise CsvError("%s: not UTF-8 (byte %d)" % (name, e.start))
+
+
+def check_pairs(groups):
+    """A pair id names rows of one file, all fit or all not: else CsvError."""
+    where = {}
+    for path, rows in groups:
+        name = os.path.relpath(path, ROOT)
+        for r in rows:
+            pid = r["pair"].strip()
+            if not pid:
+                continue
+            if pid in where and where[pid][0] != name:
+                raise CsvError("%s:%d: column pair: %r is a pair of %s too (a pair's rows "
+                               "are in one file)" % (name, r["_line"], pid, where[pid][0]))
+            if pid in where and where[pid][1] != r["fit"].strip():
+                raise CsvError("%s:%d: column fit: %r, where pair %r's other row says %r (a "
+                               "pair is fit or not as a whole)" % (name, r["_line"],
+                                                                  r["fit"].strip(), pid,
+                                                                  where[pid][1]))
+            where.setdefault(pid, (name, r["fit"].strip()))
 
 
 def host_factors():
@@ -111,7 +199,8 @@ def run_command(cache, cmd):
         cache[cmd] = "cannot run %s: %s" % (BIN, exc)
         return cache[cmd]
     if proc.returncode != 0:
-        cache[cmd] = "exit %d: %s" % (proc.returncode, proc.stderr.strip().splitlines()[-1:] or "")
+        cache[cmd] = "exit %d: %s" % (proc.returncode,
+                                      (proc.stderr.strip().splitlines()[-1:] or [""])[0])
         return cache[cmd]
     text = "\n".join(l for l in proc.stdout.splitlines() if l and not l.startswith("#"))
     cache[cmd] = list(csv.DictReader(io.StringIO(text)))
@@ -221,12 +310,13 @@ def least_backed(kinds):
     return listed[0] if listed else sorted(kinds)[0]
 
 
-def host_range(cache, row, factors):
-    """(low, high) prediction at the two host factors, or None."""
+def host_range(cache, row, factors, pred):
+    """(low, high) over the predictions at the two host factors and the
+    default's, pred (a ratio need not be monotone in the host), or None."""
     preds = [predict(cache, row, " --host-scale %g" % f)[0] for f in factors]
     if any(p is None for p in preds):
         return None
-    return min(preds), max(preds)
+    return min(preds + [pred]), max(preds + [pred])
 
 
 # One path in a row's source: its results folder and, where the path names a
@@ -334,10 +424,12 @@ def source_kind(row):
 
 
 def sign(a, b):
-    """1, 0 or -1 as a > b, a == b, a < b. A pair's measured sign is taken
-    from its values as published: a measured tie matches only a predicted
-    tie, and no tolerance for the measurement's resolution or noise is
-    applied, to any pair (docs/validation.md, "Targets")."""
+    """1, 0 or -1 as a > b, a ties b, a < b: a tie where they differ by at
+    most TIE_REL of the larger, the same rule for the measured values and the
+    predicted ones; no tolerance for the measurement's noise is applied
+    (docs/validation.md, "Targets")."""
+    if abs(a - b) <= TIE_REL * max(abs(a), abs(b)):
+        return 0
     return (a > b) - (a < b)
 
 
@@ -456,9 +548,16 @@ def main(argv):
             print("usage: validation/run.py [--targets]", file=sys.stderr)
             return 2
     tally = Tally()
+    try:
+        groups = [(path, load_group(path))
+                  for path in sorted(glob.glob(os.path.join(ROOT, "validation", "*.csv")))]
+        check_pairs(groups)
+    except CsvError as e:
+        print("validation/run.py: %s" % e, file=sys.stderr)
+        return 2
     sink = io.StringIO()
     with contextlib.redirect_stdout(sink if only_targets else sys.stdout):
-        failed = report(tally)
+        failed = report(tally, groups)
     if not only_targets:
         print()
     for line in targets(tally):
@@ -469,9 +568,10 @@ def main(argv):
     return 0
 
 
-def report(tally):
-    """Print the report (every group, then overall), fill tally; return the
-    number of rows that failed to run or to match an output row."""
+def report(tally, groups):
+    """Print the report (every group, then overall) of groups, [(path, rows)]
+    as load_group read them, fill tally; return the number of rows that failed
+    to run or to match an output row."""
     cache = {}
     failed = 0
     overall, overall_exact = [], []  # relative errors of the rows not in %
@@ -479,8 +579,7 @@ def report(tally):
     overall_rates = {True: [], False: []}  # non-fit rows by unmeasured(): see by_rates
     factors = host_factors()
     overall_in = [0, 0]  # host-bound non-fit rows: within the range, all
-    files = sorted(glob.glob(os.path.join(ROOT, "validation", "*.csv")))
-    print("ddpsim validation: %s against %d groups (validation/*.csv)" % (BIN, len(files)))
+    print("ddpsim validation: %s against %d groups (validation/*.csv)" % (BIN, len(groups)))
     print("error = (predicted - measured) / measured in the unit the row was published in"
           " (a throughput's")
     print("    +10 % is an iteration time's -9.1 %: time error = -e / (1 + e));"
@@ -495,10 +594,8 @@ def report(tally):
           " table stand-in, or")
     print("    a --calib file's flops_efficiency standing in for a class or its values"
           " measured on another GPU)")
-    for path in files:
+    for path, rows in groups:
         group = os.path.splitext(os.path.basename(path))[0]
-        with open(path, newline="") as f:
-            rows = list(csv.DictReader(f))
         srcs = []
         for r in rows:
             s = short_source(r["source"])
@@ -571,7 +668,7 @@ def report(tally):
                             per_src_big_exact.setdefault(s, []).append(err)
                     tally.rows.setdefault(group, []).append((r, err, pred - meas, approx, hb))
                 if host_bound(out) and TIMED.intersection(NAME_RE.findall(r["metric"])):
-                    rng = host_range(cache, r, factors)
+                    rng = host_range(cache, r, factors, pred)
                     if rng is None:
                         failed += 1
                     else:
@@ -733,8 +830,9 @@ def report(tally):
     print("  exact : %s" % stats(overall_exact))
     print("  rows in %%, all  : %s" % points(overall_pts))
     print("  rows in %%, exact: %s" % points(overall_pts_exact))
-    print("  u (an unmeasured compute rate): %s" % stats(overall_rates[True]))
-    print("  measured compute rates only   : %s" % stats(overall_rates[False]))
+    print("  rows with a compute rate (training, scaling, phases; not collectives or memory):")
+    print("    u (an unmeasured compute rate): %s" % stats(overall_rates[True]))
+    print("    measured compute rates only   : %s" % stats(overall_rates[False]))
     print("  host-bound rows: %d of %d within the measured hosts' range (host costs x%g to x%g)"
           % (overall_in[0], overall_in[1], factors[0], factors[1]))
     return failed

@@ -16,6 +16,11 @@ for that rule: each file's forward per dispatch and per kernel-launching
 dispatch, their spread over the folder's files (max/min, coefficient of
 variation), and a least-squares fit fwd_ms = a x kernel dispatches + b x
 views over the folder's files (relative residuals), b being what a view costs.
+An AMP CSV's forward is left out (said so): its ms include autocast's
+casts, which neither its dispatches nor the model file's host_dispatches
+count and which ddpsim charges at host_cast, not host_dispatch; its backward
+is pooled over host_nodes with host_amp_nodes (the casts' ToCopyBackward0,
+which ddpsim charges at host_node).
 The phase times are host_calibrate's own: with --pauses the pauses are
 already subtracted. Standard library only.
 With --calib-dir DIR it also writes, per folder, DIR/host-<lend>.yaml: a
@@ -47,6 +52,7 @@ from csv_input import InputError, num  # noqa: E402
 
 PHASES = (("fwd", "dispatches", "dispatch"), ("bwd", "nodes", "node"))
 VIEWS = {}  # CSV path -> (model, views, dispatches) of its model file, from phase_terms
+WHY = {}  # (CSV path, phase) -> why phase_terms left a phase out other than blocked
 MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models")
 
 
@@ -78,6 +84,17 @@ def phase_terms(path):
             views = model_views(first.get("model", ""), int(units), path)
             VIEWS[path] = (first.get("model", ""), views, int(units))
             units -= views
+            if first.get("amp", ""):
+                # autocast's casts launch kernels too, but neither the CSV's
+                # dispatches nor the model file's host_dispatches count them
+                # (host_amp_casts does) and ddpsim charges them host_cast
+                # apiece, not host_dispatch: the forward's ms over the
+                # dispatches alone would fold them into host_dispatch, and
+                # an AMP run would pay them twice (host_calibrate.py
+                # --calib-out leaves dispatch out under --amp likewise)
+                WHY[path, key] = ("--amp: the forward also runs autocast's casts, which "
+                                  "ddpsim charges at host_cast, not host_dispatch")
+                free = []
         else:
             units -= model_view_nodes(first.get("model", ""), int(units),
                                       bool(first.get("amp", "")), path)
@@ -103,10 +120,24 @@ def model_views(model, dispatches, path):
     that the file's host_dispatches sum to the CSV's count."""
     name, text = model_text(model, path)
     total = sum(int(v) for v in re.findall(r"^    host_dispatches: (\d+)$", text, re.M))
+    views = sum(int(v) for v in re.findall(r"^    host_views: (\d+)$", text, re.M))
     if total != dispatches:
-        raise InputError("%s: model %s: %s dispatches %d, the CSV's %d" % (
-            path, model, name, total, dispatches))
-    return sum(int(v) for v in re.findall(r"^    host_views: (\d+)$", text, re.M))
+        raise InputError("%s: model %s: %s dispatches %d, the CSV's %d%s" % (
+            path, model, name, total, dispatches,
+            other_unit(dispatches, total, views, "dispatches", "views", "kernel-launching")))
+    return views
+
+
+def other_unit(got, total, less, what, which, kind):
+    """The note for a CSV whose count is the model file's less its views: the
+    column counts all of them (host_calibrate.py --out's and, since
+    2026-11-28d, host_inproc.py's per-round CSVs'); a host_inproc.py run
+    between 2026-11-28c and 28d wrote the charged ones there."""
+    if not less or got != total - less:
+        return ""
+    return (" (%d less the %d %s: the %s ones; the CSV's %s column counts every one, "
+            "views included, as bench/host_calibrate.py --out writes it: write %d there)"
+            % (total, less, which, kind, what, total))
 
 
 def model_view_nodes(model, nodes, amp, path, check=True):
@@ -118,10 +149,12 @@ def model_view_nodes(model, nodes, amp, path, check=True):
 
     def total(key):
         return sum(int(v) for v in re.findall(r"^    %s: (\d+)$" % key, text, re.M))
-    if check and total("host_nodes") + (total("host_amp_nodes") if amp else 0) != nodes:
-        raise InputError("%s: model %s: %s nodes %d, the CSV's %d" % (
-            path, model, name, total("host_nodes") + (total("host_amp_nodes") if amp else 0),
-            nodes))
+    every = total("host_nodes") + (total("host_amp_nodes") if amp else 0)
+    if check and every != nodes:
+        raise InputError("%s: model %s: %s nodes %d, the CSV's %d%s" % (
+            path, model, name, every, nodes,
+            other_unit(nodes, every, total("host_view_nodes"), "nodes",
+                       "nodes that launch nothing", "kernel-launching")))
     return total("host_view_nodes")
 
 
@@ -308,8 +341,9 @@ def main():
             every.append(t)
             name = os.path.basename(path)
             if t[1] is None:
-                print("  %-40s %s: left out (the spin ended first in all %d iterations)"
-                      % (name, t[0], t[4]))
+                print("  %-40s %s: left out (%s)"
+                      % (name, t[0], WHY.get((path, t[0]), "the spin ended first in all %d "
+                                                          "iterations" % t[4])))
             else:
                 print("  %-40s %s: %.3f ms / %d (median of %d free of %d)"
                       % (name, t[0], t[1], t[2], t[3], t[4]))

@@ -53,6 +53,9 @@ from csv_input import InputError, num  # noqa: E402
 PHASES = (("fwd", "dispatches", "dispatch"), ("bwd", "nodes", "node"))
 VIEWS = {}  # CSV path -> (model, views, dispatches) of its model file, from phase_terms
 WHY = {}  # (CSV path, phase) -> why phase_terms left a phase out other than blocked
+# the host section's unit, which ddpsim requires beside dispatch and node
+# (sim/train/calib.c): per dispatch and per node that launch a kernel
+HOST_UNIT = "launching"
 MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models")
 
 
@@ -306,10 +309,10 @@ def write_calib(calib_dir, folder, paths, dispatch_us, node_us):
             "%s"
             "schema_version: 1\n"
             "host:\n"
-            "  unit: launching\n"
+            "  unit: %s\n"
             "  dispatch: %.3fus\n"
             "  node: %.3fus\n") % (folder, "".join("#   %s\n" % p for p in paths),
-                                   dispatch_us, node_us)
+                                   HOST_UNIT, dispatch_us, node_us)
     tmp = out + ".tmp"
     with open(tmp, "w") as f:
         f.write(text)

@@ -92,7 +92,26 @@ const char *ds_cli_closest(const char *word, const char *const names[]) {
   return best;
 }
 
-ds_status ds_cli_unknown_option(struct ds_err *err, const char *flag, const char *program) {
+ds_status ds_cli_unknown_option(struct ds_err *err, const struct ds_cli_option *options,
+                                const char *flag, const char *program) {
+  /* the nearest flag of the table to what was typed before any '=' */
+  const char *near = NULL;
+  char typed[64];
+  const char *eq = strchr(flag, '=');
+  size_t n = eq ? (size_t)(eq - flag) : strlen(flag);
+  if (options && flag[0] == '-' && n < sizeof typed) {
+    const char *names[257];
+    size_t k = 0;
+    for (const struct ds_cli_option *o = options; o->flag && k < 256; o++)
+      if (strncmp(o->flag, "--", 2) == 0) names[k++] = o->flag; /* no one-letter hints */
+    names[k] = NULL;
+    memcpy(typed, flag, n);
+    typed[n] = '\0';
+    near = ds_cli_closest(typed, names);
+  }
+  if (near)
+    return ds_err_set(err, DS_EUSAGE, "unknown option \"%s\" (did you mean %s? see %s --help)",
+                      flag, near, program);
   return ds_err_set(err, DS_EUSAGE, "unknown option \"%s\" (see %s --help)", flag, program);
 }
 
@@ -252,7 +271,7 @@ ds_status ds_cli_next_option(struct ds_cli_walk *w, int argc, char **argv, int *
     snprintf(flag, cap, "%s", arg);
   }
   const struct ds_cli_option *opt = ds_cli_option_find(w->options, flag);
-  if (!opt) return ds_cli_unknown_option(err, arg, w->program);
+  if (!opt) return ds_cli_unknown_option(err, w->options, arg, w->program);
   return take_option(w, opt, argc, argv, i, value, err);
 }
 
@@ -276,7 +295,7 @@ ds_status ds_cli_next_word(struct ds_cli_walk *w, int argc, char **argv, int *i,
     return DS_OK;
   }
   const struct ds_cli_option *opt = ds_cli_option_find(w->options, word);
-  if (!opt) return ds_cli_unknown_option(err, word, w->program);
+  if (!opt) return ds_cli_unknown_option(err, w->options, word, w->program);
   *flag = opt->flag;
   return take_option(w, opt, argc, argv, i, value, err);
 }

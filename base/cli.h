@@ -60,8 +60,11 @@ const char *ds_cli_canonical(const struct ds_cli_option *options, const char *fl
 const char *ds_cli_closest(const char *word, const char *const names[]);
 
 /* Sets "unknown option \"FLAG\" (see PROGRAM --help)" (DS_EUSAGE) and
- * returns DS_EUSAGE. */
-ds_status ds_cli_unknown_option(struct ds_err *err, const char *flag, const char *program);
+ * returns DS_EUSAGE; where a long flag of options (may be NULL) is near
+ * enough to FLAG (before any '=') to be what a typo meant (ds_cli_closest),
+ * "(did you mean --NEAR? see PROGRAM --help)". */
+ds_status ds_cli_unknown_option(struct ds_err *err, const struct ds_cli_option *options,
+                                const char *flag, const char *program);
 
 /* Most flags one record holds: more than any command's table (ddpsim's,
  * the largest, checks it with a _Static_assert in sim/cli/options.c). */

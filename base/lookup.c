@@ -5,11 +5,15 @@
  */
 #include "base/lookup.h"
 
+#include <dirent.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "base/cli.h"
 
 #ifndef DS_SOURCE_DIR
 #define DS_SOURCE_DIR "."
@@ -78,6 +82,66 @@ static int find(const char *kind, const char *arg, int search_cwd, char *out, si
   return 0;
 }
 
+/* The shipped names of kind (the YAML files, less ".yaml", of the first
+ * data directory that opens, in find's order; gpus.yaml is no topology),
+ * joined by ", " into list, and the one nearest arg (less any ".yaml")
+ * when a typo could have meant it (ds_cli_closest), else NULL in near
+ * (pointing into list's storage names). */
+#define SHIPPED_MAX 64
+static void shipped(const char *kind, const char *arg, char *list, size_t cap,
+                    char names[SHIPPED_MAX][64], const char **near) {
+  char exe[4096], dirs[4][sizeof exe + 64];
+  int nd = 0;
+  const char *env = getenv("DDPSIM_DATA_DIR");
+  if (env && *env) snprintf(dirs[nd++], sizeof dirs[0], "%s/%s", env, kind);
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = '\0';
+    for (int up = 0; up < 2; up++) {
+      char *slash = strrchr(exe, '/');
+      if (slash) *slash = '\0';
+    }
+    snprintf(dirs[nd++], sizeof dirs[0], "%s/share/ddpsim/%s", exe, kind);
+    snprintf(dirs[nd++], sizeof dirs[0], "%s/%s", exe, kind);
+  }
+  snprintf(dirs[nd++], sizeof dirs[0], "%s/%s", DS_SOURCE_DIR, kind);
+  list[0] = '\0';
+  *near = NULL;
+  DIR *d = NULL;
+  for (int k = 0; k < nd && !d; k++) d = opendir(dirs[k]);
+  if (!d) return;
+  const char *ptrs[SHIPPED_MAX + 1];
+  int count = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL && count < SHIPPED_MAX;) {
+    size_t len = strlen(e->d_name);
+    if (len <= 5 || len - 5 >= 64 || !has_yaml_suffix(e->d_name) ||
+        strcmp(e->d_name, "gpus.yaml") == 0)
+      continue;
+    snprintf(names[count], 64, "%.*s", (int)(len - 5), e->d_name);
+    ptrs[count] = names[count];
+    count++;
+  }
+  closedir(d);
+  /* sorted, so the list reads the same on every file system */
+  for (int i = 1; i < count; i++)
+    for (int j = i; j > 0 && strcmp(ptrs[j - 1], ptrs[j]) > 0; j--) {
+      const char *t = ptrs[j];
+      ptrs[j] = ptrs[j - 1];
+      ptrs[j - 1] = t;
+    }
+  ptrs[count] = NULL;
+  for (int i = 0; i < count; i++) {
+    size_t used = strlen(list);
+    snprintf(list + used, cap - used, "%s%s", i ? ", " : "", ptrs[i]);
+  }
+  char bare[64];
+  size_t na = strlen(arg);
+  if (has_yaml_suffix(arg)) na -= 5;
+  if (na == 0 || na >= sizeof bare) return;
+  snprintf(bare, sizeof bare, "%.*s", (int)na, arg);
+  *near = ds_cli_closest(bare, ptrs);
+}
+
 static ds_status lookup(const char *kind, const char *what, const char *arg,
                         int search_cwd, char *out, size_t cap, struct ds_err *err) {
   char tried[2048] = "";
@@ -101,6 +165,16 @@ static ds_status lookup(const char *kind, const char *what, const char *arg,
                       "(looked for: %s)", what, arg, found,
                       other[0] == 'm' ? "model" : "topology",
                       other[0] == 'm' ? "--model" : "--topo", tried);
+  /* A name, not a path: the shipped ones, and the one a typo meant. */
+  char list[1024] = "", names[SHIPPED_MAX][64];
+  const char *near = NULL;
+  if (strchr(arg, '/') == NULL &&
+      (strcmp(kind, "topologies") == 0 || strcmp(kind, "models") == 0))
+    shipped(kind, arg, list, sizeof list, names, &near);
+  if (list[0])
+    return ds_err_set(err, DS_EUSAGE, "%s '%s' not found%s%s%s (looked for: %s); shipped "
+                      "%s: %s", what, arg, near ? "; did you mean " : "", near ? near : "",
+                      near ? "?" : "", tried, kind, list);
   return ds_err_set(err, DS_EUSAGE, "%s '%s' not found (looked for: %s)", what,
                     arg, tried);
 }

@@ -84,7 +84,8 @@ Test(analyze, a_flag_given_last_is_missing_its_value_or_unknown) {
   struct ds_err err = {0};
   char *typo[] = {"analyze", "p.csv", "--per_op", NULL};
   cr_assert_eq(ds_analyze_check_args(3, typo, &err), DS_EUSAGE);
-  cr_assert_str_eq(err.msg, "unknown option \"--per_op\" (see ddpsim analyze --help)");
+  cr_assert_str_eq(err.msg, "unknown option \"--per_op\" (did you mean --per-op? see ddpsim analyze "
+                   "--help)");
   char *per_op[] = {"analyze", "p.csv", "--per-op", NULL};
   cr_assert_eq(ds_analyze_check_args(3, per_op, &err), DS_OK, "%s", err.msg);
 }

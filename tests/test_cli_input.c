@@ -33,6 +33,16 @@ Test(cli, bad_flags_exit_2_with_a_message) {
       {"--topo 4gpu --batch", "option --batch needs a value"},
       {"--topo nowhere", "topology 'nowhere' not found"},
       {"--topo 4gpu --model nomodel", "model 'nomodel' not found (looked for: "},
+      /* a typo's nearest shipped name and flag, and the shipped names */
+      {"--topo 4gpu --model resnet5", "model 'resnet5' not found; did you mean resnet50? "
+       "(looked for: "},
+      {"--topo 4gpux", "; shipped topologies: 2node-ib, 4gpu, cluster-512x8-h100"},
+      {"--topo 4gpu --model nomodel", "; shipped models: bert-base, bert-base-squad,"},
+      {"--topo 4gpu --bucket-mbs 25", "unknown option \"--bucket-mbs\" (did you mean "
+       "--bucket-mb? see ddpsim --help)"},
+      {"--topo 4gpu --world_size=2", "unknown option \"--world_size=2\" (did you mean "
+       "--world-size? see ddpsim --help)"},
+      {"--topo 4gpu --frobnicate", "unknown option \"--frobnicate\" (see ddpsim --help)"},
       {"--topo 4gpu --bucket-mb 1,2 --trace /tmp/x.csv", "give one --bucket-mb value"},
       {"--topo 4gpu --trace ''", "option --trace: expected a value, got an empty string"},
       {"--topo '' --bucket-mb 25", "option --topo: expected a value, got an empty string"},
@@ -268,7 +278,7 @@ Test(cli, base_cli_next_word_reads_positionals_flags_and_their_values) {
   cr_assert_eq(words_toy(DS_CLI_POSITIONALS_PLAIN, last, &t, &err), DS_EUSAGE);
   cr_assert_str_eq(err.msg, "option --reference needs a value");
   cr_assert_eq(words_toy(DS_CLI_POSITIONALS_PLAIN, unknown_last, &t, &err), DS_EUSAGE);
-  cr_assert_str_eq(err.msg, "unknown option \"--refrence\" (see toy --help)");
+  cr_assert_str_eq(err.msg, "unknown option \"--refrence\" (did you mean --reference? see toy --help)");
   /* a repeat under either spelling, as ds_cli_next_option says it; help
    * twice is help */
   char *twice[] = {"toy", "-b", "8", "--minbytes=16", NULL}, *help[] = {"toy", "-h", "--help", NULL};

@@ -271,7 +271,7 @@ Test(ps_cli, one_worker_is_never_faster_than_single_with_the_autograd_threads_ho
   /* The shipped 4gpu host costs (host_node 32.76 us, sim/net/topo_compute.c's
    * default): BERT-base under autocast bf16 (ps refuses fp16: no GradScaler)
    * is host-bound in backward, 661 nodes (1132 less 471 that launch nothing,
-   * which cost nothing) x 32.76 us = 21.65 ms against 16.44 ms of kernels. A ps worker does single's work
+   * which cost nothing) x 32.76 us = 21.65 ms against 16.48 ms of kernels. A ps worker does single's work
    * (launches, forward, backward and their host) plus its push, update and
    * pull: never faster (it was 45.85 against 56.08 ms when ps charged no
    * backward host time). */

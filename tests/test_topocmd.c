@@ -66,10 +66,13 @@ Test(topocmd, route_between_nodes_crosses_the_fabric) {
 /* --from A --to A, and --from the last GPU with the default --to (the
  * last): the route section says it is one GPU (it was left out). */
 Test(topocmd, a_route_from_a_gpu_to_itself_says_so) {
-  const char *args[] = {"4gpu --from 1 --to 1", "4gpu --from 3"};
+  const char *args[] = {"4gpu --from 1 --to 1", "4gpu --from 3", "4gpu --from gpu2 --to gpu2",
+                        "4gpu --from gpu0 --to 3"};
   const char *want[] = {"\n  route      gpu1 -> gpu1: the same GPU, no link crossed\n",
-                        "\n  route      gpu3 -> gpu3: the same GPU, no link crossed\n"};
-  for (int i = 0; i < 2; i++) {
+                        "\n  route      gpu3 -> gpu3: the same GPU, no link crossed\n",
+                        "\n  route      gpu2 -> gpu2: the same GPU, no link crossed\n",
+                        "\n  route      gpu0 -[nvlink 100 GB/s]-> gpu3\n"};
+  for (int i = 0; i < 4; i++) {
     struct ds_test_output o = run(args[i]);
     cr_assert_eq(o.st, DS_OK, "%s", o.err.msg);
     cr_assert(strstr(o.text, want[i]), "%s:\n%s", args[i], o.text);
@@ -133,6 +136,12 @@ Test(topocmd, check_args_validates_the_flags_without_reading_a_file) {
   char *from[] = {"topo", "missing.yaml", "--from", "x", NULL};
   cr_assert_eq(ds_topocmd_check_args(4, from, &err), DS_EUSAGE);
   cr_assert(strstr(err.msg, "option --from: expected a GPU index"), "%s", err.msg);
+  /* the label's prefix alone, a sign or anything after the digits is no index */
+  const char *bad[] = {"gpu", "gpux", "-1", "+1", "gpu-1", "1x", "gpu 1", ""};
+  for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+    char *b[] = {"topo", "missing.yaml", "--from", (char *)bad[k], NULL};
+    cr_assert_eq(ds_topocmd_check_args(4, b, &err), DS_EUSAGE, "--from '%s'", bad[k]);
+  }
   char *nic[] = {"topo", "import", "missing.xml", "--nic", "8x", NULL};
   cr_assert_eq(ds_topocmd_check_args(5, nic, &err), DS_EUSAGE);
   cr_assert(strstr(err.msg, "option --nic: expected COUNTxBW"), "%s", err.msg);

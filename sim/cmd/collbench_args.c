@@ -144,7 +144,7 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
     const char *f, *v;
     DS_CHECK(ds_cli_next_word(&w, argc, argv, &i, &f, &v, err));
     if (!f)
-      return i + 1 < argc ? ds_cli_unknown_option(err, v, w.program)
+      return i + 1 < argc ? ds_cli_unknown_option(err, options, v, w.program)
                           : ds_err_set(err, DS_EUSAGE, "unexpected argument \"%s\" (see --help)", v);
     if (ds_cli_is_help(f)) o->help = 1;
     else if (strcmp(f, "--topo") == 0) o->topo = v;

@@ -38,20 +38,23 @@ static const char usage[] =
     "\n"
     "Prints what the topology describes, as the simulator understood it: the\n"
     "GPU, the compute factors, devices and links, the route between two GPUs\n"
-    "(default: GPU 0 to the last; one GPU to itself says so), and the ring of\n"
+    "(GPU: an index, 3 or gpu3 as printed; default: GPU 0 to the last; one\n"
+    "GPU to itself says so), and the ring of\n"
     "the first N GPUs (default: all) with its bottleneck. Unreachable GPUs are\n"
     "an error that names them.\n"
     "\n"
     "`ddpsim topo import` writes a topology from NCCL's topology XML or\n"
     "`nvidia-smi topo -m` (ddpsim topo import --help).\n";
 
+/* A GPU index, written 3 or as the output labels it, gpu3. */
 static ds_status parse_gpu(const char *flag, const char *v, int32_t *out,
                            struct ds_err *err) {
+  const char *digits = strncmp(v, "gpu", 3) == 0 ? v + 3 : v;
   char *end;
-  long x = strtol(v, &end, 10);
-  if (*v == '\0' || *end != '\0' || x < 0 || x > (1L << 20))
-    return ds_err_set(err, DS_EUSAGE, "option %s: expected a GPU index (0, 1, ...), got \"%s\"",
-                      flag, v);
+  long x = strtol(digits, &end, 10);
+  if (*digits < '0' || *digits > '9' || *end != '\0' || x > (1L << 20))
+    return ds_err_set(err, DS_EUSAGE, "option %s: expected a GPU index (0, 1, ... or gpu0, "
+                      "gpu1, ...), got \"%s\"", flag, v);
   *out = (int32_t)x;
   return DS_OK;
 }

@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "base/units.h"
+
 const struct ds_coll_rules ds_coll_rules_cpu = {
     .device = "cpu",
     .comm_note = "",
@@ -39,6 +41,15 @@ static ds_status check_op(const struct ds_op *o, int32_t world,
     return ds_err_set(err, DS_EINPUT, "op %lld: kind %s is not supported by the %s "
                       "device (it runs compute ops, copies and collectives)", id, kind,
                       rules->device);
+  /* The devices turn a collective's bytes into a size_t count of floats
+   * and a copy's into a size_t buffer: past 1e18 bytes (a size's bound,
+   * base/units.h) no device holds it, and the conversion of 1e308 was
+   * undefined (it came out small: the MPI check passed and the allreduce
+   * ran on nothing, exit 0). */
+  if ((ds_op_kind_is_collective(o->kind) || o->kind == DS_OP_H2D || o->kind == DS_OP_D2H) &&
+      o->bytes > DS_UNITS_BYTES_MAX)
+    return ds_err_set(err, DS_EINPUT, "op %lld: %s of %g bytes is more than a replay "
+                      "takes (at most %g bytes)", id, kind, o->bytes, DS_UNITS_BYTES_MAX);
   if (!ds_op_kind_is_collective(o->kind)) return DS_OK;
   if (o->stream != DS_STREAM_COMM)
     return ds_err_set(err, DS_EINPUT, "op %lld: %s on the %s stream; the %s device runs "
@@ -47,7 +58,7 @@ static ds_status check_op(const struct ds_op *o, int32_t world,
   if (ds_op_kind_is_rooted(o->kind) && (o->root < 0 || o->root >= world))
     return ds_err_set(err, DS_EINPUT, "op %lld: %s needs a root rank from 0 to %d, got %d",
                       id, kind, world - 1, o->root);
-  if (rules->max_floats > 0 && (double)(size_t)ceil(o->bytes / 4.0) > rules->max_floats)
+  if (rules->max_floats > 0 && ceil(o->bytes / 4.0) > rules->max_floats)
     return ds_err_set(err, DS_EINPUT, "op %lld: %s of %.0f bytes is more floats than one "
                       "%s call takes (%.0f)", id, kind, o->bytes, rules->library,
                       rules->max_floats);

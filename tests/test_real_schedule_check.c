@@ -84,3 +84,30 @@ Test(schedule_check, each_op_rule_names_the_op) {
   pair[1].rank = 1;
   cr_assert_eq(check(pair, 2, &err), DS_OK, "%s", err.msg);
 }
+
+/* bytes past 1e18 (a size's bound) are refused for every device and for
+ * copies too: the devices convert them to size_t counts, and 1e308 used to
+ * convert to a small count (undefined), pass the MPI bound and replay an
+ * allreduce of nothing with exit 0. */
+Test(schedule_check, bytes_no_device_can_hold_are_refused) {
+  struct ds_op big = coll(4, 0, 1, DS_OP_ALLREDUCE, -1);
+  big.bytes = 1e308;
+  struct ds_op pair[] = {big, big};
+  pair[1].id = 5;
+  pair[1].rank = 1;
+  struct ds_err err = {0};
+  cr_assert_eq(check(pair, 2, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "op 4: allreduce of 1e+308 bytes is more than a replay takes "
+                            "(at most 1e+18 bytes)");
+  struct ds_schedule s = {.world_size = 2, .ops = pair, .n_ops = 2};
+  cr_assert_eq(ds_check_collectives(&s, 2, &ds_coll_rules_cuda, &err), DS_EINPUT);
+  cr_assert(strstr(err.msg, "op 4: allreduce of 1e+308 bytes") != NULL, "%s", err.msg);
+  struct ds_op copy = {.id = 7, .rank = 0, .stream = DS_STREAM_COPY, .kind = DS_OP_H2D,
+                       .name = "in", .layer = -1, .bucket = -1, .coll = -1, .root = -1,
+                       .algo = "", .bytes = 2e18};
+  cr_assert_eq(check(&copy, 1, &err), DS_EINPUT);
+  cr_assert_str_eq(err.msg, "op 7: h2d of 2e+18 bytes is more than a replay takes "
+                            "(at most 1e+18 bytes)");
+  copy.bytes = 1e18;
+  cr_assert_eq(check(&copy, 1, &err), DS_OK, "%s", err.msg);
+}

@@ -80,7 +80,7 @@ int ds_calib_write(FILE *fp, const struct ds_calib *c, const char *header) {
     }
   }
   if (c->has_host_dispatch || c->has_host_node || c->has_host_ddp_grad ||
-      c->has_host_ddp_bucket || c->has_host_ddp_buffer) {
+      c->has_host_ddp_bucket || c->has_host_ddp_buffer || c->has_host_ddp_iter) {
     fputs("host:\n", fp);
     if (c->has_host_dispatch) fprintf(fp, "  dispatch: %.6gus\n", c->host_dispatch_ns / 1e3);
     if (c->has_host_node) fprintf(fp, "  node: %.6gus\n", c->host_node_ns / 1e3);
@@ -89,6 +89,7 @@ int ds_calib_write(FILE *fp, const struct ds_calib *c, const char *header) {
       fprintf(fp, "  ddp_bucket: %.6gus\n", c->host_ddp_bucket_ns / 1e3);
     if (c->has_host_ddp_buffer)
       fprintf(fp, "  ddp_buffer: %.6gus\n", c->host_ddp_buffer_ns / 1e3);
+    if (c->has_host_ddp_iter) fprintf(fp, "  ddp_iter: %.6gus\n", c->host_ddp_iter_ns / 1e3);
   }
   return ferror(fp) ? -1 : 0;
 }

@@ -30,6 +30,15 @@ measured buffers, its paired ddp-one-bcast - ddp-one less what the new
 defaults already charge the buffers' --buffer-buckets dtype buckets (each a
 cat launch, host_grad_copy, and a broadcast call, host_collective: sim/
 train/ddp_buffers.c), over --buffer-count buffers, and their median.
+Per iteration (2026-11-28, host_ddp_iter): per lend that ran two or more
+layer counts in one CSV (torch_ddp_host.py --layers 1,81,161), per rep the
+least-squares line of the paired ddp-one - plain against the layer count;
+its intercept is DDP's cost once an iteration plus ddp-one's one bucket
+call. A lend's value is the median of its runs' per-rep intercepts, pooled;
+host_ddp_iter is the median over those lends less the new host_collective
+(the one call ddpsim already charges), and host_grad_hook net of it the
+per-gradient median less that median over --layers (each lend's (ddp-one -
+plain) / layers held it spread over the gradients) less the copy.
 Standard library only.
 
     python3 bench/ddp_host_pool.py [--layers 161] [--copy-us 5.8]
@@ -43,7 +52,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from csv_input import InputError, ddp_host_rows  # noqa: E402
-from host_pool import lend_name  # noqa: E402
+from host_pool import lend_name, line_fit  # noqa: E402
 
 
 def read_runs(path):
@@ -99,6 +108,26 @@ def lend_terms(paths, want_layers):
             term(buf) if len(buf[1]) == len(chosen) else None)
 
 
+def lend_intercepts(paths):
+    """Per rep of every run in paths with two or more layer counts, the
+    intercept (us) of the line of paired ddp-one - plain over the counts;
+    [] where no run has two counts."""
+    out = []
+    for path in paths:
+        runs = read_runs(path)
+        counts = sorted(runs)
+        if len(counts) < 2:
+            continue
+        reps = len(runs[counts[0]]["plain"][1])
+        if any(len(runs[n]["plain"][1]) != reps for n in counts):
+            raise InputError("%s: the layer counts ran different rep counts" % path)
+        for r in range(reps):
+            pts = [(n, (runs[n]["ddp-one"][1][r] - runs[n]["plain"][1][r]) * 1e3)
+                   for n in counts]
+            out.append(line_fit(pts)[0])
+    return out
+
+
 def in_lend(path):
     """A CSV's path under its lend's folder (call2/ddp_host_layers.csv), else its name."""
     parts = os.path.normpath(os.path.abspath(path)).split(os.sep)
@@ -133,6 +162,7 @@ def main():
         lends.setdefault(lend_name(os.path.dirname(os.path.abspath(p))), []).append(p)
     try:
         terms = {lend: lend_terms(paths, a.layers) for lend, paths in lends.items()}
+        icepts = {lend: lend_intercepts(paths) for lend, paths in lends.items()}
     except InputError as e:
         print("ddp_host_pool.py: %s" % e, file=sys.stderr)
         sys.exit(2)
@@ -168,6 +198,18 @@ def main():
     if per_buf:
         print("host_buffer: median over %d lends %.2f us"
               % (len(per_buf), statistics.median(per_buf.values())))
+    per_iter = {lend: v for lend, v in icepts.items() if v}
+    for lend, v in per_iter.items():
+        print("%s: per-rep intercepts of ddp-one - plain over the layer counts: %s, median %.1f "
+              "(%d of %d above 0)" % (lend, reps(v), statistics.median(v),
+                                      sum(x > 0 for x in v), len(v)))
+    if per_iter:
+        med = statistics.median(statistics.median(v) for v in per_iter.values())
+        print("host_ddp_iter: median over %d lends %.1f us less host_collective %.1f = %.1f us"
+              % (len(per_iter), med, coll, med - coll))
+        spread = med / a.layers
+        print("host_grad_hook net of it: %.2f - %.1f / %d layers (%.2f) - %.1f = %.1f us"
+              % (grad_med, med, a.layers, spread, copy, round(grad_med - spread - copy, 1)))
 
 
 if __name__ == "__main__":

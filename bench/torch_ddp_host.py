@@ -84,6 +84,10 @@ costs on this host, in place of the topology's defaults:
               as ddpsim splits ddp_grad (sim/train/calib.c; the topology's
               defaults, 5.8 and 43.1 us, for a key not written;
               sim/train/ddp_buffers.c), over the 3 N buffers
+  ddp_iter    per synchronising iteration (host_ddp_iter): with several layer
+              counts, the median of the per-rep lines' intercepts less
+              ddp_bucket (ddp-one's one call; the default 43.1 us for a key
+              not written)
 
 A key whose fit is not above 0 is not written (the header says why); the
 header says the command, the host, the torch version and the numbers used.
@@ -373,6 +377,22 @@ def calib_fit(a, counts, times, buckets):
         keys["ddp_bucket"] = bucket
     else:
         left["ddp_bucket"] = "the fit is %.3f us, not above 0" % bucket
+    # per iteration: the per-rep lines' intercepts (ddp-one's one bucket
+    # call in them, less ddp_bucket as ddpsim charges it)
+    if len(counts) > 1:
+        icepts = [line_fit([(n, diff[n][r]) for n in counts])[0] for r in range(reps)]
+        call = keys.get("ddp_bucket", BUCKET_CALL_US)
+        it = statistics.median(icepts) - call
+        notes.append("ddp_iter: the median of the per-rep lines' intercepts over %s layers: "
+                     "%s us -> %.2f, less one bucket call %.3f = %.3f us"
+                     % (",".join(map(str, counts)), " ".join("%.1f" % v for v in icepts),
+                        statistics.median(icepts), call, it))
+        if it > 0:
+            keys["ddp_iter"] = it
+        else:
+            left["ddp_iter"] = "the fit is %.3f us, not above 0" % it
+    else:
+        left["ddp_iter"] = "one layer count: no line to take an intercept from"
     # per buffer: ddp-one-bcast - ddp-one, paired per rep, less the two
     # dtype buckets' copy launch and call as ddpsim charges them
     if a.buffers:

@@ -122,9 +122,12 @@ Test(calib, host_ddp_keys_set_the_reducers_costs_split_as_the_defaults) {
   ds_status st = ds_test_load_calib_text("schema_version: 1\nhost:\n  unit: launching\n"
                                          "  dispatch: 31.5us\n"
                                          "  ddp_grad: 27us\n  ddp_bucket: 0.045ms\n"
-                                         "  ddp_buffer: 14.2us\n", &c, &err, NULL);
+                                         "  ddp_buffer: 14.2us\n  ddp_iter: 0.15ms\n", &c,
+                                         &err, NULL);
   cr_assert_eq(st, DS_OK, "%s", err.msg);
-  cr_assert_eq(c.has_host_ddp_grad + c.has_host_ddp_bucket + c.has_host_ddp_buffer, 3);
+  cr_assert_eq(c.has_host_ddp_grad + c.has_host_ddp_bucket + c.has_host_ddp_buffer +
+                   c.has_host_ddp_iter,
+               4);
   cr_assert_eq(c.has_host_node, 0);
   struct ds_compute_params p = topo_params(), q = topo_params();
   ds_calib_apply_compute(&c, &p);
@@ -135,6 +138,7 @@ Test(calib, host_ddp_keys_set_the_reducers_costs_split_as_the_defaults) {
   cr_assert_float_eq(p.host_grad_copy_ns, 5800.0, 1e-9);
   cr_assert_float_eq(p.host_collective_ns, 45000.0, 1e-9);
   cr_assert_float_eq(p.host_buffer_ns, 14200.0, 1e-9);
+  cr_assert_float_eq(p.host_ddp_iter_ns, 150000.0, 1e-9);
   {
     /* a measurement below the launch's 5.8 us is all copy, no hook */
     struct ds_calib small;
@@ -257,7 +261,7 @@ Test(calib, unknown_ddp_host_key_is_located) {
    * own names are refused here */
   struct bad_case b = {"schema_version: 1\nhost:\n  ddp_grad: 27us\n  grad_hook: 20us\n",
                        ":4:3: unknown key 'grad_hook'",
-                       "allowed: unit, dispatch, node, ddp_grad, ddp_bucket, ddp_buffer"};
+                       "allowed: unit, dispatch, node, ddp_grad, ddp_bucket, ddp_buffer, ddp_iter"};
   expect_bad(&b);
 }
 
@@ -360,6 +364,9 @@ static void round_trip(const struct ds_calib *c) {
   cr_assert_eq(back.has_host_ddp_grad, c->has_host_ddp_grad);
   cr_assert_eq(back.has_host_ddp_bucket, c->has_host_ddp_bucket);
   cr_assert_eq(back.has_host_ddp_buffer, c->has_host_ddp_buffer);
+  cr_assert_eq(back.has_host_ddp_iter, c->has_host_ddp_iter);
+  if (c->has_host_ddp_iter)
+    cr_assert_float_eq(back.host_ddp_iter_ns, c->host_ddp_iter_ns, 5e-6 * c->host_ddp_iter_ns);
   if (c->has_host_ddp_grad)
     cr_assert_float_eq(back.host_ddp_grad_ns, c->host_ddp_grad_ns, 5e-6 * c->host_ddp_grad_ns);
   if (c->has_host_ddp_bucket)
@@ -429,6 +436,8 @@ Test(calib, round_trip_full) {
   c.host_ddp_bucket_ns = 45123.456;
   c.has_host_ddp_buffer = 1;
   c.host_ddp_buffer_ns = 14234.5678;
+  c.has_host_ddp_iter = 1;
+  c.host_ddp_iter_ns = 143212.345;
   snprintf(c.gpu, sizeof c.gpu, "NVIDIA H200"); /* ddpreal calibrate's device name */
   round_trip(&c);
 }
@@ -897,7 +906,7 @@ Test(calib, ddp_buffer_moves_broadcast_buffers_by_hand) {
 Test(calib, bad_ddp_host_key_exits_2_with_its_place) {
   host_calib_refused("schema_version: 1\nhost:\n  ddp_grad: 33us\n  ddp_buckets: 45us\n",
                      ":4:3: unknown key 'ddp_buckets'",
-                     "allowed: unit, dispatch, node, ddp_grad, ddp_bucket, ddp_buffer");
+                     "allowed: unit, dispatch, node, ddp_grad, ddp_bucket, ddp_buffer, ddp_iter");
   host_calib_refused("schema_version: 1\nhost:\n  ddp_grad: 33\n",
                      ":3:13: key 'ddp_grad'", "expected a time with its unit, got \"33\"");
 }

@@ -113,7 +113,7 @@ Test(dp, on_one_gpu_ddp_is_single_plus_its_reducer_and_a_ps_worker_is_no_faster)
   FILE *fp = fopen(topo, "a");
   cr_assert(fp);
   fputs("  host_backward: 0us\n  host_node: 0us\n  host_grad_hook: 0us\n"
-        "  host_grad_copy: 0us\n  host_collective: 0us\n"
+        "  host_grad_copy: 0us\n  host_collective: 0us\n  host_ddp_iter: 0us\n"
         "  host_step_call: 0us\n  host_step_param: 0us\n  host_step_param_adam: 0us\n", fp);
   cr_assert_eq(fclose(fp), 0);
   free(text);

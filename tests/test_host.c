@@ -317,6 +317,58 @@ Test(host, ddp_schedule_puts_each_host_op_before_its_kernel) {
   ds_model_free(m);
 }
 
+/* The intercept of the least-squares line through (1, y[0]), (81, y[1]),
+ * (161, y[2]). */
+static double intercept3(const double y[3]) {
+  const double x[3] = {1, 81, 161};
+  double mx = (x[0] + x[1] + x[2]) / 3, my = (y[0] + y[1] + y[2]) / 3, sxy = 0, sxx = 0;
+  for (int i = 0; i < 3; i++) {
+    sxy += (x[i] - mx) * (y[i] - my);
+    sxx += (x[i] - mx) * (x[i] - mx);
+  }
+  return my - sxy / sxx * mx;
+}
+
+Test(host, ddp_iteration_host_work_once_per_synchronising_forward) {
+  /* host_ddp_iter I = 700 us on the Python thread before the forward's
+   * first launch, once per micro-step that synchronises: the host-bound
+   * one-rank DDP iteration of ddp_reducer_host_work_per_gradient_and_per_
+   * bucket (one bucket at --bucket-mb 25) plus I; under --no-sync 3 the
+   * two accumulating micro-steps run no reducer work, so I once in three
+   * forwards, and the iteration grows by I over the same run at I = 0. */
+  char dir[] = "/tmp/ddpsim-host-XXXXXX", topo[512], args[1024];
+  cr_assert(mkdtemp(dir));
+  write_topo(dir, "  host_ddp_iter:",
+             "  host_ddp_iter: 700us\n  host_step_call: 0us\n  host_step_param: 0us\n"
+             "  host_step_param_adam: 0us\n",
+             topo, sizeof topo);
+  snprintf(args, sizeof args,
+           "--topo %s --model tests/data/tiny-model.yaml --strategy ddp --world-size 1 "
+           "--bucket-mb 25 --format csv", topo);
+  struct ds_test_result r = ds_test_cli(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  double want = 700 + 3 * L_US + 3 * H_US + 4 * K_US + C_US + 4 * P_US + STEP_US;
+  cr_assert_float_eq(ds_test_csv_num(r.out, "iter_ms", 0), want / 1e3, 1e-6, "%s", r.out);
+  ds_test_release(&r);
+  double with_i, without_i;
+  snprintf(args, sizeof args,
+           "--topo %s --model tests/data/tiny-model.yaml --strategy ddp --world-size 1 "
+           "--bucket-mb 25 --no-sync 3 --format csv", topo);
+  r = ds_test_cli(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  with_i = ds_test_csv_num(r.out, "iter_ms", 0);
+  ds_test_release(&r);
+  snprintf(args, sizeof args,
+           "--topo tests/data/tiny-host-topo.yaml --model tests/data/tiny-model.yaml "
+           "--strategy ddp --world-size 1 --bucket-mb 25 --no-sync 3 --format csv");
+  r = ds_test_cli(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  without_i = ds_test_csv_num(r.out, "iter_ms", 0);
+  ds_test_release(&r);
+  cr_assert_float_eq((with_i - without_i) * 1e3, 700, 1e-3, "%g %g", with_i, without_i);
+  ds_test_remove_dir(dir);
+}
+
 Test(host, unset_host_costs_are_pytorchs_measured_defaults) {
   /* docs/strategies.md, "The host costs": measured on H200 lends
    * (host_backward from the profiler traces scaled by the profiler's
@@ -332,14 +384,28 @@ Test(host, unset_host_costs_are_pytorchs_measured_defaults) {
    * buckets): per gradient 27h's rep 5 (ddp_host_161x512_b53_view.csv) and
    * 27g's rep 3 (ddp_host_161x512_b53.csv), per bucket 28c's (its three
    * calls' 21 reps pooled) call2 rep 5 (call2/ddp_host_layers.csv) and 27g's
-   * rep 1; the copy back's launch kept at 5.8 us, the hook the rest; each
-   * to 0.1 us. */
+   * rep 1; the copy back's launch kept at 5.8 us, the hook the rest less
+   * the per-iteration cost each (ddp-one - plain) / 161 held (host_ddp_iter
+   * + one bucket call, the intercepts' median over lends, 186.3 us: below);
+   * each to 0.1 us. */
   double grad_ns = ((19.7284 - 15.8615) / 161 + (22.1242 - 17.8906) / 161) / 2 * 1e6;
+  /* host_ddp_iter: per rep the least-squares line of ddp-one - plain over
+   * 1, 81 and 161 layers; per lend the median of its reps' intercepts (28:
+   * its rep 5 of 7; 28c: call3/ddp_host_layers.csv's rep 7 of the 21 its
+   * three calls pool), the median of the two, less host_collective's one
+   * call; to 0.1 us. ms, from the CSVs' reps_ms. */
+  const double y28[3] = {0.6624 - 0.3496, 7.5238 - 6.0936, 18.1443 - 14.7521};
+  const double y28c[3] = {0.6528 - 0.5823, 8.5919 - 6.2361, 13.9712 - 10.3592};
+  double both_ns = (intercept3(y28) + intercept3(y28c)) / 2 * 1e6;
+  cr_assert_float_eq(t->compute.host_ddp_iter_ns,
+                     round((both_ns - t->compute.host_collective_ns) / 100) * 100, 0);
+  double spread_ns = both_ns / 161;
   double bucket_ns = ((26.1111 - 19.3758) / 160 + (29.9715 - 22.9175) / 160) / 2 * 1e6;
   cr_assert_float_eq(t->compute.host_grad_copy_ns, 5800, 0);
-  cr_assert_float_eq(t->compute.host_grad_hook_ns, round((grad_ns - 5800) / 100) * 100, 0);
+  cr_assert_float_eq(t->compute.host_grad_hook_ns,
+                     round((grad_ns - spread_ns - 5800) / 100) * 100, 0);
   cr_assert_float_eq(t->compute.host_collective_ns, round(bucket_ns / 100) * 100, 0);
-  cr_assert_float_eq(t->compute.host_grad_hook_ns + t->compute.host_grad_copy_ns, 25200, 0);
+  cr_assert_float_eq(t->compute.host_grad_hook_ns + t->compute.host_grad_copy_ns, 24000, 0);
   /* host_buffer: 27g's and 27h's paired medians of ddp-one-bcast - ddp-one
    * (their rep 2 and rep 4, ms), each less the two buffer buckets at the
    * defaults (host_grad_copy + host_collective each), over 159 buffers;
@@ -352,7 +418,7 @@ Test(host, unset_host_costs_are_pytorchs_measured_defaults) {
   cr_assert_eq(ds_topo_load("tests/data/tiny-topo.yaml", NULL, &t, &err), DS_OK, "%s", err.msg);
   cr_assert_float_eq(t->compute.host_backward_ns + t->compute.host_grad_hook_ns +
                          t->compute.host_grad_copy_ns + t->compute.host_collective_ns +
-                         t->compute.host_buffer_ns,
+                         t->compute.host_buffer_ns + t->compute.host_ddp_iter_ns,
                      0, 0);
   ds_topo_free(t);
 }

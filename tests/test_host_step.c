@@ -190,7 +190,7 @@ Test(host_step, defaults_are_the_pools_line_and_bad_values_name_the_key) {
   snprintf(args, sizeof args, "--topo %s --model tests/data/tiny-model.yaml", topo);
   struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 2, "%s", r.err);
-  cr_assert(strstr(r.err, "t.yaml:26:") && strstr(r.err, "host_step_param"), "%s", r.err);
+  cr_assert(strstr(r.err, "t.yaml:27:") && strstr(r.err, "host_step_param"), "%s", r.err);
   ds_test_release(&r);
   ds_test_remove_dir(dir);
 }

@@ -80,7 +80,7 @@ int ds_calib_write(FILE *fp, const struct ds_calib *c, const char *header) {
     }
   }
   if (c->has_host_dispatch || c->has_host_node || c->has_host_ddp_grad ||
-      c->has_host_ddp_bucket || c->has_host_ddp_buffer) {
+      c->has_host_ddp_bucket || c->has_host_ddp_buffer || c->has_host_ddp_iter) {
     fputs("host:\n", fp);
     /* the unit sim/train/calib.c requires beside dispatch and node */
     if (c->has_host_dispatch || c->has_host_node) fputs("  unit: launching\n", fp);
@@ -91,6 +91,7 @@ int ds_calib_write(FILE *fp, const struct ds_calib *c, const char *header) {
       fprintf(fp, "  ddp_bucket: %.6gus\n", c->host_ddp_bucket_ns / 1e3);
     if (c->has_host_ddp_buffer)
       fprintf(fp, "  ddp_buffer: %.6gus\n", c->host_ddp_buffer_ns / 1e3);
+    if (c->has_host_ddp_iter) fprintf(fp, "  ddp_iter: %.6gus\n", c->host_ddp_iter_ns / 1e3);
   }
   return ferror(fp) ? -1 : 0;
 }

@@ -9,7 +9,7 @@
  * tools/gen_grouped_conv.py --calib (grouped_conv),
  * bench/host_calibrate.py --calib-out (host: dispatch, node) and
  * bench/torch_ddp_host.py --calib-out (host: ddp_grad, ddp_bucket,
- * ddp_buffer).
+ * ddp_buffer, ddp_iter).
  *
  *   schema_version: 1
  *   gpu: "NVIDIA H200"        # optional: the device measured, as CUDA and
@@ -66,7 +66,9 @@
  *                             # --grad-as-bucket-view drops)
  *     ddp_bucket: 45.1us      # per bucket's collective call: host_collective
  *     ddp_buffer: 14.2us      # per buffer broadcast_buffers syncs:
- *                             # host_buffer (the ddp_* keys from
+ *                             # host_buffer
+ *     ddp_iter: 143us         # per synchronising iteration: host_ddp_iter
+ *                             # (the ddp_* keys from
  *                             # bench/torch_ddp_host.py --calib-out)
  *
  * gpu: ddpsim calls the file's efficiencies measured only on the GPU it
@@ -169,6 +171,9 @@ struct ds_calib {
   double host_ddp_bucket_ns; /* >= 0 */
   int has_host_ddp_buffer;
   double host_ddp_buffer_ns; /* >= 0 */
+  /* per synchronising iteration (host_ddp_iter) */
+  int has_host_ddp_iter;
+  double host_ddp_iter_ns; /* >= 0 */
 };
 
 /* Writes `header` as is (comment lines, each starting with '#' and ending

@@ -103,13 +103,13 @@ static const char usage_nccl[] =
     "                         (bench/host_calibrate.py --calib-out) host_dispatch and\n"
     "                         host_node, its DDP ones (bench/torch_ddp_host.py\n"
     "                         --calib-out) host_grad_hook + host_grad_copy (the\n"
-    "                         copy 5.8us, the hook the rest), host_collective and\n"
-    "                         host_buffer\n"
+    "                         copy 5.8us, the hook the rest), host_collective,\n"
+    "                         host_buffer and host_ddp_iter\n"
     "  --host-scale F         multiply every host_* cost (the Python/PyTorch host's CPU\n"
     "                         time: launch, replicate, backward, op, dispatch, cast,\n"
-    "                         node, grad_hook, grad_copy, collective, buffer, step_call,\n"
-    "                         step_param, step_param_adam), after --calib, by\n"
-    "                         0 < F <= 1000 (default 1): a slower (F > 1) or faster\n"
+    "                         node, grad_hook, grad_copy, collective, buffer, ddp_iter,\n"
+    "                         step_call, step_param, step_param_adam), after --calib,\n"
+    "                         by 0 < F <= 1000 (default 1): a slower (F > 1) or faster\n"
     "                         host\n"
     ;
 

@@ -269,7 +269,7 @@ static ds_status run_all(const struct ds_options *o, FILE *out, struct ds_run_tr
     int host_from_calib = !cb ? 0
                           : cb->has_host_dispatch || cb->has_host_node ? 2
                           : cb->has_host_ddp_grad || cb->has_host_ddp_bucket ||
-                                  cb->has_host_ddp_buffer
+                                  cb->has_host_ddp_buffer || cb->has_host_ddp_iter
                               ? 1
                               : 0;
     DS_CHECK_GOTO(ds_host_range_fill(o, run_host_range, &ld, host_from_calib, rows, n, err), st,

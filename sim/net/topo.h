@@ -200,7 +200,10 @@ struct ds_compute_params {
    * per gradient copied back in finalize_backward (host_grad_copy, 5.8us)
    * and per collective call of a bucket (host_collective, 43.1us); on the
    * Python thread before the forward, per buffer broadcast_buffers syncs
-   * (host_buffer, 24.69us: sim/net/topo_compute.c). 0: no host op. */
+   * (host_buffer, 24.69us: sim/net/topo_compute.c); once per synchronising
+   * forward, DDP's per-iteration work (host_ddp_iter, 143.2us: the
+   * reducer's prepare_for_forward and prepare_for_backward, the logger, the
+   * finalize_backward callback; sim/net/topo_compute.c). 0: no host op. */
   double host_backward_ns;
   /* The host per unit of work, for model files with host counts (model.h,
    * sim/train/host.h): per top-level ATen op a forward dispatches from
@@ -222,6 +225,7 @@ struct ds_compute_params {
   double host_grad_copy_ns;
   double host_collective_ns;
   double host_buffer_ns;
+  double host_ddp_iter_ns;
   /* The foreach optimizer step's Python thread (PyTorch's default; the
    * --optimizer-loop path charges its launches instead): host_step_call
    * per optimizer.step() and, per parameter tensor, host_step_param under
@@ -233,7 +237,7 @@ struct ds_compute_params {
 
 /* Multiplies every host_* cost of p by factor (> 0; --host-scale): the
  * CPU time of the Python/PyTorch host (launch, replicate, backward, op,
- * dispatch, cast, node, grad_hook, grad_copy, collective, buffer, step_call,
+ * dispatch, cast, node, grad_hook, grad_copy, collective, buffer, ddp_iter, step_call,
  * step_param, step_param_adam). The GPU's times
  * (kernel_overhead, the efficiencies, comm_interference) and nccl_launch_ns
  * (NCCL's own per-call cost, measured without Python) stay. */

@@ -14,7 +14,7 @@ static const char *const compute_keys[] = {
     "flops_efficiency", "mem_efficiency", "kernel_overhead",
     "comm_interference", "fp32_math", "host_launch", "host_replicate",
     "host_backward", "host_grad_hook", "host_grad_copy", "host_collective",
-    "host_buffer", "host_op", "host_dispatch", "host_cast", "host_node",
+    "host_buffer", "host_ddp_iter", "host_op", "host_dispatch", "host_cast", "host_node",
     "host_step_call", "host_step_param", "host_step_param_adam",
     "conv_efficiency", "matmul_efficiency", "attention_efficiency", NULL};
 
@@ -64,17 +64,18 @@ const double ds_topo_host_factor_fastest = 0.841;
 const double ds_topo_host_factor_slowest = 1.171;
 
 /* DDP's per-gradient host cost, 25.2 us pooled over lends (below, in
- * ds_topo_default_compute), split into copy_bucket_to_grad's launch, 5.8
- * us, and the AccumulateGrad hook, the rest (docs/strategies.md "The host
- * costs"). */
-const double ds_topo_host_grad_hook_default_ns = 19400;
+ * ds_topo_default_compute), less the per-iteration cost it held spread
+ * over 161 gradients (1.16 us: host_ddp_iter below), split into
+ * copy_bucket_to_grad's launch, 5.8 us, and the AccumulateGrad hook, the
+ * rest (docs/strategies.md "The host costs"). */
+const double ds_topo_host_grad_hook_default_ns = 18200;
 const double ds_topo_host_grad_copy_default_ns = 5800;
 
 void ds_topo_scale_host(struct ds_compute_params *p, double factor) {
   double *const host[] = {&p->host_launch_ns, &p->host_replicate_ns, &p->host_backward_ns,
                           &p->host_op_ns, &p->host_dispatch_ns, &p->host_cast_ns,
                           &p->host_node_ns, &p->host_grad_hook_ns, &p->host_grad_copy_ns,
-                          &p->host_collective_ns, &p->host_buffer_ns,
+                          &p->host_collective_ns, &p->host_buffer_ns, &p->host_ddp_iter_ns,
                           &p->host_step_call_ns, &p->host_step_param_ns,
                           &p->host_step_param_adam_ns};
   for (size_t i = 0; i < sizeof host / sizeof host[0]; i++) *host[i] *= factor;
@@ -245,7 +246,11 @@ ds_status ds__topo_read_compute(const struct ds_cnode *root,
    * since; from then until 28c, the five lends above it (26.30 and 44.09
    * us: hook 20.5, bucket 44.1).
    * The per-gradient median splits into the copy back's launch, kept at
-   * 5.8 us, and the hook, the rest, 19.4 us: a launch does not grow with a
+   * 5.8 us, and the hook, the rest: 19.4 us until 2026-11-28, 18.2 us
+   * since host_ddp_iter (below) charges the per-iteration cost that
+   * each lend's (ddp-one - plain) / 161 held, 186.3 / 161 = 1.16 us a
+   * gradient (the intercept's median over lends: iteration plus one
+   * bucket call, each now charged on its own). A launch does not grow with a
    * host's DDP cost (26b, at 35.4 us a gradient, launched a one-element add
    * in 5.9 us: bench/results/gpu-2026-11-26b-h200/README.md), and the one
    * unprofiled run that drops the copy (27h, --view) dropped a paired
@@ -254,7 +259,7 @@ ds_status ds__topo_read_compute(const struct ds_cnode *root,
    * --pytorch-version 1.4 / 1.9 optimizer loop, zero_grad fill and unscale
    * (compute_step.c ds_compute_step_host_op_ns), which a share of the
    * median would have moved with DDP's cost. */
-  c->host_grad_hook_ns = ds_topo_host_grad_hook_default_ns; /* 25.16 - 5.8 */
+  c->host_grad_hook_ns = ds_topo_host_grad_hook_default_ns; /* 25.16 - 1.16 - 5.8 */
   c->host_grad_copy_ns = ds_topo_host_grad_copy_default_ns;
   c->host_collective_ns = 43100;
   /* Per buffer that broadcast_buffers syncs before each forward, beyond the
@@ -277,6 +282,39 @@ ds_status ds__topo_read_compute(const struct ds_cnode *root,
    * 25.40 to 26's per-gradient footing, which the pooled defaults no longer
    * are. */
   c->host_buffer_ns = 24690;
+  /* DDP's host work once per synchronising forward, whatever the gradients
+   * and buckets (torch 2.15's torch/nn/parallel/distributed.py, read in
+   * /root/venv-torch: forward's record_function; _pre_forward's
+   * logger.set_runtime_stats_and_log, reducer.prepare_for_forward,
+   * Join.notify_join_context, reducer._rebuild_buckets' check,
+   * _check_sync_bufs_pre_fwd, _to_kwargs; _post_forward's
+   * reducer.prepare_for_backward([]) (per bucket a reset: O(buckets), but
+   * a loop, not a call) and _clear_grad_buffer; and reducer.cpp's
+   * mark_variable_ready, once the last bucket is ready, queue_callback of
+   * the lambda that runs finalize_backward after the backward's graph: its
+   * lock, the runtime-stats record and the waits on each bucket's future).
+   * Charged as one host op before the forward's first launch (before the
+   * buffers' broadcasts, as _pre_forward orders them); how it splits
+   * between before the forward and after the backward was not measured.
+   * Measured on the two lends that ran `python3 bench/torch_ddp_host.py
+   * --layers 1,81,161 --width 512 --reps 7`: per rep, the least-squares
+   * line of the paired ddp-one - plain against the layer count; its
+   * intercept is this cost plus ddp-one's one bucket call:
+   *   28   ddp_host_layers.csv, 7 reps: -745.7..748.1, median 152.8 us
+   *        (5 of 7 above 0)
+   *   28c  {,call2/,call3/}ddp_host_layers.csv, 21 reps pooled:
+   *        -694.7..1155.7, median 219.9 us (16 of 21 above 0)
+   *   median over the two lends 186.3 us, less host_collective's 43.1 us
+   *   (the call ddpsim already charges) = 143.2 us
+   * (`python3 bench/ddp_host_pool.py` over the ddp_host CSVs prints it).
+   * The reps' intercepts swing by +-1 ms, so the value is known to a
+   * factor of two at best; it is above 0 on 21 of 28 reps, and the
+   * directly measured 1-layer differences (this cost, one gradient and one
+   * bucket call) are above 0 on 27 of 28 reps, medians 314.3 (28) and
+   * 265.3, 255.3, 133.9 us (28c's three calls). Until 2026-11-28 it was
+   * not charged on its own: the per-gradient medians at 161 layers above
+   * hold it spread over the gradients (about 0.9 us each). */
+  c->host_ddp_iter_ns = 143200;
   /* The foreach optimizer step's Python thread: optimizer.step()'s wrapper
    * (torch/optim/optimizer.py profile_hook_step: record_function, the
    * hooks), per group _init_group's Python loop over the parameters
@@ -340,6 +378,7 @@ ds_status ds__topo_read_compute(const struct ds_cnode *root,
       {"host_grad_copy", &c->host_grad_copy_ns},
       {"host_collective", &c->host_collective_ns},
       {"host_buffer", &c->host_buffer_ns},
+      {"host_ddp_iter", &c->host_ddp_iter_ns},
       {"host_step_call", &c->host_step_call_ns},
       {"host_step_param", &c->host_step_param_ns},
       {"host_step_param_adam", &c->host_step_param_adam_ns},

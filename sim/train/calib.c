@@ -4,7 +4,7 @@
  * traces/calib_file.c), tools/gen_grouped_conv.py --calib (grouped_conv),
  * bench/host_calibrate.py --calib-out (host: dispatch, node) and
  * bench/torch_ddp_host.py --calib-out (host: ddp_grad, ddp_bucket,
- * ddp_buffer).
+ * ddp_buffer, ddp_iter).
  *
  * Invariant: a key absent from the file leaves its has_ flag 0 (its eff[]
  * slot 0), and ds_calib_apply_compute / ds_calib_apply_gpu change exactly
@@ -29,7 +29,7 @@ static const char *const nccl_keys[] = {"launch", "interference_blocks",
 static const char *const compute_keys[] = {"flops_efficiency", "mem_efficiency",
                                            "kernel_overhead", "fp32_math", NULL};
 static const char *const host_keys[] = {"unit", "dispatch", "node", "ddp_grad", "ddp_bucket",
-                                        "ddp_buffer", NULL};
+                                        "ddp_buffer", "ddp_iter", NULL};
 static const char *const coll_keys[] = {"op", "nranks", "shared", "copy", "alpha",
                                         "bus_bw", "fit_r2", "fit_rms_rel_residual", NULL};
 
@@ -315,6 +315,7 @@ static ds_status read_host(const struct ds_cnode *root, struct ds_calib *c,
                           err));
   DS_CHECK(read_host_time(&map, "ddp_buffer", &c->has_host_ddp_buffer, &c->host_ddp_buffer_ns,
                           err));
+  DS_CHECK(read_host_time(&map, "ddp_iter", &c->has_host_ddp_iter, &c->host_ddp_iter_ns, err));
   return DS_OK;
 }
 
@@ -424,6 +425,7 @@ void ds_calib_apply_compute(const struct ds_calib *c, struct ds_compute_params *
   }
   if (c->has_host_ddp_bucket) p->host_collective_ns = c->host_ddp_bucket_ns;
   if (c->has_host_ddp_buffer) p->host_buffer_ns = c->host_ddp_buffer_ns;
+  if (c->has_host_ddp_iter) p->host_ddp_iter_ns = c->host_ddp_iter_ns;
   /* what the measured slowdown leaves beyond the mechanism's SMs/(SMs-blocks)
    * (sim/train/interference.h): never negative */
   if (c->has_interference)

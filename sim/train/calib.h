@@ -26,7 +26,8 @@ ds_status ds_calib_load(const char *path, struct ds_calib *out, struct ds_err *e
  * host_dispatch_ns and host_node_ns; host.ddp_grad G sets host_grad_hook_ns
  * and host_grad_copy_ns to G x 7.7/13.5 and G x 5.8/13.5 (the defaults'
  * proportion, sim/net/topo.h ds_topo_host_grad_*_default_ns), host.ddp_bucket
- * host_collective_ns, host.ddp_buffer host_buffer_ns; the nccl interference
+ * host_collective_ns, host.ddp_buffer host_buffer_ns, host.ddp_iter
+ * host_ddp_iter_ns; the nccl interference
  * measurement sets comm_interference to max(0, slowdown / predicted - 1):
  * the part of the measured slowdown the SM mechanism does not explain. */
 void ds_calib_apply_compute(const struct ds_calib *c, struct ds_compute_params *p);

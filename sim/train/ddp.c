@@ -233,6 +233,21 @@ static ds_status build_rank(const struct ds_model *m, const struct ds_compute *c
      * first of --no-sync's or --grad-accum's (the first one's backward
      * creates it) */
     int accum_grad = c->grad_kept || step > 0;
+    /* DDP's per-iteration host work (host_ddp_iter: _pre_forward,
+     * _post_forward's prepare_for_backward, the finalize_backward
+     * callback; sim/net/topo_compute.c) in each synchronising micro-step,
+     * before its buffers and first launch: under no_sync _pre_forward and
+     * _post_forward skip the reducer (require_backward_grad_sync) and no
+     * backward queues the callback */
+    if (sync && c->params.host_ddp_iter_ns > 0) {
+      op = (struct ds_op){.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_FWD,
+                          .name = "ddp_iter", .layer = -1, .bucket = -1, .coll = -1,
+                          .root = -1, .dur_us = c->params.host_ddp_iter_ns / 1000};
+      DS_CHECK_GOTO(ds_schedule_emit(bd, &op, host_deps, n_host_deps), st, out);
+      t.host = op.id;
+      host_deps[0] = op.id;
+      n_host_deps = 1;
+    }
     /* The buffers go before the first micro-step only under no_sync: a
      * forward under no_sync clears require_forward_param_sync, which the
      * next forward's _check_sync_bufs_pre_fwd reads (distributed.py);

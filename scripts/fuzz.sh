@@ -77,7 +77,7 @@ grouped_conv:
   entries:
     - {mode: tf32, group_width: 4, out_channels: 128, out_positions: 3136, stride: 1, batch: 32,
        fwd_us: 100, dgrad_us: 200, wgrad_us: 300}
-host: {dispatch: 27.3us, node: 29us}
+host: {unit: launching, dispatch: 27.3us, node: 29us}
 EOF
 cp tests/data/*.csv "$seeds/reference/" 2>/dev/null
 cp tests/data/topo_import/* "$seeds/import/" 2>/dev/null

@@ -77,14 +77,16 @@ Test(calib, fp32_math_and_mem_efficiency_apply) {
   cr_assert_float_eq(p.kernel_overhead_ns, 4000.0, 0);
 }
 
-Test(calib, empty_calibration_changes_nothing) {
+Test(calib, a_calibration_without_a_section_is_refused) {
+  /* it would change nothing yet label the run calibrated (a file cut after
+   * its header, or the wrong file) */
   struct ds_calib c;
   struct ds_err err = {0};
-  cr_assert_eq(ds_test_load_calib_text("schema_version: 1\n", &c, &err, NULL), DS_OK, "%s",
-               err.msg);
-  struct ds_compute_params p = topo_params(), q = topo_params();
-  ds_calib_apply_compute(&c, &p);
-  assert_params_eq(&p, &q);
+  cr_assert_eq(ds_test_load_calib_text("schema_version: 1\n", &c, &err, NULL), DS_EINPUT);
+  cr_assert(strstr(err.msg, "no section to apply"), "%s", err.msg);
+  err = (struct ds_err){0};
+  cr_assert_eq(ds_test_load_calib_text("schema_version: 1\ngpu: NVIDIA H200\n", &c, &err,
+                                       NULL), DS_EINPUT);
 }
 
 Test(calib, host_section_replaces_dispatch_and_node_only) {

@@ -14,8 +14,8 @@ prediction is host-bound (the selected output row's host_exposed_ms a tenth
 of its iter_ms or more, as ddpsim's summary flags it), and for rows that form a pair
 (two bucket sizes) whether the predicted ordering matches the measured one
 (signs of the two values, each side a tie where they differ by at most
-TIE_REL of the larger, below the published values' last digit and ddpsim's
-printed precision; a tie matches only a tie; a pair without two rows with a
+TIE_REL of the larger: below the published values' last digit, above
+ddpsim's float noise; a tie matches only a tie; a pair without two rows with a
 prediction is not met);
 rows that repeat one command (the same model and setup measured on several
 machines or days) are listed with their spread: each stays a row of its own.
@@ -67,6 +67,7 @@ expressible (yes | approx: the command only approximates the setup | no),
 note.
 """
 
+import ast
 import contextlib
 import csv
 import glob
@@ -93,14 +94,27 @@ RATE_FREE = {"peak_mem_gib", "peak_mem_gib_gpu0", "peak_mem_gib_other", "gpu_mem
              "n_buckets", "bucket_mb", "first_bucket_mb", "world_size", "batch_per_gpu"}
 PRECISION_RE = re.compile(r"\b(AMP|FP32|TF32|FP16|BF16)\b")
 # a pair's two values tie where they differ by at most this share of the larger:
-# 10 ppm, below the last published digit of every pair's values (3 decimals of
-# ms, 0.001 / 451.8 = 2.2 ppm at the largest, but 0.011 ms / 61.5 ms = 180 ppm
-# is a measured difference) and below what ddpsim's outputs resolve (two BERT
-# caps 12 ns apart in 59.54 ms: 0.2 ppm, float noise of the schedule's sums)
-TIE_REL = 1e-5
+# 1 ppm, below the last published digit of every pair's values (3 decimals of
+# ms: 0.001 / 451.8 = 2.2 ppm at the largest, so any published difference is a
+# sign) and above what ddpsim's outputs resolve (two BERT caps 12 ns apart in
+# 59.54 ms: 0.2 ppm, float noise of the schedule's sums, a tie)
+TIE_REL = 1e-6
 COLUMNS = ("source", "machine", "software", "measured", "unit", "value", "fit", "command",
            "metric", "select", "pair", "expressible", "note")
 METRIC_RE = re.compile(r"^[A-Za-z_0-9.+\-*/() ]+$")
+
+
+def metric_ok(expr):
+    """Whether expr parses as names, numbers, + - * / and parentheses only."""
+    if not METRIC_RE.match(expr):
+        return False
+    try:
+        tree = ast.parse(expr.strip(), mode="eval")
+    except SyntaxError:
+        return False
+    allowed = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Name, ast.Load, ast.Constant,
+               ast.Add, ast.Sub, ast.Mult, ast.Div, ast.USub, ast.UAdd)
+    return all(isinstance(n, allowed) for n in ast.walk(tree))
 
 
 class CsvError(Exception):
@@ -145,9 +159,15 @@ def load_group(path):
                 for term in filter(None, (t.strip() for t in r["select"].split(";"))):
                     if "=" not in term or not term.split("=", 1)[0].strip():
                         raise bad("select", "expected k=v terms separated by ;, got %r" % term)
-                if r["command"].strip() not in ("", "-") and not METRIC_RE.match(r["metric"]):
-                    raise bad("metric", "expected an output column or arithmetic over columns,"
-                              " got %r" % r["metric"])
+                if r["command"].strip() not in ("", "-"):
+                    if not metric_ok(r["metric"]):
+                        raise bad("metric", "expected an output column or arithmetic over "
+                                  "columns (names, numbers, + - * / and parentheses), got %r"
+                                  % r["metric"])
+                    try:
+                        shlex.split(r["command"])
+                    except ValueError as e:
+                        raise bad("command", "%s: %r" % (e, r["command"]))
                 r["_line"] = line
                 rows.append(r)
             return rows
@@ -241,7 +261,10 @@ def predict(cache, row, extra=""):
     for name in NAME_RE.findall(expr):
         if name not in names:
             return None, "FAILED no numeric column %s" % name, None
-    value = eval(expr, {"__builtins__": {}}, names)  # columns and + - * / only
+    try:
+        value = eval(expr, {"__builtins__": {}}, names)  # columns and + - * / only
+    except ZeroDivisionError:
+        return None, "FAILED %s divides by zero" % expr, None
     if "compute_rates" in hits[0]:
         names["compute_rates"] = hits[0]["compute_rates"]
     return value, None, names

@@ -356,6 +356,20 @@ enum ds_gconv_fit ds_calib_gconv_fit(const struct ds_calib *c, const struct ds_g
   return DS_GCONV_FIT_REFUSED;
 }
 
+/* A file with no section applies nothing, yet the run would be labelled
+ * calibrated: refused (a file cut after its header, or the wrong file). */
+static ds_status require_a_section(const struct ds_cnode *root, const char *path,
+                                   struct ds_err *err) {
+  static const char *const sections[] = {"compute", "efficiency", "nccl", "collective",
+                                         "grouped_conv", "host", NULL};
+  struct ds_cnode node;
+  for (int i = 0; sections[i]; i++)
+    if (ds_cmap_get(root, sections[i], &node)) return DS_OK;
+  return ds_err_set(err, DS_EINPUT, "%s: no section to apply (expected at least one of "
+                    "compute, efficiency, nccl, collective, grouped_conv, host): a file with "
+                    "none would label the run calibrated and change nothing", path);
+}
+
 ds_status ds_calib_load(const char *path, struct ds_calib *out, struct ds_err *err) {
   struct ds_config *cfg = NULL;
   struct ds_cnode root;
@@ -370,6 +384,7 @@ ds_status ds_calib_load(const char *path, struct ds_calib *out, struct ds_err *e
   DS_CHECK_GOTO(read_collective(&root, out, err), st, done);
   DS_CHECK_GOTO(read_gconv(&root, out, err), st, done);
   DS_CHECK_GOTO(read_host(&root, out, err), st, done);
+  DS_CHECK_GOTO(require_a_section(&root, path, err), st, done);
 done:
   ds_config_free(cfg);
   if (st != DS_OK) memset(out, 0, sizeof *out);

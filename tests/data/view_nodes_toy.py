@@ -12,7 +12,7 @@ from what its node runs in backward (FunctionsManual.cpp, derivatives.yaml):
            AddBackward0 passes its gradient on (free: it returns it, twice)
   rows     unbind, then stack:   StackBackward0 unbinds (views: free), UnbindBackward0
            stacks (a kernel)
-  flat     view to [B, 64]:      ViewBackward0 reshapes a contiguous gradient: free
+  flat     view [B, 64] as [B, 4, 16]: ViewBackward0 reshapes a contiguous gradient: free
 """
 import torch
 

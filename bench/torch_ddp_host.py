@@ -87,7 +87,8 @@ costs on this host, in place of the topology's defaults:
   ddp_iter    per synchronising iteration (host_ddp_iter): with several layer
               counts, the median of the per-rep lines' intercepts less
               ddp_bucket (ddp-one's one call; the default 43.1 us for a key
-              not written)
+              not written); with one layer count 0 us, written (ddp_grad
+              then holds it, spread over the gradients)
 
 A key whose fit is not above 0 is not written (the header says why); the
 header says the command, the host, the torch version and the numbers used.
@@ -392,7 +393,12 @@ def calib_fit(a, counts, times, buckets):
         else:
             left["ddp_iter"] = "the fit is %.3f us, not above 0" % it
     else:
-        left["ddp_iter"] = "one layer count: no line to take an intercept from"
+        # ddp_grad is then (ddp-one - plain) / layers, the per-iteration cost
+        # spread over the gradients: ddpsim's default host_ddp_iter on top of
+        # it would charge that cost twice
+        keys["ddp_iter"] = 0.0
+        notes.append("ddp_iter: 0 us: with one layer count ddp_grad holds the per-iteration "
+                     "cost, spread over the gradients (no line to take an intercept from)")
     # per buffer: ddp-one-bcast - ddp-one, paired per rep, less the two
     # dtype buckets' copy launch and call as ddpsim charges them
     if a.buffers:

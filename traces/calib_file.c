@@ -82,8 +82,7 @@ int ds_calib_write(FILE *fp, const struct ds_calib *c, const char *header) {
   if (c->has_host_dispatch || c->has_host_node || c->has_host_ddp_grad ||
       c->has_host_ddp_bucket || c->has_host_ddp_buffer || c->has_host_ddp_iter) {
     fputs("host:\n", fp);
-    /* the unit sim/train/calib.c requires beside dispatch and node */
-    if (c->has_host_dispatch || c->has_host_node) fputs("  unit: launching\n", fp);
+    if (c->has_host_dispatch || c->has_host_node) fputs("  unit: " DS_CALIB_HOST_UNIT "\n", fp);
     if (c->has_host_dispatch) fprintf(fp, "  dispatch: %.6gus\n", c->host_dispatch_ns / 1e3);
     if (c->has_host_node) fprintf(fp, "  node: %.6gus\n", c->host_node_ns / 1e3);
     if (c->has_host_ddp_grad) fprintf(fp, "  ddp_grad: %.6gus\n", c->host_ddp_grad_ns / 1e3);

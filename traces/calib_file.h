@@ -115,6 +115,11 @@ extern "C" {
  * matmul_unaligned_half (compute.h: half GEMMs on unaligned operands), then
  * the convolutions' forward and backward apart, each in fp32, tf32, half. */
 #define DS_CALIB_EFF_KEYS 16
+
+/* The host section's `unit` beside dispatch and node (sim/train/calib.c
+ * requires it, ds_calib_write writes it): per aten op dispatched and per
+ * autograd node that launch a kernel. */
+#define DS_CALIB_HOST_UNIT "launching"
 extern const char *const ds_calib_efficiency_keys[DS_CALIB_EFF_KEYS];
 
 struct ds_calib {

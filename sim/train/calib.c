@@ -14,6 +14,7 @@
 #include "sim/train/calib.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -263,37 +264,33 @@ static ds_status read_host_time(const struct ds_cnode *map, const char *key, int
   return DS_OK;
 }
 
-/* The unit the host section's dispatch and node are in, which its writers
- * name (`unit: launching`): per aten op dispatched that launches a kernel
- * and per autograd node that launches one, the model files' host_views and
+/* The unit of a host section's dispatch and node (`unit: launching`,
+ * DS_CALIB_HOST_UNIT): per aten op dispatched that launches a kernel and per
+ * autograd node that launches one, the model files' host_views and
  * host_view_nodes left out (topology keys host_dispatch and host_node). The
  * files of the units before it (per every dispatch and node, until
  * 2026-11-28c; per node not a view's backward by name, until 2026-11-28d)
- * have no such key and would apply 5-25 % low on a CNN, silently: refused,
- * with how to mend them. */
-#define DS_HOST_UNIT "launching"
-
-static ds_status check_host_unit(const struct ds_cnode *map, struct ds_err *err) {
+ * have no such key and would apply 5-25 % low on a CNN, silently: refused at
+ * `cost` (the section's dispatch or node), with how to mend them. */
+static ds_status check_host_unit(const struct ds_cnode *map, const struct ds_cnode *cost,
+                                 struct ds_err *err) {
   struct ds_cnode node;
   const char *unit = NULL;
-  if (!ds_cmap_get(map, "unit", &node)) {
-    struct ds_cnode cost;
-    if (!ds_cmap_get(map, "dispatch", &cost)) ds_cmap_get(map, "node", &cost);
-    return ds_cnode_error(&cost, err,
-                          "a host cost without `unit: " DS_HOST_UNIT "` in its section: a file "
-                          "written before 2026-11-28d divided by every dispatch or node, or "
-                          "counted a node free by its name; write it again (bench/host_pool.py "
-                          "--calib-dir over its CSVs, bench/host_calibrate.py --calib-out), "
-                          "rescale it from its comments (bench/host_rescale.py FILE) or "
-                          "scale dispatch by dispatches / kernel-launching dispatches and node "
-                          "by nodes / nodes that launch a kernel (the model file's "
-                          "host_dispatches, host_views, host_nodes, host_view_nodes), then add "
-                          "`unit: " DS_HOST_UNIT "`");
-  }
+  if (!ds_cmap_get(map, "unit", &node))
+    return ds_cnode_error(
+        cost, err,
+        "a host cost without `unit: " DS_CALIB_HOST_UNIT "` in its section: a file written "
+        "before 2026-11-28d divided by every dispatch or node, or counted a node free by its "
+        "name; write it again (bench/host_pool.py --calib-dir over its CSVs, "
+        "bench/host_calibrate.py --calib-out), rescale it from its comments "
+        "(bench/host_rescale.py FILE) or scale dispatch by dispatches / kernel-launching "
+        "dispatches and node by nodes / nodes that launch a kernel (the model file's "
+        "host_dispatches, host_views, host_nodes, host_view_nodes), then add `unit: "
+        DS_CALIB_HOST_UNIT "`");
   DS_CHECK(ds_cnode_string(&node, &unit, err));
-  if (strcmp(unit, DS_HOST_UNIT) != 0)
-    return ds_cnode_error(&node, err, "expected `" DS_HOST_UNIT "` (per dispatch and per "
-                          "node that launch a kernel), got '%s'", unit);
+  if (strcmp(unit, DS_CALIB_HOST_UNIT) != 0)
+    return ds_cnode_error(&node, err, "expected `" DS_CALIB_HOST_UNIT "` (per dispatch and "
+                          "per node that launch a kernel), got '%s'", unit);
   return DS_OK;
 }
 
@@ -307,7 +304,7 @@ static ds_status read_host(const struct ds_cnode *root, struct ds_calib *c,
   if (!ds_cmap_get(root, "host", &map)) return DS_OK;
   DS_CHECK(ds_cmap_check_keys(&map, host_keys, err));
   if (ds_cmap_get(&map, "dispatch", &node) || ds_cmap_get(&map, "node", &node))
-    DS_CHECK(check_host_unit(&map, err));
+    DS_CHECK(check_host_unit(&map, &node, err));
   DS_CHECK(read_host_time(&map, "dispatch", &c->has_host_dispatch, &c->host_dispatch_ns, err));
   DS_CHECK(read_host_time(&map, "node", &c->has_host_node, &c->host_node_ns, err));
   DS_CHECK(read_host_time(&map, "ddp_grad", &c->has_host_ddp_grad, &c->host_ddp_grad_ns, err));
@@ -357,17 +354,23 @@ enum ds_gconv_fit ds_calib_gconv_fit(const struct ds_calib *c, const struct ds_g
 }
 
 /* A file with no section applies nothing, yet the run would be labelled
- * calibrated: refused (a file cut after its header, or the wrong file). */
+ * calibrated: refused (a file cut after its header, or the wrong file). The
+ * sections are the root keys sim/net/file_kinds.c allows a calibration file,
+ * less schema_version and gpu. */
 static ds_status require_a_section(const struct ds_cnode *root, const char *path,
                                    struct ds_err *err) {
-  static const char *const sections[] = {"compute", "efficiency", "nccl", "collective",
-                                         "grouped_conv", "host", NULL};
+  const char *const *keys = ds_file_kind_root_keys(DS_FILE_CALIB);
+  char names[256] = "";
   struct ds_cnode node;
-  for (int i = 0; sections[i]; i++)
-    if (ds_cmap_get(root, sections[i], &node)) return DS_OK;
-  return ds_err_set(err, DS_EINPUT, "%s: no section to apply (expected at least one of "
-                    "compute, efficiency, nccl, collective, grouped_conv, host): a file with "
-                    "none would label the run calibrated and change nothing", path);
+  for (int i = 0; keys[i]; i++) {
+    if (strcmp(keys[i], "schema_version") == 0 || strcmp(keys[i], "gpu") == 0) continue;
+    if (ds_cmap_get(root, keys[i], &node)) return DS_OK;
+    size_t used = strlen(names);
+    snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", keys[i]);
+  }
+  return ds_err_set(err, DS_EINPUT, "%s: no section to apply (expected at least one of %s): a "
+                    "file with none would label the run calibrated and change nothing", path,
+                    names);
 }
 
 ds_status ds_calib_load(const char *path, struct ds_calib *out, struct ds_err *err) {

@@ -44,56 +44,19 @@ static int try_dir(const char *dir, const char *arg, char *out, size_t cap,
   return 0;
 }
 
-/* 1 when arg names a file of kind (its path in out), else 0 with the
- * places looked at in tried. search_cwd 0: only the data directories,
- * never arg as a path. */
-static int find(const char *kind, const char *arg, int search_cwd, char *out, size_t cap,
-                char *tried, size_t tried_cap) {
-  /* dir has room for exe plus the longest suffix, so it never truncates. */
-  char exe[4096], dir[sizeof exe + 64];
-  if (search_cwd && try_dir(NULL, arg, out, cap, tried, tried_cap)) return 1;
-  /* A name with a slash is a path: do not search for it elsewhere. */
-  if (strchr(arg, '/') == NULL) {
-    const char *env = getenv("DDPSIM_DATA_DIR");
-    if (env && *env) {
-      snprintf(dir, sizeof dir, "%s/%s", env, kind);
-      if (try_dir(dir, arg, out, cap, tried, tried_cap)) return 1;
-    }
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    int source_is_exe_parent = 0;
-    if (n > 0) {
-      exe[n] = '\0';
-      /* The executable's directory's parent, spelt without "bin/.." (the
-       * link is resolved, so the parent is the real one): the prefix of
-       * an install, or the source tree of a build. */
-      for (int up = 0; up < 2; up++) {
-        char *slash = strrchr(exe, '/');
-        if (slash) *slash = '\0';
-      }
-      snprintf(dir, sizeof dir, "%s/share/ddpsim/%s", exe, kind);
-      if (try_dir(dir, arg, out, cap, tried, tried_cap)) return 1;
-      snprintf(dir, sizeof dir, "%s/%s", exe, kind);
-      if (try_dir(dir, arg, out, cap, tried, tried_cap)) return 1;
-      source_is_exe_parent = strcmp(exe, DS_SOURCE_DIR) == 0;
-    }
-    snprintf(dir, sizeof dir, "%s/%s", DS_SOURCE_DIR, kind);
-    if (!source_is_exe_parent && try_dir(dir, arg, out, cap, tried, tried_cap)) return 1;
-  }
-  return 0;
-}
-
-/* The shipped names of kind (the YAML files, less ".yaml", of the first
- * data directory that opens, in find's order; gpus.yaml is no topology),
- * joined by ", " into list, and the one nearest arg (less any ".yaml")
- * when a typo could have meant it (ds_cli_closest), else NULL in near
- * (pointing into list's storage names). */
-#define SHIPPED_MAX 64
-static void shipped(const char *kind, const char *arg, char *list, size_t cap,
-                    char names[SHIPPED_MAX][64], const char **near) {
-  char exe[4096], dirs[4][sizeof exe + 64];
-  int nd = 0;
+/* The data directories of kind, in the order a name is searched for:
+ * $DDPSIM_DATA_DIR/kind, then beside the executable's directory's parent
+ * (spelt without "bin/..": the link is resolved, so the parent is the real
+ * one; the prefix of an install, or the source tree of a build)
+ * share/ddpsim/kind and kind, then DS_SOURCE_DIR/kind unless that is the
+ * same parent. Returns how many it wrote into dirs. */
+#define DATA_DIRS_MAX 4
+#define DATA_DIR_CAP (4096 + 64) /* the executable's path plus the longest suffix */
+static int data_dirs(const char *kind, char dirs[DATA_DIRS_MAX][DATA_DIR_CAP]) {
+  char exe[4096];
+  int nd = 0, source_is_exe_parent = 0;
   const char *env = getenv("DDPSIM_DATA_DIR");
-  if (env && *env) snprintf(dirs[nd++], sizeof dirs[0], "%s/%s", env, kind);
+  if (env && *env) snprintf(dirs[nd++], DATA_DIR_CAP, "%s/%s", env, kind);
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n > 0) {
     exe[n] = '\0';
@@ -101,10 +64,43 @@ static void shipped(const char *kind, const char *arg, char *list, size_t cap,
       char *slash = strrchr(exe, '/');
       if (slash) *slash = '\0';
     }
-    snprintf(dirs[nd++], sizeof dirs[0], "%s/share/ddpsim/%s", exe, kind);
-    snprintf(dirs[nd++], sizeof dirs[0], "%s/%s", exe, kind);
+    snprintf(dirs[nd++], DATA_DIR_CAP, "%s/share/ddpsim/%s", exe, kind);
+    snprintf(dirs[nd++], DATA_DIR_CAP, "%s/%s", exe, kind);
+    source_is_exe_parent = strcmp(exe, DS_SOURCE_DIR) == 0;
   }
-  snprintf(dirs[nd++], sizeof dirs[0], "%s/%s", DS_SOURCE_DIR, kind);
+  if (!source_is_exe_parent) snprintf(dirs[nd++], DATA_DIR_CAP, "%s/%s", DS_SOURCE_DIR, kind);
+  return nd;
+}
+
+/* 1 when arg names a file of kind (its path in out), else 0 with the
+ * places looked at in tried. search_cwd 0: only the data directories,
+ * never arg as a path. */
+static int find(const char *kind, const char *arg, int search_cwd, char *out, size_t cap,
+                char *tried, size_t tried_cap) {
+  if (search_cwd && try_dir(NULL, arg, out, cap, tried, tried_cap)) return 1;
+  /* A name with a slash is a path: do not search for it elsewhere. */
+  if (strchr(arg, '/') != NULL) return 0;
+  char dirs[DATA_DIRS_MAX][DATA_DIR_CAP];
+  int nd = data_dirs(kind, dirs);
+  for (int k = 0; k < nd; k++)
+    if (try_dir(dirs[k], arg, out, cap, tried, tried_cap)) return 1;
+  return 0;
+}
+
+static int by_name(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The shipped names of kind (the YAML files, less ".yaml", of the first
+ * data directory that opens, data_dirs' order; gpus.yaml is no topology),
+ * joined by ", " into list, and the one nearest arg (less any ".yaml")
+ * when a typo could have meant it (ds_cli_closest), else NULL in near
+ * (pointing into list's storage names). */
+#define SHIPPED_MAX 64
+static void shipped(const char *kind, const char *arg, char *list, size_t cap,
+                    char names[SHIPPED_MAX][64], const char **near) {
+  char dirs[DATA_DIRS_MAX][DATA_DIR_CAP];
+  int nd = data_dirs(kind, dirs);
   list[0] = '\0';
   *near = NULL;
   DIR *d = NULL;
@@ -123,12 +119,7 @@ static void shipped(const char *kind, const char *arg, char *list, size_t cap,
   }
   closedir(d);
   /* sorted, so the list reads the same on every file system */
-  for (int i = 1; i < count; i++)
-    for (int j = i; j > 0 && strcmp(ptrs[j - 1], ptrs[j]) > 0; j--) {
-      const char *t = ptrs[j];
-      ptrs[j] = ptrs[j - 1];
-      ptrs[j - 1] = t;
-    }
+  qsort(ptrs, (size_t)count, sizeof ptrs[0], by_name);
   ptrs[count] = NULL;
   for (int i = 0; i < count; i++) {
     size_t used = strlen(list);

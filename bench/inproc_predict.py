@@ -53,7 +53,6 @@ import argparse
 import atexit
 import csv
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -64,6 +63,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from csv_input import InputError, num  # noqa: E402
 import host_pool  # noqa: E402  (the model files' free dispatches and nodes)
+import host_rescale  # noqa: E402  (an old calibration file in ddpsim's unit)
 sys.path.insert(0, os.path.join(ROOT, "validation"))
 from run import host_factors  # noqa: E402  (one reader of topo_compute.c's host factors)
 
@@ -110,44 +110,33 @@ def verdict(meas, p):
 
 
 def launching_counts(args, csv_path):
-    """(every dispatch, every node, those that launch a kernel of each) for a
-    round's per-iteration CSV (host_calibrate.py's columns: every dispatch and
-    node), the free ones from the model file, whose counts must match the CSV's."""
+    """(dispatches, nodes) that launch a kernel for a round's per-iteration
+    CSV (host_calibrate.py's columns: every dispatch and node), the free ones
+    from the model file, whose counts must match the CSV's."""
     rows = read_rows(csv_path)
     if not rows:
         raise InputError("%s: no rows" % csv_path)
     line, first = rows[0]
     dispatches = int(num(first, "dispatches", csv_path, line))
     nodes = int(num(first, "nodes", csv_path, line))
-    views = host_pool.model_views(args.model, dispatches, csv_path)
-    view_nodes = host_pool.model_view_nodes(args.model, nodes, bool(args.amp), csv_path)
-    return dispatches, nodes, dispatches - views, nodes - view_nodes
+    return (dispatches - host_pool.model_views(args.model, dispatches, csv_path),
+            nodes - host_pool.model_view_nodes(args.model, nodes, bool(args.amp), csv_path))
 
 
-def in_current_unit(args, path, csv_path, tmpdir):
-    """path itself where its host section says `unit: launching`; else (the
-    files host_inproc.py wrote before 2026-11-28d: per every dispatch and node)
-    a copy in tmpdir with dispatch and node rescaled to ddpsim's unit, per
-    dispatch and node that launch a kernel: x every / launching, the counts of
-    the round's CSV and the model file."""
-    with open(path) as f:
-        text = f.read()
-    if re.search(r"^  unit: launching$", text, re.M):
+def in_current_unit(path, tmpdir):
+    """path itself where its host section has its unit; else (the files
+    host_inproc.py wrote before 2026-11-28c: per every dispatch and node) a
+    copy in tmpdir in ddpsim's unit, as bench/host_rescale.py rescales one."""
+    text = host_rescale.rescale(path)
+    if text is None:
         return path
-    every_d, every_n, launch_d, launch_n = launching_counts(args, csv_path)
-    scale = {"dispatch": every_d / launch_d, "node": every_n / launch_n}
-
-    def rescaled(m):
-        return "  %s: %.3fus" % (m.group(1), float(m.group(2)) * scale[m.group(1)])
-    text, n = re.subn(r"^  (dispatch|node): ([0-9.]+)us$", rescaled, text, flags=re.M)
-    text = text.replace("host:\n", "host:\n  unit: launching\n", 1)
     out = os.path.join(tmpdir, os.path.basename(path))
     with open(out, "w") as f:
         f.write(text)
     return out
 
 
-def at_file(args, factors, path, csv_path, tmpdir):
+def at_file(args, factors, path, tmpdir):
     """at() for a calibration file that may be missing (None) or lack a key:
     the prediction then carries "dispatch only" or "node only" (ddpsim took
     the topology's default for the other). An old file's dispatch and node are
@@ -157,7 +146,7 @@ def at_file(args, factors, path, csv_path, tmpdir):
     with open(path) as f:
         keys = [k for k in ("dispatch", "node")
                 if any(line.startswith("  %s:" % k) for line in f)]
-    path = in_current_unit(args, path, csv_path, tmpdir)
+    path = in_current_unit(path, tmpdir)
     return at(args, factors, path) + ("" if len(keys) == 2 else "%s only" % keys[0],)
 
 
@@ -168,11 +157,11 @@ def all_iterations(args, factors, path, tmpdir):
     if not rows:
         raise InputError("%s: no rows" % path)
     med = {k: statistics.median(num(r, k, path, n) for n, r in rows) for k in ("fwd_ms", "bwd_ms")}
-    _, _, launch_d, launch_n = launching_counts(args, path)
+    launch_d, launch_n = launching_counts(args, path)
     calib = os.path.join(tmpdir, os.path.basename(path)[:-len(".csv")] + "-all.yaml")
     with open(calib, "w") as f:
-        f.write("schema_version: 1\nhost:\n  unit: launching\n  dispatch: %.3fus\n"
-                "  node: %.3fus\n" % (med["fwd_ms"] * 1e3 / launch_d,
+        f.write("schema_version: 1\nhost:\n  unit: %s\n  dispatch: %.3fus\n"
+                "  node: %.3fus\n" % (host_pool.HOST_UNIT, med["fwd_ms"] * 1e3 / launch_d,
                                        med["bwd_ms"] * 1e3 / launch_n))
     return at(args, factors, calib)
 
@@ -228,8 +217,7 @@ def main(argv=None):
         tmpdir = tempfile.mkdtemp(prefix="inproc_predict-")
         atexit.register(shutil.rmtree, tmpdir, True)
         pooled_path = prefix + "-pooled.yaml"
-        pooled = at_file(args, factors, pooled_path,
-                         "%s-r%s.csv" % (prefix, train[0][1].get("round")), tmpdir)
+        pooled = at_file(args, factors, pooled_path, tmpdir)
         print("%s, config %s: %s batch %d; ddpsim --topo %s%s, range x%g to x%g%s"
               % ((args.csv, args.config, args.model, args.batch, args.topo,
                   "" if args.loop == "sync" else " --loop " + args.loop) + factors
@@ -251,8 +239,7 @@ def main(argv=None):
                 raise InputError("%s:%d: round %s has no calib row" % (args.csv, line, rnd))
             cl, c = calib[rnd]
             total = phase_sum("%s-r%s.csv" % (prefix, rnd))
-            own = at_file(args, factors, "%s-r%s.yaml" % (prefix, rnd),
-                          "%s-r%s.csv" % (prefix, rnd), tmpdir)
+            own = at_file(args, factors, "%s-r%s.yaml" % (prefix, rnd), tmpdir)
             every = (all_iterations(args, factors, "%s-r%s.csv" % (prefix, rnd), tmpdir)
                      if stream else None)
             cells = [("default", default), ("round", own), ("pooled", pooled),

@@ -106,7 +106,6 @@ import argparse
 import csv
 import os
 import platform
-import re
 import statistics
 import sys
 import time
@@ -116,6 +115,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import torch_measure  # noqa: E402  (its model builder and losses)
+from host_pool import HOST_UNIT, model_total  # noqa: E402  (the model files' counts, the unit)
 import host_sched  # noqa: E402
 from kernel_timing import calib_gpu_line, cpu_model  # noqa: E402  (the CPU's name for the comments)
 
@@ -213,7 +213,7 @@ def model_counts(name, amp):
         text = f.read()
 
     def total(key):
-        return sum(int(v) for v in re.findall(r"^\s+%s: (\d+)" % key, text, re.M))
+        return model_total(text, key)
     return (total("host_dispatches"), total("host_views"),
             total("host_nodes") + (total("host_amp_nodes") if amp else 0),
             total("host_view_nodes"))
@@ -287,7 +287,7 @@ def write_calib(path, a, keys, left, dry_run, spin_ms, comments=()):
     lines.append("host:")
     # the unit of dispatch and node: per dispatch and node that launch a kernel
     # (sim/train/calib.c refuses the two without it: files of an older unit)
-    lines.append("  unit: launching")
+    lines.append("  unit: %s" % HOST_UNIT)
     lines += ["  %s: %.3fus" % (key, us) for key, (us, _) in keys.items()]
     tmp = path + ".tmp"
     with open(tmp, "w") as f:

@@ -117,13 +117,17 @@ def model_text(model, path):
         raise InputError("%s: model %s: cannot read %s: %s" % (path, model, name, e.strerror))
 
 
+def model_total(text, key):
+    """A per-layer count summed over a model file's text (0 where absent)."""
+    return sum(int(v) for v in re.findall(r"^    %s: (\d+)$" % key, text, re.M))
+
+
 def model_views(model, dispatches, path):
     """The forward's dispatches that launch no kernel (host_views summed over
     models/<model>.yaml's layers; 0 for a file without them), after checking
     that the file's host_dispatches sum to the CSV's count."""
     name, text = model_text(model, path)
-    total = sum(int(v) for v in re.findall(r"^    host_dispatches: (\d+)$", text, re.M))
-    views = sum(int(v) for v in re.findall(r"^    host_views: (\d+)$", text, re.M))
+    total, views = model_total(text, "host_dispatches"), model_total(text, "host_views")
     if total != dispatches:
         raise InputError("%s: model %s: %s dispatches %d, the CSV's %d%s" % (
             path, model, name, total, dispatches,
@@ -151,7 +155,7 @@ def model_view_nodes(model, nodes, amp, path, check=True):
     name, text = model_text(model, path)
 
     def total(key):
-        return sum(int(v) for v in re.findall(r"^    %s: (\d+)$" % key, text, re.M))
+        return model_total(text, key)
     every = total("host_nodes") + (total("host_amp_nodes") if amp else 0)
     if check and every != nodes:
         raise InputError("%s: model %s: %s nodes %d, the CSV's %d%s" % (

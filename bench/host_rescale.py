@@ -40,7 +40,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from csv_input import InputError  # noqa: E402
-from host_pool import HOST_UNIT, model_text  # noqa: E402
+from host_pool import HOST_UNIT, model_text, model_total  # noqa: E402
 
 # bench/host_pool.py --calib-dir's header: such a file is written again, not rescaled
 POOLED = "# bench/host_pool.py --calib-dir: the pooled host costs of one lend"
@@ -49,12 +49,12 @@ NOTE = re.compile(r"^#\s+(dispatch|node): median ([0-9.]+) ms of .* / (\d+) (dis
 MODEL = re.compile(r"^#\s+model: ([A-Za-z0-9_.-]+), batch \d+, (\w+)$")
 
 
-def model_total(model, key, amp, path, line):
+def charged_counts(model, key, amp, path, line):
     """(every dispatch or node, the charged ones) of models/<model>.yaml."""
     _, text = model_text(model, "%s:%d" % (path, line))
 
     def total(name):
-        return sum(int(v) for v in re.findall(r"^    %s: (\d+)$" % name, text, re.M))
+        return model_total(text, name)
     if key == "dispatch":
         every = total("host_dispatches")
         return every, every - total("host_views")
@@ -114,7 +114,7 @@ def rescale(path):
                              "model file's counts) and add 'unit: %s'"
                              % (path, line, key, key, HOST_UNIT))
         ms, count, note_line = notes[key]
-        every, charged = model_total(model, key, amp, path, note_line)
+        every, charged = charged_counts(model, key, amp, path, note_line)
         if count != every:
             raise InputError("%s:%d: key '%s': the comment's count %d is not models/%s.yaml's "
                              "%d" % (path, note_line, key, count, model, every))

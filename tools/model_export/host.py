@@ -259,10 +259,6 @@ def amp_cast_call(rec, layer, func, args, kwargs, out, dtype_read):
 # broadcast sums (sum_to_size): those launch kernels, and the host pays them as any node
 # (bench/results/gpu-2026-11-28c-h200/notes-hostkinds.md). Classified by what runs, on the
 # export's CPU run, which dispatches the same ops for these nodes as CUDA does.
-def host_count_node(layer, node=None):
-    layer.host_nodes = getattr(layer, "host_nodes", 0) + 1
-
-
 def host_node_dispatch(rec, func):
     """An aten op dispatched inside a node of the backward (between its pre-hook and its
     hook): whether the node launched a kernel."""
@@ -270,7 +266,9 @@ def host_node_dispatch(rec, func):
         rec.bwd_node_launched = True
 
 
-def host_node_begin(rec):
+def host_node_begin(rec, layer):
+    """A node of layer's backward starts (its pre-hook): counted, its window open."""
+    layer.host_nodes = getattr(layer, "host_nodes", 0) + 1
     rec.bwd_node_open, rec.bwd_node_launched = True, False
 
 

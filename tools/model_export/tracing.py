@@ -20,7 +20,7 @@ from .attention import note_core_op
 from .bwd_bytes import note_accum, note_amp_out, note_bwd_bytes, note_bwd_made, note_node_outputs
 from .cli import ExportError, factory_file
 from .flops import op_flops
-from .host import (amp_cast_call, host_copy_call, host_count_dispatch, host_count_node,
+from .host import (amp_cast_call, host_copy_call, host_count_dispatch,
                    host_count_op, host_count_sync, host_dispatched, host_node_begin,
                    host_node_dispatch, host_node_end, host_sync_dispatch, host_viewed,
                    is_dtype_read)
@@ -256,11 +256,10 @@ def record(model, x, loss_kind):
                 loss = loss_of(out, loss_kind)
                 rec.phase = None
         for node, layer in rec.node_layer.items():
-            def pre(grad_outputs, layer=layer, node=node):
+            def pre(grad_outputs, layer=layer):
                 rec.bwd_layer = layer
                 rec.accum_to = None
-                host_count_node(layer, node)
-                host_node_begin(rec)
+                host_node_begin(rec, layer)
 
             def post(grad_inputs, grad_outputs, node=node, layer=layer):
                 host_node_end(rec, layer)

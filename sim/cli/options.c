@@ -127,11 +127,16 @@ static const char usage_precision[] =
     "                         cuDNN's persistent batch-norm kernels instead of its\n"
     "                         one-CTA-per-channel NCHW ones, and the elementwise ops\n"
     "                         that mix layouts (the model's nhwc_legacy_ew; default NCHW)\n"
-    "  --optimizer sgd|adam|none  the training loop's optimizer instead of the model file's:\n"
-    "                         none runs forward and backward without optimizer.step()\n"
-    "                         (a benchmark's train time): no step kernels, host work,\n"
-    "                         state or GradScaler step; zero_grad as the PyTorch version\n"
-    "                         charges it; ddp still all-reduces (single, dp, ddp)\n"
+    "  --optimizer sgd|adam|none|bertadam  the training loop's optimizer instead of the\n"
+    "                         model file's: none runs forward and backward without\n"
+    "                         optimizer.step() (a benchmark's train time): no step kernels,\n"
+    "                         host work, state or GradScaler step; zero_grad as the PyTorch\n"
+    "                         version charges it; ddp still all-reduces (single, dp, ddp).\n"
+    "                         bertadam: DeepLearningExamples' BERT run_squad.py fp32 step,\n"
+    "                         apex's gradient-norm clip (a .item() sync), then BertAdam's\n"
+    "                         Python loop, 18 or 20 kernels and launches per tensor, decay\n"
+    "                         by parameter name, under any --pytorch-version but 1.4 (fp32,\n"
+    "                         single, dp, ddp; not with --weight-decay or --grad-accum)\n"
     "  --weight-decay         the optimizer has a nonzero weight_decay: one more kernel\n"
     "                         (3 passes) per foreach step, or per tensor under the loop\n"
     "                         of --pytorch-version 1.4 and 1.9\n"
@@ -694,9 +699,11 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
   else if (strcmp(flag, "--no-broadcast-buffers") == 0) o->no_broadcast_buffers = 1;
   else if (strcmp(flag, "--weight-decay") == 0) o->weight_decay = 1;
   else if (strcmp(flag, "--optimizer") == 0) {
-    static const char *const names[] = {"sgd", "adam", "none"};
-    DS_CHECK(parse_choice(flag, v, names, 3, &c, err));
-    o->optimizer = c == 0 ? DS_OPT_SGD : c == 1 ? DS_OPT_ADAM : DS_OPT_NONE;
+    static const char *const names[] = {"sgd", "adam", "none", "bertadam"};
+    static const enum ds_optimizer kinds[] = {DS_OPT_SGD, DS_OPT_ADAM, DS_OPT_NONE,
+                                              DS_OPT_BERTADAM};
+    DS_CHECK(parse_choice(flag, v, names, 4, &c, err));
+    o->optimizer = kinds[c];
   }
   else if (strcmp(flag, "--no-bn-weight-decay") == 0) o->no_bn_weight_decay = 1;
   else if (strcmp(flag, "--find-unused-parameters") == 0) o->find_unused_parameters = 1;

@@ -261,6 +261,36 @@ ds_status ds__options_finish(struct ds_options *o, int proto_set, const double *
                         "to agree on skipping a step with an infinite gradient and send the "
                         "new scale back, which is not modelled); use --amp bf16, which "
                         "needs no GradScaler");
+  /* --optimizer bertadam is run_squad.py's fp32 step as the script
+   * builds it (compute.h): its groups decay by name, its clipper runs
+   * every micro-step, its PyTorch is 1.10 or later (1.4's clip_grad_norm_
+   * syncs per tensor), and under --fp16 the script runs apex's FusedAdam
+   * with O2 master weights instead, which is not built. */
+  if (ds_options_given(o, "--optimizer") && o->optimizer == DS_OPT_BERTADAM) {
+    if (o->weight_decay || o->no_bn_weight_decay)
+      return ds_err_set(err, DS_EUSAGE, "option %s: --optimizer bertadam decays by "
+                        "run_squad.py's parameter names (weight_decay 0.01, 0 on bias and "
+                        "LayerNorm.weight); drop it",
+                        o->weight_decay ? "--weight-decay" : "--no-bn-weight-decay");
+    if (o->amp != DS_AMP_NONE || o->dtype != DS_DTYPE_FP32)
+      return ds_err_set(err, DS_EUSAGE, "option --optimizer bertadam: run_squad.py's fp32 "
+                        "step; its --fp16 path (apex FusedAdam with O2 master weights) is "
+                        "not built, so not with %s",
+                        o->amp != DS_AMP_NONE ? "--amp" : "--dtype other than fp32");
+    if (o->ddp_rules == DS_DDP_RULES_TORCH_1_4)
+      return ds_err_set(err, DS_EUSAGE, "option --optimizer bertadam: its clip_grad_norm_ "
+                        "is PyTorch 1.10's or later's, not with --pytorch-version 1.4 (whose "
+                        "clip_grad_norm_ syncs per tensor)");
+    if (ds_options_given(o, "--grad-accum") || o->optimizer_batch > 0)
+      return ds_err_set(err, DS_EUSAGE, "option %s: not built for --optimizer bertadam "
+                        "(run_squad.py clips every micro-step, before its accumulation "
+                        "check)",
+                        o->optimizer_batch > 0 ? "--optimizer-batch" : "--grad-accum");
+    for (int32_t k = 0; k < o->n_strategies; k++)
+      if (o->strategies[k] == DS_STRATEGY_PS)
+        return ds_err_set(err, DS_EUSAGE, "option --optimizer bertadam: not built for "
+                          "--strategy ps (use single, dp or ddp)");
+  }
   if (ds_options_given(o, "--optimizer") && o->optimizer == DS_OPT_NONE && o->weight_decay)
     return ds_err_set(err, DS_EUSAGE, "option --weight-decay: the optimizer's weight_decay, "
                       "but --optimizer none runs no optimizer");

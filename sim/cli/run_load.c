@@ -204,9 +204,12 @@ ds_status ds__run_load(struct loaded *ld, const struct ds_options *o, struct ds_
   DS_CHECK(ds_compute_init(ld->topo, o->dtype, o->amp, &ld->compute, err));
   ds_compute_set_tf32(&ld->compute, ld->topo, o->tf32);
   ld->compute.channels_last = o->channels_last;
-  ld->compute.optimizer_loop = o->ddp_rules != DS_DDP_RULES_CURRENT;
+  /* bertadam's loop is the script's own, whatever the PyTorch version */
+  ld->compute.optimizer_loop =
+      o->ddp_rules != DS_DDP_RULES_CURRENT || ld->model->optimizer == DS_OPT_BERTADAM;
   ld->compute.grad_kept = o->ddp_rules != DS_DDP_RULES_CURRENT;
   ld->compute.zero_grad_fill = o->ddp_rules == DS_DDP_RULES_TORCH_1_9;
+  ld->compute.clip_foreach = o->ddp_rules == DS_DDP_RULES_CURRENT;
   ld->compute.weight_decay = o->weight_decay;
   ld->compute.no_bn_weight_decay = o->no_bn_weight_decay;
   if (ld->calib && ld->calib->n_gconv > 0) DS_CHECK(plug_calib_gconv(ld, gpus_path, err));

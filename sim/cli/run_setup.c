@@ -24,7 +24,8 @@ const char *ds__run_optimizer_field(enum ds_optimizer opt, const struct ds_optio
   static const char *const decayed[][2] = {
       [DS_OPT_SGD] = {"sgd;weight_decay", "sgd;weight_decay;no_bn_weight_decay"},
       [DS_OPT_ADAM] = {"adam;weight_decay", "adam;weight_decay;no_bn_weight_decay"}};
-  if (!o->weight_decay || opt == DS_OPT_NONE) return ds_optimizer_name(opt);
+  if (!o->weight_decay || (opt != DS_OPT_SGD && opt != DS_OPT_ADAM))
+    return ds_optimizer_name(opt);
   return decayed[opt][o->no_bn_weight_decay ? 1 : 0];
 }
 

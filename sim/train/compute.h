@@ -195,6 +195,11 @@ struct ds_compute {
    * its own calls (one more set of kernels), the decay's over the other
    * group's bytes only. */
   int no_bn_weight_decay;
+  /* --optimizer bertadam's per-tensor clip_grad_norm_ (compute_step.c
+   * BERTADAM_OPS): set under current rules (no --pytorch-version: PyTorch
+   * 2.x, whose clip_grad_norm_ takes torch._foreach_norm, 3 kernels where
+   * 1.x's torch.norm is one); unset under 1.9 (PyTorch 1.10-1.13's). */
+  int clip_foreach;
   struct ds_compute_params params;
   /* Where the pricing records what it charged (borrowed; NULL: nothing
    * recorded, as ds_compute_init leaves it): the one field pricing writes,
@@ -485,6 +490,22 @@ double ds_compute_conv_transpose(const struct ds_compute *c, const struct ds_mod
  * 1.4's add_), buf.mul_(momentum).add_(d_p, alpha=1 - dampening) (2 + 3),
  * param.add_(d_p, alpha=-lr) (3): 1.4's kernels and passes.
  *
+ * Under --optimizer bertadam (DS_OPT_BERTADAM) the step is NVIDIA
+ * DeepLearningExamples' BERT run_squad.py fp32 optimizer, BertAdam
+ * (optimization.py:113-175 at 128ecbe4, the same in Lambda's fork), a
+ * Python loop over the parameters whatever --pytorch-version says:
+ * run_squad.py:959-965 leaves the pooler out and puts the names holding
+ * 'bias' or 'LayerNorm.weight' in a group of weight_decay 0, the rest in
+ * one of 0.01; per tensor clip_grad_norm_ on the tensor alone (8 kernels,
+ * 6 of them on 0-d tensors, 3 passes; under current rules PyTorch 2.x's,
+ * 10: c->clip_foreach), the moments, the update and the
+ * step (10 kernels, 24 passes), the decayed group's 2 more (5 passes):
+ * 18 kernels and 27 passes or 20 and 32 (compute_step.c BERTADAM_OPS).
+ * Each kernel its own bytes plus kernel_overhead, a 0-d one 8 bytes; the
+ * host dispatches each (ds_compute_step_host_ops). The script's
+ * GradientClipper runs before it (ds_compute_clip_norm_ns and
+ * ds_compute_clip_scale_ns, with a sync between them: host.h).
+ *
  * Under --optimizer none (model->optimizer DS_OPT_NONE) there is no step:
  * 0, as are the passes, kernels, launches and bytes below, and the
  * unscale_ of a GradScaler whose step() is never called. */
@@ -517,8 +538,35 @@ double ds_compute_loss_ns(const struct ds_compute *c, const struct ds_model *mod
                           double samples, double *bytes);
 /* Passes over the parameters' bytes of the optimizer's kernels (above,
  * without GradScaler): foreach 8 (SGD with momentum) or 18 (Adam), the 1.4
- * loop 8 or 20, 3 more each with weight decay. */
+ * loop 8 or 20, 3 more each with weight decay; bertadam a decayed tensor's
+ * 32 (ds_compute_bertadam_tensor_passes; its undecayed tensors make 27). */
 int ds_compute_optimizer_passes(const struct ds_compute *c, enum ds_optimizer opt);
+/* BertAdam's kernels and passes over one fp32 tensor (above), in the
+ * weight_decay 0.01 group (decays) or the 0.0 one: 20 or 18 kernels, 32
+ * or 27 passes (the six 0-d kernels make none); under c->clip_foreach
+ * (PyTorch 2.x's clip_grad_norm_) 2 more kernels, the same passes. */
+int ds_compute_bertadam_tensor_kernels(const struct ds_compute *c, int decays);
+int ds_compute_bertadam_tensor_passes(const struct ds_compute *c, int decays);
+/* run_squad.py's GradientClipper.step (:717-724) under --optimizer
+ * bertadam, before BertAdam's loop: apex's multi_tensor_l2norm over the
+ * stepped gradients, at::zeros({320}), the multi_tensor_apply launches
+ * (depth 1: 110 tensors, 320 chunks of 65,536 elements a launch) and
+ * cleanup<<<1, 512>>>, reading every gradient once
+ * (ds_compute_clip_norm_launches kernels; ns at the roofline plus a
+ * kernel_overhead each, *bytes what they move); then total_norm.item(), a
+ * sync (host.h ds_host_emit_step); then, as clip_coef = 1 / (norm + 1e-6)
+ * < 1 when the norm exceeds 1, multi_tensor_scale over [grads, grads]
+ * (depth 2: 64 tensors a launch), reading and writing every gradient
+ * (ds_compute_clip_scale_launches kernels). The scale depends on the
+ * data, which no row's log records; ddpsim charges it every step (an
+ * upper bound: 2 passes over the gradients and its launches). 0 and 0
+ * bytes under any other optimizer. */
+int ds_compute_clip_norm_launches(const struct ds_compute *c, const struct ds_model *model);
+int ds_compute_clip_scale_launches(const struct ds_compute *c, const struct ds_model *model);
+double ds_compute_clip_norm_ns(const struct ds_compute *c, const struct ds_model *model,
+                               double *bytes);
+double ds_compute_clip_scale_ns(const struct ds_compute *c, const struct ds_model *model,
+                                double *bytes);
 /* Kernels the optimizer step launches: one per foreach call, or under the
  * 1.4 loop those per tensor times the model's parameter tensors (above). */
 int ds_compute_step_kernels(const struct ds_compute *c, const struct ds_model *model);
@@ -537,7 +585,8 @@ int ds_compute_step_launches(const struct ds_compute *c, const struct ds_model *
  * splits by the subset's own tensors and chunks; 0 for an empty subset. */
 int ds_compute_step_launches_of(const struct ds_compute *c, const struct ds_model *model,
                                 const int32_t *set_of_param, int32_t set);
-/* The step's host: under the loop (1.4, 1.9) one Python-dispatched op per
+/* The step's host: under the loop (1.4, 1.9, or bertadam's whatever the
+ * version) one Python-dispatched op per
  * kernel (ds_compute_step_kernels, 0 under --optimizer none), and
  * under 1.9 one per zero_grad fill (the model's parameter tensors), each
  * ds_compute_step_host_op_ns; 0 for the foreach step (its few calls' host

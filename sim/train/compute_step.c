@@ -2,8 +2,10 @@
  * The optimizer step's kernels (compute.h ds_compute_step_ns): PyTorch's
  * foreach calls and the launches multi_tensor_apply splits them into, or
  * 1.4's and 1.9's per-tensor loop, with weight decay and
- * --no-bn-weight-decay's groups; GradScaler's unscale_ before it, zero_grad's
- * fills after it, and AccumulateGrad's additions where .grad is kept.
+ * --no-bn-weight-decay's groups, or --optimizer bertadam's (run_squad.py's
+ * apex gradient clipper and BertAdam's loop); GradScaler's unscale_ before
+ * it, zero_grad's fills after it, and AccumulateGrad's additions where
+ * .grad is kept.
  */
 #include "sim/train/compute.h"
 
@@ -46,8 +48,113 @@ static int32_t undecayed(const struct ds_compute *c, const struct ds_model *m, d
   return n;
 }
 
+/* --optimizer bertadam: NVIDIA DeepLearningExamples' BERT run_squad.py, its
+ * fp32 step (compute.h). Read at DeepLearningExamples 128ecbe4, whose
+ * PyTorch/LanguageModeling/BERT/ run_squad.py and optimization.py Lambda's
+ * fork (LambdaLabsML/DeepLearningExamples lambda/benchmark, c1781a37)
+ * carries unchanged; paths below are in that directory. */
+
+/* run_squad.py:959: parameters whose name holds "pooler" are not in the
+ * optimizer (nor, through amp.master_params, in the clipper's list). */
+static int bertadam_steps(const struct ds_model *m, int32_t p) {
+  return !m->params[p].name || strstr(m->params[p].name, "pooler") == NULL;
+}
+
+/* run_squad.py:961-965: weight_decay 0.01 on every parameter whose name
+ * holds none of 'bias', 'LayerNorm.bias', 'LayerNorm.weight'; 0.0 on the
+ * rest (optimization.py:161 then skips the decay's two kernels). */
+static int bertadam_decays(const struct ds_model *m, int32_t p) {
+  const char *n = m->params[p].name;
+  return !n || (strstr(n, "bias") == NULL && strstr(n, "LayerNorm.weight") == NULL);
+}
+
+/* One tensor's kernels in BertAdam.step (optimization.py:123-173), in
+ * order, each a Python-dispatched aten op of its own: passes over the
+ * tensor's fp32 elements (reads + writes), or a 0-d tensor's (passes 0:
+ * BERTADAM_SCALAR_BYTES); decay: only in the weight_decay 0.01 group;
+ * torch: only under PyTorch 1.x's clip_grad_norm_ (1) or 2.x's (2).
+ * :146 clip_grad_norm_(p, 1.0) on the one tensor (error_if_nonfinite=False,
+ * no sync). PyTorch 1.10 to 1.13 (torch/nn/utils/clip_grad.py):
+ * torch.norm(g) reads g; torch.stack of that 0-d norm, torch.norm of the
+ * stack, + 1e-6, max_norm / (Tensor.__rdiv__: reciprocal, then mul),
+ * torch.clamp(max=1.0): 0-d; g.mul_(clip_coef_clamped) reads and writes
+ * g. PyTorch 2.x (c->clip_foreach) groups the one gradient by device and
+ * dtype and takes torch._foreach_norm, which launches at::zeros of its
+ * per-chunk partial sums, multi_tensor_apply's LpNormFunctor over g and
+ * lpnorm_cleanup (aten/src/ATen/native/cuda/ForeachReduceOp.cu): three
+ * kernels where 1.x has one, the partials a few bytes, charged as 0-d;
+ * the rest as 1.x, with torch.linalg.vector_norm for the stack's norm and
+ * torch._foreach_mul_ for the mul_. :150 next_m.mul_(beta1).add_(1 -
+ * beta1, grad); :151 next_v.mul_(beta2).addcmul_(1 - beta2, grad, grad)
+ * (the gradient read once); :152 next_v.sqrt() (out of place), + e,
+ * next_m / that; :162 group['weight_decay'] * p.data, update += it; :170
+ * lr_scheduled * update; :171 -update_with_lr, p.data.add_(it).
+ * --learning_rate=0.0 (Lambda's runs) makes each update zero; every kernel
+ * runs regardless. */
+static const struct {
+  const char *op;
+  int passes, decay, torch;
+} BERTADAM_OPS[] = {
+    {"norm(grad)", 1, 0, 1},      {"zeros(partials)", 0, 0, 2}, {"_foreach_norm", 1, 0, 2},
+    {"lpnorm_cleanup", 0, 0, 2},  {"stack", 0, 0, 0},           {"norm", 0, 0, 0},
+    {"add(1e-6)", 0, 0, 0},       {"reciprocal", 0, 0, 0},      {"mul(max_norm)", 0, 0, 0},
+    {"clamp", 0, 0, 0},           {"grad.mul_", 2, 0, 0},       {"next_m.mul_", 2, 0, 0},
+    {"next_m.add_", 3, 0, 0},     {"next_v.mul_", 2, 0, 0},     {"next_v.addcmul_", 3, 0, 0},
+    {"sqrt", 2, 0, 0},            {"add(e)", 2, 0, 0},          {"div", 3, 0, 0},
+    {"mul(weight_decay)", 2, 1, 0}, {"update.add_", 3, 1, 0},   {"mul(lr)", 2, 0, 0},
+    {"neg", 2, 0, 0},             {"p.add_", 3, 0, 0}};
+enum { BERTADAM_N_OPS = sizeof BERTADAM_OPS / sizeof *BERTADAM_OPS };
+/* a 0-d fp32 kernel: reads one 4-byte scalar, writes one */
+#define BERTADAM_SCALAR_BYTES 8.0
+
+/* Whether op i runs on a tensor of that group under c's PyTorch. */
+static int bertadam_runs(const struct ds_compute *c, int i, int decays) {
+  int torch = c->clip_foreach ? 2 : 1;
+  return (!BERTADAM_OPS[i].decay || decays) &&
+         (!BERTADAM_OPS[i].torch || BERTADAM_OPS[i].torch == torch);
+}
+
+int ds_compute_bertadam_tensor_kernels(const struct ds_compute *c, int decays) {
+  int k = 0;
+  for (int i = 0; i < BERTADAM_N_OPS; i++) k += bertadam_runs(c, i, decays);
+  return k;
+}
+
+int ds_compute_bertadam_tensor_passes(const struct ds_compute *c, int decays) {
+  int p = 0;
+  for (int i = 0; i < BERTADAM_N_OPS; i++)
+    if (bertadam_runs(c, i, decays)) p += BERTADAM_OPS[i].passes;
+  return p;
+}
+
+/* The loop's kernels over every stepped tensor, and their time and bytes
+ * (ns and bytes may be NULL): each kernel its own bytes plus
+ * kernel_overhead (ds_compute_kernel_ns). */
+static int bertadam_loop(const struct ds_compute *c, const struct ds_model *m, double *ns,
+                         double *bytes) {
+  int kernels = 0;
+  double t = 0, b = 0;
+  for (int32_t p = 0; p < m->n_params; p++) {
+    if (!bertadam_steps(m, p)) continue;
+    int decays = bertadam_decays(m, p);
+    double tensor = (double)m->params[p].numel * c->precision.param_bytes;
+    for (int i = 0; i < BERTADAM_N_OPS; i++) {
+      if (!bertadam_runs(c, i, decays)) continue;
+      double kb = BERTADAM_OPS[i].passes ? BERTADAM_OPS[i].passes * tensor
+                                         : BERTADAM_SCALAR_BYTES;
+      kernels++;
+      b += kb;
+      if (ns) t += ds_compute_kernel_ns(c, 0, kb);
+    }
+  }
+  if (ns) *ns = t;
+  if (bytes) *bytes = b;
+  return kernels;
+}
+
 int ds_compute_step_kernels(const struct ds_compute *c, const struct ds_model *model) {
   if (model->optimizer == DS_OPT_NONE) return 0;
+  if (model->optimizer == DS_OPT_BERTADAM) return bertadam_loop(c, model, NULL, NULL);
   int k = step_kernels_each(c, model->optimizer);
   double numel;
   int32_t skip = undecayed(c, model, &numel);
@@ -83,8 +190,9 @@ static const int32_t MTA_TENSORS[2][MTA_MAX_DEPTH] = {{110, 64, 48, 36, 30},
                                                       {96, 64, 48, 36, 30}};
 
 /* The parameter groups a foreach call runs over: every parameter, or
- * --no-bn-weight-decay's decayed and undecayed groups (skips_decay). */
-enum mta_group { MTA_ALL, MTA_DECAYED, MTA_UNDECAYED };
+ * --no-bn-weight-decay's decayed and undecayed groups (skips_decay), or
+ * the parameters BertAdam steps (bertadam_steps: the clipper's list). */
+enum mta_group { MTA_ALL, MTA_DECAYED, MTA_UNDECAYED, MTA_BERTADAM };
 
 /* Which parameters an optimizer steps: every one (of NULL), or those p
  * with of[p] == set (a parameter server's shard, ps.h). */
@@ -123,7 +231,11 @@ static int64_t mta_launches(const struct ds_compute *c, const struct ds_model *m
     int32_t p = ds_model_registered(model, i);
     int64_t numel = model->params[p].numel;
     if (numel <= 0 || !in_set(s, p)) continue;
-    if (group != MTA_ALL && (group == MTA_UNDECAYED) != skips_decay(c, model, p)) continue;
+    if (group == MTA_BERTADAM) {
+      if (!bertadam_steps(model, p)) continue;
+    } else if (group != MTA_ALL && (group == MTA_UNDECAYED) != skips_decay(c, model, p)) {
+      continue;
+    }
     tensors++;
     int64_t queued = blocks + (numel + MTA_CHUNK - 1) / MTA_CHUNK;
     int fills_at_last = queued % MTA_BLOCKS == 0;
@@ -193,6 +305,9 @@ int ds_compute_step_launches(const struct ds_compute *c, const struct ds_model *
 int ds_compute_step_launches_of(const struct ds_compute *c, const struct ds_model *model,
                                 const int32_t *set_of_param, int32_t set) {
   if (model->optimizer == DS_OPT_NONE) return 0;
+  /* BertAdam's loop: a launch per kernel (ps, the one caller with a
+   * subset, refuses it: sim/cli/options_check.c) */
+  if (model->optimizer == DS_OPT_BERTADAM) return bertadam_loop(c, model, NULL, NULL);
   struct step_set s = {set_of_param, set};
   int32_t tensors = 0, skip = 0;
   for (int32_t p = 0; p < model->n_params; p++)
@@ -227,25 +342,36 @@ int ds_compute_unscale_host_ops(const struct ds_compute *c) {
 
 int ds_compute_optimizer_passes(const struct ds_compute *c, enum ds_optimizer opt) {
   if (opt == DS_OPT_NONE) return 0;
+  if (opt == DS_OPT_BERTADAM) return ds_compute_bertadam_tensor_passes(c, 1);
   int adam = opt == DS_OPT_ADAM;
   int p = c->optimizer_loop ? (adam ? LOOP_ADAM_PASSES : LOOP_SGD_PASSES)
                             : (adam ? ADAM_PASSES : SGD_PASSES);
   return p + (c->weight_decay ? DECAY_PASSES : 0);
 }
 
+/* The tensors optimizer.zero_grad() fills: its param_groups' (under
+ * bertadam not the pooler's: run_squad.py:959), else every parameter. */
+static int32_t zeroed(const struct ds_model *model, int32_t p) {
+  return model->optimizer != DS_OPT_BERTADAM || bertadam_steps(model, p);
+}
+
 int ds_compute_step_host_ops(const struct ds_compute *c, const struct ds_model *model) {
-  if (!c->optimizer_loop) return 0;
-  return ds_compute_step_kernels(c, model) + (c->zero_grad_fill ? model->n_params : 0);
+  if (!c->optimizer_loop && model->optimizer != DS_OPT_BERTADAM) return 0;
+  int32_t fills = 0;
+  for (int32_t p = 0; c->zero_grad_fill && p < model->n_params; p++) fills += zeroed(model, p);
+  return ds_compute_step_kernels(c, model) + fills;
 }
 
 /* One kernel per parameter tensor first .. first + count - 1, each
- * `passes` over its gradient: their time, and in *bytes what they move. */
+ * `passes` over its gradient (zero_grad's fills: only the tensors it
+ * zeroes): their time, and in *bytes what they move. */
 static double per_tensor_kernels_ns(const struct ds_compute *c, const struct ds_model *model,
-                                    int32_t first, int32_t count, double passes,
+                                    int32_t first, int32_t count, double passes, int fills,
                                     double *bytes) {
   double ns = 0;
   *bytes = 0;
   for (int32_t p = first; p < first + count; p++) {
+    if (fills && !zeroed(model, p)) continue;
     double b = passes * (double)model->params[p].numel * c->precision.param_bytes;
     *bytes += b;
     ns += ds_compute_kernel_ns(c, 0, b);
@@ -257,13 +383,13 @@ double ds_compute_zero_grad_ns(const struct ds_compute *c, const struct ds_model
                                double *bytes) {
   *bytes = 0;
   if (!c->zero_grad_fill) return 0;
-  return per_tensor_kernels_ns(c, model, 0, model->n_params, 1, bytes);
+  return per_tensor_kernels_ns(c, model, 0, model->n_params, 1, 1, bytes);
 }
 
 double ds_compute_accum_grad_ns(const struct ds_compute *c, const struct ds_model *model,
                                 int32_t layer, double *bytes) {
   const struct ds_layer *ly = &model->layers[layer];
-  return per_tensor_kernels_ns(c, model, ly->param_first, ly->param_count, 3, bytes);
+  return per_tensor_kernels_ns(c, model, ly->param_first, ly->param_count, 3, 0, bytes);
 }
 
 double ds_compute_step_host_op_ns(const struct ds_compute *c) {
@@ -273,6 +399,11 @@ double ds_compute_step_host_op_ns(const struct ds_compute *c) {
 double ds_compute_step_bytes(const struct ds_compute *c,
                              const struct ds_model *model) {
   if (model->optimizer == DS_OPT_NONE) return 0;
+  if (model->optimizer == DS_OPT_BERTADAM) {
+    double bytes;
+    bertadam_loop(c, model, NULL, &bytes);
+    return bytes;
+  }
   int passes = ds_compute_optimizer_passes(c, model->optimizer);
   double skipped;
   undecayed(c, model, &skipped); /* --no-bn-weight-decay: no decay pass over these */
@@ -283,6 +414,11 @@ double ds_compute_step_bytes(const struct ds_compute *c,
 double ds_compute_step_ns(const struct ds_compute *c,
                           const struct ds_model *model) {
   if (model->optimizer == DS_OPT_NONE) return 0;
+  if (model->optimizer == DS_OPT_BERTADAM) {
+    double ns;
+    bertadam_loop(c, model, &ns, NULL);
+    return ns;
+  }
   if (c->optimizer_loop) {
     /* 1.4: every tensor's kernels, each its own bytes and overhead */
     int k = step_kernels_each(c, model->optimizer);
@@ -301,4 +437,69 @@ double ds_compute_step_ns(const struct ds_compute *c,
   /* one kernel over all the bytes, plus the other launches' overheads */
   return ds_compute_kernel_ns(c, 0, ds_compute_step_bytes(c, model)) +
          (ds_compute_step_launches(c, model) - 1) * c->params.kernel_overhead_ns;
+}
+
+/* GradientClipper.step (run_squad.py:717-724, called at :1092 after
+ * backward on amp.master_params(optimizer): under fp32 the optimizer's
+ * parameters, the pooler's left out). apex's multi_tensor_l2norm
+ * (csrc/multi_tensor_l2norm_kernel.cu, apex 25bfcb91: the 2021-11 apex of
+ * DeepLearningExamples' pytorch:21.11 rows; the file's lines unchanged to
+ * 2022-10) runs at::zeros({320}) (:302, a fill), multi_tensor_apply<1>
+ * over the gradients (:325), then cleanup<<<1, 512>>> (:346), which reads
+ * the 320 partial sums and writes the norm. apex's multi_tensor_apply
+ * (csrc/multi_tensor_apply.cuh:16-17, :97-101) launches as PyTorch's
+ * does (mta_launches): 320 blocks, 110 tensors at depth 1 and 64 at depth
+ * 2, a block per chunk of 2048 x 32 = 65,536 elements
+ * (apex/multi_tensor_apply/__init__.py:3); it also counts empty tensors
+ * in its tensor limit, which mta_launches skips (no BERT parameter is
+ * empty). */
+enum { CLIP_NORM_PARTIALS = 320 };
+
+int ds_compute_clip_norm_launches(const struct ds_compute *c, const struct ds_model *model) {
+  if (model->optimizer != DS_OPT_BERTADAM) return 0;
+  return launch_count(mta_launches(c, model, (struct step_set){NULL, 0}, MTA_BERTADAM,
+                                   MTA_TENSORS[0][0]) +
+                      2);
+}
+
+int ds_compute_clip_scale_launches(const struct ds_compute *c, const struct ds_model *model) {
+  if (model->optimizer != DS_OPT_BERTADAM) return 0;
+  return launch_count(mta_launches(c, model, (struct step_set){NULL, 0}, MTA_BERTADAM,
+                                   MTA_TENSORS[0][1]));
+}
+
+/* The clipper's gradients: every stepped tensor's elements. */
+static double clip_numel(const struct ds_model *model) {
+  double n = 0;
+  for (int32_t p = 0; p < model->n_params; p++)
+    if (bertadam_steps(model, p)) n += (double)model->params[p].numel;
+  return n;
+}
+
+double ds_compute_clip_norm_ns(const struct ds_compute *c, const struct ds_model *model,
+                               double *bytes) {
+  *bytes = 0;
+  int launches = ds_compute_clip_norm_launches(c, model);
+  if (launches == 0) return 0;
+  /* the fill writes 320 floats; cleanup reads them and writes one */
+  double fill = CLIP_NORM_PARTIALS * 4.0, cleanup = (CLIP_NORM_PARTIALS + 1) * 4.0;
+  double grads = clip_numel(model) * c->precision.param_bytes; /* read once */
+  *bytes = fill + grads + cleanup;
+  /* launches - 2 of multi_tensor_apply (none without gradients): the
+   * gradients' bytes at the roofline and a kernel_overhead each */
+  int mta = launches - 2;
+  double ns = ds_compute_kernel_ns(c, 0, fill) + ds_compute_kernel_ns(c, 0, cleanup);
+  if (mta > 0)
+    ns += ds_compute_kernel_ns(c, 0, grads) + (mta - 1) * c->params.kernel_overhead_ns;
+  return ns;
+}
+
+double ds_compute_clip_scale_ns(const struct ds_compute *c, const struct ds_model *model,
+                                double *bytes) {
+  *bytes = 0;
+  int launches = ds_compute_clip_scale_launches(c, model);
+  if (launches == 0) return 0;
+  /* multi_tensor_scale over [l, l]: reads and writes every gradient */
+  *bytes = 2 * clip_numel(model) * c->precision.param_bytes;
+  return ds_compute_kernel_ns(c, 0, *bytes) + (launches - 1) * c->params.kernel_overhead_ns;
 }

@@ -64,9 +64,49 @@ static ds_status emit_unscale(struct ds_schedule_builder *bd, const struct ds_co
   return DS_OK;
 }
 
+/* run_squad.py's GradientClipper.step under --optimizer bertadam
+ * (compute.h ds_compute_clip_norm_ns): the l2norm's launches from the host
+ * (one host op, a launch each at ds_compute_step_host_op_ns), its kernels
+ * after them and after gpu_deps, total_norm.item() (:720) waiting for
+ * those kernels, then multi_tensor_scale's launches (a host op) and
+ * kernels; *last gets the scale's host op, which the loop's first launch
+ * follows on the host stream. */
+static ds_status emit_clipper(struct ds_schedule_builder *bd, const struct ds_compute *c,
+                              const struct ds_model *m, int32_t rank, const int64_t *gpu_deps,
+                              size_t n_gpu_deps, int64_t *last) {
+  double each = ds_compute_step_host_op_ns(c);
+  struct ds_op op = {.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP,
+                     .name = "clip.l2norm", .layer = -1, .bucket = -1, .coll = -1, .root = -1,
+                     .dur_us = ds_compute_clip_norm_launches(c, m) * each / 1000};
+  DS_CHECK(ds_schedule_emit(bd, &op, NULL, 0));
+  int64_t deps[8];
+  size_t n = 0;
+  for (size_t i = 0; i < n_gpu_deps && n + 1 < sizeof deps / sizeof *deps; i++)
+    deps[n++] = gpu_deps[i];
+  deps[n++] = op.id;
+  op.stream = DS_STREAM_COMPUTE;
+  op.dur_us = ds_compute_clip_norm_ns(c, m, &op.bytes) / 1000;
+  DS_CHECK(ds_schedule_emit(bd, &op, deps, n));
+  int64_t norm = op.id;
+  op = (struct ds_op){.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP,
+                      .name = "total_norm.item", .layer = -1, .bucket = -1, .coll = -1,
+                      .root = -1, .dur_us = each / 1000};
+  DS_CHECK(ds_schedule_emit(bd, &op, &norm, 1));
+  op.name = "clip.scale";
+  op.dur_us = ds_compute_clip_scale_launches(c, m) * each / 1000;
+  DS_CHECK(ds_schedule_emit(bd, &op, NULL, 0));
+  int64_t launch = op.id;
+  op.stream = DS_STREAM_COMPUTE;
+  op.dur_us = ds_compute_clip_scale_ns(c, m, &op.bytes) / 1000;
+  DS_CHECK(ds_schedule_emit(bd, &op, &launch, 1));
+  *last = launch;
+  return DS_OK;
+}
+
 double ds_host_foreach_step_tensors_ns(const struct ds_compute *c, enum ds_optimizer opt,
                                        int32_t tensors) {
-  if (c->optimizer_loop || tensors <= 0 || opt == DS_OPT_NONE) return 0;
+  if (c->optimizer_loop || tensors <= 0 || opt == DS_OPT_NONE || opt == DS_OPT_BERTADAM)
+    return 0;
   double each = opt == DS_OPT_ADAM ? c->params.host_step_param_adam_ns
                                    : c->params.host_step_param_ns;
   return c->params.host_step_call_ns + tensors * each;
@@ -103,6 +143,8 @@ ds_status ds_host_emit_step(struct ds_schedule_builder *bd, const struct ds_comp
     *first = op.id;
     op.name = "optimizer";
   }
+  if (m->optimizer == DS_OPT_BERTADAM)
+    DS_CHECK(emit_clipper(bd, c, m, rank, gpu_deps, n_gpu_deps, first));
   double foreach_ns = ds_host_foreach_step_ns(c, m);
   if (foreach_ns > 0) {
     /* one op: the foreach calls launch their kernels once the Python

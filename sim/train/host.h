@@ -99,6 +99,12 @@ double ds_host_foreach_step_tensors_ns(const struct ds_compute *c, enum ds_optim
  * *first, so that the step's kernels wait for it: its foreach calls launch
  * them after _init_group's Python loop.
  *
+ * Under --optimizer bertadam (compute.h) run_squad.py's GradientClipper
+ * comes first: "clip.l2norm" on the host (its launches) and on the GPU
+ * after gpu_deps, "total_norm.item" (one host op) waiting for those
+ * kernels, then "clip.scale" on the host and the GPU; then the loop's two
+ * "optimizer" host ops, which therefore start on a drained GPU.
+ *
  * Under --optimizer none (m->optimizer DS_OPT_NONE) no unscale_, no
  * found_inf.item() and no foreach op: only 1.9's zero_grad launches, the
  * loop's two ops named "zero_grad" (the first one, which the fills wait

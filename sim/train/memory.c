@@ -54,17 +54,21 @@ double ds_output_bytes(const struct ds_model *m, const struct ds_precision *pr) 
 /* The optimizer step's new tensors (ds_memory_options): foreach Adam's
  * sqrt of the second moments (SGD's momentum works in place) and the
  * decayed gradients, over every parameter stepped; under the loop, one
- * tensor's worth of each at a time, Adam's sqrt and division two. */
+ * tensor's worth of each at a time, Adam's sqrt and division two,
+ * BertAdam's three. */
 double ds_step_temporaries(const struct ds_model *m, const struct ds_precision *pr,
                            const struct ds_memory_options *opt) {
   if (m->optimizer == DS_OPT_NONE) return 0;
   int adam = m->optimizer == DS_OPT_ADAM;
-  if (!opt->optimizer_loop)
+  if (!opt->optimizer_loop && m->optimizer != DS_OPT_BERTADAM)
     return opt->step_numel * pr->param_bytes * (adam + (opt->weight_decay != 0));
   double largest = 0;
   for (int32_t i = 0; i < m->n_params; i++)
     if ((double)m->params[i].numel > largest) largest = (double)m->params[i].numel;
   if (opt->step_numel < largest) largest = opt->step_numel;
+  /* BertAdam (optimization.py:152-171): `update` stays bound while
+   * update_with_lr and its negation are made, three tensors at once */
+  if (m->optimizer == DS_OPT_BERTADAM) return largest * pr->param_bytes * 3;
   return largest * pr->param_bytes * (2 * adam + (opt->weight_decay != 0));
 }
 

@@ -23,8 +23,11 @@ extern "C" {
  * runs forward and backward without optimizer.step() (a benchmark's
  * "train time"), so no step kernels, no step host work, no state and,
  * under --amp fp16, no GradScaler.step (docs/strategies.md, "The
- * optimizer step"). A model file cannot say none. */
-enum ds_optimizer { DS_OPT_SGD, DS_OPT_ADAM, DS_OPT_NONE };
+ * optimizer step"); or bertadam: NVIDIA DeepLearningExamples' BERT
+ * run_squad.py fp32 step, its GradientClipper then BertAdam's per-tensor
+ * Python loop (compute.h ds_compute_step_ns). A model file cannot say
+ * none or bertadam. */
+enum ds_optimizer { DS_OPT_SGD, DS_OPT_ADAM, DS_OPT_NONE, DS_OPT_BERTADAM };
 
 /* A layer's kind of work, from the optional per-layer key `class`
  * (tools/export_model.py writes it for every layer); DS_LAYER_UNKNOWN when
@@ -447,9 +450,9 @@ int32_t ds_model_registration_index(const struct ds_model *m, int32_t p);
 void ds_model_free(struct ds_model *model);
 
 /* Optimizer state tensors per parameter: 1 for SGD with momentum, 2 for
- * Adam, 0 for none. */
+ * Adam and BertAdam (next_m, next_v), 0 for none. */
 int ds_optimizer_states(enum ds_optimizer opt);
-/* "sgd", "adam" or "none". */
+/* "sgd", "adam", "none" or "bertadam". */
 const char *ds_optimizer_name(enum ds_optimizer opt);
 /* "conv", "matmul", "attention", "memory" or "unknown". */
 const char *ds_layer_class_name(enum ds_layer_class cls);

@@ -53,11 +53,25 @@ static size_t own_places(const struct ds_schedule *s, size_t *own) {
 }
 
 /* Record layout, in int64s; n_ops is the busiest rank's op count. */
-static size_t rec_len(size_t n_ops, int32_t iters) {
+size_t ds_replay_rec_len(size_t n_ops, int32_t iters) {
   return 1 + (size_t)iters + 2 * n_ops * (size_t)iters;
 }
-static size_t rec_time(size_t n_ops, int32_t iters, int32_t k, size_t i) {
+size_t ds_replay_rec_time(size_t n_ops, int32_t iters, int32_t k, size_t i) {
   return 1 + (size_t)iters + 2 * ((size_t)k * n_ops + i);
+}
+#define rec_len ds_replay_rec_len
+#define rec_time ds_replay_rec_time
+
+int ds_replay_place(const int64_t *all, size_t len, int32_t rank, size_t most, int32_t iters,
+                    int32_t k, size_t own, int64_t *start, int64_t *end) {
+  const int64_t *rec = all + (size_t)rank * len;
+  size_t at = rec_time(most, iters, k, own);
+  int64_t s = rec[at], e = rec[at + 1];
+  if (s < 0 || e < s) return -1;
+  int64_t offset = all[1 + (size_t)k] - all[1];
+  *start = offset + s;
+  *end = offset + e;
+  return 0;
 }
 
 /* Rank 0: the trace rows, the per-iteration wall times and the summary. */
@@ -77,13 +91,11 @@ static ds_status finish(struct ds_launcher *l, struct ds_replay *rp, const int64
   rp->wrong = 0;
   for (int32_t q = 0; q < l->world; q++) rp->wrong += all[(size_t)q * len];
   for (int32_t k = 0; k < rp->iters; k++) {
-    int64_t offset = all[1 + (size_t)k] - all[1];
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (size_t i = 0; i < n; i++) {
-      const int64_t *rec = all + (size_t)s->ops[i].rank * len;
-      size_t at = rec_time(most, rp->iters, k, own[i]);
-      int64_t start = rec[at], end = rec[at + 1];
-      if (start < 0 || end < start) {
+      int64_t start, end;
+      if (ds_replay_place(all, len, s->ops[i].rank, most, rp->iters, k, own[i], &start,
+                          &end) != 0) {
         st = ds_err_set(err, DS_EINTERNAL,
                         "the %s device reported no time (or an end before the start) "
                         "for op %" PRId64 " of rank %d in iteration %d",
@@ -92,7 +104,7 @@ static ds_status finish(struct ds_launcher *l, struct ds_replay *rp, const int64
       }
       if (start < lo) lo = start;
       if (end > hi) hi = end;
-      struct ds_trace_row row = {s, (uint32_t)i, k, offset + start, offset + end};
+      struct ds_trace_row row = {s, (uint32_t)i, k, start, end};
       DS_CHECK_GOTO(ds_trace_add(t, &row), st, nomem);
     }
     wall_ms[k] = n ? (double)(hi - lo) / 1e6 : 0;

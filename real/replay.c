@@ -12,10 +12,11 @@
  * start/end pair per op of the rank and kept iteration (records are as long
  * as the busiest rank's; a shorter rank's tail stays -1). The record's size
  * is checked before any rank starts: one MPI_Gather carries at most INT_MAX
- * bytes, so --iters has a ceiling that the message names. Rank 0 places iteration k at rank 0's host offset of that
- * iteration from the first kept one (all ranks begin right after the same
- * barrier), builds one trace row per op per iteration and writes the trace
- * atomically; it is the only writer.
+ * bytes, so --iters has a ceiling that the message names. Rank 0 places
+ * each rank's iteration k at that rank's own host offset of the iteration
+ * from its first kept one (all ranks begin that one right after the same
+ * barrier; ds_replay_place says why), builds one trace row per op per
+ * iteration and writes the trace atomically; it is the only writer.
  */
 #include "replay.h"
 
@@ -62,13 +63,35 @@ size_t ds_replay_rec_time(size_t n_ops, int32_t iters, int32_t k, size_t i) {
 #define rec_len ds_replay_rec_len
 #define rec_time ds_replay_rec_time
 
+/* Iteration k of rank q goes at begin_q[k] - begin_q[0], its begin's
+ * distance from its own first kept begin, both read on q's own clock
+ * (CLOCK_MONOTONIC of q's host): no two hosts' clocks are ever compared,
+ * and the only alignment across ranks is the one there was, at iteration
+ * 0, whose begins all follow one barrier and are all placed at 0.
+ *
+ * Why this is right: on one rank, iteration k+1 begins after the barrier
+ * that follows the end of its iteration k, so each rank's ops of k+1 are
+ * placed after its ops of k, and the latest end of k+1 over the ranks is
+ * no earlier than that of k (what ddpsim analyze checks,
+ * ds_trace_check_iter_ends). Placing every rank's iteration k at rank 0's
+ * begin (as before) charged rank 0's delays to the others: a rank 0
+ * descheduled between the barrier and its begin moved every other rank's
+ * iteration late by that delay, while their ops, waiting for rank 0 in
+ * collectives, already held it; the iteration then ended after the next
+ * one (bench/real_trace_order.sh).
+ *
+ * What it does not correct: the skew of iteration 0's barrier exit (us on
+ * one host, a network latency across hosts) stays in every iteration, and
+ * two hosts' clocks that run at different rates (ppm: NTP slews
+ * CLOCK_MONOTONIC) drift apart over the run, e.g. 10 ppm over 10 s is
+ * 100 us; ranks on one host share one clock and do not drift. */
 int ds_replay_place(const int64_t *all, size_t len, int32_t rank, size_t most, int32_t iters,
                     int32_t k, size_t own, int64_t *start, int64_t *end) {
   const int64_t *rec = all + (size_t)rank * len;
   size_t at = rec_time(most, iters, k, own);
   int64_t s = rec[at], e = rec[at + 1];
   if (s < 0 || e < s) return -1;
-  int64_t offset = all[1 + (size_t)k] - all[1];
+  int64_t offset = rec[1 + (size_t)k] - rec[1];
   *start = offset + s;
   *end = offset + e;
   return 0;

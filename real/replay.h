@@ -57,7 +57,9 @@ size_t ds_replay_rec_time(size_t most, int32_t iters, int32_t k, size_t i);
 /* Where the trace puts op `own` (its place among its rank's ops) of rank
  * `rank` in kept iteration k, given every rank's record (all: world
  * records of len int64s, as rank 0 gathers them): *start and *end in ns
- * on the trace's timeline. Returns -1 (nothing written) when the record
+ * on the trace's timeline: the op's times plus its rank's own begin of
+ * iteration k less that rank's first kept begin (one host's clock; see
+ * replay.c for why). Returns -1 (nothing written) when the record
  * holds no time for it or an end before the start, else 0. Pure: reads
  * only `all`. */
 int ds_replay_place(const int64_t *all, size_t len, int32_t rank, size_t most, int32_t iters,

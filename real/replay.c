@@ -252,6 +252,42 @@ out:
 
 /* ---- the command ------------------------------------------------------ */
 
+/* Whether the device takes the op's time from its dur_us (a spin, on the
+ * CPU or the GPU, or a host function): every op but a collective and,
+ * under --compute gemm, a compute op with flops, which runs GEMMs of them
+ * instead (the cpu device's are capped at 2e8 flops). */
+static int spins(const struct ds_op *o, enum ds_compute_mode compute) {
+  if (ds_op_kind_is_collective(o->kind)) return 0;
+  int computes = o->kind == DS_OP_FWD || o->kind == DS_OP_BWD || o->kind == DS_OP_LOSS ||
+                 o->kind == DS_OP_STEP;
+  return !(compute == DS_COMPUTE_GEMM && computes && o->flops > 0);
+}
+
+/* --timeout bounds every step of the replay: the waits for other ranks and
+ * the GPU at run time, and an op that spins for its dur_us here, before
+ * any rank starts, since its length is known. A spin past the limit is bad
+ * input (a 1e12 us op spun for 12 days; on more than one rank the others'
+ * waits would end the job after the limit anyway, blaming a rank that "did
+ * not arrive"). */
+static ds_status check_spins(const struct ds_schedule *s, const size_t *op_line,
+                             const struct ds_real_options *opt, struct ds_err *err) {
+  double limit_s = ds_real_timeout_s();
+  for (size_t i = 0; i < s->n_ops; i++) {
+    const struct ds_op *o = &s->ops[i];
+    if (!spins(o, opt->compute) || !(o->dur_us * 1e-6 > limit_s)) continue;
+    double d = o->dur_us * 1e-6;
+    return ds_err_set(err, DS_EINPUT,
+                      "%s:%zu: column 'dur_us': op %" PRId64 " (%s on rank %d) spins %g us "
+                      "(%.3g %s), longer than --timeout %g s, the longest one step of the "
+                      "replay may take; correct the schedule, or give a larger --timeout "
+                      "(at most 1e6 s)",
+                      opt->schedule, op_line[i], o->id, ds_op_kind_name(o->kind), o->rank,
+                      o->dur_us, d >= 86400 ? d / 86400 : d >= 3600 ? d / 3600 : d,
+                      d >= 86400 ? "days" : d >= 3600 ? "hours" : "s", limit_s);
+  }
+  return DS_OK;
+}
+
 ds_status ds_replay_command(int *argc, char ***argv, const struct ds_real_options *opt,
                             FILE *out, struct ds_err *err) {
   struct ds_schedule *s = NULL;
@@ -275,6 +311,7 @@ ds_status ds_replay_command(int *argc, char ***argv, const struct ds_real_option
     ds_err_set(err, st, "%s:%zu: %s", opt->schedule, op_line[bad], cerr.msg);
   else if (st != DS_OK)
     ds_err_set(err, st, "%s: %s", opt->schedule, cerr.msg);
+  if (st == DS_OK) st = check_spins(s, op_line, opt, err);
   free(op_line);
   if (st != DS_OK) {
     ds_schedule_free(s);

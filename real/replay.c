@@ -60,8 +60,6 @@ size_t ds_replay_rec_len(size_t n_ops, int32_t iters) {
 size_t ds_replay_rec_time(size_t n_ops, int32_t iters, int32_t k, size_t i) {
   return 1 + (size_t)iters + 2 * ((size_t)k * n_ops + i);
 }
-#define rec_len ds_replay_rec_len
-#define rec_time ds_replay_rec_time
 
 /* Iteration k of rank q goes at begin_q[k] - begin_q[0], its begin's
  * distance from its own first kept begin, both read on q's own clock
@@ -88,7 +86,7 @@ size_t ds_replay_rec_time(size_t n_ops, int32_t iters, int32_t k, size_t i) {
 int ds_replay_place(const int64_t *all, size_t len, int32_t rank, size_t most, int32_t iters,
                     int32_t k, size_t own, int64_t *start, int64_t *end) {
   const int64_t *rec = all + (size_t)rank * len;
-  size_t at = rec_time(most, iters, k, own);
+  size_t at = ds_replay_rec_time(most, iters, k, own);
   int64_t s = rec[at], e = rec[at + 1];
   if (s < 0 || e < s) return -1;
   int64_t offset = rec[1 + (size_t)k] - rec[1];
@@ -102,7 +100,7 @@ static ds_status finish(struct ds_launcher *l, struct ds_replay *rp, const int64
                         const size_t *own, size_t most, const char *describe,
                         struct ds_err *err) {
   const struct ds_schedule *s = rp->sched;
-  size_t n = s->n_ops, len = rec_len(most, rp->iters);
+  size_t n = s->n_ops, len = ds_replay_rec_len(most, rp->iters);
   struct ds_trace *t = NULL;
   double *wall_ms = calloc((size_t)rp->iters, sizeof *wall_ms);
   char *extra = malloc(DESCRIBE_MAX + 256);
@@ -192,7 +190,7 @@ ds_status ds_replay_rank(struct ds_launcher *l, void *arg, struct ds_err *err) {
   struct ds_dev_rank *dr = NULL;
   size_t *own = malloc((n ? n : 1) * sizeof *own);
   size_t most = own ? own_places(s, own) : SIZE_MAX;
-  size_t len = most == SIZE_MAX ? 1 : rec_len(most, rp->iters);
+  size_t len = most == SIZE_MAX ? 1 : ds_replay_rec_len(most, rp->iters);
   int64_t *start = malloc((n ? n : 1) * sizeof *start);
   int64_t *end = malloc((n ? n : 1) * sizeof *end);
   int64_t *rec = malloc(len * sizeof *rec);
@@ -223,7 +221,7 @@ ds_status ds_replay_rank(struct ds_launcher *l, void *arg, struct ds_err *err) {
     rec[1 + k] = begin;
     for (size_t i = 0; i < n; i++) {
       if (s->ops[i].rank != l->rank) continue;
-      size_t at = rec_time(most, rp->iters, k, own[i]);
+      size_t at = ds_replay_rec_time(most, rp->iters, k, own[i]);
       rec[at] = start[i];
       rec[at + 1] = end[i];
     }

@@ -36,9 +36,13 @@ static const char usage[] =
     "  --compute spin|gemm    compute ops busy-wait their dur_us, or run GEMMs of\n"
     "                         their flops (default spin)\n"
     "  --share-gpus           allow several ranks on one GPU (cuda)\n"
-    "  --timeout S            end the job when a collective, a barrier or a GPU wait\n"
-    "                         takes longer than S seconds, naming the rank that did\n"
-    "                         not arrive (default 300; env DDPREAL_TIMEOUT_S)\n"
+    "  --timeout S            the longest one step may take, in seconds (default 300;\n"
+    "                         env DDPREAL_TIMEOUT_S): a collective, a barrier or a\n"
+    "                         GPU wait that takes longer ends the job, naming the\n"
+    "                         rank that did not arrive; an op that would spin longer\n"
+    "                         (its dur_us: every op but collectives and, under\n"
+    "                         --compute gemm, compute ops with flops) is refused\n"
+    "                         before anything runs (exit 2)\n"
     "  --help, --version\n";
 
 const char *ds_real_options_usage(void) { return usage; }

@@ -12,10 +12,11 @@
  * start/end pair per op of the rank and kept iteration (records are as long
  * as the busiest rank's; a shorter rank's tail stays -1). The record's size
  * is checked before any rank starts: one MPI_Gather carries at most INT_MAX
- * bytes, so --iters has a ceiling that the message names. Rank 0 places iteration k at rank 0's host offset of that
- * iteration from the first kept one (all ranks begin right after the same
- * barrier), builds one trace row per op per iteration and writes the trace
- * atomically; it is the only writer.
+ * bytes, so --iters has a ceiling that the message names. Rank 0 places
+ * each rank's iteration k at that rank's own host offset of the iteration
+ * from its first kept one (all ranks begin that one right after the same
+ * barrier; ds_replay_place says why), builds one trace row per op per
+ * iteration and writes the trace atomically; it is the only writer.
  */
 #include "replay.h"
 
@@ -53,11 +54,45 @@ static size_t own_places(const struct ds_schedule *s, size_t *own) {
 }
 
 /* Record layout, in int64s; n_ops is the busiest rank's op count. */
-static size_t rec_len(size_t n_ops, int32_t iters) {
+size_t ds_replay_rec_len(size_t n_ops, int32_t iters) {
   return 1 + (size_t)iters + 2 * n_ops * (size_t)iters;
 }
-static size_t rec_time(size_t n_ops, int32_t iters, int32_t k, size_t i) {
+size_t ds_replay_rec_time(size_t n_ops, int32_t iters, int32_t k, size_t i) {
   return 1 + (size_t)iters + 2 * ((size_t)k * n_ops + i);
+}
+
+/* Iteration k of rank q goes at begin_q[k] - begin_q[0], its begin's
+ * distance from its own first kept begin, both read on q's own clock
+ * (CLOCK_MONOTONIC of q's host): no two hosts' clocks are ever compared,
+ * and the only alignment across ranks is the one there was, at iteration
+ * 0, whose begins all follow one barrier and are all placed at 0.
+ *
+ * Why this is right: on one rank, iteration k+1 begins after the barrier
+ * that follows the end of its iteration k, so each rank's ops of k+1 are
+ * placed after its ops of k, and the latest end of k+1 over the ranks is
+ * no earlier than that of k (what ddpsim analyze checks,
+ * ds_trace_check_iter_ends). Placing every rank's iteration k at rank 0's
+ * begin (as before) charged rank 0's delays to the others: a rank 0
+ * descheduled between the barrier and its begin moved every other rank's
+ * iteration late by that delay, while their ops, waiting for rank 0 in
+ * collectives, already held it; the iteration then ended after the next
+ * one (bench/real_trace_order.sh).
+ *
+ * What it does not correct: the skew of iteration 0's barrier exit (us on
+ * one host, a network latency across hosts) stays in every iteration, and
+ * two hosts' clocks that run at different rates (ppm: NTP slews
+ * CLOCK_MONOTONIC) drift apart over the run, e.g. 10 ppm over 10 s is
+ * 100 us; ranks on one host share one clock and do not drift. */
+int ds_replay_place(const int64_t *all, size_t len, int32_t rank, size_t most, int32_t iters,
+                    int32_t k, size_t own, int64_t *start, int64_t *end) {
+  const int64_t *rec = all + (size_t)rank * len;
+  size_t at = ds_replay_rec_time(most, iters, k, own);
+  int64_t s = rec[at], e = rec[at + 1];
+  if (s < 0 || e < s) return -1;
+  int64_t offset = rec[1 + (size_t)k] - rec[1];
+  *start = offset + s;
+  *end = offset + e;
+  return 0;
 }
 
 /* Rank 0: the trace rows, the per-iteration wall times and the summary. */
@@ -65,7 +100,7 @@ static ds_status finish(struct ds_launcher *l, struct ds_replay *rp, const int64
                         const size_t *own, size_t most, const char *describe,
                         struct ds_err *err) {
   const struct ds_schedule *s = rp->sched;
-  size_t n = s->n_ops, len = rec_len(most, rp->iters);
+  size_t n = s->n_ops, len = ds_replay_rec_len(most, rp->iters);
   struct ds_trace *t = NULL;
   double *wall_ms = calloc((size_t)rp->iters, sizeof *wall_ms);
   char *extra = malloc(DESCRIBE_MAX + 256);
@@ -77,13 +112,11 @@ static ds_status finish(struct ds_launcher *l, struct ds_replay *rp, const int64
   rp->wrong = 0;
   for (int32_t q = 0; q < l->world; q++) rp->wrong += all[(size_t)q * len];
   for (int32_t k = 0; k < rp->iters; k++) {
-    int64_t offset = all[1 + (size_t)k] - all[1];
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (size_t i = 0; i < n; i++) {
-      const int64_t *rec = all + (size_t)s->ops[i].rank * len;
-      size_t at = rec_time(most, rp->iters, k, own[i]);
-      int64_t start = rec[at], end = rec[at + 1];
-      if (start < 0 || end < start) {
+      int64_t start, end;
+      if (ds_replay_place(all, len, s->ops[i].rank, most, rp->iters, k, own[i], &start,
+                          &end) != 0) {
         st = ds_err_set(err, DS_EINTERNAL,
                         "the %s device reported no time (or an end before the start) "
                         "for op %" PRId64 " of rank %d in iteration %d",
@@ -92,7 +125,7 @@ static ds_status finish(struct ds_launcher *l, struct ds_replay *rp, const int64
       }
       if (start < lo) lo = start;
       if (end > hi) hi = end;
-      struct ds_trace_row row = {s, (uint32_t)i, k, offset + start, offset + end};
+      struct ds_trace_row row = {s, (uint32_t)i, k, start, end};
       DS_CHECK_GOTO(ds_trace_add(t, &row), st, nomem);
     }
     wall_ms[k] = n ? (double)(hi - lo) / 1e6 : 0;
@@ -157,7 +190,7 @@ ds_status ds_replay_rank(struct ds_launcher *l, void *arg, struct ds_err *err) {
   struct ds_dev_rank *dr = NULL;
   size_t *own = malloc((n ? n : 1) * sizeof *own);
   size_t most = own ? own_places(s, own) : SIZE_MAX;
-  size_t len = most == SIZE_MAX ? 1 : rec_len(most, rp->iters);
+  size_t len = most == SIZE_MAX ? 1 : ds_replay_rec_len(most, rp->iters);
   int64_t *start = malloc((n ? n : 1) * sizeof *start);
   int64_t *end = malloc((n ? n : 1) * sizeof *end);
   int64_t *rec = malloc(len * sizeof *rec);
@@ -188,7 +221,7 @@ ds_status ds_replay_rank(struct ds_launcher *l, void *arg, struct ds_err *err) {
     rec[1 + k] = begin;
     for (size_t i = 0; i < n; i++) {
       if (s->ops[i].rank != l->rank) continue;
-      size_t at = rec_time(most, rp->iters, k, own[i]);
+      size_t at = ds_replay_rec_time(most, rp->iters, k, own[i]);
       rec[at] = start[i];
       rec[at + 1] = end[i];
     }
@@ -217,6 +250,42 @@ out:
 
 /* ---- the command ------------------------------------------------------ */
 
+/* Whether the device takes the op's time from its dur_us (a spin, on the
+ * CPU or the GPU, or a host function): every op but a collective and,
+ * under --compute gemm, a compute op with flops, which runs GEMMs of them
+ * instead (the cpu device's are capped at 2e8 flops). */
+static int spins(const struct ds_op *o, enum ds_compute_mode compute) {
+  if (ds_op_kind_is_collective(o->kind)) return 0;
+  int computes = o->kind == DS_OP_FWD || o->kind == DS_OP_BWD || o->kind == DS_OP_LOSS ||
+                 o->kind == DS_OP_STEP;
+  return !(compute == DS_COMPUTE_GEMM && computes && o->flops > 0);
+}
+
+/* --timeout bounds every step of the replay: the waits for other ranks and
+ * the GPU at run time, and an op that spins for its dur_us here, before
+ * any rank starts, since its length is known. A spin past the limit is bad
+ * input (a 1e12 us op spun for 12 days; on more than one rank the others'
+ * waits would end the job after the limit anyway, blaming a rank that "did
+ * not arrive"). */
+static ds_status check_spins(const struct ds_schedule *s, const size_t *op_line,
+                             const struct ds_real_options *opt, struct ds_err *err) {
+  double limit_s = ds_real_timeout_s();
+  for (size_t i = 0; i < s->n_ops; i++) {
+    const struct ds_op *o = &s->ops[i];
+    if (!spins(o, opt->compute) || !(o->dur_us * 1e-6 > limit_s)) continue;
+    double d = o->dur_us * 1e-6;
+    return ds_err_set(err, DS_EINPUT,
+                      "%s:%zu: column 'dur_us': op %" PRId64 " (%s on rank %d) spins %g us "
+                      "(%.3g %s), longer than --timeout %g s, the longest one step of the "
+                      "replay may take; correct the schedule, or give a larger --timeout "
+                      "(at most 1e6 s)",
+                      opt->schedule, op_line[i], o->id, ds_op_kind_name(o->kind), o->rank,
+                      o->dur_us, d >= 86400 ? d / 86400 : d >= 3600 ? d / 3600 : d,
+                      d >= 86400 ? "days" : d >= 3600 ? "hours" : "s", limit_s);
+  }
+  return DS_OK;
+}
+
 ds_status ds_replay_command(int *argc, char ***argv, const struct ds_real_options *opt,
                             FILE *out, struct ds_err *err) {
   struct ds_schedule *s = NULL;
@@ -240,6 +309,7 @@ ds_status ds_replay_command(int *argc, char ***argv, const struct ds_real_option
     ds_err_set(err, st, "%s:%zu: %s", opt->schedule, op_line[bad], cerr.msg);
   else if (st != DS_OK)
     ds_err_set(err, st, "%s: %s", opt->schedule, cerr.msg);
+  if (st == DS_OK) st = check_spins(s, op_line, opt, err);
   free(op_line);
   if (st != DS_OK) {
     ds_schedule_free(s);

@@ -46,6 +46,25 @@ struct ds_replay {
  * communication (l->finished is set). */
 ds_status ds_replay_rank(struct ds_launcher *l, void *arg, struct ds_err *err);
 
+/* The record every rank sends rank 0, in int64s: [0] the rank's wrong
+ * count, [1 + k] its host clock (CLOCK_MONOTONIC ns) at the begin of kept
+ * iteration k, then from ds_replay_rec_time(most, iters, k, i) the start
+ * and end (ns since that begin) of its i-th op in iteration k; -1 where the
+ * rank has no such op. most: the busiest rank's op count. */
+size_t ds_replay_rec_len(size_t most, int32_t iters);
+size_t ds_replay_rec_time(size_t most, int32_t iters, int32_t k, size_t i);
+
+/* Where the trace puts op `own` (its place among its rank's ops) of rank
+ * `rank` in kept iteration k, given every rank's record (all: world
+ * records of len int64s, as rank 0 gathers them): *start and *end in ns
+ * on the trace's timeline: the op's times plus its rank's own begin of
+ * iteration k less that rank's first kept begin (one host's clock; see
+ * replay.c for why). Returns -1 (nothing written) when the record
+ * holds no time for it or an end before the start, else 0. Pure: reads
+ * only `all`. */
+int ds_replay_place(const int64_t *all, size_t len, int32_t rank, size_t most, int32_t iters,
+                    int32_t k, size_t own, int64_t *start, int64_t *end);
+
 /* The ddpreal command after option parsing: reads the schedule, checks the
  * rank count against the launcher it chooses (mpirun's processes; else, for
  * the cuda device, forked processes; else a singleton MPI process for a

@@ -306,3 +306,35 @@ Test(collbench, an_unknown_op_is_named_with_the_nearest_known_one) {
     free(o.text);
   }
 }
+
+/* -g's values agree with its --help ("2 or more"): 0 and 1048577 are out
+ * of the range the message gives, from 2 (it said "from 1", while 1 was
+ * refused later as one rank); 1 gets the one-rank reason, under either
+ * spelling, before the topology is read. */
+Test(collbench, ranks_from_2_as_the_help_says) {
+  struct ds_test_output help = ds_test_collective_run("--help");
+  cr_assert_eq(help.st, DS_OK);
+  cr_assert(strstr(help.text, "ranks, on the first N GPUs, 2 or more"), "%s", help.text);
+  free(help.text);
+  const char *out_of_range[] = {"-g 0", "-g -3", "--ranks 1048577", "-g x"};
+  for (size_t i = 0; i < sizeof out_of_range / sizeof *out_of_range; i++) {
+    char args[128];
+    snprintf(args, sizeof args, "--topo tests/data/ring8.yaml %s", out_of_range[i]);
+    struct ds_test_output o = ds_test_collective_run(args);
+    cr_assert_eq(o.st, DS_EUSAGE, "%s: status %d", args, o.st);
+    cr_assert(strstr(o.err.msg, "expected an integer from 2 to 1048576"), "%s: \"%s\"", args,
+              o.err.msg);
+    free(o.text);
+  }
+  struct ds_test_output o = ds_test_collective_run("--topo no-such-topology -g 1");
+  cr_assert_eq(o.st, DS_EUSAGE, "status %d", o.st);
+  cr_assert(strstr(o.err.msg, "option -g: one rank, but a collective needs two or more ("),
+            "\"%s\"", o.err.msg);
+  cr_assert(strstr(o.err.msg, "give -g 2 or more"), "\"%s\"", o.err.msg);
+  free(o.text);
+  o = ds_test_collective_run("--topo tests/data/ring8.yaml --ranks 01");
+  cr_assert_eq(o.st, DS_EUSAGE, "status %d", o.st);
+  cr_assert(strstr(o.err.msg, "option --ranks: one rank") && strstr(o.err.msg, "give --ranks 2"),
+            "\"%s\"", o.err.msg);
+  free(o.text);
+}

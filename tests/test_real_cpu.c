@@ -20,6 +20,7 @@
 
 #include "tests/support.h"
 #include "traces/trace.h"
+#include "traces/trace_keys.h"
 
 #define MPIRUN                                                                    \
   "ASAN_OPTIONS=detect_leaks=0 OMPI_ALLOW_RUN_AS_ROOT=1 "                         \
@@ -120,6 +121,10 @@ static void check_trace(const char *schedule, const char *trace, int iters) {
     /* iterations follow each other on the run's timeline */
     if (it > 0) cr_assert_gt(start[(size_t)it * n], start[(size_t)(it - 1) * n]);
   }
+  /* what ddpsim analyze checks: no iteration ends before an earlier one
+   * (each rank is placed on its own clock, real/replay.c) */
+  size_t bad = 0, other = 0;
+  cr_assert_eq(ds_trace_check_iter_ends(t, &bad, &other, &err), DS_OK, "%s", err.msg);
   free(start);
   free(end);
   free(seen);
@@ -358,6 +363,54 @@ Test(real_cpu, a_duration_past_the_longest_time_exit_2) {
   cr_assert_eq(r.status, 2, "exit %d, stderr %s", r.status, r.err);
   cr_assert(strstr(r.err, "huge.csv:3: column 'dur_us': expected microseconds >= 0 and at "
                           "most 1e15") != NULL, "stderr: %s", r.err);
+  ds_test_release(&r);
+}
+
+/* A one-op schedule in the given compute mode, dur_us and flops, run with
+ * --timeout (NULL: the default); its result. */
+static struct ds_test_result run_one_op(const char *name, const char *dur_us, const char *flops,
+                                        const char *compute, const char *timeout) {
+  char sched[PATH_BUF], args[1024];
+  FILE *fp = fopen(in_dir(sched, name), "w");
+  cr_assert(fp != NULL);
+  fprintf(fp, "# ddpsim-schedule v2\n"
+          "id,rank,stream,kind,name,layer,bucket,coll,root,algo,bytes,flops,dur_us,deps\n"
+          "0,0,compute,fwd,conv1,0,-1,-1,-1,,0,%s,%s,\n# end: 1 row\n", flops, dur_us);
+  fclose(fp);
+  snprintf(args, sizeof args, "--device cpu --compute %s --schedule %s --trace %s/t.csv "
+           "--iters 1 --warmup 0%s%s", compute, sched, dir, timeout ? " --timeout " : "",
+           timeout ? timeout : "");
+  return ds_test_run("ASAN_OPTIONS=detect_leaks=0 ", ds_test_ddpreal(), args);
+}
+
+/* A compute op of 1e12 us (a fuzzed schedule) spun for 12 days: --timeout
+ * covered only waits for other ranks. Now an op that spins longer than
+ * --timeout is refused before anything runs, naming file, line, column and
+ * the limit, exit 2; one within it runs; under --compute gemm a compute op
+ * with flops runs GEMMs of them (capped), so its dur_us is not its time. */
+Test(real_cpu, a_spin_longer_than_the_timeout_exit_2) {
+  struct ds_test_result r = run_one_op("days.csv", "1e12", "0", "spin", NULL);
+  cr_assert_eq(r.status, 2, "exit %d, stderr %s", r.status, r.err);
+  cr_assert(strstr(r.err, "days.csv:3: column 'dur_us': op 0 (fwd on rank 0) spins 1e+12 us "
+                          "(11.6 days), longer than --timeout 300 s") != NULL,
+            "stderr: %s", r.err);
+  ds_test_release(&r);
+  r = run_one_op("two-s.csv", "2000000", "0", "spin", "1.5");
+  cr_assert_eq(r.status, 2, "exit %d, stderr %s", r.status, r.err);
+  cr_assert(strstr(r.err, "two-s.csv:3: column 'dur_us': op 0 (fwd on rank 0) spins 2e+06 us "
+                          "(2 s), longer than --timeout 1.5 s") != NULL,
+            "stderr: %s", r.err);
+  ds_test_release(&r);
+  /* gemm mode: an op without flops spins, so it is checked too */
+  r = run_one_op("gemm-noflops.csv", "1e12", "0", "gemm", NULL);
+  cr_assert_eq(r.status, 2, "exit %d, stderr %s", r.status, r.err);
+  ds_test_release(&r);
+  /* within the limit: runs (0.2 s against 1.5 s) */
+  r = run_one_op("short.csv", "200000", "0", "spin", "1.5");
+  cr_assert_eq(r.status, 0, "exit %d, stderr %s", r.status, r.err);
+  ds_test_release(&r);
+  r = run_one_op("gemm-flops.csv", "1e12", "1e6", "gemm", NULL);
+  cr_assert_eq(r.status, 0, "exit %d, stderr %s", r.status, r.err);
   ds_test_release(&r);
 }
 

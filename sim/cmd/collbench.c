@@ -5,6 +5,7 @@
  * on every rank to after the last rank's completion.
  */
 #include "sim/cmd/collbench.h"
+#include "sim/cmd/collbench_args.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -346,19 +347,14 @@ static ds_status sweep(const struct ds_collbench_args *o, struct ds_topo *topo,
   if (n > topo->n_gpus)
     return ds_err_set(err, DS_EUSAGE, "option -g: %d ranks but topology %s has %d GPUs",
                       n, topo->name, topo->n_gpus);
-  /* NCCL's collectives of one rank move nothing between GPUs
-   * (src/enqueue.cc, src/device/onerank.cu ncclLaunchOneRank): a
+  /* NCCL's collectives of one rank move nothing between GPUs: a
    * cudaMemcpyAsync on the device out of place, nothing in place; the
-   * table's time 0 would be neither. */
-  /* Without -g the count is the topology's, so the topology is named. */
-  const char *one_rank_why = "NCCL's one-rank all-reduce is a device copy out of place and "
-                             "nothing in place, not a communication ddpsim prices";
-  if (n == 1 && o->ranks)
-    return ds_err_set(err, DS_EUSAGE, "option -g: one rank, but a collective needs two or "
-                      "more (%s): give -g 2 or more", one_rank_why);
+   * table's time 0 would be neither. -g 1 is refused by the parser; without
+   * -g the count is the topology's, so the topology is named. */
   if (n == 1)
     return ds_err_set(err, DS_EUSAGE, "topology %s has 1 GPU; a collective needs 2 or more "
-                      "(%s): give a topology of 2 GPUs or more", topo->name, one_rank_why);
+                      "(%s): give a topology of 2 GPUs or more", topo->name,
+                      DS_COLLBENCH_ONE_RANK_WHY);
   pl.model = o->coll_model == DS_COLL_CHOICE_FLOW        ? DS_COLL_FLOW
              : o->coll_model == DS_COLL_CHOICE_AGGREGATE ? DS_COLL_AGGREGATE
              : n > DS_AUTO_AGGREGATE_ABOVE               ? DS_COLL_AGGREGATE

@@ -173,8 +173,15 @@ static ds_status parse_words(int argc, char **argv, void *ctx, struct ds_err *er
       if (ds_units_parse_number(v, &o->factor) != DS_OK || !(o->factor > 1) ||
           o->factor > 1e6)
         return ds_cli_bad_value(err, f, "a factor greater than 1 and at most 1e6, e.g. 2", v);
-    } else if (strcmp(f, "-g") == 0 || strcmp(f, "--ranks") == 0)
-      DS_CHECK(parse_int(f, v, 1, 1 << 20, &o->ranks, err));
+    } else if (strcmp(f, "-g") == 0 || strcmp(f, "--ranks") == 0) {
+      /* 2 or more, as --help says; one rank gets its reason */
+      struct ds_err scratch = {0};
+      int32_t one = 0;
+      if (parse_int(f, v, 1, 1, &one, &scratch) == DS_OK)
+        return ds_err_set(err, DS_EUSAGE, "option %s: one rank, but a collective needs two "
+                          "or more (%s): give %s 2 or more", f, DS_COLLBENCH_ONE_RANK_WHY, f);
+      DS_CHECK(parse_int(f, v, 2, 1 << 20, &o->ranks, err));
+    }
     else if (strcmp(f, "--ring-chunks") == 0)
       DS_CHECK(parse_int(f, v, 1, 1 << 16, &o->ring_chunks, err));
     else if (strcmp(f, "--coll-model") == 0) {

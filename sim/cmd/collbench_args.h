@@ -28,6 +28,13 @@ extern "C" {
 #define DS_COLLBENCH_FLOAT_BYTES 4
 
 /* What `ddpsim collective` was asked, validated (ds_collbench_args_parse). */
+/* Why a collective of one rank is refused (by -g 1 and by a one-GPU
+ * topology): NCCL's collectives of one rank move nothing between GPUs
+ * (src/enqueue.cc, src/device/onerank.cu ncclLaunchOneRank). */
+#define DS_COLLBENCH_ONE_RANK_WHY                                             \
+  "NCCL's one-rank all-reduce is a device copy out of place and nothing in " \
+  "place, not a communication ddpsim prices"
+
 struct ds_collbench_args {
   const char *topo;
   const char *op;
@@ -47,7 +54,7 @@ struct ds_collbench_args {
   int nccl_extra; /* add the mechanisms NCCL's model leaves out */
   int nccl_extra_set; /* --nccl-extra given */
   double min_bytes, max_bytes, factor;
-  int32_t ranks; /* 0: every GPU */
+  int32_t ranks; /* 0: every GPU; else 2 or more (-g 1 is refused) */
   enum ds_coll_choice coll_model;
   enum ds_net_mode net_mode;
   int32_t ring_chunks;

@@ -1,0 +1,86 @@
+/*
+ * Where ddpreal's trace puts each rank's ops (real/replay.c,
+ * ds_replay_place), from hand-made gathered records: no MPI, no device.
+ */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "real/replay.h"
+
+/* Two ranks, one op each, three kept iterations. The barrier between
+ * iterations releases both ranks at 0, 20 and 60 us of rank 0's clock;
+ * rank 1 runs on another host whose clock reads 5 s more. Rank 0's op
+ * runs 8 us, rank 1's is an all-reduce that ends 9 us after both are in
+ * it. In iteration 1 rank 0 is descheduled for 30 us between the barrier
+ * and its begin: it begins at 50 us, and rank 1's all-reduce waits for it,
+ * ending 39 us after rank 1's begin (59 us). The real timeline, rank 0's
+ * clock: iteration 0 ends at 9 us, iteration 1 at 59 us, iteration 2 at
+ * 69 us. */
+enum { WORLD = 2, ITERS = 3, MOST = 1 };
+static const int64_t us = 1000, skew1 = 5000000000; /* rank 1's clock, ns ahead */
+
+static void fill(int64_t *all, size_t len) {
+  int64_t begin[WORLD][ITERS] = {{0, 50 * us, 60 * us},
+                                 {skew1, skew1 + 20 * us, skew1 + 60 * us}};
+  int64_t op[WORLD][ITERS][2] = {{{0, 8 * us}, {0, 8 * us}, {0, 8 * us}},
+                                 {{0, 9 * us}, {0, 39 * us}, {0, 9 * us}}};
+  for (size_t k = 0; k < WORLD * len; k++) all[k] = -1;
+  for (int q = 0; q < WORLD; q++) {
+    int64_t *rec = all + (size_t)q * len;
+    rec[0] = 0;
+    for (int k = 0; k < ITERS; k++) {
+      rec[1 + k] = begin[q][k];
+      size_t at = ds_replay_rec_time(MOST, ITERS, k, 0);
+      rec[at] = op[q][k][0];
+      rec[at + 1] = op[q][k][1];
+    }
+  }
+}
+
+/* Each rank's ops go at its own clock's distance from its first kept
+ * begin: rank 1's iteration 1 at 20 us (its begin), ending at 59 us, as it
+ * ran; rank 0's at 50 us. Placing rank 1 at rank 0's begin (50 us), as
+ * ddpreal did, ended its iteration 1 at 89 us, after iteration 2's 69 us,
+ * and ddpsim analyze refused the trace. */
+Test(real_replay, each_rank_is_placed_by_its_own_begins) {
+  size_t len = ds_replay_rec_len(MOST, ITERS);
+  cr_assert_eq(len, 1 + ITERS + 2 * MOST * ITERS);
+  int64_t all[WORLD * (1 + ITERS + 2 * MOST * ITERS)];
+  fill(all, len);
+  int64_t want[WORLD][ITERS][2] = {{{0, 8 * us}, {50 * us, 58 * us}, {60 * us, 68 * us}},
+                                   {{0, 9 * us}, {20 * us, 59 * us}, {60 * us, 69 * us}}};
+  int64_t last_end[ITERS] = {0};
+  for (int k = 0; k < ITERS; k++)
+    for (int q = 0; q < WORLD; q++) {
+      int64_t start = -1, end = -1;
+      cr_assert_eq(ds_replay_place(all, len, q, MOST, ITERS, k, 0, &start, &end), 0);
+      cr_expect_eq(start, want[q][k][0], "rank %d iteration %d: start %lld ns, expected %lld",
+                   q, k, (long long)start, (long long)want[q][k][0]);
+      cr_expect_eq(end, want[q][k][1], "rank %d iteration %d: end %lld ns, expected %lld", q,
+                   k, (long long)end, (long long)want[q][k][1]);
+      if (end > last_end[k]) last_end[k] = end;
+    }
+  /* what ddpsim analyze checks (traces/trace_keys.c): iterations end in order */
+  for (int k = 1; k < ITERS; k++)
+    cr_assert_geq(last_end[k], last_end[k - 1], "iteration %d ends at %lld ns, before "
+                  "iteration %d (%lld ns)", k, (long long)last_end[k], k - 1,
+                  (long long)last_end[k - 1]);
+}
+
+/* A record without a time for the op (-1), or with an end before its
+ * start, is refused and nothing is written. */
+Test(real_replay, a_missing_or_reversed_time_is_refused) {
+  size_t len = ds_replay_rec_len(MOST, ITERS);
+  int64_t all[WORLD * (1 + ITERS + 2 * MOST * ITERS)];
+  fill(all, len);
+  size_t at = ds_replay_rec_time(MOST, ITERS, 2, 0);
+  all[len + at] = -1;
+  int64_t start = 7, end = 7;
+  cr_assert_eq(ds_replay_place(all, len, 1, MOST, ITERS, 2, 0, &start, &end), -1);
+  cr_assert_eq(start, 7);
+  cr_assert_eq(end, 7);
+  all[len + at] = 10 * us; /* its end is 9 us */
+  cr_assert_eq(ds_replay_place(all, len, 1, MOST, ITERS, 2, 0, &start, &end), -1);
+  cr_assert_eq(end, 7);
+}

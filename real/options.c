@@ -64,6 +64,13 @@ static const struct ds_cli_option options[] = {
 
 const struct ds_cli_option *ds_real_options_flags(void) { return options; }
 
+/* --timeout's rule, which DDPREAL_TIMEOUT_S set by hand obeys too. */
+static int timeout_valid(const char *v) {
+  char *end;
+  double x = strtod(v, &end);
+  return *v != '\0' && *end == '\0' && x > 0 && x <= 1e6;
+}
+
 static ds_status apply(struct ds_real_options *o, const char *flag,
                        const char *v, struct ds_err *err) {
   if (strcmp(flag, "--schedule") == 0) o->schedule = v;
@@ -92,9 +99,7 @@ static ds_status apply(struct ds_real_options *o, const char *flag,
   } else if (strcmp(flag, "--timeout") == 0) {
     /* Read by both devices from the environment, which forked and
      * mpirun'd ranks share (each mpirun'd rank parses its own argv). */
-    char *end;
-    double x = strtod(v, &end);
-    if (*v == '\0' || *end != '\0' || !(x > 0 && x <= 1e6))
+    if (!timeout_valid(v))
       return ds_cli_bad_value(err, flag, "a number of seconds from 0 to 1e6, e.g. 60", v);
     if (setenv("DDPREAL_TIMEOUT_S", v, 1) != 0)
       return ds_err_set(err, DS_ENOMEM, "option --timeout: out of memory");
@@ -123,6 +128,14 @@ ds_status ds_real_options_parse(int argc, char **argv, struct ds_real_options *o
     DS_CHECK(apply(o, flag, value, err));
   }
   if (o->help || o->version) return DS_OK;
+  /* Set in the environment rather than by --timeout: a value that is not
+   * a number of seconds is refused here, not replaced by the default. */
+  const char *env_timeout = getenv("DDPREAL_TIMEOUT_S");
+  if (env_timeout && *env_timeout && !timeout_valid(env_timeout))
+    return ds_err_set(err, DS_EUSAGE,
+                      "environment DDPREAL_TIMEOUT_S=\"%s\": expected a number of seconds "
+                      "from 0 to 1e6, e.g. 60 (or unset it for the default %g s)",
+                      env_timeout, (double)DS_REAL_TIMEOUT_S);
   if (!o->schedule)
     return ds_err_set(err, DS_EUSAGE,
                       "missing --schedule (a file written by ddpsim --schedule; see ddpreal --help)");
@@ -135,9 +148,8 @@ ds_status ds_real_options_parse(int argc, char **argv, struct ds_real_options *o
 double ds_real_timeout_s(void) {
   const char *v = getenv("DDPREAL_TIMEOUT_S");
   if (!v || !*v) return DS_REAL_TIMEOUT_S;
-  char *end;
-  double x = strtod(v, &end);
-  return *end == '\0' && x > 0 ? x : DS_REAL_TIMEOUT_S;
+  /* Checked by ds_real_options_parse before any rank runs. */
+  return timeout_valid(v) ? strtod(v, NULL) : DS_REAL_TIMEOUT_S;
 }
 
 ds_status ds_real_options_check_trace(const struct ds_real_options *o, struct ds_err *err) {

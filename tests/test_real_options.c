@@ -2,6 +2,8 @@
  * ones its --help shows and its dispatch agree (options_help.c), so that
  * a flag added to one of them alone fails here. */
 #include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "real/options.h"
 #include "tests/options_help.h"
@@ -26,4 +28,24 @@ Test(real_options, a_flag_given_last_is_missing_its_value_or_unknown) {
   char *iters[] = {"ddpreal", "--schedule", "s.csv", "--iters", NULL};
   cr_assert_eq(parse_ddpreal(4, iters, &err), DS_EUSAGE);
   cr_assert_str_eq(err.msg, "option --iters needs a value");
+}
+
+/* DDPREAL_TIMEOUT_S set by hand obeys --timeout's rule: a value that is
+ * not a number of seconds is refused by name, not replaced by the
+ * default 300 s in silence; a valid one is read as given. */
+Test(real_options, a_bad_timeout_in_the_environment_is_refused) {
+  struct ds_err err = {0};
+  char *argv[] = {"ddpreal", "--schedule", "s.csv", "--trace", "t.csv", NULL};
+  cr_assert_eq(setenv("DDPREAL_TIMEOUT_S", "5min", 1), 0);
+  cr_assert_eq(parse_ddpreal(5, argv, &err), DS_EUSAGE);
+  cr_assert(strstr(err.msg, "DDPREAL_TIMEOUT_S=\"5min\""), "%s", err.msg);
+  cr_assert(strstr(err.msg, "from 0 to 1e6"), "%s", err.msg);
+  cr_assert_eq(setenv("DDPREAL_TIMEOUT_S", "-3", 1), 0);
+  cr_assert_eq(parse_ddpreal(5, argv, &err), DS_EUSAGE);
+  cr_assert_eq(setenv("DDPREAL_TIMEOUT_S", "45", 1), 0);
+  cr_assert_eq(parse_ddpreal(5, argv, &err), DS_OK);
+  cr_assert_float_eq(ds_real_timeout_s(), 45.0, 1e-12);
+  cr_assert_eq(unsetenv("DDPREAL_TIMEOUT_S"), 0);
+  cr_assert_eq(parse_ddpreal(5, argv, &err), DS_OK);
+  cr_assert_float_eq(ds_real_timeout_s(), 300.0, 1e-12);
 }

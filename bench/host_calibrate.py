@@ -115,7 +115,8 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import torch_measure  # noqa: E402  (its model builder and losses)
-from host_pool import HOST_UNIT, model_total  # noqa: E402  (the model files' counts, the unit)
+from host_pool import (HOST_UNIT, model_total,  # noqa: E402  (the model files' counts, the unit)
+                       model_view_nodes_total)
 import host_sched  # noqa: E402
 from kernel_timing import calib_gpu_line, cpu_model  # noqa: E402  (the CPU's name for the comments)
 
@@ -205,7 +206,8 @@ def launch_counts(fn):
 def model_counts(name, amp):
     """Sums over the model file's layers: host_dispatches, host_views,
     host_nodes (with host_amp_nodes under autocast) and host_view_nodes (the
-    nodes that launch nothing, uncharged as views are) (its casts'
+    nodes that launch nothing, uncharged as views are; under autocast
+    host_view_nodes_amp where the file has them) (its casts'
     ToCopyBackward0 nodes run in the backward too; the casts' own dispatches
     are host_cast's)."""
     path = os.path.join(HERE, "..", "models", name + ".yaml")
@@ -216,7 +218,7 @@ def model_counts(name, amp):
         return model_total(text, key)
     return (total("host_dispatches"), total("host_views"),
             total("host_nodes") + (total("host_amp_nodes") if amp else 0),
-            total("host_view_nodes"))
+            model_view_nodes_total(text, amp))
 
 
 def calib_host_keys(a, rows, dispatches, nodes, cuda, dry_run):

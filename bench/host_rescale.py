@@ -7,7 +7,8 @@ and node rescaled to it.
 Until 2026-11-28c those files divided the forward's median by every dispatch
 and the backward's by every node, views included; ddpsim charges per dispatch
 that launches a kernel (host_dispatches less host_views) and per node that
-launches one (host_nodes less host_view_nodes), and its loader refuses a host
+launches one (host_nodes less host_view_nodes; under --amp less
+host_view_nodes_amp where the model file has them), and its loader refuses a host
 section with dispatch or node and no unit (sim/train/calib.c). Such a file's
 comments say what was divided:
 
@@ -40,7 +41,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from csv_input import InputError  # noqa: E402
-from host_pool import HOST_UNIT, model_text, model_total  # noqa: E402
+from host_pool import (HOST_UNIT, model_text, model_total,  # noqa: E402
+                       model_view_nodes_total)
 
 # bench/host_pool.py --calib-dir's header: such a file is written again, not rescaled
 POOLED = "# bench/host_pool.py --calib-dir: the pooled host costs of one lend"
@@ -59,7 +61,7 @@ def charged_counts(model, key, amp, path, line):
         every = total("host_dispatches")
         return every, every - total("host_views")
     every = total("host_nodes") + (total("host_amp_nodes") if amp else 0)
-    return every, every - total("host_view_nodes")
+    return every, every - model_view_nodes_total(text, amp)
 
 
 def us(text, path, line, key):

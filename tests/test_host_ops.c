@@ -33,6 +33,13 @@
  * l2 (2 - 1) N = 300, l1 3 N = 900, l0 (4 - 1) N = 900 us (2100), under
  * --amp plus the cast nodes: l2 600, l1 1200, l0 1500; the forward as
  * tiny-model-views.yaml's.
+ *
+ * tests/data/tiny-model-view-nodes-amp.yaml adds host_view_nodes_amp (the
+ * nodes that launch nothing under autocast) l0 0, l1 0, l2 1: under --amp
+ * they replace host_view_nodes, so l0 (4 - 0 + 2) N = 1800 (1500 without
+ * the key: its one view node casts under autocast), l1 (3 - 0 + 1) N =
+ * 1200, l2 (2 - 1 + 1) N = 600 us; without --amp host_view_nodes still
+ * holds (900, 900, 300).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -53,6 +60,7 @@
 #define DISPATCH TOPO "--model " DISPATCH_MODEL " "
 #define VIEWS_MODEL "tests/data/tiny-model-views.yaml"
 #define VIEW_NODES_MODEL "tests/data/tiny-model-view-nodes.yaml"
+#define VIEW_NODES_AMP_MODEL "tests/data/tiny-model-view-nodes-amp.yaml"
 #define N_US 300.0
 #define K_US 300.0 /* host_grad_hook */
 #define P_US 200.0 /* host_grad_copy */
@@ -261,6 +269,29 @@ Test(host_ops, view_nodes_cost_nothing_in_backward) {
   cr_assert_eq(system(cmd), 0);
 }
 
+Test(host_ops, amp_charges_the_nodes_that_launch_nothing_under_autocast) {
+  char dir[] = "/tmp/ddpsim-hostviewnodesamp-XXXXXX", cmd[600];
+  cr_assert(mkdtemp(dir));
+  double fwd[3], bwd[3], old_fwd[3], old_bwd[3];
+  /* fp32: host_view_nodes, as the file without the key */
+  host_ops_in(VIEW_NODES_AMP_MODEL, dir, "--strategy single", fwd, bwd);
+  const double f32_bwd[] = {900, 900, 300};
+  for (int l = 0; l < 3; l++)
+    cr_assert_float_eq(bwd[l], f32_bwd[l], 1e-6, "fp32 backward l%d", l);
+  /* --amp: host_view_nodes_amp; l0's view node is charged */
+  host_ops_in(VIEW_NODES_AMP_MODEL, dir, "--strategy single --amp fp16", fwd, bwd);
+  host_ops_in(VIEW_NODES_MODEL, dir, "--strategy single --amp fp16", old_fwd, old_bwd);
+  const double amp_bwd[] = {1800, 1200, 600}, old_amp_bwd[] = {1500, 1200, 600};
+  for (int l = 0; l < 3; l++) {
+    cr_assert_float_eq(bwd[l], amp_bwd[l], 1e-6, "amp backward l%d", l);
+    cr_assert_float_eq(old_bwd[l], old_amp_bwd[l], 1e-6, "amp backward l%d without the key",
+                       l);
+    cr_assert_float_eq(fwd[l], old_fwd[l], 1e-6, "amp forward l%d", l);
+  }
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  cr_assert_eq(system(cmd), 0);
+}
+
 Test(host_ops, autocast_adds_its_casts_and_their_nodes) {
   char dir[] = "/tmp/ddpsim-hostops-XXXXXX", cmd[600];
   cr_assert(mkdtemp(dir));
@@ -361,6 +392,22 @@ Test(host_ops, bad_view_nodes_name_file_line_and_key) {
              "at most the layer's host_nodes (4)", NULL);
   refuses_in(VIEW_NODES_MODEL, "    host_view_nodes: 0\n", "",
              "host_view_nodes on every layer or on none", "  - name: l1");
+}
+
+Test(host_ops, bad_view_nodes_amp_name_file_line_and_key) {
+  const char *m = VIEW_NODES_AMP_MODEL;
+  refuses_in(m, "host_view_nodes_amp: 1\n", "host_view_nodes_amp: -1\n",
+             "host_view_nodes_amp", NULL);
+  refuses_in(m, "host_view_nodes_amp: 1\n", "host_view_nodes_amp: 0.5\n",
+             "host_view_nodes_amp", NULL);
+  refuses_in(m, "host_view_nodes_amp: 1\n", "host_view_nodes_amp: 3\n",
+             "at most the layer's host_nodes (2)", NULL);
+  refuses_in(m, "    host_view_nodes_amp: 0\n    host_amp_casts: 2\n", "    host_amp_casts: 2\n",
+             "host_view_nodes_amp on every layer or on none", "  - name: l1");
+  /* only in a file that counts the view nodes */
+  refuses_in(VIEWS_MODEL, "    host_amp_nodes: 2\n",
+             "    host_view_nodes_amp: 1\n    host_amp_nodes: 2\n",
+             "host_view_nodes_amp only with host_view_nodes", NULL);
 }
 
 Test(host_ops, bad_counts_name_file_line_and_key) {

@@ -352,28 +352,34 @@ Test(model, a_buffers_bytes_with_a_unit_says_integer_bytes) {
  * FunctionsManual.cpp): unsqueeze's, view's and t's backward reshape (free);
  * clone's and an expand to its own size return the gradient (free); add's
  * passes it on (free); an expand that broadcast sums, select's and slice's
- * fill zeros and copy, split's concatenates, unbind's stacks (kernels). */
+ * fill zeros and copy, split's concatenates, unbind's stacks (kernels).
+ * Under autocast (host_view_nodes_amp, the exporter's rerun with CUDA's cast
+ * lists) the same, but for join's add: x (mix2's half output) plus
+ * layer_norm(x) (fp32: autocast's fp32 list) is fp32, so autograd casts x's
+ * share of its gradient to half inside AddBackward0, a kernel. */
 Test(model, the_exporter_counts_a_node_that_launches_nothing_as_a_view_node) {
-  static const struct { const char *name; int nodes, view_nodes; } want[] = {
-      {"lin", 4, 1},   /* AddmmBackward0, TBackward0 (free), 2 AccumulateGrad */
-      {"unsq", 1, 1},  /* UnsqueezeBackward0 */
-      {"bcast", 1, 0}, /* ExpandBackward0 [B,1,16] -> [B,4,16]: a sum */
-      {"same", 1, 1},  /* ExpandBackward0 to its own size */
-      {"copy", 1, 1},  /* CloneBackward0 */
-      {"mix", 6, 3},   /* UnsafeView-, View-, TBackward0 free; Addmm, 2 AccumulateGrad */
-      {"pick", 2, 0},  /* SelectBackward0, SliceBackward0: zeros, then a copy */
-      {"pad", 4, 1},
-      {"flat", 1, 1},  /* ViewBackward0 */
-      {"mix2", 6, 3},
-      {"halves", 2, 1}, /* SplitBackward0 (cat), AddBackward0 (free) */
-      {"rows", 2, 1},   /* StackBackward0 (unbind: views), UnbindBackward0 (stack) */
-      {"head", 5, 2},   /* the reshape's ViewBackward0 and TBackward0 free */
+  static const struct { const char *name; int nodes, view_nodes, amp_view_nodes; } want[] = {
+      {"lin", 4, 1, 1},   /* AddmmBackward0, TBackward0 (free), 2 AccumulateGrad */
+      {"unsq", 1, 1, 1},  /* UnsqueezeBackward0 */
+      {"bcast", 1, 0, 0}, /* ExpandBackward0 [B,1,16] -> [B,4,16]: a sum */
+      {"same", 1, 1, 1},  /* ExpandBackward0 to its own size */
+      {"copy", 1, 1, 1},  /* CloneBackward0 */
+      {"mix", 6, 3, 3},   /* UnsafeView-, View-, TBackward0 free; Addmm, 2 AccumulateGrad */
+      {"pick", 2, 0, 0},  /* SelectBackward0, SliceBackward0: zeros, then a copy */
+      {"pad", 4, 1, 1},
+      {"flat", 1, 1, 1},  /* ViewBackward0 */
+      {"mix2", 6, 3, 3},
+      {"join", 2, 1, 0},   /* NativeLayerNormBackward0; AddBackward0 free, under autocast a cast */
+      {"halves", 2, 1, 1}, /* SplitBackward0 (cat), AddBackward0 (free: fp32 + fp32) */
+      {"rows", 2, 1, 1},   /* StackBackward0 (unbind: views), UnbindBackward0 (stack) */
+      {"head", 5, 2, 2},   /* the reshape's ViewBackward0 and TBackward0 free */
   };
   struct ds_model *m = NULL;
   struct ds_err err = {0};
   cr_assert_eq(ds_model_load("tests/data/view-nodes-model.yaml", &m, &err), DS_OK, "%s",
                err.msg);
   cr_assert_eq(m->n_layers, (int32_t)(sizeof want / sizeof want[0]));
+  cr_assert(m->host_view_node_amp_counts);
   for (int32_t i = 0; i < m->n_layers; i++) {
     const struct ds_layer *l = &m->layers[i];
     cr_assert_str_eq(l->name, want[i].name);
@@ -381,6 +387,8 @@ Test(model, the_exporter_counts_a_node_that_launches_nothing_as_a_view_node) {
                        l->host_nodes);
     cr_expect_float_eq(l->host_view_nodes, want[i].view_nodes, 0, "%s: host_view_nodes %g",
                        l->name, l->host_view_nodes);
+    cr_expect_float_eq(l->host_view_nodes_amp, want[i].amp_view_nodes, 0,
+                       "%s: host_view_nodes_amp %g", l->name, l->host_view_nodes_amp);
   }
   ds_model_free(m);
 }

@@ -43,7 +43,10 @@ sample:
               (host_dispatches: the forward's cost is per dispatch, nearly the
               same in every model, bench/host_kinds.py),
               autograd nodes its backward runs (AccumulateGrad of its
-              parameters included); under CUDA autocast, the cast dispatches
+              parameters included), those that launch nothing (host_view_nodes)
+              and, from a rerun under CUDA's autocast lists, those that launch
+              nothing there (host_view_nodes_amp: model_export/autocast.py);
+              under CUDA autocast, the cast dispatches
               autocast adds (host_amp_casts) and the ToCopyBackward0 nodes those
               casts add to the backward (host_amp_nodes); and, only where
               there are any, the forward's host-device syncs (host_syncs:
@@ -103,7 +106,7 @@ except ImportError as e:  # pragma: no cover - depends on the machine
 
 # call, loss_of and versions too: tools/capture_conformance.py uses them as export_model.*
 from model_export.tracing import (build, call, load_factory, loss_of,  # noqa: E402,F401
-                                  record, record_nhwc_legacy, versions)
+                                  record, record_amp, record_nhwc_legacy, versions)
 from model_export.writer import emit  # noqa: E402
 
 TOOLS = os.path.dirname(os.path.abspath(__file__))
@@ -132,6 +135,7 @@ def main(argv):
                               "from the factory" % (args.factory, type(e).__name__,
                                                     str(e).splitlines()[0] if str(e) else ""))
         record_nhwc_legacy(rec, x, factory, args, meta)
+        record_amp(rec, x, factory, args, meta)
         command = "python3 " + " ".join(shlex.quote(a) for a in
                                         ["tools/export_model.py"] + argv[1:])
         text, s = emit(rec, args, meta, x, fc_fwd, fc_bwd, command)

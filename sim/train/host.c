@@ -32,9 +32,13 @@ double ds_host_bwd_ns(const struct ds_compute *c, const struct ds_model *m, int3
   const struct ds_layer *ly = &m->layers[l];
   /* a node that launches nothing (host_view_nodes: a view's backward,
    * clone's, add's without broadcasting) costs nothing measurable
-   * (sim/net/topo_compute.c) */
-  double nodes = ly->host_nodes - ly->host_view_nodes +
-                 (c->amp != DS_AMP_NONE ? ly->host_amp_nodes : 0);
+   * (sim/net/topo_compute.c); under --amp those of host_view_nodes_amp,
+   * where the file has it (an add of a half and an fp32 input casts a
+   * gradient: model.h) */
+  int amp = c->amp != DS_AMP_NONE;
+  double free_nodes =
+      amp && m->host_view_node_amp_counts ? ly->host_view_nodes_amp : ly->host_view_nodes;
+  double nodes = ly->host_nodes - free_nodes + (amp ? ly->host_amp_nodes : 0);
   return nodes * c->params.host_node_ns;
 }
 

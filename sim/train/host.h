@@ -47,8 +47,11 @@ int ds_host_syncs(const struct ds_model *m, int32_t l);
 double ds_host_sync_ns(const struct ds_compute *c, const struct ds_model *m, int32_t l);
 
 /* Host time of layer l's backward on the autograd thread, ns: (host_nodes -
- * host_view_nodes) x host_node (a file without host_view_nodes: every node), plus under --amp host_amp_nodes x host_node (the casts'
- * ToCopyBackward0 nodes); per_layer_ns (host_backward) without counts. */
+ * host_view_nodes) x host_node (a file without host_view_nodes: every
+ * node); under --amp (host_nodes - host_view_nodes_amp + host_amp_nodes) x
+ * host_node (the nodes that launch nothing under autocast, host_view_nodes
+ * where the file lacks the key; the casts' ToCopyBackward0 nodes);
+ * per_layer_ns (host_backward) without counts. */
 double ds_host_bwd_ns(const struct ds_compute *c, const struct ds_model *m, int32_t l,
                       double per_layer_ns);
 

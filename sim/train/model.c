@@ -28,6 +28,7 @@ static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
                                          "bwd_copy_bytes", "bwd_bytes", "amp_bwd_bytes",
                                          "bwd_accum_bytes", "amp_bwd_accum_bytes",
                                          "host_ops", "host_dispatches", "host_views", "host_nodes", "host_view_nodes",
+                                         "host_view_nodes_amp",
                                          "host_amp_casts", "host_amp_nodes", "host_syncs",
                                          "groups", "stride",
                                          "pool_kernel", "pool_stride", "pool_padding", "pool_input",
@@ -346,6 +347,18 @@ static ds_status read_host_view_nodes(struct ds_model *m, const struct ds_cnode 
                                 "view nodes", &l->host_view_nodes, err);
 }
 
+/* Optional host_view_nodes_amp (model.h): with host_view_nodes, on every
+ * layer or on none (m->host_view_node_amp_counts); at most the layer's
+ * host_nodes. */
+static ds_status read_host_view_nodes_amp(struct ds_model *m, const struct ds_cnode *item,
+                                          struct ds_layer *l, size_t index,
+                                          struct ds_err *err) {
+  return read_every_layer_count(item, "host_view_nodes_amp", m->host_view_node_counts,
+                                "host_view_nodes", index, &m->host_view_node_amp_counts,
+                                "host_nodes", l->host_nodes, "view nodes under autocast",
+                                &l->host_view_nodes_amp, err);
+}
+
 /* The host counts of one layer (model.h): the four keys together, on every
  * layer or on none (m->host_counts is set by layer 0, the others must
  * agree). A count is a non-negative integer of at most 1e6 per iteration
@@ -375,7 +388,8 @@ static ds_status read_host_counts(struct ds_model *m, const struct ds_cnode *ite
   DS_CHECK(read_host_dispatches(m, item, l, index, err));
   DS_CHECK(read_host_syncs(m, item, l, err));
   DS_CHECK(read_host_views(m, item, l, index, err));
-  return read_host_view_nodes(m, item, l, index, err);
+  DS_CHECK(read_host_view_nodes(m, item, l, index, err));
+  return read_host_view_nodes_amp(m, item, l, index, err);
 }
 
 static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) {

@@ -248,6 +248,13 @@ struct ds_layer {
    * tools/model_export/host.py classifies a node by the aten ops it
    * dispatches); the backward is charged per other node (sim/train/host.h). */
   double host_view_nodes;
+  /* Optional host_view_nodes_amp (only with host_view_nodes, every layer or
+   * none: ds_model.host_view_node_amp_counts; at most host_nodes): the part
+   * of host_nodes that launches nothing under CUDA autocast, which --amp
+   * charges in place of host_view_nodes. Fewer where a node joins a half and
+   * an fp32 input: autograd casts the half one's gradient inside the node
+   * (BERT's residual adds; tools/model_export/autocast.py). */
+  double host_view_nodes_amp;
   double host_amp_casts;
   double host_amp_nodes;
   int32_t param_first; /* params[param_first .. +param_count) */
@@ -422,6 +429,8 @@ struct ds_model {
   int host_view_counts;
   /* 1 when every layer has host_view_nodes, 0 when none has. */
   int host_view_node_counts;
+  /* 1 when every layer has host_view_nodes_amp, 0 when none has. */
+  int host_view_node_amp_counts;
 };
 
 ds_status ds_model_load(const char *path, struct ds_model **out,

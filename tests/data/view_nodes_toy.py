@@ -13,6 +13,12 @@ from what its node runs in backward (FunctionsManual.cpp, derivatives.yaml):
   rows     unbind, then stack:   StackBackward0 unbinds (views: free), UnbindBackward0
            stacks (a kernel)
   flat     view [B, 64] as [B, 4, 16]: ViewBackward0 reshapes a contiguous gradient: free
+  join     x + layer_norm(x):    AddBackward0 passes its gradient on (free);
+           NativeLayerNormBackward0 a kernel. Under autocast (host_view_nodes_amp) x is
+           the linear's half output and the layer norm's fp32 (autocast's fp32 list), so
+           the add is fp32 and its gradient for x is cast to half inside AddBackward0: not
+           free (and layer_norm's cast of x adds a ToCopyBackward0, a cast node). Every
+           other layer's nodes keep their dtypes: its count under autocast is its own.
 """
 import torch
 
@@ -33,6 +39,10 @@ def _halves(x):
     return a + b
 
 
+def _join(x):
+    return x + torch.nn.functional.layer_norm(x, x.shape[-1:])
+
+
 def _rows(x):
     return torch.stack(torch.unbind(x, dim=1), dim=1)
 
@@ -50,6 +60,7 @@ class ViewNodes(torch.nn.Module):
         self.pad = torch.nn.Linear(14, 64)
         self.flat = Op(lambda x: x.view(x.shape[0], 4, 16))
         self.mix2 = torch.nn.Linear(16, 16)
+        self.join = Op(_join)
         self.halves = Op(_halves)
         self.rows = Op(_rows)
         self.head = torch.nn.Linear(32, 10)
@@ -57,7 +68,7 @@ class ViewNodes(torch.nn.Module):
     def forward(self, x):
         h = self.copy(self.same(self.bcast(self.unsq(self.lin(x)))))
         h = self.pad(self.pick(self.mix(h)))
-        h = self.rows(self.halves(self.mix2(self.flat(h))))
+        h = self.rows(self.halves(self.join(self.mix2(self.flat(h)))))
         return self.head(h.reshape(h.shape[0], -1))
 
 

@@ -14,8 +14,9 @@ does the work, one module per responsibility, each importing only those above it
   attention  an unfused attention core's products and other kernels per pass
   bwd_bytes  the bytes a layer's backward kernels move and the gradient accumulations
   recorder   Layer and Recorder: the state of the one recorded forward and backward
+  autocast   CUDA autocast's cast lists run under CPU autocast (host_view_nodes_amp)
   tracing    the dispatch and function modes that attribute each op to a layer, the
-             factory, the recorded run (and its channels-last twin)
+             factory, the recorded run (its channels-last twin, its rerun under autocast)
   writer     the model file: per-sample values, the header that says how each was counted
 
 Importing this package imports nothing; its modules other than cli need torch.

@@ -32,7 +32,12 @@ HOST_HEADER = (
     "broadcast dimension included, is a view or makes an empty tensor: a view's backward "
     "such as ViewBackward0 or TBackward0, clone's, add's without broadcasting, an expand's "
     "to its own size; not select's, slice's, split's or unbind's, which fill and copy or "
-    "concatenate), which ddpsim leaves uncharged; host_amp_casts = the "
+    "concatenate), which ddpsim leaves uncharged; host_view_nodes_amp = the same "
+    "under CUDA autocast (a rerun with CUDA's cast lists on CPU autocast, bf16 as the half "
+    "type: tools/model_export/autocast.py), which --amp leaves uncharged in their place: fewer "
+    "where a node joins a half and an fp32 input, as an add of a linear's half output and a "
+    "LayerNorm's fp32 one, since autograd casts the half input's gradient inside the node; "
+    "host_amp_casts = the "
     "cast dispatches CUDA autocast adds in its forward (each half op's fp32 inputs, a "
     "parameter once per forward as autocast caches it; each fp32 op's half inputs); "
     "host_amp_nodes = the ToCopyBackward0 nodes those casts add (inputs that require "
@@ -266,9 +271,12 @@ def host_node_dispatch(rec, func):
         rec.bwd_node_launched = True
 
 
-def host_node_begin(rec, layer):
-    """A node of layer's backward starts (its pre-hook): counted, its window open."""
+def host_node_begin(rec, layer, node):
+    """A node of layer's backward starts (its pre-hook): counted, its window open; a
+    cast's ToCopyBackward0 counted apart too (host_cast_nodes: record_amp's check)."""
     layer.host_nodes = getattr(layer, "host_nodes", 0) + 1
+    if type(node).__name__ == "ToCopyBackward0":
+        layer.host_cast_nodes = getattr(layer, "host_cast_nodes", 0) + 1
     rec.bwd_node_open, rec.bwd_node_launched = True, False
 
 
@@ -286,6 +294,7 @@ def host_lines(rec, l):
             "    host_views: %d" % getattr(l, "host_views", 0),
             "    host_nodes: %d" % nodes,
             "    host_view_nodes: %d" % getattr(l, "host_view_nodes", 0),
+            "    host_view_nodes_amp: %d" % getattr(l, "host_view_nodes_amp", 0),
             "    host_amp_casts: %d" % getattr(l, "host_amp_casts", 0),
             "    host_amp_nodes: %d" % getattr(l, "host_amp_nodes", 0)] + \
         (["    host_syncs: %d" % l.host_syncs] if getattr(l, "host_syncs", 0) else [])

@@ -1,8 +1,10 @@
 """The recorded run of tools/export_model.py: the dispatch and function modes that
 attribute every aten op and Python call to the running layer and hand it to the
-counters, the factory that builds the model, the one forward and backward, and the
-channels-last rerun for nhwc_legacy_ew."""
+counters, the factory that builds the model, the one forward and backward, the
+channels-last rerun for nhwc_legacy_ew and the rerun under CUDA's autocast lists for
+host_view_nodes_amp."""
 
+import contextlib
 import difflib
 import importlib
 import importlib.util
@@ -17,6 +19,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
 from .attention import note_core_op
+from .autocast import cuda_autocast_on_cpu
 from .bwd_bytes import note_accum, note_amp_out, note_bwd_bytes, note_bwd_made, note_node_outputs
 from .cli import ExportError, factory_file
 from .flops import op_flops
@@ -233,8 +236,10 @@ def build(factory, batch, attention):
     return model, x, dict(meta), default_input
 
 
-def record(model, x, loss_kind):
-    """One forward and backward; returns the Recorder and FlopCounterMode's totals."""
+def record(model, x, loss_kind, amp=False):
+    """One forward and backward; returns the Recorder and FlopCounterMode's totals.
+    amp: the forward and the loss under CUDA's autocast lists (autocast.py), the
+    backward after it, as a training step runs them."""
     model.train()
     rec = Recorder(model)
     for m in model.modules():
@@ -245,7 +250,8 @@ def record(model, x, loss_kind):
             lambda _p, i=i: rec.ready.append(i)))
     counter = FlopCounterMode(display=False)
     with counter:
-        with torch.autograd.graph.saved_tensors_hooks(rec.pack, lambda t: t):
+        with torch.autograd.graph.saved_tensors_hooks(rec.pack, lambda t: t), \
+                (cuda_autocast_on_cpu() if amp else contextlib.nullcontext()):
             with Functions(rec), Dispatch(rec):
                 rec.phase = "fwd"
                 out = call(model, x)
@@ -256,10 +262,10 @@ def record(model, x, loss_kind):
                 loss = loss_of(out, loss_kind)
                 rec.phase = None
         for node, layer in rec.node_layer.items():
-            def pre(grad_outputs, layer=layer):
+            def pre(grad_outputs, node=node, layer=layer):
                 rec.bwd_layer = layer
                 rec.accum_to = None
-                host_node_begin(rec, layer)
+                host_node_begin(rec, layer, node)
 
             def post(grad_inputs, grad_outputs, node=node, layer=layer):
                 host_node_end(rec, layer)
@@ -294,6 +300,34 @@ def record_nhwc_legacy(rec, x, factory, args, meta):
     for i, j, n in match.get_matching_blocks():
         for k in range(n):
             rec.layers[i + k].nhwc_legacy = getattr(rec2.layers[j + k], "legacy", None)
+
+
+def record_amp(rec, x, factory, args, meta):
+    """Runs a fresh build of the model again with the forward under CUDA's autocast lists
+    (autocast.py) and gives each of rec's layers host_view_nodes_amp: its backward's
+    nodes that launch nothing under autocast (host_node_end), found in the rerun's layer
+    of the same name and place (the forward orders aligned by name, as
+    record_nhwc_legacy's). The rerun's nodes other than its casts' ToCopyBackward0 must be
+    the first run's, layer by layer: ExportError where a layer's count differs or a layer
+    has no twin."""
+    model, _, _, _ = build(factory, args.batch, args.attention)
+    rec2, _, _ = record(model, x, meta.get("loss", "classify"), amp=True)
+    names, names2 = [l.name for l in rec.layers], [l.name for l in rec2.layers]
+    match = difflib.SequenceMatcher(None, names, names2, autojunk=False)
+    for i, j, n in match.get_matching_blocks():
+        for k in range(n):
+            a, b = rec.layers[i + k], rec2.layers[j + k]
+            nodes, nodes2 = (getattr(l, "host_nodes", 0) - getattr(l, "host_cast_nodes", 0)
+                             for l in (a, b))
+            if nodes != nodes2:
+                raise ExportError("layer %s: %d autograd nodes besides casts' ToCopyBackward0 "
+                                  "under autocast, %d without: host_view_nodes_amp would not "
+                                  "count the same nodes" % (a.name, nodes2, nodes))
+            a.host_view_nodes_amp = getattr(b, "host_view_nodes", 0)
+    missing = [l.name for l in rec.layers if not hasattr(l, "host_view_nodes_amp")]
+    if missing:
+        raise ExportError("layers %s have no twin in the rerun under autocast (%d layers "
+                          "there, %d here)" % (", ".join(missing[:5]), len(names2), len(names)))
 
 
 def versions():

@@ -180,6 +180,12 @@ static void print_flags(FILE *fp, const struct ds_summary *r) {
     sep = ", ";
   }
   if (sep != first) fputc('\n', fp);
+  /* several --calib files merged: which file set each key */
+  if (r->calib && r->calib_keys) {
+    fputs("calib keys: ", fp);
+    ds_textout_put_printable(fp, r->calib_keys, 0);
+    fputc('\n', fp);
+  }
 }
 
 /* A row's --straggler ranks and factors, "stragglers 1:1.3, 5:2" and

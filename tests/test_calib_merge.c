@@ -98,7 +98,7 @@ Test(calib_merge, three_files_give_what_one_file_of_their_keys_gives) {
   cr_assert_eq(src.file[DS_CALIB_KEY_EFF0 + k_tf32], 0);
   cr_assert_eq(src.line[DS_CALIB_KEY_EFF0 + k_tf32], 7);
   char line[512], want[512];
-  ds_calib_sources_line(&src, line, sizeof line);
+  ds_calib_sources_line(&src, "; ", line, sizeof line);
   snprintf(want, sizeof want,
            "%s: gpu, compute.flops_efficiency, compute.kernel_overhead, "
            "efficiency.matmul_tf32, nccl.launch; %s: host.dispatch, host.node; "
@@ -277,7 +277,8 @@ Test(calib_merge, ddpsim_merges_a_list_and_a_repeated_flag_alike) {
   r = ds_test_cli(a);
   cr_assert_eq(r.status, 0, "%s", r.err);
   char line[400];
-  snprintf(line, sizeof line, "\ncalib keys: %s: host.dispatch; %s: host.node\n", d, n);
+  snprintf(line, sizeof line, "\ncalib keys: %s: host.dispatch\n            %s: host.node\n",
+           d, n);
   cr_assert(strstr(r.out, line), "want %s in:\n%s", line, r.out);
   ds_test_release(&r);
   snprintf(a, sizeof a, HOST_TOY " --calib %s", both);
@@ -318,4 +319,19 @@ Test(calib_merge, a_file_whose_name_has_a_comma_is_one_file) {
   snprintf(args, sizeof args, "--calib %s", path);
   cr_assert_float_eq(iter_us(args), 11 * 300 + 9 * 300 + 258.728, 1e-3);
   ds_test_remove_dir(dir);
+}
+
+Test(calib_merge, a_check_on_a_merged_key_names_the_file_that_set_it) {
+  /* nccl's interference from the second file, checked against the
+   * topology's GPU (132 SMs: 132 / 116 = 1.13793, not 1.5): the message
+   * names that file and its line, not the list */
+  struct files f = {0};
+  const char *h = add(&f, "schema_version: 1\nhost:\n  ddp_iter: 10us\n");
+  const char *i = add(&f, "schema_version: 1\nnccl:\n  interference_blocks: 16\n"
+                          "  interference_slowdown: 1.2\n  interference_predicted: 1.5\n");
+  char args[512], want[160];
+  snprintf(args, sizeof args, "--topo dgx-h100 --model resnet50 --calib %s,%s", h, i);
+  snprintf(want, sizeof want, "ddpsim: %s:5: key 'interference_predicted'", i);
+  ds_test_ddpsim_refuses(args, want);
+  remove_all(&f);
 }

@@ -97,8 +97,8 @@ struct ds_summary {
   const char *tf32;       /* --tf32: "conv" (default), "all", "none" */
   int channels_last;      /* --channels-last: memory_format channels_last */
   const char *calib;      /* --calib's path as given, NULL without */
-  /* several --calib files: "A: gpu, compute.flops_efficiency; B: host.dispatch"
-   * (sim/train/calib.h ds_calib_sources_line), the text's "calib keys" line
+  /* several --calib files: "A: gpu, compute.flops_efficiency\nB: host.dispatch"
+   * (sim/train/calib.h ds_calib_sources_line), the text's "calib keys" lines
    * (not in the CSV or JSON, whose calib names the files, which merge the
    * same way again); NULL for one file or none */
   const char *calib_keys;

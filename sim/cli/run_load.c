@@ -203,7 +203,7 @@ ds_status ds__run_load(struct loaded *ld, const struct ds_options *o, struct ds_
                                         &ld->calib_src, err);
     if (cst != DS_OK) return ds_err_prefix(err, cst, "option --calib: ");
     if (o->n_calib_files > 1)
-      ds_calib_sources_line(&ld->calib_src, ld->calib_keys, sizeof ld->calib_keys);
+      ds_calib_sources_line(&ld->calib_src, "\n", ld->calib_keys, sizeof ld->calib_keys);
     ds_calib_apply_compute(ld->calib, &ld->topo->compute);
     ds_calib_apply_gpu(ld->calib, &ld->topo->gpu);
     DS_CHECK(note_calib_gpu(ld, o->calib, gpus_path, err));

@@ -645,13 +645,14 @@ done:
   return st;
 }
 
-void ds_calib_sources_line(const struct ds_calib_sources *src, char *buf, size_t cap) {
+void ds_calib_sources_line(const struct ds_calib_sources *src, const char *sep, char *buf,
+                           size_t cap) {
   size_t used = 0;
   if (cap == 0) return;
   buf[0] = '\0';
   for (int32_t i = 0; i < src->n_files; i++) {
     used += (size_t)snprintf(buf + (used < cap ? used : cap), used < cap ? cap - used : 0,
-                             "%s%s:", i ? "; " : "", src->files[i]);
+                             "%s%s:", i ? sep : "", src->files[i]);
     int any = 0;
     for (int k = 0; k < DS_CALIB_KEY_COUNT; k++) {
       if (src->file[k] != i) continue;

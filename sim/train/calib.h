@@ -81,10 +81,12 @@ struct ds_calib_sources {
 ds_status ds_calib_load_files(const char *const *paths, int32_t n, struct ds_calib *out,
                               struct ds_calib_sources *src, struct ds_err *err);
 
-/* "A.yaml: gpu, compute.flops_efficiency; B.yaml: host.dispatch, ..."
+/* "A.yaml: gpu, compute.flops_efficiency" sep "B.yaml: host.dispatch, ..."
  * into buf (cap bytes, cut with "..." if longer): each file and the keys
- * it set, in the files' order. */
-void ds_calib_sources_line(const struct ds_calib_sources *src, char *buf, size_t cap);
+ * it set, in the files' order, sep between files ("; ", or "\n" for a
+ * line each). */
+void ds_calib_sources_line(const struct ds_calib_sources *src, const char *sep, char *buf,
+                           size_t cap);
 
 /* Overrides the keys of p that the file had (has_ flags); leaves the others
  * as they are. nccl.launch sets nccl_launch_ns, host.dispatch and host.node

@@ -11,14 +11,14 @@
  * the keys present, so a partial calibration never resets what the
  * topology file or the GPU table says. Several files (one per tool that
  * measured the machine) merge into one struct key by key
- * (ds_calib_load_files): a key at most one file sets, so a merge applies
- * exactly what one file of all their keys would.
+ * (ds_calib_load_files): each key set by one file at most, so a merge
+ * applies exactly what one file of all their keys would.
  */
 #include "sim/train/calib.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>

@@ -252,8 +252,10 @@ static ds_status take_option(struct ds_cli_walk *w, const struct ds_cli_option *
   }
   /* help twice is still help; the table's string, not the caller's
    * buffer, is what seen keeps */
-  int repeatable = w->repeatable && strcmp(ds_cli_canonical(w->options, opt->flag),
-                                           ds_cli_canonical(w->options, w->repeatable)) == 0;
+  int repeatable = 0;
+  for (const char *const *r = w->repeatable; r && *r; r++)
+    repeatable |= strcmp(ds_cli_canonical(w->options, opt->flag),
+                         ds_cli_canonical(w->options, *r)) == 0;
   if (ds_cli_is_help(opt->flag) || repeatable) return DS_OK;
   DS_CHECK(ds_cli_once(&w->seen, w->options, opt->flag, err));
   w->seen.value[w->seen.n - 1] = *value;

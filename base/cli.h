@@ -158,13 +158,14 @@ enum ds_cli_positionals {
   DS_CLI_POSITIONALS_PLAIN_OR_DASH /* those and "-" alone (analyze's traces) */
 };
 
-/* A command's option walk: the flags it knows (its table), the one flag
- * that may repeat (or NULL), its positionals, and the flags seen so far
- * (ds_cli_once's). Zero seen before the walk. */
+/* A command's option walk: the flags it knows (its table), the flags
+ * that may repeat (a NULL-terminated list, or NULL for none), its
+ * positionals, and the flags seen so far (ds_cli_once's). Zero seen before
+ * the walk. */
 struct ds_cli_walk {
   const char *program; /* "ddpsim", "ddpsim topo": for "see PROGRAM --help" */
   const struct ds_cli_option *options;
-  const char *repeatable;
+  const char *const *repeatable;
   enum ds_cli_positionals positionals;
   struct ds_cli_seen seen;
 };

@@ -1,6 +1,7 @@
 /*
  * Calibration files: what was measured on a machine, read back by ddpsim
- * (`--calib FILE`) to override keys of the topology's `compute` section
+ * (`--calib FILE`; several, one per tool, merged key by key:
+ * sim/train/calib.h ds_calib_load_files) to override keys of the topology's `compute` section
  * (efficiencies, kernel_overhead, fp32_math, comm_interference,
  * host_dispatch, host_node, and DDP's host_grad_hook, host_grad_copy,
  * host_collective, host_buffer), NCCL's per-call launch cost, and the GPU

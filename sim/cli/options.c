@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/cli.h"
 #include "base/units.h"
@@ -105,6 +106,10 @@ static const char usage_nccl[] =
     "                         --calib-out) host_grad_hook + host_grad_copy (the\n"
     "                         copy 5.8us, the hook the rest), host_collective,\n"
     "                         host_buffer and host_ddp_iter\n"
+    "  --calib A,B / --calib A --calib B  several calibration files (up to 8, one\n"
+    "                         per tool), merged key by key; a key two files set is\n"
+    "                         refused with both places (exit 2); the text's \"calib\n"
+    "                         keys\" line says which file set each\n"
     "  --host-scale F         multiply every host_* cost (the Python/PyTorch host's CPU\n"
     "                         time: launch, replicate, backward, op, dispatch, cast,\n"
     "                         node, grad_hook, grad_copy, collective, buffer, ddp_iter,\n"
@@ -307,7 +312,8 @@ static int given_index(const struct ds_options *o, const char *flag) {
   assert(ds_cli_option_find(ds_options_flags(), flag) && "flag not in ddpsim's table");
   /* the walk records no repeatable flag (base/cli ds_cli_once): asking
    * would always say no (o->n_stragglers says whether --straggler was) */
-  assert(strcmp(flag, "--straggler") != 0 && "a repeatable flag is not recorded");
+  assert(strcmp(flag, "--straggler") != 0 && strcmp(flag, "--calib") != 0 &&
+         "a repeatable flag is not recorded");
   for (int i = 0; i < o->given.n; i++)
     if (strcmp(o->given.flag[i], flag) == 0) return i;
   return -1;
@@ -566,6 +572,59 @@ static ds_status parse_hooks(const char *flag, const char *v, struct ds_options 
   }
 }
 
+/* One --calib value: a file, or, a value with a comma that names no file
+ * (so one whose name has a comma still works), a comma list of files,
+ * each appended to o->calib_files (the list's copies in calib_list[1]).
+ * o->calib is the value as given; a second --calib makes it the values
+ * joined by ',' (calib_list[0]), which names the same files again. */
+static ds_status add_calib(struct ds_options *o, const char *v, struct ds_err *err) {
+  char *joined = o->calib_list[0], *names = o->calib_list[1];
+  const size_t cap = sizeof o->calib_list[0];
+  if (o->calib) {
+    size_t have = strlen(o->calib), more = strlen(v);
+    if (have + 1 + more >= cap)
+      return ds_err_set(err, DS_EUSAGE, "option --calib: the files' names together are "
+                        "longer than %zu bytes", cap - 1);
+    if (o->calib != joined) memcpy(joined, o->calib, have + 1);
+    joined[have] = ',';
+    memcpy(joined + have + 1, v, more + 1);
+    o->calib = joined;
+  } else {
+    o->calib = v;
+  }
+  if (!strchr(v, ',') || access(v, F_OK) == 0) {
+    if (o->n_calib_files >= DS_CALIB_MAX_FILES)
+      return ds_err_set(err, DS_EUSAGE, "option --calib: more than %d calibration files",
+                        DS_CALIB_MAX_FILES);
+    o->calib_files[o->n_calib_files++] = v;
+    return DS_OK;
+  }
+  /* the list's copies go after those of an earlier --calib's list */
+  size_t used = 0;
+  for (int32_t i = 0; i < o->n_calib_files; i++)
+    if (o->calib_files[i] >= names && o->calib_files[i] < names + cap)
+      used = (size_t)(o->calib_files[i] - names) + strlen(o->calib_files[i]) + 1;
+  if (used + strlen(v) + 1 > cap)
+    return ds_err_set(err, DS_EUSAGE, "option --calib: the files' names together are "
+                      "longer than %zu bytes", cap - 1);
+  for (const char *p = v;;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len == 0)
+      return ds_err_set(err, DS_EUSAGE, "option --calib: expected calibration files "
+                        "separated by single commas, got an empty name in \"%s\"", v);
+    if (o->n_calib_files >= DS_CALIB_MAX_FILES)
+      return ds_err_set(err, DS_EUSAGE, "option --calib: more than %d calibration files",
+                        DS_CALIB_MAX_FILES);
+    memcpy(names + used, p, len);
+    names[used + len] = '\0';
+    o->calib_files[o->n_calib_files++] = names + used;
+    used += len + 1;
+    if (!end) return DS_OK;
+    p = end + 1;
+  }
+}
+
 /* Every flag ddpsim knows, and whether a value follows it (base/cli.h). */
 static const struct ds_cli_option options[] = {
     {"--topo", 1, NULL}, {"--model", 1, NULL}, {"--strategy", 1, NULL}, {"--bucket-mb", 1, NULL},
@@ -668,7 +727,7 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
     static const char *const names[] = {"none", "measured"};
     DS_CHECK(parse_choice(flag, v, names, 2, &c, err));
     o->nccl_extra = c;
-  } else if (strcmp(flag, "--calib") == 0) o->calib = v;
+  } else if (strcmp(flag, "--calib") == 0) DS_CHECK(add_calib(o, v, err));
   else if (strcmp(flag, "--host-scale") == 0) {
     if (ds_units_parse_number(v, &o->host_scale) != DS_OK || !isfinite(o->host_scale) ||
         o->host_scale <= 0 || o->host_scale > DS_MAX_HOST_SCALE)
@@ -791,9 +850,11 @@ ds_status ds_options_parse(int argc, char **argv, struct ds_options *o,
    * default (issue #12); --algo ring is the plain ring */
   o->algo_auto = 1;
   int proto_set = 0;
-  /* --straggler is repeatable (one item per straggler) */
+  /* --straggler (one item per straggler) and --calib (one file or list
+   * each, merged) are repeatable */
+  static const char *const repeatable[] = {"--straggler", "--calib", NULL};
   struct ds_cli_walk walk = {.program = "ddpsim", .options = options,
-                             .repeatable = "--straggler"};
+                             .repeatable = repeatable};
   for (int i = 1; i < argc; i++) {
     char flag[64];
     const char *value;

@@ -11,6 +11,7 @@
 #include "base/status.h"
 #include "sim/coll/coll.h"
 #include "sim/train/comm_hook.h"
+#include "sim/train/calib.h"
 #include "sim/train/compute.h"
 #include "sim/train/ddp.h"
 #include "sim/net/net.h"
@@ -134,7 +135,16 @@ struct ds_options {
   enum ds_format format;
   const char *trace;      /* NULL: none */
   const char *schedule;   /* NULL: none */
-  const char *calib;      /* NULL: none; else a calibration file (ddpreal calibrate) */
+  /* --calib: NULL without; else its value as given, or the values of a
+   * repeated --calib joined by ',' (calib_list): the calib column and the
+   * flags line. calib_files: the files it names, in order (a value that
+   * is no file is split at its commas), merged key by key
+   * (sim/train/calib.h ds_calib_load_files). Both point into calib_list or
+   * argv, so a copy of the options (ds_options_config) shares them. */
+  const char *calib;
+  const char *calib_files[DS_CALIB_MAX_FILES];
+  int32_t n_calib_files;
+  char calib_list[2][DS_CALIB_LIST_BYTES]; /* the joined value; the split files */
   double host_scale;      /* --host-scale: every host_* cost times this (1: as given) */
   enum ds_coll_choice coll_model;
   enum ds_net_mode net_mode;

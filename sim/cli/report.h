@@ -97,6 +97,11 @@ struct ds_summary {
   const char *tf32;       /* --tf32: "conv" (default), "all", "none" */
   int channels_last;      /* --channels-last: memory_format channels_last */
   const char *calib;      /* --calib's path as given, NULL without */
+  /* several --calib files: "A: gpu, compute.flops_efficiency\nB: host.dispatch"
+   * (sim/train/calib.h ds_calib_sources_line), the text's "calib keys" lines
+   * (not in the CSV or JSON, whose calib names the files, which merge the
+   * same way again); NULL for one file or none */
+  const char *calib_keys;
   /* with --calib: whether the file names the topology's GPU (its
    * measurement), another GPU (its fractions standing in) or none (an
    * older file: applied as this GPU's) (calib.h ds_calib_gpu_fit); the

@@ -7,6 +7,7 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +181,20 @@ static void print_flags(FILE *fp, const struct ds_summary *r) {
     sep = ", ";
   }
   if (sep != first) fputc('\n', fp);
+  /* several --calib files merged: which file set each key, a line each */
+  if (r->calib && r->calib_keys) {
+    fputs("calib keys: ", fp);
+    for (const char *p = r->calib_keys;;) {
+      const char *end = strchr(p, '\n');
+      char line[1024];
+      snprintf(line, sizeof line, "%.*s", (int)(end ? end - p : (ptrdiff_t)strlen(p)), p);
+      ds_textout_put_printable(fp, line, 0);
+      fputc('\n', fp);
+      if (!end) break;
+      fputs("            ", fp);
+      p = end + 1;
+    }
+  }
 }
 
 /* A row's --straggler ranks and factors, "stragglers 1:1.3, 5:2" and

@@ -131,11 +131,19 @@ static ds_status plug_calib_gconv(struct loaded *ld, const char *gpus_path,
  * ddpsim cannot know. A name the GPU table does not know (a GPU it has no
  * row for, or a typo) applies alike, its warning listing the table's names.
  * The nccl section's interference_blocks is checked against the measured
- * GPU's SMs where the table knows them (ds_calib_check_interference). */
-static ds_status note_calib_gpu(struct loaded *ld, const char *calib_path, const char *gpus_path,
+ * GPU's SMs where the table knows them (ds_calib_check_interference).
+ * Several files merged: the one that names the GPU is the one named, a
+ * file naming none taking it (ds_calib_load_files); calib_list is --calib
+ * as given, for files none of which names one. */
+static ds_status note_calib_gpu(struct loaded *ld, const char *calib_list, const char *gpus_path,
                                 struct ds_err *err) {
   struct ds_compute_params *p = &ld->topo->compute;
   const struct ds_calib *c = ld->calib;
+  const struct ds_calib_sources *src = &ld->calib_src;
+  int32_t gpu_file = src->file[DS_CALIB_KEY_GPU];
+  int32_t intf_file = src->file[DS_CALIB_KEY_NCCL_INTERFERENCE];
+  const char *gpu_path = gpu_file >= 0 ? src->files[gpu_file] : calib_list;
+  const char *intf_path = intf_file >= 0 ? src->files[intf_file] : calib_list;
   const struct ds_gpu_spec *g = &ld->topo->gpu;
   struct ds_gpu_table table;
   DS_CHECK(ds_gpu_table_load(gpus_path, &table, err)); /* for g's smi_names */
@@ -161,18 +169,20 @@ static ds_status note_calib_gpu(struct loaded *ld, const char *calib_path, const
     }
     say_user("ddpsim: warning: %s: key 'gpu': measured on %s%s, not %s's %s: %s; "
              "its kernel_overhead, nccl and host values apply as measured there\n",
-             calib_path, c->gpu, unknown, ld->topo_path, g->name,
+             gpu_path, c->gpu, unknown, ld->topo_path, g->name,
              rates ? "its efficiencies (fractions of that GPU's peak) stand in for this GPU's, "
                     "not as measured (the compute-rates line says so)"
                   : "it has no efficiencies");
   } else if (p->calib_gpu_fit == DS_CALIB_GPU_UNNAMED) {
-    say_user("ddpsim: warning: %s: names no GPU (no top-level key 'gpu': a file of an older "
-             "ddpreal calibrate, bench/host_calibrate.py or bench/torch_ddp_host.py): applied as %s's %s's, which ddpsim cannot check; add "
-             "gpu: with the measured GPU's name to have it checked\n",
-             calib_path, ld->topo_path, g->name);
+    say_user("ddpsim: warning: %s: %s (no top-level key 'gpu': a file of an older "
+             "ddpreal calibrate, bench/host_calibrate.py or bench/torch_ddp_host.py): applied "
+             "as %s's %s's, which ddpsim cannot check; add gpu: with the measured GPU's name "
+             "to have it checked\n",
+             calib_list, src->n_files > 1 ? "none of them names a GPU" : "names no GPU",
+             ld->topo_path, g->name);
   }
   /* before the table goes: measured may be its name */
-  ds_status st = ds_calib_check_interference(c, calib_path, sms, measured, err);
+  ds_status st = ds_calib_check_interference(c, intf_path, sms, measured, err);
   ds_gpu_table_release(&table);
   return st;
 }
@@ -189,8 +199,11 @@ ds_status ds__run_load(struct loaded *ld, const struct ds_options *o, struct ds_
     /* A measured machine's compute factors replace the topology file's. */
     ld->calib = malloc(sizeof *ld->calib); /* its table of up to 1024 entries: not the stack */
     if (!ld->calib) return ds_err_set(err, DS_ENOMEM, "out of memory");
-    ds_status cst = ds_calib_load(o->calib, ld->calib, err);
+    ds_status cst = ds_calib_load_files(o->calib_files, o->n_calib_files, ld->calib,
+                                        &ld->calib_src, err);
     if (cst != DS_OK) return ds_err_prefix(err, cst, "option --calib: ");
+    if (o->n_calib_files > 1)
+      ds_calib_sources_line(&ld->calib_src, "\n", ld->calib_keys, sizeof ld->calib_keys);
     ds_calib_apply_compute(ld->calib, &ld->topo->compute);
     ds_calib_apply_gpu(ld->calib, &ld->topo->gpu);
     DS_CHECK(note_calib_gpu(ld, o->calib, gpus_path, err));

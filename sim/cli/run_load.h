@@ -21,7 +21,12 @@ struct loaded {
   struct ds_topo *topo;
   struct ds_model *model;
   struct ds_compute compute;
-  struct ds_calib *calib;      /* --calib's file, or NULL */
+  struct ds_calib *calib;      /* --calib's files merged, or NULL */
+  struct ds_calib_sources calib_src; /* which of them set each key */
+  /* several --calib files: each and the keys it set, a line each
+   * (ds_calib_sources_line), the text summary's "calib keys" lines; "" for
+   * one file or none */
+  char calib_keys[1024];
   struct ds_gconv_table gconv; /* its grouped_conv table, when it has one */
   char topo_path[4096];
   char model_path[4096];

@@ -84,6 +84,7 @@ void ds__run_fill_provenance(const struct config_run *c, struct ds_summary *s) {
   s->channels_last = o->channels_last;
   s->host_scale = o->host_scale;
   s->calib = o->calib;
+  s->calib_keys = c->calib_keys;
   s->calib_gpu_fit = c->topo->compute.calib_gpu_fit;
   s->nccl_extra = c->use_nccl && o->nccl_extra ? "measured" : "none";
   s->ll128_default_off = c->use_nccl && !o->proto.named && c->nccl.ll128_off_by_default;
@@ -229,6 +230,7 @@ ds_status ds__run_configure(struct config_run *c, const struct loaded *ld,
   c->topo = ld->topo;
   c->model = ld->model;
   c->compute = ld->compute;
+  c->calib_keys = ld->calib_keys[0] ? ld->calib_keys : NULL;
   /* --host-scale, and the host range's re-runs (host_range.c): after --calib */
   if (o->host_scale != 1) ds_topo_scale_host(&c->compute.params, o->host_scale);
   c->world = o->world_size ? o->world_size : c->topo->n_gpus;

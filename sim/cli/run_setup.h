@@ -38,6 +38,7 @@ struct config_run {
   char inputs[1024];
   struct ds_dp_chunks dp_chunks; /* dp: reduce_add_coalesced's 10 MiB groups */
   struct ds_run_trace *capture;  /* ds_run_capture: the trace kept in memory, or NULL */
+  const char *calib_keys;        /* loaded's calib_keys, NULL when "" */
 };
 
 /* One configuration's setup (o holds its values) into *c, whose opt and

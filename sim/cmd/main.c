@@ -39,12 +39,14 @@ static ds_status check_outputs(const struct ds_options *o, struct ds_err *err) {
                                      {"--schedule", o->schedule},
                                      {"--chrome", o->chrome},
                                      {"--plot", o->plot}};
-  const struct ds_path_arg ins[] = {{"--topo", topo_path},
-                                    {"--model", model_path},
-                                    {"--calib", o->calib},
-                                    {"--measured", o->measured}};
-  DS_CHECK(ds_outputs_check(outs, sizeof outs / sizeof *outs, ins, sizeof ins / sizeof *ins,
-                            err));
+  /* every --calib file is an input an output must not replace */
+  struct ds_path_arg ins[3 + DS_CALIB_MAX_FILES] = {{"--topo", topo_path},
+                                                    {"--model", model_path}};
+  size_t n_ins = 2;
+  for (int32_t i = 0; i < o->n_calib_files; i++)
+    ins[n_ins++] = (struct ds_path_arg){"--calib", o->calib_files[i]};
+  ins[n_ins++] = (struct ds_path_arg){"--measured", o->measured};
+  DS_CHECK(ds_outputs_check(outs, sizeof outs / sizeof *outs, ins, n_ins, err));
   /* All or nothing: each is renamed into place only when the whole command
    * succeeded (ds_atomic_file_finish in main). */
   for (size_t i = 0; i < sizeof outs / sizeof *outs; i++)

@@ -9,14 +9,19 @@
  * Invariant: a key absent from the file leaves its has_ flag 0 (its eff[]
  * slot 0), and ds_calib_apply_compute / ds_calib_apply_gpu change exactly
  * the keys present, so a partial calibration never resets what the
- * topology file or the GPU table says.
+ * topology file or the GPU table says. Several files (one per tool that
+ * measured the machine) merge into one struct key by key
+ * (ds_calib_load_files): each key set by one file at most, so a merge
+ * applies exactly what one file of all their keys would.
  */
 #include "sim/train/calib.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "base/config.h"
 #include "sim/net/file_kinds.h"
@@ -273,20 +278,21 @@ static ds_status read_host_time(const struct ds_cnode *map, const char *key, int
  * have no such key and would apply 5-25 % low on a CNN, silently: refused at
  * `cost` (the section's dispatch or node), with how to mend them. */
 static ds_status check_host_unit(const struct ds_cnode *map, const struct ds_cnode *cost,
-                                 struct ds_err *err) {
+                                 int merging, struct ds_err *err) {
   struct ds_cnode node;
   const char *unit = NULL;
   if (!ds_cmap_get(map, "unit", &node))
     return ds_cnode_error(
         cost, err,
-        "a host cost without `unit: " DS_CALIB_HOST_UNIT "` in its section: a file written "
+        "a host cost without `unit: " DS_CALIB_HOST_UNIT "` in its section%s: a file written "
         "before 2026-11-28d divided by every dispatch or node, or counted a node free by its "
         "name; write it again (bench/host_pool.py --calib-dir over its CSVs, "
         "bench/host_calibrate.py --calib-out), rescale it from its comments "
         "(bench/host_rescale.py FILE) or scale dispatch by dispatches / kernel-launching "
         "dispatches and node by nodes / nodes that launch a kernel (the model file's "
         "host_dispatches, host_views, host_nodes, host_view_nodes), then add `unit: "
-        DS_CALIB_HOST_UNIT "`");
+        DS_CALIB_HOST_UNIT "`",
+        merging ? " (each --calib file's own: a unit in another file does not cover it)" : "");
   DS_CHECK(ds_cnode_string(&node, &unit, err));
   if (strcmp(unit, DS_CALIB_HOST_UNIT) != 0)
     return ds_cnode_error(&node, err, "expected `" DS_CALIB_HOST_UNIT "` (per dispatch and "
@@ -298,13 +304,13 @@ static ds_status check_host_unit(const struct ds_cnode *map, const struct ds_cno
  * topology's host_dispatch and host_node (check_host_unit), and
  * bench/torch_ddp_host.py's fits of DDP's reducer: per gradient, per bucket
  * call, per broadcast buffer (a unit required on each). */
-static ds_status read_host(const struct ds_cnode *root, struct ds_calib *c,
+static ds_status read_host(const struct ds_cnode *root, struct ds_calib *c, int merging,
                            struct ds_err *err) {
   struct ds_cnode map, node;
   if (!ds_cmap_get(root, "host", &map)) return DS_OK;
   DS_CHECK(ds_cmap_check_keys(&map, host_keys, err));
   if (ds_cmap_get(&map, "dispatch", &node) || ds_cmap_get(&map, "node", &node))
-    DS_CHECK(check_host_unit(&map, &node, err));
+    DS_CHECK(check_host_unit(&map, &node, merging, err));
   DS_CHECK(read_host_time(&map, "dispatch", &c->has_host_dispatch, &c->host_dispatch_ns, err));
   DS_CHECK(read_host_time(&map, "node", &c->has_host_node, &c->host_node_ns, err));
   DS_CHECK(read_host_time(&map, "ddp_grad", &c->has_host_ddp_grad, &c->host_ddp_grad_ns, err));
@@ -373,7 +379,70 @@ static ds_status require_a_section(const struct ds_cnode *root, const char *path
                     names);
 }
 
-ds_status ds_calib_load(const char *path, struct ds_calib *out, struct ds_err *err) {
+/* Each merge key's section and key in the file (section NULL: a root key;
+ * key NULL: the section whole), for its line. */
+static void key_place(enum ds_calib_key k, const char **section, const char **key) {
+  static const char *const places[][2] = {
+      [DS_CALIB_KEY_GPU] = {NULL, "gpu"},
+      [DS_CALIB_KEY_FLOPS_EFFICIENCY] = {"compute", "flops_efficiency"},
+      [DS_CALIB_KEY_MEM_EFFICIENCY] = {"compute", "mem_efficiency"},
+      [DS_CALIB_KEY_KERNEL_OVERHEAD] = {"compute", "kernel_overhead"},
+      [DS_CALIB_KEY_FP32_MATH] = {"compute", "fp32_math"},
+      [DS_CALIB_KEY_NCCL_LAUNCH] = {"nccl", "launch"},
+      [DS_CALIB_KEY_NCCL_INTERFERENCE] = {"nccl", "interference_blocks"},
+      [DS_CALIB_KEY_COLLECTIVE] = {"collective", NULL},
+      [DS_CALIB_KEY_GROUPED_CONV] = {"grouped_conv", NULL},
+      [DS_CALIB_KEY_HOST_DISPATCH] = {"host", "dispatch"},
+      [DS_CALIB_KEY_HOST_NODE] = {"host", "node"},
+      [DS_CALIB_KEY_HOST_DDP_GRAD] = {"host", "ddp_grad"},
+      [DS_CALIB_KEY_HOST_DDP_BUCKET] = {"host", "ddp_bucket"},
+      [DS_CALIB_KEY_HOST_DDP_BUFFER] = {"host", "ddp_buffer"},
+      [DS_CALIB_KEY_HOST_DDP_ITER] = {"host", "ddp_iter"}};
+  if (k >= DS_CALIB_KEY_EFF0 && k < DS_CALIB_KEY_EFF0 + DS_CALIB_EFF_KEYS) {
+    *section = "efficiency";
+    *key = ds_calib_efficiency_keys[k - DS_CALIB_KEY_EFF0];
+    return;
+  }
+  *section = places[k][0];
+  *key = places[k][1];
+}
+
+const char *ds_calib_key_name(enum ds_calib_key key) {
+  /* "section.key", written once per key (ddpsim's workers are processes,
+   * not threads): the efficiency keys come from their list */
+  static char names[DS_CALIB_KEY_COUNT][64];
+  if ((int)key < 0 || key >= DS_CALIB_KEY_COUNT) return "?";
+  if (key == DS_CALIB_KEY_NCCL_INTERFERENCE) return "nccl.interference";
+  if (!names[key][0]) {
+    const char *section, *k;
+    key_place(key, &section, &k);
+    snprintf(names[key], sizeof names[key], "%s%s%s", section ? section : "",
+             section && k ? "." : "", k ? k : "");
+  }
+  return names[key];
+}
+
+/* The line of each merge key the file has (0 where absent). */
+static void key_lines(const struct ds_cnode *root, int32_t *lines) {
+  for (int k = 0; k < DS_CALIB_KEY_COUNT; k++) {
+    const char *section, *key;
+    struct ds_cnode map, node;
+    key_place((enum ds_calib_key)k, &section, &key);
+    lines[k] = 0;
+    if (!section) {
+      if (ds_cmap_get(root, key, &node)) lines[k] = ds_cnode_line(&node);
+    } else if (ds_cmap_get(root, section, &map)) {
+      if (!key) lines[k] = ds_cnode_line(&map);
+      else if (ds_cmap_get(&map, key, &node)) lines[k] = ds_cnode_line(&node);
+    }
+  }
+}
+
+/* One file into *out (zeroed first); lines (DS_CALIB_KEY_COUNT, or NULL)
+ * gets each merge key's line; merging: one of several --calib files (the
+ * host unit's message says a unit does not carry across files). */
+static ds_status load_one(const char *path, struct ds_calib *out, int32_t *lines, int merging,
+                          struct ds_err *err) {
   struct ds_config *cfg = NULL;
   struct ds_cnode root;
   memset(out, 0, sizeof *out);
@@ -386,12 +455,216 @@ ds_status ds_calib_load(const char *path, struct ds_calib *out, struct ds_err *e
   DS_CHECK_GOTO(read_nccl(&root, out, err), st, done);
   DS_CHECK_GOTO(read_collective(&root, out, err), st, done);
   DS_CHECK_GOTO(read_gconv(&root, out, err), st, done);
-  DS_CHECK_GOTO(read_host(&root, out, err), st, done);
+  DS_CHECK_GOTO(read_host(&root, out, merging, err), st, done);
   DS_CHECK_GOTO(require_a_section(&root, path, err), st, done);
+  if (lines) key_lines(&root, lines);
 done:
   ds_config_free(cfg);
   if (st != DS_OK) memset(out, 0, sizeof *out);
   return st;
+}
+
+ds_status ds_calib_load(const char *path, struct ds_calib *out, struct ds_err *err) {
+  return load_one(path, out, NULL, 0, err);
+}
+
+/* Whether c sets merge key k. */
+static int has_key(const struct ds_calib *c, enum ds_calib_key k) {
+  if (k >= DS_CALIB_KEY_EFF0 && k < DS_CALIB_KEY_EFF0 + DS_CALIB_EFF_KEYS)
+    return c->eff[k - DS_CALIB_KEY_EFF0] > 0;
+  switch (k) {
+  case DS_CALIB_KEY_GPU: return c->gpu[0] != '\0';
+  case DS_CALIB_KEY_FLOPS_EFFICIENCY: return c->has_flops_efficiency;
+  case DS_CALIB_KEY_MEM_EFFICIENCY: return c->has_mem_efficiency;
+  case DS_CALIB_KEY_KERNEL_OVERHEAD: return c->has_kernel_overhead;
+  case DS_CALIB_KEY_FP32_MATH: return c->has_fp32_math;
+  case DS_CALIB_KEY_NCCL_LAUNCH: return c->has_nccl_launch;
+  case DS_CALIB_KEY_NCCL_INTERFERENCE: return c->has_interference;
+  case DS_CALIB_KEY_COLLECTIVE: return c->has_collective;
+  case DS_CALIB_KEY_GROUPED_CONV: return c->n_gconv > 0;
+  case DS_CALIB_KEY_HOST_DISPATCH: return c->has_host_dispatch;
+  case DS_CALIB_KEY_HOST_NODE: return c->has_host_node;
+  case DS_CALIB_KEY_HOST_DDP_GRAD: return c->has_host_ddp_grad;
+  case DS_CALIB_KEY_HOST_DDP_BUCKET: return c->has_host_ddp_bucket;
+  case DS_CALIB_KEY_HOST_DDP_BUFFER: return c->has_host_ddp_buffer;
+  case DS_CALIB_KEY_HOST_DDP_ITER: return c->has_host_ddp_iter;
+  default: return 0;
+  }
+}
+
+/* Copies merge key k (its value and has_ flag, a section's every field)
+ * from src into dst. */
+static void take_key(struct ds_calib *dst, const struct ds_calib *src, enum ds_calib_key k) {
+  if (k >= DS_CALIB_KEY_EFF0 && k < DS_CALIB_KEY_EFF0 + DS_CALIB_EFF_KEYS) {
+    dst->eff[k - DS_CALIB_KEY_EFF0] = src->eff[k - DS_CALIB_KEY_EFF0];
+    return;
+  }
+  switch (k) {
+  case DS_CALIB_KEY_GPU: memcpy(dst->gpu, src->gpu, sizeof dst->gpu); break;
+  case DS_CALIB_KEY_FLOPS_EFFICIENCY:
+    dst->has_flops_efficiency = 1;
+    dst->flops_efficiency = src->flops_efficiency;
+    break;
+  case DS_CALIB_KEY_MEM_EFFICIENCY:
+    dst->has_mem_efficiency = 1;
+    dst->mem_efficiency = src->mem_efficiency;
+    break;
+  case DS_CALIB_KEY_KERNEL_OVERHEAD:
+    dst->has_kernel_overhead = 1;
+    dst->kernel_overhead_ns = src->kernel_overhead_ns;
+    break;
+  case DS_CALIB_KEY_FP32_MATH:
+    dst->has_fp32_math = 1;
+    dst->fp32_uses_tf32 = src->fp32_uses_tf32;
+    break;
+  case DS_CALIB_KEY_NCCL_LAUNCH:
+    dst->has_nccl_launch = 1;
+    dst->nccl_launch_ns = src->nccl_launch_ns;
+    break;
+  case DS_CALIB_KEY_NCCL_INTERFERENCE:
+    dst->has_interference = 1;
+    dst->interference_blocks = src->interference_blocks;
+    dst->interference_slowdown = src->interference_slowdown;
+    dst->interference_predicted = src->interference_predicted;
+    dst->interference_blocks_line = src->interference_blocks_line;
+    dst->interference_predicted_line = src->interference_predicted_line;
+    break;
+  case DS_CALIB_KEY_COLLECTIVE:
+    dst->has_collective = 1;
+    dst->coll_nranks = src->coll_nranks;
+    dst->coll_shared = src->coll_shared;
+    dst->coll_copy = src->coll_copy;
+    dst->coll_alpha_ns = src->coll_alpha_ns;
+    dst->coll_bus_bw_bytes_per_s = src->coll_bus_bw_bytes_per_s;
+    dst->coll_fit_r2 = src->coll_fit_r2;
+    dst->coll_fit_rms_rel_residual = src->coll_fit_rms_rel_residual;
+    break;
+  case DS_CALIB_KEY_GROUPED_CONV:
+    dst->n_gconv = src->n_gconv;
+    dst->gconv_sms = src->gconv_sms;
+    memcpy(dst->gconv_gpu, src->gconv_gpu, sizeof dst->gconv_gpu);
+    dst->gconv_clock_hz = src->gconv_clock_hz;
+    memcpy(dst->gconv, src->gconv, (size_t)src->n_gconv * sizeof *src->gconv);
+    break;
+  case DS_CALIB_KEY_HOST_DISPATCH:
+    dst->has_host_dispatch = 1;
+    dst->host_dispatch_ns = src->host_dispatch_ns;
+    break;
+  case DS_CALIB_KEY_HOST_NODE:
+    dst->has_host_node = 1;
+    dst->host_node_ns = src->host_node_ns;
+    break;
+  case DS_CALIB_KEY_HOST_DDP_GRAD:
+    dst->has_host_ddp_grad = 1;
+    dst->host_ddp_grad_ns = src->host_ddp_grad_ns;
+    break;
+  case DS_CALIB_KEY_HOST_DDP_BUCKET:
+    dst->has_host_ddp_bucket = 1;
+    dst->host_ddp_bucket_ns = src->host_ddp_bucket_ns;
+    break;
+  case DS_CALIB_KEY_HOST_DDP_BUFFER:
+    dst->has_host_ddp_buffer = 1;
+    dst->host_ddp_buffer_ns = src->host_ddp_buffer_ns;
+    break;
+  case DS_CALIB_KEY_HOST_DDP_ITER:
+    dst->has_host_ddp_iter = 1;
+    dst->host_ddp_iter_ns = src->host_ddp_iter_ns;
+    break;
+  default: break;
+  }
+}
+
+/* File i's keys into the merge so far: a key an earlier file set is
+ * refused at both places, the gpu unless both name the same GPU. */
+static ds_status merge_file(struct ds_calib *out, struct ds_calib_sources *src,
+                            const struct ds_calib *c, const int32_t *lines, int32_t i,
+                            struct ds_err *err) {
+  for (int k = 0; k < DS_CALIB_KEY_COUNT; k++) {
+    if (!has_key(c, (enum ds_calib_key)k)) continue;
+    int32_t j = src->file[k];
+    if (j >= 0 && k == DS_CALIB_KEY_GPU) {
+      if (strcasecmp(out->gpu, c->gpu) == 0) continue; /* the same GPU, named again */
+      return ds_err_set(err, DS_EINPUT, "%s:%d: key 'gpu': \"%s\", but %s:%d names \"%s\": "
+                        "files measured on two GPUs are not one machine's calibration "
+                        "(give the files of the GPU you simulate)",
+                        src->files[i], lines[k], c->gpu, src->files[j], src->line[k], out->gpu);
+    }
+    if (j >= 0)
+      return ds_err_set(err, DS_EINPUT, "%s:%d: key '%s': set by %s:%d too: each key may come "
+                        "from one --calib file only (remove it from one of them)",
+                        src->files[i], lines[k], ds_calib_key_name((enum ds_calib_key)k),
+                        src->files[j], src->line[k]);
+    take_key(out, c, (enum ds_calib_key)k);
+    src->file[k] = i;
+    src->line[k] = lines[k];
+  }
+  return DS_OK;
+}
+
+ds_status ds_calib_load_files(const char *const *paths, int32_t n, struct ds_calib *out,
+                              struct ds_calib_sources *src, struct ds_err *err) {
+  ds_status st = DS_OK;
+  struct ds_calib *one = NULL;
+  memset(out, 0, sizeof *out);
+  memset(src, 0, sizeof *src);
+  for (int k = 0; k < DS_CALIB_KEY_COUNT; k++) src->file[k] = -1;
+  if (n < 1 || n > DS_CALIB_MAX_FILES)
+    return ds_err_set(err, DS_EUSAGE, "expected 1 to %d calibration files, got %d",
+                      DS_CALIB_MAX_FILES, n);
+  src->n_files = n;
+  for (int32_t i = 0; i < n; i++) src->files[i] = paths[i];
+  if (n == 1) {
+    int32_t lines[DS_CALIB_KEY_COUNT];
+    DS_CHECK(load_one(paths[0], out, lines, 0, err));
+    for (int k = 0; k < DS_CALIB_KEY_COUNT; k++)
+      if (has_key(out, (enum ds_calib_key)k)) {
+        src->file[k] = 0;
+        src->line[k] = lines[k];
+      }
+    return DS_OK;
+  }
+  /* the same file twice would clash on every key: said as what it is */
+  for (int32_t i = 0; i < n; i++) {
+    struct stat a, b;
+    for (int32_t j = 0; j < i; j++)
+      if (stat(paths[i], &a) == 0 && stat(paths[j], &b) == 0 && a.st_dev == b.st_dev &&
+          a.st_ino == b.st_ino)
+        return ds_err_set(err, DS_EINPUT, "%s: the same file as %s, given twice", paths[i],
+                          paths[j]);
+  }
+  one = malloc(sizeof *one); /* its table of up to 1024 entries: not the stack */
+  if (!one) return ds_err_set(err, DS_ENOMEM, "out of memory");
+  for (int32_t i = 0; i < n; i++) {
+    int32_t lines[DS_CALIB_KEY_COUNT];
+    DS_CHECK_GOTO(load_one(paths[i], one, lines, 1, err), st, done);
+    DS_CHECK_GOTO(merge_file(out, src, one, lines, i, err), st, done);
+  }
+done:
+  free(one);
+  if (st != DS_OK) memset(out, 0, sizeof *out);
+  return st;
+}
+
+void ds_calib_sources_line(const struct ds_calib_sources *src, const char *sep, char *buf,
+                           size_t cap) {
+  size_t used = 0;
+  if (cap == 0) return;
+  buf[0] = '\0';
+  for (int32_t i = 0; i < src->n_files; i++) {
+    used += (size_t)snprintf(buf + (used < cap ? used : cap), used < cap ? cap - used : 0,
+                             "%s%s:", i ? sep : "", src->files[i]);
+    int any = 0;
+    for (int k = 0; k < DS_CALIB_KEY_COUNT; k++) {
+      if (src->file[k] != i) continue;
+      used += (size_t)snprintf(buf + (used < cap ? used : cap), used < cap ? cap - used : 0,
+                               "%s %s", any ? "," : "", ds_calib_key_name((enum ds_calib_key)k));
+      any = 1;
+    }
+    if (!any)
+      used += (size_t)snprintf(buf + (used < cap ? used : cap), used < cap ? cap - used : 0,
+                               " no key of its own");
+  }
+  if (used >= cap && cap > 4) memcpy(buf + cap - 4, "...", 4);
 }
 
 ds_status ds_calib_check_interference(const struct ds_calib *c, const char *path, int32_t sms,

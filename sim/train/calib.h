@@ -5,6 +5,7 @@
 #ifndef DS_CALIB_H
 #define DS_CALIB_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/status.h"
@@ -20,6 +21,72 @@ extern "C" {
  * located message for unknown keys, bad values or units, a missing or wrong
  * schema_version, or an unreadable file. */
 ds_status ds_calib_load(const char *path, struct ds_calib *out, struct ds_err *err);
+
+/* Most calibration files one run merges (--calib A,B or --calib A --calib
+ * B), and the most bytes their names take together, terminators included. */
+#define DS_CALIB_MAX_FILES 8
+#define DS_CALIB_LIST_BYTES 4096
+
+/* The keys a merge of several files counts, each of which one file at most
+ * may set: the top-level gpu (two files may name the same GPU), each key of
+ * compute, efficiency and host (less host.unit, which qualifies its own
+ * file's dispatch and node), nccl.launch, nccl's interference measurement
+ * (interference_blocks, _slowdown, _predicted: one), and the collective
+ * and grouped_conv sections whole (one fit, one table). */
+enum ds_calib_key {
+  DS_CALIB_KEY_GPU,
+  DS_CALIB_KEY_FLOPS_EFFICIENCY,
+  DS_CALIB_KEY_MEM_EFFICIENCY,
+  DS_CALIB_KEY_KERNEL_OVERHEAD,
+  DS_CALIB_KEY_FP32_MATH,
+  DS_CALIB_KEY_EFF0, /* efficiency.ds_calib_efficiency_keys[k]: EFF0 + k */
+  DS_CALIB_KEY_NCCL_LAUNCH = DS_CALIB_KEY_EFF0 + DS_CALIB_EFF_KEYS,
+  DS_CALIB_KEY_NCCL_INTERFERENCE,
+  DS_CALIB_KEY_COLLECTIVE,
+  DS_CALIB_KEY_GROUPED_CONV,
+  DS_CALIB_KEY_HOST_DISPATCH,
+  DS_CALIB_KEY_HOST_NODE,
+  DS_CALIB_KEY_HOST_DDP_GRAD,
+  DS_CALIB_KEY_HOST_DDP_BUCKET,
+  DS_CALIB_KEY_HOST_DDP_BUFFER,
+  DS_CALIB_KEY_HOST_DDP_ITER,
+  DS_CALIB_KEY_COUNT
+};
+
+/* A key's name as messages and the provenance line write it:
+ * "compute.flops_efficiency", "efficiency.conv_tf32", "nccl.interference",
+ * "collective", "gpu". */
+const char *ds_calib_key_name(enum ds_calib_key key);
+
+/* Where each key of a merged calibration came from: file[key] the index
+ * into the paths ds_calib_load_files was given (-1: no file set it) and
+ * line[key] its line there (a section's for collective and grouped_conv). */
+struct ds_calib_sources {
+  int32_t n_files;
+  const char *files[DS_CALIB_MAX_FILES]; /* borrowed: the paths given */
+  int32_t file[DS_CALIB_KEY_COUNT];
+  int32_t line[DS_CALIB_KEY_COUNT];
+};
+
+/* Reads n (1 to DS_CALIB_MAX_FILES) calibration files, each as
+ * ds_calib_load reads one, and merges them into *out: a section's keys
+ * from several files add up, and a key set by two files is refused
+ * (DS_EINPUT, "B:LINE: key 'host.dispatch': set by A:LINE too ...") rather
+ * than one silently winning; the top-level gpu may be in several files if
+ * they name the same GPU (case insensitive), and a file naming none takes
+ * the one another names. A host dispatch or node needs its own file's
+ * `unit: launching` (a unit in another file does not cover it). The same
+ * file given twice is refused. *src (filled) says which file set each key.
+ * With n 1, *out is exactly what ds_calib_load gives. */
+ds_status ds_calib_load_files(const char *const *paths, int32_t n, struct ds_calib *out,
+                              struct ds_calib_sources *src, struct ds_err *err);
+
+/* "A.yaml: gpu, compute.flops_efficiency" sep "B.yaml: host.dispatch, ..."
+ * into buf (cap bytes, cut with "..." if longer): each file and the keys
+ * it set, in the files' order, sep between files ("; ", or "\n" for a
+ * line each). */
+void ds_calib_sources_line(const struct ds_calib_sources *src, const char *sep, char *buf,
+                           size_t cap);
 
 /* Overrides the keys of p that the file had (has_ flags); leaves the others
  * as they are. nccl.launch sets nccl_launch_ns, host.dispatch and host.node

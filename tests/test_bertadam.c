@@ -252,18 +252,25 @@ Test(bertadam, cli_runs_and_refuses) {
   ds_test_csv_str(r.out, "optimizer", 0, opt, sizeof opt);
   cr_assert_str_eq(opt, "bertadam");
   ds_test_release(&r);
-  static const char *const refused[] = {"--weight-decay", "--amp fp16", "--dtype fp16",
-                                        "--pytorch-version 1.4", "--grad-accum 2",
-                                        "--strategy ps"};
+  /* each refusal names --optimizer bertadam and the flag it refuses */
+  static const char *const refused[][2] = {
+      {"--weight-decay", "--weight-decay"},
+      {"--amp fp16", "--amp"},
+      {"--dtype fp16", "--dtype"},
+      {"--pytorch-version 1.4", "--pytorch-version 1.4"},
+      {"--grad-accum 2", "--grad-accum"},
+      {"--optimizer-batch 4", "--optimizer-batch"},
+      {"--strategy ps", "--strategy ps"}};
   for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
     char args[512];
     snprintf(args, sizeof args,
              "--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml --batch 2 "
              "--optimizer bertadam %s --format csv",
-             refused[i]);
+             refused[i][0]);
     r = ds_test_cli(args);
-    cr_assert_eq(r.status, 2, "%s", refused[i]);
-    cr_assert(strstr(r.err, "bertadam") != NULL, "%s: %s", refused[i], r.err);
+    cr_assert_eq(r.status, 2, "%s", refused[i][0]);
+    cr_assert(strstr(r.err, "bertadam") != NULL, "%s: %s", refused[i][0], r.err);
+    cr_assert(strstr(r.err, refused[i][1]) != NULL, "%s: %s", refused[i][0], r.err);
     ds_test_release(&r);
   }
 }

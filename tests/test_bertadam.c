@@ -154,6 +154,31 @@ Test(bertadam, clipper_launches_follow_apex_limits) {
   toy_teardown(&f);
 }
 
+Test(bertadam, clipper_list_in_param_group_order) {
+  /* amp.master_params walks param_groups: the decayed group, then the
+   * undecayed one, not registration order. 30 weights and 60 biases of 2
+   * chunks (100,000 elements), then a weight of 300 chunks, registered in
+   * that order. scale (64 tensors a launch) in registration order would
+   * launch at the 64th tensor (30 weights, 34 biases), at 320 blocks inside
+   * the big weight (26 biases' 52 + 268) and at the end: 3; in group
+   * order the 30 weights' 60 blocks and 260 of the big weight's fill one
+   * launch, its last 40 and the 60 biases' 120 (61 tensors) end the
+   * other: 2. l2norm (110 tensors): 480 blocks, 91 tensors, 2 launches
+   * either way, + fill and cleanup. */
+  struct toy f;
+  toy_setup(&f, "tests/data/tiny-topo.yaml");
+  static char bias[] = "l.bias";
+  struct ds_param ps[91];
+  for (int i = 0; i < 90; i++)
+    ps[i] = (struct ds_param){.name = i < 30 ? W : bias, .numel = 100000};
+  ps[90] = (struct ds_param){.name = W, .numel = 300 * 65536};
+  struct ds_model m = {.params = ps, .n_params = 91,
+                       .total_numel = 9000000 + 300 * 65536, .optimizer = DS_OPT_BERTADAM};
+  cr_assert_eq(ds_compute_clip_scale_launches(&f.c, &m), 2);
+  cr_assert_eq(ds_compute_clip_norm_launches(&f.c, &m), 4);
+  toy_teardown(&f);
+}
+
 Test(bertadam, host_ops_sync_between_norm_and_loop) {
   /* ds_host_emit_step: the l2norm's 3 launches on the host (3 P), its
    * kernels after the GPU's tail and them, total_norm.item() (P) waiting
@@ -227,18 +252,25 @@ Test(bertadam, cli_runs_and_refuses) {
   ds_test_csv_str(r.out, "optimizer", 0, opt, sizeof opt);
   cr_assert_str_eq(opt, "bertadam");
   ds_test_release(&r);
-  static const char *const refused[] = {"--weight-decay", "--amp fp16", "--dtype fp16",
-                                        "--pytorch-version 1.4", "--grad-accum 2",
-                                        "--strategy ps"};
+  /* each refusal names --optimizer bertadam and the flag it refuses */
+  static const char *const refused[][2] = {
+      {"--weight-decay", "--weight-decay"},
+      {"--amp fp16", "--amp"},
+      {"--dtype fp16", "--dtype"},
+      {"--pytorch-version 1.4", "--pytorch-version 1.4"},
+      {"--grad-accum 2", "--grad-accum"},
+      {"--optimizer-batch 4", "--optimizer-batch"},
+      {"--strategy ps", "--strategy ps"}};
   for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
     char args[512];
     snprintf(args, sizeof args,
              "--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml --batch 2 "
              "--optimizer bertadam %s --format csv",
-             refused[i]);
+             refused[i][0]);
     r = ds_test_cli(args);
-    cr_assert_eq(r.status, 2, "%s", refused[i]);
-    cr_assert(strstr(r.err, "bertadam") != NULL, "%s: %s", refused[i], r.err);
+    cr_assert_eq(r.status, 2, "%s", refused[i][0]);
+    cr_assert(strstr(r.err, "bertadam") != NULL, "%s: %s", refused[i][0], r.err);
+    cr_assert(strstr(r.err, refused[i][1]) != NULL, "%s: %s", refused[i][0], r.err);
     ds_test_release(&r);
   }
 }

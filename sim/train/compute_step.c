@@ -226,13 +226,18 @@ static int in_set(struct step_set s, int32_t p) { return !s.of || s.of[p] == s.s
 static int64_t mta_launches(const struct ds_compute *c, const struct ds_model *model,
                             struct step_set s, enum mta_group group, int32_t max_tensors) {
   int64_t launches = 0, blocks = 0;
-  int32_t tensors = 0;
-  for (int32_t i = 0; i < model->n_params; i++) {
-    int32_t p = ds_model_registered(model, i);
+  int32_t tensors = 0, n = model->n_params;
+  /* the clipper's list is amp.master_params(optimizer), param_groups in
+   * order (apex/amp/_amp_state.py:60-69 at 25bfcb91): the weight_decay
+   * 0.01 group's tensors, then the 0.0 group's (run_squad.py:962-965),
+   * each in registration order: two walks */
+  int32_t walks = group == MTA_BERTADAM ? 2 : 1;
+  for (int32_t k = 0; k < walks * n; k++) {
+    int32_t p = ds_model_registered(model, k % n);
     int64_t numel = model->params[p].numel;
     if (numel <= 0 || !in_set(s, p)) continue;
     if (group == MTA_BERTADAM) {
-      if (!bertadam_steps(model, p)) continue;
+      if (!bertadam_steps(model, p) || bertadam_decays(model, p) != (k < n)) continue;
     } else if (group != MTA_ALL && (group == MTA_UNDECAYED) != skips_decay(c, model, p)) {
       continue;
     }
@@ -445,7 +450,7 @@ double ds_compute_step_ns(const struct ds_compute *c,
  * (csrc/multi_tensor_l2norm_kernel.cu, apex 25bfcb91: the 2021-11 apex of
  * DeepLearningExamples' pytorch:21.11 rows; the file's lines unchanged to
  * 2022-10) runs at::zeros({320}) (:302, a fill), multi_tensor_apply<1>
- * over the gradients (:325), then cleanup<<<1, 512>>> (:346), which reads
+ * over the gradients (:327), then cleanup<<<1, 512>>> (:347), which reads
  * the 320 partial sums and writes the norm. apex's multi_tensor_apply
  * (csrc/multi_tensor_apply.cuh:16-17, :97-101) launches as PyTorch's
  * does (mta_launches): 320 blocks, 110 tensors at depth 1 and 64 at depth

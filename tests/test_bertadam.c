@@ -252,6 +252,12 @@ Test(bertadam, cli_runs_and_refuses) {
   ds_test_csv_str(r.out, "optimizer", 0, opt, sizeof opt);
   cr_assert_str_eq(opt, "bertadam");
   ds_test_release(&r);
+  /* --grad-accum 1 (no accumulation, the script's default) runs the same step */
+  r = ds_test_cli("--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
+                  "--strategy single --batch 2 --optimizer bertadam --grad-accum 1 --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert_float_eq(ds_test_csv_num(r.out, "step_ms", 0), 0.256935, 1e-6);
+  ds_test_release(&r);
   /* each refusal names --optimizer bertadam and the flag it refuses */
   static const char *const refused[][2] = {
       {"--weight-decay", "--weight-decay"},

@@ -281,7 +281,8 @@ ds_status ds__options_finish(struct ds_options *o, int proto_set, const double *
       return ds_err_set(err, DS_EUSAGE, "option --optimizer bertadam: its clip_grad_norm_ "
                         "is PyTorch 1.10's or later's, not with --pytorch-version 1.4 (whose "
                         "clip_grad_norm_ syncs per tensor)");
-    if (ds_options_given(o, "--grad-accum") || o->optimizer_batch > 0)
+    /* --grad-accum 1 is the script's own default: no accumulation */
+    if (o->grad_accum > 1 || o->optimizer_batch > 0)
       return ds_err_set(err, DS_EUSAGE, "option %s: not built for --optimizer bertadam "
                         "(run_squad.py clips every micro-step, before its accumulation "
                         "check)",

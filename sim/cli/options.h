@@ -33,7 +33,9 @@ extern "C" {
  * sim/net/topo_compute.c), and the bound keeps every scaled host cost, also at the
  * host range's x1.171 re-run, far below the engine's longest simulated time
  * (sim/net/engine.h), which a huge F would hit with a message that does not
- * name the option. */
+ * name the option. The smallest is its inverse, 0.001: a host a thousand
+ * times faster (below it every host cost rounds to nothing; 1e-300 was
+ * taken, issue #12). */
 #define DS_MAX_HOST_SCALE 1000.0
 
 /* The options that take a list or a range (docs/sweeps.md), in cross

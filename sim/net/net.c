@@ -112,6 +112,11 @@ uint64_t ds_net_flows_started(const struct ds_net *net) { return net->next_seq; 
 
 uint64_t ds_net_flows_solved(const struct ds_net *net) { return net->n_solved; }
 
+uint64_t ds_net_work_done(void *ctx, uint64_t fired) {
+  const struct ds_net *net = ctx;
+  return fired + net->next_seq + net->n_solved;
+}
+
 static ds_status grow_array(void **p, size_t n, size_t size) {
   void *q = realloc(*p, n * size);
   if (!q) return DS_ENOMEM;

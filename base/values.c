@@ -21,8 +21,11 @@ const struct ds_value_kind ds_value_kind_mib = {
 const struct ds_value_kind ds_value_kind_cv = {
     0, 0, 10, 0, "a coefficient of variation from 0 to 10 (e.g. 0.05)",
     "a comma-separated list of coefficients of variation, e.g. 0,0.05,0.1"};
+/* A straggler's factor: from 0.01 (a rank 100 times faster than the rest,
+ * beyond any mix of GPU generations; below it a rank's compute rounds to
+ * nothing: 1e-300 printed forward and backward 0.000 ms, issue #12) to 1e6. */
 const struct ds_value_kind ds_value_kind_factor = {
-    0, 0, 1e6, 1, "a factor greater than 0 and at most 1e6 (e.g. 1.5)",
+    0, 0.01, 1e6, 0, "a factor from 0.01 to 1e6 (e.g. 1.5; below 1 the rank is faster)",
     "RANK:FACTOR, e.g. 3:2 (a list: 1:1.5,3:2; factors of one rank: 3:1,1.5,2)"};
 
 struct ds_value_kind ds_value_kind_int(int64_t lo, int64_t hi) {

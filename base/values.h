@@ -37,7 +37,7 @@ struct ds_value_kind {
 };
 
 /* Sizes in MiB (> 0, <= 1e6); coefficients of variation (0 to 10); factors
- * (> 0, <= 1e6). */
+ * (0.01 to 1e6). */
 extern const struct ds_value_kind ds_value_kind_mib, ds_value_kind_cv, ds_value_kind_factor;
 
 /* Integers from lo to hi. */

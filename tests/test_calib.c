@@ -310,8 +310,12 @@ Test(calib, a_host_cost_without_its_unit_is_refused_with_the_mend) {
 
 Test(calib, efficiency_out_of_range_is_located) {
   struct bad_case b = {"schema_version: 1\ncompute:\n  flops_efficiency: 1.5\n",
-                       ":3:21: key 'flops_efficiency'", "(0, 1]"};
+                       ":3:21: key 'flops_efficiency'", "fraction from 0.01 to 1, got 1.5"};
   expect_bad(&b);
+  /* below 1 % of peak too (issue #12: 1e-300 passed "> 0") */
+  struct bad_case tiny = {"schema_version: 1\ncompute:\n  mem_efficiency: 1e-300\n",
+                          ":3:19: key 'mem_efficiency'", "fraction from 0.01 to 1, got 1e-300"};
+  expect_bad(&tiny);
 }
 
 Test(calib, wrong_schema_version_is_located) {

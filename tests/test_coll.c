@@ -446,3 +446,47 @@ Test(coll, ring_chunks_cut_ring_steps_and_chains_only) {
   cr_assert_eq(ds_coll_ring_chunks_use(DS_COLL_ALLTOALL, DS_AR_RING, 1),
                DS_RING_CHUNKS_NO_STEP);
 }
+
+/* Flows the network re-solved over one all-reduce of `bytes` on ring8 with
+ * `chunks` pieces per step: every piece is a flow, solved once at least. */
+static uint64_t ring_flows_solved(double bytes, int32_t chunks) {
+  struct harness h;
+  int32_t gpus[8];
+  harness_load(&h, "tests/data/ring8.yaml");
+  identity(gpus, 8);
+  harness_open(&h, gpus, 8, DS_NET_MAXMIN);
+  cr_assert_eq(ds_coll_allreduce_new(&h.ring, h.net, DS_COLL_FLOW, chunks, bytes, 0,
+                                     harness_on_member, &h, &h.coll), DS_OK);
+  for (int32_t i = 0; i < 8; i++) cr_assert_eq(ds_coll_enter(h.coll, i), DS_OK);
+  cr_assert_eq(ds_engine_run(h.eng, INT64_MAX), DS_OK);
+  uint64_t solved = ds__net_solved(h.net);
+  harness_release(&h);
+  ds_topo_free(h.topo);
+  return solved;
+}
+
+/* --ring-chunks N cuts a step into at most floor(step / 4 B) pieces (one
+ * fp32 element each, NCCL's runRing never cuts a chunk of nothing), at
+ * least 1 (issue #12: an 8-byte all-reduce with --ring-chunks 4096 ran
+ * 8 x 14 x 4096 flows of 1/512 byte each). */
+Test(coll, ring_chunks_are_bounded_by_the_message) {
+  cr_assert_eq(ds_coll_pieces_bound(4096, 8.0 / 8), 1);
+  cr_assert_eq(ds_coll_pieces_bound(4096, 4000), 1000);
+  cr_assert_eq(ds_coll_pieces_bound(4, 4000), 4);
+  cr_assert_eq(ds_coll_pieces_bound(3, 3.99), 1);
+  cr_assert_eq(ds_coll_pieces_bound(4096, 0), 1);
+  /* 8 B over 8 ranks: 1 byte a step, one piece whatever was asked */
+  cr_assert_eq(ring_flows_solved(8, 4096), ring_flows_solved(8, 1));
+  /* 96 B: 12 B, three floats a step, so three pieces at most */
+  uint64_t three = ring_flows_solved(96, 3);
+  cr_assert_eq(ring_flows_solved(96, 4096), three);
+  cr_assert_gt(three, ring_flows_solved(96, 1));
+  /* large messages keep every piece asked for */
+  cr_assert_gt(ring_flows_solved(8e6, 4096), ring_flows_solved(8e6, 1000));
+  /* the plain tree's pieces likewise (8 B, depth 3: two floats, two
+   * pieces, was 4096) */
+  cr_assert_eq(ds_coll_tree_pieces(8, 3, 4096, DS_TREE_MIN_PIECE_BYTES), 2);
+  cr_assert_eq(ds_coll_tree_pieces(2, 3, 4096, DS_TREE_MIN_PIECE_BYTES), 1);
+  cr_assert_eq(ds_coll_tree_pieces(4096, 3, 4096, DS_TREE_MIN_PIECE_BYTES), 1024);
+  cr_assert_eq(ds_coll_tree_pieces(64e6, 3, 4096, DS_TREE_MIN_PIECE_BYTES), 4096);
+}

@@ -22,7 +22,9 @@ Test(coll_tree, pieces_follow_the_rule) {
   cr_assert_eq(ds_coll_tree_pieces(1 << 20, 7, 1, kib), 56);          /* 8 x depth 7 */
   cr_assert_eq(ds_coll_tree_pieces(64.0 * (1 << 20), 3, 1, kib), 128); /* 64 MiB / 512 KiB */
   cr_assert_eq(ds_coll_tree_pieces(8.0 * (1 << 30), 3, 1, kib), 1024); /* capped */
-  cr_assert_eq(ds_coll_tree_pieces(8, 7, 5, kib), 5);                 /* --ring-chunks */
+  cr_assert_eq(ds_coll_tree_pieces(80, 7, 5, kib), 5);                /* --ring-chunks */
+  /* at most a 4-byte element a piece: 8 B holds two (ds_coll_pieces_bound) */
+  cr_assert_eq(ds_coll_tree_pieces(8, 7, 5, kib), 2);
   /* LL forwards line by line (8 B of payload), LL128 warp slice by warp
    * slice (1920 B: recvReduceSendCopy waits on all 16 lines of a warp's
    * 2 KiB): 512 B of LL at depth 8 is 64 lines, so 8 x depth = 64 pieces;

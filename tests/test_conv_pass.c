@@ -214,9 +214,9 @@ Test(conv_pass, a_pass_key_needs_its_pooled_key_and_a_fraction) {
       {"efficiency: {conv_half_bwd: 0.5}",
        "conv_half_bwd needs conv_half, the pooled value its other pass and pass-less uses take"},
       {"efficiency: {conv_tf32: 0.3, conv_tf32_fwd: 0}",
-       "expected an achieved / peak fraction in (0, 1]"},
+       "expected an achieved / peak fraction from 0.01 to 1"},
       {"efficiency: {conv_tf32: 0.3, conv_tf32_bwd: 1.2}",
-       "expected an achieved / peak fraction in (0, 1]"},
+       "expected an achieved / peak fraction from 0.01 to 1"},
       {"efficiency: {conv_tf32: 0.3, conv_tf32_back: 0.2}", "unknown key 'conv_tf32_back'"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)

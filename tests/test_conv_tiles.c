@@ -174,7 +174,7 @@ Test(conv_tiles, a_calibrations_convolution_value_clears_the_tables_tiles) {
 Test(conv_tiles, bad_tiles_are_refused_with_their_line_and_key) {
   const char *bad[][2] = {
       {"conv_tiles: {half: {tile_m: 64, tile_n: 128, fwd: 0.5, bwd: 1.5, fwd_us: 2, bwd_us: 1}}",
-       "expected an achieved / peak fraction in (0, 1], got 1.5"},
+       "expected an achieved / peak fraction from 0.01 to 1, got 1.5"},
       {"conv_tiles: {half: {tile_m: 0, tile_n: 128, fwd: 0.5, bwd: 0.5, fwd_us: 2, bwd_us: 1}}",
        "tile_m"},
       {"conv_tiles: {half: {tile_m: 64, tile_n: 128, fwd: 0.5, bwd: 0.5, fwd_us: -1, bwd_us: 1}}",

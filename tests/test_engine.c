@@ -535,3 +535,63 @@ Test(engine, scheduled_counts_every_accepted_schedule) {
   cr_assert_eq(ds_engine_scheduled(eng), 3);
   ds_engine_free(eng);
 }
+
+/* ds_engine_set_work_limit (issue #12): an event that schedules the next
+ * one forever would keep ds_engine_run busy for ever; under a bound the
+ * run stops at the first check past it (every DS_ENGINE_WORK_CHECK
+ * events), returns DS_EINPUT and says what the estimate was. Without a
+ * bound, or under one it never reaches, nothing changes. */
+struct chain {
+  int64_t left; /* events still to schedule */
+  uint64_t extra; /* added to the events fired by the estimate */
+};
+
+static void chain_next(void *ctx, struct ds_engine *eng, const struct ds_event *ev) {
+  (void)ev;
+  struct chain *c = ctx;
+  struct ds_event next = {.kind = 1};
+  if (c->left-- > 0) cr_assert_eq(ds_engine_schedule(eng, ds_engine_now(eng) + 1, &next, NULL), DS_OK);
+}
+
+static uint64_t chain_work(void *ctx, uint64_t fired) {
+  return fired + ((struct chain *)ctx)->extra;
+}
+
+Test(engine, a_work_bound_stops_the_run_with_its_estimate) {
+  struct ds_event ev = {.kind = 1};
+  for (int bounded = 0; bounded < 3; bounded++) {
+    struct chain c = {.left = 100000, .extra = bounded == 2 ? 1000000 : 0};
+    struct ds_engine *eng;
+    cr_assert_eq(ds_engine_new(0, chain_next, &c, &eng), DS_OK);
+    if (bounded) ds_engine_set_work_limit(eng, 50000, chain_work, &c);
+    cr_assert_eq(ds_engine_schedule(eng, 0, &ev, NULL), DS_OK);
+    ds_status st = ds_engine_run(eng, INT64_MAX);
+    if (!bounded) {
+      cr_assert_eq(st, DS_OK);
+      cr_assert_eq(ds_engine_fired(eng), 100001);
+      cr_assert_eq(ds_engine_work_exceeded(eng), 0);
+    } else if (bounded == 1) {
+      /* checks at 4096, 8192, ...: the first past 50000 is 53248 */
+      cr_assert_eq(st, DS_EINPUT);
+      cr_assert_eq(ds_engine_fired(eng), 13 * DS_ENGINE_WORK_CHECK);
+      cr_assert_eq(ds_engine_work_exceeded(eng), 13 * DS_ENGINE_WORK_CHECK);
+      cr_assert(!ds_engine_overflowed(eng));
+    } else {
+      /* the estimate (work the caller foresees) stops it at the first check */
+      cr_assert_eq(st, DS_EINPUT);
+      cr_assert_eq(ds_engine_fired(eng), DS_ENGINE_WORK_CHECK);
+      cr_assert_eq(ds_engine_work_exceeded(eng), DS_ENGINE_WORK_CHECK + 1000000);
+    }
+    ds_engine_free(eng);
+  }
+  /* a bound never reached changes nothing */
+  struct chain c = {.left = 1000};
+  struct ds_engine *eng;
+  cr_assert_eq(ds_engine_new(0, chain_next, &c, &eng), DS_OK);
+  ds_engine_set_work_limit(eng, 50000, chain_work, &c);
+  cr_assert_eq(ds_engine_schedule(eng, 0, &ev, NULL), DS_OK);
+  cr_assert_eq(ds_engine_run(eng, INT64_MAX), DS_OK);
+  cr_assert_eq(ds_engine_fired(eng), 1001);
+  cr_assert_eq(ds_engine_work_exceeded(eng), 0);
+  ds_engine_free(eng);
+}

@@ -691,14 +691,17 @@ Test(host, host_scale_multiplies_every_host_cost_of_the_reducer) {
 
 Test(host, bad_host_scale_exits_2_naming_the_option) {
   /* above DS_MAX_HOST_SCALE (1000) too: 1e12 once ran into the engine's
-   * longest simulated time with a message that did not name the option */
-  const char *bad[] = {"0", "-1", "abc", "2x", "inf", "nan", "1000.5", "1e12"};
+   * longest simulated time with a message that did not name the option;
+   * below its inverse, 0.001, too: 1e-300 was taken and rounded every host
+   * cost to nothing (issue #12) */
+  const char *bad[] = {"0", "-1", "abc", "2x", "inf", "nan", "1000.5", "1e12", "1e-300",
+                       "0.0009"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     char args[512];
     snprintf(args, sizeof args, HOST_TOPO "--strategy single --host-scale %s", bad[i]);
     struct ds_test_result r = ds_test_cli(args);
     cr_assert_eq(r.status, 2, "%s: %s", bad[i], r.err);
-    cr_assert(strstr(r.err, "option --host-scale: expected a number > 0 and at most 1000"),
+    cr_assert(strstr(r.err, "option --host-scale: expected a number from 0.001 to 1000"),
               "%s", r.err);
     cr_assert(strstr(r.err, bad[i]), "%s", r.err);
     ds_test_release(&r);

@@ -529,6 +529,47 @@ Test(net, one_cap_shortcut_gives_progressive_fillings_rates_bit_for_bit) {
   cr_assert_gt(general, 1000, "%llu", (unsigned long long)general);
 }
 
+/* The all-at-their-caps fast path (ds__net_resolve: every link's members
+ * at one finite cap within its bandwidth, every flow but the new ones at
+ * its cap: only the new get a rate, the others keep rate, mark and due
+ * time) must give what re-solving every changed component gives: random
+ * flow sets as above with every flow capped, at 0.1 GB/s (most links
+ * clean: the fast path) or 0.6 GB/s (a link with several flows saturates
+ * now and then: the general path between), run with and without it. Issue
+ * #12: the component walks it saves made a per-flow tree all-reduce grow
+ * as the square of its nodes. */
+Test(net, the_all_at_caps_fast_path_gives_the_same_times_and_rates) {
+  static struct rnd_run fast, full;
+  struct rnd_flow spec[RND_FLOWS];
+  double caps[RND_LINKS];
+  uint64_t took = 0, general = 0;
+  for (uint64_t seed = 1; seed <= 200; seed++) {
+    rnd_make(seed, caps, spec);
+    for (int32_t j = 0; j < RND_FLOWS; j++) spec[j].cap = seed % 2 ? 0.1e9 : 0.6e9;
+    rnd_run(&full, caps, spec, DS_NET_MAXMIN, 0, 1);
+    rnd_run(&fast, caps, spec, DS_NET_MAXMIN, 0, 0);
+    for (int32_t j = 0; j < RND_FLOWS; j++) {
+      cr_assert_eq(fast.done_ns[j], full.done_ns[j], "seed %llu flow %d: delivered",
+                   (unsigned long long)seed, j);
+      cr_assert_eq(fast.sent_ns[j], full.sent_ns[j], "seed %llu flow %d: sent",
+                   (unsigned long long)seed, j);
+    }
+    cr_assert_eq(fast.n_rates, full.n_rates, "seed %llu: re-solves differ", (unsigned long long)seed);
+    for (int32_t i = 0; i < fast.n_rates; i++)
+      cr_assert(fast.rates[i] == full.rates[i], "seed %llu, re-solve %d, flow %d: %.17g, %.17g",
+                (unsigned long long)seed, i / RND_FLOWS, i % RND_FLOWS, fast.rates[i],
+                full.rates[i]);
+    cr_assert_eq(ds__net_fast_resolves(full.net), 0);
+    took += ds__net_fast_resolves(fast.net);
+    general += ds__net_solved(full.net) > ds__net_solved(fast.net);
+    rnd_free(&full);
+    rnd_free(&fast);
+  }
+  /* the fast path was taken many times, and it re-solved fewer flows */
+  cr_assert_gt(took, 1000, "%llu", (unsigned long long)took);
+  cr_assert_gt(general, 100, "%llu", (unsigned long long)general);
+}
+
 Test(net, flows_ending_within_a_nanosecond_end_together) {
   /* 10 GB/s links: f0 has 10,000 B (1000 ns), f1 10,009 B (1000.9 ns, due
    * 1001). At 1000 ns f1 has 9 B left, less than a nanosecond's worth (10

@@ -61,6 +61,51 @@ Test(reliability, a_huge_kernel_overhead_in_a_calibration_is_refused) {
   unlink(calib);
 }
 
+/* Issue #12: an efficiency of 1e-300 passed the "> 0" rule; a topology's
+ * mem_efficiency 1e-300 overflowed the clock with a message naming no
+ * file, 1e-9 made a ResNet-50 iteration 4.8 simulated hours. Every
+ * efficiency (a topology's compute keys, a calibration's, the GPU table's
+ * map) is an achieved / peak fraction from 0.01 to 1, refused at its line. */
+Test(reliability, an_efficiency_below_a_hundredth_of_peak_is_refused_at_its_key) {
+  static const char *const keys[] = {"flops_efficiency", "mem_efficiency", "conv_efficiency",
+                                     "matmul_efficiency", "attention_efficiency"};
+  char args[256], text[1024];
+  for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+    char topo[] = "/tmp/ddpsim-rel-topo-XXXXXX";
+    snprintf(text, sizeof text,
+             "schema_version: 1\nname: t\ngpu: A100-SXM4-80GB\nnodes: 1\n"
+             "gpus_per_node: 4\nintra_node:\n  template: nvswitch\n"
+             "  link_bw: 100GBps\n  link_lat: 1us\ncompute:\n  %s: 1e-300\n",
+             keys[k]);
+    ds_test_write_temp(topo, text);
+    char want[256];
+    snprintf(want, sizeof want,
+             ":11:%d: key '%s': expected an achieved / peak fraction from 0.01 to 1, "
+             "got 1e-300", (int)strlen(keys[k]) + 5, keys[k]);
+    snprintf(args, sizeof args, "--topo %s", topo);
+    ds_test_ddpsim_refuses(args, want);
+    unlink(topo);
+  }
+  /* 0.01 itself is taken (1 % of peak) */
+  char topo[] = "/tmp/ddpsim-rel-topo-XXXXXX";
+  ds_test_write_temp(topo, "schema_version: 1\nname: t\ngpu: A100-SXM4-80GB\nnodes: 1\n"
+                           "gpus_per_node: 4\nintra_node:\n  template: nvswitch\n"
+                           "  link_bw: 100GBps\n  link_lat: 1us\ncompute:\n"
+                           "  mem_efficiency: 0.01\n");
+  snprintf(args, sizeof args, "--topo %s --model tests/data/tiny-model.yaml --strategy single",
+           topo);
+  struct ds_test_result r = ds_test_cli(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  ds_test_release(&r);
+  unlink(topo);
+  char calib[] = "/tmp/ddpsim-rel-calib-XXXXXX";
+  ds_test_write_temp(calib, "schema_version: 1\ncompute:\n  flops_efficiency: 0.005\n");
+  snprintf(args, sizeof args, "--topo 4gpu --calib %s", calib);
+  ds_test_ddpsim_refuses(args, ":3:21: key 'flops_efficiency': expected an achieved / peak "
+                               "fraction from 0.01 to 1, got 0.005");
+  unlink(calib);
+}
+
 static void write_model(char *path, const char *fwd_flops, const char *numel) {
   char text[1024];
   snprintf(text, sizeof text,
@@ -410,4 +455,46 @@ Test(reliability, a_cut_or_edited_schedule_or_trace_is_refused) {
   free(trace);
   for (int i = 0; i < 4; i++) unlink(path[i]);
   rmdir(dir);
+}
+
+/* Issue #12: --bucket-mb 1e-300 is taken: a cap below every parameter's
+ * size gives one bucket per parameter (ResNet-50's 161 after the rebuild),
+ * as PyTorch's int(bucket_cap_mb * MiB) of 0 does, the same layout as a
+ * cap of 1e-6 MiB (1 byte); a layout a user may mean, not garbage. */
+Test(reliability, a_bucket_cap_below_every_parameter_gives_one_bucket_each) {
+  struct ds_test_result tiny = ds_test_cli("buckets --model resnet50 --bucket-mb 1e-300");
+  struct ds_test_result byte = ds_test_cli("buckets --model resnet50 --bucket-mb 1e-6");
+  cr_assert_eq(tiny.status, 0, "%s", tiny.err);
+  cr_assert_eq(byte.status, 0, "%s", byte.err);
+  int n_tiny = 0, n_byte = 0;
+  for (const char *p = tiny.out; (p = strstr(p, ",rebuilt,")); p++) n_tiny++;
+  for (const char *p = byte.out; (p = strstr(p, ",rebuilt,")); p++) n_byte++;
+  cr_assert_eq(n_tiny, 161, "%d buckets", n_tiny);
+  cr_assert_eq(n_byte, 161, "%d buckets", n_byte);
+  ds_test_release(&tiny);
+  ds_test_release(&byte);
+}
+
+/* Issue #12: ResNet-50 with --coll-model flow on 256 ranks of
+ * cluster-512x8-h100 for --iters 1000 would have run about an hour (4.6 s
+ * an iteration pair on the 2-core VM); the work bound (DS_RUN_WORK_LIMIT)
+ * foresees it once the first iteration is done and refuses it, exit 2,
+ * naming what to change. */
+Test(reliability, a_run_foreseen_past_the_work_bound_is_refused_naming_the_way_out,
+     .timeout = 300) {
+  struct ds_test_result r = ds_test_cli("--topo cluster-512x8-h100 --world-size 256 "
+                                        "--coll-model flow --iters 1000 --format csv");
+  cr_assert_eq(r.status, 2, "%s", r.err);
+  cr_assert(strstr(r.err, "this run is too large to simulate in reasonable time: about "),
+            "%s", r.err);
+  cr_assert(strstr(r.err, "past the bound of 5e+08"), "%s", r.err);
+  cr_assert(strstr(r.err, "give --coll-model aggregate or auto"), "%s", r.err);
+  cr_assert(strstr(r.err, "fewer --iters (1000;"), "%s", r.err);
+  cr_assert(strstr(r.err, "or a smaller --world-size (256)"), "%s", r.err);
+  cr_assert_eq(r.out[0], '\0', "%s", r.out);
+  ds_test_release(&r);
+  /* the same run aggregated is quick and within the bound */
+  r = ds_test_cli("--topo cluster-512x8-h100 --world-size 256 --iters 20 --format csv");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  ds_test_release(&r);
 }

@@ -365,8 +365,13 @@ Test(sweep, range_errors_name_the_bound) {
                                      "than 0 and at most 1e6"},
       {TINY "--bucket-mb 1:2e6:log3", "gives 2e+06, expected a size in MiB greater than 0 and "
                                       "at most 1e6"},
-      {TINY "--straggler 1:1e7", "FACTOR a number greater than 0 and at most 1e6"},
-      {TINY "--straggler 1:1,2e7", "a factor greater than 0 and at most 1e6"},
+      {TINY "--straggler 1:1e7", "FACTOR a number from 0.01 to 1e6"},
+      {TINY "--straggler 1:1,2e7", "a factor from 0.01 to 1e6"},
+      /* below 0.01 a rank's compute rounds to nothing (1e-300 printed
+       * forward and backward 0.000 ms, issue #12) */
+      {TINY "--straggler 1:1e-300", "FACTOR a number from 0.01 to 1e6"},
+      {TINY "--straggler 1:1,0.005", "a factor from 0.01 to 1e6"},
+      {TINY "--straggler 1:0.001:1:log4", "gives 0.001, expected a factor from 0.01 to 1e6"},
       {TINY "--straggler 2000000:2", "RANK an integer from 0 to 1048576"},
       {"buckets --bucket-mb 1,5", "option --bucket-mb: ddpsim buckets takes one value"},
       {"buckets --first-bucket-mb 1:4:1", "option --first-bucket-mb: ddpsim buckets takes one "

@@ -422,6 +422,37 @@ Test(topo, unreachable_gpus_fail_ddpsim_with_exit_2) {
 
 #define LIST_HEAD GOOD_HEAD "devices:\n  - {name: g0, kind: gpu}\n  - {name: g1, kind: gpu}\n"
 
+/* Issue #12: a GPU with no link at all is refused at its line in `devices`
+ * (it was found only by the reachability search, which named the file
+ * alone); a one-GPU topology needs no links, and a switch without links
+ * carries nothing and is taken. */
+Test(topo, a_gpu_without_links_is_refused_at_its_device_line) {
+  struct ds_err err = {0};
+  char path[64], want[256];
+  cr_assert_eq(load_text(LIST_HEAD "  - {name: lone, kind: gpu}\nlinks:\n"
+                         "  - {from: g0, to: g1, bw: 1GBps, lat: 1us, kind: nvlink}\n",
+                         &err, path), DS_EINPUT);
+  /* (GOOD_HEAD says 2 GPUs: the count check comes first) */
+  cr_assert(strstr(err.msg, "expected nodes x gpus_per_node = 2 GPUs, got 3"), "%s", err.msg);
+  cr_assert_eq(load_text("schema_version: 1\nname: t\ngpu: TestGPU\nnodes: 1\n"
+                         "gpus_per_node: 3\ndevices:\n  - {name: g0, kind: gpu}\n"
+                         "  - {name: lone, kind: gpu}\n  - {name: g1, kind: gpu}\nlinks:\n"
+                         "  - {from: g0, to: g1, bw: 1GBps, lat: 1us, kind: nvlink}\n",
+                         &err, path), DS_EINPUT);
+  snprintf(want, sizeof want, "%s:8:12: key 'name': GPU 1 'lone' has no links, so it cannot "
+           "communicate with the other 2 GPUs (only a one-GPU topology may have none)", path);
+  cr_assert(strstr(err.msg, want), "message: %s", err.msg);
+  /* one GPU, no links: a one-rank world, nothing to communicate */
+  cr_assert_eq(load_text("schema_version: 1\nname: t\ngpu: TestGPU\nnodes: 1\n"
+                         "gpus_per_node: 1\ndevices:\n  - {name: g0, kind: gpu}\nlinks: []\n",
+                         &err, path), DS_OK, "%s", err.msg);
+  /* a switch without links beside two linked GPUs */
+  cr_assert_eq(load_text(LIST_HEAD "  - {name: sw, kind: switch}\nlinks:\n"
+                         "  - {from: g0, to: g1, bw: 1GBps, lat: 1us, kind: nvlink}\n",
+                         &err, path), DS_OK, "%s", err.msg);
+}
+
+
 Test(topo, explicit_list_errors_name_file_line_and_key) {
   struct ds_err err = {0};
   char path[64], want[160];
@@ -470,9 +501,11 @@ Test(topo, explicit_list_errors_name_file_line_and_key) {
                DS_EINPUT);
   cr_assert(strstr(err.msg, ":7:") && strstr(err.msg, "GPU 0 ('g0') is on node 1"),
             "message: %s", err.msg);
-  /* No links at all: the two GPUs cannot reach each other. */
+  /* No links at all: the first GPU is refused at its line (issue #12; it
+   * was "GPU 0 'g0' cannot reach GPU 1 'g1'", naming the file alone). */
   cr_assert_eq(load_text(LIST_HEAD "links: []\n", &err, path), DS_EINPUT);
-  cr_assert(strstr(err.msg, "GPU 0 'g0' cannot reach GPU 1 'g1'"), "message: %s", err.msg);
+  cr_assert(strstr(err.msg, ":7:12: key 'name': GPU 0 'g0' has no links, so it cannot "
+                   "communicate with the other GPU"), "message: %s", err.msg);
 }
 
 Test(topo, new_template_keys_are_checked) {

@@ -114,8 +114,8 @@ static const char usage_nccl[] =
     "                         time: launch, replicate, backward, op, dispatch, cast,\n"
     "                         node, grad_hook, grad_copy, collective, buffer, ddp_iter,\n"
     "                         step_call, step_param, step_param_adam), after --calib,\n"
-    "                         by 0 < F <= 1000 (default 1): a slower (F > 1) or faster\n"
-    "                         host\n"
+    "                         by 0.001 <= F <= 1000 (default 1): a slower (F > 1) or\n"
+    "                         faster host\n"
     ;
 
 /* Literals of at most 4095 characters each: one past it is not portable C. */
@@ -201,7 +201,7 @@ static const char usage_ps[] =
     "                         (default), or each layer's gradients as soon as its\n"
     "                         backward ends, overlapping the rest of backward\n"
     "  --straggler RANK:FACTOR  that rank's compute takes FACTOR times longer (every\n"
-    "                         strategy; repeatable or a list 1:1.5,3:2)\n"
+    "                         strategy; repeatable or a list 1:1.5,3:2; 0.01 to 1e6)\n"
     "Sweeps (docs/sweeps.md): these also take lists and ranges:\n"
     "  --no-sync, --ps-servers, --dp-output-device, --jitter (a linear range may start\n"
     "  at 0), --ring-chunks; --comm-hook a list none,fp16,powersgd:4 (ranks:\n"
@@ -499,8 +499,8 @@ static ds_status parse_stragglers(const char *flag, const char *v, struct ds_opt
         o->straggler_swept_k = prev;
       } else if (ds_units_parse_number(factor_text, &o->stragglers[prev].factor) != DS_OK ||
                  !ds_value_in_kind(&ds_value_kind_factor, o->stragglers[prev].factor)) {
-        return bad(err, flag, "RANK:FACTOR with FACTOR a number greater than 0 and at most "
-                   "1e6, e.g. 3:2", v);
+        return bad(err, flag, "RANK:FACTOR with FACTOR a number from 0.01 to 1e6, e.g. 3:2",
+                   v);
       }
     }
     if (!end) return DS_OK;
@@ -730,8 +730,8 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
   } else if (strcmp(flag, "--calib") == 0) DS_CHECK(add_calib(o, v, err));
   else if (strcmp(flag, "--host-scale") == 0) {
     if (ds_units_parse_number(v, &o->host_scale) != DS_OK || !isfinite(o->host_scale) ||
-        o->host_scale <= 0 || o->host_scale > DS_MAX_HOST_SCALE)
-      return bad(err, flag, "a number > 0 and at most 1000, e.g. 1.25", v);
+        o->host_scale < 1 / DS_MAX_HOST_SCALE || o->host_scale > DS_MAX_HOST_SCALE)
+      return bad(err, flag, "a number from 0.001 to 1000, e.g. 1.25", v);
   }
   else if (strcmp(flag, "--no-overlap") == 0) o->no_overlap = 1;
   else if (strcmp(flag, "--no-sync") == 0) {

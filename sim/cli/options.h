@@ -34,8 +34,18 @@ extern "C" {
  * sim/net/topo_compute.c), and the bound keeps every scaled host cost, also at the
  * host range's x1.171 re-run, far below the engine's longest simulated time
  * (sim/net/engine.h), which a huge F would hit with a message that does not
- * name the option. */
+ * name the option. The smallest is its inverse, 0.001: a host a thousand
+ * times faster (below it every host cost rounds to nothing; 1e-300 was
+ * taken, issue #12). */
 #define DS_MAX_HOST_SCALE 1000.0
+
+/* The bound on one run's simulation work (sim/train/exec.h work_limit:
+ * events + flows started + flow rates re-solved), refused as an input
+ * error (exit 2) naming what to change, once foreseen past it (issue #12:
+ * --coll-model flow on 4096 ranks ran past 300 s, --iters 1000 for hours,
+ * without a word). Measured on this project's 2-core VM: 1.4 to 3.6
+ * million per second of one core (docs/reliability.md, "Work"). */
+#define DS_RUN_WORK_LIMIT 500000000ull
 
 /* The options that take a list or a range (docs/sweeps.md), in cross
  * product order: the first is the outermost loop, the bucket cap the

@@ -74,6 +74,8 @@ ds_status ds__run_ps(struct config_run *c, struct ds_summary *s, struct ds_err *
   char inputs[sizeof c->inputs + 64];
   ds_status st;
   DS_CHECK(ds__run_rank_factors(c, &factor, err));
+  char advice[512];
+  ds__run_work_advice(c, 0, advice, sizeof advice);
   struct ds_ps_options po = {.world_size = c->world, .batch = c->batch,
                              .n_servers = o->ps_servers,
                              .mode = o->ps_async ? DS_PS_ASYNC : DS_PS_SYNC,
@@ -81,7 +83,8 @@ ds_status ds__run_ps(struct config_run *c, struct ds_summary *s, struct ds_err *
                                                           : DS_PS_PUSH_AFTER_BACKWARD,
                              .iters = o->iters, .net_mode = o->net_mode,
                              .rank_factor = factor, .jitter = o->jitter,
-                             .jitter_cv = o->jitter_cv};
+                             .jitter_cv = o->jitter_cv, .work_limit = DS_RUN_WORK_LIMIT,
+                             .work_advice = advice};
   /* the options column: mode, servers, stragglers */
   int len = snprintf(c->ddp_options, sizeof c->ddp_options, "mode=%s;servers=%d%s",
                      ds_ps_mode_name(po.mode), o->ps_servers,

@@ -260,6 +260,8 @@ ds_status ds__run_schedule(struct config_run *c, double bucket_mb, struct ds_sum
     st = DS_ENOMEM;
     goto oom;
   }
+  char advice[512];
+  ds__run_work_advice(c, 1, advice, sizeof advice);
   for (int32_t k = 0; k < n_samples; k++) {
     /* Sample k: seed + k; the timing fields are sample 0's. */
     if (o->jitter) DS_CHECK_GOTO(ds_jitter_fill_shared(sched, o->jitter_cv,
@@ -273,7 +275,10 @@ ds_status ds__run_schedule(struct config_run *c, double bucket_mb, struct ds_sum
                                    .compute = &c->compute,
                                    .model = c->model,
                                    .batch = c->batch,
-                                   .r0_slowed_ns = tm.r0_slowed_ns};
+                                   .r0_slowed_ns = tm.r0_slowed_ns,
+                                   .work_limit = DS_RUN_WORK_LIMIT,
+                                   .iters = o->iters,
+                                   .work_advice = advice};
     memset(rank_time, 0, (size_t)c->world * sizeof *rank_time);
     ds_report_times_reset(&tm);
     DS_CHECK_GOTO(ds_exec_new(c->topo, &eopt, &ex, err), st, out);

@@ -336,3 +336,29 @@ ds_status ds__run_configure(struct config_run *c, const struct loaded *ld,
                       sizeof c->inputs - 1);
   return DS_OK;
 }
+
+/* What a run past the work bound (sim/train/exec.h work_limit) may change,
+ * from what it was given: the per-flow collective model past 64 ranks,
+ * more than the 2 iterations a steady state needs, ring chunks, jitter
+ * (which runs every rank apart), and the world size; collectives: 0 for
+ * ps, which runs none. */
+void ds__run_work_advice(const struct config_run *c, int collectives, char *buf, size_t cap) {
+  const struct ds_options *o = c->opt;
+  size_t n = 0;
+  buf[0] = '\0';
+#define ADVISE(...)                                                                    \
+  do {                                                                                 \
+    int w = snprintf(buf + n, cap - n, "%s", n ? ", " : "give ");                      \
+    if (w > 0 && (size_t)w < cap - n) n += (size_t)w;                                  \
+    w = snprintf(buf + n, cap - n, __VA_ARGS__);                                       \
+    if (w > 0 && (size_t)w < cap - n) n += (size_t)w;                                  \
+  } while (0)
+  if (collectives && c->coll_model == DS_COLL_FLOW && c->world > DS_AUTO_AGGREGATE_ABOVE)
+    ADVISE("--coll-model aggregate or auto (one flow per ring or tree past 64 ranks, "
+           "within 0.1-10%% of per flow: docs/collectives.md)");
+  if (o->iters > 2) ADVISE("fewer --iters (%d; 2 reach DDP's steady state)", (int)o->iters);
+  if (collectives && o->ring_chunks > 1) ADVISE("fewer --ring-chunks (%d)", (int)o->ring_chunks);
+  if (o->jitter) ADVISE("no --jitter (it runs every rank apart)");
+  ADVISE("or a smaller --world-size (%d)", (int)c->world);
+#undef ADVISE
+}

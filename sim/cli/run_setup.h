@@ -50,6 +50,11 @@ ds_status ds__run_configure(struct config_run *c, const struct loaded *ld,
 /* The optimizer column of a row (a string literal). */
 const char *ds__run_optimizer_field(enum ds_optimizer opt, const struct ds_options *o);
 
+/* What a run refused by the work bound (DS_RUN_WORK_LIMIT) may change
+ * ("give --coll-model aggregate or auto (...), fewer --iters (1000), ...,
+ * or a smaller --world-size (4096)") into buf; collectives: 0 for ps. */
+void ds__run_work_advice(const struct config_run *c, int collectives, char *buf, size_t cap);
+
 /* Appends one ';'-separated item to buf (never overflows). */
 void ds__run_append_item(char *buf, size_t cap, const char *item);
 

@@ -65,7 +65,7 @@ static ds_status time_coll(struct ds_topo *topo, const struct ds_ring *ring,
                            const struct ds_collbench_args *o,
                            enum ds_coll_model model, double bytes, enum ds_ar_algo algo,
                            const struct ds_coll_proto *proto, int32_t chain_chunks,
-                           int64_t *out_ns, struct ds_err *err) {
+                           uint64_t *work, int64_t *out_ns, struct ds_err *err) {
   struct one_run r = {0};
   ds_status st;
   DS_CHECK_GOTO(ds_engine_new(0, handle, &r, &r.eng), st, out);
@@ -86,11 +86,27 @@ static ds_status time_coll(struct ds_topo *topo, const struct ds_ring *ring,
   DS_CHECK_GOTO(ds_coll_new(&spec, &r.coll, err), st, out);
   for (int32_t i = 0; i < ring->n && !ds_engine_overflowed(r.eng); i++)
     DS_CHECK_GOTO(ds_coll_enter(r.coll, i), st, overflow);
+  /* the table's sizes share one work bound (DS_RUN_WORK_LIMIT): *work is
+   * what the sizes before this one took */
+  ds_engine_set_work_limit(r.eng, *work < DS_RUN_WORK_LIMIT ? DS_RUN_WORK_LIMIT - *work : 1,
+                           ds_net_work_done, r.net);
   DS_CHECK_GOTO(ds_engine_run(r.eng, INT64_MAX), st, overflow);
   st = r.st;
   *out_ns = r.last_done_ns;
 overflow:
-  if (ds_engine_overflowed(r.eng)) st = ds_err_set(err, DS_EINPUT, "%s", DS_ENGINE_OVERFLOW_MSG);
+  if (ds_engine_work_exceeded(r.eng))
+    st = ds_err_set(err, DS_EINPUT,
+                    "this table is too large to simulate in reasonable time: past %.2g steps "
+                    "of work (events, flows and flow rates), the bound (a few minutes of one "
+                    "core): give fewer or smaller sizes (-b, -e, -f), fewer ranks (-g)%s",
+                    (double)DS_RUN_WORK_LIMIT,
+                    model == DS_COLL_FLOW && ring->n > DS_AUTO_AGGREGATE_ABOVE
+                        ? ", or --coll-model aggregate or auto (one flow per ring or tree "
+                          "past 64 ranks)"
+                        : "");
+  else if (ds_engine_overflowed(r.eng))
+    st = ds_err_set(err, DS_EINPUT, "%s", DS_ENGINE_OVERFLOW_MSG);
+  if (r.net) *work += ds_net_work_done(r.net, ds_engine_fired(r.eng));
 out:
   ds_coll_free(r.coll);
   ds_net_free(r.net);
@@ -405,6 +421,7 @@ static ds_status sweep(const struct ds_collbench_args *o, struct ds_topo *topo,
   print_header(out, o, topo, &pl);
   int first = 1;
   double busbw_sum = 0;
+  uint64_t work = 0; /* the sizes' work so far (time_coll) */
   int32_t n_rows = 0;
   /* Sizes as nccl-tests makes them: whole elements, multiplied by -f. */
   for (double s = o->min_bytes; s <= o->max_bytes * (1 + 1e-12); s *= o->factor) {
@@ -452,7 +469,7 @@ static ds_status sweep(const struct ds_collbench_args *o, struct ds_topo *topo,
     }
     int64_t t_ns = 0;
     st = time_coll(topo, &ring, o, pl.model, r.size_bytes, r.algo, pl.nccl ? &cp : NULL,
-                   chain_chunks, &t_ns, err);
+                   chain_chunks, &work, &t_ns, err);
     if (st != DS_OK) {
       if (!err->msg[0]) ds_err_set(err, st, "simulating %.0f bytes failed", r.size_bytes);
       else if (n_rows > 0) { /* the sizes below ran: say which one did not */

@@ -371,10 +371,24 @@ ds_status ds_allreduce_algo_parse(const char *algo, enum ds_ar_algo *a,
  * over m nodes (sim/coll/coll_tree_plan.c), -1 for the tree's root. */
 int32_t ds_coll_dtree_parent(int tree, int32_t r, int32_t m);
 
+/* The least a pipelined piece of a plain algorithm carries: one 4-byte
+ * element (fp32: DDP's gradient buckets, nccl-tests' float). --ring-chunks
+ * N asks for N pieces of a step (ring: S/N each step; chain: S; tree: S
+ * over its trees), but NCCL never cuts more chunks than it has data for
+ * (v2.30.7 src/device/all_reduce.h runRing: one loop per nranks x
+ * chunkSize elements, a message smaller than a loop runs one loop of at
+ * least one element), so the pieces are at most floor(step / 4 B), at
+ * least 1: an 8-byte all-reduce with --ring-chunks 4096 runs one piece,
+ * not 4096 of 1/512 byte. ds_coll_pieces_bound(chunks, step_bytes) is
+ * that count. */
+#define DS_PIECE_MIN_BYTES 4.0
+int32_t ds_coll_pieces_bound(int32_t chunks, double step_bytes);
+
 /* Pieces a tree of `depth` levels cuts `bytes` into (sim/coll/coll_tree.c): NCCL
  * moves trees in 512 KiB chunks and shrinks them so that a deep tree still
  * pipelines, here: ceil(bytes / 512 KiB), raised to min(8 depth, bytes /
- * min_piece_bytes), at most 1024 (simulation cost), at least min_pieces.
+ * min_piece_bytes), at most 1024 (simulation cost), at least min_pieces
+ * (bounded by ds_coll_pieces_bound).
  * min_piece_bytes is what a hop must hold before it forwards
  * (ds_coll_tree_min_piece_bytes). */
 #define DS_TREE_PIECE_BYTES (512.0 * 1024)

@@ -166,16 +166,15 @@ ds_status ds__coll_chain_new(const struct ds_coll_spec *spec, int reduce,
   c->net = spec->net;
   c->n = r->n;
   c->start = reduce ? (spec->root + 1) % r->n : spec->root;
-  c->chunks = spec->chunks;
-  c->chunk_bytes = spec->bytes / spec->chunks;
+  c->chunks = spec->proto ? spec->chunks : ds_coll_pieces_bound(spec->chunks, spec->bytes);
+  c->chunk_bytes = spec->bytes / c->chunks;
   c->last_chunk_bytes = c->chunk_bytes;
-  if (!spec->proto && spec->chunks > 1 &&
-      spec->chunks == ds_coll_chain_chunks(spec->bytes, 1)) {
+  if (!spec->proto && c->chunks > 1 && c->chunks == ds_coll_chain_chunks(spec->bytes, 1)) {
     /* NCCL's cut (ds_coll_chain_chunks): whole 512 KiB steps and a last of
      * the rest, so a larger buffer never runs faster (equal pieces of S/C
      * did: 640000 B in two pieces of 320000 beat 512000 B in one) */
     c->chunk_bytes = DS_CHAIN_CHUNK_BYTES;
-    c->last_chunk_bytes = spec->bytes - (spec->chunks - 1) * DS_CHAIN_CHUNK_BYTES;
+    c->last_chunk_bytes = spec->bytes - (c->chunks - 1) * DS_CHAIN_CHUNK_BYTES;
   }
   c->tag_base = spec->tag_base;
   c->on_done = spec->on_done;

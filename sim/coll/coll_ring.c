@@ -460,6 +460,7 @@ ds_status ds__coll_ring_new(const struct ds_ring *ring, struct ds_net *net,
                             ds_coll_done_fn on_done, void *owner,
                             struct ds_coll **out) {
   if (chunks < 1 || !(bytes >= 0) || steps < 0) return DS_EINTERNAL;
+  if (!proto) chunks = ds_coll_pieces_bound(chunks, bytes / ring->n);
   struct ring_coll *c = calloc(1, sizeof *c);
   if (!c) return DS_ENOMEM;
   c->members = calloc((size_t)ring->n, sizeof *c->members);

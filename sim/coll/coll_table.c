@@ -175,6 +175,12 @@ ds_status ds_allreduce_algo_parse(const char *algo, enum ds_ar_algo *a, enum ds_
   return DS_OK;
 }
 
+int32_t ds_coll_pieces_bound(int32_t chunks, double step_bytes) {
+  double most = floor(step_bytes / DS_PIECE_MIN_BYTES);
+  if (!(most >= 1)) return 1;
+  return most < chunks ? (int32_t)most : chunks;
+}
+
 int32_t ds_coll_chain_chunks(double bytes, int32_t min_chunks) {
   double c = ceil(bytes / DS_CHAIN_CHUNK_BYTES);
   if (c > (1 << 24)) c = 1 << 24;

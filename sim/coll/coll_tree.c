@@ -76,7 +76,7 @@ int32_t ds_coll_tree_pieces(double bytes, int32_t depth, int32_t min_pieces,
   double lo = fmin(8.0 * depth, floor(bytes / min_piece_bytes));
   if (p < lo) p = lo;
   if (p > DS_TREE_MAX_PIECES) p = DS_TREE_MAX_PIECES;
-  if (p < min_pieces) p = min_pieces;
+  if (p < min_pieces) p = fmax(p, ds_coll_pieces_bound(min_pieces, bytes));
   return p >= 1 ? (int32_t)p : 1;
 }
 

@@ -73,6 +73,10 @@ struct ds_engine {
   int overflowed; /* an event past DS_UNITS_NS_MAX was refused */
   ds_event_fn handler;
   void *ctx;
+  /* ds_engine_set_work_limit */
+  uint64_t work_limit, work_next_check, work_exceeded;
+  ds_work_estimate_fn work_fn;
+  void *work_ctx;
 };
 
 /* Compares (time_ns, order) as one 128-bit unsigned number; time_ns is
@@ -327,11 +331,30 @@ ds_status ds_engine_run(struct ds_engine *eng, int64_t until_ns) {
     eng->handler(eng->ctx, eng, &ev);
     if (eng->top_vacant) fill_top(eng);
     if (eng->overflowed) return DS_EINPUT;
+    if (eng->work_limit && eng->fired >= eng->work_next_check) {
+      eng->work_next_check = eng->fired + DS_ENGINE_WORK_CHECK;
+      uint64_t w = eng->work_fn ? eng->work_fn(eng->work_ctx, eng->fired) : eng->fired;
+      if (w > eng->work_limit) {
+        eng->work_exceeded = w;
+        return DS_EINPUT;
+      }
+    }
   }
   return eng->overflowed ? DS_EINPUT : DS_OK;
 }
 
 int ds_engine_overflowed(const struct ds_engine *eng) { return eng->overflowed; }
+
+void ds_engine_set_work_limit(struct ds_engine *eng, uint64_t limit, ds_work_estimate_fn fn,
+                              void *ctx) {
+  eng->work_limit = limit;
+  eng->work_fn = fn;
+  eng->work_ctx = ctx;
+  eng->work_next_check = eng->fired + DS_ENGINE_WORK_CHECK;
+  eng->work_exceeded = 0;
+}
+
+uint64_t ds_engine_work_exceeded(const struct ds_engine *eng) { return eng->work_exceeded; }
 
 size_t ds_engine_pending(const struct ds_engine *eng) {
   return eng->n - (eng->top_vacant ? 1 : 0);

@@ -85,6 +85,21 @@ int ds_engine_overflowed(const struct ds_engine *eng);
   "bandwidths, latencies and host_* costs, and --calib's and --host-scale's "   \
   "values"
 
+/* A bound on the work of one run, so that no input keeps ddpsim busy for
+ * hours without a word (issue #12). Every DS_ENGINE_WORK_CHECK events
+ * ds_engine_run asks estimate(ctx, fired) for the run's whole work as the
+ * caller foresees it (at least what was done: events fired plus what the
+ * caller counts, the flows the network re-solved); past limit it stops the
+ * run, returns DS_EINPUT, and ds_engine_work_exceeded gives the estimate.
+ * The counts are the simulation's own, not the clock's, so whether a run
+ * is refused depends on its inputs alone. limit 0: no bound. */
+typedef uint64_t (*ds_work_estimate_fn)(void *ctx, uint64_t fired);
+#define DS_ENGINE_WORK_CHECK 4096
+void ds_engine_set_work_limit(struct ds_engine *eng, uint64_t limit, ds_work_estimate_fn fn,
+                              void *ctx);
+/* The estimate that stopped the run, 0 when none did. */
+uint64_t ds_engine_work_exceeded(const struct ds_engine *eng);
+
 /* Number of events pending now. */
 size_t ds_engine_pending(const struct ds_engine *eng);
 /* Number of events fired since creation. */

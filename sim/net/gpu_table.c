@@ -51,14 +51,14 @@ double *ds_gpu_efficiency_slot(struct ds_gpu_efficiency *e, int key) {
   return &cls[key % 3];
 }
 
-/* An achieved / peak fraction in (0, 1] at node, or a located error. */
-static ds_status read_peak_fraction(const struct ds_cnode *node, double *out,
-                                    struct ds_err *err) {
+ds_status ds_gpu_peak_fraction(const struct ds_cnode *node, double *out, struct ds_err *err) {
   double v;
   DS_CHECK(ds_cnode_number(node, &v, err));
-  if (!(v > 0 && v <= 1))
-    return ds_cnode_error(node, err, "expected an achieved / peak fraction in (0, 1], got %g",
-                          v);
+  if (!(v >= DS_GPU_EFFICIENCY_MIN && v <= 1))
+    return ds_cnode_error(node, err,
+                          "expected an achieved / peak fraction from %g to 1, got %g (1 %% "
+                          "of peak at least; the GPU table's lowest measured is 0.125)",
+                          DS_GPU_EFFICIENCY_MIN, v);
   *out = v;
   return DS_OK;
 }
@@ -72,7 +72,7 @@ ds_status ds_gpu_efficiency_read(const struct ds_cnode *map, struct ds_gpu_effic
     if (k == EFF_KEY_MEMORY && !allow_memory)
       return ds_cnode_error(&node, err, "memory is set by the compute section's "
                             "mem_efficiency here, not under efficiency");
-    DS_CHECK(read_peak_fraction(&node, ds_gpu_efficiency_slot(e, k), err));
+    DS_CHECK(ds_gpu_peak_fraction(&node, ds_gpu_efficiency_slot(e, k), err));
   }
   return DS_OK;
 }
@@ -127,7 +127,7 @@ static ds_status read_conv_tiles(const struct ds_cnode *entry, struct ds_gpu_spe
       double v;
       DS_CHECK(ds_cmap_require(&math, conv_tile_keys[2 + pass], "an achieved / peak fraction",
                                &node, err));
-      DS_CHECK(read_peak_fraction(&node, &t->eff[pass], err));
+      DS_CHECK(ds_gpu_peak_fraction(&node, &t->eff[pass], err));
       DS_CHECK(ds_cmap_require(&math, conv_tile_keys[4 + pass], "a time in us", &node, err));
       DS_CHECK(ds_cnode_number(&node, &v, err));
       if (!(v >= 0 && v <= 1000))

@@ -106,6 +106,17 @@ uint64_t ds__net_shortcut_solved(const struct ds_net *net) { return net->n_short
 
 uint64_t ds__net_solved(const struct ds_net *net) { return net->n_solved; }
 
+uint64_t ds__net_fast_resolves(const struct ds_net *net) { return net->n_fast; }
+
+uint64_t ds_net_flows_started(const struct ds_net *net) { return net->next_seq; }
+
+uint64_t ds_net_flows_solved(const struct ds_net *net) { return net->n_solved; }
+
+uint64_t ds_net_work_done(void *ctx, uint64_t fired) {
+  const struct ds_net *net = ctx;
+  return fired + net->next_seq + net->n_solved;
+}
+
 static ds_status grow_array(void **p, size_t n, size_t size) {
   void *q = realloc(*p, n * size);
   if (!q) return DS_ENOMEM;
@@ -166,7 +177,9 @@ static ds_status join_links(struct ds_net *net, int32_t slot) {
   }
   int32_t *pos = member_pos(net, slot);
   for (int32_t k = 0; k < f->n_links; k++) {
-    struct link_members *lm = &net->members[f->links[k]];
+    int32_t l = f->links[k];
+    struct link_members *lm = &net->members[l];
+    int was_clean = ds__net_link_clean(net, l);
     if (lm->n == lm->cap) {
       int32_t nc = lm->cap ? 2 * lm->cap : 4;
       struct member *m = realloc(lm->m, (size_t)nc * sizeof *m);
@@ -174,9 +187,15 @@ static ds_status join_links(struct ds_net *net, int32_t slot) {
       lm->m = m;
       lm->cap = nc;
     }
+    if (lm->n == 0) {
+      lm->cap_val = f->cap;
+      lm->n_cap_eq = 0;
+    }
+    lm->n_cap_eq += f->cap == lm->cap_val;
     pos[k] = lm->n;
     lm->m[lm->n++] = (struct member){slot, k};
     lm->weight += ds__net_mult_at(f, k);
+    net->n_unclean += was_clean - ds__net_link_clean(net, l);
   }
   return DS_OK;
 }
@@ -188,6 +207,8 @@ static void leave_links(struct ds_net *net, int32_t slot) {
     int32_t l = f->links[k];
     struct link_members *lm = &net->members[l];
     int32_t i = pos[k];
+    int was_clean = ds__net_link_clean(net, l);
+    lm->n_cap_eq -= f->cap == lm->cap_val;
     lm->weight -= ds__net_mult_at(f, k);
     if (i != --lm->n) { /* (it was the last, as a lone flow is: nothing moves) */
       struct member last = lm->m[lm->n];
@@ -195,6 +216,7 @@ static void leave_links(struct ds_net *net, int32_t slot) {
       member_pos(net, last.slot)[last.k] = i;
     }
     if (lm->n > 0) mark_dirty(net, l); /* its other flows may speed up */
+    net->n_unclean += was_clean - ds__net_link_clean(net, l);
   }
 }
 
@@ -204,6 +226,7 @@ static ds_status start_moving(struct ds_net *net, int32_t slot) {
   struct flow *f = &net->flows[slot];
   f->state = FLOW_MOVING;
   f->rate = 0;
+  ds__net_note_rate(net, f);
   f->mark_ns = ds_engine_now(net->eng);
   net->n_active++;
   ds__net_list_push(net, &net->fresh, slot);
@@ -243,6 +266,7 @@ ds_status ds_net_flow_start_capped(struct ds_net *net, const int32_t *links,
   f->seq = net->next_seq++;
   f->heap_pos = f->slow_pos = f->fresh_pos = -1;
   f->next_free = -1;
+  f->off_cap = 0;
   net->n_pending++;
   int64_t lat = lead_lat_ns > 0 ? ds_units_round_ns(lead_lat_ns) : 0;
   if (lat > 0) {
@@ -430,6 +454,8 @@ static void complete(struct ds_net *net) {
   for (int32_t i = 0; i < n_done; i++) {
     int32_t slot = net->done[i].slot;
     net->n_active--;
+    net->n_off_cap -= net->flows[slot].off_cap;
+    net->flows[slot].off_cap = 0;
     if (net->mode == DS_NET_MAXMIN) leave_links(net, slot);
   }
   /* Callbacks may start flows (which may grow and move the flow array), so

@@ -100,6 +100,7 @@ static void heap_move(struct ds_net *net, int32_t slot) {
  * flows that end together are sorted by start sequence. */
 void ds__net_enqueue(struct ds_net *net, int32_t slot) {
   struct flow *f = &net->flows[slot];
+  ds__net_note_rate(net, f);
   double left = f->left_bytes > 0 ? f->left_bytes : 0;
   double t = isinf(f->rate) ? 0 : left / f->rate * 1e9;
   /* rate 0 (not solved yet): never, unless the rule ends it (0/0 is NaN) */

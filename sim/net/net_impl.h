@@ -7,10 +7,12 @@
 #ifndef DS_NET_IMPL_H
 #define DS_NET_IMPL_H
 
+#include <math.h>
 #include <stdint.h>
 
 #include "base/status.h"
 #include "sim/net/net.h"
+#include "sim/net/topo.h"
 
 enum flow_state { FLOW_FREE, FLOW_LATENCY, FLOW_MOVING };
 
@@ -47,6 +49,7 @@ struct flow {
   int32_t next_free;
   int32_t *member_pos; /* [n_links] when n_links > FLAT_LINKS, else unused */
   int32_t member_cap;
+  uint8_t off_cap; /* moving at a rate other than its cap (counted in n_off_cap) */
 };
 
 /* A moving flow on a link: its slot and the index of the link in its route. */
@@ -59,6 +62,8 @@ struct link_members {
   struct member *m;
   int32_t n, cap;
   int64_t weight; /* the members' multiplicities summed */
+  double cap_val;   /* the cap of the member that joined the empty link */
+  int32_t n_cap_eq; /* members whose cap is cap_val */
 };
 
 /* An unordered list of flow slots. Each flow keeps its index in the list
@@ -102,6 +107,13 @@ struct ds_net {
   int reference; /* re-solve every flow at every event (tests) */
   int no_shortcut; /* never all_at_one_cap (tests) */
   uint64_t n_solved; /* flows (re-)solved so far, for tests */
+  /* The all-at-their-caps fast path (net_maxmin.c ds__net_resolve):
+   * links with members that are not "capped-clean" (every member at one
+   * finite cap c, bandwidth / weight >= c), and moving flows whose rate is
+   * not their cap (fresh ones: rate 0). */
+  int32_t n_unclean;
+  int32_t n_off_cap;
+  uint64_t n_fast; /* re-solves the fast path took, for tests */
   uint64_t n_shortcut; /* of which by all_at_one_cap, for tests */
   struct flow *flows;
   int32_t *flat_pos; /* [cap_flows * FLAT_LINKS]: see member_pos() */
@@ -145,6 +157,23 @@ struct ds_net {
 };
 
 /* ---- inline: called per flow from more than one file ------------------ */
+
+/* Whether link l is capped-clean: empty, or every member at one finite cap
+ * c with bandwidth / weight >= c, the very test of net_maxmin.c's
+ * all_at_one_cap, so no member is held below its cap by l. */
+static inline int ds__net_link_clean(const struct ds_net *net, int32_t l) {
+  const struct link_members *lm = &net->members[l];
+  if (lm->n == 0) return 1;
+  return lm->n_cap_eq == lm->n && isfinite(lm->cap_val) &&
+         net->topo->links[l].bw_bytes_per_s / (double)lm->weight >= lm->cap_val;
+}
+
+/* Records whether the flow moves at its cap (after its rate was set). */
+static inline void ds__net_note_rate(struct ds_net *net, struct flow *f) {
+  uint8_t off = !(f->rate == f->cap);
+  net->n_off_cap += (int32_t)off - (int32_t)f->off_cap;
+  f->off_cap = off;
+}
 /* (A call across files is never inlined: these run at every flow's start,
  * end or re-solve.) */
 

@@ -229,6 +229,29 @@ void ds__net_resolve(struct ds_net *net) {
     for (int32_t s = 0; s < net->cap_flows; s++)
       if (net->flows[s].state == FLOW_MOVING) net->comp[n++] = s;
     solve_set(net, net->comp, n, NULL);
+  } else if (net->mode == DS_NET_MAXMIN && !net->no_shortcut && net->n_unclean == 0 &&
+             net->n_off_cap == n_fresh) {
+    /* Every link capped-clean (every member at one finite cap c, bandwidth /
+     * weight >= c: net_impl.h ds__net_link_clean) and every flow but the
+     * fresh ones already at its cap: then every component passes
+     * all_at_one_cap, whose re-solve gives each of its flows its cap again
+     * and the fresh ones theirs. Only the fresh need a rate; the others keep
+     * theirs, their marks and their due times, as between any two
+     * re-solves (net.c's invariant). Walking their components instead cost
+     * O(flows in flight) per start and end: a per-flow tree all-reduce
+     * over M nodes holds O(M) flows in one component, so its run grew as
+     * M^2 (ResNet-50 --coll-model flow on cluster-512x8-h100: 16 s at 1024
+     * ranks, 68 s at 2048, over 300 s at 4096; issue #12). */
+    int64_t now = ds_engine_now(net->eng);
+    net->n_fast++;
+    for (int32_t i = 0; i < n_fresh; i++) {
+      int32_t s = net->fresh.slot[i];
+      struct flow *f = &net->flows[s];
+      net->n_solved++;
+      ds__net_advance(net, s, now);
+      f->rate = f->cap;
+      ds__net_enqueue(net, s);
+    }
   } else if (net->mode == DS_NET_CONSTANT) {
     /* Every flow alone: only the new ones need a rate. */
     int64_t now = ds_engine_now(net->eng);

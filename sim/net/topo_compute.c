@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/config.h"
+#include "sim/net/gpu_table.h"
 #include "sim/net/topo_build.h"
 
 static const char *const compute_keys[] = {
@@ -18,16 +19,13 @@ static const char *const compute_keys[] = {
     "host_step_call", "host_step_param", "host_step_param_adam",
     "conv_efficiency", "matmul_efficiency", "attention_efficiency", NULL};
 
-static ds_status read_fraction(const struct ds_cnode *map, const char *key,
-                               double lo, double hi, double *inout,
-                               struct ds_err *err) {
+/* An optional efficiency key of the compute section: *inout keeps its
+ * default when the key is absent (ds_gpu_peak_fraction's range). */
+static ds_status read_efficiency(const struct ds_cnode *map, const char *key, double *inout,
+                                 struct ds_err *err) {
   struct ds_cnode node;
   if (!ds_cmap_get(map, key, &node)) return DS_OK;
-  DS_CHECK(ds_cnode_number(&node, inout, err));
-  if (!(*inout > lo && *inout <= hi))
-    return ds_cnode_error(&node, err, "expected a number in (%g, %g], got %g",
-                          lo, hi, *inout);
-  return DS_OK;
+  return ds_gpu_peak_fraction(&node, inout, err);
 }
 
 /* An optional time key of the compute section, e.g. "4us": *inout keeps its
@@ -357,11 +355,11 @@ ds_status ds__topo_read_compute(const struct ds_cnode *root,
   c->host_step_param_adam_ns = 13310;
   if (!ds_cmap_get(root, "compute", &map)) return DS_OK;
   DS_CHECK(ds_cmap_check_keys(&map, compute_keys, err));
-  DS_CHECK(read_fraction(&map, "flops_efficiency", 0, 1, &c->flops_efficiency, err));
-  DS_CHECK(read_fraction(&map, "mem_efficiency", 0, 1, &c->mem_efficiency, err));
-  DS_CHECK(read_fraction(&map, "conv_efficiency", 0, 1, &c->conv_efficiency, err));
-  DS_CHECK(read_fraction(&map, "matmul_efficiency", 0, 1, &c->matmul_efficiency, err));
-  DS_CHECK(read_fraction(&map, "attention_efficiency", 0, 1, &c->attention_efficiency, err));
+  DS_CHECK(read_efficiency(&map, "flops_efficiency", &c->flops_efficiency, err));
+  DS_CHECK(read_efficiency(&map, "mem_efficiency", &c->mem_efficiency, err));
+  DS_CHECK(read_efficiency(&map, "conv_efficiency", &c->conv_efficiency, err));
+  DS_CHECK(read_efficiency(&map, "matmul_efficiency", &c->matmul_efficiency, err));
+  DS_CHECK(read_efficiency(&map, "attention_efficiency", &c->attention_efficiency, err));
   const struct {
     const char *key;
     double *ns;

@@ -388,6 +388,33 @@ static ds_status check_reachable(struct ds_topo *t, const struct list *d,
                     missing > 1 ? "s" : "", names, missing > MAX_NAMED ? " and more" : "");
 }
 
+/* A GPU with no link at all cannot take part in any collective: refused at
+ * its entry in `devices` (issue #12: it was refused only by the search,
+ * with the file's name alone). A one-GPU topology needs none; a switch,
+ * NIC or CPU without links carries nothing and is left alone. */
+static ds_status check_linked(const struct ds_topo *t, const struct ds_cnode *root,
+                              const struct list *d, struct ds_err *err) {
+  if (t->n_gpus < 2) return DS_OK;
+  for (size_t i = 0; i < d->n; i++) {
+    int32_t v = d->dev[i].vertex;
+    if (v >= t->n_gpus || t->out_first[v + 1] > t->out_first[v] ||
+        t->in_first[v + 1] > t->in_first[v])
+      continue;
+    struct ds_cnode seq, item, node;
+    DS_CHECK(ds_cmap_require(root, "devices", "a list of devices", &seq, err));
+    DS_CHECK(ds_cseq_at(&seq, i, &item, err));
+    DS_CHECK(ds_cmap_require(&item, "name", "a device name", &node, err));
+    char others[32] = "GPU";
+    if (t->n_gpus > 2) snprintf(others, sizeof others, "%d GPUs", t->n_gpus - 1);
+    return ds_cnode_error(&node, err,
+                          "GPU %d '%s' has no links, so it cannot communicate with the "
+                          "other %s (only a one-GPU topology may have none): add the links "
+                          "that join it, or leave it out (and lower gpus_per_node)",
+                          v, d->dev[i].name, others);
+  }
+  return DS_OK;
+}
+
 ds_status ds__topo_build_list(struct ds_topo *t, const struct ds_cnode *root,
                               struct ds_err *err) {
   struct list d = {0};
@@ -395,6 +422,7 @@ ds_status ds__topo_build_list(struct ds_topo *t, const struct ds_cnode *root,
   DS_CHECK_GOTO(read_devices(t, root, &d, err), st, out);
   DS_CHECK_GOTO(read_links(t, root, &d, err), st, out);
   DS_CHECK_GOTO(ds__topo_build_adjacency(t), st, out);
+  DS_CHECK_GOTO(check_linked(t, root, &d, err), st, out);
   st = check_reachable(t, &d, err);
 out:
   free(d.dev);

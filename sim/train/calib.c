@@ -44,9 +44,7 @@ static ds_status read_fraction(const struct ds_cnode *map, const char *key, int 
                                double *out, struct ds_err *err) {
   struct ds_cnode node;
   if (!ds_cmap_get(map, key, &node)) return DS_OK;
-  DS_CHECK(ds_cnode_number(&node, out, err));
-  if (!(*out > 0 && *out <= 1))
-    return ds_cnode_error(&node, err, "expected a fraction in (0, 1], got %g", *out);
+  DS_CHECK(ds_gpu_peak_fraction(&node, out, err));
   *has = 1;
   return DS_OK;
 }

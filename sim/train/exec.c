@@ -38,6 +38,7 @@
 #include "sim/train/exec.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "sim/net/engine.h"
@@ -208,6 +209,21 @@ static int find_unfinished(struct ds_exec *ex, int32_t r, uint32_t e, void *ctx)
   return 1;
 }
 
+/* The run's whole work as foreseen now (ds_engine_set_work_limit): what was
+ * done (events, flows started, flow rates re-solved), and once the run is
+ * one iteration in (ops done x iterations >= all ops; half of them for one
+ * iteration), that times all ops over the ops done: every iteration runs
+ * the same ops, so its work is about the last one's. */
+static uint64_t foreseen_work(void *ctx, uint64_t fired) {
+  const struct ds_exec *ex = ctx;
+  double done = (double)fired + (double)ds_net_flows_started(ex->net) +
+                (double)ds_net_flows_solved(ex->net);
+  double n_ops = (double)ex->sched->n_ops, ops = (double)ex->ops_done;
+  int32_t iters = ex->opt.iters > 1 ? ex->opt.iters : 2;
+  if (ops > 0 && ops * iters >= n_ops && ops < n_ops) done *= n_ops / ops;
+  return done < 1.8e19 ? (uint64_t)done : UINT64_MAX;
+}
+
 ds_status ds_exec_run_shared(struct ds_exec *ex, struct ds_shared_schedule *sched,
                              int64_t *rank_time_ns, ds_exec_op_fn on_op, void *ctx,
                              struct ds_err *err) {
@@ -231,12 +247,24 @@ ds_status ds_exec_run_shared(struct ds_exec *ex, struct ds_shared_schedule *sche
     int64_t t = r0 > ds_engine_now(ex->eng) ? r0 : ds_engine_now(ex->eng);
     DS_CHECK_GOTO(ds_engine_schedule(ex->eng, t, &ev, NULL), st, out);
   }
+  ds_engine_set_work_limit(ex->eng, ex->opt.work_limit, foreseen_work, ex);
   ds_status run_st = ds_engine_run(ex->eng, INT64_MAX);
   for (int32_t k = 0; k < ex->n_cohorts; k++)
     for (int32_t j = 0; j < ex->cohorts[k].n; j++)
       rank_time_ns[ex->cohorts[k].mem[j]] = ex->last_end[k];
   ex->last_initial = ex->initial_cohorts;
   ex->last_final = ex->n_cohorts;
+  if (ds_engine_work_exceeded(ex->eng)) {
+    st = ds_err_set(err, DS_EINPUT,
+                    "this run is too large to simulate in reasonable time: about %.2g steps "
+                    "of work (events, flows and flow rates; %.1f%% of its ops run when it "
+                    "stopped), past the bound of %.2g (a few minutes of one core)%s%s",
+                    (double)ds_engine_work_exceeded(ex->eng),
+                    100.0 * (double)ex->ops_done / (double)(sched->n_ops ? sched->n_ops : 1),
+                    (double)ex->opt.work_limit, ex->opt.work_advice ? ": " : "",
+                    ex->opt.work_advice ? ex->opt.work_advice : "");
+    goto out;
+  }
   if (run_st != DS_OK || ds_engine_overflowed(ex->eng)) {
     st = ds_err_set(err, DS_EINPUT, "%s", DS_ENGINE_OVERFLOW_MSG);
     goto out;

@@ -39,6 +39,15 @@ struct ds_nccl_model;
 
 struct ds_exec_options {
   enum ds_net_mode net_mode;
+  /* The bound on a run's work (events + flows started + flow rates
+   * re-solved; sim/net/engine.h ds_engine_set_work_limit), foreseen once a
+   * run is one iteration in as its work so far times the ops left over
+   * the ops done; 0: none. iters: the schedule's iterations (1: the
+   * foresight waits for half the ops). work_advice (borrowed, may be NULL):
+   * what the refusal tells the user to change. */
+  uint64_t work_limit;
+  int32_t iters;
+  const char *work_advice;
   enum ds_coll_model coll_model;
   int32_t ring_chunks; /* pipelined pieces per ring step, >= 1 */
   /* NCCL's model for all-reduces whose algo names a protocol ("ring/LL128");

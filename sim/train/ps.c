@@ -439,8 +439,17 @@ ds_status ds_ps_run(struct ds_topo *topo, const struct ds_model *model,
     begin_step(&s, w);
     advance(&s, w);
   }
+  ds_engine_set_work_limit(s.eng, o->work_limit, ds_net_work_done, s.net);
   if (ds_engine_run(s.eng, INT64_MAX) != DS_OK || ds_engine_overflowed(s.eng)) {
-    st = ds_err_set(err, DS_EINPUT, "%s", DS_ENGINE_OVERFLOW_MSG);
+    if (ds_engine_work_exceeded(s.eng))
+      st = ds_err_set(err, DS_EINPUT,
+                      "this run is too large to simulate in reasonable time: past %.2g steps "
+                      "of work (events, flows and flow rates), the bound (a few minutes of "
+                      "one core)%s%s",
+                      (double)o->work_limit, o->work_advice ? ": " : "",
+                      o->work_advice ? o->work_advice : "");
+    else
+      st = ds_err_set(err, DS_EINPUT, "%s", DS_ENGINE_OVERFLOW_MSG);
     goto out;
   }
   if (s.failure != DS_OK) {

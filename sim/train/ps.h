@@ -140,6 +140,11 @@ struct ds_ps_options {
   int jitter;
   double jitter_cv;
   uint64_t seed;
+  /* The bound on the run's work (events + flows started + flow rates
+   * re-solved, sim/net/engine.h), 0: none; work_advice (borrowed, may be
+   * NULL): what the refusal tells the user to change. */
+  uint64_t work_limit;
+  const char *work_advice;
 };
 
 /* What a run measured. Times in ms. Per-worker step time: from the end of

@@ -100,7 +100,7 @@ static ds_status apply(struct ds_real_options *o, const char *flag,
     /* Read by both devices from the environment, which forked and
      * mpirun'd ranks share (each mpirun'd rank parses its own argv). */
     if (!timeout_valid(v))
-      return ds_cli_bad_value(err, flag, "a number of seconds from 0 to 1e6, e.g. 60", v);
+      return ds_cli_bad_value(err, flag, "a number of seconds above 0, at most 1e6, e.g. 60", v);
     if (setenv("DDPREAL_TIMEOUT_S", v, 1) != 0)
       return ds_err_set(err, DS_ENOMEM, "option --timeout: out of memory");
   } else if (ds_cli_is_help(flag)) o->help = 1;
@@ -134,7 +134,7 @@ ds_status ds_real_options_parse(int argc, char **argv, struct ds_real_options *o
   if (env_timeout && *env_timeout && !timeout_valid(env_timeout))
     return ds_err_set(err, DS_EUSAGE,
                       "environment DDPREAL_TIMEOUT_S=\"%s\": expected a number of seconds "
-                      "from 0 to 1e6, e.g. 60 (or unset it for the default %g s)",
+                      "above 0, at most 1e6, e.g. 60 (or unset it for the default %g s)",
                       env_timeout, (double)DS_REAL_TIMEOUT_S);
   if (!o->schedule)
     return ds_err_set(err, DS_EUSAGE,

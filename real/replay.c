@@ -13,9 +13,9 @@
  * as the busiest rank's; a shorter rank's tail stays -1). The record's size
  * is checked before any rank starts: one MPI_Gather carries at most INT_MAX
  * bytes, so --iters has a ceiling that the message names. Rank 0 places
- * each rank's iteration k at that rank's own host offset of the iteration
- * from its first kept one (all ranks begin that one right after the same
- * barrier; ds_replay_place says why), builds one trace row per op per
+ * each rank's iteration k at that rank's own begin of it, less one shift
+ * per rank (the median over iterations of its begin less rank 0's, all
+ * begins following one barrier; ds_replay_shifts says why), builds one trace row per op per
  * iteration and writes the trace atomically; it is the only writer.
  */
 #include "replay.h"
@@ -61,35 +61,65 @@ size_t ds_replay_rec_time(size_t n_ops, int32_t iters, int32_t k, size_t i) {
   return 1 + (size_t)iters + 2 * ((size_t)k * n_ops + i);
 }
 
-/* Iteration k of rank q goes at begin_q[k] - begin_q[0], its begin's
- * distance from its own first kept begin, both read on q's own clock
- * (CLOCK_MONOTONIC of q's host): no two hosts' clocks are ever compared,
- * and the only alignment across ranks is the one there was, at iteration
- * 0, whose begins all follow one barrier and are all placed at 0.
+/* Each rank's clock is placed on the trace by one shift (ds_replay_shifts)
+ * and its iteration k at its own begin of k less that shift; op times
+ * are read on the rank's own clock (CLOCK_MONOTONIC of its host).
  *
- * Why this is right: on one rank, iteration k+1 begins after the barrier
- * that follows the end of its iteration k, so each rank's ops of k+1 are
- * placed after its ops of k, and the latest end of k+1 over the ranks is
- * no earlier than that of k (what ddpsim analyze checks,
- * ds_trace_check_iter_ends). Placing every rank's iteration k at rank 0's
- * begin (as before) charged rank 0's delays to the others: a rank 0
- * descheduled between the barrier and its begin moved every other rank's
- * iteration late by that delay, while their ops, waiting for rank 0 in
- * collectives, already held it; the iteration then ended after the next
- * one (bench/real_trace_order.sh).
+ * Why a single shift per rank keeps iterations in order: on one rank,
+ * iteration k+1 begins after the barrier that follows the end of its
+ * iteration k, so each rank's ops of k+1 are placed after its ops of k,
+ * and the latest end of k+1 over the ranks is no earlier than that of k
+ * (what ddpsim analyze checks, ds_trace_check_iter_ends): true for any
+ * shift that is the same in every iteration. Placing every rank's
+ * iteration k at rank 0's begin of k (ddpreal before 4520938) moved the
+ * shift with rank 0's delays: a rank 0 descheduled between the barrier
+ * and its begin moved every other rank's iteration late by that delay,
+ * while their ops, waiting for rank 0 in collectives, already held it;
+ * the iteration then ended after the next one (bench/real_trace_order.sh).
  *
- * What it does not correct: the skew of iteration 0's barrier exit (us on
- * one host, a network latency across hosts) stays in every iteration, and
- * two hosts' clocks that run at different rates (ppm: NTP slews
+ * Which shift: every iteration's begins follow one barrier, so rank q's
+ * begin less rank 0's is the clocks' difference plus q's delay after the
+ * barrier less rank 0's, a delay that is ~us and now and then a
+ * descheduling (ms). The median over the kept iterations ignores those;
+ * the first kept iteration alone (4520938) kept its delays in every
+ * iteration: a rank descheduled 50 ms before its first kept begin had its
+ * ops 50 ms early in every iteration, each iteration's max end - min start
+ * (the p50 ddpreal prints) 50 ms long. What it does not correct: two
+ * hosts' clocks that run at different rates (ppm: NTP slews
  * CLOCK_MONOTONIC) drift apart over the run, e.g. 10 ppm over 10 s is
- * 100 us; ranks on one host share one clock and do not drift. */
-int ds_replay_place(const int64_t *all, size_t len, int32_t rank, size_t most, int32_t iters,
-                    int32_t k, size_t own, int64_t *start, int64_t *end) {
+ * 100 us, half of it at either end from the median; ranks on one host
+ * share one clock and do not drift. */
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+int ds_replay_shifts(const int64_t *all, size_t len, int32_t world, int32_t iters,
+                     int64_t *shift) {
+  int64_t *d = malloc((iters > 0 ? (size_t)iters : 1) * sizeof *d);
+  if (!d) return -1;
+  int64_t base = INT64_MAX;
+  for (int32_t q = 0; q < world; q++) {
+    const int64_t *rec = all + (size_t)q * len;
+    for (int32_t k = 0; k < iters; k++) d[k] = rec[1 + k] - all[1 + k];
+    qsort(d, (size_t)iters, sizeof *d, cmp_i64);
+    shift[q] = iters > 0 ? d[(iters - 1) / 2] : 0;
+    /* the earliest placed begin of iteration 0 goes at 0 */
+    if (iters > 0 && rec[1] - shift[q] < base) base = rec[1] - shift[q];
+  }
+  for (int32_t q = 0; q < world; q++) shift[q] += iters > 0 ? base : 0;
+  free(d);
+  return 0;
+}
+
+int ds_replay_place(const int64_t *all, size_t len, const int64_t *shift, int32_t rank,
+                    size_t most, int32_t iters, int32_t k, size_t own, int64_t *start,
+                    int64_t *end) {
   const int64_t *rec = all + (size_t)rank * len;
   size_t at = ds_replay_rec_time(most, iters, k, own);
   int64_t s = rec[at], e = rec[at + 1];
   if (s < 0 || e < s) return -1;
-  int64_t offset = rec[1 + (size_t)k] - rec[1];
+  int64_t offset = rec[1 + (size_t)k] - shift[rank];
   *start = offset + s;
   *end = offset + e;
   return 0;
@@ -103,9 +133,11 @@ static ds_status finish(struct ds_launcher *l, struct ds_replay *rp, const int64
   size_t n = s->n_ops, len = ds_replay_rec_len(most, rp->iters);
   struct ds_trace *t = NULL;
   double *wall_ms = calloc((size_t)rp->iters, sizeof *wall_ms);
+  int64_t *shift = malloc((size_t)l->world * sizeof *shift);
   char *extra = malloc(DESCRIBE_MAX + 256);
   ds_status st = ds_trace_new("real", &t);
-  if (st != DS_OK || !wall_ms || !extra) {
+  if (st != DS_OK || !wall_ms || !shift || !extra ||
+      ds_replay_shifts(all, len, l->world, rp->iters, shift) != 0) {
     st = ds_err_set(err, DS_ENOMEM, "out of memory building the trace");
     goto out;
   }
@@ -115,7 +147,7 @@ static ds_status finish(struct ds_launcher *l, struct ds_replay *rp, const int64
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (size_t i = 0; i < n; i++) {
       int64_t start, end;
-      if (ds_replay_place(all, len, s->ops[i].rank, most, rp->iters, k, own[i], &start,
+      if (ds_replay_place(all, len, shift, s->ops[i].rank, most, rp->iters, k, own[i], &start,
                           &end) != 0) {
         st = ds_err_set(err, DS_EINTERNAL,
                         "the %s device reported no time (or an end before the start) "
@@ -164,6 +196,7 @@ nomem:
 out:
   ds_trace_free(t);
   free(wall_ms);
+  free(shift);
   free(extra);
   return st;
 }

@@ -54,16 +54,25 @@ ds_status ds_replay_rank(struct ds_launcher *l, void *arg, struct ds_err *err);
 size_t ds_replay_rec_len(size_t most, int32_t iters);
 size_t ds_replay_rec_time(size_t most, int32_t iters, int32_t k, size_t i);
 
+/* Each rank's clock shift onto the trace's timeline, shift[world]: the
+ * median over the kept iterations of the rank's begin less rank 0's
+ * (every iteration's begins follow one barrier), all moved so that the
+ * earliest placed begin of iteration 0 is 0; see replay.c for why. all:
+ * world records of len int64s, as rank 0 gathers them. Returns -1 when
+ * out of memory, else 0. */
+int ds_replay_shifts(const int64_t *all, size_t len, int32_t world, int32_t iters,
+                     int64_t *shift);
+
 /* Where the trace puts op `own` (its place among its rank's ops) of rank
- * `rank` in kept iteration k, given every rank's record (all: world
- * records of len int64s, as rank 0 gathers them): *start and *end in ns
- * on the trace's timeline: the op's times plus its rank's own begin of
- * iteration k less that rank's first kept begin (one host's clock; see
- * replay.c for why). Returns -1 (nothing written) when the record
- * holds no time for it or an end before the start, else 0. Pure: reads
- * only `all`. */
-int ds_replay_place(const int64_t *all, size_t len, int32_t rank, size_t most, int32_t iters,
-                    int32_t k, size_t own, int64_t *start, int64_t *end);
+ * `rank` in kept iteration k, given every rank's record (all, as for
+ * ds_replay_shifts) and the shifts: *start and *end in ns on the trace's
+ * timeline, the op's times plus its rank's begin of iteration k less
+ * shift[rank]. Returns -1 (nothing written) when the record holds no time
+ * for it or an end before the start, else 0. Pure: reads only its
+ * arguments. */
+int ds_replay_place(const int64_t *all, size_t len, const int64_t *shift, int32_t rank,
+                    size_t most, int32_t iters, int32_t k, size_t own, int64_t *start,
+                    int64_t *end);
 
 /* The ddpreal command after option parsing: reads the schedule, checks the
  * rank count against the launcher it chooses (mpirun's processes; else, for

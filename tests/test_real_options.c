@@ -39,9 +39,17 @@ Test(real_options, a_bad_timeout_in_the_environment_is_refused) {
   cr_assert_eq(setenv("DDPREAL_TIMEOUT_S", "5min", 1), 0);
   cr_assert_eq(parse_ddpreal(5, argv, &err), DS_EUSAGE);
   cr_assert(strstr(err.msg, "DDPREAL_TIMEOUT_S=\"5min\""), "%s", err.msg);
-  cr_assert(strstr(err.msg, "from 0 to 1e6"), "%s", err.msg);
+  cr_assert(strstr(err.msg, "above 0, at most 1e6"), "%s", err.msg);
   cr_assert_eq(setenv("DDPREAL_TIMEOUT_S", "-3", 1), 0);
   cr_assert_eq(parse_ddpreal(5, argv, &err), DS_EUSAGE);
+  /* 0 is refused, as --timeout 0 is: the message does not say "from 0" */
+  cr_assert_eq(setenv("DDPREAL_TIMEOUT_S", "0", 1), 0);
+  cr_assert_eq(parse_ddpreal(5, argv, &err), DS_EUSAGE);
+  cr_assert(strstr(err.msg, "above 0"), "%s", err.msg);
+  char *zero[] = {"ddpreal", "--schedule", "s.csv", "--trace", "t.csv", "--timeout", "0", NULL};
+  cr_assert_eq(unsetenv("DDPREAL_TIMEOUT_S"), 0);
+  cr_assert_eq(parse_ddpreal(7, zero, &err), DS_EUSAGE);
+  cr_assert(strstr(err.msg, "above 0, at most 1e6"), "%s", err.msg);
   cr_assert_eq(setenv("DDPREAL_TIMEOUT_S", "45", 1), 0);
   cr_assert_eq(parse_ddpreal(5, argv, &err), DS_OK);
   cr_assert_float_eq(ds_real_timeout_s(), 45.0, 1e-12);

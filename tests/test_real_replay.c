@@ -20,11 +20,8 @@
 enum { WORLD = 2, ITERS = 3, MOST = 1 };
 static const int64_t us = 1000, skew1 = 5000000000; /* rank 1's clock, ns ahead */
 
-static void fill(int64_t *all, size_t len) {
-  int64_t begin[WORLD][ITERS] = {{0, 50 * us, 60 * us},
-                                 {skew1, skew1 + 20 * us, skew1 + 60 * us}};
-  int64_t op[WORLD][ITERS][2] = {{{0, 8 * us}, {0, 8 * us}, {0, 8 * us}},
-                                 {{0, 9 * us}, {0, 39 * us}, {0, 9 * us}}};
+static void fill_with(int64_t *all, size_t len, const int64_t begin[WORLD][ITERS],
+                      const int64_t op[WORLD][ITERS][2]) {
   for (size_t k = 0; k < WORLD * len; k++) all[k] = -1;
   for (int q = 0; q < WORLD; q++) {
     int64_t *rec = all + (size_t)q * len;
@@ -38,6 +35,18 @@ static void fill(int64_t *all, size_t len) {
   }
 }
 
+static void fill(int64_t *all, size_t len) {
+  static const int64_t begin[WORLD][ITERS] = {{0, 50 * us, 60 * us},
+                                              {skew1, skew1 + 20 * us, skew1 + 60 * us}};
+  static const int64_t op[WORLD][ITERS][2] = {{{0, 8 * us}, {0, 8 * us}, {0, 8 * us}},
+                                              {{0, 9 * us}, {0, 39 * us}, {0, 9 * us}}};
+  fill_with(all, len, begin, op);
+}
+
+static void shifts(const int64_t *all, size_t len, int64_t *shift) {
+  cr_assert_eq(ds_replay_shifts(all, len, WORLD, ITERS, shift), 0);
+}
+
 /* Each rank's ops go at its own clock's distance from its first kept
  * begin: rank 1's iteration 1 at 20 us (its begin), ending at 59 us, as it
  * ran; rank 0's at 50 us. Placing rank 1 at rank 0's begin (50 us), as
@@ -48,13 +57,15 @@ Test(real_replay, each_rank_is_placed_by_its_own_begins) {
   cr_assert_eq(len, 1 + ITERS + 2 * MOST * ITERS);
   int64_t all[WORLD * (1 + ITERS + 2 * MOST * ITERS)];
   fill(all, len);
+  int64_t shift[WORLD];
+  shifts(all, len, shift);
   int64_t want[WORLD][ITERS][2] = {{{0, 8 * us}, {50 * us, 58 * us}, {60 * us, 68 * us}},
                                    {{0, 9 * us}, {20 * us, 59 * us}, {60 * us, 69 * us}}};
   int64_t last_end[ITERS] = {0};
   for (int k = 0; k < ITERS; k++)
     for (int q = 0; q < WORLD; q++) {
       int64_t start = -1, end = -1;
-      cr_assert_eq(ds_replay_place(all, len, q, MOST, ITERS, k, 0, &start, &end), 0);
+      cr_assert_eq(ds_replay_place(all, len, shift, q, MOST, ITERS, k, 0, &start, &end), 0);
       cr_expect_eq(start, want[q][k][0], "rank %d iteration %d: start %lld ns, expected %lld",
                    q, k, (long long)start, (long long)want[q][k][0]);
       cr_expect_eq(end, want[q][k][1], "rank %d iteration %d: end %lld ns, expected %lld", q,
@@ -74,13 +85,71 @@ Test(real_replay, a_missing_or_reversed_time_is_refused) {
   size_t len = ds_replay_rec_len(MOST, ITERS);
   int64_t all[WORLD * (1 + ITERS + 2 * MOST * ITERS)];
   fill(all, len);
+  int64_t shift[WORLD];
+  shifts(all, len, shift);
   size_t at = ds_replay_rec_time(MOST, ITERS, 2, 0);
   all[len + at] = -1;
   int64_t start = 7, end = 7;
-  cr_assert_eq(ds_replay_place(all, len, 1, MOST, ITERS, 2, 0, &start, &end), -1);
+  cr_assert_eq(ds_replay_place(all, len, shift, 1, MOST, ITERS, 2, 0, &start, &end), -1);
   cr_assert_eq(start, 7);
   cr_assert_eq(end, 7);
   all[len + at] = 10 * us; /* its end is 9 us */
-  cr_assert_eq(ds_replay_place(all, len, 1, MOST, ITERS, 2, 0, &start, &end), -1);
+  cr_assert_eq(ds_replay_place(all, len, shift, 1, MOST, ITERS, 2, 0, &start, &end), -1);
   cr_assert_eq(end, 7);
+}
+
+/* The first kept iteration is no different: rank 1 is descheduled 30 us
+ * between the barrier and its begin of iteration 0, and both ranks' ops
+ * are all-reduces that end 9 us after both are in. Real timeline, rank
+ * 0's clock: the barriers release at 0, 50 and 70 us; iteration 0 runs
+ * 0-39 us on rank 0 (waiting for rank 1) and 30-39 us on rank 1,
+ * iterations 1 and 2 run 50-59 and 70-79 us on both. Placing each rank by
+ * its own first kept begin (4520938) put rank 1's later iterations 30 us
+ * early (iteration 1 at 20-29 us), so each was 39 us from its first start
+ * to its last end, not 9; the median of the begins' differences over the
+ * iterations (30 us, 0, 0 past the clocks' 5 s) is the clocks'. */
+Test(real_replay, a_rank_late_in_the_first_kept_iteration_is_not_late_in_the_others) {
+  static const int64_t begin[WORLD][ITERS] = {{0, 50 * us, 70 * us},
+                                              {skew1 + 30 * us, skew1 + 50 * us,
+                                               skew1 + 70 * us}};
+  static const int64_t op[WORLD][ITERS][2] = {{{0, 39 * us}, {0, 9 * us}, {0, 9 * us}},
+                                              {{0, 9 * us}, {0, 9 * us}, {0, 9 * us}}};
+  int64_t want[WORLD][ITERS][2] = {{{0, 39 * us}, {50 * us, 59 * us}, {70 * us, 79 * us}},
+                                   {{30 * us, 39 * us}, {50 * us, 59 * us}, {70 * us, 79 * us}}};
+  size_t len = ds_replay_rec_len(MOST, ITERS);
+  int64_t all[WORLD * (1 + ITERS + 2 * MOST * ITERS)];
+  fill_with(all, len, begin, op);
+  int64_t shift[WORLD];
+  shifts(all, len, shift);
+  for (int k = 0; k < ITERS; k++)
+    for (int q = 0; q < WORLD; q++) {
+      int64_t start = -1, end = -1;
+      cr_assert_eq(ds_replay_place(all, len, shift, q, MOST, ITERS, k, 0, &start, &end), 0);
+      cr_expect_eq(start, want[q][k][0], "rank %d iteration %d: start %lld ns, expected %lld",
+                   q, k, (long long)start, (long long)want[q][k][0]);
+      cr_expect_eq(end, want[q][k][1], "rank %d iteration %d: end %lld ns, expected %lld", q,
+                   k, (long long)end, (long long)want[q][k][1]);
+    }
+}
+
+/* Rank 0 late in the first kept iteration: no op is placed before 0 (the
+ * earliest placed begin of iteration 0 is 0), here rank 1's, 30 us before
+ * rank 0's. */
+Test(real_replay, the_earliest_first_begin_is_at_0) {
+  static const int64_t begin[WORLD][ITERS] = {{30 * us, 50 * us, 70 * us},
+                                              {skew1, skew1 + 50 * us, skew1 + 70 * us}};
+  static const int64_t op[WORLD][ITERS][2] = {{{0, 9 * us}, {0, 9 * us}, {0, 9 * us}},
+                                              {{0, 39 * us}, {0, 9 * us}, {0, 9 * us}}};
+  size_t len = ds_replay_rec_len(MOST, ITERS);
+  int64_t all[WORLD * (1 + ITERS + 2 * MOST * ITERS)];
+  fill_with(all, len, begin, op);
+  int64_t shift[WORLD];
+  shifts(all, len, shift);
+  int64_t start0 = -1, end0 = -1, start1 = -1, end1 = -1;
+  cr_assert_eq(ds_replay_place(all, len, shift, 0, MOST, ITERS, 0, 0, &start0, &end0), 0);
+  cr_assert_eq(ds_replay_place(all, len, shift, 1, MOST, ITERS, 0, 0, &start1, &end1), 0);
+  cr_expect_eq(start1, 0, "rank 1 starts at %lld ns", (long long)start1);
+  cr_expect_eq(start0, 30 * us, "rank 0 starts at %lld ns", (long long)start0);
+  cr_expect_eq(end0, end1, "both end at 39 us: %lld and %lld ns", (long long)end0,
+               (long long)end1);
 }

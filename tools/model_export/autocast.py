@@ -30,6 +30,8 @@ nodes are the fp32 run's, layer by layer.
 """
 
 import contextlib
+import os
+import re
 import warnings
 
 import torch
@@ -73,6 +75,46 @@ CUDA_POLICIES["binary_cross_entropy"] = "banned"
 # fp32: a bf16 input under torch.autocast("cpu") returns fp32; taken to be CUDA's too)
 CUDA_POLICIES["_cudnn_rnn"] = "lower_precision_fp"
 CUDA_POLICIES["linalg_matrix_sqrth"] = "fp32"
+
+
+_HEADER_LISTS = (("AT_FORALL_LOWER_PRECISION_FP", "lower_precision_fp"), ("AT_FORALL_FP32", "fp32"),
+                 ("AT_FORALL_FP32_SET_OPT_DTYPE", "fp32_set_opt_dtype"),
+                 ("AT_FORALL_PROMOTE", "promote"))
+
+
+def header_policies(path=None):
+    """The policy of each op in the four plain lists of the installed torch's
+    include/ATen/autocast_mode.h (the lists CUDA's autocast registers its kernels from), or
+    None where the wheel ships no such header. The check of the op names alone passes a newer
+    torch that moves an op from one list to another; this one does not."""
+    path = path or os.path.join(os.path.dirname(torch.__file__), "include", "ATen",
+                                "autocast_mode.h")
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return None
+    found = {}
+    for macro, policy in _HEADER_LISTS:
+        m = re.search(r"#define %s\(_\)((?:[^\n]*\\\n)*[^\n]*)" % macro, text)
+        if not m:
+            raise ExportError("%s: no #define %s(_): update tools/model_export/autocast.py's "
+                              "reading of it" % (path, macro))
+        for base, overload in re.findall(r"_\(\s*(\w+)\s*(?:,\s*(\w+)\s*)?\)", m.group(1)):
+            found[base + ("." + overload if overload else "")] = policy
+    return found
+
+
+def check_policies(policies, header):
+    """ExportError where CUDA_POLICIES-like `policies` gives an op of the header's lists
+    (header_policies) another policy, or lacks it."""
+    wrong = sorted("%s: %s in the header, %s here" % (n, p, policies.get(n, "none"))
+                   for n, p in header.items() if policies.get(n) != p)
+    if wrong:
+        raise ExportError(
+            "torch %s's include/ATen/autocast_mode.h lists ops under other policies than "
+            "tools/model_export/autocast.py's CUDA_POLICIES (%s): update them from it"
+            % (torch.__version__, "; ".join(wrong)))
 
 
 def _autocast_ops(key):
@@ -165,6 +207,12 @@ def cuda_autocast_on_cpu():
             "aten/src/ATen/autocast_mode.h" % (
                 torch.__version__, sorted(cuda - set(CUDA_POLICIES)) or "nothing more",
                 sorted(set(CUDA_POLICIES) - cuda) or "nothing less"))
+    header = header_policies()
+    if header is None:
+        warnings.warn("torch %s ships no include/ATen/autocast_mode.h: CUDA_POLICIES' policies "
+                      "are unchecked (only the op names are)" % torch.__version__)
+    else:
+        check_policies(CUDA_POLICIES, header)
     kernels = _Kernels()
     lib = torch.library.Library("aten", "IMPL")
     try:

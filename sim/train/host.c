@@ -42,6 +42,16 @@ double ds_host_bwd_ns(const struct ds_compute *c, const struct ds_model *m, int3
   return nodes * c->params.host_node_ns;
 }
 
+/* A step kernel's dependencies: the GPU ops it follows (as many as fit,
+ * one slot kept) and the host op that launched it; their count. */
+static size_t kernel_deps(int64_t *deps, size_t cap, const int64_t *gpu_deps,
+                          size_t n_gpu_deps, int64_t host) {
+  size_t n = 0;
+  for (size_t i = 0; i < n_gpu_deps && n + 1 < cap; i++) deps[n++] = gpu_deps[i];
+  deps[n++] = host;
+  return n;
+}
+
 /* GradScaler.step's unscale_ (compute.h ds_compute_unscale_ns): its
  * Python ops on the host stream, then its kernels on the compute stream
  * after them and after gpu_deps (the GPU's tail of backward); *kernels
@@ -57,10 +67,7 @@ static ds_status emit_unscale(struct ds_schedule_builder *bd, const struct ds_co
                                ds_compute_step_host_op_ns(c) / 1000};
   DS_CHECK(ds_schedule_emit(bd, &op, NULL, 0));
   int64_t deps[8];
-  size_t n = 0;
-  for (size_t i = 0; i < n_gpu_deps && n + 1 < sizeof deps / sizeof *deps; i++)
-    deps[n++] = gpu_deps[i];
-  deps[n++] = op.id;
+  size_t n = kernel_deps(deps, sizeof deps / sizeof *deps, gpu_deps, n_gpu_deps, op.id);
   op.stream = DS_STREAM_COMPUTE;
   op.dur_us = ds_compute_unscale_ns(c, m, &op.bytes) / 1000;
   DS_CHECK(ds_schedule_emit(bd, &op, deps, n));
@@ -84,10 +91,7 @@ static ds_status emit_clipper(struct ds_schedule_builder *bd, const struct ds_co
                      .dur_us = ds_compute_clip_norm_launches(c, m) * each / 1000};
   DS_CHECK(ds_schedule_emit(bd, &op, NULL, 0));
   int64_t deps[8];
-  size_t n = 0;
-  for (size_t i = 0; i < n_gpu_deps && n + 1 < sizeof deps / sizeof *deps; i++)
-    deps[n++] = gpu_deps[i];
-  deps[n++] = op.id;
+  size_t n = kernel_deps(deps, sizeof deps / sizeof *deps, gpu_deps, n_gpu_deps, op.id);
   op.stream = DS_STREAM_COMPUTE;
   op.dur_us = ds_compute_clip_norm_ns(c, m, &op.bytes) / 1000;
   DS_CHECK(ds_schedule_emit(bd, &op, deps, n));

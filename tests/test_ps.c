@@ -723,3 +723,32 @@ Test(ps, a_worker_launches_its_backward_from_the_autograd_thread) {
   ds_ps_result_release(&r);
   unload(&f);
 }
+
+/* ps lays out every iteration's ops before it runs: a run whose ops would
+ * hold more than mem_limit bytes is refused before they are built, naming
+ * how many iterations fit. The tiny model on 4 ranks: one iteration's
+ * schedule (r.step) sized by hand from its ops and dependency ids, each op
+ * sizeof(struct ds_op) + 40 B (two times, a scale, an id pair), each
+ * dependency 8 B; a limit of 2.5 iterations refuses 3 and names 2. */
+Test(ps, a_run_whose_ops_do_not_fit_in_memory_is_refused) {
+  struct fixture f;
+  load(&f, "tests/data/tiny-model.yaml");
+  struct ds_ps_result r;
+  struct ds_ps_options o = opts(4, 1, DS_PS_SYNC, 2, 1);
+  run(&f, &o, &r);
+  double per_iter = (double)r.step->n_ops * (double)(sizeof(struct ds_op) + 40) +
+                    (double)r.step->n_deps * 8.0;
+  ds_ps_result_release(&r);
+  struct ds_err err = {0};
+  o = opts(4, 1, DS_PS_SYNC, 3, 1);
+  o.mem_limit = (uint64_t)(2.5 * per_iter);
+  cr_assert_eq(ds_ps_run(f.topo, f.model, &f.c, &o, &r, &err), DS_EINPUT);
+  cr_assert(strstr(err.msg, "3 iterations of 4 ranks") != NULL, "%s", err.msg);
+  cr_assert(strstr(err.msg, "--iters 2 or fewer") != NULL, "%s", err.msg);
+  /* two iterations fit: the run goes ahead */
+  o = opts(4, 1, DS_PS_SYNC, 2, 1);
+  o.mem_limit = (uint64_t)(2.5 * per_iter);
+  run(&f, &o, &r);
+  ds_ps_result_release(&r);
+  unload(&f);
+}

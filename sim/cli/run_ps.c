@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "base/units.h"
 #include "sim/cli/run_schedule.h"
@@ -63,6 +64,15 @@ static ds_status ps_memory(const struct config_run *c, struct ds_summary *s,
   return DS_OK;
 }
 
+/* Half the machine's memory (0, no limit, where it cannot be read): what
+ * ps's laid-out iterations may hold (ds_ps_options), half because the
+ * arrays grow by doubling. */
+static uint64_t ps_mem_limit(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return 0;
+  return (uint64_t)pages / 2 * (uint64_t)page;
+}
+
 /* --strategy ps: sim/train/ps.c runs its own event loop (the order in which an
  * asynchronous server applies pushes is no static schedule); this fills
  * the row from its result, once per --samples seed. */
@@ -84,7 +94,7 @@ ds_status ds__run_ps(struct config_run *c, struct ds_summary *s, struct ds_err *
                              .iters = o->iters, .net_mode = o->net_mode,
                              .rank_factor = factor, .jitter = o->jitter,
                              .jitter_cv = o->jitter_cv, .work_limit = DS_RUN_WORK_LIMIT,
-                             .work_advice = advice};
+                             .work_advice = advice, .mem_limit = ps_mem_limit()};
   /* the options column: mode, servers, stragglers */
   int len = snprintf(c->ddp_options, sizeof c->ddp_options, "mode=%s;servers=%d%s",
                      ds_ps_mode_name(po.mode), o->ps_servers,

@@ -145,6 +145,10 @@ struct ds_ps_options {
    * NULL): what the refusal tells the user to change. */
   uint64_t work_limit;
   const char *work_advice;
+  /* The bytes the schedule of every iteration may hold (ds_ps_run builds
+   * all of them before it runs: ps_schedule_bytes), 0: none; the caller
+   * sets it from the machine's memory. */
+  uint64_t mem_limit;
 };
 
 /* What a run measured. Times in ms. Per-worker step time: from the end of

@@ -47,6 +47,24 @@ static void shifts(const int64_t *all, size_t len, int64_t *shift) {
   cr_assert_eq(ds_replay_shifts(all, len, WORLD, ITERS, shift), 0);
 }
 
+/* Places every rank's op of every iteration and expects want's start and
+ * end; last_end[k] gets iteration k's latest end over the ranks. */
+static void expect_placed(const int64_t *all, size_t len, const int64_t *shift,
+                          const int64_t want[WORLD][ITERS][2], int64_t last_end[ITERS]) {
+  for (int k = 0; k < ITERS; k++) {
+    last_end[k] = 0;
+    for (int q = 0; q < WORLD; q++) {
+      int64_t start = -1, end = -1;
+      cr_assert_eq(ds_replay_place(all, len, shift, q, MOST, ITERS, k, 0, &start, &end), 0);
+      cr_expect_eq(start, want[q][k][0], "rank %d iteration %d: start %lld ns, expected %lld",
+                   q, k, (long long)start, (long long)want[q][k][0]);
+      cr_expect_eq(end, want[q][k][1], "rank %d iteration %d: end %lld ns, expected %lld", q,
+                   k, (long long)end, (long long)want[q][k][1]);
+      if (end > last_end[k]) last_end[k] = end;
+    }
+  }
+}
+
 /* Each rank's ops go at its own clock's distance from its first kept
  * begin: rank 1's iteration 1 at 20 us (its begin), ending at 59 us, as it
  * ran; rank 0's at 50 us. Placing rank 1 at rank 0's begin (50 us), as
@@ -59,19 +77,10 @@ Test(real_replay, each_rank_is_placed_by_its_own_begins) {
   fill(all, len);
   int64_t shift[WORLD];
   shifts(all, len, shift);
-  int64_t want[WORLD][ITERS][2] = {{{0, 8 * us}, {50 * us, 58 * us}, {60 * us, 68 * us}},
+  static const int64_t want[WORLD][ITERS][2] = {{{0, 8 * us}, {50 * us, 58 * us}, {60 * us, 68 * us}},
                                    {{0, 9 * us}, {20 * us, 59 * us}, {60 * us, 69 * us}}};
-  int64_t last_end[ITERS] = {0};
-  for (int k = 0; k < ITERS; k++)
-    for (int q = 0; q < WORLD; q++) {
-      int64_t start = -1, end = -1;
-      cr_assert_eq(ds_replay_place(all, len, shift, q, MOST, ITERS, k, 0, &start, &end), 0);
-      cr_expect_eq(start, want[q][k][0], "rank %d iteration %d: start %lld ns, expected %lld",
-                   q, k, (long long)start, (long long)want[q][k][0]);
-      cr_expect_eq(end, want[q][k][1], "rank %d iteration %d: end %lld ns, expected %lld", q,
-                   k, (long long)end, (long long)want[q][k][1]);
-      if (end > last_end[k]) last_end[k] = end;
-    }
+  int64_t last_end[ITERS];
+  expect_placed(all, len, shift, want, last_end);
   /* what ddpsim analyze checks (traces/trace_keys.c): iterations end in order */
   for (int k = 1; k < ITERS; k++)
     cr_assert_geq(last_end[k], last_end[k - 1], "iteration %d ends at %lld ns, before "
@@ -114,22 +123,15 @@ Test(real_replay, a_rank_late_in_the_first_kept_iteration_is_not_late_in_the_oth
                                                skew1 + 70 * us}};
   static const int64_t op[WORLD][ITERS][2] = {{{0, 39 * us}, {0, 9 * us}, {0, 9 * us}},
                                               {{0, 9 * us}, {0, 9 * us}, {0, 9 * us}}};
-  int64_t want[WORLD][ITERS][2] = {{{0, 39 * us}, {50 * us, 59 * us}, {70 * us, 79 * us}},
+  static const int64_t want[WORLD][ITERS][2] = {{{0, 39 * us}, {50 * us, 59 * us}, {70 * us, 79 * us}},
                                    {{30 * us, 39 * us}, {50 * us, 59 * us}, {70 * us, 79 * us}}};
   size_t len = ds_replay_rec_len(MOST, ITERS);
   int64_t all[WORLD * (1 + ITERS + 2 * MOST * ITERS)];
   fill_with(all, len, begin, op);
   int64_t shift[WORLD];
   shifts(all, len, shift);
-  for (int k = 0; k < ITERS; k++)
-    for (int q = 0; q < WORLD; q++) {
-      int64_t start = -1, end = -1;
-      cr_assert_eq(ds_replay_place(all, len, shift, q, MOST, ITERS, k, 0, &start, &end), 0);
-      cr_expect_eq(start, want[q][k][0], "rank %d iteration %d: start %lld ns, expected %lld",
-                   q, k, (long long)start, (long long)want[q][k][0]);
-      cr_expect_eq(end, want[q][k][1], "rank %d iteration %d: end %lld ns, expected %lld", q,
-                   k, (long long)end, (long long)want[q][k][1]);
-    }
+  int64_t last_end[ITERS];
+  expect_placed(all, len, shift, want, last_end);
 }
 
 /* Rank 0 late in the first kept iteration: no op is placed before 0 (the

@@ -77,8 +77,9 @@ Test(real_replay, each_rank_is_placed_by_its_own_begins) {
   fill(all, len);
   int64_t shift[WORLD];
   shifts(all, len, shift);
-  static const int64_t want[WORLD][ITERS][2] = {{{0, 8 * us}, {50 * us, 58 * us}, {60 * us, 68 * us}},
-                                   {{0, 9 * us}, {20 * us, 59 * us}, {60 * us, 69 * us}}};
+  static const int64_t want[WORLD][ITERS][2] = {
+      {{0, 8 * us}, {50 * us, 58 * us}, {60 * us, 68 * us}},
+      {{0, 9 * us}, {20 * us, 59 * us}, {60 * us, 69 * us}}};
   int64_t last_end[ITERS];
   expect_placed(all, len, shift, want, last_end);
   /* what ddpsim analyze checks (traces/trace_keys.c): iterations end in order */
@@ -123,8 +124,9 @@ Test(real_replay, a_rank_late_in_the_first_kept_iteration_is_not_late_in_the_oth
                                                skew1 + 70 * us}};
   static const int64_t op[WORLD][ITERS][2] = {{{0, 39 * us}, {0, 9 * us}, {0, 9 * us}},
                                               {{0, 9 * us}, {0, 9 * us}, {0, 9 * us}}};
-  static const int64_t want[WORLD][ITERS][2] = {{{0, 39 * us}, {50 * us, 59 * us}, {70 * us, 79 * us}},
-                                   {{30 * us, 39 * us}, {50 * us, 59 * us}, {70 * us, 79 * us}}};
+  static const int64_t want[WORLD][ITERS][2] = {
+      {{0, 39 * us}, {50 * us, 59 * us}, {70 * us, 79 * us}},
+      {{30 * us, 39 * us}, {50 * us, 59 * us}, {70 * us, 79 * us}}};
   size_t len = ds_replay_rec_len(MOST, ITERS);
   int64_t all[WORLD * (1 + ITERS + 2 * MOST * ITERS)];
   fill_with(all, len, begin, op);

@@ -489,6 +489,24 @@ Test(net, incremental_alpha_beta_matches_the_full_resolve_on_random_flow_sets) {
   compare_with_reference(DS_NET_CONSTANT);
 }
 
+/* Two runs of one random flow set, with and without a shortcut: the same
+ * delivery and send times, and the same rates at every re-solve. */
+static void expect_same_run(const struct rnd_run *fast, const struct rnd_run *full,
+                            uint64_t seed) {
+  for (int32_t j = 0; j < RND_FLOWS; j++) {
+    cr_assert_eq(fast->done_ns[j], full->done_ns[j], "seed %llu flow %d: delivered",
+                 (unsigned long long)seed, j);
+    cr_assert_eq(fast->sent_ns[j], full->sent_ns[j], "seed %llu flow %d: sent",
+                 (unsigned long long)seed, j);
+  }
+  cr_assert_eq(fast->n_rates, full->n_rates, "seed %llu: re-solves differ",
+               (unsigned long long)seed);
+  for (int32_t i = 0; i < fast->n_rates; i++)
+    cr_assert(fast->rates[i] == full->rates[i], "seed %llu, re-solve %d, flow %d: %.17g, %.17g",
+              (unsigned long long)seed, i / RND_FLOWS, i % RND_FLOWS, fast->rates[i],
+              full->rates[i]);
+}
+
 /* The shortcut for a component whose flows all stop at one cap
  * (all_at_one_cap in sim/net/net_maxmin.c) must give progressive filling's very
  * doubles: random flow sets as above, every capped flow at one of two caps
@@ -507,17 +525,7 @@ Test(net, one_cap_shortcut_gives_progressive_fillings_rates_bit_for_bit) {
       if (isfinite(spec[j].cap) || seed % 2 == 0) spec[j].cap = j % 4 == 0 ? 2e9 : 0.1e9;
     rnd_run(&full, caps, spec, DS_NET_MAXMIN, 0, 1);
     rnd_run(&fast, caps, spec, DS_NET_MAXMIN, 0, 0);
-    for (int32_t j = 0; j < RND_FLOWS; j++) {
-      cr_assert_eq(fast.done_ns[j], full.done_ns[j], "seed %llu flow %d: delivered",
-                   (unsigned long long)seed, j);
-      cr_assert_eq(fast.sent_ns[j], full.sent_ns[j], "seed %llu flow %d: sent",
-                   (unsigned long long)seed, j);
-    }
-    cr_assert_eq(fast.n_rates, full.n_rates, "seed %llu: re-solves differ", (unsigned long long)seed);
-    for (int32_t i = 0; i < fast.n_rates; i++)
-      cr_assert(fast.rates[i] == full.rates[i], "seed %llu, re-solve %d, flow %d: %.17g, %.17g",
-                (unsigned long long)seed, i / RND_FLOWS, i % RND_FLOWS, fast.rates[i],
-                full.rates[i]);
+    expect_same_run(&fast, &full, seed);
     cr_assert_eq(ds__net_shortcut_solved(full.net), 0);
     shortcut += ds__net_shortcut_solved(fast.net);
     general += ds__net_solved(fast.net) - ds__net_shortcut_solved(fast.net);
@@ -548,17 +556,7 @@ Test(net, the_all_at_caps_fast_path_gives_the_same_times_and_rates) {
     for (int32_t j = 0; j < RND_FLOWS; j++) spec[j].cap = seed % 2 ? 0.1e9 : 0.6e9;
     rnd_run(&full, caps, spec, DS_NET_MAXMIN, 0, 1);
     rnd_run(&fast, caps, spec, DS_NET_MAXMIN, 0, 0);
-    for (int32_t j = 0; j < RND_FLOWS; j++) {
-      cr_assert_eq(fast.done_ns[j], full.done_ns[j], "seed %llu flow %d: delivered",
-                   (unsigned long long)seed, j);
-      cr_assert_eq(fast.sent_ns[j], full.sent_ns[j], "seed %llu flow %d: sent",
-                   (unsigned long long)seed, j);
-    }
-    cr_assert_eq(fast.n_rates, full.n_rates, "seed %llu: re-solves differ", (unsigned long long)seed);
-    for (int32_t i = 0; i < fast.n_rates; i++)
-      cr_assert(fast.rates[i] == full.rates[i], "seed %llu, re-solve %d, flow %d: %.17g, %.17g",
-                (unsigned long long)seed, i / RND_FLOWS, i % RND_FLOWS, fast.rates[i],
-                full.rates[i]);
+    expect_same_run(&fast, &full, seed);
     cr_assert_eq(ds__net_fast_resolves(full.net), 0);
     took += ds__net_fast_resolves(fast.net);
     general += ds__net_solved(full.net) > ds__net_solved(fast.net);

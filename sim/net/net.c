@@ -108,10 +108,6 @@ uint64_t ds__net_solved(const struct ds_net *net) { return net->n_solved; }
 
 uint64_t ds__net_fast_resolves(const struct ds_net *net) { return net->n_fast; }
 
-uint64_t ds_net_flows_started(const struct ds_net *net) { return net->next_seq; }
-
-uint64_t ds_net_flows_solved(const struct ds_net *net) { return net->n_solved; }
-
 uint64_t ds_net_work_done(void *ctx, uint64_t fired) {
   const struct ds_net *net = ctx;
   return fired + net->next_seq + net->n_solved;

@@ -96,10 +96,6 @@ uint64_t ds__net_shortcut_solved(const struct ds_net *net);
  * fast path (every link capped-clean: only the new flows get a rate; off
  * with ds__net_set_no_shortcut). */
 uint64_t ds__net_fast_resolves(const struct ds_net *net);
-/* Flows started so far (the work bound counts them: sim/train/exec.c). */
-uint64_t ds_net_flows_started(const struct ds_net *net);
-/* Flow rates (re-)solved so far (likewise). */
-uint64_t ds_net_flows_solved(const struct ds_net *net);
 /* The work of a run on this network so far, as a ds_work_estimate_fn
  * (sim/net/engine.h; ctx: the struct ds_net): events fired, flows started,
  * flow rates re-solved. */

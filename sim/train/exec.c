@@ -216,8 +216,7 @@ static int find_unfinished(struct ds_exec *ex, int32_t r, uint32_t e, void *ctx)
  * the same ops, so its work is about the last one's. */
 static uint64_t foreseen_work(void *ctx, uint64_t fired) {
   const struct ds_exec *ex = ctx;
-  double done = (double)fired + (double)ds_net_flows_started(ex->net) +
-                (double)ds_net_flows_solved(ex->net);
+  double done = (double)ds_net_work_done(ex->net, fired);
   double n_ops = (double)ex->sched->n_ops, ops = (double)ex->ops_done;
   int32_t iters = ex->opt.iters > 1 ? ex->opt.iters : 2;
   if (ops > 0 && ops * iters >= n_ops && ops < n_ops) done *= n_ops / ops;

@@ -6,6 +6,7 @@
 #   make bench      benchmarks (not tests); results go to bench/README.md by hand
 #   make validate   predictions against published measurements (python3; docs/validation.md)
 #   make conformance  ddpsim against real PyTorch (needs torch in a venv; tools/README.md)
+#   make test-export  the exporter's tests that need torch (TORCH_PYTHON; tools/README.md)
 #   make docs-check re-run every command whose output a doc pastes, fail on a difference
 #                   (scripts/docs_check.py; --update rewrites the pasted blocks)
 #   make fuzz       libFuzzer targets for every reader, FUZZ_SECONDS each (fuzz/README.md)
@@ -111,7 +112,7 @@ REAL_LIBS  := $(MPI_LIBS) -lpthread \
 NVCCFLAGS  := -O2 -g -std=c++17 -arch=sm_90 -I. --compiler-options \
               -Wall,-Wextra,-Wno-unused-parameter$(if $(filter 1,$(WERROR)),$(comma)-Werror)
 
-.PHONY: all test run bench validate docs-check docs-update info clean deps check-build gpu-check conformance fuzz fuzz-build
+.PHONY: all test run bench validate docs-check docs-update info clean deps check-build gpu-check conformance test-export fuzz fuzz-build
 all: bin/ddpsim $(if $(wildcard real/main.c),bin/ddpreal)
 
 bin/ddpsim: $(DDPSIM)
@@ -243,6 +244,21 @@ validate: bin/ddpsim
 # models and tests/data/conformance/ (tools/README.md).
 conformance: bin/ddpsim
 	$(Q)tools/conformance.sh
+
+# The model exporter's tests that need PyTorch (not part of make test, which
+# needs no torch): tests/test_export_autocast.py, its rerun under CUDA's
+# autocast lists (tools/model_export/autocast.py) on a tiny model. TORCH_PYTHON:
+# a Python that imports torch (make test-export TORCH_PYTHON=/root/venv-torch/bin/python).
+TORCH_PYTHON ?= python3
+test-export:
+	$(Q)if ! $(TORCH_PYTHON) -c 'import torch' >/dev/null 2>&1; then \
+	  echo "make test-export: needs PyTorch, and TORCH_PYTHON=$(TORCH_PYTHON) cannot import torch." >&2; \
+	  echo "  Give a Python that has it: make test-export TORCH_PYTHON=/root/venv-torch/bin/python" >&2; \
+	  echo "  or install it (CPU is enough): python3 -m venv /root/venv-torch &&" \
+	    "/root/venv-torch/bin/pip install torch (tools/README.md)" >&2; \
+	  exit 2; \
+	fi
+	$(Q)$(TORCH_PYTHON) tests/test_export_autocast.py
 
 # Docs that paste a command's output mark it (<!-- docs-check: CMD -->);
 # docs-check re-runs each on bin/ddpsim and fails on a difference, docs-update

@@ -15,6 +15,7 @@
 #include "sim/train/model.h"
 #include "sim/cmd/collbench.h"
 #include "sim/cli/options.h"
+#include "traces/schedule.h"
 
 char *ds_test_slurp(const char *path) {
   FILE *fp = fopen(path, "rb");
@@ -273,6 +274,15 @@ struct ds_model *ds_test_model(const char *path) {
   struct ds_err err = {0};
   cr_assert_eq(ds_model_load(path, &m, &err), DS_OK, "%s", err.msg);
   return m;
+}
+
+void ds_test_one_bwd_schedule(struct ds_schedule_builder *bd, int64_t *tail) {
+  *bd = (struct ds_schedule_builder){0};
+  cr_assert_eq(ds_schedule_new(1, &bd->s), DS_OK);
+  struct ds_op gpu = {.rank = 0, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD, .name = "l0",
+                      .layer = 0, .bucket = -1, .coll = -1, .root = -1, .dur_us = 1};
+  cr_assert_eq(ds_schedule_emit(bd, &gpu, NULL, 0), DS_OK);
+  *tail = gpu.id;
 }
 
 void ds_test_require_gnuplot(void) {

@@ -2,13 +2,15 @@
  * What the tests share: reading and writing a file whole, running a command
  * with its stdout and stderr captured (and expecting ddpsim to refuse), its
  * CSV output read by column name, parsing a ddpsim command line in process,
- * loading a model. Linked into every test binary (Makefile:
- * TEST_SUPPORT_OBJ); failures are Criterion assertions.
+ * loading a model, a schedule of one backward op to emit a step after.
+ * Linked into every test binary (Makefile: TEST_SUPPORT_OBJ); failures are
+ * Criterion assertions.
  */
 #ifndef DS_TEST_SUPPORT_H
 #define DS_TEST_SUPPORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/status.h"
 #include "sim/train/compute.h"
@@ -156,6 +158,13 @@ struct ds_model *ds_test_model(const char *path);
  * temporary file /tmp/ddpsim-test-model-XXXXXX, which its messages name,
  * removed after): its status, *out and err as it left them. */
 ds_status ds_test_load_model_text(const char *text, struct ds_model **out, struct ds_err *err);
+
+/* A new one-rank schedule in bd->s (the caller frees it, ds_schedule_free)
+ * holding one op, rank 0's backward of layer 0 ("l0", 1 us on the compute
+ * stream), whose id *tail gets; *bd emits after it: the GPU work that
+ * ds_host_emit_step's step follows in test_bertadam.c and test_pytorch19.c. */
+struct ds_schedule_builder;
+void ds_test_one_bwd_schedule(struct ds_schedule_builder *bd, int64_t *tail);
 
 /* A GPU table of made-up GPUs for kernels timed per SM clock: ClockGPU, 4
  * SMs at 1000 MHz (4e9 SM cycles/s) and 1000 GB/s; SlowMemGPU, 1000 SMs at

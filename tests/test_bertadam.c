@@ -187,13 +187,10 @@ Test(bertadam, host_ops_sync_between_norm_and_loop) {
    * 55 launches. */
   struct toy f;
   toy_setup(&f, "tests/data/tiny-host-topo.yaml");
-  struct ds_schedule *s;
-  cr_assert_eq(ds_schedule_new(1, &s), DS_OK);
-  struct ds_op gpu = {.rank = 0, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD, .name = "l0",
-                      .layer = 0, .bucket = -1, .coll = -1, .root = -1, .dur_us = 1};
-  struct ds_schedule_builder bd = {s, 0};
-  cr_assert_eq(ds_schedule_emit(&bd, &gpu, NULL, 0), DS_OK);
-  int64_t first, tail = gpu.id;
+  struct ds_schedule_builder bd;
+  int64_t first, tail;
+  ds_test_one_bwd_schedule(&bd, &tail);
+  struct ds_schedule *s = bd.s;
   cr_assert_eq(ds_host_emit_step(&bd, &f.c, &f.m, 0, &tail, 1, &first), DS_OK);
   cr_assert_eq(s->n_ops, 8);
   const struct ds_op *o = s->ops;

@@ -144,13 +144,10 @@ Test(pytorch19, grad_scaler_sync_is_fp16_only) {
   struct fixture f;
   setup(&f, "tests/data/tiny-host-topo.yaml", DS_AMP_FP16);
   f.c.optimizer_loop = 1;
-  struct ds_schedule *s;
-  cr_assert_eq(ds_schedule_new(1, &s), DS_OK);
-  struct ds_op gpu = {.rank = 0, .stream = DS_STREAM_COMPUTE, .kind = DS_OP_BWD, .name = "l0",
-                      .layer = 0, .bucket = -1, .coll = -1, .root = -1, .dur_us = 1};
-  struct ds_schedule_builder bd = {s, 0};
-  cr_assert_eq(ds_schedule_emit(&bd, &gpu, NULL, 0), DS_OK);
-  int64_t first, tail = gpu.id;
+  struct ds_schedule_builder bd;
+  int64_t first, tail;
+  ds_test_one_bwd_schedule(&bd, &tail);
+  struct ds_schedule *s = bd.s;
   cr_assert_eq(ds_host_emit_step(&bd, &f.c, f.m, 0, &tail, 1, &first), DS_OK);
   cr_assert_eq(s->n_ops, 6);
   const struct ds_op *host = &s->ops[1], *kern = &s->ops[2], *item = &s->ops[3];

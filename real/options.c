@@ -39,10 +39,13 @@ static const char usage[] =
     "  --timeout S            the longest one step may take, in seconds (default 300;\n"
     "                         env DDPREAL_TIMEOUT_S): a collective, a barrier or a\n"
     "                         GPU wait that takes longer ends the job, naming the\n"
-    "                         rank that did not arrive; an op that would spin longer\n"
-    "                         (its dur_us: every op but collectives and, under\n"
-    "                         --compute gemm, compute ops with flops) is refused\n"
-    "                         before anything runs (exit 2)\n"
+    "                         rank that did not arrive. Spins (dur_us: every op but\n"
+    "                         collectives and, under --compute gemm, compute ops\n"
+    "                         with flops) that would keep a wait longer are refused\n"
+    "                         before anything runs (exit 2): one op; a rank's chain\n"
+    "                         of ops from its previous collective to its next (or\n"
+    "                         to its iteration's end), which the others wait for;\n"
+    "                         cuda: an iteration's longest chain\n"
     "  --help, --version\n";
 
 const char *ds_real_options_usage(void) { return usage; }

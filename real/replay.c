@@ -28,6 +28,7 @@
 
 #include "traces/trace.h"
 #include "schedule_check.h"
+#include "spin_check.h"
 #include "stats.h"
 
 #define DESCRIBE_MAX 4096
@@ -283,38 +284,103 @@ out:
 
 /* ---- the command ------------------------------------------------------ */
 
-/* Whether the device takes the op's time from its dur_us (a spin, on the
- * CPU or the GPU, or a host function): every op but a collective and,
- * under --compute gemm, a compute op with flops, which runs GEMMs of them
- * instead (the cpu device's are capped at 2e8 flops). */
-static int spins(const struct ds_op *o, enum ds_compute_mode compute) {
-  if (ds_op_kind_is_collective(o->kind)) return 0;
-  int computes = o->kind == DS_OP_FWD || o->kind == DS_OP_BWD || o->kind == DS_OP_LOSS ||
-                 o->kind == DS_OP_STEP;
-  return !(compute == DS_COMPUTE_GEMM && computes && o->flops > 0);
+/* d seconds in the unit a person reads best: "(2 s)", "(11.6 days)". */
+static void say_s(double d, char *buf, size_t cap) {
+  snprintf(buf, cap, "%.3g %s", d >= 86400 ? d / 86400 : d >= 3600 ? d / 3600 : d,
+           d >= 86400 ? "days" : d >= 3600 ? "hours" : "s");
+}
+
+/* What to change, after a sum of us microseconds past the limit. */
+static void say_fix(double us, char *buf, size_t cap) {
+  double s = us * 1e-6;
+  if (s < 1e6)
+    snprintf(buf, cap, "correct the schedule, or give a --timeout above %g s (at most 1e6 s)",
+             s);
+  else
+    snprintf(buf, cap, "correct the schedule (--timeout takes at most 1e6 s)");
 }
 
 /* --timeout bounds every step of the replay: the waits for other ranks and
- * the GPU at run time, and an op that spins for its dur_us here, before
- * any rank starts, since its length is known. A spin past the limit is bad
- * input (a 1e12 us op spun for 12 days; on more than one rank the others'
- * waits would end the job after the limit anyway, blaming a rank that "did
- * not arrive"). */
-static ds_status check_spins(const struct ds_schedule *s, const size_t *op_line,
+ * the GPU at run time, and what a rank spins for its dur_us here, before
+ * any rank starts, since its length is known (spin_check.c says which sums
+ * each wait sees). Past the limit is bad input: a 1e12 us op spun for 12
+ * days; with more than one rank, spins that keep a rank from a collective
+ * (or from the end of its iteration) longer than the limit end the job
+ * when the others' wait runs out, after the whole limit, blaming a rank
+ * that "did not arrive". In order: one op (the clearest message), the
+ * other ranks' waits (more than one rank), and the cuda device's wait for
+ * an iteration's GPU work (any number of ranks). */
+static ds_status check_spins(struct ds_schedule *s, const size_t *op_line,
                              const struct ds_real_options *opt, struct ds_err *err) {
   double limit_s = ds_real_timeout_s();
+  char took[64], fix[160];
   for (size_t i = 0; i < s->n_ops; i++) {
     const struct ds_op *o = &s->ops[i];
-    if (!spins(o, opt->compute) || !(o->dur_us * 1e-6 > limit_s)) continue;
-    double d = o->dur_us * 1e-6;
+    if (!ds_spin_op_spins(o, opt->compute) || !(o->dur_us * 1e-6 > limit_s)) continue;
+    say_s(o->dur_us * 1e-6, took, sizeof took);
     return ds_err_set(err, DS_EINPUT,
                       "%s:%zu: column 'dur_us': op %" PRId64 " (%s on rank %d) spins %g us "
-                      "(%.3g %s), longer than --timeout %g s, the longest one step of the "
+                      "(%s), longer than --timeout %g s, the longest one step of the "
                       "replay may take; correct the schedule, or give a larger --timeout "
                       "(at most 1e6 s)",
                       opt->schedule, op_line[i], o->id, ds_op_kind_name(o->kind), o->rank,
-                      o->dur_us, d >= 86400 ? d / 86400 : d >= 3600 ? d / 3600 : d,
-                      d >= 86400 ? "days" : d >= 3600 ? "hours" : "s", limit_s);
+                      o->dur_us, took, limit_s);
+  }
+  struct ds_spin_path p;
+  if (s->world_size > 1) {
+    DS_CHECK(ds_spin_longest_wait(s, opt->compute, &p, err));
+    if (p.us * 1e-6 > limit_s) {
+      const struct ds_op *a = &s->ops[p.first], *b = &s->ops[p.last];
+      char after[160];
+      if (p.since == SIZE_MAX)
+        snprintf(after, sizeof after, "the start of its iteration");
+      else
+        snprintf(after, sizeof after, "op %" PRId64 " (%s coll %" PRId64 ", line %zu) ends",
+                 s->ops[p.since].id, ds_op_kind_name(s->ops[p.since].kind),
+                 s->ops[p.since].coll, op_line[p.since]);
+      say_s(p.us * 1e-6, took, sizeof took);
+      say_fix(p.us, fix, sizeof fix);
+      if (p.ends_at_collective)
+        return ds_err_set(err, DS_EINPUT,
+                          "%s:%zu: column 'dur_us': rank %d's spins keep it from entering op %"
+                          PRId64 " (%s coll %" PRId64 ", line %zu) until %g us (%s) after %s, "
+                          "the earliest the other ranks enter it: a chain of %zu spinning "
+                          "ops (stream order and deps) from op %" PRId64 " (%s, this line); "
+                          "longer than --timeout %g s, the longest they wait there (the job "
+                          "would end after %g s, saying rank %d did not arrive); %s",
+                          opt->schedule, op_line[p.first], a->rank, b->id,
+                          ds_op_kind_name(b->kind), b->coll, op_line[p.last], p.us, took,
+                          after, p.n_spins, a->id, ds_op_kind_name(a->kind), limit_s, limit_s,
+                          a->rank, fix);
+      return ds_err_set(err, DS_EINPUT,
+                        "%s:%zu: column 'dur_us': rank %d's spins end its iteration %g us "
+                        "(%s) after %s, the earliest the other ranks can end theirs: a chain "
+                        "of %zu spinning ops (stream order and deps) from op %" PRId64 " (%s, "
+                        "this line) to op %" PRId64 " (%s, line %zu); longer than --timeout "
+                        "%g s, the longest they wait for it in the barrier before the next "
+                        "iteration; %s",
+                        opt->schedule, op_line[p.first], a->rank, p.us, took, after, p.n_spins,
+                        a->id, ds_op_kind_name(a->kind), b->id, ds_op_kind_name(b->kind),
+                        op_line[p.last], limit_s, fix);
+    }
+  }
+  if (opt->device == DS_REAL_DEVICE_CUDA) {
+    DS_CHECK(ds_spin_longest_iteration(s, opt->compute, &p, err));
+    if (p.us * 1e-6 > limit_s) {
+      const struct ds_op *a = &s->ops[p.first], *b = &s->ops[p.last];
+      say_s(p.us * 1e-6, took, sizeof took);
+      say_fix(p.us, fix, sizeof fix);
+      return ds_err_set(err, DS_EINPUT,
+                        "%s:%zu: column 'dur_us': one iteration spins %g us (%s) in a chain "
+                        "of %zu ops (stream order, deps, and collectives, which wait for "
+                        "every rank) from op %" PRId64 " (%s on rank %d, this line) to the end "
+                        "of op %" PRId64 " (%s on rank %d, line %zu): longer than --timeout "
+                        "%g s, the longest the cuda device waits for an iteration's GPU "
+                        "work; %s",
+                        opt->schedule, op_line[p.first], p.us, took, p.n_spins, a->id,
+                        ds_op_kind_name(a->kind), a->rank, b->id, ds_op_kind_name(b->kind),
+                        b->rank, op_line[p.last], limit_s, fix);
+    }
   }
   return DS_OK;
 }

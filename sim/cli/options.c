@@ -132,16 +132,23 @@ static const char usage_precision[] =
     "                         cuDNN's persistent batch-norm kernels instead of its\n"
     "                         one-CTA-per-channel NCHW ones, and the elementwise ops\n"
     "                         that mix layouts (the model's nhwc_legacy_ew; default NCHW)\n"
-    "  --optimizer sgd|adam|none|bertadam  the training loop's optimizer instead of the\n"
-    "                         model file's: none runs forward and backward without\n"
-    "                         optimizer.step() (a benchmark's train time): no step kernels,\n"
-    "                         host work, state or GradScaler step; zero_grad as the PyTorch\n"
-    "                         version charges it; ddp still all-reduces (single, dp, ddp).\n"
+    "  --optimizer sgd|adam|none|bertadam|apex-o2-fusedadam  the training loop's optimizer\n"
+    "                         instead of the model file's: none runs forward and backward\n"
+    "                         without optimizer.step() (a benchmark's train time): no step\n"
+    "                         kernels, host work, state or GradScaler step; zero_grad as the\n"
+    "                         PyTorch version charges it; ddp still all-reduces (single, dp,\n"
+    "                         ddp).\n"
     "                         bertadam: DeepLearningExamples' BERT run_squad.py fp32 step,\n"
     "                         apex's gradient-norm clip (a .item() sync), then BertAdam's\n"
     "                         Python loop, 18 or 20 kernels and launches per tensor, decay\n"
     "                         by parameter name, under any --pytorch-version but 1.4 (fp32,\n"
-    "                         single, dp, ddp; not with --weight-decay or --grad-accum)\n"
+    "                         single, dp, ddp; not with --weight-decay or --grad-accum).\n"
+    "                         apex-o2-fusedadam: the same script's --fp16 step, apex amp O2\n"
+    "                         (with --dtype fp16: the model in fp16, fp32 master weights):\n"
+    "                         the unscale into fp32 master gradients and its .item() sync,\n"
+    "                         the same clip on them, FusedAdam's multi-tensor kernels, the\n"
+    "                         copy back to the fp16 model, amp's zero_grad fills (single,\n"
+    "                         ddp; not with --pytorch-version, --weight-decay, --grad-accum)\n"
     "  --weight-decay         the optimizer has a nonzero weight_decay: one more kernel\n"
     "                         (3 passes) per foreach step, or per tensor under the loop\n"
     "                         of --pytorch-version 1.4 and 1.9\n"
@@ -758,10 +765,11 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
   else if (strcmp(flag, "--no-broadcast-buffers") == 0) o->no_broadcast_buffers = 1;
   else if (strcmp(flag, "--weight-decay") == 0) o->weight_decay = 1;
   else if (strcmp(flag, "--optimizer") == 0) {
-    static const char *const names[] = {"sgd", "adam", "none", "bertadam"};
+    static const char *const names[] = {"sgd", "adam", "none", "bertadam",
+                                        "apex-o2-fusedadam"};
     static const enum ds_optimizer kinds[] = {DS_OPT_SGD, DS_OPT_ADAM, DS_OPT_NONE,
-                                              DS_OPT_BERTADAM};
-    DS_CHECK(parse_choice(flag, v, names, 4, &c, err));
+                                              DS_OPT_BERTADAM, DS_OPT_APEX_O2};
+    DS_CHECK(parse_choice(flag, v, names, 5, &c, err));
     o->optimizer = kinds[c];
   }
   else if (strcmp(flag, "--no-bn-weight-decay") == 0) o->no_bn_weight_decay = 1;

@@ -265,7 +265,7 @@ ds_status ds__options_finish(struct ds_options *o, int proto_set, const double *
    * builds it (compute.h): its groups decay by name, its clipper runs
    * every micro-step, its PyTorch is 1.10 or later (1.4's clip_grad_norm_
    * syncs per tensor), and under --fp16 the script runs apex's FusedAdam
-   * with O2 master weights instead, which is not built. */
+   * with O2 master weights instead (--optimizer apex-o2-fusedadam). */
   if (ds_options_given(o, "--optimizer") && o->optimizer == DS_OPT_BERTADAM) {
     if (o->weight_decay || o->no_bn_weight_decay)
       return ds_err_set(err, DS_EUSAGE, "option %s: --optimizer bertadam decays by "
@@ -274,8 +274,8 @@ ds_status ds__options_finish(struct ds_options *o, int proto_set, const double *
                         o->weight_decay ? "--weight-decay" : "--no-bn-weight-decay");
     if (o->amp != DS_AMP_NONE || o->dtype != DS_DTYPE_FP32)
       return ds_err_set(err, DS_EUSAGE, "option --optimizer bertadam: run_squad.py's fp32 "
-                        "step; its --fp16 path (apex FusedAdam with O2 master weights) is "
-                        "not built, so not with %s",
+                        "step, not with %s (its --fp16 path, apex FusedAdam with O2 master "
+                        "weights, is --optimizer apex-o2-fusedadam --dtype fp16)",
                         o->amp != DS_AMP_NONE ? "--amp" : "--dtype other than fp32");
     if (o->ddp_rules == DS_DDP_RULES_TORCH_1_4)
       return ds_err_set(err, DS_EUSAGE, "option --optimizer bertadam: its clip_grad_norm_ "
@@ -291,6 +291,46 @@ ds_status ds__options_finish(struct ds_options *o, int proto_set, const double *
       if (o->strategies[k] == DS_STRATEGY_PS)
         return ds_err_set(err, DS_EUSAGE, "option --optimizer bertadam: not built for "
                           "--strategy ps (use single, dp or ddp)");
+  }
+  /* --optimizer apex-o2-fusedadam is run_squad.py's --fp16 step (compute.h):
+   * amp O2 casts the whole model to fp16 (--dtype fp16, no autocast), its
+   * groups decay by name, it zeroes and drops the fp16 gradients itself
+   * whatever the PyTorch (so no --pytorch-version rules), and its unscale
+   * and clipper run on every backward. Built for single and ddp. */
+  if (ds_options_given(o, "--optimizer") && o->optimizer == DS_OPT_APEX_O2) {
+    if (o->amp != DS_AMP_NONE)
+      return ds_err_set(err, DS_EUSAGE, "option --amp: --optimizer apex-o2-fusedadam is apex "
+                        "amp O2, which casts the model to fp16 and patches no function "
+                        "(no autocast); use --dtype fp16 without --amp");
+    if (o->dtype != DS_DTYPE_FP16)
+      return ds_err_set(err, DS_EUSAGE, "option --optimizer apex-o2-fusedadam: needs --dtype "
+                        "fp16 (amp O2 casts the whole model to fp16, its fp32 master weights "
+                        "live in the optimizer)");
+    if (o->weight_decay || o->no_bn_weight_decay)
+      return ds_err_set(err, DS_EUSAGE, "option %s: --optimizer apex-o2-fusedadam decays by "
+                        "run_squad.py's parameter names (weight_decay 0.01, 0 on bias and "
+                        "LayerNorm.weight); drop it",
+                        o->weight_decay ? "--weight-decay" : "--no-bn-weight-decay");
+    if (ds_options_given(o, "--pytorch-version"))
+      return ds_err_set(err, DS_EUSAGE, "option --pytorch-version: not with --optimizer "
+                        "apex-o2-fusedadam, whose zero_grad and dropped gradients are amp's "
+                        "whatever the PyTorch, and whose step is built under current rules "
+                        "only; drop it");
+    int no_sync = 0;
+    for (int32_t k = 0; k < o->sweep[DS_VAR_NO_SYNC].n; k++)
+      no_sync |= o->sweep[DS_VAR_NO_SYNC].v[k] > 1;
+    if (o->grad_accum > 1 || o->optimizer_batch > 0 || no_sync)
+      return ds_err_set(err, DS_EUSAGE, "option %s: not built for --optimizer "
+                        "apex-o2-fusedadam (amp unscales into new master gradients and "
+                        "run_squad.py clips after every backward)",
+                        o->optimizer_batch > 0 ? "--optimizer-batch"
+                        : no_sync              ? "--no-sync"
+                                               : "--grad-accum");
+    for (int32_t k = 0; k < o->n_strategies; k++)
+      if (o->strategies[k] == DS_STRATEGY_PS || o->strategies[k] == DS_STRATEGY_DP)
+        return ds_err_set(err, DS_EUSAGE, "option --optimizer apex-o2-fusedadam: not built "
+                          "for --strategy %s (use single or ddp)",
+                          o->strategies[k] == DS_STRATEGY_PS ? "ps" : "dp");
   }
   if (ds_options_given(o, "--optimizer") && o->optimizer == DS_OPT_NONE && o->weight_decay)
     return ds_err_set(err, DS_EUSAGE, "option --weight-decay: the optimizer's weight_decay, "

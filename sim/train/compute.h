@@ -506,6 +506,21 @@ double ds_compute_conv_transpose(const struct ds_compute *c, const struct ds_mod
  * GradientClipper runs before it (ds_compute_clip_norm_ns and
  * ds_compute_clip_scale_ns, with a sync between them: host.h).
  *
+ * Under --optimizer apex-o2-fusedadam (DS_OPT_APEX_O2; --dtype fp16: amp
+ * O2 casts the whole model to fp16) the step is the same script's --fp16
+ * path: apex FusedAdam under amp O2's fp32 master weights, over the same
+ * two groups (compute_step.c cites each line). Before it, amp's unscale
+ * into new fp32 master gradients (ds_compute_amp_unscale_ns), its
+ * overflow .item() and the GradientClipper on the master gradients (host.h).
+ * This is FusedAdam's multi_tensor_adam, a call per group reading the fp32
+ * gradient, weight and moments and writing the three (7 passes of 4
+ * bytes, weight decay inside the kernel), then amp's copy of the masters
+ * to the fp16 model (multi_tensor_scale: 4 + 2 bytes an element): 34 bytes
+ * a stepped element under fp16, one kernel over them plus kernel_overhead
+ * per further launch (ds_compute_step_launches: depth 4, 36 tensors a
+ * launch, per group; depth 2, 64, over both). Each launch is a host
+ * dispatch (ds_compute_step_host_ops), as are amp's zero_grad fills.
+ *
  * Under --optimizer none (model->optimizer DS_OPT_NONE) there is no step:
  * 0, as are the passes, kernels, launches and bytes below, and the
  * unscale_ of a GradScaler whose step() is never called. */
@@ -539,8 +554,14 @@ double ds_compute_loss_ns(const struct ds_compute *c, const struct ds_model *mod
 /* Passes over the parameters' bytes of the optimizer's kernels (above,
  * without GradScaler): foreach 8 (SGD with momentum) or 18 (Adam), the 1.4
  * loop 8 or 20, 3 more each with weight decay; bertadam a decayed tensor's
- * 32 (ds_compute_bertadam_tensor_passes; its undecayed tensors make 27). */
+ * 32 (ds_compute_bertadam_tensor_passes; its undecayed tensors make 27);
+ * apex-o2-fusedadam its 34 bytes an element in the model's parameter
+ * bytes, 17 under fp16. */
 int ds_compute_optimizer_passes(const struct ds_compute *c, enum ds_optimizer opt);
+/* The elements the optimizer steps: under bertadam and apex-o2-fusedadam
+ * every parameter's but the pooler's (run_squad.py:959), else the model's
+ * total_numel. */
+double ds_compute_step_numel(const struct ds_model *model);
 /* BertAdam's kernels and passes over one fp32 tensor (above), in the
  * weight_decay 0.01 group (decays) or the 0.0 one: 20 or 18 kernels, 32
  * or 27 passes (the six 0-d kernels make none); under c->clip_foreach
@@ -548,9 +569,11 @@ int ds_compute_optimizer_passes(const struct ds_compute *c, enum ds_optimizer op
 int ds_compute_bertadam_tensor_kernels(const struct ds_compute *c, int decays);
 int ds_compute_bertadam_tensor_passes(const struct ds_compute *c, int decays);
 /* run_squad.py's GradientClipper.step (:717-724) under --optimizer
- * bertadam, before BertAdam's loop: apex's multi_tensor_l2norm over the
- * stepped gradients, at::zeros({320}), the multi_tensor_apply launches
- * (depth 1: 110 tensors, 320 chunks of 65,536 elements a launch) and
+ * bertadam, before BertAdam's loop, and under apex-o2-fusedadam, on the
+ * fp32 master gradients (4 bytes an element whatever --dtype), before
+ * FusedAdam: apex's multi_tensor_l2norm over the stepped gradients,
+ * at::zeros({320}), the multi_tensor_apply launches (depth 1: 110
+ * tensors, 320 chunks of 65,536 elements a launch) and
  * cleanup<<<1, 512>>>, reading every gradient once
  * (ds_compute_clip_norm_launches kernels; ns at the roofline plus a
  * kernel_overhead each, *bytes what they move); then total_norm.item(), a
@@ -567,8 +590,24 @@ double ds_compute_clip_norm_ns(const struct ds_compute *c, const struct ds_model
                                double *bytes);
 double ds_compute_clip_scale_ns(const struct ds_compute *c, const struct ds_model *model,
                                 double *bytes);
+/* amp.scale_loss's exit under --optimizer apex-o2-fusedadam, after
+ * backward and before the clipper (apex 25bfcb91 apex/amp/handle.py:119-127):
+ * LossScaler.clear_overflow_state's _overflow_buf.zero_() (scaler.py:194, a
+ * 4-byte fill), then post_backward_with_master_weights's unscale
+ * (_process_optimizer.py:161-202, scaler.py:94-117): multi_tensor_scale
+ * over [fp16 gradients, new fp32 master gradients] (depth 2: 64 tensors a
+ * launch, in param_groups order), reading 2 and writing 4 bytes a stepped
+ * element; then update_scale's _overflow_buf.item() (scaler.py:200), a
+ * sync (host.h). Launches: the fill and multi_tensor_apply's; ns: the
+ * fill's kernel, the gradients' bytes at the roofline and a
+ * kernel_overhead per further launch; *bytes what they move. 0 and 0
+ * under any other optimizer. */
+int ds_compute_amp_unscale_launches(const struct ds_compute *c, const struct ds_model *model);
+double ds_compute_amp_unscale_ns(const struct ds_compute *c, const struct ds_model *model,
+                                 double *bytes);
 /* Kernels the optimizer step launches: one per foreach call, or under the
- * 1.4 loop those per tensor times the model's parameter tensors (above). */
+ * 1.4 loop those per tensor times the model's parameter tensors (above);
+ * under apex-o2-fusedadam its launches. */
 int ds_compute_step_kernels(const struct ds_compute *c, const struct ds_model *model);
 /* The launches those kernels take: under the loop the kernels themselves; under
  * foreach each call's multi_tensor_apply launches over its parameter group,
@@ -589,8 +628,9 @@ int ds_compute_step_launches_of(const struct ds_compute *c, const struct ds_mode
  * version) one Python-dispatched op per
  * kernel (ds_compute_step_kernels, 0 under --optimizer none), and
  * under 1.9 one per zero_grad fill (the model's parameter tensors), each
- * ds_compute_step_host_op_ns; 0 for the foreach step (its few calls' host
- * time is not modelled). */
+ * ds_compute_step_host_op_ns; under apex-o2-fusedadam one per launch
+ * (FusedAdam's and the copy back's) and one per amp zero_grad fill; 0 for
+ * the foreach step (its few calls' host time is not modelled). */
 int ds_compute_step_host_ops(const struct ds_compute *c, const struct ds_model *model);
 /* Host time to dispatch one op of the loop: the topology's host_grad_copy,
  * DDP's host cost per gradient copied back (one elementwise launch and its
@@ -600,7 +640,9 @@ double ds_compute_step_host_op_ns(const struct ds_compute *c);
 /* zero_grad() under 1.9 (c->zero_grad_fill; torch/optim/optimizer.py
  * zero_grad, set_to_none=False): per parameter with a gradient,
  * p.grad.requires_grad_(False) and p.grad.zero_(), one fill kernel writing
- * the gradient (1 pass), each with kernel_overhead; 0 otherwise (current
+ * the gradient (1 pass), each with kernel_overhead; the same under
+ * apex-o2-fusedadam whatever the version, amp's zero_grad (detach_() and
+ * zero_() on each stepped fp16 gradient); 0 otherwise (current
  * PyTorch sets the gradients to None: nothing runs). *bytes gets what the
  * kernels write. Its launches are among ds_compute_step_host_ops. */
 double ds_compute_zero_grad_ns(const struct ds_compute *c, const struct ds_model *model,

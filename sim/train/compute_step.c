@@ -3,9 +3,11 @@
  * foreach calls and the launches multi_tensor_apply splits them into, or
  * 1.4's and 1.9's per-tensor loop, with weight decay and
  * --no-bn-weight-decay's groups, or --optimizer bertadam's (run_squad.py's
- * apex gradient clipper and BertAdam's loop); GradScaler's unscale_ before
- * it, zero_grad's fills after it, and AccumulateGrad's additions where
- * .grad is kept.
+ * apex gradient clipper and BertAdam's loop), or apex-o2-fusedadam's (the
+ * same script's --fp16 step: amp O2's unscale, the clipper, FusedAdam and
+ * the copy back to the fp16 model); GradScaler's unscale_ before it,
+ * zero_grad's fills after it, and AccumulateGrad's additions where .grad
+ * is kept.
  */
 #include "sim/train/compute.h"
 
@@ -48,24 +50,42 @@ static int32_t undecayed(const struct ds_compute *c, const struct ds_model *m, d
   return n;
 }
 
-/* --optimizer bertadam: NVIDIA DeepLearningExamples' BERT run_squad.py, its
- * fp32 step (compute.h). Read at DeepLearningExamples 128ecbe4, whose
- * PyTorch/LanguageModeling/BERT/ run_squad.py and optimization.py Lambda's
- * fork (LambdaLabsML/DeepLearningExamples lambda/benchmark, c1781a37)
- * carries unchanged; paths below are in that directory. */
+/* --optimizer bertadam and apex-o2-fusedadam: NVIDIA DeepLearningExamples'
+ * BERT run_squad.py, its fp32 step and its --fp16 one (compute.h). Read at
+ * DeepLearningExamples 128ecbe4, whose PyTorch/LanguageModeling/BERT/
+ * run_squad.py and optimization.py Lambda's fork
+ * (LambdaLabsML/DeepLearningExamples lambda/benchmark, c1781a37) carries
+ * unchanged; paths below are in that directory. Both build the optimizer
+ * over the same two parameter groups and run the same GradientClipper. */
+static int squad_step(const struct ds_model *m) {
+  return m->optimizer == DS_OPT_BERTADAM || m->optimizer == DS_OPT_APEX_O2;
+}
 
 /* run_squad.py:959: parameters whose name holds "pooler" are not in the
  * optimizer (nor, through amp.master_params, in the clipper's list). */
-static int bertadam_steps(const struct ds_model *m, int32_t p) {
+static int squad_steps(const struct ds_model *m, int32_t p) {
   return !m->params[p].name || strstr(m->params[p].name, "pooler") == NULL;
 }
 
 /* run_squad.py:961-965: weight_decay 0.01 on every parameter whose name
  * holds none of 'bias', 'LayerNorm.bias', 'LayerNorm.weight'; 0.0 on the
  * rest (optimization.py:161 then skips the decay's two kernels). */
-static int bertadam_decays(const struct ds_model *m, int32_t p) {
+static int squad_decays(const struct ds_model *m, int32_t p) {
   const char *n = m->params[p].name;
   return !n || (strstr(n, "bias") == NULL && strstr(n, "LayerNorm.weight") == NULL);
+}
+
+/* The elements run_squad.py's optimizer steps (the clipper's gradients):
+ * every parameter's but the pooler's. */
+static double squad_numel(const struct ds_model *model) {
+  double n = 0;
+  for (int32_t p = 0; p < model->n_params; p++)
+    if (squad_steps(model, p)) n += (double)model->params[p].numel;
+  return n;
+}
+
+double ds_compute_step_numel(const struct ds_model *model) {
+  return squad_step(model) ? squad_numel(model) : (double)model->total_numel;
 }
 
 /* One tensor's kernels in BertAdam.step (optimization.py:123-173), in
@@ -135,8 +155,8 @@ static int bertadam_loop(const struct ds_compute *c, const struct ds_model *m, d
   int kernels = 0;
   double t = 0, b = 0;
   for (int32_t p = 0; p < m->n_params; p++) {
-    if (!bertadam_steps(m, p)) continue;
-    int decays = bertadam_decays(m, p);
+    if (!squad_steps(m, p)) continue;
+    int decays = squad_decays(m, p);
     double tensor = (double)m->params[p].numel * c->precision.param_bytes;
     for (int i = 0; i < BERTADAM_N_OPS; i++) {
       if (!bertadam_runs(c, i, decays)) continue;
@@ -155,6 +175,7 @@ static int bertadam_loop(const struct ds_compute *c, const struct ds_model *m, d
 int ds_compute_step_kernels(const struct ds_compute *c, const struct ds_model *model) {
   if (model->optimizer == DS_OPT_NONE) return 0;
   if (model->optimizer == DS_OPT_BERTADAM) return bertadam_loop(c, model, NULL, NULL);
+  if (model->optimizer == DS_OPT_APEX_O2) return ds_compute_step_launches(c, model);
   int k = step_kernels_each(c, model->optimizer);
   double numel;
   int32_t skip = undecayed(c, model, &numel);
@@ -191,8 +212,17 @@ static const int32_t MTA_TENSORS[2][MTA_MAX_DEPTH] = {{110, 64, 48, 36, 30},
 
 /* The parameter groups a foreach call runs over: every parameter, or
  * --no-bn-weight-decay's decayed and undecayed groups (skips_decay), or
- * the parameters BertAdam steps (bertadam_steps: the clipper's list). */
-enum mta_group { MTA_ALL, MTA_DECAYED, MTA_UNDECAYED, MTA_BERTADAM };
+ * run_squad.py's (squad_steps): both its groups in param_groups order (the
+ * clipper's list, and amp O2's lists of fp16 parameters and their fp32
+ * masters), or one of them (FusedAdam's call per group). */
+enum mta_group {
+  MTA_ALL,
+  MTA_DECAYED,
+  MTA_UNDECAYED,
+  MTA_SQUAD,
+  MTA_SQUAD_DECAYED,
+  MTA_SQUAD_UNDECAYED
+};
 
 /* Which parameters an optimizer steps: every one (of NULL), or those p
  * with of[p] == set (a parameter server's shard, ps.h). */
@@ -230,14 +260,18 @@ static int64_t mta_launches(const struct ds_compute *c, const struct ds_model *m
   /* the clipper's list is amp.master_params(optimizer), param_groups in
    * order (apex/amp/_amp_state.py:60-69 at 25bfcb91): the weight_decay
    * 0.01 group's tensors, then the 0.0 group's (run_squad.py:962-965),
-   * each in registration order: two walks */
-  int32_t walks = group == MTA_BERTADAM ? 2 : 1;
-  for (int32_t k = 0; k < walks * n; k++) {
+   * each in registration order: two walks, k < n the first; amp O2's
+   * all_fp16_params and all_fp32_from_fp16_params are built the same way
+   * (apex/amp/_process_optimizer.py:33-72); one group alone, one walk */
+  int squad = group == MTA_SQUAD || group == MTA_SQUAD_DECAYED || group == MTA_SQUAD_UNDECAYED;
+  int32_t first = group == MTA_SQUAD_UNDECAYED ? n : 0;
+  int32_t end = group == MTA_SQUAD || group == MTA_SQUAD_UNDECAYED ? 2 * n : n;
+  for (int32_t k = first; k < end; k++) {
     int32_t p = ds_model_registered(model, k % n);
     int64_t numel = model->params[p].numel;
     if (numel <= 0 || !in_set(s, p)) continue;
-    if (group == MTA_BERTADAM) {
-      if (!bertadam_steps(model, p) || bertadam_decays(model, p) != (k < n)) continue;
+    if (squad) {
+      if (!squad_steps(model, p) || squad_decays(model, p) != (k < n)) continue;
     } else if (group != MTA_ALL && (group == MTA_UNDECAYED) != skips_decay(c, model, p)) {
       continue;
     }
@@ -263,6 +297,82 @@ static int64_t mta_launches(const struct ds_compute *c, const struct ds_model *m
  * INT_MAX; such a model fits no GPU's memory, so saturating is enough. */
 static int launch_count(int64_t launches) {
   return launches > INT_MAX ? INT_MAX : (int)launches;
+}
+
+/* --optimizer apex-o2-fusedadam: run_squad.py --fp16 (:967-984 at
+ * c1781a37 and 128ecbe4, :959-976 at a9e2c1d5) builds apex's
+ * FusedAdam(optimizer_grouped_parameters, bias_correction=False) over the
+ * two groups, then amp.initialize(opt_level="O2", keep_batchnorm_fp32=False,
+ * loss_scale="dynamic"): every parameter an fp16 model parameter with an
+ * fp32 master in the optimizer (apex/amp/_process_optimizer.py:28-90 at
+ * 25bfcb91; none stays fp32: keep_batchnorm_fp32 False). Read at apex
+ * 25bfcb91 (the 2021-11 apex of the DLE rows; amp's lines unchanged until
+ * its removal). After backward, in order (compute.h):
+ *  - amp.scale_loss's exit (apex/amp/handle.py:119-127): the scaler's
+ *    clear_overflow_state, _overflow_buf.zero_() on its one int
+ *    (scaler.py:191-194, the buffer :56); post_backward_with_master_weights
+ *    (_process_optimizer.py:161-202): an empty_like fp32 master gradient
+ *    per parameter (an allocation, no kernel) and LossScaler.unscale
+ *    (scaler.py:94-117): multi_tensor_scale over [fp16 grads, fp32 master
+ *    grads] (depth 2), reading 2 and writing 4 bytes an element; then
+ *    update_scale's _overflow_buf.item() (scaler.py:197-200), a sync;
+ *  - the GradientClipper on the fp32 master gradients (below);
+ *  - FusedAdam.step (apex/optimizers/fused_adam.py:105-170): per group one
+ *    multi_tensor_adam over [g, p, m, v] (depth 4), the decayed group then
+ *    the undecayed one; its AdamFunctor (csrc/multi_tensor_adam.cu:24-127)
+ *    reads the gradient, weight and both moments (:80-83) and writes the
+ *    three (:120-122), all fp32: 7 passes, the weight decay inside it;
+ *  - amp's patched step (_process_optimizer.py:353-363):
+ *    _master_params_to_model_params (:14-22), multi_tensor_scale over
+ *    [fp32 masters, fp16 params] (depth 2), 4 + 2 bytes an element; the
+ *    master gradients set to None;
+ *  - amp's patched zero_grad (:366-382): detach_() and zero_() on every
+ *    fp16 gradient (the fills: ds_compute_zero_grad_ns), which the next
+ *    scale_loss's prepare_backward_with_master_weights (:142-158) sets to
+ *    None, so backward makes new ones and AccumulateGrad adds nothing.
+ * multi_tensor_apply as the clipper's (csrc/multi_tensor_apply.cuh:16-17:
+ * 110, 64, 48, 36 tensors at depth 1-4, 320 chunks of 65,536 elements,
+ * apex/multi_tensor_apply/__init__.py:3). */
+#define APEX_MASTER_BYTES 4.0 /* fp32: master weights, their gradients, moments */
+#define APEX_FLAG_BYTES 4.0   /* the scaler's one-int _overflow_buf */
+enum { APEX_ADAM_PASSES = 7, APEX_ADAM_DEPTH = 4, APEX_SCALE_DEPTH = 2 };
+
+/* FusedAdam's launches, a call per group, then the copy back's. */
+static int64_t apex_step_launches(const struct ds_compute *c, const struct ds_model *model) {
+  struct step_set all = {NULL, 0};
+  int32_t adam = MTA_TENSORS[0][APEX_ADAM_DEPTH - 1];
+  int32_t scale = MTA_TENSORS[0][APEX_SCALE_DEPTH - 1];
+  return mta_launches(c, model, all, MTA_SQUAD_DECAYED, adam) +
+         mta_launches(c, model, all, MTA_SQUAD_UNDECAYED, adam) +
+         mta_launches(c, model, all, MTA_SQUAD, scale);
+}
+
+/* What they move: FusedAdam's 7 fp32 passes, the copy's fp32 read and
+ * fp16 write, over every stepped element. */
+static double apex_step_bytes(const struct ds_compute *c, const struct ds_model *model) {
+  return squad_numel(model) * (APEX_ADAM_PASSES * APEX_MASTER_BYTES + APEX_MASTER_BYTES +
+                               c->precision.param_bytes);
+}
+
+int ds_compute_amp_unscale_launches(const struct ds_compute *c, const struct ds_model *model) {
+  if (model->optimizer != DS_OPT_APEX_O2) return 0;
+  /* the flag's zero_, then multi_tensor_scale's launches */
+  return launch_count(1 + mta_launches(c, model, (struct step_set){NULL, 0}, MTA_SQUAD,
+                                       MTA_TENSORS[0][APEX_SCALE_DEPTH - 1]));
+}
+
+double ds_compute_amp_unscale_ns(const struct ds_compute *c, const struct ds_model *model,
+                                 double *bytes) {
+  *bytes = 0;
+  int launches = ds_compute_amp_unscale_launches(c, model);
+  if (launches == 0) return 0;
+  double grads = squad_numel(model) * (c->precision.param_bytes + APEX_MASTER_BYTES);
+  *bytes = APEX_FLAG_BYTES + grads;
+  double ns = ds_compute_kernel_ns(c, 0, APEX_FLAG_BYTES);
+  int mta = launches - 1; /* none without gradients */
+  if (mta > 0)
+    ns += ds_compute_kernel_ns(c, 0, grads) + (mta - 1) * c->params.kernel_overhead_ns;
+  return ns;
 }
 
 int ds_compute_unscale_launches(const struct ds_compute *c, const struct ds_model *model) {
@@ -313,6 +423,7 @@ int ds_compute_step_launches_of(const struct ds_compute *c, const struct ds_mode
   /* BertAdam's loop: a launch per kernel (ps, the one caller with a
    * subset, refuses it: sim/cli/options_check.c) */
   if (model->optimizer == DS_OPT_BERTADAM) return bertadam_loop(c, model, NULL, NULL);
+  if (model->optimizer == DS_OPT_APEX_O2) return launch_count(apex_step_launches(c, model));
   struct step_set s = {set_of_param, set};
   int32_t tensors = 0, skip = 0;
   for (int32_t p = 0; p < model->n_params; p++)
@@ -348,6 +459,12 @@ int ds_compute_unscale_host_ops(const struct ds_compute *c) {
 int ds_compute_optimizer_passes(const struct ds_compute *c, enum ds_optimizer opt) {
   if (opt == DS_OPT_NONE) return 0;
   if (opt == DS_OPT_BERTADAM) return ds_compute_bertadam_tensor_passes(c, 1);
+  /* FusedAdam's 7 fp32 passes and the copy back's fp32 read and model
+   * write, in the model's parameter bytes (17 under fp16) */
+  if (opt == DS_OPT_APEX_O2)
+    return (int)((APEX_ADAM_PASSES * APEX_MASTER_BYTES + APEX_MASTER_BYTES +
+                  c->precision.param_bytes) /
+                 c->precision.param_bytes);
   int adam = opt == DS_OPT_ADAM;
   int p = c->optimizer_loop ? (adam ? LOOP_ADAM_PASSES : LOOP_SGD_PASSES)
                             : (adam ? ADAM_PASSES : SGD_PASSES);
@@ -355,15 +472,24 @@ int ds_compute_optimizer_passes(const struct ds_compute *c, enum ds_optimizer op
 }
 
 /* The tensors optimizer.zero_grad() fills: its param_groups' (under
- * bertadam not the pooler's: run_squad.py:959), else every parameter. */
+ * bertadam and apex-o2-fusedadam not the pooler's: run_squad.py:959),
+ * else every parameter. */
 static int32_t zeroed(const struct ds_model *model, int32_t p) {
-  return model->optimizer != DS_OPT_BERTADAM || bertadam_steps(model, p);
+  return !squad_step(model) || squad_steps(model, p);
+}
+
+/* Whether zero_grad fills: under 1.9's rules, and always under amp O2,
+ * whose patched zero_grad (apex/amp/_process_optimizer.py:367-382) runs
+ * zero_() on every fp16 gradient whatever the PyTorch */
+static int fills_grads(const struct ds_compute *c, const struct ds_model *model) {
+  return c->zero_grad_fill || model->optimizer == DS_OPT_APEX_O2;
 }
 
 int ds_compute_step_host_ops(const struct ds_compute *c, const struct ds_model *model) {
-  if (!c->optimizer_loop && model->optimizer != DS_OPT_BERTADAM) return 0;
+  if (!c->optimizer_loop && !squad_step(model)) return 0;
   int32_t fills = 0;
-  for (int32_t p = 0; c->zero_grad_fill && p < model->n_params; p++) fills += zeroed(model, p);
+  for (int32_t p = 0; fills_grads(c, model) && p < model->n_params; p++)
+    fills += zeroed(model, p);
   return ds_compute_step_kernels(c, model) + fills;
 }
 
@@ -387,7 +513,7 @@ static double per_tensor_kernels_ns(const struct ds_compute *c, const struct ds_
 double ds_compute_zero_grad_ns(const struct ds_compute *c, const struct ds_model *model,
                                double *bytes) {
   *bytes = 0;
-  if (!c->zero_grad_fill) return 0;
+  if (!fills_grads(c, model)) return 0;
   return per_tensor_kernels_ns(c, model, 0, model->n_params, 1, 1, bytes);
 }
 
@@ -409,6 +535,7 @@ double ds_compute_step_bytes(const struct ds_compute *c,
     bertadam_loop(c, model, NULL, &bytes);
     return bytes;
   }
+  if (model->optimizer == DS_OPT_APEX_O2) return apex_step_bytes(c, model);
   int passes = ds_compute_optimizer_passes(c, model->optimizer);
   double skipped;
   undecayed(c, model, &skipped); /* --no-bn-weight-decay: no decay pass over these */
@@ -446,12 +573,13 @@ double ds_compute_step_ns(const struct ds_compute *c,
 
 /* GradientClipper.step (run_squad.py:717-724, called at :1092 after
  * backward on amp.master_params(optimizer): under fp32 the optimizer's
- * parameters, the pooler's left out). apex's multi_tensor_l2norm
- * (csrc/multi_tensor_l2norm_kernel.cu, apex 25bfcb91: the 2021-11 apex of
- * DeepLearningExamples' pytorch:21.11 rows; the file's lines unchanged to
- * 2022-10) runs at::zeros({320}) (:302, a fill), multi_tensor_apply<1>
- * over the gradients (:327), then cleanup<<<1, 512>>> (:347), which reads
- * the 320 partial sums and writes the norm. apex's multi_tensor_apply
+ * parameters, under amp O2 their fp32 masters, the pooler's left out).
+ * apex's multi_tensor_l2norm (csrc/multi_tensor_l2norm_kernel.cu, apex
+ * 25bfcb91: the 2021-11 apex of DeepLearningExamples' pytorch:21.11 rows;
+ * the file's lines unchanged to 2022-10) runs at::zeros({320}) (:302, a
+ * fill), multi_tensor_apply<1> over the gradients (:327), then
+ * cleanup<<<1, 512>>> (:347), which reads the 320 partial sums and writes
+ * the norm. apex's multi_tensor_apply
  * (csrc/multi_tensor_apply.cuh:16-17, :97-101) launches as PyTorch's
  * does (mta_launches): 320 blocks, 110 tensors at depth 1 and 64 at depth
  * 2, a block per chunk of 2048 x 32 = 65,536 elements
@@ -460,25 +588,24 @@ double ds_compute_step_ns(const struct ds_compute *c,
  * empty). */
 enum { CLIP_NORM_PARTIALS = 320 };
 
+/* The clipper's gradient bytes an element: the parameters' under
+ * bertadam (fp32), the fp32 master gradients' under amp O2
+ * (amp.master_params yields the masters, run_squad.py:1092). */
+static double clip_grad_bytes(const struct ds_compute *c, const struct ds_model *model) {
+  return model->optimizer == DS_OPT_APEX_O2 ? APEX_MASTER_BYTES : c->precision.param_bytes;
+}
+
 int ds_compute_clip_norm_launches(const struct ds_compute *c, const struct ds_model *model) {
-  if (model->optimizer != DS_OPT_BERTADAM) return 0;
-  return launch_count(mta_launches(c, model, (struct step_set){NULL, 0}, MTA_BERTADAM,
+  if (!squad_step(model)) return 0;
+  return launch_count(mta_launches(c, model, (struct step_set){NULL, 0}, MTA_SQUAD,
                                    MTA_TENSORS[0][0]) +
                       2);
 }
 
 int ds_compute_clip_scale_launches(const struct ds_compute *c, const struct ds_model *model) {
-  if (model->optimizer != DS_OPT_BERTADAM) return 0;
-  return launch_count(mta_launches(c, model, (struct step_set){NULL, 0}, MTA_BERTADAM,
+  if (!squad_step(model)) return 0;
+  return launch_count(mta_launches(c, model, (struct step_set){NULL, 0}, MTA_SQUAD,
                                    MTA_TENSORS[0][1]));
-}
-
-/* The clipper's gradients: every stepped tensor's elements. */
-static double clip_numel(const struct ds_model *model) {
-  double n = 0;
-  for (int32_t p = 0; p < model->n_params; p++)
-    if (bertadam_steps(model, p)) n += (double)model->params[p].numel;
-  return n;
 }
 
 double ds_compute_clip_norm_ns(const struct ds_compute *c, const struct ds_model *model,
@@ -488,7 +615,7 @@ double ds_compute_clip_norm_ns(const struct ds_compute *c, const struct ds_model
   if (launches == 0) return 0;
   /* the fill writes 320 floats; cleanup reads them and writes one */
   double fill = CLIP_NORM_PARTIALS * 4.0, cleanup = (CLIP_NORM_PARTIALS + 1) * 4.0;
-  double grads = clip_numel(model) * c->precision.param_bytes; /* read once */
+  double grads = squad_numel(model) * clip_grad_bytes(c, model); /* read once */
   *bytes = fill + grads + cleanup;
   /* launches - 2 of multi_tensor_apply (none without gradients): the
    * gradients' bytes at the roofline and a kernel_overhead each */
@@ -505,6 +632,6 @@ double ds_compute_clip_scale_ns(const struct ds_compute *c, const struct ds_mode
   int launches = ds_compute_clip_scale_launches(c, model);
   if (launches == 0) return 0;
   /* multi_tensor_scale over [l, l]: reads and writes every gradient */
-  *bytes = 2 * clip_numel(model) * c->precision.param_bytes;
+  *bytes = 2 * squad_numel(model) * clip_grad_bytes(c, model);
   return ds_compute_kernel_ns(c, 0, *bytes) + (launches - 1) * c->params.kernel_overhead_ns;
 }

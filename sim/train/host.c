@@ -75,8 +75,36 @@ static ds_status emit_unscale(struct ds_schedule_builder *bd, const struct ds_co
   return DS_OK;
 }
 
-/* run_squad.py's GradientClipper.step under --optimizer bertadam
- * (compute.h ds_compute_clip_norm_ns): the l2norm's launches from the host
+/* amp.scale_loss's exit under --optimizer apex-o2-fusedadam (compute.h
+ * ds_compute_amp_unscale_ns): the overflow flag's zero_ and the unscale's
+ * launches from the host (one host op, a launch each at
+ * ds_compute_step_host_op_ns; post_backward_with_master_weights's
+ * empty_like per gradient allocates and launches nothing, uncharged as
+ * the forward's kernel-less ops are), the kernels after them and after
+ * gpu_deps, then update_scale's _overflow_buf.item() (apex/amp/scaler.py:200
+ * at 25bfcb91) waiting for those kernels. */
+static ds_status emit_amp_unscale(struct ds_schedule_builder *bd, const struct ds_compute *c,
+                                  const struct ds_model *m, int32_t rank,
+                                  const int64_t *gpu_deps, size_t n_gpu_deps) {
+  double each = ds_compute_step_host_op_ns(c);
+  struct ds_op op = {.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP,
+                     .name = "amp.unscale", .layer = -1, .bucket = -1, .coll = -1,
+                     .root = -1, .dur_us = ds_compute_amp_unscale_launches(c, m) * each / 1000};
+  DS_CHECK(ds_schedule_emit(bd, &op, NULL, 0));
+  int64_t deps[8];
+  size_t n = kernel_deps(deps, sizeof deps / sizeof *deps, gpu_deps, n_gpu_deps, op.id);
+  op.stream = DS_STREAM_COMPUTE;
+  op.dur_us = ds_compute_amp_unscale_ns(c, m, &op.bytes) / 1000;
+  DS_CHECK(ds_schedule_emit(bd, &op, deps, n));
+  int64_t unscale = op.id;
+  op = (struct ds_op){.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP,
+                      .name = "overflow.item", .layer = -1, .bucket = -1, .coll = -1,
+                      .root = -1, .dur_us = each / 1000};
+  return ds_schedule_emit(bd, &op, &unscale, 1);
+}
+
+/* run_squad.py's GradientClipper.step under --optimizer bertadam and
+ * apex-o2-fusedadam (compute.h ds_compute_clip_norm_ns): the l2norm's launches from the host
  * (one host op, a launch each at ds_compute_step_host_op_ns), its kernels
  * after them and after gpu_deps, total_norm.item() (:720) waiting for
  * those kernels, then multi_tensor_scale's launches (a host op) and
@@ -113,7 +141,8 @@ static ds_status emit_clipper(struct ds_schedule_builder *bd, const struct ds_co
 
 double ds_host_foreach_step_tensors_ns(const struct ds_compute *c, enum ds_optimizer opt,
                                        int32_t tensors) {
-  if (c->optimizer_loop || tensors <= 0 || opt == DS_OPT_NONE || opt == DS_OPT_BERTADAM)
+  if (c->optimizer_loop || tensors <= 0 || opt == DS_OPT_NONE || opt == DS_OPT_BERTADAM ||
+      opt == DS_OPT_APEX_O2)
     return 0;
   double each = opt == DS_OPT_ADAM ? c->params.host_step_param_adam_ns
                                    : c->params.host_step_param_ns;
@@ -151,7 +180,9 @@ ds_status ds_host_emit_step(struct ds_schedule_builder *bd, const struct ds_comp
     *first = op.id;
     op.name = "optimizer";
   }
-  if (m->optimizer == DS_OPT_BERTADAM)
+  if (m->optimizer == DS_OPT_APEX_O2)
+    DS_CHECK(emit_amp_unscale(bd, c, m, rank, gpu_deps, n_gpu_deps));
+  if (m->optimizer == DS_OPT_BERTADAM || m->optimizer == DS_OPT_APEX_O2)
     DS_CHECK(emit_clipper(bd, c, m, rank, gpu_deps, n_gpu_deps, first));
   double foreach_ns = ds_host_foreach_step_ns(c, m);
   if (foreach_ns > 0) {

@@ -108,6 +108,14 @@ double ds_host_foreach_step_tensors_ns(const struct ds_compute *c, enum ds_optim
  * kernels, then "clip.scale" on the host and the GPU; then the loop's two
  * "optimizer" host ops, which therefore start on a drained GPU.
  *
+ * Under --optimizer apex-o2-fusedadam amp's unscale comes before the
+ * clipper: "amp.unscale" on the host (the overflow flag's zero_ and the
+ * unscale's launches) and on the GPU after gpu_deps, "overflow.item" (one
+ * host op) waiting for those kernels; then the clipper as above, on the
+ * fp32 master gradients; then two "optimizer" host ops, the first launch
+ * and the rest (FusedAdam's and the copy back's launches, amp's zero_grad
+ * fills: ds_compute_step_host_ops), after both syncs.
+ *
  * Under --optimizer none (m->optimizer DS_OPT_NONE) no unscale_, no
  * found_inf.item() and no foreach op: only 1.9's zero_grad launches, the
  * loop's two ops named "zero_grad" (the first one, which the fills wait

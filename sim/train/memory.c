@@ -55,10 +55,15 @@ double ds_output_bytes(const struct ds_model *m, const struct ds_precision *pr) 
  * sqrt of the second moments (SGD's momentum works in place) and the
  * decayed gradients, over every parameter stepped; under the loop, one
  * tensor's worth of each at a time, Adam's sqrt and division two,
- * BertAdam's three. */
+ * BertAdam's three; under amp O2 the fp32 master gradients. */
 double ds_step_temporaries(const struct ds_model *m, const struct ds_precision *pr,
                            const struct ds_memory_options *opt) {
   if (m->optimizer == DS_OPT_NONE) return 0;
+  /* apex amp O2: post_backward_with_master_weights's empty_like fp32
+   * gradient per stepped parameter, live beside the fp16 ones until the
+   * patched step sets them to None (apex/amp/_process_optimizer.py:176,
+   * :360-362 at 25bfcb91); FusedAdam's kernel makes nothing */
+  if (m->optimizer == DS_OPT_APEX_O2) return ds_compute_step_numel(m) * 4.0;
   int adam = m->optimizer == DS_OPT_ADAM;
   if (!opt->optimizer_loop && m->optimizer != DS_OPT_BERTADAM)
     return opt->step_numel * pr->param_bytes * (adam + (opt->weight_decay != 0));
@@ -84,6 +89,11 @@ void ds_ddp_memory(const struct ds_model *m, const struct ds_precision *pr, int6
   /* gradient_as_bucket_view: .grad tensors are views into the buckets */
   out->grads = opt->ddp && opt->grad_as_bucket_view ? 0 : p;
   out->optimizer = p * ds_optimizer_states(m->optimizer);
+  /* apex amp O2: the fp32 master weights, exp_avg and exp_avg_sq of every
+   * stepped parameter (_process_optimizer.py:44, fused_adam.py:130-132),
+   * beside the fp16 model */
+  if (m->optimizer == DS_OPT_APEX_O2)
+    out->optimizer = ds_compute_step_numel(m) * 4.0 * ds_optimizer_states(m->optimizer);
   out->activations = ds_ddp_saved_bytes(m, pr, batch);
   out->output = ds_output_bytes(m, pr) * (double)batch;
   /* CrossEntropyLoss's backward (every model file's loss): nll_loss's

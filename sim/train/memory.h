@@ -41,7 +41,8 @@ struct ds_ddp_memory {
   double params;      /* parameters in the training dtype */
   double grads;       /* .grad tensors (0 when they are views into the buckets) */
   double buckets;     /* DDP's flat bucket copies of the gradients */
-  double optimizer;   /* momentum (SGD) or two moments (Adam) */
+  double optimizer;   /* momentum (SGD) or two moments (Adam); under amp O2 the
+                       * fp32 masters and moments (12 bytes a stepped element) */
   double activations; /* saved for backward, whole batch (ds_ddp_saved_bytes) */
   double output;      /* the model's output, held through backward and the step */
   double loss_grads;  /* the loss's backward: nll_loss's gradient and

@@ -38,13 +38,17 @@ static const char *const layer_keys[] = {"name", "fwd_flops", "bwd_flops",
 static const char *const param_keys[] = {"name", "numel", "shape", NULL};
 
 int ds_optimizer_states(enum ds_optimizer opt) {
-  return opt == DS_OPT_ADAM || opt == DS_OPT_BERTADAM ? 2 : opt == DS_OPT_NONE ? 0 : 1;
+  return opt == DS_OPT_ADAM || opt == DS_OPT_BERTADAM ? 2
+         : opt == DS_OPT_APEX_O2                      ? 3
+         : opt == DS_OPT_NONE                         ? 0
+                                                      : 1;
 }
 
 const char *ds_optimizer_name(enum ds_optimizer opt) {
   return opt == DS_OPT_ADAM       ? "adam"
          : opt == DS_OPT_NONE     ? "none"
          : opt == DS_OPT_BERTADAM ? "bertadam"
+         : opt == DS_OPT_APEX_O2  ? "apex-o2-fusedadam"
                                   : "sgd";
 }
 

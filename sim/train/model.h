@@ -25,9 +25,13 @@ extern "C" {
  * under --amp fp16, no GradScaler.step (docs/strategies.md, "The
  * optimizer step"); or bertadam: NVIDIA DeepLearningExamples' BERT
  * run_squad.py fp32 step, its GradientClipper then BertAdam's per-tensor
- * Python loop (compute.h ds_compute_step_ns). A model file cannot say
- * none or bertadam. */
-enum ds_optimizer { DS_OPT_SGD, DS_OPT_ADAM, DS_OPT_NONE, DS_OPT_BERTADAM };
+ * Python loop (compute.h ds_compute_step_ns); or apex-o2-fusedadam
+ * (DS_OPT_APEX_O2): the same script's --fp16 step, apex amp O2's unscale
+ * into fp32 master gradients, the GradientClipper on them, apex FusedAdam
+ * on the fp32 master weights, the copy back to the fp16 model and amp's
+ * zero_grad (compute.h). A model file cannot say none, bertadam or
+ * apex-o2-fusedadam. */
+enum ds_optimizer { DS_OPT_SGD, DS_OPT_ADAM, DS_OPT_NONE, DS_OPT_BERTADAM, DS_OPT_APEX_O2 };
 
 /* A layer's kind of work, from the optional per-layer key `class`
  * (tools/export_model.py writes it for every layer); DS_LAYER_UNKNOWN when
@@ -459,9 +463,11 @@ int32_t ds_model_registration_index(const struct ds_model *m, int32_t p);
 void ds_model_free(struct ds_model *model);
 
 /* Optimizer state tensors per parameter: 1 for SGD with momentum, 2 for
- * Adam and BertAdam (next_m, next_v), 0 for none. */
+ * Adam and BertAdam (next_m, next_v), 3 for apex-o2-fusedadam (the fp32
+ * master weight, exp_avg, exp_avg_sq: fp32 whatever the model's dtype,
+ * which memory.c prices itself), 0 for none. */
 int ds_optimizer_states(enum ds_optimizer opt);
-/* "sgd", "adam", "none" or "bertadam". */
+/* "sgd", "adam", "none", "bertadam" or "apex-o2-fusedadam". */
 const char *ds_optimizer_name(enum ds_optimizer opt);
 /* "conv", "matmul", "attention", "memory" or "unknown". */
 const char *ds_layer_class_name(enum ds_layer_class cls);

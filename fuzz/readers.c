@@ -35,6 +35,7 @@
 #include "sim/net/topo.h"
 #include "sim/net/topo_import.h"
 #include "sim/train/calib.h"
+#include "sim/train/grouped_conv.h"
 #include "sim/train/model.h"
 #include "traces/schedule.h"
 #include "traces/trace.h"
@@ -47,6 +48,15 @@ const char *const ds_fuzz_readers[] = {"topo",  "model", "calib",  "schedule", "
                                        "reference", "cli", "units", "import", "measured",
                                        "subcmd", "gpus", "analyze", NULL};
 
+/* Whether msg places something at line 0 of path ("PATH:0:" or "PATH:0 "):
+ * a key's line that was never found, not a place in the file. */
+static int names_line_0(const char *msg, const char *path) {
+  size_t n = strlen(path);
+  for (const char *p = strstr(msg, path); p; p = strstr(p + 1, path))
+    if (p[n] == ':' && p[n + 1] == '0' && (p[n + 2] == ':' || p[n + 2] == ' ')) return 1;
+  return 0;
+}
+
 /* Aborts unless st is success or a refusal as promised: exit status 2
  * (DS_EINPUT, DS_EUSAGE) and a message naming `path` (when not NULL). */
 static void check_refusal(const char *what, ds_status st, const struct ds_err *err,
@@ -56,6 +66,7 @@ static void check_refusal(const char *what, ds_status st, const struct ds_err *e
   if (ds_status_exit_code(st) != 2) why = "exit status not 2";
   else if (!err->msg[0]) why = "no message";
   else if (path && !strstr(err->msg, path)) why = "message does not name the file";
+  else if (path && names_line_0(err->msg, path)) why = "message names line 0 of the file";
   if (!why) return;
   fprintf(stderr, "fuzz: %s refused with %s (%s): \"%s\"\n", what, ds_status_name(st), why,
           err->msg);
@@ -152,11 +163,6 @@ static void run_model(const char *path) {
   ds_model_free(m);
 }
 
-static void run_calib(const char *path) {
-  struct ds_calib c;
-  struct ds_err err = {0};
-  check_refusal("ds_calib_load", ds_calib_load(path, &c, &err), &err, path);
-}
 
 static void run_schedule(const char *path) {
   struct ds_schedule *s = NULL;
@@ -296,10 +302,11 @@ static void run_subcmd(const uint8_t *data, size_t size) {
   free(text);
 }
 
-/* Where the line beginning "====" between analyze's two traces starts
- * (fuzz/README.md), or size without one. */
-static size_t analyze_sep(const uint8_t *data, size_t size) {
-  for (size_t i = 0; i + 4 <= size; i++)
+/* Where the first line beginning "====" at or after from starts (between
+ * analyze's two traces, calib's files: fuzz/README.md), or size without
+ * one. */
+static size_t sep_line(const uint8_t *data, size_t from, size_t size) {
+  for (size_t i = from; i + 4 <= size; i++)
     if ((i == 0 || data[i - 1] == '\n') && memcmp(data + i, "====", 4) == 0) return i;
   return size;
 }
@@ -324,7 +331,7 @@ static void run_analyze(const uint8_t *data, size_t size) {
   const uint8_t *meas = data;
   size_t pred_size = size, meas_size = size;
   struct ds_compare_options opt = {.pred_iter = -1, .skip_measured = -1};
-  size_t sep = analyze_sep(data, size);
+  size_t sep = sep_line(data, 0, size);
   if (sep < size) {
     size_t eol = sep;
     while (eol < size && data[eol] != '\n') eol++;
@@ -358,6 +365,115 @@ static void run_analyze(const uint8_t *data, size_t size) {
   }
   if (pp) unlink(pp);
   if (mp) unlink(mp);
+}
+
+/* What ddpsim does with a calibration that loaded (sim/cli/run_load.c):
+ * applied over 4gpu.yaml's A100 (loaded once), its GPU and grouped-conv
+ * table matched against it, the interference measurement checked against
+ * its SMs (a refusal naming the file that set it), the provenance line
+ * written short and long, the table looked up; and the calibration
+ * written (traces/calib_file.c, what ddpreal calibrate writes) and read
+ * again, which must load: every key the writer writes is one the loader
+ * accepts. */
+static void use_calib(const struct ds_calib *c, const struct ds_calib_sources *src) {
+  static struct ds_topo *topo;
+  struct ds_err err = {0};
+  if (!topo && ds_topo_load(DS_SOURCE_DIR "/topologies/4gpu.yaml",
+                            DS_SOURCE_DIR "/topologies/gpus.yaml", &topo, &err) != DS_OK)
+    abort(); /* the shipped topology */
+  struct ds_compute_params p = topo->compute;
+  struct ds_gpu_spec g = topo->gpu;
+  ds_calib_apply_compute(c, &p);
+  ds_calib_apply_gpu(c, &g);
+  (void)ds_calib_gpu_fit(c, &g, NULL);
+  int32_t f = src->file[DS_CALIB_KEY_NCCL_INTERFERENCE];
+  const char *ipath = src->files[f >= 0 ? f : 0];
+  check_refusal("ds_calib_check_interference",
+                ds_calib_check_interference(c, ipath, g.sms, g.name, &err), &err, ipath);
+  char line[4096];
+  ds_calib_sources_line(src, "; ", line, 24);
+  ds_calib_sources_line(src, "\n", line, sizeof line);
+  if (c->n_gconv > 0) {
+    struct ds_gconv_table t;
+    ds_calib_gconv_table(c, &t);
+    t.on_target = ds_calib_gconv_fit(c, &g, NULL) == DS_GCONV_FIT_THIS_GPU;
+    struct ds_gconv_shape shape = {4, 128, 3136, 1}; /* ResNeXt-50's first group */
+    for (int m = 0; m < DS_GCONV_MODES; m++)
+      for (int k = 0; k < DS_CONV_PASSES; k++)
+        (void)ds_gconv_ns(&t, (enum ds_gconv_mode)m, (enum ds_conv_pass)k, &shape, 32, g.sms,
+                          g.boost_mhz * 1e6);
+  }
+  char path[512];
+  const char *dir = getenv("TMPDIR");
+  snprintf(path, sizeof path, "%s/ddpsim-fuzz-%ld-written.yaml", dir && *dir ? dir : "/tmp",
+           (long)getpid());
+  FILE *fp = fopen(path, "w");
+  if (!fp) return;
+  int bad = ds_calib_write(fp, c, "# fuzz: written back\n") != 0;
+  if (fclose(fp) != 0 || bad) {
+    unlink(path);
+    return;
+  }
+  struct ds_calib *again = malloc(sizeof *again);
+  if (again) {
+    ds_status st = ds_calib_load(path, again, &err);
+    if (st != DS_OK) {
+      fprintf(stderr, "fuzz: a calibration that loaded, written by ds_calib_write, is "
+              "refused: \"%s\"\n", err.msg);
+      abort();
+    }
+  }
+  free(again);
+  unlink(path);
+}
+
+/* Calibration files: the input is one file, or several (up to
+ * DS_CALIB_MAX_FILES, `--calib A,B,...`) split at lines beginning "====".
+ * One file is read by ds_calib_load and by ds_calib_load_files, which
+ * must agree (calib.h: with one file, exactly what ds_calib_load gives);
+ * several are merged key by key (ds_calib_load_files), a refusal naming
+ * one of them. A calibration that loads is then used (use_calib). */
+static void run_calib(const uint8_t *data, size_t size) {
+  char paths[DS_CALIB_MAX_FILES][512];
+  const char *names[DS_CALIB_MAX_FILES];
+  int32_t n = 0;
+  int ok = 1;
+  for (size_t at = 0; n < DS_CALIB_MAX_FILES;) {
+    size_t end = n + 1 < DS_CALIB_MAX_FILES ? sep_line(data, at, size) : size;
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, "-calib%d.yaml", (int)n);
+    names[n] = to_file(data + at, end - at, suffix, paths[n], sizeof paths[n]);
+    ok &= names[n++] != NULL;
+    if (end == size) break;
+    while (end < size && data[end] != '\n') end++; /* the separator line's rest */
+    at = end < size ? end + 1 : size;
+  }
+  struct ds_calib *c = malloc(sizeof *c), *one = malloc(sizeof *one);
+  struct ds_calib_sources src;
+  struct ds_err err = {0};
+  if (ok && c && one) {
+    ds_status st = ds_calib_load_files(names, n, c, &src, &err);
+    const char *named = NULL;
+    for (int32_t i = 0; i < n && !named; i++)
+      if (strstr(err.msg, names[i])) named = names[i];
+    check_refusal("ds_calib_load_files", st, &err, named ? named : names[0]);
+    if (n == 1) {
+      struct ds_err err1 = {0};
+      ds_status st1 = ds_calib_load(names[0], one, &err1);
+      if (st1 != st || (st == DS_OK && memcmp(one, c, sizeof *c) != 0) ||
+          strcmp(err1.msg, err.msg) != 0) {
+        fprintf(stderr, "fuzz: ds_calib_load (%s: \"%s\") and ds_calib_load_files of the one "
+                "file (%s: \"%s\") differ\n", ds_status_name(st1), err1.msg,
+                ds_status_name(st), err.msg);
+        abort();
+      }
+    }
+    if (st == DS_OK) use_calib(c, &src);
+  }
+  free(c);
+  free(one);
+  for (int32_t i = 0; i < n; i++)
+    if (names[i]) unlink(names[i]);
 }
 
 /* The unit and value grammars: the first byte picks the parser. */
@@ -407,14 +523,17 @@ int ds_fuzz_run(const char *name, const uint8_t *data, size_t size) {
     run_analyze(data, size);
     return 0;
   }
+  if (strcmp(name, "calib") == 0) {
+    run_calib(data, size);
+    return 0;
+  }
   static const struct {
     const char *name, *suffix;
     void (*run)(const char *path);
   } files[] = {{"topo", ".yaml", run_topo},           {"model", ".yaml", run_model},
-               {"calib", ".yaml", run_calib},         {"schedule", ".csv", run_schedule},
-               {"trace", ".csv", run_trace},          {"reference", ".csv", run_reference},
-               {"import", ".txt", run_import},        {"measured", ".csv", run_measured},
-               {"gpus", ".yaml", run_gpus}};
+               {"schedule", ".csv", run_schedule},   {"trace", ".csv", run_trace},
+               {"reference", ".csv", run_reference}, {"import", ".txt", run_import},
+               {"measured", ".csv", run_measured},   {"gpus", ".yaml", run_gpus}};
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
     if (strcmp(name, files[i].name) != 0) continue;
     char path[512];

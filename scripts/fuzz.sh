@@ -79,6 +79,20 @@ grouped_conv:
        fwd_us: 100, dgrad_us: 200, wgrad_us: 300}
 host: {unit: launching, dispatch: 27.3us, node: 29us}
 EOF
+# several files merged (--calib A,B: the input split at lines beginning
+# "====", fuzz/README.md): ddpreal calibrate's beside a host file, as the
+# docs run them; every-key's sections one file each (two naming the same
+# GPU); every key set twice; two GPUs named
+sep() { echo "===="; }
+{ cat bench/results/gpu-2026-11-26-h200/calib-resnet50.yaml; sep
+  cat validation/host_calibs/host-gpu-2026-11-28c-h200.yaml; } >"$seeds/calib/merge-ddpreal-host"
+awk -v g='gpu: "NVIDIA H200"' 'NR == 1 { next }
+  /^[a-z]/ { if (n++) print "===="; print "schema_version: 1"; if (n <= 2) print g }
+  { print }' "$seeds/calib/every-key.yaml" >"$seeds/calib/merge-every-section"
+{ cat "$seeds/calib/every-key.yaml"; sep; cat "$seeds/calib/every-key.yaml"; } \
+  >"$seeds/calib/merge-every-key-twice"
+printf 'schema_version: 1\ngpu: A100\ncompute: {flops_efficiency: 0.5}\n====\nschema_version: 1\ngpu: H100\nnccl: {launch: 5us}\n' \
+  >"$seeds/calib/merge-two-gpus"
 cp tests/data/*.csv "$seeds/reference/" 2>/dev/null
 cp tests/data/topo_import/* "$seeds/import/" 2>/dev/null
 tiny="--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml"

@@ -13,6 +13,7 @@
  */
 #include "fuzz/readers.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,8 @@
 #include "real/calibrate_args.h"
 #include "real/collective_args.h"
 #include "real/options.h"
+#include "real/replay.h"
+#include "real/replay_check.h"
 #include "sim/cmd/bucketcmd.h"
 #include "sim/cmd/collbench.h"
 #include "sim/cmd/collbench_plot.h"
@@ -46,7 +49,7 @@
 
 const char *const ds_fuzz_readers[] = {"topo",  "model", "calib",  "schedule", "trace",
                                        "reference", "cli", "units", "import", "measured",
-                                       "subcmd", "gpus", "analyze", NULL};
+                                       "subcmd", "gpus", "analyze", "ddpreal", NULL};
 
 /* Whether msg places something at line 0 of path ("PATH:0:" or "PATH:0 "):
  * a key's line that was never found, not a place in the file. */
@@ -367,6 +370,142 @@ static void run_analyze(const uint8_t *data, size_t size) {
   if (mp) unlink(mp);
 }
 
+/* splitmix64: the next of a sequence drawn from *x. */
+static uint64_t draw(uint64_t *x) {
+  uint64_t z = (*x += 0x9e3779b97f4a7c15u);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+  return z ^ (z >> 31);
+}
+
+/* What rank 0 makes of the records a replay of s would gather
+ * (real/replay_place.c), built as ds_replay_rank fills them over iters
+ * iterations: each rank's clock offset (up to 11 days), its delay after
+ * each barrier (up to 1 ms, one in 16 up to 100 ms) and a gap before each
+ * op (up to 1 us) drawn from seed, each op as long as its dur_us (at most
+ * 1 s), the next barrier after every rank's last end. Every op must be
+ * placed, the earliest begin of iteration 0 at 0, and each iteration's
+ * latest end no earlier than the one before (replay_place.c's order
+ * guarantee, which ddpsim analyze checks). */
+static void place_run(const struct ds_schedule *s, int32_t iters, uint64_t seed) {
+  int32_t world = s->world_size;
+  size_t n = s->n_ops;
+  size_t *own = malloc((n ? n : 1) * sizeof *own);
+  size_t most = own ? ds_replay_own_places(s, own) : SIZE_MAX;
+  size_t len = most == SIZE_MAX ? 0 : ds_replay_rec_len(most, iters);
+  int64_t *all = NULL, *shift = NULL, *clock = NULL, *t = NULL;
+  if (most == SIZE_MAX || world > 4096 || len > ((size_t)1 << 20) / (size_t)world) goto out;
+  all = malloc((size_t)world * len * sizeof *all);
+  shift = malloc((size_t)world * sizeof *shift);
+  clock = malloc((size_t)world * sizeof *clock);
+  t = malloc((size_t)world * sizeof *t);
+  if (!all || !shift || !clock || !t) goto out;
+  for (size_t j = 0; j < (size_t)world * len; j++) all[j] = -1;
+  for (int32_t q = 0; q < world; q++) clock[q] = (int64_t)(draw(&seed) % 1000000000000000u);
+  int64_t barrier = 0;
+  for (int32_t k = 0; k < iters; k++) {
+    int64_t next = barrier;
+    for (int32_t q = 0; q < world; q++) {
+      uint64_t r = draw(&seed);
+      int64_t delay = (int64_t)(r % 16 == 0 ? (r >> 4) % 100000000 : (r >> 4) % 1000000);
+      all[(size_t)q * len + 1 + (size_t)k] = clock[q] + barrier + delay;
+      t[q] = 0;
+      if (barrier + delay > next) next = barrier + delay;
+    }
+    for (size_t i = 0; i < n; i++) {
+      int32_t q = s->ops[i].rank;
+      double us = s->ops[i].dur_us > 0 ? fmin(s->ops[i].dur_us, 1e6) : 0;
+      int64_t *at = all + (size_t)q * len + ds_replay_rec_time(most, iters, k, own[i]);
+      at[0] = t[q] + (int64_t)(draw(&seed) % 1000);
+      at[1] = at[0] + (int64_t)(us * 1e3);
+      t[q] = at[1];
+      int64_t done = all[(size_t)q * len + 1 + (size_t)k] - clock[q] + t[q];
+      if (done > next) next = done;
+    }
+    barrier = next + 1 + (int64_t)(draw(&seed) % 1000);
+  }
+  if (ds_replay_shifts(all, len, world, iters, shift) != 0) goto out;
+  int64_t first = INT64_MAX, prev_hi = INT64_MIN;
+  for (int32_t q = 0; q < world; q++) {
+    int64_t b = all[(size_t)q * len + 1] - shift[q];
+    if (b < first) first = b;
+  }
+  const char *why = first != 0 ? "the earliest begin of iteration 0 is not at 0" : NULL;
+  for (int32_t k = 0; k < iters && !why; k++) {
+    int64_t hi = INT64_MIN;
+    for (size_t i = 0; i < n && !why; i++) {
+      int64_t start, end;
+      if (ds_replay_place(all, len, shift, s->ops[i].rank, most, iters, k, own[i], &start,
+                          &end) != 0)
+        why = "an op the record holds was not placed";
+      else if (end > hi)
+        hi = end;
+    }
+    if (!why && n && hi < prev_hi) why = "an iteration's latest end is before the previous one's";
+    prev_hi = hi;
+  }
+  if (why) {
+    fprintf(stderr, "fuzz: ddpreal's placement of %d rank(s) x %d iteration(s): %s\n", world,
+            iters, why);
+    abort();
+  }
+out:
+  free(own);
+  free(all);
+  free(shift);
+  free(clock);
+  free(t);
+}
+
+/* The ddpreal command before any rank starts (real/replay_check.c): the
+ * input is a schedule CSV, then optionally a line beginning "====" whose
+ * rest gives ddpreal's words, space-separated (`==== --compute gemm
+ * --timeout 1 --iters 9`; a word DDPREAL_TIMEOUT_S=V sets that instead).
+ * The command line is `ddpreal --schedule FILE --trace - WORDS`; parsed
+ * (ds_real_options_parse), then the schedule read and checked as the
+ * device would run it under MPI (ds_replay_check: collectives, spins
+ * against the timeout, one rank's results against MPI_Gather's limit). A
+ * refusal must be exit 2 and, but for --iters's and an option's, name the
+ * schedule. */
+static void run_ddpreal(const uint8_t *data, size_t size) {
+  size_t sep = sep_line(data, 0, size);
+  char *argv[ARGV_MAX] = {"ddpreal", "--schedule", NULL, "--trace", "-"};
+  int argc = 5;
+  char words[256] = "";
+  if (sep < size) {
+    size_t eol = sep;
+    while (eol < size && data[eol] != '\n') eol++;
+    size_t rest = eol - sep - 4;
+    memcpy(words, data + sep + 4, rest < sizeof words - 1 ? rest : sizeof words - 1);
+    for (char *w = strtok(words, " \t\r"); w && argc < ARGV_MAX - 1; w = strtok(NULL, " \t\r")) {
+      if (strncmp(w, "DDPREAL_TIMEOUT_S=", 18) == 0) setenv("DDPREAL_TIMEOUT_S", w + 18, 1);
+      else argv[argc++] = w;
+    }
+  }
+  argv[argc] = NULL;
+  char path[512];
+  argv[2] = (char *)to_file(data, sep, "-schedule.csv", path, sizeof path);
+  if (argv[2]) {
+    struct ds_real_options o;
+    struct ds_err err = {0};
+    ds_status st = ds_real_options_parse(argc, argv, &o, &err);
+    check_refusal("ds_real_options_parse", st, &err, NULL);
+    if (st == DS_OK && !o.help && !o.version) {
+      struct ds_schedule *s = NULL;
+      st = ds_replay_check(&o, 1, &s, NULL, &err);
+      check_refusal("ds_replay_check", st, &err,
+                    strncmp(err.msg, "option --iters:", 15) == 0 ? NULL : path);
+      /* the clocks and delays drawn from the input's FNV-1a hash */
+      uint64_t seed = 14695981039346656037u;
+      for (size_t i = 0; i < size; i++) seed = (seed ^ data[i]) * 1099511628211u;
+      if (st == DS_OK) place_run(s, o.iters < 8 ? o.iters : 8, seed);
+      ds_schedule_free(s);
+    }
+    unlink(path);
+  }
+  unsetenv("DDPREAL_TIMEOUT_S"); /* the next input starts clean */
+}
+
 /* What ddpsim does with a calibration that loaded (sim/cli/run_load.c):
  * applied over 4gpu.yaml's A100 (loaded once), its GPU and grouped-conv
  * table matched against it, the interference measurement checked against
@@ -525,6 +664,10 @@ int ds_fuzz_run(const char *name, const uint8_t *data, size_t size) {
   }
   if (strcmp(name, "calib") == 0) {
     run_calib(data, size);
+    return 0;
+  }
+  if (strcmp(name, "ddpreal") == 0) {
+    run_ddpreal(data, size);
     return 0;
   }
   static const struct {

@@ -52,11 +52,17 @@ const char *const ds_fuzz_readers[] = {"topo",  "model", "calib",  "schedule", "
                                        "subcmd", "gpus", "analyze", "ddpreal", NULL};
 
 /* Whether msg places something at line 0 of path ("PATH:0:" or "PATH:0 "):
- * a key's line that was never found, not a place in the file. */
+ * a key's line that was never found, not a place in the file. A "PATH:0"
+ * inside double quotes is the file's own text quoted (got "..."), which
+ * the fuzzer learns to write: not a place. */
 static int names_line_0(const char *msg, const char *path) {
   size_t n = strlen(path);
-  for (const char *p = strstr(msg, path); p; p = strstr(p + 1, path))
-    if (p[n] == ':' && p[n + 1] == '0' && (p[n + 2] == ':' || p[n + 2] == ' ')) return 1;
+  for (const char *p = strstr(msg, path); p; p = strstr(p + 1, path)) {
+    int quoted = 0;
+    for (const char *q = msg; q < p; q++) quoted ^= *q == '"';
+    if (!quoted && p[n] == ':' && p[n + 1] == '0' && (p[n + 2] == ':' || p[n + 2] == ' '))
+      return 1;
+  }
   return 0;
 }
 

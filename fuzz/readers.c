@@ -51,19 +51,15 @@ const char *const ds_fuzz_readers[] = {"topo",  "model", "calib",  "schedule", "
                                        "reference", "cli", "units", "import", "measured",
                                        "subcmd", "gpus", "analyze", "ddpreal", NULL};
 
-/* Whether msg places something at line 0 of path ("PATH:0:" or "PATH:0 "):
- * a key's line that was never found, not a place in the file. A "PATH:0"
- * inside double quotes is the file's own text quoted (got "..."), which
- * the fuzzer learns to write: not a place. */
+/* Whether msg places something at line 0 of path: its first naming of
+ * the file, where a message says where ("PATH:LINE:"), is "PATH:0:" or
+ * "PATH:0 " (a key's line never found, not a place in the file). Later
+ * namings may be the file's own text quoted back (unknown key '...', got
+ * "..."), which the fuzzer learns to write. */
 static int names_line_0(const char *msg, const char *path) {
   size_t n = strlen(path);
-  for (const char *p = strstr(msg, path); p; p = strstr(p + 1, path)) {
-    int quoted = 0;
-    for (const char *q = msg; q < p; q++) quoted ^= *q == '"';
-    if (!quoted && p[n] == ':' && p[n + 1] == '0' && (p[n + 2] == ':' || p[n + 2] == ' '))
-      return 1;
-  }
-  return 0;
+  const char *p = strstr(msg, path);
+  return p && p[n] == ':' && p[n + 1] == '0' && (p[n + 2] == ':' || p[n + 2] == ' ');
 }
 
 /* Aborts unless st is success or a refusal as promised: exit status 2

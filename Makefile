@@ -177,16 +177,21 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT_OBJ) $(LIBSIM) $(LIBANALYSIS
 
 # The fuzz targets' readers (fuzz/readers.c), shared with the test that
 # replays the saved crashing inputs (tests/test_fuzz_regress.c). They link
-# ddpreal's option parsers alone (real/options.c, real/collective_args.c,
-# real/calibrate_args.c: no MPI, no CUDA, built with or without nvcc).
+# ddpreal's option parsers, schedule checks and trace placement alone
+# (real/options.c, real/collective_args.c, real/calibrate_args.c,
+# real/replay_check.c, real/replay_place.c, real/schedule_check.c,
+# real/spin_check.c: no MPI,
+# no CUDA, built with or without nvcc).
 FUZZ_READERS_OBJ := $(BUILD)/fuzz/readers.o $(BUILD)/real/options.o \
-                    $(BUILD)/real/collective_args.o $(BUILD)/real/calibrate_args.o
+                    $(BUILD)/real/collective_args.o $(BUILD)/real/calibrate_args.o \
+                    $(BUILD)/real/replay_check.o $(BUILD)/real/replay_place.o \
+                    $(BUILD)/real/schedule_check.o $(BUILD)/real/spin_check.o
 $(BUILD)/fuzz/readers.o: CPPFLAGS += -DDS_SOURCE_DIR=\"$(CURDIR)\"
 $(BUILD)/tests/test_fuzz_regress: $(BUILD)/tests/test_fuzz_regress.o $(FUZZ_READERS_OBJ) $(TEST_SUPPORT_OBJ) $(LIBANALYSIS) $(LIBSIM) $(LIBTRACE) $(LIBBASE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ -lcriterion $(LDLIBS) -o $@
 
-FUZZ_READERS := topo model calib schedule trace reference cli units import measured subcmd gpus analyze
+FUZZ_READERS := topo model calib schedule trace reference cli units import measured subcmd gpus analyze ddpreal
 FUZZ_SECONDS ?= 60
 $(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/fuzz_%.o $(FUZZ_READERS_OBJ) $(LIBANALYSIS) $(LIBSIM) $(LIBTRACE) $(LIBBASE)
 	@$(if $(Q),echo "  LD      $@")

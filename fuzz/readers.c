@@ -13,6 +13,7 @@
  */
 #include "fuzz/readers.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,8 @@
 #include "real/calibrate_args.h"
 #include "real/collective_args.h"
 #include "real/options.h"
+#include "real/replay.h"
+#include "real/replay_check.h"
 #include "sim/cmd/bucketcmd.h"
 #include "sim/cmd/collbench.h"
 #include "sim/cmd/collbench_plot.h"
@@ -35,6 +38,7 @@
 #include "sim/net/topo.h"
 #include "sim/net/topo_import.h"
 #include "sim/train/calib.h"
+#include "sim/train/grouped_conv.h"
 #include "sim/train/model.h"
 #include "traces/schedule.h"
 #include "traces/trace.h"
@@ -45,7 +49,18 @@
 
 const char *const ds_fuzz_readers[] = {"topo",  "model", "calib",  "schedule", "trace",
                                        "reference", "cli", "units", "import", "measured",
-                                       "subcmd", "gpus", "analyze", NULL};
+                                       "subcmd", "gpus", "analyze", "ddpreal", NULL};
+
+/* Whether msg places something at line 0 of path: its first naming of
+ * the file, where a message says where ("PATH:LINE:"), is "PATH:0:" or
+ * "PATH:0 " (a key's line never found, not a place in the file). Later
+ * namings may be the file's own text quoted back (unknown key '...', got
+ * "..."), which the fuzzer learns to write. */
+static int names_line_0(const char *msg, const char *path) {
+  size_t n = strlen(path);
+  const char *p = strstr(msg, path);
+  return p && p[n] == ':' && p[n + 1] == '0' && (p[n + 2] == ':' || p[n + 2] == ' ');
+}
 
 /* Aborts unless st is success or a refusal as promised: exit status 2
  * (DS_EINPUT, DS_EUSAGE) and a message naming `path` (when not NULL). */
@@ -56,6 +71,7 @@ static void check_refusal(const char *what, ds_status st, const struct ds_err *e
   if (ds_status_exit_code(st) != 2) why = "exit status not 2";
   else if (!err->msg[0]) why = "no message";
   else if (path && !strstr(err->msg, path)) why = "message does not name the file";
+  else if (path && names_line_0(err->msg, path)) why = "message names line 0 of the file";
   if (!why) return;
   fprintf(stderr, "fuzz: %s refused with %s (%s): \"%s\"\n", what, ds_status_name(st), why,
           err->msg);
@@ -152,11 +168,6 @@ static void run_model(const char *path) {
   ds_model_free(m);
 }
 
-static void run_calib(const char *path) {
-  struct ds_calib c;
-  struct ds_err err = {0};
-  check_refusal("ds_calib_load", ds_calib_load(path, &c, &err), &err, path);
-}
 
 static void run_schedule(const char *path) {
   struct ds_schedule *s = NULL;
@@ -296,10 +307,11 @@ static void run_subcmd(const uint8_t *data, size_t size) {
   free(text);
 }
 
-/* Where the line beginning "====" between analyze's two traces starts
- * (fuzz/README.md), or size without one. */
-static size_t analyze_sep(const uint8_t *data, size_t size) {
-  for (size_t i = 0; i + 4 <= size; i++)
+/* Where the first line beginning "====" at or after from starts (between
+ * analyze's two traces, calib's files: fuzz/README.md), or size without
+ * one. */
+static size_t sep_line(const uint8_t *data, size_t from, size_t size) {
+  for (size_t i = from; i + 4 <= size; i++)
     if ((i == 0 || data[i - 1] == '\n') && memcmp(data + i, "====", 4) == 0) return i;
   return size;
 }
@@ -324,7 +336,7 @@ static void run_analyze(const uint8_t *data, size_t size) {
   const uint8_t *meas = data;
   size_t pred_size = size, meas_size = size;
   struct ds_compare_options opt = {.pred_iter = -1, .skip_measured = -1};
-  size_t sep = analyze_sep(data, size);
+  size_t sep = sep_line(data, 0, size);
   if (sep < size) {
     size_t eol = sep;
     while (eol < size && data[eol] != '\n') eol++;
@@ -358,6 +370,251 @@ static void run_analyze(const uint8_t *data, size_t size) {
   }
   if (pp) unlink(pp);
   if (mp) unlink(mp);
+}
+
+/* splitmix64: the next of a sequence drawn from *x. */
+static uint64_t draw(uint64_t *x) {
+  uint64_t z = (*x += 0x9e3779b97f4a7c15u);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+  return z ^ (z >> 31);
+}
+
+/* What rank 0 makes of the records a replay of s would gather
+ * (real/replay_place.c), built as ds_replay_rank fills them over iters
+ * iterations: each rank's clock offset (up to 11 days), its delay after
+ * each barrier (up to 1 ms, one in 16 up to 100 ms) and a gap before each
+ * op (up to 1 us) drawn from seed, each op as long as its dur_us (at most
+ * 1 s), the next barrier after every rank's last end. Every op must be
+ * placed, the earliest begin of iteration 0 at 0, and each iteration's
+ * latest end no earlier than the one before (replay_place.c's order
+ * guarantee, which ddpsim analyze checks). */
+static void place_run(const struct ds_schedule *s, int32_t iters, uint64_t seed) {
+  int32_t world = s->world_size;
+  size_t n = s->n_ops;
+  size_t *own = malloc((n ? n : 1) * sizeof *own);
+  size_t most = own ? ds_replay_own_places(s, own) : SIZE_MAX;
+  size_t len = most == SIZE_MAX ? 0 : ds_replay_rec_len(most, iters);
+  int64_t *all = NULL, *shift = NULL, *clock = NULL, *t = NULL;
+  if (most == SIZE_MAX || world > 4096 || len > ((size_t)1 << 20) / (size_t)world) goto out;
+  all = malloc((size_t)world * len * sizeof *all);
+  shift = malloc((size_t)world * sizeof *shift);
+  clock = malloc((size_t)world * sizeof *clock);
+  t = malloc((size_t)world * sizeof *t);
+  if (!all || !shift || !clock || !t) goto out;
+  for (size_t j = 0; j < (size_t)world * len; j++) all[j] = -1;
+  for (int32_t q = 0; q < world; q++) clock[q] = (int64_t)(draw(&seed) % 1000000000000000u);
+  int64_t barrier = 0;
+  for (int32_t k = 0; k < iters; k++) {
+    int64_t next = barrier;
+    for (int32_t q = 0; q < world; q++) {
+      uint64_t r = draw(&seed);
+      int64_t delay = (int64_t)(r % 16 == 0 ? (r >> 4) % 100000000 : (r >> 4) % 1000000);
+      all[(size_t)q * len + 1 + (size_t)k] = clock[q] + barrier + delay;
+      t[q] = 0;
+      if (barrier + delay > next) next = barrier + delay;
+    }
+    for (size_t i = 0; i < n; i++) {
+      int32_t q = s->ops[i].rank;
+      double us = s->ops[i].dur_us > 0 ? fmin(s->ops[i].dur_us, 1e6) : 0;
+      int64_t *at = all + (size_t)q * len + ds_replay_rec_time(most, iters, k, own[i]);
+      at[0] = t[q] + (int64_t)(draw(&seed) % 1000);
+      at[1] = at[0] + (int64_t)(us * 1e3);
+      t[q] = at[1];
+      int64_t done = all[(size_t)q * len + 1 + (size_t)k] - clock[q] + t[q];
+      if (done > next) next = done;
+    }
+    barrier = next + 1 + (int64_t)(draw(&seed) % 1000);
+  }
+  if (ds_replay_shifts(all, len, world, iters, shift) != 0) goto out;
+  int64_t first = INT64_MAX, prev_hi = INT64_MIN;
+  for (int32_t q = 0; q < world; q++) {
+    int64_t b = all[(size_t)q * len + 1] - shift[q];
+    if (b < first) first = b;
+  }
+  const char *why = first != 0 ? "the earliest begin of iteration 0 is not at 0" : NULL;
+  for (int32_t k = 0; k < iters && !why; k++) {
+    int64_t hi = INT64_MIN;
+    for (size_t i = 0; i < n && !why; i++) {
+      int64_t start, end;
+      if (ds_replay_place(all, len, shift, s->ops[i].rank, most, iters, k, own[i], &start,
+                          &end) != 0)
+        why = "an op the record holds was not placed";
+      else if (end > hi)
+        hi = end;
+    }
+    if (!why && n && hi < prev_hi) why = "an iteration's latest end is before the previous one's";
+    prev_hi = hi;
+  }
+  if (why) {
+    fprintf(stderr, "fuzz: ddpreal's placement of %d rank(s) x %d iteration(s): %s\n", world,
+            iters, why);
+    abort();
+  }
+out:
+  free(own);
+  free(all);
+  free(shift);
+  free(clock);
+  free(t);
+}
+
+/* The ddpreal command before any rank starts (real/replay_check.c): the
+ * input is a schedule CSV, then optionally a line beginning "====" whose
+ * rest gives ddpreal's words, space-separated (`==== --compute gemm
+ * --timeout 1 --iters 9`; a word DDPREAL_TIMEOUT_S=V sets that instead).
+ * The command line is `ddpreal --schedule FILE --trace - WORDS`; parsed
+ * (ds_real_options_parse), then the schedule read and checked as the
+ * device would run it under MPI (ds_replay_check: collectives, spins
+ * against the timeout, one rank's results against MPI_Gather's limit). A
+ * refusal must be exit 2 and, but for --iters's and an option's, name the
+ * schedule. */
+static void run_ddpreal(const uint8_t *data, size_t size) {
+  size_t sep = sep_line(data, 0, size);
+  char *argv[ARGV_MAX] = {"ddpreal", "--schedule", NULL, "--trace", "-"};
+  int argc = 5;
+  char words[256] = "";
+  if (sep < size) {
+    size_t eol = sep;
+    while (eol < size && data[eol] != '\n') eol++;
+    size_t rest = eol - sep - 4;
+    memcpy(words, data + sep + 4, rest < sizeof words - 1 ? rest : sizeof words - 1);
+    for (char *w = strtok(words, " \t\r"); w && argc < ARGV_MAX - 1; w = strtok(NULL, " \t\r")) {
+      if (strncmp(w, "DDPREAL_TIMEOUT_S=", 18) == 0) setenv("DDPREAL_TIMEOUT_S", w + 18, 1);
+      else argv[argc++] = w;
+    }
+  }
+  argv[argc] = NULL;
+  char path[512];
+  argv[2] = (char *)to_file(data, sep, "-schedule.csv", path, sizeof path);
+  if (argv[2]) {
+    struct ds_real_options o;
+    struct ds_err err = {0};
+    ds_status st = ds_real_options_parse(argc, argv, &o, &err);
+    check_refusal("ds_real_options_parse", st, &err, NULL);
+    if (st == DS_OK && !o.help && !o.version) {
+      struct ds_schedule *s = NULL;
+      st = ds_replay_check(&o, 1, &s, NULL, &err);
+      check_refusal("ds_replay_check", st, &err,
+                    strncmp(err.msg, "option --iters:", 15) == 0 ? NULL : path);
+      /* the clocks and delays drawn from the input's FNV-1a hash */
+      uint64_t seed = 14695981039346656037u;
+      for (size_t i = 0; i < size; i++) seed = (seed ^ data[i]) * 1099511628211u;
+      if (st == DS_OK) place_run(s, o.iters < 8 ? o.iters : 8, seed);
+      ds_schedule_free(s);
+    }
+    unlink(path);
+  }
+  unsetenv("DDPREAL_TIMEOUT_S"); /* the next input starts clean */
+}
+
+/* What ddpsim does with a calibration that loaded (sim/cli/run_load.c):
+ * applied over 4gpu.yaml's A100 (loaded once), its GPU and grouped-conv
+ * table matched against it, the interference measurement checked against
+ * its SMs (a refusal naming the file that set it), the provenance line
+ * written short and long, the table looked up; and the calibration
+ * written (traces/calib_file.c, what ddpreal calibrate writes) and read
+ * again, which must load: every key the writer writes is one the loader
+ * accepts. */
+static void use_calib(const struct ds_calib *c, const struct ds_calib_sources *src) {
+  static struct ds_topo *topo;
+  struct ds_err err = {0};
+  if (!topo && ds_topo_load(DS_SOURCE_DIR "/topologies/4gpu.yaml",
+                            DS_SOURCE_DIR "/topologies/gpus.yaml", &topo, &err) != DS_OK)
+    abort(); /* the shipped topology */
+  struct ds_compute_params p = topo->compute;
+  struct ds_gpu_spec g = topo->gpu;
+  ds_calib_apply_compute(c, &p);
+  ds_calib_apply_gpu(c, &g);
+  (void)ds_calib_gpu_fit(c, &g, NULL);
+  int32_t f = src->file[DS_CALIB_KEY_NCCL_INTERFERENCE];
+  const char *ipath = src->files[f >= 0 ? f : 0];
+  check_refusal("ds_calib_check_interference",
+                ds_calib_check_interference(c, ipath, g.sms, g.name, &err), &err, ipath);
+  char line[4096];
+  ds_calib_sources_line(src, "; ", line, 24);
+  ds_calib_sources_line(src, "\n", line, sizeof line);
+  if (c->n_gconv > 0) {
+    struct ds_gconv_table t;
+    ds_calib_gconv_table(c, &t);
+    t.on_target = ds_calib_gconv_fit(c, &g, NULL) == DS_GCONV_FIT_THIS_GPU;
+    struct ds_gconv_shape shape = {4, 128, 3136, 1}; /* ResNeXt-50's first group */
+    for (int m = 0; m < DS_GCONV_MODES; m++)
+      for (int k = 0; k < DS_CONV_PASSES; k++)
+        (void)ds_gconv_ns(&t, (enum ds_gconv_mode)m, (enum ds_conv_pass)k, &shape, 32, g.sms,
+                          g.boost_mhz * 1e6);
+  }
+  char path[512];
+  const char *dir = getenv("TMPDIR");
+  snprintf(path, sizeof path, "%s/ddpsim-fuzz-%ld-written.yaml", dir && *dir ? dir : "/tmp",
+           (long)getpid());
+  FILE *fp = fopen(path, "w");
+  if (!fp) return;
+  int bad = ds_calib_write(fp, c, "# fuzz: written back\n") != 0;
+  if (fclose(fp) != 0 || bad) {
+    unlink(path);
+    return;
+  }
+  struct ds_calib *again = malloc(sizeof *again);
+  if (again) {
+    ds_status st = ds_calib_load(path, again, &err);
+    if (st != DS_OK) {
+      fprintf(stderr, "fuzz: a calibration that loaded, written by ds_calib_write, is "
+              "refused: \"%s\"\n", err.msg);
+      abort();
+    }
+  }
+  free(again);
+  unlink(path);
+}
+
+/* Calibration files: the input is one file, or several (up to
+ * DS_CALIB_MAX_FILES, `--calib A,B,...`) split at lines beginning "====".
+ * One file is read by ds_calib_load and by ds_calib_load_files, which
+ * must agree (calib.h: with one file, exactly what ds_calib_load gives);
+ * several are merged key by key (ds_calib_load_files), a refusal naming
+ * one of them. A calibration that loads is then used (use_calib). */
+static void run_calib(const uint8_t *data, size_t size) {
+  char paths[DS_CALIB_MAX_FILES][512];
+  const char *names[DS_CALIB_MAX_FILES];
+  int32_t n = 0;
+  int ok = 1;
+  for (size_t at = 0; n < DS_CALIB_MAX_FILES;) {
+    size_t end = n + 1 < DS_CALIB_MAX_FILES ? sep_line(data, at, size) : size;
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, "-calib%d.yaml", (int)n);
+    names[n] = to_file(data + at, end - at, suffix, paths[n], sizeof paths[n]);
+    ok &= names[n++] != NULL;
+    if (end == size) break;
+    while (end < size && data[end] != '\n') end++; /* the separator line's rest */
+    at = end < size ? end + 1 : size;
+  }
+  struct ds_calib *c = malloc(sizeof *c), *one = malloc(sizeof *one);
+  struct ds_calib_sources src;
+  struct ds_err err = {0};
+  if (ok && c && one) {
+    ds_status st = ds_calib_load_files(names, n, c, &src, &err);
+    const char *named = NULL;
+    for (int32_t i = 0; i < n && !named; i++)
+      if (strstr(err.msg, names[i])) named = names[i];
+    check_refusal("ds_calib_load_files", st, &err, named ? named : names[0]);
+    if (n == 1) {
+      struct ds_err err1 = {0};
+      ds_status st1 = ds_calib_load(names[0], one, &err1);
+      if (st1 != st || (st == DS_OK && memcmp(one, c, sizeof *c) != 0) ||
+          strcmp(err1.msg, err.msg) != 0) {
+        fprintf(stderr, "fuzz: ds_calib_load (%s: \"%s\") and ds_calib_load_files of the one "
+                "file (%s: \"%s\") differ\n", ds_status_name(st1), err1.msg,
+                ds_status_name(st), err.msg);
+        abort();
+      }
+    }
+    if (st == DS_OK) use_calib(c, &src);
+  }
+  free(c);
+  free(one);
+  for (int32_t i = 0; i < n; i++)
+    if (names[i]) unlink(names[i]);
 }
 
 /* The unit and value grammars: the first byte picks the parser. */
@@ -407,14 +664,21 @@ int ds_fuzz_run(const char *name, const uint8_t *data, size_t size) {
     run_analyze(data, size);
     return 0;
   }
+  if (strcmp(name, "calib") == 0) {
+    run_calib(data, size);
+    return 0;
+  }
+  if (strcmp(name, "ddpreal") == 0) {
+    run_ddpreal(data, size);
+    return 0;
+  }
   static const struct {
     const char *name, *suffix;
     void (*run)(const char *path);
   } files[] = {{"topo", ".yaml", run_topo},           {"model", ".yaml", run_model},
-               {"calib", ".yaml", run_calib},         {"schedule", ".csv", run_schedule},
-               {"trace", ".csv", run_trace},          {"reference", ".csv", run_reference},
-               {"import", ".txt", run_import},        {"measured", ".csv", run_measured},
-               {"gpus", ".yaml", run_gpus}};
+               {"schedule", ".csv", run_schedule},   {"trace", ".csv", run_trace},
+               {"reference", ".csv", run_reference}, {"import", ".txt", run_import},
+               {"measured", ".csv", run_measured},   {"gpus", ".yaml", run_gpus}};
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
     if (strcmp(name, files[i].name) != 0) continue;
     char path[512];

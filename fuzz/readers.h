@@ -11,7 +11,7 @@
 
 /* The reader names, NULL-terminated: "topo", "model", "calib",
  * "schedule", "trace", "reference", "cli", "units", "import", "measured",
- * "subcmd", "gpus", "analyze". */
+ * "subcmd", "gpus", "analyze", "ddpreal". */
 extern const char *const ds_fuzz_readers[];
 
 /* Runs data through reader `name` (1 when the name is unknown, else 0).

@@ -2,7 +2,7 @@
  * How long a replay spins before a rank can meet the others, known from the
  * schedule before any rank starts (spin_check.c says why each quantity is
  * the one a wait of the replay sees). The replay command refuses a schedule
- * whose spins would keep a wait past --timeout (replay.c).
+ * whose spins would keep a wait past --timeout (replay_check.c).
  */
 #ifndef DS_SPIN_CHECK_H
 #define DS_SPIN_CHECK_H

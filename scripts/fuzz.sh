@@ -16,7 +16,7 @@ rm -rf "$seeds"
 mkdir -p "$seeds"
 
 # Seeds: what the readers are meant to read.
-for r in topo model calib schedule trace reference cli units import measured subcmd gpus analyze; do
+for r in topo model calib schedule trace reference cli units import measured subcmd gpus analyze ddpreal; do
   mkdir -p "$seeds/$r"
 done
 for r in "$@"; do mkdir -p "build/fuzz/corpus/$r" "tests/data/fuzz/$r"; done
@@ -79,6 +79,20 @@ grouped_conv:
        fwd_us: 100, dgrad_us: 200, wgrad_us: 300}
 host: {unit: launching, dispatch: 27.3us, node: 29us}
 EOF
+# several files merged (--calib A,B: the input split at lines beginning
+# "====", fuzz/README.md): ddpreal calibrate's beside a host file, as the
+# docs run them; every-key's sections one file each (two naming the same
+# GPU); every key set twice; two GPUs named
+sep() { echo "===="; }
+{ cat bench/results/gpu-2026-11-26-h200/calib-resnet50.yaml; sep
+  cat validation/host_calibs/host-gpu-2026-11-28c-h200.yaml; } >"$seeds/calib/merge-ddpreal-host"
+awk -v g='gpu: "NVIDIA H200"' 'NR == 1 { next }
+  /^[a-z]/ { if (n++) print "===="; print "schema_version: 1"; if (n <= 2) print g }
+  { print }' "$seeds/calib/every-key.yaml" >"$seeds/calib/merge-every-section"
+{ cat "$seeds/calib/every-key.yaml"; sep; cat "$seeds/calib/every-key.yaml"; } \
+  >"$seeds/calib/merge-every-key-twice"
+printf 'schema_version: 1\ngpu: A100\ncompute: {flops_efficiency: 0.5}\n====\nschema_version: 1\ngpu: H100\nnccl: {launch: 5us}\n' \
+  >"$seeds/calib/merge-two-gpus"
 cp tests/data/*.csv "$seeds/reference/" 2>/dev/null
 cp tests/data/topo_import/* "$seeds/import/" 2>/dev/null
 tiny="--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml"
@@ -87,6 +101,19 @@ bin/ddpsim --topo 4gpu --strategy dp --schedule "$seeds/schedule/dp.csv" --trace
 bin/ddpsim --topo tests/data/tiny-hostops-topo.yaml --model tests/data/tiny-model-host.yaml \
   --world-size 2 --strategy ddp --loop free --schedule "$seeds/schedule/free.csv" \
   --trace "$seeds/trace/free.csv" >/dev/null
+# ddpreal: the runs' schedules, alone and with ddpreal's words after a
+# "====" line (fuzz/README.md): gemm, a timeout the spins pass or not (by
+# --timeout and by DDPREAL_TIMEOUT_S), more iterations than one
+# MPI_Gather carries, the cuda device
+for t in tiny free; do
+  p="$seeds/schedule/$t.csv"
+  cp "$p" "$seeds/ddpreal/$t"
+  { cat "$p"; echo "==== --compute gemm --timeout 1 --iters 3 --warmup 0"; } >"$seeds/ddpreal/$t-gemm"
+  { cat "$p"; echo "==== DDPREAL_TIMEOUT_S=0.0001"; } >"$seeds/ddpreal/$t-env-timeout"
+  { cat "$p"; echo "==== --timeout 0.00001 --compute spin"; } >"$seeds/ddpreal/$t-timeout"
+  { cat "$p"; echo "==== --iters 100000"; } >"$seeds/ddpreal/$t-iters"
+  { cat "$p"; echo "==== --device cuda --share-gpus"; } >"$seeds/ddpreal/$t-cuda"
+done
 # analyze: a predicted trace, a "====" line (with --iter and --skip-measured
 # values or none), a measured one (fuzz/readers.c). The measured side is
 # the predicted trace as ddpreal would write it (source real, times 10 %
@@ -119,6 +146,12 @@ printf -- '--topo\n4gpu\n--comm-hook\npowersgd:4\n--straggler\n1:1.5,3:2\n' >"$s
 printf -- '--topo\n4gpu\n--strategy\nddp\n--loop\nfree\n--host-scale\n1.25\n--calib\ntests/data/tiny-calib.yaml\n' >"$seeds/cli/host"
 printf -- '--topo\n4gpu\n--strategy\nsingle\n--pytorch-version\n1.9\n--optimizer-batch\n64\n--weight-decay\n--no-bn-weight-decay\n--amp\nfp16\n' >"$seeds/cli/pytorch"
 printf -- '--topo=4gpu\n--algo\nauto\n--proto\n^LL128\n--nccl-extra\nnone\n--no-sync\n4\n--static-graph\n' >"$seeds/cli/nccl"
+# the recent refusals: bertadam's (accumulation, fp16), --calib lists
+# merged (A,B and a second --calib), --host-scale, --straggler and
+# --ring-chunks at and past their bounds
+printf -- '--topo\n4gpu\n--model\nbert-base\n--optimizer\nbertadam\n--grad-accum\n2\n--amp\nfp16\n' >"$seeds/cli/bertadam"
+printf -- '--topo\n4gpu\n--calib\na.yaml,b.yaml\n--calib\nc.yaml\n--host-scale\n0.001\n--straggler\n0:100\n--ring-chunks\n64\n' \
+  >"$seeds/cli/bounds"
 # subcmd: the subcommands' and ddpreal's command lines of README.md, docs/
 # and tests/*.c (one word a line, the subcommand first), and every flag
 python3 - "$seeds/subcmd" <<'PY'

@@ -308,6 +308,32 @@ Test(calib, a_host_cost_without_its_unit_is_refused_with_the_mend) {
                                        NULL), DS_OK, "%s", err.msg);
 }
 
+Test(calib, a_calibration_whose_sections_set_nothing_is_refused_at_the_first) {
+  /* fuzz/readers.c's calib reader found `host: {unit: ...}` alone loaded
+   * (a section present, no key set): the run labelled calibrated, nothing
+   * changed. Refused at the first section, as a file without one is. */
+  struct bad_case unit = {"schema_version: 1\nhost:\n  unit: launching\n", ":3:3: key 'host'",
+                          "nothing to apply in it or in another section (expected at least "
+                          "one key besides unit)"};
+  expect_bad(&unit);
+  struct bad_case empty = {"schema_version: 1\ngpu: NVIDIA H200\ncompute: {}\nefficiency: {}\n",
+                           ":3:10: key 'compute'", "nothing to apply in it or in another section "
+                           "(expected at least one key)"};
+  expect_bad(&empty);
+  /* one key in a later section is enough */
+  struct ds_calib c;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_test_load_calib_text("schema_version: 1\ncompute: {}\nnccl: {launch: 5us}\n",
+                                       &c, &err, NULL), DS_OK, "%s", err.msg);
+}
+
+Test(calib, a_host_unit_is_checked_without_dispatch_or_node) {
+  /* a misspelt unit beside the DDP keys alone was accepted unread */
+  struct bad_case b = {"schema_version: 1\nhost:\n  unit: lauching\n  ddp_grad: 20us\n",
+                       ":3:9: key 'unit'", "expected `launching`"};
+  expect_bad(&b);
+}
+
 Test(calib, efficiency_out_of_range_is_located) {
   struct bad_case b = {"schema_version: 1\ncompute:\n  flops_efficiency: 1.5\n",
                        ":3:21: key 'flops_efficiency'", "fraction from 0.01 to 1, got 1.5"};

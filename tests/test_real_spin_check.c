@@ -1,7 +1,7 @@
 /*
  * What a replay spins before a rank meets the others (real/spin_check.c),
  * and ddpreal's refusal of a schedule whose spins would keep another
- * rank's wait past --timeout (real/replay.c, check_spins).
+ * rank's wait past --timeout (real/replay_check.c, check_spins).
  *
  * Each schedule below is two ranks, 1 KiB all-reduces and spinning ops of
  * a few hundred ms; "expected, because" gives the chain. A wait runs from

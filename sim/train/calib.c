@@ -307,7 +307,8 @@ static ds_status read_host(const struct ds_cnode *root, struct ds_calib *c, int 
   struct ds_cnode map, node;
   if (!ds_cmap_get(root, "host", &map)) return DS_OK;
   DS_CHECK(ds_cmap_check_keys(&map, host_keys, err));
-  if (ds_cmap_get(&map, "dispatch", &node) || ds_cmap_get(&map, "node", &node))
+  if (ds_cmap_get(&map, "dispatch", &node) || ds_cmap_get(&map, "node", &node) ||
+      ds_cmap_get(&map, "unit", &node))
     DS_CHECK(check_host_unit(&map, &node, merging, err));
   DS_CHECK(read_host_time(&map, "dispatch", &c->has_host_dispatch, &c->host_dispatch_ns, err));
   DS_CHECK(read_host_time(&map, "node", &c->has_host_node, &c->host_node_ns, err));
@@ -357,21 +358,36 @@ enum ds_gconv_fit ds_calib_gconv_fit(const struct ds_calib *c, const struct ds_g
   return DS_GCONV_FIT_REFUSED;
 }
 
-/* A file with no section applies nothing, yet the run would be labelled
- * calibrated: refused (a file cut after its header, or the wrong file). The
- * sections are the root keys sim/net/file_kinds.c allows a calibration file,
- * less schema_version and gpu. */
-static ds_status require_a_section(const struct ds_cnode *root, const char *path,
-                                   struct ds_err *err) {
+static int has_key(const struct ds_calib *c, enum ds_calib_key k);
+
+/* A file that sets no key applies nothing, yet the run would be labelled
+ * calibrated: refused (a file cut after its header, or the wrong file),
+ * and so is one whose sections set nothing (`host: {unit: launching}`,
+ * `compute: {}`), at its first section. The sections are the root keys
+ * sim/net/file_kinds.c allows a calibration file, less schema_version and
+ * gpu (which applies nothing by itself). */
+static ds_status require_a_key(const struct ds_cnode *root, const struct ds_calib *c,
+                               const char *path, struct ds_err *err) {
+  for (int k = 0; k < DS_CALIB_KEY_COUNT; k++)
+    if (k != DS_CALIB_KEY_GPU && has_key(c, (enum ds_calib_key)k)) return DS_OK;
   const char *const *keys = ds_file_kind_root_keys(DS_FILE_CALIB);
   char names[256] = "";
-  struct ds_cnode node;
+  struct ds_cnode node, first;
+  const char *first_name = NULL;
   for (int i = 0; keys[i]; i++) {
     if (strcmp(keys[i], "schema_version") == 0 || strcmp(keys[i], "gpu") == 0) continue;
-    if (ds_cmap_get(root, keys[i], &node)) return DS_OK;
+    if (!first_name && ds_cmap_get(root, keys[i], &node)) {
+      first = node;
+      first_name = keys[i];
+    }
     size_t used = strlen(names);
     snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", keys[i]);
   }
+  if (first_name)
+    return ds_cnode_error(&first, err, "nothing to apply in it or in another section "
+                          "(expected at least one key%s): a file that sets none would label "
+                          "the run calibrated and change nothing",
+                          strcmp(first_name, "host") == 0 ? " besides unit" : "");
   return ds_err_set(err, DS_EINPUT, "%s: no section to apply (expected at least one of %s): a "
                     "file with none would label the run calibrated and change nothing", path,
                     names);
@@ -454,7 +470,7 @@ static ds_status load_one(const char *path, struct ds_calib *out, int32_t *lines
   DS_CHECK_GOTO(read_collective(&root, out, err), st, done);
   DS_CHECK_GOTO(read_gconv(&root, out, err), st, done);
   DS_CHECK_GOTO(read_host(&root, out, merging, err), st, done);
-  DS_CHECK_GOTO(require_a_section(&root, path, err), st, done);
+  DS_CHECK_GOTO(require_a_key(&root, out, path, err), st, done);
   if (lines) key_lines(&root, lines);
 done:
   ds_config_free(cfg);

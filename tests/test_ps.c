@@ -16,8 +16,10 @@
 #include <string.h>
 
 #include "analysis/metrics.h"
+#include "base/units.h"
 #include "sim/train/compute.h"
 #include "sim/train/host.h"
+#include "sim/train/jitter.h"
 #include "sim/train/model.h"
 #include "sim/train/ps.h"
 #include "sim/net/topo.h"
@@ -54,14 +56,68 @@ static void run(struct fixture *f, const struct ds_ps_options *o, struct ds_ps_r
   cr_assert_eq(ds_ps_run(f->topo, f->model, &f->c, o, r, &err), DS_OK, "%s", err.msg);
 }
 
+/* Every step's op times as ds_ps_run hands them over (ps.h on_iter), the
+ * whole run's: op i of the run is step i / ns's op i % ns (r->step's). */
+struct timeline {
+  size_t ns, n_ops;    /* ops per step, of the run */
+  int32_t steps;       /* handed over */
+  int64_t *start, *end;
+};
+
+static ds_status collect(void *ctx, const struct ds_schedule *step, int32_t iter,
+                         const int64_t *start_ns, const int64_t *end_ns, struct ds_err *err) {
+  struct timeline *t = ctx;
+  (void)err;
+  cr_assert_eq(iter, t->steps, "step %d handed over after %d steps", iter, t->steps);
+  t->ns = step->n_ops;
+  t->n_ops = (size_t)(iter + 1) * t->ns;
+  t->start = realloc(t->start, t->n_ops * sizeof *t->start);
+  t->end = realloc(t->end, t->n_ops * sizeof *t->end);
+  cr_assert(t->start && t->end);
+  memcpy(t->start + (size_t)iter * t->ns, start_ns, t->ns * sizeof *start_ns);
+  memcpy(t->end + (size_t)iter * t->ns, end_ns, t->ns * sizeof *end_ns);
+  t->steps++;
+  return DS_OK;
+}
+
+static void timeline_release(struct timeline *t) {
+  free(t->start);
+  free(t->end);
+  memset(t, 0, sizeof *t);
+}
+
+/* run, with every step's times in *t: each step handed over once, in
+ * order, and the result's copies of the first and the last step and the
+ * latest end before the last are the timeline's. */
+static void run_timed(struct fixture *f, const struct ds_ps_options *o, struct ds_ps_result *r,
+                      struct timeline *t) {
+  struct ds_ps_options ot = *o;
+  *t = (struct timeline){0};
+  ot.on_iter = collect;
+  ot.on_iter_ctx = t;
+  run(f, &ot, r);
+  size_t ns = r->step->n_ops, last = (size_t)(o->iters - 1) * ns;
+  cr_assert_eq(t->steps, o->iters);
+  cr_assert_eq(t->ns, ns);
+  cr_assert_eq(memcmp(r->first_start_ns, t->start, ns * sizeof *t->start), 0);
+  cr_assert_eq(memcmp(r->first_end_ns, t->end, ns * sizeof *t->end), 0);
+  cr_assert_eq(memcmp(r->last_start_ns, t->start + last, ns * sizeof *t->start), 0);
+  cr_assert_eq(memcmp(r->last_end_ns, t->end + last, ns * sizeof *t->end), 0);
+  int64_t before = INT64_MIN;
+  for (size_t i = 0; i < last; i++)
+    if (t->end[i] > before) before = t->end[i];
+  cr_assert_eq(r->before_last_end_ns, before);
+}
+
 /* analysis/metrics.c's metrics (the summary's, on rank 0) of step `it` of
- * r: its ops are r->all's block it, the earlier blocks its previous steps. */
-static struct ds_metrics metrics_of(const struct ds_ps_result *r, int32_t it) {
+ * t: its ops are the timeline's step it, the earlier steps before it. */
+static struct ds_metrics metrics_of(const struct ds_ps_result *r, const struct timeline *t,
+                                    int32_t it) {
   size_t ns = r->step->n_ops, first = (size_t)it * ns;
   struct ds_timed_op *ops = malloc((first + ns) * sizeof *ops);
   cr_assert(ops);
   for (size_t i = 0; i < first + ns; i++)
-    ops[i] = (struct ds_timed_op){&r->all->ops[i], r->op_start_ns[i], r->op_end_ns[i]};
+    ops[i] = (struct ds_timed_op){&r->step->ops[i % ns], t->start[i], t->end[i]};
   struct ds_metrics m;
   cr_assert_eq(ds_metrics_measure(ops + first, ns, ds_metrics_last_end(ops, first), &m), DS_OK);
   free(ops);
@@ -162,7 +218,8 @@ Test(ps, sync_step_by_hand_server_link_is_the_bottleneck) {
   load(&f, "tests/data/tiny-model.yaml");
   struct ds_ps_options o = opts(4, 1, DS_PS_SYNC, 3, 1);
   struct ds_ps_result r;
-  run(&f, &o, &r);
+  struct timeline t;
+  run_timed(&f, &o, &r, &t);
   double S = 1835264.0 * 4;
   double T = sync_period_ns(LAUNCH_NS + 1200e3 + LOSS_NS(1), S, 4);
   cr_assert_float_eq(T, 5726068, 1, "hand value %.0f", T);
@@ -176,7 +233,7 @@ Test(ps, sync_step_by_hand_server_link_is_the_bottleneck) {
    * compute (exposed all of it). Iteration 0 begins with its first op, the
    * 20 us launch of the first forward: T, ending when every worker has its
    * pull. */
-  struct ds_metrics m = metrics_of(&r, 2), m0 = metrics_of(&r, 0);
+  struct ds_metrics m = metrics_of(&r, &t, 2), m0 = metrics_of(&r, &t, 0);
   cr_assert_float_eq(m.v[DS_METRIC_iter_ms], T / 1e6, 3e-6);
   cr_assert_float_eq(m0.v[DS_METRIC_iter_ms], T / 1e6, 3e-6);
   cr_assert_float_eq(m.v[DS_METRIC_fwd_ms], 0.402, 1e-9); /* forward and the loss */
@@ -202,7 +259,7 @@ Test(ps, sync_step_by_hand_server_link_is_the_bottleneck) {
   cr_assert_eq(r.n_updates, 3); /* one per step per server */
   /* The ops of every step are there, with push/pull kinds on the comm
    * stream and the update on the server's GPU. */
-  cr_assert_eq(r.all->n_ops, 3 * r.step->n_ops);
+  cr_assert_eq(t.n_ops, 3 * r.step->n_ops);
   int pushes = 0, pulls = 0, updates = 0;
   for (size_t i = 0; i < r.step->n_ops; i++) {
     const struct ds_op *op = &r.step->ops[i];
@@ -221,6 +278,7 @@ Test(ps, sync_step_by_hand_server_link_is_the_bottleneck) {
   cr_assert_eq(pulls, 4);
   cr_assert_eq(updates, 1);
   ds_ps_result_release(&r);
+  timeline_release(&t);
   unload(&f);
 }
 
@@ -369,10 +427,11 @@ Test(ps, two_servers_on_independent_links_halve_the_transfer) {
   load(&f, "tests/data/ps-model.yaml");
   double S = 2 * 1048576.0 * 4, C = LAUNCH_NS + 600e3 + LOSS_NS(1);
   struct ds_ps_result r1, r2;
+  struct timeline t1, t2;
   struct ds_ps_options o1 = opts(4, 1, DS_PS_SYNC, 2, 1);
   struct ds_ps_options o2 = opts(4, 2, DS_PS_SYNC, 2, 1);
-  run(&f, &o1, &r1);
-  run(&f, &o2, &r2);
+  run_timed(&f, &o1, &r1, &t1);
+  run_timed(&f, &o2, &r2, &t2);
   double T1 = sync_period_ns(C, S, 4);
   double T2 = sync_period_ns(C, S / 2, 4);
   cr_assert_float_eq(r1.mean_step_ms, T1 / 1e6, 3e-6, "%.6f vs %.6f", r1.mean_step_ms, T1 / 1e6);
@@ -383,8 +442,8 @@ Test(ps, two_servers_on_independent_links_halve_the_transfer) {
   cr_assert_float_eq(x2 / x1, 0.5, 1e-6);
   /* The same from the run: its period less the update on GPU 0 (server 0's,
    * the one on the critical path of both) as the summary measures it. */
-  double step1 = metrics_of(&r1, 1).v[DS_METRIC_step_ms];
-  double step2 = metrics_of(&r2, 1).v[DS_METRIC_step_ms];
+  double step1 = metrics_of(&r1, &t1, 1).v[DS_METRIC_step_ms];
+  double step2 = metrics_of(&r2, &t2, 1).v[DS_METRIC_step_ms];
   cr_assert_float_eq(step1 * 1e6, rnd(13 * S / MEM_BW * 1e9), 1);
   cr_assert_float_eq(step2 * 1e6, rnd(13 * (S / 2) / MEM_BW * 1e9), 1);
   double got1 = r1.mean_step_ms * 1e6 - C - step1 * 1e6 - 2 * ALPHA_NS;
@@ -392,6 +451,8 @@ Test(ps, two_servers_on_independent_links_halve_the_transfer) {
   cr_assert_float_eq(got2 / got1, 0.5, 1e-5, "ratio %.6f", got2 / got1);
   ds_ps_result_release(&r1);
   ds_ps_result_release(&r2);
+  timeline_release(&t1);
+  timeline_release(&t2);
   unload(&f);
 }
 
@@ -490,15 +551,18 @@ Test(ps, same_inputs_same_timeline) {
   o.jitter_cv = 0.1;
   o.seed = 7;
   struct ds_ps_result a, b;
-  run(&f, &o, &a);
-  run(&f, &o, &b);
-  cr_assert_eq(a.all->n_ops, b.all->n_ops);
-  cr_assert_eq(memcmp(a.op_start_ns, b.op_start_ns, a.all->n_ops * sizeof *a.op_start_ns), 0);
-  cr_assert_eq(memcmp(a.op_end_ns, b.op_end_ns, a.all->n_ops * sizeof *a.op_end_ns), 0);
+  struct timeline ta, tb;
+  run_timed(&f, &o, &a, &ta);
+  run_timed(&f, &o, &b, &tb);
+  cr_assert_eq(ta.n_ops, tb.n_ops);
+  cr_assert_eq(memcmp(ta.start, tb.start, ta.n_ops * sizeof *ta.start), 0);
+  cr_assert_eq(memcmp(ta.end, tb.end, ta.n_ops * sizeof *ta.end), 0);
   cr_assert_eq(a.staleness_max, b.staleness_max);
   cr_assert_float_eq(a.staleness_mean, b.staleness_mean, 0);
   ds_ps_result_release(&a);
   ds_ps_result_release(&b);
+  timeline_release(&ta);
+  timeline_release(&tb);
   unload(&f);
 }
 
@@ -509,15 +573,17 @@ Test(ps, compute_scaled_by_the_straggler_factor_only_on_its_rank) {
   struct ds_ps_options o = opts(2, 1, DS_PS_SYNC, 2, 1);
   o.rank_factor = factor;
   struct ds_ps_result r;
-  run(&f, &o, &r);
+  struct timeline t;
+  run_timed(&f, &o, &r, &t);
   /* Every compute op of rank 1 lasts 3x its dur_us; rank 0's 1x. */
-  for (size_t i = 0; i < r.all->n_ops; i++) {
-    const struct ds_op *op = &r.all->ops[i];
+  for (size_t i = 0; i < t.n_ops; i++) {
+    const struct ds_op *op = &r.step->ops[i % t.ns];
     if (op->stream != DS_STREAM_COMPUTE) continue;
     double want = op->dur_us * 1000 * factor[op->rank];
-    cr_assert_float_eq((double)(r.op_end_ns[i] - r.op_start_ns[i]), want, 0.5, "op %zu", i);
+    cr_assert_float_eq((double)(t.end[i] - t.start[i]), want, 0.5, "op %zu", i);
   }
   ds_ps_result_release(&r);
+  timeline_release(&t);
   unload(&f);
 }
 
@@ -587,15 +653,16 @@ Test(ps, per_layer_push_hides_the_rest_of_backward) {
   load(&f, "tests/data/ps-model.yaml");
   double S = 2 * 1048576.0 * 4;
   struct ds_ps_result a, b;
+  struct timeline ta, tb;
   struct ds_ps_options o = opts(4, 1, DS_PS_SYNC, 3, 1);
-  run(&f, &o, &a);
+  run_timed(&f, &o, &a, &ta);
   o.push = DS_PS_PUSH_PER_LAYER;
-  run(&f, &o, &b);
+  run_timed(&f, &o, &b, &tb);
   double T = sync_period_ns(LAUNCH_NS + 600e3 + LOSS_NS(1), S, 4);
   cr_assert_float_eq(a.mean_step_ms, T / 1e6, 3e-6);
   cr_assert_float_eq(b.mean_step_ms, (T - 200e3) / 1e6, 5e-6, "%.6f vs %.6f", b.mean_step_ms,
                      (T - 200e3) / 1e6);
-  struct ds_metrics ma = metrics_of(&a, 2), mb = metrics_of(&b, 2);
+  struct ds_metrics ma = metrics_of(&a, &ta, 2), mb = metrics_of(&b, &tb, 2);
   double busy = rnd(13 * S / MEM_BW * 1e9) + rnd(2 * S / MEM_BW * 1e9);
   cr_assert_float_eq(busy, 125829, 1);
   for (int i = 0; i < 2; i++) {
@@ -610,6 +677,8 @@ Test(ps, per_layer_push_hides_the_rest_of_backward) {
   cr_assert_eq(pushes, 4 * 2);
   ds_ps_result_release(&a);
   ds_ps_result_release(&b);
+  timeline_release(&ta);
+  timeline_release(&tb);
   /* Async per layer: one update per worker and server per step, whatever
    * the number of pieces; more servers than tensors get an empty push. */
   o = opts(4, 3, DS_PS_ASYNC, 4, 1);
@@ -639,32 +708,32 @@ Test(ps, a_step_ends_after_its_compute_even_when_pulls_come_back_first) {
   for (int mode = 0; mode < 2; mode++) {
     o.mode = mode ? DS_PS_ASYNC : DS_PS_SYNC;
     struct ds_ps_result r;
-    run(&f, &o, &r);
+    struct timeline t;
+    run_timed(&f, &o, &r, &t);
     /* the last pull of each (worker, step) */
     int64_t pull_end[4][3] = {{0}};
     size_t ns = r.step->n_ops;
-    for (size_t i = 0; i < r.all->n_ops; i++) {
-      const struct ds_op *op = &r.all->ops[i];
-      if (op->kind == DS_OP_PULL && r.op_end_ns[i] > pull_end[op->rank][i / ns])
-        pull_end[op->rank][i / ns] = r.op_end_ns[i];
+    for (size_t i = 0; i < t.n_ops; i++) {
+      const struct ds_op *op = &r.step->ops[i % ns];
+      if (op->kind == DS_OP_PULL && t.end[i] > pull_end[op->rank][i / ns])
+        pull_end[op->rank][i / ns] = t.end[i];
     }
     int early = 0;
     for (int32_t w = 0; w < 4; w++) {
       int64_t prev_end = -1;
-      for (size_t i = 0; i < r.all->n_ops; i++) {
-        const struct ds_op *op = &r.all->ops[i];
+      for (size_t i = 0; i < t.n_ops; i++) {
+        const struct ds_op *op = &r.step->ops[i % ns];
         if (op->rank != w || op->stream != DS_STREAM_COMPUTE) continue;
-        cr_assert_geq(r.op_start_ns[i], prev_end, "mode %d worker %d op %zu overlaps", mode,
-                      w, i);
+        cr_assert_geq(t.start[i], prev_end, "mode %d worker %d op %zu overlaps", mode, w, i);
         int64_t pe = pull_end[w][i / ns];
-        early += op->kind == DS_OP_BWD && op->layer == 0 && pe > r.op_start_ns[i] &&
-                 pe < r.op_end_ns[i];
-        prev_end = r.op_end_ns[i];
+        early += op->kind == DS_OP_BWD && op->layer == 0 && pe > t.start[i] && pe < t.end[i];
+        prev_end = t.end[i];
       }
     }
     cr_assert_gt(early, 0, "mode %d: no pull came back during the stem's backward", mode);
     cr_assert_float_eq(r.mean_step_ms, 5.722, 1e-6, "mode %d: %.6f", mode, r.mean_step_ms);
     ds_ps_result_release(&r);
+    timeline_release(&t);
   }
   unload(&f);
 }
@@ -698,7 +767,8 @@ Test(ps, a_worker_launches_its_backward_from_the_autograd_thread) {
   f.c.params.host_node_ns = 100e3;
   struct ds_ps_options o = opts(1, 1, DS_PS_SYNC, 3, 1);
   struct ds_ps_result r;
-  run(&f, &o, &r);
+  struct timeline t;
+  run_timed(&f, &o, &r, &t);
   double S = 1835264.0 * 4;
   double copy = rnd(2 * S / MEM_BW * 1e9), upd = rnd(8 * S / MEM_BW * 1e9);
   double T = 1760e3 + 2 * copy + upd;
@@ -715,40 +785,118 @@ Test(ps, a_worker_launches_its_backward_from_the_autograd_thread) {
     }
   }
   cr_assert_eq(launches, 3);
-  struct ds_metrics m = metrics_of(&r, 2);
+  struct ds_metrics m = metrics_of(&r, &t, 2);
   cr_assert_float_eq(m.v[DS_METRIC_iter_ms], T / 1e6, 2e-6);
   cr_assert_float_eq(m.v[DS_METRIC_host_exposed_ms], 0.558, 2e-6, "host exposed %.6f",
                      m.v[DS_METRIC_host_exposed_ms]);
   cr_assert_float_eq(m.v[DS_METRIC_gpu_busy_ms], (1202e3 + 2 * copy + upd) / 1e6, 2e-6);
   ds_ps_result_release(&r);
+  timeline_release(&t);
   unload(&f);
 }
 
-/* ps lays out every iteration's ops before it runs: a run whose ops would
- * hold more than mem_limit bytes is refused before they are built, naming
- * how many iterations fit. The tiny model on 4 ranks: one iteration's
- * schedule (r.step) sized by hand from its ops and dependency ids, each op
- * sizeof(struct ds_op) + 40 B (two times, a scale, an id pair), each
- * dependency 8 B; a limit of 2.5 iterations refuses 3 and names 2. */
-Test(ps, a_run_whose_ops_do_not_fit_in_memory_is_refused) {
+/* ps holds a window of steps, not the run: a caller keeping every op in
+ * memory (a trace printed once the run has ended) says how many bytes per
+ * op it keeps, and a run whose ops would take more than mem_limit is
+ * refused before it runs, naming how many steps fit. The tiny model on 4
+ * ranks, 32 bytes kept per op, a limit of 2.5 steps: 3 steps are refused,
+ * 2 named; 2 steps run; and with nothing kept, 3 steps run under the same
+ * limit (the run's own memory does not grow with the steps). */
+Test(ps, a_run_whose_kept_ops_do_not_fit_in_memory_is_refused) {
   struct fixture f;
   load(&f, "tests/data/tiny-model.yaml");
   struct ds_ps_result r;
   struct ds_ps_options o = opts(4, 1, DS_PS_SYNC, 2, 1);
   run(&f, &o, &r);
-  double per_iter = (double)r.step->n_ops * (double)(sizeof(struct ds_op) + 40) +
-                    (double)r.step->n_deps * 8.0;
+  double per_iter = (double)r.step->n_ops * 32;
   ds_ps_result_release(&r);
   struct ds_err err = {0};
   o = opts(4, 1, DS_PS_SYNC, 3, 1);
+  o.kept_bytes_per_op = 32;
   o.mem_limit = (uint64_t)(2.5 * per_iter);
+  o.kept_by = "--trace -";
   cr_assert_eq(ds_ps_run(f.topo, f.model, &f.c, &o, &r, &err), DS_EINPUT);
+  cr_assert(strstr(err.msg, "--trace - keeps every op") != NULL, "%s", err.msg);
   cr_assert(strstr(err.msg, "3 iterations of 4 ranks") != NULL, "%s", err.msg);
   cr_assert(strstr(err.msg, "--iters 2 or fewer") != NULL, "%s", err.msg);
-  /* two iterations fit: the run goes ahead */
-  o = opts(4, 1, DS_PS_SYNC, 2, 1);
-  o.mem_limit = (uint64_t)(2.5 * per_iter);
+  o.iters = 2;
   run(&f, &o, &r);
   ds_ps_result_release(&r);
+  o.iters = 3;
+  o.kept_bytes_per_op = 0;
+  run(&f, &o, &r);
+  ds_ps_result_release(&r);
+  unload(&f);
+}
+
+/* The window (ps.c): sync holds two steps, whatever the number of steps (a
+ * worker cannot end step i + 1 before every worker has pushed it, so has
+ * ended step i); async holds the steps between its slowest and its fastest
+ * worker. ps-model, 4 workers of batch 16 (compute-bound), 2 servers;
+ * async with rank 1 computing 3x slower: when the fast workers end their 30th step, at 30 of their
+ * periods, the straggler has ended 30 x fast / slow of its own, and every
+ * step between is held. */
+Test(ps, the_window_is_the_steps_between_the_slowest_and_the_fastest_worker) {
+  struct fixture f;
+  load(&f, "tests/data/ps-model.yaml");
+  struct ds_ps_result r;
+  for (int32_t iters = 2; iters <= 40; iters += 19) {
+    struct ds_ps_options o = opts(4, 2, DS_PS_SYNC, iters, 1);
+    run(&f, &o, &r);
+    cr_assert_eq(r.blocks, 2, "sync, %d steps: %zu held", iters, r.blocks);
+    ds_ps_result_release(&r);
+  }
+  double factor[4] = {1, 3, 1, 1};
+  struct ds_ps_options o = opts(4, 2, DS_PS_ASYNC, 30, 16);
+  o.rank_factor = factor;
+  run(&f, &o, &r);
+  double fast = r.worker_step_ms[0], slow = r.worker_step_ms[1];
+  cr_assert_gt(slow, 2 * fast);
+  double lag = 30 - 30 * fast / slow;
+  cr_assert_geq((double)r.blocks, lag - 1, "%zu held, lag %.2f steps", r.blocks, lag);
+  cr_assert_leq((double)r.blocks, lag + 2, "%zu held, lag %.2f steps", r.blocks, lag);
+  ds_ps_result_release(&r);
+  unload(&f);
+}
+
+/* Each step's jitter is drawn when the first worker enters it, steps in
+ * order: op i of the run gets the draw ds_jitter_fill gives op i of every
+ * step's ops laid end to end (what the run drew when it laid them all out
+ * first), though the workers are steps apart (async, a straggler). Each
+ * compute op lasts its dur_us x that draw x its rank's factor, rounded
+ * once. */
+Test(ps, jitter_draws_are_the_whole_runs_in_op_order) {
+  struct fixture f;
+  load(&f, "tests/data/ps-model.yaml");
+  double factor[4] = {1, 2.5, 1, 1};
+  struct ds_ps_options o = opts(4, 2, DS_PS_ASYNC, 12, 2);
+  o.rank_factor = factor;
+  o.jitter = 1;
+  o.jitter_cv = 0.2;
+  o.seed = 11;
+  struct ds_ps_result r;
+  struct timeline t;
+  run_timed(&f, &o, &r, &t);
+  cr_assert_gt(r.blocks, 3, "the workers are %zu steps apart", r.blocks);
+  struct ds_op *ops = malloc(t.n_ops * sizeof *ops);
+  double *scale = malloc(t.n_ops * sizeof *scale);
+  cr_assert(ops && scale);
+  for (size_t i = 0; i < t.n_ops; i++) ops[i] = r.step->ops[i % t.ns];
+  struct ds_schedule whole = {.world_size = 4, .ops = ops, .n_ops = t.n_ops};
+  cr_assert_eq(ds_jitter_fill(&whole, o.jitter_cv, o.seed, scale), DS_OK);
+  size_t n_compute = 0;
+  for (size_t i = 0; i < t.n_ops; i++) {
+    if (ops[i].stream != DS_STREAM_COMPUTE) continue;
+    double sc = scale[i];
+    sc *= factor[ops[i].rank];
+    cr_assert_eq(t.end[i] - t.start[i], ds_units_round_ns(ops[i].dur_us * 1000.0 * sc),
+                 "op %zu (step %zu)", i, i / t.ns);
+    n_compute++;
+  }
+  cr_assert_gt(n_compute, 12 * 4 * 3);
+  free(ops);
+  free(scale);
+  ds_ps_result_release(&r);
+  timeline_release(&t);
   unload(&f);
 }

@@ -3,8 +3,9 @@
  * (sim/train/ps*.c): the sync row is the period worked by hand on tiny-topo
  * (test_ps.c describes it; tests/ps_hand.h), per-layer pushes, async's
  * staleness, bad values, the trace and schedule files read back, stragglers
- * (also under ddp, and per world size in a sweep), determinism, and
- * per-layer pushes and one worker against single. The binary under test is
+ * (also under ddp, and per world size in a sweep), determinism,
+ * per-layer pushes and one worker against single, the trace written as
+ * the run goes, and the work bound. The binary under test is
  * $DDPSIM_BIN (the sanitizer build in `make test`), else build/asan/ddpsim.
  */
 #include <criterion/criterion.h>
@@ -282,5 +283,55 @@ Test(ps_cli, one_worker_is_never_faster_than_single_with_the_autograd_threads_ho
   double single = json_num(r.out, 0, "iter_ms"), ps = json_num(r.out, 1, "iter_ms");
   cr_assert_geq(ps, single, "ps %.3f single %.3f ms", ps, single);
   cr_assert_geq(ps, 661 * 32.76e-3, "%.3f", ps);
+  ds_test_release(&r);
+}
+
+/* A --trace file is written a step at a time as the run goes (so a long
+ * run's trace is big on disk, not in memory); --trace - keeps the trace and
+ * prints it once the run has ended (a failed run prints nothing). Both are
+ * the same bytes: async, a straggler and jitter, so that the workers end
+ * their steps apart and every step's draws matter. */
+Test(ps_cli, a_trace_file_written_as_the_run_goes_is_the_trace_printed) {
+  char dir[] = "/tmp/ddpsim-ps-XXXXXX", args[512], tr[128];
+  cr_assert(mkdtemp(dir) != NULL);
+  snprintf(tr, sizeof tr, "%s/t.csv", dir);
+  const char *run = TINY "--strategy ps --ps-mode async --ps-servers 2 --straggler 1:2.5 "
+                         "--jitter 0.2 --seed 5 --iters 8 --format csv";
+  snprintf(args, sizeof args, "%s --trace %s", run, tr);
+  struct ds_test_result f = ds_test_cli(args);
+  cr_assert_eq(f.status, 0, "stderr: %s", f.err);
+  snprintf(args, sizeof args, "%s --trace -", run);
+  struct ds_test_result o = ds_test_cli(args);
+  cr_assert_eq(o.status, 0, "stderr: %s", o.err);
+  char *file = ds_test_slurp(tr);
+  cr_assert(file != NULL);
+  cr_assert_gt(strlen(file), 1000);
+  cr_assert_str_eq(o.out, file, "--trace - printed another trace");
+  /* the report, on stderr beside the trace, is the file run's */
+  cr_assert(strstr(o.err, f.out) != NULL, "%s", o.err);
+  free(file);
+  unlink(tr);
+  rmdir(dir);
+  ds_test_release(&f);
+  ds_test_release(&o);
+}
+
+/* The work bound (DS_RUN_WORK_LIMIT) foresees a ps run once a step's worth
+ * of its ops has ended (the work so far times all its ops over those
+ * ended), so ResNet-50 on all 4096 GPUs of cluster-512x8-h100 for --iters
+ * 1000 (1.4e9 steps of work, about 12 minutes on the 2-core VM) is refused
+ * after its first step (2.5 s), exit 2, naming what to change. */
+Test(ps_cli, a_run_foreseen_past_the_work_bound_is_refused_after_its_first_step,
+     .timeout = 300) {
+  struct ds_test_result r = ds_test_cli("--topo cluster-512x8-h100 --strategy ps --iters 1000 "
+                                        "--format csv");
+  cr_assert_eq(r.status, 2, "%s", r.err);
+  cr_assert(strstr(r.err, "this run is too large to simulate in reasonable time: about "),
+            "%s", r.err);
+  cr_assert(strstr(r.err, "% of its ops run when it stopped), past the bound of 5e+08"), "%s",
+            r.err);
+  cr_assert(strstr(r.err, "fewer --iters (1000;"), "%s", r.err);
+  cr_assert(strstr(r.err, "or a smaller --world-size (4096)"), "%s", r.err);
+  cr_assert_eq(r.out[0], '\0', "%s", r.out);
   ds_test_release(&r);
 }

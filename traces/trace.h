@@ -93,6 +93,23 @@ ds_status ds_trace_detach(const struct ds_trace *t, struct ds_trace **out);
 ds_status ds_trace_write_csv(const char *path, const struct ds_trace *t,
                              const struct ds_csv_meta *meta,
                              struct ds_err *err);
+/* A trace written row by row, for a run whose trace is too long to hold in
+ * memory (--strategy ps): the file ds_trace_write_csv writes of the same
+ * rows, atomically. open writes the preamble (source "sim" or "real");
+ * add writes one row, its schedule borrowed for the call only (DS_EINTERNAL
+ * for a row naming an op its schedule lacks); commit writes the end line
+ * and renames the file into place (DS_EIO naming the path when a write
+ * failed); abort leaves the target as it was. commit and abort free w and
+ * accept NULL. */
+struct ds_trace_writer;
+ds_status ds_trace_writer_open(const char *path, const char *source,
+                               const struct ds_csv_meta *meta, struct ds_trace_writer **out,
+                               struct ds_err *err);
+ds_status ds_trace_writer_add(struct ds_trace_writer *w, const struct ds_trace_row *row,
+                              struct ds_err *err);
+ds_status ds_trace_writer_commit(struct ds_trace_writer *w, struct ds_err *err);
+void ds_trace_writer_abort(struct ds_trace_writer *w);
+
 /* Reads a trace. Every row's op is stored in a schedule owned by the trace
  * (t->owned), one op per row; rows point into it. */
 ds_status ds_trace_read_csv(const char *path, struct ds_trace **out,

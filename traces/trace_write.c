@@ -156,17 +156,19 @@ ds_status ds_schedule_write_csv(const char *path, const struct ds_schedule *s,
   return finish_write(&af, path, failed, err);
 }
 
+/* The check of ds_trace_write_csv and ds_trace_writer_add. */
+static ds_status check_row(const char *path, size_t i, const struct ds_trace_row *r,
+                           struct ds_err *err) {
+  if (r->sched && r->op < r->sched->n_ops) return DS_OK;
+  return ds_err_set(err, DS_EINTERNAL,
+                    "%s: trace row %zu names op %" PRIu32 " of a schedule that does not have it",
+                    path, i, r->op);
+}
+
 ds_status ds_trace_write_csv(const char *path, const struct ds_trace *t,
                              const struct ds_csv_meta *meta,
                              struct ds_err *err) {
-  for (size_t i = 0; i < t->n_rows; i++) {
-    const struct ds_trace_row *r = &t->rows[i];
-    if (!r->sched || r->op >= r->sched->n_ops)
-      return ds_err_set(err, DS_EINTERNAL,
-                        "%s: trace row %zu names op %" PRIu32
-                        " of a schedule that does not have it",
-                        path, i, r->op);
-  }
+  for (size_t i = 0; i < t->n_rows; i++) DS_CHECK(check_row(path, i, &t->rows[i], err));
   struct ds_atomic_file af;
   DS_CHECK(ds_atomic_file_open(path, &af, err));
   write_preamble(af.fp, DS_TRACE_SCHEMA, meta, N_TRACE_COLS);
@@ -180,3 +182,58 @@ ds_status ds_trace_write_csv(const char *path, const struct ds_trace *t,
   return finish_write(&af, path, failed, err);
 }
 
+struct ds_trace_writer {
+  struct ds_atomic_file af;
+  char *path;
+  struct ds_trace t; /* its source alone: no rows */
+  size_t n_rows;
+  int failed;
+};
+
+ds_status ds_trace_writer_open(const char *path, const char *source,
+                               const struct ds_csv_meta *meta, struct ds_trace_writer **out,
+                               struct ds_err *err) {
+  struct ds_trace_writer *w = calloc(1, sizeof *w);
+  *out = NULL;
+  if (w) w->path = strdup(path);
+  if (!w || !w->path) {
+    free(w);
+    return ds_err_set(err, DS_ENOMEM, "%s: out of memory", path);
+  }
+  snprintf(w->t.source, sizeof w->t.source, "%s", source);
+  ds_status st = ds_atomic_file_open(path, &w->af, err);
+  if (st != DS_OK) {
+    free(w->path);
+    free(w);
+    return st;
+  }
+  write_preamble(w->af.fp, DS_TRACE_SCHEMA, meta, N_TRACE_COLS);
+  *out = w;
+  return DS_OK;
+}
+
+ds_status ds_trace_writer_add(struct ds_trace_writer *w, const struct ds_trace_row *row,
+                              struct ds_err *err) {
+  DS_CHECK(check_row(w->path, w->n_rows, row, err));
+  if (!w->failed)
+    w->failed = write_row(w->af.fp, N_TRACE_COLS, row->sched, &row->sched->ops[row->op], &w->t,
+                          row) != 0;
+  w->n_rows++;
+  return DS_OK;
+}
+
+ds_status ds_trace_writer_commit(struct ds_trace_writer *w, struct ds_err *err) {
+  if (!w) return DS_OK;
+  int failed = w->failed || write_end(w->af.fp, w->n_rows) != 0;
+  ds_status st = finish_write(&w->af, w->path, failed, err);
+  free(w->path);
+  free(w);
+  return st;
+}
+
+void ds_trace_writer_abort(struct ds_trace_writer *w) {
+  if (!w) return;
+  ds_atomic_file_abort(&w->af);
+  free(w->path);
+  free(w);
+}

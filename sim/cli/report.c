@@ -30,12 +30,20 @@ static void fill_timing(struct ds_summary *s, const struct ds_metrics *m) {
 ds_status ds_report_measure(const struct ds_schedule *sched, size_t first, size_t n,
                             const int64_t *op_start, const int64_t *op_end,
                             struct ds_summary *s) {
-  struct ds_timed_op *ops = malloc((first + n + 1) * sizeof *ops);
+  int64_t prev = DS_METRICS_NO_PREVIOUS; /* ds_metrics_last_end of ops[0 .. first) */
+  for (size_t i = 0; i < first; i++)
+    if (op_end[i] > prev) prev = op_end[i];
+  return ds_report_measure_iter(sched->ops + first, n, op_start + first, op_end + first, prev, s);
+}
+
+ds_status ds_report_measure_iter(const struct ds_op *op, size_t n, const int64_t *op_start,
+                                 const int64_t *op_end, int64_t prev_end_ns,
+                                 struct ds_summary *s) {
+  struct ds_timed_op *ops = malloc((n + 1) * sizeof *ops);
   if (!ops) return DS_ENOMEM;
-  for (size_t i = 0; i < first + n; i++)
-    ops[i] = (struct ds_timed_op){&sched->ops[i], op_start[i], op_end[i]};
+  for (size_t i = 0; i < n; i++) ops[i] = (struct ds_timed_op){&op[i], op_start[i], op_end[i]};
   struct ds_metrics m;
-  ds_status st = ds_metrics_measure(ops + first, n, ds_metrics_last_end(ops, first), &m);
+  ds_status st = ds_metrics_measure(ops, n, prev_end_ns, &m);
   free(ops);
   DS_CHECK(st);
   fill_timing(s, &m);

@@ -2,12 +2,14 @@
  * The parameter-server row (see run_ps.h): no schedule is built ahead (the
  * order in which an asynchronous server applies pushes is no static one);
  * the row's timing fields are analysis/metrics.c's definitions on the
- * result's ops, as for every strategy.
+ * result's ops of the first and the last iteration, as for every strategy;
+ * the trace comes an iteration at a time, as the run goes.
  */
 #include "sim/cli/run_ps.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "base/units.h"
@@ -17,29 +19,79 @@
 #include "sim/train/rates.h"
 #include "traces/trace.h"
 
-/* The ps row's trace (every op of every step, ids of the one-step
- * schedule) and schedule (one step: what each rank runs, with same-rank
- * dependencies; the cross-rank order is sim/train/ps.c's). */
-static ds_status write_ps_outputs(const struct config_run *c, const struct ds_ps_result *r,
-                                  const char *inputs, struct ds_err *err) {
-  const struct ds_options *o = c->opt;
-  struct ds_csv_meta meta = {"ddpsim " DS_VERSION, inputs, o->seed, NULL, 0};
-  struct ds_trace *trace = NULL;
-  ds_status st = DS_OK;
-  if (o->schedule) DS_CHECK(ds_schedule_write_csv(o->schedule, r->step, &meta, err));
-  if (!o->trace && !c->capture) return DS_OK;
-  DS_CHECK_GOTO(ds_trace_new("sim", &trace), st, out);
-  size_t ns = r->step->n_ops;
-  for (size_t i = 0; i < r->all->n_ops; i++) {
-    struct ds_trace_row row = {r->step, (uint32_t)(i % ns), (int32_t)(i / ns),
-                               r->op_start_ns[i], r->op_end_ns[i]};
-    DS_CHECK_GOTO(ds_trace_add(trace, &row), st, out);
+/* The ps row's trace: every op of every step, each step's rows the ids of
+ * the one-step schedule, handed over by ds_ps_run as each step ends
+ * (ps.h on_iter). A --trace file is written as they come, so that a long
+ * run's trace is big on disk, not in memory; --trace - and ds_run_capture's
+ * copy are kept in memory until the run has ended (a failed run prints
+ * nothing), up to half the machine's memory (ds_ps_options mem_limit). */
+struct ps_trace {
+  struct ds_trace_writer *file; /* --trace FILE, or NULL */
+  struct ds_trace *mem;         /* --trace - or the capture, or NULL */
+};
+
+/* Half the machine's memory (0, no limit, where it cannot be read): what a
+ * trace kept in memory may hold (ds_ps_options mem_limit), half because
+ * its rows grow by doubling. */
+static uint64_t ps_mem_limit(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return 0;
+  return (uint64_t)pages / 2 * (uint64_t)page;
+}
+
+static ds_status ps_trace_iter(void *ctx, const struct ds_schedule *step, int32_t iter,
+                               const int64_t *start_ns, const int64_t *end_ns,
+                               struct ds_err *err) {
+  struct ps_trace *t = ctx;
+  for (size_t j = 0; j < step->n_ops; j++) {
+    struct ds_trace_row row = {step, (uint32_t)j, iter, start_ns[j], end_ns[j]};
+    if (t->file) DS_CHECK(ds_trace_writer_add(t->file, &row, err));
+    if (t->mem && ds_trace_add(t->mem, &row) != DS_OK)
+      return ds_err_set(err, DS_ENOMEM, "writing outputs: out of memory");
   }
-  DS_CHECK_GOTO(ds__run_trace_outputs(c, trace, &meta, err), st, out);
-out:
-  if (st == DS_ENOMEM) ds_err_set(err, st, "writing outputs: out of memory");
-  ds_trace_free(trace);
-  return st;
+  return DS_OK;
+}
+
+/* Opens the trace's outputs before the run (meta: the file's header). */
+static ds_status ps_trace_open(const struct config_run *c, const struct ds_csv_meta *meta,
+                               struct ps_trace *t, struct ds_err *err) {
+  const char *path = c->opt->trace;
+  *t = (struct ps_trace){0};
+  if (path && strcmp(path, "-") != 0)
+    DS_CHECK(ds_trace_writer_open(path, "sim", meta, &t->file, err));
+  if ((path && strcmp(path, "-") == 0) || c->capture)
+    if (ds_trace_new("sim", &t->mem) != DS_OK) {
+      ds_trace_writer_abort(t->file);
+      t->file = NULL;
+      return ds_err_set(err, DS_ENOMEM, "writing outputs: out of memory");
+    }
+  return DS_OK;
+}
+
+/* The ps row's outputs once the run has ended: the schedule (one step:
+ * what each rank runs, with same-rank dependencies; the cross-rank order is
+ * sim/train/ps.c's), the trace's file, standard output, the capture. */
+static ds_status ps_outputs(const struct config_run *c, const struct ds_ps_result *r,
+                           struct ps_trace *t, const struct ds_csv_meta *meta,
+                           struct ds_err *err) {
+  const struct ds_options *o = c->opt;
+  if (o->schedule) DS_CHECK(ds_schedule_write_csv(o->schedule, r->step, meta, err));
+  struct ds_trace_writer *file = t->file;
+  t->file = NULL;
+  DS_CHECK(ds_trace_writer_commit(file, err));
+  if (!t->mem) return DS_OK;
+  if (o->trace && strcmp(o->trace, "-") == 0)
+    DS_CHECK(ds_trace_write_csv(o->trace, t->mem, meta, err));
+  if (ds__run_trace_capture(c, t->mem, meta) != DS_OK)
+    return ds_err_set(err, DS_ENOMEM, "writing outputs: out of memory");
+  return DS_OK;
+}
+
+static void ps_trace_release(struct ps_trace *t) {
+  ds_trace_writer_abort(t->file);
+  ds_trace_free(t->mem);
+  t->file = NULL;
+  t->mem = NULL;
 }
 
 /* Per-GPU memory of the ps row: GPU 0, the fullest other GPU, and the
@@ -64,21 +116,13 @@ static ds_status ps_memory(const struct config_run *c, struct ds_summary *s,
   return DS_OK;
 }
 
-/* Half the machine's memory (0, no limit, where it cannot be read): what
- * ps's laid-out iterations may hold (ds_ps_options), half because the
- * arrays grow by doubling. */
-static uint64_t ps_mem_limit(void) {
-  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page <= 0) return 0;
-  return (uint64_t)pages / 2 * (uint64_t)page;
-}
-
 /* --strategy ps: sim/train/ps.c runs its own event loop (the order in which an
  * asynchronous server applies pushes is no static schedule); this fills
  * the row from its result, once per --samples seed. */
 ds_status ds__run_ps(struct config_run *c, struct ds_summary *s, struct ds_err *err) {
   const struct ds_options *o = c->opt;
   struct ds_ps_result r = {0};
+  struct ps_trace trace = {0};
   double *factor = NULL, *times = NULL;
   int32_t n_samples = o->samples > 1 ? o->samples : 1;
   char inputs[sizeof c->inputs + 64];
@@ -94,7 +138,7 @@ ds_status ds__run_ps(struct config_run *c, struct ds_summary *s, struct ds_err *
                              .iters = o->iters, .net_mode = o->net_mode,
                              .rank_factor = factor, .jitter = o->jitter,
                              .jitter_cv = o->jitter_cv, .work_limit = DS_RUN_WORK_LIMIT,
-                             .work_advice = advice, .mem_limit = ps_mem_limit()};
+                             .work_advice = advice};
   /* the options column: mode, servers, stragglers */
   int len = snprintf(c->ddp_options, sizeof c->ddp_options, "mode=%s;servers=%d%s",
                      ds_ps_mode_name(po.mode), o->ps_servers,
@@ -113,18 +157,42 @@ ds_status ds__run_ps(struct config_run *c, struct ds_summary *s, struct ds_err *
     goto out;
   }
   DS_CHECK_GOTO(ps_memory(c, s, err), st, out);
+  struct ds_csv_meta meta = {"ddpsim " DS_VERSION, inputs, o->seed, NULL, 0};
   for (int32_t k = 0; k < n_samples; k++) {
     po.seed = o->seed + (uint64_t)k;
+    /* sample 0's trace (the seed the files name) */
+    po.on_iter = NULL;
+    po.on_iter_ctx = NULL;
+    po.kept_bytes_per_op = 0;
+    po.mem_limit = 0;
+    if (k == 0 && (o->trace || c->capture)) {
+      DS_CHECK_GOTO(ps_trace_open(c, &meta, &trace, err), st, out);
+      po.on_iter = ps_trace_iter;
+      po.on_iter_ctx = &trace;
+      /* a row per op kept, and the capture's copy of the op too
+       * (ds_trace_detach) */
+      if (trace.mem) {
+        po.kept_bytes_per_op = (double)sizeof(struct ds_trace_row) +
+                               (c->capture ? (double)sizeof(struct ds_trace_row) +
+                                                 (double)sizeof(struct ds_op)
+                                           : 0);
+        po.mem_limit = ps_mem_limit();
+        po.kept_by = c->capture ? "the timeline (--plot, --chrome)"
+                                : "--trace - (a --trace file is written as the run goes)";
+      }
+    }
     DS_CHECK_GOTO(ds_ps_run(c->topo, c->model, &c->compute, &po, &r, err), st, out);
     /* The timing fields: analysis/metrics.c's definitions on the last
      * iteration's ops, as for every strategy (and as `ddpsim analyze` of the
      * trace); throughput and the per-worker step times are ps's own. */
-    size_t ns = r.step->n_ops, last = (size_t)(o->iters - 1) * ns;
+    size_t ns = r.step->n_ops;
     /* sample 0's timing fields are the row's (ds_report_measure writes
      * those alone) */
     struct ds_summary one = {0}, first_sum = {0}, *timed = k == 0 ? s : &one;
-    if (ds_report_measure(r.all, last, ns, r.op_start_ns, r.op_end_ns, timed) != DS_OK ||
-        ds_report_measure(r.all, 0, ns, r.op_start_ns, r.op_end_ns, &first_sum) != DS_OK) {
+    if (ds_report_measure_iter(r.step->ops, ns, r.last_start_ns, r.last_end_ns,
+                               r.before_last_end_ns, timed) != DS_OK ||
+        ds_report_measure_iter(r.step->ops, ns, r.first_start_ns, r.first_end_ns,
+                               INT64_MIN, &first_sum) != DS_OK) {
       st = ds_err_set(err, DS_ENOMEM, "out of memory");
       goto out;
     }
@@ -141,7 +209,8 @@ ds_status ds__run_ps(struct config_run *c, struct ds_summary *s, struct ds_err *
         if (t > s->worker_step_max_ms) s->worker_step_max_ms = t;
       }
       if (o->trace || o->schedule || c->capture)
-        DS_CHECK_GOTO(write_ps_outputs(c, &r, inputs, err), st, out);
+        DS_CHECK_GOTO(ps_outputs(c, &r, &trace, &meta, err), st, out);
+      ps_trace_release(&trace);
     }
     ds_ps_result_release(&r);
   }
@@ -182,6 +251,7 @@ ds_status ds__run_ps(struct config_run *c, struct ds_summary *s, struct ds_err *
   s->reported_iter = o->iters - 1;
   st = DS_OK;
 out:
+  ps_trace_release(&trace);
   ds_ps_result_release(&r);
   free(times);
   free(factor);

@@ -100,6 +100,11 @@ static ds_status build_strategy_iteration(const struct config_run *c,
 ds_status ds__run_trace_outputs(const struct config_run *c, const struct ds_trace *t,
                                 const struct ds_csv_meta *meta, struct ds_err *err) {
   if (c->opt->trace) DS_CHECK(ds_trace_write_csv(c->opt->trace, t, meta, err));
+  return ds__run_trace_capture(c, t, meta);
+}
+
+ds_status ds__run_trace_capture(const struct config_run *c, const struct ds_trace *t,
+                                const struct ds_csv_meta *meta) {
   if (!c->capture) return DS_OK;
   struct ds_run_trace *cap = c->capture;
   ds_trace_free(cap->trace);

@@ -11,6 +11,7 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
+#include <stdlib.h>
 
 /* The generator and the lognormal's parameters of one fill. */
 struct draws {
@@ -44,6 +45,30 @@ ds_status ds_jitter_fill(const struct ds_schedule *sched, double cv, uint64_t se
   for (size_t i = 0; i < sched->n_ops; i++) scale[i] = draw(&d, &sched->ops[i]);
   gsl_rng_free(d.rng);
   return DS_OK;
+}
+
+struct ds_jitter {
+  struct draws d;
+};
+
+ds_status ds_jitter_new(double cv, uint64_t seed, struct ds_jitter **out) {
+  struct ds_jitter *j = malloc(sizeof *j);
+  *out = NULL;
+  if (!j) return DS_ENOMEM;
+  if (draws_new(&j->d, cv, seed) != DS_OK) {
+    free(j);
+    return DS_ENOMEM;
+  }
+  *out = j;
+  return DS_OK;
+}
+
+double ds_jitter_next(struct ds_jitter *j, const struct ds_op *op) { return draw(&j->d, op); }
+
+void ds_jitter_free(struct ds_jitter *j) {
+  if (!j) return;
+  gsl_rng_free(j->d.rng);
+  free(j);
 }
 
 ds_status ds_jitter_fill_shared(const struct ds_shared_schedule *sched, double cv,

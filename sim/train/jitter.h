@@ -24,6 +24,16 @@ extern "C" {
 ds_status ds_jitter_fill(const struct ds_schedule *sched, double cv, uint64_t seed,
                          double *scale);
 
+/* The same draws one op at a time, for a run that lays its ops out as it
+ * goes (sim/train/ps.c): ds_jitter_next gives the multiplier of the next op
+ * in the order ds_jitter_fill walks them, so that calling it on every op of
+ * a schedule, in order, gives ds_jitter_fill's scale[]. ds_jitter_new:
+ * DS_ENOMEM when the generator cannot be allocated; free accepts NULL. */
+struct ds_jitter;
+ds_status ds_jitter_new(double cv, uint64_t seed, struct ds_jitter **out);
+double ds_jitter_next(struct ds_jitter *j, const struct ds_op *op);
+void ds_jitter_free(struct ds_jitter *j);
+
 /* The same for the full schedule sched stands for (traces/shared_schedule.h):
  * scale[0 .. sched->n_ops), by full-schedule index, the same draws as
  * ds_jitter_fill of its expansion. Per-rank state where ranks differ:

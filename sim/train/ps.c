@@ -1,12 +1,20 @@
 /*
  * Parameter-server training (see ps.h for the model).
  *
- * The schedule of every iteration is built first (ops never change; only
- * when they run does), then an event loop on the engine walks it: each
- * worker's compute ops one after another, its pushes as flows on the
- * network model, each server's updates through a FIFO queue, the pulls as
- * flows back. Layout of one iteration's ops (the same in every iteration,
- * offset by i * n_step):
+ * The schedule of one iteration is built first (every iteration runs the
+ * same ops; only when they run changes), then an event loop on the engine
+ * walks the iterations: each worker's compute ops one after another, its
+ * pushes as flows on the network model, each server's updates through a
+ * FIFO queue, the pulls as flows back. Op j of iteration i is op
+ * i * n_step + j of the run (the events' and flows' tags); its times and
+ * its scale live in iteration i's block while some worker is in iteration
+ * i or an op of it may still run: a window of iterations, laid out when
+ * the first worker enters one (its jitter drawn then, iterations in order)
+ * and retired, its times handed to the caller, once every worker has
+ * finished it. Sync keeps at most two iterations live (a worker cannot
+ * end step i + 1 before every worker's push of it); async as many as lie
+ * between its slowest and its fastest worker. Layout of one iteration's
+ * ops:
  *
  *   per worker w: its program, per_w ops: the compute ops (fwd..., loss,
  *     bwd...), each layer's after its host launch (a host op, timed when
@@ -23,6 +31,7 @@
 #include "sim/train/ps.h"
 #include "sim/train/ps_impl.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,14 +106,36 @@ fail:
 static void start_compute(struct ps_sim *s, int32_t w);
 static void try_update(struct ps_sim *s, int32_t k);
 
+/* Op `op` of the run is op op % n_step of iteration op / n_step: its
+ * properties are the one-step schedule's, its times and scale its
+ * iteration's block's, which is live (lo <= iteration <= hi) while the op
+ * can be touched. */
 static size_t block(const struct ps_sim *s, int32_t iter) {
   return (size_t)iter * s->y.n_step;
 }
 
+static struct ps_block *block_at(const struct ps_sim *s, size_t op) {
+  int32_t it = (int32_t)(op / s->y.n_step);
+  assert(it >= s->lo && it <= s->hi);
+  return s->ring[(size_t)it % s->ring_cap];
+}
+
+static int64_t *op_start(const struct ps_sim *s, size_t op) {
+  return &block_at(s, op)->start[op % s->y.n_step];
+}
+
+static int64_t *op_end(const struct ps_sim *s, size_t op) {
+  return &block_at(s, op)->end[op % s->y.n_step];
+}
+
+static const struct ds_op *op_of(const struct ps_sim *s, size_t op) {
+  return &s->step->ops[op % s->y.n_step];
+}
+
 static void start_flow(struct ps_sim *s, size_t op, int32_t w, int32_t k, int pull) {
   const struct route *r = ds__ps_route_of(s, w, k, pull);
-  s->start[op] = ds_engine_now(s->eng);
-  double bytes = s->all->ops[op].bytes;
+  *op_start(s, op) = ds_engine_now(s->eng);
+  double bytes = op_of(s, op)->bytes;
   ds_status st = r->len
       ? ds_net_flow_start(s->net, s->links + r->first, NULL, r->len, bytes, 0, r->lat_ns, op)
       : ds_net_flow_start_capped(s->net, NULL, NULL, 0, bytes, 0, 0, s->local_bw, op);
@@ -124,8 +155,8 @@ static void time_host(struct ps_sim *s, int32_t w, int32_t j, int64_t at) {
     if (from >= 0 && e->sync) break;
     if (from < 0) from = e->host_from_ns;
     size_t op = base + ds__ps_ix_prog(&s->y, w, i);
-    s->start[op] = at + e->host_from_ns - from;
-    s->end[op] = at + e->host_to_ns - from;
+    *op_start(s, op) = at + e->host_from_ns - from;
+    *op_end(s, op) = at + e->host_to_ns - from;
   }
 }
 
@@ -143,7 +174,7 @@ static void end_sync(struct ps_sim *s, int32_t w, int32_t j) {
   int64_t at = ds_engine_now(s->eng);
   for (int32_t i = j - 1; i >= 0; i--)
     if (s->prog[i].host) {
-      int64_t e = s->end[base + ds__ps_ix_prog(&s->y, w, i)];
+      int64_t e = *op_end(s, base + ds__ps_ix_prog(&s->y, w, i));
       if (e > at) at = e;
       break;
     }
@@ -155,10 +186,12 @@ static void end_sync(struct ps_sim *s, int32_t w, int32_t j) {
 static void start_compute(struct ps_sim *s, int32_t w) {
   size_t op = block(s, s->iter[w]) + ds__ps_ix_prog(&s->y, w, s->pos[w]);
   int64_t start = ds_engine_now(s->eng);
-  if (s->pos[w] > 0 && s->prog[s->pos[w] - 1].host && s->end[op - 1] > start)
-    start = s->end[op - 1];
-  s->start[op] = start;
-  double ns = s->all->ops[op].dur_us * 1000.0 * s->scale[op];
+  struct ps_block *b = block_at(s, op);
+  size_t j = op % s->y.n_step;
+  if (s->pos[w] > 0 && s->prog[s->pos[w] - 1].host && b->end[j - 1] > start)
+    start = b->end[j - 1];
+  b->start[j] = start;
+  double ns = s->step->ops[j].dur_us * 1000.0 * b->scale[j];
   struct ds_event ev = {.kind = DS_EV_OP_DONE, .a = w, .b = (int64_t)op};
   ds_status st = ds_engine_schedule(s->eng, start + ds_units_round_ns(ns), &ev, NULL);
   if (st != DS_OK) fail(s, st);
@@ -201,10 +234,10 @@ static void try_update(struct ps_sim *s, int32_t k) {
   }
   s->n_updates++;
   int64_t now = ds_engine_now(s->eng);
-  s->start[u] = now;
+  *op_start(s, u) = now;
   struct ds_event ev = {.kind = DS_EV_OP_DONE, .a = -1 - k, .b = (int64_t)u};
   ds_status st = ds_engine_schedule(
-      s->eng, now + ds_units_round_ns(s->all->ops[u].dur_us * 1000.0), &ev, NULL);
+      s->eng, now + ds_units_round_ns(op_of(s, u)->dur_us * 1000.0), &ev, NULL);
   if (st != DS_OK) fail(s, st);
 }
 
@@ -219,6 +252,123 @@ static void enqueue_update(struct ps_sim *s, int32_t k, size_t u) {
   try_update(s, k);
 }
 
+/* ---- the window of iterations ---- */
+
+/* Lays out iteration `iter` (= hi + 1), the first worker entering it: a
+ * block of its ops' times and scales, the scales drawn now, iterations in
+ * order, so that the jitter generator gives op i*n_step + j the draw
+ * ds_jitter_fill of every iteration's ops would (jitter.h). The ring of
+ * blocks doubles when the live iterations outgrow it. */
+static ds_status lay_out(struct ps_sim *s, int32_t iter) {
+  size_t n = s->y.n_step;
+  if ((size_t)(iter - s->lo) + 1 > s->ring_cap) {
+    size_t cap = s->ring_cap ? 2 * s->ring_cap : 2;
+    struct ps_block **ring = calloc(cap, sizeof *ring);
+    if (!ring) return DS_ENOMEM;
+    for (int32_t i = s->lo; i <= s->hi; i++)
+      ring[(size_t)i % cap] = s->ring[(size_t)i % s->ring_cap];
+    free(s->ring);
+    s->ring = ring;
+    s->ring_cap = cap;
+  }
+  struct ps_block *b = s->spare;
+  if (b) {
+    s->spare = b->next;
+  } else {
+    b = calloc(1, sizeof *b);
+    if (!b) return DS_ENOMEM;
+    b->start = malloc(n * sizeof *b->start);
+    b->end = malloc(n * sizeof *b->end);
+    b->scale = malloc(n * sizeof *b->scale);
+    if (!b->start || !b->end || !b->scale) {
+      free(b->start);
+      free(b->end);
+      free(b->scale);
+      free(b);
+      return DS_ENOMEM;
+    }
+    s->n_blocks++;
+  }
+  b->next = NULL;
+  b->left = s->y.W;
+  for (size_t j = 0; j < n; j++) {
+    const struct ds_op *op = &s->step->ops[j];
+    b->start[j] = b->end[j] = -1;
+    b->scale[j] = s->jitter ? ds_jitter_next(s->jitter, op) : 1.0;
+    if (s->opt->rank_factor && op->stream == DS_STREAM_COMPUTE)
+      b->scale[j] *= s->opt->rank_factor[op->rank];
+  }
+  s->ring[(size_t)iter % s->ring_cap] = b;
+  s->hi = iter;
+  return DS_OK;
+}
+
+/* Every op of iteration it has ended (DS_EINTERNAL naming the first that
+ * has not). */
+static ds_status check_ran(struct ps_sim *s, int32_t it) {
+  const struct ps_block *b = s->ring[(size_t)it % s->ring_cap];
+  for (size_t j = 0; j < s->y.n_step; j++)
+    if (b->end[j] < 0) {
+      s->err_set = 1;
+      return ds_err_set(s->err, DS_EINTERNAL, "parameter server: op %zu (%s %s) never ran",
+                        block(s, it) + j, ds_op_kind_name(s->step->ops[j].kind),
+                        s->step->ops[j].name);
+    }
+  return DS_OK;
+}
+
+/* Iteration lo has run (every worker finished it, so every op of it did:
+ * each push feeds an update, each update a pull the worker waited for):
+ * its times go to the caller (on_iter), iteration 0's and the last's are
+ * kept for the result, and its block is free for a later iteration. */
+static ds_status retire(struct ps_sim *s, struct ds_ps_result *r) {
+  int32_t it = s->lo;
+  size_t n = s->y.n_step;
+  struct ps_block *b = s->ring[(size_t)it % s->ring_cap];
+  DS_CHECK(check_ran(s, it));
+  if (it == 0) {
+    memcpy(r->first_start_ns, b->start, n * sizeof *b->start);
+    memcpy(r->first_end_ns, b->end, n * sizeof *b->end);
+  }
+  if (it == s->opt->iters - 1) {
+    memcpy(r->last_start_ns, b->start, n * sizeof *b->start);
+    memcpy(r->last_end_ns, b->end, n * sizeof *b->end);
+  } else {
+    for (size_t j = 0; j < n; j++)
+      if (b->end[j] > r->before_last_end_ns) r->before_last_end_ns = b->end[j];
+  }
+  if (s->opt->on_iter) {
+    ds_status st = s->opt->on_iter(s->opt->on_iter_ctx, s->step, it, b->start, b->end, s->err);
+    if (st != DS_OK) {
+      s->err_set = 1;
+      return st;
+    }
+  }
+  s->ring[(size_t)it % s->ring_cap] = NULL;
+  b->next = s->spare;
+  s->spare = b;
+  s->lo++;
+  return DS_OK;
+}
+
+/* A worker has finished iteration iter: the iterations every worker has
+ * finished retire, in order, and the worker's next one is laid out if it
+ * is the first there. */
+static void worker_done(struct ps_sim *s, int32_t iter) {
+  s->ring[(size_t)iter % s->ring_cap]->left--;
+  while (s->lo <= s->hi && s->ring[(size_t)s->lo % s->ring_cap]->left == 0) {
+    ds_status st = retire(s, s->result);
+    if (st != DS_OK) {
+      fail(s, st);
+      return;
+    }
+  }
+  if (iter + 1 < s->opt->iters && iter + 1 > s->hi) {
+    ds_status st = lay_out(s, iter + 1);
+    if (st != DS_OK) fail(s, st);
+  }
+}
+
 /* Issues the pushes at the worker's position in its program, then starts
  * its next compute op, if any: pushes never hold compute back. */
 static void advance(struct ps_sim *s, int32_t w);
@@ -229,8 +379,10 @@ static void advance(struct ps_sim *s, int32_t w);
 static void maybe_finish(struct ps_sim *s, int32_t w) {
   if (s->pos[w] < s->y.per_w || s->pulls_left[w] > 0) return;
   int32_t iter = s->iter[w];
-  s->iter_end[(size_t)w * (size_t)s->opt->iters + (size_t)iter] = ds_engine_now(s->eng);
-  if (iter + 1 >= s->opt->iters) return;
+  if (iter == 0) s->first_end[w] = ds_engine_now(s->eng);
+  if (iter == s->opt->iters - 1) s->last_end[w] = ds_engine_now(s->eng);
+  worker_done(s, iter);
+  if (iter + 1 >= s->opt->iters || s->failure != DS_OK) return;
   s->iter[w] = iter + 1;
   s->pos[w] = 0;
   s->pulls_left[w] = s->y.K;
@@ -254,7 +406,8 @@ static void advance(struct ps_sim *s, int32_t w) {
 }
 
 static void compute_done(struct ps_sim *s, int32_t w, size_t op) {
-  s->end[op] = ds_engine_now(s->eng);
+  *op_end(s, op) = ds_engine_now(s->eng);
+  s->ops_ended++;
   s->pos[w]++;
   advance(s, w);
 }
@@ -262,10 +415,11 @@ static void compute_done(struct ps_sim *s, int32_t w, size_t op) {
 static void on_flow_done(void *owner, uint64_t tag) {
   struct ps_sim *s = owner;
   size_t op = (size_t)tag;
-  const struct ds_op *o = &s->all->ops[op];
+  const struct ds_op *o = op_of(s, op);
   int32_t iter = (int32_t)(op / s->y.n_step);
   int32_t k = o->bucket;
-  s->end[op] = ds_engine_now(s->eng);
+  *op_end(s, op) = ds_engine_now(s->eng);
+  s->ops_ended++;
   if (o->kind == DS_OP_PUSH) {
     /* an update waits for every piece: the worker's (async) or everyone's */
     if (s->opt->mode == DS_PS_ASYNC) {
@@ -286,6 +440,8 @@ static void on_flow_done(void *owner, uint64_t tag) {
 static void handle(void *ctx, struct ds_engine *eng, const struct ds_event *ev) {
   struct ps_sim *s = ctx;
   (void)eng;
+  /* after a failure the pending events drain and the run returns */
+  if (s->failure != DS_OK) return;
   if (ev->kind != DS_EV_OP_DONE) {
     ds_net_handle_event(s->net, ev);
     return;
@@ -294,9 +450,32 @@ static void handle(void *ctx, struct ds_engine *eng, const struct ds_event *ev) 
   if (ev->a >= 0) {
     compute_done(s, ev->a, op);
   } else {
-    s->end[op] = ds_engine_now(s->eng);
+    *op_end(s, op) = ds_engine_now(s->eng);
+    s->ops_ended++;
     update_done(s, op, -1 - ev->a);
   }
+}
+
+/* The ops whose end is an event (compute ops, pushes, updates, pulls; not
+ * the host's launches, timed ahead) of one step. */
+static uint64_t timed_per_step(const struct ps_sim *s) {
+  uint64_t n = 0;
+  for (int32_t j = 0; j < s->y.per_w; j++) n += !s->prog[j].host;
+  return n * (uint64_t)s->y.W + (uint64_t)s->y.n_update + (uint64_t)s->y.W * (uint64_t)s->y.K;
+}
+
+/* The run's whole work as foreseen now (ds_engine_set_work_limit): the
+ * work done (events, flows started, flow rates re-solved), and once a
+ * step's worth of ops has ended, that times all the run's ops over those
+ * ended: every step runs the same ops, so its work is about the earlier
+ * ones'. A --iters far past the bound is refused after its first step, as
+ * the executor's runs are (sim/train/exec.c). */
+static uint64_t foreseen_work(void *ctx, uint64_t fired) {
+  const struct ps_sim *s = ctx;
+  double done = (double)ds_net_work_done(s->net, fired);
+  double all = (double)s->timed_per_step * (double)s->opt->iters, ended = (double)s->ops_ended;
+  if (ended >= (double)s->timed_per_step && ended < all) done *= all / ended;
+  return done < 1.8e19 ? (uint64_t)done : UINT64_MAX;
 }
 
 /* ---- measurement ---- */
@@ -310,8 +489,7 @@ static ds_status measure(struct ps_sim *s, struct ds_ps_result *r) {
   if (!r->worker_step_ms) return DS_ENOMEM;
   double sum_step = 0, rate = 0;
   for (int32_t w = 0; w < y->W; w++) {
-    const int64_t *e = &s->iter_end[(size_t)w * (size_t)it];
-    double step_ms = (double)(e[it - 1] - e[0]) / 1e6 / (it - 1);
+    double step_ms = (double)(s->last_end[w] - s->first_end[w]) / 1e6 / (it - 1);
     r->worker_step_ms[w] = step_ms;
     sum_step += step_ms;
     if (step_ms > 0) rate += (double)s->opt->batch / (step_ms / 1e3);
@@ -349,12 +527,12 @@ static ds_status check_options(const struct ds_topo *topo, const struct ds_ps_op
 }
 
 static ds_status alloc_state(struct ps_sim *s) {
-  size_t W = (size_t)s->y.W, K = (size_t)s->y.K, n = s->all->n_ops;
-  s->scale = malloc(n * sizeof *s->scale);
+  size_t W = (size_t)s->y.W, K = (size_t)s->y.K;
   s->iter = calloc(W, sizeof *s->iter);
   s->pos = calloc(W, sizeof *s->pos);
   s->pulls_left = malloc(W * sizeof *s->pulls_left);
-  s->iter_end = calloc(W * (size_t)s->opt->iters, sizeof *s->iter_end);
+  s->first_end = calloc(W, sizeof *s->first_end);
+  s->last_end = calloc(W, sizeof *s->last_end);
   s->arrived = calloc(W * K, sizeof *s->arrived);
   s->version = calloc(K, sizeof *s->version);
   s->pulled = calloc(W * K, sizeof *s->pulled);
@@ -362,23 +540,39 @@ static ds_status alloc_state(struct ps_sim *s) {
   s->q_head = calloc(K, sizeof *s->q_head);
   s->q_len = calloc(K, sizeof *s->q_len);
   s->busy = calloc(K, 1);
-  if (!s->scale || !s->iter || !s->pos || !s->pulls_left || !s->iter_end || !s->arrived ||
+  if (!s->iter || !s->pos || !s->pulls_left || !s->first_end || !s->last_end || !s->arrived ||
       !s->version || !s->pulled || !s->queue || !s->q_head || !s->q_len || !s->busy)
     return DS_ENOMEM;
   return DS_OK;
 }
 
+static void free_block(struct ps_block *b) {
+  if (!b) return;
+  free(b->start);
+  free(b->end);
+  free(b->scale);
+  free(b);
+}
+
 static void free_state(struct ps_sim *s) {
   ds_net_free(s->net);
   ds_engine_free(s->eng);
+  ds_jitter_free(s->jitter);
   ds_ps_shards_release(&s->sh);
-  free(s->scale);
+  for (int32_t i = s->lo; s->ring && i <= s->hi; i++) free_block(s->ring[(size_t)i % s->ring_cap]);
+  while (s->spare) {
+    struct ps_block *b = s->spare;
+    s->spare = b->next;
+    free_block(b);
+  }
+  free(s->ring);
   free(s->links);
   free(s->routes);
   free(s->iter);
   free(s->pos);
   free(s->pulls_left);
-  free(s->iter_end);
+  free(s->first_end);
+  free(s->last_end);
   free(s->arrived);
   free(s->version);
   free(s->pulled);
@@ -392,41 +586,44 @@ static void free_state(struct ps_sim *s) {
   free(s->update_extra_ns);
 }
 
-/* The bytes the run's ops take per iteration, from one iteration's
- * schedule: each op, its two times and its jitter scale (ds_ps_result,
- * ps_sim), its id index pair (ds_schedule's sorted_ids) and its
- * dependency ids; the arrays grow by doubling, so up to twice that is
- * held while they grow. 512 ranks of ResNet-50 on cluster-512x8-h100
- * measured 1.15 and 4.42 GB of RSS at 20 and 80 iterations, about
- * 107 KB per rank and iteration. */
-static double ps_schedule_bytes(const struct ds_schedule *step) {
-  double per_op = (double)sizeof(struct ds_op) + 2.0 * sizeof(int64_t) + sizeof(double) +
-                  2.0 * sizeof(int64_t);
-  return (double)step->n_ops * per_op + (double)step->n_deps * sizeof(int64_t);
-}
-
-/* --strategy ps builds every iteration's ops before it runs (the order in
- * which servers apply pushes is decided as it runs, over ops laid out in
- * advance): a run whose ops cannot fit in memory is refused before they
- * are built, naming how many iterations would fit. */
-static ds_status check_memory(const struct ds_schedule *step, const struct ds_ps_options *o,
-                              struct ds_err *err) {
-  double per_iter = ps_schedule_bytes(step), need = per_iter * o->iters;
+/* What the caller keeps of every op (ds_ps_options kept_bytes_per_op):
+ * refused before the run when it cannot fit, naming the iterations that
+ * would. */
+static ds_status check_kept(const struct ds_schedule *step, const struct ds_ps_options *o,
+                            struct ds_err *err) {
+  double per_iter = o->kept_bytes_per_op * (double)step->n_ops, need = per_iter * o->iters;
   if (!o->mem_limit || need <= (double)o->mem_limit) return DS_OK;
   double fit = floor((double)o->mem_limit / per_iter);
   return ds_err_set(err, DS_EINPUT,
-                    "option --iters: --strategy ps lays out every iteration's ops before it "
-                    "runs: %d iterations of %d ranks would hold about %.3g GiB, more than "
-                    "the %.3g GiB allowed (half this machine's memory); give "
-                    "--iters %.0f or fewer, or a smaller --world-size",
-                    o->iters, o->world_size, need / DS_UNITS_GIB,
-                    (double)o->mem_limit / DS_UNITS_GIB, fit < 2 ? 2 : fit);
+                    "option --iters: %s keeps every op of the run in memory: %d iterations of "
+                    "%d ranks would hold about %.3g GiB, more than the %.3g GiB allowed (half "
+                    "this machine's memory); give --iters %.0f or fewer, or a smaller "
+                    "--world-size",
+                    o->kept_by ? o->kept_by : "the caller", o->iters, o->world_size,
+                    need / DS_UNITS_GIB, (double)o->mem_limit / DS_UNITS_GIB, fit < 2 ? 2 : fit);
 }
 
+/* The result's copies of iteration 0's and the last iteration's times. */
+static ds_status alloc_result(struct ds_ps_result *r) {
+  size_t n = r->step->n_ops + 1;
+  r->first_start_ns = malloc(n * sizeof *r->first_start_ns);
+  r->first_end_ns = malloc(n * sizeof *r->first_end_ns);
+  r->last_start_ns = malloc(n * sizeof *r->last_start_ns);
+  r->last_end_ns = malloc(n * sizeof *r->last_end_ns);
+  r->before_last_end_ns = INT64_MIN;
+  if (!r->first_start_ns || !r->first_end_ns || !r->last_start_ns || !r->last_end_ns)
+    return DS_ENOMEM;
+  return DS_OK;
+}
+
+/* --strategy ps runs a window of iterations (ps.c's head): memory is the
+ * blocks of the iterations some worker is in, whatever --iters is; the
+ * one bound on a long run is the work bound (work_limit). */
 ds_status ds_ps_run(struct ds_topo *topo, const struct ds_model *model,
                     const struct ds_compute *compute, const struct ds_ps_options *o,
                     struct ds_ps_result *r, struct ds_err *err) {
-  struct ps_sim s = {.topo = topo, .model = model, .c = compute, .opt = o};
+  struct ps_sim s = {.topo = topo, .model = model, .c = compute, .opt = o, .result = r,
+                     .err = err, .hi = -1};
   ds_status st;
   memset(r, 0, sizeof *r);
   DS_CHECK(check_options(topo, o, err));
@@ -440,30 +637,14 @@ ds_status ds_ps_run(struct ds_topo *topo, const struct ds_model *model,
   layout_init(&s.y, o->world_size, o->n_servers, s.n_prog, o->mode);
   DS_CHECK_GOTO(build_routes(&s, err), st, out);
   DS_CHECK_GOTO(ds_schedule_new(o->world_size, &r->step), st, oom);
-  DS_CHECK_GOTO(ds_schedule_new(o->world_size, &r->all), st, oom);
-  DS_CHECK_GOTO(ds__ps_build_iteration(&s, 0, -1, r->step), st, oom);
-  DS_CHECK_GOTO(check_memory(r->step, o, err), st, out);
-  for (int32_t i = 0; i < o->iters; i++)
-    DS_CHECK_GOTO(ds__ps_build_iteration(&s, (int64_t)i * (int64_t)s.y.n_step,
-                                         i ? (int64_t)(i - 1) * (int64_t)s.y.n_step : -1, r->all),
-                  st, oom);
-  DS_CHECK_GOTO(ds_schedule_validate(r->all, err), st, out);
-  s.all = r->all;
-  r->op_start_ns = malloc(r->all->n_ops * sizeof *r->op_start_ns);
-  r->op_end_ns = malloc(r->all->n_ops * sizeof *r->op_end_ns);
-  if (!r->op_start_ns || !r->op_end_ns) {
-    st = DS_ENOMEM;
-    goto oom;
-  }
-  s.start = r->op_start_ns;
-  s.end = r->op_end_ns;
-  for (size_t i = 0; i < r->all->n_ops; i++) s.start[i] = s.end[i] = -1;
+  DS_CHECK_GOTO(ds__ps_build_iteration(&s, r->step), st, oom);
+  DS_CHECK_GOTO(ds_schedule_validate(r->step, err), st, out);
+  DS_CHECK_GOTO(check_kept(r->step, o, err), st, out);
+  s.step = r->step;
+  DS_CHECK_GOTO(alloc_result(r), st, oom);
   DS_CHECK_GOTO(alloc_state(&s), st, oom);
-  if (o->jitter) DS_CHECK_GOTO(ds_jitter_fill(r->all, o->jitter_cv, o->seed, s.scale), st, oom);
-  else for (size_t i = 0; i < r->all->n_ops; i++) s.scale[i] = 1.0;
-  for (size_t i = 0; o->rank_factor && i < r->all->n_ops; i++)
-    if (r->all->ops[i].stream == DS_STREAM_COMPUTE)
-      s.scale[i] *= o->rank_factor[r->all->ops[i].rank];
+  if (o->jitter) DS_CHECK_GOTO(ds_jitter_new(o->jitter_cv, o->seed, &s.jitter), st, oom);
+  DS_CHECK_GOTO(lay_out(&s, 0), st, oom);
   DS_CHECK_GOTO(ds_engine_new(0, handle, &s, &s.eng), st, oom);
   DS_CHECK_GOTO(ds_net_new(topo, s.eng, o->net_mode, on_flow_done, NULL, &s, &s.net), st, oom);
   for (int32_t w = 0; w < s.y.W; w++) {
@@ -471,13 +652,16 @@ ds_status ds_ps_run(struct ds_topo *topo, const struct ds_model *model,
     begin_step(&s, w);
     advance(&s, w);
   }
-  ds_engine_set_work_limit(s.eng, o->work_limit, ds_net_work_done, s.net);
+  s.timed_per_step = timed_per_step(&s);
+  ds_engine_set_work_limit(s.eng, o->work_limit, foreseen_work, &s);
   if (ds_engine_run(s.eng, INT64_MAX) != DS_OK || ds_engine_overflowed(s.eng)) {
     if (ds_engine_work_exceeded(s.eng))
       st = ds_err_set(err, DS_EINPUT,
-                      "this run is too large to simulate in reasonable time: past %.2g steps "
-                      "of work (events, flows and flow rates), the bound (a few minutes of "
-                      "one core)%s%s",
+                      "this run is too large to simulate in reasonable time: about %.2g steps "
+                      "of work (events, flows and flow rates; %.1f%% of its ops run when it "
+                      "stopped), past the bound of %.2g (a few minutes of one core)%s%s",
+                      (double)ds_engine_work_exceeded(s.eng),
+                      100.0 * (double)s.ops_ended / ((double)s.timed_per_step * o->iters),
                       (double)o->work_limit, o->work_advice ? ": " : "",
                       o->work_advice ? o->work_advice : "");
     else
@@ -485,17 +669,21 @@ ds_status ds_ps_run(struct ds_topo *topo, const struct ds_model *model,
     goto out;
   }
   if (s.failure != DS_OK) {
-    st = ds_err_set(err, s.failure, "parameter server simulation failed: %s",
-                    ds_status_message(s.failure));
+    st = s.failure;
+    if (!s.err_set)
+      ds_err_set(err, s.failure, "parameter server simulation failed: %s",
+                 ds_status_message(s.failure));
     goto out;
   }
-  for (size_t i = 0; i < r->all->n_ops; i++)
-    if (s.end[i] < 0) {
-      st = ds_err_set(err, DS_EINTERNAL, "parameter server: op %zu (%s %s) never ran", i,
-                      ds_op_kind_name(r->all->ops[i].kind), r->all->ops[i].name);
-      goto out;
-    }
+  /* every iteration retired: a block left means some op never ran */
+  if (s.lo <= s.hi) {
+    st = check_ran(&s, s.lo);
+    if (st == DS_OK)
+      st = ds_err_set(err, DS_EINTERNAL, "parameter server: iteration %d never ended", s.lo);
+    goto out;
+  }
   DS_CHECK_GOTO(measure(&s, r), st, oom);
+  r->blocks = s.n_blocks;
   st = DS_OK;
   goto out;
 oom:
@@ -509,9 +697,10 @@ out:
 void ds_ps_result_release(struct ds_ps_result *r) {
   if (!r) return;
   ds_schedule_free(r->step);
-  ds_schedule_free(r->all);
-  free(r->op_start_ns);
-  free(r->op_end_ns);
+  free(r->first_start_ns);
+  free(r->first_end_ns);
+  free(r->last_start_ns);
+  free(r->last_end_ns);
   free(r->worker_step_ms);
   memset(r, 0, sizeof *r);
 }

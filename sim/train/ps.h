@@ -55,13 +55,14 @@
  *
  * The asynchronous order of updates cannot be written as a static
  * schedule, so this module runs its own event loop on the engine and the
- * network model (not sim/train/exec.c). It still builds a schedule of every op
- * (push and pull kinds, each server update a `step` on the server's GPU on
- * the `host` stream, its bucket the server's index, as traces/SCHEMA.md
- * has it; analysis/metrics.c counts it as the GPU's work; the host
- * launches `launch` ops on the host stream, as single's) with same-rank
+ * network model (not sim/train/exec.c). It still builds a schedule of one
+ * iteration's ops, which every iteration runs (push and pull kinds, each
+ * server update a `step` on the server's GPU on the `host` stream, its
+ * bucket the server's index, as traces/SCHEMA.md has it;
+ * analysis/metrics.c counts it as the GPU's work; the host launches
+ * `launch` ops on the host stream, as single's) with same-rank
  * dependencies only: the cross-rank order (a server waits for pushes, a
- * worker for pulls) is this module's.
+ * worker for pulls, a worker's next step for its pulls) is this module's.
  */
 #ifndef DS_PS_H
 #define DS_PS_H
@@ -124,6 +125,15 @@ void ds_ps_memory(const struct ds_model *model, const struct ds_precision *pr, i
                   const struct ds_memory_options *opt, const struct ds_ps_shards *shards,
                   int32_t world, int32_t gpu, struct ds_ddp_memory *out);
 
+/* Called with each iteration's op times once every op of it has run, in
+ * iteration order 0 .. iters-1: start_ns[j], end_ns[j] of the iteration's
+ * op j, step's op j (the result's one-step schedule); all borrowed for the
+ * call. A status other than DS_OK (message in err) stops the run, which
+ * returns it. */
+typedef ds_status (*ds_ps_iter_fn)(void *ctx, const struct ds_schedule *step, int32_t iter,
+                                   const int64_t *start_ns, const int64_t *end_ns,
+                                   struct ds_err *err);
+
 struct ds_ps_options {
   int32_t world_size;         /* workers = ranks, <= topo->n_gpus */
   int64_t batch;              /* per worker */
@@ -141,14 +151,22 @@ struct ds_ps_options {
   double jitter_cv;
   uint64_t seed;
   /* The bound on the run's work (events + flows started + flow rates
-   * re-solved, sim/net/engine.h), 0: none; work_advice (borrowed, may be
-   * NULL): what the refusal tells the user to change. */
+   * re-solved, sim/net/engine.h), foreseen once a step's worth of ops
+   * has ended, 0: none; work_advice (borrowed, may be NULL): what the
+   * refusal tells the user to change. */
   uint64_t work_limit;
   const char *work_advice;
-  /* The bytes the schedule of every iteration may hold (ds_ps_run builds
-   * all of them before it runs: ps_schedule_bytes), 0: none; the caller
-   * sets it from the machine's memory. */
+  /* Each iteration's times as it ends (a trace); NULL: none. */
+  ds_ps_iter_fn on_iter;
+  void *on_iter_ctx;
+  /* The run holds a window of iterations whatever iters is; a caller
+   * keeping every op's times in memory (a trace written once the run has
+   * ended) says how many bytes per op it keeps and the most it may hold
+   * (0: no bound), and a run past that is refused before it runs, naming
+   * the iterations that fit and kept_by, what keeps them ("--trace -"). */
+  double kept_bytes_per_op;
   uint64_t mem_limit;
+  const char *kept_by;
 };
 
 /* What a run measured. Times in ms. Per-worker step time: from the end of
@@ -159,11 +177,13 @@ struct ds_ps_options {
  * (iteration, forward, communication, exposed, ...) are analysis/metrics.c's,
  * computed on `all` and the op times as for every strategy. */
 struct ds_ps_result {
-  struct ds_schedule *step;  /* one iteration's ops, ids 0..n-1 (owned) */
-  struct ds_schedule *all;   /* every iteration: iteration i's op j has
-                                id i * step->n_ops + j (owned) */
-  int64_t *op_start_ns;      /* [all->n_ops] (owned) */
-  int64_t *op_end_ns;        /* [all->n_ops] (owned) */
+  struct ds_schedule *step;  /* one iteration's ops, ids 0..n-1: every
+                                iteration runs these (owned) */
+  /* [step->n_ops] (owned): the times of iteration 0's ops and of the last
+   * iteration's (the others went to on_iter) */
+  int64_t *first_start_ns, *first_end_ns;
+  int64_t *last_start_ns, *last_end_ns;
+  int64_t before_last_end_ns; /* the latest end of the earlier iterations' ops */
   double *worker_step_ms;    /* [world] (owned): from the end of the worker's
                                 step 0 to the end of its last, over iters - 1 */
   double mean_step_ms;       /* mean over workers of worker_step_ms */
@@ -172,9 +192,12 @@ struct ds_ps_result {
   int64_t staleness_max;
   int64_t n_updates;         /* updates applied, all servers */
   uint64_t events;           /* engine events fired */
+  size_t blocks;             /* iterations laid out at once, at most (ps.c) */
 };
 
-/* Builds and runs opt->iters steps of every worker. compute is the roofline
+/* Builds and runs opt->iters steps of every worker, a window of
+ * iterations at a time (memory for the iterations some worker is in, not
+ * for --iters). compute is the roofline
  * of topo's GPU; topo and model are borrowed (topo's route scratch is used).
  * DS_EUSAGE for options out of range (message names the flag). */
 ds_status ds_ps_run(struct ds_topo *topo, const struct ds_model *model,

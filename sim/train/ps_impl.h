@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "sim/net/engine.h"
+#include "sim/train/jitter.h"
 #include "sim/train/ps.h"
 
 struct layout {
@@ -56,6 +57,15 @@ struct route {
   double bw;          /* bottleneck alone (local: the copy rate) */
 };
 
+/* One live iteration's ops (ps.c's window): op j of the iteration is the
+ * one-step schedule's op j. */
+struct ps_block {
+  int64_t *start, *end; /* [n_step], -1 until timed */
+  double *scale;        /* [n_step] jitter x straggler of compute ops, else 1 */
+  int32_t left;         /* workers that have not finished the iteration */
+  struct ps_block *next; /* in the spare list */
+};
+
 /* The simulation's state (ps.c), which the schedule's builders read
  * (ps_schedule.c). */
 struct ps_sim {
@@ -72,20 +82,32 @@ struct ps_sim {
   /* [K] server k's update beyond its roofline: its other kernels'
    * overheads and its foreach step's host (update_extra_ns) */
   double *update_extra_ns;
-  struct ds_schedule *all;
-  double *scale;          /* [all->n_ops] jitter x straggler, compute ops */
+  const struct ds_schedule *step; /* one iteration's ops (the result's) */
+  struct ds_ps_result *result;
+  struct ds_err *err;
+  int err_set;            /* failure's message is in err already */
+  /* the window: iterations lo..hi are laid out and not yet retired,
+   * iteration i's block at ring[i % ring_cap] */
+  struct ps_block **ring;
+  size_t ring_cap;
+  int32_t lo, hi;
+  struct ps_block *spare; /* retired blocks, reused */
+  size_t n_blocks;        /* blocks allocated: the window's widest */
+  uint64_t ops_ended;     /* ops whose end was an event, of timed_per_step x iters */
+  uint64_t timed_per_step;
+  struct ds_jitter *jitter; /* NULL without --jitter */
   int32_t *links;         /* route link ids */
   struct route *routes;   /* [(w * K + k) * 2 + dir], dir 0 push, 1 pull */
   double local_bw;
   struct ds_engine *eng;
   struct ds_net *net;
   ds_status failure;
-  int64_t *start, *end;
   /* workers */
   int32_t *iter;          /* [W] current iteration */
   int32_t *pos;           /* [W] next program entry of the iteration */
   int32_t *pulls_left;    /* [W] */
-  int64_t *iter_end;      /* [W * iters] */
+  int64_t *first_end;     /* [W] end of the worker's iteration 0 */
+  int64_t *last_end;      /* [W] end of its last */
   /* servers */
   int32_t *arrived;       /* sync: [K] pushes of the step; async: [W * K] */
   int64_t *version;       /* [K] updates applied */
@@ -110,9 +132,8 @@ double *ds__ps_update_extra_ns(const struct ds_model *m, const struct ds_compute
                                int32_t world);
 /* The worker's program, s->prog (ps_schedule.c). */
 ds_status ds__ps_build_program(struct ps_sim *s);
-/* One iteration's ops with ids id_base + index; prev_base < 0 for the
- * one-step schedule (ps_schedule.c). */
-ds_status ds__ps_build_iteration(const struct ps_sim *s, int64_t id_base,
-                                 int64_t prev_base, struct ds_schedule *out);
+/* One iteration's ops, ids 0..n_step-1, what every iteration runs
+ * (ps_schedule.c). */
+ds_status ds__ps_build_iteration(const struct ps_sim *s, struct ds_schedule *out);
 
 #endif /* DS_PS_IMPL_H */

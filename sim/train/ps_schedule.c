@@ -61,30 +61,26 @@ static double transfer_ns(const struct route *r, double bytes) {
   return r->lat_ns + bytes / r->bw * 1e9;
 }
 
-/* One iteration's ops with ids id_base + index. prev_pull_base >= 0: ids of
- * the previous iteration's first op, so that each worker's first forward
- * depends on its pulls (the full schedule); < 0 for the one-step schedule. */
-ds_status ds__ps_build_iteration(const struct ps_sim *s, int64_t id_base,
-                                 int64_t prev_base, struct ds_schedule *out) {
+/* One iteration's ops, ids 0..n_step-1: what every iteration runs (the
+ * event loop times iteration i's op j as this op j; a worker's first
+ * forward waiting for its pulls of the step before is the loop's). */
+ds_status ds__ps_build_iteration(const struct ps_sim *s, struct ds_schedule *out) {
   const struct layout *y = &s->y;
   const struct ds_model *m = s->model;
   const struct ds_compute *c = s->c;
   const struct ds_ps_options *o = s->opt;
   enum ds_ps_mode mode = o->mode;
-  struct ds_schedule_builder bd = {out, id_base};
+  struct ds_schedule_builder bd = {out, 0};
   int dsz = ds_dtype_bytes(c->dtype);
   char name[DS_OP_NAME_CAP];
-  /* a worker's first forward waits for its K pulls of the previous step */
   int64_t *deps = malloc(((size_t)y->K + 2) * sizeof *deps);
   ds_status st = DS_ENOMEM;
   if (!deps) return st;
   for (int32_t w = 0; w < y->W; w++) {
-    /* deps of the next op: the worker's first waits for its pulls; a
-     * compute op for the one before it and its launch; a launch for the
-     * host stream's op before it alone (single's: dp.c) */
+    /* deps of the next op: a compute op waits for the one before it and
+     * its launch; a launch for the host stream's op before it alone
+     * (single's: dp.c) */
     size_t nd = 0;
-    if (prev_base >= 0)
-      for (int32_t k = 0; k < y->K; k++) deps[nd++] = prev_base + (int64_t)ds__ps_ix_pull(y, w, k);
     int64_t prev = -1;
     for (int32_t j = 0; j < y->per_w; j++) {
       const struct entry *e = &s->prog[j];
@@ -96,8 +92,8 @@ ds_status ds__ps_build_iteration(const struct ps_sim *s, int64_t id_base,
         op.stream = DS_STREAM_HOST;
         op.name = e->sync ? "sync" : "launch";
         op.dur_us = (double)(e->host_to_ns - e->host_from_ns) / 1000;
-        /* deps holds the pulls before the worker's first op, else its last
-         * compute op (not the launch's), which only a sync waits for */
+        /* deps holds the worker's last compute op (not the launch's),
+         * which only a sync waits for */
         DS_CHECK_GOTO(ds_schedule_emit(&bd, &op, deps, prev < 0 || e->sync ? nd : 0), st,
                       out);
         nd = 0;
@@ -150,7 +146,7 @@ ds_status ds__ps_build_iteration(const struct ps_sim *s, int64_t id_base,
     if (w < 0) snprintf(name, sizeof name, "ps%d.update", k);
     else snprintf(name, sizeof name, "ps%d.update.w%d", k, w);
     /* The server's own worker's push is the one same-rank dependency. */
-    int64_t dep = id_base + (int64_t)ds__ps_ix_prog(y, g, s->last_push[k]);
+    int64_t dep = (int64_t)ds__ps_ix_prog(y, g, s->last_push[k]);
     struct ds_op op = {.rank = g, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP,
                        .name = name, .layer = -1, .bucket = k, .coll = -1,
                        .root = -1, .bytes = bytes,
@@ -162,8 +158,8 @@ ds_status ds__ps_build_iteration(const struct ps_sim *s, int64_t id_base,
     for (int32_t k = 0; k < y->K; k++) {
       double bytes = (double)s->sh.numel[k] * dsz;
       snprintf(name, sizeof name, "shard%d", k);
-      int64_t d[2] = {id_base + (int64_t)ds__ps_ix_prog(y, w, s->last_push[k]),
-                      id_base + (int64_t)ds__ps_ix_update(y, w, k)};
+      int64_t d[2] = {(int64_t)ds__ps_ix_prog(y, w, s->last_push[k]),
+                      (int64_t)ds__ps_ix_update(y, w, k)};
       struct ds_op op = {.rank = w, .stream = DS_STREAM_COMM, .kind = DS_OP_PULL,
                          .name = name, .layer = -1, .bucket = k, .coll = -1,
                          .root = s->sh.gpu[k], .bytes = bytes,

@@ -174,19 +174,30 @@ static size_t run_pass(const struct graph *g, struct pass *p, int32_t r, size_t 
       p->stamp[g->rorder[k]] = p->gen;
     }
   } else {
-    size_t top = 0;
+    size_t top = 0, hi = m;
     p->stack[top++] = m;
     p->stamp[m] = p->gen;
     while (top > 0) {
       size_t x = p->stack[--top];
       p->reach[nr++] = x;
+      if (x > hi) hi = x;
       for (size_t k = g->sfirst[x]; k < g->sfirst[x + 1]; k++)
         if (p->stamp[g->succ[k]] != p->gen) {
           p->stamp[g->succ[k]] = p->gen;
           p->stack[top++] = g->succ[k];
         }
     }
-    qsort(p->reach, nr, sizeof *p->reach, cmp_size); /* file order is a topological order */
+    /* In file order, a topological order. The ops reached lie in [m, hi]:
+     * where they are most of it, one scan of the stamps lists them in order
+     * at a fraction of qsort's cost (which took 2/3 of the check's time on a
+     * schedule where every collective reaches every later op). */
+    if ((hi - m + 1) / 8 <= nr) {
+      nr = 0;
+      for (size_t x = m; x <= hi; x++)
+        if (p->stamp[x] == p->gen) p->reach[nr++] = x;
+    } else {
+      qsort(p->reach, nr, sizeof *p->reach, cmp_size);
+    }
   }
   for (size_t k = 0; k < nr; k++) {
     size_t x = p->reach[k];

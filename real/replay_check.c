@@ -74,7 +74,7 @@ static ds_status check_spins(struct ds_schedule *s, const size_t *op_line,
   }
   struct ds_spin_path p;
   if (s->world_size > 1) {
-    DS_CHECK(ds_spin_longest_wait(s, opt->compute, &p, err));
+    DS_CHECK(ds_spin_longest_wait(s, opt->compute, DS_SPIN_EXACT_STEPS, &p, err));
     if (p.us * 1e-6 > limit_s) {
       const struct ds_op *a = &s->ops[p.first], *b = &s->ops[p.last];
       char after[160];

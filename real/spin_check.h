@@ -41,16 +41,24 @@ struct ds_spin_path {
                              which ends the rank's iteration (0) */
 };
 
+/* Steps (ops reached and dependencies followed) of the exact wait over the
+ * whole schedule, past which ds_spin_longest_wait gives the chain since the
+ * last meeting instead (never shorter): ~1 s, far above ddpsim's schedules
+ * (GPT-2 DDP, 4 ranks: 3484 ops). A parameter so that a test reaches the
+ * fallback without a giant schedule. */
+#define DS_SPIN_EXACT_STEPS 1e8
+
 /* The longest the other ranks may wait for one rank's spins, over every
  * rank: from the end of its previous collective (or the start of the
  * iteration), before which the others cannot enter, to its entry into the
  * next (or the end of its iteration, for the barrier before the next),
  * whatever the others run and however long collectives take (spin_check.c
- * derives it). Depends on the rank's own ops only. s is borrowed (its id
+ * derives it), or past max_steps of work the chain since the rank's last
+ * meeting, which is never shorter. Depends on the rank's own ops only. s is borrowed (its id
  * index may be built). DS_ENOMEM, or DS_EINTERNAL for a dependency that is
  * no op (s not validated). */
 ds_status ds_spin_longest_wait(struct ds_schedule *s, enum ds_compute_mode compute,
-                               struct ds_spin_path *out, struct ds_err *err);
+                               double max_steps, struct ds_spin_path *out, struct ds_err *err);
 
 /* The longest chain of spins in one iteration over all ranks, collectives
  * taking no time but joining the ranks (a collective ends when its last rank

@@ -58,11 +58,16 @@ static struct ds_schedule *load(const char *rows) {
   return s;
 }
 
-static struct ds_spin_path wait_of(struct ds_schedule *s, enum ds_compute_mode m) {
+static struct ds_spin_path wait_within(struct ds_schedule *s, enum ds_compute_mode m,
+                                       double max_steps) {
   struct ds_spin_path p;
   struct ds_err err = {0};
-  cr_assert_eq(ds_spin_longest_wait(s, m, &p, &err), DS_OK, "%s", err.msg);
+  cr_assert_eq(ds_spin_longest_wait(s, m, max_steps, &p, &err), DS_OK, "%s", err.msg);
   return p;
+}
+
+static struct ds_spin_path wait_of(struct ds_schedule *s, enum ds_compute_mode m) {
+  return wait_within(s, m, DS_SPIN_EXACT_STEPS);
 }
 
 static struct ds_spin_path iteration_of(struct ds_schedule *s) {
@@ -118,12 +123,14 @@ Test(spin_check, a_chain_the_previous_collective_did_not_wait_for_counts) {
  * after coll 0, coll 1 after b. Expected 600 ms (a, before coll 0) and
  * 500 ms before coll 1, because coll 0 waited for a: b starts when coll 0
  * ends. The chain since the last collective on it (a, b) is 1100 ms. */
+static const char waited[] = AR(0, 0, 0, "") AR(1, 0, 1, "")
+    "2,1,compute,fwd,a,0,-1,-1,-1,,0,0,600000,\n"
+    AR(3, 1, 0, "2")
+    "4,1,compute,bwd,b,0,-1,-1,-1,,0,0,500000,3\n"
+    AR(5, 1, 1, "4");
+
 Test(spin_check, spins_the_previous_collective_waited_for_do_not_count_again) {
-  struct ds_schedule *s = load(AR(0, 0, 0, "") AR(1, 0, 1, "")
-                               "2,1,compute,fwd,a,0,-1,-1,-1,,0,0,600000,\n"
-                               AR(3, 1, 0, "2")
-                               "4,1,compute,bwd,b,0,-1,-1,-1,,0,0,500000,3\n"
-                               AR(5, 1, 1, "4"));
+  struct ds_schedule *s = load(waited);
   struct ds_spin_path p = wait_of(s, DS_COMPUTE_SPIN);
   cr_assert_float_eq(p.us, 600000, 1e-6);
   cr_assert_eq(p.first, 2);
@@ -142,6 +149,27 @@ Test(spin_check, spins_the_previous_collective_waited_for_do_not_count_again) {
   cr_assert_eq(p.n_spins, 1);
   cr_assert_eq(p.last, 5);
   cr_assert_eq(p.since, 3);
+  ds_schedule_free(s);
+}
+
+/* waited (a 600 ms, coll 0 after a, b 500 ms after a
+ * and coll 0, coll 1 after b) with the exact wait's work limited to 0
+ * steps, as a schedule past DS_SPIN_EXACT_STEPS would be: expected the
+ * chain since the last meeting on it, a then b (coll 0 ends at once
+ * there), 1100 ms from the start of the iteration to coll 1, because the
+ * fallback counts spins coll 0 waited for again: longer than the exact
+ * 600 ms, never shorter. */
+Test(spin_check, past_the_step_limit_the_chain_since_the_last_meeting_is_used) {
+  struct ds_schedule *s = load(waited);
+  struct ds_spin_path p = wait_within(s, DS_COMPUTE_SPIN, 0);
+  cr_assert_float_eq(p.us, 1100000, 1e-6);
+  cr_assert_eq(p.n_spins, 2);
+  cr_assert_eq(p.first, 2);
+  cr_assert_eq(p.last, 5);
+  cr_assert_eq(p.since, SIZE_MAX);
+  cr_assert_eq(p.ends_at_collective, 1);
+  /* the work one pass takes here is far below the default limit */
+  cr_assert_float_eq(wait_within(s, DS_COMPUTE_SPIN, 100).us, 600000, 1e-6);
   ds_schedule_free(s);
 }
 

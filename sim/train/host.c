@@ -75,6 +75,31 @@ static ds_status emit_unscale(struct ds_schedule_builder *bd, const struct ds_co
   return DS_OK;
 }
 
+/* One host op of `launches` launches at `each` ns (named launch_name), the
+ * kernels they start (kernel_ns, bytes) after it and after gpu_deps, then
+ * a host .item() (sync_name, one call) waiting for those kernels: the shape
+ * of amp's unscale and of the clipper's norm. */
+static ds_status emit_kernels_then_item(struct ds_schedule_builder *bd, int32_t rank,
+                                        const char *launch_name, int launches, double each,
+                                        double kernel_ns, double bytes, const char *sync_name,
+                                        const int64_t *gpu_deps, size_t n_gpu_deps) {
+  struct ds_op op = {.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP,
+                     .name = launch_name, .layer = -1, .bucket = -1, .coll = -1, .root = -1,
+                     .dur_us = launches * each / 1000};
+  DS_CHECK(ds_schedule_emit(bd, &op, NULL, 0));
+  int64_t deps[8];
+  size_t n = kernel_deps(deps, sizeof deps / sizeof *deps, gpu_deps, n_gpu_deps, op.id);
+  op.stream = DS_STREAM_COMPUTE;
+  op.dur_us = kernel_ns / 1000;
+  op.bytes = bytes;
+  DS_CHECK(ds_schedule_emit(bd, &op, deps, n));
+  int64_t kernels = op.id;
+  op = (struct ds_op){.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP,
+                      .name = sync_name, .layer = -1, .bucket = -1, .coll = -1, .root = -1,
+                      .dur_us = each / 1000};
+  return ds_schedule_emit(bd, &op, &kernels, 1);
+}
+
 /* amp.scale_loss's exit under --optimizer apex-o2-fusedadam (compute.h
  * ds_compute_amp_unscale_ns): the overflow flag's zero_ and the unscale's
  * launches from the host (one host op, a launch each at
@@ -86,21 +111,10 @@ static ds_status emit_unscale(struct ds_schedule_builder *bd, const struct ds_co
 static ds_status emit_amp_unscale(struct ds_schedule_builder *bd, const struct ds_compute *c,
                                   const struct ds_model *m, int32_t rank,
                                   const int64_t *gpu_deps, size_t n_gpu_deps) {
-  double each = ds_compute_step_host_op_ns(c);
-  struct ds_op op = {.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP,
-                     .name = "amp.unscale", .layer = -1, .bucket = -1, .coll = -1,
-                     .root = -1, .dur_us = ds_compute_amp_unscale_launches(c, m) * each / 1000};
-  DS_CHECK(ds_schedule_emit(bd, &op, NULL, 0));
-  int64_t deps[8];
-  size_t n = kernel_deps(deps, sizeof deps / sizeof *deps, gpu_deps, n_gpu_deps, op.id);
-  op.stream = DS_STREAM_COMPUTE;
-  op.dur_us = ds_compute_amp_unscale_ns(c, m, &op.bytes) / 1000;
-  DS_CHECK(ds_schedule_emit(bd, &op, deps, n));
-  int64_t unscale = op.id;
-  op = (struct ds_op){.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP,
-                      .name = "overflow.item", .layer = -1, .bucket = -1, .coll = -1,
-                      .root = -1, .dur_us = each / 1000};
-  return ds_schedule_emit(bd, &op, &unscale, 1);
+  double bytes = 0, ns = ds_compute_amp_unscale_ns(c, m, &bytes);
+  return emit_kernels_then_item(bd, rank, "amp.unscale", ds_compute_amp_unscale_launches(c, m),
+                                ds_compute_step_host_op_ns(c), ns, bytes, "overflow.item",
+                                gpu_deps, n_gpu_deps);
 }
 
 /* run_squad.py's GradientClipper.step under --optimizer bertadam and
@@ -114,22 +128,12 @@ static ds_status emit_clipper(struct ds_schedule_builder *bd, const struct ds_co
                               const struct ds_model *m, int32_t rank, const int64_t *gpu_deps,
                               size_t n_gpu_deps, int64_t *last) {
   double each = ds_compute_step_host_op_ns(c);
+  double bytes = 0, ns = ds_compute_clip_norm_ns(c, m, &bytes);
+  DS_CHECK(emit_kernels_then_item(bd, rank, "clip.l2norm", ds_compute_clip_norm_launches(c, m),
+                                  each, ns, bytes, "total_norm.item", gpu_deps, n_gpu_deps));
   struct ds_op op = {.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP,
-                     .name = "clip.l2norm", .layer = -1, .bucket = -1, .coll = -1, .root = -1,
-                     .dur_us = ds_compute_clip_norm_launches(c, m) * each / 1000};
-  DS_CHECK(ds_schedule_emit(bd, &op, NULL, 0));
-  int64_t deps[8];
-  size_t n = kernel_deps(deps, sizeof deps / sizeof *deps, gpu_deps, n_gpu_deps, op.id);
-  op.stream = DS_STREAM_COMPUTE;
-  op.dur_us = ds_compute_clip_norm_ns(c, m, &op.bytes) / 1000;
-  DS_CHECK(ds_schedule_emit(bd, &op, deps, n));
-  int64_t norm = op.id;
-  op = (struct ds_op){.rank = rank, .stream = DS_STREAM_HOST, .kind = DS_OP_STEP,
-                      .name = "total_norm.item", .layer = -1, .bucket = -1, .coll = -1,
-                      .root = -1, .dur_us = each / 1000};
-  DS_CHECK(ds_schedule_emit(bd, &op, &norm, 1));
-  op.name = "clip.scale";
-  op.dur_us = ds_compute_clip_scale_launches(c, m) * each / 1000;
+                     .name = "clip.scale", .layer = -1, .bucket = -1, .coll = -1, .root = -1,
+                     .dur_us = ds_compute_clip_scale_launches(c, m) * each / 1000};
   DS_CHECK(ds_schedule_emit(bd, &op, NULL, 0));
   int64_t launch = op.id;
   op.stream = DS_STREAM_COMPUTE;

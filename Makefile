@@ -266,15 +266,16 @@ test-export:
 	$(Q)$(TORCH_PYTHON) tests/test_export_autocast.py
 
 # Docs that paste a command's output mark it (<!-- docs-check: CMD -->);
-# docs-check re-runs each on bin/ddpsim and fails on a difference, docs-update
+# docs-check re-runs each on bin/ddpsim (and bin/ddpreal, whose refusals
+# real/README.md pastes) and fails on a difference, docs-update
 # rewrites the pasted blocks (after a prediction changes). python3, stdlib.
 # Deterministic and about 40 s on the shared 2-core VM (validation/run.py
 # runs three times: its report and the two blocks of its targets, 13 s more
 # than with the report alone), so make test runs it.
-docs-check: bin/ddpsim
+docs-check: bin/ddpsim $(if $(wildcard real/main.c),bin/ddpreal)
 	$(Q)python3 scripts/docs_check.py
 
-docs-update: bin/ddpsim
+docs-update: bin/ddpsim $(if $(wildcard real/main.c),bin/ddpreal)
 	$(Q)python3 scripts/docs_check.py --update
 
 # GPU checks (needs a GPU; see scripts/gpu-check.sh): build, replay, sweep.

@@ -901,6 +901,44 @@ Test(ps, an_async_window_past_the_memory_limit_is_refused) {
   unload(&f);
 }
 
+/* A consumer's failure stops the run (ps.h on_iter): the status and its
+ * message come back, no later step is handed over, and every block of the
+ * window (the live steps and the spare ones, async workers steps apart)
+ * is freed with the result (the ASAN build checks the leaks). */
+struct failing {
+  int32_t at, calls;
+};
+
+static ds_status fail_at(void *ctx, const struct ds_schedule *step, int32_t iter,
+                         const int64_t *start_ns, const int64_t *end_ns, struct ds_err *err) {
+  struct failing *f = ctx;
+  (void)step;
+  (void)start_ns;
+  (void)end_ns;
+  f->calls++;
+  if (iter == f->at) return ds_err_set(err, DS_EIO, "t.csv: write failed at step %d", iter);
+  return DS_OK;
+}
+
+Test(ps, a_consumer_failing_mid_run_stops_it_with_its_message) {
+  struct fixture f;
+  load(&f, "tests/data/ps-model.yaml");
+  double factor[4] = {1, 3, 1, 1};
+  struct ds_ps_options o = opts(4, 2, DS_PS_ASYNC, 30, 16);
+  o.rank_factor = factor;
+  struct failing fl = {.at = 4};
+  o.on_iter = fail_at;
+  o.on_iter_ctx = &fl;
+  struct ds_ps_result r;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_ps_run(f.topo, f.model, &f.c, &o, &r, &err), DS_EIO, "%s", err.msg);
+  cr_assert_str_eq(err.msg, "t.csv: write failed at step 4");
+  cr_assert_eq(fl.calls, 5);
+  cr_assert_null(r.step);
+  cr_assert_null(r.first_start_ns);
+  unload(&f);
+}
+
 /* Each step's jitter is drawn when the first worker enters it, steps in
  * order: op i of the run gets the draw ds_jitter_fill gives op i of every
  * step's ops laid end to end (what the run drew when it laid them all out

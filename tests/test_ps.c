@@ -859,6 +859,86 @@ Test(ps, the_window_is_the_steps_between_the_slowest_and_the_fastest_worker) {
   unload(&f);
 }
 
+/* The window is bounded by memory too (ps.h mem_limit): async workers
+ * drifting apart hold every step between them, which grows with --iters
+ * (the straggler 3x over 30 steps of the test above holds about 20); a run
+ * whose window would pass the limit is refused when it does, naming the
+ * steps between the workers and the --iters that would fit, where before
+ * it grew without bound. The limit lets 5 steps' blocks (24 bytes per op:
+ * start, end, scale) be held: sync (2) runs within it, async does not, and
+ * runs with no limit. */
+Test(ps, an_async_window_past_the_memory_limit_is_refused) {
+  struct fixture f;
+  load(&f, "tests/data/ps-model.yaml");
+  struct ds_ps_result r;
+  struct ds_ps_options o = opts(4, 2, DS_PS_SYNC, 30, 16);
+  run(&f, &o, &r);
+  uint64_t limit = (uint64_t)(6 * 24 * (double)r.step->n_ops);
+  ds_ps_result_release(&r);
+  o.mem_limit = limit;
+  run(&f, &o, &r);
+  cr_assert_eq(r.blocks, 2);
+  ds_ps_result_release(&r);
+  double factor[4] = {1, 3, 1, 1};
+  o = opts(4, 2, DS_PS_ASYNC, 30, 16);
+  o.rank_factor = factor;
+  run(&f, &o, &r);
+  cr_assert_gt(r.blocks, 10, "%zu held", r.blocks);
+  ds_ps_result_release(&r);
+  o.mem_limit = limit;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_ps_run(f.topo, f.model, &f.c, &o, &r, &err), DS_EINPUT, "%s", err.msg);
+  cr_assert(strstr(err.msg, "option --iters: the workers are ") != NULL, "%s", err.msg);
+  cr_assert(strstr(err.msg, "steps apart") != NULL, "%s", err.msg);
+  cr_assert(strstr(err.msg, "give --iters about ") != NULL, "%s", err.msg);
+  cr_assert_null(r.step);
+  /* the --iters it names fits (the gap grows in proportion to the steps) */
+  o.iters = atoi(strstr(err.msg, "give --iters about ") + strlen("give --iters about "));
+  cr_assert_gt(o.iters, 2, "%s", err.msg);
+  run(&f, &o, &r);
+  cr_assert_leq(r.blocks, 5);
+  ds_ps_result_release(&r);
+  unload(&f);
+}
+
+/* A consumer's failure stops the run (ps.h on_iter): the status and its
+ * message come back, no later step is handed over, and every block of the
+ * window (the live steps and the spare ones, async workers steps apart)
+ * is freed with the result (the ASAN build checks the leaks). */
+struct failing {
+  int32_t at, calls;
+};
+
+static ds_status fail_at(void *ctx, const struct ds_schedule *step, int32_t iter,
+                         const int64_t *start_ns, const int64_t *end_ns, struct ds_err *err) {
+  struct failing *f = ctx;
+  (void)step;
+  (void)start_ns;
+  (void)end_ns;
+  f->calls++;
+  if (iter == f->at) return ds_err_set(err, DS_EIO, "t.csv: write failed at step %d", iter);
+  return DS_OK;
+}
+
+Test(ps, a_consumer_failing_mid_run_stops_it_with_its_message) {
+  struct fixture f;
+  load(&f, "tests/data/ps-model.yaml");
+  double factor[4] = {1, 3, 1, 1};
+  struct ds_ps_options o = opts(4, 2, DS_PS_ASYNC, 30, 16);
+  o.rank_factor = factor;
+  struct failing fl = {.at = 4};
+  o.on_iter = fail_at;
+  o.on_iter_ctx = &fl;
+  struct ds_ps_result r;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_ps_run(f.topo, f.model, &f.c, &o, &r, &err), DS_EIO, "%s", err.msg);
+  cr_assert_str_eq(err.msg, "t.csv: write failed at step 4");
+  cr_assert_eq(fl.calls, 5);
+  cr_assert_null(r.step);
+  cr_assert_null(r.first_start_ns);
+  unload(&f);
+}
+
 /* Each step's jitter is drawn when the first worker enters it, steps in
  * order: op i of the run gets the draw ds_jitter_fill gives op i of every
  * step's ops laid end to end (what the run drew when it laid them all out

@@ -352,6 +352,29 @@ Test(trace, atomic_dash_is_stdout) {
   cr_assert_null(af.fp);
 }
 
+/* A trace written as the run goes (--strategy ps) reports a failed write
+ * at the row that fails, so that the run stops there (ps.h on_iter), not
+ * minutes later at the commit; /dev/full fails every write once stdio's
+ * buffer fills (a few KB of rows). The commit and abort after it are safe. */
+Test(trace, a_streamed_trace_reports_a_failed_write_at_its_row) {
+  struct ds_schedule *s = sample_schedule();
+  struct ds_trace_writer *w;
+  struct ds_err err = {0};
+  cr_assert_eq(ds_trace_writer_open("/dev/full", "sim", &meta, &w, &err), DS_OK, "%s", err.msg);
+  ds_status st = DS_OK;
+  int32_t i;
+  for (i = 0; i < 100000 && st == DS_OK; i++) {
+    struct ds_trace_row row = {s, (uint32_t)(i % (int32_t)s->n_ops), i, i, i + 1};
+    st = ds_trace_writer_add(w, &row, &err);
+  }
+  cr_assert_eq(st, DS_EIO, "%d rows written to /dev/full", i);
+  cr_assert_lt(i, 10000, "%d rows before the failure came back", i);
+  cr_assert(strstr(err.msg, "/dev/full: write failed: No space left on device"), "%s",
+            err.msg);
+  ds_trace_writer_abort(w);
+  ds_schedule_free(s);
+}
+
 /* A trace row naming an op its schedule does not have is a bug in the
  * caller: refused before any file is created. */
 Test(trace, trace_writer_checks_rows) {

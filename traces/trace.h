@@ -97,7 +97,8 @@ ds_status ds_trace_write_csv(const char *path, const struct ds_trace *t,
  * memory (--strategy ps): the file ds_trace_write_csv writes of the same
  * rows, atomically. open writes the preamble (source "sim" or "real");
  * add writes one row, its schedule borrowed for the call only (DS_EINTERNAL
- * for a row naming an op its schedule lacks); commit writes the end line
+ * for a row naming an op its schedule lacks; DS_EIO naming the path when
+ * the write fails, and at every add after); commit writes the end line
  * and renames the file into place (DS_EIO naming the path when a write
  * failed); abort leaves the target as it was. commit and abort free w and
  * accept NULL. */

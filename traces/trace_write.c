@@ -215,9 +215,15 @@ ds_status ds_trace_writer_open(const char *path, const char *source,
 ds_status ds_trace_writer_add(struct ds_trace_writer *w, const struct ds_trace_row *row,
                               struct ds_err *err) {
   DS_CHECK(check_row(w->path, w->n_rows, row, err));
-  if (!w->failed)
-    w->failed = write_row(w->af.fp, N_TRACE_COLS, row->sched, &row->sched->ops[row->op], &w->t,
-                          row) != 0;
+  /* a failed write is reported at its row, so that a long run stops there
+   * rather than at the commit (and the commit fails as well) */
+  if (w->failed ||
+      write_row(w->af.fp, N_TRACE_COLS, row->sched, &row->sched->ops[row->op], &w->t, row) != 0 ||
+      ferror(w->af.fp)) {
+    int e = errno;
+    w->failed = 1;
+    return ds_err_set(err, DS_EIO, "%s: write failed: %s", w->path, strerror(e));
+  }
   w->n_rows++;
   return DS_OK;
 }

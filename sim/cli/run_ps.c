@@ -30,9 +30,10 @@ struct ps_trace {
   struct ds_trace *mem;         /* --trace - or the capture, or NULL */
 };
 
-/* Half the machine's memory (0, no limit, where it cannot be read): what a
- * trace kept in memory may hold (ds_ps_options mem_limit), half because
- * its rows grow by doubling. */
+/* Half the machine's memory (0, no limit, where it cannot be read): what
+ * the run's window of steps and a trace kept in memory may hold
+ * (ds_ps_options mem_limit), half because the trace's rows grow by
+ * doubling. */
 static uint64_t ps_mem_limit(void) {
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   if (pages <= 0 || page <= 0) return 0;
@@ -164,7 +165,8 @@ ds_status ds__run_ps(struct config_run *c, struct ds_summary *s, struct ds_err *
     po.on_iter = NULL;
     po.on_iter_ctx = NULL;
     po.kept_bytes_per_op = 0;
-    po.mem_limit = 0;
+    /* the window of steps the run holds, and a trace kept in memory */
+    po.mem_limit = ps_mem_limit();
     if (k == 0 && (o->trace || c->capture)) {
       DS_CHECK_GOTO(ps_trace_open(c, &meta, &trace, err), st, out);
       po.on_iter = ps_trace_iter;
@@ -176,7 +178,6 @@ ds_status ds__run_ps(struct config_run *c, struct ds_summary *s, struct ds_err *
                                (c->capture ? (double)sizeof(struct ds_trace_row) +
                                                  (double)sizeof(struct ds_op)
                                            : 0);
-        po.mem_limit = ps_mem_limit();
         po.kept_by = c->capture ? "the timeline (--plot, --chrome)"
                                 : "--trace - (a --trace file is written as the run goes)";
       }

@@ -13,7 +13,8 @@
  * and retired, its times handed to the caller, once every worker has
  * finished it. Sync keeps at most two iterations live (a worker cannot
  * end step i + 1 before every worker's push of it); async as many as lie
- * between its slowest and its fastest worker. Layout of one iteration's
+ * between its slowest and its fastest worker, refused past opt->mem_limit
+ * (refuse_window). Layout of one iteration's
  * ops:
  *
  *   per worker w: its program, per_w ops: the compute ops (fwd..., loss,
@@ -254,13 +255,54 @@ static void enqueue_update(struct ps_sim *s, int32_t k, size_t u) {
 
 /* ---- the window of iterations ---- */
 
+/* Bytes of one iteration's block (start, end, scale per op). */
+static double block_bytes(const struct ps_sim *s) {
+  return (double)sizeof(struct ps_block) +
+         (double)s->y.n_step * (2 * sizeof(int64_t) + sizeof(double));
+}
+
+/* A new block would take the window past opt->mem_limit (bounded on its
+ * own, as what the caller keeps is, check_kept): async workers
+ * drifting apart (a straggler, jitter) hold every step between them, more
+ * the longer the run. Refused, naming the --iters that would fit: the gap
+ * grows in proportion to the steps run (the workers' rates stay), so the
+ * fastest, entering step iter with the slowest at lo, would be about
+ * (iters - 1) * (iter - lo) / iter steps ahead entering the last, holding
+ * one block more than that. */
+static ds_status refuse_window(struct ps_sim *s, int32_t iter) {
+  const struct ds_ps_options *o = s->opt;
+  double per = block_bytes(s), need = (double)(s->n_blocks + 1) * per;
+  s->err_set = 1;
+  if (iter <= s->lo)
+    return ds_err_set(s->err, DS_EINPUT,
+                      "option --world-size: one step's ops of %d ranks would take about %.3g "
+                      "GiB, more than the %.3g GiB allowed (half this machine's memory); "
+                      "give a smaller --world-size",
+                      o->world_size, need / DS_UNITS_GIB, (double)o->mem_limit / DS_UNITS_GIB);
+  double fit_blocks = floor((double)o->mem_limit / per);
+  double fit = floor((fit_blocks - 1) * (double)iter / (double)(iter - s->lo)) + 1;
+  return ds_err_set(s->err, DS_EINPUT,
+                    "option --iters: the workers are %d steps apart (the slowest in step %d, "
+                    "the fastest entering step %d: a straggler or jitter drifts %s workers "
+                    "apart) and holding the %d steps from the slowest's to the fastest's "
+                    "would take about %.3g GiB, more than the %.3g GiB allowed (half this "
+                    "machine's memory); give --iters about %.0f or fewer, or a smaller "
+                    "--world-size",
+                    iter - s->lo, s->lo, iter, ds_ps_mode_name(o->mode), iter - s->lo + 1,
+                    need / DS_UNITS_GIB, (double)o->mem_limit / DS_UNITS_GIB, fit < 2 ? 2 : fit);
+}
+
 /* Lays out iteration `iter` (= hi + 1), the first worker entering it: a
  * block of its ops' times and scales, the scales drawn now, iterations in
  * order, so that the jitter generator gives op i*n_step + j the draw
  * ds_jitter_fill of every iteration's ops would (jitter.h). The ring of
- * blocks doubles when the live iterations outgrow it. */
+ * blocks doubles when the live iterations outgrow it. DS_EINPUT (message
+ * in s->err, err_set) when a new block would pass opt->mem_limit. */
 static ds_status lay_out(struct ps_sim *s, int32_t iter) {
   size_t n = s->y.n_step;
+  if (!s->spare && s->opt->mem_limit &&
+      (double)(s->n_blocks + 1) * block_bytes(s) > (double)s->opt->mem_limit)
+    return refuse_window(s, iter);
   if ((size_t)(iter - s->lo) + 1 > s->ring_cap) {
     size_t cap = s->ring_cap ? 2 * s->ring_cap : 2;
     struct ps_block **ring = calloc(cap, sizeof *ring);
@@ -644,7 +686,11 @@ ds_status ds_ps_run(struct ds_topo *topo, const struct ds_model *model,
   DS_CHECK_GOTO(alloc_result(r), st, oom);
   DS_CHECK_GOTO(alloc_state(&s), st, oom);
   if (o->jitter) DS_CHECK_GOTO(ds_jitter_new(o->jitter_cv, o->seed, &s.jitter), st, oom);
-  DS_CHECK_GOTO(lay_out(&s, 0), st, oom);
+  st = lay_out(&s, 0);
+  if (st != DS_OK) {
+    if (s.err_set) goto out;
+    goto oom;
+  }
   DS_CHECK_GOTO(ds_engine_new(0, handle, &s, &s.eng), st, oom);
   DS_CHECK_GOTO(ds_net_new(topo, s.eng, o->net_mode, on_flow_done, NULL, &s, &s.net), st, oom);
   for (int32_t w = 0; w < s.y.W; w++) {

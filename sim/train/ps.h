@@ -159,11 +159,14 @@ struct ds_ps_options {
   /* Each iteration's times as it ends (a trace); NULL: none. */
   ds_ps_iter_fn on_iter;
   void *on_iter_ctx;
-  /* The run holds a window of iterations whatever iters is; a caller
-   * keeping every op's times in memory (a trace written once the run has
-   * ended) says how many bytes per op it keeps and the most it may hold
-   * (0: no bound), and a run past that is refused before it runs, naming
-   * the iterations that fit and kept_by, what keeps them ("--trace -"). */
+  /* The run holds a window of iterations (sync: two; async: those
+   * between its slowest and fastest worker, which a straggler makes grow
+   * with iters); a caller keeping every op's times in memory (a trace
+   * written once the run has ended) says how many bytes per op it keeps.
+   * mem_limit (0: no bound) bounds each: what the caller keeps is refused
+   * before the run, naming the iterations that fit and kept_by, what keeps
+   * them ("--trace -"); a window that would pass it, when it would,
+   * DS_EINPUT naming the --iters that would fit. */
   double kept_bytes_per_op;
   uint64_t mem_limit;
   const char *kept_by;

@@ -161,12 +161,17 @@ ds_status ds_test_load_calib_text(const char *text, struct ds_calib *c, struct d
   return st;
 }
 
-void ds_test_ddpsim_refuses(const char *args, const char *msg) {
+void ds_test_ddpsim_refuses_all(const char *args, const char *const *msgs, size_t n) {
   struct ds_test_result r = ds_test_cli(args);
   cr_assert_eq(r.status, 2, "%s: status %d, stderr %s", args, r.status, r.err);
-  cr_assert(strstr(r.err, msg), "%s: stderr \"%s\"", args, r.err);
+  for (size_t i = 0; i < n; i++)
+    cr_assert(strstr(r.err, msgs[i]), "%s: stderr \"%s\" lacks \"%s\"", args, r.err, msgs[i]);
   cr_assert_str_eq(r.out, "", "%s printed to stdout", args);
   ds_test_release(&r);
+}
+
+void ds_test_ddpsim_refuses(const char *args, const char *msg) {
+  ds_test_ddpsim_refuses_all(args, &msg, 1);
 }
 
 int ds_test_csv_column(const char *csv, const char *col) {

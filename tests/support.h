@@ -124,6 +124,9 @@ int ds_test_command_value(const char *cmd, const char *key, double *value, char 
 /* Runs ddpsim with args and expects a refusal: exit status 2, msg in its
  * stderr, nothing on its stdout. */
 void ds_test_ddpsim_refuses(const char *args, const char *msg);
+/* The same, once, with every one of the n msgs in its stderr (a refusal
+ * that must name several things, or a run too slow to repeat). */
+void ds_test_ddpsim_refuses_all(const char *args, const char *const *msgs, size_t n);
 
 /* CSV text as ddpsim prints it: a header line of column names, then data
  * rows. Rows and columns count from 0; a missing one fails the test. */

@@ -829,13 +829,16 @@ Test(ps, a_run_whose_kept_ops_do_not_fit_in_memory_is_refused) {
   unload(&f);
 }
 
-/* The window (ps.c): sync holds two steps, whatever the number of steps (a
- * worker cannot end step i + 1 before every worker has pushed it, so has
- * ended step i); async holds the steps between its slowest and its fastest
- * worker. ps-model, 4 workers of batch 16 (compute-bound), 2 servers;
- * async with rank 1 computing 3x slower: when the fast workers end their 30th step, at 30 of their
- * periods, the straggler has ended 30 x fast / slow of its own, and every
- * step between is held. */
+/* The window (ps.c): the steps whose ops are kept together after their
+ * workers have moved on, a consumer's (on_iter: a trace, handed over a
+ * step at a time) and sync's updates. Sync holds two steps, whatever the
+ * number of steps (a worker cannot end step i + 1 before every worker has
+ * pushed it, so has ended step i); async with a consumer holds the steps
+ * between its slowest and its fastest worker. ps-model, 4 workers of batch
+ * 16 (compute-bound), 2 servers; async with rank 1 computing 3x slower:
+ * when the fast workers end their 30th step, at 30 of their periods, the
+ * straggler has ended 30 x fast / slow of its own, and every step between
+ * is held. With no consumer async holds no step (the next test). */
 Test(ps, the_window_is_the_steps_between_the_slowest_and_the_fastest_worker) {
   struct fixture f;
   load(&f, "tests/data/ps-model.yaml");
@@ -849,31 +852,93 @@ Test(ps, the_window_is_the_steps_between_the_slowest_and_the_fastest_worker) {
   double factor[4] = {1, 3, 1, 1};
   struct ds_ps_options o = opts(4, 2, DS_PS_ASYNC, 30, 16);
   o.rank_factor = factor;
-  run(&f, &o, &r);
+  struct timeline t;
+  run_timed(&f, &o, &r, &t);
   double fast = r.worker_step_ms[0], slow = r.worker_step_ms[1];
   cr_assert_gt(slow, 2 * fast);
   double lag = 30 - 30 * fast / slow;
   cr_assert_geq((double)r.blocks, lag - 1, "%zu held, lag %.2f steps", r.blocks, lag);
   cr_assert_leq((double)r.blocks, lag + 2, "%zu held, lag %.2f steps", r.blocks, lag);
   ds_ps_result_release(&r);
+  timeline_release(&t);
   unload(&f);
 }
 
-/* The window is bounded by memory too (ps.h mem_limit): async workers
- * drifting apart hold every step between them, which grows with --iters
- * (the straggler 3x over 30 steps of the test above holds about 20); a run
- * whose window would pass the limit is refused when it does, naming the
- * steps between the workers and the --iters that would fit, where before
- * it grew without bound. The limit lets 5 steps' blocks (24 bytes per op:
- * start, end, scale) be held: sync (2) runs within it, async does not, and
- * runs with no limit. */
+/* Async with no consumer holds no step: each worker keeps its own ops of
+ * the step it is in (all of them end before it leaves the step, its pulls
+ * last; an async update is its worker's), 16 bytes per op of one step
+ * (start, end), whatever the lag. The straggler 3x of the test above, 30
+ * and 300 steps (about 20 and 200 steps apart), under a limit of 6 steps
+ * of 24 bytes per op, which before refused it (the window then held every
+ * step between the workers, 24 bytes per op: start, end, jitter scale).
+ * With jitter, what grows is the straggler's draws, drawn when the first
+ * worker enters a step and kept until it gets there: 8 bytes per compute
+ * op of one worker and step between (jitter.h: one generator, op order). */
+Test(ps, an_async_run_with_no_consumer_holds_one_step_whatever_the_lag) {
+  struct fixture f;
+  load(&f, "tests/data/ps-model.yaml");
+  struct ds_ps_result r;
+  double factor[4] = {1, 3, 1, 1};
+  struct ds_ps_options o = opts(4, 2, DS_PS_ASYNC, 30, 16);
+  o.rank_factor = factor;
+  run(&f, &o, &r);
+  double one_step = 16.0 * (double)r.step->n_ops;
+  size_t n_cmp = 0;
+  for (size_t j = 0; j < r.step->n_ops; j++)
+    n_cmp += r.step->ops[j].rank == 0 && r.step->ops[j].stream == DS_STREAM_COMPUTE;
+  o.mem_limit = (uint64_t)(6 * 24 * (double)r.step->n_ops);
+  ds_ps_result_release(&r);
+  for (int32_t iters = 30; iters <= 300; iters *= 10) {
+    o.iters = iters;
+    o.jitter = 0;
+    run(&f, &o, &r);
+    double lag = iters - iters * r.worker_step_ms[0] / r.worker_step_ms[1];
+    cr_assert_gt(lag, iters / 2.0, "%d steps: %.1f apart", iters, lag);
+    cr_assert_eq(r.held_bytes, one_step, "%d steps: %.0f bytes held, one step %.0f", iters,
+                 r.held_bytes, one_step);
+    cr_assert_eq(r.blocks, 0);
+    ds_ps_result_release(&r);
+    o.jitter = 1;
+    o.jitter_cv = 0.1;
+    o.seed = 3;
+    run(&f, &o, &r);
+    double draws = r.held_bytes - one_step;
+    cr_assert_gt(draws, 8.0 * (double)n_cmp * (lag - 2), "%d steps: %.0f bytes of draws", iters,
+                 draws);
+    cr_assert_leq(draws, 8.0 * (double)n_cmp * (2 * (lag + 3) + 2 * 3), "%d steps: %.0f", iters,
+                  draws);
+    ds_ps_result_release(&r);
+  }
+  unload(&f);
+}
+
+/* The window is bounded by memory too (ps.h mem_limit): with a consumer,
+ * async workers drifting apart hold every step between them, which grows
+ * with --iters (the straggler 3x over 30 steps of the test above holds
+ * about 20); a run whose window would pass the limit is refused when it
+ * does, naming the steps between the workers and the --iters that would
+ * fit, where before it grew without bound. The limit lets 5 steps' blocks
+ * (16 bytes per op: start, end) be held: sync (2) runs within it, async
+ * does not, and runs with no limit. */
+static ds_status discard(void *ctx, const struct ds_schedule *step, int32_t iter,
+                         const int64_t *start_ns, const int64_t *end_ns, struct ds_err *err) {
+  (void)ctx;
+  (void)step;
+  (void)iter;
+  (void)start_ns;
+  (void)end_ns;
+  (void)err;
+  return DS_OK;
+}
+
 Test(ps, an_async_window_past_the_memory_limit_is_refused) {
   struct fixture f;
   load(&f, "tests/data/ps-model.yaml");
   struct ds_ps_result r;
   struct ds_ps_options o = opts(4, 2, DS_PS_SYNC, 30, 16);
+  o.on_iter = discard;
   run(&f, &o, &r);
-  uint64_t limit = (uint64_t)(6 * 24 * (double)r.step->n_ops);
+  uint64_t limit = (uint64_t)(6 * 16 * (double)r.step->n_ops);
   ds_ps_result_release(&r);
   o.mem_limit = limit;
   run(&f, &o, &r);
@@ -881,6 +946,7 @@ Test(ps, an_async_window_past_the_memory_limit_is_refused) {
   ds_ps_result_release(&r);
   double factor[4] = {1, 3, 1, 1};
   o = opts(4, 2, DS_PS_ASYNC, 30, 16);
+  o.on_iter = discard;
   o.rank_factor = factor;
   run(&f, &o, &r);
   cr_assert_gt(r.blocks, 10, "%zu held", r.blocks);
@@ -891,6 +957,7 @@ Test(ps, an_async_window_past_the_memory_limit_is_refused) {
   cr_assert(strstr(err.msg, "option --iters: the workers are ") != NULL, "%s", err.msg);
   cr_assert(strstr(err.msg, "steps apart") != NULL, "%s", err.msg);
   cr_assert(strstr(err.msg, "give --iters about ") != NULL, "%s", err.msg);
+  cr_assert(strstr(err.msg, "or no trace") != NULL, "%s", err.msg);
   cr_assert_null(r.step);
   /* the --iters it names fits (the gap grows in proportion to the steps) */
   o.iters = atoi(strstr(err.msg, "give --iters about ") + strlen("give --iters about "));

@@ -6,16 +6,20 @@
  * walks the iterations: each worker's compute ops one after another, its
  * pushes as flows on the network model, each server's updates through a
  * FIFO queue, the pulls as flows back. Op j of iteration i is op
- * i * n_step + j of the run (the events' and flows' tags); its times and
- * its scale live in iteration i's block while some worker is in iteration
- * i or an op of it may still run: a window of iterations, laid out when
- * the first worker enters one (its jitter drawn then, iterations in order)
- * and retired, its times handed to the caller, once every worker has
- * finished it. Sync keeps at most two iterations live (a worker cannot
- * end step i + 1 before every worker's push of it); async as many as lie
- * between its slowest and its fastest worker, refused past opt->mem_limit
- * (refuse_window). Layout of one iteration's
- * ops:
+ * i * n_step + j of the run (the events' and flows' tags). Its times live
+ * with its worker (ps_window.c): every op of a worker's step ends before
+ * the worker leaves the step (its pulls last; an async update is its
+ * worker's), so each worker holds its own ops of the step it is in, and
+ * async workers any number of steps apart hold one step's ops between
+ * them. A window of iterations' blocks is kept only where a step's ops
+ * are needed together after their workers have moved on: sync's updates
+ * (at most two steps live: a worker cannot end step i + 1 before every
+ * worker's push of it) and a consumer's rows (on_iter, handed on a step at
+ * a time once every worker has ended it: async, the steps between its
+ * slowest and its fastest worker, refused past opt->mem_limit). With
+ * jitter, a step's draws are drawn when the first worker enters it, steps
+ * in order, and each worker keeps its own until it gets there. Layout of
+ * one iteration's ops:
  *
  *   per worker w: its program, per_w ops: the compute ops (fwd..., loss,
  *     bwd...), each layer's after its host launch (a host op, timed when
@@ -26,8 +30,9 @@
  *   updates: K (sync: one per server) or W * K (async: per worker and server)
  *   per worker w: K pulls
  *
- * This file runs the event loop and the setup; the program and the ops are
- * built in ps_schedule.c, the sharding is ps_shard.c (ps_impl.h).
+ * This file runs the event loop and the setup; where the ops' times are
+ * kept is ps_window.c, the program and the ops are built in
+ * ps_schedule.c, the sharding is ps_shard.c (ps_impl.h).
  */
 #include "sim/train/ps.h"
 #include "sim/train/ps_impl.h"
@@ -108,25 +113,18 @@ static void start_compute(struct ps_sim *s, int32_t w);
 static void try_update(struct ps_sim *s, int32_t k);
 
 /* Op `op` of the run is op op % n_step of iteration op / n_step: its
- * properties are the one-step schedule's, its times and scale its
- * iteration's block's, which is live (lo <= iteration <= hi) while the op
- * can be touched. */
+ * properties are the one-step schedule's; its times are its worker's
+ * (ps_window.c). */
 static size_t block(const struct ps_sim *s, int32_t iter) {
   return (size_t)iter * s->y.n_step;
 }
 
-static struct ps_block *block_at(const struct ps_sim *s, size_t op) {
-  int32_t it = (int32_t)(op / s->y.n_step);
-  assert(it >= s->lo && it <= s->hi);
-  return s->ring[(size_t)it % s->ring_cap];
-}
-
 static int64_t *op_start(const struct ps_sim *s, size_t op) {
-  return &block_at(s, op)->start[op % s->y.n_step];
+  return ds__ps_op_time(s, op, 0);
 }
 
 static int64_t *op_end(const struct ps_sim *s, size_t op) {
-  return &block_at(s, op)->end[op % s->y.n_step];
+  return ds__ps_op_time(s, op, 1);
 }
 
 static const struct ds_op *op_of(const struct ps_sim *s, size_t op) {
@@ -148,16 +146,15 @@ static void start_flow(struct ps_sim *s, size_t op, int32_t w, int32_t k, int pu
  * run them one after another, ahead of the GPU (nothing they launch holds
  * them back), so their times are known from there (ds__ps_build_program). */
 static void time_host(struct ps_sim *s, int32_t w, int32_t j, int64_t at) {
-  size_t base = block(s, s->iter[w]);
+  int64_t *start = s->own_start + (size_t)w * s->n_own, *end = s->own_end + (size_t)w * s->n_own;
   int64_t from = -1;
   for (int32_t i = j; i < s->y.per_w; i++) {
     const struct entry *e = &s->prog[i];
     if (!e->host) continue;
     if (from >= 0 && e->sync) break;
     if (from < 0) from = e->host_from_ns;
-    size_t op = base + ds__ps_ix_prog(&s->y, w, i);
-    *op_start(s, op) = at + e->host_from_ns - from;
-    *op_end(s, op) = at + e->host_to_ns - from;
+    start[i] = at + e->host_from_ns - from;
+    end[i] = at + e->host_to_ns - from;
   }
 }
 
@@ -171,30 +168,34 @@ static void begin_step(struct ps_sim *s, int32_t w) {
  * host's wait ends now, or when its own work before the sync does, and it
  * goes on with the launches up to the next sync. */
 static void end_sync(struct ps_sim *s, int32_t w, int32_t j) {
-  size_t base = block(s, s->iter[w]);
+  const int64_t *end = s->own_end + (size_t)w * s->n_own;
   int64_t at = ds_engine_now(s->eng);
   for (int32_t i = j - 1; i >= 0; i--)
     if (s->prog[i].host) {
-      int64_t e = *op_end(s, base + ds__ps_ix_prog(&s->y, w, i));
-      if (e > at) at = e;
+      if (end[i] > at) at = end[i];
       break;
     }
   time_host(s, w, j, at);
 }
 
 /* A worker's compute op starts when the op before it has ended and its
- * host launch, the program's entry before it when it has one, has. */
+ * host launch, the program's entry before it when it has one, has. It
+ * lasts its dur_us times its jitter draw (when there is jitter) times its
+ * rank's factor (a straggler), rounded once. */
 static void start_compute(struct ps_sim *s, int32_t w) {
-  size_t op = block(s, s->iter[w]) + ds__ps_ix_prog(&s->y, w, s->pos[w]);
-  int64_t start = ds_engine_now(s->eng);
-  struct ps_block *b = block_at(s, op);
-  size_t j = op % s->y.n_step;
-  if (s->pos[w] > 0 && s->prog[s->pos[w] - 1].host && b->end[j - 1] > start)
-    start = b->end[j - 1];
-  b->start[j] = start;
-  double ns = s->step->ops[j].dur_us * 1000.0 * b->scale[j];
+  int32_t pos = s->pos[w];
+  size_t j = ds__ps_ix_prog(&s->y, w, pos), op = block(s, s->iter[w]) + j;
+  int64_t *start = s->own_start + (size_t)w * s->n_own, *end = s->own_end + (size_t)w * s->n_own;
+  int64_t at = ds_engine_now(s->eng);
+  if (pos > 0 && s->prog[pos - 1].host && end[pos - 1] > at) at = end[pos - 1];
+  start[pos] = at;
+  const struct ds_op *o = &s->step->ops[j];
+  double scale = s->jitter ? ds__ps_draw(s, w, pos) : 1.0;
+  if (s->opt->rank_factor && o->stream == DS_STREAM_COMPUTE)
+    scale *= s->opt->rank_factor[o->rank];
+  double ns = o->dur_us * 1000.0 * scale;
   struct ds_event ev = {.kind = DS_EV_OP_DONE, .a = w, .b = (int64_t)op};
-  ds_status st = ds_engine_schedule(s->eng, start + ds_units_round_ns(ns), &ev, NULL);
+  ds_status st = ds_engine_schedule(s->eng, at + ds_units_round_ns(ns), &ev, NULL);
   if (st != DS_OK) fail(s, st);
 }
 
@@ -253,167 +254,21 @@ static void enqueue_update(struct ps_sim *s, int32_t k, size_t u) {
   try_update(s, k);
 }
 
-/* ---- the window of iterations ---- */
-
-/* Bytes of one iteration's block (start, end, scale per op). */
-static double block_bytes(const struct ps_sim *s) {
-  return (double)sizeof(struct ps_block) +
-         (double)s->y.n_step * (2 * sizeof(int64_t) + sizeof(double));
-}
-
-/* A new block would take the window past opt->mem_limit (bounded on its
- * own, as what the caller keeps is, check_kept): async workers
- * drifting apart (a straggler, jitter) hold every step between them, more
- * the longer the run. Refused, naming the --iters that would fit: the gap
- * grows in proportion to the steps run (the workers' rates stay), so the
- * fastest, entering step iter with the slowest at lo, would be about
- * (iters - 1) * (iter - lo) / iter steps ahead entering the last, holding
- * one block more than that. */
-static ds_status refuse_window(struct ps_sim *s, int32_t iter) {
-  const struct ds_ps_options *o = s->opt;
-  double per = block_bytes(s), need = (double)(s->n_blocks + 1) * per;
-  s->err_set = 1;
-  if (iter <= s->lo)
-    return ds_err_set(s->err, DS_EINPUT,
-                      "option --world-size: one step's ops of %d ranks would take about %.3g "
-                      "GiB, more than the %.3g GiB allowed (half this machine's memory); "
-                      "give a smaller --world-size",
-                      o->world_size, need / DS_UNITS_GIB, (double)o->mem_limit / DS_UNITS_GIB);
-  double fit_blocks = floor((double)o->mem_limit / per);
-  double fit = floor((fit_blocks - 1) * (double)iter / (double)(iter - s->lo)) + 1;
-  return ds_err_set(s->err, DS_EINPUT,
-                    "option --iters: the workers are %d steps apart (the slowest in step %d, "
-                    "the fastest entering step %d: a straggler or jitter drifts %s workers "
-                    "apart) and holding the %d steps from the slowest's to the fastest's "
-                    "would take about %.3g GiB, more than the %.3g GiB allowed (half this "
-                    "machine's memory); give --iters about %.0f or fewer, or a smaller "
-                    "--world-size",
-                    iter - s->lo, s->lo, iter, ds_ps_mode_name(o->mode), iter - s->lo + 1,
-                    need / DS_UNITS_GIB, (double)o->mem_limit / DS_UNITS_GIB, fit < 2 ? 2 : fit);
-}
-
-/* Lays out iteration `iter` (= hi + 1), the first worker entering it: a
- * block of its ops' times and scales, the scales drawn now, iterations in
- * order, so that the jitter generator gives op i*n_step + j the draw
- * ds_jitter_fill of every iteration's ops would (jitter.h). The ring of
- * blocks doubles when the live iterations outgrow it. DS_EINPUT (message
- * in s->err, err_set) when a new block would pass opt->mem_limit. */
-static ds_status lay_out(struct ps_sim *s, int32_t iter) {
-  size_t n = s->y.n_step;
-  if (!s->spare && s->opt->mem_limit &&
-      (double)(s->n_blocks + 1) * block_bytes(s) > (double)s->opt->mem_limit)
-    return refuse_window(s, iter);
-  if ((size_t)(iter - s->lo) + 1 > s->ring_cap) {
-    size_t cap = s->ring_cap ? 2 * s->ring_cap : 2;
-    struct ps_block **ring = calloc(cap, sizeof *ring);
-    if (!ring) return DS_ENOMEM;
-    for (int32_t i = s->lo; i <= s->hi; i++)
-      ring[(size_t)i % cap] = s->ring[(size_t)i % s->ring_cap];
-    free(s->ring);
-    s->ring = ring;
-    s->ring_cap = cap;
-  }
-  struct ps_block *b = s->spare;
-  if (b) {
-    s->spare = b->next;
-  } else {
-    b = calloc(1, sizeof *b);
-    if (!b) return DS_ENOMEM;
-    b->start = malloc(n * sizeof *b->start);
-    b->end = malloc(n * sizeof *b->end);
-    b->scale = malloc(n * sizeof *b->scale);
-    if (!b->start || !b->end || !b->scale) {
-      free(b->start);
-      free(b->end);
-      free(b->scale);
-      free(b);
-      return DS_ENOMEM;
-    }
-    s->n_blocks++;
-  }
-  b->next = NULL;
-  b->left = s->y.W;
-  for (size_t j = 0; j < n; j++) {
-    const struct ds_op *op = &s->step->ops[j];
-    b->start[j] = b->end[j] = -1;
-    b->scale[j] = s->jitter ? ds_jitter_next(s->jitter, op) : 1.0;
-    if (s->opt->rank_factor && op->stream == DS_STREAM_COMPUTE)
-      b->scale[j] *= s->opt->rank_factor[op->rank];
-  }
-  s->ring[(size_t)iter % s->ring_cap] = b;
-  s->hi = iter;
-  return DS_OK;
-}
-
-/* Every op of iteration it has ended (DS_EINTERNAL naming the first that
- * has not). */
-static ds_status check_ran(struct ps_sim *s, int32_t it) {
-  const struct ps_block *b = s->ring[(size_t)it % s->ring_cap];
-  for (size_t j = 0; j < s->y.n_step; j++)
-    if (b->end[j] < 0) {
-      s->err_set = 1;
-      return ds_err_set(s->err, DS_EINTERNAL, "parameter server: op %zu (%s %s) never ran",
-                        block(s, it) + j, ds_op_kind_name(s->step->ops[j].kind),
-                        s->step->ops[j].name);
-    }
-  return DS_OK;
-}
-
-/* Iteration lo has run (every worker finished it, so every op of it did:
- * each push feeds an update, each update a pull the worker waited for):
- * its times go to the caller (on_iter), iteration 0's and the last's are
- * kept for the result, and its block is free for a later iteration. */
-static ds_status retire(struct ps_sim *s, struct ds_ps_result *r) {
-  int32_t it = s->lo;
-  size_t n = s->y.n_step;
-  struct ps_block *b = s->ring[(size_t)it % s->ring_cap];
-  DS_CHECK(check_ran(s, it));
-  if (it == 0) {
-    memcpy(r->first_start_ns, b->start, n * sizeof *b->start);
-    memcpy(r->first_end_ns, b->end, n * sizeof *b->end);
-  }
-  if (it == s->opt->iters - 1) {
-    memcpy(r->last_start_ns, b->start, n * sizeof *b->start);
-    memcpy(r->last_end_ns, b->end, n * sizeof *b->end);
-  } else {
-    for (size_t j = 0; j < n; j++)
-      if (b->end[j] > r->before_last_end_ns) r->before_last_end_ns = b->end[j];
-  }
-  if (s->opt->on_iter) {
-    ds_status st = s->opt->on_iter(s->opt->on_iter_ctx, s->step, it, b->start, b->end, s->err);
-    if (st != DS_OK) {
-      s->err_set = 1;
-      return st;
-    }
-  }
-  s->ring[(size_t)it % s->ring_cap] = NULL;
-  b->next = s->spare;
-  s->spare = b;
-  s->lo++;
-  return DS_OK;
-}
-
-/* A worker has finished iteration iter: the iterations every worker has
- * finished retire, in order, and the worker's next one is laid out if it
- * is the first there. */
-static void worker_done(struct ps_sim *s, int32_t iter) {
-  s->ring[(size_t)iter % s->ring_cap]->left--;
-  while (s->lo <= s->hi && s->ring[(size_t)s->lo % s->ring_cap]->left == 0) {
-    ds_status st = retire(s, s->result);
-    if (st != DS_OK) {
-      fail(s, st);
-      return;
-    }
-  }
-  if (iter + 1 < s->opt->iters && iter + 1 > s->hi) {
-    ds_status st = lay_out(s, iter + 1);
-    if (st != DS_OK) fail(s, st);
-  }
-}
-
 /* Issues the pushes at the worker's position in its program, then starts
  * its next compute op, if any: pushes never hold compute back. */
 static void advance(struct ps_sim *s, int32_t w);
+
+/* Worker w enters iteration it (its pulls of the one before in): none of
+ * its ops of it has run. */
+static void enter(struct ps_sim *s, int32_t w, int32_t it) {
+  size_t at = (size_t)w * s->n_own;
+  s->iter[w] = it;
+  s->pos[w] = 0;
+  s->pulls_left[w] = s->y.K;
+  for (size_t i = 0; i < s->n_own; i++) s->own_start[at + i] = s->own_end[at + i] = -1;
+  begin_step(s, w);
+  advance(s, w);
+}
 
 /* A worker's step ends once its program has run and every pull has
  * arrived (per layer, a server holding only late layers may answer before
@@ -423,13 +278,10 @@ static void maybe_finish(struct ps_sim *s, int32_t w) {
   int32_t iter = s->iter[w];
   if (iter == 0) s->first_end[w] = ds_engine_now(s->eng);
   if (iter == s->opt->iters - 1) s->last_end[w] = ds_engine_now(s->eng);
-  worker_done(s, iter);
+  ds_status st = ds__ps_worker_done(s, w, iter);
+  if (st != DS_OK) fail(s, st);
   if (iter + 1 >= s->opt->iters || s->failure != DS_OK) return;
-  s->iter[w] = iter + 1;
-  s->pos[w] = 0;
-  s->pulls_left[w] = s->y.K;
-  begin_step(s, w);
-  advance(s, w);
+  enter(s, w, iter + 1);
 }
 
 static void advance(struct ps_sim *s, int32_t w) {
@@ -585,15 +437,7 @@ static ds_status alloc_state(struct ps_sim *s) {
   if (!s->iter || !s->pos || !s->pulls_left || !s->first_end || !s->last_end || !s->arrived ||
       !s->version || !s->pulled || !s->queue || !s->q_head || !s->q_len || !s->busy)
     return DS_ENOMEM;
-  return DS_OK;
-}
-
-static void free_block(struct ps_block *b) {
-  if (!b) return;
-  free(b->start);
-  free(b->end);
-  free(b->scale);
-  free(b);
+  return ds__ps_window_init(s);
 }
 
 static void free_state(struct ps_sim *s) {
@@ -601,13 +445,7 @@ static void free_state(struct ps_sim *s) {
   ds_engine_free(s->eng);
   ds_jitter_free(s->jitter);
   ds_ps_shards_release(&s->sh);
-  for (int32_t i = s->lo; s->ring && i <= s->hi; i++) free_block(s->ring[(size_t)i % s->ring_cap]);
-  while (s->spare) {
-    struct ps_block *b = s->spare;
-    s->spare = b->next;
-    free_block(b);
-  }
-  free(s->ring);
+  ds__ps_window_free(s);
   free(s->links);
   free(s->routes);
   free(s->iter);
@@ -658,9 +496,9 @@ static ds_status alloc_result(struct ds_ps_result *r) {
   return DS_OK;
 }
 
-/* --strategy ps runs a window of iterations (ps.c's head): memory is the
- * blocks of the iterations some worker is in, whatever --iters is; the
- * one bound on a long run is the work bound (work_limit). */
+/* --strategy ps holds each worker's ops of its step and a window of
+ * iterations where needed (ps.c's head): memory is not --iters'; the one
+ * bound on a long run is the work bound (work_limit). */
 ds_status ds_ps_run(struct ds_topo *topo, const struct ds_model *model,
                     const struct ds_compute *compute, const struct ds_ps_options *o,
                     struct ds_ps_result *r, struct ds_err *err) {
@@ -686,18 +524,14 @@ ds_status ds_ps_run(struct ds_topo *topo, const struct ds_model *model,
   DS_CHECK_GOTO(alloc_result(r), st, oom);
   DS_CHECK_GOTO(alloc_state(&s), st, oom);
   if (o->jitter) DS_CHECK_GOTO(ds_jitter_new(o->jitter_cv, o->seed, &s.jitter), st, oom);
-  st = lay_out(&s, 0);
+  st = ds__ps_lay_out(&s, 0);
   if (st != DS_OK) {
     if (s.err_set) goto out;
     goto oom;
   }
   DS_CHECK_GOTO(ds_engine_new(0, handle, &s, &s.eng), st, oom);
   DS_CHECK_GOTO(ds_net_new(topo, s.eng, o->net_mode, on_flow_done, NULL, &s, &s.net), st, oom);
-  for (int32_t w = 0; w < s.y.W; w++) {
-    s.pulls_left[w] = s.y.K;
-    begin_step(&s, w);
-    advance(&s, w);
-  }
+  for (int32_t w = 0; w < s.y.W; w++) enter(&s, w, 0);
   s.timed_per_step = timed_per_step(&s);
   ds_engine_set_work_limit(s.eng, o->work_limit, foreseen_work, &s);
   if (ds_engine_run(s.eng, INT64_MAX) != DS_OK || ds_engine_overflowed(s.eng)) {
@@ -721,15 +555,15 @@ ds_status ds_ps_run(struct ds_topo *topo, const struct ds_model *model,
                  ds_status_message(s.failure));
     goto out;
   }
-  /* every iteration retired: a block left means some op never ran */
-  if (s.lo <= s.hi) {
-    st = check_ran(&s, s.lo);
-    if (st == DS_OK)
-      st = ds_err_set(err, DS_EINTERNAL, "parameter server: iteration %d never ended", s.lo);
+  /* every worker ended every step, and where blocks are kept every
+   * iteration retired: else some op never ran */
+  if (s.workers_done != (uint64_t)s.y.W * (uint64_t)o->iters || (s.track && s.lo <= s.hi)) {
+    st = ds__ps_unended(&s);
     goto out;
   }
   DS_CHECK_GOTO(measure(&s, r), st, oom);
   r->blocks = s.n_blocks;
+  r->held_bytes = s.held_peak;
   st = DS_OK;
   goto out;
 oom:

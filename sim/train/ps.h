@@ -159,14 +159,17 @@ struct ds_ps_options {
   /* Each iteration's times as it ends (a trace); NULL: none. */
   ds_ps_iter_fn on_iter;
   void *on_iter_ctx;
-  /* The run holds a window of iterations (sync: two; async: those
-   * between its slowest and fastest worker, which a straggler makes grow
-   * with iters); a caller keeping every op's times in memory (a trace
-   * written once the run has ended) says how many bytes per op it keeps.
-   * mem_limit (0: no bound) bounds each: what the caller keeps is refused
-   * before the run, naming the iterations that fit and kept_by, what keeps
-   * them ("--trace -"); a window that would pass it, when it would,
-   * DS_EINPUT naming the --iters that would fit. */
+  /* Each worker holds its ops of the step it is in; the run holds a
+   * window of iterations only where a step's ops are needed together
+   * after their workers have moved on (sync: two, for its updates; with
+   * on_iter, async: those between its slowest and fastest worker, which a
+   * straggler makes grow with iters: the consumer gets a step's ops once
+   * every worker has ended it); a caller keeping every op's times in
+   * memory (a trace written once the run has ended) says how many bytes
+   * per op it keeps. mem_limit (0: no bound) bounds each: what the caller
+   * keeps is refused before the run, naming the iterations that fit and
+   * kept_by, what keeps them ("--trace -"); a window that would pass it,
+   * when it would, DS_EINPUT naming the --iters that would fit. */
   double kept_bytes_per_op;
   uint64_t mem_limit;
   const char *kept_by;
@@ -195,12 +198,19 @@ struct ds_ps_result {
   int64_t staleness_max;
   int64_t n_updates;         /* updates applied, all servers */
   uint64_t events;           /* engine events fired */
-  size_t blocks;             /* iterations laid out at once, at most (ps.c) */
+  size_t blocks;             /* iterations' blocks held at once, at most: sync's
+                                updates, a consumer's (on_iter) copy of every op
+                                (ps_window.c); 0 for async with no consumer */
+  /* Bytes the run's per-step state held at once, at most: each worker's
+   * ops of its step (16 per op of one iteration, whatever --iters), the
+   * blocks, and with jitter the draws a worker behind the fastest keeps
+   * for the steps between (8 per compute op and step). */
+  double held_bytes;
 };
 
-/* Builds and runs opt->iters steps of every worker, a window of
- * iterations at a time (memory for the iterations some worker is in, not
- * for --iters). compute is the roofline
+/* Builds and runs opt->iters steps of every worker, each holding its ops
+ * of the step it is in (memory for one step's ops, and the window above,
+ * not for --iters). compute is the roofline
  * of topo's GPU; topo and model are borrowed (topo's route scratch is used).
  * DS_EUSAGE for options out of range (message names the flag). */
 ds_status ds_ps_run(struct ds_topo *topo, const struct ds_model *model,

@@ -1,6 +1,7 @@
 /*
  * Internal to the parameter server (sim/train/ps.c, the event loop and the
- * run; sim/train/ps_schedule.c, the workers' program and each iteration's
+ * run; sim/train/ps_window.c, where the ops' times are kept;
+ * sim/train/ps_schedule.c, the workers' program and each iteration's
  * ops; sim/train/ps_shard.c, the sharding, needs none of this): the
  * simulation's state, the layout of an iteration's ops and the routes.
  * Not for other modules.
@@ -57,13 +58,26 @@ struct route {
   double bw;          /* bottleneck alone (local: the copy rate) */
 };
 
-/* One live iteration's ops (ps.c's window): op j of the iteration is the
- * one-step schedule's op j. */
+/* One iteration some worker is in, held (ps.c's window) only where the
+ * iteration's ops are needed together after their workers have moved on:
+ * a consumer's (on_iter) rows, which go out a step at a time, and sync's
+ * updates, one per server for every worker. */
 struct ps_block {
-  int64_t *start, *end; /* [n_step], -1 until timed */
-  double *scale;        /* [n_step] jitter x straggler of compute ops, else 1 */
-  int32_t left;         /* workers that have not finished the iteration */
-  struct ps_block *next; /* in the spare list */
+  int64_t *start, *end;   /* on_iter: [n_step], op j of the iteration the
+                             one-step schedule's op j; else NULL */
+  int64_t *ustart, *uend; /* sync: [K] the servers' updates; else NULL;
+                             -1 until timed */
+  int32_t left;           /* workers that have not finished the iteration */
+  struct ps_block *next;  /* in the spare list */
+};
+
+/* Worker w's jitter draws (ps.c): those of the steps from the one it is
+ * in to the latest any worker has entered, drawn when the first worker
+ * entered each; step i's at v[(i % cap) * n_cmp ..], one per compute entry
+ * of the program. */
+struct ps_draws {
+  double *v;
+  int32_t cap;
 };
 
 /* The simulation's state (ps.c), which the schedule's builders read
@@ -86,13 +100,25 @@ struct ps_sim {
   struct ds_ps_result *result;
   struct ds_err *err;
   int err_set;            /* failure's message is in err already */
-  /* the window: iterations lo..hi are laid out and not yet retired,
-   * iteration i's block at ring[i % ring_cap] */
+  /* the window: iterations lo..hi are laid out (hi: the latest any worker
+   * has entered) and not yet retired; where blocks are kept (track: sync,
+   * or a consumer), iteration i's at ring[i % ring_cap] */
+  int track;
   struct ps_block **ring;
   size_t ring_cap;
   int32_t lo, hi;
   struct ps_block *spare; /* retired blocks, reused */
   size_t n_blocks;        /* blocks allocated: the window's widest */
+  /* each worker's ops of the iteration it is in: its program, its updates
+   * (async: one per server), its pulls; worker w's at [w * n_own ..], -1
+   * until timed */
+  size_t n_own;
+  int64_t *own_start, *own_end;
+  int32_t *cmp_of;        /* [per_w] index of a compute entry among them, else -1 */
+  int32_t n_cmp;
+  struct ps_draws *draws; /* [W] with jitter, else NULL */
+  uint64_t workers_done;  /* (worker, iteration) pairs ended, of W x iters */
+  double held_bytes, held_peak; /* per-step state held (ds_ps_result held_bytes) */
   uint64_t ops_ended;     /* ops whose end was an event, of timed_per_step x iters */
   uint64_t timed_per_step;
   struct ds_jitter *jitter; /* NULL without --jitter */
@@ -135,5 +161,28 @@ ds_status ds__ps_build_program(struct ps_sim *s);
 /* One iteration's ops, ids 0..n_step-1, what every iteration runs
  * (ps_schedule.c). */
 ds_status ds__ps_build_iteration(const struct ps_sim *s, struct ds_schedule *out);
+
+/* Where the run keeps its ops' times (ps_window.c): each worker's ops of
+ * its step, the window's blocks, the jitter draws. */
+/* Allocates each worker's ops and draws (after s->step is built). */
+ds_status ds__ps_window_init(struct ps_sim *s);
+void ds__ps_window_free(struct ps_sim *s);
+/* The start (end 0) or the end (end 1) of op `op` of the run, live: its
+ * worker is in its iteration, or, a sync update, its iteration's block is
+ * laid out. */
+int64_t *ds__ps_op_time(const struct ps_sim *s, size_t op, int end);
+/* Worker w's jitter draw for program entry j (a compute op) of its step. */
+double ds__ps_draw(const struct ps_sim *s, int32_t w, int32_t j);
+/* Lays out iteration iter (= hi + 1), the first worker entering it.
+ * DS_EINPUT (message in s->err, err_set) when its block would pass
+ * opt->mem_limit. */
+ds_status ds__ps_lay_out(struct ps_sim *s, int32_t iter);
+/* Worker w has ended iteration iter: its ops are kept, the iterations every
+ * worker has ended are handed on, and the next is laid out if w is the
+ * first there. A consumer's failure comes back (err_set). */
+ds_status ds__ps_worker_done(struct ps_sim *s, int32_t w, int32_t iter);
+/* The run ended with a step unended: DS_EINTERNAL naming the first op that
+ * never ran, else the step. */
+ds_status ds__ps_unended(struct ps_sim *s);
 
 #endif /* DS_PS_IMPL_H */

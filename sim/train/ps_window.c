@@ -1,0 +1,381 @@
+/*
+ * Where a parameter-server run keeps its ops' times (see ps_impl.h; the
+ * event loop is ps.c's): each worker's ops of the step it is in, which
+ * all end before it leaves the step (its pulls last; an async update is
+ * its worker's), so async workers steps apart hold one step's ops between
+ * them, whatever the lag; a window of iterations' blocks where ops of a
+ * step are needed together after their workers have moved on (sync's
+ * updates, one per server for every worker; a consumer's rows, handed on a
+ * step at a time, on_iter), laid out when the first worker enters a step
+ * and retired once every worker has ended it; and with jitter each
+ * worker's draws, drawn when the first worker enters a step, in op order,
+ * and kept until the worker gets there.
+ */
+#include "sim/train/ps_impl.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/units.h"
+
+/* Op j of iteration iter is op iter * n_step + j of the run. */
+static size_t block(const struct ps_sim *s, int32_t iter) {
+  return (size_t)iter * s->y.n_step;
+}
+
+static struct ps_block *block_of(const struct ps_sim *s, int32_t it) {
+  assert(s->track && it >= s->lo && it <= s->hi);
+  return s->ring[(size_t)it % s->ring_cap];
+}
+
+/* The worker whose op j of an iteration is, *local its index among the
+ * worker's ops (own_start: program, updates when async, pulls); -1 for a
+ * sync update, *local its server. */
+static int32_t owner_of(const struct layout *y, int async, size_t j, size_t *local) {
+  size_t prog = (size_t)y->W * (size_t)y->per_w, K = (size_t)y->K;
+  if (j < prog) {
+    *local = j % (size_t)y->per_w;
+    return (int32_t)(j / (size_t)y->per_w);
+  }
+  j -= prog;
+  if (j < (size_t)y->n_update) {
+    *local = async ? (size_t)y->per_w + j % K : j;
+    return async ? (int32_t)(j / K) : -1;
+  }
+  j -= (size_t)y->n_update;
+  *local = (size_t)y->per_w + (async ? K : 0) + j % K;
+  return (int32_t)(j / K);
+}
+
+/* owner_of's inverse: op j of the iteration that is worker w's op local. */
+static size_t own_op(const struct layout *y, int async, int32_t w, size_t local) {
+  size_t K = (size_t)y->K, per_w = (size_t)y->per_w;
+  if (local < per_w) return ds__ps_ix_prog(y, w, (int32_t)local);
+  local -= per_w;
+  if (async && local < K) return ds__ps_ix_update(y, w, (int32_t)local);
+  if (async) local -= K;
+  return ds__ps_ix_pull(y, w, (int32_t)local);
+}
+
+int64_t *ds__ps_op_time(const struct ps_sim *s, size_t op, int end) {
+  size_t local;
+  int32_t it = (int32_t)(op / s->y.n_step);
+  int32_t w = owner_of(&s->y, s->opt->mode == DS_PS_ASYNC, op % s->y.n_step, &local);
+  if (w < 0) {
+    struct ps_block *b = block_of(s, it);
+    return end ? &b->uend[local] : &b->ustart[local];
+  }
+  assert(s->iter[w] == it);
+  size_t i = (size_t)w * s->n_own + local;
+  return end ? &s->own_end[i] : &s->own_start[i];
+}
+
+/* Worker w's jitter draw for program entry j (a compute op) of the step it
+ * is in. */
+double ds__ps_draw(const struct ps_sim *s, int32_t w, int32_t j) {
+  const struct ps_draws *d = &s->draws[w];
+  assert(s->cmp_of[j] >= 0 && s->iter[w] <= s->hi);
+  return d->v[(size_t)(s->iter[w] % d->cap) * (size_t)s->n_cmp + (size_t)s->cmp_of[j]];
+}
+
+static void hold(struct ps_sim *s, double bytes) {
+  s->held_bytes += bytes;
+  if (s->held_bytes > s->held_peak) s->held_peak = s->held_bytes;
+}
+
+/* Bytes of one iteration's block: a consumer's copy of every op's times,
+ * sync's updates. */
+static double block_bytes(const struct ps_sim *s) {
+  return (double)sizeof(struct ps_block) +
+         (s->opt->on_iter ? (double)s->y.n_step * 2 * sizeof(int64_t) : 0) +
+         (s->opt->mode == DS_PS_SYNC ? (double)s->y.K * 2 * sizeof(int64_t) : 0);
+}
+
+/* A new block would take the window past opt->mem_limit (bounded on its
+ * own, as what the caller keeps is, check_kept): with a consumer, async
+ * workers drifting apart (a straggler, jitter) hold every step between
+ * them, more the longer the run. Refused, naming the --iters that would
+ * fit: the gap grows in proportion to the steps run (the workers' rates
+ * stay), so the fastest, entering step iter with the slowest at lo, would
+ * be about (iters - 1) * (iter - lo) / iter steps ahead entering the last,
+ * holding one block more than that. */
+static ds_status refuse_window(struct ps_sim *s, int32_t iter) {
+  const struct ds_ps_options *o = s->opt;
+  double per = block_bytes(s), need = (double)(s->n_blocks + 1) * per;
+  s->err_set = 1;
+  if (iter <= s->lo)
+    return ds_err_set(s->err, DS_EINPUT,
+                      "option --world-size: one step's ops of %d ranks would take about %.3g "
+                      "GiB, more than the %.3g GiB allowed (half this machine's memory); "
+                      "give a smaller --world-size",
+                      o->world_size, need / DS_UNITS_GIB, (double)o->mem_limit / DS_UNITS_GIB);
+  double fit_blocks = floor((double)o->mem_limit / per);
+  double fit = floor((fit_blocks - 1) * (double)iter / (double)(iter - s->lo)) + 1;
+  return ds_err_set(s->err, DS_EINPUT,
+                    "option --iters: the workers are %d steps apart (the slowest in step %d, "
+                    "the fastest entering step %d: a straggler or jitter drifts %s workers "
+                    "apart) and the trace, handed on a step at a time once every worker has "
+                    "ended it, holds the %d steps from the slowest's to the fastest's: about "
+                    "%.3g GiB, more than the %.3g GiB allowed (half this machine's memory); "
+                    "give --iters about %.0f or fewer, a smaller --world-size, or no trace",
+                    iter - s->lo, s->lo, iter, ds_ps_mode_name(o->mode), iter - s->lo + 1,
+                    need / DS_UNITS_GIB, (double)o->mem_limit / DS_UNITS_GIB, fit < 2 ? 2 : fit);
+}
+
+static void free_block(struct ps_block *b) {
+  if (!b) return;
+  free(b->start);
+  free(b->end);
+  free(b->ustart);
+  free(b->uend);
+  free(b);
+}
+
+/* Iteration iter's block, where blocks are kept (track): the ring of
+ * blocks doubles when the live iterations outgrow it. DS_EINPUT (message
+ * in s->err, err_set) when a new block would pass opt->mem_limit. */
+static ds_status new_block(struct ps_sim *s, int32_t iter) {
+  size_t n_all = s->opt->on_iter ? s->y.n_step : 0;
+  size_t n_upd = s->opt->mode == DS_PS_SYNC ? (size_t)s->y.K : 0;
+  if (!s->spare && s->opt->mem_limit &&
+      (double)(s->n_blocks + 1) * block_bytes(s) > (double)s->opt->mem_limit)
+    return refuse_window(s, iter);
+  if ((size_t)(iter - s->lo) + 1 > s->ring_cap) {
+    size_t cap = s->ring_cap ? 2 * s->ring_cap : 2;
+    struct ps_block **ring = calloc(cap, sizeof *ring);
+    if (!ring) return DS_ENOMEM;
+    for (int32_t i = s->lo; i <= s->hi; i++)
+      ring[(size_t)i % cap] = s->ring[(size_t)i % s->ring_cap];
+    free(s->ring);
+    hold(s, (double)(cap - s->ring_cap) * sizeof *ring);
+    s->ring = ring;
+    s->ring_cap = cap;
+  }
+  struct ps_block *b = s->spare;
+  if (b) {
+    s->spare = b->next;
+  } else {
+    b = calloc(1, sizeof *b);
+    if (!b) return DS_ENOMEM;
+    if (n_all) {
+      b->start = malloc(n_all * sizeof *b->start);
+      b->end = malloc(n_all * sizeof *b->end);
+    }
+    if (n_upd) {
+      b->ustart = malloc(n_upd * sizeof *b->ustart);
+      b->uend = malloc(n_upd * sizeof *b->uend);
+    }
+    if ((n_all && (!b->start || !b->end)) || (n_upd && (!b->ustart || !b->uend))) {
+      free_block(b);
+      return DS_ENOMEM;
+    }
+    s->n_blocks++;
+    hold(s, block_bytes(s));
+  }
+  b->next = NULL;
+  b->left = s->y.W;
+  for (size_t k = 0; k < n_upd; k++) b->ustart[k] = b->uend[k] = -1;
+  s->ring[(size_t)iter % s->ring_cap] = b;
+  return DS_OK;
+}
+
+/* Every worker's jitter draws of iteration iter, the ops in order (the
+ * workers' programs, one after another; nothing else is a compute op),
+ * kept by each worker until it gets there: its queue doubles when the
+ * steps from the one it is in to iter outgrow it. */
+static ds_status draw_step(struct ps_sim *s, int32_t iter) {
+  size_t n = (size_t)s->n_cmp;
+  for (int32_t w = 0; w < s->y.W; w++) {
+    struct ps_draws *d = &s->draws[w];
+    int32_t from = s->iter[w];
+    if (iter - from + 1 > d->cap) {
+      int32_t cap = d->cap ? 2 * d->cap : 2;
+      while (iter - from + 1 > cap) cap *= 2;
+      double *v = malloc((size_t)cap * n * sizeof *v);
+      if (!v) return DS_ENOMEM;
+      for (int32_t i = from; i < iter; i++)
+        memcpy(v + (size_t)(i % cap) * n, d->v + (size_t)(i % d->cap) * n, n * sizeof *v);
+      free(d->v);
+      hold(s, (double)(cap - d->cap) * (double)n * sizeof *v);
+      d->v = v;
+      d->cap = cap;
+    }
+    double *slot = d->v + (size_t)(iter % d->cap) * n;
+    const struct ds_op *ops = s->step->ops + ds__ps_ix_prog(&s->y, w, 0);
+    for (int32_t j = 0; j < s->y.per_w; j++)
+      if (s->cmp_of[j] >= 0) slot[s->cmp_of[j]] = ds_jitter_next(s->jitter, &ops[j]);
+  }
+  return DS_OK;
+}
+
+/* Lays out iteration `iter` (= hi + 1), the first worker entering it: its
+ * block where blocks are kept, and with jitter every worker's draws of it,
+ * drawn now, iterations in order, so that the jitter generator gives op
+ * i*n_step + j the draw ds_jitter_fill of every iteration's ops would
+ * (jitter.h). The draws come from one generator whose lognormal takes a
+ * varying number of uniforms each (GSL's polar method), so a worker's
+ * draws of a step cannot be had without every earlier one: the workers
+ * behind keep theirs (draw_step). */
+ds_status ds__ps_lay_out(struct ps_sim *s, int32_t iter) {
+  if (s->track) DS_CHECK(new_block(s, iter));
+  s->hi = iter;
+  return s->jitter ? draw_step(s, iter) : DS_OK;
+}
+
+/* Op j of iteration it never ran (DS_EINTERNAL). */
+static ds_status never_ran(struct ps_sim *s, int32_t it, size_t j) {
+  s->err_set = 1;
+  return ds_err_set(s->err, DS_EINTERNAL, "parameter server: op %zu (%s %s) never ran",
+                    block(s, it) + j, ds_op_kind_name(s->step->ops[j].kind),
+                    s->step->ops[j].name);
+}
+
+/* Ops j .. j + n of iteration it, ended (start, end): into the result
+ * (iteration 0's and the last's times, the latest end of the others) and
+ * the block a consumer gets them from. */
+static void keep(struct ps_sim *s, int32_t it, size_t j, size_t n, const int64_t *start,
+                 const int64_t *end) {
+  struct ds_ps_result *r = s->result;
+  if (it == 0) {
+    memcpy(r->first_start_ns + j, start, n * sizeof *start);
+    memcpy(r->first_end_ns + j, end, n * sizeof *end);
+  }
+  if (it == s->opt->iters - 1) {
+    memcpy(r->last_start_ns + j, start, n * sizeof *start);
+    memcpy(r->last_end_ns + j, end, n * sizeof *end);
+  } else {
+    for (size_t i = 0; i < n; i++)
+      if (end[i] > r->before_last_end_ns) r->before_last_end_ns = end[i];
+  }
+  if (s->opt->on_iter) {
+    struct ps_block *b = block_of(s, it);
+    memcpy(b->start + j, start, n * sizeof *start);
+    memcpy(b->end + j, end, n * sizeof *end);
+  }
+}
+
+/* Worker w has ended iteration it: each of its ops has (DS_EINTERNAL
+ * naming the first that has not), and they are kept. */
+static ds_status worker_ended(struct ps_sim *s, int32_t w, int32_t it) {
+  const struct layout *y = &s->y;
+  int async = s->opt->mode == DS_PS_ASYNC;
+  const int64_t *start = s->own_start + (size_t)w * s->n_own,
+                *end = s->own_end + (size_t)w * s->n_own;
+  size_t K = (size_t)y->K, u = (size_t)y->per_w;
+  for (size_t i = 0; i < s->n_own; i++)
+    if (end[i] < 0) return never_ran(s, it, own_op(y, async, w, i));
+  keep(s, it, ds__ps_ix_prog(y, w, 0), u, start, end);
+  if (async) {
+    keep(s, it, ds__ps_ix_update(y, w, 0), K, start + u, end + u);
+    u += K;
+  }
+  keep(s, it, ds__ps_ix_pull(y, w, 0), K, start + u, end + u);
+  s->workers_done++;
+  return DS_OK;
+}
+
+/* Iteration lo, which every worker has ended, retires: sync's updates are
+ * kept, its times go to the consumer (ds_ps_options on_iter), and its
+ * block is free for a later iteration. */
+static ds_status retire(struct ps_sim *s) {
+  int32_t it = s->lo;
+  struct ps_block *b = s->ring[(size_t)it % s->ring_cap];
+  if (b->ustart) {
+    size_t j = ds__ps_ix_update(&s->y, 0, 0);
+    for (int32_t k = 0; k < s->y.K; k++)
+      if (b->uend[k] < 0) return never_ran(s, it, j + (size_t)k);
+    keep(s, it, j, (size_t)s->y.K, b->ustart, b->uend);
+  }
+  if (s->opt->on_iter) {
+    ds_status st = s->opt->on_iter(s->opt->on_iter_ctx, s->step, it, b->start, b->end, s->err);
+    if (st != DS_OK) {
+      s->err_set = 1;
+      return st;
+    }
+  }
+  s->ring[(size_t)it % s->ring_cap] = NULL;
+  b->next = s->spare;
+  s->spare = b;
+  s->lo++;
+  return DS_OK;
+}
+
+/* Worker w has finished iteration iter: its ops are kept, the iterations
+ * every worker has finished retire, in order, where blocks are kept, and
+ * the worker's next one is laid out if it is the first there. */
+ds_status ds__ps_worker_done(struct ps_sim *s, int32_t w, int32_t iter) {
+  DS_CHECK(worker_ended(s, w, iter));
+  if (s->track) {
+    s->ring[(size_t)iter % s->ring_cap]->left--;
+    while (s->lo <= s->hi && s->ring[(size_t)s->lo % s->ring_cap]->left == 0)
+      DS_CHECK(retire(s));
+  }
+  if (iter + 1 < s->opt->iters && iter + 1 > s->hi) return ds__ps_lay_out(s, iter + 1);
+  return DS_OK;
+}
+
+/* The run has ended with a step some worker never ended: DS_EINTERNAL
+ * naming the first op that never ran (of the first worker with one), else
+ * the earliest step a worker is in. */
+ds_status ds__ps_unended(struct ps_sim *s) {
+  const struct layout *y = &s->y;
+  int32_t first = s->opt->iters;
+  for (int32_t w = 0; w < y->W; w++) {
+    const int64_t *end = s->own_end + (size_t)w * s->n_own;
+    for (size_t i = 0; i < s->n_own; i++)
+      if (end[i] < 0)
+        return never_ran(s, s->iter[w], own_op(y, s->opt->mode == DS_PS_ASYNC, w, i));
+    if (s->iter[w] < first) first = s->iter[w];
+  }
+  if (s->track && s->lo <= s->hi) {
+    const struct ps_block *b = block_of(s, s->lo);
+    for (int32_t k = 0; b->uend && k < y->K; k++)
+      if (b->uend[k] < 0) return never_ran(s, s->lo, ds__ps_ix_update(y, 0, k));
+    first = s->lo;
+  }
+  s->err_set = 1;
+  return ds_err_set(s->err, DS_EINTERNAL, "parameter server: iteration %d never ended", first);
+}
+
+
+/* Each worker's ops of its step, the compute ops of its program (the
+ * jitter draws'), and whether blocks are kept. */
+ds_status ds__ps_window_init(struct ps_sim *s) {
+  size_t W = (size_t)s->y.W, K = (size_t)s->y.K;
+  /* each worker's ops of its step: its program, its updates (async), its
+   * pulls */
+  s->n_own = (size_t)s->y.per_w + (s->opt->mode == DS_PS_ASYNC ? K : 0) + K;
+  s->own_start = malloc(W * s->n_own * sizeof *s->own_start);
+  s->own_end = malloc(W * s->n_own * sizeof *s->own_end);
+  s->cmp_of = malloc((size_t)s->y.per_w * sizeof *s->cmp_of);
+  if (s->opt->jitter) s->draws = calloc(W, sizeof *s->draws);
+  if (!s->own_start || !s->own_end || !s->cmp_of || (s->opt->jitter && !s->draws))
+    return DS_ENOMEM;
+  hold(s, (double)W * (double)s->n_own * 2 * sizeof(int64_t));
+  /* the compute ops of a worker's program, the same for every worker (the
+   * jitter draws' order: ds_jitter_next draws for these alone) */
+  for (int32_t j = 0; j < s->y.per_w; j++)
+    s->cmp_of[j] = s->step->ops[j].stream == DS_STREAM_COMPUTE ? s->n_cmp++ : -1;
+  for (size_t j = (size_t)s->y.W * (size_t)s->y.per_w; j < s->y.n_step; j++)
+    assert(s->step->ops[j].stream != DS_STREAM_COMPUTE);
+  /* blocks are kept where an iteration's ops are needed together */
+  s->track = s->opt->on_iter || s->opt->mode == DS_PS_SYNC;
+  return DS_OK;
+}
+
+void ds__ps_window_free(struct ps_sim *s) {
+  for (int32_t i = s->lo; s->ring && i <= s->hi; i++) free_block(s->ring[(size_t)i % s->ring_cap]);
+  while (s->spare) {
+    struct ps_block *b = s->spare;
+    s->spare = b->next;
+    free_block(b);
+  }
+  free(s->ring);
+  for (int32_t w = 0; s->draws && w < s->y.W; w++) free(s->draws[w].v);
+  free(s->draws);
+  free(s->own_start);
+  free(s->own_end);
+  free(s->cmp_of);
+}

@@ -382,37 +382,50 @@ static uint64_t draw(uint64_t *x) {
 
 /* What rank 0 makes of the records a replay of s would gather
  * (real/replay_place.c), built as ds_replay_rank fills them over iters
- * iterations: each rank's clock offset (up to 11 days), its delay after
- * each barrier (up to 1 ms, one in 16 up to 100 ms) and a gap before each
- * op (up to 1 us) drawn from seed, each op as long as its dur_us (at most
- * 1 s), the next barrier after every rank's last end. Every op must be
- * placed, the earliest begin of iteration 0 at 0, and each iteration's
- * latest end no earlier than the one before (replay_place.c's order
- * guarantee, which ddpsim analyze checks). */
+ * iterations: each rank's host (rank 0's or its own), clock offset (up to
+ * 11 days) and, on another host, clock rate (up to 600 ppm off rank 0's:
+ * past the 500 ppm ds_replay_clocks applies), its delay after each barrier
+ * (up to 1 ms, one in 16 up to 100 ms) and a gap before each op (up to 1
+ * us) drawn from seed, each op as long as its dur_us (at most 1 s) on the
+ * rank's clock, the next barrier after every rank's last end. Every op
+ * must be placed, the earliest begin of iteration 0 at 0, and each
+ * iteration's latest end no earlier than the one before (replay_place.c's
+ * order guarantee, which ddpsim analyze checks). */
 static void place_run(const struct ds_schedule *s, int32_t iters, uint64_t seed) {
   int32_t world = s->world_size;
   size_t n = s->n_ops;
   size_t *own = malloc((n ? n : 1) * sizeof *own);
   size_t most = own ? ds_replay_own_places(s, own) : SIZE_MAX;
   size_t len = most == SIZE_MAX ? 0 : ds_replay_rec_len(most, iters);
-  int64_t *all = NULL, *shift = NULL, *clock = NULL, *t = NULL;
+  int64_t *all = NULL, *clock = NULL, *t = NULL;
+  int32_t *host = NULL;
+  double *rate = NULL;
+  struct ds_replay_clock *placed = NULL;
   if (most == SIZE_MAX || world > 4096 || len > ((size_t)1 << 20) / (size_t)world) goto out;
   all = malloc((size_t)world * len * sizeof *all);
-  shift = malloc((size_t)world * sizeof *shift);
+  placed = malloc((size_t)world * sizeof *placed);
   clock = malloc((size_t)world * sizeof *clock);
   t = malloc((size_t)world * sizeof *t);
-  if (!all || !shift || !clock || !t) goto out;
+  host = malloc((size_t)world * sizeof *host);
+  rate = malloc((size_t)world * sizeof *rate);
+  if (!all || !placed || !clock || !t || !host || !rate) goto out;
   for (size_t j = 0; j < (size_t)world * len; j++) all[j] = -1;
-  for (int32_t q = 0; q < world; q++) clock[q] = (int64_t)(draw(&seed) % 1000000000000000u);
+  for (int32_t q = 0; q < world; q++) {
+    uint64_t r = draw(&seed);
+    clock[q] = (int64_t)(r % 1000000000000000u);
+    host[q] = q > 0 && (r >> 60) % 2 ? q : 0;
+    rate[q] = host[q] ? ((double)(draw(&seed) % 1200001) - 600000) * 1e-9 : 0;
+  }
   int64_t barrier = 0;
   for (int32_t k = 0; k < iters; k++) {
     int64_t next = barrier;
     for (int32_t q = 0; q < world; q++) {
       uint64_t r = draw(&seed);
       int64_t delay = (int64_t)(r % 16 == 0 ? (r >> 4) % 100000000 : (r >> 4) % 1000000);
-      all[(size_t)q * len + 1 + (size_t)k] = clock[q] + barrier + delay;
+      int64_t when = barrier + delay; /* on rank 0's clock */
+      all[(size_t)q * len + 1 + (size_t)k] = clock[q] + when + llround((double)when * rate[q]);
       t[q] = 0;
-      if (barrier + delay > next) next = barrier + delay;
+      if (when > next) next = when;
     }
     for (size_t i = 0; i < n; i++) {
       int32_t q = s->ops[i].rank;
@@ -421,23 +434,30 @@ static void place_run(const struct ds_schedule *s, int32_t iters, uint64_t seed)
       at[0] = t[q] + (int64_t)(draw(&seed) % 1000);
       at[1] = at[0] + (int64_t)(us * 1e3);
       t[q] = at[1];
-      int64_t done = all[(size_t)q * len + 1 + (size_t)k] - clock[q] + t[q];
+      /* the rank's last end on rank 0's clock, with room for its rate and
+       * rounding: the next barrier is after it on every rank's clock */
+      int64_t begin = all[(size_t)q * len + 1 + (size_t)k];
+      int64_t done = llround((double)(begin - clock[q]) / (1 + rate[q])) + t[q] + t[q] / 1000 + 1;
       if (done > next) next = done;
     }
     barrier = next + 1 + (int64_t)(draw(&seed) % 1000);
   }
-  if (ds_replay_shifts(all, len, world, iters, shift) != 0) goto out;
+  if (ds_replay_clocks(all, len, world, iters, host, placed) != 0) goto out;
   int64_t first = INT64_MAX, prev_hi = INT64_MIN;
   for (int32_t q = 0; q < world; q++) {
-    int64_t b = all[(size_t)q * len + 1] - shift[q];
+    int64_t b = ds_replay_clock_at(&placed[q], all[(size_t)q * len + 1]);
     if (b < first) first = b;
   }
   const char *why = first != 0 ? "the earliest begin of iteration 0 is not at 0" : NULL;
+  for (int32_t q = 0; q < world && !why; q++)
+    if (placed[q].fit == DS_REPLAY_CLOCK_FITTED &&
+        fabs(placed[q].fitted_ppm) > DS_REPLAY_MAX_DRIFT_PPM)
+      why = "a drift past the bound was applied";
   for (int32_t k = 0; k < iters && !why; k++) {
     int64_t hi = INT64_MIN;
     for (size_t i = 0; i < n && !why; i++) {
       int64_t start, end;
-      if (ds_replay_place(all, len, shift, s->ops[i].rank, most, iters, k, own[i], &start,
+      if (ds_replay_place(all, len, placed, s->ops[i].rank, most, iters, k, own[i], &start,
                           &end) != 0)
         why = "an op the record holds was not placed";
       else if (end > hi)
@@ -454,9 +474,11 @@ static void place_run(const struct ds_schedule *s, int32_t iters, uint64_t seed)
 out:
   free(own);
   free(all);
-  free(shift);
+  free(placed);
   free(clock);
   free(t);
+  free(host);
+  free(rate);
 }
 
 /* The ddpreal command before any rank starts (real/replay_check.c): the
@@ -500,7 +522,7 @@ static void run_ddpreal(const uint8_t *data, size_t size) {
       /* the clocks and delays drawn from the input's FNV-1a hash */
       uint64_t seed = 14695981039346656037u;
       for (size_t i = 0; i < size; i++) seed = (seed ^ data[i]) * 1099511628211u;
-      if (st == DS_OK) place_run(s, o.iters < 8 ? o.iters : 8, seed);
+      if (st == DS_OK) place_run(s, o.iters < 32 ? o.iters : 32, seed);
       ds_schedule_free(s);
     }
     unlink(path);

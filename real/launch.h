@@ -32,6 +32,13 @@ struct ds_launcher {
   int32_t local_rank;
   int32_t local_world;
   const char *kind; /* "mpi" or "fork" */
+  /* host[q], for every world rank q: the lowest world rank on rank q's
+   * node, so ranks with equal entries read one CLOCK_MONOTONIC (the trace
+   * corrects the drift between two hosts' clocks only, ds_replay_clocks).
+   * MPI: the ranks that MPI_COMM_TYPE_SHARED puts together, the node of
+   * local_rank; NULL (fork, or MPI when that split fails, as local_world
+   * then assumes): every rank on one node. Owned by the launcher. */
+  const int32_t *host;
   ds_status (*barrier)(struct ds_launcher *l, struct ds_err *err);
   /* Copies root's len bytes at buf to every rank's buf. */
   ds_status (*broadcast)(struct ds_launcher *l, void *buf, size_t len,

@@ -164,6 +164,7 @@ static void run_child(struct fork_shared *sh, int32_t rank, ds_launch_main_fn fn
       .local_rank = rank,
       .local_world = sh->world,
       .kind = "fork",
+      .host = NULL, /* one node: one clock */
       .barrier = fork_barrier,
       .broadcast = fork_broadcast,
       .gather = fork_gather,

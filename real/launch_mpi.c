@@ -18,6 +18,7 @@
 
 #include <limits.h>
 #include <mpi.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,11 +129,30 @@ ds_status ds_launch_mpi(int *argc, char ***argv, ds_launch_main_fn fn, void *arg
    * nccl-tests (the global rank would pass the node's GPU count on the
    * second node). */
   int local_rank = rank, local_world = world;
+  /* Which ranks share a host, hence a clock: the split's lowest world rank
+   * of each rank, gathered on every rank (world ints, once). A processor
+   * name (hostname) is not used: containers on two hosts may carry the
+   * same one, while the shared-memory split is the runtime's own node. */
+  int32_t *host = NULL;
   MPI_Comm node;
   if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) ==
       MPI_SUCCESS) {
     MPI_Comm_rank(node, &local_rank);
     MPI_Comm_size(node, &local_world);
+    int32_t me = rank, lowest = rank;
+    host = malloc((size_t)world * sizeof *host);
+    if (!host) {
+      /* every rank takes part in the gather below, or the others wait */
+      fprintf(stderr, "ddpreal: rank %d: out of memory for the %d ranks' hosts\n", rank, world);
+      fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, ds_status_exit_code(DS_ENOMEM));
+    }
+    if (MPI_Allreduce(&me, &lowest, 1, MPI_INT32_T, MPI_MIN, node) != MPI_SUCCESS ||
+        MPI_Allgather(&lowest, 1, MPI_INT32_T, host, 1, MPI_INT32_T, MPI_COMM_WORLD) !=
+            MPI_SUCCESS) {
+      free(host);
+      host = NULL;
+    }
     MPI_Comm_free(&node);
   }
   struct ds_launcher l = {
@@ -141,6 +161,7 @@ ds_status ds_launch_mpi(int *argc, char ***argv, ds_launch_main_fn fn, void *arg
       .local_rank = local_rank,
       .local_world = local_world,
       .kind = "mpi",
+      .host = host,
       .barrier = mpi_barrier,
       .broadcast = mpi_broadcast,
       .gather = mpi_gather,
@@ -148,6 +169,7 @@ ds_status ds_launch_mpi(int *argc, char ***argv, ds_launch_main_fn fn, void *arg
       .finished = 0,
   };
   ds_status st = fn(&l, arg, err);
+  free(host);
   if (st != DS_OK && !l.finished) {
     const char *msg = err && err->msg[0] ? err->msg : ds_status_message(st);
     char prefix[32];

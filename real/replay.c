@@ -13,10 +13,12 @@
  * as the busiest rank's; a shorter rank's tail stays -1). The record's size
  * is checked before any rank starts (replay_check.c): one MPI_Gather
  * carries at most INT_MAX bytes, so --iters has a ceiling that the message
- * names. Rank 0 places each rank's iteration k at that rank's own begin of it, less one shift
- * per rank (the median over iterations of its begin less rank 0's, all
- * begins following one barrier; ds_replay_shifts says why), builds one trace row per op per
- * iteration and writes the trace atomically; it is the only writer.
+ * names. Rank 0 places each rank's iteration k at that rank's own begin of it, through
+ * one map of the rank's clock (the median over iterations of its begin less rank 0's, all
+ * begins following one barrier; for a rank on another host, a drift fitted too;
+ * ds_replay_clocks says why), builds one trace row per op per iteration and writes the
+ * trace atomically; it is the only writer. The trace header has a "# clock:" line per rank
+ * on another host than rank 0's, saying whether its drift was fitted.
  */
 #include "replay.h"
 
@@ -38,6 +40,38 @@ static int64_t host_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* The "# clock:" line of a rank on another host than rank 0's (none for
+ * the others: a run on one host has the header it always had); returns
+ * its length, as snprintf. */
+#define CLOCK_LINE_MAX 200
+static size_t clock_line(char *buf, size_t cap, int32_t q, int32_t iters,
+                         const struct ds_replay_clock *c) {
+  int n = 0;
+  switch (c->fit) {
+  case DS_REPLAY_CLOCK_SAME_HOST:
+    return 0;
+  case DS_REPLAY_CLOCK_FITTED:
+    n = snprintf(buf, cap, "# clock: rank %d (another host): drift %+.3f ppm against rank 0's, "
+                 "fitted over %d iterations\n", q, c->fitted_ppm, iters);
+    break;
+  case DS_REPLAY_CLOCK_FEW_ITERS:
+    n = snprintf(buf, cap, "# clock: rank %d (another host): one shift, drift not fitted "
+                 "(%d iteration%s, fewer than %d)\n", q, iters, iters == 1 ? "" : "s",
+                 DS_REPLAY_FIT_MIN_ITERS);
+    break;
+  case DS_REPLAY_CLOCK_IMPLAUSIBLE:
+    n = snprintf(buf, cap, "# clock: rank %d (another host): one shift, the fitted drift "
+                 "%+.1f ppm not applied (past the %.0f ppm a clock runs at most)\n", q,
+                 c->fitted_ppm, DS_REPLAY_MAX_DRIFT_PPM);
+    break;
+  case DS_REPLAY_CLOCK_NO_FIT:
+    n = snprintf(buf, cap, "# clock: rank %d (another host): one shift, the drift fit did not "
+                 "converge\n", q);
+    break;
+  }
+  return n > 0 ? (size_t)n : 0;
+}
+
 /* Rank 0: the trace rows, the per-iteration wall times and the summary. */
 static ds_status finish(struct ds_launcher *l, struct ds_replay *rp, const int64_t *all,
                         const size_t *own, size_t most, const char *describe,
@@ -46,11 +80,12 @@ static ds_status finish(struct ds_launcher *l, struct ds_replay *rp, const int64
   size_t n = s->n_ops, len = ds_replay_rec_len(most, rp->iters);
   struct ds_trace *t = NULL;
   double *wall_ms = calloc((size_t)rp->iters, sizeof *wall_ms);
-  int64_t *shift = malloc((size_t)l->world * sizeof *shift);
-  char *extra = malloc(DESCRIBE_MAX + 256);
+  struct ds_replay_clock *clock = malloc((size_t)l->world * sizeof *clock);
+  size_t extra_cap = DESCRIBE_MAX + 256 + (size_t)l->world * CLOCK_LINE_MAX;
+  char *extra = malloc(extra_cap);
   ds_status st = ds_trace_new("real", &t);
-  if (st != DS_OK || !wall_ms || !shift || !extra ||
-      ds_replay_shifts(all, len, l->world, rp->iters, shift) != 0) {
+  if (st != DS_OK || !wall_ms || !clock || !extra ||
+      ds_replay_clocks(all, len, l->world, rp->iters, l->host, clock) != 0) {
     st = ds_err_set(err, DS_ENOMEM, "out of memory building the trace");
     goto out;
   }
@@ -60,7 +95,7 @@ static ds_status finish(struct ds_launcher *l, struct ds_replay *rp, const int64
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (size_t i = 0; i < n; i++) {
       int64_t start, end;
-      if (ds_replay_place(all, len, shift, s->ops[i].rank, most, rp->iters, k, own[i], &start,
+      if (ds_replay_place(all, len, clock, s->ops[i].rank, most, rp->iters, k, own[i], &start,
                           &end) != 0) {
         st = ds_err_set(err, DS_EINTERNAL,
                         "the %s device reported no time (or an end before the start) "
@@ -75,8 +110,10 @@ static ds_status finish(struct ds_launcher *l, struct ds_replay *rp, const int64
     }
     wall_ms[k] = n ? (double)(hi - lo) / 1e6 : 0;
   }
-  snprintf(extra, DESCRIBE_MAX + 256, "%s# device: %s\n# ranks: %d\n# launcher: %s\n",
-           describe, rp->dev->name, l->world, l->kind);
+  size_t used = (size_t)snprintf(extra, extra_cap, "%s# device: %s\n# ranks: %d\n# launcher: %s\n",
+                                 describe, rp->dev->name, l->world, l->kind);
+  for (int32_t q = 0; q < l->world && used < extra_cap; q++)
+    used += clock_line(extra + used, extra_cap - used, q, rp->iters, &clock[q]);
   /* no seed line: the replay draws nothing (a "# seed: 0" read as a seed) */
   struct ds_csv_meta meta = {"ddpreal " DS_REAL_VERSION, rp->inputs, 0, extra, 1};
   DS_CHECK_GOTO(ds_trace_write_csv(rp->trace_path, t, &meta, err), st, out);
@@ -109,7 +146,7 @@ nomem:
 out:
   ds_trace_free(t);
   free(wall_ms);
-  free(shift);
+  free(clock);
   free(extra);
   return st;
 }

@@ -54,25 +54,62 @@ ds_status ds_replay_rank(struct ds_launcher *l, void *arg, struct ds_err *err);
 size_t ds_replay_rec_len(size_t most, int32_t iters);
 size_t ds_replay_rec_time(size_t most, int32_t iters, int32_t k, size_t i);
 
-/* Each rank's clock shift onto the trace's timeline, shift[world]: the
- * median over the kept iterations of the rank's begin less rank 0's
- * (every iteration's begins follow one barrier), all moved so that the
- * earliest placed begin of iteration 0 is 0; see replay.c for why. all:
- * world records of len int64s, as rank 0 gathers them. Returns -1 when
- * out of memory, else 0. */
-int ds_replay_shifts(const int64_t *all, size_t len, int32_t world, int32_t iters,
-                     int64_t *shift);
+/* A rank's clock placed on the trace's timeline (ds_replay_clocks): the
+ * trace time of its clock reading own_ns is ds_replay_clock_at(c, own_ns),
+ *   own_ns - shift_ns - round((own_ns - ref_ns) * rate / (1 + rate)),
+ * own_ns - shift_ns when rate is 0 (a rank on rank 0's host, or a fit that
+ * was not made or not kept). */
+enum ds_replay_clock_fit {
+  DS_REPLAY_CLOCK_SAME_HOST,   /* rank 0's clock: one shift */
+  DS_REPLAY_CLOCK_FITTED,      /* another host: shift and drift fitted */
+  DS_REPLAY_CLOCK_FEW_ITERS,   /* another host, fewer than DS_REPLAY_FIT_MIN_ITERS
+                                  kept iterations: one shift */
+  DS_REPLAY_CLOCK_IMPLAUSIBLE, /* another host, a fitted drift past
+                                  DS_REPLAY_MAX_DRIFT_PPM: one shift */
+  DS_REPLAY_CLOCK_NO_FIT,      /* another host, the fit failed (did not
+                                  converge): one shift */
+};
+/* Below this many kept iterations no drift is fitted; a fitted drift
+ * larger than this, in ppm, is not applied (replay_place.c says why). */
+#define DS_REPLAY_FIT_MIN_ITERS 30
+#define DS_REPLAY_MAX_DRIFT_PPM 500.0
+
+struct ds_replay_clock {
+  int64_t shift_ns;
+  int64_t ref_ns;    /* the rank's clock at rank 0's first kept begin (fitted) */
+  double rate;       /* the rank's clock's ns per rank 0's ns, less 1 (applied) */
+  double fitted_ppm; /* the drift fitted, ppm, also when not applied; 0 when none */
+  enum ds_replay_clock_fit fit;
+};
+
+/* Each rank's clock on the trace's timeline, clock[world]. A rank on rank
+ * 0's host (host[q] == host[0]; every rank when host is NULL) gets one
+ * shift, the median over the kept iterations of its begin less rank 0's
+ * (every iteration's begins follow one barrier). A rank on another host
+ * gets that difference fitted as offset + drift * rank 0's time, robustly
+ * (replay_place.c says how), when there are enough iterations and the
+ * drift is one a clock can have; else the one shift. All are moved so
+ * that the earliest placed begin of iteration 0 is 0. all: world records
+ * of len int64s, as rank 0 gathers them; host: world entries (struct
+ * ds_launcher's) or NULL. Returns -1 when out of memory, else 0. */
+int ds_replay_clocks(const int64_t *all, size_t len, int32_t world, int32_t iters,
+                     const int32_t *host, struct ds_replay_clock *clock);
+
+/* The trace time of the reading own_ns of a clock (see above): a
+ * non-decreasing function of own_ns, so what one rank measured in order
+ * stays in order on the trace. */
+int64_t ds_replay_clock_at(const struct ds_replay_clock *c, int64_t own_ns);
 
 /* Where the trace puts op `own` (its place among its rank's ops) of rank
  * `rank` in kept iteration k, given every rank's record (all, as for
- * ds_replay_shifts) and the shifts: *start and *end in ns on the trace's
- * timeline, the op's times plus its rank's begin of iteration k less
- * shift[rank]. Returns -1 (nothing written) when the record holds no time
- * for it or an end before the start, else 0. Pure: reads only its
+ * ds_replay_clocks) and the clocks: *start and *end in ns on the trace's
+ * timeline, the rank's begin of iteration k plus the op's times, through
+ * ds_replay_clock_at. Returns -1 (nothing written) when the record holds
+ * no time for it or an end before the start, else 0. Pure: reads only its
  * arguments. */
-int ds_replay_place(const int64_t *all, size_t len, const int64_t *shift, int32_t rank,
-                    size_t most, int32_t iters, int32_t k, size_t own, int64_t *start,
-                    int64_t *end);
+int ds_replay_place(const int64_t *all, size_t len, const struct ds_replay_clock *clock,
+                    int32_t rank, size_t most, int32_t iters, int32_t k, size_t own,
+                    int64_t *start, int64_t *end);
 
 /* The ddpreal command after option parsing: reads the schedule, checks the
  * rank count against the launcher it chooses (mpirun's processes; else, for

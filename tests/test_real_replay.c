@@ -43,13 +43,25 @@ static void fill(int64_t *all, size_t len) {
   fill_with(all, len, begin, op);
 }
 
-static void shifts(const int64_t *all, size_t len, int64_t *shift) {
-  cr_assert_eq(ds_replay_shifts(all, len, WORLD, ITERS, shift), 0);
+/* Both ranks as on one host (host NULL) and as on two: with 3 iterations,
+ * fewer than a drift fit needs, the same one shift per rank. */
+static void shifts(const int64_t *all, size_t len, struct ds_replay_clock *shift) {
+  static const int32_t host[WORLD] = {0, 1};
+  struct ds_replay_clock two[WORLD];
+  cr_assert_eq(ds_replay_clocks(all, len, WORLD, ITERS, NULL, shift), 0);
+  cr_assert_eq(ds_replay_clocks(all, len, WORLD, ITERS, host, two), 0);
+  for (int q = 0; q < WORLD; q++) {
+    cr_assert_eq(shift[q].fit, DS_REPLAY_CLOCK_SAME_HOST);
+    cr_assert_eq(shift[q].rate, 0);
+    cr_assert_eq(two[q].fit, q ? DS_REPLAY_CLOCK_FEW_ITERS : DS_REPLAY_CLOCK_SAME_HOST);
+    cr_assert_eq(two[q].shift_ns, shift[q].shift_ns);
+    cr_assert_eq(two[q].rate, 0);
+  }
 }
 
 /* Places every rank's op of every iteration and expects want's start and
  * end; last_end[k] gets iteration k's latest end over the ranks. */
-static void expect_placed(const int64_t *all, size_t len, const int64_t *shift,
+static void expect_placed(const int64_t *all, size_t len, const struct ds_replay_clock *shift,
                           const int64_t want[WORLD][ITERS][2], int64_t last_end[ITERS]) {
   for (int k = 0; k < ITERS; k++) {
     last_end[k] = 0;
@@ -75,7 +87,7 @@ Test(real_replay, each_rank_is_placed_by_its_own_begins) {
   cr_assert_eq(len, 1 + ITERS + 2 * MOST * ITERS);
   int64_t all[WORLD * (1 + ITERS + 2 * MOST * ITERS)];
   fill(all, len);
-  int64_t shift[WORLD];
+  struct ds_replay_clock shift[WORLD];
   shifts(all, len, shift);
   static const int64_t want[WORLD][ITERS][2] = {
       {{0, 8 * us}, {50 * us, 58 * us}, {60 * us, 68 * us}},
@@ -95,7 +107,7 @@ Test(real_replay, a_missing_or_reversed_time_is_refused) {
   size_t len = ds_replay_rec_len(MOST, ITERS);
   int64_t all[WORLD * (1 + ITERS + 2 * MOST * ITERS)];
   fill(all, len);
-  int64_t shift[WORLD];
+  struct ds_replay_clock shift[WORLD];
   shifts(all, len, shift);
   size_t at = ds_replay_rec_time(MOST, ITERS, 2, 0);
   all[len + at] = -1;
@@ -130,7 +142,7 @@ Test(real_replay, a_rank_late_in_the_first_kept_iteration_is_not_late_in_the_oth
   size_t len = ds_replay_rec_len(MOST, ITERS);
   int64_t all[WORLD * (1 + ITERS + 2 * MOST * ITERS)];
   fill_with(all, len, begin, op);
-  int64_t shift[WORLD];
+  struct ds_replay_clock shift[WORLD];
   shifts(all, len, shift);
   int64_t last_end[ITERS];
   expect_placed(all, len, shift, want, last_end);
@@ -147,7 +159,7 @@ Test(real_replay, the_earliest_first_begin_is_at_0) {
   size_t len = ds_replay_rec_len(MOST, ITERS);
   int64_t all[WORLD * (1 + ITERS + 2 * MOST * ITERS)];
   fill_with(all, len, begin, op);
-  int64_t shift[WORLD];
+  struct ds_replay_clock shift[WORLD];
   shifts(all, len, shift);
   int64_t start0 = -1, end0 = -1, start1 = -1, end1 = -1;
   cr_assert_eq(ds_replay_place(all, len, shift, 0, MOST, ITERS, 0, 0, &start0, &end0), 0);

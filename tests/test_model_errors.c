@@ -72,6 +72,9 @@ static const struct model_case cases[] = {
     {5, 1, "optimizer: bertadam", NULL,
      "5:12: key 'optimizer': expected sgd or adam, got \"bertadam\" (a choice of ddpsim's "
      "command line: keep the model's optimizer here and give --optimizer bertadam)"},
+    {5, 1, "optimizer: none", NULL,
+     "5:12: key 'optimizer': expected sgd or adam, got \"none\" (a choice of ddpsim's command "
+     "line: keep the model's optimizer here and give --optimizer none)"},
     {5, 1, "optimizer: apex-o2-fusedadam", NULL,
      "5:12: key 'optimizer': expected sgd or adam, got \"apex-o2-fusedadam\" (a choice of "
      "ddpsim's command line: keep the model's optimizer here and give --optimizer "
@@ -115,6 +118,8 @@ static const struct model_case cases[] = {
      "13:29: unknown key 'dtype' (allowed: name, numel, shape)"},
     {13, 1, "      - {numel: 4}", NULL, "13:9: missing key 'name' (expected a tensor name)"},
     {13, 1, "      - {name: a}", NULL, "13:9: missing key 'numel' (expected a positive integer)"},
+    {13, 1, "      - {name: a, numel: 4, shape: [0, 4]}", NULL,
+     "13:37: key 'shape[0]': expected an integer from 1 to 4, got 0"},
     {13, 1, "      - {name: a, numel: 4, shape: 4}", NULL,
      "13:36: key 'shape': expected a list of dimensions like [768, 3072]"},
     {13, 1, "      - {name: a, numel: 4, shape: []}", NULL,
@@ -127,6 +132,8 @@ static const struct model_case cases[] = {
      "13:36: key 'shape': expected dimensions whose product is numel 4, got 3"},
     {18, 0, "    tied_params: [[a]]", NULL,
      "18:19: key 'tied_params[0]': expected a string, got a sequence"},
+    {18, 0, "    tied_params: [a, [b]]", NULL,
+     "18:22: key 'tied_params[1]': expected a string, got a sequence"},
     /* an op's geometry (model_ops.c) */
     {12, 0, POOL "    pool_padding: [x, 0]\n    pool_input: [1, 4, 4]", NULL,
      "15:20: key 'pool_padding[0]': expected an integer from 0 to 1024, got \"x\""},
@@ -135,6 +142,25 @@ static const struct model_case cases[] = {
     {12, 0, "    class: attention\n    attn_products: {fwd: [1, 1, 1, 1], bwd: [1, 1, 1, 1], "
             "mid: [1, 1, 1, 1]}\n    attn_rest: {fwd: [1, 1, 1], bwd: [1, 1, 1]}",
      NULL, "13:59: unknown key 'mid' (allowed: fwd, bwd)"},
+    {12, 0, "    class: attention\n    attn_products: {fwd: [1, 1, 1, 1], bwd: [1, 5, 1, 1]}\n"
+            "    attn_rest: {fwd: [1, 1, 1], bwd: [1, 1, 1]}",
+     NULL, "13:20: key 'attn_products': expected attn_products' FLOPs at most the layer's "
+           "fwd_flops (1) and bwd_flops (1), got 1 and 5"},
+    {12, 0, "    class: attention\n    attn_products: {fwd: [1, 1, 1, 1], bwd: [0, 0, 0, 1]}\n"
+            "    attn_rest: {fwd: [1, 1, 1], bwd: [1, 1, 1]}",
+     NULL, "13:20: key 'attn_products': expected at least one bwd kernel in attn_products where "
+           "it has FLOPs or bytes"},
+    {12, 0, "    class: attention\n    attn_products: {fwd: [1, 1, 1, 1], bwd: [1, 1, 1, 1]}\n"
+            "    attn_rest: {fwd: [1, 1, 1], bwd: [0, 0, 1]}",
+     NULL, "14:16: key 'attn_rest': expected at least one bwd kernel in attn_rest where it has "
+           "bytes"},
+    {12, 0, "    class: memory\n    embedding: [1, 4]", NULL,
+     "13:16: key 'embedding': expected embedding's D to be the row length of a (numel 4, "
+     "shape's second dimension), got 4"},
+    {15, 4, "    fwd_flops: 0\n    bwd_flops: 1\n    fwd_bytes: 0\n    act_bytes: 0\n"
+            "    class: memory\n    embedding: [0, 8, 1]\n    bytes_per: step",
+     NULL, "21:16: key 'bytes_per': expected fwd_flops and bwd_flops 0 beside bytes_per: step (an "
+           "embedding's gather and scatter run none), got 0 and 1"},
     {12, 0, "    bytes_per: [step]", NULL,
      "12:16: key 'bytes_per': expected a string, got a sequence"},
     {19, 0, "    class: memory\n    embedding: [1, 3]", NULL,
@@ -150,6 +176,8 @@ static const struct model_case cases[] = {
      "22:5: missing key 'numel' (expected a non-negative integer)"},
     {0, 0, NULL, "buffers:\n  - {name: x, numel: 1, dtype: float32}",
      "22:5: missing key 'bytes' (expected a non-negative integer)"},
+    {0, 0, NULL, "buffers:\n  - {name: x, numel: 2, bytes: 0, dtype: float32}",
+     "22:32: key 'bytes': expected bytes a whole multiple (>= 1) of numel 2, got 0"},
     {0, 0, NULL, "buffers:\n  - {name: x, numel: 1, bytes: 4, dtype: [f]}",
      "22:42: key 'dtype': expected a string, got a sequence"},
 };

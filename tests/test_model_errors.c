@@ -90,7 +90,7 @@ static const struct model_case cases[] = {
      "21:17: key 'output_classes': " INT_BYTES ", got \"many\""},
     /* a layer's own keys */
     {7, 1, "  - name: l0\n    colour: red", NULL,
-     "8:5: unknown key 'colour' (allowed: name, fwd_flops, bwd_flops, ..."},
+     "8:5: key 'layers[0]': unknown key 'colour' (allowed: name, fwd_flops, bwd_flops, ..."},
     {7, 2, "  - fwd_flops: 1", NULL, "7:5: missing key 'name' (expected a layer name)"},
     {9, 1, NULL, NULL, "7:5: missing key 'bwd_flops' (expected a non-negative integer)"},
     {11, 1, NULL, NULL, "7:5: missing key 'act_bytes' (expected a non-negative integer)"},
@@ -115,7 +115,7 @@ static const struct model_case cases[] = {
      "7:5: missing key 'params' (expected a list of {name, numel} maps, or [] for none)"},
     {12, 2, "    params: 5", NULL, "12:13: key 'params': expected a sequence, got \"5\""},
     {13, 1, "      - {name: a, numel: 4, dtype: f32}", NULL,
-     "13:29: unknown key 'dtype' (allowed: name, numel, shape)"},
+     "13:29: key 'params[0]': unknown key 'dtype' (allowed: name, numel, shape)"},
     {13, 1, "      - {numel: 4}", NULL, "13:9: missing key 'name' (expected a tensor name)"},
     {13, 1, "      - {name: a}", NULL, "13:9: missing key 'numel' (expected a positive integer)"},
     {13, 1, "      - {name: a, numel: 4, shape: [0, 4]}", NULL,
@@ -141,7 +141,7 @@ static const struct model_case cases[] = {
      "16:17: key 'pool_input': expected the input's sides at most 1048576, got 2000000"},
     {12, 0, "    class: attention\n    attn_products: {fwd: [1, 1, 1, 1], bwd: [1, 1, 1, 1], "
             "mid: [1, 1, 1, 1]}\n    attn_rest: {fwd: [1, 1, 1], bwd: [1, 1, 1]}",
-     NULL, "13:59: unknown key 'mid' (allowed: fwd, bwd)"},
+     NULL, "13:59: key 'attn_products': unknown key 'mid' (allowed: fwd, bwd)"},
     {12, 0, "    class: attention\n    attn_products: {fwd: [1, 1, 1, 1], bwd: [1, 5, 1, 1]}\n"
             "    attn_rest: {fwd: [1, 1, 1], bwd: [1, 1, 1]}",
      NULL, "13:20: key 'attn_products': expected attn_products' FLOPs at most the layer's "

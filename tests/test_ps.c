@@ -917,7 +917,7 @@ Test(ps, an_async_run_with_no_consumer_holds_one_step_whatever_the_lag) {
  * blocks with one (async), and --samples runs seed 0 with the trace and
  * the others without, so every result field must be the same either way.
  * Sync and async, 1, 2 and 4 workers, 1 and 2 servers, per-layer pushes,
- * a straggler, jitter, 2 and 9 steps. */
+ * a straggler, jitter, 2 and 9 steps; and what each run holds. */
 static void same_result(const struct ds_ps_result *a, const struct ds_ps_result *b, int32_t world,
                         const char *what) {
   size_t n = a->step->n_ops;
@@ -969,6 +969,18 @@ Test(ps, a_consumer_changes_no_number_of_the_result) {
             run(&f, &o, &bare);
             run_timed(&f, &o, &traced, &t);
             same_result(&bare, &traced, world, what);
+            /* what each holds: sync two steps' blocks at most; async
+             * bare none, and without jitter one step's ops, 16 bytes
+             * each (ps.h held_bytes) */
+            if (mode) {
+              cr_assert_eq(bare.blocks, 0, "%s", what);
+              if (!(v & 2))
+                cr_assert_eq(bare.held_bytes, 16.0 * (double)bare.step->n_ops, "%s: %.0f held",
+                             what, bare.held_bytes);
+            } else {
+              cr_assert_leq(bare.blocks, 2, "%s", what);
+              cr_assert_leq(traced.blocks, 2, "%s", what);
+            }
             ds_ps_result_release(&bare);
             ds_ps_result_release(&traced);
             timeline_release(&t);

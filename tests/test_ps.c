@@ -1035,7 +1035,7 @@ Test(ps, an_async_window_past_the_memory_limit_is_refused) {
   cr_assert(strstr(err.msg, "option --iters: the workers are ") != NULL, "%s", err.msg);
   cr_assert(strstr(err.msg, "steps apart") != NULL, "%s", err.msg);
   cr_assert(strstr(err.msg, "give --iters about ") != NULL, "%s", err.msg);
-  cr_assert(strstr(err.msg, "or no trace") != NULL, "%s", err.msg);
+  cr_assert(strstr(err.msg, "or none of --trace, --plot and --chrome") != NULL, "%s", err.msg);
   cr_assert_null(r.step);
   /* the --iters it names fits (the gap grows in proportion to the steps) */
   o.iters = atoi(strstr(err.msg, "give --iters about ") + strlen("give --iters about "));

@@ -455,10 +455,12 @@ ds_status ds_cmap_check_keys(const struct ds_cnode *map,
         if (w < 0) break;
         o += (size_t)w;
       }
+      /* map->key names the map the key sits in ("" at the top level), so a
+       * key unknown inside attn_products or a layer says whose it is */
       if (allowed[0] == NULL)
-        return fail(err, cfg, k, NULL, "unknown key '%s' (no keys allowed)",
+        return fail(err, cfg, k, map->key, "unknown key '%s' (no keys allowed)",
                     name);
-      return fail(err, cfg, k, NULL, "unknown key '%s' (allowed: %s)", name,
+      return fail(err, cfg, k, map->key, "unknown key '%s' (allowed: %s)", name,
                   list);
     }
     for (size_t j = 0; j < i; j++) {

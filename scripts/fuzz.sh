@@ -6,6 +6,13 @@
 # more than 10 s is saved under tests/data/fuzz/READER/, where
 # tests/test_fuzz_regress.c replays it in `make test` once it is committed.
 # Exit 1 when any reader found something.
+# The model reader runs in two passes: model-small (the small models:
+# tests/data's, the embedding one below and scripts/fuzz_small_models.py's
+# copies of the shipped models cut to a few layers, thousands of runs a
+# second) for $FUZZ_MODEL_SMALL_PCT (default 80) per cent of its time, then
+# model (the shipped models, 30-330 KB, a few dozen runs a second) for the
+# rest; `model-small` alone runs the first pass for all of it. Both save
+# findings under tests/data/fuzz/model/.
 set -u
 cd "$(dirname "$0")/.."
 bin=$1
@@ -16,10 +23,11 @@ rm -rf "$seeds"
 mkdir -p "$seeds"
 
 # Seeds: what the readers are meant to read.
-for r in topo model calib schedule trace reference cli units import measured subcmd gpus analyze ddpreal; do
+for r in topo model model-small calib schedule trace reference cli units import measured subcmd gpus analyze ddpreal; do
   mkdir -p "$seeds/$r"
 done
-for r in "$@"; do mkdir -p "build/fuzz/corpus/$r" "tests/data/fuzz/$r"; done
+for r in "$@"; do mkdir -p "build/fuzz/corpus/$r" "tests/data/fuzz/${r%-small}"; done
+case " $* " in *" model "*) mkdir -p build/fuzz/corpus/model-small ;; esac
 cp topologies/*.yaml tests/data/*.yaml "$seeds/topo/" 2>/dev/null
 for f in topologies/gpus.yaml tests/data/gpus.yaml tests/data/oddname/gpus.yaml; do
   cp "$f" "$seeds/gpus/$(echo "$f" | tr / -)"
@@ -61,6 +69,10 @@ layers:
     params:
       - {name: fc.weight, numel: 256}
 EOF
+# the small-seed pass: every small model above, and the shipped ones cut
+# to a few layers each (every layer key kept; each loads)
+cp tests/data/*model*.yaml "$seeds/model/embedding.yaml" "$seeds/model-small/"
+python3 scripts/fuzz_small_models.py "$seeds/model-small" models/*.yaml
 cp tests/data/*calib*.yaml validation/host_calibs/*.yaml bench/results/*/calib-*.yaml \
   "$seeds/calib/" 2>/dev/null
 # every section and key of a calibration file (sim/train/calib.c), one value each
@@ -208,19 +220,36 @@ for v in 25MiB 400Gbps 1.5us 312TFLOPS 1e-3 1:100:log5 1,5,25 0.5; do
 done
 
 found=()
-for r in "$@"; do
-  echo "fuzz: $r for ${secs} s"
-  ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} "$bin/fuzz_$r" -max_total_time="$secs" \
-    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-    -artifact_prefix="tests/data/fuzz/$r/" "build/fuzz/corpus/$r" "$seeds/$r" \
-    >"build/fuzz/$r.log" 2>&1
-  rc=$?
-  grep -E '^stat::number_of_executed_units|^stat::new_units_added' "build/fuzz/$r.log" |
-    sed "s/^/fuzz: $r: /"
-  if [ "$rc" -ne 0 ]; then
-    found+=("$r")
-    echo "fuzz: $r: FOUND something (exit $rc); see build/fuzz/$r.log and tests/data/fuzz/$r/" >&2
-  fi
+for arg in "$@"; do
+  # passes, NAME:SECONDS each; NAME-small runs the target NAME on the small seeds
+  case $arg in
+    model)
+      small=$((secs * ${FUZZ_MODEL_SMALL_PCT:-80} / 100))
+      [ "$small" -ge 1 ] || small=1
+      big=$((secs - small))
+      [ "$big" -ge 1 ] || big=1
+      passes="model-small:$small model:$big" ;;
+    *) passes="$arg:$secs" ;;
+  esac
+  for p in $passes; do
+    r=${p%%:*} t=${p##*:}
+    target=${r%-small}
+    echo "fuzz: $r for ${t} s"
+    ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} "$bin/fuzz_$target" -max_total_time="$t" \
+      -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+      -artifact_prefix="tests/data/fuzz/$target/" "build/fuzz/corpus/$r" "$seeds/$r" \
+      >"build/fuzz/$r.log" 2>&1
+    rc=$?
+    grep -E '^stat::number_of_executed_units|^stat::new_units_added' "build/fuzz/$r.log" |
+      sed "s/^/fuzz: $r: /"
+    # runs a second over the whole pass, the seeds' loading included
+    awk -v r="$r" -v t="$t" '/^stat::number_of_executed_units/ {
+      printf "fuzz: %s: %.0f runs/s\n", r, $2 / t }' "build/fuzz/$r.log"
+    if [ "$rc" -ne 0 ]; then
+      found+=("$r")
+      echo "fuzz: $r: FOUND something (exit $rc); see build/fuzz/$r.log and tests/data/fuzz/$target/" >&2
+    fi
+  done
 done
 [ ${#found[@]} -eq 0 ] && { echo "fuzz: nothing found in ${secs} s per reader"; exit 0; }
 echo "fuzz: readers with findings: ${found[*]}" >&2

@@ -202,7 +202,7 @@ Test(calib, collective_section_reads_units) {
  * key; line and column point at the offending key or value (1-based). */
 struct bad_case {
   const char *text;
-  const char *where; /* ":LINE:COL: key 'KEY'" or ":LINE:COL: unknown key 'KEY'" */
+  const char *where; /* ":LINE:COL: key 'KEY'" or ":LINE:COL: [key 'SECTION': ]unknown key 'KEY'" */
   const char *what;  /* a part of the message */
 };
 
@@ -226,7 +226,7 @@ static void expect_bad(const struct bad_case *b) {
 Test(calib, unknown_key_is_located) {
   /* 'flops_eff' starts line 4, column 3 */
   struct bad_case b = {"schema_version: 1\ncompute:\n  flops_efficiency: 0.5\n"
-                       "  flops_eff: 0.6\n", ":4:3: unknown key 'flops_eff'", "allowed: flops_efficiency"};
+                       "  flops_eff: 0.6\n", ":4:3: key 'compute': unknown key 'flops_eff'", "allowed: flops_efficiency"};
   expect_bad(&b);
 }
 
@@ -254,7 +254,7 @@ Test(calib, unknown_host_key_is_located) {
   /* host_calibrate.py measures dispatch and node only: 'cast' is refused */
   struct bad_case b = {"schema_version: 1\nhost:\n  unit: launching\n"
                        "  dispatch: 27us\n  cast: 20us\n",
-                       ":5:3: unknown key 'cast'", "allowed: unit, dispatch, node"};
+                       ":5:3: key 'host': unknown key 'cast'", "allowed: unit, dispatch, node"};
   expect_bad(&b);
 }
 
@@ -262,7 +262,7 @@ Test(calib, unknown_ddp_host_key_is_located) {
   /* the reducer's keys are ddp_grad, ddp_bucket, ddp_buffer: the topology's
    * own names are refused here */
   struct bad_case b = {"schema_version: 1\nhost:\n  ddp_grad: 27us\n  grad_hook: 20us\n",
-                       ":4:3: unknown key 'grad_hook'",
+                       ":4:3: key 'host': unknown key 'grad_hook'",
                        "allowed: unit, dispatch, node, ddp_grad, ddp_bucket, ddp_buffer, ddp_iter"};
   expect_bad(&b);
 }
@@ -553,7 +553,7 @@ static void host_calib_refused(const char *text, const char *where, const char *
 
 Test(calib, bad_host_section_exits_2_with_its_place) {
   host_calib_refused("schema_version: 1\nhost:\n  unit: launching\n  dispatch: 27us\n  op: 50us\n",
-                     ":5:3: unknown key 'op'", "allowed: unit, dispatch, node");
+                     ":5:3: key 'host': unknown key 'op'", "allowed: unit, dispatch, node");
   host_calib_refused("schema_version: 1\nhost:\n  unit: launching\n  dispatch: 27 parsecs\n",
                      ":4:13: key 'dispatch'", "expected a time");
   host_calib_refused("schema_version: 1\nhost:\n  dispatch: 27us\n",
@@ -937,7 +937,7 @@ Test(calib, ddp_buffer_moves_broadcast_buffers_by_hand) {
 
 Test(calib, bad_ddp_host_key_exits_2_with_its_place) {
   host_calib_refused("schema_version: 1\nhost:\n  ddp_grad: 33us\n  ddp_buckets: 45us\n",
-                     ":4:3: unknown key 'ddp_buckets'",
+                     ":4:3: key 'host': unknown key 'ddp_buckets'",
                      "allowed: unit, dispatch, node, ddp_grad, ddp_bucket, ddp_buffer, ddp_iter");
   host_calib_refused("schema_version: 1\nhost:\n  ddp_grad: 33\n",
                      ":3:13: key 'ddp_grad'", "expected a time with its unit, got \"33\"");

@@ -335,3 +335,58 @@ Test(calib_merge, a_check_on_a_merged_key_names_the_file_that_set_it) {
   ds_test_ddpsim_refuses(args, want);
   remove_all(&f);
 }
+
+/* ddpsim args: exit 2, nothing on stdout, and stderr exactly want + "\n"
+ * (after "ddpsim: "). */
+static void refused_exactly(const char *args, const char *want) {
+  struct ds_test_result r = ds_test_cli(args);
+  char line[8192];
+  snprintf(line, sizeof line, "ddpsim: %s\n", want);
+  cr_assert_eq(r.status, 2, "status %d: %s", r.status, r.err);
+  cr_assert_str_eq(r.out, "");
+  cr_assert_str_eq(r.err, line, "want\n%sgot\n%s", line, r.err);
+  ds_test_release(&r);
+}
+
+Test(calib_merge, ddpsim_bounds_the_files_a_repeated_flag_gives_exit_2) {
+  /* nine files by a repeated flag (the list's own bound is tested above);
+   * checked as each --calib is read, so the names need not exist */
+  char args[1024];
+  int n = snprintf(args, sizeof args, HOST_TOY);
+  for (int i = 0; i < 9; i++)
+    n += snprintf(args + n, sizeof args - (size_t)n, " --calib c%d.yaml", i);
+  refused_exactly(args, "option --calib: more than 8 calibration files");
+}
+
+Test(calib_merge, ddpsim_bounds_the_names_length_exit_2) {
+  /* the joined names (the CSV's calib column) fit in DS_CALIB_LIST_BYTES
+   * - 1 = 4095 bytes: 3000 + ',' + 1200 = 4201 do not, by a repeated flag
+   * or in one list */
+  static char a[3001], b[1201], args[8192];
+  memset(a, 'a', 3000);
+  memset(b, 'b', 1200);
+  const char *want = "option --calib: expected the files' names to come to at most 4095 "
+                     "bytes in all (joined by ','), got 4201";
+  snprintf(args, sizeof args, HOST_TOY " --calib %s --calib %s", a, b);
+  refused_exactly(args, want);
+  snprintf(args, sizeof args, HOST_TOY " --calib %s,%s", a, b);
+  refused_exactly(args, want);
+}
+
+Test(calib_merge, ddpsim_finds_the_same_file_across_two_lists_exit_2) {
+  /* a second list's names go after the first's (options.c add_calib):
+   * both lists' files are checked against each other */
+  struct files f = {0};
+  const char *d = add(&f, "schema_version: 1\nhost:\n  unit: launching\n  dispatch: 300us\n");
+  const char *n = add(&f, "schema_version: 1\nhost:\n  unit: launching\n  node: 600us\n");
+  /* no collective in a run of one GPU: G changes nothing */
+  const char *g = add(&f, "schema_version: 1\nnccl:\n  launch: 7.5us\n");
+  char args[512], want[256];
+  /* expected, because: the lists D,N and G merge as D,N,G would */
+  snprintf(args, sizeof args, "--calib %s,%s --calib %s", d, n, g);
+  cr_assert_float_eq(iter_us(args), 11 * 300 + 9 * 600 + 258.728, 1e-3, "%s", args);
+  snprintf(args, sizeof args, HOST_TOY " --calib %s,%s --calib %s,%s", d, n, g, d);
+  snprintf(want, sizeof want, "option --calib: %s: the same file as %s, given twice", d, d);
+  refused_exactly(args, want);
+  remove_all(&f);
+}

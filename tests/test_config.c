@@ -425,12 +425,13 @@ Test(config, check_keys) {
                             "at line 1, column 1)");
   ds_config_free(cfg);
 
-  /* Nested maps are checked at their own indentation: column 3. */
+  /* Nested maps are checked at their own indentation, column 3, and the
+   * message names the map the key sits in. */
   cfg = load("nvlink:\n  bw: 1GBps\n");
   root = root_of(cfg);
   struct ds_cnode nv = get(&root, "nvlink");
   cr_assert_eq(ds_cmap_check_keys(&nv, allowed, &err), DS_EINPUT);
-  cr_assert(strstr(err.msg, "t.yaml:2:3: unknown key 'bw'") == err.msg, "%s",
+  cr_assert(strstr(err.msg, "t.yaml:2:3: key 'nvlink': unknown key 'bw'") == err.msg, "%s",
             err.msg);
   /* Checking keys of a scalar is itself an input error. */
   struct ds_cnode bw = get(&nv, "bw");

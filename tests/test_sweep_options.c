@@ -357,6 +357,30 @@ Test(sweep, one_value_no_strategy_uses_is_refused) {
 /* A value out of range is refused with the range it must be in: these
  * said "greater than 0" of 1e9 MiB, 2e6 MiB and a factor 1e7 (the bound is
  * 1e6, base/values.c), and buckets took the list "1,5" for a bad size. */
+/* The bounds on how much one command line may ask for (sim/cli/options.h
+ * DS_MAX_CONFIGS, DS_MAX_STRAGGLERS; a list's 64 values): each refused
+ * before any run, naming the bound. 64 x 64 x 2 values are 8192
+ * configurations, one list short of the 64-value cap each. */
+Test(sweep, the_counts_a_command_may_ask_for_are_bounded) {
+  char many[65 * 8 + 64] = TINY "--straggler ";
+  for (int r = 0; r < 65; r++) {
+    char item[16];
+    snprintf(item, sizeof item, "%s%d:2", r ? "," : "", r);
+    strcat(many, item);
+  }
+  const char *const cases[][2] = {
+      {TINY "--batch 1:64:1 --bucket-mb 1:64:1 --world-size 1,2",
+       "the sweep has 8192 configurations; at most 4096: give fewer values"},
+      {TINY "--batch 1:65:1", "option --batch: at most 64 values"},
+      {many, "option --straggler: at most 64 stragglers"},
+      {TINY "--straggler 1:1:2:0.5,2:1:2:0.5",
+       "option --straggler: only one straggler's factor can take a list (rank 1's already does)"},
+      {TINY "--straggler 1:2,1:3", "option --straggler: rank 1 given twice"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    ds_test_ddpsim_refuses(cases[i][0], cases[i][1]);
+}
+
 Test(sweep, range_errors_name_the_bound) {
   static const char *const cases[][2] = {
       {TINY "--bucket-mb 1e9", "option --bucket-mb: expected a size in MiB greater than 0 "

@@ -6,7 +6,8 @@
  * the median is over; every target is decided on all rows, approx ones
  * included, and gives its numbers without them where there are any. Also
  * the runner's rules a target's rows pass through: a pair's sign (a tie
- * matches only a tie) and a select that matches several output rows.
+ * matches only a tie), a select that matches several output rows, and a
+ * select's ops= term (the schedule's named compute ops summed).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -140,5 +141,31 @@ Test(validation_targets, select_matching_two_rows_fails) {
   cr_assert(strstr(r.out, "(None, 'FAILED 2 output rows with a=1 (select must name one)')\n"),
             "%s", r.out);
   cr_assert(strstr(r.out, "(10.0, None)\n"), "%s", r.out);
+  ds_test_release(&r);
+}
+
+/* A select term ops=PREFIX sums the schedule's compute-stream fwd and bwd
+ * ops named PREFIX...: 100 + 250 + 50 us here, not the host op, the step's
+ * op or the other layer's (run.py ops_sums); the other terms still pick the
+ * output row; a prefix no compute op has fails the row. */
+Test(validation_targets, ops_select_sums_the_named_compute_ops) {
+  struct ds_test_result r = targets_of(
+      "S = [dict(stream='compute', kind='fwd', name='L.q', dur_us='100'),\n"
+      "     dict(stream='compute', kind='bwd', name='L.q', dur_us='250'),\n"
+      "     dict(stream='compute', kind='fwd', name='L.core', dur_us='50'),\n"
+      "     dict(stream='host', kind='fwd', name='L.q', dur_us='7000'),\n"
+      "     dict(stream='compute', kind='step', name='L.q', dur_us='9000'),\n"
+      "     dict(stream='compute', kind='fwd', name='M.q', dur_us='8000')]\n"
+      "cache = {'x': [{'a': '1', 'v': '2'}, {'a': '2', 'v': '3'}], ('x', 'schedule'): S}\n"
+      "print(run.predict(cache, {'command': 'x', 'select': 'a=1;ops=L.', 'metric': 'ops_ms'})[:2])\n"
+      "print(run.predict(cache, {'command': 'x', 'select': 'ops=L.;a=2',\n"
+      "                          'metric': '1000*ops_fwd_ms+ops_bwd_ms*v'})[:2])\n"
+      "print(run.predict(cache, {'command': 'x', 'select': 'a=1;ops=N.', 'metric': 'ops_ms'})[:2])\n"
+      "print(run.predict(cache, {'command': 'x', 'select': 'a=1', 'metric': 'ops_ms'})[:2])");
+  cr_assert(strstr(r.out, "(0.4, None)\n"), "%s", r.out);
+  cr_assert(strstr(r.out, "(150.75"), "%s", r.out); /* 150 + 0.25 x 3, float sums */
+  cr_assert(strstr(r.out, "(None, 'FAILED no compute op in the schedule named N....')\n"), "%s",
+            r.out);
+  cr_assert(strstr(r.out, "(None, 'FAILED no numeric column ops_ms')\n"), "%s", r.out);
   ds_test_release(&r);
 }

@@ -37,6 +37,10 @@ the same two as DeepLearningExamples' own modeling.py runs them
 (DleBertForQuestionAnswering below), what Lambda's benchmark and DLE's SQuAD
 tables ran; bert_base_squad and bert_large_squad (Hugging Face's model) stay
 for this project's own measurements, which ran Hugging Face's.
+bert_large_layer_s512 and bert_large_layer_s128 (validation only: their files are
+validation/models/, not models/): one BERT-large encoder layer (Hugging Face's, with
+embeddings and the QA head around it) at sequence 512 and 128, for Ivanov et al.'s
+V100 layer times (validation/notes-ivanov.md).
 
 attention: "eager" (unfused: QK^T, softmax, dropout, AV as separate ops)
 or "fused" (Hugging Face's "sdpa": torch's scaled_dot_product_attention).
@@ -246,6 +250,34 @@ def bert_large_squad(batch=2, attention="eager", seq=384):
     return _squad_qa(batch, attention, seq, 32, hidden_size=1024, num_hidden_layers=24,
                      num_attention_heads=16, intermediate_size=4096)
 
+
+
+def _bert_large_layer(batch, attention, seq, default_batch):
+    """One BERT-large encoder layer (hidden 1024, 16 heads, intermediate 4096)
+    at sequence length seq, for validation/notes-ivanov.md: Hugging Face's
+    BertForQuestionAnswering as bert_large_squad builds it with
+    num_hidden_layers=1 (embeddings and the 1024x2 head around the one layer;
+    the validation rows sum only bert.encoder.layer.0's ops). Ivanov et al.'s
+    PyTorch baseline ran torch.nn.TransformerEncoderLayer (spcl/substation
+    pytorch_profiling/transformer_layer.py): the same post-LayerNorm layer,
+    but ReLU for GELU, one packed QKV projection, q scaled before QK^T, no
+    attention mask, and PyTorch 1.x's head-averaged attention weights; the
+    notes say what each difference costs."""
+    model, x, meta = _squad_qa(batch, attention, seq, default_batch, hidden_size=1024,
+                               num_hidden_layers=1, num_attention_heads=16,
+                               intermediate_size=4096)
+    meta = dict(meta, sample="one sequence of %d tokens through one BERT-large layer" % seq)
+    return model, x, meta
+
+
+def bert_large_layer_s512(batch=2, attention="eager", seq=512):
+    """_bert_large_layer at sequence length 512 (Ivanov et al.'s batch 8)."""
+    return _bert_large_layer(batch, attention, seq, 8)
+
+
+def bert_large_layer_s128(batch=2, attention="eager", seq=128):
+    """_bert_large_layer at sequence length 128 (Ivanov et al.'s batch 96)."""
+    return _bert_large_layer(batch, attention, seq, 96)
 
 class _DleSelfAttention(torch.nn.Module):
     """DeepLearningExamples' BertSelfAttention (modeling.py, LambdaLabsML lambda/benchmark

@@ -62,7 +62,10 @@ express the measurement yet), metric (an output column, or an arithmetic
 expression over columns such as 100*speedup_vs_single/world_size; a
 world-size sweep's rows add scaling_efficiency_pct, each row over the
 smallest world size's of its strategy, empty where undefined), select
-(k=v;k=v: which output row), pair (rows sharing an id are compared by sign),
+(k=v;k=v: which output row; a term ops=PREFIX instead runs the command with
+--schedule and adds ops_ms, ops_fwd_ms and ops_bwd_ms, the summed predicted
+durations of the schedule's compute-stream fwd and bwd ops whose name starts
+with PREFIX, e.g. one encoder layer's), pair (rows sharing an id are compared by sign),
 expressible (yes | approx: the command only approximates the setup | no),
 note.
 """
@@ -77,6 +80,7 @@ import re
 import shlex
 import statistics
 import subprocess
+import tempfile
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -227,6 +231,47 @@ def run_command(cache, cmd):
     return cache[cmd]
 
 
+def run_schedule(cache, cmd):
+    """The command's steady-state schedule (list of dicts: ddpsim --schedule's
+    rows), or an error string; cached as run_command's output is."""
+    key = (cmd, "schedule")
+    if key in cache:
+        return cache[key]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "schedule.csv")
+        try:
+            proc = subprocess.run([BIN] + shlex.split(cmd) + ["--schedule", path], cwd=ROOT,
+                                  capture_output=True, text=True, check=False)
+        except OSError as exc:
+            cache[key] = "cannot run %s: %s" % (BIN, exc)
+            return cache[key]
+        if proc.returncode != 0:
+            cache[key] = "exit %d: %s" % (proc.returncode,
+                                          (proc.stderr.strip().splitlines()[-1:] or [""])[0])
+            return cache[key]
+        with open(path) as f:
+            text = "\n".join(l for l in f.read().splitlines() if l and not l.startswith("#"))
+    cache[key] = list(csv.DictReader(io.StringIO(text)))
+    return cache[key]
+
+
+def ops_sums(sched, prefix):
+    """{ops_ms, ops_fwd_ms, ops_bwd_ms}: the summed dur_us, in ms, of the
+    schedule's compute-stream fwd and bwd ops whose name starts with prefix;
+    None when no op matches."""
+    got = {"fwd": 0.0, "bwd": 0.0}
+    n = 0
+    for r in sched:
+        if r.get("stream") == "compute" and r.get("kind") in got and \
+                (r.get("name") or "").startswith(prefix):
+            got[r["kind"]] += float(r["dur_us"]) / 1000.0
+            n += 1
+    if n == 0:
+        return None
+    return {"ops_ms": got["fwd"] + got["bwd"], "ops_fwd_ms": got["fwd"],
+            "ops_bwd_ms": got["bwd"]}
+
+
 def same(a, b):
     try:
         return float(a) == float(b)
@@ -244,6 +289,8 @@ def predict(cache, row, extra=""):
     if isinstance(out, str):
         return None, "FAILED " + out, None
     want = [kv.split("=", 1) for kv in row["select"].split(";") if kv.strip()]
+    ops = [v for k, v in want if k.strip() == "ops"]
+    want = [(k, v) for k, v in want if k.strip() != "ops"]
     hits = [r for r in out if all(k in r and same(r[k], v) for k, v in want)]
     if not hits:
         return None, "FAILED no output row with %s" % row["select"], None
@@ -257,6 +304,14 @@ def predict(cache, row, extra=""):
             names[k] = float(v)
         except (TypeError, ValueError):
             pass
+    if ops:
+        sched = run_schedule(cache, cmd + extra)
+        if isinstance(sched, str):
+            return None, "FAILED " + sched, None
+        sums = ops_sums(sched, ops[0])
+        if sums is None:
+            return None, "FAILED no compute op in the schedule named %s..." % ops[0], None
+        names.update(sums)
     expr = row["metric"]
     for name in NAME_RE.findall(expr):
         if name not in names:

@@ -590,8 +590,9 @@ static ds_status add_calib(struct ds_options *o, const char *v, struct ds_err *e
   if (o->calib) {
     size_t have = strlen(o->calib), more = strlen(v);
     if (have + 1 + more >= cap)
-      return ds_err_set(err, DS_EUSAGE, "option --calib: the files' names together are "
-                        "longer than %zu bytes", cap - 1);
+      return ds_err_set(err, DS_EUSAGE, "option --calib: expected the files' names to come to "
+                        "at most %zu bytes in all (joined by ','), got %zu", cap - 1,
+                        have + 1 + more);
     if (o->calib != joined) memcpy(joined, o->calib, have + 1);
     joined[have] = ',';
     memcpy(joined + have + 1, v, more + 1);
@@ -612,8 +613,9 @@ static ds_status add_calib(struct ds_options *o, const char *v, struct ds_err *e
     if (o->calib_files[i] >= names && o->calib_files[i] < names + cap)
       used = (size_t)(o->calib_files[i] - names) + strlen(o->calib_files[i]) + 1;
   if (used + strlen(v) + 1 > cap)
-    return ds_err_set(err, DS_EUSAGE, "option --calib: the files' names together are "
-                      "longer than %zu bytes", cap - 1);
+    return ds_err_set(err, DS_EUSAGE, "option --calib: expected the files' names to come to "
+                      "at most %zu bytes in all (joined by ','), got %zu", cap - 1,
+                      used + strlen(v));
   for (const char *p = v;;) {
     const char *end = strchr(p, ',');
     size_t len = end ? (size_t)(end - p) : strlen(p);

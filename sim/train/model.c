@@ -181,15 +181,14 @@ static ds_status read_shape(const struct ds_cnode *seq, struct ds_param *p,
     DS_CHECK(ds_cnode_int_range(&item, 1, p->numel, &d, err)); /* a dimension, at most numel */
     if (i == 0) p->rows = d;
     if (i == 1) p->dim1 = d;
-    if (d > p->numel / prod) { /* the product would pass numel (or overflow) */
-      prod = 0;
-      break;
-    }
+    if (d > p->numel / prod) /* the product would pass numel (or overflow) */
+      return ds_cnode_error(seq, err, "expected dimensions whose product is numel %lld, got "
+                            "a product above it", (long long)p->numel);
     prod *= d;
   }
   if (prod != p->numel)
-    return ds_cnode_error(seq, err, "the dimensions' product is not numel %lld",
-                          (long long)p->numel);
+    return ds_cnode_error(seq, err, "expected dimensions whose product is numel %lld, got %lld",
+                          (long long)p->numel, (long long)prod);
   p->ndim = (int32_t)n;
   return DS_OK;
 }
@@ -199,7 +198,7 @@ static ds_status read_params(struct ds_model *m, const struct ds_cnode *layer,
                              struct ds_err *err) {
   struct ds_cnode seq, item, node;
   size_t n;
-  DS_CHECK(ds_cmap_require(layer, "params", "a sequence of {name, numel} (or [])",
+  DS_CHECK(ds_cmap_require(layer, "params", "a list of {name, numel} maps, or [] for none",
                            &seq, err));
   DS_CHECK(ds_cseq_len(&seq, &n, err));
   l->param_first = m->n_params;
@@ -419,7 +418,13 @@ static ds_status load(struct ds_model *m, const char *path, struct ds_err *err) 
   if (strcmp(s, "sgd") == 0) m->optimizer = DS_OPT_SGD;
   else if (strcmp(s, "adam") == 0) m->optimizer = DS_OPT_ADAM;
   else {
-    st = ds_cnode_error(&node, err, "expected sgd or adam, got \"%s\"", s);
+    /* ddpsim's other --optimizer choices are not a model file's */
+    int flag_only = strcmp(s, "none") == 0 || strcmp(s, "bertadam") == 0 ||
+                    strcmp(s, "apex-o2-fusedadam") == 0;
+    st = ds_cnode_error(&node, err, "expected sgd or adam, got \"%s\"%s%s%s", s,
+                        flag_only ? " (a choice of ddpsim's command line: keep the model's "
+                                    "optimizer here and give --optimizer " : "",
+                        flag_only ? s : "", flag_only ? ")" : "");
     goto out;
   }
   DS_CHECK_GOTO(ds_cmap_require(&root, "layers", "a sequence of layers", &layers,

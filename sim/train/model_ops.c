@@ -122,8 +122,9 @@ ds_status ds__model_read_attn_parts(const struct ds_cnode *item, struct ds_layer
   }
   if (p[DS_ATTN_FWD].flops > l->fwd_flops || p[DS_ATTN_BWD].flops > l->bwd_flops)
     return ds_cnode_error(&node, err, "expected attn_products' FLOPs at most the layer's "
-                          "fwd_flops (%.17g) and bwd_flops (%.17g)", l->fwd_flops,
-                          l->bwd_flops);
+                          "fwd_flops (%.17g) and bwd_flops (%.17g), got %.17g and %.17g",
+                          l->fwd_flops, l->bwd_flops, p[DS_ATTN_FWD].flops,
+                          p[DS_ATTN_BWD].flops);
   double fwd = p[DS_ATTN_FWD].bytes + r[DS_ATTN_FWD].bytes + l->legacy[0][DS_LEGACY_FWD].bytes;
   if (fwd > ds_layer_op_fwd_bytes(l) + 2)
     return ds_cnode_error(&node, err, "expected the fwd bytes of attn_products, attn_rest "

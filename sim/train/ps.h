@@ -203,8 +203,9 @@ struct ds_ps_result {
                                 (ps_window.c); 0 for async with no consumer */
   /* Bytes the run's per-step state held at once, at most: each worker's
    * ops of its step (16 per op of one iteration, whatever --iters), the
-   * blocks, and with jitter the draws a worker behind the fastest keeps
-   * for the steps between (8 per compute op and step). */
+   * blocks, and with jitter each worker's draws of the steps from its own
+   * to the latest any worker has entered (8 per compute op and step, in a
+   * queue of a power of two steps, two at least). */
   double held_bytes;
 };
 

@@ -119,7 +119,8 @@ static ds_status refuse_window(struct ps_sim *s, int32_t iter) {
                     "apart) and the trace, handed on a step at a time once every worker has "
                     "ended it, holds the %d steps from the slowest's to the fastest's: about "
                     "%.3g GiB, more than the %.3g GiB allowed (half this machine's memory); "
-                    "give --iters about %.0f or fewer, a smaller --world-size, or no trace",
+                    "give --iters about %.0f or fewer, a smaller --world-size, or none of "
+                    "--trace, --plot and --chrome (what the steps are held for)",
                     iter - s->lo, s->lo, iter, ds_ps_mode_name(o->mode), iter - s->lo + 1,
                     need / DS_UNITS_GIB, (double)o->mem_limit / DS_UNITS_GIB, fit < 2 ? 2 : fit);
 }

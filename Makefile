@@ -8,6 +8,7 @@
 #   make conformance  ddpsim against real PyTorch (needs torch in a venv; tools/README.md)
 #   make test-export  the exporter's tests that need torch (TORCH_PYTHON; tools/README.md)
 #   make docs-check re-run every command whose output a doc pastes, fail on a difference
+#                   or on a backticked repository path in a doc that names nothing
 #                   (scripts/docs_check.py; --update rewrites the pasted blocks)
 #   make fuzz       libFuzzer targets for every reader, FUZZ_SECONDS each (fuzz/README.md)
 #   make info       what was detected
@@ -267,7 +268,8 @@ test-export:
 
 # Docs that paste a command's output mark it (<!-- docs-check: CMD -->);
 # docs-check re-runs each on bin/ddpsim (and bin/ddpreal, whose refusals
-# real/README.md pastes) and fails on a difference, docs-update
+# real/README.md pastes) and fails on a difference or on a backticked
+# repository path that names no file (FILE:LINE), docs-update
 # rewrites the pasted blocks (after a prediction changes). python3, stdlib.
 # Deterministic and about 40 s on the shared 2-core VM (validation/run.py
 # runs three times: its report and the two blocks of its targets, 13 s more

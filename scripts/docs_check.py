@@ -25,6 +25,14 @@ Variants:
                                           of a real run, a published table);
                                           listed with its reason
 
+Paths: every backticked path into the repository's own folders (`sim/...`,
+`docs/...`, `tests/...`; a module stem such as `sim/net/topo` counts when its
+.c or .h exists; `*` and one `{a,b}` are globs; a token with `<`, `…` or an
+all-caps placeholder segment such as `READER/` is skipped) in the files
+given, or by default in those above and every folder's README.md, must name a
+file or folder that exists; each missing one is reported as FILE:LINE and fails the check (exit 1,
+with --update too).
+
 Without --update: prints a diff per stale block and exits 1 when any differs
 (2 when a command fails or a marker is malformed). With --update: rewrites
 every stale block in place with the fresh output (atomically, file by file)
@@ -124,6 +132,48 @@ def parse(path, lines):
     return markers
 
 
+PATH_TOPS = ("analysis", "base", "bench", "docs", "fuzz", "models", "real", "scripts",
+             "sim", "tests", "tools", "topologies", "traces", "validation")
+PATH_TOKEN = re.compile(r"(?<![\w./-])((?:%s)/[\w./*{},-]*)" % "|".join(PATH_TOPS))
+TICK = re.compile(r"`([^`\n]+)`")
+
+
+def path_files():
+    """The folders' READMEs, whose backticked repository paths must exist too."""
+    files = sorted(glob.glob(os.path.join(ROOT, "*", "README.md")))
+    files += sorted(glob.glob(os.path.join(ROOT, "sim", "*", "README.md")))
+    return [f for f in files if os.path.exists(f)]
+
+
+def path_exists(path):
+    pats = [path]
+    m = re.search(r"\{([^{}]*)\}", path)
+    if m:
+        pats = [path[:m.start()] + alt + path[m.end():] for alt in m.group(1).split(",")]
+    for p in pats:
+        q = os.path.join(ROOT, p)
+        if not any(glob.glob(q + ext) for ext in ("", ".c", ".h")):
+            return False
+    return True
+
+
+def missing_paths(path):
+    """(line, path) of each backticked repository path of one doc that names nothing."""
+    out = []
+    with open(path) as fp:
+        for n, line in enumerate(fp, 1):
+            for tick in TICK.findall(line):
+                if "<" in tick or "\u2026" in tick:
+                    continue
+                for tok in PATH_TOKEN.findall(tick):
+                    tok = tok.rstrip(".,;:")
+                    if re.search(r"/[A-Z][A-Z0-9_]*(/|\.|$)", tok):
+                        continue
+                    if not path_exists(tok):
+                        out.append((n, tok))
+    return out
+
+
 def normalize(text_lines):
     out = [l.rstrip() for l in text_lines]
     while out and not out[-1]:
@@ -170,7 +220,8 @@ def write_atomic(path, text):
 def main(argv):
     update = "--update" in argv
     list_only = "--list" in argv
-    files = [os.path.abspath(a) for a in argv if not a.startswith("--")] or default_files()
+    given = [os.path.abspath(a) for a in argv if not a.startswith("--")]
+    files = given or default_files()
     stale = failed = checked = 0
     skipped = []
     for path in files:
@@ -220,12 +271,22 @@ def main(argv):
             write_atomic(path, "\n".join(lines))
     if list_only:
         return 0
+    paths_missing = 0
+    for path in (given or sorted(set(files) | set(path_files()))):
+        for n, tok in missing_paths(path):
+            print("docs-check: %s:%d: `%s` names no file or folder of the repository"
+                  % (os.path.relpath(path, ROOT), n, tok))
+            paths_missing += 1
     for mk in skipped:
         print("docs-check: not checked %s (%s)" % (mk.where(), mk.skip))
-    print("docs-check: %d blocks checked, %d %s, %d not checked, %d commands failed"
-          % (checked, stale, "updated" if update else "stale", len(skipped), failed))
+    print("docs-check: %d blocks checked, %d %s, %d not checked, %d commands failed; "
+          "%d backticked paths missing"
+          % (checked, stale, "updated" if update else "stale", len(skipped),
+             failed, paths_missing))
     if failed:
         return 2
+    if paths_missing:
+        return 1
     return 0 if update or stale == 0 else 1
 
 

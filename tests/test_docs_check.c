@@ -4,7 +4,9 @@
  * --update rewrites exactly the marked blocks (fenced, fenced inside a list
  * item, an unfenced table) and nothing else, a second --update changes
  * nothing, a skipped block is listed and left alone, exit=N is honoured and
- * a failing command is an error (exit 2) that --update does not paper over.
+ * a failing command is an error (exit 2) that --update does not paper over;
+ * a backticked repository path that names nothing fails (exit 1, FILE:LINE),
+ * --update too, while placeholders and globs that match pass.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -138,4 +140,24 @@ Test(docs_check, a_failing_command_is_an_error_even_with_update) {
   cr_assert(strstr(r.err, "marker without -->"), "%s", r.err);
   ds_test_release(&r);
   unlink(path2);
+}
+
+Test(docs_check, a_backticked_path_that_names_nothing_fails) {
+  char path[] = "/tmp/ddpsim-docs-check-XXXXXX";
+  ds_test_write_temp(path, "# scratch\n"
+                           "exists: `docs/architecture.md`, `sim/net/topo` (a module), `sim/net/`\n"
+                           "globs: `sim/train/compute*.c`, `tests/test_{net,lockstep}.c`\n"
+                           "placeholders: `tests/data/fuzz/READER/`, `tests/test_<module>.c`\n"
+                           "outside the repository: `torch/nn/parallel/distributed.py`\n"
+                           "planted: `sim/net/no_such_module.c` and `docs/nope/`\n");
+  struct ds_test_result r = check("", path);
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, ":6: `sim/net/no_such_module.c` names no file or folder"), "%s", r.out);
+  cr_assert(strstr(r.out, ":6: `docs/nope/` names no file or folder"), "%s", r.out);
+  cr_assert(strstr(r.out, "2 backticked paths missing"), "%s", r.out);
+  ds_test_release(&r);
+  r = check("--update", path);
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  ds_test_release(&r);
+  unlink(path);
 }

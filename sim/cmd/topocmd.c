@@ -34,7 +34,8 @@ struct topocmd_options {
 
 static const char usage[] =
     "usage: ddpsim topo TOPOLOGY [--from GPU --to GPU] [--world-size N] [--help]\n"
-    "       ddpsim topo import FILE... [--nodes N] [--nic COUNTxBW] [--gpu NAME] [-o OUT]\n"
+    "       ddpsim topo import FILE... [--nodes N] [--nic COUNTxBW] [--gpu NAME]\n"
+    "                          [--gpus TABLE] [--name NAME] [-o OUT]\n"
     "\n"
     "Prints what the topology describes, as the simulator understood it: the\n"
     "GPU, the compute factors, devices and links, the route between two GPUs\n"

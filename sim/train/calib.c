@@ -301,7 +301,8 @@ static ds_status check_host_unit(const struct ds_cnode *map, const struct ds_cno
 /* The host section: bench/host_calibrate.py's medians, in the units of the
  * topology's host_dispatch and host_node (check_host_unit), and
  * bench/torch_ddp_host.py's fits of DDP's reducer: per gradient, per bucket
- * call, per broadcast buffer (a unit required on each). */
+ * call, per broadcast buffer, per iteration (ddp_iter) (a unit required on
+ * each). */
 static ds_status read_host(const struct ds_cnode *root, struct ds_calib *c, int merging,
                            struct ds_err *err) {
   struct ds_cnode map, node;

@@ -212,36 +212,25 @@ def host_factors():
     return tuple(float(m.group(1)) for m in got)
 
 
-def run_command(cache, cmd):
-    """Output rows of one ddpsim command (list of dicts), or an error string."""
-    if cmd in cache:
-        return cache[cmd]
-    try:
-        proc = subprocess.run([BIN] + shlex.split(cmd), cwd=ROOT, capture_output=True,
-                              text=True, check=False)
-    except OSError as exc:
-        cache[cmd] = "cannot run %s: %s" % (BIN, exc)
-        return cache[cmd]
-    if proc.returncode != 0:
-        cache[cmd] = "exit %d: %s" % (proc.returncode,
-                                      (proc.stderr.strip().splitlines()[-1:] or [""])[0])
-        return cache[cmd]
-    text = "\n".join(l for l in proc.stdout.splitlines() if l and not l.startswith("#"))
-    cache[cmd] = list(csv.DictReader(io.StringIO(text)))
-    return cache[cmd]
+def csv_rows(text):
+    """The rows of ddpsim's CSV text (list of dicts), its # lines left out."""
+    text = "\n".join(l for l in text.splitlines() if l and not l.startswith("#"))
+    return list(csv.DictReader(io.StringIO(text)))
 
 
-def run_schedule(cache, cmd):
-    """The command's steady-state schedule (list of dicts: ddpsim --schedule's
-    rows), or an error string; cached as run_command's output is."""
-    key = (cmd, "schedule")
+def run_command(cache, cmd, schedule=False):
+    """Output rows of one ddpsim command (list of dicts), or an error string.
+    With schedule, the steady-state schedule's rows (ddpsim --schedule's)
+    instead, cached under (cmd, "schedule"); that run also caches its output
+    rows under cmd, so a row reading both runs ddpsim once."""
+    key = (cmd, "schedule") if schedule else cmd
     if key in cache:
         return cache[key]
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "schedule.csv")
+        args = [BIN] + shlex.split(cmd) + (["--schedule", path] if schedule else [])
         try:
-            proc = subprocess.run([BIN] + shlex.split(cmd) + ["--schedule", path], cwd=ROOT,
-                                  capture_output=True, text=True, check=False)
+            proc = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, check=False)
         except OSError as exc:
             cache[key] = "cannot run %s: %s" % (BIN, exc)
             return cache[key]
@@ -249,9 +238,10 @@ def run_schedule(cache, cmd):
             cache[key] = "exit %d: %s" % (proc.returncode,
                                           (proc.stderr.strip().splitlines()[-1:] or [""])[0])
             return cache[key]
-        with open(path) as f:
-            text = "\n".join(l for l in f.read().splitlines() if l and not l.startswith("#"))
-    cache[key] = list(csv.DictReader(io.StringIO(text)))
+        cache[cmd] = csv_rows(proc.stdout)
+        if schedule:
+            with open(path) as f:
+                cache[key] = csv_rows(f.read())
     return cache[key]
 
 
@@ -285,12 +275,16 @@ def predict(cache, row, extra=""):
     cmd = row["command"].strip()
     if cmd in ("", "-"):
         return None, "not expressible", None
-    out = run_command(cache, cmd + extra)
-    if isinstance(out, str):
-        return None, "FAILED " + out, None
     want = [kv.split("=", 1) for kv in row["select"].split(";") if kv.strip()]
     ops = [v for k, v in want if k.strip() == "ops"]
     want = [(k, v) for k, v in want if k.strip() != "ops"]
+    # an ops row's schedule first: its run caches the output rows too
+    sched = run_command(cache, cmd + extra, schedule=True) if ops else None
+    if isinstance(sched, str):
+        return None, "FAILED " + sched, None
+    out = run_command(cache, cmd + extra)
+    if isinstance(out, str):
+        return None, "FAILED " + out, None
     hits = [r for r in out if all(k in r and same(r[k], v) for k, v in want)]
     if not hits:
         return None, "FAILED no output row with %s" % row["select"], None
@@ -305,9 +299,6 @@ def predict(cache, row, extra=""):
         except (TypeError, ValueError):
             pass
     if ops:
-        sched = run_schedule(cache, cmd + extra)
-        if isinstance(sched, str):
-            return None, "FAILED " + sched, None
         sums = ops_sums(sched, ops[0])
         if sums is None:
             return None, "FAILED no compute op in the schedule named %s..." % ops[0], None

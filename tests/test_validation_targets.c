@@ -60,7 +60,7 @@ Test(validation_targets, numbers_and_met_from_hand_worked_rows) {
       "t.rows['ddp_scaling'] = [(row(**P), 0, 1.0, False, None), (row(**P), 0, -2.0, False, None),\n"
       "    (row(**P), 0, 3.0, False, None), (row(**A), 0, 5.0, True, None),\n"
       "    (row(unit='ms', source='NVIDIA/DLE r'), 0, 100.0, True, None)]\n"
-      "t.pairs = [(True, False), (True, False), (True, True), (False, False)]");
+      "t.pairs = [(True, False, None), (True, False, None), (True, True, None), (False, False, None)]");
   const char *want =
       "== targets (issue #12; non-fit rows with a prediction, approx rows included)\n"
       "  (1) collectives >= 1 MiB: median <= 10 %, worst <= 20 %: met no\n"
@@ -96,7 +96,7 @@ Test(validation_targets, met_only_when_every_bound_holds) {
       "t.rows['collectives'] = [(row(1 << 20), e, 0, False, None) for e in (11.0, -12.0, 13.0)]\n"
       "t.rows['training'] = [(row(), -10.0, 0, False, False), (row(), 1.0, 0, False, False)]\n"
       "t.rows['ddp_scaling'] = [(row(**P), 0, 2.0, False, None), (row(**A), 0, -0.5, True, None)]\n"
-      "t.pairs = [(True, False), (True, False)]");
+      "t.pairs = [(True, False, None), (True, False, None)]");
   cr_assert(strstr(r.out, "worst <= 20 %: met no\n      all rows: n=3 median 12.0 %, worst 13.0 %"),
             "%s", r.out);
   cr_assert(strstr(r.out, "every row: met yes\n      2 of 2 rows within"), "%s", r.out);
@@ -124,9 +124,43 @@ Test(validation_targets, pair_sign_tie_matches_only_a_tie) {
   struct ds_test_result r = targets_of(
       "print(run.sign(101.0, 101.0), run.sign(61.555, 61.544), run.sign(24.36, 23.83),"
       " run.sign(1.0, 2.0))\n"
-      "t.pairs = [(run.sign(100.0, 100.0) == run.sign(63.49, 63.52), False)]");
+      "t.pairs = [(run.sign(100.0, 100.0) == run.sign(63.49, 63.52), False, None)]");
   cr_assert(strstr(r.out, "0 1 1 -1\n"), "%s", r.out);
   cr_assert(strstr(r.out, "every pair: met no\n      0 of 1 pairs"), "%s", r.out);
+  ds_test_release(&r);
+}
+
+/* A pair's measured difference against the range of its repeated runs:
+ * rows of one command, metric, select and unit are one configuration; the
+ * larger of the two configurations' ranges (max - min of their measured
+ * values) decides, inclusive; a configuration measured once has no range,
+ * and a pair of two such is None. The line under target (4) counts the
+ * pairs with the sign by that split and decides nothing: here 2 of 3 pairs
+ * are right, "met no" as without it. */
+Test(validation_targets, a_pairs_difference_is_judged_against_its_repeats_range) {
+  struct ds_test_result r = targets_of(
+      "def m(cmd, v):\n"
+      "    return {'command': cmd, 'metric': 'iter_ms', 'select': '', 'unit': 'ms', 'value': v}\n"
+      "a1, a2, a3, b1 = m('a', '30.0'), m('a', '37.0'), m('a', '31.0'), m('b', '25.0')\n"
+      "c1, d1 = m('c', '10.0'), m('d', '11.0')\n"
+      "reps = {}\n"
+      "for x in (a1, a2, a3, b1, c1, d1):\n"
+      "    reps.setdefault(run.repeat_key(x), []).append(x)\n"
+      "print(run.repeat_range(reps, [a1, b1], 5.0), run.repeat_range(reps, [a1, b1], 7.0),\n"
+      "      run.repeat_range(reps, [a1, b1], 7.5), run.repeat_range(reps, [c1, d1], 1.0))\n"
+      "t.pairs = [(False, False, True), (True, False, True), (True, False, None)]");
+  cr_assert(strstr(r.out, "True True False None\n"), "%s", r.out);
+  cr_assert(strstr(r.out, "every pair: met no\n      2 of 3 pairs\n"
+                          "        by the measured difference against the range of the pair's "
+                          "repeated runs: within it 1 of 2, beyond it 0 of 0, not repeated 1 of 1\n"),
+            "%s", r.out);
+  ds_test_release(&r);
+}
+
+/* No pair of repeated configurations: no split line. */
+Test(validation_targets, no_repeated_pair_no_split_line) {
+  struct ds_test_result r = targets_of("t.pairs = [(True, False, None)]");
+  cr_assert_null(strstr(r.out, "repeated runs"), "%s", r.out);
   ds_test_release(&r);
 }
 

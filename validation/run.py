@@ -16,7 +16,8 @@ of its iter_ms or more, as ddpsim's summary flags it), and for rows that form a 
 (signs of the two values, each side a tie where they differ by at most
 TIE_REL of the larger: below the published values' last digit, above
 ddpsim's float noise; a tie matches only a tie; a pair without two rows with a
-prediction is not met);
+prediction is not met; a pair whose measured difference is within the range of
+its rows' repeated runs is marked so, which decides nothing);
 rows that repeat one command (the same model and setup measured on several
 machines or days) are listed with their spread: each stays a row of its own.
 Rows whose prediction is host-bound and whose metric is a time or rate
@@ -459,12 +460,16 @@ class Tally:
     """What targets() needs, gathered while the report runs: per group its
     non-fit rows with a prediction (row, error %, predicted - measured,
     approx, host-bound), its host-bound rows' count within the measured
-    hosts' range, and its pairs (whether each has the measured sign)."""
+    hosts' range, and its pairs (whether each has the measured sign, and
+    whether its measured difference is within its repeated runs' range)."""
 
     def __init__(self):
         self.rows = {}  # group -> [(row, err, diff, approx, host-bound or None)]
         self.ranged = {}  # group -> (within, non-fit host-bound rows run at the range)
-        self.pairs = []  # per pair of non-fit rows: (sign matches, approx)
+        # per pair of non-fit rows: (sign matches, approx, noise): noise is
+        # whether the measured difference lies within the range of the pair's
+        # repeated runs (repeat_range), None where neither row is repeated
+        self.pairs = []
 
     def of(self, group):
         return self.rows.get(group, [])
@@ -500,6 +505,24 @@ def sign(a, b):
     if abs(a - b) <= TIE_REL * max(abs(a), abs(b)):
         return 0
     return (a > b) - (a < b)
+
+
+def repeat_key(r):
+    """Rows measuring one configuration: the same command, metric, select and unit."""
+    return (r["command"].strip(), r["metric"].strip(), r["select"].strip(), r["unit"].strip())
+
+
+def repeat_range(repeats, rows, difference):
+    """Whether a pair's measured difference is at most the larger range
+    (max - min) of the measured runs of its two rows' configurations
+    (repeats: repeat_key -> the group's rows), or None where neither
+    configuration was measured more than once."""
+    ranges = []
+    for r in rows:
+        vals = [float(m["value"]) for m in repeats.get(repeat_key(r), [])]
+        if len(vals) > 1:
+            ranges.append(max(vals) - min(vals))
+    return difference <= max(ranges) if ranges else None
 
 
 def met(ok):
@@ -598,13 +621,23 @@ def targets(t):
 
     # (4) every bucket-size pair with the measured sign (a pair that cannot
     # be compared counts as not met)
-    right = sum(1 for ok, _ in t.pairs if ok)
+    right = sum(1 for ok, _, _ in t.pairs if ok)
     out.append("  (4) bucket-size comparisons with the measured sign, every pair: %s"
                % met(t.pairs and right == len(t.pairs)))
     out.append("      %d of %d pairs" % (right, len(t.pairs)))
-    exact = [ok for ok, a in t.pairs if not a]
+    exact = [ok for ok, a, _ in t.pairs if not a]
     if len(exact) < len(t.pairs):
         out.append("        without the approx pairs: %d of %d" % (sum(exact), len(exact)))
+    # shown, not deciding: a pair whose measured difference is no larger
+    # than the spread of the same commands measured again has a sign the
+    # measurement does not resolve (each pair still counts above)
+    if any(n is not None for _, _, n in t.pairs):
+        parts = []
+        for name, want in (("within it", True), ("beyond it", False), ("not repeated", None)):
+            oks = [ok for ok, _, n in t.pairs if n is want]
+            parts.append("%s %d of %d" % (name, sum(oks), len(oks)))
+        out.append("        by the measured difference against the range of the pair's "
+                   "repeated runs: " + ", ".join(parts))
     return out
 
 
@@ -845,8 +878,7 @@ def report(tally, groups):
         repeats = {}
         for r in rows:
             if r["command"].strip() not in ("", "-"):
-                key = (r["command"].strip(), r["metric"].strip(), r["select"].strip(), r["unit"].strip())
-                repeats.setdefault(key, []).append(r)
+                repeats.setdefault(repeat_key(r), []).append(r)
         reps = [(k, m) for k, m in repeats.items() if len(m) > 1]
         if reps:
             # the same command measured on several machines or days: every run
@@ -881,18 +913,20 @@ def report(tally, groups):
                     print("  pair %-20s %d rows, %d with a prediction, need 2 and 2: not met"
                           % (pid, len(pair_rows[pid]), len(members)))
                     if nonfit:
-                        tally.pairs.append((False, approx))
+                        tally.pairs.append((False, approx, None))
                     continue
                 (ra, ma, pa), (rb, mb, pb) = members
                 sm, sp = sign(ma, mb), sign(pa, pb)
                 ok = sm == sp
                 match += ok
+                noise = repeat_range(repeats, pair_rows[pid], abs(ma - mb))
                 if nonfit:  # the targets count pairs of non-fit rows only
-                    tally.pairs.append((ok, approx))
+                    tally.pairs.append((ok, approx, noise))
                 rel = {1: ">", 0: "=", -1: "<"}
-                print("  pair %-20s measured %s %s %s, predicted %s %s %s: sign %s" % (
+                print("  pair %-20s measured %s %s %s, predicted %s %s %s: sign %s%s" % (
                     pid, fmt(ma), rel[sm], fmt(mb), fmt(pa), rel[sp], fmt(pb),
-                    "matches" if ok else "WRONG"))
+                    "matches" if ok else "WRONG",
+                    " (measured difference within its repeated runs' range)" if noise else ""))
             print("  pairs with the measured sign: %d of %d" % (match, n_pairs))
     print("\n== overall (every group, non-fit rows with a prediction)")
     print("  all   : %s  (rows not in %%)" % stats(overall))

@@ -162,7 +162,8 @@ Test(report_provenance, seeds_mt19937_would_alias_are_refused) {
                          "option --seed: expected an integer from 1 to 4294967295");
   ds_test_ddpsim_refuses("--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
                          "--jitter 0.1 --seed 4294967297",
-                         "takes 0 as its default seed 4357");
+                         "takes 0 as its default seed 4357, so other values would repeat one "
+                         "of these timelines), got \"4294967297\"");
   ds_test_ddpsim_refuses("--topo tests/data/tiny-topo.yaml --model tests/data/tiny-model.yaml "
                          "--jitter 0.1 --seed 4294967295 --samples 3",
                          "seed 4294967297 passes 4294967295 (GSL's mt19937 keeps a seed's low "

@@ -696,7 +696,7 @@ static ds_status apply(struct ds_options *o, const char *flag, const char *v,
       return ds_err_set(err, DS_EUSAGE, "option --seed: expected an integer from 1 to %lld "
                         "(GSL's mt19937 keeps a seed's low 32 bits and takes 0 as its "
                         "default seed 4357, so other values would repeat one of these "
-                        "timelines), got '%s'", (long long)DS_SEED_MAX, v);
+                        "timelines), got \"%s\"", (long long)DS_SEED_MAX, v);
     o->seed = (uint64_t)x;
   } else if (strcmp(flag, "--dtype") == 0) {
     if (ds_dtype_parse(v, &o->dtype) != 0) return bad(err, flag, "fp32, fp16 or bf16", v);

@@ -542,7 +542,8 @@ def targets(t):
     prediction, approx rows included (they are what ddpsim offers for those
     setups), and each also gives its numbers without the approx rows. Each
     target's line is indented 2, the numbers that decide it 6, a breakdown
-    of them 8 (README.md shows the first two: grep -v on 8 spaces)."""
+    of them 8 (README.md shows the first two and, of the third, the lines
+    without the approx rows: grep -v on 8 spaces and a letter but w)."""
     out = ["== targets (issue #12; non-fit rows with a prediction, approx rows included)"]
 
     # (1) collectives from 1 MiB

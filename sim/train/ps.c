@@ -16,10 +16,11 @@
  * (at most two steps live: a worker cannot end step i + 1 before every
  * worker's push of it) and a consumer's rows (on_iter, handed on a step at
  * a time once every worker has ended it: async, the steps between its
- * slowest and its fastest worker, refused past opt->mem_limit). With
- * jitter, a step's draws are drawn when the first worker enters it, steps
- * in order, and each worker keeps its own until it gets there. Layout of
- * one iteration's ops:
+ * slowest and its fastest worker). With jitter, a step's draws are drawn
+ * when the first worker enters it, steps in order, and each worker keeps
+ * its own until it gets there. All of it is counted (held_bytes) and
+ * refused past opt->mem_limit as a step is laid out. Layout of one
+ * iteration's ops:
  *
  *   per worker w: its program, per_w ops: the compute ops (fwd..., loss,
  *     bwd...), each layer's after its host launch (a host op, timed when
@@ -496,9 +497,10 @@ static ds_status alloc_result(struct ds_ps_result *r) {
   return DS_OK;
 }
 
-/* --strategy ps holds each worker's ops of its step and a window of
- * iterations where needed (ps.c's head): memory is not --iters'; the one
- * bound on a long run is the work bound (work_limit). */
+/* --strategy ps holds each worker's ops of its step, a window of
+ * iterations where needed and the draws of workers behind (ps.c's head):
+ * memory is not --iters' but the lag's, bounded by mem_limit; the bound on
+ * a long run is the work bound (work_limit). */
 ds_status ds_ps_run(struct ds_topo *topo, const struct ds_model *model,
                     const struct ds_compute *compute, const struct ds_ps_options *o,
                     struct ds_ps_result *r, struct ds_err *err) {

@@ -164,12 +164,17 @@ struct ds_ps_options {
    * after their workers have moved on (sync: two, for its updates; with
    * on_iter, async: those between its slowest and fastest worker, which a
    * straggler makes grow with iters: the consumer gets a step's ops once
-   * every worker has ended it); a caller keeping every op's times in
-   * memory (a trace written once the run has ended) says how many bytes
-   * per op it keeps. mem_limit (0: no bound) bounds each: what the caller
-   * keeps is refused before the run, naming the iterations that fit and
-   * kept_by, what keeps them ("--trace -"); a window that would pass it,
-   * when it would, DS_EINPUT naming the --iters that would fit. */
+   * every worker has ended it), and with jitter each worker's draws of
+   * the steps from its own to the fastest's (also growing with a
+   * straggler's lag); a caller keeping every op's times in memory (a
+   * trace written once the run has ended) says how many bytes per op it
+   * keeps. mem_limit (0: no bound) bounds each: what the caller keeps is
+   * refused before the run, naming the iterations that fit and kept_by,
+   * what keeps them ("--trace -"); what the run holds (held_bytes: the
+   * ops, the window and the draws together), when a step laid out would
+   * take it past the limit, DS_EINPUT naming the --iters that would fit
+   * and what holds the steps (--jitter, the trace), or --world-size when
+   * one step's would not fit. */
   double kept_bytes_per_op;
   uint64_t mem_limit;
   const char *kept_by;
@@ -204,8 +209,10 @@ struct ds_ps_result {
   /* Bytes the run's per-step state held at once, at most: each worker's
    * ops of its step (16 per op of one iteration, whatever --iters), the
    * blocks, and with jitter each worker's draws of the steps from its own
-   * to the latest any worker has entered (8 per compute op and step, in a
-   * queue of a power of two steps, two at least). */
+   * to the latest any worker has entered (8 per compute op of a worker's
+   * step and a pointer; a step's reused once its worker has ended it, so
+   * the most steps the workers were behind together when a step was laid
+   * out). What mem_limit bounds. */
   double held_bytes;
 };
 

@@ -71,13 +71,19 @@ struct ps_block {
   struct ps_block *next;  /* in the spare list */
 };
 
-/* Worker w's jitter draws (ps.c): those of the steps from the one it is
- * in to the latest any worker has entered, drawn when the first worker
- * entered each; step i's at v[(i % cap) * n_cmp ..], one per compute entry
- * of the program. */
+/* One worker's jitter draws of one step, one per compute entry of the
+ * program (cmp_of), in its worker's queue or in the spare list. */
+struct ps_draw_step {
+  struct ps_draw_step *next;
+  double v[];
+};
+
+/* Worker w's jitter draws (ps_window.c): those of the steps from the one it
+ * is in to the latest any worker has entered, oldest first, drawn when the
+ * first worker entered each; a step's go back to the spare list when the
+ * worker ends it. */
 struct ps_draws {
-  double *v;
-  int32_t cap;
+  struct ps_draw_step *head, *tail;
 };
 
 /* The simulation's state (ps.c), which the schedule's builders read
@@ -117,6 +123,8 @@ struct ps_sim {
   int32_t *cmp_of;        /* [per_w] index of a compute entry among them, else -1 */
   int32_t n_cmp;
   struct ps_draws *draws; /* [W] with jitter, else NULL */
+  struct ps_draw_step *draw_spare; /* ended steps' draws, reused */
+  size_t n_draw_spare;
   uint64_t workers_done;  /* (worker, iteration) pairs ended, of W x iters */
   double held_bytes, held_peak; /* per-step state held (ds_ps_result held_bytes) */
   uint64_t ops_ended;     /* ops whose end was an event, of timed_per_step x iters */
@@ -174,8 +182,8 @@ int64_t *ds__ps_op_time(const struct ps_sim *s, size_t op, int end);
 /* Worker w's jitter draw for program entry j (a compute op) of its step. */
 double ds__ps_draw(const struct ps_sim *s, int32_t w, int32_t j);
 /* Lays out iteration iter (= hi + 1), the first worker entering it.
- * DS_EINPUT (message in s->err, err_set) when its block would pass
- * opt->mem_limit. */
+ * DS_EINPUT (message in s->err, err_set) when what the run holds (its
+ * block, the draws) would pass opt->mem_limit. */
 ds_status ds__ps_lay_out(struct ps_sim *s, int32_t iter);
 /* Worker w has ended iteration iter: its ops are kept, the iterations every
  * worker has ended are handed on, and the next is laid out if w is the

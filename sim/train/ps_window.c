@@ -9,7 +9,8 @@
  * step at a time, on_iter), laid out when the first worker enters a step
  * and retired once every worker has ended it; and with jitter each
  * worker's draws, drawn when the first worker enters a step, in op order,
- * and kept until the worker gets there.
+ * and kept until the worker gets there. Everything held is counted in
+ * held_bytes, against one bound, opt->mem_limit (ds__ps_lay_out, refuse).
  */
 #include "sim/train/ps_impl.h"
 
@@ -75,9 +76,8 @@ int64_t *ds__ps_op_time(const struct ps_sim *s, size_t op, int end) {
 /* Worker w's jitter draw for program entry j (a compute op) of the step it
  * is in. */
 double ds__ps_draw(const struct ps_sim *s, int32_t w, int32_t j) {
-  const struct ps_draws *d = &s->draws[w];
-  assert(s->cmp_of[j] >= 0 && s->iter[w] <= s->hi);
-  return d->v[(size_t)(s->iter[w] % d->cap) * (size_t)s->n_cmp + (size_t)s->cmp_of[j]];
+  assert(s->cmp_of[j] >= 0 && s->draws[w].head);
+  return s->draws[w].head->v[s->cmp_of[j]];
 }
 
 static void hold(struct ps_sim *s, double bytes) {
@@ -93,36 +93,66 @@ static double block_bytes(const struct ps_sim *s) {
          (s->opt->mode == DS_PS_SYNC ? (double)s->y.K * 2 * sizeof(int64_t) : 0);
 }
 
-/* A new block would take the window past opt->mem_limit (bounded on its
- * own, as what the caller keeps is, check_kept): with a consumer, async
- * workers drifting apart (a straggler, jitter) hold every step between
- * them, more the longer the run. Refused, naming the --iters that would
- * fit: the gap grows in proportion to the steps run (the workers' rates
- * stay), so the fastest, entering step iter with the slowest at lo, would
- * be about (iters - 1) * (iter - lo) / iter steps ahead entering the last,
- * holding one block more than that. */
-static ds_status refuse_window(struct ps_sim *s, int32_t iter) {
+/* Bytes of one worker's draws of one step. */
+static double draw_step_bytes(const struct ps_sim *s) {
+  return (double)sizeof(struct ps_draw_step) + (double)s->n_cmp * sizeof(double);
+}
+
+/* The step worker w is in, one past it once it has ended it (between
+ * ds__ps_worker_done and its next step, or past its last). */
+static int32_t step_of(const struct ps_sim *s, int32_t w) {
+  return s->iter[w] + (s->pos[w] == s->y.per_w && s->pulls_left[w] == 0);
+}
+
+/* What the run holds, held_bytes, and the `more` bytes laying out step
+ * iter needs would pass opt->mem_limit: refused, DS_EINPUT (err_set).
+ * What grows is what async workers drifting apart (a straggler, jitter)
+ * hold for the steps between the slowest and the fastest: a consumer's
+ * blocks (its rows go out a step at a time once every worker has ended
+ * it) and, with jitter, the draws of the workers behind (drawn when the
+ * first worker enters a step: ds__ps_lay_out). Beyond what one step holds
+ * (each worker's ops, a block, a step's draws: `fixed`) it grows in
+ * proportion to the steps run (the workers' rates stay), so the fastest,
+ * entering step iter, would be (iters - 1) / iter times as far ahead
+ * entering the last: refused naming the --iters that would fit. With no
+ * worker behind, or sync (its workers are a step apart at most), what one
+ * step holds does not fit: refused naming --world-size. */
+static ds_status refuse(struct ps_sim *s, int32_t iter, double more) {
   const struct ds_ps_options *o = s->opt;
-  double per = block_bytes(s), need = (double)(s->n_blocks + 1) * per;
+  double W = (double)s->y.W, limit = (double)o->mem_limit, need = s->held_bytes + more;
+  double fixed = W * (double)s->n_own * 2 * sizeof(int64_t) +
+                 (s->jitter ? W * draw_step_bytes(s) : 0) + (s->track ? block_bytes(s) : 0);
+  int32_t slowest = iter;
+  for (int32_t w = 0; w < s->y.W; w++)
+    if (step_of(s, w) < slowest) slowest = step_of(s, w);
+  int trace = o->on_iter != NULL, draws = s->jitter != NULL;
   s->err_set = 1;
-  if (iter <= s->lo)
+  if (slowest >= iter || o->mode == DS_PS_SYNC || limit <= fixed)
     return ds_err_set(s->err, DS_EINPUT,
-                      "option --world-size: one step's ops of %d ranks would take about %.3g "
-                      "GiB, more than the %.3g GiB allowed (half this machine's memory); "
-                      "give a smaller --world-size",
-                      o->world_size, need / DS_UNITS_GIB, (double)o->mem_limit / DS_UNITS_GIB);
-  double fit_blocks = floor((double)o->mem_limit / per);
-  double fit = floor((fit_blocks - 1) * (double)iter / (double)(iter - s->lo)) + 1;
-  return ds_err_set(s->err, DS_EINPUT,
-                    "option --iters: the workers are %d steps apart (the slowest in step %d, "
-                    "the fastest entering step %d: a straggler or jitter drifts %s workers "
-                    "apart) and the trace, handed on a step at a time once every worker has "
-                    "ended it, holds the %d steps from the slowest's to the fastest's: about "
-                    "%.3g GiB, more than the %.3g GiB allowed (half this machine's memory); "
-                    "give --iters about %.0f or fewer, a smaller --world-size, or none of "
-                    "--trace, --plot and --chrome (what the steps are held for)",
-                    iter - s->lo, s->lo, iter, ds_ps_mode_name(o->mode), iter - s->lo + 1,
-                    need / DS_UNITS_GIB, (double)o->mem_limit / DS_UNITS_GIB, fit < 2 ? 2 : fit);
+                      "option --world-size: one step's ops of %d ranks (their times%s%s) "
+                      "would take about %.3g GiB, more than the %.3g GiB allowed (half this "
+                      "machine's memory); give a smaller --world-size",
+                      o->world_size, trace ? ", the trace's rows" : "",
+                      draws ? ", the jitter draws" : "", need / DS_UNITS_GIB,
+                      limit / DS_UNITS_GIB);
+  double fit = floor((limit - fixed) / (need - fixed) * (double)iter) + 1;
+  const char *trace_rows = "the trace's rows (handed on a step at a time once every worker has "
+                           "ended it)",
+             *draw_rows = "the jitter draws of the workers behind (drawn when the first worker "
+                          "enters a step: one generator, in op order)";
+  return ds_err_set(
+      s->err, DS_EINPUT,
+      "option --iters: the workers are %d steps apart (the slowest in step %d, the fastest "
+      "entering step %d: a straggler or jitter drifts %s workers apart) and the run holds, "
+      "for the %d steps from the slowest's to the fastest's, %s%s%s: about %.3g GiB, more "
+      "than the %.3g GiB allowed (half this machine's memory); give --iters about %.0f or "
+      "fewer, a smaller --world-size, %s (what the steps are held for)",
+      iter - slowest, slowest, iter, ds_ps_mode_name(o->mode), iter - slowest + 1,
+      trace ? trace_rows : "", trace && draws ? " and " : "", draws ? draw_rows : "",
+      need / DS_UNITS_GIB, limit / DS_UNITS_GIB, fit < 2 ? 2 : fit,
+      trace && draws ? "no --jitter, or none of --trace, --plot and --chrome"
+      : trace        ? "or none of --trace, --plot and --chrome"
+                     : "or no --jitter");
 }
 
 static void free_block(struct ps_block *b) {
@@ -134,17 +164,20 @@ static void free_block(struct ps_block *b) {
   free(b);
 }
 
-/* Iteration iter's block, where blocks are kept (track): the ring of
- * blocks doubles when the live iterations outgrow it. DS_EINPUT (message
- * in s->err, err_set) when a new block would pass opt->mem_limit. */
+/* The ring of blocks' capacity for step iter: it doubles when the live
+ * iterations outgrow it. */
+static size_t ring_cap_for(const struct ps_sim *s, int32_t iter) {
+  if ((size_t)(iter - s->lo) + 1 <= s->ring_cap) return s->ring_cap;
+  return s->ring_cap ? 2 * s->ring_cap : 2;
+}
+
+/* Iteration iter's block, where blocks are kept (track), a spare one or
+ * new. */
 static ds_status new_block(struct ps_sim *s, int32_t iter) {
   size_t n_all = s->opt->on_iter ? s->y.n_step : 0;
   size_t n_upd = s->opt->mode == DS_PS_SYNC ? (size_t)s->y.K : 0;
-  if (!s->spare && s->opt->mem_limit &&
-      (double)(s->n_blocks + 1) * block_bytes(s) > (double)s->opt->mem_limit)
-    return refuse_window(s, iter);
-  if ((size_t)(iter - s->lo) + 1 > s->ring_cap) {
-    size_t cap = s->ring_cap ? 2 * s->ring_cap : 2;
+  if (ring_cap_for(s, iter) > s->ring_cap) {
+    size_t cap = ring_cap_for(s, iter);
     struct ps_block **ring = calloc(cap, sizeof *ring);
     if (!ring) return DS_ENOMEM;
     for (int32_t i = s->lo; i <= s->hi; i++)
@@ -182,47 +215,79 @@ static ds_status new_block(struct ps_sim *s, int32_t iter) {
   return DS_OK;
 }
 
-/* Every worker's jitter draws of iteration iter, the ops in order (the
- * workers' programs, one after another; nothing else is a compute op),
- * kept by each worker until it gets there: its queue doubles when the
- * steps from the one it is in to iter outgrow it. */
-static ds_status draw_step(struct ps_sim *s, int32_t iter) {
-  size_t n = (size_t)s->n_cmp;
+/* Every worker's jitter draws of the step being laid out, the ops in order
+ * (the workers' programs, one after another; nothing else is a compute
+ * op), each worker's at the end of its queue, in a spare step's or a new
+ * one. */
+static ds_status draw_step(struct ps_sim *s) {
   for (int32_t w = 0; w < s->y.W; w++) {
     struct ps_draws *d = &s->draws[w];
-    int32_t from = s->iter[w];
-    if (iter - from + 1 > d->cap) {
-      int32_t cap = d->cap ? 2 * d->cap : 2;
-      while (iter - from + 1 > cap) cap *= 2;
-      double *v = malloc((size_t)cap * n * sizeof *v);
-      if (!v) return DS_ENOMEM;
-      for (int32_t i = from; i < iter; i++)
-        memcpy(v + (size_t)(i % cap) * n, d->v + (size_t)(i % d->cap) * n, n * sizeof *v);
-      free(d->v);
-      hold(s, (double)(cap - d->cap) * (double)n * sizeof *v);
-      d->v = v;
-      d->cap = cap;
+    struct ps_draw_step *st = s->draw_spare;
+    if (st) {
+      s->draw_spare = st->next;
+      s->n_draw_spare--;
+    } else {
+      st = malloc(sizeof *st + (size_t)s->n_cmp * sizeof *st->v);
+      if (!st) return DS_ENOMEM;
+      hold(s, draw_step_bytes(s));
     }
-    double *slot = d->v + (size_t)(iter % d->cap) * n;
+    st->next = NULL;
+    if (d->tail) d->tail->next = st;
+    else d->head = st;
+    d->tail = st;
     const struct ds_op *ops = s->step->ops + ds__ps_ix_prog(&s->y, w, 0);
     for (int32_t j = 0; j < s->y.per_w; j++)
-      if (s->cmp_of[j] >= 0) slot[s->cmp_of[j]] = ds_jitter_next(s->jitter, &ops[j]);
+      if (s->cmp_of[j] >= 0) st->v[s->cmp_of[j]] = ds_jitter_next(s->jitter, &ops[j]);
   }
   return DS_OK;
+}
+
+/* Worker w has ended the step at the head of its queue: its draws are
+ * spare. */
+static void drop_draws(struct ps_sim *s, int32_t w) {
+  struct ps_draws *d = &s->draws[w];
+  struct ps_draw_step *st = d->head;
+  assert(st);
+  d->head = st->next;
+  if (!d->head) d->tail = NULL;
+  st->next = s->draw_spare;
+  s->draw_spare = st;
+  s->n_draw_spare++;
 }
 
 /* Lays out iteration `iter` (= hi + 1), the first worker entering it: its
  * block where blocks are kept, and with jitter every worker's draws of it,
  * drawn now, iterations in order, so that the jitter generator gives op
  * i*n_step + j the draw ds_jitter_fill of every iteration's ops would
- * (jitter.h). The draws come from one generator whose lognormal takes a
- * varying number of uniforms each (GSL's polar method), so a worker's
- * draws of a step cannot be had without every earlier one: the workers
- * behind keep theirs (draw_step). */
+ * (jitter.h). A worker behind keeps its draws of the steps it has not
+ * reached, 8 bytes per compute op and step, which grow with its lag (a
+ * straggler's, nearly --iters): they are counted in held_bytes and bounded
+ * by opt->mem_limit as a consumer's blocks are (refuse), and a step's are
+ * reused once its worker has ended it (drop_draws), so the run holds the
+ * steps the workers are behind now, not the most each ever was. They
+ * cannot be drawn later, when the worker gets there, with the same
+ * values: the draws come from one mt19937 whose lognormal takes a varying
+ * number of uniforms each (GSL's polar method rejects a pair outside the
+ * unit circle), so where a worker's draws of a step start in the sequence
+ * is known only once every earlier draw is made. Keeping the generator's
+ * state instead, at the start of each of a worker's steps, grows with the
+ * lag all the same, 2.5 KB a copy (mt19937's 624 words), as much as a
+ * step's draws of 312 compute ops (ResNet-50 has 349); keeping it once a
+ * step and re-drawing from there would draw the draws of every worker
+ * ahead in the step again for each worker, W times the draws. */
 ds_status ds__ps_lay_out(struct ps_sim *s, int32_t iter) {
+  double more = 0;
+  if (s->track) {
+    more += (double)(ring_cap_for(s, iter) - s->ring_cap) * sizeof *s->ring;
+    if (!s->spare) more += block_bytes(s);
+  }
+  if (s->jitter && s->n_draw_spare < (size_t)s->y.W)
+    more += (double)((size_t)s->y.W - s->n_draw_spare) * draw_step_bytes(s);
+  if (s->opt->mem_limit && s->held_bytes + more > (double)s->opt->mem_limit)
+    return refuse(s, iter, more);
   if (s->track) DS_CHECK(new_block(s, iter));
   s->hi = iter;
-  return s->jitter ? draw_step(s, iter) : DS_OK;
+  return s->jitter ? draw_step(s) : DS_OK;
 }
 
 /* Op j of iteration it never ran (DS_EINTERNAL). */
@@ -308,6 +373,7 @@ static ds_status retire(struct ps_sim *s) {
  * the worker's next one is laid out if it is the first there. */
 ds_status ds__ps_worker_done(struct ps_sim *s, int32_t w, int32_t iter) {
   DS_CHECK(worker_ended(s, w, iter));
+  if (s->jitter) drop_draws(s, w);
   if (s->track) {
     s->ring[(size_t)iter % s->ring_cap]->left--;
     while (s->lo <= s->hi && s->ring[(size_t)s->lo % s->ring_cap]->left == 0)
@@ -366,6 +432,14 @@ ds_status ds__ps_window_init(struct ps_sim *s) {
   return DS_OK;
 }
 
+static void free_draws(struct ps_draw_step *st) {
+  while (st) {
+    struct ps_draw_step *next = st->next;
+    free(st);
+    st = next;
+  }
+}
+
 void ds__ps_window_free(struct ps_sim *s) {
   for (int32_t i = s->lo; s->ring && i <= s->hi; i++) free_block(s->ring[(size_t)i % s->ring_cap]);
   while (s->spare) {
@@ -374,7 +448,8 @@ void ds__ps_window_free(struct ps_sim *s) {
     free_block(b);
   }
   free(s->ring);
-  for (int32_t w = 0; s->draws && w < s->y.W; w++) free(s->draws[w].v);
+  for (int32_t w = 0; s->draws && w < s->y.W; w++) free_draws(s->draws[w].head);
+  free_draws(s->draw_spare);
   free(s->draws);
   free(s->own_start);
   free(s->own_end);

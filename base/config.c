@@ -386,7 +386,7 @@ const char *ds_config_path(const struct ds_config *cfg) {
 
 ds_status ds_config_root(const struct ds_config *cfg, struct ds_cnode *out,
                          struct ds_err *err) {
-  struct ds_cnode root = {cfg, 1, ""};
+  struct ds_cnode root = {cfg, 1, "", NULL};
   const yaml_node_t *node = cnode(&root);
   if (node == NULL)
     return fail(err, cfg, NULL, NULL, "empty document (expected a mapping)");
@@ -483,6 +483,7 @@ int ds_cmap_get(const struct ds_cnode *map, const char *key,
   out->cfg = map != NULL ? map->cfg : NULL;
   out->index = 0;
   out->key = key;
+  out->parent = map != NULL && map->key != NULL && map->key[0] != '\0' ? map->key : NULL;
   if (node == NULL || node->type != YAML_MAPPING_NODE) return 0;
   const yaml_node_pair_t *p = node->data.mapping.pairs.start;
   for (; p < node->data.mapping.pairs.top; p++) {
@@ -515,9 +516,10 @@ ds_status ds_cseq_len(const struct ds_cnode *seq, size_t *out_len,
   return DS_OK;
 }
 
-/* Returns the arena's copy of "KEY[i]" for item node `index`, or of
- * "KEY.CHILD" where child is not NULL (a nested map's value). */
-static ds_status item_key(const struct ds_config *cfg, int index,
+/* Returns the arena's copy of "KEY[i]" for item node `index` ("OUTER.KEY[i]"
+ * where outer, the map KEY sits in, is not NULL), or of "KEY.CHILD" where
+ * child is not NULL (a nested map's value). */
+static ds_status item_key(const struct ds_config *cfg, int index, const char *outer,
                           const char *parent, const char *child, size_t i,
                           const char **out) {
   struct key_arena *a = cfg->keys;
@@ -527,15 +529,17 @@ static ds_status item_key(const struct ds_config *cfg, int index,
     if (a->by_node == NULL) return DS_ENOMEM;
     a->by_node_len = nodes + 1;
   }
+  const char *dot = outer != NULL ? "." : "";
+  if (outer == NULL) outer = "";
   int need = child != NULL ? snprintf(NULL, 0, "%s.%s", parent, child)
-                           : snprintf(NULL, 0, "%s[%zu]", parent, i);
+                           : snprintf(NULL, 0, "%s%s%s[%zu]", outer, dot, parent, i);
   if (need < 0) return DS_EINTERNAL;
   char *s = malloc((size_t)need + 1);
   if (s == NULL) return DS_ENOMEM;
   if (child != NULL)
     snprintf(s, (size_t)need + 1, "%s.%s", parent, child);
   else
-    snprintf(s, (size_t)need + 1, "%s[%zu]", parent, i);
+    snprintf(s, (size_t)need + 1, "%s%s%s[%zu]", outer, dot, parent, i);
   const char *cached = a->by_node[index];
   if (cached != NULL && strcmp(cached, s) == 0) {
     free(s);
@@ -569,13 +573,14 @@ ds_status ds_cseq_at(const struct ds_cnode *seq, size_t i,
                       seq->cfg->path, seq->key != NULL ? seq->key : "", i, len);
   int index = node->data.sequence.items.start[i];
   const char *key;
-  ds_status st = item_key(seq->cfg, index,
+  ds_status st = item_key(seq->cfg, index, seq->parent,
                           seq->key != NULL ? seq->key : "", NULL, i, &key);
   if (st != DS_OK)
     return ds_err_set(err, st, "%s: out of memory", seq->cfg->path);
   out->cfg = seq->cfg;
   out->index = index;
   out->key = key;
+  out->parent = NULL;
   return DS_OK;
 }
 
@@ -585,10 +590,11 @@ ds_status ds_cnode_key_under(const struct ds_cnode *map, struct ds_cnode *node,
       node->index <= 0)
     return DS_OK;
   const char *key;
-  ds_status st = item_key(node->cfg, node->index, map->key, node->key, 0, &key);
+  ds_status st = item_key(node->cfg, node->index, NULL, map->key, node->key, 0, &key);
   if (st != DS_OK)
     return ds_err_set(err, st, "%s: out of memory", node->cfg->path);
   node->key = key;
+  node->parent = NULL;
   return DS_OK;
 }
 

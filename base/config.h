@@ -37,6 +37,11 @@ struct ds_cnode {
   const struct ds_config *cfg;
   int index; /* libyaml node index (1-based); 0 means "absent" */
   const char *key;
+  /* The key of the map this node was looked up in (ds_cmap_get), or NULL
+   * at the top level and for sequence items, whose key is already a path:
+   * a sequence's items are named PARENT.KEY[i], so an error inside a
+   * layer's list names the layer (layers[3].params[0]). */
+  const char *parent;
 };
 
 /* Loads and parses path. A missing file, a YAML syntax error (with its
@@ -119,8 +124,10 @@ ds_status ds_cmap_require(const struct ds_cnode *map, const char *key,
 /* Sequences. ds_cseq_len fails unless node is a sequence. */
 ds_status ds_cseq_len(const struct ds_cnode *seq, size_t *out_len,
                       struct ds_err *err);
-/* Item i of a sequence; its key reads "KEY[i]". The key text is stored in
- * a buffer owned by the config. */
+/* Item i of a sequence; its key reads "KEY[i]", or "OUTER.KEY[i]" where the
+ * sequence was looked up in a map that has a key of its own (an item of
+ * another sequence: layers[3].params[0]). The key text is stored in a
+ * buffer owned by the config. */
 ds_status ds_cseq_at(const struct ds_cnode *seq, size_t i,
                      struct ds_cnode *out, struct ds_err *err);
 

@@ -367,6 +367,36 @@ Test(config, sequences) {
   ds_config_free(cfg);
 }
 
+/* The items of a sequence found in a map inside a sequence are named by
+ * the whole path (layers[1].params[0], and below it
+ * layers[1].params[0].shape[1]), so an error in one layer's list names
+ * the layer; a sequence at the top level keeps its bare key. (Before, the
+ * items were params[0] and shape[1].) */
+Test(config, items_below_an_item_are_named_by_their_whole_path) {
+  struct ds_config *cfg = load("layers:\n"
+                               "  - {name: a, params: []}\n"
+                               "  - name: b\n"
+                               "    params:\n"
+                               "      - {name: w, shape: [4, oops]}\n");
+  struct ds_cnode root = root_of(cfg);
+  struct ds_err err = {DS_OK, ""};
+  struct ds_cnode layers = get(&root, "layers"), l1, params, p0, shape, dim;
+  cr_assert_eq(ds_cseq_at(&layers, 1, &l1, &err), DS_OK);
+  cr_assert_str_eq(l1.key, "layers[1]");
+  params = get(&l1, "params");
+  cr_assert_str_eq(params.key, "params");
+  cr_assert_eq(ds_cseq_at(&params, 0, &p0, &err), DS_OK);
+  cr_assert_str_eq(p0.key, "layers[1].params[0]");
+  shape = get(&p0, "shape");
+  cr_assert_eq(ds_cseq_at(&shape, 1, &dim, &err), DS_OK);
+  cr_assert_str_eq(dim.key, "layers[1].params[0].shape[1]");
+  int64_t v = 0;
+  cr_assert_eq(ds_cnode_int64(&dim, &v, &err), DS_EINPUT);
+  cr_assert(strstr(err.msg, "t.yaml:5:30: key 'layers[1].params[0].shape[1]': ") == err.msg,
+            "%s", err.msg);
+  ds_config_free(cfg);
+}
+
 /* A value of a nested map is named by its whole path once
  * ds_cnode_key_under renames it, and so are its items; under the root
  * (whose map has no key) the name stays the bare key. */

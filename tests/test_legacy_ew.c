@@ -360,10 +360,10 @@ Test(legacy_ew, bad_keys_are_located) {
       {AMP "    amp_cast_ew: [1]\n",
        "expected [autocast bytes, operand-elements], got 1 number"},
       {AMP "    amp_cast_ew: [3, 5]\n",
-       ":16:22: key 'amp_cast_ew[1]': expected operand-elements at most the bytes + 1 (4: each "
+       ":16:22: key 'layers[0].amp_cast_ew[1]': expected operand-elements at most the bytes + 1 (4: each "
        "moves at least a byte), got 5"},
       {AMP "    amp_cast_ew: [1, -2]\n",
-       "key 'amp_cast_ew[1]': expected an integer from 0 to 1000000000000000, got -2"},
+       "key 'layers[0].amp_cast_ew[1]': expected an integer from 0 to 1000000000000000, got -2"},
   };
   struct ds_model *m = NULL;
   struct ds_err err = {0};
@@ -471,7 +471,7 @@ Test(legacy_ew, a_byte_count_with_a_unit_says_integer_bytes) {
                           "    nhwc_legacy_ew: {copy: [12MiB, 0, 0]}\n");
   ds_test_assert_bytes_hint(text, ":13:29: key 'nhwc_legacy_ew.copy[0]'", 1);
   ds_test_one_layer_model(text, sizeof text, "memory", AMP "    amp_cast_ew: [12MiB, 0]\n");
-  ds_test_assert_bytes_hint(text, ":16:19: key 'amp_cast_ew[0]'", 1);
+  ds_test_assert_bytes_hint(text, ":16:19: key 'layers[0].amp_cast_ew[0]'", 1);
   ds_test_assert_bytes_hint("schema_version: 1\nname: t\nsample: s\ndefault_batch: 1\n"
                             "optimizer: sgd\nloss_copy_bytes: 100\nloss_legacy_ew: [12MiB, 0, 0]\n"
                             "layers:\n  - {name: a, class: memory, fwd_flops: 0, bwd_flops: 0,"

@@ -166,7 +166,7 @@ Test(max_pool, bad_keys_are_located) {
                  "    pool_input: [64, 112, 112]\n", "pool_kernel [h, w], got 1 number"},
       {"memory", "    pool_kernel: [3, 3]\n    pool_stride: [0, 2]\n    pool_padding: [1, 1]\n"
                  "    pool_input: [64, 112, 112]\n",
-       ":14:19: key 'pool_stride[0]': expected an integer from 1 to 1024, got 0"},
+       ":14:19: key 'layers[0].pool_stride[0]': expected an integer from 1 to 1024, got 0"},
       {"memory", "    pool_kernel: [3, 3]\n    pool_stride: [2, 2]\n    pool_padding: [2, 1]\n"
                  "    pool_input: [64, 112, 112]\n", "at most half of pool_kernel"},
       {"memory", "    pool_kernel: [4, 4]\n    pool_stride: [2, 2]\n    pool_padding: [1, 1]\n"

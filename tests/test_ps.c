@@ -1078,15 +1078,22 @@ static int64_t worker_end(const struct ds_ps_result *r, const struct timeline *t
   return end;
 }
 
-Test(ps, a_workers_jitter_draws_held_are_the_steps_it_is_behind) {
-  struct fixture f;
-  load(&f, "tests/data/ps-model.yaml");
-  double factor[4] = {1, 3, 1, 1};
-  struct ds_ps_options o = opts(4, 2, DS_PS_ASYNC, 300, 16);
-  o.rank_factor = factor;
+/* Async, rank 1 three times slower than the others, jitter CV 0.1 with
+ * seed 3: a straggler whose draws lag (the two tests below). */
+static const double lagging_factor[4] = {1, 3, 1, 1};
+static struct ds_ps_options lagging_jitter_opts(int32_t iters) {
+  struct ds_ps_options o = opts(4, 2, DS_PS_ASYNC, iters, 16);
+  o.rank_factor = lagging_factor;
   o.jitter = 1;
   o.jitter_cv = 0.1;
   o.seed = 3;
+  return o;
+}
+
+Test(ps, a_workers_jitter_draws_held_are_the_steps_it_is_behind) {
+  struct fixture f;
+  load(&f, "tests/data/ps-model.yaml");
+  struct ds_ps_options o = lagging_jitter_opts(300);
   struct ds_ps_result r, timed;
   struct timeline t;
   run(&f, &o, &r);
@@ -1137,12 +1144,7 @@ Test(ps, a_workers_jitter_draws_held_are_the_steps_it_is_behind) {
 Test(ps, a_lagging_workers_jitter_draws_past_the_memory_limit_are_refused) {
   struct fixture f;
   load(&f, "tests/data/ps-model.yaml");
-  double factor[4] = {1, 3, 1, 1};
-  struct ds_ps_options o = opts(4, 2, DS_PS_ASYNC, 30, 16);
-  o.rank_factor = factor;
-  o.jitter = 1;
-  o.jitter_cv = 0.1;
-  o.seed = 3;
+  struct ds_ps_options o = lagging_jitter_opts(30);
   struct ds_ps_result r;
   run(&f, &o, &r);
   double held30 = r.held_bytes;

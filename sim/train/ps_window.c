@@ -93,6 +93,11 @@ static double block_bytes(const struct ps_sim *s) {
          (s->opt->mode == DS_PS_SYNC ? (double)s->y.K * 2 * sizeof(int64_t) : 0);
 }
 
+/* Bytes of every worker's own ops of the step it is in (start and end). */
+static double own_ops_bytes(const struct ps_sim *s) {
+  return (double)s->y.W * (double)s->n_own * 2 * sizeof(int64_t);
+}
+
 /* Bytes of one worker's draws of one step. */
 static double draw_step_bytes(const struct ps_sim *s) {
   return (double)sizeof(struct ps_draw_step) + (double)s->n_cmp * sizeof(double);
@@ -120,7 +125,7 @@ static int32_t step_of(const struct ps_sim *s, int32_t w) {
 static ds_status refuse(struct ps_sim *s, int32_t iter, double more) {
   const struct ds_ps_options *o = s->opt;
   double W = (double)s->y.W, limit = (double)o->mem_limit, need = s->held_bytes + more;
-  double fixed = W * (double)s->n_own * 2 * sizeof(int64_t) +
+  double fixed = own_ops_bytes(s) +
                  (s->jitter ? W * draw_step_bytes(s) : 0) + (s->track ? block_bytes(s) : 0);
   int32_t slowest = iter;
   for (int32_t w = 0; w < s->y.W; w++)
@@ -420,7 +425,7 @@ ds_status ds__ps_window_init(struct ps_sim *s) {
   if (s->opt->jitter) s->draws = calloc(W, sizeof *s->draws);
   if (!s->own_start || !s->own_end || !s->cmp_of || (s->opt->jitter && !s->draws))
     return DS_ENOMEM;
-  hold(s, (double)W * (double)s->n_own * 2 * sizeof(int64_t));
+  hold(s, own_ops_bytes(s));
   /* the compute ops of a worker's program, the same for every worker (the
    * jitter draws' order: ds_jitter_next draws for these alone) */
   for (int32_t j = 0; j < s->y.per_w; j++)
